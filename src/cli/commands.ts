@@ -1,0 +1,17 @@
+import { configCommand } from './commands/config.js';
+
+export interface Command {
+  summary: string;
+  run(argv: string[]): Promise<number>;
+}
+
+/** The verb table. Each verb lives in ./commands/<verb>.ts. */
+export const commands: Record<string, Command> = {
+  config: configCommand,
+};
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((k) => k.length));
+  const lines = Object.entries(commands).map(([k, c]) => `  ${k.padEnd(width)}  ${c.summary}`);
+  return `Usage: school <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun \`school <command> --help\` for a command's options.\n`;
+}

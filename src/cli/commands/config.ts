@@ -1,0 +1,35 @@
+import { configJsonSchema, loadConfig } from '../../config/load.js';
+import { parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+export const configCommand: Command = {
+  summary:
+    'config schema | config check [--config FILE]: print the JSON Schema of school.yml or validate one',
+  async run(argv) {
+    const { values, positionals } = parse(
+      'config',
+      argv,
+      { config: { type: 'string' }, help: { type: 'boolean' } },
+      true,
+    );
+    const sub = positionals[0];
+    if (values.help || !sub) {
+      process.stdout.write('Usage: school config schema\n       school config check [--config school.yml]\n');
+      return values.help ? 0 : 2;
+    }
+    if (sub === 'schema') {
+      process.stdout.write(JSON.stringify(configJsonSchema(), null, 2) + '\n');
+      return 0;
+    }
+    if (sub === 'check') {
+      const path = values.config ?? 'school.yml';
+      const config = loadConfig(path);
+      process.stdout.write(
+        `${path}: valid. ${config.fleet.daemons.length} daemon(s), ${config.agents.length} agent(s), max ${config.dispatch.maxCrews} crew(s).\n`,
+      );
+      return 0;
+    }
+    process.stderr.write(`school config: unknown subcommand "${sub}"; use "schema" or "check".\n`);
+    return 2;
+  },
+};

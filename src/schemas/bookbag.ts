@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/**
+ * The bookbag: what a crew hands to the graders (seed 000). Written by dispatch-crew, read by
+ * drain-grading; this schema is the one definition both use.
+ *
+ * Directory `bookbags/<crew_id>/`:
+ *   bookbag.json      this record (written atomically, N2.2)
+ *   diff.patch        the crew's change against base_sha (`git diff --binary`)
+ *   report.md         the student's report
+ *   verification.log  the verification command's output (redacted)
+ *   done.flag         written last, after the data: its presence means the bookbag is complete
+ */
+export const BOOKBAG_FILES = {
+  record: 'bookbag.json',
+  diff: 'diff.patch',
+  report: 'report.md',
+  verificationLog: 'verification.log',
+  done: 'done.flag',
+} as const;
+
+export const verificationRecordSchema = z.object({
+  command: z.array(z.string()),
+  exitCode: z.number().int().nullable(),
+  passed: z.boolean(),
+  durationMs: z.number().nonnegative(),
+  /** SHA-256 of the full verification log. */
+  logDigest: z.string(),
+  baseSha: z.string(),
+  diffSha: z.string(),
+  timedOut: z.boolean().default(false),
+});
+export type VerificationRecord = z.infer<typeof verificationRecordSchema>;
+
+export const usageSchema = z.object({
+  inputTokens: z.number().nonnegative().optional(),
+  outputTokens: z.number().nonnegative().optional(),
+  costUsd: z.number().nonnegative().optional(),
+});
+export type Usage = z.infer<typeof usageSchema>;
+
+export const bookbagSchema = z.object({
+  schema: z.literal(1),
+  crewId: z.string(),
+  issueNumber: z.number().int().positive(),
+  agent: z.string(),
+  daemon: z.string(),
+  role: z.string(),
+  domain: z.string(),
+  difficulty: z.number().int(),
+  fences: z.array(z.string()),
+  baseSha: z.string(),
+  /** SHA-256 of diff.patch. */
+  diffSha: z.string(),
+  /** SHA-256 of the brief the student received. */
+  briefSha: z.string(),
+  changedFiles: z.array(z.string()),
+  outcome: z.string(),
+  /** Null when the crew never reached verification: graded FAIL verification_unavailable (N5.3). */
+  verification: verificationRecordSchema.nullable(),
+  usage: usageSchema.optional(),
+  timings: z.object({ startedAt: z.string(), finishedAt: z.string(), durationMs: z.number() }),
+});
+export type Bookbag = z.infer<typeof bookbagSchema>;
+
+export const doneFlagSchema = z.object({ crewId: z.string(), recordSha: z.string(), diffSha: z.string() });
+export type DoneFlag = z.infer<typeof doneFlagSchema>;

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import type { StateEvent } from '../state/event-log.js';
+
+/**
+ * Crew lifecycle and worktree leases, as events in `crews.jsonl` (DESIGN §2, §3). The crew
+ * registry (`views/crew_runs.json`) is a fold of these.
+ *
+ * Keys: `planned:<crew_id>`, `started:<crew_id>`, `lease:<daemon>/<slot>:<crew_id>`,
+ * `heartbeat:<crew_id>:<n>`, `released:<crew_id>`, `finished:<crew_id>`.
+ */
+
+/** Who holds a lease: checked before an expired lease is reclaimed. */
+export const leaseOwnerSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('local'),
+    host: z.string(),
+    pid: z.number().int(),
+    /** Process start identity (e.g. /proc/<pid>/stat starttime) so a reused pid is not mistaken. */
+    start: z.string().optional(),
+  }),
+  z.object({
+    kind: z.literal('actions'),
+    runId: z.string(),
+    runAttempt: z.string(),
+    job: z.string(),
+  }),
+]);
+export type LeaseOwner = z.infer<typeof leaseOwnerSchema>;
+
+export const CREW_OUTCOMES = [
+  'succeeded',
+  'failed',
+  'timed_out',
+  'usage_limit',
+  'overloaded',
+  'aborted',
+  'lost',
+  'cancelled',
+] as const;
+export type CrewOutcome = (typeof CREW_OUTCOMES)[number];
+
+/** Outcomes that pause the school instead of counting as a failed run (seed 002). */
+export const PAUSING_OUTCOMES: readonly CrewOutcome[] = ['usage_limit', 'overloaded'];
+
+export interface CrewPlanned {
+  crewId: string;
+  issueNumber: number;
+  daemon: string;
+  agent: string;
+  weight: string;
+  fences: string[];
+  repair: boolean;
+  /** 1 for a first run, 2 for its repair. A third is never planned. */
+  attempt: number;
+}
+export interface CrewStarted {
+  crewId: string;
+  daemon: string;
+  slot: number;
+  worktree: string;
+  owner: LeaseOwner;
+}
+export interface LeaseAcquired {
+  crewId: string;
+  daemon: string;
+  slot: number;
+  owner: LeaseOwner;
+  expiresAt: string;
+}
+export interface LeaseHeartbeat {
+  crewId: string;
+  expiresAt: string;
+}
+export interface LeaseReleased {
+  crewId: string;
+  reason: string;
+}
+export interface CrewFinished {
+  crewId: string;
+  issueNumber: number;
+  outcome: CrewOutcome;
+  reason: string;
+  durationMs?: number;
+}
+
+export type CrewEvent =
+  | StateEvent<'crew.planned', CrewPlanned>
+  | StateEvent<'crew.started', CrewStarted>
+  | StateEvent<'lease.acquired', LeaseAcquired>
+  | StateEvent<'lease.heartbeat', LeaseHeartbeat>
+  | StateEvent<'lease.released', LeaseReleased>
+  | StateEvent<'crew.finished', CrewFinished>;

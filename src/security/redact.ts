@@ -1,0 +1,137 @@
+/**
+ * The redactor (DESIGN §6). Every byte written to state, summaries, artifacts, comments and logs
+ * passes through here. Sensitive keys and token-shaped values become `[REDACTED]`; identity fields
+ * (keys, issue numbers, crew ids, statuses, attempt counts) are never touched, so a redacted record
+ * keeps its place in queues and ledgers.
+ */
+
+export const REDACTED = '[REDACTED]';
+
+/** Values of these fields are identities the state machine depends on: preserved exactly. */
+const IDENTITY_FIELDS = new Set([
+  'key',
+  'keys',
+  'type',
+  'at',
+  'id',
+  'issue',
+  'issue_number',
+  'issueNumber',
+  'number',
+  'crew_id',
+  'crewId',
+  'job_key',
+  'jobKey',
+  'status',
+  'state',
+  'attempts',
+  'max_attempts',
+  'maxAttempts',
+  'generation',
+  'sha256',
+  'base_sha',
+  'baseSha',
+  'diff_sha',
+  'diffSha',
+]);
+
+/** Key names (normalized: lower case, letters and digits only) whose values are always secret. */
+const SENSITIVE_SUFFIXES = [
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'passphrase',
+  'apikey',
+  'privatekey',
+  'accesskey',
+  'secretkey',
+  'credential',
+  'credentials',
+  'authorization',
+  'cookie',
+  'setcookie',
+  'clientsecret',
+  'sessionid',
+];
+
+export function isSensitiveKey(key: string): boolean {
+  if (IDENTITY_FIELDS.has(key)) return false;
+  const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+}
+
+/** Token formats that are secret wherever they appear. Order matters: longest, most specific first. */
+const TOKEN_PATTERNS: RegExp[] = [
+  // PEM private keys, terminated or torn.
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  // GitHub tokens.
+  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  // Anthropic and OpenAI keys.
+  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
+  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  // AWS access key ids.
+  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  // Slack tokens and webhooks.
+  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
+  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  // JSON Web Tokens.
+  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  // Google API keys.
+  /\bAIza[0-9A-Za-z_-]{35}\b/g,
+];
+
+/** `Authorization: Bearer x`, `token=x`, `"password": "x"` and credentials in URLs. */
+const CONTEXT_PATTERNS: Array<[RegExp, string]> = [
+  [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
+  [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
+  [
+    /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
+    `$1${REDACTED}`,
+  ],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`],
+];
+
+const knownSecrets = new Set<string>();
+
+/** Registers an exact secret value (a token read from an input or the environment). */
+export function registerSecret(value: string | undefined): void {
+  if (value && value.length >= 6) knownSecrets.add(value);
+}
+
+/** Redacts token-shaped substrings and registered secrets from free text. */
+export function redactText(text: string): string {
+  let out = text;
+  for (const secret of knownSecrets) {
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  for (const re of TOKEN_PATTERNS) out = out.replace(re, REDACTED);
+  for (const [re, replacement] of CONTEXT_PATTERNS) out = out.replace(re, replacement);
+  return out;
+}
+
+/**
+ * Structural redaction: walks objects and arrays, redacts every value under a sensitive key and
+ * every token-shaped string elsewhere, and leaves identity fields as they are.
+ */
+export function redact<T>(value: T): T {
+  return walk(value, undefined, 0) as T;
+}
+
+function walk(value: unknown, key: string | undefined, depth: number): unknown {
+  if (depth > 64) return REDACTED;
+  if (key !== undefined && IDENTITY_FIELDS.has(key)) return value;
+  if (key !== undefined && isSensitiveKey(key) && value !== null && value !== undefined && value !== '') {
+    return REDACTED;
+  }
+  if (typeof value === 'string') return redactText(value);
+  if (Array.isArray(value)) return value.map((v) => walk(v, undefined, depth + 1));
+  if (value && typeof value === 'object') {
+    if (value instanceof Date) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = walk(v, k, depth + 1);
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,151 @@
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  writeSync,
+  readFileSync,
+} from 'node:fs';
+import { dirname } from 'node:path';
+import { CorruptStateError } from '../errors.js';
+import { redact } from '../security/redact.js';
+import { fsyncDir } from './atomic.js';
+
+export interface JsonlRead<T> {
+  records: T[];
+  /** An unterminated last line that did not parse: a crash mid-append. Dropped. */
+  tornTail: boolean;
+  /** Byte length of the complete, parsed part of the file. */
+  bytes: number;
+}
+
+export type Warn = (message: string) => void;
+
+function timestamp(): string {
+  return new Date().toISOString().replace(/[:.]/g, '-');
+}
+
+/** Moves a corrupt file aside and returns the new path (N5.1). */
+export function quarantine(path: string): string | undefined {
+  const to = `${path}.corrupt-${timestamp()}`;
+  try {
+    renameSync(path, to);
+    fsyncDir(dirname(path));
+    return to;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads a JSONL file. Absent → no records. An unterminated last line that does not parse is a torn
+ * tail (a crash mid-append): dropped with a warning. A *complete* line that does not parse is
+ * corruption: the file is quarantined to `<file>.corrupt-<ts>` and CorruptStateError is thrown, so
+ * the caller fails closed instead of starting from a silently empty state.
+ */
+export function readJsonl<T = unknown>(path: string, warn?: Warn): JsonlRead<T> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], tornTail: false, bytes: 0 };
+    throw e;
+  }
+  return parseJsonl<T>(text, path, warn);
+}
+
+export function parseJsonl<T>(text: string, path: string, warn?: Warn): JsonlRead<T> {
+  const records: T[] = [];
+  let start = 0;
+  let line = 0;
+  let tornTail = false;
+  let bytes = 0;
+  while (start < text.length) {
+    const nl = text.indexOf('\n', start);
+    const end = nl === -1 ? text.length : nl;
+    const raw = text.slice(start, end);
+    line++;
+    if (raw.trim() !== '') {
+      try {
+        records.push(JSON.parse(raw) as T);
+      } catch (e) {
+        if (nl === -1) {
+          tornTail = true;
+          warn?.(
+            `${path}: dropped an unterminated last line (a write was interrupted); earlier records are intact`,
+          );
+          break;
+        }
+        const to = quarantine(path);
+        throw new CorruptStateError(path, to, line, (e as Error).message);
+      }
+    }
+    if (nl === -1) {
+      bytes = text.length;
+      break;
+    }
+    start = nl + 1;
+    bytes = start;
+  }
+  return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
+}
+
+/**
+ * Appends records (redacted) as JSON lines and fsyncs. Call it under the file's lock. A missing
+ * final newline is repaired first: a last line that parses gets its newline; a torn last line
+ * (never acknowledged: acknowledgement happens after fsync) is cut off, so it cannot turn into a
+ * corrupt complete line.
+ */
+export function appendJsonl(path: string, records: readonly unknown[], warn?: Warn): void {
+  if (records.length === 0) return;
+  mkdirSync(dirname(path), { recursive: true });
+  const fd = openSync(path, 'a+');
+  try {
+    const size = fstatSync(fd).size;
+    let prefix = '';
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) {
+        const tail = lastLine(fd, size);
+        try {
+          JSON.parse(tail.text);
+          prefix = '\n';
+        } catch {
+          ftruncateSync(fd, tail.start);
+          warn?.(`${path}: cut an unterminated last line left by an interrupted write`);
+        }
+      }
+    }
+    const body = prefix + records.map((r) => JSON.stringify(redact(r))).join('\n') + '\n';
+    const buf = Buffer.from(body, 'utf8');
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function lastLine(fd: number, size: number): { start: number; text: string } {
+  const chunk = 64 * 1024;
+  let pos = size;
+  const parts: Buffer[] = [];
+  while (pos > 0) {
+    const len = Math.min(chunk, pos);
+    pos -= len;
+    const buf = Buffer.alloc(len);
+    readSync(fd, buf, 0, len, pos);
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { start: pos + nl + 1, text: Buffer.concat(parts).toString('utf8') };
+    }
+    parts.unshift(buf);
+  }
+  return { start: 0, text: Buffer.concat(parts).toString('utf8') };
+}

@@ -1,0 +1,53 @@
+import { join, resolve } from 'node:path';
+
+/**
+ * The state directory (DESIGN §2). Everything durable lives here and nowhere else; checkpoint-state
+ * saves and restores exactly this tree.
+ */
+export const STATE_FILES = {
+  /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
+  curriculum: 'curriculum.jsonl',
+  /** ETag and `since` cursor of the last fetch. */
+  curriculumMeta: 'curriculum-meta.json',
+  /** Crew lifecycle and worktree leases (events). */
+  crews: 'crews.jsonl',
+  /** Grading queue (events). */
+  grading: 'grading.jsonl',
+  /** Score ledger: one applied event per crew_id (events). */
+  scores: 'scores.jsonl',
+  /** GitHub side effects waiting for delivery (events). */
+  outbox: 'outbox.jsonl',
+  /** Outcome observations (fail-soft, append-only). */
+  observations: 'observations.jsonl',
+  /** Usage and spend reported by students (events). */
+  spend: 'spend.jsonl',
+  /** School-wide control: pauses, roster heartbeats (events). */
+  school: 'school.jsonl',
+  /** Append-only audit log of everything the school did. */
+  audit: 'events.jsonl',
+  /** Checkpoint manifest: generation and SHA-256 of every file. */
+  manifest: 'manifest.json',
+} as const;
+
+export type StateFile = keyof typeof STATE_FILES;
+
+export const STATE_DIRS = {
+  bookbags: 'bookbags',
+  views: 'views',
+} as const;
+
+export class StateLayout {
+  readonly root: string;
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+  file(name: StateFile): string {
+    return join(this.root, STATE_FILES[name]);
+  }
+  bookbag(crewId: string): string {
+    return join(this.root, STATE_DIRS.bookbags, crewId);
+  }
+  view(name: string): string {
+    return join(this.root, STATE_DIRS.views, name);
+  }
+}
