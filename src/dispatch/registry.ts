@@ -1,0 +1,139 @@
+import type { CrewEvent, CrewOutcome, LeaseOwner } from '../schemas/crew.js';
+import { registerFold, type LogFold } from '../state/fold.js';
+
+/**
+ * The crew registry: a fold of `crews.jsonl` (DESIGN §2, §3). Materialized as
+ * `views/crew_runs.json` for people; code always folds the events.
+ */
+export type CrewStatus = 'planned' | 'running' | 'finished';
+
+export interface CrewRecord {
+  crewId: string;
+  issueNumber: number;
+  daemon: string;
+  agent: string;
+  weight: string;
+  fences: string[];
+  attempt: number;
+  repair: boolean;
+  status: CrewStatus;
+  plannedAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  slot?: number;
+  worktree?: string;
+  outcome?: CrewOutcome;
+  reason?: string;
+}
+
+export interface Lease {
+  crewId: string;
+  daemon: string;
+  slot: number;
+  owner: LeaseOwner;
+  expiresAt: string;
+}
+
+export interface CrewRegistry {
+  crews: Record<string, CrewRecord>;
+  /** Held leases by `<daemon>/<slot>`. */
+  leases: Record<string, Lease>;
+}
+
+export function leaseId(daemon: string, slot: number): string {
+  return `${daemon}/${slot}`;
+}
+
+export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegistry, CrewEvent>({
+  file: 'crews',
+  empty: () => ({ crews: {}, leases: {} }),
+  apply(state, e) {
+    switch (e.type) {
+      case 'crew.planned': {
+        const d = e.data;
+        if (!state.crews[d.crewId]) {
+          state.crews[d.crewId] = {
+            crewId: d.crewId,
+            issueNumber: d.issueNumber,
+            daemon: d.daemon,
+            agent: d.agent,
+            weight: d.weight,
+            fences: d.fences,
+            attempt: d.attempt,
+            repair: d.repair,
+            status: 'planned',
+            plannedAt: e.at,
+          };
+        }
+        break;
+      }
+      case 'crew.started': {
+        const c = state.crews[e.data.crewId];
+        if (c && c.status !== 'finished') {
+          c.status = 'running';
+          c.startedAt = e.at;
+          c.slot = e.data.slot;
+          c.worktree = e.data.worktree;
+          c.daemon = e.data.daemon;
+        }
+        break;
+      }
+      case 'lease.acquired': {
+        const d = e.data;
+        state.leases[leaseId(d.daemon, d.slot)] = {
+          crewId: d.crewId,
+          daemon: d.daemon,
+          slot: d.slot,
+          owner: d.owner,
+          expiresAt: d.expiresAt,
+        };
+        break;
+      }
+      case 'lease.heartbeat': {
+        for (const l of Object.values(state.leases))
+          if (l.crewId === e.data.crewId) l.expiresAt = e.data.expiresAt;
+        break;
+      }
+      case 'lease.released': {
+        for (const [id, l] of Object.entries(state.leases))
+          if (l.crewId === e.data.crewId) delete state.leases[id];
+        break;
+      }
+      case 'crew.finished': {
+        const c = state.crews[e.data.crewId];
+        if (c) {
+          c.status = 'finished';
+          c.finishedAt = e.at;
+          c.outcome = e.data.outcome;
+          c.reason = e.data.reason;
+        }
+        break;
+      }
+    }
+    return state;
+  },
+  prune(state, horizon) {
+    const crews: Record<string, CrewRecord> = {};
+    for (const c of Object.values(state.crews)) {
+      // Finished crews are history; the latest two per issue are kept for the two-failure rule.
+      if (c.status !== 'finished' || (c.finishedAt && new Date(c.finishedAt) >= horizon)) crews[c.crewId] = c;
+    }
+    const byIssue = new Map<number, CrewRecord[]>();
+    for (const c of Object.values(state.crews)) {
+      if (c.status !== 'finished') continue;
+      const list = byIssue.get(c.issueNumber) ?? [];
+      list.push(c);
+      byIssue.set(c.issueNumber, list);
+    }
+    for (const list of byIssue.values()) {
+      list.sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? ''));
+      for (const c of list.slice(-2)) crews[c.crewId] = c;
+    }
+    return { crews, leases: state.leases };
+  },
+});
+
+/** Crews that hold or may soon hold a worktree: planned or running (N2.1). */
+export function activeCrews(registry: CrewRegistry): CrewRecord[] {
+  return Object.values(registry.crews).filter((c) => c.status !== 'finished');
+}
