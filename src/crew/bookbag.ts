@@ -60,17 +60,26 @@ const CREW_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  * refused with BookbagAccessError and an audit line. The path is derived from a validated crew id
  * only (no separators, no `..`). A bookbag without a valid done flag is BookbagIncompleteError.
  */
-export async function readBookbag(layout: StateLayout, crewId: string, reader: BookbagReader): Promise<ReadBookbag> {
+export async function readBookbag(
+  layout: StateLayout,
+  crewId: string,
+  reader: BookbagReader,
+): Promise<ReadBookbag> {
   const who = reader.role === 'grader' ? 'grader' : `crew ${reader.crewId}`;
   if (!CREW_ID.test(crewId) || (reader.role !== 'grader' && reader.crewId !== crewId)) {
-    await audit(layout, 'bookbag.refused', { crewId: CREW_ID.test(crewId) ? crewId : '(invalid id)', reader: who });
+    await audit(layout, 'bookbag.refused', {
+      crewId: CREW_ID.test(crewId) ? crewId : '(invalid id)',
+      reader: who,
+    });
     throw new BookbagAccessError(crewId, who);
   }
   const dir = layout.bookbag(crewId);
   const donePath = join(dir, BOOKBAG_FILES.done);
-  if (!existsSync(donePath)) throw new BookbagIncompleteError(crewId, 'no done.flag (still being written, or never finished)');
+  if (!existsSync(donePath))
+    throw new BookbagIncompleteError(crewId, 'no done.flag (still being written, or never finished)');
   const flag = doneFlagSchema.safeParse(JSON.parse(readFileSync(donePath, 'utf8')));
-  if (!flag.success || flag.data.crewId !== crewId) throw new BookbagIncompleteError(crewId, 'done.flag is malformed');
+  if (!flag.success || flag.data.crewId !== crewId)
+    throw new BookbagIncompleteError(crewId, 'done.flag is malformed');
   const recordBytes = readFileSync(join(dir, BOOKBAG_FILES.record));
   if (sha256(recordBytes) !== flag.data.recordSha) {
     throw new BookbagIncompleteError(crewId, 'bookbag.json does not match the digest in done.flag');

@@ -2,7 +2,14 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DaemonConfig } from '../config/schema.js';
 import { ClassroomUnavailableError } from './errors.js';
-import { checkoutBase, ensureWorktree, foreignChanges, resetClean, collectDiff, type CollectedDiff } from './git.js';
+import {
+  checkoutBase,
+  ensureWorktree,
+  foreignChanges,
+  resetClean,
+  collectDiff,
+  type CollectedDiff,
+} from './git.js';
 import { which } from './proc.js';
 
 /**

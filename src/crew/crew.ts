@@ -83,9 +83,16 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
     jobStatus: deps.jobStatus,
   });
   for (const l of claim.reclaimed) {
-    await audit(layout, 'lease.reclaimed', { crewId: l.crewId, daemon: l.daemon, slot: l.slot, by: spec.crewId });
+    await audit(layout, 'lease.reclaimed', {
+      crewId: l.crewId,
+      daemon: l.daemon,
+      slot: l.slot,
+      by: spec.crewId,
+    });
   }
-  const stopBeat = startHeartbeat(layout, spec.crewId, leaseMs, (e) => log.warning(`heartbeat: ${message(e)}`));
+  const stopBeat = startHeartbeat(layout, spec.crewId, leaseMs, (e) =>
+    log.warning(`heartbeat: ${message(e)}`),
+  );
   const alerts: string[] = [];
   const alert = async (kind: string, detail: string) => {
     alerts.push(`${kind}: ${detail}`);
@@ -104,12 +111,25 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
     const findings = await classroom.prepare(claim.slot, spec.baseSha);
     if (findings.length) {
       await alert('foreign-change', `${classroom.workdir(claim.slot)}: ${findings.slice(0, 10).join('; ')}`);
-      throw new AbortCrew(`N4.1 pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`);
+      throw new AbortCrew(
+        `N4.1 pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`,
+      );
     }
     prepared = true;
-    const r = await live(spec, claim.slot, classroom, item, agent, crew, scratch, startedAt, started, (pgid) => {
-      studentPgid = pgid;
-    });
+    const r = await live(
+      spec,
+      claim.slot,
+      classroom,
+      item,
+      agent,
+      crew,
+      scratch,
+      startedAt,
+      started,
+      (pgid) => {
+        studentPgid = pgid;
+      },
+    );
     outcome = r.outcome;
     reason = r.reason;
     if (r.usage) log.info(`crew ${spec.crewId}: usage ${JSON.stringify(r.usage)}`);
@@ -136,9 +156,18 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
     }),
   ]);
   if (outcome === 'usage_limit' || outcome === 'overloaded') {
-    await pauseSchool(layout, { reason: `${outcome} reported by crew ${spec.crewId}`, crewId: spec.crewId, source: 'crew' });
+    await pauseSchool(layout, {
+      reason: `${outcome} reported by crew ${spec.crewId}`,
+      crewId: spec.crewId,
+      source: 'crew',
+    });
   }
-  if (GRADED_OUTCOMES.includes(outcome) && item && agent && existsSync(join(layout.bookbag(spec.crewId), 'done.flag'))) {
+  if (
+    GRADED_OUTCOMES.includes(outcome) &&
+    item &&
+    agent &&
+    existsSync(join(layout.bookbag(spec.crewId), 'done.flag'))
+  ) {
     await enqueueGradingJob(layout, {
       issueNumber: crew.issueNumber,
       crewId: spec.crewId,
@@ -165,7 +194,14 @@ async function live(
   classroom: Classroom,
   item: CurriculumItem,
   agent: AgentConfig,
-  crew: { crewId: string; issueNumber: number; attempt: number; repair: boolean; fences: string[]; daemon: string },
+  crew: {
+    crewId: string;
+    issueNumber: number;
+    attempt: number;
+    repair: boolean;
+    fences: string[];
+    daemon: string;
+  },
   scratch: string,
   startedAt: string,
   started: number,
@@ -220,7 +256,13 @@ async function live(
   let verificationLog: string | undefined;
   const verify = spec.config.dispatch.verify;
   if (verify && classroom.verifies && student.exitCode === 0 && !student.timedOut) {
-    const v = await runGrouped(verify, { cwd: worktree, env, logPath: paths.verifyLog, timeoutMs, graceMs: spec.graceMs });
+    const v = await runGrouped(verify, {
+      cwd: worktree,
+      env,
+      logPath: paths.verifyLog,
+      timeoutMs,
+      graceMs: spec.graceMs,
+    });
     verificationLog = redactText(existsSync(paths.verifyLog) ? readFileSync(paths.verifyLog, 'utf8') : '');
     verification = {
       command: [...verify],
@@ -233,7 +275,15 @@ async function live(
       timedOut: v.timedOut,
     };
   }
-  const { classified, usage } = await finish(layout, crew.crewId, student, report, verification, timeoutMs, paths.usage);
+  const { classified, usage } = await finish(
+    layout,
+    crew.crewId,
+    student,
+    report,
+    verification,
+    timeoutMs,
+    paths.usage,
+  );
   const record: Omit<Bookbag, 'diffSha'> = {
     schema: 1,
     crewId: crew.crewId,
@@ -288,7 +338,10 @@ async function teardown(
   const stray = new Set(processesWithMarker(spec.crewId));
   if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
   if (stray.size) {
-    await alert('leftover-process', `student left ${stray.size} process(es) running (pids ${[...stray].join(', ')}); killed`);
+    await alert(
+      'leftover-process',
+      `student left ${stray.size} process(es) running (pids ${[...stray].join(', ')}); killed`,
+    );
     killGroup(pgid, 'SIGKILL');
     for (const pid of stray) {
       try {
@@ -297,15 +350,20 @@ async function teardown(
         /* gone */
       }
     }
-    await waitUntil(() => processesWithMarker(spec.crewId).length === 0 && !(pgid > 0 && groupAlive(pgid)), 2_000);
+    await waitUntil(
+      () => processesWithMarker(spec.crewId).length === 0 && !(pgid > 0 && groupAlive(pgid)),
+      2_000,
+    );
     const still = processesWithMarker(spec.crewId);
     if (still.length) await alert('teardown-incomplete', `processes survive SIGKILL: ${still.join(', ')}`);
   }
   if (!prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
   const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] as string[] }));
-  if (ignored.length) await alert('leftover-files', `ignored files outside the change: ${ignored.slice(0, 10).join(', ')}`);
+  if (ignored.length)
+    await alert('leftover-files', `ignored files outside the change: ${ignored.slice(0, 10).join(', ')}`);
   const remaining = await classroom.teardown(slot, spec.baseSha);
-  if (remaining.length) await alert('teardown-incomplete', `slot not clean after reset: ${remaining.slice(0, 10).join('; ')}`);
+  if (remaining.length)
+    await alert('teardown-incomplete', `slot not clean after reset: ${remaining.slice(0, 10).join('; ')}`);
 }
 
 async function waitUntil(test: () => boolean, ms: number): Promise<void> {

@@ -25,7 +25,11 @@ export interface DriverLock {
   release(): Promise<void>;
 }
 
-export async function acquireDriverLock(runtimeDir: string, stateDir: string, daemon: string): Promise<DriverLock> {
+export async function acquireDriverLock(
+  runtimeDir: string,
+  stateDir: string,
+  daemon: string,
+): Promise<DriverLock> {
   const path = join(runtimeDir, 'drivers', `${daemon}.json`);
   const me = localIdentity(process.pid);
   await withLock(path, () => {

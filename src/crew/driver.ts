@@ -77,10 +77,20 @@ interface Active {
 
 export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
   const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
-  if (!daemon) throw new Error(`daemon "${o.daemon}" is not in fleet.daemons (${o.config.fleet.daemons.map((d) => d.id).join(', ')})`);
+  if (!daemon)
+    throw new Error(
+      `daemon "${o.daemon}" is not in fleet.daemons (${o.config.fleet.daemons.map((d) => d.id).join(', ')})`,
+    );
   const runtimeDir = o.runtimeDir ?? defaultRuntimeDir(o.layout.root);
   const worktreeRoot = o.worktreeRoot ?? defaultWorktreeRoot(o.layout.root);
-  const baseSpec = { daemonId: o.daemon, stateDir: o.layout.root, runtimeDir, worktreeRoot, graceMs: o.graceMs ?? 5_000, config: o.config };
+  const baseSpec = {
+    daemonId: o.daemon,
+    stateDir: o.layout.root,
+    runtimeDir,
+    worktreeRoot,
+    graceMs: o.graceMs ?? 5_000,
+    config: o.config,
+  };
   // Preflight before anything is leased or locked: a missing binary fails within a second.
   classroomFor({ ...baseSpec, crewId: '-', baseSha: '-' }, 'coding').preflight();
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
@@ -99,7 +109,10 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       while (active.size < daemon.worktrees && queue.length && !result.paused) {
         if (o.remainingMs && o.remainingMs() < reserveMs) {
           for (const id of queue.splice(0)) {
-            result.skipped.push({ crewId: id, reason: 'N3.3 soft deadline: remaining job time cannot fit a crew' });
+            result.skipped.push({
+              crewId: id,
+              reason: 'N3.3 soft deadline: remaining job time cannot fit a crew',
+            });
             progress({ crewId: id, phase: 'skipped', elapsedMs: 0, detail: 'soft deadline' });
           }
           break;
@@ -107,27 +120,45 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
         const crewId = queue.shift()!;
         const crew = readRegistry(o.layout).registry.crews[crewId];
         if (!crew || crew.status !== 'planned' || crew.daemon !== o.daemon) {
-          const why = !crew ? 'not planned' : crew.daemon !== o.daemon ? `planned for ${crew.daemon}` : `already ${crew.status}`;
+          const why = !crew
+            ? 'not planned'
+            : crew.daemon !== o.daemon
+              ? `planned for ${crew.daemon}`
+              : `already ${crew.status}`;
           result.skipped.push({ crewId, reason: why });
           continue;
         }
         const specPath = writeSpec({ ...baseSpec, crewId, baseSha });
-        active.set(crewId, { crewId, since: performance.now(), done: launch(o.launcher, specPath, runtimeDir, crewId) });
+        active.set(crewId, {
+          crewId,
+          since: performance.now(),
+          done: launch(o.launcher, specPath, runtimeDir, crewId),
+        });
         result.launched.push(crewId);
         progress({ crewId, issueNumber: crew.issueNumber, phase: 'launched', elapsedMs: 0 });
       }
       if (result.paused && queue.length && !active.size) {
-        for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: `school paused: ${result.paused}` });
+        for (const id of queue.splice(0))
+          result.skipped.push({ crewId: id, reason: `school paused: ${result.paused}` });
       }
       if (!active.size) break;
       const timer = new Promise<'tick'>((r) => setTimeout(() => r('tick'), o.progressEveryMs ?? 10_000));
-      const winner = await Promise.race([...[...active.values()].map((a) => a.done.then((code) => ({ a, code }))), timer]);
+      const winner = await Promise.race([
+        ...[...active.values()].map((a) => a.done.then((code) => ({ a, code }))),
+        timer,
+      ]);
       if (winner === 'tick' || performance.now() - lastTick >= (o.progressEveryMs ?? 10_000)) {
         lastTick = performance.now();
         const reg = readRegistry(o.layout).registry;
         for (const a of active.values()) {
           const c = reg.crews[a.crewId];
-          progress({ crewId: a.crewId, issueNumber: c?.issueNumber, slot: c?.slot, phase: 'running', elapsedMs: performance.now() - a.since });
+          progress({
+            crewId: a.crewId,
+            issueNumber: c?.issueNumber,
+            slot: c?.slot,
+            phase: 'running',
+            elapsedMs: performance.now() - a.since,
+          });
         }
       }
       if (winner === 'tick') continue;
@@ -142,12 +173,22 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
 }
 
 /** Starts a crew runner in its own session; resolves with its exit code. */
-function launch(launcher: readonly string[], specPath: string, runtimeDir: string, crewId: string): Promise<number | null> {
+function launch(
+  launcher: readonly string[],
+  specPath: string,
+  runtimeDir: string,
+  crewId: string,
+): Promise<number | null> {
   const dir = crewRuntimeDir(runtimeDir, crewId);
   mkdirSync(dir, { recursive: true });
   const fd = openSync(join(dir, 'runner.out'), 'a');
   const [file, ...args] = launcher;
-  const child = spawn(file!, [...args, specPath], { detached: true, stdio: ['ignore', fd, fd], shell: false, env: process.env });
+  const child = spawn(file!, [...args, specPath], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    shell: false,
+    env: process.env,
+  });
   closeSync(fd);
   return new Promise((resolve) => {
     child.once('error', () => resolve(null));
@@ -156,7 +197,12 @@ function launch(launcher: readonly string[], specPath: string, runtimeDir: strin
 }
 
 /** Polls an adopted runner (not our child) until its recorded identity is gone. */
-async function waitGone(p: CrewProcess, crewId: string, o: DriverOptions, poll: number): Promise<number | null> {
+async function waitGone(
+  p: CrewProcess,
+  crewId: string,
+  o: DriverOptions,
+  poll: number,
+): Promise<number | null> {
   for (;;) {
     const finished = readRegistry(o.layout).registry.crews[crewId]?.status === 'finished';
     if (finished || localLiveness(p) === 'gone') return finished ? RUNNER_EXIT.done : null;
@@ -176,12 +222,31 @@ async function adopt(
     if (c.status !== 'running' || c.daemon !== o.daemon) continue;
     const p = processes.get(c.crewId);
     if (p && localLiveness(p) !== 'gone') {
-      active.set(c.crewId, { crewId: c.crewId, since: performance.now(), done: waitGone(p, c.crewId, o, poll) });
+      active.set(c.crewId, {
+        crewId: c.crewId,
+        since: performance.now(),
+        done: waitGone(p, c.crewId, o, poll),
+      });
       result.adopted.push(c.crewId);
-      o.logger.info(`adopted crew ${c.crewId} (issue #${c.issueNumber}, slot ${c.slot}): its runner pid ${p.pid} is still alive`);
-      progress({ crewId: c.crewId, issueNumber: c.issueNumber, slot: c.slot, phase: 'adopted', elapsedMs: 0 });
+      o.logger.info(
+        `adopted crew ${c.crewId} (issue #${c.issueNumber}, slot ${c.slot}): its runner pid ${p.pid} is still alive`,
+      );
+      progress({
+        crewId: c.crewId,
+        issueNumber: c.issueNumber,
+        slot: c.slot,
+        phase: 'adopted',
+        elapsedMs: 0,
+      });
     } else {
-      await markLost(o, c.crewId, c.issueNumber, 'its runner process is gone and it never finished', result, progress);
+      await markLost(
+        o,
+        c.crewId,
+        c.issueNumber,
+        'its runner process is gone and it never finished',
+        result,
+        progress,
+      );
     }
   }
 }
@@ -197,15 +262,35 @@ async function settle(
   const elapsedMs = performance.now() - a.since;
   if (c?.status === 'finished' && c.outcome) {
     result.finished.push({ crewId: a.crewId, outcome: c.outcome, reason: c.reason ?? '' });
-    progress({ crewId: a.crewId, issueNumber: c.issueNumber, slot: c.slot, phase: 'finished', elapsedMs, outcome: c.outcome });
+    progress({
+      crewId: a.crewId,
+      issueNumber: c.issueNumber,
+      slot: c.slot,
+      phase: 'finished',
+      elapsedMs,
+      outcome: c.outcome,
+    });
     return;
   }
   if (c?.status === 'planned' && code === RUNNER_EXIT.refused) {
     result.skipped.push({ crewId: a.crewId, reason: 'claim refused (see runner.log)' });
-    progress({ crewId: a.crewId, issueNumber: c.issueNumber, phase: 'skipped', elapsedMs, detail: 'claim refused' });
+    progress({
+      crewId: a.crewId,
+      issueNumber: c.issueNumber,
+      phase: 'skipped',
+      elapsedMs,
+      detail: 'claim refused',
+    });
     return;
   }
-  await markLost(o, a.crewId, c?.issueNumber ?? 0, `runner exited ${code ?? 'abnormally'} without recording an end`, result, progress);
+  await markLost(
+    o,
+    a.crewId,
+    c?.issueNumber ?? 0,
+    `runner exited ${code ?? 'abnormally'} without recording an end`,
+    result,
+    progress,
+  );
 }
 
 /** An unexplained exit: the crew is `lost`, its lease released, and new launches pause (seed 002). */
@@ -222,11 +307,20 @@ async function markLost(
   if (c && c.status !== 'finished') {
     await crewLog(o.layout).append([
       event('lease.released', `released:${crewId}`, { crewId, reason: `lost: ${why}` }),
-      event('crew.finished', `finished:${crewId}`, { crewId, issueNumber, outcome: 'lost' as const, reason: why }),
+      event('crew.finished', `finished:${crewId}`, {
+        crewId,
+        issueNumber,
+        outcome: 'lost' as const,
+        reason: why,
+      }),
     ]);
   }
   await audit(o.layout, 'crew.lost', { crewId, issueNumber, detail: why });
-  await pauseSchool(o.layout, { reason: `unexplained exit of crew ${crewId}: ${why}`, crewId, source: 'driver' });
+  await pauseSchool(o.layout, {
+    reason: `unexplained exit of crew ${crewId}: ${why}`,
+    crewId,
+    source: 'driver',
+  });
   o.logger.warning(`crew ${crewId} lost (${why}); new launches are paused until \`school pause --clear\``);
   result.lost.push(crewId);
   progress({ crewId, issueNumber, phase: 'lost', elapsedMs: 0, detail: why });

@@ -54,7 +54,9 @@ export async function statusEntries(worktree: string): Promise<string[]> {
  * N4.1: what in this worktree is not the baseline. Empty means clean at `base`.
  */
 export async function foreignChanges(worktree: string, base: string): Promise<string[]> {
-  const findings = (await statusEntries(worktree)).map((e) => `${e.slice(0, 2).trim() || '??'} ${e.slice(3)}`);
+  const findings = (await statusEntries(worktree)).map(
+    (e) => `${e.slice(0, 2).trim() || '??'} ${e.slice(3)}`,
+  );
   const head = (await git(worktree, 'rev-parse', 'HEAD')).trim();
   if (head !== base) findings.unshift(`HEAD at ${head.slice(0, 12)}, expected base ${base.slice(0, 12)}`);
   return findings;

@@ -21,7 +21,9 @@ import { localLiveness } from './proc.js';
  * event types it does not know, so the contract in src/schemas/crew.ts is unchanged.
  */
 
-export type JobStatus = (owner: Extract<LeaseOwner, { kind: 'actions' }>) => Promise<'in_progress' | 'done' | 'unknown'>;
+export type JobStatus = (
+  owner: Extract<LeaseOwner, { kind: 'actions' }>,
+) => Promise<'in_progress' | 'done' | 'unknown'>;
 
 export interface CrewProcess {
   crewId: string;
@@ -36,7 +38,10 @@ export function crewLog(layout: StateLayout): EventLog<CrewLogEvent> {
   return new EventLog<CrewLogEvent>(layout.file('crews'));
 }
 
-export function readRegistry(layout: StateLayout): { registry: CrewRegistry; processes: Map<string, CrewProcess> } {
+export function readRegistry(layout: StateLayout): {
+  registry: CrewRegistry;
+  processes: Map<string, CrewProcess>;
+} {
   const contents = crewLog(layout).read();
   return {
     registry: foldLog(crewFold, contents as { events: CrewEvent[] }),
@@ -99,7 +104,8 @@ export interface Claim {
 /**
  * Claims a planned crew and a free slot of its daemon in one transaction. Refuses (ClaimRefusedError)
  * when the crew is unknown, already started or finished, another crew of the same issue is running
- * (N2.1), or every slot is held.
+ * (N2.1), the crew is stale (another crew of its issue finished after it was planned: cancelled),
+ * or every slot is held.
  */
 export async function claimSlot(layout: StateLayout, req: ClaimRequest): Promise<Claim> {
   const now = req.now ?? (() => new Date());
@@ -112,11 +118,42 @@ export async function claimSlot(layout: StateLayout, req: ClaimRequest): Promise
     const t = now();
     if (!crew) return { append: [], result: { refused: 'not planned' } };
     if (crew.status !== 'planned') return { append: [], result: { refused: `already ${crew.status}` } };
-    if (crew.daemon !== req.daemon) return { append: [], result: { refused: `planned for daemon ${crew.daemon}` } };
+    if (crew.daemon !== req.daemon)
+      return { append: [], result: { refused: `planned for daemon ${crew.daemon}` } };
     const twin = Object.values(registry.crews).find(
       (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === 'running',
     );
-    if (twin) return { append: [], result: { refused: `issue #${crew.issueNumber} already running as ${twin.crewId}` } };
+    if (twin)
+      return {
+        append: [],
+        result: { refused: `issue #${crew.issueNumber} already running as ${twin.crewId}` },
+      };
+    // N2.1: a crew planned before another crew of its issue finished is stale (two planners raced,
+    // or a retry re-planned in-flight work): it is cancelled, never run. Log order decides, not
+    // clocks. A repair is planned after the failed run finished, so it is not stale.
+    const index = new Map(current.events.map((e, i) => [e.key, i]));
+    const plannedAt = index.get(`planned:${crew.crewId}`) ?? -1;
+    const ranAfter = Object.values(registry.crews).find(
+      (c) =>
+        c.issueNumber === crew.issueNumber &&
+        c.crewId !== crew.crewId &&
+        c.status === 'finished' &&
+        (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt,
+    );
+    if (ranAfter) {
+      const reason = `superseded: issue #${crew.issueNumber} ran as ${ranAfter.crewId} after this crew was planned`;
+      return {
+        append: [
+          event(
+            'crew.finished',
+            `finished:${crew.crewId}`,
+            { crewId: crew.crewId, issueNumber: crew.issueNumber, outcome: 'cancelled' as const, reason },
+            t,
+          ),
+        ],
+        result: { refused: reason },
+      };
+    }
     const append: CrewLogEvent[] = [];
     const reclaimed: Lease[] = [];
     let slot = -1;
@@ -128,30 +165,64 @@ export async function claimSlot(layout: StateLayout, req: ClaimRequest): Promise
       }
       if (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone)) continue;
       reclaimed.push(held);
-      append.push(event('lease.released', `released:${held.crewId}`, { crewId: held.crewId, reason: 'reclaimed: lease expired and its owner is gone' }, t));
+      append.push(
+        event(
+          'lease.released',
+          `released:${held.crewId}`,
+          { crewId: held.crewId, reason: 'reclaimed: lease expired and its owner is gone' },
+          t,
+        ),
+      );
       const old = registry.crews[held.crewId];
       if (old && old.status !== 'finished') {
         append.push(
-          event('crew.finished', `finished:${held.crewId}`, {
-            crewId: held.crewId,
-            issueNumber: old.issueNumber,
-            outcome: 'lost' as const,
-            reason: 'owner gone without finishing; slot reclaimed',
-          }, t),
+          event(
+            'crew.finished',
+            `finished:${held.crewId}`,
+            {
+              crewId: held.crewId,
+              issueNumber: old.issueNumber,
+              outcome: 'lost' as const,
+              reason: 'owner gone without finishing; slot reclaimed',
+            },
+            t,
+          ),
         );
       }
       slot = s;
     }
-    if (slot < 0) return { append: [], result: { refused: `all ${req.slots} slot(s) of daemon ${req.daemon} are leased` } };
+    if (slot < 0)
+      return {
+        append: [],
+        result: { refused: `all ${req.slots} slot(s) of daemon ${req.daemon} are leased` },
+      };
     const worktree = req.worktreeFor(slot);
     const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
     append.push(
-      event('lease.acquired', `lease:${leaseId(req.daemon, slot)}:${req.crewId}`, {
-        crewId: req.crewId, daemon: req.daemon, slot, owner: req.owner, expiresAt,
-      }, t),
-      event('crew.started', `started:${req.crewId}`, {
-        crewId: req.crewId, daemon: req.daemon, slot, worktree, owner: req.owner,
-      }, t),
+      event(
+        'lease.acquired',
+        `lease:${leaseId(req.daemon, slot)}:${req.crewId}`,
+        {
+          crewId: req.crewId,
+          daemon: req.daemon,
+          slot,
+          owner: req.owner,
+          expiresAt,
+        },
+        t,
+      ),
+      event(
+        'crew.started',
+        `started:${req.crewId}`,
+        {
+          crewId: req.crewId,
+          daemon: req.daemon,
+          slot,
+          worktree,
+          owner: req.owner,
+        },
+        t,
+      ),
       event('crew.process', `process:${req.crewId}`, req.process, t),
     );
     return { append, result: { slot, worktree, reclaimed } };
@@ -161,7 +232,12 @@ export async function claimSlot(layout: StateLayout, req: ClaimRequest): Promise
 }
 
 /** Extends the crew's lease (N6.2). `n` makes the key unique per beat. */
-export async function heartbeat(layout: StateLayout, crewId: string, n: number, leaseMs: number): Promise<void> {
+export async function heartbeat(
+  layout: StateLayout,
+  crewId: string,
+  n: number,
+  leaseMs: number,
+): Promise<void> {
   const expiresAt = new Date(Date.now() + leaseMs).toISOString();
   await crewLog(layout).append([event('lease.heartbeat', `heartbeat:${crewId}:${n}`, { crewId, expiresAt })]);
 }

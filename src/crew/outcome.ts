@@ -29,18 +29,31 @@ export function classify(
   timeoutMs: number,
 ): Classified {
   if (student.timedOut) {
-    return { outcome: 'timed_out', reason: `student exceeded its ${Math.round(timeoutMs / 1000)} s timeout; process group killed` };
+    return {
+      outcome: 'timed_out',
+      reason: `student exceeded its ${Math.round(timeoutMs / 1000)} s timeout; process group killed`,
+    };
   }
-  if (student.spawnError) return { outcome: 'failed', reason: `student could not start: ${student.spawnError}` };
+  if (student.spawnError)
+    return { outcome: 'failed', reason: `student could not start: ${student.spawnError}` };
   const marker = reportMarker(report);
   if (student.exitCode === EXIT_USAGE_LIMIT || marker === 'usage_limit') {
-    return { outcome: 'usage_limit', reason: 'student reported a usage or credit limit; the school pauses (not a failure)' };
+    return {
+      outcome: 'usage_limit',
+      reason: 'student reported a usage or credit limit; the school pauses (not a failure)',
+    };
   }
   if (student.exitCode === EXIT_OVERLOADED || marker === 'overloaded') {
-    return { outcome: 'overloaded', reason: 'student reported a service overload; the school pauses (not a failure)' };
+    return {
+      outcome: 'overloaded',
+      reason: 'student reported a service overload; the school pauses (not a failure)',
+    };
   }
   if (student.exitCode !== 0) {
-    return { outcome: 'failed', reason: `student exited ${student.exitCode ?? `on signal ${student.signal}`}` };
+    return {
+      outcome: 'failed',
+      reason: `student exited ${student.exitCode ?? `on signal ${student.signal}`}`,
+    };
   }
   if (verification && !verification.passed) {
     return {
@@ -50,7 +63,12 @@ export function classify(
         : `verification exited ${verification.exitCode ?? 'on a signal'}`,
     };
   }
-  return { outcome: 'succeeded', reason: verification ? 'student finished; verification passed' : 'student finished; no verification configured' };
+  return {
+    outcome: 'succeeded',
+    reason: verification
+      ? 'student finished; verification passed'
+      : 'student finished; no verification configured',
+  };
 }
 
 /** Outcomes the graders see: a run the agent is accountable for. */

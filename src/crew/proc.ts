@@ -33,7 +33,11 @@ export function pidExists(pid: number): boolean {
   }
 }
 
-/** A zombie has exited; only its parent has not reaped it yet. */
+/** Exists and has not exited (a zombie has exited; only its parent has not reaped it yet). */
+export function isRunning(pid: number): boolean {
+  return pidExists(pid) && !isZombie(pid);
+}
+
 function isZombie(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

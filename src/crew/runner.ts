@@ -20,7 +20,8 @@ export const RUNNER_EXIT = { done: 0, refused: 3, error: 1 } as const;
 
 export function fileLogger(path: string): Logger & { close(): Promise<void> } {
   const out = createWriteStream(path, { flags: 'a' });
-  const write = (level: string, m: string) => out.write(`${new Date().toISOString()} ${level} ${redactText(m)}\n`);
+  const write = (level: string, m: string) =>
+    out.write(`${new Date().toISOString()} ${level} ${redactText(m)}\n`);
   return {
     debug: (m) => write('debug', m),
     info: (m) => write('info', m),

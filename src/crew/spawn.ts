@@ -36,7 +36,6 @@ export function runGrouped(argv: readonly string[], options: RunOptions): Promis
   const started = performance.now();
   return new Promise<RunResult>((resolve) => {
     let timedOut = false;
-    let termTimer: NodeJS.Timeout | undefined;
     let killTimer: NodeJS.Timeout | undefined;
     const child = spawn(file, args, {
       cwd: options.cwd,
@@ -51,7 +50,7 @@ export function runGrouped(argv: readonly string[], options: RunOptions): Promis
     const finish = (r: Omit<RunResult, 'durationMs' | 'pid' | 'timedOut'>) => {
       if (done) return;
       done = true;
-      if (termTimer) clearTimeout(termTimer);
+      clearTimeout(termTimer);
       if (timedOut && pid > 0 && groupAlive(pid)) {
         // The leader is gone but its group may not be: finish the job the timeout started.
         killGroup(pid, 'SIGKILL');
@@ -60,10 +59,14 @@ export function runGrouped(argv: readonly string[], options: RunOptions): Promis
       resolve({ ...r, timedOut, durationMs: performance.now() - started, pid });
     };
     child.once('error', (e) =>
-      finish({ exitCode: null, signal: null, spawnError: `${file}: ${(e as NodeJS.ErrnoException).code ?? e.message}` }),
+      finish({
+        exitCode: null,
+        signal: null,
+        spawnError: `${file}: ${(e as NodeJS.ErrnoException).code ?? e.message}`,
+      }),
     );
     if (pid > 0) options.onSpawn?.(pid);
-    termTimer = setTimeout(() => {
+    const termTimer = setTimeout(() => {
       timedOut = true;
       killGroup(pid, 'SIGTERM');
       killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), options.graceMs);
@@ -94,7 +97,11 @@ export function capture(
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.once('error', reject);
     child.once('close', (code) =>
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+      resolve({
+        code,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
     );
   });
 }

@@ -50,7 +50,8 @@ export function readSpec(path: string): CrewSpec {
     throw new ConfigError(`crew spec ${path}: unreadable (${(e as Error).message})`);
   }
   for (const k of ['crewId', 'daemonId', 'stateDir', 'runtimeDir', 'worktreeRoot', 'baseSha'] as const) {
-    if (typeof raw[k] !== 'string' || raw[k] === '') throw new ConfigError(`crew spec ${path}: field ${k} missing`);
+    if (typeof raw[k] !== 'string' || raw[k] === '')
+      throw new ConfigError(`crew spec ${path}: field ${k} missing`);
   }
   return {
     ...(raw as unknown as CrewSpec),

@@ -16,16 +16,25 @@ export function readUsage(path: string): { usage?: Usage; problem?: string } {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? {} : { problem: `usage file unreadable: ${(e as Error).message.slice(0, 200)}` };
+    return code === 'ENOENT'
+      ? {}
+      : { problem: `usage file unreadable: ${(e as Error).message.slice(0, 200)}` };
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { problem: 'usage file is not a JSON object' };
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    return { problem: 'usage file is not a JSON object' };
   const r = raw as Record<string, unknown>;
   const pick = (k: string) => {
     const n = finiteOr(r[k], -1);
     return n >= 0 ? n : undefined;
   };
-  const candidate = { inputTokens: pick('inputTokens'), outputTokens: pick('outputTokens'), costUsd: pick('costUsd') };
-  const parsed = usageSchema.safeParse(Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== undefined)));
+  const candidate = {
+    inputTokens: pick('inputTokens'),
+    outputTokens: pick('outputTokens'),
+    costUsd: pick('costUsd'),
+  };
+  const parsed = usageSchema.safeParse(
+    Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== undefined)),
+  );
   return parsed.success ? { usage: parsed.data } : { problem: 'usage file has no usable numbers' };
 }
 

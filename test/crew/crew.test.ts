@@ -5,6 +5,9 @@ import { runCrew } from '../../src/crew/crew.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { git } from '../support/tmp.js';
+import { isRunning } from '../../src/crew/proc.js';
+import { readBookbag } from '../../src/crew/bookbag.js';
+import { BookbagAccessError, BookbagIncompleteError } from '../../src/crew/errors.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
 
 let school: School | undefined;
@@ -67,7 +70,9 @@ describe('a crew’s life in a real worktree', () => {
     // The student never ran: its report would exist otherwise.
     expect(existsSync(join(s.root, 'runtime', 'crews', 'c2-00000002', 'report.md'))).toBe(false);
     expect(existsSync(join(wt, 'foreign.txt'))).toBe(true);
-    const alerts = readJsonl<{ type: string; kind?: string }>(s.layout.file('audit')).records.filter((a) => a.type === 'crew.alert');
+    const alerts = readJsonl<{ type: string; kind?: string }>(s.layout.file('audit')).records.filter(
+      (a) => a.type === 'crew.alert',
+    );
     expect(alerts.map((a) => a.kind)).toContain('foreign-change');
     expect(Object.keys(registry(s).leases)).toEqual([]);
   });
@@ -89,5 +94,75 @@ describe('a crew’s life in a real worktree', () => {
     expect(env.SCHOOL_BRIEF).toMatch(/brief\.md$/);
     expect(env.SCHOOL_USAGE_FILE).toMatch(/usage\.json$/);
     expect(env.SCHOOL_WORKTREE).toBe(registry(s).crews['c3-00000003']!.worktree);
+  });
+
+  it('a hanging student is killed at its timeout with its whole process group; lease released, failure recorded', async () => {
+    const s = (school = makeSchool({ timeout: 1 }));
+    writeCurriculum(s, [item(4)]);
+    await plan(s, [{ crewId: 'c4-hang', issue: 4, agent: 'hanger' }]);
+    const t = performance.now();
+    const r = await runCrew(await spec(s, 'c4-hang'), { logger: silentLogger });
+    expect(performance.now() - t).toBeLessThan(15_000);
+    expect(r.outcome).toBe('timed_out');
+    const [leader, child] = readFileSync(join(s.root, 'hang.pid'), 'utf8').trim().split('\n').map(Number);
+    expect(isRunning(leader!)).toBe(false);
+    expect(isRunning(child!)).toBe(false);
+    const reg = registry(s);
+    expect(reg.crews['c4-hang']).toMatchObject({ status: 'finished', outcome: 'timed_out' });
+    expect(reg.leases).toEqual({});
+    const record = JSON.parse(readFileSync(join(s.layout.bookbag('c4-hang'), 'bookbag.json'), 'utf8'));
+    expect(record).toMatchObject({ outcome: 'timed_out', verification: null });
+    // A timed-out run is the agent's failure: it is graded (and fails verification_unavailable).
+    expect(readJsonl<{ key: string }>(s.layout.file('grading')).records.map((j) => j.key)).toEqual([
+      'grade:4:c4-hang',
+    ]);
+  });
+
+  it('a student that leaves ignored files and a background process: teardown cleans up and records alerts', async () => {
+    const s = (school = makeSchool());
+    writeCurriculum(s, [item(9)]);
+    await plan(s, [{ crewId: 'c9-litter', issue: 9, agent: 'litterer' }]);
+    const r = await runCrew(await spec(s, 'c9-litter'), { logger: silentLogger });
+    const bg = Number(readFileSync(join(s.root, 'litter.pid'), 'utf8').trim());
+    expect(isRunning(bg)).toBe(false);
+    expect(r.alerts.map((a) => a.split(':')[0]).sort()).toEqual(['leftover-files', 'leftover-process']);
+    expect(r.reason).toMatch(/alerts: .*leftover-process/);
+    const wt = registry(s).crews['c9-litter']!.worktree!;
+    expect(git(wt, 'status', '--porcelain', '--ignored')).toBe('');
+    expect(existsSync(join(wt, 'build'))).toBe(false);
+    const alerts = readJsonl<{ type: string; kind?: string; crewId?: string }>(
+      s.layout.file('audit'),
+    ).records.filter((a) => a.type === 'crew.alert');
+    expect(alerts.map((a) => [a.crewId, a.kind]).sort()).toEqual([
+      ['c9-litter', 'leftover-files'],
+      ['c9-litter', 'leftover-process'],
+    ]);
+  });
+
+  it('N4.2: a bookbag is read by its crew and the graders only; anyone else is refused and audited', async () => {
+    const s = (school = makeSchool({ verify: false }));
+    writeCurriculum(s, [item(11)]);
+    await plan(s, [{ crewId: 'c11-bag', issue: 11 }]);
+    await runCrew(await spec(s, 'c11-bag'), { logger: silentLogger });
+    expect((await readBookbag(s.layout, 'c11-bag', { role: 'grader' })).record.issueNumber).toBe(11);
+    expect((await readBookbag(s.layout, 'c11-bag', { role: 'crew', crewId: 'c11-bag' })).diff).toContain(
+      'solved #11',
+    );
+    await expect(
+      readBookbag(s.layout, 'c11-bag', { role: 'crew', crewId: 'c12-other' }),
+    ).rejects.toBeInstanceOf(BookbagAccessError);
+    await expect(readBookbag(s.layout, '../c11-bag', { role: 'grader' })).rejects.toBeInstanceOf(
+      BookbagAccessError,
+    );
+    const refused = readJsonl<{ type: string; reader?: string }>(s.layout.file('audit')).records.filter(
+      (a) => a.type === 'bookbag.refused',
+    );
+    expect(refused.map((a) => a.reader)).toEqual(['crew c12-other', 'grader']);
+    // A tampered record no longer matches the digest its done flag vouches for.
+    const { appendFileSync } = await import('node:fs');
+    appendFileSync(join(s.layout.bookbag('c11-bag'), 'diff.patch'), '+injected\n');
+    await expect(readBookbag(s.layout, 'c11-bag', { role: 'grader' })).rejects.toBeInstanceOf(
+      BookbagIncompleteError,
+    );
   });
 });
