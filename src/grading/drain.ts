@@ -137,8 +137,8 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     lockWaitsMs: [],
   };
   try {
-    // N5.2: a quarantined ledger stops grading before anything is claimed or written.
-    ledger.assertHealthy();
+    // N5.2: a corrupt or quarantined ledger stops grading before anything is claimed or written.
+    ledger.state();
     const state = queue.state();
     await reconcileOutbox(config, state, outbox, now());
     const candidates = pendingKeys(state, now());
