@@ -174,7 +174,7 @@ export class BranchSource implements SnapshotSource {
     add(MANIFEST_FILE, serializeManifest(snapshot.manifest));
     for (const [path, data] of snapshot.files) add(path, data);
     chunks.push(Buffer.from('done\n'));
-    await git(['fast-import', '--quiet', '--done', '--force'], { cwd: dir, input: Buffer.concat(chunks) });
+    await git(['fast-import', '--quiet', '--done'], { cwd: dir, input: Buffer.concat(chunks) });
     return (await git(['rev-parse', ref], { cwd: dir })).toString('utf8').trim();
   }
 }
