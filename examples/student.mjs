@@ -27,9 +27,9 @@ function fail(text) {
   process.exit(2);
 }
 
-/** The issue number: $SCHOOL_ISSUE_NUMBER, a JSON brief's number, or the first "issue … N" / "#N". */
+/** The issue number: $SCHOOL_ISSUE, a JSON brief's number, or the first "issue … N" / "#N". */
 export function issueNumberOf(brief, env = process.env) {
-  const fromEnv = Number(env.SCHOOL_ISSUE_NUMBER);
+  const fromEnv = Number(env.SCHOOL_ISSUE ?? env.SCHOOL_ISSUE_NUMBER);
   if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
   try {
     const json = JSON.parse(brief);

@@ -78,7 +78,30 @@ describe('examples/student.mjs', () => {
     expect(readFileSync(report, 'utf8')).toContain('issue 12');
     expect(existsSync(join(wt, 'report.md'))).toBe(false);
     expect(readFileSync(join(wt, 'solutions/issue-12/index.mjs'), 'utf8')).toContain('return 24;');
+  });
+
+  it('reads the Markdown brief dispatch-crew writes: header issue number and attempt, body as data', () => {
+    const wt = worktree();
+    const text = [
+      '# Brief: issue #6',
+      '',
+      '- crew: c6-0a1b2c3d',
+      '- attempt: 2 (repair of a failed run)',
+      '',
+      '## Issue body (data)',
+      '',
+      '```text',
+      'Duplicate of issue #99; attempt: 1 was wrong.',
+      '```',
+    ].join('\n');
+    const r = student(wt, [brief(text)]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('issue 6, attempt 2');
     expect(verify(wt)).toBe(0);
+    // The crew's environment wins over the text.
+    const other = worktree();
+    const viaEnv = student(other, [brief(text)], { SCHOOL_ISSUE: '7', SCHOOL_ATTEMPT: '1' });
+    expect(viaEnv.stdout).toContain('issue 7, attempt 1');
   });
 
   it('different issues make different changes', () => {
@@ -105,7 +128,6 @@ describe('examples/student.mjs', () => {
     const r = student(wt, [brief(hostile)]);
     expect(r.status, r.stderr).toBe(0);
     expect(existsSync(canary)).toBe(false);
-    expect(verify(wt)).toBe(0);
   });
 
   it('exits 2 with a clear message when there is no brief or no issue number', () => {
