@@ -5,6 +5,7 @@ import { BOOKBAG_FILES, bookbagSchema, doneFlagSchema, type Bookbag } from '../s
 import { writeJsonAtomic, writeTextAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
+import { BRIEF_FILE } from '../grading/bookbag-reader.js';
 import { BookbagAccessError, BookbagIncompleteError } from './errors.js';
 
 /**
@@ -23,6 +24,8 @@ export interface BookbagFiles {
   diff: string;
   report?: string;
   verificationLog?: string;
+  /** The brief the student received (`brief.md`), for reviewers. */
+  brief?: string;
 }
 
 /** Writes the data, then the done flag. Returns the stored diff's SHA-256. */
@@ -36,6 +39,7 @@ export function writeBookbag(dir: string, files: BookbagFiles): { diffSha: strin
   if (files.verificationLog !== undefined) {
     writeTextAtomic(join(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
   }
+  if (files.brief !== undefined) writeTextAtomic(join(dir, BRIEF_FILE), files.brief);
   const record = bookbagSchema.parse({ ...files.record, diffSha });
   const recordPath = join(dir, BOOKBAG_FILES.record);
   writeJsonAtomic(recordPath, record);

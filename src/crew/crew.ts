@@ -15,10 +15,18 @@ import { message } from '../errors.js';
 import { writeBrief } from './brief.js';
 import { sha256, writeBookbag } from './bookbag.js';
 import { createClassroom, type Classroom } from './classroom.js';
-import { claimSlot, crewLog, readRegistry, releaseLease, startHeartbeat, type JobStatus } from './lease.js';
+import {
+  claimSlot,
+  crewEventLog,
+  readCrewState,
+  releaseLease,
+  startHeartbeat,
+  type JobStatus,
+} from './lease.js';
 import { classify, GRADED_OUTCOMES } from './outcome.js';
 import { groupAlive, killGroup, localIdentity, minimalEnv, processesWithMarker, selfOwner } from './proc.js';
-import { pauseSchool } from './school-control.js';
+import { pauseForOutcome } from '../dispatch/pause.js';
+import { readUsage, recordCrewSpend } from './usage.js';
 import { runGrouped, type RunResult } from './spawn.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
 
@@ -64,7 +72,7 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   const startedAt = new Date().toISOString();
   const layout = new StateLayout(spec.stateDir);
   const log = deps.logger;
-  const crew = readRegistry(layout).registry.crews[spec.crewId];
+  const crew = readCrewState(layout).registry.crews[spec.crewId];
   if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file('crews')}`);
   const item = findItem(layout, crew.issueNumber);
   const agent = spec.config.agents.find((a) => a.id === crew.agent);
@@ -146,7 +154,7 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   }
   if (alerts.length) reason = `${reason}; alerts: ${alerts.join(' | ')}`;
   const durationMs = performance.now() - started;
-  await crewLog(layout).append([
+  await crewEventLog(layout).append([
     event('crew.finished', `finished:${spec.crewId}`, {
       crewId: spec.crewId,
       issueNumber: crew.issueNumber,
@@ -155,13 +163,8 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
       durationMs,
     }),
   ]);
-  if (outcome === 'usage_limit' || outcome === 'overloaded') {
-    await pauseSchool(layout, {
-      reason: `${outcome} reported by crew ${spec.crewId}`,
-      crewId: spec.crewId,
-      source: 'crew',
-    });
-  }
+  // Seed 002: a usage limit or an overload pauses new launches; it is not a failed run.
+  await pauseForOutcome(layout, { crewId: spec.crewId, issueNumber: crew.issueNumber, outcome, reason });
   if (
     GRADED_OUTCOMES.includes(outcome) &&
     item &&
@@ -236,6 +239,7 @@ async function live(
     SCHOOL_WORKTREE: worktree,
     SCHOOL_CREW_ID: crew.crewId,
     SCHOOL_ISSUE: String(item.number),
+    SCHOOL_ATTEMPT: String(crew.attempt),
   });
   const timeoutMs = spec.config.dispatch.crewTimeoutSeconds * 1000;
   // N1.2: `{brief}` is substituted inside argv elements; nothing is ever joined into a shell line.
@@ -277,7 +281,7 @@ async function live(
   }
   const { classified, usage } = await finish(
     layout,
-    crew.crewId,
+    { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
     student,
     report,
     verification,
@@ -302,23 +306,23 @@ async function live(
     ...(usage ? { usage } : {}),
     timings: { startedAt, finishedAt: new Date().toISOString(), durationMs: performance.now() - started },
   };
-  writeBookbag(layout.bookbag(crew.crewId), { record, diff, report, verificationLog });
+  const brief = readFileSync(paths.brief, 'utf8');
+  writeBookbag(layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
   return { ...classified, usage, ignored: collected.ignored };
 }
 
 async function finish(
   layout: StateLayout,
-  crewId: string,
+  crew: { crewId: string; issueNumber: number; agent: string },
   student: RunResult,
   report: string | undefined,
   verification: VerificationRecord | null,
   timeoutMs: number,
   usagePath: string,
 ) {
-  const { readUsage, recordCrewSpend } = await import('./usage.js');
   const { usage, problem } = readUsage(usagePath);
-  if (problem) await audit(layout, 'crew.usage-unreadable', { crewId, detail: problem });
-  if (usage) await recordCrewSpend(layout, crewId, usage);
+  if (problem) await audit(layout, 'crew.usage-unreadable', { crewId: crew.crewId, detail: problem });
+  if (usage) await recordCrewSpend(layout, crew, usage);
   return { classified: classify(student, report, verification, timeoutMs), usage };
 }
 

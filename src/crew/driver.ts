@@ -9,10 +9,10 @@ import { event } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
-import { crewLog, readRegistry, type CrewProcess, type JobStatus } from './lease.js';
+import { crewEventLog, readCrewState, type CrewProcess, type JobStatus } from './lease.js';
 import { localLiveness } from './proc.js';
 import { RUNNER_EXIT } from './runner.js';
-import { pauseSchool, pausedReason } from './school-control.js';
+import { describePauses, pauseForOutcome, pauseStatus } from '../dispatch/pause.js';
 import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
 import { revParse } from './git.js';
 
@@ -118,7 +118,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
           break;
         }
         const crewId = queue.shift()!;
-        const crew = readRegistry(o.layout).registry.crews[crewId];
+        const crew = readCrewState(o.layout).registry.crews[crewId];
         if (!crew || crew.status !== 'planned' || crew.daemon !== o.daemon) {
           const why = !crew
             ? 'not planned'
@@ -138,8 +138,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
         progress({ crewId, issueNumber: crew.issueNumber, phase: 'launched', elapsedMs: 0 });
       }
       if (result.paused && queue.length && !active.size) {
-        for (const id of queue.splice(0))
-          result.skipped.push({ crewId: id, reason: `school paused: ${result.paused}` });
+        for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: result.paused });
       }
       if (!active.size) break;
       const timer = new Promise<'tick'>((r) => setTimeout(() => r('tick'), o.progressEveryMs ?? 10_000));
@@ -149,7 +148,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       ]);
       if (winner === 'tick' || performance.now() - lastTick >= (o.progressEveryMs ?? 10_000)) {
         lastTick = performance.now();
-        const reg = readRegistry(o.layout).registry;
+        const reg = readCrewState(o.layout).registry;
         for (const a of active.values()) {
           const c = reg.crews[a.crewId];
           progress({
@@ -204,7 +203,7 @@ async function waitGone(
   poll: number,
 ): Promise<number | null> {
   for (;;) {
-    const finished = readRegistry(o.layout).registry.crews[crewId]?.status === 'finished';
+    const finished = readCrewState(o.layout).registry.crews[crewId]?.status === 'finished';
     if (finished || localLiveness(p) === 'gone') return finished ? RUNNER_EXIT.done : null;
     await new Promise((r) => setTimeout(r, poll));
   }
@@ -217,7 +216,7 @@ async function adopt(
   poll: number,
   progress: (p: Progress) => void,
 ): Promise<void> {
-  const { registry, processes } = readRegistry(o.layout);
+  const { registry, processes } = readCrewState(o.layout);
   for (const c of Object.values(registry.crews)) {
     if (c.status !== 'running' || c.daemon !== o.daemon) continue;
     const p = processes.get(c.crewId);
@@ -258,7 +257,7 @@ async function settle(
   result: DriverResult,
   progress: (p: Progress) => void,
 ): Promise<void> {
-  const c = readRegistry(o.layout).registry.crews[a.crewId];
+  const c = readCrewState(o.layout).registry.crews[a.crewId];
   const elapsedMs = performance.now() - a.since;
   if (c?.status === 'finished' && c.outcome) {
     result.finished.push({ crewId: a.crewId, outcome: c.outcome, reason: c.reason ?? '' });
@@ -293,6 +292,11 @@ async function settle(
   );
 }
 
+/** Why launches are paused (school.jsonl, read fresh), or undefined. */
+function pausedReason(layout: StateLayout): string | undefined {
+  return describePauses(pauseStatus(layout).pauses);
+}
+
 /** An unexplained exit: the crew is `lost`, its lease released, and new launches pause (seed 002). */
 async function markLost(
   o: DriverOptions,
@@ -302,10 +306,10 @@ async function markLost(
   result: DriverResult,
   progress: (p: Progress) => void,
 ): Promise<void> {
-  const reg = readRegistry(o.layout).registry;
+  const reg = readCrewState(o.layout).registry;
   const c = reg.crews[crewId];
   if (c && c.status !== 'finished') {
-    await crewLog(o.layout).append([
+    await crewEventLog(o.layout).append([
       event('lease.released', `released:${crewId}`, { crewId, reason: `lost: ${why}` }),
       event('crew.finished', `finished:${crewId}`, {
         crewId,
@@ -316,10 +320,11 @@ async function markLost(
     ]);
   }
   await audit(o.layout, 'crew.lost', { crewId, issueNumber, detail: why });
-  await pauseSchool(o.layout, {
-    reason: `unexplained exit of crew ${crewId}: ${why}`,
+  await pauseForOutcome(o.layout, {
     crewId,
-    source: 'driver',
+    issueNumber,
+    outcome: 'lost',
+    reason: `unexplained exit: ${why}`,
   });
   o.logger.warning(`crew ${crewId} lost (${why}); new launches are paused until \`school pause --clear\``);
   result.lost.push(crewId);

@@ -34,15 +34,16 @@ export interface CrewProcess {
 export type CrewProcessEvent = StateEvent<'crew.process', CrewProcess>;
 export type CrewLogEvent = CrewEvent | CrewProcessEvent;
 
-export function crewLog(layout: StateLayout): EventLog<CrewLogEvent> {
+export function crewEventLog(layout: StateLayout): EventLog<CrewLogEvent> {
   return new EventLog<CrewLogEvent>(layout.file('crews'));
 }
 
-export function readRegistry(layout: StateLayout): {
+/** The registry fold plus the runner identity of each crew (what adoption checks). */
+export function readCrewState(layout: StateLayout): {
   registry: CrewRegistry;
   processes: Map<string, CrewProcess>;
 } {
-  const contents = crewLog(layout).read();
+  const contents = crewEventLog(layout).read();
   return {
     registry: foldLog(crewFold, contents as { events: CrewEvent[] }),
     processes: processesOf(contents.events),
@@ -109,9 +110,9 @@ export interface Claim {
  */
 export async function claimSlot(layout: StateLayout, req: ClaimRequest): Promise<Claim> {
   const now = req.now ?? (() => new Date());
-  const before = readRegistry(layout).registry;
+  const before = readCrewState(layout).registry;
   const gone = await goneActionsOwners(Object.values(before.leases), now(), req.jobStatus);
-  const log = crewLog(layout);
+  const log = crewEventLog(layout);
   const { result } = await log.transact<Claim | { refused: string }>((current) => {
     const registry = foldLog(crewFold, current as { events: CrewEvent[] });
     const crew = registry.crews[req.crewId];
@@ -239,11 +240,13 @@ export async function heartbeat(
   leaseMs: number,
 ): Promise<void> {
   const expiresAt = new Date(Date.now() + leaseMs).toISOString();
-  await crewLog(layout).append([event('lease.heartbeat', `heartbeat:${crewId}:${n}`, { crewId, expiresAt })]);
+  await crewEventLog(layout).append([
+    event('lease.heartbeat', `heartbeat:${crewId}:${n}`, { crewId, expiresAt }),
+  ]);
 }
 
 export async function releaseLease(layout: StateLayout, crewId: string, reason: string): Promise<void> {
-  await crewLog(layout).append([event('lease.released', `released:${crewId}`, { crewId, reason })]);
+  await crewEventLog(layout).append([event('lease.released', `released:${crewId}`, { crewId, reason })]);
 }
 
 /**

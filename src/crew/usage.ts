@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { usageSchema, type Usage } from '../schemas/bookbag.js';
 import { finiteOr } from '../security/sanitize.js';
-import { EventLog, event, type StateEvent } from '../state/event-log.js';
+import { recordSpend } from '../dispatch/spend.js';
 import type { StateLayout } from '../state/layout.js';
 
 /**
@@ -38,26 +38,21 @@ export function readUsage(path: string): { usage?: Usage; problem?: string } {
   return parsed.success ? { usage: parsed.data } : { problem: 'usage file has no usable numbers' };
 }
 
-export interface SpendRecorded {
-  crewId: string;
-  costUsd: number;
-  inputTokens: number;
-  outputTokens: number;
-}
-
 /**
- * One `spend.recorded` event per crew in `spend.jsonl` (key `spend:<crew_id>`), the ledger the
- * spend cap reads. Idempotent: a replayed crew records nothing new.
+ * One `spend.recorded` event per crew in `spend.jsonl` (key `spend:<crew_id>`), through the dispatch
+ * office's ledger, which the spend cap reads before every batch. Idempotent: a replayed crew
+ * records nothing new.
  */
-export async function recordCrewSpend(layout: StateLayout, crewId: string, usage: Usage): Promise<boolean> {
-  const log = new EventLog<StateEvent<'spend.recorded', SpendRecorded>>(layout.file('spend'));
-  const appended = await log.append([
-    event('spend.recorded', `spend:${crewId}`, {
-      crewId,
-      costUsd: usage.costUsd ?? 0,
-      inputTokens: usage.inputTokens ?? 0,
-      outputTokens: usage.outputTokens ?? 0,
-    }),
-  ]);
-  return appended.length === 1;
+export async function recordCrewSpend(
+  layout: StateLayout,
+  crew: { crewId: string; issueNumber: number; agent: string },
+  usage: Usage,
+): Promise<boolean> {
+  return recordSpend(layout, crew.crewId, {
+    costUsd: usage.costUsd ?? 0,
+    crewId: crew.crewId,
+    issueNumber: crew.issueNumber,
+    agent: crew.agent,
+    tokens: { input: usage.inputTokens ?? 0, output: usage.outputTokens ?? 0 },
+  });
 }

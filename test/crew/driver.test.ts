@@ -9,7 +9,7 @@ import { createClassroom } from '../../src/crew/classroom.js';
 import { memoryLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { EventLog, event } from '../../src/state/event-log.js';
-import { pausedReason } from '../../src/crew/school-control.js';
+import { pauseStatus } from '../../src/dispatch/pause.js';
 import {
   launcher,
   nodeFixture,
@@ -207,11 +207,13 @@ describe('the driver', () => {
     expect(r.launched).toEqual([]);
     expect(r.skipped[0]).toMatchObject({
       crewId: 'c2-next',
-      reason: expect.stringMatching(/school paused: unexplained exit/),
+      reason: expect.stringMatching(/school paused .*unexplained exit/),
     });
     expect(registry(s).crews['c1-ghost']!.outcome).toBe('lost');
     expect(registry(s).leases).toEqual({});
-    expect(pausedReason(s.layout)).toMatch(/unexplained exit of crew c1-ghost/);
+    expect(pauseStatus(s.layout).pauses.map((p) => p.reason)).toEqual([
+      expect.stringMatching(/crew c1-ghost .* ended with lost: unexplained exit/),
+    ]);
   });
 
   it('a usage limit pauses the school and is not a failure; nothing else launches', async () => {

@@ -7,7 +7,7 @@ import { EventLog, event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { initRepo, tempDir } from '../support/tmp.js';
-import { readRegistry } from '../../src/crew/lease.js';
+import { readCrewState } from '../../src/crew/lease.js';
 import type { CrewSpec } from '../../src/crew/spec.js';
 import { defaultRuntimeDir, defaultWorktreeRoot } from '../../src/crew/spec.js';
 import { revParse } from '../../src/crew/git.js';
@@ -31,9 +31,9 @@ export function nodeFixture(name: string): Promise<string[]> {
         const { build } = await import('esbuild');
         const dir = tempDir('school-bundle-');
         process.once('exit', dir.cleanup);
-        const out = join(dir.path, name.replace(/\.ts$/, '.mjs'));
+        const out = join(dir.path, name.replace(/^.*\//, '').replace(/\.ts$/, '.mjs'));
         await build({
-          entryPoints: [join(FIXTURES, name)],
+          entryPoints: [resolve(FIXTURES, name)],
           bundle: true,
           platform: 'node',
           format: 'esm',
@@ -45,7 +45,7 @@ export function nodeFixture(name: string): Promise<string[]> {
         });
         return [process.execPath, out];
       } catch {
-        return [process.execPath, '--import', 'tsx', join(FIXTURES, name)];
+        return [process.execPath, '--import', 'tsx', resolve(FIXTURES, name)];
       }
     })();
     bundles.set(name, p);
@@ -182,5 +182,5 @@ export async function spec(s: School, crewId: string, daemonId = 'd1'): Promise<
 }
 
 export function registry(s: School) {
-  return readRegistry(s.layout).registry;
+  return readCrewState(s.layout).registry;
 }

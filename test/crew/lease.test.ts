@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
-import { claimSlot, readRegistry } from '../../src/crew/lease.js';
+import { claimSlot, readCrewState } from '../../src/crew/lease.js';
 import { ClaimRefusedError } from '../../src/crew/errors.js';
 import { localIdentity, processStart } from '../../src/crew/proc.js';
 import { actionsJobStatus } from '../../src/crew/job-status.js';
@@ -82,7 +82,7 @@ describe('worktree slot leases (N6.2)', () => {
     const got = await claimSlot(t.layout, req(t, 'c2-a', undefined, { slots: 1 }));
     expect(got.slot).toBe(0);
     expect(got.reclaimed.map((l) => l.crewId)).toEqual(['c1-a']);
-    const reg = readRegistry(t.layout).registry;
+    const reg = readCrewState(t.layout).registry;
     expect(reg.crews['c1-a']!.outcome).toBe('lost');
     expect(reg.leases['d1/0']!.crewId).toBe('c2-a');
   });
