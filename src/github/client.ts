@@ -123,7 +123,9 @@ export function permissionFor(method: string, url: string): string {
 export function authError(error: unknown, method: string, url: string): GitHubAuthError | undefined {
   const e = error as HttpError;
   const route = `${method.toUpperCase()} ${url}`;
-  const detail = typeof e?.message === 'string' ? e.message.split('\n')[0] : '';
+  // Octokit appends " - <documentation url>" to GitHub's message: keep GitHub's words only.
+  const detail =
+    typeof e?.message === 'string' ? e.message.split('\n')[0]!.replace(/ - https?:\/\/\S+$/, '') : '';
   if (e?.status === 401) {
     return new GitHubAuthError(
       `GitHub rejected the token (401 ${detail || 'Bad credentials'}) on ${route}. ` +
