@@ -1,4 +1,6 @@
 import { configCommand } from './commands/config.js';
+import { deadLettersCommand } from './commands/dead-letters.js';
+import { drainCommand } from './commands/drain.js';
 
 export interface Command {
   summary: string;
@@ -8,6 +10,8 @@ export interface Command {
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
   config: configCommand,
+  drain: drainCommand,
+  'dead-letters': deadLettersCommand,
 };
 
 export function usage(): string {
