@@ -1,5 +1,7 @@
 import { configCommand } from './commands/config.js';
 import { fetchCommand } from './commands/fetch.js';
+import { deadLettersCommand } from './commands/dead-letters.js';
+import { drainCommand } from './commands/drain.js';
 
 export interface Command {
   summary: string;
@@ -10,6 +12,8 @@ export interface Command {
 export const commands: Record<string, Command> = {
   config: configCommand,
   fetch: fetchCommand,
+  drain: drainCommand,
+  'dead-letters': deadLettersCommand,
 };
 
 export function usage(): string {
