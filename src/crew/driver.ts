@@ -99,6 +99,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
     runtimeDir,
     worktreeRoot,
     graceMs: o.graceMs ?? 5_000,
+    baseDir: process.cwd(),
     config: o.config,
   };
   // Preflight before anything is leased or locked: a missing binary fails within a second.
