@@ -1,15 +1,13 @@
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { commands, usage } from '../../src/cli/commands.js';
 import { pauseCommand } from '../../src/cli/commands/pause.js';
 import { pauseForOutcome, pauseStatus } from '../../src/dispatch/pause.js';
 import { ConfigError } from '../../src/errors.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
 const dirs: Array<{ cleanup(): void }> = [];
 afterEach(() => {
   vi.restoreAllMocks();
@@ -73,17 +71,7 @@ describe('school pause', () => {
   });
 
   it('is a registered verb of the school CLI', () => {
-    const { cfgPath, layout } = setup();
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', CLI, 'pause', '--reason', 'maintenance', '--config', cfgPath],
-      {
-        encoding: 'utf8',
-      },
-    );
-    expect(r.stderr).toBe('');
-    expect(r.stdout).toBe('Paused new launches: maintenance\n');
-    expect(r.status).toBe(0);
-    expect(pauseStatus(layout).pauses.map((p) => p.reason)).toEqual(['maintenance']);
+    expect(commands.pause).toBe(pauseCommand);
+    expect(usage()).toMatch(/\n {2}pause +pause --reason TEXT \| --clear \| --status/);
   });
 });
