@@ -95,6 +95,25 @@ describe('planDispatch: recording a batch', () => {
     expect(low.refused).toMatchObject([{ issue: 9, code: 'disk-floor' }]);
   });
 
+  it('a hand-edited curriculum entry with values out of range falls back to the defaults (N1.3)', async () => {
+    const { plan, logger } = await school();
+    const bad = {
+      ...item(5),
+      weight: 'giant',
+      role: 'hacker',
+      fences: 'src/**',
+      priority: Number.NaN,
+      difficulty: Infinity,
+    } as unknown as CurriculumItem;
+    const r = await plan([bad, { ...item(6), number: -1 }]);
+    expect(r.assignments).toMatchObject([
+      { issueNumber: 5, weight: 'standard', role: 'coding', fences: [], difficulty: 2 },
+    ]);
+    expect(logger.lines.some((l) => l.level === 'warning' && l.message.includes('issue number is -1'))).toBe(
+      true,
+    );
+  });
+
   it('a job with too little time left plans nothing (N3.1)', async () => {
     const { plan } = await school();
     const startedAt = new Date(NOW.getTime() - 341 * 60_000); // 19 of 360 minutes left
