@@ -2,6 +2,8 @@ import { configCommand } from './commands/config.js';
 import { fetchCommand } from './commands/fetch.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
+import { dispatchCommand } from './commands/dispatch.js';
+import { loopCommand } from './commands/loop.js';
 import { pauseCommand } from './commands/pause.js';
 
 export interface Command {
@@ -15,6 +17,8 @@ export const commands: Record<string, Command> = {
   fetch: fetchCommand,
   drain: drainCommand,
   'dead-letters': deadLettersCommand,
+  dispatch: dispatchCommand,
+  loop: loopCommand,
   pause: pauseCommand,
 };
 
