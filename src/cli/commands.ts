@@ -4,6 +4,7 @@ import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
 import { loopCommand } from './commands/loop.js';
+import { pauseCommand } from './commands/pause.js';
 
 export interface Command {
   summary: string;
@@ -18,6 +19,7 @@ export const commands: Record<string, Command> = {
   'dead-letters': deadLettersCommand,
   dispatch: dispatchCommand,
   loop: loopCommand,
+  pause: pauseCommand,
 };
 
 export function usage(): string {
