@@ -65,6 +65,10 @@ describe('verification judge (N5.3)', () => {
 
   it('fails verification_unavailable when the bookbag is absent, unfinished or tampered with', async () => {
     expect((await grade(job(2, 'c-absent'))).code).toBe('verification_unavailable');
+    writeBookbag(layout, { crewId: 'c-real', issueNumber: 2, diff, verification: 'passed' });
+    const outside = await grade(job(2, 'c-real', { bookbag: '../../etc' }));
+    expect(outside.code).toBe('verification_unavailable');
+    expect(outside.reasons[0]).toContain('outside the state'); // N4.2
     const unfinished = writeBookbag(layout, {
       crewId: 'c-noflag',
       issueNumber: 3,
