@@ -96,8 +96,28 @@ function packageRoot(): string {
   }
 }
 
+/** Absolute paths of the embedded example, wherever the command runs from. */
+export interface ExamplePaths {
+  root: string;
+  template: string;
+  issues: string;
+  config: string;
+  student: string;
+}
+
+export function examplePaths(): ExamplePaths {
+  const root = join(packageRoot(), 'examples');
+  return {
+    root,
+    template: join(root, 'repo-template'),
+    issues: join(root, 'issues.json'),
+    config: join(root, 'school.yml'),
+    student: join(root, 'student.mjs'),
+  };
+}
+
 export function defaultTemplateDir(): string {
-  return join(packageRoot(), 'examples', 'repo-template');
+  return examplePaths().template;
 }
 
 /** Tree sha of `templateDir` as git would commit it, computed in `repo` with a throwaway index. */

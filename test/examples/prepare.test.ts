@@ -1,8 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultTemplateDir, ExampleRepoError, prepareExampleRepo } from '../../src/examples/prepare.js';
+import {
+  defaultTemplateDir,
+  examplePaths,
+  ExampleRepoError,
+  prepareExampleRepo,
+} from '../../src/examples/prepare.js';
 import { git, tempDir } from '../support/tmp.js';
 
 const tmp = tempDir('school-example-prepare-');
@@ -68,8 +73,11 @@ describe('prepareExampleRepo', () => {
     );
   });
 
-  it('resolves the packaged template', () => {
+  it('resolves the packaged example by absolute paths', () => {
     expect(readFileSync(join(defaultTemplateDir(), 'package.json'), 'utf8')).toContain('"type": "module"');
+    const paths = examplePaths();
+    for (const p of Object.values(paths)) expect(existsSync(p) && isAbsolute(p), p).toBe(true);
+    expect(paths.student).toBe(resolve('examples/student.mjs'));
   });
 
   it('three processes preparing the same directory at once all end with the same repository', async () => {

@@ -136,10 +136,11 @@ export function outputsAreIdentifiers(wf: Workflow): string[] {
   return out;
 }
 
-const writesSomething = (s: Step) =>
+/** Steps that write somewhere durable: the state branch, an artifact, or (with issues: write) GitHub issues. */
+const writesSomething = (s: Step, job: Job) =>
   s.with?.mode === 'save' ||
   (s.uses ?? '').startsWith('actions/upload-artifact') ||
-  /drain-grading/.test(s.uses ?? '');
+  (/drain-grading/.test(s.uses ?? '') && permissionsOf(job).issues === 'write');
 const guardsDryRun = (cond: string | undefined) => /!\s*inputs\.dry-run/.test(cond ?? '');
 
 /** `dry-run` writes nothing anywhere: each writing step, or its whole job, is skipped on dry-run. */
@@ -149,7 +150,7 @@ export function dryRunWritesNothing(wf: Workflow): string[] {
     const jobGuarded = guardsDryRun(job.if) || (needsOf(job).length > 0 && needsGuarded(wf, job));
     for (const [i, step] of stepsOf(job).entries()) {
       const passesDryRun = step.with?.['dry-run'] === true || step.with?.['dry-run'] === 'true';
-      if (writesSomething(step) && !jobGuarded && !guardsDryRun(step.if) && !passesDryRun) {
+      if (writesSomething(step, job) && !jobGuarded && !guardsDryRun(step.if) && !passesDryRun) {
         out.push(`job ${id} step ${step.name ?? i}: writes even on dry-run`);
       }
     }
