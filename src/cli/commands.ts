@@ -3,6 +3,7 @@ import { fetchCommand } from './commands/fetch.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
+import { loopCommand } from './commands/loop.js';
 
 export interface Command {
   summary: string;
@@ -16,6 +17,7 @@ export const commands: Record<string, Command> = {
   drain: drainCommand,
   'dead-letters': deadLettersCommand,
   dispatch: dispatchCommand,
+  loop: loopCommand,
 };
 
 export function usage(): string {
