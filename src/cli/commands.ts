@@ -2,6 +2,7 @@ import { configCommand } from './commands/config.js';
 import { fetchCommand } from './commands/fetch.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
+import { dispatchCommand } from './commands/dispatch.js';
 
 export interface Command {
   summary: string;
@@ -14,6 +15,7 @@ export const commands: Record<string, Command> = {
   fetch: fetchCommand,
   drain: drainCommand,
   'dead-letters': deadLettersCommand,
+  dispatch: dispatchCommand,
 };
 
 export function usage(): string {
