@@ -1,5 +1,8 @@
 import { configCommand } from './commands/config.js';
 import { fetchCommand } from './commands/fetch.js';
+import { deadLettersCommand } from './commands/dead-letters.js';
+import { drainCommand } from './commands/drain.js';
+import { dispatchCommand } from './commands/dispatch.js';
 
 export interface Command {
   summary: string;
@@ -10,6 +13,9 @@ export interface Command {
 export const commands: Record<string, Command> = {
   config: configCommand,
   fetch: fetchCommand,
+  drain: drainCommand,
+  'dead-letters': deadLettersCommand,
+  dispatch: dispatchCommand,
 };
 
 export function usage(): string {
