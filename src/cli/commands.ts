@@ -1,3 +1,4 @@
+import { checkpointCommand } from './commands/checkpoint.js';
 import { configCommand } from './commands/config.js';
 
 export interface Command {
@@ -8,6 +9,7 @@ export interface Command {
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
   config: configCommand,
+  checkpoint: checkpointCommand,
 };
 
 export function usage(): string {

@@ -27,7 +27,7 @@ export function fakeCache(store: string, behaviour: { available?: boolean; failR
   let clock = 0;
   const port: CachePort & { saves: string[] } = {
     saves: [],
-    available: () => behaviour.available ?? true,
+    available: async () => behaviour.available ?? true,
     async save(paths, key) {
       const dir = join(store, key);
       if (existsSync(dir)) return false;
