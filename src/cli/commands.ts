@@ -1,5 +1,8 @@
 import { checkpointCommand } from './commands/checkpoint.js';
 import { configCommand } from './commands/config.js';
+import { fetchCommand } from './commands/fetch.js';
+import { deadLettersCommand } from './commands/dead-letters.js';
+import { drainCommand } from './commands/drain.js';
 
 export interface Command {
   summary: string;
@@ -9,6 +12,9 @@ export interface Command {
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
   config: configCommand,
+  fetch: fetchCommand,
+  drain: drainCommand,
+  'dead-letters': deadLettersCommand,
   checkpoint: checkpointCommand,
 };
 
