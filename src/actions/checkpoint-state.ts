@@ -40,7 +40,6 @@ void runAction(async () => {
   core.setOutput('source', report.sources.join(','));
   core.setOutput('generation', String(report.generation));
   core.setOutput('files', String(report.files.length));
-  for (const w of report.warnings) logger.warning(`checkpoint: ${w}`);
   await writeSummary((s) => {
     s.addHeading(`checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, 3);
     s.addTable([

@@ -99,8 +99,8 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
       // The branch and a directory are durable copies: losing them fails the save. A cache or an
       // artifact as the only source is an accelerator that did not work this time (DESIGN §5).
       if (!(e instanceof SourceUnavailableError) || DURABLE.has(primary!.name)) throw e;
-      log.warning(`checkpoint: ${message(e)}`);
-      result.failed.push({ source: primary!.name, reason: message(e) });
+      log.warning(`checkpoint: copy not saved: ${prefixed(primary!.name, message(e))}`);
+      result.failed.push({ source: primary!.name, reason: prefixed(primary!.name, message(e)) });
       result.snapshot = build(undefined);
     }
     const final = result.snapshot;
@@ -109,8 +109,8 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
         await source.save(() => final);
         result.saved.push(source.name);
       } catch (e) {
-        log.warning(`checkpoint: ${source.name} copy not saved: ${message(e)}`);
-        result.failed.push({ source: source.name, reason: message(e) });
+        log.warning(`checkpoint: copy not saved: ${prefixed(source.name, message(e))}`);
+        result.failed.push({ source: source.name, reason: prefixed(source.name, message(e)) });
       }
     }
     writeFileAtomic(layout.file('manifest'), serializeManifest(final.manifest));
@@ -126,6 +126,9 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
   }
   return result;
 }
+
+const prefixed = (source: string, text: string) =>
+  text.startsWith(`${source}:`) ? text : `${source}: ${text}`;
 
 /** The manifest of the checkpoint this state directory was last restored from or saved as. */
 export function readLocalManifest(layout: StateLayout, log: Logger = silentLogger): Manifest | undefined {

@@ -29,7 +29,7 @@ export function fromSave(r: SaveResult): CheckpointReport {
     redacted: r.snapshot.manifest.redacted,
     compacted: r.snapshot.manifest.compacted,
     warnings: [
-      ...r.failed.map((f) => `${f.source}: ${f.reason}`),
+      ...r.failed.map((f) => f.reason),
       ...(r.divergentKeys ? [`${r.divergentKeys} key(s) folded by another writer could not be merged`] : []),
     ],
     notes: [
