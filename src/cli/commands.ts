@@ -1,3 +1,4 @@
+import { checkpointCommand } from './commands/checkpoint.js';
 import { configCommand } from './commands/config.js';
 import { fetchCommand } from './commands/fetch.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
@@ -20,6 +21,7 @@ export const commands: Record<string, Command> = {
   dispatch: dispatchCommand,
   loop: loopCommand,
   pause: pauseCommand,
+  checkpoint: checkpointCommand,
 };
 
 export function usage(): string {
