@@ -1,4 +1,6 @@
 import { configCommand } from './commands/config.js';
+import { reportCommand } from './commands/report.js';
+import { statusCommand } from './commands/status.js';
 
 export interface Command {
   summary: string;
@@ -8,6 +10,8 @@ export interface Command {
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
   config: configCommand,
+  report: reportCommand,
+  status: statusCommand,
 };
 
 export function usage(): string {
