@@ -24,7 +24,7 @@ h2{font-size:16px;margin:0 0 8px}.board{display:grid;grid-template-columns:repea
 .lane-running{border-top-color:var(--run)}.lane-accepted{border-top-color:var(--ok)}.lane-rejected,.lane-stopped{border-top-color:var(--bad)}
 .lane-dead_letter{border-top-color:var(--dead)}.lane-paused,.lane-grading{border-top-color:var(--warn)}
 .lane ul{list-style:none;margin:0;padding:0;max-height:320px;overflow:auto}.lane li{border-top:1px solid var(--line);padding:4px 0;font-size:12px}
-.lane li .t{display:block;word-break:break-word}.lane li .m{color:var(--mute)}.incomplete{color:var(--bad);font-size:11px}
+.lane li .t,.lane li .m{display:block;word-break:break-word}.lane li .m{color:var(--mute)}.incomplete{color:var(--bad);font-size:11px}
 .errors{border-color:var(--bad);background:#fdf0ee}.errors code{word-break:break-all}.pause{color:var(--bad);font-weight:700}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line)}th{color:var(--mute);font-weight:600}
 td.n{text-align:right;font-variant-numeric:tabular-nums}.empty{color:var(--mute)}
@@ -48,7 +48,7 @@ function item(i: BoardItem): string {
     `<li data-testid="item" data-issue="${i.issue}"${i.crewId ? ` data-crew="${h(i.crewId)}"` : ''}>` +
     `<span class="t">#${i.issue} ${h(i.title)}${i.repair ? ' <em>(repair)</em>' : ''}</span>` +
     (meta ? `<span class="m">${h(meta)}</span>` : '') +
-    (i.reason ? `<br><span class="m">${h(i.reason)}</span>` : '') +
+    (i.reason ? `<span class="m">${h(i.reason)}</span>` : '') +
     '</li>'
   );
 }

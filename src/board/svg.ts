@@ -9,7 +9,8 @@ import type { SchoolView, SlotBar } from './model.js';
 
 const WIDTH = 960;
 const LABEL = 150;
-const ROW = 18;
+/** Row height per slot; large fleets get thin rows so the chart stays a chart. */
+const rowHeight = (rows: number) => (rows > 120 ? 6 : rows > 40 ? 10 : 18);
 const AXIS = 28;
 
 function ms(iso: string | undefined): number {
@@ -59,6 +60,7 @@ export function ganttSvg(view: SchoolView): string {
     rowOf.set(d, rows);
     rows += slotsOf.get(d)!;
   }
+  const ROW = rowHeight(rows);
   const height = rows * ROW;
   const t1 = Math.max(end, start + 1000);
   const x = (t: number) => LABEL + ((t - start) / (t1 - start)) * (WIDTH - LABEL - 10);
@@ -69,9 +71,9 @@ export function ganttSvg(view: SchoolView): string {
     parts.push(
       `<g data-testid="gantt-daemon-${h(slug(d))}" data-daemon="${h(d)}">` +
         `<rect class="lane-bg" x="0" y="${y}" width="${WIDTH}" height="${k * ROW}"/>` +
-        `<text class="label" x="4" y="${y + 13}">${h(d)}</text>`,
+        `<text class="label" x="4" y="${y + Math.min(13, k * ROW - 1)}">${h(d)}</text>`,
     );
-    for (let s = 0; s < k; s++) {
+    for (let s = 0; s < k && ROW >= 18; s++) {
       parts.push(`<text class="slot" x="${LABEL - 6}" y="${y + s * ROW + 13}" text-anchor="end">${s}</text>`);
     }
     parts.push('</g>');
@@ -79,12 +81,12 @@ export function ganttSvg(view: SchoolView): string {
   for (const b of bars) {
     const x0 = x(ms(b.start));
     const x1 = x(b.end ? ms(b.end) : end);
-    const y = (rowOf.get(b.daemon) ?? 0) * ROW + b.slot * ROW + 2;
+    const y = (rowOf.get(b.daemon) ?? 0) * ROW + b.slot * ROW + (ROW >= 18 ? 2 : 1);
     const w = Math.max(2, x1 - x0);
     const duration = ((b.end ? ms(b.end) : end) - ms(b.start)) / 1000;
     const tip = `#${b.issue} ${b.crewId} · ${b.agent} · ${b.daemon}/${b.slot} · ${b.outcome ?? b.status} · ${age(duration)}`;
     parts.push(
-      `<rect class="bar ${outcomeClass(b)}" data-testid="gantt-bar" data-crew="${h(b.crewId)}" x="${x0.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${ROW - 4}" rx="2"><title>${h(tip)}</title></rect>`,
+      `<rect class="bar ${outcomeClass(b)}" data-testid="gantt-bar" data-crew="${h(b.crewId)}" x="${x0.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${Math.max(2, ROW - 4)}" rx="2"><title>${h(tip)}</title></rect>`,
     );
   }
   return (

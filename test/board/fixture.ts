@@ -16,7 +16,9 @@ import { StateLayout } from '../../src/state/layout.js';
 export const NOW = new Date('2026-03-02T12:00:00.000Z');
 export const PLANTED = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
 
-const at = (minutesAgo: number) => new Date(NOW.getTime() - minutesAgo * 60_000);
+/** The fixture's clock: ages are relative to it (tests that render through the CLI use the real clock). */
+let base = NOW;
+const at = (minutesAgo: number) => new Date(base.getTime() - minutesAgo * 60_000);
 const owner: LeaseOwner = { kind: 'local', host: 'board-test', pid: 4242 };
 
 export function fixtureConfig(stateDir: string): SchoolConfig {
@@ -250,7 +252,9 @@ export const EXPECTED_COUNTS = {
 /** Writes the known school into `stateDir`. Issue 12's title carries a planted token. */
 export async function writeKnownSchool(
   stateDir: string,
+  now: Date = NOW,
 ): Promise<{ layout: StateLayout; config: SchoolConfig }> {
+  base = now;
   const layout = new StateLayout(stateDir);
   const config = fixtureConfig(stateDir);
   const w = new StateWriter(layout);
@@ -287,7 +291,7 @@ export async function writeKnownSchool(
     // issue, agent, startedAgo, finishedAgo
     [4, 'ada', 200, 170],
     [5, 'ada', 240, 215],
-    [6, 'bob', 230, 190],
+    [6, 'bob', 245, 210],
     [7, 'bob', 180, 150],
     [8, 'ada', 160, 120],
   ];
