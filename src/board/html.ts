@@ -83,12 +83,15 @@ function control(view: SchoolView): string {
     ? view.pauses.active
         .map(
           (p) =>
-            `<p class="pause" data-testid="pause">PAUSED since ${h(p.since)}${p.by ? ` by ${h(p.by)}` : ''}: ${h(p.reason)}</p>`,
+            `<p class="pause" data-testid="pause">PAUSED since ${h(p.since)}${p.source ? ` (${h(p.source)})` : ''}: ${h(p.reason)}</p>`,
         )
         .join('')
     : '<p data-testid="no-pause">Not paused.</p>';
+  const cleared = view.pauses.lastCleared
+    ? `<p>Last pause cleared ${h(view.pauses.lastCleared.at)}: ${h(view.pauses.lastCleared.reason)}</p>`
+    : '';
   return (
-    `<section class="block" data-testid="control"><h2>Pauses and spend</h2>${pauses}` +
+    `<section class="block" data-testid="control"><h2>Pauses and spend</h2>${pauses}${cleared}` +
     `<p data-testid="spend" data-spent="${view.spend.spentUsd}"${view.spend.capUsd !== undefined ? ` data-cap="${view.spend.capUsd}"` : ''}>Spend: ${h(spendLine(view.spend))}</p>` +
     `<p>Grading queue: <span data-testid="queue-depth">${view.queue.depth}</span> waiting, ${view.queue.deadLetters} dead letter(s).</p></section>`
   );
@@ -120,7 +123,7 @@ function daemons(view: SchoolView): string {
   const rows = view.daemons
     .map(
       (d) =>
-        `<tr data-testid="daemon-row" data-daemon="${h(d.id)}"><td>${h(d.id)}${d.configured ? '' : ' <em>(not configured)</em>'}</td><td class="n">${d.slots}</td><td class="n">${d.running}</td><td class="n">${d.planned}</td><td class="n">${percent(d.load)}</td><td class="n">${d.finished}</td><td class="n">${h(age(d.busySeconds))}</td><td>${d.lastSeen ? (d.online ? 'online' : '<strong>offline</strong>') + ` (seen ${h(d.lastSeen)})` : 'no heartbeat'}</td><td>${h(d.effectiveClass ?? '—')}</td></tr>`,
+        `<tr data-testid="daemon-row" data-daemon="${h(d.id)}"><td>${h(d.id)}${d.configured ? '' : ' <em>(not configured)</em>'}</td><td class="n">${d.slots}</td><td class="n">${d.running}</td><td class="n">${d.planned}</td><td class="n">${percent(d.load)}</td><td class="n">${d.finished}</td><td class="n">${h(age(d.busySeconds))}</td><td data-testid="daemon-online" data-online="${d.online}">${d.online ? `online (seen ${h(d.lastSeen)})` : `<strong>offline</strong>: ${h(d.offlineReason ?? 'no heartbeat')}`}</td><td>${h(d.effectiveClass ?? '—')}</td></tr>`,
     )
     .join('');
   return `<table data-testid="daemons"><thead><tr><th>daemon</th><th>slots</th><th>running</th><th>planned</th><th>load</th><th>finished</th><th>busy</th><th>roster</th><th>class</th></tr></thead><tbody>${rows}</tbody></table>`;

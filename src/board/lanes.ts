@@ -1,24 +1,15 @@
+import { issueStates, READY, type IssueState, type VerdictLookup } from '../dispatch/history.js';
 import type { CrewRecord, CrewRegistry } from '../dispatch/registry.js';
-import { PAUSING_OUTCOMES, type CrewOutcome } from '../schemas/crew.js';
+import type { JobState, QueueState } from '../grading/queue.js';
+import { PAUSING_OUTCOMES } from '../schemas/crew.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import { redactText } from '../security/redact.js';
 import { sanitizeText } from '../security/sanitize.js';
 import { clip } from './format.js';
-import type { JobState } from './domains.js';
 import { LANES, LANE_LABELS, type BoardItem, type Lane, type LaneId } from './model.js';
 
 export const STOP_REASON = 'repair-stopped-after-two-failures';
 const TITLE_MAX = 200;
-
-/** Runs that count toward the two-failure stop: not success, not a pause, not a cancellation (seed 002). */
-function failed(outcome: CrewOutcome | undefined): boolean {
-  return (
-    outcome !== undefined &&
-    outcome !== 'succeeded' &&
-    outcome !== 'cancelled' &&
-    !PAUSING_OUTCOMES.includes(outcome)
-  );
-}
 
 /**
  * Text for the board: sanitized (idempotent on curriculum text, which was sanitized at the edge,
@@ -47,58 +38,81 @@ function seconds(now: number, iso: string | undefined): number | undefined {
 export interface LaneInput {
   registry?: CrewRegistry;
   curriculum?: CurriculumItem[];
-  jobs?: Map<string, JobState>;
+  queue?: QueueState;
   pausedReason?: string;
   now: Date;
 }
 
-/** Places every known issue in exactly one lane, from its latest crew and that crew's grading job. */
+/** What grading concluded about a crew: the dispatch history counts a rejection as a failed run. */
+export function verdicts(queue: QueueState | undefined): {
+  byCrew: Map<string, JobState>;
+  lookup: VerdictLookup;
+} {
+  const byCrew = new Map<string, JobState>();
+  for (const j of Object.values(queue?.jobs ?? {})) byCrew.set(j.job.crewId, j);
+  const lookup: VerdictLookup = (crewId) => {
+    const v = byCrew.get(crewId)?.verdict;
+    return v ? (v.accepted ? 'accepted' : 'rejected') : undefined;
+  };
+  return { byCrew, lookup };
+}
+
+/**
+ * Places every known issue in exactly one lane. Where an issue stands (active, done, stopped,
+ * repair, ready) is the dispatch office's own `issueStates`; the grading queue says where a done
+ * crew's work is (grading, accepted, dead letter); the board adds only the split by lane.
+ */
 export function buildLanes(input: LaneInput): Lane[] {
   const now = input.now.getTime();
   const titles = new Map<number, string>();
   for (const item of input.curriculum ?? []) titles.set(item.number, item.title);
+  const { byCrew, lookup } = verdicts(input.queue);
+  const states = input.registry ? issueStates(input.registry, lookup) : new Map<number, IssueState>();
+  const crews = input.registry?.crews ?? {};
 
-  const crewsByIssue = new Map<number, CrewRecord[]>();
-  for (const c of Object.values(input.registry?.crews ?? {})) {
-    const list = crewsByIssue.get(c.issueNumber) ?? [];
-    list.push(c);
-    crewsByIssue.set(c.issueNumber, list);
+  const latest = new Map<number, CrewRecord>();
+  const firstPlanned = new Map<number, string>();
+  for (const c of Object.values(crews)) {
+    const f = firstPlanned.get(c.issueNumber);
+    if (f === undefined || c.plannedAt < f) firstPlanned.set(c.issueNumber, c.plannedAt);
+    const prev = latest.get(c.issueNumber);
+    if (
+      !prev ||
+      prev.plannedAt < c.plannedAt ||
+      (prev.plannedAt === c.plannedAt && prev.attempt < c.attempt)
+    ) {
+      latest.set(c.issueNumber, c);
+    }
   }
-  const jobsByCrew = new Map<string, JobState>();
-  const jobsByIssue = new Map<number, JobState[]>();
-  for (const j of input.jobs?.values() ?? []) {
-    jobsByCrew.set(j.crewId, j);
-    const list = jobsByIssue.get(j.issueNumber) ?? [];
-    list.push(j);
-    jobsByIssue.set(j.issueNumber, list);
+  // Jobs whose crew the registry no longer holds (compacted, or merged in from another runner).
+  const orphans = new Map<number, JobState>();
+  for (const j of byCrew.values()) {
+    if (crews[j.job.crewId] || latest.has(j.job.issueNumber)) continue;
+    const prev = orphans.get(j.job.issueNumber);
+    if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
   }
 
   const lanes = new Map<LaneId, BoardItem[]>(LANES.map((l) => [l, []]));
-  const place = (lane: LaneId, item: BoardItem) => lanes.get(lane)!.push(item);
-  const issues = new Set<number>([...titles.keys(), ...crewsByIssue.keys(), ...jobsByIssue.keys()]);
+  const place = (lane: LaneId, item: BoardItem, since?: string) =>
+    lanes.get(lane)!.push(withSince(item, since, now));
+  const issues = new Set<number>([...titles.keys(), ...latest.keys(), ...orphans.keys()]);
 
   for (const issue of issues) {
-    const crews = (crewsByIssue.get(issue) ?? []).sort(
-      (a, b) => a.plannedAt.localeCompare(b.plannedAt) || a.attempt - b.attempt,
-    );
-    const latest = crews[crews.length - 1];
     const base: BoardItem = { issue, title: displayTitle(titles.get(issue), issue) };
-    const first = crews[0]?.plannedAt;
-    if (first) base.totalAgeSeconds = seconds(now, first);
-
-    // An issue graded from a crew the registry no longer holds (compacted, or merged from another runner).
-    const orphanJob = !latest
-      ? (jobsByIssue.get(issue) ?? []).sort((a, b) => a.enqueuedAt.localeCompare(b.enqueuedAt)).pop()
-      : undefined;
-    if (!latest && !orphanJob) {
-      place('ready', { ...base, ...(input.pausedReason ? { reason: `paused: ${input.pausedReason}` } : {}) });
+    const orphan = orphans.get(issue);
+    if (orphan) {
+      placeJob(place, base, orphan);
       continue;
     }
-    if (orphanJob) {
-      placeJob(place, base, orphanJob, now);
+    const crew = latest.get(issue);
+    if (!crew) {
+      place(
+        'ready',
+        input.pausedReason ? { ...base, reason: `paused: ${cleanText(input.pausedReason)}` } : base,
+      );
       continue;
     }
-    const crew = latest!;
+    const first = seconds(now, firstPlanned.get(issue));
     const item: BoardItem = {
       ...base,
       crewId: crew.crewId,
@@ -107,44 +121,43 @@ export function buildLanes(input: LaneInput): Lane[] {
       attempt: crew.attempt,
       ...(crew.slot !== undefined ? { slot: crew.slot } : {}),
       ...(crew.repair ? { repair: true } : {}),
+      ...(first !== undefined ? { totalAgeSeconds: first } : {}),
     };
-    if (crew.status === 'planned') {
-      place('planned', withSince(item, crew.plannedAt, now));
-    } else if (crew.status === 'running') {
-      place('running', withSince(item, crew.startedAt ?? crew.plannedAt, now));
-    } else if (crew.outcome === 'succeeded') {
-      const job = jobsByCrew.get(crew.crewId);
-      if (job) placeJob(place, item, job, now);
-      // Finished but not yet enqueued: it is on its way to the graders.
-      else place('grading', withSince({ ...item, reason: 'awaiting enqueue' }, crew.finishedAt, now));
+    const state = states.get(issue) ?? READY;
+    const job = byCrew.get(crew.crewId);
+    if (state.kind === 'active') {
+      const active = crews[state.crewId] ?? crew;
+      if (active.status === 'running') place('running', item, active.startedAt ?? active.plannedAt);
+      else place('planned', item, active.plannedAt);
+    } else if (state.kind === 'stopped') {
+      place('stopped', { ...item, reason: STOP_REASON }, crew.finishedAt);
+    } else if (state.kind === 'done') {
+      const done = byCrew.get(state.crewId);
+      if (done) placeJob(place, item, done);
+      // Succeeded but not enqueued yet: on its way to the graders.
+      else place('grading', { ...item, reason: 'awaiting enqueue' }, crew.finishedAt);
     } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
+      // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
+      place('paused', { ...item, reason: cleanText(crew.reason || crew.outcome) }, crew.finishedAt);
+    } else if (job?.verdict && !job.verdict.accepted) {
+      const repair = state.kind === 'repair' ? '; repair queued' : '';
       place(
-        'paused',
-        withSince({ ...item, reason: cleanText(crew.reason || crew.outcome || '') }, crew.finishedAt, now),
+        'rejected',
+        { ...item, ...(repair ? { repair: true } : {}), reason: cleanText(verdictReason(job) + repair) },
+        job.updatedAt,
+      );
+    } else if (state.kind === 'repair') {
+      place(
+        'ready',
+        { ...item, repair: true, reason: cleanText(`repair queued: ${crew.reason || crew.outcome}`) },
+        crew.finishedAt,
       );
     } else {
-      const lastTwo = crews.slice(-2);
-      const stopped =
-        lastTwo.length === 2 && lastTwo.every((c) => c.status === 'finished' && failed(c.outcome));
-      if (stopped) {
-        place('stopped', withSince({ ...item, reason: STOP_REASON }, crew.finishedAt, now));
-      } else {
-        const repair = failed(crew.outcome);
-        place(
-          'ready',
-          withSince(
-            {
-              ...item,
-              ...(repair ? { repair: true } : {}),
-              reason: cleanText(
-                repair ? `repair queued: ${crew.reason || crew.outcome}` : crew.reason || `${crew.outcome}`,
-              ),
-            },
-            crew.finishedAt,
-            now,
-          ),
-        );
-      }
+      place(
+        'ready',
+        { ...item, reason: cleanText(crew.reason || String(crew.outcome ?? '')) },
+        crew.finishedAt,
+      );
     }
   }
 
@@ -156,32 +169,34 @@ export function buildLanes(input: LaneInput): Lane[] {
   });
 }
 
+function verdictReason(job: JobState): string {
+  const v = job.verdict;
+  if (!v) return '';
+  return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`;
+}
+
 function placeJob(
-  place: (l: LaneId, i: BoardItem) => void,
+  place: (lane: LaneId, item: BoardItem, since?: string) => void,
   item: BoardItem,
   job: JobState,
-  now: number,
 ): void {
   const withJob: BoardItem = {
     ...item,
-    crewId: job.crewId,
-    agent: item.agent ?? job.agent,
+    crewId: job.job.crewId,
+    agent: item.agent ?? job.job.agent,
     attempts: job.attempts,
   };
-  if (job.status === 'graded') {
-    const reason = job.reason ? cleanText(job.reason) : undefined;
+  if (job.status === 'graded' && job.verdict) {
     place(
-      job.accepted ? 'accepted' : 'rejected',
-      withSince({ ...withJob, ...(reason ? { reason } : {}) }, job.since, now),
+      job.verdict.accepted ? 'accepted' : 'rejected',
+      { ...withJob, reason: cleanText(verdictReason(job)) },
+      job.updatedAt,
     );
   } else if (job.status === 'dead_letter') {
-    place(
-      'dead_letter',
-      withSince({ ...withJob, reason: cleanText(job.lastError ?? 'dead letter') }, job.since, now),
-    );
+    place('dead_letter', { ...withJob, reason: cleanText(job.lastError ?? 'dead letter') }, job.updatedAt);
   } else {
-    const reason = job.status === 'failed' && job.lastError ? cleanText(job.lastError) : job.status;
-    place('grading', withSince({ ...withJob, reason }, job.enqueuedAt, now));
+    const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
+    place('grading', { ...withJob, reason: cleanText(reason) }, job.enqueuedAt);
   }
 }
 

@@ -89,6 +89,8 @@ export interface DaemonLoad {
   /** From the roster: `undefined` means no heartbeat was ever recorded. */
   lastSeen?: string;
   online: boolean;
+  /** Why the roster reads it offline (no heartbeat, stale past the TTL, not configured). */
+  offlineReason?: string;
   observedClass?: string;
   effectiveClass?: string;
   freeDiskBytes?: number;
@@ -136,8 +138,10 @@ export interface QueuePoint {
 export interface PauseEntry {
   reason: string;
   since: string;
-  by?: string;
-  clearedAt?: string;
+  /** `manual`, or the crew outcome that paused the school (`usage_limit`, `overloaded`, `lost`). */
+  source?: string;
+  crewId?: string;
+  issue?: number;
 }
 
 export interface SchoolView {
@@ -155,5 +159,6 @@ export interface SchoolView {
   leaderboard: { overall: LeaderRow[]; cells: LeaderCell[] };
   queue: { depth: number; deadLetters: number; series: QueuePoint[] };
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
-  pauses: { active: PauseEntry[]; history: PauseEntry[] };
+  /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
+  pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
 }

@@ -5,7 +5,7 @@ import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import type { CrewEvent } from '../schemas/crew.js';
 import { EventLog, type LogContents, type StateEvent } from '../state/event-log.js';
-import { foldLog } from '../state/fold.js';
+import { foldLog, type LogFold } from '../state/fold.js';
 import { readJsonl } from '../state/jsonl.js';
 import { STATE_FILES, type StateFile, type StateLayout } from '../state/layout.js';
 import type { StateProblem } from './model.js';
@@ -30,10 +30,24 @@ export class SourceReader {
     }
   }
 
-  /** Folds the crew registry with the dispatch office's own fold. */
+  /**
+   * Reads a log and folds it with the owning domain's fold. A fold that rejects a row (the spend
+   * ledger refuses an unusable amount) is a problem too, never a silently partial number.
+   */
+  fold<S, E extends StateEvent>(fold: LogFold<S, E>): { state: S; contents: LogContents<E> } | undefined {
+    const contents = this.log<E>(fold.file);
+    if (!contents) return undefined;
+    try {
+      return { state: foldLog(fold, contents), contents };
+    } catch (e) {
+      this.fail(fold.file, e);
+      return undefined;
+    }
+  }
+
+  /** The crew registry, folded with the dispatch office's own fold. */
   registry(): CrewRegistry | undefined {
-    const contents = this.log<CrewEvent>(crewFold.file);
-    return contents ? foldLog(crewFold, contents) : undefined;
+    return this.fold<CrewRegistry, CrewEvent>(crewFold)?.state;
   }
 
   /** The materialized curriculum; items that do not match the schema are skipped and reported. */

@@ -67,7 +67,7 @@ export function daemonRows(view: SchoolView): SummaryRow[] {
       cell(d.running),
       cell(d.planned),
       cell(percent(d.load)),
-      cell(d.lastSeen ? (d.online ? 'online' : 'offline') : 'no heartbeat'),
+      cell(d.online ? 'online' : `offline: ${d.offlineReason ?? 'no heartbeat'}`),
     ]),
   ];
 }
@@ -96,7 +96,8 @@ export function problemsMarkdown(view: SchoolView): string {
 
 export function controlMarkdown(view: SchoolView): string {
   const lines = view.pauses.active.map(
-    (p) => `**PAUSED** since ${mdCell(p.since)}${p.by ? ` by ${mdCell(p.by)}` : ''}: ${mdCell(p.reason)}`,
+    (p) =>
+      `**PAUSED** since ${mdCell(p.since)}${p.source ? ` (${mdCell(p.source)})` : ''}: ${mdCell(p.reason)}`,
   );
   lines.push(`Spend: ${mdCell(spendLine(view.spend))}`);
   lines.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
@@ -122,7 +123,7 @@ export function daemonsMarkdown(view: SchoolView): string {
       d.running,
       d.planned,
       percent(d.load),
-      d.lastSeen ? (d.online ? 'online' : 'offline') : 'no heartbeat',
+      d.online ? 'online' : `offline: ${d.offlineReason ?? 'no heartbeat'}`,
       d.effectiveClass ?? '—',
     ]),
   );

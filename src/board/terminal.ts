@@ -60,7 +60,7 @@ export function renderTerminal(view: SchoolView): string {
   if (view.pauses.active.length) {
     out.push('');
     for (const p of view.pauses.active) {
-      out.push(`PAUSED since ${p.since}${p.by ? ` by ${p.by}` : ''}: ${p.reason}`);
+      out.push(`PAUSED since ${p.since}${p.source ? ` (${p.source})` : ''}: ${p.reason}`);
     }
     out.push('  New launches wait until the pause is cleared (`school pause --clear`).');
   }
@@ -92,7 +92,7 @@ export function renderTerminal(view: SchoolView): string {
           String(d.running),
           String(d.planned),
           percent(d.load),
-          d.lastSeen ? `${d.online ? 'online' : 'OFFLINE'} (seen ${d.lastSeen})` : 'no heartbeat',
+          d.online ? `online (seen ${d.lastSeen})` : `OFFLINE: ${d.offlineReason ?? 'no heartbeat'}`,
           d.effectiveClass ?? '—',
         ]),
       ]),
@@ -117,10 +117,8 @@ export function renderTerminal(view: SchoolView): string {
           ]),
       ]),
     );
-  if (view.pauses.history.length > view.pauses.active.length) {
-    const cleared = view.pauses.history.filter((p) => p.clearedAt).slice(-3);
-    out.push('', 'Recent cleared pauses');
-    for (const p of cleared) out.push(`  ${p.since} → ${p.clearedAt}: ${p.reason}`);
+  if (view.pauses.lastCleared) {
+    out.push('', `Last pause cleared ${view.pauses.lastCleared.at}: ${view.pauses.lastCleared.reason}`);
   }
   return redactText(out.join('\n')) + '\n';
 }

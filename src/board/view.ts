@@ -1,70 +1,55 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { CAPACITY_CLASSES } from '../config/schema.js';
-import type { CrewRegistry } from '../dispatch/registry.js';
+import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
+import { schoolFold, type SchoolEvent, type SchoolState } from '../dispatch/school-log.js';
+import { spendFold, type SpendEvent, type SpendState } from '../dispatch/spend.js';
+import { ledgerFold, type LedgerState, type ScoreEvent } from '../grading/ledger.js';
+import { queueFold, type QueueEvent, type QueueState } from '../grading/queue.js';
+import type { CrewEvent } from '../schemas/crew.js';
 import { redact } from '../security/redact.js';
 import type { StateLayout } from '../state/layout.js';
-import { gradingState, isQueued, ledgerState, schoolState, spendTotal, type RosterBeat } from './domains.js';
-import { buildLanes } from './lanes.js';
-import {
-  LANES,
-  type DaemonLoad,
-  type LaneId,
-  type LeaderRow,
-  type SchoolView,
-  type SlotBar,
-} from './model.js';
+import { daemonLoads, leaderCells, leaderRows, queued, queueSeries } from './domains.js';
+import { buildLanes, cleanText } from './lanes.js';
+import { LANES, type LaneId, type PauseEntry, type SchoolView, type SlotBar } from './model.js';
 import { SourceReader } from './sources.js';
 
 export type { SchoolView } from './model.js';
 
 /**
- * Computes the board from the state directory alone (seed 000 §2). Read-only apart from the shared
- * reader's quarantine of a corrupt complete line (N5.1). Never throws on bad state: every source
- * that cannot be read becomes a problem on the board, and the rest still renders.
+ * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold.
+ * Read-only apart from the shared reader's quarantine of a corrupt complete line (N5.1). Never
+ * throws on bad state: every source that cannot be read becomes a problem on the board, lanes that
+ * depend on it say they may be incomplete, and the rest still renders.
  */
 export function buildView(layout: StateLayout, config: SchoolConfig, now: Date = new Date()): SchoolView {
   const reader = new SourceReader(layout);
-  const registry = reader.registry();
+  const registry = reader.fold<CrewRegistry, CrewEvent>(crewFold)?.state;
   const curriculum = reader.curriculum();
-  const gradingLog = reader.log('grading');
-  const grading = gradingLog ? gradingState(gradingLog) : undefined;
-  const scoresLog = reader.log('scores');
-  const schoolLog = reader.log('school');
-  const school = schoolLog ? schoolState(schoolLog) : undefined;
-  const spendLog = reader.log('spend');
+  const grading = reader.fold<QueueState, QueueEvent>(queueFold);
+  const ledger = reader.fold<LedgerState, ScoreEvent>(ledgerFold)?.state;
+  const school = reader.fold<SchoolState, SchoolEvent>(schoolFold)?.state;
+  const spend = reader.fold<SpendState, SpendEvent>(spendFold)?.state;
   reader.quarantined();
 
-  const active = school?.active ?? [];
+  const active: PauseEntry[] = (school?.pauses ?? []).map((p) => ({
+    reason: cleanText(p.reason, 400),
+    since: p.at,
+    source: p.source,
+    ...(p.crewId ? { crewId: p.crewId } : {}),
+    ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
+  }));
   const lanes = buildLanes({
     now,
     ...(registry ? { registry } : {}),
     ...(curriculum ? { curriculum } : {}),
-    ...(grading ? { jobs: grading.jobs } : {}),
+    ...(grading ? { queue: grading.state } : {}),
     ...(active[0] ? { pausedReason: active[0].reason } : {}),
   });
-  // A lane never reads as confidently empty when the log behind it is unreadable (N5.1).
-  const missing = (ok: unknown, file: string) => (ok ? [] : [file]);
-  const crewsMissing = missing(registry, 'crews.jsonl');
-  const gradingMissing = missing(grading, 'grading.jsonl');
-  const curriculumMissing = missing(curriculum, 'curriculum.jsonl');
-  for (const lane of lanes) {
-    const files =
-      lane.id === 'ready'
-        ? [...crewsMissing, ...curriculumMissing]
-        : lane.id === 'grading' ||
-            lane.id === 'accepted' ||
-            lane.id === 'rejected' ||
-            lane.id === 'dead_letter'
-          ? [...crewsMissing, ...gradingMissing]
-          : crewsMissing;
-    if (files.length) lane.incomplete = `${files.join(', ')} unreadable: this lane may be missing items`;
-  }
+  markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
   const counts = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<LaneId, number>;
   for (const lane of lanes) counts[lane.id] = lane.count;
 
-  const board = ledgerState(scoresLog ?? { events: [], keys: new Set(), tornTail: false });
-  const jobs = [...(grading?.jobs.values() ?? [])];
-  const spentUsd = spendLog ? spendTotal(spendLog) : 0;
+  const jobs = Object.values(grading?.state.jobs ?? {});
+  const spentUsd = spend?.totalUsd ?? 0;
   const capUsd = config.dispatch.spendCap;
 
   const view: SchoolView = {
@@ -75,13 +60,22 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
     problems: reader.problems,
     lanes,
     counts,
-    daemons: daemonLoads(config, registry, school?.roster ?? new Map(), now),
+    daemons: daemonLoads(config, registry, school, now).map((d) => ({
+      ...d,
+      load: round(d.load, 4),
+      busySeconds: round(d.busySeconds, 3),
+    })),
     timeline: timeline(registry, now),
-    leaderboard: { overall: rankRows(board.overall), cells: sortCells(board.cells) },
+    leaderboard: ledger
+      ? {
+          overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
+          cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) })),
+        }
+      : { overall: [], cells: [] },
     queue: {
-      depth: jobs.filter(isQueued).length,
+      depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
-      series: grading?.series ?? [],
+      series: grading ? queueSeries(grading.contents) : [],
     },
     spend: {
       spentUsd: round(spentUsd, 4),
@@ -93,7 +87,7 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
           }
         : { reached: false }),
     },
-    pauses: { active, history: school?.history ?? [] },
+    pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
   };
   // Everything the board shows passes the redactor once more: titles, reasons, errors, paths.
   return redact(view);
@@ -101,71 +95,28 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
 
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-function classRank(c: string | undefined): number {
-  return c === undefined ? -1 : CAPACITY_CLASSES.indexOf(c as (typeof CAPACITY_CLASSES)[number]);
-}
-
-function daemonLoads(
-  config: SchoolConfig,
-  registry: CrewRegistry | undefined,
-  roster: Map<string, RosterBeat>,
-  now: Date,
-): DaemonLoad[] {
-  const ttlMs = config.fleet.heartbeatTtlSeconds * 1000;
-  const rows = new Map<string, DaemonLoad>();
-  const row = (id: string): DaemonLoad => {
-    let r = rows.get(id);
-    if (!r) {
-      r = {
-        id,
-        slots: 0,
-        running: 0,
-        planned: 0,
-        load: 0,
-        configured: false,
-        online: false,
-        finished: 0,
-        busySeconds: 0,
-      };
-      rows.set(id, r);
-    }
-    return r;
-  };
-  for (const d of config.fleet.daemons) {
-    const r = row(d.id);
-    r.slots = d.worktrees;
-    r.configured = true;
-    r.declaredClass = d.class;
+/** A lane never reads as confidently empty when the log behind it is unreadable (N5.1). */
+function markIncomplete(
+  lanes: SchoolView['lanes'],
+  ok: { crews: boolean; grading: boolean; curriculum: boolean },
+): void {
+  const missing = (flags: Array<[boolean, string]>) => flags.filter(([good]) => !good).map(([, f]) => f);
+  for (const lane of lanes) {
+    const files =
+      lane.id === 'ready'
+        ? missing([
+            [ok.crews, 'crews.jsonl'],
+            [ok.curriculum, 'curriculum.jsonl'],
+            [ok.grading, 'grading.jsonl'],
+          ])
+        : lane.id === 'planned' || lane.id === 'running' || lane.id === 'paused'
+          ? missing([[ok.crews, 'crews.jsonl']])
+          : missing([
+              [ok.crews, 'crews.jsonl'],
+              [ok.grading, 'grading.jsonl'],
+            ]);
+    if (files.length) lane.incomplete = `${files.join(', ')} unreadable: this lane may be missing items`;
   }
-  for (const c of Object.values(registry?.crews ?? {})) {
-    const r = row(c.daemon);
-    if (c.status === 'running') r.running++;
-    else if (c.status === 'planned') r.planned++;
-    else if (c.startedAt && c.finishedAt) {
-      r.finished++;
-      r.busySeconds += Math.max(0, (Date.parse(c.finishedAt) - Date.parse(c.startedAt)) / 1000);
-    }
-  }
-  for (const r of rows.values()) {
-    r.load = r.slots > 0 ? round(r.running / r.slots, 4) : r.running > 0 ? 1 : 0;
-    r.busySeconds = round(r.busySeconds, 3);
-    const beat = roster.get(r.id);
-    if (beat) {
-      r.lastSeen = beat.lastSeen;
-      // Seed 003: stale past the TTL reads offline; a missing heartbeat is offline too (fail closed).
-      r.online = now.getTime() - Date.parse(beat.lastSeen) <= ttlMs;
-      if (beat.observedClass) r.observedClass = beat.observedClass;
-      if (beat.freeDiskBytes !== undefined) r.freeDiskBytes = beat.freeDiskBytes;
-    }
-    // Effective class = min(declared, observed): the declared class is a ceiling.
-    const declared = classRank(r.declaredClass);
-    const observed = classRank(r.observedClass);
-    const eff = observed >= 0 && declared >= 0 ? Math.min(declared, observed) : Math.max(declared, observed);
-    if (eff >= 0) r.effectiveClass = CAPACITY_CLASSES[eff];
-  }
-  return [...rows.values()].sort(
-    (a, b) => Number(b.configured) - Number(a.configured) || a.id.localeCompare(b.id),
-  );
 }
 
 function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['timeline'] {
@@ -191,25 +142,4 @@ function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['ti
     undefined,
   );
   return { ...(start ? { start } : {}), end: now.toISOString(), bars };
-}
-
-/** Highest score first; more graded crews break ties, then the agent id, so the order is stable. */
-function rankRows(rows: LeaderRow[]): LeaderRow[] {
-  const sorted = [...rows].sort(
-    (a, b) => b.score - a.score || b.count - a.count || a.agent.localeCompare(b.agent),
-  );
-  return sorted.map((r, i) => ({ ...r, rank: i + 1, score: round(r.score, 4) }));
-}
-
-function sortCells(cells: SchoolView['leaderboard']['cells']): SchoolView['leaderboard']['cells'] {
-  return [...cells]
-    .map((c) => ({ ...c, score: round(c.score, 4) }))
-    .sort(
-      (a, b) =>
-        a.domain.localeCompare(b.domain) ||
-        a.difficulty - b.difficulty ||
-        b.score - a.score ||
-        b.count - a.count ||
-        a.agent.localeCompare(b.agent),
-    );
 }

@@ -119,7 +119,9 @@ describe.skipIf(!haveChromium)(
       expect(await page.getByTestId('gantt-bar').count()).toBe(11);
       expect(await page.getByTestId('gantt').isVisible()).toBe(true);
       expect(await page.getByTestId('queue-chart').isVisible()).toBe(true);
-      await expect(page.getByTestId('pause').textContent()).resolves.toContain('usage limit');
+      await expect(page.getByTestId('pause').textContent()).resolves.toContain(
+        'ended with usage_limit: credit limit reached',
+      );
 
       const body = await page.content();
       expect(body).not.toContain(PLANTED);

@@ -5,13 +5,21 @@ import type { SchoolConfig } from '../../src/config/schema.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';
 import type { CrewEvent, CrewOutcome, LeaseOwner } from '../../src/schemas/crew.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
-import { jobKey, type GradingEvent } from '../../src/schemas/grading.js';
-import { EventLog, event, type StateEvent } from '../../src/state/event-log.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { clearPause, pauseForOutcome, pauseSchool } from '../../src/dispatch/pause.js';
+import { recordSpend } from '../../src/dispatch/spend.js';
+import { ScoreLedger } from '../../src/grading/ledger.js';
+import { GradingQueue } from '../../src/grading/queue.js';
+import { combine, type Verdict } from '../../src/grading/verdict.js';
+import { jobKey } from '../../src/schemas/grading.js';
+import { EventLog, event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 
 /**
- * A known school written with the real event writers and shapes: crews through EventLog with the
- * CrewEvent types, grading jobs through enqueueGradingJob, the rest as the events their logs hold.
+ * A known school written with the real writers: crews through EventLog with the CrewEvent shapes,
+ * grading through enqueueGradingJob and the GradingQueue (claim, grade, fail into a dead letter),
+ * scores through the ScoreLedger, pauses, heartbeats and spend through the dispatch office's own
+ * recorders. Only the curriculum is written raw, so a planted token reaches the state unredacted.
  */
 export const NOW = new Date('2026-03-02T12:00:00.000Z');
 export const PLANTED = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
@@ -192,21 +200,39 @@ export class StateWriter {
     });
   }
 
-  async grading(
-    type: string,
+  /** Claims the job, then grades it or fails it, through the grading queue's own writers. */
+  async drain(
     issue: number,
     crewId: string,
     minutesAgo: number,
-    data: Record<string, unknown>,
+    result: Verdict | { error: string },
   ): Promise<void> {
+    const queue = new GradingQueue(this.layout);
     const key = jobKey(issue, crewId);
-    await new EventLog<GradingEvent>(this.layout.file('grading')).append([
-      event(type, `${type}:${key}:${minutesAgo}`, { jobKey: key, ...data }, at(minutesAgo)),
-    ]);
+    const now = at(minutesAgo);
+    const claimed = await queue.claim([key], {
+      worker: 'g1',
+      now,
+      leaseMs: 600_000,
+      maxAttempts: 3,
+      limit: 1,
+    });
+    if (claimed.claimed.length !== 1) throw new Error(`fixture: could not claim ${key}`);
+    const done = at(minutesAgo - 1);
+    if ('error' in result) {
+      await queue.markFailed([{ jobKey: key, error: result.error }], {
+        worker: 'g1',
+        now: done,
+        maxAttempts: 3,
+      });
+    } else {
+      await queue.markGraded([{ jobKey: key, verdict: result }], 'g1', done);
+    }
   }
 
   async score(
     crewId: string,
+    issue: number,
     agent: string,
     domain: string,
     difficulty: number,
@@ -214,27 +240,29 @@ export class StateWriter {
     accepted: boolean,
     minutesAgo: number,
   ): Promise<void> {
-    await new EventLog<StateEvent>(this.layout.file('scores')).append([
-      event(
-        'score.applied',
-        `score:${crewId}`,
-        { crewId, agent, domain, difficulty, score: value, accepted },
-        at(minutesAgo),
-      ),
-    ]);
+    await new ScoreLedger(this.layout).apply(
+      [
+        {
+          crewId,
+          jobKey: jobKey(issue, crewId),
+          agent,
+          domain,
+          difficulty,
+          score: value,
+          accepted,
+          alpha: 0.3,
+        },
+      ],
+      at(minutesAgo),
+    );
   }
+}
 
-  async school(type: string, key: string, data: Record<string, unknown>, minutesAgo: number): Promise<void> {
-    await new EventLog<StateEvent>(this.layout.file('school')).append([
-      event(type, key, data, at(minutesAgo)),
-    ]);
-  }
-
-  async spend(key: string, costUsd: number, minutesAgo: number): Promise<void> {
-    await new EventLog<StateEvent>(this.layout.file('spend')).append([
-      event('spend.recorded', key, { costUsd }, at(minutesAgo)),
-    ]);
-  }
+export function verdict(accepted: boolean, code: string, reason: string, score: number): Verdict {
+  return combine([
+    { judge: 'verification', passed: true, code: 'verified', reasons: ['verification passed'], score: 1 },
+    { judge: 'rubric', passed: accepted, code, reasons: [reason], score },
+  ]);
 }
 
 export const EXPECTED_COUNTS = {
@@ -309,42 +337,17 @@ export async function writeKnownSchool(
     });
     await w.enqueue(issue, crewId, agent, issue % 2 ? 'web' : 'cli', (issue % 3) + 1, finishedAgo - 1);
   }
-  await w.grading('job.claimed', 5, 'c5-00000005', 110, {
-    worker: 'g1',
-    attempt: 1,
-    leaseUntil: at(100).toISOString(),
-  });
-  await w.grading('job.graded', 5, 'c5-00000005', 108, {
-    verdict: { accepted: true, reasons: ['all judges passed'] },
-  });
-  await w.grading('job.claimed', 6, 'c6-00000006', 107, {
-    worker: 'g1',
-    attempt: 1,
-    leaseUntil: at(100).toISOString(),
-  });
-  await w.grading('job.graded', 6, 'c6-00000006', 105, {
-    verdict: { accepted: true, reasons: ['all judges passed'] },
-  });
-  await w.grading('job.claimed', 7, 'c7-00000007', 104, {
-    worker: 'g1',
-    attempt: 1,
-    leaseUntil: at(90).toISOString(),
-  });
-  await w.grading('job.graded', 7, 'c7-00000007', 100, {
-    verdict: { accepted: false, reasons: ['diff touches files outside the fences'] },
-  });
+  await w.drain(5, 'c5-00000005', 110, verdict(true, 'approved', 'all judges passed', 0.9));
+  await w.drain(6, 'c6-00000006', 107, verdict(true, 'approved', 'all judges passed', 0.8));
+  await w.drain(
+    7,
+    'c7-00000007',
+    104,
+    verdict(false, 'outside_fences', 'diff touches files outside the fences', 0),
+  );
   for (let attempt = 1; attempt <= 3; attempt++) {
-    await w.grading('job.claimed', 8, 'c8-00000008', 100 - attempt * 10, {
-      worker: 'g2',
-      attempt,
-      leaseUntil: at(50).toISOString(),
-    });
-    await w.grading('job.failed', 8, 'c8-00000008', 98 - attempt * 10, {
-      attempt,
-      error: `reviewer crashed (attempt ${attempt})`,
-    });
+    await w.drain(8, 'c8-00000008', 100 - attempt * 10, { error: `reviewer crashed (attempt ${attempt})` });
   }
-  await w.grading('job.dead_lettered', 8, 'c8-00000008', 67, { error: 'reviewer crashed (attempt 3)' });
 
   await w.crew({
     issue: 9,
@@ -396,28 +399,32 @@ export async function writeKnownSchool(
     reason: 'credit limit reached',
   });
 
-  await w.school('school.paused', 'paused:1', { reason: 'usage limit reported by crew c11-0000000d' }, 25);
-  await w.school('school.paused', 'paused:0', { reason: 'operator: disk maintenance' }, 400);
-  await w.school('school.pause-cleared', 'cleared:0', {}, 380);
-  await w.school(
-    'roster.heartbeat',
-    'hb:alpha:1',
-    { daemon: 'alpha', observedClass: 'standard', freeDiskBytes: 50e9 },
-    3,
+  await pauseSchool(layout, 'operator: disk maintenance', at(400));
+  await clearPause(layout, 'maintenance done', undefined, at(380));
+  await pauseForOutcome(
+    layout,
+    { crewId: 'c11-0000000d', issueNumber: 11, outcome: 'usage_limit', reason: 'credit limit reached' },
+    at(25),
   );
-  await w.school(
-    'roster.heartbeat',
-    'hb:beta:1',
-    { daemon: 'beta', observedClass: 'light', freeDiskBytes: 20e9 },
-    60,
-  );
+  await recordHeartbeat(layout, config, {
+    daemon: 'alpha',
+    observedClass: 'standard',
+    freeDiskBytes: 50e9,
+    at: at(3),
+  });
+  await recordHeartbeat(layout, config, {
+    daemon: 'beta',
+    observedClass: 'light',
+    freeDiskBytes: 20e9,
+    at: at(60),
+  });
 
-  await w.spend('spend:c5', 1.25, 215);
-  await w.spend('spend:c6', 2, 190);
-  await w.spend('spend:c7', 1.25, 150);
+  await recordSpend(layout, 'c5', { costUsd: 1.25, crewId: 'c5-00000005' }, at(215));
+  await recordSpend(layout, 'c6', { costUsd: 2, crewId: 'c6-00000006' }, at(210));
+  await recordSpend(layout, 'c7', { costUsd: 1.25, crewId: 'c7-00000007' }, at(150));
 
-  await w.score('c5-00000005', 'ada', 'web', 3, 0.9, true, 108);
-  await w.score('c6-00000006', 'bob', 'cli', 1, 0.8, true, 105);
-  await w.score('c7-00000007', 'bob', 'web', 2, 0.2, false, 100);
+  await w.score('c5-00000005', 5, 'ada', 'web', 3, 0.9, true, 108);
+  await w.score('c6-00000006', 6, 'bob', 'cli', 1, 0.8, true, 105);
+  await w.score('c7-00000007', 7, 'bob', 'web', 2, 0, false, 100);
   return { layout, config };
 }

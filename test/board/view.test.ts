@@ -87,8 +87,15 @@ describe('buildView over a known state directory', () => {
     expect(Math.max(...view.queue.series.map((p) => p.depth))).toBe(5);
     expect(view.queue.series.at(-1)!.depth).toBe(1);
     expect(view.spend).toEqual({ spentUsd: 4.5, capUsd: 10, reached: false, fraction: 0.45 });
-    expect(view.pauses.active.map((p) => p.reason)).toEqual(['usage limit reported by crew c11-0000000d']);
-    expect(view.pauses.history).toHaveLength(2);
+    expect(view.pauses.active).toEqual([
+      expect.objectContaining({
+        source: 'usage_limit',
+        crewId: 'c11-0000000d',
+        issue: 11,
+        reason: 'crew c11-0000000d (issue #11) ended with usage_limit: credit limit reached',
+      }),
+    ]);
+    expect(view.pauses.lastCleared).toMatchObject({ reason: 'maintenance done' });
   });
 
   it('redacts a token planted in an issue title in the view, the terminal, the HTML and the summary', async () => {
@@ -113,13 +120,14 @@ describe('buildView over a known state directory', () => {
   it('redacts a registered secret that is not token-shaped', async () => {
     const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
     registerSecret('hunter2-board-secret');
+    // Written raw: the log's own writer would already have redacted it.
     appendFileSync(
       layout.file('school'),
       JSON.stringify({
-        key: 'paused:x',
+        key: 'paused:manual:x',
         type: 'school.paused',
         at: NOW.toISOString(),
-        data: { reason: 'login hunter2-board-secret failed' },
+        data: { reason: 'login hunter2-board-secret failed', source: 'manual' },
       }) + '\n',
     );
     const view = buildView(layout, config, NOW);
