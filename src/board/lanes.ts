@@ -17,13 +17,13 @@ const TITLE_MAX = 200;
  * line, redacted.
  */
 export function cleanText(text: string, max = TITLE_MAX): string {
-  const one = redactText(
-    sanitizeText(text, max * 4)
-      .text.replace(/\s+/g, ' ')
-      .trim(),
-  );
-  return clip(one, max);
+  // Printable ASCII holds nothing the sanitizer removes: skip its passes (most titles and reasons).
+  const safe = PRINTABLE_ASCII.test(text) ? text : sanitizeText(text, max * 4).text;
+  // Redact before clipping, so a clip can never cut a token into a shape the redactor misses.
+  return clip(redactText(safe.replace(/\s+/g, ' ').trim()), max);
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 export function displayTitle(title: string | undefined, issue: number): string {
   return title ? cleanText(title) : `#${issue}`;

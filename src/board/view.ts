@@ -5,7 +5,7 @@ import { spendFold, type SpendEvent, type SpendState } from '../dispatch/spend.j
 import { ledgerFold, type LedgerState, type ScoreEvent } from '../grading/ledger.js';
 import { queueFold, type QueueEvent, type QueueState } from '../grading/queue.js';
 import type { CrewEvent } from '../schemas/crew.js';
-import { redact } from '../security/redact.js';
+import { redact, redactText } from '../security/redact.js';
 import type { StateLayout } from '../state/layout.js';
 import { daemonLoads, leaderCells, leaderRows, queued, queueSeries } from './domains.js';
 import { buildLanes, cleanText } from './lanes.js';
@@ -89,8 +89,36 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
     },
     pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
   };
-  // Everything the board shows passes the redactor once more: titles, reasons, errors, paths.
-  return redact(view);
+  return redactView(view);
+}
+
+/**
+ * Everything the board shows passes the redactor once more. Lane items and timeline bars (the bulk
+ * of a large board) take a direct pass over their string fields, with repeated values (agents,
+ * daemons, reasons) redacted once; the rest goes through the structural redactor.
+ */
+function redactView(view: SchoolView): SchoolView {
+  const memo = new Map<string, string>();
+  const text = (s: string): string => {
+    let v = memo.get(s);
+    if (v === undefined) memo.set(s, (v = redactText(s)));
+    return v;
+  };
+  // crewId is an identity field (the redactor leaves it everywhere); titles and reasons come out of
+  // cleanText, which redacts before it clips, so a second pass would find nothing.
+  const skip = new Set(['crewId', 'title', 'reason']);
+  const strings = <T extends object>(o: T): T => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(o)) out[k] = typeof v === 'string' && !skip.has(k) ? text(v) : v;
+    return out as T;
+  };
+  const { lanes, timeline, ...rest } = view;
+  const safe = redact(rest);
+  return {
+    ...safe,
+    lanes: lanes.map((l) => ({ ...strings(l), items: l.items.map(strings) })),
+    timeline: { ...strings(timeline), bars: timeline.bars.map(strings) },
+  };
 }
 
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;

@@ -136,6 +136,18 @@ describe('buildView over a known state directory', () => {
   });
 });
 
+describe('the HTML report is self-contained', () => {
+  it('references nothing outside the file: no URL, no src/href, no script, no @import or url()', async () => {
+    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const html = renderHtml(buildView(layout, config, NOW));
+    expect(html).not.toMatch(/https?:|\/\/[a-z]|\bsrc=|\bhref=|@import|url\(|<script|<link|<img|<iframe/i);
+    expect(html).toContain("default-src 'none'");
+    // Issue text is escaped, not markup.
+    expect(html).toContain('Fix &lt;script&gt;alert(1)&lt;/script&gt; in the parser');
+    expect(html).toContain('Document the &amp; operator &quot;quoted&quot;');
+  });
+});
+
 describe('corrupt state', () => {
   it('shows an error lane with the quarantine path instead of crashing or an empty school', async () => {
     const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
