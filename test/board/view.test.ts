@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildView } from '../../src/board/view.js';
 import { renderTerminal } from '../../src/board/terminal.js';
 import { renderHtml } from '../../src/board/html.js';
@@ -12,14 +12,25 @@ import { StateLayout } from '../../src/state/layout.js';
 import { EXPECTED_COUNTS, NOW, PLANTED, fixtureConfig, writeKnownSchool } from './fixture.js';
 
 let dir: { path: string; cleanup(): void };
+const template = tempDir('board-template-');
+beforeAll(async () => {
+  await writeKnownSchool(join(template.path, 'state'));
+});
+afterAll(() => template.cleanup());
 beforeEach(() => {
   dir = tempDir('board-view-');
 });
 afterEach(() => dir.cleanup());
 
+/** A private copy of the known school (written once with the real writers) for one test. */
+async function knownSchool(stateDir: string) {
+  cpSync(join(template.path, 'state'), stateDir, { recursive: true });
+  return { layout: new StateLayout(stateDir), config: fixtureConfig(stateDir) };
+}
+
 describe('buildView over a known state directory', () => {
   it('puts every issue in exactly one lane with the expected counts', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     const view = buildView(layout, config, NOW);
     expect(view.healthy).toBe(true);
     expect(view.counts).toEqual(EXPECTED_COUNTS);
@@ -48,7 +59,7 @@ describe('buildView over a known state directory', () => {
   });
 
   it('ranks the leaderboard by score, then graded count, and keeps domain × difficulty cells', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     const view = buildView(layout, config, NOW);
     expect(view.leaderboard.overall.map((r) => [r.rank, r.agent, r.count])).toEqual([
       [1, 'ada', 1],
@@ -63,7 +74,7 @@ describe('buildView over a known state directory', () => {
   });
 
   it('reports load, roster, timeline, queue depth, spend and pauses from the same state', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     const view = buildView(layout, config, NOW);
     const alpha = view.daemons.find((d) => d.id === 'alpha')!;
     const beta = view.daemons.find((d) => d.id === 'beta')!;
@@ -99,7 +110,7 @@ describe('buildView over a known state directory', () => {
   });
 
   it('redacts a token planted in an issue title in the view, the terminal, the HTML and the summary', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     // The planted title reached the state file unredacted (as a restored or foreign file might hold it).
     expect(readFileSync(layout.file('curriculum'), 'utf8')).toContain(PLANTED);
     const view = buildView(layout, config, NOW);
@@ -118,7 +129,7 @@ describe('buildView over a known state directory', () => {
   });
 
   it('redacts a registered secret that is not token-shaped', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     registerSecret('hunter2-board-secret');
     // Written raw: the log's own writer would already have redacted it.
     appendFileSync(
@@ -138,7 +149,7 @@ describe('buildView over a known state directory', () => {
 
 describe('the HTML report is self-contained', () => {
   it('references nothing outside the file: no URL, no src/href, no script, no @import or url()', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     const html = renderHtml(buildView(layout, config, NOW));
     expect(html).not.toMatch(/https?:|\/\/[a-z]|\bsrc=|\bhref=|@import|url\(|<script|<link|<img|<iframe/i);
     expect(html).toContain("default-src 'none'");
@@ -150,7 +161,7 @@ describe('the HTML report is self-contained', () => {
 
 describe('corrupt state', () => {
   it('shows an error lane with the quarantine path instead of crashing or an empty school', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     const crews = layout.file('crews');
     const lines = readFileSync(crews, 'utf8').split('\n');
     lines.splice(3, 0, '{"key": "broken", "type": "crew.pla');
@@ -181,7 +192,7 @@ describe('corrupt state', () => {
   });
 
   it('reports curriculum records that do not match the schema without dropping the rest', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     appendFileSync(layout.file('curriculum'), JSON.stringify({ number: 'thirteen' }) + '\n');
     const view = buildView(layout, config, NOW);
     expect(view.problems.map((p) => p.file)).toEqual(['curriculum.jsonl']);
@@ -203,7 +214,7 @@ describe('corrupt state', () => {
 
 describe('summaries render the same numbers', () => {
   it('lane rows and Markdown carry the view counts, escaped', async () => {
-    const { layout, config } = await writeKnownSchool(join(dir.path, 'state'));
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
     const view = buildView(layout, config, NOW);
     const rows = laneRows(view);
     expect(rows.slice(1).map((r) => [r[0], r[1]])).toEqual(view.lanes.map((l) => [l.label, String(l.count)]));
