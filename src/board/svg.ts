@@ -26,7 +26,19 @@ function outcomeClass(bar: SlotBar): string {
   return 'bar-failed';
 }
 
-/** Time ticks at a round step, labelled relative to the start (0m, 15m, …). */
+/** Exact offset labels for ticks (1m15s, 2h30m): `age` rounds, which would repeat labels. */
+function tickLabel(seconds: number): string {
+  const s = Math.round(seconds);
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m}m${two(s % 60)}s` : `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h}h${two(m % 60)}m` : `${h}h`;
+  return h % 24 ? `${Math.floor(h / 24)}d${two(h % 24)}h` : `${Math.floor(h / 24)}d`;
+}
+
+/** Time ticks at a round step, labelled relative to the start (0s, 15m, 1h30m, …). */
 function ticks(t0: number, t1: number, x: (t: number) => number, height: number): string {
   const span = Math.max(1, t1 - t0);
   const steps = [1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 21600, 43200, 86400].map((s) => s * 1000);
@@ -36,7 +48,7 @@ function ticks(t0: number, t1: number, x: (t: number) => number, height: number)
     const px = x(t).toFixed(1);
     out.push(
       `<line class="grid" x1="${px}" x2="${px}" y1="0" y2="${height}"/>` +
-        `<text class="tick" x="${px}" y="${height + 14}" text-anchor="middle">${h(age((t - t0) / 1000))}</text>`,
+        `<text class="tick" x="${px}" y="${height + 14}" text-anchor="middle">${h(tickLabel((t - t0) / 1000))}</text>`,
     );
   }
   return out.join('');

@@ -1,6 +1,5 @@
 import { loadView } from '../../board/load.js';
 import { renderTerminal } from '../../board/terminal.js';
-import { redact } from '../../security/redact.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';
 
@@ -30,7 +29,8 @@ export const statusCommand: Command = {
       return 0;
     }
     const { view } = loadView({ config: values.config, stateDir: values['state-dir'] });
-    process.stdout.write(values.json ? JSON.stringify(redact(view), null, 2) + '\n' : renderTerminal(view));
+    // buildView returns the view already redacted; renderTerminal redacts its output once more.
+    process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : renderTerminal(view));
     return view.healthy ? 0 : 1;
   },
 };
