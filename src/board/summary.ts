@@ -1,5 +1,4 @@
-import { redactText } from '../security/redact.js';
-import { escapeHtml } from './escape.js';
+import { escapeCell } from '../curriculum/summary.js';
 import { age, clip, percent, score, spendLine, where } from './format.js';
 import { ACTIVE_LANES, LANE_LABELS, type LaneId, type SchoolView } from './model.js';
 
@@ -16,14 +15,12 @@ export interface SummaryCell {
 }
 export type SummaryRow = Array<SummaryCell | string>;
 
-/** A Markdown table cell: redacted, HTML-escaped (summaries render HTML), pipes and newlines neutralized. */
+/**
+ * A Markdown cell or inline text: the curriculum summary's escaper (redacted, then every character
+ * HTML or Markdown could act on becomes an entity), so issue text cannot open a tag, link or cell.
+ */
 export function mdCell(value: string | number | undefined): string {
-  if (value === undefined) return '';
-  return escapeHtml(redactText(String(value)))
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/[`*_[\]]/g, (c) => `\\${c}`)
-    .replace(/\s*\n\s*/g, ' ');
+  return value === undefined ? '' : escapeCell(String(value), 400);
 }
 
 function mdTable(head: string[], rows: Array<Array<string | number | undefined>>): string {
@@ -31,8 +28,8 @@ function mdTable(head: string[], rows: Array<Array<string | number | undefined>>
   return [line(head), `| ${head.map(() => '---').join(' | ')} |`, ...rows.map(line)].join('\n');
 }
 
-/** `core.summary.addTable` cells are inserted as HTML: escape them. */
-const cell = (v: string | number | undefined): string => escapeHtml(redactText(String(v ?? '')));
+/** `core.summary.addTable` inserts cells as HTML: the same escaper makes them inert. */
+const cell = (v: string | number | undefined): string => mdCell(v ?? '');
 const header = (...names: string[]): SummaryRow => names.map((n) => ({ data: cell(n), header: true }));
 
 export function laneRows(view: SchoolView): SummaryRow[] {

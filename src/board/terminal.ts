@@ -1,3 +1,4 @@
+import { renderText } from '../grading/report.js';
 import { redactText } from '../security/redact.js';
 import { age, clip, percent, score, spendLine, where } from './format.js';
 import { ACTIVE_LANES, LANE_LABELS, type BoardItem, type SchoolView } from './model.js';
@@ -6,18 +7,12 @@ import { ACTIVE_LANES, LANE_LABELS, type BoardItem, type SchoolView } from './mo
 const ITEMS_PER_LANE = 20;
 const LEADERS = 10;
 
-/** A plain-text table: columns padded to their widest cell (by code points). */
-export function table(rows: string[][], indent = '  '): string[] {
-  const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, Array.from(c).length)));
-  return rows.map(
-    (r) =>
-      indent +
-      r
-        .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - Array.from(c).length)))
-        .join('  ')
-        .trimEnd(),
-  );
+/** The grading report's plain-text table, indented under a heading. */
+function table(rows: string[][], indent = '  '): string[] {
+  return renderText(rows)
+    .trimEnd()
+    .split('\n')
+    .map((line) => indent + line);
 }
 
 function itemRow(item: BoardItem): string[] {
