@@ -81,7 +81,7 @@ describe.skipIf(!haveChromium)(
 
     afterAll(async () => {
       await browser?.close();
-      if (!process.env.SCHOOL_SCREENSHOT_DIR) dir.cleanup();
+      if (!process.env.SCHOOL_SCREENSHOT_DIR) dir?.cleanup();
     });
 
     it('shows the lanes, the leaderboard and both charts, makes no network request, and screenshots', async () => {
