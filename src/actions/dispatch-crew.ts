@@ -2,7 +2,7 @@ import * as core from '@actions/core';
 import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import { actionsJobStatus } from '../crew/job-status.js';
-import { planStep, progressLine, runStep } from '../crew/dispatch-run.js';
+import { beatDaemon, planStep, progressLine, runStep } from '../crew/dispatch-run.js';
 import { runCrewFromSpec } from '../crew/runner.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
@@ -11,7 +11,8 @@ import { StateLayout } from '../state/layout.js';
 
 /**
  * dispatch-crew: thin entry (STYLE). `mode: plan` plans a batch and outputs the daemon matrix
- * (identifiers only); `mode: run` runs one daemon's planned crews with its K slots. The same bundle
+ * (identifiers only); `mode: run` runs one daemon's planned crews with its K slots; `mode:
+ * heartbeat` only records this runner's roster heartbeat. The same bundle
  * is the crew runner: the driver starts `node <this bundle> __run-crew <spec>` in its own session.
  */
 const flag = (name: string) =>
@@ -28,7 +29,7 @@ const flag = (name: string) =>
     });
 
 const inputsSchema = z.object({
-  mode: z.enum(['plan', 'run'], { message: 'mode: expected "plan" or "run"' }),
+  mode: z.enum(['plan', 'run', 'heartbeat'], { message: 'mode: expected "plan", "run" or "heartbeat"' }),
   daemon: z.string().optional(),
   config: z.string().optional(),
   stateDir: z.string().optional(),
@@ -66,9 +67,9 @@ function parseInputs() {
   });
   if (!r.success)
     throw new ConfigError(`dispatch-crew inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
-  if (r.data.mode === 'run' && !r.data.daemon)
+  if (r.data.mode !== 'plan' && !r.data.daemon)
     throw new ConfigError(
-      'dispatch-crew: mode run needs the daemon input (the fleet daemon id this runner is).',
+      `dispatch-crew: mode ${r.data.mode} needs the daemon input (the fleet daemon id this runner is).`,
     );
   return r.data;
 }
@@ -144,10 +145,16 @@ async function main(): Promise<void> {
     return;
   }
   if (inputs.dryRun) {
-    logger.info('dispatch-crew: dry run — no crew is run in mode run.');
+    logger.info(`dispatch-crew: dry run — nothing recorded in mode ${inputs.mode}.`);
     return;
   }
   const daemon = inputs.daemon!;
+  if (inputs.mode === 'heartbeat') {
+    // A runner beats the roster so the next plan may assign to it (a silent daemon is offline).
+    await beatDaemon(layout, config, daemon);
+    logger.info(`dispatch-crew: heartbeat recorded for daemon ${daemon}`);
+    return;
+  }
   const budgetMs =
     config.dispatch.jobTimeoutMinutes * 60_000 -
     (jobStartedAt ? Math.max(0, Date.now() - jobStartedAt.getTime()) : 0);

@@ -3,6 +3,8 @@ import { fetchCommand } from './commands/fetch.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
+import { loopCommand } from './commands/loop.js';
+import { pauseCommand } from './commands/pause.js';
 import { reportCommand } from './commands/report.js';
 import { statusCommand } from './commands/status.js';
 
@@ -18,6 +20,8 @@ export const commands: Record<string, Command> = {
   drain: drainCommand,
   'dead-letters': deadLettersCommand,
   dispatch: dispatchCommand,
+  loop: loopCommand,
+  pause: pauseCommand,
   report: reportCommand,
   status: statusCommand,
 };

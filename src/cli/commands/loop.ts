@@ -1,0 +1,158 @@
+import { isAbsolute, resolve } from 'node:path';
+import { loadConfig, resolveConfig } from '../../config/load.js';
+import type { SchoolConfig } from '../../config/schema.js';
+import { createGitHubClient } from '../../github/client.js';
+import { octokitPort } from '../../grading/github-port.js';
+import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
+import { ConfigError } from '../../errors.js';
+import { consoleLogger } from '../../log.js';
+import { runLoop, type LoopResult } from '../../loop/loop.js';
+import { StateLayout } from '../../state/layout.js';
+import { parse } from '../args.js';
+import type { Command } from '../commands.js';
+import type { CurriculumSource } from '../../curriculum/fetch.js';
+
+const HELP = `Usage: school loop [--example] [--config school.yml] [--issues-file FILE | --repo owner/name] [--json]
+
+Runs the whole school loop in this process: fetch the curriculum, plan and run crews on every
+daemon of the fleet (all on this machine), drain the grading queue, then print the verdicts, the
+leaderboard and where the state lives. Run it again to continue from that state: nothing is
+dispatched twice, and a failed issue comes back as its repair.
+
+  --example        the embedded default: examples/school.yml, examples/issues.json, the
+                   deterministic student, and a real repository prepared at its repoPath
+  --config F       school.yml (default: ./school.yml when present, else the defaults)
+  --issues-file F  offline curriculum (GitHub REST issue shape); overrides curriculum.issuesFile
+  --repo O/N       fetch open issues from GitHub (token from GITHUB_TOKEN); grades get labels
+  --json           print the result as JSON instead of the report
+`;
+
+export const loopCommand: Command = {
+  summary: 'loop [--example] [--config FILE]: fetch, dispatch, grade in one process, then report',
+  async run(argv) {
+    const { values } = parse('loop', argv, {
+      example: { type: 'boolean' },
+      config: { type: 'string' },
+      'issues-file': { type: 'string' },
+      repo: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean' },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    if (values.example && values.config) {
+      throw new ConfigError('school loop: use either --example or --config, not both.');
+    }
+    const config = values.example ? exampleConfig() : resolveConfig(values.config);
+    if (values.example) {
+      const repo = prepareExampleRepo(config.repoPath);
+      process.stdout.write(`example repository: ${repo.path} at ${repo.head.slice(0, 12)}\n`);
+    }
+    const layout = new StateLayout(config.stateDir);
+    const logger = consoleLogger({ debug: process.env.RUNNER_DEBUG === '1' });
+
+    let source: CurriculumSource;
+    let github: ReturnType<typeof octokitPort> | undefined;
+    const issuesFile = values['issues-file'] ?? config.curriculum.issuesFile;
+    if (values.repo) {
+      const token = process.env.GITHUB_TOKEN;
+      if (!token) {
+        throw new ConfigError(
+          'school loop --repo: set GITHUB_TOKEN to a token with issues: read (and issues: write for labels).',
+        );
+      }
+      const [owner, repo] = values.repo.split('/');
+      if (!owner || !repo) throw new ConfigError(`--repo: expected owner/name, found "${values.repo}".`);
+      const client = createGitHubClient({ token, logger });
+      source = { kind: 'github', client, repo: { owner, repo } };
+      github = octokitPort(client, values.repo);
+    } else if (issuesFile) {
+      source = { kind: 'file', path: issuesFile };
+    } else {
+      throw new ConfigError(
+        'school loop: no curriculum source. Pass --issues-file FILE, --repo owner/name, set curriculum.issuesFile in school.yml, or try --example.',
+      );
+    }
+
+    // The driver starts each crew runner as `school dispatch __run-crew <spec>` in its own session.
+    const launcher = [process.execPath, ...process.execArgv, process.argv[1]!, 'dispatch', '__run-crew'];
+    const result = await runLoop({
+      config,
+      layout,
+      logger,
+      source,
+      launcher,
+      ...(github ? { github } : {}),
+      onProgress: (line) => process.stdout.write(`${line}\n`),
+    });
+    if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
+    else process.stdout.write(report(result, layout));
+    return result.drain.fatal ? 1 : 0;
+  },
+};
+
+/** examples/school.yml with its paths made absolute, so `--example` works from any directory. */
+function exampleConfig(): SchoolConfig {
+  const paths = examplePaths();
+  const config = loadConfig(paths.config, { curriculum: { issuesFile: paths.issues } });
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(p));
+  for (const agent of config.agents) {
+    agent.command = agent.command.map((a) => (a === 'examples/student.mjs' ? paths.student : a));
+  }
+  return { ...config, stateDir: abs(config.stateDir), repoPath: abs(config.repoPath) };
+}
+
+function summaryJson(r: LoopResult, layout: StateLayout) {
+  return {
+    stateDir: layout.root,
+    curriculum: {
+      count: r.fetch.count,
+      added: r.fetch.added,
+      changed: r.fetch.changed,
+      removed: r.fetch.removed,
+    },
+    planned: r.plan.assignments.map((a) => ({
+      crewId: a.crewId,
+      issue: a.issueNumber,
+      daemon: a.daemon,
+      attempt: a.attempt,
+    })),
+    refused: r.plan.refused.map((x) => ({ issue: x.issue, code: x.code, reason: x.reason })),
+    loud: r.plan.loud,
+    finished: r.runs.flatMap((x) => x.result.finished.map((f) => ({ daemon: x.daemon, ...f }))),
+    verdicts: r.drain.verdicts,
+    grading: {
+      accepted: r.drain.accepted,
+      rejected: r.drain.rejected,
+      failed: r.drain.failed,
+      deadLettered: r.drain.deadLettered,
+      fatal: r.drain.fatal,
+    },
+    leaderboard: r.leaderboard,
+  };
+}
+
+function report(r: LoopResult, layout: StateLayout): string {
+  const lines: string[] = [''];
+  if (r.plan.loud) lines.push(r.plan.loud, '');
+  lines.push(`Planned ${r.plan.assignments.length} crew(s); ${r.plan.refused.length} issue(s) not placed.`);
+  for (const x of r.plan.refused.slice(0, 20)) lines.push(`  #${x.issue}: ${x.code} — ${x.reason}`);
+  lines.push('', 'Verdicts:');
+  if (r.drain.verdicts.length === 0) lines.push('  (nothing to grade this time)');
+  for (const v of r.drain.verdicts) {
+    lines.push(
+      `  #${v.issueNumber} ${v.crewId} ${v.accepted ? 'ACCEPTED' : 'REJECTED'} by ${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`,
+    );
+  }
+  lines.push('', 'Leaderboard:');
+  if (r.leaderboard.length === 0) lines.push('  (no scores yet)');
+  for (const row of r.leaderboard) {
+    lines.push(
+      `  ${row.rank}. ${row.agent}  ema ${row.ema.toFixed(3)}  accepted ${row.accepted}/${row.count}`,
+    );
+  }
+  lines.push('', `State: ${layout.root}`, '');
+  return lines.join('\n');
+}

@@ -1,0 +1,80 @@
+import type { SchoolConfig } from '../config/schema.js';
+import { planStep, progressLine, runStep, type RunStepResult } from '../crew/dispatch-run.js';
+import type { Progress } from '../crew/driver.js';
+import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../curriculum/fetch.js';
+import type { PlanResult } from '../dispatch/plan.js';
+import { drain, type DrainResult } from '../grading/drain.js';
+import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger.js';
+import type { GitHubPort } from '../grading/outbox.js';
+import type { Logger } from '../log.js';
+import type { StateLayout } from '../state/layout.js';
+
+/**
+ * `school loop`: the four stages of the school loop in one process — fetch the curriculum, plan
+ * and run crews on every daemon of the fleet (all local here), drain the grading queue — on the
+ * same state directory the actions use. A second run continues from that state: issues with an
+ * active or finished crew are not dispatched again; a failed one comes back as its repair.
+ */
+export interface LoopOptions {
+  config: SchoolConfig;
+  layout: StateLayout;
+  logger: Logger;
+  source: CurriculumSource;
+  /** argv prefix that starts one crew runner (the spec path is appended). */
+  launcher: readonly string[];
+  github?: GitHubPort;
+  /** Progress lines while crews run (which crew, which slot, elapsed). */
+  onProgress?: (line: string, p: Progress, daemon: string) => void;
+}
+
+export interface LoopResult {
+  fetch: FetchResult;
+  plan: PlanResult;
+  runs: Array<{ daemon: string; result: RunStepResult }>;
+  drain: DrainResult;
+  leaderboard: LeaderboardRow[];
+}
+
+export async function runLoop(o: LoopOptions): Promise<LoopResult> {
+  const { config, layout, logger } = o;
+  const fetched = await logger.group('fetch-curriculum', () =>
+    fetchCurriculum({ layout, config, source: o.source, logger }),
+  );
+  logger.info(
+    `curriculum: ${fetched.count} issue(s) (${fetched.added} added, ${fetched.changed} changed, ${fetched.removed} removed)`,
+  );
+
+  const daemons = config.fleet.daemons.map((d) => d.id);
+  const plan = await logger.group('dispatch-crew: plan', () =>
+    planStep({ config, layout, logger, beat: daemons }),
+  );
+  if (plan.loud) logger.warning(plan.loud);
+  logger.info(
+    `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`,
+  );
+
+  // Every daemon runs on this machine: one driver each, side by side, each with its K slots.
+  const runs = await logger.group('dispatch-crew: run', () =>
+    Promise.all(
+      daemons.map(async (daemon) => ({
+        daemon,
+        result: await runStep({
+          config,
+          layout,
+          daemon,
+          logger,
+          launcher: o.launcher,
+          onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
+        }),
+      })),
+    ),
+  );
+
+  const drained = await logger.group('drain-grading', () =>
+    drain({ config, layout, logger, ...(o.github ? { github: o.github } : {}) }),
+  );
+  if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
+
+  const ledger = new ScoreLedger(layout);
+  return { fetch: fetched, plan, runs, drain: drained, leaderboard: leaderboard(ledger.state()) };
+}
