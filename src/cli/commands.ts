@@ -6,6 +6,8 @@ import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
 import { loopCommand } from './commands/loop.js';
 import { pauseCommand } from './commands/pause.js';
+import { reportCommand } from './commands/report.js';
+import { statusCommand } from './commands/status.js';
 
 export interface Command {
   summary: string;
@@ -14,14 +16,16 @@ export interface Command {
 
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
-  config: configCommand,
-  fetch: fetchCommand,
-  drain: drainCommand,
-  'dead-letters': deadLettersCommand,
-  dispatch: dispatchCommand,
   loop: loopCommand,
-  pause: pauseCommand,
+  fetch: fetchCommand,
+  dispatch: dispatchCommand,
+  drain: drainCommand,
   checkpoint: checkpointCommand,
+  status: statusCommand,
+  report: reportCommand,
+  pause: pauseCommand,
+  'dead-letters': deadLettersCommand,
+  config: configCommand,
 };
 
 export function usage(): string {
