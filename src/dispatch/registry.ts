@@ -1,5 +1,7 @@
 import type { CrewEvent, CrewOutcome, LeaseOwner } from '../schemas/crew.js';
-import { registerFold, type LogFold } from '../state/fold.js';
+import { EventLog } from '../state/event-log.js';
+import { foldLog, registerFold, type LogFold } from '../state/fold.js';
+import type { StateLayout } from '../state/layout.js';
 
 /**
  * The crew registry: a fold of `crews.jsonl` (DESIGN §2, §3). Materialized as
@@ -136,4 +138,14 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
 /** Crews that hold or may soon hold a worktree: planned or running (N2.1). */
 export function activeCrews(registry: CrewRegistry): CrewRecord[] {
   return Object.values(registry.crews).filter((c) => c.status !== 'finished');
+}
+
+/** The crews log (`crews.jsonl`); its lock is the registry lock for plans, leases and claims (N6.2). */
+export function crewLog(layout: StateLayout): EventLog<CrewEvent> {
+  return new EventLog<CrewEvent>(layout.file('crews'));
+}
+
+/** Reads and folds the registry. Throws CorruptStateError (file quarantined) on a corrupt line. */
+export function readRegistry(layout: StateLayout): CrewRegistry {
+  return foldLog(crewFold, crewLog(layout).read());
 }

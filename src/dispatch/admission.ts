@@ -1,0 +1,345 @@
+import { CAPACITY_CLASSES, type AgentConfig } from '../config/schema.js';
+import { AgentChooser, DaemonPlacer, type ScoreLookup } from './assign.js';
+import { FenceSet } from './fences.js';
+import { classRank, type DaemonStatus } from './fleet.js';
+import type { Candidate } from './order.js';
+import { spendCapLine } from './spend.js';
+
+/**
+ * Admission: ONE pure decision over one batch (DESIGN §3, N3.1, N5.1, N7.3, seeds 002/003). It reads
+ * nothing and writes nothing; `planDispatch` gathers the inputs under the registry lock and records
+ * the result. Every candidate comes out either admitted (with agent and daemon) or refused with a
+ * code and a sentence.
+ *
+ * Batch gates, in order (each refuses every candidate):
+ *  1. `blocked` — a corrupt or quarantined registry/ledger: assume the fleet is full (N5.1);
+ *  2. spend cap — spent ≥ cap: exactly one loud line, nothing placed (seed 003);
+ *  3. pause — a recorded usage limit, overload or operator pause (seed 002);
+ *  4. time budget — not even one wave of crew timeout + grading reserve fits (N3.1).
+ * Then, per candidate in the given order:
+ *  5. global cap `maxCrews` minus active crews;
+ *  6. an agent (N4.3 allowlist for a forced agent);
+ *  7. a classroom pool; a coding crew may fall back to a `bot` daemon only when no worktree daemon is
+ *     online, and at most `maxFallbacks` times per batch (N7.3);
+ *  8. capacity: online daemons, effective class ≥ weight (over-capacity is refused, not dropped),
+ *     free disk ≥ floor, and free slots (K × waves − busy) — checked for the whole class ladder so
+ *     the set admitted can always be packed (see below);
+ *  9. fences disjoint from every running, planned and already admitted crew.
+ *
+ * Packing: crews of class w fit only on daemons of class ≥ w, a nested structure, so a set of crews
+ * can be placed iff for every class c the crews needing ≥ c number at most the free slots on daemons
+ * of class ≥ c (Hall's condition on nested sets). Admission keeps that invariant in priority order;
+ * placement then packs best-fit-decreasing (heaviest first, tightest class first), which always
+ * succeeds under it. Both steps are O(n log n) for n candidates.
+ */
+export type RefusalCode =
+  | 'state-corrupt'
+  | 'spend-cap'
+  | 'paused'
+  | 'time-budget'
+  | 'global-cap'
+  | 'no-agent'
+  | 'force-agent-not-allowed'
+  | 'no-classroom'
+  | 'fleet-offline'
+  | 'fallback-limit'
+  | 'over-capacity'
+  | 'disk-floor'
+  | 'no-free-slot'
+  | 'fence-conflict'
+  | 'active-crew'
+  | 'repair-stopped-after-two-failures'
+  | 'done';
+
+export interface Refusal {
+  issue: number;
+  code: RefusalCode;
+  reason: string;
+}
+
+export interface AdmissionDaemon extends DaemonStatus {
+  /** Crews holding or about to hold one of its slots (active crews ∪ lease holders). */
+  busy: number;
+}
+
+export interface AdmissionInput {
+  /** Ready candidates, already ordered (repairs, priority, size, number). */
+  candidates: readonly Candidate[];
+  daemons: readonly AdmissionDaemon[];
+  agents: readonly AgentConfig[];
+  scores?: ScoreLookup;
+  maxCrews: number;
+  activeCrews: number;
+  /** Fences of planned and running crews, with a label naming the holder. */
+  heldFences: ReadonlyArray<{ fences: readonly string[]; holder: string }>;
+  time: { remainingMs: number; crewTimeoutMs: number; gradingReserveMs: number; maxWaves: number };
+  minFreeDiskBytes: number;
+  spend: { spentUsd: number; capUsd?: number };
+  maxFallbacks: number;
+  /** Set when the registry or a control ledger cannot be trusted: deny everything with this reason. */
+  blocked?: string;
+  /** Set while the school is paused: deny everything with this reason. */
+  paused?: string;
+}
+
+export interface Admitted {
+  candidate: Candidate;
+  agent: string;
+  daemon: string;
+  classroom: DaemonStatus['classroom'];
+  /** A coding crew sent to a bot classroom because no worktree daemon was online (N7.3). */
+  fallback: boolean;
+}
+
+export interface AdmissionResult {
+  admitted: Admitted[];
+  refused: Refusal[];
+  /** The loud line of a cap-frozen batch. */
+  loud?: string;
+  /** Crew-timeout waves that fit in the remaining job time (capped at maxWaves). */
+  waves: number;
+}
+
+type PoolName = 'worktree' | 'bot';
+const CLASSES = CAPACITY_CLASSES.length;
+const GiB = 1024 ** 3;
+
+export function admit(input: AdmissionInput): AdmissionResult {
+  const { candidates } = input;
+  const { remainingMs, crewTimeoutMs, gradingReserveMs, maxWaves } = input.time;
+  const fit = crewTimeoutMs > 0 ? Math.floor((remainingMs - gradingReserveMs) / crewTimeoutMs) : 0;
+  const waves = Math.max(0, Math.min(maxWaves, fit));
+  const all = (code: RefusalCode, reason: string, loud?: string): AdmissionResult => ({
+    admitted: [],
+    refused: candidates.map((c) => ({ issue: c.issueNumber, code, reason })),
+    ...(loud ? { loud } : {}),
+    waves,
+  });
+
+  if (input.blocked !== undefined)
+    return all('state-corrupt', `registry assumed full (N5.1): ${input.blocked}`);
+  const { spentUsd, capUsd } = input.spend;
+  if (capUsd !== undefined && !(spentUsd < capUsd)) {
+    const loud = spendCapLine(spentUsd, capUsd, candidates.length);
+    return all('spend-cap', loud, loud);
+  }
+  if (input.paused !== undefined) return all('paused', input.paused);
+  if (waves < 1) {
+    return all(
+      'time-budget',
+      `time budget (N3.1): ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`,
+    );
+  }
+
+  const pools = buildPools(input, waves);
+  const hasBot = pools.bot.daemons.length > 0;
+  const chooser = new AgentChooser(input.agents, input.scores);
+  const fences = new FenceSet();
+  for (const h of input.heldFences) fences.claim(h.fences, h.holder);
+
+  const refused: Refusal[] = [];
+  const selected: Array<{ c: Candidate; agent: string; pool: PoolName; fallback: boolean; order: number }> =
+    [];
+  let room = input.maxCrews - input.activeCrews;
+  let fallbacks = 0;
+  const refuse = (c: Candidate, code: RefusalCode, reason: string) =>
+    refused.push({ issue: c.issueNumber, code, reason });
+
+  for (const c of candidates) {
+    if (room <= 0) {
+      refuse(
+        c,
+        'global-cap',
+        `global cap reached: maxCrews ${input.maxCrews}, ${input.activeCrews} active, ${selected.length} admitted this batch`,
+      );
+      continue;
+    }
+    const choice = chooser.choose(c);
+    if ('code' in choice) {
+      refuse(c, choice.code, choice.reason);
+      continue;
+    }
+    let poolName: PoolName = c.role !== 'coding' && hasBot ? 'bot' : 'worktree';
+    let fallback = false;
+    if (c.role === 'coding' && pools.worktree.online === 0 && pools.bot.online > 0) {
+      if (fallbacks >= input.maxFallbacks) {
+        refuse(
+          c,
+          'fallback-limit',
+          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch (N7.3)`,
+        );
+        continue;
+      }
+      poolName = 'bot';
+      fallback = true;
+    }
+    const pool = pools[poolName];
+    const rank = classRank(c.weight);
+    const why = pool.refusal(rank, input, waves);
+    if (why) {
+      refuse(c, why.code, why.reason);
+      continue;
+    }
+    const conflict = fences.conflict(c.fences);
+    if (conflict) {
+      refuse(c, 'fence-conflict', `fence ${conflict.fence} overlaps a fence held by ${conflict.heldBy}`);
+      continue;
+    }
+    fences.claim(c.fences, `issue #${c.issueNumber} (admitted this batch)`);
+    pool.take(rank);
+    if (fallback) fallbacks++;
+    room--;
+    selected.push({ c, agent: choice.agent, pool: poolName, fallback, order: selected.length });
+  }
+
+  // Best-fit-decreasing: heaviest first (stable in priority order), each on the tightest class.
+  const admitted: Array<Admitted & { order: number }> = [];
+  for (const name of ['worktree', 'bot'] as const) {
+    const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
+    const mine = selected
+      .filter((s) => s.pool === name)
+      .sort((a, b) => classRank(b.c.weight) - classRank(a.c.weight) || a.order - b.order);
+    for (const s of mine) {
+      const daemon = placer.place(classRank(s.c.weight));
+      if (daemon === undefined) {
+        // Unreachable while the Hall invariant holds; refuse rather than drop if it ever breaks.
+        refuse(s.c, 'no-free-slot', `no daemon of class ≥ ${s.c.weight} had a free slot at placement`);
+        continue;
+      }
+      admitted.push({
+        candidate: s.c,
+        agent: s.agent,
+        daemon,
+        classroom: pools[name].classroomOf.get(daemon)!,
+        fallback: s.fallback,
+        order: s.order,
+      });
+    }
+  }
+  admitted.sort((a, b) => a.order - b.order);
+  return { admitted: admitted.map(({ order: _order, ...a }) => a), refused, waves };
+}
+
+class Pool {
+  readonly daemons: AdmissionDaemon[] = [];
+  online = 0;
+  /** Free slots this batch on usable daemons of class ≥ c. */
+  private readonly capAtLeast = new Array<number>(CLASSES).fill(0);
+  private readonly onlineAtLeast = new Array<number>(CLASSES).fill(0);
+  private readonly usableAtLeast = new Array<number>(CLASSES).fill(0);
+  /** Admitted so far, by class. */
+  private readonly taken = new Array<number>(CLASSES).fill(0);
+  readonly placerDaemons: Array<{ id: string; rank: number; slots: number; busy: number; capacity: number }> =
+    [];
+  readonly classroomOf = new Map<string, DaemonStatus['classroom']>();
+
+  constructor(
+    readonly name: PoolName,
+    daemons: readonly AdmissionDaemon[],
+    minFreeDiskBytes: number,
+    waves: number,
+  ) {
+    for (const d of daemons) {
+      this.daemons.push(d);
+      this.classroomOf.set(d.id, d.classroom);
+      if (!d.online) continue;
+      this.online++;
+      const rank = classRank(d.effectiveClass);
+      // Fail closed on an unknown disk figure: the floor cannot be shown to hold.
+      const usable = d.freeDiskBytes !== undefined && d.freeDiskBytes >= minFreeDiskBytes;
+      const capacity = usable ? Math.max(0, d.slots * waves - d.busy) : 0;
+      for (let c = 0; c <= rank; c++) {
+        this.onlineAtLeast[c]!++;
+        if (usable) this.usableAtLeast[c]!++;
+        this.capAtLeast[c]! += capacity;
+      }
+      this.placerDaemons.push({ id: d.id, rank, slots: d.slots, busy: d.busy, capacity });
+    }
+  }
+
+  take(rank: number): void {
+    this.taken[rank]!++;
+  }
+
+  /** Why one more crew of class `rank` cannot be admitted, or undefined when it can. */
+  refusal(
+    rank: number,
+    input: AdmissionInput,
+    waves: number,
+  ): { code: RefusalCode; reason: string } | undefined {
+    const weight = CAPACITY_CLASSES[rank]!;
+    let needAtLeast = 0;
+    // Walk down from the crew's class: needAtLeast = admitted crews of class ≥ c, plus this one.
+    for (let c = CLASSES - 1; c >= 0; c--) {
+      needAtLeast += this.taken[c]!;
+      if (c > rank) continue;
+      if (needAtLeast + 1 <= this.capAtLeast[c]!) continue;
+      return this.explain(rank, c, weight, input, waves);
+    }
+    return undefined;
+  }
+
+  private explain(rank: number, c: number, weight: string, input: AdmissionInput, waves: number) {
+    if (this.daemons.length === 0) {
+      return {
+        code: 'no-classroom' as const,
+        reason: `no daemon in the fleet hosts ${this.name} classrooms`,
+      };
+    }
+    if (this.online === 0) {
+      const names = this.daemons
+        .slice(0, 5)
+        .map((d) => `${d.id} (${d.offlineReason ?? 'offline'})`)
+        .join(', ');
+      const more = this.daemons.length > 5 ? ` and ${this.daemons.length - 5} more` : '';
+      return { code: 'fleet-offline' as const, reason: `no online ${this.name} daemon: ${names}${more}` };
+    }
+    if (this.onlineAtLeast[rank] === 0) {
+      const largest = CAPACITY_CLASSES[this.onlineAtLeast.findLastIndex((n) => n > 0)] ?? 'none';
+      return {
+        code: 'over-capacity' as const,
+        reason: `weight ${weight} exceeds every online daemon's effective class (largest: ${largest}); refused, not dropped`,
+      };
+    }
+    if (this.usableAtLeast[rank] === 0) {
+      const low = this.daemons
+        .filter((d) => d.online && classRank(d.effectiveClass) >= rank)
+        .slice(0, 5)
+        .map((d) => `${d.id}: ${d.freeDiskBytes === undefined ? 'unknown' : gib(d.freeDiskBytes)}`)
+        .join(', ');
+      return {
+        code: 'disk-floor' as const,
+        reason: `free disk below the ${gib(input.minFreeDiskBytes)} floor on every online daemon of class ≥ ${weight} (${low})`,
+      };
+    }
+    const cls = CAPACITY_CLASSES[c]!;
+    if (waves < input.time.maxWaves) {
+      return {
+        code: 'time-budget' as const,
+        reason: `time budget (N3.1): only ${waves} of ${input.time.maxWaves} wave(s) fit in the ${min(input.time.remainingMs)} left, and their ${this.capAtLeast[c]} slot(s) on class ≥ ${cls} are taken`,
+      };
+    }
+    return {
+      code: 'no-free-slot' as const,
+      reason: `all ${this.capAtLeast[c]} free slot(s) this batch on daemons of class ≥ ${cls} are taken`,
+    };
+  }
+}
+
+function buildPools(input: AdmissionInput, waves: number): Record<PoolName, Pool> {
+  const bot = input.daemons.filter((d) => d.classroom === 'bot');
+  const worktree = input.daemons.filter((d) => d.classroom !== 'bot');
+  return {
+    worktree: new Pool('worktree', worktree, input.minFreeDiskBytes, waves),
+    bot: new Pool('bot', bot, input.minFreeDiskBytes, waves),
+  };
+}
+
+function min(ms: number): string {
+  const m = ms / 60_000;
+  return `${Number.isInteger(m) ? m : m.toFixed(1)} min`;
+}
+
+function gib(bytes: number): string {
+  return `${(bytes / GiB).toFixed(1)} GiB`;
+}

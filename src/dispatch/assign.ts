@@ -1,0 +1,171 @@
+import type { AgentConfig, Role } from '../config/schema.js';
+import type { Candidate } from './order.js';
+
+/**
+ * Who does the work and where (DESIGN §3 "Assignment", seed 003 routing).
+ *
+ * Agents: an agent is eligible when it takes the role, the domain (an empty domain list takes any)
+ * and the difficulty. Among eligible agents the best score from the grading ledger wins; an agent
+ * the ledger has not scored yet counts as NEUTRAL_SCORE, so new agents get work. Ties keep
+ * configuration order. `forceAgent` is honoured only when that agent is allowed for the issue's
+ * role (N4.3: a force can choose among the role's own agents, never escalate past them).
+ *
+ * Daemons: best fit — the smallest effective class that is at least the crew's weight — then the
+ * least-loaded daemon of that class ((busy + assigned) / K), ties broken round-robin (the daemon
+ * picked longest ago goes first). Each class keeps a binary heap, so a placement is O(log D).
+ */
+
+/** Score of an agent for a context, from the grading ledger (EMA in [0, 1]); undefined = unscored. */
+export type ScoreLookup = (
+  agent: string,
+  context: { role: Role; domain: string; difficulty: number },
+) => number | undefined;
+
+/** Prior for an agent without a score, in the middle of the EMA range. */
+export const NEUTRAL_SCORE = 0.5;
+
+export type AgentChoice =
+  { agent: string } | { code: 'force-agent-not-allowed' | 'no-agent'; reason: string };
+
+export class AgentChooser {
+  private readonly cache = new Map<string, AgentChoice>();
+
+  constructor(
+    private readonly agents: readonly AgentConfig[],
+    private readonly scores?: ScoreLookup,
+  ) {}
+
+  choose(c: Pick<Candidate, 'role' | 'domain' | 'difficulty' | 'forceAgent'>): AgentChoice {
+    const key = `${c.role}\u0000${c.domain}\u0000${c.difficulty}\u0000${c.forceAgent ?? ''}`;
+    let choice = this.cache.get(key);
+    if (!choice) {
+      choice = c.forceAgent !== undefined ? this.forced(c.forceAgent, c.role) : this.best(c);
+      this.cache.set(key, choice);
+    }
+    return choice;
+  }
+
+  private forced(id: string, role: Role): AgentChoice {
+    const agent = this.agents.find((a) => a.id === id);
+    if (!agent) {
+      return {
+        code: 'force-agent-not-allowed',
+        reason: `forceAgent "${id}" is not a configured agent (known: ${this.agents.map((a) => a.id).join(', ')})`,
+      };
+    }
+    if (!agent.roles.includes(role)) {
+      return {
+        code: 'force-agent-not-allowed',
+        reason: `forceAgent "${id}" is not allowed for role ${role} (it takes: ${agent.roles.join(', ')}); N4.3 forbids escalating through a forced agent`,
+      };
+    }
+    return { agent: id };
+  }
+
+  private best(c: Pick<Candidate, 'role' | 'domain' | 'difficulty'>): AgentChoice {
+    let best: { id: string; score: number } | undefined;
+    for (const a of this.agents) {
+      if (!a.roles.includes(c.role)) continue;
+      if (a.domains.length > 0 && !a.domains.includes(c.domain)) continue;
+      if (a.maxDifficulty < c.difficulty) continue;
+      const raw = this.scores?.(a.id, { role: c.role, domain: c.domain, difficulty: c.difficulty });
+      const score = typeof raw === 'number' && Number.isFinite(raw) ? raw : NEUTRAL_SCORE;
+      if (!best || score > best.score) best = { id: a.id, score };
+    }
+    if (best) return { agent: best.id };
+    return {
+      code: 'no-agent',
+      reason: `no configured agent takes role ${c.role}, domain ${c.domain} at difficulty ${c.difficulty}`,
+    };
+  }
+}
+
+/** A daemon as the placer sees it: how much it may still take this cycle. */
+export interface PlacerDaemon {
+  id: string;
+  /** Index of its effective class (light = 0 … xl = 3). */
+  rank: number;
+  slots: number;
+  busy: number;
+  /** Crews it may still take this cycle (K × waves − busy). */
+  capacity: number;
+}
+
+interface Entry {
+  d: PlacerDaemon;
+  assigned: number;
+  /** Round-robin: when it was last picked (unpicked daemons keep configuration order). */
+  seq: number;
+}
+
+function before(a: Entry, b: Entry): boolean {
+  // Compare load ratios without division: (busy_a + n_a) / K_a < (busy_b + n_b) / K_b.
+  const la = (a.d.busy + a.assigned) * b.d.slots;
+  const lb = (b.d.busy + b.assigned) * a.d.slots;
+  return la !== lb ? la < lb : a.seq < b.seq;
+}
+
+class Heap {
+  private readonly items: Entry[] = [];
+  get size(): number {
+    return this.items.length;
+  }
+  push(e: Entry): void {
+    const h = this.items;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!before(h[i]!, h[p]!)) break;
+      [h[i], h[p]] = [h[p]!, h[i]!];
+      i = p;
+    }
+  }
+  pop(): Entry | undefined {
+    const h = this.items;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && before(h[l]!, h[m]!)) m = l;
+        if (r < h.length && before(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+/** Best-fit, least-loaded, round-robin placement over one pool of daemons. */
+export class DaemonPlacer {
+  private readonly heaps: Heap[];
+  private seq = 0;
+
+  constructor(daemons: readonly PlacerDaemon[], classes = 4) {
+    this.heaps = Array.from({ length: classes }, () => new Heap());
+    daemons.forEach((d, i) => {
+      if (d.capacity > 0) this.heaps[d.rank]!.push({ d, assigned: 0, seq: i - daemons.length });
+    });
+  }
+
+  /** The daemon for a crew of class `rank`, or undefined when no daemon of that class or above has room. */
+  place(rank: number): string | undefined {
+    for (let c = rank; c < this.heaps.length; c++) {
+      const heap = this.heaps[c]!;
+      const e = heap.pop();
+      if (!e) continue;
+      e.assigned++;
+      e.seq = ++this.seq;
+      if (e.assigned < e.d.capacity) heap.push(e);
+      return e.d.id;
+    }
+    return undefined;
+  }
+}

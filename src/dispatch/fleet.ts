@@ -1,0 +1,125 @@
+import { CAPACITY_CLASSES, type CapacityClass, type SchoolConfig } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
+import type { StateLayout } from '../state/layout.js';
+import { event, nonce, schoolLog, type RosterEntry, type SchoolState } from './school-log.js';
+
+/**
+ * The fleet registry (configuration) joined with the roster (heartbeats in `school.jsonl`).
+ *
+ * Seed 003: online iff `now − last_seen ≤ TTL`; a daemon that never beat is offline (fail closed);
+ * the declared class is a ceiling, so the effective class is `min(declared, observed)`; the
+ * auto-router never picks an offline daemon.
+ */
+export interface DaemonStatus {
+  id: string;
+  labels: string[];
+  /** K: concurrent worktree slots. */
+  slots: number;
+  classroom: 'worktree' | 'orca' | 'bot';
+  declaredClass: CapacityClass;
+  observedClass?: CapacityClass;
+  /** min(declared, observed); the declared class when it never beat (it is offline then anyway). */
+  effectiveClass: CapacityClass;
+  online: boolean;
+  /** Why it is offline, for the refusal reasons and the job summary. */
+  offlineReason?: string;
+  lastSeen?: string;
+  freeDiskBytes?: number;
+}
+
+export function classRank(c: CapacityClass): number {
+  return CAPACITY_CLASSES.indexOf(c);
+}
+
+export function minClass(a: CapacityClass, b: CapacityClass): CapacityClass {
+  return classRank(a) <= classRank(b) ? a : b;
+}
+
+/** Joins the configured daemons with their latest heartbeats as of `now`. */
+export function fleetStatus(config: SchoolConfig, school: SchoolState, now: Date): DaemonStatus[] {
+  const ttlMs = config.fleet.heartbeatTtlSeconds * 1000;
+  return config.fleet.daemons.map((d) => status(d, school.roster[d.id], now.getTime(), ttlMs));
+}
+
+function status(
+  d: SchoolConfig['fleet']['daemons'][number],
+  beat: RosterEntry | undefined,
+  nowMs: number,
+  ttlMs: number,
+): DaemonStatus {
+  const base = {
+    id: d.id,
+    labels: d.labels,
+    slots: d.worktrees,
+    classroom: d.classroom,
+    declaredClass: d.class,
+  };
+  if (!beat) {
+    return { ...base, effectiveClass: d.class, online: false, offlineReason: 'no heartbeat recorded' };
+  }
+  const seen = Date.parse(beat.lastSeen);
+  const age = nowMs - seen;
+  let offlineReason: string | undefined;
+  if (!Number.isFinite(seen)) offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
+  else if (age > ttlMs) offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
+  // A beat from further in the future than one TTL is a broken clock, not a live daemon: fail closed
+  // rather than letting a skewed clock keep a dead daemon "online" indefinitely.
+  else if (-age > ttlMs) offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+  return {
+    ...base,
+    observedClass: beat.observedClass,
+    effectiveClass: minClass(d.class, beat.observedClass),
+    online: offlineReason === undefined,
+    ...(offlineReason ? { offlineReason } : {}),
+    lastSeen: beat.lastSeen,
+    freeDiskBytes: beat.freeDiskBytes,
+  };
+}
+
+function fmtAge(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
+}
+
+export interface HeartbeatInput {
+  daemon: string;
+  observedClass: CapacityClass;
+  freeDiskBytes: number;
+  at?: Date;
+}
+
+/**
+ * Records a runner's heartbeat. The daemon must be in the fleet registry: a beat from an unknown id
+ * would never be routed to, so it is a configuration mistake worth stopping on.
+ */
+export async function recordHeartbeat(
+  layout: StateLayout,
+  config: SchoolConfig,
+  beat: HeartbeatInput,
+): Promise<void> {
+  if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
+    const known = config.fleet.daemons.map((d) => d.id).join(', ');
+    throw new ConfigError(
+      `heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`,
+    );
+  }
+  if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
+    throw new ConfigError(
+      `heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(', ')}.`,
+    );
+  }
+  if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
+    throw new ConfigError(
+      `heartbeat: freeDiskBytes must be a finite number ≥ 0, found ${String(beat.freeDiskBytes)}.`,
+    );
+  }
+  const at = beat.at ?? new Date();
+  await schoolLog(layout).append([
+    event(
+      'roster.heartbeat',
+      `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
+      { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes },
+      at,
+    ),
+  ]);
+}

@@ -1,0 +1,68 @@
+import type { CrewOutcome } from '../schemas/crew.js';
+import type { CrewRecord, CrewRegistry } from './registry.js';
+
+/**
+ * Where each issue stands, from the crew registry (seed 002, N2.1):
+ *  - an issue with a planned or running crew is never dispatched again;
+ *  - a succeeded run (not rejected by grading) is done;
+ *  - one failed run makes the issue a queued repair (attempt 2);
+ *  - two consecutive failed runs stop it: `repair-stopped-after-two-failures`, never a third attempt;
+ *  - usage/credit limits, service overload and cancellations are interruptions, not failures.
+ */
+export type IssueState =
+  | { kind: 'active'; crewId: string }
+  | { kind: 'done'; crewId: string }
+  | { kind: 'stopped'; crewIds: [string, string] }
+  | { kind: 'repair'; attempt: 2; failedCrewId: string }
+  | { kind: 'ready'; attempt: 1 };
+
+/** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
+ * daemon or a dirty worktree must not loop an issue forever). */
+export const FAILURE_OUTCOMES: readonly CrewOutcome[] = ['failed', 'timed_out', 'aborted', 'lost'];
+
+/** What grading concluded about a finished crew, when known (accepted = both judges passed). */
+export type VerdictLookup = (crewId: string) => 'accepted' | 'rejected' | undefined;
+
+export const READY: IssueState = { kind: 'ready', attempt: 1 };
+
+/** Folds the registry into one state per issue that has history; issues absent from the map are ready. */
+export function issueStates(registry: CrewRegistry, verdict?: VerdictLookup): Map<number, IssueState> {
+  const byIssue = new Map<number, CrewRecord[]>();
+  for (const c of Object.values(registry.crews)) {
+    const list = byIssue.get(c.issueNumber);
+    if (list) list.push(c);
+    else byIssue.set(c.issueNumber, [c]);
+  }
+  const out = new Map<number, IssueState>();
+  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict));
+  return out;
+}
+
+function stateOf(crews: CrewRecord[], verdict?: VerdictLookup): IssueState {
+  const active = crews.find((c) => c.status !== 'finished');
+  if (active) return { kind: 'active', crewId: active.crewId };
+  // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
+  const runs = [...crews].sort(
+    (a, b) =>
+      (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
+      a.plannedAt.localeCompare(b.plannedAt) ||
+      a.crewId.localeCompare(b.crewId),
+  );
+  const failures: string[] = [];
+  for (const run of runs) {
+    const outcome = run.outcome;
+    if (outcome === 'succeeded') {
+      if (verdict?.(run.crewId) === 'rejected') failures.push(run.crewId);
+      else return { kind: 'done', crewId: run.crewId };
+    } else if (outcome && FAILURE_OUTCOMES.includes(outcome)) {
+      failures.push(run.crewId);
+    }
+    // Interruptions (usage_limit, overloaded, cancelled) neither count nor reset the streak.
+    if (failures.length >= 2) {
+      const [a, b] = failures.slice(-2) as [string, string];
+      return { kind: 'stopped', crewIds: [a, b] };
+    }
+  }
+  if (failures.length === 1) return { kind: 'repair', attempt: 2, failedCrewId: failures[0]! };
+  return READY;
+}

@@ -1,0 +1,138 @@
+import { PAUSING_OUTCOMES, type CrewOutcome } from '../schemas/crew.js';
+import { ConfigError } from '../errors.js';
+import { foldLog } from '../state/fold.js';
+import type { StateLayout } from '../state/layout.js';
+import type { CrewRegistry } from './registry.js';
+import {
+  event,
+  nonce,
+  pauseKey,
+  readSchool,
+  schoolFold,
+  schoolLog,
+  type ActivePause,
+  type SchoolEvent,
+} from './school-log.js';
+
+/**
+ * Launch pauses (seed 002). A usage/credit limit or a service overload is not a failed run: it pauses
+ * new launches. `clearPause()` lifts every pause recorded so far; a condition that persists pauses
+ * again as soon as the next crew reports it (pauses are keyed by the crew that reported them).
+ */
+
+/** Records an operator pause. */
+export async function pauseSchool(layout: StateLayout, reason: string, at = new Date()): Promise<void> {
+  const text = reason.trim();
+  if (!text) throw new ConfigError('pause: --reason must say why the school is paused (it was empty).');
+  await schoolLog(layout).append([
+    event('school.paused', pauseKey({}), { reason: text, source: 'manual' }, at),
+  ]);
+}
+
+/**
+ * Records the pause a crew outcome causes; returns false when the outcome does not pause or the pause
+ * was already recorded (idempotent per crew). The runtime calls it for `usage_limit`/`overloaded` and
+ * for an unexplained crew exit (source `lost`).
+ */
+export async function pauseForOutcome(
+  layout: StateLayout,
+  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome | 'lost'; reason: string },
+  at = new Date(),
+): Promise<boolean> {
+  const e = outcomePause(crew, at);
+  if (!e) return false;
+  return (await schoolLog(layout).append([e])).length === 1;
+}
+
+function outcomePause(
+  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome | 'lost'; reason: string },
+  at: Date,
+): SchoolEvent | undefined {
+  if (!PAUSING_OUTCOMES.includes(crew.outcome as CrewOutcome) && crew.outcome !== 'lost') return undefined;
+  return event(
+    'school.paused',
+    pauseKey(crew),
+    {
+      reason: `crew ${crew.crewId} (issue #${crew.issueNumber}) ended with ${crew.outcome}: ${crew.reason}`,
+      source: crew.outcome,
+      crewId: crew.crewId,
+      issueNumber: crew.issueNumber,
+    },
+    at,
+  );
+}
+
+/**
+ * Pauses the registry implies but `school.jsonl` does not hold yet: crews that finished with a
+ * pausing outcome whose pause was never recorded (the runtime crashed between the two writes). The
+ * planner treats these as active pauses and records them, so a lost write cannot unpause the school.
+ */
+export function pendingPauses(
+  registry: CrewRegistry,
+  schoolKeys: ReadonlySet<string>,
+  at: Date,
+): SchoolEvent[] {
+  const out: SchoolEvent[] = [];
+  for (const c of Object.values(registry.crews)) {
+    if (c.status !== 'finished' || !c.outcome || !PAUSING_OUTCOMES.includes(c.outcome)) continue;
+    if (schoolKeys.has(pauseKey(c))) continue;
+    const e = outcomePause(
+      { crewId: c.crewId, issueNumber: c.issueNumber, outcome: c.outcome, reason: c.reason ?? '' },
+      at,
+    );
+    if (e) out.push(e);
+  }
+  return out;
+}
+
+/**
+ * Lifts the current pauses. The registry's pausing outcomes are recorded first (under the same lock),
+ * so clearing also acknowledges them; only a *new* report pauses the school again.
+ */
+export async function clearPause(
+  layout: StateLayout,
+  reason: string,
+  registry?: CrewRegistry,
+  at = new Date(),
+): Promise<{ cleared: ActivePause[] }> {
+  const { result } = await schoolLog(layout).transact((current) => {
+    const pending = registry ? pendingPauses(registry, current.keys, at) : [];
+    const state = foldLog(schoolFold, current);
+    const cleared = [...state.pauses, ...pending.map((e) => asPause(e))];
+    const clear = event(
+      'school.pause-cleared',
+      `pause-cleared:${nonce()}`,
+      { reason: reason.trim() || 'cleared by operator' },
+      at,
+    );
+    return { append: [...pending, clear], result: cleared };
+  });
+  return { cleared: result };
+}
+
+function asPause(e: SchoolEvent): ActivePause {
+  return { ...(e.data as ActivePause), at: e.at, key: e.key };
+}
+
+export interface PauseStatus {
+  paused: boolean;
+  pauses: ActivePause[];
+  lastCleared?: { at: string; reason: string };
+}
+
+export function pauseStatus(layout: StateLayout): PauseStatus {
+  const s = readSchool(layout);
+  return {
+    paused: s.pauses.length > 0,
+    pauses: s.pauses,
+    ...(s.lastCleared ? { lastCleared: s.lastCleared } : {}),
+  };
+}
+
+/** One line naming why launches are blocked, or undefined. */
+export function describePauses(pauses: readonly ActivePause[]): string | undefined {
+  if (pauses.length === 0) return undefined;
+  const first = pauses[0]!;
+  const more = pauses.length > 1 ? ` (+${pauses.length - 1} more)` : '';
+  return `school paused since ${first.at}: ${first.reason}${more}; lift with \`school pause --clear\` once resolved`;
+}

@@ -1,0 +1,381 @@
+/**
+ * The dispatch office's planning step (DESIGN §3): one batch, decided atomically.
+ *
+ * Stable API (used by the crew runtime, the `dispatch-crew` action and `school dispatch`):
+ *
+ *   planDispatch(input: PlanInput): Promise<PlanResult>
+ *     Reads the crew registry (fold of `crews.jsonl`), the spend ledger (`spend.jsonl`, re-read every
+ *     batch), pauses and the roster (`school.jsonl`) — all inside the crews-log lock — orders the
+ *     curriculum, admits and assigns, and appends one `crew.planned` event per assignment (key
+ *     `planned:<crewId>`, crewId `c<issue>-<8 hex>`) in the same `EventLog.transact`. So any number of
+ *     concurrent planners never plan one issue twice, never exceed `maxCrews` nor a daemon's slots.
+ *     Afterwards it records pauses implied by the registry and rewrites `views/crew_runs.json`.
+ *     It never throws for a corrupt registry or ledger: it returns everything refused (`state-corrupt`).
+ *
+ *   PlanResult.assignments[]  {crewId, issueNumber, daemon, agent, weight, fences, attempt, repair,
+ *                              classroom, fallback, role, domain, difficulty}
+ *   PlanResult.refused[]      {issue, code, reason} — every curriculum issue not planned, with why
+ *   PlanResult.loud           the `SPEND CAP REACHED …` line when the cap froze the batch
+ *   PlanResult.matrix[]       {daemon, labels, assignments: crewId[]} — daemons with work only; no issue
+ *                              text, safe for a job output
+ *
+ * Companions: recordHeartbeat/fleetStatus (./fleet.js), pauseSchool/pauseForOutcome/clearPause/
+ * pauseStatus (./pause.js), recordSpend/totalSpend (./spend.js), readRegistry/crewLog/crewFold
+ * (./registry.js), issueStates (./history.js).
+ *
+ * Runners must beat (`recordHeartbeat`) within `fleet.heartbeatTtlSeconds` to be planned onto: a
+ * daemon without a fresh heartbeat is offline and never auto-assigned.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import type { SchoolConfig } from '../config/schema.js';
+import { CorruptStateError, message } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { CurriculumItem } from '../schemas/curriculum.js';
+import type { CrewEvent } from '../schemas/crew.js';
+import { finiteOr } from '../security/sanitize.js';
+import { audit } from '../state/audit.js';
+import { event } from '../state/event-log.js';
+import { foldLog } from '../state/fold.js';
+import { STATE_FILES, type StateLayout } from '../state/layout.js';
+import { admit, type AdmissionDaemon, type Refusal } from './admission.js';
+import type { ScoreLookup } from './assign.js';
+import { cleanFences } from './fences.js';
+import { fleetStatus, type DaemonStatus } from './fleet.js';
+import { READY, issueStates, type VerdictLookup } from './history.js';
+import { orderCandidates, type Candidate } from './order.js';
+import { describePauses, pendingPauses } from './pause.js';
+import { activeCrews, crewFold, crewLog, type CrewRegistry } from './registry.js';
+import { schoolFold, schoolLog, type ActivePause, type SchoolEvent, type SchoolState } from './school-log.js';
+import { SpendLedgerError, totalSpend } from './spend.js';
+import { writeCrewRunsView } from './view.js';
+
+export type { Refusal, RefusalCode } from './admission.js';
+export type { ScoreLookup } from './assign.js';
+export type { VerdictLookup } from './history.js';
+
+export interface PlanInput {
+  config: SchoolConfig;
+  layout: StateLayout;
+  /** Sanitized, classified issues (`curriculum.jsonl`). */
+  curriculum: readonly CurriculumItem[];
+  /** Wall clock for event times and heartbeat TTLs. Default: now. */
+  now?: Date;
+  /** Monotonic milliseconds for in-process durations (N3.2). Default: performance.now. */
+  monotonic?: () => number;
+  /**
+   * When the job that will run the crews started: a wall-clock Date (across processes, e.g. the
+   * workflow run's start) or a monotonic reading taken in this process. Default: now (a full job).
+   */
+  jobStartedAt?: Date | { monotonicMs: number };
+  /** Fresh free-disk figures: one number for every daemon (one machine), or per daemon id. Takes
+   * precedence over the roster's figure. */
+  freeDiskBytes?: number | Readonly<Record<string, number>>;
+  /** Overrides: the cap (default `dispatch.spendCap`) and the spent total (default: the ledger). */
+  spend?: { capUsd?: number; spentUsd?: number };
+  /** Agent scores from the grading ledger. */
+  scores?: ScoreLookup;
+  /** Grading verdicts: a succeeded crew that grading rejected counts as a failed run. */
+  verdicts?: VerdictLookup;
+  /** Crew-timeout waves one daemon slot may run back to back in this job (slot refill). Default 1. */
+  maxWaves?: number;
+  logger: Logger;
+}
+
+export interface Assignment {
+  crewId: string;
+  issueNumber: number;
+  daemon: string;
+  agent: string;
+  weight: string;
+  fences: string[];
+  attempt: number;
+  repair: boolean;
+  classroom: DaemonStatus['classroom'];
+  fallback: boolean;
+  role: string;
+  domain: string;
+  difficulty: number;
+}
+
+export interface MatrixEntry {
+  daemon: string;
+  labels: string[];
+  assignments: string[];
+}
+
+export interface PlanResult {
+  assignments: Assignment[];
+  refused: Refusal[];
+  loud?: string;
+  matrix: MatrixEntry[];
+  /** Why nothing could be trusted (corrupt or quarantined state), when so. */
+  blocked?: string;
+  paused?: string;
+  waves: number;
+  spend: { spentUsd?: number; capUsd?: number };
+  /** Per-daemon view for the job summary: status, busy before this batch, assigned in it. */
+  fleet: Array<DaemonStatus & { busy: number; assigned: number }>;
+}
+
+export async function planDispatch(input: PlanInput): Promise<PlanResult> {
+  const { config, layout, logger } = input;
+  const now = input.now ?? new Date();
+  const monotonic = input.monotonic ?? (() => performance.now());
+  const elapsedMs =
+    input.jobStartedAt === undefined
+      ? 0
+      : input.jobStartedAt instanceof Date
+        ? now.getTime() - input.jobStartedAt.getTime()
+        : monotonic() - input.jobStartedAt.monotonicMs;
+  const remainingMs = config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
+
+  let pending: SchoolEvent[] = [];
+  let result: PlanResult;
+  try {
+    const tx = await crewLog(layout).transact((current) => {
+      const registry = foldLog(crewFold, current);
+      const decided = decide(input, registry, now, remainingMs);
+      pending = decided.pending;
+      return { append: decided.events, result: decided.result };
+    });
+    result = tx.result;
+  } catch (e) {
+    if (!(e instanceof CorruptStateError)) throw e;
+    // N5.1: the registry is unreadable (now quarantined): assume the fleet is full.
+    result = decide(input, { crews: {}, leases: {} }, now, remainingMs, message(e)).result;
+  }
+
+  if (pending.length > 0) await schoolLog(layout).append(pending);
+  // A blocked registry is not rewritten into the view: an empty view would read as "no crews".
+  if (!result.blocked) {
+    await writeCrewRunsView(layout, now).catch((e: unknown) =>
+      logger.warning(`views/crew_runs.json not refreshed: ${message(e)}`),
+    );
+  }
+  report(result, logger);
+  await audit(layout, 'dispatch.planned', {
+    planned: result.assignments.map((a) => a.crewId),
+    refused: result.refused.length,
+    ...(result.loud ? { loud: result.loud } : {}),
+    ...(result.blocked ? { blocked: result.blocked } : {}),
+  });
+  return result;
+}
+
+function decide(
+  input: PlanInput,
+  registry: CrewRegistry,
+  now: Date,
+  remainingMs: number,
+  corrupt?: string,
+): { events: CrewEvent[]; pending: SchoolEvent[]; result: PlanResult } {
+  const { config, layout } = input;
+  let blocked = corrupt ?? quarantined(layout);
+
+  let school: SchoolState = schoolFold.empty();
+  let schoolKeys: ReadonlySet<string> = new Set();
+  try {
+    const contents = schoolLog(layout).read();
+    school = foldLog(schoolFold, contents);
+    schoolKeys = contents.keys;
+  } catch (e) {
+    if (!(e instanceof CorruptStateError)) throw e;
+    blocked ??= message(e);
+  }
+
+  const capUsd = input.spend?.capUsd ?? config.dispatch.spendCap;
+  let spentUsd = input.spend?.spentUsd;
+  if (spentUsd === undefined && capUsd !== undefined) {
+    try {
+      spentUsd = totalSpend(layout);
+    } catch (e) {
+      if (!(e instanceof CorruptStateError) && !(e instanceof SpendLedgerError)) throw e;
+      blocked ??= message(e);
+    }
+  }
+
+  const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now);
+  const pauses: ActivePause[] = [
+    ...school.pauses,
+    ...pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key })),
+  ];
+
+  const states = issueStates(registry, input.verdicts);
+  const refused: Refusal[] = [];
+  const candidates: Candidate[] = [];
+  const seen = new Set<number>();
+  for (const item of input.curriculum) {
+    if (seen.has(item.number)) continue;
+    seen.add(item.number);
+    const state = states.get(item.number) ?? READY;
+    if (state.kind === 'active') {
+      refused.push({
+        issue: item.number,
+        code: 'active-crew',
+        reason: `crew ${state.crewId} is already planned or running (N2.1)`,
+      });
+    } else if (state.kind === 'stopped') {
+      refused.push({
+        issue: item.number,
+        code: 'repair-stopped-after-two-failures',
+        reason: `two consecutive failed runs (${state.crewIds.join(', ')}); a third attempt is never launched`,
+      });
+    } else if (state.kind === 'done') {
+      refused.push({ issue: item.number, code: 'done', reason: `crew ${state.crewId} succeeded` });
+    } else {
+      candidates.push(toCandidate(item, state.kind === 'repair'));
+    }
+  }
+
+  const active = activeCrews(registry);
+  const daemons = withLoad(fleetStatus(config, school, now), registry, input.freeDiskBytes);
+  const decision = admit({
+    candidates: orderCandidates(candidates),
+    daemons,
+    agents: config.agents,
+    ...(input.scores ? { scores: input.scores } : {}),
+    maxCrews: config.dispatch.maxCrews,
+    activeCrews: active.length,
+    heldFences: active.map((c) => ({
+      fences: c.fences,
+      holder: `crew ${c.crewId} (issue #${c.issueNumber})`,
+    })),
+    time: {
+      remainingMs,
+      crewTimeoutMs: config.dispatch.crewTimeoutSeconds * 1000,
+      gradingReserveMs: config.dispatch.gradingReserveSeconds * 1000,
+      maxWaves: Math.max(1, Math.floor(finiteOr(input.maxWaves, 1))),
+    },
+    minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
+    spend: { spentUsd: spentUsd ?? 0, ...(capUsd !== undefined ? { capUsd } : {}) },
+    maxFallbacks: config.dispatch.maxFallbacks,
+    ...(blocked !== undefined ? { blocked } : {}),
+    ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
+  });
+
+  const assignments: Assignment[] = decision.admitted.map((a) => ({
+    crewId: `c${a.candidate.issueNumber}-${randomBytes(4).toString('hex')}`,
+    issueNumber: a.candidate.issueNumber,
+    daemon: a.daemon,
+    agent: a.agent,
+    weight: a.candidate.weight,
+    fences: [...a.candidate.fences],
+    attempt: a.candidate.attempt,
+    repair: a.candidate.repair,
+    classroom: a.classroom,
+    fallback: a.fallback,
+    role: a.candidate.role,
+    domain: a.candidate.domain,
+    difficulty: a.candidate.difficulty,
+  }));
+  const events: CrewEvent[] = assignments.map((a) =>
+    event(
+      'crew.planned',
+      `planned:${a.crewId}`,
+      {
+        crewId: a.crewId,
+        issueNumber: a.issueNumber,
+        daemon: a.daemon,
+        agent: a.agent,
+        weight: a.weight,
+        fences: a.fences,
+        repair: a.repair,
+        attempt: a.attempt,
+      },
+      now,
+    ),
+  );
+
+  const byDaemon = new Map<string, string[]>();
+  for (const a of assignments) byDaemon.set(a.daemon, [...(byDaemon.get(a.daemon) ?? []), a.crewId]);
+  const result: PlanResult = {
+    assignments,
+    refused: [...refused, ...decision.refused],
+    ...(decision.loud ? { loud: decision.loud } : {}),
+    matrix: daemons
+      .filter((d) => byDaemon.has(d.id))
+      .map((d) => ({ daemon: d.id, labels: d.labels, assignments: byDaemon.get(d.id)! })),
+    ...(blocked !== undefined ? { blocked } : {}),
+    ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
+    waves: decision.waves,
+    spend: { ...(spentUsd !== undefined ? { spentUsd } : {}), ...(capUsd !== undefined ? { capUsd } : {}) },
+    fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 })),
+  };
+  return { events, pending, result };
+}
+
+function toCandidate(item: CurriculumItem, repair: boolean): Candidate {
+  return {
+    issueNumber: item.number,
+    role: item.role,
+    domain: item.domain,
+    difficulty: finiteOr(item.difficulty, 2, { min: 1, max: 5 }),
+    weight: item.weight,
+    fences: cleanFences(item.fences),
+    priority: finiteOr(item.priority, 2, { min: 0, max: 4 }),
+    size: finiteOr(item.size, 30, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+    ...(item.forceAgent !== undefined ? { forceAgent: item.forceAgent } : {}),
+    repair,
+    attempt: repair ? 2 : 1,
+  };
+}
+
+/** Busy slots per daemon: crews planned or running there, plus any crew still holding a lease there. */
+function withLoad(
+  fleet: DaemonStatus[],
+  registry: CrewRegistry,
+  disk: PlanInput['freeDiskBytes'],
+): AdmissionDaemon[] {
+  const busy = new Map<string, Set<string>>();
+  const add = (daemon: string, crewId: string) => {
+    const s = busy.get(daemon) ?? new Set<string>();
+    s.add(crewId);
+    busy.set(daemon, s);
+  };
+  for (const c of activeCrews(registry)) add(c.daemon, c.crewId);
+  for (const l of Object.values(registry.leases)) add(l.daemon, l.crewId);
+  return fleet.map((d) => {
+    const fresh = typeof disk === 'number' ? disk : disk?.[d.id];
+    return {
+      ...d,
+      ...(fresh !== undefined && Number.isFinite(fresh) ? { freeDiskBytes: fresh } : {}),
+      busy: busy.get(d.id)?.size ?? 0,
+    };
+  });
+}
+
+/**
+ * N5.1: a quarantined control file stays a stop sign. Once `crews.jsonl` was moved aside the log is
+ * merely absent — which would read as an empty registry and over-admit — so while any
+ * `<file>.corrupt-<ts>` of the registry or a control ledger exists, dispatch assumes the fleet full.
+ */
+function quarantined(layout: StateLayout): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(layout.root);
+  } catch {
+    return undefined;
+  }
+  const watched = [STATE_FILES.crews, STATE_FILES.school, STATE_FILES.spend];
+  const found = names.filter((n) => watched.some((w) => n.startsWith(`${w}.corrupt-`))).sort();
+  if (found.length === 0) return undefined;
+  return `quarantined state ${found.join(', ')} in ${layout.root}: repair it and move it back, or remove the quarantined copy, to resume dispatch`;
+}
+
+function report(result: PlanResult, logger: Logger): void {
+  if (result.loud) logger.error(result.loud);
+  if (result.blocked) logger.error(`dispatch denied: ${result.blocked}`);
+  if (result.paused) logger.warning(`dispatch paused: ${result.paused}`);
+  for (const a of result.assignments) {
+    logger.info(
+      `planned ${a.crewId}: issue #${a.issueNumber} → ${a.daemon} (${a.classroom}${a.fallback ? ', fallback' : ''}) agent ${a.agent}, attempt ${a.attempt}${a.repair ? ' (repair)' : ''}`,
+    );
+  }
+  const codes = new Map<string, number>();
+  for (const r of result.refused) codes.set(r.code, (codes.get(r.code) ?? 0) + 1);
+  if (codes.size > 0) {
+    logger.info(`refused ${result.refused.length}: ${[...codes].map(([c, n]) => `${c} ${n}`).join(', ')}`);
+  }
+  for (const r of result.refused.slice(0, 50)) logger.debug(`refused #${r.issue} [${r.code}]: ${r.reason}`);
+}

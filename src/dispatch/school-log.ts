@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import type { CapacityClass } from '../config/schema.js';
+import { EventLog, event, type StateEvent } from '../state/event-log.js';
+import { foldLog, registerFold, type LogFold } from '../state/fold.js';
+import type { StateLayout } from '../state/layout.js';
+
+/**
+ * School-wide control facts in `school.jsonl` (DESIGN §2, §3): roster heartbeats and launch pauses.
+ *
+ * Keys:
+ *  - `heartbeat:<daemon>:<ms>:<rand>` — one per beat, so two beats in the same millisecond both land;
+ *  - `paused:crew:<crewId>` — a pause caused by a crew outcome (usage limit, overload, unexplained
+ *    exit). Keyed by crew, so re-recording the same crew's outcome after a clear is a no-op, while the
+ *    next crew that reports the limit pauses again (seed 002: "unresolved conditions pause again");
+ *  - `paused:manual:<rand>` — an operator pause (`school pause --reason`);
+ *  - `pause-cleared:<rand>` — lifts every pause recorded before it.
+ */
+export interface RosterHeartbeat {
+  daemon: string;
+  /** Capacity class the runner measured on itself; the declared class is only a ceiling (seed 003). */
+  observedClass: CapacityClass;
+  freeDiskBytes: number;
+}
+
+export interface PauseRecorded {
+  reason: string;
+  /** `manual`, or the crew outcome that caused it (`usage_limit`, `overloaded`, `lost`, …). */
+  source: string;
+  crewId?: string;
+  issueNumber?: number;
+}
+
+export interface PauseCleared {
+  reason: string;
+}
+
+export type SchoolEvent =
+  | StateEvent<'roster.heartbeat', RosterHeartbeat>
+  | StateEvent<'school.paused', PauseRecorded>
+  | StateEvent<'school.pause-cleared', PauseCleared>;
+
+export interface RosterEntry extends RosterHeartbeat {
+  /** Wall-clock time of the latest beat (ISO): a cross-machine fact, compared against the TTL. */
+  lastSeen: string;
+}
+
+export interface ActivePause extends PauseRecorded {
+  at: string;
+  key: string;
+}
+
+export interface SchoolState {
+  roster: Record<string, RosterEntry>;
+  /** Pauses recorded since the last clear; launches are blocked while this is non-empty. */
+  pauses: ActivePause[];
+  lastCleared?: { at: string; reason: string };
+}
+
+export const schoolFold: LogFold<SchoolState, SchoolEvent> = registerFold<SchoolState, SchoolEvent>({
+  file: 'school',
+  empty: () => ({ roster: {}, pauses: [] }),
+  apply(state, e) {
+    switch (e.type) {
+      case 'roster.heartbeat': {
+        const prev = state.roster[e.data.daemon];
+        // Merged logs may interleave beats out of order: the latest wall-clock beat wins.
+        if (!prev || prev.lastSeen <= e.at) state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
+        break;
+      }
+      case 'school.paused':
+        state.pauses.push({ ...e.data, at: e.at, key: e.key });
+        break;
+      case 'school.pause-cleared':
+        state.pauses = [];
+        state.lastCleared = { at: e.at, reason: e.data.reason };
+        break;
+    }
+    return state;
+  },
+  // The fold is already minimal: the latest beat per daemon and the open pauses.
+  prune: (state) => state,
+});
+
+export function schoolLog(layout: StateLayout): EventLog<SchoolEvent> {
+  return new EventLog<SchoolEvent>(layout.file('school'));
+}
+
+/** Reads and folds `school.jsonl`. Throws CorruptStateError (file quarantined) on corruption. */
+export function readSchool(layout: StateLayout): SchoolState {
+  return foldLog(schoolFold, schoolLog(layout).read());
+}
+
+export function nonce(): string {
+  return randomBytes(6).toString('hex');
+}
+
+export function pauseKey(source: { crewId?: string }): string {
+  return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${nonce()}`;
+}
+
+export { event };

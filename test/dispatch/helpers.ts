@@ -1,0 +1,104 @@
+import { parseConfig } from '../../src/config/load.js';
+import type { CapacityClass, SchoolConfig } from '../../src/config/schema.js';
+import type { AdmissionDaemon, AdmissionInput } from '../../src/dispatch/admission.js';
+import type { Candidate } from '../../src/dispatch/order.js';
+import { crewLog } from '../../src/dispatch/registry.js';
+import type { CrewOutcome } from '../../src/schemas/crew.js';
+import type { CurriculumItem } from '../../src/schemas/curriculum.js';
+import { event } from '../../src/state/event-log.js';
+import type { StateLayout } from '../../src/state/layout.js';
+
+export const GiB = 1024 ** 3;
+
+export function candidate(issueNumber: number, over: Partial<Candidate> = {}): Candidate {
+  return {
+    issueNumber,
+    role: 'coding',
+    domain: 'general',
+    difficulty: 2,
+    weight: 'standard',
+    fences: [],
+    priority: 2,
+    size: 30,
+    repair: false,
+    attempt: 1,
+    ...over,
+  };
+}
+
+export function daemon(id: string, over: Partial<AdmissionDaemon> = {}): AdmissionDaemon {
+  return {
+    id,
+    labels: [id],
+    slots: 1,
+    classroom: 'worktree',
+    declaredClass: 'standard',
+    observedClass: 'standard',
+    effectiveClass: 'standard',
+    online: true,
+    freeDiskBytes: 100 * GiB,
+    busy: 0,
+    ...over,
+  };
+}
+
+/** A permissive admission input: one online standard daemon, one agent, plenty of time and room. */
+export function admission(over: Partial<AdmissionInput> = {}): AdmissionInput {
+  return {
+    candidates: [candidate(1)],
+    daemons: [daemon('d1')],
+    agents: config().agents,
+    maxCrews: 100,
+    activeCrews: 0,
+    heldFences: [],
+    time: { remainingMs: 6 * 3600_000, crewTimeoutMs: 900_000, gradingReserveMs: 300_000, maxWaves: 1 },
+    minFreeDiskBytes: 8 * GiB,
+    spend: { spentUsd: 0 },
+    maxFallbacks: 2,
+    ...over,
+  };
+}
+
+export function config(raw: Record<string, unknown> = {}): SchoolConfig {
+  return parseConfig(raw, 'test');
+}
+
+export function item(number: number, over: Partial<CurriculumItem> = {}): CurriculumItem {
+  const none = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
+  return {
+    number,
+    title: `issue ${number}`,
+    body: '',
+    labels: [],
+    url: `https://github.com/o/r/issues/${number}`,
+    updatedAt: '2026-01-01T00:00:00Z',
+    domain: 'general',
+    difficulty: 2,
+    role: 'coding',
+    fences: [],
+    priority: 2,
+    size: 30,
+    weight: 'standard' as CapacityClass,
+    sanitized: { title: none, body: none },
+    fingerprint: `fp${number}`,
+    ...over,
+  };
+}
+
+/** Appends what a crew runtime would: started and finished events for a planned crew. */
+export async function finishCrew(
+  layout: StateLayout,
+  crewId: string,
+  issueNumber: number,
+  outcome: CrewOutcome,
+  at = new Date(),
+): Promise<void> {
+  await crewLog(layout).append([
+    event(
+      'crew.finished',
+      `finished:${crewId}`,
+      { crewId, issueNumber, outcome, reason: `test ${outcome}` },
+      at,
+    ),
+  ]);
+}

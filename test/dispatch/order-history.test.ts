@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { FenceSet, literalPrefix } from '../../src/dispatch/fences.js';
+import { issueStates } from '../../src/dispatch/history.js';
+import { orderCandidates } from '../../src/dispatch/order.js';
+import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
+import type { CrewOutcome } from '../../src/schemas/crew.js';
+import { candidate } from './helpers.js';
+
+describe('order: repairs first, then priority, then smallest, ties by number', () => {
+  it('orders a mixed batch', () => {
+    const out = orderCandidates([
+      candidate(7, { priority: 0, size: 5 }),
+      candidate(3, { priority: 2, size: 10 }),
+      candidate(9, { priority: 3, size: 1, repair: true, attempt: 2 }),
+      candidate(2, { priority: 2, size: 10 }),
+      candidate(5, { priority: 2, size: 4 }),
+      candidate(4, { priority: 1, size: 60, repair: true, attempt: 2 }),
+    ]);
+    expect(out.map((c) => c.issueNumber)).toEqual([4, 9, 7, 5, 2, 3]);
+  });
+});
+
+describe('fences: literal-prefix overlap', () => {
+  it('reduces globs to their literal prefix', () => {
+    expect(literalPrefix('src/api/**')).toBe('src/api/');
+    expect(literalPrefix('./src/a.ts')).toBe('src/a.ts');
+    expect(literalPrefix('/docs/{a,b}.md')).toBe('docs/');
+    expect(literalPrefix('**')).toBe('');
+  });
+
+  it('finds overlaps in both directions and ignores disjoint trees', () => {
+    const set = new FenceSet();
+    set.claim(['src/api/**'], 'A');
+    expect(set.conflict(['src/api/v1/x.ts'])).toEqual({ fence: 'src/api/v1/x.ts', heldBy: 'A' });
+    expect(set.conflict(['src/**'])).toEqual({ fence: 'src/**', heldBy: 'A' });
+    expect(set.conflict(['src/ui/**', 'docs/**'])).toBeUndefined();
+    expect(set.conflict(['  '])).toBeUndefined();
+    set.claim(['**'], 'ALL');
+    expect(set.conflict(['anything'])).toEqual({ fence: 'anything', heldBy: 'ALL' });
+  });
+});
+
+function crew(
+  crewId: string,
+  issueNumber: number,
+  status: CrewRecord['status'],
+  outcome?: CrewOutcome,
+  minute = 0,
+): CrewRecord {
+  const at = new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
+  return {
+    crewId,
+    issueNumber,
+    daemon: 'd',
+    agent: 'a',
+    weight: 'standard',
+    fences: [],
+    attempt: 1,
+    repair: false,
+    status,
+    plannedAt: at,
+    ...(status === 'finished' ? { finishedAt: at, outcome } : {}),
+  };
+}
+
+function registry(...crews: CrewRecord[]): CrewRegistry {
+  return { crews: Object.fromEntries(crews.map((c) => [c.crewId, c])), leases: {} };
+}
+
+describe('history: two-failure stop, repairs, interruptions', () => {
+  it('one failure queues a repair; two consecutive failures stop the issue', () => {
+    const s = issueStates(
+      registry(
+        crew('a1', 1, 'finished', 'failed', 1),
+        crew('b1', 2, 'finished', 'failed', 1),
+        crew('b2', 2, 'finished', 'timed_out', 2),
+      ),
+    );
+    expect(s.get(1)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'a1' });
+    expect(s.get(2)).toEqual({ kind: 'stopped', crewIds: ['b1', 'b2'] });
+  });
+
+  it('usage limits, overloads and cancellations are not failures', () => {
+    const s = issueStates(
+      registry(
+        crew('a1', 1, 'finished', 'usage_limit', 1),
+        crew('a2', 1, 'finished', 'overloaded', 2),
+        crew('b1', 2, 'finished', 'failed', 1),
+        crew('b2', 2, 'finished', 'usage_limit', 2),
+        crew('b3', 2, 'finished', 'cancelled', 3),
+      ),
+    );
+    expect(s.get(1)).toEqual({ kind: 'ready', attempt: 1 });
+    expect(s.get(2)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'b1' });
+  });
+
+  it('an active crew blocks the issue (N2.1); a success is done unless grading rejected it', () => {
+    const reg = registry(
+      crew('a1', 1, 'running'),
+      crew('b1', 2, 'finished', 'succeeded', 1),
+      crew('c1', 3, 'finished', 'succeeded', 1),
+      crew('d1', 4, 'finished', 'failed', 1),
+      crew('d2', 4, 'finished', 'succeeded', 2),
+    );
+    const s = issueStates(reg, (id) => (id === 'c1' || id === 'd2' ? 'rejected' : undefined));
+    expect(s.get(1)).toEqual({ kind: 'active', crewId: 'a1' });
+    expect(s.get(2)).toEqual({ kind: 'done', crewId: 'b1' });
+    expect(s.get(3)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'c1' });
+    expect(s.get(4)).toEqual({ kind: 'stopped', crewIds: ['d1', 'd2'] });
+  });
+});
