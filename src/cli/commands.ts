@@ -1,4 +1,5 @@
 import { configCommand } from './commands/config.js';
+import { simulateCommand } from './commands/simulate.js';
 
 export interface Command {
   summary: string;
@@ -8,6 +9,7 @@ export interface Command {
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
   config: configCommand,
+  simulate: simulateCommand,
 };
 
 export function usage(): string {
