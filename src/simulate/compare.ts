@@ -13,7 +13,7 @@ export const POLICIES: ReadonlyArray<{
   name: string;
   label: string;
   factory: () => PolicyFactory;
-  /** A reference row, shown only on request (`--oracle`). */
+  /** A reference or proposal row, shown only on request (`--reference`). */
   reference?: boolean;
 }> = [
   {
@@ -24,6 +24,16 @@ export const POLICIES: ReadonlyArray<{
   },
   { name: 'batch', label: 'batch-synchronous (matrix workflow)', factory: () => batchPolicy },
   { name: 'fifo', label: 'FIFO with immediate refill', factory: () => fifoPolicy },
+  {
+    name: 'tail-guard',
+    label: 'proposal: ours + tail guard (start runs ≥ ½ of the queued work per slot first)',
+    factory: () => (w) =>
+      officePolicy(createOffice({ slotsPerDaemon: w.options.slotsPerDaemon, totalSlots: w.slots.length }), {
+        tailGuard: 0.5,
+        name: 'tail-guard',
+      })(w),
+    reference: true,
+  },
   {
     name: 'lpt-oracle',
     label: 'reference: longest-first knowing true durations (not implementable)',

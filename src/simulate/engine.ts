@@ -1,5 +1,6 @@
 import { SchoolError } from '../errors.js';
 import { MinHeap } from './heap.js';
+import { classRank } from './options.js';
 import type { NextStep, PolicyFactory, ReadyItem } from './policy.js';
 import type { RunOutcome, SimSlot, Workload } from './workload.js';
 
@@ -47,8 +48,8 @@ export interface SimResult {
   /** How many times the policy was consulted. */
   decisions: number;
   /**
-   * Slot-minutes available, and slot-minutes busy, while work was queued and the school was not
-   * paused: how well the policy refills slots when it has something to run.
+   * Slot-minutes busy, and busy plus idle-but-usable (a free slot some queued item fits), while the
+   * school was not paused: how well the policy refills slots when it has something they can run.
    */
   backlog: { available: number; busy: number };
 }
@@ -80,10 +81,22 @@ export function simulate(workload: Workload, factory: PolicyFactory): SimResult 
   let decisions = 0;
   let now = 0;
   const backlog = { available: 0, busy: 0 };
+  // Per class: queued items of that weight, free slots of that class (for the backlog figure).
+  const readyByClass = [0, 0, 0, 0];
+  const freeByClass = [0, 0, 0, 0];
+  for (const s of workload.slots) freeByClass[classRank(s.class)]!++;
+  const usableIdle = () => {
+    let lightest = readyByClass.findIndex((n) => n > 0);
+    if (lightest < 0) return 0;
+    let idle = 0;
+    for (; lightest < freeByClass.length; lightest++) idle += freeByClass[lightest]!;
+    return idle;
+  };
 
   const enqueue = (item: Omit<ReadyItem, 'seq' | 'id'>) => {
     const full: ReadyItem = { ...item, id: `${item.issue.number}#${item.run}`, seq: seq++ };
     ready.add(full.id);
+    readyByClass[classRank(item.issue.weight)]!++;
     policy.enqueue(full);
   };
   for (const issue of workload.issues) enqueue({ issue, run: 0, attempt: 1, repair: false });
@@ -105,6 +118,8 @@ export function simulate(workload: Workload, factory: PolicyFactory): SimResult 
       if (paused) throw new SimulationError(`${policy.name} launched ${item.id} while the school was paused`);
       if (busy[slot.index]) throw new SimulationError(`${policy.name} launched on busy slot ${slot.index}`);
       if (!ready.delete(item.id)) throw new SimulationError(`${policy.name} launched ${item.id}, not ready`);
+      readyByClass[classRank(item.issue.weight)]!--;
+      freeByClass[classRank(slot.class)]!--;
       busy[slot.index] = true;
       freeSet.delete(slot.index);
       running++;
@@ -115,6 +130,7 @@ export function simulate(workload: Workload, factory: PolicyFactory): SimResult 
   const finish = (slot: SimSlot, item: ReadyItem, start: number) => {
     busy[slot.index] = false;
     freeSet.add(slot.index);
+    freeByClass[classRank(slot.class)]!++;
     running--;
     const run = item.issue.runs[item.run]!;
     timeline.push({
@@ -164,9 +180,12 @@ export function simulate(workload: Workload, factory: PolicyFactory): SimResult 
   while (events.size > 0) {
     const next = events.peekKey()!;
     // The state between two event times is constant: account the interval before moving on.
-    if (ready.size > 0 && now >= pausedUntil) {
-      backlog.available += (next - now) * workload.slots.length;
-      backlog.busy += (next - now) * running;
+    if (now >= pausedUntil) {
+      const idle = usableIdle();
+      if (idle > 0) {
+        backlog.available += (next - now) * (running + idle);
+        backlog.busy += (next - now) * running;
+      }
     }
     now = next;
     while (events.peekKey() === now) {

@@ -10,7 +10,10 @@ export interface PolicyMetrics {
   makespanRatio: number;
   /** Busy slot-time / (slots × makespan). */
   utilization: number;
-  /** Busy slot-time / slot-time while work was queued and the school not paused (1 = never idle by choice). */
+  /**
+   * Busy slot-time / (busy + idle slot-time a queued item could have used), outside pauses:
+   * 1 means no slot ever sat idle while work it could run was waiting.
+   */
   backlogUtilization: number;
   /** Time to first verdict per issue (minutes from t = 0), median and 95th percentile. */
   ttfvP50: number;

@@ -42,6 +42,21 @@ export interface OfficeOptions {
   totalSlots: number;
 }
 
+/**
+ * The tail-guard proposal on top of the office's order: repairs keep the front, promoted fresh items
+ * (largest first) follow, then the rest in the office's order.
+ */
+function promoteFirst(
+  ordered: Candidate[],
+  promote: ReadonlySet<string> | undefined,
+  byIssue: ReadonlyMap<number, ReadyItem>,
+): Candidate[] {
+  if (!promote?.size) return ordered;
+  const lifted = (c: Candidate) => !c.repair && promote.has(byIssue.get(c.issueNumber)!.id);
+  const up = ordered.filter(lifted).sort((a, b) => b.size - a.size || a.issueNumber - b.issueNumber);
+  return [...ordered.filter((c) => c.repair), ...up, ...ordered.filter((c) => !c.repair && !lifted(c))];
+}
+
 export interface SimOffice extends Office {
   afterRun(item: ReadyItem, outcome: RunOutcome, now: number): NextStep;
 }
@@ -67,7 +82,7 @@ export function createOffice(options: OfficeOptions): SimOffice {
       return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber)!);
     },
 
-    place(now, candidates, daemons, paused) {
+    place(now, candidates, daemons, paused, promote) {
       const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
       const fleet: AdmissionDaemon[] = daemons.map((d: FreeDaemon) => ({
         id: d.id,
@@ -82,7 +97,7 @@ export function createOffice(options: OfficeOptions): SimOffice {
       }));
       const free = daemons.reduce((s, d) => s + d.free, 0);
       const decision = admit({
-        candidates: orderCandidates(candidates.map(candidateOf)),
+        candidates: promoteFirst(orderCandidates(candidates.map(candidateOf)), promote, byIssue),
         daemons: fleet,
         agents: [AGENT],
         maxCrews: options.totalSlots,

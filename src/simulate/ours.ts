@@ -31,6 +31,7 @@ export interface Office {
     candidates: readonly ReadyItem[],
     daemons: readonly FreeDaemon[],
     paused?: string,
+    promote?: ReadonlySet<string>,
   ): Map<string, string>;
   /** What follows a run: the office's history rules (repair, stop, retry). */
   afterRun?(item: ReadyItem, outcome: RunOutcome, now: number): NextStep;
@@ -45,9 +46,20 @@ export interface Office {
  * from the full queue. Should an office ever take every item of a cut-off class and still leave slots
  * free, the window doubles.
  */
-export function officePolicy(office: Office): PolicyFactory {
+export interface OfficePolicyOptions {
+  /**
+   * PROPOSAL, not the office's current rule (see docs/simulate.md, "tail guard"): promote fresh
+   * items whose size estimate is at least this fraction of the queued estimated work per slot, so
+   * the longest runs start before they can stretch the makespan. Repairs still go first.
+   */
+  tailGuard?: number;
+  name?: string;
+}
+
+export function officePolicy(office: Office, options: OfficePolicyOptions = {}): PolicyFactory {
   return (workload) => {
-    const byClass = CAPACITY_CLASSES.map(() => ({ items: [] as ReadyItem[], head: 0 }));
+    const byClass = CAPACITY_CLASSES.map(() => ({ items: [] as ReadyItem[], head: 0, tail: -1 }));
+    let queuedSize = 0;
     const launched = new Set<string>();
     const side = new Map<string, ReadyItem>(); // repairs and usage-limit retries
     let prepared = false;
@@ -56,6 +68,7 @@ export function officePolicy(office: Office): PolicyFactory {
 
     const prepare = () => {
       for (const item of office.order(pending)) byClass[classRank(item.issue.weight)]!.items.push(item);
+      for (const q of byClass) q.tail = q.items.length - 1;
       pending = [];
       prepared = true;
     };
@@ -85,12 +98,37 @@ export function officePolicy(office: Office): PolicyFactory {
       return { list, cut };
     };
 
+    /** Tail guard: items whose estimate ≥ β × queued work per slot, biggest of each class first. */
+    const critical = (list: ReadyItem[], window: number): Set<string> => {
+      const promote = new Set<string>();
+      if (options.tailGuard === undefined) return promote;
+      const threshold = (options.tailGuard * queuedSize) / workload.slots.length;
+      const shown = new Set(list.map((i) => i.id));
+      for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
+      for (const q of byClass) {
+        let taken = 0;
+        for (let i = q.tail; i >= q.head && taken < window; i--) {
+          const item = q.items[i]!;
+          if (launched.has(item.id)) {
+            if (i === q.tail) q.tail--;
+            continue;
+          }
+          if (item.issue.size < threshold) break;
+          if (!shown.has(item.id)) list.push(item);
+          promote.add(item.id);
+          taken++;
+        }
+      }
+      return promote;
+    };
+
     return {
-      name: 'ours',
+      name: options.name ?? 'ours',
       consultWhilePaused: true,
       ...(office.afterRun ? { afterRun: office.afterRun.bind(office) } : {}),
       enqueue(item) {
         queued++;
+        queuedSize += item.issue.size;
         if (!prepared && item.run === 0) pending.push(item);
         else side.set(item.id, item);
       },
@@ -113,7 +151,8 @@ export function officePolicy(office: Office): PolicyFactory {
         let window = ctx.free.length;
         for (;;) {
           const { list, cut } = candidates(window);
-          const placed = office.place(ctx.now, list, daemons, ctx.paused);
+          const promote = critical(list, window);
+          const placed = office.place(ctx.now, list, daemons, ctx.paused, promote);
           // Widen only when the office took every item it was shown of a cut-off class and still
           // left slots free: it wanted more of that class than the window held.
           const wantedMore = cut.some((mine) => mine.every((i) => placed.has(i.id)));
@@ -131,6 +170,7 @@ export function officePolicy(office: Office): PolicyFactory {
             launched.add(item.id);
             side.delete(item.id);
             queued--;
+            queuedSize -= item.issue.size;
           }
           return launches;
         }

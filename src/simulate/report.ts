@@ -60,7 +60,7 @@ export function metricsRow(m: PolicyMetrics): string[] {
 export const METRIC_HEADERS = [
   'policy',
   'utilization',
-  'util. w/ backlog',
+  'refill util.',
   'makespan',
   'vs bound',
   'TTFV p50',

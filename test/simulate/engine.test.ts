@@ -7,7 +7,7 @@ import { fifoPolicy } from '../../src/simulate/baselines.js';
 import { generateWorkload } from '../../src/simulate/workload.js';
 import { ConfigError } from '../../src/errors.js';
 
-const ALL = ['ours', 'batch', 'fifo', 'lpt-oracle'];
+const ALL = ['ours', 'batch', 'fifo', 'tail-guard', 'lpt-oracle'];
 
 /** Small random fleets and workloads, mixed classes, failures and pauses. */
 const scenario = fc.record({
@@ -61,6 +61,16 @@ describe('fleet simulator', () => {
         expect(batch!).toBeGreaterThanOrEqual(fifo! * (1 - 1e-12));
       }),
       { numRuns: 80 },
+    );
+  });
+
+  it('immediate refill: no slot sits idle while queued work it can run waits (ours, FIFO)', () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const c = compare({ ...s, ...fleet }, ['ours', 'fifo', 'tail-guard']);
+        for (const r of c.results) expect(r.metrics.backlogUtilization).toBeGreaterThan(1 - 1e-9);
+      }),
+      { numRuns: 40 },
     );
   });
 

@@ -81,3 +81,13 @@ describe('school simulate (CLI, child process)', () => {
     expect(r.stderr).toContain('--failure-rate: expected a number from 0 to 0.9, found "2"');
   });
 });
+
+describe('simulation report for a large fleet', () => {
+  it('caps the timeline at 200 slots and says so', () => {
+    const big = compare({ seed: 1, daemons: 50, slotsPerDaemon: 5, issues: 300 }, ['fifo']);
+    const html = renderHtml(big);
+    expect(html).toContain('First 200 of 250 slots shown.');
+    const bars = html.match(/<rect [^>]*><title>#\d+ attempt/g) ?? [];
+    expect(bars.length).toBe(big.results[0]!.result.timeline.filter((t) => t.slot < 200).length);
+  });
+});

@@ -24,7 +24,8 @@ Options:
   --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failureRate})
   --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauseRate})
   --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauseMinutes})
-  --oracle           add a reference row: longest-first knowing the true durations (not implementable)
+  --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
+                      durations (a clairvoyant reference no scheduler can run)
   --html FILE         also write a self-contained page with a per-slot timeline per policy
   --json              print the figures as JSON instead of a table
 `;
@@ -76,14 +77,14 @@ export const simulateCommand: Command = {
       'pause-minutes': { type: 'string' },
       html: { type: 'string' },
       json: { type: 'boolean' },
-      oracle: { type: 'boolean' },
+      reference: { type: 'boolean' },
       help: { type: 'boolean' },
     });
     if (values.help) {
       process.stdout.write(HELP);
       return 0;
     }
-    const policies = POLICIES.filter((p) => !p.reference || values.oracle).map((p) => p.name);
+    const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
     const comparison = compare(simulateOptions(values), policies);
     process.stdout.write(values.json ? renderJson(comparison) + '\n' : renderText(comparison));
     if (values.html) {
