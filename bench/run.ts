@@ -91,9 +91,12 @@ async function main(args: string[]): Promise<number> {
   const jsonOut = args.includes('--json') ? option(args, '--json') || 'bench/results/latest.json' : undefined;
   const only = option(args, '--only')?.split(',').filter(Boolean);
   const minRounds = Math.max(5, Number(option(args, '--rounds')) || 5);
+  // `--only` names files (`simulate`, `cold-start`) or single benchmarks (`simulate-24`).
+  const stem = (f: string) => f.slice(0, -'.bench.ts'.length);
+  const wholeFile = (f: string) => !only?.length || only.some((o) => f.includes(o));
   const files = readdirSync(here)
     .filter((f) => f.endsWith('.bench.ts'))
-    .filter((f) => !only?.length || only.some((o) => f.includes(o)))
+    .filter((f) => wholeFile(f) || only!.some((o) => o.startsWith(stem(f))))
     .sort();
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
@@ -110,7 +113,7 @@ async function main(args: string[]): Promise<number> {
       );
       continue;
     }
-    for (const bench of benches) {
+    for (const bench of benches.filter((b) => wholeFile(file) || only!.some((o) => b.name.includes(o)))) {
       const rounds = Math.max(minRounds, bench.rounds ?? 5);
       const t0 = performance.now();
       const say = (what: string) =>

@@ -28,7 +28,10 @@ function bench(size: (typeof SIZES)[number]): Bench {
         { seed, daemons: size.daemons, slotsPerDaemon: size.slots, issues: 10 * size.students },
         ['ours', 'batch', 'fifo', 'lpt-oracle', 'tail-guard'],
       );
-      const [ours, batch, fifo, oracle, guard] = c.results.map((r) => r.metrics);
+      const by = (name: string) => c.results.find((r) => r.metrics.policy === name)!.metrics;
+      const [ours, batch, fifo, oracle, guard] = ['ours', 'batch', 'fifo', 'lpt-oracle', 'tail-guard'].map(
+        by,
+      );
       const tag = `${size.students} students, ${10 * size.students} issues`;
       const missed = ours!.utilization < GOALS.utilization || ours!.makespanRatio > GOALS.makespanRatio;
       // No schedule can beat the bound, so utilization can never exceed Σ work / (slots × bound).

@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors.js';
 import { batchPolicy, fifoPolicy } from './baselines.js';
 import { simulate, type SimResult } from './engine.js';
 import { measure, type PolicyMetrics } from './metrics.js';
@@ -49,13 +50,23 @@ export interface Comparison {
 }
 
 /**
- * Generates one workload from the seed and runs every policy on it (`only` picks policies by name;
- * without it, every non-reference policy).
+ * Generates one workload from the seed and runs every policy on it (`only` picks policies by name,
+ * in that order; without it, every non-reference policy).
  */
 export function compare(partial: Partial<SimOptions> = {}, only?: readonly string[]): Comparison {
   const options = resolveSimOptions(partial);
   const workload = generateWorkload(options);
-  const chosen = POLICIES.filter((p) => (only ? only.includes(p.name) : !p.reference));
+  const chosen = only
+    ? only.map((name) => {
+        const p = POLICIES.find((q) => q.name === name);
+        if (!p) {
+          throw new ConfigError(
+            `simulate: unknown policy "${name}"; choose from ${POLICIES.map((q) => q.name).join(', ')}.`,
+          );
+        }
+        return p;
+      })
+    : POLICIES.filter((p) => !p.reference);
   const results = chosen.map((p) => {
     const result = simulate(workload, p.factory());
     return { label: p.label, result, metrics: measure(workload, result) };
