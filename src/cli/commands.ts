@@ -1,4 +1,8 @@
 import { configCommand } from './commands/config.js';
+import { fetchCommand } from './commands/fetch.js';
+import { deadLettersCommand } from './commands/dead-letters.js';
+import { drainCommand } from './commands/drain.js';
+import { dispatchCommand } from './commands/dispatch.js';
 import { simulateCommand } from './commands/simulate.js';
 
 export interface Command {
@@ -9,6 +13,10 @@ export interface Command {
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
   config: configCommand,
+  fetch: fetchCommand,
+  drain: drainCommand,
+  'dead-letters': deadLettersCommand,
+  dispatch: dispatchCommand,
   simulate: simulateCommand,
 };
 

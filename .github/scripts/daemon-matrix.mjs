@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Turns dispatch-crew's plan `matrix` output into the crew job's matrix: daemon ids only.
+//
+// Job outputs are visible to every later job and in the run's UI, so nothing but identifiers may pass
+// through them (DESIGN §5: never secrets or issue text in job outputs). This step re-validates the
+// plan's matrix instead of trusting it: every daemon id must match the fleet registry's id pattern
+// and every crew id the crew id pattern, or the step fails. The full matrix (ids only) is written to
+// the file given as the first argument, which travels to the crews in the plan artifact.
+//
+// Input:  $SCHOOL_MATRIX  JSON: [{daemon, labels?, assignments: [crewId…]}] or {include: [...]}
+//         (a daemon with no assignments gets no crew job)
+// Output: $GITHUB_OUTPUT  daemons=<JSON array of ids>, crews=<count>, has-work=true|false
+
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+const DAEMON_ID = /^[a-z0-9][a-z0-9-]{0,38}$/; // fleet.daemons[].id in school.yml
+const CREW_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+function fail(text) {
+  process.stderr.write(`daemon-matrix: ${text}\n`);
+  process.exit(1);
+}
+
+function entries(raw) {
+  if (raw === undefined || raw === null || raw === '') return [];
+  const list = Array.isArray(raw) ? raw : Array.isArray(raw.include) ? raw.include : undefined;
+  if (!list) fail('the plan matrix must be a JSON array (or {"include": [...]}).');
+  return list.map((entry, i) => {
+    const daemon = entry?.daemon;
+    if (typeof daemon !== 'string' || !DAEMON_ID.test(daemon)) {
+      fail(`entry ${i}: daemon id must match ${DAEMON_ID} (lower-case letters, digits, dashes).`);
+    }
+    const assignments = entry.assignments ?? [];
+    if (!Array.isArray(assignments)) fail(`entry ${i}: assignments must be a list of crew ids.`);
+    for (const crew of assignments) {
+      const id = typeof crew === 'string' ? crew : crew?.crewId;
+      if (typeof id !== 'string' || !CREW_ID.test(id))
+        fail(`entry ${i}: a crew id does not match ${CREW_ID}.`);
+    }
+    return {
+      daemon,
+      assignments: assignments.map((crew) => (typeof crew === 'string' ? crew : crew.crewId)),
+    };
+  });
+}
+
+let raw;
+try {
+  raw = process.env.SCHOOL_MATRIX ? JSON.parse(process.env.SCHOOL_MATRIX) : undefined;
+} catch {
+  fail('SCHOOL_MATRIX is not valid JSON.');
+}
+const matrix = entries(raw).filter((e) => e.assignments.length > 0);
+const daemons = [...new Set(matrix.map((e) => e.daemon))].sort();
+const crews = matrix.reduce((n, e) => n + e.assignments.length, 0);
+
+const file = process.argv[2];
+if (file) {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(matrix, null, 2) + '\n');
+}
+const lines = [`daemons=${JSON.stringify(daemons)}`, `crews=${crews}`, `has-work=${daemons.length > 0}`];
+if (process.env.GITHUB_OUTPUT) appendFileSync(process.env.GITHUB_OUTPUT, lines.join('\n') + '\n');
+process.stdout.write(
+  `daemon-matrix: ${crews} crew(s) on ${daemons.length} daemon(s): ${daemons.join(', ') || 'none'}\n`,
+);

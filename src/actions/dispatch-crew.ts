@@ -1,0 +1,202 @@
+import * as core from '@actions/core';
+import { z } from 'zod';
+import { resolveConfig } from '../config/load.js';
+import { actionsJobStatus } from '../crew/job-status.js';
+import { planStep, progressLine, runStep } from '../crew/dispatch-run.js';
+import { runCrewFromSpec } from '../crew/runner.js';
+import { ConfigError } from '../errors.js';
+import { createGitHubClient } from '../github/client.js';
+import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
+import { StateLayout } from '../state/layout.js';
+
+/**
+ * dispatch-crew: thin entry (STYLE). `mode: plan` plans a batch and outputs the daemon matrix
+ * (identifiers only); `mode: run` runs one daemon's planned crews with its K slots. The same bundle
+ * is the crew runner: the driver starts `node <this bundle> __run-crew <spec>` in its own session.
+ */
+const flag = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const s = (v ?? 'false').trim().toLowerCase();
+      if (s !== 'true' && s !== 'false') {
+        ctx.addIssue({ code: 'custom', message: `${name}: expected true or false, found "${v}"` });
+        return z.NEVER;
+      }
+      return s === 'true';
+    });
+
+const inputsSchema = z.object({
+  mode: z.enum(['plan', 'run'], { message: 'mode: expected "plan" or "run"' }),
+  daemon: z.string().optional(),
+  config: z.string().optional(),
+  stateDir: z.string().optional(),
+  maxCrews: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) {
+        ctx.addIssue({ code: 'custom', message: `max-crews: expected a whole number ≥ 1, found "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  bookbagsPath: z.string().optional(),
+  jobStartedAt: z.iso
+    .datetime({ message: 'job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z' })
+    .optional(),
+  dryRun: flag('dry-run'),
+  token: z.string().optional(),
+});
+
+function parseInputs() {
+  const r = inputsSchema.safeParse({
+    mode: optionalInput('mode') ?? 'plan',
+    daemon: optionalInput('daemon'),
+    config: optionalInput('config'),
+    stateDir: optionalInput('state-dir'),
+    maxCrews: optionalInput('max-crews'),
+    bookbagsPath: optionalInput('bookbags-path'),
+    jobStartedAt: optionalInput('job-started-at'),
+    dryRun: optionalInput('dry-run'),
+    token: secretInput('token'),
+  });
+  if (!r.success)
+    throw new ConfigError(`dispatch-crew inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
+  if (r.data.mode === 'run' && !r.data.daemon)
+    throw new ConfigError(
+      'dispatch-crew: mode run needs the daemon input (the fleet daemon id this runner is).',
+    );
+  return r.data;
+}
+
+async function main(): Promise<void> {
+  const inputs = parseInputs();
+  const started = performance.now();
+  const config = resolveConfig(inputs.config, {
+    ...(inputs.stateDir ? { stateDir: inputs.stateDir } : {}),
+    ...(inputs.maxCrews ? { dispatch: { maxCrews: inputs.maxCrews } } : {}),
+  });
+  const layout = new StateLayout(config.stateDir);
+  const logger = actionsLogger();
+  const jobStartedAt = inputs.jobStartedAt ? new Date(inputs.jobStartedAt) : undefined;
+  if (inputs.mode === 'plan') {
+    const plan = await logger.group('Plan crews', () =>
+      planStep({ config, layout, logger, dryRun: inputs.dryRun, ...(jobStartedAt ? { jobStartedAt } : {}) }),
+    );
+    if (plan.loud) core.error(plan.loud);
+    // DESIGN §5: identifiers only in outputs — daemon ids, labels from school.yml, crew ids.
+    core.setOutput(
+      'matrix',
+      JSON.stringify(
+        plan.matrix.map((m) => ({ daemon: m.daemon, labels: m.labels, assignments: m.assignments })),
+      ),
+    );
+    core.setOutput('admitted', String(plan.assignments.length));
+    core.setOutput('refused', String(plan.refused.length));
+    await writeSummary((s) => {
+      s.addHeading('dispatch-crew: plan', 2);
+      if (plan.loud) s.addRaw(`**${plan.loud}**`, true);
+      if (plan.blocked) s.addRaw(`Blocked: ${plan.blocked}`, true);
+      if (plan.paused) s.addRaw(plan.paused, true);
+      s.addRaw(
+        `Admitted ${plan.assignments.length}, refused ${plan.refused.length}${inputs.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
+        true,
+      );
+      s.addTable([
+        [
+          { data: 'crew', header: true },
+          { data: 'issue', header: true },
+          { data: 'daemon', header: true },
+          { data: 'agent', header: true },
+        ],
+        ...plan.assignments.map((a) => [a.crewId, `#${a.issueNumber}`, a.daemon, a.agent]),
+      ]);
+      if (plan.refused.length) {
+        s.addTable([
+          [
+            { data: 'issue', header: true },
+            { data: 'refused because', header: true },
+          ],
+          ...plan.refused.map((r) => [`#${r.issue}`, r.reason]),
+        ]);
+      }
+      s.addTable([
+        [
+          { data: 'daemon', header: true },
+          { data: 'online', header: true },
+          { data: 'slots', header: true },
+          { data: 'busy', header: true },
+          { data: 'assigned', header: true },
+        ],
+        ...plan.fleet.map((d) => [
+          d.id,
+          d.online ? 'yes' : `no (${d.offlineReason ?? 'offline'})`,
+          String(d.slots),
+          String(d.busy),
+          String(d.assigned),
+        ]),
+      ]);
+    }, logger);
+    return;
+  }
+  if (inputs.dryRun) {
+    logger.info('dispatch-crew: dry run — no crew is run in mode run.');
+    return;
+  }
+  const daemon = inputs.daemon!;
+  const budgetMs =
+    config.dispatch.jobTimeoutMinutes * 60_000 -
+    (jobStartedAt ? Math.max(0, Date.now() - jobStartedAt.getTime()) : 0);
+  // An expired lease held by another job is reclaimed only once the API says that job has ended.
+  const repo = config.repository ?? process.env.GITHUB_REPOSITORY;
+  const status =
+    inputs.token && repo
+      ? actionsJobStatus(createGitHubClient({ token: inputs.token, logger }), repo)
+      : undefined;
+  const result = await logger.group(`Run the crews of daemon ${daemon}`, () =>
+    runStep({
+      config,
+      layout,
+      daemon,
+      logger,
+      launcher: [process.execPath, process.argv[1]!, '__run-crew'],
+      ...(inputs.bookbagsPath ? { bookbagsPath: inputs.bookbagsPath } : {}),
+      // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
+      remainingMs: () => budgetMs - (performance.now() - started),
+      ...(status ? { jobStatus: status } : {}),
+      onProgress: (p) => logger.info(progressLine(daemon, p)),
+    }),
+  );
+  core.setOutput('finished', String(result.finished.length));
+  core.setOutput('lost', String(result.lost.length));
+  core.setOutput('paused', result.paused ? 'true' : 'false');
+  await writeSummary((s) => {
+    s.addHeading(`dispatch-crew: daemon ${daemon}`, 2);
+    if (result.paused) s.addRaw(`**${result.paused}**`, true);
+    s.addTable([
+      [
+        { data: 'crew', header: true },
+        { data: 'outcome', header: true },
+        { data: 'reason', header: true },
+      ],
+      ...result.finished.map((f) => [f.crewId, f.outcome, f.reason]),
+      ...result.lost.map((id) => [id, 'lost', 'unexplained exit: launches paused']),
+      ...result.skipped.map((k) => [k.crewId, 'not started', k.reason]),
+    ]);
+  }, logger);
+  if (result.lost.length)
+    core.setFailed(`${result.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``);
+}
+
+if (process.argv[2] === '__run-crew') {
+  runCrewFromSpec(process.argv[3] ?? '').then(
+    (code) => (process.exitCode = code),
+    () => (process.exitCode = 1),
+  );
+} else {
+  void runAction(main);
+}

@@ -1,0 +1,61 @@
+import { rmSync } from 'node:fs';
+import type { Logger } from '../log.js';
+import { message } from '../errors.js';
+import { writeSnapshotDir } from './snapshot-dir.js';
+import { MANIFEST_FILE } from './manifest.js';
+import type { Snapshot, SnapshotBuilder, SnapshotSource } from './source.js';
+
+/** The narrow port over @actions/artifact's uploadArtifact (production adapter: actions-ports.ts). */
+export interface ArtifactPort {
+  upload(name: string, files: string[], root: string, retentionDays: number): Promise<void>;
+}
+
+export interface ArtifactSourceOptions {
+  port: ArtifactPort;
+  prefix: string;
+  runId: string;
+  runAttempt: string;
+  retentionDays: number;
+  /** Staging directory for the payload. */
+  path: string;
+  logger?: Logger;
+}
+
+/**
+ * The audit copy (DESIGN §5): one immutable artifact per run attempt, `<prefix>-<run_id>-<run_attempt>`,
+ * kept for the configured retention. Save only: restore never reads artifacts. An upload failure
+ * is a warning.
+ */
+export class ArtifactSource implements SnapshotSource {
+  readonly name = 'artifact' as const;
+  readonly authoritative = false;
+  uploaded: string | undefined;
+
+  constructor(private readonly options: ArtifactSourceOptions) {}
+
+  artifactName(): string {
+    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  }
+
+  async load(): Promise<Snapshot | undefined> {
+    return undefined;
+  }
+
+  async save(build: SnapshotBuilder): Promise<Snapshot> {
+    const snapshot = build(undefined);
+    const { path, port, retentionDays } = this.options;
+    writeSnapshotDir(path, snapshot);
+    const files = [MANIFEST_FILE, ...snapshot.files.keys()].map((p) => `${path}/${p}`);
+    try {
+      await port.upload(this.artifactName(), files, path, retentionDays);
+      this.uploaded = this.artifactName();
+    } catch (e) {
+      this.options.logger?.warning(
+        `checkpoint: artifact ${this.artifactName()} was not uploaded: ${message(e)}`,
+      );
+    } finally {
+      rmSync(path, { recursive: true, force: true });
+    }
+    return snapshot;
+  }
+}

@@ -1,0 +1,98 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../log.js';
+import { message } from '../errors.js';
+import { readSnapshotDir, writeSnapshotDir } from './snapshot-dir.js';
+import {
+  SourceUnavailableError,
+  type Snapshot,
+  type SnapshotBuilder,
+  type SnapshotSource,
+} from './source.js';
+
+/**
+ * The narrow port over the Actions cache. Production: @actions/cache (see actions-ports.ts);
+ * tests fake only this port because the real service cannot be reached from a test.
+ */
+export interface CachePort {
+  /** True when the cache service can be used in this run. */
+  available(): boolean;
+  /** Saves `paths` under `key`; false when the service declined (reserve collision, quota, outage). */
+  save(paths: string[], key: string): Promise<boolean>;
+  /** Restores into `paths`; returns the key that hit, or undefined on a miss. */
+  restore(paths: string[], primaryKey: string, restoreKeys: string[]): Promise<string | undefined>;
+}
+
+export interface CacheSourceOptions {
+  port: CachePort;
+  /** Key prefix; entries are `<prefix>-<run_id>-<run_attempt>`. */
+  prefix: string;
+  runId: string;
+  runAttempt: string;
+  /** Directory the payload is staged in. Save and restore must use the same path (it is part of the cache version). */
+  path: string;
+  logger?: Logger;
+}
+
+/**
+ * The fast copy (DESIGN §5). Cache entries are immutable and evicted after 7 days: each run saves
+ * under its own key and restore takes the newest entry by prefix; nothing is ever deleted first.
+ * A cache that is unavailable or declines a save is a warning, never a failure: the state branch
+ * is the durable copy.
+ */
+export class CacheSource implements SnapshotSource {
+  readonly name = 'cache' as const;
+  readonly authoritative = false;
+  /** Key that hit on the last load, or was written on the last save. */
+  lastKey: string | undefined;
+
+  constructor(private readonly options: CacheSourceOptions) {}
+
+  key(): string {
+    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  }
+
+  async load(): Promise<Snapshot | undefined> {
+    const { port, path, prefix } = this.options;
+    if (!port.available())
+      throw new SourceUnavailableError('cache', 'the cache service is not available in this run');
+    rmSync(path, { recursive: true, force: true });
+    mkdirSync(path, { recursive: true });
+    let hit: string | undefined;
+    try {
+      hit = await port.restore([path], this.key(), [`${prefix}-`]);
+    } catch (e) {
+      throw new SourceUnavailableError('cache', `restore failed: ${message(e)}`, { cause: e });
+    }
+    if (!hit) return undefined;
+    this.lastKey = hit;
+    return readSnapshotDir(path, `cache entry ${hit}`);
+  }
+
+  async save(build: SnapshotBuilder): Promise<Snapshot> {
+    const { port, path } = this.options;
+    const snapshot = build(undefined);
+    if (!port.available()) {
+      this.options.logger?.warning(
+        'checkpoint: the cache service is not available; the cache copy was skipped',
+      );
+      return snapshot;
+    }
+    writeSnapshotDir(path, snapshot);
+    let saved = false;
+    try {
+      saved = await port.save([path], this.key());
+    } catch (e) {
+      this.options.logger?.warning(`checkpoint: cache save under ${this.key()} failed: ${message(e)}`);
+      return snapshot;
+    }
+    if (!saved) {
+      this.options.logger?.warning(
+        `checkpoint: the cache declined ${this.key()} (already reserved or unavailable); the branch copy stands`,
+      );
+    } else this.lastKey = this.key();
+    return snapshot;
+  }
+}
+
+export const defaultCachePath = (root: string) => join(root, 'school-checkpoint-cache');

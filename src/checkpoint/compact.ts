@@ -1,0 +1,176 @@
+import { foldLog, registeredFolds, type LogFold } from '../state/fold.js';
+import { SNAPSHOT_TYPE, type SnapshotRecord, type StateEvent } from '../state/event-log.js';
+import { STATE_DIRS, STATE_FILES } from '../state/layout.js';
+import { isLog, parseLog, serializeLog, type LogRecord, type ParsedLog } from './logs.js';
+import type { Manifest } from './manifest.js';
+import './folds.js';
+
+/**
+ * Compaction (DESIGN §2): the checkpoint grows with the active set, not with history.
+ * - A log with a registered fold: the leading events older than the horizon are folded into the
+ *   `$snapshot` first line — `prune`d state plus every folded key, so a replayed event is still
+ *   recognised and skipped.
+ * - The audit and observation logs (no state is derived from them) keep only the window.
+ * - Any other event log is kept whole: dropping events nobody can fold would lose state.
+ * - A bookbag is dropped once it is older than the horizon and nothing kept refers to its crew.
+ */
+const WINDOWED_ONLY = new Set<string>([STATE_FILES.audit, STATE_FILES.observations]);
+
+export interface CompactOptions {
+  horizon: Date;
+  folds?: ReadonlyMap<string, LogFold<unknown, StateEvent>>;
+  warn?: (message: string) => void;
+}
+
+export interface CompactResult {
+  files: Map<string, Buffer>;
+  compacted: Manifest['compacted'];
+  /** Event logs kept whole because no fold is registered for them. */
+  unfolded: string[];
+}
+
+export function foldsByPath(): Map<string, LogFold<unknown, StateEvent>> {
+  const out = new Map<string, LogFold<unknown, StateEvent>>();
+  for (const [name, fold] of registeredFolds()) out.set(STATE_FILES[name], fold);
+  return out;
+}
+
+export function compact(files: ReadonlyMap<string, Buffer>, options: CompactOptions): CompactResult {
+  const folds = options.folds ?? foldsByPath();
+  const horizon = options.horizon.toISOString();
+  const out = new Map(files);
+  const compacted: Manifest['compacted'] = {};
+  const unfolded: string[] = [];
+  const kept: ParsedLog[] = [];
+  for (const [path, data] of files) {
+    if (!isLog(path)) continue;
+    const log = dedupe(parseLog(data, `checkpoint:${path}`, options.warn));
+    const fold = folds.get(path);
+    let next: ParsedLog = log;
+    if (fold) {
+      let n = 0;
+      while (n < log.records.length && isEvent(log.records[n]!) && (log.records[n]!.at as string) < horizon)
+        n++;
+      if (n > 0) {
+        next = { snapshot: foldPrefix(fold, log, n, options.horizon), records: log.records.slice(n) };
+        compacted[path] = { folded: n, dropped: 0 };
+      }
+    } else if (WINDOWED_ONLY.has(path)) {
+      const records = log.records.filter((r) => typeof r.at !== 'string' || r.at >= horizon);
+      if (records.length < log.records.length) {
+        next = { ...log, records };
+        compacted[path] = { folded: 0, dropped: log.records.length - records.length };
+      }
+    } else if (log.records.some(isEvent)) {
+      unfolded.push(path);
+    }
+    kept.push(next);
+    if (next !== log) out.set(path, serializeLog(next));
+  }
+  const dropped = dropOldBookbags(out, kept, options.horizon);
+  if (dropped > 0) compacted[`${STATE_DIRS.bookbags}/`] = { folded: 0, dropped };
+  return { files: out, compacted, unfolded };
+}
+
+/** Drops events whose key is already folded or already seen: a fold must apply each key once. */
+function dedupe(log: ParsedLog): ParsedLog {
+  const seen = new Set<string>(log.snapshot?.data.keys ?? []);
+  let changed = false;
+  const records = log.records.filter((r) => {
+    if (typeof r.key !== 'string') return true;
+    if (seen.has(r.key)) {
+      changed = true;
+      return false;
+    }
+    seen.add(r.key);
+    return true;
+  });
+  return changed ? { ...log, records } : log;
+}
+
+function isEvent(r: LogRecord): boolean {
+  return typeof r.key === 'string' && typeof r.at === 'string' && typeof r.type === 'string';
+}
+
+function foldPrefix(
+  fold: LogFold<unknown, StateEvent>,
+  log: ParsedLog,
+  n: number,
+  horizon: Date,
+): SnapshotRecord {
+  const prefix = log.records.slice(0, n) as unknown as StateEvent[];
+  const state = fold.prune(foldLog(fold, { snapshot: log.snapshot, events: prefix }), horizon);
+  const keys = log.snapshot ? [...log.snapshot.data.keys] : [];
+  const known = new Set(keys);
+  for (const e of prefix) {
+    if (!known.has(e.key)) {
+      known.add(e.key);
+      keys.push(e.key);
+    }
+  }
+  const lastAt = prefix.reduce((m, e) => (e.at > m ? e.at : m), log.snapshot?.at ?? '');
+  return {
+    key: SNAPSHOT_TYPE,
+    type: SNAPSHOT_TYPE,
+    at: lastAt,
+    data: { keys, state, events: (log.snapshot?.data.events ?? 0) + n },
+  };
+}
+
+/** Crew ids referred to anywhere in what the logs keep (snapshot states and events). */
+function referencedCrews(logs: readonly ParsedLog[]): Set<string> {
+  const ids = new Set<string>();
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 32 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, depth + 1);
+      return;
+    }
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if ((k === 'crewId' || k === 'crew_id') && typeof x === 'string') ids.add(x);
+      else if (k !== 'keys') walk(x, depth + 1);
+    }
+  };
+  for (const log of logs) {
+    if (log.snapshot) walk(log.snapshot.data.state, 0);
+    for (const r of log.records) walk(r, 0);
+  }
+  return ids;
+}
+
+function dropOldBookbags(files: Map<string, Buffer>, logs: readonly ParsedLog[], horizon: Date): number {
+  const prefix = `${STATE_DIRS.bookbags}/`;
+  const byCrew = new Map<string, string[]>();
+  for (const path of files.keys()) {
+    if (!path.startsWith(prefix)) continue;
+    const crew = path.slice(prefix.length).split('/')[0]!;
+    const list = byCrew.get(crew) ?? [];
+    list.push(path);
+    byCrew.set(crew, list);
+  }
+  if (byCrew.size === 0) return 0;
+  const referenced = referencedCrews(logs);
+  let dropped = 0;
+  for (const [crew, paths] of byCrew) {
+    if (referenced.has(crew)) continue;
+    const finished = finishedAt(files.get(`${prefix}${crew}/bookbag.json`));
+    // Unknown age (no record, unreadable record) keeps the bookbag: dropping is the irreversible side.
+    if (!finished || !(finished < horizon)) continue;
+    for (const p of paths) files.delete(p);
+    dropped++;
+  }
+  return dropped;
+}
+
+function finishedAt(record: Buffer | undefined): Date | undefined {
+  if (!record) return undefined;
+  try {
+    const v = JSON.parse(record.toString('utf8')) as { timings?: { finishedAt?: unknown } };
+    const at = v.timings?.finishedAt;
+    if (typeof at !== 'string') return undefined;
+    const d = new Date(at);
+    return Number.isNaN(d.getTime()) ? undefined : d;
+  } catch {
+    return undefined;
+  }
+}

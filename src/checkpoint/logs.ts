@@ -1,0 +1,120 @@
+import { parseJsonl, type Warn } from '../state/jsonl.js';
+import { SNAPSHOT_TYPE, type SnapshotRecord } from '../state/event-log.js';
+import { STATE_FILES } from '../state/layout.js';
+
+/**
+ * JSONL files inside a snapshot. Every top-level `*.jsonl` is an append-only log except the
+ * materialized curriculum, which is replaced whole on each fetch. Logs from two writers merge by
+ * union (DESIGN §2); a materialized file is taken from the newer writer.
+ */
+export type LogRecord = Record<string, unknown>;
+
+export interface ParsedLog {
+  snapshot?: SnapshotRecord;
+  records: LogRecord[];
+}
+
+const MATERIALIZED = new Set<string>([STATE_FILES.curriculum]);
+
+export function isLog(path: string): boolean {
+  return !path.includes('/') && path.endsWith('.jsonl') && !MATERIALIZED.has(path);
+}
+
+/** Identity of a record: its idempotency key, or its exact content for keyless logs (audit). */
+export function recordId(r: LogRecord): string {
+  return typeof r.key === 'string' ? `k:${r.key}` : `j:${JSON.stringify(r)}`;
+}
+
+function atOf(r: LogRecord): string {
+  return typeof r.at === 'string' ? r.at : '';
+}
+
+/**
+ * Parses log bytes. `origin` names the copy in messages; a corrupt complete line throws
+ * CorruptStateError (N5.1: fail closed), an unterminated last line is dropped with a warning.
+ */
+export function parseLog(data: Buffer, origin: string, warn?: Warn): ParsedLog {
+  const { records } = parseJsonl<LogRecord>(data.toString('utf8'), origin, warn);
+  const first = records[0];
+  if (first && first.type === SNAPSHOT_TYPE) {
+    return { snapshot: first as unknown as SnapshotRecord, records: records.slice(1) };
+  }
+  return { records };
+}
+
+export function serializeLog(log: ParsedLog): Buffer {
+  const lines: string[] = [];
+  if (log.snapshot) lines.push(JSON.stringify(log.snapshot));
+  for (const r of log.records) lines.push(JSON.stringify(r));
+  return Buffer.from(lines.length ? lines.join('\n') + '\n' : '', 'utf8');
+}
+
+export interface UnionReport {
+  /** Keys folded into one side's snapshot that the other side's snapshot does not hold. */
+  divergentKeys: number;
+}
+
+/**
+ * Union of two copies of one log: `$snapshot` records merged by key union, events deduplicated by
+ * key and ordered by `at` then key. The ordering is a stable two-way merge, so events of one
+ * writer never change their relative order even when clocks disagree.
+ */
+export function unionLogs(a: ParsedLog, b: ParsedLog, report?: UnionReport): ParsedLog {
+  const snapshot = unionSnapshots(a.snapshot, b.snapshot, report);
+  const seen = new Set<string>();
+  if (snapshot) for (const k of snapshot.data.keys) seen.add(`k:${k}`);
+  const out: LogRecord[] = [];
+  const take = (r: LogRecord) => {
+    const id = recordId(r);
+    if (seen.has(id)) return;
+    seen.add(id);
+    out.push(r);
+  };
+  let i = 0;
+  let j = 0;
+  const ids = new Map<LogRecord, string>();
+  const id = (r: LogRecord) => {
+    let v = ids.get(r);
+    if (v === undefined) ids.set(r, (v = recordId(r)));
+    return v;
+  };
+  while (i < a.records.length && j < b.records.length) {
+    const x = a.records[i]!;
+    const y = b.records[j]!;
+    const ax = atOf(x);
+    const ay = atOf(y);
+    if (ax < ay || (ax === ay && id(x) <= id(y))) {
+      take(x);
+      i++;
+    } else {
+      take(y);
+      j++;
+    }
+  }
+  while (i < a.records.length) take(a.records[i++]!);
+  while (j < b.records.length) take(b.records[j++]!);
+  return snapshot ? { snapshot, records: out } : { records: out };
+}
+
+function unionSnapshots(
+  a: SnapshotRecord | undefined,
+  b: SnapshotRecord | undefined,
+  report?: UnionReport,
+): SnapshotRecord | undefined {
+  if (!a || !b) return a ?? b;
+  // The copy holding more folded keys is the later compaction of the same history: its state is
+  // kept. Keys only the other copy folded are kept too, so dedup still holds for them; their
+  // folded effect cannot be merged generically and is reported.
+  const [base, other] = b.data.keys.length > a.data.keys.length ? [b, a] : [a, b];
+  const keys = new Set(base.data.keys);
+  let extra = 0;
+  for (const k of other.data.keys) {
+    if (!keys.has(k)) {
+      keys.add(k);
+      extra++;
+    }
+  }
+  if (report) report.divergentKeys += extra;
+  if (extra === 0) return base;
+  return { ...base, data: { ...base.data, keys: [...keys] } };
+}

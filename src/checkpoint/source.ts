@@ -1,0 +1,47 @@
+import type { Manifest } from './manifest.js';
+
+/**
+ * A checkpoint of the state directory (DESIGN §2, §5): its files, by POSIX path relative to the
+ * state directory, plus a manifest holding the generation and the SHA-256 of every file.
+ */
+export interface Snapshot {
+  manifest: Manifest;
+  files: Map<string, Buffer>;
+}
+
+/**
+ * Produces the snapshot to write on top of `base` (what the source holds now, when it holds
+ * anything). A compare-and-swap source calls it again with the newer base after a rejected write,
+ * so the result is always a union of both writers' events (DESIGN §2).
+ */
+export type SnapshotBuilder = (base: Snapshot | undefined) => Snapshot;
+
+export type SourceName = 'branch' | 'cache' | 'artifact' | 'directory';
+
+/**
+ * Where checkpoints live. The state branch is authoritative; the cache is an accelerator; the
+ * artifact is an audit copy; the directory serves local runs and tests. `save` takes a builder
+ * rather than a finished snapshot because the authoritative source must rebuild on top of a
+ * concurrent writer's checkpoint; the others call it once and write what it returns.
+ */
+export interface SnapshotSource {
+  readonly name: SourceName;
+  /** True for the one source whose copy outranks the others when it is reachable. */
+  readonly authoritative: boolean;
+  /** The newest snapshot this source holds, unverified, or undefined when it holds none. */
+  load(): Promise<Snapshot | undefined>;
+  /** Writes a snapshot and returns what was written (after any rebuild). */
+  save(build: SnapshotBuilder): Promise<Snapshot>;
+}
+
+/** A source that was asked to work and could not: the caller decides whether that is fatal. */
+export class SourceUnavailableError extends Error {
+  constructor(
+    readonly source: SourceName,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${source}: ${message}`, options);
+    this.name = 'SourceUnavailableError';
+  }
+}

@@ -1,0 +1,101 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { ArtifactSource, type ArtifactPort } from './artifact-source.js';
+import { BranchSource, resolveRemote } from './branch-source.js';
+import { CacheSource, type CachePort } from './cache-source.js';
+import { DirectorySource } from './directory-source.js';
+import type { SnapshotSource, SourceName } from './source.js';
+
+export const SOURCE_NAMES: readonly SourceName[] = ['branch', 'cache', 'artifact', 'directory'];
+
+/** Parses a comma list such as "branch,cache,artifact"; names the field and the allowed values. */
+export function parseSourceList(text: string, field = 'sources'): SourceName[] {
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.length === 0)
+    throw new ConfigError(`${field}: empty; use a comma list of ${SOURCE_NAMES.join(', ')}`);
+  const out: SourceName[] = [];
+  for (const n of names) {
+    if (!(SOURCE_NAMES as readonly string[]).includes(n)) {
+      throw new ConfigError(`${field}: unknown source "${n}"; allowed: ${SOURCE_NAMES.join(', ')}`);
+    }
+    if (!out.includes(n as SourceName)) out.push(n as SourceName);
+  }
+  return out;
+}
+
+export interface SourceSettings {
+  names: readonly SourceName[];
+  branch: string;
+  /** Remote URL or path; when absent, the `origin` remote of `workspace`. */
+  remote?: string;
+  workspace?: string;
+  token?: string;
+  directory?: string;
+  cachePrefix: string;
+  retentionDays: number;
+  runId?: string;
+  runAttempt?: string;
+  /** Scratch space (RUNNER_TEMP on Actions). */
+  scratchRoot?: string;
+  cachePort?: CachePort;
+  artifactPort?: ArtifactPort;
+  logger?: Logger;
+}
+
+/** Builds the sources named in `settings.names`, in that order. */
+export async function buildSources(settings: SourceSettings): Promise<SnapshotSource[]> {
+  const scratch = settings.scratchRoot ?? tmpdir();
+  const runId = settings.runId ?? 'local';
+  const runAttempt = settings.runAttempt ?? '1';
+  const sources: SnapshotSource[] = [];
+  for (const name of settings.names) {
+    if (name === 'branch') {
+      const remote = settings.remote ?? (await resolveRemote(settings.workspace ?? process.cwd()));
+      sources.push(
+        new BranchSource({
+          remote,
+          branch: settings.branch,
+          token: settings.token,
+          logger: settings.logger,
+          scratchRoot: scratch,
+        }),
+      );
+    } else if (name === 'directory') {
+      if (!settings.directory) throw new ConfigError('sources: "directory" needs a directory (--dir PATH)');
+      sources.push(new DirectorySource(settings.directory));
+    } else if (name === 'cache') {
+      if (!settings.cachePort)
+        throw new ConfigError('sources: "cache" is only available inside GitHub Actions');
+      sources.push(
+        new CacheSource({
+          port: settings.cachePort,
+          prefix: settings.cachePrefix,
+          runId,
+          runAttempt,
+          path: join(scratch, 'school-checkpoint-cache'),
+          logger: settings.logger,
+        }),
+      );
+    } else {
+      if (!settings.artifactPort)
+        throw new ConfigError('sources: "artifact" is only available inside GitHub Actions');
+      sources.push(
+        new ArtifactSource({
+          port: settings.artifactPort,
+          prefix: settings.cachePrefix,
+          runId,
+          runAttempt,
+          retentionDays: settings.retentionDays,
+          path: join(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`),
+          logger: settings.logger,
+        }),
+      );
+    }
+  }
+  return sources;
+}

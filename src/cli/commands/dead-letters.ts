@@ -1,0 +1,64 @@
+import { resolveConfig } from '../../config/load.js';
+import { GradingQueue } from '../../grading/queue.js';
+import { deadLetterTable, renderText } from '../../grading/report.js';
+import { redactText } from '../../security/redact.js';
+import { StateLayout } from '../../state/layout.js';
+import { parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+const HELP = `Usage: school dead-letters list [--json] [--config FILE] [--state-dir DIR]
+       school dead-letters requeue KEY [--config FILE] [--state-dir DIR]
+
+A grading job that failed max-attempts drains is a dead letter: kept with its last error, never
+retried by itself. "requeue" gives it a fresh attempt budget and keeps the failure summary.
+`;
+
+export const deadLettersCommand: Command = {
+  summary: 'dead-letters list | dead-letters requeue KEY: inspect or retry failed grading jobs',
+  async run(argv) {
+    const { values, positionals } = parse(
+      'dead-letters',
+      argv,
+      {
+        config: { type: 'string' },
+        'state-dir': { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+      true,
+    );
+    const [sub, key, ...extra] = positionals;
+    if (values.help || !sub) {
+      process.stdout.write(HELP);
+      return values.help ? 0 : 2;
+    }
+    const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});
+    const queue = new GradingQueue(new StateLayout(config.stateDir));
+    if (sub === 'list') {
+      const dead = queue.deadLetters();
+      if (values.json) {
+        process.stdout.write(redactText(JSON.stringify(dead, null, 2)) + '\n');
+      } else if (dead.length === 0) {
+        process.stdout.write('no dead letters\n');
+      } else {
+        process.stdout.write(redactText(renderText(deadLetterTable(dead))));
+      }
+      return 0;
+    }
+    if (sub === 'requeue') {
+      if (!key || extra.length > 0) {
+        process.stderr.write(
+          'school dead-letters requeue: give exactly one job key, e.g. grade:12:crew-abc\n',
+        );
+        return 2;
+      }
+      const job = await queue.requeue(key);
+      process.stdout.write(
+        `requeued ${job.job.jobKey}: attempts reset to 0; previous failure kept: ${redactText(job.previousFailure ?? '')}\n`,
+      );
+      return 0;
+    }
+    process.stderr.write(`school dead-letters: unknown subcommand "${sub}"; use "list" or "requeue KEY".\n`);
+    return 2;
+  },
+};

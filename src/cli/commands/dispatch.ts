@@ -1,0 +1,109 @@
+import { resolveConfig } from '../../config/load.js';
+import { consoleLogger } from '../../log.js';
+import { planStep, progressLine, runStep } from '../../crew/dispatch-run.js';
+import { runCrewFromSpec } from '../../crew/runner.js';
+import type { PlanResult } from '../../dispatch/plan.js';
+import { StateLayout } from '../../state/layout.js';
+import { ConfigError } from '../../errors.js';
+import { parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+const HELP = `Usage: school dispatch [--plan-only] [--daemon ID] [--config school.yml] [--dry-run]
+
+Plans a batch of crews from the curriculum (admission, order, assignment) and runs them locally:
+every daemon of the fleet runs on this machine, each with its K worktree slots, and a progress line
+is printed as crews start and finish. Bookbags land in <stateDir>/bookbags.
+
+  --plan-only   plan and print the plan; run nothing
+  --daemon ID   run only this daemon's planned crews (plans first unless --run-only)
+  --run-only    skip planning: run the crews already planned
+  --dry-run     plan on a scratch copy of the state: nothing is recorded, nothing runs
+  --config F    school.yml (default: ./school.yml when present, else the defaults)
+`;
+
+export const dispatchCommand: Command = {
+  summary:
+    'dispatch [--plan-only] [--daemon ID] [--config FILE]: plan crews and run them here, with progress',
+  async run(argv) {
+    // The crew runner: the driver starts `school dispatch __run-crew <spec>` in its own session.
+    if (argv[0] === '__run-crew') {
+      if (!argv[1]) throw new ConfigError('school dispatch __run-crew: the spec path is missing.');
+      return runCrewFromSpec(argv[1]);
+    }
+    const { values } = parse('dispatch', argv, {
+      'plan-only': { type: 'boolean' },
+      'run-only': { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
+      daemon: { type: 'string' },
+      config: { type: 'string' },
+      help: { type: 'boolean' },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const config = resolveConfig(values.config);
+    const layout = new StateLayout(config.stateDir);
+    const logger = consoleLogger();
+    const ids = config.fleet.daemons.map((d) => d.id);
+    if (values.daemon && !ids.includes(values.daemon)) {
+      throw new ConfigError(
+        `--daemon: "${values.daemon}" is not in fleet.daemons (known: ${ids.join(', ')}).`,
+      );
+    }
+    const daemons = values.daemon ? [values.daemon] : ids;
+    if (!values['run-only']) {
+      const plan = await planStep({
+        config,
+        layout,
+        logger,
+        dryRun: values['dry-run'] ?? false,
+        beat: daemons,
+      });
+      process.stdout.write(describePlan(plan));
+      if (values['plan-only'] || values['dry-run']) return 0;
+    }
+    // Every daemon is local here: one driver each, side by side (each holds its own driver lock).
+    const launcher = [process.execPath, ...process.execArgv, process.argv[1]!, 'dispatch', '__run-crew'];
+    const results = await Promise.all(
+      daemons.map((daemon) =>
+        runStep({
+          config,
+          layout,
+          daemon,
+          logger,
+          launcher,
+          onProgress: (p) => process.stdout.write(progressLine(daemon, p) + '\n'),
+        }).then((r) => ({ daemon, r })),
+      ),
+    );
+    let lost = 0;
+    for (const { daemon, r } of results) {
+      const outcomes = r.finished.map((f) => `${f.crewId} ${f.outcome}`).join(', ') || 'none';
+      process.stdout.write(
+        `${daemon}: finished ${r.finished.length} (${outcomes}); adopted ${r.adopted.length}; lost ${r.lost.length}\n`,
+      );
+      for (const s of r.skipped) process.stdout.write(`${daemon}: not started ${s.crewId}: ${s.reason}\n`);
+      if (r.paused) process.stdout.write(`${daemon}: ${r.paused}\n`);
+      lost += r.lost.length;
+    }
+    return lost ? 1 : 0;
+  },
+};
+
+export function describePlan(plan: PlanResult): string {
+  const lines: string[] = [];
+  if (plan.loud) lines.push(plan.loud);
+  if (plan.blocked) lines.push(`blocked: ${plan.blocked}`);
+  if (plan.paused) lines.push(plan.paused);
+  lines.push(`planned ${plan.assignments.length} crew(s)`);
+  for (const a of plan.assignments) {
+    lines.push(
+      `  ${a.crewId}  #${a.issueNumber} → ${a.daemon} (${a.agent}, ${a.weight}${a.repair ? ', repair' : ''})`,
+    );
+  }
+  if (plan.refused.length) lines.push(`refused ${plan.refused.length}:`);
+  for (const r of plan.refused) lines.push(`  #${r.issue}: ${r.reason}`);
+  for (const d of plan.fleet) lines.push(`  daemon ${d.id}: ${d.assigned} assigned, ${d.busy} busy before`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,63 @@
+import { resolveConfig } from '../../config/load.js';
+import { drain } from '../../grading/drain.js';
+import { octokitPort } from '../../grading/github-port.js';
+import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
+import { countsLine, leaderboardTable, renderText, verdictTable } from '../../grading/report.js';
+import { createGitHubClient } from '../../github/client.js';
+import { consoleLogger } from '../../log.js';
+import { redactText } from '../../security/redact.js';
+import { StateLayout } from '../../state/layout.js';
+import { intOption, parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+const HELP = `Usage: school drain [--max-workers N] [--max-attempts N] [--config FILE] [--state-dir DIR] [--json]
+
+Grades one snapshot of the pending grading jobs in waves of at most N workers (capped at the fleet's
+worktree count). GitHub labels and comments are delivered when GITHUB_TOKEN is set and a repository
+is configured; otherwise they wait in the outbox. Exit code 1 when grading stopped (corrupt ledger).
+`;
+
+export const drainCommand: Command = {
+  summary: 'drain [--max-workers N] [--max-attempts N]: grade pending jobs (judges, ledger, outbox)',
+  async run(argv) {
+    const { values } = parse('drain', argv, {
+      'max-workers': { type: 'string' },
+      'max-attempts': { type: 'string' },
+      config: { type: 'string' },
+      'state-dir': { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean' },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const maxWorkers = intOption('max-workers', values['max-workers']);
+    const maxAttempts = intOption('max-attempts', values['max-attempts']);
+    const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});
+    const layout = new StateLayout(config.stateDir);
+    const logger = consoleLogger({ debug: !!process.env.SCHOOL_DEBUG });
+    const token = process.env.GITHUB_TOKEN;
+    const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+    const github =
+      token && repository ? octokitPort(createGitHubClient({ token, logger }), repository) : undefined;
+    if (!github) logger.info('no GITHUB_TOKEN or repository: labels and comments stay in the outbox');
+    const result = await drain({ config, layout, logger, github, maxWorkers, maxAttempts });
+    if (values.json) {
+      process.stdout.write(redactText(JSON.stringify(result, null, 2)) + '\n');
+    } else {
+      process.stdout.write(`${countsLine(result)}\n`);
+      if (result.verdicts.length > 0)
+        process.stdout.write('\n' + redactText(renderText(verdictTable(result))));
+      if (!result.fatal) {
+        const rows = leaderboard(new ScoreLedger(layout).state());
+        if (rows.length > 0) process.stdout.write('\nLeaderboard\n' + renderText(leaderboardTable(rows)));
+      }
+    }
+    if (result.fatal) {
+      process.stderr.write(`school drain: ${redactText(result.fatal)}\n`);
+      return 1;
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,156 @@
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DaemonConfig } from '../config/schema.js';
+import { ClassroomUnavailableError } from './errors.js';
+import {
+  checkoutBase,
+  ensureWorktree,
+  foreignChanges,
+  resetClean,
+  collectDiff,
+  type CollectedDiff,
+} from './git.js';
+import { which } from './proc.js';
+
+/**
+ * Classrooms (DESIGN §3): where a crew's student works. One interface, three backends:
+ *
+ * - `worktree` (default): a git worktree of `repoPath` per daemon slot, `<root>/<daemon>/slot-<n>`,
+ *   created on first use and reused by later crews after a clean reset. Pre-verify (N4.1) refuses
+ *   a slot that is not exactly the base commit with nothing else in it.
+ * - `orca`: the same worktree, but the student is launched through an external daemon CLI:
+ *   `[orca.binary, ...orca.args, '--', ...student argv]`, argv only. `preflight()` checks that the
+ *   binary and `node` are on PATH before anything is leased (seed brownfield: `node: command not
+ *   found` must fail closed at once, not hang).
+ * - `bot`: no worktree (research, triage, docs roles): an empty scratch directory per slot; its
+ *   change is empty and it has no verification.
+ */
+export interface Classroom {
+  readonly kind: 'worktree' | 'orca' | 'bot';
+  /** Throws ClassroomUnavailableError when this machine cannot host the classroom. Synchronous. */
+  preflight(): void;
+  /** The directory the student works in, for this slot. */
+  workdir(slot: number): string;
+  /** Creates the slot if needed and moves it to `base`. Throws DirtyWorktreeError (N4.1). */
+  prepare(slot: number, base: string): Promise<string[]>;
+  /** The student's argv as it is launched here. */
+  wrap(argv: readonly string[]): string[];
+  collect(slot: number, base: string): Promise<CollectedDiff>;
+  /** Reset and clean; returns what remains afterwards (N8.2: must be empty). */
+  teardown(slot: number, base: string): Promise<string[]>;
+  /** Whether a verification command applies (a code change exists to verify). */
+  readonly verifies: boolean;
+}
+
+export interface ClassroomOptions {
+  daemon: DaemonConfig;
+  repoPath: string;
+  /** Parent of every slot directory. */
+  root: string;
+  /** PATH used by preflight (defaults to ours). */
+  path?: string;
+}
+
+class WorktreeClassroom implements Classroom {
+  readonly kind: 'worktree' | 'orca' = 'worktree';
+  readonly verifies = true;
+  constructor(protected readonly o: ClassroomOptions) {}
+  preflight(): void {
+    if (!existsSync(this.o.repoPath)) {
+      throw new ClassroomUnavailableError(
+        `classroom worktree on daemon ${this.o.daemon.id}: repository ${this.o.repoPath} does not exist; set repoPath in school.yml`,
+      );
+    }
+    if (!which('git', this.o.path)) {
+      throw new ClassroomUnavailableError(
+        `classroom ${this.kind} on daemon ${this.o.daemon.id}: \`git\` not found on PATH; install git on this runner`,
+      );
+    }
+  }
+  workdir(slot: number): string {
+    return join(this.o.root, this.o.daemon.id, `slot-${slot}`);
+  }
+  async prepare(slot: number, base: string): Promise<string[]> {
+    const dir = this.workdir(slot);
+    await ensureWorktree(this.o.repoPath, dir, base);
+    // A foreign change of any kind aborts before the slot is moved: moving could hide it.
+    const before = (await foreignChanges(dir, base)).filter((f) => !f.startsWith('HEAD at'));
+    if (before.length) return before;
+    await checkoutBase(dir, base);
+    return foreignChanges(dir, base);
+  }
+  wrap(argv: readonly string[]): string[] {
+    return [...argv];
+  }
+  collect(slot: number, base: string): Promise<CollectedDiff> {
+    return collectDiff(this.workdir(slot), base);
+  }
+  async teardown(slot: number, base: string): Promise<string[]> {
+    const dir = this.workdir(slot);
+    await resetClean(dir, base);
+    return foreignChanges(dir, base);
+  }
+}
+
+class OrcaClassroom extends WorktreeClassroom {
+  override readonly kind = 'orca' as const;
+  override preflight(): void {
+    const binary = this.o.daemon.orca?.binary ?? 'orca';
+    const missing: string[] = [];
+    if (!which(binary, this.o.path)) missing.push(`\`${binary}\``);
+    // The orca CLI is a node program: without node it dies with "node: command not found".
+    if (!which('node', this.o.path)) missing.push('`node`');
+    if (missing.length) {
+      throw new ClassroomUnavailableError(
+        `classroom orca on daemon ${this.o.daemon.id}: ${missing.join(' and ')} not found on PATH ` +
+          `(${this.o.path ?? process.env.PATH ?? ''}); install ${missing.length > 1 ? 'them' : 'it'} on this runner ` +
+          'or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.',
+      );
+    }
+    super.preflight();
+  }
+  override wrap(argv: readonly string[]): string[] {
+    const orca = this.o.daemon.orca ?? { binary: 'orca', args: [] };
+    return [orca.binary, ...orca.args, '--', ...argv];
+  }
+}
+
+class BotClassroom implements Classroom {
+  readonly kind = 'bot' as const;
+  readonly verifies = false;
+  constructor(private readonly o: ClassroomOptions) {}
+  preflight(): void {
+    /* a scratch directory needs nothing installed */
+  }
+  workdir(slot: number): string {
+    return join(this.o.root, this.o.daemon.id, `bot-${slot}`);
+  }
+  async prepare(slot: number): Promise<string[]> {
+    const dir = this.workdir(slot);
+    mkdirSync(dir, { recursive: true });
+    return readdirSync(dir).map((f) => `?? ${f}`);
+  }
+  wrap(argv: readonly string[]): string[] {
+    return [...argv];
+  }
+  async collect(): Promise<CollectedDiff> {
+    return { patch: Buffer.alloc(0), changedFiles: [], ignored: [] };
+  }
+  async teardown(slot: number): Promise<string[]> {
+    const dir = this.workdir(slot);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    return readdirSync(dir).map((f) => `?? ${f}`);
+  }
+}
+
+export function createClassroom(options: ClassroomOptions): Classroom {
+  switch (options.daemon.classroom) {
+    case 'orca':
+      return new OrcaClassroom(options);
+    case 'bot':
+      return new BotClassroom(options);
+    default:
+      return new WorktreeClassroom(options);
+  }
+}

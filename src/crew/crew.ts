@@ -1,0 +1,383 @@
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentConfig } from '../config/schema.js';
+import { registerSecret, redactText } from '../security/redact.js';
+import type { Bookbag, VerificationRecord } from '../schemas/bookbag.js';
+import type { CrewOutcome } from '../schemas/crew.js';
+import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
+import { audit } from '../state/audit.js';
+import { event } from '../state/event-log.js';
+import { readJsonl } from '../state/jsonl.js';
+import { StateLayout } from '../state/layout.js';
+import { enqueueGradingJob } from '../grading/enqueue.js';
+import type { Logger } from '../log.js';
+import { message } from '../errors.js';
+import { writeBrief } from './brief.js';
+import { sha256, writeBookbag } from './bookbag.js';
+import { createClassroom, type Classroom } from './classroom.js';
+import {
+  claimSlot,
+  crewEventLog,
+  readCrewState,
+  releaseLease,
+  startHeartbeat,
+  type JobStatus,
+} from './lease.js';
+import { classify, GRADED_OUTCOMES } from './outcome.js';
+import { groupAlive, killGroup, localIdentity, minimalEnv, processesWithMarker, selfOwner } from './proc.js';
+import { pauseForOutcome } from '../dispatch/pause.js';
+import { readUsage, recordCrewSpend } from './usage.js';
+import { runGrouped, type RunResult } from './spawn.js';
+import { crewRuntimeDir, type CrewSpec } from './spec.js';
+
+/**
+ * A crew's life (DESIGN §3): claim a slot → pre-verify (N4.1) → brief → student (argv, own process
+ * group, timeout) → verification → bookbag (done flag last, N2.2) → spend → teardown and assert
+ * nothing is left (N8.2) → release → `crew.finished` → grading job. Runs inside one crew runner
+ * process; every exit path releases the lease and records why.
+ */
+export interface CrewResult {
+  crewId: string;
+  outcome: CrewOutcome;
+  reason: string;
+  slot?: number;
+  alerts: string[];
+  durationMs: number;
+}
+
+export interface RunCrewDeps {
+  logger: Logger;
+  jobStatus?: JobStatus;
+}
+
+export function findItem(layout: StateLayout, issue: number): CurriculumItem | undefined {
+  const { records } = readJsonl<unknown>(layout.file('curriculum'));
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i] as { number?: unknown };
+    if (r && r.number === issue) return curriculumItemSchema.parse(r);
+  }
+  return undefined;
+}
+
+export function classroomFor(spec: CrewSpec, role: string): Classroom {
+  const daemon = spec.config.fleet.daemons.find((d) => d.id === spec.daemonId);
+  if (!daemon) throw new Error(`daemon ${spec.daemonId} is not in fleet.daemons`);
+  // Research, triage and docs work needs no worktree: those roles always get the bot classroom.
+  const d = role === 'coding' ? daemon : { ...daemon, classroom: 'bot' as const };
+  return createClassroom({ daemon: d, repoPath: spec.config.repoPath, root: spec.worktreeRoot });
+}
+
+export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewResult> {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const layout = new StateLayout(spec.stateDir);
+  const log = deps.logger;
+  const crew = readCrewState(layout).registry.crews[spec.crewId];
+  if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file('crews')}`);
+  const item = findItem(layout, crew.issueNumber);
+  const agent = spec.config.agents.find((a) => a.id === crew.agent);
+  const classroom = classroomFor(spec, item?.role ?? 'coding');
+  classroom.preflight();
+  const daemon = spec.config.fleet.daemons.find((d) => d.id === spec.daemonId)!;
+  const leaseMs = spec.config.dispatch.leaseSeconds * 1000;
+  const claim = await claimSlot(layout, {
+    crewId: spec.crewId,
+    daemon: spec.daemonId,
+    slots: daemon.worktrees,
+    owner: selfOwner(),
+    process: { crewId: spec.crewId, ...localIdentity(process.pid) },
+    leaseMs,
+    worktreeFor: (slot) => classroom.workdir(slot),
+    jobStatus: deps.jobStatus,
+  });
+  for (const l of claim.reclaimed) {
+    await audit(layout, 'lease.reclaimed', {
+      crewId: l.crewId,
+      daemon: l.daemon,
+      slot: l.slot,
+      by: spec.crewId,
+    });
+  }
+  const stopBeat = startHeartbeat(layout, spec.crewId, leaseMs, (e) =>
+    log.warning(`heartbeat: ${message(e)}`),
+  );
+  const alerts: string[] = [];
+  const alert = async (kind: string, detail: string) => {
+    alerts.push(`${kind}: ${detail}`);
+    log.warning(`crew ${spec.crewId}: ${kind}: ${detail}`);
+    await audit(layout, 'crew.alert', { crewId: spec.crewId, issueNumber: crew.issueNumber, kind, detail });
+  };
+  const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
+  mkdirSync(scratch, { recursive: true });
+  let outcome: CrewOutcome = 'aborted';
+  let reason = '';
+  let studentPgid = -1;
+  let prepared = false;
+  try {
+    if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
+    if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
+    const findings = await classroom.prepare(claim.slot, spec.baseSha);
+    if (findings.length) {
+      await alert('foreign-change', `${classroom.workdir(claim.slot)}: ${findings.slice(0, 10).join('; ')}`);
+      throw new AbortCrew(
+        `N4.1 pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`,
+      );
+    }
+    prepared = true;
+    const r = await live(
+      spec,
+      claim.slot,
+      classroom,
+      item,
+      agent,
+      crew,
+      scratch,
+      startedAt,
+      started,
+      (pgid) => {
+        studentPgid = pgid;
+      },
+    );
+    outcome = r.outcome;
+    reason = r.reason;
+    if (r.usage) log.info(`crew ${spec.crewId}: usage ${JSON.stringify(r.usage)}`);
+  } catch (e) {
+    outcome = 'aborted';
+    reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
+    if (!(e instanceof AbortCrew)) await alert('runtime-error', message(e));
+  } finally {
+    stopBeat();
+    await teardown(spec, classroom, claim.slot, studentPgid, prepared, alert).catch((e) =>
+      alert('teardown-failed', message(e)),
+    );
+    await releaseLease(layout, spec.crewId, `crew ${outcome}`);
+  }
+  if (alerts.length) reason = `${reason}; alerts: ${alerts.join(' | ')}`;
+  const durationMs = performance.now() - started;
+  await crewEventLog(layout).append([
+    event('crew.finished', `finished:${spec.crewId}`, {
+      crewId: spec.crewId,
+      issueNumber: crew.issueNumber,
+      outcome,
+      reason,
+      durationMs,
+    }),
+  ]);
+  // Seed 002: a usage limit or an overload pauses new launches; it is not a failed run.
+  await pauseForOutcome(layout, { crewId: spec.crewId, issueNumber: crew.issueNumber, outcome, reason });
+  if (
+    GRADED_OUTCOMES.includes(outcome) &&
+    item &&
+    agent &&
+    existsSync(join(layout.bookbag(spec.crewId), 'done.flag'))
+  ) {
+    await enqueueGradingJob(layout, {
+      issueNumber: crew.issueNumber,
+      crewId: spec.crewId,
+      agent: agent.id,
+      domain: item.domain,
+      difficulty: item.difficulty,
+      fences: crew.fences,
+      bookbag: `bookbags/${spec.crewId}`,
+    });
+  }
+  return { crewId: spec.crewId, outcome, reason, slot: claim.slot, alerts, durationMs };
+}
+
+class AbortCrew extends Error {
+  constructor(m: string) {
+    super(m);
+    this.name = 'AbortCrew';
+  }
+}
+
+async function live(
+  spec: CrewSpec,
+  slot: number,
+  classroom: Classroom,
+  item: CurriculumItem,
+  agent: AgentConfig,
+  crew: {
+    crewId: string;
+    issueNumber: number;
+    attempt: number;
+    repair: boolean;
+    fences: string[];
+    daemon: string;
+  },
+  scratch: string,
+  startedAt: string,
+  started: number,
+  onGroup: (pgid: number) => void,
+) {
+  const layout = new StateLayout(spec.stateDir);
+  const worktree = classroom.workdir(slot);
+  const paths = {
+    brief: join(scratch, 'brief.md'),
+    usage: join(scratch, 'usage.json'),
+    report: join(scratch, 'report.md'),
+    studentLog: join(scratch, 'student.log'),
+    verifyLog: join(scratch, 'verify.log'),
+  };
+  for (const p of [paths.usage, paths.report, paths.verifyLog]) rmSync(p, { force: true });
+  const briefSha = writeBrief(paths.brief, {
+    item,
+    crewId: crew.crewId,
+    agent: agent.id,
+    attempt: crew.attempt,
+    repair: crew.repair,
+    worktree,
+    usageFile: paths.usage,
+    reportFile: paths.report,
+    maxTitleLength: spec.config.curriculum.maxTitleLength,
+    maxBodyLength: spec.config.curriculum.maxBodyLength,
+  });
+  const env = minimalEnv({
+    SCHOOL_BRIEF: paths.brief,
+    SCHOOL_USAGE_FILE: paths.usage,
+    SCHOOL_REPORT_FILE: paths.report,
+    SCHOOL_WORKTREE: worktree,
+    SCHOOL_CREW_ID: crew.crewId,
+    SCHOOL_ISSUE: String(item.number),
+    SCHOOL_ATTEMPT: String(crew.attempt),
+  });
+  const timeoutMs = spec.config.dispatch.crewTimeoutSeconds * 1000;
+  // N1.2: `{brief}` is substituted inside argv elements; nothing is ever joined into a shell line.
+  const argv = classroom.wrap(agent.command.map((a) => a.split('{brief}').join(paths.brief)));
+  const student = await runGrouped(argv, {
+    cwd: worktree,
+    env,
+    logPath: paths.studentLog,
+    timeoutMs,
+    graceMs: spec.graceMs,
+    onSpawn: onGroup,
+  });
+  const report = existsSync(paths.report) ? readFileSync(paths.report, 'utf8') : undefined;
+  const collected = await classroom.collect(slot, spec.baseSha);
+  const diff = redactText(collected.patch.toString('utf8'));
+  const diffSha = sha256(diff);
+  let verification: VerificationRecord | null = null;
+  let verificationLog: string | undefined;
+  const verify = spec.config.dispatch.verify;
+  if (verify && classroom.verifies && student.exitCode === 0 && !student.timedOut) {
+    const v = await runGrouped(verify, {
+      cwd: worktree,
+      env,
+      logPath: paths.verifyLog,
+      timeoutMs,
+      graceMs: spec.graceMs,
+    });
+    verificationLog = redactText(existsSync(paths.verifyLog) ? readFileSync(paths.verifyLog, 'utf8') : '');
+    verification = {
+      command: [...verify],
+      exitCode: v.exitCode,
+      passed: v.exitCode === 0 && !v.timedOut,
+      durationMs: v.durationMs,
+      logDigest: sha256(verificationLog),
+      baseSha: spec.baseSha,
+      diffSha,
+      timedOut: v.timedOut,
+    };
+  }
+  const { classified, usage } = await finish(
+    layout,
+    { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+    student,
+    report,
+    verification,
+    timeoutMs,
+    paths.usage,
+  );
+  const record: Omit<Bookbag, 'diffSha'> = {
+    schema: 1,
+    crewId: crew.crewId,
+    issueNumber: crew.issueNumber,
+    agent: agent.id,
+    daemon: crew.daemon,
+    role: item.role,
+    domain: item.domain,
+    difficulty: item.difficulty,
+    fences: crew.fences,
+    baseSha: spec.baseSha,
+    briefSha,
+    changedFiles: collected.changedFiles,
+    outcome: classified.outcome,
+    verification,
+    ...(usage ? { usage } : {}),
+    timings: { startedAt, finishedAt: new Date().toISOString(), durationMs: performance.now() - started },
+  };
+  const brief = readFileSync(paths.brief, 'utf8');
+  writeBookbag(layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
+  return { ...classified, usage, ignored: collected.ignored };
+}
+
+async function finish(
+  layout: StateLayout,
+  crew: { crewId: string; issueNumber: number; agent: string },
+  student: RunResult,
+  report: string | undefined,
+  verification: VerificationRecord | null,
+  timeoutMs: number,
+  usagePath: string,
+) {
+  const { usage, problem } = readUsage(usagePath);
+  if (problem) await audit(layout, 'crew.usage-unreadable', { crewId: crew.crewId, detail: problem });
+  if (usage) await recordCrewSpend(layout, crew, usage);
+  return { classified: classify(student, report, verification, timeoutMs), usage };
+}
+
+/**
+ * N8.2: leftovers are found, recorded as alerts and removed; then the slot is reset and what
+ * remains is asserted empty. Processes are found by process group and by the crew's environment
+ * marker, so a background process that left the group is found too.
+ */
+async function teardown(
+  spec: CrewSpec,
+  classroom: Classroom,
+  slot: number,
+  pgid: number,
+  prepared: boolean,
+  alert: (kind: string, detail: string) => Promise<void>,
+): Promise<void> {
+  const stray = new Set(processesWithMarker(spec.crewId));
+  if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
+  if (stray.size) {
+    await alert(
+      'leftover-process',
+      `student left ${stray.size} process(es) running (pids ${[...stray].join(', ')}); killed`,
+    );
+    killGroup(pgid, 'SIGKILL');
+    for (const pid of stray) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    await waitUntil(
+      () => processesWithMarker(spec.crewId).length === 0 && !(pgid > 0 && groupAlive(pgid)),
+      2_000,
+    );
+    const still = processesWithMarker(spec.crewId);
+    if (still.length) await alert('teardown-incomplete', `processes survive SIGKILL: ${still.join(', ')}`);
+  }
+  if (!prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
+  const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] as string[] }));
+  if (ignored.length)
+    await alert('leftover-files', `ignored files outside the change: ${ignored.slice(0, 10).join(', ')}`);
+  const remaining = await classroom.teardown(slot, spec.baseSha);
+  if (remaining.length)
+    await alert('teardown-incomplete', `slot not clean after reset: ${remaining.slice(0, 10).join('; ')}`);
+}
+
+async function waitUntil(test: () => boolean, ms: number): Promise<void> {
+  const end = performance.now() + ms;
+  while (!test() && performance.now() < end) await new Promise((r) => setTimeout(r, 25));
+}
+
+/** Exposed for the runner: registers secrets from our environment so no log leaks them. */
+export function registerEnvSecrets(): void {
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v && /TOKEN|SECRET|PASSWORD|KEY/i.test(k)) registerSecret(v);
+  }
+}

@@ -1,0 +1,332 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SchoolConfig } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { CrewOutcome } from '../schemas/crew.js';
+import { audit } from '../state/audit.js';
+import { event } from '../state/event-log.js';
+import type { StateLayout } from '../state/layout.js';
+import { classroomFor } from './crew.js';
+import { acquireDriverLock } from './driver-lock.js';
+import { crewEventLog, readCrewState, type CrewProcess, type JobStatus } from './lease.js';
+import { localLiveness } from './proc.js';
+import { RUNNER_EXIT } from './runner.js';
+import { describePauses, pauseForOutcome, pauseStatus } from '../dispatch/pause.js';
+import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
+import { revParse } from './git.js';
+
+/**
+ * The driver (seed 002): runs one daemon's planned crews with K slots.
+ * - One driver per state directory + daemon (driver-lock.ts); a second exits at once.
+ * - Adoption: crews recorded `running` whose runner process is still the recorded one are waited
+ *   for, not relaunched; a running crew whose process vanished without `crew.finished` is an
+ *   unexplained exit: marked `lost`, and new launches pause (`school.paused`) until cleared.
+ * - Slot refill: the next crew starts the moment a slot frees, not when a batch ends.
+ * - Each crew runs in a crew runner process in its own session (runner.ts), launched with
+ *   `launcher` + [spec path], so stopping the driver does not stop the crew.
+ * - N3.3 soft deadline: no new crew starts when the remaining job time cannot fit one.
+ */
+export interface Progress {
+  crewId: string;
+  issueNumber?: number;
+  slot?: number;
+  phase: 'launched' | 'adopted' | 'running' | 'finished' | 'lost' | 'skipped';
+  /** Monotonic milliseconds since the driver launched or adopted the crew (N3.2). */
+  elapsedMs: number;
+  outcome?: CrewOutcome;
+  detail?: string;
+}
+
+export interface DriverOptions {
+  config: SchoolConfig;
+  layout: StateLayout;
+  daemon: string;
+  /** Crew ids planned for this daemon, in the order to run them. */
+  assignments: ReadonlyArray<{ crewId: string }>;
+  logger: Logger;
+  /** argv prefix that starts a crew runner; the spec path is appended. */
+  launcher: readonly string[];
+  runtimeDir?: string;
+  worktreeRoot?: string;
+  /** Base commit; defaults to HEAD of config.repoPath. */
+  baseSha?: string;
+  graceMs?: number;
+  onProgress?: (p: Progress) => void;
+  /** Remaining job time in ms (N3.3); undefined = no deadline. */
+  remainingMs?: () => number;
+  pollMs?: number;
+  progressEveryMs?: number;
+  jobStatus?: JobStatus;
+}
+
+export interface DriverResult {
+  launched: string[];
+  adopted: string[];
+  finished: Array<{ crewId: string; outcome: CrewOutcome; reason: string }>;
+  lost: string[];
+  skipped: Array<{ crewId: string; reason: string }>;
+  paused?: string;
+}
+
+interface Active {
+  crewId: string;
+  since: number;
+  done: Promise<number | null>;
+}
+
+export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
+  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
+  if (!daemon)
+    throw new Error(
+      `daemon "${o.daemon}" is not in fleet.daemons (${o.config.fleet.daemons.map((d) => d.id).join(', ')})`,
+    );
+  const runtimeDir = o.runtimeDir ?? defaultRuntimeDir(o.layout.root);
+  const worktreeRoot = o.worktreeRoot ?? defaultWorktreeRoot(o.layout.root);
+  const baseSpec = {
+    daemonId: o.daemon,
+    stateDir: o.layout.root,
+    runtimeDir,
+    worktreeRoot,
+    graceMs: o.graceMs ?? 5_000,
+    config: o.config,
+  };
+  // Preflight before anything is leased or locked: a missing binary fails within a second.
+  classroomFor({ ...baseSpec, crewId: '-', baseSha: '-' }, 'coding').preflight();
+  const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
+  const result: DriverResult = { launched: [], adopted: [], finished: [], lost: [], skipped: [] };
+  const poll = o.pollMs ?? 250;
+  const progress = (p: Progress) => o.onProgress?.(p);
+  try {
+    const baseSha = o.baseSha ?? (await revParse(o.config.repoPath));
+    const active = new Map<string, Active>();
+    await adopt(o, active, result, poll, progress);
+    const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
+    const reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1000;
+    let lastTick = performance.now();
+    while (queue.length || active.size) {
+      result.paused = pausedReason(o.layout);
+      while (active.size < daemon.worktrees && queue.length && !result.paused) {
+        if (o.remainingMs && o.remainingMs() < reserveMs) {
+          for (const id of queue.splice(0)) {
+            result.skipped.push({
+              crewId: id,
+              reason: 'N3.3 soft deadline: remaining job time cannot fit a crew',
+            });
+            progress({ crewId: id, phase: 'skipped', elapsedMs: 0, detail: 'soft deadline' });
+          }
+          break;
+        }
+        const crewId = queue.shift()!;
+        const crew = readCrewState(o.layout).registry.crews[crewId];
+        if (!crew || crew.status !== 'planned' || crew.daemon !== o.daemon) {
+          const why = !crew
+            ? 'not planned'
+            : crew.daemon !== o.daemon
+              ? `planned for ${crew.daemon}`
+              : `already ${crew.status}`;
+          result.skipped.push({ crewId, reason: why });
+          continue;
+        }
+        const specPath = writeSpec({ ...baseSpec, crewId, baseSha });
+        active.set(crewId, {
+          crewId,
+          since: performance.now(),
+          done: launch(o.launcher, specPath, runtimeDir, crewId),
+        });
+        result.launched.push(crewId);
+        progress({ crewId, issueNumber: crew.issueNumber, phase: 'launched', elapsedMs: 0 });
+      }
+      if (result.paused && queue.length && !active.size) {
+        for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: result.paused });
+      }
+      if (!active.size) break;
+      const timer = new Promise<'tick'>((r) => setTimeout(() => r('tick'), o.progressEveryMs ?? 10_000));
+      const winner = await Promise.race([
+        ...[...active.values()].map((a) => a.done.then((code) => ({ a, code }))),
+        timer,
+      ]);
+      if (winner === 'tick' || performance.now() - lastTick >= (o.progressEveryMs ?? 10_000)) {
+        lastTick = performance.now();
+        const reg = readCrewState(o.layout).registry;
+        for (const a of active.values()) {
+          const c = reg.crews[a.crewId];
+          progress({
+            crewId: a.crewId,
+            issueNumber: c?.issueNumber,
+            slot: c?.slot,
+            phase: 'running',
+            elapsedMs: performance.now() - a.since,
+          });
+        }
+      }
+      if (winner === 'tick') continue;
+      active.delete(winner.a.crewId);
+      await settle(o, winner.a, winner.code, result, progress);
+    }
+    result.paused = pausedReason(o.layout);
+    return result;
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Starts a crew runner in its own session; resolves with its exit code. */
+function launch(
+  launcher: readonly string[],
+  specPath: string,
+  runtimeDir: string,
+  crewId: string,
+): Promise<number | null> {
+  const dir = crewRuntimeDir(runtimeDir, crewId);
+  mkdirSync(dir, { recursive: true });
+  const fd = openSync(join(dir, 'runner.out'), 'a');
+  const [file, ...args] = launcher;
+  const child = spawn(file!, [...args, specPath], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    shell: false,
+    env: process.env,
+  });
+  closeSync(fd);
+  return new Promise((resolve) => {
+    child.once('error', () => resolve(null));
+    child.once('exit', (code) => resolve(code));
+  });
+}
+
+/** Polls an adopted runner (not our child) until its recorded identity is gone. */
+async function waitGone(
+  p: CrewProcess,
+  crewId: string,
+  o: DriverOptions,
+  poll: number,
+): Promise<number | null> {
+  for (;;) {
+    const finished = readCrewState(o.layout).registry.crews[crewId]?.status === 'finished';
+    if (finished || localLiveness(p) === 'gone') return finished ? RUNNER_EXIT.done : null;
+    await new Promise((r) => setTimeout(r, poll));
+  }
+}
+
+async function adopt(
+  o: DriverOptions,
+  active: Map<string, Active>,
+  result: DriverResult,
+  poll: number,
+  progress: (p: Progress) => void,
+): Promise<void> {
+  const { registry, processes } = readCrewState(o.layout);
+  for (const c of Object.values(registry.crews)) {
+    if (c.status !== 'running' || c.daemon !== o.daemon) continue;
+    const p = processes.get(c.crewId);
+    if (p && localLiveness(p) !== 'gone') {
+      active.set(c.crewId, {
+        crewId: c.crewId,
+        since: performance.now(),
+        done: waitGone(p, c.crewId, o, poll),
+      });
+      result.adopted.push(c.crewId);
+      o.logger.info(
+        `adopted crew ${c.crewId} (issue #${c.issueNumber}, slot ${c.slot}): its runner pid ${p.pid} is still alive`,
+      );
+      progress({
+        crewId: c.crewId,
+        issueNumber: c.issueNumber,
+        slot: c.slot,
+        phase: 'adopted',
+        elapsedMs: 0,
+      });
+    } else {
+      await markLost(
+        o,
+        c.crewId,
+        c.issueNumber,
+        'its runner process is gone and it never finished',
+        result,
+        progress,
+      );
+    }
+  }
+}
+
+async function settle(
+  o: DriverOptions,
+  a: Active,
+  code: number | null,
+  result: DriverResult,
+  progress: (p: Progress) => void,
+): Promise<void> {
+  const c = readCrewState(o.layout).registry.crews[a.crewId];
+  const elapsedMs = performance.now() - a.since;
+  if (c?.status === 'finished' && c.outcome) {
+    result.finished.push({ crewId: a.crewId, outcome: c.outcome, reason: c.reason ?? '' });
+    progress({
+      crewId: a.crewId,
+      issueNumber: c.issueNumber,
+      slot: c.slot,
+      phase: 'finished',
+      elapsedMs,
+      outcome: c.outcome,
+    });
+    return;
+  }
+  if (c?.status === 'planned' && code === RUNNER_EXIT.refused) {
+    result.skipped.push({ crewId: a.crewId, reason: 'claim refused (see runner.log)' });
+    progress({
+      crewId: a.crewId,
+      issueNumber: c.issueNumber,
+      phase: 'skipped',
+      elapsedMs,
+      detail: 'claim refused',
+    });
+    return;
+  }
+  await markLost(
+    o,
+    a.crewId,
+    c?.issueNumber ?? 0,
+    `runner exited ${code ?? 'abnormally'} without recording an end`,
+    result,
+    progress,
+  );
+}
+
+/** Why launches are paused (school.jsonl, read fresh), or undefined. */
+function pausedReason(layout: StateLayout): string | undefined {
+  return describePauses(pauseStatus(layout).pauses);
+}
+
+/** An unexplained exit: the crew is `lost`, its lease released, and new launches pause (seed 002). */
+async function markLost(
+  o: DriverOptions,
+  crewId: string,
+  issueNumber: number,
+  why: string,
+  result: DriverResult,
+  progress: (p: Progress) => void,
+): Promise<void> {
+  const reg = readCrewState(o.layout).registry;
+  const c = reg.crews[crewId];
+  if (c && c.status !== 'finished') {
+    await crewEventLog(o.layout).append([
+      event('lease.released', `released:${crewId}`, { crewId, reason: `lost: ${why}` }),
+      event('crew.finished', `finished:${crewId}`, {
+        crewId,
+        issueNumber,
+        outcome: 'lost' as const,
+        reason: why,
+      }),
+    ]);
+  }
+  await audit(o.layout, 'crew.lost', { crewId, issueNumber, detail: why });
+  await pauseForOutcome(o.layout, {
+    crewId,
+    issueNumber,
+    outcome: 'lost',
+    reason: `unexplained exit: ${why}`,
+  });
+  o.logger.warning(`crew ${crewId} lost (${why}); new launches are paused until \`school pause --clear\``);
+  result.lost.push(crewId);
+  progress({ crewId, issueNumber, phase: 'lost', elapsedMs: 0, detail: why });
+}

@@ -1,0 +1,111 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { SchoolError } from '../errors.js';
+import { withLock } from '../state/lock.js';
+import { capture } from './spawn.js';
+
+/** Git through argv only (N1.2); no prompts, no pager, no system config surprises. */
+const GIT_ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_PAGER: 'cat',
+  GIT_OPTIONAL_LOCKS: '0',
+};
+
+export class GitError extends SchoolError {
+  constructor(args: readonly string[], cwd: string, stderr: string) {
+    super(`git ${args.join(' ')} failed in ${cwd}: ${stderr.trim().slice(0, 500)}`);
+    this.name = 'GitError';
+  }
+}
+
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const r = await capture(['git', ...args], cwd, GIT_ENV);
+  if (r.code !== 0) throw new GitError(args, cwd, r.stderr);
+  return r.stdout;
+}
+
+export async function revParse(repo: string, ref = 'HEAD'): Promise<string> {
+  return (await git(repo, 'rev-parse', '--verify', `${ref}^{commit}`)).trim();
+}
+
+/**
+ * A worktree per daemon slot, created on first use and reused after a clean reset (cheaper than a
+ * `worktree add` per crew on large repositories, and a slot's path is stable for leases and logs).
+ * Creation is serialized per repository: `git worktree add` updates shared admin files.
+ */
+export async function ensureWorktree(repo: string, path: string, base: string): Promise<void> {
+  if (existsSync(join(path, '.git'))) return;
+  mkdirSync(dirname(path), { recursive: true });
+  await withLock(join(dirname(path), '.worktree-admin'), async () => {
+    if (existsSync(join(path, '.git'))) return;
+    await git(repo, 'worktree', 'prune');
+    await git(repo, 'worktree', 'add', '--detach', '--quiet', path, base);
+  });
+}
+
+/** Porcelain status of everything: tracked changes, untracked and ignored files. */
+export async function statusEntries(worktree: string): Promise<string[]> {
+  const out = await git(worktree, 'status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored');
+  return out.split('\0').filter(Boolean);
+}
+
+/**
+ * N4.1: what in this worktree is not the baseline. Empty means clean at `base`.
+ */
+export async function foreignChanges(worktree: string, base: string): Promise<string[]> {
+  const findings = (await statusEntries(worktree)).map(
+    (e) => `${e.slice(0, 2).trim() || '??'} ${e.slice(3)}`,
+  );
+  const head = (await git(worktree, 'rev-parse', 'HEAD')).trim();
+  if (head !== base) findings.unshift(`HEAD at ${head.slice(0, 12)}, expected base ${base.slice(0, 12)}`);
+  return findings;
+}
+
+/** Moves a clean worktree to `base` (a reused slot may sit at an older base). */
+export async function checkoutBase(worktree: string, base: string): Promise<void> {
+  await git(worktree, 'checkout', '--quiet', '--detach', base);
+}
+
+export interface CollectedDiff {
+  patch: Buffer;
+  changedFiles: string[];
+  /** Ignored paths the crew left (not part of its change; cleaned at teardown). */
+  ignored: string[];
+}
+
+/**
+ * The crew's change: `git diff --binary <base>` of the working tree, with new files included by
+ * marking them intent-to-add first (ignored files are not part of a change).
+ */
+export async function collectDiff(worktree: string, base: string): Promise<CollectedDiff> {
+  await git(worktree, 'add', '--all', '--intent-to-add');
+  const r = await captureBuffer(worktree, ['diff', '--binary', '--no-color', '--no-ext-diff', base]);
+  const names = await git(worktree, 'diff', '--name-only', '-z', base);
+  const ignored = (await statusEntries(worktree)).filter((e) => e.startsWith('!!')).map((e) => e.slice(3));
+  return { patch: r, changedFiles: names.split('\0').filter(Boolean), ignored };
+}
+
+async function captureBuffer(cwd: string, args: string[]): Promise<Buffer> {
+  // Binary patches must not round-trip through a UTF-8 string.
+  const { spawn } = await import('node:child_process');
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, env: GIT_ENV, shell: false, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code === 0) resolve(Buffer.concat(out));
+      else reject(new GitError(args, cwd, Buffer.concat(err).toString('utf8')));
+    });
+  });
+}
+
+/** Teardown: back to `base`, every change, untracked and ignored file removed. */
+export async function resetClean(worktree: string, base: string): Promise<void> {
+  await git(worktree, 'checkout', '--quiet', '--force', '--detach', base);
+  await git(worktree, 'reset', '--quiet', '--hard', base);
+  await git(worktree, 'clean', '-ffdxq');
+}

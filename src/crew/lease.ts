@@ -1,0 +1,269 @@
+import { crewFold, leaseId, type CrewRegistry, type Lease } from '../dispatch/registry.js';
+import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
+import { EventLog, event, type StateEvent } from '../state/event-log.js';
+import { foldLog } from '../state/fold.js';
+import type { StateLayout } from '../state/layout.js';
+import { ClaimRefusedError } from './errors.js';
+import { localLiveness } from './proc.js';
+
+/**
+ * Worktree slot leases (N6.2), taken under the crews log lock with `EventLog.transact`, so the
+ * read-decide-append is one step across processes: two crews never hold one slot, and a crew is
+ * claimed (planned → running) exactly once.
+ *
+ * A lease expires unless heartbeated (`lease.heartbeat`). An expired lease is reclaimed only when
+ * its owner is gone: a local owner's pid is dead or has another start identity; an Actions owner's
+ * job is no longer in progress, asked through the injected `jobStatus` port. An owner we cannot
+ * check counts as alive: reclaiming a live crew's slot is the failure this exists to prevent.
+ *
+ * Besides the shared crew events this module appends `crew.process` (the identity of the process
+ * that runs the crew: what a restarted driver checks before adopting). The registry fold ignores
+ * event types it does not know, so the contract in src/schemas/crew.ts is unchanged.
+ */
+
+export type JobStatus = (
+  owner: Extract<LeaseOwner, { kind: 'actions' }>,
+) => Promise<'in_progress' | 'done' | 'unknown'>;
+
+export interface CrewProcess {
+  crewId: string;
+  host: string;
+  pid: number;
+  start?: string;
+}
+export type CrewProcessEvent = StateEvent<'crew.process', CrewProcess>;
+export type CrewLogEvent = CrewEvent | CrewProcessEvent;
+
+export function crewEventLog(layout: StateLayout): EventLog<CrewLogEvent> {
+  return new EventLog<CrewLogEvent>(layout.file('crews'));
+}
+
+/** The registry fold plus the runner identity of each crew (what adoption checks). */
+export function readCrewState(layout: StateLayout): {
+  registry: CrewRegistry;
+  processes: Map<string, CrewProcess>;
+} {
+  const contents = crewEventLog(layout).read();
+  return {
+    registry: foldLog(crewFold, contents as { events: CrewEvent[] }),
+    processes: processesOf(contents.events),
+  };
+}
+
+function processesOf(events: readonly CrewLogEvent[]): Map<string, CrewProcess> {
+  const m = new Map<string, CrewProcess>();
+  for (const e of events) if (e.type === 'crew.process') m.set(e.data.crewId, e.data);
+  return m;
+}
+
+/** Owner gone? Local owners are checked here; Actions owners need the answer of `jobStatus`. */
+export function ownerGone(owner: LeaseOwner, goneJobs: ReadonlySet<string>): boolean {
+  if (owner.kind === 'local') return localLiveness(owner) === 'gone';
+  return goneJobs.has(jobKeyOf(owner));
+}
+
+function jobKeyOf(o: Extract<LeaseOwner, { kind: 'actions' }>): string {
+  return `${o.runId}/${o.runAttempt}/${o.job}`;
+}
+
+/** Asks the API about the owners of expired Actions leases before the lock is taken (it is async). */
+export async function goneActionsOwners(
+  leases: readonly Lease[],
+  now: Date,
+  jobStatus?: JobStatus,
+): Promise<Set<string>> {
+  const gone = new Set<string>();
+  if (!jobStatus) return gone;
+  for (const l of leases) {
+    if (l.owner.kind !== 'actions' || new Date(l.expiresAt) > now) continue;
+    const status = await jobStatus(l.owner).catch(() => 'unknown' as const);
+    if (status === 'done') gone.add(jobKeyOf(l.owner));
+  }
+  return gone;
+}
+
+export interface ClaimRequest {
+  crewId: string;
+  daemon: string;
+  slots: number;
+  owner: LeaseOwner;
+  /** Identity of this process, recorded for adoption. */
+  process: CrewProcess;
+  leaseMs: number;
+  worktreeFor: (slot: number) => string;
+  jobStatus?: JobStatus;
+  now?: () => Date;
+}
+
+export interface Claim {
+  slot: number;
+  worktree: string;
+  /** Leases taken over from owners that were gone (their crews are marked lost). */
+  reclaimed: Lease[];
+}
+
+/**
+ * Claims a planned crew and a free slot of its daemon in one transaction. Refuses (ClaimRefusedError)
+ * when the crew is unknown, already started or finished, another crew of the same issue is running
+ * (N2.1), the crew is stale (another crew of its issue finished after it was planned: cancelled),
+ * or every slot is held.
+ */
+export async function claimSlot(layout: StateLayout, req: ClaimRequest): Promise<Claim> {
+  const now = req.now ?? (() => new Date());
+  const before = readCrewState(layout).registry;
+  const gone = await goneActionsOwners(Object.values(before.leases), now(), req.jobStatus);
+  const log = crewEventLog(layout);
+  const { result } = await log.transact<Claim | { refused: string }>((current) => {
+    const registry = foldLog(crewFold, current as { events: CrewEvent[] });
+    const crew = registry.crews[req.crewId];
+    const t = now();
+    if (!crew) return { append: [], result: { refused: 'not planned' } };
+    if (crew.status !== 'planned') return { append: [], result: { refused: `already ${crew.status}` } };
+    if (crew.daemon !== req.daemon)
+      return { append: [], result: { refused: `planned for daemon ${crew.daemon}` } };
+    const twin = Object.values(registry.crews).find(
+      (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === 'running',
+    );
+    if (twin)
+      return {
+        append: [],
+        result: { refused: `issue #${crew.issueNumber} already running as ${twin.crewId}` },
+      };
+    // N2.1: a crew planned before another crew of its issue finished is stale (two planners raced,
+    // or a retry re-planned in-flight work): it is cancelled, never run. Log order decides, not
+    // clocks. A repair is planned after the failed run finished, so it is not stale.
+    const index = new Map(current.events.map((e, i) => [e.key, i]));
+    const plannedAt = index.get(`planned:${crew.crewId}`) ?? -1;
+    const ranAfter = Object.values(registry.crews).find(
+      (c) =>
+        c.issueNumber === crew.issueNumber &&
+        c.crewId !== crew.crewId &&
+        c.status === 'finished' &&
+        (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt,
+    );
+    if (ranAfter) {
+      const reason = `superseded: issue #${crew.issueNumber} ran as ${ranAfter.crewId} after this crew was planned`;
+      return {
+        append: [
+          event(
+            'crew.finished',
+            `finished:${crew.crewId}`,
+            { crewId: crew.crewId, issueNumber: crew.issueNumber, outcome: 'cancelled' as const, reason },
+            t,
+          ),
+        ],
+        result: { refused: reason },
+      };
+    }
+    const append: CrewLogEvent[] = [];
+    const reclaimed: Lease[] = [];
+    let slot = -1;
+    for (let s = 0; s < req.slots && slot < 0; s++) {
+      const held = registry.leases[leaseId(req.daemon, s)];
+      if (!held) {
+        slot = s;
+        break;
+      }
+      if (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone)) continue;
+      reclaimed.push(held);
+      append.push(
+        event(
+          'lease.released',
+          `released:${held.crewId}`,
+          { crewId: held.crewId, reason: 'reclaimed: lease expired and its owner is gone' },
+          t,
+        ),
+      );
+      const old = registry.crews[held.crewId];
+      if (old && old.status !== 'finished') {
+        append.push(
+          event(
+            'crew.finished',
+            `finished:${held.crewId}`,
+            {
+              crewId: held.crewId,
+              issueNumber: old.issueNumber,
+              outcome: 'lost' as const,
+              reason: 'owner gone without finishing; slot reclaimed',
+            },
+            t,
+          ),
+        );
+      }
+      slot = s;
+    }
+    if (slot < 0)
+      return {
+        append: [],
+        result: { refused: `all ${req.slots} slot(s) of daemon ${req.daemon} are leased` },
+      };
+    const worktree = req.worktreeFor(slot);
+    const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
+    append.push(
+      event(
+        'lease.acquired',
+        `lease:${leaseId(req.daemon, slot)}:${req.crewId}`,
+        {
+          crewId: req.crewId,
+          daemon: req.daemon,
+          slot,
+          owner: req.owner,
+          expiresAt,
+        },
+        t,
+      ),
+      event(
+        'crew.started',
+        `started:${req.crewId}`,
+        {
+          crewId: req.crewId,
+          daemon: req.daemon,
+          slot,
+          worktree,
+          owner: req.owner,
+        },
+        t,
+      ),
+      event('crew.process', `process:${req.crewId}`, req.process, t),
+    );
+    return { append, result: { slot, worktree, reclaimed } };
+  });
+  if ('refused' in result) throw new ClaimRefusedError(req.crewId, result.refused);
+  return result;
+}
+
+/** Extends the crew's lease (N6.2). `n` makes the key unique per beat. */
+export async function heartbeat(
+  layout: StateLayout,
+  crewId: string,
+  n: number,
+  leaseMs: number,
+): Promise<void> {
+  const expiresAt = new Date(Date.now() + leaseMs).toISOString();
+  await crewEventLog(layout).append([
+    event('lease.heartbeat', `heartbeat:${crewId}:${n}`, { crewId, expiresAt }),
+  ]);
+}
+
+export async function releaseLease(layout: StateLayout, crewId: string, reason: string): Promise<void> {
+  await crewEventLog(layout).append([event('lease.released', `released:${crewId}`, { crewId, reason })]);
+}
+
+/**
+ * Heartbeats on a monotonic schedule (N3.2: setInterval, never wall-clock differences) until
+ * stopped. A failed beat is reported, not thrown: the lease simply expires later than hoped.
+ */
+export function startHeartbeat(
+  layout: StateLayout,
+  crewId: string,
+  leaseMs: number,
+  onError: (e: unknown) => void,
+): () => void {
+  let n = 0;
+  const every = Math.max(1_000, Math.floor(leaseMs / 3));
+  const timer = setInterval(() => {
+    heartbeat(layout, crewId, ++n, leaseMs).catch(onError);
+  }, every);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,75 @@
+import type { VerificationRecord } from '../schemas/bookbag.js';
+import type { CrewOutcome } from '../schemas/crew.js';
+import { EXIT_OVERLOADED, EXIT_USAGE_LIMIT } from './brief.js';
+import type { RunResult } from './spawn.js';
+
+/**
+ * The student contract's result signals. Seed 002: a usage/credit limit and a service overload are
+ * not failed runs — they pause the school. A student reports them by exit code (75 = usage limit,
+ * 76 = overloaded; 75 is EX_TEMPFAIL) or by a first line `school-result: usage-limit` /
+ * `school-result: overloaded` in its report file.
+ */
+const MARKER = /^\s*school-result:\s*(usage-limit|overloaded)\s*$/im;
+
+export function reportMarker(report: string | undefined): 'usage_limit' | 'overloaded' | undefined {
+  const m = report?.slice(0, 4096).match(MARKER);
+  if (!m) return undefined;
+  return m[1] === 'usage-limit' ? 'usage_limit' : 'overloaded';
+}
+
+export interface Classified {
+  outcome: CrewOutcome;
+  reason: string;
+}
+
+export function classify(
+  student: RunResult,
+  report: string | undefined,
+  verification: VerificationRecord | null,
+  timeoutMs: number,
+): Classified {
+  if (student.timedOut) {
+    return {
+      outcome: 'timed_out',
+      reason: `student exceeded its ${Math.round(timeoutMs / 1000)} s timeout; process group killed`,
+    };
+  }
+  if (student.spawnError)
+    return { outcome: 'failed', reason: `student could not start: ${student.spawnError}` };
+  const marker = reportMarker(report);
+  if (student.exitCode === EXIT_USAGE_LIMIT || marker === 'usage_limit') {
+    return {
+      outcome: 'usage_limit',
+      reason: 'student reported a usage or credit limit; the school pauses (not a failure)',
+    };
+  }
+  if (student.exitCode === EXIT_OVERLOADED || marker === 'overloaded') {
+    return {
+      outcome: 'overloaded',
+      reason: 'student reported a service overload; the school pauses (not a failure)',
+    };
+  }
+  if (student.exitCode !== 0) {
+    return {
+      outcome: 'failed',
+      reason: `student exited ${student.exitCode ?? `on signal ${student.signal}`}`,
+    };
+  }
+  if (verification && !verification.passed) {
+    return {
+      outcome: 'failed',
+      reason: verification.timedOut
+        ? 'verification timed out'
+        : `verification exited ${verification.exitCode ?? 'on a signal'}`,
+    };
+  }
+  return {
+    outcome: 'succeeded',
+    reason: verification
+      ? 'student finished; verification passed'
+      : 'student finished; no verification configured',
+  };
+}
+
+/** Outcomes the graders see: a run the agent is accountable for. */
+export const GRADED_OUTCOMES: readonly CrewOutcome[] = ['succeeded', 'failed', 'timed_out'];

@@ -1,0 +1,186 @@
+import { accessSync, constants, readFileSync, readdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { delimiter, isAbsolute, join } from 'node:path';
+import type { LeaseOwner } from '../schemas/crew.js';
+
+/**
+ * Process identity and process-group helpers. A pid alone is not an identity: pids are reused, so
+ * an owner is recorded as (host, pid, start) where `start` is the kernel's start time of that pid
+ * (`/proc/<pid>/stat` field 22). A recorded owner is alive only when the same pid still exists and
+ * has the same start time.
+ */
+
+/** Kernel start time of `pid` (clock ticks since boot) or undefined where /proc is unavailable. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return rest[19]; // field 22 overall: starttime
+  } catch {
+    return undefined;
+  }
+}
+
+export function pidExists(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to someone else.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Exists and has not exited (a zombie has exited; only its parent has not reaped it yet). */
+export function isRunning(pid: number): boolean {
+  return pidExists(pid) && !isZombie(pid);
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+export function selfOwner(): LeaseOwner {
+  if (process.env.GITHUB_RUN_ID) {
+    return {
+      kind: 'actions',
+      runId: process.env.GITHUB_RUN_ID,
+      runAttempt: process.env.GITHUB_RUN_ATTEMPT ?? '1',
+      job: process.env.GITHUB_JOB ?? '',
+    };
+  }
+  return localIdentity(process.pid);
+}
+
+export function localIdentity(pid: number): Extract<LeaseOwner, { kind: 'local' }> {
+  const start = processStart(pid);
+  return start === undefined
+    ? { kind: 'local', host: hostname(), pid }
+    : { kind: 'local', host: hostname(), pid, start };
+}
+
+export type Liveness = 'alive' | 'gone' | 'unknown';
+
+/**
+ * Is the recorded local process still the one that was recorded? `unknown` for another host: we
+ * cannot look, so callers must treat it as alive (never reclaim what might still be working).
+ */
+export function localLiveness(owner: { host: string; pid: number; start?: string }): Liveness {
+  if (owner.host !== hostname()) return 'unknown';
+  if (!pidExists(owner.pid) || isZombie(owner.pid)) return 'gone';
+  if (owner.start !== undefined) {
+    const now = processStart(owner.pid);
+    if (now !== undefined && now !== owner.start) return 'gone';
+  }
+  return 'alive';
+}
+
+/** True when at least one process is still in process group `pgid`. */
+export function groupAlive(pgid: number): boolean {
+  if (!Number.isInteger(pgid) || pgid <= 1) return false;
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false;
+  }
+  // kill(0) also succeeds for zombies; only count members that are not zombies.
+  return listProcesses().some((p) => p.pgid === pgid && !p.zombie);
+}
+
+export function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  if (!Number.isInteger(pgid) || pgid <= 1) return;
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    /* group already gone */
+  }
+}
+
+export interface ProcInfo {
+  pid: number;
+  pgid: number;
+  zombie: boolean;
+}
+
+/** Every process this user can see (Linux /proc); empty elsewhere. */
+export function listProcesses(): ProcInfo[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: ProcInfo[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.push({ pid: Number(name), pgid: Number(rest[2]), zombie: rest[0] === 'Z' });
+    } catch {
+      /* exited while we looked */
+    }
+  }
+  return out;
+}
+
+/**
+ * N8.2: processes that carry the crew's marker in their environment (`SCHOOL_CREW_ID=<id>`). This
+ * finds a student's background process even when it left the crew's process group (setsid).
+ */
+export function processesWithMarker(crewId: string): number[] {
+  const marker = `SCHOOL_CREW_ID=${crewId}`;
+  const found: number[] = [];
+  for (const p of listProcesses()) {
+    if (p.zombie || p.pid === process.pid) continue;
+    try {
+      const env = readFileSync(`/proc/${p.pid}/environ`, 'latin1').split('\0');
+      if (env.includes(marker)) found.push(p.pid);
+    } catch {
+      /* not ours or gone */
+    }
+  }
+  return found;
+}
+
+/** Finds an executable on PATH without a shell; absolute or relative paths are checked as given. */
+export function which(binary: string, path = process.env.PATH ?? ''): string | undefined {
+  const candidates =
+    isAbsolute(binary) || binary.includes('/')
+      ? [binary]
+      : path
+          .split(delimiter)
+          .filter(Boolean)
+          .map((d) => join(d, binary));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+/**
+ * N1.2 / no token inherited: the student's environment is built from an allowlist, never from a
+ * copy of ours minus a denylist. GITHUB_TOKEN, INPUT_*, ACTIONS_* and cloud keys never reach it.
+ */
+const ENV_ALLOW = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'TERM', 'USER', 'SHELL'];
+
+export function minimalEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of ENV_ALLOW) {
+    const v = process.env[k];
+    if (v !== undefined) env[k] = v;
+  }
+  return { ...env, ...extra };
+}

@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { usageSchema, type Usage } from '../schemas/bookbag.js';
+import { finiteOr } from '../security/sanitize.js';
+import { recordSpend } from '../dispatch/spend.js';
+import type { StateLayout } from '../state/layout.js';
+
+/**
+ * Usage a student reports in the small JSON file its brief names (`SCHOOL_USAGE_FILE`):
+ * `{"inputTokens": n, "outputTokens": n, "costUsd": n}`. Every field is optional; numbers go
+ * through `finiteOr` (N1.3), so NaN, negatives or strings become absent, never arithmetic poison.
+ * A missing or unreadable file means "no usage reported", and says why.
+ */
+export function readUsage(path: string): { usage?: Usage; problem?: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT'
+      ? {}
+      : { problem: `usage file unreadable: ${(e as Error).message.slice(0, 200)}` };
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    return { problem: 'usage file is not a JSON object' };
+  const r = raw as Record<string, unknown>;
+  const pick = (k: string) => {
+    const n = finiteOr(r[k], -1);
+    return n >= 0 ? n : undefined;
+  };
+  const candidate = {
+    inputTokens: pick('inputTokens'),
+    outputTokens: pick('outputTokens'),
+    costUsd: pick('costUsd'),
+  };
+  const parsed = usageSchema.safeParse(
+    Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== undefined)),
+  );
+  return parsed.success ? { usage: parsed.data } : { problem: 'usage file has no usable numbers' };
+}
+
+/**
+ * One `spend.recorded` event per crew in `spend.jsonl` (key `spend:<crew_id>`), through the dispatch
+ * office's ledger, which the spend cap reads before every batch. Idempotent: a replayed crew
+ * records nothing new.
+ */
+export async function recordCrewSpend(
+  layout: StateLayout,
+  crew: { crewId: string; issueNumber: number; agent: string },
+  usage: Usage,
+): Promise<boolean> {
+  return recordSpend(layout, crew.crewId, {
+    costUsd: usage.costUsd ?? 0,
+    crewId: crew.crewId,
+    issueNumber: crew.issueNumber,
+    agent: crew.agent,
+    tokens: { input: usage.inputTokens ?? 0, output: usage.outputTokens ?? 0 },
+  });
+}

@@ -1,0 +1,111 @@
+import type { GitHubClient } from '../github/client.js';
+import { ConfigError } from '../errors.js';
+import { rawIssueSchema, type RawIssue } from './issue-shape.js';
+
+/**
+ * Listing issues from the REST API (DESIGN §5). `GET /repos/{owner}/{repo}/issues` with
+ * per_page=100, following the `link` header; pull requests come back in the same list and are
+ * dropped by the caller. Conditional requests carry `If-None-Match`; GitHub answers an unchanged
+ * page with 304, which does not count against the rate limit.
+ */
+export interface Repo {
+  owner: string;
+  repo: string;
+}
+
+export function parseRepo(value: string | undefined, field = 'repository'): Repo {
+  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? '');
+  if (!m) {
+    throw new ConfigError(
+      `${field}: expected "owner/name", found ${value === undefined || value === '' ? 'nothing' : JSON.stringify(value)}.`,
+    );
+  }
+  return { owner: m[1]!, repo: m[2]! };
+}
+
+export interface ListQuery {
+  state: 'open' | 'all';
+  labels?: readonly string[];
+  since?: string;
+  etag?: string;
+}
+
+export type ListResult =
+  | { status: 'not-modified'; requests: number }
+  | {
+      status: 'ok';
+      issues: RawIssue[];
+      /** ETag of page 1: the one a later conditional request on the same query sends. */
+      etag: string | undefined;
+      /** GitHub's clock at the first answer: cursors are in its time, not ours. */
+      serverDate: Date | undefined;
+      pages: number;
+      requests: number;
+    };
+
+const PER_PAGE = 100;
+
+export async function listIssues(client: GitHubClient, repo: Repo, query: ListQuery): Promise<ListResult> {
+  const params = {
+    owner: repo.owner,
+    repo: repo.repo,
+    state: query.state,
+    sort: 'updated' as const,
+    direction: 'desc' as const,
+    per_page: PER_PAGE,
+    ...(query.labels?.length ? { labels: query.labels.join(',') } : {}),
+    ...(query.since ? { since: query.since } : {}),
+  };
+  const issues: RawIssue[] = [];
+  let etag: string | undefined;
+  let serverDate: Date | undefined;
+  let pages = 0;
+  let requests = 0;
+  let url: string | undefined;
+  while (true) {
+    requests++;
+    let response: Awaited<ReturnType<GitHubClient['request']>>;
+    try {
+      response = url
+        ? await client.request({ method: 'GET', url })
+        : await client.request('GET /repos/{owner}/{repo}/issues', {
+            ...params,
+            headers: query.etag ? { 'if-none-match': query.etag } : {},
+          });
+    } catch (e) {
+      if (!url && (e as { status?: number }).status === 304) return { status: 'not-modified', requests };
+      throw e;
+    }
+    pages++;
+    if (!url) {
+      etag = response.headers.etag;
+      const date = response.headers.date ? new Date(response.headers.date) : undefined;
+      serverDate = date && Number.isFinite(date.getTime()) ? date : undefined;
+    }
+    const data: unknown = response.data;
+    if (!Array.isArray(data))
+      throw new Error(`GitHub answered the issues list with ${typeof data}, not a list`);
+    for (const [i, raw] of data.entries()) {
+      const parsed = rawIssueSchema.safeParse(raw);
+      if (!parsed.success) {
+        throw new Error(
+          `GitHub issue #${(raw as { number?: unknown })?.number ?? i} has an unexpected shape: ${parsed.error.issues[0]?.message}`,
+        );
+      }
+      issues.push(parsed.data);
+    }
+    url = nextLink(response.headers.link);
+    if (!url) break;
+  }
+  return { status: 'ok', issues, etag, serverDate, pages, requests };
+}
+
+/** The `rel="next"` target of a `link` header. */
+export function nextLink(link: string | undefined): string | undefined {
+  if (!link) return undefined;
+  for (const part of link.split(',')) {
+    const m = /<([^>]+)>\s*;\s*rel="?([^";]+)"?/.exec(part.trim());
+    if (m && m[2]!.split(/\s+/).includes('next')) return m[1];
+  }
+  return undefined;
+}

@@ -1,0 +1,39 @@
+import { ConfigError } from '../errors.js';
+import type { GitHubClient } from '../github/client.js';
+import type { GitHubPort } from './outbox.js';
+
+/**
+ * The outbox's GitHub port over Octokit (DESIGN §5: the client from src/github/client.ts carries
+ * retry and throttling). `retries` caps the retry plugin per request; the outbox retries across
+ * drains anyway, so a drain does not sit out long backoffs on a failing GitHub.
+ */
+export function octokitPort(
+  client: GitHubClient,
+  repository: string,
+  o: { retries?: number } = {},
+): GitHubPort {
+  const [owner, repo] = repository.split('/');
+  if (!owner || !repo) {
+    throw new ConfigError(
+      `repository: expected "owner/name", found "${repository}"; set repository in school.yml.`,
+    );
+  }
+  const request = o.retries === undefined ? {} : { request: { retries: o.retries } };
+  return {
+    async addLabels(issue, labels) {
+      await client.rest.issues.addLabels({ owner, repo, issue_number: issue, labels, ...request });
+    },
+    async listComments(issue) {
+      return client.paginate(client.rest.issues.listComments, {
+        owner,
+        repo,
+        issue_number: issue,
+        per_page: 100,
+        ...request,
+      });
+    },
+    async createComment(issue, body) {
+      await client.rest.issues.createComment({ owner, repo, issue_number: issue, body, ...request });
+    },
+  };
+}

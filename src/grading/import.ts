@@ -1,0 +1,69 @@
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../log.js';
+import { BOOKBAG_FILES } from '../schemas/bookbag.js';
+import type { StateLayout } from '../state/layout.js';
+import { readBookbag } from './bookbag-reader.js';
+import { enqueueGradingJob } from './enqueue.js';
+
+/**
+ * Imports bookbags downloaded from other jobs (the action's `bookbags-path`) into the state
+ * directory, then enqueues their grading jobs (deduplicated, so a job dispatch already enqueued is
+ * a no-op). Only complete bookbags are taken — done flag present, hashes matching — and the done
+ * flag is copied last, so an interrupted import is never read as a finished bookbag (N2.2).
+ */
+export interface ImportResult {
+  imported: number;
+  enqueued: number;
+  skipped: Array<{ crewId: string; reason: string }>;
+}
+
+const CREW_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export async function importBookbags(
+  layout: StateLayout,
+  from: string,
+  logger: Logger,
+): Promise<ImportResult> {
+  const r: ImportResult = { imported: 0, enqueued: 0, skipped: [] };
+  if (!existsSync(from)) {
+    logger.warning(`bookbags-path ${from} does not exist; nothing imported`);
+    return r;
+  }
+  for (const crewId of readdirSync(from).sort()) {
+    const src = join(from, crewId);
+    if (!statSync(src).isDirectory()) continue;
+    if (!CREW_ID.test(crewId)) {
+      r.skipped.push({ crewId, reason: 'not a crew id (letters, digits, dot, dash, underscore)' });
+      continue;
+    }
+    const read = readBookbag(src, crewId);
+    if (!read.ok) {
+      r.skipped.push({ crewId, reason: read.reason });
+      continue;
+    }
+    const dest = layout.bookbag(crewId);
+    if (!existsSync(join(dest, BOOKBAG_FILES.done))) {
+      mkdirSync(dest, { recursive: true });
+      const files = readdirSync(src).filter(
+        (f) => f !== BOOKBAG_FILES.done && statSync(join(src, f)).isFile(),
+      );
+      for (const f of files) copyFileSync(join(src, f), join(dest, f));
+      copyFileSync(join(src, BOOKBAG_FILES.done), join(dest, BOOKBAG_FILES.done));
+      r.imported++;
+    }
+    const b = read.bookbag;
+    const fresh = await enqueueGradingJob(layout, {
+      issueNumber: b.issueNumber,
+      crewId: b.crewId,
+      agent: b.agent,
+      domain: b.domain,
+      difficulty: b.difficulty,
+      fences: b.fences,
+      bookbag: `bookbags/${crewId}`,
+    });
+    if (fresh) r.enqueued++;
+  }
+  for (const s of r.skipped) logger.warning(`bookbag ${s.crewId} not imported: ${s.reason}`);
+  return r;
+}

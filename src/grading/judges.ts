@@ -1,0 +1,115 @@
+import { resolve } from 'node:path';
+import type { SchoolConfig } from '../config/schema.js';
+import type { GradingJob } from '../schemas/grading.js';
+import { curriculumItemSchema } from '../schemas/curriculum.js';
+import { readJsonl } from '../state/jsonl.js';
+import type { StateLayout } from '../state/layout.js';
+import { readBookbag } from './bookbag-reader.js';
+import { rubricFinding } from './rubric.js';
+import { runReviewer } from './reviewer.js';
+import { runSealedTests } from './sealed.js';
+import { combine, type JudgeFinding, type Verdict } from './verdict.js';
+
+/**
+ * Grades one job with the judges of DESIGN §4, in order: (1) the crew's persisted verification,
+ * (2) the sealed tests when configured, (3) the reviewer (a configured command, else the rubric).
+ * The first judge that fails decides and the later ones are not run. A judge that cannot do its
+ * work (a reviewer crash, a base commit the repository lacks) throws: that is a failed drain to
+ * retry, not a verdict about the student.
+ */
+export type GradeFn = (job: GradingJob) => Promise<Verdict>;
+
+export interface JudgeContext {
+  config: SchoolConfig;
+  layout: StateLayout;
+}
+
+export function verificationFinding(read: ReturnType<typeof readBookbag>): JudgeFinding {
+  const fail = (code: string, reason: string): JudgeFinding => ({
+    judge: 'verification',
+    passed: false,
+    code,
+    reasons: [reason],
+    score: 0,
+  });
+  // N5.3: no persisted verification means FAIL — the gate is never re-run on the clean base.
+  if (!read.ok) return fail('verification_unavailable', read.reason);
+  const v = read.bookbag.verification;
+  if (!v) return fail('verification_unavailable', `crew ${read.bookbag.crewId} has no verification record`);
+  if (v.diffSha !== read.bookbag.diffSha || v.baseSha !== read.bookbag.baseSha) {
+    return fail(
+      'verification_stale',
+      'the verification record is for a different diff or base than the bookbag',
+    );
+  }
+  if (!v.passed) {
+    const how = v.timedOut ? 'timed out' : `exited with ${v.exitCode}`;
+    return fail('verification_failed', `verification \`${v.command.join(' ')}\` ${how}`);
+  }
+  return {
+    judge: 'verification',
+    passed: true,
+    code: 'verification_passed',
+    reasons: [`verification \`${v.command.join(' ')}\` passed`],
+    score: 1,
+  };
+}
+
+function briefFor(layout: StateLayout, job: GradingJob, fromBookbag: string | undefined): string {
+  if (fromBookbag !== undefined) return fromBookbag;
+  try {
+    const { records } = readJsonl<unknown>(layout.file('curriculum'));
+    for (const r of records) {
+      const item = curriculumItemSchema.safeParse(r);
+      if (item.success && item.data.number === job.issueNumber) {
+        return `# ${item.data.title}\n\n${item.data.body}\n`;
+      }
+    }
+  } catch {
+    // The brief is context for the reviewer; its absence must not stop grading.
+  }
+  return '';
+}
+
+export function defaultGrader(ctx: JudgeContext): GradeFn {
+  const { config, layout } = ctx;
+  const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
+  return async (job) => {
+    const read = readBookbag(resolve(layout.root, job.bookbag), job.crewId);
+    const findings: JudgeFinding[] = [verificationFinding(read)];
+    if (!findings[0]!.passed || !read.ok) return combine(findings);
+    const { bookbag, diff } = read;
+    if (config.grading.sealedTests) {
+      const sealed = await runSealedTests({
+        repoPath: config.repoPath,
+        argv: config.grading.sealedTests,
+        bookbag,
+        diff,
+        timeoutMs,
+      });
+      findings.push(sealed);
+      if (!sealed.passed) return combine(findings);
+    }
+    if (config.grading.reviewer) {
+      findings.push(
+        await runReviewer(
+          config.grading.reviewer,
+          {
+            jobKey: job.jobKey,
+            issueNumber: job.issueNumber,
+            crewId: job.crewId,
+            agent: job.agent,
+            fences: job.fences,
+            brief: briefFor(layout, job, read.brief),
+            diff,
+            verification: bookbag.verification,
+          },
+          { cwd: resolve(config.repoPath), timeoutMs },
+        ),
+      );
+    } else {
+      findings.push(rubricFinding(diff, job.fences, config.grading.rubric));
+    }
+    return combine(findings);
+  };
+}

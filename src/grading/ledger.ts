@@ -1,0 +1,208 @@
+import { readdirSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { CorruptStateError, SchoolError } from '../errors.js';
+import { writeJsonAtomic } from '../state/atomic.js';
+import { EventLog, event, type StateEvent } from '../state/event-log.js';
+import { foldLog, registerFold, type LogFold } from '../state/fold.js';
+import type { Warn } from '../state/jsonl.js';
+import type { StateLayout } from '../state/layout.js';
+
+/**
+ * The score ledger (DESIGN §4, N2.3, N5.2): one `score.applied` event per crew, key
+ * `score:<crewId>`, in `scores.jsonl`. The EMAs per agent and per (agent, domain, difficulty) are a
+ * fold of those events, so a replayed grade is a no-op by construction rather than a second EMA
+ * step. The EMA weight travels in each event: the fold does not depend on today's config.
+ */
+export interface ScoreApplied {
+  crewId: string;
+  jobKey: string;
+  agent: string;
+  domain: string;
+  difficulty: number;
+  accepted: boolean;
+  score: number;
+  alpha: number;
+}
+export type ScoreEvent = StateEvent<'score.applied', ScoreApplied>;
+
+export interface Ema {
+  ema: number;
+  count: number;
+  accepted: number;
+}
+export interface CellScore extends Ema {
+  agent: string;
+  domain: string;
+  difficulty: number;
+}
+export interface LedgerState {
+  agents: Record<string, Ema>;
+  /** Keyed `<agent>|<domain>|<difficulty>`. */
+  cells: Record<string, CellScore>;
+}
+
+export function cellKey(agent: string, domain: string, difficulty: number): string {
+  return `${agent}|${domain}|${difficulty}`;
+}
+
+function step(prev: Ema | undefined, score: number, accepted: boolean, alpha: number): Ema {
+  // The first score seeds the average; later ones move it by alpha.
+  if (!prev) return { ema: score, count: 1, accepted: accepted ? 1 : 0 };
+  return {
+    ema: alpha * score + (1 - alpha) * prev.ema,
+    count: prev.count + 1,
+    accepted: prev.accepted + (accepted ? 1 : 0),
+  };
+}
+
+export const ledgerFold: LogFold<LedgerState, ScoreEvent> = registerFold<LedgerState, ScoreEvent>({
+  file: 'scores',
+  empty: () => ({ agents: {}, cells: {} }),
+  apply(state, e) {
+    if (e.type !== 'score.applied') return state;
+    const d = e.data;
+    state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
+    const k = cellKey(d.agent, d.domain, d.difficulty);
+    const cell = step(state.cells[k], d.score, d.accepted, d.alpha);
+    state.cells[k] = { agent: d.agent, domain: d.domain, difficulty: d.difficulty, ...cell };
+    return state;
+  },
+  // Scores are the aggregate itself: nothing in them is history to drop.
+  prune: (state) => state,
+});
+
+/** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */
+export class LedgerCorruptError extends SchoolError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LedgerCorruptError';
+  }
+}
+
+export interface LeaderboardRow {
+  rank: number;
+  agent: string;
+  ema: number;
+  count: number;
+  accepted: number;
+}
+
+export class ScoreLedger {
+  readonly log: EventLog<ScoreEvent, LedgerState>;
+  constructor(
+    readonly layout: StateLayout,
+    warn?: Warn,
+  ) {
+    this.log = new EventLog<ScoreEvent, LedgerState>(layout.file('scores'), warn);
+  }
+
+  /**
+   * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
+   * `scores.jsonl.corrupt-*` means the ledger was moved aside, not that it is empty. Starting
+   * from zero would be the leaderboard wipe of seed 001.
+   */
+  assertHealthy(): void {
+    const path = this.log.path;
+    let names: string[] = [];
+    try {
+      names = readdirSync(dirname(path));
+    } catch {
+      return; // no state directory yet: nothing was ever recorded
+    }
+    const prefix = `${basename(path)}.corrupt-`;
+    const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
+    if (quarantined.length > 0) {
+      throw new LedgerCorruptError(
+        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(', ')}; ` +
+          'grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back ' +
+          `to ${basename(path)} and delete the .corrupt- file, then rerun.`,
+      );
+    }
+  }
+
+  private guard<T>(fn: () => T): T {
+    this.assertHealthy();
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof CorruptStateError) {
+        throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
+          cause: e,
+        });
+      }
+      throw e;
+    }
+  }
+
+  state(): LedgerState {
+    return this.guard(() => foldLog(ledgerFold, this.log.read()));
+  }
+
+  /**
+   * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
+   * key (N2.3). Returns the crews applied now and how long the lock was awaited.
+   */
+  async apply(items: readonly ScoreApplied[], now: Date): Promise<{ applied: string[]; lockWaitMs: number }> {
+    if (items.length === 0) return { applied: [], lockWaitMs: 0 };
+    this.assertHealthy();
+    try {
+      const r = await this.log.transact(() => ({
+        append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, now)),
+        result: undefined,
+      }));
+      return { applied: r.appended.map((e) => e.data.crewId), lockWaitMs: r.lock.waitedMs };
+    } catch (e) {
+      if (e instanceof CorruptStateError) {
+        throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
+          cause: e,
+        });
+      }
+      throw e;
+    }
+  }
+
+  /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
+  writeView(state: LedgerState = this.state()): void {
+    writeJsonAtomic(this.layout.view('scores.json'), {
+      generatedAt: new Date().toISOString(),
+      leaderboard: leaderboard(state),
+      cells: Object.values(state.cells).sort(
+        (a, b) =>
+          a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty,
+      ),
+    });
+  }
+}
+
+/** Agents by EMA (highest first), then by graded count, then by name. */
+export function leaderboard(state: LedgerState): LeaderboardRow[] {
+  return Object.entries(state.agents)
+    .map(([agent, s]) => ({ agent, ...s }))
+    .sort((a, b) => b.ema - a.ema || b.count - a.count || a.agent.localeCompare(b.agent))
+    .map((r, i) => ({ rank: i + 1, ...r }));
+}
+
+/**
+ * The score the dispatch office uses to choose an agent: the (agent, domain, difficulty) cell when
+ * both are given, a count-weighted mean over the agent's cells in a domain when only the domain is,
+ * and the agent's overall EMA otherwise. Undefined when the agent has no graded work there.
+ */
+export function scoreOf(
+  state: LedgerState,
+  agent: string,
+  domain?: string,
+  difficulty?: number,
+): { ema: number; count: number } | undefined {
+  if (domain !== undefined && difficulty !== undefined) {
+    const c = state.cells[cellKey(agent, domain, difficulty)];
+    return c ? { ema: c.ema, count: c.count } : undefined;
+  }
+  if (domain !== undefined) {
+    const cells = Object.values(state.cells).filter((c) => c.agent === agent && c.domain === domain);
+    const count = cells.reduce((n, c) => n + c.count, 0);
+    if (count === 0) return undefined;
+    return { ema: cells.reduce((s, c) => s + c.ema * c.count, 0) / count, count };
+  }
+  const a = state.agents[agent];
+  return a ? { ema: a.ema, count: a.count } : undefined;
+}

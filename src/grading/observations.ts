@@ -1,0 +1,69 @@
+import { message } from '../errors.js';
+import type { Logger } from '../log.js';
+import { appendJsonl } from '../state/jsonl.js';
+import { withLock } from '../state/lock.js';
+import type { StateLayout } from '../state/layout.js';
+import type { Verdict } from './verdict.js';
+
+/**
+ * Outcome observations (seed 000 §3.2: the compound-learning feed): one line per graded job in
+ * `observations.jsonl`. Fail-soft: a failure here is a warning and never fails or undoes a grade.
+ */
+export interface Observation {
+  at: string;
+  jobKey: string;
+  issueNumber: number;
+  crewId: string;
+  agent: string;
+  domain: string;
+  difficulty: number;
+  accepted: boolean;
+  decidedBy: string;
+  code: string;
+  score: number;
+}
+
+export async function recordObservations(
+  layout: StateLayout,
+  observations: readonly Observation[],
+  logger: Logger,
+): Promise<boolean> {
+  if (observations.length === 0) return true;
+  const path = layout.file('observations');
+  try {
+    await withLock(path, () => appendJsonl(path, observations, (m) => logger.warning(m)));
+    return true;
+  } catch (e) {
+    logger.warning(
+      `could not record ${observations.length} outcome observation(s): ${message(e)}; grades are unaffected`,
+    );
+    return false;
+  }
+}
+
+export function observationOf(
+  job: {
+    jobKey: string;
+    issueNumber: number;
+    crewId: string;
+    agent: string;
+    domain: string;
+    difficulty: number;
+  },
+  verdict: Verdict,
+  at: Date,
+): Observation {
+  return {
+    at: at.toISOString(),
+    jobKey: job.jobKey,
+    issueNumber: job.issueNumber,
+    crewId: job.crewId,
+    agent: job.agent,
+    domain: job.domain,
+    difficulty: job.difficulty,
+    accepted: verdict.accepted,
+    decidedBy: verdict.decidedBy,
+    code: verdict.code,
+    score: verdict.score,
+  };
+}

@@ -1,0 +1,370 @@
+import { SchoolError } from '../errors.js';
+import type { GradingJob, GradingEvent } from '../schemas/grading.js';
+import { EventLog, event, type LogContents } from '../state/event-log.js';
+import { foldLog, registerFold, type LogFold } from '../state/fold.js';
+import type { Warn } from '../state/jsonl.js';
+import type { StateLayout } from '../state/layout.js';
+import { redactText } from '../security/redact.js';
+import type { Verdict } from './verdict.js';
+
+/**
+ * The grading queue (DESIGN §4, seed 000 §3.2): a fold of `grading.jsonl`. Enqueue is deduplicated
+ * by key (enqueue.ts); delivery is at-least-once with a lease per job; failed drains are counted
+ * and a job that used its budget becomes a dead letter that only an operator requeues.
+ *
+ * Keys: `grade:<issue>:<crew>` (enqueued), `claim:<job>:<n>`, `failed:<job>:<n>`, `graded:<job>`,
+ * `dead:<job>:<cycle>`, `requeued:<job>:<cycle>`. `n` counts claims, `cycle` counts requeues, so
+ * every fact has exactly one key and a replay of any of them is a no-op.
+ */
+export type JobStatus = 'pending' | 'claimed' | 'graded' | 'dead_letter';
+
+/** Errors kept in state are redacted and bounded: a stack trace must not grow the checkpoint. */
+export const MAX_ERROR_LENGTH = 500;
+
+export interface JobLease {
+  worker: string;
+  attempt: number;
+  leaseUntil: string;
+}
+
+export interface JobState {
+  job: GradingJob;
+  status: JobStatus;
+  /** Failed drains in the current cycle (reset by a requeue). */
+  attempts: number;
+  /** Claims ever made: numbers claim and failure keys. */
+  claims: number;
+  /** Requeues so far. */
+  cycle: number;
+  lease?: JobLease;
+  lastError?: string;
+  /** Kept across requeues so an operator sees why the job was dead before. */
+  previousFailure?: string;
+  verdict?: Verdict;
+  enqueuedAt: string;
+  updatedAt: string;
+}
+
+export interface QueueState {
+  jobs: Record<string, JobState>;
+}
+
+export interface JobClaimed {
+  jobKey: string;
+  worker: string;
+  attempt: number;
+  leaseUntil: string;
+}
+export interface JobGraded {
+  jobKey: string;
+  worker: string;
+  verdict: Verdict;
+}
+export interface JobFailed {
+  jobKey: string;
+  worker: string;
+  attempt: number;
+  error: string;
+}
+export interface JobDeadLettered {
+  jobKey: string;
+  attempts: number;
+  lastError: string;
+}
+export interface JobRequeued {
+  jobKey: string;
+  previousFailure: string;
+}
+
+export type QueueEvent =
+  | GradingEvent
+  | ReturnType<typeof event<'job.claimed', JobClaimed>>
+  | ReturnType<typeof event<'job.graded', JobGraded>>
+  | ReturnType<typeof event<'job.failed', JobFailed>>
+  | ReturnType<typeof event<'job.dead_lettered', JobDeadLettered>>
+  | ReturnType<typeof event<'job.requeued', JobRequeued>>;
+
+export function boundError(text: string): string {
+  const clean = redactText(text).replace(/\s+/g, ' ').trim();
+  return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
+}
+
+export const queueFold: LogFold<QueueState, QueueEvent> = registerFold<QueueState, QueueEvent>({
+  file: 'grading',
+  empty: () => ({ jobs: {} }),
+  apply(state, e) {
+    const d = e.data as Record<string, unknown>;
+    if (e.type === 'job.enqueued') {
+      const job = d as unknown as GradingJob;
+      if (!state.jobs[job.jobKey]) {
+        state.jobs[job.jobKey] = {
+          job,
+          status: 'pending',
+          attempts: 0,
+          claims: 0,
+          cycle: 0,
+          enqueuedAt: e.at,
+          updatedAt: e.at,
+        };
+      }
+      return state;
+    }
+    const j = state.jobs[String(d.jobKey)];
+    if (!j || j.status === 'graded') return state; // graded is terminal: late events are history
+    j.updatedAt = e.at;
+    switch (e.type) {
+      case 'job.claimed': {
+        const c = d as unknown as JobClaimed;
+        if (j.status === 'dead_letter') break;
+        j.status = 'claimed';
+        j.claims += 1;
+        j.lease = { worker: c.worker, attempt: c.attempt, leaseUntil: c.leaseUntil };
+        break;
+      }
+      case 'job.failed': {
+        const f = d as unknown as JobFailed;
+        if (j.status === 'dead_letter') break;
+        j.attempts += 1;
+        j.lastError = f.error;
+        j.status = 'pending';
+        delete j.lease;
+        break;
+      }
+      case 'job.graded': {
+        j.status = 'graded';
+        j.verdict = (d as unknown as JobGraded).verdict;
+        delete j.lease;
+        break;
+      }
+      case 'job.dead_lettered': {
+        j.status = 'dead_letter';
+        j.lastError = (d as unknown as JobDeadLettered).lastError;
+        delete j.lease;
+        break;
+      }
+      case 'job.requeued': {
+        if (j.status !== 'dead_letter') break;
+        j.status = 'pending';
+        j.attempts = 0;
+        j.cycle += 1;
+        j.previousFailure = (d as unknown as JobRequeued).previousFailure;
+        break;
+      }
+    }
+    return state;
+  },
+  prune(state) {
+    // Graded jobs are history (their keys survive in the snapshot, so a re-enqueue stays a no-op);
+    // pending, claimed and dead-lettered jobs are live and must survive compaction.
+    const jobs: Record<string, JobState> = {};
+    for (const [k, j] of Object.entries(state.jobs)) if (j.status !== 'graded') jobs[k] = j;
+    return { jobs };
+  },
+});
+
+export class QueueError extends SchoolError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'QueueError';
+  }
+}
+
+/** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
+export function claimable(j: JobState, now: Date): boolean {
+  if (j.status === 'pending') return true;
+  return j.status === 'claimed' && !!j.lease && Date.parse(j.lease.leaseUntil) <= now.getTime();
+}
+
+export interface ClaimOptions {
+  worker: string;
+  now: Date;
+  leaseMs: number;
+  maxAttempts: number;
+  /** Upper bound of jobs claimed in this transaction. */
+  limit: number;
+}
+
+export interface ClaimResult {
+  claimed: JobState[];
+  /** Jobs whose expired lease used the last attempt: dead-lettered instead of claimed. */
+  deadLettered: JobState[];
+  /** Candidates that were taken off the list (claimed, dead, or no longer claimable). */
+  consumed: number;
+  lockWaitMs: number;
+}
+
+/** The grading queue over one state directory. */
+export class GradingQueue {
+  readonly log: EventLog<QueueEvent, QueueState>;
+  constructor(layout: StateLayout, warn?: Warn) {
+    this.log = new EventLog<QueueEvent, QueueState>(layout.file('grading'), warn);
+  }
+
+  state(): QueueState {
+    return fold(this.log.read());
+  }
+
+  /**
+   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates` (which it
+   * shifts). A claim whose previous lease expired without a verdict counts as a failed drain
+   * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
+   */
+  async claim(candidates: string[], o: ClaimOptions): Promise<ClaimResult> {
+    const { result, lock } = await this.log.transact((current) => {
+      const state = fold(current);
+      const append: QueueEvent[] = [];
+      const claimed: JobState[] = [];
+      const dead: JobState[] = [];
+      let consumed = 0;
+      while (candidates.length > 0 && claimed.length < o.limit) {
+        const key = candidates.shift()!;
+        consumed++;
+        const j = state.jobs[key];
+        if (!j || !claimable(j, o.now)) continue;
+        let attempts = j.attempts;
+        let lastError = j.lastError ?? '';
+        if (j.status === 'claimed' && j.lease) {
+          lastError = boundError(
+            `lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`,
+          );
+          append.push(
+            event(
+              'job.failed',
+              `failed:${key}:${j.claims}`,
+              {
+                jobKey: key,
+                worker: j.lease.worker,
+                attempt: j.lease.attempt,
+                error: lastError,
+              },
+              o.now,
+            ),
+          );
+          attempts++;
+          if (attempts >= o.maxAttempts) {
+            append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
+            dead.push({ ...j, status: 'dead_letter', attempts, lastError });
+            continue;
+          }
+        }
+        const claim: JobClaimed = {
+          jobKey: key,
+          worker: o.worker,
+          attempt: attempts + 1,
+          leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
+        };
+        append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
+        claimed.push({
+          ...j,
+          status: 'claimed',
+          attempts,
+          claims: j.claims + 1,
+          lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
+        });
+      }
+      return { append, result: { claimed, deadLettered: dead, consumed } };
+    });
+    return { ...result, lockWaitMs: lock.waitedMs };
+  }
+
+  /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
+  async markGraded(items: Array<{ jobKey: string; verdict: Verdict }>, worker: string, now: Date) {
+    if (items.length === 0) return [];
+    const appended = await this.log.append(
+      items.map((i) =>
+        event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker, verdict: i.verdict }, now),
+      ),
+    );
+    return appended.map((e) => (e.data as JobGraded).jobKey);
+  }
+
+  /**
+   * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
+   * dead-letters the job in the same transaction, with its last error kept visible.
+   */
+  async markFailed(
+    items: Array<{ jobKey: string; error: string }>,
+    o: { worker: string; now: Date; maxAttempts: number },
+  ): Promise<{ failed: string[]; deadLettered: string[] }> {
+    if (items.length === 0) return { failed: [], deadLettered: [] };
+    const { result } = await this.log.transact((current) => {
+      const state = fold(current);
+      const append: QueueEvent[] = [];
+      const failed: string[] = [];
+      const dead: string[] = [];
+      for (const item of items) {
+        const j = state.jobs[item.jobKey];
+        // Someone else took the job over (our lease expired) or it is done: theirs is the truth.
+        if (!j || j.status !== 'claimed' || j.lease?.worker !== o.worker) continue;
+        const error = boundError(item.error);
+        append.push(
+          event(
+            'job.failed',
+            `failed:${item.jobKey}:${j.claims}`,
+            {
+              jobKey: item.jobKey,
+              worker: o.worker,
+              attempt: j.lease.attempt,
+              error,
+            },
+            o.now,
+          ),
+        );
+        if (j.attempts + 1 >= o.maxAttempts) {
+          append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
+          dead.push(item.jobKey);
+        } else failed.push(item.jobKey);
+      }
+      return { append, result: { failed, deadLettered: dead } };
+    });
+    return result;
+  }
+
+  /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
+  async requeue(jobKey: string, now = new Date()): Promise<JobState> {
+    const { result } = await this.log.transact((current) => {
+      const state = fold(current);
+      const j = state.jobs[jobKey];
+      if (!j)
+        throw new QueueError(
+          `dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`,
+        );
+      if (j.status !== 'dead_letter') {
+        throw new QueueError(
+          `dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`,
+        );
+      }
+      const previousFailure = boundError(
+        `dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? 'unknown'}`,
+      );
+      const e = event('job.requeued', `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
+      return {
+        append: [e],
+        result: { ...j, status: 'pending' as const, attempts: 0, cycle: j.cycle + 1, previousFailure },
+      };
+    });
+    return result;
+  }
+
+  deadLetters(): JobState[] {
+    return Object.values(this.state().jobs)
+      .filter((j) => j.status === 'dead_letter')
+      .sort((a, b) => a.job.jobKey.localeCompare(b.job.jobKey));
+  }
+}
+
+function deadEvent(jobKey: string, cycle: number, attempts: number, lastError: string, now: Date) {
+  return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
+}
+
+export function fold(contents: LogContents<QueueEvent, QueueState>): QueueState {
+  return foldLog(queueFold, contents);
+}
+
+/** Keys of jobs claimable at `now`, oldest first: the snapshot one drain works through. */
+export function pendingKeys(state: QueueState, now: Date): string[] {
+  return Object.values(state.jobs)
+    .filter((j) => claimable(j, now))
+    .sort((a, b) => a.enqueuedAt.localeCompare(b.enqueuedAt) || a.job.jobKey.localeCompare(b.job.jobKey))
+    .map((j) => j.job.jobKey);
+}

@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SchoolError } from '../errors.js';
+import { redact, redactText } from '../security/redact.js';
+import type { VerificationRecord } from '../schemas/bookbag.js';
+import { runCommand } from './run-command.js';
+import { reviewerVerdictSchema, type JudgeFinding, type ReviewerVerdict } from './verdict.js';
+
+/**
+ * The configured reviewer (DESIGN §4), e.g. an LLM CLI. Protocol: the command (argv, no shell)
+ * receives one JSON document on stdin — `{jobKey, issueNumber, crewId, agent, fences, brief, diff,
+ * verification}` — and the same parts as files named by `SCHOOL_REVIEW_BRIEF`, `SCHOOL_REVIEW_DIFF`
+ * and `SCHOOL_REVIEW_VERIFICATION`. It prints a JSON verdict `{approve, score, reasons}` as its
+ * last stdout line (or as all of stdout). A reviewer that crashes, times out or prints something
+ * else is a grader failure (the job is retried, then dead-lettered), never an approval.
+ */
+export class ReviewerError extends SchoolError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReviewerError';
+  }
+}
+
+export interface ReviewInput {
+  jobKey: string;
+  issueNumber: number;
+  crewId: string;
+  agent: string;
+  fences: string[];
+  brief: string;
+  diff: string;
+  verification: VerificationRecord | null;
+}
+
+export function parseReviewerOutput(stdout: string): ReviewerVerdict {
+  const trimmed = stdout.trim();
+  const lines = trimmed
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const candidates = [trimmed, ...lines.reverse()];
+  let lastProblem = 'no output';
+  for (const c of candidates) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(c);
+    } catch {
+      continue;
+    }
+    const r = reviewerVerdictSchema.safeParse(parsed);
+    if (r.success) return r.data;
+    lastProblem = r.error.issues.map((i) => `${i.path.join('.') || '(verdict)'}: ${i.message}`).join('; ');
+  }
+  throw new ReviewerError(
+    `reviewer printed no valid verdict (${lastProblem}); expected one JSON line {"approve": boolean, "score": 0..1, "reasons": [string]}`,
+  );
+}
+
+export async function runReviewer(
+  argv: readonly string[],
+  input: ReviewInput,
+  o: { cwd: string; timeoutMs: number },
+): Promise<JudgeFinding> {
+  const payload = redact(input);
+  const dir = mkdtempSync(join(tmpdir(), 'school-review-'));
+  try {
+    const files = {
+      SCHOOL_REVIEW_BRIEF: join(dir, 'brief.md'),
+      SCHOOL_REVIEW_DIFF: join(dir, 'diff.patch'),
+      SCHOOL_REVIEW_VERIFICATION: join(dir, 'verification.json'),
+    };
+    writeFileSync(files.SCHOOL_REVIEW_BRIEF, payload.brief);
+    writeFileSync(files.SCHOOL_REVIEW_DIFF, payload.diff);
+    writeFileSync(files.SCHOOL_REVIEW_VERIFICATION, JSON.stringify(payload.verification, null, 2));
+    const r = await runCommand(argv, {
+      cwd: o.cwd,
+      timeoutMs: o.timeoutMs,
+      input: JSON.stringify(payload),
+      env: files,
+    });
+    if (r.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${r.spawnError}`);
+    if (r.timedOut) throw new ReviewerError(`reviewer: timed out after ${o.timeoutMs} ms`);
+    if (r.exitCode !== 0) {
+      throw new ReviewerError(
+        `reviewer: exited with ${r.exitCode ?? r.signal}: ${redactText(r.stderr.trim()).slice(-300)}`,
+      );
+    }
+    const v = parseReviewerOutput(r.stdout);
+    return {
+      judge: 'reviewer',
+      passed: v.approve,
+      code: v.approve ? 'reviewer_approved' : 'reviewer_rejected',
+      reasons: v.reasons.map((s) => redactText(s).slice(0, 500)).slice(0, 20),
+      score: v.score,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * What a grade is (DESIGN §4): accepted only when verification passed (and the sealed tests, when
+ * configured) AND the reviewer approved. Every verdict names the judge that decided and why, and
+ * keeps each judge's own finding so a rejection can be explained without re-running anything.
+ */
+export const JUDGES = ['verification', 'sealed', 'reviewer', 'rubric'] as const;
+export type JudgeName = (typeof JUDGES)[number];
+
+export interface JudgeFinding {
+  judge: JudgeName;
+  passed: boolean;
+  /** A stable code, e.g. `verification_unavailable`, `sealed_tests_failed`, `outside_fences`. */
+  code: string;
+  reasons: string[];
+  /** 0..1; the reviewer's score, 1 or 0 for pass/fail judges. */
+  score: number;
+}
+
+export interface Verdict {
+  accepted: boolean;
+  /** The judge whose finding decided the outcome: the first that failed, else the reviewer. */
+  decidedBy: JudgeName;
+  code: string;
+  reasons: string[];
+  /** The task score fed to the ledger: the reviewer's score when accepted, 0 when rejected. */
+  score: number;
+  findings: JudgeFinding[];
+}
+
+/** The reviewer protocol: the JSON a configured reviewer command prints on stdout. */
+export const reviewerVerdictSchema = z.strictObject({
+  approve: z.boolean(),
+  score: z.number().min(0).max(1),
+  reasons: z.array(z.string()),
+});
+export type ReviewerVerdict = z.infer<typeof reviewerVerdictSchema>;
+
+/** Combines judge findings in order; the first failing judge decides. */
+export function combine(findings: JudgeFinding[]): Verdict {
+  const failed = findings.find((f) => !f.passed);
+  const last = findings.at(-1);
+  const decider = failed ?? last;
+  if (!decider) throw new Error('combine: no judge findings');
+  return {
+    accepted: !failed,
+    decidedBy: decider.judge,
+    code: decider.code,
+    reasons: decider.reasons,
+    score: failed ? 0 : decider.score,
+    findings,
+  };
+}

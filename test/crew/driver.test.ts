@@ -1,0 +1,276 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { runAssignments, type Progress } from '../../src/crew/driver.js';
+import { ClassroomUnavailableError } from '../../src/crew/errors.js';
+import { createClassroom } from '../../src/crew/classroom.js';
+import { memoryLogger } from '../../src/log.js';
+import { readJsonl } from '../../src/state/jsonl.js';
+import { EventLog, event } from '../../src/state/event-log.js';
+import { pauseStatus } from '../../src/dispatch/pause.js';
+import {
+  launcher,
+  nodeFixture,
+  item,
+  makeSchool,
+  plan,
+  registry,
+  writeCurriculum,
+  type School,
+} from './helpers.js';
+
+let school: School | undefined;
+afterEach(() => school?.cleanup());
+
+async function drive(s: School, crews: string[], over: Partial<Parameters<typeof runAssignments>[0]> = {}) {
+  return runAssignments({
+    config: s.config,
+    layout: s.layout,
+    daemon: 'd1',
+    assignments: crews.map((crewId) => ({ crewId })),
+    logger: memoryLogger(),
+    launcher: await launcher(),
+    graceMs: 300,
+    pollMs: 100,
+    ...over,
+  });
+}
+
+type Ev = { key: string; type: string; at: string; data: Record<string, unknown> };
+const events = (s: School) => readJsonl<Ev>(s.layout.file('crews')).records;
+
+/** Starts the driver fixture in its own process; resolves with its parsed stdout line. */
+async function driverProcess(s: School, crews: string[]) {
+  const opts = join(s.root, `driver-${Math.random().toString(16).slice(2)}.json`);
+  writeFileSync(
+    opts,
+    JSON.stringify({
+      config: s.config,
+      stateDir: s.layout.root,
+      daemon: 'd1',
+      crews,
+      launcher: await launcher(),
+    }),
+  );
+  const [node, ...args] = await nodeFixture('driver.ts');
+  const child = spawn(node!, [...args, opts], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  const done = new Promise<{ code: number | null; out: Record<string, unknown> | undefined }>((resolve) =>
+    child.once('exit', (code) =>
+      resolve({ code, out: out.trim() ? JSON.parse(out.trim().split('\n').pop()!) : undefined }),
+    ),
+  );
+  return { child, done };
+}
+
+async function until(test: () => boolean, ms = 30_000) {
+  const end = performance.now() + ms;
+  while (!test()) {
+    if (performance.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('the driver', () => {
+  it('refills a slot the moment it frees, not when the batch ends; reports progress', async () => {
+    const s = (school = makeSchool({ worktrees: 2 }));
+    writeCurriculum(s, [item(1), item(2), item(3)]);
+    await plan(s, [
+      { crewId: 'c1-slow', issue: 1, agent: 'slow' },
+      { crewId: 'c2-fast', issue: 2 },
+      { crewId: 'c3-next', issue: 3 },
+    ]);
+    const seen: Progress[] = [];
+    const r = await drive(s, ['c1-slow', 'c2-fast', 'c3-next'], {
+      onProgress: (p) => seen.push(p),
+      progressEveryMs: 500,
+    });
+    expect(r.finished.map((f) => [f.crewId, f.outcome]).sort()).toEqual([
+      ['c1-slow', 'succeeded'],
+      ['c2-fast', 'succeeded'],
+      ['c3-next', 'succeeded'],
+    ]);
+    // The third crew was launched right after the fast one finished, while the slow one still ran:
+    // the freed slot was refilled at once, not at the end of the batch.
+    const marks = seen.filter((p) => p.phase !== 'running').map((p) => `${p.phase}:${p.crewId}`);
+    expect(marks.indexOf('launched:c3-next')).toBe(marks.indexOf('finished:c2-fast') + 1);
+    expect(marks.indexOf('launched:c3-next')).toBeLessThan(marks.indexOf('finished:c1-slow'));
+    const order = events(s).map((e) => e.key);
+    expect(order.indexOf('started:c3-next')).toBeGreaterThan(order.indexOf('finished:c2-fast'));
+    expect(seen.filter((p) => p.phase === 'launched').map((p) => p.crewId)).toEqual([
+      'c1-slow',
+      'c2-fast',
+      'c3-next',
+    ]);
+    expect(seen.some((p) => p.phase === 'running' && p.slot !== undefined && p.elapsedMs > 0)).toBe(true);
+  });
+
+  it('an issue titled `; rm -rf ~ $(id)` with a backticked body goes through the whole path inert', async () => {
+    const s = (school = makeSchool());
+    const canary = join(s.root, 'CANARY');
+    const title = '; rm -rf ~ $(id)';
+    const body = `Run \`touch ${canary}\` and $(touch ${canary}) then \`\`\`\n$(id)\n\`\`\` ; echo pwned > ${canary}`;
+    writeCurriculum(s, [item(66, { title, body })]);
+    await plan(s, [{ crewId: 'c66-evil', issue: 66 }]);
+    const home = process.env.HOME;
+    process.env.HOME = join(s.root, 'home'); // were anything to run it, `~` is a scratch directory
+    try {
+      const r = await drive(s, ['c66-evil']);
+      expect(r.finished[0]!.outcome).toBe('succeeded');
+    } finally {
+      process.env.HOME = home;
+    }
+    expect(existsSync(canary)).toBe(false);
+    const brief = readFileSync(join(s.root, 'runtime', 'crews', 'c66-evil', 'brief.md'), 'utf8');
+    expect(brief).toContain(title);
+    expect(brief).toContain(body);
+    // Fenced as data: the fence is longer than the body's own backtick run.
+    expect(brief).toContain('````text\n' + body + '\n````');
+  });
+
+  it('a second driver on the same state and daemon exits at once without launching anything', async () => {
+    const s = (school = makeSchool());
+    writeCurriculum(s, [item(1), item(2)]);
+    await plan(s, [
+      { crewId: 'c1-slow', issue: 1, agent: 'slow' },
+      { crewId: 'c2-other', issue: 2 },
+    ]);
+    const first = drive(s, ['c1-slow']);
+    await until(() => events(s).some((e) => e.key === 'started:c1-slow'));
+    const t = performance.now();
+    const second = await driverProcess(s, ['c2-other']);
+    const { code, out } = await second.done;
+    expect(code).toBe(4);
+    expect(out).toMatchObject({ ok: false, error: 'DriverBusyError' });
+    expect(String(out!.message)).toMatch(/another driver \(pid \d+/);
+    expect(performance.now() - t).toBeLessThan(10_000);
+    await first;
+    expect(events(s).some((e) => e.key === 'started:c2-other')).toBe(false);
+    expect(registry(s).crews['c2-other']!.status).toBe('planned');
+  });
+
+  it('a restarted driver adopts a live crew instead of relaunching it', async () => {
+    const s = (school = makeSchool({ ledger: true }));
+    const ledger = s.ledger;
+    writeCurriculum(s, [item(5)]);
+    await plan(s, [{ crewId: 'c5-live', issue: 5, agent: 'slow' }]);
+    const a = await driverProcess(s, ['c5-live']);
+    await until(() => events(s).some((e) => e.key === 'process:c5-live'));
+    a.child.kill('SIGKILL'); // the driver dies; the crew runner lives on in its own session
+    await a.done;
+    const r = await drive(s, ['c5-live']);
+    expect(r.adopted).toEqual(['c5-live']);
+    expect(r.launched).toEqual([]);
+    expect(r.finished).toEqual([expect.objectContaining({ crewId: 'c5-live', outcome: 'succeeded' })]);
+    expect(r.lost).toEqual([]);
+    await until(() => existsSync(ledger));
+    expect(readFileSync(ledger, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('an unexplained exit marks the crew lost and pauses new launches', async () => {
+    const s = (school = makeSchool());
+    writeCurriculum(s, [item(1), item(2)]);
+    await plan(s, [
+      { crewId: 'c1-ghost', issue: 1 },
+      { crewId: 'c2-next', issue: 2 },
+    ]);
+    // A crew recorded running by a runner process that no longer exists.
+    const log = new EventLog(s.layout.file('crews'));
+    const owner = { kind: 'local', host: hostname(), pid: 2 ** 22 + 7, start: '1' };
+    await log.append([
+      event('lease.acquired', 'lease:d1/0:c1-ghost', {
+        crewId: 'c1-ghost',
+        daemon: 'd1',
+        slot: 0,
+        owner,
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      }),
+      event('crew.started', 'started:c1-ghost', {
+        crewId: 'c1-ghost',
+        daemon: 'd1',
+        slot: 0,
+        worktree: 'x',
+        owner,
+      }),
+      event('crew.process', 'process:c1-ghost', {
+        crewId: 'c1-ghost',
+        host: owner.host,
+        pid: owner.pid,
+        start: '1',
+      }),
+    ]);
+    const r = await drive(s, ['c2-next']);
+    expect(r.lost).toEqual(['c1-ghost']);
+    expect(r.launched).toEqual([]);
+    expect(r.skipped[0]).toMatchObject({
+      crewId: 'c2-next',
+      reason: expect.stringMatching(/school paused .*unexplained exit/),
+    });
+    expect(registry(s).crews['c1-ghost']!.outcome).toBe('lost');
+    expect(registry(s).leases).toEqual({});
+    expect(pauseStatus(s.layout).pauses.map((p) => p.reason)).toEqual([
+      expect.stringMatching(/crew c1-ghost .* ended with lost: unexplained exit/),
+    ]);
+  });
+
+  it('a usage limit pauses the school and is not a failure; nothing else launches', async () => {
+    const s = (school = makeSchool());
+    writeCurriculum(s, [item(1), item(2)]);
+    await plan(s, [
+      { crewId: 'c1-limit', issue: 1, agent: 'limited' },
+      { crewId: 'c2-wait', issue: 2 },
+    ]);
+    const r = await drive(s, ['c1-limit', 'c2-wait']);
+    expect(r.finished).toEqual([expect.objectContaining({ crewId: 'c1-limit', outcome: 'usage_limit' })]);
+    expect(r.paused).toMatch(/usage_limit/);
+    expect(registry(s).crews['c2-wait']!.status).toBe('planned');
+    const jobs = readJsonl(s.layout.file('grading')).records;
+    expect(jobs).toEqual([]);
+  });
+
+  it('N3.3: no crew starts when the remaining job time cannot fit one', async () => {
+    const s = (school = makeSchool());
+    writeCurriculum(s, [item(1)]);
+    await plan(s, [{ crewId: 'c1-late', issue: 1 }]);
+    const r = await drive(s, ['c1-late'], { remainingMs: () => 10_000 });
+    expect(r.launched).toEqual([]);
+    expect(r.skipped[0]!.reason).toMatch(/soft deadline/);
+  });
+});
+
+describe('the orca classroom fails closed', () => {
+  it('a missing orca binary fails within a second with a clear error, and nothing is leased', async () => {
+    const s = (school = makeSchool({
+      daemons: [{ id: 'd1', classroom: 'orca', orca: { binary: 'orca-not-installed' } }],
+    }));
+    writeCurriculum(s, [item(1)]);
+    await plan(s, [{ crewId: 'c1-orca', issue: 1 }]);
+    const t = performance.now();
+    const err = await drive(s, ['c1-orca']).catch((e: unknown) => e);
+    expect(performance.now() - t).toBeLessThan(1_000);
+    expect(err).toBeInstanceOf(ClassroomUnavailableError);
+    expect((err as Error).message).toMatch(/`orca-not-installed` not found on PATH/);
+    expect(events(s).map((e) => e.type)).toEqual(['crew.planned']);
+  });
+
+  it('a missing node is named too (the seed’s `node: command not found`)', () => {
+    const s = (school = makeSchool());
+    const room = createClassroom({
+      daemon: {
+        id: 'd1',
+        labels: [],
+        worktrees: 1,
+        class: 'standard',
+        classroom: 'orca',
+        orca: { binary: process.execPath, args: [] },
+      },
+      repoPath: s.repo,
+      root: s.root,
+      path: join(s.root, 'empty-bin'),
+    });
+    expect(() => room.preflight()).toThrow(/`node` not found on PATH/);
+  });
+});

@@ -1,0 +1,102 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GradingQueue } from '../../src/grading/queue.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { tempDir } from '../support/tmp.js';
+import { enqueueMany, writeBookbag } from './helpers.js';
+
+const tmp = tempDir('school-grading-if-');
+afterAll(() => tmp.cleanup());
+const root = join(import.meta.dirname, '..', '..');
+const diff = 'diff --git a/src/a.ts b/src/a.ts\n--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-a\n+b\n';
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, GITHUB_TOKEN: '', GITHUB_REPOSITORY: '', ...env },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('drain-grading action (real process, INPUT_* environment)', () => {
+  it('imports downloaded bookbags, drains, sets outputs and writes the summary', { timeout: 60_000 }, () => {
+    const state = join(tmp.path, 'action-state');
+    const downloads = new StateLayout(join(tmp.path, 'downloaded'));
+    writeBookbag(downloads, {
+      crewId: 'crew-ok',
+      issueNumber: 3,
+      diff,
+      verification: 'passed',
+      fences: ['src/**'],
+    });
+    writeBookbag(downloads, { crewId: 'crew-novf', issueNumber: 4, diff, verification: null });
+    writeBookbag(downloads, {
+      crewId: 'crew-torn',
+      issueNumber: 5,
+      diff,
+      verification: 'passed',
+      noDoneFlag: true,
+    });
+    const out = join(tmp.path, 'out.txt');
+    const summary = join(tmp.path, 'summary.md');
+    writeFileSync(out, '');
+    writeFileSync(summary, '');
+    const r = run(['src/actions/drain-grading.ts'], {
+      'INPUT_STATE-DIR': state,
+      'INPUT_BOOKBAGS-PATH': join(downloads.root, 'bookbags'),
+      'INPUT_MAX-WORKERS': '2',
+      INPUT_TOKEN: '',
+      GITHUB_OUTPUT: out,
+      GITHUB_STEP_SUMMARY: summary,
+    });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const outputs = readFileSync(out, 'utf8');
+    expect(outputs).toMatch(/accepted<<[^\n]+\n1\n/);
+    expect(outputs).toMatch(/rejected<<[^\n]+\n1\n/);
+    expect(outputs).toMatch(/outbox-pending<<[^\n]+\n2\n/);
+    const s = readFileSync(summary, 'utf8');
+    expect(s).toContain('Leaderboard');
+    expect(s).toContain('verification_unavailable');
+    expect(s).toContain('crew-ok');
+    expect(r.stdout).toContain('bookbag crew-torn not imported');
+  });
+
+  it('fails with a message naming the input on bad input', { timeout: 60_000 }, () => {
+    const r = run(['src/actions/drain-grading.ts'], {
+      'INPUT_STATE-DIR': join(tmp.path, 'bad'),
+      'INPUT_MAX-WORKERS': 'lots',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('max-workers: expected a whole number ≥ 1, found "lots"');
+  });
+});
+
+describe('school drain / school dead-letters (real process)', () => {
+  it('drains, lists a dead letter and requeues it', { timeout: 90_000 }, async () => {
+    const state = join(tmp.path, 'cli-state');
+    const layout = new StateLayout(state);
+    mkdirSync(state, { recursive: true });
+    // A reviewer that always crashes: the job fails every drain and becomes a dead letter.
+    const reviewer = join(tmp.path, 'crash.mjs');
+    writeFileSync(reviewer, "console.error('model unavailable'); process.exit(3);\n");
+    const cfgPath = join(tmp.path, 'school.yml');
+    writeFileSync(cfgPath, `stateDir: ${state}\ngrading:\n  reviewer: [node, ${reviewer}]\n`);
+    const j = writeBookbag(layout, { crewId: 'crew-dl', issueNumber: 8, diff, verification: 'passed' });
+    await enqueueMany(layout, [j]);
+    const d = run(['src/cli/index.ts', 'drain', '--config', cfgPath, '--max-attempts', '1']);
+    expect(d.code, d.stderr).toBe(0);
+    expect(d.stdout).toContain('dead-lettered 1');
+    const list = run(['src/cli/index.ts', 'dead-letters', 'list', '--config', cfgPath]);
+    expect(list.stdout).toContain('grade:8:crew-dl');
+    expect(list.stdout).toContain('model unavailable');
+    const rq = run(['src/cli/index.ts', 'dead-letters', 'requeue', 'grade:8:crew-dl', '--config', cfgPath]);
+    expect(rq.code, rq.stderr).toBe(0);
+    expect(rq.stdout).toContain('previous failure kept');
+    const jobState = new GradingQueue(layout).state().jobs['grade:8:crew-dl']!;
+    expect(jobState).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(jobState.previousFailure).toContain('model unavailable');
+  });
+});

@@ -1,0 +1,232 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultGrader } from '../../src/grading/judges.js';
+import { drain } from '../../src/grading/drain.js';
+import { insideFences, parseDiff, rubricFinding } from '../../src/grading/rubric.js';
+import { parseReviewerOutput } from '../../src/grading/reviewer.js';
+import { silentLogger } from '../../src/log.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { git, initRepo, tempDir } from '../support/tmp.js';
+import { config, enqueueMany, job, writeBookbag } from './helpers.js';
+
+const tmp = tempDir('school-grading-j-');
+afterAll(() => tmp.cleanup());
+
+const SUM_BUGGY = 'export const sum = (a, b) => a - b;\n';
+const SUM_FIXED = 'export const sum = (a, b) => a + b;\n';
+let repo: string;
+let baseSha: string;
+let sealedCheck: string;
+
+/** A crew's diff made the way dispatch-crew makes it: edit a worktree, `git diff --binary`. */
+function crewDiff(edit: (dir: string) => void): string {
+  const wt = join(tmp.path, `wt-${Math.random().toString(36).slice(2)}`);
+  git(repo, 'worktree', 'add', '--detach', '-q', wt, baseSha);
+  edit(wt);
+  git(wt, 'add', '-A');
+  const diff = git(wt, 'diff', '--binary', '--cached', baseSha) + '\n';
+  git(repo, 'worktree', 'remove', '--force', wt);
+  return diff;
+}
+
+beforeAll(() => {
+  repo = initRepo(join(tmp.path, 'repo'), {
+    'src/sum.mjs': SUM_BUGGY,
+    'test/sum.test.mjs': 'ok\n',
+    'README.md': '# r\n',
+  });
+  baseSha = git(repo, 'rev-parse', 'HEAD');
+  // The sealed test lives outside the repository: the student never saw it.
+  sealedCheck = join(tmp.path, 'sealed-check.mjs');
+  writeFileSync(
+    sealedCheck,
+    "const { sum } = await import(process.cwd() + '/src/sum.mjs');\n" +
+      "if (sum(2, 3) !== 5) { console.error('sum(2,3) = ' + sum(2, 3)); process.exit(1); }\nconsole.log('sealed ok');\n",
+  );
+});
+
+describe('verification judge (N5.3)', () => {
+  const layout = new StateLayout(join(tmp.path, 'state-v'));
+  const grade = defaultGrader({ config: config(), layout });
+  const diff =
+    'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-# r\n+# r2\n';
+
+  it('fails verification_unavailable when the bookbag has no verification record', async () => {
+    const j = writeBookbag(layout, { crewId: 'c-null', issueNumber: 1, diff, verification: null });
+    const v = await grade(j);
+    expect(v).toMatchObject({
+      accepted: false,
+      decidedBy: 'verification',
+      code: 'verification_unavailable',
+      score: 0,
+    });
+  });
+
+  it('fails verification_unavailable when the bookbag is absent, unfinished or tampered with', async () => {
+    expect((await grade(job(2, 'c-absent'))).code).toBe('verification_unavailable');
+    const unfinished = writeBookbag(layout, {
+      crewId: 'c-noflag',
+      issueNumber: 3,
+      diff,
+      verification: 'passed',
+      noDoneFlag: true,
+    });
+    const v1 = await grade(unfinished);
+    expect(v1.code).toBe('verification_unavailable');
+    expect(v1.reasons[0]).toContain('done.flag');
+    const tampered = writeBookbag(layout, {
+      crewId: 'c-tamper',
+      issueNumber: 4,
+      diff,
+      verification: 'passed',
+    });
+    writeFileSync(join(layout.bookbag('c-tamper'), 'diff.patch'), diff + '+sneaky\n');
+    const v2 = await grade(tampered);
+    expect(v2.code).toBe('verification_unavailable');
+    expect(v2.reasons[0]).toContain('does not match');
+  });
+
+  it('rejects a failed verification and accepts a passed one through the rubric', async () => {
+    const failed = writeBookbag(layout, { crewId: 'c-fail', issueNumber: 5, diff, verification: 'failed' });
+    expect((await grade(failed)).code).toBe('verification_failed');
+    const ok = writeBookbag(layout, { crewId: 'c-ok', issueNumber: 6, diff, verification: 'passed' });
+    const v = await grade(ok);
+    expect(v).toMatchObject({ accepted: true, decidedBy: 'rubric', code: 'rubric_passed', score: 1 });
+    expect(v.findings.map((f) => f.judge)).toEqual(['verification', 'rubric']);
+  });
+});
+
+describe('sealed tests (real git)', () => {
+  it('a fake "passed" in the bookbag and the worktree cannot fool them; a real fix passes', async () => {
+    const layout = new StateLayout(join(tmp.path, 'state-s'));
+    const cfg = config({ repoPath: repo, grading: { sealedTests: ['node', sealedCheck] } });
+    // The cheat: claims success everywhere it can write, but does not fix the code.
+    const cheatDiff = crewDiff((wt) => {
+      writeFileSync(join(wt, 'PASSED'), 'all tests passed\n');
+      writeFileSync(join(wt, 'verification.log'), 'passed\n');
+    });
+    const cheat = writeBookbag(layout, {
+      crewId: 'c-cheat',
+      issueNumber: 10,
+      diff: cheatDiff,
+      baseSha,
+      verification: 'passed',
+    });
+    const fixDiff = crewDiff((wt) => writeFileSync(join(wt, 'src/sum.mjs'), SUM_FIXED));
+    const fix = writeBookbag(layout, {
+      crewId: 'c-fix',
+      issueNumber: 11,
+      diff: fixDiff,
+      baseSha,
+      verification: 'passed',
+    });
+    await enqueueMany(layout, [cheat, fix]);
+
+    const r = await drain({ config: cfg, layout, logger: silentLogger, maxWorkers: 2 });
+    expect(r.fatal).toBeUndefined();
+    const byCrew = Object.fromEntries(r.verdicts.map((v) => [v.crewId, v]));
+    expect(byCrew['c-cheat']).toMatchObject({
+      accepted: false,
+      decidedBy: 'sealed',
+      code: 'sealed_tests_failed',
+    });
+    expect(byCrew['c-cheat']!.reasons.join(' ')).toContain('sum(2,3) = -1');
+    expect(byCrew['c-fix']).toMatchObject({ accepted: true, decidedBy: 'rubric' });
+    // The grader's worktrees are gone.
+    expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    expect(readdirSync(repo)).not.toContain('PASSED');
+  });
+
+  it('a base commit the repository lacks is a grader failure (retried), not a verdict', async () => {
+    const layout = new StateLayout(join(tmp.path, 'state-s2'));
+    const cfg = config({ repoPath: repo, grading: { sealedTests: ['node', sealedCheck] } });
+    const j = writeBookbag(layout, {
+      crewId: 'c-gone',
+      issueNumber: 12,
+      diff: 'x',
+      baseSha: 'f'.repeat(40),
+      verification: 'passed',
+    });
+    await enqueueMany(layout, [j]);
+    const r = await drain({ config: cfg, layout, logger: silentLogger });
+    expect(r.failed).toBe(1);
+    expect(r.errors[0]!.error).toMatch(/could not create a worktree .* at base f{40}/);
+  });
+});
+
+describe('reviewer command', () => {
+  it('receives brief, diff and verification and its zod-validated verdict decides', async () => {
+    const layout = new StateLayout(join(tmp.path, 'state-r'));
+    const reviewer = join(tmp.path, 'reviewer.mjs');
+    writeFileSync(
+      reviewer,
+      "import { readFileSync } from 'node:fs';\n" +
+        "const input = JSON.parse(readFileSync(0, 'utf8'));\n" +
+        "const diff = readFileSync(process.env.SCHOOL_REVIEW_DIFF, 'utf8');\n" +
+        "const ok = diff === input.diff && input.verification.passed && input.brief.includes('Fix sum');\n" +
+        "console.log('thinking…');\n" +
+        "console.log(JSON.stringify({ approve: ok && input.diff.includes('a + b'), score: 0.8, reasons: ['looked at ' + input.crewId] }));\n",
+    );
+    const fixDiff = crewDiff((wt) => writeFileSync(join(wt, 'src/sum.mjs'), SUM_FIXED));
+    const good = writeBookbag(layout, {
+      crewId: 'c-r1',
+      issueNumber: 20,
+      diff: fixDiff,
+      baseSha,
+      verification: 'passed',
+    });
+    writeFileSync(join(layout.bookbag('c-r1'), 'brief.md'), '# Fix sum\n');
+    const cfg = config({ repoPath: repo, grading: { reviewer: ['node', reviewer] } });
+    const v = await defaultGrader({ config: cfg, layout })(good);
+    expect(v).toMatchObject({ accepted: true, decidedBy: 'reviewer', code: 'reviewer_approved', score: 0.8 });
+    expect(v.reasons).toEqual(['looked at c-r1']);
+
+    const bad = join(tmp.path, 'bad-reviewer.mjs');
+    writeFileSync(bad, "console.log(JSON.stringify({ approve: 'yes', score: 3 }));\n");
+    const cfgBad = config({ repoPath: repo, grading: { reviewer: ['node', bad] } });
+    await expect(defaultGrader({ config: cfgBad, layout })(good)).rejects.toThrow(/no valid verdict/);
+  });
+
+  it('parses the last JSON line and rejects out-of-range scores', () => {
+    expect(parseReviewerOutput('log\n{"approve":false,"score":0.1,"reasons":["no"]}\n')).toEqual({
+      approve: false,
+      score: 0.1,
+      reasons: ['no'],
+    });
+    expect(() => parseReviewerOutput('{"approve":true,"score":1.5,"reasons":[]}')).toThrow(/score/);
+  });
+});
+
+describe('rubric', () => {
+  const limits = { maxChangedLines: 5, maxChangedFiles: 2 };
+  const change = (path: string, lines = 1) =>
+    `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n${'+x\n'.repeat(lines)}`;
+  it('checks emptiness, fences, deleted tests and size', () => {
+    expect(rubricFinding('', [], limits).code).toBe('empty_diff');
+    expect(rubricFinding(change('docs/a.md'), ['src/**'], limits)).toMatchObject({
+      passed: false,
+      code: 'outside_fences',
+    });
+    expect(rubricFinding(change('src/deep/a.ts'), ['src/**'], limits).passed).toBe(true);
+    const del =
+      'diff --git a/test/a.test.ts b/test/a.test.ts\ndeleted file mode 100644\n--- a/test/a.test.ts\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n';
+    expect(rubricFinding(del, [], limits).code).toBe('deleted_tests');
+    expect(rubricFinding(change('a', 6), [], limits).code).toBe('too_many_lines');
+    expect(rubricFinding(change('a') + change('b') + change('c'), [], limits).code).toBe('too_many_files');
+  });
+  it('matches fences as globs and directories', () => {
+    expect(insideFences('src/a.ts', ['src'])).toBe(true);
+    expect(insideFences('src2/a.ts', ['src'])).toBe(false);
+    expect(insideFences('lib/x.test.ts', ['**/*.test.ts'])).toBe(true);
+    expect(insideFences('a.ts', ['*.ts'])).toBe(true);
+    expect(insideFences('a/b.ts', ['*.ts'])).toBe(false);
+    expect(parseDiff(change('a', 2))).toEqual([
+      { path: 'a', oldPath: 'a', deleted: false, added: 2, removed: 0 },
+    ]);
+  });
+});
+
+afterAll(() => {
+  if (existsSync(tmp.path)) rmSync(tmp.path, { recursive: true, force: true });
+});

@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+
+/**
+ * Test children are bundled once into plain CommonJS, so each real OS process starts in tens of
+ * milliseconds with plain `node` (no TypeScript loader per spawn): the crash test spawns dozens.
+ * They run our actual state-layer code, bundled from src/.
+ */
+export async function bundleChildren(
+  outdir: string,
+): Promise<Record<'appender' | 'transactor' | 'atomicWriter', string>> {
+  const here = import.meta.dirname;
+  await build({
+    entryPoints: {
+      appender: join(here, 'children/appender.ts'),
+      transactor: join(here, 'children/transactor.ts'),
+      'atomic-writer': join(here, 'children/atomic-writer.ts'),
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    // proper-lockfile is CommonJS and calls require(): give the ESM bundle a require.
+    banner: {
+      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+    },
+    logLevel: 'error',
+  });
+  return {
+    appender: join(outdir, 'appender.mjs'),
+    transactor: join(outdir, 'transactor.mjs'),
+    atomicWriter: join(outdir, 'atomic-writer.mjs'),
+  };
+}
+
+export function runNode(script: string, args: string[]): ChildProcess {
+  return spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+}

@@ -1,0 +1,600 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getResponse, http, HttpResponse, type HttpHandler } from 'msw';
+
+/**
+ * An in-memory GitHub repository answered by msw 2 handlers that behave like the REST API where
+ * school-core depends on it: `link` pagination, ETag / 304 (a 304 does not count against the rate
+ * limit), `since` / `labels` / `state` / `sort` / `direction` / `per_page` on the issues list (which
+ * includes pull requests, as GitHub's does), labels, comments, refs, 401 for a bad token, 403 for a
+ * missing permission, and injectable faults (secondary rate limit 403 / 429 with `retry-after`, any
+ * 5xx) on any route. Every request is logged for assertions.
+ *
+ * Use it in-process through `fake.fetch` (inject into createGitHubClient: no global is patched), or
+ * from a subprocess through `startGitHubServer(fake)` and GITHUB_API_URL.
+ */
+
+export interface FakeLabel {
+  name: string;
+  color: string;
+}
+
+export interface FakeComment {
+  id: number;
+  body: string;
+  user: string;
+  created_at: string;
+}
+
+export interface FakeIssue {
+  number: number;
+  title: string;
+  body: string | null;
+  state: 'open' | 'closed';
+  labels: string[];
+  /** Present on pull requests: the issues list returns them too. */
+  pull_request?: { url: string };
+  user: string;
+  created_at: string;
+  updated_at: string;
+  comments: FakeComment[];
+}
+
+export interface FakeRequest {
+  method: string;
+  /** Path without the origin, e.g. `/repos/o/r/issues`. */
+  path: string;
+  query: Record<string, string>;
+  status: number;
+  ifNoneMatch?: string;
+  body?: unknown;
+}
+
+export interface Fault {
+  /** HTTP method to match; any when absent. */
+  method?: string;
+  /** Matches the path (string: substring; RegExp: test). Any when absent. */
+  path?: string | RegExp;
+  /** 500-599, or 'secondary-403' / 'secondary-429' (GitHub's secondary rate limit answers). */
+  kind: number | 'secondary-403' | 'secondary-429';
+  /** `retry-after` seconds sent with a rate-limit answer. */
+  retryAfter?: number;
+  /** How many matching requests fail; then the fault is spent. Default 1. */
+  times?: number;
+}
+
+export type Permission = 'none' | 'read' | 'write';
+
+export interface FakeOptions {
+  owner?: string;
+  repo?: string;
+  /** Tokens the fake accepts, with their `issues` permission. Default: { 'test-token': 'write' }. */
+  tokens?: Record<string, Permission>;
+  /** Clock for created_at / updated_at; defaults to a deterministic clock advancing 1 s per change. */
+  now?: () => Date;
+  rateLimit?: number;
+}
+
+const SECONDARY =
+  'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.';
+
+export class GitHubFake {
+  readonly owner: string;
+  readonly repo: string;
+  readonly tokens: Map<string, Permission>;
+  readonly issues = new Map<number, FakeIssue>();
+  readonly labels = new Map<string, FakeLabel>();
+  readonly refs = new Map<string, string>();
+  readonly requests: FakeRequest[] = [];
+  readonly faults: Fault[] = [];
+  rateLimit: { limit: number; remaining: number; reset: number };
+  private nextNumber = 1;
+  private nextCommentId = 1000;
+  private tick = Date.parse('2026-01-01T00:00:00Z');
+  private latest = 0;
+  private readonly clock: () => Date;
+
+  constructor(options: FakeOptions = {}) {
+    this.owner = options.owner ?? 'octo';
+    this.repo = options.repo ?? 'school';
+    this.tokens = new Map(Object.entries(options.tokens ?? { 'test-token': 'write' }));
+    this.clock = options.now ?? (() => new Date((this.tick += 1000)));
+    const limit = options.rateLimit ?? 5000;
+    this.rateLimit = { limit, remaining: limit, reset: Math.floor(Date.now() / 1000) + 3600 };
+  }
+
+  /** Timestamp of a change: the clock moves forward (1 s per change by default). */
+  now(): string {
+    const t = this.clock();
+    this.latest = Math.max(this.latest, t.getTime());
+    return t.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+
+  /** GitHub's clock as its `date` header shows it: never before the latest change. */
+  serverTime(): Date {
+    return new Date(Math.max(this.latest, this.tick));
+  }
+
+  /** Lets time pass without a change (the default clock only). */
+  advance(ms: number): void {
+    this.tick += ms;
+  }
+
+  addIssue(fields: Partial<Omit<FakeIssue, 'number' | 'comments'>> = {}): FakeIssue {
+    const at = this.now();
+    const number = this.nextNumber++;
+    const issue: FakeIssue = {
+      number,
+      title: `Issue ${number}`,
+      body: '',
+      state: 'open',
+      labels: [],
+      user: 'octocat',
+      created_at: at,
+      updated_at: at,
+      comments: [],
+      ...fields,
+    };
+    for (const l of issue.labels) this.ensureLabel(l);
+    this.issues.set(number, issue);
+    return issue;
+  }
+
+  addPullRequest(fields: Partial<Omit<FakeIssue, 'number' | 'comments'>> = {}): FakeIssue {
+    const pr = this.addIssue({ title: 'A pull request', ...fields });
+    pr.pull_request = { url: `https://api.github.com/repos/${this.owner}/${this.repo}/pulls/${pr.number}` };
+    return pr;
+  }
+
+  /** Changes an issue the way a person would: `updated_at` moves forward. */
+  updateIssue(number: number, patch: Partial<Omit<FakeIssue, 'number' | 'comments'>>): FakeIssue {
+    const issue = this.mustIssue(number);
+    Object.assign(issue, patch, { updated_at: this.now() });
+    for (const l of issue.labels) this.ensureLabel(l);
+    return issue;
+  }
+
+  closeIssue(number: number): FakeIssue {
+    return this.updateIssue(number, { state: 'closed' });
+  }
+
+  addComment(number: number, body: string, user = 'octocat'): FakeComment {
+    const issue = this.mustIssue(number);
+    const comment: FakeComment = { id: this.nextId(), body, user, created_at: this.now() };
+    issue.comments.push(comment);
+    issue.updated_at = comment.created_at;
+    return comment;
+  }
+
+  injectFault(fault: Fault): void {
+    this.faults.push({ times: 1, ...fault });
+  }
+
+  /** Requests that reached the fake, optionally only those whose path contains `path`. */
+  requestsTo(path?: string, method?: string): FakeRequest[] {
+    return this.requests.filter(
+      (r) => (!path || r.path.includes(path)) && (!method || r.method === method.toUpperCase()),
+    );
+  }
+
+  nextId(): number {
+    return this.nextCommentId++;
+  }
+
+  resetLog(): void {
+    this.requests.length = 0;
+  }
+
+  get handlers(): HttpHandler[] {
+    return githubHandlers(this);
+  }
+
+  /** A fetch answered by the handlers: inject it as `createGitHubClient({ fetch })`. */
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = input instanceof Request ? input : new Request(input, init);
+    return (await getResponse(this.handlers, request)) ?? notFound();
+  };
+
+  // ---- internals shared with the handlers ----
+
+  mustIssue(number: number): FakeIssue {
+    const issue = this.issues.get(number);
+    if (!issue) throw new FakeHttpError(404, 'Not Found');
+    return issue;
+  }
+
+  ensureLabel(name: string): FakeLabel {
+    const key = name.toLowerCase();
+    let label = this.labels.get(key);
+    if (!label) {
+      label = { name, color: 'ededed' };
+      this.labels.set(key, label);
+    }
+    return label;
+  }
+
+  takeFault(method: string, path: string): Fault | undefined {
+    const i = this.faults.findIndex(
+      (f) =>
+        (!f.method || f.method.toUpperCase() === method) &&
+        (!f.path || (typeof f.path === 'string' ? path.includes(f.path) : f.path.test(path))),
+    );
+    if (i === -1) return undefined;
+    const fault = this.faults[i]!;
+    fault.times = (fault.times ?? 1) - 1;
+    if (fault.times <= 0) this.faults.splice(i, 1);
+    return fault;
+  }
+
+  issueJson(issue: FakeIssue, origin: string): Record<string, unknown> {
+    const api = `${origin}/repos/${this.owner}/${this.repo}`;
+    return {
+      id: 100_000 + issue.number,
+      node_id: `I_${issue.number}`,
+      url: `${api}/issues/${issue.number}`,
+      html_url: `https://github.com/${this.owner}/${this.repo}/${issue.pull_request ? 'pull' : 'issues'}/${issue.number}`,
+      number: issue.number,
+      title: issue.title,
+      body: issue.body,
+      state: issue.state,
+      locked: false,
+      user: { login: issue.user, id: 1, type: 'User' },
+      labels: issue.labels.map((l) => ({ name: this.ensureLabel(l).name, color: this.ensureLabel(l).color })),
+      comments: issue.comments.length,
+      created_at: issue.created_at,
+      updated_at: issue.updated_at,
+      closed_at: issue.state === 'closed' ? issue.updated_at : null,
+      author_association: 'OWNER',
+      ...(issue.pull_request ? { pull_request: issue.pull_request } : {}),
+    };
+  }
+}
+
+export class FakeHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'FakeHttpError';
+  }
+}
+
+function notFound(): Response {
+  return HttpResponse.json(
+    { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' },
+    { status: 404 },
+  );
+}
+
+export function etagOf(body: string): string {
+  return `W/"${createHash('sha256').update(body).digest('hex')}"`;
+}
+
+/** Serves the fake on a loopback port, so a subprocess can reach it through GITHUB_API_URL. */
+export async function startGitHubServer(fake: GitHubFake): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    void bridge(fake, req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((e) => (e ? reject(e) : resolve()));
+      }),
+  };
+}
+
+async function bridge(fake: GitHubFake, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    }
+    const method = req.method ?? 'GET';
+    const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`, {
+      method,
+      headers,
+      body: method === 'GET' || method === 'HEAD' || chunks.length === 0 ? undefined : Buffer.concat(chunks),
+    });
+    const response = (await getResponse(fake.handlers, request)) ?? notFound();
+    const out: Record<string, string> = {};
+    response.headers.forEach((v, k) => (out[k] = v));
+    res.writeHead(response.status, out);
+    res.end(Buffer.from(await response.arrayBuffer()));
+  } catch (e) {
+    res.writeHead(500, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ message: `fake server error: ${(e as Error).message}` }));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers
+
+type Need = 'read' | 'write' | 'public';
+type Resolver = (ctx: {
+  request: Request;
+  params: Record<string, string>;
+  url: URL;
+  origin: string;
+}) => Promise<Response> | Response;
+
+const RANK: Record<Permission, number> = { none: 0, read: 1, write: 2 };
+
+function apiError(status: number, message: string, headers: Record<string, string> = {}): Response {
+  return HttpResponse.json(
+    { message, documentation_url: 'https://docs.github.com/rest', status: String(status) },
+    { status, headers },
+  );
+}
+
+/** The msw handlers of a fake. Any origin matches, so GITHUB_API_URL may point anywhere. */
+export function githubHandlers(fake: GitHubFake): HttpHandler[] {
+  const route = (method: 'get' | 'post' | 'patch' | 'delete', path: string, need: Need, fn: Resolver) =>
+    http[method](`*${path}`, async ({ request, params }) => {
+      const url = new URL(request.url);
+      const entry: FakeRequest = {
+        method: request.method.toUpperCase(),
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        status: 0,
+        ifNoneMatch: request.headers.get('if-none-match') ?? undefined,
+      };
+      fake.requests.push(entry);
+      const response = await answer(fake, request, url, params as Record<string, string>, need, fn, entry);
+      entry.status = response.status;
+      return response;
+    });
+
+  return [
+    route('get', '/rate_limit', 'public', () =>
+      HttpResponse.json({ resources: { core: { ...fake.rateLimit, used: 0 } }, rate: fake.rateLimit }),
+    ),
+    route('get', '/repos/:owner/:repo', 'read', () =>
+      HttpResponse.json({
+        full_name: `${fake.owner}/${fake.repo}`,
+        name: fake.repo,
+        owner: { login: fake.owner },
+        default_branch: 'main',
+        private: false,
+      }),
+    ),
+    route('get', '/repos/:owner/:repo/issues', 'read', ({ request, url, origin }) =>
+      listIssues(fake, request, url, origin),
+    ),
+    route('get', '/repos/:owner/:repo/issues/:number', 'read', ({ params, origin }) =>
+      HttpResponse.json(fake.issueJson(fake.mustIssue(Number(params.number)), origin)),
+    ),
+    route('patch', '/repos/:owner/:repo/issues/:number', 'write', async ({ request, params, origin }) => {
+      const body = (await request.json()) as Partial<Pick<FakeIssue, 'title' | 'body' | 'state' | 'labels'>>;
+      const patch: Partial<FakeIssue> = {};
+      if (body.title !== undefined) patch.title = body.title;
+      if (body.body !== undefined) patch.body = body.body;
+      if (body.state !== undefined) patch.state = body.state;
+      if (body.labels !== undefined)
+        patch.labels = body.labels.map((l) =>
+          typeof l === 'string' ? l : String((l as { name: string }).name),
+        );
+      return HttpResponse.json(fake.issueJson(fake.updateIssue(Number(params.number), patch), origin));
+    }),
+    route('get', '/repos/:owner/:repo/labels', 'read', () => HttpResponse.json([...fake.labels.values()])),
+    route('post', '/repos/:owner/:repo/labels', 'write', async ({ request }) => {
+      const body = (await request.json()) as Partial<FakeLabel>;
+      if (!body.name) return apiError(422, 'Validation Failed: name is missing');
+      if (fake.labels.has(body.name.toLowerCase())) return apiError(422, 'Validation Failed: already_exists');
+      const label = fake.ensureLabel(body.name);
+      if (body.color) label.color = body.color;
+      return HttpResponse.json(label, { status: 201 });
+    }),
+    route('post', '/repos/:owner/:repo/issues/:number/labels', 'write', async ({ request, params }) => {
+      const raw = (await request.json()) as { labels?: unknown[] } | unknown[];
+      const wanted = (Array.isArray(raw) ? raw : (raw.labels ?? [])).map((l) =>
+        typeof l === 'string' ? l : String((l as { name: string }).name),
+      );
+      const issue = fake.mustIssue(Number(params.number));
+      const have = new Set(issue.labels.map((l) => l.toLowerCase()));
+      const labels = [...issue.labels, ...wanted.filter((l) => !have.has(l.toLowerCase()))];
+      fake.updateIssue(issue.number, { labels });
+      return HttpResponse.json(labels.map((l) => fake.ensureLabel(l)));
+    }),
+    route('delete', '/repos/:owner/:repo/issues/:number/labels/:name', 'write', ({ params }) => {
+      const issue = fake.mustIssue(Number(params.number));
+      const name = decodeURIComponent(params.name ?? '').toLowerCase();
+      if (!issue.labels.some((l) => l.toLowerCase() === name)) return apiError(404, 'Label does not exist');
+      fake.updateIssue(issue.number, { labels: issue.labels.filter((l) => l.toLowerCase() !== name) });
+      return HttpResponse.json(issue.labels.map((l) => fake.ensureLabel(l)));
+    }),
+    route('get', '/repos/:owner/:repo/issues/:number/comments', 'read', ({ request, url, params }) => {
+      const issue = fake.mustIssue(Number(params.number));
+      return paginated(request, url, issue.comments.map(commentJson));
+    }),
+    route('post', '/repos/:owner/:repo/issues/:number/comments', 'write', async ({ request, params }) => {
+      const body = (await request.json()) as { body?: unknown };
+      if (typeof body.body !== 'string' || body.body === '')
+        return apiError(422, 'Validation Failed: body is missing');
+      const issue = fake.mustIssue(Number(params.number));
+      const comment: FakeComment = {
+        id: fake.nextId(),
+        body: body.body,
+        user: 'github-actions[bot]',
+        created_at: fake.now(),
+      };
+      issue.comments.push(comment);
+      issue.updated_at = comment.created_at;
+      return HttpResponse.json(commentJson(comment), { status: 201 });
+    }),
+    route('get', '/repos/:owner/:repo/git/ref/heads/:branch', 'read', ({ params }) => {
+      const ref = `heads/${params.branch}`;
+      const sha = fake.refs.get(ref);
+      return sha ? HttpResponse.json(refJson(ref, sha)) : apiError(404, 'Not Found');
+    }),
+    route('post', '/repos/:owner/:repo/git/refs', 'write', async ({ request }) => {
+      const body = (await request.json()) as { ref?: string; sha?: string };
+      const ref = (body.ref ?? '').replace(/^refs\//, '');
+      if (!ref || !body.sha) return apiError(422, 'Validation Failed: ref and sha are required');
+      if (fake.refs.has(ref)) return apiError(422, 'Reference already exists');
+      fake.refs.set(ref, body.sha);
+      return HttpResponse.json(refJson(ref, body.sha), { status: 201 });
+    }),
+    route('patch', '/repos/:owner/:repo/git/refs/heads/:branch', 'write', async ({ request, params }) => {
+      const body = (await request.json()) as { sha?: string };
+      const ref = `heads/${params.branch}`;
+      if (!fake.refs.has(ref)) return apiError(422, 'Reference does not exist');
+      if (!body.sha) return apiError(422, 'Validation Failed: sha is required');
+      fake.refs.set(ref, body.sha);
+      return HttpResponse.json(refJson(ref, body.sha));
+    }),
+  ];
+}
+
+async function answer(
+  fake: GitHubFake,
+  request: Request,
+  url: URL,
+  params: Record<string, string>,
+  need: Need,
+  fn: Resolver,
+  entry: FakeRequest,
+): Promise<Response> {
+  const fault = fake.takeFault(entry.method, entry.path);
+  if (fault) return faultResponse(fake, fault);
+  const auth = request.headers.get('authorization') ?? '';
+  const token = auth.replace(/^(token|bearer)\s+/i, '');
+  const permission = token ? fake.tokens.get(token) : undefined;
+  if (need !== 'public' && permission === undefined) return apiError(401, 'Bad credentials');
+  if (params.owner !== undefined && (params.owner !== fake.owner || params.repo !== fake.repo)) {
+    return apiError(404, 'Not Found');
+  }
+  if (need !== 'public' && RANK[permission!] < RANK[need]) {
+    return withRate(fake, apiError(403, 'Resource not accessible by integration'), true);
+  }
+  if (need !== 'public' && fake.rateLimit.remaining <= 0) {
+    return withRate(fake, apiError(403, 'API rate limit exceeded for installation.'), false);
+  }
+  if (entry.method !== 'GET') {
+    try {
+      entry.body = await request.clone().json();
+    } catch {
+      /* not JSON */
+    }
+  }
+  let response: Response;
+  try {
+    response = await fn({ request, params, url, origin: url.origin });
+  } catch (e) {
+    if (e instanceof FakeHttpError) response = apiError(e.status, e.message);
+    else throw e;
+  }
+  // A 304 is free (GitHub: conditional requests answered 304 do not count against the limit).
+  return withRate(fake, response, need !== 'public' && response.status !== 304);
+}
+
+function withRate(fake: GitHubFake, response: Response, counts: boolean): Response {
+  if (counts) fake.rateLimit.remaining = Math.max(0, fake.rateLimit.remaining - 1);
+  const { limit, remaining, reset } = fake.rateLimit;
+  response.headers.set('x-ratelimit-limit', String(limit));
+  response.headers.set('x-ratelimit-remaining', String(remaining));
+  response.headers.set('x-ratelimit-reset', String(reset));
+  response.headers.set('x-ratelimit-resource', 'core');
+  response.headers.set('date', fake.serverTime().toUTCString());
+  return response;
+}
+
+function faultResponse(fake: GitHubFake, fault: Fault): Response {
+  if (fault.kind === 'secondary-403' || fault.kind === 'secondary-429') {
+    const status = fault.kind === 'secondary-403' ? 403 : 429;
+    return withRate(
+      fake,
+      apiError(status, SECONDARY, { 'retry-after': String(fault.retryAfter ?? 60) }),
+      false,
+    );
+  }
+  return apiError(fault.kind, fault.kind === 502 ? 'Server Error' : 'Internal Server Error');
+}
+
+function listIssues(fake: GitHubFake, request: Request, url: URL, origin: string): Response {
+  const q = url.searchParams;
+  const state = q.get('state') ?? 'open';
+  if (!['open', 'closed', 'all'].includes(state)) return apiError(422, `Validation Failed: state "${state}"`);
+  const labels = (q.get('labels') ?? '')
+    .split(',')
+    .map((l) => l.trim().toLowerCase())
+    .filter(Boolean);
+  const sinceRaw = q.get('since');
+  const since = sinceRaw === null ? undefined : Date.parse(sinceRaw);
+  if (since !== undefined && Number.isNaN(since))
+    return apiError(422, `Validation Failed: since "${sinceRaw}"`);
+  const sort = q.get('sort') ?? 'created';
+  const direction = q.get('direction') ?? 'desc';
+  const items = [...fake.issues.values()].filter(
+    (i) =>
+      (state === 'all' || i.state === state) &&
+      labels.every((l) => i.labels.some((have) => have.toLowerCase() === l)) &&
+      (since === undefined || Date.parse(i.updated_at) >= since),
+  );
+  const key = (i: FakeIssue) =>
+    sort === 'updated'
+      ? Date.parse(i.updated_at)
+      : sort === 'comments'
+        ? i.comments.length
+        : Date.parse(i.created_at);
+  items.sort((a, b) => (key(a) - key(b) || a.number - b.number) * (direction === 'asc' ? 1 : -1));
+  return paginated(
+    request,
+    url,
+    items.map((i) => fake.issueJson(i, origin)),
+  );
+}
+
+/** One page of `all`, with GitHub's `link` header and a weak ETag over the body (304 on a match). */
+function paginated(request: Request, url: URL, all: unknown[]): Response {
+  const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get('per_page') ?? 30) || 30));
+  const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+  const last = Math.max(1, Math.ceil(all.length / perPage));
+  const body = JSON.stringify(all.slice((page - 1) * perPage, page * perPage));
+  const etag = etagOf(body);
+  const headers: Record<string, string> = { etag, vary: 'Accept, Authorization, Cookie' };
+  const link = linkHeader(url, page, last);
+  if (link) headers.link = link;
+  const inm = request.headers.get('if-none-match');
+  if (inm && inm.split(',').some((t) => t.trim() === etag)) {
+    return new HttpResponse(null, { status: 304, headers });
+  }
+  return new HttpResponse(body, {
+    status: 200,
+    headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+  });
+}
+
+function linkHeader(url: URL, page: number, last: number): string | undefined {
+  const at = (p: number) => {
+    const u = new URL(url);
+    u.searchParams.set('page', String(p));
+    return u.toString();
+  };
+  const parts: string[] = [];
+  if (page > 1) parts.push(`<${at(page - 1)}>; rel="prev"`);
+  if (page < last) parts.push(`<${at(page + 1)}>; rel="next"`, `<${at(last)}>; rel="last"`);
+  if (page > 1) parts.push(`<${at(1)}>; rel="first"`);
+  return parts.length ? parts.join(', ') : undefined;
+}
+
+function commentJson(c: FakeComment): Record<string, unknown> {
+  return {
+    id: c.id,
+    body: c.body,
+    user: { login: c.user },
+    created_at: c.created_at,
+    updated_at: c.created_at,
+  };
+}
+
+function refJson(ref: string, sha: string): Record<string, unknown> {
+  return { ref: `refs/${ref}`, object: { sha, type: 'commit' } };
+}

@@ -1,0 +1,212 @@
+import { parse as parseYaml } from 'yaml';
+
+/**
+ * Structural rules the workflows must keep (DESIGN §5, seed N6.3). Each rule returns the violations
+ * it finds as readable lines, so the lint test can show them and can also prove, on bad fixtures,
+ * that every rule really fires.
+ */
+
+export interface Step {
+  id?: string;
+  name?: string;
+  uses?: string;
+  run?: string;
+  if?: string;
+  with?: Record<string, unknown>;
+  env?: Record<string, unknown>;
+}
+
+export interface Job {
+  name?: string;
+  if?: string;
+  needs?: string | string[];
+  'runs-on'?: unknown;
+  'timeout-minutes'?: unknown;
+  permissions?: unknown;
+  concurrency?: string | { group?: string; 'cancel-in-progress'?: unknown };
+  outputs?: Record<string, string>;
+  strategy?: { matrix?: unknown };
+  steps?: Step[];
+  uses?: string;
+}
+
+export interface Workflow {
+  on?: unknown;
+  permissions?: unknown;
+  concurrency?: unknown;
+  jobs: Record<string, Job>;
+}
+
+export function parseWorkflowYaml(text: string): Workflow {
+  return parseYaml(text) as Workflow;
+}
+
+const jobsOf = (wf: Workflow) => Object.entries(wf.jobs ?? {});
+const stepsOf = (job: Job) => job.steps ?? [];
+const groupOf = (job: Job) =>
+  typeof job.concurrency === 'string' ? job.concurrency : job.concurrency?.group;
+const permissionsOf = (job: Job) =>
+  job.permissions && typeof job.permissions === 'object' ? (job.permissions as Record<string, string>) : {};
+
+/** A crew job runs on self-hosted runners (one per daemon). */
+export function isCrewJob(job: Job): boolean {
+  return JSON.stringify(job['runs-on'] ?? '').includes('self-hosted');
+}
+
+/** Every job states timeout-minutes and a permissions block; the workflow states default permissions. */
+export function explicitLimits(wf: Workflow): string[] {
+  const out: string[] = [];
+  if (wf.permissions === undefined) out.push('workflow: no top-level permissions block');
+  if (wf.permissions === 'write-all') out.push('workflow: permissions write-all');
+  for (const [id, job] of jobsOf(wf)) {
+    if (job.uses) continue; // a reusable-workflow call inherits the callee's limits
+    if (job['timeout-minutes'] === undefined) out.push(`job ${id}: no timeout-minutes (default is 360)`);
+    if (job.permissions === undefined || typeof job.permissions !== 'object') {
+      out.push(`job ${id}: no explicit permissions block`);
+    }
+  }
+  return out;
+}
+
+/** N6.3: crew jobs lock per daemon (school-core-live-orca-<daemon>), never on one global group. */
+export function perDaemonCrewGroups(wf: Workflow): string[] {
+  const out: string[] = [];
+  const crews = jobsOf(wf).filter(([, job]) => isCrewJob(job));
+  for (const [id, job] of crews) {
+    const group = groupOf(job);
+    if (!group) out.push(`job ${id}: crew job without a concurrency group`);
+    else if (!/^school-core-live-orca-\$\{\{\s*matrix\.daemon\s*\}\}$/.test(group)) {
+      out.push(
+        `job ${id}: crew concurrency group "${group}" is not school-core-live-orca-\${{ matrix.daemon }}`,
+      );
+    }
+    if (typeof job.concurrency === 'object' && job.concurrency['cancel-in-progress'] === true) {
+      out.push(`job ${id}: cancel-in-progress would kill a running crew holding a lease`);
+    }
+  }
+  if (crews.length > 0 && wf.concurrency !== undefined) {
+    out.push('workflow: a workflow-level concurrency group is one global lock over every crew');
+  }
+  return out;
+}
+
+/** The jobs that write state (checkpoint save) outside the crews share one concurrency group. */
+export function stateWritersShareOneGroup(wf: Workflow): string[] {
+  const writers = jobsOf(wf).filter(
+    ([, job]) => !isCrewJob(job) && stepsOf(job).some((s) => s.with?.mode === 'save'),
+  );
+  const groups = new Set(writers.map(([, job]) => groupOf(job) ?? '(none)'));
+  const out: string[] = [];
+  if (groups.size > 1) out.push(`state writers use ${groups.size} groups: ${[...groups].join(', ')}`);
+  if (groups.has('(none)')) out.push('a state writer has no concurrency group');
+  return out;
+}
+
+/** Untrusted text never reaches a script: `run:` holds no expression at all (values go through env). */
+export function noExpressionsInRun(wf: Workflow): string[] {
+  const out: string[] = [];
+  for (const [id, job] of jobsOf(wf)) {
+    for (const [i, step] of stepsOf(job).entries()) {
+      if (step.run && /\$\{\{/.test(step.run)) out.push(`job ${id} step ${step.name ?? i}: \${{ }} in run:`);
+      if (step.run && /github\.event\.(issue|comment|pull_request|review)/.test(step.run)) {
+        out.push(`job ${id} step ${step.name ?? i}: issue or comment text in run:`);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Job outputs carry identifiers only: each is a single output of the step `matrix`, which runs the
+ * validating daemon-matrix script (never fetch or plan outputs directly, never issue text).
+ */
+export function outputsAreIdentifiers(wf: Workflow): string[] {
+  const out: string[] = [];
+  for (const [id, job] of jobsOf(wf)) {
+    for (const [name, value] of Object.entries(job.outputs ?? {})) {
+      const m = /^\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}$/.exec(String(value));
+      const step = m && stepsOf(job).find((s) => s.id === m[1]);
+      if (!m || !step || !step.run?.includes('daemon-matrix.mjs')) {
+        out.push(
+          `job ${id}: output ${name} = ${String(value)} does not come from the validated daemon matrix`,
+        );
+      }
+    }
+  }
+  return out;
+}
+
+/** Steps that write somewhere durable: the state branch, an artifact, or (with issues: write) GitHub issues. */
+const writesSomething = (s: Step, job: Job) =>
+  s.with?.mode === 'save' ||
+  (s.uses ?? '').startsWith('actions/upload-artifact') ||
+  (/drain-grading/.test(s.uses ?? '') && permissionsOf(job).issues === 'write');
+const guardsDryRun = (cond: string | undefined) => /!\s*inputs\.dry-run/.test(cond ?? '');
+
+/** `dry-run` writes nothing anywhere: each writing step, or its whole job, is skipped on dry-run. */
+export function dryRunWritesNothing(wf: Workflow): string[] {
+  const out: string[] = [];
+  for (const [id, job] of jobsOf(wf)) {
+    const jobGuarded = guardsDryRun(job.if) || (needsOf(job).length > 0 && needsGuarded(wf, job));
+    for (const [i, step] of stepsOf(job).entries()) {
+      const passesDryRun = step.with?.['dry-run'] === true || step.with?.['dry-run'] === 'true';
+      if (writesSomething(step, job) && !jobGuarded && !guardsDryRun(step.if) && !passesDryRun) {
+        out.push(`job ${id} step ${step.name ?? i}: writes even on dry-run`);
+      }
+    }
+  }
+  return out;
+}
+
+function needsOf(job: Job): string[] {
+  return job.needs === undefined ? [] : Array.isArray(job.needs) ? job.needs : [job.needs];
+}
+
+/** A job that needs a dry-run-guarded job is skipped with it, unless its own if uses always(). */
+function needsGuarded(wf: Workflow, job: Job): boolean {
+  if (/always\(\)|failure\(\)|cancelled\(\)/.test(job.if ?? '')) return false;
+  return needsOf(job).some((n) => {
+    const dep = wf.jobs[n];
+    return dep !== undefined && guardsDryRun(dep.if);
+  });
+}
+
+/**
+ * Least privilege: contents: write only where the state branch is saved, issues: write only where the
+ * grading outbox delivers labels, no write-all.
+ */
+export function leastPrivilege(wf: Workflow): string[] {
+  const out: string[] = [];
+  for (const [id, job] of jobsOf(wf)) {
+    if (job.permissions === 'write-all') out.push(`job ${id}: permissions write-all`);
+    const p = permissionsOf(job);
+    const steps = stepsOf(job);
+    if (p.contents === 'write' && !steps.some((s) => s.with?.mode === 'save')) {
+      out.push(`job ${id}: contents: write without a checkpoint save`);
+    }
+    if (p.issues === 'write' && !steps.some((s) => /drain-grading/.test(s.uses ?? ''))) {
+      out.push(`job ${id}: issues: write without drain-grading`);
+    }
+    const usesArtifacts = steps.some((s) => (s.uses ?? '').startsWith('actions/download-artifact'));
+    if (usesArtifacts && p.actions !== 'read' && p.actions !== 'write') {
+      out.push(`job ${id}: downloads artifacts without actions: read`);
+    }
+    for (const [scope, level] of Object.entries(p)) {
+      if (level === 'write' && !['contents', 'issues'].includes(scope))
+        out.push(`job ${id}: ${scope}: write`);
+    }
+  }
+  return out;
+}
+
+/** Every `uses: ./actions/<name>` (or `./.school-core/actions/<name>`) with the inputs it passes. */
+export function localActionUses(wf: Workflow): { job: string; action: string; inputs: string[] }[] {
+  const out: { job: string; action: string; inputs: string[] }[] = [];
+  for (const [id, job] of jobsOf(wf)) {
+    for (const step of stepsOf(job)) {
+      const m = /^\.\/(?:\.school-core\/)?actions\/([\w-]+)$/.exec(step.uses ?? '');
+      if (m) out.push({ job: id, action: m[1]!, inputs: Object.keys(step.with ?? {}) });
+    }
+  }
+  return out;
+}

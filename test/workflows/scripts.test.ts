@@ -1,0 +1,107 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../support/tmp.js';
+
+/** The small scripts the workflows run, executed as the runner does: plain node, env in, GITHUB_OUTPUT out. */
+
+const tmp = tempDir('school-workflow-scripts-');
+afterAll(() => tmp.cleanup());
+let n = 0;
+
+function run(script: string, env: Record<string, string>, args: string[] = []) {
+  const output = join(tmp.path, `output-${++n}`);
+  writeFileSync(output, '');
+  const r = spawnSync(process.execPath, [resolve('.github/scripts', script), ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: output, ...env },
+  });
+  const outputs = Object.fromEntries(
+    readFileSync(output, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  return { status: r.status, stderr: r.stderr, outputs };
+}
+
+describe('daemon-matrix.mjs', () => {
+  it('turns the plan matrix into daemon ids and writes the id-only matrix file', () => {
+    const file = join(tmp.path, 'plan', 'matrix.json');
+    const matrix = [
+      { daemon: 'beta', labels: ['school-beta'], assignments: ['c7-0a1b2c3d'] },
+      { daemon: 'alpha', labels: [], assignments: ['c1-11111111', 'c2-22222222'] },
+      { daemon: 'idle', labels: [], assignments: [] },
+    ];
+    const r = run('daemon-matrix.mjs', { SCHOOL_MATRIX: JSON.stringify(matrix) }, [file]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.outputs).toEqual({ daemons: '["alpha","beta"]', crews: '3', 'has-work': 'true' });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual([
+      { daemon: 'beta', assignments: ['c7-0a1b2c3d'] },
+      { daemon: 'alpha', assignments: ['c1-11111111', 'c2-22222222'] },
+    ]);
+  });
+
+  it('accepts {include: [...]} and object assignments, and reports no work for an empty plan', () => {
+    const r = run('daemon-matrix.mjs', {
+      SCHOOL_MATRIX: JSON.stringify({
+        include: [{ daemon: 'a1', assignments: [{ crewId: 'c3-33333333' }] }],
+      }),
+    });
+    expect(r.outputs).toEqual({ daemons: '["a1"]', crews: '1', 'has-work': 'true' });
+    expect(run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]' }).outputs).toEqual({
+      daemons: '[]',
+      crews: '0',
+      'has-work': 'false',
+    });
+    expect(run('daemon-matrix.mjs', {}).outputs['has-work']).toBe('false');
+  });
+
+  it('fails, writing no output, when anything but identifiers would reach the job outputs', () => {
+    const hostile = [
+      [{ daemon: 'Show user names like ; rm -rf ~ $(id)', assignments: ['c1-1'] }],
+      [{ daemon: 'alpha', assignments: ['c1-1\nhas-work=true'] }],
+      [{ daemon: 'alpha\u202e', assignments: ['c1-1'] }],
+      { daemon: 'alpha' },
+    ];
+    for (const m of hostile) {
+      const r = run('daemon-matrix.mjs', { SCHOOL_MATRIX: JSON.stringify(m) });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/daemon-matrix: /);
+      expect(r.outputs).toEqual({});
+    }
+    expect(run('daemon-matrix.mjs', { SCHOOL_MATRIX: '{not json' }).stderr).toMatch(/not valid JSON/);
+  });
+});
+
+describe('check-dry-run.mjs', () => {
+  const cwd = resolve('.');
+  const check = (env: Record<string, string>) =>
+    spawnSync(process.execPath, [resolve('.github/scripts/check-dry-run.mjs')], {
+      cwd,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+
+  it('accepts the example run and rejects a wrong count, too many crews or issue text in the matrix', () => {
+    expect(existsSync('examples/issues.json')).toBe(true);
+    const ok = check({
+      FETCH_COUNT: '7',
+      PLAN_MATRIX: JSON.stringify([{ daemon: 'alpha', assignments: ['c1-1'] }]),
+    });
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(check({ FETCH_COUNT: '8', PLAN_MATRIX: '[]' }).stderr).toMatch(/count is "8", expected 7/);
+    const many = [
+      { daemon: 'alpha', assignments: ['a', 'b', 'c'] },
+      { daemon: 'beta', assignments: ['d', 'e'] },
+    ];
+    expect(check({ FETCH_COUNT: '7', PLAN_MATRIX: JSON.stringify(many) }).stderr).toMatch(
+      /more than maxCrews/,
+    );
+    const leaky = [{ daemon: 'alpha', assignments: ['c1-1'], title: 'Add a greet(name) helper' }];
+    expect(check({ FETCH_COUNT: '7', PLAN_MATRIX: JSON.stringify(leaky) }).stderr).toMatch(
+      /title of issue 1/,
+    );
+  });
+});
