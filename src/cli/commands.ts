@@ -3,6 +3,7 @@ import { fetchCommand } from './commands/fetch.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
+import { pauseCommand } from './commands/pause.js';
 import { simulateCommand } from './commands/simulate.js';
 
 export interface Command {
@@ -17,6 +18,7 @@ export const commands: Record<string, Command> = {
   drain: drainCommand,
   'dead-letters': deadLettersCommand,
   dispatch: dispatchCommand,
+  pause: pauseCommand,
   simulate: simulateCommand,
 };
 

@@ -243,6 +243,18 @@ describe('planDispatch: pauses (seed 002)', () => {
     expect(d.paused).toContain('ended with overloaded');
   });
 
+  it('an unexplained exit (lost) pauses launches until looked at, and counts as a failed run', async () => {
+    const { layout, plan } = await school({ dispatch: { maxCrews: 1 } });
+    const a = await plan([item(1)]);
+    await finishCrew(layout, a.assignments[0]!.crewId, 1, 'lost');
+    const b = await plan([item(1)]);
+    expect(b.assignments).toEqual([]);
+    expect(b.paused).toContain('ended with lost');
+    await clearPause(layout, 'runner rebooted', readRegistry(layout));
+    const c = await plan([item(1)]);
+    expect(c.assignments).toMatchObject([{ issueNumber: 1, attempt: 2, repair: true }]);
+  });
+
   it('an operator pause blocks launches until cleared', async () => {
     const { layout, plan } = await school();
     await pauseSchool(layout, 'disk maintenance');
