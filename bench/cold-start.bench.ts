@@ -4,6 +4,7 @@
  * empty scratch directory holding an invalid `school.yml` (pointed to by INPUT_CONFIG) and no other
  * inputs, so the first thing it can do is reject its input; the clock stops at the first `::error::`
  * line on stdout (the process is then ended) or at exit. Bundles not built yet are skipped and named.
+ * SCHOOL_BENCH_DIST=DIR measures bundles built elsewhere (e.g. a scratch ncc build of a branch).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import type { Bench, BenchFigure } from './types.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** Where the bundles are: dist/ by default; SCHOOL_BENCH_DIST points at a scratch build instead. */
+const dist = process.env.SCHOOL_BENCH_DIST || join(root, 'dist');
 const GOAL_MS = 300;
 const TIMEOUT_MS = 15_000;
 
@@ -51,7 +54,6 @@ export function probe(argv: string[], cwd: string, env: NodeJS.ProcessEnv, marke
 
 /** Action bundles present in dist/ (the CLI bundle is measured separately). */
 export function actionBundles(): { built: string[]; missing: string[] } {
-  const dist = join(root, 'dist');
   const built = existsSync(dist)
     ? readdirSync(dist).filter((n) => n !== 'cli' && existsSync(join(dist, n, 'index.js')))
     : [];
@@ -92,7 +94,7 @@ export const benchmarks: Bench[] = [
       const { built, missing } = actionBundles();
       const figures: BenchFigure[] = [];
       for (const name of built) {
-        const p = await probe([join(root, 'dist', name, 'index.js')], scratch, cleanEnv(), /::error::/);
+        const p = await probe([join(dist, name, 'index.js')], scratch, cleanEnv(), /::error::/);
         figures.push({
           figure: `cold start ${name} → first input error`,
           value: p.ms,
@@ -105,7 +107,7 @@ export const benchmarks: Bench[] = [
             : `no ::error:: line (exit ${p.code}): the bundle did not reject bad input`,
         });
       }
-      const cli = join(root, 'dist', 'cli', 'index.js');
+      const cli = join(dist, 'cli', 'index.js');
       if (existsSync(cli)) {
         const p = await probe([cli, 'simulate', '--tail', 'not-a-number'], scratch, cleanEnv(), /^school: /m);
         figures.push({
