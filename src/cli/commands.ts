@@ -7,6 +7,7 @@ import { dispatchCommand } from './commands/dispatch.js';
 import { loopCommand } from './commands/loop.js';
 import { pauseCommand } from './commands/pause.js';
 import { reportCommand } from './commands/report.js';
+import { simulateCommand } from './commands/simulate.js';
 import { statusCommand } from './commands/status.js';
 
 export interface Command {
@@ -23,6 +24,7 @@ export const commands: Record<string, Command> = {
   checkpoint: checkpointCommand,
   status: statusCommand,
   report: reportCommand,
+  simulate: simulateCommand,
   pause: pauseCommand,
   'dead-letters': deadLettersCommand,
   config: configCommand,
