@@ -6,6 +6,7 @@ import { beatDaemon, planStep, progressLine, runStep } from '../crew/dispatch-ru
 import { runCrewFromSpec } from '../crew/runner.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
+import { boardSummary } from '../github/board-summary.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
 
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
     );
     core.setOutput('admitted', String(plan.assignments.length));
     core.setOutput('refused', String(plan.refused.length));
+    const board = boardSummary('dispatch-crew', layout, config, logger);
     await writeSummary((s) => {
       s.addHeading('dispatch-crew: plan', 2);
       if (plan.loud) s.addRaw(`**${plan.loud}**`, true);
@@ -141,6 +143,7 @@ async function main(): Promise<void> {
           String(d.assigned),
         ]),
       ]);
+      if (board) s.addRaw(board, true);
     }, logger);
     return;
   }
@@ -181,6 +184,7 @@ async function main(): Promise<void> {
   core.setOutput('finished', String(result.finished.length));
   core.setOutput('lost', String(result.lost.length));
   core.setOutput('paused', result.paused ? 'true' : 'false');
+  const board = boardSummary('dispatch-crew', layout, config, logger);
   await writeSummary((s) => {
     s.addHeading(`dispatch-crew: daemon ${daemon}`, 2);
     if (result.paused) s.addRaw(`**${result.paused}**`, true);
@@ -194,6 +198,7 @@ async function main(): Promise<void> {
       ...result.lost.map((id) => [id, 'lost', 'unexplained exit: launches paused']),
       ...result.skipped.map((k) => [k.crewId, 'not started', k.reason]),
     ]);
+    if (board) s.addRaw(board, true);
   }, logger);
   if (result.lost.length)
     core.setFailed(`${result.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``);
