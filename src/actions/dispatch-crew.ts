@@ -7,6 +7,7 @@ import { runCrewFromSpec } from '../crew/runner.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
 import { boardSummary } from '../github/board-summary.js';
+import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
 
@@ -16,41 +17,18 @@ import { StateLayout } from '../state/layout.js';
  * heartbeat` only records this runner's roster heartbeat. The same bundle
  * is the crew runner: the driver starts `node <this bundle> __run-crew <spec>` in its own session.
  */
-const flag = (name: string) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      const s = (v ?? 'false').trim().toLowerCase();
-      if (s !== 'true' && s !== 'false') {
-        ctx.addIssue({ code: 'custom', message: `${name}: expected true or false, found "${v}"` });
-        return z.NEVER;
-      }
-      return s === 'true';
-    });
 
 const inputsSchema = z.object({
   mode: z.enum(['plan', 'run', 'heartbeat'], { message: 'mode: expected "plan", "run" or "heartbeat"' }),
   daemon: z.string().optional(),
   config: z.string().optional(),
   stateDir: z.string().optional(),
-  maxCrews: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined) return undefined;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) {
-        ctx.addIssue({ code: 'custom', message: `max-crews: expected a whole number ≥ 1, found "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  maxCrews: wholeNumberInput('max-crews'),
   bookbagsPath: z.string().optional(),
   jobStartedAt: z.iso
     .datetime({ message: 'job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z' })
     .optional(),
-  dryRun: flag('dry-run'),
+  dryRun: booleanInput('dry-run'),
   token: z.string().optional(),
 });
 
