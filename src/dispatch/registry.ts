@@ -30,6 +30,8 @@ export interface CrewRecord {
   worktree?: string;
   outcome?: CrewOutcome;
   reason?: string;
+  /** N4.1: aborted by the pre-verify of a dirty slot (see CrewFinished.preVerify). */
+  preVerify?: boolean;
 }
 
 export interface Lease {
@@ -112,6 +114,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
           c.finishedAt = e.at;
           c.outcome = e.data.outcome;
           c.reason = e.data.reason;
+          if (e.data.preVerify) c.preVerify = true;
         }
         break;
       }

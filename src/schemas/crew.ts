@@ -81,6 +81,11 @@ export interface CrewFinished {
   outcome: CrewOutcome;
   reason: string;
   durationMs?: number;
+  /**
+   * N4.1: set on an `aborted` crew whose slot failed the pre-verify (a foreign change was found
+   * before the student ran). Not the agent's fault: it never counts toward the two-failure stop.
+   */
+  preVerify?: boolean;
 }
 
 export type CrewEvent =
