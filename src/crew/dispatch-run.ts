@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import { recordHeartbeat } from '../dispatch/fleet.js';
 import { planDispatch, type PlanResult } from '../dispatch/plan.js';
+import { gradingVerdicts, ledgerScores } from '../grading/feedback.js';
 import type { Logger } from '../log.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
@@ -15,7 +16,8 @@ import { readCrewState } from './lease.js';
 /**
  * The two halves of dispatch-crew, shared by the action and `school dispatch`:
  * - `planStep`: read the curriculum, plan a batch with the dispatch office (`planDispatch`, which
- *   records `crew.planned` atomically), and return the plan. `dryRun` plans on a scratch copy of the
+ *   records `crew.planned` atomically) using the grading verdicts and the score ledger, and return
+ *   the plan. `dryRun` plans on a scratch copy of the
  *   state directory, so nothing is recorded.
  * - `runStep`: on a daemon's machine, beat the roster, run every crew planned for that daemon with
  *   its K slots (the driver), and copy the finished bookbags to an output directory for upload.
@@ -56,12 +58,17 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
   try {
     const disk = freeDiskBytes(o.layout.root);
     for (const daemon of o.beat ?? []) await beat(layout, o.config, daemon, disk);
+    // Grading feeds planning: a rejected success is a failed run, and the ledger ranks agents.
+    const verdicts = gradingVerdicts(layout, o.logger);
+    const scores = ledgerScores(layout, o.logger);
     return await planDispatch({
       config: o.config,
       layout,
       curriculum: readCurriculum(layout),
       logger: o.logger,
       freeDiskBytes: disk,
+      ...(verdicts ? { verdicts } : {}),
+      ...(scores ? { scores } : {}),
       ...(o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}),
     });
   } finally {
