@@ -10,8 +10,11 @@ import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum
 import { readJsonl } from '../state/jsonl.js';
 import { StateLayout } from '../state/layout.js';
 import { runAssignments, type DriverResult, type Progress } from './driver.js';
+import { driverAlive } from './driver-lock.js';
 import type { JobStatus } from './lease.js';
 import { readCrewState } from './lease.js';
+import { plannerOwner } from './proc.js';
+import { defaultRuntimeDir } from './spec.js';
 
 /**
  * The two halves of dispatch-crew, shared by the action and `school dispatch`:
@@ -45,6 +48,14 @@ export interface PlanStepOptions {
   jobStartedAt?: Date;
   /** Daemons on this machine to beat before planning (the local CLI runs every daemon here). */
   beat?: string[];
+  /**
+   * Asks the API whether an Actions job has ended: lets the plan reconcile crews whose crew job was
+   * cancelled or never started, and running crews whose owner is gone. Without it (locally) only
+   * local owners are checked.
+   */
+  jobStatus?: JobStatus;
+  /** The workflow job that runs a daemon's crews (its matrix jobs are named `<crewJob> <daemon>`). */
+  crewJob?: string;
 }
 
 export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
@@ -69,6 +80,9 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
       freeDiskBytes: disk,
       ...(verdicts ? { verdicts } : {}),
       ...(scores ? { scores } : {}),
+      plannedBy: plannerOwner(o.crewJob),
+      ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+      driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       ...(o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}),
     });
   } finally {

@@ -30,6 +30,8 @@ export interface CrewRecord {
   worktree?: string;
   outcome?: CrewOutcome;
   reason?: string;
+  /** Who is expected to start it (CrewPlanned.plannedBy): checked by the planner's reconciliation. */
+  plannedBy?: LeaseOwner;
   /** N4.1: aborted by the pre-verify of a dirty slot (see CrewFinished.preVerify). */
   preVerify?: boolean;
 }
@@ -71,6 +73,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
             repair: d.repair,
             status: 'planned',
             plannedAt: e.at,
+            ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
           };
         }
         break;
