@@ -4,7 +4,9 @@ import type { GradingJob } from '../schemas/grading.js';
 import { curriculumItemSchema } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
 import { STATE_DIRS, type StateLayout } from '../state/layout.js';
-import { readBookbag, type BookbagRead } from './bookbag-reader.js';
+import { readBookbag } from '../crew/bookbag.js';
+import { message } from '../errors.js';
+import type { Bookbag } from '../schemas/bookbag.js';
 import { rubricFinding } from './rubric.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
@@ -24,7 +26,15 @@ export interface JudgeContext {
   layout: StateLayout;
 }
 
-export function verificationFinding(read: ReturnType<typeof readBookbag>): JudgeFinding {
+/**
+ * A job's bookbag as the judges see it: read through the one scoped reader (src/crew/bookbag.ts)
+ * as `{ role: 'grader' }`, or why it could not be read (→ `verification_unavailable`, N5.3).
+ */
+export type BookbagRead =
+  | { ok: true; dir: string; bookbag: Bookbag; diff: string; brief?: string }
+  | { ok: false; dir: string; reason: string };
+
+export function verificationFinding(read: BookbagRead): JudgeFinding {
   const fail = (code: string, reason: string): JudgeFinding => ({
     judge: 'verification',
     passed: false,
@@ -72,10 +82,11 @@ function briefFor(layout: StateLayout, job: GradingJob, fromBookbag: string | un
 }
 
 /**
- * N4.2: a job names its bookbag relative to the state directory; a path that leaves
- * `<state>/bookbags/` (`../`, absolute) is refused, never read.
+ * N4.2: a job names its bookbag relative to the state directory; it must be this crew's own
+ * `bookbags/<crew_id>` — a path that leaves `<state>/bookbags/` (`../`, absolute) or names another
+ * crew's bookbag is refused, never read. The bytes are read by the scoped reader as the grader.
  */
-export function readScopedBookbag(layout: StateLayout, job: GradingJob): BookbagRead {
+export async function readScopedBookbag(layout: StateLayout, job: GradingJob): Promise<BookbagRead> {
   const root = resolve(layout.root, STATE_DIRS.bookbags);
   const dir = resolve(layout.root, job.bookbag);
   const rel = relative(root, dir);
@@ -86,14 +97,32 @@ export function readScopedBookbag(layout: StateLayout, job: GradingJob): Bookbag
       reason: `bookbag path "${job.bookbag}" is outside the state's bookbags directory`,
     };
   }
-  return readBookbag(dir, job.crewId);
+  if (dir !== resolve(layout.bookbag(job.crewId))) {
+    return {
+      ok: false,
+      dir,
+      reason: `bookbag path "${job.bookbag}" is not the bookbag of crew ${job.crewId} (bookbags/${job.crewId})`,
+    };
+  }
+  try {
+    const r = await readBookbag(layout, job.crewId, { role: 'grader' });
+    return {
+      ok: true,
+      dir,
+      bookbag: r.record,
+      diff: r.diff,
+      ...(r.brief !== undefined ? { brief: r.brief } : {}),
+    };
+  } catch (e) {
+    return { ok: false, dir, reason: message(e) };
+  }
 }
 
 export function defaultGrader(ctx: JudgeContext): GradeFn {
   const { config, layout } = ctx;
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
   return async (job) => {
-    const read = readScopedBookbag(layout, job);
+    const read = await readScopedBookbag(layout, job);
     const findings: JudgeFinding[] = [verificationFinding(read)];
     if (!findings[0]!.passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;

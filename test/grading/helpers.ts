@@ -1,11 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { BOOKBAG_FILES, type Bookbag } from '../../src/schemas/bookbag.js';
+import { BOOKBAG_FILES, sha256, type Bookbag } from '../../src/schemas/bookbag.js';
 import { jobKey, type GradingJob } from '../../src/schemas/grading.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import type { StateLayout } from '../../src/state/layout.js';
-import { sha256 } from '../../src/grading/bookbag-reader.js';
 import type { QueueEvent } from '../../src/grading/queue.js';
 export { config, fastGrade, FAST_SCORES } from './fixtures/fast-judge.js';
 

@@ -92,6 +92,23 @@ describe('verification judge (N5.3)', () => {
     expect(v2.reasons[0]).toContain('does not match');
   });
 
+  it('grading reads through the scoped bookbag reader as the grader (N4.2): a bad crew id is refused and audited', async () => {
+    writeBookbag(layout, { crewId: 'c-good', issueNumber: 7, diff, verification: 'passed' });
+    // The path resolves to a real, passing bookbag, but the job's crew id is not a crew id.
+    const sneaky = await grade(job(7, 'c-x/../c-good', { bookbag: 'bookbags/c-good' }));
+    expect(sneaky.code).toBe('verification_unavailable');
+    expect(sneaky.reasons[0]).toMatch(/refused to grader/);
+    const audit = readFileSync(layout.file('audit'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(audit.filter((a) => a.type === 'bookbag.refused').map((a) => a.reader)).toEqual(['grader']);
+    // Another crew's bookbag is not this job's bookbag, even when it is complete.
+    const borrowed = await grade(job(7, 'c-mine', { bookbag: 'bookbags/c-good' }));
+    expect(borrowed.code).toBe('verification_unavailable');
+    expect(borrowed.reasons[0]).toContain('not the bookbag of crew c-mine');
+  });
+
   it('rejects a failed verification and accepts a passed one through the rubric', async () => {
     const failed = writeBookbag(layout, { crewId: 'c-fail', issueNumber: 5, diff, verification: 'failed' });
     expect((await grade(failed)).code).toBe('verification_failed');
