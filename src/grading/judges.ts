@@ -31,7 +31,7 @@ export interface JudgeContext {
  * as `{ role: 'grader' }`, or why it could not be read (→ `verification_unavailable`, N5.3).
  */
 export type BookbagRead =
-  | { ok: true; dir: string; bookbag: Bookbag; diff: string; brief?: string }
+  | { ok: true; dir: string; bookbag: Bookbag; diff: string; brief?: string; report?: string }
   | { ok: false; dir: string; reason: string };
 
 export function verificationFinding(read: BookbagRead): JudgeFinding {
@@ -45,6 +45,17 @@ export function verificationFinding(read: BookbagRead): JudgeFinding {
   // N5.3: no persisted verification means FAIL — the gate is never re-run on the clean base.
   if (!read.ok) return fail('verification_unavailable', read.reason);
   const v = read.bookbag.verification;
+  if (!v && read.bookbag.role !== 'coding') {
+    // N5.3 is about code: a research, triage or docs crew (bot classroom) has no change to verify.
+    // The judge abstains and the reviewer or rubric decides — on the report, not on a diff.
+    return {
+      judge: 'verification',
+      passed: true,
+      code: 'verification_not_applicable',
+      reasons: [`role ${read.bookbag.role} has no code change to verify; the reviewer decides`],
+      score: 1,
+    };
+  }
   if (!v) return fail('verification_unavailable', `crew ${read.bookbag.crewId} has no verification record`);
   if (v.diffSha !== read.bookbag.diffSha || v.baseSha !== read.bookbag.baseSha) {
     return fail(
@@ -112,6 +123,7 @@ export async function readScopedBookbag(layout: StateLayout, job: GradingJob): P
       bookbag: r.record,
       diff: r.diff,
       ...(r.brief !== undefined ? { brief: r.brief } : {}),
+      ...(r.report !== undefined ? { report: r.report } : {}),
     };
   } catch (e) {
     return { ok: false, dir, reason: message(e) };
@@ -126,7 +138,9 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     const findings: JudgeFinding[] = [verificationFinding(read)];
     if (!findings[0]!.passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;
-    if (config.grading.sealedTests) {
+    const coding = bookbag.role === 'coding';
+    // Sealed tests exercise a code change; a non-coding crew has none to apply.
+    if (config.grading.sealedTests && coding) {
       const sealed = await runSealedTests({
         repoPath: config.repoPath,
         argv: config.grading.sealedTests,
@@ -150,12 +164,16 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
             brief: briefFor(layout, job, read.brief),
             diff,
             verification: bookbag.verification,
+            role: bookbag.role,
+            ...(read.report !== undefined ? { report: read.report } : {}),
           },
           { cwd: resolve(config.repoPath), timeoutMs },
         ),
       );
     } else {
-      findings.push(rubricFinding(diff, job.fences, config.grading.rubric));
+      findings.push(
+        rubricFinding(diff, job.fences, config.grading.rubric, { role: bookbag.role, report: read.report }),
+      );
     }
     return combine(findings);
   };

@@ -38,6 +38,10 @@ export interface BookbagSpec {
   agent?: string;
   /** Skip the done flag: a crew that died while writing its bookbag. */
   noDoneFlag?: boolean;
+  /** The crew's role (default coding). */
+  role?: string;
+  /** report.md, when given. */
+  report?: string;
 }
 
 /** Writes a bookbag the way dispatch-crew does: data first, the done flag with its hashes last. */
@@ -52,7 +56,7 @@ export function writeBookbag(layout: StateLayout, spec: BookbagSpec): GradingJob
     issueNumber: spec.issueNumber,
     agent: spec.agent ?? 'alpha',
     daemon: 'local',
-    role: 'coding',
+    role: spec.role ?? 'coding',
     domain: 'general',
     difficulty: 2,
     fences: spec.fences ?? [],
@@ -84,6 +88,7 @@ export function writeBookbag(layout: StateLayout, spec: BookbagSpec): GradingJob
   writeFileSync(join(dir, BOOKBAG_FILES.record), recordText);
   writeFileSync(join(dir, BOOKBAG_FILES.diff), spec.diff);
   writeFileSync(join(dir, BOOKBAG_FILES.verificationLog), 'ok\n');
+  if (spec.report !== undefined) writeFileSync(join(dir, BOOKBAG_FILES.report), spec.report);
   if (!spec.noDoneFlag) {
     writeFileSync(
       join(dir, BOOKBAG_FILES.done),
