@@ -6,6 +6,7 @@ import { recordHeartbeat } from '../dispatch/fleet.js';
 import { planDispatch, type PlanResult } from '../dispatch/plan.js';
 import { gradingVerdicts, ledgerScores } from '../grading/feedback.js';
 import type { Logger } from '../log.js';
+import type { LeaseOwner } from '../schemas/crew.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
 import { StateLayout } from '../state/layout.js';
@@ -56,6 +57,8 @@ export interface PlanStepOptions {
   jobStatus?: JobStatus;
   /** The workflow job that runs a daemon's crews (its matrix jobs are named `<crewJob> <daemon>`). */
   crewJob?: string;
+  /** Who is expected to start the planned crews; default `plannerOwner(crewJob)` (proc.ts). */
+  plannedBy?: LeaseOwner;
 }
 
 export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
@@ -80,7 +83,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
       freeDiskBytes: disk,
       ...(verdicts ? { verdicts } : {}),
       ...(scores ? { scores } : {}),
-      plannedBy: plannerOwner(o.crewJob),
+      plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
       ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
       driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       ...(o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}),

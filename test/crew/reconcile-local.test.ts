@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { planStep } from '../../src/crew/dispatch-run.js';
 import { acquireDriverLock } from '../../src/crew/driver-lock.js';
+import { localIdentity } from '../../src/crew/proc.js';
 import { defaultRuntimeDir } from '../../src/crew/spec.js';
 import { readRegistry } from '../../src/dispatch/registry.js';
 import { silentLogger } from '../../src/log.js';
@@ -41,7 +42,11 @@ function school() {
 /** Starts the planner fixture; resolves with its pid and planned crew ids once it has planned. */
 async function startPlanner(configPath: string) {
   const [file, ...args] = await nodeFixture('../crew/fixtures/plan-and-hang.ts');
-  const child = spawn(file!, [...args, configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // A local planner, even when the suite itself runs inside a workflow job.
+  const env = { ...process.env };
+  delete env.GITHUB_RUN_ID;
+  delete env.GITHUB_RUN_ATTEMPT;
+  const child = spawn(file!, [...args, configPath], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let err = '';
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   const planned = await new Promise<string[]>((resolve, reject) => {
@@ -62,7 +67,9 @@ describe('a planner killed after planning', () => {
     const p = await startPlanner(s.configPath);
     expect(p.planned).toHaveLength(1);
     const c1 = p.planned[0]!;
-    const plan = () => planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'] });
+    const me = localIdentity(process.pid);
+    const plan = () =>
+      planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'], plannedBy: me });
 
     const alive = await plan();
     expect(alive.reconciled).toEqual([]);
@@ -92,7 +99,13 @@ describe('a planner killed after planning', () => {
     await p.exited;
     const lock = await acquireDriverLock(defaultRuntimeDir(s.layout.root), s.layout.root, 'd1');
     try {
-      const r = await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'] });
+      const r = await planStep({
+        config: s.config,
+        layout: s.layout,
+        logger: silentLogger,
+        beat: ['d1'],
+        plannedBy: localIdentity(process.pid),
+      });
       expect(r.reconciled).toEqual([]);
       expect(readRegistry(s.layout).crews[p.planned[0]!]!.status).toBe('planned');
     } finally {
