@@ -1,5 +1,6 @@
 import type { SchoolConfig } from '../config/schema.js';
 import type { JudgeFinding } from './verdict.js';
+import { globToRegExp } from '../curriculum/glob.js';
 
 /**
  * The built-in reviewer (DESIGN §4): a rubric over the crew's diff. The diff is the ground truth —
@@ -38,30 +39,10 @@ export function parseDiff(diff: string): DiffFile[] {
   return files;
 }
 
-/** Glob → RegExp: `**` any depth, `*` within a segment, `?` one character. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') {
-      if (glob[i + 1] === '*') {
-        i++;
-        if (glob[i + 1] === '/') {
-          i++;
-          re += '(?:.*/)?';
-        } else re += '.*';
-      } else re += '[^/]*';
-    } else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  // A fence naming a directory covers everything beneath it.
-  return new RegExp(`^${re}(?:/.*)?$`);
-}
-
 export function insideFences(path: string, fences: readonly string[]): boolean {
   if (fences.length === 0) return true;
   const p = path.replace(/^\.\//, '');
-  return fences.some((f) => globToRegExp(f.replace(/^\.\//, '').replace(/\/$/, '')).test(p));
+  return fences.some((f) => globToRegExp(f).test(p));
 }
 
 const TEST_PATH =
