@@ -108,3 +108,22 @@ export function forbiddenCodePoints(dir: string, skip: (rel: string) => boolean 
 export function filesContaining(dir: string, needle: string): string[] {
   return filesUnder(dir).filter((f) => readFileSync(f).includes(needle));
 }
+
+/**
+ * The first three stages of the loop without the drain: fetch, plan, run every daemon. Tests that
+ * must interfere between a crew's bookbag and its grading use this, then call `drain` themselves.
+ */
+export async function crewsOnly(s: School, source: CurriculumSource): Promise<void> {
+  const { fetchCurriculum } = await import('../../src/curriculum/fetch.js');
+  const { planStep, runStep } = await import('../../src/crew/dispatch-run.js');
+  const { silentLogger } = await import('../../src/log.js');
+  const daemons = s.config.fleet.daemons.map((d) => d.id);
+  await fetchCurriculum({ layout: s.layout, config: s.config, source, logger: silentLogger });
+  await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: daemons });
+  const argv = await launcher();
+  await Promise.all(
+    daemons.map((daemon) =>
+      runStep({ config: s.config, layout: s.layout, daemon, logger: silentLogger, launcher: argv }),
+    ),
+  );
+}
