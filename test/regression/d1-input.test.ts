@@ -44,9 +44,12 @@ describe('D1 input boundary (whole loop)', () => {
   afterAll(() => s?.cleanup());
 
   it('N1.1 bidi, tag, zero-width and NUL are stripped at the curriculum edge and recorded as removed', () => {
-    const items = readJsonl<{ number: number; title: string; body: string; sanitized: any }>(
-      s.layout.file('curriculum'),
-    ).records;
+    const items = readJsonl<{
+      number: number;
+      title: string;
+      body: string;
+      sanitized: Record<'title' | 'body', Record<string, number>>;
+    }>(s.layout.file('curriculum')).records;
     const one = items.find((i) => i.number === 1)!;
     expect(one.sanitized.title.bidi).toBeGreaterThan(0);
     expect(one.sanitized.title.nul).toBe(1);
@@ -79,9 +82,9 @@ describe('D1 input boundary (whole loop)', () => {
     const two = readJsonl<{ number: number; difficulty: number; priority: number; size: number }>(
       s.layout.file('curriculum'),
     ).records.find((i) => i.number === 2)!;
-    expect(Number.isFinite(two.difficulty) && Number.isFinite(two.priority) && Number.isFinite(two.size)).toBe(
-      true,
-    );
+    expect(
+      Number.isFinite(two.difficulty) && Number.isFinite(two.priority) && Number.isFinite(two.size),
+    ).toBe(true);
     expect(two.difficulty).toBe(s.config.curriculum.defaults.difficulty);
     expect(two.size).toBe(s.config.curriculum.defaults.size);
     // The planner ordered and admitted with those numbers: no NaN anywhere in the plan or scores.

@@ -64,7 +64,10 @@ describe('D2 state machine (wired queue, bookbags, ledger)', () => {
     try {
       t.config.dispatch.maxCrews = 8;
       t.config.dispatch.minFreeDiskGiB = 0;
-      const src = writeIssues(t, [1, 2, 3, 4, 5, 6].map((n) => ({ number: n, title: `t${n}`, body: 'b' })));
+      const src = writeIssues(
+        t,
+        [1, 2, 3, 4, 5, 6].map((n) => ({ number: n, title: `t${n}`, body: 'b' })),
+      );
       // Fetch once through the loop's first stage, then race two planners on the same state.
       const { fetchCurriculum } = await import('../../src/curriculum/fetch.js');
       await fetchCurriculum({ layout: t.layout, config: t.config, source: src, logger: silentLogger });

@@ -42,7 +42,12 @@ describe('D3 temporal', () => {
       jobStartedAt: new Date(Date.now() - 20 * 60_000),
     });
     expect(late.assignments).toHaveLength(0);
-    expect(late.refused.map((r) => r.code)).toEqual(['time-budget', 'time-budget', 'time-budget', 'time-budget']);
+    expect(late.refused.map((r) => r.code)).toEqual([
+      'time-budget',
+      'time-budget',
+      'time-budget',
+      'time-budget',
+    ]);
     expect(Object.keys(readCrewState(t.layout).registry.crews)).toHaveLength(0);
     // 9.5 minutes gone: 1230 s left fits exactly one wave, i.e. the K slots of the fleet, no more.
     const one = await planStep({

@@ -19,7 +19,8 @@ import { crewsOnly, loop, makeSchool, writeIssues, type School } from './helpers
 let s: School | undefined;
 afterEach(() => s?.cleanup());
 
-const auditOf = (t: School) => readJsonl<{ type: string; [k: string]: unknown }>(t.layout.file('audit')).records;
+const auditOf = (t: School) =>
+  readJsonl<{ type: string; [k: string]: unknown }>(t.layout.file('audit')).records;
 
 describe('D4 authN/Z shadow', () => {
   it('N4.1 a slot holding a foreign diff aborts the next crew before its student runs, with an alert', async () => {
@@ -115,9 +116,7 @@ describe('D4 authN/Z shadow', () => {
     s.config.agents.find((a) => a.id === 'root')!.command[3] = canary;
     const r = await loop(
       s,
-      writeIssues(s, [
-        { number: 3, title: 'docs task', body: '```school\nrole: docs\nagent: root\n```\n' },
-      ]),
+      writeIssues(s, [{ number: 3, title: 'docs task', body: '```school\nrole: docs\nagent: root\n```\n' }]),
     );
     expect(r.plan.assignments).toHaveLength(0);
     expect(r.plan.refused).toEqual([expect.objectContaining({ issue: 3, code: 'force-agent-not-allowed' })]);

@@ -83,15 +83,19 @@ describe('D5 data integrity', () => {
   // `fatal`, so the LedgerCorruptError escapes the loop instead of being reported as the drain's
   // fatal result (src/loop/loop.ts, the `leaderboard(ledger.state())` line must not throw when the
   // drain stopped on a corrupt ledger: return an empty leaderboard and keep `drain.fatal`).
-  it.fails('N5.2 the whole loop reports a torn ledger as drain.fatal instead of throwing', async () => {
-    s = makeSchool({ worktrees: 1 });
-    s.config.dispatch.minFreeDiskGiB = 0;
-    await loop(s, writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]));
-    corruptMiddle(s.layout.file('scores'));
-    writeFileSync(s.layout.file('scores'), readFileSync(s.layout.file('scores'), 'utf8') + 'garbage\n{}\n');
-    const r = await loop(s, writeIssues(s, [{ number: 2, title: 'c', body: 'd' }]));
-    expect(r.drain.fatal).toMatch(/ledger/i);
-  }, 90_000);
+  it.fails(
+    'N5.2 the whole loop reports a torn ledger as drain.fatal instead of throwing',
+    async () => {
+      s = makeSchool({ worktrees: 1 });
+      s.config.dispatch.minFreeDiskGiB = 0;
+      await loop(s, writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]));
+      corruptMiddle(s.layout.file('scores'));
+      writeFileSync(s.layout.file('scores'), readFileSync(s.layout.file('scores'), 'utf8') + 'garbage\n{}\n');
+      const r = await loop(s, writeIssues(s, [{ number: 2, title: 'c', body: 'd' }]));
+      expect(r.drain.fatal).toMatch(/ledger/i);
+    },
+    90_000,
+  );
 
   it('N5.3 a crew without a persisted verification is graded FAIL verification_unavailable, never re-run on the base', async () => {
     s = makeSchool({ worktrees: 1, verify: false });
@@ -101,7 +105,11 @@ describe('D5 data integrity', () => {
     const bag = JSON.parse(readFileSync(join(s.layout.bookbag(crew.crewId), 'bookbag.json'), 'utf8'));
     expect(bag.verification).toBeNull();
     // Were the grader to re-verify, it would run this on the clean repository: it must not.
-    s.config.dispatch.verify = ['node', '-e', `require('fs').writeFileSync(${JSON.stringify(join(s.root, 'reran'))}, '1')`];
+    s.config.dispatch.verify = [
+      'node',
+      '-e',
+      `require('fs').writeFileSync(${JSON.stringify(join(s.root, 'reran'))}, '1')`,
+    ];
     const r = await drain({ config: s.config, layout: s.layout, logger: memoryLogger() });
     expect(r.verdicts).toEqual([
       expect.objectContaining({ crewId: crew.crewId, accepted: false, code: 'verification_unavailable' }),

@@ -27,7 +27,14 @@ describe('D7 external dependency failure', () => {
     writeFileSync(orca, '#!/bin/sh\nkill -9 $$\n');
     chmodSync(orca, 0o755);
     s.config.fleet.daemons = [
-      { id: 'd1', labels: [], worktrees: 1, class: 'standard', classroom: 'orca', orca: { binary: orca, args: [] } },
+      {
+        id: 'd1',
+        labels: [],
+        worktrees: 1,
+        class: 'standard',
+        classroom: 'orca',
+        orca: { binary: orca, args: [] },
+      },
     ];
     s.config.dispatch.minFreeDiskGiB = 0;
     const src = writeIssues(s, [{ number: 9, title: 'a', body: 'b' }]);
@@ -59,7 +66,12 @@ describe('D7 external dependency failure', () => {
     const fake = new GitHubFake();
     fake.addIssue({ title: 'a' });
     fake.faults.push({ path: /labels/, kind: 502, times: 1000 });
-    const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1, rateLimitRetries: 1 });
+    const client = createGitHubClient({
+      token: 'test-token',
+      fetch: fake.fetch,
+      retryAfterBaseValue: 1,
+      rateLimitRetries: 1,
+    });
     const github = octokitPort(client, `${fake.owner}/${fake.repo}`);
     const down = await drain({ config: s.config, layout: s.layout, logger: silentLogger, github });
     expect(down.accepted).toBe(1);
@@ -72,7 +84,9 @@ describe('D7 external dependency failure', () => {
     expect(fake.issues.get(1)!.labels).toEqual([s.config.grading.labels.accepted]);
     const again = await drain({ config: s.config, layout: s.layout, logger: silentLogger, github });
     expect(again.outboxDelivered).toBe(0);
-    expect(fake.requests.filter((r) => r.method === 'POST' && /labels/.test(r.path) && r.status < 300)).toHaveLength(1);
+    expect(
+      fake.requests.filter((r) => r.method === 'POST' && /labels/.test(r.path) && r.status < 300),
+    ).toHaveLength(1);
   }, 90_000);
 
   it('N7.3 with the worktree fleet offline, coding crews fall back to bots only up to maxFallbacks per cycle', async () => {

@@ -1,4 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { expect } from 'vitest';
+import { readCrewState } from '../../src/crew/lease.js';
+import { processesWithMarker } from '../../src/crew/proc.js';
+import { defaultWorktreeRoot } from '../../src/crew/spec.js';
+import { git } from '../support/tmp.js';
 import { join, relative } from 'node:path';
 import type { CurriculumSource } from '../../src/curriculum/fetch.js';
 import { memoryLogger } from '../../src/log.js';
@@ -86,7 +91,8 @@ export function filesUnder(dir: string): string[] {
  * characters, NUL. Returns `file: U+XXXX` findings.
  */
 // eslint-disable-next-line no-control-regex
-const FORBIDDEN = /[\u0000\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff]|\udb40[\udc00-\udc7f]/gu;
+const FORBIDDEN =
+  /[\u0000\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff]|\udb40[\udc00-\udc7f]/gu;
 
 export function forbiddenCodePoints(dir: string, skip: (rel: string) => boolean = () => false): string[] {
   const found: string[] = [];
@@ -126,4 +132,23 @@ export async function crewsOnly(s: School, source: CurriculumSource): Promise<vo
       runStep({ config: s.config, layout: s.layout, daemon, logger: silentLogger, launcher: argv }),
     ),
   );
+}
+
+/** N8.2: nothing of a cycle survives it — no lease, no running crew, no process, no dirty slot. */
+export function assertClean(t: School): void {
+  const reg = readCrewState(t.layout).registry;
+  expect(Object.keys(reg.leases), 'leases held after the cycle').toEqual([]);
+  expect(Object.values(reg.crews).filter((c) => c.status === 'running' || c.status === 'planned')).toEqual(
+    [],
+  );
+  for (const c of Object.keys(reg.crews)) expect(processesWithMarker(c), `processes of ${c}`).toEqual([]);
+  const root = defaultWorktreeRoot(t.layout.root);
+  if (!existsSync(root)) return;
+  for (const daemon of readdirSync(root)) {
+    for (const slot of readdirSync(join(root, daemon)).filter((n) => n.startsWith('slot-'))) {
+      expect(git(join(root, daemon, slot), 'status', '--porcelain', '--ignored'), `${daemon}/${slot}`).toBe(
+        '',
+      );
+    }
+  }
 }
