@@ -12,7 +12,10 @@ export interface PlantedSecret {
   core: string;
 }
 
-function core(n: number, alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'): string {
+function core(
+  n: number,
+  alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789',
+): string {
   const bytes = randomBytes(n);
   return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('');
 }

@@ -45,7 +45,7 @@ const a = JSON.parse(process.argv[2]!) as Args;
 const config = parseConfig(a.config, 'harness');
 const layout = new StateLayout(a.stateDir);
 let rnd = a.seed >>> 0 || 1;
-const random = () => ((rnd = (rnd * 1103515245 + 12345) >>> 0) / 2 ** 32);
+const random = () => (rnd = (rnd * 1103515245 + 12345) >>> 0) / 2 ** 32;
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -110,12 +110,25 @@ const runs: Record<Op, () => Promise<void>> = {
       report: `# Report\nI used the key ${secret} to call the API.\n`,
       verificationLog: `ok ${secret}\n`,
     });
-    const job = { issueNumber, crewId, agent, domain: 'general', difficulty: 2, fences: [], bookbag: `bookbags/${crewId}` };
+    const job = {
+      issueNumber,
+      crewId,
+      agent,
+      domain: 'general',
+      difficulty: 2,
+      fences: [],
+      bookbag: `bookbags/${crewId}`,
+    };
     await enqueueGradingJob(layout, job);
     ack({ jobKey: `grade:${issueNumber}:${crewId}`, crewId, agent });
   },
   async plan() {
-    const r = await planStep({ config, layout, logger: silentLogger, beat: config.fleet.daemons.map((d) => d.id) });
+    const r = await planStep({
+      config,
+      layout,
+      logger: silentLogger,
+      beat: config.fleet.daemons.map((d) => d.id),
+    });
     readViews();
     ack({ crews: r.assignments.map((x) => x.crewId), blocked: r.blocked ?? null });
   },
@@ -147,7 +160,9 @@ const runs: Record<Op, () => Promise<void>> = {
   async 'save-branch'() {
     const r = await saveCheckpoint({
       stateDir: layout.root,
-      sources: [new BranchSource({ remote: a.remote!, scratchRoot: a.scratch, backoffMs: 20, maxAttempts: 8 })],
+      sources: [
+        new BranchSource({ remote: a.remote!, scratchRoot: a.scratch, backoffMs: 20, maxAttempts: 8 }),
+      ],
       compactAfterDays: config.checkpoint.compactAfterDays,
       logger: silentLogger,
     });
@@ -156,7 +171,10 @@ const runs: Record<Op, () => Promise<void>> = {
   async crew() {
     // A crew's life in the registry without a student: claim a slot, hold it, finish, release.
     const planned = Object.values(readCrewState(layout).registry.crews).filter((c) => c.status === 'planned');
-    if (planned.length === 0) return sleep(50);
+    if (planned.length === 0) {
+      await sleep(50);
+      return;
+    }
     const c = pick(planned);
     const d = config.fleet.daemons.find((x) => x.id === c.daemon)!;
     try {
@@ -195,6 +213,8 @@ const runs: Record<Op, () => Promise<void>> = {
 };
 
 async function main(): Promise<void> {
+  // Start-up is over: from here a kill lands inside the operation stream.
+  process.stdout.write('READY\n');
   for (let i = 0; i < a.ops; i++) {
     try {
       await runs[a.op]();
