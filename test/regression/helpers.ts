@@ -105,7 +105,9 @@ export function forbiddenCodePoints(dir: string, skip: (rel: string) => boolean 
       break;
     }
     // A lone surrogate survives JSON.stringify only as an escape: none may reach state.
-    if (/\\u[dD][89abAB][0-9a-fA-F]{2}/.test(text)) found.push(`${rel}: escaped lone surrogate`);
+    // (An odd run of backslashes only: an escaped backslash followed by "ud800" is plain text.)
+    if (/(?:^|[^\\])(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}/.test(text))
+      found.push(`${rel}: escaped lone surrogate`);
   }
   return found;
 }
