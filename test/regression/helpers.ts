@@ -90,9 +90,13 @@ export function filesUnder(dir: string): string[] {
  * Code points no byte of state may hold (DESIGN §6): bidi controls, tag characters, zero-width
  * characters, NUL. Returns `file: U+XXXX` findings.
  */
-// eslint-disable-next-line no-control-regex
-const FORBIDDEN =
-  /[\u0000\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff]|\udb40[\udc00-\udc7f]/gu;
+// NUL is the point of this pattern; the tag block is astral, hence the `u` flag.
+/* eslint-disable no-control-regex */
+const FORBIDDEN = new RegExp(
+  '[\\u0000\\u202a-\\u202e\\u2066-\\u2069\\u200e\\u200f\\u061c\\u200b-\\u200d\\u2060\\ufeff\\u{E0000}-\\u{E007F}]',
+  'gu',
+);
+/* eslint-enable no-control-regex */
 
 export function forbiddenCodePoints(dir: string, skip: (rel: string) => boolean = () => false): string[] {
   const found: string[] = [];
