@@ -1,7 +1,8 @@
 // Bundles every action entry (src/actions/<name>.ts) and the CLI (src/cli/index.ts) with ncc,
 // one bundle each, into dist/<name>/index.js. `--check` builds into a scratch directory and fails
 // when the committed dist/ differs from a fresh build.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -16,22 +17,32 @@ entries.push({ name: 'cli', file: 'src/cli/index.ts' });
 const out = check ? mkdtempSync(join(tmpdir(), 'school-dist-')) : join(root, 'dist');
 const ncc = join(root, 'node_modules/@vercel/ncc/dist/ncc/cli.js');
 
-for (const { name, file } of entries) {
+// ncc is CPU-bound: run as many builds at once as there are cores.
+async function build({ name, file }) {
   const target = join(out, name);
   rmSync(target, { recursive: true, force: true });
-  const r = spawnSync(
-    process.execPath,
-    [ncc, 'build', file, '-o', target, '--license', 'licenses.txt', '-q'],
-    {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  if (r.status !== 0) {
+  const code = await new Promise((done) => {
+    const child = spawn(
+      process.execPath,
+      [ncc, 'build', file, '-o', target, '--license', 'licenses.txt', '-q'],
+      {
+        cwd: root,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
+    child.on('close', done);
+  });
+  if (code !== 0) {
     console.error(`build: ncc failed for ${file}`);
     process.exit(1);
   }
 }
+const queue = [...entries];
+await Promise.all(
+  Array.from({ length: Math.max(1, Math.min(availableParallelism(), queue.length)) }, async () => {
+    while (queue.length) await build(queue.shift());
+  }),
+);
 
 if (check) {
   const list = (dir) =>

@@ -2,53 +2,33 @@ import * as core from '@actions/core';
 import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import { actionsJobStatus } from '../crew/job-status.js';
-import { planStep, progressLine, runStep } from '../crew/dispatch-run.js';
+import { beatDaemon, planStep, progressLine, runStep } from '../crew/dispatch-run.js';
 import { runCrewFromSpec } from '../crew/runner.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
+import { boardSummary } from '../github/board-summary.js';
+import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
 
 /**
  * dispatch-crew: thin entry (STYLE). `mode: plan` plans a batch and outputs the daemon matrix
- * (identifiers only); `mode: run` runs one daemon's planned crews with its K slots. The same bundle
+ * (identifiers only); `mode: run` runs one daemon's planned crews with its K slots; `mode:
+ * heartbeat` only records this runner's roster heartbeat. The same bundle
  * is the crew runner: the driver starts `node <this bundle> __run-crew <spec>` in its own session.
  */
-const flag = (name: string) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      const s = (v ?? 'false').trim().toLowerCase();
-      if (s !== 'true' && s !== 'false') {
-        ctx.addIssue({ code: 'custom', message: `${name}: expected true or false, found "${v}"` });
-        return z.NEVER;
-      }
-      return s === 'true';
-    });
 
 const inputsSchema = z.object({
-  mode: z.enum(['plan', 'run'], { message: 'mode: expected "plan" or "run"' }),
+  mode: z.enum(['plan', 'run', 'heartbeat'], { message: 'mode: expected "plan", "run" or "heartbeat"' }),
   daemon: z.string().optional(),
   config: z.string().optional(),
   stateDir: z.string().optional(),
-  maxCrews: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined) return undefined;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) {
-        ctx.addIssue({ code: 'custom', message: `max-crews: expected a whole number ≥ 1, found "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  maxCrews: wholeNumberInput('max-crews'),
   bookbagsPath: z.string().optional(),
   jobStartedAt: z.iso
     .datetime({ message: 'job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z' })
     .optional(),
-  dryRun: flag('dry-run'),
+  dryRun: booleanInput('dry-run'),
   token: z.string().optional(),
 });
 
@@ -66,9 +46,9 @@ function parseInputs() {
   });
   if (!r.success)
     throw new ConfigError(`dispatch-crew inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
-  if (r.data.mode === 'run' && !r.data.daemon)
+  if (r.data.mode !== 'plan' && !r.data.daemon)
     throw new ConfigError(
-      'dispatch-crew: mode run needs the daemon input (the fleet daemon id this runner is).',
+      `dispatch-crew: mode ${r.data.mode} needs the daemon input (the fleet daemon id this runner is).`,
     );
   return r.data;
 }
@@ -97,6 +77,7 @@ async function main(): Promise<void> {
     );
     core.setOutput('admitted', String(plan.assignments.length));
     core.setOutput('refused', String(plan.refused.length));
+    const board = boardSummary('dispatch-crew', layout, config, logger);
     await writeSummary((s) => {
       s.addHeading('dispatch-crew: plan', 2);
       if (plan.loud) s.addRaw(`**${plan.loud}**`, true);
@@ -140,14 +121,21 @@ async function main(): Promise<void> {
           String(d.assigned),
         ]),
       ]);
+      if (board) s.addRaw(board, true);
     }, logger);
     return;
   }
   if (inputs.dryRun) {
-    logger.info('dispatch-crew: dry run — no crew is run in mode run.');
+    logger.info(`dispatch-crew: dry run — nothing recorded in mode ${inputs.mode}.`);
     return;
   }
   const daemon = inputs.daemon!;
+  if (inputs.mode === 'heartbeat') {
+    // A runner beats the roster so the next plan may assign to it (a silent daemon is offline).
+    await beatDaemon(layout, config, daemon);
+    logger.info(`dispatch-crew: heartbeat recorded for daemon ${daemon}`);
+    return;
+  }
   const budgetMs =
     config.dispatch.jobTimeoutMinutes * 60_000 -
     (jobStartedAt ? Math.max(0, Date.now() - jobStartedAt.getTime()) : 0);
@@ -174,6 +162,7 @@ async function main(): Promise<void> {
   core.setOutput('finished', String(result.finished.length));
   core.setOutput('lost', String(result.lost.length));
   core.setOutput('paused', result.paused ? 'true' : 'false');
+  const board = boardSummary('dispatch-crew', layout, config, logger);
   await writeSummary((s) => {
     s.addHeading(`dispatch-crew: daemon ${daemon}`, 2);
     if (result.paused) s.addRaw(`**${result.paused}**`, true);
@@ -187,6 +176,7 @@ async function main(): Promise<void> {
       ...result.lost.map((id) => [id, 'lost', 'unexplained exit: launches paused']),
       ...result.skipped.map((k) => [k.crewId, 'not started', k.reason]),
     ]);
+    if (board) s.addRaw(board, true);
   }, logger);
   if (result.lost.length)
     core.setFailed(`${result.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``);

@@ -1,21 +1,22 @@
-import * as cache from '@actions/cache';
-import { DefaultArtifactClient } from '@actions/artifact';
 import type { ArtifactPort } from './artifact-source.js';
 import type { CachePort } from './cache-source.js';
 
 /**
- * Production implementations of the cache and artifact ports. Imported only by the action entry,
- * so the CLI bundle does not carry the Actions service clients. `saveCache` already turns a reserve
- * collision into a logged warning and -1; anything it throws is caught by CacheSource.
+ * Production implementations of the cache and artifact ports. Imported only by the action entry.
+ * The service clients are loaded on first use: they are large, and a restore from the branch alone
+ * (or a run that fails on a bad input) should not pay for loading them. `saveCache` already turns a
+ * reserve collision into a logged warning and -1; anything it throws is caught by CacheSource.
  */
 export const actionsCachePort: CachePort = {
-  available: () => cache.isFeatureAvailable(),
-  save: async (paths, key) => (await cache.saveCache(paths, key)) !== -1,
-  restore: (paths, primaryKey, restoreKeys) => cache.restoreCache(paths, primaryKey, restoreKeys),
+  available: async () => (await import('@actions/cache')).isFeatureAvailable(),
+  save: async (paths, key) => (await (await import('@actions/cache')).saveCache(paths, key)) !== -1,
+  restore: async (paths, primaryKey, restoreKeys) =>
+    (await import('@actions/cache')).restoreCache(paths, primaryKey, restoreKeys),
 };
 
 export const actionsArtifactPort: ArtifactPort = {
   async upload(name, files, root, retentionDays) {
+    const { DefaultArtifactClient } = await import('@actions/artifact');
     await new DefaultArtifactClient().uploadArtifact(name, files, root, { retentionDays });
   },
 };

@@ -3,7 +3,12 @@ import type { Logger } from '../log.js';
 import { message } from '../errors.js';
 import { writeSnapshotDir } from './snapshot-dir.js';
 import { MANIFEST_FILE } from './manifest.js';
-import type { Snapshot, SnapshotBuilder, SnapshotSource } from './source.js';
+import {
+  SourceUnavailableError,
+  type Snapshot,
+  type SnapshotBuilder,
+  type SnapshotSource,
+} from './source.js';
 
 /** The narrow port over @actions/artifact's uploadArtifact (production adapter: actions-ports.ts). */
 export interface ArtifactPort {
@@ -24,7 +29,7 @@ export interface ArtifactSourceOptions {
 /**
  * The audit copy (DESIGN §5): one immutable artifact per run attempt, `<prefix>-<run_id>-<run_attempt>`,
  * kept for the configured retention. Save only: restore never reads artifacts. An upload failure
- * is a warning.
+ * throws SourceUnavailableError, which the save turns into a warning.
  */
 export class ArtifactSource implements SnapshotSource {
   readonly name = 'artifact' as const;
@@ -50,9 +55,9 @@ export class ArtifactSource implements SnapshotSource {
       await port.upload(this.artifactName(), files, path, retentionDays);
       this.uploaded = this.artifactName();
     } catch (e) {
-      this.options.logger?.warning(
-        `checkpoint: artifact ${this.artifactName()} was not uploaded: ${message(e)}`,
-      );
+      throw new SourceUnavailableError('artifact', `${this.artifactName()} was not uploaded: ${message(e)}`, {
+        cause: e,
+      });
     } finally {
       rmSync(path, { recursive: true, force: true });
     }

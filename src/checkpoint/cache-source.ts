@@ -16,7 +16,7 @@ import {
  */
 export interface CachePort {
   /** True when the cache service can be used in this run. */
-  available(): boolean;
+  available(): Promise<boolean>;
   /** Saves `paths` under `key`; false when the service declined (reserve collision, quota, outage). */
   save(paths: string[], key: string): Promise<boolean>;
   /** Restores into `paths`; returns the key that hit, or undefined on a miss. */
@@ -54,7 +54,7 @@ export class CacheSource implements SnapshotSource {
 
   async load(): Promise<Snapshot | undefined> {
     const { port, path, prefix } = this.options;
-    if (!port.available())
+    if (!(await port.available()))
       throw new SourceUnavailableError('cache', 'the cache service is not available in this run');
     rmSync(path, { recursive: true, force: true });
     mkdirSync(path, { recursive: true });
@@ -69,28 +69,32 @@ export class CacheSource implements SnapshotSource {
     return readSnapshotDir(path, `cache entry ${hit}`);
   }
 
+  /** Throws SourceUnavailableError when the copy was not stored; the caller makes that a warning. */
   async save(build: SnapshotBuilder): Promise<Snapshot> {
     const { port, path } = this.options;
     const snapshot = build(undefined);
-    if (!port.available()) {
-      this.options.logger?.warning(
-        'checkpoint: the cache service is not available; the cache copy was skipped',
+    if (!(await port.available())) {
+      throw new SourceUnavailableError(
+        'cache',
+        'the cache service is not available in this run; the cache copy was skipped',
       );
-      return snapshot;
     }
     writeSnapshotDir(path, snapshot);
-    let saved = false;
+    let saved: boolean;
     try {
       saved = await port.save([path], this.key());
     } catch (e) {
-      this.options.logger?.warning(`checkpoint: cache save under ${this.key()} failed: ${message(e)}`);
-      return snapshot;
+      throw new SourceUnavailableError('cache', `save under ${this.key()} failed: ${message(e)}`, {
+        cause: e,
+      });
     }
     if (!saved) {
-      this.options.logger?.warning(
-        `checkpoint: the cache declined ${this.key()} (already reserved or unavailable); the branch copy stands`,
+      throw new SourceUnavailableError(
+        'cache',
+        `the cache declined ${this.key()} (already reserved by this run attempt, or unavailable); the other copies stand`,
       );
-    } else this.lastKey = this.key();
+    }
+    this.lastKey = this.key();
     return snapshot;
   }
 }

@@ -1,5 +1,12 @@
 /**
  * Compaction is generic over the fold registry (src/state/fold.ts). Importing a domain's module
- * registers its fold; every domain whose log is checkpointed is imported here once.
+ * registers its fold; every domain whose log is checkpointed is imported here once. A log whose
+ * fold is not registered is kept whole (never trimmed), so forgetting a line here costs size, not
+ * state.
  */
 import '../dispatch/registry.js';
+import '../dispatch/school-log.js';
+import '../dispatch/spend.js';
+import '../grading/queue.js';
+import '../grading/ledger.js';
+import '../grading/outbox.js';

@@ -34,6 +34,8 @@ function atOf(r: LogRecord): string {
  * CorruptStateError (N5.1: fail closed), an unterminated last line is dropped with a warning.
  */
 export function parseLog(data: Buffer, origin: string, warn?: Warn): ParsedLog {
+  const known = parsed.get(data);
+  if (known) return known;
   const { records } = parseJsonl<LogRecord>(data.toString('utf8'), origin, warn);
   const first = records[0];
   if (first && first.type === SNAPSHOT_TYPE) {
@@ -42,11 +44,31 @@ export function parseLog(data: Buffer, origin: string, warn?: Warn): ParsedLog {
   return { records };
 }
 
+/**
+ * Buffers produced by serializeLog remember the log they came from, so a save that merges and then
+ * compacts a large log parses it once instead of three times. Records are never mutated after
+ * parsing, which makes sharing them safe.
+ */
+const parsed = new WeakMap<Buffer, ParsedLog>();
+
+/** Records that `data` holds exactly `records` (already parsed by the caller). */
+export function rememberLog(data: Buffer, records: LogRecord[]): void {
+  const first = records[0];
+  parsed.set(
+    data,
+    first && first.type === SNAPSHOT_TYPE
+      ? { snapshot: first as unknown as SnapshotRecord, records: records.slice(1) }
+      : { records },
+  );
+}
+
 export function serializeLog(log: ParsedLog): Buffer {
   const lines: string[] = [];
   if (log.snapshot) lines.push(JSON.stringify(log.snapshot));
   for (const r of log.records) lines.push(JSON.stringify(r));
-  return Buffer.from(lines.length ? lines.join('\n') + '\n' : '', 'utf8');
+  const out = Buffer.from(lines.length ? lines.join('\n') + '\n' : '', 'utf8');
+  parsed.set(out, log);
+  return out;
 }
 
 export interface UnionReport {

@@ -8,7 +8,7 @@ import { compact } from './compact.js';
 import { parseManifest, seal, serializeManifest, type Manifest } from './manifest.js';
 import { mergeFiles } from './merge.js';
 import { scrubFiles } from './scrub.js';
-import type { Snapshot, SnapshotSource, SourceName } from './source.js';
+import { SourceUnavailableError, type Snapshot, type SnapshotSource, type SourceName } from './source.js';
 import { readTree, type TreeRead } from './tree.js';
 
 export interface SaveOptions {
@@ -40,6 +40,7 @@ export interface SaveResult {
 
 /** Sources in the order they are written: the authoritative copy first, accelerators after. */
 const ORDER: Record<SourceName, number> = { branch: 0, directory: 1, cache: 2, artifact: 3 };
+const DURABLE = new Set<SourceName>(['branch', 'directory']);
 
 /**
  * Saves the state directory: read → redact record by record → (merge with the source's current
@@ -91,16 +92,25 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
     }
     result.snapshot = build(base);
   } else {
-    result.snapshot = await primary!.save(build);
-    result.saved.push(primary!.name);
+    try {
+      result.snapshot = await primary!.save(build);
+      result.saved.push(primary!.name);
+    } catch (e) {
+      // The branch and a directory are durable copies: losing them fails the save. A cache or an
+      // artifact as the only source is an accelerator that did not work this time (DESIGN §5).
+      if (!(e instanceof SourceUnavailableError) || DURABLE.has(primary!.name)) throw e;
+      log.warning(`checkpoint: copy not saved: ${prefixed(primary!.name, message(e))}`);
+      result.failed.push({ source: primary!.name, reason: prefixed(primary!.name, message(e)) });
+      result.snapshot = build(undefined);
+    }
     const final = result.snapshot;
     for (const source of rest) {
       try {
         await source.save(() => final);
         result.saved.push(source.name);
       } catch (e) {
-        log.warning(`checkpoint: ${source.name} copy not saved: ${message(e)}`);
-        result.failed.push({ source: source.name, reason: message(e) });
+        log.warning(`checkpoint: copy not saved: ${prefixed(source.name, message(e))}`);
+        result.failed.push({ source: source.name, reason: prefixed(source.name, message(e)) });
       }
     }
     writeFileAtomic(layout.file('manifest'), serializeManifest(final.manifest));
@@ -116,6 +126,9 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
   }
   return result;
 }
+
+const prefixed = (source: string, text: string) =>
+  text.startsWith(`${source}:`) ? text : `${source}: ${text}`;
 
 /** The manifest of the checkpoint this state directory was last restored from or saved as. */
 export function readLocalManifest(layout: StateLayout, log: Logger = silentLogger): Manifest | undefined {

@@ -1,5 +1,6 @@
 import { redact, redactText } from '../security/redact.js';
 import { parseJsonl, type Warn } from '../state/jsonl.js';
+import { isLog, rememberLog, type LogRecord } from './logs.js';
 
 /**
  * Structural sanitizing on save (DESIGN §6, seed 000 §3.2): every record of every JSONL file goes
@@ -51,17 +52,22 @@ export function scrubFile(path: string, data: Buffer, warn?: Warn): { bytes: Buf
 
 function scrubJsonl(path: string, text: string, warn?: Warn): { bytes: Buffer; changed: number } {
   // A torn tail was never acknowledged: it is dropped here as the reader would drop it.
-  const { records } = parseJsonl<unknown>(text, `checkpoint:${path}`, warn);
+  const { records } = parseJsonl<LogRecord>(text, `checkpoint:${path}`, warn);
   let changed = 0;
   const lines: string[] = [];
+  const clean: LogRecord[] = [];
   for (const record of records) {
     const before = JSON.stringify(record);
-    const after = JSON.stringify(redact(record));
+    const redacted = redact(record) as LogRecord;
+    const after = JSON.stringify(redacted);
     if (after !== before) changed++;
     lines.push(after);
+    clean.push(redacted);
   }
   const out = lines.length ? lines.join('\n') + '\n' : '';
-  return { bytes: out === text ? Buffer.from(text, 'utf8') : Buffer.from(out, 'utf8'), changed };
+  const bytes = Buffer.from(out, 'utf8');
+  if (isLog(path)) rememberLog(bytes, clean);
+  return { bytes, changed };
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -31,7 +31,7 @@ export function parseSourceList(text: string, field = 'sources'): SourceName[] {
 export interface SourceSettings {
   names: readonly SourceName[];
   branch: string;
-  /** Remote URL or path; when absent, the `origin` remote of `workspace`. */
+  /** Remote URL or path, or the name of a remote of `workspace` (default `origin`). */
   remote?: string;
   workspace?: string;
   token?: string;
@@ -55,7 +55,11 @@ export async function buildSources(settings: SourceSettings): Promise<SnapshotSo
   const sources: SnapshotSource[] = [];
   for (const name of settings.names) {
     if (name === 'branch') {
-      const remote = settings.remote ?? (await resolveRemote(settings.workspace ?? process.cwd()));
+      // A bare name ("origin") is a remote of the workspace; anything with / or : is a URL or path.
+      const remote =
+        settings.remote && /[/:]/.test(settings.remote)
+          ? settings.remote
+          : await resolveRemote(settings.workspace ?? process.cwd(), settings.remote ?? 'origin');
       sources.push(
         new BranchSource({
           remote,

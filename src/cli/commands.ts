@@ -1,9 +1,14 @@
+import { checkpointCommand } from './commands/checkpoint.js';
 import { configCommand } from './commands/config.js';
 import { fetchCommand } from './commands/fetch.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
 import { loopCommand } from './commands/loop.js';
+import { pauseCommand } from './commands/pause.js';
+import { reportCommand } from './commands/report.js';
+import { simulateCommand } from './commands/simulate.js';
+import { statusCommand } from './commands/status.js';
 
 export interface Command {
   summary: string;
@@ -12,12 +17,17 @@ export interface Command {
 
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
-  config: configCommand,
-  fetch: fetchCommand,
-  drain: drainCommand,
-  'dead-letters': deadLettersCommand,
-  dispatch: dispatchCommand,
   loop: loopCommand,
+  fetch: fetchCommand,
+  dispatch: dispatchCommand,
+  drain: drainCommand,
+  checkpoint: checkpointCommand,
+  status: statusCommand,
+  report: reportCommand,
+  simulate: simulateCommand,
+  pause: pauseCommand,
+  'dead-letters': deadLettersCommand,
+  config: configCommand,
 };
 
 export function usage(): string {

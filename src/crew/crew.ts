@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
 import { registerSecret, redactText } from '../security/redact.js';
 import type { Bookbag, VerificationRecord } from '../schemas/bookbag.js';
@@ -184,6 +184,22 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   return { crewId: spec.crewId, outcome, reason, slot: claim.slot, alerts, durationMs };
 }
 
+/**
+ * school.yml's agent commands name scripts relative to the directory the school command runs in
+ * (`[node, examples/student.mjs, '{brief}']`), but the student runs in its worktree: an element that
+ * names an existing file relative to `baseDir` is made absolute. Bare command names stay as they are
+ * (found on PATH), and nothing else is rewritten.
+ */
+export function studentArgv(command: readonly string[], baseDir: string | undefined): string[] {
+  if (!baseDir) return [...command];
+  return command.map((a, i) => {
+    if (a.startsWith('-') || a.includes('{brief}') || isAbsolute(a)) return a;
+    if (i === 0 && !a.includes('/')) return a;
+    const candidate = resolve(baseDir, a);
+    return a.includes('/') || a.includes('.') ? (existsSync(candidate) ? candidate : a) : a;
+  });
+}
+
 class AbortCrew extends Error {
   constructor(m: string) {
     super(m);
@@ -243,7 +259,9 @@ async function live(
   });
   const timeoutMs = spec.config.dispatch.crewTimeoutSeconds * 1000;
   // N1.2: `{brief}` is substituted inside argv elements; nothing is ever joined into a shell line.
-  const argv = classroom.wrap(agent.command.map((a) => a.split('{brief}').join(paths.brief)));
+  const argv = classroom.wrap(
+    studentArgv(agent.command, spec.baseDir).map((a) => a.split('{brief}').join(paths.brief)),
+  );
   const student = await runGrouped(argv, {
     cwd: worktree,
     env,

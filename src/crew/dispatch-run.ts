@@ -69,6 +69,11 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
   }
 }
 
+/** Records this machine's roster heartbeat for `daemon` (the planner never assigns to a silent one). */
+export async function beatDaemon(layout: StateLayout, config: SchoolConfig, daemon: string): Promise<void> {
+  await beat(layout, config, daemon, freeDiskBytes(layout.root));
+}
+
 async function beat(layout: StateLayout, config: SchoolConfig, daemon: string, disk: number): Promise<void> {
   const d = config.fleet.daemons.find((x) => x.id === daemon);
   // No measurement of the machine exists yet: the declared class is the observed one.

@@ -10,7 +10,7 @@ import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
 import { crewEventLog, readCrewState, type CrewProcess, type JobStatus } from './lease.js';
-import { localLiveness } from './proc.js';
+import { killGroup, localLiveness } from './proc.js';
 import { RUNNER_EXIT } from './runner.js';
 import { describePauses, pauseForOutcome, pauseStatus } from '../dispatch/pause.js';
 import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
@@ -73,6 +73,16 @@ interface Active {
   crewId: string;
   since: number;
   done: Promise<number | null>;
+  /** Our own runner's pid (its process group); absent for an adopted crew. */
+  pid?: number;
+}
+
+/**
+ * A runner that outlives its crew's whole budget (student + verification timeouts, grace, teardown)
+ * is hung, not slow: its process group is killed and the crew settles as lost.
+ */
+function watchdogMs(config: SchoolConfig, graceMs: number): number {
+  return 2 * config.dispatch.crewTimeoutSeconds * 1000 + 2 * graceMs + 120_000;
 }
 
 export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
@@ -89,6 +99,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
     runtimeDir,
     worktreeRoot,
     graceMs: o.graceMs ?? 5_000,
+    baseDir: process.cwd(),
     config: o.config,
   };
   // Preflight before anything is leased or locked: a missing binary fails within a second.
@@ -129,11 +140,8 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
           continue;
         }
         const specPath = writeSpec({ ...baseSpec, crewId, baseSha });
-        active.set(crewId, {
-          crewId,
-          since: performance.now(),
-          done: launch(o.launcher, specPath, runtimeDir, crewId),
-        });
+        const runner = launch(o.launcher, specPath, runtimeDir, crewId);
+        active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
         result.launched.push(crewId);
         progress({ crewId, issueNumber: crew.issueNumber, phase: 'launched', elapsedMs: 0 });
       }
@@ -141,11 +149,23 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
         for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: result.paused });
       }
       if (!active.size) break;
-      const timer = new Promise<'tick'>((r) => setTimeout(() => r('tick'), o.progressEveryMs ?? 10_000));
+      let tickTimer: NodeJS.Timeout | undefined;
+      const timer = new Promise<'tick'>(
+        (r) => (tickTimer = setTimeout(() => r('tick'), o.progressEveryMs ?? 10_000)),
+      );
       const winner = await Promise.race([
         ...[...active.values()].map((a) => a.done.then((code) => ({ a, code }))),
         timer,
       ]);
+      clearTimeout(tickTimer);
+      for (const a of active.values()) {
+        if (a.pid && performance.now() - a.since > watchdogMs(o.config, baseSpec.graceMs)) {
+          o.logger.warning(
+            `crew ${a.crewId}: runner pid ${a.pid} exceeded its whole budget; killing its process group`,
+          );
+          killGroup(a.pid, 'SIGKILL');
+        }
+      }
       if (winner === 'tick' || performance.now() - lastTick >= (o.progressEveryMs ?? 10_000)) {
         lastTick = performance.now();
         const reg = readCrewState(o.layout).registry;
@@ -177,7 +197,7 @@ function launch(
   specPath: string,
   runtimeDir: string,
   crewId: string,
-): Promise<number | null> {
+): { pid?: number; done: Promise<number | null> } {
   const dir = crewRuntimeDir(runtimeDir, crewId);
   mkdirSync(dir, { recursive: true });
   const fd = openSync(join(dir, 'runner.out'), 'a');
@@ -189,10 +209,11 @@ function launch(
     env: process.env,
   });
   closeSync(fd);
-  return new Promise((resolve) => {
+  const done = new Promise<number | null>((resolve) => {
     child.once('error', () => resolve(null));
     child.once('exit', (code) => resolve(code));
   });
+  return { pid: child.pid, done };
 }
 
 /** Polls an adopted runner (not our child) until its recorded identity is gone. */

@@ -164,13 +164,20 @@ export async function claimSlot(layout: StateLayout, req: ClaimRequest): Promise
         slot = s;
         break;
       }
-      if (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone)) continue;
+      // A lease whose crew already finished (its release write was lost) is free at once.
+      const finished = registry.crews[held.crewId]?.status === 'finished';
+      if (!finished && (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone))) continue;
       reclaimed.push(held);
       append.push(
         event(
           'lease.released',
           `released:${held.crewId}`,
-          { crewId: held.crewId, reason: 'reclaimed: lease expired and its owner is gone' },
+          {
+            crewId: held.crewId,
+            reason: finished
+              ? 'reclaimed: its crew had finished'
+              : 'reclaimed: lease expired and its owner is gone',
+          },
           t,
         ),
       );

@@ -19,6 +19,8 @@ export interface CrewSpec {
   baseSha: string;
   /** Between SIGTERM and SIGKILL when a timeout fires. */
   graceMs: number;
+  /** Directory the school command ran in: relative paths in an agent's command resolve here. */
+  baseDir?: string;
   config: SchoolConfig;
 }
 

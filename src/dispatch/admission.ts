@@ -138,8 +138,14 @@ export function admit(input: AdmissionInput): AdmissionResult {
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
 
   const refused: Refusal[] = [];
-  const selected: Array<{ c: Candidate; agent: string; pool: PoolName; fallback: boolean; order: number }> =
-    [];
+  const selected: Array<{
+    c: Candidate;
+    agent: string;
+    pool: PoolName;
+    fallback: boolean;
+    rank: number;
+    order: number;
+  }> = [];
   let room = input.maxCrews - input.activeCrews;
   let fallbacks = 0;
   const refuse = (c: Candidate, code: RefusalCode, reason: string) =>
@@ -180,44 +186,45 @@ export function admit(input: AdmissionInput): AdmissionResult {
       refuse(c, why.code, why.reason);
       continue;
     }
-    const conflict = fences.conflict(c.fences);
+    const conflict = fences.tryClaim(c.fences, c.issueNumber);
     if (conflict) {
-      refuse(c, 'fence-conflict', `fence ${conflict.fence} overlaps a fence held by ${conflict.heldBy}`);
+      const holder =
+        typeof conflict.heldBy === 'number'
+          ? `issue #${conflict.heldBy} (admitted this batch)`
+          : conflict.heldBy;
+      refuse(c, 'fence-conflict', `fence ${conflict.fence} overlaps a fence held by ${holder}`);
       continue;
     }
-    fences.claim(c.fences, `issue #${c.issueNumber} (admitted this batch)`);
     pool.take(rank);
     if (fallback) fallbacks++;
     room--;
-    selected.push({ c, agent: choice.agent, pool: poolName, fallback, order: selected.length });
+    selected.push({ c, agent: choice.agent, pool: poolName, fallback, rank, order: selected.length });
   }
 
   // Best-fit-decreasing: heaviest first (stable in priority order), each on the tightest class.
-  const admitted: Array<Admitted & { order: number }> = [];
+  // Results land in `slots` by admission order, so no final sort is needed.
+  const slots: Array<Admitted | undefined> = new Array(selected.length);
   for (const name of ['worktree', 'bot'] as const) {
     const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
-    const mine = selected
-      .filter((s) => s.pool === name)
-      .sort((a, b) => classRank(b.c.weight) - classRank(a.c.weight) || a.order - b.order);
+    const mine = selected.filter((s) => s.pool === name).sort((a, b) => b.rank - a.rank || a.order - b.order);
     for (const s of mine) {
-      const daemon = placer.place(classRank(s.c.weight));
+      const daemon = placer.place(s.rank);
       if (daemon === undefined) {
         // Unreachable while the Hall invariant holds; refuse rather than drop if it ever breaks.
         refuse(s.c, 'no-free-slot', `no daemon of class ≥ ${s.c.weight} had a free slot at placement`);
         continue;
       }
-      admitted.push({
+      slots[s.order] = {
         candidate: s.c,
         agent: s.agent,
         daemon,
         classroom: pools[name].classroomOf.get(daemon)!,
         fallback: s.fallback,
-        order: s.order,
-      });
+      };
     }
   }
-  admitted.sort((a, b) => a.order - b.order);
-  return { admitted: admitted.map(({ order: _order, ...a }) => a), refused, waves };
+  const admitted = slots.filter((a): a is Admitted => a !== undefined);
+  return { admitted, refused, waves };
 }
 
 class Pool {

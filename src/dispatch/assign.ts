@@ -36,7 +36,10 @@ export class AgentChooser {
   ) {}
 
   choose(c: Pick<Candidate, 'role' | 'domain' | 'difficulty' | 'forceAgent'>): AgentChoice {
-    const key = `${c.role}\u0000${c.domain}\u0000${c.difficulty}\u0000${c.forceAgent ?? ''}`;
+    const key =
+      c.forceAgent === undefined
+        ? c.role + '\u0000' + c.domain + '\u0000' + c.difficulty
+        : c.role + '\u0000' + c.domain + '\u0000' + c.difficulty + '\u0000' + c.forceAgent;
     let choice = this.cache.get(key);
     if (!choice) {
       choice = c.forceAgent !== undefined ? this.forced(c.forceAgent, c.role) : this.best(c);

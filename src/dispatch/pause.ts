@@ -36,7 +36,7 @@ export async function pauseSchool(layout: StateLayout, reason: string, at = new 
  */
 export async function pauseForOutcome(
   layout: StateLayout,
-  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome | 'lost'; reason: string },
+  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string },
   at = new Date(),
 ): Promise<boolean> {
   const e = outcomePause(crew, at);
@@ -45,10 +45,10 @@ export async function pauseForOutcome(
 }
 
 function outcomePause(
-  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome | 'lost'; reason: string },
+  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string },
   at: Date,
 ): SchoolEvent | undefined {
-  if (!PAUSING_OUTCOMES.includes(crew.outcome as CrewOutcome) && crew.outcome !== 'lost') return undefined;
+  if (!pauses(crew.outcome)) return undefined;
   return event(
     'school.paused',
     pauseKey(crew),
@@ -63,6 +63,14 @@ function outcomePause(
 }
 
 /**
+ * Seed 002: usage/credit limits and service overload pause launches, and so does an unexplained crew
+ * exit (`lost`) until someone has looked at it.
+ */
+function pauses(outcome: CrewOutcome): boolean {
+  return PAUSING_OUTCOMES.includes(outcome) || outcome === 'lost';
+}
+
+/**
  * Pauses the registry implies but `school.jsonl` does not hold yet: crews that finished with a
  * pausing outcome whose pause was never recorded (the runtime crashed between the two writes). The
  * planner treats these as active pauses and records them, so a lost write cannot unpause the school.
@@ -74,7 +82,7 @@ export function pendingPauses(
 ): SchoolEvent[] {
   const out: SchoolEvent[] = [];
   for (const c of Object.values(registry.crews)) {
-    if (c.status !== 'finished' || !c.outcome || !PAUSING_OUTCOMES.includes(c.outcome)) continue;
+    if (c.status !== 'finished' || !c.outcome || !pauses(c.outcome)) continue;
     if (schoolKeys.has(pauseKey(c))) continue;
     const e = outcomePause(
       { crewId: c.crewId, issueNumber: c.issueNumber, outcome: c.outcome, reason: c.reason ?? '' },

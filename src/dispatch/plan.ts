@@ -28,7 +28,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import type { SchoolConfig } from '../config/schema.js';
+import { CAPACITY_CLASSES, ROLES, type SchoolConfig } from '../config/schema.js';
 import { CorruptStateError, message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
@@ -206,6 +206,12 @@ function decide(
   const candidates: Candidate[] = [];
   const seen = new Set<number>();
   for (const item of input.curriculum) {
+    if (!Number.isSafeInteger(item.number) || item.number <= 0) {
+      input.logger.warning(
+        `curriculum: skipped an entry whose issue number is ${JSON.stringify(item.number)}`,
+      );
+      continue;
+    }
     if (seen.has(item.number)) continue;
     seen.add(item.number);
     const state = states.get(item.number) ?? READY;
@@ -224,7 +230,7 @@ function decide(
     } else if (state.kind === 'done') {
       refused.push({ issue: item.number, code: 'done', reason: `crew ${state.crewId} succeeded` });
     } else {
-      candidates.push(toCandidate(item, state.kind === 'repair'));
+      candidates.push(toCandidate(item, state.kind === 'repair', config));
     }
   }
 
@@ -305,16 +311,21 @@ function decide(
   return { events, pending, result };
 }
 
-function toCandidate(item: CurriculumItem, repair: boolean): Candidate {
+/**
+ * The curriculum is validated when it is fetched, but the file can be edited by hand: anything out of
+ * range falls back to the configured default (N1.3) instead of reaching the arithmetic.
+ */
+function toCandidate(item: CurriculumItem, repair: boolean, config: SchoolConfig): Candidate {
+  const d = config.curriculum.defaults;
   return {
     issueNumber: item.number,
-    role: item.role,
-    domain: item.domain,
-    difficulty: finiteOr(item.difficulty, 2, { min: 1, max: 5 }),
-    weight: item.weight,
-    fences: cleanFences(item.fences),
-    priority: finiteOr(item.priority, 2, { min: 0, max: 4 }),
-    size: finiteOr(item.size, 30, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+    role: ROLES.includes(item.role) ? item.role : d.role,
+    domain: typeof item.domain === 'string' ? item.domain : d.domain,
+    difficulty: Math.round(finiteOr(item.difficulty, d.difficulty, { min: 1, max: 5 })),
+    weight: CAPACITY_CLASSES.includes(item.weight) ? item.weight : d.weight,
+    fences: Array.isArray(item.fences) ? cleanFences(item.fences.filter((f) => typeof f === 'string')) : [],
+    priority: finiteOr(item.priority, d.priority, { min: 0, max: 4 }),
+    size: finiteOr(item.size, d.size, { min: 0, max: Number.MAX_SAFE_INTEGER }),
     ...(item.forceAgent !== undefined ? { forceAgent: item.forceAgent } : {}),
     repair,
     attempt: repair ? 2 : 1,

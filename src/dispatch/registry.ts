@@ -2,6 +2,10 @@ import type { CrewEvent, CrewOutcome, LeaseOwner } from '../schemas/crew.js';
 import { EventLog } from '../state/event-log.js';
 import { foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
+// Importing the registry registers every dispatch fold, so compaction covers `school.jsonl` (roster,
+// pauses) and `spend.jsonl` too.
+import './school-log.js';
+import './spend.js';
 
 /**
  * The crew registry: a fold of `crews.jsonl` (DESIGN §2, §3). Materialized as

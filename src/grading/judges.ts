@@ -1,10 +1,10 @@
-import { resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import type { GradingJob } from '../schemas/grading.js';
 import { curriculumItemSchema } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
-import type { StateLayout } from '../state/layout.js';
-import { readBookbag } from './bookbag-reader.js';
+import { STATE_DIRS, type StateLayout } from '../state/layout.js';
+import { readBookbag, type BookbagRead } from './bookbag-reader.js';
 import { rubricFinding } from './rubric.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
@@ -71,11 +71,29 @@ function briefFor(layout: StateLayout, job: GradingJob, fromBookbag: string | un
   return '';
 }
 
+/**
+ * N4.2: a job names its bookbag relative to the state directory; a path that leaves
+ * `<state>/bookbags/` (`../`, absolute) is refused, never read.
+ */
+export function readScopedBookbag(layout: StateLayout, job: GradingJob): BookbagRead {
+  const root = resolve(layout.root, STATE_DIRS.bookbags);
+  const dir = resolve(layout.root, job.bookbag);
+  const rel = relative(root, dir);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+    return {
+      ok: false,
+      dir,
+      reason: `bookbag path "${job.bookbag}" is outside the state's bookbags directory`,
+    };
+  }
+  return readBookbag(dir, job.crewId);
+}
+
 export function defaultGrader(ctx: JudgeContext): GradeFn {
   const { config, layout } = ctx;
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
   return async (job) => {
-    const read = readBookbag(resolve(layout.root, job.bookbag), job.crewId);
+    const read = readScopedBookbag(layout, job);
     const findings: JudgeFinding[] = [verificationFinding(read)];
     if (!findings[0]!.passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;

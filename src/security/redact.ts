@@ -100,12 +100,34 @@ export function registerSecret(value: string | undefined): void {
   if (value && value.length >= 6) knownSecrets.add(value);
 }
 
+/**
+ * A necessary condition for any pattern above to match: a literal each pattern cannot match
+ * without. Text with none of them (most issue text, most log lines) is returned after two scans
+ * instead of fourteen regex passes. The case-insensitive literals are tested on lower-cased text
+ * with a case-sensitive regex, which V8 runs several times faster than an `i` alternation. Keep
+ * this in step with the patterns; a property test checks that the two agree.
+ */
+const LOWER_LITERALS =
+  /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
+const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
+
+function mayHoldSecret(text: string): boolean {
+  return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
+}
+
 /** Redacts token-shaped substrings and registered secrets from free text. */
 export function redactText(text: string): string {
   let out = text;
   for (const secret of knownSecrets) {
     if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
+  if (!mayHoldSecret(out)) return out;
+  return redactPatterns(out);
+}
+
+/** The patterns alone, without the prefilter (exported for the equivalence test). */
+export function redactPatterns(text: string): string {
+  let out = text;
   for (const re of TOKEN_PATTERNS) out = out.replace(re, REDACTED);
   for (const [re, replacement] of CONTEXT_PATTERNS) out = out.replace(re, replacement);
   return out;

@@ -27,7 +27,7 @@ export function fakeCache(store: string, behaviour: { available?: boolean; failR
   let clock = 0;
   const port: CachePort & { saves: string[] } = {
     saves: [],
-    available: () => behaviour.available ?? true,
+    available: async () => behaviour.available ?? true,
     async save(paths, key) {
       const dir = join(store, key);
       if (existsSync(dir)) return false;
@@ -120,15 +120,28 @@ export async function writeGradingState(stateDir: string, at: Date = new Date())
     { issueNumber: 102, crewId: 'crew-102-a1' },
     { issueNumber: 103, crewId: 'crew-103-a2' },
   ];
+  const fresh = Date.now() - at.getTime() < 60_000;
   for (const j of jobs) {
-    await enqueueGradingJob(layout, {
+    const job = {
       ...j,
       agent: 'student',
       domain: 'general',
       difficulty: 2,
       fences: ['src/**'],
       bookbag: `bookbags/${j.crewId}`,
-    });
+    };
+    // The real writer stamps the current time; history from weeks ago is written with the same
+    // event shape and an older time.
+    if (fresh) await enqueueGradingJob(layout, job);
+    else
+      await log.append([
+        event(
+          'job.enqueued',
+          jobKey(j.issueNumber, j.crewId),
+          { ...job, jobKey: jobKey(j.issueNumber, j.crewId) },
+          at,
+        ),
+      ]);
     writeBookbag(stateDir, j.crewId, j.issueNumber, at);
   }
   const dead = jobKey(102, 'crew-102-a1');

@@ -5,6 +5,8 @@ import { BranchSource, resolveRemote } from '../../src/checkpoint/branch-source.
 import { restoreCheckpoint } from '../../src/checkpoint/restore.js';
 import { saveCheckpoint } from '../../src/checkpoint/save.js';
 import { EventLog } from '../../src/state/event-log.js';
+import { foldLog } from '../../src/state/fold.js';
+import { queueFold, type QueueEvent, type QueueState } from '../../src/grading/queue.js';
 import { appendJsonl } from '../../src/state/jsonl.js';
 import { memoryLogger } from '../../src/log.js';
 import { git, initBareRemote, tempDir } from '../support/tmp.js';
@@ -81,6 +83,49 @@ describe('state branch round trip (seed 000 §3.2 fresh-checkout guarantee)', ()
     });
     expect(again.generation).toBe(2);
     expect(git(bare, 'rev-parse', 'refs/heads/school-state^')).toBe(head);
+  });
+
+  it('with the real grading fold, compaction keeps pending and dead-letter jobs and every key across a fresh clone', async () => {
+    const { bare } = initBareRemote(join(tmp.path, 'old'));
+    const a = cloneWorkspace(bare, join(tmp.path, 'old', 'a'));
+    const planted = await writeGradingState(a.stateDir, new Date(Date.now() - 40 * 86_400_000));
+    const full = foldLog(
+      queueFold,
+      new EventLog<QueueEvent, QueueState>(join(a.stateDir, 'grading.jsonl')).read(),
+    );
+    const saved = await saveCheckpoint({
+      stateDir: a.stateDir,
+      sources: [await branchOf(a.workspace)],
+      compactAfterDays: 14,
+    });
+    expect(saved.snapshot.manifest.compacted['grading.jsonl']?.folded).toBe(12);
+    // The graded crew's old bookbag is history; the live jobs keep theirs.
+    expect(
+      [...saved.snapshot.files.keys()].filter((p) => p.startsWith('bookbags/')).map((p) => p.split('/')[1]),
+    ).toEqual(expect.not.arrayContaining(['crew-103-a2']));
+    expect(saved.snapshot.files.has('bookbags/crew-102-a1/bookbag.json')).toBe(true);
+
+    const b = cloneWorkspace(bare, join(tmp.path, 'old', 'b'));
+    await restoreCheckpoint({ stateDir: b.stateDir, sources: [await branchOf(b.workspace)] });
+    const log = new EventLog<QueueEvent, QueueState>(join(b.stateDir, 'grading.jsonl'));
+    const contents = log.read();
+    expect(contents.events).toEqual([]);
+    const state = foldLog(queueFold, contents);
+    expect(state.jobs[planted.pending]).toEqual(full.jobs[planted.pending]);
+    expect(state.jobs[planted.deadLetter]).toEqual(full.jobs[planted.deadLetter]);
+    expect(state.jobs[planted.deadLetter]).toMatchObject({
+      status: 'dead_letter',
+      attempts: 3,
+      job: { issueNumber: 102, crewId: 'crew-102-a1' },
+    });
+    expect(state.jobs[planted.graded]).toBeUndefined();
+    // Every folded key is still known: re-enqueueing the graded job stays a no-op.
+    expect(contents.keys.has(planted.graded)).toBe(true);
+    expect(
+      await log.append([
+        { key: planted.graded, type: 'job.enqueued', at: new Date().toISOString(), data: {} },
+      ]),
+    ).toEqual([]);
   });
 
   it('restoring when no source holds state starts empty and says so', async () => {

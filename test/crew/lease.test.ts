@@ -103,6 +103,30 @@ describe('worktree slot leases (N6.2)', () => {
   });
 });
 
+describe('a lease whose crew already finished', () => {
+  it('is free at once, even unexpired and with a live owner', async () => {
+    const s = (school = makeSchool());
+    await plan(s, [
+      { crewId: 'c1-a', issue: 1 },
+      { crewId: 'c2-a', issue: 2 },
+    ]);
+    await claimSlot(s.layout, req(s, 'c1-a', undefined, { slots: 1 }));
+    // The crew finished but its release was never written (a crash between the two appends).
+    const { EventLog, event } = await import('../../src/state/event-log.js');
+    await new EventLog(s.layout.file('crews')).append([
+      event('crew.finished', 'finished:c1-a', {
+        crewId: 'c1-a',
+        issueNumber: 1,
+        outcome: 'succeeded',
+        reason: 'ok',
+      }),
+    ]);
+    const got = await claimSlot(s.layout, req(s, 'c2-a', undefined, { slots: 1 }));
+    expect(got.slot).toBe(0);
+    expect(readCrewState(s.layout).registry.crews['c1-a']!.outcome).toBe('succeeded');
+  });
+});
+
 describe('Actions owners: the job must no longer be in progress (REST API through msw)', () => {
   const jobs: Record<string, string> = {};
   const server = setupServer(

@@ -11,7 +11,7 @@ import { tempDir } from '../support/tmp.js';
 import { GiB, config, item } from './helpers.js';
 
 const PLANNER = fileURLToPath(new URL('./fixtures/planner.ts', import.meta.url));
-const PROCESSES = 5;
+const PROCESSES = 4;
 const ROUNDS = 2;
 
 const dirs: Array<{ cleanup(): void }> = [];

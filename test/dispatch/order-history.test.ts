@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FenceSet, literalPrefix } from '../../src/dispatch/fences.js';
 import { issueStates } from '../../src/dispatch/history.js';
@@ -107,5 +108,32 @@ describe('history: two-failure stop, repairs, interruptions', () => {
     expect(s.get(2)).toEqual({ kind: 'done', crewId: 'b1' });
     expect(s.get(3)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'c1' });
     expect(s.get(4)).toEqual({ kind: 'stopped', crewIds: ['d1', 'd2'] });
+  });
+});
+
+describe('fences: the trie agrees with the naive pairwise check', () => {
+  it('tryClaim admits exactly the fence sets a pairwise literal-prefix scan admits', () => {
+    const seg = fc.constantFrom('a', 'ab', 'b', 'src', 'x.ts', '*', '**', '{c,d}');
+    const glob = fc.array(seg, { minLength: 0, maxLength: 4 }).map((s) => s.join('/'));
+    fc.assert(
+      fc.property(fc.array(fc.array(glob, { maxLength: 3 }), { maxLength: 12 }), (batches) => {
+        const set = new FenceSet();
+        const held: string[] = [];
+        for (const [i, fences] of batches.entries()) {
+          const live = fences.filter((f) => f.trim() !== '');
+          const naive = live.some((f) =>
+            held.some((h) => {
+              const a = literalPrefix(f);
+              const b = literalPrefix(h);
+              return a.startsWith(b) || b.startsWith(a);
+            }),
+          );
+          const got = set.tryClaim(fences, `o${i}`);
+          expect(got !== undefined).toBe(naive);
+          if (!got) held.push(...live);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -95,6 +95,25 @@ describe('planDispatch: recording a batch', () => {
     expect(low.refused).toMatchObject([{ issue: 9, code: 'disk-floor' }]);
   });
 
+  it('a hand-edited curriculum entry with values out of range falls back to the defaults (N1.3)', async () => {
+    const { plan, logger } = await school();
+    const bad = {
+      ...item(5),
+      weight: 'giant',
+      role: 'hacker',
+      fences: 'src/**',
+      priority: Number.NaN,
+      difficulty: Infinity,
+    } as unknown as CurriculumItem;
+    const r = await plan([bad, { ...item(6), number: -1 }]);
+    expect(r.assignments).toMatchObject([
+      { issueNumber: 5, weight: 'standard', role: 'coding', fences: [], difficulty: 2 },
+    ]);
+    expect(logger.lines.some((l) => l.level === 'warning' && l.message.includes('issue number is -1'))).toBe(
+      true,
+    );
+  });
+
   it('a job with too little time left plans nothing (N3.1)', async () => {
     const { plan } = await school();
     const startedAt = new Date(NOW.getTime() - 341 * 60_000); // 19 of 360 minutes left
@@ -241,6 +260,18 @@ describe('planDispatch: pauses (seed 002)', () => {
     const d = await plan(curriculum);
     expect(d.assignments).toEqual([]);
     expect(d.paused).toContain('ended with overloaded');
+  });
+
+  it('an unexplained exit (lost) pauses launches until looked at, and counts as a failed run', async () => {
+    const { layout, plan } = await school({ dispatch: { maxCrews: 1 } });
+    const a = await plan([item(1)]);
+    await finishCrew(layout, a.assignments[0]!.crewId, 1, 'lost');
+    const b = await plan([item(1)]);
+    expect(b.assignments).toEqual([]);
+    expect(b.paused).toContain('ended with lost');
+    await clearPause(layout, 'runner rebooted', readRegistry(layout));
+    const c = await plan([item(1)]);
+    expect(c.assignments).toMatchObject([{ issueNumber: 1, attempt: 2, repair: true }]);
   });
 
   it('an operator pause blocks launches until cleared', async () => {

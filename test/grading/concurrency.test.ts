@@ -39,7 +39,7 @@ describe('20 concurrent drainer processes', () => {
 
       const script = await bundleDrainer(tmp.path);
       const children = Array.from({ length: PROCS }, (_, i) =>
-        spawnDrainer(script, { stateDir: parallel.root, worker: `w${i}`, maxWorkers: 16 }),
+        spawnDrainer(script, { stateDir: parallel.root, worker: `w${i}`, maxWorkers: 25 }),
       );
       const serialRun = await drain({
         config: config({ fleet: { daemons: [{ id: 'big', worktrees: 64 }] } }),

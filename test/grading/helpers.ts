@@ -117,6 +117,7 @@ export async function bundleDrainer(outDir: string): Promise<string> {
     format: 'cjs',
     target: 'node20',
     outfile,
+    minify: true,
     logLevel: 'silent',
   });
   return outfile;

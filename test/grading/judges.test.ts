@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeBookbag as writeCrewBookbag } from '../../src/crew/bookbag.js';
 import { defaultGrader } from '../../src/grading/judges.js';
 import { drain } from '../../src/grading/drain.js';
 import { insideFences, parseDiff, rubricFinding } from '../../src/grading/rubric.js';
@@ -65,6 +66,10 @@ describe('verification judge (N5.3)', () => {
 
   it('fails verification_unavailable when the bookbag is absent, unfinished or tampered with', async () => {
     expect((await grade(job(2, 'c-absent'))).code).toBe('verification_unavailable');
+    writeBookbag(layout, { crewId: 'c-real', issueNumber: 2, diff, verification: 'passed' });
+    const outside = await grade(job(2, 'c-real', { bookbag: '../../etc' }));
+    expect(outside.code).toBe('verification_unavailable');
+    expect(outside.reasons[0]).toContain('outside the state'); // N4.2
     const unfinished = writeBookbag(layout, {
       crewId: 'c-noflag',
       issueNumber: 3,
@@ -229,4 +234,29 @@ describe('rubric', () => {
 
 afterAll(() => {
   if (existsSync(tmp.path)) rmSync(tmp.path, { recursive: true, force: true });
+});
+
+describe('contract with dispatch-crew', () => {
+  it('reads a bookbag written by the crew writer (done flag and hashes agree)', async () => {
+    const layout = new StateLayout(join(tmp.path, 'state-contract'));
+    const diff = 'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n';
+    const written = writeBookbag(layout, {
+      crewId: 'c-shape',
+      issueNumber: 30,
+      diff,
+      verification: 'passed',
+    });
+    const record = JSON.parse(
+      readFileSync(join(layout.bookbag('c-shape'), 'bookbag.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    rmSync(layout.bookbag('c-shape'), { recursive: true });
+    const { diffSha: _omit, ...rest } = record;
+    writeCrewBookbag(layout.bookbag('c-shape'), {
+      record: rest as never,
+      diff,
+      brief: '# brief\n',
+    });
+    const v = await defaultGrader({ config: config(), layout })(written);
+    expect(v).toMatchObject({ accepted: true, decidedBy: 'rubric' });
+  });
 });

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { redact, redactText, registerSecret, REDACTED } from '../../src/security/redact.js';
+import { redact, redactPatterns, redactText, registerSecret, REDACTED } from '../../src/security/redact.js';
 
 /** Token formats from DESIGN §6, each as it appears in the wild (shapes, not live values). */
 const a36 = 'aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5';
@@ -55,6 +56,32 @@ describe('redactText corpus', () => {
     expect(redactText('x plain-looking-value-93 y')).toBe(`x ${REDACTED} y`);
     registerSecret('abc'); // too short to register: would shred ordinary text
     expect(redactText('abc')).toBe('abc');
+  });
+
+  it('the fast prefilter never changes the result (property)', () => {
+    const pieces = Object.values(CORPUS).flatMap((v) => [
+      v,
+      v.slice(0, 10),
+      v.toLowerCase(),
+      v.toUpperCase(),
+    ]);
+    const text = fc
+      .array(
+        fc.oneof(
+          fc.constantFrom(...pieces, 'token=', 'Secret: ', '://', ' ', '\n', 'İ', 'ſ', 'K'),
+          fc.string({ maxLength: 12 }),
+        ),
+        {
+          maxLength: 12,
+        },
+      )
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(redactText(t)).toBe(redactPatterns(t));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('is idempotent', () => {

@@ -429,8 +429,9 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
       issue.updated_at = comment.created_at;
       return HttpResponse.json(commentJson(comment), { status: 201 });
     }),
-    route('get', '/repos/:owner/:repo/git/ref/heads/:branch', 'read', ({ params }) => {
-      const ref = `heads/${params.branch}`;
+    // Octokit sends `heads/x` in one path segment or percent-encoded: read the ref from the URL.
+    route('get', '/repos/:owner/:repo/git/ref/*', 'read', ({ url }) => {
+      const ref = refFrom(url, '/git/ref/');
       const sha = fake.refs.get(ref);
       return sha ? HttpResponse.json(refJson(ref, sha)) : apiError(404, 'Not Found');
     }),
@@ -442,9 +443,9 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
       fake.refs.set(ref, body.sha);
       return HttpResponse.json(refJson(ref, body.sha), { status: 201 });
     }),
-    route('patch', '/repos/:owner/:repo/git/refs/heads/:branch', 'write', async ({ request, params }) => {
+    route('patch', '/repos/:owner/:repo/git/refs/*', 'write', async ({ request, url }) => {
       const body = (await request.json()) as { sha?: string };
-      const ref = `heads/${params.branch}`;
+      const ref = refFrom(url, '/git/refs/');
       if (!fake.refs.has(ref)) return apiError(422, 'Reference does not exist');
       if (!body.sha) return apiError(422, 'Validation Failed: sha is required');
       fake.refs.set(ref, body.sha);
@@ -593,6 +594,11 @@ function commentJson(c: FakeComment): Record<string, unknown> {
     created_at: c.created_at,
     updated_at: c.created_at,
   };
+}
+
+function refFrom(url: URL, marker: string): string {
+  const path = url.pathname;
+  return decodeURIComponent(path.slice(path.indexOf(marker) + marker.length));
 }
 
 function refJson(ref: string, sha: string): Record<string, unknown> {

@@ -11,6 +11,7 @@ import {
   leastPrivilege,
   localActionUses,
   noExpressionsInRun,
+  referencedScripts,
   outputsAreIdentifiers,
   parseWorkflowYaml,
   perDaemonCrewGroups,
@@ -102,6 +103,11 @@ describe.each(workflowFiles)('%s', (file) => {
     expect(dryRunWritesNothing(wf)).toEqual([]);
   });
 
+  it('calls only scripts that exist and only the four school-core actions', () => {
+    for (const script of referencedScripts(wf)) expect(existsSync(script), script).toBe(true);
+    for (const use of localActionUses(wf)) expect(ACTIONS, `job ${use.job}`).toContain(use.action);
+  });
+
   // The action.yml files are written alongside; once one exists its inputs bind the workflows.
   for (const name of ACTIONS) {
     it.skipIf(!existsSync(actionFile(name)))(`passes only declared inputs to ${name}`, () => {
@@ -190,6 +196,7 @@ jobs:
       - run: echo "\${{ github.event.issue.title }}"
       - uses: actions/upload-artifact@v4
         with: { name: x, path: y }
+      - run: node .school-core/.github/scripts/missing.mjs
   grade:
     runs-on: ubuntu-latest
     permissions: write-all
@@ -206,6 +213,8 @@ jobs:
     expect(outputsAreIdentifiers(wf)).toHaveLength(1);
     expect(leastPrivilege(wf)).toEqual(['job grade: permissions write-all']);
     expect(dryRunWritesNothing(wf)).toHaveLength(2);
+    expect(referencedScripts(wf)).toEqual(['.github/scripts/missing.mjs']);
+    expect(existsSync('.github/scripts/missing.mjs')).toBe(false);
     expect(
       stateWritersShareOneGroup({
         jobs: { a: { steps: [{ with: { mode: 'save' } }] }, b: { steps: [{ with: { mode: 'save' } }] } },

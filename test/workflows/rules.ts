@@ -210,3 +210,15 @@ export function localActionUses(wf: Workflow): { job: string; action: string; in
   }
   return out;
 }
+
+/** Scripts a `run:` step calls from this repository (`.github/scripts/…`, also under `.school-core/`). */
+export function referencedScripts(wf: Workflow): string[] {
+  const out = new Set<string>();
+  for (const [, job] of jobsOf(wf)) {
+    for (const step of stepsOf(job)) {
+      for (const m of (step.run ?? '').matchAll(/(?:\.school-core\/)?(\.github\/scripts\/[\w.-]+)/g))
+        out.add(m[1]!);
+    }
+  }
+  return [...out].sort();
+}

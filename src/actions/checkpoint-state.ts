@@ -1,0 +1,105 @@
+import * as core from '@actions/core';
+import { actionsArtifactPort, actionsCachePort } from '../checkpoint/actions-ports.js';
+import { runCheckpoint } from '../checkpoint/run.js';
+import { bytes, fileRows } from '../checkpoint/summary.js';
+import { resolveConfig } from '../config/load.js';
+import { ConfigError, message } from '../errors.js';
+import { boardSummary } from '../github/board-summary.js';
+import { StateLayout } from '../state/layout.js';
+import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
+
+/** checkpoint-state: restore or save the school's state (docs/checkpoint.md). */
+void runAction(async () => {
+  const logger = actionsLogger();
+  const dryRun = optionalInput('dry-run') ?? 'false';
+  if (dryRun !== 'true' && dryRun !== 'false') {
+    throw new ConfigError(`dry-run: use "true" or "false", found "${dryRun}"`);
+  }
+  const report = await logger.group('checkpoint', () =>
+    runCheckpoint(
+      {
+        mode: core.getInput('mode', { required: true }) as 'restore' | 'save',
+        stateDir: optionalInput('state-dir'),
+        branch: optionalInput('branch'),
+        cacheKeyPrefix: optionalInput('cache-key-prefix'),
+        retentionDays: optionalInput('retention-days'),
+        sources: optionalInput('sources'),
+        token: secretInput('token'),
+        config: optionalInput('config'),
+        dryRun: dryRun === 'true',
+      },
+      {
+        logger,
+        cachePort: actionsCachePort,
+        artifactPort: actionsArtifactPort,
+        workspace: process.env.GITHUB_WORKSPACE,
+        scratchRoot: process.env.RUNNER_TEMP,
+        runId: process.env.GITHUB_RUN_ID,
+        runAttempt: process.env.GITHUB_RUN_ATTEMPT,
+      },
+    ),
+  );
+  // Outputs carry names and numbers only: never state content or issue text (DESIGN §5).
+  core.setOutput('source', report.sources.join(','));
+  core.setOutput('generation', String(report.generation));
+  core.setOutput('files', String(report.files.length));
+  // After a restore the board shows what the job starts from; after a save, what was saved.
+  let board: string | undefined;
+  try {
+    const stateDir = optionalInput('state-dir');
+    const config = resolveConfig(optionalInput('config'), stateDir ? { stateDir } : {});
+    board = boardSummary('checkpoint-state', new StateLayout(config.stateDir), config, logger);
+  } catch (e) {
+    logger.warning(`could not add the board to the job summary: ${message(e)}`);
+  }
+  await writeSummary((s) => {
+    s.addHeading(`checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, 3);
+    s.addTable([
+      [
+        { data: report.mode === 'save' ? 'Saved to' : 'Source', header: true },
+        { data: 'Generation', header: true },
+        { data: 'Files', header: true },
+        { data: 'Size', header: true },
+      ],
+      [
+        report.sources.join(', ') || 'none',
+        String(report.generation),
+        String(report.files.length),
+        bytes(report.files.reduce((n, f) => n + f.size, 0)),
+      ],
+    ]);
+    s.addTable([
+      [
+        { data: 'File', header: true },
+        { data: 'Size', header: true },
+      ],
+      ...fileRows(report.files),
+    ]);
+    const redacted = Object.entries(report.redacted);
+    if (redacted.length) {
+      s.addHeading('Redacted', 4);
+      s.addTable([
+        [
+          { data: 'File', header: true },
+          { data: 'Records or texts changed', header: true },
+        ],
+        ...redacted.map(([p, n]) => [p, String(n)]),
+      ]);
+    }
+    const compacted = Object.entries(report.compacted);
+    if (compacted.length) {
+      s.addHeading('Compacted', 4);
+      s.addTable([
+        [
+          { data: 'Log', header: true },
+          { data: 'Folded into snapshot', header: true },
+          { data: 'Dropped past window', header: true },
+        ],
+        ...compacted.map(([p, c]) => [p, String(c.folded), String(c.dropped)]),
+      ]);
+    }
+    if (report.warnings.length || report.notes.length)
+      s.addList([...report.warnings.map((w) => `⚠ ${w}`), ...report.notes]);
+    if (board) s.addRaw(board, true);
+  }, logger);
+});

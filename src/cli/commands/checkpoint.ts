@@ -1,0 +1,69 @@
+import { consoleLogger } from '../../log.js';
+import { runCheckpoint } from '../../checkpoint/run.js';
+import { textReport } from '../../checkpoint/summary.js';
+import { parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+const USAGE = `Usage: school checkpoint restore|save [options]
+
+Restore the state directory from a checkpoint, or save it as one.
+
+  --dir PATH          use a local checkpoint directory (no git, no GitHub)
+  --branch NAME       state branch (default: checkpoint.branch in school.yml, "school-state")
+  --remote URL|NAME   remote holding the state branch (default: origin of this repository)
+  --state-dir PATH    state directory (default: stateDir in school.yml, ".school/state")
+  --config FILE       school.yml to read
+  --dry-run           choose, verify and report; write nothing
+`;
+
+export const checkpointCommand: Command = {
+  summary: 'checkpoint restore|save [--dir PATH | --branch NAME --remote URL]: restore or save the state',
+  async run(argv) {
+    const { values, positionals } = parse(
+      'checkpoint',
+      argv,
+      {
+        dir: { type: 'string' },
+        branch: { type: 'string' },
+        remote: { type: 'string' },
+        'state-dir': { type: 'string' },
+        config: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        debug: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+      true,
+    );
+    const mode = positionals[0];
+    if (values.help || (mode !== 'restore' && mode !== 'save') || positionals.length > 1) {
+      process[values.help ? 'stdout' : 'stderr'].write(
+        mode && !values.help
+          ? `school checkpoint: unknown subcommand "${positionals.join(' ')}"; use restore or save.\n\n${USAGE}`
+          : USAGE,
+      );
+      return values.help ? 0 : 2;
+    }
+    if (values.dir && (values.branch || values.remote)) {
+      process.stderr.write(
+        'school checkpoint: --dir and --branch/--remote pick different sources; use one or the other.\n',
+      );
+      return 2;
+    }
+    const logger = consoleLogger({ debug: values.debug });
+    const report = await runCheckpoint(
+      {
+        mode,
+        stateDir: values['state-dir'],
+        branch: values.branch,
+        remote: values.remote,
+        directory: values.dir,
+        sources: values.dir ? 'directory' : 'branch',
+        config: values.config,
+        dryRun: values['dry-run'] === true,
+      },
+      { logger, workspace: process.cwd() },
+    );
+    process.stdout.write(textReport(report));
+    return 0;
+  },
+};

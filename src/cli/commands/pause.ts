@@ -1,0 +1,78 @@
+import { resolveConfig } from '../../config/load.js';
+import { ConfigError, CorruptStateError, message } from '../../errors.js';
+import { clearPause, pauseSchool, pauseStatus } from '../../dispatch/pause.js';
+import { readRegistry } from '../../dispatch/registry.js';
+import { redactText } from '../../security/redact.js';
+import { StateLayout } from '../../state/layout.js';
+import { parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+const HELP = `Usage: school pause --reason TEXT     pause new launches (running crews finish)
+       school pause --clear [--reason TEXT]  lift every recorded pause
+       school pause --status            show whether launches are paused and why
+Options: --config FILE (default school.yml), --state-dir DIR (default: stateDir from the config)
+`;
+
+/**
+ * Seed 002: a usage/credit limit or service overload pauses new launches; after the cause is
+ * resolved, `--clear` permits a new launch check, and an unresolved condition pauses again (the next
+ * crew that reports it records a new pause).
+ */
+export const pauseCommand: Command = {
+  summary: 'pause --reason TEXT | --clear | --status: pause, resume or inspect new crew launches',
+  async run(argv) {
+    const { values } = parse('pause', argv, {
+      reason: { type: 'string' },
+      clear: { type: 'boolean' },
+      status: { type: 'boolean' },
+      config: { type: 'string' },
+      'state-dir': { type: 'string' },
+      help: { type: 'boolean' },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const modes = [values.clear, values.status, !values.clear && values.reason !== undefined].filter(Boolean);
+    if (modes.length !== 1) {
+      throw new ConfigError(
+        'school pause: choose exactly one of --reason TEXT (pause), --clear or --status. Run `school pause --help`.',
+      );
+    }
+    const config = resolveConfig(values.config);
+    const layout = new StateLayout(values['state-dir'] ?? config.stateDir);
+
+    if (values.status) {
+      process.stdout.write(describe(layout));
+      return 0;
+    }
+    if (values.clear) {
+      let registry;
+      try {
+        registry = readRegistry(layout);
+      } catch (e) {
+        if (!(e instanceof CorruptStateError)) throw e;
+        // Dispatch stays denied while the registry is quarantined; the pause can still be lifted.
+        process.stderr.write(`school pause: ${redactText(message(e))}\n`);
+      }
+      const { cleared } = await clearPause(layout, values.reason ?? 'cleared by operator', registry);
+      process.stdout.write(
+        cleared.length === 0
+          ? 'No pause was recorded; the next dispatch checks launches as usual.\n'
+          : `Cleared ${cleared.length} pause(s). A condition that persists pauses again on its next report.\n`,
+      );
+      return 0;
+    }
+    await pauseSchool(layout, values.reason!);
+    process.stdout.write(`Paused new launches: ${redactText(values.reason!.trim())}\n`);
+    return 0;
+  },
+};
+
+function describe(layout: StateLayout): string {
+  const s = pauseStatus(layout);
+  const lines = [s.paused ? `paused: yes (${s.pauses.length} pause(s))` : 'paused: no'];
+  for (const p of s.pauses) lines.push(`  ${p.at} [${p.source}] ${p.reason}`);
+  if (s.lastCleared) lines.push(`last cleared: ${s.lastCleared.at} (${s.lastCleared.reason})`);
+  return redactText(lines.join('\n')) + '\n';
+}
