@@ -45,8 +45,10 @@ describe('D8 brownfield', () => {
       s.layout.file('crews'),
     ).records.filter((e) => e.type === 'crew.finished');
     expect(ends).toHaveLength(3);
-    for (const e of ends) expect(e.data.durationMs!).toBeLessThan(2_000 + 300 + 8_000);
-    expect(wallMs).toBeLessThan(3 * 2_000 + 30_000);
+    // The bound is the timeout plus grace plus the crew's own set-up and teardown (git, bookbag),
+    // which a loaded machine stretches; a crew that were never killed would hang forever.
+    for (const e of ends) expect(e.data.durationMs!).toBeLessThan(2_000 + 300 + 25_000);
+    expect(wallMs).toBeLessThan(3 * 2_000 + 60_000); // three sequential waves would need ≥ 3 × timeout
     // Timed-out work is graded (the bookbag says why) and the school is clean afterwards.
     expect(r.drain.rejected).toBe(3);
     assertClean(s);
