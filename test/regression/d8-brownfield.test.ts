@@ -48,7 +48,12 @@ describe('D8 brownfield', () => {
     // The bound is the timeout plus grace plus the crew's own set-up and teardown (git, bookbag),
     // which a loaded machine stretches; a crew that were never killed would hang forever.
     for (const e of ends) expect(e.data.durationMs!).toBeLessThan(2_000 + 300 + 25_000);
-    expect(wallMs).toBeLessThan(3 * 2_000 + 60_000); // three sequential waves would need ≥ 3 × timeout
+    expect(wallMs).toBeLessThan(3 * 2_000 + 60_000);
+    // One wave, not three: every crew had started before the first one finished.
+    const order = readJsonl<{ type: string }>(s.layout.file('crews'))
+      .records.map((e) => e.type)
+      .filter((t) => t === 'crew.started' || t === 'crew.finished');
+    expect(order.slice(0, 3)).toEqual(['crew.started', 'crew.started', 'crew.started']);
     // Timed-out work is graded (the bookbag says why) and the school is clean afterwards.
     expect(r.drain.rejected).toBe(3);
     assertClean(s);
