@@ -41,7 +41,7 @@ const { values } = parseArgs({
   },
 });
 // One iteration = one pool of 20 processes running until 20 more kills were injected.
-const iterations = Number(values.iterations ?? (values.short ? 12 : 40));
+const iterations = Number(values.iterations ?? (values.short ? 10 : 40));
 if (!Number.isInteger(iterations) || iterations < 1) {
   process.stderr.write(`--iterations: expected a positive integer, found "${values.iterations}"\n`);
   process.exit(2);
@@ -142,7 +142,7 @@ function launch(slot: number): Promise<void> {
         stateDir,
         ackFile: join(acks, `${op}-${slot}-${spawned}.jsonl`),
         config: rawConfig,
-        ops: 1000,
+        ops: 1_000_000,
         seed: seed++,
         remote: bare,
         directory,
@@ -172,8 +172,14 @@ function launch(slot: number): Promise<void> {
   );
 }
 
+let inflight = 0;
 async function slotLoop(slot: number): Promise<void> {
-  while (kills < target) await launch(slot);
+  // Stop spawning once the processes alive can deliver the remaining kills.
+  while (kills + inflight < target) {
+    inflight++;
+    await launch(slot);
+    inflight--;
+  }
 }
 await Promise.all(Array.from({ length: POOL }, (_, i) => slotLoop(i)));
 const chaosMs = performance.now() - started;

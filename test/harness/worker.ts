@@ -192,6 +192,9 @@ const runs: Record<Op, () => Promise<void>> = {
       throw e;
     }
     await sleep(random() * 300);
+    // The order of runCrew: the lease is released before the end is recorded, so a kill between
+    // the two leaves a running crew without a lease, which the driver's adoption marks lost.
+    await releaseLease(layout, c.crewId, 'crew succeeded');
     await crewEventLog(layout).append([
       event('crew.finished', `finished:${c.crewId}`, {
         crewId: c.crewId,
@@ -200,7 +203,6 @@ const runs: Record<Op, () => Promise<void>> = {
         reason: `done; note ${pick(a.secrets)}`,
       }),
     ]);
-    await releaseLease(layout, c.crewId, 'crew succeeded');
     ack({ crewId: c.crewId, finished: true });
   },
   async tear() {
