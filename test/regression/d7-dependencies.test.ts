@@ -1,0 +1,114 @@
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { planStep } from '../../src/crew/dispatch-run.js';
+import { readCrewState } from '../../src/crew/lease.js';
+import { fetchCurriculum } from '../../src/curriculum/fetch.js';
+import { createGitHubClient } from '../../src/github/client.js';
+import { drain } from '../../src/grading/drain.js';
+import { octokitPort } from '../../src/grading/github-port.js';
+import { silentLogger } from '../../src/log.js';
+import { git } from '../support/tmp.js';
+import { GitHubFake } from '../support/github-fake.js';
+import { crewsOnly, loop, makeSchool, writeIssues, type School } from './helpers.js';
+
+/**
+ * Dimension 7 — external dependencies fail: the Orca daemon dies under a crew, GitHub times out
+ * while labels are written, and the worktree fleet is down so crews fall back to bots.
+ */
+let s: School | undefined;
+afterEach(() => s?.cleanup());
+
+describe('D7 external dependency failure', () => {
+  it('N7.1 an Orca daemon that crashes under its crews: aborted cleanly, worktree reset, retries capped at two', async () => {
+    s = makeSchool({ worktrees: 1 });
+    // The daemon CLI dies with SIGKILL the moment it is asked to launch a student.
+    const orca = join(s.root, 'orca');
+    writeFileSync(orca, '#!/bin/sh\nkill -9 $$\n');
+    chmodSync(orca, 0o755);
+    s.config.fleet.daemons = [
+      {
+        id: 'd1',
+        labels: [],
+        worktrees: 1,
+        class: 'standard',
+        classroom: 'orca',
+        orca: { binary: orca, args: [] },
+      },
+    ];
+    s.config.dispatch.minFreeDiskGiB = 0;
+    const src = writeIssues(s, [{ number: 9, title: 'a', body: 'b' }]);
+    const outcomes: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const r = await loop(s, src);
+      outcomes.push(...r.runs.flatMap((x) => x.result.finished.map((f) => f.outcome)));
+      if (round === 2) {
+        expect(r.plan.assignments).toHaveLength(0);
+        expect(r.plan.refused).toEqual([
+          expect.objectContaining({ issue: 9, code: 'repair-stopped-after-two-failures' }),
+        ]);
+      }
+    }
+    // Two attempts, both failed, never a third (the dead daemon does not loop the issue).
+    expect(outcomes).toHaveLength(2);
+    for (const o of outcomes) expect(['failed', 'aborted']).toContain(o);
+    const reg = readCrewState(s.layout).registry;
+    expect(Object.keys(reg.leases)).toEqual([]);
+    expect(Object.values(reg.crews).every((c) => c.status === 'finished')).toBe(true);
+    const slot = join(s.layout.root, '..', 'worktrees', 'd1', 'slot-0');
+    expect(git(slot, 'status', '--porcelain', '--ignored')).toBe('');
+  }, 90_000);
+
+  it('N7.2 GitHub failing during label writes never blocks a grade; the label is delivered once later', async () => {
+    s = makeSchool({ worktrees: 1 });
+    s.config.dispatch.minFreeDiskGiB = 0;
+    await crewsOnly(s, writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]));
+    const fake = new GitHubFake();
+    fake.addIssue({ title: 'a' });
+    fake.faults.push({ path: /labels/, kind: 502, times: 1000 });
+    const client = createGitHubClient({
+      token: 'test-token',
+      fetch: fake.fetch,
+      retryAfterBaseValue: 1,
+      rateLimitRetries: 1,
+    });
+    const github = octokitPort(client, `${fake.owner}/${fake.repo}`);
+    const down = await drain({ config: s.config, layout: s.layout, logger: silentLogger, github });
+    expect(down.accepted).toBe(1);
+    expect(down.outboxPending).toBeGreaterThan(0);
+    expect(fake.issues.get(1)!.labels).toEqual([]);
+    fake.faults.length = 0;
+    const up = await drain({ config: s.config, layout: s.layout, logger: silentLogger, github });
+    expect(up.snapshot).toBe(0); // nothing re-graded
+    expect(up.outboxPending).toBe(0);
+    expect(fake.issues.get(1)!.labels).toEqual([s.config.grading.labels.accepted]);
+    const again = await drain({ config: s.config, layout: s.layout, logger: silentLogger, github });
+    expect(again.outboxDelivered).toBe(0);
+    expect(
+      fake.requests.filter((r) => r.method === 'POST' && /labels/.test(r.path) && r.status < 300),
+    ).toHaveLength(1);
+  }, 90_000);
+
+  it('N7.3 with the worktree fleet offline, coding crews fall back to bots only up to maxFallbacks per cycle', async () => {
+    s = makeSchool({
+      daemons: [
+        { id: 'w1', worktrees: 4 },
+        { id: 'b1', worktrees: 4, classroom: 'bot' },
+      ],
+    });
+    s.config.dispatch.minFreeDiskGiB = 0;
+    s.config.dispatch.maxCrews = 8;
+    s.config.dispatch.maxFallbacks = 2;
+    const src = writeIssues(
+      s,
+      [1, 2, 3, 4, 5].map((n) => ({ number: n, title: `t${n}`, body: 'b' })),
+    );
+    await fetchCurriculum({ layout: s.layout, config: s.config, source: src, logger: silentLogger });
+    // Only the bot daemon reports in: w1 (the worktree daemon) is down.
+    const r = await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['b1'] });
+    expect(r.assignments).toHaveLength(2);
+    expect(r.assignments.every((a) => a.daemon === 'b1')).toBe(true);
+    expect(r.refused.filter((x) => x.code === 'fallback-limit')).toHaveLength(3);
+    expect(existsSync(s.layout.file('crews'))).toBe(true);
+  });
+});
