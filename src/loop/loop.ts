@@ -75,6 +75,8 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
 
-  const ledger = new ScoreLedger(layout);
-  return { fetch: fetched, plan, runs, drain: drained, leaderboard: leaderboard(ledger.state()) };
+  // N5.2: a drain stopped by a corrupt ledger reports it as `fatal`; the loop must not then throw
+  // while reading that ledger for the leaderboard. It shows none and keeps the fatal result.
+  const board = drained.fatal ? [] : leaderboard(new ScoreLedger(layout).state());
+  return { fetch: fetched, plan, runs, drain: drained, leaderboard: board };
 }
