@@ -13,8 +13,15 @@ export interface BenchFigure {
   baseline?: { label: string; value: number };
   /** Human statement of the goal, e.g. "≤ 250 ms". */
   goal?: string;
-  /** Whether the goal is met, judged on this run's value. */
+  /** Whether the goal is met, judged on this run's value (the harness takes the majority of rounds). */
   met?: boolean;
+  /**
+   * A machine-checkable goal. When given, the harness judges it on the median (of `value`, or of the
+   * value/baseline ratio with `of: 'ratio'`) instead of counting `met` over rounds.
+   */
+  target?: { op: '<=' | '>='; value: number; of?: 'value' | 'ratio' };
+  /** A short note printed under the table (e.g. why a goal is missed, or what was skipped). */
+  note?: string;
 }
 
 export interface Bench {
@@ -23,4 +30,8 @@ export interface Bench {
   run(): Promise<BenchFigure[]>;
   /** Rounds after the warm-up; at least 5. */
   rounds?: number;
+  /** Once before the warm-up (e.g. build a fixture); its time is not measured. */
+  setup?(): Promise<void>;
+  /** Once after the last round, also when a round threw. */
+  teardown?(): Promise<void>;
 }

@@ -2,7 +2,10 @@ import * as core from '@actions/core';
 import { actionsArtifactPort, actionsCachePort } from '../checkpoint/actions-ports.js';
 import { runCheckpoint } from '../checkpoint/run.js';
 import { bytes, fileRows } from '../checkpoint/summary.js';
-import { ConfigError } from '../errors.js';
+import { resolveConfig } from '../config/load.js';
+import { ConfigError, message } from '../errors.js';
+import { boardSummary } from '../github/board-summary.js';
+import { StateLayout } from '../state/layout.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 
 /** checkpoint-state: restore or save the school's state (docs/checkpoint.md). */
@@ -40,6 +43,15 @@ void runAction(async () => {
   core.setOutput('source', report.sources.join(','));
   core.setOutput('generation', String(report.generation));
   core.setOutput('files', String(report.files.length));
+  // After a restore the board shows what the job starts from; after a save, what was saved.
+  let board: string | undefined;
+  try {
+    const stateDir = optionalInput('state-dir');
+    const config = resolveConfig(optionalInput('config'), stateDir ? { stateDir } : {});
+    board = boardSummary('checkpoint-state', new StateLayout(config.stateDir), config, logger);
+  } catch (e) {
+    logger.warning(`could not add the board to the job summary: ${message(e)}`);
+  }
   await writeSummary((s) => {
     s.addHeading(`checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, 3);
     s.addTable([
@@ -88,5 +100,6 @@ void runAction(async () => {
     }
     if (report.warnings.length || report.notes.length)
       s.addList([...report.warnings.map((w) => `⚠ ${w}`), ...report.notes]);
+    if (board) s.addRaw(board, true);
   }, logger);
 });

@@ -6,6 +6,8 @@ import { beatDaemon, planStep, progressLine, runStep } from '../crew/dispatch-ru
 import { runCrewFromSpec } from '../crew/runner.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
+import { boardSummary } from '../github/board-summary.js';
+import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
 
@@ -15,41 +17,18 @@ import { StateLayout } from '../state/layout.js';
  * heartbeat` only records this runner's roster heartbeat. The same bundle
  * is the crew runner: the driver starts `node <this bundle> __run-crew <spec>` in its own session.
  */
-const flag = (name: string) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      const s = (v ?? 'false').trim().toLowerCase();
-      if (s !== 'true' && s !== 'false') {
-        ctx.addIssue({ code: 'custom', message: `${name}: expected true or false, found "${v}"` });
-        return z.NEVER;
-      }
-      return s === 'true';
-    });
 
 const inputsSchema = z.object({
   mode: z.enum(['plan', 'run', 'heartbeat'], { message: 'mode: expected "plan", "run" or "heartbeat"' }),
   daemon: z.string().optional(),
   config: z.string().optional(),
   stateDir: z.string().optional(),
-  maxCrews: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined) return undefined;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) {
-        ctx.addIssue({ code: 'custom', message: `max-crews: expected a whole number ≥ 1, found "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  maxCrews: wholeNumberInput('max-crews'),
   bookbagsPath: z.string().optional(),
   jobStartedAt: z.iso
     .datetime({ message: 'job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z' })
     .optional(),
-  dryRun: flag('dry-run'),
+  dryRun: booleanInput('dry-run'),
   token: z.string().optional(),
 });
 
@@ -100,6 +79,7 @@ async function main(): Promise<void> {
     core.setOutput('fleet', JSON.stringify(plan.fleet.map((d) => d.id)));
     core.setOutput('admitted', String(plan.assignments.length));
     core.setOutput('refused', String(plan.refused.length));
+    const board = boardSummary('dispatch-crew', layout, config, logger);
     await writeSummary((s) => {
       s.addHeading('dispatch-crew: plan', 2);
       if (plan.loud) s.addRaw(`**${plan.loud}**`, true);
@@ -143,6 +123,7 @@ async function main(): Promise<void> {
           String(d.assigned),
         ]),
       ]);
+      if (board) s.addRaw(board, true);
     }, logger);
     return;
   }
@@ -183,6 +164,7 @@ async function main(): Promise<void> {
   core.setOutput('finished', String(result.finished.length));
   core.setOutput('lost', String(result.lost.length));
   core.setOutput('paused', result.paused ? 'true' : 'false');
+  const board = boardSummary('dispatch-crew', layout, config, logger);
   await writeSummary((s) => {
     s.addHeading(`dispatch-crew: daemon ${daemon}`, 2);
     if (result.paused) s.addRaw(`**${result.paused}**`, true);
@@ -196,6 +178,7 @@ async function main(): Promise<void> {
       ...result.lost.map((id) => [id, 'lost', 'unexplained exit: launches paused']),
       ...result.skipped.map((k) => [k.crewId, 'not started', k.reason]),
     ]);
+    if (board) s.addRaw(board, true);
   }, logger);
   if (result.lost.length)
     core.setFailed(`${result.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``);

@@ -5,52 +5,22 @@ import { ConfigError } from '../errors.js';
 import { drain } from '../grading/drain.js';
 import { octokitPort } from '../grading/github-port.js';
 import { importBookbags } from '../grading/import.js';
-import { ScoreLedger, leaderboard } from '../grading/ledger.js';
 import { GradingQueue, pendingKeys } from '../grading/queue.js';
-import {
-  countsLine,
-  deadLetterTable,
-  leaderboardTable,
-  verdictTable,
-  type Table,
-} from '../grading/report.js';
+import { countsLine, deadLetterTable, verdictTable, type Table } from '../grading/report.js';
 import { createGitHubClient } from '../github/client.js';
+import { boardSummary } from '../github/board-summary.js';
+import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
 
 /** drain-grading: thin entry (STYLE) — parse the inputs once, call the grading core, report. */
-const count = (name: string) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined) return undefined;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) {
-        ctx.addIssue({ code: 'custom', message: `${name}: expected a whole number ≥ 1, found "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    });
-const flag = (name: string) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      const s = (v ?? 'false').trim().toLowerCase();
-      if (s !== 'true' && s !== 'false') {
-        ctx.addIssue({ code: 'custom', message: `${name}: expected true or false, found "${v}"` });
-        return z.NEVER;
-      }
-      return s === 'true';
-    });
 
 const inputsSchema = z.object({
-  maxWorkers: count('max-workers'),
-  maxAttempts: count('max-attempts'),
+  maxWorkers: wholeNumberInput('max-workers'),
+  maxAttempts: wholeNumberInput('max-attempts'),
   requeue: z.string().optional(),
-  listDeadLetters: flag('list-dead-letters'),
-  dryRun: flag('dry-run'),
+  listDeadLetters: booleanInput('list-dead-letters'),
+  dryRun: booleanInput('dry-run'),
   bookbagsPath: z.string().optional(),
   config: z.string().optional(),
   stateDir: z.string().optional(),
@@ -141,15 +111,12 @@ void runAction(async () => {
   core.setOutput('dead-letters', String(dead.length));
   core.setOutput('pending', String(pendingKeys(queue.state(), new Date()).length));
 
+  const board = boardSummary('drain-grading', layout, config, logger);
   await writeSummary((s) => {
     s.addHeading('Grading', 2).addRaw(`${countsLine(result)}\n\n`);
     if (result.fatal) s.addRaw(`**Grading stopped:** ${result.fatal}\n\n`);
-    else {
-      const rows = leaderboard(new ScoreLedger(layout).state());
-      s.addHeading('Leaderboard', 3);
-      if (rows.length > 0) s.addTable(toSummary(leaderboardTable(rows)));
-      else s.addRaw('No graded work yet.\n');
-    }
+    // The leaderboard, lanes and pauses come from the board's view model.
+    if (board) s.addRaw(board, true);
     s.addHeading('Verdicts of this drain', 3);
     if (result.verdicts.length > 0) s.addTable(toSummary(verdictTable(result)));
     else s.addRaw('None.\n');

@@ -6,6 +6,7 @@ import { parseRepo } from '../curriculum/github-source.js';
 import { headline, SUMMARY_HEADER, summaryRows } from '../curriculum/summary.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
+import { boardSummary } from '../github/board-summary.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
 
@@ -62,12 +63,14 @@ export async function main(): Promise<void> {
   core.setOutput('curriculum-path', result.path);
   core.setOutput('mode', result.mode);
   core.info(headline(result));
+  const board = boardSummary('fetch-curriculum', layout, config, logger);
   await writeSummary((s) => {
     s.addHeading('Curriculum', 2).addRaw(headline(result), true);
     if (result.items.length) {
       s.addTable([SUMMARY_HEADER.map((h) => ({ data: h, header: true })), ...summaryRows(result.items)]);
       if (result.items.length > 200) s.addRaw(`… and ${result.items.length - 200} more.`, true);
     }
+    if (board) s.addRaw(board, true);
   }, logger);
 }
 

@@ -6,6 +6,9 @@ import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
 import { loopCommand } from './commands/loop.js';
 import { pauseCommand } from './commands/pause.js';
+import { reportCommand } from './commands/report.js';
+import { simulateCommand } from './commands/simulate.js';
+import { statusCommand } from './commands/status.js';
 
 export interface Command {
   summary: string;
@@ -14,14 +17,17 @@ export interface Command {
 
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
-  config: configCommand,
-  fetch: fetchCommand,
-  drain: drainCommand,
-  'dead-letters': deadLettersCommand,
-  dispatch: dispatchCommand,
   loop: loopCommand,
-  pause: pauseCommand,
+  fetch: fetchCommand,
+  dispatch: dispatchCommand,
+  drain: drainCommand,
   checkpoint: checkpointCommand,
+  status: statusCommand,
+  report: reportCommand,
+  simulate: simulateCommand,
+  pause: pauseCommand,
+  'dead-letters': deadLettersCommand,
+  config: configCommand,
 };
 
 export function usage(): string {

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { git, initBareRemote, tempDir } from '../support/tmp.js';
 import { cloneWorkspace, writeGradingState } from './helpers.js';
 
+/** Spawns pay a TypeScript loader start each: seconds on a loaded machine, so a longer budget. */
+const SPAWN_TIMEOUT = 240_000;
 const tmp = tempDir('school-ckpt-action-');
 afterAll(() => tmp.cleanup());
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -50,48 +52,56 @@ function runAction(name: string, workspace: string, inputs: Record<string, strin
 }
 
 describe('checkpoint-state action entry', () => {
-  it('saves then restores through the branch; cache and artifact outside Actions are warnings; outputs and summary', async () => {
-    const { bare } = initBareRemote(join(tmp.path, 'a'));
-    const w = cloneWorkspace(bare, join(tmp.path, 'a', 'w'));
-    await writeGradingState(w.stateDir);
-    const token = 'ghs_' + 'ActionInputTokenAbCdEfGhIjKlMnOp123';
-    const save = await runAction('save', w.workspace, {
-      mode: 'save',
-      'state-dir': w.stateDir,
-      token,
-      'retention-days': '3',
-    });
-    expect(save.code, save.stdout).toBe(0);
-    expect(save.stdout).toMatch(/::warning::.*cache/);
-    // The runner consumes ::add-mask:: itself; nothing else may carry the token.
-    const visible = save.stdout.split('\n').filter((l) => !l.startsWith('::add-mask::'));
-    expect(visible.join('\n')).not.toContain(token);
-    expect(save.stdout).toContain(`::add-mask::${token}`);
-    expect(save.output).toMatch(/source<<.*\nbranch\n/);
-    expect(save.output).toMatch(/generation<<.*\n1\n/);
-    expect(save.summary).toContain('checkpoint-state: save');
-    expect(save.summary).toMatch(/bookbags\/ \(3 crews, 6 files\)/);
+  it(
+    'saves then restores through the branch; cache and artifact outside Actions are warnings; outputs and summary',
+    async () => {
+      const { bare } = initBareRemote(join(tmp.path, 'a'));
+      const w = cloneWorkspace(bare, join(tmp.path, 'a', 'w'));
+      await writeGradingState(w.stateDir);
+      const token = 'ghs_' + 'ActionInputTokenAbCdEfGhIjKlMnOp123';
+      const save = await runAction('save', w.workspace, {
+        mode: 'save',
+        'state-dir': w.stateDir,
+        token,
+        'retention-days': '3',
+      });
+      expect(save.code, save.stdout).toBe(0);
+      expect(save.stdout).toMatch(/::warning::.*cache/);
+      // The runner consumes ::add-mask:: itself; nothing else may carry the token.
+      const visible = save.stdout.split('\n').filter((l) => !l.startsWith('::add-mask::'));
+      expect(visible.join('\n')).not.toContain(token);
+      expect(save.stdout).toContain(`::add-mask::${token}`);
+      expect(save.output).toMatch(/source<<.*\nbranch\n/);
+      expect(save.output).toMatch(/generation<<.*\n1\n/);
+      expect(save.summary).toContain('checkpoint-state: save');
+      expect(save.summary).toMatch(/bookbags\/ \(3 crews, 6 files\)/);
 
-    const r = cloneWorkspace(bare, join(tmp.path, 'a', 'r'));
-    const restore = await runAction('restore', r.workspace, {
-      mode: 'restore',
-      'state-dir': r.stateDir,
-      token,
-    });
-    expect(restore.code, restore.stdout).toBe(0);
-    expect(restore.output).toMatch(/source<<.*\nbranch\n/);
-    expect(readFileSync(join(r.stateDir, 'grading.jsonl'), 'utf8')).toBe(
-      readFileSync(join(w.stateDir, 'grading.jsonl'), 'utf8'),
-    );
-  });
+      const r = cloneWorkspace(bare, join(tmp.path, 'a', 'r'));
+      const restore = await runAction('restore', r.workspace, {
+        mode: 'restore',
+        'state-dir': r.stateDir,
+        token,
+      });
+      expect(restore.code, restore.stdout).toBe(0);
+      expect(restore.output).toMatch(/source<<.*\nbranch\n/);
+      expect(readFileSync(join(r.stateDir, 'grading.jsonl'), 'utf8')).toBe(
+        readFileSync(join(w.stateDir, 'grading.jsonl'), 'utf8'),
+      );
+    },
+    SPAWN_TIMEOUT,
+  );
 
-  it('fails once with a message naming the bad input', async () => {
-    const bad = await runAction('bad', tmp.path, { mode: 'backup' });
-    expect(bad.code).toBe(1);
-    expect(bad.stdout).toMatch(/::error::checkpoint-state: mode: use "restore" or "save"/);
-    const badSources = await runAction('bad2', tmp.path, { mode: 'save', sources: 'branch,ftp' });
-    expect(badSources.stdout).toMatch(
-      /::error::sources: unknown source "ftp"; allowed: branch, cache, artifact, directory/,
-    );
-  });
+  it(
+    'fails once with a message naming the bad input',
+    async () => {
+      const bad = await runAction('bad', tmp.path, { mode: 'backup' });
+      expect(bad.code).toBe(1);
+      expect(bad.stdout).toMatch(/::error::checkpoint-state: mode: use "restore" or "save"/);
+      const badSources = await runAction('bad2', tmp.path, { mode: 'save', sources: 'branch,ftp' });
+      expect(badSources.stdout).toMatch(
+        /::error::sources: unknown source "ftp"; allowed: branch, cache, artifact, directory/,
+      );
+    },
+    SPAWN_TIMEOUT,
+  );
 });

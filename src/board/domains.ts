@@ -1,0 +1,145 @@
+import { fleetStatus } from '../dispatch/fleet.js';
+import type { CrewRegistry } from '../dispatch/registry.js';
+import type { SchoolState } from '../dispatch/school-log.js';
+import type { SchoolConfig } from '../config/schema.js';
+import { leaderboard, type LedgerState } from '../grading/ledger.js';
+import { queueFold, type QueueEvent, type QueueState } from '../grading/queue.js';
+import type { LogContents } from '../state/event-log.js';
+import type { DaemonLoad, LeaderCell, LeaderRow, QueuePoint } from './model.js';
+
+/**
+ * The board's numbers come from the domains' own folds and helpers (issue 9: no second
+ * implementation): the queue fold for grading, the ledger fold and `leaderboard()` for scores,
+ * `fleetStatus()` for the roster. This module only reshapes them for rendering.
+ */
+
+/** Jobs a drain would still pick up (now or once a lease expires). */
+export function queued(state: QueueState): number {
+  let n = 0;
+  for (const j of Object.values(state.jobs)) if (j.status === 'pending' || j.status === 'claimed') n++;
+  return n;
+}
+
+const MAX_POINTS = 240;
+
+/**
+ * Queue depth over time: replays the grading log through the queue fold one event at a time and
+ * samples the depth (at most MAX_POINTS points, the last one always kept). Log order is the fold's
+ * order; the time axis only moves forward, so clock skew between writers cannot draw backwards.
+ */
+export function queueSeries(contents: LogContents<QueueEvent>): QueuePoint[] {
+  let state = structuredClone(contents.snapshot?.data.state as QueueState | undefined) ?? queueFold.empty();
+  const events = contents.events;
+  const step = Math.max(1, Math.ceil(events.length / MAX_POINTS));
+  const series: QueuePoint[] = [];
+  let depth = queued(state);
+  let clock = contents.snapshot?.at ?? '';
+  events.forEach((e, i) => {
+    if (e.at > clock) clock = e.at;
+    const key = String((e.data as { jobKey?: unknown }).jobKey);
+    const before = state.jobs[key]?.status;
+    state = queueFold.apply(state, e);
+    const after = state.jobs[key]?.status;
+    const live = (s: string | undefined) => (s === 'pending' || s === 'claimed' ? 1 : 0);
+    depth += live(after) - live(before);
+    if (i % step === 0 || i === events.length - 1) {
+      const last = series[series.length - 1];
+      if (last?.at === clock) last.depth = depth;
+      else series.push({ at: clock, depth });
+    }
+  });
+  return series;
+}
+
+/** The ledger's leaderboard, plus rejections (graded minus accepted) for the board's columns. */
+export function leaderRows(state: LedgerState): LeaderRow[] {
+  return leaderboard(state).map((r) => ({
+    rank: r.rank,
+    agent: r.agent,
+    score: r.ema,
+    count: r.count,
+    accepted: r.accepted,
+    rejected: r.count - r.accepted,
+  }));
+}
+
+/** Per (domain, difficulty), best score first, then graded count, then agent. */
+export function leaderCells(state: LedgerState): LeaderCell[] {
+  return Object.values(state.cells)
+    .map((c) => ({
+      domain: c.domain,
+      difficulty: c.difficulty,
+      agent: c.agent,
+      score: c.ema,
+      count: c.count,
+    }))
+    .sort(
+      (a, b) =>
+        a.domain.localeCompare(b.domain) ||
+        a.difficulty - b.difficulty ||
+        b.score - a.score ||
+        b.count - a.count ||
+        a.agent.localeCompare(b.agent),
+    );
+}
+
+/**
+ * The fleet registry joined with the roster (`fleetStatus`: online iff seen within the TTL,
+ * effective class = min(declared, observed)) and the registry's load per daemon. Daemons that
+ * appear in crews but not in the configuration are listed too, so no crew goes missing.
+ */
+export function daemonLoads(
+  config: SchoolConfig,
+  registry: CrewRegistry | undefined,
+  school: SchoolState | undefined,
+  now: Date,
+): DaemonLoad[] {
+  const rows = new Map<string, DaemonLoad>();
+  for (const d of fleetStatus(config, school ?? { roster: {}, pauses: [] }, now)) {
+    rows.set(d.id, {
+      id: d.id,
+      slots: d.slots,
+      running: 0,
+      planned: 0,
+      load: 0,
+      configured: true,
+      declaredClass: d.declaredClass,
+      effectiveClass: d.effectiveClass,
+      online: d.online,
+      ...(d.offlineReason ? { offlineReason: d.offlineReason } : {}),
+      ...(d.lastSeen ? { lastSeen: d.lastSeen } : {}),
+      ...(d.observedClass ? { observedClass: d.observedClass } : {}),
+      ...(d.freeDiskBytes !== undefined ? { freeDiskBytes: d.freeDiskBytes } : {}),
+      finished: 0,
+      busySeconds: 0,
+    });
+  }
+  for (const c of Object.values(registry?.crews ?? {})) {
+    let r = rows.get(c.daemon);
+    if (!r) {
+      r = {
+        id: c.daemon,
+        slots: 0,
+        running: 0,
+        planned: 0,
+        load: 0,
+        configured: false,
+        online: false,
+        offlineReason: 'not in fleet.daemons',
+        finished: 0,
+        busySeconds: 0,
+      };
+      rows.set(c.daemon, r);
+    }
+    if (c.status === 'running') r.running++;
+    else if (c.status === 'planned') r.planned++;
+    else if (c.startedAt && c.finishedAt) {
+      r.finished++;
+      r.busySeconds += Math.max(0, (Date.parse(c.finishedAt) - Date.parse(c.startedAt)) / 1000);
+    }
+  }
+  for (const r of rows.values()) {
+    r.load = r.slots > 0 ? r.running / r.slots : r.running > 0 ? 1 : 0;
+  }
+  return [...rows.values()];
+}

@@ -1,0 +1,14 @@
+import { resolveConfig } from '../config/load.js';
+import type { SchoolConfig } from '../config/schema.js';
+import { StateLayout } from '../state/layout.js';
+import { buildView } from './view.js';
+import type { SchoolView } from './model.js';
+
+/** The board for a CLI verb: configuration as every verb resolves it, `--state-dir` overriding it. */
+export function loadView(options: { config?: string; stateDir?: string; now?: Date }): {
+  view: SchoolView;
+  config: SchoolConfig;
+} {
+  const config = resolveConfig(options.config, options.stateDir ? { stateDir: options.stateDir } : {});
+  return { view: buildView(new StateLayout(config.stateDir), config, options.now ?? new Date()), config };
+}

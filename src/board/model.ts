@@ -1,0 +1,164 @@
+/**
+ * The one view model of the school (seed 000 §2: "one board, many lanes"). `buildView` computes it
+ * from the state directory; the terminal board, the HTML report and every job summary render it
+ * and compute no numbers of their own.
+ */
+
+/** Lanes in board order. Every issue the school knows of sits in exactly one lane. */
+export const LANES = [
+  'ready',
+  'planned',
+  'running',
+  'grading',
+  'accepted',
+  'rejected',
+  'dead_letter',
+  'stopped',
+  'paused',
+] as const;
+export type LaneId = (typeof LANES)[number];
+
+export const LANE_LABELS: Record<LaneId | 'error', string> = {
+  ready: 'Ready',
+  planned: 'Planned',
+  running: 'Running',
+  grading: 'Grading',
+  accepted: 'Accepted',
+  rejected: 'Rejected',
+  dead_letter: 'Dead letter',
+  stopped: 'Stopped after two failures',
+  paused: 'Paused',
+  error: 'State errors',
+};
+
+/** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
+export const ACTIVE_LANES: readonly LaneId[] = ['planned', 'running', 'grading', 'dead_letter', 'paused'];
+
+export interface BoardItem {
+  issue: number;
+  /** Sanitized and redacted. */
+  title: string;
+  crewId?: string;
+  agent?: string;
+  daemon?: string;
+  slot?: number;
+  attempt?: number;
+  /** A queued repair: the issue's last run failed once. */
+  repair?: boolean;
+  /** When the item entered its lane (ISO), when known. */
+  since?: string;
+  /** Seconds in this lane at `generatedAt`. */
+  ageSeconds?: number;
+  /** Seconds since the school first planned a crew for this issue. */
+  totalAgeSeconds?: number;
+  /** Why it is here: stop reason, last grading error, verdict reason, pause reason. */
+  reason?: string;
+  /** Grading attempts so far (grading and dead-letter lanes). */
+  attempts?: number;
+}
+
+export interface Lane {
+  id: LaneId;
+  label: string;
+  count: number;
+  /** Ordered oldest first. */
+  items: BoardItem[];
+  /** Set when a state file this lane depends on could not be read: the count may be short. */
+  incomplete?: string;
+}
+
+/** A state file that could not be read: the board shows it instead of an empty school (N5.1). */
+export interface StateProblem {
+  /** State file name, e.g. `crews.jsonl`. */
+  file: string;
+  /** Where the corrupt copy was moved, when it was quarantined. */
+  quarantinedTo?: string;
+  message: string;
+}
+
+export interface DaemonLoad {
+  id: string;
+  /** Worktree slots (K) from the fleet registry; 0 for a daemon seen in state but not configured. */
+  slots: number;
+  running: number;
+  planned: number;
+  /** running / slots, 0..1 (can exceed 1 only if state disagrees with config). */
+  load: number;
+  configured: boolean;
+  declaredClass?: string;
+  /** From the roster: `undefined` means no heartbeat was ever recorded. */
+  lastSeen?: string;
+  online: boolean;
+  /** Why the roster reads it offline (no heartbeat, stale past the TTL, not configured). */
+  offlineReason?: string;
+  observedClass?: string;
+  effectiveClass?: string;
+  freeDiskBytes?: number;
+  /** Crews this daemon finished, and their total busy seconds (for utilization). */
+  finished: number;
+  busySeconds: number;
+}
+
+export interface SlotBar {
+  crewId: string;
+  issue: number;
+  daemon: string;
+  slot: number;
+  agent: string;
+  start: string;
+  /** Absent while running: renderers draw to `generatedAt`. */
+  end?: string;
+  status: 'running' | 'finished';
+  outcome?: string;
+}
+
+export interface LeaderRow {
+  rank: number;
+  agent: string;
+  score: number;
+  /** Crews graded into this score. */
+  count: number;
+  accepted?: number;
+  rejected?: number;
+}
+
+export interface LeaderCell {
+  domain: string;
+  difficulty: number;
+  agent: string;
+  score: number;
+  count: number;
+}
+
+export interface QueuePoint {
+  at: string;
+  depth: number;
+}
+
+export interface PauseEntry {
+  reason: string;
+  since: string;
+  /** `manual`, or the crew outcome that paused the school (`usage_limit`, `overloaded`, `lost`). */
+  source?: string;
+  crewId?: string;
+  issue?: number;
+}
+
+export interface SchoolView {
+  schema: 1;
+  generatedAt: string;
+  stateDir: string;
+  /** False when any state file is corrupt, quarantined or unreadable. */
+  healthy: boolean;
+  problems: StateProblem[];
+  lanes: Lane[];
+  counts: Record<LaneId, number>;
+  /** The roster joined with per-daemon load. */
+  daemons: DaemonLoad[];
+  timeline: { start?: string; end: string; bars: SlotBar[] };
+  leaderboard: { overall: LeaderRow[]; cells: LeaderCell[] };
+  queue: { depth: number; deadLetters: number; series: QueuePoint[] };
+  spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
+  /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
+  pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
+}

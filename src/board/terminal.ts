@@ -1,0 +1,119 @@
+import { renderText } from '../grading/report.js';
+import { redactText } from '../security/redact.js';
+import { age, clip, percent, score, spendLine, where } from './format.js';
+import { ACTIVE_LANES, LANE_LABELS, type BoardItem, type SchoolView } from './model.js';
+
+/** Items listed per active lane before "… and N more". */
+const ITEMS_PER_LANE = 20;
+const LEADERS = 10;
+
+/** The grading report's plain-text table, indented under a heading. */
+function table(rows: string[][], indent = '  '): string[] {
+  return renderText(rows)
+    .trimEnd()
+    .split('\n')
+    .map((line) => indent + line);
+}
+
+function itemRow(item: BoardItem): string[] {
+  const flags = item.repair ? ' (repair)' : '';
+  return [
+    `#${item.issue}`,
+    clip(item.title, 48) + flags,
+    item.crewId ?? '—',
+    item.agent ?? '—',
+    where(item.daemon, item.slot),
+    age(item.ageSeconds),
+    clip(item.reason ?? '', 60),
+  ];
+}
+
+/**
+ * `school status`: counts per lane, the items of the active lanes, pauses with their reasons, spend
+ * against the cap, per-daemon load and the leaderboard. Renders the view model; computes nothing.
+ */
+export function renderTerminal(view: SchoolView): string {
+  const out: string[] = [];
+  out.push(`School board  ${view.generatedAt}  state ${view.stateDir}`);
+  if (!view.healthy) {
+    out.push(
+      '',
+      `!! ${LANE_LABELS.error.toUpperCase()} (${view.problems.length}): the board below may be incomplete`,
+    );
+    for (const p of view.problems) {
+      out.push(`  ${p.file}: ${p.message}`);
+      if (p.quarantinedTo) out.push(`    quarantined copy: ${p.quarantinedTo}`);
+    }
+  }
+  out.push('', 'Lanes');
+  out.push(
+    ...table(
+      view.lanes.map((l) => [l.label, String(l.count) + (l.incomplete ? '?' : ''), l.incomplete ?? '']),
+    ),
+  );
+
+  if (view.pauses.active.length) {
+    out.push('');
+    for (const p of view.pauses.active) {
+      out.push(`PAUSED since ${p.since}${p.source ? ` (${p.source})` : ''}: ${p.reason}`);
+    }
+    out.push('  New launches wait until the pause is cleared (`school pause --clear`).');
+  }
+  out.push('', `Spend: ${spendLine(view.spend)}`);
+  out.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
+
+  for (const id of ACTIVE_LANES) {
+    const lane = view.lanes.find((l) => l.id === id);
+    if (!lane || lane.count === 0) continue;
+    out.push('', `${lane.label} (${lane.count})`);
+    out.push(
+      ...table([
+        ['issue', 'title', 'crew', 'agent', 'where', 'age', 'reason'],
+        ...lane.items.slice(0, ITEMS_PER_LANE).map(itemRow),
+      ]),
+    );
+    if (lane.count > ITEMS_PER_LANE)
+      out.push(`  … and ${lane.count - ITEMS_PER_LANE} more (see --json or the HTML report)`);
+  }
+
+  if (view.daemons.length) {
+    out.push('', 'Daemons');
+    out.push(
+      ...table([
+        ['daemon', 'slots', 'running', 'planned', 'load', 'roster', 'class'],
+        ...view.daemons.map((d) => [
+          d.id + (d.configured ? '' : ' (not configured)'),
+          String(d.slots),
+          String(d.running),
+          String(d.planned),
+          percent(d.load),
+          d.online ? `online (seen ${d.lastSeen})` : `OFFLINE: ${d.offlineReason ?? 'no heartbeat'}`,
+          d.effectiveClass ?? '—',
+        ]),
+      ]),
+    );
+  }
+
+  out.push('', 'Leaderboard');
+  if (view.leaderboard.overall.length === 0) out.push('  (no graded crews yet)');
+  else
+    out.push(
+      ...table([
+        ['rank', 'agent', 'score', 'graded', 'accepted', 'rejected'],
+        ...view.leaderboard.overall
+          .slice(0, LEADERS)
+          .map((r) => [
+            String(r.rank),
+            r.agent,
+            score(r.score),
+            String(r.count),
+            String(r.accepted ?? '—'),
+            String(r.rejected ?? '—'),
+          ]),
+      ]),
+    );
+  if (view.pauses.lastCleared) {
+    out.push('', `Last pause cleared ${view.pauses.lastCleared.at}: ${view.pauses.lastCleared.reason}`);
+  }
+  return redactText(out.join('\n')) + '\n';
+}

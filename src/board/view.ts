@@ -1,0 +1,173 @@
+import type { SchoolConfig } from '../config/schema.js';
+import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
+import { schoolFold, type SchoolEvent, type SchoolState } from '../dispatch/school-log.js';
+import { spendFold, type SpendEvent, type SpendState } from '../dispatch/spend.js';
+import { ledgerFold, type LedgerState, type ScoreEvent } from '../grading/ledger.js';
+import { queueFold, type QueueEvent, type QueueState } from '../grading/queue.js';
+import type { CrewEvent } from '../schemas/crew.js';
+import { redact, redactText } from '../security/redact.js';
+import type { StateLayout } from '../state/layout.js';
+import { daemonLoads, leaderCells, leaderRows, queued, queueSeries } from './domains.js';
+import { buildLanes, cleanText } from './lanes.js';
+import { LANES, type LaneId, type PauseEntry, type SchoolView, type SlotBar } from './model.js';
+import { SourceReader } from './sources.js';
+
+export type { SchoolView } from './model.js';
+
+/**
+ * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold.
+ * Read-only apart from the shared reader's quarantine of a corrupt complete line (N5.1). Never
+ * throws on bad state: every source that cannot be read becomes a problem on the board, lanes that
+ * depend on it say they may be incomplete, and the rest still renders.
+ */
+export function buildView(layout: StateLayout, config: SchoolConfig, now: Date = new Date()): SchoolView {
+  const reader = new SourceReader(layout);
+  const registry = reader.fold<CrewRegistry, CrewEvent>(crewFold)?.state;
+  const curriculum = reader.curriculum();
+  const grading = reader.fold<QueueState, QueueEvent>(queueFold);
+  const ledger = reader.fold<LedgerState, ScoreEvent>(ledgerFold)?.state;
+  const school = reader.fold<SchoolState, SchoolEvent>(schoolFold)?.state;
+  const spend = reader.fold<SpendState, SpendEvent>(spendFold)?.state;
+  reader.quarantined();
+
+  const active: PauseEntry[] = (school?.pauses ?? []).map((p) => ({
+    reason: cleanText(p.reason, 400),
+    since: p.at,
+    source: p.source,
+    ...(p.crewId ? { crewId: p.crewId } : {}),
+    ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
+  }));
+  const lanes = buildLanes({
+    now,
+    ...(registry ? { registry } : {}),
+    ...(curriculum ? { curriculum } : {}),
+    ...(grading ? { queue: grading.state } : {}),
+    ...(active[0] ? { pausedReason: active[0].reason } : {}),
+  });
+  markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
+  const counts = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<LaneId, number>;
+  for (const lane of lanes) counts[lane.id] = lane.count;
+
+  const jobs = Object.values(grading?.state.jobs ?? {});
+  const spentUsd = spend?.totalUsd ?? 0;
+  const capUsd = config.dispatch.spendCap;
+
+  const view: SchoolView = {
+    schema: 1,
+    generatedAt: now.toISOString(),
+    stateDir: layout.root,
+    healthy: reader.problems.length === 0,
+    problems: reader.problems,
+    lanes,
+    counts,
+    daemons: daemonLoads(config, registry, school, now).map((d) => ({
+      ...d,
+      load: round(d.load, 4),
+      busySeconds: round(d.busySeconds, 3),
+    })),
+    timeline: timeline(registry, now),
+    leaderboard: ledger
+      ? {
+          overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
+          cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) })),
+        }
+      : { overall: [], cells: [] },
+    queue: {
+      depth: grading ? queued(grading.state) : 0,
+      deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
+      series: grading ? queueSeries(grading.contents) : [],
+    },
+    spend: {
+      spentUsd: round(spentUsd, 4),
+      ...(capUsd !== undefined
+        ? {
+            capUsd,
+            reached: spentUsd >= capUsd,
+            ...(capUsd > 0 ? { fraction: round(spentUsd / capUsd, 4) } : {}),
+          }
+        : { reached: false }),
+    },
+    pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
+  };
+  return redactView(view);
+}
+
+/**
+ * Everything the board shows passes the redactor once more. Lane items and timeline bars (the bulk
+ * of a large board) take a direct pass over their string fields, with repeated values (agents,
+ * daemons, reasons) redacted once; the rest goes through the structural redactor.
+ */
+function redactView(view: SchoolView): SchoolView {
+  const memo = new Map<string, string>();
+  const text = (s: string): string => {
+    let v = memo.get(s);
+    if (v === undefined) memo.set(s, (v = redactText(s)));
+    return v;
+  };
+  // crewId is an identity field (the redactor leaves it everywhere); titles and reasons come out of
+  // cleanText, which redacts before it clips, so a second pass would find nothing.
+  const skip = new Set(['crewId', 'title', 'reason']);
+  const strings = <T extends object>(o: T): T => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(o)) out[k] = typeof v === 'string' && !skip.has(k) ? text(v) : v;
+    return out as T;
+  };
+  const { lanes, timeline, ...rest } = view;
+  const safe = redact(rest);
+  return {
+    ...safe,
+    lanes: lanes.map((l) => ({ ...strings(l), items: l.items.map(strings) })),
+    timeline: { ...strings(timeline), bars: timeline.bars.map(strings) },
+  };
+}
+
+const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** A lane never reads as confidently empty when the log behind it is unreadable (N5.1). */
+function markIncomplete(
+  lanes: SchoolView['lanes'],
+  ok: { crews: boolean; grading: boolean; curriculum: boolean },
+): void {
+  const missing = (flags: Array<[boolean, string]>) => flags.filter(([good]) => !good).map(([, f]) => f);
+  for (const lane of lanes) {
+    const files =
+      lane.id === 'ready'
+        ? missing([
+            [ok.crews, 'crews.jsonl'],
+            [ok.curriculum, 'curriculum.jsonl'],
+            [ok.grading, 'grading.jsonl'],
+          ])
+        : lane.id === 'planned' || lane.id === 'running' || lane.id === 'paused'
+          ? missing([[ok.crews, 'crews.jsonl']])
+          : missing([
+              [ok.crews, 'crews.jsonl'],
+              [ok.grading, 'grading.jsonl'],
+            ]);
+    if (files.length) lane.incomplete = `${files.join(', ')} unreadable: this lane may be missing items`;
+  }
+}
+
+function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['timeline'] {
+  const bars: SlotBar[] = [];
+  for (const c of Object.values(registry?.crews ?? {})) {
+    if (!c.startedAt) continue;
+    const bar: SlotBar = {
+      crewId: c.crewId,
+      issue: c.issueNumber,
+      daemon: c.daemon,
+      slot: c.slot ?? 0,
+      agent: c.agent,
+      start: c.startedAt,
+      status: c.status === 'finished' ? 'finished' : 'running',
+    };
+    if (c.finishedAt) bar.end = c.finishedAt;
+    if (c.outcome) bar.outcome = c.outcome;
+    bars.push(bar);
+  }
+  bars.sort((a, b) => a.daemon.localeCompare(b.daemon) || a.slot - b.slot || a.start.localeCompare(b.start));
+  const start = bars.reduce<string | undefined>(
+    (m, b) => (m === undefined || b.start < m ? b.start : m),
+    undefined,
+  );
+  return { ...(start ? { start } : {}), end: now.toISOString(), bars };
+}

@@ -1,0 +1,97 @@
+import { resolve } from 'node:path';
+import { ConfigError } from '../../errors.js';
+import { compare, POLICIES } from '../../simulate/compare.js';
+import { renderHtml } from '../../simulate/html.js';
+import { DEFAULT_SIM_OPTIONS, type SimOptions } from '../../simulate/options.js';
+import { renderJson, renderText } from '../../simulate/report.js';
+import { writeTextAtomic } from '../../state/atomic.js';
+import { intOption, parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+const HELP = `Usage: school simulate [options]
+
+Simulates the school in virtual time and compares our dispatch policy (the real dispatch office:
+repairs first, smallest first, immediate slot refill, capacity classes) with a batch-synchronous
+matrix workflow and with FIFO + immediate refill, on the same generated workload and seed.
+
+Options:
+  --issues N          issues in the curriculum (default: 10 per student)
+  --daemons D         daemons (default ${DEFAULT_SIM_OPTIONS.daemons})
+  --slots K           worktree slots per daemon; students = D × K (default ${DEFAULT_SIM_OPTIONS.slotsPerDaemon})
+  --seed S            PRNG seed: same seed, same workload, same result (default ${DEFAULT_SIM_OPTIONS.seed})
+  --tail SIGMA        log-normal sigma of run durations; larger = heavier tail (default ${DEFAULT_SIM_OPTIONS.tailSigma})
+  --median MIN        median run duration in minutes (default ${DEFAULT_SIM_OPTIONS.medianMinutes})
+  --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failureRate})
+  --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauseRate})
+  --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauseMinutes})
+  --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
+                      durations (a clairvoyant reference no scheduler can run)
+  --html FILE         also write a self-contained page with a per-slot timeline per policy
+  --json              print the figures as JSON instead of a table
+`;
+
+/** Parses a decimal option; names the option and the allowed range on bad input. */
+function numberOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+    throw new ConfigError(`--${name}: expected a number from ${min} to ${max}, found "${value}".`);
+  }
+  return n;
+}
+
+export function simulateOptions(values: Record<string, string | boolean | undefined>): Partial<SimOptions> {
+  const str = (k: string) => values[k] as string | undefined;
+  const daemons = intOption('daemons', str('daemons')) ?? DEFAULT_SIM_OPTIONS.daemons;
+  const slotsPerDaemon = intOption('slots', str('slots')) ?? DEFAULT_SIM_OPTIONS.slotsPerDaemon;
+  const options: Partial<SimOptions> = {
+    daemons,
+    slotsPerDaemon,
+    issues: intOption('issues', str('issues')) ?? 10 * daemons * slotsPerDaemon,
+    seed: intOption('seed', str('seed'), 0),
+    tailSigma: numberOption('tail', str('tail'), 0, 3),
+    medianMinutes: numberOption('median', str('median'), 0.01, 1e6),
+    failureRate: numberOption('failure-rate', str('failure-rate'), 0, 0.9),
+    pauseRate: numberOption('pause-rate', str('pause-rate'), 0, 0.5),
+    pauseMinutes: numberOption('pause-minutes', str('pause-minutes'), 0, 1e6),
+  };
+  // Unset flags keep their defaults.
+  for (const k of Object.keys(options) as Array<keyof SimOptions>)
+    if (options[k] === undefined) delete options[k];
+  return options;
+}
+
+export const simulateCommand: Command = {
+  summary:
+    'simulate [--issues N] [--daemons D] [--slots K] [--seed S] [--html FILE] [--json]: compare dispatch policies in virtual time',
+  async run(argv) {
+    const { values } = parse('simulate', argv, {
+      issues: { type: 'string' },
+      daemons: { type: 'string' },
+      slots: { type: 'string' },
+      seed: { type: 'string' },
+      tail: { type: 'string' },
+      median: { type: 'string' },
+      'failure-rate': { type: 'string' },
+      'pause-rate': { type: 'string' },
+      'pause-minutes': { type: 'string' },
+      html: { type: 'string' },
+      json: { type: 'boolean' },
+      reference: { type: 'boolean' },
+      help: { type: 'boolean' },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
+    const comparison = compare(simulateOptions(values), policies);
+    process.stdout.write(values.json ? renderJson(comparison) + '\n' : renderText(comparison));
+    if (values.html) {
+      const path = resolve(values.html);
+      writeTextAtomic(path, renderHtml(comparison));
+      process.stderr.write(`simulate: wrote ${path}\n`);
+    }
+    return 0;
+  },
+};

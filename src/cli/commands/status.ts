@@ -1,0 +1,36 @@
+import { loadView } from '../../board/load.js';
+import { renderTerminal } from '../../board/terminal.js';
+import { parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+const HELP = `Usage: school status [--json] [--config FILE] [--state-dir DIR]
+
+The school board in the terminal: counts per lane, the items in the active lanes, pauses and
+their reasons, spend against the cap, per-daemon load and the leaderboard.
+
+  --json           print the view model (the same one the HTML report and job summaries use)
+  --config FILE    school.yml (default: ./school.yml when present, else the defaults)
+  --state-dir DIR  read this state directory instead of the configured one
+
+Exit code 0, or 1 when a state file is corrupt or unreadable (the board still prints).
+`;
+
+export const statusCommand: Command = {
+  summary: 'status [--json]: the board — lanes, active items, pauses, spend, fleet load, leaderboard',
+  async run(argv) {
+    const { values } = parse('status', argv, {
+      json: { type: 'boolean' },
+      config: { type: 'string' },
+      'state-dir': { type: 'string' },
+      help: { type: 'boolean' },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const { view } = loadView({ config: values.config, stateDir: values['state-dir'] });
+    // buildView returns the view already redacted; renderTerminal redacts its output once more.
+    process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : renderTerminal(view));
+    return view.healthy ? 0 : 1;
+  },
+};

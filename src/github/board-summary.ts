@@ -1,0 +1,28 @@
+import { actionSummaryMarkdown } from '../board/summary.js';
+import { buildView } from '../board/view.js';
+import type { SchoolConfig } from '../config/schema.js';
+import { message } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { StateLayout } from '../state/layout.js';
+
+/** The artifact name the school loop uploads `school report --html` under; summaries point at it. */
+export const BOARD_ARTIFACT = 'school-board';
+
+/**
+ * The board section of an action's job summary, from the same view model as `school status` and
+ * the HTML report (no second implementation of the same numbers). Optional: a failure to build it
+ * is a warning, never the action's failure.
+ */
+export function boardSummary(
+  action: 'fetch-curriculum' | 'dispatch-crew' | 'drain-grading' | 'checkpoint-state',
+  layout: StateLayout,
+  config: SchoolConfig,
+  logger: Logger,
+): string | undefined {
+  try {
+    return actionSummaryMarkdown(action, buildView(layout, config), BOARD_ARTIFACT);
+  } catch (e) {
+    logger.warning(`could not add the board to the job summary: ${message(e)}`);
+    return undefined;
+  }
+}

@@ -1,0 +1,75 @@
+import { ConfigError } from '../errors.js';
+import { batchPolicy, fifoPolicy } from './baselines.js';
+import { simulate, type SimResult } from './engine.js';
+import { measure, type PolicyMetrics } from './metrics.js';
+import { createOffice } from './office-adapter.js';
+import { resolveSimOptions, type SimOptions } from './options.js';
+import { oraclePolicy } from './oracle.js';
+import { officePolicy } from './ours.js';
+import type { PolicyFactory } from './policy.js';
+import { generateWorkload, type Workload } from './workload.js';
+
+/** The policies compared, in report order: ours first, then the two baselines. */
+export const POLICIES: ReadonlyArray<{
+  name: string;
+  label: string;
+  factory: () => PolicyFactory;
+  /** A reference or proposal row, shown only on request (`--reference`). */
+  reference?: boolean;
+}> = [
+  {
+    name: 'ours',
+    label: 'ours (repairs first, smallest first, immediate refill, classes)',
+    factory: () => (w) =>
+      officePolicy(createOffice({ slotsPerDaemon: w.options.slotsPerDaemon, totalSlots: w.slots.length }))(w),
+  },
+  { name: 'batch', label: 'batch-synchronous (matrix workflow)', factory: () => batchPolicy },
+  { name: 'fifo', label: 'FIFO with immediate refill', factory: () => fifoPolicy },
+  {
+    name: 'tail-guard',
+    label: 'proposal: ours + tail guard (start runs ≥ ½ of the queued work per slot first)',
+    factory: () => (w) =>
+      officePolicy(createOffice({ slotsPerDaemon: w.options.slotsPerDaemon, totalSlots: w.slots.length }), {
+        tailGuard: 0.5,
+        name: 'tail-guard',
+      })(w),
+    reference: true,
+  },
+  {
+    name: 'lpt-oracle',
+    label: 'reference: longest-first knowing true durations (not implementable)',
+    factory: () => oraclePolicy,
+    reference: true,
+  },
+];
+
+export interface Comparison {
+  options: SimOptions;
+  workload: Workload;
+  results: Array<{ label: string; result: SimResult; metrics: PolicyMetrics }>;
+}
+
+/**
+ * Generates one workload from the seed and runs every policy on it (`only` picks policies by name,
+ * in that order; without it, every non-reference policy).
+ */
+export function compare(partial: Partial<SimOptions> = {}, only?: readonly string[]): Comparison {
+  const options = resolveSimOptions(partial);
+  const workload = generateWorkload(options);
+  const chosen = only
+    ? only.map((name) => {
+        const p = POLICIES.find((q) => q.name === name);
+        if (!p) {
+          throw new ConfigError(
+            `simulate: unknown policy "${name}"; choose from ${POLICIES.map((q) => q.name).join(', ')}.`,
+          );
+        }
+        return p;
+      })
+    : POLICIES.filter((p) => !p.reference);
+  const results = chosen.map((p) => {
+    const result = simulate(workload, p.factory());
+    return { label: p.label, result, metrics: measure(workload, result) };
+  });
+  return { options, workload, results };
+}

@@ -1,0 +1,153 @@
+import type { AgentConfig } from '../config/schema.js';
+import { admit, type AdmissionDaemon } from '../dispatch/admission.js';
+import { issueStates } from '../dispatch/history.js';
+import { orderCandidates, type Candidate } from '../dispatch/order.js';
+import type { CrewRecord } from '../dispatch/registry.js';
+import type { CrewOutcome } from '../schemas/crew.js';
+import type { FreeDaemon, Office } from './ours.js';
+import type { NextStep, ReadyItem } from './policy.js';
+import type { RunOutcome } from './workload.js';
+
+/**
+ * The simulator's door into the real dispatch office (src/dispatch): `orderCandidates` orders,
+ * `admit` admits and assigns (global cap, class ladder, best-fit-decreasing, least-loaded,
+ * round-robin, pause gate), `issueStates` decides repair / stop / done from a crew history. Nothing
+ * here re-decides: it translates simulator items into office inputs and the answers back.
+ *
+ * What the simulation holds fixed: one agent that takes every role, every daemon online with ample
+ * disk, no spend cap, no fences, a job-time budget of one wave — the dimensions under study are
+ * order, refill, classes and the failure lifecycle.
+ */
+const AGENT: AgentConfig = {
+  id: 'sim-student',
+  command: ['true'],
+  roles: ['coding', 'research', 'triage', 'docs'],
+  domains: [],
+  maxDifficulty: 5,
+  trust: 'standard',
+};
+const EPOCH = Date.UTC(2026, 0, 1);
+const iso = (minutes: number) => new Date(EPOCH + minutes * 60_000).toISOString();
+
+const OUTCOME: Record<RunOutcome, CrewOutcome> = {
+  success: 'succeeded',
+  failure: 'failed',
+  usage_limit: 'usage_limit',
+};
+
+export interface OfficeOptions {
+  /** Slots per daemon (K), for the office's least-loaded ratio. */
+  slotsPerDaemon: number;
+  /** Total slots: the global cap `maxCrews`. */
+  totalSlots: number;
+}
+
+/**
+ * The tail-guard proposal on top of the office's order: repairs keep the front, promoted fresh items
+ * (largest first) follow, then the rest in the office's order.
+ */
+function promoteFirst(
+  ordered: Candidate[],
+  promote: ReadonlySet<string> | undefined,
+  byIssue: ReadonlyMap<number, ReadyItem>,
+): Candidate[] {
+  if (!promote?.size) return ordered;
+  const lifted = (c: Candidate) => !c.repair && promote.has(byIssue.get(c.issueNumber)!.id);
+  const up = ordered.filter(lifted).sort((a, b) => b.size - a.size || a.issueNumber - b.issueNumber);
+  return [...ordered.filter((c) => c.repair), ...up, ...ordered.filter((c) => !c.repair && !lifted(c))];
+}
+
+export interface SimOffice extends Office {
+  afterRun(item: ReadyItem, outcome: RunOutcome, now: number): NextStep;
+}
+
+export function createOffice(options: OfficeOptions): SimOffice {
+  const candidateOf = (item: ReadyItem): Candidate => ({
+    issueNumber: item.issue.number,
+    role: 'coding',
+    domain: 'general',
+    difficulty: 2,
+    weight: item.issue.weight,
+    fences: [],
+    priority: item.issue.priority,
+    size: item.issue.size,
+    repair: item.repair,
+    attempt: item.repair ? 2 : 1,
+  });
+  const history = new Map<number, Record<string, CrewRecord>>();
+
+  return {
+    order(items) {
+      const byIssue = new Map(items.map((i) => [i.issue.number, i]));
+      return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber)!);
+    },
+
+    place(now, candidates, daemons, paused, promote) {
+      const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
+      const fleet: AdmissionDaemon[] = daemons.map((d: FreeDaemon) => ({
+        id: d.id,
+        labels: [],
+        slots: options.slotsPerDaemon,
+        classroom: 'worktree',
+        declaredClass: d.class,
+        effectiveClass: d.class,
+        online: true,
+        freeDiskBytes: Number.MAX_SAFE_INTEGER,
+        busy: d.busy,
+      }));
+      const free = daemons.reduce((s, d) => s + d.free, 0);
+      const decision = admit({
+        candidates: promoteFirst(orderCandidates(candidates.map(candidateOf)), promote, byIssue),
+        daemons: fleet,
+        agents: [AGENT],
+        maxCrews: options.totalSlots,
+        activeCrews: options.totalSlots - free,
+        heldFences: [],
+        time: { remainingMs: 2 * 60_000, crewTimeoutMs: 60_000, gradingReserveMs: 0, maxWaves: 1 },
+        minFreeDiskBytes: 0,
+        spend: { spentUsd: 0 },
+        maxFallbacks: 0,
+        ...(paused !== undefined ? { paused } : {}),
+      });
+      const placed = new Map<string, string>();
+      for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber)!.id, a.daemon);
+      return placed;
+    },
+
+    afterRun(item, outcome, now) {
+      const n = item.issue.number;
+      const crews = history.get(n) ?? {};
+      history.set(n, crews);
+      const crewId = `c${n}-${String(item.run).padStart(8, '0')}`;
+      crews[crewId] = {
+        crewId,
+        issueNumber: n,
+        daemon: 'sim',
+        agent: AGENT.id,
+        weight: item.issue.weight,
+        fences: [],
+        attempt: item.attempt,
+        repair: item.repair,
+        status: 'finished',
+        plannedAt: iso(now),
+        finishedAt: iso(now),
+        outcome: OUTCOME[outcome],
+      };
+      const state = issueStates({ crews, leases: {} }).get(n);
+      switch (state?.kind) {
+        case 'done':
+          return { kind: 'done' };
+        case 'stopped':
+          return { kind: 'stopped', reason: 'repair-stopped-after-two-failures' };
+        case 'repair':
+          return { kind: 'queue', attempt: state.attempt, repair: true };
+        case 'ready':
+          return { kind: 'queue', attempt: 1, repair: false };
+        default:
+          throw new Error(
+            `dispatch history reports issue #${n} as ${state?.kind ?? 'unknown'} after its run ended`,
+          );
+      }
+    },
+  };
+}

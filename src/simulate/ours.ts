@@ -1,0 +1,180 @@
+import { CAPACITY_CLASSES, type CapacityClass } from '../config/schema.js';
+import { classRank } from './options.js';
+import { SimulationError } from './engine.js';
+import type { DecideContext, Launch, NextStep, PolicyFactory, ReadyItem, SimPolicy } from './policy.js';
+import type { RunOutcome, SimSlot } from './workload.js';
+
+/**
+ * Our policy: every time a slot frees, the dispatch office decides what to admit and where it runs
+ * (seed 002: repairs first, smallest first, immediate refill; seed 003: capacity classes packed
+ * best-fit-decreasing). The decision itself is delegated to an `Office` — the adapter over the real
+ * dispatch code (office-adapter.ts); this module only feeds it and maps its answer onto slots.
+ */
+export interface FreeDaemon {
+  id: string;
+  class: CapacityClass;
+  /** Free slots on this daemon now. */
+  free: number;
+  /** Slots busy on this daemon now (for least-loaded choice). */
+  busy: number;
+}
+
+export interface Office {
+  /** Orders items as the dispatch office would queue them. */
+  order(items: readonly ReadyItem[]): ReadyItem[];
+  /**
+   * Admits and assigns candidates onto the free daemons; returns item id → daemon id. `paused` is
+   * the pause reason while a usage-limit pause is in force: the office must place nothing then.
+   */
+  place(
+    now: number,
+    candidates: readonly ReadyItem[],
+    daemons: readonly FreeDaemon[],
+    paused?: string,
+    promote?: ReadonlySet<string>,
+  ): Map<string, string>;
+  /** What follows a run: the office's history rules (repair, stop, retry). */
+  afterRun?(item: ReadyItem, outcome: RunOutcome, now: number): NextStep;
+}
+
+/**
+ * Feeding the office the whole ready queue on every freed slot would make 1,000-student runs
+ * quadratic. The office's order of fresh issues never changes (priority, size and number are fixed),
+ * so it is computed once by the office and kept per weight class; each decision passes every queued
+ * repair and retry plus the first `window` fresh items of each class. With F free slots at most F
+ * items of a class can be placed, so a window of F per class holds every item the office could pick
+ * from the full queue. Should an office ever take every item of a cut-off class and still leave slots
+ * free, the window doubles.
+ */
+export interface OfficePolicyOptions {
+  /**
+   * PROPOSAL, not the office's current rule (see docs/simulate.md, "tail guard"): promote fresh
+   * items whose size estimate is at least this fraction of the queued estimated work per slot, so
+   * the longest runs start before they can stretch the makespan. Repairs still go first.
+   */
+  tailGuard?: number;
+  name?: string;
+}
+
+export function officePolicy(office: Office, options: OfficePolicyOptions = {}): PolicyFactory {
+  return (workload) => {
+    const byClass = CAPACITY_CLASSES.map(() => ({ items: [] as ReadyItem[], head: 0, tail: -1 }));
+    let queuedSize = 0;
+    const launched = new Set<string>();
+    const side = new Map<string, ReadyItem>(); // repairs and usage-limit retries
+    let prepared = false;
+    let pending: ReadyItem[] = [];
+    let queued = 0;
+
+    const prepare = () => {
+      for (const item of office.order(pending)) byClass[classRank(item.issue.weight)]!.items.push(item);
+      for (const q of byClass) q.tail = q.items.length - 1;
+      pending = [];
+      prepared = true;
+    };
+
+    /** The side items plus up to `window` fresh items per class; `cut` lists the truncated classes. */
+    const candidates = (window: number): { list: ReadyItem[]; cut: ReadyItem[][] } => {
+      const list = [...side.values()];
+      const cut: ReadyItem[][] = [];
+      for (const q of byClass) {
+        const mine: ReadyItem[] = [];
+        let taken = 0;
+        for (let i = q.head; i < q.items.length; i++) {
+          const item = q.items[i]!;
+          if (launched.has(item.id)) {
+            if (i === q.head) q.head++;
+            continue;
+          }
+          if (taken === window) {
+            cut.push(mine);
+            break;
+          }
+          list.push(item);
+          mine.push(item);
+          taken++;
+        }
+      }
+      return { list, cut };
+    };
+
+    /** Tail guard: items whose estimate ≥ β × queued work per slot, biggest of each class first. */
+    const critical = (list: ReadyItem[], window: number): Set<string> => {
+      const promote = new Set<string>();
+      if (options.tailGuard === undefined) return promote;
+      const threshold = (options.tailGuard * queuedSize) / workload.slots.length;
+      const shown = new Set(list.map((i) => i.id));
+      for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
+      for (const q of byClass) {
+        let taken = 0;
+        for (let i = q.tail; i >= q.head && taken < window; i--) {
+          const item = q.items[i]!;
+          if (launched.has(item.id)) {
+            if (i === q.tail) q.tail--;
+            continue;
+          }
+          if (item.issue.size < threshold) break;
+          if (!shown.has(item.id)) list.push(item);
+          promote.add(item.id);
+          taken++;
+        }
+      }
+      return promote;
+    };
+
+    return {
+      name: options.name ?? 'ours',
+      consultWhilePaused: true,
+      ...(office.afterRun ? { afterRun: office.afterRun.bind(office) } : {}),
+      enqueue(item) {
+        queued++;
+        queuedSize += item.issue.size;
+        if (!prepared && item.run === 0) pending.push(item);
+        else side.set(item.id, item);
+      },
+      queued: () => queued,
+      decide(ctx: DecideContext): Launch[] {
+        if (!prepared) prepare();
+        const freeByDaemon = new Map<string, SimSlot[]>();
+        for (const s of ctx.free) {
+          const list = freeByDaemon.get(s.daemon) ?? [];
+          list.push(s);
+          freeByDaemon.set(s.daemon, list);
+        }
+        const perDaemon = workload.options.slotsPerDaemon;
+        const daemons: FreeDaemon[] = [...freeByDaemon].map(([id, slots]) => ({
+          id,
+          class: slots[0]!.class,
+          free: slots.length,
+          busy: perDaemon - slots.length,
+        }));
+        let window = ctx.free.length;
+        for (;;) {
+          const { list, cut } = candidates(window);
+          const promote = critical(list, window);
+          const placed = office.place(ctx.now, list, daemons, ctx.paused, promote);
+          // Widen only when the office took every item it was shown of a cut-off class and still
+          // left slots free: it wanted more of that class than the window held.
+          const wantedMore = cut.some((mine) => mine.every((i) => placed.has(i.id)));
+          if (placed.size > 0 && placed.size < ctx.free.length && wantedMore) {
+            window *= 2;
+            continue;
+          }
+          const launches: Launch[] = [];
+          for (const item of list) {
+            const daemon = placed.get(item.id);
+            if (!daemon) continue;
+            const slot = freeByDaemon.get(daemon)?.shift();
+            if (!slot) throw new SimulationError(`dispatch office over-filled daemon ${daemon}`);
+            launches.push({ item, slot });
+            launched.add(item.id);
+            side.delete(item.id);
+            queued--;
+            queuedSize -= item.issue.size;
+          }
+          return launches;
+        }
+      },
+    } satisfies SimPolicy;
+  };
+}

@@ -1,0 +1,93 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compare } from '../../src/simulate/compare.js';
+import { renderHtml } from '../../src/simulate/html.js';
+import { percentile } from '../../src/simulate/metrics.js';
+import { renderText } from '../../src/simulate/report.js';
+import { tempDir } from '../support/tmp.js';
+
+const tmp = tempDir('school-simulate-');
+afterAll(() => tmp.cleanup());
+
+describe('simulation report', () => {
+  const c = compare({ seed: 2, issues: 120, pauseRate: 0.03 }, ['ours', 'batch', 'fifo', 'lpt-oracle']);
+
+  it('renders a self-contained page: no network reference, no script, one timeline per policy', () => {
+    const html = renderHtml(c);
+    expect(html).not.toMatch(/http/i);
+    expect(html).not.toMatch(/<script|<link|<img|src=|href=|url\(|@import/i);
+    expect(html.match(/<svg /g)).toHaveLength(c.results.length);
+    // One bar per run, every run of every policy (this fleet is small enough to show every slot).
+    const bars = html.match(/<rect [^>]*><title>#\d+ attempt/g) ?? [];
+    expect(bars).toHaveLength(c.results.reduce((s, r) => s + r.result.timeline.length, 0));
+    expect(html).toContain('paused');
+  });
+
+  it('escapes text that lands in the page', () => {
+    const page = renderHtml({ ...c, results: c.results.map((r) => ({ ...r, label: '<b onload=x>&' })) });
+    expect(page).toContain('&lt;b onload=x&gt;&amp;');
+    expect(page).not.toContain('<b onload');
+  });
+
+  it('states the goals with the size of a miss', () => {
+    const text = renderText(c);
+    expect(text).toMatch(/lower bound max\(Σ durations \/ slots, longest issue\)/);
+    expect(text).toMatch(/utilization goal (met|missed by [\d.]+ points)/);
+    expect(text).toMatch(/makespan goal (met|missed by [\d.]+ %)/);
+  });
+
+  it('computes nearest-rank percentiles', () => {
+    expect(percentile([5, 1, 4, 2, 3], 50)).toBe(3);
+    expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95)).toBe(10);
+    expect(percentile([7], 95)).toBe(7);
+    expect(percentile([], 50)).toBeNaN();
+  });
+});
+
+describe('school simulate (CLI, child process)', () => {
+  const cli = join(process.cwd(), 'src/cli/index.ts');
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', cli, 'simulate', ...args], { encoding: 'utf8' });
+
+  it('prints the comparison as JSON and writes the HTML page', () => {
+    const page = join(tmp.path, 'out', 'sim.html');
+    const r = run(
+      '--issues',
+      '60',
+      '--daemons',
+      '2',
+      '--slots',
+      '3',
+      '--seed',
+      '4',
+      '--json',
+      '--html',
+      page,
+    );
+    expect(r.stderr).toContain('simulate: wrote');
+    expect(r.status).toBe(0);
+    const report = JSON.parse(r.stdout) as { students: number; policies: Array<{ policy: string }> };
+    expect(report.students).toBe(6);
+    expect(report.policies.map((p) => p.policy)).toEqual(['ours', 'batch', 'fifo']);
+    expect(existsSync(page)).toBe(true);
+    expect(readFileSync(page, 'utf8')).not.toMatch(/http/i);
+  });
+
+  it('rejects a bad option with exit code 2, naming it and the allowed range', () => {
+    const r = run('--failure-rate', '2');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--failure-rate: expected a number from 0 to 0.9, found "2"');
+  });
+});
+
+describe('simulation report for a large fleet', () => {
+  it('caps the timeline at 200 slots and says so', () => {
+    const big = compare({ seed: 1, daemons: 50, slotsPerDaemon: 5, issues: 300 }, ['fifo']);
+    const html = renderHtml(big);
+    expect(html).toContain('First 200 of 250 slots shown.');
+    const bars = html.match(/<rect [^>]*><title>#\d+ attempt/g) ?? [];
+    expect(bars.length).toBe(big.results[0]!.result.timeline.filter((t) => t.slot < 200).length);
+  });
+});
