@@ -1,12 +1,19 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { BOOKBAG_FILES, bookbagSchema, doneFlagSchema, type Bookbag } from '../schemas/bookbag.js';
+import {
+  BOOKBAG_FILES,
+  CREW_ID_PATTERN,
+  bookbagSchema,
+  doneFlagSchema,
+  sha256,
+  type Bookbag,
+} from '../schemas/bookbag.js';
 import { writeJsonAtomic, writeTextAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
-import { BRIEF_FILE } from '../grading/bookbag-reader.js';
 import { BookbagAccessError, BookbagIncompleteError } from './errors.js';
+
+export { sha256 } from '../schemas/bookbag.js';
 
 /**
  * Bookbags (`bookbags/<crew_id>/`, schema in src/schemas/bookbag.ts). N2.2: every file is written
@@ -14,10 +21,6 @@ import { BookbagAccessError, BookbagIncompleteError } from './errors.js';
  * the SHA-256 of the record and of the diff, so a reader that sees the flag sees complete data and
  * can prove it.
  */
-
-export function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
-}
 
 export interface BookbagFiles {
   record: Omit<Bookbag, 'diffSha'>;
@@ -39,7 +42,7 @@ export function writeBookbag(dir: string, files: BookbagFiles): { diffSha: strin
   if (files.verificationLog !== undefined) {
     writeTextAtomic(join(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
   }
-  if (files.brief !== undefined) writeTextAtomic(join(dir, BRIEF_FILE), files.brief);
+  if (files.brief !== undefined) writeTextAtomic(join(dir, BOOKBAG_FILES.brief), files.brief);
   const record = bookbagSchema.parse({ ...files.record, diffSha });
   const recordPath = join(dir, BOOKBAG_FILES.record);
   writeJsonAtomic(recordPath, record);
@@ -55,51 +58,80 @@ export interface ReadBookbag {
   diff: string;
   report?: string;
   verificationLog?: string;
+  /** The brief the student received, when the crew stored it. */
+  brief?: string;
 }
 
-const CREW_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 /**
- * N4.2: a bookbag is readable by the graders and by the crew that wrote it; any other reader is
- * refused with BookbagAccessError and an audit line. The path is derived from a validated crew id
- * only (no separators, no `..`). A bookbag without a valid done flag is BookbagIncompleteError.
+ * The one bookbag reader (N4.2, N2.2). A bookbag is readable by the graders and by the crew that
+ * wrote it; any other reader is refused with BookbagAccessError and an audit line. The path is
+ * derived from a validated crew id only (no separators, no `..`), under the state's bookbags
+ * directory or, for an import of downloaded bookbags, under `root`. Only a complete bookbag is
+ * returned: its done flag (written last) names this crew, and the bytes of the record and the diff
+ * match the digests the flag and the record vouch for. Anything else is BookbagIncompleteError
+ * naming what is wrong.
  */
 export async function readBookbag(
   layout: StateLayout,
   crewId: string,
   reader: BookbagReader,
+  root?: string,
 ): Promise<ReadBookbag> {
   const who = reader.role === 'grader' ? 'grader' : `crew ${reader.crewId}`;
-  if (!CREW_ID.test(crewId) || (reader.role !== 'grader' && reader.crewId !== crewId)) {
+  if (!CREW_ID_PATTERN.test(crewId) || (reader.role !== 'grader' && reader.crewId !== crewId)) {
     await audit(layout, 'bookbag.refused', {
-      crewId: CREW_ID.test(crewId) ? crewId : '(invalid id)',
+      crewId: CREW_ID_PATTERN.test(crewId) ? crewId : '(invalid id)',
       reader: who,
     });
     throw new BookbagAccessError(crewId, who);
   }
-  const dir = layout.bookbag(crewId);
-  const donePath = join(dir, BOOKBAG_FILES.done);
-  if (!existsSync(donePath))
-    throw new BookbagIncompleteError(crewId, 'no done.flag (still being written, or never finished)');
-  const flag = doneFlagSchema.safeParse(JSON.parse(readFileSync(donePath, 'utf8')));
-  if (!flag.success || flag.data.crewId !== crewId)
-    throw new BookbagIncompleteError(crewId, 'done.flag is malformed');
-  const recordBytes = readFileSync(join(dir, BOOKBAG_FILES.record));
-  if (sha256(recordBytes) !== flag.data.recordSha) {
-    throw new BookbagIncompleteError(crewId, 'bookbag.json does not match the digest in done.flag');
-  }
-  const diffBytes = readFileSync(join(dir, BOOKBAG_FILES.diff));
-  if (sha256(diffBytes) !== flag.data.diffSha) {
-    throw new BookbagIncompleteError(crewId, 'diff.patch does not match the digest in done.flag');
-  }
-  const optional = (f: string) => {
-    const p = join(dir, f);
-    return existsSync(p) ? readFileSync(p, 'utf8') : undefined;
+  const dir = root === undefined ? layout.bookbag(crewId) : join(root, crewId);
+  const incomplete = (detail: string) => new BookbagIncompleteError(crewId, detail);
+  const bytes = (f: string) => {
+    try {
+      return readFileSync(join(dir, f));
+    } catch {
+      return undefined;
+    }
   };
+  const flagBytes = bytes(BOOKBAG_FILES.done);
+  if (!flagBytes) throw incomplete(`no ${BOOKBAG_FILES.done} (still being written, or never finished)`);
+  const flag = doneFlagSchema.safeParse(parseJson(flagBytes));
+  if (!flag.success) throw incomplete(`${BOOKBAG_FILES.done} is malformed`);
+  if (flag.data.crewId !== crewId) throw incomplete(`${BOOKBAG_FILES.done} names crew ${flag.data.crewId}`);
+  const recordBytes = bytes(BOOKBAG_FILES.record);
+  if (!recordBytes) throw incomplete(`${BOOKBAG_FILES.record} is missing`);
+  if (sha256(recordBytes) !== flag.data.recordSha) {
+    throw incomplete(`${BOOKBAG_FILES.record} does not match the digest in ${BOOKBAG_FILES.done}`);
+  }
+  const record = bookbagSchema.safeParse(parseJson(recordBytes));
+  if (!record.success) {
+    const first = record.error.issues[0];
+    throw incomplete(
+      `${BOOKBAG_FILES.record} is invalid (${first ? `${first.path.join('.') || 'record'}: ${first.message}` : 'not JSON'})`,
+    );
+  }
+  if (record.data.crewId !== crewId)
+    throw incomplete(`${BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
+  const diffBytes = bytes(BOOKBAG_FILES.diff) ?? Buffer.alloc(0);
+  const diffSha = sha256(diffBytes);
+  if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
+    throw incomplete(`${BOOKBAG_FILES.diff} does not match the digest in ${BOOKBAG_FILES.done}`);
+  }
+  const optional = (f: string) => bytes(f)?.toString('utf8');
   return {
-    record: bookbagSchema.parse(JSON.parse(recordBytes.toString('utf8'))),
+    record: record.data,
     diff: diffBytes.toString('utf8'),
     report: optional(BOOKBAG_FILES.report),
     verificationLog: optional(BOOKBAG_FILES.verificationLog),
+    brief: optional(BOOKBAG_FILES.brief),
   };
+}
+
+function parseJson(b: Buffer): unknown {
+  try {
+    return JSON.parse(b.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }

@@ -113,12 +113,15 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   let reason = '';
   let studentPgid = -1;
   let prepared = false;
+  // N4.1: a dirty slot is not the agent's fault; the finished event says so (history skips it).
+  let preVerify = false;
   try {
     if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
     const findings = await classroom.prepare(claim.slot, spec.baseSha);
     if (findings.length) {
       await alert('foreign-change', `${classroom.workdir(claim.slot)}: ${findings.slice(0, 10).join('; ')}`);
+      preVerify = true;
       throw new AbortCrew(
         `N4.1 pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`,
       );
@@ -161,6 +164,7 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
       outcome,
       reason,
       durationMs,
+      ...(preVerify && outcome === 'aborted' ? { preVerify: true } : {}),
     }),
   ]);
   // Seed 002: a usage limit or an overload pauses new launches; it is not a failed run.

@@ -4,18 +4,24 @@ import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import { recordHeartbeat } from '../dispatch/fleet.js';
 import { planDispatch, type PlanResult } from '../dispatch/plan.js';
+import { gradingVerdicts, ledgerScores } from '../grading/feedback.js';
 import type { Logger } from '../log.js';
+import type { LeaseOwner } from '../schemas/crew.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
 import { StateLayout } from '../state/layout.js';
 import { runAssignments, type DriverResult, type Progress } from './driver.js';
+import { driverAlive } from './driver-lock.js';
 import type { JobStatus } from './lease.js';
 import { readCrewState } from './lease.js';
+import { plannerOwner } from './proc.js';
+import { defaultRuntimeDir } from './spec.js';
 
 /**
  * The two halves of dispatch-crew, shared by the action and `school dispatch`:
  * - `planStep`: read the curriculum, plan a batch with the dispatch office (`planDispatch`, which
- *   records `crew.planned` atomically), and return the plan. `dryRun` plans on a scratch copy of the
+ *   records `crew.planned` atomically) using the grading verdicts and the score ledger, and return
+ *   the plan. `dryRun` plans on a scratch copy of the
  *   state directory, so nothing is recorded.
  * - `runStep`: on a daemon's machine, beat the roster, run every crew planned for that daemon with
  *   its K slots (the driver), and copy the finished bookbags to an output directory for upload.
@@ -43,6 +49,16 @@ export interface PlanStepOptions {
   jobStartedAt?: Date;
   /** Daemons on this machine to beat before planning (the local CLI runs every daemon here). */
   beat?: string[];
+  /**
+   * Asks the API whether an Actions job has ended: lets the plan reconcile crews whose crew job was
+   * cancelled or never started, and running crews whose owner is gone. Without it (locally) only
+   * local owners are checked.
+   */
+  jobStatus?: JobStatus;
+  /** The workflow job that runs a daemon's crews (its matrix jobs are named `<crewJob> <daemon>`). */
+  crewJob?: string;
+  /** Who is expected to start the planned crews; default `plannerOwner(crewJob)` (proc.ts). */
+  plannedBy?: LeaseOwner;
 }
 
 export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
@@ -56,12 +72,20 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
   try {
     const disk = freeDiskBytes(o.layout.root);
     for (const daemon of o.beat ?? []) await beat(layout, o.config, daemon, disk);
+    // Grading feeds planning: a rejected success is a failed run, and the ledger ranks agents.
+    const verdicts = gradingVerdicts(layout, o.logger);
+    const scores = ledgerScores(layout, o.logger);
     return await planDispatch({
       config: o.config,
       layout,
       curriculum: readCurriculum(layout),
       logger: o.logger,
       freeDiskBytes: disk,
+      ...(verdicts ? { verdicts } : {}),
+      ...(scores ? { scores } : {}),
+      plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
+      ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+      driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       ...(o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}),
     });
   } finally {

@@ -62,3 +62,16 @@ export async function acquireDriverLock(
       }),
   };
 }
+
+/**
+ * Whether a live driver holds daemon's lock: it may still start a planned crew, so the planner
+ * leaves that daemon's planned crews alone. Read without the lock: the file is replaced atomically.
+ */
+export function driverAlive(runtimeDir: string, daemon: string): boolean {
+  try {
+    const held = JSON.parse(readFileSync(join(runtimeDir, 'drivers', `${daemon}.json`), 'utf8')) as Holder;
+    return localLiveness(held) !== 'gone';
+  } catch {
+    return false;
+  }
+}

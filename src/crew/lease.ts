@@ -21,9 +21,15 @@ import { localLiveness } from './proc.js';
  * event types it does not know, so the contract in src/schemas/crew.ts is unchanged.
  */
 
-export type JobStatus = (
-  owner: Extract<LeaseOwner, { kind: 'actions' }>,
-) => Promise<'in_progress' | 'done' | 'unknown'>;
+/** `{ done }` carries how the job ended (e.g. `its job "crew d1" ended: cancelled`). */
+export type JobAnswer = 'in_progress' | 'done' | 'unknown' | { done: string };
+export type JobStatus = (owner: Extract<LeaseOwner, { kind: 'actions' }>) => Promise<JobAnswer>;
+
+/** How a gone job ended, or undefined while it may still run (or cannot be checked). */
+export function jobEnded(a: JobAnswer): string | undefined {
+  if (a === 'done') return 'completed';
+  return typeof a === 'object' ? a.done : undefined;
+}
 
 export interface CrewProcess {
   crewId: string;
@@ -77,7 +83,7 @@ export async function goneActionsOwners(
   for (const l of leases) {
     if (l.owner.kind !== 'actions' || new Date(l.expiresAt) > now) continue;
     const status = await jobStatus(l.owner).catch(() => 'unknown' as const);
-    if (status === 'done') gone.add(jobKeyOf(l.owner));
+    if (jobEnded(status) !== undefined) gone.add(jobKeyOf(l.owner));
   }
   return gone;
 }

@@ -59,6 +59,23 @@ export function selfOwner(): LeaseOwner {
   return localIdentity(process.pid);
 }
 
+/**
+ * Who is expected to start the crews this process plans (CrewPlanned.plannedBy). In Actions: this
+ * run and attempt, whose `crewJob` matrix job for each crew's daemon starts it (the planner adds
+ * the daemon). Locally: this process, which runs the driver itself or hands off to one.
+ */
+export function plannerOwner(crewJob = 'crew'): LeaseOwner {
+  if (process.env.GITHUB_RUN_ID) {
+    return {
+      kind: 'actions',
+      runId: process.env.GITHUB_RUN_ID,
+      runAttempt: process.env.GITHUB_RUN_ATTEMPT ?? '1',
+      job: crewJob,
+    };
+  }
+  return localIdentity(process.pid);
+}
+
 export function localIdentity(pid: number): Extract<LeaseOwner, { kind: 'local' }> {
   const start = processStart(pid);
   return start === undefined

@@ -7,7 +7,8 @@ import type { CrewRecord, CrewRegistry } from './registry.js';
  *  - a succeeded run (not rejected by grading) is done;
  *  - one failed run makes the issue a queued repair (attempt 2);
  *  - two consecutive failed runs stop it: `repair-stopped-after-two-failures`, never a third attempt;
- *  - usage/credit limits, service overload and cancellations are interruptions, not failures.
+ *  - usage/credit limits, service overload, cancellations and pre-verify aborts (a dirty slot,
+ *    N4.1) are interruptions, not failures.
  */
 export type IssueState =
   | { kind: 'active'; crewId: string }
@@ -17,7 +18,8 @@ export type IssueState =
   | { kind: 'ready'; attempt: 1 };
 
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
- * daemon or a dirty worktree must not loop an issue forever). */
+ * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
+ * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
 export const FAILURE_OUTCOMES: readonly CrewOutcome[] = ['failed', 'timed_out', 'aborted', 'lost'];
 
 /** What grading concluded about a finished crew, when known (accepted = both judges passed). */
@@ -54,10 +56,11 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup): IssueState {
     if (outcome === 'succeeded') {
       if (verdict?.(run.crewId) === 'rejected') failures.push(run.crewId);
       else return { kind: 'done', crewId: run.crewId };
-    } else if (outcome && FAILURE_OUTCOMES.includes(outcome)) {
+    } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify) {
       failures.push(run.crewId);
     }
-    // Interruptions (usage_limit, overloaded, cancelled) neither count nor reset the streak.
+    // Interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) neither count nor
+    // reset the streak.
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2) as [string, string];
       return { kind: 'stopped', crewIds: [a, b] };

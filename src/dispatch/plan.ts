@@ -9,12 +9,16 @@
  *     curriculum, admits and assigns, and appends one `crew.planned` event per assignment (key
  *     `planned:<crewId>`, crewId `c<issue>-<8 hex>`) in the same `EventLog.transact`. So any number of
  *     concurrent planners never plan one issue twice, never exceed `maxCrews` nor a daemon's slots.
+ *     First, in the same transaction, it reconciles crews whose owner is gone (./reconcile.ts:
+ *     planned-never-started → `cancelled`, running with an expired lease → `lost`); `plannedBy` is
+ *     recorded on every planned crew for that purpose.
  *     Afterwards it records pauses implied by the registry and rewrites `views/crew_runs.json`.
  *     It never throws for a corrupt registry or ledger: it returns everything refused (`state-corrupt`).
  *
  *   PlanResult.assignments[]  {crewId, issueNumber, daemon, agent, weight, fences, attempt, repair,
  *                              classroom, fallback, role, domain, difficulty}
  *   PlanResult.refused[]      {issue, code, reason} — every curriculum issue not planned, with why
+ *   PlanResult.reconciled[]   {crewId, issueNumber, outcome, reason} — crews settled before planning
  *   PlanResult.loud           the `SPEND CAP REACHED …` line when the cap froze the batch
  *   PlanResult.matrix[]       {daemon, labels, assignments: crewId[]} — daemons with work only; no issue
  *                              text, safe for a job output
@@ -32,7 +36,8 @@ import { CAPACITY_CLASSES, ROLES, type SchoolConfig } from '../config/schema.js'
 import { CorruptStateError, message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
-import type { CrewEvent } from '../schemas/crew.js';
+import type { JobStatus } from '../crew/lease.js';
+import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
 import { finiteOr } from '../security/sanitize.js';
 import { audit } from '../state/audit.js';
 import { event } from '../state/event-log.js';
@@ -45,7 +50,8 @@ import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, issueStates, type VerdictLookup } from './history.js';
 import { orderCandidates, type Candidate } from './order.js';
 import { describePauses, pendingPauses } from './pause.js';
-import { activeCrews, crewFold, crewLog, type CrewRegistry } from './registry.js';
+import { askOwners, reconcile, type Reconciled } from './reconcile.js';
+import { activeCrews, crewFold, crewLog, readRegistry, type CrewRegistry } from './registry.js';
 import { schoolFold, schoolLog, type ActivePause, type SchoolEvent, type SchoolState } from './school-log.js';
 import { SpendLedgerError, totalSpend } from './spend.js';
 import { writeCrewRunsView } from './view.js';
@@ -53,6 +59,7 @@ import { writeCrewRunsView } from './view.js';
 export type { Refusal, RefusalCode } from './admission.js';
 export type { ScoreLookup } from './assign.js';
 export type { VerdictLookup } from './history.js';
+export type { Reconciled } from './reconcile.js';
 
 export interface PlanInput {
   config: SchoolConfig;
@@ -79,6 +86,15 @@ export interface PlanInput {
   verdicts?: VerdictLookup;
   /** Crew-timeout waves one daemon slot may run back to back in this job (slot refill). Default 1. */
   maxWaves?: number;
+  /**
+   * Recorded on every planned crew: who is expected to start it. Local: this process's identity.
+   * Actions: `{runId, runAttempt, job: <crew job>}`; the planner adds each crew's daemon.
+   */
+  plannedBy?: LeaseOwner;
+  /** Asks whether an Actions job has ended (reconciliation of planned and expired crews). */
+  jobStatus?: JobStatus;
+  /** A live driver runs this daemon here (it may still start that daemon's planned crews). */
+  driving?: (daemon: string) => boolean;
   logger: Logger;
 }
 
@@ -109,6 +125,8 @@ export interface PlanResult {
   refused: Refusal[];
   loud?: string;
   matrix: MatrixEntry[];
+  /** Crews settled at the start of this plan because their owner is gone (./reconcile.ts). */
+  reconciled: Reconciled[];
   /** Why nothing could be trusted (corrupt or quarantined state), when so. */
   blocked?: string;
   paused?: string;
@@ -131,19 +149,36 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
   const remainingMs = config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
 
   let pending: SchoolEvent[] = [];
-  let result: PlanResult;
+  // Owners on GitHub are asked before the lock (the answers are async); the registry read here is
+  // only to know whom to ask — the decision uses the registry read under the lock.
+  let endedJobs = new Map<string, string>();
+  let corrupt: string | undefined;
+  let result: PlanResult | undefined;
   try {
+    if (input.jobStatus) endedJobs = await askOwners(readRegistry(layout), now, input.jobStatus);
     const tx = await crewLog(layout).transact((current) => {
       const registry = foldLog(crewFold, current);
+      // Reconcile first, in the same transaction: a crew whose owner is gone frees its issue, slot
+      // and place under maxCrews for this very plan.
+      const settled = reconcile(registry, now, {
+        endedJobs,
+        ...(input.driving ? { driving: input.driving } : {}),
+      });
+      for (const e of settled.events) crewFold.apply(registry, e);
       const decided = decide(input, registry, now, remainingMs);
       pending = decided.pending;
-      return { append: decided.events, result: decided.result };
+      decided.result.reconciled = settled.reconciled;
+      return { append: [...settled.events, ...decided.events], result: decided.result };
     });
     result = tx.result;
   } catch (e) {
     if (!(e instanceof CorruptStateError)) throw e;
-    // N5.1: the registry is unreadable (now quarantined): assume the fleet is full.
-    result = decide(input, { crews: {}, leases: {} }, now, remainingMs, message(e)).result;
+    corrupt = message(e);
+    pending = [];
+  }
+  // N5.1: the registry is unreadable (now quarantined): assume the fleet is full.
+  if (corrupt !== undefined || !result) {
+    result = decide(input, { crews: {}, leases: {} }, now, remainingMs, corrupt).result;
   }
 
   if (pending.length > 0) await schoolLog(layout).append(pending);
@@ -156,6 +191,7 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
   report(result, logger);
   await audit(layout, 'dispatch.planned', {
     planned: result.assignments.map((a) => a.crewId),
+    ...(result.reconciled.length ? { reconciled: result.reconciled } : {}),
     refused: result.refused.length,
     ...(result.loud ? { loud: result.loud } : {}),
     ...(result.blocked ? { blocked: result.blocked } : {}),
@@ -288,6 +324,7 @@ function decide(
         fences: a.fences,
         repair: a.repair,
         attempt: a.attempt,
+        ...plannedBy(input.plannedBy, a.daemon),
       },
       now,
     ),
@@ -297,6 +334,7 @@ function decide(
   for (const a of assignments) byDaemon.set(a.daemon, [...(byDaemon.get(a.daemon) ?? []), a.crewId]);
   const result: PlanResult = {
     assignments,
+    reconciled: [],
     refused: [...refused, ...decision.refused],
     ...(decision.loud ? { loud: decision.loud } : {}),
     matrix: daemons
@@ -309,6 +347,12 @@ function decide(
     fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 })),
   };
   return { events, pending, result };
+}
+
+/** An Actions planner names the crew job of this crew's daemon; a local planner is itself. */
+function plannedBy(owner: LeaseOwner | undefined, daemon: string): { plannedBy?: LeaseOwner } {
+  if (!owner) return {};
+  return { plannedBy: owner.kind === 'actions' ? { ...owner, daemon } : owner };
 }
 
 /**
@@ -378,6 +422,9 @@ function report(result: PlanResult, logger: Logger): void {
   if (result.loud) logger.error(result.loud);
   if (result.blocked) logger.error(`dispatch denied: ${result.blocked}`);
   if (result.paused) logger.warning(`dispatch paused: ${result.paused}`);
+  for (const r of result.reconciled) {
+    logger.warning(`reconciled ${r.crewId} (issue #${r.issueNumber}) as ${r.outcome}: ${r.reason}`);
+  }
   for (const a of result.assignments) {
     logger.info(
       `planned ${a.crewId}: issue #${a.issueNumber} → ${a.daemon} (${a.classroom}${a.fallback ? ', fallback' : ''}) agent ${a.agent}, attempt ${a.attempt}${a.repair ? ' (repair)' : ''}`,

@@ -30,6 +30,10 @@ export interface CrewRecord {
   worktree?: string;
   outcome?: CrewOutcome;
   reason?: string;
+  /** Who is expected to start it (CrewPlanned.plannedBy): checked by the planner's reconciliation. */
+  plannedBy?: LeaseOwner;
+  /** N4.1: aborted by the pre-verify of a dirty slot (see CrewFinished.preVerify). */
+  preVerify?: boolean;
 }
 
 export interface Lease {
@@ -69,6 +73,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
             repair: d.repair,
             status: 'planned',
             plannedAt: e.at,
+            ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
           };
         }
         break;
@@ -112,6 +117,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
           c.finishedAt = e.at;
           c.outcome = e.data.outcome;
           c.reason = e.data.reason;
+          if (e.data.preVerify) c.preVerify = true;
         }
         break;
       }

@@ -1,9 +1,10 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
-import { BOOKBAG_FILES } from '../schemas/bookbag.js';
+import { BOOKBAG_FILES, CREW_ID_PATTERN } from '../schemas/bookbag.js';
 import type { StateLayout } from '../state/layout.js';
-import { readBookbag } from './bookbag-reader.js';
+import { readBookbag } from '../crew/bookbag.js';
+import { message } from '../errors.js';
 import { enqueueGradingJob } from './enqueue.js';
 
 /**
@@ -18,8 +19,6 @@ export interface ImportResult {
   skipped: Array<{ crewId: string; reason: string }>;
 }
 
-const CREW_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 export async function importBookbags(
   layout: StateLayout,
   from: string,
@@ -33,13 +32,16 @@ export async function importBookbags(
   for (const crewId of readdirSync(from).sort()) {
     const src = join(from, crewId);
     if (!statSync(src).isDirectory()) continue;
-    if (!CREW_ID.test(crewId)) {
+    if (!CREW_ID_PATTERN.test(crewId)) {
       r.skipped.push({ crewId, reason: 'not a crew id (letters, digits, dot, dash, underscore)' });
       continue;
     }
-    const read = readBookbag(src, crewId);
-    if (!read.ok) {
-      r.skipped.push({ crewId, reason: read.reason });
+    // The one scoped reader, as the grader, over the downloaded directory: the same checks as grading.
+    let bookbag;
+    try {
+      bookbag = (await readBookbag(layout, crewId, { role: 'grader' }, from)).record;
+    } catch (e) {
+      r.skipped.push({ crewId, reason: message(e) });
       continue;
     }
     const dest = layout.bookbag(crewId);
@@ -52,7 +54,7 @@ export async function importBookbags(
       copyFileSync(join(src, BOOKBAG_FILES.done), join(dest, BOOKBAG_FILES.done));
       r.imported++;
     }
-    const b = read.bookbag;
+    const b = bookbag;
     const fresh = await enqueueGradingJob(layout, {
       issueNumber: b.issueNumber,
       crewId: b.crewId,

@@ -4,7 +4,9 @@ import type { GradingJob } from '../schemas/grading.js';
 import { curriculumItemSchema } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
 import { STATE_DIRS, type StateLayout } from '../state/layout.js';
-import { readBookbag, type BookbagRead } from './bookbag-reader.js';
+import { readBookbag } from '../crew/bookbag.js';
+import { message } from '../errors.js';
+import type { Bookbag } from '../schemas/bookbag.js';
 import { rubricFinding } from './rubric.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
@@ -24,7 +26,15 @@ export interface JudgeContext {
   layout: StateLayout;
 }
 
-export function verificationFinding(read: ReturnType<typeof readBookbag>): JudgeFinding {
+/**
+ * A job's bookbag as the judges see it: read through the one scoped reader (src/crew/bookbag.ts)
+ * as `{ role: 'grader' }`, or why it could not be read (→ `verification_unavailable`, N5.3).
+ */
+export type BookbagRead =
+  | { ok: true; dir: string; bookbag: Bookbag; diff: string; brief?: string; report?: string }
+  | { ok: false; dir: string; reason: string };
+
+export function verificationFinding(read: BookbagRead): JudgeFinding {
   const fail = (code: string, reason: string): JudgeFinding => ({
     judge: 'verification',
     passed: false,
@@ -35,6 +45,17 @@ export function verificationFinding(read: ReturnType<typeof readBookbag>): Judge
   // N5.3: no persisted verification means FAIL — the gate is never re-run on the clean base.
   if (!read.ok) return fail('verification_unavailable', read.reason);
   const v = read.bookbag.verification;
+  if (!v && read.bookbag.role !== 'coding') {
+    // N5.3 is about code: a research, triage or docs crew (bot classroom) has no change to verify.
+    // The judge abstains and the reviewer or rubric decides — on the report, not on a diff.
+    return {
+      judge: 'verification',
+      passed: true,
+      code: 'verification_not_applicable',
+      reasons: [`role ${read.bookbag.role} has no code change to verify; the reviewer decides`],
+      score: 1,
+    };
+  }
   if (!v) return fail('verification_unavailable', `crew ${read.bookbag.crewId} has no verification record`);
   if (v.diffSha !== read.bookbag.diffSha || v.baseSha !== read.bookbag.baseSha) {
     return fail(
@@ -72,10 +93,11 @@ function briefFor(layout: StateLayout, job: GradingJob, fromBookbag: string | un
 }
 
 /**
- * N4.2: a job names its bookbag relative to the state directory; a path that leaves
- * `<state>/bookbags/` (`../`, absolute) is refused, never read.
+ * N4.2: a job names its bookbag relative to the state directory; it must be this crew's own
+ * `bookbags/<crew_id>` — a path that leaves `<state>/bookbags/` (`../`, absolute) or names another
+ * crew's bookbag is refused, never read. The bytes are read by the scoped reader as the grader.
  */
-export function readScopedBookbag(layout: StateLayout, job: GradingJob): BookbagRead {
+export async function readScopedBookbag(layout: StateLayout, job: GradingJob): Promise<BookbagRead> {
   const root = resolve(layout.root, STATE_DIRS.bookbags);
   const dir = resolve(layout.root, job.bookbag);
   const rel = relative(root, dir);
@@ -86,18 +108,39 @@ export function readScopedBookbag(layout: StateLayout, job: GradingJob): Bookbag
       reason: `bookbag path "${job.bookbag}" is outside the state's bookbags directory`,
     };
   }
-  return readBookbag(dir, job.crewId);
+  if (dir !== resolve(layout.bookbag(job.crewId))) {
+    return {
+      ok: false,
+      dir,
+      reason: `bookbag path "${job.bookbag}" is not the bookbag of crew ${job.crewId} (bookbags/${job.crewId})`,
+    };
+  }
+  try {
+    const r = await readBookbag(layout, job.crewId, { role: 'grader' });
+    return {
+      ok: true,
+      dir,
+      bookbag: r.record,
+      diff: r.diff,
+      ...(r.brief !== undefined ? { brief: r.brief } : {}),
+      ...(r.report !== undefined ? { report: r.report } : {}),
+    };
+  } catch (e) {
+    return { ok: false, dir, reason: message(e) };
+  }
 }
 
 export function defaultGrader(ctx: JudgeContext): GradeFn {
   const { config, layout } = ctx;
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
   return async (job) => {
-    const read = readScopedBookbag(layout, job);
+    const read = await readScopedBookbag(layout, job);
     const findings: JudgeFinding[] = [verificationFinding(read)];
     if (!findings[0]!.passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;
-    if (config.grading.sealedTests) {
+    const coding = bookbag.role === 'coding';
+    // Sealed tests exercise a code change; a non-coding crew has none to apply.
+    if (config.grading.sealedTests && coding) {
       const sealed = await runSealedTests({
         repoPath: config.repoPath,
         argv: config.grading.sealedTests,
@@ -121,12 +164,16 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
             brief: briefFor(layout, job, read.brief),
             diff,
             verification: bookbag.verification,
+            role: bookbag.role,
+            ...(read.report !== undefined ? { report: read.report } : {}),
           },
           { cwd: resolve(config.repoPath), timeoutMs },
         ),
       );
     } else {
-      findings.push(rubricFinding(diff, job.fences, config.grading.rubric));
+      findings.push(
+        rubricFinding(diff, job.fences, config.grading.rubric, { role: bookbag.role, report: read.report }),
+      );
     }
     return combine(findings);
   };

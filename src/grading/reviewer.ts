@@ -10,7 +10,7 @@ import { reviewerVerdictSchema, type JudgeFinding, type ReviewerVerdict } from '
 /**
  * The configured reviewer (DESIGN §4), e.g. an LLM CLI. Protocol: the command (argv, no shell)
  * receives one JSON document on stdin — `{jobKey, issueNumber, crewId, agent, fences, brief, diff,
- * verification}` — and the same parts as files named by `SCHOOL_REVIEW_BRIEF`, `SCHOOL_REVIEW_DIFF`
+ * verification, role, report?}` — and the same parts as files named by `SCHOOL_REVIEW_BRIEF`, `SCHOOL_REVIEW_DIFF`
  * and `SCHOOL_REVIEW_VERIFICATION`. It prints a JSON verdict `{approve, score, reasons}` as its
  * last stdout line (or as all of stdout). A reviewer that crashes, times out or prints something
  * else is a grader failure (the job is retried, then dead-lettered), never an approval.
@@ -31,6 +31,9 @@ export interface ReviewInput {
   brief: string;
   diff: string;
   verification: VerificationRecord | null;
+  /** The crew's role: for research, triage and docs the report is the work (there is no diff). */
+  role?: string;
+  report?: string;
 }
 
 export function parseReviewerOutput(stdout: string): ReviewerVerdict {

@@ -71,12 +71,18 @@ export function isTestPath(path: string): boolean {
   return TEST_PATH.test(path);
 }
 
+/**
+ * `role` other than `coding` (research, triage, docs — the bot classroom): the work is the report,
+ * so a non-empty report is required instead of a non-empty diff; a diff, if any, is still checked.
+ */
 export function rubricFinding(
   diff: string,
   fences: readonly string[],
   limits: SchoolConfig['grading']['rubric'],
+  crew: { role?: string; report?: string | undefined } = {},
 ): JudgeFinding {
   const files = parseDiff(diff);
+  const coding = (crew.role ?? 'coding') === 'coding';
   const fail = (code: string, reasons: string[]): JudgeFinding => ({
     judge: 'rubric',
     passed: false,
@@ -84,7 +90,21 @@ export function rubricFinding(
     reasons,
     score: 0,
   });
-  if (diff.trim() === '' || files.length === 0) return fail('empty_diff', ['the crew changed nothing']);
+  if (!coding) {
+    if (!crew.report?.trim()) {
+      return fail('report_missing', [`a ${crew.role} crew must leave a report (report.md); it left none`]);
+    }
+    if (diff.trim() === '' || files.length === 0) {
+      return {
+        judge: 'rubric',
+        passed: true,
+        code: 'rubric_passed',
+        reasons: [`${crew.role} crew: report of ${crew.report.trim().length} characters, no code change`],
+        score: 1,
+      };
+    }
+  } else if (diff.trim() === '' || files.length === 0)
+    return fail('empty_diff', ['the crew changed nothing']);
   const outside = files.flatMap((f) =>
     [f.path, f.oldPath].filter((p): p is string => !!p && !insideFences(p, fences)),
   );

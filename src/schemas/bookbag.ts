@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /**
@@ -9,15 +10,28 @@ import { z } from 'zod';
  *   diff.patch        the crew's change against base_sha (`git diff --binary`)
  *   report.md         the student's report
  *   verification.log  the verification command's output (redacted)
+ *   brief.md          the brief the student received (for reviewers; optional)
  *   done.flag         written last, after the data: its presence means the bookbag is complete
+ *
+ * One writer (`writeBookbag`) and one reader (`readBookbag`, scoped by reader, N4.2) live in
+ * src/crew/bookbag.ts; grading reads through that reader as `{ role: 'grader' }`.
  */
 export const BOOKBAG_FILES = {
   record: 'bookbag.json',
   diff: 'diff.patch',
   report: 'report.md',
   verificationLog: 'verification.log',
+  brief: 'brief.md',
   done: 'done.flag',
 } as const;
+
+/** The digest the done flag, the record and the verification record use (hex SHA-256). */
+export function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** A crew id as it may appear in a bookbag path: no separators, no `..` (N4.2). */
+export const CREW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export const verificationRecordSchema = z.object({
   command: z.array(z.string()),

@@ -22,7 +22,10 @@ export const leaseOwnerSchema = z.discriminatedUnion('kind', [
     kind: z.literal('actions'),
     runId: z.string(),
     runAttempt: z.string(),
+    /** The job (GITHUB_JOB, or the job's display-name prefix, e.g. `crew` for `crew d1`). */
     job: z.string(),
+    /** Set on a planned crew's owner: the matrix job of `job` for this daemon is expected to start it. */
+    daemon: z.string().optional(),
   }),
 ]);
 export type LeaseOwner = z.infer<typeof leaseOwnerSchema>;
@@ -52,6 +55,12 @@ export interface CrewPlanned {
   repair: boolean;
   /** 1 for a first run, 2 for its repair. A third is never planned. */
   attempt: number;
+  /**
+   * Who is expected to start it (issue: never-started crews). Local: the planning process (it runs
+   * the driver). Actions: the run and attempt whose crew job for `daemon` is expected to start it.
+   * When that owner is gone and the crew never started, the next plan cancels it.
+   */
+  plannedBy?: LeaseOwner;
 }
 export interface CrewStarted {
   crewId: string;
@@ -81,6 +90,11 @@ export interface CrewFinished {
   outcome: CrewOutcome;
   reason: string;
   durationMs?: number;
+  /**
+   * N4.1: set on an `aborted` crew whose slot failed the pre-verify (a foreign change was found
+   * before the student ran). Not the agent's fault: it never counts toward the two-failure stop.
+   */
+  preVerify?: boolean;
 }
 
 export type CrewEvent =

@@ -8,6 +8,7 @@ import { git } from '../support/tmp.js';
 import { isRunning } from '../../src/crew/proc.js';
 import { readBookbag } from '../../src/crew/bookbag.js';
 import { BookbagAccessError, BookbagIncompleteError } from '../../src/crew/errors.js';
+import { issueStates } from '../../src/dispatch/history.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
 
 let school: School | undefined;
@@ -75,6 +76,9 @@ describe('a crew’s life in a real worktree', () => {
     );
     expect(alerts.map((a) => a.kind)).toContain('foreign-change');
     expect(Object.keys(registry(s).leases)).toEqual([]);
+    // Not the agent's fault: recorded as a pre-verify abort, so the issue is ready again, not a repair.
+    expect(registry(s).crews['c2-00000002']).toMatchObject({ outcome: 'aborted', preVerify: true });
+    expect(issueStates(registry(s)).get(2)).toEqual({ kind: 'ready', attempt: 1 });
   });
 
   it('the student gets a minimal environment: no token, no INPUT_*, the SCHOOL_* contract', async () => {

@@ -95,6 +95,26 @@ describe('history: two-failure stop, repairs, interruptions', () => {
     expect(s.get(2)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'b1' });
   });
 
+  it('a pre-verify abort (dirty slot, N4.1) does not count; any other abort does', () => {
+    const dirty = (id: string, issue: number, minute: number) => ({
+      ...crew(id, issue, 'finished', 'aborted', minute),
+      preVerify: true,
+    });
+    const s = issueStates(
+      registry(
+        dirty('a1', 1, 1),
+        dirty('a2', 1, 2),
+        crew('b1', 2, 'finished', 'failed', 1),
+        dirty('b2', 2, 2),
+        crew('c1', 3, 'finished', 'aborted', 1),
+        crew('c2', 3, 'finished', 'aborted', 2),
+      ),
+    );
+    expect(s.get(1)).toEqual({ kind: 'ready', attempt: 1 });
+    expect(s.get(2)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'b1' });
+    expect(s.get(3)).toEqual({ kind: 'stopped', crewIds: ['c1', 'c2'] });
+  });
+
   it('an active crew blocks the issue (N2.1); a success is done unless grading rejected it', () => {
     const reg = registry(
       crew('a1', 1, 'running'),

@@ -1,11 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { BOOKBAG_FILES, type Bookbag } from '../../src/schemas/bookbag.js';
+import { BOOKBAG_FILES, sha256, type Bookbag } from '../../src/schemas/bookbag.js';
 import { jobKey, type GradingJob } from '../../src/schemas/grading.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import type { StateLayout } from '../../src/state/layout.js';
-import { sha256 } from '../../src/grading/bookbag-reader.js';
 import type { QueueEvent } from '../../src/grading/queue.js';
 export { config, fastGrade, FAST_SCORES } from './fixtures/fast-judge.js';
 
@@ -39,6 +38,10 @@ export interface BookbagSpec {
   agent?: string;
   /** Skip the done flag: a crew that died while writing its bookbag. */
   noDoneFlag?: boolean;
+  /** The crew's role (default coding). */
+  role?: string;
+  /** report.md, when given. */
+  report?: string;
 }
 
 /** Writes a bookbag the way dispatch-crew does: data first, the done flag with its hashes last. */
@@ -53,7 +56,7 @@ export function writeBookbag(layout: StateLayout, spec: BookbagSpec): GradingJob
     issueNumber: spec.issueNumber,
     agent: spec.agent ?? 'alpha',
     daemon: 'local',
-    role: 'coding',
+    role: spec.role ?? 'coding',
     domain: 'general',
     difficulty: 2,
     fences: spec.fences ?? [],
@@ -85,6 +88,7 @@ export function writeBookbag(layout: StateLayout, spec: BookbagSpec): GradingJob
   writeFileSync(join(dir, BOOKBAG_FILES.record), recordText);
   writeFileSync(join(dir, BOOKBAG_FILES.diff), spec.diff);
   writeFileSync(join(dir, BOOKBAG_FILES.verificationLog), 'ok\n');
+  if (spec.report !== undefined) writeFileSync(join(dir, BOOKBAG_FILES.report), spec.report);
   if (!spec.noDoneFlag) {
     writeFileSync(
       join(dir, BOOKBAG_FILES.done),

@@ -92,6 +92,66 @@ describe('verification judge (N5.3)', () => {
     expect(v2.reasons[0]).toContain('does not match');
   });
 
+  it('grading reads through the scoped bookbag reader as the grader (N4.2): a bad crew id is refused and audited', async () => {
+    writeBookbag(layout, { crewId: 'c-good', issueNumber: 7, diff, verification: 'passed' });
+    // The path resolves to a real, passing bookbag, but the job's crew id is not a crew id.
+    const sneaky = await grade(job(7, 'c-x/../c-good', { bookbag: 'bookbags/c-good' }));
+    expect(sneaky.code).toBe('verification_unavailable');
+    expect(sneaky.reasons[0]).toMatch(/refused to grader/);
+    const audit = readFileSync(layout.file('audit'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(audit.filter((a) => a.type === 'bookbag.refused').map((a) => a.reader)).toEqual(['grader']);
+    // Another crew's bookbag is not this job's bookbag, even when it is complete.
+    const borrowed = await grade(job(7, 'c-mine', { bookbag: 'bookbags/c-good' }));
+    expect(borrowed.code).toBe('verification_unavailable');
+    expect(borrowed.reasons[0]).toContain('not the bookbag of crew c-mine');
+  });
+
+  it('non-coding crews (research, triage, docs): verification is not applicable, the rubric decides on the report', async () => {
+    const research = writeBookbag(layout, {
+      crewId: 'c-research',
+      issueNumber: 20,
+      diff: '',
+      verification: null,
+      role: 'research',
+      report: '# Findings\n\nThe flaky test comes from a shared temp dir.\n',
+    });
+    const v = await grade(research);
+    expect(v).toMatchObject({ accepted: true, decidedBy: 'rubric', code: 'rubric_passed', score: 1 });
+    expect(v.findings.map((f) => [f.judge, f.code])).toEqual([
+      ['verification', 'verification_not_applicable'],
+      ['rubric', 'rubric_passed'],
+    ]);
+    // No report: the rubric rejects, and says it decided.
+    const silent = writeBookbag(layout, {
+      crewId: 'c-triage',
+      issueNumber: 21,
+      diff: '',
+      verification: null,
+      role: 'triage',
+    });
+    expect(await grade(silent)).toMatchObject({
+      accepted: false,
+      decidedBy: 'rubric',
+      code: 'report_missing',
+    });
+    // A coding crew without a verification record still fails N5.3, report or not.
+    const coding = writeBookbag(layout, {
+      crewId: 'c-coding',
+      issueNumber: 22,
+      diff,
+      verification: null,
+      report: 'done',
+    });
+    expect(await grade(coding)).toMatchObject({
+      accepted: false,
+      decidedBy: 'verification',
+      code: 'verification_unavailable',
+    });
+  });
+
   it('rejects a failed verification and accepts a passed one through the rubric', async () => {
     const failed = writeBookbag(layout, { crewId: 'c-fail', issueNumber: 5, diff, verification: 'failed' });
     expect((await grade(failed)).code).toBe('verification_failed');

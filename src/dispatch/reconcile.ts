@@ -1,0 +1,143 @@
+import { localLiveness } from '../crew/proc.js';
+import type { JobAnswer, JobStatus } from '../crew/lease.js';
+import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
+import { event } from '../state/event-log.js';
+import type { CrewRecord, CrewRegistry, Lease } from './registry.js';
+
+/**
+ * Reconciliation at the start of every plan (DESIGN §5: "a cancelled or never-started crew job must
+ * not leave a lease behind"). Two kinds of crew would otherwise stay active forever, blocking their
+ * issue (N2.1) and counting against `maxCrews`:
+ *
+ * - a crew **planned but never started** whose planning owner is gone: locally the planning process
+ *   died (and no live driver runs its daemon); in Actions the crew job of that run for its daemon
+ *   ended without starting it (cancelled by its concurrency group, queued 24 h without a runner,
+ *   skipped) or the run ended with no such job. → `crew.finished` outcome `cancelled`, which is an
+ *   interruption (history.ts): it does not count toward the two-failure stop and the issue is
+ *   planned again.
+ * - a crew **running** whose lease expired and whose lease owner is gone (a runner on another
+ *   machine, an Actions job that ended): the driver handles its own host's crews on adoption; the
+ *   planner covers the rest. → lease released, `crew.finished` outcome `lost` (which pauses
+ *   launches until looked at, as an unexplained exit does).
+ *
+ * An owner that cannot be checked (another host's process, an API error) counts as alive: cancelling
+ * a crew that might still start is the double dispatch this exists to prevent. The Actions answers
+ * are asynchronous, so they are gathered before the registry lock (`askOwners`) and the decision
+ * (`reconcile`) runs inside the plan's transaction on the registry read there.
+ */
+export interface Reconciled {
+  crewId: string;
+  issueNumber: number;
+  outcome: 'cancelled' | 'lost';
+  reason: string;
+}
+
+export interface OwnerChecks {
+  /** How each gone Actions owner ended, by `ownerKey` (from `askOwners`). */
+  endedJobs: ReadonlyMap<string, string>;
+  /** A live driver runs this daemon here: it may still start a planned crew. */
+  driving?: (daemon: string) => boolean;
+}
+
+type ActionsOwner = Extract<LeaseOwner, { kind: 'actions' }>;
+
+export function ownerKey(o: ActionsOwner): string {
+  return `${o.runId}/${o.runAttempt}/${o.job}${o.daemon !== undefined ? `/${o.daemon}` : ''}`;
+}
+
+function ended(a: JobAnswer): string | undefined {
+  if (a === 'done') return 'completed';
+  return typeof a === 'object' ? a.done : undefined;
+}
+
+function expiredLease(registry: CrewRegistry, crewId: string, now: Date): Lease | undefined {
+  const l = Object.values(registry.leases).find((x) => x.crewId === crewId);
+  return l && new Date(l.expiresAt) <= now ? l : undefined;
+}
+
+/** Actions owners worth asking about: planners of planned crews, holders of expired leases. */
+function ownersToAsk(registry: CrewRegistry, now: Date): ActionsOwner[] {
+  const out = new Map<string, ActionsOwner>();
+  for (const c of Object.values(registry.crews)) {
+    if (c.status === 'planned' && c.plannedBy?.kind === 'actions')
+      out.set(ownerKey(c.plannedBy), c.plannedBy);
+    if (c.status === 'running') {
+      const l = expiredLease(registry, c.crewId, now);
+      if (l?.owner.kind === 'actions') out.set(ownerKey(l.owner), l.owner);
+    }
+  }
+  return [...out.values()];
+}
+
+/** Asks the `jobStatus` port once per distinct owner; returns the owners whose job has ended. */
+export async function askOwners(
+  registry: CrewRegistry,
+  now: Date,
+  jobStatus?: JobStatus,
+): Promise<Map<string, string>> {
+  const gone = new Map<string, string>();
+  if (!jobStatus) return gone;
+  for (const o of ownersToAsk(registry, now)) {
+    const how = ended(await jobStatus(o).catch(() => 'unknown' as const));
+    if (how !== undefined) gone.set(ownerKey(o), how);
+  }
+  return gone;
+}
+
+/** Why this owner is provably gone, or undefined while it may still act. */
+function goneBecause(owner: LeaseOwner, checks: OwnerChecks): string | undefined {
+  if (owner.kind === 'local') {
+    return localLiveness(owner) === 'gone' ? `process ${owner.pid} on ${owner.host} is gone` : undefined;
+  }
+  return checks.endedJobs.get(ownerKey(owner));
+}
+
+function plannedGone(c: CrewRecord, checks: OwnerChecks): string | undefined {
+  const by = c.plannedBy;
+  if (!by) return undefined; // planned before owners were recorded: nothing to check against
+  const why = goneBecause(by, checks);
+  if (why === undefined) return undefined;
+  if (by.kind === 'local') {
+    if (checks.driving?.(c.daemon)) return undefined;
+    return `planned by process ${by.pid} on ${by.host}, which is gone, and no driver of daemon ${c.daemon} started it`;
+  }
+  return `planned by run ${by.runId} (attempt ${by.runAttempt}) but its crew job for daemon ${c.daemon} never started it (${why})`;
+}
+
+/** The events that settle every crew whose owner is gone; pure apart from the local /proc check. */
+export function reconcile(
+  registry: CrewRegistry,
+  now: Date,
+  checks: OwnerChecks,
+): { events: CrewEvent[]; reconciled: Reconciled[] } {
+  const events: CrewEvent[] = [];
+  const reconciled: Reconciled[] = [];
+  for (const c of Object.values(registry.crews)) {
+    if (c.status === 'planned') {
+      const reason = plannedGone(c, checks);
+      if (reason === undefined) continue;
+      events.push(finished(c, 'cancelled', reason, now));
+      reconciled.push({ crewId: c.crewId, issueNumber: c.issueNumber, outcome: 'cancelled', reason });
+    } else if (c.status === 'running') {
+      const lease = expiredLease(registry, c.crewId, now);
+      const why = lease && goneBecause(lease.owner, checks);
+      if (!lease || why === undefined) continue;
+      const reason = `lease expired at ${lease.expiresAt} and its owner is gone (${why}); reconciled by the planner`;
+      events.push(
+        event('lease.released', `released:${c.crewId}`, { crewId: c.crewId, reason: `lost: ${reason}` }, now),
+        finished(c, 'lost', reason, now),
+      );
+      reconciled.push({ crewId: c.crewId, issueNumber: c.issueNumber, outcome: 'lost', reason });
+    }
+  }
+  return { events, reconciled };
+}
+
+function finished(c: CrewRecord, outcome: 'cancelled' | 'lost', reason: string, now: Date): CrewEvent {
+  return event(
+    'crew.finished',
+    `finished:${c.crewId}`,
+    { crewId: c.crewId, issueNumber: c.issueNumber, outcome, reason },
+    now,
+  );
+}
