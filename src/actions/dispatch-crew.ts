@@ -63,9 +63,23 @@ async function main(): Promise<void> {
   const layout = new StateLayout(config.stateDir);
   const logger = actionsLogger();
   const jobStartedAt = inputs.jobStartedAt ? new Date(inputs.jobStartedAt) : undefined;
+  // The Actions API answers whether a job has ended: the plan reconciles crews whose crew job was
+  // cancelled or never started, and `run` reclaims an expired lease only once its owner is gone.
+  const repo = config.repository ?? process.env.GITHUB_REPOSITORY;
+  const status =
+    inputs.token && repo
+      ? actionsJobStatus(createGitHubClient({ token: inputs.token, logger }), repo)
+      : undefined;
   if (inputs.mode === 'plan') {
     const plan = await logger.group('Plan crews', () =>
-      planStep({ config, layout, logger, dryRun: inputs.dryRun, ...(jobStartedAt ? { jobStartedAt } : {}) }),
+      planStep({
+        config,
+        layout,
+        logger,
+        dryRun: inputs.dryRun,
+        ...(jobStartedAt ? { jobStartedAt } : {}),
+        ...(status ? { jobStatus: status } : {}),
+      }),
     );
     if (plan.loud) core.error(plan.loud);
     // DESIGN §5: identifiers only in outputs — daemon ids, labels from school.yml, crew ids.
@@ -141,12 +155,6 @@ async function main(): Promise<void> {
   const budgetMs =
     config.dispatch.jobTimeoutMinutes * 60_000 -
     (jobStartedAt ? Math.max(0, Date.now() - jobStartedAt.getTime()) : 0);
-  // An expired lease held by another job is reclaimed only once the API says that job has ended.
-  const repo = config.repository ?? process.env.GITHUB_REPOSITORY;
-  const status =
-    inputs.token && repo
-      ? actionsJobStatus(createGitHubClient({ token: inputs.token, logger }), repo)
-      : undefined;
   const result = await logger.group(`Run the crews of daemon ${daemon}`, () =>
     runStep({
       config,
