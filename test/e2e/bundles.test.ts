@@ -78,8 +78,21 @@ afterAll(async () => {
 });
 
 const labelsOf = (n: number) => fake.issues.get(n)!.labels;
-const plannedIssues = (r: LoopRun) =>
-  [...r.plan.dispatch.summary.matchAll(/<td>(c\d+-[\w-]+)<\/td><td>#(\d+)<\/td>/g)].map((m) => Number(m[2]));
+/** The plan summary's assignments table: crew, issue, daemon. */
+const assignments = (r: LoopRun) =>
+  [...r.plan.dispatch.summary.matchAll(/<td>(c\d+-[\w-]+)<\/td><td>#(\d+)<\/td><td>([\w-]+)<\/td>/g)].map(
+    (m) => ({
+      crew: m[1]!,
+      issue: Number(m[2]),
+      daemon: m[3]!,
+    }),
+  );
+const plannedIssues = (r: LoopRun) => assignments(r).map((a) => a.issue);
+const crewEvents = (job: { path(...p: string[]): string }) =>
+  readFileSync(job.path('.school/state/crews.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{"key"'))
+    .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
 const branchFiles = () => git(base.origin, 'ls-tree', '-r', '--name-only', 'school-state').split('\n');
 const branchFile = (p: string) => git(base.origin, 'show', `school-state:${p}`);
 
@@ -144,7 +157,7 @@ describe('the school loop through the committed bundles', () => {
         'outbox-pending': '0',
       });
       expect(r.grade.drain.summary).toMatch(
-        /Leaderboard[\s\S]*<table>[\s\S]*Verdicts of this drain[\s\S]*<table>/,
+        /School board[\s\S]*Leaderboard[\s\S]*\| 1 \| student \|[\s\S]*Verdicts of this drain[\s\S]*<table>/,
       );
 
       // Labels delivered to GitHub on the right issues.
@@ -177,26 +190,58 @@ describe('the school loop through the committed bundles', () => {
   it(
     'run 3 dispatches nothing already done: only the repair of the rejected issue, then new work',
     async () => {
-      const before = runs[1]!;
-      const doneBefore = plannedIssues(before).filter((n) => n !== 6);
-      const r = await loop.run(1003);
+      const doneBefore = plannedIssues(runs[1]!).filter((n) => n !== 6);
+      // beta's crew job never runs: replaced while pending in its concurrency group (or no runner came).
+      const r = await loop.run(1003, { skipCrew: ['beta'] });
       runs.push(r);
       const planned = plannedIssues(r);
       expect(planned).toContain(6);
       for (const n of doneBefore) expect(planned, `#${n} was accepted in run 2`).not.toContain(n);
-      expect(r.plan.dispatch.summary).toMatch(/<td>c6-[\w-]+<\/td><td>#6<\/td>/);
-      const crews = readFileSync(r.plan.job.path('.school/state/crews.jsonl'), 'utf8')
-        .split('\n')
-        .filter((l) => l.includes('"crew.planned"') && l.includes('"issueNumber":6'));
-      expect(crews.map((l) => (JSON.parse(l) as { data: { attempt: number } }).data.attempt)).toEqual([1, 2]);
+      expect(planned.sort()).toEqual([1, 2, 3, 5, 6, 7, 8].filter((n) => !doneBefore.includes(n)).sort());
+      const attempts = crewEvents(r.plan.job)
+        .filter((e) => e.type === 'crew.planned' && e.data.issueNumber === 6)
+        .map((e) => e.data.attempt);
+      expect(attempts).toEqual([1, 2]); // the second is the repair
+      const onAlpha = assignments(r).filter((a) => a.daemon === 'alpha');
+      expect(assignments(r).some((a) => a.daemon === 'beta')).toBe(true);
+      expect(r.crews.has('beta')).toBe(false);
       expect(r.grade.drain.outputs).toMatchObject({ rejected: '0', 'outbox-pending': '0' });
-      expect(Number(r.grade.drain.outputs.accepted)).toBe(planned.length);
-      expect(labelsOf(6)).toContain('school:accepted');
+      expect(Number(r.grade.drain.outputs.accepted)).toBe(onAlpha.length);
+    },
+    SLOW,
+  );
 
-      // Every issue is done now: a fourth plan dispatches nothing.
-      const ctx: RunContext = { ...base, runId: 1004 };
-      const again = await loop.planJob(ctx);
-      expect(again.outputs).toMatchObject({ crews: '0', 'has-work': 'false' });
+  it(
+    'run 4: the next plan reconciles the crews whose job never ran, and plans their issues again',
+    async () => {
+      const stranded = assignments(runs[2]!).filter((a) => a.daemon === 'beta');
+      const r = await loop.run(1004);
+      runs.push(r);
+      // Recorded by the plan itself (the plan job's state after its save), asked of the Actions API.
+      const events = crewEvents(r.plan.job);
+      for (const a of stranded) {
+        const finished = events.filter((e) => e.type === 'crew.finished' && e.data.crewId === a.crew);
+        expect(
+          finished.map((e) => e.data.outcome),
+          a.crew,
+        ).toEqual(['cancelled']);
+        expect(String(finished[0]!.data.reason)).toMatch(/1003/);
+        // It never held a lease, and never ran.
+        expect(events.filter((e) => e.type === 'lease.acquired' && e.data.crewId === a.crew)).toEqual([]);
+        expect(events.filter((e) => e.type === 'crew.started' && e.data.crewId === a.crew)).toEqual([]);
+      }
+      expect(fake.requestsTo('/actions/runs/1003/jobs', 'GET').length).toBeGreaterThan(0);
+      // Cancelled is an interruption, not a failure: the same issues are planned again, as new crews.
+      const again = assignments(r);
+      expect(again.map((a) => a.issue).sort()).toEqual(stranded.map((a) => a.issue).sort());
+      for (const a of again) expect(stranded.map((x) => x.crew)).not.toContain(a.crew);
+      expect(r.grade.drain.outputs).toMatchObject({ rejected: '0', accepted: String(again.length) });
+      for (const n of [1, 2, 3, 5, 6, 7, 8]) expect(labelsOf(n), `#${n}`).toContain('school:accepted');
+
+      // Every issue is done now: a further plan dispatches nothing.
+      const ctx: RunContext = { ...base, runId: 1005 };
+      const last = await loop.planJob(ctx);
+      expect(last.outputs).toMatchObject({ crews: '0', 'has-work': 'false' });
     },
     SLOW,
   );
