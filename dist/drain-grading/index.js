@@ -54725,11 +54725,11 @@ function fsyncDir(dir) {
     }
 }
 /** Redacts, serializes and atomically writes a JSON document (with a trailing newline). */
-function writeJsonAtomic(path, value) {
+function atomic_writeJsonAtomic(path, value) {
     writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + '\n');
 }
 /** Redacts and atomically writes text. */
-function writeTextAtomic(path, text) {
+function atomic_writeTextAtomic(path, text) {
     writeFileAtomic(path, redactText(text));
 }
 
@@ -54917,6 +54917,7 @@ class StateLayout {
 
 ;// CONCATENATED MODULE: ./src/schemas/bookbag.ts
 
+
 /**
  * The bookbag: what a crew hands to the graders (seed 000). Written by dispatch-crew, read by
  * drain-grading; this schema is the one definition both use.
@@ -54926,15 +54927,26 @@ class StateLayout {
  *   diff.patch        the crew's change against base_sha (`git diff --binary`)
  *   report.md         the student's report
  *   verification.log  the verification command's output (redacted)
+ *   brief.md          the brief the student received (for reviewers; optional)
  *   done.flag         written last, after the data: its presence means the bookbag is complete
+ *
+ * One writer (`writeBookbag`) and one reader (`readBookbag`, scoped by reader, N4.2) live in
+ * src/crew/bookbag.ts; grading reads through that reader as `{ role: 'grader' }`.
  */
-const BOOKBAG_FILES = {
+const bookbag_BOOKBAG_FILES = {
     record: 'bookbag.json',
     diff: 'diff.patch',
     report: 'report.md',
     verificationLog: 'verification.log',
+    brief: 'brief.md',
     done: 'done.flag',
 };
+/** The digest the done flag, the record and the verification record use (hex SHA-256). */
+function bookbag_sha256(data) {
+    return (0,external_node_crypto_.createHash)('sha256').update(data).digest('hex');
+}
+/** A crew id as it may appear in a bookbag path: no separators, no `..` (N4.2). */
+const CREW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const verificationRecordSchema = object({
     command: array(schemas_string()),
     exitCode: schemas_number().int().nullable(),
@@ -54951,7 +54963,7 @@ const usageSchema = object({
     outputTokens: schemas_number().nonnegative().optional(),
     costUsd: schemas_number().nonnegative().optional(),
 });
-const bookbagSchema = object({
+const bookbag_bookbagSchema = object({
     schema: literal(1),
     crewId: schemas_string(),
     issueNumber: schemas_number().int().positive(),
@@ -54975,64 +54987,281 @@ const bookbagSchema = object({
 });
 const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
 
-;// CONCATENATED MODULE: ./src/grading/bookbag-reader.ts
+// EXTERNAL MODULE: ./node_modules/proper-lockfile/index.js
+var proper_lockfile = __nccwpck_require__(3648);
+var proper_lockfile_default = /*#__PURE__*/__nccwpck_require__.n(proper_lockfile);
+;// CONCATENATED MODULE: ./src/state/lock.ts
 
 
 
 
-
-/** Optional file a crew may leave beside the record: the brief the student received. */
-const BRIEF_FILE = 'brief.md';
-function sha256(data) {
-    return (0,external_node_crypto_.createHash)('sha256').update(data).digest('hex');
-}
-function readBytes(path) {
+/**
+ * One cross-process lock, with identical options everywhere (DESIGN §2). The lock is a directory
+ * `<target>.lock` maintained by proper-lockfile: a holder refreshes its mtime, and a lock left by a
+ * SIGKILLed holder is considered stale after `stale` ms and taken over.
+ */
+const LOCK_OPTIONS = {
+    stale: 10_000,
+    update: 2_000,
+    realpath: false,
+    retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
+};
+/** Runs `fn` while holding the lock on `target` (the file need not exist). */
+async function withLock(target, fn) {
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(target), { recursive: true });
+    const started = performance.now();
+    let compromised;
+    let release;
     try {
-        return (0,external_node_fs_namespaceObject.readFileSync)(path);
+        release = await proper_lockfile_default().lock(target, {
+            ...LOCK_OPTIONS,
+            retries: { ...LOCK_OPTIONS.retries },
+            onCompromised: (err) => {
+                compromised = err;
+            },
+        });
+    }
+    catch (e) {
+        throw new LockError(`could not lock ${target}: ${e.message}. Another school process holds it; retry when it ends.`, { cause: e });
+    }
+    const stats = { waitedMs: performance.now() - started };
+    try {
+        const result = await fn(stats);
+        if (compromised)
+            throw new LockError(`lock on ${target} was lost while held: ${compromised.message}`);
+        return result;
+    }
+    finally {
+        await release().catch(() => undefined);
+    }
+}
+
+;// CONCATENATED MODULE: ./src/state/audit.ts
+
+
+function actor() {
+    return process.env.GITHUB_RUN_ID
+        ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? '1'}:${process.env.GITHUB_JOB ?? ''}`
+        : `local:${process.pid}`;
+}
+/** Appends to the audit log (redacted at the write seam). */
+async function audit(layout, type, fields = {}) {
+    const path = layout.file('audit');
+    const record = { at: new Date().toISOString(), type, actor: actor(), ...fields };
+    await withLock(path, () => appendJsonl(path, [record]));
+}
+
+;// CONCATENATED MODULE: ./src/crew/errors.ts
+
+/** A classroom cannot run crews on this machine (a binary is missing, the repository is absent). */
+class ClassroomUnavailableError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'ClassroomUnavailableError';
+    }
+}
+/** N4.1: the worktree holds something that is not the crew's baseline. Nothing runs. */
+class DirtyWorktreeError extends SchoolError {
+    worktree;
+    findings;
+    constructor(worktree, findings) {
+        super(`worktree ${worktree} is not clean at the base commit (${findings.slice(0, 5).join('; ')}` +
+            `${findings.length > 5 ? `; and ${findings.length - 5} more` : ''}); the crew is aborted and nothing runs. ` +
+            'Inspect the worktree, then remove it (git worktree remove --force) so the next crew recreates it.');
+        this.worktree = worktree;
+        this.findings = findings;
+        this.name = 'DirtyWorktreeError';
+    }
+}
+/** N4.2: a reader asked for a bookbag it is not entitled to. */
+class BookbagAccessError extends SchoolError {
+    crewId;
+    reader;
+    constructor(crewId, reader) {
+        super(`bookbag ${crewId}: refused to ${reader}; only the crew that wrote it and the graders may read it`);
+        this.crewId = crewId;
+        this.reader = reader;
+        this.name = 'BookbagAccessError';
+    }
+}
+/** A bookbag without a valid done flag: still being written, or torn. */
+class BookbagIncompleteError extends SchoolError {
+    constructor(crewId, detail) {
+        super(`bookbag ${crewId} is not complete: ${detail}`);
+        this.name = 'BookbagIncompleteError';
+    }
+}
+/** Another driver already runs this daemon on this state directory (seed 002: one driver). */
+class DriverBusyError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'DriverBusyError';
+    }
+}
+/** A crew could not be claimed: already started elsewhere, its issue is running, or no slot. */
+class ClaimRefusedError extends SchoolError {
+    crewId;
+    reason;
+    constructor(crewId, reason) {
+        super(`crew ${crewId} not claimed: ${reason}`);
+        this.crewId = crewId;
+        this.reason = reason;
+        this.name = 'ClaimRefusedError';
+    }
+}
+
+;// CONCATENATED MODULE: ./src/crew/bookbag.ts
+
+
+
+
+
+
+
+/** Writes the data, then the done flag. Returns the stored diff's SHA-256. */
+function writeBookbag(dir, files) {
+    // A flag left by an interrupted earlier write must not vouch for the data written now.
+    rmSync(join(dir, BOOKBAG_FILES.done), { force: true });
+    const diffPath = join(dir, BOOKBAG_FILES.diff);
+    writeTextAtomic(diffPath, files.diff);
+    const diffSha = sha256(readFileSync(diffPath));
+    if (files.report !== undefined)
+        writeTextAtomic(join(dir, BOOKBAG_FILES.report), files.report);
+    if (files.verificationLog !== undefined) {
+        writeTextAtomic(join(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
+    }
+    if (files.brief !== undefined)
+        writeTextAtomic(join(dir, BOOKBAG_FILES.brief), files.brief);
+    const record = bookbagSchema.parse({ ...files.record, diffSha });
+    const recordPath = join(dir, BOOKBAG_FILES.record);
+    writeJsonAtomic(recordPath, record);
+    const recordSha = sha256(readFileSync(recordPath));
+    writeJsonAtomic(join(dir, BOOKBAG_FILES.done), { crewId: record.crewId, recordSha, diffSha });
+    return { diffSha, recordSha };
+}
+/**
+ * The one bookbag reader (N4.2, N2.2). A bookbag is readable by the graders and by the crew that
+ * wrote it; any other reader is refused with BookbagAccessError and an audit line. The path is
+ * derived from a validated crew id only (no separators, no `..`), under the state's bookbags
+ * directory or, for an import of downloaded bookbags, under `root`. Only a complete bookbag is
+ * returned: its done flag (written last) names this crew, and the bytes of the record and the diff
+ * match the digests the flag and the record vouch for. Anything else is BookbagIncompleteError
+ * naming what is wrong.
+ */
+async function readBookbag(layout, crewId, reader, root) {
+    const who = reader.role === 'grader' ? 'grader' : `crew ${reader.crewId}`;
+    if (!CREW_ID_PATTERN.test(crewId) || (reader.role !== 'grader' && reader.crewId !== crewId)) {
+        await audit(layout, 'bookbag.refused', {
+            crewId: CREW_ID_PATTERN.test(crewId) ? crewId : '(invalid id)',
+            reader: who,
+        });
+        throw new BookbagAccessError(crewId, who);
+    }
+    const dir = root === undefined ? layout.bookbag(crewId) : (0,external_node_path_namespaceObject.join)(root, crewId);
+    const incomplete = (detail) => new BookbagIncompleteError(crewId, detail);
+    const bytes = (f) => {
+        try {
+            return (0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(dir, f));
+        }
+        catch {
+            return undefined;
+        }
+    };
+    const flagBytes = bytes(bookbag_BOOKBAG_FILES.done);
+    if (!flagBytes)
+        throw incomplete(`no ${bookbag_BOOKBAG_FILES.done} (still being written, or never finished)`);
+    const flag = doneFlagSchema.safeParse(parseJson(flagBytes));
+    if (!flag.success)
+        throw incomplete(`${bookbag_BOOKBAG_FILES.done} is malformed`);
+    if (flag.data.crewId !== crewId)
+        throw incomplete(`${bookbag_BOOKBAG_FILES.done} names crew ${flag.data.crewId}`);
+    const recordBytes = bytes(bookbag_BOOKBAG_FILES.record);
+    if (!recordBytes)
+        throw incomplete(`${bookbag_BOOKBAG_FILES.record} is missing`);
+    if (bookbag_sha256(recordBytes) !== flag.data.recordSha) {
+        throw incomplete(`${bookbag_BOOKBAG_FILES.record} does not match the digest in ${bookbag_BOOKBAG_FILES.done}`);
+    }
+    const record = bookbag_bookbagSchema.safeParse(parseJson(recordBytes));
+    if (!record.success) {
+        const first = record.error.issues[0];
+        throw incomplete(`${bookbag_BOOKBAG_FILES.record} is invalid (${first ? `${first.path.join('.') || 'record'}: ${first.message}` : 'not JSON'})`);
+    }
+    if (record.data.crewId !== crewId)
+        throw incomplete(`${bookbag_BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
+    const diffBytes = bytes(bookbag_BOOKBAG_FILES.diff) ?? Buffer.alloc(0);
+    const diffSha = bookbag_sha256(diffBytes);
+    if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
+        throw incomplete(`${bookbag_BOOKBAG_FILES.diff} does not match the digest in ${bookbag_BOOKBAG_FILES.done}`);
+    }
+    const optional = (f) => bytes(f)?.toString('utf8');
+    return {
+        record: record.data,
+        diff: diffBytes.toString('utf8'),
+        report: optional(bookbag_BOOKBAG_FILES.report),
+        verificationLog: optional(bookbag_BOOKBAG_FILES.verificationLog),
+        brief: optional(bookbag_BOOKBAG_FILES.brief),
+    };
+}
+function parseJson(b) {
+    try {
+        return JSON.parse(b.toString('utf8'));
     }
     catch {
         return undefined;
     }
 }
-function readBookbag(dir, crewId) {
-    const no = (reason) => ({ ok: false, dir, reason });
-    const flagBytes = readBytes((0,external_node_path_namespaceObject.join)(dir, BOOKBAG_FILES.done));
-    if (!flagBytes)
-        return no(`bookbag ${crewId} has no ${BOOKBAG_FILES.done}: the crew never finished writing it`);
-    let flag;
-    try {
-        flag = doneFlagSchema.parse(JSON.parse(flagBytes.toString('utf8')));
+
+;// CONCATENATED MODULE: ./src/curriculum/glob.ts
+/**
+ * Path globs for classification rules and fences: `*` within a segment, `**` across segments,
+ * `?` one character. A glob without wildcards also matches everything below it (`src/state`
+ * matches `src/state/lock.ts`).
+ */
+function globToRegExp(glob) {
+    let re = '';
+    const g = glob.replace(/^\.\//, '').replace(/\/+$/, '');
+    for (let i = 0; i < g.length; i++) {
+        const c = g[i];
+        if (c === '*') {
+            if (g[i + 1] === '*') {
+                i++;
+                if (g[i + 1] === '/') {
+                    i++;
+                    re += '(?:.*/)?';
+                }
+                else
+                    re += '.*';
+            }
+            else
+                re += '[^/]*';
+        }
+        else if (c === '?')
+            re += '[^/]';
+        else
+            re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
     }
-    catch (e) {
-        return no(`bookbag ${crewId}: ${BOOKBAG_FILES.done} is unreadable (${message(e).slice(0, 200)})`);
+    return new RegExp(`^${re}(?:/.*)?$`);
+}
+/** Path-like tokens mentioned in text: something with a slash, or a file name with an extension. */
+const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
+const PATHISH = /^(?:[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})$/;
+const MAX_PATHS = 200;
+function mentionedPaths(text) {
+    const out = new Set();
+    // Runs of path characters holding a dot or a slash, each tested anchored: much cheaper than one
+    // scanning regex with lookarounds. `https://host/x` yields `//host/x`, which is not a path.
+    for (const m of text.matchAll(CANDIDATE)) {
+        const token = m[0].replace(/[.:]+$/, '').replace(/^\.\//, '');
+        if (token.length >= 3 && PATHISH.test(token))
+            out.add(token);
+        if (out.size >= MAX_PATHS)
+            break;
     }
-    if (flag.crewId !== crewId)
-        return no(`bookbag ${crewId}: done flag names crew ${flag.crewId}`);
-    const recordBytes = readBytes((0,external_node_path_namespaceObject.join)(dir, BOOKBAG_FILES.record));
-    if (!recordBytes)
-        return no(`bookbag ${crewId}: ${BOOKBAG_FILES.record} is missing`);
-    if (sha256(recordBytes) !== flag.recordSha) {
-        return no(`bookbag ${crewId}: ${BOOKBAG_FILES.record} does not match the hash in its done flag`);
-    }
-    let bookbag;
-    try {
-        bookbag = bookbagSchema.parse(JSON.parse(recordBytes.toString('utf8')));
-    }
-    catch (e) {
-        return no(`bookbag ${crewId}: ${BOOKBAG_FILES.record} is invalid (${message(e).slice(0, 200)})`);
-    }
-    if (bookbag.crewId !== crewId)
-        return no(`bookbag ${crewId}: record names crew ${bookbag.crewId}`);
-    const diffBytes = readBytes((0,external_node_path_namespaceObject.join)(dir, BOOKBAG_FILES.diff)) ?? Buffer.alloc(0);
-    const diffSha = sha256(diffBytes);
-    if (diffSha !== flag.diffSha || diffSha !== bookbag.diffSha) {
-        return no(`bookbag ${crewId}: ${BOOKBAG_FILES.diff} does not match the recorded diff hash`);
-    }
-    const brief = readBytes((0,external_node_path_namespaceObject.join)(dir, BRIEF_FILE))?.toString('utf8');
-    return { ok: true, dir, bookbag, diff: diffBytes.toString('utf8'), brief };
+    return [...out];
 }
 
 ;// CONCATENATED MODULE: ./src/grading/rubric.ts
+
 /** Parses a `git diff` into its files and line counts. */
 function parseDiff(diff) {
     const files = [];
@@ -55061,44 +55290,23 @@ function parseDiff(diff) {
     }
     return files;
 }
-/** Glob → RegExp: `**` any depth, `*` within a segment, `?` one character. */
-function globToRegExp(glob) {
-    let re = '';
-    for (let i = 0; i < glob.length; i++) {
-        const c = glob[i];
-        if (c === '*') {
-            if (glob[i + 1] === '*') {
-                i++;
-                if (glob[i + 1] === '/') {
-                    i++;
-                    re += '(?:.*/)?';
-                }
-                else
-                    re += '.*';
-            }
-            else
-                re += '[^/]*';
-        }
-        else if (c === '?')
-            re += '[^/]';
-        else
-            re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-    }
-    // A fence naming a directory covers everything beneath it.
-    return new RegExp(`^${re}(?:/.*)?$`);
-}
 function insideFences(path, fences) {
     if (fences.length === 0)
         return true;
     const p = path.replace(/^\.\//, '');
-    return fences.some((f) => globToRegExp(f.replace(/^\.\//, '').replace(/\/$/, '')).test(p));
+    return fences.some((f) => globToRegExp(f).test(p));
 }
 const TEST_PATH = /(^|\/)(test|tests|__tests__|spec|specs)\/|\.(test|spec)\.[A-Za-z0-9]+$|_test\.(go|py|rb)$|(^|\/)test_[^/]+\.py$/;
 function isTestPath(path) {
     return TEST_PATH.test(path);
 }
-function rubricFinding(diff, fences, limits) {
+/**
+ * `role` other than `coding` (research, triage, docs — the bot classroom): the work is the report,
+ * so a non-empty report is required instead of a non-empty diff; a diff, if any, is still checked.
+ */
+function rubricFinding(diff, fences, limits, crew = {}) {
     const files = parseDiff(diff);
+    const coding = (crew.role ?? 'coding') === 'coding';
     const fail = (code, reasons) => ({
         judge: 'rubric',
         passed: false,
@@ -55106,7 +55314,21 @@ function rubricFinding(diff, fences, limits) {
         reasons,
         score: 0,
     });
-    if (diff.trim() === '' || files.length === 0)
+    if (!coding) {
+        if (!crew.report?.trim()) {
+            return fail('report_missing', [`a ${crew.role} crew must leave a report (report.md); it left none`]);
+        }
+        if (diff.trim() === '' || files.length === 0) {
+            return {
+                judge: 'rubric',
+                passed: true,
+                code: 'rubric_passed',
+                reasons: [`${crew.role} crew: report of ${crew.report.trim().length} characters, no code change`],
+                score: 1,
+            };
+        }
+    }
+    else if (diff.trim() === '' || files.length === 0)
         return fail('empty_diff', ['the crew changed nothing']);
     const outside = files.flatMap((f) => [f.path, f.oldPath].filter((p) => !!p && !insideFences(p, fences)));
     if (outside.length > 0) {
@@ -55244,7 +55466,7 @@ function combine(findings) {
 /**
  * The configured reviewer (DESIGN §4), e.g. an LLM CLI. Protocol: the command (argv, no shell)
  * receives one JSON document on stdin — `{jobKey, issueNumber, crewId, agent, fences, brief, diff,
- * verification}` — and the same parts as files named by `SCHOOL_REVIEW_BRIEF`, `SCHOOL_REVIEW_DIFF`
+ * verification, role, report?}` — and the same parts as files named by `SCHOOL_REVIEW_BRIEF`, `SCHOOL_REVIEW_DIFF`
  * and `SCHOOL_REVIEW_VERIFICATION`. It prints a JSON verdict `{approve, score, reasons}` as its
  * last stdout line (or as all of stdout). A reviewer that crashes, times out or prints something
  * else is a grader failure (the job is retried, then dead-lettered), never an approval.
@@ -55419,6 +55641,7 @@ async function runSealedTests(o) {
 
 
 
+
 function verificationFinding(read) {
     const fail = (code, reason) => ({
         judge: 'verification',
@@ -55431,6 +55654,17 @@ function verificationFinding(read) {
     if (!read.ok)
         return fail('verification_unavailable', read.reason);
     const v = read.bookbag.verification;
+    if (!v && read.bookbag.role !== 'coding') {
+        // N5.3 is about code: a research, triage or docs crew (bot classroom) has no change to verify.
+        // The judge abstains and the reviewer or rubric decides — on the report, not on a diff.
+        return {
+            judge: 'verification',
+            passed: true,
+            code: 'verification_not_applicable',
+            reasons: [`role ${read.bookbag.role} has no code change to verify; the reviewer decides`],
+            score: 1,
+        };
+    }
     if (!v)
         return fail('verification_unavailable', `crew ${read.bookbag.crewId} has no verification record`);
     if (v.diffSha !== read.bookbag.diffSha || v.baseSha !== read.bookbag.baseSha) {
@@ -55466,10 +55700,11 @@ function briefFor(layout, job, fromBookbag) {
     return '';
 }
 /**
- * N4.2: a job names its bookbag relative to the state directory; a path that leaves
- * `<state>/bookbags/` (`../`, absolute) is refused, never read.
+ * N4.2: a job names its bookbag relative to the state directory; it must be this crew's own
+ * `bookbags/<crew_id>` — a path that leaves `<state>/bookbags/` (`../`, absolute) or names another
+ * crew's bookbag is refused, never read. The bytes are read by the scoped reader as the grader.
  */
-function readScopedBookbag(layout, job) {
+async function readScopedBookbag(layout, job) {
     const root = (0,external_node_path_namespaceObject.resolve)(layout.root, STATE_DIRS.bookbags);
     const dir = (0,external_node_path_namespaceObject.resolve)(layout.root, job.bookbag);
     const rel = (0,external_node_path_namespaceObject.relative)(root, dir);
@@ -55480,18 +55715,40 @@ function readScopedBookbag(layout, job) {
             reason: `bookbag path "${job.bookbag}" is outside the state's bookbags directory`,
         };
     }
-    return readBookbag(dir, job.crewId);
+    if (dir !== (0,external_node_path_namespaceObject.resolve)(layout.bookbag(job.crewId))) {
+        return {
+            ok: false,
+            dir,
+            reason: `bookbag path "${job.bookbag}" is not the bookbag of crew ${job.crewId} (bookbags/${job.crewId})`,
+        };
+    }
+    try {
+        const r = await readBookbag(layout, job.crewId, { role: 'grader' });
+        return {
+            ok: true,
+            dir,
+            bookbag: r.record,
+            diff: r.diff,
+            ...(r.brief !== undefined ? { brief: r.brief } : {}),
+            ...(r.report !== undefined ? { report: r.report } : {}),
+        };
+    }
+    catch (e) {
+        return { ok: false, dir, reason: message(e) };
+    }
 }
 function defaultGrader(ctx) {
     const { config, layout } = ctx;
     const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
     return async (job) => {
-        const read = readScopedBookbag(layout, job);
+        const read = await readScopedBookbag(layout, job);
         const findings = [verificationFinding(read)];
         if (!findings[0].passed || !read.ok)
             return combine(findings);
         const { bookbag, diff } = read;
-        if (config.grading.sealedTests) {
+        const coding = bookbag.role === 'coding';
+        // Sealed tests exercise a code change; a non-coding crew has none to apply.
+        if (config.grading.sealedTests && coding) {
             const sealed = await runSealedTests({
                 repoPath: config.repoPath,
                 argv: config.grading.sealedTests,
@@ -55513,62 +55770,15 @@ function defaultGrader(ctx) {
                 brief: briefFor(layout, job, read.brief),
                 diff,
                 verification: bookbag.verification,
+                role: bookbag.role,
+                ...(read.report !== undefined ? { report: read.report } : {}),
             }, { cwd: (0,external_node_path_namespaceObject.resolve)(config.repoPath), timeoutMs }));
         }
         else {
-            findings.push(rubricFinding(diff, job.fences, config.grading.rubric));
+            findings.push(rubricFinding(diff, job.fences, config.grading.rubric, { role: bookbag.role, report: read.report }));
         }
         return combine(findings);
     };
-}
-
-// EXTERNAL MODULE: ./node_modules/proper-lockfile/index.js
-var proper_lockfile = __nccwpck_require__(3648);
-var proper_lockfile_default = /*#__PURE__*/__nccwpck_require__.n(proper_lockfile);
-;// CONCATENATED MODULE: ./src/state/lock.ts
-
-
-
-
-/**
- * One cross-process lock, with identical options everywhere (DESIGN §2). The lock is a directory
- * `<target>.lock` maintained by proper-lockfile: a holder refreshes its mtime, and a lock left by a
- * SIGKILLed holder is considered stale after `stale` ms and taken over.
- */
-const LOCK_OPTIONS = {
-    stale: 10_000,
-    update: 2_000,
-    realpath: false,
-    retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
-};
-/** Runs `fn` while holding the lock on `target` (the file need not exist). */
-async function withLock(target, fn) {
-    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(target), { recursive: true });
-    const started = performance.now();
-    let compromised;
-    let release;
-    try {
-        release = await proper_lockfile_default().lock(target, {
-            ...LOCK_OPTIONS,
-            retries: { ...LOCK_OPTIONS.retries },
-            onCompromised: (err) => {
-                compromised = err;
-            },
-        });
-    }
-    catch (e) {
-        throw new LockError(`could not lock ${target}: ${e.message}. Another school process holds it; retry when it ends.`, { cause: e });
-    }
-    const stats = { waitedMs: performance.now() - started };
-    try {
-        const result = await fn(stats);
-        if (compromised)
-            throw new LockError(`lock on ${target} was lost while held: ${compromised.message}`);
-        return result;
-    }
-    finally {
-        await release().catch(() => undefined);
-    }
 }
 
 ;// CONCATENATED MODULE: ./src/state/event-log.ts
@@ -55763,7 +55973,7 @@ class ScoreLedger {
     }
     /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
     writeView(state = this.state()) {
-        writeJsonAtomic(this.layout.view('scores.json'), {
+        atomic_writeJsonAtomic(this.layout.view('scores.json'), {
             generatedAt: new Date().toISOString(),
             leaderboard: leaderboard(state),
             cells: Object.values(state.cells).sort((a, b) => a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty),
@@ -56451,7 +56661,7 @@ async function enqueueGradingJob(layout, job) {
 
 
 
-const CREW_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
 async function importBookbags(layout, from, logger) {
     const r = { imported: 0, enqueued: 0, skipped: [] };
     if (!(0,external_node_fs_namespaceObject.existsSync)(from)) {
@@ -56462,25 +56672,29 @@ async function importBookbags(layout, from, logger) {
         const src = (0,external_node_path_namespaceObject.join)(from, crewId);
         if (!(0,external_node_fs_namespaceObject.statSync)(src).isDirectory())
             continue;
-        if (!CREW_ID.test(crewId)) {
+        if (!CREW_ID_PATTERN.test(crewId)) {
             r.skipped.push({ crewId, reason: 'not a crew id (letters, digits, dot, dash, underscore)' });
             continue;
         }
-        const read = readBookbag(src, crewId);
-        if (!read.ok) {
-            r.skipped.push({ crewId, reason: read.reason });
+        // The one scoped reader, as the grader, over the downloaded directory: the same checks as grading.
+        let bookbag;
+        try {
+            bookbag = (await readBookbag(layout, crewId, { role: 'grader' }, from)).record;
+        }
+        catch (e) {
+            r.skipped.push({ crewId, reason: message(e) });
             continue;
         }
         const dest = layout.bookbag(crewId);
-        if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dest, BOOKBAG_FILES.done))) {
+        if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dest, bookbag_BOOKBAG_FILES.done))) {
             (0,external_node_fs_namespaceObject.mkdirSync)(dest, { recursive: true });
-            const files = (0,external_node_fs_namespaceObject.readdirSync)(src).filter((f) => f !== BOOKBAG_FILES.done && (0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(src, f)).isFile());
+            const files = (0,external_node_fs_namespaceObject.readdirSync)(src).filter((f) => f !== bookbag_BOOKBAG_FILES.done && (0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(src, f)).isFile());
             for (const f of files)
                 (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, f), (0,external_node_path_namespaceObject.join)(dest, f));
-            (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, BOOKBAG_FILES.done), (0,external_node_path_namespaceObject.join)(dest, BOOKBAG_FILES.done));
+            (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, bookbag_BOOKBAG_FILES.done), (0,external_node_path_namespaceObject.join)(dest, bookbag_BOOKBAG_FILES.done));
             r.imported++;
         }
-        const b = read.bookbag;
+        const b = bookbag;
         const fresh = await enqueueGradingJob(layout, {
             issueNumber: b.issueNumber,
             crewId: b.crewId,
@@ -62404,6 +62618,7 @@ const crewFold = registerFold({
                         repair: d.repair,
                         status: 'planned',
                         plannedAt: e.at,
+                        ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
                     };
                 }
                 break;
@@ -62449,6 +62664,8 @@ const crewFold = registerFold({
                     c.finishedAt = e.at;
                     c.outcome = e.data.outcome;
                     c.reason = e.data.reason;
+                    if (e.data.preVerify)
+                        c.preVerify = true;
                 }
                 break;
             }
@@ -62699,7 +62916,8 @@ function daemonLoads(config, registry, school, now) {
 
 ;// CONCATENATED MODULE: ./src/dispatch/history.ts
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
- * daemon or a dirty worktree must not loop an issue forever). */
+ * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
+ * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
 const FAILURE_OUTCOMES = ['failed', 'timed_out', 'aborted', 'lost'];
 const READY = { kind: 'ready', attempt: 1 };
 /** Folds the registry into one state per issue that has history; issues absent from the map are ready. */
@@ -62734,10 +62952,11 @@ function stateOf(crews, verdict) {
             else
                 return { kind: 'done', crewId: run.crewId };
         }
-        else if (outcome && FAILURE_OUTCOMES.includes(outcome)) {
+        else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify) {
             failures.push(run.crewId);
         }
-        // Interruptions (usage_limit, overloaded, cancelled) neither count nor reset the streak.
+        // Interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) neither count nor
+        // reset the streak.
         if (failures.length >= 2) {
             const [a, b] = failures.slice(-2);
             return { kind: 'stopped', crewIds: [a, b] };
@@ -62770,7 +62989,10 @@ const leaseOwnerSchema = discriminatedUnion('kind', [
         kind: literal('actions'),
         runId: schemas_string(),
         runAttempt: schemas_string(),
+        /** The job (GITHUB_JOB, or the job's display-name prefix, e.g. `crew` for `crew d1`). */
         job: schemas_string(),
+        /** Set on a planned crew's owner: the matrix job of `job` for this daemon is expected to start it. */
+        daemon: schemas_string().optional(),
     }),
 ]);
 const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([

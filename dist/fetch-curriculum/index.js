@@ -61762,6 +61762,7 @@ const crewFold = registerFold({
                         repair: d.repair,
                         status: 'planned',
                         plannedAt: e.at,
+                        ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
                     };
                 }
                 break;
@@ -61807,6 +61808,8 @@ const crewFold = registerFold({
                     c.finishedAt = e.at;
                     c.outcome = e.data.outcome;
                     c.reason = e.data.reason;
+                    if (e.data.preVerify)
+                        c.preVerify = true;
                 }
                 break;
             }
@@ -62452,7 +62455,8 @@ function daemonLoads(config, registry, school, now) {
 
 ;// CONCATENATED MODULE: ./src/dispatch/history.ts
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
- * daemon or a dirty worktree must not loop an issue forever). */
+ * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
+ * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
 const FAILURE_OUTCOMES = ['failed', 'timed_out', 'aborted', 'lost'];
 const READY = { kind: 'ready', attempt: 1 };
 /** Folds the registry into one state per issue that has history; issues absent from the map are ready. */
@@ -62487,10 +62491,11 @@ function stateOf(crews, verdict) {
             else
                 return { kind: 'done', crewId: run.crewId };
         }
-        else if (outcome && FAILURE_OUTCOMES.includes(outcome)) {
+        else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify) {
             failures.push(run.crewId);
         }
-        // Interruptions (usage_limit, overloaded, cancelled) neither count nor reset the streak.
+        // Interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) neither count nor
+        // reset the streak.
         if (failures.length >= 2) {
             const [a, b] = failures.slice(-2);
             return { kind: 'stopped', crewIds: [a, b] };
@@ -62523,7 +62528,10 @@ const leaseOwnerSchema = discriminatedUnion('kind', [
         kind: literal('actions'),
         runId: schemas_string(),
         runAttempt: schemas_string(),
+        /** The job (GITHUB_JOB, or the job's display-name prefix, e.g. `crew` for `crew d1`). */
         job: schemas_string(),
+        /** Set on a planned crew's owner: the matrix job of `job` for this daemon is expected to start it. */
+        daemon: schemas_string().optional(),
     }),
 ]);
 const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
