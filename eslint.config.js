@@ -41,17 +41,22 @@ export default tseslint.config(
             { name: '@actions/core', message: 'Only src/actions and src/github may import @actions/core.' },
             {
               name: 'child_process',
-              importNames: ['exec', 'execSync'],
-              message: 'N1.2: spawn with an argv array, never a shell string.',
+              message:
+                'Start processes through src/process (argv only, allow-listed environment, own group).',
             },
             {
               name: 'node:child_process',
-              importNames: ['exec', 'execSync'],
-              message: 'N1.2: spawn with an argv array, never a shell string.',
+              message:
+                'Start processes through src/process (argv only, allow-listed environment, own group).',
             },
           ],
         },
       ],
     },
+  },
+  {
+    // The process layer is the one place that may spawn.
+    files: ['src/process/**/*.ts'],
+    rules: { 'no-restricted-imports': 'off' },
   },
 );

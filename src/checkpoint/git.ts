@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { runGit as runHardenedGit } from '../process/git.js';
 import { redactText, registerSecret } from '../security/redact.js';
 
 /**
- * The git CLI, as argv (never a shell, N1.2). A token reaches git only through the environment of
+ * The checkpoint's view of git: the hardened wrapper of src/process plus a token for the one
+ * remote operation that needs it. A token reaches git only through the environment of
  * the one command that needs it, as an `http.extraheader` in GIT_CONFIG_COUNT/KEY/VALUE: never in
  * argv (visible to other processes), never in the remote URL, never in a config file, and every
  * message that leaves here passes the redactor.
@@ -43,30 +44,10 @@ export function authEnv(token: string | undefined): Record<string, string> {
   };
 }
 
-export function runGit(args: readonly string[], options: GitRun): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      cwd: options.cwd,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        GIT_TERMINAL_PROMPT: '0',
-        GIT_ASKPASS: '',
-        LC_ALL: 'C',
-        ...authEnv(options.token),
-      },
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') }),
-    );
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.input ?? Buffer.alloc(0));
-  });
+export async function runGit(args: readonly string[], options: GitRun): Promise<GitResult> {
+  const r = await runHardenedGit(args, { cwd: options.cwd, input: options.input, auth: authEnv(options.token) });
+  if (r.spawnError) throw new Error(`git could not be started (${r.spawnError}); install git`);
+  return { code: r.exitCode ?? 1, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
 }
 
 /** Runs git and throws GitError on a non-zero exit. */

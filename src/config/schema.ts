@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NEVER_PASS } from '../process/env.js';
 
 /**
  * `school.yml` (DESIGN §1, §3, §4). Every field has a default, so an empty file is a working
@@ -56,6 +57,23 @@ export const daemonSchema = z.strictObject({
     .describe('Orca daemon CLI, for classroom: orca.'),
 });
 
+/**
+ * Names of environment variables handed to a process on purpose (an agent's API key). The toolkit's
+ * own credentials can never be named: the runner's and the workflow's tokens stay with the toolkit.
+ */
+export const passEnvSchema = z
+  .array(
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, underscore)')
+      .refine(
+        (n) => !NEVER_PASS.test(n),
+        "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key",
+      ),
+  )
+  .default([])
+  .describe('Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.');
+
 export const agentSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dot, dash, underscore'),
   command: argv.describe(
@@ -65,6 +83,7 @@ export const agentSchema = z.strictObject({
   domains: z.array(z.string()).default([]).describe('Domains it takes; empty means any.'),
   maxDifficulty: difficulty.default(5),
   trust: z.enum(['low', 'standard', 'high']).default('standard'),
+  passEnv: passEnvSchema,
 });
 
 export const configSchema = z.strictObject({
@@ -124,6 +143,7 @@ export const configSchema = z.strictObject({
         domains: [],
         maxDifficulty: 5,
         trust: 'standard',
+        passEnv: [],
       },
     ]),
   dispatch: z
@@ -145,7 +165,19 @@ export const configSchema = z.strictObject({
       maxAttempts: z.number().int().min(1).max(100).default(3),
       leaseSeconds: z.number().int().min(5).default(600),
       emaAlpha: z.number().gt(0).max(1).default(0.3),
-      sealedTests: argv.optional().describe('Hidden test command run on the crew patch at its base.'),
+      sealedTests: argv
+        .optional()
+        .describe(
+          'Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir.',
+        ),
+      sealedDir: z
+        .string()
+        .optional()
+        .describe('Directory outside the repository holding the sealed suite (copied for each run).'),
+      sealedProtect: z
+        .array(z.string().min(1))
+        .default([])
+        .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
       reviewer: argv
         .optional()
         .describe('Reviewer command printing a JSON verdict; default: built-in rubric.'),

@@ -24,10 +24,13 @@ import {
   type JobStatus,
 } from './lease.js';
 import { classify, GRADED_OUTCOMES } from './outcome.js';
-import { groupAlive, killGroup, localIdentity, minimalEnv, processesWithMarker, selfOwner } from './proc.js';
+import { localIdentity, processesWithMarker, selfOwner } from './proc.js';
+import { groupAlive, killGroup } from '../process/group.js';
+import { childEnv } from '../process/env.js';
+import { runProcess, type RunResult } from '../process/run.js';
+import { baselinePath, readBaseline, restoreBaseline } from './git-guard.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { readUsage, recordCrewSpend } from './usage.js';
-import { runGrouped, type RunResult } from './spawn.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
 
 /**
@@ -252,7 +255,7 @@ async function live(
     maxTitleLength: spec.config.curriculum.maxTitleLength,
     maxBodyLength: spec.config.curriculum.maxBodyLength,
   });
-  const env = minimalEnv({
+  const crewVars = {
     SCHOOL_BRIEF: paths.brief,
     SCHOOL_USAGE_FILE: paths.usage,
     SCHOOL_REPORT_FILE: paths.report,
@@ -260,20 +263,26 @@ async function live(
     SCHOOL_CREW_ID: crew.crewId,
     SCHOOL_ISSUE: String(item.number),
     SCHOOL_ATTEMPT: String(crew.attempt),
-  });
+  };
+  // The agent gets the base environment, the crew's variables and exactly the names in its passEnv;
+  // verification runs the repository's own (student-editable) test command and gets no passEnv.
+  const studentEnv = childEnv({ pass: agent.passEnv, set: crewVars });
+  const verifyEnv = childEnv({ set: crewVars });
   const timeoutMs = spec.config.dispatch.crewTimeoutSeconds * 1000;
   // N1.2: `{brief}` is substituted inside argv elements; nothing is ever joined into a shell line.
   const argv = classroom.wrap(
     studentArgv(agent.command, spec.baseDir).map((a) => a.split('{brief}').join(paths.brief)),
   );
-  const student = await runGrouped(argv, {
+  const student = await runProcess(argv, {
     cwd: worktree,
-    env,
-    logPath: paths.studentLog,
+    env: studentEnv,
+    logFile: paths.studentLog,
     timeoutMs,
     graceMs: spec.graceMs,
     onSpawn: onGroup,
   });
+  // Before the toolkit runs git in the worktree again, the shared git directory is put back.
+  restoreGitControl(spec);
   const report = existsSync(paths.report) ? readFileSync(paths.report, 'utf8') : undefined;
   const collected = await classroom.collect(slot, spec.baseSha);
   const diff = redactText(collected.patch.toString('utf8'));
@@ -282,10 +291,10 @@ async function live(
   let verificationLog: string | undefined;
   const verify = spec.config.dispatch.verify;
   if (verify && classroom.verifies && student.exitCode === 0 && !student.timedOut) {
-    const v = await runGrouped(verify, {
+    const v = await runProcess(verify, {
       cwd: worktree,
-      env,
-      logPath: paths.verifyLog,
+      env: verifyEnv,
+      logFile: paths.verifyLog,
       timeoutMs,
       graceMs: spec.graceMs,
     });
@@ -383,6 +392,9 @@ async function teardown(
     const still = processesWithMarker(spec.crewId);
     if (still.length) await alert('teardown-incomplete', `processes survive SIGKILL: ${still.join(', ')}`);
   }
+  const restored = restoreGitControl(spec);
+  if (restored.length)
+    await alert('git-control-changed', `restored the repository's ${restored.slice(0, 10).join(', ')}`);
   if (!prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
   const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] as string[] }));
   if (ignored.length)
@@ -390,6 +402,12 @@ async function teardown(
   const remaining = await classroom.teardown(slot, spec.baseSha);
   if (remaining.length)
     await alert('teardown-incomplete', `slot not clean after reset: ${remaining.slice(0, 10).join('; ')}`);
+}
+
+/** Puts back the shared git directory's config, hooks and attributes as the driver recorded them. */
+function restoreGitControl(spec: CrewSpec): string[] {
+  const baseline = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
+  return baseline ? restoreBaseline(baseline) : [];
 }
 
 async function waitUntil(test: () => boolean, ms: number): Promise<void> {

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
@@ -10,7 +9,11 @@ import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
 import { crewEventLog, readCrewState, type CrewProcess, type JobStatus } from './lease.js';
-import { killGroup, localLiveness } from './proc.js';
+import { localLiveness } from './proc.js';
+import { killGroup } from '../process/group.js';
+import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
+import { runProcess } from '../process/run.js';
+import { baselinePath, captureBaseline, readBaseline, writeBaseline } from './git-guard.js';
 import { RUNNER_EXIT } from './runner.js';
 import { describePauses, pauseForOutcome, pauseStatus } from '../dispatch/pause.js';
 import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
@@ -112,6 +115,16 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
     const baseSha = o.baseSha ?? (await revParse(o.config.repoPath));
     const active = new Map<string, Active>();
     await adopt(o, active, result, poll, progress);
+    // The shared git directory as it is before any crew of this daemon runs: crews restore it.
+    // With an adopted crew still running, the baseline recorded when it was launched stays.
+    const baseline = baselinePath(runtimeDir, o.daemon);
+    if (!active.size || !readBaseline(baseline))
+      writeBaseline(baseline, await captureBaseline(o.config.repoPath));
+    // The crew runner is toolkit code but shares the machine with the student it starts: it gets no
+    // token, only the run's identity and the variables its agents are configured to receive.
+    const runnerEnv = childEnv({
+      pass: [...RUN_IDENTITY_ENV, ...new Set(o.config.agents.flatMap((a) => a.passEnv))],
+    });
     const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
     const reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1000;
     let lastTick = performance.now();
@@ -140,7 +153,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
           continue;
         }
         const specPath = writeSpec({ ...baseSpec, crewId, baseSha });
-        const runner = launch(o.launcher, specPath, runtimeDir, crewId);
+        const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv);
         active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
         result.launched.push(crewId);
         progress({ crewId, issueNumber: crew.issueNumber, phase: 'launched', elapsedMs: 0 });
@@ -197,23 +210,18 @@ function launch(
   specPath: string,
   runtimeDir: string,
   crewId: string,
+  env: ReturnType<typeof childEnv>,
 ): { pid?: number; done: Promise<number | null> } {
   const dir = crewRuntimeDir(runtimeDir, crewId);
   mkdirSync(dir, { recursive: true });
-  const fd = openSync(join(dir, 'runner.out'), 'a');
-  const [file, ...args] = launcher;
-  const child = spawn(file!, [...args, specPath], {
-    detached: true,
-    stdio: ['ignore', fd, fd],
-    shell: false,
-    env: process.env,
-  });
-  closeSync(fd);
-  const done = new Promise<number | null>((resolve) => {
-    child.once('error', () => resolve(null));
-    child.once('exit', (code) => resolve(code));
-  });
-  return { pid: child.pid, done };
+  let pid: number | undefined;
+  const done = runProcess([...launcher, specPath], {
+    cwd: process.cwd(),
+    env,
+    logFile: join(dir, 'runner.out'),
+    onSpawn: (p) => (pid = p),
+  }).then((r) => (r.spawnError ? null : r.exitCode));
+  return { pid, done };
 }
 
 /** Polls an adopted runner (not our child) until its recorded identity is gone. */

@@ -1,29 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { SchoolError } from '../errors.js';
 import { withLock } from '../state/lock.js';
-import { capture } from './spawn.js';
+import { git, gitBytes } from '../process/git.js';
 
-/** Git through argv only (N1.2); no prompts, no pager, no system config surprises. */
-const GIT_ENV: NodeJS.ProcessEnv = {
-  ...process.env,
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_PAGER: 'cat',
-  GIT_OPTIONAL_LOCKS: '0',
-};
-
-export class GitError extends SchoolError {
-  constructor(args: readonly string[], cwd: string, stderr: string) {
-    super(`git ${args.join(' ')} failed in ${cwd}: ${stderr.trim().slice(0, 500)}`);
-    this.name = 'GitError';
-  }
-}
-
-export async function git(cwd: string, ...args: string[]): Promise<string> {
-  const r = await capture(['git', ...args], cwd, GIT_ENV);
-  if (r.code !== 0) throw new GitError(args, cwd, r.stderr);
-  return r.stdout;
-}
+/** Worktree operations of a daemon's slots, all through the hardened git of src/process. */
 
 export async function revParse(repo: string, ref = 'HEAD'): Promise<string> {
   return (await git(repo, 'rev-parse', '--verify', `${ref}^{commit}`)).trim();
@@ -80,27 +60,13 @@ export interface CollectedDiff {
  */
 export async function collectDiff(worktree: string, base: string): Promise<CollectedDiff> {
   await git(worktree, 'add', '--all', '--intent-to-add');
-  const r = await captureBuffer(worktree, ['diff', '--binary', '--no-color', '--no-ext-diff', base]);
-  const names = await git(worktree, 'diff', '--name-only', '-z', base);
+  // Binary patches must not round-trip through a UTF-8 string.
+  const r = await gitBytes(['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', base], {
+    cwd: worktree,
+  });
+  const names = await git(worktree, 'diff', '--name-only', '--no-ext-diff', '--no-textconv', '-z', base);
   const ignored = (await statusEntries(worktree)).filter((e) => e.startsWith('!!')).map((e) => e.slice(3));
   return { patch: r, changedFiles: names.split('\0').filter(Boolean), ignored };
-}
-
-async function captureBuffer(cwd: string, args: string[]): Promise<Buffer> {
-  // Binary patches must not round-trip through a UTF-8 string.
-  const { spawn } = await import('node:child_process');
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, env: GIT_ENV, shell: false, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(out));
-      else reject(new GitError(args, cwd, Buffer.concat(err).toString('utf8')));
-    });
-  });
 }
 
 /** Teardown: back to `base`, every change, untracked and ignored file removed. */

@@ -1,7 +1,7 @@
 import type { VerificationRecord } from '../schemas/bookbag.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import { EXIT_OVERLOADED, EXIT_USAGE_LIMIT } from './brief.js';
-import type { RunResult } from './spawn.js';
+import type { RunResult } from '../process/run.js';
 
 /**
  * The student contract's result signals. Seed 002: a usage/credit limit and a service overload are
@@ -23,7 +23,7 @@ export interface Classified {
 }
 
 export function classify(
-  student: RunResult,
+  student: Pick<RunResult, 'exitCode' | 'signal' | 'timedOut' | 'spawnError'>,
   report: string | undefined,
   verification: VerificationRecord | null,
   timeoutMs: number,

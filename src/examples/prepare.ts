@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -13,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SchoolError } from '../errors.js';
+import { childEnv } from '../process/env.js';
+import { runProcessSync } from '../process/run.js';
 
 /**
  * The embedded default needs a real git repository to make worktrees from, but a committed directory
@@ -50,28 +51,39 @@ const IDENTITY = { name: 'school-core', email: 'school-core@example.invalid', da
 
 /** git with argv, an isolated identity and no system/user config that could change the commit. */
 function git(cwd: string, args: string[], env: Record<string, string> = {}): string {
-  const r = spawnSync(
-    'git',
-    ['-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false', '-c', 'core.fileMode=true', ...args],
+  const r = runProcessSync(
+    [
+      'git',
+      '-c',
+      'commit.gpgsign=false',
+      '-c',
+      'core.autocrlf=false',
+      '-c',
+      'core.fileMode=true',
+      '-c',
+      'core.hooksPath=/dev/null',
+      ...args,
+    ],
     {
       cwd,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_AUTHOR_NAME: IDENTITY.name,
-        GIT_AUTHOR_EMAIL: IDENTITY.email,
-        GIT_AUTHOR_DATE: IDENTITY.date,
-        GIT_COMMITTER_NAME: IDENTITY.name,
-        GIT_COMMITTER_EMAIL: IDENTITY.email,
-        GIT_COMMITTER_DATE: IDENTITY.date,
-        ...env,
-      },
+      env: childEnv({
+        set: {
+          GIT_CONFIG_NOSYSTEM: '1',
+          GIT_CONFIG_GLOBAL: '/dev/null',
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_AUTHOR_NAME: IDENTITY.name,
+          GIT_AUTHOR_EMAIL: IDENTITY.email,
+          GIT_AUTHOR_DATE: IDENTITY.date,
+          GIT_COMMITTER_NAME: IDENTITY.name,
+          GIT_COMMITTER_EMAIL: IDENTITY.email,
+          GIT_COMMITTER_DATE: IDENTITY.date,
+          ...env,
+        },
+      }),
     },
   );
-  if (r.error) throw new ExampleRepoError(`git could not be started (${r.error.message}); install git.`);
-  if (r.status !== 0)
+  if (r.spawnError) throw new ExampleRepoError(`git could not be started (${r.spawnError}); install git.`);
+  if (r.exitCode !== 0)
     throw new ExampleRepoError(`git ${args.join(' ')} failed in ${cwd}: ${r.stderr.trim()}`);
   return r.stdout.trim();
 }

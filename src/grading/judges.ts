@@ -147,6 +147,8 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
         bookbag,
         diff,
         timeoutMs,
+        sealedDir: config.grading.sealedDir,
+        protect: config.grading.sealedProtect,
       });
       findings.push(sealed);
       if (!sealed.passed) return combine(findings);

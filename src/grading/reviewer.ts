@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { SchoolError } from '../errors.js';
 import { redact, redactText } from '../security/redact.js';
 import type { VerificationRecord } from '../schemas/bookbag.js';
-import { runCommand } from './run-command.js';
+import { childEnv } from '../process/env.js';
+import { runProcess } from '../process/run.js';
 import { reviewerVerdictSchema, type JudgeFinding, type ReviewerVerdict } from './verdict.js';
 
 /**
@@ -63,7 +64,7 @@ export function parseReviewerOutput(stdout: string): ReviewerVerdict {
 export async function runReviewer(
   argv: readonly string[],
   input: ReviewInput,
-  o: { cwd: string; timeoutMs: number },
+  o: { cwd: string; timeoutMs: number; passEnv?: readonly string[] },
 ): Promise<JudgeFinding> {
   const payload = redact(input);
   const dir = mkdtempSync(join(tmpdir(), 'school-review-'));
@@ -76,12 +77,15 @@ export async function runReviewer(
     writeFileSync(files.SCHOOL_REVIEW_BRIEF, payload.brief);
     writeFileSync(files.SCHOOL_REVIEW_DIFF, payload.diff);
     writeFileSync(files.SCHOOL_REVIEW_VERIFICATION, JSON.stringify(payload.verification, null, 2));
-    const r = await runCommand(argv, {
+    const run = await runProcess(argv, {
       cwd: o.cwd,
       timeoutMs: o.timeoutMs,
       input: JSON.stringify(payload),
-      env: files,
+      // Only what the reviewer is configured to receive (its passEnv), never the grader's token.
+      env: childEnv({ pass: o.passEnv, set: files }),
+      maxOutputBytes: 1_000_000,
     });
+    const r = { ...run, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
     if (r.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${r.spawnError}`);
     if (r.timedOut) throw new ReviewerError(`reviewer: timed out after ${o.timeoutMs} ms`);
     if (r.exitCode !== 0) {

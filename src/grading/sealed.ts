@@ -1,18 +1,27 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { globToRegExp } from '../curriculum/glob.js';
+import { childEnv } from '../process/env.js';
+import { runGit } from '../process/git.js';
+import { runProcess } from '../process/run.js';
 import { randomBytes } from 'node:crypto';
 import { SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
 import type { Bookbag } from '../schemas/bookbag.js';
-import { runCommand } from './run-command.js';
 import type { JudgeFinding } from './verdict.js';
 
 /**
- * Sealed tests (DESIGN §4): a command the student never saw, run by the grader on the crew's patch
- * applied to a *fresh* worktree of the repository at the recorded base commit. Nothing the student
- * wrote into its own worktree or bookbag (a fake "passed", a doctored log) reaches this worktree:
- * only the diff does, and the verdict comes from the command's exit code.
+ * Sealed tests: a command the student never saw, run by the grader on the crew's patch applied to a
+ * *fresh* worktree of the repository at the recorded base commit. Nothing the student wrote into its
+ * own worktree or bookbag (a fake "passed", a doctored log) reaches this worktree: only the diff
+ * does, and the verdict comes from the command's exit code.
+ *
+ * The suite stays sealed: its files come from `grading.sealedDir`, a directory outside the
+ * repository, copied next to (never into) the checkout and named by `{sealed}` in the command and
+ * `SCHOOL_SEALED_DIR`; a patch that touches a path in `grading.sealedProtect` (say `package.json`,
+ * whose test script a command like `npm test` would run) is rejected as tampering before anything
+ * runs; and the command runs with the base environment only, no token.
  */
 export class SealedTestsError extends SchoolError {
   constructor(message: string) {
@@ -27,17 +36,31 @@ export interface SealedOptions {
   bookbag: Bookbag;
   diff: string;
   timeoutMs: number;
+  /** The sealed suite's files, outside the repository. */
+  sealedDir?: string;
+  /** Globs of repository paths the patch may not touch. */
+  protect?: readonly string[];
+}
+
+/** Paths a unified git diff touches (both sides of renames), from its `diff --git` headers. */
+export function patchPaths(diff: string): string[] {
+  const paths = new Set<string>();
+  for (const m of diff.matchAll(/^diff --git "?a\/(.+?)"? "?b\/(.+?)"?$/gm)) {
+    paths.add(m[1]!);
+    paths.add(m[2]!);
+  }
+  for (const m of diff.matchAll(/^(?:---|\+\+\+) "?[ab]\/(.+?)"?$/gm)) paths.add(m[1]!);
+  return [...paths];
 }
 
 const TAIL = 1500;
 
 async function git(cwd: string, args: string[]): Promise<{ ok: boolean; output: string }> {
-  const r = await runCommand(['git', ...args], {
-    cwd,
-    timeoutMs: 120_000,
-    env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' },
-  });
-  return { ok: r.exitCode === 0, output: (r.spawnError ?? '') + r.stderr + r.stdout };
+  const r = await runGit(args, { cwd, timeoutMs: 120_000 });
+  return {
+    ok: r.exitCode === 0,
+    output: (r.spawnError ?? '') + r.stderr.toString('utf8') + r.stdout.toString('utf8'),
+  };
 }
 
 function tail(text: string): string {
@@ -61,6 +84,13 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     reasons,
     score: 0,
   });
+  const protect = (o.protect ?? []).map((g) => ({ g, re: globToRegExp(g) }));
+  const touched = patchPaths(o.diff).filter((p) => protect.some(({ re }) => re.test(p)));
+  if (touched.length) {
+    return fail('sealed_tests_tampered', [
+      `the patch changes sealed path(s) ${touched.slice(0, 10).join(', ')} (grading.sealedProtect); the sealed tests did not run`,
+    ]);
+  }
   const add = await git(repo, ['worktree', 'add', '--detach', '--quiet', wt, o.bookbag.baseSha]);
   if (!add.ok) {
     rmSync(tmp, { recursive: true, force: true });
@@ -79,11 +109,19 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
         ]);
       }
     }
-    const r = await runCommand(o.argv, {
+    let sealed: string | undefined;
+    if (o.sealedDir) {
+      sealed = join(tmp, 'sealed');
+      cpSync(resolve(o.sealedDir), sealed, { recursive: true });
+    }
+    const argv = o.argv.map((a) => (sealed ? a.split('{sealed}').join(sealed) : a));
+    const run = await runProcess(argv, {
       cwd: wt,
       timeoutMs: o.timeoutMs,
-      env: { SCHOOL_SEALED_TESTS: '1' },
+      env: childEnv({ set: { SCHOOL_SEALED_TESTS: '1', SCHOOL_SEALED_DIR: sealed } }),
+      maxOutputBytes: 1_000_000,
     });
+    const r = { ...run, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
     if (r.spawnError)
       throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${r.spawnError}`);
     if (r.timedOut) return fail('sealed_tests_timed_out', [`sealed tests timed out after ${o.timeoutMs} ms`]);

@@ -25,6 +25,7 @@ const AGENT: AgentConfig = {
   domains: [],
   maxDifficulty: 5,
   trust: 'standard',
+  passEnv: [],
 };
 const EPOCH = Date.UTC(2026, 0, 1);
 const iso = (minutes: number) => new Date(EPOCH + minutes * 60_000).toISOString();

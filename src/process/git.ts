@@ -1,0 +1,176 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SchoolError } from '../errors.js';
+import { redactText } from '../security/redact.js';
+import { childEnv, type ChildEnv } from './env.js';
+import { runProcess, type RunResult } from './run.js';
+
+/**
+ * The one git wrapper. A student can write everything in its worktree and in the repository's
+ * shared git directory (hooks, config, config.worktree, info/attributes), so no git command of the
+ * toolkit may take code to run from there:
+ * - hooks: `core.hooksPath` points at an empty directory of ours;
+ * - `core.fsmonitor=false`, no pager, no editor, no external diff, no textconv;
+ * - filter, diff and merge drivers named in the repository's config are blanked for the command
+ *   (`-c filter.<name>.clean=` …): a `.gitattributes` line can then select nothing that runs;
+ * - no system or global config (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`), no credential
+ *   helper, no askpass, no terminal prompt, `protocol.ext.allow=never`;
+ * - the environment comes from `childEnv`: no token reaches git unless a caller passes one in `auth`,
+ *   and then only as an `http.extraheader` in GIT_CONFIG_* variables, never in argv or a file.
+ */
+export class GitError extends SchoolError {
+  constructor(
+    readonly args: readonly string[],
+    readonly cwd: string,
+    readonly exitCode: number | null,
+    readonly stderr: string,
+  ) {
+    super(
+      `git ${args.join(' ').slice(0, 200)} failed in ${cwd}: ${redactText(stderr.trim()).slice(0, 1000)}`,
+    );
+    this.name = 'GitError';
+  }
+}
+
+let emptyHooks: string | undefined;
+function emptyHooksDir(): string {
+  if (!emptyHooks) {
+    emptyHooks = join(mkdtempSync(join(tmpdir(), 'school-git-')), 'no-hooks');
+    mkdirSync(emptyHooks, { recursive: true, mode: 0o500 });
+  }
+  return emptyHooks;
+}
+
+/** Settings that win over every config file the repository holds (command-line config is last). */
+function hardening(): string[] {
+  return [
+    `core.hooksPath=${emptyHooksDir()}`,
+    'core.fsmonitor=false',
+    'core.untrackedCache=false',
+    'core.pager=cat',
+    'core.editor=true',
+    'sequence.editor=true',
+    'core.askPass=',
+    'core.sshCommand=ssh',
+    'core.gitProxy=',
+    'credential.helper=',
+    'diff.external=',
+    'protocol.ext.allow=never',
+    'commit.gpgSign=false',
+    'tag.gpgSign=false',
+    'gpg.program=gpg',
+  ].flatMap((c) => ['-c', c]);
+}
+
+const DRIVER_KEY = /^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver|required)$/i;
+/** Commands that read or write working-tree files, where attributes can select a driver. */
+const TOUCHES_FILES = new Set([
+  'add',
+  'apply',
+  'checkout',
+  'checkout-index',
+  'cherry-pick',
+  'clean',
+  'commit',
+  'diff',
+  'merge',
+  'mv',
+  'read-tree',
+  'rebase',
+  'reset',
+  'restore',
+  'rm',
+  'stash',
+  'status',
+  'switch',
+  'update-index',
+  'worktree',
+]);
+
+function baseEnv(extra?: Readonly<Record<string, string>>): ChildEnv {
+  return childEnv({
+    set: {
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_ASKPASS: '',
+      SSH_ASKPASS: undefined,
+      GIT_PAGER: 'cat',
+      GIT_EDITOR: 'true',
+      GIT_OPTIONAL_LOCKS: '0',
+      GIT_ATTR_NOSYSTEM: '1',
+      LC_ALL: 'C',
+      ...extra,
+    },
+  });
+}
+
+/** Every filter/diff/merge driver the repository's config defines, blanked for one command. */
+async function blankDrivers(cwd: string, env: ChildEnv): Promise<string[]> {
+  const r = await runProcess(['git', ...hardening(), 'config', '-z', '--list'], {
+    cwd,
+    env,
+    group: false,
+    timeoutMs: 30_000,
+  });
+  if (r.exitCode !== 0) return []; // not a repository yet (init, clone): nothing to blank
+  const names = new Map<string, string>();
+  for (const entry of r.stdout.toString('utf8').split('\0')) {
+    const key = entry.split('\n', 1)[0] ?? '';
+    const m = DRIVER_KEY.exec(key);
+    if (m) names.set(`${m[1]!.toLowerCase()}.${m[2]}`, m[1]!.toLowerCase());
+  }
+  const out: string[] = [];
+  for (const [prefix, kind] of names) {
+    const keys =
+      kind === 'filter'
+        ? ['clean', 'smudge', 'process']
+        : kind === 'diff'
+          ? ['textconv', 'command']
+          : ['driver'];
+    for (const k of keys) out.push('-c', `${prefix}.${k}=`);
+    if (kind === 'filter') out.push('-c', `${prefix}.required=false`);
+  }
+  return out;
+}
+
+export interface GitOptions {
+  cwd: string;
+  /** stdin. */
+  input?: string | Buffer;
+  /** Non-secret variables for this command (GIT_AUTHOR_NAME, GIT_INDEX_FILE, …). */
+  env?: Readonly<Record<string, string>>;
+  /** A token for one remote operation: sent as an Authorization header, registered with the redactor. */
+  auth?: Readonly<Record<string, string>>;
+  timeoutMs?: number;
+}
+
+/** Runs git; returns the raw result (exit code, stdout as bytes). Never throws for a non-zero exit. */
+export async function runGit(args: readonly string[], o: GitOptions): Promise<RunResult> {
+  const env = baseEnv({ ...o.env, ...o.auth });
+  const sub = args.find((a) => !a.startsWith('-')) ?? '';
+  const drivers = TOUCHES_FILES.has(sub) ? await blankDrivers(o.cwd, env) : [];
+  return runProcess(['git', ...hardening(), ...drivers, ...args], {
+    cwd: o.cwd,
+    env,
+    input: o.input,
+    group: false,
+    timeoutMs: o.timeoutMs ?? 600_000,
+    maxOutputBytes: 1024 * 1024 * 1024,
+    overflow: 'kill',
+  });
+}
+
+/** Runs git and returns stdout as bytes; throws GitError on a non-zero exit. */
+export async function gitBytes(args: readonly string[], o: GitOptions): Promise<Buffer> {
+  const r = await runGit(args, o);
+  if (r.exitCode !== 0 || r.overflowed)
+    throw new GitError(args, o.cwd, r.exitCode, r.spawnError ?? r.stderr.toString('utf8'));
+  return r.stdout;
+}
+
+/** Runs git and returns stdout as text; throws GitError on a non-zero exit. */
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  return (await gitBytes(args, { cwd })).toString('utf8');
+}
