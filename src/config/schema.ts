@@ -12,6 +12,16 @@ export type CapacityClass = (typeof CAPACITY_CLASSES)[number];
 export const ROLES = ['coding', 'research', 'triage', 'docs'] as const;
 export type Role = (typeof ROLES)[number];
 export const CLASSROOMS = ['worktree', 'orca', 'bot'] as const;
+export const AUTHOR_ASSOCIATIONS = [
+  'OWNER',
+  'MEMBER',
+  'COLLABORATOR',
+  'CONTRIBUTOR',
+  'FIRST_TIME_CONTRIBUTOR',
+  'FIRST_TIMER',
+  'MANNEQUIN',
+  'NONE',
+] as const;
 
 /** argv, never a shell string (N1.2). */
 const argv = z
@@ -121,6 +131,23 @@ export const configSchema = z.strictObject({
           weight: 'standard',
         }),
       rules: z.array(ruleSchema).default([]),
+      trust: z
+        .strictObject({
+          associations: z
+            .array(z.enum(AUTHOR_ASSOCIATIONS))
+            .default(['OWNER', 'MEMBER', 'COLLABORATOR'])
+            .describe('Issues by authors with one of these author_association values are dispatched.'),
+          labels: z
+            .array(z.string().min(1))
+            .default([])
+            .describe('Trigger labels: an issue carrying one is dispatched whoever opened it.'),
+          anyone: z
+            .boolean()
+            .default(false)
+            .describe('Dispatch every issue whoever opened it (only for private repositories).'),
+        })
+        .prefault({})
+        .describe('Intake trust gate: an issue is a prompt to an agent; only trusted ones are dispatched.'),
     })
     .prefault({}),
   fleet: z

@@ -114,6 +114,9 @@ export function buildItem(raw: RawIssue, config: CurriculumConfig): BuiltItem {
   const base = classify({ title: title.text, body: body.text, labels }, config);
   const { override, warnings } = parseOverride(body.text, base);
   const { forceAgent, ...fields } = override;
+  const association = /^[A-Z_]{1,40}$/.test(raw.author_association ?? '')
+    ? raw.author_association
+    : undefined;
   const c: Classified = { ...base, ...stripUndefined(fields) };
   const item: CurriculumItem = {
     number: raw.number,
@@ -130,15 +133,21 @@ export function buildItem(raw: RawIssue, config: CurriculumConfig): BuiltItem {
     size: c.size,
     weight: c.weight,
     ...(forceAgent ? { forceAgent } : {}),
+    ...(association ? { authorAssociation: association } : {}),
     sanitized: { title: title.report, body: body.report },
-    fingerprint: fingerprint(title.text, body.text, labels),
+    fingerprint: fingerprint(title.text, body.text, labels, association),
   };
   return { item, warnings: warnings.map((w) => `#${raw.number}: ${w}`) };
 }
 
 /** SHA-256 of the sanitized title, body and labels (schema: tells a changed issue apart). */
-export function fingerprint(title: string, body: string, labels: readonly string[]): string {
-  return createHash('sha256')
-    .update(JSON.stringify([title, body, [...labels].sort()]))
-    .digest('hex');
+export function fingerprint(
+  title: string,
+  body: string,
+  labels: readonly string[],
+  association?: string,
+): string {
+  const parts: unknown[] = [title, body, [...labels].sort()];
+  if (association) parts.push(association); // an author who becomes a collaborator changes the item
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }

@@ -23,6 +23,8 @@ export const rawIssueSchema = z.looseObject({
   html_url: z.string().optional(),
   updated_at: z.string().optional(),
   pull_request: z.unknown().optional(),
+  /** OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, FIRST_TIMER, MANNEQUIN or NONE. */
+  author_association: z.string().optional(),
 });
 
 export type RawIssue = z.output<typeof rawIssueSchema>;

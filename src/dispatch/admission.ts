@@ -49,6 +49,7 @@ export type RefusalCode =
   | 'fence-conflict'
   | 'active-crew'
   | 'repair-stopped-after-two-failures'
+  | 'untrusted-author'
   | 'done';
 
 export interface Refusal {

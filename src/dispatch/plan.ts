@@ -46,6 +46,7 @@ import { STATE_FILES, type StateLayout } from '../state/layout.js';
 import { admit, type AdmissionDaemon, type Refusal } from './admission.js';
 import type { ScoreLookup } from './assign.js';
 import { cleanFences } from './fences.js';
+import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, issueStates, type VerdictLookup } from './history.js';
 import { orderCandidates, type Candidate } from './order.js';
@@ -266,7 +267,11 @@ function decide(
     } else if (state.kind === 'done') {
       refused.push({ issue: item.number, code: 'done', reason: `crew ${state.crewId} succeeded` });
     } else {
-      candidates.push(toCandidate(item, state.kind === 'repair', config));
+      // Intake trust gate: an issue is a prompt, so only trusted authors (or a trigger label a
+      // maintainer applied) put one in front of an agent.
+      const untrusted = untrustedReason(item, config.curriculum.trust);
+      if (untrusted) refused.push({ issue: item.number, code: 'untrusted-author', reason: untrusted });
+      else candidates.push(toCandidate(item, state.kind === 'repair', config));
     }
   }
 

@@ -64,29 +64,43 @@ function hardening(): string[] {
 }
 
 const DRIVER_KEY = /^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver|required)$/i;
-/** Commands that read or write working-tree files, where attributes can select a driver. */
-const TOUCHES_FILES = new Set([
-  'add',
-  'apply',
-  'checkout',
-  'checkout-index',
-  'cherry-pick',
-  'clean',
-  'commit',
-  'diff',
-  'merge',
-  'mv',
-  'read-tree',
-  'rebase',
-  'reset',
-  'restore',
-  'rm',
-  'stash',
-  'status',
-  'switch',
-  'update-index',
-  'worktree',
+/**
+ * Commands that never convert working-tree content, so no attribute can select a driver for them.
+ * Every other command (status, diff, add, checkout, commit, hash-object, apply, …) runs with the
+ * repository's drivers blanked first.
+ */
+const NO_CONTENT = new Set([
+  'cat-file',
+  'commit-tree',
+  'config',
+  'count-objects',
+  'fetch',
+  'for-each-ref',
+  'init',
+  'ls-remote',
+  'ls-tree',
+  'merge-base',
+  'mktree',
+  'push',
+  'rev-list',
+  'rev-parse',
+  'show-ref',
+  'symbolic-ref',
+  'update-ref',
+  'var',
+  'version',
+  'write-tree',
 ]);
+
+/** The subcommand, past git's global options (`-c k=v` and `-C dir` take a value). */
+export function subcommand(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-c' || a === '-C') i++;
+    else if (!a.startsWith('-')) return a;
+  }
+  return '';
+}
 
 function baseEnv(extra?: Readonly<Record<string, string>>): ChildEnv {
   return childEnv({
@@ -149,8 +163,7 @@ export interface GitOptions {
 /** Runs git; returns the raw result (exit code, stdout as bytes). Never throws for a non-zero exit. */
 export async function runGit(args: readonly string[], o: GitOptions): Promise<RunResult> {
   const env = baseEnv({ ...o.env, ...o.auth });
-  const sub = args.find((a) => !a.startsWith('-')) ?? '';
-  const drivers = TOUCHES_FILES.has(sub) ? await blankDrivers(o.cwd, env) : [];
+  const drivers = NO_CONTENT.has(subcommand(args)) ? [] : await blankDrivers(o.cwd, env);
   return runProcess(['git', ...hardening(), ...drivers, ...args], {
     cwd: o.cwd,
     env,

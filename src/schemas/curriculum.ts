@@ -28,6 +28,8 @@ export const curriculumItemSchema = z.object({
   weight: z.enum(CAPACITY_CLASSES),
   /** Agent the director asked for; dispatch honours it only within the role's allowlist (N4.3). */
   forceAgent: z.string().optional(),
+  /** GitHub's author_association of the issue's author (the intake trust gate reads it). */
+  authorAssociation: z.string().optional(),
   sanitized: z.object({ title: sanitizeReportSchema, body: sanitizeReportSchema }),
   /** SHA-256 of the sanitized title, body and labels: tells a changed issue from an unchanged one. */
   fingerprint: z.string(),

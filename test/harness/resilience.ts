@@ -79,6 +79,7 @@ const issues = Array.from({ length: 300 }, (_, i) => ({
   state: 'open',
   labels: [],
   updated_at: '2026-11-01T00:00:00Z',
+  author_association: 'MEMBER',
 }));
 writeFileSync(join(root.path, 'issues.json'), JSON.stringify(issues));
 await fetchCurriculum({

@@ -24,6 +24,8 @@ export interface RawIssue {
   body: string;
   labels?: string[];
   state?: 'open' | 'closed';
+  /** GitHub's author_association; default OWNER (trusted by the intake gate). */
+  authorAssociation?: string;
 }
 
 /** An issue in GitHub's REST shape, as `curriculum.issuesFile` holds it. */
@@ -37,6 +39,7 @@ export function rawIssue(i: RawIssue): Record<string, unknown> {
     labels: (i.labels ?? []).map((name) => ({ name })),
     html_url: `https://github.com/o/r/issues/${i.number}`,
     updated_at: '2026-11-02T10:00:00Z',
+    author_association: i.authorAssociation ?? 'OWNER',
   };
 }
 
