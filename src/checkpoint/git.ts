@@ -45,7 +45,11 @@ export function authEnv(token: string | undefined): Record<string, string> {
 }
 
 export async function runGit(args: readonly string[], options: GitRun): Promise<GitResult> {
-  const r = await runHardenedGit(args, { cwd: options.cwd, input: options.input, auth: authEnv(options.token) });
+  const r = await runHardenedGit(args, {
+    cwd: options.cwd,
+    input: options.input,
+    auth: authEnv(options.token),
+  });
   if (r.spawnError) throw new Error(`git could not be started (${r.spawnError}); install git`);
   return { code: r.exitCode ?? 1, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
 }

@@ -79,4 +79,5 @@ export const RUN_IDENTITY_ENV = [
 ] as const;
 
 /** Names that must never be passed on, whatever a configuration says. */
-export const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+export const NEVER_PASS =
+  /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
