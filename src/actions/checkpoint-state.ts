@@ -6,6 +6,7 @@ import { resolveConfig } from '../config/load.js';
 import { ConfigError, message } from '../errors.js';
 import { boardSummary } from '../github/board-summary.js';
 import { StateLayout } from '../state/layout.js';
+import { hideCredentials } from '../github/credentials.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 
 /** checkpoint-state: restore or save the school's state (docs/checkpoint.md). */
@@ -15,29 +16,28 @@ void runAction(async () => {
   if (dryRun !== 'true' && dryRun !== 'false') {
     throw new ConfigError(`dry-run: use "true" or "false", found "${dryRun}"`);
   }
+  const inputs = {
+    mode: core.getInput('mode', { required: true }) as 'restore' | 'save',
+    stateDir: optionalInput('state-dir'),
+    branch: optionalInput('branch'),
+    cacheKeyPrefix: optionalInput('cache-key-prefix'),
+    retentionDays: optionalInput('retention-days'),
+    sources: optionalInput('sources'),
+    token: secretInput('token'),
+    config: optionalInput('config'),
+    dryRun: dryRun === 'true',
+  };
+  hideCredentials();
   const report = await logger.group('checkpoint', () =>
-    runCheckpoint(
-      {
-        mode: core.getInput('mode', { required: true }) as 'restore' | 'save',
-        stateDir: optionalInput('state-dir'),
-        branch: optionalInput('branch'),
-        cacheKeyPrefix: optionalInput('cache-key-prefix'),
-        retentionDays: optionalInput('retention-days'),
-        sources: optionalInput('sources'),
-        token: secretInput('token'),
-        config: optionalInput('config'),
-        dryRun: dryRun === 'true',
-      },
-      {
-        logger,
-        cachePort: actionsCachePort,
-        artifactPort: actionsArtifactPort,
-        workspace: process.env.GITHUB_WORKSPACE,
-        scratchRoot: process.env.RUNNER_TEMP,
-        runId: process.env.GITHUB_RUN_ID,
-        runAttempt: process.env.GITHUB_RUN_ATTEMPT,
-      },
-    ),
+    runCheckpoint(inputs, {
+      logger,
+      cachePort: actionsCachePort,
+      artifactPort: actionsArtifactPort,
+      workspace: process.env.GITHUB_WORKSPACE,
+      scratchRoot: process.env.RUNNER_TEMP,
+      runId: process.env.GITHUB_RUN_ID,
+      runAttempt: process.env.GITHUB_RUN_ATTEMPT,
+    }),
   );
   // Outputs carry names and numbers only: never state content or issue text (DESIGN §5).
   core.setOutput('source', report.sources.join(','));

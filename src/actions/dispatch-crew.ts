@@ -1,4 +1,5 @@
 import * as core from '@actions/core';
+import { hideCredentials } from '../github/credentials.js';
 import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import { actionsJobStatus } from '../crew/job-status.js';
@@ -10,6 +11,10 @@ import { boardSummary } from '../github/board-summary.js';
 import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
+import { join } from 'node:path';
+import { markHandoff, writeHandoff } from '../handoff/handoff.js';
+import { importHandoffs } from '../handoff/import.js';
+import { handoffSummary } from '../handoff/summary.js';
 
 /**
  * dispatch-crew: thin entry (STYLE). `mode: plan` plans a batch and outputs the daemon matrix
@@ -19,12 +24,15 @@ import { StateLayout } from '../state/layout.js';
  */
 
 const inputsSchema = z.object({
-  mode: z.enum(['plan', 'run', 'heartbeat'], { message: 'mode: expected "plan", "run" or "heartbeat"' }),
+  mode: z.enum(['plan', 'run', 'heartbeat', 'import'], {
+    message: 'mode: expected "plan", "run", "heartbeat" or "import"',
+  }),
   daemon: z.string().optional(),
   config: z.string().optional(),
   stateDir: z.string().optional(),
   maxCrews: wholeNumberInput('max-crews'),
   bookbagsPath: z.string().optional(),
+  handoffPath: z.string().optional(),
   jobStartedAt: z.iso
     .datetime({ message: 'job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z' })
     .optional(),
@@ -40,13 +48,18 @@ function parseInputs() {
     stateDir: optionalInput('state-dir'),
     maxCrews: optionalInput('max-crews'),
     bookbagsPath: optionalInput('bookbags-path'),
+    handoffPath: optionalInput('handoff-path'),
     jobStartedAt: optionalInput('job-started-at'),
     dryRun: optionalInput('dry-run'),
     token: secretInput('token'),
   });
   if (!r.success)
     throw new ConfigError(`dispatch-crew inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
-  if (r.data.mode !== 'plan' && !r.data.daemon)
+  if (r.data.mode === 'import' && !r.data.handoffPath)
+    throw new ConfigError(
+      'dispatch-crew: mode import needs the handoff-path input (the downloaded handoffs).',
+    );
+  if ((r.data.mode === 'run' || r.data.mode === 'heartbeat') && !r.data.daemon)
     throw new ConfigError(
       `dispatch-crew: mode ${r.data.mode} needs the daemon input (the fleet daemon id this runner is).`,
     );
@@ -55,6 +68,8 @@ function parseInputs() {
 
 async function main(): Promise<void> {
   const inputs = parseInputs();
+  // The token is in `inputs` now; children and /proc/<pid>/environ never see it again.
+  hideCredentials();
   const started = performance.now();
   const config = resolveConfig(inputs.config, {
     ...(inputs.stateDir ? { stateDir: inputs.stateDir } : {}),
@@ -145,30 +160,50 @@ async function main(): Promise<void> {
     logger.info(`dispatch-crew: dry run — nothing recorded in mode ${inputs.mode}.`);
     return;
   }
+  if (inputs.mode === 'import') {
+    const r = await logger.group("Import the crew jobs' handoffs", () =>
+      importHandoffs(layout, inputs.handoffPath!, { config, logger }),
+    );
+    core.setOutput('imported', String(r.dirs.reduce((n, d) => n + d.accepted, 0)));
+    core.setOutput('refused', String(r.refused.length));
+    await writeSummary((s) => s.addRaw(handoffSummary(r), true), logger);
+    return;
+  }
   const daemon = inputs.daemon!;
+  // Safe outputs: a job that runs students saves no state; it hands on what it appended.
+  const marks = inputs.handoffPath ? markHandoff(layout) : undefined;
+  const handOn = () => {
+    if (marks) writeHandoff(layout, marks, inputs.handoffPath!, daemon);
+  };
   if (inputs.mode === 'heartbeat') {
     // A runner beats the roster so the next plan may assign to it (a silent daemon is offline).
     await beatDaemon(layout, config, daemon);
+    handOn();
     logger.info(`dispatch-crew: heartbeat recorded for daemon ${daemon}`);
     return;
   }
   const budgetMs =
     config.dispatch.jobTimeoutMinutes * 60_000 -
     (jobStartedAt ? Math.max(0, Date.now() - jobStartedAt.getTime()) : 0);
-  const result = await logger.group(`Run the crews of daemon ${daemon}`, () =>
-    runStep({
-      config,
-      layout,
-      daemon,
-      logger,
-      launcher: [process.execPath, process.argv[1]!, '__run-crew'],
-      ...(inputs.bookbagsPath ? { bookbagsPath: inputs.bookbagsPath } : {}),
-      // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
-      remainingMs: () => budgetMs - (performance.now() - started),
-      ...(status ? { jobStatus: status } : {}),
-      onProgress: (p) => logger.info(progressLine(daemon, p)),
-    }),
-  );
+  const bookbagsPath =
+    inputs.bookbagsPath ?? (inputs.handoffPath ? join(inputs.handoffPath, 'bookbags') : undefined);
+  // Handed on also when the run fails: finished crews and released leases must not be lost.
+  const result = await logger
+    .group(`Run the crews of daemon ${daemon}`, () =>
+      runStep({
+        config,
+        layout,
+        daemon,
+        logger,
+        launcher: [process.execPath, process.argv[1]!, '__run-crew'],
+        ...(bookbagsPath ? { bookbagsPath } : {}),
+        // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
+        remainingMs: () => budgetMs - (performance.now() - started),
+        ...(status ? { jobStatus: status } : {}),
+        onProgress: (p) => logger.info(progressLine(daemon, p)),
+      }),
+    )
+    .finally(handOn);
   core.setOutput('finished', String(result.finished.length));
   core.setOutput('lost', String(result.lost.length));
   core.setOutput('paused', result.paused ? 'true' : 'false');

@@ -1,10 +1,13 @@
 import * as core from '@actions/core';
+import { hideCredentials } from '../github/credentials.js';
 import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { drain } from '../grading/drain.js';
 import { octokitPort } from '../grading/github-port.js';
 import { importBookbags } from '../grading/import.js';
+import { handoffDirs } from '../handoff/handoff.js';
+import { importHandoffs } from '../handoff/import.js';
 import { GradingQueue, pendingKeys } from '../grading/queue.js';
 import { countsLine, deadLetterTable, verdictTable, type Table } from '../grading/report.js';
 import { createGitHubClient } from '../github/client.js';
@@ -50,6 +53,8 @@ const toSummary = (t: Table) => [t[0]!.map((data) => ({ data, header: true })), 
 void runAction(async () => {
   const logger = actionsLogger();
   const inputs = parseInputs();
+  // The token is in `inputs` now; children and /proc/<pid>/environ never see it again.
+  hideCredentials();
   const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
   const layout = new StateLayout(config.stateDir);
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
@@ -78,6 +83,12 @@ void runAction(async () => {
   if (inputs.bookbagsPath) {
     const from = inputs.bookbagsPath;
     await logger.group('Import bookbags', async () => {
+      // Handoffs of crew jobs are validated and imported whole (events and bookbags).
+      if (handoffDirs(from).length) {
+        const h = await importHandoffs(layout, from, { config, logger });
+        logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
+        return;
+      }
       const r = await importBookbags(layout, from, logger);
       logger.info(
         `imported ${r.imported} bookbag(s), enqueued ${r.enqueued} new job(s), skipped ${r.skipped.length}`,

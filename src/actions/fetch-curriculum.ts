@@ -1,4 +1,5 @@
 import * as core from '@actions/core';
+import { hideCredentials } from '../github/credentials.js';
 import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import { fetchCurriculum, type CurriculumSource } from '../curriculum/fetch.js';
@@ -37,6 +38,8 @@ export function parseInputs() {
 
 export async function main(): Promise<void> {
   const inputs = parseInputs();
+  // The token is in `inputs` now; children and /proc/<pid>/environ never see it again.
+  hideCredentials();
   const logger = actionsLogger();
   const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
   const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;

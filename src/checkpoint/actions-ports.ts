@@ -1,3 +1,4 @@
+import { withActionsRuntime } from '../github/credentials.js';
 import type { ArtifactPort } from './artifact-source.js';
 import type { CachePort } from './cache-source.js';
 
@@ -8,15 +9,19 @@ import type { CachePort } from './cache-source.js';
  * reserve collision into a logged warning and -1; anything it throws is caught by CacheSource.
  */
 export const actionsCachePort: CachePort = {
-  available: async () => (await import('@actions/cache')).isFeatureAvailable(),
-  save: async (paths, key) => (await (await import('@actions/cache')).saveCache(paths, key)) !== -1,
-  restore: async (paths, primaryKey, restoreKeys) =>
-    (await import('@actions/cache')).restoreCache(paths, primaryKey, restoreKeys),
+  available: () => withActionsRuntime(async () => (await import('@actions/cache')).isFeatureAvailable()),
+  save: (paths, key) =>
+    withActionsRuntime(async () => (await (await import('@actions/cache')).saveCache(paths, key)) !== -1),
+  restore: (paths, primaryKey, restoreKeys) =>
+    withActionsRuntime(async () =>
+      (await import('@actions/cache')).restoreCache(paths, primaryKey, restoreKeys),
+    ),
 };
 
 export const actionsArtifactPort: ArtifactPort = {
-  async upload(name, files, root, retentionDays) {
-    const { DefaultArtifactClient } = await import('@actions/artifact');
-    await new DefaultArtifactClient().uploadArtifact(name, files, root, { retentionDays });
-  },
+  upload: (name, files, root, retentionDays) =>
+    withActionsRuntime(async () => {
+      const { DefaultArtifactClient } = await import('@actions/artifact');
+      await new DefaultArtifactClient().uploadArtifact(name, files, root, { retentionDays });
+    }),
 };

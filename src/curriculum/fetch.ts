@@ -184,7 +184,7 @@ async function fetchFromGitHub(options: FetchOptions, source: Extract<Curriculum
   const counts = diffCurricula(stored ?? new Map(), merge.items);
   writeCurriculum(layout, merge.items.values());
   const next: CurriculumMeta = {
-    version: 1,
+    version: 2,
     source: 'github',
     query: key,
     since,
@@ -219,7 +219,7 @@ async function fetchFromFile(options: FetchOptions, path: string): Promise<Fetch
   const counts = diffCurricula(stored ?? new Map(), merge.items);
   writeCurriculum(layout, merge.items.values());
   writeMeta(layout, {
-    version: 1,
+    version: 2,
     source: 'file',
     query: key,
     since: null,

@@ -14,7 +14,8 @@ import { redact } from '../security/redact.js';
  * when it differs, the stored ETag and cursor mean nothing and the next fetch is a full listing.
  */
 export const curriculumMetaSchema = z.object({
-  version: z.literal(1),
+  /** 2: items carry the author's association (the intake trust gate); a version-1 cursor refetches. */
+  version: z.literal(2),
   source: z.enum(['github', 'file']),
   query: z.string(),
   /** `since` of the conditional incremental request; null: next fetch is a full listing. */

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
-import { BOOKBAG_FILES, CREW_ID_PATTERN } from '../schemas/bookbag.js';
+import { BOOKBAG_FILES, CREW_ID_PATTERN, type Bookbag } from '../schemas/bookbag.js';
 import type { StateLayout } from '../state/layout.js';
 import { readBookbag } from '../crew/bookbag.js';
 import { message } from '../errors.js';
@@ -23,6 +23,8 @@ export async function importBookbags(
   layout: StateLayout,
   from: string,
   logger: Logger,
+  /** Why a bookbag may not be imported (it belongs to no crew the caller knows), or undefined. */
+  refuse?: (record: Bookbag) => string | undefined,
 ): Promise<ImportResult> {
   const r: ImportResult = { imported: 0, enqueued: 0, skipped: [] };
   if (!existsSync(from)) {
@@ -42,6 +44,11 @@ export async function importBookbags(
       bookbag = (await readBookbag(layout, crewId, { role: 'grader' }, from)).record;
     } catch (e) {
       r.skipped.push({ crewId, reason: message(e) });
+      continue;
+    }
+    const refused = refuse?.(bookbag);
+    if (refused) {
+      r.skipped.push({ crewId, reason: refused });
       continue;
     }
     const dest = layout.bookbag(crewId);

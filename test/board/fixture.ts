@@ -63,6 +63,7 @@ export function curriculumItem(number: number, title: string): CurriculumItem {
     priority: 2,
     size: 30,
     weight: 'standard',
+    authorAssociation: 'OWNER',
     sanitized: { title: clean, body: clean },
     fingerprint: `fp${number}`,
   };

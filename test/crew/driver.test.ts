@@ -88,7 +88,7 @@ describe('the driver', () => {
       onProgress: (p) => seen.push(p),
       progressEveryMs: 500,
     });
-    expect(r.finished.map((f) => [f.crewId, f.outcome]).sort()).toEqual([
+    expect(r.finished.map((f) => [f.crewId, f.outcome]).sort(), JSON.stringify(r.finished)).toEqual([
       ['c1-slow', 'succeeded'],
       ['c2-fast', 'succeeded'],
       ['c3-next', 'succeeded'],

@@ -71,6 +71,7 @@ export function item(n: number, over: Partial<CurriculumItem> = {}): CurriculumI
     priority: 2,
     size: 30,
     weight: 'standard',
+    authorAssociation: 'OWNER',
     sanitized: { title: zero, body: zero },
     fingerprint: `fp${n}`,
     ...over,

@@ -79,6 +79,7 @@ export function item(number: number, over: Partial<CurriculumItem> = {}): Curric
     priority: 2,
     size: 30,
     weight: 'standard' as CapacityClass,
+    authorAssociation: 'OWNER',
     sanitized: { title: none, body: none },
     fingerprint: `fp${number}`,
     ...over,

@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { SchoolConfig } from '../config/schema.js';
+import { readCrewState } from '../crew/lease.js';
+import { message } from '../errors.js';
+import { importBookbags } from '../grading/import.js';
+import type { Logger } from '../log.js';
+import { redact } from '../security/redact.js';
+import { EventLog, type StateEvent } from '../state/event-log.js';
+import { STATE_FILES, type StateLayout } from '../state/layout.js';
+import {
+  HANDOFF_LOGS,
+  handoffDirs,
+  handoffManifestSchema,
+  readFileBounded,
+  type HandoffLog,
+} from './handoff.js';
+
+/**
+ * Imports what jobs that ran student code handed on (./handoff.ts), in a job that runs none. A
+ * handoff is untrusted input: whatever ran on that runner could have rewritten it. So each one is
+ * checked before anything of it reaches the state:
+ * - the manifest parses, names a configured daemon, and that daemon is the one in the artifact's
+ *   name (the workflow names it, not the job's contents); each events file matches its digest;
+ * - sizes are bounded (file, line, key);
+ * - each event is of a type that job may record, about a crew planned for that daemon: crew
+ *   lifecycle and lease events, grading jobs, spend and pauses of those crews, the daemon's own
+ *   heartbeat, audit lines. Never scores, outbox entries, pause clearances or another daemon's
+ *   crews;
+ * - events are redacted, and appended through the logs' own dedup (a replayed handoff is a no-op);
+ * - bookbags are imported only for those crews, through the grader's scoped reader (digests).
+ * What is refused is counted and reported with its reason; the rest is imported.
+ */
+export interface HandoffImport {
+  dirs: Array<{ dir: string; daemon?: string; accepted: number; refused: number; bookbags: number }>;
+  refused: Array<{ dir: string; what: string; reason: string }>;
+}
+
+const MAX_FILE = 32 * 1024 * 1024;
+const MAX_LINE = 256 * 1024;
+const MAX_KEY = 512;
+
+type Rule = (e: StateEvent, ctx: { daemon: string; crews: Set<string> }) => string | undefined;
+
+const ofCrew: Rule = (e, c) => {
+  const id = (e.data as { crewId?: unknown } | null)?.crewId;
+  if (typeof id !== 'string') return 'names no crew';
+  return c.crews.has(id) ? undefined : `crew ${id} is not planned for daemon ${c.daemon}`;
+};
+const onDaemon: Rule = (e, c) => {
+  const d = (e.data as { daemon?: unknown } | null)?.daemon;
+  return d === undefined || d === c.daemon ? undefined : `names daemon ${String(d)}, not ${c.daemon}`;
+};
+const both: Rule = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
+
+const RULES: Record<HandoffLog, Record<string, Rule>> = {
+  crews: {
+    'crew.started': both,
+    'lease.acquired': both,
+    'lease.heartbeat': ofCrew,
+    'lease.released': ofCrew,
+    'crew.finished': ofCrew,
+    'crew.process': ofCrew,
+  },
+  grading: { 'job.enqueued': ofCrew },
+  spend: { 'spend.recorded': ofCrew },
+  school: {
+    'roster.heartbeat': (e, c) =>
+      (e.data as { daemon?: unknown } | null)?.daemon === c.daemon
+        ? undefined
+        : `heartbeat of another daemon`,
+    'school.paused': (e, c) =>
+      (e.data as { source?: unknown } | null)?.source === 'manual' ? 'a manual pause' : ofCrew(e, c),
+  },
+  audit: { '*': () => undefined },
+};
+
+function parseEvent(line: string): StateEvent | string {
+  if (Buffer.byteLength(line) > MAX_LINE) return `line over ${MAX_LINE} bytes`;
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return 'not JSON';
+  }
+  const e = v as Partial<StateEvent> | null;
+  if (!e || typeof e !== 'object' || Array.isArray(e)) return 'not an event object';
+  if (typeof e.key !== 'string' || !e.key || e.key.length > MAX_KEY) return 'missing or oversized key';
+  if (typeof e.type !== 'string' || !e.type || e.type.startsWith('$')) return 'missing type';
+  if (typeof e.at !== 'string' || Number.isNaN(Date.parse(e.at))) return 'missing time';
+  if (typeof e.data !== 'object' || e.data === null || Array.isArray(e.data)) return 'data is not an object';
+  return e as StateEvent;
+}
+
+export async function importHandoffs(
+  layout: StateLayout,
+  root: string,
+  o: { config: SchoolConfig; logger: Logger },
+): Promise<HandoffImport> {
+  const result: HandoffImport = { dirs: [], refused: [] };
+  for (const dir of handoffDirs(root)) {
+    const entry: HandoffImport['dirs'][number] = { dir: basename(dir), accepted: 0, refused: 0, bookbags: 0 };
+    result.dirs.push(entry);
+    const refuse = (what: string, reason: string) => {
+      entry.refused++;
+      result.refused.push({ dir: basename(dir), what, reason });
+    };
+    let manifest;
+    try {
+      const raw = readFileBounded(join(dir, 'handoff.json'), 64 * 1024);
+      if (typeof raw === 'string') throw new Error(raw);
+      manifest = handoffManifestSchema.parse(JSON.parse(raw.toString('utf8')));
+    } catch (e) {
+      refuse('handoff.json', `unreadable: ${message(e).slice(0, 300)}`);
+      continue;
+    }
+    const daemon = manifest.daemon;
+    entry.daemon = daemon;
+    if (!o.config.fleet.daemons.some((d) => d.id === daemon)) {
+      refuse('handoff.json', `daemon ${daemon} is not in fleet.daemons`);
+      continue;
+    }
+    const name = basename(dir);
+    if (name !== daemon && !name.endsWith(`-${daemon}`)) {
+      refuse('handoff.json', `claims daemon ${daemon} but was handed on as ${name}`);
+      continue;
+    }
+    // Crews first: a crew the job planned itself (slot refill) is then known to the other logs.
+    for (const log of HANDOFF_LOGS) {
+      const file = STATE_FILES[log];
+      const meta = manifest.files[file];
+      const path = join(dir, 'events', file);
+      if (!meta) {
+        if (existsSync(path)) refuse(file, 'not listed in handoff.json');
+        continue;
+      }
+      const bytes = existsSync(path) ? readFileBounded(path, MAX_FILE) : 'missing';
+      if (typeof bytes === 'string') {
+        refuse(file, bytes);
+        continue;
+      }
+      if (bytes.length !== meta.bytes || createHash('sha256').update(bytes).digest('hex') !== meta.sha256) {
+        refuse(file, 'does not match its digest in handoff.json');
+        continue;
+      }
+      const ctx = { daemon, crews: crewsOf(layout, daemon) };
+      const accepted: StateEvent[] = [];
+      for (const line of bytes.toString('utf8').split('\n')) {
+        if (!line.trim()) continue;
+        const e = parseEvent(line);
+        if (typeof e === 'string') {
+          refuse(file, e);
+          continue;
+        }
+        const rule = RULES[log][e.type] ?? RULES[log]['*'];
+        const why = rule ? rule(e, ctx) : `event type ${e.type} may not come from a crew job`;
+        if (why) refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
+        else accepted.push(redact(e));
+      }
+      const appended = await new EventLog<StateEvent>(layout.file(log)).append(accepted);
+      entry.accepted += appended.length;
+    }
+    const crews = crewsOf(layout, daemon);
+    const registry = readCrewState(layout).registry;
+    if (existsSync(join(dir, 'bookbags'))) {
+      const r = await importBookbags(layout, join(dir, 'bookbags'), o.logger, (b) => {
+        if (!crews.has(b.crewId)) return `crew ${b.crewId} is not planned for daemon ${daemon}`;
+        const planned = registry.crews[b.crewId]!;
+        if (planned.issueNumber !== b.issueNumber || planned.agent !== b.agent)
+          return `its record (issue #${b.issueNumber}, agent ${b.agent}) is not the planned crew's`;
+        return undefined;
+      });
+      entry.bookbags = r.imported;
+      for (const s of r.skipped) refuse(`bookbag ${s.crewId}`, s.reason);
+    }
+  }
+  for (const r of result.refused) o.logger.warning(`handoff ${r.dir}: refused ${r.what}: ${r.reason}`);
+  return result;
+}
+
+function crewsOf(layout: StateLayout, daemon: string): Set<string> {
+  const reg = readCrewState(layout).registry;
+  return new Set(
+    Object.values(reg.crews)
+      .filter((c) => c.daemon === daemon)
+      .map((c) => c.crewId),
+  );
+}

@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { planStep, runStep } from '../../src/crew/dispatch-run.js';
+import { readCrewState } from '../../src/crew/lease.js';
+import { fetchCurriculum } from '../../src/curriculum/fetch.js';
+import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
+import { importHandoffs } from '../../src/handoff/import.js';
+import { silentLogger } from '../../src/log.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+
+/**
+ * Safe outputs: a crew job hands on what it appended; a job that runs no student code imports it
+ * after validation. The grade job's state is the plan's (restored), never the crew job's copy.
+ */
+let s: School | undefined;
+afterEach(() => {
+  s?.cleanup();
+  s = undefined;
+});
+
+async function crewJob(): Promise<{ restored: StateLayout; out: string; root: string }> {
+  s = makeSchool({
+    daemons: [
+      { id: 'd1', worktrees: 2 },
+      { id: 'd2', worktrees: 1 },
+    ],
+  });
+  s.config.dispatch.minFreeDiskGiB = 0;
+  s.config.dispatch.maxCrews = 3;
+  const source = writeIssues(
+    s,
+    [1, 2, 3].map((n) => ({ number: n, title: `Issue ${n}`, body: '```school\nagent: editor\n```\n' })),
+  );
+  await fetchCurriculum({ layout: s.layout, config: s.config, source, logger: silentLogger });
+  await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1', 'd2'] });
+  // What the grade job restores: the state as the plan job saved it.
+  const restoredDir = join(s.root, 'grade-job-state');
+  cpSync(s.layout.root, restoredDir, { recursive: true });
+  const root = join(s.root, 'handoffs');
+  const out = join(root, 'school-handoff-1-1-d1');
+  const marks = markHandoff(s.layout);
+  await runStep({
+    config: s.config,
+    layout: s.layout,
+    daemon: 'd1',
+    logger: silentLogger,
+    launcher: await launcher(),
+    bookbagsPath: join(out, 'bookbags'),
+  });
+  writeHandoff(s.layout, marks, out, 'd1');
+  return { restored: new StateLayout(restoredDir), out, root };
+}
+
+function rewrite(out: string, file: string, edit: (lines: string[]) => string[]): void {
+  const path = join(out, 'events', file);
+  const text = edit(readFileSync(path, 'utf8').trim().split('\n')).join('\n') + '\n';
+  writeFileSync(path, text);
+  const manifest = JSON.parse(readFileSync(join(out, 'handoff.json'), 'utf8'));
+  manifest.files[file] = {
+    sha256: createHash('sha256').update(text).digest('hex'),
+    bytes: Buffer.byteLength(text),
+  };
+  writeFileSync(join(out, 'handoff.json'), JSON.stringify(manifest));
+}
+
+describe('handoff of a crew job', () => {
+  it("imports the daemon's finished crews, grading jobs, spend and bookbags; a replay adds nothing", async () => {
+    const { restored, root } = await crewJob();
+    const d1 = Object.values(readCrewState(s!.layout).registry.crews).filter((c) => c.daemon === 'd1');
+    expect(d1.length).toBe(2);
+    expect(Object.values(readCrewState(restored).registry.crews).every((c) => c.status === 'planned')).toBe(
+      true,
+    );
+
+    const r = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
+    expect(r.refused).toEqual([]);
+    const after = readCrewState(restored).registry.crews;
+    for (const c of d1) {
+      expect(after[c.crewId]!.status).toBe('finished');
+      expect(existsSync(join(restored.bookbag(c.crewId), 'done.flag'))).toBe(true);
+    }
+    expect(readFileSync(restored.file('grading'), 'utf8').match(/"job\.enqueued"/g)!.length).toBe(2);
+    const again = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
+    expect(again.dirs[0]!.accepted).toBe(0);
+  }, 120_000);
+
+  it('refuses forged and tampered content and imports the rest', async () => {
+    const { restored, out, root } = await crewJob();
+    const other = Object.values(readCrewState(s!.layout).registry.crews).find((c) => c.daemon === 'd2')!;
+    rewrite(out, 'crews.jsonl', (lines) => [
+      ...lines,
+      // Another daemon's crew, declared finished by this job.
+      JSON.stringify({
+        key: `finished:${other.crewId}`,
+        type: 'crew.finished',
+        at: new Date().toISOString(),
+        data: {
+          crewId: other.crewId,
+          issueNumber: other.issueNumber,
+          outcome: 'succeeded',
+          reason: 'forged',
+        },
+      }),
+      'not json',
+    ]);
+    rewrite(out, 'grading.jsonl', (lines) => [
+      ...lines,
+      JSON.stringify({
+        key: 'graded:forged',
+        type: 'job.graded',
+        at: new Date().toISOString(),
+        data: { crewId: other.crewId, accepted: true },
+      }),
+    ]);
+    rewrite(out, 'school.jsonl', (lines) => [
+      ...lines,
+      JSON.stringify({
+        key: 'pause-cleared:x',
+        type: 'school.pause-cleared',
+        at: new Date().toISOString(),
+        data: { reason: 'forged' },
+      }),
+      JSON.stringify({
+        key: 'heartbeat:d2:1:x',
+        type: 'roster.heartbeat',
+        at: new Date().toISOString(),
+        data: { daemon: 'd2' },
+      }),
+    ]);
+    const r = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
+    const reasons = r.refused.map((x) => `${x.what}: ${x.reason}`).join('\n');
+    expect(reasons).toMatch(new RegExp(`crew ${other.crewId} is not planned for daemon d1`));
+    expect(reasons).toMatch(/not JSON/);
+    expect(reasons).toMatch(/job\.graded may not come from a crew job/);
+    expect(reasons).toMatch(/school\.pause-cleared may not come from a crew job/);
+    expect(reasons).toMatch(/heartbeat of another daemon/);
+    expect(readCrewState(restored).registry.crews[other.crewId]!.status).toBe('planned');
+    // The legitimate part still arrived.
+    expect(
+      Object.values(readCrewState(restored).registry.crews).filter((c) => c.status === 'finished').length,
+    ).toBe(2);
+  }, 120_000);
+
+  it('refuses a file that does not match its digest, and a handoff that claims another daemon', async () => {
+    const { restored, out, root } = await crewJob();
+    writeFileSync(
+      join(out, 'events', 'crews.jsonl'),
+      readFileSync(join(out, 'events', 'crews.jsonl'), 'utf8') + '{}\n',
+    );
+    const impostor = join(root, 'school-handoff-1-1-d2');
+    mkdirSync(impostor, { recursive: true });
+    cpSync(join(out, 'handoff.json'), join(impostor, 'handoff.json'));
+    const r = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
+    expect(r.refused).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ what: 'crews.jsonl', reason: expect.stringMatching(/digest/) }),
+        expect.objectContaining({
+          dir: 'school-handoff-1-1-d2',
+          reason: expect.stringMatching(/claims daemon d1/),
+        }),
+      ]),
+    );
+    expect(Object.values(readCrewState(restored).registry.crews).every((c) => c.status === 'planned')).toBe(
+      true,
+    );
+  }, 120_000);
+});
