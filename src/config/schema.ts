@@ -1,3 +1,4 @@
+import { isAbsolute, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { NEVER_PASS } from '../process/env.js';
 
@@ -96,142 +97,155 @@ export const agentSchema = z.strictObject({
   passEnv: passEnvSchema,
 });
 
-export const configSchema = z.strictObject({
-  stateDir: z.string().default('.school/state').describe('Where all durable state lives.'),
-  repository: z
-    .string()
-    .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'owner/name')
-    .optional()
-    .describe('Defaults to GITHUB_REPOSITORY.'),
-  repoPath: z.string().default('.').describe('Local repository the worktrees are made from.'),
-  curriculum: z
-    .strictObject({
-      labels: z.array(z.string()).default([]).describe('Only issues with all of these labels.'),
-      issuesFile: z
-        .string()
-        .optional()
-        .describe('Offline curriculum: a JSON array in GitHub REST issue shape.'),
-      maxTitleLength: z.number().int().min(16).max(4096).default(256),
-      maxBodyLength: z.number().int().min(256).max(1_000_000).default(65_536),
-      defaults: z
-        .strictObject({
-          domain: z.string().default('general'),
-          difficulty: difficulty.default(2),
-          role: z.enum(ROLES).default('coding'),
-          priority: z.number().int().min(0).max(4).default(2),
-          size: z.number().positive().default(30),
-          weight: z.enum(CAPACITY_CLASSES).default('standard'),
-        })
-        .default({
-          domain: 'general',
-          difficulty: 2,
-          role: 'coding',
-          priority: 2,
-          size: 30,
-          weight: 'standard',
-        }),
-      rules: z.array(ruleSchema).default([]),
-      trust: z
-        .strictObject({
-          associations: z
-            .array(z.enum(AUTHOR_ASSOCIATIONS))
-            .default(['OWNER', 'MEMBER', 'COLLABORATOR'])
-            .describe('Issues by authors with one of these author_association values are dispatched.'),
-          labels: z
-            .array(z.string().min(1))
-            .default([])
-            .describe('Trigger labels: an issue carrying one is dispatched whoever opened it.'),
-          anyone: z
-            .boolean()
-            .default(false)
-            .describe('Dispatch every issue whoever opened it (only for private repositories).'),
-        })
-        .prefault({})
-        .describe('Intake trust gate: an issue is a prompt to an agent; only trusted ones are dispatched.'),
-    })
-    .prefault({}),
-  fleet: z
-    .strictObject({
-      daemons: z
-        .array(daemonSchema)
-        .min(1)
-        .default([{ id: 'local', labels: [], worktrees: 1, class: 'standard', classroom: 'worktree' }]),
-      heartbeatTtlSeconds: z.number().int().min(10).default(900),
-    })
-    .prefault({}),
-  agents: z
-    .array(agentSchema)
-    .min(1)
-    .default([
-      {
-        id: 'student',
-        command: ['node', 'examples/student.mjs'],
-        roles: ['coding', 'research', 'triage', 'docs'],
-        domains: [],
-        maxDifficulty: 5,
-        trust: 'standard',
-        passEnv: [],
-      },
-    ]),
-  dispatch: z
-    .strictObject({
-      maxCrews: z.number().int().min(1).max(10_000).default(1).describe('Global cap on concurrent crews.'),
-      crewTimeoutSeconds: z.number().int().min(1).default(900),
-      gradingReserveSeconds: z.number().int().min(0).default(300),
-      jobTimeoutMinutes: z.number().int().min(1).max(4320).default(360),
-      minFreeDiskGiB: z.number().min(0).default(8),
-      spendCap: z.number().min(0).optional().describe('Stop placing crews when spend reaches this (USD).'),
-      maxFallbacks: z.number().int().min(0).default(2).describe('N7.3: fallback runs per cycle.'),
-      leaseSeconds: z.number().int().min(10).default(1200),
-      verify: argv.optional().describe('Verification command run in the worktree after the student.'),
-    })
-    .prefault({}),
-  grading: z
-    .strictObject({
-      maxWorkers: z.number().int().min(1).max(256).default(4),
-      maxAttempts: z.number().int().min(1).max(100).default(3),
-      leaseSeconds: z.number().int().min(5).default(600),
-      emaAlpha: z.number().gt(0).max(1).default(0.3),
-      sealedTests: argv
-        .optional()
-        .describe(
-          'Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir.',
-        ),
-      sealedDir: z
-        .string()
-        .optional()
-        .describe('Directory outside the repository holding the sealed suite (copied for each run).'),
-      sealedProtect: z
-        .array(z.string().min(1))
-        .default([])
-        .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
-      reviewer: argv
-        .optional()
-        .describe('Reviewer command printing a JSON verdict; default: built-in rubric.'),
-      rubric: z
-        .strictObject({
-          maxChangedLines: z.number().int().min(1).default(2000),
-          maxChangedFiles: z.number().int().min(1).default(50),
-        })
-        .prefault({}),
-      labels: z
-        .strictObject({
-          accepted: z.string().default('school:accepted'),
-          rejected: z.string().default('school:rejected'),
-        })
-        .prefault({}),
-      comment: z.boolean().default(false).describe('Post a result comment on the issue.'),
-    })
-    .prefault({}),
-  checkpoint: z
-    .strictObject({
-      branch: z.string().default('school-state'),
-      cachePrefix: z.string().default('school-state'),
-      retentionDays: z.number().int().min(1).max(90).default(7),
-      compactAfterDays: z.number().min(0).default(14),
-    })
-    .prefault({}),
-});
+export const configSchema = z
+  .strictObject({
+    stateDir: z.string().default('.school/state').describe('Where all durable state lives.'),
+    repository: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'owner/name')
+      .optional()
+      .describe('Defaults to GITHUB_REPOSITORY.'),
+    repoPath: z.string().default('.').describe('Local repository the worktrees are made from.'),
+    curriculum: z
+      .strictObject({
+        labels: z.array(z.string()).default([]).describe('Only issues with all of these labels.'),
+        issuesFile: z
+          .string()
+          .optional()
+          .describe('Offline curriculum: a JSON array in GitHub REST issue shape.'),
+        maxTitleLength: z.number().int().min(16).max(4096).default(256),
+        maxBodyLength: z.number().int().min(256).max(1_000_000).default(65_536),
+        defaults: z
+          .strictObject({
+            domain: z.string().default('general'),
+            difficulty: difficulty.default(2),
+            role: z.enum(ROLES).default('coding'),
+            priority: z.number().int().min(0).max(4).default(2),
+            size: z.number().positive().default(30),
+            weight: z.enum(CAPACITY_CLASSES).default('standard'),
+          })
+          .default({
+            domain: 'general',
+            difficulty: 2,
+            role: 'coding',
+            priority: 2,
+            size: 30,
+            weight: 'standard',
+          }),
+        rules: z.array(ruleSchema).default([]),
+        trust: z
+          .strictObject({
+            associations: z
+              .array(z.enum(AUTHOR_ASSOCIATIONS))
+              .default(['OWNER', 'MEMBER', 'COLLABORATOR'])
+              .describe('Issues by authors with one of these author_association values are dispatched.'),
+            labels: z
+              .array(z.string().min(1))
+              .default([])
+              .describe('Trigger labels: an issue carrying one is dispatched whoever opened it.'),
+            anyone: z
+              .boolean()
+              .default(false)
+              .describe('Dispatch every issue whoever opened it (only for private repositories).'),
+          })
+          .prefault({})
+          .describe('Intake trust gate: an issue is a prompt to an agent; only trusted ones are dispatched.'),
+      })
+      .prefault({}),
+    fleet: z
+      .strictObject({
+        daemons: z
+          .array(daemonSchema)
+          .min(1)
+          .default([{ id: 'local', labels: [], worktrees: 1, class: 'standard', classroom: 'worktree' }]),
+        heartbeatTtlSeconds: z.number().int().min(10).default(900),
+      })
+      .prefault({}),
+    agents: z
+      .array(agentSchema)
+      .min(1)
+      .default([
+        {
+          id: 'student',
+          command: ['node', 'examples/student.mjs'],
+          roles: ['coding', 'research', 'triage', 'docs'],
+          domains: [],
+          maxDifficulty: 5,
+          trust: 'standard',
+          passEnv: [],
+        },
+      ]),
+    dispatch: z
+      .strictObject({
+        maxCrews: z.number().int().min(1).max(10_000).default(1).describe('Global cap on concurrent crews.'),
+        crewTimeoutSeconds: z.number().int().min(1).default(900),
+        gradingReserveSeconds: z.number().int().min(0).default(300),
+        jobTimeoutMinutes: z.number().int().min(1).max(4320).default(360),
+        minFreeDiskGiB: z.number().min(0).default(8),
+        spendCap: z.number().min(0).optional().describe('Stop placing crews when spend reaches this (USD).'),
+        maxFallbacks: z.number().int().min(0).default(2).describe('N7.3: fallback runs per cycle.'),
+        leaseSeconds: z.number().int().min(10).default(1200),
+        verify: argv.optional().describe('Verification command run in the worktree after the student.'),
+      })
+      .prefault({}),
+    grading: z
+      .strictObject({
+        maxWorkers: z.number().int().min(1).max(256).default(4),
+        maxAttempts: z.number().int().min(1).max(100).default(3),
+        leaseSeconds: z.number().int().min(5).default(600),
+        emaAlpha: z.number().gt(0).max(1).default(0.3),
+        sealedTests: argv
+          .optional()
+          .describe(
+            'Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir.',
+          ),
+        sealedDir: z
+          .string()
+          .optional()
+          .describe('Directory outside the repository holding the sealed suite (copied for each run).'),
+        sealedProtect: z
+          .array(z.string().min(1))
+          .default([])
+          .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
+        reviewer: argv
+          .optional()
+          .describe('Reviewer command printing a JSON verdict; default: built-in rubric.'),
+        rubric: z
+          .strictObject({
+            maxChangedLines: z.number().int().min(1).default(2000),
+            maxChangedFiles: z.number().int().min(1).default(50),
+          })
+          .prefault({}),
+        labels: z
+          .strictObject({
+            accepted: z.string().default('school:accepted'),
+            rejected: z.string().default('school:rejected'),
+          })
+          .prefault({}),
+        comment: z.boolean().default(false).describe('Post a result comment on the issue.'),
+      })
+      .prefault({}),
+    checkpoint: z
+      .strictObject({
+        branch: z.string().default('school-state'),
+        cachePrefix: z.string().default('school-state'),
+        retentionDays: z.number().int().min(1).max(90).default(7),
+        compactAfterDays: z.number().min(0).default(14),
+      })
+      .prefault({}),
+  })
+  .superRefine((c, ctx) => {
+    // A sealed suite inside the repository is one the patch can rewrite.
+    const dir = c.grading.sealedDir;
+    if (dir === undefined) return;
+    const rel = relative(resolve(c.repoPath), resolve(dir));
+    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel)))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['grading', 'sealedDir'],
+        message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`,
+      });
+  });
 
 export type SchoolConfig = z.infer<typeof configSchema>;
 export type DaemonConfig = z.infer<typeof daemonSchema>;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeBookbag as writeCrewBookbag } from '../../src/crew/bookbag.js';
+import { parseConfig } from '../../src/config/load.js';
 import { defaultGrader } from '../../src/grading/judges.js';
 import { drain } from '../../src/grading/drain.js';
 import { insideFences, parseDiff, rubricFinding } from '../../src/grading/rubric.js';
@@ -217,6 +218,64 @@ describe('sealed tests (real git)', () => {
     const r = await drain({ config: cfg, layout, logger: silentLogger });
     expect(r.failed).toBe(1);
     expect(r.errors[0]!.error).toMatch(/could not create a worktree .* at base f{40}/);
+  });
+});
+
+describe('sealed tests stay sealed', () => {
+  it('take their suite from sealedDir (named by {sealed}), and a patch touching sealedProtect is tampering', async () => {
+    const layout = new StateLayout(join(tmp.path, 'state-sealed-dir'));
+    const suite = join(tmp.path, 'sealed-suite');
+    mkdirSync(suite, { recursive: true });
+    writeFileSync(
+      join(suite, 'check.mjs'),
+      "const { sum } = await import(process.cwd() + '/src/sum.mjs');\n" +
+        "if (!process.env.SCHOOL_SEALED_DIR || sum(2, 3) !== 5) process.exit(1);\nconsole.log('sealed ok');\n",
+    );
+    const cfg = config({
+      repoPath: repo,
+      grading: {
+        sealedTests: ['node', '{sealed}/check.mjs'],
+        sealedDir: suite,
+        sealedProtect: ['test/**', 'package.json'],
+      },
+    });
+    const fix = writeBookbag(layout, {
+      crewId: 'c-sealed-fix',
+      issueNumber: 30,
+      diff: crewDiff((wt) => writeFileSync(join(wt, 'src/sum.mjs'), SUM_FIXED)),
+      baseSha,
+      verification: 'passed',
+    });
+    // The fix plus an edit of the repository's own tests: the sealed command never runs.
+    const tamper = writeBookbag(layout, {
+      crewId: 'c-sealed-tamper',
+      issueNumber: 31,
+      diff: crewDiff((wt) => {
+        writeFileSync(join(wt, 'src/sum.mjs'), SUM_FIXED);
+        writeFileSync(join(wt, 'test/sum.test.mjs'), 'rewritten\n');
+      }),
+      baseSha,
+      verification: 'passed',
+    });
+    await enqueueMany(layout, [fix, tamper]);
+    const r = await drain({ config: cfg, layout, logger: silentLogger, maxWorkers: 2 });
+    const byCrew = Object.fromEntries(r.verdicts.map((v) => [v.crewId, v]));
+    expect(byCrew['c-sealed-fix']).toMatchObject({ accepted: true });
+    expect(byCrew['c-sealed-tamper']).toMatchObject({
+      accepted: false,
+      decidedBy: 'sealed',
+      code: 'sealed_tests_tampered',
+    });
+    expect(byCrew['c-sealed-tamper']!.reasons.join(' ')).toContain('test/sum.test.mjs');
+  });
+
+  it('refuse a sealedDir inside the repository the patch can rewrite', () => {
+    expect(() =>
+      parseConfig(
+        { repoPath: repo, grading: { sealedTests: ['node', 'x'], sealedDir: join(repo, 'test') } },
+        'school.yml',
+      ),
+    ).toThrow(/grading\.sealedDir: must be outside the repository/);
   });
 });
 
