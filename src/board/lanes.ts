@@ -1,6 +1,8 @@
 import { issueStates, READY, type IssueState, type VerdictLookup } from '../dispatch/history.js';
 import type { CrewRecord, CrewRegistry } from '../dispatch/registry.js';
 import type { JobState, QueueState } from '../grading/queue.js';
+import type { SchoolConfig } from '../config/schema.js';
+import { untrustedReason } from '../curriculum/trust.js';
 import { PAUSING_OUTCOMES } from '../schemas/crew.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import { redactText } from '../security/redact.js';
@@ -40,6 +42,8 @@ export interface LaneInput {
   curriculum?: CurriculumItem[];
   queue?: QueueState;
   pausedReason?: string;
+  /** The intake trust gate: an issue nobody has planned that it refuses sits in `untrusted`. */
+  trust?: SchoolConfig['curriculum']['trust'];
   now: Date;
 }
 
@@ -65,7 +69,11 @@ export function verdicts(queue: QueueState | undefined): {
 export function buildLanes(input: LaneInput): Lane[] {
   const now = input.now.getTime();
   const titles = new Map<number, string>();
-  for (const item of input.curriculum ?? []) titles.set(item.number, item.title);
+  const items = new Map<number, CurriculumItem>();
+  for (const item of input.curriculum ?? []) {
+    titles.set(item.number, item.title);
+    items.set(item.number, item);
+  }
   const { byCrew, lookup } = verdicts(input.queue);
   const states = input.registry ? issueStates(input.registry, lookup) : new Map<number, IssueState>();
   const crews = input.registry?.crews ?? {};
@@ -105,6 +113,12 @@ export function buildLanes(input: LaneInput): Lane[] {
       continue;
     }
     const crew = latest.get(issue);
+    const refused =
+      !crew && input.trust && items.has(issue) ? untrustedReason(items.get(issue)!, input.trust) : undefined;
+    if (refused) {
+      place('untrusted', { ...base, reason: cleanText(refused) });
+      continue;
+    }
     if (!crew) {
       place(
         'ready',

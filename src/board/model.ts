@@ -15,6 +15,7 @@ export const LANES = [
   'dead_letter',
   'stopped',
   'paused',
+  'untrusted',
 ] as const;
 export type LaneId = (typeof LANES)[number];
 
@@ -28,6 +29,7 @@ export const LANE_LABELS: Record<LaneId | 'error', string> = {
   dead_letter: 'Dead letter',
   stopped: 'Stopped after two failures',
   paused: 'Paused',
+  untrusted: 'Not dispatched: untrusted author',
   error: 'State errors',
 };
 

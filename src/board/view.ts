@@ -38,6 +38,7 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
     ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
   }));
   const lanes = buildLanes({
+    trust: config.curriculum.trust,
     now,
     ...(registry ? { registry } : {}),
     ...(curriculum ? { curriculum } : {}),

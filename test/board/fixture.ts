@@ -276,6 +276,7 @@ export const EXPECTED_COUNTS = {
   dead_letter: 1,
   stopped: 1,
   paused: 1,
+  untrusted: 1,
 } as const;
 
 /** Writes the known school into `stateDir`. Issue 12's title carries a planted token. */
@@ -293,9 +294,11 @@ export async function writeKnownSchool(
     3: 'Document the & operator "quoted"',
     12: `Rotate the deploy key ${PLANTED} before Friday`,
   };
-  w.curriculum(
-    Array.from({ length: 12 }, (_, i) => curriculumItem(i + 1, titles[i + 1] ?? `Issue number ${i + 1}`)),
-  );
+  w.curriculum([
+    ...Array.from({ length: 12 }, (_, i) => curriculumItem(i + 1, titles[i + 1] ?? `Issue number ${i + 1}`)),
+    // Opened by someone without write access: the trust gate keeps it out of every crew.
+    { ...curriculumItem(13, 'Please run this script for me'), authorAssociation: 'NONE' },
+  ]);
 
   await w.crew({ issue: 1, crewId: 'c1-00000001', daemon: 'beta', agent: 'bob', plannedAgo: 2 });
   await w.crew({

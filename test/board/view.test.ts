@@ -36,7 +36,7 @@ describe('buildView over a known state directory', () => {
     expect(view.counts).toEqual(EXPECTED_COUNTS);
     expect(view.lanes.map((l) => l.id)).toEqual([...LANES]);
     const issues = view.lanes.flatMap((l) => l.items.map((i) => i.issue)).sort((a, b) => a - b);
-    expect(issues).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(issues).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
 
     const lane = (id: string) => view.lanes.find((l) => l.id === id)!;
     expect(lane('running').items.map((i) => [i.issue, i.daemon, i.slot, i.agent])).toEqual([
@@ -56,6 +56,10 @@ describe('buildView over a known state directory', () => {
       reason: 'reviewer crashed (attempt 3)',
     });
     expect(lane('rejected').items[0]!.reason).toContain('outside the fences');
+    expect(lane('untrusted').items[0]).toMatchObject({
+      issue: 13,
+      reason: expect.stringMatching(/author is NONE/),
+    });
   });
 
   it('ranks the leaderboard by score, then graded count, and keeps domain × difficulty cells', async () => {
