@@ -1,4 +1,5 @@
-import { accessSync, constants, readFileSync, readdirSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { listProcesses } from '../process/group.js';
 import { hostname } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { LeaseOwner } from '../schemas/crew.js';
@@ -99,55 +100,6 @@ export function localLiveness(owner: { host: string; pid: number; start?: string
   return 'alive';
 }
 
-/** True when at least one process is still in process group `pgid`. */
-export function groupAlive(pgid: number): boolean {
-  if (!Number.isInteger(pgid) || pgid <= 1) return false;
-  try {
-    process.kill(-pgid, 0);
-  } catch {
-    return false;
-  }
-  // kill(0) also succeeds for zombies; only count members that are not zombies.
-  return listProcesses().some((p) => p.pgid === pgid && !p.zombie);
-}
-
-export function killGroup(pgid: number, signal: NodeJS.Signals): void {
-  if (!Number.isInteger(pgid) || pgid <= 1) return;
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    /* group already gone */
-  }
-}
-
-export interface ProcInfo {
-  pid: number;
-  pgid: number;
-  zombie: boolean;
-}
-
-/** Every process this user can see (Linux /proc); empty elsewhere. */
-export function listProcesses(): ProcInfo[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  const out: ProcInfo[] = [];
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(name), pgid: Number(rest[2]), zombie: rest[0] === 'Z' });
-    } catch {
-      /* exited while we looked */
-    }
-  }
-  return out;
-}
-
 /**
  * N8.2: processes that carry the crew's marker in their environment (`SCHOOL_CREW_ID=<id>`). This
  * finds a student's background process even when it left the crew's process group (setsid).
@@ -185,19 +137,4 @@ export function which(binary: string, path = process.env.PATH ?? ''): string | u
     }
   }
   return undefined;
-}
-
-/**
- * N1.2 / no token inherited: the student's environment is built from an allowlist, never from a
- * copy of ours minus a denylist. GITHUB_TOKEN, INPUT_*, ACTIONS_* and cloud keys never reach it.
- */
-const ENV_ALLOW = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'TERM', 'USER', 'SHELL'];
-
-export function minimalEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const k of ENV_ALLOW) {
-    const v = process.env[k];
-    if (v !== undefined) env[k] = v;
-  }
-  return { ...env, ...extra };
 }
