@@ -398,7 +398,7 @@ async function live(
     verification,
     ...(usage ? { usage } : {}),
     correctionTurns: corrections,
-    ...(session ? { sessionId: session } : {}),
+    ...(session ? { agentSession: session } : {}),
     ...(continuing?.applied ? { continuedFrom: continuing.crewId } : {}),
     timings: { startedAt, finishedAt: new Date().toISOString(), durationMs: performance.now() - started },
   };

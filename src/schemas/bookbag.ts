@@ -80,7 +80,7 @@ export const bookbagSchema = z.object({
   /** Correction turns the crew sent after a failed verification (seed 002). */
   correctionTurns: z.number().int().nonnegative().optional(),
   /** The agent session the turns ran in (claude session_id, codex thread_id). */
-  sessionId: z.string().optional(),
+  agentSession: z.string().optional(),
   /** Set when the crew started from an interrupted crew's change: that crew's id. */
   continuedFrom: z.string().optional(),
   timings: z.object({ startedAt: z.string(), finishedAt: z.string(), durationMs: z.number() }),
