@@ -25,12 +25,18 @@ export function claudeArgv(
   if (agent.model) argv.push('--model', agent.model);
   if (agent.maxTurns) argv.push('--max-turns', String(agent.maxTurns));
   if (turn.readOnly) {
-    argv.push('--permission-mode', 'plan', '--disallowedTools', 'Bash,Edit,MultiEdit,Write,NotebookEdit,WebFetch');
+    argv.push(
+      '--permission-mode',
+      'plan',
+      '--disallowedTools',
+      'Bash,Edit,MultiEdit,Write,NotebookEdit,WebFetch',
+    );
   } else if (!agent.args.some((a) => a === '--permission-mode' || a === '--dangerously-skip-permissions')) {
     argv.push('--permission-mode', 'acceptEdits');
   }
   if (turn.resume) {
-    if (!SESSION_ID.test(turn.resume)) throw new TypeError(`claude: session id ${JSON.stringify(turn.resume)} is not an id`);
+    if (!SESSION_ID.test(turn.resume))
+      throw new TypeError(`claude: session id ${JSON.stringify(turn.resume)} is not an id`);
     argv.push('--resume', turn.resume);
   }
   argv.push(...agent.args);

@@ -16,10 +16,14 @@ export interface CodexTurn {
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
-export function codexArgv(agent: Pick<AgentConfig, 'bin' | 'model' | 'args'>, turn: CodexTurn = {}): string[] {
+export function codexArgv(
+  agent: Pick<AgentConfig, 'bin' | 'model' | 'args'>,
+  turn: CodexTurn = {},
+): string[] {
   const argv = [agent.bin ?? 'codex', 'exec'];
   if (turn.resume) {
-    if (!THREAD_ID.test(turn.resume)) throw new TypeError(`codex: thread id ${JSON.stringify(turn.resume)} is not an id`);
+    if (!THREAD_ID.test(turn.resume))
+      throw new TypeError(`codex: thread id ${JSON.stringify(turn.resume)} is not an id`);
     argv.push('resume', turn.resume);
   }
   argv.push('--json', '--skip-git-repo-check');
@@ -83,7 +87,8 @@ export function readCodexEvents(stdout: string): CodexRead {
         out.errors.push(String(e.message ?? 'error'));
         break;
       case 'item.completed':
-        if (e.item?.type === 'agent_message' && typeof e.item.text === 'string') out.lastMessage = e.item.text;
+        if (e.item?.type === 'agent_message' && typeof e.item.text === 'string')
+          out.lastMessage = e.item.text;
         break;
     }
   }

@@ -32,7 +32,9 @@ export function previousRuns(crews: Record<string, CrewRecord>, issue: number, s
   return Object.values(crews)
     .filter((c) => c.issueNumber === issue && c.crewId !== self && c.status === 'finished')
     .filter((c) => !c.preVerify && !c.infra && c.outcome !== 'cancelled')
-    .sort((a, b) => (b.finishedAt ?? '').localeCompare(a.finishedAt ?? '') || b.crewId.localeCompare(a.crewId));
+    .sort(
+      (a, b) => (b.finishedAt ?? '').localeCompare(a.finishedAt ?? '') || b.crewId.localeCompare(a.crewId),
+    );
 }
 
 /** Applies the latest interrupted crew's diff to the worktree, when the latest run was one. */
@@ -103,7 +105,10 @@ export function reviewerReasons(layout: StateLayout): Map<string, string[]> {
   try {
     for (const j of Object.values(new GradingQueue(layout).state().jobs)) {
       if (j.status !== 'graded' || !j.verdict || j.verdict.accepted) continue;
-      const reasons = [...j.verdict.reasons, ...j.verdict.findings.filter((f) => !f.passed).flatMap((f) => f.reasons)];
+      const reasons = [
+        ...j.verdict.reasons,
+        ...j.verdict.findings.filter((f) => !f.passed).flatMap((f) => f.reasons),
+      ];
       out.set(
         j.job.crewId,
         [...new Set(reasons)].slice(0, 10).map((r) => sanitizeText(r, 300).text),
@@ -129,7 +134,9 @@ export function relevantObservations(layout: StateLayout, item: CurriculumItem, 
     const o = records[i]!;
     if (!o || typeof o !== 'object') continue;
     const near =
-      o.issueNumber === item.number || o.domain === item.domain || (o.fences ?? []).some((f) => fences.has(f));
+      o.issueNumber === item.number ||
+      o.domain === item.domain ||
+      (o.fences ?? []).some((f) => fences.has(f));
     if (!near) continue;
     const text = `issue #${Number(o.issueNumber)} (${o.domain}, difficulty ${Number(o.difficulty)}) by ${o.agent}: ${o.accepted ? 'accepted' : 'rejected'} — ${o.code}, score ${Number(o.score).toFixed(2)}`;
     picked.push(sanitizeText(text, 300).text.replace(/\s+/g, ' '));

@@ -12,7 +12,8 @@ import type { Usage } from '../schemas/bookbag.js';
  *  - `timed_out`: the crew's timeout killed it;
  *  - `could_not_start`: missing binary, bad credentials (an infrastructure alert).
  */
-export type EndingKind = 'succeeded' | 'failed' | 'usage_limit' | 'overloaded' | 'timed_out' | 'could_not_start';
+export type EndingKind =
+  'succeeded' | 'failed' | 'usage_limit' | 'overloaded' | 'timed_out' | 'could_not_start';
 
 export interface TurnEnding {
   kind: EndingKind;

@@ -79,25 +79,39 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
   const now = o.now?.() ?? new Date();
   let ending: TurnEnding;
   if (agent.kind === 'claude-code') ending = claudeEnding({ exitCode: run.exitCode, stdout, stderr }, now);
-  else if (agent.kind === 'codex') ending = codexEnding(agent, { exitCode: run.exitCode, stdout, stderr }, now);
+  else if (agent.kind === 'codex')
+    ending = codexEnding(agent, { exitCode: run.exitCode, stdout, stderr }, now);
   else {
     const c = classify(run, report, null, o.timeoutMs);
     const { usage } = readUsage(o.usageFile);
     ending = {
-      kind: c.outcome === 'succeeded' ? 'succeeded' : c.outcome === 'usage_limit' ? 'usage_limit' : c.outcome === 'overloaded' ? 'overloaded' : 'failed',
+      kind:
+        c.outcome === 'succeeded'
+          ? 'succeeded'
+          : c.outcome === 'usage_limit'
+            ? 'usage_limit'
+            : c.outcome === 'overloaded'
+              ? 'overloaded'
+              : 'failed',
       reason: c.reason,
       ...(usage ? { usage } : {}),
     };
   }
   if (run.truncated && ending.kind === 'succeeded')
-    ending = { ...ending, reason: `${ending.reason}; output beyond ${CAPTURE_BYTES} bytes per stream was dropped from the front` };
+    ending = {
+      ...ending,
+      reason: `${ending.reason}; output beyond ${CAPTURE_BYTES} bytes per stream was dropped from the front`,
+    };
   return { ending, process: proc, report };
 }
 
 /** Endings every kind shares: the process never started, or the timeout killed it. */
 function baseEnding(agent: AgentConfig, run: RunResult, timeoutMs: number): TurnEnding | undefined {
   if (run.spawnError) {
-    const bin = agent.kind === 'command' ? (agent.command?.[0] ?? '') : (agent.bin ?? (agent.kind === 'codex' ? 'codex' : 'claude'));
+    const bin =
+      agent.kind === 'command'
+        ? (agent.command?.[0] ?? '')
+        : (agent.bin ?? (agent.kind === 'codex' ? 'codex' : 'claude'));
     const missing = /ENOENT/.test(run.spawnError);
     return {
       kind: 'could_not_start',

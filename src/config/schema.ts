@@ -107,7 +107,9 @@ export const agentSchema = z
     kind: z
       .enum(AGENT_KINDS)
       .default('command')
-      .describe('command (any program, the student contract), claude-code (claude -p) or codex (codex exec).'),
+      .describe(
+        'command (any program, the student contract), claude-code (claude -p) or codex (codex exec).',
+      ),
     command: argv
       .optional()
       .describe(
@@ -148,7 +150,11 @@ export const reviewerSchema = z.union([
     })
     .superRefine((r, ctx) => {
       if (r.kind === 'command' && !r.command)
-        ctx.addIssue({ code: 'custom', path: ['command'], message: 'a command reviewer needs a command (argv)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['command'],
+          message: 'a command reviewer needs a command (argv)',
+        });
     }),
 ]);
 

@@ -114,9 +114,15 @@ function evidenceSection(e: RepairEvidence | undefined): string[] {
   ];
   if (e.correctionTurns !== undefined) out.push(`It used ${e.correctionTurns} correction turn(s).`);
   if (e.reviewerReasons?.length) {
-    out.push('', 'The reviewer said (data):', '', dataBlock(e.reviewerReasons.map((r) => `- ${r}`).join('\n')));
+    out.push(
+      '',
+      'The reviewer said (data):',
+      '',
+      dataBlock(e.reviewerReasons.map((r) => `- ${r}`).join('\n')),
+    );
   }
-  if (e.verificationTail) out.push('', 'The end of its verification output (data):', '', dataBlock(e.verificationTail));
+  if (e.verificationTail)
+    out.push('', 'The end of its verification output (data):', '', dataBlock(e.verificationTail));
   out.push('');
   return out;
 }

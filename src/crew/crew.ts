@@ -34,7 +34,12 @@ import { recordCrewSpend } from './usage.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import { runTurn } from '../agents/run.js';
 import { addUsage, tail, type TurnEnding } from '../agents/ending.js';
-import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from '../agents/continuity.js';
+import {
+  continueInterrupted,
+  previousRuns,
+  relevantObservations,
+  repairEvidence,
+} from '../agents/continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
 
 /**

@@ -24,7 +24,10 @@ const MAX_DIFF = 200_000;
 
 export function reviewPrompt(input: ReviewInput): string {
   const p = redact(input);
-  const diff = p.diff.length > MAX_DIFF ? `${p.diff.slice(0, MAX_DIFF)}\n[diff truncated at ${MAX_DIFF} characters]` : p.diff;
+  const diff =
+    p.diff.length > MAX_DIFF
+      ? `${p.diff.slice(0, MAX_DIFF)}\n[diff truncated at ${MAX_DIFF} characters]`
+      : p.diff;
   const fence = (t: string) => {
     const n = Math.max(3, ...(t.match(/`+/g) ?? []).map((r) => r.length + 1));
     return '`'.repeat(n);
@@ -61,7 +64,9 @@ export async function runAgentReviewer(
 ): Promise<JudgeFinding> {
   const tool = reviewer.kind === 'codex' ? 'codex' : 'claude';
   const argv =
-    reviewer.kind === 'codex' ? codexArgv(reviewer, { readOnly: true }) : claudeArgv(reviewer, { readOnly: true });
+    reviewer.kind === 'codex'
+      ? codexArgv(reviewer, { readOnly: true })
+      : claudeArgv(reviewer, { readOnly: true });
   // An empty working directory: the reviewer reads what it is given, not the repository.
   const dir = mkdtempSync(join(tmpdir(), 'school-review-'));
   try {
@@ -74,13 +79,21 @@ export async function runAgentReviewer(
     });
     if (run.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${run.spawnError}`);
     if (run.timedOut) throw new ReviewerError(`reviewer: timed out after ${o.timeoutMs} ms`);
-    const out = { exitCode: run.exitCode, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
+    const out = {
+      exitCode: run.exitCode,
+      stdout: run.stdout.toString('utf8'),
+      stderr: run.stderr.toString('utf8'),
+    };
     const ending = reviewer.kind === 'codex' ? codexEnding(reviewer, out) : claudeEnding(out);
     if (ending.kind !== 'succeeded') {
-      throw new ReviewerError(`reviewer (${tool}): ${ending.kind}: ${redactText(ending.reason).slice(0, 400)}`);
+      throw new ReviewerError(
+        `reviewer (${tool}): ${ending.kind}: ${redactText(ending.reason).slice(0, 400)}`,
+      );
     }
     const answer =
-      reviewer.kind === 'codex' ? readCodexEvents(out.stdout).lastMessage : findClaudeResult(out.stdout)?.result;
+      reviewer.kind === 'codex'
+        ? readCodexEvents(out.stdout).lastMessage
+        : findClaudeResult(out.stdout)?.result;
     if (typeof answer !== 'string' || !answer.trim())
       throw new ReviewerError(`reviewer (${tool}): no answer text; expected a JSON verdict`);
     return finding(parseReviewerOutput(answer));

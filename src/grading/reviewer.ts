@@ -47,7 +47,9 @@ export function parseReviewerOutput(stdout: string): ReviewerVerdict {
     .map((l) => l.trim())
     .filter(Boolean);
   // An LLM often wraps its answer in a ```json fence: the fence's content is a candidate too.
-  const fenced = [...trimmed.matchAll(/```(?:json)?\s*\n([\s\S]*?)\n\s*```/g)].map((m) => m[1]!.trim()).reverse();
+  const fenced = [...trimmed.matchAll(/```(?:json)?\s*\n([\s\S]*?)\n\s*```/g)]
+    .map((m) => m[1]!.trim())
+    .reverse();
   const candidates = [trimmed, ...fenced, ...lines.reverse()];
   let lastProblem = 'no output';
   for (const c of candidates) {

@@ -76,7 +76,9 @@ describe('claude-code agent', () => {
     const { s, fake } = agentSchool([
       { append: SOLVE(7), stdout: claude.result({ session: 'sess-7a', cost: 0.1234, turns: 5 }) },
     ]);
-    writeCurriculum(s, [item(7, { title: 'Make the value say solved', body: '--dangerously-skip-permissions; rm -rf /' })]);
+    writeCurriculum(s, [
+      item(7, { title: 'Make the value say solved', body: '--dangerously-skip-permissions; rm -rf /' }),
+    ]);
     const r = await run(s, 'c7-cla00001', 7, 'claude');
     expect(r.outcome).toBe('succeeded');
     const [call] = fake.calls();
@@ -99,7 +101,20 @@ describe('claude-code agent', () => {
     expect(call!.env.ANTHROPIC_API_KEY).toBe(CANARIES.ANTHROPIC_API_KEY);
     for (const k of ['GITHUB_TOKEN', 'INPUT_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'OPENAI_API_KEY'])
       expect(call!.env[k], k).toBeUndefined();
-    const allowed = new Set(['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TERM', 'USER', 'LOGNAME', 'SHELL', 'ANTHROPIC_API_KEY']);
+    const allowed = new Set([
+      'PATH',
+      'HOME',
+      'LANG',
+      'LC_ALL',
+      'LC_CTYPE',
+      'TZ',
+      'TMPDIR',
+      'TERM',
+      'USER',
+      'LOGNAME',
+      'SHELL',
+      'ANTHROPIC_API_KEY',
+    ]);
     const extra = Object.keys(call!.env).filter((k) => !allowed.has(k) && !k.startsWith('SCHOOL_'));
     expect(extra).toEqual([]);
     expect(spendRows(s)).toEqual([
@@ -161,7 +176,12 @@ describe('claude-code agent', () => {
     const { s } = agentSchool([
       {
         append: SOLVE(10),
-        stdout: claude.result({ session: 'sess-10', cost: 0.002, isError: true, text: `Claude AI usage limit reached|${reset}` }),
+        stdout: claude.result({
+          session: 'sess-10',
+          cost: 0.002,
+          isError: true,
+          text: `Claude AI usage limit reached|${reset}`,
+        }),
       },
     ]);
     writeCurriculum(s, [item(10)]);
@@ -176,7 +196,7 @@ describe('claude-code agent', () => {
   });
 
   it('a bare limit line on stdout with exit 1 is a usage limit with a wall-clock reset', async () => {
-    const { s } = agentSchool([{ stdout: "5-hour limit reached ∙ resets 3pm\n", exit: 1 }]);
+    const { s } = agentSchool([{ stdout: '5-hour limit reached ∙ resets 3pm\n', exit: 1 }]);
     writeCurriculum(s, [item(11)]);
     const r = await run(s, 'c11-cla0005', 11, 'claude');
     expect(r.outcome).toBe('usage_limit');
@@ -190,7 +210,8 @@ describe('claude-code agent', () => {
     const { s, fake } = agentSchool([
       {
         append: { file: 'src/half.txt', text: 'half done\n' },
-        stdout: 'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CZbiHognn1znP8MCgREwD"}\n',
+        stdout:
+          'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CZbiHognn1znP8MCgREwD"}\n',
         exit: 1,
       },
     ]);
@@ -230,7 +251,9 @@ describe('claude-code agent', () => {
   });
 
   it('a hang times out and its diff is kept for the next attempt', async () => {
-    const { s, fake } = agentSchool([{ append: { file: 'src/wip.txt', text: 'wip\n' }, hang: true }], { timeout: 3 });
+    const { s, fake } = agentSchool([{ append: { file: 'src/wip.txt', text: 'wip\n' }, hang: true }], {
+      timeout: 3,
+    });
     writeCurriculum(s, [item(15)]);
     const r = await run(s, 'c15-cla0010', 15, 'claude');
     expect(r.outcome).toBe('timed_out');
@@ -265,13 +288,25 @@ describe('codex agent', () => {
   it('prices turn.completed usage with agents[].pricing and resumes the thread for a correction', async () => {
     const { s, fake } = agentSchool([
       { stdout: codex.run({ thread: 'th-20', input: 10_000, cached: 4_000, output: 2_000 }) },
-      { append: SOLVE(20), stdout: codex.run({ thread: 'th-20', input: 20_000, cached: 16_000, output: 1_000 }) },
+      {
+        append: SOLVE(20),
+        stdout: codex.run({ thread: 'th-20', input: 20_000, cached: 16_000, output: 1_000 }),
+      },
     ]);
     writeCurriculum(s, [item(20)]);
     const r = await run(s, 'c20-cod0001', 20, 'codex');
     expect(r.outcome).toBe('succeeded');
     const calls = fake.calls();
-    expect(calls[0]!.argv).toEqual(['exec', '--json', '--skip-git-repo-check', '--model', 'gpt-5-codex', '--sandbox', 'workspace-write', '-']);
+    expect(calls[0]!.argv).toEqual([
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--model',
+      'gpt-5-codex',
+      '--sandbox',
+      'workspace-write',
+      '-',
+    ]);
     expect(calls[1]!.argv.slice(0, 3)).toEqual(['exec', 'resume', 'th-20']);
     expect(calls[1]!.argv.at(-1)).toBe('-');
     expect(calls[1]!.stdin).toContain('FAIL: no solution line');
@@ -287,21 +322,26 @@ describe('codex agent', () => {
   });
 
   it('an error/turn.failed usage limit pauses; a 429 retry exhaustion is an interruption', async () => {
-    const msg = "You've hit your usage limit. To get more access now, send a request to your admin or try again at 12:16 PM.";
+    const msg =
+      "You've hit your usage limit. To get more access now, send a request to your admin or try again at 12:16 PM.";
     const { s, fake } = agentSchool([{ stdout: codex.failed('th-21', msg), exit: 1 }]);
     writeCurriculum(s, [item(21), item(22)]);
     const r = await run(s, 'c21-cod0002', 21, 'codex');
     expect(r.outcome).toBe('usage_limit');
     const until = new Date(pauseStatus(s.layout).pauses[0]!.until!);
     expect([until.getHours(), until.getMinutes()]).toEqual([12, 16]);
-    fake.setTurns([{ stdout: codex.failed('th-22', 'exceeded retry limit, last status: 429 Too Many Requests'), exit: 1 }]);
+    fake.setTurns([
+      { stdout: codex.failed('th-22', 'exceeded retry limit, last status: 429 Too Many Requests'), exit: 1 },
+    ]);
     const o = await run(s, 'c22-cod0003', 22, 'codex');
     expect(o.outcome).toBe('overloaded');
     expect(issueStates(registry(s)).get(22)).toEqual({ kind: 'ready', attempt: 1 });
   });
 
   it('an unrecognised error is a failure with the tool’s words kept', async () => {
-    const { s } = agentSchool([{ stdout: codex.failed('th-23', 'sandbox denied: cannot write outside workspace'), exit: 1 }]);
+    const { s } = agentSchool([
+      { stdout: codex.failed('th-23', 'sandbox denied: cannot write outside workspace'), exit: 1 },
+    ]);
     writeCurriculum(s, [item(23)]);
     const r = await run(s, 'c23-cod0004', 23, 'codex');
     expect(r.outcome).toBe('failed');

@@ -39,9 +39,22 @@ export const claude = {
   /** stream-json: init, an assistant message, a rate_limit_event, then the result line. */
   stream(session: string, cost: number): string {
     return [
-      JSON.stringify({ type: 'system', subtype: 'init', session_id: session, tools: ['Bash', 'Edit'], model: 'claude-sonnet' }),
-      JSON.stringify({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }, session_id: session }),
-      JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'allowed', resetsAt: 1774447200, rateLimitType: 'five_hour' } }),
+      JSON.stringify({
+        type: 'system',
+        subtype: 'init',
+        session_id: session,
+        tools: ['Bash', 'Edit'],
+        model: 'claude-sonnet',
+      }),
+      JSON.stringify({
+        type: 'assistant',
+        message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+        session_id: session,
+      }),
+      JSON.stringify({
+        type: 'rate_limit_event',
+        rate_limit_info: { status: 'allowed', resetsAt: 1774447200, rateLimitType: 'five_hour' },
+      }),
       claude.result({ session, cost }).trim(),
       '',
     ].join('\n');
@@ -50,25 +63,35 @@ export const claude = {
 
 export const codex = {
   run(o: { thread: string; input: number; cached: number; output: number; text?: string }): string {
-    return [
-      { type: 'thread.started', thread_id: o.thread },
-      { type: 'turn.started' },
-      { type: 'item.completed', item: { id: 'item_0', type: 'reasoning', text: 'Looking at the repository' } },
-      { type: 'item.completed', item: { id: 'item_1', type: 'agent_message', text: o.text ?? 'Done.' } },
-      { type: 'turn.completed', usage: { input_tokens: o.input, cached_input_tokens: o.cached, output_tokens: o.output } },
-    ]
-      .map((e) => JSON.stringify(e))
-      .join('\n') + '\n';
+    return (
+      [
+        { type: 'thread.started', thread_id: o.thread },
+        { type: 'turn.started' },
+        {
+          type: 'item.completed',
+          item: { id: 'item_0', type: 'reasoning', text: 'Looking at the repository' },
+        },
+        { type: 'item.completed', item: { id: 'item_1', type: 'agent_message', text: o.text ?? 'Done.' } },
+        {
+          type: 'turn.completed',
+          usage: { input_tokens: o.input, cached_input_tokens: o.cached, output_tokens: o.output },
+        },
+      ]
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n'
+    );
   },
   failed(thread: string, message: string): string {
-    return [
-      { type: 'thread.started', thread_id: thread },
-      { type: 'turn.started' },
-      { type: 'error', message },
-      { type: 'turn.failed', error: { message } },
-    ]
-      .map((e) => JSON.stringify(e))
-      .join('\n') + '\n';
+    return (
+      [
+        { type: 'thread.started', thread_id: thread },
+        { type: 'turn.started' },
+        { type: 'error', message },
+        { type: 'turn.failed', error: { message } },
+      ]
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n'
+    );
   },
 };
 
@@ -91,7 +114,10 @@ export interface Call {
 const FAKE = resolve(__dirname, '../fixtures/agents/fake-agent.mjs');
 
 /** A bin directory holding fake `claude` and `codex` and the scenario they play. */
-export function installFakes(dir: string, turns: Turn[]): { bin: string; calls(): Call[]; setTurns(t: Turn[]): void } {
+export function installFakes(
+  dir: string,
+  turns: Turn[],
+): { bin: string; calls(): Call[]; setTurns(t: Turn[]): void } {
   mkdirSync(dir, { recursive: true });
   for (const tool of ['claude', 'codex']) {
     copyFileSync(FAKE, join(dir, tool));

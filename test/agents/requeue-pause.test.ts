@@ -46,13 +46,17 @@ describe('school requeue', () => {
     await finishCrew(layout, a.assignments[0]!.crewId, 5, 'failed', new Date('2026-03-01T12:01:00Z'));
     const b = await plan(items);
     expect(b.assignments).toMatchObject([{ issueNumber: 5, attempt: 2, repair: true }]);
-    await expect(cli(['5', '--reason', 'too early', '--state-dir', dir])).rejects.toThrow(/is not stopped \(it is active\)/);
+    await expect(cli(['5', '--reason', 'too early', '--state-dir', dir])).rejects.toThrow(
+      /is not stopped \(it is active\)/,
+    );
     await finishCrew(layout, b.assignments[0]!.crewId, 5, 'failed', new Date('2026-03-01T12:02:00Z'));
     const c = await plan(items);
     expect(c.refused).toMatchObject([{ issue: 5, code: 'repair-stopped-after-two-failures' }]);
 
     await expect(cli(['5', '--state-dir', dir])).rejects.toThrow(/--reason TEXT is required/);
-    await expect(cli(['five', '--reason', 'x', '--state-dir', dir])).rejects.toThrow(/exactly one issue number/);
+    await expect(cli(['five', '--reason', 'x', '--state-dir', dir])).rejects.toThrow(
+      /exactly one issue number/,
+    );
     const r = await cli(['5', '--reason', 'flaky test fixed upstream', '--state-dir', dir]);
     expect(r.code).toBe(0);
     expect(r.out).toContain('Requeued issue #5');
@@ -68,7 +72,13 @@ describe('a usage limit with a reset time', () => {
     const until = new Date('2026-03-01T15:00:00Z');
     await pauseForOutcome(
       layout,
-      { crewId: 'c1-aaaa0001', issueNumber: 1, outcome: 'usage_limit', reason: 'claude reported a usage limit', until },
+      {
+        crewId: 'c1-aaaa0001',
+        issueNumber: 1,
+        outcome: 'usage_limit',
+        reason: 'claude reported a usage limit',
+        until,
+      },
       NOW,
     );
     const paused = await plan([item(2)]);

@@ -19,7 +19,9 @@ export function detectVerify(dir: string): string[] | undefined {
   const has = (f: string) => existsSync(join(dir, f));
   if (has('package.json')) {
     try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        scripts?: Record<string, string>;
+      };
       const t = pkg.scripts?.test;
       if (t && !/no test specified/.test(t)) return ['npm', 'test'];
     } catch {
@@ -121,7 +123,9 @@ export const initCommand: Command = {
       `  agents: ${[found.claude && 'claude (claude-code)', found.codex && 'codex (codex)'].filter(Boolean).join(', ') || 'none found on PATH — install claude or codex, then edit agents'}`,
       '',
       'Next:',
-      ...(found.claude ? ['  export ANTHROPIC_API_KEY=…   # the key the claude agent receives (passEnv)'] : []),
+      ...(found.claude
+        ? ['  export ANTHROPIC_API_KEY=…   # the key the claude agent receives (passEnv)']
+        : []),
       ...(found.codex ? ['  export OPENAI_API_KEY=…      # the key the codex agent receives (passEnv)'] : []),
       '  school config check           # validate school.yml',
       '  school loop                   # fetch issues, run crews, grade (GITHUB_TOKEN for a GitHub repository)',

@@ -34,10 +34,13 @@ export const requeueCommand: Command = {
       return 0;
     }
     if (positionals.length !== 1 || !/^#?\d+$/.test(positionals[0]!)) {
-      throw new ConfigError('school requeue: give exactly one issue number, e.g. `school requeue 42 --reason "fixed the flaky test"`.');
+      throw new ConfigError(
+        'school requeue: give exactly one issue number, e.g. `school requeue 42 --reason "fixed the flaky test"`.',
+      );
     }
     const issue = Number(positionals[0]!.replace('#', ''));
-    if (values.reason === undefined) throw new ConfigError('school requeue: --reason TEXT is required (it is recorded).');
+    if (values.reason === undefined)
+      throw new ConfigError('school requeue: --reason TEXT is required (it is recorded).');
     const config = resolveConfig(values.config);
     const layout = new StateLayout(values['state-dir'] ?? config.stateDir);
     const state = issueStates(readRegistry(layout), undefined, readSchool(layout).requeues).get(issue);
