@@ -206,20 +206,10 @@ export const configSchema = z.strictObject({
     .prefault({}),
   agents: z
     .array(agentSchema)
-    .min(1)
-    .default([
-      {
-        id: 'student',
-        kind: 'command' as const,
-        command: ['node', 'examples/student.mjs'],
-        args: [],
-        roles: ['coding', 'research', 'triage', 'docs'],
-        domains: [],
-        maxDifficulty: 5,
-        trust: 'standard',
-        passEnv: [],
-      },
-    ]),
+    .default([])
+    .describe(
+      'The students. Empty by default: nothing is dispatched until one is added (`school init` writes them).',
+    ),
   dispatch: z
     .strictObject({
       maxCrews: z.number().int().min(1).max(10_000).default(1).describe('Global cap on concurrent crews.'),
