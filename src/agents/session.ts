@@ -61,7 +61,11 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
   // The agent gets the base environment, the crew's variables and exactly the names in its passEnv;
   // verification runs the repository's own (student-editable) test command and gets no passEnv.
   const verifyEnv = childEnv({ set: i.crewVars });
-  const r: SessionResult = { ending: { kind: 'failed', reason: 'no turn ran' }, verification: null, corrections: 0 };
+  const r: SessionResult = {
+    ending: { kind: 'failed', reason: 'no turn ran' },
+    verification: null,
+    corrections: 0,
+  };
   let briefPath = paths.brief;
   let prompt = readFileSync(paths.brief, 'utf8');
   for (;;) {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
 import { registerSecret, redactText } from '../security/redact.js';
-import type { Bookbag, Usage, VerificationRecord } from '../schemas/bookbag.js';
+import type { Bookbag } from '../schemas/bookbag.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import { audit } from '../state/audit.js';
@@ -12,7 +12,7 @@ import { StateLayout } from '../state/layout.js';
 import { enqueueGradingJob } from '../grading/enqueue.js';
 import type { Logger } from '../log.js';
 import { message } from '../errors.js';
-import { renderCorrection, writeBrief } from './brief.js';
+import { writeBrief } from './brief.js';
 import { sha256, writeBookbag } from './bookbag.js';
 import { createClassroom, type Classroom } from './classroom.js';
 import {
@@ -26,14 +26,9 @@ import {
 import { classifyEnding, GRADED_OUTCOMES } from './outcome.js';
 import { localIdentity, processesWithMarker, selfOwner } from './proc.js';
 import { groupAlive, killGroup } from '../process/group.js';
-import { childEnv } from '../process/env.js';
-import { runProcess } from '../process/run.js';
 import { baselinePath, readBaseline, restoreBaseline } from './git-guard.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
-import { recordCrewSpend } from './usage.js';
-import { writeTextAtomic } from '../state/atomic.js';
-import { runTurn } from '../agents/run.js';
-import { addUsage, tail, type TurnEnding } from '../agents/ending.js';
+import { runSession } from '../agents/session.js';
 import {
   continueInterrupted,
   previousRuns,
@@ -300,87 +295,27 @@ async function live(
     SCHOOL_ISSUE: String(item.number),
     SCHOOL_ATTEMPT: String(crew.attempt),
   };
-  // The agent gets the base environment, the crew's variables and exactly the names in its passEnv;
-  // verification runs the repository's own (student-editable) test command and gets no passEnv.
-  const verifyEnv = childEnv({ set: crewVars });
-  const timeoutMs = spec.config.dispatch.crewTimeoutSeconds * 1000;
-  const verify = spec.config.dispatch.verify;
-  const maxCorrections = spec.config.dispatch.correctionTurns;
-  const spendOf = { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id };
-  let usage: Usage | undefined;
-  let session: string | undefined;
-  let report: string | undefined;
-  let verification: VerificationRecord | null = null;
-  let verificationLog: string | undefined;
-  let corrections = 0;
-  let briefPath = paths.brief;
-  let prompt = readFileSync(paths.brief, 'utf8');
-  let ending: TurnEnding;
-  for (;;) {
-    const turn = await runTurn(agent, {
-      cwd: worktree,
-      env: childEnv({
-        pass: agent.passEnv,
-        set: { ...crewVars, SCHOOL_BRIEF: briefPath, SCHOOL_CORRECTION_TURN: String(corrections) },
-      }),
-      timeoutMs,
-      graceMs: spec.graceMs,
-      logFile: paths.studentLog,
-      briefPath,
-      prompt,
-      ...(corrections > 0 && session ? { resume: session } : {}),
-      usageFile: paths.usage,
-      reportFile: paths.report,
-      commandArgv: (c) => studentArgv(c, spec.baseDir),
-      wrap: (a) => classroom.wrap(a),
-      onSpawn: onGroup,
-    });
+  const session = await runSession({
+    agent,
+    layout,
+    spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+    worktree,
+    crewVars,
+    paths,
+    ...(spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {}),
+    verifies: classroom.verifies,
+    maxCorrections: spec.config.dispatch.correctionTurns,
+    timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
+    graceMs: spec.graceMs,
+    baseSha: spec.baseSha,
+    commandArgv: (c) => studentArgv(c, spec.baseDir),
+    wrap: (a) => classroom.wrap(a),
+    onSpawn: onGroup,
     // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    restoreGitControl(spec);
-    ending = turn.ending;
-    report = turn.report ?? report;
-    session = ending.sessionId ?? session;
-    // Each turn's cost reaches the spend ledger as its own idempotent row.
-    if (ending.usage) await recordCrewSpend(layout, spendOf, ending.usage, corrections);
-    usage = addUsage(usage, ending.usage);
-    if (ending.kind !== 'succeeded' || !verify || !classroom.verifies) break;
-    rmSync(paths.verifyLog, { force: true });
-    const v = await runProcess(verify, {
-      cwd: worktree,
-      env: verifyEnv,
-      logFile: paths.verifyLog,
-      timeoutMs,
-      graceMs: spec.graceMs,
-    });
-    verificationLog = redactText(existsSync(paths.verifyLog) ? readFileSync(paths.verifyLog, 'utf8') : '');
-    verification = {
-      command: [...verify],
-      exitCode: v.exitCode,
-      passed: v.exitCode === 0 && !v.timedOut,
-      durationMs: v.durationMs,
-      logDigest: sha256(verificationLog),
-      baseSha: spec.baseSha,
-      diffSha: '',
-      timedOut: v.timedOut,
-    };
-    if (verification.passed || corrections >= maxCorrections) break;
-    // A CLI agent's correction resumes its session; without a session id there is nothing to resume.
-    if (agent.kind !== 'command' && !session) break;
-    corrections++;
-    const correction = renderCorrection({
-      turn: corrections,
-      of: maxCorrections,
-      command: verify,
-      exitCode: v.exitCode,
-      timedOut: v.timedOut,
-      output: tail(verificationLog, 16_000),
-    });
-    // A command agent gets the brief again with the correction appended (a file, as always); a
-    // CLI agent's session already holds the brief, so it receives the correction alone.
-    briefPath = paths.correction(corrections);
-    writeTextAtomic(briefPath, `${readFileSync(paths.brief, 'utf8')}\n${correction}`);
-    prompt = correction;
-  }
+    afterTurn: () => restoreGitControl(spec),
+  });
+  const { ending, usage, report, verificationLog, corrections } = session;
+  let verification = session.verification;
   const collected = await classroom.collect(slot, spec.baseSha);
   const diff = redactText(collected.patch.toString('utf8'));
   // The verification record vouches for the change it verified: the final one.
@@ -403,7 +338,7 @@ async function live(
     verification,
     ...(usage ? { usage } : {}),
     correctionTurns: corrections,
-    ...(session ? { agentSession: session } : {}),
+    ...(session.session ? { agentSession: session.session } : {}),
     ...(continuing?.applied ? { continuedFrom: continuing.crewId } : {}),
     timings: { startedAt, finishedAt: new Date().toISOString(), durationMs: performance.now() - started },
   };

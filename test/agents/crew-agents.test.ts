@@ -7,6 +7,10 @@ import { readJsonl } from '../../src/state/jsonl.js';
 import { issueStates } from '../../src/dispatch/history.js';
 import { pauseStatus } from '../../src/dispatch/pause.js';
 import { totalSpend } from '../../src/dispatch/spend.js';
+import { GradingQueue } from '../../src/grading/queue.js';
+import { EventLog, event } from '../../src/state/event-log.js';
+import type { CrewEvent } from '../../src/schemas/crew.js';
+import { appendFileSync } from 'node:fs';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from '../crew/helpers.js';
 import { claude, codex, installFakes } from './fake.js';
 
@@ -347,5 +351,91 @@ describe('codex agent', () => {
     expect(r.outcome).toBe('failed');
     expect(r.reason).toContain('sandbox denied: cannot write outside workspace');
     expect(existsSync(join(s.layout.bookbag('c23-cod0004'), 'done.flag'))).toBe(true);
+  });
+});
+
+describe('repairs that learn', () => {
+  it('a repair brief carries the failed attempt’s verification tail, reviewer reasons, correction turns and nearby observations', async () => {
+    const { s, fake } = agentSchool([{ stdout: claude.result({ session: 'sess-30', cost: 0.01 }) }]);
+    writeCurriculum(s, [item(30, { domain: 'parser', fences: ['src/**'] })]);
+    const first = await run(s, 'c30-rep0001', 30, 'claude');
+    expect(first.outcome).toBe('failed');
+    // Grading rejected it with reasons; an earlier crew in the same domain left an observation.
+    const q = new GradingQueue(s.layout);
+    const key = 'grade:30:c30-rep0001';
+    await q.claim([key], { worker: 'w', now: new Date(), leaseMs: 60_000, maxAttempts: 3, limit: 1 });
+    await q.markGraded(
+      [
+        {
+          jobKey: key,
+          verdict: {
+            accepted: false,
+            decidedBy: 'reviewer',
+            code: 'reviewer_rejected',
+            reasons: ['the parser still drops trailing commas'],
+            score: 0,
+            findings: [],
+          },
+        },
+      ],
+      'w',
+      new Date(),
+    );
+    appendFileSync(
+      s.layout.file('observations'),
+      JSON.stringify({
+        at: new Date().toISOString(),
+        jobKey: 'grade:29:c29-x',
+        issueNumber: 29,
+        crewId: 'c29-x',
+        agent: 'codex',
+        domain: 'parser',
+        difficulty: 2,
+        accepted: true,
+        decidedBy: 'reviewer',
+        code: 'reviewer_approved',
+        score: 0.9,
+      }) +
+        '\n' +
+        JSON.stringify({
+          at: new Date().toISOString(),
+          jobKey: 'grade:28:c28-x',
+          issueNumber: 28,
+          crewId: 'c28-x',
+          agent: 'codex',
+          domain: 'ui',
+          difficulty: 2,
+          accepted: true,
+          decidedBy: 'reviewer',
+          code: 'reviewer_approved',
+          score: 0.7,
+        }) +
+        '\n',
+    );
+    await new EventLog<CrewEvent>(s.layout.file('crews')).append([
+      event('crew.planned', 'planned:c30-rep0002', {
+        crewId: 'c30-rep0002',
+        issueNumber: 30,
+        daemon: 'd1',
+        agent: 'claude',
+        weight: 'standard',
+        fences: ['src/**'],
+        repair: true,
+        attempt: 2,
+      }),
+    ]);
+    fake.setTurns([{ append: SOLVE(30), stdout: claude.result({ session: 'sess-31', cost: 0.01 }) }]);
+    const repair = await runCrew(await spec(s, 'c30-rep0002'), { logger: silentLogger });
+    expect(repair.outcome).toBe('succeeded');
+    const brief = fake.calls().at(-1)!.stdin;
+    expect(brief).toContain('## The previous attempt');
+    expect(brief).toContain(
+      'Crew c30-rep0001 ended failed: verification exited 1 after 2 correction turn(s)',
+    );
+    expect(brief).toContain('It used 2 correction turn(s).');
+    expect(brief).toContain('the parser still drops trailing commas');
+    expect(brief).toContain('FAIL: no solution line');
+    expect(brief).toContain('issue #29 (parser, difficulty 2) by codex: accepted');
+    expect(brief).not.toContain('issue #28');
   });
 });
