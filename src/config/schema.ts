@@ -138,6 +138,18 @@ export const agentSchema = z
       });
   });
 
+/** CLI flags that would give a reviewer write access; the reviewer's `args` may not carry them. */
+const WRITE_GRANTS = [
+  '--dangerously-skip-permissions',
+  '--permission-mode',
+  '--allowedTools',
+  '--allowed-tools',
+  '--sandbox',
+  '-s',
+  '--full-auto',
+  '--dangerously-bypass-approvals-and-sandbox',
+];
+
 /** grading.reviewer: an argv (a command reviewer, as before) or a kind with its settings. */
 export const reviewerSchema = z.union([
   argv,
@@ -154,6 +166,13 @@ export const reviewerSchema = z.union([
           code: 'custom',
           path: ['command'],
           message: 'a command reviewer needs a command (argv)',
+        });
+      const widening = r.args.find((a) => WRITE_GRANTS.includes(a.split('=')[0]!));
+      if (widening)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['args'],
+          message: `the reviewer runs read-only; remove ${widening} (it would let the reviewer write)`,
         });
     }),
 ]);

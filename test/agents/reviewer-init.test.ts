@@ -113,6 +113,11 @@ describe('AI reviewer (judge 2)', () => {
       kind: 'codex',
     });
     expect(() => parseConfig({ grading: { reviewer: { kind: 'command' } } })).toThrow(/command/);
+    expect(() =>
+      parseConfig({
+        grading: { reviewer: { kind: 'claude-code', args: ['--dangerously-skip-permissions'] } },
+      }),
+    ).toThrow(/grading\.reviewer.*args.*read-only/s);
     expect(() => parseConfig({ agents: [{ id: 'a', kind: 'claude-code', command: ['x'] }] })).toThrow(
       /use bin and args/,
     );
