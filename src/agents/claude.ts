@@ -106,7 +106,9 @@ export function claudeEnding(
   };
   const text = typeof r.result === 'string' ? r.result : '';
   // `subtype: success` with `is_error: true` and exit 0 is how a limit often arrives: is_error wins.
-  if (r.is_error === true || (r.subtype && r.subtype !== 'success') || run.exitCode !== 0) {
+  // A short result that is nothing but a limit line is a limit too, whatever the flags say.
+  const limitLine = text.trim().length < 300 && classifyText(text) === 'usage_limit';
+  if (r.is_error === true || (r.subtype && r.subtype !== 'success') || run.exitCode !== 0 || limitLine) {
     const words = [text, r.subtype ?? '', run.stderr].join('\n');
     return { ...errorEnding('claude', words, now, r.subtype), ...common };
   }

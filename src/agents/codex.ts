@@ -110,7 +110,9 @@ export function codexEnding(
     ...(cost !== undefined ? { costUsd: cost } : {}),
   };
   const common = { ...(r.threadId ? { sessionId: r.threadId } : {}), usage };
-  if (r.failed.length || r.errors.length || run.exitCode !== 0 || r.completed === 0) {
+  // An `error` event before a completed turn can be a notice the tool recovered from (a reconnect);
+  // only a failed turn, a non-zero exit or no completed turn is an error ending.
+  if (r.failed.length || run.exitCode !== 0 || r.completed === 0) {
     const words = [...r.errors, ...r.failed, run.stderr].join('\n');
     if (!words.trim())
       return {
