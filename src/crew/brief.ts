@@ -21,6 +21,8 @@ export interface BriefInput {
   reportFile: string;
   maxTitleLength: number;
   maxBodyLength: number;
+  /** A CLI agent (claude-code, codex): its usage and limits are read from the tool, not reported. */
+  cli?: boolean;
   /** Repairs that learn: the previous attempt's evidence (seed 002). */
   evidence?: RepairEvidence;
   /** The change of an interrupted crew this crew starts from. */
@@ -75,9 +77,16 @@ export function renderBrief(b: BriefInput): string {
     `- role: ${b.item.role}; domain: ${b.item.domain}; difficulty: ${b.item.difficulty}`,
     `- fences (paths you may change): ${b.item.fences.length ? b.item.fences.join(', ') : '(any)'}`,
     `- worktree: ${b.worktree}`,
-    `- usage file: ${b.usageFile} — write {"inputTokens": n, "outputTokens": n, "costUsd": n}`,
-    `- report file: ${b.reportFile} — optional Markdown report for the graders`,
-    `- exit 0 when done; ${EXIT_USAGE_LIMIT} on a usage or credit limit; ${EXIT_OVERLOADED} when the model service is overloaded`,
+    ...(b.cli
+      ? [
+          `- report file: ${b.reportFile} — optional Markdown report for the graders`,
+          '- change files in the worktree only; do not commit, push or create branches',
+        ]
+      : [
+          `- usage file: ${b.usageFile} — write {"inputTokens": n, "outputTokens": n, "costUsd": n}`,
+          `- report file: ${b.reportFile} — optional Markdown report for the graders`,
+          `- exit 0 when done; ${EXIT_USAGE_LIMIT} on a usage or credit limit; ${EXIT_OVERLOADED} when the model service is overloaded`,
+        ]),
     '',
     '## Issue title (data)',
     '',

@@ -282,6 +282,7 @@ async function live(
     reportFile: paths.report,
     maxTitleLength: spec.config.curriculum.maxTitleLength,
     maxBodyLength: spec.config.curriculum.maxBodyLength,
+    cli: agent.kind !== 'command',
     ...(evidence ? { evidence } : {}),
     ...(continuing ? { continuing } : {}),
     ...(observations.length ? { observations } : {}),

@@ -100,6 +100,9 @@ describe('claude-code agent', () => {
     // N1.2: the issue text is on stdin, never in argv.
     expect(call!.stdin).toContain('Make the value say solved');
     expect(call!.argv.join(' ')).not.toContain('rm -rf');
+    // The student contract's usage file and exit codes are for command agents; a CLI's are read.
+    expect(call!.stdin).not.toContain('usage file');
+    expect(call!.stdin).toContain('do not commit, push or create branches');
     expect(call!.cwd).toBe(registry(s).crews['c7-cla00001']!.worktree);
     // Only the base allow-list, the crew's SCHOOL_* variables and passEnv.
     expect(call!.env.ANTHROPIC_API_KEY).toBe(CANARIES.ANTHROPIC_API_KEY);
