@@ -1,6 +1,8 @@
 import { checkpointCommand } from './commands/checkpoint.js';
 import { configCommand } from './commands/config.js';
 import { fetchCommand } from './commands/fetch.js';
+import { initCommand } from './commands/init.js';
+import { requeueCommand } from './commands/requeue.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
@@ -17,6 +19,7 @@ export interface Command {
 
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 export const commands: Record<string, Command> = {
+  init: initCommand,
   loop: loopCommand,
   fetch: fetchCommand,
   dispatch: dispatchCommand,
@@ -26,6 +29,7 @@ export const commands: Record<string, Command> = {
   report: reportCommand,
   simulate: simulateCommand,
   pause: pauseCommand,
+  requeue: requeueCommand,
   'dead-letters': deadLettersCommand,
   config: configCommand,
 };

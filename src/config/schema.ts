@@ -85,17 +85,108 @@ export const passEnvSchema = z
   .default([])
   .describe('Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.');
 
-export const agentSchema = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dot, dash, underscore'),
-  command: argv.describe(
-    'Student command (argv). Receives the brief path as $SCHOOL_BRIEF and in argv via {brief}.',
-  ),
-  roles: z.array(z.enum(ROLES)).default(['coding']),
-  domains: z.array(z.string()).default([]).describe('Domains it takes; empty means any.'),
-  maxDifficulty: difficulty.default(5),
-  trust: z.enum(['low', 'standard', 'high']).default('standard'),
-  passEnv: passEnvSchema,
-});
+export const AGENT_KINDS = ['command', 'claude-code', 'codex'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+
+/** USD per million tokens; codex reports tokens and no cost, so its spend is priced with these. */
+export const pricingSchema = z
+  .strictObject({
+    inputPerMTok: z.number().min(0).describe('USD per million uncached input tokens.'),
+    cachedInputPerMTok: z.number().min(0).default(0).describe('USD per million cached input tokens.'),
+    outputPerMTok: z.number().min(0).describe('USD per million output tokens.'),
+  })
+  .describe('Token prices used when the tool reports no cost (codex).');
+
+/** What the claude-code and codex kinds share with the reviewer of the same kind. */
+const cliFields = {
+  bin: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The CLI to run (default `claude` or `codex`, found on PATH); an absolute path works too.'),
+  model: z.string().min(1).optional().describe('Model name passed to the CLI (--model).'),
+  args: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('Extra CLI arguments (argv elements), added before the prompt.'),
+  pricing: pricingSchema.optional(),
+};
+
+export const agentSchema = z
+  .strictObject({
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dot, dash, underscore'),
+    kind: z
+      .enum(AGENT_KINDS)
+      .default('command')
+      .describe(
+        'command (any program, the student contract), claude-code (claude -p) or codex (codex exec).',
+      ),
+    command: argv
+      .optional()
+      .describe(
+        'kind command: the student (argv). Receives the brief path as $SCHOOL_BRIEF and in argv via {brief}.',
+      ),
+    ...cliFields,
+    maxTurns: z.number().int().min(1).max(10_000).optional().describe('claude-code: --max-turns.'),
+    roles: z.array(z.enum(ROLES)).default(['coding']),
+    domains: z.array(z.string()).default([]).describe('Domains it takes; empty means any.'),
+    maxDifficulty: difficulty.default(5),
+    trust: z.enum(['low', 'standard', 'high']).default('standard'),
+    passEnv: passEnvSchema,
+  })
+  .superRefine((a, ctx) => {
+    if (a.kind === 'command' && !a.command)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: 'an agent of kind command needs a command (argv), or set kind: claude-code | codex',
+      });
+    if (a.kind !== 'command' && a.command)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: `kind ${a.kind} runs its CLI itself; use bin and args instead of command`,
+      });
+  });
+
+/** CLI flags that would give a reviewer write access; the reviewer's `args` may not carry them. */
+const WRITE_GRANTS = [
+  '--dangerously-skip-permissions',
+  '--permission-mode',
+  '--allowedTools',
+  '--allowed-tools',
+  '--sandbox',
+  '-s',
+  '--full-auto',
+  '--dangerously-bypass-approvals-and-sandbox',
+];
+
+/** grading.reviewer: an argv (a command reviewer, as before) or a kind with its settings. */
+export const reviewerSchema = z.union([
+  argv,
+  z
+    .strictObject({
+      kind: z.enum(AGENT_KINDS).default('command'),
+      command: argv.optional().describe('kind command: the reviewer (argv).'),
+      ...cliFields,
+      passEnv: passEnvSchema,
+    })
+    .superRefine((r, ctx) => {
+      if (r.kind === 'command' && !r.command)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['command'],
+          message: 'a command reviewer needs a command (argv)',
+        });
+      const widening = r.args.find((a) => WRITE_GRANTS.includes(a.split('=')[0]!));
+      if (widening)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['args'],
+          message: `the reviewer runs read-only; remove ${widening} (it would let the reviewer write)`,
+        });
+    }),
+]);
 
 export const configSchema = z
   .strictObject({
@@ -163,18 +254,10 @@ export const configSchema = z
       .prefault({}),
     agents: z
       .array(agentSchema)
-      .min(1)
-      .default([
-        {
-          id: 'student',
-          command: ['node', 'examples/student.mjs'],
-          roles: ['coding', 'research', 'triage', 'docs'],
-          domains: [],
-          maxDifficulty: 5,
-          trust: 'standard',
-          passEnv: [],
-        },
-      ]),
+      .default([])
+      .describe(
+        'The students. Empty by default: nothing is dispatched until one is added (`school init` writes them).',
+      ),
     dispatch: z
       .strictObject({
         maxCrews: z.number().int().min(1).max(10_000).default(1).describe('Global cap on concurrent crews.'),
@@ -186,6 +269,13 @@ export const configSchema = z
         maxFallbacks: z.number().int().min(0).default(2).describe('N7.3: fallback runs per cycle.'),
         leaseSeconds: z.number().int().min(10).default(1200),
         verify: argv.optional().describe('Verification command run in the worktree after the student.'),
+        correctionTurns: z
+          .number()
+          .int()
+          .min(0)
+          .max(10)
+          .default(2)
+          .describe('Turns the same agent session gets with the checker output when verification fails.'),
       })
       .prefault({}),
     grading: z
@@ -207,9 +297,11 @@ export const configSchema = z
           .array(z.string().min(1))
           .default([])
           .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
-        reviewer: argv
+        reviewer: reviewerSchema
           .optional()
-          .describe('Reviewer command printing a JSON verdict; default: built-in rubric.'),
+          .describe(
+            'Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric.',
+          ),
         rubric: z
           .strictObject({
             maxChangedLines: z.number().int().min(1).default(2000),
@@ -250,4 +342,6 @@ export const configSchema = z
 export type SchoolConfig = z.infer<typeof configSchema>;
 export type DaemonConfig = z.infer<typeof daemonSchema>;
 export type AgentConfig = z.infer<typeof agentSchema>;
+export type ReviewerConfig = z.infer<typeof reviewerSchema>;
+export type Pricing = z.infer<typeof pricingSchema>;
 export type Classification = z.infer<typeof classificationSchema>;

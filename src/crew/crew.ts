@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
 import { registerSecret, redactText } from '../security/redact.js';
-import type { Bookbag, VerificationRecord } from '../schemas/bookbag.js';
+import type { Bookbag } from '../schemas/bookbag.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import { audit } from '../state/audit.js';
@@ -23,19 +23,25 @@ import {
   startHeartbeat,
   type JobStatus,
 } from './lease.js';
-import { classify, GRADED_OUTCOMES } from './outcome.js';
+import { classifyEnding, GRADED_OUTCOMES } from './outcome.js';
 import { localIdentity, processesWithMarker, selfOwner } from './proc.js';
 import { groupAlive, killGroup } from '../process/group.js';
-import { childEnv } from '../process/env.js';
-import { runProcess, type RunResult } from '../process/run.js';
 import { baselinePath, readBaseline, restoreBaseline } from './git-guard.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
-import { readUsage, recordCrewSpend } from './usage.js';
+import { runSession } from '../agents/session.js';
+import {
+  continueInterrupted,
+  previousRuns,
+  relevantObservations,
+  repairEvidence,
+} from '../agents/continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
 
 /**
- * A crew's life (DESIGN §3): claim a slot → pre-verify (N4.1) → brief → student (argv, own process
- * group, timeout) → verification → bookbag (done flag last, N2.2) → spend → teardown and assert
+ * A crew's life (DESIGN §3): claim a slot → pre-verify (N4.1) → continue an interrupted crew's
+ * change → brief (with the failed attempt's evidence on a repair) → agent turn (argv, own process
+ * group, timeout) → verification → up to `dispatch.correctionTurns` correction turns in the same
+ * agent session, re-verifying after each → bookbag (done flag last, N2.2) → spend → teardown and assert
  * nothing is left (N8.2) → release → `crew.finished` → grading job. Runs inside one crew runner
  * process; every exit path releases the lease and records why.
  */
@@ -118,6 +124,9 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   let prepared = false;
   // N4.1: a dirty slot is not the agent's fault; the finished event says so (history skips it).
   let preVerify = false;
+  // The agent never started (missing CLI, refused credentials): an alert, not the agent's failure.
+  let infra = false;
+  let resetAt: Date | undefined;
   try {
     if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
@@ -146,6 +155,11 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
     );
     outcome = r.outcome;
     reason = r.reason;
+    infra = r.infra === true;
+    resetAt = r.resetAt;
+    if (infra) await alert('agent-could-not-start', r.reason);
+    if (r.detail && outcome !== 'succeeded')
+      log.warning(`crew ${spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
     if (r.usage) log.info(`crew ${spec.crewId}: usage ${JSON.stringify(r.usage)}`);
   } catch (e) {
     outcome = 'aborted';
@@ -168,10 +182,18 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
       reason,
       durationMs,
       ...(preVerify && outcome === 'aborted' ? { preVerify: true } : {}),
+      ...(infra && outcome === 'aborted' ? { infra: true } : {}),
     }),
   ]);
-  // Seed 002: a usage limit or an overload pauses new launches; it is not a failed run.
-  await pauseForOutcome(layout, { crewId: spec.crewId, issueNumber: crew.issueNumber, outcome, reason });
+  // Seed 002: a usage limit pauses new launches (until its reset time when the tool named one); it
+  // is not a failed run. An overload is an interruption: the issue is simply tried again later.
+  await pauseForOutcome(layout, {
+    crewId: spec.crewId,
+    issueNumber: crew.issueNumber,
+    outcome,
+    reason,
+    ...(resetAt ? { until: resetAt } : {}),
+  });
   if (
     GRADED_OUTCOMES.includes(outcome) &&
     item &&
@@ -241,8 +263,14 @@ async function live(
     report: join(scratch, 'report.md'),
     studentLog: join(scratch, 'student.log'),
     verifyLog: join(scratch, 'verify.log'),
+    correction: (turn: number) => join(scratch, `correction-${turn}.md`),
   };
   for (const p of [paths.usage, paths.report, paths.verifyLog]) rmSync(p, { force: true });
+  // Interrupted work is kept; a repair learns from the attempt before it (seed 002).
+  const runs = previousRuns(readCrewState(layout).registry.crews, crew.issueNumber, crew.crewId);
+  const continuing = classroom.verifies ? await continueInterrupted(layout, runs, worktree) : undefined;
+  const evidence = crew.repair ? repairEvidence(layout, runs) : undefined;
+  const observations = relevantObservations(layout, item);
   const briefSha = writeBrief(paths.brief, {
     item,
     crewId: crew.crewId,
@@ -254,6 +282,10 @@ async function live(
     reportFile: paths.report,
     maxTitleLength: spec.config.curriculum.maxTitleLength,
     maxBodyLength: spec.config.curriculum.maxBodyLength,
+    cli: agent.kind !== 'command',
+    ...(evidence ? { evidence } : {}),
+    ...(continuing ? { continuing } : {}),
+    ...(observations.length ? { observations } : {}),
   });
   const crewVars = {
     SCHOOL_BRIEF: paths.brief,
@@ -264,61 +296,32 @@ async function live(
     SCHOOL_ISSUE: String(item.number),
     SCHOOL_ATTEMPT: String(crew.attempt),
   };
-  // The agent gets the base environment, the crew's variables and exactly the names in its passEnv;
-  // verification runs the repository's own (student-editable) test command and gets no passEnv.
-  const studentEnv = childEnv({ pass: agent.passEnv, set: crewVars });
-  const verifyEnv = childEnv({ set: crewVars });
-  const timeoutMs = spec.config.dispatch.crewTimeoutSeconds * 1000;
-  // N1.2: `{brief}` is substituted inside argv elements; nothing is ever joined into a shell line.
-  const argv = classroom.wrap(
-    studentArgv(agent.command, spec.baseDir).map((a) => a.split('{brief}').join(paths.brief)),
-  );
-  const student = await runProcess(argv, {
-    cwd: worktree,
-    env: studentEnv,
-    logFile: paths.studentLog,
-    timeoutMs,
+  const session = await runSession({
+    agent,
+    layout,
+    spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+    worktree,
+    crewVars,
+    paths,
+    ...(spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {}),
+    verifies: classroom.verifies,
+    maxCorrections: spec.config.dispatch.correctionTurns,
+    timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
     graceMs: spec.graceMs,
+    baseSha: spec.baseSha,
+    commandArgv: (c) => studentArgv(c, spec.baseDir),
+    wrap: (a) => classroom.wrap(a),
     onSpawn: onGroup,
+    // Before the toolkit runs git in the worktree again, the shared git directory is put back.
+    afterTurn: () => restoreGitControl(spec),
   });
-  // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-  restoreGitControl(spec);
-  const report = existsSync(paths.report) ? readFileSync(paths.report, 'utf8') : undefined;
+  const { ending, usage, report, verificationLog, corrections } = session;
+  let verification = session.verification;
   const collected = await classroom.collect(slot, spec.baseSha);
   const diff = redactText(collected.patch.toString('utf8'));
-  const diffSha = sha256(diff);
-  let verification: VerificationRecord | null = null;
-  let verificationLog: string | undefined;
-  const verify = spec.config.dispatch.verify;
-  if (verify && classroom.verifies && student.exitCode === 0 && !student.timedOut) {
-    const v = await runProcess(verify, {
-      cwd: worktree,
-      env: verifyEnv,
-      logFile: paths.verifyLog,
-      timeoutMs,
-      graceMs: spec.graceMs,
-    });
-    verificationLog = redactText(existsSync(paths.verifyLog) ? readFileSync(paths.verifyLog, 'utf8') : '');
-    verification = {
-      command: [...verify],
-      exitCode: v.exitCode,
-      passed: v.exitCode === 0 && !v.timedOut,
-      durationMs: v.durationMs,
-      logDigest: sha256(verificationLog),
-      baseSha: spec.baseSha,
-      diffSha,
-      timedOut: v.timedOut,
-    };
-  }
-  const { classified, usage } = await finish(
-    layout,
-    { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
-    student,
-    report,
-    verification,
-    timeoutMs,
-    paths.usage,
-  );
+  // The verification record vouches for the change it verified: the final one.
+  if (verification) verification = { ...verification, diffSha: sha256(diff) };
+  const classified = classifyEnding(ending, verification, corrections);
   const record: Omit<Bookbag, 'diffSha'> = {
     schema: 1,
     crewId: crew.crewId,
@@ -335,26 +338,20 @@ async function live(
     outcome: classified.outcome,
     verification,
     ...(usage ? { usage } : {}),
+    correctionTurns: corrections,
+    ...(session.session ? { agentSession: session.session } : {}),
+    ...(continuing?.applied ? { continuedFrom: continuing.crewId } : {}),
     timings: { startedAt, finishedAt: new Date().toISOString(), durationMs: performance.now() - started },
   };
   const brief = readFileSync(paths.brief, 'utf8');
   writeBookbag(layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
-  return { ...classified, usage, ignored: collected.ignored };
-}
-
-async function finish(
-  layout: StateLayout,
-  crew: { crewId: string; issueNumber: number; agent: string },
-  student: RunResult,
-  report: string | undefined,
-  verification: VerificationRecord | null,
-  timeoutMs: number,
-  usagePath: string,
-) {
-  const { usage, problem } = readUsage(usagePath);
-  if (problem) await audit(layout, 'crew.usage-unreadable', { crewId: crew.crewId, detail: problem });
-  if (usage) await recordCrewSpend(layout, crew, usage);
-  return { classified: classify(student, report, verification, timeoutMs), usage };
+  return {
+    ...classified,
+    usage,
+    ignored: collected.ignored,
+    ...(ending.resetAt ? { resetAt: ending.resetAt } : {}),
+    ...(ending.detail ? { detail: ending.detail } : {}),
+  };
 }
 
 /**

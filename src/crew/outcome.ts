@@ -2,10 +2,11 @@ import type { VerificationRecord } from '../schemas/bookbag.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import { EXIT_OVERLOADED, EXIT_USAGE_LIMIT } from './brief.js';
 import type { RunResult } from '../process/run.js';
+import type { TurnEnding } from '../agents/ending.js';
 
 /**
- * The student contract's result signals. Seed 002: a usage/credit limit and a service overload are
- * not failed runs — they pause the school. A student reports them by exit code (75 = usage limit,
+ * The student contract's result signals (command agents). Seed 002: a usage/credit limit and a
+ * service overload are not failed runs — a limit pauses the school, an overload is retried later. A student reports them by exit code (75 = usage limit,
  * 76 = overloaded; 75 is EX_TEMPFAIL) or by a first line `school-result: usage-limit` /
  * `school-result: overloaded` in its report file.
  */
@@ -46,7 +47,7 @@ export function classify(
   if (student.exitCode === EXIT_OVERLOADED || marker === 'overloaded') {
     return {
       outcome: 'overloaded',
-      reason: 'student reported a service overload; the school pauses (not a failure)',
+      reason: 'student reported a service overload; retried later (not a failure)',
     };
   }
   if (student.exitCode !== 0) {
@@ -73,3 +74,43 @@ export function classify(
 
 /** Outcomes the graders see: a run the agent is accountable for. */
 export const GRADED_OUTCOMES: readonly CrewOutcome[] = ['succeeded', 'failed', 'timed_out'];
+
+/**
+ * A crew's outcome from its last agent turn and the last verification. `infra` marks an agent that
+ * could not start: recorded as `aborted` with an alert, never counted against the agent.
+ */
+export function classifyEnding(
+  ending: TurnEnding,
+  verification: VerificationRecord | null,
+  correctionTurns: number,
+): Classified & { infra?: boolean } {
+  switch (ending.kind) {
+    case 'could_not_start':
+      return { outcome: 'aborted', reason: ending.reason, infra: true };
+    case 'usage_limit':
+      return { outcome: 'usage_limit', reason: `${ending.reason}; the school pauses (not a failure)` };
+    case 'overloaded':
+      return { outcome: 'overloaded', reason: `${ending.reason}; retried later (not a failure)` };
+    case 'timed_out':
+      return { outcome: 'timed_out', reason: ending.reason };
+    case 'failed':
+      return { outcome: 'failed', reason: ending.reason };
+    case 'succeeded':
+      break;
+  }
+  const turns = correctionTurns ? ` after ${correctionTurns} correction turn(s)` : '';
+  if (verification && !verification.passed) {
+    return {
+      outcome: 'failed',
+      reason: verification.timedOut
+        ? `verification timed out${turns}`
+        : `verification exited ${verification.exitCode ?? 'on a signal'}${turns}`,
+    };
+  }
+  return {
+    outcome: 'succeeded',
+    reason: verification
+      ? `student finished; verification passed${turns}`
+      : 'student finished; no verification configured',
+  };
+}

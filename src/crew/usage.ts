@@ -30,6 +30,7 @@ export function readUsage(path: string): { usage?: Usage; problem?: string } {
   const candidate = {
     inputTokens: pick('inputTokens'),
     outputTokens: pick('outputTokens'),
+    cachedInputTokens: pick('cachedInputTokens'),
     costUsd: pick('costUsd'),
   };
   const parsed = usageSchema.safeParse(
@@ -39,20 +40,25 @@ export function readUsage(path: string): { usage?: Usage; problem?: string } {
 }
 
 /**
- * One `spend.recorded` event per crew in `spend.jsonl` (key `spend:<crew_id>`), through the dispatch
- * office's ledger, which the spend cap reads before every batch. Idempotent: a replayed crew
- * records nothing new.
+ * One `spend.recorded` event per agent turn in `spend.jsonl` — key `spend:<crew_id>` for the first
+ * turn, `spend:<crew_id>:turn-<n>` for correction turn n — through the dispatch office's ledger,
+ * which the spend cap reads before every batch. Idempotent: a replayed turn records nothing new.
  */
 export async function recordCrewSpend(
   layout: StateLayout,
   crew: { crewId: string; issueNumber: number; agent: string },
   usage: Usage,
+  turn = 0,
 ): Promise<boolean> {
-  return recordSpend(layout, crew.crewId, {
+  return recordSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, {
     costUsd: usage.costUsd ?? 0,
     crewId: crew.crewId,
     issueNumber: crew.issueNumber,
     agent: crew.agent,
-    tokens: { input: usage.inputTokens ?? 0, output: usage.outputTokens ?? 0 },
+    tokens: {
+      input: usage.inputTokens ?? 0,
+      output: usage.outputTokens ?? 0,
+      ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
+    },
   });
 }

@@ -76,12 +76,17 @@ export class AgentChooser {
       if (!best || score > best.score) best = { id: a.id, score };
     }
     if (best) return { agent: best.id };
+    if (this.agents.length === 0) return { code: 'no-agent', reason: NO_AGENTS };
     return {
       code: 'no-agent',
       reason: `no configured agent takes role ${c.role}, domain ${c.domain} at difficulty ${c.difficulty}`,
     };
   }
 }
+
+/** What a school with no agents says instead of dispatching. */
+export const NO_AGENTS =
+  'no agents are configured: add one to school.yml (agents: [{id: claude, kind: claude-code, passEnv: [ANTHROPIC_API_KEY]}], kind codex, or a command) or run `school init`';
 
 /** A daemon as the placer sees it: how much it may still take this cycle. */
 export interface PlacerDaemon {

@@ -7,8 +7,9 @@ import type { CrewRecord, CrewRegistry } from './registry.js';
  *  - a succeeded run (not rejected by grading) is done;
  *  - one failed run makes the issue a queued repair (attempt 2);
  *  - two consecutive failed runs stop it: `repair-stopped-after-two-failures`, never a third attempt;
- *  - usage/credit limits, service overload, cancellations and pre-verify aborts (a dirty slot,
- *    N4.1) are interruptions, not failures.
+ *  - usage/credit limits, rate limits and service overload, cancellations, pre-verify aborts (a
+ *    dirty slot, N4.1) and an agent that could not start (`infra`) are interruptions, not failures;
+ *  - `school requeue` forgets the runs before it: a stopped issue is ready again.
  */
 export type IssueState =
   | { kind: 'active'; crewId: string }
@@ -28,7 +29,22 @@ export type VerdictLookup = (crewId: string) => 'accepted' | 'rejected' | undefi
 export const READY: IssueState = { kind: 'ready', attempt: 1 };
 
 /** Folds the registry into one state per issue that has history; issues absent from the map are ready. */
-export function issueStates(registry: CrewRegistry, verdict?: VerdictLookup): Map<number, IssueState> {
+/**
+ * `school requeue ISSUE` (school.jsonl `issue.requeued`): the latest requeue time per issue. Runs
+ * that finished before it no longer count toward the two-failure stop.
+ */
+export type Requeues = ReadonlyMap<number, string> | Readonly<Record<number, string>>;
+
+function requeuedAt(requeues: Requeues | undefined, issue: number): string | undefined {
+  if (!requeues) return undefined;
+  return requeues instanceof Map ? requeues.get(issue) : (requeues as Record<number, string>)[issue];
+}
+
+export function issueStates(
+  registry: CrewRegistry,
+  verdict?: VerdictLookup,
+  requeues?: Requeues,
+): Map<number, IssueState> {
   const byIssue = new Map<number, CrewRecord[]>();
   for (const c of Object.values(registry.crews)) {
     const list = byIssue.get(c.issueNumber);
@@ -36,11 +52,11 @@ export function issueStates(registry: CrewRegistry, verdict?: VerdictLookup): Ma
     else byIssue.set(c.issueNumber, [c]);
   }
   const out = new Map<number, IssueState>();
-  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict));
+  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
   return out;
 }
 
-function stateOf(crews: CrewRecord[], verdict?: VerdictLookup): IssueState {
+function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string): IssueState {
   const active = crews.find((c) => c.status !== 'finished');
   if (active) return { kind: 'active', crewId: active.crewId };
   // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
@@ -52,14 +68,16 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup): IssueState {
   );
   const failures: string[] = [];
   for (const run of runs) {
+    // A requeue forgets the failures before it (the operator has looked at them).
+    if (requeued && (run.finishedAt ?? '') <= requeued) continue;
     const outcome = run.outcome;
     if (outcome === 'succeeded') {
       if (verdict?.(run.crewId) === 'rejected') failures.push(run.crewId);
       else return { kind: 'done', crewId: run.crewId };
-    } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify) {
+    } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     }
-    // Interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) neither count nor
+    // Interruptions (usage_limit, overloaded, cancelled, a pre-verify or infra abort) neither count nor
     // reset the streak.
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2) as [string, string];

@@ -6,6 +6,7 @@ import type { CrewRegistry } from './registry.js';
 import {
   event,
   nonce,
+  requeueKey,
   pauseKey,
   readSchool,
   schoolFold,
@@ -15,8 +16,8 @@ import {
 } from './school-log.js';
 
 /**
- * Launch pauses (seed 002). A usage/credit limit or a service overload is not a failed run: it pauses
- * new launches. `clearPause()` lifts every pause recorded so far; a condition that persists pauses
+ * Launch pauses (seed 002). A usage/credit limit is not a failed run: it pauses new launches — until
+ * the reset time when the tool named one, else until cleared. `clearPause()` lifts every pause recorded so far; a condition that persists pauses
  * again as soon as the next crew reports it (pauses are keyed by the crew that reported them).
  */
 
@@ -36,7 +37,7 @@ export async function pauseSchool(layout: StateLayout, reason: string, at = new 
  */
 export async function pauseForOutcome(
   layout: StateLayout,
-  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string },
+  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string; until?: Date },
   at = new Date(),
 ): Promise<boolean> {
   const e = outcomePause(crew, at);
@@ -45,10 +46,11 @@ export async function pauseForOutcome(
 }
 
 function outcomePause(
-  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string },
+  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string; until?: Date },
   at: Date,
 ): SchoolEvent | undefined {
   if (!pauses(crew.outcome)) return undefined;
+  const until = crew.until && crew.until.getTime() > at.getTime() ? crew.until.toISOString() : undefined;
   return event(
     'school.paused',
     pauseKey(crew),
@@ -57,14 +59,23 @@ function outcomePause(
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,
+      ...(until ? { until } : {}),
     },
     at,
   );
 }
 
 /**
- * Seed 002: usage/credit limits and service overload pause launches, and so does an unexplained crew
- * exit (`lost`) until someone has looked at it.
+ * The pauses still in force at `now`: a pause with `until` (the tool said when its limit resets)
+ * lifts by itself after that time; every other pause holds until it is cleared.
+ */
+export function activePauses<P extends { until?: string }>(pauses: readonly P[], now = new Date()): P[] {
+  return pauses.filter((p) => !p.until || Date.parse(p.until) > now.getTime());
+}
+
+/**
+ * Seed 002: usage/credit limits pause launches, and so does an unexplained crew exit (`lost`) until
+ * someone has looked at it. A rate limit or overload does not: it is an interruption.
  */
 function pauses(outcome: CrewOutcome): boolean {
   return PAUSING_OUTCOMES.includes(outcome) || outcome === 'lost';
@@ -128,11 +139,12 @@ export interface PauseStatus {
   lastCleared?: { at: string; reason: string };
 }
 
-export function pauseStatus(layout: StateLayout): PauseStatus {
+export function pauseStatus(layout: StateLayout, now = new Date()): PauseStatus {
   const s = readSchool(layout);
+  const pauses = activePauses(s.pauses, now);
   return {
-    paused: s.pauses.length > 0,
-    pauses: s.pauses,
+    paused: pauses.length > 0,
+    pauses,
     ...(s.lastCleared ? { lastCleared: s.lastCleared } : {}),
   };
 }
@@ -142,5 +154,25 @@ export function describePauses(pauses: readonly ActivePause[]): string | undefin
   if (pauses.length === 0) return undefined;
   const first = pauses[0]!;
   const more = pauses.length > 1 ? ` (+${pauses.length - 1} more)` : '';
-  return `school paused since ${first.at}: ${first.reason}${more}; lift with \`school pause --clear\` once resolved`;
+  const until = first.until ? `; lifts by itself at ${first.until}` : '';
+  return `school paused since ${first.at}: ${first.reason}${more}${until}; lift with \`school pause --clear\` once resolved`;
+}
+
+/**
+ * `school requeue ISSUE`: re-admits an issue stopped after two failed runs. The reason is recorded;
+ * runs before the requeue no longer count toward the two-failure stop.
+ */
+export async function requeueIssue(
+  layout: StateLayout,
+  issueNumber: number,
+  reason: string,
+  at = new Date(),
+): Promise<void> {
+  const text = reason.trim();
+  if (!text) throw new ConfigError('requeue: --reason must say why the issue is tried again (it was empty).');
+  if (!Number.isSafeInteger(issueNumber) || issueNumber <= 0)
+    throw new ConfigError(`requeue: ISSUE must be an issue number, found ${JSON.stringify(issueNumber)}.`);
+  await schoolLog(layout).append([
+    event('issue.requeued', requeueKey(issueNumber), { issueNumber, reason: text }, at),
+  ]);
 }

@@ -50,7 +50,7 @@ import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, issueStates, type VerdictLookup } from './history.js';
 import { orderCandidates, type Candidate } from './order.js';
-import { describePauses, pendingPauses } from './pause.js';
+import { activePauses, describePauses, pendingPauses } from './pause.js';
 import { askOwners, reconcile, type Reconciled } from './reconcile.js';
 import { activeCrews, crewFold, crewLog, readRegistry, type CrewRegistry } from './registry.js';
 import { schoolFold, schoolLog, type ActivePause, type SchoolEvent, type SchoolState } from './school-log.js';
@@ -233,12 +233,12 @@ function decide(
   }
 
   const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now);
-  const pauses: ActivePause[] = [
-    ...school.pauses,
-    ...pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key })),
-  ];
+  const pauses: ActivePause[] = activePauses(
+    [...school.pauses, ...pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key }))],
+    now,
+  );
 
-  const states = issueStates(registry, input.verdicts);
+  const states = issueStates(registry, input.verdicts, school.requeues);
   const refused: Refusal[] = [];
   const candidates: Candidate[] = [];
   const seen = new Set<number>();

@@ -34,6 +34,8 @@ export interface CrewRecord {
   plannedBy?: LeaseOwner;
   /** N4.1: aborted by the pre-verify of a dirty slot (see CrewFinished.preVerify). */
   preVerify?: boolean;
+  /** The agent could not start (missing CLI, refused credentials): not the agent's failure. */
+  infra?: boolean;
 }
 
 export interface Lease {
@@ -118,6 +120,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
           c.outcome = e.data.outcome;
           c.reason = e.data.reason;
           if (e.data.preVerify) c.preVerify = true;
+          if (e.data.infra) c.infra = true;
         }
         break;
       }

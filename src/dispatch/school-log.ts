@@ -13,7 +13,8 @@ import type { StateLayout } from '../state/layout.js';
  *    exit). Keyed by crew, so re-recording the same crew's outcome after a clear is a no-op, while the
  *    next crew that reports the limit pauses again (seed 002: "unresolved conditions pause again");
  *  - `paused:manual:<rand>` — an operator pause (`school pause --reason`);
- *  - `pause-cleared:<rand>` — lifts every pause recorded before it.
+ *  - `pause-cleared:<rand>` — lifts every pause recorded before it;
+ *  - `requeued:<issue>:<rand>` — `school requeue`: the issue's earlier failures no longer stop it.
  */
 export interface RosterHeartbeat {
   daemon: string;
@@ -28,6 +29,13 @@ export interface PauseRecorded {
   source: string;
   crewId?: string;
   issueNumber?: number;
+  /** When the tool said its limit resets: the pause lifts by itself after this time (ISO). */
+  until?: string;
+}
+
+export interface IssueRequeued {
+  issueNumber: number;
+  reason: string;
 }
 
 export interface PauseCleared {
@@ -37,7 +45,8 @@ export interface PauseCleared {
 export type SchoolEvent =
   | StateEvent<'roster.heartbeat', RosterHeartbeat>
   | StateEvent<'school.paused', PauseRecorded>
-  | StateEvent<'school.pause-cleared', PauseCleared>;
+  | StateEvent<'school.pause-cleared', PauseCleared>
+  | StateEvent<'issue.requeued', IssueRequeued>;
 
 export interface RosterEntry extends RosterHeartbeat {
   /** Wall-clock time of the latest beat (ISO): a cross-machine fact, compared against the TTL. */
@@ -54,11 +63,13 @@ export interface SchoolState {
   /** Pauses recorded since the last clear; launches are blocked while this is non-empty. */
   pauses: ActivePause[];
   lastCleared?: { at: string; reason: string };
+  /** `school requeue`: the latest requeue per issue (ISO time), read by the issue history. */
+  requeues?: Record<number, string>;
 }
 
 export const schoolFold: LogFold<SchoolState, SchoolEvent> = registerFold<SchoolState, SchoolEvent>({
   file: 'school',
-  empty: () => ({ roster: {}, pauses: [] }),
+  empty: () => ({ roster: {}, pauses: [], requeues: {} }),
   apply(state, e) {
     switch (e.type) {
       case 'roster.heartbeat': {
@@ -74,6 +85,12 @@ export const schoolFold: LogFold<SchoolState, SchoolEvent> = registerFold<School
         state.pauses = [];
         state.lastCleared = { at: e.at, reason: e.data.reason };
         break;
+      case 'issue.requeued': {
+        state.requeues ??= {};
+        const prev = state.requeues[e.data.issueNumber];
+        if (!prev || prev < e.at) state.requeues[e.data.issueNumber] = e.at;
+        break;
+      }
     }
     return state;
   },
@@ -99,3 +116,7 @@ export function pauseKey(source: { crewId?: string }): string {
 }
 
 export { event };
+
+export function requeueKey(issue: number): string {
+  return `requeued:${issue}:${nonce()}`;
+}

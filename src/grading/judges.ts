@@ -169,7 +169,7 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
             role: bookbag.role,
             ...(read.report !== undefined ? { report: read.report } : {}),
           },
-          { cwd: resolve(config.repoPath), timeoutMs },
+          { cwd: resolve(config.repoPath), timeoutMs, passEnv: [] },
         ),
       );
     } else {

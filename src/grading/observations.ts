@@ -7,7 +7,8 @@ import type { Verdict } from './verdict.js';
 
 /**
  * Outcome observations (seed 000 §3.2: the compound-learning feed): one line per graded job in
- * `observations.jsonl`. Fail-soft: a failure here is a warning and never fails or undoes a grade.
+ * `observations.jsonl`, read back into the briefs of later crews in the same domain or fences
+ * (src/agents/continuity.ts). Fail-soft: a failure here is a warning and never fails or undoes a grade.
  */
 export interface Observation {
   at: string;
@@ -17,6 +18,8 @@ export interface Observation {
   agent: string;
   domain: string;
   difficulty: number;
+  /** The crew's fences: a later crew touching the same paths reads this observation. */
+  fences?: string[];
   accepted: boolean;
   decidedBy: string;
   code: string;
@@ -49,6 +52,7 @@ export function observationOf(
     agent: string;
     domain: string;
     difficulty: number;
+    fences?: string[];
   },
   verdict: Verdict,
   at: Date,
@@ -61,6 +65,7 @@ export function observationOf(
     agent: job.agent,
     domain: job.domain,
     difficulty: job.difficulty,
+    ...(job.fences?.length ? { fences: [...job.fences] } : {}),
     accepted: verdict.accepted,
     decidedBy: verdict.decidedBy,
     code: verdict.code,

@@ -7,9 +7,12 @@ import type { VerificationRecord } from '../schemas/bookbag.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { reviewerVerdictSchema, type JudgeFinding, type ReviewerVerdict } from './verdict.js';
+import type { ReviewerConfig } from '../config/schema.js';
+import { runAgentReviewer } from './agent-reviewer.js';
 
 /**
- * The configured reviewer (DESIGN §4), e.g. an LLM CLI. Protocol: the command (argv, no shell)
+ * The configured reviewer (DESIGN §4): `grading.reviewer` is a command (argv) or a Claude Code /
+ * Codex reviewer (./agent-reviewer.ts). Command protocol: the command (argv, no shell)
  * receives one JSON document on stdin — `{jobKey, issueNumber, crewId, agent, fences, brief, diff,
  * verification, role, report?}` — and the same parts as files named by `SCHOOL_REVIEW_BRIEF`, `SCHOOL_REVIEW_DIFF`
  * and `SCHOOL_REVIEW_VERIFICATION`. It prints a JSON verdict `{approve, score, reasons}` as its
@@ -43,7 +46,11 @@ export function parseReviewerOutput(stdout: string): ReviewerVerdict {
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
-  const candidates = [trimmed, ...lines.reverse()];
+  // An LLM often wraps its answer in a ```json fence: the fence's content is a candidate too.
+  const fenced = [...trimmed.matchAll(/```(?:json)?\s*\n([\s\S]*?)\n\s*```/g)]
+    .map((m) => m[1]!.trim())
+    .reverse();
+  const candidates = [trimmed, ...fenced, ...lines.reverse()];
   let lastProblem = 'no output';
   for (const c of candidates) {
     let parsed: unknown;
@@ -62,10 +69,13 @@ export function parseReviewerOutput(stdout: string): ReviewerVerdict {
 }
 
 export async function runReviewer(
-  argv: readonly string[],
+  reviewer: ReviewerConfig,
   input: ReviewInput,
   o: { cwd: string; timeoutMs: number; passEnv?: readonly string[] },
 ): Promise<JudgeFinding> {
+  if (!Array.isArray(reviewer) && reviewer.kind !== 'command') return runAgentReviewer(reviewer, input, o);
+  const argv = Array.isArray(reviewer) ? reviewer : reviewer.command!;
+  const passEnv = Array.isArray(reviewer) ? o.passEnv : reviewer.passEnv;
   const payload = redact(input);
   const dir = mkdtempSync(join(tmpdir(), 'school-review-'));
   try {
@@ -82,7 +92,7 @@ export async function runReviewer(
       timeoutMs: o.timeoutMs,
       input: JSON.stringify(payload),
       // Only what the reviewer is configured to receive (its passEnv), never the grader's token.
-      env: childEnv({ pass: o.passEnv, set: files }),
+      env: childEnv({ pass: passEnv, set: files }),
       maxOutputBytes: 1_000_000,
     });
     const r = { ...run, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
@@ -93,15 +103,18 @@ export async function runReviewer(
         `reviewer: exited with ${r.exitCode ?? r.signal}: ${redactText(r.stderr.trim()).slice(-300)}`,
       );
     }
-    const v = parseReviewerOutput(r.stdout);
-    return {
-      judge: 'reviewer',
-      passed: v.approve,
-      code: v.approve ? 'reviewer_approved' : 'reviewer_rejected',
-      reasons: v.reasons.map((s) => redactText(s).slice(0, 500)).slice(0, 20),
-      score: v.score,
-    };
+    return finding(parseReviewerOutput(r.stdout));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export function finding(v: ReviewerVerdict): JudgeFinding {
+  return {
+    judge: 'reviewer',
+    passed: v.approve,
+    code: v.approve ? 'reviewer_approved' : 'reviewer_rejected',
+    reasons: v.reasons.map((s) => redactText(s).slice(0, 500)).slice(0, 20),
+    score: v.score,
+  };
 }

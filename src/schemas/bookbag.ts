@@ -49,6 +49,10 @@ export type VerificationRecord = z.infer<typeof verificationRecordSchema>;
 export const usageSchema = z.object({
   inputTokens: z.number().nonnegative().optional(),
   outputTokens: z.number().nonnegative().optional(),
+  /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
+  cachedInputTokens: z.number().nonnegative().optional(),
+  /** claude-code: tokens written to the prompt cache (`cache_creation_input_tokens`). */
+  cacheCreationTokens: z.number().nonnegative().optional(),
   costUsd: z.number().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof usageSchema>;
@@ -73,6 +77,12 @@ export const bookbagSchema = z.object({
   /** Null when the crew never reached verification: graded FAIL verification_unavailable (N5.3). */
   verification: verificationRecordSchema.nullable(),
   usage: usageSchema.optional(),
+  /** Correction turns the crew sent after a failed verification (seed 002). */
+  correctionTurns: z.number().int().nonnegative().optional(),
+  /** The agent session the turns ran in (claude session_id, codex thread_id). */
+  agentSession: z.string().optional(),
+  /** Set when the crew started from an interrupted crew's change: that crew's id. */
+  continuedFrom: z.string().optional(),
   timings: z.object({ startedAt: z.string(), finishedAt: z.string(), durationMs: z.number() }),
 });
 export type Bookbag = z.infer<typeof bookbagSchema>;

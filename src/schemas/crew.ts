@@ -42,8 +42,15 @@ export const CREW_OUTCOMES = [
 ] as const;
 export type CrewOutcome = (typeof CREW_OUTCOMES)[number];
 
-/** Outcomes that pause the school instead of counting as a failed run (seed 002). */
-export const PAUSING_OUTCOMES: readonly CrewOutcome[] = ['usage_limit', 'overloaded'];
+/**
+ * Outcomes that pause new launches instead of counting as a failed run (seed 002): a usage or
+ * credit limit. A rate limit or service overload (`overloaded`) is an interruption — retried later,
+ * never a failure and never a school-wide pause.
+ */
+export const PAUSING_OUTCOMES: readonly CrewOutcome[] = ['usage_limit'];
+
+/** Outcomes that neither count as a failure nor pause the school: the issue is retried later. */
+export const INTERRUPTION_OUTCOMES: readonly CrewOutcome[] = ['usage_limit', 'overloaded', 'cancelled'];
 
 export interface CrewPlanned {
   crewId: string;
@@ -95,6 +102,11 @@ export interface CrewFinished {
    * before the student ran). Not the agent's fault: it never counts toward the two-failure stop.
    */
   preVerify?: boolean;
+  /**
+   * Set on an `aborted` crew whose agent could not start (its CLI missing, its credentials refused):
+   * an infrastructure alert, never counted toward the two-failure stop.
+   */
+  infra?: boolean;
 }
 
 export type CrewEvent =

@@ -20,7 +20,9 @@ import type { RunOutcome } from './workload.js';
  */
 const AGENT: AgentConfig = {
   id: 'sim-student',
+  kind: 'command',
   command: ['true'],
+  args: [],
   roles: ['coding', 'research', 'triage', 'docs'],
   domains: [],
   maxDifficulty: 5,

@@ -26,7 +26,7 @@ function failure(text: string): ConfigError {
 }
 
 describe('school.yml', () => {
-  it('an empty file is a working configuration with every default', () => {
+  it('an empty file is a valid configuration with every default, and no agent until one is added', () => {
     const c = loadConfig(file('empty.yml', ''));
     expect(c.stateDir).toBe('.school/state');
     expect(c.curriculum).toMatchObject({ labels: [], rules: [], maxBodyLength: 65_536 });
@@ -39,7 +39,8 @@ describe('school.yml', () => {
       weight: 'standard',
     });
     expect(c.fleet.daemons).toHaveLength(1);
-    expect(c.agents[0]!.id).toBe('student');
+    // No example student is used silently in someone else's repository.
+    expect(c.agents).toEqual([]);
     expect(c.dispatch.maxCrews).toBe(1);
     expect(loadConfig(file('comment.yml', '# nothing here\n'))).toEqual(c);
   });

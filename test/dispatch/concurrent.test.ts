@@ -8,7 +8,7 @@ import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { activeCrews, readRegistry } from '../../src/dispatch/registry.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
-import { GiB, config, item } from './helpers.js';
+import { GiB, TEST_AGENT, config, item } from './helpers.js';
 
 const PLANNER = fileURLToPath(new URL('./fixtures/planner.ts', import.meta.url));
 const PROCESSES = 4;
@@ -48,7 +48,7 @@ async function race(schools: Array<Record<string, unknown>>, issues: number) {
     for (const dm of cfg.fleet.daemons) {
       await recordHeartbeat(layout, cfg, { daemon: dm.id, observedClass: 'xl', freeDiskBytes: 50 * GiB });
     }
-    writeFileSync(join(d.path, `config-${i}.json`), JSON.stringify(raw));
+    writeFileSync(join(d.path, `config-${i}.json`), JSON.stringify({ agents: [TEST_AGENT], ...raw }));
     layouts.push(layout);
     pairs.push(layout.root, join(d.path, `config-${i}.json`));
   }

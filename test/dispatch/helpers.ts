@@ -59,8 +59,15 @@ export function admission(over: Partial<AdmissionInput> = {}): AdmissionInput {
   };
 }
 
+/** The agent these tests plan onto when they configure none (a school with no agents plans nothing). */
+export const TEST_AGENT = {
+  id: 'student',
+  command: ['node', 'examples/student.mjs'],
+  roles: ['coding', 'research', 'triage', 'docs'],
+};
+
 export function config(raw: Record<string, unknown> = {}): SchoolConfig {
-  return parseConfig(raw, 'test');
+  return parseConfig({ agents: [TEST_AGENT], ...raw }, 'test');
 }
 
 export function item(number: number, over: Partial<CurriculumItem> = {}): CurriculumItem {

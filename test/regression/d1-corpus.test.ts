@@ -44,7 +44,7 @@ describe('D1 hostile corpus through the example loop', () => {
     config.dispatch.maxCrews = 6;
     config.fleet.daemons = config.fleet.daemons.map((d) => ({ ...d, worktrees: 3 }));
     for (const a of config.agents)
-      a.command = a.command.map((x) => (x === 'examples/student.mjs' ? paths.student : x));
+      a.command = a.command!.map((x) => (x === 'examples/student.mjs' ? paths.student : x));
     layout = new StateLayout(config.stateDir);
     result = await runLoop({
       config,

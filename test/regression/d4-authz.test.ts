@@ -113,7 +113,7 @@ describe('D4 authN/Z shadow', () => {
     });
     s.config.dispatch.minFreeDiskGiB = 0;
     const canary = join(s.root, 'root-ran');
-    s.config.agents.find((a) => a.id === 'root')!.command[3] = canary;
+    s.config.agents.find((a) => a.id === 'root')!.command![3] = canary;
     const r = await loop(
       s,
       writeIssues(s, [{ number: 3, title: 'docs task', body: '```school\nrole: docs\nagent: root\n```\n' }]),

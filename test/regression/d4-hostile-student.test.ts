@@ -49,7 +49,7 @@ describe('D4 a hostile student', () => {
     });
     const markers = join(s.root, 'markers');
     mkdirSync(markers, { recursive: true });
-    s.config.agents.find((a) => a.id === 'hostile')!.command[3] = markers;
+    s.config.agents.find((a) => a.id === 'hostile')!.command![3] = markers;
     s.config.dispatch.minFreeDiskGiB = 0;
     // Verification and sealed tests both run the repository's tests, which now include the student's.
     s.config.dispatch.verify = ['node', '--test'];

@@ -68,7 +68,7 @@ describe('D6 concurrent load', () => {
     s.config.dispatch.minFreeDiskGiB = 0;
     s.config.dispatch.maxCrews = 4;
     s.config.agents = s.config.agents.filter((a) => a.id === 'slow');
-    s.config.agents[0]!.command = s.config.agents[0]!.command.map((a) => (a === '2500' ? '1500' : a));
+    s.config.agents[0]!.command = s.config.agents[0]!.command!.map((a) => (a === '2500' ? '1500' : a));
     const r = await loop(s, writeIssues(s, issues(4)));
     expect(r.plan.assignments).toHaveLength(4);
     const lines = readFileSync(s.ledger, 'utf8').trim().split('\n');

@@ -1,3 +1,4 @@
+import { NO_AGENTS } from '../../dispatch/assign.js';
 import { configJsonSchema, loadConfig } from '../../config/load.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';
@@ -27,6 +28,7 @@ export const configCommand: Command = {
       process.stdout.write(
         `${path}: valid. ${config.fleet.daemons.length} daemon(s), ${config.agents.length} agent(s), max ${config.dispatch.maxCrews} crew(s).\n`,
       );
+      if (config.agents.length === 0) process.stdout.write(`warning: ${NO_AGENTS}\n`);
       return 0;
     }
     process.stderr.write(`school config: unknown subcommand "${sub}"; use "schema" or "check".\n`);

@@ -99,7 +99,7 @@ function exampleConfig(): SchoolConfig {
   const config = loadConfig(paths.config, { curriculum: { issuesFile: paths.issues } });
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(p));
   for (const agent of config.agents) {
-    agent.command = agent.command.map((a) => (a === 'examples/student.mjs' ? paths.student : a));
+    agent.command = agent.command?.map((a) => (a === 'examples/student.mjs' ? paths.student : a));
   }
   return { ...config, stateDir: abs(config.stateDir), repoPath: abs(config.repoPath) };
 }

@@ -1,0 +1,145 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CurriculumItem } from '../schemas/curriculum.js';
+import { BOOKBAG_FILES, bookbagSchema } from '../schemas/bookbag.js';
+import type { CrewRecord } from '../dispatch/registry.js';
+import { FAILURE_OUTCOMES } from '../dispatch/history.js';
+import { GradingQueue } from '../grading/queue.js';
+import type { Observation } from '../grading/observations.js';
+import { readJsonl } from '../state/jsonl.js';
+import type { StateLayout } from '../state/layout.js';
+import { runGit } from '../process/git.js';
+import { sanitizeText } from '../security/sanitize.js';
+import type { Continuation, RepairEvidence } from '../crew/brief.js';
+import { tail } from './ending.js';
+
+/**
+ * What a crew learns from the crews before it (seed 002):
+ *  - the change of an interrupted crew of the same issue (a limit, an overload or a timeout) is
+ *    applied to the new worktree, so the work is continued, not redone;
+ *  - a repair's brief carries the failed attempt's evidence: verification output tail, reviewer
+ *    reasons, correction turns;
+ *  - observations of earlier graded crews in the same domain or fences.
+ * Everything here is read fail-soft: a missing or unreadable input means a shorter brief, never a
+ * failed crew.
+ */
+
+/** Outcomes whose change is kept for the next attempt. */
+export const KEEPS_WORK = ['usage_limit', 'overloaded', 'timed_out'] as const;
+
+/** Earlier finished crews of this issue, newest first; skips runs that said nothing (N4.1, infra). */
+export function previousRuns(crews: Record<string, CrewRecord>, issue: number, self: string): CrewRecord[] {
+  return Object.values(crews)
+    .filter((c) => c.issueNumber === issue && c.crewId !== self && c.status === 'finished')
+    .filter((c) => !c.preVerify && !c.infra && c.outcome !== 'cancelled')
+    .sort(
+      (a, b) => (b.finishedAt ?? '').localeCompare(a.finishedAt ?? '') || b.crewId.localeCompare(a.crewId),
+    );
+}
+
+/** Applies the latest interrupted crew's diff to the worktree, when the latest run was one. */
+export async function continueInterrupted(
+  layout: StateLayout,
+  runs: CrewRecord[],
+  worktree: string,
+): Promise<Continuation | undefined> {
+  const last = runs[0];
+  if (!last?.outcome || !(KEEPS_WORK as readonly string[]).includes(last.outcome)) return undefined;
+  const file = join(layout.bookbag(last.crewId), BOOKBAG_FILES.diff);
+  const patch = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+  if (patch.length === 0) return undefined;
+  const files = [...patch.toString('utf8').matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!);
+  for (const mode of [[], ['--3way']]) {
+    const r = await runGit(['apply', '--whitespace=nowarn', ...mode, '-'], { cwd: worktree, input: patch });
+    if (r.exitCode === 0) return { crewId: last.crewId, outcome: last.outcome, applied: true, files };
+  }
+  return {
+    crewId: last.crewId,
+    outcome: last.outcome,
+    applied: false,
+    files,
+    detail: 'git apply refused the patch',
+  };
+}
+
+/** The failed attempt a repair follows: its outcome, verification tail, reviewer reasons. */
+export function repairEvidence(
+  layout: StateLayout,
+  runs: CrewRecord[],
+  verdictReasons = reviewerReasons(layout),
+): RepairEvidence | undefined {
+  const failed = runs.find(
+    (c) =>
+      (c.outcome && FAILURE_OUTCOMES.includes(c.outcome)) ||
+      (c.outcome === 'succeeded' && verdictReasons.has(c.crewId)),
+  );
+  if (!failed) return undefined;
+  const bag = layout.bookbag(failed.crewId);
+  let correctionTurns: number | undefined;
+  try {
+    const rec = bookbagSchema.safeParse(JSON.parse(readFileSync(join(bag, BOOKBAG_FILES.record), 'utf8')));
+    if (rec.success) correctionTurns = rec.data.correctionTurns;
+  } catch {
+    /* no record: the crew never got that far */
+  }
+  let verificationTail: string | undefined;
+  try {
+    verificationTail = tail(readFileSync(join(bag, BOOKBAG_FILES.verificationLog), 'utf8'), 3000);
+  } catch {
+    /* no verification ran */
+  }
+  const reasons = verdictReasons.get(failed.crewId);
+  return {
+    crewId: failed.crewId,
+    outcome: failed.outcome ?? 'unknown',
+    reason: failed.reason ?? '',
+    ...(correctionTurns !== undefined ? { correctionTurns } : {}),
+    ...(verificationTail ? { verificationTail } : {}),
+    ...(reasons?.length ? { reviewerReasons: reasons } : {}),
+  };
+}
+
+/** Reasons of rejecting verdicts, per crew. */
+export function reviewerReasons(layout: StateLayout): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  try {
+    for (const j of Object.values(new GradingQueue(layout).state().jobs)) {
+      if (j.status !== 'graded' || !j.verdict || j.verdict.accepted) continue;
+      const reasons = [
+        ...j.verdict.reasons,
+        ...j.verdict.findings.filter((f) => !f.passed).flatMap((f) => f.reasons),
+      ];
+      out.set(
+        j.job.crewId,
+        [...new Set(reasons)].slice(0, 10).map((r) => sanitizeText(r, 300).text),
+      );
+    }
+  } catch {
+    /* grading state unreadable: the repair brief goes without reviewer reasons */
+  }
+  return out;
+}
+
+/** Up to `max` earlier observations in the item's domain or sharing a fence, newest first. */
+export function relevantObservations(layout: StateLayout, item: CurriculumItem, max = 5): string[] {
+  let records: Observation[];
+  try {
+    records = readJsonl<Observation>(layout.file('observations')).records;
+  } catch {
+    return [];
+  }
+  const fences = new Set(item.fences);
+  const picked: string[] = [];
+  for (let i = records.length - 1; i >= 0 && picked.length < max; i--) {
+    const o = records[i]!;
+    if (!o || typeof o !== 'object') continue;
+    const near =
+      o.issueNumber === item.number ||
+      o.domain === item.domain ||
+      (o.fences ?? []).some((f) => fences.has(f));
+    if (!near) continue;
+    const text = `issue #${Number(o.issueNumber)} (${o.domain}, difficulty ${Number(o.difficulty)}) by ${o.agent}: ${o.accepted ? 'accepted' : 'rejected'} — ${o.code}, score ${Number(o.score).toFixed(2)}`;
+    picked.push(sanitizeText(text, 300).text.replace(/\s+/g, ' '));
+  }
+  return picked;
+}

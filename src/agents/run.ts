@@ -1,0 +1,129 @@
+import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import type { AgentConfig } from '../config/schema.js';
+import type { ChildEnv } from '../process/env.js';
+import { runProcess, type RunResult } from '../process/run.js';
+import { classify } from '../crew/outcome.js';
+import { readUsage } from '../crew/usage.js';
+import { claudeArgv, claudeEnding } from './claude.js';
+import { codexArgv, codexEnding } from './codex.js';
+import type { TurnEnding } from './ending.js';
+
+/**
+ * Runs one agent turn — the first, or a correction turn resuming its session — through the process
+ * layer, and says how it ended. The brief reaches a `command` agent as a file (`{brief}` in argv and
+ * `$SCHOOL_BRIEF`) and a CLI agent on stdin; it is never shell text and never an argv element that
+ * could become a flag.
+ */
+export interface TurnOptions {
+  cwd: string;
+  env: ChildEnv;
+  timeoutMs: number;
+  graceMs?: number;
+  /** stdout and stderr of every turn are appended here. */
+  logFile: string;
+  /** The brief (first turn) or the correction brief (later turns), as a file. */
+  briefPath: string;
+  /** claude-code / codex: what is sent on stdin (the brief, or the correction message). */
+  prompt: string;
+  /** claude-code / codex: the session a correction turn resumes. */
+  resume?: string;
+  /** The command agent's usage and report files (the student contract). */
+  usageFile: string;
+  reportFile: string;
+  /** Makes argv elements relative to the configuration absolute (command agents). */
+  commandArgv: (command: readonly string[]) => string[];
+  /** The classroom's launcher (e.g. orca) around the agent's argv. */
+  wrap: (argv: readonly string[]) => string[];
+  onSpawn?: (pid: number) => void;
+  now?: () => Date;
+}
+
+export interface TurnResult {
+  ending: TurnEnding;
+  process: Pick<RunResult, 'exitCode' | 'signal' | 'timedOut' | 'durationMs' | 'truncated'>;
+  report?: string;
+}
+
+/** Captured per stream for a CLI agent: the result object is at the end, so the tail is kept. */
+const CAPTURE_BYTES = 4 * 1024 * 1024;
+
+export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnResult> {
+  rmSync(o.usageFile, { force: true });
+  const cli = agent.kind !== 'command';
+  const argv = cli
+    ? agent.kind === 'claude-code'
+      ? claudeArgv(agent, o.resume ? { resume: o.resume } : {})
+      : codexArgv(agent, o.resume ? { resume: o.resume } : {})
+    : o.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(o.briefPath));
+  const run = await runProcess(o.wrap(argv), {
+    cwd: o.cwd,
+    env: o.env,
+    timeoutMs: o.timeoutMs,
+    graceMs: o.graceMs,
+    ...(cli ? { input: o.prompt, maxOutputBytes: CAPTURE_BYTES } : { logFile: o.logFile }),
+    onSpawn: o.onSpawn,
+  });
+  const stdout = run.stdout.toString('utf8');
+  const stderr = run.stderr.toString('utf8');
+  if (cli) appendFileSync(o.logFile, `${stdout}${stderr ? `\n[stderr]\n${stderr}` : ''}\n`);
+  const report = existsSync(o.reportFile) ? readFileSync(o.reportFile, 'utf8') : undefined;
+  const proc = {
+    exitCode: run.exitCode,
+    signal: run.signal,
+    timedOut: run.timedOut,
+    durationMs: run.durationMs,
+    truncated: run.truncated,
+  };
+  const base = baseEnding(agent, run, o.timeoutMs);
+  if (base) return { ending: base, process: proc, report };
+  const now = o.now?.() ?? new Date();
+  let ending: TurnEnding;
+  if (agent.kind === 'claude-code') ending = claudeEnding({ exitCode: run.exitCode, stdout, stderr }, now);
+  else if (agent.kind === 'codex')
+    ending = codexEnding(agent, { exitCode: run.exitCode, stdout, stderr }, now);
+  else {
+    const c = classify(run, report, null, o.timeoutMs);
+    const { usage } = readUsage(o.usageFile);
+    ending = {
+      kind:
+        c.outcome === 'succeeded'
+          ? 'succeeded'
+          : c.outcome === 'usage_limit'
+            ? 'usage_limit'
+            : c.outcome === 'overloaded'
+              ? 'overloaded'
+              : 'failed',
+      reason: c.reason,
+      ...(usage ? { usage } : {}),
+    };
+  }
+  if (run.truncated && ending.kind === 'succeeded')
+    ending = {
+      ...ending,
+      reason: `${ending.reason}; output beyond ${CAPTURE_BYTES} bytes per stream was dropped from the front`,
+    };
+  return { ending, process: proc, report };
+}
+
+/** Endings every kind shares: the process never started, or the timeout killed it. */
+function baseEnding(agent: AgentConfig, run: RunResult, timeoutMs: number): TurnEnding | undefined {
+  if (run.spawnError) {
+    const bin =
+      agent.kind === 'command'
+        ? (agent.command?.[0] ?? '')
+        : (agent.bin ?? (agent.kind === 'codex' ? 'codex' : 'claude'));
+    const missing = /ENOENT/.test(run.spawnError);
+    return {
+      kind: 'could_not_start',
+      reason: missing
+        ? `agent ${agent.id}: \`${bin}\` was not found on PATH; install it on this runner or set agents[].bin to its path`
+        : `agent ${agent.id}: could not start \`${bin}\`: ${run.spawnError}`,
+    };
+  }
+  if (run.timedOut)
+    return {
+      kind: 'timed_out',
+      reason: `student exceeded its ${Math.round(timeoutMs / 1000)} s timeout; process group killed`,
+    };
+  return undefined;
+}

@@ -1,0 +1,135 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import type { AgentConfig } from '../config/schema.js';
+import { renderCorrection } from '../crew/brief.js';
+import { recordCrewSpend } from '../crew/usage.js';
+import { childEnv } from '../process/env.js';
+import { runProcess } from '../process/run.js';
+import { sha256, type Usage, type VerificationRecord } from '../schemas/bookbag.js';
+import { redactText } from '../security/redact.js';
+import { writeTextAtomic } from '../state/atomic.js';
+import type { StateLayout } from '../state/layout.js';
+import { addUsage, tail, type TurnEnding } from './ending.js';
+import { runTurn, type TurnOptions } from './run.js';
+
+/**
+ * One crew's agent session (seed 002): the first turn, verification, and — while verification
+ * fails — up to `maxCorrections` correction turns in the same session, each sent the exact checker
+ * output (redacted, bounded) and re-verified. Every turn's usage is recorded in the spend ledger as
+ * its own row the moment the turn ends, so a crash later loses no spend.
+ */
+export interface SessionInput {
+  agent: AgentConfig;
+  layout: StateLayout;
+  spendOf: { crewId: string; issueNumber: number; agent: string };
+  worktree: string;
+  crewVars: Record<string, string>;
+  paths: {
+    brief: string;
+    usage: string;
+    report: string;
+    studentLog: string;
+    verifyLog: string;
+    correction(turn: number): string;
+  };
+  /** The verification command; undefined (or `verifies: false`) means none runs. */
+  verify?: readonly string[];
+  verifies: boolean;
+  maxCorrections: number;
+  timeoutMs: number;
+  graceMs?: number;
+  baseSha: string;
+  commandArgv: TurnOptions['commandArgv'];
+  wrap: TurnOptions['wrap'];
+  onSpawn?: (pid: number) => void;
+  /** Runs after every agent turn, before the toolkit touches the worktree again. */
+  afterTurn(): void;
+}
+
+export interface SessionResult {
+  ending: TurnEnding;
+  usage?: Usage;
+  session?: string;
+  report?: string;
+  /** The last verification; its `diffSha` is left for the caller, who collects the final diff. */
+  verification: VerificationRecord | null;
+  verificationLog?: string;
+  corrections: number;
+}
+
+export async function runSession(i: SessionInput): Promise<SessionResult> {
+  const { agent, paths } = i;
+  // The agent gets the base environment, the crew's variables and exactly the names in its passEnv;
+  // verification runs the repository's own (student-editable) test command and gets no passEnv.
+  const verifyEnv = childEnv({ set: i.crewVars });
+  const r: SessionResult = {
+    ending: { kind: 'failed', reason: 'no turn ran' },
+    verification: null,
+    corrections: 0,
+  };
+  let briefPath = paths.brief;
+  let prompt = readFileSync(paths.brief, 'utf8');
+  for (;;) {
+    const turn = await runTurn(agent, {
+      cwd: i.worktree,
+      env: childEnv({
+        pass: agent.passEnv,
+        set: { ...i.crewVars, SCHOOL_BRIEF: briefPath, SCHOOL_CORRECTION_TURN: String(r.corrections) },
+      }),
+      timeoutMs: i.timeoutMs,
+      graceMs: i.graceMs,
+      logFile: paths.studentLog,
+      briefPath,
+      prompt,
+      ...(r.corrections > 0 && r.session ? { resume: r.session } : {}),
+      usageFile: paths.usage,
+      reportFile: paths.report,
+      commandArgv: i.commandArgv,
+      wrap: i.wrap,
+      onSpawn: i.onSpawn,
+    });
+    i.afterTurn();
+    r.ending = turn.ending;
+    r.report = turn.report ?? r.report;
+    r.session = turn.ending.sessionId ?? r.session;
+    if (turn.ending.usage) await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
+    r.usage = addUsage(r.usage, turn.ending.usage);
+    if (turn.ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
+    rmSync(paths.verifyLog, { force: true });
+    const v = await runProcess(i.verify, {
+      cwd: i.worktree,
+      env: verifyEnv,
+      logFile: paths.verifyLog,
+      timeoutMs: i.timeoutMs,
+      graceMs: i.graceMs,
+    });
+    const log = redactText(existsSync(paths.verifyLog) ? readFileSync(paths.verifyLog, 'utf8') : '');
+    r.verificationLog = log;
+    r.verification = {
+      command: [...i.verify],
+      exitCode: v.exitCode,
+      passed: v.exitCode === 0 && !v.timedOut,
+      durationMs: v.durationMs,
+      logDigest: sha256(log),
+      baseSha: i.baseSha,
+      diffSha: '',
+      timedOut: v.timedOut,
+    };
+    if (r.verification.passed || r.corrections >= i.maxCorrections) return r;
+    // A CLI agent's correction resumes its session; without a session id there is nothing to resume.
+    if (agent.kind !== 'command' && !r.session) return r;
+    r.corrections++;
+    const correction = renderCorrection({
+      turn: r.corrections,
+      of: i.maxCorrections,
+      command: i.verify,
+      exitCode: v.exitCode,
+      timedOut: v.timedOut,
+      output: tail(log, 16_000),
+    });
+    // A command agent gets the brief again with the correction appended (a file, as always); a
+    // CLI agent's session already holds the brief, so it receives the correction alone.
+    briefPath = paths.correction(r.corrections);
+    writeTextAtomic(briefPath, `${readFileSync(paths.brief, 'utf8')}\n${correction}`);
+    prompt = correction;
+  }
+}

@@ -1,0 +1,59 @@
+import { resolveConfig } from '../../config/load.js';
+import { ConfigError } from '../../errors.js';
+import { issueStates } from '../../dispatch/history.js';
+import { requeueIssue } from '../../dispatch/pause.js';
+import { readRegistry } from '../../dispatch/registry.js';
+import { readSchool } from '../../dispatch/school-log.js';
+import { redactText } from '../../security/redact.js';
+import { StateLayout } from '../../state/layout.js';
+import { parse } from '../args.js';
+import type { Command } from '../commands.js';
+
+const HELP = `Usage: school requeue ISSUE --reason TEXT
+Re-admits an issue stopped after two failed runs (repair-stopped-after-two-failures). The reason is
+recorded in the state; the runs before the requeue no longer count toward the two-failure stop.
+Options: --config FILE (default school.yml), --state-dir DIR (default: stateDir from the config)
+`;
+
+export const requeueCommand: Command = {
+  summary: 'requeue ISSUE --reason TEXT: re-admit an issue stopped after two failed runs',
+  async run(argv) {
+    const { values, positionals } = parse(
+      'requeue',
+      argv,
+      {
+        reason: { type: 'string' },
+        config: { type: 'string' },
+        'state-dir': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      true,
+    );
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    if (positionals.length !== 1 || !/^#?\d+$/.test(positionals[0]!)) {
+      throw new ConfigError(
+        'school requeue: give exactly one issue number, e.g. `school requeue 42 --reason "fixed the flaky test"`.',
+      );
+    }
+    const issue = Number(positionals[0]!.replace('#', ''));
+    if (values.reason === undefined)
+      throw new ConfigError('school requeue: --reason TEXT is required (it is recorded).');
+    const config = resolveConfig(values.config);
+    const layout = new StateLayout(values['state-dir'] ?? config.stateDir);
+    const state = issueStates(readRegistry(layout), undefined, readSchool(layout).requeues).get(issue);
+    if (state?.kind !== 'stopped') {
+      const now = state ? state.kind : 'never dispatched';
+      throw new ConfigError(
+        `school requeue: issue #${issue} is not stopped (it is ${now}); only an issue stopped after two failed runs is requeued.`,
+      );
+    }
+    await requeueIssue(layout, issue, values.reason);
+    process.stdout.write(
+      `Requeued issue #${issue} (${redactText(values.reason.trim())}); the next plan admits it as a first attempt.\n`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,444 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCrew } from '../../src/crew/crew.js';
+import { silentLogger } from '../../src/log.js';
+import { readJsonl } from '../../src/state/jsonl.js';
+import { issueStates } from '../../src/dispatch/history.js';
+import { pauseStatus } from '../../src/dispatch/pause.js';
+import { totalSpend } from '../../src/dispatch/spend.js';
+import { GradingQueue } from '../../src/grading/queue.js';
+import { EventLog, event } from '../../src/state/event-log.js';
+import type { CrewEvent } from '../../src/schemas/crew.js';
+import { appendFileSync } from 'node:fs';
+import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from '../crew/helpers.js';
+import { claude, codex, installFakes } from './fake.js';
+
+let school: School | undefined;
+const saved: Record<string, string | undefined> = {};
+const CANARIES = {
+  GITHUB_TOKEN: 'ghs_canaryGithubToken000000000000000000',
+  INPUT_TOKEN: 'ghp_canaryInputToken0000000000000000000',
+  ACTIONS_RUNTIME_TOKEN: 'canary-actions-runtime',
+  OPENAI_API_KEY: 'sk-canary-openai-not-passed',
+  ANTHROPIC_API_KEY: 'sk-ant-canary-passed',
+};
+beforeEach(() => {
+  for (const k of [...Object.keys(CANARIES), 'PATH']) saved[k] = process.env[k];
+  Object.assign(process.env, CANARIES);
+});
+afterEach(() => {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  school?.cleanup();
+  school = undefined;
+});
+
+const SOLVE = (n: number) => ({ file: 'src/value.txt', text: `solved #${n}\n` });
+
+function agentSchool(turns: Parameters<typeof installFakes>[1], over: { timeout?: number } = {}) {
+  const s = (school = makeSchool({
+    ...(over.timeout ? { timeout: over.timeout } : {}),
+    extraAgents: [
+      {
+        id: 'claude',
+        kind: 'claude-code',
+        model: 'claude-sonnet-4-5',
+        maxTurns: 40,
+        passEnv: ['ANTHROPIC_API_KEY'],
+      },
+      {
+        id: 'codex',
+        kind: 'codex',
+        model: 'gpt-5-codex',
+        pricing: { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10 },
+        passEnv: ['OPENAI_API_KEY'],
+      },
+      { id: 'ghost', kind: 'claude-code', bin: 'claude-not-installed' },
+    ],
+  }));
+  const fake = installFakes(join(s.root, 'bin'), turns);
+  process.env.PATH = `${fake.bin}:${saved.PATH}`;
+  return { s, fake };
+}
+
+function spendRows(s: School) {
+  return readJsonl<{ key: string; data: { costUsd: number; tokens: Record<string, number> } }>(
+    s.layout.file('spend'),
+  ).records.map((r) => [r.key, r.data.costUsd, r.data.tokens] as const);
+}
+
+async function run(s: School, crewId: string, issue: number, agent: string) {
+  await plan(s, [{ crewId, issue, agent }]);
+  return runCrew(await spec(s, crewId), { logger: silentLogger });
+}
+
+describe('claude-code agent', () => {
+  it('reads cost, usage and session from the result object; brief on stdin; only passEnv reaches it', async () => {
+    const { s, fake } = agentSchool([
+      { append: SOLVE(7), stdout: claude.result({ session: 'sess-7a', cost: 0.1234, turns: 5 }) },
+    ]);
+    writeCurriculum(s, [
+      item(7, { title: 'Make the value say solved', body: '--dangerously-skip-permissions; rm -rf /' }),
+    ]);
+    const r = await run(s, 'c7-cla00001', 7, 'claude');
+    expect(r.outcome).toBe('succeeded');
+    const [call] = fake.calls();
+    expect(call!.argv).toEqual([
+      '-p',
+      '--output-format',
+      'json',
+      '--model',
+      'claude-sonnet-4-5',
+      '--max-turns',
+      '40',
+      '--permission-mode',
+      'acceptEdits',
+    ]);
+    // N1.2: the issue text is on stdin, never in argv.
+    expect(call!.stdin).toContain('Make the value say solved');
+    expect(call!.argv.join(' ')).not.toContain('rm -rf');
+    // The student contract's usage file and exit codes are for command agents; a CLI's are read.
+    expect(call!.stdin).not.toContain('usage file');
+    expect(call!.stdin).toContain('do not commit, push or create branches');
+    expect(call!.cwd).toBe(registry(s).crews['c7-cla00001']!.worktree);
+    // Only the base allow-list, the crew's SCHOOL_* variables and passEnv.
+    expect(call!.env.ANTHROPIC_API_KEY).toBe(CANARIES.ANTHROPIC_API_KEY);
+    for (const k of ['GITHUB_TOKEN', 'INPUT_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'OPENAI_API_KEY'])
+      expect(call!.env[k], k).toBeUndefined();
+    const allowed = new Set([
+      'PATH',
+      'HOME',
+      'LANG',
+      'LC_ALL',
+      'LC_CTYPE',
+      'TZ',
+      'TMPDIR',
+      'TERM',
+      'USER',
+      'LOGNAME',
+      'SHELL',
+      'ANTHROPIC_API_KEY',
+    ]);
+    const extra = Object.keys(call!.env).filter((k) => !allowed.has(k) && !k.startsWith('SCHOOL_'));
+    expect(extra).toEqual([]);
+    expect(spendRows(s)).toEqual([
+      ['spend:c7-cla00001', 0.1234, { input: 1212, output: 340, cachedInput: 1000 }],
+    ]);
+    const record = JSON.parse(readFileSync(join(s.layout.bookbag('c7-cla00001'), 'bookbag.json'), 'utf8'));
+    expect(record.usage).toEqual({
+      inputTokens: 1212,
+      outputTokens: 340,
+      cachedInputTokens: 1000,
+      cacheCreationTokens: 200,
+      costUsd: 0.1234,
+    });
+    expect(record.agentSession).toBe('sess-7a');
+    expect(record.correctionTurns).toBe(0);
+  });
+
+  it('a failed verification goes back to the same session with the exact checker output; every turn is spent', async () => {
+    const { s, fake } = agentSchool([
+      { stdout: claude.result({ session: 'sess-8b', cost: 0.0123 }) }, // changes nothing: verify fails
+      { append: SOLVE(8), stdout: claude.result({ session: 'sess-8b', cost: 0.0456 }) },
+    ]);
+    writeCurriculum(s, [item(8)]);
+    const r = await run(s, 'c8-cla00002', 8, 'claude');
+    expect(r.outcome).toBe('succeeded');
+    expect(r.reason).toContain('after 1 correction turn(s)');
+    const calls = fake.calls();
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.argv).toContain('--resume');
+    expect(calls[1]!.argv[calls[1]!.argv.indexOf('--resume') + 1]).toBe('sess-8b');
+    // The checker's output, exactly as it printed it (redacted), inside the correction.
+    const checker = 'verifying src/value.txt\ndebug token [REDACTED]\nFAIL: no solution line\n';
+    expect(calls[1]!.stdin).toContain('Correction turn 1 of 2');
+    expect(calls[1]!.stdin).toMatch(/verifying src\/value\.txt\ndebug token \S+\nFAIL: no solution line/);
+    expect(calls[1]!.stdin).not.toContain('ghp_abcdefghijklmnopqrstuvwxyz0123456789');
+    expect(checker).toContain('FAIL');
+    expect(spendRows(s).map(([k, c]) => [k, c])).toEqual([
+      ['spend:c8-cla00002', 0.0123],
+      ['spend:c8-cla00002:turn-1', 0.0456],
+    ]);
+    expect(Math.round(totalSpend(s.layout) * 100)).toBe(6); // $0.0579
+    const record = JSON.parse(readFileSync(join(s.layout.bookbag('c8-cla00002'), 'bookbag.json'), 'utf8'));
+    expect(record.correctionTurns).toBe(1);
+    expect(record.usage.costUsd).toBe(0.0579);
+  });
+
+  it('gives up after dispatch.correctionTurns and fails', async () => {
+    const { s, fake } = agentSchool([{ stdout: claude.result({ session: 'sess-9', cost: 0.01 }) }]);
+    writeCurriculum(s, [item(9)]);
+    const r = await run(s, 'c9-cla00003', 9, 'claude');
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toContain('verification exited 1 after 2 correction turn(s)');
+    expect(fake.calls().map((c) => c.argv.includes('--resume'))).toEqual([false, true, true]);
+    expect(Math.round(totalSpend(s.layout) * 100)).toBe(3);
+  });
+
+  it('is_error with subtype success and exit 0 is a usage limit that pauses until its reset time, not a failure', async () => {
+    const reset = 1_900_000_000; // 2030-03-17
+    const { s } = agentSchool([
+      {
+        append: SOLVE(10),
+        stdout: claude.result({
+          session: 'sess-10',
+          cost: 0.002,
+          isError: true,
+          text: `Claude AI usage limit reached|${reset}`,
+        }),
+      },
+    ]);
+    writeCurriculum(s, [item(10)]);
+    const r = await run(s, 'c10-cla0004', 10, 'claude');
+    expect(r.outcome).toBe('usage_limit');
+    const p = pauseStatus(s.layout);
+    expect(p.paused).toBe(true);
+    expect(p.pauses[0]!.until).toBe(new Date(reset * 1000).toISOString());
+    expect(pauseStatus(s.layout, new Date((reset + 1) * 1000)).paused).toBe(false);
+    expect(issueStates(registry(s)).get(10)).toEqual({ kind: 'ready', attempt: 1 });
+    expect(spendRows(s).map(([k, c]) => [k, c])).toEqual([['spend:c10-cla0004', 0.002]]);
+  });
+
+  it('a bare limit line on stdout with exit 1 is a usage limit with a wall-clock reset', async () => {
+    const { s } = agentSchool([{ stdout: '5-hour limit reached ∙ resets 3pm\n', exit: 1 }]);
+    writeCurriculum(s, [item(11)]);
+    const r = await run(s, 'c11-cla0005', 11, 'claude');
+    expect(r.outcome).toBe('usage_limit');
+    const until = new Date(pauseStatus(s.layout).pauses[0]!.until!);
+    expect(until.getHours()).toBe(15);
+    expect(until.getTime()).toBeGreaterThan(Date.now());
+    expect(until.getTime() - Date.now()).toBeLessThanOrEqual(24 * 3600_000);
+  });
+
+  it('an overload is an interruption: no pause, no failure, and the next attempt continues its diff', async () => {
+    const { s, fake } = agentSchool([
+      {
+        append: { file: 'src/half.txt', text: 'half done\n' },
+        stdout:
+          'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CZbiHognn1znP8MCgREwD"}\n',
+        exit: 1,
+      },
+    ]);
+    writeCurriculum(s, [item(12)]);
+    const r = await run(s, 'c12-cla0006', 12, 'claude');
+    expect(r.outcome).toBe('overloaded');
+    expect(pauseStatus(s.layout).paused).toBe(false);
+    expect(issueStates(registry(s)).get(12)).toEqual({ kind: 'ready', attempt: 1 });
+    fake.setTurns([{ append: SOLVE(12), stdout: claude.result({ session: 'sess-12b', cost: 0.01 }) }]);
+    const again = await run(s, 'c12-cla0007', 12, 'claude');
+    expect(again.outcome).toBe('succeeded');
+    expect(fake.calls()[1]!.stdin).toContain('Continuing interrupted work');
+    expect(fake.calls()[1]!.stdin).toContain('c12-cla0006');
+    const record = JSON.parse(readFileSync(join(s.layout.bookbag('c12-cla0007'), 'bookbag.json'), 'utf8'));
+    expect(record.continuedFrom).toBe('c12-cla0006');
+    expect(record.changedFiles.sort()).toEqual(['src/half.txt', 'src/value.txt']);
+  });
+
+  it('truncated JSON is a failure with its text kept, never a success', async () => {
+    const whole = claude.result({ session: 'sess-13', cost: 0.5 });
+    const { s } = agentSchool([{ append: SOLVE(13), stdout: whole.slice(0, 120), exit: 0 }]);
+    writeCurriculum(s, [item(13)]);
+    const r = await run(s, 'c13-cla0008', 13, 'claude');
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toContain('without a result object');
+    expect(r.reason).toContain('"type":"result"');
+  });
+
+  it('megabytes of output before the stream-json result still yield the cost', async () => {
+    const { s } = agentSchool([
+      { append: SOLVE(14), bigOutputBytes: 6 * 1024 * 1024, stdout: claude.stream('sess-14', 0.77) },
+    ]);
+    writeCurriculum(s, [item(14)]);
+    const r = await run(s, 'c14-cla0009', 14, 'claude');
+    expect(r.outcome).toBe('succeeded');
+    expect(spendRows(s).map(([k, c]) => [k, c])).toEqual([['spend:c14-cla0009', 0.77]]);
+  });
+
+  it('a hang times out and its diff is kept for the next attempt', async () => {
+    const { s, fake } = agentSchool([{ append: { file: 'src/wip.txt', text: 'wip\n' }, hang: true }], {
+      timeout: 3,
+    });
+    writeCurriculum(s, [item(15)]);
+    const r = await run(s, 'c15-cla0010', 15, 'claude');
+    expect(r.outcome).toBe('timed_out');
+    expect(readFileSync(join(s.layout.bookbag('c15-cla0010'), 'diff.patch'), 'utf8')).toContain('+wip');
+    fake.setTurns([{ append: SOLVE(15), stdout: claude.result({ session: 's15', cost: 0 }) }]);
+    const again = await run(s, 'c15-cla0011', 15, 'claude');
+    expect(again.outcome).toBe('succeeded');
+    expect(fake.calls()[1]!.stdin).toContain('Continuing interrupted work');
+  }, 30_000);
+
+  it('a missing binary or refused credentials cannot start: an alert, not the agent’s failure', async () => {
+    const { s } = agentSchool([{ stdout: 'Invalid API key · Please run /login\n', exit: 1 }]);
+    writeCurriculum(s, [item(16), item(17)]);
+    const a = await run(s, 'c16-cla0012', 16, 'ghost');
+    expect(a.outcome).toBe('aborted');
+    expect(a.reason).toContain('`claude-not-installed` was not found on PATH');
+    const b = await run(s, 'c17-cla0013', 17, 'claude');
+    expect(b.outcome).toBe('aborted');
+    expect(b.reason).toContain('credentials were refused');
+    expect(registry(s).crews['c17-cla0013']!.infra).toBe(true);
+    const states = issueStates(registry(s));
+    expect(states.get(16)).toEqual({ kind: 'ready', attempt: 1 });
+    expect(states.get(17)).toEqual({ kind: 'ready', attempt: 1 });
+    const alerts = readJsonl<{ type: string; kind?: string }>(s.layout.file('audit')).records.filter(
+      (x) => x.type === 'crew.alert',
+    );
+    expect(alerts.map((x) => x.kind)).toEqual(['agent-could-not-start', 'agent-could-not-start']);
+  });
+});
+
+describe('codex agent', () => {
+  it('prices turn.completed usage with agents[].pricing and resumes the thread for a correction', async () => {
+    const { s, fake } = agentSchool([
+      { stdout: codex.run({ thread: 'th-20', input: 10_000, cached: 4_000, output: 2_000 }) },
+      {
+        append: SOLVE(20),
+        stdout: codex.run({ thread: 'th-20', input: 20_000, cached: 16_000, output: 1_000 }),
+      },
+    ]);
+    writeCurriculum(s, [item(20)]);
+    const r = await run(s, 'c20-cod0001', 20, 'codex');
+    expect(r.outcome).toBe('succeeded');
+    const calls = fake.calls();
+    expect(calls[0]!.argv).toEqual([
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--model',
+      'gpt-5-codex',
+      '--sandbox',
+      'workspace-write',
+      '-',
+    ]);
+    expect(calls[1]!.argv.slice(0, 3)).toEqual(['exec', 'resume', 'th-20']);
+    expect(calls[1]!.argv.at(-1)).toBe('-');
+    expect(calls[1]!.stdin).toContain('FAIL: no solution line');
+    expect(calls[0]!.env.OPENAI_API_KEY).toBe(CANARIES.OPENAI_API_KEY);
+    expect(calls[0]!.env.ANTHROPIC_API_KEY).toBeUndefined();
+    expect(calls[0]!.env.GITHUB_TOKEN).toBeUndefined();
+    // (6000×1.25 + 4000×0.125 + 2000×10)/1e6 = 0.028; (4000×1.25 + 16000×0.125 + 1000×10)/1e6 = 0.017
+    expect(spendRows(s)).toEqual([
+      ['spend:c20-cod0001', 0.028, { input: 10_000, output: 2_000, cachedInput: 4_000 }],
+      ['spend:c20-cod0001:turn-1', 0.017, { input: 20_000, output: 1_000, cachedInput: 16_000 }],
+    ]);
+    expect(Math.round(totalSpend(s.layout) * 100)).toBe(5);
+  });
+
+  it('an error/turn.failed usage limit pauses; a 429 retry exhaustion is an interruption', async () => {
+    const msg =
+      "You've hit your usage limit. To get more access now, send a request to your admin or try again at 12:16 PM.";
+    const { s, fake } = agentSchool([{ stdout: codex.failed('th-21', msg), exit: 1 }]);
+    writeCurriculum(s, [item(21), item(22)]);
+    const r = await run(s, 'c21-cod0002', 21, 'codex');
+    expect(r.outcome).toBe('usage_limit');
+    const until = new Date(pauseStatus(s.layout).pauses[0]!.until!);
+    expect([until.getHours(), until.getMinutes()]).toEqual([12, 16]);
+    fake.setTurns([
+      { stdout: codex.failed('th-22', 'exceeded retry limit, last status: 429 Too Many Requests'), exit: 1 },
+    ]);
+    const o = await run(s, 'c22-cod0003', 22, 'codex');
+    expect(o.outcome).toBe('overloaded');
+    expect(issueStates(registry(s)).get(22)).toEqual({ kind: 'ready', attempt: 1 });
+  });
+
+  it('an unrecognised error is a failure with the tool’s words kept', async () => {
+    const { s } = agentSchool([
+      { stdout: codex.failed('th-23', 'sandbox denied: cannot write outside workspace'), exit: 1 },
+    ]);
+    writeCurriculum(s, [item(23)]);
+    const r = await run(s, 'c23-cod0004', 23, 'codex');
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toContain('sandbox denied: cannot write outside workspace');
+    expect(existsSync(join(s.layout.bookbag('c23-cod0004'), 'done.flag'))).toBe(true);
+  });
+});
+
+describe('repairs that learn', () => {
+  it('a repair brief carries the failed attempt’s verification tail, reviewer reasons, correction turns and nearby observations', async () => {
+    const { s, fake } = agentSchool([{ stdout: claude.result({ session: 'sess-30', cost: 0.01 }) }]);
+    writeCurriculum(s, [item(30, { domain: 'parser', fences: ['src/**'] })]);
+    const first = await run(s, 'c30-rep0001', 30, 'claude');
+    expect(first.outcome).toBe('failed');
+    // Grading rejected it with reasons; an earlier crew in the same domain left an observation.
+    const q = new GradingQueue(s.layout);
+    const key = 'grade:30:c30-rep0001';
+    await q.claim([key], { worker: 'w', now: new Date(), leaseMs: 60_000, maxAttempts: 3, limit: 1 });
+    await q.markGraded(
+      [
+        {
+          jobKey: key,
+          verdict: {
+            accepted: false,
+            decidedBy: 'reviewer',
+            code: 'reviewer_rejected',
+            reasons: ['the parser still drops trailing commas'],
+            score: 0,
+            findings: [],
+          },
+        },
+      ],
+      'w',
+      new Date(),
+    );
+    appendFileSync(
+      s.layout.file('observations'),
+      JSON.stringify({
+        at: new Date().toISOString(),
+        jobKey: 'grade:29:c29-x',
+        issueNumber: 29,
+        crewId: 'c29-x',
+        agent: 'codex',
+        domain: 'parser',
+        difficulty: 2,
+        accepted: true,
+        decidedBy: 'reviewer',
+        code: 'reviewer_approved',
+        score: 0.9,
+      }) +
+        '\n' +
+        JSON.stringify({
+          at: new Date().toISOString(),
+          jobKey: 'grade:28:c28-x',
+          issueNumber: 28,
+          crewId: 'c28-x',
+          agent: 'codex',
+          domain: 'ui',
+          difficulty: 2,
+          accepted: true,
+          decidedBy: 'reviewer',
+          code: 'reviewer_approved',
+          score: 0.7,
+        }) +
+        '\n',
+    );
+    await new EventLog<CrewEvent>(s.layout.file('crews')).append([
+      event('crew.planned', 'planned:c30-rep0002', {
+        crewId: 'c30-rep0002',
+        issueNumber: 30,
+        daemon: 'd1',
+        agent: 'claude',
+        weight: 'standard',
+        fences: ['src/**'],
+        repair: true,
+        attempt: 2,
+      }),
+    ]);
+    fake.setTurns([{ append: SOLVE(30), stdout: claude.result({ session: 'sess-31', cost: 0.01 }) }]);
+    const repair = await runCrew(await spec(s, 'c30-rep0002'), { logger: silentLogger });
+    expect(repair.outcome).toBe('succeeded');
+    const brief = fake.calls().at(-1)!.stdin;
+    expect(brief).toContain('## The previous attempt');
+    expect(brief).toContain(
+      'Crew c30-rep0001 ended failed: verification exited 1 after 2 correction turn(s)',
+    );
+    expect(brief).toContain('It used 2 correction turn(s).');
+    expect(brief).toContain('the parser still drops trailing commas');
+    expect(brief).toContain('FAIL: no solution line');
+    expect(brief).toContain('issue #29 (parser, difficulty 2) by codex: accepted');
+    expect(brief).not.toContain('issue #28');
+  });
+});
