@@ -19,7 +19,10 @@ const META = /[*?[{]/;
 export function normalizeGlob(glob: string): string {
   let g = glob.trim().replace(/\\/g, '/');
   while (g.startsWith('./')) g = g.slice(2);
-  return g.replace(/^\/+/, '').replace(/\/{2,}/g, '/').replace(/\/+$/, '');
+  return g
+    .replace(/^\/+/, '')
+    .replace(/\/{2,}/g, '/')
+    .replace(/\/+$/, '');
 }
 
 /** A glob that matches a file name at any depth: a wildcard and no slash. */

@@ -1,9 +1,13 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BOOKBAG_FILES } from '../schemas/bookbag.js';
 import { PAUSING_OUTCOMES, type CrewOutcome } from '../schemas/crew.js';
 import { ConfigError } from '../errors.js';
 import { foldLog } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
 import type { CrewRegistry } from './registry.js';
 import {
+  activePauses,
   event,
   nonce,
   pauseKey,
@@ -18,7 +22,34 @@ import {
  * Launch pauses (seed 002). A usage/credit limit or a service overload is not a failed run: it pauses
  * new launches. `clearPause()` lifts every pause recorded so far; a condition that persists pauses
  * again as soon as the next crew reports it (pauses are keyed by the crew that reported them).
+ *
+ * A student that knows when its limit resets says so in its report, on a line of its own:
+ * `school-resets-at: 2026-11-02T15:00:00Z` (or Unix seconds). The pause then lifts itself at that
+ * time; a reset more than a week away, in the past or unreadable is ignored, and the pause waits
+ * for a clear.
  */
+
+const RESETS_AT = /^\s*school-resets-at:\s*(\S+)\s*$/im;
+const MAX_RESET_MS = 7 * 24 * 3600_000;
+
+/** The reset time a report names, if it is a readable time within the next week after `at`. */
+export function resetTimeIn(report: string | undefined, at: Date): Date | undefined {
+  const m = report?.slice(0, 4096).match(RESETS_AT);
+  if (!m) return undefined;
+  const text = m[1]!;
+  const ms = /^\d{9,11}$/.test(text) ? Number(text) * 1000 : Date.parse(text);
+  if (!Number.isFinite(ms) || ms <= at.getTime() || ms - at.getTime() > MAX_RESET_MS) return undefined;
+  return new Date(ms);
+}
+
+/** The reset time in a crew's bookbag report (the crew writes its bookbag before it pauses). */
+function bookbagResetTime(layout: StateLayout, crewId: string, at: Date): Date | undefined {
+  try {
+    return resetTimeIn(readFileSync(join(layout.bookbag(crewId), BOOKBAG_FILES.report), 'utf8'), at);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Records an operator pause. */
 export async function pauseSchool(layout: StateLayout, reason: string, at = new Date()): Promise<void> {
@@ -39,7 +70,8 @@ export async function pauseForOutcome(
   crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string },
   at = new Date(),
 ): Promise<boolean> {
-  const e = outcomePause(crew, at);
+  const until = crew.outcome === 'usage_limit' ? bookbagResetTime(layout, crew.crewId, at) : undefined;
+  const e = outcomePause(crew, at, until);
   if (!e) return false;
   return (await schoolLog(layout).append([e])).length === 1;
 }
@@ -47,6 +79,7 @@ export async function pauseForOutcome(
 function outcomePause(
   crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string },
   at: Date,
+  until?: Date,
 ): SchoolEvent | undefined {
   if (!pauses(crew.outcome)) return undefined;
   return event(
@@ -57,6 +90,7 @@ function outcomePause(
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,
+      ...(until ? { until: until.toISOString() } : {}),
     },
     at,
   );
@@ -79,14 +113,20 @@ export function pendingPauses(
   registry: CrewRegistry,
   schoolKeys: ReadonlySet<string>,
   at: Date,
+  layout?: StateLayout,
 ): SchoolEvent[] {
   const out: SchoolEvent[] = [];
   for (const c of Object.values(registry.crews)) {
     if (c.status !== 'finished' || !c.outcome || !pauses(c.outcome)) continue;
     if (schoolKeys.has(pauseKey(c))) continue;
+    // The reset time counts from when the crew finished, not from now.
+    const finishedAt = c.finishedAt ? new Date(c.finishedAt) : at;
+    const until =
+      layout && c.outcome === 'usage_limit' ? bookbagResetTime(layout, c.crewId, finishedAt) : undefined;
     const e = outcomePause(
       { crewId: c.crewId, issueNumber: c.issueNumber, outcome: c.outcome, reason: c.reason ?? '' },
       at,
+      until,
     );
     if (e) out.push(e);
   }
@@ -104,9 +144,9 @@ export async function clearPause(
   at = new Date(),
 ): Promise<{ cleared: ActivePause[] }> {
   const { result } = await schoolLog(layout).transact((current) => {
-    const pending = registry ? pendingPauses(registry, current.keys, at) : [];
+    const pending = registry ? pendingPauses(registry, current.keys, at, layout) : [];
     const state = foldLog(schoolFold, current);
-    const cleared = [...state.pauses, ...pending.map((e) => asPause(e))];
+    const cleared = activePauses([...state.pauses, ...pending.map((e) => asPause(e))], at);
     const clear = event(
       'school.pause-cleared',
       `pause-cleared:${nonce()}`,
@@ -128,11 +168,13 @@ export interface PauseStatus {
   lastCleared?: { at: string; reason: string };
 }
 
-export function pauseStatus(layout: StateLayout): PauseStatus {
+/** The pauses in force at `now` (a pause whose reset time passed has lifted itself). */
+export function pauseStatus(layout: StateLayout, now = new Date()): PauseStatus {
   const s = readSchool(layout);
+  const pauses = activePauses(s.pauses, now);
   return {
-    paused: s.pauses.length > 0,
-    pauses: s.pauses,
+    paused: pauses.length > 0,
+    pauses,
     ...(s.lastCleared ? { lastCleared: s.lastCleared } : {}),
   };
 }
@@ -142,5 +184,8 @@ export function describePauses(pauses: readonly ActivePause[]): string | undefin
   if (pauses.length === 0) return undefined;
   const first = pauses[0]!;
   const more = pauses.length > 1 ? ` (+${pauses.length - 1} more)` : '';
-  return `school paused since ${first.at}: ${first.reason}${more}; lift with \`school pause --clear\` once resolved`;
+  const lift = first.until
+    ? `it lifts by itself at ${first.until}`
+    : 'lift with `school pause --clear` (or the workflow input clear-pause) once resolved';
+  return `school paused since ${first.at}: ${first.reason}${more}; ${lift}`;
 }

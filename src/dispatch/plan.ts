@@ -52,7 +52,14 @@ import { orderCandidates, type Candidate } from './order.js';
 import { describePauses, pendingPauses } from './pause.js';
 import { askOwners, reconcile, type Reconciled } from './reconcile.js';
 import { activeCrews, crewFold, crewLog, readRegistry, type CrewRegistry } from './registry.js';
-import { schoolFold, schoolLog, type ActivePause, type SchoolEvent, type SchoolState } from './school-log.js';
+import {
+  activePauses,
+  schoolFold,
+  schoolLog,
+  type ActivePause,
+  type SchoolEvent,
+  type SchoolState,
+} from './school-log.js';
 import { SpendLedgerError, totalSpend } from './spend.js';
 import { writeCrewRunsView } from './view.js';
 
@@ -231,11 +238,11 @@ function decide(
     }
   }
 
-  const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now);
-  const pauses: ActivePause[] = [
-    ...school.pauses,
-    ...pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key })),
-  ];
+  const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now, layout);
+  const pauses: ActivePause[] = activePauses(
+    [...school.pauses, ...pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key }))],
+    now,
+  );
 
   const states = issueStates(registry, input.verdicts);
   const refused: Refusal[] = [];
