@@ -227,7 +227,8 @@ function needsGuarded(wf: Workflow, job: Job): boolean {
 }
 
 /**
- * Least privilege: contents: write only where the state branch is saved; issues: write and
+ * Least privilege: contents: write only where the state branch is saved (or a checked release is
+ * tagged); issues: write and
  * pull-requests: write only where the grading outbox delivers; no write-all, no other write scope.
  * Artifacts of the same run need no `actions: read`; only a download from another run does.
  */
@@ -238,8 +239,9 @@ export function leastPrivilege(wf: Workflow): string[] {
     if (job.uses) continue; // a reusable-workflow call grants what the called jobs narrow
     const p = permissionsOf(job);
     const steps = stepsOf(job);
-    if (p.contents === 'write' && !steps.some((s) => s.with?.mode === 'save')) {
-      out.push(`job ${id}: contents: write without a checkpoint save`);
+    const tagsRelease = steps.some((s) => (s.run ?? '').includes('release-check.mjs'));
+    if (p.contents === 'write' && !steps.some((s) => s.with?.mode === 'save') && !tagsRelease) {
+      out.push(`job ${id}: contents: write without a checkpoint save or a release`);
     }
     for (const scope of ['issues', 'pull-requests']) {
       if (p[scope] === 'write' && !steps.some((s) => /drain-grading/.test(s.uses ?? ''))) {
