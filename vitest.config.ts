@@ -6,6 +6,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    server: { deps: { inline: ['@actions/workflow-parser'] } },
+    server: { deps: { inline: ['@actions/workflow-parser', '@actions/expressions'] } },
   },
 });

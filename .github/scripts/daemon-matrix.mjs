@@ -11,8 +11,11 @@
 //         (a daemon with no assignments gets no crew job)
 //         $SCHOOL_FLEET   JSON: every configured daemon id (dispatch-crew's `fleet` output), work or
 //         not; the roster job beats each of them so the next plan finds them online
+//         $SCHOOL_RUN_ATTEMPT  the plan job's github.run_attempt (digits). Later jobs name the plan and
+//         handoff artifacts with it: a job re-run by "Re-run failed jobs" has a higher run_attempt
+//         of its own, but must find the artifacts of the attempt whose plan it executes
 // Output: $GITHUB_OUTPUT  daemons=<JSON array of ids>, crews=<count>, has-work=true|false,
-//         fleet=<JSON array of ids>
+//         fleet=<JSON array of ids>, attempt=<digits>
 
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -70,6 +73,11 @@ function json(name) {
   }
 }
 
+const ATTEMPT = /^[1-9][0-9]{0,5}$/;
+const attempt = process.env.SCHOOL_RUN_ATTEMPT || '1';
+if (!ATTEMPT.test(attempt))
+  fail(`SCHOOL_RUN_ATTEMPT must be a positive whole number, found ${JSON.stringify(attempt.slice(0, 20))}.`);
+
 const raw = json('SCHOOL_MATRIX');
 const fleet = [...new Set(fleetIds(json('SCHOOL_FLEET')))].sort();
 const matrix = entries(raw).filter((e) => e.assignments.length > 0);
@@ -86,6 +94,7 @@ const lines = [
   `crews=${crews}`,
   `has-work=${daemons.length > 0}`,
   `fleet=${JSON.stringify(fleet)}`,
+  `attempt=${attempt}`,
 ];
 if (process.env.GITHUB_OUTPUT) appendFileSync(process.env.GITHUB_OUTPUT, lines.join('\n') + '\n');
 process.stdout.write(

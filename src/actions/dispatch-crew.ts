@@ -5,7 +5,11 @@ import { resolveConfig } from '../config/load.js';
 import { actionsJobStatus } from '../crew/job-status.js';
 import { beatDaemon, planStep, progressLine, runStep } from '../crew/dispatch-run.js';
 import { runCrewFromSpec } from '../crew/runner.js';
-import { ConfigError } from '../errors.js';
+import { clearPause } from '../dispatch/pause.js';
+import { heartbeatTtlSeconds, rosterProblem } from '../dispatch/fleet.js';
+import { configuredJobTimeout, jobTimeoutNote, ttlFromSchedule } from '../dispatch/job-settings.js';
+import { readRegistry } from '../dispatch/registry.js';
+import { ConfigError, CorruptStateError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
 import { boardSummary } from '../github/board-summary.js';
 import { booleanInput, wholeNumberInput } from '../github/inputs.js';
@@ -31,6 +35,8 @@ const inputsSchema = z.object({
   config: z.string().optional(),
   stateDir: z.string().optional(),
   maxCrews: wholeNumberInput('max-crews'),
+  jobTimeoutMinutes: wholeNumberInput('job-timeout-minutes'),
+  clearPause: z.string().optional(),
   bookbagsPath: z.string().optional(),
   handoffPath: z.string().optional(),
   jobStartedAt: z.iso
@@ -47,6 +53,8 @@ function parseInputs() {
     config: optionalInput('config'),
     stateDir: optionalInput('state-dir'),
     maxCrews: optionalInput('max-crews'),
+    jobTimeoutMinutes: optionalInput('job-timeout-minutes'),
+    clearPause: optionalInput('clear-pause'),
     bookbagsPath: optionalInput('bookbags-path'),
     handoffPath: optionalInput('handoff-path'),
     jobStartedAt: optionalInput('job-started-at'),
@@ -71,12 +79,26 @@ async function main(): Promise<void> {
   // The token is in `inputs` now; children and /proc/<pid>/environ never see it again.
   hideCredentials();
   const started = performance.now();
-  const config = resolveConfig(inputs.config, {
-    ...(inputs.stateDir ? { stateDir: inputs.stateDir } : {}),
-    ...(inputs.maxCrews ? { dispatch: { maxCrews: inputs.maxCrews } } : {}),
-  });
+  // The crew job's timeout-minutes, when the workflow passes it, is the one job limit: admission plans
+  // only the waves that fit in it, and the crew runner stops launching before GitHub kills the job.
+  const dispatch = {
+    ...(inputs.maxCrews ? { maxCrews: inputs.maxCrews } : {}),
+    ...(inputs.jobTimeoutMinutes ? { jobTimeoutMinutes: inputs.jobTimeoutMinutes } : {}),
+  };
+  const ttl = ttlFromSchedule(
+    resolveConfig(inputs.config, {
+      ...(inputs.stateDir ? { stateDir: inputs.stateDir } : {}),
+      ...(Object.keys(dispatch).length ? { dispatch } : {}),
+    }),
+  );
+  const config = ttl.config;
   const layout = new StateLayout(config.stateDir);
   const logger = actionsLogger();
+  if (ttl.problem) logger.warning(`dispatch-crew: ${ttl.problem}`);
+  const jobNote = inputs.jobTimeoutMinutes
+    ? jobTimeoutNote(configuredJobTimeout(inputs.config), inputs.jobTimeoutMinutes)
+    : undefined;
+  if (jobNote) logger.warning(`dispatch-crew: ${jobNote}`);
   const jobStartedAt = inputs.jobStartedAt ? new Date(inputs.jobStartedAt) : undefined;
   // Whether another job still runs is asked of the Actions API: the planner cancels crews whose
   // crew job never started, and a runner reclaims an expired lease only once its job has ended.
@@ -86,6 +108,10 @@ async function main(): Promise<void> {
       ? actionsJobStatus(createGitHubClient({ token: inputs.token, logger }), repo)
       : undefined;
   if (inputs.mode === 'plan') {
+    const cleared = inputs.clearPause?.trim()
+      ? await clearPauses(layout, inputs.clearPause, inputs.dryRun)
+      : undefined;
+    if (cleared) logger.info(`dispatch-crew: ${cleared}`);
     const plan = await logger.group('Plan crews', () =>
       planStep({
         config,
@@ -97,6 +123,9 @@ async function main(): Promise<void> {
       }),
     );
     if (plan.loud) core.error(plan.loud);
+    const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
+    if (roster?.loud) core.error(roster.text);
+    else if (roster) logger.info(`dispatch-crew: ${roster.text}`);
     // DESIGN §5: identifiers only in outputs — daemon ids, labels from school.yml, crew ids.
     core.setOutput(
       'matrix',
@@ -112,7 +141,12 @@ async function main(): Promise<void> {
     await writeSummary((s) => {
       s.addHeading('dispatch-crew: plan', 2);
       if (plan.loud) s.addRaw(`**${plan.loud}**`, true);
+      if (roster) s.addRaw(roster.loud ? `**${roster.text}**` : roster.text, true);
       if (plan.blocked) s.addRaw(`Blocked: ${plan.blocked}`, true);
+      if (cleared) s.addRaw(cleared, true);
+      if (ttl.note) s.addRaw(ttl.note, true);
+      if (jobNote) s.addRaw(`**${jobNote}**`, true);
+      s.addRaw(`Crew job limit: ${config.dispatch.jobTimeoutMinutes} minutes.`, true);
       if (plan.paused) s.addRaw(plan.paused, true);
       s.addRaw(
         `Admitted ${plan.assignments.length}, refused ${plan.refused.length}${inputs.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
@@ -225,6 +259,22 @@ async function main(): Promise<void> {
   }, logger);
   if (result.lost.length)
     core.setFailed(`${result.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``);
+}
+
+/** Lifts every launch pause with the given reason (the workflow input clear-pause). */
+async function clearPauses(layout: StateLayout, reason: string, dryRun: boolean): Promise<string> {
+  if (dryRun) return `dry run: the pauses are not cleared (reason given: ${reason.trim()}).`;
+  let registry;
+  try {
+    registry = readRegistry(layout);
+  } catch (e) {
+    if (!(e instanceof CorruptStateError)) throw e;
+    // Dispatch stays denied while the registry is quarantined; the pause can still be lifted.
+  }
+  const { cleared } = await clearPause(layout, reason, registry);
+  return cleared.length === 0
+    ? 'clear-pause: no pause was in force.'
+    : `clear-pause: lifted ${cleared.length} pause(s), reason recorded: ${reason.trim()}`;
 }
 
 if (process.argv[2] === '__run-crew') {

@@ -188,6 +188,11 @@ export const reviewerSchema = z.union([
     }),
 ]);
 
+/** GitHub's limit on the jobs of one matrix: the crew and roster jobs are matrices over daemons. */
+export const MAX_DAEMONS = 256;
+/** The heartbeat TTL when school.yml sets none and no schedule says how often daemons beat. */
+export const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
+
 export const configSchema = z
   .strictObject({
     stateDir: z.string().default('.school/state').describe('Where all durable state lives.'),
@@ -248,8 +253,19 @@ export const configSchema = z
         daemons: z
           .array(daemonSchema)
           .min(1)
+          // One crew job and one roster job per daemon: GitHub's matrix holds at most 256 jobs.
+          .max(MAX_DAEMONS, {
+            message: `at most ${MAX_DAEMONS} daemons (GitHub runs at most ${MAX_DAEMONS} jobs of one matrix)`,
+          })
           .default([{ id: 'local', labels: [], worktrees: 1, class: 'standard', classroom: 'worktree' }]),
-        heartbeatTtlSeconds: z.number().int().min(10).default(900),
+        heartbeatTtlSeconds: z
+          .number()
+          .int()
+          .min(10)
+          .optional()
+          .describe(
+            `Roster heartbeat TTL. Unset: from the schedule interval on GitHub Actions, else ${DEFAULT_HEARTBEAT_TTL_SECONDS} s.`,
+          ),
       })
       .prefault({}),
     agents: z

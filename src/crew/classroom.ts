@@ -10,7 +10,7 @@ import {
   collectDiff,
   type CollectedDiff,
 } from './git.js';
-import { which } from './proc.js';
+import { requireProcFs, which } from './proc.js';
 
 /**
  * Classrooms (DESIGN §3): where a crew's student works. One interface, three backends:
@@ -56,6 +56,7 @@ class WorktreeClassroom implements Classroom {
   readonly verifies = true;
   constructor(protected readonly o: ClassroomOptions) {}
   preflight(): void {
+    requireProcFs();
     if (!existsSync(this.o.repoPath)) {
       throw new ClassroomUnavailableError(
         `classroom worktree on daemon ${this.o.daemon.id}: repository ${this.o.repoPath} does not exist; set repoPath in school.yml`,
@@ -120,7 +121,8 @@ class BotClassroom implements Classroom {
   readonly verifies = false;
   constructor(private readonly o: ClassroomOptions) {}
   preflight(): void {
-    /* a scratch directory needs nothing installed */
+    // A scratch directory needs nothing installed; the process sweep still needs /proc.
+    requireProcFs();
   }
   workdir(slot: number): string {
     return join(this.o.root, this.o.daemon.id, `bot-${slot}`);

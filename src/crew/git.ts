@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { withLock } from '../state/lock.js';
 import { git, gitBytes } from '../process/git.js';
 
@@ -12,12 +12,17 @@ export async function revParse(repo: string, ref = 'HEAD'): Promise<string> {
 /**
  * A worktree per daemon slot, created on first use and reused after a clean reset (cheaper than a
  * `worktree add` per crew on large repositories, and a slot's path is stable for leases and logs).
- * Creation is serialized per repository: `git worktree add` updates shared admin files.
+ * Creation is serialized per repository, in its common git directory, across every daemon that
+ * shares it: `git worktree prune` deletes an admin entry that has no `gitdir` file yet, and a
+ * concurrent `git worktree add` creates its entry before it writes that file (or its `locked`
+ * marker), so a prune by one daemon made another daemon's `worktree add` fail and its crew abort
+ * before the student ran.
  */
 export async function ensureWorktree(repo: string, path: string, base: string): Promise<void> {
   if (existsSync(join(path, '.git'))) return;
   mkdirSync(dirname(path), { recursive: true });
-  await withLock(join(dirname(path), '.worktree-admin'), async () => {
+  const common = resolve(repo, (await git(repo, 'rev-parse', '--git-common-dir')).trim());
+  await withLock(join(common, 'school-worktree-admin'), async () => {
     if (existsSync(join(path, '.git'))) return;
     await git(repo, 'worktree', 'prune');
     await git(repo, 'worktree', 'add', '--detach', '--quiet', path, base);

@@ -1,8 +1,9 @@
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { listProcesses } from '../process/group.js';
 import { hostname } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { LeaseOwner } from '../schemas/crew.js';
+import { ClassroomUnavailableError } from './errors.js';
 
 /**
  * Process identity and process-group helpers. A pid alone is not an identity: pids are reused, so
@@ -98,6 +99,25 @@ export function localLiveness(owner: { host: string; pid: number; start?: string
     if (now !== undefined && now !== owner.start) return 'gone';
   }
   return 'alive';
+}
+
+/**
+ * The crew teardown finds a crew's leftover processes through Linux's /proc (and process identity
+ * needs it too); elsewhere it would silently sweep nothing. The classroom preflight calls this, so a
+ * daemon on macOS or Windows fails before anything is leased, saying why.
+ */
+export function requireProcFs(platform: NodeJS.Platform = process.platform, procDir = '/proc'): void {
+  let readable = false;
+  try {
+    readable = platform === 'linux' && readdirSync(procDir).length > 0;
+  } catch {
+    readable = false;
+  }
+  if (!readable) {
+    throw new ClassroomUnavailableError(
+      `this runner is ${platform}${platform === 'linux' ? ` without a readable ${procDir}` : ''}: school-core needs Linux with /proc to find and stop what a crew leaves running. Run the daemons on Linux runners (a Linux VM or container on macOS and Windows hosts).`,
+    );
+  }
 }
 
 /**

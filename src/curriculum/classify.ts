@@ -3,7 +3,7 @@ import type { SchoolConfig } from '../config/schema.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import { redactText } from '../security/redact.js';
 import { sanitizeText } from '../security/sanitize.js';
-import { globToRegExp, mentionedPaths } from './glob.js';
+import { globMatcher, mentionedPaths } from './glob.js';
 import type { RawIssue } from './issue-shape.js';
 import { parseOverride } from './override.js';
 
@@ -23,7 +23,7 @@ export interface Classified {
 interface CompiledRule {
   labels: Set<string>;
   keywords: RegExp | undefined;
-  paths: RegExp[];
+  paths: ((path: string) => boolean)[];
   set: CurriculumConfig['rules'][number]['set'];
 }
 
@@ -45,7 +45,7 @@ function compile(config: CurriculumConfig): CompiledRule[] {
             'iu',
           )
         : undefined,
-      paths: r.match.paths.map(globToRegExp),
+      paths: r.match.paths.map(globMatcher),
       set: r.set,
     }));
     compiled.set(config, rules);
@@ -82,7 +82,7 @@ export function classify(
     if (rule.keywords && !rule.keywords.test(issue.title) && !rule.keywords.test(issue.body)) continue;
     if (rule.paths.length) {
       paths ??= mentionedPaths(issue.body);
-      if (!paths.some((p) => rule.paths.some((g) => g.test(p)))) continue;
+      if (!paths.some((p) => rule.paths.some((matches) => matches(p)))) continue;
     }
     const { fences, ...rest } = rule.set;
     Object.assign(out, stripUndefined(rest));

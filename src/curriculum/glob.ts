@@ -1,25 +1,47 @@
+import picomatch from 'picomatch';
+
 /**
- * Path globs for classification rules and fences: `*` within a segment, `**` across segments,
- * `?` one character. A glob without wildcards also matches everything below it (`src/state`
- * matches `src/state/lock.ts`).
+ * Path globs, one syntax for classification rules, fences and the grading rubric (picomatch):
+ * `*` within a segment, `**` across segments, `?` one character, `[abc]` classes and `{a,b}`
+ * alternatives. Two rules on top:
+ *
+ * - a glob also matches everything below what it matches (`src/state` matches `src/state/lock.ts`);
+ * - a glob with a wildcard and no slash matches a file name at any depth (`*.md` matches
+ *   `docs/a.md`), as in `.gitignore`. A plain name without a slash (`README.md`) is a root path.
+ *
+ * Extglobs (`@(a|b)`) and a leading `!` (negation) are not syntax here: both are literal, which keeps
+ * the fences' literal-prefix overlap check (src/dispatch/fences.ts) sound. Dot files match.
  */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  const g = glob.replace(/^\.\//, '').replace(/\/+$/, '');
-  for (let i = 0; i < g.length; i++) {
-    const c = g[i]!;
-    if (c === '*') {
-      if (g[i + 1] === '*') {
-        i++;
-        if (g[i + 1] === '/') {
-          i++;
-          re += '(?:.*/)?';
-        } else re += '.*';
-      } else re += '[^/]*';
-    } else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}(?:/.*)?$`);
+const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false } as const;
+const META = /[*?[{]/;
+
+/** `./src/x`, `/src/x`, `src\\x` and `src/x/` name the same repository path as `src/x`. */
+export function normalizeGlob(glob: string): string {
+  let g = glob.trim().replace(/\\/g, '/');
+  while (g.startsWith('./')) g = g.slice(2);
+  return g
+    .replace(/^\/+/, '')
+    .replace(/\/{2,}/g, '/')
+    .replace(/\/+$/, '');
+}
+
+/** A glob that matches a file name at any depth: a wildcard and no slash. */
+export function isBasenameGlob(normalized: string): boolean {
+  return !normalized.includes('/') && META.test(normalized);
+}
+
+/** A predicate over repository paths (`src/a.ts`, also `./src/a.ts`). An empty glob matches nothing. */
+export function globMatcher(glob: string): (path: string) => boolean {
+  const g = normalizeGlob(glob);
+  if (g === '') return () => false;
+  const base = isBasenameGlob(g) ? `**/${g}` : g;
+  const match = picomatch([base, `${base}/**`], OPTIONS);
+  return (path) => match(normalizeGlob(path));
+}
+
+/** Whether any of `globs` matches `path`. */
+export function matchesAny(path: string, globs: readonly string[]): boolean {
+  return globs.some((g) => globMatcher(g)(path));
 }
 
 /** Path-like tokens mentioned in text: something with a slash, or a file name with an extension. */

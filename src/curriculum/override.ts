@@ -147,7 +147,11 @@ export function parseOverride(body: string, defaults: OverrideDefaults): ParsedO
   return { override: o, warnings, found: true };
 }
 
-/** N1.3: finite, in range, rounded to a whole number; otherwise the fallback. */
+/**
+ * N1.3: finite, rounded to a whole number, in range; otherwise the fallback. The range is checked on
+ * the value that is stored (after rounding, with -0 as 0), so whatever this returns the curriculum
+ * schema reads back: `-0` is not a difficulty in 1–5.
+ */
 function integer(
   key: string,
   value: unknown,
@@ -157,13 +161,14 @@ function integer(
   warnings: string[],
 ): number {
   const n = finiteOr(value, Number.NaN, { min, max });
-  if (Number.isNaN(n)) {
+  const whole = Number.isNaN(n) ? n : Math.round(n) + 0; // `+ 0` turns -0 into 0
+  if (Number.isNaN(whole) || whole < min || whole > max) {
     warnings.push(
       `override ${key} ${show(value)} is not a finite number in ${min}–${max}: using ${fallback}`,
     );
     return fallback;
   }
-  return Math.round(n);
+  return whole;
 }
 
 function show(v: unknown): string {

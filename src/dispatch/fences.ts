@@ -1,7 +1,9 @@
+import { isBasenameGlob } from '../curriculum/glob.js';
+
 /**
  * Fence disjointness (seed 003: "no two concurrently-dispatched orders may touch the same fence").
  *
- * A fence is a path glob. Deciding whether two arbitrary globs can match a common path is costly in
+ * A fence is a path glob (the syntax of src/curriculum/glob.ts: braces and classes included). Deciding whether two arbitrary globs can match a common path is costly in
  * general, so the check is conservative and cheap: each glob is reduced to its *literal prefix* (the
  * text before the first glob metacharacter `* ? [ {`), and two fences overlap when one literal prefix
  * is a prefix of the other. This never misses a real overlap — any path matched by both globs starts
@@ -160,6 +162,9 @@ export class FenceSet {
 }
 
 function prefixOf(normal: string): string {
+  // A wildcard without a slash matches a file name at any depth (`*.md` is docs/a.md too): it has
+  // no literal prefix (src/curriculum/glob.ts, the matcher these fences are checked with).
+  if (isBasenameGlob(normal)) return '';
   const m = /[*?[{]/.exec(normal);
   return m ? normal.slice(0, m.index) : normal;
 }

@@ -1,4 +1,9 @@
-import { CAPACITY_CLASSES, type CapacityClass, type SchoolConfig } from '../config/schema.js';
+import {
+  CAPACITY_CLASSES,
+  DEFAULT_HEARTBEAT_TTL_SECONDS,
+  type CapacityClass,
+  type SchoolConfig,
+} from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import type { StateLayout } from '../state/layout.js';
 import { event, nonce, schoolLog, type RosterEntry, type SchoolState } from './school-log.js';
@@ -35,9 +40,14 @@ export function minClass(a: CapacityClass, b: CapacityClass): CapacityClass {
   return classRank(a) <= classRank(b) ? a : b;
 }
 
+/** fleet.heartbeatTtlSeconds, or the default when school.yml (and the action) set none. */
+export function heartbeatTtlSeconds(config: SchoolConfig): number {
+  return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
+}
+
 /** Joins the configured daemons with their latest heartbeats as of `now`. */
 export function fleetStatus(config: SchoolConfig, school: SchoolState, now: Date): DaemonStatus[] {
-  const ttlMs = config.fleet.heartbeatTtlSeconds * 1000;
+  const ttlMs = heartbeatTtlSeconds(config) * 1000;
   return config.fleet.daemons.map((d) => status(d, school.roster[d.id], now.getTime(), ttlMs));
 }
 
@@ -122,4 +132,30 @@ export async function recordHeartbeat(
       at,
     ),
   ]);
+}
+
+/**
+ * What the plan summary must say about the roster, or undefined while some daemon is online. A
+ * fleet that never beat is the first cycle (the roster job records the beats; the next run plans);
+ * a fleet whose every beat is older than the TTL plans nothing on any run until the TTL covers the
+ * schedule interval, so that is loud.
+ */
+export function rosterProblem(
+  fleet: readonly DaemonStatus[],
+  ttlSeconds: number,
+): { loud: boolean; text: string } | undefined {
+  if (fleet.length === 0 || fleet.some((d) => d.online)) return undefined;
+  if (fleet.every((d) => d.lastSeen === undefined)) {
+    return {
+      loud: false,
+      text: 'No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans.',
+    };
+  }
+  const stale = fleet
+    .filter((d) => d.lastSeen !== undefined)
+    .map((d) => `${d.id} (${d.offlineReason ?? 'offline'})`);
+  return {
+    loud: true,
+    text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(', ')}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`,
+  };
 }

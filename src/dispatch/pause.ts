@@ -1,9 +1,13 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BOOKBAG_FILES } from '../schemas/bookbag.js';
 import { PAUSING_OUTCOMES, type CrewOutcome } from '../schemas/crew.js';
 import { ConfigError } from '../errors.js';
 import { foldLog } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
 import type { CrewRegistry } from './registry.js';
 import {
+  activePauses,
   event,
   nonce,
   requeueKey,
@@ -19,7 +23,34 @@ import {
  * Launch pauses (seed 002). A usage/credit limit is not a failed run: it pauses new launches — until
  * the reset time when the tool named one, else until cleared. `clearPause()` lifts every pause recorded so far; a condition that persists pauses
  * again as soon as the next crew reports it (pauses are keyed by the crew that reported them).
+ *
+ * A student that knows when its limit resets says so in its report, on a line of its own:
+ * `school-resets-at: 2026-11-02T15:00:00Z` (or Unix seconds). The pause then lifts itself at that
+ * time; a reset more than a week away, in the past or unreadable is ignored, and the pause waits
+ * for a clear.
  */
+
+const RESETS_AT = /^\s*school-resets-at:\s*(\S+)\s*$/im;
+const MAX_RESET_MS = 7 * 24 * 3600_000;
+
+/** The reset time a report names, if it is a readable time within the next week after `at`. */
+export function resetTimeIn(report: string | undefined, at: Date): Date | undefined {
+  const m = report?.slice(0, 4096).match(RESETS_AT);
+  if (!m) return undefined;
+  const text = m[1]!;
+  const ms = /^\d{9,11}$/.test(text) ? Number(text) * 1000 : Date.parse(text);
+  if (!Number.isFinite(ms) || ms <= at.getTime() || ms - at.getTime() > MAX_RESET_MS) return undefined;
+  return new Date(ms);
+}
+
+/** The reset time in a crew's bookbag report (the crew writes its bookbag before it pauses). */
+function bookbagResetTime(layout: StateLayout, crewId: string, at: Date): Date | undefined {
+  try {
+    return resetTimeIn(readFileSync(join(layout.bookbag(crewId), BOOKBAG_FILES.report), 'utf8'), at);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Records an operator pause. */
 export async function pauseSchool(layout: StateLayout, reason: string, at = new Date()): Promise<void> {
@@ -40,7 +71,14 @@ export async function pauseForOutcome(
   crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string; until?: Date },
   at = new Date(),
 ): Promise<boolean> {
-  const e = outcomePause(crew, at);
+  // The tool's own reset time (read by the agent adapter), else one the student wrote in its report.
+  const until =
+    crew.until && crew.until.getTime() > at.getTime()
+      ? crew.until
+      : crew.outcome === 'usage_limit'
+        ? bookbagResetTime(layout, crew.crewId, at)
+        : undefined;
+  const e = outcomePause(crew, at, until);
   if (!e) return false;
   return (await schoolLog(layout).append([e])).length === 1;
 }
@@ -48,9 +86,9 @@ export async function pauseForOutcome(
 function outcomePause(
   crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string; until?: Date },
   at: Date,
+  until?: Date,
 ): SchoolEvent | undefined {
   if (!pauses(crew.outcome)) return undefined;
-  const until = crew.until && crew.until.getTime() > at.getTime() ? crew.until.toISOString() : undefined;
   return event(
     'school.paused',
     pauseKey(crew),
@@ -59,18 +97,10 @@ function outcomePause(
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,
-      ...(until ? { until } : {}),
+      ...(until ? { until: until.toISOString() } : {}),
     },
     at,
   );
-}
-
-/**
- * The pauses still in force at `now`: a pause with `until` (the tool said when its limit resets)
- * lifts by itself after that time; every other pause holds until it is cleared.
- */
-export function activePauses<P extends { until?: string }>(pauses: readonly P[], now = new Date()): P[] {
-  return pauses.filter((p) => !p.until || Date.parse(p.until) > now.getTime());
 }
 
 /**
@@ -90,14 +120,20 @@ export function pendingPauses(
   registry: CrewRegistry,
   schoolKeys: ReadonlySet<string>,
   at: Date,
+  layout?: StateLayout,
 ): SchoolEvent[] {
   const out: SchoolEvent[] = [];
   for (const c of Object.values(registry.crews)) {
     if (c.status !== 'finished' || !c.outcome || !pauses(c.outcome)) continue;
     if (schoolKeys.has(pauseKey(c))) continue;
+    // The reset time counts from when the crew finished, not from now.
+    const finishedAt = c.finishedAt ? new Date(c.finishedAt) : at;
+    const until =
+      layout && c.outcome === 'usage_limit' ? bookbagResetTime(layout, c.crewId, finishedAt) : undefined;
     const e = outcomePause(
       { crewId: c.crewId, issueNumber: c.issueNumber, outcome: c.outcome, reason: c.reason ?? '' },
       at,
+      until,
     );
     if (e) out.push(e);
   }
@@ -115,9 +151,9 @@ export async function clearPause(
   at = new Date(),
 ): Promise<{ cleared: ActivePause[] }> {
   const { result } = await schoolLog(layout).transact((current) => {
-    const pending = registry ? pendingPauses(registry, current.keys, at) : [];
+    const pending = registry ? pendingPauses(registry, current.keys, at, layout) : [];
     const state = foldLog(schoolFold, current);
-    const cleared = [...state.pauses, ...pending.map((e) => asPause(e))];
+    const cleared = activePauses([...state.pauses, ...pending.map((e) => asPause(e))], at);
     const clear = event(
       'school.pause-cleared',
       `pause-cleared:${nonce()}`,
@@ -139,6 +175,7 @@ export interface PauseStatus {
   lastCleared?: { at: string; reason: string };
 }
 
+/** The pauses in force at `now` (a pause whose reset time passed has lifted itself). */
 export function pauseStatus(layout: StateLayout, now = new Date()): PauseStatus {
   const s = readSchool(layout);
   const pauses = activePauses(s.pauses, now);
@@ -154,8 +191,10 @@ export function describePauses(pauses: readonly ActivePause[]): string | undefin
   if (pauses.length === 0) return undefined;
   const first = pauses[0]!;
   const more = pauses.length > 1 ? ` (+${pauses.length - 1} more)` : '';
-  const until = first.until ? `; lifts by itself at ${first.until}` : '';
-  return `school paused since ${first.at}: ${first.reason}${more}${until}; lift with \`school pause --clear\` once resolved`;
+  const lift = first.until
+    ? `it lifts by itself at ${first.until}`
+    : 'lift with `school pause --clear` (or the workflow input clear-pause) once resolved';
+  return `school paused since ${first.at}: ${first.reason}${more}; ${lift}`;
 }
 
 /**

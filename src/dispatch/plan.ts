@@ -50,10 +50,17 @@ import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, issueStates, type VerdictLookup } from './history.js';
 import { orderCandidates, type Candidate } from './order.js';
-import { activePauses, describePauses, pendingPauses } from './pause.js';
+import { describePauses, pendingPauses } from './pause.js';
 import { askOwners, reconcile, type Reconciled } from './reconcile.js';
 import { activeCrews, crewFold, crewLog, readRegistry, type CrewRegistry } from './registry.js';
-import { schoolFold, schoolLog, type ActivePause, type SchoolEvent, type SchoolState } from './school-log.js';
+import {
+  activePauses,
+  schoolFold,
+  schoolLog,
+  type ActivePause,
+  type SchoolEvent,
+  type SchoolState,
+} from './school-log.js';
 import { SpendLedgerError, totalSpend } from './spend.js';
 import { writeCrewRunsView } from './view.js';
 
@@ -232,7 +239,7 @@ function decide(
     }
   }
 
-  const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now);
+  const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now, layout);
   const pauses: ActivePause[] = activePauses(
     [...school.pauses, ...pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key }))],
     now,

@@ -79,9 +79,28 @@ export async function askOwners(
   if (!jobStatus) return gone;
   for (const o of ownersToAsk(registry, now)) {
     const how = ended(await jobStatus(o).catch(() => 'unknown' as const));
-    if (how !== undefined) gone.set(ownerKey(o), how);
+    if (how !== undefined && !(await rerunInProgress(o, jobStatus))) gone.set(ownerKey(o), how);
   }
   return gone;
+}
+
+/** How many later attempts of a run are asked about: "Re-run" is a person clicking, not a loop. */
+const MAX_RERUNS = 5;
+
+/**
+ * "Re-run failed jobs" starts the same job again as a later attempt of the same run, with the first
+ * attempt's plan: a planned crew whose job ended in attempt n may be running in attempt n + k. An
+ * attempt the API does not know (`unknown`) ends the search: there is no later re-run.
+ */
+async function rerunInProgress(o: ActionsOwner, jobStatus: JobStatus): Promise<boolean> {
+  const first = Number(o.runAttempt);
+  if (!Number.isSafeInteger(first)) return false;
+  for (let attempt = first + 1; attempt <= first + MAX_RERUNS; attempt++) {
+    const a = await jobStatus({ ...o, runAttempt: String(attempt) }).catch(() => 'unknown' as const);
+    if (a === 'in_progress') return true;
+    if (a === 'unknown') return false;
+  }
+  return false;
 }
 
 /** Why this owner is provably gone, or undefined while it may still act. */

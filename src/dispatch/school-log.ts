@@ -29,7 +29,7 @@ export interface PauseRecorded {
   source: string;
   crewId?: string;
   issueNumber?: number;
-  /** When the tool said its limit resets: the pause lifts by itself after this time (ISO). */
+  /** When the cause lifts by itself (a usage limit's reset time, ISO): the pause ends then. */
   until?: string;
 }
 
@@ -60,7 +60,10 @@ export interface ActivePause extends PauseRecorded {
 
 export interface SchoolState {
   roster: Record<string, RosterEntry>;
-  /** Pauses recorded since the last clear; launches are blocked while this is non-empty. */
+  /**
+   * Pauses recorded since the last clear. Launches are blocked while one of them is active: see
+   * `activePauses`, which drops those whose `until` has passed.
+   */
   pauses: ActivePause[];
   lastCleared?: { at: string; reason: string };
   /** `school requeue`: the latest requeue per issue (ISO time), read by the issue history. */
@@ -97,6 +100,11 @@ export const schoolFold: LogFold<SchoolState, SchoolEvent> = registerFold<School
   // The fold is already minimal: the latest beat per daemon and the open pauses.
   prune: (state) => state,
 });
+
+/** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */
+export function activePauses(pauses: readonly ActivePause[], now: Date): ActivePause[] {
+  return pauses.filter((p) => p.until === undefined || !(Date.parse(p.until) <= now.getTime()));
+}
 
 export function schoolLog(layout: StateLayout): EventLog<SchoolEvent> {
   return new EventLog<SchoolEvent>(layout.file('school'));

@@ -1,6 +1,6 @@
 import type { SchoolConfig } from '../config/schema.js';
 import type { JudgeFinding } from './verdict.js';
-import { globToRegExp } from '../curriculum/glob.js';
+import { matchesAny } from '../curriculum/glob.js';
 
 /**
  * The built-in reviewer (DESIGN §4): a rubric over the crew's diff. The diff is the ground truth —
@@ -41,8 +41,7 @@ export function parseDiff(diff: string): DiffFile[] {
 
 export function insideFences(path: string, fences: readonly string[]): boolean {
   if (fences.length === 0) return true;
-  const p = path.replace(/^\.\//, '');
-  return fences.some((f) => globToRegExp(f).test(p));
+  return matchesAny(path, fences);
 }
 
 const TEST_PATH =

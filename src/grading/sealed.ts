@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { globToRegExp } from '../curriculum/glob.js';
+import { globMatcher } from '../curriculum/glob.js';
 import { childEnv } from '../process/env.js';
 import { runGit } from '../process/git.js';
 import { runProcess } from '../process/run.js';
@@ -84,8 +84,8 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     reasons,
     score: 0,
   });
-  const protect = (o.protect ?? []).map((g) => ({ g, re: globToRegExp(g) }));
-  const touched = patchPaths(o.diff).filter((p) => protect.some(({ re }) => re.test(p)));
+  const protect = (o.protect ?? []).map(globMatcher);
+  const touched = patchPaths(o.diff).filter((p) => protect.some((m) => m(p)));
   if (touched.length) {
     return fail('sealed_tests_tampered', [
       `the patch changes sealed path(s) ${touched.slice(0, 10).join(', ')} (grading.sealedProtect); the sealed tests did not run`,

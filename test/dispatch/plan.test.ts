@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { heartbeatTtlSeconds, recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { clearPause, pauseSchool, pauseStatus } from '../../src/dispatch/pause.js';
 import { planDispatch, type PlanInput } from '../../src/dispatch/plan.js';
 import { readRegistry } from '../../src/dispatch/registry.js';
@@ -80,7 +80,7 @@ describe('planDispatch: recording a batch', () => {
 
   it('an offline daemon is never planned onto; a fresh disk figure below the floor refuses', async () => {
     const { plan, layout, cfg } = await school();
-    const later = new Date(NOW.getTime() + (cfg.fleet.heartbeatTtlSeconds + 1) * 1000);
+    const later = new Date(NOW.getTime() + (heartbeatTtlSeconds(cfg) + 1) * 1000);
     await recordHeartbeat(layout, cfg, {
       daemon: 'd2',
       observedClass: 'standard',

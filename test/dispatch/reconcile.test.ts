@@ -109,6 +109,26 @@ describe('plan reconciles crews whose Actions crew job never started them', () =
     });
   }
 
+  it('"Re-run failed jobs": a crew job of a later attempt still running keeps the planned crew', async () => {
+    const { layout, plan } = await school();
+    const c1 = (await plan([item(1)], RUN_100)).assignments[0]!.crewId;
+    // Attempt 1's crew job failed before starting the crew; attempt 2 re-runs it with attempt 1's plan.
+    runs['100'] = [
+      { name: 'plan', status: 'completed', conclusion: 'success', run_attempt: 1 },
+      { name: 'crew d1', status: 'completed', conclusion: 'failure', run_attempt: 1 },
+      { name: 'crew d1', status: 'in_progress', conclusion: null, run_attempt: 2 },
+    ];
+    const during = await plan([item(1)], RUN_200);
+    expect(during.reconciled).toEqual([]);
+    expect(during.assignments).toEqual([]); // the issue is still being worked on: never dispatched twice
+    expect(readRegistry(layout).crews[c1]!.status).toBe('planned');
+    // The re-run ended too (without handing a start on): now the crew is cancelled and planned again.
+    runs['100'][2] = { name: 'crew d1', status: 'completed', conclusion: 'failure', run_attempt: 2 };
+    const after = await plan([item(1)], RUN_200);
+    expect(after.reconciled.map((r) => [r.crewId, r.outcome])).toEqual([[c1, 'cancelled']]);
+    expect(after.assignments.map((a) => a.issueNumber)).toEqual([1]);
+  });
+
   it('the run ended with no crew job for that daemon → cancelled', async () => {
     const { plan } = await school();
     const c1 = (await plan([item(1)], RUN_100)).assignments[0]!.crewId;

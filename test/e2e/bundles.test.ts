@@ -108,6 +108,7 @@ describe('the school loop through the committed bundles', () => {
         crews: '0',
         'has-work': 'false',
         fleet: '["alpha","beta"]',
+        attempt: '1', // the plan job's run_attempt: later jobs name the artifacts after it
       });
       expect(r.plan.dispatch.summary).toMatch(/no \(/); // both daemons offline: never beat
       expect(r.roster.map((j) => j.name)).toEqual(['roster alpha', 'roster beta']);

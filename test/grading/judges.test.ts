@@ -344,7 +344,9 @@ describe('rubric', () => {
     expect(insideFences('src2/a.ts', ['src'])).toBe(false);
     expect(insideFences('lib/x.test.ts', ['**/*.test.ts'])).toBe(true);
     expect(insideFences('a.ts', ['*.ts'])).toBe(true);
-    expect(insideFences('a/b.ts', ['*.ts'])).toBe(false);
+    // A wildcard without a slash is a file name at any depth (src/curriculum/glob.ts).
+    expect(insideFences('a/b.ts', ['*.ts'])).toBe(true);
+    expect(insideFences('a/b.ts', ['a/*.tsx'])).toBe(false);
     expect(parseDiff(change('a', 2))).toEqual([
       { path: 'a', oldPath: 'a', deleted: false, added: 2, removed: 0 },
     ]);

@@ -16,9 +16,17 @@ import {
   parseWorkflowYaml,
   perDaemonCrewGroups,
   perDaemonRosterGroups,
-  stateWritersShareOneGroup,
+  importersNeverReplaced,
+  type Step,
   type Workflow,
 } from './rules.js';
+import {
+  noWorkspaceCodeAfterStudent,
+  onlyStudentKeysReachUntrusted,
+  thirdPartyPinned,
+  untrustedJobsHoldNoWrite,
+  writersRunNoStudentCode,
+} from './safe-outputs.js';
 
 /**
  * Workflow lint, runnable locally and in CI: every workflow is parsed by GitHub's own parser
@@ -39,7 +47,7 @@ const actionFile = (name: string) => join('actions', name, 'action.yml');
  */
 const ALLOWED: { file: string; message: RegExp; why: string }[] = [
   {
-    file: 'school-loop.yml',
+    file: 'school.yml',
     message: /^undefined variable "vars"\./,
     why: 'the vars context (configuration variables) exists since January 2023',
   },
@@ -92,10 +100,21 @@ describe.each(workflowFiles)('%s', (file) => {
     expect(explicitLimits(wf)).toEqual([]);
   });
 
-  it('locks crews per daemon and serializes the state writers through one group', () => {
+  it('locks crews per daemon and never lets a newer run replace the job that merges handoffs', () => {
     expect(perDaemonCrewGroups(wf)).toEqual([]);
     expect(perDaemonRosterGroups(wf)).toEqual([]);
-    expect(stateWritersShareOneGroup(wf)).toEqual([]);
+    expect(importersNeverReplaced(wf)).toEqual([]);
+  });
+
+  it('safe outputs: student jobs hold no write token and no school secret; writers run no student code', () => {
+    expect(untrustedJobsHoldNoWrite(wf)).toEqual([]);
+    expect(onlyStudentKeysReachUntrusted(wf)).toEqual([]);
+    expect(noWorkspaceCodeAfterStudent(wf)).toEqual([]);
+    expect(writersRunNoStudentCode(wf)).toEqual([]);
+  });
+
+  it('pins every third-party action by a full commit SHA with a # vX.Y.Z comment', () => {
+    expect(thirdPartyPinned(content)).toEqual([]);
   });
 
   it('keeps issue text and expressions out of run: scripts and job outputs', () => {
@@ -134,52 +153,105 @@ describe.each(workflowFiles)('%s', (file) => {
 
 describe('school-loop.yml', () => {
   const wf = parseWorkflowYaml(readFileSync(join(WORKFLOWS, 'school-loop.yml'), 'utf8'));
-  const on = wf.on as Record<
-    string,
-    { inputs?: Record<string, unknown>; secrets?: Record<string, unknown> }
-  > & {
-    schedule: { cron: string }[];
-  };
+  const on = wf.on as Record<string, { inputs?: Record<string, unknown>; secrets?: Record<string, unknown> }>;
 
-  it('runs on an off-minute schedule, by hand and as a reusable workflow', () => {
-    for (const { cron } of on.schedule) {
-      const minute = Number(cron.split(' ')[0]);
-      expect(Number.isInteger(minute) && minute % 15 !== 0, `cron "${cron}" runs at a busy minute`).toBe(
-        true,
-      );
-    }
+  it('runs by hand and as a reusable workflow; the caller owns the schedule', () => {
+    // A schedule here would be gated on this repository's variables, which a caller never sees.
+    expect(Object.keys(on).sort()).toEqual(['workflow_call', 'workflow_dispatch']);
     const dispatch = Object.keys(on.workflow_dispatch?.inputs ?? {});
     const call = Object.keys(on.workflow_call?.inputs ?? {});
-    expect(dispatch).toEqual(expect.arrayContaining(['requeue-dead-letter', 'drain-only', 'dry-run']));
+    expect(dispatch).toEqual(
+      expect.arrayContaining(['requeue-dead-letter', 'drain-only', 'dry-run', 'clear-pause']),
+    );
     expect(call).toEqual(
       expect.arrayContaining(['config', 'state-branch', 'runner-label-prefix', 'max-crews', 'dry-run']),
     );
     // One input list with one meaning, whichever way the loop is started.
     expect(dispatch.sort()).toEqual(call.sort());
+    expect(Object.keys(on.workflow_call?.secrets ?? {}).sort()).toEqual([
+      'ANTHROPIC_API_KEY',
+      'OPENAI_API_KEY',
+      'SCHOOL_DELIVERY_TOKEN',
+      'SCHOOL_TOKEN',
+    ]);
     for (const [name, secret] of Object.entries(on.workflow_call?.secrets ?? {})) {
       expect((secret as { required?: boolean }).required, `secret ${name}`).toBe(false);
     }
   });
 
-  it('has plan → crew (matrix over daemons, self-hosted per daemon) → grade (always)', () => {
-    expect(Object.keys(wf.jobs)).toEqual(['plan', 'roster', 'crew', 'grade']);
-    const { crew, grade, plan } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+  it('has plan → crew and roster (per daemon, self-hosted) → grade and heartbeats (control runner)', () => {
+    expect(Object.keys(wf.jobs)).toEqual(['plan', 'roster', 'heartbeats', 'crew', 'grade']);
+    const { crew, grade, plan, heartbeats } = wf.jobs as Record<string, Workflow['jobs'][string]>;
     expect(crew!.needs).toBe('plan');
     expect(crew!.strategy?.matrix).toEqual({ daemon: '${{ fromJSON(needs.plan.outputs.daemons) }}' });
     expect(crew!['runs-on']).toEqual([
       'self-hosted',
       "${{ inputs.runner-label-prefix || 'school' }}-${{ matrix.daemon }}",
     ]);
+    // The grade never waits for a roster job, which waits as long as its daemon's runner is away.
     expect(grade!.needs).toEqual(['plan', 'crew']);
-    expect(grade!.if).toMatch(/^\$\{\{ always\(\) && /);
-    expect(Object.keys(plan!.outputs ?? {}).sort()).toEqual(['crews', 'daemons', 'fleet', 'has-work']);
+    expect(heartbeats!.needs).toEqual(['plan', 'roster']);
+    // !cancelled(), not always(): a cancelled run stops, and its grade can be re-run later.
+    expect(grade!.if).toMatch(/^\$\{\{ !cancelled\(\) && /);
+    expect(heartbeats!.if).toMatch(/^\$\{\{ !cancelled\(\) && /);
+    expect(Object.keys(plan!.outputs ?? {}).sort()).toEqual([
+      'attempt',
+      'crews',
+      'daemons',
+      'fleet',
+      'has-work',
+    ]);
     // Crews take the plan from an artifact, not from job outputs.
     expect(crew!.steps?.some((s) => s.uses?.startsWith('actions/download-artifact'))).toBe(true);
     expect(plan!.steps?.some((s) => s.uses?.startsWith('actions/upload-artifact'))).toBe(true);
   });
 
+  it("hands the crews' events and bookbags to the grade, which validates them before merging", () => {
+    const { crew, grade } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+    const run = crew!.steps!.find((s) => s.with?.mode === 'run')!;
+    expect(run.with?.['handoff-path']).toBe('.school/out');
+    const upload = crew!.steps!.find((s) => s.uses?.startsWith('actions/upload-artifact'))!;
+    expect(upload.with?.path).toBe('.school/out/');
+    expect(upload.if).toMatch(/always\(\)/); // a failed or timed-out crew job still hands on
+    const steps = grade!.steps!.map((s) => s.with?.mode ?? s.uses ?? s.run);
+    const at = (pred: (s: Step) => boolean) => grade!.steps!.findIndex(pred);
+    const download = at((s) => (s.uses ?? '').startsWith('actions/download-artifact'));
+    const importing = at((s) => s.with?.mode === 'import');
+    const drain = at((s) => /drain-grading$/.test(s.uses ?? ''));
+    const save = at((s) => s.with?.mode === 'save');
+    expect(
+      [download, importing, drain, save].every((i) => i >= 0),
+      JSON.stringify(steps),
+    ).toBe(true);
+    expect(download < importing && importing < drain && drain < save).toBe(true);
+    expect(grade!.steps![download]!.with).toMatchObject({
+      path: '.school/in/handoff',
+      'merge-multiple': false,
+    });
+    expect(grade!.steps![importing]!.with?.['handoff-path']).toBe('.school/in/handoff');
+    expect(grade!.steps![drain]!.with?.['bookbags-path']).toBe('.school/in/handoff');
+    expect(grade!.steps![drain]!.with?.['delivery-token']).toBe(
+      '${{ secrets.SCHOOL_DELIVERY_TOKEN || secrets.SCHOOL_TOKEN || github.token }}',
+    );
+    expect(grade!.permissions).toEqual({
+      contents: 'write',
+      issues: 'write',
+      'pull-requests': 'write',
+    });
+  });
+
+  it('passes the crew job limit to the plan, so admission plans only what the job can finish', () => {
+    const { crew, plan } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+    const planStep = plan!.steps!.find((s) => s.id === 'dispatch')!;
+    expect(planStep.with?.['job-timeout-minutes']).toBe(crew!['timeout-minutes']);
+    expect(crew!.steps!.find((s) => s.with?.mode === 'run')!.with?.['job-timeout-minutes']).toBe(
+      crew!['timeout-minutes'],
+    );
+    expect(planStep.with?.['clear-pause']).toBe("${{ inputs.clear-pause || '' }}");
+  });
+
   it('beats every configured daemon on its own runner: the roster job', () => {
-    const { roster, crew } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+    const { roster, crew, heartbeats } = wf.jobs as Record<string, Workflow['jobs'][string]>;
     expect(roster!.needs).toBe('plan');
     // Every daemon of the fleet (plan output `fleet`), not only those with work; never on dry-run.
     expect(roster!.strategy?.matrix).toEqual({ daemon: '${{ fromJSON(needs.plan.outputs.fleet) }}' });
@@ -192,12 +264,14 @@ describe('school-loop.yml', () => {
       'cancel-in-progress': false,
     });
     expect(roster!['timeout-minutes']).toBeLessThanOrEqual(15);
-    expect(roster!.permissions).toEqual({ contents: 'write' });
-    const steps = (roster!.steps ?? []).filter((s) =>
-      /actions\/(checkpoint-state|dispatch-crew)$/.test(s.uses ?? ''),
-    );
-    expect(steps.map((s) => s.with?.mode)).toEqual(['restore', 'heartbeat', 'save']);
-    expect(steps[1]!.with?.daemon).toBe('${{ matrix.daemon }}');
+    expect(roster!.permissions).toEqual({ contents: 'read' });
+    const beat = (roster!.steps ?? []).filter((s) => /actions\/dispatch-crew$/.test(s.uses ?? ''));
+    expect(beat.map((s) => s.with?.mode)).toEqual(['heartbeat']);
+    expect(beat[0]!.with?.daemon).toBe('${{ matrix.daemon }}');
+    expect(beat[0]!.with?.['handoff-path']).toBe('.school/out');
+    // The heartbeats job records the beats through the same validating import as the grade.
+    const modes = heartbeats!.steps!.filter((s) => s.with?.mode).map((s) => s.with!.mode);
+    expect(modes).toEqual(['restore', 'import', 'save']);
     // The plan step hands dispatch-crew's fleet to the validating matrix script.
     const matrixStep = wf.jobs.plan!.steps!.find((s) => s.id === 'matrix')!;
     expect(matrixStep.env?.SCHOOL_FLEET).toBe('${{ steps.dispatch.outputs.fleet }}');
@@ -213,13 +287,29 @@ describe('school-loop.yml', () => {
   });
 });
 
+describe("school.yml (this repository's own school)", () => {
+  const wf = parseWorkflowYaml(readFileSync(join(WORKFLOWS, 'school.yml'), 'utf8'));
+  const on = wf.on as { schedule: { cron: string }[]; workflow_dispatch?: unknown };
+
+  it('calls the reusable loop like the README caller, on an off-minute schedule', () => {
+    for (const { cron } of on.schedule) {
+      const minute = Number(cron.split(' ')[0]);
+      expect(Number.isInteger(minute) && minute % 15 !== 0, `cron "${cron}" runs at a busy minute`).toBe(
+        true,
+      );
+    }
+    expect('workflow_dispatch' in on).toBe(true);
+    expect(wf.jobs.school!.uses).toBe('./.github/workflows/school-loop.yml');
+  });
+});
+
 describe('the lint itself can fail (negative controls)', () => {
   const bad = `on: push
-concurrency: school-core-live-orca
+concurrency: school-core-crew
 jobs:
   crew:
     runs-on: [self-hosted, school-a]
-    concurrency: { group: school-core-live-orca }
+    concurrency: { group: school-core-crew }
     outputs:
       title: \${{ steps.fetch.outputs.title }}
     steps:
@@ -238,7 +328,7 @@ jobs:
 
   it('every structural rule reports the broken workflow', () => {
     expect(explicitLimits(wf).join('\n')).toMatch(/no top-level permissions[\s\S]*crew: no timeout-minutes/);
-    expect(perDaemonCrewGroups(wf).join('\n')).toMatch(/not school-core-live-orca-[\s\S]*one global lock/);
+    expect(perDaemonCrewGroups(wf).join('\n')).toMatch(/not school-core-crew-[\s\S]*one global lock/);
     expect(noExpressionsInRun(wf).join('\n')).toMatch(/issue or comment text in run:/);
     expect(outputsAreIdentifiers(wf)).toHaveLength(1);
     expect(leastPrivilege(wf)).toEqual(['job grade: permissions write-all']);
@@ -250,21 +340,103 @@ jobs:
           'runs-on': ['self-hosted', 'school-a'],
           'timeout-minutes': 60,
           permissions: { contents: 'write', issues: 'write' },
-          concurrency: { group: 'school-core-live-orca-${{ matrix.daemon }}', 'cancel-in-progress': true },
+          concurrency: { group: 'school-core-crew-${{ matrix.daemon }}', 'cancel-in-progress': true },
           steps: [{ uses: './actions/dispatch-crew', with: { mode: 'heartbeat' } }],
         },
       },
     };
     expect(perDaemonRosterGroups(roster).join('\n')).toMatch(
-      /not school-core-roster-[\s\S]*cancel-in-progress[\s\S]*≤ 15[\s\S]*exactly contents: write/,
+      /not school-core-roster-[\s\S]*cancel-in-progress[\s\S]*≤ 15[\s\S]*exactly contents: read/,
     );
     expect(perDaemonCrewGroups(roster)).toEqual([]); // a roster job is not a crew job
     expect(existsSync('.github/scripts/missing.mjs')).toBe(false);
     expect(
-      stateWritersShareOneGroup({
-        jobs: { a: { steps: [{ with: { mode: 'save' } }] }, b: { steps: [{ with: { mode: 'save' } }] } },
+      importersNeverReplaced({
+        jobs: {
+          grade: {
+            concurrency: 'school-core-state-${{ github.repository }}',
+            steps: [{ uses: './actions/dispatch-crew', with: { mode: 'import' } }],
+          },
+          ok: {
+            concurrency: 'g-${{ github.run_id }}',
+            steps: [{ uses: './actions/dispatch-crew', with: { mode: 'import' } }],
+          },
+        },
       }),
-    ).toEqual(['a state writer has no concurrency group']);
+    ).toEqual([
+      'job grade: merges handoffs inside concurrency group "school-core-state-${{ github.repository }}", where a newer run replaces it',
+    ]);
+  });
+
+  it('every safe-output rule reports a workflow that hands students a credential', () => {
+    const leaky = parseWorkflowYaml(`on: push
+jobs:
+  crew:
+    runs-on: [self-hosted, school-a]
+    permissions: { contents: write }
+    env: { T: '\${{ secrets.SCHOOL_TOKEN }}' }
+    steps:
+      - uses: ./actions/checkpoint-state
+        with: { mode: restore, token: '\${{ secrets.SCHOOL_TOKEN }}' }
+      - uses: ./actions/dispatch-crew
+        with: { mode: run }
+        env: { ANTHROPIC_API_KEY: '\${{ secrets.ANTHROPIC_API_KEY }}', AWS: "\${{ secrets['AWS_KEY'] }}" }
+      - uses: ./.school-core/actions/checkpoint-state
+        with: { mode: save }
+        env: { OPENAI_API_KEY: '\${{ secrets.OPENAI_API_KEY }}' }
+      - run: node .school-core/.github/scripts/after.mjs
+  roster:
+    runs-on: [self-hosted, school-a]
+    steps:
+      - uses: ./actions/dispatch-crew
+        with: { mode: heartbeat }
+        env: { ALL: '\${{ toJSON(secrets) }}' }
+  grade:
+    runs-on: ubuntu-latest
+    permissions: { contents: write }
+    steps:
+      - uses: ./actions/dispatch-crew
+        with: { mode: run }
+`);
+    expect(untrustedJobsHoldNoWrite(leaky)).toEqual([
+      'job crew: holds a write permission',
+      'job crew: saves the state itself',
+      "job roster: no permissions block (inherits the workflow's)",
+    ]);
+    expect(onlyStudentKeysReachUntrusted(leaky)).toEqual([
+      'job crew: secret SCHOOL_TOKEN outside any step',
+      'job crew step #0: secret SCHOOL_TOKEN',
+      'job crew step #1: secret AWS_KEY in env',
+      'job crew step #2: student key OPENAI_API_KEY outside the student step',
+      'job roster step #0: secret (the whole secrets context) in env',
+    ]);
+    expect(noWorkspaceCodeAfterStudent(leaky)).toEqual([
+      'job crew step #2: runs ./.school-core/actions/checkpoint-state',
+      'job crew step #3: runs a script',
+    ]);
+    expect(writersRunNoStudentCode(leaky)).toEqual([
+      'job crew: can write and runs students (mode run)',
+      "job crew: can write and runs on a daemon's runner",
+      "job roster: can write and runs on a daemon's runner",
+      'job grade: can write and runs students (mode run)',
+    ]);
+    expect(
+      thirdPartyPinned(
+        [
+          '      - uses: actions/checkout@v5',
+          '      - uses: actions/checkout@fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09',
+          "      - uses: 'actions/checkout@fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09' # v5.1.0",
+          '      - uses: actions/checkout@fbc6f399 # v5.1.0',
+          '      - uses: ./.school-core/actions/dispatch-crew',
+          '    uses: o/r/.github/workflows/x.yml@main',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      'line 1: actions/checkout@v5 is not pinned by a full commit SHA',
+      'line 2: actions/checkout@fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09 has no "# vX.Y.Z" comment naming its version',
+      'line 4: actions/checkout@fbc6f399 is not pinned by a full commit SHA',
+      'line 6: o/r/.github/workflows/x.yml@main is not pinned by a full commit SHA',
+    ]);
   });
 
   it('actionlint and the parser report real mistakes', async () => {

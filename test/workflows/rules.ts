@@ -48,6 +48,8 @@ const groupOf = (job: Job) =>
 const permissionsOf = (job: Job) =>
   job.permissions && typeof job.permissions === 'object' ? (job.permissions as Record<string, string>) : {};
 
+const isDispatch = (s: Step) => /(^|\/)actions\/dispatch-crew$/.test(s.uses ?? '');
+
 const selfHosted = (job: Job) => JSON.stringify(job['runs-on'] ?? '').includes('self-hosted');
 
 /**
@@ -81,17 +83,15 @@ export function explicitLimits(wf: Workflow): string[] {
   return out;
 }
 
-/** N6.3: crew jobs lock per daemon (school-core-live-orca-<daemon>), never on one global group. */
+/** N6.3: crew jobs lock per daemon (school-core-crew-<daemon>), never on one global group. */
 export function perDaemonCrewGroups(wf: Workflow): string[] {
   const out: string[] = [];
   const crews = jobsOf(wf).filter(([, job]) => isCrewJob(job));
   for (const [id, job] of crews) {
     const group = groupOf(job);
     if (!group) out.push(`job ${id}: crew job without a concurrency group`);
-    else if (!/^school-core-live-orca-\$\{\{\s*matrix\.daemon\s*\}\}$/.test(group)) {
-      out.push(
-        `job ${id}: crew concurrency group "${group}" is not school-core-live-orca-\${{ matrix.daemon }}`,
-      );
+    else if (!/^school-core-crew-\$\{\{\s*matrix\.daemon\s*\}\}$/.test(group)) {
+      out.push(`job ${id}: crew concurrency group "${group}" is not school-core-crew-\${{ matrix.daemon }}`);
     }
     if (typeof job.concurrency === 'object' && job.concurrency['cancel-in-progress'] === true) {
       out.push(`job ${id}: cancel-in-progress would kill a running crew holding a lease`);
@@ -107,7 +107,7 @@ export function perDaemonCrewGroups(wf: Workflow): string[] {
  * Roster jobs (heartbeats) lock per daemon in their own group, `school-core-roster-<daemon>`: with the
  * default queue a group holds one running and one pending job, so a daemon whose runner is away
  * collects at most one waiting heartbeat job, never one per scheduled run. Short timeout, no
- * cancel-in-progress (a heartbeat mid-save is cheap to let finish), and only `contents: write`.
+ * cancel-in-progress, and only `contents: read`: the beat is handed on as an artifact.
  */
 export function perDaemonRosterGroups(wf: Workflow): string[] {
   const out: string[] = [];
@@ -128,9 +128,9 @@ export function perDaemonRosterGroups(wf: Workflow): string[] {
       );
     }
     const scopes = Object.entries(permissionsOf(job)).filter(([, v]) => v !== 'none');
-    if (JSON.stringify(scopes) !== JSON.stringify([['contents', 'write']])) {
+    if (JSON.stringify(scopes) !== JSON.stringify([['contents', 'read']])) {
       out.push(
-        `job ${id}: roster permissions must be exactly contents: write (found ${JSON.stringify(scopes)})`,
+        `job ${id}: roster permissions must be exactly contents: read (found ${JSON.stringify(scopes)})`,
       );
     }
   }
@@ -138,18 +138,22 @@ export function perDaemonRosterGroups(wf: Workflow): string[] {
 }
 
 /**
- * The jobs that write state (checkpoint save) on the control runner share one concurrency group. Jobs
- * on a daemon's runner (crew, roster) save through the same compare-and-swap in their per-daemon
- * groups, so a busy grade never holds a daemon back.
+ * A job that merges handoffs (dispatch-crew `mode: import`) is the only one that takes its run's
+ * events and bookbags into the state. A concurrency group shared across runs would let a newer
+ * run's job replace it while it waits, and that run's handoffs would never be merged: such a job has
+ * no group, or one that names its own run (`github.run_id`).
  */
-export function stateWritersShareOneGroup(wf: Workflow): string[] {
-  const writers = jobsOf(wf).filter(
-    ([, job]) => !selfHosted(job) && stepsOf(job).some((s) => s.with?.mode === 'save'),
-  );
-  const groups = new Set(writers.map(([, job]) => groupOf(job) ?? '(none)'));
+export function importersNeverReplaced(wf: Workflow): string[] {
   const out: string[] = [];
-  if (groups.size > 1) out.push(`state writers use ${groups.size} groups: ${[...groups].join(', ')}`);
-  if (groups.has('(none)')) out.push('a state writer has no concurrency group');
+  for (const [id, job] of jobsOf(wf)) {
+    if (!stepsOf(job).some((s) => isDispatch(s) && s.with?.mode === 'import')) continue;
+    const group = groupOf(job);
+    if (group !== undefined && !/github\.run_id/.test(group)) {
+      out.push(
+        `job ${id}: merges handoffs inside concurrency group "${group}", where a newer run replaces it`,
+      );
+    }
+  }
   return out;
 }
 
@@ -223,27 +227,35 @@ function needsGuarded(wf: Workflow, job: Job): boolean {
 }
 
 /**
- * Least privilege: contents: write only where the state branch is saved, issues: write only where the
- * grading outbox delivers labels, no write-all.
+ * Least privilege: contents: write only where the state branch is saved (or a checked release is
+ * tagged); issues: write and
+ * pull-requests: write only where the grading outbox delivers; no write-all, no other write scope.
+ * Artifacts of the same run need no `actions: read`; only a download from another run does.
  */
 export function leastPrivilege(wf: Workflow): string[] {
   const out: string[] = [];
   for (const [id, job] of jobsOf(wf)) {
     if (job.permissions === 'write-all') out.push(`job ${id}: permissions write-all`);
+    if (job.uses) continue; // a reusable-workflow call grants what the called jobs narrow
     const p = permissionsOf(job);
     const steps = stepsOf(job);
-    if (p.contents === 'write' && !steps.some((s) => s.with?.mode === 'save')) {
-      out.push(`job ${id}: contents: write without a checkpoint save`);
+    const tagsRelease = steps.some((s) => (s.run ?? '').includes('release-check.mjs'));
+    if (p.contents === 'write' && !steps.some((s) => s.with?.mode === 'save') && !tagsRelease) {
+      out.push(`job ${id}: contents: write without a checkpoint save or a release`);
     }
-    if (p.issues === 'write' && !steps.some((s) => /drain-grading/.test(s.uses ?? ''))) {
-      out.push(`job ${id}: issues: write without drain-grading`);
+    for (const scope of ['issues', 'pull-requests']) {
+      if (p[scope] === 'write' && !steps.some((s) => /drain-grading/.test(s.uses ?? ''))) {
+        out.push(`job ${id}: ${scope}: write without drain-grading`);
+      }
     }
-    const usesArtifacts = steps.some((s) => (s.uses ?? '').startsWith('actions/download-artifact'));
-    if (usesArtifacts && p.actions !== 'read' && p.actions !== 'write') {
-      out.push(`job ${id}: downloads artifacts without actions: read`);
+    const crossRun = steps.some(
+      (s) => (s.uses ?? '').startsWith('actions/download-artifact') && s.with?.['run-id'] !== undefined,
+    );
+    if (crossRun && p.actions !== 'read' && p.actions !== 'write') {
+      out.push(`job ${id}: downloads another run's artifacts without actions: read`);
     }
     for (const [scope, level] of Object.entries(p)) {
-      if (level === 'write' && !['contents', 'issues'].includes(scope))
+      if (level === 'write' && !['contents', 'issues', 'pull-requests'].includes(scope))
         out.push(`job ${id}: ${scope}: write`);
     }
   }

@@ -45,6 +45,7 @@ describe('daemon-matrix.mjs', () => {
       crews: '3',
       'has-work': 'true',
       fleet: '["alpha","beta","gamma","idle"]',
+      attempt: '1',
     });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual([
       { daemon: 'beta', assignments: ['c7-0a1b2c3d'] },
@@ -58,14 +59,30 @@ describe('daemon-matrix.mjs', () => {
         include: [{ daemon: 'a1', assignments: [{ crewId: 'c3-33333333' }] }],
       }),
     });
-    expect(r.outputs).toEqual({ daemons: '["a1"]', crews: '1', 'has-work': 'true', fleet: '[]' });
+    expect(r.outputs).toEqual({
+      daemons: '["a1"]',
+      crews: '1',
+      'has-work': 'true',
+      fleet: '[]',
+      attempt: '1',
+    });
     // A fresh school plans nothing, but its roster still names every daemon to beat.
     expect(run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_FLEET: '["a1","b2"]' }).outputs).toEqual({
       daemons: '[]',
       crews: '0',
       'has-work': 'false',
       fleet: '["a1","b2"]',
+      attempt: '1',
     });
+    // The plan job's attempt names the artifacts every later job takes, re-run or not.
+    const rerun = run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_RUN_ATTEMPT: '3' });
+    expect(rerun.outputs.attempt).toBe('3');
+    for (const bad of ['0', '2; rm -rf ~', '1\nhas-work=true', '-1']) {
+      const r = run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_RUN_ATTEMPT: bad });
+      expect(r.status, bad).toBe(1);
+      expect(r.stderr).toMatch(/SCHOOL_RUN_ATTEMPT/);
+      expect(r.outputs).toEqual({});
+    }
     expect(run('daemon-matrix.mjs', {}).outputs['has-work']).toBe('false');
   });
 
