@@ -122,6 +122,7 @@ export async function importHandoffs(
       continue;
     }
     const name = basename(dir);
+    const roster = name.startsWith('school-roster-');
     if (name !== daemon && !name.endsWith(`-${daemon}`)) {
       refuse('handoff.json', `claims daemon ${daemon} but was handed on as ${name}`);
       continue;
@@ -145,6 +146,10 @@ export async function importHandoffs(
         continue;
       }
       const ctx = { daemon, crews: crewsOf(layout, daemon) };
+      // A roster job only beats: nothing else may arrive under its name.
+      const rules: Partial<Record<HandoffLog, Record<string, Rule>>> = roster
+        ? { school: { 'roster.heartbeat': RULES.school['roster.heartbeat']! } }
+        : RULES;
       const accepted: StateEvent[] = [];
       for (const line of bytes.toString('utf8').split('\n')) {
         if (!line.trim()) continue;
@@ -153,8 +158,10 @@ export async function importHandoffs(
           refuse(file, e);
           continue;
         }
-        const rule = RULES[log][e.type] ?? RULES[log]['*'];
-        const why = rule ? rule(e, ctx) : `event type ${e.type} may not come from a crew job`;
+        const rule = rules[log]?.[e.type] ?? rules[log]?.['*'];
+        const why = rule
+          ? rule(e, ctx)
+          : `event type ${e.type} may not come from a ${roster ? 'roster' : 'crew'} job`;
         if (why) refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
         else accepted.push(redact(e));
       }
@@ -163,7 +170,7 @@ export async function importHandoffs(
     }
     const crews = crewsOf(layout, daemon);
     const registry = readCrewState(layout).registry;
-    if (existsSync(join(dir, 'bookbags'))) {
+    if (!roster && existsSync(join(dir, 'bookbags'))) {
       const r = await importBookbags(layout, join(dir, 'bookbags'), o.logger, (b) => {
         if (!crews.has(b.crewId)) return `crew ${b.crewId} is not planned for daemon ${daemon}`;
         const planned = registry.crews[b.crewId]!;

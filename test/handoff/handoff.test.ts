@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planStep, runStep } from '../../src/crew/dispatch-run.js';
@@ -166,5 +166,21 @@ describe('handoff of a crew job', () => {
     expect(Object.values(readCrewState(restored).registry.crews).every((c) => c.status === 'planned')).toBe(
       true,
     );
+  }, 120_000);
+});
+
+describe('handoff of a roster job', () => {
+  it("brings only its own daemon's heartbeat", async () => {
+    const { restored, out, root } = await crewJob();
+    const roster = join(root, 'school-roster-1-1-1-d1');
+    cpSync(out, roster, { recursive: true });
+    rmSync(out, { recursive: true, force: true });
+    const r = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
+    expect(r.refused.some((x) => /crew\.finished may not come from a roster job/.test(x.reason))).toBe(true);
+    expect(r.refused.some((x) => x.what.startsWith('bookbag'))).toBe(false);
+    expect(Object.values(readCrewState(restored).registry.crews).every((c) => c.status === 'planned')).toBe(
+      true,
+    );
+    expect(readFileSync(restored.file('school'), 'utf8')).toMatch(/"roster\.heartbeat".*"daemon":"d1"/);
   }, 120_000);
 });
