@@ -18,6 +18,7 @@ import { RUNNER_EXIT } from './runner.js';
 import { describePauses, pauseForOutcome, pauseStatus } from '../dispatch/pause.js';
 import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
 import { revParse } from './git.js';
+import { GiB, freeDiskBytes, gib } from './disk.js';
 
 /**
  * The driver (seed 002): runs one daemon's planned crews with K slots.
@@ -25,7 +26,11 @@ import { revParse } from './git.js';
  * - Adoption: crews recorded `running` whose runner process is still the recorded one are waited
  *   for, not relaunched; a running crew whose process vanished without `crew.finished` is an
  *   unexplained exit: marked `lost`, and new launches pause (`school.paused`) until cleared.
- * - Slot refill: the next crew starts the moment a slot frees, not when a batch ends.
+ * - Slot refill: the next crew starts the moment a slot frees, not when a batch ends. When the
+ *   planned crews run out, `refill` asks the dispatch office (the same admission as planning, under
+ *   the crew log's lock) for more work for this daemon, until nothing admissible is left.
+ * - Disk floor at launch: free space on the worktree root's filesystem is read right before every
+ *   launch; below `dispatch.minFreeDiskGiB` the driver waits (and says so) instead of launching.
  * - Each crew runs in a crew runner process in its own session (runner.ts), launched with
  *   `launcher` + [spec path], so stopping the driver does not stop the crew.
  * - N3.3 soft deadline: no new crew starts when the remaining job time cannot fit one.
@@ -34,7 +39,7 @@ export interface Progress {
   crewId: string;
   issueNumber?: number;
   slot?: number;
-  phase: 'launched' | 'adopted' | 'running' | 'finished' | 'lost' | 'skipped';
+  phase: 'launched' | 'adopted' | 'running' | 'finished' | 'lost' | 'skipped' | 'waiting';
   /** Monotonic milliseconds since the driver launched or adopted the crew (N3.2). */
   elapsedMs: number;
   outcome?: CrewOutcome;
@@ -61,6 +66,16 @@ export interface DriverOptions {
   pollMs?: number;
   progressEveryMs?: number;
   jobStatus?: JobStatus;
+  /**
+   * Asks the dispatch office for more crews for this daemon once the planned ones are started
+   * (dispatch-run.ts `refillFor`). Returns the ids of every crew planned for this daemon and not yet
+   * started; the driver launches those it has not seen. Called again only after a crew finishes.
+   */
+  refill?: (ctx: { freeDiskBytes: number; remainingMs?: number }) => Promise<string[]>;
+  /** Free bytes where this daemon's worktrees live, read before each launch. Default: statfs. */
+  freeDisk?: () => number;
+  /** With nothing running (nothing that could free space), how long to wait for the disk floor. */
+  diskWaitMs?: number;
 }
 
 export interface DriverResult {
@@ -69,6 +84,10 @@ export interface DriverResult {
   finished: Array<{ crewId: string; outcome: CrewOutcome; reason: string }>;
   lost: string[];
   skipped: Array<{ crewId: string; reason: string }>;
+  /** Crews the driver took by refill (not in the assignments it was started with). */
+  refilled: string[];
+  /** Launches held back because free disk was below the floor (one per wait). */
+  diskWaits: number;
   paused?: string;
 }
 
@@ -108,7 +127,15 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
   // Preflight before anything is leased or locked: a missing binary fails within a second.
   classroomFor({ ...baseSpec, crewId: '-', baseSha: '-' }, 'coding').preflight();
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
-  const result: DriverResult = { launched: [], adopted: [], finished: [], lost: [], skipped: [] };
+  const result: DriverResult = {
+    launched: [],
+    adopted: [],
+    finished: [],
+    lost: [],
+    skipped: [],
+    refilled: [],
+    diskWaits: 0,
+  };
   const poll = o.pollMs ?? 250;
   const progress = (p: Progress) => o.onProgress?.(p);
   try {
@@ -126,21 +153,54 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       pass: [...RUN_IDENTITY_ENV, ...new Set(o.config.agents.flatMap((a) => a.passEnv))],
     });
     const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
+    const seen = new Set<string>([...active.keys(), ...queue]);
     const reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1000;
+    const floor = o.config.dispatch.minFreeDiskGiB * GiB;
+    const readDisk = o.freeDisk ?? (() => freeDiskBytes(worktreeRoot));
+    const outOfTime = () => o.remainingMs !== undefined && o.remainingMs() < reserveMs;
+    const skipAll = (reason: string, detail: string) => {
+      for (const id of queue.splice(0)) {
+        result.skipped.push({ crewId: id, reason });
+        progress({ crewId: id, phase: 'skipped', elapsedMs: 0, detail });
+      }
+    };
+    let refillOpen = o.refill !== undefined;
+    /** Since when launches wait for disk space (monotonic ms), while they do. */
+    let diskWaitSince: number | undefined;
     let lastTick = performance.now();
-    while (queue.length || active.size) {
+    for (;;) {
       result.paused = pausedReason(o.layout);
+      // Refill: the planned crews are all started and a slot is free — ask the office for more.
+      if (refillOpen && !queue.length && !result.paused && active.size < daemon.worktrees && !outOfTime()) {
+        refillOpen = false;
+        const ids = await o.refill!({
+          freeDiskBytes: readDisk(),
+          ...(o.remainingMs ? { remainingMs: o.remainingMs() } : {}),
+        });
+        for (const id of ids) {
+          if (seen.has(id)) continue;
+          seen.add(id);
+          queue.push(id);
+          result.refilled.push(id);
+        }
+      }
       while (active.size < daemon.worktrees && queue.length && !result.paused) {
-        if (o.remainingMs && o.remainingMs() < reserveMs) {
-          for (const id of queue.splice(0)) {
-            result.skipped.push({
-              crewId: id,
-              reason: 'N3.3 soft deadline: remaining job time cannot fit a crew',
-            });
-            progress({ crewId: id, phase: 'skipped', elapsedMs: 0, detail: 'soft deadline' });
+        if (outOfTime()) {
+          skipAll('N3.3 soft deadline: remaining job time cannot fit a crew', 'soft deadline');
+          break;
+        }
+        const free = readDisk();
+        if (free < floor) {
+          if (diskWaitSince === undefined) {
+            diskWaitSince = performance.now();
+            result.diskWaits++;
+            const why = `free disk ${gib(free)} below the ${gib(floor)} floor on ${worktreeRoot}`;
+            o.logger.warning(`daemon ${o.daemon}: ${why}; waiting before launching ${queue[0]}`);
+            progress({ crewId: queue[0]!, phase: 'waiting', elapsedMs: 0, detail: why });
           }
           break;
         }
+        diskWaitSince = undefined;
         const crewId = queue.shift()!;
         const crew = readCrewState(o.layout).registry.crews[crewId];
         if (!crew || crew.status !== 'planned' || crew.daemon !== o.daemon) {
@@ -161,10 +221,26 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       if (result.paused && queue.length && !active.size) {
         for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: result.paused });
       }
-      if (!active.size) break;
+      if (diskWaitSince !== undefined && queue.length && !active.size) {
+        // Nothing running can free space: wait a bounded time, then leave the crews to the next cycle.
+        if (outOfTime() || performance.now() - diskWaitSince >= (o.diskWaitMs ?? 300_000)) {
+          skipAll(`disk floor: free disk stayed below ${gib(floor)} on ${worktreeRoot}`, 'disk floor');
+          break;
+        }
+        await new Promise((r) => setTimeout(r, poll));
+        continue;
+      }
+      if (!active.size) {
+        if (queue.length) continue;
+        break;
+      }
       let tickTimer: NodeJS.Timeout | undefined;
       const timer = new Promise<'tick'>(
-        (r) => (tickTimer = setTimeout(() => r('tick'), o.progressEveryMs ?? 10_000)),
+        (r) =>
+          (tickTimer = setTimeout(
+            () => r('tick'),
+            diskWaitSince !== undefined ? poll : (o.progressEveryMs ?? 10_000),
+          )),
       );
       const winner = await Promise.race([
         ...[...active.values()].map((a) => a.done.then((code) => ({ a, code }))),
@@ -179,7 +255,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
           killGroup(a.pid, 'SIGKILL');
         }
       }
-      if (winner === 'tick' || performance.now() - lastTick >= (o.progressEveryMs ?? 10_000)) {
+      if (performance.now() - lastTick >= (o.progressEveryMs ?? 10_000)) {
         lastTick = performance.now();
         const reg = readCrewState(o.layout).registry;
         for (const a of active.values()) {
@@ -196,6 +272,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       if (winner === 'tick') continue;
       active.delete(winner.a.crewId);
       await settle(o, winner.a, winner.code, result, progress);
+      refillOpen = o.refill !== undefined;
     }
     result.paused = pausedReason(o.layout);
     return result;
