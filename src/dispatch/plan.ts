@@ -154,7 +154,8 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
       : input.jobStartedAt instanceof Date
         ? now.getTime() - input.jobStartedAt.getTime()
         : monotonic() - input.jobStartedAt.monotonicMs;
-  const remainingMs = input.remainingMs ?? config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
+  const remainingMs =
+    input.remainingMs ?? config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
 
   let pending: SchoolEvent[] = [];
   // Owners on GitHub are asked before the lock (the answers are async); the registry read here is
