@@ -170,6 +170,8 @@ export interface RunStepOptions {
   refill?: boolean;
   /** Free disk where the crews' worktrees live (tests inject a reading); default statfs. */
   freeDisk?: () => number;
+  /** With nothing running, how long launches wait for the disk floor (default 5 min). */
+  diskWaitMs?: number;
 }
 
 export interface RunStepResult extends DriverResult {
@@ -199,6 +201,7 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
     ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
     ...(o.freeDisk ? { freeDisk: o.freeDisk } : {}),
+    ...(o.diskWaitMs !== undefined ? { diskWaitMs: o.diskWaitMs } : {}),
     ...(!(o.refill ?? process.env.GITHUB_ACTIONS !== 'true')
       ? {}
       : {

@@ -168,20 +168,40 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
     /** Since when launches wait for disk space (monotonic ms), while they do. */
     let diskWaitSince: number | undefined;
     let lastTick = performance.now();
+    /** The disk floor, read right before a launch or a refill: the reading when it holds. */
+    const diskHolds = (next: string): number | undefined => {
+      const free = readDisk();
+      if (free >= floor) {
+        diskWaitSince = undefined;
+        return free;
+      }
+      if (diskWaitSince === undefined) {
+        diskWaitSince = performance.now();
+        result.diskWaits++;
+        const why = `free disk ${gib(free)} below the ${gib(floor)} floor on ${worktreeRoot}`;
+        o.logger.warning(`daemon ${o.daemon}: ${why}; waiting before launching ${next}`);
+        progress({ crewId: next, phase: 'waiting', elapsedMs: 0, detail: why });
+      }
+      return undefined;
+    };
     for (;;) {
       result.paused = pausedReason(o.layout);
+      if (!queue.length && !refillOpen) diskWaitSince = undefined;
       // Refill: the planned crews are all started and a slot is free — ask the office for more.
       if (refillOpen && !queue.length && !result.paused && active.size < daemon.worktrees && !outOfTime()) {
-        refillOpen = false;
-        const ids = await o.refill!({
-          freeDiskBytes: readDisk(),
-          ...(o.remainingMs ? { remainingMs: o.remainingMs() } : {}),
-        });
-        for (const id of ids) {
-          if (seen.has(id)) continue;
-          seen.add(id);
-          queue.push(id);
-          result.refilled.push(id);
+        const free = diskHolds('the next admissible crew');
+        if (free !== undefined) {
+          refillOpen = false;
+          const ids = await o.refill!({
+            freeDiskBytes: free,
+            ...(o.remainingMs ? { remainingMs: o.remainingMs() } : {}),
+          });
+          for (const id of ids) {
+            if (seen.has(id)) continue;
+            seen.add(id);
+            queue.push(id);
+            result.refilled.push(id);
+          }
         }
       }
       while (active.size < daemon.worktrees && queue.length && !result.paused) {
@@ -189,18 +209,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
           skipAll('N3.3 soft deadline: remaining job time cannot fit a crew', 'soft deadline');
           break;
         }
-        const free = readDisk();
-        if (free < floor) {
-          if (diskWaitSince === undefined) {
-            diskWaitSince = performance.now();
-            result.diskWaits++;
-            const why = `free disk ${gib(free)} below the ${gib(floor)} floor on ${worktreeRoot}`;
-            o.logger.warning(`daemon ${o.daemon}: ${why}; waiting before launching ${queue[0]}`);
-            progress({ crewId: queue[0]!, phase: 'waiting', elapsedMs: 0, detail: why });
-          }
-          break;
-        }
-        diskWaitSince = undefined;
+        if (diskHolds(queue[0]!) === undefined) break;
         const crewId = queue.shift()!;
         const crew = readCrewState(o.layout).registry.crews[crewId];
         if (!crew || crew.status !== 'planned' || crew.daemon !== o.daemon) {
@@ -221,10 +230,11 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       if (result.paused && queue.length && !active.size) {
         for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: result.paused });
       }
-      if (diskWaitSince !== undefined && queue.length && !active.size) {
-        // Nothing running can free space: wait a bounded time, then leave the crews to the next cycle.
+      if (diskWaitSince !== undefined && !active.size && (queue.length || refillOpen)) {
+        // Nothing running can free space: wait a bounded time, then leave the work to the next cycle.
         if (outOfTime() || performance.now() - diskWaitSince >= (o.diskWaitMs ?? 300_000)) {
           skipAll(`disk floor: free disk stayed below ${gib(floor)} on ${worktreeRoot}`, 'disk floor');
+          o.logger.warning(`daemon ${o.daemon}: free disk stayed below the floor; stopping launches`);
           break;
         }
         await new Promise((r) => setTimeout(r, poll));
