@@ -8,6 +8,7 @@ import { deliveryFor } from '../../src/delivery/setup.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
 import { Outbox } from '../../src/grading/outbox.js';
+import { buildView } from '../../src/board/view.js';
 import { enqueueMany, fastGrade } from '../grading/helpers.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
@@ -256,6 +257,12 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
       const links = new Outbox(s.layout).deliveries();
       expect([...links.keys()].sort()).toEqual([1, 2, 3]);
       expect(links.get(2)!.pullRequest!.url).toMatch(/\/pull\/\d+$/);
+      const accepted = buildView(s.layout, s.config).lanes.find((l) => l.id === 'accepted')!.items;
+      const linked = accepted.filter((i) => i.delivery).sort((a, b) => a.issue - b.issue);
+      expect(linked.map((i) => [i.issue, i.delivery!.url])).toEqual(
+        [1, 2, 3].map((n) => [n, html(gh.pulls.find((p) => p.head === `school/issue-${n}`)!.number)]),
+      );
+      expect(accepted.find((i) => i.issue === 5)!.delivery).toBeUndefined();
       // The working tree of the repository was never touched.
       expect(gitOut(s.work, 'status', '--porcelain').out).toBe('');
       expect(gitOut(s.work, 'rev-parse', 'HEAD').out).toBe(s.baseSha);
