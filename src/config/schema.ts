@@ -186,8 +186,12 @@ export const configSchema = z.strictObject({
       closeIssue: z.boolean().default(false).describe('Write `Closes #N` in the pull request body.'),
       author: z
         .strictObject({
-          name: z.string().min(1).default('school-core'),
-          email: z.string().min(3).default('school-core@users.noreply.github.com'),
+          name: z.string().min(1).default('school-core').describe('Author and committer name.'),
+          email: z
+            .string()
+            .min(3)
+            .default('school-core@users.noreply.github.com')
+            .describe('Author and committer email.'),
         })
         .prefault({})
         .describe('Author and committer of delivered commits.'),
