@@ -15,6 +15,7 @@ import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { baselinePath, captureBaseline, readBaseline, writeBaseline } from './git-guard.js';
 import { RUNNER_EXIT } from './runner.js';
+import { FAILURE_OUTCOMES } from '../dispatch/history.js';
 import { describePauses, pauseForOutcome, pauseStatus } from '../dispatch/pause.js';
 import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
 import { revParse } from './git.js';
@@ -88,6 +89,8 @@ export interface DriverResult {
   refilled: string[];
   /** Launches held back because free disk was below the floor (one per wait). */
   diskWaits: number;
+  /** Why refill stopped early in this run (an interruption: the next plan decides again). */
+  refillStopped?: string;
   paused?: string;
 }
 
@@ -282,7 +285,12 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       if (winner === 'tick') continue;
       active.delete(winner.a.crewId);
       await settle(o, winner.a, winner.code, result, progress);
-      refillOpen = o.refill !== undefined;
+      const stop = refillStop(o.layout, winner.a.crewId);
+      if (stop && !result.refillStopped) {
+        result.refillStopped = stop;
+        o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
+      }
+      refillOpen = o.refill !== undefined && !result.refillStopped;
     }
     result.paused = pausedReason(o.layout);
     return result;
@@ -406,6 +414,21 @@ async function settle(
     result,
     progress,
   );
+}
+
+/**
+ * Refill keeps going after a success or a counted failure (its repair is bounded at two runs by the
+ * history). Any other end — a crew aborted by the pre-verify of a dirty slot (N4.1), cancelled, lost,
+ * stopped by a usage limit or overload — says the daemon or its slot needs a look: retrying at once
+ * could abort the whole backlog on one dirty slot, so refill stops and the next plan decides.
+ */
+function refillStop(layout: StateLayout, crewId: string): string | undefined {
+  const c = readCrewState(layout).registry.crews[crewId];
+  if (!c) return `crew ${crewId} left no record`;
+  const counted =
+    c.outcome === 'succeeded' || (FAILURE_OUTCOMES.includes(c.outcome!) && c.outcome !== 'lost');
+  if (counted && !c.preVerify) return undefined;
+  return `crew ${crewId} (issue #${c.issueNumber}) ended ${c.outcome ?? c.status}${c.preVerify ? ' at the pre-verify of its slot' : ''}`;
 }
 
 /** Why launches are paused (school.jsonl, read fresh), or undefined. */
