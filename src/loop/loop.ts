@@ -26,6 +26,8 @@ export interface LoopOptions {
   github?: GitHubPort;
   /** Accepted work becomes a branch or pull request (src/delivery/setup.ts `deliveryFor`). */
   delivery?: Deliverer;
+  /** Refill freed slots until nothing admissible is left (default); false runs only the plan. */
+  refill?: boolean;
   /** Progress lines while crews run (which crew, which slot, elapsed). */
   onProgress?: (line: string, p: Progress, daemon: string) => void;
 }
@@ -69,6 +71,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
           daemon,
           logger,
           launcher: o.launcher,
+          refill: o.refill ?? true,
           onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
         }),
       })),
