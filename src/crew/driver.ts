@@ -3,22 +3,18 @@ import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { CrewOutcome } from '../schemas/crew.js';
-import { audit } from '../state/audit.js';
-import { event } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
-import { crewEventLog, readCrewState, type CrewProcess, type JobStatus } from './lease.js';
-import { localLiveness } from './proc.js';
+import { readCrewState, type JobStatus } from './lease.js';
 import { killGroup } from '../process/group.js';
 import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { baselinePath, captureBaseline, readBaseline, writeBaseline } from './git-guard.js';
-import { RUNNER_EXIT } from './runner.js';
-import { FAILURE_OUTCOMES } from '../dispatch/history.js';
-import { describePauses, pauseForOutcome, pauseStatus } from '../dispatch/pause.js';
+import { describePauses, pauseStatus } from '../dispatch/pause.js';
 import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
 import { revParse } from './git.js';
+import { adopt, refillStop, settle, type Active, type Progress } from './driver-settle.js';
 import { GiB, freeDiskBytes, gib } from './disk.js';
 
 /**
@@ -36,16 +32,7 @@ import { GiB, freeDiskBytes, gib } from './disk.js';
  *   `launcher` + [spec path], so stopping the driver does not stop the crew.
  * - N3.3 soft deadline: no new crew starts when the remaining job time cannot fit one.
  */
-export interface Progress {
-  crewId: string;
-  issueNumber?: number;
-  slot?: number;
-  phase: 'launched' | 'adopted' | 'running' | 'finished' | 'lost' | 'skipped' | 'waiting';
-  /** Monotonic milliseconds since the driver launched or adopted the crew (N3.2). */
-  elapsedMs: number;
-  outcome?: CrewOutcome;
-  detail?: string;
-}
+export type { Progress } from './driver-settle.js';
 
 export interface DriverOptions {
   config: SchoolConfig;
@@ -92,14 +79,6 @@ export interface DriverResult {
   /** Why refill stopped early in this run (an interruption: the next plan decides again). */
   refillStopped?: string;
   paused?: string;
-}
-
-interface Active {
-  crewId: string;
-  since: number;
-  done: Promise<number | null>;
-  /** Our own runner's pid (its process group); absent for an adopted crew. */
-  pid?: number;
 }
 
 /**
@@ -319,153 +298,7 @@ function launch(
   return { pid, done };
 }
 
-/** Polls an adopted runner (not our child) until its recorded identity is gone. */
-async function waitGone(
-  p: CrewProcess,
-  crewId: string,
-  o: DriverOptions,
-  poll: number,
-): Promise<number | null> {
-  for (;;) {
-    const finished = readCrewState(o.layout).registry.crews[crewId]?.status === 'finished';
-    if (finished || localLiveness(p) === 'gone') return finished ? RUNNER_EXIT.done : null;
-    await new Promise((r) => setTimeout(r, poll));
-  }
-}
-
-async function adopt(
-  o: DriverOptions,
-  active: Map<string, Active>,
-  result: DriverResult,
-  poll: number,
-  progress: (p: Progress) => void,
-): Promise<void> {
-  const { registry, processes } = readCrewState(o.layout);
-  for (const c of Object.values(registry.crews)) {
-    if (c.status !== 'running' || c.daemon !== o.daemon) continue;
-    const p = processes.get(c.crewId);
-    if (p && localLiveness(p) !== 'gone') {
-      active.set(c.crewId, {
-        crewId: c.crewId,
-        since: performance.now(),
-        done: waitGone(p, c.crewId, o, poll),
-      });
-      result.adopted.push(c.crewId);
-      o.logger.info(
-        `adopted crew ${c.crewId} (issue #${c.issueNumber}, slot ${c.slot}): its runner pid ${p.pid} is still alive`,
-      );
-      progress({
-        crewId: c.crewId,
-        issueNumber: c.issueNumber,
-        slot: c.slot,
-        phase: 'adopted',
-        elapsedMs: 0,
-      });
-    } else {
-      await markLost(
-        o,
-        c.crewId,
-        c.issueNumber,
-        'its runner process is gone and it never finished',
-        result,
-        progress,
-      );
-    }
-  }
-}
-
-async function settle(
-  o: DriverOptions,
-  a: Active,
-  code: number | null,
-  result: DriverResult,
-  progress: (p: Progress) => void,
-): Promise<void> {
-  const c = readCrewState(o.layout).registry.crews[a.crewId];
-  const elapsedMs = performance.now() - a.since;
-  if (c?.status === 'finished' && c.outcome) {
-    result.finished.push({ crewId: a.crewId, outcome: c.outcome, reason: c.reason ?? '' });
-    progress({
-      crewId: a.crewId,
-      issueNumber: c.issueNumber,
-      slot: c.slot,
-      phase: 'finished',
-      elapsedMs,
-      outcome: c.outcome,
-    });
-    return;
-  }
-  if (c?.status === 'planned' && code === RUNNER_EXIT.refused) {
-    result.skipped.push({ crewId: a.crewId, reason: 'claim refused (see runner.log)' });
-    progress({
-      crewId: a.crewId,
-      issueNumber: c.issueNumber,
-      phase: 'skipped',
-      elapsedMs,
-      detail: 'claim refused',
-    });
-    return;
-  }
-  await markLost(
-    o,
-    a.crewId,
-    c?.issueNumber ?? 0,
-    `runner exited ${code ?? 'abnormally'} without recording an end`,
-    result,
-    progress,
-  );
-}
-
-/**
- * Refill keeps going after a success or a counted failure (its repair is bounded at two runs by the
- * history). Any other end — a crew aborted by the pre-verify of a dirty slot (N4.1), cancelled, lost,
- * stopped by a usage limit or overload — says the daemon or its slot needs a look: retrying at once
- * could abort the whole backlog on one dirty slot, so refill stops and the next plan decides.
- */
-function refillStop(layout: StateLayout, crewId: string): string | undefined {
-  const c = readCrewState(layout).registry.crews[crewId];
-  if (!c) return `crew ${crewId} left no record`;
-  const counted =
-    c.outcome === 'succeeded' || (FAILURE_OUTCOMES.includes(c.outcome!) && c.outcome !== 'lost');
-  if (counted && !c.preVerify) return undefined;
-  return `crew ${crewId} (issue #${c.issueNumber}) ended ${c.outcome ?? c.status}${c.preVerify ? ' at the pre-verify of its slot' : ''}`;
-}
-
 /** Why launches are paused (school.jsonl, read fresh), or undefined. */
 function pausedReason(layout: StateLayout): string | undefined {
   return describePauses(pauseStatus(layout).pauses);
-}
-
-/** An unexplained exit: the crew is `lost`, its lease released, and new launches pause (seed 002). */
-async function markLost(
-  o: DriverOptions,
-  crewId: string,
-  issueNumber: number,
-  why: string,
-  result: DriverResult,
-  progress: (p: Progress) => void,
-): Promise<void> {
-  const reg = readCrewState(o.layout).registry;
-  const c = reg.crews[crewId];
-  if (c && c.status !== 'finished') {
-    await crewEventLog(o.layout).append([
-      event('lease.released', `released:${crewId}`, { crewId, reason: `lost: ${why}` }),
-      event('crew.finished', `finished:${crewId}`, {
-        crewId,
-        issueNumber,
-        outcome: 'lost' as const,
-        reason: why,
-      }),
-    ]);
-  }
-  await audit(o.layout, 'crew.lost', { crewId, issueNumber, detail: why });
-  await pauseForOutcome(o.layout, {
-    crewId,
-    issueNumber,
-    outcome: 'lost',
-    reason: `unexplained exit: ${why}`,
-  });
-  o.logger.warning(`crew ${crewId} lost (${why}); new launches are paused until \`school pause --clear\``);
-  result.lost.push(crewId);
-  progress({ crewId, issueNumber, phase: 'lost', elapsedMs: 0, detail: why });
 }
