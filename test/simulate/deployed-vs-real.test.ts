@@ -121,8 +121,16 @@ describe('the simulator tells the truth about the loop as deployed', () => {
         simulateDeployed(w, { ...base, scheduleMinutes: 20, cadence: 'cron', order: 'smallest-first' }),
       );
       expect(real - cron.utilization).toBeGreaterThan(0.1);
+      // While runnable work waited (from the first launch to the last), how busy were the slots?
+      const from = Math.min(...launched.values());
+      const to = Math.max(...launched.values());
+      let waitingBusy = 0;
+      for (const n of numbers) waitingBusy += Math.max(0, Math.min(finished.get(n)!, to) - launched.get(n)!);
+      const busyWhileWaiting = waitingBusy / (2 * (to - from));
+      expect(busyWhileWaiting).toBeGreaterThan(0.9);
       process.stdout.write(
-        `slot-busy fraction: real loop ${(real * 100).toFixed(1)} %, simulated refill ${(refill.utilization * 100).toFixed(1)} %, simulated cron-only ${(cron.utilization * 100).toFixed(1)} %\n`,
+        `slots busy while work waited: real loop ${(busyWhileWaiting * 100).toFixed(1)} %, simulated ${(refill.backlogUtilization * 100).toFixed(1)} %\n` +
+          `slot-busy fraction: real loop ${(real * 100).toFixed(1)} %, simulated refill ${(refill.utilization * 100).toFixed(1)} %, simulated cron-only ${(cron.utilization * 100).toFixed(1)} %\n`,
       );
     },
   );
