@@ -81,28 +81,42 @@ export async function commitPatch(c: CommitInput): Promise<string> {
   }
 }
 
-/** Committer time (Unix seconds) of `ref`, or undefined when it does not exist. */
-export async function refTime(repoPath: string, ref: string): Promise<number | undefined> {
-  const r = await runGit(['log', '-1', '--format=%ct', ref, '--'], { cwd: repoPath });
+/** The commit `ref` names: its committer time (Unix seconds) and whether delivery made it. */
+async function refHead(repoPath: string, ref: string): Promise<{ time: number; ours: boolean } | undefined> {
+  const r = await runGit(['log', '-1', '--format=%ct%n%B', ref, '--'], { cwd: repoPath });
   if (r.exitCode !== 0) return undefined;
-  const t = Number(r.stdout.toString('utf8').trim());
-  return Number.isFinite(t) ? t : undefined;
+  const [time, ...body] = r.stdout.toString('utf8').split('\n');
+  return { time: Number(time), ours: body.some((l) => l.startsWith('School-Crew: ')) };
 }
 
 /**
- * Points `ref` at `sha` unless it already holds a later crew's commit (a retried delivery of an older
- * crew must not undo a newer accepted repair). Returns whether the ref now names `sha`.
+ * Whether a delivered branch may move to a crew's commit dated `date`: not when it holds a later
+ * crew's commit (a retried older crew must not undo a newer accepted repair), and never over a
+ * commit delivery did not make (someone built on the branch: their work is kept).
  */
+async function mayMove(repoPath: string, ref: string, date: string): Promise<boolean> {
+  const head = await refHead(repoPath, ref);
+  if (!head) return true;
+  return head.ours && !(head.time > Math.floor(Date.parse(date) / 1000));
+}
+
+/** Points `ref` at `sha` when `mayMove` allows it. Returns whether the ref now names `sha`. */
 export async function updateRef(repoPath: string, ref: string, sha: string, date: string): Promise<boolean> {
-  const current = await refTime(repoPath, ref);
-  if (current !== undefined && current > Math.floor(Date.parse(date) / 1000)) return false;
+  if ((await refHead(repoPath, ref)) !== undefined && (await git1(repoPath, ref)) === sha) return true;
+  if (!(await mayMove(repoPath, ref, date))) return false;
   await gitOut(['update-ref', ref, sha], { cwd: repoPath });
   return true;
 }
 
+async function git1(repoPath: string, ref: string): Promise<string | undefined> {
+  const r = await runGit(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: repoPath });
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() : undefined;
+}
+
 /**
- * Pushes `sha` to `refs/heads/<branch>` on origin. The remote branch is fetched first so a newer
- * crew's commit there is kept (same rule as `updateRef`). The token reaches git only through `auth`.
+ * Pushes `sha` to `refs/heads/<branch>` on origin. The remote branch is fetched first and kept when
+ * `mayMove` says so (a later crew's commit, or someone's work on it). The token reaches git only
+ * through `auth`.
  */
 export async function pushBranch(o: {
   repoPath: string;
@@ -113,13 +127,15 @@ export async function pushBranch(o: {
 }): Promise<boolean> {
   const auth = o.auth ? { auth: o.auth } : {};
   const tracking = `refs/school-delivery/${o.branch}`;
-  // Missing remote branch: nothing to compare against (the fetch fails, and that is fine).
+  // Missing remote branch: nothing to compare against (the fetch fails, and that is fine; a
+  // tracking ref left by an earlier run must not stand in for it).
+  await runGit(['update-ref', '-d', tracking], { cwd: o.repoPath });
   await runGit(['fetch', '--no-tags', 'origin', `+refs/heads/${o.branch}:${tracking}`], {
     cwd: o.repoPath,
     ...auth,
   });
-  const remote = await refTime(o.repoPath, tracking);
-  if (remote !== undefined && remote > Math.floor(Date.parse(o.date) / 1000)) return false;
+  if ((await git1(o.repoPath, tracking)) === o.sha) return true;
+  if (!(await mayMove(o.repoPath, tracking, o.date))) return false;
   await gitOut(['push', '--force', '--no-verify', 'origin', `${o.sha}:refs/heads/${o.branch}`], {
     cwd: o.repoPath,
     ...auth,

@@ -339,6 +339,25 @@ describe('delivery as local branches', () => {
       expect(gitOut(s.work, 'rev-parse', 'refs/heads/school/issue-7').out).toBe(two);
       expect(new Outbox(s.layout).deliveries().get(7)!.sha).toBe(two);
       expect(gitOut(s.work, 'status', '--porcelain').out).toBe('');
+
+      // Someone builds on the branch; a later accepted crew never moves it from under them.
+      const tree = gitOut(s.work, 'rev-parse', `${two}^{tree}`).out;
+      const theirs = git(s.work, 'commit-tree', tree, '-p', two, '-m', 'reviewer fixup');
+      git(s.work, 'update-ref', 'refs/heads/school/issue-7', theirs);
+      bookbag(s.layout, {
+        crewId: 'c7-00000003',
+        issue: 7,
+        baseSha: s.baseSha,
+        diff: newFilePatch('seven.txt', 'third\n'),
+        finishedAt: '2026-02-01T00:00:00.000Z',
+      });
+      const kept = await delivery!.deliver({
+        crewId: 'c7-00000003',
+        issueNumber: 7,
+        verdict: { decidedBy: 'reviewer', code: 'reviewer_approved', score: 1, reasons: [] },
+      });
+      expect(kept.updated).toBe(false);
+      expect(gitOut(s.work, 'rev-parse', 'refs/heads/school/issue-7').out).toBe(theirs);
     },
   );
 
