@@ -3,6 +3,7 @@ import { hideCredentials } from '../github/credentials.js';
 import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
+import { deliveryFor } from '../delivery/setup.js';
 import { drain } from '../grading/drain.js';
 import { octokitPort } from '../grading/github-port.js';
 import { importBookbags } from '../grading/import.js';
@@ -28,6 +29,7 @@ const inputsSchema = z.object({
   config: z.string().optional(),
   stateDir: z.string().optional(),
   token: z.string().optional(),
+  deliveryToken: z.string().optional(),
 });
 
 function parseInputs() {
@@ -41,6 +43,7 @@ function parseInputs() {
     config: optionalInput('config'),
     stateDir: optionalInput('state-dir'),
     token: secretInput('token'),
+    deliveryToken: secretInput('delivery-token'),
   });
   if (!r.success)
     throw new ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
@@ -107,9 +110,27 @@ void runAction(async () => {
       : undefined;
   if (!github)
     logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
+  // Accepted work becomes a branch and a pull request (docs/delivery.md). A pull request opened with
+  // the workflow's GITHUB_TOKEN triggers no workflows: delivery-token takes an App or PAT token.
+  const delivery = deliveryFor({
+    config,
+    layout,
+    logger,
+    actions: true,
+    ...((inputs.deliveryToken ?? inputs.token) ? { token: inputs.deliveryToken ?? inputs.token } : {}),
+    ...(repository ? { repository } : {}),
+  });
 
   const result = await logger.group('Drain the grading queue', () =>
-    drain({ config, layout, logger, github, maxWorkers: inputs.maxWorkers, maxAttempts: inputs.maxAttempts }),
+    drain({
+      config,
+      layout,
+      logger,
+      github,
+      delivery,
+      maxWorkers: inputs.maxWorkers,
+      maxAttempts: inputs.maxAttempts,
+    }),
   );
   logger.info(countsLine(result));
   const dead = queue.deadLetters();

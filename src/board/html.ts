@@ -49,8 +49,14 @@ function item(i: BoardItem): string {
     `<span class="t">#${i.issue} ${h(i.title)}${i.repair ? ' <em>(repair)</em>' : ''}</span>` +
     (meta ? `<span class="m">${h(meta)}</span>` : '') +
     (i.reason ? `<span class="m">${h(i.reason)}</span>` : '') +
+    (i.delivery ? `<span class="m" data-testid="delivery">${delivery(i.delivery)}</span>` : '') +
     '</li>'
   );
+}
+
+/** Where accepted work went, as text: the page stays self-contained (no link leaves the file). */
+function delivery(d: NonNullable<BoardItem['delivery']>): string {
+  return d.url ? `pull request ${h(d.url)}` : `branch ${h(d.branch)}`;
 }
 
 function lane(l: Lane): string {

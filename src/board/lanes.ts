@@ -44,6 +44,8 @@ export interface LaneInput {
   pausedReason?: string;
   /** The intake trust gate: an issue nobody has planned that it refuses sits in `untrusted`. */
   trust?: SchoolConfig['curriculum']['trust'];
+  /** Delivered work by issue (the outbox's `deliveries()`): the accepted lane links to it. */
+  deliveries?: ReadonlyMap<number, { branch: string; pullRequest?: { url: string } }>;
   now: Date;
 }
 
@@ -101,8 +103,13 @@ export function buildLanes(input: LaneInput): Lane[] {
   }
 
   const lanes = new Map<LaneId, BoardItem[]>(LANES.map((l) => [l, []]));
-  const place = (lane: LaneId, item: BoardItem, since?: string) =>
-    lanes.get(lane)!.push(withSince(item, since, now));
+  const place = (lane: LaneId, item: BoardItem, since?: string) => {
+    const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
+    const linked = d
+      ? { ...item, delivery: { branch: d.branch, ...(d.pullRequest ? { url: d.pullRequest.url } : {}) } }
+      : item;
+    lanes.get(lane)!.push(withSince(linked, since, now));
+  };
   const issues = new Set<number>([...titles.keys(), ...latest.keys(), ...orphans.keys()]);
 
   for (const issue of issues) {

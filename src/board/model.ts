@@ -57,6 +57,8 @@ export interface BoardItem {
   reason?: string;
   /** Grading attempts so far (grading and dead-letter lanes). */
   attempts?: number;
+  /** Where accepted work was delivered: its branch and, on GitHub, its pull request. */
+  delivery?: { branch: string; url?: string };
 }
 
 export interface Lane {

@@ -24,7 +24,7 @@ function itemRow(item: BoardItem): string[] {
     item.agent ?? '—',
     where(item.daemon, item.slot),
     age(item.ageSeconds),
-    clip(item.reason ?? '', 60),
+    clip(item.delivery ? `→ ${item.delivery.url ?? item.delivery.branch}` : (item.reason ?? ''), 60),
   ];
 }
 

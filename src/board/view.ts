@@ -8,6 +8,7 @@ import type { CrewEvent } from '../schemas/crew.js';
 import { redact, redactText } from '../security/redact.js';
 import type { StateLayout } from '../state/layout.js';
 import { daemonLoads, leaderCells, leaderRows, queued, queueSeries } from './domains.js';
+import { Outbox } from '../grading/outbox.js';
 import { buildLanes, cleanText } from './lanes.js';
 import { LANES, type LaneId, type PauseEntry, type SchoolView, type SlotBar } from './model.js';
 import { SourceReader } from './sources.js';
@@ -44,6 +45,7 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
     ...(curriculum ? { curriculum } : {}),
     ...(grading ? { queue: grading.state } : {}),
     ...(active[0] ? { pausedReason: active[0].reason } : {}),
+    deliveries: deliveries(layout),
   });
   markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
   const counts = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<LaneId, number>;
@@ -98,6 +100,15 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
  * of a large board) take a direct pass over their string fields, with repeated values (agents,
  * daemons, reasons) redacted once; the rest goes through the structural redactor.
  */
+/** Delivered branches and pull requests; an unreadable outbox only drops the links. */
+function deliveries(layout: StateLayout) {
+  try {
+    return new Outbox(layout).deliveries();
+  } catch {
+    return new Map();
+  }
+}
+
 function redactView(view: SchoolView): SchoolView {
   const memo = new Map<string, string>();
   const text = (s: string): string => {

@@ -13,6 +13,10 @@ export type CapacityClass = (typeof CAPACITY_CLASSES)[number];
 export const ROLES = ['coding', 'research', 'triage', 'docs'] as const;
 export type Role = (typeof ROLES)[number];
 export const CLASSROOMS = ['worktree', 'orca', 'bot'] as const;
+export const DELIVERY_MODES = ['pull-request', 'branch', 'none'] as const;
+export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+export const DISPATCH_ORDERS = ['smallest-first', 'tail-guard'] as const;
+export type DispatchOrder = (typeof DISPATCH_ORDERS)[number];
 export const AUTHOR_ASSOCIATIONS = [
   'OWNER',
   'MEMBER',
@@ -285,6 +289,12 @@ export const configSchema = z
         maxFallbacks: z.number().int().min(0).default(2).describe('N7.3: fallback runs per cycle.'),
         leaseSeconds: z.number().int().min(10).default(1200),
         verify: argv.optional().describe('Verification command run in the worktree after the student.'),
+        order: z
+          .enum(DISPATCH_ORDERS)
+          .default('smallest-first')
+          .describe(
+            'smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first.',
+          ),
         correctionTurns: z
           .number()
           .int()
@@ -292,6 +302,34 @@ export const configSchema = z
           .max(10)
           .default(2)
           .describe('Turns the same agent session gets with the checker output when verification fails.'),
+      })
+      .prefault({}),
+    delivery: z
+      .strictObject({
+        mode: z
+          .enum(DELIVERY_MODES)
+          .optional()
+          .describe(
+            'Where accepted work goes. Unset: pull-request in the drain-grading action, branch in the school CLI.',
+          ),
+        base: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("Base branch of delivered pull requests; default: the repository's default branch."),
+        draft: z.boolean().default(true).describe('Open pull requests as drafts.'),
+        closeIssue: z.boolean().default(false).describe('Write `Closes #N` in the pull request body.'),
+        author: z
+          .strictObject({
+            name: z.string().min(1).default('school-core').describe('Author and committer name.'),
+            email: z
+              .string()
+              .min(3)
+              .default('school-core@users.noreply.github.com')
+              .describe('Author and committer email.'),
+          })
+          .prefault({})
+          .describe('Author and committer of delivered commits.'),
       })
       .prefault({}),
     grading: z
@@ -358,6 +396,7 @@ export const configSchema = z
 export type SchoolConfig = z.infer<typeof configSchema>;
 export type DaemonConfig = z.infer<typeof daemonSchema>;
 export type AgentConfig = z.infer<typeof agentSchema>;
+export type DeliveryConfig = z.infer<typeof configSchema>['delivery'];
 export type ReviewerConfig = z.infer<typeof reviewerSchema>;
 export type Pricing = z.infer<typeof pricingSchema>;
 export type Classification = z.infer<typeof classificationSchema>;

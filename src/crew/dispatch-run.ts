@@ -1,4 +1,5 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { freeDiskBytes } from './disk.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
@@ -32,14 +33,7 @@ export function readCurriculum(layout: StateLayout): CurriculumItem[] {
   return readJsonl<unknown>(layout.file('curriculum')).records.map((r) => curriculumItemSchema.parse(r));
 }
 
-export function freeDiskBytes(path: string): number {
-  try {
-    const s = statfsSync(existsSync(path) ? path : tmpdir());
-    return Number(s.bavail) * Number(s.bsize);
-  } catch {
-    return 0; // unknown: the planner's disk floor then refuses (fail closed)
-  }
-}
+export { freeDiskBytes } from './disk.js';
 
 export interface PlanStepOptions {
   config: SchoolConfig;
@@ -108,6 +102,52 @@ async function beat(layout: StateLayout, config: SchoolConfig, daemon: string, d
   });
 }
 
+/**
+ * Refill for one daemon (seed 002: "refill one freed slot immediately after that room finishes"):
+ * the same `planDispatch` as a cycle's plan — reconciliation, global cap, per-daemon slots, fences,
+ * pauses, spend cap, the time gate (crew timeout + grading reserve within `remainingMs`) — restricted
+ * to `daemon`, inside the crew log's lock, so two daemons refilling at once can never take one
+ * issue. The disk figure is the daemon's own reading taken right now. Returns every crew planned
+ * for the daemon and not started yet (what was just planned and anything planned meanwhile).
+ */
+export async function refillFor(o: {
+  config: SchoolConfig;
+  layout: StateLayout;
+  daemon: string;
+  logger: Logger;
+  freeDiskBytes: number;
+  remainingMs?: number;
+  jobStatus?: JobStatus;
+}): Promise<string[]> {
+  // A daemon that refills is alive: beat first, so a job longer than the heartbeat TTL stays online.
+  await beat(o.layout, o.config, o.daemon, o.freeDiskBytes);
+  // Planning is chatty at info level; a refill reports only what it took (below).
+  const quiet: Logger = { ...o.logger, info: (m) => o.logger.debug(m) };
+  const plan = await planDispatch({
+    config: o.config,
+    layout: o.layout,
+    curriculum: readCurriculum(o.layout),
+    logger: quiet,
+    forDaemon: o.daemon,
+    freeDiskBytes: { [o.daemon]: o.freeDiskBytes },
+    ...(o.remainingMs !== undefined ? { remainingMs: o.remainingMs } : {}),
+    ...feedback(o.layout, o.logger),
+    plannedBy: plannerOwner(),
+    ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+    driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
+  });
+  for (const a of plan.assignments) {
+    o.logger.info(`refill: ${a.crewId} (issue #${a.issueNumber}) → ${a.daemon}, agent ${a.agent}`);
+  }
+  return plannedFor(o.layout, o.daemon);
+}
+
+function feedback(layout: StateLayout, logger: Logger) {
+  const verdicts = gradingVerdicts(layout, logger);
+  const scores = ledgerScores(layout, logger);
+  return { ...(verdicts ? { verdicts } : {}), ...(scores ? { scores } : {}) };
+}
+
 export interface RunStepOptions {
   config: SchoolConfig;
   layout: StateLayout;
@@ -120,6 +160,18 @@ export interface RunStepOptions {
   jobStatus?: JobStatus;
   onProgress?: (p: Progress) => void;
   graceMs?: number;
+  /**
+   * Keep the daemon's slots full: when its planned crews are started, plan more for it at once
+   * (`refillFor`) until nothing admissible is left or the job's time budget is spent. Default: on
+   * where the state directory is the one every planner locks (the `school` CLI, one machine); off
+   * in a GitHub Actions job, whose state is a per-job copy merged later — a crew job there runs
+   * what its cycle's plan gave it (docs/dispatch.md "Refill").
+   */
+  refill?: boolean;
+  /** Free disk where the crews' worktrees live (tests inject a reading); default statfs. */
+  freeDisk?: () => number;
+  /** With nothing running, how long launches wait for the disk floor (default 5 min). */
+  diskWaitMs?: number;
 }
 
 export interface RunStepResult extends DriverResult {
@@ -148,6 +200,21 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
     ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
     ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
+    ...(o.freeDisk ? { freeDisk: o.freeDisk } : {}),
+    ...(o.diskWaitMs !== undefined ? { diskWaitMs: o.diskWaitMs } : {}),
+    ...(!(o.refill ?? process.env.GITHUB_ACTIONS !== 'true')
+      ? {}
+      : {
+          refill: (ctx: { freeDiskBytes: number; remainingMs?: number }) =>
+            refillFor({
+              config: o.config,
+              layout: o.layout,
+              daemon: o.daemon,
+              logger: o.logger,
+              ...ctx,
+              ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+            }),
+        }),
   });
   const copied: string[] = [];
   if (o.bookbagsPath) {

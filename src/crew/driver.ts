@@ -3,21 +3,19 @@ import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { CrewOutcome } from '../schemas/crew.js';
-import { audit } from '../state/audit.js';
-import { event } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
-import { crewEventLog, readCrewState, type CrewProcess, type JobStatus } from './lease.js';
-import { localLiveness } from './proc.js';
+import { readCrewState, type JobStatus } from './lease.js';
 import { killGroup } from '../process/group.js';
 import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { baselinePath, captureBaseline, readBaseline, writeBaseline } from './git-guard.js';
-import { RUNNER_EXIT } from './runner.js';
-import { describePauses, pauseForOutcome, pauseStatus } from '../dispatch/pause.js';
+import { describePauses, pauseStatus } from '../dispatch/pause.js';
 import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
 import { revParse } from './git.js';
+import { adopt, refillStop, settle, type Active, type Progress } from './driver-settle.js';
+import { GiB, freeDiskBytes, gib } from './disk.js';
 
 /**
  * The driver (seed 002): runs one daemon's planned crews with K slots.
@@ -25,21 +23,16 @@ import { revParse } from './git.js';
  * - Adoption: crews recorded `running` whose runner process is still the recorded one are waited
  *   for, not relaunched; a running crew whose process vanished without `crew.finished` is an
  *   unexplained exit: marked `lost`, and new launches pause (`school.paused`) until cleared.
- * - Slot refill: the next crew starts the moment a slot frees, not when a batch ends.
+ * - Slot refill: the next crew starts the moment a slot frees, not when a batch ends. When the
+ *   planned crews run out, `refill` asks the dispatch office (the same admission as planning, under
+ *   the crew log's lock) for more work for this daemon, until nothing admissible is left.
+ * - Disk floor at launch: free space on the worktree root's filesystem is read right before every
+ *   launch; below `dispatch.minFreeDiskGiB` the driver waits (and says so) instead of launching.
  * - Each crew runs in a crew runner process in its own session (runner.ts), launched with
  *   `launcher` + [spec path], so stopping the driver does not stop the crew.
  * - N3.3 soft deadline: no new crew starts when the remaining job time cannot fit one.
  */
-export interface Progress {
-  crewId: string;
-  issueNumber?: number;
-  slot?: number;
-  phase: 'launched' | 'adopted' | 'running' | 'finished' | 'lost' | 'skipped';
-  /** Monotonic milliseconds since the driver launched or adopted the crew (N3.2). */
-  elapsedMs: number;
-  outcome?: CrewOutcome;
-  detail?: string;
-}
+export type { Progress } from './driver-settle.js';
 
 export interface DriverOptions {
   config: SchoolConfig;
@@ -61,6 +54,16 @@ export interface DriverOptions {
   pollMs?: number;
   progressEveryMs?: number;
   jobStatus?: JobStatus;
+  /**
+   * Asks the dispatch office for more crews for this daemon once the planned ones are started
+   * (dispatch-run.ts `refillFor`). Returns the ids of every crew planned for this daemon and not yet
+   * started; the driver launches those it has not seen. Called again only after a crew finishes.
+   */
+  refill?: (ctx: { freeDiskBytes: number; remainingMs?: number }) => Promise<string[]>;
+  /** Free bytes where this daemon's worktrees live, read before each launch. Default: statfs. */
+  freeDisk?: () => number;
+  /** With nothing running (nothing that could free space), how long to wait for the disk floor. */
+  diskWaitMs?: number;
 }
 
 export interface DriverResult {
@@ -69,15 +72,13 @@ export interface DriverResult {
   finished: Array<{ crewId: string; outcome: CrewOutcome; reason: string }>;
   lost: string[];
   skipped: Array<{ crewId: string; reason: string }>;
+  /** Crews the driver took by refill (not in the assignments it was started with). */
+  refilled: string[];
+  /** Launches held back because free disk was below the floor (one per wait). */
+  diskWaits: number;
+  /** Why refill stopped early in this run (an interruption: the next plan decides again). */
+  refillStopped?: string;
   paused?: string;
-}
-
-interface Active {
-  crewId: string;
-  since: number;
-  done: Promise<number | null>;
-  /** Our own runner's pid (its process group); absent for an adopted crew. */
-  pid?: number;
 }
 
 /**
@@ -108,7 +109,15 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
   // Preflight before anything is leased or locked: a missing binary fails within a second.
   classroomFor({ ...baseSpec, crewId: '-', baseSha: '-' }, 'coding').preflight();
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
-  const result: DriverResult = { launched: [], adopted: [], finished: [], lost: [], skipped: [] };
+  const result: DriverResult = {
+    launched: [],
+    adopted: [],
+    finished: [],
+    lost: [],
+    skipped: [],
+    refilled: [],
+    diskWaits: 0,
+  };
   const poll = o.pollMs ?? 250;
   const progress = (p: Progress) => o.onProgress?.(p);
   try {
@@ -126,21 +135,63 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       pass: [...RUN_IDENTITY_ENV, ...new Set(o.config.agents.flatMap((a) => a.passEnv))],
     });
     const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
+    const seen = new Set<string>([...active.keys(), ...queue]);
     const reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1000;
+    const floor = o.config.dispatch.minFreeDiskGiB * GiB;
+    const readDisk = o.freeDisk ?? (() => freeDiskBytes(worktreeRoot));
+    const outOfTime = () => o.remainingMs !== undefined && o.remainingMs() < reserveMs;
+    const skipAll = (reason: string, detail: string) => {
+      for (const id of queue.splice(0)) {
+        result.skipped.push({ crewId: id, reason });
+        progress({ crewId: id, phase: 'skipped', elapsedMs: 0, detail });
+      }
+    };
+    let refillOpen = o.refill !== undefined;
+    /** Since when launches wait for disk space (monotonic ms), while they do. */
+    let diskWaitSince: number | undefined;
     let lastTick = performance.now();
-    while (queue.length || active.size) {
+    /** The disk floor, read right before a launch or a refill: the reading when it holds. */
+    const diskHolds = (next: string): number | undefined => {
+      const free = readDisk();
+      if (free >= floor) {
+        diskWaitSince = undefined;
+        return free;
+      }
+      if (diskWaitSince === undefined) {
+        diskWaitSince = performance.now();
+        result.diskWaits++;
+        const why = `free disk ${gib(free)} below the ${gib(floor)} floor on ${worktreeRoot}`;
+        o.logger.warning(`daemon ${o.daemon}: ${why}; waiting before launching ${next}`);
+        progress({ crewId: next, phase: 'waiting', elapsedMs: 0, detail: why });
+      }
+      return undefined;
+    };
+    for (;;) {
       result.paused = pausedReason(o.layout);
-      while (active.size < daemon.worktrees && queue.length && !result.paused) {
-        if (o.remainingMs && o.remainingMs() < reserveMs) {
-          for (const id of queue.splice(0)) {
-            result.skipped.push({
-              crewId: id,
-              reason: 'N3.3 soft deadline: remaining job time cannot fit a crew',
-            });
-            progress({ crewId: id, phase: 'skipped', elapsedMs: 0, detail: 'soft deadline' });
+      if (!queue.length && !refillOpen) diskWaitSince = undefined;
+      // Refill: the planned crews are all started and a slot is free — ask the office for more.
+      if (refillOpen && !queue.length && !result.paused && active.size < daemon.worktrees && !outOfTime()) {
+        const free = diskHolds('the next admissible crew');
+        if (free !== undefined) {
+          refillOpen = false;
+          const ids = await o.refill!({
+            freeDiskBytes: free,
+            ...(o.remainingMs ? { remainingMs: o.remainingMs() } : {}),
+          });
+          for (const id of ids) {
+            if (seen.has(id)) continue;
+            seen.add(id);
+            queue.push(id);
+            result.refilled.push(id);
           }
+        }
+      }
+      while (active.size < daemon.worktrees && queue.length && !result.paused) {
+        if (outOfTime()) {
+          skipAll('N3.3 soft deadline: remaining job time cannot fit a crew', 'soft deadline');
           break;
         }
+        if (diskHolds(queue[0]!) === undefined) break;
         const crewId = queue.shift()!;
         const crew = readCrewState(o.layout).registry.crews[crewId];
         if (!crew || crew.status !== 'planned' || crew.daemon !== o.daemon) {
@@ -161,10 +212,27 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       if (result.paused && queue.length && !active.size) {
         for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: result.paused });
       }
-      if (!active.size) break;
+      if (diskWaitSince !== undefined && !active.size && (queue.length || refillOpen)) {
+        // Nothing running can free space: wait a bounded time, then leave the work to the next cycle.
+        if (outOfTime() || performance.now() - diskWaitSince >= (o.diskWaitMs ?? 300_000)) {
+          skipAll(`disk floor: free disk stayed below ${gib(floor)} on ${worktreeRoot}`, 'disk floor');
+          o.logger.warning(`daemon ${o.daemon}: free disk stayed below the floor; stopping launches`);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, poll));
+        continue;
+      }
+      if (!active.size) {
+        if (queue.length) continue;
+        break;
+      }
       let tickTimer: NodeJS.Timeout | undefined;
       const timer = new Promise<'tick'>(
-        (r) => (tickTimer = setTimeout(() => r('tick'), o.progressEveryMs ?? 10_000)),
+        (r) =>
+          (tickTimer = setTimeout(
+            () => r('tick'),
+            diskWaitSince !== undefined ? poll : (o.progressEveryMs ?? 10_000),
+          )),
       );
       const winner = await Promise.race([
         ...[...active.values()].map((a) => a.done.then((code) => ({ a, code }))),
@@ -179,7 +247,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
           killGroup(a.pid, 'SIGKILL');
         }
       }
-      if (winner === 'tick' || performance.now() - lastTick >= (o.progressEveryMs ?? 10_000)) {
+      if (performance.now() - lastTick >= (o.progressEveryMs ?? 10_000)) {
         lastTick = performance.now();
         const reg = readCrewState(o.layout).registry;
         for (const a of active.values()) {
@@ -196,6 +264,12 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       if (winner === 'tick') continue;
       active.delete(winner.a.crewId);
       await settle(o, winner.a, winner.code, result, progress);
+      const stop = refillStop(o.layout, winner.a.crewId);
+      if (stop && !result.refillStopped) {
+        result.refillStopped = stop;
+        o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
+      }
+      refillOpen = o.refill !== undefined && !result.refillStopped;
     }
     result.paused = pausedReason(o.layout);
     return result;
@@ -224,138 +298,7 @@ function launch(
   return { pid, done };
 }
 
-/** Polls an adopted runner (not our child) until its recorded identity is gone. */
-async function waitGone(
-  p: CrewProcess,
-  crewId: string,
-  o: DriverOptions,
-  poll: number,
-): Promise<number | null> {
-  for (;;) {
-    const finished = readCrewState(o.layout).registry.crews[crewId]?.status === 'finished';
-    if (finished || localLiveness(p) === 'gone') return finished ? RUNNER_EXIT.done : null;
-    await new Promise((r) => setTimeout(r, poll));
-  }
-}
-
-async function adopt(
-  o: DriverOptions,
-  active: Map<string, Active>,
-  result: DriverResult,
-  poll: number,
-  progress: (p: Progress) => void,
-): Promise<void> {
-  const { registry, processes } = readCrewState(o.layout);
-  for (const c of Object.values(registry.crews)) {
-    if (c.status !== 'running' || c.daemon !== o.daemon) continue;
-    const p = processes.get(c.crewId);
-    if (p && localLiveness(p) !== 'gone') {
-      active.set(c.crewId, {
-        crewId: c.crewId,
-        since: performance.now(),
-        done: waitGone(p, c.crewId, o, poll),
-      });
-      result.adopted.push(c.crewId);
-      o.logger.info(
-        `adopted crew ${c.crewId} (issue #${c.issueNumber}, slot ${c.slot}): its runner pid ${p.pid} is still alive`,
-      );
-      progress({
-        crewId: c.crewId,
-        issueNumber: c.issueNumber,
-        slot: c.slot,
-        phase: 'adopted',
-        elapsedMs: 0,
-      });
-    } else {
-      await markLost(
-        o,
-        c.crewId,
-        c.issueNumber,
-        'its runner process is gone and it never finished',
-        result,
-        progress,
-      );
-    }
-  }
-}
-
-async function settle(
-  o: DriverOptions,
-  a: Active,
-  code: number | null,
-  result: DriverResult,
-  progress: (p: Progress) => void,
-): Promise<void> {
-  const c = readCrewState(o.layout).registry.crews[a.crewId];
-  const elapsedMs = performance.now() - a.since;
-  if (c?.status === 'finished' && c.outcome) {
-    result.finished.push({ crewId: a.crewId, outcome: c.outcome, reason: c.reason ?? '' });
-    progress({
-      crewId: a.crewId,
-      issueNumber: c.issueNumber,
-      slot: c.slot,
-      phase: 'finished',
-      elapsedMs,
-      outcome: c.outcome,
-    });
-    return;
-  }
-  if (c?.status === 'planned' && code === RUNNER_EXIT.refused) {
-    result.skipped.push({ crewId: a.crewId, reason: 'claim refused (see runner.log)' });
-    progress({
-      crewId: a.crewId,
-      issueNumber: c.issueNumber,
-      phase: 'skipped',
-      elapsedMs,
-      detail: 'claim refused',
-    });
-    return;
-  }
-  await markLost(
-    o,
-    a.crewId,
-    c?.issueNumber ?? 0,
-    `runner exited ${code ?? 'abnormally'} without recording an end`,
-    result,
-    progress,
-  );
-}
-
 /** Why launches are paused (school.jsonl, read fresh), or undefined. */
 function pausedReason(layout: StateLayout): string | undefined {
   return describePauses(pauseStatus(layout).pauses);
-}
-
-/** An unexplained exit: the crew is `lost`, its lease released, and new launches pause (seed 002). */
-async function markLost(
-  o: DriverOptions,
-  crewId: string,
-  issueNumber: number,
-  why: string,
-  result: DriverResult,
-  progress: (p: Progress) => void,
-): Promise<void> {
-  const reg = readCrewState(o.layout).registry;
-  const c = reg.crews[crewId];
-  if (c && c.status !== 'finished') {
-    await crewEventLog(o.layout).append([
-      event('lease.released', `released:${crewId}`, { crewId, reason: `lost: ${why}` }),
-      event('crew.finished', `finished:${crewId}`, {
-        crewId,
-        issueNumber,
-        outcome: 'lost' as const,
-        reason: why,
-      }),
-    ]);
-  }
-  await audit(o.layout, 'crew.lost', { crewId, issueNumber, detail: why });
-  await pauseForOutcome(o.layout, {
-    crewId,
-    issueNumber,
-    outcome: 'lost',
-    reason: `unexplained exit: ${why}`,
-  });
-  o.logger.warning(`crew ${crewId} lost (${why}); new launches are paused until \`school pause --clear\``);
-  result.lost.push(crewId);
-  progress({ crewId, issueNumber, phase: 'lost', elapsedMs: 0, detail: why });
 }

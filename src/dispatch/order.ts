@@ -1,4 +1,4 @@
-import type { CapacityClass, Role } from '../config/schema.js';
+import type { CapacityClass, DispatchOrder, Role } from '../config/schema.js';
 
 /** One issue the dispatch office may place this cycle, with what its history says about it. */
 export interface Candidate {
@@ -19,13 +19,54 @@ export interface Candidate {
   attempt: 1 | 2;
 }
 
+export interface OrderOptions {
+  /** `dispatch.order`; default smallest-first. */
+  order?: DispatchOrder;
+  /** Worktree slots of the fleet (Σ K): tail-guard divides the queued work by it. */
+  slots?: number;
+  /**
+   * Estimated work queued in total (Σ size). Default: the sum over `candidates`. A caller that shows
+   * only part of its queue (the simulator's window) passes the whole queue's sum.
+   */
+  queuedSize?: number;
+}
+
 /**
- * Seed 002 order: queued repairs first, then priority (0 most urgent), then smallest size, ties by
- * issue number. A total order, so every planner over the same inputs sees the same sequence.
- * Sorts a copy: O(n log n).
+ * Tail guard: a fresh item whose size estimate is at least this fraction of the queued work per
+ * slot is promoted (docs/dispatch.md "Order"; measured in docs/simulate.md).
  */
-export function orderCandidates(candidates: readonly Candidate[]): Candidate[] {
-  return [...candidates].sort(compareCandidates);
+export const TAIL_GUARD_BETA = 0.5;
+
+/** The size from which tail-guard promotes a fresh item: β × queued work / slots. */
+export function tailGuardThreshold(queuedSize: number, slots: number): number {
+  return (TAIL_GUARD_BETA * queuedSize) / Math.max(1, slots);
+}
+
+/**
+ * `smallest-first` (seed 002, the default): queued repairs first, then priority (0 most urgent),
+ * then smallest size, ties by issue number.
+ * `tail-guard`: repairs first; then fresh items large enough to stretch the makespan (size ≥ β ×
+ * queued work per slot), largest first; then the rest in the smallest-first order. Starting the few
+ * long runs early keeps the end of the backlog from waiting on one of them.
+ * Both are total orders, so every planner over the same inputs sees the same sequence. Sorts a
+ * copy: O(n log n).
+ */
+export function orderCandidates(candidates: readonly Candidate[], o: OrderOptions = {}): Candidate[] {
+  const sorted = [...candidates].sort(compareCandidates);
+  if (o.order !== 'tail-guard') return sorted;
+  const total = o.queuedSize ?? candidates.reduce((s, c) => s + c.size, 0);
+  const threshold = tailGuardThreshold(total, o.slots ?? 1);
+  return promote(sorted, (c) => c.size >= threshold);
+}
+
+/** Repairs keep the front; the promoted fresh items (largest first) follow; then the rest in order. */
+export function promote(ordered: readonly Candidate[], lifted: (c: Candidate) => boolean): Candidate[] {
+  const up = ordered
+    .filter((c) => !c.repair && lifted(c))
+    .sort((a, b) => b.size - a.size || a.issueNumber - b.issueNumber);
+  if (up.length === 0) return [...ordered];
+  const isUp = new Set(up);
+  return [...ordered.filter((c) => c.repair), ...up, ...ordered.filter((c) => !c.repair && !isUp.has(c))];
 }
 
 export function compareCandidates(a: Candidate, b: Candidate): number {

@@ -103,6 +103,14 @@ export interface PlanInput {
   jobStatus?: JobStatus;
   /** A live driver runs this daemon here (it may still start that daemon's planned crews). */
   driving?: (daemon: string) => boolean;
+  /**
+   * Refill (`refillFor` in src/crew/dispatch-run.ts): admit only onto this daemon. The other daemons keep their place in the
+   * decision (pools, fallback rules) but offer no slot, so the same admission runs for one daemon.
+   */
+  forDaemon?: string;
+  /** Remaining job time in ms, measured by the caller (the driver's monotonic budget). Overrides
+   * `jobStartedAt`. */
+  remainingMs?: number;
   logger: Logger;
 }
 
@@ -154,7 +162,8 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
       : input.jobStartedAt instanceof Date
         ? now.getTime() - input.jobStartedAt.getTime()
         : monotonic() - input.jobStartedAt.monotonicMs;
-  const remainingMs = config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
+  const remainingMs =
+    input.remainingMs ?? config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
 
   let pending: SchoolEvent[] = [];
   // Owners on GitHub are asked before the lock (the answers are async); the registry read here is
@@ -284,9 +293,16 @@ function decide(
 
   const active = activeCrews(registry);
   const daemons = withLoad(fleetStatus(config, school, now), registry, input.freeDiskBytes);
+  // Refill: every other daemon counts as full (K × any number of waves), so only `forDaemon` places.
+  const offered = input.forDaemon
+    ? daemons.map((d) => (d.id === input.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }))
+    : daemons;
   const decision = admit({
-    candidates: orderCandidates(candidates),
-    daemons,
+    candidates: orderCandidates(candidates, {
+      order: config.dispatch.order,
+      slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0),
+    }),
+    daemons: offered,
     agents: config.agents,
     ...(input.scores ? { scores: input.scores } : {}),
     maxCrews: config.dispatch.maxCrews,

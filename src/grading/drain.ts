@@ -7,6 +7,7 @@ import type { StateLayout } from '../state/layout.js';
 import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger, type ScoreApplied } from './ledger.js';
 import { observationOf, recordObservations } from './observations.js';
+import type { Deliverer } from '../delivery/deliver.js';
 import { Outbox, resultComment, type GitHubPort, type OutboxEntry } from './outbox.js';
 import { GradingQueue, pendingKeys, type QueueState } from './queue.js';
 import type { Verdict } from './verdict.js';
@@ -26,6 +27,8 @@ export interface DrainOptions {
   layout: StateLayout;
   logger: Logger;
   github?: GitHubPort;
+  /** Delivers accepted work as a branch or pull request (src/delivery); absent: mode none. */
+  delivery?: Deliverer;
   maxWorkers?: number;
   maxAttempts?: number;
   workerId?: string;
@@ -75,7 +78,12 @@ export function defaultWorkerId(): string {
     : `${hostname()}:${process.pid}`;
 }
 
-function outboxEntries(config: SchoolConfig, job: GradingJob, verdict: Verdict): OutboxEntry[] {
+function outboxEntries(
+  config: SchoolConfig,
+  job: GradingJob,
+  verdict: Verdict,
+  deliver: boolean,
+): OutboxEntry[] {
   const labels = [verdict.accepted ? config.grading.labels.accepted : config.grading.labels.rejected];
   const entries: OutboxEntry[] = [
     {
@@ -95,16 +103,33 @@ function outboxEntries(config: SchoolConfig, job: GradingJob, verdict: Verdict):
       body: resultComment(job.jobKey, job.crewId, verdict),
     });
   }
+  if (deliver && verdict.accepted) {
+    const { decidedBy, code, score, reasons } = verdict;
+    entries.push({
+      id: `outbox:${job.jobKey}:delivery`,
+      jobKey: job.jobKey,
+      issueNumber: job.issueNumber,
+      kind: 'delivery',
+      crewId: job.crewId,
+      verdict: { decidedBy, code, score, reasons },
+    });
+  }
   return entries;
 }
 
 /** Graded jobs whose outbox entries were never recorded (a crash between the two): record them. */
-async function reconcileOutbox(config: SchoolConfig, queue: QueueState, outbox: Outbox, now: Date) {
+async function reconcileOutbox(
+  config: SchoolConfig,
+  queue: QueueState,
+  outbox: Outbox,
+  now: Date,
+  deliver: boolean,
+) {
   const known = outbox.state().items;
   const missing: OutboxEntry[] = [];
   for (const j of Object.values(queue.jobs)) {
     if (j.status !== 'graded' || !j.verdict) continue;
-    for (const e of outboxEntries(config, j.job, j.verdict)) if (!known[e.id]) missing.push(e);
+    for (const e of outboxEntries(config, j.job, j.verdict, deliver)) if (!known[e.id]) missing.push(e);
   }
   await outbox.record(missing, now);
 }
@@ -140,7 +165,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     // N5.2: a corrupt or quarantined ledger stops grading before anything is claimed or written.
     ledger.state();
     const state = queue.state();
-    await reconcileOutbox(config, state, outbox, now());
+    await reconcileOutbox(config, state, outbox, now(), !!o.delivery);
     const candidates = pendingKeys(state, now());
     r.snapshot = candidates.length;
     if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
@@ -220,7 +245,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
         for (const e of errors) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
       }
       await outbox.record(
-        fresh.flatMap(({ job, verdict }) => outboxEntries(config, job, verdict)),
+        fresh.flatMap(({ job, verdict }) => outboxEntries(config, job, verdict, !!o.delivery)),
         now(),
       );
       await recordObservations(
@@ -240,8 +265,12 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
 /** Outbox delivery and views: best effort, after the grades are durable (N7.2). */
 async function finish(o: DrainOptions, r: DrainResult, ledger: ScoreLedger, outbox: Outbox, now: () => Date) {
   try {
-    if (o.github) {
-      const d = await outbox.deliver(o.github, { logger: o.logger, now });
+    if (o.github || o.delivery) {
+      const d = await outbox.deliver(o.github, {
+        logger: o.logger,
+        now,
+        ...(o.delivery ? { delivery: o.delivery } : {}),
+      });
       r.outboxDelivered = d.delivered;
     }
     r.outboxPending = outbox.pending().length;

@@ -5,6 +5,9 @@ import { EventLog, event, type StateEvent } from '../state/event-log.js';
 import { foldLog, registerFold, type LogFold } from '../state/fold.js';
 import { withLock } from '../state/lock.js';
 import type { StateLayout } from '../state/layout.js';
+import type { Deliverer, DeliveryResult } from '../delivery/deliver.js';
+import type { DeliveryVerdict } from '../delivery/body.js';
+import { DeliveryRefusedError } from '../delivery/errors.js';
 import { boundError } from './queue.js';
 import type { Verdict } from './verdict.js';
 
@@ -13,6 +16,9 @@ import type { Verdict } from './verdict.js';
  * after the grade is durable, and delivered afterwards with retry. A GitHub failure leaves the entry
  * pending for the next drain and never fails the grade. Redelivery is idempotent: labels are a set,
  * and a comment carries a hidden marker that delivery looks for before posting.
+ * An accepted crew's work is delivered the same way (`kind: 'delivery'`, src/delivery/): a branch
+ * and, on GitHub, a pull request, idempotent on its own terms. A delivery that must never happen (a
+ * bookbag whose diff fails its digest) is recorded `refused` and not retried.
  */
 export interface GitHubPort {
   addLabels(issue: number, labels: string[]): Promise<void>;
@@ -24,20 +30,26 @@ export interface OutboxEntry {
   id: string;
   jobKey: string;
   issueNumber: number;
-  kind: 'labels' | 'comment';
+  kind: 'labels' | 'comment' | 'delivery';
   labels?: string[];
   body?: string;
+  /** For `delivery`: the accepted crew and its verdict. */
+  crewId?: string;
+  verdict?: DeliveryVerdict;
 }
 export type OutboxEvent =
   | StateEvent<'outbox.recorded', OutboxEntry>
-  | StateEvent<'outbox.delivered', { id: string }>
-  | StateEvent<'outbox.failed', { id: string; attempt: number; error: string }>;
+  | StateEvent<'outbox.delivered', { id: string; result?: DeliveryResult }>
+  | StateEvent<'outbox.failed', { id: string; attempt: number; error: string }>
+  | StateEvent<'outbox.refused', { id: string; reason: string }>;
 
 export interface OutboxItem {
   entry: OutboxEntry;
-  status: 'pending' | 'delivered';
+  status: 'pending' | 'delivered' | 'refused';
   attempts: number;
   lastError?: string;
+  /** What a delivery produced: the branch, the commit and the pull request. */
+  result?: DeliveryResult;
 }
 export interface OutboxState {
   items: Record<string, OutboxItem>;
@@ -53,16 +65,25 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
     }
     const item = state.items[e.data.id];
     if (!item) return state;
-    if (e.type === 'outbox.delivered') item.status = 'delivered';
-    else if (e.type === 'outbox.failed' && item.status === 'pending') {
+    if (e.type === 'outbox.delivered') {
+      item.status = 'delivered';
+      if (e.data.result) item.result = e.data.result;
+    } else if (e.type === 'outbox.refused') {
+      if (item.status === 'pending') {
+        item.status = 'refused';
+        item.lastError = e.data.reason;
+      }
+    } else if (e.type === 'outbox.failed' && item.status === 'pending') {
       item.attempts = Math.max(item.attempts, e.data.attempt);
       item.lastError = e.data.error;
     }
     return state;
   },
   prune(state) {
+    // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
     const items: Record<string, OutboxItem> = {};
-    for (const [k, v] of Object.entries(state.items)) if (v.status === 'pending') items[k] = v;
+    for (const [k, v] of Object.entries(state.items))
+      if (v.status === 'pending' || v.entry.kind === 'delivery') items[k] = v;
     return { items };
   },
 });
@@ -102,33 +123,71 @@ export class Outbox {
     await this.log.append(entries.map((e) => event('outbox.recorded', e.id, e, now)));
   }
 
+  /** Delivery results by issue number (the latest delivered crew of each issue). */
+  deliveries(): Map<number, DeliveryResult & { crewId: string }> {
+    const out = new Map<number, DeliveryResult & { crewId: string }>();
+    for (const i of Object.values(this.state().items)) {
+      if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result) continue;
+      const prev = out.get(i.entry.issueNumber);
+      if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
+        out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
+      }
+    }
+    return out;
+  }
+
   /**
-   * Delivers pending entries. One deliverer at a time (a lock beside the log), so two drains cannot
-   * both miss the marker and post the comment twice. Never throws for a GitHub failure.
+   * Delivers pending entries: labels and comments through `port`, accepted work through
+   * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
+   * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
+   * twice. Never throws for a GitHub or git failure.
    */
   async deliver(
-    port: GitHubPort,
-    o: { logger: Logger; now: () => Date; tries?: number },
-  ): Promise<{ delivered: number; pending: number }> {
+    port: GitHubPort | undefined,
+    o: { logger: Logger; now: () => Date; tries?: number; delivery?: Deliverer },
+  ): Promise<{ delivered: number; pending: number; refused: number }> {
     return withLock(`${this.log.path}.delivery`, async () => {
-      const items = this.pending();
+      const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
       let delivered = 0;
+      let refused = 0;
       for (const item of items) {
         const tries = o.tries ?? 2;
         let error: unknown;
+        let result: DeliveryResult | undefined;
         for (let t = 0; t < tries; t++) {
           try {
-            await send(port, item.entry);
+            if (item.entry.kind === 'delivery') result = await deliverWork(o.delivery!, item.entry);
+            else await send(port!, item.entry);
             error = undefined;
             break;
           } catch (e) {
             error = e;
+            if (e instanceof DeliveryRefusedError) break;
           }
         }
-        if (error === undefined) {
+        if (error instanceof DeliveryRefusedError) {
+          o.logger.error(
+            `delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`,
+          );
           await this.log.append([
-            event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id }, o.now()),
+            event(
+              'outbox.refused',
+              `refused:${item.entry.id}`,
+              { id: item.entry.id, reason: boundError(error.message) },
+              o.now(),
+            ),
           ]);
+          refused++;
+        } else if (error === undefined) {
+          await this.log.append([
+            event(
+              'outbox.delivered',
+              `delivered:${item.entry.id}`,
+              { id: item.entry.id, ...(result ? { result } : {}) },
+              o.now(),
+            ),
+          ]);
+          if (result) o.logger.info(deliveredLine(item.entry.issueNumber, result));
           delivered++;
         } else {
           const attempt = item.attempts + 1;
@@ -146,9 +205,23 @@ export class Outbox {
           ]);
         }
       }
-      return { delivered, pending: items.length - delivered };
+      return { delivered, pending: this.pending().length, refused };
     });
   }
+}
+
+function deliverWork(delivery: Deliverer, entry: OutboxEntry): Promise<DeliveryResult> {
+  if (!entry.crewId || !entry.verdict) {
+    return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+  }
+  return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+}
+
+export function deliveredLine(issueNumber: number, r: DeliveryResult): string {
+  const where = r.pullRequest
+    ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
+    : `branch ${r.branch}`;
+  return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
 }
 
 async function send(port: GitHubPort, entry: OutboxEntry): Promise<void> {

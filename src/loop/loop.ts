@@ -5,6 +5,7 @@ import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../cur
 import type { PlanResult } from '../dispatch/plan.js';
 import { drain, type DrainResult } from '../grading/drain.js';
 import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger.js';
+import type { Deliverer } from '../delivery/deliver.js';
 import type { GitHubPort } from '../grading/outbox.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
@@ -23,6 +24,10 @@ export interface LoopOptions {
   /** argv prefix that starts one crew runner (the spec path is appended). */
   launcher: readonly string[];
   github?: GitHubPort;
+  /** Accepted work becomes a branch or pull request (src/delivery/setup.ts `deliveryFor`). */
+  delivery?: Deliverer;
+  /** Refill freed slots until nothing admissible is left (default); false runs only the plan. */
+  refill?: boolean;
   /** Progress lines while crews run (which crew, which slot, elapsed). */
   onProgress?: (line: string, p: Progress, daemon: string) => void;
 }
@@ -53,7 +58,9 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`,
   );
 
-  // Every daemon runs on this machine: one driver each, side by side, each with its K slots.
+  // Every daemon runs on this machine: one driver each, side by side, each with its K slots. A freed
+  // slot is refilled at once from what is still admissible (runStep's refill), so one run of the
+  // loop works through the backlog instead of one batch per scheduled cycle.
   const runs = await logger.group('dispatch-crew: run', () =>
     Promise.all(
       daemons.map(async (daemon) => ({
@@ -64,6 +71,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
           daemon,
           logger,
           launcher: o.launcher,
+          refill: o.refill ?? true,
           onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
         }),
       })),
@@ -71,7 +79,13 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   );
 
   const drained = await logger.group('drain-grading', () =>
-    drain({ config, layout, logger, ...(o.github ? { github: o.github } : {}) }),
+    drain({
+      config,
+      layout,
+      logger,
+      ...(o.github ? { github: o.github } : {}),
+      ...(o.delivery ? { delivery: o.delivery } : {}),
+    }),
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
 

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { batchPolicy, fifoPolicy } from './baselines.js';
+import { DEFAULT_DEPLOYED, simulateDeployed, type DeployedOptions } from './deployed.js';
 import { simulate, type SimResult } from './engine.js';
 import { measure, type PolicyMetrics } from './metrics.js';
 import { createOffice } from './office-adapter.js';
@@ -27,12 +28,16 @@ export const POLICIES: ReadonlyArray<{
   { name: 'fifo', label: 'FIFO with immediate refill', factory: () => fifoPolicy },
   {
     name: 'tail-guard',
-    label: 'proposal: ours + tail guard (start runs ≥ ½ of the queued work per slot first)',
+    label: 'dispatch.order: tail-guard (start runs ≥ ½ of the queued work per slot first)',
     factory: () => (w) =>
-      officePolicy(createOffice({ slotsPerDaemon: w.options.slotsPerDaemon, totalSlots: w.slots.length }), {
-        tailGuard: 0.5,
-        name: 'tail-guard',
-      })(w),
+      officePolicy(
+        createOffice({
+          slotsPerDaemon: w.options.slotsPerDaemon,
+          totalSlots: w.slots.length,
+          order: 'tail-guard',
+        }),
+        { tailGuard: true, name: 'tail-guard' },
+      )(w),
     reference: true,
   },
   {
@@ -53,7 +58,11 @@ export interface Comparison {
  * Generates one workload from the seed and runs every policy on it (`only` picks policies by name,
  * in that order; without it, every non-reference policy).
  */
-export function compare(partial: Partial<SimOptions> = {}, only?: readonly string[]): Comparison {
+export function compare(
+  partial: Partial<SimOptions> = {},
+  only?: readonly string[],
+  deployed?: Partial<Omit<DeployedOptions, 'cadence' | 'order'>>,
+): Comparison {
   const options = resolveSimOptions(partial);
   const workload = generateWorkload(options);
   const chosen = only
@@ -71,5 +80,19 @@ export function compare(partial: Partial<SimOptions> = {}, only?: readonly strin
     const result = simulate(workload, p.factory());
     return { label: p.label, result, metrics: measure(workload, result) };
   });
+  if (deployed) {
+    // The loop as deployed (deployed.ts): cron-only, as the workflow runs today, and continuous
+    // refill, under both dispatch orders.
+    for (const cadence of ['cron', 'refill'] as const) {
+      for (const order of ['smallest-first', 'tail-guard'] as const) {
+        const result = simulateDeployed(workload, { ...DEFAULT_DEPLOYED, ...deployed, cadence, order });
+        results.push({
+          label: `deployed: ${cadence === 'cron' ? 'cron-only (a plan per schedule tick)' : 'continuous refill within each job'}, dispatch.order ${order}`,
+          result,
+          metrics: measure(workload, result),
+        });
+      }
+    }
+  }
   return { options, workload, results };
 }

@@ -1,4 +1,4 @@
-import type { AgentConfig } from '../config/schema.js';
+import type { AgentConfig, DispatchOrder } from '../config/schema.js';
 import { admit, type AdmissionDaemon } from '../dispatch/admission.js';
 import { issueStates } from '../dispatch/history.js';
 import { orderCandidates, type Candidate } from '../dispatch/order.js';
@@ -43,21 +43,8 @@ export interface OfficeOptions {
   slotsPerDaemon: number;
   /** Total slots: the global cap `maxCrews`. */
   totalSlots: number;
-}
-
-/**
- * The tail-guard proposal on top of the office's order: repairs keep the front, promoted fresh items
- * (largest first) follow, then the rest in the office's order.
- */
-function promoteFirst(
-  ordered: Candidate[],
-  promote: ReadonlySet<string> | undefined,
-  byIssue: ReadonlyMap<number, ReadyItem>,
-): Candidate[] {
-  if (!promote?.size) return ordered;
-  const lifted = (c: Candidate) => !c.repair && promote.has(byIssue.get(c.issueNumber)!.id);
-  const up = ordered.filter(lifted).sort((a, b) => b.size - a.size || a.issueNumber - b.issueNumber);
-  return [...ordered.filter((c) => c.repair), ...up, ...ordered.filter((c) => !c.repair && !lifted(c))];
+  /** `dispatch.order`; default smallest-first. */
+  order?: DispatchOrder;
 }
 
 export interface SimOffice extends Office {
@@ -85,7 +72,7 @@ export function createOffice(options: OfficeOptions): SimOffice {
       return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber)!);
     },
 
-    place(now, candidates, daemons, paused, promote) {
+    place(now, candidates, daemons, paused, queuedSize) {
       const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
       const fleet: AdmissionDaemon[] = daemons.map((d: FreeDaemon) => ({
         id: d.id,
@@ -100,7 +87,11 @@ export function createOffice(options: OfficeOptions): SimOffice {
       }));
       const free = daemons.reduce((s, d) => s + d.free, 0);
       const decision = admit({
-        candidates: promoteFirst(orderCandidates(candidates.map(candidateOf)), promote, byIssue),
+        candidates: orderCandidates(candidates.map(candidateOf), {
+          order: options.order ?? 'smallest-first',
+          slots: options.totalSlots,
+          ...(queuedSize !== undefined ? { queuedSize } : {}),
+        }),
         daemons: fleet,
         agents: [AGENT],
         maxCrews: options.totalSlots,

@@ -1,6 +1,7 @@
 import { CAPACITY_CLASSES, type CapacityClass } from '../config/schema.js';
 import { classRank } from './options.js';
 import { SimulationError } from './engine.js';
+import { tailGuardThreshold } from '../dispatch/order.js';
 import type { DecideContext, Launch, NextStep, PolicyFactory, ReadyItem, SimPolicy } from './policy.js';
 import type { RunOutcome, SimSlot } from './workload.js';
 
@@ -31,7 +32,8 @@ export interface Office {
     candidates: readonly ReadyItem[],
     daemons: readonly FreeDaemon[],
     paused?: string,
-    promote?: ReadonlySet<string>,
+    /** Estimated work queued in total (the candidates may be a window of the queue). */
+    queuedSize?: number,
   ): Map<string, string>;
   /** What follows a run: the office's history rules (repair, stop, retry). */
   afterRun?(item: ReadyItem, outcome: RunOutcome, now: number): NextStep;
@@ -48,11 +50,10 @@ export interface Office {
  */
 export interface OfficePolicyOptions {
   /**
-   * PROPOSAL, not the office's current rule (see docs/simulate.md, "tail guard"): promote fresh
-   * items whose size estimate is at least this fraction of the queued estimated work per slot, so
-   * the longest runs start before they can stretch the makespan. Repairs still go first.
+   * The office orders with `dispatch.order: tail-guard` (src/dispatch/order.ts): the window must
+   * then also show the items large enough to be promoted, from the tail of each class.
    */
-  tailGuard?: number;
+  tailGuard?: boolean;
   name?: string;
 }
 
@@ -101,8 +102,8 @@ export function officePolicy(office: Office, options: OfficePolicyOptions = {}):
     /** Tail guard: items whose estimate ≥ β × queued work per slot, biggest of each class first. */
     const critical = (list: ReadyItem[], window: number): Set<string> => {
       const promote = new Set<string>();
-      if (options.tailGuard === undefined) return promote;
-      const threshold = (options.tailGuard * queuedSize) / workload.slots.length;
+      if (!options.tailGuard) return promote;
+      const threshold = tailGuardThreshold(queuedSize, workload.slots.length);
       const shown = new Set(list.map((i) => i.id));
       for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
       for (const q of byClass) {
@@ -151,8 +152,8 @@ export function officePolicy(office: Office, options: OfficePolicyOptions = {}):
         let window = ctx.free.length;
         for (;;) {
           const { list, cut } = candidates(window);
-          const promote = critical(list, window);
-          const placed = office.place(ctx.now, list, daemons, ctx.paused, promote);
+          critical(list, window);
+          const placed = office.place(ctx.now, list, daemons, ctx.paused, queuedSize);
           // Widen only when the office took every item it was shown of a cut-off class and still
           // left slots free: it wanted more of that class than the window held.
           const wantedMore = cut.some((mine) => mine.every((i) => placed.has(i.id)));

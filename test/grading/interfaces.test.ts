@@ -56,7 +56,9 @@ describe('drain-grading action (real process, INPUT_* environment)', () => {
     const outputs = readFileSync(out, 'utf8');
     expect(outputs).toMatch(/accepted<<[^\n]+\n1\n/);
     expect(outputs).toMatch(/rejected<<[^\n]+\n1\n/);
-    expect(outputs).toMatch(/outbox-pending<<[^\n]+\n2\n/);
+    // Two label entries and the accepted crew's pull request: without a token all three wait.
+    expect(outputs).toMatch(/outbox-pending<<[^\n]+\n3\n/);
+    expect(r.stdout).toContain('pull-request mode needs a token and the repository');
     const s = readFileSync(summary, 'utf8');
     expect(s).toContain('Leaderboard');
     expect(s).toContain('verification_unavailable');

@@ -69,12 +69,14 @@ describe('D3 temporal', () => {
     await planStep({ config: t.config, layout: t.layout, logger: silentLogger, beat: ['d1'] });
     const crews = Object.keys(readCrewState(t.layout).registry.crews);
     expect(crews).toHaveLength(1); // one slot: the second issue waits
+    // Only the planned crew: the crew planned below is an attacker's, not work for this driver.
     const running = runStep({
       config: t.config,
       layout: t.layout,
       daemon: 'd1',
       logger: silentLogger,
       launcher: await launcher(),
+      refill: false,
     });
     // Wait until the crew holds its lease, then try to claim the slot with a skewed clock.
     for (let i = 0; i < 200 && Object.keys(readCrewState(t.layout).registry.leases).length === 0; i++)

@@ -12,11 +12,14 @@ const HELP = `Usage: school dispatch [--plan-only] [--daemon ID] [--config schoo
 
 Plans a batch of crews from the curriculum (admission, order, assignment) and runs them locally:
 every daemon of the fleet runs on this machine, each with its K worktree slots, and a progress line
-is printed as crews start and finish. Bookbags land in <stateDir>/bookbags.
+is printed as crews start and finish. A freed slot takes the next admissible crew at once (refill,
+the same admission under the crew log's lock) until nothing admissible is left. Bookbags land in
+<stateDir>/bookbags.
 
   --plan-only   plan and print the plan; run nothing
   --daemon ID   run only this daemon's planned crews (plans first unless --run-only)
-  --run-only    skip planning: run the crews already planned
+  --run-only    skip planning: run the crews already planned (and refill)
+  --no-refill   run only the planned crews; freed slots wait for the next plan
   --dry-run     plan on a scratch copy of the state: nothing is recorded, nothing runs
   --config F    school.yml (default: ./school.yml when present, else the defaults)
 `;
@@ -32,6 +35,7 @@ export const dispatchCommand: Command = {
     }
     const { values } = parse('dispatch', argv, {
       'plan-only': { type: 'boolean' },
+      'no-refill': { type: 'boolean' },
       'run-only': { type: 'boolean' },
       'dry-run': { type: 'boolean' },
       daemon: { type: 'string' },
@@ -73,6 +77,7 @@ export const dispatchCommand: Command = {
           daemon,
           logger,
           launcher,
+          refill: !values['no-refill'],
           onProgress: (p) => process.stdout.write(progressLine(daemon, p) + '\n'),
         }).then((r) => ({ daemon, r })),
       ),
@@ -81,7 +86,7 @@ export const dispatchCommand: Command = {
     for (const { daemon, r } of results) {
       const outcomes = r.finished.map((f) => `${f.crewId} ${f.outcome}`).join(', ') || 'none';
       process.stdout.write(
-        `${daemon}: finished ${r.finished.length} (${outcomes}); adopted ${r.adopted.length}; lost ${r.lost.length}\n`,
+        `${daemon}: finished ${r.finished.length} (${outcomes}); refilled ${r.refilled.length}; adopted ${r.adopted.length}; lost ${r.lost.length}\n`,
       );
       for (const s of r.skipped) process.stdout.write(`${daemon}: not started ${s.crewId}: ${s.reason}\n`);
       if (r.paused) process.stdout.write(`${daemon}: ${r.paused}\n`);

@@ -1,4 +1,5 @@
 import { resolveConfig } from '../../config/load.js';
+import { deliveryFor } from '../../delivery/setup.js';
 import { drain } from '../../grading/drain.js';
 import { octokitPort } from '../../grading/github-port.js';
 import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
@@ -42,7 +43,15 @@ export const drainCommand: Command = {
     const github =
       token && repository ? octokitPort(createGitHubClient({ token, logger }), repository) : undefined;
     if (!github) logger.info('no GITHUB_TOKEN or repository: labels and comments stay in the outbox');
-    const result = await drain({ config, layout, logger, github, maxWorkers, maxAttempts });
+    const delivery = deliveryFor({
+      config,
+      layout,
+      logger,
+      actions: false,
+      ...(token ? { token } : {}),
+      ...(repository ? { repository } : {}),
+    });
+    const result = await drain({ config, layout, logger, github, delivery, maxWorkers, maxAttempts });
     if (values.json) {
       process.stdout.write(redactText(JSON.stringify(result, null, 2)) + '\n');
     } else {

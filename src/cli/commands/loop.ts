@@ -3,6 +3,8 @@ import { loadConfig, resolveConfig } from '../../config/load.js';
 import type { SchoolConfig } from '../../config/schema.js';
 import { createGitHubClient } from '../../github/client.js';
 import { octokitPort } from '../../grading/github-port.js';
+import { Outbox } from '../../grading/outbox.js';
+import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
 import { ConfigError } from '../../errors.js';
 import { consoleLogger } from '../../log.js';
@@ -55,6 +57,7 @@ export const loopCommand: Command = {
 
     let source: CurriculumSource;
     let github: ReturnType<typeof octokitPort> | undefined;
+    let client: ReturnType<typeof createGitHubClient> | undefined;
     const issuesFile = values['issues-file'] ?? config.curriculum.issuesFile;
     if (values.repo) {
       const token = process.env.GITHUB_TOKEN;
@@ -65,7 +68,7 @@ export const loopCommand: Command = {
       }
       const [owner, repo] = values.repo.split('/');
       if (!owner || !repo) throw new ConfigError(`--repo: expected owner/name, found "${values.repo}".`);
-      const client = createGitHubClient({ token, logger });
+      client = createGitHubClient({ token, logger });
       source = { kind: 'github', client, repo: { owner, repo } };
       github = octokitPort(client, values.repo);
     } else if (issuesFile) {
@@ -85,6 +88,7 @@ export const loopCommand: Command = {
       source,
       launcher,
       ...(github ? { github } : {}),
+      ...deliveryOption(config, layout, logger, client, values.repo),
       onProgress: (line) => process.stdout.write(`${line}\n`),
     });
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
@@ -92,6 +96,25 @@ export const loopCommand: Command = {
     return result.drain.fatal ? 1 : 0;
   },
 };
+
+/** The CLI delivers to local branches unless `delivery.mode` says otherwise (src/delivery/setup.ts). */
+function deliveryOption(
+  config: SchoolConfig,
+  layout: StateLayout,
+  logger: ReturnType<typeof consoleLogger>,
+  client: ReturnType<typeof createGitHubClient> | undefined,
+  repository: string | undefined,
+) {
+  const delivery = deliveryFor({
+    config,
+    layout,
+    logger,
+    actions: false,
+    ...(client && process.env.GITHUB_TOKEN ? { client, token: process.env.GITHUB_TOKEN } : {}),
+    ...(repository ? { repository } : {}),
+  });
+  return delivery ? { delivery } : {};
+}
 
 /** examples/school.yml with its paths made absolute, so `--example` works from any directory. */
 function exampleConfig(): SchoolConfig {
@@ -122,6 +145,8 @@ function summaryJson(r: LoopResult, layout: StateLayout) {
     refused: r.plan.refused.map((x) => ({ issue: x.issue, code: x.code, reason: x.reason })),
     loud: r.plan.loud,
     finished: r.runs.flatMap((x) => x.result.finished.map((f) => ({ daemon: x.daemon, ...f }))),
+    refilled: r.runs.flatMap((x) => x.result.refilled),
+    delivered: Object.fromEntries(new Outbox(layout).deliveries()),
     verdicts: r.drain.verdicts,
     grading: {
       accepted: r.drain.accepted,
@@ -137,7 +162,10 @@ function summaryJson(r: LoopResult, layout: StateLayout) {
 function report(r: LoopResult, layout: StateLayout): string {
   const lines: string[] = [''];
   if (r.plan.loud) lines.push(r.plan.loud, '');
-  lines.push(`Planned ${r.plan.assignments.length} crew(s); ${r.plan.refused.length} issue(s) not placed.`);
+  const refilled = r.runs.reduce((n, x) => n + x.result.refilled.length, 0);
+  lines.push(
+    `Planned ${r.plan.assignments.length} crew(s)${refilled ? `, refilled ${refilled} more as slots freed` : ''}; ${r.plan.refused.length} issue(s) not placed by the first plan.`,
+  );
   for (const x of r.plan.refused.slice(0, 20)) lines.push(`  #${x.issue}: ${x.code} — ${x.reason}`);
   lines.push('', 'Verdicts:');
   if (r.drain.verdicts.length === 0) lines.push('  (nothing to grade this time)');
@@ -145,6 +173,15 @@ function report(r: LoopResult, layout: StateLayout): string {
     lines.push(
       `  #${v.issueNumber} ${v.crewId} ${v.accepted ? 'ACCEPTED' : 'REJECTED'} by ${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`,
     );
+  }
+  const delivered = new Outbox(layout).deliveries();
+  if (delivered.size > 0) {
+    lines.push('', 'Delivered:');
+    for (const [issue, d] of [...delivered].sort((a, b) => a[0] - b[0])) {
+      lines.push(
+        `  #${issue} ${d.pullRequest ? d.pullRequest.url : `branch ${d.branch}`} (${d.sha.slice(0, 12)})`,
+      );
+    }
   }
   lines.push('', 'Leaderboard:');
   if (r.leaderboard.length === 0) lines.push('  (no scores yet)');

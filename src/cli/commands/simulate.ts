@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../../errors.js';
 import { compare, POLICIES } from '../../simulate/compare.js';
 import { renderHtml } from '../../simulate/html.js';
+import { DEFAULT_DEPLOYED } from '../../simulate/deployed.js';
 import { DEFAULT_SIM_OPTIONS, type SimOptions } from '../../simulate/options.js';
 import { renderJson, renderText } from '../../simulate/report.js';
 import { writeTextAtomic } from '../../state/atomic.js';
@@ -26,6 +27,12 @@ Options:
   --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauseMinutes})
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
+  --deployed          add four rows: the loop as deployed — cron-only and continuous refill, each
+                      under dispatch.order smallest-first and tail-guard — with the workflow's
+                      cadence (--schedule-minutes, --job-minutes, --queue-minutes)
+  --schedule-minutes M  cron interval for --deployed (default ${DEFAULT_DEPLOYED.scheduleMinutes})
+  --job-minutes M     crew job time limit for --deployed (default ${DEFAULT_DEPLOYED.jobTimeoutMinutes})
+  --queue-minutes M   plan → crew job start for --deployed (default ${DEFAULT_DEPLOYED.queueMinutes})
   --html FILE         also write a self-contained page with a per-slot timeline per policy
   --json              print the figures as JSON instead of a table
 `;
@@ -78,6 +85,10 @@ export const simulateCommand: Command = {
       html: { type: 'string' },
       json: { type: 'boolean' },
       reference: { type: 'boolean' },
+      deployed: { type: 'boolean' },
+      'schedule-minutes': { type: 'string' },
+      'job-minutes': { type: 'string' },
+      'queue-minutes': { type: 'string' },
       help: { type: 'boolean' },
     });
     if (values.help) {
@@ -85,7 +96,19 @@ export const simulateCommand: Command = {
       return 0;
     }
     const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
-    const comparison = compare(simulateOptions(values), policies);
+    const raw = values as Record<string, string | boolean | undefined>;
+    const num = (k: string, min: number, max: number) =>
+      numberOption(k, raw[k] as string | undefined, min, max);
+    const cadence = {
+      ...(num('schedule-minutes', 1, 1e6) !== undefined
+        ? { scheduleMinutes: num('schedule-minutes', 1, 1e6)! }
+        : {}),
+      ...(num('job-minutes', 1, 4320) !== undefined
+        ? { jobTimeoutMinutes: num('job-minutes', 1, 4320)! }
+        : {}),
+      ...(num('queue-minutes', 0, 1e6) !== undefined ? { queueMinutes: num('queue-minutes', 0, 1e6)! } : {}),
+    };
+    const comparison = compare(simulateOptions(values), policies, values.deployed ? cadence : undefined);
     process.stdout.write(values.json ? renderJson(comparison) + '\n' : renderText(comparison));
     if (values.html) {
       const path = resolve(values.html);

@@ -1,0 +1,94 @@
+import type { Bookbag } from '../schemas/bookbag.js';
+import { redactText } from '../security/redact.js';
+
+/** What grading decided, as the outbox keeps it for delivery. */
+export interface DeliveryVerdict {
+  decidedBy: string;
+  code: string;
+  score: number;
+  reasons: string[];
+}
+
+export function deliveryMarker(issueNumber: number): string {
+  return `<!-- school-core:delivery:issue-${issueNumber} -->`;
+}
+
+/** One line of an issue title, bounded: it becomes a commit subject and a pull request title. */
+function oneLine(text: string | undefined, max = 72): string {
+  const t = (text ?? '').replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+export function pullRequestTitle(issueNumber: number, issueTitle?: string): string {
+  const t = oneLine(issueTitle);
+  return redactText(t ? `#${issueNumber}: ${t}` : `school-core: issue #${issueNumber}`);
+}
+
+export function commitMessage(record: Bookbag, issueTitle?: string): string {
+  const t = oneLine(issueTitle);
+  return redactText(
+    [
+      `school: issue #${record.issueNumber}${t ? `: ${t}` : ''}`,
+      '',
+      `Work of crew ${record.crewId} (agent ${record.agent}, daemon ${record.daemon}), accepted by grading.`,
+      '',
+      `School-Issue: #${record.issueNumber}`,
+      `School-Crew: ${record.crewId}`,
+      '',
+    ].join('\n'),
+  );
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * The pull request body: the verdict, the verification summary, the cost and a link to the issue.
+ * `Closes #N` only when `delivery.closeIssue` is true. Passes the redactor like every write seam.
+ */
+export function pullRequestBody(
+  record: Bookbag,
+  verdict: DeliveryVerdict,
+  o: { closeIssue: boolean; branch: string },
+): string {
+  const v = record.verification;
+  const u = record.usage;
+  const cost =
+    u && (u.costUsd !== undefined || u.inputTokens !== undefined || u.outputTokens !== undefined)
+      ? [
+          u.costUsd !== undefined ? `$${u.costUsd.toFixed(2)}` : undefined,
+          u.inputTokens !== undefined ? `${u.inputTokens} input tokens` : undefined,
+          u.outputTokens !== undefined ? `${u.outputTokens} output tokens` : undefined,
+        ]
+          .filter(Boolean)
+          .join(', ')
+      : 'not reported by the agent';
+  const lines = [
+    deliveryMarker(record.issueNumber),
+    `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
+    '',
+    '| | |',
+    '|---|---|',
+    `| Verdict | accepted by the ${verdict.decidedBy} judge: \`${verdict.code}\`, score ${verdict.score.toFixed(2)} |`,
+    `| Verification | ${
+      v
+        ? `\`${v.command.join(' ').slice(0, 200)}\` ${v.passed ? 'passed' : 'failed'} (exit ${v.exitCode ?? 'none'}, ${seconds(v.durationMs)}${v.timedOut ? ', timed out' : ''})`
+        : 'none recorded'
+    } |`,
+    `| Cost | ${cost} |`,
+    `| Changed files | ${record.changedFiles.length} |`,
+    `| Base | \`${record.baseSha.slice(0, 12)}\` |`,
+    `| Branch | \`${o.branch}\` |`,
+    '',
+    ...(verdict.reasons.length > 0
+      ? [
+          'Reasons:',
+          ...verdict.reasons.slice(0, 20).map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
+          '',
+        ]
+      : []),
+    o.closeIssue ? `Closes #${record.issueNumber}` : `Issue: #${record.issueNumber}`,
+  ];
+  return redactText(lines.join('\n'));
+}

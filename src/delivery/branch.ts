@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runGit, type GitOptions } from '../process/git.js';
+import { DeliveryError } from './errors.js';
+
+/**
+ * The delivered branch: one commit on the crew's base holding its patch, made with git plumbing on a
+ * private index (the repository's working tree, index and HEAD are never touched), then pointed to
+ * by `refs/heads/school/issue-<N>`. Author and committer dates are the crew's finish time, so the
+ * same crew always yields the same commit: a retried delivery is a no-op, never a second commit.
+ * Every command goes through the hardened git wrapper (no hooks, no filters, no token in argv).
+ */
+export interface CommitInput {
+  repoPath: string;
+  baseSha: string;
+  diff: string;
+  message: string;
+  author: { name: string; email: string };
+  /** ISO time: the crew's finish. */
+  date: string;
+  /** GIT_CONFIG_* with an http.extraheader, for fetching a base the checkout lacks. */
+  auth?: Readonly<Record<string, string>>;
+}
+
+export function branchName(issueNumber: number): string {
+  return `school/issue-${issueNumber}`;
+}
+
+async function gitOut(args: string[], o: GitOptions): Promise<string> {
+  const r = await runGit(args, o);
+  if (r.exitCode !== 0 || r.spawnError) {
+    throw new DeliveryError(
+      `git ${args.find((a) => !a.startsWith('-')) ?? ''} failed in ${o.cwd}: ${(r.spawnError ?? r.stderr.toString('utf8')).trim().slice(0, 500)}`,
+    );
+  }
+  return r.stdout.toString('utf8').trim();
+}
+
+async function hasCommit(repoPath: string, sha: string): Promise<boolean> {
+  const r = await runGit(['cat-file', '-e', `${sha}^{commit}`], { cwd: repoPath });
+  return r.exitCode === 0;
+}
+
+/** Makes (or finds again) the delivery commit; returns its sha. */
+export async function commitPatch(c: CommitInput): Promise<string> {
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(c.baseSha)) {
+    throw new DeliveryError(`the bookbag's baseSha "${c.baseSha.slice(0, 80)}" is not a commit id`);
+  }
+  if (!(await hasCommit(c.repoPath, c.baseSha))) {
+    // A shallow checkout (the grade job's) may lack the crew's base: fetch exactly that commit.
+    await gitOut(['fetch', '--no-tags', '--depth=1', 'origin', c.baseSha], {
+      cwd: c.repoPath,
+      ...(c.auth ? { auth: c.auth } : {}),
+    });
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'school-delivery-'));
+  const env = { GIT_INDEX_FILE: join(dir, 'index') };
+  try {
+    await gitOut(['read-tree', c.baseSha], { cwd: c.repoPath, env });
+    await gitOut(['apply', '--cached', '--binary', '--whitespace=nowarn', '-'], {
+      cwd: c.repoPath,
+      env,
+      input: c.diff,
+    });
+    const tree = await gitOut(['write-tree'], { cwd: c.repoPath, env });
+    return await gitOut(['commit-tree', tree, '-p', c.baseSha, '-F', '-'], {
+      cwd: c.repoPath,
+      input: c.message,
+      env: {
+        GIT_AUTHOR_NAME: c.author.name,
+        GIT_AUTHOR_EMAIL: c.author.email,
+        GIT_AUTHOR_DATE: c.date,
+        GIT_COMMITTER_NAME: c.author.name,
+        GIT_COMMITTER_EMAIL: c.author.email,
+        GIT_COMMITTER_DATE: c.date,
+      },
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The commit `ref` names: its committer time (Unix seconds) and whether delivery made it. */
+async function refHead(repoPath: string, ref: string): Promise<{ time: number; ours: boolean } | undefined> {
+  const r = await runGit(['log', '-1', '--format=%ct%n%B', ref, '--'], { cwd: repoPath });
+  if (r.exitCode !== 0) return undefined;
+  const [time, ...body] = r.stdout.toString('utf8').split('\n');
+  return { time: Number(time), ours: body.some((l) => l.startsWith('School-Crew: ')) };
+}
+
+/**
+ * Whether a delivered branch may move to a crew's commit dated `date`: not when it holds a later
+ * crew's commit (a retried older crew must not undo a newer accepted repair), and never over a
+ * commit delivery did not make (someone built on the branch: their work is kept).
+ */
+async function mayMove(repoPath: string, ref: string, date: string): Promise<boolean> {
+  const head = await refHead(repoPath, ref);
+  if (!head) return true;
+  return head.ours && !(head.time > Math.floor(Date.parse(date) / 1000));
+}
+
+/** Points `ref` at `sha` when `mayMove` allows it. Returns whether the ref now names `sha`. */
+export async function updateRef(repoPath: string, ref: string, sha: string, date: string): Promise<boolean> {
+  if ((await refHead(repoPath, ref)) !== undefined && (await git1(repoPath, ref)) === sha) return true;
+  if (!(await mayMove(repoPath, ref, date))) return false;
+  await gitOut(['update-ref', ref, sha], { cwd: repoPath });
+  return true;
+}
+
+async function git1(repoPath: string, ref: string): Promise<string | undefined> {
+  const r = await runGit(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: repoPath });
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() : undefined;
+}
+
+/**
+ * Pushes `sha` to `refs/heads/<branch>` on origin. The remote branch is fetched first and kept when
+ * `mayMove` says so (a later crew's commit, or someone's work on it). The token reaches git only
+ * through `auth`.
+ */
+export async function pushBranch(o: {
+  repoPath: string;
+  branch: string;
+  sha: string;
+  date: string;
+  auth?: Readonly<Record<string, string>>;
+}): Promise<boolean> {
+  const auth = o.auth ? { auth: o.auth } : {};
+  const tracking = `refs/school-delivery/${o.branch}`;
+  // Missing remote branch: nothing to compare against (the fetch fails, and that is fine; a
+  // tracking ref left by an earlier run must not stand in for it).
+  await runGit(['update-ref', '-d', tracking], { cwd: o.repoPath });
+  await runGit(['fetch', '--no-tags', 'origin', `+refs/heads/${o.branch}:${tracking}`], {
+    cwd: o.repoPath,
+    ...auth,
+  });
+  if ((await git1(o.repoPath, tracking)) === o.sha) return true;
+  if (!(await mayMove(o.repoPath, tracking, o.date))) return false;
+  await gitOut(['push', '--force', '--no-verify', 'origin', `${o.sha}:refs/heads/${o.branch}`], {
+    cwd: o.repoPath,
+    ...auth,
+  });
+  return true;
+}

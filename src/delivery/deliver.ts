@@ -1,0 +1,120 @@
+import type { DeliveryConfig, SchoolConfig } from '../config/schema.js';
+import { readBookbag } from '../crew/bookbag.js';
+import { BookbagIncompleteError } from '../crew/errors.js';
+import type { StateLayout } from '../state/layout.js';
+import { commitMessage, pullRequestBody, pullRequestTitle, type DeliveryVerdict } from './body.js';
+import { branchName, commitPatch, pushBranch, updateRef } from './branch.js';
+import { DeliveryError, DeliveryRefusedError } from './errors.js';
+import { ensurePullRequest, type PullRequestRef, type PullsPort } from './pull-request.js';
+
+/**
+ * Delivery of accepted work (docs/delivery.md). Called by the grading outbox after a crew's grade is
+ * durable, in the job that runs no untrusted code:
+ * 1. the bookbag is read through the scoped reader as a grader: its diff must match the digest the
+ *    done flag and the record vouch for, or nothing is delivered (refused, never retried);
+ * 2. `branch`: one commit on the crew's base with its patch, on `school/issue-<N>` in `repoPath`;
+ * 3. `pull-request`: that commit pushed to `origin` (the token only in the hardened git `auth`) and a
+ *    pull request found by its head or opened (draft by default).
+ * Each step is idempotent, so the outbox may run it again after any crash or failure.
+ */
+export type ActiveDeliveryMode = 'branch' | 'pull-request';
+
+export interface DeliveryRequest {
+  crewId: string;
+  issueNumber: number;
+  verdict: DeliveryVerdict;
+}
+
+export interface DeliveryResult {
+  mode: ActiveDeliveryMode;
+  branch: string;
+  sha: string;
+  /** False when the branch already held a later crew's commit (kept). */
+  updated: boolean;
+  pullRequest?: PullRequestRef;
+}
+
+export interface Deliverer {
+  mode: ActiveDeliveryMode;
+  deliver(request: DeliveryRequest): Promise<DeliveryResult>;
+}
+
+/**
+ * Where the default is resolved: `delivery.mode` when set; otherwise the caller says where it runs —
+ * the drain-grading action passes `actions: true` (pull requests), the `school` CLI `actions: false`
+ * (local branches).
+ */
+export function resolveDeliveryMode(delivery: DeliveryConfig, where: { actions: boolean }) {
+  return delivery.mode ?? (where.actions ? 'pull-request' : 'branch');
+}
+
+export interface DelivererOptions {
+  config: SchoolConfig;
+  layout: StateLayout;
+  mode: ActiveDeliveryMode;
+  /** The pulls API; required for `pull-request`. */
+  pulls?: PullsPort;
+  /** GIT_CONFIG_* carrying the token as an http.extraheader (`authEnv` in src/checkpoint/git.ts). */
+  gitAuth?: Readonly<Record<string, string>>;
+  /** The issue's title from the curriculum, for the commit subject and the PR title. */
+  issueTitle?: (issueNumber: number) => string | undefined;
+}
+
+export function createDeliverer(o: DelivererOptions): Deliverer {
+  const d = o.config.delivery;
+  return {
+    mode: o.mode,
+    async deliver(req) {
+      let bag;
+      try {
+        bag = await readBookbag(o.layout, req.crewId, { role: 'grader' });
+      } catch (e) {
+        if (e instanceof BookbagIncompleteError) throw new DeliveryRefusedError(e.message);
+        throw e;
+      }
+      const record = bag.record;
+      if (record.issueNumber !== req.issueNumber) {
+        throw new DeliveryRefusedError(
+          `bookbag ${req.crewId} is for issue #${record.issueNumber}, not #${req.issueNumber}`,
+        );
+      }
+      if (bag.diff.trim() === '') throw new DeliveryRefusedError(`crew ${req.crewId} changed nothing`);
+      const title = o.issueTitle?.(req.issueNumber);
+      const date = record.timings.finishedAt;
+      const sha = await commitPatch({
+        repoPath: o.config.repoPath,
+        baseSha: record.baseSha,
+        diff: bag.diff,
+        message: commitMessage(record, title),
+        author: d.author,
+        date,
+        ...(o.gitAuth ? { auth: o.gitAuth } : {}),
+      });
+      const branch = branchName(req.issueNumber);
+      if (o.mode === 'branch') {
+        const updated = await updateRef(o.config.repoPath, `refs/heads/${branch}`, sha, date);
+        return { mode: 'branch', branch, sha, updated };
+      }
+      if (!o.pulls) {
+        throw new DeliveryError(
+          'pull-request delivery needs a token and the repository (the delivery-token input, or GITHUB_TOKEN for the CLI)',
+        );
+      }
+      const updated = await pushBranch({
+        repoPath: o.config.repoPath,
+        branch,
+        sha,
+        date,
+        ...(o.gitAuth ? { auth: o.gitAuth } : {}),
+      });
+      const pr = await ensurePullRequest(o.pulls, {
+        head: branch,
+        ...(d.base ? { base: d.base } : {}),
+        title: pullRequestTitle(req.issueNumber, title),
+        body: pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch }),
+        draft: d.draft,
+      });
+      return { mode: 'pull-request', branch, sha, updated, pullRequest: { number: pr.number, url: pr.url } };
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import { SchoolError } from '../errors.js';
+
+/** A delivery that failed this time (git, network): the outbox keeps it and retries. */
+export class DeliveryError extends SchoolError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeliveryError';
+  }
+}
+
+/**
+ * A delivery that must never happen: the bookbag's diff does not match its digest, the patch is
+ * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
+ */
+export class DeliveryRefusedError extends SchoolError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeliveryRefusedError';
+  }
+}
