@@ -6,6 +6,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { fsyncDir } from '../state/atomic.js';
 import { StateLayout } from '../state/layout.js';
 import { MANIFEST_FILE, serializeManifest, verify } from './manifest.js';
+import type { UnionReport } from './logs.js';
 import { mergeFiles } from './merge.js';
 import type { Snapshot, SnapshotSource, SourceName } from './source.js';
 import { readTree, writeTree } from './tree.js';
@@ -26,6 +27,8 @@ export interface RestoreResult {
   rejected: Array<{ source: SourceName; reason: string }>;
   /** True when the state directory already held files and they were merged in. */
   mergedLocal: boolean;
+  /** Local events dropped on the merge because they are older than their log's watermark. */
+  belowWatermark: number;
   dryRun: boolean;
 }
 
@@ -72,6 +75,7 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
     files: [],
     rejected,
     mergedLocal: false,
+    belowWatermark: 0,
     dryRun: options.dryRun === true,
   };
   if (!chosen) {
@@ -84,8 +88,16 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
   const local = readTree(layout.root);
   let files = chosen.snapshot.files;
   if (local.files.size > 0) {
-    files = mergeFiles(chosen.snapshot.files, local.files, undefined, (m) => log.warning(m));
+    const report: UnionReport = { divergentKeys: 0 };
+    files = mergeFiles(chosen.snapshot.files, local.files, report, (m) => log.warning(m));
     result.mergedLocal = true;
+    result.belowWatermark = report.belowWatermark ?? 0;
+    if (result.belowWatermark > 0) {
+      log.warning(
+        `checkpoint: dropped ${result.belowWatermark} local event(s) older than their log's watermark: ` +
+          'the checkpoint has already folded them',
+      );
+    }
   }
   result.files = [...files].map(([path, data]) => ({ path, size: data.length }));
   if (options.dryRun) return result;

@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../state/atomic.js';
 import { StateLayout } from '../state/layout.js';
 import { compact } from './compact.js';
 import { parseManifest, seal, serializeManifest, type Manifest } from './manifest.js';
+import type { UnionReport } from './logs.js';
 import { mergeFiles } from './merge.js';
 import { scrubFiles } from './scrub.js';
 import { SourceUnavailableError, type Snapshot, type SnapshotSource, type SourceName } from './source.js';
@@ -35,6 +36,11 @@ export interface SaveResult {
   unfolded: string[];
   /** Keys another writer folded that we could not merge (see logs.ts). */
   divergentKeys: number;
+  /**
+   * Events dropped because they are older than their log's watermark: a stale copy of history the
+   * checkpoint has already folded (see LogFold.dedup).
+   */
+  belowWatermark: number;
   dryRun: boolean;
 }
 
@@ -58,12 +64,14 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
   const localGeneration = readLocalManifest(layout, log)?.generation ?? 0;
   const clean = scrubFiles(tree.files, (m) => log.warning(m));
   const horizon = new Date(now.getTime() - options.compactAfterDays * 86_400_000);
-  const report = { divergentKeys: 0 };
+  const report: UnionReport = { divergentKeys: 0 };
+  let compactedBelow = 0;
   let unfolded: string[] = [];
   const build = (base: Snapshot | undefined): Snapshot => {
     const merged = base ? mergeFiles(base.files, clean.files, report, (m) => log.warning(m)) : clean.files;
     const result = compact(merged, { horizon, warn: (m) => log.warning(m) });
     unfolded = result.unfolded;
+    compactedBelow = Object.values(result.belowWatermark).reduce((a, b) => a + b, 0);
     return seal(result.files, {
       generation: Math.max(base?.manifest.generation ?? 0, localGeneration) + 1,
       writer: options.writer ?? actor(),
@@ -81,6 +89,7 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
     skipped: tree.skipped,
     unfolded,
     divergentKeys: 0,
+    belowWatermark: 0,
     dryRun: options.dryRun === true,
   };
   if (options.dryRun) {
@@ -118,6 +127,13 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
   result.generation = result.snapshot.manifest.generation;
   result.unfolded = unfolded;
   result.divergentKeys = report.divergentKeys;
+  result.belowWatermark = (report.belowWatermark ?? 0) + compactedBelow;
+  if (result.belowWatermark > 0) {
+    log.warning(
+      `checkpoint: dropped ${result.belowWatermark} event(s) older than their log's watermark: ` +
+        'a stale copy of history this checkpoint has already folded',
+    );
+  }
   if (report.divergentKeys > 0) {
     log.warning(
       `checkpoint: ${report.divergentKeys} event key(s) were folded by another writer's compaction only; ` +

@@ -69,6 +69,9 @@ export const ledgerFold: LogFold<LedgerState, ScoreEvent> = registerFold<LedgerS
   },
   // Scores are the aggregate itself: nothing in them is history to drop.
   prune: (state) => state,
+  // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
+  // come back as a stale copy, which the watermark recognises.
+  dedup: 'watermark',
 });
 
 /** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */

@@ -154,12 +154,16 @@ export const queueFold: LogFold<QueueState, QueueEvent> = registerFold<QueueStat
     return state;
   },
   prune(state) {
-    // Graded jobs are history (their keys survive in the snapshot, so a re-enqueue stays a no-op);
+    // Graded jobs are history (a replay of their events is below the snapshot's watermark);
     // pending, claimed and dead-lettered jobs are live and must survive compaction.
     const jobs: Record<string, JobState> = {};
     for (const [k, j] of Object.entries(state.jobs)) if (j.status !== 'graded') jobs[k] = j;
     return { jobs };
   },
+  // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
+  // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
+  // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
+  dedup: 'watermark',
 });
 
 export class QueueError extends SchoolError {

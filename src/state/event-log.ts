@@ -15,12 +15,22 @@ export interface StateEvent<T extends string = string, D = unknown> {
   data: D;
 }
 
-/** First line of a compacted log: older events folded into `state`, their keys kept for dedup. */
+/**
+ * First line of a compacted log: older events folded into `state`. What the snapshot remembers for
+ * dedup depends on the fold (see LogFold.dedup):
+ * - `keys` (the default): every folded key, so a replayed event is recognised by its key forever.
+ * - `watermark`: every event whose `at` is before `watermark` is folded, so such an event is known
+ *   applied without its key; `keys` then holds only the few folded keys at or after the watermark
+ *   (a writer whose clock ran behind). Dedup memory stays bounded however long the history.
+ * Snapshots written before watermarks existed have no `watermark`: nothing is below it, and their
+ * `keys` (every folded key) keep working as before.
+ */
 export interface SnapshotRecord<S = unknown> {
   key: string;
   type: '$snapshot';
+  /** The latest `at` among the folded events. */
   at: string;
-  data: { keys: string[]; state: S; events: number };
+  data: { keys: string[]; state: S; events: number; watermark?: string };
 }
 
 export const SNAPSHOT_TYPE = '$snapshot';
@@ -28,23 +38,60 @@ export const SNAPSHOT_TYPE = '$snapshot';
 export interface LogContents<E extends StateEvent, S = unknown> {
   snapshot?: SnapshotRecord<S>;
   events: E[];
-  /** Every key applied so far, including those folded into the snapshot. */
+  /**
+   * Keys of the events read plus the keys the snapshot remembers. Events before `watermark` are
+   * known without their key: ask `isKnown`, not this set, whether an event was applied.
+   */
   keys: Set<string>;
+  /** Low watermark of a compacted log ('' when there is none): events before it are folded. */
+  watermark: string;
+  /** Events dropped because they are before the watermark (stale copies of folded history). */
+  belowWatermark: number;
   tornTail: boolean;
+}
+
+/** Whether an event is already applied in `contents`: before its watermark, or its key is known. */
+export function isKnown(contents: { keys: ReadonlySet<string>; watermark: string }, e: StateEvent): boolean {
+  return (contents.watermark !== '' && e.at < contents.watermark) || contents.keys.has(e.key);
+}
+
+export function watermarkOf(snapshot: SnapshotRecord<unknown> | undefined): string {
+  return snapshot?.data.watermark ?? '';
 }
 
 export function splitLog<E extends StateEvent, S>(records: Array<E | SnapshotRecord<S>>, tornTail = false) {
   const first = records[0];
   const snapshot = first && first.type === SNAPSHOT_TYPE ? (first as SnapshotRecord<S>) : undefined;
   const events = (snapshot ? records.slice(1) : records) as E[];
-  const keys = new Set<string>(snapshot?.data.keys ?? []);
-  const unique: E[] = [];
+  const contents: LogContents<E, S> = {
+    snapshot,
+    events: [],
+    keys: new Set<string>(snapshot?.data.keys ?? []),
+    watermark: watermarkOf(snapshot),
+    belowWatermark: 0,
+    tornTail,
+  };
+  addEvents(contents, events);
+  return contents;
+}
+
+/** Adds events read after `contents` (dedup by watermark and key). Returns the ones kept. */
+export function addEvents<E extends StateEvent>(
+  contents: LogContents<E, unknown>,
+  events: readonly E[],
+): E[] {
+  const kept: E[] = [];
   for (const e of events) {
-    if (keys.has(e.key)) continue;
-    keys.add(e.key);
-    unique.push(e);
+    if (contents.watermark !== '' && e.at < contents.watermark) {
+      contents.belowWatermark++;
+      continue;
+    }
+    if (contents.keys.has(e.key)) continue;
+    contents.keys.add(e.key);
+    contents.events.push(e);
+    kept.push(e);
   }
-  return { snapshot, events: unique, keys, tornTail } satisfies LogContents<E, S>;
+  return kept;
 }
 
 export class EventLog<E extends StateEvent, S = unknown> {
@@ -77,7 +124,7 @@ export class EventLog<E extends StateEvent, S = unknown> {
       const { append, result } = decide(current);
       const fresh: E[] = [];
       for (const e of append) {
-        if (current.keys.has(e.key)) continue;
+        if (isKnown(current, e)) continue;
         current.keys.add(e.key);
         fresh.push(e);
       }
