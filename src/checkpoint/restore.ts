@@ -8,6 +8,7 @@ import { StateLayout } from '../state/layout.js';
 import { MANIFEST_FILE, serializeManifest, verify } from './manifest.js';
 import type { UnionReport } from './logs.js';
 import { mergeFiles } from './merge.js';
+import { MARK_FILE, markOf } from './mark.js';
 import type { Snapshot, SnapshotSource, SourceName } from './source.js';
 import { readTree, writeTree } from './tree.js';
 
@@ -108,6 +109,21 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
   try {
     writeTree(stage, files);
     writeTree(stage, new Map([[MANIFEST_FILE, serializeManifest(chosen.snapshot.manifest)]]));
+    // The mark says "this directory is exactly that checkpoint": not true when local events were merged in.
+    const id = chosen.source.lastId;
+    if (id && sameFiles(files, chosen.snapshot.files)) {
+      writeTree(
+        stage,
+        new Map([
+          [
+            MARK_FILE,
+            Buffer.from(
+              JSON.stringify(markOf(chosen.source.name, id, chosen.snapshot.manifest.generation, files)) + '\n',
+            ),
+          ],
+        ]),
+      );
+    }
     fsyncDir(stage);
     swapIn(
       layout.root,
@@ -121,6 +137,12 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
     `checkpoint: restored generation ${result.generation} from ${result.source} (${result.files.length} files)`,
   );
   return result;
+}
+
+function sameFiles(a: ReadonlyMap<string, Buffer>, b: ReadonlyMap<string, Buffer>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [path, data] of a) if (!b.get(path)?.equals(data)) return false;
+  return true;
 }
 
 function choose(

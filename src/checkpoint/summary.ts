@@ -34,6 +34,9 @@ export function fromSave(r: SaveResult): CheckpointReport {
       ...(r.belowWatermark ? [belowText(r.belowWatermark)] : []),
     ],
     notes: [
+      ...(r.unchanged
+        ? [`nothing changed since generation ${r.generation}, which the checkpoint already holds: nothing written`]
+        : []),
       ...r.skipped.map((s) => `left out ${s.path}: ${s.reason}`),
       ...r.unfolded.map((p) => `${p}: no fold registered, kept whole`),
     ],
