@@ -96,7 +96,7 @@ export class ScoreLedger {
     readonly layout: StateLayout,
     warn?: Warn,
   ) {
-    this.log = new EventLog<ScoreEvent, LedgerState>(layout.file('scores'), warn);
+    this.log = new EventLog<ScoreEvent, LedgerState>(layout.file('scores'), warn, { incremental: true });
   }
 
   /**

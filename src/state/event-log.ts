@@ -1,4 +1,5 @@
-import { readJsonl, appendJsonl, type Warn } from './jsonl.js';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { readJsonl, appendJsonl, parseJsonl, syncFile, type Warn } from './jsonl.js';
 import { withLock, type LockStats } from './lock.js';
 
 /**
@@ -94,10 +95,25 @@ export function addEvents<E extends StateEvent>(
   return kept;
 }
 
+export interface EventLogOptions {
+  /**
+   * Under the lock, read only what was appended since this instance's last read (the file is
+   * re-read whole when it was replaced, truncated or rewritten). The contents are then shared
+   * between transactions: only for logs whose fold never mutates event data.
+   */
+  incremental?: boolean;
+}
+
+/** Bytes before the read offset that must be unchanged for an incremental read to continue. */
+const PROBE = 64;
+
 export class EventLog<E extends StateEvent, S = unknown> {
+  private tail?: { dev: number; ino: number; bytes: number; probe: Buffer; contents: LogContents<E, S> };
+
   constructor(
     readonly path: string,
     private readonly warn?: Warn,
+    private readonly options: EventLogOptions = {},
   ) {}
 
   /** Reads the log. Throws CorruptStateError (after quarantining) on a corrupt complete line. */
@@ -106,32 +122,106 @@ export class EventLog<E extends StateEvent, S = unknown> {
     return splitLog<E, S>(records, tornTail);
   }
 
+  /**
+   * The current contents, incrementally when the log is `incremental` (see EventLogOptions). Call
+   * it under the lock; the result must not be mutated.
+   */
+  readLatest(): LogContents<E, S> {
+    if (!this.options.incremental) return this.read();
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      this.tail = undefined;
+      return splitLog<E, S>([]);
+    }
+    try {
+      const st = fstatSync(fd);
+      const t = this.tail;
+      if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
+        if (st.size > t.bytes) {
+          const buf = Buffer.alloc(st.size - t.bytes);
+          readFully(fd, buf, t.bytes);
+          const parsed = parseJsonl<E>(buf.toString('utf8'), this.path, this.warn);
+          addEvents(t.contents, parsed.records);
+          t.contents.tornTail = parsed.tornTail;
+          t.bytes += parsed.bytes;
+          t.probe = probeAt(fd, t.bytes);
+        }
+        return t.contents;
+      }
+      const buf = Buffer.alloc(st.size);
+      readFully(fd, buf, 0);
+      const parsed = parseJsonl<E | SnapshotRecord<S>>(buf.toString('utf8'), this.path, this.warn);
+      const contents = splitLog<E, S>(parsed.records, parsed.tornTail);
+      this.tail = {
+        dev: st.dev,
+        ino: st.ino,
+        bytes: parsed.bytes,
+        probe: probeAt(fd, parsed.bytes),
+        contents,
+      };
+      return contents;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Flushes appends made with `sync: false` to the disk. */
+  sync(): void {
+    syncFile(this.path);
+  }
+
   /** Appends events whose keys are new, under the lock. Returns what was appended. */
   async append(events: readonly E[]): Promise<E[]> {
+    if (events.length === 0) return [];
     return this.transact(() => ({ append: events, result: undefined })).then((r) => r.appended);
   }
 
   /**
-   * Read-decide-append under the log's lock: `decide` sees the current contents and returns the
-   * events to append (dedup by key still applies) and a result. This is how a claim, a lease or an
-   * admission decision is made atomically across processes.
+   * Read-decide-append under the log's lock: `decide` sees the current contents (read-only) and
+   * returns the events to append (dedup by watermark and key still applies) and a result. This is
+   * how a claim, a lease or an admission decision is made atomically across processes.
    */
   async transact<R>(
     decide: (current: LogContents<E, S>) => { append: readonly E[]; result: R },
+    options: { sync?: boolean } = {},
   ): Promise<{ result: R; appended: E[]; lock: LockStats }> {
     return withLock(this.path, (lock) => {
-      const current = this.read();
+      const current = this.readLatest();
       const { append, result } = decide(current);
       const fresh: E[] = [];
+      const batch = new Set<string>();
       for (const e of append) {
-        if (isKnown(current, e)) continue;
-        current.keys.add(e.key);
+        if (isKnown(current, e) || batch.has(e.key)) continue;
+        batch.add(e.key);
         fresh.push(e);
       }
-      appendJsonl(this.path, fresh, this.warn);
+      appendJsonl(this.path, fresh, this.warn, options);
       return { result, appended: fresh, lock };
     });
   }
+}
+
+function readFully(fd: number, buf: Buffer, position: number): void {
+  let off = 0;
+  while (off < buf.length) {
+    const n = readSync(fd, buf, off, buf.length - off, position + off);
+    if (n === 0) break;
+    off += n;
+  }
+}
+
+function probeAt(fd: number, bytes: number): Buffer {
+  const len = Math.min(PROBE, bytes);
+  const buf = Buffer.alloc(len);
+  readFully(fd, buf, bytes - len);
+  return buf;
+}
+
+function samePrefix(fd: number, t: { bytes: number; probe: Buffer }): boolean {
+  return probeAt(fd, t.bytes).equals(t.probe);
 }
 
 export function event<T extends string, D>(

@@ -95,12 +95,19 @@ export function parseJsonl<T>(text: string, path: string, warn?: Warn): JsonlRea
 }
 
 /**
- * Appends records (redacted) as JSON lines and fsyncs. Call it under the file's lock. A missing
+ * Appends records (redacted) as JSON lines and fsyncs (unless `sync: false`: then the lines are in
+ * the page cache, visible to every process and safe against a process crash, and reach the disk
+ * with the next fsync of the file or the kernel's writeback). Call it under the file's lock. A missing
  * final newline is repaired first: a last line that parses gets its newline; a torn last line
  * (never acknowledged: acknowledgement happens after fsync) is cut off, so it cannot turn into a
  * corrupt complete line.
  */
-export function appendJsonl(path: string, records: readonly unknown[], warn?: Warn): void {
+export function appendJsonl(
+  path: string,
+  records: readonly unknown[],
+  warn?: Warn,
+  options: { sync?: boolean } = {},
+): void {
   if (records.length === 0) return;
   mkdirSync(dirname(path), { recursive: true });
   const fd = openSync(path, 'a+');
@@ -125,6 +132,22 @@ export function appendJsonl(path: string, records: readonly unknown[], warn?: Wa
     const buf = Buffer.from(body, 'utf8');
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    if (options.sync !== false) fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Flushes a file's appended lines to the disk (see appendJsonl's `sync`). Absent: nothing to do. */
+export function syncFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  try {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
