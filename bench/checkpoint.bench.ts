@@ -188,7 +188,8 @@ function benchFor(jobs: number): Bench {
       t = performance.now();
       const same = await saveCheckpoint({ stateDir, sources, compactAfterDays: COMPACT_AFTER_DAYS });
       const unchangedMs = performance.now() - t;
-      if (!same.unchanged) throw new Error('a save right after a restore was not recognised as unchanged');
+      // Code without the unchanged check (a baseline checkout) does a full save here.
+      const sameNote = same.unchanged ? undefined : 'the save after the restore was a full save';
       const key = `grade:1:new-${f.round}`;
       await new EventLog(join(stateDir, 'grading.jsonl')).append([
         event('job.enqueued', key, { jobKey: key, crewId: `new-${f.round}` }),
@@ -230,10 +231,11 @@ function benchFor(jobs: number): Bench {
           unit: 'ms',
           goal: big ? '≤ 500 ms' : undefined,
           met: big ? unchangedMs <= 500 : undefined,
+          ...(sameNote ? { note: sameNote } : {}),
         },
         ...['read', 'scrub', 'fetch', 'merge', 'compact', 'seal', 'write', 'push'].map((phase) => ({
           figure: `  save ${label}: ${phase === 'write' ? 'write tree (fast-import)' : phase}`,
-          value: saved.timings[phase] ?? 0,
+          value: (saved.timings as Record<string, number> | undefined)?.[phase] ?? 0,
           unit: 'ms',
         })),
         { figure: `  restore CPU ${label} (node + git)`, value: restoreCpu, unit: 'ms' },

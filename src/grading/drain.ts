@@ -114,6 +114,9 @@ async function reconcileOutbox(config: SchoolConfig, queue: QueueState, outbox: 
 /** Outbox records and observations are flushed at this many entries or this age, and at the end. */
 const FLUSH_ENTRIES = 256;
 const FLUSH_MS = 2_000;
+/** Waves held for one ledger fsync: up to this many jobs or this age (see the drain loop). */
+const GROUP_JOBS = 64;
+const GROUP_MS = 50;
 
 export async function drain(o: DrainOptions): Promise<DrainResult> {
   const { config, layout, logger } = o;
@@ -177,6 +180,53 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       await outbox.record(entries, now());
       if (observations.length > 0) await recordObservations(layout, observations, logger);
     };
+    const held: {
+      judged: Array<{ job: GradingJob; verdict: Verdict }>;
+      errors: Array<{ jobKey: string; error: string }>;
+      since: number;
+    } = { judged: [], errors: [], since: performance.now() };
+    /** Makes the held waves' scores durable, marks them graded and (optionally) claims the next wave. */
+    const commit = async (claimNext: boolean): Promise<ClaimResult | undefined> => {
+      const { judged, errors } = held;
+      held.judged = [];
+      held.errors = [];
+      held.since = performance.now();
+      if (judged.length > 0) ledger.sync();
+      // One transaction ends the held waves and claims the next: graded marks, failures, claims.
+      const settled = await queue.settle(
+        { graded: judged.map(({ job, verdict }) => ({ jobKey: job.jobKey, verdict })), failed: errors },
+        { worker, now: now(), maxAttempts },
+        claimNext ? { candidates, options: claimOptions() } : undefined,
+      );
+      const gradedNow = new Set(settled.graded);
+      for (const { job } of judged) await stage('graded', job.jobKey);
+      const fresh = judged.filter(({ job }) => gradedNow.has(job.jobKey));
+      for (const { job, verdict } of fresh) {
+        if (verdict.accepted) r.accepted++;
+        else r.rejected++;
+        r.verdicts.push({
+          jobKey: job.jobKey,
+          issueNumber: job.issueNumber,
+          crewId: job.crewId,
+          agent: job.agent,
+          accepted: verdict.accepted,
+          decidedBy: verdict.decidedBy,
+          code: verdict.code,
+          reasons: verdict.reasons,
+          score: verdict.score,
+        });
+      }
+      if (errors.length > 0) {
+        r.failed += settled.failed.length;
+        r.deadLettered += settled.deadLettered.length;
+        r.errors.push(...errors);
+        for (const e of errors) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
+      }
+      later.outbox.push(...fresh.flatMap(({ job, verdict }) => outboxEntries(config, job, verdict)));
+      later.observations.push(...fresh.map(({ job, verdict }) => observationOf(job, verdict, now())));
+      if (later.outbox.length >= FLUSH_ENTRIES || performance.now() - later.since >= FLUSH_MS) await flush();
+      return settled.claim;
+    };
     let claim: ClaimResult | undefined =
       candidates.length > 0 ? await queue.claim(candidates, claimOptions()) : undefined;
     while (claim) {
@@ -211,47 +261,27 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
         score: verdict.score,
         alpha: config.grading.emaAlpha,
       }));
-      const applied = await ledger.apply(scores, now());
+      // Group commit: scores are appended without an fsync and waves are held until one fsync
+      // of the ledger covers them all; only then are they marked graded (a mark must never reach
+      // the disk without its score). With real judges a wave takes longer than GROUP_MS, so each
+      // wave commits on its own.
+      const applied = await ledger.apply(scores, now(), { sync: false });
       if (scores.length > 0) r.lockWaitsMs.push(applied.lockWaitMs);
       for (const { job } of judged) await stage('scored', job.jobKey);
-      const errors = wave.flatMap((w) =>
-        'error' in w && w.error !== undefined ? [{ jobKey: w.job.jobKey, error: w.error }] : [],
+      held.judged.push(...judged);
+      held.errors.push(
+        ...wave.flatMap((w) =>
+          'error' in w && w.error !== undefined ? [{ jobKey: w.job.jobKey, error: w.error }] : [],
+        ),
       );
-      // One transaction ends this wave and claims the next: graded marks, failures, next claims.
-      const settled = await queue.settle(
-        { graded: judged.map(({ job, verdict }) => ({ jobKey: job.jobKey, verdict })), failed: errors },
-        { worker, now: now(), maxAttempts },
-        candidates.length > 0 ? { candidates, options: claimOptions() } : undefined,
-      );
-      claim = settled.claim;
-      const gradedNow = new Set(settled.graded);
-      for (const { job } of judged) await stage('graded', job.jobKey);
-      const fresh = judged.filter(({ job }) => gradedNow.has(job.jobKey));
-      for (const { job, verdict } of fresh) {
-        if (verdict.accepted) r.accepted++;
-        else r.rejected++;
-        r.verdicts.push({
-          jobKey: job.jobKey,
-          issueNumber: job.issueNumber,
-          crewId: job.crewId,
-          agent: job.agent,
-          accepted: verdict.accepted,
-          decidedBy: verdict.decidedBy,
-          code: verdict.code,
-          reasons: verdict.reasons,
-          score: verdict.score,
-        });
-      }
-      if (errors.length > 0) {
-        r.failed += settled.failed.length;
-        r.deadLettered += settled.deadLettered.length;
-        r.errors.push(...errors);
-        for (const e of errors) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
-      }
-      later.outbox.push(...fresh.flatMap(({ job, verdict }) => outboxEntries(config, job, verdict)));
-      later.observations.push(...fresh.map(({ job, verdict }) => observationOf(job, verdict, now())));
-      if (later.outbox.length >= FLUSH_ENTRIES || performance.now() - later.since >= FLUSH_MS) await flush();
+      const due =
+        candidates.length === 0 ||
+        held.judged.length + held.errors.length >= GROUP_JOBS ||
+        performance.now() - held.since >= GROUP_MS;
+      if (due) claim = await commit(candidates.length > 0);
+      else claim = await queue.claim(candidates, claimOptions());
     }
+    if (held.judged.length + held.errors.length > 0) await commit(false);
     queue.sync();
     await flush();
   } catch (e) {

@@ -59,6 +59,8 @@ export function readJsonl<T = unknown>(path: string, warn?: Warn): JsonlRead<T> 
 }
 
 export function parseJsonl<T>(text: string, path: string, warn?: Warn): JsonlRead<T> {
+  const whole = parseWhole<T>(text);
+  if (whole) return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
   const records: T[] = [];
   let start = 0;
   let line = 0;
@@ -92,6 +94,25 @@ export function parseJsonl<T>(text: string, path: string, warn?: Warn): JsonlRea
     bytes = start;
   }
   return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
+}
+
+/**
+ * The common case in one JSON.parse: every line holds exactly one value (the count of values must
+ * equal the count of lines, so a line holding two is not accepted), no blank line, no torn tail.
+ * Anything else returns undefined and is read line by line, with the torn-tail and corruption
+ * rules above.
+ */
+function parseWhole<T>(text: string): T[] | undefined {
+  if (text.length === 0) return [];
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  let lines = 1;
+  for (let i = body.indexOf('\n'); i !== -1; i = body.indexOf('\n', i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${body.replaceAll('\n', ',')}]`) as T[];
+    return values.length === lines ? values : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
