@@ -118,7 +118,8 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
           [
             MARK_FILE,
             Buffer.from(
-              JSON.stringify(markOf(chosen.source.name, id, chosen.snapshot.manifest.generation, files)) + '\n',
+              JSON.stringify(markOf(chosen.source.name, id, chosen.snapshot.manifest.generation, files)) +
+                '\n',
             ),
           ],
         ]),

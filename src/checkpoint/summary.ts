@@ -35,7 +35,9 @@ export function fromSave(r: SaveResult): CheckpointReport {
     ],
     notes: [
       ...(r.unchanged
-        ? [`nothing changed since generation ${r.generation}, which the checkpoint already holds: nothing written`]
+        ? [
+            `nothing changed since generation ${r.generation}, which the checkpoint already holds: nothing written`,
+          ]
         : []),
       ...r.skipped.map((s) => `left out ${s.path}: ${s.reason}`),
       ...r.unfolded.map((p) => `${p}: no fold registered, kept whole`),
