@@ -75,7 +75,11 @@ describe('state branch round trip (seed 000 §3.2 fresh-checkout guarantee)', ()
     expect(readFileSync(join(b.stateDir, 'bookbags/crew-101-a1/report.md'), 'utf8')).toContain('#101');
     expect(JSON.parse(readFileSync(join(b.stateDir, 'manifest.json'), 'utf8')).generation).toBe(1);
 
-    // The next save builds on the restored generation, as a child of the first commit.
+    // The next save builds on the restored generation, as a child of the first commit. (Something
+    // must have changed: a save of an unchanged state writes nothing, see unchanged.test.ts.)
+    appendJsonl(join(b.stateDir, 'events.jsonl'), [
+      { at: new Date().toISOString(), type: 'run.started', actor: 'test-b' },
+    ]);
     const again = await saveCheckpoint({
       stateDir: b.stateDir,
       sources: [await branchOf(b.workspace)],
