@@ -90,7 +90,8 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
       return {
         snapshot: { manifest: localManifest, files: tree.files },
         generation: localManifest.generation,
-        saved: [],
+        // The primary source already holds it (the other copies got it when it was written).
+        saved: [primary!.name],
         failed: [],
         skipped: tree.skipped,
         unfolded: [],

@@ -42,7 +42,7 @@ describe('saving an unchanged state', () => {
     const commit = head(bare);
 
     const again = await save(stateDir, bare);
-    expect(again).toMatchObject({ unchanged: true, generation: first.generation, saved: [] });
+    expect(again).toMatchObject({ unchanged: true, generation: first.generation, saved: ['branch'] });
     expect(Object.keys(again.timings)).toEqual(['read', 'check']);
     expect(head(bare)).toBe(commit);
 
