@@ -28,27 +28,39 @@ const MAX_POINTS = 240;
  * order; the time axis only moves forward, so clock skew between writers cannot draw backwards.
  */
 export function queueSeries(contents: LogContents<QueueEvent>): QueuePoint[] {
+  return foldQueueSeries(contents).series;
+}
+
+/**
+ * The queue fold and its depth series in one pass over the log: the state at the end of the
+ * replay is the queue's current state, so the board folds the grading log once, not twice.
+ */
+export function foldQueueSeries(contents: LogContents<QueueEvent>): {
+  state: QueueState;
+  series: QueuePoint[];
+} {
   let state = structuredClone(contents.snapshot?.data.state as QueueState | undefined) ?? queueFold.empty();
   const events = contents.events;
   const step = Math.max(1, Math.ceil(events.length / MAX_POINTS));
   const series: QueuePoint[] = [];
   let depth = queued(state);
   let clock = contents.snapshot?.at ?? '';
-  events.forEach((e, i) => {
+  const live = (s: string | undefined) => (s === 'pending' || s === 'claimed' ? 1 : 0);
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
     if (e.at > clock) clock = e.at;
     const key = String((e.data as { jobKey?: unknown }).jobKey);
     const before = state.jobs[key]?.status;
     state = queueFold.apply(state, e);
     const after = state.jobs[key]?.status;
-    const live = (s: string | undefined) => (s === 'pending' || s === 'claimed' ? 1 : 0);
     depth += live(after) - live(before);
     if (i % step === 0 || i === events.length - 1) {
       const last = series[series.length - 1];
       if (last?.at === clock) last.depth = depth;
       else series.push({ at: clock, depth });
     }
-  });
-  return series;
+  }
+  return { state, series };
 }
 
 /** The ledger's leaderboard, plus rejections (graded minus accepted) for the board's columns. */

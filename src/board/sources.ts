@@ -45,6 +45,25 @@ export class SourceReader {
     }
   }
 
+  /**
+   * Reads a log and folds it with a function that also derives something else in the same pass
+   * (`state` plus `extra`); a failure is a problem, as with `fold`.
+   */
+  foldWith<S, E extends StateEvent, X>(
+    file: StateFile,
+    fn: (contents: LogContents<E>) => { state: S; series: X },
+  ): { state: S; extra: X; contents: LogContents<E> } | undefined {
+    const contents = this.log<E>(file);
+    if (!contents) return undefined;
+    try {
+      const { state, series } = fn(contents);
+      return { state, extra: series, contents };
+    } catch (e) {
+      this.fail(file, e);
+      return undefined;
+    }
+  }
+
   /** The crew registry, folded with the dispatch office's own fold. */
   registry(): CrewRegistry | undefined {
     return this.fold<CrewRegistry, CrewEvent>(crewFold)?.state;

@@ -3,14 +3,21 @@ import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
 import { schoolFold, type SchoolEvent, type SchoolState } from '../dispatch/school-log.js';
 import { spendFold, type SpendEvent, type SpendState } from '../dispatch/spend.js';
 import { ledgerFold, type LedgerState, type ScoreEvent } from '../grading/ledger.js';
-import { queueFold, type QueueEvent, type QueueState } from '../grading/queue.js';
+import type { QueueEvent, QueueState } from '../grading/queue.js';
 import type { CrewEvent } from '../schemas/crew.js';
 import { redact, redactText } from '../security/redact.js';
 import type { StateLayout } from '../state/layout.js';
-import { daemonLoads, leaderCells, leaderRows, queued, queueSeries } from './domains.js';
+import { daemonLoads, foldQueueSeries, leaderCells, leaderRows, queued } from './domains.js';
 import { Outbox } from '../grading/outbox.js';
 import { buildLanes, cleanText } from './lanes.js';
-import { LANES, type LaneId, type PauseEntry, type SchoolView, type SlotBar } from './model.js';
+import {
+  LANES,
+  type LaneId,
+  type PauseEntry,
+  type QueuePoint,
+  type SchoolView,
+  type SlotBar,
+} from './model.js';
 import { SourceReader } from './sources.js';
 
 export type { SchoolView } from './model.js';
@@ -25,7 +32,8 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
   const reader = new SourceReader(layout);
   const registry = reader.fold<CrewRegistry, CrewEvent>(crewFold)?.state;
   const curriculum = reader.curriculum();
-  const grading = reader.fold<QueueState, QueueEvent>(queueFold);
+  // The grading log is folded once: the depth series is a by-product of the same replay.
+  const grading = reader.foldWith<QueueState, QueueEvent, QueuePoint[]>('grading', foldQueueSeries);
   const ledger = reader.fold<LedgerState, ScoreEvent>(ledgerFold)?.state;
   const school = reader.fold<SchoolState, SchoolEvent>(schoolFold)?.state;
   const spend = reader.fold<SpendState, SpendEvent>(spendFold)?.state;
@@ -78,7 +86,7 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
-      series: grading ? queueSeries(grading.contents) : [],
+      series: grading?.extra ?? [],
     },
     spend: {
       spentUsd: round(spentUsd, 4),

@@ -54,6 +54,12 @@ export class BranchSource implements SnapshotSource {
   readonly branch: string;
   /** Commit of the last snapshot loaded or saved. */
   lastCommit: string | undefined;
+  /** Milliseconds per phase of the last save: fetch (with reading the head), build, write, push. */
+  timings: Record<string, number> = {};
+
+  get lastId(): string | undefined {
+    return this.lastCommit;
+  }
 
   constructor(private readonly options: BranchSourceOptions) {
     this.branch = options.branch ?? 'school-state';
@@ -74,10 +80,38 @@ export class BranchSource implements SnapshotSource {
     });
   }
 
+  /** The head commit of the state branch (one `git ls-remote`), undefined when it does not exist. */
+  async head(): Promise<string | undefined> {
+    const out = await runGit(['ls-remote', '--heads', this.options.remote, `refs/heads/${this.branch}`], {
+      cwd: this.options.scratchRoot ?? tmpdir(),
+      token: this.options.token,
+    });
+    if (out.code !== 0) {
+      throw new SourceUnavailableError(
+        'branch',
+        `ls-remote of ${this.branch} failed: ${out.stderr.trim().slice(0, 500)}`,
+      );
+    }
+    const line = out.stdout
+      .toString('utf8')
+      .split('\n')
+      .find((l) => l.endsWith(`\trefs/heads/${this.branch}`));
+    return line?.split('\t')[0];
+  }
+
   async save(build: SnapshotBuilder): Promise<Snapshot> {
     const max = this.options.maxAttempts ?? 8;
+    const timings: Record<string, number> = { fetch: 0, build: 0, write: 0, push: 0 };
+    this.timings = timings;
+    let t = performance.now();
+    const lap = (phase: string) => {
+      const now = performance.now();
+      timings[phase]! += now - t;
+      t = now;
+    };
     return this.withScratch(async (dir) => {
       for (let attempt = 1; attempt <= max; attempt++) {
+        t = performance.now();
         const head = await this.fetchHead(dir);
         if (head) {
           const problems = verify(head.snapshot);
@@ -89,9 +123,13 @@ export class BranchSource implements SnapshotSource {
             );
           }
         }
+        lap('fetch');
         const snapshot = build(head?.snapshot);
+        lap('build');
         const commit = await this.writeCommit(dir, snapshot, head?.commit, attempt);
+        lap('write');
         await this.options.beforePush?.(commit);
+        t = performance.now();
         const push = await runGit(
           // Large single-line logs are sent whole instead of delta-searched: cheaper in CPU than
           // diffing megabytes against the previous generation, and zlib still compresses them.
@@ -106,6 +144,7 @@ export class BranchSource implements SnapshotSource {
           ],
           { cwd: dir, token: this.options.token },
         );
+        lap('push');
         if (push.code === 0) {
           this.lastCommit = commit;
           return snapshot;

@@ -1,5 +1,5 @@
 import { foldLog, registeredFolds, type LogFold } from '../state/fold.js';
-import { SNAPSHOT_TYPE, type SnapshotRecord, type StateEvent } from '../state/event-log.js';
+import { SNAPSHOT_TYPE, watermarkOf, type SnapshotRecord, type StateEvent } from '../state/event-log.js';
 import { STATE_DIRS, STATE_FILES } from '../state/layout.js';
 import { isLog, parseLog, serializeLog, type LogRecord, type ParsedLog } from './logs.js';
 import type { Manifest } from './manifest.js';
@@ -8,8 +8,10 @@ import './folds.js';
 /**
  * Compaction (DESIGN §2): the checkpoint grows with the active set, not with history.
  * - A log with a registered fold: the leading events older than the horizon are folded into the
- *   `$snapshot` first line — `prune`d state plus every folded key, so a replayed event is still
- *   recognised and skipped.
+ *   `$snapshot` first line — `prune`d state plus what dedup needs: every folded key, or for a
+ *   `watermark` fold a low watermark (every event before it is folded) and only the folded keys at
+ *   or after it. Events before the watermark found in the log (a stale copy merged in) are dropped
+ *   and counted.
  * - The audit and observation logs (no state is derived from them) keep only the window.
  * - Any other event log is kept whole: dropping events nobody can fold would lose state.
  * - A bookbag is dropped once it is older than the horizon and nothing kept refers to its crew.
@@ -27,6 +29,8 @@ export interface CompactResult {
   compacted: Manifest['compacted'];
   /** Event logs kept whole because no fold is registered for them. */
   unfolded: string[];
+  /** Per log: events dropped because they are before its watermark (already folded). */
+  belowWatermark: Record<string, number>;
 }
 
 export function foldsByPath(): Map<string, LogFold<unknown, StateEvent>> {
@@ -41,10 +45,12 @@ export function compact(files: ReadonlyMap<string, Buffer>, options: CompactOpti
   const out = new Map(files);
   const compacted: Manifest['compacted'] = {};
   const unfolded: string[] = [];
+  const belowWatermark: Record<string, number> = {};
   const kept: ParsedLog[] = [];
   for (const [path, data] of files) {
     if (!isLog(path)) continue;
-    const log = dedupe(parseLog(data, `checkpoint:${path}`, options.warn));
+    const { log, below } = dedupe(parseLog(data, `checkpoint:${path}`, options.warn));
+    if (below > 0) belowWatermark[path] = below;
     const fold = folds.get(path);
     let next: ParsedLog = log;
     if (fold) {
@@ -69,15 +75,25 @@ export function compact(files: ReadonlyMap<string, Buffer>, options: CompactOpti
   }
   const dropped = dropOldBookbags(out, kept, options.horizon);
   if (dropped > 0) compacted[`${STATE_DIRS.bookbags}/`] = { folded: 0, dropped };
-  return { files: out, compacted, unfolded };
+  return { files: out, compacted, unfolded, belowWatermark };
 }
 
-/** Drops events whose key is already folded or already seen: a fold must apply each key once. */
-function dedupe(log: ParsedLog): ParsedLog {
+/**
+ * Drops events that are already folded (before the watermark, or a key the snapshot remembers) or
+ * already seen: a fold must apply each event once.
+ */
+function dedupe(log: ParsedLog): { log: ParsedLog; below: number } {
   const seen = new Set<string>(log.snapshot?.data.keys ?? []);
+  const watermark = watermarkOf(log.snapshot);
+  let below = 0;
   let changed = false;
   const records = log.records.filter((r) => {
     if (typeof r.key !== 'string') return true;
+    if (watermark !== '' && typeof r.at === 'string' && r.at < watermark) {
+      below++;
+      changed = true;
+      return false;
+    }
     if (seen.has(r.key)) {
       changed = true;
       return false;
@@ -85,7 +101,7 @@ function dedupe(log: ParsedLog): ParsedLog {
     seen.add(r.key);
     return true;
   });
-  return changed ? { ...log, records } : log;
+  return { log: changed ? { ...log, records } : log, below };
 }
 
 function isEvent(r: LogRecord): boolean {
@@ -100,6 +116,23 @@ function foldPrefix(
 ): SnapshotRecord {
   const prefix = log.records.slice(0, n) as unknown as StateEvent[];
   const state = fold.prune(foldLog(fold, { snapshot: log.snapshot, events: prefix }), horizon);
+  const lastAt = prefix.reduce((m, e) => (e.at > m ? e.at : m), log.snapshot?.at ?? '');
+  const events = (log.snapshot?.data.events ?? 0) + n;
+  if (fold.dedup === 'watermark') {
+    const watermark = nextWatermark(log, n, horizon);
+    // Keys are remembered only where the watermark does not cover them: folded events at or after it
+    // (a writer whose clock ran behind), and the previous snapshot's keys unless all of its events
+    // are before it (a snapshot written before watermarks existed holds every key it folded).
+    const keys = log.snapshot && log.snapshot.at >= watermark ? [...log.snapshot.data.keys] : [];
+    const known = new Set(keys);
+    for (const e of prefix) {
+      if (e.at >= watermark && !known.has(e.key)) {
+        known.add(e.key);
+        keys.push(e.key);
+      }
+    }
+    return { key: SNAPSHOT_TYPE, type: SNAPSHOT_TYPE, at: lastAt, data: { keys, state, events, watermark } };
+  }
   const keys = log.snapshot ? [...log.snapshot.data.keys] : [];
   const known = new Set(keys);
   for (const e of prefix) {
@@ -108,13 +141,22 @@ function foldPrefix(
       keys.push(e.key);
     }
   }
-  const lastAt = prefix.reduce((m, e) => (e.at > m ? e.at : m), log.snapshot?.at ?? '');
-  return {
-    key: SNAPSHOT_TYPE,
-    type: SNAPSHOT_TYPE,
-    at: lastAt,
-    data: { keys, state, events: (log.snapshot?.data.events ?? 0) + n },
-  };
+  return { key: SNAPSHOT_TYPE, type: SNAPSHOT_TYPE, at: lastAt, data: { keys, state, events } };
+}
+
+/**
+ * The watermark after folding the first `n` records: the horizon, lowered to the earliest event
+ * kept (so nothing kept is ever below it), never below the previous watermark (every event before
+ * that one is folded already, and the kept ones are all at or after it).
+ */
+function nextWatermark(log: ParsedLog, n: number, horizon: Date): string {
+  let watermark = horizon.toISOString();
+  for (let i = n; i < log.records.length; i++) {
+    const at = log.records[i]!.at;
+    if (typeof at === 'string' && typeof log.records[i]!.key === 'string' && at < watermark) watermark = at;
+  }
+  const previous = watermarkOf(log.snapshot);
+  return previous > watermark ? previous : watermark;
 }
 
 /** Crew ids referred to anywhere in what the logs keep (snapshot states and events). */

@@ -1,5 +1,5 @@
 import { parseJsonl, type Warn } from '../state/jsonl.js';
-import { SNAPSHOT_TYPE, type SnapshotRecord } from '../state/event-log.js';
+import { SNAPSHOT_TYPE, watermarkOf, type SnapshotRecord } from '../state/event-log.js';
 import { STATE_FILES } from '../state/layout.js';
 
 /**
@@ -74,23 +74,29 @@ export function serializeLog(log: ParsedLog): Buffer {
 export interface UnionReport {
   /** Keys folded into one side's snapshot that the other side's snapshot does not hold. */
   divergentKeys: number;
+  /** Events dropped because they are before the merged snapshot's watermark (already folded). */
+  belowWatermark?: number;
 }
 
 /**
- * Union of two copies of one log: `$snapshot` records merged by key union, events deduplicated by
- * key and ordered by `at` then key. The ordering is a stable two-way merge, so events of one
- * writer never change their relative order even when clocks disagree.
+ * Union of two copies of one log: `$snapshot` records merged (see unionSnapshots), events before
+ * the merged watermark dropped (a stale copy of folded history, counted in the report), the rest
+ * deduplicated by key and ordered by `at` then key. The ordering is a stable two-way merge, so
+ * events of one writer never change their relative order even when clocks disagree.
  */
 export function unionLogs(a: ParsedLog, b: ParsedLog, report?: UnionReport): ParsedLog {
   const snapshot = unionSnapshots(a.snapshot, b.snapshot, report);
+  const watermark = watermarkOf(snapshot);
   const seen = new Set<string>();
   if (snapshot) for (const k of snapshot.data.keys) seen.add(`k:${k}`);
   const out: LogRecord[] = [];
+  let below = 0;
   const take = (r: LogRecord) => {
     const id = recordId(r);
     if (seen.has(id)) return;
     seen.add(id);
-    out.push(r);
+    if (watermark !== '' && typeof r.at === 'string' && r.at < watermark) below++;
+    else out.push(r);
   };
   let i = 0;
   let j = 0;
@@ -115,19 +121,32 @@ export function unionLogs(a: ParsedLog, b: ParsedLog, report?: UnionReport): Par
   }
   while (i < a.records.length) take(a.records[i++]!);
   while (j < b.records.length) take(b.records[j++]!);
+  if (report && below > 0) report.belowWatermark = (report.belowWatermark ?? 0) + below;
   return snapshot ? { snapshot, records: out } : { records: out };
 }
 
+/**
+ * Two snapshots of one log. The copy that folded more events is the later compaction of the same
+ * history: its state is kept (a folded effect cannot be merged generically). Keys only the other
+ * copy remembers are kept too, so dedup still holds for them, and are reported as divergent —
+ * unless everything the other copy folded lies before the kept watermark, which makes it a stale
+ * copy of history the kept snapshot already holds.
+ */
 function unionSnapshots(
   a: SnapshotRecord | undefined,
   b: SnapshotRecord | undefined,
   report?: UnionReport,
 ): SnapshotRecord | undefined {
   if (!a || !b) return a ?? b;
-  // The copy holding more folded keys is the later compaction of the same history: its state is
-  // kept. Keys only the other copy folded are kept too, so dedup still holds for them; their
-  // folded effect cannot be merged generically and is reported.
-  const [base, other] = b.data.keys.length > a.data.keys.length ? [b, a] : [a, b];
+  const wa = watermarkOf(a);
+  const wb = watermarkOf(b);
+  const later =
+    wa === '' && wb === ''
+      ? b.data.keys.length > a.data.keys.length
+      : b.data.events > a.data.events || (b.data.events === a.data.events && wb > wa);
+  const [base, other] = later ? [b, a] : [a, b];
+  const watermark = watermarkOf(base);
+  if (watermark !== '' && other.at < watermark) return base;
   const keys = new Set(base.data.keys);
   let extra = 0;
   for (const k of other.data.keys) {
@@ -138,5 +157,9 @@ function unionSnapshots(
   }
   if (report) report.divergentKeys += extra;
   if (extra === 0) return base;
-  return { ...base, data: { ...base.data, keys: [...keys] } };
+  return {
+    ...base,
+    at: other.at > base.at ? other.at : base.at,
+    data: { ...base.data, keys: [...keys] },
+  };
 }

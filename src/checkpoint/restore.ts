@@ -6,7 +6,9 @@ import { silentLogger, type Logger } from '../log.js';
 import { fsyncDir } from '../state/atomic.js';
 import { StateLayout } from '../state/layout.js';
 import { MANIFEST_FILE, serializeManifest, verify } from './manifest.js';
+import type { UnionReport } from './logs.js';
 import { mergeFiles } from './merge.js';
+import { MARK_FILE, markOf } from './mark.js';
 import type { Snapshot, SnapshotSource, SourceName } from './source.js';
 import { readTree, writeTree } from './tree.js';
 
@@ -26,6 +28,8 @@ export interface RestoreResult {
   rejected: Array<{ source: SourceName; reason: string }>;
   /** True when the state directory already held files and they were merged in. */
   mergedLocal: boolean;
+  /** Local events dropped on the merge because they are older than their log's watermark. */
+  belowWatermark: number;
   dryRun: boolean;
 }
 
@@ -72,6 +76,7 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
     files: [],
     rejected,
     mergedLocal: false,
+    belowWatermark: 0,
     dryRun: options.dryRun === true,
   };
   if (!chosen) {
@@ -84,8 +89,16 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
   const local = readTree(layout.root);
   let files = chosen.snapshot.files;
   if (local.files.size > 0) {
-    files = mergeFiles(chosen.snapshot.files, local.files, undefined, (m) => log.warning(m));
+    const report: UnionReport = { divergentKeys: 0 };
+    files = mergeFiles(chosen.snapshot.files, local.files, report, (m) => log.warning(m));
     result.mergedLocal = true;
+    result.belowWatermark = report.belowWatermark ?? 0;
+    if (result.belowWatermark > 0) {
+      log.warning(
+        `checkpoint: dropped ${result.belowWatermark} local event(s) older than their log's watermark: ` +
+          'the checkpoint has already folded them',
+      );
+    }
   }
   result.files = [...files].map(([path, data]) => ({ path, size: data.length }));
   if (options.dryRun) return result;
@@ -96,6 +109,22 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
   try {
     writeTree(stage, files);
     writeTree(stage, new Map([[MANIFEST_FILE, serializeManifest(chosen.snapshot.manifest)]]));
+    // The mark says "this directory is exactly that checkpoint": not true when local events were merged in.
+    const id = chosen.source.lastId;
+    if (id && sameFiles(files, chosen.snapshot.files)) {
+      writeTree(
+        stage,
+        new Map([
+          [
+            MARK_FILE,
+            Buffer.from(
+              JSON.stringify(markOf(chosen.source.name, id, chosen.snapshot.manifest.generation, files)) +
+                '\n',
+            ),
+          ],
+        ]),
+      );
+    }
     fsyncDir(stage);
     swapIn(
       layout.root,
@@ -109,6 +138,12 @@ export async function restoreCheckpoint(options: RestoreOptions): Promise<Restor
     `checkpoint: restored generation ${result.generation} from ${result.source} (${result.files.length} files)`,
   );
   return result;
+}
+
+function sameFiles(a: ReadonlyMap<string, Buffer>, b: ReadonlyMap<string, Buffer>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [path, data] of a) if (!b.get(path)?.equals(data)) return false;
+  return true;
 }
 
 function choose(

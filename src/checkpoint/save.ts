@@ -6,7 +6,9 @@ import { writeFileAtomic } from '../state/atomic.js';
 import { StateLayout } from '../state/layout.js';
 import { compact } from './compact.js';
 import { parseManifest, seal, serializeManifest, type Manifest } from './manifest.js';
+import type { UnionReport } from './logs.js';
 import { mergeFiles } from './merge.js';
+import { markOf, matchesMark, readMark, writeMark } from './mark.js';
 import { scrubFiles } from './scrub.js';
 import { SourceUnavailableError, type Snapshot, type SnapshotSource, type SourceName } from './source.js';
 import { readTree, type TreeRead } from './tree.js';
@@ -35,6 +37,18 @@ export interface SaveResult {
   unfolded: string[];
   /** Keys another writer folded that we could not merge (see logs.ts). */
   divergentKeys: number;
+  /**
+   * Events dropped because they are older than their log's watermark: a stale copy of history the
+   * checkpoint has already folded (see LogFold.dedup).
+   */
+  belowWatermark: number;
+  /**
+   * Nothing was appended since the checkpoint this directory last matched, and its source still
+   * points at it: nothing was written (the checkpoint already holds this state).
+   */
+  unchanged: boolean;
+  /** Milliseconds per phase: read, scrub, check, fetch, merge, compact, seal, write, push. */
+  timings: Record<string, number>;
   dryRun: boolean;
 }
 
@@ -54,25 +68,65 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
     throw new Error('checkpoint save: no sources configured; name at least one');
   const now = options.now ?? new Date();
   const layout = new StateLayout(options.stateDir);
+  const timings: Record<string, number> = {};
+  let t = performance.now();
+  const lap = (phase: string) => {
+    const at = performance.now();
+    timings[phase] = (timings[phase] ?? 0) + (at - t);
+    t = at;
+  };
   const tree = readTree(layout.root);
-  const localGeneration = readLocalManifest(layout, log)?.generation ?? 0;
+  const localManifest = readLocalManifest(layout, log);
+  const localGeneration = localManifest?.generation ?? 0;
+  lap('read');
+  const [primary, ...rest] = [...options.sources].sort((a, b) => ORDER[a.name] - ORDER[b.name]);
+  if (!options.dryRun && localManifest) {
+    const same = await unchangedSince(layout, primary!, tree.files, localManifest.generation, log);
+    lap('check');
+    if (same) {
+      log.info(
+        `checkpoint: nothing changed since generation ${localManifest.generation} and ${primary!.name} still holds it; nothing to write`,
+      );
+      return {
+        snapshot: { manifest: localManifest, files: tree.files },
+        generation: localManifest.generation,
+        // The primary source already holds it (the other copies got it when it was written).
+        saved: [primary!.name],
+        failed: [],
+        skipped: tree.skipped,
+        unfolded: [],
+        divergentKeys: 0,
+        belowWatermark: 0,
+        unchanged: true,
+        timings,
+        dryRun: false,
+      };
+    }
+  }
   const clean = scrubFiles(tree.files, (m) => log.warning(m));
+  lap('scrub');
   const horizon = new Date(now.getTime() - options.compactAfterDays * 86_400_000);
-  const report = { divergentKeys: 0 };
+  const report: UnionReport = { divergentKeys: 0 };
+  let compactedBelow = 0;
   let unfolded: string[] = [];
   const build = (base: Snapshot | undefined): Snapshot => {
+    t = performance.now();
     const merged = base ? mergeFiles(base.files, clean.files, report, (m) => log.warning(m)) : clean.files;
+    lap('merge');
     const result = compact(merged, { horizon, warn: (m) => log.warning(m) });
     unfolded = result.unfolded;
-    return seal(result.files, {
+    compactedBelow = Object.values(result.belowWatermark).reduce((a, b) => a + b, 0);
+    lap('compact');
+    const sealed = seal(result.files, {
       generation: Math.max(base?.manifest.generation ?? 0, localGeneration) + 1,
       writer: options.writer ?? actor(),
       createdAt: now,
       redacted: clean.redacted,
       compacted: result.compacted,
     });
+    lap('seal');
+    return sealed;
   };
-  const [primary, ...rest] = [...options.sources].sort((a, b) => ORDER[a.name] - ORDER[b.name]);
   const result: SaveResult = {
     snapshot: undefined as unknown as Snapshot,
     generation: 0,
@@ -81,6 +135,9 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
     skipped: tree.skipped,
     unfolded,
     divergentKeys: 0,
+    belowWatermark: 0,
+    unchanged: false,
+    timings,
     dryRun: options.dryRun === true,
   };
   if (options.dryRun) {
@@ -114,10 +171,24 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
       }
     }
     writeFileAtomic(layout.file('manifest'), serializeManifest(final.manifest));
+    const id = primary!.lastId;
+    if (result.saved[0] === primary!.name && id) {
+      writeMark(layout, markOf(primary!.name, id, final.manifest.generation, tree.files));
+    }
+    for (const [phase, ms] of Object.entries(primary!.timings ?? {})) {
+      if (phase !== 'build') timings[phase] = ms;
+    }
   }
   result.generation = result.snapshot.manifest.generation;
   result.unfolded = unfolded;
   result.divergentKeys = report.divergentKeys;
+  result.belowWatermark = (report.belowWatermark ?? 0) + compactedBelow;
+  if (result.belowWatermark > 0) {
+    log.warning(
+      `checkpoint: dropped ${result.belowWatermark} event(s) older than their log's watermark: ` +
+        'a stale copy of history this checkpoint has already folded',
+    );
+  }
   if (report.divergentKeys > 0) {
     log.warning(
       `checkpoint: ${report.divergentKeys} event key(s) were folded by another writer's compaction only; ` +
@@ -125,6 +196,29 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
     );
   }
   return result;
+}
+
+/**
+ * Whether the state directory still holds exactly the files of the checkpoint it last matched, and
+ * the primary source still points at that checkpoint. Only sources that name their head cheaply
+ * (the state branch) take part; anything unexpected means "changed", i.e. a full save.
+ */
+async function unchangedSince(
+  layout: StateLayout,
+  primary: SnapshotSource,
+  files: ReadonlyMap<string, Buffer>,
+  generation: number,
+  log: Logger,
+): Promise<boolean> {
+  const mark = readMark(layout);
+  if (!mark || !primary.head || mark.source !== primary.name || mark.generation !== generation) return false;
+  if (!matchesMark(mark, files)) return false;
+  try {
+    return (await primary.head()) === mark.id;
+  } catch (e) {
+    log.info(`checkpoint: could not read the ${primary.name} head (${message(e)}); saving in full`);
+    return false;
+  }
 }
 
 const prefixed = (source: string, text: string) =>

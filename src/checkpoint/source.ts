@@ -32,6 +32,15 @@ export interface SnapshotSource {
   load(): Promise<Snapshot | undefined>;
   /** Writes a snapshot and returns what was written (after any rebuild). */
   save(build: SnapshotBuilder): Promise<Snapshot>;
+  /**
+   * Optional, for sources that can name their newest checkpoint cheaply (the state branch: its head
+   * commit, one `ls-remote`): lets a save of an unchanged state directory skip all work.
+   */
+  head?(): Promise<string | undefined>;
+  /** Id of the checkpoint last loaded or saved through this source (with `head`). */
+  readonly lastId?: string | undefined;
+  /** Milliseconds of the last save's own phases (fetch, write, push), when the source measures them. */
+  readonly timings?: Record<string, number>;
 }
 
 /** A source that was asked to work and could not: the caller decides whether that is fatal. */

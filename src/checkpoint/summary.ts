@@ -31,8 +31,14 @@ export function fromSave(r: SaveResult): CheckpointReport {
     warnings: [
       ...r.failed.map((f) => f.reason),
       ...(r.divergentKeys ? [`${r.divergentKeys} key(s) folded by another writer could not be merged`] : []),
+      ...(r.belowWatermark ? [belowText(r.belowWatermark)] : []),
     ],
     notes: [
+      ...(r.unchanged
+        ? [
+            `nothing changed since generation ${r.generation}, which the checkpoint already holds: nothing written`,
+          ]
+        : []),
       ...r.skipped.map((s) => `left out ${s.path}: ${s.reason}`),
       ...r.unfolded.map((p) => `${p}: no fold registered, kept whole`),
     ],
@@ -48,13 +54,19 @@ export function fromRestore(r: RestoreResult): CheckpointReport {
     files: r.files,
     redacted: {},
     compacted: {},
-    warnings: r.rejected.map((x) => `${x.source}: ${x.reason}`),
+    warnings: [
+      ...r.rejected.map((x) => `${x.source}: ${x.reason}`),
+      ...(r.belowWatermark ? [belowText(r.belowWatermark)] : []),
+    ],
     notes: [
       ...(r.source === 'none' ? ['no checkpoint found: started with an empty state'] : []),
       ...(r.mergedLocal ? ['files already in the state directory were merged in'] : []),
     ],
   };
 }
+
+const belowText = (n: number) =>
+  `${n} event(s) older than their log's watermark were dropped: a stale copy of history already folded`;
 
 /** Top-level files one by one, `bookbags/` as one line with its crew count. */
 export function fileRows(files: CheckpointReport['files']): Array<[string, string]> {

@@ -11,6 +11,7 @@ import {
 import { dirname, join } from 'node:path';
 import { STATE_DIRS } from '../state/layout.js';
 import { MANIFEST_FILE, safePath } from './manifest.js';
+import { MARK_FILE } from './mark.js';
 
 /**
  * Reading the state directory into a snapshot's file map, and writing a file map out. Only regular
@@ -25,7 +26,7 @@ export interface TreeRead {
 /** Why a path is not part of a checkpoint, or undefined when it is. */
 export function excluded(path: string, isDir: boolean): string | undefined {
   const name = path.split('/').pop() ?? path;
-  if (path === MANIFEST_FILE) return 'written by the checkpoint itself';
+  if (path === MANIFEST_FILE || path === MARK_FILE) return 'written by the checkpoint itself';
   if (path === STATE_DIRS.views) return 'views are rebuilt from the event logs';
   if (isDir && name.endsWith('.lock')) return 'lock';
   if (name.startsWith('.') && name.endsWith('.tmp')) return 'unfinished atomic write';

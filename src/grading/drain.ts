@@ -6,17 +6,19 @@ import type { GradingJob } from '../schemas/grading.js';
 import type { StateLayout } from '../state/layout.js';
 import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger, type ScoreApplied } from './ledger.js';
-import { observationOf, recordObservations } from './observations.js';
+import { observationOf, recordObservations, type Observation } from './observations.js';
 import type { Deliverer } from '../delivery/deliver.js';
 import { Outbox, resultComment, type GitHubPort, type OutboxEntry } from './outbox.js';
-import { GradingQueue, pendingKeys, type QueueState } from './queue.js';
+import { GradingQueue, pendingKeys, type ClaimOptions, type ClaimResult, type QueueState } from './queue.js';
 import type { Verdict } from './verdict.js';
 
 /**
  * One drain (DESIGN §4, seed 000 §3.2): take ONE snapshot of the pending jobs and work through it
  * in waves of at most `maxWorkers` jobs (never above the fleet's capacity, N6.1), attempting each
  * job at most once. Per job the effects happen in this order: claim → judge → ledger apply
- * (idempotent) → mark graded → outbox record → observation. A crash anywhere leaves the job claimed;
+ * (idempotent) → mark graded → outbox record → observation. Marking a wave graded and claiming the
+ * next one is one transaction on the queue log, and outbox records and observations are appended in
+ * batches, so a wave costs two lock acquisitions (queue, ledger). A crash anywhere leaves the job claimed;
  * its lease expires, another drain delivers it again, and the ledger key keeps the score single.
  * `drain` never throws: a fatal condition (a corrupt ledger) stops it and is returned as `fatal`.
  */
@@ -134,6 +136,13 @@ async function reconcileOutbox(
   await outbox.record(missing, now);
 }
 
+/** Outbox records and observations are flushed at this many entries or this age, and at the end. */
+const FLUSH_ENTRIES = 256;
+const FLUSH_MS = 2_000;
+/** Waves held for one ledger fsync: up to this many jobs or this age (see the drain loop). */
+const GROUP_JOBS = 64;
+const GROUP_MS = 50;
+
 export async function drain(o: DrainOptions): Promise<DrainResult> {
   const { config, layout, logger } = o;
   const now = o.now ?? (() => new Date());
@@ -171,19 +180,91 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
       logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
     }
-    while (candidates.length > 0) {
-      const claim = await queue.claim(candidates, {
-        worker,
-        now: now(),
-        leaseMs: config.grading.leaseSeconds * 1000,
-        maxAttempts,
-        limit: workers,
-      });
+    const claimOptions = (): ClaimOptions => ({
+      worker,
+      now: now(),
+      leaseMs: config.grading.leaseSeconds * 1000,
+      maxAttempts,
+      limit: workers,
+    });
+    // Outbox records and observations are appended in batches: a crash before a batch is written
+    // loses nothing, because the next drain records the outbox entries of every graded job that
+    // lacks them (reconcileOutbox) and observations are fail-soft.
+    const later: { outbox: OutboxEntry[]; observations: Observation[]; since: number } = {
+      outbox: [],
+      observations: [],
+      since: performance.now(),
+    };
+    const flush = async () => {
+      // The graded marks first reach the disk: an outbox entry must never outlive its mark.
+      if (later.outbox.length > 0) queue.sync();
+      const { outbox: entries, observations } = later;
+      later.outbox = [];
+      later.observations = [];
+      later.since = performance.now();
+      await outbox.record(entries, now());
+      if (observations.length > 0) await recordObservations(layout, observations, logger);
+    };
+    const held: {
+      judged: Array<{ job: GradingJob; verdict: Verdict }>;
+      errors: Array<{ jobKey: string; error: string }>;
+      since: number;
+    } = { judged: [], errors: [], since: performance.now() };
+    /** Makes the held waves' scores durable, marks them graded and (optionally) claims the next wave. */
+    const commit = async (claimNext: boolean): Promise<ClaimResult | undefined> => {
+      const { judged, errors } = held;
+      held.judged = [];
+      held.errors = [];
+      held.since = performance.now();
+      if (judged.length > 0) ledger.sync();
+      // One transaction ends the held waves and claims the next: graded marks, failures, claims.
+      const settled = await queue.settle(
+        { graded: judged.map(({ job, verdict }) => ({ jobKey: job.jobKey, verdict })), failed: errors },
+        { worker, now: now(), maxAttempts },
+        claimNext ? { candidates, options: claimOptions() } : undefined,
+      );
+      const gradedNow = new Set(settled.graded);
+      for (const { job } of judged) await stage('graded', job.jobKey);
+      const fresh = judged.filter(({ job }) => gradedNow.has(job.jobKey));
+      for (const { job, verdict } of fresh) {
+        if (verdict.accepted) r.accepted++;
+        else r.rejected++;
+        r.verdicts.push({
+          jobKey: job.jobKey,
+          issueNumber: job.issueNumber,
+          crewId: job.crewId,
+          agent: job.agent,
+          accepted: verdict.accepted,
+          decidedBy: verdict.decidedBy,
+          code: verdict.code,
+          reasons: verdict.reasons,
+          score: verdict.score,
+        });
+      }
+      if (errors.length > 0) {
+        r.failed += settled.failed.length;
+        r.deadLettered += settled.deadLettered.length;
+        r.errors.push(...errors);
+        for (const e of errors) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
+      }
+      later.outbox.push(
+        ...fresh.flatMap(({ job, verdict }) => outboxEntries(config, job, verdict, !!o.delivery)),
+      );
+      later.observations.push(...fresh.map(({ job, verdict }) => observationOf(job, verdict, now())));
+      if (later.outbox.length >= FLUSH_ENTRIES || performance.now() - later.since >= FLUSH_MS) await flush();
+      return settled.claim;
+    };
+    let claim: ClaimResult | undefined =
+      candidates.length > 0 ? await queue.claim(candidates, claimOptions()) : undefined;
+    while (claim) {
       r.lockWaitsMs.push(claim.lockWaitMs);
       r.deadLettered += claim.deadLettered.length;
       for (const d of claim.deadLettered)
         logger.warning(`grading job ${d.job.jobKey} is a dead letter: ${d.lastError}`);
-      if (claim.claimed.length === 0) continue;
+      if (claim.claimed.length === 0) {
+        claim = candidates.length > 0 ? await queue.claim(candidates, claimOptions()) : undefined;
+        continue;
+      }
       const wave = await Promise.all(
         claim.claimed.map(async ({ job }) => {
           try {
@@ -207,53 +288,29 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
         score: verdict.score,
         alpha: config.grading.emaAlpha,
       }));
-      const applied = await ledger.apply(scores, now());
+      // Group commit: scores are appended without an fsync and waves are held until one fsync
+      // of the ledger covers them all; only then are they marked graded (a mark must never reach
+      // the disk without its score). With real judges a wave takes longer than GROUP_MS, so each
+      // wave commits on its own.
+      const applied = await ledger.apply(scores, now(), { sync: false });
       if (scores.length > 0) r.lockWaitsMs.push(applied.lockWaitMs);
       for (const { job } of judged) await stage('scored', job.jobKey);
-      const gradedNow = new Set(
-        await queue.markGraded(
-          judged.map(({ job, verdict }) => ({ jobKey: job.jobKey, verdict })),
-          worker,
-          now(),
+      held.judged.push(...judged);
+      held.errors.push(
+        ...wave.flatMap((w) =>
+          'error' in w && w.error !== undefined ? [{ jobKey: w.job.jobKey, error: w.error }] : [],
         ),
       );
-      for (const { job } of judged) await stage('graded', job.jobKey);
-      const fresh = judged.filter(({ job }) => gradedNow.has(job.jobKey));
-      for (const { job, verdict } of fresh) {
-        if (verdict.accepted) r.accepted++;
-        else r.rejected++;
-        r.verdicts.push({
-          jobKey: job.jobKey,
-          issueNumber: job.issueNumber,
-          crewId: job.crewId,
-          agent: job.agent,
-          accepted: verdict.accepted,
-          decidedBy: verdict.decidedBy,
-          code: verdict.code,
-          reasons: verdict.reasons,
-          score: verdict.score,
-        });
-      }
-      const errors = wave.flatMap((w) =>
-        'error' in w && w.error !== undefined ? [{ jobKey: w.job.jobKey, error: w.error }] : [],
-      );
-      if (errors.length > 0) {
-        const f = await queue.markFailed(errors, { worker, now: now(), maxAttempts });
-        r.failed += f.failed.length;
-        r.deadLettered += f.deadLettered.length;
-        r.errors.push(...errors);
-        for (const e of errors) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
-      }
-      await outbox.record(
-        fresh.flatMap(({ job, verdict }) => outboxEntries(config, job, verdict, !!o.delivery)),
-        now(),
-      );
-      await recordObservations(
-        layout,
-        fresh.map(({ job, verdict }) => observationOf(job, verdict, now())),
-        logger,
-      );
+      const due =
+        candidates.length === 0 ||
+        held.judged.length + held.errors.length >= GROUP_JOBS ||
+        performance.now() - held.since >= GROUP_MS;
+      if (due) claim = await commit(candidates.length > 0);
+      else claim = await queue.claim(candidates, claimOptions());
     }
+    if (held.judged.length + held.errors.length > 0) await commit(false);
+    queue.sync();
+    await flush();
   } catch (e) {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);

@@ -5,6 +5,7 @@ import { BOOKBAG_FILES, CREW_ID_PATTERN, type Bookbag } from '../schemas/bookbag
 import type { StateLayout } from '../state/layout.js';
 import { readBookbag } from '../crew/bookbag.js';
 import { message } from '../errors.js';
+import { EventLog } from '../state/event-log.js';
 import { enqueueGradingJob } from './enqueue.js';
 
 /**
@@ -31,6 +32,9 @@ export async function importBookbags(
     logger.warning(`bookbags-path ${from} does not exist; nothing imported`);
     return r;
   }
+  // History before the grading log's watermark is folded away with its keys: a crew that finished
+  // before it was graded then (or was never imported), and a second job for it would grade it twice.
+  const watermark = new EventLog(layout.file('grading')).read().watermark;
   for (const crewId of readdirSync(from).sort()) {
     const src = join(from, crewId);
     if (!statSync(src).isDirectory()) continue;
@@ -49,6 +53,14 @@ export async function importBookbags(
     const refused = refuse?.(bookbag);
     if (refused) {
       r.skipped.push({ crewId, reason: refused });
+      continue;
+    }
+    const finishedAt = bookbag.timings?.finishedAt;
+    if (watermark !== '' && typeof finishedAt === 'string' && finishedAt < watermark) {
+      r.skipped.push({
+        crewId,
+        reason: `finished at ${finishedAt}, before the grading log's watermark ${watermark}: history already folded, not graded again`,
+      });
       continue;
     }
     const dest = layout.bookbag(crewId);

@@ -69,6 +69,9 @@ export const ledgerFold: LogFold<LedgerState, ScoreEvent> = registerFold<LedgerS
   },
   // Scores are the aggregate itself: nothing in them is history to drop.
   prune: (state) => state,
+  // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
+  // come back as a stale copy, which the watermark recognises.
+  dedup: 'watermark',
 });
 
 /** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */
@@ -93,7 +96,7 @@ export class ScoreLedger {
     readonly layout: StateLayout,
     warn?: Warn,
   ) {
-    this.log = new EventLog<ScoreEvent, LedgerState>(layout.file('scores'), warn);
+    this.log = new EventLog<ScoreEvent, LedgerState>(layout.file('scores'), warn, { incremental: true });
   }
 
   /**
@@ -140,16 +143,24 @@ export class ScoreLedger {
 
   /**
    * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
-   * key (N2.3). Returns the crews applied now and how long the lock was awaited.
+   * key (N2.3). Returns the crews applied now and how long the lock was awaited. Fsynced unless
+   * `sync: false` (then call `sync()` before anything that depends on the scores being durable).
    */
-  async apply(items: readonly ScoreApplied[], now: Date): Promise<{ applied: string[]; lockWaitMs: number }> {
+  async apply(
+    items: readonly ScoreApplied[],
+    now: Date,
+    options: { sync?: boolean } = {},
+  ): Promise<{ applied: string[]; lockWaitMs: number }> {
     if (items.length === 0) return { applied: [], lockWaitMs: 0 };
     this.assertHealthy();
     try {
-      const r = await this.log.transact(() => ({
-        append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, now)),
-        result: undefined,
-      }));
+      const r = await this.log.transact(
+        () => ({
+          append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, now)),
+          result: undefined,
+        }),
+        options,
+      );
       return { applied: r.appended.map((e) => e.data.crewId), lockWaitMs: r.lock.waitedMs };
     } catch (e) {
       if (e instanceof CorruptStateError) {
@@ -161,16 +172,30 @@ export class ScoreLedger {
     }
   }
 
+  /**
+   * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
+   * and calls this once before marking any of them graded (group commit): a graded mark must never
+   * reach the disk without its score.
+   */
+  sync(): void {
+    this.log.sync();
+  }
+
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state: LedgerState = this.state()): void {
-    writeJsonAtomic(this.layout.view('scores.json'), {
-      generatedAt: new Date().toISOString(),
-      leaderboard: leaderboard(state),
-      cells: Object.values(state.cells).sort(
-        (a, b) =>
-          a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty,
-      ),
-    });
+    // A view is derived from the ledger: atomic for readers, not worth an fsync.
+    writeJsonAtomic(
+      this.layout.view('scores.json'),
+      {
+        generatedAt: new Date().toISOString(),
+        leaderboard: leaderboard(state),
+        cells: Object.values(state.cells).sort(
+          (a, b) =>
+            a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty,
+        ),
+      },
+      { durable: false },
+    );
   }
 }
 

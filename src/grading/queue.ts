@@ -6,6 +6,9 @@ import type { Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 import { redactText } from '../security/redact.js';
 import type { Verdict } from './verdict.js';
+import { claimable, decideClaims, decideFailures } from './claims.js';
+
+export { claimable } from './claims.js';
 
 /**
  * The grading queue (DESIGN §4, seed 000 §3.2): a fold of `grading.jsonl`. Enqueue is deduplicated
@@ -154,12 +157,16 @@ export const queueFold: LogFold<QueueState, QueueEvent> = registerFold<QueueStat
     return state;
   },
   prune(state) {
-    // Graded jobs are history (their keys survive in the snapshot, so a re-enqueue stays a no-op);
+    // Graded jobs are history (a replay of their events is below the snapshot's watermark);
     // pending, claimed and dead-lettered jobs are live and must survive compaction.
     const jobs: Record<string, JobState> = {};
     for (const [k, j] of Object.entries(state.jobs)) if (j.status !== 'graded') jobs[k] = j;
     return { jobs };
   },
+  // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
+  // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
+  // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
+  dedup: 'watermark',
 });
 
 export class QueueError extends SchoolError {
@@ -167,12 +174,6 @@ export class QueueError extends SchoolError {
     super(message);
     this.name = 'QueueError';
   }
-}
-
-/** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
-export function claimable(j: JobState, now: Date): boolean {
-  if (j.status === 'pending') return true;
-  return j.status === 'claimed' && !!j.lease && Date.parse(j.lease.leaseUntil) <= now.getTime();
 }
 
 export interface ClaimOptions {
@@ -193,15 +194,46 @@ export interface ClaimResult {
   lockWaitMs: number;
 }
 
+export interface SettleResult {
+  /** Jobs marked graded now (a second delivery's verdict is dropped: `graded:<job>` is one key). */
+  graded: string[];
+  failed: string[];
+  deadLettered: string[];
+  /** The next wave, claimed in the same transaction when `next` was given. */
+  claim?: ClaimResult;
+}
+
 /** The grading queue over one state directory. */
 export class GradingQueue {
   readonly log: EventLog<QueueEvent, QueueState>;
+  /** The fold of what this instance last read under the lock, advanced by the events read since. */
+  private folded?: { contents: LogContents<QueueEvent, QueueState>; applied: number; state: QueueState };
+
   constructor(layout: StateLayout, warn?: Warn) {
-    this.log = new EventLog<QueueEvent, QueueState>(layout.file('grading'), warn);
+    this.log = new EventLog<QueueEvent, QueueState>(layout.file('grading'), warn, { incremental: true });
   }
 
   state(): QueueState {
     return fold(this.log.read());
+  }
+
+  /** Flushes claims and graded marks appended without an fsync to the disk. */
+  sync(): void {
+    this.log.sync();
+  }
+
+  /** The current state inside a transaction, folding only the events read since the last one. */
+  private current(contents: LogContents<QueueEvent, QueueState>): QueueState {
+    const f = this.folded;
+    if (f && f.contents === contents && f.applied <= contents.events.length) {
+      for (let i = f.applied; i < contents.events.length; i++)
+        f.state = queueFold.apply(f.state, contents.events[i]!);
+      f.applied = contents.events.length;
+      return f.state;
+    }
+    const state = fold(contents);
+    this.folded = { contents, applied: contents.events.length, state };
+    return state;
   }
 
   /**
@@ -210,72 +242,23 @@ export class GradingQueue {
    * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
    */
   async claim(candidates: string[], o: ClaimOptions): Promise<ClaimResult> {
-    const { result, lock } = await this.log.transact((current) => {
-      const state = fold(current);
-      const append: QueueEvent[] = [];
-      const claimed: JobState[] = [];
-      const dead: JobState[] = [];
-      let consumed = 0;
-      while (candidates.length > 0 && claimed.length < o.limit) {
-        const key = candidates.shift()!;
-        consumed++;
-        const j = state.jobs[key];
-        if (!j || !claimable(j, o.now)) continue;
-        let attempts = j.attempts;
-        let lastError = j.lastError ?? '';
-        if (j.status === 'claimed' && j.lease) {
-          lastError = boundError(
-            `lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`,
-          );
-          append.push(
-            event(
-              'job.failed',
-              `failed:${key}:${j.claims}`,
-              {
-                jobKey: key,
-                worker: j.lease.worker,
-                attempt: j.lease.attempt,
-                error: lastError,
-              },
-              o.now,
-            ),
-          );
-          attempts++;
-          if (attempts >= o.maxAttempts) {
-            append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
-            dead.push({ ...j, status: 'dead_letter', attempts, lastError });
-            continue;
-          }
-        }
-        const claim: JobClaimed = {
-          jobKey: key,
-          worker: o.worker,
-          attempt: attempts + 1,
-          leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
-        };
-        append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
-        claimed.push({
-          ...j,
-          status: 'claimed',
-          attempts,
-          claims: j.claims + 1,
-          lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
-        });
-      }
-      return { append, result: { claimed, deadLettered: dead, consumed } };
-    });
+    const { result, lock } = await this.log.transact(
+      (current) => {
+        const { append, claimed, deadLettered, consumed } = decideClaims(
+          this.current(current),
+          candidates,
+          o,
+        );
+        return { append, result: { claimed, deadLettered, consumed } };
+      },
+      { sync: false },
+    );
     return { ...result, lockWaitMs: lock.waitedMs };
   }
 
   /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
   async markGraded(items: Array<{ jobKey: string; verdict: Verdict }>, worker: string, now: Date) {
-    if (items.length === 0) return [];
-    const appended = await this.log.append(
-      items.map((i) =>
-        event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker, verdict: i.verdict }, now),
-      ),
-    );
-    return appended.map((e) => (e.data as JobGraded).jobKey);
+    return (await this.settle({ graded: items, failed: [] }, { worker, now, maxAttempts: Infinity })).graded;
   }
 
   /**
@@ -286,44 +269,68 @@ export class GradingQueue {
     items: Array<{ jobKey: string; error: string }>,
     o: { worker: string; now: Date; maxAttempts: number },
   ): Promise<{ failed: string[]; deadLettered: string[] }> {
-    if (items.length === 0) return { failed: [], deadLettered: [] };
-    const { result } = await this.log.transact((current) => {
-      const state = fold(current);
-      const append: QueueEvent[] = [];
-      const failed: string[] = [];
-      const dead: string[] = [];
-      for (const item of items) {
-        const j = state.jobs[item.jobKey];
-        // Someone else took the job over (our lease expired) or it is done: theirs is the truth.
-        if (!j || j.status !== 'claimed' || j.lease?.worker !== o.worker) continue;
-        const error = boundError(item.error);
-        append.push(
+    const r = await this.settle({ graded: [], failed: items }, o);
+    return { failed: r.failed, deadLettered: r.deadLettered };
+  }
+
+  /**
+   * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
+   * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
+   * as markGraded, markFailed and claim one after the other.
+   *
+   * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
+   * process crash at once, and losing one to a machine crash only means a redelivery, which the
+   * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
+   * `sync()` before anything that must not outlive a lost mark (the drain does, before recording
+   * outbox entries).
+   */
+  async settle(
+    items: {
+      graded: Array<{ jobKey: string; verdict: Verdict }>;
+      failed: Array<{ jobKey: string; error: string }>;
+    },
+    o: { worker: string; now: Date; maxAttempts: number },
+    next?: { candidates: string[]; options: ClaimOptions },
+  ): Promise<SettleResult> {
+    if (items.graded.length === 0 && items.failed.length === 0 && !next) {
+      return { graded: [], failed: [], deadLettered: [] };
+    }
+    const { result, appended, lock } = await this.log.transact(
+      (current) => {
+        const state = this.current(current);
+        const append: QueueEvent[] = items.graded.map((i) =>
           event(
-            'job.failed',
-            `failed:${item.jobKey}:${j.claims}`,
-            {
-              jobKey: item.jobKey,
-              worker: o.worker,
-              attempt: j.lease.attempt,
-              error,
-            },
+            'job.graded',
+            `graded:${i.jobKey}`,
+            { jobKey: i.jobKey, worker: o.worker, verdict: i.verdict },
             o.now,
           ),
         );
-        if (j.attempts + 1 >= o.maxAttempts) {
-          append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
-          dead.push(item.jobKey);
-        } else failed.push(item.jobKey);
-      }
-      return { append, result: { failed, deadLettered: dead } };
-    });
-    return result;
+        const fails = decideFailures(state, items.failed, o);
+        append.push(...fails.append);
+        let claim: Omit<ClaimResult, 'lockWaitMs'> | undefined;
+        if (next) {
+          const c = decideClaims(state, next.candidates, next.options);
+          append.push(...c.append);
+          claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
+        }
+        return { append, result: { failed: fails.failed, deadLettered: fails.deadLettered, claim } };
+      },
+      { sync: false },
+    );
+    const graded = appended.filter((e) => e.type === 'job.graded').map((e) => (e.data as JobGraded).jobKey);
+    return {
+      graded,
+      failed: result.failed,
+      deadLettered: result.deadLettered,
+      ...(result.claim ? { claim: { ...result.claim, lockWaitMs: lock.waitedMs } } : {}),
+    };
   }
 
   /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
   async requeue(jobKey: string, now = new Date()): Promise<JobState> {
     const { result } = await this.log.transact((current) => {
-      const state = fold(current);
+      const state = this.current(current);
       const j = state.jobs[jobKey];
       if (!j)
         throw new QueueError(
@@ -351,10 +358,6 @@ export class GradingQueue {
       .filter((j) => j.status === 'dead_letter')
       .sort((a, b) => a.job.jobKey.localeCompare(b.job.jobKey));
   }
-}
-
-function deadEvent(jobKey: string, cycle: number, attempts: number, lastError: string, now: Date) {
-  return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
 }
 
 export function fold(contents: LogContents<QueueEvent, QueueState>): QueueState {

@@ -5,10 +5,17 @@ import { redact, redactText } from '../security/redact.js';
 
 /**
  * Crash-safe replace (N2.2): write a temp file in the same directory, fsync it, rename it over the
- * target, fsync the directory. A reader sees the old content or the new, never a mix.
+ * target, fsync the directory. A reader sees the old content or the new, never a mix. With
+ * `durable: false` the fsyncs are left out (the swap is still atomic for readers): for derived
+ * files such as views, which are rebuilt from the event logs anyway.
  * Bytes are written as given: use writeJsonAtomic/writeTextAtomic, which redact first.
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: { durable?: boolean } = {},
+): void {
+  const durable = options.durable !== false;
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -17,7 +24,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
     const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
     try {
@@ -29,7 +36,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   }
   closeSync(fd);
   renameSync(tmp, path);
-  fsyncDir(dir);
+  if (durable) fsyncDir(dir);
 }
 
 export function fsyncDir(dir: string): void {
@@ -45,8 +52,8 @@ export function fsyncDir(dir: string): void {
 }
 
 /** Redacts, serializes and atomically writes a JSON document (with a trailing newline). */
-export function writeJsonAtomic(path: string, value: unknown): void {
-  writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + '\n');
+export function writeJsonAtomic(path: string, value: unknown, options: { durable?: boolean } = {}): void {
+  writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + '\n', options);
 }
 
 /** Redacts and atomically writes text. */

@@ -4,16 +4,26 @@ import type { StateFile } from './layout.js';
 /**
  * How a domain turns its event log into current state, and what of that state a compacted snapshot
  * must keep. Compaction (checkpoint-state) folds events older than the retention window into a
- * `$snapshot` record holding `prune(state)` plus every folded key, so dedup survives while the
- * checkpoint grows with the active set, not with history.
+ * `$snapshot` record holding `prune(state)` and what dedup needs (see `dedup`), so the checkpoint
+ * grows with the active set, not with history.
  */
 export interface LogFold<S, E extends StateEvent = StateEvent> {
   file: StateFile;
   empty(): S;
   /** Pure and deterministic: the same events in the same order give the same state. */
   apply(state: S, event: E): S;
-  /** Drops terminal entities that need not survive compaction (their keys still do). */
+  /** Drops terminal entities that need not survive compaction. */
   prune(state: S, horizon: Date): S;
+  /**
+   * What a snapshot remembers so a replayed folded event stays a no-op:
+   * - `keys` (default): every folded key, forever. Right for a log whose producers may re-create an
+   *   old fact with a new timestamp from state that outlives the window (a pause derived from a
+   *   crew record the registry keeps).
+   * - `watermark`: a low watermark; every event before it is known applied, whatever its key. Right
+   *   when a fact is only ever created once, at its own time, or from live state the fold keeps,
+   *   so an old event can only come back as a stale copy of itself. Bounded dedup memory.
+   */
+  dedup?: 'keys' | 'watermark';
 }
 
 /** Folds a log's contents: starts from its snapshot state when there is one. */

@@ -59,6 +59,8 @@ export function readJsonl<T = unknown>(path: string, warn?: Warn): JsonlRead<T> 
 }
 
 export function parseJsonl<T>(text: string, path: string, warn?: Warn): JsonlRead<T> {
+  const whole = parseWhole<T>(text);
+  if (whole) return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
   const records: T[] = [];
   let start = 0;
   let line = 0;
@@ -95,12 +97,38 @@ export function parseJsonl<T>(text: string, path: string, warn?: Warn): JsonlRea
 }
 
 /**
- * Appends records (redacted) as JSON lines and fsyncs. Call it under the file's lock. A missing
+ * The common case in one JSON.parse: every line holds exactly one value (the count of values must
+ * equal the count of lines, so a line holding two is not accepted), no blank line, no torn tail.
+ * Anything else returns undefined and is read line by line, with the torn-tail and corruption
+ * rules above.
+ */
+function parseWhole<T>(text: string): T[] | undefined {
+  if (text.length === 0) return [];
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  let lines = 1;
+  for (let i = body.indexOf('\n'); i !== -1; i = body.indexOf('\n', i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${body.replaceAll('\n', ',')}]`) as T[];
+    return values.length === lines ? values : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Appends records (redacted) as JSON lines and fsyncs (unless `sync: false`: then the lines are in
+ * the page cache, visible to every process and safe against a process crash, and reach the disk
+ * with the next fsync of the file or the kernel's writeback). Call it under the file's lock. A missing
  * final newline is repaired first: a last line that parses gets its newline; a torn last line
  * (never acknowledged: acknowledgement happens after fsync) is cut off, so it cannot turn into a
  * corrupt complete line.
  */
-export function appendJsonl(path: string, records: readonly unknown[], warn?: Warn): void {
+export function appendJsonl(
+  path: string,
+  records: readonly unknown[],
+  warn?: Warn,
+  options: { sync?: boolean } = {},
+): void {
   if (records.length === 0) return;
   mkdirSync(dirname(path), { recursive: true });
   const fd = openSync(path, 'a+');
@@ -125,6 +153,22 @@ export function appendJsonl(path: string, records: readonly unknown[], warn?: Wa
     const buf = Buffer.from(body, 'utf8');
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    if (options.sync !== false) fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Flushes a file's appended lines to the disk (see appendJsonl's `sync`). Absent: nothing to do. */
+export function syncFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  try {
     fsyncSync(fd);
   } finally {
     closeSync(fd);

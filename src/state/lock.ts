@@ -1,5 +1,13 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  unlinkSync,
+  watch,
+  writeFileSync,
+  type FSWatcher,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { LockError } from '../errors.js';
 
@@ -7,6 +15,12 @@ import { LockError } from '../errors.js';
  * One cross-process lock, with identical options everywhere (DESIGN §2). The lock is a directory
  * `<target>.lock` maintained by proper-lockfile: a holder refreshes its mtime, and a lock left by a
  * SIGKILLed holder is considered stale after `stale` ms and taken over.
+ *
+ * Waiting: instead of sleeping a backoff interval and polling, a waiter also watches the lock's
+ * directory and tries again as soon as the lock directory is removed, so the lock passes from one
+ * process to the next in well under a millisecond rather than after the sleep (the convoy that
+ * made twenty drainers slower than one). The backoff stays as the upper bound of each wait, for
+ * filesystems without change notification and for a holder that dies without releasing.
  */
 export const LOCK_OPTIONS = {
   stale: 10_000,
@@ -15,9 +29,142 @@ export const LOCK_OPTIONS = {
   retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
 } as const;
 
+/**
+ * How long a waiter keeps trying: about what the retry policy above adds up to (2,000 retries,
+ * most of them at the 60 ms ceiling). A time budget rather than a count, because a waiter woken by
+ * every release of a busy lock would use up a count long before the policy's time.
+ */
+export const LOCK_WAIT_BUDGET_MS = 120_000;
+
 export interface LockStats {
   /** Milliseconds spent waiting for the lock. */
   waitedMs: number;
+}
+
+/** One change watcher per directory, shared by every waiter of this process, closed when idle. */
+interface DirWatch {
+  watcher: FSWatcher | undefined;
+  waiters: Map<string, Set<() => void>>;
+}
+const dirs = new Map<string, DirWatch>();
+
+/** Arms a wake-up for the removal of `lockPath`; call it before trying, so no release is missed. */
+function arm(lockPath: string): { wait(ms: number): Promise<boolean>; cancel(): void } {
+  const dir = dirname(lockPath);
+  const name = basename(lockPath);
+  let d = dirs.get(dir);
+  if (!d) {
+    const entry: DirWatch = { watcher: undefined, waiters: new Map() };
+    try {
+      entry.watcher = watch(dir, { persistent: false }, (_event, file) => {
+        // Only a removal frees the lock: the next holder's mkdir and its mtime refreshes are
+        // events too, and waking every waiter for them would only make them all fail again.
+        const wake = (lockName: string, set: Set<() => void> | undefined) => {
+          if (set && !existsSync(join(dir, lockName))) [...set].forEach((f) => f());
+        };
+        if (file === null) for (const [lockName, set] of entry.waiters) wake(lockName, set);
+        else wake(String(file), entry.waiters.get(String(file)));
+      });
+      entry.watcher.on('error', () => undefined);
+    } catch {
+      entry.watcher = undefined; // no notification here: the backoff alone paces the retries
+    }
+    dirs.set(dir, (d = entry));
+  }
+  const entry = d;
+  let fire: (() => void) | undefined;
+  let fired = false;
+  const onWake = () => {
+    fired = true;
+    fire?.();
+  };
+  const set = entry.waiters.get(name) ?? new Set();
+  entry.waiters.set(name, set);
+  set.add(onWake);
+  let cancelled = false;
+  const cancel = () => {
+    if (cancelled) return;
+    cancelled = true;
+    set.delete(onWake);
+    if (set.size === 0 && entry.waiters.get(name) === set) entry.waiters.delete(name);
+    if (entry.waiters.size === 0 && dirs.get(dir) === entry) {
+      entry.watcher?.close();
+      dirs.delete(dir);
+    }
+  };
+  return {
+    cancel,
+    /** Resolves true when woken by a release, false when `ms` passed first. */
+    wait: (ms) =>
+      new Promise<boolean>((resolve) => {
+        const done = (woken: boolean) => {
+          clearTimeout(timer);
+          cancel();
+          resolve(woken);
+        };
+        const timer = setTimeout(() => done(false), ms);
+        fire = () => done(true);
+        if (fired) done(true);
+      }),
+  };
+}
+
+function backoff(attempt: number): number {
+  const r = LOCK_OPTIONS.retries;
+  const base = Math.min(r.maxTimeout, r.minTimeout * r.factor ** attempt);
+  return base * (1 + Math.random());
+}
+
+/**
+ * A waiter's place in line: a file in `<target>.queue.lock/` named by the time it started waiting.
+ * When the lock is released every waiter is woken, but only the first in line tries at once; the
+ * others wait for the next release or their backoff. Without it, twenty waiters woken together
+ * spend the CPU the new holder needs (on a two-core runner, that was the convoy). A ticket older
+ * than the lock's stale time (its process died while waiting) is removed by whoever sees it.
+ */
+class Ticket {
+  private readonly dir: string;
+  private readonly name: string;
+  constructor(target: string) {
+    this.dir = `${target}.queue.lock`;
+    this.name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      writeFileSync(join(this.dir, this.name), '');
+    } catch {
+      // Without a place in line this waiter simply tries on every wake.
+    }
+  }
+
+  first(): boolean {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir).sort();
+    } catch {
+      return true;
+    }
+    for (const n of names) {
+      if (n === this.name) return true;
+      if (Date.now() - Number(n.slice(0, 15)) > LOCK_OPTIONS.stale) {
+        try {
+          unlinkSync(join(this.dir, n));
+        } catch {
+          // Someone else removed it.
+        }
+        continue;
+      }
+      return false;
+    }
+    return true;
+  }
+
+  remove(): void {
+    try {
+      unlinkSync(join(this.dir, this.name));
+    } catch {
+      // Already gone.
+    }
+  }
 }
 
 /** Runs `fn` while holding the lock on `target` (the file need not exist). */
@@ -25,19 +172,49 @@ export async function withLock<T>(target: string, fn: (stats: LockStats) => Prom
   mkdirSync(dirname(target), { recursive: true });
   const started = performance.now();
   let compromised: Error | undefined;
-  let release: () => Promise<void>;
+  let release: (() => void) | undefined;
+  let lastError: unknown;
+  let ticket: Ticket | undefined;
+  let wake: ReturnType<typeof arm> | undefined;
+  let tryNow = true;
   try {
-    release = await lockfile.lock(target, {
-      ...LOCK_OPTIONS,
-      retries: { ...LOCK_OPTIONS.retries },
-      onCompromised: (err) => {
-        compromised = err;
-      },
-    });
-  } catch (e) {
+    for (let attempt = 0; performance.now() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
+      if (tryNow) {
+        try {
+          // The synchronous variant: one mkdir and one stat, without two thread-pool round trips.
+          release = lockfile.lockSync(target, {
+            ...LOCK_OPTIONS,
+            retries: 0,
+            onCompromised: (err) => {
+              compromised = err;
+            },
+          });
+          break;
+        } catch (e) {
+          lastError = e;
+          if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') break;
+          if (!wake) {
+            // Watch only once the lock is busy, and try again at once: a release between the
+            // failed try and the watch would otherwise go unseen until the backoff.
+            wake = arm(`${target}.lock`);
+            continue;
+          }
+          ticket ??= new Ticket(target);
+        }
+      }
+      const woken = await wake!.wait(backoff(attempt));
+      wake = arm(`${target}.lock`);
+      // Woken by a release: try if first in line. Woken by the backoff: try anyway.
+      tryNow = !woken || !ticket || ticket.first();
+    }
+  } finally {
+    wake?.cancel();
+    ticket?.remove();
+  }
+  if (!release) {
     throw new LockError(
-      `could not lock ${target}: ${(e as Error).message}. Another school process holds it; retry when it ends.`,
-      { cause: e },
+      `could not lock ${target}: ${(lastError as Error | undefined)?.message ?? 'timed out'}. Another school process holds it; retry when it ends.`,
+      { cause: lastError },
     );
   }
   const stats: LockStats = { waitedMs: performance.now() - started };
@@ -46,6 +223,10 @@ export async function withLock<T>(target: string, fn: (stats: LockStats) => Prom
     if (compromised) throw new LockError(`lock on ${target} was lost while held: ${compromised.message}`);
     return result;
   } finally {
-    await release().catch(() => undefined);
+    try {
+      release();
+    } catch {
+      // Already released or taken over as stale: nothing left to undo.
+    }
   }
 }

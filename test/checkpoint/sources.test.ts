@@ -10,6 +10,8 @@ import { saveCheckpoint } from '../../src/checkpoint/save.js';
 import { parseSourceList } from '../../src/checkpoint/sources.js';
 import { ConfigError } from '../../src/errors.js';
 import { memoryLogger } from '../../src/log.js';
+import { enqueueGradingJob } from '../../src/grading/enqueue.js';
+import { StateLayout } from '../../src/state/layout.js';
 import { initBareRemote, tempDir } from '../support/tmp.js';
 import { cloneWorkspace, fakeArtifacts, fakeCache, writeGradingState } from './helpers.js';
 
@@ -62,6 +64,15 @@ describe('cache and artifact copies (DESIGN §5)', () => {
     expect(Object.keys(manifest.files)).toContain('grading.jsonl');
 
     // A second save in the same run attempt hits the immutable key: a warning, the save stands.
+    await enqueueGradingJob(new StateLayout(w.stateDir), {
+      issueNumber: 77,
+      crewId: 'crew-77-b',
+      agent: 'student',
+      domain: 'general',
+      difficulty: 2,
+      fences: [],
+      bookbag: 'bookbags/crew-77-b',
+    });
     const log = memoryLogger();
     const second = await saveCheckpoint({
       stateDir: w.stateDir,
