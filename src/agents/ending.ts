@@ -65,5 +65,9 @@ export function addUsage(a: Usage | undefined, b: Usage | undefined): Usage | un
 
 export function tail(text: string, max = 2000): string {
   const t = text.trim();
-  return t.length > max ? `…${t.slice(t.length - max)}` : t;
+  if (t.length <= max) return t;
+  let from = t.length - max;
+  // Never start inside a surrogate pair: half of one is a lone surrogate (N1.1).
+  if (/[\udc00-\udfff]/.test(t[from] ?? '')) from++;
+  return `…${t.slice(from)}`;
 }

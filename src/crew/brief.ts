@@ -131,14 +131,25 @@ function evidenceSection(e: RepairEvidence | undefined): string[] {
     );
   }
   if (e.verificationTail)
-    out.push('', 'The end of its verification output (data):', '', dataBlock(e.verificationTail));
+    out.push(
+      '',
+      'The end of its verification output (data):',
+      '',
+      // What the student's own tests printed: untrusted text, sanitized like an issue body (N1.1).
+      dataBlock(sanitizeText(e.verificationTail, 4000).text),
+    );
   out.push('');
   return out;
 }
 
 function observationSection(lines: string[] | undefined): string[] {
   if (!lines?.length) return [];
-  return ['## What earlier crews in this area got', '', ...lines.map((l) => `- ${l}`), ''];
+  return [
+    '## What earlier crews in this area got',
+    '',
+    ...lines.map((l) => `- ${sanitizeText(l, 600).text}`),
+    '',
+  ];
 }
 
 /** The correction a crew sends back to the same agent session when verification failed. */

@@ -113,7 +113,8 @@ export function forbiddenCodePoints(dir: string, skip: (rel: string) => boolean 
     }
     // A lone surrogate survives JSON.stringify only as an escape: none may reach state.
     // (An odd run of backslashes only: an escaped backslash followed by "ud800" is plain text.)
-    if (/(?:^|[^\\])(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}/.test(text))
+    // Only in JSON: in Markdown (a brief) a backslash-u sequence is inert text an issue quoted.
+    if (/\.jsonl?$/.test(f) && /(?:^|[^\\])(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}/.test(text))
       found.push(`${rel}: escaped lone surrogate`);
   }
   return found;
