@@ -29,34 +29,60 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    // The core never talks to the runner directly: only action entries and the GitHub seam do.
-    files: ['src/**/*.ts'],
-    ignores: ['src/actions/**', 'src/github/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            { name: '@actions/core', message: 'Only src/actions and src/github may import @actions/core.' },
-            {
-              name: 'child_process',
-              message:
-                'Start processes through src/process (argv only, allow-listed environment, own group).',
-            },
-            {
-              name: 'node:child_process',
-              message:
-                'Start processes through src/process (argv only, allow-listed environment, own group).',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  // Layers of src/, lowest first: a folder imports only from its own layer or below, so the folders
+  // have no cycles (docs/architecture.md). Every process goes through src/process; only src/github
+  // and src/actions talk to the runner or GitHub's SDKs.
+  ...srcLayers(),
   {
     // The process layer is the one place that may spawn.
     files: ['src/process/**/*.ts'],
     rules: { 'no-restricted-imports': 'off' },
   },
 );
+
+function srcLayers() {
+  const layers = [
+    ['security', 'process', 'config', 'state', 'schemas', 'bookbag'],
+    ['github', 'delivery', 'curriculum'],
+    ['dispatch'],
+    ['agents'],
+    ['grading'],
+    ['crew'],
+    ['loop', 'board', 'handoff', 'checkpoint', 'simulate', 'examples'],
+    ['actions', 'cli'],
+  ];
+  const spawn = ['child_process', 'node:child_process'].map((name) => ({
+    name,
+    message: 'Start processes through src/process (argv only, allow-listed environment, own group).',
+  }));
+  const sdk = {
+    group: ['@actions/*', '@octokit/*'],
+    message:
+      'Only src/github and src/actions use the Actions toolkit and Octokit (ports live in src/github).',
+  };
+  return layers.flatMap((layer, i) => {
+    const above = layers.slice(i + 1).flat();
+    return layer.map((folder) => ({
+      files: [`src/${folder}/**/*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            paths: spawn,
+            patterns: [
+              ...(above.length
+                ? [
+                    {
+                      group: above.map((f) => `**/${f}/*`),
+                      message: `src/${folder} is below ${above.join(', ')}: move the shared piece down instead (docs/architecture.md).`,
+                    },
+                  ]
+                : []),
+              ...(folder === 'github' || folder === 'actions' ? [] : [sdk]),
+            ],
+          },
+        ],
+      },
+    }));
+  });
+}

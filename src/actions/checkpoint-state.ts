@@ -1,10 +1,10 @@
 import * as core from '@actions/core';
-import { actionsArtifactPort, actionsCachePort } from '../checkpoint/actions-ports.js';
+import { actionsArtifactPort, actionsCachePort } from './cache-artifact-ports.js';
 import { runCheckpoint } from '../checkpoint/run.js';
 import { bytes, fileRows } from '../checkpoint/summary.js';
 import { resolveConfig } from '../config/load.js';
 import { ConfigError, message } from '../errors.js';
-import { boardSummary } from '../github/board-summary.js';
+import { boardSummary } from './board-summary.js';
 import { StateLayout } from '../state/layout.js';
 import { hideCredentials } from '../github/credentials.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';

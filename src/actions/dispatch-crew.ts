@@ -3,7 +3,7 @@ import { hideCredentials } from '../github/credentials.js';
 import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import { actionsJobStatus } from '../crew/job-status.js';
-import { beatDaemon, planStep, progressLine, runStep } from '../crew/dispatch-run.js';
+import { beatDaemon, planStep, progressLine, runStep } from '../loop/steps.js';
 import { runCrewFromSpec } from '../crew/runner.js';
 import { clearPause } from '../dispatch/pause.js';
 import { heartbeatTtlSeconds, rosterProblem } from '../dispatch/fleet.js';
@@ -11,7 +11,7 @@ import { configuredJobTimeout, jobTimeoutNote, ttlFromSchedule } from '../dispat
 import { readRegistry } from '../dispatch/registry.js';
 import { ConfigError, CorruptStateError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
-import { boardSummary } from '../github/board-summary.js';
+import { boardSummary } from './board-summary.js';
 import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';

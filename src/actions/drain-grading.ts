@@ -12,7 +12,7 @@ import { importHandoffs } from '../handoff/import.js';
 import { GradingQueue, pendingKeys } from '../grading/queue.js';
 import { countsLine, deadLetterTable, verdictTable, type Table } from '../grading/report.js';
 import { createGitHubClient } from '../github/client.js';
-import { boardSummary } from '../github/board-summary.js';
+import { boardSummary } from './board-summary.js';
 import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';

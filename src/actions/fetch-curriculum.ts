@@ -7,7 +7,7 @@ import { parseRepo } from '../curriculum/github-source.js';
 import { headline, SUMMARY_HEADER, summaryRows } from '../curriculum/summary.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
-import { boardSummary } from '../github/board-summary.js';
+import { boardSummary } from './board-summary.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
 

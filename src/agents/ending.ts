@@ -1,5 +1,5 @@
 import type { Pricing } from '../config/schema.js';
-import type { Usage } from '../schemas/bookbag.js';
+import type { Usage } from '../bookbag/schema.js';
 
 /**
  * How one agent turn ended, before verification. Every turn ends in exactly one of these; anything

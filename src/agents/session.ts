@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import type { AgentConfig } from '../config/schema.js';
-import { renderCorrection } from '../crew/brief.js';
-import { recordCrewSpend } from '../crew/usage.js';
+import { renderCorrection } from './brief.js';
+import { recordCrewSpend } from './usage.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
-import { sha256, type Usage, type VerificationRecord } from '../schemas/bookbag.js';
+import { sha256, type Usage, type VerificationRecord } from '../bookbag/schema.js';
 import { redactText } from '../security/redact.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import type { StateLayout } from '../state/layout.js';

@@ -1,5 +1,5 @@
-import { runGit as runHardenedGit } from '../process/git.js';
-import { redactText, registerSecret } from '../security/redact.js';
+import { authEnv, runGit as runHardenedGit } from '../process/git.js';
+import { redactText } from '../security/redact.js';
 
 /**
  * The checkpoint's view of git: the hardened wrapper of src/process plus a token for the one
@@ -30,18 +30,6 @@ export class GitError extends Error {
     );
     this.name = 'GitError';
   }
-}
-
-export function authEnv(token: string | undefined): Record<string, string> {
-  if (!token) return {};
-  registerSecret(token);
-  const basic = Buffer.from(`x-access-token:${token}`, 'utf8').toString('base64');
-  registerSecret(basic);
-  return {
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraheader',
-    GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`,
-  };
 }
 
 export async function runGit(args: readonly string[], options: GitRun): Promise<GitResult> {

@@ -10,7 +10,7 @@ import {
   collectDiff,
   type CollectedDiff,
 } from './git.js';
-import { requireProcFs, which } from './proc.js';
+import { requireProcFs, which } from './host.js';
 
 /**
  * Classrooms (DESIGN §3): where a crew's student works. One interface, three backends:

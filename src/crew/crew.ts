@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
 import { registerSecret, redactText } from '../security/redact.js';
-import type { Bookbag } from '../schemas/bookbag.js';
+import type { Bookbag } from '../bookbag/schema.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import { audit } from '../state/audit.js';
@@ -12,8 +12,8 @@ import { StateLayout } from '../state/layout.js';
 import { enqueueGradingJob } from '../grading/enqueue.js';
 import type { Logger } from '../log.js';
 import { message } from '../errors.js';
-import { writeBrief } from './brief.js';
-import { sha256, writeBookbag } from './bookbag.js';
+import { writeBrief } from '../agents/brief.js';
+import { sha256, writeBookbag } from '../bookbag/store.js';
 import { createClassroom, type Classroom } from './classroom.js';
 import {
   claimSlot,
@@ -22,19 +22,15 @@ import {
   releaseLease,
   startHeartbeat,
   type JobStatus,
-} from './lease.js';
-import { classifyEnding, GRADED_OUTCOMES } from './outcome.js';
-import { localIdentity, processesWithMarker, selfOwner } from './proc.js';
+} from '../dispatch/lease.js';
+import { classifyEnding, GRADED_OUTCOMES } from '../agents/outcome.js';
+import { localIdentity, selfOwner } from '../dispatch/liveness.js';
+import { processesWithMarker } from './host.js';
 import { groupAlive, killGroup } from '../process/group.js';
 import { baselinePath, readBaseline, restoreBaseline } from './git-guard.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession } from '../agents/session.js';
-import {
-  continueInterrupted,
-  previousRuns,
-  relevantObservations,
-  repairEvidence,
-} from '../agents/continuity.js';
+import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { writeJsonAtomic } from '../state/atomic.js';
 import { withLock } from '../state/lock.js';
 import { DriverBusyError } from './errors.js';
-import { localIdentity, localLiveness } from './proc.js';
+import { localIdentity, localLiveness } from '../dispatch/liveness.js';
 
 /**
  * Seed 002: one driver per state directory and daemon. The lock is a pid file

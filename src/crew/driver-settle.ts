@@ -5,8 +5,8 @@ import type { StateLayout } from '../state/layout.js';
 import { FAILURE_OUTCOMES } from '../dispatch/history.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import type { CrewOutcome } from '../schemas/crew.js';
-import { crewEventLog, readCrewState, type CrewProcess } from './lease.js';
-import { localLiveness } from './proc.js';
+import { crewEventLog, readCrewState, type CrewProcess } from '../dispatch/lease.js';
+import { localLiveness } from '../dispatch/liveness.js';
 import { RUNNER_EXIT } from './runner.js';
 
 /**

@@ -6,7 +6,7 @@ import type { CrewOutcome } from '../schemas/crew.js';
 import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
-import { readCrewState, type JobStatus } from './lease.js';
+import { readCrewState, type JobStatus } from '../dispatch/lease.js';
 import { killGroup } from '../process/group.js';
 import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
 import { runProcess } from '../process/run.js';

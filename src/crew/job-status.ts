@@ -1,6 +1,6 @@
 import type { GitHubClient } from '../github/client.js';
 import type { LeaseOwner } from '../schemas/crew.js';
-import type { JobAnswer, JobStatus } from './lease.js';
+import type { JobAnswer, JobStatus } from '../dispatch/lease.js';
 
 /**
  * The `jobStatus` port backed by the REST API: `GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs`

@@ -4,8 +4,8 @@ import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { redactText } from '../security/redact.js';
 import { runCrew, registerEnvSecrets, type CrewResult } from './crew.js';
-import { ClaimRefusedError } from './errors.js';
-import type { JobStatus } from './lease.js';
+import { ClaimRefusedError } from '../dispatch/lease.js';
+import type { JobStatus } from '../dispatch/lease.js';
 import { crewRuntimeDir, readSpec } from './spec.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Bookbag } from '../schemas/bookbag.js';
+import type { Bookbag } from '../bookbag/schema.js';
 import { redactText } from '../security/redact.js';
 
 /** What grading decided, as the outbox keeps it for delivery. */

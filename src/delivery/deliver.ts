@@ -1,6 +1,6 @@
 import type { DeliveryConfig, SchoolConfig } from '../config/schema.js';
-import { readBookbag } from '../crew/bookbag.js';
-import { BookbagIncompleteError } from '../crew/errors.js';
+import { readBookbag } from '../bookbag/store.js';
+import { BookbagIncompleteError } from '../bookbag/store.js';
 import type { StateLayout } from '../state/layout.js';
 import { commitMessage, pullRequestBody, pullRequestTitle, type DeliveryVerdict } from './body.js';
 import { branchName, commitPatch, pushBranch, updateRef } from './branch.js';
@@ -54,7 +54,7 @@ export interface DelivererOptions {
   mode: ActiveDeliveryMode;
   /** The pulls API; required for `pull-request`. */
   pulls?: PullsPort;
-  /** GIT_CONFIG_* carrying the token as an http.extraheader (`authEnv` in src/checkpoint/git.ts). */
+  /** GIT_CONFIG_* carrying the token as an http.extraheader (`authEnv` in src/process/git.ts). */
   gitAuth?: Readonly<Record<string, string>>;
   /** The issue's title from the curriculum, for the commit subject and the PR title. */
   issueTitle?: (issueNumber: number) => string | undefined;

@@ -1,5 +1,5 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { authEnv } from '../checkpoint/git.js';
+import { authEnv } from '../process/git.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import { readJsonl } from '../state/jsonl.js';

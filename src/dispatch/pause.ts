@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BOOKBAG_FILES } from '../schemas/bookbag.js';
+import { BOOKBAG_FILES } from '../bookbag/schema.js';
 import { PAUSING_OUTCOMES, type CrewOutcome } from '../schemas/crew.js';
 import { ConfigError } from '../errors.js';
 import { foldLog } from '../state/fold.js';

@@ -36,7 +36,7 @@ import { CAPACITY_CLASSES, ROLES, type SchoolConfig } from '../config/schema.js'
 import { CorruptStateError, message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
-import type { JobStatus } from '../crew/lease.js';
+import type { JobStatus } from './lease.js';
 import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
 import { finiteOr } from '../security/sanitize.js';
 import { audit } from '../state/audit.js';

@@ -1,5 +1,5 @@
-import { localLiveness } from '../crew/proc.js';
-import type { JobAnswer, JobStatus } from '../crew/lease.js';
+import { localLiveness } from './liveness.js';
+import type { JobAnswer, JobStatus } from './lease.js';
 import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
 import { event } from '../state/event-log.js';
 import type { CrewRecord, CrewRegistry, Lease } from './registry.js';

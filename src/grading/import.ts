@@ -1,9 +1,9 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
-import { BOOKBAG_FILES, CREW_ID_PATTERN, type Bookbag } from '../schemas/bookbag.js';
+import { BOOKBAG_FILES, CREW_ID_PATTERN, type Bookbag } from '../bookbag/schema.js';
 import type { StateLayout } from '../state/layout.js';
-import { readBookbag } from '../crew/bookbag.js';
+import { readBookbag } from '../bookbag/store.js';
 import { message } from '../errors.js';
 import { EventLog } from '../state/event-log.js';
 import { enqueueGradingJob } from './enqueue.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchoolError } from '../errors.js';
 import { redact, redactText } from '../security/redact.js';
-import type { VerificationRecord } from '../schemas/bookbag.js';
+import type { VerificationRecord } from '../bookbag/schema.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { reviewerVerdictSchema, type JudgeFinding, type ReviewerVerdict } from './verdict.js';

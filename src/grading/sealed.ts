@@ -8,7 +8,7 @@ import { runProcess } from '../process/run.js';
 import { randomBytes } from 'node:crypto';
 import { SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
-import type { Bookbag } from '../schemas/bookbag.js';
+import type { Bookbag } from '../bookbag/schema.js';
 import type { JudgeFinding } from './verdict.js';
 
 /**

@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import { BOOKBAG_FILES, CREW_ID_PATTERN } from '../schemas/bookbag.js';
+import { BOOKBAG_FILES, CREW_ID_PATTERN } from '../bookbag/schema.js';
 import { writeJsonAtomic } from '../state/atomic.js';
 import { STATE_FILES, type StateFile, type StateLayout } from '../state/layout.js';
 import { writeFileAtomic } from '../state/atomic.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
-import { readCrewState } from '../crew/lease.js';
+import { readCrewState } from '../dispatch/lease.js';
 import { message } from '../errors.js';
 import { importBookbags } from '../grading/import.js';
 import type { Logger } from '../log.js';

@@ -1,5 +1,5 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { planStep, progressLine, runStep, type RunStepResult } from '../crew/dispatch-run.js';
+import { planStep, progressLine, runStep, type RunStepResult } from './steps.js';
 import type { Progress } from '../crew/driver.js';
 import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../curriculum/fetch.js';
 import type { PlanResult } from '../dispatch/plan.js';

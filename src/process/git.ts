@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchoolError } from '../errors.js';
-import { redactText } from '../security/redact.js';
+import { redactText, registerSecret } from '../security/redact.js';
 import { childEnv, type ChildEnv } from './env.js';
 import { runProcess, type RunResult } from './run.js';
 
@@ -186,4 +186,21 @@ export async function gitBytes(args: readonly string[], o: GitOptions): Promise<
 /** Runs git and returns stdout as text; throws GitError on a non-zero exit. */
 export async function git(cwd: string, ...args: string[]): Promise<string> {
   return (await gitBytes(args, { cwd })).toString('utf8');
+}
+
+/**
+ * A token for one remote operation, as GIT_CONFIG_* variables carrying an `http.extraheader`: never
+ * in argv (visible to other processes), the remote URL or a config file. Registered with the
+ * redactor, in both its plain and its base64 form.
+ */
+export function authEnv(token: string | undefined): Record<string, string> {
+  if (!token) return {};
+  registerSecret(token);
+  const basic = Buffer.from(`x-access-token:${token}`, 'utf8').toString('base64');
+  registerSecret(basic);
+  return {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraheader',
+    GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`,
+  };
 }

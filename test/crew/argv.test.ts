@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { studentArgv } from '../../src/crew/crew.js';
-import { renderBrief } from '../../src/crew/brief.js';
-import { classify } from '../../src/crew/outcome.js';
+import { renderBrief } from '../../src/agents/brief.js';
+import { classify } from '../../src/agents/outcome.js';
 import { item } from './helpers.js';
 
 describe('student argv', () => {

@@ -5,9 +5,9 @@ import { runCrew } from '../../src/crew/crew.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { git } from '../support/tmp.js';
-import { isRunning } from '../../src/crew/proc.js';
-import { readBookbag } from '../../src/crew/bookbag.js';
-import { BookbagAccessError, BookbagIncompleteError } from '../../src/crew/errors.js';
+import { isRunning } from '../../src/dispatch/liveness.js';
+import { readBookbag } from '../../src/bookbag/store.js';
+import { BookbagAccessError, BookbagIncompleteError } from '../../src/bookbag/store.js';
 import { issueStates } from '../../src/dispatch/history.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
 

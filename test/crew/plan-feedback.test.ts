@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
-import { planStep } from '../../src/crew/dispatch-run.js';
+import { planStep } from '../../src/loop/steps.js';
 import { crewLog } from '../../src/dispatch/registry.js';
 import { drain } from '../../src/grading/drain.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAssignments, type Progress } from '../../src/crew/driver.js';
-import { runStep } from '../../src/crew/dispatch-run.js';
+import { runStep } from '../../src/loop/steps.js';
 import { deliveryFor } from '../../src/delivery/setup.js';
 import { runLoop } from '../../src/loop/loop.js';
 import { memoryLogger } from '../../src/log.js';

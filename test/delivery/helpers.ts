@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { writeBookbag } from '../../src/crew/bookbag.js';
-import { BOOKBAG_FILES, sha256 } from '../../src/schemas/bookbag.js';
+import { writeBookbag } from '../../src/bookbag/store.js';
+import { BOOKBAG_FILES, sha256 } from '../../src/bookbag/schema.js';
 import { jobKey, type GradingJob } from '../../src/schemas/grading.js';
 import type { StateLayout } from '../../src/state/layout.js';
 

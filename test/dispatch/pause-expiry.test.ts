@@ -13,7 +13,7 @@ import { planDispatch } from '../../src/dispatch/plan.js';
 import { readRegistry } from '../../src/dispatch/registry.js';
 import { readSchool } from '../../src/dispatch/school-log.js';
 import { memoryLogger } from '../../src/log.js';
-import { BOOKBAG_FILES } from '../../src/schemas/bookbag.js';
+import { BOOKBAG_FILES } from '../../src/bookbag/schema.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
 import { GiB, config, finishCrew, item } from './helpers.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { BOOKBAG_FILES, sha256, type Bookbag } from '../../src/schemas/bookbag.js';
+import { BOOKBAG_FILES, sha256, type Bookbag } from '../../src/bookbag/schema.js';
 import { jobKey, type GradingJob } from '../../src/schemas/grading.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import type { StateLayout } from '../../src/state/layout.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeBookbag as writeCrewBookbag } from '../../src/crew/bookbag.js';
+import { writeBookbag as writeCrewBookbag } from '../../src/bookbag/store.js';
 import { parseConfig } from '../../src/config/load.js';
 import { defaultGrader } from '../../src/grading/judges.js';
 import { drain } from '../../src/grading/drain.js';

@@ -9,10 +9,10 @@
  */
 import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeBookbag } from '../../src/crew/bookbag.js';
-import { planStep } from '../../src/crew/dispatch-run.js';
-import { claimSlot, crewEventLog, readCrewState, releaseLease } from '../../src/crew/lease.js';
-import { localIdentity, selfOwner } from '../../src/crew/proc.js';
+import { writeBookbag } from '../../src/bookbag/store.js';
+import { planStep } from '../../src/loop/steps.js';
+import { claimSlot, crewEventLog, readCrewState, releaseLease } from '../../src/dispatch/lease.js';
+import { localIdentity, selfOwner } from '../../src/dispatch/liveness.js';
 import { BranchSource } from '../../src/checkpoint/branch-source.js';
 import { DirectorySource } from '../../src/checkpoint/directory-source.js';
 import { saveCheckpoint } from '../../src/checkpoint/save.js';

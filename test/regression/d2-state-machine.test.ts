@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planStep } from '../../src/crew/dispatch-run.js';
-import { readCrewState } from '../../src/crew/lease.js';
+import { planStep } from '../../src/loop/steps.js';
+import { readCrewState } from '../../src/dispatch/lease.js';
 import { drain } from '../../src/grading/drain.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';
 import { GradingQueue } from '../../src/grading/queue.js';
-import { sha256 } from '../../src/schemas/bookbag.js';
+import { sha256 } from '../../src/bookbag/schema.js';
 import { memoryLogger, silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { crewsOnly, loop, makeSchool, writeIssues, type School } from './helpers.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { planStep, runStep } from '../../src/crew/dispatch-run.js';
-import { claimSlot, readCrewState } from '../../src/crew/lease.js';
+import { planStep, runStep } from '../../src/loop/steps.js';
+import { claimSlot, readCrewState } from '../../src/dispatch/lease.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { silentLogger } from '../../src/log.js';
 import { launcher, makeSchool, writeIssues, type School } from './helpers.js';

@@ -1,9 +1,9 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readBookbag as readScoped } from '../../src/crew/bookbag.js';
-import { BookbagAccessError } from '../../src/crew/errors.js';
-import { readCrewState } from '../../src/crew/lease.js';
+import { readBookbag as readScoped } from '../../src/bookbag/store.js';
+import { BookbagAccessError } from '../../src/bookbag/store.js';
+import { readCrewState } from '../../src/dispatch/lease.js';
 import { defaultWorktreeRoot } from '../../src/crew/spec.js';
 import { drain } from '../../src/grading/drain.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';

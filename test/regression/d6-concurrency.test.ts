@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { readCrewState } from '../../src/crew/lease.js';
+import { readCrewState } from '../../src/dispatch/lease.js';
 import { drain, fleetCapacity } from '../../src/grading/drain.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';
 import { GradingQueue } from '../../src/grading/queue.js';

@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { planStep } from '../../src/crew/dispatch-run.js';
-import { readCrewState } from '../../src/crew/lease.js';
+import { planStep } from '../../src/loop/steps.js';
+import { readCrewState } from '../../src/dispatch/lease.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';

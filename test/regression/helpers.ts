@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import { readCrewState } from '../../src/crew/lease.js';
-import { processesWithMarker } from '../../src/crew/proc.js';
+import { readCrewState } from '../../src/dispatch/lease.js';
+import { processesWithMarker } from '../../src/crew/host.js';
 import { defaultWorktreeRoot } from '../../src/crew/spec.js';
 import { git } from '../support/tmp.js';
 import { join, relative } from 'node:path';
@@ -131,7 +131,7 @@ export function filesContaining(dir: string, needle: string): string[] {
  */
 export async function crewsOnly(s: School, source: CurriculumSource): Promise<void> {
   const { fetchCurriculum } = await import('../../src/curriculum/fetch.js');
-  const { planStep, runStep } = await import('../../src/crew/dispatch-run.js');
+  const { planStep, runStep } = await import('../../src/loop/steps.js');
   const { silentLogger } = await import('../../src/log.js');
   const daemons = s.config.fleet.daemons.map((d) => d.id);
   await fetchCurriculum({ layout: s.layout, config: s.config, source, logger: silentLogger });

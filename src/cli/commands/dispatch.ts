@@ -1,6 +1,6 @@
 import { resolveConfig } from '../../config/load.js';
 import { consoleLogger } from '../../log.js';
-import { planStep, progressLine, runStep } from '../../crew/dispatch-run.js';
+import { planStep, progressLine, runStep } from '../../loop/steps.js';
 import { runCrewFromSpec } from '../../crew/runner.js';
 import type { PlanResult } from '../../dispatch/plan.js';
 import { StateLayout } from '../../state/layout.js';

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../config/load.js';
 import { ConfigError } from '../../errors.js';
-import { which } from '../../crew/proc.js';
+import { which } from '../../crew/host.js';
 import { writeTextAtomic } from '../../state/atomic.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { usageSchema, type Usage } from '../schemas/bookbag.js';
+import { usageSchema, type Usage } from '../bookbag/schema.js';
 import { finiteOr } from '../security/sanitize.js';
 import { recordSpend } from '../dispatch/spend.js';
 import type { StateLayout } from '../state/layout.js';

@@ -1,8 +1,8 @@
-import type { VerificationRecord } from '../schemas/bookbag.js';
+import type { VerificationRecord } from '../bookbag/schema.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import { EXIT_OVERLOADED, EXIT_USAGE_LIMIT } from './brief.js';
 import type { RunResult } from '../process/run.js';
-import type { TurnEnding } from '../agents/ending.js';
+import type { TurnEnding } from './ending.js';
 
 /**
  * The student contract's result signals (command agents). Seed 002: a usage/credit limit and a

@@ -1,6 +1,6 @@
 import { withActionsRuntime } from '../github/credentials.js';
-import type { ArtifactPort } from './artifact-source.js';
-import type { CachePort } from './cache-source.js';
+import type { ArtifactPort } from '../checkpoint/artifact-source.js';
+import type { CachePort } from '../checkpoint/cache-source.js';
 
 /**
  * Production implementations of the cache and artifact ports. Imported only by the action entry.

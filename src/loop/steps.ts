@@ -1,5 +1,5 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { freeDiskBytes } from './disk.js';
+import { freeDiskBytes } from '../crew/disk.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
@@ -11,12 +11,12 @@ import type { LeaseOwner } from '../schemas/crew.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
 import { StateLayout } from '../state/layout.js';
-import { runAssignments, type DriverResult, type Progress } from './driver.js';
-import { driverAlive } from './driver-lock.js';
-import type { JobStatus } from './lease.js';
-import { readCrewState } from './lease.js';
-import { plannerOwner } from './proc.js';
-import { defaultRuntimeDir } from './spec.js';
+import { runAssignments, type DriverResult, type Progress } from '../crew/driver.js';
+import { driverAlive } from '../crew/driver-lock.js';
+import type { JobStatus } from '../dispatch/lease.js';
+import { readCrewState } from '../dispatch/lease.js';
+import { plannerOwner } from '../dispatch/liveness.js';
+import { defaultRuntimeDir } from '../crew/spec.js';
 
 /**
  * The two halves of dispatch-crew, shared by the action and `school dispatch`:
@@ -33,7 +33,7 @@ export function readCurriculum(layout: StateLayout): CurriculumItem[] {
   return readJsonl<unknown>(layout.file('curriculum')).records.map((r) => curriculumItemSchema.parse(r));
 }
 
-export { freeDiskBytes } from './disk.js';
+export { freeDiskBytes } from '../crew/disk.js';
 
 export interface PlanStepOptions {
   config: SchoolConfig;

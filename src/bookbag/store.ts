@@ -7,13 +7,32 @@ import {
   doneFlagSchema,
   sha256,
   type Bookbag,
-} from '../schemas/bookbag.js';
+} from './schema.js';
 import { writeJsonAtomic, writeTextAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
-import { BookbagAccessError, BookbagIncompleteError } from './errors.js';
+import { SchoolError } from '../errors.js';
 
-export { sha256 } from '../schemas/bookbag.js';
+export { sha256 } from './schema.js';
+
+/** N4.2: a reader asked for a bookbag it is not entitled to. */
+export class BookbagAccessError extends SchoolError {
+  constructor(
+    readonly crewId: string,
+    readonly reader: string,
+  ) {
+    super(`bookbag ${crewId}: refused to ${reader}; only the crew that wrote it and the graders may read it`);
+    this.name = 'BookbagAccessError';
+  }
+}
+
+/** A bookbag without a valid done flag: still being written, or torn. */
+export class BookbagIncompleteError extends SchoolError {
+  constructor(crewId: string, detail: string) {
+    super(`bookbag ${crewId} is not complete: ${detail}`);
+    this.name = 'BookbagIncompleteError';
+  }
+}
 
 /**
  * Bookbags (`bookbags/<crew_id>/`, schema in src/schemas/bookbag.ts). N2.2: every file is written

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CurriculumItem } from '../schemas/curriculum.js';
-import { BOOKBAG_FILES, bookbagSchema } from '../schemas/bookbag.js';
+import { BOOKBAG_FILES, bookbagSchema } from '../bookbag/schema.js';
 import type { CrewRecord } from '../dispatch/registry.js';
 import { FAILURE_OUTCOMES } from '../dispatch/history.js';
 import { GradingQueue } from '../grading/queue.js';
@@ -10,8 +10,8 @@ import { readJsonl } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 import { runGit } from '../process/git.js';
 import { sanitizeText } from '../security/sanitize.js';
-import type { Continuation, RepairEvidence } from '../crew/brief.js';
-import { tail } from './ending.js';
+import type { Continuation, RepairEvidence } from '../agents/brief.js';
+import { tail } from '../agents/ending.js';
 
 /**
  * What a crew learns from the crews before it (seed 002):

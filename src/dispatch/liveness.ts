@@ -1,12 +1,9 @@
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
-import { listProcesses } from '../process/group.js';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { delimiter, isAbsolute, join } from 'node:path';
 import type { LeaseOwner } from '../schemas/crew.js';
-import { ClassroomUnavailableError } from './errors.js';
 
 /**
- * Process identity and process-group helpers. A pid alone is not an identity: pids are reused, so
+ * Process identity and liveness, the dispatch office's view of who owns a lease. A pid alone is not an identity: pids are reused, so
  * an owner is recorded as (host, pid, start) where `start` is the kernel's start time of that pid
  * (`/proc/<pid>/stat` field 22). A recorded owner is alive only when the same pid still exists and
  * has the same start time.
@@ -99,62 +96,4 @@ export function localLiveness(owner: { host: string; pid: number; start?: string
     if (now !== undefined && now !== owner.start) return 'gone';
   }
   return 'alive';
-}
-
-/**
- * The crew teardown finds a crew's leftover processes through Linux's /proc (and process identity
- * needs it too); elsewhere it would silently sweep nothing. The classroom preflight calls this, so a
- * daemon on macOS or Windows fails before anything is leased, saying why.
- */
-export function requireProcFs(platform: NodeJS.Platform = process.platform, procDir = '/proc'): void {
-  let readable = false;
-  try {
-    readable = platform === 'linux' && readdirSync(procDir).length > 0;
-  } catch {
-    readable = false;
-  }
-  if (!readable) {
-    throw new ClassroomUnavailableError(
-      `this runner is ${platform}${platform === 'linux' ? ` without a readable ${procDir}` : ''}: school-core needs Linux with /proc to find and stop what a crew leaves running. Run the daemons on Linux runners (a Linux VM or container on macOS and Windows hosts).`,
-    );
-  }
-}
-
-/**
- * N8.2: processes that carry the crew's marker in their environment (`SCHOOL_CREW_ID=<id>`). This
- * finds a student's background process even when it left the crew's process group (setsid).
- */
-export function processesWithMarker(crewId: string): number[] {
-  const marker = `SCHOOL_CREW_ID=${crewId}`;
-  const found: number[] = [];
-  for (const p of listProcesses()) {
-    if (p.zombie || p.pid === process.pid) continue;
-    try {
-      const env = readFileSync(`/proc/${p.pid}/environ`, 'latin1').split('\0');
-      if (env.includes(marker)) found.push(p.pid);
-    } catch {
-      /* not ours or gone */
-    }
-  }
-  return found;
-}
-
-/** Finds an executable on PATH without a shell; absolute or relative paths are checked as given. */
-export function which(binary: string, path = process.env.PATH ?? ''): string | undefined {
-  const candidates =
-    isAbsolute(binary) || binary.includes('/')
-      ? [binary]
-      : path
-          .split(delimiter)
-          .filter(Boolean)
-          .map((d) => join(d, binary));
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK);
-      return c;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
 }

@@ -1,10 +1,21 @@
-import { crewFold, leaseId, type CrewRegistry, type Lease } from '../dispatch/registry.js';
+import { crewFold, leaseId, type CrewRegistry, type Lease } from './registry.js';
 import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
 import { EventLog, event, type StateEvent } from '../state/event-log.js';
 import { foldLog } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
-import { ClaimRefusedError } from './errors.js';
-import { localLiveness } from './proc.js';
+import { SchoolError } from '../errors.js';
+import { localLiveness } from './liveness.js';
+
+/** A crew could not be claimed: already started elsewhere, its issue is running, or no slot. */
+export class ClaimRefusedError extends SchoolError {
+  constructor(
+    readonly crewId: string,
+    readonly reason: string,
+  ) {
+    super(`crew ${crewId} not claimed: ${reason}`);
+    this.name = 'ClaimRefusedError';
+  }
+}
 
 /**
  * Worktree slot leases (N6.2), taken under the crews log lock with `EventLog.transact`, so the
