@@ -2,7 +2,7 @@
 // Turns dispatch-crew's plan `matrix` output into the crew job's matrix: daemon ids only.
 //
 // Job outputs are visible to every later job and in the run's UI, so nothing but identifiers may pass
-// through them (DESIGN §5: never secrets or issue text in job outputs). This step re-validates the
+// through them (docs/architecture.md: never secrets or issue text in job outputs). This step re-validates the
 // plan's matrix instead of trusting it: every daemon id must match the fleet registry's id pattern
 // and every crew id the crew id pattern, or the step fails. The full matrix (ids only) is written to
 // the file given as the first argument, which travels to the crews in the plan artifact.

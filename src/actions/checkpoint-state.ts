@@ -39,7 +39,7 @@ void runAction(async () => {
       runAttempt: process.env.GITHUB_RUN_ATTEMPT,
     }),
   );
-  // Outputs carry names and numbers only: never state content or issue text (DESIGN §5).
+  // Outputs carry names and numbers only: never state content or issue text (docs/architecture.md).
   core.setOutput('source', report.sources.join(','));
   core.setOutput('generation', String(report.generation));
   core.setOutput('files', String(report.files.length));

@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
     if (roster?.loud) core.error(roster.text);
     else if (roster) logger.info(`dispatch-crew: ${roster.text}`);
-    // DESIGN §5: identifiers only in outputs — daemon ids, labels from school.yml, crew ids.
+    // docs/architecture.md: identifiers only in outputs — daemon ids, labels from school.yml, crew ids.
     core.setOutput(
       'matrix',
       JSON.stringify(

@@ -1,17 +1,5 @@
+import { escapeHtml } from '../security/html.js';
 import { redactText } from '../security/redact.js';
-
-const ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
-}
 
 /** Every string the HTML report shows goes through here: redacted first, then escaped. */
 export function h(value: string | number | undefined): string {

@@ -1,12 +1,12 @@
+import { readCurriculumFile } from '../curriculum/store.js';
 import { readdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import { CorruptStateError, message } from '../errors.js';
 import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
-import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
+import { type CurriculumItem } from '../schemas/curriculum.js';
 import type { CrewEvent } from '../schemas/crew.js';
 import { EventLog, type LogContents, type StateEvent } from '../state/event-log.js';
 import { foldLog, type LogFold } from '../state/fold.js';
-import { readJsonl } from '../state/jsonl.js';
 import { STATE_FILES, type StateFile, type StateLayout } from '../state/layout.js';
 import type { StateProblem } from './model.js';
 
@@ -71,20 +71,15 @@ export class SourceReader {
 
   /** The materialized curriculum; items that do not match the schema are skipped and reported. */
   curriculum(): CurriculumItem[] | undefined {
-    let records: unknown[];
+    let read: ReturnType<typeof readCurriculumFile>;
     try {
-      records = readJsonl<unknown>(this.layout.file('curriculum')).records;
+      read = readCurriculumFile(this.layout);
     } catch (e) {
       this.fail('curriculum', e);
       return undefined;
     }
-    const items: CurriculumItem[] = [];
-    let bad = 0;
-    for (const r of records) {
-      const parsed = curriculumItemSchema.safeParse(r);
-      if (parsed.success) items.push(parsed.data);
-      else bad++;
-    }
+    const { items } = read;
+    const bad = read.invalid.length;
     if (bad > 0) {
       this.problems.push({
         file: STATE_FILES.curriculum,

@@ -27,7 +27,7 @@ export interface ArtifactSourceOptions {
 }
 
 /**
- * The audit copy (DESIGN §5): one immutable artifact per run attempt, `<prefix>-<run_id>-<run_attempt>`,
+ * The audit copy (docs/architecture.md): one immutable artifact per run attempt, `<prefix>-<run_id>-<run_attempt>`,
  * kept for the configured retention. Save only: restore never reads artifacts. An upload failure
  * throws SourceUnavailableError, which the save turns into a warning.
  */

@@ -12,7 +12,7 @@ import {
 } from './source.js';
 
 /**
- * The authoritative copy (DESIGN §5): one commit per checkpoint on an orphan branch of the same
+ * The authoritative copy (docs/architecture.md): one commit per checkpoint on an orphan branch of the same
  * repository, written with the git CLI in a scratch repository so the workspace is never touched.
  * A save is a compare-and-swap: the new commit's parent is the head that was fetched, and the push
  * is never forced, so a concurrent writer's checkpoint makes it fail as non-fast-forward. Then the

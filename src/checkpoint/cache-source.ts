@@ -35,7 +35,7 @@ export interface CacheSourceOptions {
 }
 
 /**
- * The fast copy (DESIGN §5). Cache entries are immutable and evicted after 7 days: each run saves
+ * The fast copy (docs/architecture.md). Cache entries are immutable and evicted after 7 days: each run saves
  * under its own key and restore takes the newest entry by prefix; nothing is ever deleted first.
  * A cache that is unavailable or declines a save is a warning, never a failure: the state branch
  * is the durable copy.

@@ -6,7 +6,7 @@ import type { Manifest } from './manifest.js';
 import './folds.js';
 
 /**
- * Compaction (DESIGN §2): the checkpoint grows with the active set, not with history.
+ * Compaction (docs/architecture.md): the checkpoint grows with the active set, not with history.
  * - A log with a registered fold: the leading events older than the horizon are folded into the
  *   `$snapshot` first line — `prune`d state plus what dedup needs: every folded key, or for a
  *   `watermark` fold a low watermark (every event before it is folded) and only the folded keys at

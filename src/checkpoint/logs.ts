@@ -5,7 +5,7 @@ import { STATE_FILES } from '../state/layout.js';
 /**
  * JSONL files inside a snapshot. Every top-level `*.jsonl` is an append-only log except the
  * materialized curriculum, which is replaced whole on each fetch. Logs from two writers merge by
- * union (DESIGN §2); a materialized file is taken from the newer writer.
+ * union (docs/architecture.md); a materialized file is taken from the newer writer.
  */
 export type LogRecord = Record<string, unknown>;
 

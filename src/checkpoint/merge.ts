@@ -2,7 +2,7 @@ import type { Warn } from '../state/jsonl.js';
 import { isLog, parseLog, serializeLog, unionLogs, type UnionReport } from './logs.js';
 
 /**
- * Merges two writers' file sets (DESIGN §2): event logs by union, every other file from `ours`
+ * Merges two writers' file sets (docs/architecture.md): event logs by union, every other file from `ours`
  * when we have it (materialized files are rebuilt by whoever wrote last), and files only `theirs`
  * has are kept — bookbags are write-once, so a union loses nothing.
  */

@@ -34,7 +34,7 @@ export interface RestoreResult {
 }
 
 /**
- * Restores the state directory (DESIGN §5). Every configured source is read and verified; a
+ * Restores the state directory (docs/architecture.md). Every configured source is read and verified; a
  * snapshot whose hashes do not verify is rejected with a warning. The authoritative copy wins when
  * it verifies; otherwise the newest verified snapshot does. No state anywhere means an empty state,
  * said out loud. Files already in the state directory are merged in (union of event logs), never
@@ -161,7 +161,7 @@ function choose(
     newest.snapshot.manifest.generation > authoritative.snapshot.manifest.generation
   ) {
     // A copy claiming to be ahead of the durable one is either a save whose branch push failed or
-    // a forged entry: the branch is the truth (DESIGN §5).
+    // a forged entry: the branch is the truth (docs/architecture.md).
     log.warning(
       `checkpoint: ${newest.source.name} claims generation ${newest.snapshot.manifest.generation}, ahead of the ` +
         `${authoritative.source.name} (${authoritative.snapshot.manifest.generation}); using the ${authoritative.source.name}`,

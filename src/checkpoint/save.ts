@@ -60,7 +60,7 @@ const DURABLE = new Set<SourceName>(['branch', 'directory']);
  * Saves the state directory: read → redact record by record → (merge with the source's current
  * checkpoint → compact → seal) → write. The first source (the state branch when configured) is
  * the durable copy: its failure fails the save. The others then receive exactly the snapshot it
- * stored, and their failures are warnings (DESIGN §5).
+ * stored, and their failures are warnings (docs/architecture.md).
  */
 export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> {
   const log = options.logger ?? silentLogger;
@@ -154,7 +154,7 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
       result.saved.push(primary!.name);
     } catch (e) {
       // The branch and a directory are durable copies: losing them fails the save. A cache or an
-      // artifact as the only source is an accelerator that did not work this time (DESIGN §5).
+      // artifact as the only source is an accelerator that did not work this time (docs/architecture.md).
       if (!(e instanceof SourceUnavailableError) || DURABLE.has(primary!.name)) throw e;
       log.warning(`checkpoint: copy not saved: ${prefixed(primary!.name, message(e))}`);
       result.failed.push({ source: primary!.name, reason: prefixed(primary!.name, message(e)) });

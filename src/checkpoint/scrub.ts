@@ -3,7 +3,7 @@ import { parseJsonl, type Warn } from '../state/jsonl.js';
 import { isLog, rememberLog, type LogRecord } from './logs.js';
 
 /**
- * Structural sanitizing on save (DESIGN §6, seed 000 §3.2): every record of every JSONL file goes
+ * Structural sanitizing on save (docs/architecture.md, seed 000 §3.2): every record of every JSONL file goes
  * through the redactor on its own, so sensitive keys and token-shaped values are redacted while
  * identity and retry/dead-letter fields (keys, issue numbers, crew ids, statuses, attempts) keep
  * their exact bytes. JSON documents are redacted structurally too; anything else as text. Bytes

@@ -1,7 +1,7 @@
 import type { Manifest } from './manifest.js';
 
 /**
- * A checkpoint of the state directory (DESIGN §2, §5): its files, by POSIX path relative to the
+ * A checkpoint of the state directory (docs/architecture.md): its files, by POSIX path relative to the
  * state directory, plus a manifest holding the generation and the SHA-256 of every file.
  */
 export interface Snapshot {
@@ -12,7 +12,7 @@ export interface Snapshot {
 /**
  * Produces the snapshot to write on top of `base` (what the source holds now, when it holds
  * anything). A compare-and-swap source calls it again with the newer base after a rejected write,
- * so the result is always a union of both writers' events (DESIGN §2).
+ * so the result is always a union of both writers' events (docs/architecture.md).
  */
 export type SnapshotBuilder = (base: Snapshot | undefined) => Snapshot;
 

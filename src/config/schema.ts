@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { NEVER_PASS } from '../process/env.js';
 
 /**
- * `school.yml` (DESIGN §1, §3, §4). Every field has a default, so an empty file is a working
+ * `school.yml` (docs/architecture.md). Every field has a default, so an empty file is a working
  * configuration: one local daemon with one worktree, one crew at a time, the built-in rubric.
  * Objects are strict: a misspelled key is an error, not a silently ignored setting.
  */
@@ -286,7 +286,12 @@ export const configSchema = z
         jobTimeoutMinutes: z.number().int().min(1).max(4320).default(360),
         minFreeDiskGiB: z.number().min(0).default(8),
         spendCap: z.number().min(0).optional().describe('Stop placing crews when spend reaches this (USD).'),
-        maxFallbacks: z.number().int().min(0).default(2).describe('N7.3: fallback runs per cycle.'),
+        maxFallbacks: z
+          .number()
+          .int()
+          .min(0)
+          .default(2)
+          .describe('Runs per cycle placed in a fallback classroom when no worktree daemon is online.'),
         leaseSeconds: z.number().int().min(10).default(1200),
         verify: argv.optional().describe('Verification command run in the worktree after the student.'),
         order: z

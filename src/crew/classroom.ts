@@ -13,7 +13,7 @@ import {
 import { requireProcFs, which } from './host.js';
 
 /**
- * Classrooms (DESIGN §3): where a crew's student works. One interface, three backends:
+ * Classrooms (docs/architecture.md): where a crew's student works. One interface, three backends:
  *
  * - `worktree` (default): a git worktree of `repoPath` per daemon slot, `<root>/<daemon>/slot-<n>`,
  *   created on first use and reused by later crews after a clean reset. Pre-verify (N4.1) refuses

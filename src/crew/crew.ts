@@ -1,13 +1,13 @@
+import { readCurriculumFile } from '../curriculum/store.js';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
 import { registerSecret, redactText } from '../security/redact.js';
 import type { Bookbag } from '../bookbag/schema.js';
 import type { CrewOutcome } from '../schemas/crew.js';
-import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
+import { type CurriculumItem } from '../schemas/curriculum.js';
 import { audit } from '../state/audit.js';
 import { event } from '../state/event-log.js';
-import { readJsonl } from '../state/jsonl.js';
 import { StateLayout } from '../state/layout.js';
 import { enqueueGradingJob } from '../grading/enqueue.js';
 import type { Logger } from '../log.js';
@@ -21,7 +21,7 @@ import {
   readCrewState,
   releaseLease,
   startHeartbeat,
-  type JobStatus,
+  type JobLiveness,
 } from '../dispatch/lease.js';
 import { classifyEnding, GRADED_OUTCOMES } from '../agents/outcome.js';
 import { localIdentity, selfOwner } from '../dispatch/liveness.js';
@@ -34,7 +34,7 @@ import { continueInterrupted, previousRuns, relevantObservations, repairEvidence
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
 
 /**
- * A crew's life (DESIGN §3): claim a slot → pre-verify (N4.1) → continue an interrupted crew's
+ * A crew's life (docs/architecture.md): claim a slot → pre-verify (N4.1) → continue an interrupted crew's
  * change → brief (with the failed attempt's evidence on a repair) → agent turn (argv, own process
  * group, timeout) → verification → up to `dispatch.correctionTurns` correction turns in the same
  * agent session, re-verifying after each → bookbag (done flag last, N2.2) → spend → teardown and assert
@@ -52,16 +52,11 @@ export interface CrewResult {
 
 export interface RunCrewDeps {
   logger: Logger;
-  jobStatus?: JobStatus;
+  jobStatus?: JobLiveness;
 }
 
 export function findItem(layout: StateLayout, issue: number): CurriculumItem | undefined {
-  const { records } = readJsonl<unknown>(layout.file('curriculum'));
-  for (let i = records.length - 1; i >= 0; i--) {
-    const r = records[i] as { number?: unknown };
-    if (r && r.number === issue) return curriculumItemSchema.parse(r);
-  }
-  return undefined;
+  return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
 
 export function classroomFor(spec: CrewSpec, role: string): Classroom {
@@ -131,7 +126,7 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
       await alert('foreign-change', `${classroom.workdir(claim.slot)}: ${findings.slice(0, 10).join('; ')}`);
       preVerify = true;
       throw new AbortCrew(
-        `N4.1 pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`,
+        `pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`,
       );
     }
     prepared = true;

@@ -6,7 +6,7 @@ import type { CrewOutcome } from '../schemas/crew.js';
 import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
-import { readCrewState, type JobStatus } from '../dispatch/lease.js';
+import { readCrewState, type JobLiveness } from '../dispatch/lease.js';
 import { killGroup } from '../process/group.js';
 import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
 import { runProcess } from '../process/run.js';
@@ -53,7 +53,7 @@ export interface DriverOptions {
   remainingMs?: () => number;
   pollMs?: number;
   progressEveryMs?: number;
-  jobStatus?: JobStatus;
+  jobStatus?: JobLiveness;
   /**
    * Asks the dispatch office for more crews for this daemon once the planned ones are started
    * (dispatch-run.ts `refillFor`). Returns the ids of every crew planned for this daemon and not yet
@@ -188,7 +188,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       }
       while (active.size < daemon.worktrees && queue.length && !result.paused) {
         if (outOfTime()) {
-          skipAll('N3.3 soft deadline: remaining job time cannot fit a crew', 'soft deadline');
+          skipAll('soft deadline: the time left in this job cannot fit a crew', 'soft deadline');
           break;
         }
         if (diskHolds(queue[0]!) === undefined) break;

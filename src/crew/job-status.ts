@@ -1,6 +1,6 @@
 import type { GitHubClient } from '../github/client.js';
 import type { LeaseOwner } from '../schemas/crew.js';
-import type { JobAnswer, JobStatus } from '../dispatch/lease.js';
+import type { JobAnswer, JobLiveness } from '../dispatch/lease.js';
 
 /**
  * The `jobStatus` port backed by the REST API: `GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs`
@@ -12,7 +12,7 @@ import type { JobAnswer, JobStatus } from '../dispatch/lease.js';
  * only if every job of that run attempt has completed (the run ended without such a job). Any API
  * failure is `unknown`: an owner we cannot check is treated as alive.
  */
-export function actionsJobStatus(client: GitHubClient, repository: string): JobStatus {
+export function actionsJobStatus(client: GitHubClient, repository: string): JobLiveness {
   const [owner, repo] = repository.split('/') as [string, string];
   return async (o: Extract<LeaseOwner, { kind: 'actions' }>): Promise<JobAnswer> => {
     try {

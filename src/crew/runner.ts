@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import { redactText } from '../security/redact.js';
 import { runCrew, registerEnvSecrets, type CrewResult } from './crew.js';
 import { ClaimRefusedError } from '../dispatch/lease.js';
-import type { JobStatus } from '../dispatch/lease.js';
+import type { JobLiveness } from '../dispatch/lease.js';
 import { crewRuntimeDir, readSpec } from './spec.js';
 
 /**
@@ -35,7 +35,7 @@ export function fileLogger(path: string): Logger & { close(): Promise<void> } {
   };
 }
 
-export async function runCrewFromSpec(specPath: string, jobStatus?: JobStatus): Promise<number> {
+export async function runCrewFromSpec(specPath: string, jobStatus?: JobLiveness): Promise<number> {
   registerEnvSecrets();
   const spec = readSpec(specPath);
   const dir = crewRuntimeDir(spec.runtimeDir, spec.crewId);

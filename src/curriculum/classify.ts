@@ -54,7 +54,7 @@ function compile(config: CurriculumConfig): CompiledRule[] {
 }
 
 /**
- * Classification from config rules (DESIGN §1, seed 003 weight classes and fences). Rules apply in
+ * Classification from config rules (docs/architecture.md, seed 003 weight classes and fences). Rules apply in
  * order; a rule matches when every criterion it lists matches (any listed label, any keyword in
  * title or body, any path glob against a path mentioned in the body); a rule that lists none
  * matches every issue. A matching rule's `set` overrides earlier values; fences accumulate.

@@ -3,7 +3,7 @@ import { ConfigError } from '../errors.js';
 import { rawIssueSchema, type RawIssue } from './issue-shape.js';
 
 /**
- * Listing issues from the REST API (DESIGN §5). `GET /repos/{owner}/{repo}/issues` with
+ * Listing issues from the REST API (docs/architecture.md). `GET /repos/{owner}/{repo}/issues` with
  * per_page=100, following the `link` header; pull requests come back in the same list and are
  * dropped by the caller. Conditional requests carry `If-None-Match`; GitHub answers an unchanged
  * page with 304, which does not count against the rate limit.

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { CorruptStateError } from '../errors.js';
+import { ConfigError, CorruptStateError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import { writeFileAtomic, writeJsonAtomic } from '../state/atomic.js';
@@ -29,6 +29,37 @@ export const curriculumMetaSchema = z.object({
 export type CurriculumMeta = z.infer<typeof curriculumMetaSchema>;
 
 /**
+ * The one reader of `curriculum.jsonl`. A corrupt line throws CorruptStateError (the file is
+ * quarantined by readJsonl); records that parse as JSON but are not curriculum items are counted in
+ * `invalid` (their line numbers), so each caller makes its choice explicit: the fetch rebuilds from
+ * a full listing, planning refuses (`readCurriculumStrict`), the board shows the rest and says so.
+ */
+export function readCurriculumFile(
+  layout: StateLayout,
+  warn?: (message: string) => void,
+): { items: CurriculumItem[]; invalid: number[] } {
+  const { records } = readJsonl<unknown>(layout.file('curriculum'), warn);
+  const items: CurriculumItem[] = [];
+  const invalid: number[] = [];
+  for (const [i, r] of records.entries()) {
+    const parsed = curriculumItemSchema.safeParse(r);
+    if (parsed.success) items.push(parsed.data);
+    else invalid.push(i + 1);
+  }
+  return { items, invalid };
+}
+
+/** Every item, or an error naming the first record that is not one (planning never guesses). */
+export function readCurriculumStrict(layout: StateLayout): CurriculumItem[] {
+  const { items, invalid } = readCurriculumFile(layout);
+  if (invalid.length)
+    throw new ConfigError(
+      `${layout.file('curriculum')}: line ${invalid[0]} is not a curriculum item (${invalid.length} such line(s)); run fetch-curriculum again to rebuild it`,
+    );
+  return items;
+}
+
+/**
  * The stored curriculum, keyed by issue number. It is a view rebuilt from GitHub (the source of
  * truth), so a corrupt file is quarantined by readJsonl and reported, and the fetch starts over
  * with a full listing rather than failing: nothing is lost that GitHub cannot give back.
@@ -36,18 +67,15 @@ export type CurriculumMeta = z.infer<typeof curriculumMetaSchema>;
 export function readCurriculum(layout: StateLayout, logger: Logger): Map<number, CurriculumItem> | undefined {
   const path = layout.file('curriculum');
   try {
-    const { records } = readJsonl<unknown>(path, (m) => logger.warning(m));
-    const items = new Map<number, CurriculumItem>();
-    for (const [i, r] of records.entries()) {
-      const parsed = curriculumItemSchema.safeParse(r);
-      if (!parsed.success) {
-        logger.warning(
-          `${path}: line ${i + 1} is not a curriculum item; rebuilding the curriculum from a full listing`,
-        );
-        return undefined;
-      }
-      items.set(parsed.data.number, parsed.data);
+    const { items: list, invalid } = readCurriculumFile(layout, (m) => logger.warning(m));
+    if (invalid.length) {
+      logger.warning(
+        `${path}: line ${invalid[0]} is not a curriculum item; rebuilding the curriculum from a full listing`,
+      );
+      return undefined;
     }
+    const items = new Map<number, CurriculumItem>();
+    for (const item of list) items.set(item.number, item);
     return items;
   } catch (e) {
     if (e instanceof CorruptStateError) {

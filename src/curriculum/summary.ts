@@ -1,4 +1,5 @@
 import type { CurriculumItem } from '../schemas/curriculum.js';
+import { escapeMarkdownHtml } from '../security/html.js';
 import { redactText } from '../security/redact.js';
 import { describeSanitized } from '../security/sanitize.js';
 import type { FetchResult } from './fetch.js';
@@ -8,31 +9,11 @@ import type { FetchResult } from './fetch.js';
  * they are redacted, then every character HTML or Markdown could act on becomes an entity, so a
  * title cannot open a tag, a link, an image or a table cell.
  */
-const ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-  '|': '&#124;',
-  '`': '&#96;',
-  '*': '&#42;',
-  _: '&#95;',
-  '[': '&#91;',
-  ']': '&#93;',
-  '(': '&#40;',
-  ')': '&#41;',
-  '!': '&#33;',
-  '#': '&#35;',
-  '~': '&#126;',
-  '\\': '&#92;',
-  '@': '&#64;',
-};
 
 export function escapeCell(text: string, max = 120): string {
   let t = redactText(text).replace(/\s+/g, ' ').trim();
   if (t.length > max) t = `${t.slice(0, max - 1)}…`;
-  return t.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => ENTITIES[c]!);
+  return escapeMarkdownHtml(t);
 }
 
 export function sanitizedNote(item: CurriculumItem): string {

@@ -1,8 +1,8 @@
+import { readCurriculumFile } from '../curriculum/store.js';
 import type { SchoolConfig } from '../config/schema.js';
 import { authEnv } from '../process/git.js';
 import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
-import { readJsonl } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 import { createDeliverer, resolveDeliveryMode, type Deliverer } from './deliver.js';
 import { octokitPulls } from './pull-request.js';
@@ -49,9 +49,7 @@ function issueTitles(layout: StateLayout): (n: number) => string | undefined {
     if (!titles) {
       titles = new Map();
       try {
-        for (const r of readJsonl<{ number?: unknown; title?: unknown }>(layout.file('curriculum')).records) {
-          if (typeof r.number === 'number' && typeof r.title === 'string') titles.set(r.number, r.title);
-        }
+        for (const item of readCurriculumFile(layout).items) titles.set(item.number, item.title);
       } catch {
         // No curriculum here: subjects and titles name the issue number only.
       }

@@ -6,7 +6,7 @@ import type { Candidate } from './order.js';
 import { spendCapLine } from './spend.js';
 
 /**
- * Admission: ONE pure decision over one batch (DESIGN §3, N3.1, N5.1, N7.3, seeds 002/003). It reads
+ * Admission: ONE pure decision over one batch (docs/architecture.md, N3.1, N5.1, N7.3, seeds 002/003). It reads
  * nothing and writes nothing; `planDispatch` gathers the inputs under the registry lock and records
  * the result. Every candidate comes out either admitted (with agent and daemon) or refused with a
  * code and a sentence.
@@ -20,7 +20,7 @@ import { spendCapLine } from './spend.js';
  *  5. global cap `maxCrews` minus active crews;
  *  6. an agent (N4.3 allowlist for a forced agent);
  *  7. a classroom pool; a coding crew may fall back to a `bot` daemon only when no worktree daemon is
- *     online, and at most `maxFallbacks` times per batch (N7.3);
+ *     online, and at most `maxFallbacks` times per batch;
  *  8. capacity: online daemons, effective class ≥ weight (over-capacity is refused, not dropped),
  *     free disk ≥ floor, and free slots (K × waves − busy) — checked for the whole class ladder so
  *     the set admitted can always be packed (see below);
@@ -118,7 +118,7 @@ export function admit(input: AdmissionInput): AdmissionResult {
   });
 
   if (input.blocked !== undefined)
-    return all('state-corrupt', `registry assumed full (N5.1): ${input.blocked}`);
+    return all('state-corrupt', `registry assumed full (the crew state cannot be read): ${input.blocked}`);
   const { spentUsd, capUsd } = input.spend;
   if (capUsd !== undefined && !(spentUsd < capUsd)) {
     const loud = spendCapLine(spentUsd, capUsd, candidates.length);
@@ -128,7 +128,7 @@ export function admit(input: AdmissionInput): AdmissionResult {
   if (waves < 1) {
     return all(
       'time-budget',
-      `time budget (N3.1): ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`,
+      `time budget: ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`,
     );
   }
 
@@ -173,7 +173,7 @@ export function admit(input: AdmissionInput): AdmissionResult {
         refuse(
           c,
           'fallback-limit',
-          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch (N7.3)`,
+          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch`,
         );
         continue;
       }
@@ -324,7 +324,7 @@ class Pool {
     if (waves < input.time.maxWaves) {
       return {
         code: 'time-budget' as const,
-        reason: `time budget (N3.1): only ${waves} of ${input.time.maxWaves} wave(s) fit in the ${min(input.time.remainingMs)} left, and their ${this.capAtLeast[c]} slot(s) on class ≥ ${cls} are taken`,
+        reason: `time budget: only ${waves} of ${input.time.maxWaves} wave(s) fit in the ${min(input.time.remainingMs)} left, and their ${this.capAtLeast[c]} slot(s) on class ≥ ${cls} are taken`,
       };
     }
     return {

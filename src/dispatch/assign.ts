@@ -2,7 +2,7 @@ import type { AgentConfig, Role } from '../config/schema.js';
 import type { Candidate } from './order.js';
 
 /**
- * Who does the work and where (DESIGN §3 "Assignment", seed 003 routing).
+ * Who does the work and where (docs/architecture.md "Assignment", seed 003 routing).
  *
  * Agents: an agent is eligible when it takes the role, the domain (an empty domain list takes any)
  * and the difficulty. Among eligible agents the best score from the grading ledger wins; an agent
@@ -59,7 +59,7 @@ export class AgentChooser {
     if (!agent.roles.includes(role)) {
       return {
         code: 'force-agent-not-allowed',
-        reason: `forceAgent "${id}" is not allowed for role ${role} (it takes: ${agent.roles.join(', ')}); N4.3 forbids escalating through a forced agent`,
+        reason: `forceAgent "${id}" is not allowed for role ${role} (it takes: ${agent.roles.join(', ')}); a forced agent never widens what a role may do`,
       };
     }
     return { agent: id };

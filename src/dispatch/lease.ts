@@ -34,7 +34,7 @@ export class ClaimRefusedError extends SchoolError {
 
 /** `{ done }` carries how the job ended (e.g. `its job "crew d1" ended: cancelled`). */
 export type JobAnswer = 'in_progress' | 'done' | 'unknown' | { done: string };
-export type JobStatus = (owner: Extract<LeaseOwner, { kind: 'actions' }>) => Promise<JobAnswer>;
+export type JobLiveness = (owner: Extract<LeaseOwner, { kind: 'actions' }>) => Promise<JobAnswer>;
 
 /** How a gone job ended, or undefined while it may still run (or cannot be checked). */
 export function jobEnded(a: JobAnswer): string | undefined {
@@ -87,7 +87,7 @@ function jobKeyOf(o: Extract<LeaseOwner, { kind: 'actions' }>): string {
 export async function goneActionsOwners(
   leases: readonly Lease[],
   now: Date,
-  jobStatus?: JobStatus,
+  jobStatus?: JobLiveness,
 ): Promise<Set<string>> {
   const gone = new Set<string>();
   if (!jobStatus) return gone;
@@ -108,7 +108,7 @@ export interface ClaimRequest {
   process: CrewProcess;
   leaseMs: number;
   worktreeFor: (slot: number) => string;
-  jobStatus?: JobStatus;
+  jobStatus?: JobLiveness;
   now?: () => Date;
 }
 

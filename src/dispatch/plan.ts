@@ -1,5 +1,5 @@
 /**
- * The dispatch office's planning step (DESIGN §3): one batch, decided atomically.
+ * The dispatch office's planning step (docs/architecture.md): one batch, decided atomically.
  *
  * Stable API (used by the crew runtime, the `dispatch-crew` action and `school dispatch`):
  *
@@ -36,7 +36,7 @@ import { CAPACITY_CLASSES, ROLES, type SchoolConfig } from '../config/schema.js'
 import { CorruptStateError, message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
-import type { JobStatus } from './lease.js';
+import type { JobLiveness } from './lease.js';
 import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
 import { finiteOr } from '../security/sanitize.js';
 import { audit } from '../state/audit.js';
@@ -100,7 +100,7 @@ export interface PlanInput {
    */
   plannedBy?: LeaseOwner;
   /** Asks whether an Actions job has ended (reconciliation of planned and expired crews). */
-  jobStatus?: JobStatus;
+  jobStatus?: JobLiveness;
   /** A live driver runs this daemon here (it may still start that daemon's planned crews). */
   driving?: (daemon: string) => boolean;
   /**
@@ -272,7 +272,7 @@ function decide(
       refused.push({
         issue: item.number,
         code: 'active-crew',
-        reason: `crew ${state.crewId} is already planned or running (N2.1)`,
+        reason: `crew ${state.crewId} is already planned or running`,
       });
     } else if (state.kind === 'stopped') {
       refused.push({

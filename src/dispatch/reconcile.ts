@@ -1,11 +1,11 @@
 import { localLiveness } from './liveness.js';
-import type { JobAnswer, JobStatus } from './lease.js';
+import type { JobAnswer, JobLiveness } from './lease.js';
 import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
 import { event } from '../state/event-log.js';
 import type { CrewRecord, CrewRegistry, Lease } from './registry.js';
 
 /**
- * Reconciliation at the start of every plan (DESIGN §5: "a cancelled or never-started crew job must
+ * Reconciliation at the start of every plan (docs/architecture.md: "a cancelled or never-started crew job must
  * not leave a lease behind"). Two kinds of crew would otherwise stay active forever, blocking their
  * issue (N2.1) and counting against `maxCrews`:
  *
@@ -73,7 +73,7 @@ function ownersToAsk(registry: CrewRegistry, now: Date): ActionsOwner[] {
 export async function askOwners(
   registry: CrewRegistry,
   now: Date,
-  jobStatus?: JobStatus,
+  jobStatus?: JobLiveness,
 ): Promise<Map<string, string>> {
   const gone = new Map<string, string>();
   if (!jobStatus) return gone;
@@ -92,7 +92,7 @@ const MAX_RERUNS = 5;
  * attempt's plan: a planned crew whose job ended in attempt n may be running in attempt n + k. An
  * attempt the API does not know (`unknown`) ends the search: there is no later re-run.
  */
-async function rerunInProgress(o: ActionsOwner, jobStatus: JobStatus): Promise<boolean> {
+async function rerunInProgress(o: ActionsOwner, jobStatus: JobLiveness): Promise<boolean> {
   const first = Number(o.runAttempt);
   if (!Number.isSafeInteger(first)) return false;
   for (let attempt = first + 1; attempt <= first + MAX_RERUNS; attempt++) {

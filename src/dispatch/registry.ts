@@ -8,7 +8,7 @@ import './school-log.js';
 import './spend.js';
 
 /**
- * The crew registry: a fold of `crews.jsonl` (DESIGN §2, §3). Materialized as
+ * The crew registry: a fold of `crews.jsonl` (docs/architecture.md). Materialized as
  * `views/crew_runs.json` for people; code always folds the events.
  */
 export type CrewStatus = 'planned' | 'running' | 'finished';

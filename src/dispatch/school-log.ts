@@ -5,7 +5,7 @@ import { foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
 
 /**
- * School-wide control facts in `school.jsonl` (DESIGN §2, §3): roster heartbeats and launch pauses.
+ * School-wide control facts in `school.jsonl` (docs/architecture.md): roster heartbeats and launch pauses.
  *
  * Keys:
  *  - `heartbeat:<daemon>:<ms>:<rand>` — one per beat, so two beats in the same millisecond both land;

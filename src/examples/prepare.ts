@@ -163,7 +163,7 @@ function reuse(target: string, templateDir: string): PreparedExampleRepo {
   if (dirty) {
     throw new ExampleRepoError(
       `${target} has uncommitted changes (${dirty.split('\n').length} paths). Crews start from a clean ` +
-        'base (N4.1): commit or discard them, or remove the directory and run again.',
+        'base: commit or discard them, or remove the directory and run again.',
     );
   }
   return { path: target, head: git(target, ['rev-parse', 'HEAD']), created: false };

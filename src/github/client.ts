@@ -30,7 +30,7 @@ export function apiBaseUrl(explicit?: string): string {
 }
 
 /**
- * Octokit with the retry and throttling plugins (DESIGN §5): primary and secondary rate limits are
+ * Octokit with the retry and throttling plugins (docs/architecture.md): primary and secondary rate limits are
  * waited out as the `retry-after` / `x-ratelimit-reset` headers say, 5xx are retried, and
  * mutations go through the throttling plugin's write queue (one at a time, ≥ 1 s apart).
  * A 401, or a 403 that is not a rate limit, becomes a GitHubAuthError that names the token and the

@@ -13,7 +13,7 @@ import { GradingQueue, pendingKeys, type ClaimOptions, type ClaimResult, type Qu
 import type { Verdict } from './verdict.js';
 
 /**
- * One drain (DESIGN §4, seed 000 §3.2): take ONE snapshot of the pending jobs and work through it
+ * One drain (docs/architecture.md, seed 000 §3.2): take ONE snapshot of the pending jobs and work through it
  * in waves of at most `maxWorkers` jobs (never above the fleet's capacity, N6.1), attempting each
  * job at most once. Per job the effects happen in this order: claim → judge → ledger apply
  * (idempotent) → mark graded → outbox record → observation. Marking a wave graded and claiming the

@@ -6,7 +6,7 @@ import { ScoreLedger, scoreOf, type LedgerState } from './ledger.js';
 import { GradingQueue } from './queue.js';
 
 /**
- * What grading tells the dispatch office (DESIGN §4 "scores feed back into agent choice"; seed 002
+ * What grading tells the dispatch office (docs/architecture.md "scores feed back into agent choice"; seed 002
  * two-failure stop). Both are read once per plan, from the same state directory:
  *
  * - `gradingVerdicts`: the grading queue's fold → per crew, `accepted` or `rejected` once graded.

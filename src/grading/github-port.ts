@@ -3,7 +3,7 @@ import type { GitHubClient } from '../github/client.js';
 import type { GitHubPort } from './outbox.js';
 
 /**
- * The outbox's GitHub port over Octokit (DESIGN §5: the client from src/github/client.ts carries
+ * The outbox's GitHub port over Octokit (docs/architecture.md: the client from src/github/client.ts carries
  * retry and throttling). `retries` caps the retry plugin per request; the outbox retries across
  * drains anyway, so a drain does not sit out long backoffs on a failing GitHub.
  */

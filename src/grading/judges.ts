@@ -13,7 +13,7 @@ import { runSealedTests } from './sealed.js';
 import { combine, type JudgeFinding, type Verdict } from './verdict.js';
 
 /**
- * Grades one job with the judges of DESIGN §4, in order: (1) the crew's persisted verification,
+ * Grades one job with the judges of docs/architecture.md, in order: (1) the crew's persisted verification,
  * (2) the sealed tests when configured, (3) the reviewer (a configured command, else the rubric).
  * The first judge that fails decides and the later ones are not run. A judge that cannot do its
  * work (a reviewer crash, a base commit the repository lacks) throws: that is a failed drain to

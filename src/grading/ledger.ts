@@ -8,7 +8,7 @@ import type { Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 
 /**
- * The score ledger (DESIGN §4, N2.3, N5.2): one `score.applied` event per crew, key
+ * The score ledger (docs/architecture.md, N2.3, N5.2): one `score.applied` event per crew, key
  * `score:<crewId>`, in `scores.jsonl`. The EMAs per agent and per (agent, domain, difficulty) are a
  * fold of those events, so a replayed grade is a no-op by construction rather than a second EMA
  * step. The EMA weight travels in each event: the fold does not depend on today's config.

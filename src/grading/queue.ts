@@ -11,7 +11,7 @@ import { claimable, decideClaims, decideFailures } from './claims.js';
 export { claimable } from './claims.js';
 
 /**
- * The grading queue (DESIGN §4, seed 000 §3.2): a fold of `grading.jsonl`. Enqueue is deduplicated
+ * The grading queue (docs/architecture.md, seed 000 §3.2): a fold of `grading.jsonl`. Enqueue is deduplicated
  * by key (enqueue.ts); delivery is at-least-once with a lease per job; failed drains are counted
  * and a job that used its budget becomes a dead letter that only an operator requeues.
  *

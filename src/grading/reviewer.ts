@@ -11,7 +11,7 @@ import type { ReviewerConfig } from '../config/schema.js';
 import { runAgentReviewer } from './agent-reviewer.js';
 
 /**
- * The configured reviewer (DESIGN §4): `grading.reviewer` is a command (argv) or a Claude Code /
+ * The configured reviewer (docs/architecture.md): `grading.reviewer` is a command (argv) or a Claude Code /
  * Codex reviewer (./agent-reviewer.ts). Command protocol: the command (argv, no shell)
  * receives one JSON document on stdin — `{jobKey, issueNumber, crewId, agent, fences, brief, diff,
  * verification, role, report?}` — and the same parts as files named by `SCHOOL_REVIEW_BRIEF`, `SCHOOL_REVIEW_DIFF`

@@ -3,7 +3,7 @@ import type { JudgeFinding } from './verdict.js';
 import { matchesAny } from '../curriculum/glob.js';
 
 /**
- * The built-in reviewer (DESIGN §4): a rubric over the crew's diff. The diff is the ground truth —
+ * The built-in reviewer (docs/architecture.md): a rubric over the crew's diff. The diff is the ground truth —
  * not the file list a crew reports about itself. Checks: the diff is not empty, every touched path
  * lies inside the issue's fences, no test file is deleted, and the change stays within the size
  * limits of `grading.rubric`.

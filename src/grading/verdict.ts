@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * What a grade is (DESIGN §4): accepted only when verification passed (and the sealed tests, when
+ * What a grade is (docs/architecture.md): accepted only when verification passed (and the sealed tests, when
  * configured) AND the reviewer approved. Every verdict names the judge that decided and why, and
  * keeps each judge's own finding so a rejection can be explained without re-running anything.
  */

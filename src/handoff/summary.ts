@@ -1,4 +1,4 @@
-import { escapeHtml } from '../board/escape.js';
+import { escapeHtml } from '../security/html.js';
 import type { HandoffImport } from './import.js';
 
 /** The import's job-summary section: what each handoff contributed and what was refused, why. */

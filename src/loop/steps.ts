@@ -1,3 +1,4 @@
+import { readCurriculumStrict } from '../curriculum/store.js';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { freeDiskBytes } from '../crew/disk.js';
 import { tmpdir } from 'node:os';
@@ -8,12 +9,10 @@ import { planDispatch, type PlanResult } from '../dispatch/plan.js';
 import { gradingVerdicts, ledgerScores } from '../grading/feedback.js';
 import type { Logger } from '../log.js';
 import type { LeaseOwner } from '../schemas/crew.js';
-import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
-import { readJsonl } from '../state/jsonl.js';
 import { StateLayout } from '../state/layout.js';
 import { runAssignments, type DriverResult, type Progress } from '../crew/driver.js';
 import { driverAlive } from '../crew/driver-lock.js';
-import type { JobStatus } from '../dispatch/lease.js';
+import type { JobLiveness } from '../dispatch/lease.js';
 import { readCrewState } from '../dispatch/lease.js';
 import { plannerOwner } from '../dispatch/liveness.js';
 import { defaultRuntimeDir } from '../crew/spec.js';
@@ -27,11 +26,6 @@ import { defaultRuntimeDir } from '../crew/spec.js';
  * - `runStep`: on a daemon's machine, beat the roster, run every crew planned for that daemon with
  *   its K slots (the driver), and copy the finished bookbags to an output directory for upload.
  */
-
-/** `curriculum.jsonl` as written by fetch-curriculum: one sanitized item per line. */
-export function readCurriculum(layout: StateLayout): CurriculumItem[] {
-  return readJsonl<unknown>(layout.file('curriculum')).records.map((r) => curriculumItemSchema.parse(r));
-}
 
 export { freeDiskBytes } from '../crew/disk.js';
 
@@ -48,7 +42,7 @@ export interface PlanStepOptions {
    * cancelled or never started, and running crews whose owner is gone. Without it (locally) only
    * local owners are checked.
    */
-  jobStatus?: JobStatus;
+  jobStatus?: JobLiveness;
   /** The workflow job that runs a daemon's crews (its matrix jobs are named `<crewJob> <daemon>`). */
   crewJob?: string;
   /** Who is expected to start the planned crews; default `plannerOwner(crewJob)` (proc.ts). */
@@ -72,7 +66,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
     return await planDispatch({
       config: o.config,
       layout,
-      curriculum: readCurriculum(layout),
+      curriculum: readCurriculumStrict(layout),
       logger: o.logger,
       freeDiskBytes: disk,
       ...(verdicts ? { verdicts } : {}),
@@ -117,7 +111,7 @@ export async function refillFor(o: {
   logger: Logger;
   freeDiskBytes: number;
   remainingMs?: number;
-  jobStatus?: JobStatus;
+  jobStatus?: JobLiveness;
 }): Promise<string[]> {
   // A daemon that refills is alive: beat first, so a job longer than the heartbeat TTL stays online.
   await beat(o.layout, o.config, o.daemon, o.freeDiskBytes);
@@ -126,7 +120,7 @@ export async function refillFor(o: {
   const plan = await planDispatch({
     config: o.config,
     layout: o.layout,
-    curriculum: readCurriculum(o.layout),
+    curriculum: readCurriculumStrict(o.layout),
     logger: quiet,
     forDaemon: o.daemon,
     freeDiskBytes: { [o.daemon]: o.freeDiskBytes },
@@ -157,7 +151,7 @@ export interface RunStepOptions {
   /** Where finished bookbags are copied for upload. */
   bookbagsPath?: string;
   remainingMs?: () => number;
-  jobStatus?: JobStatus;
+  jobStatus?: JobLiveness;
   onProgress?: (p: Progress) => void;
   graceMs?: number;
   /**

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { StateEvent } from '../state/event-log.js';
 
 /**
- * Crew lifecycle and worktree leases, as events in `crews.jsonl` (DESIGN §2, §3). The crew
+ * Crew lifecycle and worktree leases, as events in `crews.jsonl` (docs/architecture.md). The crew
  * registry (`views/crew_runs.json`) is a fold of these.
  *
  * Keys: `planned:<crew_id>`, `started:<crew_id>`, `lease:<daemon>/<slot>:<crew_id>`,

@@ -1,7 +1,7 @@
 import type { StateEvent } from '../state/event-log.js';
 
 /**
- * The grading queue, as events in `grading.jsonl` (DESIGN §4). A job's identity is
+ * The grading queue, as events in `grading.jsonl` (docs/architecture.md). A job's identity is
  * `(issue_number, crew_id)`; its key is `grade:<issue_number>:<crew_id>`.
  */
 export function jobKey(issueNumber: number, crewId: string): string {

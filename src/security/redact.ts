@@ -1,5 +1,5 @@
 /**
- * The redactor (DESIGN §6). Every byte written to state, summaries, artifacts, comments and logs
+ * The redactor (docs/architecture.md). Every byte written to state, summaries, artifacts, comments and logs
  * passes through here. Sensitive keys and token-shaped values become `[REDACTED]`; identity fields
  * (keys, issue numbers, crew ids, statuses, attempt counts) are never touched, so a redacted record
  * keeps its place in queues and ledgers.

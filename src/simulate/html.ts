@@ -1,3 +1,4 @@
+import { escapeHtml } from '../security/html.js';
 import type { Comparison } from './compare.js';
 import type { SimResult } from './engine.js';
 import { describeScenario, goalLines, METRIC_HEADERS, metricsRow, minutes } from './report.js';
@@ -7,17 +8,11 @@ import { describeScenario, goalLines, METRIC_HEADERS, metricsRow, minutes } from
  * no font, no external reference of any kind — so it opens offline and can be attached as a CI
  * artifact. One per-slot timeline per policy, all on the same time axis so their lengths compare.
  */
+
 const MAX_ROWS = 200;
 const WIDTH = 1000;
 const LEFT = 70;
 const COLORS = { success: '#2e8b57', failure: '#c0392b', usage_limit: '#e0a800' } as const;
-
-export function escapeHtml(s: string): string {
-  return s.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
-}
 
 function timeline(c: Comparison, result: SimResult, horizon: number): string {
   const slots = c.workload.slots;

@@ -3,7 +3,7 @@ import { readJsonl, appendJsonl, parseJsonl, syncFile, type Warn } from './jsonl
 import { withLock, type LockStats } from './lock.js';
 
 /**
- * Every durable fact is an event with an idempotency key (DESIGN §2). Current state is a
+ * Every durable fact is an event with an idempotency key (docs/architecture.md). Current state is a
  * deterministic fold of the events; an event whose key was already applied is skipped, so replays
  * and the union of two writers' logs are safe by construction.
  */

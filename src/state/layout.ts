@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 
 /**
- * The state directory (DESIGN §2). Everything durable lives here and nowhere else; checkpoint-state
+ * The state directory (docs/architecture.md). Everything durable lives here and nowhere else; checkpoint-state
  * saves and restores exactly this tree.
  */
 export const STATE_FILES = {

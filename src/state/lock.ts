@@ -12,7 +12,7 @@ import lockfile from 'proper-lockfile';
 import { LockError } from '../errors.js';
 
 /**
- * One cross-process lock, with identical options everywhere (DESIGN §2). The lock is a directory
+ * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a directory
  * `<target>.lock` maintained by proper-lockfile: a holder refreshes its mtime, and a lock left by a
  * SIGKILLed holder is considered stale after `stale` ms and taken over.
  *

@@ -50,7 +50,7 @@ function history(jobs: number): StateEvent[] {
   return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
 }
 
-describe('compaction (DESIGN §2: the checkpoint grows with the active set)', () => {
+describe('compaction (docs/architecture.md: the checkpoint grows with the active set)', () => {
   it('folds old events into $snapshot, keeps every key, keeps live jobs, keeps recent events verbatim', () => {
     const events = history(120);
     const { files, compacted } = compact(new Map([['grading.jsonl', jsonl(events)]]), {

@@ -33,7 +33,7 @@ function run(
   });
 }
 
-describe('two savers racing on the state branch (DESIGN §2 compare-and-swap)', () => {
+describe('two savers racing on the state branch (docs/architecture.md compare-and-swap)', () => {
   it(
     'both processes’ events survive; the loser merges and retries; the token never reaches argv',
     async () => {

@@ -56,7 +56,7 @@ function expectNoSecret(label: string, bytes: Buffer | string) {
     if (text.includes(p)) throw new Error(`${label} contains planted secret material "${p.slice(0, 12)}…"`);
 }
 
-describe('no planted secret reaches any saved byte (DESIGN §6)', () => {
+describe('no planted secret reaches any saved byte (docs/architecture.md)', () => {
   it('redacts issue text, bookbags and errors across branch, cache, artifact and directory; identity fields survive', async () => {
     const root = join(tmp.path, 's');
     const { bare } = initBareRemote(root);

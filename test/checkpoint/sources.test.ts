@@ -33,7 +33,7 @@ const warnings = (log: ReturnType<typeof memoryLogger>) =>
     .map((l) => l.message)
     .join('\n');
 
-describe('cache and artifact copies (DESIGN §5)', () => {
+describe('cache and artifact copies (docs/architecture.md)', () => {
   it('saves the branch first, then the same snapshot to the cache under a per-run key and to an artifact', async () => {
     const root = join(tmp.path, 'all');
     const { bare } = initBareRemote(root);

@@ -17,7 +17,7 @@ import { tempDir } from '../support/tmp.js';
 import { GiB, config, item } from './helpers.js';
 
 /**
- * Reconciliation in Actions (DESIGN §5): a crew planned by run R whose crew job for its daemon was
+ * Reconciliation in Actions (docs/architecture.md): a crew planned by run R whose crew job for its daemon was
  * cancelled by its concurrency group, or never got a runner, or a run that ended without such a job,
  * must not stay "planned" forever. The jobs API is answered by msw the way GitHub answers it.
  */

