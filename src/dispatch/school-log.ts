@@ -46,7 +46,9 @@ export type SchoolEvent =
   | StateEvent<'roster.heartbeat', RosterHeartbeat>
   | StateEvent<'school.paused', PauseRecorded>
   | StateEvent<'school.pause-cleared', PauseCleared>
-  | StateEvent<'issue.requeued', IssueRequeued>;
+  | StateEvent<'issue.requeued', IssueRequeued>
+  /** A handoff's audit lines were imported (they carry no keys: this event makes the import idempotent). */
+  | StateEvent<'handoff.imported', { daemon: string; sha256: string }>;
 
 export interface RosterEntry extends RosterHeartbeat {
   /** Wall-clock time of the latest beat (ISO): a cross-machine fact, compared against the TTL. */

@@ -7,7 +7,10 @@ import { message } from '../errors.js';
 import { importBookbags } from '../grading/import.js';
 import type { Logger } from '../log.js';
 import { redact } from '../security/redact.js';
-import { EventLog, type StateEvent } from '../state/event-log.js';
+import { EventLog, event, type StateEvent } from '../state/event-log.js';
+import { appendJsonl } from '../state/jsonl.js';
+import { withLock } from '../state/lock.js';
+import { schoolLog } from '../dispatch/school-log.js';
 import { STATE_FILES, type StateLayout } from '../state/layout.js';
 import {
   HANDOFF_LOGS,
@@ -145,6 +148,10 @@ export async function importHandoffs(
         refuse(file, 'does not match its digest in handoff.json');
         continue;
       }
+      if (log === 'audit') {
+        entry.accepted += await importAudit(layout, bytes, meta.sha256, daemon, (why) => refuse(file, why));
+        continue;
+      }
       const ctx = { daemon, crews: crewsOf(layout, daemon) };
       // A roster job only beats: nothing else may arrive under its name.
       const rules: Partial<Record<HandoffLog, Record<string, Rule>>> = roster
@@ -184,6 +191,53 @@ export async function importHandoffs(
   }
   for (const r of result.refused) o.logger.warning(`handoff ${r.dir}: refused ${r.what}: ${r.reason}`);
   return result;
+}
+
+/**
+ * Audit lines carry no idempotency key: they are appended once per handoff file, which a
+ * `handoff.imported` event keyed by the file's digest records (a replayed handoff adds nothing).
+ */
+async function importAudit(
+  layout: StateLayout,
+  bytes: Buffer,
+  sha256: string,
+  daemon: string,
+  refuse: (why: string) => void,
+): Promise<number> {
+  const records: Array<Record<string, unknown>> = [];
+  for (const line of bytes.toString('utf8').split('\n')) {
+    if (!line.trim()) continue;
+    if (Buffer.byteLength(line) > MAX_LINE) {
+      refuse(`audit line over ${MAX_LINE} bytes`);
+      continue;
+    }
+    let r: unknown;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      refuse('audit line is not JSON');
+      continue;
+    }
+    const a = r as { at?: unknown; type?: unknown } | null;
+    if (
+      !a ||
+      typeof a !== 'object' ||
+      Array.isArray(a) ||
+      typeof a.type !== 'string' ||
+      typeof a.at !== 'string'
+    ) {
+      refuse('audit line without type and time');
+      continue;
+    }
+    records.push(redact({ ...(a as Record<string, unknown>), handoff: daemon }));
+  }
+  if (!records.length) return 0;
+  const marker = event('handoff.imported', `handoff:audit:${sha256}`, { daemon, sha256 });
+  const fresh = await schoolLog(layout).append([marker]);
+  if (!fresh.length) return 0;
+  const path = layout.file('audit');
+  await withLock(path, () => appendJsonl(path, records));
+  return records.length;
 }
 
 function crewsOf(layout: StateLayout, daemon: string): Set<string> {

@@ -39,6 +39,7 @@ function issuesFile(s: School, numbers: number[]): string {
         labels: [],
         state: 'open',
         html_url: `https://github.com/o/r/issues/${n}`,
+        author_association: 'OWNER',
         updated_at: '2026-01-01T00:00:00Z',
       })),
     ),

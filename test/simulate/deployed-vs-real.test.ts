@@ -76,6 +76,7 @@ describe('the simulator tells the truth about the loop as deployed', () => {
             labels: [],
             state: 'open',
             updated_at: '2026-01-01T00:00:00Z',
+            author_association: 'OWNER',
           })),
         ),
       );
