@@ -19,8 +19,10 @@ const check = process.argv.includes('--check');
 const full = process.argv.includes('--full');
 const dist = join(root, 'dist');
 const MANIFEST = 'inputs.json';
+// An entry is a src/actions/<name>.ts with an actions/<name>/action.yml; the other modules there
+// (the board summary, the cache/artifact ports) are shared by the entries.
 const entries = readdirSync(join(root, 'src/actions'))
-  .filter((f) => f.endsWith('.ts') && !f.startsWith('_'))
+  .filter((f) => f.endsWith('.ts') && existsSync(join(root, 'actions', f.slice(0, -3), 'action.yml')))
   .map((f) => ({ name: f.slice(0, -3), file: join('src/actions', f) }));
 entries.push({ name: 'cli', file: 'src/cli/index.ts' });
 

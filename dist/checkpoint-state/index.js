@@ -42604,7 +42604,98 @@ var __webpack_exports__ = {};
 
 // EXTERNAL MODULE: ./node_modules/@actions/core/lib/core.js + 7 modules
 var lib_core = __nccwpck_require__(33838);
-;// CONCATENATED MODULE: ./src/checkpoint/actions-ports.ts
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(73024);
+;// CONCATENATED MODULE: ./src/github/credentials.ts
+
+/**
+ * Actions hygiene. The runner hands a step its credentials in the environment: the `token` input as
+ * INPUT_TOKEN, the cache/artifact service token as ACTIONS_RUNTIME_TOKEN, the OIDC request token.
+ * After the inputs are read, `hideCredentials` removes them from `process.env` (nothing the toolkit
+ * starts could inherit them, even by mistake) and, on Linux, overwrites their values in this
+ * process's original environment block, which `/proc/<pid>/environ` shows to every process of the
+ * same user — a student included. The cache and artifact clients get the runtime variables back
+ * only for the duration of their call (`withActionsRuntime`).
+ */
+const RUNTIME = [
+    'ACTIONS_RUNTIME_TOKEN',
+    'ACTIONS_RUNTIME_URL',
+    'ACTIONS_RESULTS_URL',
+    'ACTIONS_CACHE_URL',
+    'ACTIONS_CACHE_SERVICE_V2',
+];
+const DROP = /^(INPUT_.*TOKEN.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN)$/i;
+const kept = new Map();
+let lent = 0;
+function hideCredentials(env = process.env) {
+    const names = Object.keys(env).filter((k) => DROP.test(k) || RUNTIME.includes(k));
+    for (const k of names) {
+        if (RUNTIME.includes(k) && env[k] !== undefined)
+            kept.set(k, env[k]);
+        delete env[k];
+    }
+    if (env === process.env)
+        scrubEnviron(names);
+    return names;
+}
+/** Lends the cache/artifact runtime variables to `fn` (the @actions clients read process.env). */
+async function withActionsRuntime(fn) {
+    if (lent++ === 0)
+        for (const [k, v] of kept)
+            process.env[k] = v;
+    try {
+        return await fn();
+    }
+    finally {
+        if (--lent === 0)
+            for (const k of kept.keys())
+                delete process.env[k];
+    }
+}
+/**
+ * Overwrites the values of `names` in this process's initial environment block (Linux:
+ * /proc/self/stat gives its bounds, /proc/self/mem writes it). Best effort: anything unexpected
+ * leaves the block as it is.
+ */
+function scrubEnviron(names) {
+    if (process.platform !== 'linux' || !names.length)
+        return 0;
+    try {
+        const stat = (0,external_node_fs_.readFileSync)('/proc/self/stat', 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const start = Number(fields[47]); // field 50 overall: env_start
+        const block = (0,external_node_fs_.readFileSync)('/proc/self/environ');
+        if (!Number.isSafeInteger(start) || start <= 0)
+            return 0;
+        let done = 0;
+        const fd = (0,external_node_fs_.openSync)('/proc/self/mem', 'r+');
+        try {
+            let at = 0;
+            while (at < block.length) {
+                const end = block.indexOf(0, at) === -1 ? block.length : block.indexOf(0, at);
+                const entry = block.subarray(at, end).toString('latin1');
+                const eq = entry.indexOf('=');
+                if (eq > 0 && names.includes(entry.slice(0, eq))) {
+                    const from = at + eq + 1;
+                    if (end > from)
+                        (0,external_node_fs_.writeSync)(fd, Buffer.alloc(end - from, 0x2a), 0, end - from, start + from);
+                    done++;
+                }
+                at = end + 1;
+            }
+        }
+        finally {
+            (0,external_node_fs_.closeSync)(fd);
+        }
+        return done;
+    }
+    catch {
+        return 0;
+    }
+}
+
+;// CONCATENATED MODULE: ./src/actions/cache-artifact-ports.ts
+
 /**
  * Production implementations of the cache and artifact ports. Imported only by the action entry.
  * The service clients are loaded on first use: they are large, and a restore from the branch alone
@@ -42612,15 +42703,15 @@ var lib_core = __nccwpck_require__(33838);
  * reserve collision into a logged warning and -1; anything it throws is caught by CacheSource.
  */
 const actionsCachePort = {
-    available: async () => (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).isFeatureAvailable(),
-    save: async (paths, key) => (await (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).saveCache(paths, key)) !== -1,
-    restore: async (paths, primaryKey, restoreKeys) => (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).restoreCache(paths, primaryKey, restoreKeys),
+    available: () => withActionsRuntime(async () => (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).isFeatureAvailable()),
+    save: (paths, key) => withActionsRuntime(async () => (await (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).saveCache(paths, key)) !== -1),
+    restore: (paths, primaryKey, restoreKeys) => withActionsRuntime(async () => (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).restoreCache(paths, primaryKey, restoreKeys)),
 };
 const actionsArtifactPort = {
-    async upload(name, files, root, retentionDays) {
+    upload: (name, files, root, retentionDays) => withActionsRuntime(async () => {
         const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(458)]).then(__nccwpck_require__.bind(__nccwpck_require__, 67458));
         await new DefaultArtifactClient().uploadArtifact(name, files, root, { retentionDays });
-    },
+    }),
 };
 
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
@@ -52177,8 +52268,6 @@ function coerce_date(params) {
     return core._coercedDate(schemas.ZodDate, params);
 }
 
-// EXTERNAL MODULE: external "node:fs"
-var external_node_fs_ = __nccwpck_require__(73024);
 // EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
 var dist = __nccwpck_require__(38815);
 ;// CONCATENATED MODULE: ./src/errors.ts
@@ -52230,7 +52319,7 @@ class GitHubAuthError extends SchoolError {
     }
 }
 /** Turns anything thrown into one line a person can read. */
-function errors_message(error) {
+function message(error) {
     if (error instanceof Error)
         return error.message || error.name;
     if (typeof error === 'string')
@@ -52243,16 +52332,103 @@ function errors_message(error) {
     }
 }
 
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(76760);
+;// CONCATENATED MODULE: ./src/process/env.ts
+/**
+ * The environment of every child process is built here, from an allow-list plus named additions.
+ * It is never a copy of ours: a token in the toolkit's environment (INPUT_TOKEN, GITHUB_TOKEN,
+ * ACTIONS_RUNTIME_TOKEN, cloud keys) reaches a child only when a caller names it in `pass`.
+ */
+/** What any program needs to run at all; nothing here is a credential. */
+const BASE_ENV = [
+    'PATH',
+    'HOME',
+    'LANG',
+    'LC_ALL',
+    'LC_CTYPE',
+    'TZ',
+    'TMPDIR',
+    'TERM',
+    'USER',
+    'LOGNAME',
+    'SHELL',
+];
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+function childEnv(o = {}) {
+    const from = o.from ?? process.env;
+    const env = {};
+    for (const k of [...BASE_ENV, ...(o.pass ?? [])]) {
+        if (!NAME.test(k))
+            throw new TypeError(`environment variable name ${JSON.stringify(k)} is not valid`);
+        const v = from[k];
+        if (v !== undefined)
+            env[k] = v;
+    }
+    for (const [k, v] of Object.entries(o.set ?? {})) {
+        if (v === undefined)
+            delete env[k];
+        else
+            env[k] = v;
+    }
+    return env;
+}
+/** Adds or overrides variables of an environment that was already built. */
+function extendEnv(base, set) {
+    const env = { ...base };
+    for (const [k, v] of Object.entries(set)) {
+        if (v === undefined)
+            delete env[k];
+        else
+            env[k] = v;
+    }
+    return env;
+}
+/**
+ * Variables the Actions runner gives a step that name this run (no credential among them). The
+ * toolkit's own helper processes (the crew runner) need them to record who owns a lease.
+ */
+const RUN_IDENTITY_ENV = (/* unused pure expression or super */ null && ([
+    'CI',
+    'GITHUB_ACTIONS',
+    'GITHUB_RUN_ID',
+    'GITHUB_RUN_ATTEMPT',
+    'GITHUB_JOB',
+    'GITHUB_REPOSITORY',
+    'GITHUB_WORKSPACE',
+    'GITHUB_SERVER_URL',
+    'GITHUB_API_URL',
+    'RUNNER_TEMP',
+    'RUNNER_DEBUG',
+    'SCHOOL_DEBUG',
+]));
+/** Names that must never be passed on, whatever a configuration says. */
+const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+
 ;// CONCATENATED MODULE: ./src/config/schema.ts
 
+
+
 /**
- * `school.yml` (DESIGN §1, §3, §4). Every field has a default, so an empty file is a working
+ * `school.yml` (docs/architecture.md). Every field has a default, so an empty file is a working
  * configuration: one local daemon with one worktree, one crew at a time, the built-in rubric.
  * Objects are strict: a misspelled key is an error, not a silently ignored setting.
  */
 const schema_CAPACITY_CLASSES = ['light', 'standard', 'heavy', 'xl'];
 const ROLES = ['coding', 'research', 'triage', 'docs'];
 const CLASSROOMS = ['worktree', 'orca', 'bot'];
+const DELIVERY_MODES = ['pull-request', 'branch', 'none'];
+const DISPATCH_ORDERS = ['smallest-first', 'tail-guard'];
+const AUTHOR_ASSOCIATIONS = [
+    'OWNER',
+    'MEMBER',
+    'COLLABORATOR',
+    'CONTRIBUTOR',
+    'FIRST_TIME_CONTRIBUTOR',
+    'FIRST_TIMER',
+    'MANNEQUIN',
+    'NONE',
+];
 /** argv, never a shell string (N1.2). */
 const argv = array(schemas_string().min(1))
     .min(1)
@@ -52288,14 +52464,105 @@ const daemonSchema = strictObject({
         .optional()
         .describe('Orca daemon CLI, for classroom: orca.'),
 });
+/**
+ * Names of environment variables handed to a process on purpose (an agent's API key). The toolkit's
+ * own credentials can never be named: the runner's and the workflow's tokens stay with the toolkit.
+ */
+const passEnvSchema = array(schemas_string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, underscore)')
+    .refine((n) => !NEVER_PASS.test(n), "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key"))
+    .default([])
+    .describe('Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.');
+const AGENT_KINDS = ['command', 'claude-code', 'codex'];
+/** USD per million tokens; codex reports tokens and no cost, so its spend is priced with these. */
+const pricingSchema = strictObject({
+    inputPerMTok: schemas_number().min(0).describe('USD per million uncached input tokens.'),
+    cachedInputPerMTok: schemas_number().min(0).default(0).describe('USD per million cached input tokens.'),
+    outputPerMTok: schemas_number().min(0).describe('USD per million output tokens.'),
+})
+    .describe('Token prices used when the tool reports no cost (codex).');
+/** What the claude-code and codex kinds share with the reviewer of the same kind. */
+const cliFields = {
+    bin: schemas_string()
+        .min(1)
+        .optional()
+        .describe('The CLI to run (default `claude` or `codex`, found on PATH); an absolute path works too.'),
+    model: schemas_string().min(1).optional().describe('Model name passed to the CLI (--model).'),
+    args: array(schemas_string().min(1))
+        .default([])
+        .describe('Extra CLI arguments (argv elements), added before the prompt.'),
+    pricing: pricingSchema.optional(),
+};
 const agentSchema = strictObject({
     id: schemas_string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dot, dash, underscore'),
-    command: argv.describe('Student command (argv). Receives the brief path as $SCHOOL_BRIEF and in argv via {brief}.'),
+    kind: schemas_enum(AGENT_KINDS)
+        .default('command')
+        .describe('command (any program, the student contract), claude-code (claude -p) or codex (codex exec).'),
+    command: argv
+        .optional()
+        .describe('kind command: the student (argv). Receives the brief path as $SCHOOL_BRIEF and in argv via {brief}.'),
+    ...cliFields,
+    maxTurns: schemas_number().int().min(1).max(10_000).optional().describe('claude-code: --max-turns.'),
     roles: array(schemas_enum(ROLES)).default(['coding']),
     domains: array(schemas_string()).default([]).describe('Domains it takes; empty means any.'),
     maxDifficulty: difficulty.default(5),
     trust: schemas_enum(['low', 'standard', 'high']).default('standard'),
+    passEnv: passEnvSchema,
+})
+    .superRefine((a, ctx) => {
+    if (a.kind === 'command' && !a.command)
+        ctx.addIssue({
+            code: 'custom',
+            path: ['command'],
+            message: 'an agent of kind command needs a command (argv), or set kind: claude-code | codex',
+        });
+    if (a.kind !== 'command' && a.command)
+        ctx.addIssue({
+            code: 'custom',
+            path: ['command'],
+            message: `kind ${a.kind} runs its CLI itself; use bin and args instead of command`,
+        });
 });
+/** CLI flags that would give a reviewer write access; the reviewer's `args` may not carry them. */
+const WRITE_GRANTS = [
+    '--dangerously-skip-permissions',
+    '--permission-mode',
+    '--allowedTools',
+    '--allowed-tools',
+    '--sandbox',
+    '-s',
+    '--full-auto',
+    '--dangerously-bypass-approvals-and-sandbox',
+];
+/** grading.reviewer: an argv (a command reviewer, as before) or a kind with its settings. */
+const reviewerSchema = union([
+    argv,
+    strictObject({
+        kind: schemas_enum(AGENT_KINDS).default('command'),
+        command: argv.optional().describe('kind command: the reviewer (argv).'),
+        ...cliFields,
+        passEnv: passEnvSchema,
+    })
+        .superRefine((r, ctx) => {
+        if (r.kind === 'command' && !r.command)
+            ctx.addIssue({
+                code: 'custom',
+                path: ['command'],
+                message: 'a command reviewer needs a command (argv)',
+            });
+        const widening = r.args.find((a) => WRITE_GRANTS.includes(a.split('=')[0]));
+        if (widening)
+            ctx.addIssue({
+                code: 'custom',
+                path: ['args'],
+                message: `the reviewer runs read-only; remove ${widening} (it would let the reviewer write)`,
+            });
+    }),
+]);
+/** GitHub's limit on the jobs of one matrix: the crew and roster jobs are matrices over daemons. */
+const MAX_DAEMONS = 256;
+/** The heartbeat TTL when school.yml sets none and no schedule says how often daemons beat. */
+const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
     stateDir: schemas_string().default('.school/state').describe('Where all durable state lives.'),
     repository: schemas_string()
@@ -52327,27 +52594,39 @@ const schema_configSchema = strictObject({
             weight: 'standard',
         }),
         rules: array(ruleSchema).default([]),
+        trust: strictObject({
+            associations: array(schemas_enum(AUTHOR_ASSOCIATIONS))
+                .default(['OWNER', 'MEMBER', 'COLLABORATOR'])
+                .describe('Issues by authors with one of these author_association values are dispatched.'),
+            labels: array(schemas_string().min(1))
+                .default([])
+                .describe('Trigger labels: an issue carrying one is dispatched whoever opened it.'),
+            anyone: schemas_boolean()
+                .default(false)
+                .describe('Dispatch every issue whoever opened it (only for private repositories).'),
+        })
+            .prefault({})
+            .describe('Intake trust gate: an issue is a prompt to an agent; only trusted ones are dispatched.'),
     })
         .prefault({}),
     fleet: strictObject({
         daemons: array(daemonSchema)
             .min(1)
+            // One crew job and one roster job per daemon: GitHub's matrix holds at most 256 jobs.
+            .max(MAX_DAEMONS, {
+            message: `at most ${MAX_DAEMONS} daemons (GitHub runs at most ${MAX_DAEMONS} jobs of one matrix)`,
+        })
             .default([{ id: 'local', labels: [], worktrees: 1, class: 'standard', classroom: 'worktree' }]),
-        heartbeatTtlSeconds: schemas_number().int().min(10).default(900),
+        heartbeatTtlSeconds: schemas_number()
+            .int()
+            .min(10)
+            .optional()
+            .describe(`Roster heartbeat TTL. Unset: from the schedule interval on GitHub Actions, else ${DEFAULT_HEARTBEAT_TTL_SECONDS} s.`),
     })
         .prefault({}),
     agents: array(agentSchema)
-        .min(1)
-        .default([
-        {
-            id: 'student',
-            command: ['node', 'examples/student.mjs'],
-            roles: ['coding', 'research', 'triage', 'docs'],
-            domains: [],
-            maxDifficulty: 5,
-            trust: 'standard',
-        },
-    ]),
+        .default([])
+        .describe('The students. Empty by default: nothing is dispatched until one is added (`school init` writes them).'),
     dispatch: strictObject({
         maxCrews: schemas_number().int().min(1).max(10_000).default(1).describe('Global cap on concurrent crews.'),
         crewTimeoutSeconds: schemas_number().int().min(1).default(900),
@@ -52355,9 +52634,43 @@ const schema_configSchema = strictObject({
         jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(360),
         minFreeDiskGiB: schemas_number().min(0).default(8),
         spendCap: schemas_number().min(0).optional().describe('Stop placing crews when spend reaches this (USD).'),
-        maxFallbacks: schemas_number().int().min(0).default(2).describe('N7.3: fallback runs per cycle.'),
+        maxFallbacks: schemas_number()
+            .int()
+            .min(0)
+            .default(2)
+            .describe('Runs per cycle placed in a fallback classroom when no worktree daemon is online.'),
         leaseSeconds: schemas_number().int().min(10).default(1200),
         verify: argv.optional().describe('Verification command run in the worktree after the student.'),
+        order: schemas_enum(DISPATCH_ORDERS)
+            .default('smallest-first')
+            .describe('smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first.'),
+        correctionTurns: schemas_number()
+            .int()
+            .min(0)
+            .max(10)
+            .default(2)
+            .describe('Turns the same agent session gets with the checker output when verification fails.'),
+    })
+        .prefault({}),
+    delivery: strictObject({
+        mode: schemas_enum(DELIVERY_MODES)
+            .optional()
+            .describe('Where accepted work goes. Unset: pull-request in the drain-grading action, branch in the school CLI.'),
+        base: schemas_string()
+            .min(1)
+            .optional()
+            .describe("Base branch of delivered pull requests; default: the repository's default branch."),
+        draft: schemas_boolean().default(true).describe('Open pull requests as drafts.'),
+        closeIssue: schemas_boolean().default(false).describe('Write `Closes #N` in the pull request body.'),
+        author: strictObject({
+            name: schemas_string().min(1).default('school-core').describe('Author and committer name.'),
+            email: schemas_string()
+                .min(3)
+                .default('school-core@users.noreply.github.com')
+                .describe('Author and committer email.'),
+        })
+            .prefault({})
+            .describe('Author and committer of delivered commits.'),
     })
         .prefault({}),
     grading: strictObject({
@@ -52365,10 +52678,18 @@ const schema_configSchema = strictObject({
         maxAttempts: schemas_number().int().min(1).max(100).default(3),
         leaseSeconds: schemas_number().int().min(5).default(600),
         emaAlpha: schemas_number().gt(0).max(1).default(0.3),
-        sealedTests: argv.optional().describe('Hidden test command run on the crew patch at its base.'),
-        reviewer: argv
+        sealedTests: argv
             .optional()
-            .describe('Reviewer command printing a JSON verdict; default: built-in rubric.'),
+            .describe('Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir.'),
+        sealedDir: schemas_string()
+            .optional()
+            .describe('Directory outside the repository holding the sealed suite (copied for each run).'),
+        sealedProtect: array(schemas_string().min(1))
+            .default([])
+            .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
+        reviewer: reviewerSchema
+            .optional()
+            .describe('Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric.'),
         rubric: strictObject({
             maxChangedLines: schemas_number().int().min(1).default(2000),
             maxChangedFiles: schemas_number().int().min(1).default(50),
@@ -52389,6 +52710,19 @@ const schema_configSchema = strictObject({
         compactAfterDays: schemas_number().min(0).default(14),
     })
         .prefault({}),
+})
+    .superRefine((c, ctx) => {
+    // A sealed suite inside the repository is one the patch can rewrite.
+    const dir = c.grading.sealedDir;
+    if (dir === undefined)
+        return;
+    const rel = (0,external_node_path_.relative)((0,external_node_path_.resolve)(c.repoPath), (0,external_node_path_.resolve)(dir));
+    if (rel === '' || (!rel.startsWith('..') && !(0,external_node_path_.isAbsolute)(rel)))
+        ctx.addIssue({
+            code: 'custom',
+            path: ['grading', 'sealedDir'],
+            message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`,
+        });
 });
 
 ;// CONCATENATED MODULE: ./src/config/load.ts
@@ -52489,13 +52823,11 @@ function resolveConfig(explicit, overrides = {}) {
         : parseConfig({}, 'defaults', overrides);
 }
 
-// EXTERNAL MODULE: external "node:path"
-var external_node_path_ = __nccwpck_require__(76760);
 // EXTERNAL MODULE: external "node:crypto"
 var external_node_crypto_ = __nccwpck_require__(77598);
 ;// CONCATENATED MODULE: ./src/security/redact.ts
 /**
- * The redactor (DESIGN §6). Every byte written to state, summaries, artifacts, comments and logs
+ * The redactor (docs/architecture.md). Every byte written to state, summaries, artifacts, comments and logs
  * passes through here. Sensitive keys and token-shaped values become `[REDACTED]`; identity fields
  * (keys, issue numbers, crew ids, statuses, attempt counts) are never touched, so a redacted record
  * keeps its place in queues and ledgers.
@@ -52701,10 +53033,13 @@ const silentLogger = {
 
 /**
  * Crash-safe replace (N2.2): write a temp file in the same directory, fsync it, rename it over the
- * target, fsync the directory. A reader sees the old content or the new, never a mix.
+ * target, fsync the directory. A reader sees the old content or the new, never a mix. With
+ * `durable: false` the fsyncs are left out (the swap is still atomic for readers): for derived
+ * files such as views, which are rebuilt from the event logs anyway.
  * Bytes are written as given: use writeJsonAtomic/writeTextAtomic, which redact first.
  */
-function writeFileAtomic(path, data) {
+function atomic_writeFileAtomic(path, data, options = {}) {
+    const durable = options.durable !== false;
     const dir = (0,external_node_path_.dirname)(path);
     (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
     const tmp = (0,external_node_path_.join)(dir, `.${(0,external_node_path_.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString('hex')}.tmp`);
@@ -52714,7 +53049,8 @@ function writeFileAtomic(path, data) {
         let off = 0;
         while (off < buf.length)
             off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
-        (0,external_node_fs_.fsyncSync)(fd);
+        if (durable)
+            (0,external_node_fs_.fsyncSync)(fd);
     }
     catch (e) {
         (0,external_node_fs_.closeSync)(fd);
@@ -52728,7 +53064,8 @@ function writeFileAtomic(path, data) {
     }
     (0,external_node_fs_.closeSync)(fd);
     (0,external_node_fs_.renameSync)(tmp, path);
-    fsyncDir(dir);
+    if (durable)
+        fsyncDir(dir);
 }
 function fsyncDir(dir) {
     let fd;
@@ -52745,18 +53082,18 @@ function fsyncDir(dir) {
     }
 }
 /** Redacts, serializes and atomically writes a JSON document (with a trailing newline). */
-function atomic_writeJsonAtomic(path, value) {
-    writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + '\n');
+function atomic_writeJsonAtomic(path, value, options = {}) {
+    atomic_writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + '\n', options);
 }
 /** Redacts and atomically writes text. */
 function writeTextAtomic(path, text) {
-    writeFileAtomic(path, redactText(text));
+    atomic_writeFileAtomic(path, redactText(text));
 }
 
 ;// CONCATENATED MODULE: ./src/state/layout.ts
 
 /**
- * The state directory (DESIGN §2). Everything durable lives here and nowhere else; checkpoint-state
+ * The state directory (docs/architecture.md). Everything durable lives here and nowhere else; checkpoint-state
  * saves and restores exactly this tree.
  */
 const STATE_FILES = {
@@ -52944,6 +53281,9 @@ function readJsonl(path, warn) {
     return parseJsonl(text, path, warn);
 }
 function parseJsonl(text, path, warn) {
+    const whole = parseWhole(text);
+    if (whole)
+        return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
     const records = [];
     let start = 0;
     let line = 0;
@@ -52978,12 +53318,35 @@ function parseJsonl(text, path, warn) {
     return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
 }
 /**
- * Appends records (redacted) as JSON lines and fsyncs. Call it under the file's lock. A missing
+ * The common case in one JSON.parse: every line holds exactly one value (the count of values must
+ * equal the count of lines, so a line holding two is not accepted), no blank line, no torn tail.
+ * Anything else returns undefined and is read line by line, with the torn-tail and corruption
+ * rules above.
+ */
+function parseWhole(text) {
+    if (text.length === 0)
+        return [];
+    const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+    let lines = 1;
+    for (let i = body.indexOf('\n'); i !== -1; i = body.indexOf('\n', i + 1))
+        lines++;
+    try {
+        const values = JSON.parse(`[${body.replaceAll('\n', ',')}]`);
+        return values.length === lines ? values : undefined;
+    }
+    catch {
+        return undefined;
+    }
+}
+/**
+ * Appends records (redacted) as JSON lines and fsyncs (unless `sync: false`: then the lines are in
+ * the page cache, visible to every process and safe against a process crash, and reach the disk
+ * with the next fsync of the file or the kernel's writeback). Call it under the file's lock. A missing
  * final newline is repaired first: a last line that parses gets its newline; a torn last line
  * (never acknowledged: acknowledgement happens after fsync) is cut off, so it cannot turn into a
  * corrupt complete line.
  */
-function jsonl_appendJsonl(path, records, warn) {
+function jsonl_appendJsonl(path, records, warn, options = {}) {
     if (records.length === 0)
         return;
     (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(path), { recursive: true });
@@ -53011,6 +53374,25 @@ function jsonl_appendJsonl(path, records, warn) {
         let off = 0;
         while (off < buf.length)
             off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
+        if (options.sync !== false)
+            (0,external_node_fs_.fsyncSync)(fd);
+    }
+    finally {
+        (0,external_node_fs_.closeSync)(fd);
+    }
+}
+/** Flushes a file's appended lines to the disk (see appendJsonl's `sync`). Absent: nothing to do. */
+function syncFile(path) {
+    let fd;
+    try {
+        fd = (0,external_node_fs_.openSync)(path, 'r');
+    }
+    catch (e) {
+        if (e.code === 'ENOENT')
+            return;
+        throw e;
+    }
+    try {
         (0,external_node_fs_.fsyncSync)(fd);
     }
     finally {
@@ -53045,9 +53427,15 @@ var proper_lockfile_default = /*#__PURE__*/__nccwpck_require__.n(proper_lockfile
 
 
 /**
- * One cross-process lock, with identical options everywhere (DESIGN §2). The lock is a directory
+ * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a directory
  * `<target>.lock` maintained by proper-lockfile: a holder refreshes its mtime, and a lock left by a
  * SIGKILLed holder is considered stale after `stale` ms and taken over.
+ *
+ * Waiting: instead of sleeping a backoff interval and polling, a waiter also watches the lock's
+ * directory and tries again as soon as the lock directory is removed, so the lock passes from one
+ * process to the next in well under a millisecond rather than after the sleep (the convoy that
+ * made twenty drainers slower than one). The backoff stays as the upper bound of each wait, for
+ * filesystems without change notification and for a holder that dies without releasing.
  */
 const LOCK_OPTIONS = {
     stale: 10_000,
@@ -53055,23 +53443,188 @@ const LOCK_OPTIONS = {
     realpath: false,
     retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
 };
+/**
+ * How long a waiter keeps trying: about what the retry policy above adds up to (2,000 retries,
+ * most of them at the 60 ms ceiling). A time budget rather than a count, because a waiter woken by
+ * every release of a busy lock would use up a count long before the policy's time.
+ */
+const LOCK_WAIT_BUDGET_MS = 120_000;
+const dirs = new Map();
+/** Arms a wake-up for the removal of `lockPath`; call it before trying, so no release is missed. */
+function arm(lockPath) {
+    const dir = (0,external_node_path_.dirname)(lockPath);
+    const name = (0,external_node_path_.basename)(lockPath);
+    let d = dirs.get(dir);
+    if (!d) {
+        const entry = { watcher: undefined, waiters: new Map() };
+        try {
+            entry.watcher = (0,external_node_fs_.watch)(dir, { persistent: false }, (_event, file) => {
+                // Only a removal frees the lock: the next holder's mkdir and its mtime refreshes are
+                // events too, and waking every waiter for them would only make them all fail again.
+                const wake = (lockName, set) => {
+                    if (set && !(0,external_node_fs_.existsSync)((0,external_node_path_.join)(dir, lockName)))
+                        [...set].forEach((f) => f());
+                };
+                if (file === null)
+                    for (const [lockName, set] of entry.waiters)
+                        wake(lockName, set);
+                else
+                    wake(String(file), entry.waiters.get(String(file)));
+            });
+            entry.watcher.on('error', () => undefined);
+        }
+        catch {
+            entry.watcher = undefined; // no notification here: the backoff alone paces the retries
+        }
+        dirs.set(dir, (d = entry));
+    }
+    const entry = d;
+    let fire;
+    let fired = false;
+    const onWake = () => {
+        fired = true;
+        fire?.();
+    };
+    const set = entry.waiters.get(name) ?? new Set();
+    entry.waiters.set(name, set);
+    set.add(onWake);
+    let cancelled = false;
+    const cancel = () => {
+        if (cancelled)
+            return;
+        cancelled = true;
+        set.delete(onWake);
+        if (set.size === 0 && entry.waiters.get(name) === set)
+            entry.waiters.delete(name);
+        if (entry.waiters.size === 0 && dirs.get(dir) === entry) {
+            entry.watcher?.close();
+            dirs.delete(dir);
+        }
+    };
+    return {
+        cancel,
+        /** Resolves true when woken by a release, false when `ms` passed first. */
+        wait: (ms) => new Promise((resolve) => {
+            const done = (woken) => {
+                clearTimeout(timer);
+                cancel();
+                resolve(woken);
+            };
+            const timer = setTimeout(() => done(false), ms);
+            fire = () => done(true);
+            if (fired)
+                done(true);
+        }),
+    };
+}
+function backoff(attempt) {
+    const r = LOCK_OPTIONS.retries;
+    const base = Math.min(r.maxTimeout, r.minTimeout * r.factor ** attempt);
+    return base * (1 + Math.random());
+}
+/**
+ * A waiter's place in line: a file in `<target>.queue.lock/` named by the time it started waiting.
+ * When the lock is released every waiter is woken, but only the first in line tries at once; the
+ * others wait for the next release or their backoff. Without it, twenty waiters woken together
+ * spend the CPU the new holder needs (on a two-core runner, that was the convoy). A ticket older
+ * than the lock's stale time (its process died while waiting) is removed by whoever sees it.
+ */
+class Ticket {
+    dir;
+    name;
+    constructor(target) {
+        this.dir = `${target}.queue.lock`;
+        this.name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+        try {
+            (0,external_node_fs_.mkdirSync)(this.dir, { recursive: true });
+            (0,external_node_fs_.writeFileSync)((0,external_node_path_.join)(this.dir, this.name), '');
+        }
+        catch {
+            // Without a place in line this waiter simply tries on every wake.
+        }
+    }
+    first() {
+        let names;
+        try {
+            names = (0,external_node_fs_.readdirSync)(this.dir).sort();
+        }
+        catch {
+            return true;
+        }
+        for (const n of names) {
+            if (n === this.name)
+                return true;
+            if (Date.now() - Number(n.slice(0, 15)) > LOCK_OPTIONS.stale) {
+                try {
+                    (0,external_node_fs_.unlinkSync)((0,external_node_path_.join)(this.dir, n));
+                }
+                catch {
+                    // Someone else removed it.
+                }
+                continue;
+            }
+            return false;
+        }
+        return true;
+    }
+    remove() {
+        try {
+            (0,external_node_fs_.unlinkSync)((0,external_node_path_.join)(this.dir, this.name));
+        }
+        catch {
+            // Already gone.
+        }
+    }
+}
 /** Runs `fn` while holding the lock on `target` (the file need not exist). */
 async function lock_withLock(target, fn) {
     (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(target), { recursive: true });
     const started = performance.now();
     let compromised;
     let release;
+    let lastError;
+    let ticket;
+    let wake;
+    let tryNow = true;
     try {
-        release = await proper_lockfile_default().lock(target, {
-            ...LOCK_OPTIONS,
-            retries: { ...LOCK_OPTIONS.retries },
-            onCompromised: (err) => {
-                compromised = err;
-            },
-        });
+        for (let attempt = 0; performance.now() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
+            if (tryNow) {
+                try {
+                    // The synchronous variant: one mkdir and one stat, without two thread-pool round trips.
+                    release = proper_lockfile_default().lockSync(target, {
+                        ...LOCK_OPTIONS,
+                        retries: 0,
+                        onCompromised: (err) => {
+                            compromised = err;
+                        },
+                    });
+                    break;
+                }
+                catch (e) {
+                    lastError = e;
+                    if (e.code !== 'ELOCKED')
+                        break;
+                    if (!wake) {
+                        // Watch only once the lock is busy, and try again at once: a release between the
+                        // failed try and the watch would otherwise go unseen until the backoff.
+                        wake = arm(`${target}.lock`);
+                        continue;
+                    }
+                    ticket ??= new Ticket(target);
+                }
+            }
+            const woken = await wake.wait(backoff(attempt));
+            wake = arm(`${target}.lock`);
+            // Woken by a release: try if first in line. Woken by the backoff: try anyway.
+            tryNow = !woken || !ticket || ticket.first();
+        }
     }
-    catch (e) {
-        throw new LockError(`could not lock ${target}: ${e.message}. Another school process holds it; retry when it ends.`, { cause: e });
+    finally {
+        wake?.cancel();
+        ticket?.remove();
+    }
+    if (!release) {
+        throw new LockError(`could not lock ${target}: ${lastError?.message ?? 'timed out'}. Another school process holds it; retry when it ends.`, { cause: lastError });
     }
     const stats = { waitedMs: performance.now() - started };
     try {
@@ -53081,64 +53634,173 @@ async function lock_withLock(target, fn) {
         return result;
     }
     finally {
-        await release().catch(() => undefined);
+        try {
+            release();
+        }
+        catch {
+            // Already released or taken over as stale: nothing left to undo.
+        }
     }
 }
 
 ;// CONCATENATED MODULE: ./src/state/event-log.ts
 
 
+
 const SNAPSHOT_TYPE = '$snapshot';
+/** Whether an event is already applied in `contents`: before its watermark, or its key is known. */
+function isKnown(contents, e) {
+    return (contents.watermark !== '' && e.at < contents.watermark) || contents.keys.has(e.key);
+}
+function watermarkOf(snapshot) {
+    return snapshot?.data.watermark ?? '';
+}
 function splitLog(records, tornTail = false) {
     const first = records[0];
     const snapshot = first && first.type === SNAPSHOT_TYPE ? first : undefined;
     const events = (snapshot ? records.slice(1) : records);
-    const keys = new Set(snapshot?.data.keys ?? []);
-    const unique = [];
-    for (const e of events) {
-        if (keys.has(e.key))
-            continue;
-        keys.add(e.key);
-        unique.push(e);
-    }
-    return { snapshot, events: unique, keys, tornTail };
+    const contents = {
+        snapshot,
+        events: [],
+        keys: new Set(snapshot?.data.keys ?? []),
+        watermark: watermarkOf(snapshot),
+        belowWatermark: 0,
+        tornTail,
+    };
+    addEvents(contents, events);
+    return contents;
 }
+/** Adds events read after `contents` (dedup by watermark and key). Returns the ones kept. */
+function addEvents(contents, events) {
+    const kept = [];
+    for (const e of events) {
+        if (contents.watermark !== '' && e.at < contents.watermark) {
+            contents.belowWatermark++;
+            continue;
+        }
+        if (contents.keys.has(e.key))
+            continue;
+        contents.keys.add(e.key);
+        contents.events.push(e);
+        kept.push(e);
+    }
+    return kept;
+}
+/** Bytes before the read offset that must be unchanged for an incremental read to continue. */
+const PROBE = 64;
 class event_log_EventLog {
     path;
     warn;
-    constructor(path, warn) {
+    options;
+    tail;
+    constructor(path, warn, options = {}) {
         this.path = path;
         this.warn = warn;
+        this.options = options;
     }
     /** Reads the log. Throws CorruptStateError (after quarantining) on a corrupt complete line. */
     read() {
         const { records, tornTail } = readJsonl(this.path, this.warn);
         return splitLog(records, tornTail);
     }
+    /**
+     * The current contents, incrementally when the log is `incremental` (see EventLogOptions). Call
+     * it under the lock; the result must not be mutated.
+     */
+    readLatest() {
+        if (!this.options.incremental)
+            return this.read();
+        let fd;
+        try {
+            fd = (0,external_node_fs_.openSync)(this.path, 'r');
+        }
+        catch (e) {
+            if (e.code !== 'ENOENT')
+                throw e;
+            this.tail = undefined;
+            return splitLog([]);
+        }
+        try {
+            const st = (0,external_node_fs_.fstatSync)(fd);
+            const t = this.tail;
+            if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
+                if (st.size > t.bytes) {
+                    const buf = Buffer.alloc(st.size - t.bytes);
+                    readFully(fd, buf, t.bytes);
+                    const parsed = parseJsonl(buf.toString('utf8'), this.path, this.warn);
+                    addEvents(t.contents, parsed.records);
+                    t.contents.tornTail = parsed.tornTail;
+                    t.bytes += parsed.bytes;
+                    t.probe = probeAt(fd, t.bytes);
+                }
+                return t.contents;
+            }
+            const buf = Buffer.alloc(st.size);
+            readFully(fd, buf, 0);
+            const parsed = parseJsonl(buf.toString('utf8'), this.path, this.warn);
+            const contents = splitLog(parsed.records, parsed.tornTail);
+            this.tail = {
+                dev: st.dev,
+                ino: st.ino,
+                bytes: parsed.bytes,
+                probe: probeAt(fd, parsed.bytes),
+                contents,
+            };
+            return contents;
+        }
+        finally {
+            (0,external_node_fs_.closeSync)(fd);
+        }
+    }
+    /** Flushes appends made with `sync: false` to the disk. */
+    sync() {
+        syncFile(this.path);
+    }
     /** Appends events whose keys are new, under the lock. Returns what was appended. */
     async append(events) {
+        if (events.length === 0)
+            return [];
         return this.transact(() => ({ append: events, result: undefined })).then((r) => r.appended);
     }
     /**
-     * Read-decide-append under the log's lock: `decide` sees the current contents and returns the
-     * events to append (dedup by key still applies) and a result. This is how a claim, a lease or an
-     * admission decision is made atomically across processes.
+     * Read-decide-append under the log's lock: `decide` sees the current contents (read-only) and
+     * returns the events to append (dedup by watermark and key still applies) and a result. This is
+     * how a claim, a lease or an admission decision is made atomically across processes.
      */
-    async transact(decide) {
+    async transact(decide, options = {}) {
         return lock_withLock(this.path, (lock) => {
-            const current = this.read();
+            const current = this.readLatest();
             const { append, result } = decide(current);
             const fresh = [];
+            const batch = new Set();
             for (const e of append) {
-                if (current.keys.has(e.key))
+                if (isKnown(current, e) || batch.has(e.key))
                     continue;
-                current.keys.add(e.key);
+                batch.add(e.key);
                 fresh.push(e);
             }
-            jsonl_appendJsonl(this.path, fresh, this.warn);
+            jsonl_appendJsonl(this.path, fresh, this.warn, options);
             return { result, appended: fresh, lock };
         });
     }
+}
+function readFully(fd, buf, position) {
+    let off = 0;
+    while (off < buf.length) {
+        const n = (0,external_node_fs_.readSync)(fd, buf, off, buf.length - off, position + off);
+        if (n === 0)
+            break;
+        off += n;
+    }
+}
+function probeAt(fd, bytes) {
+    const len = Math.min(PROBE, bytes);
+    const buf = Buffer.alloc(len);
+    readFully(fd, buf, bytes - len);
+    return buf;
+}
+function samePrefix(fd, t) {
+    return probeAt(fd, t.bytes).equals(t.probe);
 }
 function event_log_event(type, key, data, at = new Date()) {
     return { key, type, at: at.toISOString(), data };
@@ -53198,23 +53860,29 @@ function serializeLog(log) {
     return out;
 }
 /**
- * Union of two copies of one log: `$snapshot` records merged by key union, events deduplicated by
- * key and ordered by `at` then key. The ordering is a stable two-way merge, so events of one
- * writer never change their relative order even when clocks disagree.
+ * Union of two copies of one log: `$snapshot` records merged (see unionSnapshots), events before
+ * the merged watermark dropped (a stale copy of folded history, counted in the report), the rest
+ * deduplicated by key and ordered by `at` then key. The ordering is a stable two-way merge, so
+ * events of one writer never change their relative order even when clocks disagree.
  */
 function unionLogs(a, b, report) {
     const snapshot = unionSnapshots(a.snapshot, b.snapshot, report);
+    const watermark = watermarkOf(snapshot);
     const seen = new Set();
     if (snapshot)
         for (const k of snapshot.data.keys)
             seen.add(`k:${k}`);
     const out = [];
+    let below = 0;
     const take = (r) => {
         const id = recordId(r);
         if (seen.has(id))
             return;
         seen.add(id);
-        out.push(r);
+        if (watermark !== '' && typeof r.at === 'string' && r.at < watermark)
+            below++;
+        else
+            out.push(r);
     };
     let i = 0;
     let j = 0;
@@ -53243,15 +53911,29 @@ function unionLogs(a, b, report) {
         take(a.records[i++]);
     while (j < b.records.length)
         take(b.records[j++]);
+    if (report && below > 0)
+        report.belowWatermark = (report.belowWatermark ?? 0) + below;
     return snapshot ? { snapshot, records: out } : { records: out };
 }
+/**
+ * Two snapshots of one log. The copy that folded more events is the later compaction of the same
+ * history: its state is kept (a folded effect cannot be merged generically). Keys only the other
+ * copy remembers are kept too, so dedup still holds for them, and are reported as divergent —
+ * unless everything the other copy folded lies before the kept watermark, which makes it a stale
+ * copy of history the kept snapshot already holds.
+ */
 function unionSnapshots(a, b, report) {
     if (!a || !b)
         return a ?? b;
-    // The copy holding more folded keys is the later compaction of the same history: its state is
-    // kept. Keys only the other copy folded are kept too, so dedup still holds for them; their
-    // folded effect cannot be merged generically and is reported.
-    const [base, other] = b.data.keys.length > a.data.keys.length ? [b, a] : [a, b];
+    const wa = watermarkOf(a);
+    const wb = watermarkOf(b);
+    const later = wa === '' && wb === ''
+        ? b.data.keys.length > a.data.keys.length
+        : b.data.events > a.data.events || (b.data.events === a.data.events && wb > wa);
+    const [base, other] = later ? [b, a] : [a, b];
+    const watermark = watermarkOf(base);
+    if (watermark !== '' && other.at < watermark)
+        return base;
     const keys = new Set(base.data.keys);
     let extra = 0;
     for (const k of other.data.keys) {
@@ -53264,13 +53946,17 @@ function unionSnapshots(a, b, report) {
         report.divergentKeys += extra;
     if (extra === 0)
         return base;
-    return { ...base, data: { ...base.data, keys: [...keys] } };
+    return {
+        ...base,
+        at: other.at > base.at ? other.at : base.at,
+        data: { ...base.data, keys: [...keys] },
+    };
 }
 
 ;// CONCATENATED MODULE: ./src/checkpoint/merge.ts
 
 /**
- * Merges two writers' file sets (DESIGN §2): event logs by union, every other file from `ours`
+ * Merges two writers' file sets (docs/architecture.md): event logs by union, every other file from `ours`
  * when we have it (materialized files are rebuilt by whoever wrote last), and files only `theirs`
  * has are kept — bookbags are write-once, so a union loses nothing.
  */
@@ -53289,7 +53975,63 @@ function mergeFiles(theirs, ours, report = { divergentKeys: 0 }, warn) {
     return out;
 }
 
+;// CONCATENATED MODULE: ./src/checkpoint/mark.ts
+
+
+
+
+
+/**
+ * What the state directory held when it last matched a durable checkpoint: the files written by a
+ * restore, or the files read by a save, with the checkpoint's id at its source (the state branch
+ * commit). A save whose files still match and whose source still points at that id has nothing to
+ * add, and returns without fetching, merging or pushing. Local only: never part of a checkpoint.
+ */
+const MARK_FILE = 'checkpoint-mark.json';
+const markSchema = strictObject({
+    schema: literal(1),
+    source: schemas_enum(['branch', 'cache', 'artifact', 'directory']),
+    id: schemas_string().min(1),
+    generation: schemas_number().int().positive(),
+    files: record(schemas_string(), strictObject({ size: schemas_number().int().nonnegative(), sha256: schemas_string() })),
+});
+function markOf(source, id, generation, files) {
+    const entries = {};
+    for (const [path, data] of files)
+        entries[path] = { size: data.length, sha256: sha256(data) };
+    return { schema: 1, source, id, generation, files: entries };
+}
+function writeMark(layout, mark) {
+    atomic_writeFileAtomic((0,external_node_path_.join)(layout.root, MARK_FILE), JSON.stringify(mark) + '\n');
+}
+/** The mark, or undefined when there is none or it does not parse (then a save does the full work). */
+function readMark(layout) {
+    try {
+        const parsed = markSchema.safeParse(JSON.parse((0,external_node_fs_.readFileSync)((0,external_node_path_.join)(layout.root, MARK_FILE), 'utf8')));
+        return parsed.success ? parsed.data : undefined;
+    }
+    catch {
+        return undefined;
+    }
+}
+/** Whether `files` are exactly the files of the mark: same paths, sizes and SHA-256. */
+function matchesMark(mark, files) {
+    const listed = Object.keys(mark.files);
+    if (listed.length !== files.size)
+        return false;
+    for (const path of listed) {
+        const data = files.get(path);
+        if (!data || data.length !== mark.files[path].size)
+            return false;
+    }
+    for (const path of listed)
+        if (sha256(files.get(path)) !== mark.files[path].sha256)
+            return false;
+    return true;
+}
+
 ;// CONCATENATED MODULE: ./src/checkpoint/tree.ts
+
 
 
 
@@ -53297,7 +54039,7 @@ function mergeFiles(theirs, ours, report = { divergentKeys: 0 }, warn) {
 /** Why a path is not part of a checkpoint, or undefined when it is. */
 function excluded(path, isDir) {
     const name = path.split('/').pop() ?? path;
-    if (path === MANIFEST_FILE)
+    if (path === MANIFEST_FILE || path === MARK_FILE)
         return 'written by the checkpoint itself';
     if (path === STATE_DIRS.views)
         return 'views are rebuilt from the event logs';
@@ -53372,8 +54114,9 @@ function writeTree(root, files) {
 
 
 
+
 /**
- * Restores the state directory (DESIGN §5). Every configured source is read and verified; a
+ * Restores the state directory (docs/architecture.md). Every configured source is read and verified; a
  * snapshot whose hashes do not verify is rejected with a warning. The authoritative copy wins when
  * it verifies; otherwise the newest verified snapshot does. No state anywhere means an empty state,
  * said out loud. Files already in the state directory are merged in (union of event logs), never
@@ -53392,8 +54135,8 @@ async function restoreCheckpoint(options) {
             snapshot = await source.load();
         }
         catch (e) {
-            log.warning(`checkpoint: ${source.name} unavailable: ${errors_message(e)}`);
-            rejected.push({ source: source.name, reason: errors_message(e) });
+            log.warning(`checkpoint: ${source.name} unavailable: ${message(e)}`);
+            rejected.push({ source: source.name, reason: message(e) });
             continue;
         }
         if (!snapshot) {
@@ -53416,6 +54159,7 @@ async function restoreCheckpoint(options) {
         files: [],
         rejected,
         mergedLocal: false,
+        belowWatermark: 0,
         dryRun: options.dryRun === true,
     };
     if (!chosen) {
@@ -53427,8 +54171,14 @@ async function restoreCheckpoint(options) {
     const local = readTree(layout.root);
     let files = chosen.snapshot.files;
     if (local.files.size > 0) {
-        files = mergeFiles(chosen.snapshot.files, local.files, undefined, (m) => log.warning(m));
+        const report = { divergentKeys: 0 };
+        files = mergeFiles(chosen.snapshot.files, local.files, report, (m) => log.warning(m));
         result.mergedLocal = true;
+        result.belowWatermark = report.belowWatermark ?? 0;
+        if (result.belowWatermark > 0) {
+            log.warning(`checkpoint: dropped ${result.belowWatermark} local event(s) older than their log's watermark: ` +
+                'the checkpoint has already folded them');
+        }
     }
     result.files = [...files].map(([path, data]) => ({ path, size: data.length }));
     if (options.dryRun)
@@ -53437,6 +54187,17 @@ async function restoreCheckpoint(options) {
     try {
         writeTree(stage, files);
         writeTree(stage, new Map([[MANIFEST_FILE, serializeManifest(chosen.snapshot.manifest)]]));
+        // The mark says "this directory is exactly that checkpoint": not true when local events were merged in.
+        const id = chosen.source.lastId;
+        if (id && sameFiles(files, chosen.snapshot.files)) {
+            writeTree(stage, new Map([
+                [
+                    MARK_FILE,
+                    Buffer.from(JSON.stringify(markOf(chosen.source.name, id, chosen.snapshot.manifest.generation, files)) +
+                        '\n'),
+                ],
+            ]));
+        }
         fsyncDir(stage);
         swapIn(layout.root, stage, local.skipped.map((s) => s.path));
     }
@@ -53446,6 +54207,14 @@ async function restoreCheckpoint(options) {
     log.info(`checkpoint: restored generation ${result.generation} from ${result.source} (${result.files.length} files)`);
     return result;
 }
+function sameFiles(a, b) {
+    if (a.size !== b.size)
+        return false;
+    for (const [path, data] of a)
+        if (!b.get(path)?.equals(data))
+            return false;
+    return true;
+}
 function choose(candidates, log) {
     const authoritative = candidates.find((c) => c.source.authoritative);
     const newest = candidates.reduce((best, c) => (!best || c.snapshot.manifest.generation > best.snapshot.manifest.generation ? c : best), undefined);
@@ -53453,7 +54222,7 @@ function choose(candidates, log) {
         newest &&
         newest.snapshot.manifest.generation > authoritative.snapshot.manifest.generation) {
         // A copy claiming to be ahead of the durable one is either a save whose branch push failed or
-        // a forged entry: the branch is the truth (DESIGN §5).
+        // a forged entry: the branch is the truth (docs/architecture.md).
         log.warning(`checkpoint: ${newest.source.name} claims generation ${newest.snapshot.manifest.generation}, ahead of the ` +
             `${authoritative.source.name} (${authoritative.snapshot.manifest.generation}); using the ${authoritative.source.name}`);
     }
@@ -53547,7 +54316,7 @@ function registeredFolds() {
 
 const schoolFold = registerFold({
     file: 'school',
-    empty: () => ({ roster: {}, pauses: [] }),
+    empty: () => ({ roster: {}, pauses: [], requeues: {} }),
     apply(state, e) {
         switch (e.type) {
             case 'roster.heartbeat': {
@@ -53564,12 +54333,23 @@ const schoolFold = registerFold({
                 state.pauses = [];
                 state.lastCleared = { at: e.at, reason: e.data.reason };
                 break;
+            case 'issue.requeued': {
+                state.requeues ??= {};
+                const prev = state.requeues[e.data.issueNumber];
+                if (!prev || prev < e.at)
+                    state.requeues[e.data.issueNumber] = e.at;
+                break;
+            }
         }
         return state;
     },
     // The fold is already minimal: the latest beat per daemon and the open pauses.
     prune: (state) => state,
 });
+/** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */
+function activePauses(pauses, now) {
+    return pauses.filter((p) => p.until === undefined || !(Date.parse(p.until) <= now.getTime()));
+}
 function school_log_schoolLog(layout) {
     return new EventLog(layout.file('school'));
 }
@@ -53584,6 +54364,9 @@ function pauseKey(source) {
     return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
 }
 
+function requeueKey(issue) {
+    return `requeued:${issue}:${school_log_nonce()}`;
+}
 
 ;// CONCATENATED MODULE: ./src/dispatch/spend.ts
 
@@ -53716,6 +54499,8 @@ const crewFold = registerFold({
                     c.reason = e.data.reason;
                     if (e.data.preVerify)
                         c.preVerify = true;
+                    if (e.data.infra)
+                        c.infra = true;
                 }
                 break;
             }
@@ -53758,7 +54543,89 @@ function readRegistry(layout) {
     return foldLog(crewFold, crewLog(layout).read());
 }
 
+;// CONCATENATED MODULE: ./src/grading/claims.ts
+
+
+/**
+ * The queue's decisions, pure over a folded state: which candidates a claim takes (and which
+ * expired leases count as failed drains or dead letters), and what a failed drain records. The
+ * queue makes them under its log's lock and appends the events they return (queue.ts).
+ */
+/** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
+function claims_claimable(j, now) {
+    if (j.status === 'pending')
+        return true;
+    return j.status === 'claimed' && !!j.lease && Date.parse(j.lease.leaseUntil) <= now.getTime();
+}
+/** The claim decision (see GradingQueue.claim), pure over a folded state. */
+function claims_decideClaims(state, candidates, o) {
+    const append = [];
+    const claimed = [];
+    const deadLettered = [];
+    let consumed = 0;
+    while (candidates.length > 0 && claimed.length < o.limit) {
+        const key = candidates.shift();
+        consumed++;
+        const j = state.jobs[key];
+        if (!j || !claims_claimable(j, o.now))
+            continue;
+        let attempts = j.attempts;
+        let lastError = j.lastError ?? '';
+        if (j.status === 'claimed' && j.lease) {
+            lastError = boundError(`lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`);
+            append.push(event('job.failed', `failed:${key}:${j.claims}`, { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError }, o.now));
+            attempts++;
+            if (attempts >= o.maxAttempts) {
+                append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
+                deadLettered.push({ ...j, status: 'dead_letter', attempts, lastError });
+                continue;
+            }
+        }
+        const claim = {
+            jobKey: key,
+            worker: o.worker,
+            attempt: attempts + 1,
+            leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
+        };
+        append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
+        claimed.push({
+            ...j,
+            status: 'claimed',
+            attempts,
+            claims: j.claims + 1,
+            lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
+        });
+    }
+    return { append, claimed, deadLettered, consumed };
+}
+/** The failure decision (see GradingQueue.markFailed), pure over a folded state. */
+function claims_decideFailures(state, items, o) {
+    const append = [];
+    const failed = [];
+    const deadLettered = [];
+    for (const item of items) {
+        const j = state.jobs[item.jobKey];
+        // Someone else took the job over (our lease expired) or it is done: theirs is the truth.
+        if (!j || j.status !== 'claimed' || j.lease?.worker !== o.worker)
+            continue;
+        const error = boundError(item.error);
+        append.push(event('job.failed', `failed:${item.jobKey}:${j.claims}`, { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error }, o.now));
+        if (j.attempts + 1 >= o.maxAttempts) {
+            append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
+            deadLettered.push(item.jobKey);
+        }
+        else
+            failed.push(item.jobKey);
+    }
+    return { append, failed, deadLettered };
+}
+function deadEvent(jobKey, cycle, attempts, lastError, now) {
+    return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
+}
+
 ;// CONCATENATED MODULE: ./src/grading/queue.ts
+
+
 
 
 
@@ -53766,7 +54633,7 @@ function readRegistry(layout) {
 /** Errors kept in state are redacted and bounded: a stack trace must not grow the checkpoint. */
 const MAX_ERROR_LENGTH = 500;
 function queue_boundError(text) {
-    const clean = redactText(text).replace(/\s+/g, ' ').trim();
+    const clean = redact_redactText(text).replace(/\s+/g, ' ').trim();
     return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
 }
 const queueFold = registerFold({
@@ -53838,7 +54705,7 @@ const queueFold = registerFold({
         return state;
     },
     prune(state) {
-        // Graded jobs are history (their keys survive in the snapshot, so a re-enqueue stays a no-op);
+        // Graded jobs are history (a replay of their events is below the snapshot's watermark);
         // pending, claimed and dead-lettered jobs are live and must survive compaction.
         const jobs = {};
         for (const [k, j] of Object.entries(state.jobs))
@@ -53846,6 +54713,10 @@ const queueFold = registerFold({
                 jobs[k] = j;
         return { jobs };
     },
+    // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
+    // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
+    // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
+    dedup: 'watermark',
 });
 class QueueError extends SchoolError {
     constructor(message) {
@@ -53853,20 +54724,33 @@ class QueueError extends SchoolError {
         this.name = 'QueueError';
     }
 }
-/** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
-function claimable(j, now) {
-    if (j.status === 'pending')
-        return true;
-    return j.status === 'claimed' && !!j.lease && Date.parse(j.lease.leaseUntil) <= now.getTime();
-}
 /** The grading queue over one state directory. */
 class GradingQueue {
     log;
+    /** The fold of what this instance last read under the lock, advanced by the events read since. */
+    folded;
     constructor(layout, warn) {
-        this.log = new EventLog(layout.file('grading'), warn);
+        this.log = new EventLog(layout.file('grading'), warn, { incremental: true });
     }
     state() {
         return fold(this.log.read());
+    }
+    /** Flushes claims and graded marks appended without an fsync to the disk. */
+    sync() {
+        this.log.sync();
+    }
+    /** The current state inside a transaction, folding only the events read since the last one. */
+    current(contents) {
+        const f = this.folded;
+        if (f && f.contents === contents && f.applied <= contents.events.length) {
+            for (let i = f.applied; i < contents.events.length; i++)
+                f.state = queueFold.apply(f.state, contents.events[i]);
+            f.applied = contents.events.length;
+            return f.state;
+        }
+        const state = fold(contents);
+        this.folded = { contents, applied: contents.events.length, state };
+        return state;
     }
     /**
      * Claims, under the log lock, up to `limit` jobs taken in order from `candidates` (which it
@@ -53875,99 +54759,63 @@ class GradingQueue {
      */
     async claim(candidates, o) {
         const { result, lock } = await this.log.transact((current) => {
-            const state = fold(current);
-            const append = [];
-            const claimed = [];
-            const dead = [];
-            let consumed = 0;
-            while (candidates.length > 0 && claimed.length < o.limit) {
-                const key = candidates.shift();
-                consumed++;
-                const j = state.jobs[key];
-                if (!j || !claimable(j, o.now))
-                    continue;
-                let attempts = j.attempts;
-                let lastError = j.lastError ?? '';
-                if (j.status === 'claimed' && j.lease) {
-                    lastError = queue_boundError(`lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`);
-                    append.push(event('job.failed', `failed:${key}:${j.claims}`, {
-                        jobKey: key,
-                        worker: j.lease.worker,
-                        attempt: j.lease.attempt,
-                        error: lastError,
-                    }, o.now));
-                    attempts++;
-                    if (attempts >= o.maxAttempts) {
-                        append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
-                        dead.push({ ...j, status: 'dead_letter', attempts, lastError });
-                        continue;
-                    }
-                }
-                const claim = {
-                    jobKey: key,
-                    worker: o.worker,
-                    attempt: attempts + 1,
-                    leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
-                };
-                append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
-                claimed.push({
-                    ...j,
-                    status: 'claimed',
-                    attempts,
-                    claims: j.claims + 1,
-                    lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
-                });
-            }
-            return { append, result: { claimed, deadLettered: dead, consumed } };
-        });
+            const { append, claimed, deadLettered, consumed } = decideClaims(this.current(current), candidates, o);
+            return { append, result: { claimed, deadLettered, consumed } };
+        }, { sync: false });
         return { ...result, lockWaitMs: lock.waitedMs };
     }
     /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
     async markGraded(items, worker, now) {
-        if (items.length === 0)
-            return [];
-        const appended = await this.log.append(items.map((i) => event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker, verdict: i.verdict }, now)));
-        return appended.map((e) => e.data.jobKey);
+        return (await this.settle({ graded: items, failed: [] }, { worker, now, maxAttempts: Infinity })).graded;
     }
     /**
      * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
      * dead-letters the job in the same transaction, with its last error kept visible.
      */
     async markFailed(items, o) {
-        if (items.length === 0)
-            return { failed: [], deadLettered: [] };
-        const { result } = await this.log.transact((current) => {
-            const state = fold(current);
-            const append = [];
-            const failed = [];
-            const dead = [];
-            for (const item of items) {
-                const j = state.jobs[item.jobKey];
-                // Someone else took the job over (our lease expired) or it is done: theirs is the truth.
-                if (!j || j.status !== 'claimed' || j.lease?.worker !== o.worker)
-                    continue;
-                const error = queue_boundError(item.error);
-                append.push(event('job.failed', `failed:${item.jobKey}:${j.claims}`, {
-                    jobKey: item.jobKey,
-                    worker: o.worker,
-                    attempt: j.lease.attempt,
-                    error,
-                }, o.now));
-                if (j.attempts + 1 >= o.maxAttempts) {
-                    append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
-                    dead.push(item.jobKey);
-                }
-                else
-                    failed.push(item.jobKey);
+        const r = await this.settle({ graded: [], failed: items }, o);
+        return { failed: r.failed, deadLettered: r.deadLettered };
+    }
+    /**
+     * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
+     * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
+     * as markGraded, markFailed and claim one after the other.
+     *
+     * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
+     * process crash at once, and losing one to a machine crash only means a redelivery, which the
+     * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
+     * `sync()` before anything that must not outlive a lost mark (the drain does, before recording
+     * outbox entries).
+     */
+    async settle(items, o, next) {
+        if (items.graded.length === 0 && items.failed.length === 0 && !next) {
+            return { graded: [], failed: [], deadLettered: [] };
+        }
+        const { result, appended, lock } = await this.log.transact((current) => {
+            const state = this.current(current);
+            const append = items.graded.map((i) => event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker: o.worker, verdict: i.verdict }, o.now));
+            const fails = decideFailures(state, items.failed, o);
+            append.push(...fails.append);
+            let claim;
+            if (next) {
+                const c = decideClaims(state, next.candidates, next.options);
+                append.push(...c.append);
+                claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
             }
-            return { append, result: { failed, deadLettered: dead } };
-        });
-        return result;
+            return { append, result: { failed: fails.failed, deadLettered: fails.deadLettered, claim } };
+        }, { sync: false });
+        const graded = appended.filter((e) => e.type === 'job.graded').map((e) => e.data.jobKey);
+        return {
+            graded,
+            failed: result.failed,
+            deadLettered: result.deadLettered,
+            ...(result.claim ? { claim: { ...result.claim, lockWaitMs: lock.waitedMs } } : {}),
+        };
     }
     /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
     async requeue(jobKey, now = new Date()) {
         const { result } = await this.log.transact((current) => {
-            const state = fold(current);
+            const state = this.current(current);
             const j = state.jobs[jobKey];
             if (!j)
                 throw new QueueError(`dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`);
@@ -53988,9 +54836,6 @@ class GradingQueue {
             .filter((j) => j.status === 'dead_letter')
             .sort((a, b) => a.job.jobKey.localeCompare(b.job.jobKey));
     }
-}
-function deadEvent(jobKey, cycle, attempts, lastError, now) {
-    return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
 }
 function fold(contents) {
     return foldLog(queueFold, contents);
@@ -54038,6 +54883,9 @@ const ledgerFold = registerFold({
     },
     // Scores are the aggregate itself: nothing in them is history to drop.
     prune: (state) => state,
+    // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
+    // come back as a stale copy, which the watermark recognises.
+    dedup: 'watermark',
 });
 /** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */
 class LedgerCorruptError extends SchoolError {
@@ -54051,7 +54899,7 @@ class ScoreLedger {
     log;
     constructor(layout, warn) {
         this.layout = layout;
-        this.log = new EventLog(layout.file('scores'), warn);
+        this.log = new EventLog(layout.file('scores'), warn, { incremental: true });
     }
     /**
      * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
@@ -54094,9 +54942,10 @@ class ScoreLedger {
     }
     /**
      * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
-     * key (N2.3). Returns the crews applied now and how long the lock was awaited.
+     * key (N2.3). Returns the crews applied now and how long the lock was awaited. Fsynced unless
+     * `sync: false` (then call `sync()` before anything that depends on the scores being durable).
      */
-    async apply(items, now) {
+    async apply(items, now, options = {}) {
         if (items.length === 0)
             return { applied: [], lockWaitMs: 0 };
         this.assertHealthy();
@@ -54104,7 +54953,7 @@ class ScoreLedger {
             const r = await this.log.transact(() => ({
                 append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, now)),
                 result: undefined,
-            }));
+            }), options);
             return { applied: r.appended.map((e) => e.data.crewId), lockWaitMs: r.lock.waitedMs };
         }
         catch (e) {
@@ -54116,13 +54965,22 @@ class ScoreLedger {
             throw e;
         }
     }
+    /**
+     * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
+     * and calls this once before marking any of them graded (group commit): a graded mark must never
+     * reach the disk without its score.
+     */
+    sync() {
+        this.log.sync();
+    }
     /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
     writeView(state = this.state()) {
+        // A view is derived from the ledger: atomic for readers, not worth an fsync.
         writeJsonAtomic(this.layout.view('scores.json'), {
             generatedAt: new Date().toISOString(),
             leaderboard: leaderboard(state),
             cells: Object.values(state.cells).sort((a, b) => a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty),
-        });
+        }, { durable: false });
     }
 }
 /** Agents by EMA (highest first), then by graded count, then by name. */
@@ -54153,7 +55011,28 @@ function scoreOf(state, agent, domain, difficulty) {
     return a ? { ema: a.ema, count: a.count } : undefined;
 }
 
+;// CONCATENATED MODULE: ./src/delivery/errors.ts
+
+/** A delivery that failed this time (git, network): the outbox keeps it and retries. */
+class DeliveryError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'DeliveryError';
+    }
+}
+/**
+ * A delivery that must never happen: the bookbag's diff does not match its digest, the patch is
+ * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
+ */
+class DeliveryRefusedError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'DeliveryRefusedError';
+    }
+}
+
 ;// CONCATENATED MODULE: ./src/grading/outbox.ts
+
 
 
 
@@ -54171,8 +55050,17 @@ const outboxFold = registerFold({
         const item = state.items[e.data.id];
         if (!item)
             return state;
-        if (e.type === 'outbox.delivered')
+        if (e.type === 'outbox.delivered') {
             item.status = 'delivered';
+            if (e.data.result)
+                item.result = e.data.result;
+        }
+        else if (e.type === 'outbox.refused') {
+            if (item.status === 'pending') {
+                item.status = 'refused';
+                item.lastError = e.data.reason;
+            }
+        }
         else if (e.type === 'outbox.failed' && item.status === 'pending') {
             item.attempts = Math.max(item.attempts, e.data.attempt);
             item.lastError = e.data.error;
@@ -54180,9 +55068,10 @@ const outboxFold = registerFold({
         return state;
     },
     prune(state) {
+        // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
         const items = {};
         for (const [k, v] of Object.entries(state.items))
-            if (v.status === 'pending')
+            if (v.status === 'pending' || v.entry.kind === 'delivery')
                 items[k] = v;
         return { items };
     },
@@ -54205,10 +55094,10 @@ class Outbox {
     log;
     constructor(layout) {
         this.layout = layout;
-        this.log = new EventLog(layout.file('outbox'));
+        this.log = new event_log_EventLog(layout.file('outbox'));
     }
     state() {
-        return foldLog(outboxFold, this.log.read());
+        return fold_foldLog(outboxFold, this.log.read());
     }
     pending() {
         return Object.values(this.state().items).filter((i) => i.status === 'pending');
@@ -54217,47 +55106,90 @@ class Outbox {
     async record(entries, now) {
         if (entries.length === 0)
             return;
-        await this.log.append(entries.map((e) => event('outbox.recorded', e.id, e, now)));
+        await this.log.append(entries.map((e) => event_log_event('outbox.recorded', e.id, e, now)));
+    }
+    /** Delivery results by issue number (the latest delivered crew of each issue). */
+    deliveries() {
+        const out = new Map();
+        for (const i of Object.values(this.state().items)) {
+            if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
+                continue;
+            const prev = out.get(i.entry.issueNumber);
+            if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
+                out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
+            }
+        }
+        return out;
     }
     /**
-     * Delivers pending entries. One deliverer at a time (a lock beside the log), so two drains cannot
-     * both miss the marker and post the comment twice. Never throws for a GitHub failure.
+     * Delivers pending entries: labels and comments through `port`, accepted work through
+     * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
+     * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
+     * twice. Never throws for a GitHub or git failure.
      */
     async deliver(port, o) {
-        return withLock(`${this.log.path}.delivery`, async () => {
-            const items = this.pending();
+        return lock_withLock(`${this.log.path}.delivery`, async () => {
+            const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
             let delivered = 0;
+            let refused = 0;
             for (const item of items) {
                 const tries = o.tries ?? 2;
                 let error;
+                let result;
                 for (let t = 0; t < tries; t++) {
                     try {
-                        await send(port, item.entry);
+                        if (item.entry.kind === 'delivery')
+                            result = await deliverWork(o.delivery, item.entry);
+                        else
+                            await send(port, item.entry);
                         error = undefined;
                         break;
                     }
                     catch (e) {
                         error = e;
+                        if (e instanceof DeliveryRefusedError)
+                            break;
                     }
                 }
-                if (error === undefined) {
+                if (error instanceof DeliveryRefusedError) {
+                    o.logger.error(`delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`);
                     await this.log.append([
-                        event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id }, o.now()),
+                        event_log_event('outbox.refused', `refused:${item.entry.id}`, { id: item.entry.id, reason: queue_boundError(error.message) }, o.now()),
                     ]);
+                    refused++;
+                }
+                else if (error === undefined) {
+                    await this.log.append([
+                        event_log_event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id, ...(result ? { result } : {}) }, o.now()),
+                    ]);
+                    if (result)
+                        o.logger.info(deliveredLine(item.entry.issueNumber, result));
                     delivered++;
                 }
                 else {
                     const attempt = item.attempts + 1;
-                    const text = boundError(message(error));
+                    const text = queue_boundError(message(error));
                     o.logger.warning(`GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`);
                     await this.log.append([
-                        event('outbox.failed', `outbox-failed:${item.entry.id}:${attempt}`, { id: item.entry.id, attempt, error: text }, o.now()),
+                        event_log_event('outbox.failed', `outbox-failed:${item.entry.id}:${attempt}`, { id: item.entry.id, attempt, error: text }, o.now()),
                     ]);
                 }
             }
-            return { delivered, pending: items.length - delivered };
+            return { delivered, pending: this.pending().length, refused };
         });
     }
+}
+function deliverWork(delivery, entry) {
+    if (!entry.crewId || !entry.verdict) {
+        return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+    }
+    return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+}
+function deliveredLine(issueNumber, r) {
+    const where = r.pullRequest
+        ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
+        : `branch ${r.branch}`;
+    return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
 }
 async function send(port, entry) {
     if (entry.kind === 'labels') {
@@ -54270,7 +55202,7 @@ async function send(port, entry) {
     const existing = await port.listComments(entry.issueNumber);
     if (existing.some((c) => (c.body ?? '').includes(marker)))
         return;
-    await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
+    await port.createComment(entry.issueNumber, redact_redactText(entry.body ?? marker));
 }
 
 ;// CONCATENATED MODULE: ./src/checkpoint/folds.ts
@@ -54294,10 +55226,12 @@ async function send(port, entry) {
 
 
 /**
- * Compaction (DESIGN §2): the checkpoint grows with the active set, not with history.
+ * Compaction (docs/architecture.md): the checkpoint grows with the active set, not with history.
  * - A log with a registered fold: the leading events older than the horizon are folded into the
- *   `$snapshot` first line — `prune`d state plus every folded key, so a replayed event is still
- *   recognised and skipped.
+ *   `$snapshot` first line — `prune`d state plus what dedup needs: every folded key, or for a
+ *   `watermark` fold a low watermark (every event before it is folded) and only the folded keys at
+ *   or after it. Events before the watermark found in the log (a stale copy merged in) are dropped
+ *   and counted.
  * - The audit and observation logs (no state is derived from them) keep only the window.
  * - Any other event log is kept whole: dropping events nobody can fold would lose state.
  * - A bookbag is dropped once it is older than the horizon and nothing kept refers to its crew.
@@ -54315,11 +55249,14 @@ function compact(files, options) {
     const out = new Map(files);
     const compacted = {};
     const unfolded = [];
+    const belowWatermark = {};
     const kept = [];
     for (const [path, data] of files) {
         if (!isLog(path))
             continue;
-        const log = dedupe(parseLog(data, `checkpoint:${path}`, options.warn));
+        const { log, below } = dedupe(parseLog(data, `checkpoint:${path}`, options.warn));
+        if (below > 0)
+            belowWatermark[path] = below;
         const fold = folds.get(path);
         let next = log;
         if (fold) {
@@ -54348,15 +55285,25 @@ function compact(files, options) {
     const dropped = dropOldBookbags(out, kept, options.horizon);
     if (dropped > 0)
         compacted[`${STATE_DIRS.bookbags}/`] = { folded: 0, dropped };
-    return { files: out, compacted, unfolded };
+    return { files: out, compacted, unfolded, belowWatermark };
 }
-/** Drops events whose key is already folded or already seen: a fold must apply each key once. */
+/**
+ * Drops events that are already folded (before the watermark, or a key the snapshot remembers) or
+ * already seen: a fold must apply each event once.
+ */
 function dedupe(log) {
     const seen = new Set(log.snapshot?.data.keys ?? []);
+    const watermark = watermarkOf(log.snapshot);
+    let below = 0;
     let changed = false;
     const records = log.records.filter((r) => {
         if (typeof r.key !== 'string')
             return true;
+        if (watermark !== '' && typeof r.at === 'string' && r.at < watermark) {
+            below++;
+            changed = true;
+            return false;
+        }
         if (seen.has(r.key)) {
             changed = true;
             return false;
@@ -54364,7 +55311,7 @@ function dedupe(log) {
         seen.add(r.key);
         return true;
     });
-    return changed ? { ...log, records } : log;
+    return { log: changed ? { ...log, records } : log, below };
 }
 function isEvent(r) {
     return typeof r.key === 'string' && typeof r.at === 'string' && typeof r.type === 'string';
@@ -54372,6 +55319,23 @@ function isEvent(r) {
 function foldPrefix(fold, log, n, horizon) {
     const prefix = log.records.slice(0, n);
     const state = fold.prune(fold_foldLog(fold, { snapshot: log.snapshot, events: prefix }), horizon);
+    const lastAt = prefix.reduce((m, e) => (e.at > m ? e.at : m), log.snapshot?.at ?? '');
+    const events = (log.snapshot?.data.events ?? 0) + n;
+    if (fold.dedup === 'watermark') {
+        const watermark = nextWatermark(log, n, horizon);
+        // Keys are remembered only where the watermark does not cover them: folded events at or after it
+        // (a writer whose clock ran behind), and the previous snapshot's keys unless all of its events
+        // are before it (a snapshot written before watermarks existed holds every key it folded).
+        const keys = log.snapshot && log.snapshot.at >= watermark ? [...log.snapshot.data.keys] : [];
+        const known = new Set(keys);
+        for (const e of prefix) {
+            if (e.at >= watermark && !known.has(e.key)) {
+                known.add(e.key);
+                keys.push(e.key);
+            }
+        }
+        return { key: SNAPSHOT_TYPE, type: SNAPSHOT_TYPE, at: lastAt, data: { keys, state, events, watermark } };
+    }
     const keys = log.snapshot ? [...log.snapshot.data.keys] : [];
     const known = new Set(keys);
     for (const e of prefix) {
@@ -54380,13 +55344,22 @@ function foldPrefix(fold, log, n, horizon) {
             keys.push(e.key);
         }
     }
-    const lastAt = prefix.reduce((m, e) => (e.at > m ? e.at : m), log.snapshot?.at ?? '');
-    return {
-        key: SNAPSHOT_TYPE,
-        type: SNAPSHOT_TYPE,
-        at: lastAt,
-        data: { keys, state, events: (log.snapshot?.data.events ?? 0) + n },
-    };
+    return { key: SNAPSHOT_TYPE, type: SNAPSHOT_TYPE, at: lastAt, data: { keys, state, events } };
+}
+/**
+ * The watermark after folding the first `n` records: the horizon, lowered to the earliest event
+ * kept (so nothing kept is ever below it), never below the previous watermark (every event before
+ * that one is folded already, and the kept ones are all at or after it).
+ */
+function nextWatermark(log, n, horizon) {
+    let watermark = horizon.toISOString();
+    for (let i = n; i < log.records.length; i++) {
+        const at = log.records[i].at;
+        if (typeof at === 'string' && typeof log.records[i].key === 'string' && at < watermark)
+            watermark = at;
+    }
+    const previous = watermarkOf(log.snapshot);
+    return previous > watermark ? previous : watermark;
 }
 /** Crew ids referred to anywhere in what the logs keep (snapshot states and events). */
 function referencedCrews(logs) {
@@ -54555,6 +55528,7 @@ class SourceUnavailableError extends Error {
 
 
 
+
 /** Sources in the order they are written: the authoritative copy first, accelerators after. */
 const ORDER = { branch: 0, directory: 1, cache: 2, artifact: 3 };
 const DURABLE = new Set(['branch', 'directory']);
@@ -54562,7 +55536,7 @@ const DURABLE = new Set(['branch', 'directory']);
  * Saves the state directory: read → redact record by record → (merge with the source's current
  * checkpoint → compact → seal) → write. The first source (the state branch when configured) is
  * the durable copy: its failure fails the save. The others then receive exactly the snapshot it
- * stored, and their failures are warnings (DESIGN §5).
+ * stored, and their failures are warnings (docs/architecture.md).
  */
 async function saveCheckpoint(options) {
     const log = options.logger ?? silentLogger;
@@ -54570,25 +55544,63 @@ async function saveCheckpoint(options) {
         throw new Error('checkpoint save: no sources configured; name at least one');
     const now = options.now ?? new Date();
     const layout = new StateLayout(options.stateDir);
+    const timings = {};
+    let t = performance.now();
+    const lap = (phase) => {
+        const at = performance.now();
+        timings[phase] = (timings[phase] ?? 0) + (at - t);
+        t = at;
+    };
     const tree = readTree(layout.root);
-    const localGeneration = readLocalManifest(layout, log)?.generation ?? 0;
+    const localManifest = readLocalManifest(layout, log);
+    const localGeneration = localManifest?.generation ?? 0;
+    lap('read');
+    const [primary, ...rest] = [...options.sources].sort((a, b) => ORDER[a.name] - ORDER[b.name]);
+    if (!options.dryRun && localManifest) {
+        const same = await unchangedSince(layout, primary, tree.files, localManifest.generation, log);
+        lap('check');
+        if (same) {
+            log.info(`checkpoint: nothing changed since generation ${localManifest.generation} and ${primary.name} still holds it; nothing to write`);
+            return {
+                snapshot: { manifest: localManifest, files: tree.files },
+                generation: localManifest.generation,
+                // The primary source already holds it (the other copies got it when it was written).
+                saved: [primary.name],
+                failed: [],
+                skipped: tree.skipped,
+                unfolded: [],
+                divergentKeys: 0,
+                belowWatermark: 0,
+                unchanged: true,
+                timings,
+                dryRun: false,
+            };
+        }
+    }
     const clean = scrubFiles(tree.files, (m) => log.warning(m));
+    lap('scrub');
     const horizon = new Date(now.getTime() - options.compactAfterDays * 86_400_000);
     const report = { divergentKeys: 0 };
+    let compactedBelow = 0;
     let unfolded = [];
     const build = (base) => {
+        t = performance.now();
         const merged = base ? mergeFiles(base.files, clean.files, report, (m) => log.warning(m)) : clean.files;
+        lap('merge');
         const result = compact(merged, { horizon, warn: (m) => log.warning(m) });
         unfolded = result.unfolded;
-        return seal(result.files, {
+        compactedBelow = Object.values(result.belowWatermark).reduce((a, b) => a + b, 0);
+        lap('compact');
+        const sealed = seal(result.files, {
             generation: Math.max(base?.manifest.generation ?? 0, localGeneration) + 1,
             writer: options.writer ?? actor(),
             createdAt: now,
             redacted: clean.redacted,
             compacted: result.compacted,
         });
+        lap('seal');
+        return sealed;
     };
-    const [primary, ...rest] = [...options.sources].sort((a, b) => ORDER[a.name] - ORDER[b.name]);
     const result = {
         snapshot: undefined,
         generation: 0,
@@ -54597,6 +55609,9 @@ async function saveCheckpoint(options) {
         skipped: tree.skipped,
         unfolded,
         divergentKeys: 0,
+        belowWatermark: 0,
+        unchanged: false,
+        timings,
         dryRun: options.dryRun === true,
     };
     if (options.dryRun) {
@@ -54605,7 +55620,7 @@ async function saveCheckpoint(options) {
             base = await primary.load();
         }
         catch (e) {
-            log.warning(`checkpoint (dry run): could not read ${primary.name}: ${errors_message(e)}`);
+            log.warning(`checkpoint (dry run): could not read ${primary.name}: ${message(e)}`);
         }
         result.snapshot = build(base);
     }
@@ -54616,11 +55631,11 @@ async function saveCheckpoint(options) {
         }
         catch (e) {
             // The branch and a directory are durable copies: losing them fails the save. A cache or an
-            // artifact as the only source is an accelerator that did not work this time (DESIGN §5).
+            // artifact as the only source is an accelerator that did not work this time (docs/architecture.md).
             if (!(e instanceof SourceUnavailableError) || DURABLE.has(primary.name))
                 throw e;
-            log.warning(`checkpoint: copy not saved: ${prefixed(primary.name, errors_message(e))}`);
-            result.failed.push({ source: primary.name, reason: prefixed(primary.name, errors_message(e)) });
+            log.warning(`checkpoint: copy not saved: ${prefixed(primary.name, message(e))}`);
+            result.failed.push({ source: primary.name, reason: prefixed(primary.name, message(e)) });
             result.snapshot = build(undefined);
         }
         const final = result.snapshot;
@@ -54630,20 +55645,52 @@ async function saveCheckpoint(options) {
                 result.saved.push(source.name);
             }
             catch (e) {
-                log.warning(`checkpoint: copy not saved: ${prefixed(source.name, errors_message(e))}`);
-                result.failed.push({ source: source.name, reason: prefixed(source.name, errors_message(e)) });
+                log.warning(`checkpoint: copy not saved: ${prefixed(source.name, message(e))}`);
+                result.failed.push({ source: source.name, reason: prefixed(source.name, message(e)) });
             }
         }
-        writeFileAtomic(layout.file('manifest'), serializeManifest(final.manifest));
+        atomic_writeFileAtomic(layout.file('manifest'), serializeManifest(final.manifest));
+        const id = primary.lastId;
+        if (result.saved[0] === primary.name && id) {
+            writeMark(layout, markOf(primary.name, id, final.manifest.generation, tree.files));
+        }
+        for (const [phase, ms] of Object.entries(primary.timings ?? {})) {
+            if (phase !== 'build')
+                timings[phase] = ms;
+        }
     }
     result.generation = result.snapshot.manifest.generation;
     result.unfolded = unfolded;
     result.divergentKeys = report.divergentKeys;
+    result.belowWatermark = (report.belowWatermark ?? 0) + compactedBelow;
+    if (result.belowWatermark > 0) {
+        log.warning(`checkpoint: dropped ${result.belowWatermark} event(s) older than their log's watermark: ` +
+            'a stale copy of history this checkpoint has already folded');
+    }
     if (report.divergentKeys > 0) {
         log.warning(`checkpoint: ${report.divergentKeys} event key(s) were folded by another writer's compaction only; ` +
             'they stay deduplicated but their folded effect could not be merged');
     }
     return result;
+}
+/**
+ * Whether the state directory still holds exactly the files of the checkpoint it last matched, and
+ * the primary source still points at that checkpoint. Only sources that name their head cheaply
+ * (the state branch) take part; anything unexpected means "changed", i.e. a full save.
+ */
+async function unchangedSince(layout, primary, files, generation, log) {
+    const mark = readMark(layout);
+    if (!mark || !primary.head || mark.source !== primary.name || mark.generation !== generation)
+        return false;
+    if (!matchesMark(mark, files))
+        return false;
+    try {
+        return (await primary.head()) === mark.id;
+    }
+    catch (e) {
+        log.info(`checkpoint: could not read the ${primary.name} head (${message(e)}); saving in full`);
+        return false;
+    }
 }
 const prefixed = (source, text) => text.startsWith(`${source}:`) ? text : `${source}: ${text}`;
 /** The manifest of the checkpoint this state directory was last restored from or saved as. */
@@ -54659,7 +55706,7 @@ function readLocalManifest(layout, log = silentLogger) {
         return parseManifest(data, layout.file('manifest'));
     }
     catch (e) {
-        log.warning(`checkpoint: ignoring the local manifest: ${errors_message(e)}`);
+        log.warning(`checkpoint: ignoring the local manifest: ${message(e)}`);
         return undefined;
     }
 }
@@ -54703,7 +55750,7 @@ function readSnapshotDir(dir, origin) {
 
 
 /**
- * The audit copy (DESIGN §5): one immutable artifact per run attempt, `<prefix>-<run_id>-<run_attempt>`,
+ * The audit copy (docs/architecture.md): one immutable artifact per run attempt, `<prefix>-<run_id>-<run_attempt>`,
  * kept for the configured retention. Save only: restore never reads artifacts. An upload failure
  * throws SourceUnavailableError, which the save turns into a warning.
  */
@@ -54731,7 +55778,7 @@ class ArtifactSource {
             this.uploaded = this.artifactName();
         }
         catch (e) {
-            throw new SourceUnavailableError('artifact', `${this.artifactName()} was not uploaded: ${errors_message(e)}`, {
+            throw new SourceUnavailableError('artifact', `${this.artifactName()} was not uploaded: ${message(e)}`, {
                 cause: e,
             });
         }
@@ -54744,19 +55791,370 @@ class ArtifactSource {
 
 ;// CONCATENATED MODULE: external "node:child_process"
 const external_node_child_process_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:child_process");
-;// CONCATENATED MODULE: ./src/checkpoint/git.ts
+;// CONCATENATED MODULE: ./src/process/group.ts
+
+/** Every process this user can see (Linux /proc); empty elsewhere. */
+function listProcesses() {
+    let entries;
+    try {
+        entries = (0,external_node_fs_.readdirSync)('/proc');
+    }
+    catch {
+        return [];
+    }
+    const out = [];
+    for (const name of entries) {
+        if (!/^\d+$/.test(name))
+            continue;
+        try {
+            const stat = (0,external_node_fs_.readFileSync)(`/proc/${name}/stat`, 'utf8');
+            const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+            out.push({ pid: Number(name), pgid: Number(rest[2]), zombie: rest[0] === 'Z' });
+        }
+        catch {
+            /* exited while we looked */
+        }
+    }
+    return out;
+}
+/** True when at least one live (non-zombie) process is still in process group `pgid`. */
+function groupAlive(pgid) {
+    if (!Number.isInteger(pgid) || pgid <= 1)
+        return false;
+    try {
+        process.kill(-pgid, 0);
+    }
+    catch {
+        return false;
+    }
+    return listProcesses().some((p) => p.pgid === pgid && !p.zombie);
+}
+function killGroup(pgid, signal) {
+    if (!Number.isInteger(pgid) || pgid <= 1)
+        return;
+    try {
+        process.kill(-pgid, signal);
+    }
+    catch {
+        /* group already gone */
+    }
+}
+
+;// CONCATENATED MODULE: ./src/process/run.ts
 
 
-class GitError extends Error {
+
+const DEFAULT_MAX = 8 * 1024 * 1024;
+class Tail {
+    max;
+    chunks = [];
+    len = 0;
+    truncated = false;
+    constructor(max) {
+        this.max = max;
+    }
+    push(b) {
+        this.chunks.push(b);
+        this.len += b.length;
+        if (this.len <= this.max)
+            return false;
+        this.truncated = true;
+        while (this.len - this.chunks[0].length >= this.max)
+            this.len -= this.chunks.shift().length;
+        return true;
+    }
+    value() {
+        const all = Buffer.concat(this.chunks);
+        return all.length > this.max ? all.subarray(all.length - this.max) : all;
+    }
+}
+function runProcess(argv, o) {
+    const [file, ...args] = argv;
+    if (!file)
+        throw new TypeError('runProcess: empty argv');
+    const grouped = o.group ?? true;
+    const max = o.maxOutputBytes ?? DEFAULT_MAX;
+    const started = performance.now();
+    const fd = o.logFile ? (0,external_node_fs_.openSync)(o.logFile, 'a') : undefined;
+    return new Promise((resolve) => {
+        const out = new Tail(max);
+        const err = new Tail(max);
+        let timedOut = false;
+        let overflowed = false;
+        let spawnError;
+        let killTimer;
+        let termTimer;
+        const child = (0,external_node_child_process_namespaceObject.spawn)(file, args, {
+            cwd: o.cwd,
+            env: o.env,
+            shell: false,
+            detached: grouped,
+            stdio: ['pipe', fd ?? 'pipe', fd ?? 'pipe'],
+        });
+        if (fd !== undefined)
+            (0,external_node_fs_.closeSync)(fd);
+        const pid = child.pid ?? -1;
+        const stop = (signal) => {
+            if (pid <= 0)
+                return;
+            if (grouped)
+                killGroup(pid, signal);
+            else
+                child.kill(signal);
+        };
+        const onData = (tail) => (b) => {
+            if (tail.push(b) && o.overflow === 'kill' && !overflowed) {
+                overflowed = true;
+                stop('SIGKILL');
+            }
+        };
+        child.stdout?.on('data', onData(out));
+        child.stderr?.on('data', onData(err));
+        child.stdin?.on('error', () => undefined); // a program that ignores stdin may close it early
+        child.stdin?.end(o.input ?? '');
+        if (pid > 0)
+            o.onSpawn?.(pid);
+        if (o.timeoutMs !== undefined) {
+            termTimer = setTimeout(() => {
+                timedOut = true;
+                stop('SIGTERM');
+                killTimer = setTimeout(() => stop('SIGKILL'), o.graceMs ?? 2_000);
+            }, o.timeoutMs);
+        }
+        let settled = false;
+        const finish = (exitCode, signal) => {
+            if (settled)
+                return;
+            settled = true;
+            clearTimeout(termTimer);
+            clearTimeout(killTimer);
+            // The leader is gone but its group may not be: finish what the timeout started.
+            if ((timedOut || overflowed) && grouped && pid > 0 && groupAlive(pid))
+                killGroup(pid, 'SIGKILL');
+            resolve({
+                exitCode,
+                signal,
+                timedOut,
+                durationMs: performance.now() - started,
+                pid,
+                spawnError,
+                stdout: out.value(),
+                stderr: err.value(),
+                truncated: out.truncated || err.truncated,
+                overflowed,
+            });
+        };
+        child.once('error', (e) => {
+            spawnError = `${file}: ${e.code ?? e.message}`;
+            if (pid <= 0)
+                finish(null, null);
+        });
+        child.once('close', (code, signal) => finish(code, signal));
+    });
+}
+/** For short set-up commands outside any crew (preparing the example repository). */
+function runProcessSync(argv, o) {
+    const [file, ...args] = argv;
+    if (!file)
+        throw new TypeError('runProcessSync: empty argv');
+    const r = spawnSync(file, args, {
+        cwd: o.cwd,
+        env: o.env,
+        shell: false,
+        encoding: 'utf8',
+        timeout: o.timeoutMs,
+        maxBuffer: DEFAULT_MAX,
+    });
+    return {
+        exitCode: r.status,
+        stdout: r.stdout ?? '',
+        stderr: r.stderr ?? '',
+        spawnError: r.error
+            ? `${file}: ${r.error.code ?? r.error.message}`
+            : undefined,
+    };
+}
+
+;// CONCATENATED MODULE: ./src/process/git.ts
+
+
+
+
+
+
+
+/**
+ * The one git wrapper. A student can write everything in its worktree and in the repository's
+ * shared git directory (hooks, config, config.worktree, info/attributes), so no git command of the
+ * toolkit may take code to run from there:
+ * - hooks: `core.hooksPath` points at an empty directory of ours;
+ * - `core.fsmonitor=false`, no pager, no editor, no external diff, no textconv;
+ * - filter, diff and merge drivers named in the repository's config are blanked for the command
+ *   (`-c filter.<name>.clean=` …): a `.gitattributes` line can then select nothing that runs;
+ * - no system or global config (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`), no credential
+ *   helper, no askpass, no terminal prompt, `protocol.ext.allow=never`;
+ * - the environment comes from `childEnv`: no token reaches git unless a caller passes one in `auth`,
+ *   and then only as an `http.extraheader` in GIT_CONFIG_* variables, never in argv or a file.
+ */
+class GitError extends SchoolError {
     args;
-    result;
-    constructor(args, result) {
-        super(`git ${args[0] ?? ''} failed (exit ${result.code}): ${redact_redactText(result.stderr.trim()).slice(0, 2000)}`);
+    cwd;
+    exitCode;
+    stderr;
+    constructor(args, cwd, exitCode, stderr) {
+        super(`git ${args.join(' ').slice(0, 200)} failed in ${cwd}: ${redact_redactText(stderr.trim()).slice(0, 1000)}`);
         this.args = args;
-        this.result = result;
+        this.cwd = cwd;
+        this.exitCode = exitCode;
+        this.stderr = stderr;
         this.name = 'GitError';
     }
 }
+let emptyHooks;
+function emptyHooksDir() {
+    if (!emptyHooks) {
+        emptyHooks = (0,external_node_path_.join)((0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), 'school-git-')), 'no-hooks');
+        (0,external_node_fs_.mkdirSync)(emptyHooks, { recursive: true, mode: 0o500 });
+    }
+    return emptyHooks;
+}
+/** Settings that win over every config file the repository holds (command-line config is last). */
+function hardening() {
+    return [
+        `core.hooksPath=${emptyHooksDir()}`,
+        'core.fsmonitor=false',
+        'core.untrackedCache=false',
+        'core.pager=cat',
+        'core.editor=true',
+        'sequence.editor=true',
+        'core.askPass=',
+        'core.sshCommand=ssh',
+        'core.gitProxy=',
+        'credential.helper=',
+        'diff.external=',
+        'protocol.ext.allow=never',
+        'commit.gpgSign=false',
+        'tag.gpgSign=false',
+        'gpg.program=gpg',
+    ].flatMap((c) => ['-c', c]);
+}
+const DRIVER_KEY = /^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver|required)$/i;
+/**
+ * Commands that never convert working-tree content, so no attribute can select a driver for them.
+ * Every other command (status, diff, add, checkout, commit, hash-object, apply, …) runs with the
+ * repository's drivers blanked first.
+ */
+const NO_CONTENT = new Set([
+    'cat-file',
+    'commit-tree',
+    'config',
+    'count-objects',
+    'fetch',
+    'for-each-ref',
+    'init',
+    'ls-remote',
+    'ls-tree',
+    'merge-base',
+    'mktree',
+    'push',
+    'rev-list',
+    'rev-parse',
+    'show-ref',
+    'symbolic-ref',
+    'update-ref',
+    'var',
+    'version',
+    'write-tree',
+]);
+/** The subcommand, past git's global options (`-c k=v` and `-C dir` take a value). */
+function subcommand(args) {
+    for (let i = 0; i < args.length; i++) {
+        const a = args[i];
+        if (a === '-c' || a === '-C')
+            i++;
+        else if (!a.startsWith('-'))
+            return a;
+    }
+    return '';
+}
+function baseEnv(extra) {
+    return childEnv({
+        set: {
+            GIT_CONFIG_NOSYSTEM: '1',
+            GIT_CONFIG_GLOBAL: '/dev/null',
+            GIT_TERMINAL_PROMPT: '0',
+            GIT_ASKPASS: '',
+            SSH_ASKPASS: undefined,
+            GIT_PAGER: 'cat',
+            GIT_EDITOR: 'true',
+            GIT_OPTIONAL_LOCKS: '0',
+            GIT_ATTR_NOSYSTEM: '1',
+            LC_ALL: 'C',
+            ...extra,
+        },
+    });
+}
+/** Every filter/diff/merge driver the repository's config defines, blanked for one command. */
+async function blankDrivers(cwd, env) {
+    const r = await runProcess(['git', ...hardening(), 'config', '-z', '--list'], {
+        cwd,
+        env,
+        group: false,
+        timeoutMs: 30_000,
+    });
+    if (r.exitCode !== 0)
+        return []; // not a repository yet (init, clone): nothing to blank
+    const names = new Map();
+    for (const entry of r.stdout.toString('utf8').split('\0')) {
+        const key = entry.split('\n', 1)[0] ?? '';
+        const m = DRIVER_KEY.exec(key);
+        if (m)
+            names.set(`${m[1].toLowerCase()}.${m[2]}`, m[1].toLowerCase());
+    }
+    const out = [];
+    for (const [prefix, kind] of names) {
+        const keys = kind === 'filter'
+            ? ['clean', 'smudge', 'process']
+            : kind === 'diff'
+                ? ['textconv', 'command']
+                : ['driver'];
+        for (const k of keys)
+            out.push('-c', `${prefix}.${k}=`);
+        if (kind === 'filter')
+            out.push('-c', `${prefix}.required=false`);
+    }
+    return out;
+}
+/** Runs git; returns the raw result (exit code, stdout as bytes). Never throws for a non-zero exit. */
+async function runGit(args, o) {
+    const env = baseEnv({ ...o.env, ...o.auth });
+    const drivers = NO_CONTENT.has(subcommand(args)) ? [] : await blankDrivers(o.cwd, env);
+    return runProcess(['git', ...hardening(), ...drivers, ...args], {
+        cwd: o.cwd,
+        env,
+        input: o.input,
+        group: false,
+        timeoutMs: o.timeoutMs ?? 600_000,
+        maxOutputBytes: 1024 * 1024 * 1024,
+        overflow: 'kill',
+    });
+}
+/** Runs git and returns stdout as bytes; throws GitError on a non-zero exit. */
+async function gitBytes(args, o) {
+    const r = await runGit(args, o);
+    if (r.exitCode !== 0 || r.overflowed)
+        throw new GitError(args, o.cwd, r.exitCode, r.spawnError ?? r.stderr.toString('utf8'));
+    return r.stdout;
+}
+/** Runs git and returns stdout as text; throws GitError on a non-zero exit. */
+async function git(cwd, ...args) {
+    return (await gitBytes(args, { cwd })).toString('utf8');
+}
+/**
+ * A token for one remote operation, as GIT_CONFIG_* variables carrying an `http.extraheader`: never
+ * in argv (visible to other processes), the remote URL or a config file. Registered with the
+ * redactor, in both its plain and its base64 form.
+ */
 function authEnv(token) {
     if (!token)
         return {};
@@ -54769,34 +56167,35 @@ function authEnv(token) {
         GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`,
     };
 }
-function runGit(args, options) {
-    return new Promise((resolve, reject) => {
-        const child = (0,external_node_child_process_namespaceObject.spawn)('git', args, {
-            cwd: options.cwd,
-            stdio: ['pipe', 'pipe', 'pipe'],
-            env: {
-                ...process.env,
-                GIT_TERMINAL_PROMPT: '0',
-                GIT_ASKPASS: '',
-                LC_ALL: 'C',
-                ...authEnv(options.token),
-            },
-        });
-        const out = [];
-        const err = [];
-        child.stdout.on('data', (b) => out.push(b));
-        child.stderr.on('data', (b) => err.push(b));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') }));
-        child.stdin.on('error', () => undefined);
-        child.stdin.end(options.input ?? Buffer.alloc(0));
+
+;// CONCATENATED MODULE: ./src/checkpoint/git.ts
+
+
+class git_GitError extends Error {
+    args;
+    result;
+    constructor(args, result) {
+        super(`git ${args[0] ?? ''} failed (exit ${result.code}): ${redact_redactText(result.stderr.trim()).slice(0, 2000)}`);
+        this.args = args;
+        this.result = result;
+        this.name = 'GitError';
+    }
+}
+async function git_runGit(args, options) {
+    const r = await runGit(args, {
+        cwd: options.cwd,
+        input: options.input,
+        auth: authEnv(options.token),
     });
+    if (r.spawnError)
+        throw new Error(`git could not be started (${r.spawnError}); install git`);
+    return { code: r.exitCode ?? 1, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
 }
 /** Runs git and throws GitError on a non-zero exit. */
-async function git(args, options) {
-    const result = await runGit(args, options);
+async function git_git(args, options) {
+    const result = await git_runGit(args, options);
     if (result.code !== 0)
-        throw new GitError(args, result);
+        throw new git_GitError(args, result);
     return result.stdout;
 }
 
@@ -54821,6 +56220,11 @@ class BranchSource {
     branch;
     /** Commit of the last snapshot loaded or saved. */
     lastCommit;
+    /** Milliseconds per phase of the last save: fetch (with reading the head), build, write, push. */
+    timings = {};
+    get lastId() {
+        return this.lastCommit;
+    }
     constructor(options) {
         this.options = options;
         this.branch = options.branch ?? 'school-state';
@@ -54837,10 +56241,34 @@ class BranchSource {
             return head?.snapshot;
         });
     }
+    /** The head commit of the state branch (one `git ls-remote`), undefined when it does not exist. */
+    async head() {
+        const out = await git_runGit(['ls-remote', '--heads', this.options.remote, `refs/heads/${this.branch}`], {
+            cwd: this.options.scratchRoot ?? (0,external_node_os_.tmpdir)(),
+            token: this.options.token,
+        });
+        if (out.code !== 0) {
+            throw new SourceUnavailableError('branch', `ls-remote of ${this.branch} failed: ${out.stderr.trim().slice(0, 500)}`);
+        }
+        const line = out.stdout
+            .toString('utf8')
+            .split('\n')
+            .find((l) => l.endsWith(`\trefs/heads/${this.branch}`));
+        return line?.split('\t')[0];
+    }
     async save(build) {
         const max = this.options.maxAttempts ?? 8;
+        const timings = { fetch: 0, build: 0, write: 0, push: 0 };
+        this.timings = timings;
+        let t = performance.now();
+        const lap = (phase) => {
+            const now = performance.now();
+            timings[phase] += now - t;
+            t = now;
+        };
         return this.withScratch(async (dir) => {
             for (let attempt = 1; attempt <= max; attempt++) {
+                t = performance.now();
                 const head = await this.fetchHead(dir);
                 if (head) {
                     const problems = verify(head.snapshot);
@@ -54849,10 +56277,14 @@ class BranchSource {
                             'Refusing to build on a damaged checkpoint: restore the branch to a good commit, then save again.');
                     }
                 }
+                lap('fetch');
                 const snapshot = build(head?.snapshot);
+                lap('build');
                 const commit = await this.writeCommit(dir, snapshot, head?.commit, attempt);
+                lap('write');
                 await this.options.beforePush?.(commit);
-                const push = await runGit(
+                t = performance.now();
+                const push = await git_runGit(
                 // Large single-line logs are sent whole instead of delta-searched: cheaper in CPU than
                 // diffing megabytes against the previous generation, and zlib still compresses them.
                 [
@@ -54864,6 +56296,7 @@ class BranchSource {
                     this.options.remote,
                     `${commit}:refs/heads/${this.branch}`,
                 ], { cwd: dir, token: this.options.token });
+                lap('push');
                 if (push.code === 0) {
                     this.lastCommit = commit;
                     return snapshot;
@@ -54882,7 +56315,7 @@ class BranchSource {
     async withScratch(fn) {
         const dir = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(this.options.scratchRoot ?? (0,external_node_os_.tmpdir)(), 'school-checkpoint-'));
         try {
-            await git(['init', '--bare', '-q', dir], { cwd: dir });
+            await git_git(['init', '--bare', '-q', dir], { cwd: dir });
             return await fn(dir);
         }
         finally {
@@ -54890,7 +56323,7 @@ class BranchSource {
         }
     }
     async fetchHead(dir) {
-        const fetch = await runGit([
+        const fetch = await git_runGit([
             'fetch',
             '--no-tags',
             '--depth=1',
@@ -54923,7 +56356,7 @@ class BranchSource {
         for (const [path, data] of snapshot.files)
             add(path, data);
         chunks.push(Buffer.from('done\n'));
-        await git(['fast-import', '--quiet', '--done'], { cwd: dir, input: Buffer.concat(chunks) });
+        await git_git(['fast-import', '--quiet', '--done'], { cwd: dir, input: Buffer.concat(chunks) });
         return readRef(dir, ref);
     }
 }
@@ -54940,11 +56373,11 @@ async function readRef(dir, ref) {
     catch {
         // Packed or missing: ask git.
     }
-    return (await git(['rev-parse', '--verify', `${ref}^{commit}`], { cwd: dir })).toString('utf8').trim();
+    return (await git_git(['rev-parse', '--verify', `${ref}^{commit}`], { cwd: dir })).toString('utf8').trim();
 }
 /** Reads a checkpoint commit's tree into a snapshot (unverified). */
 async function readCommit(dir, commit, origin) {
-    const listing = (await git(['ls-tree', '-r', '-z', '--full-tree', commit], { cwd: dir })).toString('utf8');
+    const listing = (await git_git(['ls-tree', '-r', '-z', '--full-tree', commit], { cwd: dir })).toString('utf8');
     const entries = [];
     for (const item of listing.split('\0')) {
         if (!item)
@@ -54973,7 +56406,7 @@ async function catBlobs(dir, shas) {
     if (shas.length === 0)
         return out;
     const unique = [...new Set(shas)];
-    const raw = await git(['cat-file', '--batch'], { cwd: dir, input: Buffer.from(unique.join('\n') + '\n') });
+    const raw = await git_git(['cat-file', '--batch'], { cwd: dir, input: Buffer.from(unique.join('\n') + '\n') });
     let pos = 0;
     for (const sha of unique) {
         const nl = raw.indexOf(0x0a, pos);
@@ -54988,7 +56421,7 @@ async function catBlobs(dir, shas) {
 }
 /** The URL of a workspace's remote (default `origin`), as git resolves it. */
 async function resolveRemote(workspace, remote = 'origin') {
-    const out = await runGit(['remote', 'get-url', remote], { cwd: workspace });
+    const out = await git_runGit(['remote', 'get-url', remote], { cwd: workspace });
     if (out.code !== 0) {
         throw new SourceUnavailableError('branch', `${workspace} has no git remote "${remote}": check out the repository first (actions/checkout) or pass --remote URL`);
     }
@@ -55002,7 +56435,7 @@ async function resolveRemote(workspace, remote = 'origin') {
 
 
 /**
- * The fast copy (DESIGN §5). Cache entries are immutable and evicted after 7 days: each run saves
+ * The fast copy (docs/architecture.md). Cache entries are immutable and evicted after 7 days: each run saves
  * under its own key and restore takes the newest entry by prefix; nothing is ever deleted first.
  * A cache that is unavailable or declines a save is a warning, never a failure: the state branch
  * is the durable copy.
@@ -55030,7 +56463,7 @@ class CacheSource {
             hit = await port.restore([path], this.key(), [`${prefix}-`]);
         }
         catch (e) {
-            throw new SourceUnavailableError('cache', `restore failed: ${errors_message(e)}`, { cause: e });
+            throw new SourceUnavailableError('cache', `restore failed: ${message(e)}`, { cause: e });
         }
         if (!hit)
             return undefined;
@@ -55050,7 +56483,7 @@ class CacheSource {
             saved = await port.save([path], this.key());
         }
         catch (e) {
-            throw new SourceUnavailableError('cache', `save under ${this.key()} failed: ${errors_message(e)}`, {
+            throw new SourceUnavailableError('cache', `save under ${this.key()} failed: ${message(e)}`, {
                 cause: e,
             });
         }
@@ -55097,7 +56530,7 @@ class DirectorySource {
             const snapshot = build(await this.load());
             const name = `${String(snapshot.manifest.generation).padStart(9, '0')}-${(0,external_node_crypto_.randomBytes)(3).toString('hex')}`;
             writeSnapshotDir((0,external_node_path_.join)(this.root, 'snapshots', name), snapshot);
-            writeFileAtomic((0,external_node_path_.join)(this.root, 'HEAD'), `${name}\n`);
+            atomic_writeFileAtomic((0,external_node_path_.join)(this.root, 'HEAD'), `${name}\n`);
             this.prune(name);
             return snapshot;
         });
@@ -55225,8 +56658,14 @@ function fromSave(r) {
         warnings: [
             ...r.failed.map((f) => f.reason),
             ...(r.divergentKeys ? [`${r.divergentKeys} key(s) folded by another writer could not be merged`] : []),
+            ...(r.belowWatermark ? [belowText(r.belowWatermark)] : []),
         ],
         notes: [
+            ...(r.unchanged
+                ? [
+                    `nothing changed since generation ${r.generation}, which the checkpoint already holds: nothing written`,
+                ]
+                : []),
             ...r.skipped.map((s) => `left out ${s.path}: ${s.reason}`),
             ...r.unfolded.map((p) => `${p}: no fold registered, kept whole`),
         ],
@@ -55241,13 +56680,17 @@ function fromRestore(r) {
         files: r.files,
         redacted: {},
         compacted: {},
-        warnings: r.rejected.map((x) => `${x.source}: ${x.reason}`),
+        warnings: [
+            ...r.rejected.map((x) => `${x.source}: ${x.reason}`),
+            ...(r.belowWatermark ? [belowText(r.belowWatermark)] : []),
+        ],
         notes: [
             ...(r.source === 'none' ? ['no checkpoint found: started with an empty state'] : []),
             ...(r.mergedLocal ? ['files already in the state directory were merged in'] : []),
         ],
     };
 }
+const belowText = (n) => `${n} event(s) older than their log's watermark were dropped: a stale copy of history already folded`;
 /** Top-level files one by one, `bookbags/` as one line with its crew count. */
 function fileRows(files) {
     const rows = [];
@@ -55378,15 +56821,24 @@ async function runCheckpoint(raw, deps) {
     }));
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/summary.ts
-
-
+;// CONCATENATED MODULE: ./src/security/html.ts
 /**
- * Job-summary and terminal views of a fetch. Issue titles are hostile text (N1.1): in a summary
- * they are redacted, then every character HTML or Markdown could act on becomes an entity, so a
- * title cannot open a tag, a link, an image or a table cell.
+ * The one HTML escape. `escapeHtml` for element content and quoted attribute values;
+ * `escapeMarkdownHtml` also turns every character Markdown could act on into an entity, for text a
+ * job summary shows inside a Markdown table (an issue title cannot open a tag, a link, an image or a
+ * table cell).
  */
-const ENTITIES = {
+const HTML_ENTITIES = {
+    '&': '&amp;',
+    '<': '&lt;',
+    '>': '&gt;',
+    '"': '&quot;',
+    "'": '&#39;',
+};
+function escapeHtml(text) {
+    return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
+}
+const MARKDOWN_ENTITIES = {
     '&': '&amp;',
     '<': '&lt;',
     '>': '&gt;',
@@ -55406,11 +56858,24 @@ const ENTITIES = {
     '\\': '&#92;',
     '@': '&#64;',
 };
+function escapeMarkdownHtml(text) {
+    return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
+}
+
+;// CONCATENATED MODULE: ./src/curriculum/summary.ts
+
+
+
+/**
+ * Job-summary and terminal views of a fetch. Issue titles are hostile text (N1.1): in a summary
+ * they are redacted, then every character HTML or Markdown could act on becomes an entity, so a
+ * title cannot open a tag, a link, an image or a table cell.
+ */
 function escapeCell(text, max = 120) {
     let t = redact_redactText(text).replace(/\s+/g, ' ').trim();
     if (t.length > max)
         t = `${t.slice(0, max - 1)}…`;
-    return t.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => ENTITIES[c]);
+    return escapeMarkdownHtml(t);
 }
 function sanitizedNote(item) {
     const parts = [];
@@ -55527,6 +56992,7 @@ const LANES = [
     'dead_letter',
     'stopped',
     'paused',
+    'untrusted',
 ];
 const LANE_LABELS = {
     ready: 'Ready',
@@ -55538,6 +57004,7 @@ const LANE_LABELS = {
     dead_letter: 'Dead letter',
     stopped: 'Stopped after two failures',
     paused: 'Paused',
+    untrusted: 'Not dispatched: untrusted author',
     error: 'State errors',
 };
 /** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
@@ -55706,9 +57173,13 @@ function classRank(c) {
 function minClass(a, b) {
     return classRank(a) <= classRank(b) ? a : b;
 }
+/** fleet.heartbeatTtlSeconds, or the default when school.yml (and the action) set none. */
+function heartbeatTtlSeconds(config) {
+    return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
+}
 /** Joins the configured daemons with their latest heartbeats as of `now`. */
 function fleetStatus(config, school, now) {
-    const ttlMs = config.fleet.heartbeatTtlSeconds * 1000;
+    const ttlMs = heartbeatTtlSeconds(config) * 1000;
     return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
 }
 function fleet_status(d, beat, nowMs, ttlMs) {
@@ -55767,6 +57238,29 @@ async function recordHeartbeat(layout, config, beat) {
         event('roster.heartbeat', `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`, { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes }, at),
     ]);
 }
+/**
+ * What the plan summary must say about the roster, or undefined while some daemon is online. A
+ * fleet that never beat is the first cycle (the roster job records the beats; the next run plans);
+ * a fleet whose every beat is older than the TTL plans nothing on any run until the TTL covers the
+ * schedule interval, so that is loud.
+ */
+function rosterProblem(fleet, ttlSeconds) {
+    if (fleet.length === 0 || fleet.some((d) => d.online))
+        return undefined;
+    if (fleet.every((d) => d.lastSeen === undefined)) {
+        return {
+            loud: false,
+            text: 'No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans.',
+        };
+    }
+    const stale = fleet
+        .filter((d) => d.lastSeen !== undefined)
+        .map((d) => `${d.id} (${d.offlineReason ?? 'offline'})`);
+    return {
+        loud: true,
+        text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(', ')}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`,
+    };
+}
 
 ;// CONCATENATED MODULE: ./src/board/domains.ts
 
@@ -55792,20 +57286,28 @@ const MAX_POINTS = 240;
  * order; the time axis only moves forward, so clock skew between writers cannot draw backwards.
  */
 function queueSeries(contents) {
+    return foldQueueSeries(contents).series;
+}
+/**
+ * The queue fold and its depth series in one pass over the log: the state at the end of the
+ * replay is the queue's current state, so the board folds the grading log once, not twice.
+ */
+function foldQueueSeries(contents) {
     let state = structuredClone(contents.snapshot?.data.state) ?? queueFold.empty();
     const events = contents.events;
     const step = Math.max(1, Math.ceil(events.length / MAX_POINTS));
     const series = [];
     let depth = queued(state);
     let clock = contents.snapshot?.at ?? '';
-    events.forEach((e, i) => {
+    const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
+    for (let i = 0; i < events.length; i++) {
+        const e = events[i];
         if (e.at > clock)
             clock = e.at;
         const key = String(e.data.jobKey);
         const before = state.jobs[key]?.status;
         state = queueFold.apply(state, e);
         const after = state.jobs[key]?.status;
-        const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
         depth += live(after) - live(before);
         if (i % step === 0 || i === events.length - 1) {
             const last = series[series.length - 1];
@@ -55814,8 +57316,8 @@ function queueSeries(contents) {
             else
                 series.push({ at: clock, depth });
         }
-    });
-    return series;
+    }
+    return { state, series };
 }
 /** The ledger's leaderboard, plus rejections (graded minus accepted) for the board's columns. */
 function leaderRows(state) {
@@ -55908,8 +57410,12 @@ function daemonLoads(config, registry, school, now) {
  * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
 const FAILURE_OUTCOMES = ['failed', 'timed_out', 'aborted', 'lost'];
 const READY = { kind: 'ready', attempt: 1 };
-/** Folds the registry into one state per issue that has history; issues absent from the map are ready. */
-function issueStates(registry, verdict) {
+function requeuedAt(requeues, issue) {
+    if (!requeues)
+        return undefined;
+    return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
+}
+function issueStates(registry, verdict, requeues) {
     const byIssue = new Map();
     for (const c of Object.values(registry.crews)) {
         const list = byIssue.get(c.issueNumber);
@@ -55920,10 +57426,10 @@ function issueStates(registry, verdict) {
     }
     const out = new Map();
     for (const [issue, crews] of byIssue)
-        out.set(issue, stateOf(crews, verdict));
+        out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
     return out;
 }
-function stateOf(crews, verdict) {
+function stateOf(crews, verdict, requeued) {
     const active = crews.find((c) => c.status !== 'finished');
     if (active)
         return { kind: 'active', crewId: active.crewId };
@@ -55933,6 +57439,9 @@ function stateOf(crews, verdict) {
         a.crewId.localeCompare(b.crewId));
     const failures = [];
     for (const run of runs) {
+        // A requeue forgets the failures before it (the operator has looked at them).
+        if (requeued && (run.finishedAt ?? '') <= requeued)
+            continue;
         const outcome = run.outcome;
         if (outcome === 'succeeded') {
             if (verdict?.(run.crewId) === 'rejected')
@@ -55940,10 +57449,10 @@ function stateOf(crews, verdict) {
             else
                 return { kind: 'done', crewId: run.crewId };
         }
-        else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify) {
+        else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
             failures.push(run.crewId);
         }
-        // Interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) neither count nor
+        // Interruptions (usage_limit, overloaded, cancelled, a pre-verify or infra abort) neither count nor
         // reset the streak.
         if (failures.length >= 2) {
             const [a, b] = failures.slice(-2);
@@ -55955,10 +57464,31 @@ function stateOf(crews, verdict) {
     return READY;
 }
 
+;// CONCATENATED MODULE: ./src/curriculum/trust.ts
+/**
+ * The intake trust gate. Anyone can open an issue on a public repository, and an issue is a prompt
+ * to a coding agent, so by default only issues whose author is the repository's OWNER, a MEMBER of
+ * its organization or a COLLABORATOR are dispatched — or issues carrying a trigger label, which on
+ * GitHub only people with triage access can apply. Returns why an issue is refused, or undefined.
+ */
+function untrustedReason(item, trust) {
+    if (trust.anyone)
+        return undefined;
+    const association = item.authorAssociation ?? 'NONE';
+    if (trust.associations.includes(association))
+        return undefined;
+    const have = new Set(item.labels.map((l) => l.toLowerCase()));
+    if (trust.labels.some((l) => have.has(l.toLowerCase())))
+        return undefined;
+    const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(', ')})` : '';
+    return (`its author is ${association}, not ${trust.associations.join('/')}${labels}; ` +
+        'a maintainer can add a trigger label (curriculum.trust.labels) to admit it');
+}
+
 ;// CONCATENATED MODULE: ./src/schemas/crew.ts
 
 /**
- * Crew lifecycle and worktree leases, as events in `crews.jsonl` (DESIGN §2, §3). The crew
+ * Crew lifecycle and worktree leases, as events in `crews.jsonl` (docs/architecture.md). The crew
  * registry (`views/crew_runs.json`) is a fold of these.
  *
  * Keys: `planned:<crew_id>`, `started:<crew_id>`, `lease:<daemon>/<slot>:<crew_id>`,
@@ -55993,8 +57523,14 @@ const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
     'lost',
     'cancelled',
 ]));
-/** Outcomes that pause the school instead of counting as a failed run (seed 002). */
-const PAUSING_OUTCOMES = ['usage_limit', 'overloaded'];
+/**
+ * Outcomes that pause new launches instead of counting as a failed run (seed 002): a usage or
+ * credit limit. A rate limit or service overload (`overloaded`) is an interruption — retried later,
+ * never a failure and never a school-wide pause.
+ */
+const PAUSING_OUTCOMES = ['usage_limit'];
+/** Outcomes that neither count as a failure nor pause the school: the issue is retried later. */
+const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (['usage_limit', 'overloaded', 'cancelled']));
 
 ;// CONCATENATED MODULE: ./src/security/sanitize.ts
 /**
@@ -56104,6 +57640,7 @@ function finiteOr(value, fallback, range) {
 
 
 
+
 const STOP_REASON = 'repair-stopped-after-two-failures';
 const TITLE_MAX = 200;
 /**
@@ -56146,8 +57683,11 @@ function verdicts(queue) {
 function buildLanes(input) {
     const now = input.now.getTime();
     const titles = new Map();
-    for (const item of input.curriculum ?? [])
+    const items = new Map();
+    for (const item of input.curriculum ?? []) {
         titles.set(item.number, item.title);
+        items.set(item.number, item);
+    }
     const { byCrew, lookup } = verdicts(input.queue);
     const states = input.registry ? issueStates(input.registry, lookup) : new Map();
     const crews = input.registry?.crews ?? {};
@@ -56174,7 +57714,13 @@ function buildLanes(input) {
             orphans.set(j.job.issueNumber, j);
     }
     const lanes = new Map(LANES.map((l) => [l, []]));
-    const place = (lane, item, since) => lanes.get(lane).push(withSince(item, since, now));
+    const place = (lane, item, since) => {
+        const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
+        const linked = d
+            ? { ...item, delivery: { branch: d.branch, ...(d.pullRequest ? { url: d.pullRequest.url } : {}) } }
+            : item;
+        lanes.get(lane).push(withSince(linked, since, now));
+    };
     const issues = new Set([...titles.keys(), ...latest.keys(), ...orphans.keys()]);
     for (const issue of issues) {
         const base = { issue, title: displayTitle(titles.get(issue), issue) };
@@ -56184,6 +57730,11 @@ function buildLanes(input) {
             continue;
         }
         const crew = latest.get(issue);
+        const refused = !crew && input.trust && items.has(issue) ? untrustedReason(items.get(issue), input.trust) : undefined;
+        if (refused) {
+            place('untrusted', { ...base, reason: cleanText(refused) });
+            continue;
+        }
         if (!crew) {
             place('ready', input.pausedReason ? { ...base, reason: `paused: ${cleanText(input.pausedReason)}` } : base);
             continue;
@@ -56301,10 +57852,153 @@ const curriculumItemSchema = object({
     weight: schemas_enum(schema_CAPACITY_CLASSES),
     /** Agent the director asked for; dispatch honours it only within the role's allowlist (N4.3). */
     forceAgent: schemas_string().optional(),
+    /** GitHub's author_association of the issue's author (the intake trust gate reads it). */
+    authorAssociation: schemas_string().optional(),
     sanitized: object({ title: sanitizeReportSchema, body: sanitizeReportSchema }),
     /** SHA-256 of the sanitized title, body and labels: tells a changed issue from an unchanged one. */
     fingerprint: schemas_string(),
 });
+
+;// CONCATENATED MODULE: ./src/curriculum/store.ts
+
+
+
+
+
+
+
+/**
+ * `curriculum-meta.json`: what the last fetch asked and what it got back, so the next poll can be a
+ * conditional request. `query` identifies the question (source, repository, labels, rules);
+ * when it differs, the stored ETag and cursor mean nothing and the next fetch is a full listing.
+ */
+const curriculumMetaSchema = object({
+    /** 2: items carry the author's association (the intake trust gate); a version-1 cursor refetches. */
+    version: literal(2),
+    source: schemas_enum(['github', 'file']),
+    query: schemas_string(),
+    /** `since` of the conditional incremental request; null: next fetch is a full listing. */
+    since: schemas_string().nullable(),
+    /** ETag of page 1 of the incremental request at `since` (github) or SHA-256 of the file (file). */
+    etag: schemas_string().nullable(),
+    lastPollStartedAt: schemas_string(),
+    lastFullAt: schemas_string().nullable(),
+});
+/**
+ * The one reader of `curriculum.jsonl`. A corrupt line throws CorruptStateError (the file is
+ * quarantined by readJsonl); records that parse as JSON but are not curriculum items are counted in
+ * `invalid` (their line numbers), so each caller makes its choice explicit: the fetch rebuilds from
+ * a full listing, planning refuses (`readCurriculumStrict`), the board shows the rest and says so.
+ */
+function readCurriculumFile(layout, warn) {
+    const { records } = readJsonl(layout.file('curriculum'), warn);
+    const items = [];
+    const invalid = [];
+    for (const [i, r] of records.entries()) {
+        const parsed = curriculumItemSchema.safeParse(r);
+        if (parsed.success)
+            items.push(parsed.data);
+        else
+            invalid.push(i + 1);
+    }
+    return { items, invalid };
+}
+/** Every item, or an error naming the first record that is not one (planning never guesses). */
+function readCurriculumStrict(layout) {
+    const { items, invalid } = readCurriculumFile(layout);
+    if (invalid.length)
+        throw new ConfigError(`${layout.file('curriculum')}: line ${invalid[0]} is not a curriculum item (${invalid.length} such line(s)); run fetch-curriculum again to rebuild it`);
+    return items;
+}
+/**
+ * The stored curriculum, keyed by issue number. It is a view rebuilt from GitHub (the source of
+ * truth), so a corrupt file is quarantined by readJsonl and reported, and the fetch starts over
+ * with a full listing rather than failing: nothing is lost that GitHub cannot give back.
+ */
+function readCurriculum(layout, logger) {
+    const path = layout.file('curriculum');
+    try {
+        const { items: list, invalid } = readCurriculumFile(layout, (m) => logger.warning(m));
+        if (invalid.length) {
+            logger.warning(`${path}: line ${invalid[0]} is not a curriculum item; rebuilding the curriculum from a full listing`);
+            return undefined;
+        }
+        const items = new Map();
+        for (const item of list)
+            items.set(item.number, item);
+        return items;
+    }
+    catch (e) {
+        if (e instanceof CorruptStateError) {
+            logger.warning(`${e.message} The curriculum is rebuilt from a full listing.`);
+            return undefined;
+        }
+        throw e;
+    }
+}
+/** Absent, unreadable or from another version: undefined (the next fetch is a full listing). */
+function readMeta(layout, logger) {
+    const path = layout.file('curriculumMeta');
+    let text;
+    try {
+        text = readFileSync(path, 'utf8');
+    }
+    catch (e) {
+        if (e.code === 'ENOENT')
+            return undefined;
+        throw e;
+    }
+    try {
+        return curriculumMetaSchema.parse(JSON.parse(text));
+    }
+    catch {
+        logger.warning(`${path} is not valid fetch metadata; the next listing is a full one`);
+        return undefined;
+    }
+}
+/** Lines of curriculum.jsonl, sorted by issue number so equal curricula give equal bytes. */
+function serializeCurriculum(items) {
+    const sorted = [...items].sort((a, b) => a.number - b.number);
+    return sorted.map((i) => JSON.stringify(redact(i))).join('\n') + (sorted.length ? '\n' : '');
+}
+/** Replaces curriculum.jsonl atomically; skips the write when the bytes would not change. */
+function writeCurriculum(layout, items) {
+    const path = layout.file('curriculum');
+    const text = serializeCurriculum(items);
+    try {
+        if (readFileSync(path, 'utf8') === text)
+            return false;
+    }
+    catch {
+        /* absent: write it */
+    }
+    writeFileAtomic(path, text);
+    return true;
+}
+function writeMeta(layout, meta) {
+    writeJsonAtomic(layout.file('curriculumMeta'), meta);
+}
+/** Counts of a merge: by issue number, `changed` when anything but the update time differs. */
+function diffCurricula(before, after) {
+    let added = 0;
+    let changed = 0;
+    let removed = 0;
+    for (const [n, item] of after) {
+        const old = before.get(n);
+        if (!old)
+            added++;
+        else if (comparable(old) !== comparable(item))
+            changed++;
+    }
+    for (const n of before.keys())
+        if (!after.has(n))
+            removed++;
+    return { added, changed, removed };
+}
+function comparable(item) {
+    const { updatedAt: _u, ...rest } = item;
+    return JSON.stringify(rest);
+}
 
 ;// CONCATENATED MODULE: ./src/board/sources.ts
 
@@ -56354,29 +58048,39 @@ class SourceReader {
             return undefined;
         }
     }
+    /**
+     * Reads a log and folds it with a function that also derives something else in the same pass
+     * (`state` plus `extra`); a failure is a problem, as with `fold`.
+     */
+    foldWith(file, fn) {
+        const contents = this.log(file);
+        if (!contents)
+            return undefined;
+        try {
+            const { state, series } = fn(contents);
+            return { state, extra: series, contents };
+        }
+        catch (e) {
+            this.fail(file, e);
+            return undefined;
+        }
+    }
     /** The crew registry, folded with the dispatch office's own fold. */
     registry() {
         return this.fold(crewFold)?.state;
     }
     /** The materialized curriculum; items that do not match the schema are skipped and reported. */
     curriculum() {
-        let records;
+        let read;
         try {
-            records = readJsonl(this.layout.file('curriculum')).records;
+            read = readCurriculumFile(this.layout);
         }
         catch (e) {
             this.fail('curriculum', e);
             return undefined;
         }
-        const items = [];
-        let bad = 0;
-        for (const r of records) {
-            const parsed = curriculumItemSchema.safeParse(r);
-            if (parsed.success)
-                items.push(parsed.data);
-            else
-                bad++;
-        }
+        const { items } = read;
+        const bad = read.invalid.length;
         if (bad > 0) {
             this.problems.push({
                 file: STATE_FILES.curriculum,
@@ -56395,7 +58099,7 @@ class SourceReader {
             });
         }
         else {
-            this.problems.push({ file: STATE_FILES[file], message: `could not read: ${errors_message(e)}` });
+            this.problems.push({ file: STATE_FILES[file], message: `could not read: ${message(e)}` });
         }
     }
     /**
@@ -56446,7 +58150,8 @@ function buildView(layout, config, now = new Date()) {
     const reader = new SourceReader(layout);
     const registry = reader.fold(crewFold)?.state;
     const curriculum = reader.curriculum();
-    const grading = reader.fold(queueFold);
+    // The grading log is folded once: the depth series is a by-product of the same replay.
+    const grading = reader.foldWith('grading', foldQueueSeries);
     const ledger = reader.fold(ledgerFold)?.state;
     const school = reader.fold(schoolFold)?.state;
     const spend = reader.fold(spendFold)?.state;
@@ -56459,11 +58164,13 @@ function buildView(layout, config, now = new Date()) {
         ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
     }));
     const lanes = buildLanes({
+        trust: config.curriculum.trust,
         now,
         ...(registry ? { registry } : {}),
         ...(curriculum ? { curriculum } : {}),
         ...(grading ? { queue: grading.state } : {}),
         ...(active[0] ? { pausedReason: active[0].reason } : {}),
+        deliveries: deliveries(layout),
     });
     markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
     const counts = Object.fromEntries(LANES.map((l) => [l, 0]));
@@ -56495,7 +58202,7 @@ function buildView(layout, config, now = new Date()) {
         queue: {
             depth: grading ? queued(grading.state) : 0,
             deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
-            series: grading ? queueSeries(grading.contents) : [],
+            series: grading?.extra ?? [],
         },
         spend: {
             spentUsd: round(spentUsd, 4),
@@ -56516,6 +58223,15 @@ function buildView(layout, config, now = new Date()) {
  * of a large board) take a direct pass over their string fields, with repeated values (agents,
  * daemons, reasons) redacted once; the rest goes through the structural redactor.
  */
+/** Delivered branches and pull requests; an unreadable outbox only drops the links. */
+function deliveries(layout) {
+    try {
+        return new Outbox(layout).deliveries();
+    }
+    catch {
+        return new Map();
+    }
+}
 function redactView(view) {
     const memo = new Map();
     const text = (s) => {
@@ -56587,7 +58303,7 @@ function timeline(registry, now) {
     return { ...(start ? { start } : {}), end: now.toISOString(), bars };
 }
 
-;// CONCATENATED MODULE: ./src/github/board-summary.ts
+;// CONCATENATED MODULE: ./src/actions/board-summary.ts
 
 
 
@@ -56603,7 +58319,7 @@ function boardSummary(action, layout, config, logger) {
         return actionSummaryMarkdown(action, buildView(layout, config), BOARD_ARTIFACT);
     }
     catch (e) {
-        logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
+        logger.warning(`could not add the board to the job summary: ${message(e)}`);
         return undefined;
     }
 }
@@ -56645,7 +58361,7 @@ async function runAction(main) {
         if (reported)
             return;
         reported = true;
-        lib_core/* setFailed */.C1(redact_redactText(errors_message(e)));
+        lib_core/* setFailed */.C1(redact_redactText(message(e)));
     };
     process.on('unhandledRejection', fail);
     try {
@@ -56666,7 +58382,7 @@ async function writeSummary(build, logger) {
         await lib_core/* summary */.z.write();
     }
     catch (e) {
-        logger?.warning(`could not write the job summary: ${errors_message(e)}`);
+        logger?.warning(`could not write the job summary: ${message(e)}`);
     }
     finally {
         lib_core/* summary */.z.emptyBuffer();
@@ -56683,6 +58399,7 @@ async function writeSummary(build, logger) {
 
 
 
+
 /** checkpoint-state: restore or save the school's state (docs/checkpoint.md). */
 void runAction(async () => {
     const logger = actionsLogger();
@@ -56690,7 +58407,7 @@ void runAction(async () => {
     if (dryRun !== 'true' && dryRun !== 'false') {
         throw new errors_ConfigError(`dry-run: use "true" or "false", found "${dryRun}"`);
     }
-    const report = await logger.group('checkpoint', () => runCheckpoint({
+    const inputs = {
         mode: lib_core/* getInput */.V4('mode', { required: true }),
         stateDir: optionalInput('state-dir'),
         branch: optionalInput('branch'),
@@ -56700,7 +58417,9 @@ void runAction(async () => {
         token: secretInput('token'),
         config: optionalInput('config'),
         dryRun: dryRun === 'true',
-    }, {
+    };
+    hideCredentials();
+    const report = await logger.group('checkpoint', () => runCheckpoint(inputs, {
         logger,
         cachePort: actionsCachePort,
         artifactPort: actionsArtifactPort,
@@ -56709,7 +58428,7 @@ void runAction(async () => {
         runId: process.env.GITHUB_RUN_ID,
         runAttempt: process.env.GITHUB_RUN_ATTEMPT,
     }));
-    // Outputs carry names and numbers only: never state content or issue text (DESIGN §5).
+    // Outputs carry names and numbers only: never state content or issue text (docs/architecture.md).
     lib_core/* setOutput */.uH('source', report.sources.join(','));
     lib_core/* setOutput */.uH('generation', String(report.generation));
     lib_core/* setOutput */.uH('files', String(report.files.length));
@@ -56721,7 +58440,7 @@ void runAction(async () => {
         board = boardSummary('checkpoint-state', new StateLayout(config.stateDir), config, logger);
     }
     catch (e) {
-        logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
+        logger.warning(`could not add the board to the job summary: ${message(e)}`);
     }
     await writeSummary((s) => {
         s.addHeading(`checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, 3);

@@ -3346,6 +3346,2510 @@ function patch (fs) {
 
 /***/ }),
 
+/***/ 4006:
+/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
+
+
+
+const pico = __nccwpck_require__(8016);
+const utils = __nccwpck_require__(4059);
+
+function picomatch(glob, options, returnState = false) {
+  // default to os.platform()
+  if (options && (options.windows === null || options.windows === undefined)) {
+    // don't mutate the original options object
+    options = { ...options, windows: utils.isWindows() };
+  }
+
+  return pico(glob, options, returnState);
+}
+
+Object.assign(picomatch, pico);
+module.exports = picomatch;
+
+
+/***/ }),
+
+/***/ 5595:
+/***/ ((module) => {
+
+
+
+const WIN_SLASH = '\\\\/';
+const WIN_NO_SLASH = `[^${WIN_SLASH}]`;
+
+const DEFAULT_MAX_EXTGLOB_RECURSION = 0;
+
+/**
+ * Posix glob regex
+ */
+
+const DOT_LITERAL = '\\.';
+const PLUS_LITERAL = '\\+';
+const QMARK_LITERAL = '\\?';
+const SLASH_LITERAL = '\\/';
+const ONE_CHAR = '(?=.)';
+const QMARK = '[^/]';
+const END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
+const START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
+const DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
+const NO_DOT = `(?!${DOT_LITERAL})`;
+const NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
+const NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
+const NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
+const QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
+const STAR = `${QMARK}*?`;
+const SEP = '/';
+
+const POSIX_CHARS = {
+  DOT_LITERAL,
+  PLUS_LITERAL,
+  QMARK_LITERAL,
+  SLASH_LITERAL,
+  ONE_CHAR,
+  QMARK,
+  END_ANCHOR,
+  DOTS_SLASH,
+  NO_DOT,
+  NO_DOTS,
+  NO_DOT_SLASH,
+  NO_DOTS_SLASH,
+  QMARK_NO_DOT,
+  STAR,
+  START_ANCHOR,
+  SEP
+};
+
+/**
+ * Windows glob regex
+ */
+
+const WINDOWS_CHARS = {
+  ...POSIX_CHARS,
+
+  SLASH_LITERAL: `[${WIN_SLASH}]`,
+  QMARK: WIN_NO_SLASH,
+  STAR: `${WIN_NO_SLASH}*?`,
+  DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
+  NO_DOT: `(?!${DOT_LITERAL})`,
+  NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+  NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
+  NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+  QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
+  START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
+  END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
+  SEP: '\\'
+};
+
+/**
+ * POSIX Bracket Regex
+ */
+
+const POSIX_REGEX_SOURCE = {
+  __proto__: null,
+  alnum: 'a-zA-Z0-9',
+  alpha: 'a-zA-Z',
+  ascii: '\\x00-\\x7F',
+  blank: ' \\t',
+  cntrl: '\\x00-\\x1F\\x7F',
+  digit: '0-9',
+  graph: '\\x21-\\x7E',
+  lower: 'a-z',
+  print: '\\x20-\\x7E ',
+  punct: '\\-!"#$%&\'()\\*+,./:;<=>?@[\\]^_`{|}~',
+  space: ' \\t\\r\\n\\v\\f',
+  upper: 'A-Z',
+  word: 'A-Za-z0-9_',
+  xdigit: 'A-Fa-f0-9'
+};
+
+module.exports = {
+  DEFAULT_MAX_EXTGLOB_RECURSION,
+  MAX_LENGTH: 1024 * 64,
+  POSIX_REGEX_SOURCE,
+
+  // regular expressions
+  REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
+  REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
+  REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
+  REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
+  REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
+  REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
+
+  // Replace globs with equivalent patterns to reduce parsing time.
+  REPLACEMENTS: {
+    __proto__: null,
+    '***': '*',
+    '**/**': '**',
+    '**/**/**': '**'
+  },
+
+  // Digits
+  CHAR_0: 48, /* 0 */
+  CHAR_9: 57, /* 9 */
+
+  // Alphabet chars.
+  CHAR_UPPERCASE_A: 65, /* A */
+  CHAR_LOWERCASE_A: 97, /* a */
+  CHAR_UPPERCASE_Z: 90, /* Z */
+  CHAR_LOWERCASE_Z: 122, /* z */
+
+  CHAR_LEFT_PARENTHESES: 40, /* ( */
+  CHAR_RIGHT_PARENTHESES: 41, /* ) */
+
+  CHAR_ASTERISK: 42, /* * */
+
+  // Non-alphabetic chars.
+  CHAR_AMPERSAND: 38, /* & */
+  CHAR_AT: 64, /* @ */
+  CHAR_BACKWARD_SLASH: 92, /* \ */
+  CHAR_CARRIAGE_RETURN: 13, /* \r */
+  CHAR_CIRCUMFLEX_ACCENT: 94, /* ^ */
+  CHAR_COLON: 58, /* : */
+  CHAR_COMMA: 44, /* , */
+  CHAR_DOT: 46, /* . */
+  CHAR_DOUBLE_QUOTE: 34, /* " */
+  CHAR_EQUAL: 61, /* = */
+  CHAR_EXCLAMATION_MARK: 33, /* ! */
+  CHAR_FORM_FEED: 12, /* \f */
+  CHAR_FORWARD_SLASH: 47, /* / */
+  CHAR_GRAVE_ACCENT: 96, /* ` */
+  CHAR_HASH: 35, /* # */
+  CHAR_HYPHEN_MINUS: 45, /* - */
+  CHAR_LEFT_ANGLE_BRACKET: 60, /* < */
+  CHAR_LEFT_CURLY_BRACE: 123, /* { */
+  CHAR_LEFT_SQUARE_BRACKET: 91, /* [ */
+  CHAR_LINE_FEED: 10, /* \n */
+  CHAR_NO_BREAK_SPACE: 160, /* \u00A0 */
+  CHAR_PERCENT: 37, /* % */
+  CHAR_PLUS: 43, /* + */
+  CHAR_QUESTION_MARK: 63, /* ? */
+  CHAR_RIGHT_ANGLE_BRACKET: 62, /* > */
+  CHAR_RIGHT_CURLY_BRACE: 125, /* } */
+  CHAR_RIGHT_SQUARE_BRACKET: 93, /* ] */
+  CHAR_SEMICOLON: 59, /* ; */
+  CHAR_SINGLE_QUOTE: 39, /* ' */
+  CHAR_SPACE: 32, /*   */
+  CHAR_TAB: 9, /* \t */
+  CHAR_UNDERSCORE: 95, /* _ */
+  CHAR_VERTICAL_LINE: 124, /* | */
+  CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279, /* \uFEFF */
+
+  /**
+   * Create EXTGLOB_CHARS
+   */
+
+  extglobChars(chars) {
+    return {
+      '!': { type: 'negate', open: '(?:(?!(?:', close: `))${chars.STAR})` },
+      '?': { type: 'qmark', open: '(?:', close: ')?' },
+      '+': { type: 'plus', open: '(?:', close: ')+' },
+      '*': { type: 'star', open: '(?:', close: ')*' },
+      '@': { type: 'at', open: '(?:', close: ')' }
+    };
+  },
+
+  /**
+   * Create GLOB_CHARS
+   */
+
+  globChars(win32) {
+    return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
+  }
+};
+
+
+/***/ }),
+
+/***/ 8265:
+/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
+
+
+
+const constants = __nccwpck_require__(5595);
+const utils = __nccwpck_require__(4059);
+
+/**
+ * Constants
+ */
+
+const {
+  MAX_LENGTH,
+  POSIX_REGEX_SOURCE,
+  REGEX_NON_SPECIAL_CHARS,
+  REGEX_SPECIAL_CHARS_BACKREF,
+  REPLACEMENTS
+} = constants;
+
+/**
+ * Helpers
+ */
+
+const expandRange = (args, options) => {
+  if (typeof options.expandRange === 'function') {
+    return options.expandRange(...args, options);
+  }
+
+  args.sort();
+  const value = `[${args.join('-')}]`;
+
+  try {
+    /* eslint-disable-next-line no-new */
+    new RegExp(value);
+  } catch (ex) {
+    return args.map(v => utils.escapeRegex(v)).join('..');
+  }
+
+  return value;
+};
+
+/**
+ * Create the message for a syntax error
+ */
+
+const syntaxError = (type, char) => {
+  return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
+};
+
+const splitTopLevel = input => {
+  const parts = [];
+  let bracket = 0;
+  let paren = 0;
+  let quote = 0;
+  let value = '';
+  let escaped = false;
+
+  for (const ch of input) {
+    if (escaped === true) {
+      value += ch;
+      escaped = false;
+      continue;
+    }
+
+    if (ch === '\\') {
+      value += ch;
+      escaped = true;
+      continue;
+    }
+
+    if (ch === '"') {
+      quote = quote === 1 ? 0 : 1;
+      value += ch;
+      continue;
+    }
+
+    if (quote === 0) {
+      if (ch === '[') {
+        bracket++;
+      } else if (ch === ']' && bracket > 0) {
+        bracket--;
+      } else if (bracket === 0) {
+        if (ch === '(') {
+          paren++;
+        } else if (ch === ')' && paren > 0) {
+          paren--;
+        } else if (ch === '|' && paren === 0) {
+          parts.push(value);
+          value = '';
+          continue;
+        }
+      }
+    }
+
+    value += ch;
+  }
+
+  parts.push(value);
+  return parts;
+};
+
+const isPlainBranch = branch => {
+  let escaped = false;
+
+  for (const ch of branch) {
+    if (escaped === true) {
+      escaped = false;
+      continue;
+    }
+
+    if (ch === '\\') {
+      escaped = true;
+      continue;
+    }
+
+    if (/[?*+@!()[\]{}]/.test(ch)) {
+      return false;
+    }
+  }
+
+  return true;
+};
+
+const normalizeSimpleBranch = branch => {
+  let value = branch.trim();
+  let changed = true;
+
+  while (changed === true) {
+    changed = false;
+
+    if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
+      value = value.slice(2, -1);
+      changed = true;
+    }
+  }
+
+  if (!isPlainBranch(value)) {
+    return;
+  }
+
+  return value.replace(/\\(.)/g, '$1');
+};
+
+const hasRepeatedCharPrefixOverlap = branches => {
+  const values = branches.map(normalizeSimpleBranch).filter(Boolean);
+
+  for (let i = 0; i < values.length; i++) {
+    for (let j = i + 1; j < values.length; j++) {
+      const a = values[i];
+      const b = values[j];
+      const char = a[0];
+
+      if (!char || a !== char.repeat(a.length) || b !== char.repeat(b.length)) {
+        continue;
+      }
+
+      if (a === b || a.startsWith(b) || b.startsWith(a)) {
+        return true;
+      }
+    }
+  }
+
+  return false;
+};
+
+const parseRepeatedExtglob = (pattern, requireEnd = true) => {
+  if ((pattern[0] !== '+' && pattern[0] !== '*') || pattern[1] !== '(') {
+    return;
+  }
+
+  let bracket = 0;
+  let paren = 0;
+  let quote = 0;
+  let escaped = false;
+
+  for (let i = 1; i < pattern.length; i++) {
+    const ch = pattern[i];
+
+    if (escaped === true) {
+      escaped = false;
+      continue;
+    }
+
+    if (ch === '\\') {
+      escaped = true;
+      continue;
+    }
+
+    if (ch === '"') {
+      quote = quote === 1 ? 0 : 1;
+      continue;
+    }
+
+    if (quote === 1) {
+      continue;
+    }
+
+    if (ch === '[') {
+      bracket++;
+      continue;
+    }
+
+    if (ch === ']' && bracket > 0) {
+      bracket--;
+      continue;
+    }
+
+    if (bracket > 0) {
+      continue;
+    }
+
+    if (ch === '(') {
+      paren++;
+      continue;
+    }
+
+    if (ch === ')') {
+      paren--;
+
+      if (paren === 0) {
+        if (requireEnd === true && i !== pattern.length - 1) {
+          return;
+        }
+
+        return {
+          type: pattern[0],
+          body: pattern.slice(2, i),
+          end: i
+        };
+      }
+    }
+  }
+};
+
+const buildCharClassStar = chars => {
+  const source = chars.length === 1
+    ? utils.escapeRegex(chars[0])
+    : `[${chars.map(ch => utils.escapeRegex(ch)).join('')}]`;
+
+  return `${source}*`;
+};
+
+const getStarExtglobSequenceChars = pattern => {
+  let index = 0;
+  const chars = [];
+
+  while (index < pattern.length) {
+    const match = parseRepeatedExtglob(pattern.slice(index), false);
+
+    if (!match || match.type !== '*') {
+      return;
+    }
+
+    const branches = splitTopLevel(match.body).map(branch => branch.trim());
+    if (branches.length !== 1) {
+      return;
+    }
+
+    const branch = normalizeSimpleBranch(branches[0]);
+    if (!branch || branch.length !== 1) {
+      return;
+    }
+
+    chars.push(branch);
+    index += match.end + 1;
+  }
+
+  if (chars.length < 1) {
+    return;
+  }
+
+  return chars;
+};
+
+const repeatedExtglobRecursion = pattern => {
+  let depth = 0;
+  let value = pattern.trim();
+  let match = parseRepeatedExtglob(value);
+
+  while (match) {
+    depth++;
+    value = match.body.trim();
+    match = parseRepeatedExtglob(value);
+  }
+
+  return depth;
+};
+
+const analyzeRepeatedExtglob = (body, options) => {
+  if (options.maxExtglobRecursion === false) {
+    return { risky: false };
+  }
+
+  const max =
+    typeof options.maxExtglobRecursion === 'number'
+      ? options.maxExtglobRecursion
+      : constants.DEFAULT_MAX_EXTGLOB_RECURSION;
+
+  const branches = splitTopLevel(body).map(branch => branch.trim());
+
+  if (branches.length > 1) {
+    if (
+      branches.some(branch => branch === '') ||
+      branches.some(branch => /^[*?]+$/.test(branch)) ||
+      hasRepeatedCharPrefixOverlap(branches)
+    ) {
+      return { risky: true };
+    }
+  }
+
+  // A repeated extglob is "risky" (prone to catastrophic backtracking) when a
+  // branch is itself a `*(...)` sequence, since that nests an unbounded quantifier
+  // inside the outer `+(...)`/`*(...)`. When *every* branch reduces to single
+  // characters we can emit one flat, ReDoS-safe character class that preserves the
+  // meaning of ALL branches (e.g. `+(*(a)|*(b))` -> `[ab]*`), rather than dropping
+  // every branch but the first.
+  const safeChars = [];
+  let sawStarSequence = false;
+  let combinable = true;
+
+  for (const branch of branches) {
+    const chars = getStarExtglobSequenceChars(branch);
+    if (chars) {
+      sawStarSequence = true;
+      safeChars.push(...chars);
+      continue;
+    }
+
+    const literal = normalizeSimpleBranch(branch);
+    if (literal && literal.length === 1) {
+      safeChars.push(literal);
+      continue;
+    }
+
+    combinable = false;
+
+    if (repeatedExtglobRecursion(branch) > max) {
+      return { risky: true };
+    }
+  }
+
+  if (sawStarSequence) {
+    return combinable
+      ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) }
+      : { risky: true };
+  }
+
+  return { risky: false };
+};
+
+/**
+ * Parse the given input string.
+ * @param {String} input
+ * @param {Object} options
+ * @return {Object}
+ */
+
+const parse = (input, options) => {
+  if (typeof input !== 'string') {
+    throw new TypeError('Expected a string');
+  }
+
+  input = REPLACEMENTS[input] || input;
+
+  const opts = { ...options };
+  const max = typeof opts.maxLength === 'number' ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+
+  let len = input.length;
+  if (len > max) {
+    throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+  }
+
+  const bos = { type: 'bos', value: '', output: opts.prepend || '' };
+  const tokens = [bos];
+
+  const capture = opts.capture ? '' : '?:';
+
+  // create constants based on platform, for windows or posix
+  const PLATFORM_CHARS = constants.globChars(opts.windows);
+  const EXTGLOB_CHARS = constants.extglobChars(PLATFORM_CHARS);
+
+  const {
+    DOT_LITERAL,
+    PLUS_LITERAL,
+    SLASH_LITERAL,
+    ONE_CHAR,
+    DOTS_SLASH,
+    NO_DOT,
+    NO_DOT_SLASH,
+    NO_DOTS_SLASH,
+    QMARK,
+    QMARK_NO_DOT,
+    STAR,
+    START_ANCHOR
+  } = PLATFORM_CHARS;
+
+  const globstar = opts => {
+    return `(${capture}(?:(?!${START_ANCHOR}${opts.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+  };
+
+  const nodot = opts.dot ? '' : NO_DOT;
+  const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
+  let star = opts.bash === true ? globstar(opts) : STAR;
+
+  if (opts.capture) {
+    star = `(${star})`;
+  }
+
+  // minimatch options support
+  if (typeof opts.noext === 'boolean') {
+    opts.noextglob = opts.noext;
+  }
+
+  const state = {
+    input,
+    index: -1,
+    start: 0,
+    dot: opts.dot === true,
+    consumed: '',
+    output: '',
+    prefix: '',
+    backtrack: false,
+    negated: false,
+    brackets: 0,
+    braces: 0,
+    parens: 0,
+    quotes: 0,
+    globstar: false,
+    tokens
+  };
+
+  input = utils.removePrefix(input, state);
+  len = input.length;
+
+  const extglobs = [];
+  const braces = [];
+  const stack = [];
+  let prev = bos;
+  let value;
+
+  /**
+   * Tokenizing helpers
+   */
+
+  const eos = () => state.index === len - 1;
+  const peek = state.peek = (n = 1) => input[state.index + n];
+  const advance = state.advance = () => input[++state.index] || '';
+  const remaining = () => input.slice(state.index + 1);
+  const consume = (value = '', num = 0) => {
+    state.consumed += value;
+    state.index += num;
+  };
+
+  const append = token => {
+    state.output += token.output != null ? token.output : token.value;
+    consume(token.value);
+  };
+
+  const negate = () => {
+    let count = 1;
+
+    while (peek() === '!' && (peek(2) !== '(' || peek(3) === '?')) {
+      advance();
+      state.start++;
+      count++;
+    }
+
+    if (count % 2 === 0) {
+      return false;
+    }
+
+    state.negated = true;
+    state.start++;
+    return true;
+  };
+
+  const increment = type => {
+    state[type]++;
+    stack.push(type);
+  };
+
+  const decrement = type => {
+    state[type]--;
+    stack.pop();
+  };
+
+  /**
+   * Push tokens onto the tokens array. This helper speeds up
+   * tokenizing by 1) helping us avoid backtracking as much as possible,
+   * and 2) helping us avoid creating extra tokens when consecutive
+   * characters are plain text. This improves performance and simplifies
+   * lookbehinds.
+   */
+
+  const push = tok => {
+    if (prev.type === 'globstar') {
+      const isBrace = state.braces > 0 && (tok.type === 'comma' || tok.type === 'brace');
+      const isExtglob = tok.extglob === true || (extglobs.length && (tok.type === 'pipe' || tok.type === 'paren'));
+
+      if (tok.type !== 'slash' && tok.type !== 'paren' && !isBrace && !isExtglob) {
+        state.output = state.output.slice(0, -prev.output.length);
+        prev.type = 'star';
+        prev.value = '*';
+        prev.output = star;
+        state.output += prev.output;
+      }
+    }
+
+    if (extglobs.length && tok.type !== 'paren') {
+      extglobs[extglobs.length - 1].inner += tok.value;
+    }
+
+    if (tok.value || tok.output) append(tok);
+    if (prev && prev.type === 'text' && tok.type === 'text') {
+      prev.output = (prev.output || prev.value) + tok.value;
+      prev.value += tok.value;
+      return;
+    }
+
+    tok.prev = prev;
+    tokens.push(tok);
+    prev = tok;
+  };
+
+  const extglobOpen = (type, value) => {
+    const token = { ...EXTGLOB_CHARS[value], conditions: 1, inner: '' };
+
+    token.prev = prev;
+    token.parens = state.parens;
+    token.output = state.output;
+    token.startIndex = state.index;
+    token.tokensIndex = tokens.length;
+    const output = (opts.capture ? '(' : '') + token.open;
+
+    increment('parens');
+    push({ type, value, output: state.output ? '' : ONE_CHAR });
+    push({ type: 'paren', extglob: true, value: advance(), output });
+    extglobs.push(token);
+  };
+
+  const extglobClose = token => {
+    const literal = input.slice(token.startIndex, state.index + 1);
+    const body = input.slice(token.startIndex + 2, state.index);
+    const analysis = analyzeRepeatedExtglob(body, opts);
+
+    if ((token.type === 'plus' || token.type === 'star') && analysis.risky) {
+      const safeOutput = analysis.safeOutput
+        ? (token.output ? '' : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput)
+        : undefined;
+      const open = tokens[token.tokensIndex];
+
+      open.type = 'text';
+      open.value = literal;
+      open.output = safeOutput || utils.escapeRegex(literal);
+
+      for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
+        tokens[i].value = '';
+        tokens[i].output = '';
+        delete tokens[i].suffix;
+      }
+
+      state.output = token.output + open.output;
+      state.backtrack = true;
+
+      push({ type: 'paren', extglob: true, value, output: '' });
+      decrement('parens');
+      return;
+    }
+
+    let output = token.close + (opts.capture ? ')' : '');
+    let rest;
+
+    if (token.type === 'negate') {
+      let extglobStar = star;
+
+      if (token.inner && token.inner.length > 1 && token.inner.includes('/')) {
+        extglobStar = globstar(opts);
+      }
+
+      if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
+        output = token.close = `)$))${extglobStar}`;
+      }
+
+      if (token.inner.includes('*') && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
+        // Any non-magical string (`.ts`) or even nested expression (`.{ts,tsx}`) can follow after the closing parenthesis.
+        // In this case, we need to parse the string and use it in the output of the original pattern.
+        // Suitable patterns: `/!(*.d).ts`, `/!(*.d).{ts,tsx}`, `**/!(*-dbg).@(js)`.
+        //
+        // Disabling the `fastpaths` option due to a problem with parsing strings as `.ts` in the pattern like `**/!(*.d).ts`.
+        const expression = parse(rest, { ...options, fastpaths: false }).output;
+
+        output = token.close = `)${expression})${extglobStar})`;
+      }
+
+      if (token.prev.type === 'bos') {
+        state.negatedExtglob = true;
+      }
+    }
+
+    push({ type: 'paren', extglob: true, value, output });
+    decrement('parens');
+  };
+
+  /**
+   * Fast paths
+   */
+
+  if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input)) {
+    let backslashes = false;
+
+    let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc, chars, first, rest, index) => {
+      if (first === '\\') {
+        backslashes = true;
+        return m;
+      }
+
+      if (first === '?') {
+        if (esc) {
+          return esc + first + (rest ? QMARK.repeat(rest.length) : '');
+        }
+        if (index === 0) {
+          return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : '');
+        }
+        return QMARK.repeat(chars.length);
+      }
+
+      if (first === '.') {
+        return DOT_LITERAL.repeat(chars.length);
+      }
+
+      if (first === '*') {
+        if (esc) {
+          return esc + first + (rest ? star : '');
+        }
+        return star;
+      }
+      return esc ? m : `\\${m}`;
+    });
+
+    if (backslashes === true) {
+      if (opts.unescape === true) {
+        output = output.replace(/\\/g, '');
+      } else {
+        output = output.replace(/\\+/g, m => {
+          return m.length % 2 === 0 ? '\\\\' : (m ? '\\' : '');
+        });
+      }
+    }
+
+    if (output === input && opts.contains === true) {
+      state.output = input;
+      return state;
+    }
+
+    state.output = utils.wrapOutput(output, state, options);
+    return state;
+  }
+
+  /**
+   * Tokenize input until we reach end-of-string
+   */
+
+  while (!eos()) {
+    value = advance();
+
+    if (value === '\u0000') {
+      continue;
+    }
+
+    /**
+     * Escaped characters
+     */
+
+    if (value === '\\') {
+      const next = peek();
+
+      if (next === '/' && opts.bash !== true) {
+        continue;
+      }
+
+      if (next === '.' || next === ';') {
+        continue;
+      }
+
+      if (!next) {
+        value += '\\';
+        push({ type: 'text', value });
+        continue;
+      }
+
+      // collapse slashes to reduce potential for exploits
+      const match = /^\\+/.exec(remaining());
+      let slashes = 0;
+
+      if (match && match[0].length > 2) {
+        slashes = match[0].length;
+        state.index += slashes;
+        if (slashes % 2 !== 0) {
+          value += '\\';
+        }
+      }
+
+      if (opts.unescape === true) {
+        value = advance();
+      } else {
+        value += advance();
+      }
+
+      if (state.brackets === 0) {
+        push({ type: 'text', value });
+        continue;
+      }
+    }
+
+    /**
+     * If we're inside a regex character class, continue
+     * until we reach the closing bracket.
+     */
+
+    if (state.brackets > 0 && (value !== ']' || prev.value === '[' || prev.value === '[^')) {
+      if (opts.posix !== false && value === ':') {
+        const inner = prev.value.slice(1);
+        if (inner.includes('[')) {
+          prev.posix = true;
+
+          if (inner.includes(':')) {
+            const idx = prev.value.lastIndexOf('[');
+            const pre = prev.value.slice(0, idx);
+            const rest = prev.value.slice(idx + 2);
+            const posix = POSIX_REGEX_SOURCE[rest];
+            if (posix) {
+              prev.value = pre + posix;
+              state.backtrack = true;
+              advance();
+
+              if (!bos.output && tokens.indexOf(prev) === 1) {
+                bos.output = ONE_CHAR;
+              }
+              continue;
+            }
+          }
+        }
+      }
+
+      if ((value === '[' && peek() !== ':') || (value === '-' && peek() === ']')) {
+        value = `\\${value}`;
+      }
+
+      if (value === ']' && (prev.value === '[' || prev.value === '[^')) {
+        value = `\\${value}`;
+      }
+
+      if (opts.posix === true && value === '!' && prev.value === '[') {
+        value = '^';
+      }
+
+      prev.value += value;
+      append({ value });
+      continue;
+    }
+
+    /**
+     * If we're inside a quoted string, continue
+     * until we reach the closing double quote.
+     */
+
+    if (state.quotes === 1 && value !== '"') {
+      value = utils.escapeRegex(value);
+      prev.value += value;
+      append({ value });
+      continue;
+    }
+
+    /**
+     * Double quotes
+     */
+
+    if (value === '"') {
+      state.quotes = state.quotes === 1 ? 0 : 1;
+      if (opts.keepQuotes === true) {
+        push({ type: 'text', value });
+      }
+      continue;
+    }
+
+    /**
+     * Parentheses
+     */
+
+    if (value === '(') {
+      increment('parens');
+      push({ type: 'paren', value });
+      continue;
+    }
+
+    if (value === ')') {
+      if (state.parens === 0 && opts.strictBrackets === true) {
+        throw new SyntaxError(syntaxError('opening', '('));
+      }
+
+      const extglob = extglobs[extglobs.length - 1];
+      if (extglob && state.parens === extglob.parens + 1) {
+        extglobClose(extglobs.pop());
+        continue;
+      }
+
+      push({ type: 'paren', value, output: state.parens ? ')' : '\\)' });
+      decrement('parens');
+      continue;
+    }
+
+    /**
+     * Square brackets
+     */
+
+    if (value === '[') {
+      if (opts.nobracket === true || !remaining().includes(']')) {
+        if (opts.nobracket !== true && opts.strictBrackets === true) {
+          throw new SyntaxError(syntaxError('closing', ']'));
+        }
+
+        value = `\\${value}`;
+      } else {
+        increment('brackets');
+      }
+
+      push({ type: 'bracket', value });
+      continue;
+    }
+
+    if (value === ']') {
+      if (opts.nobracket === true || (prev && prev.type === 'bracket' && prev.value.length === 1)) {
+        push({ type: 'text', value, output: `\\${value}` });
+        continue;
+      }
+
+      if (state.brackets === 0) {
+        if (opts.strictBrackets === true) {
+          throw new SyntaxError(syntaxError('opening', '['));
+        }
+
+        push({ type: 'text', value, output: `\\${value}` });
+        continue;
+      }
+
+      decrement('brackets');
+
+      const prevValue = prev.value.slice(1);
+      if (prev.posix !== true && prevValue[0] === '^' && !prevValue.includes('/')) {
+        value = `/${value}`;
+      }
+
+      prev.value += value;
+      append({ value });
+
+      // when literal brackets are explicitly disabled
+      // assume we should match with a regex character class
+      if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
+        continue;
+      }
+
+      const escaped = utils.escapeRegex(prev.value);
+      state.output = state.output.slice(0, -prev.value.length);
+
+      // when literal brackets are explicitly enabled
+      // assume we should escape the brackets to match literal characters
+      if (opts.literalBrackets === true) {
+        state.output += escaped;
+        prev.value = escaped;
+        continue;
+      }
+
+      // when the user specifies nothing, try to match both
+      prev.value = `(${capture}${escaped}|${prev.value})`;
+      state.output += prev.value;
+      continue;
+    }
+
+    /**
+     * Braces
+     */
+
+    if (value === '{' && opts.nobrace !== true) {
+      increment('braces');
+
+      const open = {
+        type: 'brace',
+        value,
+        output: '(',
+        outputIndex: state.output.length,
+        tokensIndex: state.tokens.length
+      };
+
+      braces.push(open);
+      push(open);
+      continue;
+    }
+
+    if (value === '}') {
+      const brace = braces[braces.length - 1];
+
+      if (opts.nobrace === true || !brace) {
+        push({ type: 'text', value, output: value });
+        continue;
+      }
+
+      let output = ')';
+
+      if (brace.dots === true) {
+        const arr = tokens.slice();
+        const range = [];
+
+        for (let i = arr.length - 1; i >= 0; i--) {
+          tokens.pop();
+          if (arr[i].type === 'brace') {
+            break;
+          }
+          if (arr[i].type !== 'dots') {
+            range.unshift(arr[i].value);
+          }
+        }
+
+        output = expandRange(range, opts);
+        state.backtrack = true;
+      }
+
+      if (brace.comma !== true && brace.dots !== true) {
+        const out = state.output.slice(0, brace.outputIndex);
+        const toks = state.tokens.slice(brace.tokensIndex);
+        brace.value = brace.output = '\\{';
+        value = output = '\\}';
+        state.output = out;
+        for (const t of toks) {
+          state.output += (t.output || t.value);
+        }
+      }
+
+      push({ type: 'brace', value, output });
+      decrement('braces');
+      braces.pop();
+      continue;
+    }
+
+    /**
+     * Pipes
+     */
+
+    if (value === '|') {
+      if (extglobs.length > 0) {
+        extglobs[extglobs.length - 1].conditions++;
+      }
+      push({ type: 'text', value });
+      continue;
+    }
+
+    /**
+     * Commas
+     */
+
+    if (value === ',') {
+      let output = value;
+
+      const brace = braces[braces.length - 1];
+      if (brace && stack[stack.length - 1] === 'braces') {
+        brace.comma = true;
+        output = '|';
+      }
+
+      push({ type: 'comma', value, output });
+      continue;
+    }
+
+    /**
+     * Slashes
+     */
+
+    if (value === '/') {
+      // if the beginning of the glob is "./", advance the start
+      // to the current index, and don't add the "./" characters
+      // to the state. This greatly simplifies lookbehinds when
+      // checking for BOS characters like "!" and "." (not "./")
+      if (prev.type === 'dot' && state.index === state.start + 1) {
+        state.start = state.index + 1;
+        state.consumed = '';
+        state.output = '';
+        tokens.pop();
+        prev = bos; // reset "prev" to the first token
+        continue;
+      }
+
+      push({ type: 'slash', value, output: SLASH_LITERAL });
+      continue;
+    }
+
+    /**
+     * Dots
+     */
+
+    if (value === '.') {
+      if (state.braces > 0 && prev.type === 'dot') {
+        if (prev.value === '.') prev.output = DOT_LITERAL;
+        const brace = braces[braces.length - 1];
+        prev.type = 'dots';
+        prev.output += value;
+        prev.value += value;
+        brace.dots = true;
+        continue;
+      }
+
+      if ((state.braces + state.parens) === 0 && prev.type !== 'bos' && prev.type !== 'slash') {
+        push({ type: 'text', value, output: DOT_LITERAL });
+        continue;
+      }
+
+      push({ type: 'dot', value, output: DOT_LITERAL });
+      continue;
+    }
+
+    /**
+     * Question marks
+     */
+
+    if (value === '?') {
+      const isGroup = prev && prev.value === '(';
+      if (!isGroup && opts.noextglob !== true && peek() === '(' && peek(2) !== '?') {
+        extglobOpen('qmark', value);
+        continue;
+      }
+
+      if (prev && prev.type === 'paren') {
+        const next = peek();
+        let output = value;
+
+        if ((prev.value === '(' && !/[!=<:]/.test(next)) || (next === '<' && !/<([!=]|\w+>)/.test(remaining()))) {
+          output = `\\${value}`;
+        }
+
+        push({ type: 'text', value, output });
+        continue;
+      }
+
+      if (opts.dot !== true && (prev.type === 'slash' || prev.type === 'bos')) {
+        push({ type: 'qmark', value, output: QMARK_NO_DOT });
+        continue;
+      }
+
+      push({ type: 'qmark', value, output: QMARK });
+      continue;
+    }
+
+    /**
+     * Exclamation
+     */
+
+    if (value === '!') {
+      if (opts.noextglob !== true && peek() === '(') {
+        if (peek(2) !== '?' || !/[!=<:]/.test(peek(3))) {
+          extglobOpen('negate', value);
+          continue;
+        }
+      }
+
+      if (opts.nonegate !== true && state.index === 0) {
+        negate();
+        continue;
+      }
+    }
+
+    /**
+     * Plus
+     */
+
+    if (value === '+') {
+      if (opts.noextglob !== true && peek() === '(' && peek(2) !== '?') {
+        extglobOpen('plus', value);
+        continue;
+      }
+
+      if ((prev && prev.value === '(') || opts.regex === false) {
+        push({ type: 'plus', value, output: PLUS_LITERAL });
+        continue;
+      }
+
+      if ((prev && (prev.type === 'bracket' || prev.type === 'paren' || prev.type === 'brace')) || state.parens > 0) {
+        push({ type: 'plus', value });
+        continue;
+      }
+
+      push({ type: 'plus', value: PLUS_LITERAL });
+      continue;
+    }
+
+    /**
+     * Plain text
+     */
+
+    if (value === '@') {
+      if (opts.noextglob !== true && peek() === '(' && peek(2) !== '?') {
+        push({ type: 'at', extglob: true, value, output: '' });
+        continue;
+      }
+
+      push({ type: 'text', value });
+      continue;
+    }
+
+    /**
+     * Plain text
+     */
+
+    if (value !== '*') {
+      if (value === '$' || value === '^') {
+        value = `\\${value}`;
+      }
+
+      const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
+      if (match) {
+        value += match[0];
+        state.index += match[0].length;
+      }
+
+      push({ type: 'text', value });
+      continue;
+    }
+
+    /**
+     * Stars
+     */
+
+    if (prev && (prev.type === 'globstar' || prev.star === true)) {
+      prev.type = 'star';
+      prev.star = true;
+      prev.value += value;
+      prev.output = star;
+      state.backtrack = true;
+      state.globstar = true;
+      consume(value);
+      continue;
+    }
+
+    let rest = remaining();
+    if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
+      extglobOpen('star', value);
+      continue;
+    }
+
+    if (prev.type === 'star') {
+      if (opts.noglobstar === true) {
+        consume(value);
+        continue;
+      }
+
+      const prior = prev.prev;
+      const before = prior.prev;
+      const isStart = prior.type === 'slash' || prior.type === 'bos';
+      const afterStar = before && (before.type === 'star' || before.type === 'globstar');
+
+      if (opts.bash === true && (!isStart || (rest[0] && rest[0] !== '/'))) {
+        push({ type: 'star', value, output: '' });
+        continue;
+      }
+
+      const isBrace = state.braces > 0 && (prior.type === 'comma' || prior.type === 'brace');
+      const isExtglob = extglobs.length && (prior.type === 'pipe' || prior.type === 'paren');
+      if (!isStart && prior.type !== 'paren' && !isBrace && !isExtglob) {
+        push({ type: 'star', value, output: '' });
+        continue;
+      }
+
+      // strip consecutive `/**/`
+      while (rest.slice(0, 3) === '/**') {
+        const after = input[state.index + 4];
+        if (after && after !== '/') {
+          break;
+        }
+        rest = rest.slice(3);
+        consume('/**', 3);
+      }
+
+      // A globstar followed only by balanced closing parens is at the logical end of patterns like
+      // `test(/utils/**)` and `test?(/utils/**)`. Treat it as EOS so the trailing `/**` can match its
+      // parent path, except in negated extglobs where that would change the exclusion semantics.
+      const isEnd = eos() || (
+        state.parens > 0
+        && rest === ')'.repeat(state.parens)
+        && !extglobs.some(extglob => extglob.type === 'negate')
+      );
+
+      if (prior.type === 'bos' && eos()) {
+        prev.type = 'globstar';
+        prev.value += value;
+        prev.output = globstar(opts);
+        state.output = prev.output;
+        state.globstar = true;
+        consume(value);
+        continue;
+      }
+
+      if (prior.type === 'slash' && prior.prev.type !== 'bos' && !afterStar && isEnd) {
+        state.output = state.output.slice(0, -(prior.output + prev.output).length);
+        prior.output = `(?:${prior.output}`;
+
+        prev.type = 'globstar';
+        prev.output = globstar(opts) + (opts.strictSlashes ? ')' : '|$)');
+        prev.value += value;
+        state.globstar = true;
+        state.output += prior.output + prev.output;
+        consume(value);
+        continue;
+      }
+
+      if (prior.type === 'slash' && prior.prev.type !== 'bos' && rest[0] === '/') {
+        const end = rest[1] !== void 0 ? '|$' : '';
+
+        state.output = state.output.slice(0, -(prior.output + prev.output).length);
+        prior.output = `(?:${prior.output}`;
+
+        prev.type = 'globstar';
+        prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
+        prev.value += value;
+
+        state.output += prior.output + prev.output;
+        state.globstar = true;
+
+        consume(value + advance());
+
+        push({ type: 'slash', value: '/', output: '' });
+        continue;
+      }
+
+      if (prior.type === 'bos' && rest[0] === '/') {
+        prev.type = 'globstar';
+        prev.value += value;
+        prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
+        state.output = prev.output;
+        state.globstar = true;
+        consume(value + advance());
+        push({ type: 'slash', value: '/', output: '' });
+        continue;
+      }
+
+      // remove single star from output
+      state.output = state.output.slice(0, -prev.output.length);
+
+      // reset previous token to globstar
+      prev.type = 'globstar';
+      prev.output = globstar(opts);
+      prev.value += value;
+
+      // reset output with globstar
+      state.output += prev.output;
+      state.globstar = true;
+      consume(value);
+      continue;
+    }
+
+    const token = { type: 'star', value, output: star };
+
+    if (opts.bash === true) {
+      token.output = '.*?';
+      if (prev.type === 'bos' || prev.type === 'slash') {
+        token.output = nodot + token.output;
+      }
+      push(token);
+      continue;
+    }
+
+    if (prev && (prev.type === 'bracket' || prev.type === 'paren') && opts.regex === true) {
+      token.output = value;
+      push(token);
+      continue;
+    }
+
+    if (state.index === state.start || prev.type === 'slash' || prev.type === 'dot') {
+      if (prev.type === 'dot') {
+        state.output += NO_DOT_SLASH;
+        prev.output += NO_DOT_SLASH;
+
+      } else if (opts.dot === true) {
+        state.output += NO_DOTS_SLASH;
+        prev.output += NO_DOTS_SLASH;
+
+      } else {
+        state.output += nodot;
+        prev.output += nodot;
+      }
+
+      if (peek() !== '*') {
+        state.output += ONE_CHAR;
+        prev.output += ONE_CHAR;
+      }
+    }
+
+    push(token);
+  }
+
+  while (state.brackets > 0) {
+    if (opts.strictBrackets === true) throw new SyntaxError(syntaxError('closing', ']'));
+    state.output = utils.escapeLast(state.output, '[');
+    decrement('brackets');
+  }
+
+  while (state.parens > 0) {
+    if (opts.strictBrackets === true) throw new SyntaxError(syntaxError('closing', ')'));
+    state.output = utils.escapeLast(state.output, '(');
+    decrement('parens');
+  }
+
+  while (state.braces > 0) {
+    if (opts.strictBrackets === true) throw new SyntaxError(syntaxError('closing', '}'));
+    state.output = utils.escapeLast(state.output, '{');
+    decrement('braces');
+  }
+
+  if (opts.strictSlashes !== true && (prev.type === 'star' || prev.type === 'bracket')) {
+    push({ type: 'maybe_slash', value: '', output: `${SLASH_LITERAL}?` });
+  }
+
+  // rebuild the output if we had to backtrack at any point
+  if (state.backtrack === true) {
+    state.output = '';
+
+    for (const token of state.tokens) {
+      state.output += token.output != null ? token.output : token.value;
+
+      if (token.suffix) {
+        state.output += token.suffix;
+      }
+    }
+  }
+
+  return state;
+};
+
+/**
+ * Fast paths for creating regular expressions for common glob patterns.
+ * This can significantly speed up processing and has very little downside
+ * impact when none of the fast paths match.
+ */
+
+parse.fastpaths = (input, options) => {
+  const opts = { ...options };
+  const max = typeof opts.maxLength === 'number' ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+  const len = input.length;
+  if (len > max) {
+    throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+  }
+
+  input = REPLACEMENTS[input] || input;
+
+  // create constants based on platform, for windows or posix
+  const {
+    DOT_LITERAL,
+    SLASH_LITERAL,
+    ONE_CHAR,
+    DOTS_SLASH,
+    NO_DOT,
+    NO_DOTS,
+    NO_DOTS_SLASH,
+    STAR,
+    START_ANCHOR
+  } = constants.globChars(opts.windows);
+
+  const nodot = opts.dot ? NO_DOTS : NO_DOT;
+  const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
+  const capture = opts.capture ? '' : '?:';
+  const state = { negated: false, prefix: '' };
+  let star = opts.bash === true ? '.*?' : STAR;
+
+  if (opts.capture) {
+    star = `(${star})`;
+  }
+
+  const globstar = opts => {
+    if (opts.noglobstar === true) return star;
+    return `(${capture}(?:(?!${START_ANCHOR}${opts.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+  };
+
+  const create = str => {
+    switch (str) {
+      case '*':
+        return `${nodot}${ONE_CHAR}${star}`;
+
+      case '.*':
+        return `${DOT_LITERAL}${ONE_CHAR}${star}`;
+
+      case '*.*':
+        return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+
+      case '*/*':
+        return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
+
+      case '**':
+        return nodot + globstar(opts);
+
+      case '**/*':
+        return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
+
+      case '**/*.*':
+        return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+
+      case '**/.*':
+        return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
+
+      default: {
+        const match = /^(.*?)\.(\w+)$/.exec(str);
+        if (!match) return;
+
+        const source = create(match[1]);
+        if (!source) return;
+
+        return source + DOT_LITERAL + match[2];
+      }
+    }
+  };
+
+  const output = utils.removePrefix(input, state);
+  let source = create(output);
+
+  if (source && opts.strictSlashes !== true) {
+    source += `${SLASH_LITERAL}?`;
+  }
+
+  return source;
+};
+
+module.exports = parse;
+
+
+/***/ }),
+
+/***/ 8016:
+/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
+
+
+
+const scan = __nccwpck_require__(1781);
+const parse = __nccwpck_require__(8265);
+const utils = __nccwpck_require__(4059);
+const constants = __nccwpck_require__(5595);
+const isObject = val => val && typeof val === 'object' && !Array.isArray(val);
+
+/**
+ * Creates a matcher function from one or more glob patterns. The
+ * returned function takes a string to match as its first argument,
+ * and returns true if the string is a match. The returned matcher
+ * function also takes a boolean as the second argument that, when true,
+ * returns an object with additional information.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch(glob[, options]);
+ *
+ * const isMatch = picomatch('*.!(*a)');
+ * console.log(isMatch('a.a')); //=> false
+ * console.log(isMatch('a.b')); //=> true
+ *
+ * // For environments without `node.js`, `picomatch/posix` provides you a dependency-free matcher, without automatic OS detection.
+ * const picomatch = require('picomatch/posix');
+ * // the same API, defaulting to posix paths
+ * const isMatch = picomatch('a/*');
+ * console.log(isMatch('a\\b')); //=> false
+ * console.log(isMatch('a/b')); //=> true
+ *
+ * // you can still configure the matcher function to accept windows paths
+ * const isMatch = picomatch('a/*', { options: windows });
+ * console.log(isMatch('a\\b')); //=> true
+ * console.log(isMatch('a/b')); //=> true
+ * ```
+ * @name picomatch
+ * @param {String|Array} `globs` One or more glob patterns.
+ * @param {Object=} `options`
+ * @return {Function=} Returns a matcher function.
+ * @api public
+ */
+
+const picomatch = (glob, options, returnState = false) => {
+  if (Array.isArray(glob)) {
+    const fns = glob.map(input => picomatch(input, options, returnState));
+    const arrayMatcher = str => {
+      for (const isMatch of fns) {
+        const state = isMatch(str);
+        if (state) return state;
+      }
+      return false;
+    };
+    return arrayMatcher;
+  }
+
+  const isState = isObject(glob) && glob.tokens && glob.input;
+
+  if (glob === '' || (typeof glob !== 'string' && !isState)) {
+    throw new TypeError('Expected pattern to be a non-empty string');
+  }
+
+  const opts = options || {};
+  const posix = opts.windows;
+  const regex = isState
+    ? picomatch.compileRe(glob, options)
+    : picomatch.makeRe(glob, options, false, true);
+
+  const state = regex.state;
+  delete regex.state;
+
+  let isIgnored = () => false;
+  if (opts.ignore) {
+    const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
+    isIgnored = picomatch(opts.ignore, ignoreOpts, returnState);
+  }
+
+  const matcher = (input, returnObject = false) => {
+    const { isMatch, match, output } = picomatch.test(input, regex, options, { glob, posix });
+    const result = { glob, state, regex, posix, input, output, match, isMatch };
+
+    if (typeof opts.onResult === 'function') {
+      opts.onResult(result);
+    }
+
+    if (isMatch === false) {
+      result.isMatch = false;
+      return returnObject ? result : false;
+    }
+
+    if (isIgnored(input)) {
+      if (typeof opts.onIgnore === 'function') {
+        opts.onIgnore(result);
+      }
+      result.isMatch = false;
+      return returnObject ? result : false;
+    }
+
+    if (typeof opts.onMatch === 'function') {
+      opts.onMatch(result);
+    }
+    return returnObject ? result : true;
+  };
+
+  if (returnState) {
+    matcher.state = state;
+  }
+
+  return matcher;
+};
+
+/**
+ * Test `input` with the given `regex`. This is used by the main
+ * `picomatch()` function to test the input string.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.test(input, regex[, options]);
+ *
+ * console.log(picomatch.test('foo/bar', /^(?:([^/]*?)\/([^/]*?))$/));
+ * // { isMatch: true, match: [ 'foo/', 'foo', 'bar' ], output: 'foo/bar' }
+ * ```
+ * @param {String} `input` String to test.
+ * @param {RegExp} `regex`
+ * @return {Object} Returns an object with matching info.
+ * @api public
+ */
+
+picomatch.test = (input, regex, options, { glob, posix } = {}) => {
+  if (typeof input !== 'string') {
+    throw new TypeError('Expected input to be a string');
+  }
+
+  if (input === '') {
+    return { isMatch: false, output: '' };
+  }
+
+  const opts = options || {};
+  const format = opts.format || (posix ? utils.toPosixSlashes : null);
+  let match = input === glob;
+  let output = (match && format) ? format(input) : input;
+
+  if (match === false) {
+    output = format ? format(input) : input;
+    match = output === glob;
+  }
+
+  if (match === false || opts.capture === true) {
+    if (opts.matchBase === true || opts.basename === true) {
+      match = picomatch.matchBase(input, regex, options, posix);
+    } else {
+      match = regex.exec(output);
+    }
+  }
+
+  return { isMatch: Boolean(match), match, output };
+};
+
+/**
+ * Match the basename of a filepath.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.matchBase(input, glob[, options]);
+ * console.log(picomatch.matchBase('foo/bar.js', '*.js'); // true
+ * ```
+ * @param {String} `input` String to test.
+ * @param {RegExp|String} `glob` Glob pattern or regex created by [.makeRe](#makeRe).
+ * @return {Boolean}
+ * @api public
+ */
+
+picomatch.matchBase = (input, glob, options, posix = options && options.windows) => {
+  const regex = glob instanceof RegExp ? glob : picomatch.makeRe(glob, options);
+  return regex.test(utils.basename(input, { windows: posix }));
+};
+
+/**
+ * Returns true if **any** of the given glob `patterns` match the specified `string`.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.isMatch(string, patterns[, options]);
+ *
+ * console.log(picomatch.isMatch('a.a', ['b.*', '*.a'])); //=> true
+ * console.log(picomatch.isMatch('a.a', 'b.*')); //=> false
+ * ```
+ * @param {String|Array} str The string to test.
+ * @param {String|Array} patterns One or more glob patterns to use for matching.
+ * @param {Object} [options] See available [options](#options).
+ * @return {Boolean} Returns true if any patterns match `str`
+ * @api public
+ */
+
+picomatch.isMatch = (str, patterns, options) => picomatch(patterns, options)(str);
+
+/**
+ * Parse a glob pattern to create the source string for a regular
+ * expression.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * const result = picomatch.parse(pattern[, options]);
+ * ```
+ * @param {String} `pattern`
+ * @param {Object} `options`
+ * @return {Object} Returns an object with useful properties and output to be used as a regex source string.
+ * @api public
+ */
+
+picomatch.parse = (pattern, options) => {
+  if (Array.isArray(pattern)) return pattern.map(p => picomatch.parse(p, options));
+  return parse(pattern, { ...options, fastpaths: false });
+};
+
+/**
+ * Scan a glob pattern to separate the pattern into segments.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.scan(input[, options]);
+ *
+ * const result = picomatch.scan('!./foo/*.js');
+ * console.log(result);
+ * { prefix: '!./',
+ *   input: '!./foo/*.js',
+ *   start: 3,
+ *   base: 'foo',
+ *   glob: '*.js',
+ *   isBrace: false,
+ *   isBracket: false,
+ *   isGlob: true,
+ *   isExtglob: false,
+ *   isGlobstar: false,
+ *   negated: true }
+ * ```
+ * @param {String} `input` Glob pattern to scan.
+ * @param {Object} `options`
+ * @return {Object} Returns an object with
+ * @api public
+ */
+
+picomatch.scan = (input, options) => scan(input, options);
+
+/**
+ * Compile a regular expression from the `state` object returned by the
+ * [parse()](#parse) method.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * const state = picomatch.parse('*.js');
+ * // picomatch.compileRe(state[, options]);
+ *
+ * console.log(picomatch.compileRe(state));
+ * //=> /^(?:(?!\.)(?=.)[^/]*?\.js)$/
+ * ```
+ * @param {Object} `state`
+ * @param {Object} `options`
+ * @param {Boolean} `returnOutput` Intended for implementors, this argument allows you to return the raw output from the parser.
+ * @param {Boolean} `returnState` Adds the state to a `state` property on the returned regex. Useful for implementors and debugging.
+ * @return {RegExp}
+ * @api public
+ */
+
+picomatch.compileRe = (state, options, returnOutput = false, returnState = false) => {
+  if (returnOutput === true) {
+    return state.output;
+  }
+
+  const opts = options || {};
+  const prepend = opts.contains ? '' : '^';
+  const append = opts.contains ? '' : '$';
+
+  let source = `${prepend}(?:${state.output})${append}`;
+  if (state && state.negated === true) {
+    source = `^(?!${source}).*$`;
+  }
+
+  const regex = picomatch.toRegex(source, options);
+  if (returnState === true) {
+    regex.state = state;
+  }
+
+  return regex;
+};
+
+/**
+ * Create a regular expression from a parsed glob pattern.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.makeRe(state[, options]);
+ *
+ * const result = picomatch.makeRe('*.js');
+ * console.log(result);
+ * //=> /^(?:(?!\.)(?=.)[^/]*?\.js)$/
+ * ```
+ * @param {String} `state` The object returned from the `.parse` method.
+ * @param {Object} `options`
+ * @param {Boolean} `returnOutput` Implementors may use this argument to return the compiled output, instead of a regular expression. This is not exposed on the options to prevent end-users from mutating the result.
+ * @param {Boolean} `returnState` Implementors may use this argument to return the state from the parsed glob with the returned regular expression.
+ * @return {RegExp} Returns a regex created from the given pattern.
+ * @api public
+ */
+
+picomatch.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
+  if (!input || typeof input !== 'string') {
+    throw new TypeError('Expected a non-empty string');
+  }
+
+  let parsed = { negated: false, fastpaths: true };
+
+  if (options.fastpaths !== false && (input[0] === '.' || input[0] === '*')) {
+    parsed.output = parse.fastpaths(input, options);
+  }
+
+  if (!parsed.output) {
+    parsed = parse(input, options);
+  }
+
+  return picomatch.compileRe(parsed, options, returnOutput, returnState);
+};
+
+/**
+ * Create a regular expression from the given regex source string.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.toRegex(source[, options]);
+ *
+ * const { output } = picomatch.parse('*.js');
+ * console.log(picomatch.toRegex(output));
+ * //=> /^(?:(?!\.)(?=.)[^/]*?\.js)$/
+ * ```
+ * @param {String} `source` Regular expression source string.
+ * @param {Object} `options`
+ * @return {RegExp}
+ * @api public
+ */
+
+picomatch.toRegex = (source, options) => {
+  try {
+    const opts = options || {};
+    return new RegExp(source, opts.flags || (opts.nocase ? 'i' : ''));
+  } catch (err) {
+    if (options && options.debug === true) throw err;
+    return /$^/;
+  }
+};
+
+/**
+ * Picomatch constants.
+ * @return {Object}
+ */
+
+picomatch.constants = constants;
+
+/**
+ * Expose "picomatch"
+ */
+
+module.exports = picomatch;
+
+
+/***/ }),
+
+/***/ 1781:
+/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
+
+
+
+const utils = __nccwpck_require__(4059);
+const {
+  CHAR_ASTERISK,             /* * */
+  CHAR_AT,                   /* @ */
+  CHAR_BACKWARD_SLASH,       /* \ */
+  CHAR_COMMA,                /* , */
+  CHAR_DOT,                  /* . */
+  CHAR_EXCLAMATION_MARK,     /* ! */
+  CHAR_FORWARD_SLASH,        /* / */
+  CHAR_LEFT_CURLY_BRACE,     /* { */
+  CHAR_LEFT_PARENTHESES,     /* ( */
+  CHAR_LEFT_SQUARE_BRACKET,  /* [ */
+  CHAR_PLUS,                 /* + */
+  CHAR_QUESTION_MARK,        /* ? */
+  CHAR_RIGHT_CURLY_BRACE,    /* } */
+  CHAR_RIGHT_PARENTHESES,    /* ) */
+  CHAR_RIGHT_SQUARE_BRACKET  /* ] */
+} = __nccwpck_require__(5595);
+
+const isPathSeparator = code => {
+  return code === CHAR_FORWARD_SLASH || code === CHAR_BACKWARD_SLASH;
+};
+
+const depth = token => {
+  if (token.isPrefix !== true) {
+    token.depth = token.isGlobstar ? Infinity : 1;
+  }
+};
+
+/**
+ * Quickly scans a glob pattern and returns an object with a handful of
+ * useful properties, like `isGlob`, `path` (the leading non-glob, if it exists),
+ * `glob` (the actual pattern), `negated` (true if the path starts with `!` but not
+ * with `!(`) and `negatedExtglob` (true if the path starts with `!(`).
+ *
+ * ```js
+ * const pm = require('picomatch');
+ * console.log(pm.scan('foo/bar/*.js'));
+ * { isGlob: true, input: 'foo/bar/*.js', base: 'foo/bar', glob: '*.js' }
+ * ```
+ * @param {String} `str`
+ * @param {Object} `options`
+ * @return {Object} Returns an object with tokens and regex source string.
+ * @api public
+ */
+
+const scan = (input, options) => {
+  const opts = options || {};
+
+  const length = input.length - 1;
+  const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
+  const slashes = [];
+  const tokens = [];
+  const parts = [];
+
+  let str = input;
+  let index = -1;
+  let start = 0;
+  let lastIndex = 0;
+  let isBrace = false;
+  let isBracket = false;
+  let isGlob = false;
+  let isExtglob = false;
+  let isGlobstar = false;
+  let braceEscaped = false;
+  let backslashes = false;
+  let negated = false;
+  let negatedExtglob = false;
+  let finished = false;
+  let braces = 0;
+  let prev;
+  let code;
+  let token = { value: '', depth: 0, isGlob: false };
+
+  const eos = () => index >= length;
+  const peek = () => str.charCodeAt(index + 1);
+  const advance = () => {
+    prev = code;
+    return str.charCodeAt(++index);
+  };
+
+  while (index < length) {
+    code = advance();
+    let next;
+
+    if (code === CHAR_BACKWARD_SLASH) {
+      backslashes = token.backslashes = true;
+      code = advance();
+
+      if (code === CHAR_LEFT_CURLY_BRACE) {
+        braceEscaped = true;
+      }
+      continue;
+    }
+
+    if (braceEscaped === true || code === CHAR_LEFT_CURLY_BRACE) {
+      braces++;
+
+      while (eos() !== true && (code = advance())) {
+        if (code === CHAR_BACKWARD_SLASH) {
+          backslashes = token.backslashes = true;
+          advance();
+          continue;
+        }
+
+        if (code === CHAR_LEFT_CURLY_BRACE) {
+          braces++;
+          continue;
+        }
+
+        if (braceEscaped !== true && code === CHAR_DOT && (code = advance()) === CHAR_DOT) {
+          isBrace = token.isBrace = true;
+          isGlob = token.isGlob = true;
+          finished = true;
+
+          if (scanToEnd === true) {
+            continue;
+          }
+
+          break;
+        }
+
+        if (braceEscaped !== true && code === CHAR_COMMA) {
+          isBrace = token.isBrace = true;
+          isGlob = token.isGlob = true;
+          finished = true;
+
+          if (scanToEnd === true) {
+            continue;
+          }
+
+          break;
+        }
+
+        if (code === CHAR_RIGHT_CURLY_BRACE) {
+          braces--;
+
+          if (braces === 0) {
+            braceEscaped = false;
+            isBrace = token.isBrace = true;
+            finished = true;
+            break;
+          }
+        }
+      }
+
+      if (scanToEnd === true) {
+        continue;
+      }
+
+      break;
+    }
+
+    if (code === CHAR_FORWARD_SLASH) {
+      slashes.push(index);
+      tokens.push(token);
+      token = { value: '', depth: 0, isGlob: false };
+
+      if (finished === true) continue;
+      if (prev === CHAR_DOT && index === (start + 1)) {
+        start += 2;
+        continue;
+      }
+
+      lastIndex = index + 1;
+      continue;
+    }
+
+    if (opts.noext !== true) {
+      const isExtglobChar = code === CHAR_PLUS
+        || code === CHAR_AT
+        || code === CHAR_ASTERISK
+        || code === CHAR_QUESTION_MARK
+        || code === CHAR_EXCLAMATION_MARK;
+
+      if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
+        isGlob = token.isGlob = true;
+        isExtglob = token.isExtglob = true;
+        finished = true;
+        if (code === CHAR_EXCLAMATION_MARK && index === start) {
+          negatedExtglob = true;
+        }
+
+        if (scanToEnd === true) {
+          let parens = 0;
+
+          while (eos() !== true && (code = advance())) {
+            if (code === CHAR_BACKWARD_SLASH) {
+              backslashes = token.backslashes = true;
+              advance();
+              continue;
+            }
+
+            if (code === CHAR_LEFT_PARENTHESES) {
+              parens++;
+              continue;
+            }
+
+            if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+              finished = true;
+              break;
+            }
+          }
+          continue;
+        }
+        break;
+      }
+    }
+
+    if (code === CHAR_ASTERISK) {
+      if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
+      isGlob = token.isGlob = true;
+      finished = true;
+
+      if (scanToEnd === true) {
+        continue;
+      }
+      break;
+    }
+
+    if (code === CHAR_QUESTION_MARK) {
+      isGlob = token.isGlob = true;
+      finished = true;
+
+      if (scanToEnd === true) {
+        continue;
+      }
+      break;
+    }
+
+    if (code === CHAR_LEFT_SQUARE_BRACKET) {
+      while (eos() !== true && (next = advance())) {
+        if (next === CHAR_BACKWARD_SLASH) {
+          backslashes = token.backslashes = true;
+          advance();
+          continue;
+        }
+
+        if (next === CHAR_RIGHT_SQUARE_BRACKET) {
+          isBracket = token.isBracket = true;
+          isGlob = token.isGlob = true;
+          finished = true;
+          break;
+        }
+      }
+
+      if (scanToEnd === true) {
+        continue;
+      }
+
+      break;
+    }
+
+    if (opts.nonegate !== true && code === CHAR_EXCLAMATION_MARK && index === start) {
+      negated = token.negated = true;
+      start++;
+      continue;
+    }
+
+    if (opts.noparen !== true && code === CHAR_LEFT_PARENTHESES) {
+      isGlob = token.isGlob = true;
+
+      if (scanToEnd === true) {
+        let parens = 1;
+
+        while (eos() !== true && (code = advance())) {
+          if (code === CHAR_BACKWARD_SLASH) {
+            backslashes = token.backslashes = true;
+            advance();
+            continue;
+          }
+
+          if (code === CHAR_LEFT_PARENTHESES) {
+            parens++;
+            continue;
+          }
+
+          if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+            finished = true;
+            break;
+          }
+        }
+        continue;
+      }
+      break;
+    }
+
+    if (isGlob === true) {
+      finished = true;
+
+      if (scanToEnd === true) {
+        continue;
+      }
+
+      break;
+    }
+  }
+
+  if (opts.noext === true) {
+    isExtglob = false;
+    isGlob = false;
+  }
+
+  let base = str;
+  let prefix = '';
+  let glob = '';
+
+  if (start > 0) {
+    prefix = str.slice(0, start);
+    str = str.slice(start);
+    lastIndex -= start;
+  }
+
+  if (base && isGlob === true && lastIndex > 0) {
+    base = str.slice(0, lastIndex);
+    glob = str.slice(lastIndex);
+  } else if (isGlob === true) {
+    base = '';
+    glob = str;
+  } else {
+    base = str;
+  }
+
+  if (base && base !== '' && base !== '/' && base !== str) {
+    if (isPathSeparator(base.charCodeAt(base.length - 1))) {
+      base = base.slice(0, -1);
+    }
+  }
+
+  if (opts.unescape === true) {
+    if (glob) glob = utils.removeBackslashes(glob);
+
+    if (base && backslashes === true) {
+      base = utils.removeBackslashes(base);
+    }
+  }
+
+  const state = {
+    prefix,
+    input,
+    start,
+    base,
+    glob,
+    isBrace,
+    isBracket,
+    isGlob,
+    isExtglob,
+    isGlobstar,
+    negated,
+    negatedExtglob
+  };
+
+  if (opts.tokens === true) {
+    state.maxDepth = 0;
+    if (!isPathSeparator(code)) {
+      tokens.push(token);
+    }
+    state.tokens = tokens;
+  }
+
+  if (opts.parts === true || opts.tokens === true) {
+    let prevIndex;
+
+    for (let idx = 0; idx < slashes.length; idx++) {
+      const n = prevIndex !== undefined ? prevIndex + 1 : start;
+      const i = slashes[idx];
+      const value = input.slice(n, i);
+      if (opts.tokens) {
+        if (idx === 0 && start !== 0) {
+          tokens[idx].isPrefix = true;
+          tokens[idx].value = prefix;
+        } else {
+          tokens[idx].value = value;
+        }
+        depth(tokens[idx]);
+        state.maxDepth += tokens[idx].depth;
+      }
+      if (i >= start) {
+        parts.push(value);
+        prevIndex = i;
+      }
+    }
+
+    const n = prevIndex !== undefined ? prevIndex + 1 : start;
+    const value = input.slice(n);
+    parts.push(value);
+
+    if (opts.tokens && prevIndex && prevIndex + 1 < input.length) {
+      tokens[tokens.length - 1].value = value;
+      depth(tokens[tokens.length - 1]);
+      state.maxDepth += tokens[tokens.length - 1].depth;
+    }
+
+    state.slashes = slashes;
+    state.parts = parts;
+  }
+
+  return state;
+};
+
+module.exports = scan;
+
+
+/***/ }),
+
+/***/ 4059:
+/***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
+
+/*global navigator*/
+
+
+const {
+  REGEX_BACKSLASH,
+  REGEX_REMOVE_BACKSLASH,
+  REGEX_SPECIAL_CHARS,
+  REGEX_SPECIAL_CHARS_GLOBAL
+} = __nccwpck_require__(5595);
+
+exports.isObject = val => val !== null && typeof val === 'object' && !Array.isArray(val);
+exports.hasRegexChars = str => REGEX_SPECIAL_CHARS.test(str);
+exports.isRegexChar = str => str.length === 1 && exports.hasRegexChars(str);
+exports.escapeRegex = str => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, '\\$1');
+exports.toPosixSlashes = str => str.replace(REGEX_BACKSLASH, '/');
+
+exports.isWindows = () => {
+  if (typeof navigator !== 'undefined' && navigator.platform) {
+    const platform = navigator.platform.toLowerCase();
+    return platform === 'win32' || platform === 'windows';
+  }
+
+  if (typeof process !== 'undefined' && process.platform) {
+    return process.platform === 'win32';
+  }
+
+  return false;
+};
+
+exports.removeBackslashes = str => {
+  return str.replace(REGEX_REMOVE_BACKSLASH, match => {
+    return match === '\\' ? '' : match;
+  });
+};
+
+exports.escapeLast = (input, char, lastIdx) => {
+  const idx = input.lastIndexOf(char, lastIdx);
+  if (idx === -1) return input;
+  if (input[idx - 1] === '\\') return exports.escapeLast(input, char, idx - 1);
+  return `${input.slice(0, idx)}\\${input.slice(idx)}`;
+};
+
+exports.removePrefix = (input, state = {}) => {
+  let output = input;
+  if (output.startsWith('./')) {
+    output = output.slice(2);
+    state.prefix = './';
+  }
+  return output;
+};
+
+exports.wrapOutput = (input, state = {}, options = {}) => {
+  const prepend = options.contains ? '' : '^';
+  const append = options.contains ? '' : '$';
+
+  let output = `${prepend}(?:${input})${append}`;
+  if (state.negated === true) {
+    output = `(?:^(?!${output}).*$)`;
+  }
+  return output;
+};
+
+exports.basename = (path, { windows } = {}) => {
+  const segs = path.split(windows ? /[\\/]/ : '/');
+  const last = segs[segs.length - 1];
+
+  if (last === '') {
+    return segs[segs.length - 2];
+  }
+
+  return last;
+};
+
+
+/***/ }),
+
 /***/ 3648:
 /***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
 
@@ -44635,6 +47139,96 @@ function getIDToken(aud) {
  */
 
 //# sourceMappingURL=core.js.map
+;// CONCATENATED MODULE: external "node:fs"
+const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:fs");
+;// CONCATENATED MODULE: ./src/github/credentials.ts
+
+/**
+ * Actions hygiene. The runner hands a step its credentials in the environment: the `token` input as
+ * INPUT_TOKEN, the cache/artifact service token as ACTIONS_RUNTIME_TOKEN, the OIDC request token.
+ * After the inputs are read, `hideCredentials` removes them from `process.env` (nothing the toolkit
+ * starts could inherit them, even by mistake) and, on Linux, overwrites their values in this
+ * process's original environment block, which `/proc/<pid>/environ` shows to every process of the
+ * same user — a student included. The cache and artifact clients get the runtime variables back
+ * only for the duration of their call (`withActionsRuntime`).
+ */
+const RUNTIME = [
+    'ACTIONS_RUNTIME_TOKEN',
+    'ACTIONS_RUNTIME_URL',
+    'ACTIONS_RESULTS_URL',
+    'ACTIONS_CACHE_URL',
+    'ACTIONS_CACHE_SERVICE_V2',
+];
+const DROP = /^(INPUT_.*TOKEN.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN)$/i;
+const kept = new Map();
+let lent = 0;
+function hideCredentials(env = process.env) {
+    const names = Object.keys(env).filter((k) => DROP.test(k) || RUNTIME.includes(k));
+    for (const k of names) {
+        if (RUNTIME.includes(k) && env[k] !== undefined)
+            kept.set(k, env[k]);
+        delete env[k];
+    }
+    if (env === process.env)
+        scrubEnviron(names);
+    return names;
+}
+/** Lends the cache/artifact runtime variables to `fn` (the @actions clients read process.env). */
+async function withActionsRuntime(fn) {
+    if (lent++ === 0)
+        for (const [k, v] of kept)
+            process.env[k] = v;
+    try {
+        return await fn();
+    }
+    finally {
+        if (--lent === 0)
+            for (const k of kept.keys())
+                delete process.env[k];
+    }
+}
+/**
+ * Overwrites the values of `names` in this process's initial environment block (Linux:
+ * /proc/self/stat gives its bounds, /proc/self/mem writes it). Best effort: anything unexpected
+ * leaves the block as it is.
+ */
+function scrubEnviron(names) {
+    if (process.platform !== 'linux' || !names.length)
+        return 0;
+    try {
+        const stat = (0,external_node_fs_namespaceObject.readFileSync)('/proc/self/stat', 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const start = Number(fields[47]); // field 50 overall: env_start
+        const block = (0,external_node_fs_namespaceObject.readFileSync)('/proc/self/environ');
+        if (!Number.isSafeInteger(start) || start <= 0)
+            return 0;
+        let done = 0;
+        const fd = (0,external_node_fs_namespaceObject.openSync)('/proc/self/mem', 'r+');
+        try {
+            let at = 0;
+            while (at < block.length) {
+                const end = block.indexOf(0, at) === -1 ? block.length : block.indexOf(0, at);
+                const entry = block.subarray(at, end).toString('latin1');
+                const eq = entry.indexOf('=');
+                if (eq > 0 && names.includes(entry.slice(0, eq))) {
+                    const from = at + eq + 1;
+                    if (end > from)
+                        (0,external_node_fs_namespaceObject.writeSync)(fd, Buffer.alloc(end - from, 0x2a), 0, end - from, start + from);
+                    done++;
+                }
+                at = end + 1;
+            }
+        }
+        finally {
+            (0,external_node_fs_namespaceObject.closeSync)(fd);
+        }
+        return done;
+    }
+    catch {
+        return 0;
+    }
+}
+
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
 // functions
@@ -54170,8 +56764,6 @@ function preprocess(fn, schema) {
     });
 }
 
-;// CONCATENATED MODULE: external "node:fs"
-const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:fs");
 // EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
 var dist = __nccwpck_require__(8815);
 ;// CONCATENATED MODULE: ./src/errors.ts
@@ -54236,16 +56828,103 @@ function message(error) {
     }
 }
 
+;// CONCATENATED MODULE: external "node:path"
+const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
+;// CONCATENATED MODULE: ./src/process/env.ts
+/**
+ * The environment of every child process is built here, from an allow-list plus named additions.
+ * It is never a copy of ours: a token in the toolkit's environment (INPUT_TOKEN, GITHUB_TOKEN,
+ * ACTIONS_RUNTIME_TOKEN, cloud keys) reaches a child only when a caller names it in `pass`.
+ */
+/** What any program needs to run at all; nothing here is a credential. */
+const BASE_ENV = (/* unused pure expression or super */ null && ([
+    'PATH',
+    'HOME',
+    'LANG',
+    'LC_ALL',
+    'LC_CTYPE',
+    'TZ',
+    'TMPDIR',
+    'TERM',
+    'USER',
+    'LOGNAME',
+    'SHELL',
+]));
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+function childEnv(o = {}) {
+    const from = o.from ?? process.env;
+    const env = {};
+    for (const k of [...BASE_ENV, ...(o.pass ?? [])]) {
+        if (!NAME.test(k))
+            throw new TypeError(`environment variable name ${JSON.stringify(k)} is not valid`);
+        const v = from[k];
+        if (v !== undefined)
+            env[k] = v;
+    }
+    for (const [k, v] of Object.entries(o.set ?? {})) {
+        if (v === undefined)
+            delete env[k];
+        else
+            env[k] = v;
+    }
+    return env;
+}
+/** Adds or overrides variables of an environment that was already built. */
+function extendEnv(base, set) {
+    const env = { ...base };
+    for (const [k, v] of Object.entries(set)) {
+        if (v === undefined)
+            delete env[k];
+        else
+            env[k] = v;
+    }
+    return env;
+}
+/**
+ * Variables the Actions runner gives a step that name this run (no credential among them). The
+ * toolkit's own helper processes (the crew runner) need them to record who owns a lease.
+ */
+const RUN_IDENTITY_ENV = (/* unused pure expression or super */ null && ([
+    'CI',
+    'GITHUB_ACTIONS',
+    'GITHUB_RUN_ID',
+    'GITHUB_RUN_ATTEMPT',
+    'GITHUB_JOB',
+    'GITHUB_REPOSITORY',
+    'GITHUB_WORKSPACE',
+    'GITHUB_SERVER_URL',
+    'GITHUB_API_URL',
+    'RUNNER_TEMP',
+    'RUNNER_DEBUG',
+    'SCHOOL_DEBUG',
+]));
+/** Names that must never be passed on, whatever a configuration says. */
+const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+
 ;// CONCATENATED MODULE: ./src/config/schema.ts
 
+
+
 /**
- * `school.yml` (DESIGN §1, §3, §4). Every field has a default, so an empty file is a working
+ * `school.yml` (docs/architecture.md). Every field has a default, so an empty file is a working
  * configuration: one local daemon with one worktree, one crew at a time, the built-in rubric.
  * Objects are strict: a misspelled key is an error, not a silently ignored setting.
  */
 const schema_CAPACITY_CLASSES = ['light', 'standard', 'heavy', 'xl'];
 const ROLES = ['coding', 'research', 'triage', 'docs'];
 const CLASSROOMS = ['worktree', 'orca', 'bot'];
+const DELIVERY_MODES = ['pull-request', 'branch', 'none'];
+const DISPATCH_ORDERS = ['smallest-first', 'tail-guard'];
+const AUTHOR_ASSOCIATIONS = [
+    'OWNER',
+    'MEMBER',
+    'COLLABORATOR',
+    'CONTRIBUTOR',
+    'FIRST_TIME_CONTRIBUTOR',
+    'FIRST_TIMER',
+    'MANNEQUIN',
+    'NONE',
+];
 /** argv, never a shell string (N1.2). */
 const argv = array(schemas_string().min(1))
     .min(1)
@@ -54281,14 +56960,105 @@ const daemonSchema = strictObject({
         .optional()
         .describe('Orca daemon CLI, for classroom: orca.'),
 });
+/**
+ * Names of environment variables handed to a process on purpose (an agent's API key). The toolkit's
+ * own credentials can never be named: the runner's and the workflow's tokens stay with the toolkit.
+ */
+const passEnvSchema = array(schemas_string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, underscore)')
+    .refine((n) => !NEVER_PASS.test(n), "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key"))
+    .default([])
+    .describe('Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.');
+const AGENT_KINDS = ['command', 'claude-code', 'codex'];
+/** USD per million tokens; codex reports tokens and no cost, so its spend is priced with these. */
+const pricingSchema = strictObject({
+    inputPerMTok: schemas_number().min(0).describe('USD per million uncached input tokens.'),
+    cachedInputPerMTok: schemas_number().min(0).default(0).describe('USD per million cached input tokens.'),
+    outputPerMTok: schemas_number().min(0).describe('USD per million output tokens.'),
+})
+    .describe('Token prices used when the tool reports no cost (codex).');
+/** What the claude-code and codex kinds share with the reviewer of the same kind. */
+const cliFields = {
+    bin: schemas_string()
+        .min(1)
+        .optional()
+        .describe('The CLI to run (default `claude` or `codex`, found on PATH); an absolute path works too.'),
+    model: schemas_string().min(1).optional().describe('Model name passed to the CLI (--model).'),
+    args: array(schemas_string().min(1))
+        .default([])
+        .describe('Extra CLI arguments (argv elements), added before the prompt.'),
+    pricing: pricingSchema.optional(),
+};
 const agentSchema = strictObject({
     id: schemas_string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dot, dash, underscore'),
-    command: argv.describe('Student command (argv). Receives the brief path as $SCHOOL_BRIEF and in argv via {brief}.'),
+    kind: schemas_enum(AGENT_KINDS)
+        .default('command')
+        .describe('command (any program, the student contract), claude-code (claude -p) or codex (codex exec).'),
+    command: argv
+        .optional()
+        .describe('kind command: the student (argv). Receives the brief path as $SCHOOL_BRIEF and in argv via {brief}.'),
+    ...cliFields,
+    maxTurns: schemas_number().int().min(1).max(10_000).optional().describe('claude-code: --max-turns.'),
     roles: array(schemas_enum(ROLES)).default(['coding']),
     domains: array(schemas_string()).default([]).describe('Domains it takes; empty means any.'),
     maxDifficulty: difficulty.default(5),
     trust: schemas_enum(['low', 'standard', 'high']).default('standard'),
+    passEnv: passEnvSchema,
+})
+    .superRefine((a, ctx) => {
+    if (a.kind === 'command' && !a.command)
+        ctx.addIssue({
+            code: 'custom',
+            path: ['command'],
+            message: 'an agent of kind command needs a command (argv), or set kind: claude-code | codex',
+        });
+    if (a.kind !== 'command' && a.command)
+        ctx.addIssue({
+            code: 'custom',
+            path: ['command'],
+            message: `kind ${a.kind} runs its CLI itself; use bin and args instead of command`,
+        });
 });
+/** CLI flags that would give a reviewer write access; the reviewer's `args` may not carry them. */
+const WRITE_GRANTS = [
+    '--dangerously-skip-permissions',
+    '--permission-mode',
+    '--allowedTools',
+    '--allowed-tools',
+    '--sandbox',
+    '-s',
+    '--full-auto',
+    '--dangerously-bypass-approvals-and-sandbox',
+];
+/** grading.reviewer: an argv (a command reviewer, as before) or a kind with its settings. */
+const reviewerSchema = union([
+    argv,
+    strictObject({
+        kind: schemas_enum(AGENT_KINDS).default('command'),
+        command: argv.optional().describe('kind command: the reviewer (argv).'),
+        ...cliFields,
+        passEnv: passEnvSchema,
+    })
+        .superRefine((r, ctx) => {
+        if (r.kind === 'command' && !r.command)
+            ctx.addIssue({
+                code: 'custom',
+                path: ['command'],
+                message: 'a command reviewer needs a command (argv)',
+            });
+        const widening = r.args.find((a) => WRITE_GRANTS.includes(a.split('=')[0]));
+        if (widening)
+            ctx.addIssue({
+                code: 'custom',
+                path: ['args'],
+                message: `the reviewer runs read-only; remove ${widening} (it would let the reviewer write)`,
+            });
+    }),
+]);
+/** GitHub's limit on the jobs of one matrix: the crew and roster jobs are matrices over daemons. */
+const MAX_DAEMONS = 256;
+/** The heartbeat TTL when school.yml sets none and no schedule says how often daemons beat. */
+const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
     stateDir: schemas_string().default('.school/state').describe('Where all durable state lives.'),
     repository: schemas_string()
@@ -54320,27 +57090,39 @@ const schema_configSchema = strictObject({
             weight: 'standard',
         }),
         rules: array(ruleSchema).default([]),
+        trust: strictObject({
+            associations: array(schemas_enum(AUTHOR_ASSOCIATIONS))
+                .default(['OWNER', 'MEMBER', 'COLLABORATOR'])
+                .describe('Issues by authors with one of these author_association values are dispatched.'),
+            labels: array(schemas_string().min(1))
+                .default([])
+                .describe('Trigger labels: an issue carrying one is dispatched whoever opened it.'),
+            anyone: schemas_boolean()
+                .default(false)
+                .describe('Dispatch every issue whoever opened it (only for private repositories).'),
+        })
+            .prefault({})
+            .describe('Intake trust gate: an issue is a prompt to an agent; only trusted ones are dispatched.'),
     })
         .prefault({}),
     fleet: strictObject({
         daemons: array(daemonSchema)
             .min(1)
+            // One crew job and one roster job per daemon: GitHub's matrix holds at most 256 jobs.
+            .max(MAX_DAEMONS, {
+            message: `at most ${MAX_DAEMONS} daemons (GitHub runs at most ${MAX_DAEMONS} jobs of one matrix)`,
+        })
             .default([{ id: 'local', labels: [], worktrees: 1, class: 'standard', classroom: 'worktree' }]),
-        heartbeatTtlSeconds: schemas_number().int().min(10).default(900),
+        heartbeatTtlSeconds: schemas_number()
+            .int()
+            .min(10)
+            .optional()
+            .describe(`Roster heartbeat TTL. Unset: from the schedule interval on GitHub Actions, else ${DEFAULT_HEARTBEAT_TTL_SECONDS} s.`),
     })
         .prefault({}),
     agents: array(agentSchema)
-        .min(1)
-        .default([
-        {
-            id: 'student',
-            command: ['node', 'examples/student.mjs'],
-            roles: ['coding', 'research', 'triage', 'docs'],
-            domains: [],
-            maxDifficulty: 5,
-            trust: 'standard',
-        },
-    ]),
+        .default([])
+        .describe('The students. Empty by default: nothing is dispatched until one is added (`school init` writes them).'),
     dispatch: strictObject({
         maxCrews: schemas_number().int().min(1).max(10_000).default(1).describe('Global cap on concurrent crews.'),
         crewTimeoutSeconds: schemas_number().int().min(1).default(900),
@@ -54348,9 +57130,43 @@ const schema_configSchema = strictObject({
         jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(360),
         minFreeDiskGiB: schemas_number().min(0).default(8),
         spendCap: schemas_number().min(0).optional().describe('Stop placing crews when spend reaches this (USD).'),
-        maxFallbacks: schemas_number().int().min(0).default(2).describe('N7.3: fallback runs per cycle.'),
+        maxFallbacks: schemas_number()
+            .int()
+            .min(0)
+            .default(2)
+            .describe('Runs per cycle placed in a fallback classroom when no worktree daemon is online.'),
         leaseSeconds: schemas_number().int().min(10).default(1200),
         verify: argv.optional().describe('Verification command run in the worktree after the student.'),
+        order: schemas_enum(DISPATCH_ORDERS)
+            .default('smallest-first')
+            .describe('smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first.'),
+        correctionTurns: schemas_number()
+            .int()
+            .min(0)
+            .max(10)
+            .default(2)
+            .describe('Turns the same agent session gets with the checker output when verification fails.'),
+    })
+        .prefault({}),
+    delivery: strictObject({
+        mode: schemas_enum(DELIVERY_MODES)
+            .optional()
+            .describe('Where accepted work goes. Unset: pull-request in the drain-grading action, branch in the school CLI.'),
+        base: schemas_string()
+            .min(1)
+            .optional()
+            .describe("Base branch of delivered pull requests; default: the repository's default branch."),
+        draft: schemas_boolean().default(true).describe('Open pull requests as drafts.'),
+        closeIssue: schemas_boolean().default(false).describe('Write `Closes #N` in the pull request body.'),
+        author: strictObject({
+            name: schemas_string().min(1).default('school-core').describe('Author and committer name.'),
+            email: schemas_string()
+                .min(3)
+                .default('school-core@users.noreply.github.com')
+                .describe('Author and committer email.'),
+        })
+            .prefault({})
+            .describe('Author and committer of delivered commits.'),
     })
         .prefault({}),
     grading: strictObject({
@@ -54358,10 +57174,18 @@ const schema_configSchema = strictObject({
         maxAttempts: schemas_number().int().min(1).max(100).default(3),
         leaseSeconds: schemas_number().int().min(5).default(600),
         emaAlpha: schemas_number().gt(0).max(1).default(0.3),
-        sealedTests: argv.optional().describe('Hidden test command run on the crew patch at its base.'),
-        reviewer: argv
+        sealedTests: argv
             .optional()
-            .describe('Reviewer command printing a JSON verdict; default: built-in rubric.'),
+            .describe('Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir.'),
+        sealedDir: schemas_string()
+            .optional()
+            .describe('Directory outside the repository holding the sealed suite (copied for each run).'),
+        sealedProtect: array(schemas_string().min(1))
+            .default([])
+            .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
+        reviewer: reviewerSchema
+            .optional()
+            .describe('Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric.'),
         rubric: strictObject({
             maxChangedLines: schemas_number().int().min(1).default(2000),
             maxChangedFiles: schemas_number().int().min(1).default(50),
@@ -54382,6 +57206,19 @@ const schema_configSchema = strictObject({
         compactAfterDays: schemas_number().min(0).default(14),
     })
         .prefault({}),
+})
+    .superRefine((c, ctx) => {
+    // A sealed suite inside the repository is one the patch can rewrite.
+    const dir = c.grading.sealedDir;
+    if (dir === undefined)
+        return;
+    const rel = (0,external_node_path_namespaceObject.relative)((0,external_node_path_namespaceObject.resolve)(c.repoPath), (0,external_node_path_namespaceObject.resolve)(dir));
+    if (rel === '' || (!rel.startsWith('..') && !(0,external_node_path_namespaceObject.isAbsolute)(rel)))
+        ctx.addIssue({
+            code: 'custom',
+            path: ['grading', 'sealedDir'],
+            message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`,
+        });
 });
 
 ;// CONCATENATED MODULE: ./src/config/load.ts
@@ -54486,7 +57323,7 @@ function resolveConfig(explicit, overrides = {}) {
 var external_node_crypto_ = __nccwpck_require__(7598);
 ;// CONCATENATED MODULE: ./src/security/redact.ts
 /**
- * The redactor (DESIGN §6). Every byte written to state, summaries, artifacts, comments and logs
+ * The redactor (docs/architecture.md). Every byte written to state, summaries, artifacts, comments and logs
  * passes through here. Sensitive keys and token-shaped values become `[REDACTED]`; identity fields
  * (keys, issue numbers, crew ids, statuses, attempt counts) are never touched, so a redacted record
  * keeps its place in queues and ledgers.
@@ -54685,8 +57522,6 @@ const silentLogger = {
     group: (_name, fn) => fn(),
 };
 
-;// CONCATENATED MODULE: external "node:path"
-const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
 ;// CONCATENATED MODULE: ./src/state/atomic.ts
 
 
@@ -54694,10 +57529,13 @@ const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(impo
 
 /**
  * Crash-safe replace (N2.2): write a temp file in the same directory, fsync it, rename it over the
- * target, fsync the directory. A reader sees the old content or the new, never a mix.
+ * target, fsync the directory. A reader sees the old content or the new, never a mix. With
+ * `durable: false` the fsyncs are left out (the swap is still atomic for readers): for derived
+ * files such as views, which are rebuilt from the event logs anyway.
  * Bytes are written as given: use writeJsonAtomic/writeTextAtomic, which redact first.
  */
-function writeFileAtomic(path, data) {
+function writeFileAtomic(path, data, options = {}) {
+    const durable = options.durable !== false;
     const dir = (0,external_node_path_namespaceObject.dirname)(path);
     (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
     const tmp = (0,external_node_path_namespaceObject.join)(dir, `.${(0,external_node_path_namespaceObject.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString('hex')}.tmp`);
@@ -54707,7 +57545,8 @@ function writeFileAtomic(path, data) {
         let off = 0;
         while (off < buf.length)
             off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
-        (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+        if (durable)
+            (0,external_node_fs_namespaceObject.fsyncSync)(fd);
     }
     catch (e) {
         (0,external_node_fs_namespaceObject.closeSync)(fd);
@@ -54721,7 +57560,8 @@ function writeFileAtomic(path, data) {
     }
     (0,external_node_fs_namespaceObject.closeSync)(fd);
     (0,external_node_fs_namespaceObject.renameSync)(tmp, path);
-    fsyncDir(dir);
+    if (durable)
+        fsyncDir(dir);
 }
 function fsyncDir(dir) {
     let fd;
@@ -54738,8 +57578,8 @@ function fsyncDir(dir) {
     }
 }
 /** Redacts, serializes and atomically writes a JSON document (with a trailing newline). */
-function atomic_writeJsonAtomic(path, value) {
-    writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + '\n');
+function atomic_writeJsonAtomic(path, value, options = {}) {
+    writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + '\n', options);
 }
 /** Redacts and atomically writes text. */
 function writeTextAtomic(path, text) {
@@ -54786,6 +57626,9 @@ function readJsonl(path, warn) {
     return parseJsonl(text, path, warn);
 }
 function parseJsonl(text, path, warn) {
+    const whole = parseWhole(text);
+    if (whole)
+        return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
     const records = [];
     let start = 0;
     let line = 0;
@@ -54820,12 +57663,35 @@ function parseJsonl(text, path, warn) {
     return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
 }
 /**
- * Appends records (redacted) as JSON lines and fsyncs. Call it under the file's lock. A missing
+ * The common case in one JSON.parse: every line holds exactly one value (the count of values must
+ * equal the count of lines, so a line holding two is not accepted), no blank line, no torn tail.
+ * Anything else returns undefined and is read line by line, with the torn-tail and corruption
+ * rules above.
+ */
+function parseWhole(text) {
+    if (text.length === 0)
+        return [];
+    const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+    let lines = 1;
+    for (let i = body.indexOf('\n'); i !== -1; i = body.indexOf('\n', i + 1))
+        lines++;
+    try {
+        const values = JSON.parse(`[${body.replaceAll('\n', ',')}]`);
+        return values.length === lines ? values : undefined;
+    }
+    catch {
+        return undefined;
+    }
+}
+/**
+ * Appends records (redacted) as JSON lines and fsyncs (unless `sync: false`: then the lines are in
+ * the page cache, visible to every process and safe against a process crash, and reach the disk
+ * with the next fsync of the file or the kernel's writeback). Call it under the file's lock. A missing
  * final newline is repaired first: a last line that parses gets its newline; a torn last line
  * (never acknowledged: acknowledgement happens after fsync) is cut off, so it cannot turn into a
  * corrupt complete line.
  */
-function appendJsonl(path, records, warn) {
+function appendJsonl(path, records, warn, options = {}) {
     if (records.length === 0)
         return;
     (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
@@ -54853,6 +57719,25 @@ function appendJsonl(path, records, warn) {
         let off = 0;
         while (off < buf.length)
             off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
+        if (options.sync !== false)
+            (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+    }
+    finally {
+        (0,external_node_fs_namespaceObject.closeSync)(fd);
+    }
+}
+/** Flushes a file's appended lines to the disk (see appendJsonl's `sync`). Absent: nothing to do. */
+function syncFile(path) {
+    let fd;
+    try {
+        fd = (0,external_node_fs_namespaceObject.openSync)(path, 'r');
+    }
+    catch (e) {
+        if (e.code === 'ENOENT')
+            return;
+        throw e;
+    }
+    try {
         (0,external_node_fs_namespaceObject.fsyncSync)(fd);
     }
     finally {
@@ -54887,9 +57772,15 @@ var proper_lockfile_default = /*#__PURE__*/__nccwpck_require__.n(proper_lockfile
 
 
 /**
- * One cross-process lock, with identical options everywhere (DESIGN §2). The lock is a directory
+ * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a directory
  * `<target>.lock` maintained by proper-lockfile: a holder refreshes its mtime, and a lock left by a
  * SIGKILLed holder is considered stale after `stale` ms and taken over.
+ *
+ * Waiting: instead of sleeping a backoff interval and polling, a waiter also watches the lock's
+ * directory and tries again as soon as the lock directory is removed, so the lock passes from one
+ * process to the next in well under a millisecond rather than after the sleep (the convoy that
+ * made twenty drainers slower than one). The backoff stays as the upper bound of each wait, for
+ * filesystems without change notification and for a holder that dies without releasing.
  */
 const LOCK_OPTIONS = {
     stale: 10_000,
@@ -54897,23 +57788,188 @@ const LOCK_OPTIONS = {
     realpath: false,
     retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
 };
+/**
+ * How long a waiter keeps trying: about what the retry policy above adds up to (2,000 retries,
+ * most of them at the 60 ms ceiling). A time budget rather than a count, because a waiter woken by
+ * every release of a busy lock would use up a count long before the policy's time.
+ */
+const LOCK_WAIT_BUDGET_MS = 120_000;
+const dirs = new Map();
+/** Arms a wake-up for the removal of `lockPath`; call it before trying, so no release is missed. */
+function arm(lockPath) {
+    const dir = (0,external_node_path_namespaceObject.dirname)(lockPath);
+    const name = (0,external_node_path_namespaceObject.basename)(lockPath);
+    let d = dirs.get(dir);
+    if (!d) {
+        const entry = { watcher: undefined, waiters: new Map() };
+        try {
+            entry.watcher = (0,external_node_fs_namespaceObject.watch)(dir, { persistent: false }, (_event, file) => {
+                // Only a removal frees the lock: the next holder's mkdir and its mtime refreshes are
+                // events too, and waking every waiter for them would only make them all fail again.
+                const wake = (lockName, set) => {
+                    if (set && !(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, lockName)))
+                        [...set].forEach((f) => f());
+                };
+                if (file === null)
+                    for (const [lockName, set] of entry.waiters)
+                        wake(lockName, set);
+                else
+                    wake(String(file), entry.waiters.get(String(file)));
+            });
+            entry.watcher.on('error', () => undefined);
+        }
+        catch {
+            entry.watcher = undefined; // no notification here: the backoff alone paces the retries
+        }
+        dirs.set(dir, (d = entry));
+    }
+    const entry = d;
+    let fire;
+    let fired = false;
+    const onWake = () => {
+        fired = true;
+        fire?.();
+    };
+    const set = entry.waiters.get(name) ?? new Set();
+    entry.waiters.set(name, set);
+    set.add(onWake);
+    let cancelled = false;
+    const cancel = () => {
+        if (cancelled)
+            return;
+        cancelled = true;
+        set.delete(onWake);
+        if (set.size === 0 && entry.waiters.get(name) === set)
+            entry.waiters.delete(name);
+        if (entry.waiters.size === 0 && dirs.get(dir) === entry) {
+            entry.watcher?.close();
+            dirs.delete(dir);
+        }
+    };
+    return {
+        cancel,
+        /** Resolves true when woken by a release, false when `ms` passed first. */
+        wait: (ms) => new Promise((resolve) => {
+            const done = (woken) => {
+                clearTimeout(timer);
+                cancel();
+                resolve(woken);
+            };
+            const timer = setTimeout(() => done(false), ms);
+            fire = () => done(true);
+            if (fired)
+                done(true);
+        }),
+    };
+}
+function backoff(attempt) {
+    const r = LOCK_OPTIONS.retries;
+    const base = Math.min(r.maxTimeout, r.minTimeout * r.factor ** attempt);
+    return base * (1 + Math.random());
+}
+/**
+ * A waiter's place in line: a file in `<target>.queue.lock/` named by the time it started waiting.
+ * When the lock is released every waiter is woken, but only the first in line tries at once; the
+ * others wait for the next release or their backoff. Without it, twenty waiters woken together
+ * spend the CPU the new holder needs (on a two-core runner, that was the convoy). A ticket older
+ * than the lock's stale time (its process died while waiting) is removed by whoever sees it.
+ */
+class Ticket {
+    dir;
+    name;
+    constructor(target) {
+        this.dir = `${target}.queue.lock`;
+        this.name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+        try {
+            (0,external_node_fs_namespaceObject.mkdirSync)(this.dir, { recursive: true });
+            (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name), '');
+        }
+        catch {
+            // Without a place in line this waiter simply tries on every wake.
+        }
+    }
+    first() {
+        let names;
+        try {
+            names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
+        }
+        catch {
+            return true;
+        }
+        for (const n of names) {
+            if (n === this.name)
+                return true;
+            if (Date.now() - Number(n.slice(0, 15)) > LOCK_OPTIONS.stale) {
+                try {
+                    (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
+                }
+                catch {
+                    // Someone else removed it.
+                }
+                continue;
+            }
+            return false;
+        }
+        return true;
+    }
+    remove() {
+        try {
+            (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name));
+        }
+        catch {
+            // Already gone.
+        }
+    }
+}
 /** Runs `fn` while holding the lock on `target` (the file need not exist). */
 async function withLock(target, fn) {
     (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(target), { recursive: true });
     const started = performance.now();
     let compromised;
     let release;
+    let lastError;
+    let ticket;
+    let wake;
+    let tryNow = true;
     try {
-        release = await proper_lockfile_default().lock(target, {
-            ...LOCK_OPTIONS,
-            retries: { ...LOCK_OPTIONS.retries },
-            onCompromised: (err) => {
-                compromised = err;
-            },
-        });
+        for (let attempt = 0; performance.now() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
+            if (tryNow) {
+                try {
+                    // The synchronous variant: one mkdir and one stat, without two thread-pool round trips.
+                    release = proper_lockfile_default().lockSync(target, {
+                        ...LOCK_OPTIONS,
+                        retries: 0,
+                        onCompromised: (err) => {
+                            compromised = err;
+                        },
+                    });
+                    break;
+                }
+                catch (e) {
+                    lastError = e;
+                    if (e.code !== 'ELOCKED')
+                        break;
+                    if (!wake) {
+                        // Watch only once the lock is busy, and try again at once: a release between the
+                        // failed try and the watch would otherwise go unseen until the backoff.
+                        wake = arm(`${target}.lock`);
+                        continue;
+                    }
+                    ticket ??= new Ticket(target);
+                }
+            }
+            const woken = await wake.wait(backoff(attempt));
+            wake = arm(`${target}.lock`);
+            // Woken by a release: try if first in line. Woken by the backoff: try anyway.
+            tryNow = !woken || !ticket || ticket.first();
+        }
     }
-    catch (e) {
-        throw new LockError(`could not lock ${target}: ${e.message}. Another school process holds it; retry when it ends.`, { cause: e });
+    finally {
+        wake?.cancel();
+        ticket?.remove();
+    }
+    if (!release) {
+        throw new LockError(`could not lock ${target}: ${lastError?.message ?? 'timed out'}. Another school process holds it; retry when it ends.`, { cause: lastError });
     }
     const stats = { waitedMs: performance.now() - started };
     try {
@@ -54923,7 +57979,12 @@ async function withLock(target, fn) {
         return result;
     }
     finally {
-        await release().catch(() => undefined);
+        try {
+            release();
+        }
+        catch {
+            // Already released or taken over as stale: nothing left to undo.
+        }
     }
 }
 
@@ -55043,36 +58104,51 @@ function finiteOr(value, fallback, range) {
     return n;
 }
 
+// EXTERNAL MODULE: ./node_modules/picomatch/index.js
+var picomatch = __nccwpck_require__(4006);
+var picomatch_default = /*#__PURE__*/__nccwpck_require__.n(picomatch);
 ;// CONCATENATED MODULE: ./src/curriculum/glob.ts
+
 /**
- * Path globs for classification rules and fences: `*` within a segment, `**` across segments,
- * `?` one character. A glob without wildcards also matches everything below it (`src/state`
- * matches `src/state/lock.ts`).
+ * Path globs, one syntax for classification rules, fences and the grading rubric (picomatch):
+ * `*` within a segment, `**` across segments, `?` one character, `[abc]` classes and `{a,b}`
+ * alternatives. Two rules on top:
+ *
+ * - a glob also matches everything below what it matches (`src/state` matches `src/state/lock.ts`);
+ * - a glob with a wildcard and no slash matches a file name at any depth (`*.md` matches
+ *   `docs/a.md`), as in `.gitignore`. A plain name without a slash (`README.md`) is a root path.
+ *
+ * Extglobs (`@(a|b)`) and a leading `!` (negation) are not syntax here: both are literal, which keeps
+ * the fences' literal-prefix overlap check (src/dispatch/fences.ts) sound. Dot files match.
  */
-function globToRegExp(glob) {
-    let re = '';
-    const g = glob.replace(/^\.\//, '').replace(/\/+$/, '');
-    for (let i = 0; i < g.length; i++) {
-        const c = g[i];
-        if (c === '*') {
-            if (g[i + 1] === '*') {
-                i++;
-                if (g[i + 1] === '/') {
-                    i++;
-                    re += '(?:.*/)?';
-                }
-                else
-                    re += '.*';
-            }
-            else
-                re += '[^/]*';
-        }
-        else if (c === '?')
-            re += '[^/]';
-        else
-            re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-    }
-    return new RegExp(`^${re}(?:/.*)?$`);
+const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
+const META = /[*?[{]/;
+/** `./src/x`, `/src/x`, `src\\x` and `src/x/` name the same repository path as `src/x`. */
+function normalizeGlob(glob) {
+    let g = glob.trim().replace(/\\/g, '/');
+    while (g.startsWith('./'))
+        g = g.slice(2);
+    return g
+        .replace(/^\/+/, '')
+        .replace(/\/{2,}/g, '/')
+        .replace(/\/+$/, '');
+}
+/** A glob that matches a file name at any depth: a wildcard and no slash. */
+function isBasenameGlob(normalized) {
+    return !normalized.includes('/') && META.test(normalized);
+}
+/** A predicate over repository paths (`src/a.ts`, also `./src/a.ts`). An empty glob matches nothing. */
+function globMatcher(glob) {
+    const g = normalizeGlob(glob);
+    if (g === '')
+        return () => false;
+    const base = isBasenameGlob(g) ? `**/${g}` : g;
+    const match = picomatch_default()([base, `${base}/**`], OPTIONS);
+    return (path) => match(normalizeGlob(path));
+}
+/** Whether any of `globs` matches `path`. */
+function matchesAny(path, globs) {
+    return globs.some((g) => globMatcher(g)(path));
 }
 /** Path-like tokens mentioned in text: something with a slash, or a file name with an extension. */
 const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
@@ -55204,14 +58280,19 @@ function parseOverride(body, defaults) {
     }
     return { override: o, warnings, found: true };
 }
-/** N1.3: finite, in range, rounded to a whole number; otherwise the fallback. */
+/**
+ * N1.3: finite, rounded to a whole number, in range; otherwise the fallback. The range is checked on
+ * the value that is stored (after rounding, with -0 as 0), so whatever this returns the curriculum
+ * schema reads back: `-0` is not a difficulty in 1–5.
+ */
 function override_integer(key, value, fallback, min, max, warnings) {
     const n = finiteOr(value, Number.NaN, { min, max });
-    if (Number.isNaN(n)) {
+    const whole = Number.isNaN(n) ? n : Math.round(n) + 0; // `+ 0` turns -0 into 0
+    if (Number.isNaN(whole) || whole < min || whole > max) {
         warnings.push(`override ${key} ${show(value)} is not a finite number in ${min}–${max}: using ${fallback}`);
         return fallback;
     }
-    return Math.round(n);
+    return whole;
 }
 function show(v) {
     if (typeof v === 'number')
@@ -55243,7 +58324,7 @@ function compile(config) {
             keywords: r.match.keywords.length
                 ? new RegExp(`(?<![\\p{L}\\p{N}_])(?:${r.match.keywords.map(classify_escape).join('|')})(?![\\p{L}\\p{N}_])`, 'iu')
                 : undefined,
-            paths: r.match.paths.map(globToRegExp),
+            paths: r.match.paths.map(globMatcher),
             set: r.set,
         }));
         compiled.set(config, rules);
@@ -55251,7 +58332,7 @@ function compile(config) {
     return rules;
 }
 /**
- * Classification from config rules (DESIGN §1, seed 003 weight classes and fences). Rules apply in
+ * Classification from config rules (docs/architecture.md, seed 003 weight classes and fences). Rules apply in
  * order; a rule matches when every criterion it lists matches (any listed label, any keyword in
  * title or body, any path glob against a path mentioned in the body); a rule that lists none
  * matches every issue. A matching rule's `set` overrides earlier values; fences accumulate.
@@ -55279,7 +58360,7 @@ function classify(issue, config) {
             continue;
         if (rule.paths.length) {
             paths ??= mentionedPaths(issue.body);
-            if (!paths.some((p) => rule.paths.some((g) => g.test(p))))
+            if (!paths.some((p) => rule.paths.some((matches) => matches(p))))
                 continue;
         }
         const { fences, ...rest } = rule.set;
@@ -55307,6 +58388,9 @@ function buildItem(raw, config) {
     const base = classify({ title: title.text, body: body.text, labels }, config);
     const { override, warnings } = parseOverride(body.text, base);
     const { forceAgent, ...fields } = override;
+    const association = /^[A-Z_]{1,40}$/.test(raw.author_association ?? '')
+        ? raw.author_association
+        : undefined;
     const c = { ...base, ...stripUndefined(fields) };
     const item = {
         number: raw.number,
@@ -55323,16 +58407,18 @@ function buildItem(raw, config) {
         size: c.size,
         weight: c.weight,
         ...(forceAgent ? { forceAgent } : {}),
+        ...(association ? { authorAssociation: association } : {}),
         sanitized: { title: title.report, body: body.report },
-        fingerprint: fingerprint(title.text, body.text, labels),
+        fingerprint: fingerprint(title.text, body.text, labels, association),
     };
     return { item, warnings: warnings.map((w) => `#${raw.number}: ${w}`) };
 }
 /** SHA-256 of the sanitized title, body and labels (schema: tells a changed issue apart). */
-function fingerprint(title, body, labels) {
-    return (0,external_node_crypto_.createHash)('sha256')
-        .update(JSON.stringify([title, body, [...labels].sort()]))
-        .digest('hex');
+function fingerprint(title, body, labels, association) {
+    const parts = [title, body, [...labels].sort()];
+    if (association)
+        parts.push(association); // an author who becomes a collaborator changes the item
+    return (0,external_node_crypto_.createHash)('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
 ;// CONCATENATED MODULE: ./src/curriculum/issue-shape.ts
@@ -55357,6 +58443,8 @@ const rawIssueSchema = looseObject({
     html_url: schemas_string().optional(),
     updated_at: schemas_string().optional(),
     pull_request: unknown().optional(),
+    /** OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, FIRST_TIMER, MANNEQUIN or NONE. */
+    author_association: schemas_string().optional(),
 });
 function isPullRequest(issue) {
     return issue.pull_request !== undefined && issue.pull_request !== null;
@@ -55523,6 +58611,8 @@ const curriculumItemSchema = object({
     weight: schemas_enum(schema_CAPACITY_CLASSES),
     /** Agent the director asked for; dispatch honours it only within the role's allowlist (N4.3). */
     forceAgent: schemas_string().optional(),
+    /** GitHub's author_association of the issue's author (the intake trust gate reads it). */
+    authorAssociation: schemas_string().optional(),
     sanitized: object({ title: sanitizeReportSchema, body: sanitizeReportSchema }),
     /** SHA-256 of the sanitized title, body and labels: tells a changed issue from an unchanged one. */
     fingerprint: schemas_string(),
@@ -55542,7 +58632,8 @@ const curriculumItemSchema = object({
  * when it differs, the stored ETag and cursor mean nothing and the next fetch is a full listing.
  */
 const curriculumMetaSchema = object({
-    version: literal(1),
+    /** 2: items carry the author's association (the intake trust gate); a version-1 cursor refetches. */
+    version: literal(2),
     source: schemas_enum(['github', 'file']),
     query: schemas_string(),
     /** `since` of the conditional incremental request; null: next fetch is a full listing. */
@@ -55553,6 +58644,32 @@ const curriculumMetaSchema = object({
     lastFullAt: schemas_string().nullable(),
 });
 /**
+ * The one reader of `curriculum.jsonl`. A corrupt line throws CorruptStateError (the file is
+ * quarantined by readJsonl); records that parse as JSON but are not curriculum items are counted in
+ * `invalid` (their line numbers), so each caller makes its choice explicit: the fetch rebuilds from
+ * a full listing, planning refuses (`readCurriculumStrict`), the board shows the rest and says so.
+ */
+function readCurriculumFile(layout, warn) {
+    const { records } = readJsonl(layout.file('curriculum'), warn);
+    const items = [];
+    const invalid = [];
+    for (const [i, r] of records.entries()) {
+        const parsed = curriculumItemSchema.safeParse(r);
+        if (parsed.success)
+            items.push(parsed.data);
+        else
+            invalid.push(i + 1);
+    }
+    return { items, invalid };
+}
+/** Every item, or an error naming the first record that is not one (planning never guesses). */
+function readCurriculumStrict(layout) {
+    const { items, invalid } = readCurriculumFile(layout);
+    if (invalid.length)
+        throw new ConfigError(`${layout.file('curriculum')}: line ${invalid[0]} is not a curriculum item (${invalid.length} such line(s)); run fetch-curriculum again to rebuild it`);
+    return items;
+}
+/**
  * The stored curriculum, keyed by issue number. It is a view rebuilt from GitHub (the source of
  * truth), so a corrupt file is quarantined by readJsonl and reported, and the fetch starts over
  * with a full listing rather than failing: nothing is lost that GitHub cannot give back.
@@ -55560,16 +58677,14 @@ const curriculumMetaSchema = object({
 function readCurriculum(layout, logger) {
     const path = layout.file('curriculum');
     try {
-        const { records } = readJsonl(path, (m) => logger.warning(m));
-        const items = new Map();
-        for (const [i, r] of records.entries()) {
-            const parsed = curriculumItemSchema.safeParse(r);
-            if (!parsed.success) {
-                logger.warning(`${path}: line ${i + 1} is not a curriculum item; rebuilding the curriculum from a full listing`);
-                return undefined;
-            }
-            items.set(parsed.data.number, parsed.data);
+        const { items: list, invalid } = readCurriculumFile(layout, (m) => logger.warning(m));
+        if (invalid.length) {
+            logger.warning(`${path}: line ${invalid[0]} is not a curriculum item; rebuilding the curriculum from a full listing`);
+            return undefined;
         }
+        const items = new Map();
+        for (const item of list)
+            items.set(item.number, item);
         return items;
     }
     catch (e) {
@@ -55772,7 +58887,7 @@ async function fetchFromGitHub(options, source) {
     const counts = diffCurricula(stored ?? new Map(), merge.items);
     writeCurriculum(layout, merge.items.values());
     const next = {
-        version: 1,
+        version: 2,
         source: 'github',
         query: key,
         since,
@@ -55804,7 +58919,7 @@ async function fetchFromFile(options, path) {
     const counts = diffCurricula(stored ?? new Map(), merge.items);
     writeCurriculum(layout, merge.items.values());
     writeMeta(layout, {
-        version: 1,
+        version: 2,
         source: 'file',
         query: key,
         since: null,
@@ -55821,15 +58936,24 @@ function result(layout, items, counts, mode, requests) {
     return { count: list.length, ...counts, path: layout.file('curriculum'), mode, requests, items: list };
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/summary.ts
-
-
+;// CONCATENATED MODULE: ./src/security/html.ts
 /**
- * Job-summary and terminal views of a fetch. Issue titles are hostile text (N1.1): in a summary
- * they are redacted, then every character HTML or Markdown could act on becomes an entity, so a
- * title cannot open a tag, a link, an image or a table cell.
+ * The one HTML escape. `escapeHtml` for element content and quoted attribute values;
+ * `escapeMarkdownHtml` also turns every character Markdown could act on into an entity, for text a
+ * job summary shows inside a Markdown table (an issue title cannot open a tag, a link, an image or a
+ * table cell).
  */
-const ENTITIES = {
+const HTML_ENTITIES = {
+    '&': '&amp;',
+    '<': '&lt;',
+    '>': '&gt;',
+    '"': '&quot;',
+    "'": '&#39;',
+};
+function escapeHtml(text) {
+    return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
+}
+const MARKDOWN_ENTITIES = {
     '&': '&amp;',
     '<': '&lt;',
     '>': '&gt;',
@@ -55849,11 +58973,24 @@ const ENTITIES = {
     '\\': '&#92;',
     '@': '&#64;',
 };
+function escapeMarkdownHtml(text) {
+    return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
+}
+
+;// CONCATENATED MODULE: ./src/curriculum/summary.ts
+
+
+
+/**
+ * Job-summary and terminal views of a fetch. Issue titles are hostile text (N1.1): in a summary
+ * they are redacted, then every character HTML or Markdown could act on becomes an entity, so a
+ * title cannot open a tag, a link, an image or a table cell.
+ */
 function escapeCell(text, max = 120) {
     let t = redact_redactText(text).replace(/\s+/g, ' ').trim();
     if (t.length > max)
         t = `${t.slice(0, max - 1)}…`;
-    return t.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => ENTITIES[c]);
+    return escapeMarkdownHtml(t);
 }
 function sanitizedNote(item) {
     const parts = [];
@@ -61244,7 +64381,7 @@ function apiBaseUrl(explicit) {
     return (explicit || process.env.GITHUB_API_URL || 'https://api.github.com').replace(/\/+$/, '');
 }
 /**
- * Octokit with the retry and throttling plugins (DESIGN §5): primary and secondary rate limits are
+ * Octokit with the retry and throttling plugins (docs/architecture.md): primary and secondary rate limits are
  * waited out as the `retry-after` / `x-ratelimit-reset` headers say, 5xx are retried, and
  * mutations go through the throttling plugin's write queue (one at a time, ≥ 1 s apart).
  * A 401, or a 403 that is not a rate limit, becomes a GitHubAuthError that names the token and the
@@ -61389,6 +64526,7 @@ const LANES = [
     'dead_letter',
     'stopped',
     'paused',
+    'untrusted',
 ];
 const LANE_LABELS = {
     ready: 'Ready',
@@ -61400,6 +64538,7 @@ const LANE_LABELS = {
     dead_letter: 'Dead letter',
     stopped: 'Stopped after two failures',
     paused: 'Paused',
+    untrusted: 'Not dispatched: untrusted author',
     error: 'State errors',
 };
 /** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
@@ -61561,57 +64700,161 @@ function actionSummaryMarkdown(action, view, reportName) {
 ;// CONCATENATED MODULE: ./src/state/event-log.ts
 
 
+
 const SNAPSHOT_TYPE = '$snapshot';
+/** Whether an event is already applied in `contents`: before its watermark, or its key is known. */
+function isKnown(contents, e) {
+    return (contents.watermark !== '' && e.at < contents.watermark) || contents.keys.has(e.key);
+}
+function watermarkOf(snapshot) {
+    return snapshot?.data.watermark ?? '';
+}
 function splitLog(records, tornTail = false) {
     const first = records[0];
     const snapshot = first && first.type === SNAPSHOT_TYPE ? first : undefined;
     const events = (snapshot ? records.slice(1) : records);
-    const keys = new Set(snapshot?.data.keys ?? []);
-    const unique = [];
-    for (const e of events) {
-        if (keys.has(e.key))
-            continue;
-        keys.add(e.key);
-        unique.push(e);
-    }
-    return { snapshot, events: unique, keys, tornTail };
+    const contents = {
+        snapshot,
+        events: [],
+        keys: new Set(snapshot?.data.keys ?? []),
+        watermark: watermarkOf(snapshot),
+        belowWatermark: 0,
+        tornTail,
+    };
+    addEvents(contents, events);
+    return contents;
 }
+/** Adds events read after `contents` (dedup by watermark and key). Returns the ones kept. */
+function addEvents(contents, events) {
+    const kept = [];
+    for (const e of events) {
+        if (contents.watermark !== '' && e.at < contents.watermark) {
+            contents.belowWatermark++;
+            continue;
+        }
+        if (contents.keys.has(e.key))
+            continue;
+        contents.keys.add(e.key);
+        contents.events.push(e);
+        kept.push(e);
+    }
+    return kept;
+}
+/** Bytes before the read offset that must be unchanged for an incremental read to continue. */
+const PROBE = 64;
 class event_log_EventLog {
     path;
     warn;
-    constructor(path, warn) {
+    options;
+    tail;
+    constructor(path, warn, options = {}) {
         this.path = path;
         this.warn = warn;
+        this.options = options;
     }
     /** Reads the log. Throws CorruptStateError (after quarantining) on a corrupt complete line. */
     read() {
         const { records, tornTail } = readJsonl(this.path, this.warn);
         return splitLog(records, tornTail);
     }
+    /**
+     * The current contents, incrementally when the log is `incremental` (see EventLogOptions). Call
+     * it under the lock; the result must not be mutated.
+     */
+    readLatest() {
+        if (!this.options.incremental)
+            return this.read();
+        let fd;
+        try {
+            fd = (0,external_node_fs_namespaceObject.openSync)(this.path, 'r');
+        }
+        catch (e) {
+            if (e.code !== 'ENOENT')
+                throw e;
+            this.tail = undefined;
+            return splitLog([]);
+        }
+        try {
+            const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
+            const t = this.tail;
+            if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
+                if (st.size > t.bytes) {
+                    const buf = Buffer.alloc(st.size - t.bytes);
+                    readFully(fd, buf, t.bytes);
+                    const parsed = parseJsonl(buf.toString('utf8'), this.path, this.warn);
+                    addEvents(t.contents, parsed.records);
+                    t.contents.tornTail = parsed.tornTail;
+                    t.bytes += parsed.bytes;
+                    t.probe = probeAt(fd, t.bytes);
+                }
+                return t.contents;
+            }
+            const buf = Buffer.alloc(st.size);
+            readFully(fd, buf, 0);
+            const parsed = parseJsonl(buf.toString('utf8'), this.path, this.warn);
+            const contents = splitLog(parsed.records, parsed.tornTail);
+            this.tail = {
+                dev: st.dev,
+                ino: st.ino,
+                bytes: parsed.bytes,
+                probe: probeAt(fd, parsed.bytes),
+                contents,
+            };
+            return contents;
+        }
+        finally {
+            (0,external_node_fs_namespaceObject.closeSync)(fd);
+        }
+    }
+    /** Flushes appends made with `sync: false` to the disk. */
+    sync() {
+        syncFile(this.path);
+    }
     /** Appends events whose keys are new, under the lock. Returns what was appended. */
     async append(events) {
+        if (events.length === 0)
+            return [];
         return this.transact(() => ({ append: events, result: undefined })).then((r) => r.appended);
     }
     /**
-     * Read-decide-append under the log's lock: `decide` sees the current contents and returns the
-     * events to append (dedup by key still applies) and a result. This is how a claim, a lease or an
-     * admission decision is made atomically across processes.
+     * Read-decide-append under the log's lock: `decide` sees the current contents (read-only) and
+     * returns the events to append (dedup by watermark and key still applies) and a result. This is
+     * how a claim, a lease or an admission decision is made atomically across processes.
      */
-    async transact(decide) {
+    async transact(decide, options = {}) {
         return withLock(this.path, (lock) => {
-            const current = this.read();
+            const current = this.readLatest();
             const { append, result } = decide(current);
             const fresh = [];
+            const batch = new Set();
             for (const e of append) {
-                if (current.keys.has(e.key))
+                if (isKnown(current, e) || batch.has(e.key))
                     continue;
-                current.keys.add(e.key);
+                batch.add(e.key);
                 fresh.push(e);
             }
-            appendJsonl(this.path, fresh, this.warn);
+            appendJsonl(this.path, fresh, this.warn, options);
             return { result, appended: fresh, lock };
         });
     }
+}
+function readFully(fd, buf, position) {
+    let off = 0;
+    while (off < buf.length) {
+        const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, off, buf.length - off, position + off);
+        if (n === 0)
+            break;
+        off += n;
+    }
+}
+function probeAt(fd, bytes) {
+    const len = Math.min(PROBE, bytes);
+    const buf = Buffer.alloc(len);
+    readFully(fd, buf, bytes - len);
+    return buf;
+}
+function samePrefix(fd, t) {
+    return probeAt(fd, t.bytes).equals(t.probe);
 }
 function event_log_event(type, key, data, at = new Date()) {
     return { key, type, at: at.toISOString(), data };
@@ -61641,7 +64884,7 @@ function registeredFolds() {
 
 const schoolFold = registerFold({
     file: 'school',
-    empty: () => ({ roster: {}, pauses: [] }),
+    empty: () => ({ roster: {}, pauses: [], requeues: {} }),
     apply(state, e) {
         switch (e.type) {
             case 'roster.heartbeat': {
@@ -61658,12 +64901,23 @@ const schoolFold = registerFold({
                 state.pauses = [];
                 state.lastCleared = { at: e.at, reason: e.data.reason };
                 break;
+            case 'issue.requeued': {
+                state.requeues ??= {};
+                const prev = state.requeues[e.data.issueNumber];
+                if (!prev || prev < e.at)
+                    state.requeues[e.data.issueNumber] = e.at;
+                break;
+            }
         }
         return state;
     },
     // The fold is already minimal: the latest beat per daemon and the open pauses.
     prune: (state) => state,
 });
+/** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */
+function activePauses(pauses, now) {
+    return pauses.filter((p) => p.until === undefined || !(Date.parse(p.until) <= now.getTime()));
+}
 function school_log_schoolLog(layout) {
     return new EventLog(layout.file('school'));
 }
@@ -61678,6 +64932,9 @@ function pauseKey(source) {
     return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
 }
 
+function requeueKey(issue) {
+    return `requeued:${issue}:${school_log_nonce()}`;
+}
 
 ;// CONCATENATED MODULE: ./src/dispatch/spend.ts
 
@@ -61810,6 +65067,8 @@ const crewFold = registerFold({
                     c.reason = e.data.reason;
                     if (e.data.preVerify)
                         c.preVerify = true;
+                    if (e.data.infra)
+                        c.infra = true;
                 }
                 break;
             }
@@ -61887,6 +65146,9 @@ const ledgerFold = registerFold({
     },
     // Scores are the aggregate itself: nothing in them is history to drop.
     prune: (state) => state,
+    // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
+    // come back as a stale copy, which the watermark recognises.
+    dedup: 'watermark',
 });
 /** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */
 class LedgerCorruptError extends SchoolError {
@@ -61900,7 +65162,7 @@ class ScoreLedger {
     log;
     constructor(layout, warn) {
         this.layout = layout;
-        this.log = new EventLog(layout.file('scores'), warn);
+        this.log = new EventLog(layout.file('scores'), warn, { incremental: true });
     }
     /**
      * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
@@ -61943,9 +65205,10 @@ class ScoreLedger {
     }
     /**
      * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
-     * key (N2.3). Returns the crews applied now and how long the lock was awaited.
+     * key (N2.3). Returns the crews applied now and how long the lock was awaited. Fsynced unless
+     * `sync: false` (then call `sync()` before anything that depends on the scores being durable).
      */
-    async apply(items, now) {
+    async apply(items, now, options = {}) {
         if (items.length === 0)
             return { applied: [], lockWaitMs: 0 };
         this.assertHealthy();
@@ -61953,7 +65216,7 @@ class ScoreLedger {
             const r = await this.log.transact(() => ({
                 append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, now)),
                 result: undefined,
-            }));
+            }), options);
             return { applied: r.appended.map((e) => e.data.crewId), lockWaitMs: r.lock.waitedMs };
         }
         catch (e) {
@@ -61965,13 +65228,22 @@ class ScoreLedger {
             throw e;
         }
     }
+    /**
+     * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
+     * and calls this once before marking any of them graded (group commit): a graded mark must never
+     * reach the disk without its score.
+     */
+    sync() {
+        this.log.sync();
+    }
     /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
     writeView(state = this.state()) {
+        // A view is derived from the ledger: atomic for readers, not worth an fsync.
         writeJsonAtomic(this.layout.view('scores.json'), {
             generatedAt: new Date().toISOString(),
             leaderboard: leaderboard(state),
             cells: Object.values(state.cells).sort((a, b) => a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty),
-        });
+        }, { durable: false });
     }
 }
 /** Agents by EMA (highest first), then by graded count, then by name. */
@@ -62002,15 +65274,196 @@ function scoreOf(state, agent, domain, difficulty) {
     return a ? { ema: a.ema, count: a.count } : undefined;
 }
 
+;// CONCATENATED MODULE: ./src/dispatch/fleet.ts
+
+
+
+function classRank(c) {
+    return schema_CAPACITY_CLASSES.indexOf(c);
+}
+function minClass(a, b) {
+    return classRank(a) <= classRank(b) ? a : b;
+}
+/** fleet.heartbeatTtlSeconds, or the default when school.yml (and the action) set none. */
+function heartbeatTtlSeconds(config) {
+    return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
+}
+/** Joins the configured daemons with their latest heartbeats as of `now`. */
+function fleetStatus(config, school, now) {
+    const ttlMs = heartbeatTtlSeconds(config) * 1000;
+    return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
+}
+function fleet_status(d, beat, nowMs, ttlMs) {
+    const base = {
+        id: d.id,
+        labels: d.labels,
+        slots: d.worktrees,
+        classroom: d.classroom,
+        declaredClass: d.class,
+    };
+    if (!beat) {
+        return { ...base, effectiveClass: d.class, online: false, offlineReason: 'no heartbeat recorded' };
+    }
+    const seen = Date.parse(beat.lastSeen);
+    const age = nowMs - seen;
+    let offlineReason;
+    if (!Number.isFinite(seen))
+        offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
+    else if (age > ttlMs)
+        offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
+    // A beat from further in the future than one TTL is a broken clock, not a live daemon: fail closed
+    // rather than letting a skewed clock keep a dead daemon "online" indefinitely.
+    else if (-age > ttlMs)
+        offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+    return {
+        ...base,
+        observedClass: beat.observedClass,
+        effectiveClass: minClass(d.class, beat.observedClass),
+        online: offlineReason === undefined,
+        ...(offlineReason ? { offlineReason } : {}),
+        lastSeen: beat.lastSeen,
+        freeDiskBytes: beat.freeDiskBytes,
+    };
+}
+function fmtAge(ms) {
+    const s = Math.round(ms / 1000);
+    return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
+}
+/**
+ * Records a runner's heartbeat. The daemon must be in the fleet registry: a beat from an unknown id
+ * would never be routed to, so it is a configuration mistake worth stopping on.
+ */
+async function recordHeartbeat(layout, config, beat) {
+    if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
+        const known = config.fleet.daemons.map((d) => d.id).join(', ');
+        throw new ConfigError(`heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`);
+    }
+    if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
+        throw new ConfigError(`heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(', ')}.`);
+    }
+    if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
+        throw new ConfigError(`heartbeat: freeDiskBytes must be a finite number ≥ 0, found ${String(beat.freeDiskBytes)}.`);
+    }
+    const at = beat.at ?? new Date();
+    await schoolLog(layout).append([
+        event('roster.heartbeat', `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`, { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes }, at),
+    ]);
+}
+/**
+ * What the plan summary must say about the roster, or undefined while some daemon is online. A
+ * fleet that never beat is the first cycle (the roster job records the beats; the next run plans);
+ * a fleet whose every beat is older than the TTL plans nothing on any run until the TTL covers the
+ * schedule interval, so that is loud.
+ */
+function rosterProblem(fleet, ttlSeconds) {
+    if (fleet.length === 0 || fleet.some((d) => d.online))
+        return undefined;
+    if (fleet.every((d) => d.lastSeen === undefined)) {
+        return {
+            loud: false,
+            text: 'No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans.',
+        };
+    }
+    const stale = fleet
+        .filter((d) => d.lastSeen !== undefined)
+        .map((d) => `${d.id} (${d.offlineReason ?? 'offline'})`);
+    return {
+        loud: true,
+        text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(', ')}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`,
+    };
+}
+
+;// CONCATENATED MODULE: ./src/grading/claims.ts
+
+
+/**
+ * The queue's decisions, pure over a folded state: which candidates a claim takes (and which
+ * expired leases count as failed drains or dead letters), and what a failed drain records. The
+ * queue makes them under its log's lock and appends the events they return (queue.ts).
+ */
+/** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
+function claims_claimable(j, now) {
+    if (j.status === 'pending')
+        return true;
+    return j.status === 'claimed' && !!j.lease && Date.parse(j.lease.leaseUntil) <= now.getTime();
+}
+/** The claim decision (see GradingQueue.claim), pure over a folded state. */
+function claims_decideClaims(state, candidates, o) {
+    const append = [];
+    const claimed = [];
+    const deadLettered = [];
+    let consumed = 0;
+    while (candidates.length > 0 && claimed.length < o.limit) {
+        const key = candidates.shift();
+        consumed++;
+        const j = state.jobs[key];
+        if (!j || !claims_claimable(j, o.now))
+            continue;
+        let attempts = j.attempts;
+        let lastError = j.lastError ?? '';
+        if (j.status === 'claimed' && j.lease) {
+            lastError = boundError(`lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`);
+            append.push(event('job.failed', `failed:${key}:${j.claims}`, { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError }, o.now));
+            attempts++;
+            if (attempts >= o.maxAttempts) {
+                append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
+                deadLettered.push({ ...j, status: 'dead_letter', attempts, lastError });
+                continue;
+            }
+        }
+        const claim = {
+            jobKey: key,
+            worker: o.worker,
+            attempt: attempts + 1,
+            leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
+        };
+        append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
+        claimed.push({
+            ...j,
+            status: 'claimed',
+            attempts,
+            claims: j.claims + 1,
+            lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
+        });
+    }
+    return { append, claimed, deadLettered, consumed };
+}
+/** The failure decision (see GradingQueue.markFailed), pure over a folded state. */
+function claims_decideFailures(state, items, o) {
+    const append = [];
+    const failed = [];
+    const deadLettered = [];
+    for (const item of items) {
+        const j = state.jobs[item.jobKey];
+        // Someone else took the job over (our lease expired) or it is done: theirs is the truth.
+        if (!j || j.status !== 'claimed' || j.lease?.worker !== o.worker)
+            continue;
+        const error = boundError(item.error);
+        append.push(event('job.failed', `failed:${item.jobKey}:${j.claims}`, { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error }, o.now));
+        if (j.attempts + 1 >= o.maxAttempts) {
+            append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
+            deadLettered.push(item.jobKey);
+        }
+        else
+            failed.push(item.jobKey);
+    }
+    return { append, failed, deadLettered };
+}
+function deadEvent(jobKey, cycle, attempts, lastError, now) {
+    return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
+}
+
 ;// CONCATENATED MODULE: ./src/grading/queue.ts
+
+
 
 
 
 
 /** Errors kept in state are redacted and bounded: a stack trace must not grow the checkpoint. */
 const MAX_ERROR_LENGTH = 500;
-function boundError(text) {
-    const clean = redactText(text).replace(/\s+/g, ' ').trim();
+function queue_boundError(text) {
+    const clean = redact_redactText(text).replace(/\s+/g, ' ').trim();
     return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
 }
 const queueFold = registerFold({
@@ -62082,7 +65535,7 @@ const queueFold = registerFold({
         return state;
     },
     prune(state) {
-        // Graded jobs are history (their keys survive in the snapshot, so a re-enqueue stays a no-op);
+        // Graded jobs are history (a replay of their events is below the snapshot's watermark);
         // pending, claimed and dead-lettered jobs are live and must survive compaction.
         const jobs = {};
         for (const [k, j] of Object.entries(state.jobs))
@@ -62090,6 +65543,10 @@ const queueFold = registerFold({
                 jobs[k] = j;
         return { jobs };
     },
+    // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
+    // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
+    // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
+    dedup: 'watermark',
 });
 class QueueError extends SchoolError {
     constructor(message) {
@@ -62097,20 +65554,33 @@ class QueueError extends SchoolError {
         this.name = 'QueueError';
     }
 }
-/** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
-function claimable(j, now) {
-    if (j.status === 'pending')
-        return true;
-    return j.status === 'claimed' && !!j.lease && Date.parse(j.lease.leaseUntil) <= now.getTime();
-}
 /** The grading queue over one state directory. */
 class GradingQueue {
     log;
+    /** The fold of what this instance last read under the lock, advanced by the events read since. */
+    folded;
     constructor(layout, warn) {
-        this.log = new EventLog(layout.file('grading'), warn);
+        this.log = new EventLog(layout.file('grading'), warn, { incremental: true });
     }
     state() {
         return fold(this.log.read());
+    }
+    /** Flushes claims and graded marks appended without an fsync to the disk. */
+    sync() {
+        this.log.sync();
+    }
+    /** The current state inside a transaction, folding only the events read since the last one. */
+    current(contents) {
+        const f = this.folded;
+        if (f && f.contents === contents && f.applied <= contents.events.length) {
+            for (let i = f.applied; i < contents.events.length; i++)
+                f.state = queueFold.apply(f.state, contents.events[i]);
+            f.applied = contents.events.length;
+            return f.state;
+        }
+        const state = fold(contents);
+        this.folded = { contents, applied: contents.events.length, state };
+        return state;
     }
     /**
      * Claims, under the log lock, up to `limit` jobs taken in order from `candidates` (which it
@@ -62119,106 +65589,70 @@ class GradingQueue {
      */
     async claim(candidates, o) {
         const { result, lock } = await this.log.transact((current) => {
-            const state = fold(current);
-            const append = [];
-            const claimed = [];
-            const dead = [];
-            let consumed = 0;
-            while (candidates.length > 0 && claimed.length < o.limit) {
-                const key = candidates.shift();
-                consumed++;
-                const j = state.jobs[key];
-                if (!j || !claimable(j, o.now))
-                    continue;
-                let attempts = j.attempts;
-                let lastError = j.lastError ?? '';
-                if (j.status === 'claimed' && j.lease) {
-                    lastError = boundError(`lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`);
-                    append.push(event('job.failed', `failed:${key}:${j.claims}`, {
-                        jobKey: key,
-                        worker: j.lease.worker,
-                        attempt: j.lease.attempt,
-                        error: lastError,
-                    }, o.now));
-                    attempts++;
-                    if (attempts >= o.maxAttempts) {
-                        append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
-                        dead.push({ ...j, status: 'dead_letter', attempts, lastError });
-                        continue;
-                    }
-                }
-                const claim = {
-                    jobKey: key,
-                    worker: o.worker,
-                    attempt: attempts + 1,
-                    leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
-                };
-                append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
-                claimed.push({
-                    ...j,
-                    status: 'claimed',
-                    attempts,
-                    claims: j.claims + 1,
-                    lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
-                });
-            }
-            return { append, result: { claimed, deadLettered: dead, consumed } };
-        });
+            const { append, claimed, deadLettered, consumed } = decideClaims(this.current(current), candidates, o);
+            return { append, result: { claimed, deadLettered, consumed } };
+        }, { sync: false });
         return { ...result, lockWaitMs: lock.waitedMs };
     }
     /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
     async markGraded(items, worker, now) {
-        if (items.length === 0)
-            return [];
-        const appended = await this.log.append(items.map((i) => event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker, verdict: i.verdict }, now)));
-        return appended.map((e) => e.data.jobKey);
+        return (await this.settle({ graded: items, failed: [] }, { worker, now, maxAttempts: Infinity })).graded;
     }
     /**
      * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
      * dead-letters the job in the same transaction, with its last error kept visible.
      */
     async markFailed(items, o) {
-        if (items.length === 0)
-            return { failed: [], deadLettered: [] };
-        const { result } = await this.log.transact((current) => {
-            const state = fold(current);
-            const append = [];
-            const failed = [];
-            const dead = [];
-            for (const item of items) {
-                const j = state.jobs[item.jobKey];
-                // Someone else took the job over (our lease expired) or it is done: theirs is the truth.
-                if (!j || j.status !== 'claimed' || j.lease?.worker !== o.worker)
-                    continue;
-                const error = boundError(item.error);
-                append.push(event('job.failed', `failed:${item.jobKey}:${j.claims}`, {
-                    jobKey: item.jobKey,
-                    worker: o.worker,
-                    attempt: j.lease.attempt,
-                    error,
-                }, o.now));
-                if (j.attempts + 1 >= o.maxAttempts) {
-                    append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
-                    dead.push(item.jobKey);
-                }
-                else
-                    failed.push(item.jobKey);
+        const r = await this.settle({ graded: [], failed: items }, o);
+        return { failed: r.failed, deadLettered: r.deadLettered };
+    }
+    /**
+     * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
+     * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
+     * as markGraded, markFailed and claim one after the other.
+     *
+     * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
+     * process crash at once, and losing one to a machine crash only means a redelivery, which the
+     * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
+     * `sync()` before anything that must not outlive a lost mark (the drain does, before recording
+     * outbox entries).
+     */
+    async settle(items, o, next) {
+        if (items.graded.length === 0 && items.failed.length === 0 && !next) {
+            return { graded: [], failed: [], deadLettered: [] };
+        }
+        const { result, appended, lock } = await this.log.transact((current) => {
+            const state = this.current(current);
+            const append = items.graded.map((i) => event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker: o.worker, verdict: i.verdict }, o.now));
+            const fails = decideFailures(state, items.failed, o);
+            append.push(...fails.append);
+            let claim;
+            if (next) {
+                const c = decideClaims(state, next.candidates, next.options);
+                append.push(...c.append);
+                claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
             }
-            return { append, result: { failed, deadLettered: dead } };
-        });
-        return result;
+            return { append, result: { failed: fails.failed, deadLettered: fails.deadLettered, claim } };
+        }, { sync: false });
+        const graded = appended.filter((e) => e.type === 'job.graded').map((e) => e.data.jobKey);
+        return {
+            graded,
+            failed: result.failed,
+            deadLettered: result.deadLettered,
+            ...(result.claim ? { claim: { ...result.claim, lockWaitMs: lock.waitedMs } } : {}),
+        };
     }
     /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
     async requeue(jobKey, now = new Date()) {
         const { result } = await this.log.transact((current) => {
-            const state = fold(current);
+            const state = this.current(current);
             const j = state.jobs[jobKey];
             if (!j)
                 throw new QueueError(`dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`);
             if (j.status !== 'dead_letter') {
                 throw new QueueError(`dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`);
             }
-            const previousFailure = boundError(`dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? 'unknown'}`);
+            const previousFailure = queue_boundError(`dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? 'unknown'}`);
             const e = event('job.requeued', `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
             return {
                 append: [e],
@@ -62233,9 +65667,6 @@ class GradingQueue {
             .sort((a, b) => a.job.jobKey.localeCompare(b.job.jobKey));
     }
 }
-function deadEvent(jobKey, cycle, attempts, lastError, now) {
-    return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
-}
 function fold(contents) {
     return foldLog(queueFold, contents);
 }
@@ -62245,78 +65676,6 @@ function pendingKeys(state, now) {
         .filter((j) => claimable(j, now))
         .sort((a, b) => a.enqueuedAt.localeCompare(b.enqueuedAt) || a.job.jobKey.localeCompare(b.job.jobKey))
         .map((j) => j.job.jobKey);
-}
-
-;// CONCATENATED MODULE: ./src/dispatch/fleet.ts
-
-
-
-function classRank(c) {
-    return schema_CAPACITY_CLASSES.indexOf(c);
-}
-function minClass(a, b) {
-    return classRank(a) <= classRank(b) ? a : b;
-}
-/** Joins the configured daemons with their latest heartbeats as of `now`. */
-function fleetStatus(config, school, now) {
-    const ttlMs = config.fleet.heartbeatTtlSeconds * 1000;
-    return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
-}
-function fleet_status(d, beat, nowMs, ttlMs) {
-    const base = {
-        id: d.id,
-        labels: d.labels,
-        slots: d.worktrees,
-        classroom: d.classroom,
-        declaredClass: d.class,
-    };
-    if (!beat) {
-        return { ...base, effectiveClass: d.class, online: false, offlineReason: 'no heartbeat recorded' };
-    }
-    const seen = Date.parse(beat.lastSeen);
-    const age = nowMs - seen;
-    let offlineReason;
-    if (!Number.isFinite(seen))
-        offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
-    else if (age > ttlMs)
-        offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
-    // A beat from further in the future than one TTL is a broken clock, not a live daemon: fail closed
-    // rather than letting a skewed clock keep a dead daemon "online" indefinitely.
-    else if (-age > ttlMs)
-        offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
-    return {
-        ...base,
-        observedClass: beat.observedClass,
-        effectiveClass: minClass(d.class, beat.observedClass),
-        online: offlineReason === undefined,
-        ...(offlineReason ? { offlineReason } : {}),
-        lastSeen: beat.lastSeen,
-        freeDiskBytes: beat.freeDiskBytes,
-    };
-}
-function fmtAge(ms) {
-    const s = Math.round(ms / 1000);
-    return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
-}
-/**
- * Records a runner's heartbeat. The daemon must be in the fleet registry: a beat from an unknown id
- * would never be routed to, so it is a configuration mistake worth stopping on.
- */
-async function recordHeartbeat(layout, config, beat) {
-    if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
-        const known = config.fleet.daemons.map((d) => d.id).join(', ');
-        throw new ConfigError(`heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`);
-    }
-    if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
-        throw new ConfigError(`heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(', ')}.`);
-    }
-    if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
-        throw new ConfigError(`heartbeat: freeDiskBytes must be a finite number ≥ 0, found ${String(beat.freeDiskBytes)}.`);
-    }
-    const at = beat.at ?? new Date();
-    await schoolLog(layout).append([
-        event('roster.heartbeat', `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`, { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes }, at),
-    ]);
 }
 
 ;// CONCATENATED MODULE: ./src/board/domains.ts
@@ -62343,20 +65702,28 @@ const MAX_POINTS = 240;
  * order; the time axis only moves forward, so clock skew between writers cannot draw backwards.
  */
 function queueSeries(contents) {
+    return foldQueueSeries(contents).series;
+}
+/**
+ * The queue fold and its depth series in one pass over the log: the state at the end of the
+ * replay is the queue's current state, so the board folds the grading log once, not twice.
+ */
+function foldQueueSeries(contents) {
     let state = structuredClone(contents.snapshot?.data.state) ?? queueFold.empty();
     const events = contents.events;
     const step = Math.max(1, Math.ceil(events.length / MAX_POINTS));
     const series = [];
     let depth = queued(state);
     let clock = contents.snapshot?.at ?? '';
-    events.forEach((e, i) => {
+    const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
+    for (let i = 0; i < events.length; i++) {
+        const e = events[i];
         if (e.at > clock)
             clock = e.at;
         const key = String(e.data.jobKey);
         const before = state.jobs[key]?.status;
         state = queueFold.apply(state, e);
         const after = state.jobs[key]?.status;
-        const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
         depth += live(after) - live(before);
         if (i % step === 0 || i === events.length - 1) {
             const last = series[series.length - 1];
@@ -62365,8 +65732,8 @@ function queueSeries(contents) {
             else
                 series.push({ at: clock, depth });
         }
-    });
-    return series;
+    }
+    return { state, series };
 }
 /** The ledger's leaderboard, plus rejections (graded minus accepted) for the board's columns. */
 function leaderRows(state) {
@@ -62453,14 +65820,212 @@ function daemonLoads(config, registry, school, now) {
     return [...rows.values()];
 }
 
+;// CONCATENATED MODULE: ./src/delivery/errors.ts
+
+/** A delivery that failed this time (git, network): the outbox keeps it and retries. */
+class DeliveryError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'DeliveryError';
+    }
+}
+/**
+ * A delivery that must never happen: the bookbag's diff does not match its digest, the patch is
+ * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
+ */
+class DeliveryRefusedError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'DeliveryRefusedError';
+    }
+}
+
+;// CONCATENATED MODULE: ./src/grading/outbox.ts
+
+
+
+
+
+
+
+const outboxFold = registerFold({
+    file: 'outbox',
+    empty: () => ({ items: {} }),
+    apply(state, e) {
+        if (e.type === 'outbox.recorded') {
+            state.items[e.data.id] ??= { entry: e.data, status: 'pending', attempts: 0 };
+            return state;
+        }
+        const item = state.items[e.data.id];
+        if (!item)
+            return state;
+        if (e.type === 'outbox.delivered') {
+            item.status = 'delivered';
+            if (e.data.result)
+                item.result = e.data.result;
+        }
+        else if (e.type === 'outbox.refused') {
+            if (item.status === 'pending') {
+                item.status = 'refused';
+                item.lastError = e.data.reason;
+            }
+        }
+        else if (e.type === 'outbox.failed' && item.status === 'pending') {
+            item.attempts = Math.max(item.attempts, e.data.attempt);
+            item.lastError = e.data.error;
+        }
+        return state;
+    },
+    prune(state) {
+        // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
+        const items = {};
+        for (const [k, v] of Object.entries(state.items))
+            if (v.status === 'pending' || v.entry.kind === 'delivery')
+                items[k] = v;
+        return { items };
+    },
+});
+function commentMarker(jobKey) {
+    return `<!-- school-core:${jobKey} -->`;
+}
+function resultComment(jobKey, crewId, verdict) {
+    const lines = [
+        commentMarker(jobKey),
+        `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
+        '',
+        `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
+        ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
+    ];
+    return redactText(lines.join('\n'));
+}
+class Outbox {
+    layout;
+    log;
+    constructor(layout) {
+        this.layout = layout;
+        this.log = new event_log_EventLog(layout.file('outbox'));
+    }
+    state() {
+        return fold_foldLog(outboxFold, this.log.read());
+    }
+    pending() {
+        return Object.values(this.state().items).filter((i) => i.status === 'pending');
+    }
+    /** Records entries (deduplicated by id). */
+    async record(entries, now) {
+        if (entries.length === 0)
+            return;
+        await this.log.append(entries.map((e) => event_log_event('outbox.recorded', e.id, e, now)));
+    }
+    /** Delivery results by issue number (the latest delivered crew of each issue). */
+    deliveries() {
+        const out = new Map();
+        for (const i of Object.values(this.state().items)) {
+            if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
+                continue;
+            const prev = out.get(i.entry.issueNumber);
+            if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
+                out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
+            }
+        }
+        return out;
+    }
+    /**
+     * Delivers pending entries: labels and comments through `port`, accepted work through
+     * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
+     * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
+     * twice. Never throws for a GitHub or git failure.
+     */
+    async deliver(port, o) {
+        return withLock(`${this.log.path}.delivery`, async () => {
+            const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
+            let delivered = 0;
+            let refused = 0;
+            for (const item of items) {
+                const tries = o.tries ?? 2;
+                let error;
+                let result;
+                for (let t = 0; t < tries; t++) {
+                    try {
+                        if (item.entry.kind === 'delivery')
+                            result = await deliverWork(o.delivery, item.entry);
+                        else
+                            await send(port, item.entry);
+                        error = undefined;
+                        break;
+                    }
+                    catch (e) {
+                        error = e;
+                        if (e instanceof DeliveryRefusedError)
+                            break;
+                    }
+                }
+                if (error instanceof DeliveryRefusedError) {
+                    o.logger.error(`delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`);
+                    await this.log.append([
+                        event_log_event('outbox.refused', `refused:${item.entry.id}`, { id: item.entry.id, reason: queue_boundError(error.message) }, o.now()),
+                    ]);
+                    refused++;
+                }
+                else if (error === undefined) {
+                    await this.log.append([
+                        event_log_event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id, ...(result ? { result } : {}) }, o.now()),
+                    ]);
+                    if (result)
+                        o.logger.info(deliveredLine(item.entry.issueNumber, result));
+                    delivered++;
+                }
+                else {
+                    const attempt = item.attempts + 1;
+                    const text = queue_boundError(message(error));
+                    o.logger.warning(`GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`);
+                    await this.log.append([
+                        event_log_event('outbox.failed', `outbox-failed:${item.entry.id}:${attempt}`, { id: item.entry.id, attempt, error: text }, o.now()),
+                    ]);
+                }
+            }
+            return { delivered, pending: this.pending().length, refused };
+        });
+    }
+}
+function deliverWork(delivery, entry) {
+    if (!entry.crewId || !entry.verdict) {
+        return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+    }
+    return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+}
+function deliveredLine(issueNumber, r) {
+    const where = r.pullRequest
+        ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
+        : `branch ${r.branch}`;
+    return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
+}
+async function send(port, entry) {
+    if (entry.kind === 'labels') {
+        await port.addLabels(entry.issueNumber, entry.labels ?? []);
+        return;
+    }
+    const marker = commentMarker(entry.jobKey);
+    // Idempotent redelivery: a comment posted by an earlier attempt whose acknowledgement was lost
+    // is found by its marker, and not posted again.
+    const existing = await port.listComments(entry.issueNumber);
+    if (existing.some((c) => (c.body ?? '').includes(marker)))
+        return;
+    await port.createComment(entry.issueNumber, redact_redactText(entry.body ?? marker));
+}
+
 ;// CONCATENATED MODULE: ./src/dispatch/history.ts
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
  * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
  * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
 const FAILURE_OUTCOMES = ['failed', 'timed_out', 'aborted', 'lost'];
 const READY = { kind: 'ready', attempt: 1 };
-/** Folds the registry into one state per issue that has history; issues absent from the map are ready. */
-function issueStates(registry, verdict) {
+function requeuedAt(requeues, issue) {
+    if (!requeues)
+        return undefined;
+    return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
+}
+function issueStates(registry, verdict, requeues) {
     const byIssue = new Map();
     for (const c of Object.values(registry.crews)) {
         const list = byIssue.get(c.issueNumber);
@@ -62471,10 +66036,10 @@ function issueStates(registry, verdict) {
     }
     const out = new Map();
     for (const [issue, crews] of byIssue)
-        out.set(issue, stateOf(crews, verdict));
+        out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
     return out;
 }
-function stateOf(crews, verdict) {
+function stateOf(crews, verdict, requeued) {
     const active = crews.find((c) => c.status !== 'finished');
     if (active)
         return { kind: 'active', crewId: active.crewId };
@@ -62484,6 +66049,9 @@ function stateOf(crews, verdict) {
         a.crewId.localeCompare(b.crewId));
     const failures = [];
     for (const run of runs) {
+        // A requeue forgets the failures before it (the operator has looked at them).
+        if (requeued && (run.finishedAt ?? '') <= requeued)
+            continue;
         const outcome = run.outcome;
         if (outcome === 'succeeded') {
             if (verdict?.(run.crewId) === 'rejected')
@@ -62491,10 +66059,10 @@ function stateOf(crews, verdict) {
             else
                 return { kind: 'done', crewId: run.crewId };
         }
-        else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify) {
+        else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
             failures.push(run.crewId);
         }
-        // Interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) neither count nor
+        // Interruptions (usage_limit, overloaded, cancelled, a pre-verify or infra abort) neither count nor
         // reset the streak.
         if (failures.length >= 2) {
             const [a, b] = failures.slice(-2);
@@ -62506,10 +66074,31 @@ function stateOf(crews, verdict) {
     return READY;
 }
 
+;// CONCATENATED MODULE: ./src/curriculum/trust.ts
+/**
+ * The intake trust gate. Anyone can open an issue on a public repository, and an issue is a prompt
+ * to a coding agent, so by default only issues whose author is the repository's OWNER, a MEMBER of
+ * its organization or a COLLABORATOR are dispatched — or issues carrying a trigger label, which on
+ * GitHub only people with triage access can apply. Returns why an issue is refused, or undefined.
+ */
+function untrustedReason(item, trust) {
+    if (trust.anyone)
+        return undefined;
+    const association = item.authorAssociation ?? 'NONE';
+    if (trust.associations.includes(association))
+        return undefined;
+    const have = new Set(item.labels.map((l) => l.toLowerCase()));
+    if (trust.labels.some((l) => have.has(l.toLowerCase())))
+        return undefined;
+    const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(', ')})` : '';
+    return (`its author is ${association}, not ${trust.associations.join('/')}${labels}; ` +
+        'a maintainer can add a trigger label (curriculum.trust.labels) to admit it');
+}
+
 ;// CONCATENATED MODULE: ./src/schemas/crew.ts
 
 /**
- * Crew lifecycle and worktree leases, as events in `crews.jsonl` (DESIGN §2, §3). The crew
+ * Crew lifecycle and worktree leases, as events in `crews.jsonl` (docs/architecture.md). The crew
  * registry (`views/crew_runs.json`) is a fold of these.
  *
  * Keys: `planned:<crew_id>`, `started:<crew_id>`, `lease:<daemon>/<slot>:<crew_id>`,
@@ -62544,10 +66133,17 @@ const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
     'lost',
     'cancelled',
 ]));
-/** Outcomes that pause the school instead of counting as a failed run (seed 002). */
-const PAUSING_OUTCOMES = ['usage_limit', 'overloaded'];
+/**
+ * Outcomes that pause new launches instead of counting as a failed run (seed 002): a usage or
+ * credit limit. A rate limit or service overload (`overloaded`) is an interruption — retried later,
+ * never a failure and never a school-wide pause.
+ */
+const PAUSING_OUTCOMES = ['usage_limit'];
+/** Outcomes that neither count as a failure nor pause the school: the issue is retried later. */
+const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (['usage_limit', 'overloaded', 'cancelled']));
 
 ;// CONCATENATED MODULE: ./src/board/lanes.ts
+
 
 
 
@@ -62596,8 +66192,11 @@ function verdicts(queue) {
 function buildLanes(input) {
     const now = input.now.getTime();
     const titles = new Map();
-    for (const item of input.curriculum ?? [])
+    const items = new Map();
+    for (const item of input.curriculum ?? []) {
         titles.set(item.number, item.title);
+        items.set(item.number, item);
+    }
     const { byCrew, lookup } = verdicts(input.queue);
     const states = input.registry ? issueStates(input.registry, lookup) : new Map();
     const crews = input.registry?.crews ?? {};
@@ -62624,7 +66223,13 @@ function buildLanes(input) {
             orphans.set(j.job.issueNumber, j);
     }
     const lanes = new Map(LANES.map((l) => [l, []]));
-    const place = (lane, item, since) => lanes.get(lane).push(withSince(item, since, now));
+    const place = (lane, item, since) => {
+        const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
+        const linked = d
+            ? { ...item, delivery: { branch: d.branch, ...(d.pullRequest ? { url: d.pullRequest.url } : {}) } }
+            : item;
+        lanes.get(lane).push(withSince(linked, since, now));
+    };
     const issues = new Set([...titles.keys(), ...latest.keys(), ...orphans.keys()]);
     for (const issue of issues) {
         const base = { issue, title: displayTitle(titles.get(issue), issue) };
@@ -62634,6 +66239,11 @@ function buildLanes(input) {
             continue;
         }
         const crew = latest.get(issue);
+        const refused = !crew && input.trust && items.has(issue) ? untrustedReason(items.get(issue), input.trust) : undefined;
+        if (refused) {
+            place('untrusted', { ...base, reason: cleanText(refused) });
+            continue;
+        }
         if (!crew) {
             place('ready', input.pausedReason ? { ...base, reason: `paused: ${cleanText(input.pausedReason)}` } : base);
             continue;
@@ -62725,7 +66335,7 @@ function withSince(item, since, now) {
 ;// CONCATENATED MODULE: ./src/state/layout.ts
 
 /**
- * The state directory (DESIGN §2). Everything durable lives here and nowhere else; checkpoint-state
+ * The state directory (docs/architecture.md). Everything durable lives here and nowhere else; checkpoint-state
  * saves and restores exactly this tree.
  */
 const STATE_FILES = {
@@ -62820,29 +66430,39 @@ class SourceReader {
             return undefined;
         }
     }
+    /**
+     * Reads a log and folds it with a function that also derives something else in the same pass
+     * (`state` plus `extra`); a failure is a problem, as with `fold`.
+     */
+    foldWith(file, fn) {
+        const contents = this.log(file);
+        if (!contents)
+            return undefined;
+        try {
+            const { state, series } = fn(contents);
+            return { state, extra: series, contents };
+        }
+        catch (e) {
+            this.fail(file, e);
+            return undefined;
+        }
+    }
     /** The crew registry, folded with the dispatch office's own fold. */
     registry() {
         return this.fold(crewFold)?.state;
     }
     /** The materialized curriculum; items that do not match the schema are skipped and reported. */
     curriculum() {
-        let records;
+        let read;
         try {
-            records = readJsonl(this.layout.file('curriculum')).records;
+            read = readCurriculumFile(this.layout);
         }
         catch (e) {
             this.fail('curriculum', e);
             return undefined;
         }
-        const items = [];
-        let bad = 0;
-        for (const r of records) {
-            const parsed = curriculumItemSchema.safeParse(r);
-            if (parsed.success)
-                items.push(parsed.data);
-            else
-                bad++;
-        }
+        const { items } = read;
+        const bad = read.invalid.length;
         if (bad > 0) {
             this.problems.push({
                 file: STATE_FILES.curriculum,
@@ -62912,7 +66532,8 @@ function buildView(layout, config, now = new Date()) {
     const reader = new SourceReader(layout);
     const registry = reader.fold(crewFold)?.state;
     const curriculum = reader.curriculum();
-    const grading = reader.fold(queueFold);
+    // The grading log is folded once: the depth series is a by-product of the same replay.
+    const grading = reader.foldWith('grading', foldQueueSeries);
     const ledger = reader.fold(ledgerFold)?.state;
     const school = reader.fold(schoolFold)?.state;
     const spend = reader.fold(spendFold)?.state;
@@ -62925,11 +66546,13 @@ function buildView(layout, config, now = new Date()) {
         ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
     }));
     const lanes = buildLanes({
+        trust: config.curriculum.trust,
         now,
         ...(registry ? { registry } : {}),
         ...(curriculum ? { curriculum } : {}),
         ...(grading ? { queue: grading.state } : {}),
         ...(active[0] ? { pausedReason: active[0].reason } : {}),
+        deliveries: deliveries(layout),
     });
     markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
     const counts = Object.fromEntries(LANES.map((l) => [l, 0]));
@@ -62961,7 +66584,7 @@ function buildView(layout, config, now = new Date()) {
         queue: {
             depth: grading ? queued(grading.state) : 0,
             deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
-            series: grading ? queueSeries(grading.contents) : [],
+            series: grading?.extra ?? [],
         },
         spend: {
             spentUsd: round(spentUsd, 4),
@@ -62982,6 +66605,15 @@ function buildView(layout, config, now = new Date()) {
  * of a large board) take a direct pass over their string fields, with repeated values (agents,
  * daemons, reasons) redacted once; the rest goes through the structural redactor.
  */
+/** Delivered branches and pull requests; an unreadable outbox only drops the links. */
+function deliveries(layout) {
+    try {
+        return new Outbox(layout).deliveries();
+    }
+    catch {
+        return new Map();
+    }
+}
 function redactView(view) {
     const memo = new Map();
     const text = (s) => {
@@ -63053,7 +66685,7 @@ function timeline(registry, now) {
     return { ...(start ? { start } : {}), end: now.toISOString(), bars };
 }
 
-;// CONCATENATED MODULE: ./src/github/board-summary.ts
+;// CONCATENATED MODULE: ./src/actions/board-summary.ts
 
 
 
@@ -63151,6 +66783,7 @@ async function writeSummary(build, logger) {
 
 
 
+
 /** Every input, parsed once (STYLE). `core.getInput` gives '' for absent: optionalInput maps it. */
 const inputsSchema = object({
     token: schemas_string().optional(),
@@ -63176,6 +66809,8 @@ function parseInputs() {
 }
 async function main() {
     const inputs = parseInputs();
+    // The token is in `inputs` now; children and /proc/<pid>/environ never see it again.
+    hideCredentials();
     const logger = actionsLogger();
     const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
     const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
