@@ -1,13 +1,14 @@
 import * as core from '@actions/core';
 import { actionsArtifactPort, actionsCachePort } from './cache-artifact-ports.js';
 import { runCheckpoint } from '../checkpoint/run.js';
-import { bytes, fileRows } from '../checkpoint/summary.js';
+import { checkpointSummary } from '../checkpoint/summary.js';
+import { writeBlocks } from '../github/summary-blocks.js';
 import { resolveConfig } from '../config/load.js';
 import { ConfigError, message } from '../errors.js';
 import { boardSummary } from './board-summary.js';
 import { StateLayout } from '../state/layout.js';
 import { hideCredentials } from '../github/credentials.js';
-import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
+import { actionsLogger, optionalInput, runAction, secretInput } from '../github/runtime.js';
 
 /** checkpoint-state: restore or save the school's state (docs/checkpoint.md). */
 void runAction(async () => {
@@ -52,54 +53,5 @@ void runAction(async () => {
   } catch (e) {
     logger.warning(`could not add the board to the job summary: ${message(e)}`);
   }
-  await writeSummary((s) => {
-    s.addHeading(`checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, 3);
-    s.addTable([
-      [
-        { data: report.mode === 'save' ? 'Saved to' : 'Source', header: true },
-        { data: 'Generation', header: true },
-        { data: 'Files', header: true },
-        { data: 'Size', header: true },
-      ],
-      [
-        report.sources.join(', ') || 'none',
-        String(report.generation),
-        String(report.files.length),
-        bytes(report.files.reduce((n, f) => n + f.size, 0)),
-      ],
-    ]);
-    s.addTable([
-      [
-        { data: 'File', header: true },
-        { data: 'Size', header: true },
-      ],
-      ...fileRows(report.files),
-    ]);
-    const redacted = Object.entries(report.redacted);
-    if (redacted.length) {
-      s.addHeading('Redacted', 4);
-      s.addTable([
-        [
-          { data: 'File', header: true },
-          { data: 'Records or texts changed', header: true },
-        ],
-        ...redacted.map(([p, n]) => [p, String(n)]),
-      ]);
-    }
-    const compacted = Object.entries(report.compacted);
-    if (compacted.length) {
-      s.addHeading('Compacted', 4);
-      s.addTable([
-        [
-          { data: 'Log', header: true },
-          { data: 'Folded into snapshot', header: true },
-          { data: 'Dropped past window', header: true },
-        ],
-        ...compacted.map(([p, c]) => [p, String(c.folded), String(c.dropped)]),
-      ]);
-    }
-    if (report.warnings.length || report.notes.length)
-      s.addList([...report.warnings.map((w) => `⚠ ${w}`), ...report.notes]);
-    if (board) s.addRaw(board, true);
-  }, logger);
+  await writeBlocks(checkpointSummary(report, board), logger);
 });

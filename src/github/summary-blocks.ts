@@ -9,6 +9,7 @@ export async function writeBlocks(blocks: readonly SummaryBlock[], logger?: Logg
     for (const b of blocks) {
       if ('heading' in b) s.addHeading(b.heading, b.level ?? 2);
       else if ('raw' in b) s.addRaw(b.raw, true);
+      else if ('list' in b) s.addList(b.list);
       else s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
     }
   }, logger);

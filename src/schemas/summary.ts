@@ -4,6 +4,7 @@
  * runner.
  */
 export type SummaryBlock =
-  | { heading: string; level?: 1 | 2 | 3 }
+  | { heading: string; level?: 1 | 2 | 3 | 4 }
   | { raw: string }
+  | { list: string[] }
   | { table: { header: string[]; rows: string[][] } };

@@ -1,3 +1,4 @@
+import { BASE_ENV } from '../../src/process/env.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -108,20 +109,7 @@ describe('claude-code agent', () => {
     expect(call!.env.ANTHROPIC_API_KEY).toBe(CANARIES.ANTHROPIC_API_KEY);
     for (const k of ['GITHUB_TOKEN', 'INPUT_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'OPENAI_API_KEY'])
       expect(call!.env[k], k).toBeUndefined();
-    const allowed = new Set([
-      'PATH',
-      'HOME',
-      'LANG',
-      'LC_ALL',
-      'LC_CTYPE',
-      'TZ',
-      'TMPDIR',
-      'TERM',
-      'USER',
-      'LOGNAME',
-      'SHELL',
-      'ANTHROPIC_API_KEY',
-    ]);
+    const allowed = new Set<string>([...BASE_ENV, 'ANTHROPIC_API_KEY']);
     const extra = Object.keys(call!.env).filter((k) => !allowed.has(k) && !k.startsWith('SCHOOL_'));
     expect(extra).toEqual([]);
     expect(spendRows(s)).toEqual([
