@@ -62,3 +62,25 @@ export function which(binary: string, path = process.env.PATH ?? ''): string | u
   }
   return undefined;
 }
+
+/**
+ * A student runs as the runner's user. Where the kernel lets any process read the memory of any other
+ * process of the same user (Yama ptrace_scope 0, or no Yama at all), it can read the tokens the
+ * action that started it holds. Returns the warning to show, or undefined when the setting is safe.
+ */
+export function ptraceWarning(
+  read: () => string = () => readFileSync('/proc/sys/kernel/yama/ptrace_scope', 'utf8'),
+): string | undefined {
+  let scope: string;
+  try {
+    scope = read().trim();
+  } catch {
+    scope = 'absent';
+  }
+  if (scope !== '0' && scope !== 'absent') return undefined;
+  return (
+    `this runner's kernel lets a process read the memory of any other process of the same user ` +
+    `(kernel.yama.ptrace_scope ${scope}): a student could read what the toolkit's own process holds. ` +
+    'Set kernel.yama.ptrace_scope=1 (sysctl) on crew runners (docs/security.md).'
+  );
+}

@@ -16,6 +16,7 @@ import { handoffSummary } from '../handoff/summary.js';
 import type { Logger } from '../log.js';
 import type { SummaryBlock } from '../schemas/summary.js';
 import { StateLayout } from '../state/layout.js';
+import { ptraceWarning } from '../crew/host.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
 
 /**
@@ -171,6 +172,8 @@ export async function dispatchJob(input: DispatchJobInput, logger: Logger): Prom
     handOn();
     return done({ mode: 'heartbeat', daemon });
   }
+  const ptrace = ptraceWarning();
+  if (ptrace) logger.warning(`dispatch-crew: ${ptrace}`);
   const budgetMs =
     config.dispatch.jobTimeoutMinutes * 60_000 -
     (input.jobStartedAt ? Math.max(0, Date.now() - input.jobStartedAt.getTime()) : 0);

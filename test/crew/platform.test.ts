@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClassroom } from '../../src/crew/classroom.js';
 import { ClassroomUnavailableError } from '../../src/crew/errors.js';
-import { requireProcFs } from '../../src/crew/host.js';
+import { ptraceWarning, requireProcFs } from '../../src/crew/host.js';
 import { makeSchool, type School } from './helpers.js';
 
 /**
@@ -47,5 +47,17 @@ describe('runner platform preflight', () => {
     expect(() =>
       createClassroom({ daemon: daemon('worktree'), repoPath: s.repo, root: s.root }).preflight(),
     ).not.toThrow();
+  });
+});
+
+describe('ptraceWarning', () => {
+  it('warns where any process of the user may read another one, and not where Yama restricts it', () => {
+    expect(ptraceWarning(() => '0\n')).toMatch(/ptrace_scope 0/);
+    expect(
+      ptraceWarning(() => {
+        throw new Error('ENOENT');
+      }),
+    ).toMatch(/ptrace_scope absent/);
+    for (const safe of ['1', '2', '3']) expect(ptraceWarning(() => safe)).toBeUndefined();
   });
 });
