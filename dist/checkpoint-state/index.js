@@ -56737,6 +56737,53 @@ function textReport(r) {
         lines.push(`  note: ${n}`);
     return lines.join('\n') + '\n';
 }
+/** The job summary of a restore or a save, as blocks; `board` is appended below it. */
+function checkpointSummary(report, board) {
+    const redacted = Object.entries(report.redacted);
+    const compacted = Object.entries(report.compacted);
+    const notes = [...report.warnings.map((w) => `⚠ ${w}`), ...report.notes];
+    return [
+        { heading: `checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, level: 3 },
+        {
+            table: {
+                header: [report.mode === 'save' ? 'Saved to' : 'Source', 'Generation', 'Files', 'Size'],
+                rows: [
+                    [
+                        report.sources.join(', ') || 'none',
+                        String(report.generation),
+                        String(report.files.length),
+                        bytes(report.files.reduce((n, f) => n + f.size, 0)),
+                    ],
+                ],
+            },
+        },
+        { table: { header: ['File', 'Size'], rows: fileRows(report.files) } },
+        ...(redacted.length
+            ? [
+                { heading: 'Redacted', level: 4 },
+                {
+                    table: {
+                        header: ['File', 'Records or texts changed'],
+                        rows: redacted.map(([p, n]) => [p, String(n)]),
+                    },
+                },
+            ]
+            : []),
+        ...(compacted.length
+            ? [
+                { heading: 'Compacted', level: 4 },
+                {
+                    table: {
+                        header: ['Log', 'Folded into snapshot', 'Dropped past window'],
+                        rows: compacted.map(([p, x]) => [p, String(x.folded), String(x.dropped)]),
+                    },
+                },
+            ]
+            : []),
+        ...(notes.length ? [{ list: notes }] : []),
+        ...(board ? [{ raw: board }] : []),
+    ];
+}
 
 ;// CONCATENATED MODULE: ./src/checkpoint/run.ts
 
@@ -56819,6 +56866,90 @@ async function runCheckpoint(raw, deps) {
         dryRun: inputs.dryRun,
         now: deps.now,
     }));
+}
+
+;// CONCATENATED MODULE: ./src/github/runtime.ts
+
+
+
+/** A Logger backed by the runner: annotations for warnings and errors, collapsible groups. */
+function actionsLogger() {
+    return {
+        debug: (m) => lib_core/* debug */.Yz(redact_redactText(m)),
+        info: (m) => lib_core/* info */.pq(redact_redactText(m)),
+        warning: (m) => lib_core/* warning */.$e(redact_redactText(m)),
+        error: (m) => lib_core/* error */.z3(redact_redactText(m)),
+        group: (name, fn) => lib_core/* group */.Os(redact_redactText(name), fn),
+    };
+}
+/** `core.getInput` returns '' for an absent input: this returns undefined instead. */
+function optionalInput(name) {
+    return lib_core/* getInput */.V4(name) || undefined;
+}
+/** Registers the token with the runner's log masking and with our redactor. */
+function secretInput(name) {
+    const value = lib_core/* getInput */.V4(name) || undefined;
+    if (value) {
+        lib_core/* setSecret */.Pq(value);
+        registerSecret(value);
+    }
+    return value;
+}
+/**
+ * The one top-level error path of every action (STYLE): run, and on any failure report it once
+ * with setFailed. Unhandled rejections are routed to the same place.
+ */
+async function runAction(main) {
+    let reported = false;
+    const fail = (e) => {
+        if (reported)
+            return;
+        reported = true;
+        lib_core/* setFailed */.C1(redact_redactText(message(e)));
+    };
+    process.on('unhandledRejection', fail);
+    try {
+        registerSecret(process.env.GITHUB_TOKEN);
+        registerSecret(process.env.INPUT_TOKEN);
+        await main();
+    }
+    catch (e) {
+        fail(e);
+    }
+}
+/** Writes the job summary when the runner provides one; `summary.write()` throws without it. */
+async function writeSummary(build, logger) {
+    if (!process.env.GITHUB_STEP_SUMMARY)
+        return;
+    try {
+        build(lib_core/* summary */.z);
+        await lib_core/* summary */.z.write();
+    }
+    catch (e) {
+        logger?.warning(`could not write the job summary: ${message(e)}`);
+    }
+    finally {
+        lib_core/* summary */.z.emptyBuffer();
+    }
+}
+
+;// CONCATENATED MODULE: ./src/github/summary-blocks.ts
+
+
+/** Writes a summary given as blocks (src/schemas/summary.ts). */
+async function writeBlocks(blocks, logger) {
+    await writeSummary((s) => {
+        for (const b of blocks) {
+            if ('heading' in b)
+                s.addHeading(b.heading, b.level ?? 2);
+            else if ('raw' in b)
+                s.addRaw(b.raw, true);
+            else if ('list' in b)
+                s.addList(b.list);
+            else
+                s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
+        }
+    }, logger);
 }
 
 ;// CONCATENATED MODULE: ./src/security/html.ts
@@ -58324,72 +58455,8 @@ function boardSummary(action, layout, config, logger) {
     }
 }
 
-;// CONCATENATED MODULE: ./src/github/runtime.ts
-
-
-
-/** A Logger backed by the runner: annotations for warnings and errors, collapsible groups. */
-function actionsLogger() {
-    return {
-        debug: (m) => lib_core/* debug */.Yz(redact_redactText(m)),
-        info: (m) => lib_core/* info */.pq(redact_redactText(m)),
-        warning: (m) => lib_core/* warning */.$e(redact_redactText(m)),
-        error: (m) => lib_core/* error */.z3(redact_redactText(m)),
-        group: (name, fn) => lib_core/* group */.Os(redact_redactText(name), fn),
-    };
-}
-/** `core.getInput` returns '' for an absent input: this returns undefined instead. */
-function optionalInput(name) {
-    return lib_core/* getInput */.V4(name) || undefined;
-}
-/** Registers the token with the runner's log masking and with our redactor. */
-function secretInput(name) {
-    const value = lib_core/* getInput */.V4(name) || undefined;
-    if (value) {
-        lib_core/* setSecret */.Pq(value);
-        registerSecret(value);
-    }
-    return value;
-}
-/**
- * The one top-level error path of every action (STYLE): run, and on any failure report it once
- * with setFailed. Unhandled rejections are routed to the same place.
- */
-async function runAction(main) {
-    let reported = false;
-    const fail = (e) => {
-        if (reported)
-            return;
-        reported = true;
-        lib_core/* setFailed */.C1(redact_redactText(message(e)));
-    };
-    process.on('unhandledRejection', fail);
-    try {
-        registerSecret(process.env.GITHUB_TOKEN);
-        registerSecret(process.env.INPUT_TOKEN);
-        await main();
-    }
-    catch (e) {
-        fail(e);
-    }
-}
-/** Writes the job summary when the runner provides one; `summary.write()` throws without it. */
-async function writeSummary(build, logger) {
-    if (!process.env.GITHUB_STEP_SUMMARY)
-        return;
-    try {
-        build(lib_core/* summary */.z);
-        await lib_core/* summary */.z.write();
-    }
-    catch (e) {
-        logger?.warning(`could not write the job summary: ${message(e)}`);
-    }
-    finally {
-        lib_core/* summary */.z.emptyBuffer();
-    }
-}
-
 ;// CONCATENATED MODULE: ./src/actions/checkpoint-state.ts
+
 
 
 
@@ -58442,56 +58509,6 @@ void runAction(async () => {
     catch (e) {
         logger.warning(`could not add the board to the job summary: ${message(e)}`);
     }
-    await writeSummary((s) => {
-        s.addHeading(`checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, 3);
-        s.addTable([
-            [
-                { data: report.mode === 'save' ? 'Saved to' : 'Source', header: true },
-                { data: 'Generation', header: true },
-                { data: 'Files', header: true },
-                { data: 'Size', header: true },
-            ],
-            [
-                report.sources.join(', ') || 'none',
-                String(report.generation),
-                String(report.files.length),
-                bytes(report.files.reduce((n, f) => n + f.size, 0)),
-            ],
-        ]);
-        s.addTable([
-            [
-                { data: 'File', header: true },
-                { data: 'Size', header: true },
-            ],
-            ...fileRows(report.files),
-        ]);
-        const redacted = Object.entries(report.redacted);
-        if (redacted.length) {
-            s.addHeading('Redacted', 4);
-            s.addTable([
-                [
-                    { data: 'File', header: true },
-                    { data: 'Records or texts changed', header: true },
-                ],
-                ...redacted.map(([p, n]) => [p, String(n)]),
-            ]);
-        }
-        const compacted = Object.entries(report.compacted);
-        if (compacted.length) {
-            s.addHeading('Compacted', 4);
-            s.addTable([
-                [
-                    { data: 'Log', header: true },
-                    { data: 'Folded into snapshot', header: true },
-                    { data: 'Dropped past window', header: true },
-                ],
-                ...compacted.map(([p, c]) => [p, String(c.folded), String(c.dropped)]),
-            ]);
-        }
-        if (report.warnings.length || report.notes.length)
-            s.addList([...report.warnings.map((w) => `⚠ ${w}`), ...report.notes]);
-        if (board)
-            s.addRaw(board, true);
-    }, logger);
+    await writeBlocks(checkpointSummary(report, board), logger);
 });
 

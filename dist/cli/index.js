@@ -58214,6 +58214,53 @@ function textReport(r) {
         lines.push(`  note: ${n}`);
     return lines.join('\n') + '\n';
 }
+/** The job summary of a restore or a save, as blocks; `board` is appended below it. */
+function checkpointSummary(report, board) {
+    const redacted = Object.entries(report.redacted);
+    const compacted = Object.entries(report.compacted);
+    const notes = [...report.warnings.map((w) => `⚠ ${w}`), ...report.notes];
+    return [
+        { heading: `checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, level: 3 },
+        {
+            table: {
+                header: [report.mode === 'save' ? 'Saved to' : 'Source', 'Generation', 'Files', 'Size'],
+                rows: [
+                    [
+                        report.sources.join(', ') || 'none',
+                        String(report.generation),
+                        String(report.files.length),
+                        bytes(report.files.reduce((n, f) => n + f.size, 0)),
+                    ],
+                ],
+            },
+        },
+        { table: { header: ['File', 'Size'], rows: fileRows(report.files) } },
+        ...(redacted.length
+            ? [
+                { heading: 'Redacted', level: 4 },
+                {
+                    table: {
+                        header: ['File', 'Records or texts changed'],
+                        rows: redacted.map(([p, n]) => [p, String(n)]),
+                    },
+                },
+            ]
+            : []),
+        ...(compacted.length
+            ? [
+                { heading: 'Compacted', level: 4 },
+                {
+                    table: {
+                        header: ['Log', 'Folded into snapshot', 'Dropped past window'],
+                        rows: compacted.map(([p, x]) => [p, String(x.folded), String(x.dropped)]),
+                    },
+                },
+            ]
+            : []),
+        ...(notes.length ? [{ list: notes }] : []),
+        ...(board ? [{ raw: board }] : []),
+    ];
+}
 
 ;// CONCATENATED MODULE: ./src/checkpoint/run.ts
 
@@ -65194,6 +65241,25 @@ function which(binary, path = process.env.PATH ?? '') {
         }
     }
     return undefined;
+}
+/**
+ * A student runs as the runner's user. Where the kernel lets any process read the memory of any other
+ * process of the same user (Yama ptrace_scope 0, or no Yama at all), it can read the tokens the
+ * action that started it holds. Returns the warning to show, or undefined when the setting is safe.
+ */
+function ptraceWarning(read = () => readFileSync('/proc/sys/kernel/yama/ptrace_scope', 'utf8')) {
+    let scope;
+    try {
+        scope = read().trim();
+    }
+    catch {
+        scope = 'absent';
+    }
+    if (scope !== '0' && scope !== 'absent')
+        return undefined;
+    return (`this runner's kernel lets a process read the memory of any other process of the same user ` +
+        `(kernel.yama.ptrace_scope ${scope}): a student could read what the toolkit's own process holds. ` +
+        'Set kernel.yama.ptrace_scope=1 (sysctl) on crew runners (docs/security.md).');
 }
 
 ;// CONCATENATED MODULE: ./src/cli/commands/init.ts

@@ -56689,6 +56689,25 @@ function host_which(binary, path = process.env.PATH ?? '') {
     }
     return undefined;
 }
+/**
+ * A student runs as the runner's user. Where the kernel lets any process read the memory of any other
+ * process of the same user (Yama ptrace_scope 0, or no Yama at all), it can read the tokens the
+ * action that started it holds. Returns the warning to show, or undefined when the setting is safe.
+ */
+function ptraceWarning(read = () => (0,external_node_fs_namespaceObject.readFileSync)('/proc/sys/kernel/yama/ptrace_scope', 'utf8')) {
+    let scope;
+    try {
+        scope = read().trim();
+    }
+    catch {
+        scope = 'absent';
+    }
+    if (scope !== '0' && scope !== 'absent')
+        return undefined;
+    return (`this runner's kernel lets a process read the memory of any other process of the same user ` +
+        `(kernel.yama.ptrace_scope ${scope}): a student could read what the toolkit's own process holds. ` +
+        'Set kernel.yama.ptrace_scope=1 (sysctl) on crew runners (docs/security.md).');
+}
 
 ;// CONCATENATED MODULE: ./src/crew/classroom.ts
 
@@ -64981,6 +65000,8 @@ async function writeBlocks(blocks, logger) {
                 s.addHeading(b.heading, b.level ?? 2);
             else if ('raw' in b)
                 s.addRaw(b.raw, true);
+            else if ('list' in b)
+                s.addList(b.list);
             else
                 s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
         }
@@ -67752,6 +67773,7 @@ function progressLine(daemon, p) {
 
 
 
+
 const dispatchInputsSchema = object({
     mode: schemas_enum(['plan', 'run', 'heartbeat', 'import'], {
         message: 'mode: expected "plan", "run", "heartbeat" or "import"',
@@ -67851,6 +67873,9 @@ async function dispatchJob(input, logger) {
         handOn();
         return done({ mode: 'heartbeat', daemon });
     }
+    const ptrace = ptraceWarning();
+    if (ptrace)
+        logger.warning(`dispatch-crew: ${ptrace}`);
     const budgetMs = config.dispatch.jobTimeoutMinutes * 60_000 -
         (input.jobStartedAt ? Math.max(0, Date.now() - input.jobStartedAt.getTime()) : 0);
     const bookbagsPath = input.bookbagsPath ?? (input.handoffPath ? (0,external_node_path_namespaceObject.join)(input.handoffPath, 'bookbags') : undefined);

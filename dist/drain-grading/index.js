@@ -47223,6 +47223,310 @@ function scrubEnviron(names) {
     }
 }
 
+;// CONCATENATED MODULE: ./src/errors.ts
+/** Named error classes: callers branch on `instanceof`, users read `message`. */
+class SchoolError extends Error {
+    constructor(message, options) {
+        super(message, options);
+        this.name = 'SchoolError';
+    }
+}
+/** Bad configuration or input: the message names the field, what was found and what is allowed. */
+class errors_ConfigError extends SchoolError {
+    issues;
+    constructor(message, issues = []) {
+        super(message);
+        this.issues = issues;
+        this.name = 'ConfigError';
+    }
+}
+/**
+ * A complete record in a state file does not parse (N5.1). The file has been moved aside to
+ * `quarantinedTo`; callers must fail closed (deny admission, stop grading), never start empty.
+ */
+class errors_CorruptStateError extends SchoolError {
+    file;
+    quarantinedTo;
+    line;
+    constructor(file, quarantinedTo, line, detail) {
+        super(`state file ${file} is corrupt at line ${line} (${detail}); ` +
+            (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : '') +
+            'Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun.');
+        this.file = file;
+        this.quarantinedTo = quarantinedTo;
+        this.line = line;
+        this.name = 'CorruptStateError';
+    }
+}
+class LockError extends SchoolError {
+    constructor(message, options) {
+        super(message, options);
+        this.name = 'LockError';
+    }
+}
+/** A GitHub call failed in a way a person has to fix (token, permission, repository). */
+class GitHubAuthError extends SchoolError {
+    constructor(message, options) {
+        super(message, options);
+        this.name = 'GitHubAuthError';
+    }
+}
+/** Turns anything thrown into one line a person can read. */
+function message(error) {
+    if (error instanceof Error)
+        return error.message || error.name;
+    if (typeof error === 'string')
+        return error;
+    try {
+        return JSON.stringify(error) ?? String(error);
+    }
+    catch {
+        return String(error);
+    }
+}
+
+;// CONCATENATED MODULE: ./src/security/redact.ts
+/**
+ * The redactor (docs/architecture.md). Every byte written to state, summaries, artifacts, comments and logs
+ * passes through here. Sensitive keys and token-shaped values become `[REDACTED]`; identity fields
+ * (keys, issue numbers, crew ids, statuses, attempt counts) are never touched, so a redacted record
+ * keeps its place in queues and ledgers.
+ */
+const REDACTED = '[REDACTED]';
+/** Values of these fields are identities the state machine depends on: preserved exactly. */
+const IDENTITY_FIELDS = new Set([
+    'key',
+    'keys',
+    'type',
+    'at',
+    'id',
+    'issue',
+    'issue_number',
+    'issueNumber',
+    'number',
+    'crew_id',
+    'crewId',
+    'job_key',
+    'jobKey',
+    'status',
+    'state',
+    'attempts',
+    'max_attempts',
+    'maxAttempts',
+    'generation',
+    'sha256',
+    'base_sha',
+    'baseSha',
+    'diff_sha',
+    'diffSha',
+]);
+/** Key names (normalized: lower case, letters and digits only) whose values are always secret. */
+const SENSITIVE_SUFFIXES = [
+    'token',
+    'secret',
+    'password',
+    'passwd',
+    'passphrase',
+    'apikey',
+    'privatekey',
+    'accesskey',
+    'secretkey',
+    'credential',
+    'credentials',
+    'authorization',
+    'cookie',
+    'setcookie',
+    'clientsecret',
+    'sessionid',
+];
+function isSensitiveKey(key) {
+    if (IDENTITY_FIELDS.has(key))
+        return false;
+    const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+    return SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+}
+/** Token formats that are secret wherever they appear. Order matters: longest, most specific first. */
+const TOKEN_PATTERNS = [
+    // PEM private keys, terminated or torn.
+    /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+    // GitHub tokens.
+    /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
+    /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+    // Anthropic and OpenAI keys.
+    /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
+    /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+    // AWS access key ids.
+    /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+    // Slack tokens and webhooks.
+    /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
+    /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+    // JSON Web Tokens.
+    /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+    // Google API keys.
+    /\bAIza[0-9A-Za-z_-]{35}\b/g,
+];
+/** `Authorization: Bearer x`, `token=x`, `"password": "x"` and credentials in URLs. */
+const CONTEXT_PATTERNS = [
+    [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
+    [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
+    [
+        /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
+        `$1${REDACTED}`,
+    ],
+    [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`],
+];
+const knownSecrets = new Set();
+/** Registers an exact secret value (a token read from an input or the environment). */
+function registerSecret(value) {
+    if (value && value.length >= 6)
+        knownSecrets.add(value);
+}
+/**
+ * A necessary condition for any pattern above to match: a literal each pattern cannot match
+ * without. Text with none of them (most issue text, most log lines) is returned after two scans
+ * instead of fourteen regex passes. The case-insensitive literals are tested on lower-cased text
+ * with a case-sensitive regex, which V8 runs several times faster than an `i` alternation. Keep
+ * this in step with the patterns; a property test checks that the two agree.
+ */
+const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
+const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
+function mayHoldSecret(text) {
+    return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
+}
+/** Redacts token-shaped substrings and registered secrets from free text. */
+function redact_redactText(text) {
+    let out = text;
+    for (const secret of knownSecrets) {
+        if (out.includes(secret))
+            out = out.split(secret).join(REDACTED);
+    }
+    if (!mayHoldSecret(out))
+        return out;
+    return redactPatterns(out);
+}
+/** The patterns alone, without the prefilter (exported for the equivalence test). */
+function redactPatterns(text) {
+    let out = text;
+    for (const re of TOKEN_PATTERNS)
+        out = out.replace(re, REDACTED);
+    for (const [re, replacement] of CONTEXT_PATTERNS)
+        out = out.replace(re, replacement);
+    return out;
+}
+/**
+ * Structural redaction: walks objects and arrays, redacts every value under a sensitive key and
+ * every token-shaped string elsewhere, and leaves identity fields as they are.
+ */
+function redact_redact(value) {
+    return walk(value, undefined, 0);
+}
+function walk(value, key, depth) {
+    if (depth > 64)
+        return REDACTED;
+    if (key !== undefined && IDENTITY_FIELDS.has(key))
+        return value;
+    if (key !== undefined && isSensitiveKey(key) && value !== null && value !== undefined && value !== '') {
+        return REDACTED;
+    }
+    if (typeof value === 'string')
+        return redact_redactText(value);
+    if (Array.isArray(value))
+        return value.map((v) => walk(v, undefined, depth + 1));
+    if (value && typeof value === 'object') {
+        if (value instanceof Date)
+            return value;
+        const out = {};
+        for (const [k, v] of Object.entries(value))
+            out[k] = walk(v, k, depth + 1);
+        return out;
+    }
+    return value;
+}
+
+;// CONCATENATED MODULE: ./src/github/runtime.ts
+
+
+
+/** A Logger backed by the runner: annotations for warnings and errors, collapsible groups. */
+function actionsLogger() {
+    return {
+        debug: (m) => core_debug(redact_redactText(m)),
+        info: (m) => info(redact_redactText(m)),
+        warning: (m) => warning(redact_redactText(m)),
+        error: (m) => error(redact_redactText(m)),
+        group: (name, fn) => group(redact_redactText(name), fn),
+    };
+}
+/** `core.getInput` returns '' for an absent input: this returns undefined instead. */
+function optionalInput(name) {
+    return getInput(name) || undefined;
+}
+/** Registers the token with the runner's log masking and with our redactor. */
+function secretInput(name) {
+    const value = getInput(name) || undefined;
+    if (value) {
+        core_setSecret(value);
+        registerSecret(value);
+    }
+    return value;
+}
+/**
+ * The one top-level error path of every action (STYLE): run, and on any failure report it once
+ * with setFailed. Unhandled rejections are routed to the same place.
+ */
+async function runAction(main) {
+    let reported = false;
+    const fail = (e) => {
+        if (reported)
+            return;
+        reported = true;
+        setFailed(redact_redactText(message(e)));
+    };
+    process.on('unhandledRejection', fail);
+    try {
+        registerSecret(process.env.GITHUB_TOKEN);
+        registerSecret(process.env.INPUT_TOKEN);
+        await main();
+    }
+    catch (e) {
+        fail(e);
+    }
+}
+/** Writes the job summary when the runner provides one; `summary.write()` throws without it. */
+async function writeSummary(build, logger) {
+    if (!process.env.GITHUB_STEP_SUMMARY)
+        return;
+    try {
+        build(summary);
+        await summary.write();
+    }
+    catch (e) {
+        logger?.warning(`could not write the job summary: ${message(e)}`);
+    }
+    finally {
+        summary.emptyBuffer();
+    }
+}
+
+;// CONCATENATED MODULE: ./src/github/summary-blocks.ts
+
+
+/** Writes a summary given as blocks (src/schemas/summary.ts). */
+async function writeBlocks(blocks, logger) {
+    await writeSummary((s) => {
+        for (const b of blocks) {
+            if ('heading' in b)
+                s.addHeading(b.heading, b.level ?? 2);
+            else if ('raw' in b)
+                s.addRaw(b.raw, true);
+            else if ('list' in b)
+                s.addList(b.list);
+            else
+                s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
+        }
+    }, logger);
+}
+
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
 // functions
@@ -56760,68 +57064,6 @@ function preprocess(fn, schema) {
 
 // EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
 var dist = __nccwpck_require__(8815);
-;// CONCATENATED MODULE: ./src/errors.ts
-/** Named error classes: callers branch on `instanceof`, users read `message`. */
-class SchoolError extends Error {
-    constructor(message, options) {
-        super(message, options);
-        this.name = 'SchoolError';
-    }
-}
-/** Bad configuration or input: the message names the field, what was found and what is allowed. */
-class errors_ConfigError extends SchoolError {
-    issues;
-    constructor(message, issues = []) {
-        super(message);
-        this.issues = issues;
-        this.name = 'ConfigError';
-    }
-}
-/**
- * A complete record in a state file does not parse (N5.1). The file has been moved aside to
- * `quarantinedTo`; callers must fail closed (deny admission, stop grading), never start empty.
- */
-class errors_CorruptStateError extends SchoolError {
-    file;
-    quarantinedTo;
-    line;
-    constructor(file, quarantinedTo, line, detail) {
-        super(`state file ${file} is corrupt at line ${line} (${detail}); ` +
-            (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : '') +
-            'Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun.');
-        this.file = file;
-        this.quarantinedTo = quarantinedTo;
-        this.line = line;
-        this.name = 'CorruptStateError';
-    }
-}
-class LockError extends SchoolError {
-    constructor(message, options) {
-        super(message, options);
-        this.name = 'LockError';
-    }
-}
-/** A GitHub call failed in a way a person has to fix (token, permission, repository). */
-class GitHubAuthError extends SchoolError {
-    constructor(message, options) {
-        super(message, options);
-        this.name = 'GitHubAuthError';
-    }
-}
-/** Turns anything thrown into one line a person can read. */
-function message(error) {
-    if (error instanceof Error)
-        return error.message || error.name;
-    if (typeof error === 'string')
-        return error;
-    try {
-        return JSON.stringify(error) ?? String(error);
-    }
-    catch {
-        return String(error);
-    }
-}
-
 ;// CONCATENATED MODULE: external "node:path"
 const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
 ;// CONCATENATED MODULE: ./src/process/env.ts
@@ -57351,164 +57593,6 @@ const curriculumItemSchema = object({
 
 // EXTERNAL MODULE: external "node:crypto"
 var external_node_crypto_ = __nccwpck_require__(7598);
-;// CONCATENATED MODULE: ./src/security/redact.ts
-/**
- * The redactor (docs/architecture.md). Every byte written to state, summaries, artifacts, comments and logs
- * passes through here. Sensitive keys and token-shaped values become `[REDACTED]`; identity fields
- * (keys, issue numbers, crew ids, statuses, attempt counts) are never touched, so a redacted record
- * keeps its place in queues and ledgers.
- */
-const REDACTED = '[REDACTED]';
-/** Values of these fields are identities the state machine depends on: preserved exactly. */
-const IDENTITY_FIELDS = new Set([
-    'key',
-    'keys',
-    'type',
-    'at',
-    'id',
-    'issue',
-    'issue_number',
-    'issueNumber',
-    'number',
-    'crew_id',
-    'crewId',
-    'job_key',
-    'jobKey',
-    'status',
-    'state',
-    'attempts',
-    'max_attempts',
-    'maxAttempts',
-    'generation',
-    'sha256',
-    'base_sha',
-    'baseSha',
-    'diff_sha',
-    'diffSha',
-]);
-/** Key names (normalized: lower case, letters and digits only) whose values are always secret. */
-const SENSITIVE_SUFFIXES = [
-    'token',
-    'secret',
-    'password',
-    'passwd',
-    'passphrase',
-    'apikey',
-    'privatekey',
-    'accesskey',
-    'secretkey',
-    'credential',
-    'credentials',
-    'authorization',
-    'cookie',
-    'setcookie',
-    'clientsecret',
-    'sessionid',
-];
-function isSensitiveKey(key) {
-    if (IDENTITY_FIELDS.has(key))
-        return false;
-    const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
-    return SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
-}
-/** Token formats that are secret wherever they appear. Order matters: longest, most specific first. */
-const TOKEN_PATTERNS = [
-    // PEM private keys, terminated or torn.
-    /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
-    // GitHub tokens.
-    /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-    /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
-    // Anthropic and OpenAI keys.
-    /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-    /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
-    // AWS access key ids.
-    /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
-    // Slack tokens and webhooks.
-    /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-    /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
-    // JSON Web Tokens.
-    /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
-    // Google API keys.
-    /\bAIza[0-9A-Za-z_-]{35}\b/g,
-];
-/** `Authorization: Bearer x`, `token=x`, `"password": "x"` and credentials in URLs. */
-const CONTEXT_PATTERNS = [
-    [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
-    [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
-    [
-        /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
-        `$1${REDACTED}`,
-    ],
-    [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`],
-];
-const knownSecrets = new Set();
-/** Registers an exact secret value (a token read from an input or the environment). */
-function registerSecret(value) {
-    if (value && value.length >= 6)
-        knownSecrets.add(value);
-}
-/**
- * A necessary condition for any pattern above to match: a literal each pattern cannot match
- * without. Text with none of them (most issue text, most log lines) is returned after two scans
- * instead of fourteen regex passes. The case-insensitive literals are tested on lower-cased text
- * with a case-sensitive regex, which V8 runs several times faster than an `i` alternation. Keep
- * this in step with the patterns; a property test checks that the two agree.
- */
-const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
-const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
-function mayHoldSecret(text) {
-    return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
-}
-/** Redacts token-shaped substrings and registered secrets from free text. */
-function redact_redactText(text) {
-    let out = text;
-    for (const secret of knownSecrets) {
-        if (out.includes(secret))
-            out = out.split(secret).join(REDACTED);
-    }
-    if (!mayHoldSecret(out))
-        return out;
-    return redactPatterns(out);
-}
-/** The patterns alone, without the prefilter (exported for the equivalence test). */
-function redactPatterns(text) {
-    let out = text;
-    for (const re of TOKEN_PATTERNS)
-        out = out.replace(re, REDACTED);
-    for (const [re, replacement] of CONTEXT_PATTERNS)
-        out = out.replace(re, replacement);
-    return out;
-}
-/**
- * Structural redaction: walks objects and arrays, redacts every value under a sensitive key and
- * every token-shaped string elsewhere, and leaves identity fields as they are.
- */
-function redact_redact(value) {
-    return walk(value, undefined, 0);
-}
-function walk(value, key, depth) {
-    if (depth > 64)
-        return REDACTED;
-    if (key !== undefined && IDENTITY_FIELDS.has(key))
-        return value;
-    if (key !== undefined && isSensitiveKey(key) && value !== null && value !== undefined && value !== '') {
-        return REDACTED;
-    }
-    if (typeof value === 'string')
-        return redact_redactText(value);
-    if (Array.isArray(value))
-        return value.map((v) => walk(v, undefined, depth + 1));
-    if (value && typeof value === 'object') {
-        if (value instanceof Date)
-            return value;
-        const out = {};
-        for (const [k, v] of Object.entries(value))
-            out[k] = walk(v, k, depth + 1);
-        return out;
-    }
-    return value;
-}
-
 ;// CONCATENATED MODULE: ./src/state/atomic.ts
 
 
@@ -64516,6 +64600,37 @@ function issueTitles(layout) {
     };
 }
 
+;// CONCATENATED MODULE: ./src/github/inputs.ts
+
+/**
+ * zod pieces for action inputs (each arrives as a string, '' when absent — callers pass
+ * `optionalInput(name)`). Every error names the input, what was found and what is allowed.
+ */
+/** 'true' | 'false' (any case), default false. */
+const booleanInput = (name) => schemas_string()
+    .optional()
+    .transform((v, ctx) => {
+    const s = (v ?? 'false').trim().toLowerCase();
+    if (s !== 'true' && s !== 'false') {
+        ctx.addIssue({ code: 'custom', message: `${name}: expected true or false, found "${v}"` });
+        return NEVER;
+    }
+    return s === 'true';
+});
+/** A whole number ≥ 1, or undefined when absent. */
+const wholeNumberInput = (name) => schemas_string()
+    .optional()
+    .transform((v, ctx) => {
+    if (v === undefined)
+        return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) {
+        ctx.addIssue({ code: 'custom', message: `${name}: expected a whole number ≥ 1, found "${v}"` });
+        return NEVER;
+    }
+    return n;
+});
+
 ;// CONCATENATED MODULE: ./src/state/layout.ts
 
 /**
@@ -66855,6 +66970,48 @@ refuse) {
     return r;
 }
 
+;// CONCATENATED MODULE: ./src/grading/report.ts
+function leaderboardTable(rows) {
+    return [
+        ['#', 'agent', 'EMA', 'graded', 'accepted'],
+        ...rows.map((r) => [String(r.rank), r.agent, r.ema.toFixed(3), String(r.count), String(r.accepted)]),
+    ];
+}
+function verdictTable(result) {
+    return [
+        ['issue', 'crew', 'agent', 'result', 'judge', 'reason'],
+        ...result.verdicts.map((v) => [
+            `#${v.issueNumber}`,
+            v.crewId,
+            v.agent,
+            v.accepted ? `accepted (${v.score.toFixed(2)})` : 'rejected',
+            v.decidedBy,
+            `${v.code}: ${v.reasons.join('; ').slice(0, 300)}`,
+        ]),
+    ];
+}
+function deadLetterTable(jobs) {
+    return [
+        ['key', 'attempts', 'last error', 'previous failure'],
+        ...jobs.map((j) => [j.job.jobKey, String(j.attempts), j.lastError ?? '', j.previousFailure ?? '']),
+    ];
+}
+function countsLine(r) {
+    return (`accepted ${r.accepted}, rejected ${r.rejected}, failed ${r.failed}, dead-lettered ${r.deadLettered}, ` +
+        `outbox delivered ${r.outboxDelivered}, outbox pending ${r.outboxPending} ` +
+        `(snapshot ${r.snapshot} job(s), ${r.workers} worker(s))`);
+}
+/** Plain-text table for a terminal. */
+function renderText(table) {
+    const widths = table[0].map((_, c) => Math.max(...table.map((row) => (row[c] ?? '').length)));
+    return (table
+        .map((row) => row
+        .map((cell, c) => cell.padEnd(widths[c]))
+        .join('  ')
+        .trimEnd())
+        .join('\n') + '\n');
+}
+
 ;// CONCATENATED MODULE: ./src/handoff/handoff.ts
 
 
@@ -67703,46 +67860,145 @@ function crewsOf(layout, daemon) {
         .map((c) => c.crewId));
 }
 
-;// CONCATENATED MODULE: ./src/grading/report.ts
-function leaderboardTable(rows) {
-    return [
-        ['#', 'agent', 'EMA', 'graded', 'accepted'],
-        ...rows.map((r) => [String(r.rank), r.agent, r.ema.toFixed(3), String(r.count), String(r.accepted)]),
+;// CONCATENATED MODULE: ./src/loop/drain-job.ts
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+/**
+ * The job drain-grading does, without the runner: import what crew jobs handed on, requeue, drain
+ * the queue (judges, ledger, outbox, delivery), and describe it. The action entry parses its inputs
+ * with `parseDrainInputs`, calls `drainJob`, and renders `drainSummary(result)`.
+ */
+const drainInputsSchema = object({
+    maxWorkers: wholeNumberInput('max-workers'),
+    maxAttempts: wholeNumberInput('max-attempts'),
+    requeue: schemas_string().optional(),
+    listDeadLetters: booleanInput('list-dead-letters'),
+    dryRun: booleanInput('dry-run'),
+    bookbagsPath: schemas_string().optional(),
+    config: schemas_string().optional(),
+    stateDir: schemas_string().optional(),
+    token: schemas_string().optional(),
+    deliveryToken: schemas_string().optional(),
+});
+/** drain-grading's inputs (strings as the runner gives them) into one typed object. */
+function parseDrainInputs(raw) {
+    const r = drainInputsSchema.safeParse(raw);
+    if (!r.success)
+        throw new errors_ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
+    const requeue = (r.data.requeue ?? '').split(/[\s,]+/).filter(Boolean);
+    return { ...r.data, requeue };
+}
+async function drainJob(inputs, logger) {
+    const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
+    const layout = new StateLayout(config.stateDir);
+    const queue = new GradingQueue(layout, (m) => logger.warning(m));
+    const done = (result) => ({ config, layout, result });
+    // list-dead-letters and dry-run only read: nothing is imported, requeued, graded or delivered.
+    if (inputs.listDeadLetters || inputs.dryRun) {
+        const dead = queue.deadLetters();
+        const pending = pendingKeys(queue.state(), new Date()).length;
+        logger.info(`${pending} job(s) pending, ${dead.length} dead letter(s)`);
+        for (const d of dead)
+            logger.info(`dead letter ${d.job.jobKey} (${d.attempts} attempts): ${d.lastError ?? ''}`);
+        return done({ mode: 'read-only', pending, dead });
+    }
+    if (inputs.bookbagsPath) {
+        const from = inputs.bookbagsPath;
+        await logger.group('Import bookbags', async () => {
+            // Handoffs of crew jobs are validated and imported whole (events and bookbags).
+            if (handoffDirs(from).length) {
+                const h = await importHandoffs(layout, from, { config, logger });
+                logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
+                return;
+            }
+            const r = await importBookbags(layout, from, logger);
+            logger.info(`imported ${r.imported} bookbag(s), enqueued ${r.enqueued} new job(s), skipped ${r.skipped.length}`);
+        });
+    }
+    for (const key of inputs.requeue) {
+        const j = await queue.requeue(key);
+        logger.info(`requeued ${key}; previous failure: ${j.previousFailure ?? ''}`);
+    }
+    const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+    const github = inputs.token && repository
+        ? octokitPort(createGitHubClient({ token: inputs.token, logger }), repository)
+        : undefined;
+    if (!github)
+        logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
+    // Accepted work becomes a branch and a pull request (docs/delivery.md). A pull request opened with
+    // the workflow's GITHUB_TOKEN triggers no workflows: delivery-token takes an App or PAT token.
+    const token = inputs.deliveryToken ?? inputs.token;
+    const delivery = deliveryFor({
+        config,
+        layout,
+        logger,
+        actions: true,
+        ...(token ? { token } : {}),
+        ...(repository ? { repository } : {}),
+    });
+    const drained = await logger.group('Drain the grading queue', () => drain({
+        config,
+        layout,
+        logger,
+        github,
+        delivery,
+        maxWorkers: inputs.maxWorkers,
+        maxAttempts: inputs.maxAttempts,
+    }));
+    logger.info(countsLine(drained));
+    const pending = pendingKeys(queue.state(), new Date()).length;
+    return done({ mode: 'drain', drained, pending, dead: queue.deadLetters() });
+}
+function drainOutputs(r) {
+    const common = { 'dead-letters': String(r.dead.length), pending: String(r.pending) };
+    if (r.mode === 'read-only')
+        return common;
+    const d = r.drained;
+    return {
+        accepted: String(d.accepted),
+        rejected: String(d.rejected),
+        failed: String(d.failed),
+        'dead-lettered': String(d.deadLettered),
+        'outbox-delivered': String(d.outboxDelivered),
+        'outbox-pending': String(d.outboxPending),
+        ...common,
+    };
+}
+const table = (t) => ({ table: { header: t[0], rows: t.slice(1) } });
+/** The job summary as blocks; `board` (leaderboard, lanes, pauses) comes from the board's view model. */
+function drainSummary(r, board) {
+    const deadLetters = [
+        { heading: 'Dead letters', level: 3 },
+        r.dead.length > 0 ? table(deadLetterTable(r.dead)) : { raw: 'None.\n' },
     ];
-}
-function verdictTable(result) {
+    if (r.mode === 'read-only')
+        return [
+            { heading: 'Grading queue' },
+            { raw: `${r.pending} job(s) pending (nothing graded: read-only run)\n\n` },
+            ...deadLetters,
+        ];
+    const d = r.drained;
     return [
-        ['issue', 'crew', 'agent', 'result', 'judge', 'reason'],
-        ...result.verdicts.map((v) => [
-            `#${v.issueNumber}`,
-            v.crewId,
-            v.agent,
-            v.accepted ? `accepted (${v.score.toFixed(2)})` : 'rejected',
-            v.decidedBy,
-            `${v.code}: ${v.reasons.join('; ').slice(0, 300)}`,
-        ]),
+        { heading: 'Grading' },
+        { raw: `${countsLine(d)}\n\n` },
+        ...(d.fatal ? [{ raw: `**Grading stopped:** ${d.fatal}\n\n` }] : []),
+        ...(board ? [{ raw: board }] : []),
+        { heading: 'Verdicts of this drain', level: 3 },
+        d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: 'None.\n' },
+        ...deadLetters,
     ];
-}
-function deadLetterTable(jobs) {
-    return [
-        ['key', 'attempts', 'last error', 'previous failure'],
-        ...jobs.map((j) => [j.job.jobKey, String(j.attempts), j.lastError ?? '', j.previousFailure ?? '']),
-    ];
-}
-function countsLine(r) {
-    return (`accepted ${r.accepted}, rejected ${r.rejected}, failed ${r.failed}, dead-lettered ${r.deadLettered}, ` +
-        `outbox delivered ${r.outboxDelivered}, outbox pending ${r.outboxPending} ` +
-        `(snapshot ${r.snapshot} job(s), ${r.workers} worker(s))`);
-}
-/** Plain-text table for a terminal. */
-function renderText(table) {
-    const widths = table[0].map((_, c) => Math.max(...table.map((row) => (row[c] ?? '').length)));
-    return (table
-        .map((row) => row
-        .map((cell, c) => cell.padEnd(widths[c]))
-        .join('  ')
-        .trimEnd())
-        .join('\n') + '\n');
 }
 
 ;// CONCATENATED MODULE: ./src/security/html.ts
@@ -69071,102 +69327,6 @@ function boardSummary(action, layout, config, logger) {
     }
 }
 
-;// CONCATENATED MODULE: ./src/github/inputs.ts
-
-/**
- * zod pieces for action inputs (each arrives as a string, '' when absent — callers pass
- * `optionalInput(name)`). Every error names the input, what was found and what is allowed.
- */
-/** 'true' | 'false' (any case), default false. */
-const booleanInput = (name) => schemas_string()
-    .optional()
-    .transform((v, ctx) => {
-    const s = (v ?? 'false').trim().toLowerCase();
-    if (s !== 'true' && s !== 'false') {
-        ctx.addIssue({ code: 'custom', message: `${name}: expected true or false, found "${v}"` });
-        return NEVER;
-    }
-    return s === 'true';
-});
-/** A whole number ≥ 1, or undefined when absent. */
-const wholeNumberInput = (name) => schemas_string()
-    .optional()
-    .transform((v, ctx) => {
-    if (v === undefined)
-        return undefined;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) {
-        ctx.addIssue({ code: 'custom', message: `${name}: expected a whole number ≥ 1, found "${v}"` });
-        return NEVER;
-    }
-    return n;
-});
-
-;// CONCATENATED MODULE: ./src/github/runtime.ts
-
-
-
-/** A Logger backed by the runner: annotations for warnings and errors, collapsible groups. */
-function actionsLogger() {
-    return {
-        debug: (m) => core_debug(redact_redactText(m)),
-        info: (m) => info(redact_redactText(m)),
-        warning: (m) => warning(redact_redactText(m)),
-        error: (m) => error(redact_redactText(m)),
-        group: (name, fn) => group(redact_redactText(name), fn),
-    };
-}
-/** `core.getInput` returns '' for an absent input: this returns undefined instead. */
-function optionalInput(name) {
-    return getInput(name) || undefined;
-}
-/** Registers the token with the runner's log masking and with our redactor. */
-function secretInput(name) {
-    const value = getInput(name) || undefined;
-    if (value) {
-        core_setSecret(value);
-        registerSecret(value);
-    }
-    return value;
-}
-/**
- * The one top-level error path of every action (STYLE): run, and on any failure report it once
- * with setFailed. Unhandled rejections are routed to the same place.
- */
-async function runAction(main) {
-    let reported = false;
-    const fail = (e) => {
-        if (reported)
-            return;
-        reported = true;
-        setFailed(redact_redactText(message(e)));
-    };
-    process.on('unhandledRejection', fail);
-    try {
-        registerSecret(process.env.GITHUB_TOKEN);
-        registerSecret(process.env.INPUT_TOKEN);
-        await main();
-    }
-    catch (e) {
-        fail(e);
-    }
-}
-/** Writes the job summary when the runner provides one; `summary.write()` throws without it. */
-async function writeSummary(build, logger) {
-    if (!process.env.GITHUB_STEP_SUMMARY)
-        return;
-    try {
-        build(summary);
-        await summary.write();
-    }
-    catch (e) {
-        logger?.warning(`could not write the job summary: ${message(e)}`);
-    }
-    finally {
-        summary.emptyBuffer();
-    }
-}
-
 ;// CONCATENATED MODULE: ./src/actions/drain-grading.ts
 
 
@@ -69174,33 +69334,10 @@ async function writeSummary(build, logger) {
 
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-/** drain-grading: thin entry (STYLE) — parse the inputs once, call the grading core, report. */
-const inputsSchema = object({
-    maxWorkers: wholeNumberInput('max-workers'),
-    maxAttempts: wholeNumberInput('max-attempts'),
-    requeue: schemas_string().optional(),
-    listDeadLetters: booleanInput('list-dead-letters'),
-    dryRun: booleanInput('dry-run'),
-    bookbagsPath: schemas_string().optional(),
-    config: schemas_string().optional(),
-    stateDir: schemas_string().optional(),
-    token: schemas_string().optional(),
-    deliveryToken: schemas_string().optional(),
-});
-function parseInputs() {
-    const r = inputsSchema.safeParse({
+/** drain-grading: parse the inputs, run the job (src/loop/drain-job.ts), render its summary. */
+void runAction(async () => {
+    const logger = actionsLogger();
+    const inputs = parseDrainInputs({
         maxWorkers: optionalInput('max-workers'),
         maxAttempts: optionalInput('max-attempts'),
         requeue: optionalInput('requeue-dead-letter'),
@@ -69212,112 +69349,14 @@ function parseInputs() {
         token: secretInput('token'),
         deliveryToken: secretInput('delivery-token'),
     });
-    if (!r.success)
-        throw new errors_ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
-    const requeue = (r.data.requeue ?? '').split(/[\s,]+/).filter(Boolean);
-    return { ...r.data, requeue };
-}
-const toSummary = (t) => [t[0].map((data) => ({ data, header: true })), ...t.slice(1)];
-void runAction(async () => {
-    const logger = actionsLogger();
-    const inputs = parseInputs();
-    // The token is in `inputs` now; children and /proc/<pid>/environ never see it again.
+    // The tokens are in `inputs` now; children and /proc/<pid>/environ never see them again.
     hideCredentials();
-    const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
-    const layout = new StateLayout(config.stateDir);
-    const queue = new GradingQueue(layout, (m) => logger.warning(m));
-    // list-dead-letters and dry-run only read: nothing is imported, requeued, graded or delivered.
-    if (inputs.listDeadLetters || inputs.dryRun) {
-        const state = queue.state();
-        const dead = queue.deadLetters();
-        const pending = pendingKeys(state, new Date()).length;
-        setOutput('dead-letters', String(dead.length));
-        setOutput('pending', String(pending));
-        logger.info(`${pending} job(s) pending, ${dead.length} dead letter(s)`);
-        for (const d of dead)
-            logger.info(`dead letter ${d.job.jobKey} (${d.attempts} attempts): ${d.lastError ?? ''}`);
-        await writeSummary((s) => {
-            s.addHeading('Grading queue', 2).addRaw(`${pending} job(s) pending (nothing graded: read-only run)\n\n`);
-            s.addHeading('Dead letters', 3);
-            if (dead.length > 0)
-                s.addTable(toSummary(deadLetterTable(dead)));
-            else
-                s.addRaw('None.\n');
-        }, logger);
-        return;
-    }
-    if (inputs.bookbagsPath) {
-        const from = inputs.bookbagsPath;
-        await logger.group('Import bookbags', async () => {
-            // Handoffs of crew jobs are validated and imported whole (events and bookbags).
-            if (handoffDirs(from).length) {
-                const h = await importHandoffs(layout, from, { config, logger });
-                logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
-                return;
-            }
-            const r = await importBookbags(layout, from, logger);
-            logger.info(`imported ${r.imported} bookbag(s), enqueued ${r.enqueued} new job(s), skipped ${r.skipped.length}`);
-        });
-    }
-    for (const key of inputs.requeue) {
-        const j = await queue.requeue(key);
-        logger.info(`requeued ${key}; previous failure: ${j.previousFailure ?? ''}`);
-    }
-    const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
-    const github = inputs.token && repository
-        ? octokitPort(createGitHubClient({ token: inputs.token, logger }), repository)
-        : undefined;
-    if (!github)
-        logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
-    // Accepted work becomes a branch and a pull request (docs/delivery.md). A pull request opened with
-    // the workflow's GITHUB_TOKEN triggers no workflows: delivery-token takes an App or PAT token.
-    const delivery = deliveryFor({
-        config,
-        layout,
-        logger,
-        actions: true,
-        ...((inputs.deliveryToken ?? inputs.token) ? { token: inputs.deliveryToken ?? inputs.token } : {}),
-        ...(repository ? { repository } : {}),
-    });
-    const result = await logger.group('Drain the grading queue', () => drain({
-        config,
-        layout,
-        logger,
-        github,
-        delivery,
-        maxWorkers: inputs.maxWorkers,
-        maxAttempts: inputs.maxAttempts,
-    }));
-    logger.info(countsLine(result));
-    const dead = queue.deadLetters();
-    setOutput('accepted', String(result.accepted));
-    setOutput('rejected', String(result.rejected));
-    setOutput('failed', String(result.failed));
-    setOutput('dead-lettered', String(result.deadLettered));
-    setOutput('outbox-delivered', String(result.outboxDelivered));
-    setOutput('outbox-pending', String(result.outboxPending));
-    setOutput('dead-letters', String(dead.length));
-    setOutput('pending', String(pendingKeys(queue.state(), new Date()).length));
-    const board = boardSummary('drain-grading', layout, config, logger);
-    await writeSummary((s) => {
-        s.addHeading('Grading', 2).addRaw(`${countsLine(result)}\n\n`);
-        if (result.fatal)
-            s.addRaw(`**Grading stopped:** ${result.fatal}\n\n`);
-        // The leaderboard, lanes and pauses come from the board's view model.
-        if (board)
-            s.addRaw(board, true);
-        s.addHeading('Verdicts of this drain', 3);
-        if (result.verdicts.length > 0)
-            s.addTable(toSummary(verdictTable(result)));
-        else
-            s.addRaw('None.\n');
-        s.addHeading('Dead letters', 3);
-        if (dead.length > 0)
-            s.addTable(toSummary(deadLetterTable(dead)));
-        else
-            s.addRaw('None.\n');
-    }, logger);
-    if (result.fatal)
-        throw new Error(`grading stopped: ${result.fatal}`);
+    const { config, layout, result } = await drainJob(inputs, logger);
+    for (const [name, value] of Object.entries(drainOutputs(result)))
+        setOutput(name, value);
+    const board = result.mode === 'drain' ? boardSummary('drain-grading', layout, config, logger) : undefined;
+    await writeBlocks(drainSummary(result, board), logger);
+    if (result.mode === 'drain' && result.drained.fatal)
+        throw new Error(`grading stopped: ${result.drained.fatal}`);
 });
 

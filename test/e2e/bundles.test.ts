@@ -172,6 +172,14 @@ describe('the school loop through the committed bundles', () => {
         ).toEqual([]);
       }
       expect(labelsOf(4)).not.toContain('school:accepted'); // the pull request is never dispatched
+      // Accepted work arrived as one draft pull request per accepted issue, from its branch.
+      expect(fake.pulls.map((p) => p.head).sort()).toEqual(
+        planned
+          .filter((x) => x !== 6)
+          .map((n) => `school/issue-${n}`)
+          .sort(),
+      );
+      expect(fake.pulls.every((p) => p.draft && p.base === 'main')).toBe(true);
 
       // The grade job restored what the crews saved: their events and bookbags.
       const g = r.grade.job;

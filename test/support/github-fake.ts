@@ -85,11 +85,25 @@ export class GitHubFake {
   readonly tokens: Map<string, Permission>;
   readonly issues = new Map<number, FakeIssue>();
   readonly labels = new Map<string, FakeLabel>();
+  /** Pull requests opened through the API (delivery): head and base branch names. */
+  readonly pulls: Array<{
+    number: number;
+    head: string;
+    base: string;
+    title: string;
+    body: string;
+    draft: boolean;
+    state: 'open' | 'closed';
+  }> = [];
   readonly refs = new Map<string, string>();
   readonly requests: FakeRequest[] = [];
   readonly faults: Fault[] = [];
   rateLimit: { limit: number; remaining: number; reset: number };
   private nextNumber = 1;
+  /** Issues and pull requests share one number sequence, as on GitHub. */
+  takeNumber(): number {
+    return this.nextNumber++;
+  }
   private nextCommentId = 1000;
   private tick = Date.parse('2026-01-01T00:00:00Z');
   private latest = 0;
@@ -429,6 +443,40 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
       issue.updated_at = comment.created_at;
       return HttpResponse.json(commentJson(comment), { status: 201 });
     }),
+    // Pulls as GitHub lists and validates them: `head` filters by `owner:branch`; a second open pull
+    // request for the same head and base is a 422 "A pull request already exists".
+    route('get', '/repos/:owner/:repo/pulls', 'read', ({ url }) => {
+      const head = url.searchParams.get('head');
+      const state = url.searchParams.get('state') ?? 'open';
+      const list = fake.pulls.filter(
+        (p) => (!head || `${fake.owner}:${p.head}` === head) && (state === 'all' || p.state === state),
+      );
+      return HttpResponse.json(list.map((p) => pullJson(fake, p)));
+    }),
+    route('post', '/repos/:owner/:repo/pulls', 'write', async ({ request }) => {
+      const b = (await request.json()) as {
+        head?: string;
+        base?: string;
+        title?: string;
+        body?: string;
+        draft?: boolean;
+      };
+      if (!b.head || !b.base || !b.title)
+        return apiError(422, 'Validation Failed: head, base and title are required');
+      if (fake.pulls.some((p) => p.state === 'open' && p.head === b.head && p.base === b.base))
+        return apiError(422, `Validation Failed: A pull request already exists for ${fake.owner}:${b.head}.`);
+      const pr = {
+        number: fake.takeNumber(),
+        head: b.head,
+        base: b.base,
+        title: b.title,
+        body: b.body ?? '',
+        draft: b.draft ?? false,
+        state: 'open' as const,
+      };
+      fake.pulls.push(pr);
+      return HttpResponse.json(pullJson(fake, pr), { status: 201 });
+    }),
     // Octokit sends `heads/x` in one path segment or percent-encoded: read the ref from the URL.
     route('get', '/repos/:owner/:repo/git/ref/*', 'read', ({ url }) => {
       const ref = refFrom(url, '/git/ref/');
@@ -452,6 +500,19 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
       return HttpResponse.json(refJson(ref, body.sha));
     }),
   ];
+}
+
+function pullJson(fake: GitHubFake, p: GitHubFake['pulls'][number]) {
+  return {
+    number: p.number,
+    state: p.state,
+    draft: p.draft,
+    title: p.title,
+    body: p.body,
+    html_url: `https://github.com/${fake.owner}/${fake.repo}/pull/${p.number}`,
+    head: { ref: p.head, label: `${fake.owner}:${p.head}` },
+    base: { ref: p.base },
+  };
 }
 
 async function answer(
