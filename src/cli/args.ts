@@ -24,3 +24,28 @@ export function intOption(name: string, value: string | undefined, min = 1): num
   }
   return n;
 }
+
+/** The options that point a verb at a school: its school.yml and its state directory. */
+export const SCHOOL_OPTIONS = {
+  config: { type: 'string' },
+  'state-dir': { type: 'string' },
+} as const;
+
+/**
+ * `parse` plus `--help`: prints `help` and returns undefined when asked, so a verb is
+ * `const values = parseVerb(...); if (!values) return 0;`.
+ */
+export function parseVerb<T extends NonNullable<ParseArgsConfig['options']>>(
+  verb: string,
+  argv: string[],
+  options: T,
+  help: string,
+) {
+  const all: T & { help: { type: 'boolean' } } = { ...options, help: { type: 'boolean' } };
+  const { values } = parse(verb, argv, all);
+  if ((values as { help?: boolean }).help) {
+    process.stdout.write(help);
+    return undefined;
+  }
+  return values;
+}

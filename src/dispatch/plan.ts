@@ -37,7 +37,7 @@ import { CorruptStateError, message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import type { JobLiveness } from './lease.js';
-import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
+import type { CrewEvent, CrewPlanned, LeaseOwner } from '../schemas/crew.js';
 import { finiteOr } from '../security/sanitize.js';
 import { audit } from '../state/audit.js';
 import { event } from '../state/event-log.js';
@@ -114,15 +114,7 @@ export interface PlanInput {
   logger: Logger;
 }
 
-export interface Assignment {
-  crewId: string;
-  issueNumber: number;
-  daemon: string;
-  agent: string;
-  weight: string;
-  fences: string[];
-  attempt: number;
-  repair: boolean;
+export interface Assignment extends Omit<CrewPlanned, 'plannedBy'> {
   classroom: DaemonStatus['classroom'];
   fallback: boolean;
   role: string;

@@ -1,4 +1,4 @@
-import type { CrewEvent, CrewOutcome, LeaseOwner } from '../schemas/crew.js';
+import type { CrewEvent, CrewOutcome, CrewPlanned, LeaseOwner } from '../schemas/crew.js';
 import { EventLog } from '../state/event-log.js';
 import { foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
@@ -13,15 +13,7 @@ import './spend.js';
  */
 export type CrewStatus = 'planned' | 'running' | 'finished';
 
-export interface CrewRecord {
-  crewId: string;
-  issueNumber: number;
-  daemon: string;
-  agent: string;
-  weight: string;
-  fences: string[];
-  attempt: number;
-  repair: boolean;
+export interface CrewRecord extends Omit<CrewPlanned, 'plannedBy'> {
   status: CrewStatus;
   plannedAt: string;
   startedAt?: string;

@@ -1,3 +1,4 @@
+import { curriculumItem as baseItem } from '../support/items.js';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { vi } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
@@ -48,25 +49,14 @@ export function fixtureConfig(stateDir: string): SchoolConfig {
 }
 
 export function curriculumItem(number: number, title: string): CurriculumItem {
-  const clean = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
-  return {
-    number,
+  return baseItem(number, {
     title,
     body: 'body',
-    labels: [],
     url: `https://github.invalid/o/r/issues/${number}`,
     updatedAt: at(600).toISOString(),
     domain: number % 2 ? 'web' : 'cli',
     difficulty: (number % 3) + 1,
-    role: 'coding',
-    fences: [],
-    priority: 2,
-    size: 30,
-    weight: 'standard',
-    authorAssociation: 'OWNER',
-    sanitized: { title: clean, body: clean },
-    fingerprint: `fp${number}`,
-  };
+  });
 }
 
 export class StateWriter {

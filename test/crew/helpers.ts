@@ -1,3 +1,4 @@
+import { curriculumItem } from '../support/items.js';
 import { join, resolve } from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { parseConfig } from '../../src/config/load.js';
@@ -56,26 +57,7 @@ export function nodeFixture(name: string): Promise<string[]> {
 export const launcher = () => nodeFixture('crew-runner.ts');
 
 export function item(n: number, over: Partial<CurriculumItem> = {}): CurriculumItem {
-  const zero = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
-  return {
-    number: n,
-    title: `Fix thing ${n}`,
-    body: `Please fix thing ${n}.`,
-    labels: [],
-    url: `https://github.com/o/r/issues/${n}`,
-    updatedAt: '2026-01-01T00:00:00Z',
-    domain: 'general',
-    difficulty: 2,
-    role: 'coding',
-    fences: [],
-    priority: 2,
-    size: 30,
-    weight: 'standard',
-    authorAssociation: 'OWNER',
-    sanitized: { title: zero, body: zero },
-    fingerprint: `fp${n}`,
-    ...over,
-  };
+  return curriculumItem(n, { title: `Fix thing ${n}`, body: `Please fix thing ${n}.`, ...over });
 }
 
 export interface School {

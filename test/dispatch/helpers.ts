@@ -1,5 +1,6 @@
+import { curriculumItem } from '../support/items.js';
 import { parseConfig } from '../../src/config/load.js';
-import type { CapacityClass, SchoolConfig } from '../../src/config/schema.js';
+import type { SchoolConfig } from '../../src/config/schema.js';
 import type { AdmissionDaemon, AdmissionInput } from '../../src/dispatch/admission.js';
 import type { Candidate } from '../../src/dispatch/order.js';
 import { crewLog } from '../../src/dispatch/registry.js';
@@ -71,26 +72,7 @@ export function config(raw: Record<string, unknown> = {}): SchoolConfig {
 }
 
 export function item(number: number, over: Partial<CurriculumItem> = {}): CurriculumItem {
-  const none = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
-  return {
-    number,
-    title: `issue ${number}`,
-    body: '',
-    labels: [],
-    url: `https://github.com/o/r/issues/${number}`,
-    updatedAt: '2026-01-01T00:00:00Z',
-    domain: 'general',
-    difficulty: 2,
-    role: 'coding',
-    fences: [],
-    priority: 2,
-    size: 30,
-    weight: 'standard' as CapacityClass,
-    authorAssociation: 'OWNER',
-    sanitized: { title: none, body: none },
-    fingerprint: `fp${number}`,
-    ...over,
-  };
+  return curriculumItem(number, over);
 }
 
 /** Appends what a crew runtime would: started and finished events for a planned crew. */

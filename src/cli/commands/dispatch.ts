@@ -5,7 +5,7 @@ import { runCrewFromSpec } from '../../crew/runner.js';
 import type { PlanResult } from '../../dispatch/plan.js';
 import { StateLayout } from '../../state/layout.js';
 import { ConfigError } from '../../errors.js';
-import { parse } from '../args.js';
+import { parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school dispatch [--plan-only] [--daemon ID] [--config school.yml] [--dry-run]
@@ -33,19 +33,20 @@ export const dispatchCommand: Command = {
       if (!argv[1]) throw new ConfigError('school dispatch __run-crew: the spec path is missing.');
       return runCrewFromSpec(argv[1]);
     }
-    const { values } = parse('dispatch', argv, {
-      'plan-only': { type: 'boolean' },
-      'no-refill': { type: 'boolean' },
-      'run-only': { type: 'boolean' },
-      'dry-run': { type: 'boolean' },
-      daemon: { type: 'string' },
-      config: { type: 'string' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const values = parseVerb(
+      'dispatch',
+      argv,
+      {
+        'plan-only': { type: 'boolean' },
+        'no-refill': { type: 'boolean' },
+        'run-only': { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        daemon: { type: 'string' },
+        config: { type: 'string' },
+      },
+      HELP,
+    );
+    if (!values) return 0;
     const config = resolveConfig(values.config);
     const layout = new StateLayout(config.stateDir);
     const logger = consoleLogger();

@@ -8,7 +8,7 @@ import { createGitHubClient } from '../../github/client.js';
 import { consoleLogger } from '../../log.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
-import { intOption, parse } from '../args.js';
+import { SCHOOL_OPTIONS, intOption, parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school drain [--max-workers N] [--max-attempts N] [--config FILE] [--state-dir DIR] [--json]
@@ -21,18 +21,18 @@ is configured; otherwise they wait in the outbox. Exit code 1 when grading stopp
 export const drainCommand: Command = {
   summary: 'drain [--max-workers N] [--max-attempts N]: grade pending jobs (judges, ledger, outbox)',
   async run(argv) {
-    const { values } = parse('drain', argv, {
-      'max-workers': { type: 'string' },
-      'max-attempts': { type: 'string' },
-      config: { type: 'string' },
-      'state-dir': { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const values = parseVerb(
+      'drain',
+      argv,
+      {
+        'max-workers': { type: 'string' },
+        'max-attempts': { type: 'string' },
+        json: { type: 'boolean' },
+        ...SCHOOL_OPTIONS,
+      },
+      HELP,
+    );
+    if (!values) return 0;
     const maxWorkers = intOption('max-workers', values['max-workers']);
     const maxAttempts = intOption('max-attempts', values['max-attempts']);
     const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});

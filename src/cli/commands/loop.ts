@@ -10,7 +10,7 @@ import { ConfigError } from '../../errors.js';
 import { consoleLogger } from '../../log.js';
 import { runLoop, type LoopResult } from '../../loop/loop.js';
 import { StateLayout } from '../../state/layout.js';
-import { parse } from '../args.js';
+import { parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
 import type { CurriculumSource } from '../../curriculum/fetch.js';
 
@@ -32,18 +32,19 @@ dispatched twice, and a failed issue comes back as its repair.
 export const loopCommand: Command = {
   summary: 'loop [--example] [--config FILE]: fetch, dispatch, grade in one process, then report',
   async run(argv) {
-    const { values } = parse('loop', argv, {
-      example: { type: 'boolean' },
-      config: { type: 'string' },
-      'issues-file': { type: 'string' },
-      repo: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const values = parseVerb(
+      'loop',
+      argv,
+      {
+        example: { type: 'boolean' },
+        config: { type: 'string' },
+        'issues-file': { type: 'string' },
+        repo: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      HELP,
+    );
+    if (!values) return 0;
     if (values.example && values.config) {
       throw new ConfigError('school loop: use either --example or --config, not both.');
     }

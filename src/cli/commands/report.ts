@@ -2,7 +2,7 @@ import { renderHtml } from '../../board/html.js';
 import { loadView } from '../../board/load.js';
 import { ConfigError } from '../../errors.js';
 import { writeTextAtomic } from '../../state/atomic.js';
-import { parse } from '../args.js';
+import { SCHOOL_OPTIONS, parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school report --html FILE [--config FILE] [--state-dir DIR]
@@ -17,16 +17,16 @@ shows the problem).
 export const reportCommand: Command = {
   summary: 'report --html FILE: the board as a self-contained HTML file',
   async run(argv) {
-    const { values } = parse('report', argv, {
-      html: { type: 'string' },
-      config: { type: 'string' },
-      'state-dir': { type: 'string' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const values = parseVerb(
+      'report',
+      argv,
+      {
+        html: { type: 'string' },
+        ...SCHOOL_OPTIONS,
+      },
+      HELP,
+    );
+    if (!values) return 0;
     if (!values.html) {
       throw new ConfigError(
         'school report: --html FILE is required (where to write the report), e.g. --html board.html.',

@@ -6,7 +6,7 @@ import { DEFAULT_DEPLOYED } from '../../simulate/deployed.js';
 import { DEFAULT_SIM_OPTIONS, type SimOptions } from '../../simulate/options.js';
 import { renderJson, renderText } from '../../simulate/report.js';
 import { writeTextAtomic } from '../../state/atomic.js';
-import { intOption, parse } from '../args.js';
+import { intOption, parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school simulate [options]
@@ -72,29 +72,30 @@ export const simulateCommand: Command = {
   summary:
     'simulate [--issues N] [--daemons D] [--slots K] [--seed S] [--html FILE] [--json]: compare dispatch policies in virtual time',
   async run(argv) {
-    const { values } = parse('simulate', argv, {
-      issues: { type: 'string' },
-      daemons: { type: 'string' },
-      slots: { type: 'string' },
-      seed: { type: 'string' },
-      tail: { type: 'string' },
-      median: { type: 'string' },
-      'failure-rate': { type: 'string' },
-      'pause-rate': { type: 'string' },
-      'pause-minutes': { type: 'string' },
-      html: { type: 'string' },
-      json: { type: 'boolean' },
-      reference: { type: 'boolean' },
-      deployed: { type: 'boolean' },
-      'schedule-minutes': { type: 'string' },
-      'job-minutes': { type: 'string' },
-      'queue-minutes': { type: 'string' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const values = parseVerb(
+      'simulate',
+      argv,
+      {
+        issues: { type: 'string' },
+        daemons: { type: 'string' },
+        slots: { type: 'string' },
+        seed: { type: 'string' },
+        tail: { type: 'string' },
+        median: { type: 'string' },
+        'failure-rate': { type: 'string' },
+        'pause-rate': { type: 'string' },
+        'pause-minutes': { type: 'string' },
+        html: { type: 'string' },
+        json: { type: 'boolean' },
+        reference: { type: 'boolean' },
+        deployed: { type: 'boolean' },
+        'schedule-minutes': { type: 'string' },
+        'job-minutes': { type: 'string' },
+        'queue-minutes': { type: 'string' },
+      },
+      HELP,
+    );
+    if (!values) return 0;
     const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
     const raw = values as Record<string, string | boolean | undefined>;
     const num = (k: string, min: number, max: number) =>

@@ -1,6 +1,6 @@
 import { loadView } from '../../board/load.js';
 import { renderTerminal } from '../../board/terminal.js';
-import { parse } from '../args.js';
+import { SCHOOL_OPTIONS, parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school status [--json] [--config FILE] [--state-dir DIR]
@@ -18,16 +18,16 @@ Exit code 0, or 1 when a state file is corrupt or unreadable (the board still pr
 export const statusCommand: Command = {
   summary: 'status [--json]: the board — lanes, active items, pauses, spend, fleet load, leaderboard',
   async run(argv) {
-    const { values } = parse('status', argv, {
-      json: { type: 'boolean' },
-      config: { type: 'string' },
-      'state-dir': { type: 'string' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const values = parseVerb(
+      'status',
+      argv,
+      {
+        json: { type: 'boolean' },
+        ...SCHOOL_OPTIONS,
+      },
+      HELP,
+    );
+    if (!values) return 0;
     const { view } = loadView({ config: values.config, stateDir: values['state-dir'] });
     // buildView returns the view already redacted; renderTerminal redacts its output once more.
     process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : renderTerminal(view));
