@@ -1,3 +1,4 @@
+import type { GradingJob } from '../schemas/grading.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { appendJsonl } from '../state/jsonl.js';
@@ -8,16 +9,13 @@ import type { Verdict } from './verdict.js';
 /**
  * Outcome observations (seed 000 §3.2: the compound-learning feed): one line per graded job in
  * `observations.jsonl`, read back into the briefs of later crews in the same domain or fences
- * (src/agents/continuity.ts). Fail-soft: a failure here is a warning and never fails or undoes a grade.
+ * (src/crew/continuity.ts). Fail-soft: a failure here is a warning and never fails or undoes a grade.
  */
-export interface Observation {
+export interface Observation extends Pick<
+  GradingJob,
+  'jobKey' | 'issueNumber' | 'crewId' | 'agent' | 'domain' | 'difficulty'
+> {
   at: string;
-  jobKey: string;
-  issueNumber: number;
-  crewId: string;
-  agent: string;
-  domain: string;
-  difficulty: number;
   /** The crew's fences: a later crew touching the same paths reads this observation. */
   fences?: string[];
   accepted: boolean;
@@ -45,15 +43,7 @@ export async function recordObservations(
 }
 
 export function observationOf(
-  job: {
-    jobKey: string;
-    issueNumber: number;
-    crewId: string;
-    agent: string;
-    domain: string;
-    difficulty: number;
-    fences?: string[];
-  },
+  job: Omit<Observation, 'at' | 'accepted' | 'decidedBy' | 'code' | 'score'>,
   verdict: Verdict,
   at: Date,
 ): Observation {

@@ -1,17 +1,10 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeFileAtomic, writeJsonAtomic, writeTextAtomic } from '../../src/state/atomic.js';
-import { tempDir } from '../support/tmp.js';
-import { bundleChildren, exited, runNode } from './child-bundle.js';
+import { useChildren, exited, runNode } from './child-bundle.js';
 
-let dir: ReturnType<typeof tempDir>;
-let children: Awaited<ReturnType<typeof bundleChildren>>;
-beforeAll(async () => {
-  dir = tempDir();
-  children = await bundleChildren(join(dir.path, 'bin'));
-});
-afterAll(() => dir.cleanup());
+const { dir, children } = useChildren();
 
 describe('atomic writes', () => {
   it('replaces the file by rename (new inode), leaves no temp file, creates the directory', () => {

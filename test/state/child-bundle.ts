@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { afterAll, beforeAll } from 'vitest';
+import { tempDir } from '../support/tmp.js';
 
 /**
  * Test children are bundled once into plain CommonJS, so each real OS process starts in tens of
@@ -46,4 +48,25 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
       resolve({ code: child.exitCode, signal: child.signalCode });
     else child.on('close', (code, signal) => resolve({ code, signal }));
   });
+}
+
+/**
+ * A temporary directory and the bundled children for one test file: filled in `beforeAll`, removed in
+ * `afterAll`. Read their properties inside tests only.
+ */
+export function useChildren(): {
+  dir: { path: string };
+  children: Awaited<ReturnType<typeof bundleChildren>>;
+} {
+  const dir = { path: '' };
+  const children = {} as Awaited<ReturnType<typeof bundleChildren>>;
+  let cleanup = () => {};
+  beforeAll(async () => {
+    const t = tempDir();
+    dir.path = t.path;
+    cleanup = t.cleanup;
+    Object.assign(children, await bundleChildren(join(t.path, 'bin')));
+  });
+  afterAll(() => cleanup());
+  return { dir, children };
 }

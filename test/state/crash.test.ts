@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventLog, type StateEvent } from '../../src/state/event-log.js';
-import { tempDir } from '../support/tmp.js';
-import { bundleChildren, exited, runNode } from './child-bundle.js';
+import { useChildren, exited, runNode } from './child-bundle.js';
 
 /**
  * N2.2 / N5.1 under real crashes: a child appends events (each acknowledged on stdout only after
@@ -13,13 +12,7 @@ import { bundleChildren, exited, runNode } from './child-bundle.js';
  */
 const ROUNDS = Number(process.env.SCHOOL_CRASH_ROUNDS ?? 52);
 
-let dir: ReturnType<typeof tempDir>;
-let children: Awaited<ReturnType<typeof bundleChildren>>;
-beforeAll(async () => {
-  dir = tempDir();
-  children = await bundleChildren(join(dir.path, 'bin'));
-});
-afterAll(() => dir.cleanup());
+const { dir, children } = useChildren();
 
 /** One lane: its own log and a sequence of children, each SIGKILLed after a random delay. */
 async function lane(path: string, rounds: number, pad: number, tag: string) {

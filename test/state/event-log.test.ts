@@ -1,17 +1,10 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventLog, event, SNAPSHOT_TYPE, type StateEvent } from '../../src/state/event-log.js';
 import { appendJsonl } from '../../src/state/jsonl.js';
-import { tempDir } from '../support/tmp.js';
-import { bundleChildren, exited, runNode } from './child-bundle.js';
+import { useChildren, exited, runNode } from './child-bundle.js';
 
-let dir: ReturnType<typeof tempDir>;
-let children: Awaited<ReturnType<typeof bundleChildren>>;
-beforeAll(async () => {
-  dir = tempDir();
-  children = await bundleChildren(join(dir.path, 'bin'));
-});
-afterAll(() => dir.cleanup());
+const { dir, children } = useChildren();
 
 describe('EventLog', () => {
   it('appending an event whose key exists is a no-op, in one batch and across calls', async () => {
