@@ -42,6 +42,15 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
   const log = options.logger;
   const baseUrl = apiBaseUrl(options.baseUrl);
   const base = options.retryAfterBaseValue ?? 1000;
+  // Waits out a limit `retries` times, saying so; then the request fails with GitHub's answer.
+  const waitOn =
+    (what: string) =>
+    (retryAfter: number, opts: { method: string; url: string }, _o: unknown, retryCount: number) => {
+      log?.warning(
+        `GitHub ${what} on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`,
+      );
+      return retryCount < retries;
+    };
   const octokit = getOctokit(
     options.token,
     {
@@ -56,28 +65,8 @@ export function createGitHubClient(options: GitHubClientOptions): GitHubClient {
       },
       throttle: {
         retryAfterBaseValue: base,
-        onRateLimit: (
-          retryAfter: number,
-          opts: { method: string; url: string },
-          _o: unknown,
-          retryCount: number,
-        ) => {
-          log?.warning(
-            `GitHub rate limit on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`,
-          );
-          return retryCount < retries;
-        },
-        onSecondaryRateLimit: (
-          retryAfter: number,
-          opts: { method: string; url: string },
-          _o: unknown,
-          retryCount: number,
-        ) => {
-          log?.warning(
-            `GitHub secondary rate limit on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`,
-          );
-          return retryCount < retries;
-        },
+        onRateLimit: waitOn('rate limit'),
+        onSecondaryRateLimit: waitOn('secondary rate limit'),
       },
     },
     retry,

@@ -7,8 +7,8 @@ import { BranchSource } from '../../src/checkpoint/branch-source.js';
 import { recoverInterruptedSwap, restoreCheckpoint } from '../../src/checkpoint/restore.js';
 import { saveCheckpoint } from '../../src/checkpoint/save.js';
 import { EventLog } from '../../src/state/event-log.js';
-import { git, initBareRemote, tempDir } from '../support/tmp.js';
-import { cloneWorkspace, writeGradingState } from './helpers.js';
+import { git, tempDir } from '../support/tmp.js';
+import { cloneWorkspace, savedBranch } from './helpers.js';
 
 /** Spawns pay a TypeScript loader start each: seconds on a loaded machine, so a longer budget. */
 const SPAWN_TIMEOUT = 240_000;
@@ -21,14 +21,7 @@ describe('crash during save (SIGKILL between writing and pushing)', () => {
     'leaves the previous checkpoint intact, and the next save succeeds with every event',
     async () => {
       const root = join(tmp.path, 'crash');
-      const { bare } = initBareRemote(root);
-      const w = cloneWorkspace(bare, join(root, 'w'));
-      await writeGradingState(w.stateDir);
-      await saveCheckpoint({
-        stateDir: w.stateDir,
-        sources: [new BranchSource({ remote: bare })],
-        compactAfterDays: 14,
-      });
+      const { bare, w } = await savedBranch(root);
       const before = git(bare, 'rev-parse', 'refs/heads/school-state');
 
       const barrier = join(root, 'barrier');

@@ -15,7 +15,9 @@ import { enqueueGradingJob } from '../../src/grading/enqueue.js';
 import { jobKey, type GradingEvent } from '../../src/schemas/grading.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { git } from '../support/tmp.js';
+import { BranchSource } from '../../src/checkpoint/branch-source.js';
+import { saveCheckpoint } from '../../src/checkpoint/save.js';
+import { git, initBareRemote } from '../support/tmp.js';
 
 /**
  * A stand-in for the Actions cache service behaving like it: entries are immutable (a second save
@@ -218,4 +220,19 @@ export function writeBookbag(
 export function cloneWorkspace(bare: string, dir: string): { workspace: string; stateDir: string } {
   git(join(dir, '..'), 'clone', '-q', bare, dir);
   return { workspace: dir, stateDir: join(dir, '.school', 'state') };
+}
+
+/** A bare remote whose state branch holds one checkpoint of `writeGradingState`, and the workspace that saved it. */
+export async function savedBranch(
+  root: string,
+): Promise<{ bare: string; w: { workspace: string; stateDir: string } }> {
+  const { bare } = initBareRemote(root);
+  const w = cloneWorkspace(bare, join(root, 'w'));
+  await writeGradingState(w.stateDir);
+  await saveCheckpoint({
+    stateDir: w.stateDir,
+    sources: [new BranchSource({ remote: bare })],
+    compactAfterDays: 14,
+  });
+  return { bare, w };
 }

@@ -13,7 +13,7 @@ import { memoryLogger } from '../../src/log.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { initBareRemote, tempDir } from '../support/tmp.js';
-import { cloneWorkspace, fakeArtifacts, fakeCache, writeGradingState } from './helpers.js';
+import { cloneWorkspace, fakeArtifacts, fakeCache, writeGradingState, savedBranch } from './helpers.js';
 
 const tmp = tempDir('school-ckpt-src-');
 afterAll(() => tmp.cleanup());
@@ -96,14 +96,7 @@ describe('cache and artifact copies (docs/architecture.md)', () => {
 
   it('restores from the branch when the cache is unavailable or failing', async () => {
     const root = join(tmp.path, 'fallback');
-    const { bare } = initBareRemote(root);
-    const w = cloneWorkspace(bare, join(root, 'w'));
-    await writeGradingState(w.stateDir);
-    await saveCheckpoint({
-      stateDir: w.stateDir,
-      sources: [new BranchSource({ remote: bare })],
-      compactAfterDays: 14,
-    });
+    const { bare } = await savedBranch(root);
     for (const behaviour of [{ available: false }, { failRestore: true }]) {
       const log = memoryLogger();
       const dir = join(root, `r-${JSON.stringify(behaviour).replace(/\W/g, '')}`);
