@@ -58369,6 +58369,24 @@ function intOption(name, value, min = 1) {
     }
     return n;
 }
+/** The options that point a verb at a school: its school.yml and its state directory. */
+const SCHOOL_OPTIONS = {
+    config: { type: 'string' },
+    'state-dir': { type: 'string' },
+};
+/**
+ * `parse` plus `--help`: prints `help` and returns undefined when asked, so a verb is
+ * `const values = parseVerb(...); if (!values) return 0;`.
+ */
+function parseVerb(verb, argv, options, help) {
+    const all = { ...options, help: { type: 'boolean' } };
+    const { values } = args_parse(verb, argv, all);
+    if (values.help) {
+        process.stdout.write(help);
+        return undefined;
+    }
+    return values;
+}
 
 ;// CONCATENATED MODULE: ./src/cli/commands/checkpoint.ts
 
@@ -64991,6 +65009,11 @@ function createGitHubClient(options) {
     const log = options.logger;
     const baseUrl = apiBaseUrl(options.baseUrl);
     const base = options.retryAfterBaseValue ?? 1000;
+    // Waits out a limit `retries` times, saying so; then the request fails with GitHub's answer.
+    const waitOn = (what) => (retryAfter, opts, _o, retryCount) => {
+        log?.warning(`GitHub ${what} on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`);
+        return retryCount < retries;
+    };
     const octokit = getOctokit(options.token, {
         baseUrl,
         request: options.fetch ? { fetch: options.fetch } : undefined,
@@ -65003,14 +65026,8 @@ function createGitHubClient(options) {
         },
         throttle: {
             retryAfterBaseValue: base,
-            onRateLimit: (retryAfter, opts, _o, retryCount) => {
-                log?.warning(`GitHub rate limit on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`);
-                return retryCount < retries;
-            },
-            onSecondaryRateLimit: (retryAfter, opts, _o, retryCount) => {
-                log?.warning(`GitHub secondary rate limit on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`);
-                return retryCount < retries;
-            },
+            onRateLimit: waitOn('rate limit'),
+            onSecondaryRateLimit: waitOn('secondary rate limit'),
         },
     }, retry, throttling);
     // Registered after the plugins, so it sees an error only once retry and throttling gave up.
@@ -67684,18 +67701,14 @@ is configured; otherwise they wait in the outbox. Exit code 1 when grading stopp
 const drainCommand = {
     summary: 'drain [--max-workers N] [--max-attempts N]: grade pending jobs (judges, ledger, outbox)',
     async run(argv) {
-        const { values } = args_parse('drain', argv, {
+        const values = parseVerb('drain', argv, {
             'max-workers': { type: 'string' },
             'max-attempts': { type: 'string' },
-            config: { type: 'string' },
-            'state-dir': { type: 'string' },
             json: { type: 'boolean' },
-            help: { type: 'boolean' },
-        });
-        if (values.help) {
-            process.stdout.write(drain_HELP);
+            ...SCHOOL_OPTIONS,
+        }, drain_HELP);
+        if (!values)
             return 0;
-        }
         const maxWorkers = intOption('max-workers', values['max-workers']);
         const maxAttempts = intOption('max-attempts', values['max-attempts']);
         const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});
@@ -71055,19 +71068,16 @@ const dispatchCommand = {
                 throw new ConfigError('school dispatch __run-crew: the spec path is missing.');
             return runCrewFromSpec(argv[1]);
         }
-        const { values } = args_parse('dispatch', argv, {
+        const values = parseVerb('dispatch', argv, {
             'plan-only': { type: 'boolean' },
             'no-refill': { type: 'boolean' },
             'run-only': { type: 'boolean' },
             'dry-run': { type: 'boolean' },
             daemon: { type: 'string' },
             config: { type: 'string' },
-            help: { type: 'boolean' },
-        });
-        if (values.help) {
-            process.stdout.write(dispatch_HELP);
+        }, dispatch_HELP);
+        if (!values)
             return 0;
-        }
         const config = resolveConfig(values.config);
         const layout = new StateLayout(config.stateDir);
         const logger = consoleLogger();
@@ -71374,18 +71384,15 @@ dispatched twice, and a failed issue comes back as its repair.
 const loopCommand = {
     summary: 'loop [--example] [--config FILE]: fetch, dispatch, grade in one process, then report',
     async run(argv) {
-        const { values } = args_parse('loop', argv, {
+        const values = parseVerb('loop', argv, {
             example: { type: 'boolean' },
             config: { type: 'string' },
             'issues-file': { type: 'string' },
             repo: { type: 'string' },
             json: { type: 'boolean' },
-            help: { type: 'boolean' },
-        });
-        if (values.help) {
-            process.stdout.write(loop_HELP);
+        }, loop_HELP);
+        if (!values)
             return 0;
-        }
         if (values.example && values.config) {
             throw new ConfigError('school loop: use either --example or --config, not both.');
         }
@@ -72616,16 +72623,12 @@ shows the problem).
 const reportCommand = {
     summary: 'report --html FILE: the board as a self-contained HTML file',
     async run(argv) {
-        const { values } = args_parse('report', argv, {
+        const values = parseVerb('report', argv, {
             html: { type: 'string' },
-            config: { type: 'string' },
-            'state-dir': { type: 'string' },
-            help: { type: 'boolean' },
-        });
-        if (values.help) {
-            process.stdout.write(report_HELP);
+            ...SCHOOL_OPTIONS,
+        }, report_HELP);
+        if (!values)
             return 0;
-        }
         if (!values.html) {
             throw new ConfigError('school report: --html FILE is required (where to write the report), e.g. --html board.html.');
         }
@@ -74026,7 +74029,7 @@ function simulateOptions(values) {
 const simulateCommand = {
     summary: 'simulate [--issues N] [--daemons D] [--slots K] [--seed S] [--html FILE] [--json]: compare dispatch policies in virtual time',
     async run(argv) {
-        const { values } = args_parse('simulate', argv, {
+        const values = parseVerb('simulate', argv, {
             issues: { type: 'string' },
             daemons: { type: 'string' },
             slots: { type: 'string' },
@@ -74043,12 +74046,9 @@ const simulateCommand = {
             'schedule-minutes': { type: 'string' },
             'job-minutes': { type: 'string' },
             'queue-minutes': { type: 'string' },
-            help: { type: 'boolean' },
-        });
-        if (values.help) {
-            process.stdout.write(simulate_HELP);
+        }, simulate_HELP);
+        if (!values)
             return 0;
-        }
         const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
         const raw = values;
         const num = (k, min, max) => numberOption(k, raw[k], min, max);
@@ -74193,16 +74193,12 @@ Exit code 0, or 1 when a state file is corrupt or unreadable (the board still pr
 const statusCommand = {
     summary: 'status [--json]: the board — lanes, active items, pauses, spend, fleet load, leaderboard',
     async run(argv) {
-        const { values } = args_parse('status', argv, {
+        const values = parseVerb('status', argv, {
             json: { type: 'boolean' },
-            config: { type: 'string' },
-            'state-dir': { type: 'string' },
-            help: { type: 'boolean' },
-        });
-        if (values.help) {
-            process.stdout.write(status_HELP);
+            ...SCHOOL_OPTIONS,
+        }, status_HELP);
+        if (!values)
             return 0;
-        }
         const { view } = loadView({ config: values.config, stateDir: values['state-dir'] });
         // buildView returns the view already redacted; renderTerminal redacts its output once more.
         process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : renderTerminal(view));

@@ -64393,6 +64393,11 @@ function createGitHubClient(options) {
     const log = options.logger;
     const baseUrl = apiBaseUrl(options.baseUrl);
     const base = options.retryAfterBaseValue ?? 1000;
+    // Waits out a limit `retries` times, saying so; then the request fails with GitHub's answer.
+    const waitOn = (what) => (retryAfter, opts, _o, retryCount) => {
+        log?.warning(`GitHub ${what} on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`);
+        return retryCount < retries;
+    };
     const octokit = getOctokit(options.token, {
         baseUrl,
         request: options.fetch ? { fetch: options.fetch } : undefined,
@@ -64405,14 +64410,8 @@ function createGitHubClient(options) {
         },
         throttle: {
             retryAfterBaseValue: base,
-            onRateLimit: (retryAfter, opts, _o, retryCount) => {
-                log?.warning(`GitHub rate limit on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`);
-                return retryCount < retries;
-            },
-            onSecondaryRateLimit: (retryAfter, opts, _o, retryCount) => {
-                log?.warning(`GitHub secondary rate limit on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`);
-                return retryCount < retries;
-            },
+            onRateLimit: waitOn('rate limit'),
+            onSecondaryRateLimit: waitOn('secondary rate limit'),
         },
     }, retry, throttling);
     // Registered after the plugins, so it sees an error only once retry and throttling gave up.
