@@ -65570,6 +65570,7 @@ const onDaemon = (e, c) => {
     return d === undefined || d === c.daemon ? undefined : `names daemon ${String(d)}, not ${c.daemon}`;
 };
 const both = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
+/** Audit lines have no key or type rules: importAudit takes them. */
 const RULES = {
     crews: {
         'crew.started': both,
@@ -65587,7 +65588,6 @@ const RULES = {
             : `heartbeat of another daemon`,
         'school.paused': (e, c) => e.data?.source === 'manual' ? 'a manual pause' : ofCrew(e, c),
     },
-    audit: { '*': () => undefined },
 };
 function parseEvent(line) {
     if (Buffer.byteLength(line) > MAX_LINE)
@@ -65681,7 +65681,7 @@ async function importHandoffs(layout, root, o) {
                     refuse(file, e);
                     continue;
                 }
-                const rule = rules[log]?.[e.type] ?? rules[log]?.['*'];
+                const rule = rules[log]?.[e.type];
                 const why = rule
                     ? rule(e, ctx)
                     : `event type ${e.type} may not come from a ${roster ? 'roster' : 'crew'} job`;

@@ -57,7 +57,8 @@ const onDaemon: Rule = (e, c) => {
 };
 const both: Rule = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
 
-const RULES: Record<HandoffLog, Record<string, Rule>> = {
+/** Audit lines have no key or type rules: importAudit takes them. */
+const RULES: Record<Exclude<HandoffLog, 'audit'>, Record<string, Rule>> = {
   crews: {
     'crew.started': both,
     'lease.acquired': both,
@@ -76,7 +77,6 @@ const RULES: Record<HandoffLog, Record<string, Rule>> = {
     'school.paused': (e, c) =>
       (e.data as { source?: unknown } | null)?.source === 'manual' ? 'a manual pause' : ofCrew(e, c),
   },
-  audit: { '*': () => undefined },
 };
 
 function parseEvent(line: string): StateEvent | string {
@@ -165,7 +165,7 @@ export async function importHandoffs(
           refuse(file, e);
           continue;
         }
-        const rule = rules[log]?.[e.type] ?? rules[log]?.['*'];
+        const rule = rules[log]?.[e.type];
         const why = rule
           ? rule(e, ctx)
           : `event type ${e.type} may not come from a ${roster ? 'roster' : 'crew'} job`;
