@@ -55375,30 +55375,34 @@ class Ticket {
         catch {
             // Without a place in line this waiter simply tries on every wake.
         }
+        // Sweep on joining the line too, not only on a wake: a waiter that gets the lock on its
+        // backoff never looks at the line, and a dead waiter's ticket would otherwise stay.
+        this.live();
     }
     first() {
+        const names = this.live();
+        return names === undefined || names.length === 0 || names[0] === this.name || !names.includes(this.name);
+    }
+    /** The tickets in line, oldest first, after removing those older than the stale time. */
+    live() {
         let names;
         try {
             names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
         }
         catch {
-            return true;
+            return undefined;
         }
-        for (const n of names) {
-            if (n === this.name)
+        return names.filter((n) => {
+            if (n === this.name || Date.now() - Number(n.slice(0, 15)) <= LOCK_OPTIONS.stale)
                 return true;
-            if (Date.now() - Number(n.slice(0, 15)) > LOCK_OPTIONS.stale) {
-                try {
-                    (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
-                }
-                catch {
-                    // Someone else removed it.
-                }
-                continue;
+            try {
+                (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
+            }
+            catch {
+                // Someone else removed it.
             }
             return false;
-        }
-        return true;
+        });
     }
     remove() {
         try {
@@ -56981,6 +56985,7 @@ const crewFold = registerFold({
                         status: 'planned',
                         plannedAt: e.at,
                         ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
+                        ...(d.queued === true ? { queued: true } : {}),
                     };
                 }
                 break;
@@ -66436,6 +66441,102 @@ function admission_gib(bytes) {
     return `${(bytes / admission_GiB).toFixed(1)} GiB`;
 }
 
+;// CONCATENATED MODULE: ./src/dispatch/queue.ts
+
+/**
+ * Crew queues for Actions crew jobs. A crew job works on its own copy of the state and cannot take
+ * new work from the office while it runs (another daemon's job could take the same issue), so the
+ * plan gives each daemon, behind its first wave, a queue of crews that only that daemon's job may
+ * start: when one of its slots frees and a crew timeout plus the grading reserve still fit. The
+ * queue is planned with the same admission as the first wave (agents, fences, spend cap, pauses,
+ * class and disk), recorded as `crew.planned` with `queued: true`, and so the queues of two daemons
+ * never share an issue. What a job could not start is cancelled by the next plan (an interruption:
+ * the issue is simply planned again).
+ *
+ * - Concurrency: a daemon's job runs at most as many crews at once as its first wave (≤ its slots),
+ *   so `maxCrews` holds across jobs; for the cap, a daemon counts as min(its slots, its active
+ *   crews), queued ones included (`capUsage`).
+ * - Depth: the first crew of a slot may take the whole crew timeout; the rest are sized by the
+ *   typical crew duration seen so far (`typicalCrewMs`, the 75th percentile of recent runs), which
+ *   is what a slot really spends per crew. Over-planning costs nothing paid: an unstarted crew only
+ *   waits for the next plan.
+ */
+/** Crews counted against `maxCrews`: per daemon at most its slots (a daemon never runs more). */
+function capUsage(registry, config) {
+    const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
+    const perDaemon = new Map();
+    for (const c of Object.values(registry.crews)) {
+        if (c.status === 'finished')
+            continue;
+        perDaemon.set(c.daemon, (perDaemon.get(c.daemon) ?? 0) + 1);
+    }
+    let n = 0;
+    for (const [daemon, count] of perDaemon)
+        n += Math.min(count, slots.get(daemon) ?? count);
+    return n;
+}
+const RECENT = 50;
+const MIN_SAMPLES = 5;
+const FLOOR_MS = 60_000;
+/**
+ * The 75th percentile of the last 50 crews' run times (start to finish), at least a minute; the
+ * crew timeout until five crews have finished.
+ */
+function typicalCrewMs(registry, crewTimeoutMs) {
+    const runs = Object.values(registry.crews)
+        .filter((c) => c.startedAt && c.finishedAt && c.outcome !== 'cancelled')
+        .sort((a, b) => a.finishedAt.localeCompare(b.finishedAt))
+        .slice(-RECENT)
+        .map((c) => Date.parse(c.finishedAt) - Date.parse(c.startedAt))
+        .filter((ms) => Number.isFinite(ms) && ms >= 0)
+        .sort((a, b) => a - b);
+    if (runs.length < MIN_SAMPLES)
+        return crewTimeoutMs;
+    const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
+    return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));
+}
+/**
+ * The queue pass: after `first` admitted a first wave, admit more of the refused candidates onto
+ * the daemons that got one, each taking as many per wave as its first wave holds, for as many waves
+ * as fit after a first crew timeout. Candidates still refused keep the first pass's reason.
+ */
+function admitQueue(input, first, typicalMs) {
+    const allowance = new Map();
+    for (const a of first.admitted)
+        allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+    const refusedIssues = new Set(first.refused.map((r) => r.issue));
+    const rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
+    if (allowance.size === 0 || rest.length === 0)
+        return { queued: [], refused: first.refused };
+    const fallbacks = first.admitted.filter((a) => a.fallback).length;
+    const second = admit({
+        ...input,
+        candidates: rest,
+        daemons: input.daemons.map((d) => allowance.has(d.id)
+            ? { ...d, slots: allowance.get(d.id), busy: 0 }
+            : { ...d, busy: Number.MAX_SAFE_INTEGER }),
+        // Concurrency is the first wave's; the queue adds waiting crews, not running ones.
+        maxCrews: Number.MAX_SAFE_INTEGER,
+        activeCrews: 0,
+        heldFences: [
+            ...input.heldFences,
+            ...first.admitted.map((a) => ({
+                fences: a.candidate.fences,
+                holder: `issue #${a.candidate.issueNumber} (admitted this batch)`,
+            })),
+        ],
+        time: {
+            remainingMs: input.time.remainingMs - input.time.crewTimeoutMs,
+            crewTimeoutMs: typicalMs,
+            gradingReserveMs: input.time.gradingReserveMs,
+            maxWaves: Number.MAX_SAFE_INTEGER,
+        },
+        maxFallbacks: Math.max(0, input.maxFallbacks - fallbacks),
+    });
+    const queuedIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
+    return { queued: second.admitted, refused: first.refused.filter((r) => !queuedIssues.has(r.issue)) };
+}
+
 ;// CONCATENATED MODULE: ./src/curriculum/trust.ts
 /**
  * The intake trust gate. Anyone can open an issue on a public repository, and an issue is a prompt
@@ -66686,6 +66787,7 @@ async function writeCrewRunsView(layout, now = new Date()) {
 
 
 
+
 async function planDispatch(input) {
     const { config, layout, logger } = input;
     const now = input.now ?? new Date();
@@ -66823,7 +66925,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
     const offered = input.forDaemon
         ? daemons.map((d) => (d.id === input.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }))
         : daemons;
-    const decision = admit({
+    const admission = {
         candidates: orderCandidates(candidates, {
             order: config.dispatch.order,
             slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0),
@@ -66832,7 +66934,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
         agents: config.agents,
         ...(input.scores ? { scores: input.scores } : {}),
         maxCrews: config.dispatch.maxCrews,
-        activeCrews: active.length,
+        activeCrews: capUsage(registry, config),
         heldFences: active.map((c) => ({
             fences: c.fences,
             holder: `crew ${c.crewId} (issue #${c.issueNumber})`,
@@ -66848,8 +66950,15 @@ function decide(input, registry, now, remainingMs, corrupt) {
         maxFallbacks: config.dispatch.maxFallbacks,
         ...(blocked !== undefined ? { blocked } : {}),
         ...(pauses.length > 0 ? { paused: describePauses(pauses) } : {}),
-    });
-    const assignments = decision.admitted.map((a) => ({
+    };
+    const decision = admit(admission);
+    const queue = input.queue
+        ? admitQueue(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs))
+        : { queued: [], refused: decision.refused };
+    const assignments = [
+        ...decision.admitted.map((a) => ({ a, queued: false })),
+        ...queue.queued.map((a) => ({ a, queued: true })),
+    ].map(({ a, queued }) => ({
         crewId: `c${a.candidate.issueNumber}-${(0,external_node_crypto_.randomBytes)(4).toString('hex')}`,
         issueNumber: a.candidate.issueNumber,
         daemon: a.daemon,
@@ -66863,6 +66972,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
         role: a.candidate.role,
         domain: a.candidate.domain,
         difficulty: a.candidate.difficulty,
+        ...(queued ? { queued: true } : {}),
     }));
     const events = assignments.map((a) => event_log_event('crew.planned', `planned:${a.crewId}`, {
         crewId: a.crewId,
@@ -66873,6 +66983,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
         fences: a.fences,
         repair: a.repair,
         attempt: a.attempt,
+        ...(a.queued ? { queued: a.queued } : {}),
         ...plannedBy(input.plannedBy, a.daemon),
     }, now));
     const byDaemon = new Map();
@@ -66881,7 +66992,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
     const result = {
         assignments,
         reconciled: [],
-        refused: [...refused, ...decision.refused],
+        refused: [...refused, ...queue.refused],
         ...(decision.loud ? { loud: decision.loud } : {}),
         matrix: daemons
             .filter((d) => byDaemon.has(d.id))
@@ -67380,6 +67491,8 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 
 
 
+
+
 /**
  * A runner that outlives its crew's whole budget (student + verification timeouts, grace, teardown)
  * is hung, not slow: its process group is killed and the crew settles as lost.
@@ -67432,6 +67545,13 @@ async function runAssignments(o) {
         });
         const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
         const seen = new Set([...active.keys(), ...queue]);
+        // Crews queued behind the first wave (an Actions crew job's queue, dispatch/queue.ts) wait for
+        // a slot the first wave frees: never more at once than the first wave (and adopted crews) hold.
+        const planned = readCrewState(o.layout).registry.crews;
+        const queued = new Set(queue.filter((id) => planned[id]?.queued === true));
+        const limit = queued.size
+            ? Math.min(daemon.worktrees, Math.max(1, queue.length - queued.size + active.size))
+            : daemon.worktrees;
         const reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1000;
         const floor = o.config.dispatch.minFreeDiskGiB * GiB;
         const readDisk = o.freeDisk ?? (() => freeDiskBytes(worktreeRoot));
@@ -67467,7 +67587,7 @@ async function runAssignments(o) {
             if (!queue.length && !refillOpen)
                 diskWaitSince = undefined;
             // Refill: the planned crews are all started and a slot is free — ask the office for more.
-            if (refillOpen && !queue.length && !result.paused && active.size < daemon.worktrees && !outOfTime()) {
+            if (refillOpen && !queue.length && !result.paused && active.size < limit && !outOfTime()) {
                 const free = diskHolds('the next admissible crew');
                 if (free !== undefined) {
                     refillOpen = false;
@@ -67484,10 +67604,17 @@ async function runAssignments(o) {
                     }
                 }
             }
-            while (active.size < daemon.worktrees && queue.length && !result.paused) {
+            while (active.size < limit && queue.length && !result.paused) {
                 if (outOfTime()) {
                     skipAll('soft deadline: the time left in this job cannot fit a crew', 'soft deadline');
                     break;
+                }
+                const held = queued.has(queue[0]) ? queueStop(o, result) : undefined;
+                if (held) {
+                    const id = queue.shift();
+                    result.skipped.push({ crewId: id, reason: held });
+                    progress({ crewId: id, phase: 'skipped', elapsedMs: 0, detail: held });
+                    continue;
                 }
                 if (diskHolds(queue[0]) === undefined)
                     break;
@@ -67572,6 +67699,27 @@ async function runAssignments(o) {
         await lock.release();
     }
 }
+/**
+ * Why a queued crew may not start now, if so: the rule that stops refill (a crew ended in a way that
+ * needs a look), or the spend cap — read from this job's own state, which holds what this job's
+ * crews spent on top of what the plan saw (other daemons' jobs spend in parallel: the cap can be
+ * passed by at most what their running crews spend before the next plan).
+ */
+function queueStop(o, result) {
+    if (result.refillStopped)
+        return `queue stopped: ${result.refillStopped}`;
+    const cap = o.config.dispatch.spendCap;
+    if (cap === undefined)
+        return undefined;
+    let spent;
+    try {
+        spent = totalSpend(o.layout);
+    }
+    catch (e) {
+        return `the spend ledger cannot be read (${message(e)}); the spend cap cannot be judged`;
+    }
+    return spent >= cap ? `spend cap reached: $${spent.toFixed(2)} of $${cap.toFixed(2)} spent` : undefined;
+}
 /** Starts a crew runner in its own session; resolves with its exit code. */
 function launch(launcher, specPath, runtimeDir, crewId, env) {
     const dir = crewRuntimeDir(runtimeDir, crewId);
@@ -67640,6 +67788,7 @@ async function planStep(o) {
             ...(verdicts ? { verdicts } : {}),
             ...(scores ? { scores } : {}),
             plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
+            ...(o.queue ? { queue: true } : {}),
             ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
             driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
             ...(o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}),
@@ -67833,6 +67982,8 @@ async function dispatchJob(input, logger) {
             layout,
             logger,
             dryRun: input.dryRun,
+            // Crew jobs work on their own copy of the state: each gets a queue behind its first wave.
+            queue: true,
             ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
             ...(jobStatus ? { jobStatus } : {}),
         }));
@@ -67976,12 +68127,18 @@ function dispatchSummary(r, board) {
         { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
         ...raw(plan.paused),
         {
-            raw: `Admitted ${plan.assignments.length}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
+            raw: `Admitted ${plan.assignments.length}${queuedNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
         },
         {
             table: {
-                header: ['crew', 'issue', 'daemon', 'agent'],
-                rows: plan.assignments.map((a) => [a.crewId, `#${a.issueNumber}`, a.daemon, a.agent]),
+                header: ['crew', 'issue', 'daemon', 'agent', 'starts'],
+                rows: plan.assignments.map((a) => [
+                    a.crewId,
+                    `#${a.issueNumber}`,
+                    a.daemon,
+                    a.agent,
+                    a.queued ? 'when a slot frees' : 'at once',
+                ]),
             },
         },
         ...(plan.refused.length
@@ -68008,6 +68165,11 @@ function dispatchSummary(r, board) {
         },
         ...tail,
     ];
+}
+/** ` (2 at once, 5 queued behind them)` when the plan queued crews behind the first wave. */
+function queuedNote(plan) {
+    const queued = plan.assignments.filter((a) => a.queued).length;
+    return queued ? ` (${plan.assignments.length - queued} at once, ${queued} queued behind them)` : '';
 }
 
 ;// CONCATENATED MODULE: ./src/curriculum/summary.ts

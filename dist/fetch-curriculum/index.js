@@ -57887,30 +57887,34 @@ class Ticket {
         catch {
             // Without a place in line this waiter simply tries on every wake.
         }
+        // Sweep on joining the line too, not only on a wake: a waiter that gets the lock on its
+        // backoff never looks at the line, and a dead waiter's ticket would otherwise stay.
+        this.live();
     }
     first() {
+        const names = this.live();
+        return names === undefined || names.length === 0 || names[0] === this.name || !names.includes(this.name);
+    }
+    /** The tickets in line, oldest first, after removing those older than the stale time. */
+    live() {
         let names;
         try {
             names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
         }
         catch {
-            return true;
+            return undefined;
         }
-        for (const n of names) {
-            if (n === this.name)
+        return names.filter((n) => {
+            if (n === this.name || Date.now() - Number(n.slice(0, 15)) <= LOCK_OPTIONS.stale)
                 return true;
-            if (Date.now() - Number(n.slice(0, 15)) > LOCK_OPTIONS.stale) {
-                try {
-                    (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
-                }
-                catch {
-                    // Someone else removed it.
-                }
-                continue;
+            try {
+                (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
+            }
+            catch {
+                // Someone else removed it.
             }
             return false;
-        }
-        return true;
+        });
     }
     remove() {
         try {
@@ -65019,6 +65023,7 @@ const crewFold = registerFold({
                         status: 'planned',
                         plannedAt: e.at,
                         ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
+                        ...(d.queued === true ? { queued: true } : {}),
                     };
                 }
                 break;

@@ -12,6 +12,8 @@ import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { baselinePath, captureBaseline, readBaseline, writeBaseline } from './git-guard.js';
 import { describePauses, pauseStatus } from '../dispatch/pause.js';
+import { totalSpend } from '../dispatch/spend.js';
+import { message } from '../errors.js';
 import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } from './spec.js';
 import { revParse } from './git.js';
 import { adopt, refillStop, settle, type Active, type Progress } from './driver-settle.js';
@@ -56,7 +58,7 @@ export interface DriverOptions {
   jobStatus?: JobLiveness;
   /**
    * Asks the dispatch office for more crews for this daemon once the planned ones are started
-   * (dispatch-run.ts `refillFor`). Returns the ids of every crew planned for this daemon and not yet
+   * (`refillFor` in src/loop/steps.ts). Returns the ids of every crew planned for this daemon and not yet
    * started; the driver launches those it has not seen. Called again only after a crew finishes.
    */
   refill?: (ctx: { freeDiskBytes: number; remainingMs?: number }) => Promise<string[]>;
@@ -136,6 +138,13 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
     });
     const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
     const seen = new Set<string>([...active.keys(), ...queue]);
+    // Crews queued behind the first wave (an Actions crew job's queue, dispatch/queue.ts) wait for
+    // a slot the first wave frees: never more at once than the first wave (and adopted crews) hold.
+    const planned = readCrewState(o.layout).registry.crews;
+    const queued = new Set(queue.filter((id) => planned[id]?.queued === true));
+    const limit = queued.size
+      ? Math.min(daemon.worktrees, Math.max(1, queue.length - queued.size + active.size))
+      : daemon.worktrees;
     const reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1000;
     const floor = o.config.dispatch.minFreeDiskGiB * GiB;
     const readDisk = o.freeDisk ?? (() => freeDiskBytes(worktreeRoot));
@@ -170,7 +179,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       result.paused = pausedReason(o.layout);
       if (!queue.length && !refillOpen) diskWaitSince = undefined;
       // Refill: the planned crews are all started and a slot is free — ask the office for more.
-      if (refillOpen && !queue.length && !result.paused && active.size < daemon.worktrees && !outOfTime()) {
+      if (refillOpen && !queue.length && !result.paused && active.size < limit && !outOfTime()) {
         const free = diskHolds('the next admissible crew');
         if (free !== undefined) {
           refillOpen = false;
@@ -186,10 +195,17 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
           }
         }
       }
-      while (active.size < daemon.worktrees && queue.length && !result.paused) {
+      while (active.size < limit && queue.length && !result.paused) {
         if (outOfTime()) {
           skipAll('soft deadline: the time left in this job cannot fit a crew', 'soft deadline');
           break;
+        }
+        const held = queued.has(queue[0]!) ? queueStop(o, result) : undefined;
+        if (held) {
+          const id = queue.shift()!;
+          result.skipped.push({ crewId: id, reason: held });
+          progress({ crewId: id, phase: 'skipped', elapsedMs: 0, detail: held });
+          continue;
         }
         if (diskHolds(queue[0]!) === undefined) break;
         const crewId = queue.shift()!;
@@ -276,6 +292,25 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * Why a queued crew may not start now, if so: the rule that stops refill (a crew ended in a way that
+ * needs a look), or the spend cap — read from this job's own state, which holds what this job's
+ * crews spent on top of what the plan saw (other daemons' jobs spend in parallel: the cap can be
+ * passed by at most what their running crews spend before the next plan).
+ */
+function queueStop(o: DriverOptions, result: DriverResult): string | undefined {
+  if (result.refillStopped) return `queue stopped: ${result.refillStopped}`;
+  const cap = o.config.dispatch.spendCap;
+  if (cap === undefined) return undefined;
+  let spent: number;
+  try {
+    spent = totalSpend(o.layout);
+  } catch (e) {
+    return `the spend ledger cannot be read (${message(e)}); the spend cap cannot be judged`;
+  }
+  return spent >= cap ? `spend cap reached: $${spent.toFixed(2)} of $${cap.toFixed(2)} spent` : undefined;
 }
 
 /** Starts a crew runner in its own session; resolves with its exit code. */

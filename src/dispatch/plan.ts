@@ -43,7 +43,8 @@ import { audit } from '../state/audit.js';
 import { event } from '../state/event-log.js';
 import { foldLog } from '../state/fold.js';
 import { STATE_FILES, type StateLayout } from '../state/layout.js';
-import { admit, type AdmissionDaemon, type Refusal } from './admission.js';
+import { admit, type AdmissionDaemon, type AdmissionInput, type Refusal } from './admission.js';
+import { admitQueue, capUsage, typicalCrewMs } from './queue.js';
 import type { ScoreLookup } from './assign.js';
 import { cleanFences } from './fences.js';
 import { untrustedReason } from '../curriculum/trust.js';
@@ -95,6 +96,11 @@ export interface PlanInput {
   /** Crew-timeout waves one daemon slot may run back to back in this job (slot refill). Default 1. */
   maxWaves?: number;
   /**
+   * Plan a queue behind each daemon's first wave (./queue.ts): for Actions crew jobs, which cannot
+   * ask the office for more while they run. Locally the driver refills from the office instead.
+   */
+  queue?: boolean;
+  /**
    * Recorded on every planned crew: who is expected to start it. Local: this process's identity.
    * Actions: `{runId, runAttempt, job: <crew job>}`; the planner adds each crew's daemon.
    */
@@ -104,7 +110,7 @@ export interface PlanInput {
   /** A live driver runs this daemon here (it may still start that daemon's planned crews). */
   driving?: (daemon: string) => boolean;
   /**
-   * Refill (`refillFor` in src/crew/dispatch-run.ts): admit only onto this daemon. The other daemons keep their place in the
+   * Refill (`refillFor` in src/loop/steps.ts): admit only onto this daemon. The other daemons keep their place in the
    * decision (pools, fallback rules) but offer no slot, so the same admission runs for one daemon.
    */
   forDaemon?: string;
@@ -289,7 +295,7 @@ function decide(
   const offered = input.forDaemon
     ? daemons.map((d) => (d.id === input.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }))
     : daemons;
-  const decision = admit({
+  const admission: AdmissionInput = {
     candidates: orderCandidates(candidates, {
       order: config.dispatch.order,
       slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0),
@@ -298,7 +304,7 @@ function decide(
     agents: config.agents,
     ...(input.scores ? { scores: input.scores } : {}),
     maxCrews: config.dispatch.maxCrews,
-    activeCrews: active.length,
+    activeCrews: capUsage(registry, config),
     heldFences: active.map((c) => ({
       fences: c.fences,
       holder: `crew ${c.crewId} (issue #${c.issueNumber})`,
@@ -314,9 +320,16 @@ function decide(
     maxFallbacks: config.dispatch.maxFallbacks,
     ...(blocked !== undefined ? { blocked } : {}),
     ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
-  });
+  };
+  const decision = admit(admission);
+  const queue = input.queue
+    ? admitQueue(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs))
+    : { queued: [], refused: decision.refused };
 
-  const assignments: Assignment[] = decision.admitted.map((a) => ({
+  const assignments: Assignment[] = [
+    ...decision.admitted.map((a) => ({ a, queued: false })),
+    ...queue.queued.map((a) => ({ a, queued: true })),
+  ].map(({ a, queued }) => ({
     crewId: `c${a.candidate.issueNumber}-${randomBytes(4).toString('hex')}`,
     issueNumber: a.candidate.issueNumber,
     daemon: a.daemon,
@@ -330,6 +343,7 @@ function decide(
     role: a.candidate.role,
     domain: a.candidate.domain,
     difficulty: a.candidate.difficulty,
+    ...(queued ? { queued: true as const } : {}),
   }));
   const events: CrewEvent[] = assignments.map((a) =>
     event(
@@ -344,6 +358,7 @@ function decide(
         fences: a.fences,
         repair: a.repair,
         attempt: a.attempt,
+        ...(a.queued ? { queued: a.queued } : {}),
         ...plannedBy(input.plannedBy, a.daemon),
       },
       now,
@@ -355,7 +370,7 @@ function decide(
   const result: PlanResult = {
     assignments,
     reconciled: [],
-    refused: [...refused, ...decision.refused],
+    refused: [...refused, ...queue.refused],
     ...(decision.loud ? { loud: decision.loud } : {}),
     matrix: daemons
       .filter((d) => byDaemon.has(d.id))

@@ -68,6 +68,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
             status: 'planned',
             plannedAt: e.at,
             ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
+            ...(d.queued === true ? { queued: true as const } : {}),
           };
         }
         break;

@@ -133,6 +133,8 @@ export async function dispatchJob(input: DispatchJobInput, logger: Logger): Prom
         layout,
         logger,
         dryRun: input.dryRun,
+        // Crew jobs work on their own copy of the state: each gets a queue behind its first wave.
+        queue: true,
         ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
         ...(jobStatus ? { jobStatus } : {}),
       }),
@@ -280,12 +282,18 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
     ...raw(plan.paused),
     {
-      raw: `Admitted ${plan.assignments.length}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
+      raw: `Admitted ${plan.assignments.length}${queuedNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
     },
     {
       table: {
-        header: ['crew', 'issue', 'daemon', 'agent'],
-        rows: plan.assignments.map((a) => [a.crewId, `#${a.issueNumber}`, a.daemon, a.agent]),
+        header: ['crew', 'issue', 'daemon', 'agent', 'starts'],
+        rows: plan.assignments.map((a) => [
+          a.crewId,
+          `#${a.issueNumber}`,
+          a.daemon,
+          a.agent,
+          a.queued ? 'when a slot frees' : 'at once',
+        ]),
       },
     },
     ...(plan.refused.length
@@ -312,4 +320,10 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     },
     ...tail,
   ];
+}
+
+/** ` (2 at once, 5 queued behind them)` when the plan queued crews behind the first wave. */
+function queuedNote(plan: PlanResult): string {
+  const queued = plan.assignments.filter((a) => a.queued).length;
+  return queued ? ` (${plan.assignments.length - queued} at once, ${queued} queued behind them)` : '';
 }

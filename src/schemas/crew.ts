@@ -68,6 +68,12 @@ export interface CrewPlanned {
    * When that owner is gone and the crew never started, the next plan cancels it.
    */
   plannedBy?: LeaseOwner;
+  /**
+   * Planned behind its daemon's first wave (Actions crew jobs, whose state is a per-job copy): the
+   * crew job starts it when one of its slots frees, if the job still has time for it. A queued crew
+   * never raises how many crews the daemon runs at once.
+   */
+  queued?: true;
 }
 export interface CrewStarted {
   crewId: string;

@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { batchPolicy, fifoPolicy } from './baselines.js';
-import { DEFAULT_DEPLOYED, simulateDeployed, type DeployedOptions } from './deployed.js';
+import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence, type DeployedOptions } from './deployed.js';
 import { simulate, type SimResult } from './engine.js';
 import { measure, type PolicyMetrics } from './metrics.js';
 import { createOffice } from './office-adapter.js';
@@ -83,11 +83,11 @@ export function compare(
   if (deployed) {
     // The loop as deployed (deployed.ts): cron-only, as the workflow runs today, and continuous
     // refill, under both dispatch orders.
-    for (const cadence of ['cron', 'refill'] as const) {
+    for (const cadence of ['cron', 'refill', 'queue'] as const) {
       for (const order of ['smallest-first', 'tail-guard'] as const) {
         const result = simulateDeployed(workload, { ...DEFAULT_DEPLOYED, ...deployed, cadence, order });
         results.push({
-          label: `deployed: ${cadence === 'cron' ? 'cron-only (a plan per schedule tick)' : 'continuous refill within each job'}, dispatch.order ${order}`,
+          label: `deployed: ${CADENCE_LABELS[cadence]}, dispatch.order ${order}`,
           result,
           metrics: measure(workload, result),
         });
@@ -96,3 +96,9 @@ export function compare(
   }
   return { options, workload, results };
 }
+
+const CADENCE_LABELS: Record<Cadence, string> = {
+  cron: 'cron-only (a plan per schedule tick)',
+  refill: 'continuous refill from the office (one shared state: the CLI)',
+  queue: 'a queue behind each first wave (Actions crew jobs)',
+};

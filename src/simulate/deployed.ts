@@ -22,7 +22,7 @@ import type { SimSlot, Workload } from './workload.js';
  * Pauses follow seed 002 as in the engine. Every run's duration and outcome come from the workload,
  * so cron and refill do the same work and differ only in when it starts.
  */
-export type Cadence = 'cron' | 'refill';
+export type Cadence = 'cron' | 'refill' | 'queue';
 
 export interface DeployedOptions {
   cadence: Cadence;
@@ -49,7 +49,8 @@ interface Daemon {
   free: SimSlot[];
   planned: ReadyItem[];
   running: number;
-  job?: { deadline: number };
+  /** `queue`: the crews this job took at its start (its first wave and the queue behind it). */
+  job?: { deadline: number; queue: ReadyItem[] };
   /** A crew job queued behind the running one, or waiting for its runner. */
   jobAt?: number;
 }
@@ -95,7 +96,8 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
   let decisions = 0;
   let queuedSize = 0;
   const running = () => [...daemons.values()].reduce((n, d) => n + d.running, 0);
-  const plannedCount = () => [...daemons.values()].reduce((n, d) => n + d.planned.length, 0);
+  const plannedCount = () =>
+    [...daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.queue.length ?? 0), 0);
 
   const enqueue = (item: Omit<ReadyItem, 'seq' | 'id'>) => {
     const full: ReadyItem = { ...item, id: `${item.issue.number}#${item.run}`, seq: seq++ };
@@ -151,6 +153,7 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
    */
   const fill = (d: Daemon, starting: boolean) => {
     if (!d.job) return;
+    if (o.cadence === 'queue') return fillQueue(d, d.job, starting);
     if (starting || o.cadence === 'refill') {
       while (d.free.length > 0 && d.planned.length > 0) launch(d, d.planned.shift()!);
     }
@@ -163,6 +166,37 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
     }
   };
 
+  /**
+   * An Actions crew job with a queue (dispatch/queue.ts): it takes what was planned for its daemon
+   * when it starts, launches as slots free while a crew timeout plus the reserve fit, and what it
+   * did not start goes back to the backlog (the next plan cancels it and plans the issue again).
+   */
+  const fillQueue = (d: Daemon, job: NonNullable<Daemon['job']>, starting: boolean) => {
+    if (starting) job.queue.push(...d.planned.splice(0));
+    const fits = () => now + o.crewTimeoutMinutes + o.gradingReserveMinutes <= job.deadline;
+    while (d.free.length > 0 && job.queue.length > 0 && now >= pausedUntil && fits()) {
+      launch(d, job.queue.shift()!);
+    }
+    if (d.running > 0) return;
+    for (const item of job.queue.splice(0)) {
+      ready.set(item.id, item);
+      queuedSize += item.issue.size;
+    }
+    d.job = undefined;
+    if (d.planned.length > 0) startJobAt(d, now);
+  };
+
+  /** What a queue's later crews are sized by: the 75th percentile of the last 50 runs (queue.ts). */
+  const typicalMinutes = () => {
+    const runs = timeline
+      .slice(-50)
+      .map((t) => t.end - t.start)
+      .sort((a, b) => a - b);
+    if (runs.length < 5) return o.crewTimeoutMinutes;
+    const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)]!;
+    return Math.min(o.crewTimeoutMinutes, Math.max(1, p75));
+  };
+
   const startJobAt = (d: Daemon, at: number) => {
     if (d.job || d.jobAt !== undefined) return;
     d.jobAt = at;
@@ -170,8 +204,20 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
   };
 
   const tick = () => {
-    for (const [item, d] of place([...daemons.values()], (x) => x.free.length - x.planned.length)) {
+    const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.queue.length ?? 0);
+    const allowance = new Map<Daemon, number>();
+    for (const [item, d] of place([...daemons.values()], capacity)) {
       d.planned.push(item);
+      allowance.set(d, (allowance.get(d) ?? 0) + 1);
+    }
+    if (o.cadence === 'queue' && allowance.size > 0) {
+      // The queue behind the first wave: as many per wave as the first wave, for the waves that
+      // fit after one crew timeout (the plan's rule in dispatch/queue.ts).
+      const left = o.jobTimeoutMinutes - o.crewTimeoutMinutes - o.gradingReserveMinutes;
+      const waves = Math.max(0, Math.floor(left / typicalMinutes()));
+      for (const [item, d] of place([...allowance.keys()], (x) => allowance.get(x)! * waves)) {
+        d.planned.push(item);
+      }
     }
     for (const d of daemons.values()) if (d.planned.length > 0) startJobAt(d, now + o.queueMinutes);
     if (ready.size + plannedCount() + running() > 0) events.push(now + o.scheduleMinutes, { kind: 'tick' });
@@ -250,7 +296,7 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
       } else if (e.kind === 'job') {
         e.daemon.jobAt = undefined;
         if (e.daemon.job) continue;
-        e.daemon.job = { deadline: now + o.jobTimeoutMinutes };
+        e.daemon.job = { deadline: now + o.jobTimeoutMinutes, queue: [] };
         touched.add(e.daemon);
         starting.add(e.daemon);
       } else if (e.kind === 'tick') {

@@ -25,12 +25,13 @@ export function describeScenario(c: Comparison): string {
 /** Goal verdicts for our policy, with by how much a missed goal is missed. */
 export function goalLines(c: Comparison): string[] {
   const ours = c.results.find((r) => r.metrics.policy === 'ours')?.metrics;
-  const refill = c.results.find((r) => r.metrics.policy === 'refill · tail-guard')?.metrics;
-  const deployed = refill
-    ? [
-        `deployed refill · tail-guard: makespan ${refill.makespanRatio.toFixed(3)} × bound (goal ≤ 1.1 ×: ${refill.makespanRatio <= GOALS.makespanRatio ? 'met' : 'missed'}), slots busy ${pct(refill.backlogUtilization)} of the time runnable work waits (goal ≥ 95 %: ${refill.backlogUtilization >= GOALS.utilization ? 'met' : 'missed'})`,
-      ]
-    : [];
+  const deployed = (['refill', 'queue'] as const).flatMap((cadence) => {
+    const m = c.results.find((r) => r.metrics.policy === `${cadence} · tail-guard`)?.metrics;
+    if (!m) return [];
+    return [
+      `deployed ${cadence} · tail-guard: makespan ${m.makespanRatio.toFixed(3)} × bound (goal ≤ 1.1 ×: ${m.makespanRatio <= GOALS.makespanRatio ? 'met' : 'missed'}), slots busy ${pct(m.backlogUtilization)} of the time runnable work waits (goal ≥ 95 %: ${m.backlogUtilization >= GOALS.utilization ? 'met' : 'missed'})`,
+    ];
+  });
   if (!ours) return deployed;
   if (c.workload.slots.length < GOALS.minStudents) {
     return [`goals apply from ${GOALS.minStudents} students; this fleet has ${c.workload.slots.length}.`];

@@ -132,7 +132,7 @@ export function writeCurriculum(s: School, items: CurriculumItem[]): void {
 /** Records `crew.planned` the way the dispatch office does. */
 export async function plan(
   s: School,
-  crews: Array<{ crewId: string; issue: number; agent?: string; daemon?: string }>,
+  crews: Array<{ crewId: string; issue: number; agent?: string; daemon?: string; queued?: boolean }>,
 ): Promise<void> {
   const log = new EventLog<CrewEvent>(s.layout.file('crews'));
   await log.append(
@@ -146,6 +146,7 @@ export async function plan(
         fences: [],
         repair: false,
         attempt: 1,
+        ...(c.queued ? { queued: true as const } : {}),
       }),
     ),
   );

@@ -16,8 +16,10 @@ import { bundle, type RunContext } from './runner.js';
  * `origin`, and the crews run the example student in real git worktrees.
  *
  * Run 1 is a fresh school: the plan finds no daemon online and plans nothing; the roster job beats
- * both daemons. Run 2 dispatches four crews on two daemons (issue 6 fails on purpose), run 3 only
- * what is not done yet: issue 6 as its repair, never an accepted issue again.
+ * both daemons. Run 2 turns the whole backlog into crews: four at once on two daemons (maxCrews 4)
+ * and three queued behind them, which the crew jobs start as their slots free (issue 6 fails on
+ * purpose). Run 3 plans only what is not done yet: issue 6 as its repair and the issues opened
+ * since, never an accepted issue again; beta's crew job never runs, and run 4 plans its crews again.
  */
 
 const TOKEN = 'ghs_' + 'e2eTokenNeverPrinted0123456789abcdef'.slice(0, 36);
@@ -78,15 +80,18 @@ afterAll(async () => {
 });
 
 const labelsOf = (n: number) => fake.issues.get(n)!.labels;
-/** The plan summary's assignments table: crew, issue, daemon. */
+/** The plan summary's assignments table: crew, issue, daemon, and whether it waits in a queue. */
 const assignments = (r: LoopRun) =>
-  [...r.plan.dispatch.summary.matchAll(/<td>(c\d+-[\w-]+)<\/td><td>#(\d+)<\/td><td>([\w-]+)<\/td>/g)].map(
-    (m) => ({
-      crew: m[1]!,
-      issue: Number(m[2]),
-      daemon: m[3]!,
-    }),
-  );
+  [
+    ...r.plan.dispatch.summary.matchAll(
+      /<td>(c\d+-[\w-]+)<\/td><td>#(\d+)<\/td><td>([\w-]+)<\/td><td>[^<]*<\/td><td>([^<]*)<\/td>/g,
+    ),
+  ].map((m) => ({
+    crew: m[1]!,
+    issue: Number(m[2]),
+    daemon: m[3]!,
+    queued: m[4] === 'when a slot frees',
+  }));
 const plannedIssues = (r: LoopRun) => assignments(r).map((a) => a.issue);
 const crewEvents = (job: { path(...p: string[]): string }) =>
   readFileSync(job.path('.school/state/crews.jsonl'), 'utf8')
@@ -122,14 +127,17 @@ describe('the school loop through the committed bundles', () => {
   );
 
   it(
-    'run 2: four crews on two daemons; graded, labelled, saved; outputs carry identifiers only',
+    'run 2: the whole backlog in one run — four crews at once, three queued behind them; graded, labelled, saved; outputs carry identifiers only',
     async () => {
       const r = await loop.run(1002);
       runs.push(r);
       const { outputs, dispatch } = r.plan;
       expect(outputs['has-work']).toBe('true');
       expect(JSON.parse(outputs.daemons!)).toEqual(['alpha', 'beta']);
-      expect(outputs.crews).toBe('4');
+      expect(outputs.crews).toBe('7');
+      // maxCrews 4: two at once on each daemon, the rest in the daemons' queues.
+      expect(assignments(r).filter((a) => !a.queued)).toHaveLength(4);
+      expect(r.plan.dispatch.summary).toContain('Admitted 7 (4 at once, 3 queued behind them)');
       // The matrix holds daemon ids, runner labels and crew ids: nothing from an issue.
       const matrix = JSON.parse(dispatch.outputs.matrix!) as Array<Record<string, unknown>>;
       const strings = JSON.stringify(matrix)
@@ -142,16 +150,17 @@ describe('the school loop through the committed bundles', () => {
           for (const v of Object.values(step.outputs)) expect(v).not.toMatch(/greet|clamp|rm -rf/);
       }
       const planned = plannedIssues(r);
-      expect(planned).toHaveLength(4);
-      expect(planned).toContain(6);
+      expect(planned.sort((a, b) => a - b)).toEqual([1, 2, 3, 5, 6, 7, 8]);
 
+      // Each crew job ran its first wave and then its queue.
       for (const [d, c] of r.crews) {
-        expect(c.run.outputs, d).toMatchObject({ finished: '2', lost: '0', paused: 'false' });
+        const mine = assignments(r).filter((a) => a.daemon === d).length;
+        expect(c.run.outputs, d).toMatchObject({ finished: String(mine), lost: '0', paused: 'false' });
         expect(c.run.summary).toContain('<th>outcome</th>');
       }
       const drained = r.grade.drain.outputs;
       expect(drained).toMatchObject({
-        accepted: '3',
+        accepted: '6',
         rejected: '1',
         failed: '0',
         'dead-lettered': '0',
@@ -184,9 +193,9 @@ describe('the school loop through the committed bundles', () => {
       // The grade job restored what the crews saved: their events and bookbags.
       const g = r.grade.job;
       const crews = readFileSync(g.path('.school/state/crews.jsonl'), 'utf8');
-      expect(crews.match(/"type":"crew.finished"/g)).toHaveLength(4);
+      expect(crews.match(/"type":"crew.finished"/g)).toHaveLength(7);
       const bookbags = readdirSync(g.path('.school/state/bookbags'));
-      expect(bookbags).toHaveLength(4);
+      expect(bookbags).toHaveLength(7);
       for (const b of bookbags)
         expect(existsSync(g.path('.school/state/bookbags', b, 'done.flag'))).toBe(true);
       expect(branchFiles()).toEqual(
@@ -200,13 +209,17 @@ describe('the school loop through the committed bundles', () => {
     'run 3 dispatches nothing already done: only the repair of the rejected issue, then new work',
     async () => {
       const doneBefore = plannedIssues(runs[1]!).filter((n) => n !== 6);
+      // Opened by maintainers since run 2.
+      const opened = [1, 2, 3, 4].map(
+        (i) => fake.addIssue({ title: `New work ${i}`, body: 'Add it.' }).number,
+      );
       // beta's crew job never runs: replaced while pending in its concurrency group (or no runner came).
       const r = await loop.run(1003, { skipCrew: ['beta'] });
       runs.push(r);
       const planned = plannedIssues(r);
       expect(planned).toContain(6);
       for (const n of doneBefore) expect(planned, `#${n} was accepted in run 2`).not.toContain(n);
-      expect(planned.sort()).toEqual([1, 2, 3, 5, 6, 7, 8].filter((n) => !doneBefore.includes(n)).sort());
+      expect(planned.sort((a, b) => a - b)).toEqual([6, ...opened]);
       const attempts = crewEvents(r.plan.job)
         .filter((e) => e.type === 'crew.planned' && e.data.issueNumber === 6)
         .map((e) => e.data.attempt);
@@ -245,7 +258,8 @@ describe('the school loop through the committed bundles', () => {
       expect(again.map((a) => a.issue).sort()).toEqual(stranded.map((a) => a.issue).sort());
       for (const a of again) expect(stranded.map((x) => x.crew)).not.toContain(a.crew);
       expect(r.grade.drain.outputs).toMatchObject({ rejected: '0', accepted: String(again.length) });
-      for (const n of [1, 2, 3, 5, 6, 7, 8]) expect(labelsOf(n), `#${n}`).toContain('school:accepted');
+      for (const n of [1, 2, 3, 5, 6, 7, 8, ...plannedIssues(runs[2]!)])
+        expect(labelsOf(n), `#${n}`).toContain('school:accepted');
 
       // Every issue is done now: a further plan dispatches nothing.
       const ctx: RunContext = { ...base, runId: 1005 };
