@@ -130,15 +130,20 @@ export async function pushBranch(o: {
   // Missing remote branch: nothing to compare against (the fetch fails, and that is fine; a
   // tracking ref left by an earlier run must not stand in for it).
   await runGit(['update-ref', '-d', tracking], { cwd: o.repoPath });
-  await runGit(['fetch', '--no-tags', 'origin', `+refs/heads/${o.branch}:${tracking}`], {
-    cwd: o.repoPath,
-    ...auth,
-  });
-  if ((await git1(o.repoPath, tracking)) === o.sha) return true;
-  if (!(await mayMove(o.repoPath, tracking, o.date))) return false;
-  await gitOut(['push', '--force', '--no-verify', 'origin', `${o.sha}:refs/heads/${o.branch}`], {
-    cwd: o.repoPath,
-    ...auth,
-  });
-  return true;
+  try {
+    await runGit(['fetch', '--no-tags', 'origin', `+refs/heads/${o.branch}:${tracking}`], {
+      cwd: o.repoPath,
+      ...auth,
+    });
+    if ((await git1(o.repoPath, tracking)) === o.sha) return true;
+    if (!(await mayMove(o.repoPath, tracking, o.date))) return false;
+    await gitOut(['push', '--force', '--no-verify', 'origin', `${o.sha}:refs/heads/${o.branch}`], {
+      cwd: o.repoPath,
+      ...auth,
+    });
+    return true;
+  } finally {
+    // The tracking ref is only for this comparison: leave no ref behind in the user's repository.
+    await runGit(['update-ref', '-d', tracking], { cwd: o.repoPath });
+  }
 }

@@ -233,6 +233,8 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
       }
       expect(gh.pulls).toHaveLength(3);
       expect(branches()).toEqual(['school/issue-1', 'school/issue-2', 'school/issue-3']);
+      // The refs used to compare with origin's branches are gone from the user's repository.
+      expect(gitOut(s.work, 'for-each-ref', 'refs/school-delivery/').out).toBe('');
 
       // What was delivered: one commit on the crew's base with its patch, by the configured author.
       const head = gitOut(s.bare, 'rev-parse', 'refs/heads/school/issue-1').out;
