@@ -7,6 +7,7 @@ import { codexArgv, codexEnding, readCodexEvents } from '../agents/codex.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { redact, redactText } from '../security/redact.js';
+import type { Usage } from '../bookbag/schema.js';
 import type { JudgeFinding } from './verdict.js';
 import { finding, parseReviewerOutput, ReviewerError, type ReviewInput } from './reviewer.js';
 
@@ -60,7 +61,7 @@ export function reviewPrompt(input: ReviewInput): string {
 export async function runAgentReviewer(
   reviewer: AgentReviewer,
   input: ReviewInput,
-  o: { timeoutMs: number },
+  o: { timeoutMs: number; onUsage?: (usage: Usage) => Promise<unknown> },
 ): Promise<JudgeFinding> {
   const tool = reviewer.kind === 'codex' ? 'codex' : 'claude';
   const argv =
@@ -85,6 +86,8 @@ export async function runAgentReviewer(
       stderr: run.stderr.toString('utf8'),
     };
     const ending = reviewer.kind === 'codex' ? codexEnding(reviewer, out) : claudeEnding(out);
+    // A review costs what it used whatever its verdict, failed reviews included.
+    if (ending.usage && o.onUsage) await o.onUsage(ending.usage);
     if (ending.kind !== 'succeeded') {
       throw new ReviewerError(
         `reviewer (${tool}): ${ending.kind}: ${redactText(ending.reason).slice(0, 400)}`,

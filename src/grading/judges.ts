@@ -1,12 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { SchoolConfig } from '../config/schema.js';
+import type { ReviewerConfig, SchoolConfig } from '../config/schema.js';
+import { recordSpend } from '../dispatch/spend.js';
 import type { GradingJob } from '../schemas/grading.js';
 import { curriculumItemSchema } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
 import { STATE_DIRS, type StateLayout } from '../state/layout.js';
 import { readBookbag } from '../bookbag/store.js';
 import { message } from '../errors.js';
-import type { Bookbag } from '../bookbag/schema.js';
+import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
@@ -169,7 +171,12 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
             role: bookbag.role,
             ...(read.report !== undefined ? { report: read.report } : {}),
           },
-          { cwd: resolve(config.repoPath), timeoutMs, passEnv: [] },
+          {
+            cwd: resolve(config.repoPath),
+            timeoutMs,
+            passEnv: [],
+            onUsage: (usage) => recordReviewSpend(layout, job, config.grading.reviewer!, usage),
+          },
         ),
       );
     } else {
@@ -179,4 +186,28 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     }
     return combine(findings);
   };
+}
+
+/**
+ * An AI reviewer's cost goes to the spend ledger the cap reads, under its own key per review run
+ * (`review:<job key>:<random>`: a retried review ran, and cost, again).
+ */
+async function recordReviewSpend(
+  layout: StateLayout,
+  job: { jobKey: string; crewId: string; issueNumber: number },
+  reviewer: ReviewerConfig,
+  usage: Usage,
+): Promise<void> {
+  const kind = Array.isArray(reviewer) ? 'command' : reviewer.kind;
+  await recordSpend(layout, `review:${job.jobKey}:${randomBytes(4).toString('hex')}`, {
+    costUsd: usage.costUsd ?? 0,
+    crewId: job.crewId,
+    issueNumber: job.issueNumber,
+    agent: `reviewer (${kind})`,
+    tokens: {
+      input: usage.inputTokens ?? 0,
+      output: usage.outputTokens ?? 0,
+      ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
+    },
+  });
 }

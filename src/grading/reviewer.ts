@@ -9,6 +9,7 @@ import { runProcess } from '../process/run.js';
 import { reviewerVerdictSchema, type JudgeFinding, type ReviewerVerdict } from './verdict.js';
 import type { ReviewerConfig } from '../config/schema.js';
 import { runAgentReviewer } from './agent-reviewer.js';
+import type { Usage } from '../bookbag/schema.js';
 
 /**
  * The configured reviewer (docs/architecture.md): `grading.reviewer` is a command (argv) or a Claude Code /
@@ -71,7 +72,13 @@ export function parseReviewerOutput(stdout: string): ReviewerVerdict {
 export async function runReviewer(
   reviewer: ReviewerConfig,
   input: ReviewInput,
-  o: { cwd: string; timeoutMs: number; passEnv?: readonly string[] },
+  o: {
+    cwd: string;
+    timeoutMs: number;
+    passEnv?: readonly string[];
+    /** What an AI reviewer's run used (claude-code, codex), for the spend ledger. */
+    onUsage?: (usage: Usage) => Promise<unknown>;
+  },
 ): Promise<JudgeFinding> {
   if (!Array.isArray(reviewer) && reviewer.kind !== 'command') return runAgentReviewer(reviewer, input, o);
   const argv = Array.isArray(reviewer) ? reviewer : reviewer.command!;

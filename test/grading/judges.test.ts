@@ -7,9 +7,11 @@ import { defaultGrader } from '../../src/grading/judges.js';
 import { drain } from '../../src/grading/drain.js';
 import { insideFences, parseDiff, rubricFinding } from '../../src/grading/rubric.js';
 import { parseReviewerOutput } from '../../src/grading/reviewer.js';
+import { totalSpend } from '../../src/dispatch/spend.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { git, initRepo, tempDir } from '../support/tmp.js';
+import { claude, installFakes } from '../agents/fake.js';
 import { config, enqueueMany, job, writeBookbag } from './helpers.js';
 
 const tmp = tempDir('school-grading-j-');
@@ -310,6 +312,43 @@ describe('reviewer command', () => {
     writeFileSync(bad, "console.log(JSON.stringify({ approve: 'yes', score: 3 }));\n");
     const cfgBad = config({ repoPath: repo, grading: { reviewer: ['node', bad] } });
     await expect(defaultGrader({ config: cfgBad, layout })(good)).rejects.toThrow(/no valid verdict/);
+  });
+
+  it('an AI reviewer’s cost goes to the spend ledger the cap reads, for a failed review too', async () => {
+    const layout = new StateLayout(join(tmp.path, 'state-ai'));
+    const fixDiff = crewDiff((wt) => writeFileSync(join(wt, 'src/sum.mjs'), SUM_FIXED));
+    const good = writeBookbag(layout, {
+      crewId: 'c-ai1',
+      issueNumber: 21,
+      diff: fixDiff,
+      baseSha,
+      verification: 'passed',
+    });
+    const fakes = installFakes(join(tmp.path, 'ai-bin'), [
+      {
+        stdout: claude.result({
+          session: 'rv1',
+          cost: 0.37,
+          text: '{"approve": true, "score": 0.9, "reasons": ["fixes sum"]}',
+        }),
+      },
+      { stdout: claude.result({ session: 'rv2', cost: 0.05, text: 'I think it is fine.' }) },
+    ]);
+    const path = process.env.PATH;
+    process.env.PATH = `${fakes.bin}:${path}`;
+    try {
+      const cfg = config({
+        repoPath: repo,
+        grading: { reviewer: { kind: 'claude-code', args: [], passEnv: [] } },
+      });
+      const grade = defaultGrader({ config: cfg, layout });
+      expect(await grade(good)).toMatchObject({ accepted: true, code: 'reviewer_approved' });
+      expect(totalSpend(layout)).toBeCloseTo(0.37, 6);
+      await expect(grade(good)).rejects.toThrow(/no valid verdict/);
+      expect(totalSpend(layout)).toBeCloseTo(0.42, 6);
+    } finally {
+      process.env.PATH = path;
+    }
   });
 
   it('parses the last JSON line and rejects out-of-range scores', () => {
