@@ -141,6 +141,13 @@ describe('Actions owners: the job must no longer be in progress (REST API throug
         ],
       });
     }),
+    // No job imports this workflow's results: the run's own status says when it ended.
+    http.get('https://api.github.com/repos/o/r/actions/runs/:run', ({ params }) =>
+      HttpResponse.json({
+        id: Number(params.run),
+        status: (jobs[String(params.run)] ?? 'queued') === 'completed' ? 'completed' : 'in_progress',
+      }),
+    ),
   );
   beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
   afterAll(() => server.close());

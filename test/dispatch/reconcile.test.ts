@@ -35,6 +35,15 @@ const server = setupServer(
       jobs: jobs.map((j, i) => ({ id: i + 1, run_attempt: 1, ...j })),
     });
   }),
+  // Like GitHub: a run is completed once every job of it is.
+  http.get('https://api.github.com/repos/o/r/actions/runs/:run', ({ params }) => {
+    const jobs = runs[String(params.run)];
+    if (!jobs) return HttpResponse.json({ message: 'Not Found' }, { status: 404 });
+    return HttpResponse.json({
+      id: Number(params.run),
+      status: jobs.every((j) => j.status === 'completed') ? 'completed' : 'in_progress',
+    });
+  }),
 );
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 afterAll(() => server.close());
@@ -127,6 +136,41 @@ describe('plan reconciles crews whose Actions crew job never started them', () =
     const after = await plan([item(1)], RUN_200);
     expect(after.reconciled.map((r) => [r.crewId, r.outcome])).toEqual([[c1, 'cancelled']]);
     expect(after.assignments.map((a) => a.issueNumber)).toEqual([1]);
+  });
+
+  it('a crew job that ended while its run’s grade job has not imported its handoff yet keeps the planned crew', async () => {
+    const { layout, plan } = await school();
+    const c1 = (await plan([item(1)], RUN_100)).assignments[0]!.crewId;
+    // Inside the reusable workflow the API prefixes the caller's job name.
+    const crew = { name: 'school / crew d1', status: 'completed', conclusion: 'success' };
+    for (const grade of [
+      { name: 'school / grade', status: 'queued', conclusion: null },
+      { name: 'school / grade', status: 'in_progress', conclusion: null },
+    ]) {
+      runs['100'] = [{ name: 'school / plan', status: 'completed', conclusion: 'success' }, crew, grade];
+      const during = await plan([item(1)], RUN_200);
+      // The crew may have run: its events reach the state only when grade saves them.
+      expect(during.reconciled).toEqual([]);
+      expect(during.assignments).toEqual([]);
+      expect(readRegistry(layout).crews[c1]!.status).toBe('planned');
+    }
+    // Not listed yet (created once the crew jobs end): the run is still going.
+    runs['100'] = [
+      { name: 'school / plan', status: 'completed', conclusion: 'success' },
+      crew,
+      { name: 'school / roster d1', status: 'queued', conclusion: null },
+    ];
+    expect((await plan([item(1)], RUN_200)).reconciled).toEqual([]);
+    // Imported (and nothing recorded a start): now it is cancelled and planned again.
+    runs['100'] = [
+      { name: 'school / plan', status: 'completed', conclusion: 'success' },
+      crew,
+      { name: 'school / roster d1', status: 'queued', conclusion: null },
+      { name: 'school / grade', status: 'completed', conclusion: 'success' },
+    ];
+    const after = await plan([item(1)], RUN_200);
+    expect(after.reconciled.map((r) => [r.crewId, r.outcome])).toEqual([[c1, 'cancelled']]);
+    expect(after.reconciled[0]!.reason).toContain('"school / crew d1"');
   });
 
   it('the run ended with no crew job for that daemon → cancelled', async () => {

@@ -100,7 +100,27 @@ export class ActionsFake extends GitHubFake {
         jobs: list.map((j) => ({ ...j, run_id: Number(params.runId), head_branch: 'main' })),
       });
     });
-    return [jobs, ...super.handlers];
+    const run = http.get('*/repos/:owner/:repo/actions/runs/:runId', ({ request, params }) => {
+      const url = new URL(request.url);
+      this.requests.push({ method: 'GET', path: url.pathname, query: {}, status: 200 });
+      const list = this.runs.get(Number(params.runId));
+      if (
+        !list ||
+        params.owner !== this.owner ||
+        params.repo !== this.repo ||
+        !this.tokens.has(bearer(request))
+      ) {
+        return HttpResponse.json({ message: 'Not Found' }, { status: 404 });
+      }
+      // Like GitHub: a run is completed once every job of it is.
+      const done = list.every((j) => j.status === 'completed');
+      return HttpResponse.json({
+        id: Number(params.runId),
+        status: done ? 'completed' : 'in_progress',
+        conclusion: done ? 'success' : null,
+      });
+    });
+    return [jobs, run, ...super.handlers];
   }
 }
 
