@@ -89,7 +89,7 @@ export class ClaudeReader {
     let v: unknown;
     if (cut) {
       // Only the end of an over-long `--verbose` array was kept: its last element is the result.
-      v = text.startsWith('{') ? undefined : lastArrayObject(text);
+      v = lastArrayObject(text);
       if (v === undefined) return false;
     } else {
       try {

@@ -79,7 +79,8 @@ export class LineScanner {
     this.partialCut = false;
     if (cut) this.cutLines++;
     if (!line) return;
-    if ((line.startsWith('{') || line.startsWith('[')) && this.sink(line, cut)) return;
+    // A cut line starts anywhere: its reader may still find what it needs at its end.
+    if ((cut || line.startsWith('{') || line.startsWith('[')) && this.sink(line, cut)) return;
     this.keepProse(cut ? `…${line.slice(-512)}` : line);
   }
 

@@ -39,7 +39,10 @@ afterEach(() => {
 
 const SOLVE = (n: number) => ({ file: 'src/value.txt', text: `solved #${n}\n` });
 
-function agentSchool(turns: Parameters<typeof installFakes>[1], over: { timeout?: number } = {}) {
+function agentSchool(
+  turns: Parameters<typeof installFakes>[1],
+  over: { timeout?: number; codexArgs?: string[] } = {},
+) {
   const s = (school = makeSchool({
     ...(over.timeout ? { timeout: over.timeout } : {}),
     extraAgents: [
@@ -56,6 +59,7 @@ function agentSchool(turns: Parameters<typeof installFakes>[1], over: { timeout?
         model: 'gpt-5-codex',
         pricing: { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10 },
         passEnv: ['OPENAI_API_KEY'],
+        ...(over.codexArgs ? { args: over.codexArgs } : {}),
       },
       { id: 'ghost', kind: 'claude-code', bin: 'claude-not-installed' },
     ],
@@ -369,6 +373,105 @@ describe('codex agent', () => {
     expect(r.outcome).toBe('failed');
     expect(r.reason).toContain('sandbox denied: cannot write outside workspace');
     expect(existsSync(join(s.layout.bookbag('c23-cod0004'), 'done.flag'))).toBe(true);
+  });
+});
+
+describe('sessions a correction turn cannot resume', () => {
+  it('claude: a session gone from the runner is an alert, not the agent’s failure; the turns before are spent', async () => {
+    // The first turn's verification fails; the tool's session store is gone before the correction.
+    const { s, fake } = agentSchool([
+      { stdout: claude.result({ session: uid('sess-40'), cost: 0.02 }), forget: true },
+    ]);
+    writeCurriculum(s, [item(40)]);
+    const r = await run(s, 'c40-cla0014', 40, 'claude');
+    const calls = fake.calls();
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.refused).toBe(true);
+    expect(r.outcome).toBe('aborted');
+    expect(r.reason).toContain(`claude could not resume session ${uid('sess-40')}`);
+    expect(r.reason).toContain('No conversation found with session ID');
+    expect(registry(s).crews['c40-cla0014']!.infra).toBe(true);
+    expect(issueStates(registry(s)).get(40)).toEqual({ kind: 'ready', attempt: 1 });
+    expect(spendRows(s).map(([k, c]) => [k, c])).toEqual([['spend:c40-cla0014', 0.02]]);
+  });
+
+  it('codex: a thread gone from the runner is an alert; the exec options of a resume go before `resume`', async () => {
+    // A team that widened the sandbox: codex refuses `--sandbox` after `resume`, so it goes before.
+    const { s, fake } = agentSchool(
+      [
+        { stdout: codex.run({ thread: uid('th-41'), input: 1000, cached: 0, output: 10 }) },
+        {
+          append: SOLVE(41),
+          stdout: codex.run({ thread: uid('th-41'), input: 3000, cached: 0, output: 30 }),
+        },
+      ],
+      { codexArgs: ['--sandbox', 'danger-full-access'] },
+    );
+    writeCurriculum(s, [item(41), item(43)]);
+    const r = await run(s, 'c41-cod0005', 41, 'codex');
+    expect(r.outcome).toBe('succeeded');
+    const calls = fake.calls();
+    expect(calls.map((c) => [c.refused, c.writable])).toEqual([
+      [false, true],
+      [false, true],
+    ]);
+    expect(calls[1]!.argv.slice(-5)).toEqual([
+      '--sandbox',
+      'danger-full-access',
+      'resume',
+      uid('th-41'),
+      '-',
+    ]);
+    expect(spendRows(s).map(([k, , t]) => [k, t.input, t.output])).toEqual([
+      ['spend:c41-cod0005', 1000, 10],
+      ['spend:c41-cod0005:turn-1', 2000, 20],
+    ]);
+    fake.setTurns([
+      { stdout: codex.run({ thread: uid('th-43'), input: 1000, cached: 0, output: 10 }), forget: true },
+    ]);
+    const lost = await run(s, 'c43-cod0007', 43, 'codex');
+    expect(lost.outcome).toBe('aborted');
+    expect(lost.reason).toContain(`codex could not resume session ${uid('th-43')}`);
+    expect(lost.reason).toContain('no rollout found for thread id');
+    expect(registry(s).crews['c43-cod0007']!.infra).toBe(true);
+  });
+});
+
+describe('large outputs', () => {
+  it('codex: megabytes of events keep the thread id of the first line, so the correction resumes it', async () => {
+    const event = JSON.stringify({
+      type: 'item.completed',
+      item: {
+        id: 'item_9',
+        type: 'command_execution',
+        command: 'cat big.log',
+        aggregated_output: 'z'.repeat(2000),
+        exit_code: 0,
+        status: 'completed',
+      },
+    });
+    const first = codex.run({ thread: uid('th-42'), input: 50_000, cached: 0, output: 500 }).split('\n');
+    const { s, fake } = agentSchool([
+      // thread.started, then 12 MB of command output events, then the rest of the turn.
+      {
+        head: `${first[0]}\n`,
+        bigOutputBytes: 12 * 1024 * 1024,
+        bigLine: event,
+        stdout: first.slice(1).join('\n'),
+      },
+      {
+        append: SOLVE(42),
+        stdout: codex.run({ thread: uid('th-42'), input: 80_000, cached: 0, output: 800 }),
+      },
+    ]);
+    writeCurriculum(s, [item(42)]);
+    const r = await run(s, 'c42-cod0006', 42, 'codex');
+    expect(r.outcome).toBe('succeeded');
+    expect(fake.calls()[1]!.argv).toContain(uid('th-42'));
+    expect(spendRows(s).map(([k, , t]) => [k, t.input])).toEqual([
+      ['spend:c42-cod0006', 50_000],
+      ['spend:c42-cod0006:turn-1', 30_000],
+    ]);
   });
 });
 

@@ -205,6 +205,8 @@ export const codex = {
 };
 
 export interface Turn {
+  /** Printed before the big output; `stdout` after it. */
+  head?: string;
   stdout?: string;
   stderr?: string;
   exit?: number;
@@ -213,6 +215,8 @@ export interface Turn {
   /** The line repeated for bigOutputBytes (default 1023 × `x`). */
   bigLine?: string;
   hang?: boolean;
+  /** The tool's session store is gone after this turn. */
+  forget?: boolean;
 }
 
 export interface Call {
