@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../config/schema.js';
-import { classifyText, type LimitKind } from './limits.js';
+import { isLimitNotice, type LimitKind } from './limits.js';
 import {
   classifyTiers,
   errorEnding,
@@ -214,7 +214,7 @@ export function claudeVerdict(
   // `subtype: success` with `is_error: true` and exit 1 is how every API error arrives (a limit, an
   // overload, refused credentials): is_error wins. A short result that is nothing but a limit line
   // is a limit too, whatever the flags say.
-  const limitLine = text.trim().length < 300 && classifyText(text) === 'usage_limit';
+  const limitLine = isLimitNotice(text);
   if (r.is_error === true || (r.subtype && r.subtype !== 'success') || exitCode !== 0 || limitLine) {
     const decisive = [text, errors].filter(Boolean).join('\n');
     const kind =

@@ -67,11 +67,26 @@ const CANNOT_START = [
   /unable to connect to (?:the )?API\b/i,
   /failed to lookup address/i,
   /(?:may|does) not exist or you (?:may|do) not have access/i,
+  /model is not supported when using/i,
   /no conversation found with session id/i,
   /no rollout found for thread id/i,
   /^error: unexpected argument '[^']*' found/im,
   /^error: unknown option '[^']*'/im,
 ];
+
+/**
+ * A final message that is nothing but a limit notice (some releases print it as a successful
+ * result): it must start like one, so an answer that merely mentions a limit is not taken for one.
+ */
+export function isLimitNotice(text: string): boolean {
+  const t = text.trim();
+  return (
+    t.length < 300 &&
+    /^(?:Claude (?:AI )?usage limit reached|You(?:'|’)ve hit your [\w'’ -]{0,40}?limit\b|You(?:'|’)re out of (?:extra usage|usage credits)|\d+-hour limit reached|Credit balance is too low)/i.test(
+      t,
+    )
+  );
+}
 
 export function classifyText(text: string): LimitKind | undefined {
   const t = text.slice(-64 * 1024);

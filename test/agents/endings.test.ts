@@ -28,7 +28,21 @@ describe('claude endings', () => {
       now,
     );
     expect(unflagged).toMatchObject({ kind: 'usage_limit', resetAt: new Date('2026-04-30T15:00:00Z') });
-    // A long final message that merely discusses limits is the agent's answer, not a limit.
+    // A final message that merely mentions a limit is the agent's answer, not a limit.
+    expect(
+      claudeEnding(
+        {
+          exitCode: 0,
+          stderr: '',
+          stdout: claude.result({
+            session: 's',
+            cost: 0,
+            text: 'Fixed the retry loop: you hit your rate limit handler twice.',
+          }),
+        },
+        now,
+      ).kind,
+    ).toBe('succeeded');
     const prose = `Implemented the retry. ${'The client now backs off when the API reports a rate limit. '.repeat(8)}`;
     expect(
       claudeEnding(

@@ -452,6 +452,16 @@ export const CODEX_FORMS: Form[] = [
     expect: { kind: 'could_not_start' },
   },
   {
+    name: 'model retired for ChatGPT accounts',
+    tool: 'codex',
+    stdout: codex.failed(
+      T,
+      '{"type":"error","status":400,"error":{"type":"invalid_request_error","message":"The \'gpt-5.3-codex\' model is not supported when using Codex with a ChatGPT account."}}',
+    ),
+    exit: 1,
+    expect: { kind: 'could_not_start' },
+  },
+  {
     name: 'a notice about the network, then an unknown error',
     tool: 'codex',
     stdout: codex.failed(T, 'sandbox denied: cannot write outside workspace', [
