@@ -102,7 +102,7 @@ export const claude = {
       JSON.stringify({
         type: 'system',
         subtype: 'init',
-        cwd: '/work/repo',
+        cwd: '/home/runner/work/repo/repo',
         session_id: session,
         tools: ['Bash', 'Edit'],
         model: 'claude-sonnet-4-5',
