@@ -1,12 +1,28 @@
 import type { AgentConfig } from '../config/schema.js';
-import { classifyText, parseResetTime } from './limits.js';
-import { nonNegative, tail, type TurnEnding } from './ending.js';
+import { isLimitNotice, type LimitKind } from './limits.js';
+import {
+  classifyTiers,
+  errorEnding,
+  nonNegative,
+  proseEnding,
+  type Printed,
+  type SessionMeter,
+  type TurnEnding,
+} from './ending.js';
+import { joinPrinted, lastArrayObject, MAX_LINE, scanText } from './output.js';
 
 /**
  * Claude Code, headless: `claude -p --output-format json` with the prompt on stdin (never in argv:
- * the brief holds third-party text). The final `result` object carries `total_cost_usd`, `usage`,
- * `num_turns`, `session_id`, `is_error` and `subtype`; `--output-format stream-json` prints the same
- * object as its last JSON line, and `--verbose` with `json` prints an array that ends with it.
+ * the brief holds third-party text). It prints one `result` object and exits 0, or 1 when the turn
+ * ended in an error. The object carries `total_cost_usd`, `usage`, `modelUsage`, `num_turns`,
+ * `session_id`, `is_error`, `subtype` (`success`, or `error_max_turns`, `error_during_execution`,
+ * `error_max_budget_usd`, … with an `errors` list instead of `result`), `permission_denials` and,
+ * after an API error, `api_error_status` / `api_error_type` / `api_error`. An API error (a limit, an
+ * overload, refused credentials) is `subtype: success` with `is_error: true` and its message in
+ * `result`. `--output-format stream-json --verbose` prints the same object as its last line, after
+ * `system`, `assistant`, `user` and `rate_limit_event` lines; `--verbose` with `json` prints one
+ * array that ends with it. A resume of an unknown session prints only `No conversation found with
+ * session ID: …` on stderr, exit 1.
  */
 export interface ClaudeTurn {
   /** A correction turn resumes this session (`--resume <id>`). */
@@ -48,50 +64,130 @@ interface ClaudeResult {
   subtype?: string;
   is_error?: boolean;
   result?: string;
+  /** Error subtypes (`error_max_turns`, `error_during_execution`, …) carry these instead of a result. */
+  errors?: unknown[];
   session_id?: string;
   total_cost_usd?: number;
+  /** Older releases. */
+  cost_usd?: number;
+  total_cost?: number;
   num_turns?: number;
   usage?: Record<string, unknown>;
+  modelUsage?: Record<string, Record<string, unknown>>;
+  permission_denials?: { tool_name?: unknown }[];
+  api_error_status?: number | null;
+  api_error_type?: string;
+  api_error?: string;
+}
+
+/** What a Claude Code turn printed: the last result object, and a rejected rate-limit event's reset. */
+export class ClaudeReader {
+  result?: ClaudeResult;
+  resetAt?: Date;
+
+  readonly line = (text: string, cut: boolean): boolean => {
+    let v: unknown;
+    if (cut) {
+      // Only the end of an over-long `--verbose` array was kept: its last element is the result.
+      v = lastArrayObject(text);
+      if (v === undefined) return false;
+    } else {
+      try {
+        v = JSON.parse(text);
+      } catch {
+        return false; // a truncated line, or prose that starts with a bracket
+      }
+    }
+    for (const x of Array.isArray(v) ? v : [v]) this.take(x);
+    return true;
+  };
+
+  private take(v: unknown): void {
+    if (!v || typeof v !== 'object') return;
+    const o = v as { type?: unknown; rate_limit_info?: { status?: unknown; resetsAt?: unknown } };
+    if (o.type === 'result') this.result = v as ClaudeResult;
+    else if (o.type === 'rate_limit_event' && o.rate_limit_info?.status === 'rejected') {
+      const at = nonNegative(o.rate_limit_info.resetsAt);
+      if (at) this.resetAt = new Date(at * 1000);
+    }
+  }
 }
 
 /** The final result object, wherever the output format put it; undefined when there is none. */
 export function findClaudeResult(stdout: string): ClaudeResult | undefined {
-  const isResult = (v: unknown): v is ClaudeResult =>
-    !!v && typeof v === 'object' && (v as { type?: unknown }).type === 'result';
+  const r = new ClaudeReader();
   const whole = stdout.trim();
-  try {
-    const v: unknown = JSON.parse(whole);
-    if (isResult(v)) return v;
-    if (Array.isArray(v)) return [...v].reverse().find(isResult);
-  } catch {
-    /* stream-json, or not JSON at all */
-  }
-  const lines = whole.split('\n');
-  for (let i = lines.length - 1; i >= 0 && i >= lines.length - 200; i--) {
-    const line = lines[i]!.trim();
-    if (!line.startsWith('{')) continue;
-    try {
-      const v: unknown = JSON.parse(line);
-      if (isResult(v)) return v;
-    } catch {
-      /* a truncated line */
-    }
-  }
-  return undefined;
+  // A pretty-printed document (not what the CLI prints, but what a wrapper may).
+  if (whole.length < MAX_LINE && whole.includes('\n') && (whole[0] === '{' || whole[0] === '['))
+    r.line(whole.replace(/\n\s*/g, ' '), false);
+  if (!r.result) scanText(stdout, r.line);
+  return r.result;
+}
+
+/** Context a turn's ending needs besides the output: the session it resumed and its meter. */
+export interface TurnContext {
+  resumed?: string;
+  previous?: SessionMeter;
 }
 
 export function claudeEnding(
   run: { exitCode: number | null; stdout: string; stderr: string },
   now = new Date(),
+  ctx: TurnContext = {},
 ): TurnEnding {
-  const r = findClaudeResult(run.stdout);
-  if (!r) return proseEnding('claude', run, now);
+  const reader = new ClaudeReader();
+  const out = scanText(run.stdout, reader.line);
+  const err = scanText(run.stderr, reader.line);
+  return claudeVerdict(reader, run.exitCode, joinPrinted(out, err), now, ctx);
+}
+
+const sumTokens = (u: Record<string, unknown>, keys: readonly string[]) =>
+  keys.reduce((n, k) => n + (nonNegative(u[k]) ?? 0), 0);
+
+export function claudeVerdict(
+  reader: ClaudeReader,
+  exitCode: number | null,
+  out: Printed,
+  now: Date,
+  ctx: TurnContext = {},
+): TurnEnding {
+  const r = reader.result;
+  if (!r) return proseEnding('claude', exitCode, out, now, ctx.resumed);
+  const prose = out.prose;
   const u = r.usage ?? {};
   const input = nonNegative(u.input_tokens) ?? 0;
   const cacheRead = nonNegative(u.cache_read_input_tokens) ?? 0;
   const cacheCreation = nonNegative(u.cache_creation_input_tokens) ?? 0;
   const output = nonNegative(u.output_tokens);
-  const cost = nonNegative(r.total_cost_usd);
+  const session =
+    typeof r.session_id === 'string' && SESSION_ID.test(r.session_id) ? r.session_id : undefined;
+  const printed = nonNegative(r.total_cost_usd) ?? nonNegative(r.cost_usd) ?? nonNegative(r.total_cost);
+  const models = r.modelUsage && typeof r.modelUsage === 'object' ? Object.values(r.modelUsage) : undefined;
+  const modelTokens = models?.reduce(
+    (n, m) =>
+      n +
+      sumTokens(m ?? {}, ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens']),
+    0,
+  );
+  const own = input + cacheRead + cacheCreation + (output ?? 0);
+  const prev = ctx.previous;
+  // A resumed session whose printed totals hold the earlier turns as well (current releases): the
+  // turn costs the difference. Per-process totals (older releases) are the turn's own.
+  const cumulative =
+    !!session &&
+    prev?.session === session &&
+    printed !== undefined &&
+    prev.costUsd !== undefined &&
+    modelTokens !== undefined &&
+    prev.modelTokens !== undefined &&
+    printed >= prev.costUsd &&
+    modelTokens >= prev.modelTokens + own;
+  const cost =
+    printed === undefined
+      ? undefined
+      : cumulative
+        ? Math.round((printed - prev!.costUsd!) * 1e6) / 1e6
+        : printed;
   const usage = {
     inputTokens: input + cacheRead + cacheCreation,
     ...(output !== undefined ? { outputTokens: output } : {}),
@@ -100,57 +196,76 @@ export function claudeEnding(
     ...(cost !== undefined ? { costUsd: cost } : {}),
   };
   const common = {
-    ...(typeof r.session_id === 'string' && SESSION_ID.test(r.session_id) ? { sessionId: r.session_id } : {}),
+    ...(session ? { sessionId: session } : {}),
     usage,
     ...(nonNegative(r.num_turns) !== undefined ? { numTurns: r.num_turns } : {}),
+    ...(session
+      ? {
+          meter: {
+            session,
+            ...(printed !== undefined ? { costUsd: printed } : {}),
+            ...(modelTokens !== undefined ? { modelTokens } : {}),
+          },
+        }
+      : {}),
   };
   const text = typeof r.result === 'string' ? r.result : '';
-  // `subtype: success` with `is_error: true` and exit 0 is how a limit often arrives: is_error wins.
-  // A short result that is nothing but a limit line is a limit too, whatever the flags say.
-  const limitLine = text.trim().length < 300 && classifyText(text) === 'usage_limit';
-  if (r.is_error === true || (r.subtype && r.subtype !== 'success') || run.exitCode !== 0 || limitLine) {
-    const words = [text, r.subtype ?? '', run.stderr].join('\n');
-    return { ...errorEnding('claude', words, now, r.subtype), ...common };
-  }
-  return { kind: 'succeeded', reason: `claude finished (${r.num_turns ?? '?'} turn(s))`, ...common };
-}
-
-/** An error ending from the tool's words: a limit, an overload, a credential problem, or a failure. */
-export function errorEnding(tool: string, words: string, now: Date, subtype?: string): TurnEnding {
-  const kind = classifyText(words);
-  const detail = tail(words);
-  if (kind === 'usage_limit') {
-    const resetAt = parseResetTime(words, now);
+  const errors = Array.isArray(r.errors) ? r.errors.map(String).join('\n') : '';
+  // `subtype: success` with `is_error: true` and exit 1 is how every API error arrives (a limit, an
+  // overload, refused credentials): is_error wins. A short result that is nothing but a limit line
+  // is a limit too, whatever the flags say.
+  const limitLine = isLimitNotice(text);
+  if (r.is_error === true || (r.subtype && r.subtype !== 'success') || exitCode !== 0 || limitLine) {
+    const decisive = [text, errors].filter(Boolean).join('\n');
+    const kind =
+      apiKind(r, 'usage_limit') ?? classifyTiers([decisive]) ?? apiKind(r) ?? classifyTiers([prose]);
+    const words = [decisive, r.subtype && r.subtype !== 'success' ? r.subtype : '', prose]
+      .filter(Boolean)
+      .join('\n');
     return {
-      kind,
-      reason: `${tool} reported a usage or credit limit${resetAt ? ` (resets ${resetAt.toISOString()})` : ''}`,
-      detail,
-      ...(resetAt ? { resetAt } : {}),
+      ...errorEnding('claude', kind, words, now, {
+        subtype: r.subtype,
+        resumed: ctx.resumed,
+        ...(reader.resetAt ? { resetAt: reader.resetAt } : {}),
+      }),
+      ...common,
     };
   }
-  if (kind === 'overloaded')
-    return { kind, reason: `${tool} reported a rate limit or service overload (an interruption)`, detail };
-  if (kind === 'could_not_start')
-    return { kind, reason: `${tool} could not start: its credentials were refused`, detail };
+  const denied = (Array.isArray(r.permission_denials) ? r.permission_denials : [])
+    .map((d) => (typeof d?.tool_name === 'string' ? d.tool_name : '?'))
+    .slice(0, 20);
   return {
-    kind: 'failed',
-    reason: `${tool} reported an error${subtype && subtype !== 'success' ? ` (${subtype})` : ''}: ${tail(words, 200).replace(/\s+/g, ' ')}`,
-    detail,
+    kind: 'succeeded',
+    reason:
+      `claude finished (${r.num_turns ?? '?'} turn(s))` +
+      (denied.length
+        ? `; ${denied.length} tool call(s) were denied permission (${[...new Set(denied)].join(', ')}): allow them with --allowedTools in agents[].args`
+        : ''),
+    ...common,
   };
 }
 
-/** No result object: a prose line (a limit with exit 1), truncated JSON, or nothing at all. */
-export function proseEnding(
-  tool: string,
-  run: { exitCode: number | null; stdout: string; stderr: string },
-  now: Date,
-): TurnEnding {
-  const words = `${run.stdout}\n${run.stderr}`;
-  const e = errorEnding(tool, words, now);
-  if (e.kind !== 'failed') return e;
-  return {
-    kind: 'failed',
-    reason: `${tool} exited ${run.exitCode ?? 'on a signal'} without a result object: ${tail(words, 200).replace(/\s+/g, ' ') || '(no output)'}`,
-    detail: tail(words),
-  };
+/** What the API error fields of a result say (current releases print them with every API error). */
+function apiKind(r: ClaudeResult, only?: LimitKind): LimitKind | undefined {
+  const status = typeof r.api_error_status === 'number' ? r.api_error_status : undefined;
+  const type = r.api_error_type;
+  if (r.api_error === 'usage_limit_reached' || type === 'billing_error') return 'usage_limit';
+  if (only) return undefined;
+  if (
+    status === 401 ||
+    status === 403 ||
+    type === 'authentication_error' ||
+    type === 'permission_error' ||
+    r.api_error === 'connection_failed'
+  )
+    return 'could_not_start';
+  if (
+    status === 429 ||
+    (status !== undefined && status >= 500) ||
+    type === 'rate_limit_error' ||
+    type === 'overloaded_error' ||
+    type === 'api_error'
+  )
+    return 'overloaded';
+  return undefined;
 }

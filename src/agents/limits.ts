@@ -8,37 +8,85 @@ export type LimitKind = 'usage_limit' | 'overloaded' | 'could_not_start';
 
 const USAGE_LIMIT = [
   /usage limit (?:has been )?reached/i,
-  /hit your (?:usage )?limit/i,
+  // "You've hit your limit", "…your 5-hour limit", "…weekly limit", "…session limit", "…usage limit",
+  // "…monthly spend limit", "…org's monthly usage limit" (claude and codex; either apostrophe).
+  /hit your [\w'’ -]{0,40}?limit\b/i,
   /\blimit reached\s*[∙·•|-]\s*resets/i,
   /\busage_limit_reached\b/,
   /credit balance is too low/i,
   /\binsufficient_quota\b/,
   /quota exceeded/i,
-  /out of (?:extra usage|credits)/i,
+  /\bout of (?:extra usage|usage credits|usage|credits)\b/i,
+  /\bspend limit reached\b/i,
 ];
 
 const OVERLOADED = [
   /\boverloaded(?:_error)?\b/i,
-  /\bAPI Error:?\s*\(?5(?:00|02|03|04|29)\b/i,
+  /\bAPI Error:?\s*\(?5\d\d\b/i,
+  /\bAPI Error:?\s*Connection error\b/i,
+  /\brequest timed out\b/i,
   /\brate_limit_error\b/,
-  /\brate limit(?:ed)?\b/i,
+  /\brate[ _]limit(?:ed|_exceeded)?\b/i,
   /\b429 Too Many Requests\b/i,
+  /\brejected \(429\)/i,
   /exceeded retry limit/i,
   /stream disconnected before completion/i,
   /\bserver_error\b/,
   /\bservice (?:is )?(?:temporarily )?unavailable\b/i,
+  /temporarily limiting requests/i,
+  /experiencing (?:high demand|high load)/i,
 ];
 
+/**
+ * The agent cannot run here until someone fixes the set-up: credentials, a model name the account
+ * cannot use, an argv the installed release refuses, or a session that is gone.
+ */
 const CANNOT_START = [
   /invalid api key/i,
+  /incorrect api key/i,
+  /invalid auth token/i,
   /please run \/login/i,
   /\bauthentication_error\b/,
+  /\bauthentication (?:error|failed)\b/i,
+  /failed to authenticate/i,
   /\bnot logged in\b/i,
   /\b401 Unauthorized\b/i,
   /missing (?:an )?api key/i,
-  /oauth token (?:has )?expired/i,
+  /missing environment variable/i,
+  /oauth token (?:has )?(?:expired|revoked)/i,
+  /\blogin expired\b/i,
+  /\bsign in again\b/i,
   /\bpermission_error\b/,
+  /belongs to a disabled organization/i,
+  /organization has disabled/i,
+  /apiKeyHelper script is failing/i,
+  /request blocked before it reached/i,
+  // The API cannot be reached from this runner (a firewall, a proxy, DNS, TLS).
+  /\bconnection refused\b/i,
+  /\b(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\b/,
+  /unable to connect to (?:the )?API\b/i,
+  /failed to lookup address/i,
+  /(?:may|does) not exist or you (?:may|do) not have access/i,
+  /model is not supported when using/i,
+  /no conversation found with session id/i,
+  /no rollout found for thread id/i,
+  /^error: unexpected argument '[^']*' found/im,
+  /^error: unknown option '[^']*'/im,
 ];
+
+/**
+ * A final message that is nothing but a limit notice (some releases print it as a successful
+ * result): it must start like one, so an answer that merely mentions a limit is not taken for one.
+ */
+export function isLimitNotice(text: string): boolean {
+  const t = text.trim();
+  return (
+    t.length < 300 &&
+    /^(?:Claude (?:AI )?usage limit reached|You(?:'|’)ve hit your [\w'’ -]{0,40}?limit\b|You(?:'|’)re out of (?:extra usage|usage credits)|\d+-hour limit reached|Credit balance is too low)/i.test(
+      t,
+    )
+  );
+}
 
 export function classifyText(text: string): LimitKind | undefined {
   const t = text.slice(-64 * 1024);
@@ -48,15 +96,22 @@ export function classifyText(text: string): LimitKind | undefined {
   return undefined;
 }
 
+/** A session the tool no longer has: a correction turn could not resume it. */
+export function sessionLost(text: string): boolean {
+  return /no conversation found with session id|no rollout found for thread id/i.test(text);
+}
+
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 /**
  * When a limit resets, as the tool said it, or undefined. Understood forms:
  *  - `Claude AI usage limit reached|1755615600` (epoch seconds after a bar);
- *  - `"resets_at":1777936568` / `"resets_in_seconds":13872` (codex's error body);
- *  - `resets 3pm (Europe/Lisbon)`, `resets 3:30am`, `resets Apr 23 at 4pm (America/Recife)`,
- *    `try again at 12:16 PM.` — a wall-clock time, in the named zone or else the runner's.
- * A wall-clock time names the next such moment after `now`.
+ *  - `"resets_at":1777936568` / `"resets_in_seconds":13872` (an error body);
+ *  - `resets 3pm (Europe/Lisbon)`, `resets 1:10am`, `resets Dec 4, 6:30am (America/Recife)`,
+ *    `resets Apr 23 at 4pm (America/Recife)`, `resets Jan 2, 2027, 4pm`, `reset at 3pm (Etc/GMT+5)`;
+ *  - codex: `try again at 12:16 PM.`, `Try again at Dec 1st, 2026 12:14 AM.`
+ * A time is in the named zone, else the runner's (codex prints the runner's local time); without a
+ * date it names the next such moment after `now`.
  */
 export function parseResetTime(text: string, now = new Date()): Date | undefined {
   const bar = text.match(/limit reached\|(\d{9,11})\b/i);
@@ -66,20 +121,27 @@ export function parseResetTime(text: string, now = new Date()): Date | undefined
   const inSec = text.match(/"resets_in_seconds"\s*:\s*(\d{1,9})\b/);
   if (inSec) return new Date(now.getTime() + Number(inSec[1]) * 1000);
   const wall = text.match(
-    /(?:resets|reset at|try again at)\s+(?:([A-Za-z]{3})[a-z]*\s+(\d{1,2})(?:,?\s+at)?\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i,
+    /(?:resets|reset at|try again at)\s+(?:([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?(?:\s+(\d{4}),?)?(?:\s+at)?\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)*)\))?/i,
   );
   if (!wall) return undefined;
-  let hour = Number(wall[3]);
-  const minute = wall[4] ? Number(wall[4]) : 0;
-  const meridiem = wall[5]?.toLowerCase().replace(/\./g, '');
-  if (!meridiem && !wall[4]) return undefined; // a bare number is not a time
+  let hour = Number(wall[4]);
+  const minute = wall[5] ? Number(wall[5]) : 0;
+  const meridiem = wall[6]?.toLowerCase().replace(/\./g, '');
+  if (!meridiem && !wall[5]) return undefined; // a bare number is not a time
   if (meridiem === 'pm' && hour < 12) hour += 12;
   if (meridiem === 'am' && hour === 12) hour = 0;
   if (hour > 23 || minute > 59) return undefined;
-  const zone = wall[6] && validZone(wall[6]) ? wall[6] : undefined;
+  const zone = wall[7] && validZone(wall[7]) ? wall[7] : undefined;
   const month = wall[1] ? MONTHS.indexOf(wall[1].toLowerCase()) : -1;
   const day = wall[2] ? Number(wall[2]) : undefined;
-  return nextWallTime(now, { hour, minute, zone, month: month >= 0 ? month : undefined, day });
+  const year = wall[3] ? Number(wall[3]) : undefined;
+  if (month >= 0 && day !== undefined && (day < 1 || day > 31)) return undefined;
+  return nextWallTime(now, {
+    hour,
+    minute,
+    zone,
+    ...(month >= 0 && day !== undefined ? { month, day, year } : {}),
+  });
 }
 
 function validZone(zone: string): boolean {
@@ -129,10 +191,11 @@ function instantOf(
 
 function nextWallTime(
   now: Date,
-  t: { hour: number; minute: number; zone?: string; month?: number; day?: number },
+  t: { hour: number; minute: number; zone?: string; month?: number; day?: number; year?: number },
 ): Date {
   const today = wallParts(now, t.zone);
   if (t.month !== undefined && t.day !== undefined) {
+    if (t.year !== undefined) return instantOf(t.year, t.month, t.day, t.hour, t.minute, t.zone);
     let candidate = instantOf(today.year, t.month, t.day, t.hour, t.minute, t.zone);
     if (candidate <= now) candidate = instantOf(today.year + 1, t.month, t.day, t.hour, t.minute, t.zone);
     return candidate;

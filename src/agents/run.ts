@@ -1,12 +1,13 @@
-import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { AgentConfig } from '../config/schema.js';
 import type { ChildEnv } from '../process/env.js';
 import { runProcess, type RunResult } from '../process/run.js';
 import { classify } from './outcome.js';
 import { readUsage } from './usage.js';
-import { claudeArgv, claudeEnding } from './claude.js';
-import { codexArgv, codexEnding } from './codex.js';
-import type { TurnEnding } from './ending.js';
+import { claudeArgv, ClaudeReader, claudeVerdict, type TurnContext } from './claude.js';
+import { codexArgv, CodexReader, codexVerdict } from './codex.js';
+import type { SessionMeter, TurnEnding } from './ending.js';
+import { scanFile } from './output.js';
 
 /**
  * Runs one agent turn — the first, or a correction turn resuming its session — through the process
@@ -27,6 +28,8 @@ export interface TurnOptions {
   prompt: string;
   /** claude-code / codex: the session a correction turn resumes. */
   resume?: string;
+  /** claude-code / codex: the running totals the previous turn of that session printed. */
+  previous?: SessionMeter;
   /** The command agent's usage and report files (the student contract). */
   usageFile: string;
   reportFile: string;
@@ -44,9 +47,6 @@ export interface TurnResult {
   report?: string;
 }
 
-/** Captured per stream for a CLI agent: the result object is at the end, so the tail is kept. */
-const CAPTURE_BYTES = 4 * 1024 * 1024;
-
 export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnResult> {
   rmSync(o.usageFile, { force: true });
   const cli = agent.kind !== 'command';
@@ -55,17 +55,19 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
       ? claudeArgv(agent, o.resume ? { resume: o.resume } : {})
       : codexArgv(agent, o.resume ? { resume: o.resume } : {})
     : o.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(o.briefPath));
+  // Every kind writes stdout and stderr to the student log as it runs, so nothing is held in memory
+  // and the operator has all of it; a CLI turn's part of the log is then read back, line by line.
+  if (cli) appendFileSync(o.logFile, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`);
+  const offset = existsSync(o.logFile) ? statSync(o.logFile).size : 0;
   const run = await runProcess(o.wrap(argv), {
     cwd: o.cwd,
     env: o.env,
     timeoutMs: o.timeoutMs,
     graceMs: o.graceMs,
-    ...(cli ? { input: o.prompt, maxOutputBytes: CAPTURE_BYTES } : { logFile: o.logFile }),
+    logFile: o.logFile,
+    ...(cli ? { input: o.prompt } : {}),
     onSpawn: o.onSpawn,
   });
-  const stdout = run.stdout.toString('utf8');
-  const stderr = run.stderr.toString('utf8');
-  if (cli) appendFileSync(o.logFile, `${stdout}${stderr ? `\n[stderr]\n${stderr}` : ''}\n`);
   const report = existsSync(o.reportFile) ? readFileSync(o.reportFile, 'utf8') : undefined;
   const proc = {
     exitCode: run.exitCode,
@@ -77,11 +79,21 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
   const base = baseEnding(agent, run, o.timeoutMs);
   if (base) return { ending: base, process: proc, report };
   const now = o.now?.() ?? new Date();
+  const ctx: TurnContext = {
+    ...(o.resume ? { resumed: o.resume } : {}),
+    ...(o.previous ? { previous: o.previous } : {}),
+  };
+  const logged = existsSync(o.logFile);
   let ending: TurnEnding;
-  if (agent.kind === 'claude-code') ending = claudeEnding({ exitCode: run.exitCode, stdout, stderr }, now);
-  else if (agent.kind === 'codex')
-    ending = codexEnding(agent, { exitCode: run.exitCode, stdout, stderr }, now);
-  else {
+  if (agent.kind === 'claude-code') {
+    const reader = new ClaudeReader();
+    const out = logged ? scanFile(o.logFile, offset, reader.line) : { prose: '', tail: '' };
+    ending = claudeVerdict(reader, run.exitCode, out, now, ctx);
+  } else if (agent.kind === 'codex') {
+    const reader = new CodexReader();
+    const out = logged ? scanFile(o.logFile, offset, reader.line) : { prose: '', tail: '' };
+    ending = codexVerdict(agent, reader, run.exitCode, out, now, ctx);
+  } else {
     const c = classify(run, report, null, o.timeoutMs);
     const { usage } = readUsage(o.usageFile);
     ending = {
@@ -97,11 +109,6 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
       ...(usage ? { usage } : {}),
     };
   }
-  if (run.truncated && ending.kind === 'succeeded')
-    ending = {
-      ...ending,
-      reason: `${ending.reason}; output beyond ${CAPTURE_BYTES} bytes per stream was dropped from the front`,
-    };
   return { ending, process: proc, report };
 }
 

@@ -8,7 +8,7 @@ import { sha256, type Usage, type VerificationRecord } from '../bookbag/schema.j
 import { redactText } from '../security/redact.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import type { StateLayout } from '../state/layout.js';
-import { addUsage, tail, type TurnEnding } from './ending.js';
+import { addUsage, tail, type SessionMeter, type TurnEnding } from './ending.js';
 import { runTurn, type TurnOptions } from './run.js';
 
 /**
@@ -67,6 +67,7 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     corrections: 0,
   };
   let briefPath = paths.brief;
+  let meter: SessionMeter | undefined;
   let prompt = readFileSync(paths.brief, 'utf8');
   for (;;) {
     const turn = await runTurn(agent, {
@@ -81,6 +82,7 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       briefPath,
       prompt,
       ...(r.corrections > 0 && r.session ? { resume: r.session } : {}),
+      ...(r.corrections > 0 && meter ? { previous: meter } : {}),
       usageFile: paths.usage,
       reportFile: paths.report,
       commandArgv: i.commandArgv,
@@ -91,6 +93,7 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     r.ending = turn.ending;
     r.report = turn.report ?? r.report;
     r.session = turn.ending.sessionId ?? r.session;
+    meter = turn.ending.meter ?? meter;
     if (turn.ending.usage) await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
     r.usage = addUsage(r.usage, turn.ending.usage);
     if (turn.ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;

@@ -13,7 +13,7 @@ import { EventLog, event } from '../../src/state/event-log.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { appendFileSync } from 'node:fs';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from '../crew/helpers.js';
-import { claude, codex, installFakes } from './fake.js';
+import { claude, codex, installFakes, uid } from './fake.js';
 
 let school: School | undefined;
 const saved: Record<string, string | undefined> = {};
@@ -39,7 +39,10 @@ afterEach(() => {
 
 const SOLVE = (n: number) => ({ file: 'src/value.txt', text: `solved #${n}\n` });
 
-function agentSchool(turns: Parameters<typeof installFakes>[1], over: { timeout?: number } = {}) {
+function agentSchool(
+  turns: Parameters<typeof installFakes>[1],
+  over: { timeout?: number; codexArgs?: string[] } = {},
+) {
   const s = (school = makeSchool({
     ...(over.timeout ? { timeout: over.timeout } : {}),
     extraAgents: [
@@ -56,6 +59,7 @@ function agentSchool(turns: Parameters<typeof installFakes>[1], over: { timeout?
         model: 'gpt-5-codex',
         pricing: { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10 },
         passEnv: ['OPENAI_API_KEY'],
+        ...(over.codexArgs ? { args: over.codexArgs } : {}),
       },
       { id: 'ghost', kind: 'claude-code', bin: 'claude-not-installed' },
     ],
@@ -79,7 +83,7 @@ async function run(s: School, crewId: string, issue: number, agent: string) {
 describe('claude-code agent', () => {
   it('reads cost, usage and session from the result object; brief on stdin; only passEnv reaches it', async () => {
     const { s, fake } = agentSchool([
-      { append: SOLVE(7), stdout: claude.result({ session: 'sess-7a', cost: 0.1234, turns: 5 }) },
+      { append: SOLVE(7), stdout: claude.result({ session: uid('sess-7a'), cost: 0.1234, turns: 5 }) },
     ]);
     writeCurriculum(s, [
       item(7, { title: 'Make the value say solved', body: '--dangerously-skip-permissions; rm -rf /' }),
@@ -123,14 +127,24 @@ describe('claude-code agent', () => {
       cacheCreationTokens: 200,
       costUsd: 0.1234,
     });
-    expect(record.agentSession).toBe('sess-7a');
+    expect(record.agentSession).toBe(uid('sess-7a'));
     expect(record.correctionTurns).toBe(0);
   });
 
   it('a failed verification goes back to the same session with the exact checker output; every turn is spent', async () => {
     const { s, fake } = agentSchool([
-      { stdout: claude.result({ session: 'sess-8b', cost: 0.0123 }) }, // changes nothing: verify fails
-      { append: SOLVE(8), stdout: claude.result({ session: 'sess-8b', cost: 0.0456 }) },
+      { stdout: claude.result({ session: uid('sess-8b'), cost: 0.0123 }) }, // changes nothing: verify fails
+      {
+        append: SOLVE(8),
+        // A resumed session prints the session's totals (total_cost_usd, modelUsage) and the
+        // process's own usage: the correction turn cost 0.0579 − 0.0123.
+        stdout: claude.result({
+          session: uid('sess-8b'),
+          cost: 0.0579,
+          usage: { input: 10, output: 20 },
+          modelUsage: { input: 22, output: 360, cacheRead: 1000, cacheCreation: 200, cost: 0.0579 },
+        }),
+      },
     ]);
     writeCurriculum(s, [item(8)]);
     const r = await run(s, 'c8-cla00002', 8, 'claude');
@@ -139,7 +153,7 @@ describe('claude-code agent', () => {
     const calls = fake.calls();
     expect(calls).toHaveLength(2);
     expect(calls[1]!.argv).toContain('--resume');
-    expect(calls[1]!.argv[calls[1]!.argv.indexOf('--resume') + 1]).toBe('sess-8b');
+    expect(calls[1]!.argv[calls[1]!.argv.indexOf('--resume') + 1]).toBe(uid('sess-8b'));
     // The checker's output, exactly as it printed it (redacted), inside the correction.
     const checker = 'verifying src/value.txt\ndebug token [REDACTED]\nFAIL: no solution line\n';
     expect(calls[1]!.stdin).toContain('Correction turn 1 of 2');
@@ -157,7 +171,7 @@ describe('claude-code agent', () => {
   });
 
   it('gives up after dispatch.correctionTurns and fails', async () => {
-    const { s, fake } = agentSchool([{ stdout: claude.result({ session: 'sess-9', cost: 0.01 }) }]);
+    const { s, fake } = agentSchool([{ stdout: claude.result({ session: uid('sess-9'), cost: 0.01 }) }]);
     writeCurriculum(s, [item(9)]);
     const r = await run(s, 'c9-cla00003', 9, 'claude');
     expect(r.outcome).toBe('failed');
@@ -172,7 +186,7 @@ describe('claude-code agent', () => {
       {
         append: SOLVE(10),
         stdout: claude.result({
-          session: 'sess-10',
+          session: uid('sess-10'),
           cost: 0.002,
           isError: true,
           text: `Claude AI usage limit reached|${reset}`,
@@ -215,7 +229,7 @@ describe('claude-code agent', () => {
     expect(r.outcome).toBe('overloaded');
     expect(pauseStatus(s.layout).paused).toBe(false);
     expect(issueStates(registry(s)).get(12)).toEqual({ kind: 'ready', attempt: 1 });
-    fake.setTurns([{ append: SOLVE(12), stdout: claude.result({ session: 'sess-12b', cost: 0.01 }) }]);
+    fake.setTurns([{ append: SOLVE(12), stdout: claude.result({ session: uid('sess-12b'), cost: 0.01 }) }]);
     const again = await run(s, 'c12-cla0007', 12, 'claude');
     expect(again.outcome).toBe('succeeded');
     expect(fake.calls()[1]!.stdin).toContain('Continuing interrupted work');
@@ -226,18 +240,18 @@ describe('claude-code agent', () => {
   });
 
   it('truncated JSON is a failure with its text kept, never a success', async () => {
-    const whole = claude.result({ session: 'sess-13', cost: 0.5 });
+    const whole = claude.result({ session: uid('sess-13'), cost: 0.5 });
     const { s } = agentSchool([{ append: SOLVE(13), stdout: whole.slice(0, 120), exit: 0 }]);
     writeCurriculum(s, [item(13)]);
     const r = await run(s, 'c13-cla0008', 13, 'claude');
     expect(r.outcome).toBe('failed');
-    expect(r.reason).toContain('without a result object');
-    expect(r.reason).toContain('"type":"result"');
+    expect(r.reason).toContain('without a result it could read');
+    expect(r.reason).toContain(`"session_id":"${uid('sess-13')}"`);
   });
 
   it('megabytes of output before the stream-json result still yield the cost', async () => {
     const { s } = agentSchool([
-      { append: SOLVE(14), bigOutputBytes: 6 * 1024 * 1024, stdout: claude.stream('sess-14', 0.77) },
+      { append: SOLVE(14), bigOutputBytes: 6 * 1024 * 1024, stdout: claude.stream(uid('sess-14'), 0.77) },
     ]);
     writeCurriculum(s, [item(14)]);
     const r = await run(s, 'c14-cla0009', 14, 'claude');
@@ -253,7 +267,7 @@ describe('claude-code agent', () => {
     const r = await run(s, 'c15-cla0010', 15, 'claude');
     expect(r.outcome).toBe('timed_out');
     expect(readFileSync(join(s.layout.bookbag('c15-cla0010'), 'diff.patch'), 'utf8')).toContain('+wip');
-    fake.setTurns([{ append: SOLVE(15), stdout: claude.result({ session: 's15', cost: 0 }) }]);
+    fake.setTurns([{ append: SOLVE(15), stdout: claude.result({ session: uid('s15'), cost: 0 }) }]);
     const again = await run(s, 'c15-cla0011', 15, 'claude');
     expect(again.outcome).toBe('succeeded');
     expect(fake.calls()[1]!.stdin).toContain('Continuing interrupted work');
@@ -267,7 +281,7 @@ describe('claude-code agent', () => {
     expect(a.reason).toContain('`claude-not-installed` was not found on PATH');
     const b = await run(s, 'c17-cla0013', 17, 'claude');
     expect(b.outcome).toBe('aborted');
-    expect(b.reason).toContain('credentials were refused');
+    expect(b.reason).toContain('could not start: Invalid API key · Please run /login');
     expect(registry(s).crews['c17-cla0013']!.infra).toBe(true);
     const states = issueStates(registry(s));
     expect(states.get(16)).toEqual({ kind: 'ready', attempt: 1 });
@@ -282,10 +296,11 @@ describe('claude-code agent', () => {
 describe('codex agent', () => {
   it('prices turn.completed usage with agents[].pricing and resumes the thread for a correction', async () => {
     const { s, fake } = agentSchool([
-      { stdout: codex.run({ thread: 'th-20', input: 10_000, cached: 4_000, output: 2_000 }) },
+      { stdout: codex.run({ thread: uid('th-20'), input: 10_000, cached: 4_000, output: 2_000 }) },
       {
         append: SOLVE(20),
-        stdout: codex.run({ thread: 'th-20', input: 20_000, cached: 16_000, output: 1_000 }),
+        // The thread's running totals: this turn used 20 000 / 16 000 cached / 1 000.
+        stdout: codex.run({ thread: uid('th-20'), input: 30_000, cached: 20_000, output: 3_000 }),
       },
     ]);
     writeCurriculum(s, [item(20)]);
@@ -302,8 +317,21 @@ describe('codex agent', () => {
       'workspace-write',
       '-',
     ]);
-    expect(calls[1]!.argv.slice(0, 3)).toEqual(['exec', 'resume', 'th-20']);
-    expect(calls[1]!.argv.at(-1)).toBe('-');
+    // The exec options come before `resume` (after it codex refuses them), with the sandbox: a
+    // resumed thread without one runs read-only and the correction could not change a file.
+    expect(calls[1]!.argv).toEqual([
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--model',
+      'gpt-5-codex',
+      '--sandbox',
+      'workspace-write',
+      'resume',
+      uid('th-20'),
+      '-',
+    ]);
+    expect(calls.map((c) => c.writable)).toEqual([true, true]);
     expect(calls[1]!.stdin).toContain('FAIL: no solution line');
     expect(calls[0]!.env.OPENAI_API_KEY).toBe(CANARIES.OPENAI_API_KEY);
     expect(calls[0]!.env.ANTHROPIC_API_KEY).toBeUndefined();
@@ -319,14 +347,17 @@ describe('codex agent', () => {
   it('an error/turn.failed usage limit pauses; a 429 retry exhaustion is an interruption', async () => {
     const msg =
       "You've hit your usage limit. To get more access now, send a request to your admin or try again at 12:16 PM.";
-    const { s, fake } = agentSchool([{ stdout: codex.failed('th-21', msg), exit: 1 }]);
+    const { s, fake } = agentSchool([{ stdout: codex.failed(uid('th-21'), msg), exit: 1 }]);
     writeCurriculum(s, [item(21), item(22)]);
     const r = await run(s, 'c21-cod0002', 21, 'codex');
     expect(r.outcome).toBe('usage_limit');
     const until = new Date(pauseStatus(s.layout).pauses[0]!.until!);
     expect([until.getHours(), until.getMinutes()]).toEqual([12, 16]);
     fake.setTurns([
-      { stdout: codex.failed('th-22', 'exceeded retry limit, last status: 429 Too Many Requests'), exit: 1 },
+      {
+        stdout: codex.failed(uid('th-22'), 'exceeded retry limit, last status: 429 Too Many Requests'),
+        exit: 1,
+      },
     ]);
     const o = await run(s, 'c22-cod0003', 22, 'codex');
     expect(o.outcome).toBe('overloaded');
@@ -335,7 +366,7 @@ describe('codex agent', () => {
 
   it('an unrecognised error is a failure with the tool’s words kept', async () => {
     const { s } = agentSchool([
-      { stdout: codex.failed('th-23', 'sandbox denied: cannot write outside workspace'), exit: 1 },
+      { stdout: codex.failed(uid('th-23'), 'sandbox denied: cannot write outside workspace'), exit: 1 },
     ]);
     writeCurriculum(s, [item(23)]);
     const r = await run(s, 'c23-cod0004', 23, 'codex');
@@ -345,9 +376,108 @@ describe('codex agent', () => {
   });
 });
 
+describe('sessions a correction turn cannot resume', () => {
+  it('claude: a session gone from the runner is an alert, not the agent’s failure; the turns before are spent', async () => {
+    // The first turn's verification fails; the tool's session store is gone before the correction.
+    const { s, fake } = agentSchool([
+      { stdout: claude.result({ session: uid('sess-40'), cost: 0.02 }), forget: true },
+    ]);
+    writeCurriculum(s, [item(40)]);
+    const r = await run(s, 'c40-cla0014', 40, 'claude');
+    const calls = fake.calls();
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.refused).toBe(true);
+    expect(r.outcome).toBe('aborted');
+    expect(r.reason).toContain(`claude could not resume session ${uid('sess-40')}`);
+    expect(r.reason).toContain('No conversation found with session ID');
+    expect(registry(s).crews['c40-cla0014']!.infra).toBe(true);
+    expect(issueStates(registry(s)).get(40)).toEqual({ kind: 'ready', attempt: 1 });
+    expect(spendRows(s).map(([k, c]) => [k, c])).toEqual([['spend:c40-cla0014', 0.02]]);
+  });
+
+  it('codex: a thread gone from the runner is an alert; the exec options of a resume go before `resume`', async () => {
+    // A team that widened the sandbox: codex refuses `--sandbox` after `resume`, so it goes before.
+    const { s, fake } = agentSchool(
+      [
+        { stdout: codex.run({ thread: uid('th-41'), input: 1000, cached: 0, output: 10 }) },
+        {
+          append: SOLVE(41),
+          stdout: codex.run({ thread: uid('th-41'), input: 3000, cached: 0, output: 30 }),
+        },
+      ],
+      { codexArgs: ['--sandbox', 'danger-full-access'] },
+    );
+    writeCurriculum(s, [item(41), item(43)]);
+    const r = await run(s, 'c41-cod0005', 41, 'codex');
+    expect(r.outcome).toBe('succeeded');
+    const calls = fake.calls();
+    expect(calls.map((c) => [c.refused, c.writable])).toEqual([
+      [false, true],
+      [false, true],
+    ]);
+    expect(calls[1]!.argv.slice(-5)).toEqual([
+      '--sandbox',
+      'danger-full-access',
+      'resume',
+      uid('th-41'),
+      '-',
+    ]);
+    expect(spendRows(s).map(([k, , t]) => [k, t.input, t.output])).toEqual([
+      ['spend:c41-cod0005', 1000, 10],
+      ['spend:c41-cod0005:turn-1', 2000, 20],
+    ]);
+    fake.setTurns([
+      { stdout: codex.run({ thread: uid('th-43'), input: 1000, cached: 0, output: 10 }), forget: true },
+    ]);
+    const lost = await run(s, 'c43-cod0007', 43, 'codex');
+    expect(lost.outcome).toBe('aborted');
+    expect(lost.reason).toContain(`codex could not resume session ${uid('th-43')}`);
+    expect(lost.reason).toContain('no rollout found for thread id');
+    expect(registry(s).crews['c43-cod0007']!.infra).toBe(true);
+  });
+});
+
+describe('large outputs', () => {
+  it('codex: megabytes of events keep the thread id of the first line, so the correction resumes it', async () => {
+    const event = JSON.stringify({
+      type: 'item.completed',
+      item: {
+        id: 'item_9',
+        type: 'command_execution',
+        command: 'cat big.log',
+        aggregated_output: 'z'.repeat(2000),
+        exit_code: 0,
+        status: 'completed',
+      },
+    });
+    const first = codex.run({ thread: uid('th-42'), input: 50_000, cached: 0, output: 500 }).split('\n');
+    const { s, fake } = agentSchool([
+      // thread.started, then 12 MB of command output events, then the rest of the turn.
+      {
+        head: `${first[0]}\n`,
+        bigOutputBytes: 12 * 1024 * 1024,
+        bigLine: event,
+        stdout: first.slice(1).join('\n'),
+      },
+      {
+        append: SOLVE(42),
+        stdout: codex.run({ thread: uid('th-42'), input: 80_000, cached: 0, output: 800 }),
+      },
+    ]);
+    writeCurriculum(s, [item(42)]);
+    const r = await run(s, 'c42-cod0006', 42, 'codex');
+    expect(r.outcome).toBe('succeeded');
+    expect(fake.calls()[1]!.argv).toContain(uid('th-42'));
+    expect(spendRows(s).map(([k, , t]) => [k, t.input])).toEqual([
+      ['spend:c42-cod0006', 50_000],
+      ['spend:c42-cod0006:turn-1', 30_000],
+    ]);
+  });
+});
+
 describe('repairs that learn', () => {
   it('a repair brief carries the failed attempt’s verification tail, reviewer reasons, correction turns and nearby observations', async () => {
-    const { s, fake } = agentSchool([{ stdout: claude.result({ session: 'sess-30', cost: 0.01 }) }]);
+    const { s, fake } = agentSchool([{ stdout: claude.result({ session: uid('sess-30'), cost: 0.01 }) }]);
     writeCurriculum(s, [item(30, { domain: 'parser', fences: ['src/**'] })]);
     const first = await run(s, 'c30-rep0001', 30, 'claude');
     expect(first.outcome).toBe('failed');
@@ -415,7 +545,7 @@ describe('repairs that learn', () => {
         attempt: 2,
       }),
     ]);
-    fake.setTurns([{ append: SOLVE(30), stdout: claude.result({ session: 'sess-31', cost: 0.01 }) }]);
+    fake.setTurns([{ append: SOLVE(30), stdout: claude.result({ session: uid('sess-31'), cost: 0.01 }) }]);
     const repair = await runCrew(await spec(s, 'c30-rep0002'), { logger: silentLogger });
     expect(repair.outcome).toBe('succeeded');
     const brief = fake.calls().at(-1)!.stdin;

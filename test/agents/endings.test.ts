@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { claudeEnding } from '../../src/agents/claude.js';
+import { ClaudeReader, claudeEnding } from '../../src/agents/claude.js';
 import { codexEnding } from '../../src/agents/codex.js';
-import { claude, codex } from './fake.js';
+import { lastArrayObject, MAX_LINE, scanText } from '../../src/agents/output.js';
+import { parseResetTime } from '../../src/agents/limits.js';
+import { claude, codex, uid } from './fake.js';
 
 const now = new Date('2026-04-30T10:00:00Z');
 const pricing = { inputPerMTok: 3, cachedInputPerMTok: 0.3, outputPerMTok: 15 };
@@ -26,7 +28,21 @@ describe('claude endings', () => {
       now,
     );
     expect(unflagged).toMatchObject({ kind: 'usage_limit', resetAt: new Date('2026-04-30T15:00:00Z') });
-    // A long final message that merely discusses limits is the agent's answer, not a limit.
+    // A final message that merely mentions a limit is the agent's answer, not a limit.
+    expect(
+      claudeEnding(
+        {
+          exitCode: 0,
+          stderr: '',
+          stdout: claude.result({
+            session: 's',
+            cost: 0,
+            text: 'Fixed the retry loop: you hit your rate limit handler twice.',
+          }),
+        },
+        now,
+      ).kind,
+    ).toBe('succeeded');
     const prose = `Implemented the retry. ${'The client now backs off when the API reports a rate limit. '.repeat(8)}`;
     expect(
       claudeEnding(
@@ -106,5 +122,162 @@ describe('codex endings', () => {
       now,
     );
     expect(auth.kind).toBe('could_not_start');
+  });
+});
+
+describe('usage across the turns of one session', () => {
+  const t = uid('meter');
+  it('codex: a resumed thread prints its running total; the turn is the difference', () => {
+    const first = codexEnding(
+      { pricing },
+      { exitCode: 0, stderr: '', stdout: codex.run({ thread: t, input: 1000, cached: 100, output: 10 }) },
+      now,
+    );
+    expect(first.usage).toMatchObject({ inputTokens: 1000, cachedInputTokens: 100, outputTokens: 10 });
+    expect(first.meter).toEqual({ session: t, tokens: { input: 1000, cached: 100, output: 10 } });
+    // As codex-cli 0.171 printed three turns of one thread: 1000 → 3000 → 6000 input tokens.
+    const second = codexEnding(
+      { pricing },
+      { exitCode: 0, stderr: '', stdout: codex.run({ thread: t, input: 3000, cached: 300, output: 30 }) },
+      now,
+      { resumed: t, previous: first.meter },
+    );
+    expect(second.usage).toMatchObject({ inputTokens: 2000, cachedInputTokens: 200, outputTokens: 20 });
+    // 1800 × $3 + 200 × $0.30 + 20 × $15 per million
+    expect(second.usage?.costUsd).toBe(0.00576);
+    const third = codexEnding(
+      { pricing },
+      { exitCode: 0, stderr: '', stdout: codex.run({ thread: t, input: 6000, cached: 600, output: 60 }) },
+      now,
+      { resumed: t, previous: second.meter },
+    );
+    expect(third.usage).toMatchObject({ inputTokens: 3000, cachedInputTokens: 300, outputTokens: 30 });
+  });
+
+  it('codex: a total below the previous one, or another thread, is the turn’s own', () => {
+    const prev = { session: t, tokens: { input: 5000, cached: 0, output: 50 } };
+    const fresh = codexEnding(
+      { pricing },
+      { exitCode: 0, stderr: '', stdout: codex.run({ thread: t, input: 2000, cached: 0, output: 20 }) },
+      now,
+      { resumed: t, previous: prev },
+    );
+    expect(fresh.usage).toMatchObject({ inputTokens: 2000, outputTokens: 20 });
+    const other = codexEnding(
+      { pricing },
+      {
+        exitCode: 0,
+        stderr: '',
+        stdout: codex.run({ thread: uid('other'), input: 9000, cached: 0, output: 90 }),
+      },
+      now,
+      { resumed: t, previous: prev },
+    );
+    expect(other.usage).toMatchObject({ inputTokens: 9000, outputTokens: 90 });
+    expect(other.reason).toContain(`instead of resuming ${t}`);
+  });
+
+  it('claude: a resumed session’s total_cost_usd holds the earlier turns in current releases, not in older ones', () => {
+    const s = uid('claude-meter');
+    const usage = { input: 100, output: 7, cacheRead: 300, cacheCreation: 20 };
+    const first = claudeEnding(
+      { exitCode: 0, stderr: '', stdout: claude.result({ session: s, cost: 0.00057, usage }) },
+      now,
+    );
+    expect(first.meter).toEqual({ session: s, costUsd: 0.00057, modelTokens: 427 });
+    // Claude Code 2.1: the resumed process printed total_cost_usd 0.00114 and modelUsage of both
+    // turns, with its own usage.
+    const current = claudeEnding(
+      {
+        exitCode: 0,
+        stderr: '',
+        stdout: claude.result({
+          session: s,
+          cost: 0.00114,
+          usage,
+          modelUsage: { input: 200, output: 14, cacheRead: 600, cacheCreation: 40, cost: 0.00114 },
+        }),
+      },
+      now,
+      { resumed: s, previous: first.meter },
+    );
+    expect(current.usage).toMatchObject({ costUsd: 0.00057, inputTokens: 420, outputTokens: 7 });
+    // Older releases restart the counter in the new process: the printed cost is the turn's.
+    const older = claudeEnding(
+      { exitCode: 0, stderr: '', stdout: claude.result({ session: s, cost: 0.0009, usage }) },
+      now,
+      { resumed: s, previous: first.meter },
+    );
+    expect(older.usage?.costUsd).toBe(0.0009);
+  });
+});
+
+describe('what a successful claude turn still reports', () => {
+  it('names the tool calls that were denied permission', () => {
+    const e = claudeEnding(
+      {
+        exitCode: 0,
+        stderr: '',
+        stdout: claude.result({ session: uid('d'), cost: 0.1, denials: ['Bash', 'Bash', 'WebFetch'] }),
+      },
+      now,
+    );
+    expect(e.kind).toBe('succeeded');
+    expect(e.reason).toContain('3 tool call(s) were denied permission (Bash, WebFetch)');
+  });
+});
+
+describe('reading output in bounded memory', () => {
+  it('a --verbose array longer than a line may be is read from its end', () => {
+    const filler = {
+      type: 'user',
+      message: { content: [{ type: 'tool_result', content: 'y'.repeat(1024 * 1024) }] },
+    };
+    const result = JSON.parse(claude.result({ session: uid('big'), cost: 1.25 })) as unknown;
+    const line = JSON.stringify([{ type: 'system', subtype: 'init' }, ...Array(6).fill(filler), result]);
+    expect(line.length).toBeGreaterThan(MAX_LINE);
+    const reader = new ClaudeReader();
+    const scanned = scanText(`${line}\n`, reader.line);
+    expect(scanned.cutLines).toBe(1);
+    expect(reader.result).toMatchObject({ session_id: uid('big'), total_cost_usd: 1.25 });
+  });
+
+  it('brackets inside strings do not confuse the search for the last element', () => {
+    expect(lastArrayObject('…"a"},{"t":"x } { \\" ]","n":1}]')).toEqual({ t: 'x } { " ]', n: 1 });
+    expect(lastArrayObject('…"a"},{"t":1')).toBeUndefined();
+  });
+
+  it('keeps only the end of the prose', () => {
+    const prose = Array.from({ length: 5000 }, (_, i) => `warning ${i}`).join('\n');
+    const s = scanText(`${prose}\n`, () => false);
+    expect(s.prose.length).toBeLessThanOrEqual(16 * 1024);
+    expect(s.prose.endsWith('warning 4999')).toBe(true);
+  });
+});
+
+describe('reset times as the tools print them', () => {
+  it('dates after a comma, with "at", with a year, with an ordinal; zones with digits', () => {
+    const at = (s: string) => parseResetTime(s, now)?.toISOString();
+    expect(at("You've hit your weekly limit · resets Dec 4, 6:30am (America/Recife)")).toBe(
+      '2026-12-04T09:30:00.000Z',
+    );
+    expect(at("You've hit your weekly limit · resets Jan 2, 2027, 4pm (UTC)")).toBe(
+      '2027-01-02T16:00:00.000Z',
+    );
+    expect(at("You've hit your limit · resets Apr 23 at 4pm (America/Recife)")).toBe(
+      '2027-04-23T19:00:00.000Z',
+    );
+    expect(at('Claude usage limit reached. Your limit will reset at 3pm (Etc/GMT+5).')).toBe(
+      '2026-04-30T20:00:00.000Z',
+    );
+    // codex prints the runner's local time.
+    expect(parseResetTime('…or try again at Dec 1st, 2026 12:14 AM.', now)?.getTime()).toBe(
+      new Date(2026, 11, 1, 0, 14).getTime(),
+    );
+    expect(parseResetTime('…or try again at Mar 22nd, 2027 3:05 PM.', now)?.getTime()).toBe(
+      new Date(2027, 2, 22, 15, 5).getTime(),
+    );
+    expect(at("You've hit your usage limit. Try again later.")).toBeUndefined();
+    expect(at('resets Dec 0, 6:30am (UTC)')).toBeUndefined();
   });
 });
