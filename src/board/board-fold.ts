@@ -1,0 +1,269 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { crewFold } from '../dispatch/registry.js';
+import { schoolFold } from '../dispatch/school-log.js';
+import { spendFold } from '../dispatch/spend.js';
+import { ledgerFold } from '../grading/ledger.js';
+import { deliveriesOf, outboxFold, type OutboxEvent, type OutboxState } from '../grading/outbox.js';
+import type { QueueEvent } from '../grading/queue.js';
+import { splitLog, type LogContents, type StateEvent } from '../state/event-log.js';
+import { foldLog, type LogFold } from '../state/fold.js';
+import { parseJsonl } from '../state/jsonl.js';
+import { VIEW_FILES, type StateFile, type StateLayout } from '../state/layout.js';
+import { queuePoints, replayQueue, startQueueReplay, type QueueReplay } from './domains.js';
+import { readFoldCache, writeFoldCache, type CachedLog, type FoldBody } from './fold-cache.js';
+import { encodeKeyHashes, hashKey, KeyHashes, LogFile, parseAppended } from './log-file.js';
+import type { BoardSources } from './model.js';
+import { readBoardCurriculum, SourceReader } from './sources.js';
+
+/**
+ * The board's inputs, folded once and reused (src/board/fold-cache.ts): each log is read from
+ * where the persisted fold stopped, and only what was appended since is parsed and folded with the
+ * owning domain's fold. A log that was replaced, compacted, merged, truncated or rewritten (its
+ * identity or the bytes before the mark differ), a persisted fold that is missing or unusable, and
+ * anything unexpected in the appended part (a corrupt line, a key that may be a replay, a fold that
+ * rejects a row) all fall back to folding that log from the start, exactly as a fresh read would.
+ * So the board built from the persisted fold is the board a full fold builds.
+ */
+
+/** How a log's fold starts from a whole log and continues with appended events. */
+interface Folder<X, E extends StateEvent = StateEvent> {
+  file: StateFile;
+  start(contents: LogContents<E>): X;
+  /** Continues `x` (owned: it may be mutated) with events appended after the mark. */
+  add(x: X, events: readonly E[]): X;
+  /** What of `x` is persisted; undefined when this log is not to be persisted. */
+  persist?(x: X): unknown;
+}
+
+function simple<S, E extends StateEvent>(fold: LogFold<S, E>): Folder<S, E> {
+  return {
+    file: fold.file,
+    start: (contents) => foldLog(fold, contents),
+    add(state, events) {
+      for (const e of events) state = fold.apply(state, e);
+      return state;
+    },
+  };
+}
+
+const crews = simple(crewFold);
+const scores = simple(ledgerFold);
+const school = simple(schoolFold);
+const spend = simple(spendFold);
+
+const grading: Folder<QueueReplay, QueueEvent> = {
+  file: 'grading',
+  start(contents) {
+    const replay = startQueueReplay(contents);
+    replayQueue(replay, contents.events);
+    return replay;
+  },
+  add(replay, events) {
+    replayQueue(replay, events);
+    return replay;
+  },
+};
+
+/**
+ * The outbox is kept as its `delivery` items only (comment bodies and labels are most of the log
+ * and the board shows none of them). That is exact only while an item's id names its kind
+ * (`outbox:<jobKey>:<kind>`, as the drain records them): then no other item can share a delivery's
+ * id. An id that does not makes the outbox fold from the start on every read.
+ */
+const namesKind = (id: string, kind: string) => id.endsWith(`:${kind}`);
+const outbox: Folder<OutboxState, OutboxEvent> = {
+  ...simple(outboxFold),
+  add(state, events) {
+    for (const e of events) {
+      if (e.type === 'outbox.recorded' && !namesKind(e.data.id, e.data.kind)) {
+        throw new Error(`outbox id ${e.data.id} does not name its kind`);
+      }
+      state = outboxFold.apply(state, e);
+    }
+    return state;
+  },
+  persist(state) {
+    const items: OutboxState['items'] = {};
+    for (const [id, item] of Object.entries(state.items)) {
+      if (!namesKind(id, item.entry.kind)) return undefined;
+      if (item.entry.kind !== 'delivery') continue;
+      const { id: entryId, jobKey, issueNumber, kind, crewId } = item.entry;
+      items[id] = {
+        ...item,
+        entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
+      };
+    }
+    return { items };
+  },
+};
+
+/** Fingerprint of the code whose results are persisted: other fold code starts over. */
+let code: string | undefined;
+function foldCode(): string {
+  code ??= createHash('sha256')
+    .update(
+      [
+        ...[crewFold, ledgerFold, schoolFold, spendFold, outboxFold].flatMap((f) => [f.empty, f.apply]),
+        startQueueReplay,
+        replayQueue,
+        outbox.persist!,
+        readBoardCurriculum,
+      ]
+        .map(String)
+        .join('\n'),
+    )
+    .digest('base64');
+  return code;
+}
+
+/** Appended bytes folded without rewriting the persisted fold; past this, it is rewritten. */
+export const TAIL_LIMIT = 1 << 20;
+
+interface Folded<X> {
+  x: X;
+  /** The entry to persist, or undefined (a problem, or not to be persisted). */
+  entry?: CachedLog;
+  /** Hashes of keys folded since `entry.keys` was encoded. */
+  added?: number[];
+  /** True when the log was folded from the start (the persisted fold has something new to say). */
+  whole: boolean;
+  appended: number;
+}
+
+function foldWhole<X, E extends StateEvent>(folder: Folder<X, E>, path: string, f: LogFile): Folded<X> {
+  const parsed = parseJsonl<E>(f.read(0).toString('utf8'), path);
+  const contents = splitLog<E, unknown>(parsed.records, parsed.tornTail);
+  const x = folder.start(contents);
+  const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
+  return {
+    x,
+    entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
+    whole: true,
+    appended: 0,
+  };
+}
+
+/** Continues a persisted fold; undefined when the log must be folded from the start instead. */
+function foldAppended<X, E extends StateEvent>(
+  folder: Folder<X, E>,
+  f: LogFile,
+  cached: CachedLog,
+): Folded<X> | undefined {
+  if (!cached.mark || !f.continues(cached.mark)) return undefined;
+  try {
+    const parsed = parseAppended<E>(f.read(cached.mark.bytes));
+    if (!parsed) return undefined;
+    const known = new KeyHashes(cached.keys);
+    const seen = new Set<string>();
+    const fresh: E[] = [];
+    const added: number[] = [];
+    for (const e of parsed.records) {
+      if (typeof e.key !== 'string' || typeof e.at !== 'string') return undefined;
+      if (cached.watermark !== '' && e.at < cached.watermark) continue;
+      if (seen.has(e.key)) continue;
+      const h = hashKey(e.key);
+      if (known.has(h)) return undefined; // maybe a replay of a folded event: decide on the whole log
+      seen.add(e.key);
+      added.push(h);
+      fresh.push(e);
+    }
+    const x = folder.add(cached.fold as X, fresh);
+    const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
+    return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Folds one log; a read or fold failure is a problem on the board (or, for `quiet`, nothing). */
+function foldSource<X, E extends StateEvent>(
+  reader: SourceReader,
+  folder: Folder<X, E>,
+  cached: CachedLog | undefined,
+  quiet = false,
+): Folded<X> | undefined {
+  const path = reader.layout.file(folder.file);
+  let f: LogFile | undefined;
+  try {
+    f = LogFile.open(path);
+    if (!f) {
+      const x = folder.start(splitLog<E, unknown>([]));
+      const entry = { mark: null, watermark: '', keys: '', fold: x };
+      return { x, entry, whole: cached?.mark !== null, appended: 0 };
+    }
+    return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+  } catch (e) {
+    if (!quiet) reader.fail(folder.file, e);
+    return undefined;
+  } finally {
+    f?.close();
+  }
+}
+
+function toPersist<X, E extends StateEvent>(
+  folder: Folder<X, E>,
+  folded: Folded<X> | undefined,
+): CachedLog | undefined {
+  if (!folded?.entry) return undefined;
+  const fold = folder.persist ? folder.persist(folded.x) : folded.x;
+  if (fold === undefined) return undefined;
+  const keys = folded.added?.length
+    ? encodeKeyHashes([...new KeyHashes(folded.entry.keys).values(), ...folded.added])
+    : folded.entry.keys;
+  return { ...folded.entry, keys, fold };
+}
+
+/**
+ * The board's inputs from the state directory, through the persisted fold. Never throws on bad
+ * state (each unreadable source is a problem on the board). Rewrites the persisted fold when a log
+ * was folded from the start or more than TAIL_LIMIT bytes were appended since it was written;
+ * a failure to write it is ignored (it is only an accelerator).
+ */
+export function loadBoardSources(layout: StateLayout): BoardSources {
+  const path = layout.view(VIEW_FILES.boardFold);
+  const cache = readFoldCache(path, foldCode());
+  const reader = new SourceReader(layout);
+  const logs = cache?.logs ?? {};
+  const c = foldSource(reader, crews, logs.crews);
+  const curriculum = readBoardCurriculum(reader, cache?.curriculum);
+  const g = foldSource(reader, grading, logs.grading);
+  const l = foldSource(reader, scores, logs.scores);
+  const s = foldSource(reader, school, logs.school);
+  const sp = foldSource(reader, spend, logs.spend);
+  reader.quarantined();
+  // An unreadable outbox only drops the delivery links.
+  const o = foldSource(reader, outbox, logs.outbox, true);
+
+  const all = [c, g, l, s, sp, o];
+  const appended = all.reduce((n, f) => n + (f?.appended ?? 0), 0);
+  const changed = all.some((f) => f?.whole && f.entry) || curriculum.changed;
+  if (existsSync(layout.root) && (!cache || changed || appended >= TAIL_LIMIT)) {
+    const entries = {
+      crews: toPersist(crews, c),
+      grading: toPersist(grading, g),
+      scores: toPersist(scores, l),
+      school: toPersist(school, s),
+      spend: toPersist(spend, sp),
+      outbox: toPersist(outbox, o),
+    };
+    const body: FoldBody = { logs: {}, ...(curriculum.entry ? { curriculum: curriculum.entry } : {}) };
+    for (const [file, entry] of Object.entries(entries)) if (entry) body.logs[file] = entry;
+    try {
+      writeFoldCache(path, foldCode(), body);
+    } catch {
+      // Read-only state directory, full disk: the next run folds again.
+    }
+  }
+
+  return {
+    ...(c ? { registry: c.x } : {}),
+    ...(curriculum.items ? { curriculum: curriculum.items } : {}),
+    ...(g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {}),
+    ...(l ? { ledger: l.x } : {}),
+    ...(s ? { school: s.x } : {}),
+    ...(sp ? { spend: sp.x } : {}),
+    deliveries: o ? deliveriesOf(o.x) : new Map(),
+    problems: reader.problems,
+  };
+}
