@@ -16,7 +16,16 @@
  * byte-for-byte equal, or the round fails. Baseline, same round: reading and JSON-parsing the logs
  * and nothing else, the floor any view folded from scratch pays.
  */
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TAIL_LIMIT } from '../src/board/board-fold.js';
@@ -259,7 +268,7 @@ export const benchmarks: Bench[] = [
       };
       for (const [f, size] of Object.entries(written)) truncateSync(layout.file(f as 'crews'), size);
 
-      let t = performance.now();
+      const t = performance.now();
       for (const f of ['curriculum', 'crews', 'grading', 'scores'] as const) {
         const text = readFileSync(layout.file(f), 'utf8');
         for (const line of text.split('\n')) if (line) JSON.parse(line);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
 import { crewFold } from '../dispatch/registry.js';
 import { schoolFold } from '../dispatch/school-log.js';
 import { spendFold } from '../dispatch/spend.js';
@@ -34,11 +35,23 @@ interface Folder<X, E extends StateEvent = StateEvent> {
   add(x: X, events: readonly E[]): X;
   /** What of `x` is persisted; undefined when this log is not to be persisted. */
   persist?(x: X): unknown;
+  /**
+   * Whether a persisted `x` has the fold's shape. The digest already tells a damaged file; this
+   * keeps a well-formed file of another shape (a bug, a hand edit) from reaching the view.
+   */
+  shaped(x: unknown): boolean;
 }
 
-function simple<S, E extends StateEvent>(fold: LogFold<S, E>): Folder<S, E> {
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+/** An object whose `fields` are objects (or, for `arrays`, arrays). */
+const hasObjects = (v: unknown, fields: string[], arrays: string[] = []) =>
+  isRecord(v) && fields.every((f) => isRecord(v[f])) && arrays.every((f) => Array.isArray(v[f]));
+
+function simple<S, E extends StateEvent>(fold: LogFold<S, E>, shaped: (x: unknown) => boolean): Folder<S, E> {
   return {
     file: fold.file,
+    shaped,
     start: (contents) => foldLog(fold, contents),
     add(state, events) {
       for (const e of events) state = fold.apply(state, e);
@@ -47,13 +60,23 @@ function simple<S, E extends StateEvent>(fold: LogFold<S, E>): Folder<S, E> {
   };
 }
 
-const crews = simple(crewFold);
-const scores = simple(ledgerFold);
-const school = simple(schoolFold);
-const spend = simple(spendFold);
+const crews = simple(crewFold, (x) => hasObjects(x, ['crews', 'leases']));
+const scores = simple(ledgerFold, (x) => hasObjects(x, ['agents', 'cells']));
+const school = simple(schoolFold, (x) => hasObjects(x, ['roster'], ['pauses']));
+const spend = simple(
+  spendFold,
+  (x) => isRecord(x) && Number.isFinite(x.totalUsd) && Number.isFinite(x.entries),
+);
 
 const grading: Folder<QueueReplay, QueueEvent> = {
   file: 'grading',
+  shaped: (x) =>
+    isRecord(x) &&
+    hasObjects(x.state, ['jobs']) &&
+    isRecord(x.series) &&
+    Array.isArray(x.series.samples) &&
+    [x.series.count, x.series.step, x.series.depth].every(Number.isSafeInteger) &&
+    typeof x.series.clock === 'string',
   start(contents) {
     const replay = startQueueReplay(contents);
     replayQueue(replay, contents.events);
@@ -73,7 +96,7 @@ const grading: Folder<QueueReplay, QueueEvent> = {
  */
 const namesKind = (id: string, kind: string) => id.endsWith(`:${kind}`);
 const outbox: Folder<OutboxState, OutboxEvent> = {
-  ...simple(outboxFold),
+  ...simple(outboxFold, (x) => hasObjects(x, ['items'])),
   add(state, events) {
     for (const e of events) {
       if (e.type === 'outbox.recorded' && !namesKind(e.data.id, e.data.kind)) {
@@ -150,7 +173,7 @@ function foldAppended<X, E extends StateEvent>(
   f: LogFile,
   cached: CachedLog,
 ): Folded<X> | undefined {
-  if (!cached.mark || !f.continues(cached.mark)) return undefined;
+  if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark)) return undefined;
   try {
     const parsed = parseAppended<E>(f.read(cached.mark.bytes));
     if (!parsed) return undefined;
@@ -214,6 +237,15 @@ function toPersist<X, E extends StateEvent>(
   return { ...folded.entry, keys, fold };
 }
 
+/** The state directory exists (the board never creates one) and nothing but a file is in the way. */
+function writable(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return existsSync(dirname(dirname(path)));
+  }
+}
+
 /**
  * The board's inputs from the state directory, through the persisted fold. Never throws on bad
  * state (each unreadable source is a problem on the board). Rewrites the persisted fold when a log
@@ -238,7 +270,7 @@ export function loadBoardSources(layout: StateLayout): BoardSources {
   const all = [c, g, l, s, sp, o];
   const appended = all.reduce((n, f) => n + (f?.appended ?? 0), 0);
   const changed = all.some((f) => f?.whole && f.entry) || curriculum.changed;
-  if (existsSync(layout.root) && (!cache || changed || appended >= TAIL_LIMIT)) {
+  if (writable(path) && (!cache || changed || appended >= TAIL_LIMIT)) {
     const entries = {
       crews: toPersist(crews, c),
       grading: toPersist(grading, g),

@@ -87,7 +87,8 @@ export function queuePoints(series: QueueSeries): QueuePoint[] {
     else points.push({ ...p });
   };
   for (const p of series.samples) add(p);
-  if (series.count > 0 && (series.count - 1) % series.step !== 0) add({ at: series.clock, depth: series.depth });
+  if (series.count > 0 && (series.count - 1) % series.step !== 0)
+    add({ at: series.clock, depth: series.depth });
   return points;
 }
 

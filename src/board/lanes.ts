@@ -120,7 +120,8 @@ export function buildLanes(input: LaneInput): Lane[] {
   const lanes = new Map<LaneId, BoardItem[]>(LANES.map((l) => [l, []]));
   const place = (lane: LaneId, item: BoardItem, since?: string) => {
     const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
-    if (d) item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
+    if (d)
+      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
     if (since) {
       item.since = since;
       const age = seconds(now, since);

@@ -106,7 +106,9 @@ export class LogFile {
  * not parse returns undefined: the caller then reads the whole log through the shared reader,
  * which quarantines it and reports the line as it would on any read (N5.1).
  */
-export function parseAppended<T>(buf: Buffer): { records: T[]; bytes: number; tornTail: boolean } | undefined {
+export function parseAppended<T>(
+  buf: Buffer,
+): { records: T[]; bytes: number; tornTail: boolean } | undefined {
   const nl = buf.lastIndexOf(0x0a);
   const body = buf.toString('utf8', 0, nl + 1);
   const records = parseLines<T>(body);

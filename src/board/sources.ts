@@ -62,7 +62,14 @@ function fileId(path: string): FileId | null {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  return { dev: st.dev, ino: st.ino, birth: st.birthtimeMs, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+  return {
+    dev: st.dev,
+    ino: st.ino,
+    birth: st.birthtimeMs,
+    size: st.size,
+    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs,
+  };
 }
 
 const sameId = (a: FileId | null, b: FileId | null) =>
