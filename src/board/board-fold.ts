@@ -224,6 +224,23 @@ function foldSource<X, E extends StateEvent>(
   }
 }
 
+/** A folded log and, computed once when asked (merging key hashes, trimming), what is persisted of it. */
+function persisted<X, E extends StateEvent>(
+  file: StateFile,
+  folder: Folder<X, E>,
+  folded: Folded<X> | undefined,
+) {
+  let entry: CachedLog | undefined | null = null;
+  return {
+    file,
+    folded: folded as Folded<unknown> | undefined,
+    entry(): CachedLog | undefined {
+      if (entry === null) entry = toPersist(folder, folded);
+      return entry;
+    },
+  };
+}
+
 function toPersist<X, E extends StateEvent>(
   folder: Folder<X, E>,
   folded: Folded<X> | undefined,
@@ -256,31 +273,35 @@ export function loadBoardSources(layout: StateLayout): BoardSources {
   const path = layout.view(VIEW_FILES.boardFold);
   const cache = readFoldCache(path, foldCode());
   const reader = new SourceReader(layout);
-  const logs = cache?.logs ?? {};
-  const c = foldSource(reader, crews, logs.crews);
+  const cached = cache?.logs ?? {};
+  const c = foldSource(reader, crews, cached.crews);
   const curriculum = readBoardCurriculum(reader, cache?.curriculum);
-  const g = foldSource(reader, grading, logs.grading);
-  const l = foldSource(reader, scores, logs.scores);
-  const s = foldSource(reader, school, logs.school);
-  const sp = foldSource(reader, spend, logs.spend);
+  const g = foldSource(reader, grading, cached.grading);
+  const l = foldSource(reader, scores, cached.scores);
+  const s = foldSource(reader, school, cached.school);
+  const sp = foldSource(reader, spend, cached.spend);
   reader.quarantined();
   // An unreadable outbox only drops the delivery links.
-  const o = foldSource(reader, outbox, logs.outbox, true);
+  const o = foldSource(reader, outbox, cached.outbox, true);
 
-  const all = [c, g, l, s, sp, o];
-  const appended = all.reduce((n, f) => n + (f?.appended ?? 0), 0);
-  const changed = all.some((f) => f?.whole && f.entry) || curriculum.changed;
-  if (writable(path) && (!cache || changed || appended >= TAIL_LIMIT)) {
-    const entries = {
-      crews: toPersist(crews, c),
-      grading: toPersist(grading, g),
-      scores: toPersist(scores, l),
-      school: toPersist(school, s),
-      spend: toPersist(spend, sp),
-      outbox: toPersist(outbox, o),
-    };
+  const logs = [
+    persisted('crews', crews, c),
+    persisted('grading', grading, g),
+    persisted('scores', scores, l),
+    persisted('school', school, s),
+    persisted('spend', spend, sp),
+    persisted('outbox', outbox, o),
+  ];
+  const appended = logs.reduce((n, log) => n + (log.folded?.appended ?? 0), 0);
+  // A log folded from the start is news for the persisted fold, unless it is not persisted at all
+  // (an outbox whose ids do not name their kind: rewriting would only say the same again).
+  const refolded = () => logs.some((log) => log.folded?.whole && log.entry());
+  if (writable(path) && (!cache || curriculum.changed || appended >= TAIL_LIMIT || refolded())) {
     const body: FoldBody = { logs: {}, ...(curriculum.entry ? { curriculum: curriculum.entry } : {}) };
-    for (const [file, entry] of Object.entries(entries)) if (entry) body.logs[file] = entry;
+    for (const log of logs) {
+      const entry = log.entry();
+      if (entry) body.logs[log.file] = entry;
+    }
     try {
       writeFoldCache(path, foldCode(), body);
     } catch {
