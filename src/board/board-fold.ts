@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
-import { crewFold } from '../dispatch/registry.js';
+import { crewFold, type CrewRecord, type CrewRegistry } from '../dispatch/registry.js';
 import { schoolFold } from '../dispatch/school-log.js';
 import { spendFold } from '../dispatch/spend.js';
 import { ledgerFold } from '../grading/ledger.js';
 import { deliveriesOf, outboxFold, type OutboxEvent, type OutboxState } from '../grading/outbox.js';
-import type { QueueEvent } from '../grading/queue.js';
+import type { JobState, QueueEvent, QueueState } from '../grading/queue.js';
+import type { Verdict } from '../grading/verdict.js';
+import type { CrewEvent } from '../schemas/crew.js';
+import type { GradingJob } from '../schemas/grading.js';
 import { splitLog, type LogContents, type StateEvent } from '../state/event-log.js';
 import { foldLog, type LogFold } from '../state/fold.js';
 import { parseJsonl } from '../state/jsonl.js';
@@ -60,7 +63,21 @@ function simple<S, E extends StateEvent>(fold: LogFold<S, E>, shaped: (x: unknow
   };
 }
 
-const crews = simple(crewFold, (x) => hasObjects(x, ['crews', 'leases']));
+/**
+ * Crews are persisted without the fields the crew fold only ever writes and the board never reads
+ * (worktree, fences, weight, plannedBy): the fold continues the same, the board shows the same.
+ */
+const crews: Folder<CrewRegistry, CrewEvent> = {
+  ...simple(crewFold, (x) => hasObjects(x, ['crews', 'leases'])),
+  persist(registry) {
+    const kept: CrewRegistry['crews'] = {};
+    for (const [id, c] of Object.entries(registry.crews)) {
+      const { worktree: _w, fences: _f, weight: _c, plannedBy: _p, ...rest } = c;
+      kept[id] = rest as CrewRecord;
+    }
+    return { crews: kept, leases: registry.leases };
+  },
+};
 const scores = simple(ledgerFold, (x) => hasObjects(x, ['agents', 'cells']));
 const school = simple(schoolFold, (x) => hasObjects(x, ['roster'], ['pauses']));
 const spend = simple(
@@ -85,6 +102,31 @@ const grading: Folder<QueueReplay, QueueEvent> = {
   add(replay, events) {
     replayQueue(replay, events);
     return replay;
+  },
+  /**
+   * A graded job is final (the queue fold ignores every later event for it), so it is persisted
+   * with what the board reads of it only: its crew, issue and agent, status, attempts, verdict
+   * (without the judges' findings), times and last error.
+   */
+  persist({ state, series }) {
+    const jobs: QueueState['jobs'] = {};
+    for (const [key, j] of Object.entries(state.jobs)) {
+      if (j.status !== 'graded' || !j.verdict) {
+        jobs[key] = j;
+        continue;
+      }
+      const { accepted, decidedBy, code, reasons } = j.verdict;
+      jobs[key] = {
+        job: { crewId: j.job.crewId, issueNumber: j.job.issueNumber, agent: j.job.agent } as GradingJob,
+        status: j.status,
+        attempts: j.attempts,
+        verdict: { accepted, decidedBy, code, reasons } as Verdict,
+        enqueuedAt: j.enqueuedAt,
+        updatedAt: j.updatedAt,
+        ...(j.lastError !== undefined ? { lastError: j.lastError } : {}),
+      } as JobState;
+    }
+    return { state: { jobs }, series };
   },
 };
 
@@ -130,6 +172,8 @@ function foldCode(): string {
         ...[crewFold, ledgerFold, schoolFold, spendFold, outboxFold].flatMap((f) => [f.empty, f.apply]),
         startQueueReplay,
         replayQueue,
+        crews.persist!,
+        grading.persist!,
         outbox.persist!,
         readBoardCurriculum,
       ]

@@ -48,16 +48,29 @@ const fileIdSchema = z.object({
   ctimeMs: z.number(),
 });
 
+/** One issue as the board keeps it; checked by hand, as thousands of them are read on every run. */
+interface CachedIssue {
+  number: number;
+  title: string;
+  labels: string[];
+  authorAssociation?: string;
+}
+const isIssue = (v: unknown): v is CachedIssue => {
+  const i = v as Partial<CachedIssue> | null;
+  return (
+    typeof i === 'object' &&
+    i !== null &&
+    typeof i.number === 'number' &&
+    typeof i.title === 'string' &&
+    Array.isArray(i.labels) &&
+    i.labels.every((l) => typeof l === 'string') &&
+    (i.authorAssociation === undefined || typeof i.authorAssociation === 'string')
+  );
+};
+
 const curriculumSchema = z.object({
   file: fileIdSchema.nullable(),
-  items: z.array(
-    z.object({
-      number: z.number(),
-      title: z.string(),
-      labels: z.array(z.string()),
-      authorAssociation: z.string().optional(),
-    }),
-  ),
+  items: z.custom<CachedIssue[]>((v) => Array.isArray(v) && v.every(isIssue), 'curriculum items'),
   invalid: z.number().int().nonnegative(),
 });
 

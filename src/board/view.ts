@@ -161,6 +161,28 @@ function markIncomplete(
   }
 }
 
+/**
+ * Daemon, slot, start, each in localeCompare's order. Daemons are ranked once; starts in the one
+ * shape `toISOString` writes differ only in digits at the same places, where localeCompare's order
+ * is the code-unit order, so they are compared directly (any other shape goes to the collator).
+ */
+function timelineOrder(bars: readonly SlotBar[]): (a: SlotBar, b: SlotBar) => number {
+  const { compare } = new Intl.Collator();
+  const rank = new Map<string, number>();
+  let r = 0;
+  let prev: string | undefined;
+  for (const d of [...new Set(bars.map((b) => b.daemon))].sort(compare)) {
+    if (prev !== undefined && compare(prev, d) !== 0) r++;
+    rank.set(d, r);
+    prev = d;
+  }
+  const iso = bars.every((b) => ISO.test(b.start));
+  const start = iso ? (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0) : compare;
+  return (a, b) => rank.get(a.daemon)! - rank.get(b.daemon)! || a.slot - b.slot || start(a.start, b.start);
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['timeline'] {
   const bars: SlotBar[] = [];
   for (const c of Object.values(registry?.crews ?? {})) {
@@ -178,9 +200,7 @@ function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['ti
     if (c.outcome) bar.outcome = c.outcome;
     bars.push(bar);
   }
-  // localeCompare's order, with one collator for the whole sort.
-  const { compare } = new Intl.Collator();
-  bars.sort((a, b) => compare(a.daemon, b.daemon) || a.slot - b.slot || compare(a.start, b.start));
+  bars.sort(timelineOrder(bars));
   const start = bars.reduce<string | undefined>(
     (m, b) => (m === undefined || b.start < m ? b.start : m),
     undefined,
