@@ -166,7 +166,7 @@ function markIncomplete(
  * shape `toISOString` writes differ only in digits at the same places, where localeCompare's order
  * is the code-unit order, so they are compared directly (any other shape goes to the collator).
  */
-function timelineOrder(bars: readonly SlotBar[]): (a: SlotBar, b: SlotBar) => number {
+export function timelineOrder(bars: readonly SlotBar[]): (a: SlotBar, b: SlotBar) => number {
   const { compare } = new Intl.Collator();
   const rank = new Map<string, number>();
   let r = 0;
