@@ -14,7 +14,9 @@ import { writeFileAtomic } from '../state/atomic.js';
  * Writers replace it atomically (temp file + rename), so concurrent `school status` runs each leave
  * a whole file: the last rename wins, and any whole file is a valid starting point.
  *
- * Layout: one header line (format, fold-code fingerprint, body length and SHA-256), then the body.
+ * Layout: one JSON document, `{"header":{…},` on the first line (format, fold-code fingerprint, the
+ * body's length and SHA-256) and `"body":{…}}` on the second, so the body's bytes are checked
+ * before they are parsed, and the whole file still reads as JSON (`jq` works on it).
  */
 export const FOLD_FORMAT = 'school-board-fold';
 export const FOLD_VERSION = 1;
@@ -103,10 +105,17 @@ export function readFoldCache(path: string, code: string): FoldBody | undefined 
   }
   try {
     const nl = buf.indexOf(0x0a);
-    if (nl < 0) return undefined;
-    const header = headerSchema.safeParse(JSON.parse(buf.toString('utf8', 0, nl)));
+    const first = buf.toString('utf8', 0, nl);
+    if (nl < 0 || !first.startsWith(HEAD) || !first.endsWith(',')) return undefined;
+    const header = headerSchema.safeParse(JSON.parse(first.slice(HEAD.length, -1)));
     if (!header.success || header.data.code !== code) return undefined;
-    const body = buf.subarray(nl + 1);
+    const rest = buf.subarray(nl + 1);
+    const body = rest.subarray(BODY.length, rest.length - END.length);
+    if (
+      rest.toString('utf8', 0, BODY.length) !== BODY ||
+      rest.toString('utf8', rest.length - END.length) !== END
+    )
+      return undefined;
     if (body.length !== header.data.bytes) return undefined;
     if (createHash('sha256').update(body).digest('base64') !== header.data.sha256) return undefined;
     const parsed = foldBodySchema.safeParse(JSON.parse(body.toString('utf8')));
@@ -116,9 +125,13 @@ export function readFoldCache(path: string, code: string): FoldBody | undefined 
   }
 }
 
+const HEAD = '{"header":';
+const BODY = '"body":';
+const END = '}\n';
+
 /** Replaces the persisted fold atomically. Not fsynced: it is rebuilt from the logs if lost. */
 export function writeFoldCache(path: string, code: string, body: FoldBody): void {
-  const data = Buffer.from(JSON.stringify(body) + '\n', 'utf8');
+  const data = Buffer.from(JSON.stringify(body), 'utf8');
   const header = {
     format: FOLD_FORMAT,
     version: FOLD_VERSION,
@@ -126,7 +139,10 @@ export function writeFoldCache(path: string, code: string, body: FoldBody): void
     bytes: data.length,
     sha256: createHash('sha256').update(data).digest('base64'),
   };
-  writeFileAtomic(path, Buffer.concat([Buffer.from(JSON.stringify(header) + '\n', 'utf8'), data]), {
-    durable: false,
-  });
+  const text = (s: string) => Buffer.from(s, 'utf8');
+  writeFileAtomic(
+    path,
+    Buffer.concat([text(`${HEAD}${JSON.stringify(header)},\n${BODY}`), data, text(END)]),
+    { durable: false },
+  );
 }

@@ -66,11 +66,11 @@ function scratch(s: School): string {
 }
 
 function readPersisted(s: School): { code: string; body: FoldBody } {
-  const text = readFileSync(s.persisted, 'utf8');
-  const code = (JSON.parse(text.slice(0, text.indexOf('\n'))) as { code: string }).code;
-  const body = readFoldCache(s.persisted, code);
+  // The file is one JSON document (a user can read it with jq).
+  const { header } = JSON.parse(readFileSync(s.persisted, 'utf8')) as { header: { code: string } };
+  const body = readFoldCache(s.persisted, header.code);
   if (!body) throw new Error('the persisted fold is not readable');
-  return { code, body };
+  return { code: header.code, body };
 }
 
 /**
