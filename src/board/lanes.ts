@@ -1,4 +1,10 @@
-import { issueStates, READY, type IssueState, type VerdictLookup } from '../dispatch/history.js';
+import {
+  issueStates,
+  READY,
+  type IssueState,
+  type Requeues,
+  type VerdictLookup,
+} from '../dispatch/history.js';
 import type { CrewRecord, CrewRegistry } from '../dispatch/registry.js';
 import type { JobState, QueueState } from '../grading/queue.js';
 import type { SchoolConfig } from '../config/schema.js';
@@ -57,6 +63,8 @@ export interface LaneInput {
   pausedReason?: string;
   /** The intake trust gate: an issue nobody has planned that it refuses sits in `untrusted`. */
   trust?: SchoolConfig['curriculum']['trust'];
+  /** `school requeue`: runs before an issue's requeue no longer count toward its stop. */
+  requeues?: Requeues;
   /** Delivered work by issue (the outbox's `deliveries()`): the accepted lane links to it. */
   deliveries?: ReadonlyMap<number, { branch: string; pullRequest?: { url: string } }>;
   now: Date;
@@ -91,7 +99,9 @@ export function buildLanes(input: LaneInput): Lane[] {
     items.set(item.number, item);
   }
   const { byCrew, lookup } = verdicts(input.queue);
-  const states = input.registry ? issueStates(input.registry, lookup) : new Map<number, IssueState>();
+  const states = input.registry
+    ? issueStates(input.registry, lookup, input.requeues)
+    : new Map<number, IssueState>();
   const crews = input.registry?.crews ?? {};
 
   const latest = new Map<number, CrewRecord>();

@@ -49,6 +49,7 @@ export function viewOf(
     ...(curriculum ? { curriculum } : {}),
     ...(grading ? { queue: grading.state } : {}),
     ...(active[0] ? { pausedReason: active[0].reason } : {}),
+    ...(school?.requeues ? { requeues: school.requeues } : {}),
     deliveries: sources.deliveries,
   });
   markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
