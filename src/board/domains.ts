@@ -23,12 +23,73 @@ export function queued(state: QueueState): number {
 const MAX_POINTS = 240;
 
 /**
- * Queue depth over time: replays the grading log through the queue fold one event at a time and
- * samples the depth (at most MAX_POINTS points, the last one always kept). Log order is the fold's
- * order; the time axis only moves forward, so clock skew between writers cannot draw backwards.
+ * Queue depth over time, sampled so that it does not depend on how the replay was split: the
+ * depth after every `step`-th event (and after the last one), where `step` is the smallest power
+ * of two that keeps the samples within MAX_POINTS. When the log grows past that, `step` doubles and
+ * every other sample goes; the samples kept are exactly those a replay from scratch would take.
+ * So the board's persisted fold can continue the series with appended events and draw what a
+ * full replay draws.
  */
-export function queueSeries(contents: LogContents<QueueEvent>): QueuePoint[] {
-  return foldQueueSeries(contents).series;
+export interface QueueSeries {
+  /** Events replayed. */
+  count: number;
+  step: number;
+  /** Jobs pending or claimed after the last event. */
+  depth: number;
+  /** The latest `at` seen: the time axis only moves forward. */
+  clock: string;
+  /** Depth after event `i * step`, at the clock then. */
+  samples: QueuePoint[];
+}
+
+/** The grading log's fold with its depth series, continued one event at a time. */
+export interface QueueReplay {
+  state: QueueState;
+  series: QueueSeries;
+}
+
+/** Starts a replay from a log's compaction snapshot (or empty). */
+export function startQueueReplay(contents: Pick<LogContents<QueueEvent>, 'snapshot'>): QueueReplay {
+  const state = structuredClone(contents.snapshot?.data.state as QueueState | undefined) ?? queueFold.empty();
+  return {
+    state,
+    series: { count: 0, step: 1, depth: queued(state), clock: contents.snapshot?.at ?? '', samples: [] },
+  };
+}
+
+/** Applies events through the queue fold and extends the depth series. */
+export function replayQueue(replay: QueueReplay, events: readonly QueueEvent[]): void {
+  const live = (s: string | undefined) => (s === 'pending' || s === 'claimed' ? 1 : 0);
+  const series = replay.series;
+  let state = replay.state;
+  for (const e of events) {
+    if (e.at > series.clock) series.clock = e.at;
+    const key = String((e.data as { jobKey?: unknown }).jobKey);
+    const before = state.jobs[key]?.status;
+    state = queueFold.apply(state, e);
+    series.depth += live(state.jobs[key]?.status) - live(before);
+    if (series.count % series.step === 0) series.samples.push({ at: series.clock, depth: series.depth });
+    series.count++;
+    while (Math.ceil(series.count / series.step) > MAX_POINTS) {
+      series.step *= 2;
+      series.samples = series.samples.filter((_, i) => i % 2 === 0);
+    }
+  }
+  replay.state = state;
+}
+
+/** The points to draw: the samples and the last event, one point per distinct time (the latest depth). */
+export function queuePoints(series: QueueSeries): QueuePoint[] {
+  const points: QueuePoint[] = [];
+  const add = (p: QueuePoint) => {
+    const last = points[points.length - 1];
+    if (last?.at === p.at) last.depth = p.depth;
+    else points.push({ ...p });
+  };
+  for (const p of series.samples) add(p);
+  if (series.count > 0 && (series.count - 1) % series.step !== 0)
+    add({ at: series.clock, depth: series.depth });
+  return points;
 }
 
 /**
@@ -39,28 +100,9 @@ export function foldQueueSeries(contents: LogContents<QueueEvent>): {
   state: QueueState;
   series: QueuePoint[];
 } {
-  let state = structuredClone(contents.snapshot?.data.state as QueueState | undefined) ?? queueFold.empty();
-  const events = contents.events;
-  const step = Math.max(1, Math.ceil(events.length / MAX_POINTS));
-  const series: QueuePoint[] = [];
-  let depth = queued(state);
-  let clock = contents.snapshot?.at ?? '';
-  const live = (s: string | undefined) => (s === 'pending' || s === 'claimed' ? 1 : 0);
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i]!;
-    if (e.at > clock) clock = e.at;
-    const key = String((e.data as { jobKey?: unknown }).jobKey);
-    const before = state.jobs[key]?.status;
-    state = queueFold.apply(state, e);
-    const after = state.jobs[key]?.status;
-    depth += live(after) - live(before);
-    if (i % step === 0 || i === events.length - 1) {
-      const last = series[series.length - 1];
-      if (last?.at === clock) last.depth = depth;
-      else series.push({ at: clock, depth });
-    }
-  }
-  return { state, series };
+  const replay = startQueueReplay(contents);
+  replayQueue(replay, contents.events);
+  return { state: replay.state, series: queuePoints(replay.series) };
 }
 
 /** The ledger's leaderboard, plus rejections (graded minus accepted) for the board's columns. */

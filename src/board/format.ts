@@ -39,6 +39,8 @@ export function spendLine(spend: {
 
 /** Cuts a string to `max` characters with an ellipsis; never splits a surrogate pair. */
 export function clip(text: string, max: number): string {
+  // Never more code points than UTF-16 units: a short string needs no count.
+  if (text.length <= max) return text;
   const chars = Array.from(text);
   return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join('') + '…';
 }

@@ -1,14 +1,19 @@
-import { issueStates, READY, type IssueState, type VerdictLookup } from '../dispatch/history.js';
+import {
+  issueStates,
+  READY,
+  type IssueState,
+  type Requeues,
+  type VerdictLookup,
+} from '../dispatch/history.js';
 import type { CrewRecord, CrewRegistry } from '../dispatch/registry.js';
 import type { JobState, QueueState } from '../grading/queue.js';
 import type { SchoolConfig } from '../config/schema.js';
 import { untrustedReason } from '../curriculum/trust.js';
 import { PAUSING_OUTCOMES } from '../schemas/crew.js';
-import type { CurriculumItem } from '../schemas/curriculum.js';
 import { redactText } from '../security/redact.js';
 import { sanitizeText } from '../security/sanitize.js';
 import { clip } from './format.js';
-import { LANES, LANE_LABELS, type BoardItem, type Lane, type LaneId } from './model.js';
+import { LANES, LANE_LABELS, type BoardIssue, type BoardItem, type Lane, type LaneId } from './model.js';
 
 export const STOP_REASON = 'repair-stopped-after-two-failures';
 const TITLE_MAX = 200;
@@ -19,13 +24,27 @@ const TITLE_MAX = 200;
  * line, redacted.
  */
 export function cleanText(text: string, max = TITLE_MAX): string {
-  // Printable ASCII holds nothing the sanitizer removes: skip its passes (most titles and reasons).
-  const safe = PRINTABLE_ASCII.test(text) ? text : sanitizeText(text, max * 4).text;
+  // Printable ASCII holds nothing the sanitizer removes and no whitespace but single inner spaces
+  // unless it says so: skip those passes (most titles and reasons).
+  const ascii = PRINTABLE_ASCII.test(text);
+  const safe = ascii ? text : sanitizeText(text, max * 4).text;
+  const oneLine = ascii && !LOOSE_SPACES.test(safe) ? safe : safe.replace(/\s+/g, ' ').trim();
   // Redact before clipping, so a clip can never cut a token into a shape the redactor misses.
-  return clip(redactText(safe.replace(/\s+/g, ' ').trim()), max);
+  return clip(redactText(oneLine), max);
 }
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+const LOOSE_SPACES = /^ | $| {2}/;
+
+/** cleanText with repeated inputs (reasons, verdicts) cleaned once. */
+function cleaner(): (text: string) => string {
+  const memo = new Map<string, string>();
+  return (text) => {
+    let v = memo.get(text);
+    if (v === undefined) memo.set(text, (v = cleanText(text)));
+    return v;
+  };
+}
 
 export function displayTitle(title: string | undefined, issue: number): string {
   return title ? cleanText(title) : `#${issue}`;
@@ -39,11 +58,13 @@ function seconds(now: number, iso: string | undefined): number | undefined {
 
 export interface LaneInput {
   registry?: CrewRegistry;
-  curriculum?: CurriculumItem[];
+  curriculum?: readonly BoardIssue[];
   queue?: QueueState;
   pausedReason?: string;
   /** The intake trust gate: an issue nobody has planned that it refuses sits in `untrusted`. */
   trust?: SchoolConfig['curriculum']['trust'];
+  /** `school requeue`: runs before an issue's requeue no longer count toward its stop. */
+  requeues?: Requeues;
   /** Delivered work by issue (the outbox's `deliveries()`): the accepted lane links to it. */
   deliveries?: ReadonlyMap<number, { branch: string; pullRequest?: { url: string } }>;
   now: Date;
@@ -70,14 +91,17 @@ export function verdicts(queue: QueueState | undefined): {
  */
 export function buildLanes(input: LaneInput): Lane[] {
   const now = input.now.getTime();
+  const clean = cleaner();
   const titles = new Map<number, string>();
-  const items = new Map<number, CurriculumItem>();
+  const items = new Map<number, BoardIssue>();
   for (const item of input.curriculum ?? []) {
     titles.set(item.number, item.title);
     items.set(item.number, item);
   }
   const { byCrew, lookup } = verdicts(input.queue);
-  const states = input.registry ? issueStates(input.registry, lookup) : new Map<number, IssueState>();
+  const states = input.registry
+    ? issueStates(input.registry, lookup, input.requeues)
+    : new Map<number, IssueState>();
   const crews = input.registry?.crews ?? {};
 
   const latest = new Map<number, CrewRecord>();
@@ -102,48 +126,48 @@ export function buildLanes(input: LaneInput): Lane[] {
     if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
   }
 
+  // Each item is built once and completed in place (this runs for every issue on every board).
   const lanes = new Map<LaneId, BoardItem[]>(LANES.map((l) => [l, []]));
   const place = (lane: LaneId, item: BoardItem, since?: string) => {
     const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
-    const linked = d
-      ? { ...item, delivery: { branch: d.branch, ...(d.pullRequest ? { url: d.pullRequest.url } : {}) } }
-      : item;
-    lanes.get(lane)!.push(withSince(linked, since, now));
+    if (d)
+      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
+    if (since) {
+      item.since = since;
+      const age = seconds(now, since);
+      if (age !== undefined) item.ageSeconds = age;
+    }
+    lanes.get(lane)!.push(item);
   };
-  const issues = new Set<number>([...titles.keys(), ...latest.keys(), ...orphans.keys()]);
+  const issues = new Set<number>(titles.keys());
+  for (const issue of latest.keys()) issues.add(issue);
+  for (const issue of orphans.keys()) issues.add(issue);
+  const paused = input.pausedReason ? `paused: ${clean(input.pausedReason)}` : undefined;
 
   for (const issue of issues) {
-    const base: BoardItem = { issue, title: displayTitle(titles.get(issue), issue) };
+    const item: BoardItem = { issue, title: displayTitle(titles.get(issue), issue) };
     const orphan = orphans.get(issue);
     if (orphan) {
-      placeJob(place, base, orphan);
+      placeJob(place, clean, item, orphan);
       continue;
     }
     const crew = latest.get(issue);
-    const refused =
-      !crew && input.trust && items.has(issue) ? untrustedReason(items.get(issue)!, input.trust) : undefined;
-    if (refused) {
-      place('untrusted', { ...base, reason: cleanText(refused) });
-      continue;
-    }
     if (!crew) {
-      place(
-        'ready',
-        input.pausedReason ? { ...base, reason: `paused: ${cleanText(input.pausedReason)}` } : base,
-      );
+      const known = input.trust && items.get(issue);
+      const refused = known ? untrustedReason(known, input.trust!) : undefined;
+      if (refused) item.reason = clean(refused);
+      else if (paused) item.reason = paused;
+      place(refused ? 'untrusted' : 'ready', item);
       continue;
     }
     const first = seconds(now, firstPlanned.get(issue));
-    const item: BoardItem = {
-      ...base,
-      crewId: crew.crewId,
-      agent: crew.agent,
-      daemon: crew.daemon,
-      attempt: crew.attempt,
-      ...(crew.slot !== undefined ? { slot: crew.slot } : {}),
-      ...(crew.repair ? { repair: true } : {}),
-      ...(first !== undefined ? { totalAgeSeconds: first } : {}),
-    };
+    item.crewId = crew.crewId;
+    item.agent = crew.agent;
+    item.daemon = crew.daemon;
+    item.attempt = crew.attempt;
+    if (crew.slot !== undefined) item.slot = crew.slot;
+    if (crew.repair) item.repair = true;
+    if (first !== undefined) item.totalAgeSeconds = first;
     const state = states.get(issue) ?? READY;
     const job = byCrew.get(crew.crewId);
     if (state.kind === 'active') {
@@ -151,34 +175,32 @@ export function buildLanes(input: LaneInput): Lane[] {
       if (active.status === 'running') place('running', item, active.startedAt ?? active.plannedAt);
       else place('planned', item, active.plannedAt);
     } else if (state.kind === 'stopped') {
-      place('stopped', { ...item, reason: STOP_REASON }, crew.finishedAt);
+      item.reason = STOP_REASON;
+      place('stopped', item, crew.finishedAt);
     } else if (state.kind === 'done') {
       const done = byCrew.get(state.crewId);
-      if (done) placeJob(place, item, done);
-      // Succeeded but not enqueued yet: on its way to the graders.
-      else place('grading', { ...item, reason: 'awaiting enqueue' }, crew.finishedAt);
+      if (done) placeJob(place, clean, item, done);
+      else {
+        // Succeeded but not enqueued yet: on its way to the graders.
+        item.reason = 'awaiting enqueue';
+        place('grading', item, crew.finishedAt);
+      }
     } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
       // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
-      place('paused', { ...item, reason: cleanText(crew.reason || crew.outcome) }, crew.finishedAt);
+      item.reason = clean(crew.reason || crew.outcome);
+      place('paused', item, crew.finishedAt);
     } else if (job?.verdict && !job.verdict.accepted) {
       const repair = state.kind === 'repair' ? '; repair queued' : '';
-      place(
-        'rejected',
-        { ...item, ...(repair ? { repair: true } : {}), reason: cleanText(verdictReason(job) + repair) },
-        job.updatedAt,
-      );
+      if (repair) item.repair = true;
+      item.reason = clean(verdictReason(job) + repair);
+      place('rejected', item, job.updatedAt);
     } else if (state.kind === 'repair') {
-      place(
-        'ready',
-        { ...item, repair: true, reason: cleanText(`repair queued: ${crew.reason || crew.outcome}`) },
-        crew.finishedAt,
-      );
+      item.repair = true;
+      item.reason = clean(`repair queued: ${crew.reason || crew.outcome}`);
+      place('ready', item, crew.finishedAt);
     } else {
-      place(
-        'ready',
-        { ...item, reason: cleanText(crew.reason || String(crew.outcome ?? '')) },
-        crew.finishedAt,
-      );
+      item.reason = clean(crew.reason || String(crew.outcome ?? ''));
+      place('ready', item, crew.finishedAt);
     }
   }
 
@@ -198,31 +220,21 @@ function verdictReason(job: JobState): string {
 
 function placeJob(
   place: (lane: LaneId, item: BoardItem, since?: string) => void,
+  clean: (text: string) => string,
   item: BoardItem,
   job: JobState,
 ): void {
-  const withJob: BoardItem = {
-    ...item,
-    crewId: job.job.crewId,
-    agent: item.agent ?? job.job.agent,
-    attempts: job.attempts,
-  };
+  item.crewId = job.job.crewId;
+  item.agent = item.agent ?? job.job.agent;
+  item.attempts = job.attempts;
   if (job.status === 'graded' && job.verdict) {
-    place(
-      job.verdict.accepted ? 'accepted' : 'rejected',
-      { ...withJob, reason: cleanText(verdictReason(job)) },
-      job.updatedAt,
-    );
+    item.reason = clean(verdictReason(job));
+    place(job.verdict.accepted ? 'accepted' : 'rejected', item, job.updatedAt);
   } else if (job.status === 'dead_letter') {
-    place('dead_letter', { ...withJob, reason: cleanText(job.lastError ?? 'dead letter') }, job.updatedAt);
+    item.reason = clean(job.lastError ?? 'dead letter');
+    place('dead_letter', item, job.updatedAt);
   } else {
-    const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
-    place('grading', { ...withJob, reason: cleanText(reason) }, job.enqueuedAt);
+    item.reason = clean(job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status);
+    place('grading', item, job.enqueuedAt);
   }
-}
-
-function withSince(item: BoardItem, since: string | undefined, now: number): BoardItem {
-  if (!since) return item;
-  const age = seconds(now, since);
-  return { ...item, since, ...(age !== undefined ? { ageSeconds: age } : {}) };
 }

@@ -1,3 +1,10 @@
+import type { CrewRegistry } from '../dispatch/registry.js';
+import type { SchoolState } from '../dispatch/school-log.js';
+import type { SpendState } from '../dispatch/spend.js';
+import type { LedgerState } from '../grading/ledger.js';
+import type { QueueState } from '../grading/queue.js';
+import type { CurriculumItem } from '../schemas/curriculum.js';
+
 /**
  * The one view model of the school (seed 000 §2: "one board, many lanes"). `buildView` computes it
  * from the state directory; the terminal board, the HTML report and every job summary render it
@@ -165,4 +172,23 @@ export interface SchoolView {
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
   /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
   pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
+}
+
+/** What the board reads of a curriculum item. */
+export type BoardIssue = Pick<CurriculumItem, 'number' | 'title' | 'labels' | 'authorAssociation'>;
+
+/**
+ * The state the view is computed from, each source folded with its domain's own fold. A source
+ * that could not be read is absent and has a problem.
+ */
+export interface BoardSources {
+  registry?: CrewRegistry;
+  curriculum?: BoardIssue[];
+  grading?: { state: QueueState; series: QueuePoint[] };
+  ledger?: LedgerState;
+  school?: SchoolState;
+  spend?: SpendState;
+  /** Delivered work by issue (an unreadable outbox only drops the links). */
+  deliveries: ReadonlyMap<number, { branch: string; pullRequest?: { url: string } }>;
+  problems: StateProblem[];
 }

@@ -1,93 +1,20 @@
-import { readCurriculumFile } from '../curriculum/store.js';
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync, type Stats } from 'node:fs';
 import { basename } from 'node:path';
+import { readCurriculumFile } from '../curriculum/store.js';
 import { CorruptStateError, message } from '../errors.js';
-import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
-import { type CurriculumItem } from '../schemas/curriculum.js';
-import type { CrewEvent } from '../schemas/crew.js';
-import { EventLog, type LogContents, type StateEvent } from '../state/event-log.js';
-import { foldLog, type LogFold } from '../state/fold.js';
 import { STATE_FILES, type StateFile, type StateLayout } from '../state/layout.js';
-import type { StateProblem } from './model.js';
+import type { CachedCurriculum, FileId } from './fold-cache.js';
+import type { BoardIssue, StateProblem } from './model.js';
 
 /**
  * Reading the state directory for the board. Each source is read on its own: one corrupt file
- * becomes a StateProblem (and its lanes say so) while the rest of the board still renders. The
- * reader is the shared one, so a corrupt complete line is quarantined here exactly as it would be
- * by any writer (N5.1).
+ * becomes a StateProblem (and its lanes say so) while the rest of the board still renders. Logs are
+ * read with the shared reader's rules, so a corrupt complete line is quarantined here exactly as it
+ * would be by any writer (N5.1).
  */
 export class SourceReader {
   readonly problems: StateProblem[] = [];
   constructor(readonly layout: StateLayout) {}
-
-  /** Reads an event log; undefined (and a problem recorded) when it is corrupt or unreadable. */
-  log<E extends StateEvent>(file: StateFile): LogContents<E> | undefined {
-    try {
-      return new EventLog<E>(this.layout.file(file)).read();
-    } catch (e) {
-      this.fail(file, e);
-      return undefined;
-    }
-  }
-
-  /**
-   * Reads a log and folds it with the owning domain's fold. A fold that rejects a row (the spend
-   * ledger refuses an unusable amount) is a problem too, never a silently partial number.
-   */
-  fold<S, E extends StateEvent>(fold: LogFold<S, E>): { state: S; contents: LogContents<E> } | undefined {
-    const contents = this.log<E>(fold.file);
-    if (!contents) return undefined;
-    try {
-      return { state: foldLog(fold, contents), contents };
-    } catch (e) {
-      this.fail(fold.file, e);
-      return undefined;
-    }
-  }
-
-  /**
-   * Reads a log and folds it with a function that also derives something else in the same pass
-   * (`state` plus `extra`); a failure is a problem, as with `fold`.
-   */
-  foldWith<S, E extends StateEvent, X>(
-    file: StateFile,
-    fn: (contents: LogContents<E>) => { state: S; series: X },
-  ): { state: S; extra: X; contents: LogContents<E> } | undefined {
-    const contents = this.log<E>(file);
-    if (!contents) return undefined;
-    try {
-      const { state, series } = fn(contents);
-      return { state, extra: series, contents };
-    } catch (e) {
-      this.fail(file, e);
-      return undefined;
-    }
-  }
-
-  /** The crew registry, folded with the dispatch office's own fold. */
-  registry(): CrewRegistry | undefined {
-    return this.fold<CrewRegistry, CrewEvent>(crewFold)?.state;
-  }
-
-  /** The materialized curriculum; items that do not match the schema are skipped and reported. */
-  curriculum(): CurriculumItem[] | undefined {
-    let read: ReturnType<typeof readCurriculumFile>;
-    try {
-      read = readCurriculumFile(this.layout);
-    } catch (e) {
-      this.fail('curriculum', e);
-      return undefined;
-    }
-    const { items } = read;
-    const bad = read.invalid.length;
-    if (bad > 0) {
-      this.problems.push({
-        file: STATE_FILES.curriculum,
-        message: `${bad} curriculum record(s) do not match the curriculum schema and are not shown; rerun fetch-curriculum`,
-      });
-    }
-    return items;
-  }
 
   /** Records a failed read. CorruptStateError carries the quarantine path. */
   fail(file: StateFile, e: unknown): void {
@@ -124,5 +51,85 @@ export class SourceReader {
         message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`,
       });
     }
+  }
+}
+
+function fileId(path: string): FileId | null {
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  return {
+    dev: st.dev,
+    ino: st.ino,
+    birth: st.birthtimeMs,
+    size: st.size,
+    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs,
+  };
+}
+
+const sameId = (a: FileId | null, b: FileId | null) =>
+  a === b ||
+  (!!a &&
+    !!b &&
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.birth === b.birth &&
+    a.size === b.size &&
+    a.mtimeMs === b.mtimeMs &&
+    a.ctimeMs === b.ctimeMs);
+
+/**
+ * The materialized curriculum as the board uses it (number, title, labels, author association);
+ * items that do not match the curriculum schema are skipped and reported. The file is replaced
+ * atomically by each fetch, so the persisted copy is reused only while the file is the same one
+ * (device, inode, birth, size, modification and change times); a file that changed while it was
+ * read is not persisted.
+ */
+export function readBoardCurriculum(
+  reader: SourceReader,
+  cached: CachedCurriculum | undefined,
+): { items?: BoardIssue[]; entry?: CachedCurriculum; changed: boolean } {
+  const path = reader.layout.file('curriculum');
+  let before: FileId | null;
+  let read: ReturnType<typeof readCurriculumFile>;
+  let after: FileId | null;
+  try {
+    before = fileId(path);
+    if (cached && sameId(cached.file, before)) {
+      invalidProblem(reader, cached.invalid);
+      return { items: cached.items, entry: cached, changed: false };
+    }
+    read = readCurriculumFile(reader.layout);
+    after = fileId(path);
+  } catch (e) {
+    reader.fail('curriculum', e);
+    return { changed: false };
+  }
+  const items = read.items.map(({ number, title, labels, authorAssociation }) => ({
+    number,
+    title,
+    labels,
+    ...(authorAssociation !== undefined ? { authorAssociation } : {}),
+  }));
+  invalidProblem(reader, read.invalid.length);
+  const stable = sameId(before, after);
+  return {
+    items,
+    ...(stable ? { entry: { file: after, items, invalid: read.invalid.length } } : {}),
+    changed: stable,
+  };
+}
+
+function invalidProblem(reader: SourceReader, bad: number): void {
+  if (bad > 0) {
+    reader.problems.push({
+      file: STATE_FILES.curriculum,
+      message: `${bad} curriculum record(s) do not match the curriculum schema and are not shown; rerun fetch-curriculum`,
+    });
   }
 }

@@ -1,44 +1,40 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
-import { schoolFold, type SchoolEvent, type SchoolState } from '../dispatch/school-log.js';
-import { spendFold, type SpendEvent, type SpendState } from '../dispatch/spend.js';
-import { ledgerFold, type LedgerState, type ScoreEvent } from '../grading/ledger.js';
-import type { QueueEvent, QueueState } from '../grading/queue.js';
-import type { CrewEvent } from '../schemas/crew.js';
+import type { CrewRegistry } from '../dispatch/registry.js';
 import { redact, redactText } from '../security/redact.js';
 import type { StateLayout } from '../state/layout.js';
-import { daemonLoads, foldQueueSeries, leaderCells, leaderRows, queued } from './domains.js';
-import { Outbox } from '../grading/outbox.js';
+import { loadBoardSources } from './board-fold.js';
+import { daemonLoads, leaderCells, leaderRows, queued } from './domains.js';
 import { buildLanes, cleanText } from './lanes.js';
 import {
   LANES,
+  type BoardSources,
   type LaneId,
   type PauseEntry,
-  type QueuePoint,
   type SchoolView,
   type SlotBar,
 } from './model.js';
-import { SourceReader } from './sources.js';
 
 export type { SchoolView } from './model.js';
 
 /**
- * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold.
- * Read-only apart from the shared reader's quarantine of a corrupt complete line (N5.1). Never
- * throws on bad state: every source that cannot be read becomes a problem on the board, lanes that
- * depend on it say they may be incomplete, and the rest still renders.
+ * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold,
+ * folded once and reused across runs (src/board/board-fold.ts). It writes nothing but the shared
+ * reader's quarantine of a corrupt complete line (N5.1) and the persisted fold under `views/`.
+ * Never throws on bad state: every source that cannot be read becomes a problem on the board,
+ * lanes that depend on it say they may be incomplete, and the rest still renders.
  */
 export function buildView(layout: StateLayout, config: SchoolConfig, now: Date = new Date()): SchoolView {
-  const reader = new SourceReader(layout);
-  const registry = reader.fold<CrewRegistry, CrewEvent>(crewFold)?.state;
-  const curriculum = reader.curriculum();
-  // The grading log is folded once: the depth series is a by-product of the same replay.
-  const grading = reader.foldWith<QueueState, QueueEvent, QueuePoint[]>('grading', foldQueueSeries);
-  const ledger = reader.fold<LedgerState, ScoreEvent>(ledgerFold)?.state;
-  const school = reader.fold<SchoolState, SchoolEvent>(schoolFold)?.state;
-  const spend = reader.fold<SpendState, SpendEvent>(spendFold)?.state;
-  reader.quarantined();
+  return viewOf(loadBoardSources(layout), layout.root, config, now);
+}
 
+/** The view from folded sources (pure: the same sources, config and time give the same view). */
+export function viewOf(
+  sources: BoardSources,
+  stateDir: string,
+  config: SchoolConfig,
+  now: Date = new Date(),
+): SchoolView {
+  const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
   const active: PauseEntry[] = (school?.pauses ?? []).map((p) => ({
     reason: cleanText(p.reason, 400),
     since: p.at,
@@ -53,7 +49,8 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
     ...(curriculum ? { curriculum } : {}),
     ...(grading ? { queue: grading.state } : {}),
     ...(active[0] ? { pausedReason: active[0].reason } : {}),
-    deliveries: deliveries(layout),
+    ...(school?.requeues ? { requeues: school.requeues } : {}),
+    deliveries: sources.deliveries,
   });
   markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
   const counts = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<LaneId, number>;
@@ -66,9 +63,9 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
   const view: SchoolView = {
     schema: 1,
     generatedAt: now.toISOString(),
-    stateDir: layout.root,
-    healthy: reader.problems.length === 0,
-    problems: reader.problems,
+    stateDir,
+    healthy: problems.length === 0,
+    problems,
     lanes,
     counts,
     daemons: daemonLoads(config, registry, school, now).map((d) => ({
@@ -86,7 +83,7 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
-      series: grading?.extra ?? [],
+      series: grading?.series ?? [],
     },
     spend: {
       spentUsd: round(spentUsd, 4),
@@ -108,15 +105,6 @@ export function buildView(layout: StateLayout, config: SchoolConfig, now: Date =
  * of a large board) take a direct pass over their string fields, with repeated values (agents,
  * daemons, reasons) redacted once; the rest goes through the structural redactor.
  */
-/** Delivered branches and pull requests; an unreadable outbox only drops the links. */
-function deliveries(layout: StateLayout) {
-  try {
-    return new Outbox(layout).deliveries();
-  } catch {
-    return new Map();
-  }
-}
-
 function redactView(view: SchoolView): SchoolView {
   const memo = new Map<string, string>();
   const text = (s: string): string => {
@@ -125,19 +113,26 @@ function redactView(view: SchoolView): SchoolView {
     return v;
   };
   // crewId is an identity field (the redactor leaves it everywhere); titles and reasons come out of
-  // cleanText, which redacts before it clips, so a second pass would find nothing.
-  const skip = new Set(['crewId', 'title', 'reason']);
+  // cleanText, which redacts before it clips, so a second pass would find nothing. Items and bars
+  // were built for this view alone: they are redacted in place.
   const strings = <T extends object>(o: T): T => {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(o)) out[k] = typeof v === 'string' && !skip.has(k) ? text(v) : v;
-    return out as T;
+    const r = o as Record<string, unknown>;
+    for (const k in r) {
+      const v = r[k];
+      if (typeof v === 'string' && k !== 'crewId' && k !== 'title' && k !== 'reason') r[k] = text(v);
+    }
+    return o;
   };
   const { lanes, timeline, ...rest } = view;
   const safe = redact(rest);
   return {
     ...safe,
-    lanes: lanes.map((l) => ({ ...strings(l), items: l.items.map(strings) })),
-    timeline: { ...strings(timeline), bars: timeline.bars.map(strings) },
+    lanes: lanes.map((l) => {
+      const lane = strings({ ...l });
+      lane.items = l.items.map(strings);
+      return lane;
+    }),
+    timeline: { ...strings({ ...timeline }), bars: timeline.bars.map(strings) },
   };
 }
 
@@ -167,6 +162,28 @@ function markIncomplete(
   }
 }
 
+/**
+ * Daemon, slot, start, each in localeCompare's order. Daemons are ranked once; starts in the one
+ * shape `toISOString` writes differ only in digits at the same places, where localeCompare's order
+ * is the code-unit order, so they are compared directly (any other shape goes to the collator).
+ */
+export function timelineOrder(bars: readonly SlotBar[]): (a: SlotBar, b: SlotBar) => number {
+  const { compare } = new Intl.Collator();
+  const rank = new Map<string, number>();
+  let r = 0;
+  let prev: string | undefined;
+  for (const d of [...new Set(bars.map((b) => b.daemon))].sort(compare)) {
+    if (prev !== undefined && compare(prev, d) !== 0) r++;
+    rank.set(d, r);
+    prev = d;
+  }
+  const iso = bars.every((b) => ISO.test(b.start));
+  const start = iso ? (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0) : compare;
+  return (a, b) => rank.get(a.daemon)! - rank.get(b.daemon)! || a.slot - b.slot || start(a.start, b.start);
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['timeline'] {
   const bars: SlotBar[] = [];
   for (const c of Object.values(registry?.crews ?? {})) {
@@ -184,7 +201,7 @@ function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['ti
     if (c.outcome) bar.outcome = c.outcome;
     bars.push(bar);
   }
-  bars.sort((a, b) => a.daemon.localeCompare(b.daemon) || a.slot - b.slot || a.start.localeCompare(b.start));
+  bars.sort(timelineOrder(bars));
   const start = bars.reduce<string | undefined>(
     (m, b) => (m === undefined || b.start < m ? b.start : m),
     undefined,

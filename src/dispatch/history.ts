@@ -60,12 +60,15 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
   const active = crews.find((c) => c.status !== 'finished');
   if (active) return { kind: 'active', crewId: active.crewId };
   // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
-  const runs = [...crews].sort(
-    (a, b) =>
-      (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
-      a.plannedAt.localeCompare(b.plannedAt) ||
-      a.crewId.localeCompare(b.crewId),
-  );
+  const runs =
+    crews.length === 1
+      ? crews
+      : [...crews].sort(
+          (a, b) =>
+            (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
+            a.plannedAt.localeCompare(b.plannedAt) ||
+            a.crewId.localeCompare(b.crewId),
+        );
   const failures: string[] = [];
   for (const run of runs) {
     // A requeue forgets the failures before it (the operator has looked at them).

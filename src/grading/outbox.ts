@@ -103,6 +103,22 @@ export function resultComment(jobKey: string, crewId: string, verdict: Verdict):
   return redactText(lines.join('\n'));
 }
 
+/**
+ * Delivery results by issue number (the latest delivered crew of each issue). Reads only the
+ * `delivery` items' kind, issue, crew, status and result (the board's persisted fold keeps no more).
+ */
+export function deliveriesOf(state: OutboxState): Map<number, DeliveryResult & { crewId: string }> {
+  const out = new Map<number, DeliveryResult & { crewId: string }>();
+  for (const i of Object.values(state.items)) {
+    if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result) continue;
+    const prev = out.get(i.entry.issueNumber);
+    if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
+      out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
+    }
+  }
+  return out;
+}
+
 export class Outbox {
   readonly log: EventLog<OutboxEvent, OutboxState>;
   constructor(readonly layout: StateLayout) {
@@ -125,15 +141,7 @@ export class Outbox {
 
   /** Delivery results by issue number (the latest delivered crew of each issue). */
   deliveries(): Map<number, DeliveryResult & { crewId: string }> {
-    const out = new Map<number, DeliveryResult & { crewId: string }>();
-    for (const i of Object.values(this.state().items)) {
-      if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result) continue;
-      const prev = out.get(i.entry.issueNumber);
-      if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
-        out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
-      }
-    }
-    return out;
+    return deliveriesOf(this.state());
   }
 
   /**

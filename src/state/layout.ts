@@ -33,7 +33,14 @@ export type StateFile = keyof typeof STATE_FILES;
 
 export const STATE_DIRS = {
   bookbags: 'bookbags',
+  /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
   views: 'views',
+} as const;
+
+/** Files under `views/` that code reads back (only ever as an accelerator, never over the logs). */
+export const VIEW_FILES = {
+  /** The board's persisted fold (src/board/fold-cache.ts). */
+  boardFold: 'board-fold.json',
 } as const;
 
 export class StateLayout {

@@ -6,6 +6,7 @@ import { renderTerminal } from '../../src/board/terminal.js';
 import { renderHtml } from '../../src/board/html.js';
 import { actionSummaryMarkdown, boardMarkdown, laneRows } from '../../src/board/summary.js';
 import { LANES } from '../../src/board/model.js';
+import { requeueIssue } from '../../src/dispatch/pause.js';
 import { registerSecret } from '../../src/security/redact.js';
 import { tempDir } from '../support/tmp.js';
 import { StateLayout } from '../../src/state/layout.js';
@@ -148,6 +149,20 @@ describe('buildView over a known state directory', () => {
     const view = buildView(layout, config, NOW);
     expect(view.pauses.active.map((p) => p.reason)).toContain('login [REDACTED] failed');
     expect(renderHtml(view)).not.toContain('hunter2-board-secret');
+  });
+});
+
+describe('a requeued issue', () => {
+  it('leaves the stopped lane when `school requeue` forgets its failed runs, as planning does', async () => {
+    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    expect(buildView(layout, config, NOW).counts.stopped).toBe(1);
+    await requeueIssue(layout, 9, 'the flaky test was fixed', NOW);
+    const view = buildView(layout, config, NOW);
+    expect(view.counts.stopped).toBe(0);
+    expect(view.lanes.find((l) => l.id === 'ready')!.items.find((i) => i.issue === 9)).toMatchObject({
+      crewId: 'c9-0000000b',
+      reason: 'crew timeout',
+    });
   });
 });
 
