@@ -44630,14 +44630,23 @@ function getIDToken(aud) {
 
 //# sourceMappingURL=core.js.map
 ;// CONCATENATED MODULE: ./src/crew/job-status.ts
+/** The loop's job that imports the crew jobs' handoffs into the state (`grade` in school-loop.yml). */
+const IMPORT_JOB = 'grade';
 /**
  * The `jobStatus` port backed by the REST API: `GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs`
- * (all attempts). An Actions owner is gone when its job is `completed`. The owner records the job
- * id in the workflow (GITHUB_JOB) while the API reports display names — a matrix job `crew` is
- * named `crew d1` or `crew (d1)` — so a job matches by equal name or by the `<job> ` / `<job> (`
- * prefix, and, when the owner names a daemon (the crew job expected to start a planned crew), only
- * a job whose name carries that daemon id as a word. When no job matches, the owner counts as gone
- * only if every job of that run attempt has completed (the run ended without such a job). Any API
+ * (all attempts). The owner records the job id in the workflow (GITHUB_JOB) while the API reports
+ * display names — a matrix job `crew` is named `crew d1` or `crew (d1)`, and inside a reusable
+ * workflow the caller's job name comes first (`school / crew d1`) — so a job matches on the last
+ * ` / ` segment of its name, by equal name or by the `<job> ` / `<job>(` prefix, and, when the owner
+ * names a daemon (the crew job expected to start a planned crew), only a job whose name carries that
+ * daemon id as a word.
+ *
+ * An owner is gone when its job is `completed` **and what that job did has reached the state**: a
+ * crew job hands its events on as an artifact that the run's `grade` job imports and saves, so until
+ * that job has completed too, a crew the state still shows as planned may well have run. Cancelling it
+ * then would plan its issue a second time. When no `grade` job is listed (not created yet, or a
+ * workflow without one), the run itself must have completed. When no job matches the owner, it
+ * counts as gone only once the run attempt has completed (the run ended without such a job). Any API
  * failure is `unknown`: an owner we cannot check is treated as alive.
  */
 function actionsJobStatus(client, repository) {
@@ -44656,6 +44665,9 @@ function actionsJobStatus(client, repository) {
             if (mine.length) {
                 if (!mine.every((j) => j.status === 'completed'))
                     return 'in_progress';
+                const imports = attempt.filter((j) => jobMatches(j.name, { job: IMPORT_JOB }));
+                if (imports.length ? !imports.every((j) => j.status === 'completed') : !(await runEnded(o)))
+                    return 'in_progress';
                 const how = [...new Set(mine.map((j) => j.conclusion ?? 'completed'))].join(', ');
                 return { done: `its job ${mine.map((j) => `"${j.name}"`).join(', ')} ended: ${how}` };
             }
@@ -44669,8 +44681,14 @@ function actionsJobStatus(client, repository) {
             return 'unknown';
         }
     };
+    async function runEnded(o) {
+        const { data } = await client.rest.actions.getWorkflowRun({ owner, repo, run_id: Number(o.runId) });
+        return data.status === 'completed';
+    }
 }
-function jobMatches(name, o) {
+function jobMatches(fullName, o) {
+    const cut = fullName.lastIndexOf(' / ');
+    const name = cut >= 0 ? fullName.slice(cut + 3) : fullName;
     if (name !== o.job && !name.startsWith(`${o.job} `) && !name.startsWith(`${o.job}(`))
         return false;
     if (o.daemon === undefined)
@@ -44734,7 +44752,7 @@ class GitHubAuthError extends SchoolError {
     }
 }
 /** Turns anything thrown into one line a person can read. */
-function message(error) {
+function errors_message(error) {
     if (error instanceof Error)
         return error.message || error.name;
     if (typeof error === 'string')
@@ -50603,7 +50621,7 @@ function _promise(Class, innerType) {
 }
 // @__NO_SIDE_EFFECTS__
 function _custom(Class, fn, _params) {
-    const norm = util.normalizeParams(_params);
+    const norm = normalizeParams(_params);
     norm.abort ?? (norm.abort = true); // default to abort:false
     const schema = new Class({
         type: "custom",
@@ -53933,14 +53951,14 @@ function record(keyType, valueType, params) {
             type: "record",
             keyType: schemas_string(),
             valueType: keyType,
-            ...util.normalizeParams(valueType),
+            ...normalizeParams(valueType),
         });
     }
     return new ZodRecord({
         type: "record",
         keyType,
         valueType: valueType,
-        ...util.normalizeParams(params),
+        ...normalizeParams(params),
     });
 }
 // type alksjf = core.output<core.$ZodRecordKey>;
@@ -54375,7 +54393,7 @@ function check(fn) {
     return ch;
 }
 function custom(fn, _params) {
-    return core._custom(ZodCustom, fn ?? (() => true), _params);
+    return _custom(ZodCustom, fn ?? (() => true), _params);
 }
 function refine(fn, _params = {}) {
     return _refine(ZodCustom, fn, _params);
@@ -55414,7 +55432,7 @@ class Ticket {
     }
 }
 /** Runs `fn` while holding the lock on `target` (the file need not exist). */
-async function withLock(target, fn) {
+async function lock_withLock(target, fn) {
     (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(target), { recursive: true });
     const started = performance.now();
     let compromised;
@@ -55492,7 +55510,7 @@ function actor() {
 async function audit(layout, type, fields = {}) {
     const path = layout.file('audit');
     const record = { at: new Date().toISOString(), type, actor: actor(), ...fields };
-    await withLock(path, () => appendJsonl(path, [record]));
+    await lock_withLock(path, () => appendJsonl(path, [record]));
 }
 
 ;// CONCATENATED MODULE: ./src/state/event-log.ts
@@ -55540,7 +55558,7 @@ function addEvents(contents, events) {
 }
 /** Bytes before the read offset that must be unchanged for an incremental read to continue. */
 const PROBE = 64;
-class EventLog {
+class event_log_EventLog {
     path;
     warn;
     options;
@@ -55620,7 +55638,7 @@ class EventLog {
      * how a claim, a lease or an admission decision is made atomically across processes.
      */
     async transact(decide, options = {}) {
-        return withLock(this.path, (lock) => {
+        return lock_withLock(this.path, (lock) => {
             const current = this.readLatest();
             const { append, result } = decide(current);
             const fresh = [];
@@ -55690,7 +55708,13 @@ const STATE_FILES = {
 };
 const STATE_DIRS = {
     bookbags: 'bookbags',
+    /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
     views: 'views',
+};
+/** Files under `views/` that code reads back (only ever as an accelerator, never over the logs). */
+const VIEW_FILES = {
+    /** The board's persisted fold (src/board/fold-cache.ts). */
+    boardFold: 'board-fold.json',
 };
 class StateLayout {
     root;
@@ -55726,7 +55750,7 @@ function jobKey(issueNumber, crewId) {
  */
 async function enqueueGradingJob(layout, job) {
     const key = jobKey(job.issueNumber, job.crewId);
-    const log = new EventLog(layout.file('grading'));
+    const log = new event_log_EventLog(layout.file('grading'));
     const appended = await log.append([event_log_event('job.enqueued', key, { ...job, jobKey: key })]);
     return appended.length === 1;
 }
@@ -56583,7 +56607,7 @@ async function ensureWorktree(repo, path, base) {
         return;
     (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
     const common = (0,external_node_path_namespaceObject.resolve)(repo, (await git(repo, 'rev-parse', '--git-common-dir')).trim());
-    await withLock((0,external_node_path_namespaceObject.join)(common, 'school-worktree-admin'), async () => {
+    await lock_withLock((0,external_node_path_namespaceObject.join)(common, 'school-worktree-admin'), async () => {
         if ((0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(path, '.git')))
             return;
         await git(repo, 'worktree', 'prune');
@@ -56827,7 +56851,7 @@ function createClassroom(options) {
 
 ;// CONCATENATED MODULE: ./src/state/fold.ts
 /** Folds a log's contents: starts from its snapshot state when there is one. */
-function foldLog(fold, contents) {
+function fold_foldLog(fold, contents) {
     let state = contents.snapshot ? structuredClone(contents.snapshot.data.state) : fold.empty();
     for (const e of contents.events)
         state = fold.apply(state, e);
@@ -56884,11 +56908,11 @@ function activePauses(pauses, now) {
     return pauses.filter((p) => p.until === undefined || !(Date.parse(p.until) <= now.getTime()));
 }
 function school_log_schoolLog(layout) {
-    return new EventLog(layout.file('school'));
+    return new event_log_EventLog(layout.file('school'));
 }
 /** Reads and folds `school.jsonl`. Throws CorruptStateError (file quarantined) on corruption. */
 function readSchool(layout) {
-    return foldLog(schoolFold, school_log_schoolLog(layout).read());
+    return fold_foldLog(schoolFold, school_log_schoolLog(layout).read());
 }
 function nonce() {
     return (0,external_node_crypto_.randomBytes)(6).toString('hex');
@@ -56930,7 +56954,7 @@ const spendFold = registerFold({
     prune: (state) => state,
 });
 function spendLog(layout) {
-    return new EventLog(layout.file('spend'));
+    return new event_log_EventLog(layout.file('spend'));
 }
 /** Records a usage report. Returns false when the same key was recorded before. */
 async function recordSpend(layout, key, entry, at = new Date()) {
@@ -56945,7 +56969,7 @@ async function recordSpend(layout, key, entry, at = new Date()) {
  * line and SpendLedgerError on a row whose amount is unusable: callers fail closed.
  */
 function totalSpend(layout) {
-    return foldLog(spendFold, spendLog(layout).read()).totalUsd;
+    return fold_foldLog(spendFold, spendLog(layout).read()).totalUsd;
 }
 /** The one loud line of a cap-frozen batch (seed 003), exactly. */
 function spendCapLine(spentUsd, capUsd, candidates) {
@@ -57070,11 +57094,11 @@ function activeCrews(registry) {
 }
 /** The crews log (`crews.jsonl`); its lock is the registry lock for plans, leases and claims (N6.2). */
 function crewLog(layout) {
-    return new EventLog(layout.file('crews'));
+    return new event_log_EventLog(layout.file('crews'));
 }
 /** Reads and folds the registry. Throws CorruptStateError (file quarantined) on a corrupt line. */
 function readRegistry(layout) {
-    return foldLog(crewFold, crewLog(layout).read());
+    return fold_foldLog(crewFold, crewLog(layout).read());
 }
 
 ;// CONCATENATED MODULE: ./src/dispatch/liveness.ts
@@ -57197,13 +57221,13 @@ function jobEnded(a) {
     return typeof a === 'object' ? a.done : undefined;
 }
 function crewEventLog(layout) {
-    return new EventLog(layout.file('crews'));
+    return new event_log_EventLog(layout.file('crews'));
 }
 /** The registry fold plus the runner identity of each crew (what adoption checks). */
 function readCrewState(layout) {
     const contents = crewEventLog(layout).read();
     return {
-        registry: foldLog(crewFold, contents),
+        registry: fold_foldLog(crewFold, contents),
         processes: processesOf(contents.events),
     };
 }
@@ -57249,7 +57273,7 @@ async function claimSlot(layout, req) {
     const gone = await goneActionsOwners(Object.values(before.leases), now(), req.jobStatus);
     const log = crewEventLog(layout);
     const { result } = await log.transact((current) => {
-        const registry = foldLog(crewFold, current);
+        const registry = fold_foldLog(crewFold, current);
         const crew = registry.crews[req.crewId];
         const t = now();
         if (!crew)
@@ -57725,7 +57749,7 @@ function pendingPauses(registry, schoolKeys, at, layout) {
 async function clearPause(layout, reason, registry, at = new Date()) {
     const { result } = await school_log_schoolLog(layout).transact((current) => {
         const pending = registry ? pendingPauses(registry, current.keys, at, layout) : [];
-        const state = foldLog(schoolFold, current);
+        const state = fold_foldLog(schoolFold, current);
         const cleared = activePauses([...state.pauses, ...pending.map((e) => asPause(e))], at);
         const clear = event_log_event('school.pause-cleared', `pause-cleared:${nonce()}`, { reason: reason.trim() || 'cleared by operator' }, at);
         return { append: [...pending, clear], result: cleared };
@@ -57828,76 +57852,81 @@ async function recordCrewSpend(layout, crew, usage, turn = 0) {
     });
 }
 
-;// CONCATENATED MODULE: ./src/agents/ending.ts
-/** Codex reports no cost: uncached input, cached input and output priced per million tokens. */
-function priceTokens(t, p) {
-    if (!p)
-        return undefined;
-    const cached = Math.min(t.cachedInput ?? 0, t.input);
-    const usd = ((t.input - cached) * p.inputPerMTok + cached * p.cachedInputPerMTok + t.output * p.outputPerMTok) / 1e6;
-    return Math.round(usd * 1e6) / 1e6;
-}
-function nonNegative(v) {
-    return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
-}
-/** Sums turn usages; a field is present when any turn reported it. */
-function addUsage(a, b) {
-    if (!a)
-        return b;
-    if (!b)
-        return a;
-    const out = {};
-    for (const k of Object.keys({ ...a, ...b })) {
-        const x = a[k];
-        const y = b[k];
-        if (x !== undefined || y !== undefined)
-            out[k] = Math.round(((x ?? 0) + (y ?? 0)) * 1e6) / 1e6;
-    }
-    return out;
-}
-function tail(text, max = 2000) {
-    const t = text.trim();
-    if (t.length <= max)
-        return t;
-    let from = t.length - max;
-    // Never start inside a surrogate pair: half of one is a lone surrogate (N1.1).
-    if (/[\udc00-\udfff]/.test(t[from] ?? ''))
-        from++;
-    return `…${t.slice(from)}`;
-}
-
 ;// CONCATENATED MODULE: ./src/agents/limits.ts
 const USAGE_LIMIT = [
     /usage limit (?:has been )?reached/i,
-    /hit your (?:usage )?limit/i,
+    // "You've hit your limit", "…your 5-hour limit", "…weekly limit", "…session limit", "…usage limit",
+    // "…monthly spend limit", "…org's monthly usage limit" (claude and codex; either apostrophe).
+    /hit your [\w'’ -]{0,40}?limit\b/i,
     /\blimit reached\s*[∙·•|-]\s*resets/i,
     /\busage_limit_reached\b/,
     /credit balance is too low/i,
     /\binsufficient_quota\b/,
     /quota exceeded/i,
-    /out of (?:extra usage|credits)/i,
+    /\bout of (?:extra usage|usage credits|usage|credits)\b/i,
+    /\bspend limit reached\b/i,
 ];
 const OVERLOADED = [
     /\boverloaded(?:_error)?\b/i,
-    /\bAPI Error:?\s*\(?5(?:00|02|03|04|29)\b/i,
+    /\bAPI Error:?\s*\(?5\d\d\b/i,
+    /\bAPI Error:?\s*Connection error\b/i,
+    /\brequest timed out\b/i,
     /\brate_limit_error\b/,
-    /\brate limit(?:ed)?\b/i,
+    /\brate[ _]limit(?:ed|_exceeded)?\b/i,
     /\b429 Too Many Requests\b/i,
+    /\brejected \(429\)/i,
     /exceeded retry limit/i,
     /stream disconnected before completion/i,
     /\bserver_error\b/,
     /\bservice (?:is )?(?:temporarily )?unavailable\b/i,
+    /temporarily limiting requests/i,
+    /experiencing (?:high demand|high load)/i,
 ];
+/**
+ * The agent cannot run here until someone fixes the set-up: credentials, a model name the account
+ * cannot use, an argv the installed release refuses, or a session that is gone.
+ */
 const CANNOT_START = [
     /invalid api key/i,
+    /incorrect api key/i,
+    /invalid auth token/i,
     /please run \/login/i,
     /\bauthentication_error\b/,
+    /\bauthentication (?:error|failed)\b/i,
+    /failed to authenticate/i,
     /\bnot logged in\b/i,
     /\b401 Unauthorized\b/i,
     /missing (?:an )?api key/i,
-    /oauth token (?:has )?expired/i,
+    /missing environment variable/i,
+    /oauth token (?:has )?(?:expired|revoked)/i,
+    /\blogin expired\b/i,
+    /\bsign in again\b/i,
     /\bpermission_error\b/,
+    /belongs to a disabled organization/i,
+    /organization has disabled/i,
+    /apiKeyHelper script is failing/i,
+    /request blocked before it reached/i,
+    // The API cannot be reached from this runner (a firewall, a proxy, DNS, TLS).
+    /\bconnection refused\b/i,
+    /\b(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\b/,
+    /unable to connect to (?:the )?API\b/i,
+    /failed to lookup address/i,
+    /(?:may|does) not exist or you (?:may|do) not have access/i,
+    /model is not supported when using/i,
+    /no conversation found with session id/i,
+    /no rollout found for thread id/i,
+    /^error: unexpected argument '[^']*' found/im,
+    /^error: unknown option '[^']*'/im,
 ];
+/**
+ * A final message that is nothing but a limit notice (some releases print it as a successful
+ * result): it must start like one, so an answer that merely mentions a limit is not taken for one.
+ */
+function isLimitNotice(text) {
+    const t = text.trim();
+    return (t.length < 300 &&
+        /^(?:Claude (?:AI )?usage limit reached|You(?:'|’)ve hit your [\w'’ -]{0,40}?limit\b|You(?:'|’)re out of (?:extra usage|usage credits)|\d+-hour limit reached|Credit balance is too low)/i.test(t));
+}
 function classifyText(text) {
     const t = text.slice(-64 * 1024);
     if (USAGE_LIMIT.some((r) => r.test(t)))
@@ -57908,14 +57937,20 @@ function classifyText(text) {
         return 'overloaded';
     return undefined;
 }
+/** A session the tool no longer has: a correction turn could not resume it. */
+function sessionLost(text) {
+    return /no conversation found with session id|no rollout found for thread id/i.test(text);
+}
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 /**
  * When a limit resets, as the tool said it, or undefined. Understood forms:
  *  - `Claude AI usage limit reached|1755615600` (epoch seconds after a bar);
- *  - `"resets_at":1777936568` / `"resets_in_seconds":13872` (codex's error body);
- *  - `resets 3pm (Europe/Lisbon)`, `resets 3:30am`, `resets Apr 23 at 4pm (America/Recife)`,
- *    `try again at 12:16 PM.` — a wall-clock time, in the named zone or else the runner's.
- * A wall-clock time names the next such moment after `now`.
+ *  - `"resets_at":1777936568` / `"resets_in_seconds":13872` (an error body);
+ *  - `resets 3pm (Europe/Lisbon)`, `resets 1:10am`, `resets Dec 4, 6:30am (America/Recife)`,
+ *    `resets Apr 23 at 4pm (America/Recife)`, `resets Jan 2, 2027, 4pm`, `reset at 3pm (Etc/GMT+5)`;
+ *  - codex: `try again at 12:16 PM.`, `Try again at Dec 1st, 2026 12:14 AM.`
+ * A time is in the named zone, else the runner's (codex prints the runner's local time); without a
+ * date it names the next such moment after `now`.
  */
 function parseResetTime(text, now = new Date()) {
     const bar = text.match(/limit reached\|(\d{9,11})\b/i);
@@ -57927,13 +57962,13 @@ function parseResetTime(text, now = new Date()) {
     const inSec = text.match(/"resets_in_seconds"\s*:\s*(\d{1,9})\b/);
     if (inSec)
         return new Date(now.getTime() + Number(inSec[1]) * 1000);
-    const wall = text.match(/(?:resets|reset at|try again at)\s+(?:([A-Za-z]{3})[a-z]*\s+(\d{1,2})(?:,?\s+at)?\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i);
+    const wall = text.match(/(?:resets|reset at|try again at)\s+(?:([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?(?:\s+(\d{4}),?)?(?:\s+at)?\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)*)\))?/i);
     if (!wall)
         return undefined;
-    let hour = Number(wall[3]);
-    const minute = wall[4] ? Number(wall[4]) : 0;
-    const meridiem = wall[5]?.toLowerCase().replace(/\./g, '');
-    if (!meridiem && !wall[4])
+    let hour = Number(wall[4]);
+    const minute = wall[5] ? Number(wall[5]) : 0;
+    const meridiem = wall[6]?.toLowerCase().replace(/\./g, '');
+    if (!meridiem && !wall[5])
         return undefined; // a bare number is not a time
     if (meridiem === 'pm' && hour < 12)
         hour += 12;
@@ -57941,10 +57976,18 @@ function parseResetTime(text, now = new Date()) {
         hour = 0;
     if (hour > 23 || minute > 59)
         return undefined;
-    const zone = wall[6] && validZone(wall[6]) ? wall[6] : undefined;
+    const zone = wall[7] && validZone(wall[7]) ? wall[7] : undefined;
     const month = wall[1] ? MONTHS.indexOf(wall[1].toLowerCase()) : -1;
     const day = wall[2] ? Number(wall[2]) : undefined;
-    return nextWallTime(now, { hour, minute, zone, month: month >= 0 ? month : undefined, day });
+    const year = wall[3] ? Number(wall[3]) : undefined;
+    if (month >= 0 && day !== undefined && (day < 1 || day > 31))
+        return undefined;
+    return nextWallTime(now, {
+        hour,
+        minute,
+        zone,
+        ...(month >= 0 && day !== undefined ? { month, day, year } : {}),
+    });
 }
 function validZone(zone) {
     try {
@@ -57985,6 +58028,8 @@ function instantOf(y, m, d, hour, minute, zone) {
 function nextWallTime(now, t) {
     const today = wallParts(now, t.zone);
     if (t.month !== undefined && t.day !== undefined) {
+        if (t.year !== undefined)
+            return instantOf(t.year, t.month, t.day, t.hour, t.minute, t.zone);
         let candidate = instantOf(today.year, t.month, t.day, t.hour, t.minute, t.zone);
         if (candidate <= now)
             candidate = instantOf(today.year + 1, t.month, t.day, t.hour, t.minute, t.zone);
@@ -57998,7 +58043,252 @@ function nextWallTime(now, t) {
     return instantOf(today.year, today.month, today.day + 2, t.hour, t.minute, t.zone);
 }
 
+;// CONCATENATED MODULE: ./src/agents/ending.ts
+
+/** Codex reports no cost: uncached input, cached input and output priced per million tokens. */
+function priceTokens(t, p) {
+    if (!p)
+        return undefined;
+    const cached = Math.min(t.cachedInput ?? 0, t.input);
+    const usd = ((t.input - cached) * p.inputPerMTok + cached * p.cachedInputPerMTok + t.output * p.outputPerMTok) / 1e6;
+    return Math.round(usd * 1e6) / 1e6;
+}
+function nonNegative(v) {
+    return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+/** Sums turn usages; a field is present when any turn reported it. */
+function addUsage(a, b) {
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    const out = {};
+    for (const k of Object.keys({ ...a, ...b })) {
+        const x = a[k];
+        const y = b[k];
+        if (x !== undefined || y !== undefined)
+            out[k] = Math.round(((x ?? 0) + (y ?? 0)) * 1e6) / 1e6;
+    }
+    return out;
+}
+function tail(text, max = 2000) {
+    const t = text.trim();
+    if (t.length <= max)
+        return t;
+    let from = t.length - max;
+    // Never start inside a surrogate pair: half of one is a lone surrogate (N1.1).
+    if (/[\udc00-\udfff]/.test(t[from] ?? ''))
+        from++;
+    return `…${t.slice(from)}`;
+}
+/**
+ * The first kind the tiers' words name, most decisive tier first (the tool's error message before
+ * the notices and stderr around it), so a retry notice cannot overrule the error that ended a turn.
+ */
+function classifyTiers(tiers) {
+    for (const t of tiers) {
+        const kind = t.trim() ? classifyText(t) : undefined;
+        if (kind)
+            return kind;
+    }
+    return undefined;
+}
+/** An error ending of a known kind (or `failed`), keeping the tool's words for the operator. */
+function errorEnding(tool, kind, words, now, o = {}) {
+    const detail = tail(words);
+    const said = tail(words, 200).replace(/\s+/g, ' ');
+    if (kind === 'usage_limit') {
+        const resetAt = o.resetAt ?? parseResetTime(words, now);
+        return {
+            kind,
+            reason: `${tool} reported a usage or credit limit${resetAt ? ` (resets ${resetAt.toISOString()})` : ''}`,
+            detail,
+            ...(resetAt ? { resetAt } : {}),
+        };
+    }
+    if (kind === 'overloaded')
+        return { kind, reason: `${tool} reported a rate limit or service overload (an interruption)`, detail };
+    if (kind === 'could_not_start')
+        return {
+            kind,
+            reason: o.resumed && sessionLost(words)
+                ? `${tool} could not resume session ${o.resumed}: it is not in the tool's session store on this runner (${said})`
+                : `${tool} could not start: ${said}`,
+            detail,
+        };
+    return {
+        kind: 'failed',
+        reason: `${tool} reported an error${o.subtype && o.subtype !== 'success' ? ` (${o.subtype})` : ''}: ${said || '(no words)'}`,
+        detail,
+    };
+}
+/** No result a reader understood: the prose the tool printed says what happened, or nothing does. */
+function proseEnding(tool, exitCode, printed, now, resumed) {
+    const kind = classifyText(printed.prose);
+    if (kind)
+        return errorEnding(tool, kind, printed.prose, now, { resumed });
+    const shown = printed.prose.trim() ? printed.prose : printed.tail;
+    return {
+        kind: 'failed',
+        reason: `${tool} exited ${exitCode ?? 'on a signal'} without a result it could read: ${tail(shown, 200).replace(/\s+/g, ' ') || '(no output)'}`,
+        detail: tail(shown),
+    };
+}
+
+;// CONCATENATED MODULE: external "node:string_decoder"
+const external_node_string_decoder_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:string_decoder");
+;// CONCATENATED MODULE: ./src/agents/output.ts
+
+
+/** The longest line held whole; of a longer one only its last MAX_LINE characters are kept. */
+const output_MAX_LINE = 4 * 1024 * 1024;
+const PROSE_MAX = 16 * 1024;
+const TAIL_MAX = 4 * 1024;
+const CHUNK = 1024 * 1024;
+// CSI (colours, cursor) and OSC (titles, links) sequences.
+// eslint-disable-next-line no-control-regex
+const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
+function stripEscapes(text) {
+    return text.includes('\u001b') ? text.replace(ESCAPES, '') : text;
+}
+class LineScanner {
+    sink;
+    partial = '';
+    partialCut = false;
+    prose = [];
+    proseLength = 0;
+    tail = '';
+    cutLines = 0;
+    constructor(sink) {
+        this.sink = sink;
+    }
+    write(chunk) {
+        this.tail = (this.tail + chunk).slice(-TAIL_MAX);
+        let from = 0;
+        for (;;) {
+            const nl = chunk.indexOf('\n', from);
+            if (nl < 0)
+                break;
+            this.append(chunk.slice(from, nl));
+            this.flush();
+            from = nl + 1;
+        }
+        this.append(chunk.slice(from));
+    }
+    end() {
+        if (this.partial || this.partialCut)
+            this.flush();
+        return { prose: this.prose.join('\n'), tail: this.tail, cutLines: this.cutLines };
+    }
+    append(piece) {
+        if (!piece)
+            return;
+        this.partial += piece;
+        if (this.partial.length > output_MAX_LINE) {
+            this.partial = this.partial.slice(-output_MAX_LINE);
+            this.partialCut = true;
+        }
+    }
+    flush() {
+        const cut = this.partialCut;
+        // A progress line redrawn with carriage returns shows its last state.
+        const raw = this.partial.endsWith('\r') ? this.partial.slice(0, -1) : this.partial;
+        const line = stripEscapes(raw.slice(raw.lastIndexOf('\r') + 1)).trim();
+        this.partial = '';
+        this.partialCut = false;
+        if (cut)
+            this.cutLines++;
+        if (!line)
+            return;
+        // A cut line starts anywhere: its reader may still find what it needs at its end.
+        if ((cut || line.startsWith('{') || line.startsWith('[')) && this.sink(line, cut))
+            return;
+        this.keepProse(cut ? `…${line.slice(-512)}` : line);
+    }
+    keepProse(line) {
+        const l = line.length > 2048 ? `${line.slice(0, 2048)}…` : line;
+        this.prose.push(l);
+        this.proseLength += l.length + 1;
+        while (this.proseLength > PROSE_MAX && this.prose.length > 1)
+            this.proseLength -= this.prose.shift().length + 1;
+    }
+}
+function output_scanText(text, sink) {
+    const s = new LineScanner(sink);
+    for (let i = 0; i < text.length; i += CHUNK)
+        s.write(text.slice(i, i + CHUNK));
+    return s.end();
+}
+/** Scans a file from byte `offset` to its end. */
+function scanFile(path, offset, sink) {
+    const s = new LineScanner(sink);
+    const decoder = new external_node_string_decoder_namespaceObject.StringDecoder('utf8');
+    const fd = (0,external_node_fs_namespaceObject.openSync)(path, 'r');
+    try {
+        const buf = Buffer.alloc(CHUNK);
+        for (let pos = offset;;) {
+            const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, CHUNK, pos);
+            if (n <= 0)
+                break;
+            pos += n;
+            s.write(decoder.write(buf.subarray(0, n)));
+        }
+        s.write(decoder.end());
+    }
+    finally {
+        (0,external_node_fs_namespaceObject.closeSync)(fd);
+    }
+    return s.end();
+}
+/**
+ * The last element of a JSON array whose beginning was cut off (`…, {…}]`), when it is an object:
+ * found by matching braces backwards from the end, outside strings. Undefined when it cannot be.
+ */
+function lastArrayObject(text) {
+    const end = text.lastIndexOf('}');
+    if (end < 0 || text.slice(end + 1).trim() !== ']')
+        return undefined;
+    let depth = 0;
+    let inString = false;
+    for (let i = end; i >= 0; i--) {
+        const c = text[i];
+        if (c === '"') {
+            let slashes = 0;
+            for (let j = i - 1; j >= 0 && text[j] === '\\'; j--)
+                slashes++;
+            if (slashes % 2 === 0)
+                inString = !inString;
+        }
+        else if (!inString && c === '}')
+            depth++;
+        else if (!inString && c === '{' && --depth === 0) {
+            try {
+                return JSON.parse(text.slice(i, end + 1));
+            }
+            catch {
+                return undefined;
+            }
+        }
+    }
+    return undefined;
+}
+/** stdout and stderr scanned apart, as one turn's output. */
+function output_joinPrinted(...parts) {
+    return {
+        prose: parts
+            .map((p) => p.prose)
+            .filter(Boolean)
+            .join('\n'),
+        tail: parts
+            .map((p) => p.tail)
+            .filter(Boolean)
+            .join('\n')
+            .slice(-TAIL_MAX),
+    };
+}
+
 ;// CONCATENATED MODULE: ./src/agents/claude.ts
+
 
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
@@ -58022,46 +58312,93 @@ function claudeArgv(agent, turn = {}) {
     argv.push(...agent.args);
     return argv;
 }
+/** What a Claude Code turn printed: the last result object, and a rejected rate-limit event's reset. */
+class ClaudeReader {
+    result;
+    resetAt;
+    line = (text, cut) => {
+        let v;
+        if (cut) {
+            // Only the end of an over-long `--verbose` array was kept: its last element is the result.
+            v = lastArrayObject(text);
+            if (v === undefined)
+                return false;
+        }
+        else {
+            try {
+                v = JSON.parse(text);
+            }
+            catch {
+                return false; // a truncated line, or prose that starts with a bracket
+            }
+        }
+        for (const x of Array.isArray(v) ? v : [v])
+            this.take(x);
+        return true;
+    };
+    take(v) {
+        if (!v || typeof v !== 'object')
+            return;
+        const o = v;
+        if (o.type === 'result')
+            this.result = v;
+        else if (o.type === 'rate_limit_event' && o.rate_limit_info?.status === 'rejected') {
+            const at = nonNegative(o.rate_limit_info.resetsAt);
+            if (at)
+                this.resetAt = new Date(at * 1000);
+        }
+    }
+}
 /** The final result object, wherever the output format put it; undefined when there is none. */
 function findClaudeResult(stdout) {
-    const isResult = (v) => !!v && typeof v === 'object' && v.type === 'result';
+    const r = new ClaudeReader();
     const whole = stdout.trim();
-    try {
-        const v = JSON.parse(whole);
-        if (isResult(v))
-            return v;
-        if (Array.isArray(v))
-            return [...v].reverse().find(isResult);
-    }
-    catch {
-        /* stream-json, or not JSON at all */
-    }
-    const lines = whole.split('\n');
-    for (let i = lines.length - 1; i >= 0 && i >= lines.length - 200; i--) {
-        const line = lines[i].trim();
-        if (!line.startsWith('{'))
-            continue;
-        try {
-            const v = JSON.parse(line);
-            if (isResult(v))
-                return v;
-        }
-        catch {
-            /* a truncated line */
-        }
-    }
-    return undefined;
+    // A pretty-printed document (not what the CLI prints, but what a wrapper may).
+    if (whole.length < MAX_LINE && whole.includes('\n') && (whole[0] === '{' || whole[0] === '['))
+        r.line(whole.replace(/\n\s*/g, ' '), false);
+    if (!r.result)
+        scanText(stdout, r.line);
+    return r.result;
 }
-function claudeEnding(run, now = new Date()) {
-    const r = findClaudeResult(run.stdout);
+function claudeEnding(run, now = new Date(), ctx = {}) {
+    const reader = new ClaudeReader();
+    const out = scanText(run.stdout, reader.line);
+    const err = scanText(run.stderr, reader.line);
+    return claudeVerdict(reader, run.exitCode, joinPrinted(out, err), now, ctx);
+}
+const sumTokens = (u, keys) => keys.reduce((n, k) => n + (nonNegative(u[k]) ?? 0), 0);
+function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
+    const r = reader.result;
     if (!r)
-        return proseEnding('claude', run, now);
+        return proseEnding('claude', exitCode, out, now, ctx.resumed);
+    const prose = out.prose;
     const u = r.usage ?? {};
     const input = nonNegative(u.input_tokens) ?? 0;
     const cacheRead = nonNegative(u.cache_read_input_tokens) ?? 0;
     const cacheCreation = nonNegative(u.cache_creation_input_tokens) ?? 0;
     const output = nonNegative(u.output_tokens);
-    const cost = nonNegative(r.total_cost_usd);
+    const session = typeof r.session_id === 'string' && SESSION_ID.test(r.session_id) ? r.session_id : undefined;
+    const printed = nonNegative(r.total_cost_usd) ?? nonNegative(r.cost_usd) ?? nonNegative(r.total_cost);
+    const models = r.modelUsage && typeof r.modelUsage === 'object' ? Object.values(r.modelUsage) : undefined;
+    const modelTokens = models?.reduce((n, m) => n +
+        sumTokens(m ?? {}, ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens']), 0);
+    const own = input + cacheRead + cacheCreation + (output ?? 0);
+    const prev = ctx.previous;
+    // A resumed session whose printed totals hold the earlier turns as well (current releases): the
+    // turn costs the difference. Per-process totals (older releases) are the turn's own.
+    const cumulative = !!session &&
+        prev?.session === session &&
+        printed !== undefined &&
+        prev.costUsd !== undefined &&
+        modelTokens !== undefined &&
+        prev.modelTokens !== undefined &&
+        printed >= prev.costUsd &&
+        modelTokens >= prev.modelTokens + own;
+    const cost = printed === undefined
+        ? undefined
+        : cumulative
+            ? Math.round((printed - prev.costUsd) * 1e6) / 1e6
+            : printed;
     const usage = {
         inputTokens: input + cacheRead + cacheCreation,
         ...(output !== undefined ? { outputTokens: output } : {}),
@@ -58070,54 +58407,73 @@ function claudeEnding(run, now = new Date()) {
         ...(cost !== undefined ? { costUsd: cost } : {}),
     };
     const common = {
-        ...(typeof r.session_id === 'string' && SESSION_ID.test(r.session_id) ? { sessionId: r.session_id } : {}),
+        ...(session ? { sessionId: session } : {}),
         usage,
         ...(nonNegative(r.num_turns) !== undefined ? { numTurns: r.num_turns } : {}),
+        ...(session
+            ? {
+                meter: {
+                    session,
+                    ...(printed !== undefined ? { costUsd: printed } : {}),
+                    ...(modelTokens !== undefined ? { modelTokens } : {}),
+                },
+            }
+            : {}),
     };
     const text = typeof r.result === 'string' ? r.result : '';
-    // `subtype: success` with `is_error: true` and exit 0 is how a limit often arrives: is_error wins.
-    // A short result that is nothing but a limit line is a limit too, whatever the flags say.
-    const limitLine = text.trim().length < 300 && classifyText(text) === 'usage_limit';
-    if (r.is_error === true || (r.subtype && r.subtype !== 'success') || run.exitCode !== 0 || limitLine) {
-        const words = [text, r.subtype ?? '', run.stderr].join('\n');
-        return { ...errorEnding('claude', words, now, r.subtype), ...common };
-    }
-    return { kind: 'succeeded', reason: `claude finished (${r.num_turns ?? '?'} turn(s))`, ...common };
-}
-/** An error ending from the tool's words: a limit, an overload, a credential problem, or a failure. */
-function errorEnding(tool, words, now, subtype) {
-    const kind = classifyText(words);
-    const detail = tail(words);
-    if (kind === 'usage_limit') {
-        const resetAt = parseResetTime(words, now);
+    const errors = Array.isArray(r.errors) ? r.errors.map(String).join('\n') : '';
+    // `subtype: success` with `is_error: true` and exit 1 is how every API error arrives (a limit, an
+    // overload, refused credentials): is_error wins. A short result that is nothing but a limit line
+    // is a limit too, whatever the flags say.
+    const limitLine = isLimitNotice(text);
+    if (r.is_error === true || (r.subtype && r.subtype !== 'success') || exitCode !== 0 || limitLine) {
+        const decisive = [text, errors].filter(Boolean).join('\n');
+        const kind = apiKind(r, 'usage_limit') ?? classifyTiers([decisive]) ?? apiKind(r) ?? classifyTiers([prose]);
+        const words = [decisive, r.subtype && r.subtype !== 'success' ? r.subtype : '', prose]
+            .filter(Boolean)
+            .join('\n');
         return {
-            kind,
-            reason: `${tool} reported a usage or credit limit${resetAt ? ` (resets ${resetAt.toISOString()})` : ''}`,
-            detail,
-            ...(resetAt ? { resetAt } : {}),
+            ...errorEnding('claude', kind, words, now, {
+                subtype: r.subtype,
+                resumed: ctx.resumed,
+                ...(reader.resetAt ? { resetAt: reader.resetAt } : {}),
+            }),
+            ...common,
         };
     }
-    if (kind === 'overloaded')
-        return { kind, reason: `${tool} reported a rate limit or service overload (an interruption)`, detail };
-    if (kind === 'could_not_start')
-        return { kind, reason: `${tool} could not start: its credentials were refused`, detail };
+    const denied = (Array.isArray(r.permission_denials) ? r.permission_denials : [])
+        .map((d) => (typeof d?.tool_name === 'string' ? d.tool_name : '?'))
+        .slice(0, 20);
     return {
-        kind: 'failed',
-        reason: `${tool} reported an error${subtype && subtype !== 'success' ? ` (${subtype})` : ''}: ${tail(words, 200).replace(/\s+/g, ' ')}`,
-        detail,
+        kind: 'succeeded',
+        reason: `claude finished (${r.num_turns ?? '?'} turn(s))` +
+            (denied.length
+                ? `; ${denied.length} tool call(s) were denied permission (${[...new Set(denied)].join(', ')}): allow them with --allowedTools in agents[].args`
+                : ''),
+        ...common,
     };
 }
-/** No result object: a prose line (a limit with exit 1), truncated JSON, or nothing at all. */
-function proseEnding(tool, run, now) {
-    const words = `${run.stdout}\n${run.stderr}`;
-    const e = errorEnding(tool, words, now);
-    if (e.kind !== 'failed')
-        return e;
-    return {
-        kind: 'failed',
-        reason: `${tool} exited ${run.exitCode ?? 'on a signal'} without a result object: ${tail(words, 200).replace(/\s+/g, ' ') || '(no output)'}`,
-        detail: tail(words),
-    };
+/** What the API error fields of a result say (current releases print them with every API error). */
+function apiKind(r, only) {
+    const status = typeof r.api_error_status === 'number' ? r.api_error_status : undefined;
+    const type = r.api_error_type;
+    if (r.api_error === 'usage_limit_reached' || type === 'billing_error')
+        return 'usage_limit';
+    if (only)
+        return undefined;
+    if (status === 401 ||
+        status === 403 ||
+        type === 'authentication_error' ||
+        type === 'permission_error' ||
+        r.api_error === 'connection_failed')
+        return 'could_not_start';
+    if (status === 429 ||
+        (status !== undefined && status >= 500) ||
+        type === 'rate_limit_error' ||
+        type === 'overloaded_error' ||
+        type === 'api_error')
+        return 'overloaded';
+    return undefined;
 }
 
 ;// CONCATENATED MODULE: ./src/agents/codex.ts
@@ -58125,88 +58481,168 @@ function proseEnding(tool, run, now) {
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 function codexArgv(agent, turn = {}) {
-    const argv = [agent.bin ?? 'codex', 'exec'];
-    if (turn.resume) {
-        if (!THREAD_ID.test(turn.resume))
-            throw new TypeError(`codex: thread id ${JSON.stringify(turn.resume)} is not an id`);
-        argv.push('resume', turn.resume);
-    }
-    argv.push('--json', '--skip-git-repo-check');
+    if (turn.resume && !THREAD_ID.test(turn.resume))
+        throw new TypeError(`codex: thread id ${JSON.stringify(turn.resume)} is not an id`);
+    const argv = [agent.bin ?? 'codex', 'exec', '--json', '--skip-git-repo-check'];
     if (agent.model)
         argv.push('--model', agent.model);
-    const sandboxed = agent.args.some((a) => ['--sandbox', '-s', '--full-auto', '--dangerously-bypass-approvals-and-sandbox'].includes(a));
+    const sandboxed = agent.args.some((a) => ['--sandbox', '-s', '--full-auto', '--dangerously-bypass-approvals-and-sandbox'].includes(a) ||
+        a.startsWith('--sandbox='));
     if (turn.readOnly)
         argv.push('--sandbox', 'read-only');
-    else if (!sandboxed && !turn.resume)
+    else if (!sandboxed)
         argv.push('--sandbox', 'workspace-write');
-    argv.push(...agent.args, '-');
+    argv.push(...agent.args);
+    if (turn.resume)
+        argv.push('resume', turn.resume);
+    argv.push('-');
     return argv;
 }
-function readCodexEvents(stdout) {
-    const out = { completed: 0, failed: [], errors: [], input: 0, cached: 0, output: 0, events: 0 };
-    for (const raw of stdout.split('\n')) {
-        const line = raw.trim();
-        if (!line.startsWith('{'))
-            continue;
+const KEEP = 20;
+const keep = (list, s) => {
+    list.push(s.length > 4096 ? `${s.slice(0, 4096)}…` : s);
+    if (list.length > KEEP)
+        list.shift();
+};
+/** What a codex turn printed, read event by event. */
+class CodexReader {
+    threadId;
+    completed = 0;
+    /** The last `turn.completed` usage, as printed. */
+    usage;
+    failed = [];
+    errors = [];
+    notices = [];
+    lastMessage;
+    events = 0;
+    legacy = 0;
+    line = (text, cut) => {
+        if (cut || !text.startsWith('{'))
+            return false;
         let e;
         try {
-            e = JSON.parse(line);
+            e = JSON.parse(text);
         }
         catch {
-            continue; // a truncated line
+            return false;
         }
-        out.events++;
+        if (!e || typeof e !== 'object')
+            return false;
+        this.events++;
         switch (e.type) {
             case 'thread.started':
                 if (typeof e.thread_id === 'string' && THREAD_ID.test(e.thread_id))
-                    out.threadId = e.thread_id;
+                    this.threadId = e.thread_id;
                 break;
             case 'turn.completed':
-                out.completed++;
-                out.input += nonNegative(e.usage?.input_tokens) ?? 0;
-                out.cached += nonNegative(e.usage?.cached_input_tokens) ?? 0;
-                out.output += nonNegative(e.usage?.output_tokens) ?? 0;
+                this.completed++;
+                this.usage = {
+                    input: nonNegative(e.usage?.input_tokens) ?? 0,
+                    cached: nonNegative(e.usage?.cached_input_tokens) ?? 0,
+                    output: nonNegative(e.usage?.output_tokens) ?? 0,
+                };
                 break;
             case 'turn.failed':
-                out.failed.push(String(e.error?.message ?? 'turn failed'));
+                keep(this.failed, String(e.error?.message ?? 'turn failed'));
                 break;
-            case 'error':
-                out.errors.push(String(e.message ?? 'error'));
+            case 'error': {
+                const m = String(e.message ?? 'error');
+                keep(/^Reconnecting\b/i.test(m) ? this.notices : this.errors, m);
                 break;
+            }
             case 'item.completed':
                 if (e.item?.type === 'agent_message' && typeof e.item.text === 'string')
-                    out.lastMessage = e.item.text;
+                    this.lastMessage = e.item.text;
                 break;
+            default:
+                if (e.type === undefined && e.msg && typeof e.msg === 'object') {
+                    this.legacy++;
+                    if (e.msg.type === 'error' || e.msg.type === 'stream_error')
+                        keep(this.errors, String(e.msg.message));
+                }
         }
-    }
-    return out;
+        return true;
+    };
 }
-function codexEnding(agent, run, now = new Date()) {
-    const r = readCodexEvents(run.stdout);
+function readCodexEvents(stdout) {
+    const r = new CodexReader();
+    scanText(stdout, r.line);
+    return r;
+}
+function codexEnding(agent, run, now = new Date(), ctx = {}) {
+    const r = new CodexReader();
+    const out = scanText(run.stdout, r.line);
+    const err = scanText(run.stderr, r.line);
+    return codexVerdict(agent, r, run.exitCode, joinPrinted(out, err), now, ctx);
+}
+function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
     if (r.events === 0)
-        return proseEnding('codex', run, now);
-    const cost = priceTokens({ input: r.input, output: r.output, cachedInput: r.cached }, agent.pricing);
+        return proseEnding('codex', exitCode, out, now, ctx.resumed);
+    const prose = out.prose;
+    if (r.legacy && !r.threadId && !r.completed && !r.failed.length) {
+        const words = [...r.errors, prose].join('\n');
+        const kind = classifyTiers([words]);
+        if (kind && kind !== 'could_not_start')
+            return errorEnding('codex', kind, words, now);
+        return {
+            kind: 'could_not_start',
+            reason: 'codex printed the event format of an older release (no thread.started / turn.completed events); install a current @openai/codex on this runner',
+            detail: tail(words.trim() ? words : out.tail),
+        };
+    }
+    const printed = r.usage ?? { input: 0, cached: 0, output: 0 };
+    const prev = ctx.previous?.tokens && ctx.previous.session === r.threadId ? ctx.previous.tokens : undefined;
+    // The thread's running total minus what it had after the previous turn. A total below the previous
+    // one (a release that does not carry it over) is the turn's own.
+    const grew = !!prev && printed.input >= prev.input && printed.cached >= prev.cached && printed.output >= prev.output;
+    const t = grew
+        ? {
+            input: printed.input - prev.input,
+            cached: printed.cached - prev.cached,
+            output: printed.output - prev.output,
+        }
+        : printed;
+    const cost = priceTokens({ input: t.input, output: t.output, cachedInput: t.cached }, agent.pricing);
     const usage = {
-        inputTokens: r.input,
-        outputTokens: r.output,
-        ...(r.cached ? { cachedInputTokens: r.cached } : {}),
+        inputTokens: t.input,
+        outputTokens: t.output,
+        ...(t.cached ? { cachedInputTokens: t.cached } : {}),
         ...(cost !== undefined ? { costUsd: cost } : {}),
     };
-    const common = { ...(r.threadId ? { sessionId: r.threadId } : {}), usage };
+    const common = {
+        ...(r.threadId ? { sessionId: r.threadId } : {}),
+        usage,
+        ...(r.threadId && r.usage ? { meter: { session: r.threadId, tokens: r.usage } } : {}),
+    };
     // An `error` event before a completed turn can be a notice the tool recovered from (a reconnect);
     // only a failed turn, a non-zero exit or no completed turn is an error ending.
-    if (r.failed.length || run.exitCode !== 0 || r.completed === 0) {
-        const words = [...r.errors, ...r.failed, run.stderr].join('\n');
-        if (!words.trim())
+    if (r.failed.length || exitCode !== 0 || r.completed === 0) {
+        // The message that ended the turn decides; the retry notices and stderr before it only when
+        // there is none (a notice about a recovered reconnect must not overrule it).
+        const decisive = [...r.failed, ...r.errors.slice(-3)].join('\n');
+        const around = [...r.notices.slice(-3), prose].filter(Boolean).join('\n');
+        if (!decisive.trim() && !around.trim())
             return {
                 kind: 'failed',
-                reason: `codex exited ${run.exitCode ?? 'on a signal'} without a completed turn`,
-                detail: tail(run.stdout),
+                reason: `codex exited ${exitCode ?? 'on a signal'} without a completed turn`,
+                detail: tail(out.tail),
                 ...common,
             };
-        return { ...errorEnding('codex', words, now), ...common };
+        const words = [decisive, around].filter(Boolean).join('\n');
+        return {
+            ...errorEnding('codex', classifyTiers([decisive.trim() ? decisive : around]), words, now, {
+                resumed: ctx.resumed,
+            }),
+            ...common,
+        };
     }
-    return { kind: 'succeeded', reason: `codex finished (${r.completed} turn(s))`, ...common };
+    const moved = ctx.resumed && r.threadId && r.threadId !== ctx.resumed;
+    return {
+        kind: 'succeeded',
+        reason: `codex finished (${r.completed} turn(s))` +
+            (moved ? `; it started thread ${r.threadId} instead of resuming ${ctx.resumed}` : ''),
+        ...common,
+    };
 }
 
 ;// CONCATENATED MODULE: ./src/agents/run.ts
@@ -58216,8 +58652,7 @@ function codexEnding(agent, run, now = new Date()) {
 
 
 
-/** Captured per stream for a CLI agent: the result object is at the end, so the tail is kept. */
-const CAPTURE_BYTES = 4 * 1024 * 1024;
+
 async function runTurn(agent, o) {
     (0,external_node_fs_namespaceObject.rmSync)(o.usageFile, { force: true });
     const cli = agent.kind !== 'command';
@@ -58226,18 +58661,20 @@ async function runTurn(agent, o) {
             ? claudeArgv(agent, o.resume ? { resume: o.resume } : {})
             : codexArgv(agent, o.resume ? { resume: o.resume } : {})
         : o.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(o.briefPath));
+    // Every kind writes stdout and stderr to the student log as it runs, so nothing is held in memory
+    // and the operator has all of it; a CLI turn's part of the log is then read back, line by line.
+    if (cli)
+        (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`);
+    const offset = (0,external_node_fs_namespaceObject.existsSync)(o.logFile) ? (0,external_node_fs_namespaceObject.statSync)(o.logFile).size : 0;
     const run = await runProcess(o.wrap(argv), {
         cwd: o.cwd,
         env: o.env,
         timeoutMs: o.timeoutMs,
         graceMs: o.graceMs,
-        ...(cli ? { input: o.prompt, maxOutputBytes: CAPTURE_BYTES } : { logFile: o.logFile }),
+        logFile: o.logFile,
+        ...(cli ? { input: o.prompt } : {}),
         onSpawn: o.onSpawn,
     });
-    const stdout = run.stdout.toString('utf8');
-    const stderr = run.stderr.toString('utf8');
-    if (cli)
-        (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `${stdout}${stderr ? `\n[stderr]\n${stderr}` : ''}\n`);
     const report = (0,external_node_fs_namespaceObject.existsSync)(o.reportFile) ? (0,external_node_fs_namespaceObject.readFileSync)(o.reportFile, 'utf8') : undefined;
     const proc = {
         exitCode: run.exitCode,
@@ -58250,11 +58687,22 @@ async function runTurn(agent, o) {
     if (base)
         return { ending: base, process: proc, report };
     const now = o.now?.() ?? new Date();
+    const ctx = {
+        ...(o.resume ? { resumed: o.resume } : {}),
+        ...(o.previous ? { previous: o.previous } : {}),
+    };
+    const logged = (0,external_node_fs_namespaceObject.existsSync)(o.logFile);
     let ending;
-    if (agent.kind === 'claude-code')
-        ending = claudeEnding({ exitCode: run.exitCode, stdout, stderr }, now);
-    else if (agent.kind === 'codex')
-        ending = codexEnding(agent, { exitCode: run.exitCode, stdout, stderr }, now);
+    if (agent.kind === 'claude-code') {
+        const reader = new ClaudeReader();
+        const out = logged ? scanFile(o.logFile, offset, reader.line) : { prose: '', tail: '' };
+        ending = claudeVerdict(reader, run.exitCode, out, now, ctx);
+    }
+    else if (agent.kind === 'codex') {
+        const reader = new CodexReader();
+        const out = logged ? scanFile(o.logFile, offset, reader.line) : { prose: '', tail: '' };
+        ending = codexVerdict(agent, reader, run.exitCode, out, now, ctx);
+    }
     else {
         const c = classify(run, report, null, o.timeoutMs);
         const { usage } = readUsage(o.usageFile);
@@ -58270,11 +58718,6 @@ async function runTurn(agent, o) {
             ...(usage ? { usage } : {}),
         };
     }
-    if (run.truncated && ending.kind === 'succeeded')
-        ending = {
-            ...ending,
-            reason: `${ending.reason}; output beyond ${CAPTURE_BYTES} bytes per stream was dropped from the front`,
-        };
     return { ending, process: proc, report };
 }
 /** Endings every kind shares: the process never started, or the timeout killed it. */
@@ -58321,6 +58764,7 @@ async function runSession(i) {
         corrections: 0,
     };
     let briefPath = paths.brief;
+    let meter;
     let prompt = (0,external_node_fs_namespaceObject.readFileSync)(paths.brief, 'utf8');
     for (;;) {
         const turn = await runTurn(agent, {
@@ -58335,6 +58779,7 @@ async function runSession(i) {
             briefPath,
             prompt,
             ...(r.corrections > 0 && r.session ? { resume: r.session } : {}),
+            ...(r.corrections > 0 && meter ? { previous: meter } : {}),
             usageFile: paths.usage,
             reportFile: paths.report,
             commandArgv: i.commandArgv,
@@ -58345,6 +58790,7 @@ async function runSession(i) {
         r.ending = turn.ending;
         r.report = turn.report ?? r.report;
         r.session = turn.ending.sessionId ?? r.session;
+        meter = turn.ending.meter ?? meter;
         if (turn.ending.usage)
             await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
         r.usage = addUsage(r.usage, turn.ending.usage);
@@ -58422,9 +58868,11 @@ function stateOf(crews, verdict, requeued) {
     if (active)
         return { kind: 'active', crewId: active.crewId };
     // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
-    const runs = [...crews].sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
-        a.plannedAt.localeCompare(b.plannedAt) ||
-        a.crewId.localeCompare(b.crewId));
+    const runs = crews.length === 1
+        ? crews
+        : [...crews].sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
+            a.plannedAt.localeCompare(b.plannedAt) ||
+            a.crewId.localeCompare(b.crewId));
     const failures = [];
     for (const run of runs) {
         // A requeue forgets the failures before it (the operator has looked at them).
@@ -58481,7 +58929,7 @@ function decideClaims(state, candidates, o) {
         let attempts = j.attempts;
         let lastError = j.lastError ?? '';
         if (j.status === 'claimed' && j.lease) {
-            lastError = boundError(`lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`);
+            lastError = queue_boundError(`lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`);
             append.push(event_log_event('job.failed', `failed:${key}:${j.claims}`, { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError }, o.now));
             attempts++;
             if (attempts >= o.maxAttempts) {
@@ -58517,7 +58965,7 @@ function decideFailures(state, items, o) {
         // Someone else took the job over (our lease expired) or it is done: theirs is the truth.
         if (!j || j.status !== 'claimed' || j.lease?.worker !== o.worker)
             continue;
-        const error = boundError(item.error);
+        const error = queue_boundError(item.error);
         append.push(event_log_event('job.failed', `failed:${item.jobKey}:${j.claims}`, { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error }, o.now));
         if (j.attempts + 1 >= o.maxAttempts) {
             append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
@@ -58541,7 +58989,7 @@ function deadEvent(jobKey, cycle, attempts, lastError, now) {
 
 /** Errors kept in state are redacted and bounded: a stack trace must not grow the checkpoint. */
 const MAX_ERROR_LENGTH = 500;
-function boundError(text) {
+function queue_boundError(text) {
     const clean = redact_redactText(text).replace(/\s+/g, ' ').trim();
     return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
 }
@@ -58639,7 +59087,7 @@ class GradingQueue {
     /** The fold of what this instance last read under the lock, advanced by the events read since. */
     folded;
     constructor(layout, warn) {
-        this.log = new EventLog(layout.file('grading'), warn, { incremental: true });
+        this.log = new event_log_EventLog(layout.file('grading'), warn, { incremental: true });
     }
     state() {
         return fold(this.log.read());
@@ -58731,7 +59179,7 @@ class GradingQueue {
             if (j.status !== 'dead_letter') {
                 throw new QueueError(`dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`);
             }
-            const previousFailure = boundError(`dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? 'unknown'}`);
+            const previousFailure = queue_boundError(`dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? 'unknown'}`);
             const e = event_log_event('job.requeued', `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
             return {
                 append: [e],
@@ -58747,7 +59195,7 @@ class GradingQueue {
     }
 }
 function fold(contents) {
-    return foldLog(queueFold, contents);
+    return fold_foldLog(queueFold, contents);
 }
 /** Keys of jobs claimable at `now`, oldest first: the snapshot one drain works through. */
 function pendingKeys(state, now) {
@@ -59095,7 +59543,7 @@ async function runCrew(spec, deps) {
             by: spec.crewId,
         });
     }
-    const stopBeat = startHeartbeat(layout, spec.crewId, leaseMs, (e) => log.warning(`heartbeat: ${message(e)}`));
+    const stopBeat = startHeartbeat(layout, spec.crewId, leaseMs, (e) => log.warning(`heartbeat: ${errors_message(e)}`));
     const alerts = [];
     const alert = async (kind, detail) => {
         alerts.push(`${kind}: ${detail}`);
@@ -59141,13 +59589,13 @@ async function runCrew(spec, deps) {
     }
     catch (e) {
         outcome = 'aborted';
-        reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
+        reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${errors_message(e)}`;
         if (!(e instanceof AbortCrew))
-            await alert('runtime-error', message(e));
+            await alert('runtime-error', errors_message(e));
     }
     finally {
         stopBeat();
-        await teardown(spec, classroom, claim.slot, studentPgid, prepared, alert).catch((e) => alert('teardown-failed', message(e)));
+        await teardown(spec, classroom, claim.slot, studentPgid, prepared, alert).catch((e) => alert('teardown-failed', errors_message(e)));
         await releaseLease(layout, spec.crewId, `crew ${outcome}`);
     }
     if (alerts.length)
@@ -59414,7 +59862,7 @@ async function runCrewFromSpec(specPath, jobStatus) {
         return RUNNER_EXIT.done;
     }
     catch (e) {
-        logger.error(`crew ${spec.crewId}: ${message(e)}`);
+        logger.error(`crew ${spec.crewId}: ${errors_message(e)}`);
         return e instanceof ClaimRefusedError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
     }
     finally {
@@ -64965,7 +65413,7 @@ async function runAction(main) {
         if (reported)
             return;
         reported = true;
-        setFailed(redact_redactText(message(e)));
+        setFailed(redact_redactText(errors_message(e)));
     };
     process.on('unhandledRejection', fail);
     try {
@@ -64986,7 +65434,7 @@ async function writeSummary(build, logger) {
         await summary.write();
     }
     catch (e) {
-        logger?.warning(`could not write the job summary: ${message(e)}`);
+        logger?.warning(`could not write the job summary: ${errors_message(e)}`);
     }
     finally {
         summary.emptyBuffer();
@@ -65281,7 +65729,7 @@ function ttlFromSchedule(config, schedule) {
         interval = scheduleIntervalSeconds(found.crons);
     }
     catch (e) {
-        return { config, problem: `the schedule in ${found.source} is not readable: ${message(e)}` };
+        return { config, problem: `the schedule in ${found.source} is not readable: ${errors_message(e)}` };
     }
     if (interval === undefined)
         return { config };
@@ -65489,7 +65937,7 @@ refuse) {
     }
     // History before the grading log's watermark is folded away with its keys: a crew that finished
     // before it was graded then (or was never imported), and a second job for it would grade it twice.
-    const watermark = new EventLog(layout.file('grading')).read().watermark;
+    const watermark = new event_log_EventLog(layout.file('grading')).read().watermark;
     for (const crewId of (0,external_node_fs_namespaceObject.readdirSync)(from).sort()) {
         const src = (0,external_node_path_namespaceObject.join)(from, crewId);
         if (!(0,external_node_fs_namespaceObject.statSync)(src).isDirectory())
@@ -65504,7 +65952,7 @@ refuse) {
             bookbag = (await readBookbag(layout, crewId, { role: 'grader' }, from)).record;
         }
         catch (e) {
-            r.skipped.push({ crewId, reason: message(e) });
+            r.skipped.push({ crewId, reason: errors_message(e) });
             continue;
         }
         const refused = refuse?.(bookbag);
@@ -65562,7 +66010,7 @@ refuse) {
 
 
 const MAX_FILE = 32 * 1024 * 1024;
-const MAX_LINE = 256 * 1024;
+const import_MAX_LINE = 256 * 1024;
 const MAX_KEY = 512;
 const ofCrew = (e, c) => {
     const id = e.data?.crewId;
@@ -65595,8 +66043,8 @@ const RULES = {
     },
 };
 function parseEvent(line) {
-    if (Buffer.byteLength(line) > MAX_LINE)
-        return `line over ${MAX_LINE} bytes`;
+    if (Buffer.byteLength(line) > import_MAX_LINE)
+        return `line over ${import_MAX_LINE} bytes`;
     let v;
     try {
         v = JSON.parse(line);
@@ -65634,7 +66082,7 @@ async function importHandoffs(layout, root, o) {
             manifest = handoffManifestSchema.parse(JSON.parse(raw.toString('utf8')));
         }
         catch (e) {
-            refuse('handoff.json', `unreadable: ${message(e).slice(0, 300)}`);
+            refuse('handoff.json', `unreadable: ${errors_message(e).slice(0, 300)}`);
             continue;
         }
         const daemon = manifest.daemon;
@@ -65695,7 +66143,7 @@ async function importHandoffs(layout, root, o) {
                 else
                     accepted.push(redact_redact(e));
             }
-            const appended = await new EventLog(layout.file(log)).append(accepted);
+            const appended = await new event_log_EventLog(layout.file(log)).append(accepted);
             entry.accepted += appended.length;
         }
         const crews = crewsOf(layout, daemon);
@@ -65727,8 +66175,8 @@ async function importAudit(layout, bytes, sha256, daemon, refuse) {
     for (const line of bytes.toString('utf8').split('\n')) {
         if (!line.trim())
             continue;
-        if (Buffer.byteLength(line) > MAX_LINE) {
-            refuse(`audit line over ${MAX_LINE} bytes`);
+        if (Buffer.byteLength(line) > import_MAX_LINE) {
+            refuse(`audit line over ${import_MAX_LINE} bytes`);
             continue;
         }
         let r;
@@ -65757,7 +66205,7 @@ async function importAudit(layout, bytes, sha256, daemon, refuse) {
     if (!fresh.length)
         return 0;
     const path = layout.file('audit');
-    await withLock(path, () => appendJsonl(path, records));
+    await lock_withLock(path, () => appendJsonl(path, records));
     return records.length;
 }
 function crewsOf(layout, daemon) {
@@ -66726,7 +67174,7 @@ function finished(c, outcome, reason, now) {
  */
 async function writeCrewRunsView(layout, now = new Date()) {
     const path = layout.view('crew_runs.json');
-    await withLock(path, () => {
+    await lock_withLock(path, () => {
         const registry = readRegistry(layout);
         const crews = Object.values(registry.crews).sort((a, b) => a.plannedAt.localeCompare(b.plannedAt) || a.crewId.localeCompare(b.crewId));
         atomic_writeJsonAtomic(path, { generatedAt: now.toISOString(), crews, leases: registry.leases });
@@ -66808,7 +67256,7 @@ async function planDispatch(input) {
         if (input.jobStatus)
             endedJobs = await askOwners(readRegistry(layout), now, input.jobStatus);
         const tx = await crewLog(layout).transact((current) => {
-            const registry = foldLog(crewFold, current);
+            const registry = fold_foldLog(crewFold, current);
             // Reconcile first, in the same transaction: a crew whose owner is gone frees its issue, slot
             // and place under maxCrews for this very plan.
             const settled = reconcile(registry, now, {
@@ -66827,7 +67275,7 @@ async function planDispatch(input) {
     catch (e) {
         if (!(e instanceof errors_CorruptStateError))
             throw e;
-        corrupt = message(e);
+        corrupt = errors_message(e);
         pending = [];
     }
     // N5.1: the registry is unreadable (now quarantined): assume the fleet is full.
@@ -66838,7 +67286,7 @@ async function planDispatch(input) {
         await school_log_schoolLog(layout).append(pending);
     // A blocked registry is not rewritten into the view: an empty view would read as "no crews".
     if (!result.blocked) {
-        await writeCrewRunsView(layout, now).catch((e) => logger.warning(`views/crew_runs.json not refreshed: ${message(e)}`));
+        await writeCrewRunsView(layout, now).catch((e) => logger.warning(`views/crew_runs.json not refreshed: ${errors_message(e)}`));
     }
     report(result, logger);
     await audit(layout, 'dispatch.planned', {
@@ -66857,13 +67305,13 @@ function decide(input, registry, now, remainingMs, corrupt) {
     let schoolKeys = new Set();
     try {
         const contents = school_log_schoolLog(layout).read();
-        school = foldLog(schoolFold, contents);
+        school = fold_foldLog(schoolFold, contents);
         schoolKeys = contents.keys;
     }
     catch (e) {
         if (!(e instanceof errors_CorruptStateError))
             throw e;
-        blocked ??= message(e);
+        blocked ??= errors_message(e);
     }
     const capUsd = input.spend?.capUsd ?? config.dispatch.spendCap;
     let spentUsd = input.spend?.spentUsd;
@@ -66874,7 +67322,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
         catch (e) {
             if (!(e instanceof errors_CorruptStateError) && !(e instanceof SpendLedgerError))
                 throw e;
-            blocked ??= message(e);
+            blocked ??= errors_message(e);
         }
     }
     const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now, layout);
@@ -67145,7 +67593,7 @@ class ScoreLedger {
     log;
     constructor(layout, warn) {
         this.layout = layout;
-        this.log = new EventLog(layout.file('scores'), warn, { incremental: true });
+        this.log = new event_log_EventLog(layout.file('scores'), warn, { incremental: true });
     }
     /**
      * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
@@ -67184,7 +67632,7 @@ class ScoreLedger {
         }
     }
     state() {
-        return this.guard(() => foldLog(ledgerFold, this.log.read()));
+        return this.guard(() => fold_foldLog(ledgerFold, this.log.read()));
     }
     /**
      * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
@@ -67288,7 +67736,7 @@ function gradingVerdicts(layout, logger) {
         return (crewId) => verdicts.get(crewId);
     }
     catch (e) {
-        logger.warning(`planning without grading verdicts: ${message(e)}`);
+        logger.warning(`planning without grading verdicts: ${errors_message(e)}`);
         return undefined;
     }
 }
@@ -67298,7 +67746,7 @@ function ledgerScores(layout, logger) {
         state = new ScoreLedger(layout).state();
     }
     catch (e) {
-        logger.warning(`planning without agent scores: ${message(e)}`);
+        logger.warning(`planning without agent scores: ${errors_message(e)}`);
         return undefined;
     }
     if (Object.keys(state.agents).length === 0)
@@ -67317,7 +67765,7 @@ function ledgerScores(layout, logger) {
 async function acquireDriverLock(runtimeDir, stateDir, daemon) {
     const path = (0,external_node_path_namespaceObject.join)(runtimeDir, 'drivers', `${daemon}.json`);
     const me = localIdentity(process.pid);
-    await withLock(path, () => {
+    await lock_withLock(path, () => {
         let held;
         try {
             held = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8'));
@@ -67336,7 +67784,7 @@ async function acquireDriverLock(runtimeDir, stateDir, daemon) {
     });
     return {
         path,
-        release: () => withLock(path, () => {
+        release: () => lock_withLock(path, () => {
             try {
                 const held = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8'));
                 if (held.pid === me.pid && held.host === me.host)
@@ -67716,7 +68164,7 @@ function queueStop(o, result) {
         spent = totalSpend(o.layout);
     }
     catch (e) {
-        return `the spend ledger cannot be read (${message(e)}); the spend cap cannot be judged`;
+        return `the spend ledger cannot be read (${errors_message(e)}); the spend cap cannot be judged`;
     }
     return spent >= cap ? `spend cap reached: $${spent.toFixed(2)} of $${cap.toFixed(2)} spent` : undefined;
 }
@@ -68276,6 +68724,9 @@ function spendLine(spend) {
 }
 /** Cuts a string to `max` characters with an ellipsis; never splits a surrogate pair. */
 function clip(text, max) {
+    // Never more code points than UTF-16 units: a short string needs no count.
+    if (text.length <= max)
+        return text;
     const chars = Array.from(text);
     return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join('') + '…';
 }
@@ -68473,6 +68924,207 @@ function actionSummaryMarkdown(action, view, reportName) {
     return boardMarkdown(view, { sections, ...(reportName ? { reportName } : {}) });
 }
 
+;// CONCATENATED MODULE: ./src/delivery/errors.ts
+
+/** A delivery that failed this time (git, network): the outbox keeps it and retries. */
+class DeliveryError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'DeliveryError';
+    }
+}
+/**
+ * A delivery that must never happen: the bookbag's diff does not match its digest, the patch is
+ * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
+ */
+class errors_DeliveryRefusedError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'DeliveryRefusedError';
+    }
+}
+
+;// CONCATENATED MODULE: ./src/grading/outbox.ts
+
+
+
+
+
+
+
+const outboxFold = registerFold({
+    file: 'outbox',
+    empty: () => ({ items: {} }),
+    apply(state, e) {
+        if (e.type === 'outbox.recorded') {
+            state.items[e.data.id] ??= { entry: e.data, status: 'pending', attempts: 0 };
+            return state;
+        }
+        const item = state.items[e.data.id];
+        if (!item)
+            return state;
+        if (e.type === 'outbox.delivered') {
+            item.status = 'delivered';
+            if (e.data.result)
+                item.result = e.data.result;
+        }
+        else if (e.type === 'outbox.refused') {
+            if (item.status === 'pending') {
+                item.status = 'refused';
+                item.lastError = e.data.reason;
+            }
+        }
+        else if (e.type === 'outbox.failed' && item.status === 'pending') {
+            item.attempts = Math.max(item.attempts, e.data.attempt);
+            item.lastError = e.data.error;
+        }
+        return state;
+    },
+    prune(state) {
+        // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
+        const items = {};
+        for (const [k, v] of Object.entries(state.items))
+            if (v.status === 'pending' || v.entry.kind === 'delivery')
+                items[k] = v;
+        return { items };
+    },
+});
+function commentMarker(jobKey) {
+    return `<!-- school-core:${jobKey} -->`;
+}
+function resultComment(jobKey, crewId, verdict) {
+    const lines = [
+        commentMarker(jobKey),
+        `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
+        '',
+        `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
+        ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
+    ];
+    return redactText(lines.join('\n'));
+}
+/**
+ * Delivery results by issue number (the latest delivered crew of each issue). Reads only the
+ * `delivery` items' kind, issue, crew, status and result (the board's persisted fold keeps no more).
+ */
+function deliveriesOf(state) {
+    const out = new Map();
+    for (const i of Object.values(state.items)) {
+        if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
+            continue;
+        const prev = out.get(i.entry.issueNumber);
+        if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
+            out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
+        }
+    }
+    return out;
+}
+class Outbox {
+    layout;
+    log;
+    constructor(layout) {
+        this.layout = layout;
+        this.log = new EventLog(layout.file('outbox'));
+    }
+    state() {
+        return foldLog(outboxFold, this.log.read());
+    }
+    pending() {
+        return Object.values(this.state().items).filter((i) => i.status === 'pending');
+    }
+    /** Records entries (deduplicated by id). */
+    async record(entries, now) {
+        if (entries.length === 0)
+            return;
+        await this.log.append(entries.map((e) => event('outbox.recorded', e.id, e, now)));
+    }
+    /** Delivery results by issue number (the latest delivered crew of each issue). */
+    deliveries() {
+        return deliveriesOf(this.state());
+    }
+    /**
+     * Delivers pending entries: labels and comments through `port`, accepted work through
+     * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
+     * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
+     * twice. Never throws for a GitHub or git failure.
+     */
+    async deliver(port, o) {
+        return withLock(`${this.log.path}.delivery`, async () => {
+            const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
+            let delivered = 0;
+            let refused = 0;
+            for (const item of items) {
+                const tries = o.tries ?? 2;
+                let error;
+                let result;
+                for (let t = 0; t < tries; t++) {
+                    try {
+                        if (item.entry.kind === 'delivery')
+                            result = await deliverWork(o.delivery, item.entry);
+                        else
+                            await send(port, item.entry);
+                        error = undefined;
+                        break;
+                    }
+                    catch (e) {
+                        error = e;
+                        if (e instanceof DeliveryRefusedError)
+                            break;
+                    }
+                }
+                if (error instanceof DeliveryRefusedError) {
+                    o.logger.error(`delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`);
+                    await this.log.append([
+                        event('outbox.refused', `refused:${item.entry.id}`, { id: item.entry.id, reason: boundError(error.message) }, o.now()),
+                    ]);
+                    refused++;
+                }
+                else if (error === undefined) {
+                    await this.log.append([
+                        event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id, ...(result ? { result } : {}) }, o.now()),
+                    ]);
+                    if (result)
+                        o.logger.info(deliveredLine(item.entry.issueNumber, result));
+                    delivered++;
+                }
+                else {
+                    const attempt = item.attempts + 1;
+                    const text = boundError(message(error));
+                    o.logger.warning(`GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`);
+                    await this.log.append([
+                        event('outbox.failed', `outbox-failed:${item.entry.id}:${attempt}`, { id: item.entry.id, attempt, error: text }, o.now()),
+                    ]);
+                }
+            }
+            return { delivered, pending: this.pending().length, refused };
+        });
+    }
+}
+function deliverWork(delivery, entry) {
+    if (!entry.crewId || !entry.verdict) {
+        return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+    }
+    return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+}
+function deliveredLine(issueNumber, r) {
+    const where = r.pullRequest
+        ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
+        : `branch ${r.branch}`;
+    return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
+}
+async function send(port, entry) {
+    if (entry.kind === 'labels') {
+        await port.addLabels(entry.issueNumber, entry.labels ?? []);
+        return;
+    }
+    const marker = commentMarker(entry.jobKey);
+    // Idempotent redelivery: a comment posted by an earlier attempt whose acknowledgement was lost
+    // is found by its marker, and not posted again.
+    const existing = await port.listComments(entry.issueNumber);
+    if (existing.some((c) => (c.body ?? '').includes(marker)))
+        return;
+    await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
+}
+
 ;// CONCATENATED MODULE: ./src/board/domains.ts
 
 
@@ -68491,44 +69143,60 @@ function queued(state) {
     return n;
 }
 const MAX_POINTS = 240;
-/**
- * Queue depth over time: replays the grading log through the queue fold one event at a time and
- * samples the depth (at most MAX_POINTS points, the last one always kept). Log order is the fold's
- * order; the time axis only moves forward, so clock skew between writers cannot draw backwards.
- */
-function queueSeries(contents) {
-    return foldQueueSeries(contents).series;
+/** Starts a replay from a log's compaction snapshot (or empty). */
+function startQueueReplay(contents) {
+    const state = structuredClone(contents.snapshot?.data.state) ?? queueFold.empty();
+    return {
+        state,
+        series: { count: 0, step: 1, depth: queued(state), clock: contents.snapshot?.at ?? '', samples: [] },
+    };
+}
+/** Applies events through the queue fold and extends the depth series. */
+function replayQueue(replay, events) {
+    const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
+    const series = replay.series;
+    let state = replay.state;
+    for (const e of events) {
+        if (e.at > series.clock)
+            series.clock = e.at;
+        const key = String(e.data.jobKey);
+        const before = state.jobs[key]?.status;
+        state = queueFold.apply(state, e);
+        series.depth += live(state.jobs[key]?.status) - live(before);
+        if (series.count % series.step === 0)
+            series.samples.push({ at: series.clock, depth: series.depth });
+        series.count++;
+        while (Math.ceil(series.count / series.step) > MAX_POINTS) {
+            series.step *= 2;
+            series.samples = series.samples.filter((_, i) => i % 2 === 0);
+        }
+    }
+    replay.state = state;
+}
+/** The points to draw: the samples and the last event, one point per distinct time (the latest depth). */
+function queuePoints(series) {
+    const points = [];
+    const add = (p) => {
+        const last = points[points.length - 1];
+        if (last?.at === p.at)
+            last.depth = p.depth;
+        else
+            points.push({ ...p });
+    };
+    for (const p of series.samples)
+        add(p);
+    if (series.count > 0 && (series.count - 1) % series.step !== 0)
+        add({ at: series.clock, depth: series.depth });
+    return points;
 }
 /**
  * The queue fold and its depth series in one pass over the log: the state at the end of the
  * replay is the queue's current state, so the board folds the grading log once, not twice.
  */
 function foldQueueSeries(contents) {
-    let state = structuredClone(contents.snapshot?.data.state) ?? queueFold.empty();
-    const events = contents.events;
-    const step = Math.max(1, Math.ceil(events.length / MAX_POINTS));
-    const series = [];
-    let depth = queued(state);
-    let clock = contents.snapshot?.at ?? '';
-    const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
-    for (let i = 0; i < events.length; i++) {
-        const e = events[i];
-        if (e.at > clock)
-            clock = e.at;
-        const key = String(e.data.jobKey);
-        const before = state.jobs[key]?.status;
-        state = queueFold.apply(state, e);
-        const after = state.jobs[key]?.status;
-        depth += live(after) - live(before);
-        if (i % step === 0 || i === events.length - 1) {
-            const last = series[series.length - 1];
-            if (last?.at === clock)
-                last.depth = depth;
-            else
-                series.push({ at: clock, depth });
-        }
-    }
-    return { state, series };
+    const replay = startQueueReplay(contents);
+    replayQueue(replay, contents.events);
+    return { state: replay.state, series: queuePoints(replay.series) };
 }
 /** The ledger's leaderboard, plus rejections (graded minus accepted) for the board's columns. */
 function leaderRows(state) {
@@ -68615,388 +69283,129 @@ function daemonLoads(config, registry, school, now) {
     return [...rows.values()];
 }
 
-;// CONCATENATED MODULE: ./src/delivery/errors.ts
+;// CONCATENATED MODULE: ./src/board/fold-cache.ts
 
-/** A delivery that failed this time (git, network): the outbox keeps it and retries. */
-class DeliveryError extends SchoolError {
-    constructor(message) {
-        super(message);
-        this.name = 'DeliveryError';
-    }
-}
+
+
+
 /**
- * A delivery that must never happen: the bookbag's diff does not match its digest, the patch is
- * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
+ * The board's persisted fold, `views/board-fold.json` (VIEW_FILES.boardFold): the folded state the
+ * board needs, with a mark per log saying how far it was read and which file that was. The next
+ * `school status` folds only what was appended since (src/board/board-fold.ts).
+ *
+ * It is derived data and never trusted over the logs: a file that is missing, truncated, corrupt
+ * (its digest does not match), of another format or written by other fold code is ignored and
+ * rebuilt, never an error for the user. It lives under `views/`, which checkpoint-state never saves.
+ * Writers replace it atomically (temp file + rename), so concurrent `school status` runs each leave
+ * a whole file: the last rename wins, and any whole file is a valid starting point.
+ *
+ * Layout: one JSON document, `{"header":{…},` on the first line (format, fold-code fingerprint, the
+ * body's length and SHA-256) and `"body":{…}}` on the second, so the body's bytes are checked
+ * before they are parsed, and the whole file still reads as JSON (`jq` works on it).
  */
-class DeliveryRefusedError extends SchoolError {
-    constructor(message) {
-        super(message);
-        this.name = 'DeliveryRefusedError';
-    }
-}
-
-;// CONCATENATED MODULE: ./src/grading/outbox.ts
-
-
-
-
-
-
-
-const outboxFold = registerFold({
-    file: 'outbox',
-    empty: () => ({ items: {} }),
-    apply(state, e) {
-        if (e.type === 'outbox.recorded') {
-            state.items[e.data.id] ??= { entry: e.data, status: 'pending', attempts: 0 };
-            return state;
-        }
-        const item = state.items[e.data.id];
-        if (!item)
-            return state;
-        if (e.type === 'outbox.delivered') {
-            item.status = 'delivered';
-            if (e.data.result)
-                item.result = e.data.result;
-        }
-        else if (e.type === 'outbox.refused') {
-            if (item.status === 'pending') {
-                item.status = 'refused';
-                item.lastError = e.data.reason;
-            }
-        }
-        else if (e.type === 'outbox.failed' && item.status === 'pending') {
-            item.attempts = Math.max(item.attempts, e.data.attempt);
-            item.lastError = e.data.error;
-        }
-        return state;
-    },
-    prune(state) {
-        // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
-        const items = {};
-        for (const [k, v] of Object.entries(state.items))
-            if (v.status === 'pending' || v.entry.kind === 'delivery')
-                items[k] = v;
-        return { items };
-    },
+const FOLD_FORMAT = 'school-board-fold';
+const FOLD_VERSION = 1;
+const markSchema = object({
+    dev: schemas_number(),
+    ino: schemas_number(),
+    birth: schemas_number(),
+    bytes: schemas_number().int().nonnegative(),
+    head: schemas_string(),
+    tail: schemas_string(),
 });
-function commentMarker(jobKey) {
-    return `<!-- school-core:${jobKey} -->`;
-}
-function resultComment(jobKey, crewId, verdict) {
-    const lines = [
-        commentMarker(jobKey),
-        `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
-        '',
-        `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
-        ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
-    ];
-    return redactText(lines.join('\n'));
-}
-class Outbox {
-    layout;
-    log;
-    constructor(layout) {
-        this.layout = layout;
-        this.log = new EventLog(layout.file('outbox'));
+/** A folded log: `mark` null when the log did not exist (its state is then the fold's empty state). */
+const logSchema = object({
+    mark: markSchema.nullable(),
+    /** The compaction watermark of the log ('' when none): later events before it are stale copies. */
+    watermark: schemas_string(),
+    /** Every idempotency key folded, as sorted 32-bit hashes (src/board/log-file.ts). */
+    keys: schemas_string(),
+    fold: unknown(),
+});
+/** The curriculum is replaced, not appended: it is reused only while it is the very same file. */
+const fileIdSchema = object({
+    dev: schemas_number(),
+    ino: schemas_number(),
+    birth: schemas_number(),
+    size: schemas_number(),
+    mtimeMs: schemas_number(),
+    ctimeMs: schemas_number(),
+});
+const isIssue = (v) => {
+    const i = v;
+    return (typeof i === 'object' &&
+        i !== null &&
+        typeof i.number === 'number' &&
+        typeof i.title === 'string' &&
+        Array.isArray(i.labels) &&
+        i.labels.every((l) => typeof l === 'string') &&
+        (i.authorAssociation === undefined || typeof i.authorAssociation === 'string'));
+};
+const curriculumSchema = object({
+    file: fileIdSchema.nullable(),
+    items: custom((v) => Array.isArray(v) && v.every(isIssue), 'curriculum items'),
+    invalid: schemas_number().int().nonnegative(),
+});
+const foldBodySchema = object({
+    logs: record(schemas_string(), logSchema),
+    curriculum: curriculumSchema.optional(),
+});
+const headerSchema = object({
+    format: literal(FOLD_FORMAT),
+    version: literal(FOLD_VERSION),
+    /** Fingerprint of the fold code that wrote it: other code folds differently, so it starts over. */
+    code: schemas_string(),
+    bytes: schemas_number().int().nonnegative(),
+    sha256: schemas_string(),
+});
+/** The persisted fold at `path` when it is whole and was written by this fold code; else undefined. */
+function readFoldCache(path, code) {
+    let buf;
+    try {
+        buf = (0,external_node_fs_namespaceObject.readFileSync)(path);
     }
-    state() {
-        return foldLog(outboxFold, this.log.read());
-    }
-    pending() {
-        return Object.values(this.state().items).filter((i) => i.status === 'pending');
-    }
-    /** Records entries (deduplicated by id). */
-    async record(entries, now) {
-        if (entries.length === 0)
-            return;
-        await this.log.append(entries.map((e) => event_log_event('outbox.recorded', e.id, e, now)));
-    }
-    /** Delivery results by issue number (the latest delivered crew of each issue). */
-    deliveries() {
-        const out = new Map();
-        for (const i of Object.values(this.state().items)) {
-            if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
-                continue;
-            const prev = out.get(i.entry.issueNumber);
-            if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
-                out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
-            }
-        }
-        return out;
-    }
-    /**
-     * Delivers pending entries: labels and comments through `port`, accepted work through
-     * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
-     * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
-     * twice. Never throws for a GitHub or git failure.
-     */
-    async deliver(port, o) {
-        return withLock(`${this.log.path}.delivery`, async () => {
-            const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
-            let delivered = 0;
-            let refused = 0;
-            for (const item of items) {
-                const tries = o.tries ?? 2;
-                let error;
-                let result;
-                for (let t = 0; t < tries; t++) {
-                    try {
-                        if (item.entry.kind === 'delivery')
-                            result = await deliverWork(o.delivery, item.entry);
-                        else
-                            await send(port, item.entry);
-                        error = undefined;
-                        break;
-                    }
-                    catch (e) {
-                        error = e;
-                        if (e instanceof DeliveryRefusedError)
-                            break;
-                    }
-                }
-                if (error instanceof DeliveryRefusedError) {
-                    o.logger.error(`delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`);
-                    await this.log.append([
-                        event_log_event('outbox.refused', `refused:${item.entry.id}`, { id: item.entry.id, reason: boundError(error.message) }, o.now()),
-                    ]);
-                    refused++;
-                }
-                else if (error === undefined) {
-                    await this.log.append([
-                        event_log_event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id, ...(result ? { result } : {}) }, o.now()),
-                    ]);
-                    if (result)
-                        o.logger.info(deliveredLine(item.entry.issueNumber, result));
-                    delivered++;
-                }
-                else {
-                    const attempt = item.attempts + 1;
-                    const text = boundError(message(error));
-                    o.logger.warning(`GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`);
-                    await this.log.append([
-                        event_log_event('outbox.failed', `outbox-failed:${item.entry.id}:${attempt}`, { id: item.entry.id, attempt, error: text }, o.now()),
-                    ]);
-                }
-            }
-            return { delivered, pending: this.pending().length, refused };
-        });
-    }
-}
-function deliverWork(delivery, entry) {
-    if (!entry.crewId || !entry.verdict) {
-        return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
-    }
-    return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
-}
-function deliveredLine(issueNumber, r) {
-    const where = r.pullRequest
-        ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
-        : `branch ${r.branch}`;
-    return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
-}
-async function send(port, entry) {
-    if (entry.kind === 'labels') {
-        await port.addLabels(entry.issueNumber, entry.labels ?? []);
-        return;
-    }
-    const marker = commentMarker(entry.jobKey);
-    // Idempotent redelivery: a comment posted by an earlier attempt whose acknowledgement was lost
-    // is found by its marker, and not posted again.
-    const existing = await port.listComments(entry.issueNumber);
-    if (existing.some((c) => (c.body ?? '').includes(marker)))
-        return;
-    await port.createComment(entry.issueNumber, redact_redactText(entry.body ?? marker));
-}
-
-;// CONCATENATED MODULE: ./src/board/lanes.ts
-
-
-
-
-
-
-
-const STOP_REASON = 'repair-stopped-after-two-failures';
-const TITLE_MAX = 200;
-/**
- * Text for the board: sanitized (idempotent on curriculum text, which was sanitized at the edge,
- * and it strips control characters from reasons and errors a terminal would interpret), on one
- * line, redacted.
- */
-function cleanText(text, max = TITLE_MAX) {
-    // Printable ASCII holds nothing the sanitizer removes: skip its passes (most titles and reasons).
-    const safe = PRINTABLE_ASCII.test(text) ? text : sanitizeText(text, max * 4).text;
-    // Redact before clipping, so a clip can never cut a token into a shape the redactor misses.
-    return clip(redact_redactText(safe.replace(/\s+/g, ' ').trim()), max);
-}
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-function displayTitle(title, issue) {
-    return title ? cleanText(title) : `#${issue}`;
-}
-function seconds(now, iso) {
-    if (!iso)
+    catch {
         return undefined;
-    const t = Date.parse(iso);
-    return Number.isFinite(t) ? Math.max(0, Math.round((now - t) / 1000)) : undefined;
+    }
+    try {
+        const nl = buf.indexOf(0x0a);
+        const first = buf.toString('utf8', 0, nl);
+        if (nl < 0 || !first.startsWith(HEAD) || !first.endsWith(','))
+            return undefined;
+        const header = headerSchema.safeParse(JSON.parse(first.slice(HEAD.length, -1)));
+        if (!header.success || header.data.code !== code)
+            return undefined;
+        const rest = buf.subarray(nl + 1);
+        const body = rest.subarray(BODY.length, rest.length - END.length);
+        if (rest.toString('utf8', 0, BODY.length) !== BODY ||
+            rest.toString('utf8', rest.length - END.length) !== END)
+            return undefined;
+        if (body.length !== header.data.bytes)
+            return undefined;
+        if ((0,external_node_crypto_.createHash)('sha256').update(body).digest('base64') !== header.data.sha256)
+            return undefined;
+        const parsed = foldBodySchema.safeParse(JSON.parse(body.toString('utf8')));
+        return parsed.success ? parsed.data : undefined;
+    }
+    catch {
+        return undefined;
+    }
 }
-/** What grading concluded about a crew: the dispatch history counts a rejection as a failed run. */
-function verdicts(queue) {
-    const byCrew = new Map();
-    for (const j of Object.values(queue?.jobs ?? {}))
-        byCrew.set(j.job.crewId, j);
-    const lookup = (crewId) => {
-        const v = byCrew.get(crewId)?.verdict;
-        return v ? (v.accepted ? 'accepted' : 'rejected') : undefined;
+const HEAD = '{"header":';
+const BODY = '"body":';
+const END = '}\n';
+/** Replaces the persisted fold atomically. Not fsynced: it is rebuilt from the logs if lost. */
+function writeFoldCache(path, code, body) {
+    const data = Buffer.from(JSON.stringify(body), 'utf8');
+    const header = {
+        format: FOLD_FORMAT,
+        version: FOLD_VERSION,
+        code,
+        bytes: data.length,
+        sha256: (0,external_node_crypto_.createHash)('sha256').update(data).digest('base64'),
     };
-    return { byCrew, lookup };
-}
-/**
- * Places every known issue in exactly one lane. Where an issue stands (active, done, stopped,
- * repair, ready) is the dispatch office's own `issueStates`; the grading queue says where a done
- * crew's work is (grading, accepted, dead letter); the board adds only the split by lane.
- */
-function buildLanes(input) {
-    const now = input.now.getTime();
-    const titles = new Map();
-    const items = new Map();
-    for (const item of input.curriculum ?? []) {
-        titles.set(item.number, item.title);
-        items.set(item.number, item);
-    }
-    const { byCrew, lookup } = verdicts(input.queue);
-    const states = input.registry ? issueStates(input.registry, lookup) : new Map();
-    const crews = input.registry?.crews ?? {};
-    const latest = new Map();
-    const firstPlanned = new Map();
-    for (const c of Object.values(crews)) {
-        const f = firstPlanned.get(c.issueNumber);
-        if (f === undefined || c.plannedAt < f)
-            firstPlanned.set(c.issueNumber, c.plannedAt);
-        const prev = latest.get(c.issueNumber);
-        if (!prev ||
-            prev.plannedAt < c.plannedAt ||
-            (prev.plannedAt === c.plannedAt && prev.attempt < c.attempt)) {
-            latest.set(c.issueNumber, c);
-        }
-    }
-    // Jobs whose crew the registry no longer holds (compacted, or merged in from another runner).
-    const orphans = new Map();
-    for (const j of byCrew.values()) {
-        if (crews[j.job.crewId] || latest.has(j.job.issueNumber))
-            continue;
-        const prev = orphans.get(j.job.issueNumber);
-        if (!prev || prev.enqueuedAt < j.enqueuedAt)
-            orphans.set(j.job.issueNumber, j);
-    }
-    const lanes = new Map(LANES.map((l) => [l, []]));
-    const place = (lane, item, since) => {
-        const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
-        const linked = d
-            ? { ...item, delivery: { branch: d.branch, ...(d.pullRequest ? { url: d.pullRequest.url } : {}) } }
-            : item;
-        lanes.get(lane).push(withSince(linked, since, now));
-    };
-    const issues = new Set([...titles.keys(), ...latest.keys(), ...orphans.keys()]);
-    for (const issue of issues) {
-        const base = { issue, title: displayTitle(titles.get(issue), issue) };
-        const orphan = orphans.get(issue);
-        if (orphan) {
-            placeJob(place, base, orphan);
-            continue;
-        }
-        const crew = latest.get(issue);
-        const refused = !crew && input.trust && items.has(issue) ? untrustedReason(items.get(issue), input.trust) : undefined;
-        if (refused) {
-            place('untrusted', { ...base, reason: cleanText(refused) });
-            continue;
-        }
-        if (!crew) {
-            place('ready', input.pausedReason ? { ...base, reason: `paused: ${cleanText(input.pausedReason)}` } : base);
-            continue;
-        }
-        const first = seconds(now, firstPlanned.get(issue));
-        const item = {
-            ...base,
-            crewId: crew.crewId,
-            agent: crew.agent,
-            daemon: crew.daemon,
-            attempt: crew.attempt,
-            ...(crew.slot !== undefined ? { slot: crew.slot } : {}),
-            ...(crew.repair ? { repair: true } : {}),
-            ...(first !== undefined ? { totalAgeSeconds: first } : {}),
-        };
-        const state = states.get(issue) ?? READY;
-        const job = byCrew.get(crew.crewId);
-        if (state.kind === 'active') {
-            const active = crews[state.crewId] ?? crew;
-            if (active.status === 'running')
-                place('running', item, active.startedAt ?? active.plannedAt);
-            else
-                place('planned', item, active.plannedAt);
-        }
-        else if (state.kind === 'stopped') {
-            place('stopped', { ...item, reason: STOP_REASON }, crew.finishedAt);
-        }
-        else if (state.kind === 'done') {
-            const done = byCrew.get(state.crewId);
-            if (done)
-                placeJob(place, item, done);
-            // Succeeded but not enqueued yet: on its way to the graders.
-            else
-                place('grading', { ...item, reason: 'awaiting enqueue' }, crew.finishedAt);
-        }
-        else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
-            // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
-            place('paused', { ...item, reason: cleanText(crew.reason || crew.outcome) }, crew.finishedAt);
-        }
-        else if (job?.verdict && !job.verdict.accepted) {
-            const repair = state.kind === 'repair' ? '; repair queued' : '';
-            place('rejected', { ...item, ...(repair ? { repair: true } : {}), reason: cleanText(verdictReason(job) + repair) }, job.updatedAt);
-        }
-        else if (state.kind === 'repair') {
-            place('ready', { ...item, repair: true, reason: cleanText(`repair queued: ${crew.reason || crew.outcome}`) }, crew.finishedAt);
-        }
-        else {
-            place('ready', { ...item, reason: cleanText(crew.reason || String(crew.outcome ?? '')) }, crew.finishedAt);
-        }
-    }
-    return LANES.map((id) => {
-        const items = lanes
-            .get(id)
-            .sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
-        return { id, label: LANE_LABELS[id], count: items.length, items };
-    });
-}
-function verdictReason(job) {
-    const v = job.verdict;
-    if (!v)
-        return '';
-    return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`;
-}
-function placeJob(place, item, job) {
-    const withJob = {
-        ...item,
-        crewId: job.job.crewId,
-        agent: item.agent ?? job.job.agent,
-        attempts: job.attempts,
-    };
-    if (job.status === 'graded' && job.verdict) {
-        place(job.verdict.accepted ? 'accepted' : 'rejected', { ...withJob, reason: cleanText(verdictReason(job)) }, job.updatedAt);
-    }
-    else if (job.status === 'dead_letter') {
-        place('dead_letter', { ...withJob, reason: cleanText(job.lastError ?? 'dead letter') }, job.updatedAt);
-    }
-    else {
-        const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
-        place('grading', { ...withJob, reason: cleanText(reason) }, job.enqueuedAt);
-    }
-}
-function withSince(item, since, now) {
-    if (!since)
-        return item;
-    const age = seconds(now, since);
-    return { ...item, since, ...(age !== undefined ? { ageSeconds: age } : {}) };
+    const text = (s) => Buffer.from(s, 'utf8');
+    atomic_writeFileAtomic(path, Buffer.concat([text(`${HEAD}${JSON.stringify(header)},\n${BODY}`), data, text(END)]), { durable: false });
 }
 
 ;// CONCATENATED MODULE: ./src/board/sources.ts
@@ -69005,88 +69414,17 @@ function withSince(item, since, now) {
 
 
 
-
-
-
-
 /**
  * Reading the state directory for the board. Each source is read on its own: one corrupt file
- * becomes a StateProblem (and its lanes say so) while the rest of the board still renders. The
- * reader is the shared one, so a corrupt complete line is quarantined here exactly as it would be
- * by any writer (N5.1).
+ * becomes a StateProblem (and its lanes say so) while the rest of the board still renders. Logs are
+ * read with the shared reader's rules, so a corrupt complete line is quarantined here exactly as it
+ * would be by any writer (N5.1).
  */
 class SourceReader {
     layout;
     problems = [];
     constructor(layout) {
         this.layout = layout;
-    }
-    /** Reads an event log; undefined (and a problem recorded) when it is corrupt or unreadable. */
-    log(file) {
-        try {
-            return new EventLog(this.layout.file(file)).read();
-        }
-        catch (e) {
-            this.fail(file, e);
-            return undefined;
-        }
-    }
-    /**
-     * Reads a log and folds it with the owning domain's fold. A fold that rejects a row (the spend
-     * ledger refuses an unusable amount) is a problem too, never a silently partial number.
-     */
-    fold(fold) {
-        const contents = this.log(fold.file);
-        if (!contents)
-            return undefined;
-        try {
-            return { state: foldLog(fold, contents), contents };
-        }
-        catch (e) {
-            this.fail(fold.file, e);
-            return undefined;
-        }
-    }
-    /**
-     * Reads a log and folds it with a function that also derives something else in the same pass
-     * (`state` plus `extra`); a failure is a problem, as with `fold`.
-     */
-    foldWith(file, fn) {
-        const contents = this.log(file);
-        if (!contents)
-            return undefined;
-        try {
-            const { state, series } = fn(contents);
-            return { state, extra: series, contents };
-        }
-        catch (e) {
-            this.fail(file, e);
-            return undefined;
-        }
-    }
-    /** The crew registry, folded with the dispatch office's own fold. */
-    registry() {
-        return this.fold(crewFold)?.state;
-    }
-    /** The materialized curriculum; items that do not match the schema are skipped and reported. */
-    curriculum() {
-        let read;
-        try {
-            read = readCurriculumFile(this.layout);
-        }
-        catch (e) {
-            this.fail('curriculum', e);
-            return undefined;
-        }
-        const { items } = read;
-        const bad = read.invalid.length;
-        if (bad > 0) {
-            this.problems.push({
-                file: STATE_FILES.curriculum,
-                message: `${bad} curriculum record(s) do not match the curriculum schema and are not shown; rerun fetch-curriculum`,
-            });
-        }
-        return items;
     }
     /** Records a failed read. CorruptStateError carries the quarantine path. */
     fail(file, e) {
@@ -69098,7 +69436,7 @@ class SourceReader {
             });
         }
         else {
-            this.problems.push({ file: STATE_FILES[file], message: `could not read: ${message(e)}` });
+            this.problems.push({ file: STATE_FILES[file], message: `could not read: ${errors_message(e)}` });
         }
     }
     /**
@@ -69127,8 +69465,403 @@ class SourceReader {
         }
     }
 }
+function fileId(path) {
+    let st;
+    try {
+        st = (0,external_node_fs_namespaceObject.statSync)(path);
+    }
+    catch (e) {
+        if (e.code === 'ENOENT')
+            return null;
+        throw e;
+    }
+    return {
+        dev: st.dev,
+        ino: st.ino,
+        birth: st.birthtimeMs,
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        ctimeMs: st.ctimeMs,
+    };
+}
+const sameId = (a, b) => a === b ||
+    (!!a &&
+        !!b &&
+        a.dev === b.dev &&
+        a.ino === b.ino &&
+        a.birth === b.birth &&
+        a.size === b.size &&
+        a.mtimeMs === b.mtimeMs &&
+        a.ctimeMs === b.ctimeMs);
+/**
+ * The materialized curriculum as the board uses it (number, title, labels, author association);
+ * items that do not match the curriculum schema are skipped and reported. The file is replaced
+ * atomically by each fetch, so the persisted copy is reused only while the file is the same one
+ * (device, inode, birth, size, modification and change times); a file that changed while it was
+ * read is not persisted.
+ */
+function readBoardCurriculum(reader, cached) {
+    const path = reader.layout.file('curriculum');
+    let before;
+    let read;
+    let after;
+    try {
+        before = fileId(path);
+        if (cached && sameId(cached.file, before)) {
+            invalidProblem(reader, cached.invalid);
+            return { items: cached.items, entry: cached, changed: false };
+        }
+        read = readCurriculumFile(reader.layout);
+        after = fileId(path);
+    }
+    catch (e) {
+        reader.fail('curriculum', e);
+        return { changed: false };
+    }
+    const items = read.items.map(({ number, title, labels, authorAssociation }) => ({
+        number,
+        title,
+        labels,
+        ...(authorAssociation !== undefined ? { authorAssociation } : {}),
+    }));
+    invalidProblem(reader, read.invalid.length);
+    const stable = sameId(before, after);
+    return {
+        items,
+        ...(stable ? { entry: { file: after, items, invalid: read.invalid.length } } : {}),
+        changed: stable,
+    };
+}
+function invalidProblem(reader, bad) {
+    if (bad > 0) {
+        reader.problems.push({
+            file: STATE_FILES.curriculum,
+            message: `${bad} curriculum record(s) do not match the curriculum schema and are not shown; rerun fetch-curriculum`,
+        });
+    }
+}
 
-;// CONCATENATED MODULE: ./src/board/view.ts
+;// CONCATENATED MODULE: ./src/board/folders.ts
+
+
+
+
+
+
+
+
+
+const isRecord = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** An object whose `fields` are objects (or, for `arrays`, arrays). */
+const hasObjects = (v, fields, arrays = []) => isRecord(v) && fields.every((f) => isRecord(v[f])) && arrays.every((f) => Array.isArray(v[f]));
+function simple(fold, shaped) {
+    return {
+        file: fold.file,
+        shaped,
+        start: (contents) => fold_foldLog(fold, contents),
+        add(state, events) {
+            for (const e of events)
+                state = fold.apply(state, e);
+            return state;
+        },
+    };
+}
+/**
+ * Crews are persisted without the fields the crew fold only ever writes and the board never reads
+ * (worktree, fences, weight, plannedBy): the fold continues the same, the board shows the same.
+ */
+const crews = {
+    ...simple(crewFold, (x) => hasObjects(x, ['crews', 'leases'])),
+    persist(registry) {
+        const kept = {};
+        for (const [id, c] of Object.entries(registry.crews)) {
+            const { worktree: _w, fences: _f, weight: _c, plannedBy: _p, ...rest } = c;
+            kept[id] = rest;
+        }
+        return { crews: kept, leases: registry.leases };
+    },
+};
+const scores = simple(ledgerFold, (x) => hasObjects(x, ['agents', 'cells']));
+const school = simple(schoolFold, (x) => hasObjects(x, ['roster'], ['pauses']));
+const spend = simple(spendFold, (x) => isRecord(x) && Number.isFinite(x.totalUsd) && Number.isFinite(x.entries));
+const grading = {
+    file: 'grading',
+    shaped: (x) => isRecord(x) &&
+        hasObjects(x.state, ['jobs']) &&
+        isRecord(x.series) &&
+        Array.isArray(x.series.samples) &&
+        [x.series.count, x.series.step, x.series.depth].every(Number.isSafeInteger) &&
+        typeof x.series.clock === 'string',
+    start(contents) {
+        const replay = startQueueReplay(contents);
+        replayQueue(replay, contents.events);
+        return replay;
+    },
+    add(replay, events) {
+        replayQueue(replay, events);
+        return replay;
+    },
+    /**
+     * A graded job is final (the queue fold ignores every later event for it), so it is persisted
+     * with what the board reads of it only: its crew, issue and agent, status, attempts, verdict
+     * (without the judges' findings), times and last error.
+     */
+    persist({ state, series }) {
+        const jobs = {};
+        for (const [key, j] of Object.entries(state.jobs)) {
+            if (j.status !== 'graded' || !j.verdict) {
+                jobs[key] = j;
+                continue;
+            }
+            const { accepted, decidedBy, code, reasons } = j.verdict;
+            jobs[key] = {
+                job: { crewId: j.job.crewId, issueNumber: j.job.issueNumber, agent: j.job.agent },
+                status: j.status,
+                attempts: j.attempts,
+                verdict: { accepted, decidedBy, code, reasons },
+                enqueuedAt: j.enqueuedAt,
+                updatedAt: j.updatedAt,
+                ...(j.lastError !== undefined ? { lastError: j.lastError } : {}),
+            };
+        }
+        return { state: { jobs }, series };
+    },
+};
+/**
+ * The outbox is kept as its `delivery` items only (comment bodies and labels are most of the log
+ * and the board shows none of them). That is exact only while an item's id names its kind
+ * (`outbox:<jobKey>:<kind>`, as the drain records them): then no other item can share a delivery's
+ * id. An id that does not makes the outbox fold from the start on every read.
+ */
+const namesKind = (id, kind) => id.endsWith(`:${kind}`);
+const outbox = {
+    ...simple(outboxFold, (x) => hasObjects(x, ['items'])),
+    add(state, events) {
+        for (const e of events) {
+            if (e.type === 'outbox.recorded' && !namesKind(e.data.id, e.data.kind)) {
+                throw new Error(`outbox id ${e.data.id} does not name its kind`);
+            }
+            state = outboxFold.apply(state, e);
+        }
+        return state;
+    },
+    persist(state) {
+        const items = {};
+        for (const [id, item] of Object.entries(state.items)) {
+            if (!namesKind(id, item.entry.kind))
+                return undefined;
+            if (item.entry.kind !== 'delivery')
+                continue;
+            const { id: entryId, jobKey, issueNumber, kind, crewId } = item.entry;
+            items[id] = {
+                ...item,
+                entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
+            };
+        }
+        return { items };
+    },
+};
+/** Fingerprint of the code whose results are persisted: other fold code starts over. */
+let code;
+function foldCode() {
+    code ??= (0,external_node_crypto_.createHash)('sha256')
+        .update([
+        ...[crewFold, ledgerFold, schoolFold, spendFold, outboxFold].flatMap((f) => [f.empty, f.apply]),
+        startQueueReplay,
+        replayQueue,
+        crews.persist,
+        grading.persist,
+        outbox.persist,
+        readBoardCurriculum,
+    ]
+        .map(String)
+        .join('\n'))
+        .digest('base64');
+    return code;
+}
+
+;// CONCATENATED MODULE: ./src/board/log-file.ts
+
+
+const log_file_PROBE = 4096;
+class LogFile {
+    fd;
+    stat;
+    constructor(fd, stat) {
+        this.fd = fd;
+        this.stat = stat;
+    }
+    /** Opens a log; undefined when it does not exist. */
+    static open(path) {
+        let fd;
+        try {
+            fd = (0,external_node_fs_namespaceObject.openSync)(path, 'r');
+        }
+        catch (e) {
+            if (e.code === 'ENOENT')
+                return undefined;
+            throw e;
+        }
+        try {
+            return new LogFile(fd, (0,external_node_fs_namespaceObject.fstatSync)(fd));
+        }
+        catch (e) {
+            (0,external_node_fs_namespaceObject.closeSync)(fd);
+            throw e;
+        }
+    }
+    get size() {
+        return this.stat.size;
+    }
+    /** Whether `mark` was taken of this same file and its first `mark.bytes` bytes are unchanged. */
+    continues(mark) {
+        return (mark.dev === this.stat.dev &&
+            mark.ino === this.stat.ino &&
+            mark.birth === this.stat.birthtimeMs &&
+            mark.bytes <= this.size &&
+            this.digest(0, Math.min(log_file_PROBE, mark.bytes)) === mark.head &&
+            this.digest(Math.max(0, mark.bytes - log_file_PROBE), mark.bytes) === mark.tail);
+    }
+    /** The bytes from `from` to the size the file had when it was opened. */
+    read(from) {
+        return this.bytes(from, this.size);
+    }
+    /** A mark at `bytes` (the end of the complete lines folded). */
+    mark(bytes) {
+        return {
+            dev: this.stat.dev,
+            ino: this.stat.ino,
+            birth: this.stat.birthtimeMs,
+            bytes,
+            head: this.digest(0, Math.min(log_file_PROBE, bytes)),
+            tail: this.digest(Math.max(0, bytes - log_file_PROBE), bytes),
+        };
+    }
+    close() {
+        (0,external_node_fs_namespaceObject.closeSync)(this.fd);
+    }
+    digest(from, to) {
+        return (0,external_node_crypto_.createHash)('sha256').update(this.bytes(from, to)).digest('base64');
+    }
+    bytes(from, to) {
+        const buf = Buffer.alloc(Math.max(0, to - from));
+        let off = 0;
+        while (off < buf.length) {
+            const n = (0,external_node_fs_namespaceObject.readSync)(this.fd, buf, off, buf.length - off, from + off);
+            if (n === 0)
+                return buf.subarray(0, off);
+            off += n;
+        }
+        return buf;
+    }
+}
+/**
+ * Lines appended after a mark, parsed with the shared reader's rules (src/state/jsonl.ts): one JSON
+ * value per non-blank line; an unterminated last line that does not parse is a torn tail and is
+ * left for the next read; an unterminated last line that parses counts. A complete line that does
+ * not parse returns undefined: the caller then reads the whole log through the shared reader,
+ * which quarantines it and reports the line as it would on any read (N5.1).
+ */
+function parseAppended(buf) {
+    const nl = buf.lastIndexOf(0x0a);
+    const body = buf.toString('utf8', 0, nl + 1);
+    const records = parseLines(body);
+    if (!records)
+        return undefined;
+    const rest = buf.toString('utf8', nl + 1);
+    if (rest.trim() === '')
+        return { records, bytes: buf.length, tornTail: false };
+    try {
+        records.push(JSON.parse(rest));
+        return { records, bytes: buf.length, tornTail: false };
+    }
+    catch {
+        return { records, bytes: nl + 1, tornTail: true };
+    }
+}
+function parseLines(body) {
+    if (body === '')
+        return [];
+    const text = body.slice(0, -1);
+    let lines = 1;
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1))
+        lines++;
+    try {
+        // The common case in one JSON.parse, as the shared reader does: exactly one value per line.
+        const values = JSON.parse(`[${text.replaceAll('\n', ',')}]`);
+        if (values.length === lines)
+            return values;
+    }
+    catch {
+        // Blank lines or a bad line: line by line below.
+    }
+    const out = [];
+    for (const line of text.split('\n')) {
+        if (line.trim() === '')
+            continue;
+        try {
+            out.push(JSON.parse(line));
+        }
+        catch {
+            return undefined;
+        }
+    }
+    return out;
+}
+/**
+ * Idempotency keys as sorted 32-bit FNV-1a hashes (base64, little-endian): a key appended after
+ * the mark whose hash is absent is certainly new; one whose hash is present may be a replay, and
+ * the log is then folded again from the start. That keeps the persisted fold small (four bytes a
+ * key) without ever deciding a replay wrongly.
+ */
+function hashKey(key) {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < key.length; i++) {
+        h ^= key.charCodeAt(i);
+        h = Math.imul(h, 0x01000193);
+    }
+    return h >>> 0;
+}
+function encodeKeyHashes(hashes) {
+    const sorted = Uint32Array.from(hashes).sort();
+    const buf = Buffer.alloc(sorted.length * 4);
+    for (let i = 0; i < sorted.length; i++)
+        buf.writeUInt32LE(sorted[i], i * 4);
+    return buf.toString('base64');
+}
+class KeyHashes {
+    buf;
+    constructor(encoded) {
+        this.buf = Buffer.from(encoded, 'base64');
+        if (this.buf.length % 4 !== 0)
+            throw new Error('key hashes: length is not a multiple of 4');
+    }
+    get size() {
+        return this.buf.length / 4;
+    }
+    has(hash) {
+        let lo = 0;
+        let hi = this.size - 1;
+        while (lo <= hi) {
+            const mid = (lo + hi) >>> 1;
+            const v = this.buf.readUInt32LE(mid * 4);
+            if (v === hash)
+                return true;
+            if (v < hash)
+                lo = mid + 1;
+            else
+                hi = mid - 1;
+        }
+        return false;
+    }
+    *values() {
+        for (let i = 0; i < this.size; i++)
+            yield this.buf.readUInt32LE(i * 4);
+    }
+}
+
+;// CONCATENATED MODULE: ./src/board/board-fold.ts
+
 
 
 
@@ -69140,21 +69873,416 @@ class SourceReader {
 
 
 /**
- * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold.
- * Read-only apart from the shared reader's quarantine of a corrupt complete line (N5.1). Never
- * throws on bad state: every source that cannot be read becomes a problem on the board, lanes that
- * depend on it say they may be incomplete, and the rest still renders.
+ * The board's inputs, folded once and reused (src/board/fold-cache.ts): each log is read from
+ * where the persisted fold stopped, and only what was appended since is parsed and folded with the
+ * owning domain's fold. A log that was replaced, compacted, merged, truncated or rewritten (its
+ * identity or the bytes before the mark differ), a persisted fold that is missing or unusable, and
+ * anything unexpected in the appended part (a corrupt line, a key that may be a replay, a fold that
+ * rejects a row) all fall back to folding that log from the start, exactly as a fresh read would.
+ * So the board built from the persisted fold is the board a full fold builds.
+ */
+/** Appended bytes folded without rewriting the persisted fold; past this, it is rewritten. */
+const TAIL_LIMIT = 1 << 20;
+function foldWhole(folder, path, f) {
+    const parsed = parseJsonl(f.read(0).toString('utf8'), path);
+    const contents = splitLog(parsed.records, parsed.tornTail);
+    const x = folder.start(contents);
+    const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
+    return {
+        x,
+        entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
+        whole: true,
+        appended: 0,
+    };
+}
+/** Continues a persisted fold; undefined when the log must be folded from the start instead. */
+function foldAppended(folder, f, cached) {
+    if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark))
+        return undefined;
+    try {
+        const parsed = parseAppended(f.read(cached.mark.bytes));
+        if (!parsed)
+            return undefined;
+        const known = new KeyHashes(cached.keys);
+        const seen = new Set();
+        const fresh = [];
+        const added = [];
+        for (const e of parsed.records) {
+            if (typeof e.key !== 'string' || typeof e.at !== 'string')
+                return undefined;
+            if (cached.watermark !== '' && e.at < cached.watermark)
+                continue;
+            if (seen.has(e.key))
+                continue;
+            const h = hashKey(e.key);
+            if (known.has(h))
+                return undefined; // maybe a replay of a folded event: decide on the whole log
+            seen.add(e.key);
+            added.push(h);
+            fresh.push(e);
+        }
+        const x = folder.add(cached.fold, fresh);
+        const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
+        return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+    }
+    catch {
+        return undefined;
+    }
+}
+/** Folds one log; a read or fold failure is a problem on the board (or, for `quiet`, nothing). */
+function foldSource(reader, folder, cached, quiet = false) {
+    const path = reader.layout.file(folder.file);
+    let f;
+    try {
+        f = LogFile.open(path);
+        if (!f) {
+            const x = folder.start(splitLog([]));
+            const entry = { mark: null, watermark: '', keys: '', fold: x };
+            return { x, entry, whole: cached?.mark !== null, appended: 0 };
+        }
+        return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+    }
+    catch (e) {
+        if (!quiet)
+            reader.fail(folder.file, e);
+        return undefined;
+    }
+    finally {
+        f?.close();
+    }
+}
+/** A folded log and, computed once when asked (merging key hashes, trimming), what is persisted of it. */
+function persisted(file, folder, folded) {
+    let entry = null;
+    return {
+        file,
+        folded: folded,
+        entry() {
+            if (entry === null)
+                entry = toPersist(folder, folded);
+            return entry;
+        },
+    };
+}
+function toPersist(folder, folded) {
+    if (!folded?.entry)
+        return undefined;
+    const fold = folder.persist ? folder.persist(folded.x) : folded.x;
+    if (fold === undefined)
+        return undefined;
+    const keys = folded.added?.length
+        ? encodeKeyHashes([...new KeyHashes(folded.entry.keys).values(), ...folded.added])
+        : folded.entry.keys;
+    return { ...folded.entry, keys, fold };
+}
+/** The state directory exists (the board never creates one) and nothing but a file is in the way. */
+function writable(path) {
+    try {
+        return (0,external_node_fs_namespaceObject.statSync)(path).isFile();
+    }
+    catch {
+        return (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.dirname)((0,external_node_path_namespaceObject.dirname)(path)));
+    }
+}
+/**
+ * The board's inputs from the state directory, through the persisted fold. Never throws on bad
+ * state (each unreadable source is a problem on the board). Rewrites the persisted fold when a log
+ * was folded from the start or more than TAIL_LIMIT bytes were appended since it was written;
+ * a failure to write it is ignored (it is only an accelerator).
+ */
+function loadBoardSources(layout) {
+    const path = layout.view(VIEW_FILES.boardFold);
+    const cache = readFoldCache(path, foldCode());
+    const reader = new SourceReader(layout);
+    const cached = cache?.logs ?? {};
+    const c = foldSource(reader, crews, cached.crews);
+    const curriculum = readBoardCurriculum(reader, cache?.curriculum);
+    const g = foldSource(reader, grading, cached.grading);
+    const l = foldSource(reader, scores, cached.scores);
+    const s = foldSource(reader, school, cached.school);
+    const sp = foldSource(reader, spend, cached.spend);
+    reader.quarantined();
+    // An unreadable outbox only drops the delivery links.
+    const o = foldSource(reader, outbox, cached.outbox, true);
+    const logs = [
+        persisted('crews', crews, c),
+        persisted('grading', grading, g),
+        persisted('scores', scores, l),
+        persisted('school', school, s),
+        persisted('spend', spend, sp),
+        persisted('outbox', outbox, o),
+    ];
+    const appended = logs.reduce((n, log) => n + (log.folded?.appended ?? 0), 0);
+    // A log folded from the start is news for the persisted fold, unless it is not persisted at all
+    // (an outbox whose ids do not name their kind: rewriting would only say the same again).
+    const refolded = () => logs.some((log) => log.folded?.whole && log.entry());
+    if (writable(path) && (!cache || curriculum.changed || appended >= TAIL_LIMIT || refolded())) {
+        const body = { logs: {}, ...(curriculum.entry ? { curriculum: curriculum.entry } : {}) };
+        for (const log of logs) {
+            const entry = log.entry();
+            if (entry)
+                body.logs[log.file] = entry;
+        }
+        try {
+            writeFoldCache(path, foldCode(), body);
+        }
+        catch {
+            // Read-only state directory, full disk: the next run folds again.
+        }
+    }
+    return {
+        ...(c ? { registry: c.x } : {}),
+        ...(curriculum.items ? { curriculum: curriculum.items } : {}),
+        ...(g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {}),
+        ...(l ? { ledger: l.x } : {}),
+        ...(s ? { school: s.x } : {}),
+        ...(sp ? { spend: sp.x } : {}),
+        deliveries: o ? deliveriesOf(o.x) : new Map(),
+        problems: reader.problems,
+    };
+}
+
+;// CONCATENATED MODULE: ./src/board/lanes.ts
+
+
+
+
+
+
+
+const STOP_REASON = 'repair-stopped-after-two-failures';
+const TITLE_MAX = 200;
+/**
+ * Text for the board: sanitized (idempotent on curriculum text, which was sanitized at the edge,
+ * and it strips control characters from reasons and errors a terminal would interpret), on one
+ * line, redacted.
+ */
+function cleanText(text, max = TITLE_MAX) {
+    // Printable ASCII holds nothing the sanitizer removes and no whitespace but single inner spaces
+    // unless it says so: skip those passes (most titles and reasons).
+    const ascii = PRINTABLE_ASCII.test(text);
+    const safe = ascii ? text : sanitizeText(text, max * 4).text;
+    const oneLine = ascii && !LOOSE_SPACES.test(safe) ? safe : safe.replace(/\s+/g, ' ').trim();
+    // Redact before clipping, so a clip can never cut a token into a shape the redactor misses.
+    return clip(redact_redactText(oneLine), max);
+}
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+const LOOSE_SPACES = /^ | $| {2}/;
+/** cleanText with repeated inputs (reasons, verdicts) cleaned once. */
+function cleaner() {
+    const memo = new Map();
+    return (text) => {
+        let v = memo.get(text);
+        if (v === undefined)
+            memo.set(text, (v = cleanText(text)));
+        return v;
+    };
+}
+function displayTitle(title, issue) {
+    return title ? cleanText(title) : `#${issue}`;
+}
+function seconds(now, iso) {
+    if (!iso)
+        return undefined;
+    const t = Date.parse(iso);
+    return Number.isFinite(t) ? Math.max(0, Math.round((now - t) / 1000)) : undefined;
+}
+/** What grading concluded about a crew: the dispatch history counts a rejection as a failed run. */
+function verdicts(queue) {
+    const byCrew = new Map();
+    for (const j of Object.values(queue?.jobs ?? {}))
+        byCrew.set(j.job.crewId, j);
+    const lookup = (crewId) => {
+        const v = byCrew.get(crewId)?.verdict;
+        return v ? (v.accepted ? 'accepted' : 'rejected') : undefined;
+    };
+    return { byCrew, lookup };
+}
+/**
+ * Places every known issue in exactly one lane. Where an issue stands (active, done, stopped,
+ * repair, ready) is the dispatch office's own `issueStates`; the grading queue says where a done
+ * crew's work is (grading, accepted, dead letter); the board adds only the split by lane.
+ */
+function buildLanes(input) {
+    const now = input.now.getTime();
+    const clean = cleaner();
+    const titles = new Map();
+    const items = new Map();
+    for (const item of input.curriculum ?? []) {
+        titles.set(item.number, item.title);
+        items.set(item.number, item);
+    }
+    const { byCrew, lookup } = verdicts(input.queue);
+    const states = input.registry
+        ? issueStates(input.registry, lookup, input.requeues)
+        : new Map();
+    const crews = input.registry?.crews ?? {};
+    const latest = new Map();
+    const firstPlanned = new Map();
+    for (const c of Object.values(crews)) {
+        const f = firstPlanned.get(c.issueNumber);
+        if (f === undefined || c.plannedAt < f)
+            firstPlanned.set(c.issueNumber, c.plannedAt);
+        const prev = latest.get(c.issueNumber);
+        if (!prev ||
+            prev.plannedAt < c.plannedAt ||
+            (prev.plannedAt === c.plannedAt && prev.attempt < c.attempt)) {
+            latest.set(c.issueNumber, c);
+        }
+    }
+    // Jobs whose crew the registry no longer holds (compacted, or merged in from another runner).
+    const orphans = new Map();
+    for (const j of byCrew.values()) {
+        if (crews[j.job.crewId] || latest.has(j.job.issueNumber))
+            continue;
+        const prev = orphans.get(j.job.issueNumber);
+        if (!prev || prev.enqueuedAt < j.enqueuedAt)
+            orphans.set(j.job.issueNumber, j);
+    }
+    // Each item is built once and completed in place (this runs for every issue on every board).
+    const lanes = new Map(LANES.map((l) => [l, []]));
+    const place = (lane, item, since) => {
+        const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
+        if (d)
+            item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
+        if (since) {
+            item.since = since;
+            const age = seconds(now, since);
+            if (age !== undefined)
+                item.ageSeconds = age;
+        }
+        lanes.get(lane).push(item);
+    };
+    const issues = new Set(titles.keys());
+    for (const issue of latest.keys())
+        issues.add(issue);
+    for (const issue of orphans.keys())
+        issues.add(issue);
+    const paused = input.pausedReason ? `paused: ${clean(input.pausedReason)}` : undefined;
+    for (const issue of issues) {
+        const item = { issue, title: displayTitle(titles.get(issue), issue) };
+        const orphan = orphans.get(issue);
+        if (orphan) {
+            placeJob(place, clean, item, orphan);
+            continue;
+        }
+        const crew = latest.get(issue);
+        if (!crew) {
+            const known = input.trust && items.get(issue);
+            const refused = known ? untrustedReason(known, input.trust) : undefined;
+            if (refused)
+                item.reason = clean(refused);
+            else if (paused)
+                item.reason = paused;
+            place(refused ? 'untrusted' : 'ready', item);
+            continue;
+        }
+        const first = seconds(now, firstPlanned.get(issue));
+        item.crewId = crew.crewId;
+        item.agent = crew.agent;
+        item.daemon = crew.daemon;
+        item.attempt = crew.attempt;
+        if (crew.slot !== undefined)
+            item.slot = crew.slot;
+        if (crew.repair)
+            item.repair = true;
+        if (first !== undefined)
+            item.totalAgeSeconds = first;
+        const state = states.get(issue) ?? READY;
+        const job = byCrew.get(crew.crewId);
+        if (state.kind === 'active') {
+            const active = crews[state.crewId] ?? crew;
+            if (active.status === 'running')
+                place('running', item, active.startedAt ?? active.plannedAt);
+            else
+                place('planned', item, active.plannedAt);
+        }
+        else if (state.kind === 'stopped') {
+            item.reason = STOP_REASON;
+            place('stopped', item, crew.finishedAt);
+        }
+        else if (state.kind === 'done') {
+            const done = byCrew.get(state.crewId);
+            if (done)
+                placeJob(place, clean, item, done);
+            else {
+                // Succeeded but not enqueued yet: on its way to the graders.
+                item.reason = 'awaiting enqueue';
+                place('grading', item, crew.finishedAt);
+            }
+        }
+        else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
+            // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
+            item.reason = clean(crew.reason || crew.outcome);
+            place('paused', item, crew.finishedAt);
+        }
+        else if (job?.verdict && !job.verdict.accepted) {
+            const repair = state.kind === 'repair' ? '; repair queued' : '';
+            if (repair)
+                item.repair = true;
+            item.reason = clean(verdictReason(job) + repair);
+            place('rejected', item, job.updatedAt);
+        }
+        else if (state.kind === 'repair') {
+            item.repair = true;
+            item.reason = clean(`repair queued: ${crew.reason || crew.outcome}`);
+            place('ready', item, crew.finishedAt);
+        }
+        else {
+            item.reason = clean(crew.reason || String(crew.outcome ?? ''));
+            place('ready', item, crew.finishedAt);
+        }
+    }
+    return LANES.map((id) => {
+        const items = lanes
+            .get(id)
+            .sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
+        return { id, label: LANE_LABELS[id], count: items.length, items };
+    });
+}
+function verdictReason(job) {
+    const v = job.verdict;
+    if (!v)
+        return '';
+    return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`;
+}
+function placeJob(place, clean, item, job) {
+    item.crewId = job.job.crewId;
+    item.agent = item.agent ?? job.job.agent;
+    item.attempts = job.attempts;
+    if (job.status === 'graded' && job.verdict) {
+        item.reason = clean(verdictReason(job));
+        place(job.verdict.accepted ? 'accepted' : 'rejected', item, job.updatedAt);
+    }
+    else if (job.status === 'dead_letter') {
+        item.reason = clean(job.lastError ?? 'dead letter');
+        place('dead_letter', item, job.updatedAt);
+    }
+    else {
+        item.reason = clean(job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status);
+        place('grading', item, job.enqueuedAt);
+    }
+}
+
+;// CONCATENATED MODULE: ./src/board/view.ts
+
+
+
+
+
+/**
+ * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold,
+ * folded once and reused across runs (src/board/board-fold.ts). It writes nothing but the shared
+ * reader's quarantine of a corrupt complete line (N5.1) and the persisted fold under `views/`.
+ * Never throws on bad state: every source that cannot be read becomes a problem on the board,
+ * lanes that depend on it say they may be incomplete, and the rest still renders.
  */
 function buildView(layout, config, now = new Date()) {
-    const reader = new SourceReader(layout);
-    const registry = reader.fold(crewFold)?.state;
-    const curriculum = reader.curriculum();
-    // The grading log is folded once: the depth series is a by-product of the same replay.
-    const grading = reader.foldWith('grading', foldQueueSeries);
-    const ledger = reader.fold(ledgerFold)?.state;
-    const school = reader.fold(schoolFold)?.state;
-    const spend = reader.fold(spendFold)?.state;
-    reader.quarantined();
+    return viewOf(loadBoardSources(layout), layout.root, config, now);
+}
+/** The view from folded sources (pure: the same sources, config and time give the same view). */
+function viewOf(sources, stateDir, config, now = new Date()) {
+    const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
     const active = (school?.pauses ?? []).map((p) => ({
         reason: cleanText(p.reason, 400),
         since: p.at,
@@ -69169,7 +70297,8 @@ function buildView(layout, config, now = new Date()) {
         ...(curriculum ? { curriculum } : {}),
         ...(grading ? { queue: grading.state } : {}),
         ...(active[0] ? { pausedReason: active[0].reason } : {}),
-        deliveries: deliveries(layout),
+        ...(school?.requeues ? { requeues: school.requeues } : {}),
+        deliveries: sources.deliveries,
     });
     markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
     const counts = Object.fromEntries(LANES.map((l) => [l, 0]));
@@ -69181,9 +70310,9 @@ function buildView(layout, config, now = new Date()) {
     const view = {
         schema: 1,
         generatedAt: now.toISOString(),
-        stateDir: layout.root,
-        healthy: reader.problems.length === 0,
-        problems: reader.problems,
+        stateDir,
+        healthy: problems.length === 0,
+        problems,
         lanes,
         counts,
         daemons: daemonLoads(config, registry, school, now).map((d) => ({
@@ -69201,7 +70330,7 @@ function buildView(layout, config, now = new Date()) {
         queue: {
             depth: grading ? queued(grading.state) : 0,
             deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
-            series: grading?.extra ?? [],
+            series: grading?.series ?? [],
         },
         spend: {
             spentUsd: round(spentUsd, 4),
@@ -69222,15 +70351,6 @@ function buildView(layout, config, now = new Date()) {
  * of a large board) take a direct pass over their string fields, with repeated values (agents,
  * daemons, reasons) redacted once; the rest goes through the structural redactor.
  */
-/** Delivered branches and pull requests; an unreadable outbox only drops the links. */
-function deliveries(layout) {
-    try {
-        return new Outbox(layout).deliveries();
-    }
-    catch {
-        return new Map();
-    }
-}
 function redactView(view) {
     const memo = new Map();
     const text = (s) => {
@@ -69240,20 +70360,27 @@ function redactView(view) {
         return v;
     };
     // crewId is an identity field (the redactor leaves it everywhere); titles and reasons come out of
-    // cleanText, which redacts before it clips, so a second pass would find nothing.
-    const skip = new Set(['crewId', 'title', 'reason']);
+    // cleanText, which redacts before it clips, so a second pass would find nothing. Items and bars
+    // were built for this view alone: they are redacted in place.
     const strings = (o) => {
-        const out = {};
-        for (const [k, v] of Object.entries(o))
-            out[k] = typeof v === 'string' && !skip.has(k) ? text(v) : v;
-        return out;
+        const r = o;
+        for (const k in r) {
+            const v = r[k];
+            if (typeof v === 'string' && k !== 'crewId' && k !== 'title' && k !== 'reason')
+                r[k] = text(v);
+        }
+        return o;
     };
     const { lanes, timeline, ...rest } = view;
     const safe = redact_redact(rest);
     return {
         ...safe,
-        lanes: lanes.map((l) => ({ ...strings(l), items: l.items.map(strings) })),
-        timeline: { ...strings(timeline), bars: timeline.bars.map(strings) },
+        lanes: lanes.map((l) => {
+            const lane = strings({ ...l });
+            lane.items = l.items.map(strings);
+            return lane;
+        }),
+        timeline: { ...strings({ ...timeline }), bars: timeline.bars.map(strings) },
     };
 }
 const round = (n, digits) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -69277,6 +70404,27 @@ function markIncomplete(lanes, ok) {
             lane.incomplete = `${files.join(', ')} unreadable: this lane may be missing items`;
     }
 }
+/**
+ * Daemon, slot, start, each in localeCompare's order. Daemons are ranked once; starts in the one
+ * shape `toISOString` writes differ only in digits at the same places, where localeCompare's order
+ * is the code-unit order, so they are compared directly (any other shape goes to the collator).
+ */
+function timelineOrder(bars) {
+    const { compare } = new Intl.Collator();
+    const rank = new Map();
+    let r = 0;
+    let prev;
+    for (const d of [...new Set(bars.map((b) => b.daemon))].sort(compare)) {
+        if (prev !== undefined && compare(prev, d) !== 0)
+            r++;
+        rank.set(d, r);
+        prev = d;
+    }
+    const iso = bars.every((b) => ISO.test(b.start));
+    const start = iso ? (a, b) => (a < b ? -1 : a > b ? 1 : 0) : compare;
+    return (a, b) => rank.get(a.daemon) - rank.get(b.daemon) || a.slot - b.slot || start(a.start, b.start);
+}
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 function timeline(registry, now) {
     const bars = [];
     for (const c of Object.values(registry?.crews ?? {})) {
@@ -69297,7 +70445,7 @@ function timeline(registry, now) {
             bar.outcome = c.outcome;
         bars.push(bar);
     }
-    bars.sort((a, b) => a.daemon.localeCompare(b.daemon) || a.slot - b.slot || a.start.localeCompare(b.start));
+    bars.sort(timelineOrder(bars));
     const start = bars.reduce((m, b) => (m === undefined || b.start < m ? b.start : m), undefined);
     return { ...(start ? { start } : {}), end: now.toISOString(), bars };
 }
@@ -69318,7 +70466,7 @@ function boardSummary(action, layout, config, logger) {
         return actionSummaryMarkdown(action, buildView(layout, config), BOARD_ARTIFACT);
     }
     catch (e) {
-        logger.warning(`could not add the board to the job summary: ${message(e)}`);
+        logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
         return undefined;
     }
 }

@@ -51002,13 +51002,13 @@ function handleTupleResults(itemResults, final, items, input, optoutStart) {
     }
     return final;
 }
-const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("$ZodRecord", (inst, def) => {
+const $ZodRecord = /*@__PURE__*/ $constructor("$ZodRecord", (inst, def) => {
     $ZodType.init(inst, def);
-    const memo = core.globalConfig.memoizer;
+    const memo = globalConfig.memoizer;
     memo?.attach(inst);
     inst._zod.parse = (payload, ctx) => {
         const input = payload.value;
-        if (!util.isPlainObject(input)) {
+        if (!isPlainObject(input)) {
             payload.issues.push({
                 expected: "record",
                 code: "invalid_type",
@@ -51037,7 +51037,7 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                         payload.issues.push({
                             code: "invalid_key",
                             origin: "record",
-                            issues: keyResult.issues.map((iss) => util.finalizeIssue(iss, ctx, core.config())),
+                            issues: keyResult.issues.map((iss) => finalizeIssue(iss, ctx, config())),
                             input: key,
                             path: [key],
                             inst,
@@ -51051,14 +51051,14 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                     if (result instanceof Promise) {
                         proms.push(result.then((result) => {
                             if (result.issues.length) {
-                                payload.issues.push(...util.prefixIssues(key, result.issues));
+                                payload.issues.push(...prefixIssues(key, result.issues));
                             }
                             payload.value[outKey] = result.value;
                         }));
                     }
                     else {
                         if (result.issues.length) {
-                            payload.issues.push(...util.prefixIssues(key, result.issues));
+                            payload.issues.push(...prefixIssues(key, result.issues));
                         }
                         payload.value[outKey] = result.value;
                     }
@@ -51104,7 +51104,7 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                     throw new Error("Async schemas not supported in object keys currently");
                 }
                 // Numeric string fallback: if key is a numeric string and failed, retry with Number(key). This handles z.number(), z.literal([1, 2, 3]), and unions containing numeric literals
-                const checkNumericKey = typeof key === "string" && regexes.number.test(key) && keyResult.issues.length;
+                const checkNumericKey = typeof key === "string" && number.test(key) && keyResult.issues.length;
                 if (checkNumericKey) {
                     const retryResult = def.keyType._zod.run({ value: Number(key), issues: [] }, ctx);
                     if (retryResult instanceof Promise) {
@@ -51128,7 +51128,7 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                         payload.issues.push({
                             code: "invalid_key",
                             origin: "record",
-                            issues: keyResult.issues.map((iss) => util.finalizeIssue(iss, ctx, core.config())),
+                            issues: keyResult.issues.map((iss) => finalizeIssue(iss, ctx, config())),
                             input: key,
                             path: [key],
                             inst,
@@ -51144,14 +51144,14 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                 if (result instanceof Promise) {
                     proms.push(result.then((result) => {
                         if (result.issues.length) {
-                            payload.issues.push(...util.prefixIssues(key, result.issues));
+                            payload.issues.push(...prefixIssues(key, result.issues));
                         }
                         payload.value[outKey] = result.value;
                     }));
                 }
                 else {
                     if (result.issues.length) {
-                        payload.issues.push(...util.prefixIssues(key, result.issues));
+                        payload.issues.push(...prefixIssues(key, result.issues));
                     }
                     payload.value[outKey] = result.value;
                 }
@@ -51171,7 +51171,7 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
         }
         return payload;
     };
-})));
+});
 const $ZodMap = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("$ZodMap", (inst, def) => {
     $ZodType.init(inst, def);
     const memo = core.globalConfig.memoizer;
@@ -52927,7 +52927,7 @@ function _promise(Class, innerType) {
 }
 // @__NO_SIDE_EFFECTS__
 function _custom(Class, fn, _params) {
-    const norm = util.normalizeParams(_params);
+    const norm = normalizeParams(_params);
     norm.abort ?? (norm.abort = true); // default to abort:false
     const schema = new Class({
         type: "custom",
@@ -56242,14 +56242,14 @@ function tuple(items, _paramsOrRest, _params) {
         ...util.normalizeParams(params),
     });
 }
-const ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("ZodRecord", (inst, def) => {
+const ZodRecord = /*@__PURE__*/ $constructor("ZodRecord", (inst, def) => {
     _ensureDefaultMemoizer();
-    core.$ZodRecord.init(inst, def);
+    $ZodRecord.init(inst, def);
     ZodType.init(inst, def);
-    inst._zod.processJSONSchema = (ctx, json, params) => processors.recordProcessor(inst, ctx, json, params);
+    inst._zod.processJSONSchema = (ctx, json, params) => recordProcessor(inst, ctx, json, params);
     inst.keyType = def.keyType;
     inst.valueType = def.valueType;
-})));
+});
 function record(keyType, valueType, params) {
     // v3-compat: z.record(valueType, params?) — defaults keyType to z.string()
     if (!valueType || !valueType._zod) {
@@ -56257,14 +56257,14 @@ function record(keyType, valueType, params) {
             type: "record",
             keyType: schemas_string(),
             valueType: keyType,
-            ...util.normalizeParams(valueType),
+            ...normalizeParams(valueType),
         });
     }
     return new ZodRecord({
         type: "record",
         keyType,
         valueType: valueType,
-        ...util.normalizeParams(params),
+        ...normalizeParams(params),
     });
 }
 // type alksjf = core.output<core.$ZodRecordKey>;
@@ -56699,7 +56699,7 @@ function check(fn) {
     return ch;
 }
 function custom(fn, _params) {
-    return core._custom(ZodCustom, fn ?? (() => true), _params);
+    return _custom(ZodCustom, fn ?? (() => true), _params);
 }
 function refine(fn, _params = {}) {
     return _refine(ZodCustom, fn, _params);
@@ -56815,7 +56815,7 @@ class GitHubAuthError extends SchoolError {
     }
 }
 /** Turns anything thrown into one line a person can read. */
-function message(error) {
+function errors_message(error) {
     if (error instanceof Error)
         return error.message || error.name;
     if (typeof error === 'string')
@@ -57613,7 +57613,7 @@ function quarantine(path) {
  * corruption: the file is quarantined to `<file>.corrupt-<ts>` and CorruptStateError is thrown, so
  * the caller fails closed instead of starting from a silently empty state.
  */
-function readJsonl(path, warn) {
+function jsonl_readJsonl(path, warn) {
     let text;
     try {
         text = (0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8');
@@ -57623,9 +57623,9 @@ function readJsonl(path, warn) {
             return { records: [], tornTail: false, bytes: 0 };
         throw e;
     }
-    return parseJsonl(text, path, warn);
+    return jsonl_parseJsonl(text, path, warn);
 }
-function parseJsonl(text, path, warn) {
+function jsonl_parseJsonl(text, path, warn) {
     const whole = parseWhole(text);
     if (whole)
         return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
@@ -57691,7 +57691,7 @@ function parseWhole(text) {
  * (never acknowledged: acknowledgement happens after fsync) is cut off, so it cannot turn into a
  * corrupt complete line.
  */
-function appendJsonl(path, records, warn, options = {}) {
+function jsonl_appendJsonl(path, records, warn, options = {}) {
     if (records.length === 0)
         return;
     (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
@@ -57727,10 +57727,10 @@ function appendJsonl(path, records, warn, options = {}) {
     }
 }
 /** Flushes a file's appended lines to the disk (see appendJsonl's `sync`). Absent: nothing to do. */
-function syncFile(path) {
+function jsonl_syncFile(path) {
     let fd;
     try {
-        fd = (0,external_node_fs_namespaceObject.openSync)(path, 'r');
+        fd = openSync(path, 'r');
     }
     catch (e) {
         if (e.code === 'ENOENT')
@@ -57738,10 +57738,10 @@ function syncFile(path) {
         throw e;
     }
     try {
-        (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+        fsyncSync(fd);
     }
     finally {
-        (0,external_node_fs_namespaceObject.closeSync)(fd);
+        closeSync(fd);
     }
 }
 function lastLine(fd, size) {
@@ -57926,7 +57926,7 @@ class Ticket {
     }
 }
 /** Runs `fn` while holding the lock on `target` (the file need not exist). */
-async function withLock(target, fn) {
+async function lock_withLock(target, fn) {
     (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(target), { recursive: true });
     const started = performance.now();
     let compromised;
@@ -58004,7 +58004,7 @@ function actor() {
 async function audit(layout, type, fields = {}) {
     const path = layout.file('audit');
     const record = { at: new Date().toISOString(), type, actor: actor(), ...fields };
-    await withLock(path, () => appendJsonl(path, [record]));
+    await lock_withLock(path, () => jsonl_appendJsonl(path, [record]));
 }
 
 ;// CONCATENATED MODULE: ./src/security/sanitize.ts
@@ -58654,7 +58654,7 @@ const curriculumMetaSchema = object({
  * a full listing, planning refuses (`readCurriculumStrict`), the board shows the rest and says so.
  */
 function readCurriculumFile(layout, warn) {
-    const { records } = readJsonl(layout.file('curriculum'), warn);
+    const { records } = jsonl_readJsonl(layout.file('curriculum'), warn);
     const items = [];
     const invalid = [];
     for (const [i, r] of records.entries()) {
@@ -58792,7 +58792,7 @@ const SINCE_MARGIN_MS = 60_000;
  */
 async function fetchCurriculum(options) {
     const { layout } = options;
-    return withLock(layout.file('curriculum'), () => options.source.kind === 'github'
+    return lock_withLock(layout.file('curriculum'), () => options.source.kind === 'github'
         ? fetchFromGitHub(options, options.source)
         : fetchFromFile(options, options.source.path));
 }
@@ -64503,6 +64503,9 @@ function spendLine(spend) {
 }
 /** Cuts a string to `max` characters with an ellipsis; never splits a surrogate pair. */
 function clip(text, max) {
+    // Never more code points than UTF-16 units: a short string needs no count.
+    if (text.length <= max)
+        return text;
     const chars = Array.from(text);
     return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join('') + '…';
 }
@@ -64769,7 +64772,7 @@ class event_log_EventLog {
             return this.read();
         let fd;
         try {
-            fd = (0,external_node_fs_namespaceObject.openSync)(this.path, 'r');
+            fd = openSync(this.path, 'r');
         }
         catch (e) {
             if (e.code !== 'ENOENT')
@@ -64778,7 +64781,7 @@ class event_log_EventLog {
             return splitLog([]);
         }
         try {
-            const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
+            const st = fstatSync(fd);
             const t = this.tail;
             if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
                 if (st.size > t.bytes) {
@@ -64806,7 +64809,7 @@ class event_log_EventLog {
             return contents;
         }
         finally {
-            (0,external_node_fs_namespaceObject.closeSync)(fd);
+            closeSync(fd);
         }
     }
     /** Flushes appends made with `sync: false` to the disk. */
@@ -64844,7 +64847,7 @@ class event_log_EventLog {
 function readFully(fd, buf, position) {
     let off = 0;
     while (off < buf.length) {
-        const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, off, buf.length - off, position + off);
+        const n = readSync(fd, buf, off, buf.length - off, position + off);
         if (n === 0)
             break;
         off += n;
@@ -64881,500 +64884,24 @@ function registeredFolds() {
     return fold_registry;
 }
 
-;// CONCATENATED MODULE: ./src/dispatch/school-log.ts
+;// CONCATENATED MODULE: ./src/delivery/errors.ts
 
-
-
-const schoolFold = registerFold({
-    file: 'school',
-    empty: () => ({ roster: {}, pauses: [], requeues: {} }),
-    apply(state, e) {
-        switch (e.type) {
-            case 'roster.heartbeat': {
-                const prev = state.roster[e.data.daemon];
-                // Merged logs may interleave beats out of order: the latest wall-clock beat wins.
-                if (!prev || prev.lastSeen <= e.at)
-                    state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
-                break;
-            }
-            case 'school.paused':
-                state.pauses.push({ ...e.data, at: e.at, key: e.key });
-                break;
-            case 'school.pause-cleared':
-                state.pauses = [];
-                state.lastCleared = { at: e.at, reason: e.data.reason };
-                break;
-            case 'issue.requeued': {
-                state.requeues ??= {};
-                const prev = state.requeues[e.data.issueNumber];
-                if (!prev || prev < e.at)
-                    state.requeues[e.data.issueNumber] = e.at;
-                break;
-            }
-        }
-        return state;
-    },
-    // The fold is already minimal: the latest beat per daemon and the open pauses.
-    prune: (state) => state,
-});
-/** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */
-function activePauses(pauses, now) {
-    return pauses.filter((p) => p.until === undefined || !(Date.parse(p.until) <= now.getTime()));
-}
-function school_log_schoolLog(layout) {
-    return new EventLog(layout.file('school'));
-}
-/** Reads and folds `school.jsonl`. Throws CorruptStateError (file quarantined) on corruption. */
-function readSchool(layout) {
-    return foldLog(schoolFold, school_log_schoolLog(layout).read());
-}
-function school_log_nonce() {
-    return randomBytes(6).toString('hex');
-}
-function pauseKey(source) {
-    return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
-}
-
-function requeueKey(issue) {
-    return `requeued:${issue}:${school_log_nonce()}`;
-}
-
-;// CONCATENATED MODULE: ./src/dispatch/spend.ts
-
-
-
-/** A ledger row that is well-formed JSON but not a usable amount: the cap cannot be judged. */
-class SpendLedgerError extends SchoolError {
+/** A delivery that failed this time (git, network): the outbox keeps it and retries. */
+class DeliveryError extends SchoolError {
     constructor(message) {
         super(message);
-        this.name = 'SpendLedgerError';
+        this.name = 'DeliveryError';
     }
-}
-const spendFold = registerFold({
-    file: 'spend',
-    empty: () => ({ totalUsd: 0, entries: 0 }),
-    apply(state, e) {
-        if (e.type !== 'spend.recorded')
-            return state;
-        const cost = e.data?.costUsd;
-        if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) {
-            throw new SpendLedgerError(`spend ledger row ${JSON.stringify(e.key)} has costUsd ${JSON.stringify(cost)}; expected a finite number ≥ 0. ` +
-                'Dispatch is halted until the row is repaired (the spend cap cannot be judged).');
-        }
-        state.totalUsd += cost;
-        state.entries += 1;
-        return state;
-    },
-    prune: (state) => state,
-});
-function spendLog(layout) {
-    return new EventLog(layout.file('spend'));
-}
-/** Records a usage report. Returns false when the same key was recorded before. */
-async function recordSpend(layout, key, entry, at = new Date()) {
-    if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
-        throw new ConfigError(`spend: costUsd must be a finite number ≥ 0, found ${String(entry.costUsd)}.`);
-    }
-    const appended = await spendLog(layout).append([event('spend.recorded', `spend:${key}`, entry, at)]);
-    return appended.length === 1;
 }
 /**
- * Total recorded spend in USD, read fresh. Throws CorruptStateError (file quarantined) on a corrupt
- * line and SpendLedgerError on a row whose amount is unusable: callers fail closed.
+ * A delivery that must never happen: the bookbag's diff does not match its digest, the patch is
+ * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
  */
-function totalSpend(layout) {
-    return foldLog(spendFold, spendLog(layout).read()).totalUsd;
-}
-/** The one loud line of a cap-frozen batch (seed 003), exactly. */
-function spendCapLine(spentUsd, capUsd, candidates) {
-    return `SPEND CAP REACHED (${spend_usd(spentUsd)} >= ${spend_usd(capUsd)}) — dispatch halted, 0/${candidates} placed`;
-}
-function spend_usd(n) {
-    return n.toFixed(2);
-}
-
-;// CONCATENATED MODULE: ./src/dispatch/registry.ts
-
-
-// Importing the registry registers every dispatch fold, so compaction covers `school.jsonl` (roster,
-// pauses) and `spend.jsonl` too.
-
-
-function leaseId(daemon, slot) {
-    return `${daemon}/${slot}`;
-}
-const crewFold = registerFold({
-    file: 'crews',
-    empty: () => ({ crews: {}, leases: {} }),
-    apply(state, e) {
-        switch (e.type) {
-            case 'crew.planned': {
-                const d = e.data;
-                if (!state.crews[d.crewId]) {
-                    state.crews[d.crewId] = {
-                        crewId: d.crewId,
-                        issueNumber: d.issueNumber,
-                        daemon: d.daemon,
-                        agent: d.agent,
-                        weight: d.weight,
-                        fences: d.fences,
-                        attempt: d.attempt,
-                        repair: d.repair,
-                        status: 'planned',
-                        plannedAt: e.at,
-                        ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
-                        ...(d.queued === true ? { queued: true } : {}),
-                    };
-                }
-                break;
-            }
-            case 'crew.started': {
-                const c = state.crews[e.data.crewId];
-                if (c && c.status !== 'finished') {
-                    c.status = 'running';
-                    c.startedAt = e.at;
-                    c.slot = e.data.slot;
-                    c.worktree = e.data.worktree;
-                    c.daemon = e.data.daemon;
-                }
-                break;
-            }
-            case 'lease.acquired': {
-                const d = e.data;
-                state.leases[leaseId(d.daemon, d.slot)] = {
-                    crewId: d.crewId,
-                    daemon: d.daemon,
-                    slot: d.slot,
-                    owner: d.owner,
-                    expiresAt: d.expiresAt,
-                };
-                break;
-            }
-            case 'lease.heartbeat': {
-                for (const l of Object.values(state.leases))
-                    if (l.crewId === e.data.crewId)
-                        l.expiresAt = e.data.expiresAt;
-                break;
-            }
-            case 'lease.released': {
-                for (const [id, l] of Object.entries(state.leases))
-                    if (l.crewId === e.data.crewId)
-                        delete state.leases[id];
-                break;
-            }
-            case 'crew.finished': {
-                const c = state.crews[e.data.crewId];
-                if (c) {
-                    c.status = 'finished';
-                    c.finishedAt = e.at;
-                    c.outcome = e.data.outcome;
-                    c.reason = e.data.reason;
-                    if (e.data.preVerify)
-                        c.preVerify = true;
-                    if (e.data.infra)
-                        c.infra = true;
-                }
-                break;
-            }
-        }
-        return state;
-    },
-    prune(state, horizon) {
-        const crews = {};
-        for (const c of Object.values(state.crews)) {
-            // Finished crews are history; the latest two per issue are kept for the two-failure rule.
-            if (c.status !== 'finished' || (c.finishedAt && new Date(c.finishedAt) >= horizon))
-                crews[c.crewId] = c;
-        }
-        const byIssue = new Map();
-        for (const c of Object.values(state.crews)) {
-            if (c.status !== 'finished')
-                continue;
-            const list = byIssue.get(c.issueNumber) ?? [];
-            list.push(c);
-            byIssue.set(c.issueNumber, list);
-        }
-        for (const list of byIssue.values()) {
-            list.sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? ''));
-            for (const c of list.slice(-2))
-                crews[c.crewId] = c;
-        }
-        return { crews, leases: state.leases };
-    },
-});
-/** Crews that hold or may soon hold a worktree: planned or running (N2.1). */
-function activeCrews(registry) {
-    return Object.values(registry.crews).filter((c) => c.status !== 'finished');
-}
-/** The crews log (`crews.jsonl`); its lock is the registry lock for plans, leases and claims (N6.2). */
-function crewLog(layout) {
-    return new EventLog(layout.file('crews'));
-}
-/** Reads and folds the registry. Throws CorruptStateError (file quarantined) on a corrupt line. */
-function readRegistry(layout) {
-    return foldLog(crewFold, crewLog(layout).read());
-}
-
-;// CONCATENATED MODULE: ./src/grading/ledger.ts
-
-
-
-
-
-
-function cellKey(agent, domain, difficulty) {
-    return `${agent}|${domain}|${difficulty}`;
-}
-function step(prev, score, accepted, alpha) {
-    // The first score seeds the average; later ones move it by alpha.
-    if (!prev)
-        return { ema: score, count: 1, accepted: accepted ? 1 : 0 };
-    return {
-        ema: alpha * score + (1 - alpha) * prev.ema,
-        count: prev.count + 1,
-        accepted: prev.accepted + (accepted ? 1 : 0),
-    };
-}
-const ledgerFold = registerFold({
-    file: 'scores',
-    empty: () => ({ agents: {}, cells: {} }),
-    apply(state, e) {
-        if (e.type !== 'score.applied')
-            return state;
-        const d = e.data;
-        state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
-        const k = cellKey(d.agent, d.domain, d.difficulty);
-        const cell = step(state.cells[k], d.score, d.accepted, d.alpha);
-        state.cells[k] = { agent: d.agent, domain: d.domain, difficulty: d.difficulty, ...cell };
-        return state;
-    },
-    // Scores are the aggregate itself: nothing in them is history to drop.
-    prune: (state) => state,
-    // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
-    // come back as a stale copy, which the watermark recognises.
-    dedup: 'watermark',
-});
-/** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */
-class LedgerCorruptError extends SchoolError {
-    constructor(message, options) {
-        super(message, options);
-        this.name = 'LedgerCorruptError';
+class errors_DeliveryRefusedError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'DeliveryRefusedError';
     }
-}
-class ScoreLedger {
-    layout;
-    log;
-    constructor(layout, warn) {
-        this.layout = layout;
-        this.log = new EventLog(layout.file('scores'), warn, { incremental: true });
-    }
-    /**
-     * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
-     * `scores.jsonl.corrupt-*` means the ledger was moved aside, not that it is empty. Starting
-     * from zero would be the leaderboard wipe of seed 001.
-     */
-    assertHealthy() {
-        const path = this.log.path;
-        let names = [];
-        try {
-            names = readdirSync(dirname(path));
-        }
-        catch {
-            return; // no state directory yet: nothing was ever recorded
-        }
-        const prefix = `${basename(path)}.corrupt-`;
-        const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
-        if (quarantined.length > 0) {
-            throw new LedgerCorruptError(`score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(', ')}; ` +
-                'grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back ' +
-                `to ${basename(path)} and delete the .corrupt- file, then rerun.`);
-        }
-    }
-    guard(fn) {
-        this.assertHealthy();
-        try {
-            return fn();
-        }
-        catch (e) {
-            if (e instanceof CorruptStateError) {
-                throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
-                    cause: e,
-                });
-            }
-            throw e;
-        }
-    }
-    state() {
-        return this.guard(() => foldLog(ledgerFold, this.log.read()));
-    }
-    /**
-     * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
-     * key (N2.3). Returns the crews applied now and how long the lock was awaited. Fsynced unless
-     * `sync: false` (then call `sync()` before anything that depends on the scores being durable).
-     */
-    async apply(items, now, options = {}) {
-        if (items.length === 0)
-            return { applied: [], lockWaitMs: 0 };
-        this.assertHealthy();
-        try {
-            const r = await this.log.transact(() => ({
-                append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, now)),
-                result: undefined,
-            }), options);
-            return { applied: r.appended.map((e) => e.data.crewId), lockWaitMs: r.lock.waitedMs };
-        }
-        catch (e) {
-            if (e instanceof CorruptStateError) {
-                throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
-                    cause: e,
-                });
-            }
-            throw e;
-        }
-    }
-    /**
-     * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
-     * and calls this once before marking any of them graded (group commit): a graded mark must never
-     * reach the disk without its score.
-     */
-    sync() {
-        this.log.sync();
-    }
-    /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
-    writeView(state = this.state()) {
-        // A view is derived from the ledger: atomic for readers, not worth an fsync.
-        writeJsonAtomic(this.layout.view('scores.json'), {
-            generatedAt: new Date().toISOString(),
-            leaderboard: leaderboard(state),
-            cells: Object.values(state.cells).sort((a, b) => a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty),
-        }, { durable: false });
-    }
-}
-/** Agents by EMA (highest first), then by graded count, then by name. */
-function leaderboard(state) {
-    return Object.entries(state.agents)
-        .map(([agent, s]) => ({ agent, ...s }))
-        .sort((a, b) => b.ema - a.ema || b.count - a.count || a.agent.localeCompare(b.agent))
-        .map((r, i) => ({ rank: i + 1, ...r }));
-}
-/**
- * The score the dispatch office uses to choose an agent: the (agent, domain, difficulty) cell when
- * both are given, a count-weighted mean over the agent's cells in a domain when only the domain is,
- * and the agent's overall EMA otherwise. Undefined when the agent has no graded work there.
- */
-function scoreOf(state, agent, domain, difficulty) {
-    if (domain !== undefined && difficulty !== undefined) {
-        const c = state.cells[cellKey(agent, domain, difficulty)];
-        return c ? { ema: c.ema, count: c.count } : undefined;
-    }
-    if (domain !== undefined) {
-        const cells = Object.values(state.cells).filter((c) => c.agent === agent && c.domain === domain);
-        const count = cells.reduce((n, c) => n + c.count, 0);
-        if (count === 0)
-            return undefined;
-        return { ema: cells.reduce((s, c) => s + c.ema * c.count, 0) / count, count };
-    }
-    const a = state.agents[agent];
-    return a ? { ema: a.ema, count: a.count } : undefined;
-}
-
-;// CONCATENATED MODULE: ./src/dispatch/fleet.ts
-
-
-
-function classRank(c) {
-    return schema_CAPACITY_CLASSES.indexOf(c);
-}
-function minClass(a, b) {
-    return classRank(a) <= classRank(b) ? a : b;
-}
-/** fleet.heartbeatTtlSeconds, or the default when school.yml (and the action) set none. */
-function heartbeatTtlSeconds(config) {
-    return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
-}
-/** Joins the configured daemons with their latest heartbeats as of `now`. */
-function fleetStatus(config, school, now) {
-    const ttlMs = heartbeatTtlSeconds(config) * 1000;
-    return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
-}
-function fleet_status(d, beat, nowMs, ttlMs) {
-    const base = {
-        id: d.id,
-        labels: d.labels,
-        slots: d.worktrees,
-        classroom: d.classroom,
-        declaredClass: d.class,
-    };
-    if (!beat) {
-        return { ...base, effectiveClass: d.class, online: false, offlineReason: 'no heartbeat recorded' };
-    }
-    const seen = Date.parse(beat.lastSeen);
-    const age = nowMs - seen;
-    let offlineReason;
-    if (!Number.isFinite(seen))
-        offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
-    else if (age > ttlMs)
-        offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
-    // A beat from further in the future than one TTL is a broken clock, not a live daemon: fail closed
-    // rather than letting a skewed clock keep a dead daemon "online" indefinitely.
-    else if (-age > ttlMs)
-        offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
-    return {
-        ...base,
-        observedClass: beat.observedClass,
-        effectiveClass: minClass(d.class, beat.observedClass),
-        online: offlineReason === undefined,
-        ...(offlineReason ? { offlineReason } : {}),
-        lastSeen: beat.lastSeen,
-        freeDiskBytes: beat.freeDiskBytes,
-    };
-}
-function fmtAge(ms) {
-    const s = Math.round(ms / 1000);
-    return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
-}
-/**
- * Records a runner's heartbeat. The daemon must be in the fleet registry: a beat from an unknown id
- * would never be routed to, so it is a configuration mistake worth stopping on.
- */
-async function recordHeartbeat(layout, config, beat) {
-    if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
-        const known = config.fleet.daemons.map((d) => d.id).join(', ');
-        throw new ConfigError(`heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`);
-    }
-    if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
-        throw new ConfigError(`heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(', ')}.`);
-    }
-    if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
-        throw new ConfigError(`heartbeat: freeDiskBytes must be a finite number ≥ 0, found ${String(beat.freeDiskBytes)}.`);
-    }
-    const at = beat.at ?? new Date();
-    await schoolLog(layout).append([
-        event('roster.heartbeat', `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`, { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes }, at),
-    ]);
-}
-/**
- * What the plan summary must say about the roster, or undefined while some daemon is online. A
- * fleet that never beat is the first cycle (the roster job records the beats; the next run plans);
- * a fleet whose every beat is older than the TTL plans nothing on any run until the TTL covers the
- * schedule interval, so that is loud.
- */
-function rosterProblem(fleet, ttlSeconds) {
-    if (fleet.length === 0 || fleet.some((d) => d.online))
-        return undefined;
-    if (fleet.every((d) => d.lastSeen === undefined)) {
-        return {
-            loud: false,
-            text: 'No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans.',
-        };
-    }
-    const stale = fleet
-        .filter((d) => d.lastSeen !== undefined)
-        .map((d) => `${d.id} (${d.offlineReason ?? 'offline'})`);
-    return {
-        loud: true,
-        text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(', ')}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`,
-    };
 }
 
 ;// CONCATENATED MODULE: ./src/grading/claims.ts
@@ -65467,7 +64994,7 @@ function deadEvent(jobKey, cycle, attempts, lastError, now) {
 /** Errors kept in state are redacted and bounded: a stack trace must not grow the checkpoint. */
 const MAX_ERROR_LENGTH = 500;
 function queue_boundError(text) {
-    const clean = redact_redactText(text).replace(/\s+/g, ' ').trim();
+    const clean = redactText(text).replace(/\s+/g, ' ').trim();
     return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
 }
 const queueFold = registerFold({
@@ -65682,6 +65209,563 @@ function pendingKeys(state, now) {
         .map((j) => j.job.jobKey);
 }
 
+;// CONCATENATED MODULE: ./src/grading/outbox.ts
+
+
+
+
+
+
+
+const outboxFold = registerFold({
+    file: 'outbox',
+    empty: () => ({ items: {} }),
+    apply(state, e) {
+        if (e.type === 'outbox.recorded') {
+            state.items[e.data.id] ??= { entry: e.data, status: 'pending', attempts: 0 };
+            return state;
+        }
+        const item = state.items[e.data.id];
+        if (!item)
+            return state;
+        if (e.type === 'outbox.delivered') {
+            item.status = 'delivered';
+            if (e.data.result)
+                item.result = e.data.result;
+        }
+        else if (e.type === 'outbox.refused') {
+            if (item.status === 'pending') {
+                item.status = 'refused';
+                item.lastError = e.data.reason;
+            }
+        }
+        else if (e.type === 'outbox.failed' && item.status === 'pending') {
+            item.attempts = Math.max(item.attempts, e.data.attempt);
+            item.lastError = e.data.error;
+        }
+        return state;
+    },
+    prune(state) {
+        // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
+        const items = {};
+        for (const [k, v] of Object.entries(state.items))
+            if (v.status === 'pending' || v.entry.kind === 'delivery')
+                items[k] = v;
+        return { items };
+    },
+});
+function commentMarker(jobKey) {
+    return `<!-- school-core:${jobKey} -->`;
+}
+function resultComment(jobKey, crewId, verdict) {
+    const lines = [
+        commentMarker(jobKey),
+        `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
+        '',
+        `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
+        ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
+    ];
+    return redactText(lines.join('\n'));
+}
+/**
+ * Delivery results by issue number (the latest delivered crew of each issue). Reads only the
+ * `delivery` items' kind, issue, crew, status and result (the board's persisted fold keeps no more).
+ */
+function deliveriesOf(state) {
+    const out = new Map();
+    for (const i of Object.values(state.items)) {
+        if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
+            continue;
+        const prev = out.get(i.entry.issueNumber);
+        if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
+            out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
+        }
+    }
+    return out;
+}
+class Outbox {
+    layout;
+    log;
+    constructor(layout) {
+        this.layout = layout;
+        this.log = new EventLog(layout.file('outbox'));
+    }
+    state() {
+        return foldLog(outboxFold, this.log.read());
+    }
+    pending() {
+        return Object.values(this.state().items).filter((i) => i.status === 'pending');
+    }
+    /** Records entries (deduplicated by id). */
+    async record(entries, now) {
+        if (entries.length === 0)
+            return;
+        await this.log.append(entries.map((e) => event('outbox.recorded', e.id, e, now)));
+    }
+    /** Delivery results by issue number (the latest delivered crew of each issue). */
+    deliveries() {
+        return deliveriesOf(this.state());
+    }
+    /**
+     * Delivers pending entries: labels and comments through `port`, accepted work through
+     * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
+     * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
+     * twice. Never throws for a GitHub or git failure.
+     */
+    async deliver(port, o) {
+        return withLock(`${this.log.path}.delivery`, async () => {
+            const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
+            let delivered = 0;
+            let refused = 0;
+            for (const item of items) {
+                const tries = o.tries ?? 2;
+                let error;
+                let result;
+                for (let t = 0; t < tries; t++) {
+                    try {
+                        if (item.entry.kind === 'delivery')
+                            result = await deliverWork(o.delivery, item.entry);
+                        else
+                            await send(port, item.entry);
+                        error = undefined;
+                        break;
+                    }
+                    catch (e) {
+                        error = e;
+                        if (e instanceof DeliveryRefusedError)
+                            break;
+                    }
+                }
+                if (error instanceof DeliveryRefusedError) {
+                    o.logger.error(`delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`);
+                    await this.log.append([
+                        event('outbox.refused', `refused:${item.entry.id}`, { id: item.entry.id, reason: boundError(error.message) }, o.now()),
+                    ]);
+                    refused++;
+                }
+                else if (error === undefined) {
+                    await this.log.append([
+                        event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id, ...(result ? { result } : {}) }, o.now()),
+                    ]);
+                    if (result)
+                        o.logger.info(deliveredLine(item.entry.issueNumber, result));
+                    delivered++;
+                }
+                else {
+                    const attempt = item.attempts + 1;
+                    const text = boundError(message(error));
+                    o.logger.warning(`GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`);
+                    await this.log.append([
+                        event('outbox.failed', `outbox-failed:${item.entry.id}:${attempt}`, { id: item.entry.id, attempt, error: text }, o.now()),
+                    ]);
+                }
+            }
+            return { delivered, pending: this.pending().length, refused };
+        });
+    }
+}
+function deliverWork(delivery, entry) {
+    if (!entry.crewId || !entry.verdict) {
+        return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+    }
+    return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+}
+function deliveredLine(issueNumber, r) {
+    const where = r.pullRequest
+        ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
+        : `branch ${r.branch}`;
+    return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
+}
+async function send(port, entry) {
+    if (entry.kind === 'labels') {
+        await port.addLabels(entry.issueNumber, entry.labels ?? []);
+        return;
+    }
+    const marker = commentMarker(entry.jobKey);
+    // Idempotent redelivery: a comment posted by an earlier attempt whose acknowledgement was lost
+    // is found by its marker, and not posted again.
+    const existing = await port.listComments(entry.issueNumber);
+    if (existing.some((c) => (c.body ?? '').includes(marker)))
+        return;
+    await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
+}
+
+;// CONCATENATED MODULE: ./src/state/layout.ts
+
+/**
+ * The state directory (docs/architecture.md). Everything durable lives here and nowhere else; checkpoint-state
+ * saves and restores exactly this tree.
+ */
+const STATE_FILES = {
+    /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
+    curriculum: 'curriculum.jsonl',
+    /** ETag and `since` cursor of the last fetch. */
+    curriculumMeta: 'curriculum-meta.json',
+    /** Crew lifecycle and worktree leases (events). */
+    crews: 'crews.jsonl',
+    /** Grading queue (events). */
+    grading: 'grading.jsonl',
+    /** Score ledger: one applied event per crew_id (events). */
+    scores: 'scores.jsonl',
+    /** GitHub side effects waiting for delivery (events). */
+    outbox: 'outbox.jsonl',
+    /** Outcome observations (fail-soft, append-only). */
+    observations: 'observations.jsonl',
+    /** Usage and spend reported by students (events). */
+    spend: 'spend.jsonl',
+    /** School-wide control: pauses, roster heartbeats (events). */
+    school: 'school.jsonl',
+    /** Append-only audit log of everything the school did. */
+    audit: 'events.jsonl',
+    /** Checkpoint manifest: generation and SHA-256 of every file. */
+    manifest: 'manifest.json',
+};
+const STATE_DIRS = {
+    bookbags: 'bookbags',
+    /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
+    views: 'views',
+};
+/** Files under `views/` that code reads back (only ever as an accelerator, never over the logs). */
+const VIEW_FILES = {
+    /** The board's persisted fold (src/board/fold-cache.ts). */
+    boardFold: 'board-fold.json',
+};
+class StateLayout {
+    root;
+    constructor(root) {
+        this.root = (0,external_node_path_namespaceObject.resolve)(root);
+    }
+    file(name) {
+        return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
+    }
+    bookbag(crewId) {
+        return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.bookbags, crewId);
+    }
+    view(name) {
+        return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.views, name);
+    }
+}
+
+;// CONCATENATED MODULE: ./src/dispatch/school-log.ts
+
+
+
+const schoolFold = registerFold({
+    file: 'school',
+    empty: () => ({ roster: {}, pauses: [], requeues: {} }),
+    apply(state, e) {
+        switch (e.type) {
+            case 'roster.heartbeat': {
+                const prev = state.roster[e.data.daemon];
+                // Merged logs may interleave beats out of order: the latest wall-clock beat wins.
+                if (!prev || prev.lastSeen <= e.at)
+                    state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
+                break;
+            }
+            case 'school.paused':
+                state.pauses.push({ ...e.data, at: e.at, key: e.key });
+                break;
+            case 'school.pause-cleared':
+                state.pauses = [];
+                state.lastCleared = { at: e.at, reason: e.data.reason };
+                break;
+            case 'issue.requeued': {
+                state.requeues ??= {};
+                const prev = state.requeues[e.data.issueNumber];
+                if (!prev || prev < e.at)
+                    state.requeues[e.data.issueNumber] = e.at;
+                break;
+            }
+        }
+        return state;
+    },
+    // The fold is already minimal: the latest beat per daemon and the open pauses.
+    prune: (state) => state,
+});
+/** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */
+function activePauses(pauses, now) {
+    return pauses.filter((p) => p.until === undefined || !(Date.parse(p.until) <= now.getTime()));
+}
+function school_log_schoolLog(layout) {
+    return new EventLog(layout.file('school'));
+}
+/** Reads and folds `school.jsonl`. Throws CorruptStateError (file quarantined) on corruption. */
+function readSchool(layout) {
+    return foldLog(schoolFold, school_log_schoolLog(layout).read());
+}
+function school_log_nonce() {
+    return randomBytes(6).toString('hex');
+}
+function pauseKey(source) {
+    return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
+}
+
+function requeueKey(issue) {
+    return `requeued:${issue}:${school_log_nonce()}`;
+}
+
+;// CONCATENATED MODULE: ./src/dispatch/fleet.ts
+
+
+
+function classRank(c) {
+    return schema_CAPACITY_CLASSES.indexOf(c);
+}
+function minClass(a, b) {
+    return classRank(a) <= classRank(b) ? a : b;
+}
+/** fleet.heartbeatTtlSeconds, or the default when school.yml (and the action) set none. */
+function heartbeatTtlSeconds(config) {
+    return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
+}
+/** Joins the configured daemons with their latest heartbeats as of `now`. */
+function fleetStatus(config, school, now) {
+    const ttlMs = heartbeatTtlSeconds(config) * 1000;
+    return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
+}
+function fleet_status(d, beat, nowMs, ttlMs) {
+    const base = {
+        id: d.id,
+        labels: d.labels,
+        slots: d.worktrees,
+        classroom: d.classroom,
+        declaredClass: d.class,
+    };
+    if (!beat) {
+        return { ...base, effectiveClass: d.class, online: false, offlineReason: 'no heartbeat recorded' };
+    }
+    const seen = Date.parse(beat.lastSeen);
+    const age = nowMs - seen;
+    let offlineReason;
+    if (!Number.isFinite(seen))
+        offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
+    else if (age > ttlMs)
+        offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
+    // A beat from further in the future than one TTL is a broken clock, not a live daemon: fail closed
+    // rather than letting a skewed clock keep a dead daemon "online" indefinitely.
+    else if (-age > ttlMs)
+        offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+    return {
+        ...base,
+        observedClass: beat.observedClass,
+        effectiveClass: minClass(d.class, beat.observedClass),
+        online: offlineReason === undefined,
+        ...(offlineReason ? { offlineReason } : {}),
+        lastSeen: beat.lastSeen,
+        freeDiskBytes: beat.freeDiskBytes,
+    };
+}
+function fmtAge(ms) {
+    const s = Math.round(ms / 1000);
+    return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
+}
+/**
+ * Records a runner's heartbeat. The daemon must be in the fleet registry: a beat from an unknown id
+ * would never be routed to, so it is a configuration mistake worth stopping on.
+ */
+async function recordHeartbeat(layout, config, beat) {
+    if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
+        const known = config.fleet.daemons.map((d) => d.id).join(', ');
+        throw new ConfigError(`heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`);
+    }
+    if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
+        throw new ConfigError(`heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(', ')}.`);
+    }
+    if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
+        throw new ConfigError(`heartbeat: freeDiskBytes must be a finite number ≥ 0, found ${String(beat.freeDiskBytes)}.`);
+    }
+    const at = beat.at ?? new Date();
+    await schoolLog(layout).append([
+        event('roster.heartbeat', `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`, { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes }, at),
+    ]);
+}
+/**
+ * What the plan summary must say about the roster, or undefined while some daemon is online. A
+ * fleet that never beat is the first cycle (the roster job records the beats; the next run plans);
+ * a fleet whose every beat is older than the TTL plans nothing on any run until the TTL covers the
+ * schedule interval, so that is loud.
+ */
+function rosterProblem(fleet, ttlSeconds) {
+    if (fleet.length === 0 || fleet.some((d) => d.online))
+        return undefined;
+    if (fleet.every((d) => d.lastSeen === undefined)) {
+        return {
+            loud: false,
+            text: 'No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans.',
+        };
+    }
+    const stale = fleet
+        .filter((d) => d.lastSeen !== undefined)
+        .map((d) => `${d.id} (${d.offlineReason ?? 'offline'})`);
+    return {
+        loud: true,
+        text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(', ')}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`,
+    };
+}
+
+;// CONCATENATED MODULE: ./src/grading/ledger.ts
+
+
+
+
+
+
+function cellKey(agent, domain, difficulty) {
+    return `${agent}|${domain}|${difficulty}`;
+}
+function step(prev, score, accepted, alpha) {
+    // The first score seeds the average; later ones move it by alpha.
+    if (!prev)
+        return { ema: score, count: 1, accepted: accepted ? 1 : 0 };
+    return {
+        ema: alpha * score + (1 - alpha) * prev.ema,
+        count: prev.count + 1,
+        accepted: prev.accepted + (accepted ? 1 : 0),
+    };
+}
+const ledgerFold = registerFold({
+    file: 'scores',
+    empty: () => ({ agents: {}, cells: {} }),
+    apply(state, e) {
+        if (e.type !== 'score.applied')
+            return state;
+        const d = e.data;
+        state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
+        const k = cellKey(d.agent, d.domain, d.difficulty);
+        const cell = step(state.cells[k], d.score, d.accepted, d.alpha);
+        state.cells[k] = { agent: d.agent, domain: d.domain, difficulty: d.difficulty, ...cell };
+        return state;
+    },
+    // Scores are the aggregate itself: nothing in them is history to drop.
+    prune: (state) => state,
+    // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
+    // come back as a stale copy, which the watermark recognises.
+    dedup: 'watermark',
+});
+/** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */
+class LedgerCorruptError extends SchoolError {
+    constructor(message, options) {
+        super(message, options);
+        this.name = 'LedgerCorruptError';
+    }
+}
+class ScoreLedger {
+    layout;
+    log;
+    constructor(layout, warn) {
+        this.layout = layout;
+        this.log = new EventLog(layout.file('scores'), warn, { incremental: true });
+    }
+    /**
+     * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
+     * `scores.jsonl.corrupt-*` means the ledger was moved aside, not that it is empty. Starting
+     * from zero would be the leaderboard wipe of seed 001.
+     */
+    assertHealthy() {
+        const path = this.log.path;
+        let names = [];
+        try {
+            names = readdirSync(dirname(path));
+        }
+        catch {
+            return; // no state directory yet: nothing was ever recorded
+        }
+        const prefix = `${basename(path)}.corrupt-`;
+        const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
+        if (quarantined.length > 0) {
+            throw new LedgerCorruptError(`score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(', ')}; ` +
+                'grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back ' +
+                `to ${basename(path)} and delete the .corrupt- file, then rerun.`);
+        }
+    }
+    guard(fn) {
+        this.assertHealthy();
+        try {
+            return fn();
+        }
+        catch (e) {
+            if (e instanceof CorruptStateError) {
+                throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
+                    cause: e,
+                });
+            }
+            throw e;
+        }
+    }
+    state() {
+        return this.guard(() => foldLog(ledgerFold, this.log.read()));
+    }
+    /**
+     * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
+     * key (N2.3). Returns the crews applied now and how long the lock was awaited. Fsynced unless
+     * `sync: false` (then call `sync()` before anything that depends on the scores being durable).
+     */
+    async apply(items, now, options = {}) {
+        if (items.length === 0)
+            return { applied: [], lockWaitMs: 0 };
+        this.assertHealthy();
+        try {
+            const r = await this.log.transact(() => ({
+                append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, now)),
+                result: undefined,
+            }), options);
+            return { applied: r.appended.map((e) => e.data.crewId), lockWaitMs: r.lock.waitedMs };
+        }
+        catch (e) {
+            if (e instanceof CorruptStateError) {
+                throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
+                    cause: e,
+                });
+            }
+            throw e;
+        }
+    }
+    /**
+     * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
+     * and calls this once before marking any of them graded (group commit): a graded mark must never
+     * reach the disk without its score.
+     */
+    sync() {
+        this.log.sync();
+    }
+    /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
+    writeView(state = this.state()) {
+        // A view is derived from the ledger: atomic for readers, not worth an fsync.
+        writeJsonAtomic(this.layout.view('scores.json'), {
+            generatedAt: new Date().toISOString(),
+            leaderboard: leaderboard(state),
+            cells: Object.values(state.cells).sort((a, b) => a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty),
+        }, { durable: false });
+    }
+}
+/** Agents by EMA (highest first), then by graded count, then by name. */
+function leaderboard(state) {
+    return Object.entries(state.agents)
+        .map(([agent, s]) => ({ agent, ...s }))
+        .sort((a, b) => b.ema - a.ema || b.count - a.count || a.agent.localeCompare(b.agent))
+        .map((r, i) => ({ rank: i + 1, ...r }));
+}
+/**
+ * The score the dispatch office uses to choose an agent: the (agent, domain, difficulty) cell when
+ * both are given, a count-weighted mean over the agent's cells in a domain when only the domain is,
+ * and the agent's overall EMA otherwise. Undefined when the agent has no graded work there.
+ */
+function scoreOf(state, agent, domain, difficulty) {
+    if (domain !== undefined && difficulty !== undefined) {
+        const c = state.cells[cellKey(agent, domain, difficulty)];
+        return c ? { ema: c.ema, count: c.count } : undefined;
+    }
+    if (domain !== undefined) {
+        const cells = Object.values(state.cells).filter((c) => c.agent === agent && c.domain === domain);
+        const count = cells.reduce((n, c) => n + c.count, 0);
+        if (count === 0)
+            return undefined;
+        return { ema: cells.reduce((s, c) => s + c.ema * c.count, 0) / count, count };
+    }
+    const a = state.agents[agent];
+    return a ? { ema: a.ema, count: a.count } : undefined;
+}
+
 ;// CONCATENATED MODULE: ./src/board/domains.ts
 
 
@@ -65700,44 +65784,60 @@ function queued(state) {
     return n;
 }
 const MAX_POINTS = 240;
-/**
- * Queue depth over time: replays the grading log through the queue fold one event at a time and
- * samples the depth (at most MAX_POINTS points, the last one always kept). Log order is the fold's
- * order; the time axis only moves forward, so clock skew between writers cannot draw backwards.
- */
-function queueSeries(contents) {
-    return foldQueueSeries(contents).series;
+/** Starts a replay from a log's compaction snapshot (or empty). */
+function startQueueReplay(contents) {
+    const state = structuredClone(contents.snapshot?.data.state) ?? queueFold.empty();
+    return {
+        state,
+        series: { count: 0, step: 1, depth: queued(state), clock: contents.snapshot?.at ?? '', samples: [] },
+    };
+}
+/** Applies events through the queue fold and extends the depth series. */
+function replayQueue(replay, events) {
+    const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
+    const series = replay.series;
+    let state = replay.state;
+    for (const e of events) {
+        if (e.at > series.clock)
+            series.clock = e.at;
+        const key = String(e.data.jobKey);
+        const before = state.jobs[key]?.status;
+        state = queueFold.apply(state, e);
+        series.depth += live(state.jobs[key]?.status) - live(before);
+        if (series.count % series.step === 0)
+            series.samples.push({ at: series.clock, depth: series.depth });
+        series.count++;
+        while (Math.ceil(series.count / series.step) > MAX_POINTS) {
+            series.step *= 2;
+            series.samples = series.samples.filter((_, i) => i % 2 === 0);
+        }
+    }
+    replay.state = state;
+}
+/** The points to draw: the samples and the last event, one point per distinct time (the latest depth). */
+function queuePoints(series) {
+    const points = [];
+    const add = (p) => {
+        const last = points[points.length - 1];
+        if (last?.at === p.at)
+            last.depth = p.depth;
+        else
+            points.push({ ...p });
+    };
+    for (const p of series.samples)
+        add(p);
+    if (series.count > 0 && (series.count - 1) % series.step !== 0)
+        add({ at: series.clock, depth: series.depth });
+    return points;
 }
 /**
  * The queue fold and its depth series in one pass over the log: the state at the end of the
  * replay is the queue's current state, so the board folds the grading log once, not twice.
  */
 function foldQueueSeries(contents) {
-    let state = structuredClone(contents.snapshot?.data.state) ?? queueFold.empty();
-    const events = contents.events;
-    const step = Math.max(1, Math.ceil(events.length / MAX_POINTS));
-    const series = [];
-    let depth = queued(state);
-    let clock = contents.snapshot?.at ?? '';
-    const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
-    for (let i = 0; i < events.length; i++) {
-        const e = events[i];
-        if (e.at > clock)
-            clock = e.at;
-        const key = String(e.data.jobKey);
-        const before = state.jobs[key]?.status;
-        state = queueFold.apply(state, e);
-        const after = state.jobs[key]?.status;
-        depth += live(after) - live(before);
-        if (i % step === 0 || i === events.length - 1) {
-            const last = series[series.length - 1];
-            if (last?.at === clock)
-                last.depth = depth;
-            else
-                series.push({ at: clock, depth });
-        }
-    }
-    return { state, series };
+    const replay = startQueueReplay(contents);
+    replayQueue(replay, contents.events);
+    return { state: replay.state, series: queuePoints(replay.series) };
 }
 /** The ledger's leaderboard, plus rejections (graded minus accepted) for the board's columns. */
 function leaderRows(state) {
@@ -65824,198 +65924,939 @@ function daemonLoads(config, registry, school, now) {
     return [...rows.values()];
 }
 
-;// CONCATENATED MODULE: ./src/delivery/errors.ts
+;// CONCATENATED MODULE: ./src/board/fold-cache.ts
 
-/** A delivery that failed this time (git, network): the outbox keeps it and retries. */
-class DeliveryError extends SchoolError {
+
+
+
+/**
+ * The board's persisted fold, `views/board-fold.json` (VIEW_FILES.boardFold): the folded state the
+ * board needs, with a mark per log saying how far it was read and which file that was. The next
+ * `school status` folds only what was appended since (src/board/board-fold.ts).
+ *
+ * It is derived data and never trusted over the logs: a file that is missing, truncated, corrupt
+ * (its digest does not match), of another format or written by other fold code is ignored and
+ * rebuilt, never an error for the user. It lives under `views/`, which checkpoint-state never saves.
+ * Writers replace it atomically (temp file + rename), so concurrent `school status` runs each leave
+ * a whole file: the last rename wins, and any whole file is a valid starting point.
+ *
+ * Layout: one JSON document, `{"header":{…},` on the first line (format, fold-code fingerprint, the
+ * body's length and SHA-256) and `"body":{…}}` on the second, so the body's bytes are checked
+ * before they are parsed, and the whole file still reads as JSON (`jq` works on it).
+ */
+const FOLD_FORMAT = 'school-board-fold';
+const FOLD_VERSION = 1;
+const markSchema = object({
+    dev: schemas_number(),
+    ino: schemas_number(),
+    birth: schemas_number(),
+    bytes: schemas_number().int().nonnegative(),
+    head: schemas_string(),
+    tail: schemas_string(),
+});
+/** A folded log: `mark` null when the log did not exist (its state is then the fold's empty state). */
+const logSchema = object({
+    mark: markSchema.nullable(),
+    /** The compaction watermark of the log ('' when none): later events before it are stale copies. */
+    watermark: schemas_string(),
+    /** Every idempotency key folded, as sorted 32-bit hashes (src/board/log-file.ts). */
+    keys: schemas_string(),
+    fold: unknown(),
+});
+/** The curriculum is replaced, not appended: it is reused only while it is the very same file. */
+const fileIdSchema = object({
+    dev: schemas_number(),
+    ino: schemas_number(),
+    birth: schemas_number(),
+    size: schemas_number(),
+    mtimeMs: schemas_number(),
+    ctimeMs: schemas_number(),
+});
+const isIssue = (v) => {
+    const i = v;
+    return (typeof i === 'object' &&
+        i !== null &&
+        typeof i.number === 'number' &&
+        typeof i.title === 'string' &&
+        Array.isArray(i.labels) &&
+        i.labels.every((l) => typeof l === 'string') &&
+        (i.authorAssociation === undefined || typeof i.authorAssociation === 'string'));
+};
+const curriculumSchema = object({
+    file: fileIdSchema.nullable(),
+    items: custom((v) => Array.isArray(v) && v.every(isIssue), 'curriculum items'),
+    invalid: schemas_number().int().nonnegative(),
+});
+const foldBodySchema = object({
+    logs: record(schemas_string(), logSchema),
+    curriculum: curriculumSchema.optional(),
+});
+const headerSchema = object({
+    format: literal(FOLD_FORMAT),
+    version: literal(FOLD_VERSION),
+    /** Fingerprint of the fold code that wrote it: other code folds differently, so it starts over. */
+    code: schemas_string(),
+    bytes: schemas_number().int().nonnegative(),
+    sha256: schemas_string(),
+});
+/** The persisted fold at `path` when it is whole and was written by this fold code; else undefined. */
+function readFoldCache(path, code) {
+    let buf;
+    try {
+        buf = (0,external_node_fs_namespaceObject.readFileSync)(path);
+    }
+    catch {
+        return undefined;
+    }
+    try {
+        const nl = buf.indexOf(0x0a);
+        const first = buf.toString('utf8', 0, nl);
+        if (nl < 0 || !first.startsWith(HEAD) || !first.endsWith(','))
+            return undefined;
+        const header = headerSchema.safeParse(JSON.parse(first.slice(HEAD.length, -1)));
+        if (!header.success || header.data.code !== code)
+            return undefined;
+        const rest = buf.subarray(nl + 1);
+        const body = rest.subarray(BODY.length, rest.length - END.length);
+        if (rest.toString('utf8', 0, BODY.length) !== BODY ||
+            rest.toString('utf8', rest.length - END.length) !== END)
+            return undefined;
+        if (body.length !== header.data.bytes)
+            return undefined;
+        if ((0,external_node_crypto_.createHash)('sha256').update(body).digest('base64') !== header.data.sha256)
+            return undefined;
+        const parsed = foldBodySchema.safeParse(JSON.parse(body.toString('utf8')));
+        return parsed.success ? parsed.data : undefined;
+    }
+    catch {
+        return undefined;
+    }
+}
+const HEAD = '{"header":';
+const BODY = '"body":';
+const END = '}\n';
+/** Replaces the persisted fold atomically. Not fsynced: it is rebuilt from the logs if lost. */
+function writeFoldCache(path, code, body) {
+    const data = Buffer.from(JSON.stringify(body), 'utf8');
+    const header = {
+        format: FOLD_FORMAT,
+        version: FOLD_VERSION,
+        code,
+        bytes: data.length,
+        sha256: (0,external_node_crypto_.createHash)('sha256').update(data).digest('base64'),
+    };
+    const text = (s) => Buffer.from(s, 'utf8');
+    writeFileAtomic(path, Buffer.concat([text(`${HEAD}${JSON.stringify(header)},\n${BODY}`), data, text(END)]), { durable: false });
+}
+
+;// CONCATENATED MODULE: ./src/dispatch/spend.ts
+
+
+
+/** A ledger row that is well-formed JSON but not a usable amount: the cap cannot be judged. */
+class SpendLedgerError extends SchoolError {
     constructor(message) {
         super(message);
-        this.name = 'DeliveryError';
+        this.name = 'SpendLedgerError';
     }
+}
+const spendFold = registerFold({
+    file: 'spend',
+    empty: () => ({ totalUsd: 0, entries: 0 }),
+    apply(state, e) {
+        if (e.type !== 'spend.recorded')
+            return state;
+        const cost = e.data?.costUsd;
+        if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) {
+            throw new SpendLedgerError(`spend ledger row ${JSON.stringify(e.key)} has costUsd ${JSON.stringify(cost)}; expected a finite number ≥ 0. ` +
+                'Dispatch is halted until the row is repaired (the spend cap cannot be judged).');
+        }
+        state.totalUsd += cost;
+        state.entries += 1;
+        return state;
+    },
+    prune: (state) => state,
+});
+function spendLog(layout) {
+    return new EventLog(layout.file('spend'));
+}
+/** Records a usage report. Returns false when the same key was recorded before. */
+async function recordSpend(layout, key, entry, at = new Date()) {
+    if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
+        throw new ConfigError(`spend: costUsd must be a finite number ≥ 0, found ${String(entry.costUsd)}.`);
+    }
+    const appended = await spendLog(layout).append([event('spend.recorded', `spend:${key}`, entry, at)]);
+    return appended.length === 1;
 }
 /**
- * A delivery that must never happen: the bookbag's diff does not match its digest, the patch is
- * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
+ * Total recorded spend in USD, read fresh. Throws CorruptStateError (file quarantined) on a corrupt
+ * line and SpendLedgerError on a row whose amount is unusable: callers fail closed.
  */
-class DeliveryRefusedError extends SchoolError {
-    constructor(message) {
-        super(message);
-        this.name = 'DeliveryRefusedError';
-    }
+function totalSpend(layout) {
+    return foldLog(spendFold, spendLog(layout).read()).totalUsd;
+}
+/** The one loud line of a cap-frozen batch (seed 003), exactly. */
+function spendCapLine(spentUsd, capUsd, candidates) {
+    return `SPEND CAP REACHED (${spend_usd(spentUsd)} >= ${spend_usd(capUsd)}) — dispatch halted, 0/${candidates} placed`;
+}
+function spend_usd(n) {
+    return n.toFixed(2);
 }
 
-;// CONCATENATED MODULE: ./src/grading/outbox.ts
+;// CONCATENATED MODULE: ./src/dispatch/registry.ts
 
 
+// Importing the registry registers every dispatch fold, so compaction covers `school.jsonl` (roster,
+// pauses) and `spend.jsonl` too.
 
 
-
-
-
-const outboxFold = registerFold({
-    file: 'outbox',
-    empty: () => ({ items: {} }),
+function leaseId(daemon, slot) {
+    return `${daemon}/${slot}`;
+}
+const crewFold = registerFold({
+    file: 'crews',
+    empty: () => ({ crews: {}, leases: {} }),
     apply(state, e) {
-        if (e.type === 'outbox.recorded') {
-            state.items[e.data.id] ??= { entry: e.data, status: 'pending', attempts: 0 };
-            return state;
-        }
-        const item = state.items[e.data.id];
-        if (!item)
-            return state;
-        if (e.type === 'outbox.delivered') {
-            item.status = 'delivered';
-            if (e.data.result)
-                item.result = e.data.result;
-        }
-        else if (e.type === 'outbox.refused') {
-            if (item.status === 'pending') {
-                item.status = 'refused';
-                item.lastError = e.data.reason;
+        switch (e.type) {
+            case 'crew.planned': {
+                const d = e.data;
+                if (!state.crews[d.crewId]) {
+                    state.crews[d.crewId] = {
+                        crewId: d.crewId,
+                        issueNumber: d.issueNumber,
+                        daemon: d.daemon,
+                        agent: d.agent,
+                        weight: d.weight,
+                        fences: d.fences,
+                        attempt: d.attempt,
+                        repair: d.repair,
+                        status: 'planned',
+                        plannedAt: e.at,
+                        ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
+                        ...(d.queued === true ? { queued: true } : {}),
+                    };
+                }
+                break;
             }
-        }
-        else if (e.type === 'outbox.failed' && item.status === 'pending') {
-            item.attempts = Math.max(item.attempts, e.data.attempt);
-            item.lastError = e.data.error;
+            case 'crew.started': {
+                const c = state.crews[e.data.crewId];
+                if (c && c.status !== 'finished') {
+                    c.status = 'running';
+                    c.startedAt = e.at;
+                    c.slot = e.data.slot;
+                    c.worktree = e.data.worktree;
+                    c.daemon = e.data.daemon;
+                }
+                break;
+            }
+            case 'lease.acquired': {
+                const d = e.data;
+                state.leases[leaseId(d.daemon, d.slot)] = {
+                    crewId: d.crewId,
+                    daemon: d.daemon,
+                    slot: d.slot,
+                    owner: d.owner,
+                    expiresAt: d.expiresAt,
+                };
+                break;
+            }
+            case 'lease.heartbeat': {
+                for (const l of Object.values(state.leases))
+                    if (l.crewId === e.data.crewId)
+                        l.expiresAt = e.data.expiresAt;
+                break;
+            }
+            case 'lease.released': {
+                for (const [id, l] of Object.entries(state.leases))
+                    if (l.crewId === e.data.crewId)
+                        delete state.leases[id];
+                break;
+            }
+            case 'crew.finished': {
+                const c = state.crews[e.data.crewId];
+                if (c) {
+                    c.status = 'finished';
+                    c.finishedAt = e.at;
+                    c.outcome = e.data.outcome;
+                    c.reason = e.data.reason;
+                    if (e.data.preVerify)
+                        c.preVerify = true;
+                    if (e.data.infra)
+                        c.infra = true;
+                }
+                break;
+            }
         }
         return state;
     },
-    prune(state) {
-        // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
-        const items = {};
-        for (const [k, v] of Object.entries(state.items))
-            if (v.status === 'pending' || v.entry.kind === 'delivery')
-                items[k] = v;
-        return { items };
+    prune(state, horizon) {
+        const crews = {};
+        for (const c of Object.values(state.crews)) {
+            // Finished crews are history; the latest two per issue are kept for the two-failure rule.
+            if (c.status !== 'finished' || (c.finishedAt && new Date(c.finishedAt) >= horizon))
+                crews[c.crewId] = c;
+        }
+        const byIssue = new Map();
+        for (const c of Object.values(state.crews)) {
+            if (c.status !== 'finished')
+                continue;
+            const list = byIssue.get(c.issueNumber) ?? [];
+            list.push(c);
+            byIssue.set(c.issueNumber, list);
+        }
+        for (const list of byIssue.values()) {
+            list.sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? ''));
+            for (const c of list.slice(-2))
+                crews[c.crewId] = c;
+        }
+        return { crews, leases: state.leases };
     },
 });
-function commentMarker(jobKey) {
-    return `<!-- school-core:${jobKey} -->`;
+/** Crews that hold or may soon hold a worktree: planned or running (N2.1). */
+function activeCrews(registry) {
+    return Object.values(registry.crews).filter((c) => c.status !== 'finished');
 }
-function resultComment(jobKey, crewId, verdict) {
-    const lines = [
-        commentMarker(jobKey),
-        `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
-        '',
-        `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
-        ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
-    ];
-    return redactText(lines.join('\n'));
+/** The crews log (`crews.jsonl`); its lock is the registry lock for plans, leases and claims (N6.2). */
+function crewLog(layout) {
+    return new EventLog(layout.file('crews'));
 }
-class Outbox {
+/** Reads and folds the registry. Throws CorruptStateError (file quarantined) on a corrupt line. */
+function readRegistry(layout) {
+    return foldLog(crewFold, crewLog(layout).read());
+}
+
+;// CONCATENATED MODULE: ./src/board/sources.ts
+
+
+
+
+
+/**
+ * Reading the state directory for the board. Each source is read on its own: one corrupt file
+ * becomes a StateProblem (and its lanes say so) while the rest of the board still renders. Logs are
+ * read with the shared reader's rules, so a corrupt complete line is quarantined here exactly as it
+ * would be by any writer (N5.1).
+ */
+class SourceReader {
     layout;
-    log;
+    problems = [];
     constructor(layout) {
         this.layout = layout;
-        this.log = new event_log_EventLog(layout.file('outbox'));
     }
-    state() {
-        return fold_foldLog(outboxFold, this.log.read());
-    }
-    pending() {
-        return Object.values(this.state().items).filter((i) => i.status === 'pending');
-    }
-    /** Records entries (deduplicated by id). */
-    async record(entries, now) {
-        if (entries.length === 0)
-            return;
-        await this.log.append(entries.map((e) => event_log_event('outbox.recorded', e.id, e, now)));
-    }
-    /** Delivery results by issue number (the latest delivered crew of each issue). */
-    deliveries() {
-        const out = new Map();
-        for (const i of Object.values(this.state().items)) {
-            if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
-                continue;
-            const prev = out.get(i.entry.issueNumber);
-            if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
-                out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
-            }
+    /** Records a failed read. CorruptStateError carries the quarantine path. */
+    fail(file, e) {
+        if (e instanceof errors_CorruptStateError) {
+            this.problems.push({
+                file: STATE_FILES[file],
+                ...(e.quarantinedTo ? { quarantinedTo: e.quarantinedTo } : {}),
+                message: e.message,
+            });
         }
-        return out;
+        else {
+            this.problems.push({ file: STATE_FILES[file], message: `could not read: ${errors_message(e)}` });
+        }
     }
     /**
-     * Delivers pending entries: labels and comments through `port`, accepted work through
-     * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
-     * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
-     * twice. Never throws for a GitHub or git failure.
+     * Quarantined copies left by an earlier read (`<file>.corrupt-<ts>`): the live file is gone or
+     * restarted, so without this the board would show an empty school where there was corruption.
+     * They stay on the board until an operator repairs and removes them.
      */
-    async deliver(port, o) {
-        return withLock(`${this.log.path}.delivery`, async () => {
-            const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
-            let delivered = 0;
-            let refused = 0;
-            for (const item of items) {
-                const tries = o.tries ?? 2;
-                let error;
-                let result;
-                for (let t = 0; t < tries; t++) {
-                    try {
-                        if (item.entry.kind === 'delivery')
-                            result = await deliverWork(o.delivery, item.entry);
-                        else
-                            await send(port, item.entry);
-                        error = undefined;
-                        break;
-                    }
-                    catch (e) {
-                        error = e;
-                        if (e instanceof DeliveryRefusedError)
-                            break;
-                    }
-                }
-                if (error instanceof DeliveryRefusedError) {
-                    o.logger.error(`delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`);
-                    await this.log.append([
-                        event_log_event('outbox.refused', `refused:${item.entry.id}`, { id: item.entry.id, reason: queue_boundError(error.message) }, o.now()),
-                    ]);
-                    refused++;
-                }
-                else if (error === undefined) {
-                    await this.log.append([
-                        event_log_event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id, ...(result ? { result } : {}) }, o.now()),
-                    ]);
-                    if (result)
-                        o.logger.info(deliveredLine(item.entry.issueNumber, result));
-                    delivered++;
-                }
-                else {
-                    const attempt = item.attempts + 1;
-                    const text = queue_boundError(message(error));
-                    o.logger.warning(`GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`);
-                    await this.log.append([
-                        event_log_event('outbox.failed', `outbox-failed:${item.entry.id}:${attempt}`, { id: item.entry.id, attempt, error: text }, o.now()),
-                    ]);
-                }
-            }
-            return { delivered, pending: this.pending().length, refused };
+    quarantined() {
+        let names;
+        try {
+            names = (0,external_node_fs_namespaceObject.readdirSync)(this.layout.root);
+        }
+        catch {
+            return;
+        }
+        const known = new Set(this.problems.map((p) => p.quarantinedTo && (0,external_node_path_namespaceObject.basename)(p.quarantinedTo)));
+        for (const name of names.sort()) {
+            const at = name.indexOf('.corrupt-');
+            if (at <= 0 || known.has(name))
+                continue;
+            this.problems.push({
+                file: name.slice(0, at),
+                quarantinedTo: `${this.layout.root}/${name}`,
+                message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`,
+            });
+        }
+    }
+}
+function fileId(path) {
+    let st;
+    try {
+        st = (0,external_node_fs_namespaceObject.statSync)(path);
+    }
+    catch (e) {
+        if (e.code === 'ENOENT')
+            return null;
+        throw e;
+    }
+    return {
+        dev: st.dev,
+        ino: st.ino,
+        birth: st.birthtimeMs,
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        ctimeMs: st.ctimeMs,
+    };
+}
+const sameId = (a, b) => a === b ||
+    (!!a &&
+        !!b &&
+        a.dev === b.dev &&
+        a.ino === b.ino &&
+        a.birth === b.birth &&
+        a.size === b.size &&
+        a.mtimeMs === b.mtimeMs &&
+        a.ctimeMs === b.ctimeMs);
+/**
+ * The materialized curriculum as the board uses it (number, title, labels, author association);
+ * items that do not match the curriculum schema are skipped and reported. The file is replaced
+ * atomically by each fetch, so the persisted copy is reused only while the file is the same one
+ * (device, inode, birth, size, modification and change times); a file that changed while it was
+ * read is not persisted.
+ */
+function readBoardCurriculum(reader, cached) {
+    const path = reader.layout.file('curriculum');
+    let before;
+    let read;
+    let after;
+    try {
+        before = fileId(path);
+        if (cached && sameId(cached.file, before)) {
+            invalidProblem(reader, cached.invalid);
+            return { items: cached.items, entry: cached, changed: false };
+        }
+        read = readCurriculumFile(reader.layout);
+        after = fileId(path);
+    }
+    catch (e) {
+        reader.fail('curriculum', e);
+        return { changed: false };
+    }
+    const items = read.items.map(({ number, title, labels, authorAssociation }) => ({
+        number,
+        title,
+        labels,
+        ...(authorAssociation !== undefined ? { authorAssociation } : {}),
+    }));
+    invalidProblem(reader, read.invalid.length);
+    const stable = sameId(before, after);
+    return {
+        items,
+        ...(stable ? { entry: { file: after, items, invalid: read.invalid.length } } : {}),
+        changed: stable,
+    };
+}
+function invalidProblem(reader, bad) {
+    if (bad > 0) {
+        reader.problems.push({
+            file: STATE_FILES.curriculum,
+            message: `${bad} curriculum record(s) do not match the curriculum schema and are not shown; rerun fetch-curriculum`,
         });
     }
 }
-function deliverWork(delivery, entry) {
-    if (!entry.crewId || !entry.verdict) {
-        return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
-    }
-    return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+
+;// CONCATENATED MODULE: ./src/board/folders.ts
+
+
+
+
+
+
+
+
+
+const isRecord = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** An object whose `fields` are objects (or, for `arrays`, arrays). */
+const hasObjects = (v, fields, arrays = []) => isRecord(v) && fields.every((f) => isRecord(v[f])) && arrays.every((f) => Array.isArray(v[f]));
+function simple(fold, shaped) {
+    return {
+        file: fold.file,
+        shaped,
+        start: (contents) => fold_foldLog(fold, contents),
+        add(state, events) {
+            for (const e of events)
+                state = fold.apply(state, e);
+            return state;
+        },
+    };
 }
-function deliveredLine(issueNumber, r) {
-    const where = r.pullRequest
-        ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
-        : `branch ${r.branch}`;
-    return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
+/**
+ * Crews are persisted without the fields the crew fold only ever writes and the board never reads
+ * (worktree, fences, weight, plannedBy): the fold continues the same, the board shows the same.
+ */
+const crews = {
+    ...simple(crewFold, (x) => hasObjects(x, ['crews', 'leases'])),
+    persist(registry) {
+        const kept = {};
+        for (const [id, c] of Object.entries(registry.crews)) {
+            const { worktree: _w, fences: _f, weight: _c, plannedBy: _p, ...rest } = c;
+            kept[id] = rest;
+        }
+        return { crews: kept, leases: registry.leases };
+    },
+};
+const scores = simple(ledgerFold, (x) => hasObjects(x, ['agents', 'cells']));
+const school = simple(schoolFold, (x) => hasObjects(x, ['roster'], ['pauses']));
+const spend = simple(spendFold, (x) => isRecord(x) && Number.isFinite(x.totalUsd) && Number.isFinite(x.entries));
+const grading = {
+    file: 'grading',
+    shaped: (x) => isRecord(x) &&
+        hasObjects(x.state, ['jobs']) &&
+        isRecord(x.series) &&
+        Array.isArray(x.series.samples) &&
+        [x.series.count, x.series.step, x.series.depth].every(Number.isSafeInteger) &&
+        typeof x.series.clock === 'string',
+    start(contents) {
+        const replay = startQueueReplay(contents);
+        replayQueue(replay, contents.events);
+        return replay;
+    },
+    add(replay, events) {
+        replayQueue(replay, events);
+        return replay;
+    },
+    /**
+     * A graded job is final (the queue fold ignores every later event for it), so it is persisted
+     * with what the board reads of it only: its crew, issue and agent, status, attempts, verdict
+     * (without the judges' findings), times and last error.
+     */
+    persist({ state, series }) {
+        const jobs = {};
+        for (const [key, j] of Object.entries(state.jobs)) {
+            if (j.status !== 'graded' || !j.verdict) {
+                jobs[key] = j;
+                continue;
+            }
+            const { accepted, decidedBy, code, reasons } = j.verdict;
+            jobs[key] = {
+                job: { crewId: j.job.crewId, issueNumber: j.job.issueNumber, agent: j.job.agent },
+                status: j.status,
+                attempts: j.attempts,
+                verdict: { accepted, decidedBy, code, reasons },
+                enqueuedAt: j.enqueuedAt,
+                updatedAt: j.updatedAt,
+                ...(j.lastError !== undefined ? { lastError: j.lastError } : {}),
+            };
+        }
+        return { state: { jobs }, series };
+    },
+};
+/**
+ * The outbox is kept as its `delivery` items only (comment bodies and labels are most of the log
+ * and the board shows none of them). That is exact only while an item's id names its kind
+ * (`outbox:<jobKey>:<kind>`, as the drain records them): then no other item can share a delivery's
+ * id. An id that does not makes the outbox fold from the start on every read.
+ */
+const namesKind = (id, kind) => id.endsWith(`:${kind}`);
+const outbox = {
+    ...simple(outboxFold, (x) => hasObjects(x, ['items'])),
+    add(state, events) {
+        for (const e of events) {
+            if (e.type === 'outbox.recorded' && !namesKind(e.data.id, e.data.kind)) {
+                throw new Error(`outbox id ${e.data.id} does not name its kind`);
+            }
+            state = outboxFold.apply(state, e);
+        }
+        return state;
+    },
+    persist(state) {
+        const items = {};
+        for (const [id, item] of Object.entries(state.items)) {
+            if (!namesKind(id, item.entry.kind))
+                return undefined;
+            if (item.entry.kind !== 'delivery')
+                continue;
+            const { id: entryId, jobKey, issueNumber, kind, crewId } = item.entry;
+            items[id] = {
+                ...item,
+                entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
+            };
+        }
+        return { items };
+    },
+};
+/** Fingerprint of the code whose results are persisted: other fold code starts over. */
+let code;
+function foldCode() {
+    code ??= (0,external_node_crypto_.createHash)('sha256')
+        .update([
+        ...[crewFold, ledgerFold, schoolFold, spendFold, outboxFold].flatMap((f) => [f.empty, f.apply]),
+        startQueueReplay,
+        replayQueue,
+        crews.persist,
+        grading.persist,
+        outbox.persist,
+        readBoardCurriculum,
+    ]
+        .map(String)
+        .join('\n'))
+        .digest('base64');
+    return code;
 }
-async function send(port, entry) {
-    if (entry.kind === 'labels') {
-        await port.addLabels(entry.issueNumber, entry.labels ?? []);
-        return;
+
+;// CONCATENATED MODULE: ./src/board/log-file.ts
+
+
+const log_file_PROBE = 4096;
+class LogFile {
+    fd;
+    stat;
+    constructor(fd, stat) {
+        this.fd = fd;
+        this.stat = stat;
     }
-    const marker = commentMarker(entry.jobKey);
-    // Idempotent redelivery: a comment posted by an earlier attempt whose acknowledgement was lost
-    // is found by its marker, and not posted again.
-    const existing = await port.listComments(entry.issueNumber);
-    if (existing.some((c) => (c.body ?? '').includes(marker)))
-        return;
-    await port.createComment(entry.issueNumber, redact_redactText(entry.body ?? marker));
+    /** Opens a log; undefined when it does not exist. */
+    static open(path) {
+        let fd;
+        try {
+            fd = (0,external_node_fs_namespaceObject.openSync)(path, 'r');
+        }
+        catch (e) {
+            if (e.code === 'ENOENT')
+                return undefined;
+            throw e;
+        }
+        try {
+            return new LogFile(fd, (0,external_node_fs_namespaceObject.fstatSync)(fd));
+        }
+        catch (e) {
+            (0,external_node_fs_namespaceObject.closeSync)(fd);
+            throw e;
+        }
+    }
+    get size() {
+        return this.stat.size;
+    }
+    /** Whether `mark` was taken of this same file and its first `mark.bytes` bytes are unchanged. */
+    continues(mark) {
+        return (mark.dev === this.stat.dev &&
+            mark.ino === this.stat.ino &&
+            mark.birth === this.stat.birthtimeMs &&
+            mark.bytes <= this.size &&
+            this.digest(0, Math.min(log_file_PROBE, mark.bytes)) === mark.head &&
+            this.digest(Math.max(0, mark.bytes - log_file_PROBE), mark.bytes) === mark.tail);
+    }
+    /** The bytes from `from` to the size the file had when it was opened. */
+    read(from) {
+        return this.bytes(from, this.size);
+    }
+    /** A mark at `bytes` (the end of the complete lines folded). */
+    mark(bytes) {
+        return {
+            dev: this.stat.dev,
+            ino: this.stat.ino,
+            birth: this.stat.birthtimeMs,
+            bytes,
+            head: this.digest(0, Math.min(log_file_PROBE, bytes)),
+            tail: this.digest(Math.max(0, bytes - log_file_PROBE), bytes),
+        };
+    }
+    close() {
+        (0,external_node_fs_namespaceObject.closeSync)(this.fd);
+    }
+    digest(from, to) {
+        return (0,external_node_crypto_.createHash)('sha256').update(this.bytes(from, to)).digest('base64');
+    }
+    bytes(from, to) {
+        const buf = Buffer.alloc(Math.max(0, to - from));
+        let off = 0;
+        while (off < buf.length) {
+            const n = (0,external_node_fs_namespaceObject.readSync)(this.fd, buf, off, buf.length - off, from + off);
+            if (n === 0)
+                return buf.subarray(0, off);
+            off += n;
+        }
+        return buf;
+    }
+}
+/**
+ * Lines appended after a mark, parsed with the shared reader's rules (src/state/jsonl.ts): one JSON
+ * value per non-blank line; an unterminated last line that does not parse is a torn tail and is
+ * left for the next read; an unterminated last line that parses counts. A complete line that does
+ * not parse returns undefined: the caller then reads the whole log through the shared reader,
+ * which quarantines it and reports the line as it would on any read (N5.1).
+ */
+function parseAppended(buf) {
+    const nl = buf.lastIndexOf(0x0a);
+    const body = buf.toString('utf8', 0, nl + 1);
+    const records = parseLines(body);
+    if (!records)
+        return undefined;
+    const rest = buf.toString('utf8', nl + 1);
+    if (rest.trim() === '')
+        return { records, bytes: buf.length, tornTail: false };
+    try {
+        records.push(JSON.parse(rest));
+        return { records, bytes: buf.length, tornTail: false };
+    }
+    catch {
+        return { records, bytes: nl + 1, tornTail: true };
+    }
+}
+function parseLines(body) {
+    if (body === '')
+        return [];
+    const text = body.slice(0, -1);
+    let lines = 1;
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1))
+        lines++;
+    try {
+        // The common case in one JSON.parse, as the shared reader does: exactly one value per line.
+        const values = JSON.parse(`[${text.replaceAll('\n', ',')}]`);
+        if (values.length === lines)
+            return values;
+    }
+    catch {
+        // Blank lines or a bad line: line by line below.
+    }
+    const out = [];
+    for (const line of text.split('\n')) {
+        if (line.trim() === '')
+            continue;
+        try {
+            out.push(JSON.parse(line));
+        }
+        catch {
+            return undefined;
+        }
+    }
+    return out;
+}
+/**
+ * Idempotency keys as sorted 32-bit FNV-1a hashes (base64, little-endian): a key appended after
+ * the mark whose hash is absent is certainly new; one whose hash is present may be a replay, and
+ * the log is then folded again from the start. That keeps the persisted fold small (four bytes a
+ * key) without ever deciding a replay wrongly.
+ */
+function hashKey(key) {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < key.length; i++) {
+        h ^= key.charCodeAt(i);
+        h = Math.imul(h, 0x01000193);
+    }
+    return h >>> 0;
+}
+function encodeKeyHashes(hashes) {
+    const sorted = Uint32Array.from(hashes).sort();
+    const buf = Buffer.alloc(sorted.length * 4);
+    for (let i = 0; i < sorted.length; i++)
+        buf.writeUInt32LE(sorted[i], i * 4);
+    return buf.toString('base64');
+}
+class KeyHashes {
+    buf;
+    constructor(encoded) {
+        this.buf = Buffer.from(encoded, 'base64');
+        if (this.buf.length % 4 !== 0)
+            throw new Error('key hashes: length is not a multiple of 4');
+    }
+    get size() {
+        return this.buf.length / 4;
+    }
+    has(hash) {
+        let lo = 0;
+        let hi = this.size - 1;
+        while (lo <= hi) {
+            const mid = (lo + hi) >>> 1;
+            const v = this.buf.readUInt32LE(mid * 4);
+            if (v === hash)
+                return true;
+            if (v < hash)
+                lo = mid + 1;
+            else
+                hi = mid - 1;
+        }
+        return false;
+    }
+    *values() {
+        for (let i = 0; i < this.size; i++)
+            yield this.buf.readUInt32LE(i * 4);
+    }
+}
+
+;// CONCATENATED MODULE: ./src/board/board-fold.ts
+
+
+
+
+
+
+
+
+
+
+
+/**
+ * The board's inputs, folded once and reused (src/board/fold-cache.ts): each log is read from
+ * where the persisted fold stopped, and only what was appended since is parsed and folded with the
+ * owning domain's fold. A log that was replaced, compacted, merged, truncated or rewritten (its
+ * identity or the bytes before the mark differ), a persisted fold that is missing or unusable, and
+ * anything unexpected in the appended part (a corrupt line, a key that may be a replay, a fold that
+ * rejects a row) all fall back to folding that log from the start, exactly as a fresh read would.
+ * So the board built from the persisted fold is the board a full fold builds.
+ */
+/** Appended bytes folded without rewriting the persisted fold; past this, it is rewritten. */
+const TAIL_LIMIT = 1 << 20;
+function foldWhole(folder, path, f) {
+    const parsed = jsonl_parseJsonl(f.read(0).toString('utf8'), path);
+    const contents = splitLog(parsed.records, parsed.tornTail);
+    const x = folder.start(contents);
+    const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
+    return {
+        x,
+        entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
+        whole: true,
+        appended: 0,
+    };
+}
+/** Continues a persisted fold; undefined when the log must be folded from the start instead. */
+function foldAppended(folder, f, cached) {
+    if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark))
+        return undefined;
+    try {
+        const parsed = parseAppended(f.read(cached.mark.bytes));
+        if (!parsed)
+            return undefined;
+        const known = new KeyHashes(cached.keys);
+        const seen = new Set();
+        const fresh = [];
+        const added = [];
+        for (const e of parsed.records) {
+            if (typeof e.key !== 'string' || typeof e.at !== 'string')
+                return undefined;
+            if (cached.watermark !== '' && e.at < cached.watermark)
+                continue;
+            if (seen.has(e.key))
+                continue;
+            const h = hashKey(e.key);
+            if (known.has(h))
+                return undefined; // maybe a replay of a folded event: decide on the whole log
+            seen.add(e.key);
+            added.push(h);
+            fresh.push(e);
+        }
+        const x = folder.add(cached.fold, fresh);
+        const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
+        return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+    }
+    catch {
+        return undefined;
+    }
+}
+/** Folds one log; a read or fold failure is a problem on the board (or, for `quiet`, nothing). */
+function foldSource(reader, folder, cached, quiet = false) {
+    const path = reader.layout.file(folder.file);
+    let f;
+    try {
+        f = LogFile.open(path);
+        if (!f) {
+            const x = folder.start(splitLog([]));
+            const entry = { mark: null, watermark: '', keys: '', fold: x };
+            return { x, entry, whole: cached?.mark !== null, appended: 0 };
+        }
+        return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+    }
+    catch (e) {
+        if (!quiet)
+            reader.fail(folder.file, e);
+        return undefined;
+    }
+    finally {
+        f?.close();
+    }
+}
+/** A folded log and, computed once when asked (merging key hashes, trimming), what is persisted of it. */
+function persisted(file, folder, folded) {
+    let entry = null;
+    return {
+        file,
+        folded: folded,
+        entry() {
+            if (entry === null)
+                entry = toPersist(folder, folded);
+            return entry;
+        },
+    };
+}
+function toPersist(folder, folded) {
+    if (!folded?.entry)
+        return undefined;
+    const fold = folder.persist ? folder.persist(folded.x) : folded.x;
+    if (fold === undefined)
+        return undefined;
+    const keys = folded.added?.length
+        ? encodeKeyHashes([...new KeyHashes(folded.entry.keys).values(), ...folded.added])
+        : folded.entry.keys;
+    return { ...folded.entry, keys, fold };
+}
+/** The state directory exists (the board never creates one) and nothing but a file is in the way. */
+function writable(path) {
+    try {
+        return (0,external_node_fs_namespaceObject.statSync)(path).isFile();
+    }
+    catch {
+        return (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.dirname)((0,external_node_path_namespaceObject.dirname)(path)));
+    }
+}
+/**
+ * The board's inputs from the state directory, through the persisted fold. Never throws on bad
+ * state (each unreadable source is a problem on the board). Rewrites the persisted fold when a log
+ * was folded from the start or more than TAIL_LIMIT bytes were appended since it was written;
+ * a failure to write it is ignored (it is only an accelerator).
+ */
+function loadBoardSources(layout) {
+    const path = layout.view(VIEW_FILES.boardFold);
+    const cache = readFoldCache(path, foldCode());
+    const reader = new SourceReader(layout);
+    const cached = cache?.logs ?? {};
+    const c = foldSource(reader, crews, cached.crews);
+    const curriculum = readBoardCurriculum(reader, cache?.curriculum);
+    const g = foldSource(reader, grading, cached.grading);
+    const l = foldSource(reader, scores, cached.scores);
+    const s = foldSource(reader, school, cached.school);
+    const sp = foldSource(reader, spend, cached.spend);
+    reader.quarantined();
+    // An unreadable outbox only drops the delivery links.
+    const o = foldSource(reader, outbox, cached.outbox, true);
+    const logs = [
+        persisted('crews', crews, c),
+        persisted('grading', grading, g),
+        persisted('scores', scores, l),
+        persisted('school', school, s),
+        persisted('spend', spend, sp),
+        persisted('outbox', outbox, o),
+    ];
+    const appended = logs.reduce((n, log) => n + (log.folded?.appended ?? 0), 0);
+    // A log folded from the start is news for the persisted fold, unless it is not persisted at all
+    // (an outbox whose ids do not name their kind: rewriting would only say the same again).
+    const refolded = () => logs.some((log) => log.folded?.whole && log.entry());
+    if (writable(path) && (!cache || curriculum.changed || appended >= TAIL_LIMIT || refolded())) {
+        const body = { logs: {}, ...(curriculum.entry ? { curriculum: curriculum.entry } : {}) };
+        for (const log of logs) {
+            const entry = log.entry();
+            if (entry)
+                body.logs[log.file] = entry;
+        }
+        try {
+            writeFoldCache(path, foldCode(), body);
+        }
+        catch {
+            // Read-only state directory, full disk: the next run folds again.
+        }
+    }
+    return {
+        ...(c ? { registry: c.x } : {}),
+        ...(curriculum.items ? { curriculum: curriculum.items } : {}),
+        ...(g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {}),
+        ...(l ? { ledger: l.x } : {}),
+        ...(s ? { school: s.x } : {}),
+        ...(sp ? { spend: sp.x } : {}),
+        deliveries: o ? deliveriesOf(o.x) : new Map(),
+        problems: reader.problems,
+    };
 }
 
 ;// CONCATENATED MODULE: ./src/dispatch/history.ts
@@ -66048,9 +66889,11 @@ function stateOf(crews, verdict, requeued) {
     if (active)
         return { kind: 'active', crewId: active.crewId };
     // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
-    const runs = [...crews].sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
-        a.plannedAt.localeCompare(b.plannedAt) ||
-        a.crewId.localeCompare(b.crewId));
+    const runs = crews.length === 1
+        ? crews
+        : [...crews].sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
+            a.plannedAt.localeCompare(b.plannedAt) ||
+            a.crewId.localeCompare(b.crewId));
     const failures = [];
     for (const run of runs) {
         // A requeue forgets the failures before it (the operator has looked at them).
@@ -66162,12 +67005,26 @@ const TITLE_MAX = 200;
  * line, redacted.
  */
 function cleanText(text, max = TITLE_MAX) {
-    // Printable ASCII holds nothing the sanitizer removes: skip its passes (most titles and reasons).
-    const safe = PRINTABLE_ASCII.test(text) ? text : sanitizeText(text, max * 4).text;
+    // Printable ASCII holds nothing the sanitizer removes and no whitespace but single inner spaces
+    // unless it says so: skip those passes (most titles and reasons).
+    const ascii = PRINTABLE_ASCII.test(text);
+    const safe = ascii ? text : sanitizeText(text, max * 4).text;
+    const oneLine = ascii && !LOOSE_SPACES.test(safe) ? safe : safe.replace(/\s+/g, ' ').trim();
     // Redact before clipping, so a clip can never cut a token into a shape the redactor misses.
-    return clip(redact_redactText(safe.replace(/\s+/g, ' ').trim()), max);
+    return clip(redact_redactText(oneLine), max);
 }
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+const LOOSE_SPACES = /^ | $| {2}/;
+/** cleanText with repeated inputs (reasons, verdicts) cleaned once. */
+function cleaner() {
+    const memo = new Map();
+    return (text) => {
+        let v = memo.get(text);
+        if (v === undefined)
+            memo.set(text, (v = cleanText(text)));
+        return v;
+    };
+}
 function displayTitle(title, issue) {
     return title ? cleanText(title) : `#${issue}`;
 }
@@ -66195,6 +67052,7 @@ function verdicts(queue) {
  */
 function buildLanes(input) {
     const now = input.now.getTime();
+    const clean = cleaner();
     const titles = new Map();
     const items = new Map();
     for (const item of input.curriculum ?? []) {
@@ -66202,7 +67060,9 @@ function buildLanes(input) {
         items.set(item.number, item);
     }
     const { byCrew, lookup } = verdicts(input.queue);
-    const states = input.registry ? issueStates(input.registry, lookup) : new Map();
+    const states = input.registry
+        ? issueStates(input.registry, lookup, input.requeues)
+        : new Map();
     const crews = input.registry?.crews ?? {};
     const latest = new Map();
     const firstPlanned = new Map();
@@ -66226,43 +67086,55 @@ function buildLanes(input) {
         if (!prev || prev.enqueuedAt < j.enqueuedAt)
             orphans.set(j.job.issueNumber, j);
     }
+    // Each item is built once and completed in place (this runs for every issue on every board).
     const lanes = new Map(LANES.map((l) => [l, []]));
     const place = (lane, item, since) => {
         const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
-        const linked = d
-            ? { ...item, delivery: { branch: d.branch, ...(d.pullRequest ? { url: d.pullRequest.url } : {}) } }
-            : item;
-        lanes.get(lane).push(withSince(linked, since, now));
+        if (d)
+            item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
+        if (since) {
+            item.since = since;
+            const age = seconds(now, since);
+            if (age !== undefined)
+                item.ageSeconds = age;
+        }
+        lanes.get(lane).push(item);
     };
-    const issues = new Set([...titles.keys(), ...latest.keys(), ...orphans.keys()]);
+    const issues = new Set(titles.keys());
+    for (const issue of latest.keys())
+        issues.add(issue);
+    for (const issue of orphans.keys())
+        issues.add(issue);
+    const paused = input.pausedReason ? `paused: ${clean(input.pausedReason)}` : undefined;
     for (const issue of issues) {
-        const base = { issue, title: displayTitle(titles.get(issue), issue) };
+        const item = { issue, title: displayTitle(titles.get(issue), issue) };
         const orphan = orphans.get(issue);
         if (orphan) {
-            placeJob(place, base, orphan);
+            placeJob(place, clean, item, orphan);
             continue;
         }
         const crew = latest.get(issue);
-        const refused = !crew && input.trust && items.has(issue) ? untrustedReason(items.get(issue), input.trust) : undefined;
-        if (refused) {
-            place('untrusted', { ...base, reason: cleanText(refused) });
-            continue;
-        }
         if (!crew) {
-            place('ready', input.pausedReason ? { ...base, reason: `paused: ${cleanText(input.pausedReason)}` } : base);
+            const known = input.trust && items.get(issue);
+            const refused = known ? untrustedReason(known, input.trust) : undefined;
+            if (refused)
+                item.reason = clean(refused);
+            else if (paused)
+                item.reason = paused;
+            place(refused ? 'untrusted' : 'ready', item);
             continue;
         }
         const first = seconds(now, firstPlanned.get(issue));
-        const item = {
-            ...base,
-            crewId: crew.crewId,
-            agent: crew.agent,
-            daemon: crew.daemon,
-            attempt: crew.attempt,
-            ...(crew.slot !== undefined ? { slot: crew.slot } : {}),
-            ...(crew.repair ? { repair: true } : {}),
-            ...(first !== undefined ? { totalAgeSeconds: first } : {}),
-        };
+        item.crewId = crew.crewId;
+        item.agent = crew.agent;
+        item.daemon = crew.daemon;
+        item.attempt = crew.attempt;
+        if (crew.slot !== undefined)
+            item.slot = crew.slot;
+        if (crew.repair)
+            item.repair = true;
+        if (first !== undefined)
+            item.totalAgeSeconds = first;
         const state = states.get(issue) ?? READY;
         const job = byCrew.get(crew.crewId);
         if (state.kind === 'active') {
@@ -66273,29 +67145,39 @@ function buildLanes(input) {
                 place('planned', item, active.plannedAt);
         }
         else if (state.kind === 'stopped') {
-            place('stopped', { ...item, reason: STOP_REASON }, crew.finishedAt);
+            item.reason = STOP_REASON;
+            place('stopped', item, crew.finishedAt);
         }
         else if (state.kind === 'done') {
             const done = byCrew.get(state.crewId);
             if (done)
-                placeJob(place, item, done);
-            // Succeeded but not enqueued yet: on its way to the graders.
-            else
-                place('grading', { ...item, reason: 'awaiting enqueue' }, crew.finishedAt);
+                placeJob(place, clean, item, done);
+            else {
+                // Succeeded but not enqueued yet: on its way to the graders.
+                item.reason = 'awaiting enqueue';
+                place('grading', item, crew.finishedAt);
+            }
         }
         else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
             // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
-            place('paused', { ...item, reason: cleanText(crew.reason || crew.outcome) }, crew.finishedAt);
+            item.reason = clean(crew.reason || crew.outcome);
+            place('paused', item, crew.finishedAt);
         }
         else if (job?.verdict && !job.verdict.accepted) {
             const repair = state.kind === 'repair' ? '; repair queued' : '';
-            place('rejected', { ...item, ...(repair ? { repair: true } : {}), reason: cleanText(verdictReason(job) + repair) }, job.updatedAt);
+            if (repair)
+                item.repair = true;
+            item.reason = clean(verdictReason(job) + repair);
+            place('rejected', item, job.updatedAt);
         }
         else if (state.kind === 'repair') {
-            place('ready', { ...item, repair: true, reason: cleanText(`repair queued: ${crew.reason || crew.outcome}`) }, crew.finishedAt);
+            item.repair = true;
+            item.reason = clean(`repair queued: ${crew.reason || crew.outcome}`);
+            place('ready', item, crew.finishedAt);
         }
         else {
-            place('ready', { ...item, reason: cleanText(crew.reason || String(crew.outcome ?? '')) }, crew.finishedAt);
+            item.reason = clean(crew.reason || String(crew.outcome ?? ''));
+            place('ready', item, crew.finishedAt);
         }
     }
     return LANES.map((id) => {
@@ -66311,207 +67193,21 @@ function verdictReason(job) {
         return '';
     return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`;
 }
-function placeJob(place, item, job) {
-    const withJob = {
-        ...item,
-        crewId: job.job.crewId,
-        agent: item.agent ?? job.job.agent,
-        attempts: job.attempts,
-    };
+function placeJob(place, clean, item, job) {
+    item.crewId = job.job.crewId;
+    item.agent = item.agent ?? job.job.agent;
+    item.attempts = job.attempts;
     if (job.status === 'graded' && job.verdict) {
-        place(job.verdict.accepted ? 'accepted' : 'rejected', { ...withJob, reason: cleanText(verdictReason(job)) }, job.updatedAt);
+        item.reason = clean(verdictReason(job));
+        place(job.verdict.accepted ? 'accepted' : 'rejected', item, job.updatedAt);
     }
     else if (job.status === 'dead_letter') {
-        place('dead_letter', { ...withJob, reason: cleanText(job.lastError ?? 'dead letter') }, job.updatedAt);
+        item.reason = clean(job.lastError ?? 'dead letter');
+        place('dead_letter', item, job.updatedAt);
     }
     else {
-        const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
-        place('grading', { ...withJob, reason: cleanText(reason) }, job.enqueuedAt);
-    }
-}
-function withSince(item, since, now) {
-    if (!since)
-        return item;
-    const age = seconds(now, since);
-    return { ...item, since, ...(age !== undefined ? { ageSeconds: age } : {}) };
-}
-
-;// CONCATENATED MODULE: ./src/state/layout.ts
-
-/**
- * The state directory (docs/architecture.md). Everything durable lives here and nowhere else; checkpoint-state
- * saves and restores exactly this tree.
- */
-const STATE_FILES = {
-    /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
-    curriculum: 'curriculum.jsonl',
-    /** ETag and `since` cursor of the last fetch. */
-    curriculumMeta: 'curriculum-meta.json',
-    /** Crew lifecycle and worktree leases (events). */
-    crews: 'crews.jsonl',
-    /** Grading queue (events). */
-    grading: 'grading.jsonl',
-    /** Score ledger: one applied event per crew_id (events). */
-    scores: 'scores.jsonl',
-    /** GitHub side effects waiting for delivery (events). */
-    outbox: 'outbox.jsonl',
-    /** Outcome observations (fail-soft, append-only). */
-    observations: 'observations.jsonl',
-    /** Usage and spend reported by students (events). */
-    spend: 'spend.jsonl',
-    /** School-wide control: pauses, roster heartbeats (events). */
-    school: 'school.jsonl',
-    /** Append-only audit log of everything the school did. */
-    audit: 'events.jsonl',
-    /** Checkpoint manifest: generation and SHA-256 of every file. */
-    manifest: 'manifest.json',
-};
-const STATE_DIRS = {
-    bookbags: 'bookbags',
-    views: 'views',
-};
-class StateLayout {
-    root;
-    constructor(root) {
-        this.root = (0,external_node_path_namespaceObject.resolve)(root);
-    }
-    file(name) {
-        return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
-    }
-    bookbag(crewId) {
-        return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.bookbags, crewId);
-    }
-    view(name) {
-        return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.views, name);
-    }
-}
-
-;// CONCATENATED MODULE: ./src/board/sources.ts
-
-
-
-
-
-
-
-
-
-/**
- * Reading the state directory for the board. Each source is read on its own: one corrupt file
- * becomes a StateProblem (and its lanes say so) while the rest of the board still renders. The
- * reader is the shared one, so a corrupt complete line is quarantined here exactly as it would be
- * by any writer (N5.1).
- */
-class SourceReader {
-    layout;
-    problems = [];
-    constructor(layout) {
-        this.layout = layout;
-    }
-    /** Reads an event log; undefined (and a problem recorded) when it is corrupt or unreadable. */
-    log(file) {
-        try {
-            return new event_log_EventLog(this.layout.file(file)).read();
-        }
-        catch (e) {
-            this.fail(file, e);
-            return undefined;
-        }
-    }
-    /**
-     * Reads a log and folds it with the owning domain's fold. A fold that rejects a row (the spend
-     * ledger refuses an unusable amount) is a problem too, never a silently partial number.
-     */
-    fold(fold) {
-        const contents = this.log(fold.file);
-        if (!contents)
-            return undefined;
-        try {
-            return { state: fold_foldLog(fold, contents), contents };
-        }
-        catch (e) {
-            this.fail(fold.file, e);
-            return undefined;
-        }
-    }
-    /**
-     * Reads a log and folds it with a function that also derives something else in the same pass
-     * (`state` plus `extra`); a failure is a problem, as with `fold`.
-     */
-    foldWith(file, fn) {
-        const contents = this.log(file);
-        if (!contents)
-            return undefined;
-        try {
-            const { state, series } = fn(contents);
-            return { state, extra: series, contents };
-        }
-        catch (e) {
-            this.fail(file, e);
-            return undefined;
-        }
-    }
-    /** The crew registry, folded with the dispatch office's own fold. */
-    registry() {
-        return this.fold(crewFold)?.state;
-    }
-    /** The materialized curriculum; items that do not match the schema are skipped and reported. */
-    curriculum() {
-        let read;
-        try {
-            read = readCurriculumFile(this.layout);
-        }
-        catch (e) {
-            this.fail('curriculum', e);
-            return undefined;
-        }
-        const { items } = read;
-        const bad = read.invalid.length;
-        if (bad > 0) {
-            this.problems.push({
-                file: STATE_FILES.curriculum,
-                message: `${bad} curriculum record(s) do not match the curriculum schema and are not shown; rerun fetch-curriculum`,
-            });
-        }
-        return items;
-    }
-    /** Records a failed read. CorruptStateError carries the quarantine path. */
-    fail(file, e) {
-        if (e instanceof errors_CorruptStateError) {
-            this.problems.push({
-                file: STATE_FILES[file],
-                ...(e.quarantinedTo ? { quarantinedTo: e.quarantinedTo } : {}),
-                message: e.message,
-            });
-        }
-        else {
-            this.problems.push({ file: STATE_FILES[file], message: `could not read: ${message(e)}` });
-        }
-    }
-    /**
-     * Quarantined copies left by an earlier read (`<file>.corrupt-<ts>`): the live file is gone or
-     * restarted, so without this the board would show an empty school where there was corruption.
-     * They stay on the board until an operator repairs and removes them.
-     */
-    quarantined() {
-        let names;
-        try {
-            names = (0,external_node_fs_namespaceObject.readdirSync)(this.layout.root);
-        }
-        catch {
-            return;
-        }
-        const known = new Set(this.problems.map((p) => p.quarantinedTo && (0,external_node_path_namespaceObject.basename)(p.quarantinedTo)));
-        for (const name of names.sort()) {
-            const at = name.indexOf('.corrupt-');
-            if (at <= 0 || known.has(name))
-                continue;
-            this.problems.push({
-                file: name.slice(0, at),
-                quarantinedTo: `${this.layout.root}/${name}`,
-                message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`,
-            });
-        }
+        item.reason = clean(job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status);
+        place('grading', item, job.enqueuedAt);
     }
 }
 
@@ -66521,27 +67217,19 @@ class SourceReader {
 
 
 
-
-
-
-
-
 /**
- * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold.
- * Read-only apart from the shared reader's quarantine of a corrupt complete line (N5.1). Never
- * throws on bad state: every source that cannot be read becomes a problem on the board, lanes that
- * depend on it say they may be incomplete, and the rest still renders.
+ * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold,
+ * folded once and reused across runs (src/board/board-fold.ts). It writes nothing but the shared
+ * reader's quarantine of a corrupt complete line (N5.1) and the persisted fold under `views/`.
+ * Never throws on bad state: every source that cannot be read becomes a problem on the board,
+ * lanes that depend on it say they may be incomplete, and the rest still renders.
  */
 function buildView(layout, config, now = new Date()) {
-    const reader = new SourceReader(layout);
-    const registry = reader.fold(crewFold)?.state;
-    const curriculum = reader.curriculum();
-    // The grading log is folded once: the depth series is a by-product of the same replay.
-    const grading = reader.foldWith('grading', foldQueueSeries);
-    const ledger = reader.fold(ledgerFold)?.state;
-    const school = reader.fold(schoolFold)?.state;
-    const spend = reader.fold(spendFold)?.state;
-    reader.quarantined();
+    return viewOf(loadBoardSources(layout), layout.root, config, now);
+}
+/** The view from folded sources (pure: the same sources, config and time give the same view). */
+function viewOf(sources, stateDir, config, now = new Date()) {
+    const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
     const active = (school?.pauses ?? []).map((p) => ({
         reason: cleanText(p.reason, 400),
         since: p.at,
@@ -66556,7 +67244,8 @@ function buildView(layout, config, now = new Date()) {
         ...(curriculum ? { curriculum } : {}),
         ...(grading ? { queue: grading.state } : {}),
         ...(active[0] ? { pausedReason: active[0].reason } : {}),
-        deliveries: deliveries(layout),
+        ...(school?.requeues ? { requeues: school.requeues } : {}),
+        deliveries: sources.deliveries,
     });
     markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
     const counts = Object.fromEntries(LANES.map((l) => [l, 0]));
@@ -66568,9 +67257,9 @@ function buildView(layout, config, now = new Date()) {
     const view = {
         schema: 1,
         generatedAt: now.toISOString(),
-        stateDir: layout.root,
-        healthy: reader.problems.length === 0,
-        problems: reader.problems,
+        stateDir,
+        healthy: problems.length === 0,
+        problems,
         lanes,
         counts,
         daemons: daemonLoads(config, registry, school, now).map((d) => ({
@@ -66588,7 +67277,7 @@ function buildView(layout, config, now = new Date()) {
         queue: {
             depth: grading ? queued(grading.state) : 0,
             deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
-            series: grading?.extra ?? [],
+            series: grading?.series ?? [],
         },
         spend: {
             spentUsd: round(spentUsd, 4),
@@ -66609,15 +67298,6 @@ function buildView(layout, config, now = new Date()) {
  * of a large board) take a direct pass over their string fields, with repeated values (agents,
  * daemons, reasons) redacted once; the rest goes through the structural redactor.
  */
-/** Delivered branches and pull requests; an unreadable outbox only drops the links. */
-function deliveries(layout) {
-    try {
-        return new Outbox(layout).deliveries();
-    }
-    catch {
-        return new Map();
-    }
-}
 function redactView(view) {
     const memo = new Map();
     const text = (s) => {
@@ -66627,20 +67307,27 @@ function redactView(view) {
         return v;
     };
     // crewId is an identity field (the redactor leaves it everywhere); titles and reasons come out of
-    // cleanText, which redacts before it clips, so a second pass would find nothing.
-    const skip = new Set(['crewId', 'title', 'reason']);
+    // cleanText, which redacts before it clips, so a second pass would find nothing. Items and bars
+    // were built for this view alone: they are redacted in place.
     const strings = (o) => {
-        const out = {};
-        for (const [k, v] of Object.entries(o))
-            out[k] = typeof v === 'string' && !skip.has(k) ? text(v) : v;
-        return out;
+        const r = o;
+        for (const k in r) {
+            const v = r[k];
+            if (typeof v === 'string' && k !== 'crewId' && k !== 'title' && k !== 'reason')
+                r[k] = text(v);
+        }
+        return o;
     };
     const { lanes, timeline, ...rest } = view;
     const safe = redact(rest);
     return {
         ...safe,
-        lanes: lanes.map((l) => ({ ...strings(l), items: l.items.map(strings) })),
-        timeline: { ...strings(timeline), bars: timeline.bars.map(strings) },
+        lanes: lanes.map((l) => {
+            const lane = strings({ ...l });
+            lane.items = l.items.map(strings);
+            return lane;
+        }),
+        timeline: { ...strings({ ...timeline }), bars: timeline.bars.map(strings) },
     };
 }
 const round = (n, digits) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -66664,6 +67351,27 @@ function markIncomplete(lanes, ok) {
             lane.incomplete = `${files.join(', ')} unreadable: this lane may be missing items`;
     }
 }
+/**
+ * Daemon, slot, start, each in localeCompare's order. Daemons are ranked once; starts in the one
+ * shape `toISOString` writes differ only in digits at the same places, where localeCompare's order
+ * is the code-unit order, so they are compared directly (any other shape goes to the collator).
+ */
+function timelineOrder(bars) {
+    const { compare } = new Intl.Collator();
+    const rank = new Map();
+    let r = 0;
+    let prev;
+    for (const d of [...new Set(bars.map((b) => b.daemon))].sort(compare)) {
+        if (prev !== undefined && compare(prev, d) !== 0)
+            r++;
+        rank.set(d, r);
+        prev = d;
+    }
+    const iso = bars.every((b) => ISO.test(b.start));
+    const start = iso ? (a, b) => (a < b ? -1 : a > b ? 1 : 0) : compare;
+    return (a, b) => rank.get(a.daemon) - rank.get(b.daemon) || a.slot - b.slot || start(a.start, b.start);
+}
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 function timeline(registry, now) {
     const bars = [];
     for (const c of Object.values(registry?.crews ?? {})) {
@@ -66684,7 +67392,7 @@ function timeline(registry, now) {
             bar.outcome = c.outcome;
         bars.push(bar);
     }
-    bars.sort((a, b) => a.daemon.localeCompare(b.daemon) || a.slot - b.slot || a.start.localeCompare(b.start));
+    bars.sort(timelineOrder(bars));
     const start = bars.reduce((m, b) => (m === undefined || b.start < m ? b.start : m), undefined);
     return { ...(start ? { start } : {}), end: now.toISOString(), bars };
 }
@@ -66705,7 +67413,7 @@ function boardSummary(action, layout, config, logger) {
         return actionSummaryMarkdown(action, buildView(layout, config), BOARD_ARTIFACT);
     }
     catch (e) {
-        logger.warning(`could not add the board to the job summary: ${message(e)}`);
+        logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
         return undefined;
     }
 }
@@ -66747,7 +67455,7 @@ async function runAction(main) {
         if (reported)
             return;
         reported = true;
-        setFailed(redact_redactText(message(e)));
+        setFailed(redact_redactText(errors_message(e)));
     };
     process.on('unhandledRejection', fail);
     try {
@@ -66768,7 +67476,7 @@ async function writeSummary(build, logger) {
         await summary.write();
     }
     catch (e) {
-        logger?.warning(`could not write the job summary: ${message(e)}`);
+        logger?.warning(`could not write the job summary: ${errors_message(e)}`);
     }
     finally {
         summary.emptyBuffer();
