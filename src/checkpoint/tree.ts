@@ -28,7 +28,8 @@ export function excluded(path: string, isDir: boolean): string | undefined {
   const name = path.split('/').pop() ?? path;
   if (path === MANIFEST_FILE || path === MARK_FILE) return 'written by the checkpoint itself';
   if (path === STATE_DIRS.views) return 'views are rebuilt from the event logs';
-  if (isDir && name.endsWith('.lock')) return 'lock';
+  // Lock directories, and the grading writer's mailbox (its requests are not facts until written).
+  if (isDir && (name.endsWith('.lock') || name.endsWith('.handover'))) return 'lock';
   if (name.startsWith('.') && name.endsWith('.tmp')) return 'unfinished atomic write';
   if (name.includes('.corrupt-')) return 'quarantined corrupt file (kept on this machine only)';
   return undefined;

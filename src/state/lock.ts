@@ -2,7 +2,10 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  rmdirSync,
+  statSync,
   unlinkSync,
+  utimesSync,
   watch,
   writeFileSync,
   type FSWatcher,
@@ -168,6 +171,97 @@ class Ticket {
       unlinkSync(join(this.dir, this.name));
     } catch {
       // Already gone.
+    }
+  }
+}
+
+/** A lock taken by `tryLock`: release it once, in a `finally`. */
+export interface HeldLock {
+  release(): void;
+  /** Set when the lock was lost while held (its refresh failed, or it was taken over as stale). */
+  compromised(): Error | undefined;
+}
+
+/**
+ * Takes the lock on `target` if it is free (or stale) right now, without waiting: for a process
+ * that has something better to do than wait, such as handing its work to the holder
+ * (src/grading/handover.ts). Undefined when another process holds it.
+ *
+ * The same directory protocol as `withLock` — `<target>.lock`, its mtime refreshed every
+ * `LOCK_OPTIONS.update` ms while held, stale after `LOCK_OPTIONS.stale` ms — so the two exclude
+ * each other, but in a few system calls (one mkdir to take, one rmdir to release): the grading
+ * writer takes it once per round, and a process that finds it taken pays one mkdir and one stat.
+ */
+export function tryLock(target: string): HeldLock | undefined {
+  const path = `${target}.lock`;
+  if (!makeLockDir(path)) {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st && Date.now() - st.mtimeMs <= LOCK_OPTIONS.stale) return undefined;
+    // Stale: its holder died without releasing it (or it was released just now).
+    try {
+      if (st) rmdirSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    }
+    if (!makeLockDir(path)) return undefined;
+  }
+  let mtime = statSync(path).mtimeMs;
+  let lost: Error | undefined;
+  let released = false;
+  const refresh = setInterval(() => {
+    try {
+      if (statSync(path).mtimeMs !== mtime) throw new Error('it was taken over as stale');
+      const now = new Date();
+      utimesSync(path, now, now);
+      mtime = statSync(path).mtimeMs;
+    } catch (e) {
+      lost = new LockError(`lock on ${target} was lost while held: ${(e as Error).message}`);
+      clearInterval(refresh);
+    }
+  }, LOCK_OPTIONS.update);
+  refresh.unref();
+  heldDirs.add(path);
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      clearInterval(refresh);
+      heldDirs.delete(path);
+      if (lost) return; // someone else's now
+      try {
+        rmdirSync(path);
+      } catch {
+        // Already gone.
+      }
+    },
+    compromised: () => lost,
+  };
+}
+
+/** Lock directories `tryLock` holds, removed if the process exits while holding them. */
+const heldDirs = new Set<string>();
+process.once('exit', () => {
+  for (const p of heldDirs) {
+    try {
+      rmdirSync(p);
+    } catch {
+      // Gone.
+    }
+  }
+});
+
+/** mkdir of a lock directory: true when made, false when it exists; its parent is made on demand. */
+function makeLockDir(path: string): boolean {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      mkdirSync(path);
+      return true;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return false;
+      if (code !== 'ENOENT' || attempt > 0)
+        throw new LockError(`could not lock ${path}: ${(e as Error).message}`, { cause: e });
+      mkdirSync(dirname(path), { recursive: true });
     }
   }
 }
