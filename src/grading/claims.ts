@@ -68,7 +68,9 @@ export function decideClaims(state: QueueState, candidates: string[], o: ClaimOp
       jobKey: key,
       worker: o.worker,
       attempt: attempts + 1,
-      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
+      leaseUntil: new Date(
+        o.now.getTime() + o.leaseMs * (1 + Math.floor(claimed.length / (o.wave ?? o.limit))),
+      ).toISOString(),
     };
     append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
     claimed.push({

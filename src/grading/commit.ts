@@ -26,10 +26,11 @@ export interface CommitRequest {
   graded: Array<{ jobKey: string; verdict: Verdict; score: MarkedScore }>;
   failed: Array<{ jobKey: string; error: string }>;
   /**
-   * The next wave: up to `limit` jobs, each leased for `leaseMs`, taken in order from `candidates`
-   * — or, without them, from the drain's snapshot, taken in this round (the reply returns it).
+   * The next jobs: up to `limit`, taken in order from `candidates` — or, without them, from the
+   * drain's snapshot, taken in this round (the reply returns it) — and leased for `leaseMs` per
+   * wave of `wave` jobs (see ClaimOptions.wave).
    */
-  claim?: { candidates?: string[]; limit: number; leaseMs: number };
+  claim?: { candidates?: string[]; limit: number; wave: number; leaseMs: number };
   /**
    * Outbox entries and observations, recorded after the marks are fsynced — `now`, or only
    * `if-ending` (this request turns out to be the drain's last): those of jobs marked in earlier
@@ -140,6 +141,7 @@ export async function commitRound(
                 worker: r.worker,
                 now,
                 leaseMs: r.claim.leaseMs,
+                wave: r.claim.wave,
                 maxAttempts: r.maxAttempts,
                 limit: r.claim.limit,
               },

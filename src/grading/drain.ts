@@ -102,6 +102,27 @@ function verdictOf(job: GradingJob, verdict: Verdict): DrainVerdict {
   };
 }
 
+/**
+ * A claimed batch judged within FAST_BATCH_MS makes the next claim twice as big, up to
+ * MAX_BATCH_WAVES waves of `workers` jobs; judging stays at most `workers` jobs at once (N6.1).
+ */
+const FAST_BATCH_MS = 50;
+const MAX_BATCH_WAVES = 8;
+
+/** Runs `fn` over `items`, at most `limit` at once; results in the order of `items`. */
+async function inPool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const run = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+  return out;
+}
+
 /** Outbox entries and observations are recorded in batches: this many entries, or this old. */
 const FLUSH_ENTRIES = 256;
 const FLUSH_MS = 2_000;
@@ -163,6 +184,8 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     since: performance.now(),
   };
   let ended = false;
+  /** Jobs claimed at a time: `workers`, more while batches are judged quickly (see below). */
+  let batch = workers;
 
   /**
    * One request to the grading writer: the wave just judged (scores, marks, failures), the next
@@ -204,7 +227,9 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
         score: { data: scores[i]!, at },
       })),
       failed,
-      ...(claim ? { claim: { ...(candidates ? { candidates } : {}), limit: workers, leaseMs } } : {}),
+      ...(claim
+        ? { claim: { ...(candidates ? { candidates } : {}), limit: batch, wave: workers, leaseMs } }
+        : {}),
       ...(when
         ? {
             record: {
@@ -257,18 +282,23 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   try {
     let claimed = await send([], [], true);
     while (claimed.length > 0) {
-      const results = await Promise.all(
-        claimed.map(async ({ job }) => {
-          try {
-            await stage('claimed', job.jobKey);
-            const verdict = await grade(job);
-            await stage('judged', job.jobKey);
-            return { job, verdict };
-          } catch (e) {
-            return { job, error: message(e) };
-          }
-        }),
-      );
+      const started = performance.now();
+      const results = await inPool(claimed, workers, async ({ job }) => {
+        try {
+          await stage('claimed', job.jobKey);
+          const verdict = await grade(job);
+          await stage('judged', job.jobKey);
+          return { job, verdict };
+        } catch (e) {
+          return { job, error: message(e) };
+        }
+      });
+      // A batch judged this fast: claim a bigger one next (fewer rounds; its later waves are leased
+      // for longer, see ClaimOptions.wave); a slow one (real judges take seconds): one wave again.
+      batch =
+        performance.now() - started < FAST_BATCH_MS
+          ? Math.min(batch * 2, workers * MAX_BATCH_WAVES)
+          : workers;
       const wave = results.flatMap((w) => (w.verdict ? [{ job: w.job, verdict: w.verdict }] : []));
       const failed = results.flatMap((w) => (w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error! }]));
       // One round settles this wave and claims the next; the drain ends with the round whose claim

@@ -197,6 +197,11 @@ export interface ClaimOptions {
   worker: string;
   now: Date;
   leaseMs: number;
+  /**
+   * Jobs judged at once. A claim bigger than one wave leases its k-th wave (counting from 0) for
+   * (k + 1) × `leaseMs`: each job still gets `leaseMs` from when its wave can start. Default: `limit`.
+   */
+  wave?: number;
   maxAttempts: number;
   /** Upper bound of jobs claimed in this transaction. */
   limit: number;
