@@ -5,6 +5,7 @@ import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { StateLayout } from '../state/layout.js';
+import { monotonicMs } from '../state/lock.js';
 import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger } from './ledger.js';
 import { observationOf, type Observation } from './observations.js';
@@ -181,7 +182,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   let later: { outbox: OutboxEntry[]; observations: Observation[]; since: number } = {
     outbox: [],
     observations: [],
-    since: performance.now(),
+    since: monotonicMs(),
   };
   let ended = false;
   /** Jobs claimed at a time: `workers`, more while batches are judged quickly (see below). */
@@ -209,7 +210,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     const when =
       last === 'always' ||
       waiting >= FLUSH_ENTRIES ||
-      (waiting > 0 && performance.now() - later.since >= FLUSH_MS)
+      (waiting > 0 && monotonicMs() - later.since >= FLUSH_MS)
         ? 'now'
         : last && waiting > 0
           ? 'if-ending'
@@ -246,7 +247,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     r.outboxPending = reply.outboxPending;
     ended ||= reply.ended;
     const record = when === 'now' || (when === 'if-ending' && reply.ended);
-    if (record) later = { outbox: [], observations: [], since: performance.now() };
+    if (record) later = { outbox: [], observations: [], since: monotonicMs() };
     for (const w of reply.warnings) logger.warning(w);
     const gradedNow = new Set(reply.graded);
     for (const [i, { job, verdict }] of wave.entries()) {
@@ -282,7 +283,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   try {
     let claimed = await send([], [], true);
     while (claimed.length > 0) {
-      const started = performance.now();
+      const started = monotonicMs();
       const results = await inPool(claimed, workers, async ({ job }) => {
         try {
           await stage('claimed', job.jobKey);
@@ -296,9 +297,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       // A batch judged this fast: claim a bigger one next (fewer rounds; its later waves are leased
       // for longer, see ClaimOptions.wave); a slow one (real judges take seconds): one wave again.
       batch =
-        performance.now() - started < FAST_BATCH_MS
-          ? Math.min(batch * 2, workers * MAX_BATCH_WAVES)
-          : workers;
+        monotonicMs() - started < FAST_BATCH_MS ? Math.min(batch * 2, workers * MAX_BATCH_WAVES) : workers;
       const wave = results.flatMap((w) => (w.verdict ? [{ job: w.job, verdict: w.verdict }] : []));
       const failed = results.flatMap((w) => (w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error! }]));
       // One round settles this wave and claims the next; the drain ends with the round whose claim

@@ -1,7 +1,7 @@
 import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { hostname } from 'node:os';
 import { LockError, SchoolError } from '../errors.js';
-import { LOCK_WAIT_BUDGET_MS, tryLock, type HeldLock } from '../state/lock.js';
+import { LOCK_WAIT_BUDGET_MS, monotonicMs, tryLock, type HeldLock } from '../state/lock.js';
 import { commitRound, type CommitReply, type CommitRequest, type RoundContext } from './commit.js';
 import { Mailbox } from './mailbox.js';
 
@@ -52,6 +52,8 @@ export interface Committed {
   waitedMs: number;
 }
 
+const hostName = hostname();
+
 export class GradingWriter {
   readonly mailbox: Mailbox;
   private readonly target: string;
@@ -72,19 +74,19 @@ export class GradingWriter {
   }
 
   static identity(): Pick<CommitRequest, 'pid' | 'host'> {
-    return { pid: process.pid, host: hostname() };
+    return { pid: process.pid, host: hostName };
   }
 
   /** Commits `request`: as the writer when the lock is free or already held, else through its holder. */
   async commit(request: CommitRequest): Promise<Committed> {
-    const started = performance.now();
+    const started = monotonicMs();
     if (this.tenure || this.begin()) {
       const reply = await this.round(request);
       return { reply: reply!, waitedMs: 0 };
     }
     this.mailbox.post(request);
     const reply = await this.awaitReply(request.id, started);
-    return { reply, waitedMs: performance.now() - started };
+    return { reply, waitedMs: monotonicMs() - started };
   }
 
   /** Ends this process's tenure as the writer: what waits is served, the lock released. */
@@ -108,7 +110,7 @@ export class GradingWriter {
   /** Takes the lock if it is free, and starts watching the mailbox. */
   private begin(held = tryLock(this.target)): boolean {
     if (!held) return false;
-    const t: NonNullable<GradingWriter['tenure']> = { lock: held, since: performance.now() };
+    const t: NonNullable<GradingWriter['tenure']> = { lock: held, since: monotonicMs() };
     this.tenure = t;
     try {
       mkdirSync(this.mailbox.dir, { recursive: true });
@@ -167,7 +169,7 @@ export class GradingWriter {
 
   private linger(t: NonNullable<GradingWriter['tenure']>): void {
     clearTimeout(t.idle);
-    const left = MAX_HOLD_MS - (performance.now() - t.since);
+    const left = MAX_HOLD_MS - (monotonicMs() - t.since);
     t.idle = setTimeout(() => void this.close(), Math.max(0, Math.min(LINGER_MS, left)));
     t.idle.unref();
   }
@@ -187,13 +189,13 @@ export class GradingWriter {
       signalled = true; // no notification here: look at once, then back off
     }
     let backoff = FIRST_BACKOFF_MS;
-    let nextTry = performance.now(); // once right after posting, then on the backoff
+    let nextTry = monotonicMs(); // once right after posting, then on the backoff
     try {
-      while (performance.now() - started < LOCK_WAIT_BUDGET_MS) {
+      while (monotonicMs() - started < LOCK_WAIT_BUDGET_MS) {
         signalled = false;
         const reply = this.mailbox.take(id);
         if (reply) return reply;
-        if (performance.now() >= nextTry) {
+        if (monotonicMs() >= nextTry) {
           const held = tryLock(this.target);
           if (held) {
             const late = this.mailbox.take(id); // answered between the two looks
@@ -204,12 +206,12 @@ export class GradingWriter {
             this.begin(held);
             return (await this.round(undefined, id))!;
           }
-          nextTry = performance.now() + backoff;
+          nextTry = monotonicMs() + backoff;
           backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
         }
         if (!signalled) {
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(done, Math.max(1, nextTry - performance.now()));
+            const timer = setTimeout(done, Math.max(1, nextTry - monotonicMs()));
             function done() {
               clearTimeout(timer);
               wake = undefined;

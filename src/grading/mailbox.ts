@@ -35,8 +35,14 @@ export class Mailbox {
 
   /** Creates the request file whole: one line, exclusive create. */
   post(request: CommitRequest): void {
-    mkdirSync(this.dir, { recursive: true });
-    writeFileSync(this.path(request.id), JSON.stringify(request) + '\n', { flag: 'wx' });
+    const text = JSON.stringify(request) + '\n';
+    try {
+      writeFileSync(this.path(request.id), text, { flag: 'wx' });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      mkdirSync(this.dir, { recursive: true });
+      writeFileSync(this.path(request.id), text, { flag: 'wx' });
+    }
   }
 
   /** Appends the reply line; a request its requester withdrew (no file) gets none. */
