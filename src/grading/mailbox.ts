@@ -11,7 +11,6 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { join } from 'node:path';
 import type { CommitReply, CommitRequest } from './commit.js';
 
 /** Requests answered long ago (their process died) or never finished are removed after this long. */
@@ -30,7 +29,7 @@ export class Mailbox {
   constructor(readonly dir: string) {}
 
   path(id: string): string {
-    return join(this.dir, `${id}${SUFFIX}`);
+    return `${this.dir}/${id}${SUFFIX}`;
   }
 
   /** Creates the request file whole: one line, exclusive create. */
@@ -102,7 +101,7 @@ export class Mailbox {
     const out: CommitRequest[] = [];
     for (const name of names) {
       if (!name.endsWith(SUFFIX)) continue;
-      const file = join(this.dir, name);
+      const file = `${this.dir}/${name}`;
       let text: string;
       try {
         text = readFileSync(file, 'utf8');
