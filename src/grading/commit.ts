@@ -2,17 +2,23 @@ import { hostname } from 'node:os';
 import type { Logger } from '../log.js';
 import { event, isKnown } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';
+import { monotonicMs } from '../state/lock.js';
 import type { ScoreApplied, ScoreLedger } from './ledger.js';
 import { appendObservationsHeld, type Observation } from './observations.js';
 import type { Outbox, OutboxEntry, OutboxState } from './outbox.js';
-import type { GradingQueue, JobState, MarkedScore, QueueState } from './queue.js';
+import { claimable } from './claims.js';
+import { scoreOf } from './records.js';
+import type { GradingJob } from '../schemas/grading.js';
+import type { GradingQueue, MarkedScore, QueueState } from './queue.js';
 import type { Verdict } from './verdict.js';
 
 /**
  * What a drain asks of the grading writer in one round (docs/grading.md, "Writer and handover"):
  * the scores of the jobs it judged, the verdicts to mark graded, the failures, the next wave to
  * claim, and the outbox entries and observations to record. Plain JSON: it travels through a file
- * when another process holds the grading lock (handover.ts).
+ * when another process holds the grading lock (handover.ts). Every field holds redacted data only:
+ * the drain redacts each part as it builds it (drain.ts), so the mailbox holds no secret and a
+ * round appends what it builds from requests without walking it again.
  */
 export interface CommitRequest {
   id: string;
@@ -57,8 +63,10 @@ export interface CommitReply {
   failed: string[];
   deadLettered: string[];
   claim?: {
-    claimed: JobState[];
-    deadLettered: JobState[];
+    /** The jobs claimed: what a judge needs of them. */
+    claimed: GradingJob[];
+    /** Jobs whose expired lease used their last attempt: dead letters now. */
+    deadLettered: Array<{ jobKey: string; lastError: string }>;
     /** Candidates taken off the list (claimed, dead, or no longer claimable). */
     consumed: number;
     /** When the request took its snapshot here: its size and the keys left after this claim. */
@@ -116,20 +124,27 @@ const hostName = hostname();
  * entries lost with the page cache are recorded again from their marks (`reconcile`);
  * observations are fail-soft.
  *
+ * Requests hold redacted data only (see CommitRequest), and a round builds every record it
+ * appends from them and from the state (redacted on its way in): the appends skip a second
+ * redaction walk.
+ *
  * A throw before step 3 has appended leaves no mark and no claim behind, only scores, which a
  * retried request finds already applied.
  */
 export async function commitRound(
-  ctx: RoundContext & { reconciled?: boolean },
+  ctx: RoundContext & { reconciled?: boolean; seen?: Map<string, number> },
   requests: readonly CommitRequest[],
+  /** The writer's own request, if any: while others are active its claims stay at one wave. */
+  own?: CommitRequest,
 ): Promise<CommitReply[]> {
   if (requests.some((r) => r.claim)) ctx.ledger.check();
   const batches = requests
     .filter((r) => r.scores.length > 0)
     .map((r) => ({ items: r.scores, at: new Date(r.at) }));
-  const applied = new Set(ctx.ledger.applyHeld(batches, { sync: false }));
+  const applied = new Set(ctx.ledger.applyHeld(batches, { sync: false, redacted: true }));
   await ctx.onScored?.(requests);
 
+  const share = fairShare(ctx, requests, own);
   const outcomes = ctx.queue.settleHeld(
     requests.map((r) => {
       const now = new Date(r.at);
@@ -143,7 +158,7 @@ export async function commitRound(
                 leaseMs: r.claim.leaseMs,
                 wave: r.claim.wave,
                 maxAttempts: r.maxAttempts,
-                limit: r.claim.limit,
+                limit: share(r, r.claim.limit, r.claim.wave),
               },
             }
           : undefined;
@@ -156,6 +171,7 @@ export async function commitRound(
         ...(claim ? { claim } : {}),
       };
     }),
+    { redacted: true },
   );
   const ending = requests.map(
     (r, i) =>
@@ -175,7 +191,7 @@ export async function commitRound(
   });
   if (!ctx.reconciled) {
     const queue = ctx.queue.stateHeld();
-    ctx.ledger.applyHeld(lostScores(queue, ctx.ledger), { sync: false });
+    ctx.ledger.applyHeld(lostScores(queue, ctx.ledger), { sync: false, redacted: true });
     if (ctx.reconcile) outbox.push(...ctx.reconcile(queue, ctx.outbox.current()));
     ctx.reconciled = true;
   }
@@ -183,10 +199,10 @@ export async function commitRound(
   if (end) ctx.ledger.sync();
   if (outbox.length > 0 || end) ctx.queue.sync();
   const last = requests.at(-1);
-  await ctx.outbox.record(outbox, last ? new Date(last.at) : new Date(), { sync: false });
+  await ctx.outbox.record(outbox, last ? new Date(last.at) : new Date(), { sync: false, redacted: true });
   const warnings: string[] = [];
   const warn: Pick<Logger, 'warning'> = { warning: (m) => warnings.push(m) };
-  appendObservationsHeld(ctx.layout, observations, warn, { sync: false });
+  appendObservationsHeld(ctx.layout, observations, warn, { sync: false, redacted: true });
   if (end) {
     try {
       ctx.ledger.writeView();
@@ -208,11 +224,17 @@ export async function commitRound(
       deadLettered: o.deadLettered,
       ...(r.claim
         ? {
-            claim: o.claim ?? {
-              claimed: [],
-              deadLettered: [],
-              consumed: r.claim.candidates?.length ?? 0,
-            },
+            claim: o.claim
+              ? {
+                  claimed: o.claim.claimed.map((j) => j.job),
+                  deadLettered: o.claim.deadLettered.map((j) => ({
+                    jobKey: j.job.jobKey,
+                    lastError: j.lastError ?? '',
+                  })),
+                  consumed: o.claim.consumed,
+                  ...(o.claim.snapshot ? { snapshot: o.claim.snapshot } : {}),
+                }
+              : { claimed: [], deadLettered: [], consumed: r.claim.candidates?.length ?? 0 },
           }
         : {}),
       ended: ending[i]!,
@@ -222,15 +244,47 @@ export async function commitRound(
   });
 }
 
+/** A drain counts as active this long after its last request (for the fair share of claims). */
+const ACTIVE_MS = 2_000;
+
+/**
+ * Claims bigger than one wave (a drain whose judge is fast, see drain.ts) are capped at a fair
+ * share: the claimable jobs divided by the drains this writer saw lately. The writer's own drain
+ * claims without a round trip, so it would take the queue and judge it on the core every round
+ * runs on while the others wait: while others are active, it claims one wave at a time.
+ */
+function fairShare(
+  ctx: RoundContext & { seen?: Map<string, number> },
+  requests: readonly CommitRequest[],
+  own: CommitRequest | undefined,
+): (r: CommitRequest, limit: number, wave: number) => number {
+  const seen = (ctx.seen ??= new Map());
+  const now = monotonicMs();
+  for (const r of requests) seen.set(r.worker, now);
+  for (const [worker, at] of seen) if (now - at > ACTIVE_MS) seen.delete(worker);
+  if (seen.size <= 1) return (_r, limit) => limit;
+  let claimableJobs: number | undefined;
+  return (r, limit, wave) => {
+    if (limit <= wave) return limit;
+    if (r === own) return wave;
+    if (claimableJobs === undefined) {
+      const at = new Date();
+      claimableJobs = Object.values(ctx.queue.stateHeld().jobs).filter((j) => claimable(j, at)).length;
+    }
+    return Math.min(limit, Math.max(wave, Math.ceil(claimableJobs / seen.size)));
+  };
+}
+
 /** Scores carried by graded marks that the ledger lacks (lost with the page cache), with their times. */
 function lostScores(queue: QueueState, ledger: ScoreLedger): Array<{ items: ScoreApplied[]; at: Date }> {
   const contents = ledger.log.readLatest();
   const lost: Array<{ items: ScoreApplied[]; at: Date }> = [];
   for (const j of Object.values(queue.jobs)) {
-    if (j.status !== 'graded' || !j.score) continue;
+    if (j.status !== 'graded' || !j.score || !j.verdict) continue;
+    const data = scoreOf(j.job, j.verdict, j.score.alpha);
     const at = new Date(j.score.at);
-    const e = event('score.applied', `score:${j.score.data.crewId}`, j.score.data, at);
-    if (!isKnown(contents, e)) lost.push({ items: [j.score.data], at });
+    if (!isKnown(contents, event('score.applied', `score:${data.crewId}`, data, at)))
+      lost.push({ items: [data], at });
   }
   return lost;
 }

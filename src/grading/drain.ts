@@ -9,6 +9,7 @@ import { monotonicMs } from '../state/lock.js';
 import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger } from './ledger.js';
 import { observationOf, type Observation } from './observations.js';
+import { redact, redactText } from '../security/redact.js';
 import type { Deliverer } from '../delivery/deliver.js';
 import { Outbox, type GitHubPort, type OutboxEntry } from './outbox.js';
 import { GradingQueue } from './queue.js';
@@ -159,6 +160,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
   }
   const scoredInRound = new Set<string>();
+  const safeWorker = redactText(worker);
   const writer = new GradingWriter({
     layout,
     queue: new GradingQueue(layout, warn),
@@ -167,7 +169,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     reconcile: (q, known) => missingOutboxEntries(config, q, known, !!o.delivery),
     // When this drain writes its own round: the point where its scores exist without their marks.
     onScored: async (requests) => {
-      for (const q of requests.filter((q) => q.worker === worker))
+      for (const q of requests.filter((q) => q.worker === safeWorker))
         for (const s of q.scores) {
           scoredInRound.add(s.jobKey);
           await stage('scored', s.jobKey);
@@ -200,8 +202,11 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     last?: CommitRequest['last'],
   ) => {
     const at = now().toISOString();
-    const scores = wave.map(({ job, verdict }) => scoreOf(job, verdict, config.grading.emaAlpha));
-    const records = wave.map(({ job, verdict }) => ({
+    // A request holds redacted data only (CommitRequest): the verdicts are redacted here, once, and
+    // everything else comes from them, the jobs (from the state) and the configuration.
+    const safe = wave.map(({ job, verdict }) => ({ job, verdict: redact(verdict) }));
+    const scores = safe.map(({ job, verdict }) => scoreOf(job, verdict, config.grading.emaAlpha));
+    const records = safe.map(({ job, verdict }) => ({
       outbox: outboxEntries(config, job, verdict, !!o.delivery),
       observation: observationOf(job, verdict, now()),
     }));
@@ -217,17 +222,17 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
           : undefined;
     const request: CommitRequest = {
       id: writer.nextId(),
-      worker,
+      worker: safeWorker,
       at,
       maxAttempts,
       ...identity,
       scores,
-      graded: wave.map(({ job, verdict }, i) => ({
+      graded: safe.map(({ job, verdict }) => ({
         jobKey: job.jobKey,
         verdict,
-        score: { data: scores[i]!, at },
+        score: { alpha: config.grading.emaAlpha, at },
       })),
-      failed,
+      failed: failed.map((f) => ({ jobKey: f.jobKey, error: redactText(f.error) })),
       ...(claim
         ? { claim: { ...(candidates ? { candidates } : {}), limit: batch, wave: workers, leaseMs } }
         : {}),
@@ -276,7 +281,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     } else candidates!.splice(0, c.consumed);
     r.deadLettered += c.deadLettered.length;
     for (const d of c.deadLettered)
-      logger.warning(`grading job ${d.job.jobKey} is a dead letter: ${d.lastError}`);
+      logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
     return c.claimed;
   };
 
@@ -284,7 +289,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     let claimed = await send([], [], true);
     while (claimed.length > 0) {
       const started = monotonicMs();
-      const results = await inPool(claimed, workers, async ({ job }) => {
+      const results = await inPool(claimed, workers, async (job) => {
         try {
           await stage('claimed', job.jobKey);
           const verdict = await grade(job);

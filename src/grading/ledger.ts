@@ -4,7 +4,7 @@ import { CorruptStateError, SchoolError } from '../errors.js';
 import { writeJsonAtomic } from '../state/atomic.js';
 import { EventLog, event, type StateEvent } from '../state/event-log.js';
 import { byCodePoint, foldLog, registerFold, type LogFold } from '../state/fold.js';
-import type { Warn } from '../state/jsonl.js';
+import type { AppendOptions, Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 import { withLock } from '../state/lock.js';
 
@@ -179,7 +179,7 @@ export class ScoreLedger {
    */
   applyHeld(
     batches: ReadonlyArray<{ items: readonly ScoreApplied[]; at: Date }>,
-    options: { sync?: boolean } = {},
+    options: AppendOptions = {},
   ): string[] {
     if (batches.every((b) => b.items.length === 0)) return [];
     return this.guard(() =>

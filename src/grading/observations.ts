@@ -1,7 +1,7 @@
 import type { GradingJob } from '../schemas/grading.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
-import { appendJsonl } from '../state/jsonl.js';
+import { appendJsonl, type AppendOptions } from '../state/jsonl.js';
 import { withLock } from '../state/lock.js';
 import type { StateLayout } from '../state/layout.js';
 import type { Verdict } from './verdict.js';
@@ -42,7 +42,7 @@ export function appendObservationsHeld(
   layout: StateLayout,
   observations: readonly Observation[],
   logger: Pick<Logger, 'warning'>,
-  options: { sync?: boolean } = {},
+  options: AppendOptions = {},
 ): boolean {
   if (observations.length === 0) return true;
   try {

@@ -2,6 +2,7 @@ import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { redactText } from '../security/redact.js';
 import { EventLog, event, type LogContents, type StateEvent } from '../state/event-log.js';
+import type { AppendOptions } from '../state/jsonl.js';
 import { foldLog, registerFold, type LogFold } from '../state/fold.js';
 import { withLock } from '../state/lock.js';
 import type { StateLayout } from '../state/layout.js';
@@ -144,7 +145,7 @@ export class Outbox {
    * it, because an entry lost with the page cache is recorded again from its graded mark by the
    * next drain (`reconcileOutbox` in drain.ts).
    */
-  async record(entries: readonly OutboxEntry[], now: Date, options: { sync?: boolean } = {}): Promise<void> {
+  async record(entries: readonly OutboxEntry[], now: Date, options: AppendOptions = {}): Promise<void> {
     if (entries.length === 0) return;
     await this.log.transact(
       () => ({ append: entries.map((e) => event('outbox.recorded', e.id, e, now)), result: undefined }),

@@ -5,7 +5,6 @@ import { byCodePoint, foldLog, registerFold, type LogFold } from '../state/fold.
 import type { Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 import { redactText } from '../security/redact.js';
-import type { ScoreApplied } from './ledger.js';
 import type { Verdict } from './verdict.js';
 import { claimable, decideSettle, overlay } from './claims.js';
 import { withLock } from '../state/lock.js';
@@ -53,12 +52,13 @@ export interface JobState {
 }
 
 /**
- * A graded mark carries its job's score event (data and time): appends are not fsynced one by one,
- * so after a machine crash a mark may survive its score, and the writer re-applies the score from
- * the mark (the same key and time: a no-op when the ledger has it).
+ * A graded mark carries what its job's score event needs beyond the job and the verdict (records.ts
+ * `scoreOf`): the EMA weight and the event's time. Appends are not fsynced one by one, so after a
+ * machine crash a mark may survive its score; the writer then applies the score again from the
+ * mark (the same key and time: a no-op when the ledger has it). Marks written before carry none.
  */
 export interface MarkedScore {
-  data: ScoreApplied;
+  alpha: number;
   at: string;
 }
 
@@ -344,9 +344,10 @@ export class GradingQueue {
    * process crash at once, and losing one to a machine crash only means a redelivery, which the
    * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
    * `sync()` before anything that must not outlive a lost mark (the writer does, before recording
-   * outbox entries).
+   * outbox entries). `redacted`: the requests hold redacted data only (the writer's are), and
+   * their events are not walked again on the way to the file.
    */
-  settleHeld(requests: readonly QueueRequest[]): QueueOutcome[] {
+  settleHeld(requests: readonly QueueRequest[], options: { redacted?: boolean } = {}): QueueOutcome[] {
     try {
       return this.log.transactHeld(
         (current) => {
@@ -380,7 +381,7 @@ export class GradingQueue {
           });
           return { append, result: outcomes };
         },
-        { sync: false },
+        { sync: false, ...options },
       ).result;
     } catch (e) {
       this.folded = undefined; // the append may have failed half-way: fold afresh next time

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { readJsonl, appendJsonl, parseJsonl, syncFile, type Warn } from './jsonl.js';
+import { readJsonl, appendJsonl, parseJsonl, syncFile, type AppendOptions, type Warn } from './jsonl.js';
 import { withLock, type LockStats } from './lock.js';
 
 /**
@@ -186,7 +186,7 @@ export class EventLog<E extends StateEvent, S = unknown> {
    */
   async transact<R>(
     decide: (current: LogContents<E, S>) => { append: readonly E[]; result: R },
-    options: { sync?: boolean } = {},
+    options: AppendOptions = {},
   ): Promise<{ result: R; appended: E[]; lock: LockStats }> {
     return withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
   }
@@ -194,7 +194,7 @@ export class EventLog<E extends StateEvent, S = unknown> {
   /** `transact` for a caller that already holds this log's lock (see `tryLock`). */
   transactHeld<R>(
     decide: (current: LogContents<E, S>) => { append: readonly E[]; result: R },
-    options: { sync?: boolean } = {},
+    options: AppendOptions = {},
   ): { result: R; appended: E[] } {
     const current = this.readLatest();
     const { append, result } = decide(current);
