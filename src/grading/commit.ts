@@ -45,8 +45,8 @@ export interface CommitRequest {
   record?: { outbox: OutboxEntry[]; observations: Observation[]; when: 'now' | 'if-ending' };
   /**
    * The drain's last request — `always`, or `if-nothing-claimed` for a request that settles all the
-   * drain holds and claims a wave that may turn out empty: the scores and marks are fsynced and
-   * the score view rewritten before the reply.
+   * drain holds and claims a wave that may turn out empty: the scores and marks are fsynced before
+   * the reply.
    */
   last?: 'always' | 'if-nothing-claimed';
   /** The requesting process, so a request whose process died claims nothing for it. */
@@ -72,11 +72,11 @@ export interface CommitReply {
     /** When the request took its snapshot here: its size and the keys left after this claim. */
     snapshot?: { size: number; remaining: string[] };
   };
-  /** The drain ends with this request (see `last`): its grades are on the disk, the view rewritten. */
+  /** The drain ends with this request (see `last`): its grades are on the disk. */
   ended: boolean;
   /** Outbox entries waiting for delivery after this round. */
   outboxPending: number;
-  /** Fail-soft problems (observations not recorded, the view not written), for the requester's log. */
+  /** Fail-soft problems (observations not recorded), for the requester's log. */
   warnings: string[];
 }
 
@@ -95,6 +95,8 @@ export interface RoundContext {
    * score exists without its mark (tests crash here; so can a real writer).
    */
   onScored?: (requests: readonly CommitRequest[]) => void | Promise<void>;
+  /** Fail-soft problems of the writer itself (the score view not written). */
+  warn?: (message: string) => void;
 }
 
 const hostName = hostname();
@@ -111,8 +113,9 @@ const hostName = hostname();
  *    request after request on the state the previous ones left (GradingQueue.settleHeld);
  * 4. when a request records outbox entries or ends its drain: one fsync of `grading.jsonl` (and
  *    of `scores.jsonl` for an ending drain), then the outbox entries and observations of jobs
- *    marked now or before, in one append each;
- * 5. when a drain ends, `views/scores.json`.
+ *    marked now or before, in one append each.
+ *
+ * `views/scores.json` is rewritten once per tenure of the writer, when it ends (handover.ts).
  *
  * Durability is that of SQLite's WAL with `synchronous=NORMAL`, plus an fsync before each drain
  * returns: every append is complete in the page cache before the reply — so a SIGKILL of any
@@ -132,7 +135,7 @@ const hostName = hostname();
  * retried request finds already applied.
  */
 export async function commitRound(
-  ctx: RoundContext & { reconciled?: boolean; seen?: Map<string, number> },
+  ctx: RoundContext & { reconciled?: boolean; seen?: Map<string, number>; viewStale?: boolean },
   requests: readonly CommitRequest[],
   /** The writer's own request, if any: while others are active its claims stay at one wave. */
   own?: CommitRequest,
@@ -142,6 +145,7 @@ export async function commitRound(
     .filter((r) => r.scores.length > 0)
     .map((r) => ({ items: r.scores, at: new Date(r.at) }));
   const applied = new Set(ctx.ledger.applyHeld(batches, { sync: false, redacted: true }));
+  if (applied.size > 0) ctx.viewStale = true;
   await ctx.onScored?.(requests);
 
   const share = fairShare(ctx, requests, own);
@@ -203,13 +207,6 @@ export async function commitRound(
   const warnings: string[] = [];
   const warn: Pick<Logger, 'warning'> = { warning: (m) => warnings.push(m) };
   appendObservationsHeld(ctx.layout, observations, warn, { sync: false, redacted: true });
-  if (end) {
-    try {
-      ctx.ledger.writeView();
-    } catch (e) {
-      warnings.push(`could not write views/scores.json: ${(e as Error).message}`);
-    }
-  }
   let outboxPending = 0;
   for (const item of Object.values(ctx.outbox.current().items))
     if (item.status === 'pending') outboxPending++;

@@ -1,4 +1,3 @@
-import { existsSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { SchoolConfig } from '../config/schema.js';
 import { message } from '../errors.js';
@@ -167,6 +166,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     ledger,
     outbox,
     reconcile: (q, known) => missingOutboxEntries(config, q, known, !!o.delivery),
+    warn,
     // When this drain writes its own round: the point where its scores exist without their marks.
     onScored: async (requests) => {
       for (const q of requests.filter((q) => q.worker === safeWorker))
@@ -321,19 +321,15 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   } catch (e) {
     logger.warning(`grading writer: ${message(e)}`);
   }
-  await finish(o, r, ledger, outbox, now, ended);
+  await finish(o, r, outbox, now);
   return r;
 }
 
-/** Outbox delivery, and the score view when no round of this drain rewrote it (N7.2). */
-async function finish(
-  o: DrainOptions,
-  r: DrainResult,
-  ledger: ScoreLedger,
-  outbox: Outbox,
-  now: () => Date,
-  ended: boolean,
-) {
+/**
+ * Outbox delivery (N7.2). The score view is the grading writer's (handover.ts): it rewrites it when
+ * its tenure ends.
+ */
+async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () => Date) {
   try {
     if (o.github || o.delivery) {
       const d = await outbox.deliver(o.github, {
@@ -347,18 +343,4 @@ async function finish(
   } catch (e) {
     o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
   }
-  // A round that ended this drain rewrote the view; else it is rewritten when missing or older
-  // than the ledger (a restore brings the ledger, not the view).
-  if (r.fatal || (ended && existsSync(ledger.layout.view('scores.json'))) || fresh(ledger)) return;
-  try {
-    ledger.writeView();
-  } catch (e) {
-    o.logger.warning(`could not write views/scores.json: ${message(e)}`);
-  }
-}
-
-function fresh(ledger: ScoreLedger): boolean {
-  const view = statSync(ledger.layout.view('scores.json'), { throwIfNoEntry: false });
-  const scores = statSync(ledger.log.path, { throwIfNoEntry: false });
-  return !!view && (!scores || scores.mtimeMs <= view.mtimeMs);
 }

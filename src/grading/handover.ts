@@ -1,4 +1,4 @@
-import { mkdirSync, watch, type FSWatcher } from 'node:fs';
+import { mkdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { hostname } from 'node:os';
 import { LockError, SchoolError } from '../errors.js';
 import { LOCK_WAIT_BUDGET_MS, monotonicMs, tryLock, type HeldLock } from '../state/lock.js';
@@ -103,11 +103,30 @@ export class GradingWriter {
     } catch {
       // Left for the next writer; their requesters meet the error themselves if it persists.
     } finally {
+      this.writeView();
       if (this.tenure === t) this.tenure = undefined;
       t.lock.release();
     }
     // A request posted after that last look found the lock taken: take it again for it.
     if (this.mailbox.any() && this.begin()) await this.close();
+  }
+
+  /**
+   * `views/scores.json`, once per tenure and under the lock (so no older view is renamed over a
+   * newer one): when this tenure applied scores, or the view is missing or older than the ledger
+   * (a restore brings the ledger, not the view).
+   */
+  private writeView(): void {
+    const ctx = this.ctx as RoundContext & { viewStale?: boolean };
+    const { ledger } = ctx;
+    try {
+      const view = statSync(ledger.layout.view('scores.json'), { throwIfNoEntry: false });
+      const scores = statSync(ledger.log.path, { throwIfNoEntry: false });
+      if (ctx.viewStale || !view || (scores && scores.mtimeMs > view.mtimeMs)) ledger.writeView();
+      ctx.viewStale = false;
+    } catch (e) {
+      ctx.warn?.(`could not write views/scores.json: ${(e as Error).message}`);
+    }
   }
 
   /** Takes the lock if it is free, and starts watching the mailbox. */
