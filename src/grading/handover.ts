@@ -63,7 +63,11 @@ export class GradingWriter {
   /** Rounds run one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly ctx: RoundContext) {
+  constructor(
+    private readonly ctx: RoundContext,
+    /** How long a tenure lasts without rounds, and at most (tests hold the lock longer). */
+    private readonly hold: { lingerMs?: number; maxMs?: number } = {},
+  ) {
     this.target = ctx.layout.file('grading');
     this.mailbox = new Mailbox(`${this.target}.handover`);
   }
@@ -108,7 +112,7 @@ export class GradingWriter {
       t.lock.release();
     }
     // A request posted after that last look found the lock taken: take it again for it.
-    if (this.mailbox.any() && this.begin()) await this.close();
+    if (this.mailbox.unanswered() && this.begin()) await this.close();
   }
 
   /**
@@ -157,7 +161,7 @@ export class GradingWriter {
   /**
    * One round as the writer: `own` (in memory, or the request file `ownId`) and every request in
    * the mailbox; each reply is appended to its request file. On a failure the others' requests
-   * stay for the next writer, and the lock is released.
+   * stay for the next writer.
    */
   private round(own?: CommitRequest, ownId?: string): Promise<CommitReply | undefined> {
     const run = async () => {
@@ -175,8 +179,9 @@ export class GradingWriter {
       try {
         replies = await commitRound(this.ctx, requests, ownId ? undefined : mine);
       } catch (e) {
+        // The others' requests stay for the next writer; this one's drain stops, and its close()
+        // (or the linger timer) releases the lock.
         if (ownId) this.mailbox.remove(ownId);
-        await this.close();
         throw e;
       }
       for (const reply of replies) if (reply.id !== mine?.id) this.mailbox.answer(reply);
@@ -191,8 +196,11 @@ export class GradingWriter {
 
   private linger(t: NonNullable<GradingWriter['tenure']>): void {
     clearTimeout(t.idle);
-    const left = MAX_HOLD_MS - (monotonicMs() - t.since);
-    t.idle = setTimeout(() => void this.close(), Math.max(0, Math.min(LINGER_MS, left)));
+    const left = (this.hold.maxMs ?? MAX_HOLD_MS) - (monotonicMs() - t.since);
+    t.idle = setTimeout(
+      () => void this.close(),
+      Math.max(0, Math.min(this.hold.lingerMs ?? LINGER_MS, left)),
+    );
     t.idle.unref();
   }
 

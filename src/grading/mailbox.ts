@@ -83,6 +83,25 @@ export class Mailbox {
     }
   }
 
+  /** Whether a whole request waits without a reply (answered ones wait for their requesters). */
+  unanswered(): boolean {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir).filter((n) => n.endsWith(SUFFIX));
+    } catch {
+      return false;
+    }
+    return names.some((name) => {
+      try {
+        const text = readFileSync(`${this.dir}/${name}`, 'utf8');
+        const nl = text.indexOf('\n');
+        return nl !== -1 && nl + 1 === text.length;
+      } catch {
+        return false;
+      }
+    });
+  }
+
   /**
    * Requests waiting for a reply, oldest first. Call it holding the grading lock. A file without
    * its whole request line is still being created; one with a reply line waits for its requester.
