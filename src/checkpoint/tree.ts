@@ -48,7 +48,9 @@ export function readTree(root: string): TreeRead {
     }
     for (const name of names.sort()) {
       const path = rel ? `${rel}/${name}` : name;
-      const st = lstatSync(join(root, path));
+      // Gone since the listing: a lock released meanwhile, not part of the state.
+      const st = lstatSync(join(root, path), { throwIfNoEntry: false });
+      if (!st) continue;
       const reason = excluded(path, st.isDirectory());
       if (reason) {
         if (reason !== 'lock') skipped.push({ path, reason });
