@@ -28,7 +28,8 @@ export function excluded(path: string, isDir: boolean): string | undefined {
   const name = path.split('/').pop() ?? path;
   if (path === MANIFEST_FILE || path === MARK_FILE) return 'written by the checkpoint itself';
   if (path === STATE_DIRS.views) return 'views are rebuilt from the event logs';
-  if (isDir && name.endsWith('.lock')) return 'lock';
+  // Lock directories, and the grading writer's mailbox (its requests are not facts until written).
+  if (isDir && (name.endsWith('.lock') || name.endsWith('.handover'))) return 'lock';
   if (name.startsWith('.') && name.endsWith('.tmp')) return 'unfinished atomic write';
   if (name.includes('.corrupt-')) return 'quarantined corrupt file (kept on this machine only)';
   return undefined;
@@ -47,7 +48,9 @@ export function readTree(root: string): TreeRead {
     }
     for (const name of names.sort()) {
       const path = rel ? `${rel}/${name}` : name;
-      const st = lstatSync(join(root, path));
+      // Gone since the listing: a lock released meanwhile, not part of the state.
+      const st = lstatSync(join(root, path), { throwIfNoEntry: false });
+      if (!st) continue;
       const reason = excluded(path, st.isDirectory());
       if (reason) {
         if (reason !== 'lock') skipped.push({ path, reason });

@@ -1,10 +1,13 @@
 import { event } from '../state/event-log.js';
 import {
   boundError,
+  queueFold,
   type ClaimOptions,
+  type ClaimResult,
   type JobClaimed,
   type JobState,
   type QueueEvent,
+  type QueueRequest,
   type QueueState,
 } from './queue.js';
 
@@ -16,7 +19,17 @@ import {
 /** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
 export function claimable(j: JobState, now: Date): boolean {
   if (j.status === 'pending') return true;
-  return j.status === 'claimed' && !!j.lease && Date.parse(j.lease.leaseUntil) <= now.getTime();
+  if (j.status !== 'claimed' || !j.lease) return false;
+  const until = j.lease.leaseUntil;
+  // Leases are written by toISOString: same-length ISO times order as strings, without a parse.
+  const at = isoOf(now);
+  return until.length === at.length ? until <= at : Date.parse(until) <= now.getTime();
+}
+
+let lastNow: { date: Date; iso: string } | undefined;
+function isoOf(date: Date): string {
+  if (lastNow?.date !== date) lastNow = { date, iso: date.toISOString() };
+  return lastNow.iso;
 }
 
 /** The claim decision (see GradingQueue.claim), pure over a folded state. */
@@ -55,7 +68,9 @@ export function decideClaims(state: QueueState, candidates: string[], o: ClaimOp
       jobKey: key,
       worker: o.worker,
       attempt: attempts + 1,
-      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
+      leaseUntil: new Date(
+        o.now.getTime() + o.leaseMs * (1 + Math.floor(claimed.length / (o.wave ?? o.limit))),
+      ).toISOString(),
     };
     append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
     claimed.push({
@@ -101,4 +116,50 @@ export function decideFailures(
 
 export function deadEvent(jobKey: string, cycle: number, attempts: number, lastError: string, now: Date) {
   return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
+}
+
+/** A request's events: its graded marks, its failures, then its claims (see GradingQueue.settleHeld). */
+export function decideSettle(state: QueueState, r: QueueRequest) {
+  const append: QueueEvent[] = r.graded.map((i) =>
+    event(
+      'job.graded',
+      `graded:${i.jobKey}`,
+      { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...(i.score ? { score: i.score } : {}) },
+      r.now,
+    ),
+  );
+  const fails = decideFailures(state, [...r.failed], r);
+  append.push(...fails.append);
+  let claim: Omit<ClaimResult, 'lockWaitMs'> | undefined;
+  if (r.claim) {
+    const c = decideClaims(state, r.claim.candidates ?? [], r.claim.options);
+    append.push(...c.append);
+    claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
+  }
+  return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
+}
+
+/**
+ * A view of `base` into which events are folded without touching `base`: a job is copied when an
+ * event first touches it (the fold only assigns a job's top-level fields, so a shallow copy is
+ * enough). Several requests decided in one transaction see each other's events this way, while
+ * the cached fold of the log stays what the file holds.
+ */
+export function overlay(base: QueueState) {
+  const jobs = Object.create(base.jobs) as Record<string, JobState>;
+  const state: QueueState = { jobs };
+  const keys = new Set<string>();
+  return {
+    state,
+    has: (key: string) => keys.has(key),
+    apply(events: readonly QueueEvent[]) {
+      for (const e of events) {
+        keys.add(e.key);
+        const jobKey = String((e.data as { jobKey?: unknown }).jobKey);
+        const j = base.jobs[jobKey];
+        if (j && !Object.hasOwn(jobs, jobKey)) jobs[jobKey] = { ...j };
+        queueFold.apply(state, e);
+      }
+    },
+  };
 }

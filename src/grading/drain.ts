@@ -4,23 +4,29 @@ import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { StateLayout } from '../state/layout.js';
+import { monotonicMs } from '../state/lock.js';
 import { defaultGrader, type GradeFn } from './judges.js';
-import { ScoreLedger, type ScoreApplied } from './ledger.js';
-import { observationOf, recordObservations, type Observation } from './observations.js';
+import { ScoreLedger } from './ledger.js';
+import { observationOf, type Observation } from './observations.js';
+import { redact, redactText } from '../security/redact.js';
 import type { Deliverer } from '../delivery/deliver.js';
-import { Outbox, resultComment, type GitHubPort, type OutboxEntry } from './outbox.js';
-import { GradingQueue, pendingKeys, type ClaimOptions, type ClaimResult, type QueueState } from './queue.js';
+import { Outbox, type GitHubPort, type OutboxEntry } from './outbox.js';
+import { GradingQueue } from './queue.js';
+import { missingOutboxEntries, outboxEntries, scoreOf } from './records.js';
+import type { CommitRequest } from './commit.js';
+import { GradingWriter } from './handover.js';
 import type { Verdict } from './verdict.js';
 
 /**
- * One drain (docs/architecture.md, seed 000 §3.2): take ONE snapshot of the pending jobs and work through it
- * in waves of at most `maxWorkers` jobs (never above the fleet's capacity, N6.1), attempting each
- * job at most once. Per job the effects happen in this order: claim → judge → ledger apply
- * (idempotent) → mark graded → outbox record → observation. Marking a wave graded and claiming the
- * next one is one transaction on the queue log, and outbox records and observations are appended in
- * batches, so a wave costs two lock acquisitions (queue, ledger). A crash anywhere leaves the job claimed;
- * its lease expires, another drain delivers it again, and the ledger key keeps the score single.
- * `drain` never throws: a fatal condition (a corrupt ledger) stops it and is returned as `fatal`.
+ * One drain (docs/grading.md, seed 000 §3.2): ONE snapshot of the pending jobs, worked through in
+ * waves of at most `maxWorkers` jobs (never above the fleet's capacity, N6.1), each job attempted at
+ * most once. Per job the effects happen in this order: claim → judge → ledger apply (idempotent) →
+ * mark graded, with its outbox entries and observation. Every write goes through the grading
+ * writer (handover.ts): one round under the grading lock settles the waves judged and claims the
+ * next — whoever holds the lock writes the rounds of every drain waiting for it. A crash anywhere
+ * leaves the job claimed; its lease expires, another drain delivers it again, and the ledger key
+ * keeps the score single. `drain` never throws: a fatal condition (a corrupt ledger) stops it and
+ * is returned as `fatal`.
  */
 export type DrainStage = 'claimed' | 'judged' | 'scored' | 'graded';
 
@@ -64,7 +70,10 @@ export interface DrainResult {
   outboxPending: number;
   verdicts: DrainVerdict[];
   errors: Array<{ jobKey: string; error: string }>;
-  /** Lock waits of the queue claims and ledger applies, in ms (for benchmarks and diagnostics). */
+  /**
+   * Per request to the grading writer, how long it waited for the lock holder to write it (0 when
+   * this drain wrote it itself), in ms: for benchmarks and diagnostics.
+   */
   lockWaitsMs: number[];
   fatal?: string;
 }
@@ -80,68 +89,44 @@ export function defaultWorkerId(): string {
     : `${hostname()}:${process.pid}`;
 }
 
-function outboxEntries(
-  config: SchoolConfig,
-  job: GradingJob,
-  verdict: Verdict,
-  deliver: boolean,
-): OutboxEntry[] {
-  const labels = [verdict.accepted ? config.grading.labels.accepted : config.grading.labels.rejected];
-  const entries: OutboxEntry[] = [
-    {
-      id: `outbox:${job.jobKey}:labels`,
-      jobKey: job.jobKey,
-      issueNumber: job.issueNumber,
-      kind: 'labels',
-      labels,
-    },
-  ];
-  if (config.grading.comment) {
-    entries.push({
-      id: `outbox:${job.jobKey}:comment`,
-      jobKey: job.jobKey,
-      issueNumber: job.issueNumber,
-      kind: 'comment',
-      body: resultComment(job.jobKey, job.crewId, verdict),
-    });
-  }
-  if (deliver && verdict.accepted) {
-    const { decidedBy, code, score, reasons } = verdict;
-    entries.push({
-      id: `outbox:${job.jobKey}:delivery`,
-      jobKey: job.jobKey,
-      issueNumber: job.issueNumber,
-      kind: 'delivery',
-      crewId: job.crewId,
-      verdict: { decidedBy, code, score, reasons },
-    });
-  }
-  return entries;
+function verdictOf(job: GradingJob, verdict: Verdict): DrainVerdict {
+  return {
+    jobKey: job.jobKey,
+    issueNumber: job.issueNumber,
+    crewId: job.crewId,
+    agent: job.agent,
+    accepted: verdict.accepted,
+    decidedBy: verdict.decidedBy,
+    code: verdict.code,
+    reasons: verdict.reasons,
+    score: verdict.score,
+  };
 }
 
-/** Graded jobs whose outbox entries were never recorded (a crash between the two): record them. */
-async function reconcileOutbox(
-  config: SchoolConfig,
-  queue: QueueState,
-  outbox: Outbox,
-  now: Date,
-  deliver: boolean,
-) {
-  const known = outbox.state().items;
-  const missing: OutboxEntry[] = [];
-  for (const j of Object.values(queue.jobs)) {
-    if (j.status !== 'graded' || !j.verdict) continue;
-    for (const e of outboxEntries(config, j.job, j.verdict, deliver)) if (!known[e.id]) missing.push(e);
-  }
-  await outbox.record(missing, now);
+/**
+ * A claimed batch judged within FAST_BATCH_MS makes the next claim twice as big, up to
+ * MAX_BATCH_WAVES waves of `workers` jobs; judging stays at most `workers` jobs at once (N6.1).
+ */
+const FAST_BATCH_MS = 50;
+const MAX_BATCH_WAVES = 8;
+
+/** Runs `fn` over `items`, at most `limit` at once; results in the order of `items`. */
+async function inPool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const run = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+  return out;
 }
 
-/** Outbox records and observations are flushed at this many entries or this age, and at the end. */
+/** Outbox entries and observations are recorded in batches: this many entries, or this old. */
 const FLUSH_ENTRIES = 256;
 const FLUSH_MS = 2_000;
-/** Waves held for one ledger fsync: up to this many jobs or this age (see the drain loop). */
-const GROUP_JOBS = 64;
-const GROUP_MS = 50;
 
 export async function drain(o: DrainOptions): Promise<DrainResult> {
   const { config, layout, logger } = o;
@@ -151,7 +136,6 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
   const grade = o.grade ?? defaultGrader({ config, layout });
   const warn = (m: string) => logger.warning(m);
-  const queue = new GradingQueue(layout, warn);
   const ledger = new ScoreLedger(layout, warn);
   const outbox = new Outbox(layout);
   const stage = async (s: DrainStage, key: string) => {
@@ -170,157 +154,182 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     errors: [],
     lockWaitsMs: [],
   };
-  try {
-    // N5.2: a corrupt or quarantined ledger stops grading before anything is claimed or written.
-    ledger.state();
-    const state = queue.state();
-    await reconcileOutbox(config, state, outbox, now(), !!o.delivery);
-    const candidates = pendingKeys(state, now());
-    r.snapshot = candidates.length;
-    if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
-      logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
-    }
-    const claimOptions = (): ClaimOptions => ({
-      worker,
-      now: now(),
-      leaseMs: config.grading.leaseSeconds * 1000,
+
+  if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
+    logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
+  }
+  const scoredInRound = new Set<string>();
+  const safeWorker = redactText(worker);
+  const writer = new GradingWriter({
+    layout,
+    queue: new GradingQueue(layout, warn),
+    ledger,
+    outbox,
+    reconcile: (q, known) => missingOutboxEntries(config, q, known, !!o.delivery),
+    warn,
+    // When this drain writes its own round: the point where its scores exist without their marks.
+    onScored: async (requests) => {
+      for (const q of requests.filter((q) => q.worker === safeWorker))
+        for (const s of q.scores) {
+          scoredInRound.add(s.jobKey);
+          await stage('scored', s.jobKey);
+        }
+    },
+  });
+  const identity = GradingWriter.identity();
+  const leaseMs = config.grading.leaseSeconds * 1000;
+  /** The snapshot's keys not yet taken; undefined until the first claim takes the snapshot. */
+  let candidates: string[] | undefined;
+  /** Outbox entries and observations of jobs marked graded, waiting to be recorded in a batch. */
+  let later: { outbox: OutboxEntry[]; observations: Observation[]; since: number } = {
+    outbox: [],
+    observations: [],
+    since: monotonicMs(),
+  };
+  let ended = false;
+  /** Jobs claimed at a time: `workers`, more while batches are judged quickly (see below). */
+  let batch = workers;
+
+  /**
+   * One request to the grading writer: the wave just judged (scores, marks, failures), the next
+   * wave to claim, and — when due — the outbox entries and observations waiting. `last`: the end
+   * of this drain, or (`if-nothing-claimed`) its end unless the claim brings another wave.
+   */
+  const send = async (
+    wave: Array<{ job: GradingJob; verdict: Verdict }>,
+    failed: Array<{ jobKey: string; error: string }>,
+    claim: boolean,
+    last?: CommitRequest['last'],
+  ) => {
+    const at = now().toISOString();
+    // A request holds redacted data only (CommitRequest): the verdicts are redacted here, once, and
+    // everything else comes from them, the jobs (from the state) and the configuration.
+    const safe = wave.map(({ job, verdict }) => ({ job, verdict: redact(verdict) }));
+    const scores = safe.map(({ job, verdict }) => scoreOf(job, verdict, config.grading.emaAlpha));
+    const records = safe.map(({ job, verdict }) => ({
+      outbox: outboxEntries(config, job, verdict, !!o.delivery),
+      observation: observationOf(job, verdict, now()),
+    }));
+    const waiting = later.outbox.length + records.reduce((n, x) => n + x.outbox.length, 0);
+    // Recorded now when due; with a request that may end the drain, recorded if it does.
+    const when =
+      last === 'always' ||
+      waiting >= FLUSH_ENTRIES ||
+      (waiting > 0 && monotonicMs() - later.since >= FLUSH_MS)
+        ? 'now'
+        : last && waiting > 0
+          ? 'if-ending'
+          : undefined;
+    const request: CommitRequest = {
+      id: writer.nextId(),
+      worker: safeWorker,
+      at,
       maxAttempts,
-      limit: workers,
-    });
-    // Outbox records and observations are appended in batches: a crash before a batch is written
-    // loses nothing, because the next drain records the outbox entries of every graded job that
-    // lacks them (reconcileOutbox) and observations are fail-soft.
-    const later: { outbox: OutboxEntry[]; observations: Observation[]; since: number } = {
-      outbox: [],
-      observations: [],
-      since: performance.now(),
-    };
-    const flush = async () => {
-      // The graded marks first reach the disk: an outbox entry must never outlive its mark.
-      if (later.outbox.length > 0) queue.sync();
-      const { outbox: entries, observations } = later;
-      later.outbox = [];
-      later.observations = [];
-      later.since = performance.now();
-      await outbox.record(entries, now());
-      if (observations.length > 0) await recordObservations(layout, observations, logger);
-    };
-    const held: {
-      judged: Array<{ job: GradingJob; verdict: Verdict }>;
-      errors: Array<{ jobKey: string; error: string }>;
-      since: number;
-    } = { judged: [], errors: [], since: performance.now() };
-    /** Makes the held waves' scores durable, marks them graded and (optionally) claims the next wave. */
-    const commit = async (claimNext: boolean): Promise<ClaimResult | undefined> => {
-      const { judged, errors } = held;
-      held.judged = [];
-      held.errors = [];
-      held.since = performance.now();
-      if (judged.length > 0) ledger.sync();
-      // One transaction ends the held waves and claims the next: graded marks, failures, claims.
-      const settled = await queue.settle(
-        { graded: judged.map(({ job, verdict }) => ({ jobKey: job.jobKey, verdict })), failed: errors },
-        { worker, now: now(), maxAttempts },
-        claimNext ? { candidates, options: claimOptions() } : undefined,
-      );
-      const gradedNow = new Set(settled.graded);
-      for (const { job } of judged) await stage('graded', job.jobKey);
-      const fresh = judged.filter(({ job }) => gradedNow.has(job.jobKey));
-      for (const { job, verdict } of fresh) {
-        if (verdict.accepted) r.accepted++;
-        else r.rejected++;
-        r.verdicts.push({
-          jobKey: job.jobKey,
-          issueNumber: job.issueNumber,
-          crewId: job.crewId,
-          agent: job.agent,
-          accepted: verdict.accepted,
-          decidedBy: verdict.decidedBy,
-          code: verdict.code,
-          reasons: verdict.reasons,
-          score: verdict.score,
-        });
-      }
-      if (errors.length > 0) {
-        r.failed += settled.failed.length;
-        r.deadLettered += settled.deadLettered.length;
-        r.errors.push(...errors);
-        for (const e of errors) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
-      }
-      later.outbox.push(
-        ...fresh.flatMap(({ job, verdict }) => outboxEntries(config, job, verdict, !!o.delivery)),
-      );
-      later.observations.push(...fresh.map(({ job, verdict }) => observationOf(job, verdict, now())));
-      if (later.outbox.length >= FLUSH_ENTRIES || performance.now() - later.since >= FLUSH_MS) await flush();
-      return settled.claim;
-    };
-    let claim: ClaimResult | undefined =
-      candidates.length > 0 ? await queue.claim(candidates, claimOptions()) : undefined;
-    while (claim) {
-      r.lockWaitsMs.push(claim.lockWaitMs);
-      r.deadLettered += claim.deadLettered.length;
-      for (const d of claim.deadLettered)
-        logger.warning(`grading job ${d.job.jobKey} is a dead letter: ${d.lastError}`);
-      if (claim.claimed.length === 0) {
-        claim = candidates.length > 0 ? await queue.claim(candidates, claimOptions()) : undefined;
-        continue;
-      }
-      const wave = await Promise.all(
-        claim.claimed.map(async ({ job }) => {
-          try {
-            await stage('claimed', job.jobKey);
-            const verdict = await grade(job);
-            await stage('judged', job.jobKey);
-            return { job, verdict };
-          } catch (e) {
-            return { job, error: message(e) };
-          }
-        }),
-      );
-      const judged = wave.filter((w): w is { job: GradingJob; verdict: Verdict } => 'verdict' in w);
-      const scores: ScoreApplied[] = judged.map(({ job, verdict }) => ({
-        crewId: job.crewId,
+      ...identity,
+      scores,
+      graded: safe.map(({ job, verdict }) => ({
         jobKey: job.jobKey,
-        agent: job.agent,
-        domain: job.domain,
-        difficulty: job.difficulty,
-        accepted: verdict.accepted,
-        score: verdict.score,
-        alpha: config.grading.emaAlpha,
-      }));
-      // Group commit: scores are appended without an fsync and waves are held until one fsync
-      // of the ledger covers them all; only then are they marked graded (a mark must never reach
-      // the disk without its score). With real judges a wave takes longer than GROUP_MS, so each
-      // wave commits on its own.
-      const applied = await ledger.apply(scores, now(), { sync: false });
-      if (scores.length > 0) r.lockWaitsMs.push(applied.lockWaitMs);
-      for (const { job } of judged) await stage('scored', job.jobKey);
-      held.judged.push(...judged);
-      held.errors.push(
-        ...wave.flatMap((w) =>
-          'error' in w && w.error !== undefined ? [{ jobKey: w.job.jobKey, error: w.error }] : [],
-        ),
-      );
-      const due =
-        candidates.length === 0 ||
-        held.judged.length + held.errors.length >= GROUP_JOBS ||
-        performance.now() - held.since >= GROUP_MS;
-      if (due) claim = await commit(candidates.length > 0);
-      else claim = await queue.claim(candidates, claimOptions());
+        verdict,
+        score: { alpha: config.grading.emaAlpha, at },
+      })),
+      failed: failed.map((f) => ({ jobKey: f.jobKey, error: redactText(f.error) })),
+      ...(claim
+        ? { claim: { ...(candidates ? { candidates } : {}), limit: batch, wave: workers, leaseMs } }
+        : {}),
+      ...(when
+        ? {
+            record: {
+              outbox: [...later.outbox, ...records.flatMap((x) => x.outbox)],
+              observations: [...later.observations, ...records.map((x) => x.observation)],
+              when,
+            },
+          }
+        : {}),
+      ...(last ? { last } : {}),
+    };
+    const { reply, waitedMs } = await writer.commit(request);
+    r.lockWaitsMs.push(waitedMs);
+    r.outboxPending = reply.outboxPending;
+    ended ||= reply.ended;
+    const record = when === 'now' || (when === 'if-ending' && reply.ended);
+    if (record) later = { outbox: [], observations: [], since: monotonicMs() };
+    for (const w of reply.warnings) logger.warning(w);
+    const gradedNow = new Set(reply.graded);
+    for (const [i, { job, verdict }] of wave.entries()) {
+      if (!scoredInRound.delete(job.jobKey)) await stage('scored', job.jobKey);
+      await stage('graded', job.jobKey);
+      if (!gradedNow.has(job.jobKey)) continue;
+      if (verdict.accepted) r.accepted++;
+      else r.rejected++;
+      r.verdicts.push(verdictOf(job, verdict));
+      if (!record) {
+        later.outbox.push(...records[i]!.outbox);
+        later.observations.push(records[i]!.observation);
+      }
     }
-    if (held.judged.length + held.errors.length > 0) await commit(false);
-    queue.sync();
-    await flush();
+    if (failed.length > 0) {
+      r.failed += reply.failed.length;
+      r.deadLettered += reply.deadLettered.length;
+      r.errors.push(...failed);
+      for (const e of failed) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
+    }
+    const c = reply.claim;
+    if (!c) return [];
+    if (c.snapshot) {
+      r.snapshot = c.snapshot.size;
+      candidates = c.snapshot.remaining;
+    } else candidates!.splice(0, c.consumed);
+    r.deadLettered += c.deadLettered.length;
+    for (const d of c.deadLettered)
+      logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
+    return c.claimed;
+  };
+
+  try {
+    let claimed = await send([], [], true);
+    while (claimed.length > 0) {
+      const started = monotonicMs();
+      const results = await inPool(claimed, workers, async (job) => {
+        try {
+          await stage('claimed', job.jobKey);
+          const verdict = await grade(job);
+          await stage('judged', job.jobKey);
+          return { job, verdict };
+        } catch (e) {
+          return { job, error: message(e) };
+        }
+      });
+      // A batch judged this fast: claim a bigger one next (fewer rounds; its later waves are leased
+      // for longer, see ClaimOptions.wave); a slow one (real judges take seconds): one wave again.
+      batch =
+        monotonicMs() - started < FAST_BATCH_MS ? Math.min(batch * 2, workers * MAX_BATCH_WAVES) : workers;
+      const wave = results.flatMap((w) => (w.verdict ? [{ job: w.job, verdict: w.verdict }] : []));
+      const failed = results.flatMap((w) => (w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error! }]));
+      // One round settles this wave and claims the next; the drain ends with the round whose claim
+      // comes back empty, or with its snapshot used up.
+      const more = candidates!.length > 0;
+      claimed = await send(wave, failed, more, more ? 'if-nothing-claimed' : 'always');
+    }
+    if (later.outbox.length + later.observations.length > 0 || (!ended && r.verdicts.length + r.failed > 0))
+      await send([], [], false, 'always');
   } catch (e) {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);
   }
-  await finish(o, r, ledger, outbox, now);
+  try {
+    await writer.close();
+  } catch (e) {
+    logger.warning(`grading writer: ${message(e)}`);
+  }
+  await finish(o, r, outbox, now);
   return r;
 }
 
-/** Outbox delivery and views: best effort, after the grades are durable (N7.2). */
-async function finish(o: DrainOptions, r: DrainResult, ledger: ScoreLedger, outbox: Outbox, now: () => Date) {
+/**
+ * Outbox delivery (N7.2). The score view is the grading writer's (handover.ts): it rewrites it when
+ * its tenure ends.
+ */
+async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () => Date) {
   try {
     if (o.github || o.delivery) {
       const d = await outbox.deliver(o.github, {
@@ -329,15 +338,9 @@ async function finish(o: DrainOptions, r: DrainResult, ledger: ScoreLedger, outb
         ...(o.delivery ? { delivery: o.delivery } : {}),
       });
       r.outboxDelivered = d.delivered;
-    }
-    r.outboxPending = outbox.pending().length;
+      r.outboxPending = d.pending;
+    } else if (r.lockWaitsMs.length === 0) r.outboxPending = outbox.pending().length;
   } catch (e) {
     o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
-  }
-  if (r.fatal) return;
-  try {
-    ledger.writeView();
-  } catch (e) {
-    o.logger.warning(`could not write views/scores.json: ${message(e)}`);
   }
 }

@@ -1,11 +1,12 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { CorruptStateError, SchoolError } from '../errors.js';
 import { writeJsonAtomic } from '../state/atomic.js';
 import { EventLog, event, type StateEvent } from '../state/event-log.js';
-import { foldLog, registerFold, type LogFold } from '../state/fold.js';
-import type { Warn } from '../state/jsonl.js';
+import { byCodePoint, foldLog, registerFold, type LogFold } from '../state/fold.js';
+import type { AppendOptions, Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
+import { withLock } from '../state/lock.js';
 
 /**
  * The score ledger (docs/architecture.md, N2.3, N5.2): one `score.applied` event per crew, key
@@ -92,6 +93,7 @@ export interface LeaderboardRow {
 
 export class ScoreLedger {
   readonly log: EventLog<ScoreEvent, LedgerState>;
+  private healthy?: { dev: number; ino: number };
   constructor(
     readonly layout: StateLayout,
     warn?: Warn,
@@ -106,6 +108,10 @@ export class ScoreLedger {
    */
   assertHealthy(): void {
     const path = this.log.path;
+    // A quarantine renames the file away: while the same file is there, nothing was quarantined
+    // since the last look, and the directory need not be listed again.
+    const id = statSync(path, { throwIfNoEntry: false });
+    if (id && this.healthy?.dev === id.dev && this.healthy.ino === id.ino) return;
     let names: string[] = [];
     try {
       names = readdirSync(dirname(path));
@@ -121,6 +127,7 @@ export class ScoreLedger {
           `to ${basename(path)} and delete the .corrupt- file, then rerun.`,
       );
     }
+    this.healthy = id ? { dev: id.dev, ino: id.ino } : undefined;
   }
 
   private guard<T>(fn: () => T): T {
@@ -138,13 +145,21 @@ export class ScoreLedger {
   }
 
   state(): LedgerState {
-    return this.guard(() => foldLog(ledgerFold, this.log.read()));
+    // Incremental: a second call (the writer's view after a round) parses only what was appended.
+    return this.guard(() => foldLog(ledgerFold, this.log.readLatest()));
+  }
+
+  /** Throws LedgerCorruptError when the ledger is quarantined or does not parse (N5.2). */
+  check(): void {
+    this.guard(() => this.log.readLatest());
   }
 
   /**
-   * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
-   * key (N2.3). Returns the crews applied now and how long the lock was awaited. Fsynced unless
-   * `sync: false` (then call `sync()` before anything that depends on the scores being durable).
+   * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
+   * crews applied now and how long the lock was awaited. `scores.jsonl` is written under the
+   * grading lock (`grading.jsonl`'s): its one writer in a drain is the grading writer
+   * (commit.ts), which appends scores and marks in one round. Fsynced unless `sync: false` (then
+   * call `sync()` before anything that depends on the scores being durable).
    */
   async apply(
     items: readonly ScoreApplied[],
@@ -152,24 +167,34 @@ export class ScoreLedger {
     options: { sync?: boolean } = {},
   ): Promise<{ applied: string[]; lockWaitMs: number }> {
     if (items.length === 0) return { applied: [], lockWaitMs: 0 };
-    this.assertHealthy();
-    try {
-      const r = await this.log.transact(
-        () => ({
-          append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, now)),
-          result: undefined,
-        }),
-        options,
-      );
-      return { applied: r.appended.map((e) => e.data.crewId), lockWaitMs: r.lock.waitedMs };
-    } catch (e) {
-      if (e instanceof CorruptStateError) {
-        throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
-          cause: e,
-        });
-      }
-      throw e;
-    }
+    return withLock(this.layout.file('grading'), (lock) => ({
+      applied: this.applyHeld([{ items, at: now }], options),
+      lockWaitMs: lock.waitedMs,
+    }));
+  }
+
+  /**
+   * `apply` for a caller holding the grading lock, for several drains' scores at once, each batch
+   * with its own time: one append. Returns the crews applied now.
+   */
+  applyHeld(
+    batches: ReadonlyArray<{ items: readonly ScoreApplied[]; at: Date }>,
+    options: AppendOptions = {},
+  ): string[] {
+    if (batches.every((b) => b.items.length === 0)) return [];
+    return this.guard(() =>
+      this.log
+        .transactHeld(
+          () => ({
+            append: batches.flatMap((b) =>
+              b.items.map((d) => event('score.applied', `score:${d.crewId}`, d, b.at)),
+            ),
+            result: undefined,
+          }),
+          options,
+        )
+        .appended.map((e) => e.data.crewId),
+    );
   }
 
   /**
@@ -191,7 +216,7 @@ export class ScoreLedger {
         leaderboard: leaderboard(state),
         cells: Object.values(state.cells).sort(
           (a, b) =>
-            a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty,
+            byCodePoint(a.agent, b.agent) || byCodePoint(a.domain, b.domain) || a.difficulty - b.difficulty,
         ),
       },
       { durable: false },
@@ -203,7 +228,7 @@ export class ScoreLedger {
 export function leaderboard(state: LedgerState): LeaderboardRow[] {
   return Object.entries(state.agents)
     .map(([agent, s]) => ({ agent, ...s }))
-    .sort((a, b) => b.ema - a.ema || b.count - a.count || a.agent.localeCompare(b.agent))
+    .sort((a, b) => b.ema - a.ema || b.count - a.count || byCodePoint(a.agent, b.agent))
     .map((r, i) => ({ rank: i + 1, ...r }));
 }
 

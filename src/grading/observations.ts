@@ -1,7 +1,7 @@
 import type { GradingJob } from '../schemas/grading.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
-import { appendJsonl } from '../state/jsonl.js';
+import { appendJsonl, type AppendOptions } from '../state/jsonl.js';
 import { withLock } from '../state/lock.js';
 import type { StateLayout } from '../state/layout.js';
 import type { Verdict } from './verdict.js';
@@ -24,15 +24,29 @@ export interface Observation extends Pick<
   score: number;
 }
 
+/**
+ * Appends observations under the grading lock, which guards `observations.jsonl`: its one writer in
+ * a drain is the grading writer (commit.ts). Fail-soft: false, with a warning, when it fails.
+ */
 export async function recordObservations(
   layout: StateLayout,
   observations: readonly Observation[],
-  logger: Logger,
+  logger: Pick<Logger, 'warning'>,
 ): Promise<boolean> {
   if (observations.length === 0) return true;
-  const path = layout.file('observations');
+  return withLock(layout.file('grading'), () => appendObservationsHeld(layout, observations, logger));
+}
+
+/** `recordObservations` for a caller holding the grading lock; without an fsync when `sync: false`. */
+export function appendObservationsHeld(
+  layout: StateLayout,
+  observations: readonly Observation[],
+  logger: Pick<Logger, 'warning'>,
+  options: AppendOptions = {},
+): boolean {
+  if (observations.length === 0) return true;
   try {
-    await withLock(path, () => appendJsonl(path, observations, (m) => logger.warning(m)));
+    appendJsonl(layout.file('observations'), observations, (m) => logger.warning(m), options);
     return true;
   } catch (e) {
     logger.warning(

@@ -1,12 +1,13 @@
 import { SchoolError } from '../errors.js';
 import type { GradingJob, GradingEvent } from '../schemas/grading.js';
-import { EventLog, event, type LogContents } from '../state/event-log.js';
-import { foldLog, registerFold, type LogFold } from '../state/fold.js';
+import { EventLog, event, freshEvents, type LogContents } from '../state/event-log.js';
+import { byCodePoint, foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 import { redactText } from '../security/redact.js';
 import type { Verdict } from './verdict.js';
-import { claimable, decideClaims, decideFailures } from './claims.js';
+import { claimable, decideSettle, overlay } from './claims.js';
+import { withLock } from '../state/lock.js';
 
 export { claimable } from './claims.js';
 
@@ -44,8 +45,21 @@ export interface JobState {
   /** Kept across requeues so an operator sees why the job was dead before. */
   previousFailure?: string;
   verdict?: Verdict;
+  /** The score applied for this job, as its graded mark carries it (marks written before it lack it). */
+  score?: MarkedScore;
   enqueuedAt: string;
   updatedAt: string;
+}
+
+/**
+ * A graded mark carries what its job's score event needs beyond the job and the verdict (records.ts
+ * `scoreOf`): the EMA weight and the event's time. Appends are not fsynced one by one, so after a
+ * machine crash a mark may survive its score; the writer then applies the score again from the
+ * mark (the same key and time: a no-op when the ledger has it). Marks written before carry none.
+ */
+export interface MarkedScore {
+  alpha: number;
+  at: string;
 }
 
 export interface QueueState {
@@ -62,6 +76,7 @@ export interface JobGraded {
   jobKey: string;
   worker: string;
   verdict: Verdict;
+  score?: MarkedScore;
 }
 export interface JobFailed {
   jobKey: string;
@@ -134,8 +149,10 @@ export const queueFold: LogFold<QueueState, QueueEvent> = registerFold<QueueStat
         break;
       }
       case 'job.graded': {
+        const g = d as unknown as JobGraded;
         j.status = 'graded';
-        j.verdict = (d as unknown as JobGraded).verdict;
+        j.verdict = g.verdict;
+        if (g.score) j.score = g.score;
         delete j.lease;
         break;
       }
@@ -180,6 +197,11 @@ export interface ClaimOptions {
   worker: string;
   now: Date;
   leaseMs: number;
+  /**
+   * Jobs judged at once. A claim bigger than one wave leases its k-th wave (counting from 0) for
+   * (k + 1) × `leaseMs`: each job still gets `leaseMs` from when its wave can start. Default: `limit`.
+   */
+  wave?: number;
   maxAttempts: number;
   /** Upper bound of jobs claimed in this transaction. */
   limit: number;
@@ -192,6 +214,27 @@ export interface ClaimResult {
   /** Candidates that were taken off the list (claimed, dead, or no longer claimable). */
   consumed: number;
   lockWaitMs: number;
+}
+
+/** One drain's part of a settle: what it graded and failed, and the next wave it wants. */
+export interface QueueRequest {
+  worker: string;
+  now: Date;
+  maxAttempts: number;
+  graded: ReadonlyArray<{ jobKey: string; verdict: Verdict; score?: MarkedScore }>;
+  failed: ReadonlyArray<{ jobKey: string; error: string }>;
+  /** Without `candidates`, the drain's snapshot is taken now (see `pendingKeys`). */
+  claim?: { candidates?: string[]; options: ClaimOptions };
+}
+
+export interface QueueOutcome {
+  graded: string[];
+  failed: string[];
+  deadLettered: string[];
+  claim?: Omit<ClaimResult, 'lockWaitMs'> & {
+    /** For a claim that took the snapshot: its size, and the keys this claim left for later ones. */
+    snapshot?: { size: number; remaining: string[] };
+  };
 }
 
 export interface SettleResult {
@@ -222,6 +265,11 @@ export class GradingQueue {
     this.log.sync();
   }
 
+  /** The current state, for a caller holding the log's lock; read it, never change it. */
+  stateHeld(): QueueState {
+    return this.current(this.log.readLatest());
+  }
+
   /** The current state inside a transaction, folding only the events read since the last one. */
   private current(contents: LogContents<QueueEvent, QueueState>): QueueState {
     const f = this.folded;
@@ -242,18 +290,8 @@ export class GradingQueue {
    * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
    */
   async claim(candidates: string[], o: ClaimOptions): Promise<ClaimResult> {
-    const { result, lock } = await this.log.transact(
-      (current) => {
-        const { append, claimed, deadLettered, consumed } = decideClaims(
-          this.current(current),
-          candidates,
-          o,
-        );
-        return { append, result: { claimed, deadLettered, consumed } };
-      },
-      { sync: false },
-    );
-    return { ...result, lockWaitMs: lock.waitedMs };
+    const r = await this.settle({ graded: [], failed: [] }, { ...o }, { candidates, options: o });
+    return r.claim!;
   }
 
   /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
@@ -276,13 +314,8 @@ export class GradingQueue {
   /**
    * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
    * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
-   * as markGraded, markFailed and claim one after the other.
-   *
-   * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
-   * process crash at once, and losing one to a machine crash only means a redelivery, which the
-   * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
-   * `sync()` before anything that must not outlive a lost mark (the drain does, before recording
-   * outbox entries).
+   * as markGraded, markFailed and claim one after the other. Appended without an fsync (see
+   * `settleHeld`).
    */
   async settle(
     items: {
@@ -295,36 +328,65 @@ export class GradingQueue {
     if (items.graded.length === 0 && items.failed.length === 0 && !next) {
       return { graded: [], failed: [], deadLettered: [] };
     }
-    const { result, appended, lock } = await this.log.transact(
-      (current) => {
-        const state = this.current(current);
-        const append: QueueEvent[] = items.graded.map((i) =>
-          event(
-            'job.graded',
-            `graded:${i.jobKey}`,
-            { jobKey: i.jobKey, worker: o.worker, verdict: i.verdict },
-            o.now,
-          ),
-        );
-        const fails = decideFailures(state, items.failed, o);
-        append.push(...fails.append);
-        let claim: Omit<ClaimResult, 'lockWaitMs'> | undefined;
-        if (next) {
-          const c = decideClaims(state, next.candidates, next.options);
-          append.push(...c.append);
-          claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
-        }
-        return { append, result: { failed: fails.failed, deadLettered: fails.deadLettered, claim } };
-      },
-      { sync: false },
-    );
-    const graded = appended.filter((e) => e.type === 'job.graded').map((e) => (e.data as JobGraded).jobKey);
-    return {
-      graded,
-      failed: result.failed,
-      deadLettered: result.deadLettered,
-      ...(result.claim ? { claim: { ...result.claim, lockWaitMs: lock.waitedMs } } : {}),
-    };
+    return withLock(this.log.path, (lock) => {
+      const [r] = this.settleHeld([{ ...o, ...items, ...(next ? { claim: next } : {}) }]);
+      const { claim, ...rest } = r!;
+      return { ...rest, ...(claim ? { claim: { ...claim, lockWaitMs: lock.waitedMs } } : {}) };
+    });
+  }
+
+  /**
+   * Settles several drains' requests in one transaction, for a caller holding the log's lock (the
+   * grading writer, src/grading/commit.ts): each request is decided on the state the ones before
+   * it left (so two requests never claim the same job), and all their events are appended at once.
+   *
+   * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
+   * process crash at once, and losing one to a machine crash only means a redelivery, which the
+   * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
+   * `sync()` before anything that must not outlive a lost mark (the writer does, before recording
+   * outbox entries). `redacted`: the requests hold redacted data only (the writer's are), and
+   * their events are not walked again on the way to the file.
+   */
+  settleHeld(requests: readonly QueueRequest[], options: { redacted?: boolean } = {}): QueueOutcome[] {
+    try {
+      return this.log.transactHeld(
+        (current) => {
+          const base = this.current(current);
+          const view = overlay(base);
+          let live: JobState[] | undefined;
+          const append: QueueEvent[] = [];
+          const outcomes = requests.map((request) => {
+            let snapshot: string[] | undefined;
+            if (request.claim && !request.claim.candidates) {
+              // The drain's one snapshot, taken now: the jobs claimable at its clock, oldest first.
+              live ??= liveJobs(base);
+              const at = request.claim.options.now;
+              snapshot = live
+                .filter((j) => claimable(view.state.jobs[j.job.jobKey] ?? j, at))
+                .map((j) => j.job.jobKey);
+              request = { ...request, claim: { ...request.claim, candidates: snapshot } };
+            }
+            const d = decideSettle(view.state, request);
+            const fresh = freshEvents(current, d.append).filter((e) => !view.has(e.key));
+            view.apply(fresh);
+            append.push(...fresh);
+            const graded = fresh
+              .filter((e) => e.type === 'job.graded')
+              .map((e) => (e.data as JobGraded).jobKey);
+            const claim =
+              d.claim && snapshot
+                ? { ...d.claim, snapshot: { size: d.claim.consumed + snapshot.length, remaining: snapshot } }
+                : d.claim;
+            return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
+          });
+          return { append, result: outcomes };
+        },
+        { sync: false, ...options },
+      ).result;
+    } catch (e) {
+      this.folded = undefined; // the append may have failed half-way: fold afresh next time
+      throw e;
+    }
   }
 
   /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
@@ -356,7 +418,7 @@ export class GradingQueue {
   deadLetters(): JobState[] {
     return Object.values(this.state().jobs)
       .filter((j) => j.status === 'dead_letter')
-      .sort((a, b) => a.job.jobKey.localeCompare(b.job.jobKey));
+      .sort((a, b) => byCodePoint(a.job.jobKey, b.job.jobKey));
   }
 }
 
@@ -366,8 +428,14 @@ export function fold(contents: LogContents<QueueEvent, QueueState>): QueueState 
 
 /** Keys of jobs claimable at `now`, oldest first: the snapshot one drain works through. */
 export function pendingKeys(state: QueueState, now: Date): string[] {
-  return Object.values(state.jobs)
+  return liveJobs(state)
     .filter((j) => claimable(j, now))
-    .sort((a, b) => a.enqueuedAt.localeCompare(b.enqueuedAt) || a.job.jobKey.localeCompare(b.job.jobKey))
     .map((j) => j.job.jobKey);
+}
+
+/** Pending and claimed jobs, oldest first (enqueue time, then key). */
+function liveJobs(state: QueueState): JobState[] {
+  return Object.values(state.jobs)
+    .filter((j) => j.status === 'pending' || j.status === 'claimed')
+    .sort((a, b) => byCodePoint(a.enqueuedAt, b.enqueuedAt) || byCodePoint(a.job.jobKey, b.job.jobKey));
 }

@@ -57,9 +57,16 @@ const SENSITIVE_SUFFIXES = [
 
 export function isSensitiveKey(key: string): boolean {
   if (IDENTITY_FIELDS.has(key)) return false;
-  const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
-  return SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+  let known = sensitiveKeys.get(key);
+  if (known === undefined) {
+    const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+    known = SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+    // Records repeat the same few keys: remember them (bounded, for keys that come from data).
+    if (sensitiveKeys.size < 4096) sensitiveKeys.set(key, known);
+  }
+  return known;
 }
+const sensitiveKeys = new Map<string, boolean>();
 
 /** Token formats that are secret wherever they appear. Order matters: longest, most specific first. */
 const TOKEN_PATTERNS: RegExp[] = [

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { readJsonl, appendJsonl, parseJsonl, syncFile, type Warn } from './jsonl.js';
+import { readJsonl, appendJsonl, parseJsonl, syncFile, type AppendOptions, type Warn } from './jsonl.js';
 import { withLock, type LockStats } from './lock.js';
 
 /**
@@ -186,22 +186,37 @@ export class EventLog<E extends StateEvent, S = unknown> {
    */
   async transact<R>(
     decide: (current: LogContents<E, S>) => { append: readonly E[]; result: R },
-    options: { sync?: boolean } = {},
+    options: AppendOptions = {},
   ): Promise<{ result: R; appended: E[]; lock: LockStats }> {
-    return withLock(this.path, (lock) => {
-      const current = this.readLatest();
-      const { append, result } = decide(current);
-      const fresh: E[] = [];
-      const batch = new Set<string>();
-      for (const e of append) {
-        if (isKnown(current, e) || batch.has(e.key)) continue;
-        batch.add(e.key);
-        fresh.push(e);
-      }
-      appendJsonl(this.path, fresh, this.warn, options);
-      return { result, appended: fresh, lock };
-    });
+    return withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
   }
+
+  /** `transact` for a caller that already holds this log's lock (see `tryLock`). */
+  transactHeld<R>(
+    decide: (current: LogContents<E, S>) => { append: readonly E[]; result: R },
+    options: AppendOptions = {},
+  ): { result: R; appended: E[] } {
+    const current = this.readLatest();
+    const { append, result } = decide(current);
+    const fresh = freshEvents(current, append);
+    appendJsonl(this.path, fresh, this.warn, options);
+    return { result, appended: fresh };
+  }
+}
+
+/** The events of `append` not yet applied in `current` nor earlier in `append` itself. */
+export function freshEvents<E extends StateEvent>(
+  current: { keys: ReadonlySet<string>; watermark: string },
+  append: readonly E[],
+): E[] {
+  const fresh: E[] = [];
+  const batch = new Set<string>();
+  for (const e of append) {
+    if (isKnown(current, e) || batch.has(e.key)) continue;
+    batch.add(e.key);
+    fresh.push(e);
+  }
+  return fresh;
 }
 
 function readFully(fd: number, buf: Buffer, position: number): void {

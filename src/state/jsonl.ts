@@ -116,22 +116,36 @@ function parseWhole<T>(text: string): T[] | undefined {
 }
 
 /**
- * Appends records (redacted) as JSON lines and fsyncs (unless `sync: false`: then the lines are in
+ * Appends records (redacted: `redacted: true` says the caller built them from redacted data only)
+ * as JSON lines and fsyncs (unless `sync: false`: then the lines are in
  * the page cache, visible to every process and safe against a process crash, and reach the disk
  * with the next fsync of the file or the kernel's writeback). Call it under the file's lock. A missing
  * final newline is repaired first: a last line that parses gets its newline; a torn last line
  * (never acknowledged: acknowledgement happens after fsync) is cut off, so it cannot turn into a
  * corrupt complete line.
  */
+export interface AppendOptions {
+  /** false: no fsync (see appendJsonl). */
+  sync?: boolean;
+  /** The records were built from redacted data only: skip the second walk. */
+  redacted?: boolean;
+}
+
 export function appendJsonl(
   path: string,
   records: readonly unknown[],
   warn?: Warn,
-  options: { sync?: boolean } = {},
+  options: AppendOptions = {},
 ): void {
   if (records.length === 0) return;
-  mkdirSync(dirname(path), { recursive: true });
-  const fd = openSync(path, 'a+');
+  let fd: number;
+  try {
+    fd = openSync(path, 'a+');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    mkdirSync(dirname(path), { recursive: true });
+    fd = openSync(path, 'a+');
+  }
   try {
     const size = fstatSync(fd).size;
     let prefix = '';
@@ -149,7 +163,10 @@ export function appendJsonl(
         }
       }
     }
-    const body = prefix + records.map((r) => JSON.stringify(redact(r))).join('\n') + '\n';
+    const encode = options.redacted
+      ? (r: unknown) => JSON.stringify(r)
+      : (r: unknown) => JSON.stringify(redact(r));
+    const body = prefix + records.map(encode).join('\n') + '\n';
     const buf = Buffer.from(body, 'utf8');
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);

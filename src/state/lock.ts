@@ -2,19 +2,24 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  rmdirSync,
+  statSync,
   unlinkSync,
+  utimesSync,
   watch,
   writeFileSync,
   type FSWatcher,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import lockfile from 'proper-lockfile';
 import { LockError } from '../errors.js';
 
 /**
- * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a directory
- * `<target>.lock` maintained by proper-lockfile: a holder refreshes its mtime, and a lock left by a
- * SIGKILLed holder is considered stale after `stale` ms and taken over.
+ * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a
+ * directory `<target>.lock`, made with mkdir (atomic): its holder refreshes its mtime every
+ * `update` ms, and a lock left by a SIGKILLed holder is considered stale after `stale` ms and
+ * taken over. (The protocol of proper-lockfile, which this module used before; a lock directory
+ * of either excludes the other.) A holder that exits, or is stopped by SIGINT or SIGTERM, removes
+ * the directories it holds.
  *
  * Waiting: instead of sleeping a backoff interval and polling, a waiter also watches the lock's
  * directory and tries again as soon as the lock directory is removed, so the lock passes from one
@@ -25,7 +30,6 @@ import { LockError } from '../errors.js';
 export const LOCK_OPTIONS = {
   stale: 10_000,
   update: 2_000,
-  realpath: false,
   retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
 } as const;
 
@@ -35,6 +39,14 @@ export const LOCK_OPTIONS = {
  * every release of a busy lock would use up a count long before the policy's time.
  */
 export const LOCK_WAIT_BUDGET_MS = 120_000;
+
+/**
+ * Monotonic milliseconds. Not `monotonicMs()`: its first call loads perf_hooks, about a
+ * millisecond of CPU that a short-lived process (one of twenty drainers) pays for one reading.
+ */
+export function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
 
 export interface LockStats {
   /** Milliseconds spent waiting for the lock. */
@@ -172,40 +184,139 @@ class Ticket {
   }
 }
 
+/** A lock taken by `tryLock`: release it once, in a `finally`. */
+export interface HeldLock {
+  release(): void;
+  /** Set when the lock was lost while held (its refresh failed, or it was taken over as stale). */
+  compromised(): Error | undefined;
+}
+
+/**
+ * Takes the lock on `target` if it is free (or stale) right now, without waiting: for a process
+ * that has something better to do than wait, such as handing its work to the holder
+ * (src/grading/handover.ts), and the one try `withLock` repeats. Undefined when another holder
+ * (this process included) has it. A few system calls: one stat when it is held, one mkdir to take
+ * it, one rmdir to release it.
+ */
+export function tryLock(target: string): HeldLock | undefined {
+  const path = `${target}.lock`;
+  // Held and fresh is the common answer under contention: one stat, no failing mkdir.
+  const held = statSync(path, { throwIfNoEntry: false });
+  if (held && Date.now() - held.mtimeMs <= LOCK_OPTIONS.stale) return undefined;
+  if (!makeLockDir(path)) {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st && Date.now() - st.mtimeMs <= LOCK_OPTIONS.stale) return undefined;
+    // Stale: its holder died without releasing it (or it was released just now).
+    try {
+      if (st) rmdirSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    }
+    if (!makeLockDir(path)) return undefined;
+  }
+  let mtime = statSync(path).mtimeMs;
+  let lost: Error | undefined;
+  let released = false;
+  const refresh = setInterval(() => {
+    try {
+      if (statSync(path).mtimeMs !== mtime) throw new Error('it was taken over as stale');
+      const now = new Date();
+      utimesSync(path, now, now);
+      mtime = statSync(path).mtimeMs;
+    } catch (e) {
+      lost = new LockError(`lock on ${target} was lost while held: ${(e as Error).message}`);
+      clearInterval(refresh);
+    }
+  }, LOCK_OPTIONS.update);
+  refresh.unref();
+  hold(path);
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      clearInterval(refresh);
+      unhold(path);
+      if (lost) return; // someone else's now
+      try {
+        rmdirSync(path);
+      } catch {
+        // Already gone.
+      }
+    },
+    compromised: () => lost,
+  };
+}
+
+/** Lock directories this process holds, removed if it exits or is stopped while holding them. */
+const heldDirs = new Set<string>();
+function removeHeldDirs(): void {
+  for (const p of heldDirs) {
+    try {
+      rmdirSync(p);
+    } catch {
+      // Gone.
+    }
+  }
+  heldDirs.clear();
+}
+process.once('exit', removeHeldDirs);
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+/** While a lock is held: remove it on a stop signal, then stop as the signal would have. */
+function onStop(signal: NodeJS.Signals): void {
+  removeHeldDirs();
+  for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+function hold(path: string): void {
+  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.on(s, onStop);
+  heldDirs.add(path);
+}
+function unhold(path: string): void {
+  heldDirs.delete(path);
+  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
+}
+
+/** mkdir of a lock directory: true when made, false when it exists; its parent is made on demand. */
+function makeLockDir(path: string): boolean {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      mkdirSync(path);
+      return true;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return false;
+      if (code !== 'ENOENT' || attempt > 0)
+        throw new LockError(`could not lock ${path}: ${(e as Error).message}`, { cause: e });
+      mkdirSync(dirname(path), { recursive: true });
+    }
+  }
+}
+
 /** Runs `fn` while holding the lock on `target` (the file need not exist). */
 export async function withLock<T>(target: string, fn: (stats: LockStats) => Promise<T> | T): Promise<T> {
-  mkdirSync(dirname(target), { recursive: true });
-  const started = performance.now();
-  let compromised: Error | undefined;
-  let release: (() => void) | undefined;
+  const started = monotonicMs();
+  let held: HeldLock | undefined;
   let lastError: unknown;
   let ticket: Ticket | undefined;
   let wake: ReturnType<typeof arm> | undefined;
   let tryNow = true;
   try {
-    for (let attempt = 0; performance.now() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
+    for (let attempt = 0; monotonicMs() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
       if (tryNow) {
         try {
-          // The synchronous variant: one mkdir and one stat, without two thread-pool round trips.
-          release = lockfile.lockSync(target, {
-            ...LOCK_OPTIONS,
-            retries: 0,
-            onCompromised: (err) => {
-              compromised = err;
-            },
-          });
-          break;
+          held = tryLock(target);
         } catch (e) {
           lastError = e;
-          if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') break;
-          if (!wake) {
-            // Watch only once the lock is busy, and try again at once: a release between the
-            // failed try and the watch would otherwise go unseen until the backoff.
-            wake = arm(`${target}.lock`);
-            continue;
-          }
-          ticket ??= new Ticket(target);
+          break;
         }
+        if (held) break;
+        if (!wake) {
+          // Watch only once the lock is busy, and try again at once: a release between the
+          // failed try and the watch would otherwise go unseen until the backoff.
+          wake = arm(`${target}.lock`);
+          continue;
+        }
+        ticket ??= new Ticket(target);
       }
       const woken = await wake!.wait(backoff(attempt));
       wake = arm(`${target}.lock`);
@@ -216,22 +327,19 @@ export async function withLock<T>(target: string, fn: (stats: LockStats) => Prom
     wake?.cancel();
     ticket?.remove();
   }
-  if (!release) {
+  if (!held) {
     throw new LockError(
       `could not lock ${target}: ${(lastError as Error | undefined)?.message ?? 'timed out'}. Another school process holds it; retry when it ends.`,
       { cause: lastError },
     );
   }
-  const stats: LockStats = { waitedMs: performance.now() - started };
+  const stats: LockStats = { waitedMs: monotonicMs() - started };
   try {
     const result = await fn(stats);
-    if (compromised) throw new LockError(`lock on ${target} was lost while held: ${compromised.message}`);
+    const lost = held.compromised();
+    if (lost) throw lost;
     return result;
   } finally {
-    try {
-      release();
-    } catch {
-      // Already released or taken over as stale: nothing left to undo.
-    }
+    held.release();
   }
 }

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { drain } from '../../src/grading/drain.js';
 import { ScoreLedger, leaderboard } from '../../src/grading/ledger.js';
 import { GradingQueue } from '../../src/grading/queue.js';
@@ -38,9 +38,19 @@ describe('20 concurrent drainer processes', () => {
       await enqueueMany(parallel, jobs(JOBS));
 
       const script = await bundleDrainer(tmp.path);
+      // All start draining together (a barrier file), so they contend from the first claim on: a
+      // drainer that started alone could grade the whole queue before the others were running.
+      const barrier = join(tmp.path, 'go');
+      let ready = 0;
+      let allReady!: () => void;
+      const readyP = new Promise<void>((r) => (allReady = r));
       const children = Array.from({ length: PROCS }, (_, i) =>
-        spawnDrainer(script, { stateDir: parallel.root, worker: `w${i}`, maxWorkers: 25 }),
+        spawnDrainer(script, { stateDir: parallel.root, worker: `w${i}`, maxWorkers: 25, barrier }, (out) => {
+          if (out.includes('READY') && ++ready === PROCS) allReady();
+        }),
       );
+      await Promise.race([readyP, Promise.all(children.map((c) => c.done))]);
+      writeFileSync(barrier, '');
       const serialRun = await drain({
         config: config({ fleet: { daemons: [{ id: 'big', worktrees: 64 }] } }),
         layout: serial,

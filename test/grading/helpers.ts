@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { BOOKBAG_FILES, sha256, type Bookbag } from '../../src/bookbag/schema.js';
 import { jobKey, type GradingJob } from '../../src/schemas/grading.js';
@@ -112,10 +112,15 @@ export const DRAINER = join(import.meta.dirname, 'fixtures', 'drainer.ts');
  * starts in ~0.1 s instead of compiling TypeScript on the fly, so twenty of them stay cheap.
  */
 export async function bundleDrainer(outDir: string): Promise<string> {
+  return bundleFixture(outDir, DRAINER);
+}
+
+/** Bundles a fixture script (see bundleDrainer) into `<outDir>/<name>.cjs`. */
+export async function bundleFixture(outDir: string, entry: string): Promise<string> {
   const { build } = await import('esbuild');
-  const outfile = join(outDir, 'drainer.cjs');
+  const outfile = join(outDir, `${basename(entry, '.ts')}.cjs`);
   await build({
-    entryPoints: [DRAINER],
+    entryPoints: [entry],
     bundle: true,
     platform: 'node',
     format: 'cjs',

@@ -209,7 +209,9 @@ const runs: Record<Op, () => Promise<void>> = {
     // The bytes a writer killed mid-append leaves: an unterminated line, under the file's lock
     // (the dead writer held it), so no live appender interleaves with it.
     const file = layout.file(pick(['grading', 'crews', 'scores', 'audit'] as const));
-    await withLock(file, () => appendFileSync(file, `{"key":"torn-${process.pid}-${seq++}","type":"job.enq`));
+    // scores.jsonl is written under the grading lock (src/grading/ledger.ts), the others under their own.
+    const lock = file === layout.file('scores') ? layout.file('grading') : file;
+    await withLock(lock, () => appendFileSync(file, `{"key":"torn-${process.pid}-${seq++}","type":"job.enq`));
     ack({ torn: file });
   },
 };

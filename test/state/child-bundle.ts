@@ -25,7 +25,7 @@ export async function bundleChildren(
     target: 'node20',
     outdir,
     outExtension: { '.js': '.mjs' },
-    // proper-lockfile is CommonJS and calls require(): give the ESM bundle a require.
+    // Bundled CommonJS dependencies call require(): give the ESM bundle a require.
     banner: {
       js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
     },

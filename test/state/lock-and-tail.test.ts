@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventLog, event } from '../../src/state/event-log.js';
-import { withLock } from '../../src/state/lock.js';
+import { LOCK_OPTIONS, tryLock, withLock } from '../../src/state/lock.js';
 import { tempDir } from '../support/tmp.js';
 
 const tmp = tempDir('school-lock-tail-');
@@ -45,6 +45,35 @@ describe('withLock waiters', () => {
     await first;
     await expect(second).resolves.toBe('got it');
     expect(readdirSync(`${target}.queue.lock`).some((n) => n.endsWith('-dead'))).toBe(false);
+  });
+});
+
+describe('tryLock', () => {
+  it('takes a free lock at once, refuses a held one, and takes over one left stale by a dead holder', async () => {
+    const target = join(tmp.path, 't', 'log.jsonl');
+    const first = tryLock(target)!;
+    expect(first).toBeDefined();
+    expect(tryLock(target)).toBeUndefined();
+    // withLock and tryLock exclude each other: the waiter gets it once the holder releases.
+    let got = false;
+    const waiting = withLock(target, () => (got = true));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(got).toBe(false);
+    first.release();
+    await waiting;
+    expect(got).toBe(true);
+    expect(existsSync(`${target}.lock`)).toBe(false);
+
+    // A lock directory whose mtime stopped moving (its holder was SIGKILLed) is stale after LOCK_OPTIONS.stale.
+    mkdirSync(`${target}.lock`);
+    expect(tryLock(target)).toBeUndefined();
+    const old = new Date(Date.now() - LOCK_OPTIONS.stale - 1_000);
+    utimesSync(`${target}.lock`, old, old);
+    const taken = tryLock(target)!;
+    expect(taken).toBeDefined();
+    expect(taken.compromised()).toBeUndefined();
+    taken.release();
+    expect(existsSync(`${target}.lock`)).toBe(false);
   });
 });
 
