@@ -2375,978 +2375,6 @@ class DecodedURL extends URL {
 
 /***/ }),
 
-/***/ 3964:
-/***/ ((module) => {
-
-
-
-module.exports = clone
-
-var getPrototypeOf = Object.getPrototypeOf || function (obj) {
-  return obj.__proto__
-}
-
-function clone (obj) {
-  if (obj === null || typeof obj !== 'object')
-    return obj
-
-  if (obj instanceof Object)
-    var copy = { __proto__: getPrototypeOf(obj) }
-  else
-    var copy = Object.create(null)
-
-  Object.getOwnPropertyNames(obj).forEach(function (key) {
-    Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(obj, key))
-  })
-
-  return copy
-}
-
-
-/***/ }),
-
-/***/ 5744:
-/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
-
-var fs = __nccwpck_require__(9896)
-var polyfills = __nccwpck_require__(3501)
-var legacy = __nccwpck_require__(2270)
-var clone = __nccwpck_require__(3964)
-
-var util = __nccwpck_require__(9023)
-
-/* istanbul ignore next - node 0.x polyfill */
-var gracefulQueue
-var previousSymbol
-
-/* istanbul ignore else - node 0.x polyfill */
-if (typeof Symbol === 'function' && typeof Symbol.for === 'function') {
-  gracefulQueue = Symbol.for('graceful-fs.queue')
-  // This is used in testing by future versions
-  previousSymbol = Symbol.for('graceful-fs.previous')
-} else {
-  gracefulQueue = '___graceful-fs.queue'
-  previousSymbol = '___graceful-fs.previous'
-}
-
-function noop () {}
-
-function publishQueue(context, queue) {
-  Object.defineProperty(context, gracefulQueue, {
-    get: function() {
-      return queue
-    }
-  })
-}
-
-var debug = noop
-if (util.debuglog)
-  debug = util.debuglog('gfs4')
-else if (/\bgfs4\b/i.test(process.env.NODE_DEBUG || ''))
-  debug = function() {
-    var m = util.format.apply(util, arguments)
-    m = 'GFS4: ' + m.split(/\n/).join('\nGFS4: ')
-    console.error(m)
-  }
-
-// Once time initialization
-if (!fs[gracefulQueue]) {
-  // This queue can be shared by multiple loaded instances
-  var queue = global[gracefulQueue] || []
-  publishQueue(fs, queue)
-
-  // Patch fs.close/closeSync to shared queue version, because we need
-  // to retry() whenever a close happens *anywhere* in the program.
-  // This is essential when multiple graceful-fs instances are
-  // in play at the same time.
-  fs.close = (function (fs$close) {
-    function close (fd, cb) {
-      return fs$close.call(fs, fd, function (err) {
-        // This function uses the graceful-fs shared queue
-        if (!err) {
-          resetQueue()
-        }
-
-        if (typeof cb === 'function')
-          cb.apply(this, arguments)
-      })
-    }
-
-    Object.defineProperty(close, previousSymbol, {
-      value: fs$close
-    })
-    return close
-  })(fs.close)
-
-  fs.closeSync = (function (fs$closeSync) {
-    function closeSync (fd) {
-      // This function uses the graceful-fs shared queue
-      fs$closeSync.apply(fs, arguments)
-      resetQueue()
-    }
-
-    Object.defineProperty(closeSync, previousSymbol, {
-      value: fs$closeSync
-    })
-    return closeSync
-  })(fs.closeSync)
-
-  if (/\bgfs4\b/i.test(process.env.NODE_DEBUG || '')) {
-    process.on('exit', function() {
-      debug(fs[gracefulQueue])
-      __nccwpck_require__(2613).equal(fs[gracefulQueue].length, 0)
-    })
-  }
-}
-
-if (!global[gracefulQueue]) {
-  publishQueue(global, fs[gracefulQueue]);
-}
-
-module.exports = patch(clone(fs))
-if (process.env.TEST_GRACEFUL_FS_GLOBAL_PATCH && !fs.__patched) {
-    module.exports = patch(fs)
-    fs.__patched = true;
-}
-
-function patch (fs) {
-  // Everything that references the open() function needs to be in here
-  polyfills(fs)
-  fs.gracefulify = patch
-
-  fs.createReadStream = createReadStream
-  fs.createWriteStream = createWriteStream
-  var fs$readFile = fs.readFile
-  fs.readFile = readFile
-  function readFile (path, options, cb) {
-    if (typeof options === 'function')
-      cb = options, options = null
-
-    return go$readFile(path, options, cb)
-
-    function go$readFile (path, options, cb, startTime) {
-      return fs$readFile(path, options, function (err) {
-        if (err && (err.code === 'EMFILE' || err.code === 'ENFILE'))
-          enqueue([go$readFile, [path, options, cb], err, startTime || Date.now(), Date.now()])
-        else {
-          if (typeof cb === 'function')
-            cb.apply(this, arguments)
-        }
-      })
-    }
-  }
-
-  var fs$writeFile = fs.writeFile
-  fs.writeFile = writeFile
-  function writeFile (path, data, options, cb) {
-    if (typeof options === 'function')
-      cb = options, options = null
-
-    return go$writeFile(path, data, options, cb)
-
-    function go$writeFile (path, data, options, cb, startTime) {
-      return fs$writeFile(path, data, options, function (err) {
-        if (err && (err.code === 'EMFILE' || err.code === 'ENFILE'))
-          enqueue([go$writeFile, [path, data, options, cb], err, startTime || Date.now(), Date.now()])
-        else {
-          if (typeof cb === 'function')
-            cb.apply(this, arguments)
-        }
-      })
-    }
-  }
-
-  var fs$appendFile = fs.appendFile
-  if (fs$appendFile)
-    fs.appendFile = appendFile
-  function appendFile (path, data, options, cb) {
-    if (typeof options === 'function')
-      cb = options, options = null
-
-    return go$appendFile(path, data, options, cb)
-
-    function go$appendFile (path, data, options, cb, startTime) {
-      return fs$appendFile(path, data, options, function (err) {
-        if (err && (err.code === 'EMFILE' || err.code === 'ENFILE'))
-          enqueue([go$appendFile, [path, data, options, cb], err, startTime || Date.now(), Date.now()])
-        else {
-          if (typeof cb === 'function')
-            cb.apply(this, arguments)
-        }
-      })
-    }
-  }
-
-  var fs$copyFile = fs.copyFile
-  if (fs$copyFile)
-    fs.copyFile = copyFile
-  function copyFile (src, dest, flags, cb) {
-    if (typeof flags === 'function') {
-      cb = flags
-      flags = 0
-    }
-    return go$copyFile(src, dest, flags, cb)
-
-    function go$copyFile (src, dest, flags, cb, startTime) {
-      return fs$copyFile(src, dest, flags, function (err) {
-        if (err && (err.code === 'EMFILE' || err.code === 'ENFILE'))
-          enqueue([go$copyFile, [src, dest, flags, cb], err, startTime || Date.now(), Date.now()])
-        else {
-          if (typeof cb === 'function')
-            cb.apply(this, arguments)
-        }
-      })
-    }
-  }
-
-  var fs$readdir = fs.readdir
-  fs.readdir = readdir
-  var noReaddirOptionVersions = /^v[0-5]\./
-  function readdir (path, options, cb) {
-    if (typeof options === 'function')
-      cb = options, options = null
-
-    var go$readdir = noReaddirOptionVersions.test(process.version)
-      ? function go$readdir (path, options, cb, startTime) {
-        return fs$readdir(path, fs$readdirCallback(
-          path, options, cb, startTime
-        ))
-      }
-      : function go$readdir (path, options, cb, startTime) {
-        return fs$readdir(path, options, fs$readdirCallback(
-          path, options, cb, startTime
-        ))
-      }
-
-    return go$readdir(path, options, cb)
-
-    function fs$readdirCallback (path, options, cb, startTime) {
-      return function (err, files) {
-        if (err && (err.code === 'EMFILE' || err.code === 'ENFILE'))
-          enqueue([
-            go$readdir,
-            [path, options, cb],
-            err,
-            startTime || Date.now(),
-            Date.now()
-          ])
-        else {
-          if (files && files.sort)
-            files.sort()
-
-          if (typeof cb === 'function')
-            cb.call(this, err, files)
-        }
-      }
-    }
-  }
-
-  if (process.version.substr(0, 4) === 'v0.8') {
-    var legStreams = legacy(fs)
-    ReadStream = legStreams.ReadStream
-    WriteStream = legStreams.WriteStream
-  }
-
-  var fs$ReadStream = fs.ReadStream
-  if (fs$ReadStream) {
-    ReadStream.prototype = Object.create(fs$ReadStream.prototype)
-    ReadStream.prototype.open = ReadStream$open
-  }
-
-  var fs$WriteStream = fs.WriteStream
-  if (fs$WriteStream) {
-    WriteStream.prototype = Object.create(fs$WriteStream.prototype)
-    WriteStream.prototype.open = WriteStream$open
-  }
-
-  Object.defineProperty(fs, 'ReadStream', {
-    get: function () {
-      return ReadStream
-    },
-    set: function (val) {
-      ReadStream = val
-    },
-    enumerable: true,
-    configurable: true
-  })
-  Object.defineProperty(fs, 'WriteStream', {
-    get: function () {
-      return WriteStream
-    },
-    set: function (val) {
-      WriteStream = val
-    },
-    enumerable: true,
-    configurable: true
-  })
-
-  // legacy names
-  var FileReadStream = ReadStream
-  Object.defineProperty(fs, 'FileReadStream', {
-    get: function () {
-      return FileReadStream
-    },
-    set: function (val) {
-      FileReadStream = val
-    },
-    enumerable: true,
-    configurable: true
-  })
-  var FileWriteStream = WriteStream
-  Object.defineProperty(fs, 'FileWriteStream', {
-    get: function () {
-      return FileWriteStream
-    },
-    set: function (val) {
-      FileWriteStream = val
-    },
-    enumerable: true,
-    configurable: true
-  })
-
-  function ReadStream (path, options) {
-    if (this instanceof ReadStream)
-      return fs$ReadStream.apply(this, arguments), this
-    else
-      return ReadStream.apply(Object.create(ReadStream.prototype), arguments)
-  }
-
-  function ReadStream$open () {
-    var that = this
-    open(that.path, that.flags, that.mode, function (err, fd) {
-      if (err) {
-        if (that.autoClose)
-          that.destroy()
-
-        that.emit('error', err)
-      } else {
-        that.fd = fd
-        that.emit('open', fd)
-        that.read()
-      }
-    })
-  }
-
-  function WriteStream (path, options) {
-    if (this instanceof WriteStream)
-      return fs$WriteStream.apply(this, arguments), this
-    else
-      return WriteStream.apply(Object.create(WriteStream.prototype), arguments)
-  }
-
-  function WriteStream$open () {
-    var that = this
-    open(that.path, that.flags, that.mode, function (err, fd) {
-      if (err) {
-        that.destroy()
-        that.emit('error', err)
-      } else {
-        that.fd = fd
-        that.emit('open', fd)
-      }
-    })
-  }
-
-  function createReadStream (path, options) {
-    return new fs.ReadStream(path, options)
-  }
-
-  function createWriteStream (path, options) {
-    return new fs.WriteStream(path, options)
-  }
-
-  var fs$open = fs.open
-  fs.open = open
-  function open (path, flags, mode, cb) {
-    if (typeof mode === 'function')
-      cb = mode, mode = null
-
-    return go$open(path, flags, mode, cb)
-
-    function go$open (path, flags, mode, cb, startTime) {
-      return fs$open(path, flags, mode, function (err, fd) {
-        if (err && (err.code === 'EMFILE' || err.code === 'ENFILE'))
-          enqueue([go$open, [path, flags, mode, cb], err, startTime || Date.now(), Date.now()])
-        else {
-          if (typeof cb === 'function')
-            cb.apply(this, arguments)
-        }
-      })
-    }
-  }
-
-  return fs
-}
-
-function enqueue (elem) {
-  debug('ENQUEUE', elem[0].name, elem[1])
-  fs[gracefulQueue].push(elem)
-  retry()
-}
-
-// keep track of the timeout between retry() calls
-var retryTimer
-
-// reset the startTime and lastTime to now
-// this resets the start of the 60 second overall timeout as well as the
-// delay between attempts so that we'll retry these jobs sooner
-function resetQueue () {
-  var now = Date.now()
-  for (var i = 0; i < fs[gracefulQueue].length; ++i) {
-    // entries that are only a length of 2 are from an older version, don't
-    // bother modifying those since they'll be retried anyway.
-    if (fs[gracefulQueue][i].length > 2) {
-      fs[gracefulQueue][i][3] = now // startTime
-      fs[gracefulQueue][i][4] = now // lastTime
-    }
-  }
-  // call retry to make sure we're actively processing the queue
-  retry()
-}
-
-function retry () {
-  // clear the timer and remove it to help prevent unintended concurrency
-  clearTimeout(retryTimer)
-  retryTimer = undefined
-
-  if (fs[gracefulQueue].length === 0)
-    return
-
-  var elem = fs[gracefulQueue].shift()
-  var fn = elem[0]
-  var args = elem[1]
-  // these items may be unset if they were added by an older graceful-fs
-  var err = elem[2]
-  var startTime = elem[3]
-  var lastTime = elem[4]
-
-  // if we don't have a startTime we have no way of knowing if we've waited
-  // long enough, so go ahead and retry this item now
-  if (startTime === undefined) {
-    debug('RETRY', fn.name, args)
-    fn.apply(null, args)
-  } else if (Date.now() - startTime >= 60000) {
-    // it's been more than 60 seconds total, bail now
-    debug('TIMEOUT', fn.name, args)
-    var cb = args.pop()
-    if (typeof cb === 'function')
-      cb.call(null, err)
-  } else {
-    // the amount of time between the last attempt and right now
-    var sinceAttempt = Date.now() - lastTime
-    // the amount of time between when we first tried, and when we last tried
-    // rounded up to at least 1
-    var sinceStart = Math.max(lastTime - startTime, 1)
-    // backoff. wait longer than the total time we've been retrying, but only
-    // up to a maximum of 100ms
-    var desiredDelay = Math.min(sinceStart * 1.2, 100)
-    // it's been long enough since the last retry, do it again
-    if (sinceAttempt >= desiredDelay) {
-      debug('RETRY', fn.name, args)
-      fn.apply(null, args.concat([startTime]))
-    } else {
-      // if we can't do this job yet, push it to the end of the queue
-      // and let the next iteration check again
-      fs[gracefulQueue].push(elem)
-    }
-  }
-
-  // schedule our next run if one isn't already scheduled
-  if (retryTimer === undefined) {
-    retryTimer = setTimeout(retry, 0)
-  }
-}
-
-
-/***/ }),
-
-/***/ 2270:
-/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
-
-var Stream = (__nccwpck_require__(2203).Stream)
-
-module.exports = legacy
-
-function legacy (fs) {
-  return {
-    ReadStream: ReadStream,
-    WriteStream: WriteStream
-  }
-
-  function ReadStream (path, options) {
-    if (!(this instanceof ReadStream)) return new ReadStream(path, options);
-
-    Stream.call(this);
-
-    var self = this;
-
-    this.path = path;
-    this.fd = null;
-    this.readable = true;
-    this.paused = false;
-
-    this.flags = 'r';
-    this.mode = 438; /*=0666*/
-    this.bufferSize = 64 * 1024;
-
-    options = options || {};
-
-    // Mixin options into this
-    var keys = Object.keys(options);
-    for (var index = 0, length = keys.length; index < length; index++) {
-      var key = keys[index];
-      this[key] = options[key];
-    }
-
-    if (this.encoding) this.setEncoding(this.encoding);
-
-    if (this.start !== undefined) {
-      if ('number' !== typeof this.start) {
-        throw TypeError('start must be a Number');
-      }
-      if (this.end === undefined) {
-        this.end = Infinity;
-      } else if ('number' !== typeof this.end) {
-        throw TypeError('end must be a Number');
-      }
-
-      if (this.start > this.end) {
-        throw new Error('start must be <= end');
-      }
-
-      this.pos = this.start;
-    }
-
-    if (this.fd !== null) {
-      process.nextTick(function() {
-        self._read();
-      });
-      return;
-    }
-
-    fs.open(this.path, this.flags, this.mode, function (err, fd) {
-      if (err) {
-        self.emit('error', err);
-        self.readable = false;
-        return;
-      }
-
-      self.fd = fd;
-      self.emit('open', fd);
-      self._read();
-    })
-  }
-
-  function WriteStream (path, options) {
-    if (!(this instanceof WriteStream)) return new WriteStream(path, options);
-
-    Stream.call(this);
-
-    this.path = path;
-    this.fd = null;
-    this.writable = true;
-
-    this.flags = 'w';
-    this.encoding = 'binary';
-    this.mode = 438; /*=0666*/
-    this.bytesWritten = 0;
-
-    options = options || {};
-
-    // Mixin options into this
-    var keys = Object.keys(options);
-    for (var index = 0, length = keys.length; index < length; index++) {
-      var key = keys[index];
-      this[key] = options[key];
-    }
-
-    if (this.start !== undefined) {
-      if ('number' !== typeof this.start) {
-        throw TypeError('start must be a Number');
-      }
-      if (this.start < 0) {
-        throw new Error('start must be >= zero');
-      }
-
-      this.pos = this.start;
-    }
-
-    this.busy = false;
-    this._queue = [];
-
-    if (this.fd === null) {
-      this._open = fs.open;
-      this._queue.push([this._open, this.path, this.flags, this.mode, undefined]);
-      this.flush();
-    }
-  }
-}
-
-
-/***/ }),
-
-/***/ 3501:
-/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
-
-var constants = __nccwpck_require__(9140)
-
-var origCwd = process.cwd
-var cwd = null
-
-var platform = process.env.GRACEFUL_FS_PLATFORM || process.platform
-
-process.cwd = function() {
-  if (!cwd)
-    cwd = origCwd.call(process)
-  return cwd
-}
-try {
-  process.cwd()
-} catch (er) {}
-
-// This check is needed until node.js 12 is required
-if (typeof process.chdir === 'function') {
-  var chdir = process.chdir
-  process.chdir = function (d) {
-    cwd = null
-    chdir.call(process, d)
-  }
-  if (Object.setPrototypeOf) Object.setPrototypeOf(process.chdir, chdir)
-}
-
-module.exports = patch
-
-function patch (fs) {
-  // (re-)implement some things that are known busted or missing.
-
-  // lchmod, broken prior to 0.6.2
-  // back-port the fix here.
-  if (constants.hasOwnProperty('O_SYMLINK') &&
-      process.version.match(/^v0\.6\.[0-2]|^v0\.5\./)) {
-    patchLchmod(fs)
-  }
-
-  // lutimes implementation, or no-op
-  if (!fs.lutimes) {
-    patchLutimes(fs)
-  }
-
-  // https://github.com/isaacs/node-graceful-fs/issues/4
-  // Chown should not fail on einval or eperm if non-root.
-  // It should not fail on enosys ever, as this just indicates
-  // that a fs doesn't support the intended operation.
-
-  fs.chown = chownFix(fs.chown)
-  fs.fchown = chownFix(fs.fchown)
-  fs.lchown = chownFix(fs.lchown)
-
-  fs.chmod = chmodFix(fs.chmod)
-  fs.fchmod = chmodFix(fs.fchmod)
-  fs.lchmod = chmodFix(fs.lchmod)
-
-  fs.chownSync = chownFixSync(fs.chownSync)
-  fs.fchownSync = chownFixSync(fs.fchownSync)
-  fs.lchownSync = chownFixSync(fs.lchownSync)
-
-  fs.chmodSync = chmodFixSync(fs.chmodSync)
-  fs.fchmodSync = chmodFixSync(fs.fchmodSync)
-  fs.lchmodSync = chmodFixSync(fs.lchmodSync)
-
-  fs.stat = statFix(fs.stat)
-  fs.fstat = statFix(fs.fstat)
-  fs.lstat = statFix(fs.lstat)
-
-  fs.statSync = statFixSync(fs.statSync)
-  fs.fstatSync = statFixSync(fs.fstatSync)
-  fs.lstatSync = statFixSync(fs.lstatSync)
-
-  // if lchmod/lchown do not exist, then make them no-ops
-  if (fs.chmod && !fs.lchmod) {
-    fs.lchmod = function (path, mode, cb) {
-      if (cb) process.nextTick(cb)
-    }
-    fs.lchmodSync = function () {}
-  }
-  if (fs.chown && !fs.lchown) {
-    fs.lchown = function (path, uid, gid, cb) {
-      if (cb) process.nextTick(cb)
-    }
-    fs.lchownSync = function () {}
-  }
-
-  // on Windows, A/V software can lock the directory, causing this
-  // to fail with an EACCES or EPERM if the directory contains newly
-  // created files.  Try again on failure, for up to 60 seconds.
-
-  // Set the timeout this long because some Windows Anti-Virus, such as Parity
-  // bit9, may lock files for up to a minute, causing npm package install
-  // failures. Also, take care to yield the scheduler. Windows scheduling gives
-  // CPU to a busy looping process, which can cause the program causing the lock
-  // contention to be starved of CPU by node, so the contention doesn't resolve.
-  if (platform === "win32") {
-    fs.rename = typeof fs.rename !== 'function' ? fs.rename
-    : (function (fs$rename) {
-      function rename (from, to, cb) {
-        var start = Date.now()
-        var backoff = 0;
-        fs$rename(from, to, function CB (er) {
-          if (er
-              && (er.code === "EACCES" || er.code === "EPERM" || er.code === "EBUSY")
-              && Date.now() - start < 60000) {
-            setTimeout(function() {
-              fs.stat(to, function (stater, st) {
-                if (stater && stater.code === "ENOENT")
-                  fs$rename(from, to, CB);
-                else
-                  cb(er)
-              })
-            }, backoff)
-            if (backoff < 100)
-              backoff += 10;
-            return;
-          }
-          if (cb) cb(er)
-        })
-      }
-      if (Object.setPrototypeOf) Object.setPrototypeOf(rename, fs$rename)
-      return rename
-    })(fs.rename)
-  }
-
-  // if read() returns EAGAIN, then just try it again.
-  fs.read = typeof fs.read !== 'function' ? fs.read
-  : (function (fs$read) {
-    function read (fd, buffer, offset, length, position, callback_) {
-      var callback
-      if (callback_ && typeof callback_ === 'function') {
-        var eagCounter = 0
-        callback = function (er, _, __) {
-          if (er && er.code === 'EAGAIN' && eagCounter < 10) {
-            eagCounter ++
-            return fs$read.call(fs, fd, buffer, offset, length, position, callback)
-          }
-          callback_.apply(this, arguments)
-        }
-      }
-      return fs$read.call(fs, fd, buffer, offset, length, position, callback)
-    }
-
-    // This ensures `util.promisify` works as it does for native `fs.read`.
-    if (Object.setPrototypeOf) Object.setPrototypeOf(read, fs$read)
-    return read
-  })(fs.read)
-
-  fs.readSync = typeof fs.readSync !== 'function' ? fs.readSync
-  : (function (fs$readSync) { return function (fd, buffer, offset, length, position) {
-    var eagCounter = 0
-    while (true) {
-      try {
-        return fs$readSync.call(fs, fd, buffer, offset, length, position)
-      } catch (er) {
-        if (er.code === 'EAGAIN' && eagCounter < 10) {
-          eagCounter ++
-          continue
-        }
-        throw er
-      }
-    }
-  }})(fs.readSync)
-
-  function patchLchmod (fs) {
-    fs.lchmod = function (path, mode, callback) {
-      fs.open( path
-             , constants.O_WRONLY | constants.O_SYMLINK
-             , mode
-             , function (err, fd) {
-        if (err) {
-          if (callback) callback(err)
-          return
-        }
-        // prefer to return the chmod error, if one occurs,
-        // but still try to close, and report closing errors if they occur.
-        fs.fchmod(fd, mode, function (err) {
-          fs.close(fd, function(err2) {
-            if (callback) callback(err || err2)
-          })
-        })
-      })
-    }
-
-    fs.lchmodSync = function (path, mode) {
-      var fd = fs.openSync(path, constants.O_WRONLY | constants.O_SYMLINK, mode)
-
-      // prefer to return the chmod error, if one occurs,
-      // but still try to close, and report closing errors if they occur.
-      var threw = true
-      var ret
-      try {
-        ret = fs.fchmodSync(fd, mode)
-        threw = false
-      } finally {
-        if (threw) {
-          try {
-            fs.closeSync(fd)
-          } catch (er) {}
-        } else {
-          fs.closeSync(fd)
-        }
-      }
-      return ret
-    }
-  }
-
-  function patchLutimes (fs) {
-    if (constants.hasOwnProperty("O_SYMLINK") && fs.futimes) {
-      fs.lutimes = function (path, at, mt, cb) {
-        fs.open(path, constants.O_SYMLINK, function (er, fd) {
-          if (er) {
-            if (cb) cb(er)
-            return
-          }
-          fs.futimes(fd, at, mt, function (er) {
-            fs.close(fd, function (er2) {
-              if (cb) cb(er || er2)
-            })
-          })
-        })
-      }
-
-      fs.lutimesSync = function (path, at, mt) {
-        var fd = fs.openSync(path, constants.O_SYMLINK)
-        var ret
-        var threw = true
-        try {
-          ret = fs.futimesSync(fd, at, mt)
-          threw = false
-        } finally {
-          if (threw) {
-            try {
-              fs.closeSync(fd)
-            } catch (er) {}
-          } else {
-            fs.closeSync(fd)
-          }
-        }
-        return ret
-      }
-
-    } else if (fs.futimes) {
-      fs.lutimes = function (_a, _b, _c, cb) { if (cb) process.nextTick(cb) }
-      fs.lutimesSync = function () {}
-    }
-  }
-
-  function chmodFix (orig) {
-    if (!orig) return orig
-    return function (target, mode, cb) {
-      return orig.call(fs, target, mode, function (er) {
-        if (chownErOk(er)) er = null
-        if (cb) cb.apply(this, arguments)
-      })
-    }
-  }
-
-  function chmodFixSync (orig) {
-    if (!orig) return orig
-    return function (target, mode) {
-      try {
-        return orig.call(fs, target, mode)
-      } catch (er) {
-        if (!chownErOk(er)) throw er
-      }
-    }
-  }
-
-
-  function chownFix (orig) {
-    if (!orig) return orig
-    return function (target, uid, gid, cb) {
-      return orig.call(fs, target, uid, gid, function (er) {
-        if (chownErOk(er)) er = null
-        if (cb) cb.apply(this, arguments)
-      })
-    }
-  }
-
-  function chownFixSync (orig) {
-    if (!orig) return orig
-    return function (target, uid, gid) {
-      try {
-        return orig.call(fs, target, uid, gid)
-      } catch (er) {
-        if (!chownErOk(er)) throw er
-      }
-    }
-  }
-
-  function statFix (orig) {
-    if (!orig) return orig
-    // Older versions of Node erroneously returned signed integers for
-    // uid + gid.
-    return function (target, options, cb) {
-      if (typeof options === 'function') {
-        cb = options
-        options = null
-      }
-      function callback (er, stats) {
-        if (stats) {
-          if (stats.uid < 0) stats.uid += 0x100000000
-          if (stats.gid < 0) stats.gid += 0x100000000
-        }
-        if (cb) cb.apply(this, arguments)
-      }
-      return options ? orig.call(fs, target, options, callback)
-        : orig.call(fs, target, callback)
-    }
-  }
-
-  function statFixSync (orig) {
-    if (!orig) return orig
-    // Older versions of Node erroneously returned signed integers for
-    // uid + gid.
-    return function (target, options) {
-      var stats = options ? orig.call(fs, target, options)
-        : orig.call(fs, target)
-      if (stats) {
-        if (stats.uid < 0) stats.uid += 0x100000000
-        if (stats.gid < 0) stats.gid += 0x100000000
-      }
-      return stats;
-    }
-  }
-
-  // ENOSYS means that the fs doesn't support the op. Just ignore
-  // that, because it doesn't matter.
-  //
-  // if there's no getuid, or if getuid() is something other
-  // than 0, and the error is EINVAL or EPERM, then just ignore
-  // it.
-  //
-  // This specific case is a silent failure in cp, install, tar,
-  // and most other unix tools that manage permissions.
-  //
-  // When running as root, or if other types of errors are
-  // encountered, then it's strict.
-  function chownErOk (er) {
-    if (!er)
-      return true
-
-    if (er.code === "ENOSYS")
-      return true
-
-    var nonroot = !process.getuid || process.getuid() !== 0
-    if (nonroot) {
-      if (er.code === "EINVAL" || er.code === "EPERM")
-        return true
-    }
-
-    return false
-  }
-}
-
-
-/***/ }),
-
 /***/ 4006:
 /***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
 
@@ -5846,1104 +4874,6 @@ exports.basename = (path, { windows } = {}) => {
   }
 
   return last;
-};
-
-
-/***/ }),
-
-/***/ 3648:
-/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
-
-
-
-const lockfile = __nccwpck_require__(743);
-const { toPromise, toSync, toSyncOptions } = __nccwpck_require__(3271);
-
-async function lock(file, options) {
-    const release = await toPromise(lockfile.lock)(file, options);
-
-    return toPromise(release);
-}
-
-function lockSync(file, options) {
-    const release = toSync(lockfile.lock)(file, toSyncOptions(options));
-
-    return toSync(release);
-}
-
-function unlock(file, options) {
-    return toPromise(lockfile.unlock)(file, options);
-}
-
-function unlockSync(file, options) {
-    return toSync(lockfile.unlock)(file, toSyncOptions(options));
-}
-
-function check(file, options) {
-    return toPromise(lockfile.check)(file, options);
-}
-
-function checkSync(file, options) {
-    return toSync(lockfile.check)(file, toSyncOptions(options));
-}
-
-module.exports = lock;
-module.exports.lock = lock;
-module.exports.unlock = unlock;
-module.exports.lockSync = lockSync;
-module.exports.unlockSync = unlockSync;
-module.exports.check = check;
-module.exports.checkSync = checkSync;
-
-
-/***/ }),
-
-/***/ 3271:
-/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
-
-
-
-const fs = __nccwpck_require__(5744);
-
-function createSyncFs(fs) {
-    const methods = ['mkdir', 'realpath', 'stat', 'rmdir', 'utimes'];
-    const newFs = { ...fs };
-
-    methods.forEach((method) => {
-        newFs[method] = (...args) => {
-            const callback = args.pop();
-            let ret;
-
-            try {
-                ret = fs[`${method}Sync`](...args);
-            } catch (err) {
-                return callback(err);
-            }
-
-            callback(null, ret);
-        };
-    });
-
-    return newFs;
-}
-
-// ----------------------------------------------------------
-
-function toPromise(method) {
-    return (...args) => new Promise((resolve, reject) => {
-        args.push((err, result) => {
-            if (err) {
-                reject(err);
-            } else {
-                resolve(result);
-            }
-        });
-
-        method(...args);
-    });
-}
-
-function toSync(method) {
-    return (...args) => {
-        let err;
-        let result;
-
-        args.push((_err, _result) => {
-            err = _err;
-            result = _result;
-        });
-
-        method(...args);
-
-        if (err) {
-            throw err;
-        }
-
-        return result;
-    };
-}
-
-function toSyncOptions(options) {
-    // Shallow clone options because we are oging to mutate them
-    options = { ...options };
-
-    // Transform fs to use the sync methods instead
-    options.fs = createSyncFs(options.fs || fs);
-
-    // Retries are not allowed because it requires the flow to be sync
-    if (
-        (typeof options.retries === 'number' && options.retries > 0) ||
-        (options.retries && typeof options.retries.retries === 'number' && options.retries.retries > 0)
-    ) {
-        throw Object.assign(new Error('Cannot use retries with the sync api'), { code: 'ESYNC' });
-    }
-
-    return options;
-}
-
-module.exports = {
-    toPromise,
-    toSync,
-    toSyncOptions,
-};
-
-
-/***/ }),
-
-/***/ 743:
-/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
-
-
-
-const path = __nccwpck_require__(6928);
-const fs = __nccwpck_require__(5744);
-const retry = __nccwpck_require__(5546);
-const onExit = __nccwpck_require__(5211);
-const mtimePrecision = __nccwpck_require__(4747);
-
-const locks = {};
-
-function getLockFile(file, options) {
-    return options.lockfilePath || `${file}.lock`;
-}
-
-function resolveCanonicalPath(file, options, callback) {
-    if (!options.realpath) {
-        return callback(null, path.resolve(file));
-    }
-
-    // Use realpath to resolve symlinks
-    // It also resolves relative paths
-    options.fs.realpath(file, callback);
-}
-
-function acquireLock(file, options, callback) {
-    const lockfilePath = getLockFile(file, options);
-
-    // Use mkdir to create the lockfile (atomic operation)
-    options.fs.mkdir(lockfilePath, (err) => {
-        if (!err) {
-            // At this point, we acquired the lock!
-            // Probe the mtime precision
-            return mtimePrecision.probe(lockfilePath, options.fs, (err, mtime, mtimePrecision) => {
-                // If it failed, try to remove the lock..
-                /* istanbul ignore if */
-                if (err) {
-                    options.fs.rmdir(lockfilePath, () => {});
-
-                    return callback(err);
-                }
-
-                callback(null, mtime, mtimePrecision);
-            });
-        }
-
-        // If error is not EEXIST then some other error occurred while locking
-        if (err.code !== 'EEXIST') {
-            return callback(err);
-        }
-
-        // Otherwise, check if lock is stale by analyzing the file mtime
-        if (options.stale <= 0) {
-            return callback(Object.assign(new Error('Lock file is already being held'), { code: 'ELOCKED', file }));
-        }
-
-        options.fs.stat(lockfilePath, (err, stat) => {
-            if (err) {
-                // Retry if the lockfile has been removed (meanwhile)
-                // Skip stale check to avoid recursiveness
-                if (err.code === 'ENOENT') {
-                    return acquireLock(file, { ...options, stale: 0 }, callback);
-                }
-
-                return callback(err);
-            }
-
-            if (!isLockStale(stat, options)) {
-                return callback(Object.assign(new Error('Lock file is already being held'), { code: 'ELOCKED', file }));
-            }
-
-            // If it's stale, remove it and try again!
-            // Skip stale check to avoid recursiveness
-            removeLock(file, options, (err) => {
-                if (err) {
-                    return callback(err);
-                }
-
-                acquireLock(file, { ...options, stale: 0 }, callback);
-            });
-        });
-    });
-}
-
-function isLockStale(stat, options) {
-    return stat.mtime.getTime() < Date.now() - options.stale;
-}
-
-function removeLock(file, options, callback) {
-    // Remove lockfile, ignoring ENOENT errors
-    options.fs.rmdir(getLockFile(file, options), (err) => {
-        if (err && err.code !== 'ENOENT') {
-            return callback(err);
-        }
-
-        callback();
-    });
-}
-
-function updateLock(file, options) {
-    const lock = locks[file];
-
-    // Just for safety, should never happen
-    /* istanbul ignore if */
-    if (lock.updateTimeout) {
-        return;
-    }
-
-    lock.updateDelay = lock.updateDelay || options.update;
-    lock.updateTimeout = setTimeout(() => {
-        lock.updateTimeout = null;
-
-        // Stat the file to check if mtime is still ours
-        // If it is, we can still recover from a system sleep or a busy event loop
-        options.fs.stat(lock.lockfilePath, (err, stat) => {
-            const isOverThreshold = lock.lastUpdate + options.stale < Date.now();
-
-            // If it failed to update the lockfile, keep trying unless
-            // the lockfile was deleted or we are over the threshold
-            if (err) {
-                if (err.code === 'ENOENT' || isOverThreshold) {
-                    return setLockAsCompromised(file, lock, Object.assign(err, { code: 'ECOMPROMISED' }));
-                }
-
-                lock.updateDelay = 1000;
-
-                return updateLock(file, options);
-            }
-
-            const isMtimeOurs = lock.mtime.getTime() === stat.mtime.getTime();
-
-            if (!isMtimeOurs) {
-                return setLockAsCompromised(
-                    file,
-                    lock,
-                    Object.assign(
-                        new Error('Unable to update lock within the stale threshold'),
-                        { code: 'ECOMPROMISED' }
-                    ));
-            }
-
-            const mtime = mtimePrecision.getMtime(lock.mtimePrecision);
-
-            options.fs.utimes(lock.lockfilePath, mtime, mtime, (err) => {
-                const isOverThreshold = lock.lastUpdate + options.stale < Date.now();
-
-                // Ignore if the lock was released
-                if (lock.released) {
-                    return;
-                }
-
-                // If it failed to update the lockfile, keep trying unless
-                // the lockfile was deleted or we are over the threshold
-                if (err) {
-                    if (err.code === 'ENOENT' || isOverThreshold) {
-                        return setLockAsCompromised(file, lock, Object.assign(err, { code: 'ECOMPROMISED' }));
-                    }
-
-                    lock.updateDelay = 1000;
-
-                    return updateLock(file, options);
-                }
-
-                // All ok, keep updating..
-                lock.mtime = mtime;
-                lock.lastUpdate = Date.now();
-                lock.updateDelay = null;
-                updateLock(file, options);
-            });
-        });
-    }, lock.updateDelay);
-
-    // Unref the timer so that the nodejs process can exit freely
-    // This is safe because all acquired locks will be automatically released
-    // on process exit
-
-    // We first check that `lock.updateTimeout.unref` exists because some users
-    // may be using this module outside of NodeJS (e.g., in an electron app),
-    // and in those cases `setTimeout` return an integer.
-    /* istanbul ignore else */
-    if (lock.updateTimeout.unref) {
-        lock.updateTimeout.unref();
-    }
-}
-
-function setLockAsCompromised(file, lock, err) {
-    // Signal the lock has been released
-    lock.released = true;
-
-    // Cancel lock mtime update
-    // Just for safety, at this point updateTimeout should be null
-    /* istanbul ignore if */
-    if (lock.updateTimeout) {
-        clearTimeout(lock.updateTimeout);
-    }
-
-    if (locks[file] === lock) {
-        delete locks[file];
-    }
-
-    lock.options.onCompromised(err);
-}
-
-// ----------------------------------------------------------
-
-function lock(file, options, callback) {
-    /* istanbul ignore next */
-    options = {
-        stale: 10000,
-        update: null,
-        realpath: true,
-        retries: 0,
-        fs,
-        onCompromised: (err) => { throw err; },
-        ...options,
-    };
-
-    options.retries = options.retries || 0;
-    options.retries = typeof options.retries === 'number' ? { retries: options.retries } : options.retries;
-    options.stale = Math.max(options.stale || 0, 2000);
-    options.update = options.update == null ? options.stale / 2 : options.update || 0;
-    options.update = Math.max(Math.min(options.update, options.stale / 2), 1000);
-
-    // Resolve to a canonical file path
-    resolveCanonicalPath(file, options, (err, file) => {
-        if (err) {
-            return callback(err);
-        }
-
-        // Attempt to acquire the lock
-        const operation = retry.operation(options.retries);
-
-        operation.attempt(() => {
-            acquireLock(file, options, (err, mtime, mtimePrecision) => {
-                if (operation.retry(err)) {
-                    return;
-                }
-
-                if (err) {
-                    return callback(operation.mainError());
-                }
-
-                // We now own the lock
-                const lock = locks[file] = {
-                    lockfilePath: getLockFile(file, options),
-                    mtime,
-                    mtimePrecision,
-                    options,
-                    lastUpdate: Date.now(),
-                };
-
-                // We must keep the lock fresh to avoid staleness
-                updateLock(file, options);
-
-                callback(null, (releasedCallback) => {
-                    if (lock.released) {
-                        return releasedCallback &&
-                            releasedCallback(Object.assign(new Error('Lock is already released'), { code: 'ERELEASED' }));
-                    }
-
-                    // Not necessary to use realpath twice when unlocking
-                    unlock(file, { ...options, realpath: false }, releasedCallback);
-                });
-            });
-        });
-    });
-}
-
-function unlock(file, options, callback) {
-    options = {
-        fs,
-        realpath: true,
-        ...options,
-    };
-
-    // Resolve to a canonical file path
-    resolveCanonicalPath(file, options, (err, file) => {
-        if (err) {
-            return callback(err);
-        }
-
-        // Skip if the lock is not acquired
-        const lock = locks[file];
-
-        if (!lock) {
-            return callback(Object.assign(new Error('Lock is not acquired/owned by you'), { code: 'ENOTACQUIRED' }));
-        }
-
-        lock.updateTimeout && clearTimeout(lock.updateTimeout); // Cancel lock mtime update
-        lock.released = true; // Signal the lock has been released
-        delete locks[file]; // Delete from locks
-
-        removeLock(file, options, callback);
-    });
-}
-
-function check(file, options, callback) {
-    options = {
-        stale: 10000,
-        realpath: true,
-        fs,
-        ...options,
-    };
-
-    options.stale = Math.max(options.stale || 0, 2000);
-
-    // Resolve to a canonical file path
-    resolveCanonicalPath(file, options, (err, file) => {
-        if (err) {
-            return callback(err);
-        }
-
-        // Check if lockfile exists
-        options.fs.stat(getLockFile(file, options), (err, stat) => {
-            if (err) {
-                // If does not exist, file is not locked. Otherwise, callback with error
-                return err.code === 'ENOENT' ? callback(null, false) : callback(err);
-            }
-
-            // Otherwise, check if lock is stale by analyzing the file mtime
-            return callback(null, !isLockStale(stat, options));
-        });
-    });
-}
-
-function getLocks() {
-    return locks;
-}
-
-// Remove acquired locks on exit
-/* istanbul ignore next */
-onExit(() => {
-    for (const file in locks) {
-        const options = locks[file].options;
-
-        try { options.fs.rmdirSync(getLockFile(file, options)); } catch (e) { /* Empty */ }
-    }
-});
-
-module.exports.lock = lock;
-module.exports.unlock = unlock;
-module.exports.check = check;
-module.exports.getLocks = getLocks;
-
-
-/***/ }),
-
-/***/ 4747:
-/***/ ((module) => {
-
-
-
-const cacheSymbol = Symbol();
-
-function probe(file, fs, callback) {
-    const cachedPrecision = fs[cacheSymbol];
-
-    if (cachedPrecision) {
-        return fs.stat(file, (err, stat) => {
-            /* istanbul ignore if */
-            if (err) {
-                return callback(err);
-            }
-
-            callback(null, stat.mtime, cachedPrecision);
-        });
-    }
-
-    // Set mtime by ceiling Date.now() to seconds + 5ms so that it's "not on the second"
-    const mtime = new Date((Math.ceil(Date.now() / 1000) * 1000) + 5);
-
-    fs.utimes(file, mtime, mtime, (err) => {
-        /* istanbul ignore if */
-        if (err) {
-            return callback(err);
-        }
-
-        fs.stat(file, (err, stat) => {
-            /* istanbul ignore if */
-            if (err) {
-                return callback(err);
-            }
-
-            const precision = stat.mtime.getTime() % 1000 === 0 ? 's' : 'ms';
-
-            // Cache the precision in a non-enumerable way
-            Object.defineProperty(fs, cacheSymbol, { value: precision });
-
-            callback(null, stat.mtime, precision);
-        });
-    });
-}
-
-function getMtime(precision) {
-    let now = Date.now();
-
-    if (precision === 's') {
-        now = Math.ceil(now / 1000) * 1000;
-    }
-
-    return new Date(now);
-}
-
-module.exports.probe = probe;
-module.exports.getMtime = getMtime;
-
-
-/***/ }),
-
-/***/ 5211:
-/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
-
-// Note: since nyc uses this module to output coverage, any lines
-// that are in the direct sync flow of nyc's outputCoverage are
-// ignored, since we can never get coverage for them.
-// grab a reference to node's real process object right away
-var process = global.process
-
-const processOk = function (process) {
-  return process &&
-    typeof process === 'object' &&
-    typeof process.removeListener === 'function' &&
-    typeof process.emit === 'function' &&
-    typeof process.reallyExit === 'function' &&
-    typeof process.listeners === 'function' &&
-    typeof process.kill === 'function' &&
-    typeof process.pid === 'number' &&
-    typeof process.on === 'function'
-}
-
-// some kind of non-node environment, just no-op
-/* istanbul ignore if */
-if (!processOk(process)) {
-  module.exports = function () {
-    return function () {}
-  }
-} else {
-  var assert = __nccwpck_require__(2613)
-  var signals = __nccwpck_require__(5310)
-  var isWin = /^win/i.test(process.platform)
-
-  var EE = __nccwpck_require__(4434)
-  /* istanbul ignore if */
-  if (typeof EE !== 'function') {
-    EE = EE.EventEmitter
-  }
-
-  var emitter
-  if (process.__signal_exit_emitter__) {
-    emitter = process.__signal_exit_emitter__
-  } else {
-    emitter = process.__signal_exit_emitter__ = new EE()
-    emitter.count = 0
-    emitter.emitted = {}
-  }
-
-  // Because this emitter is a global, we have to check to see if a
-  // previous version of this library failed to enable infinite listeners.
-  // I know what you're about to say.  But literally everything about
-  // signal-exit is a compromise with evil.  Get used to it.
-  if (!emitter.infinite) {
-    emitter.setMaxListeners(Infinity)
-    emitter.infinite = true
-  }
-
-  module.exports = function (cb, opts) {
-    /* istanbul ignore if */
-    if (!processOk(global.process)) {
-      return function () {}
-    }
-    assert.equal(typeof cb, 'function', 'a callback must be provided for exit handler')
-
-    if (loaded === false) {
-      load()
-    }
-
-    var ev = 'exit'
-    if (opts && opts.alwaysLast) {
-      ev = 'afterexit'
-    }
-
-    var remove = function () {
-      emitter.removeListener(ev, cb)
-      if (emitter.listeners('exit').length === 0 &&
-          emitter.listeners('afterexit').length === 0) {
-        unload()
-      }
-    }
-    emitter.on(ev, cb)
-
-    return remove
-  }
-
-  var unload = function unload () {
-    if (!loaded || !processOk(global.process)) {
-      return
-    }
-    loaded = false
-
-    signals.forEach(function (sig) {
-      try {
-        process.removeListener(sig, sigListeners[sig])
-      } catch (er) {}
-    })
-    process.emit = originalProcessEmit
-    process.reallyExit = originalProcessReallyExit
-    emitter.count -= 1
-  }
-  module.exports.unload = unload
-
-  var emit = function emit (event, code, signal) {
-    /* istanbul ignore if */
-    if (emitter.emitted[event]) {
-      return
-    }
-    emitter.emitted[event] = true
-    emitter.emit(event, code, signal)
-  }
-
-  // { <signal>: <listener fn>, ... }
-  var sigListeners = {}
-  signals.forEach(function (sig) {
-    sigListeners[sig] = function listener () {
-      /* istanbul ignore if */
-      if (!processOk(global.process)) {
-        return
-      }
-      // If there are no other listeners, an exit is coming!
-      // Simplest way: remove us and then re-send the signal.
-      // We know that this will kill the process, so we can
-      // safely emit now.
-      var listeners = process.listeners(sig)
-      if (listeners.length === emitter.count) {
-        unload()
-        emit('exit', null, sig)
-        /* istanbul ignore next */
-        emit('afterexit', null, sig)
-        /* istanbul ignore next */
-        if (isWin && sig === 'SIGHUP') {
-          // "SIGHUP" throws an `ENOSYS` error on Windows,
-          // so use a supported signal instead
-          sig = 'SIGINT'
-        }
-        /* istanbul ignore next */
-        process.kill(process.pid, sig)
-      }
-    }
-  })
-
-  module.exports.signals = function () {
-    return signals
-  }
-
-  var loaded = false
-
-  var load = function load () {
-    if (loaded || !processOk(global.process)) {
-      return
-    }
-    loaded = true
-
-    // This is the number of onSignalExit's that are in play.
-    // It's important so that we can count the correct number of
-    // listeners on signals, and don't wait for the other one to
-    // handle it instead of us.
-    emitter.count += 1
-
-    signals = signals.filter(function (sig) {
-      try {
-        process.on(sig, sigListeners[sig])
-        return true
-      } catch (er) {
-        return false
-      }
-    })
-
-    process.emit = processEmit
-    process.reallyExit = processReallyExit
-  }
-  module.exports.load = load
-
-  var originalProcessReallyExit = process.reallyExit
-  var processReallyExit = function processReallyExit (code) {
-    /* istanbul ignore if */
-    if (!processOk(global.process)) {
-      return
-    }
-    process.exitCode = code || /* istanbul ignore next */ 0
-    emit('exit', process.exitCode, null)
-    /* istanbul ignore next */
-    emit('afterexit', process.exitCode, null)
-    /* istanbul ignore next */
-    originalProcessReallyExit.call(process, process.exitCode)
-  }
-
-  var originalProcessEmit = process.emit
-  var processEmit = function processEmit (ev, arg) {
-    if (ev === 'exit' && processOk(global.process)) {
-      /* istanbul ignore else */
-      if (arg !== undefined) {
-        process.exitCode = arg
-      }
-      var ret = originalProcessEmit.apply(this, arguments)
-      /* istanbul ignore next */
-      emit('exit', process.exitCode, null)
-      /* istanbul ignore next */
-      emit('afterexit', process.exitCode, null)
-      /* istanbul ignore next */
-      return ret
-    } else {
-      return originalProcessEmit.apply(this, arguments)
-    }
-  }
-}
-
-
-/***/ }),
-
-/***/ 5310:
-/***/ ((module) => {
-
-// This is not the set of all possible signals.
-//
-// It IS, however, the set of all signals that trigger
-// an exit on either Linux or BSD systems.  Linux is a
-// superset of the signal names supported on BSD, and
-// the unknown signals just fail to register, so we can
-// catch that easily enough.
-//
-// Don't bother with SIGKILL.  It's uncatchable, which
-// means that we can't fire any callbacks anyway.
-//
-// If a user does happen to register a handler on a non-
-// fatal signal like SIGWINCH or something, and then
-// exit, it'll end up firing `process.emit('exit')`, so
-// the handler will be fired anyway.
-//
-// SIGBUS, SIGFPE, SIGSEGV and SIGILL, when not raised
-// artificially, inherently leave the process in a
-// state from which it is not safe to try and enter JS
-// listeners.
-module.exports = [
-  'SIGABRT',
-  'SIGALRM',
-  'SIGHUP',
-  'SIGINT',
-  'SIGTERM'
-]
-
-if (process.platform !== 'win32') {
-  module.exports.push(
-    'SIGVTALRM',
-    'SIGXCPU',
-    'SIGXFSZ',
-    'SIGUSR2',
-    'SIGTRAP',
-    'SIGSYS',
-    'SIGQUIT',
-    'SIGIOT'
-    // should detect profiler and enable/disable accordingly.
-    // see #21
-    // 'SIGPROF'
-  )
-}
-
-if (process.platform === 'linux') {
-  module.exports.push(
-    'SIGIO',
-    'SIGPOLL',
-    'SIGPWR',
-    'SIGSTKFLT',
-    'SIGUNUSED'
-  )
-}
-
-
-/***/ }),
-
-/***/ 5546:
-/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
-
-module.exports = __nccwpck_require__(7084);
-
-/***/ }),
-
-/***/ 7084:
-/***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
-
-var RetryOperation = __nccwpck_require__(9538);
-
-exports.operation = function(options) {
-  var timeouts = exports.timeouts(options);
-  return new RetryOperation(timeouts, {
-      forever: options && options.forever,
-      unref: options && options.unref,
-      maxRetryTime: options && options.maxRetryTime
-  });
-};
-
-exports.timeouts = function(options) {
-  if (options instanceof Array) {
-    return [].concat(options);
-  }
-
-  var opts = {
-    retries: 10,
-    factor: 2,
-    minTimeout: 1 * 1000,
-    maxTimeout: Infinity,
-    randomize: false
-  };
-  for (var key in options) {
-    opts[key] = options[key];
-  }
-
-  if (opts.minTimeout > opts.maxTimeout) {
-    throw new Error('minTimeout is greater than maxTimeout');
-  }
-
-  var timeouts = [];
-  for (var i = 0; i < opts.retries; i++) {
-    timeouts.push(this.createTimeout(i, opts));
-  }
-
-  if (options && options.forever && !timeouts.length) {
-    timeouts.push(this.createTimeout(i, opts));
-  }
-
-  // sort the array numerically ascending
-  timeouts.sort(function(a,b) {
-    return a - b;
-  });
-
-  return timeouts;
-};
-
-exports.createTimeout = function(attempt, opts) {
-  var random = (opts.randomize)
-    ? (Math.random() + 1)
-    : 1;
-
-  var timeout = Math.round(random * opts.minTimeout * Math.pow(opts.factor, attempt));
-  timeout = Math.min(timeout, opts.maxTimeout);
-
-  return timeout;
-};
-
-exports.wrap = function(obj, options, methods) {
-  if (options instanceof Array) {
-    methods = options;
-    options = null;
-  }
-
-  if (!methods) {
-    methods = [];
-    for (var key in obj) {
-      if (typeof obj[key] === 'function') {
-        methods.push(key);
-      }
-    }
-  }
-
-  for (var i = 0; i < methods.length; i++) {
-    var method   = methods[i];
-    var original = obj[method];
-
-    obj[method] = function retryWrapper(original) {
-      var op       = exports.operation(options);
-      var args     = Array.prototype.slice.call(arguments, 1);
-      var callback = args.pop();
-
-      args.push(function(err) {
-        if (op.retry(err)) {
-          return;
-        }
-        if (err) {
-          arguments[0] = op.mainError();
-        }
-        callback.apply(this, arguments);
-      });
-
-      op.attempt(function() {
-        original.apply(obj, args);
-      });
-    }.bind(obj, original);
-    obj[method].options = options;
-  }
-};
-
-
-/***/ }),
-
-/***/ 9538:
-/***/ ((module) => {
-
-function RetryOperation(timeouts, options) {
-  // Compatibility for the old (timeouts, retryForever) signature
-  if (typeof options === 'boolean') {
-    options = { forever: options };
-  }
-
-  this._originalTimeouts = JSON.parse(JSON.stringify(timeouts));
-  this._timeouts = timeouts;
-  this._options = options || {};
-  this._maxRetryTime = options && options.maxRetryTime || Infinity;
-  this._fn = null;
-  this._errors = [];
-  this._attempts = 1;
-  this._operationTimeout = null;
-  this._operationTimeoutCb = null;
-  this._timeout = null;
-  this._operationStart = null;
-
-  if (this._options.forever) {
-    this._cachedTimeouts = this._timeouts.slice(0);
-  }
-}
-module.exports = RetryOperation;
-
-RetryOperation.prototype.reset = function() {
-  this._attempts = 1;
-  this._timeouts = this._originalTimeouts;
-}
-
-RetryOperation.prototype.stop = function() {
-  if (this._timeout) {
-    clearTimeout(this._timeout);
-  }
-
-  this._timeouts       = [];
-  this._cachedTimeouts = null;
-};
-
-RetryOperation.prototype.retry = function(err) {
-  if (this._timeout) {
-    clearTimeout(this._timeout);
-  }
-
-  if (!err) {
-    return false;
-  }
-  var currentTime = new Date().getTime();
-  if (err && currentTime - this._operationStart >= this._maxRetryTime) {
-    this._errors.unshift(new Error('RetryOperation timeout occurred'));
-    return false;
-  }
-
-  this._errors.push(err);
-
-  var timeout = this._timeouts.shift();
-  if (timeout === undefined) {
-    if (this._cachedTimeouts) {
-      // retry forever, only keep last error
-      this._errors.splice(this._errors.length - 1, this._errors.length);
-      this._timeouts = this._cachedTimeouts.slice(0);
-      timeout = this._timeouts.shift();
-    } else {
-      return false;
-    }
-  }
-
-  var self = this;
-  var timer = setTimeout(function() {
-    self._attempts++;
-
-    if (self._operationTimeoutCb) {
-      self._timeout = setTimeout(function() {
-        self._operationTimeoutCb(self._attempts);
-      }, self._operationTimeout);
-
-      if (self._options.unref) {
-          self._timeout.unref();
-      }
-    }
-
-    self._fn(self._attempts);
-  }, timeout);
-
-  if (this._options.unref) {
-      timer.unref();
-  }
-
-  return true;
-};
-
-RetryOperation.prototype.attempt = function(fn, timeoutOps) {
-  this._fn = fn;
-
-  if (timeoutOps) {
-    if (timeoutOps.timeout) {
-      this._operationTimeout = timeoutOps.timeout;
-    }
-    if (timeoutOps.cb) {
-      this._operationTimeoutCb = timeoutOps.cb;
-    }
-  }
-
-  var self = this;
-  if (this._operationTimeoutCb) {
-    this._timeout = setTimeout(function() {
-      self._operationTimeoutCb();
-    }, self._operationTimeout);
-  }
-
-  this._operationStart = new Date().getTime();
-
-  this._fn(this._attempts);
-};
-
-RetryOperation.prototype.try = function(fn) {
-  console.log('Using RetryOperation.try() is deprecated');
-  this.attempt(fn);
-};
-
-RetryOperation.prototype.start = function(fn) {
-  console.log('Using RetryOperation.start() is deprecated');
-  this.attempt(fn);
-};
-
-RetryOperation.prototype.start = RetryOperation.prototype.try;
-
-RetryOperation.prototype.errors = function() {
-  return this._errors;
-};
-
-RetryOperation.prototype.attempts = function() {
-  return this._attempts;
-};
-
-RetryOperation.prototype.mainError = function() {
-  if (this._errors.length === 0) {
-    return null;
-  }
-
-  var counts = {};
-  var mainError = null;
-  var mainErrorCount = 0;
-
-  for (var i = 0; i < this._errors.length; i++) {
-    var error = this._errors[i];
-    var message = error.message;
-    var count = (counts[message] || 0) + 1;
-
-    counts[message] = count;
-
-    if (count >= mainErrorCount) {
-      mainError = error;
-      mainErrorCount = count;
-    }
-  }
-
-  return mainError;
 };
 
 
@@ -35330,24 +33260,10 @@ module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("buffer");
 
 /***/ }),
 
-/***/ 9140:
-/***/ ((module) => {
-
-module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("constants");
-
-/***/ }),
-
 /***/ 4434:
 /***/ ((module) => {
 
 module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("events");
-
-/***/ }),
-
-/***/ 9896:
-/***/ ((module) => {
-
-module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("fs");
 
 /***/ }),
 
@@ -35512,24 +33428,10 @@ module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:zlib");
 
 /***/ }),
 
-/***/ 6928:
-/***/ ((module) => {
-
-module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("path");
-
-/***/ }),
-
 /***/ 932:
 /***/ ((module) => {
 
 module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("process");
-
-/***/ }),
-
-/***/ 2203:
-/***/ ((module) => {
-
-module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("stream");
 
 /***/ }),
 
@@ -44308,9 +42210,17 @@ const SENSITIVE_SUFFIXES = [
 function isSensitiveKey(key) {
     if (IDENTITY_FIELDS.has(key))
         return false;
-    const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
-    return SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+    let known = sensitiveKeys.get(key);
+    if (known === undefined) {
+        const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+        known = SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+        // Records repeat the same few keys: remember them (bounded, for keys that come from data).
+        if (sensitiveKeys.size < 4096)
+            sensitiveKeys.set(key, known);
+    }
+    return known;
 }
+const sensitiveKeys = new Map();
 /** Token formats that are secret wherever they appear. Order matters: longest, most specific first. */
 const TOKEN_PATTERNS = [
     // PEM private keys, terminated or torn.
@@ -54821,19 +52731,19 @@ function parseWhole(text) {
         return undefined;
     }
 }
-/**
- * Appends records (redacted) as JSON lines and fsyncs (unless `sync: false`: then the lines are in
- * the page cache, visible to every process and safe against a process crash, and reach the disk
- * with the next fsync of the file or the kernel's writeback). Call it under the file's lock. A missing
- * final newline is repaired first: a last line that parses gets its newline; a torn last line
- * (never acknowledged: acknowledgement happens after fsync) is cut off, so it cannot turn into a
- * corrupt complete line.
- */
 function appendJsonl(path, records, warn, options = {}) {
     if (records.length === 0)
         return;
-    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
-    const fd = (0,external_node_fs_namespaceObject.openSync)(path, 'a+');
+    let fd;
+    try {
+        fd = (0,external_node_fs_namespaceObject.openSync)(path, 'a+');
+    }
+    catch (e) {
+        if (e.code !== 'ENOENT')
+            throw e;
+        (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+        fd = (0,external_node_fs_namespaceObject.openSync)(path, 'a+');
+    }
     try {
         const size = (0,external_node_fs_namespaceObject.fstatSync)(fd).size;
         let prefix = '';
@@ -54852,7 +52762,10 @@ function appendJsonl(path, records, warn, options = {}) {
                 }
             }
         }
-        const body = prefix + records.map((r) => JSON.stringify(redact(r))).join('\n') + '\n';
+        const encode = options.redacted
+            ? (r) => JSON.stringify(r)
+            : (r) => JSON.stringify(redact(r));
+        const body = prefix + records.map(encode).join('\n') + '\n';
         const buf = Buffer.from(body, 'utf8');
         let off = 0;
         while (off < buf.length)
@@ -54901,18 +52814,17 @@ function lastLine(fd, size) {
     return { start: 0, text: Buffer.concat(parts).toString('utf8') };
 }
 
-// EXTERNAL MODULE: ./node_modules/proper-lockfile/index.js
-var proper_lockfile = __nccwpck_require__(3648);
-var proper_lockfile_default = /*#__PURE__*/__nccwpck_require__.n(proper_lockfile);
 ;// CONCATENATED MODULE: ./src/state/lock.ts
 
 
 
-
 /**
- * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a directory
- * `<target>.lock` maintained by proper-lockfile: a holder refreshes its mtime, and a lock left by a
- * SIGKILLed holder is considered stale after `stale` ms and taken over.
+ * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a
+ * directory `<target>.lock`, made with mkdir (atomic): its holder refreshes its mtime every
+ * `update` ms, and a lock left by a SIGKILLed holder is considered stale after `stale` ms and
+ * taken over. (The protocol of proper-lockfile, which this module used before; a lock directory
+ * of either excludes the other.) A holder that exits, or is stopped by SIGINT or SIGTERM, removes
+ * the directories it holds.
  *
  * Waiting: instead of sleeping a backoff interval and polling, a waiter also watches the lock's
  * directory and tries again as soon as the lock directory is removed, so the lock passes from one
@@ -54923,7 +52835,6 @@ var proper_lockfile_default = /*#__PURE__*/__nccwpck_require__.n(proper_lockfile
 const LOCK_OPTIONS = {
     stale: 10_000,
     update: 2_000,
-    realpath: false,
     retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
 };
 /**
@@ -54932,6 +52843,13 @@ const LOCK_OPTIONS = {
  * every release of a busy lock would use up a count long before the policy's time.
  */
 const LOCK_WAIT_BUDGET_MS = 120_000;
+/**
+ * Monotonic milliseconds. Not `monotonicMs()`: its first call loads perf_hooks, about a
+ * millisecond of CPU that a short-lived process (one of twenty drainers) pays for one reading.
+ */
+function monotonicMs() {
+    return Number(process.hrtime.bigint()) / 1e6;
+}
 const dirs = new Map();
 /** Arms a wake-up for the removal of `lockPath`; call it before trying, so no release is missed. */
 function arm(lockPath) {
@@ -55063,42 +52981,151 @@ class Ticket {
         }
     }
 }
+/**
+ * Takes the lock on `target` if it is free (or stale) right now, without waiting: for a process
+ * that has something better to do than wait, such as handing its work to the holder
+ * (src/grading/handover.ts), and the one try `withLock` repeats. Undefined when another holder
+ * (this process included) has it. A few system calls: one stat when it is held, one mkdir to take
+ * it, one rmdir to release it.
+ */
+function tryLock(target) {
+    const path = `${target}.lock`;
+    // Held and fresh is the common answer under contention: one stat, no failing mkdir.
+    const held = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
+    if (held && Date.now() - held.mtimeMs <= LOCK_OPTIONS.stale)
+        return undefined;
+    if (!makeLockDir(path)) {
+        const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
+        if (st && Date.now() - st.mtimeMs <= LOCK_OPTIONS.stale)
+            return undefined;
+        // Stale: its holder died without releasing it (or it was released just now).
+        try {
+            if (st)
+                (0,external_node_fs_namespaceObject.rmdirSync)(path);
+        }
+        catch (e) {
+            if (e.code !== 'ENOENT')
+                return undefined;
+        }
+        if (!makeLockDir(path))
+            return undefined;
+    }
+    let mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
+    let lost;
+    let released = false;
+    const refresh = setInterval(() => {
+        try {
+            if ((0,external_node_fs_namespaceObject.statSync)(path).mtimeMs !== mtime)
+                throw new Error('it was taken over as stale');
+            const now = new Date();
+            (0,external_node_fs_namespaceObject.utimesSync)(path, now, now);
+            mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
+        }
+        catch (e) {
+            lost = new LockError(`lock on ${target} was lost while held: ${e.message}`);
+            clearInterval(refresh);
+        }
+    }, LOCK_OPTIONS.update);
+    refresh.unref();
+    hold(path);
+    return {
+        release() {
+            if (released)
+                return;
+            released = true;
+            clearInterval(refresh);
+            unhold(path);
+            if (lost)
+                return; // someone else's now
+            try {
+                (0,external_node_fs_namespaceObject.rmdirSync)(path);
+            }
+            catch {
+                // Already gone.
+            }
+        },
+        compromised: () => lost,
+    };
+}
+/** Lock directories this process holds, removed if it exits or is stopped while holding them. */
+const heldDirs = new Set();
+function removeHeldDirs() {
+    for (const p of heldDirs) {
+        try {
+            (0,external_node_fs_namespaceObject.rmdirSync)(p);
+        }
+        catch {
+            // Gone.
+        }
+    }
+    heldDirs.clear();
+}
+process.once('exit', removeHeldDirs);
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'];
+/** While a lock is held: remove it on a stop signal, then stop as the signal would have. */
+function onStop(signal) {
+    removeHeldDirs();
+    for (const s of STOP_SIGNALS)
+        process.removeListener(s, onStop);
+    if (process.listenerCount(signal) === 0)
+        process.kill(process.pid, signal);
+}
+function hold(path) {
+    if (heldDirs.size === 0)
+        for (const s of STOP_SIGNALS)
+            process.on(s, onStop);
+    heldDirs.add(path);
+}
+function unhold(path) {
+    heldDirs.delete(path);
+    if (heldDirs.size === 0)
+        for (const s of STOP_SIGNALS)
+            process.removeListener(s, onStop);
+}
+/** mkdir of a lock directory: true when made, false when it exists; its parent is made on demand. */
+function makeLockDir(path) {
+    for (let attempt = 0;; attempt++) {
+        try {
+            (0,external_node_fs_namespaceObject.mkdirSync)(path);
+            return true;
+        }
+        catch (e) {
+            const code = e.code;
+            if (code === 'EEXIST')
+                return false;
+            if (code !== 'ENOENT' || attempt > 0)
+                throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
+            (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+        }
+    }
+}
 /** Runs `fn` while holding the lock on `target` (the file need not exist). */
-async function withLock(target, fn) {
-    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(target), { recursive: true });
-    const started = performance.now();
-    let compromised;
-    let release;
+async function lock_withLock(target, fn) {
+    const started = monotonicMs();
+    let held;
     let lastError;
     let ticket;
     let wake;
     let tryNow = true;
     try {
-        for (let attempt = 0; performance.now() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
+        for (let attempt = 0; monotonicMs() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
             if (tryNow) {
                 try {
-                    // The synchronous variant: one mkdir and one stat, without two thread-pool round trips.
-                    release = proper_lockfile_default().lockSync(target, {
-                        ...LOCK_OPTIONS,
-                        retries: 0,
-                        onCompromised: (err) => {
-                            compromised = err;
-                        },
-                    });
-                    break;
+                    held = tryLock(target);
                 }
                 catch (e) {
                     lastError = e;
-                    if (e.code !== 'ELOCKED')
-                        break;
-                    if (!wake) {
-                        // Watch only once the lock is busy, and try again at once: a release between the
-                        // failed try and the watch would otherwise go unseen until the backoff.
-                        wake = arm(`${target}.lock`);
-                        continue;
-                    }
-                    ticket ??= new Ticket(target);
+                    break;
                 }
+                if (held)
+                    break;
+                if (!wake) {
+                    // Watch only once the lock is busy, and try again at once: a release between the
+                    // failed try and the watch would otherwise go unseen until the backoff.
+                    wake = arm(`${target}.lock`);
+                    continue;
+                }
+                ticket ??= new Ticket(target);
             }
             const woken = await wake.wait(backoff(attempt));
             wake = arm(`${target}.lock`);
@@ -55110,23 +53137,19 @@ async function withLock(target, fn) {
         wake?.cancel();
         ticket?.remove();
     }
-    if (!release) {
+    if (!held) {
         throw new LockError(`could not lock ${target}: ${lastError?.message ?? 'timed out'}. Another school process holds it; retry when it ends.`, { cause: lastError });
     }
-    const stats = { waitedMs: performance.now() - started };
+    const stats = { waitedMs: monotonicMs() - started };
     try {
         const result = await fn(stats);
-        if (compromised)
-            throw new LockError(`lock on ${target} was lost while held: ${compromised.message}`);
+        const lost = held.compromised();
+        if (lost)
+            throw lost;
         return result;
     }
     finally {
-        try {
-            release();
-        }
-        catch {
-            // Already released or taken over as stale: nothing left to undo.
-        }
+        held.release();
     }
 }
 
@@ -55255,21 +53278,28 @@ class EventLog {
      * how a claim, a lease or an admission decision is made atomically across processes.
      */
     async transact(decide, options = {}) {
-        return withLock(this.path, (lock) => {
-            const current = this.readLatest();
-            const { append, result } = decide(current);
-            const fresh = [];
-            const batch = new Set();
-            for (const e of append) {
-                if (isKnown(current, e) || batch.has(e.key))
-                    continue;
-                batch.add(e.key);
-                fresh.push(e);
-            }
-            appendJsonl(this.path, fresh, this.warn, options);
-            return { result, appended: fresh, lock };
-        });
+        return lock_withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
     }
+    /** `transact` for a caller that already holds this log's lock (see `tryLock`). */
+    transactHeld(decide, options = {}) {
+        const current = this.readLatest();
+        const { append, result } = decide(current);
+        const fresh = freshEvents(current, append);
+        appendJsonl(this.path, fresh, this.warn, options);
+        return { result, appended: fresh };
+    }
+}
+/** The events of `append` not yet applied in `current` nor earlier in `append` itself. */
+function freshEvents(current, append) {
+    const fresh = [];
+    const batch = new Set();
+    for (const e of append) {
+        if (isKnown(current, e) || batch.has(e.key))
+            continue;
+        batch.add(e.key);
+        fresh.push(e);
+    }
+    return fresh;
 }
 function readFully(fd, buf, position) {
     let off = 0;
@@ -55530,7 +53560,8 @@ function excluded(path, isDir) {
         return 'written by the checkpoint itself';
     if (path === STATE_DIRS.views)
         return 'views are rebuilt from the event logs';
-    if (isDir && name.endsWith('.lock'))
+    // Lock directories, and the grading writer's mailbox (its requests are not facts until written).
+    if (isDir && (name.endsWith('.lock') || name.endsWith('.handover')))
         return 'lock';
     if (name.startsWith('.') && name.endsWith('.tmp'))
         return 'unfinished atomic write';
@@ -55553,7 +53584,10 @@ function readTree(root) {
         }
         for (const name of names.sort()) {
             const path = rel ? `${rel}/${name}` : name;
-            const st = (0,external_node_fs_namespaceObject.lstatSync)((0,external_node_path_namespaceObject.join)(root, path));
+            // Gone since the listing: a lock released meanwhile, not part of the state.
+            const st = (0,external_node_fs_namespaceObject.lstatSync)((0,external_node_path_namespaceObject.join)(root, path), { throwIfNoEntry: false });
+            if (!st)
+                continue;
             const reason = excluded(path, st.isDirectory());
             if (reason) {
                 if (reason !== 'lock')
@@ -55776,7 +53810,7 @@ function actor() {
 async function audit(layout, type, fields = {}) {
     const path = layout.file('audit');
     const record = { at: new Date().toISOString(), type, actor: actor(), ...fields };
-    await withLock(path, () => appendJsonl(path, [record]));
+    await lock_withLock(path, () => appendJsonl(path, [record]));
 }
 
 ;// CONCATENATED MODULE: ./src/state/fold.ts
@@ -55795,6 +53829,13 @@ function registerFold(fold) {
 }
 function registeredFolds() {
     return fold_registry;
+}
+/**
+ * Orders strings by UTF-16 code unit: the same on every machine and locale, and without the ICU
+ * collator `localeCompare` loads on its first call (tens of milliseconds in a fresh process).
+ */
+function byCodePoint(a, b) {
+    return a < b ? -1 : a > b ? 1 : 0;
 }
 
 ;// CONCATENATED MODULE: ./src/dispatch/school-log.ts
@@ -56040,10 +54081,21 @@ function readRegistry(layout) {
  * queue makes them under its log's lock and appends the events they return (queue.ts).
  */
 /** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
-function claimable(j, now) {
+function claims_claimable(j, now) {
     if (j.status === 'pending')
         return true;
-    return j.status === 'claimed' && !!j.lease && Date.parse(j.lease.leaseUntil) <= now.getTime();
+    if (j.status !== 'claimed' || !j.lease)
+        return false;
+    const until = j.lease.leaseUntil;
+    // Leases are written by toISOString: same-length ISO times order as strings, without a parse.
+    const at = isoOf(now);
+    return until.length === at.length ? until <= at : Date.parse(until) <= now.getTime();
+}
+let lastNow;
+function isoOf(date) {
+    if (lastNow?.date !== date)
+        lastNow = { date, iso: date.toISOString() };
+    return lastNow.iso;
 }
 /** The claim decision (see GradingQueue.claim), pure over a folded state. */
 function decideClaims(state, candidates, o) {
@@ -56055,7 +54107,7 @@ function decideClaims(state, candidates, o) {
         const key = candidates.shift();
         consumed++;
         const j = state.jobs[key];
-        if (!j || !claimable(j, o.now))
+        if (!j || !claims_claimable(j, o.now))
             continue;
         let attempts = j.attempts;
         let lastError = j.lastError ?? '';
@@ -56073,7 +54125,7 @@ function decideClaims(state, candidates, o) {
             jobKey: key,
             worker: o.worker,
             attempt: attempts + 1,
-            leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
+            leaseUntil: new Date(o.now.getTime() + o.leaseMs * (1 + Math.floor(claimed.length / (o.wave ?? o.limit)))).toISOString(),
         };
         append.push(event_log_event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
         claimed.push({
@@ -56110,8 +54162,47 @@ function decideFailures(state, items, o) {
 function deadEvent(jobKey, cycle, attempts, lastError, now) {
     return event_log_event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
 }
+/** A request's events: its graded marks, its failures, then its claims (see GradingQueue.settleHeld). */
+function decideSettle(state, r) {
+    const append = r.graded.map((i) => event_log_event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...(i.score ? { score: i.score } : {}) }, r.now));
+    const fails = decideFailures(state, [...r.failed], r);
+    append.push(...fails.append);
+    let claim;
+    if (r.claim) {
+        const c = decideClaims(state, r.claim.candidates ?? [], r.claim.options);
+        append.push(...c.append);
+        claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
+    }
+    return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
+}
+/**
+ * A view of `base` into which events are folded without touching `base`: a job is copied when an
+ * event first touches it (the fold only assigns a job's top-level fields, so a shallow copy is
+ * enough). Several requests decided in one transaction see each other's events this way, while
+ * the cached fold of the log stays what the file holds.
+ */
+function overlay(base) {
+    const jobs = Object.create(base.jobs);
+    const state = { jobs };
+    const keys = new Set();
+    return {
+        state,
+        has: (key) => keys.has(key),
+        apply(events) {
+            for (const e of events) {
+                keys.add(e.key);
+                const jobKey = String(e.data.jobKey);
+                const j = base.jobs[jobKey];
+                if (j && !Object.hasOwn(jobs, jobKey))
+                    jobs[jobKey] = { ...j };
+                queueFold.apply(state, e);
+            }
+        },
+    };
+}
 
 ;// CONCATENATED MODULE: ./src/grading/queue.ts
+
 
 
 
@@ -56169,8 +54260,11 @@ const queueFold = registerFold({
                 break;
             }
             case 'job.graded': {
+                const g = d;
                 j.status = 'graded';
-                j.verdict = d.verdict;
+                j.verdict = g.verdict;
+                if (g.score)
+                    j.score = g.score;
                 delete j.lease;
                 break;
             }
@@ -56227,6 +54321,10 @@ class GradingQueue {
     sync() {
         this.log.sync();
     }
+    /** The current state, for a caller holding the log's lock; read it, never change it. */
+    stateHeld() {
+        return this.current(this.log.readLatest());
+    }
     /** The current state inside a transaction, folding only the events read since the last one. */
     current(contents) {
         const f = this.folded;
@@ -56246,11 +54344,8 @@ class GradingQueue {
      * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
      */
     async claim(candidates, o) {
-        const { result, lock } = await this.log.transact((current) => {
-            const { append, claimed, deadLettered, consumed } = decideClaims(this.current(current), candidates, o);
-            return { append, result: { claimed, deadLettered, consumed } };
-        }, { sync: false });
-        return { ...result, lockWaitMs: lock.waitedMs };
+        const r = await this.settle({ graded: [], failed: [] }, { ...o }, { candidates, options: o });
+        return r.claim;
     }
     /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
     async markGraded(items, worker, now) {
@@ -56267,38 +54362,68 @@ class GradingQueue {
     /**
      * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
      * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
-     * as markGraded, markFailed and claim one after the other.
-     *
-     * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
-     * process crash at once, and losing one to a machine crash only means a redelivery, which the
-     * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
-     * `sync()` before anything that must not outlive a lost mark (the drain does, before recording
-     * outbox entries).
+     * as markGraded, markFailed and claim one after the other. Appended without an fsync (see
+     * `settleHeld`).
      */
     async settle(items, o, next) {
         if (items.graded.length === 0 && items.failed.length === 0 && !next) {
             return { graded: [], failed: [], deadLettered: [] };
         }
-        const { result, appended, lock } = await this.log.transact((current) => {
-            const state = this.current(current);
-            const append = items.graded.map((i) => event_log_event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker: o.worker, verdict: i.verdict }, o.now));
-            const fails = decideFailures(state, items.failed, o);
-            append.push(...fails.append);
-            let claim;
-            if (next) {
-                const c = decideClaims(state, next.candidates, next.options);
-                append.push(...c.append);
-                claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
-            }
-            return { append, result: { failed: fails.failed, deadLettered: fails.deadLettered, claim } };
-        }, { sync: false });
-        const graded = appended.filter((e) => e.type === 'job.graded').map((e) => e.data.jobKey);
-        return {
-            graded,
-            failed: result.failed,
-            deadLettered: result.deadLettered,
-            ...(result.claim ? { claim: { ...result.claim, lockWaitMs: lock.waitedMs } } : {}),
-        };
+        return lock_withLock(this.log.path, (lock) => {
+            const [r] = this.settleHeld([{ ...o, ...items, ...(next ? { claim: next } : {}) }]);
+            const { claim, ...rest } = r;
+            return { ...rest, ...(claim ? { claim: { ...claim, lockWaitMs: lock.waitedMs } } : {}) };
+        });
+    }
+    /**
+     * Settles several drains' requests in one transaction, for a caller holding the log's lock (the
+     * grading writer, src/grading/commit.ts): each request is decided on the state the ones before
+     * it left (so two requests never claim the same job), and all their events are appended at once.
+     *
+     * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
+     * process crash at once, and losing one to a machine crash only means a redelivery, which the
+     * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
+     * `sync()` before anything that must not outlive a lost mark (the writer does, before recording
+     * outbox entries). `redacted`: the requests hold redacted data only (the writer's are), and
+     * their events are not walked again on the way to the file.
+     */
+    settleHeld(requests, options = {}) {
+        try {
+            return this.log.transactHeld((current) => {
+                const base = this.current(current);
+                const view = overlay(base);
+                let live;
+                const append = [];
+                const outcomes = requests.map((request) => {
+                    let snapshot;
+                    if (request.claim && !request.claim.candidates) {
+                        // The drain's one snapshot, taken now: the jobs claimable at its clock, oldest first.
+                        live ??= liveJobs(base);
+                        const at = request.claim.options.now;
+                        snapshot = live
+                            .filter((j) => claims_claimable(view.state.jobs[j.job.jobKey] ?? j, at))
+                            .map((j) => j.job.jobKey);
+                        request = { ...request, claim: { ...request.claim, candidates: snapshot } };
+                    }
+                    const d = decideSettle(view.state, request);
+                    const fresh = freshEvents(current, d.append).filter((e) => !view.has(e.key));
+                    view.apply(fresh);
+                    append.push(...fresh);
+                    const graded = fresh
+                        .filter((e) => e.type === 'job.graded')
+                        .map((e) => e.data.jobKey);
+                    const claim = d.claim && snapshot
+                        ? { ...d.claim, snapshot: { size: d.claim.consumed + snapshot.length, remaining: snapshot } }
+                        : d.claim;
+                    return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
+                });
+                return { append, result: outcomes };
+            }, { sync: false, ...options }).result;
+        }
+        catch (e) {
+            this.folded = undefined; // the append may have failed half-way: fold afresh next time
+            throw e;
+        }
     }
     /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
     async requeue(jobKey, now = new Date()) {
@@ -56322,7 +54447,7 @@ class GradingQueue {
     deadLetters() {
         return Object.values(this.state().jobs)
             .filter((j) => j.status === 'dead_letter')
-            .sort((a, b) => a.job.jobKey.localeCompare(b.job.jobKey));
+            .sort((a, b) => byCodePoint(a.job.jobKey, b.job.jobKey));
     }
 }
 function fold(contents) {
@@ -56330,13 +54455,19 @@ function fold(contents) {
 }
 /** Keys of jobs claimable at `now`, oldest first: the snapshot one drain works through. */
 function pendingKeys(state, now) {
-    return Object.values(state.jobs)
+    return liveJobs(state)
         .filter((j) => claimable(j, now))
-        .sort((a, b) => a.enqueuedAt.localeCompare(b.enqueuedAt) || a.job.jobKey.localeCompare(b.job.jobKey))
         .map((j) => j.job.jobKey);
+}
+/** Pending and claimed jobs, oldest first (enqueue time, then key). */
+function liveJobs(state) {
+    return Object.values(state.jobs)
+        .filter((j) => j.status === 'pending' || j.status === 'claimed')
+        .sort((a, b) => byCodePoint(a.enqueuedAt, b.enqueuedAt) || byCodePoint(a.job.jobKey, b.job.jobKey));
 }
 
 ;// CONCATENATED MODULE: ./src/grading/ledger.ts
+
 
 
 
@@ -56385,6 +54516,7 @@ class LedgerCorruptError extends SchoolError {
 class ScoreLedger {
     layout;
     log;
+    healthy;
     constructor(layout, warn) {
         this.layout = layout;
         this.log = new EventLog(layout.file('scores'), warn, { incremental: true });
@@ -56396,6 +54528,11 @@ class ScoreLedger {
      */
     assertHealthy() {
         const path = this.log.path;
+        // A quarantine renames the file away: while the same file is there, nothing was quarantined
+        // since the last look, and the directory need not be listed again.
+        const id = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
+        if (id && this.healthy?.dev === id.dev && this.healthy.ino === id.ino)
+            return;
         let names = [];
         try {
             names = (0,external_node_fs_namespaceObject.readdirSync)((0,external_node_path_namespaceObject.dirname)(path));
@@ -56410,6 +54547,7 @@ class ScoreLedger {
                 'grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back ' +
                 `to ${(0,external_node_path_namespaceObject.basename)(path)} and delete the .corrupt- file, then rerun.`);
         }
+        this.healthy = id ? { dev: id.dev, ino: id.ino } : undefined;
     }
     guard(fn) {
         this.assertHealthy();
@@ -56426,32 +54564,41 @@ class ScoreLedger {
         }
     }
     state() {
-        return this.guard(() => foldLog(ledgerFold, this.log.read()));
+        // Incremental: a second call (the writer's view after a round) parses only what was appended.
+        return this.guard(() => foldLog(ledgerFold, this.log.readLatest()));
+    }
+    /** Throws LedgerCorruptError when the ledger is quarantined or does not parse (N5.2). */
+    check() {
+        this.guard(() => this.log.readLatest());
     }
     /**
-     * Applies task scores under the ledger lock (N5.2). A crew already in the ledger is skipped by
-     * key (N2.3). Returns the crews applied now and how long the lock was awaited. Fsynced unless
-     * `sync: false` (then call `sync()` before anything that depends on the scores being durable).
+     * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
+     * crews applied now and how long the lock was awaited. `scores.jsonl` is written under the
+     * grading lock (`grading.jsonl`'s): its one writer in a drain is the grading writer
+     * (commit.ts), which appends scores and marks in one round. Fsynced unless `sync: false` (then
+     * call `sync()` before anything that depends on the scores being durable).
      */
     async apply(items, now, options = {}) {
         if (items.length === 0)
             return { applied: [], lockWaitMs: 0 };
-        this.assertHealthy();
-        try {
-            const r = await this.log.transact(() => ({
-                append: items.map((d) => event_log_event('score.applied', `score:${d.crewId}`, d, now)),
-                result: undefined,
-            }), options);
-            return { applied: r.appended.map((e) => e.data.crewId), lockWaitMs: r.lock.waitedMs };
-        }
-        catch (e) {
-            if (e instanceof CorruptStateError) {
-                throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
-                    cause: e,
-                });
-            }
-            throw e;
-        }
+        return lock_withLock(this.layout.file('grading'), (lock) => ({
+            applied: this.applyHeld([{ items, at: now }], options),
+            lockWaitMs: lock.waitedMs,
+        }));
+    }
+    /**
+     * `apply` for a caller holding the grading lock, for several drains' scores at once, each batch
+     * with its own time: one append. Returns the crews applied now.
+     */
+    applyHeld(batches, options = {}) {
+        if (batches.every((b) => b.items.length === 0))
+            return [];
+        return this.guard(() => this.log
+            .transactHeld(() => ({
+            append: batches.flatMap((b) => b.items.map((d) => event_log_event('score.applied', `score:${d.crewId}`, d, b.at))),
+            result: undefined,
+        }), options)
+            .appended.map((e) => e.data.crewId));
     }
     /**
      * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
@@ -56467,7 +54614,7 @@ class ScoreLedger {
         writeJsonAtomic(this.layout.view('scores.json'), {
             generatedAt: new Date().toISOString(),
             leaderboard: leaderboard(state),
-            cells: Object.values(state.cells).sort((a, b) => a.agent.localeCompare(b.agent) || a.domain.localeCompare(b.domain) || a.difficulty - b.difficulty),
+            cells: Object.values(state.cells).sort((a, b) => byCodePoint(a.agent, b.agent) || byCodePoint(a.domain, b.domain) || a.difficulty - b.difficulty),
         }, { durable: false });
     }
 }
@@ -56475,7 +54622,7 @@ class ScoreLedger {
 function leaderboard(state) {
     return Object.entries(state.agents)
         .map(([agent, s]) => ({ agent, ...s }))
-        .sort((a, b) => b.ema - a.ema || b.count - a.count || a.agent.localeCompare(b.agent))
+        .sort((a, b) => b.ema - a.ema || b.count - a.count || byCodePoint(a.agent, b.agent))
         .map((r, i) => ({ rank: i + 1, ...r }));
 }
 /**
@@ -56596,21 +54743,46 @@ function deliveriesOf(state) {
 class Outbox {
     layout;
     log;
+    folded;
     constructor(layout) {
         this.layout = layout;
-        this.log = new EventLog(layout.file('outbox'));
+        // Incremental: the fold keeps event data as it is, so transactions may share what was read.
+        this.log = new EventLog(layout.file('outbox'), undefined, {
+            incremental: true,
+        });
     }
     state() {
         return foldLog(outboxFold, this.log.read());
     }
+    /**
+     * The current state, folding only the events appended since the last call (the grading writer
+     * asks once per round). Read it, never change it.
+     */
+    current() {
+        const contents = this.log.readLatest();
+        const f = this.folded;
+        if (f && f.contents === contents && f.applied <= contents.events.length) {
+            for (let i = f.applied; i < contents.events.length; i++)
+                f.state = outboxFold.apply(f.state, contents.events[i]);
+            f.applied = contents.events.length;
+            return f.state;
+        }
+        const state = foldLog(outboxFold, contents);
+        this.folded = { contents, applied: contents.events.length, state };
+        return state;
+    }
     pending() {
         return Object.values(this.state().items).filter((i) => i.status === 'pending');
     }
-    /** Records entries (deduplicated by id). */
-    async record(entries, now) {
+    /**
+     * Records entries (deduplicated by id). Fsynced unless `sync: false`: the grading writer skips
+     * it, because an entry lost with the page cache is recorded again from its graded mark by the
+     * next drain (`reconcileOutbox` in drain.ts).
+     */
+    async record(entries, now, options = {}) {
         if (entries.length === 0)
             return;
-        await this.log.append(entries.map((e) => event_log_event('outbox.recorded', e.id, e, now)));
+        await this.log.transact(() => ({ append: entries.map((e) => event_log_event('outbox.recorded', e.id, e, now)), result: undefined }), options);
     }
     /** Delivery results by issue number (the latest delivered crew of each issue). */
     deliveries() {
@@ -56623,7 +54795,7 @@ class Outbox {
      * twice. Never throws for a GitHub or git failure.
      */
     async deliver(port, o) {
-        return withLock(`${this.log.path}.delivery`, async () => {
+        return lock_withLock(`${this.log.path}.delivery`, async () => {
             const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
             let delivered = 0;
             let refused = 0;
@@ -58021,7 +56193,7 @@ class DirectorySource {
     }
     async save(build) {
         (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(this.root, 'snapshots'), { recursive: true });
-        return withLock((0,external_node_path_namespaceObject.join)(this.root, 'HEAD'), async () => {
+        return lock_withLock((0,external_node_path_namespaceObject.join)(this.root, 'HEAD'), async () => {
             const snapshot = build(await this.load());
             const name = `${String(snapshot.manifest.generation).padStart(9, '0')}-${(0,external_node_crypto_.randomBytes)(3).toString('hex')}`;
             writeSnapshotDir((0,external_node_path_namespaceObject.join)(this.root, 'snapshots', name), snapshot);
@@ -59416,7 +57588,7 @@ const SINCE_MARGIN_MS = 60_000;
  */
 async function fetchCurriculum(options) {
     const { layout } = options;
-    return withLock(layout.file('curriculum'), () => options.source.kind === 'github'
+    return lock_withLock(layout.file('curriculum'), () => options.source.kind === 'github'
         ? fetchFromGitHub(options, options.source)
         : fetchFromFile(options, options.source.path));
 }
@@ -59673,8 +57845,8 @@ function textTable(items, limit = 50) {
     return lines.join('\n') + '\n';
 }
 
-// EXTERNAL MODULE: external "fs"
-var external_fs_ = __nccwpck_require__(9896);
+;// CONCATENATED MODULE: external "fs"
+const external_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("fs");
 ;// CONCATENATED MODULE: external "os"
 const external_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("os");
 ;// CONCATENATED MODULE: ./node_modules/@actions/github/lib/context.js
@@ -59688,8 +57860,8 @@ class Context {
         var _a, _b, _c;
         this.payload = {};
         if (process.env.GITHUB_EVENT_PATH) {
-            if ((0,external_fs_.existsSync)(process.env.GITHUB_EVENT_PATH)) {
-                this.payload = JSON.parse((0,external_fs_.readFileSync)(process.env.GITHUB_EVENT_PATH, { encoding: 'utf8' }));
+            if ((0,external_fs_namespaceObject.existsSync)(process.env.GITHUB_EVENT_PATH)) {
+                this.payload = JSON.parse((0,external_fs_namespaceObject.readFileSync)(process.env.GITHUB_EVENT_PATH, { encoding: 'utf8' }));
             }
             else {
                 const path = process.env.GITHUB_EVENT_PATH;
@@ -67816,12 +65988,21 @@ async function recordReviewSpend(layout, job, reviewer, usage) {
 
 
 
+/**
+ * Appends observations under the grading lock, which guards `observations.jsonl`: its one writer in
+ * a drain is the grading writer (commit.ts). Fail-soft: false, with a warning, when it fails.
+ */
 async function recordObservations(layout, observations, logger) {
     if (observations.length === 0)
         return true;
-    const path = layout.file('observations');
+    return withLock(layout.file('grading'), () => appendObservationsHeld(layout, observations, logger));
+}
+/** `recordObservations` for a caller holding the grading lock; without an fsync when `sync: false`. */
+function appendObservationsHeld(layout, observations, logger, options = {}) {
+    if (observations.length === 0)
+        return true;
     try {
-        await withLock(path, () => appendJsonl(path, observations, (m) => logger.warning(m)));
+        appendJsonl(layout.file('observations'), observations, (m) => logger.warning(m), options);
         return true;
     }
     catch (e) {
@@ -67846,23 +66027,13 @@ function observationOf(job, verdict, at) {
     };
 }
 
-;// CONCATENATED MODULE: ./src/grading/drain.ts
+;// CONCATENATED MODULE: ./src/grading/records.ts
 
-
-
-
-
-
-
-/** Fleet capacity = Σ worktrees over the configured daemons (N6.1). */
-function fleetCapacity(config) {
-    return config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0);
-}
-function defaultWorkerId() {
-    return process.env.GITHUB_RUN_ID
-        ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? '1'}:${process.pid}`
-        : `${(0,external_node_os_namespaceObject.hostname)()}:${process.pid}`;
-}
+/**
+ * What a verdict leaves behind besides its graded mark: the score the ledger applies and the
+ * outbox entries (labels, the result comment, the delivery of accepted work). Derived from the job
+ * and the verdict alone, so a writer can rebuild the entries a crash left unrecorded.
+ */
 function outboxEntries(config, job, verdict, deliver) {
     const labels = [verdict.accepted ? config.grading.labels.accepted : config.grading.labels.rejected];
     const entries = [
@@ -67896,25 +66067,724 @@ function outboxEntries(config, job, verdict, deliver) {
     }
     return entries;
 }
-/** Graded jobs whose outbox entries were never recorded (a crash between the two): record them. */
-async function reconcileOutbox(config, queue, outbox, now, deliver) {
-    const known = outbox.state().items;
+/** Graded jobs whose outbox entries were never recorded (a crash between the two appends). */
+function missingOutboxEntries(config, queue, outbox, deliver) {
     const missing = [];
     for (const j of Object.values(queue.jobs)) {
         if (j.status !== 'graded' || !j.verdict)
             continue;
         for (const e of outboxEntries(config, j.job, j.verdict, deliver))
-            if (!known[e.id])
+            if (!outbox.items[e.id])
                 missing.push(e);
     }
-    await outbox.record(missing, now);
+    return missing;
 }
-/** Outbox records and observations are flushed at this many entries or this age, and at the end. */
+function records_scoreOf(job, verdict, alpha) {
+    return {
+        crewId: job.crewId,
+        jobKey: job.jobKey,
+        agent: job.agent,
+        domain: job.domain,
+        difficulty: job.difficulty,
+        accepted: verdict.accepted,
+        score: verdict.score,
+        alpha,
+    };
+}
+
+;// CONCATENATED MODULE: ./src/grading/commit.ts
+
+
+
+
+
+
+const hostName = (0,external_node_os_namespaceObject.hostname)();
+/**
+ * One round of the grading writer, under the grading lock held by the caller (which also guards
+ * `scores.jsonl` and `observations.jsonl`; `outbox.jsonl` keeps its own lock, shared with the
+ * deliverer). In this order:
+ *
+ * 1. with a claim among the requests, the ledger is checked first (N5.2: a corrupt or quarantined
+ *    ledger stops grading before anything is claimed);
+ * 2. every request's scores, in one append to `scores.jsonl`;
+ * 3. every request's graded marks, failures and claims, in one append to `grading.jsonl`, decided
+ *    request after request on the state the previous ones left (GradingQueue.settleHeld);
+ * 4. when a request records outbox entries or ends its drain: one fsync of `grading.jsonl` (and
+ *    of `scores.jsonl` for an ending drain), then the outbox entries and observations of jobs
+ *    marked now or before, in one append each.
+ *
+ * `views/scores.json` is rewritten once per tenure of the writer, when it ends (handover.ts).
+ *
+ * Durability is that of SQLite's WAL with `synchronous=NORMAL`, plus an fsync before each drain
+ * returns: every append is complete in the page cache before the reply — so a SIGKILL of any
+ * process loses nothing acknowledged — and appends are fsynced only where the order matters to a
+ * machine crash: the marks before the outbox entries that announce them (an entry must never
+ * outlive its mark), and everything before a drain's last reply. A machine crash mid-drain may
+ * keep a mark and lose its score: the writer's first round re-applies scores from the marks that
+ * carry them. A score that lost its mark is a redelivery, which the ledger key absorbs. Outbox
+ * entries lost with the page cache are recorded again from their marks (`reconcile`);
+ * observations are fail-soft.
+ *
+ * Requests hold redacted data only (see CommitRequest), and a round builds every record it
+ * appends from them and from the state (redacted on its way in): the appends skip a second
+ * redaction walk.
+ *
+ * A throw before step 3 has appended leaves no mark and no claim behind, only scores, which a
+ * retried request finds already applied.
+ */
+async function commitRound(ctx, requests, 
+/** The writer's own request, if any: while others are active its claims stay at one wave. */
+own) {
+    if (requests.some((r) => r.claim))
+        ctx.ledger.check();
+    const batches = requests
+        .filter((r) => r.scores.length > 0)
+        .map((r) => ({ items: r.scores, at: new Date(r.at) }));
+    const applied = new Set(ctx.ledger.applyHeld(batches, { sync: false, redacted: true }));
+    if (applied.size > 0)
+        ctx.viewStale = true;
+    await ctx.onScored?.(requests);
+    const share = fairShare(ctx, requests, own);
+    const outcomes = ctx.queue.settleHeld(requests.map((r) => {
+        const now = new Date(r.at);
+        const claim = r.claim && alive(r)
+            ? {
+                ...(r.claim.candidates ? { candidates: [...r.claim.candidates] } : {}),
+                options: {
+                    worker: r.worker,
+                    now,
+                    leaseMs: r.claim.leaseMs,
+                    wave: r.claim.wave,
+                    maxAttempts: r.maxAttempts,
+                    limit: share(r, r.claim.limit, r.claim.wave),
+                },
+            }
+            : undefined;
+        return {
+            worker: r.worker,
+            now,
+            maxAttempts: r.maxAttempts,
+            graded: r.graded,
+            failed: r.failed,
+            ...(claim ? { claim } : {}),
+        };
+    }), { redacted: true });
+    const ending = requests.map((r, i) => r.last === 'always' ||
+        (r.last === 'if-nothing-claimed' && (outcomes[i].claim?.claimed.length ?? 0) === 0));
+    const outbox = [];
+    const observations = [];
+    requests.forEach((r, i) => {
+        if (!r.record || (r.record.when === 'if-ending' && !ending[i]))
+            return;
+        const asked = new Set(r.graded.map((g) => g.jobKey));
+        const now = new Set(outcomes[i].graded);
+        const keep = (jobKey) => !asked.has(jobKey) || now.has(jobKey);
+        outbox.push(...r.record.outbox.filter((e) => keep(e.jobKey)));
+        observations.push(...r.record.observations.filter((o) => keep(o.jobKey)));
+    });
+    if (!ctx.reconciled) {
+        const queue = ctx.queue.stateHeld();
+        ctx.ledger.applyHeld(lostScores(queue, ctx.ledger), { sync: false, redacted: true });
+        if (ctx.reconcile)
+            outbox.push(...ctx.reconcile(queue, ctx.outbox.current()));
+        ctx.reconciled = true;
+    }
+    const end = ending.includes(true);
+    if (end)
+        ctx.ledger.sync();
+    if (outbox.length > 0 || end)
+        ctx.queue.sync();
+    const last = requests.at(-1);
+    await ctx.outbox.record(outbox, last ? new Date(last.at) : new Date(), { sync: false, redacted: true });
+    const warnings = [];
+    const warn = { warning: (m) => warnings.push(m) };
+    appendObservationsHeld(ctx.layout, observations, warn, { sync: false, redacted: true });
+    let outboxPending = 0;
+    for (const item of Object.values(ctx.outbox.current().items))
+        if (item.status === 'pending')
+            outboxPending++;
+    return requests.map((r, i) => {
+        const o = outcomes[i];
+        return {
+            id: r.id,
+            applied: r.scores.filter((s) => applied.has(s.crewId)).map((s) => s.crewId),
+            graded: o.graded,
+            failed: o.failed,
+            deadLettered: o.deadLettered,
+            ...(r.claim
+                ? {
+                    claim: o.claim
+                        ? {
+                            claimed: o.claim.claimed.map((j) => j.job),
+                            deadLettered: o.claim.deadLettered.map((j) => ({
+                                jobKey: j.job.jobKey,
+                                lastError: j.lastError ?? '',
+                            })),
+                            consumed: o.claim.consumed,
+                            ...(o.claim.snapshot ? { snapshot: o.claim.snapshot } : {}),
+                        }
+                        : { claimed: [], deadLettered: [], consumed: r.claim.candidates?.length ?? 0 },
+                }
+                : {}),
+            ended: ending[i],
+            outboxPending,
+            warnings,
+        };
+    });
+}
+/** A drain counts as active this long after its last request (for the fair share of claims). */
+const ACTIVE_MS = 2_000;
+/**
+ * Claims bigger than one wave (a drain whose judge is fast, see drain.ts) are capped at a fair
+ * share: the claimable jobs divided by the drains this writer saw lately. The writer's own drain
+ * claims without a round trip, so it would take the queue and judge it on the core every round
+ * runs on while the others wait: while others are active, it claims one wave at a time.
+ */
+function fairShare(ctx, requests, own) {
+    const seen = (ctx.seen ??= new Map());
+    const now = monotonicMs();
+    for (const r of requests)
+        seen.set(r.worker, now);
+    for (const [worker, at] of seen)
+        if (now - at > ACTIVE_MS)
+            seen.delete(worker);
+    if (seen.size <= 1)
+        return (_r, limit) => limit;
+    let claimableJobs;
+    return (r, limit, wave) => {
+        if (limit <= wave)
+            return limit;
+        if (r === own)
+            return wave;
+        if (claimableJobs === undefined) {
+            const at = new Date();
+            claimableJobs = Object.values(ctx.queue.stateHeld().jobs).filter((j) => claims_claimable(j, at)).length;
+        }
+        return Math.min(limit, Math.max(wave, Math.ceil(claimableJobs / seen.size)));
+    };
+}
+/** Scores carried by graded marks that the ledger lacks (lost with the page cache), with their times. */
+function lostScores(queue, ledger) {
+    const contents = ledger.log.readLatest();
+    const lost = [];
+    for (const j of Object.values(queue.jobs)) {
+        if (j.status !== 'graded' || !j.score || !j.verdict)
+            continue;
+        const data = records_scoreOf(j.job, j.verdict, j.score.alpha);
+        const at = new Date(j.score.at);
+        if (!isKnown(contents, event_log_event('score.applied', `score:${data.crewId}`, data, at)))
+            lost.push({ items: [data], at });
+    }
+    return lost;
+}
+/**
+ * False when the requesting process is known to be gone (same host, no such process): its request
+ * is still settled — its verdicts are facts — but nothing is claimed for it, since nobody would
+ * grade those jobs before their leases expire.
+ */
+function alive(r) {
+    if (r.pid === process.pid || r.host !== hostName)
+        return true;
+    try {
+        process.kill(r.pid, 0);
+        return true;
+    }
+    catch (e) {
+        return e.code !== 'ESRCH';
+    }
+}
+
+;// CONCATENATED MODULE: ./src/grading/mailbox.ts
+
+/** Requests answered long ago (their process died) or never finished are removed after this long. */
+const LEFTOVER_MS = 10 * 60_000;
+const SUFFIX = '.req';
+/**
+ * The grading writer's mailbox: `grading.jsonl.handover/<id>.req`, one file per request (not part
+ * of a checkpoint: a request is not a fact until a round has written it). The requester creates
+ * the file with its request as one line; the writer appends the reply as a second line; the
+ * requester reads it and removes the file. The writer never creates, renames or removes a file
+ * for a request it answers, so answering twenty requests touches no directory, and the requester,
+ * watching its own file, is the only process woken by its reply.
+ */
+class Mailbox {
+    dir;
+    constructor(dir) {
+        this.dir = dir;
+    }
+    path(id) {
+        return `${this.dir}/${id}${SUFFIX}`;
+    }
+    /** Creates the request file whole: one line, exclusive create. */
+    post(request) {
+        const text = JSON.stringify(request) + '\n';
+        try {
+            (0,external_node_fs_namespaceObject.writeFileSync)(this.path(request.id), text, { flag: 'wx' });
+        }
+        catch (e) {
+            if (e.code !== 'ENOENT')
+                throw e;
+            (0,external_node_fs_namespaceObject.mkdirSync)(this.dir, { recursive: true });
+            (0,external_node_fs_namespaceObject.writeFileSync)(this.path(request.id), text, { flag: 'wx' });
+        }
+    }
+    /** Appends the reply line; a request its requester withdrew (no file) gets none. */
+    answer(reply) {
+        let fd;
+        try {
+            fd = (0,external_node_fs_namespaceObject.openSync)(this.path(reply.id), external_node_fs_namespaceObject.constants.O_WRONLY | external_node_fs_namespaceObject.constants.O_APPEND);
+        }
+        catch {
+            return;
+        }
+        try {
+            (0,external_node_fs_namespaceObject.writeSync)(fd, JSON.stringify(reply) + '\n');
+        }
+        finally {
+            (0,external_node_fs_namespaceObject.closeSync)(fd);
+        }
+    }
+    /** The reply to `id` once its line is complete; the request file is removed with it. */
+    take(id) {
+        let text;
+        try {
+            text = (0,external_node_fs_namespaceObject.readFileSync)(this.path(id), 'utf8');
+        }
+        catch (e) {
+            if (e.code === 'ENOENT')
+                return undefined;
+            throw e;
+        }
+        const nl = text.indexOf('\n');
+        if (nl === -1 || !text.endsWith('\n') || nl + 1 === text.length)
+            return undefined;
+        this.remove(id);
+        return JSON.parse(text.slice(nl + 1, -1));
+    }
+    /** Whether any request file is there (answered or not): a cheap look before taking the lock. */
+    any() {
+        try {
+            return (0,external_node_fs_namespaceObject.readdirSync)(this.dir).some((n) => n.endsWith(SUFFIX));
+        }
+        catch {
+            return false;
+        }
+    }
+    /** Whether a whole request waits without a reply (answered ones wait for their requesters). */
+    unanswered() {
+        let names;
+        try {
+            names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).filter((n) => n.endsWith(SUFFIX));
+        }
+        catch {
+            return false;
+        }
+        return names.some((name) => {
+            try {
+                const text = (0,external_node_fs_namespaceObject.readFileSync)(`${this.dir}/${name}`, 'utf8');
+                const nl = text.indexOf('\n');
+                return nl !== -1 && nl + 1 === text.length;
+            }
+            catch {
+                return false;
+            }
+        });
+    }
+    /**
+     * Requests waiting for a reply, oldest first. Call it holding the grading lock. A file without
+     * its whole request line is still being created; one with a reply line waits for its requester.
+     * A reply cut short (its writer was killed while writing it) is cut off, and the request is
+     * served again — its settled part is idempotent, and the jobs its lost reply claimed wait for
+     * their leases like those of any lost drain.
+     */
+    collect() {
+        let names;
+        try {
+            names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
+        }
+        catch (e) {
+            if (e.code === 'ENOENT')
+                return [];
+            throw e;
+        }
+        const out = [];
+        for (const name of names) {
+            if (!name.endsWith(SUFFIX))
+                continue;
+            const file = `${this.dir}/${name}`;
+            let text;
+            try {
+                text = (0,external_node_fs_namespaceObject.readFileSync)(file, 'utf8');
+            }
+            catch {
+                continue; // taken by its requester meanwhile
+            }
+            const nl = text.indexOf('\n');
+            if (nl === -1 || (nl + 1 < text.length && text.endsWith('\n'))) {
+                sweep(file); // being created, or answered: left alone unless its process is long gone
+                continue;
+            }
+            if (nl + 1 < text.length)
+                (0,external_node_fs_namespaceObject.truncateSync)(file, Buffer.byteLength(text.slice(0, nl + 1)));
+            let request;
+            try {
+                request = JSON.parse(text.slice(0, nl));
+            }
+            catch {
+                request = undefined;
+            }
+            if (request && `${request.id}${SUFFIX}` === name && Array.isArray(request.scores))
+                out.push(request);
+            else
+                unlinkQuietly(file); // not a request this code wrote
+        }
+        return out;
+    }
+    remove(id) {
+        unlinkQuietly(this.path(id));
+    }
+}
+function sweep(file) {
+    try {
+        if (Date.now() - (0,external_node_fs_namespaceObject.statSync)(file).mtimeMs > LEFTOVER_MS)
+            (0,external_node_fs_namespaceObject.unlinkSync)(file);
+    }
+    catch {
+        // Gone already.
+    }
+}
+function unlinkQuietly(file) {
+    try {
+        (0,external_node_fs_namespaceObject.unlinkSync)(file);
+    }
+    catch {
+        // Already removed.
+    }
+}
+
+;// CONCATENATED MODULE: ./src/grading/handover.ts
+
+
+
+
+
+
+/**
+ * The grading writer (docs/grading.md, "Writer and handover"). Every write of a drain — scores,
+ * graded marks, failures, claims, outbox entries, observations — is one request, written in a
+ * round of `commitRound` under the grading lock, and whoever holds that lock writes the requests
+ * of every drain of the state directory:
+ *
+ * - a drain that finds the lock free takes it and becomes the writer. It keeps the lock while
+ *   rounds keep coming (LINGER_MS after the last, at most MAX_HOLD_MS in all), watches the mailbox
+ *   meanwhile and serves each request as it arrives, then serves what is left and releases it;
+ * - a drain that finds the lock taken posts its request to the mailbox (mailbox.ts) and waits for
+ *   the reply, woken by the writer's append to its own request file. It tries the lock itself
+ *   right after posting and then on a backoff, so a request never depends on one writer: if the
+ *   holder dies (its lock goes stale) or is not a writer (an enqueue), the requester writes it.
+ *
+ * Twenty drains then cost a few lock acquisitions and a few rounds instead of a convoy of a
+ * hundred acquisitions, each handing the lock to a process that must first be scheduled.
+ * Nothing is acknowledged before its round is written: a drain returns only with its replies. A
+ * writer SIGKILLed mid-round leaves the requests it held in the mailbox (a request leaves it only
+ * with its reply); its lock goes stale and the next writer serves them again, and the keys of
+ * scores and marks make the second application a no-op. An answered request is never served
+ * twice.
+ */
+class HandoverError extends SchoolError {
+    constructor(message) {
+        super(message);
+        this.name = 'HandoverError';
+    }
+}
+/** The writer keeps the lock this long after its last round, serving requests as they arrive. */
+const LINGER_MS = 20;
+/** …and releases it after this long in all, so an enqueue waiting for it is not kept out. */
+const MAX_HOLD_MS = 1_000;
+/**
+ * A requester's backoff between its own tries of the lock. The writer serves every request it
+ * sees, so these tries only matter when the holder does not (it died, or it is not a writer,
+ * e.g. an enqueue): the reply's wake-up comes first.
+ */
+const FIRST_BACKOFF_MS = 50;
+const MAX_BACKOFF_MS = 500;
+const handover_hostName = (0,external_node_os_namespaceObject.hostname)();
+class GradingWriter {
+    ctx;
+    hold;
+    mailbox;
+    target;
+    seq = 0;
+    /** While this process is the writer. */
+    tenure;
+    /** Rounds run one at a time. */
+    chain = Promise.resolve();
+    constructor(ctx, 
+    /** How long a tenure lasts without rounds, and at most (tests hold the lock longer). */
+    hold = {}) {
+        this.ctx = ctx;
+        this.hold = hold;
+        this.target = ctx.layout.file('grading');
+        this.mailbox = new Mailbox(`${this.target}.handover`);
+    }
+    /** A fresh request id: sorts by time, so requests are served oldest first. */
+    nextId() {
+        return `${String(Date.now()).padStart(15, '0')}-${process.pid}-${++this.seq}-${Math.random().toString(36).slice(2, 8)}`;
+    }
+    static identity() {
+        return { pid: process.pid, host: handover_hostName };
+    }
+    /**
+     * Commits `request` (redacted data only, see CommitRequest): as the writer when the lock is free
+     * or already held, else through its holder.
+     */
+    async commit(request) {
+        const started = monotonicMs();
+        if (this.tenure || this.begin()) {
+            const reply = await this.round(request);
+            return { reply: reply, waitedMs: 0 };
+        }
+        this.mailbox.post(request);
+        const reply = await this.awaitReply(request.id, started);
+        return { reply, waitedMs: monotonicMs() - started };
+    }
+    /** Ends this process's tenure as the writer: what waits is served, the lock released. */
+    async close() {
+        const t = this.tenure;
+        if (!t)
+            return;
+        clearTimeout(t.idle);
+        t.watcher?.close();
+        try {
+            if (this.mailbox.any())
+                await this.round();
+        }
+        catch {
+            // Left for the next writer; their requesters meet the error themselves if it persists.
+        }
+        finally {
+            this.writeView();
+            if (this.tenure === t)
+                this.tenure = undefined;
+            t.lock.release();
+        }
+        // A request posted after that last look found the lock taken: take it again for it.
+        if (this.mailbox.unanswered() && this.begin())
+            await this.close();
+    }
+    /**
+     * `views/scores.json`, once per tenure and under the lock (so no older view is renamed over a
+     * newer one): when this tenure applied scores, or the view is missing or older than the ledger
+     * (a restore brings the ledger, not the view).
+     */
+    writeView() {
+        const ctx = this.ctx;
+        const { ledger } = ctx;
+        try {
+            const view = (0,external_node_fs_namespaceObject.statSync)(ledger.layout.view('scores.json'), { throwIfNoEntry: false });
+            const scores = (0,external_node_fs_namespaceObject.statSync)(ledger.log.path, { throwIfNoEntry: false });
+            if (ctx.viewStale || !view || (scores && scores.mtimeMs > view.mtimeMs))
+                ledger.writeView();
+            ctx.viewStale = false;
+        }
+        catch (e) {
+            ctx.warn?.(`could not write views/scores.json: ${e.message}`);
+        }
+    }
+    /** Takes the lock if it is free, and starts watching the mailbox. */
+    begin(held = tryLock(this.target)) {
+        if (!held)
+            return false;
+        const t = { lock: held, since: monotonicMs() };
+        this.tenure = t;
+        try {
+            (0,external_node_fs_namespaceObject.mkdirSync)(this.mailbox.dir, { recursive: true });
+            t.watcher = (0,external_node_fs_namespaceObject.watch)(this.mailbox.dir, { persistent: false }, () => this.onMail());
+            t.watcher.on('error', () => undefined);
+        }
+        catch {
+            // No notification: requests are served with this process's own rounds and at the end.
+        }
+        return true;
+    }
+    mailPending = false;
+    onMail() {
+        if (this.mailPending || !this.tenure)
+            return;
+        this.mailPending = true;
+        setImmediate(() => {
+            this.mailPending = false;
+            if (this.tenure)
+                this.round().catch(() => void this.close());
+        });
+    }
+    /**
+     * One round as the writer: `own` (in memory, or the request file `ownId`) and every request in
+     * the mailbox; each reply is appended to its request file. On a failure the others' requests
+     * stay for the next writer.
+     */
+    round(own, ownId) {
+        const run = async () => {
+            const t = this.tenure;
+            if (!t)
+                throw new HandoverError('grading writer: a round without the grading lock');
+            const lost = t.lock.compromised();
+            if (lost)
+                throw lost;
+            const waiting = this.mailbox.collect();
+            const mine = ownId ? waiting.find((r) => r.id === ownId) : own;
+            if (ownId && !mine)
+                throw new HandoverError(`grading handover: request ${ownId} disappeared without a reply`);
+            const requests = [...(mine ? [mine] : []), ...waiting.filter((r) => r.id !== ownId)];
+            if (requests.length === 0)
+                return undefined;
+            let replies;
+            try {
+                replies = await commitRound(this.ctx, requests, ownId ? undefined : mine);
+            }
+            catch (e) {
+                // The others' requests stay for the next writer; this one's drain stops, and its close()
+                // (or the linger timer) releases the lock.
+                if (ownId)
+                    this.mailbox.remove(ownId);
+                throw e;
+            }
+            for (const reply of replies)
+                if (reply.id !== mine?.id)
+                    this.mailbox.answer(reply);
+            if (ownId)
+                this.mailbox.remove(ownId);
+            this.linger(t);
+            return mine ? replies[0] : undefined;
+        };
+        const result = this.chain.then(run, run);
+        this.chain = result.catch(() => undefined);
+        return result;
+    }
+    linger(t) {
+        clearTimeout(t.idle);
+        const left = (this.hold.maxMs ?? MAX_HOLD_MS) - (monotonicMs() - t.since);
+        t.idle = setTimeout(() => void this.close(), Math.max(0, Math.min(this.hold.lingerMs ?? LINGER_MS, left)));
+        t.idle.unref();
+    }
+    async awaitReply(id, started) {
+        let signalled = false;
+        let wake;
+        let watcher;
+        try {
+            // The writer appends the reply to the request file: that change is the wake-up.
+            watcher = (0,external_node_fs_namespaceObject.watch)(this.mailbox.path(id), { persistent: false }, () => {
+                signalled = true;
+                wake?.();
+            });
+            watcher.on('error', () => undefined);
+        }
+        catch {
+            signalled = true; // no notification here: look at once, then back off
+        }
+        let backoff = FIRST_BACKOFF_MS;
+        let nextTry = monotonicMs(); // once right after posting, then on the backoff
+        try {
+            while (monotonicMs() - started < LOCK_WAIT_BUDGET_MS) {
+                signalled = false;
+                const reply = this.mailbox.take(id);
+                if (reply)
+                    return reply;
+                if (monotonicMs() >= nextTry) {
+                    const held = tryLock(this.target);
+                    if (held) {
+                        const late = this.mailbox.take(id); // answered between the two looks
+                        if (late) {
+                            held.release();
+                            return late;
+                        }
+                        this.begin(held);
+                        return (await this.round(undefined, id));
+                    }
+                    nextTry = monotonicMs() + backoff;
+                    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+                }
+                if (!signalled) {
+                    await new Promise((resolve) => {
+                        const timer = setTimeout(done, Math.max(1, nextTry - monotonicMs()));
+                        function done() {
+                            clearTimeout(timer);
+                            wake = undefined;
+                            resolve();
+                        }
+                        wake = done;
+                    });
+                }
+            }
+        }
+        finally {
+            watcher?.close();
+        }
+        const late = this.mailbox.take(id); // a writer may have answered it just now
+        if (late)
+            return late;
+        this.mailbox.remove(id); // withdrawn
+        throw new LockError(`could not commit grading results: nobody served the grading lock of ${this.target} within ${LOCK_WAIT_BUDGET_MS / 1000} s. Another school process holds it; retry when it ends.`);
+    }
+}
+
+;// CONCATENATED MODULE: ./src/grading/drain.ts
+
+
+
+
+
+
+
+
+
+
+
+/** Fleet capacity = Σ worktrees over the configured daemons (N6.1). */
+function fleetCapacity(config) {
+    return config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0);
+}
+function defaultWorkerId() {
+    return process.env.GITHUB_RUN_ID
+        ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? '1'}:${process.pid}`
+        : `${(0,external_node_os_namespaceObject.hostname)()}:${process.pid}`;
+}
+function verdictOf(job, verdict) {
+    return {
+        jobKey: job.jobKey,
+        issueNumber: job.issueNumber,
+        crewId: job.crewId,
+        agent: job.agent,
+        accepted: verdict.accepted,
+        decidedBy: verdict.decidedBy,
+        code: verdict.code,
+        reasons: verdict.reasons,
+        score: verdict.score,
+    };
+}
+/**
+ * A claimed batch judged within FAST_BATCH_MS makes the next claim twice as big, up to
+ * MAX_BATCH_WAVES waves of `workers` jobs; judging stays at most `workers` jobs at once (N6.1).
+ */
+const FAST_BATCH_MS = 50;
+const MAX_BATCH_WAVES = 8;
+/** Runs `fn` over `items`, at most `limit` at once; results in the order of `items`. */
+async function inPool(items, limit, fn) {
+    const out = new Array(items.length);
+    let next = 0;
+    const run = async () => {
+        while (next < items.length) {
+            const i = next++;
+            out[i] = await fn(items[i]);
+        }
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+    return out;
+}
+/** Outbox entries and observations are recorded in batches: this many entries, or this old. */
 const FLUSH_ENTRIES = 256;
 const FLUSH_MS = 2_000;
-/** Waves held for one ledger fsync: up to this many jobs or this age (see the drain loop). */
-const GROUP_JOBS = 64;
-const GROUP_MS = 50;
 async function drain(o) {
     const { config, layout, logger } = o;
     const now = o.now ?? (() => new Date());
@@ -67923,7 +66793,6 @@ async function drain(o) {
     const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
     const grade = o.grade ?? defaultGrader({ config, layout });
     const warn = (m) => logger.warning(m);
-    const queue = new GradingQueue(layout, warn);
     const ledger = new ScoreLedger(layout, warn);
     const outbox = new Outbox(layout);
     const stage = async (s, key) => {
@@ -67943,99 +66812,143 @@ async function drain(o) {
         errors: [],
         lockWaitsMs: [],
     };
-    try {
-        // N5.2: a corrupt or quarantined ledger stops grading before anything is claimed or written.
-        ledger.state();
-        const state = queue.state();
-        await reconcileOutbox(config, state, outbox, now(), !!o.delivery);
-        const candidates = pendingKeys(state, now());
-        r.snapshot = candidates.length;
-        if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
-            logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
-        }
-        const claimOptions = () => ({
-            worker,
-            now: now(),
-            leaseMs: config.grading.leaseSeconds * 1000,
+    if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
+        logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
+    }
+    const scoredInRound = new Set();
+    const safeWorker = redact_redactText(worker);
+    const writer = new GradingWriter({
+        layout,
+        queue: new GradingQueue(layout, warn),
+        ledger,
+        outbox,
+        reconcile: (q, known) => missingOutboxEntries(config, q, known, !!o.delivery),
+        warn,
+        // When this drain writes its own round: the point where its scores exist without their marks.
+        onScored: async (requests) => {
+            for (const q of requests.filter((q) => q.worker === safeWorker))
+                for (const s of q.scores) {
+                    scoredInRound.add(s.jobKey);
+                    await stage('scored', s.jobKey);
+                }
+        },
+    });
+    const identity = GradingWriter.identity();
+    const leaseMs = config.grading.leaseSeconds * 1000;
+    /** The snapshot's keys not yet taken; undefined until the first claim takes the snapshot. */
+    let candidates;
+    /** Outbox entries and observations of jobs marked graded, waiting to be recorded in a batch. */
+    let later = {
+        outbox: [],
+        observations: [],
+        since: monotonicMs(),
+    };
+    let ended = false;
+    /** Jobs claimed at a time: `workers`, more while batches are judged quickly (see below). */
+    let batch = workers;
+    /**
+     * One request to the grading writer: the wave just judged (scores, marks, failures), the next
+     * wave to claim, and — when due — the outbox entries and observations waiting. `last`: the end
+     * of this drain, or (`if-nothing-claimed`) its end unless the claim brings another wave.
+     */
+    const send = async (wave, failed, claim, last) => {
+        const at = now().toISOString();
+        // A request holds redacted data only (CommitRequest): the verdicts are redacted here, once, and
+        // everything else comes from them, the jobs (from the state) and the configuration.
+        const safe = wave.map(({ job, verdict }) => ({ job, verdict: redact(verdict) }));
+        const scores = safe.map(({ job, verdict }) => records_scoreOf(job, verdict, config.grading.emaAlpha));
+        const records = safe.map(({ job, verdict }) => ({
+            outbox: outboxEntries(config, job, verdict, !!o.delivery),
+            observation: observationOf(job, verdict, now()),
+        }));
+        const waiting = later.outbox.length + records.reduce((n, x) => n + x.outbox.length, 0);
+        // Recorded now when due; with a request that may end the drain, recorded if it does.
+        const when = last === 'always' ||
+            waiting >= FLUSH_ENTRIES ||
+            (waiting > 0 && monotonicMs() - later.since >= FLUSH_MS)
+            ? 'now'
+            : last && waiting > 0
+                ? 'if-ending'
+                : undefined;
+        const request = {
+            id: writer.nextId(),
+            worker: safeWorker,
+            at,
             maxAttempts,
-            limit: workers,
-        });
-        // Outbox records and observations are appended in batches: a crash before a batch is written
-        // loses nothing, because the next drain records the outbox entries of every graded job that
-        // lacks them (reconcileOutbox) and observations are fail-soft.
-        const later = {
-            outbox: [],
-            observations: [],
-            since: performance.now(),
+            ...identity,
+            scores,
+            graded: safe.map(({ job, verdict }) => ({
+                jobKey: job.jobKey,
+                verdict,
+                score: { alpha: config.grading.emaAlpha, at },
+            })),
+            failed: failed.map((f) => ({ jobKey: f.jobKey, error: redact_redactText(f.error) })),
+            ...(claim
+                ? { claim: { ...(candidates ? { candidates } : {}), limit: batch, wave: workers, leaseMs } }
+                : {}),
+            ...(when
+                ? {
+                    record: {
+                        outbox: [...later.outbox, ...records.flatMap((x) => x.outbox)],
+                        observations: [...later.observations, ...records.map((x) => x.observation)],
+                        when,
+                    },
+                }
+                : {}),
+            ...(last ? { last } : {}),
         };
-        const flush = async () => {
-            // The graded marks first reach the disk: an outbox entry must never outlive its mark.
-            if (later.outbox.length > 0)
-                queue.sync();
-            const { outbox: entries, observations } = later;
-            later.outbox = [];
-            later.observations = [];
-            later.since = performance.now();
-            await outbox.record(entries, now());
-            if (observations.length > 0)
-                await recordObservations(layout, observations, logger);
-        };
-        const held = { judged: [], errors: [], since: performance.now() };
-        /** Makes the held waves' scores durable, marks them graded and (optionally) claims the next wave. */
-        const commit = async (claimNext) => {
-            const { judged, errors } = held;
-            held.judged = [];
-            held.errors = [];
-            held.since = performance.now();
-            if (judged.length > 0)
-                ledger.sync();
-            // One transaction ends the held waves and claims the next: graded marks, failures, claims.
-            const settled = await queue.settle({ graded: judged.map(({ job, verdict }) => ({ jobKey: job.jobKey, verdict })), failed: errors }, { worker, now: now(), maxAttempts }, claimNext ? { candidates, options: claimOptions() } : undefined);
-            const gradedNow = new Set(settled.graded);
-            for (const { job } of judged)
-                await stage('graded', job.jobKey);
-            const fresh = judged.filter(({ job }) => gradedNow.has(job.jobKey));
-            for (const { job, verdict } of fresh) {
-                if (verdict.accepted)
-                    r.accepted++;
-                else
-                    r.rejected++;
-                r.verdicts.push({
-                    jobKey: job.jobKey,
-                    issueNumber: job.issueNumber,
-                    crewId: job.crewId,
-                    agent: job.agent,
-                    accepted: verdict.accepted,
-                    decidedBy: verdict.decidedBy,
-                    code: verdict.code,
-                    reasons: verdict.reasons,
-                    score: verdict.score,
-                });
-            }
-            if (errors.length > 0) {
-                r.failed += settled.failed.length;
-                r.deadLettered += settled.deadLettered.length;
-                r.errors.push(...errors);
-                for (const e of errors)
-                    logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
-            }
-            later.outbox.push(...fresh.flatMap(({ job, verdict }) => outboxEntries(config, job, verdict, !!o.delivery)));
-            later.observations.push(...fresh.map(({ job, verdict }) => observationOf(job, verdict, now())));
-            if (later.outbox.length >= FLUSH_ENTRIES || performance.now() - later.since >= FLUSH_MS)
-                await flush();
-            return settled.claim;
-        };
-        let claim = candidates.length > 0 ? await queue.claim(candidates, claimOptions()) : undefined;
-        while (claim) {
-            r.lockWaitsMs.push(claim.lockWaitMs);
-            r.deadLettered += claim.deadLettered.length;
-            for (const d of claim.deadLettered)
-                logger.warning(`grading job ${d.job.jobKey} is a dead letter: ${d.lastError}`);
-            if (claim.claimed.length === 0) {
-                claim = candidates.length > 0 ? await queue.claim(candidates, claimOptions()) : undefined;
+        const { reply, waitedMs } = await writer.commit(request);
+        r.lockWaitsMs.push(waitedMs);
+        r.outboxPending = reply.outboxPending;
+        ended ||= reply.ended;
+        const record = when === 'now' || (when === 'if-ending' && reply.ended);
+        if (record)
+            later = { outbox: [], observations: [], since: monotonicMs() };
+        for (const w of reply.warnings)
+            logger.warning(w);
+        const gradedNow = new Set(reply.graded);
+        for (const [i, { job, verdict }] of wave.entries()) {
+            if (!scoredInRound.delete(job.jobKey))
+                await stage('scored', job.jobKey);
+            await stage('graded', job.jobKey);
+            if (!gradedNow.has(job.jobKey))
                 continue;
+            if (verdict.accepted)
+                r.accepted++;
+            else
+                r.rejected++;
+            r.verdicts.push(verdictOf(job, verdict));
+            if (!record) {
+                later.outbox.push(...records[i].outbox);
+                later.observations.push(records[i].observation);
             }
-            const wave = await Promise.all(claim.claimed.map(async ({ job }) => {
+        }
+        if (failed.length > 0) {
+            r.failed += reply.failed.length;
+            r.deadLettered += reply.deadLettered.length;
+            r.errors.push(...failed);
+            for (const e of failed)
+                logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
+        }
+        const c = reply.claim;
+        if (!c)
+            return [];
+        if (c.snapshot) {
+            r.snapshot = c.snapshot.size;
+            candidates = c.snapshot.remaining;
+        }
+        else
+            candidates.splice(0, c.consumed);
+        r.deadLettered += c.deadLettered.length;
+        for (const d of c.deadLettered)
+            logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
+        return c.claimed;
+    };
+    try {
+        let claimed = await send([], [], true);
+        while (claimed.length > 0) {
+            const started = monotonicMs();
+            const results = await inPool(claimed, workers, async (job) => {
                 try {
                     await stage('claimed', job.jobKey);
                     const verdict = await grade(job);
@@ -68045,51 +66958,39 @@ async function drain(o) {
                 catch (e) {
                     return { job, error: message(e) };
                 }
-            }));
-            const judged = wave.filter((w) => 'verdict' in w);
-            const scores = judged.map(({ job, verdict }) => ({
-                crewId: job.crewId,
-                jobKey: job.jobKey,
-                agent: job.agent,
-                domain: job.domain,
-                difficulty: job.difficulty,
-                accepted: verdict.accepted,
-                score: verdict.score,
-                alpha: config.grading.emaAlpha,
-            }));
-            // Group commit: scores are appended without an fsync and waves are held until one fsync
-            // of the ledger covers them all; only then are they marked graded (a mark must never reach
-            // the disk without its score). With real judges a wave takes longer than GROUP_MS, so each
-            // wave commits on its own.
-            const applied = await ledger.apply(scores, now(), { sync: false });
-            if (scores.length > 0)
-                r.lockWaitsMs.push(applied.lockWaitMs);
-            for (const { job } of judged)
-                await stage('scored', job.jobKey);
-            held.judged.push(...judged);
-            held.errors.push(...wave.flatMap((w) => 'error' in w && w.error !== undefined ? [{ jobKey: w.job.jobKey, error: w.error }] : []));
-            const due = candidates.length === 0 ||
-                held.judged.length + held.errors.length >= GROUP_JOBS ||
-                performance.now() - held.since >= GROUP_MS;
-            if (due)
-                claim = await commit(candidates.length > 0);
-            else
-                claim = await queue.claim(candidates, claimOptions());
+            });
+            // A batch judged this fast: claim a bigger one next (fewer rounds; its later waves are leased
+            // for longer, see ClaimOptions.wave); a slow one (real judges take seconds): one wave again.
+            batch =
+                monotonicMs() - started < FAST_BATCH_MS ? Math.min(batch * 2, workers * MAX_BATCH_WAVES) : workers;
+            const wave = results.flatMap((w) => (w.verdict ? [{ job: w.job, verdict: w.verdict }] : []));
+            const failed = results.flatMap((w) => (w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error }]));
+            // One round settles this wave and claims the next; the drain ends with the round whose claim
+            // comes back empty, or with its snapshot used up.
+            const more = candidates.length > 0;
+            claimed = await send(wave, failed, more, more ? 'if-nothing-claimed' : 'always');
         }
-        if (held.judged.length + held.errors.length > 0)
-            await commit(false);
-        queue.sync();
-        await flush();
+        if (later.outbox.length + later.observations.length > 0 || (!ended && r.verdicts.length + r.failed > 0))
+            await send([], [], false, 'always');
     }
     catch (e) {
         r.fatal = message(e);
         logger.error(`grading stopped: ${r.fatal}`);
     }
-    await finish(o, r, ledger, outbox, now);
+    try {
+        await writer.close();
+    }
+    catch (e) {
+        logger.warning(`grading writer: ${message(e)}`);
+    }
+    await finish(o, r, outbox, now);
     return r;
 }
-/** Outbox delivery and views: best effort, after the grades are durable (N7.2). */
-async function finish(o, r, ledger, outbox, now) {
+/**
+ * Outbox delivery (N7.2). The score view is the grading writer's (handover.ts): it rewrites it when
+ * its tenure ends.
+ */
+async function finish(o, r, outbox, now) {
     try {
         if (o.github || o.delivery) {
             const d = await outbox.deliver(o.github, {
@@ -68098,19 +66999,13 @@ async function finish(o, r, ledger, outbox, now) {
                 ...(o.delivery ? { delivery: o.delivery } : {}),
             });
             r.outboxDelivered = d.delivered;
+            r.outboxPending = d.pending;
         }
-        r.outboxPending = outbox.pending().length;
+        else if (r.lockWaitsMs.length === 0)
+            r.outboxPending = outbox.pending().length;
     }
     catch (e) {
         o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
-    }
-    if (r.fatal)
-        return;
-    try {
-        ledger.writeView();
-    }
-    catch (e) {
-        o.logger.warning(`could not write views/scores.json: ${message(e)}`);
     }
 }
 
@@ -69110,7 +68005,7 @@ function finished(c, outcome, reason, now) {
  */
 async function writeCrewRunsView(layout, now = new Date()) {
     const path = layout.view('crew_runs.json');
-    await withLock(path, () => {
+    await lock_withLock(path, () => {
         const registry = readRegistry(layout);
         const crews = Object.values(registry.crews).sort((a, b) => a.plannedAt.localeCompare(b.plannedAt) || a.crewId.localeCompare(b.crewId));
         writeJsonAtomic(path, { generatedAt: now.toISOString(), crews, leases: registry.leases });
@@ -69690,7 +68585,7 @@ async function ensureWorktree(repo, path, base) {
         return;
     (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
     const common = (0,external_node_path_namespaceObject.resolve)(repo, (await git(repo, 'rev-parse', '--git-common-dir')).trim());
-    await withLock((0,external_node_path_namespaceObject.join)(common, 'school-worktree-admin'), async () => {
+    await lock_withLock((0,external_node_path_namespaceObject.join)(common, 'school-worktree-admin'), async () => {
         if ((0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(path, '.git')))
             return;
         await git(repo, 'worktree', 'prune');
@@ -71014,7 +69909,7 @@ function registerEnvSecrets() {
 async function acquireDriverLock(runtimeDir, stateDir, daemon) {
     const path = (0,external_node_path_namespaceObject.join)(runtimeDir, 'drivers', `${daemon}.json`);
     const me = localIdentity(process.pid);
-    await withLock(path, () => {
+    await lock_withLock(path, () => {
         let held;
         try {
             held = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8'));
@@ -71033,7 +69928,7 @@ async function acquireDriverLock(runtimeDir, stateDir, daemon) {
     });
     return {
         path,
-        release: () => withLock(path, () => {
+        release: () => lock_withLock(path, () => {
             try {
                 const held = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8'));
                 if (held.pid === me.pid && held.host === me.host)
