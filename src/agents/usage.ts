@@ -50,11 +50,21 @@ export async function recordCrewSpend(
   usage: Usage,
   turn = 0,
 ): Promise<boolean> {
-  return recordSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, {
+  return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage);
+}
+
+/** One `spend.recorded` row for what an agent run reported, under `key` (`spend:<key>`). */
+export async function recordUsageSpend(
+  layout: StateLayout,
+  key: string,
+  who: { crewId: string; issueNumber: number; agent: string },
+  usage: Usage,
+): Promise<boolean> {
+  return recordSpend(layout, key, {
     costUsd: usage.costUsd ?? 0,
-    crewId: crew.crewId,
-    issueNumber: crew.issueNumber,
-    agent: crew.agent,
+    crewId: who.crewId,
+    issueNumber: who.issueNumber,
+    agent: who.agent,
     tokens: {
       input: usage.inputTokens ?? 0,
       output: usage.outputTokens ?? 0,

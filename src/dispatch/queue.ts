@@ -43,13 +43,19 @@ const FLOOR_MS = 60_000;
  * crew timeout until five crews have finished.
  */
 export function typicalCrewMs(registry: CrewRegistry, crewTimeoutMs: number): number {
-  const runs = Object.values(registry.crews)
-    .filter((c) => c.startedAt && c.finishedAt && c.outcome !== 'cancelled')
-    .sort((a, b) => a.finishedAt!.localeCompare(b.finishedAt!))
-    .slice(-RECENT)
-    .map((c) => Date.parse(c.finishedAt!) - Date.parse(c.startedAt!))
-    .filter((ms) => Number.isFinite(ms) && ms >= 0)
-    .sort((a, b) => a - b);
+  // The last RECENT runs by finish time, kept in one pass (a year of history is not sorted per plan).
+  const recent: Array<{ at: string; ms: number }> = [];
+  for (const c of Object.values(registry.crews)) {
+    if (!c.startedAt || !c.finishedAt || c.outcome === 'cancelled') continue;
+    if (recent.length === RECENT && c.finishedAt <= recent[0]!.at) continue;
+    const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+    if (!Number.isFinite(ms) || ms < 0) continue;
+    let i = recent.findIndex((r) => r.at > c.finishedAt!);
+    if (i < 0) i = recent.length;
+    recent.splice(i, 0, { at: c.finishedAt, ms });
+    if (recent.length > RECENT) recent.shift();
+  }
+  const runs = recent.map((r) => r.ms).sort((a, b) => a - b);
   if (runs.length < MIN_SAMPLES) return crewTimeoutMs;
   const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)]!;
   return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));

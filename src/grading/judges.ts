@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { ReviewerConfig, SchoolConfig } from '../config/schema.js';
-import { recordSpend } from '../dispatch/spend.js';
+import { recordUsageSpend } from '../agents/usage.js';
 import type { GradingJob } from '../schemas/grading.js';
 import { curriculumItemSchema } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
@@ -199,15 +199,6 @@ async function recordReviewSpend(
   usage: Usage,
 ): Promise<void> {
   const kind = Array.isArray(reviewer) ? 'command' : reviewer.kind;
-  await recordSpend(layout, `review:${job.jobKey}:${randomBytes(4).toString('hex')}`, {
-    costUsd: usage.costUsd ?? 0,
-    crewId: job.crewId,
-    issueNumber: job.issueNumber,
-    agent: `reviewer (${kind})`,
-    tokens: {
-      input: usage.inputTokens ?? 0,
-      output: usage.outputTokens ?? 0,
-      ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
-    },
-  });
+  const key = `review:${job.jobKey}:${randomBytes(4).toString('hex')}`;
+  await recordUsageSpend(layout, key, { ...job, agent: `reviewer (${kind})` }, usage);
 }
