@@ -64575,6 +64575,67 @@ function issueTitles(layout) {
     };
 }
 
+;// CONCATENATED MODULE: ./src/agents/usage.ts
+
+
+
+
+/**
+ * Usage a student reports in the small JSON file its brief names (`SCHOOL_USAGE_FILE`):
+ * `{"inputTokens": n, "outputTokens": n, "costUsd": n}`. Every field is optional; numbers go
+ * through `finiteOr` (N1.3), so NaN, negatives or strings become absent, never arithmetic poison.
+ * A missing or unreadable file means "no usage reported", and says why.
+ */
+function readUsage(path) {
+    let raw;
+    try {
+        raw = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8'));
+    }
+    catch (e) {
+        const code = e.code;
+        return code === 'ENOENT'
+            ? {}
+            : { problem: `usage file unreadable: ${e.message.slice(0, 200)}` };
+    }
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+        return { problem: 'usage file is not a JSON object' };
+    const r = raw;
+    const pick = (k) => {
+        const n = finiteOr(r[k], -1);
+        return n >= 0 ? n : undefined;
+    };
+    const candidate = {
+        inputTokens: pick('inputTokens'),
+        outputTokens: pick('outputTokens'),
+        cachedInputTokens: pick('cachedInputTokens'),
+        costUsd: pick('costUsd'),
+    };
+    const parsed = usageSchema.safeParse(Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== undefined)));
+    return parsed.success ? { usage: parsed.data } : { problem: 'usage file has no usable numbers' };
+}
+/**
+ * One `spend.recorded` event per agent turn in `spend.jsonl` — key `spend:<crew_id>` for the first
+ * turn, `spend:<crew_id>:turn-<n>` for correction turn n — through the dispatch office's ledger,
+ * which the spend cap reads before every batch. Idempotent: a replayed turn records nothing new.
+ */
+async function recordCrewSpend(layout, crew, usage, turn = 0) {
+    return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage);
+}
+/** One `spend.recorded` row for what an agent run reported, under `key` (`spend:<key>`). */
+async function recordUsageSpend(layout, key, who, usage) {
+    return recordSpend(layout, key, {
+        costUsd: usage.costUsd ?? 0,
+        crewId: who.crewId,
+        issueNumber: who.issueNumber,
+        agent: who.agent,
+        tokens: {
+            input: usage.inputTokens ?? 0,
+            output: usage.outputTokens ?? 0,
+            ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
+        },
+    });
+}
+
 ;// CONCATENATED MODULE: ./src/grading/rubric.ts
 
 /** Parses a `git diff` into its files and line counts. */
@@ -65971,17 +66032,8 @@ function defaultGrader(ctx) {
  */
 async function recordReviewSpend(layout, job, reviewer, usage) {
     const kind = Array.isArray(reviewer) ? 'command' : reviewer.kind;
-    await recordSpend(layout, `review:${job.jobKey}:${(0,external_node_crypto_.randomBytes)(4).toString('hex')}`, {
-        costUsd: usage.costUsd ?? 0,
-        crewId: job.crewId,
-        issueNumber: job.issueNumber,
-        agent: `reviewer (${kind})`,
-        tokens: {
-            input: usage.inputTokens ?? 0,
-            output: usage.outputTokens ?? 0,
-            ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
-        },
-    });
+    const key = `review:${job.jobKey}:${(0,external_node_crypto_.randomBytes)(4).toString('hex')}`;
+    await recordUsageSpend(layout, key, { ...job, agent: `reviewer (${kind})` }, usage);
 }
 
 ;// CONCATENATED MODULE: ./src/grading/observations.ts
@@ -67666,13 +67718,24 @@ const FLOOR_MS = 60_000;
  * crew timeout until five crews have finished.
  */
 function typicalCrewMs(registry, crewTimeoutMs) {
-    const runs = Object.values(registry.crews)
-        .filter((c) => c.startedAt && c.finishedAt && c.outcome !== 'cancelled')
-        .sort((a, b) => a.finishedAt.localeCompare(b.finishedAt))
-        .slice(-RECENT)
-        .map((c) => Date.parse(c.finishedAt) - Date.parse(c.startedAt))
-        .filter((ms) => Number.isFinite(ms) && ms >= 0)
-        .sort((a, b) => a - b);
+    // The last RECENT runs by finish time, kept in one pass (a year of history is not sorted per plan).
+    const recent = [];
+    for (const c of Object.values(registry.crews)) {
+        if (!c.startedAt || !c.finishedAt || c.outcome === 'cancelled')
+            continue;
+        if (recent.length === RECENT && c.finishedAt <= recent[0].at)
+            continue;
+        const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+        if (!Number.isFinite(ms) || ms < 0)
+            continue;
+        let i = recent.findIndex((r) => r.at > c.finishedAt);
+        if (i < 0)
+            i = recent.length;
+        recent.splice(i, 0, { at: c.finishedAt, ms });
+        if (recent.length > RECENT)
+            recent.shift();
+    }
+    const runs = recent.map((r) => r.ms).sort((a, b) => a - b);
     if (runs.length < MIN_SAMPLES)
         return crewTimeoutMs;
     const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
@@ -69135,63 +69198,6 @@ function restoreBaseline(b) {
         }
     }
     return changed;
-}
-
-;// CONCATENATED MODULE: ./src/agents/usage.ts
-
-
-
-
-/**
- * Usage a student reports in the small JSON file its brief names (`SCHOOL_USAGE_FILE`):
- * `{"inputTokens": n, "outputTokens": n, "costUsd": n}`. Every field is optional; numbers go
- * through `finiteOr` (N1.3), so NaN, negatives or strings become absent, never arithmetic poison.
- * A missing or unreadable file means "no usage reported", and says why.
- */
-function readUsage(path) {
-    let raw;
-    try {
-        raw = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8'));
-    }
-    catch (e) {
-        const code = e.code;
-        return code === 'ENOENT'
-            ? {}
-            : { problem: `usage file unreadable: ${e.message.slice(0, 200)}` };
-    }
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw))
-        return { problem: 'usage file is not a JSON object' };
-    const r = raw;
-    const pick = (k) => {
-        const n = finiteOr(r[k], -1);
-        return n >= 0 ? n : undefined;
-    };
-    const candidate = {
-        inputTokens: pick('inputTokens'),
-        outputTokens: pick('outputTokens'),
-        cachedInputTokens: pick('cachedInputTokens'),
-        costUsd: pick('costUsd'),
-    };
-    const parsed = usageSchema.safeParse(Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== undefined)));
-    return parsed.success ? { usage: parsed.data } : { problem: 'usage file has no usable numbers' };
-}
-/**
- * One `spend.recorded` event per agent turn in `spend.jsonl` — key `spend:<crew_id>` for the first
- * turn, `spend:<crew_id>:turn-<n>` for correction turn n — through the dispatch office's ledger,
- * which the spend cap reads before every batch. Idempotent: a replayed turn records nothing new.
- */
-async function recordCrewSpend(layout, crew, usage, turn = 0) {
-    return recordSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, {
-        costUsd: usage.costUsd ?? 0,
-        crewId: crew.crewId,
-        issueNumber: crew.issueNumber,
-        agent: crew.agent,
-        tokens: {
-            input: usage.inputTokens ?? 0,
-            output: usage.outputTokens ?? 0,
-            ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
-        },
-    });
 }
 
 ;// CONCATENATED MODULE: ./src/agents/run.ts

@@ -55847,11 +55847,15 @@ function readUsage(path) {
  * which the spend cap reads before every batch. Idempotent: a replayed turn records nothing new.
  */
 async function recordCrewSpend(layout, crew, usage, turn = 0) {
-    return recordSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, {
+    return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage);
+}
+/** One `spend.recorded` row for what an agent run reported, under `key` (`spend:<key>`). */
+async function recordUsageSpend(layout, key, who, usage) {
+    return recordSpend(layout, key, {
         costUsd: usage.costUsd ?? 0,
-        crewId: crew.crewId,
-        issueNumber: crew.issueNumber,
-        agent: crew.agent,
+        crewId: who.crewId,
+        issueNumber: who.issueNumber,
+        agent: who.agent,
         tokens: {
             input: usage.inputTokens ?? 0,
             output: usage.outputTokens ?? 0,
@@ -65028,13 +65032,24 @@ const FLOOR_MS = 60_000;
  * crew timeout until five crews have finished.
  */
 function typicalCrewMs(registry, crewTimeoutMs) {
-    const runs = Object.values(registry.crews)
-        .filter((c) => c.startedAt && c.finishedAt && c.outcome !== 'cancelled')
-        .sort((a, b) => a.finishedAt.localeCompare(b.finishedAt))
-        .slice(-RECENT)
-        .map((c) => Date.parse(c.finishedAt) - Date.parse(c.startedAt))
-        .filter((ms) => Number.isFinite(ms) && ms >= 0)
-        .sort((a, b) => a - b);
+    // The last RECENT runs by finish time, kept in one pass (a year of history is not sorted per plan).
+    const recent = [];
+    for (const c of Object.values(registry.crews)) {
+        if (!c.startedAt || !c.finishedAt || c.outcome === 'cancelled')
+            continue;
+        if (recent.length === RECENT && c.finishedAt <= recent[0].at)
+            continue;
+        const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+        if (!Number.isFinite(ms) || ms < 0)
+            continue;
+        let i = recent.findIndex((r) => r.at > c.finishedAt);
+        if (i < 0)
+            i = recent.length;
+        recent.splice(i, 0, { at: c.finishedAt, ms });
+        if (recent.length > RECENT)
+            recent.shift();
+    }
+    const runs = recent.map((r) => r.ms).sort((a, b) => a - b);
     if (runs.length < MIN_SAMPLES)
         return crewTimeoutMs;
     const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];

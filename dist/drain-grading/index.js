@@ -61730,7 +61730,7 @@ const verificationRecordSchema = object({
     diffSha: schemas_string(),
     timedOut: schemas_boolean().default(false),
 });
-const usageSchema = object({
+const schema_usageSchema = object({
     inputTokens: schemas_number().nonnegative().optional(),
     outputTokens: schemas_number().nonnegative().optional(),
     /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
@@ -61758,7 +61758,7 @@ const schema_bookbagSchema = object({
     outcome: schemas_string(),
     /** Null when the crew never reached verification: graded FAIL verification_unavailable (N5.3). */
     verification: verificationRecordSchema.nullable(),
-    usage: usageSchema.optional(),
+    usage: schema_usageSchema.optional(),
     /** Correction turns the crew sent after a failed verification (seed 002). */
     correctionTurns: schemas_number().int().nonnegative().optional(),
     /** The agent session the turns ran in (claude session_id, codex thread_id). */
@@ -62910,6 +62910,67 @@ function spendCapLine(spentUsd, capUsd, candidates) {
 }
 function usd(n) {
     return n.toFixed(2);
+}
+
+;// CONCATENATED MODULE: ./src/agents/usage.ts
+
+
+
+
+/**
+ * Usage a student reports in the small JSON file its brief names (`SCHOOL_USAGE_FILE`):
+ * `{"inputTokens": n, "outputTokens": n, "costUsd": n}`. Every field is optional; numbers go
+ * through `finiteOr` (N1.3), so NaN, negatives or strings become absent, never arithmetic poison.
+ * A missing or unreadable file means "no usage reported", and says why.
+ */
+function readUsage(path) {
+    let raw;
+    try {
+        raw = JSON.parse(readFileSync(path, 'utf8'));
+    }
+    catch (e) {
+        const code = e.code;
+        return code === 'ENOENT'
+            ? {}
+            : { problem: `usage file unreadable: ${e.message.slice(0, 200)}` };
+    }
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+        return { problem: 'usage file is not a JSON object' };
+    const r = raw;
+    const pick = (k) => {
+        const n = finiteOr(r[k], -1);
+        return n >= 0 ? n : undefined;
+    };
+    const candidate = {
+        inputTokens: pick('inputTokens'),
+        outputTokens: pick('outputTokens'),
+        cachedInputTokens: pick('cachedInputTokens'),
+        costUsd: pick('costUsd'),
+    };
+    const parsed = usageSchema.safeParse(Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== undefined)));
+    return parsed.success ? { usage: parsed.data } : { problem: 'usage file has no usable numbers' };
+}
+/**
+ * One `spend.recorded` event per agent turn in `spend.jsonl` — key `spend:<crew_id>` for the first
+ * turn, `spend:<crew_id>:turn-<n>` for correction turn n — through the dispatch office's ledger,
+ * which the spend cap reads before every batch. Idempotent: a replayed turn records nothing new.
+ */
+async function recordCrewSpend(layout, crew, usage, turn = 0) {
+    return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage);
+}
+/** One `spend.recorded` row for what an agent run reported, under `key` (`spend:<key>`). */
+async function recordUsageSpend(layout, key, who, usage) {
+    return recordSpend(layout, key, {
+        costUsd: usage.costUsd ?? 0,
+        crewId: who.crewId,
+        issueNumber: who.issueNumber,
+        agent: who.agent,
+        tokens: {
+            input: usage.inputTokens ?? 0,
+            output: usage.outputTokens ?? 0,
+            ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
+        },
+    });
 }
 
 ;// CONCATENATED MODULE: ./src/state/layout.ts
@@ -64428,17 +64489,8 @@ function defaultGrader(ctx) {
  */
 async function recordReviewSpend(layout, job, reviewer, usage) {
     const kind = Array.isArray(reviewer) ? 'command' : reviewer.kind;
-    await recordSpend(layout, `review:${job.jobKey}:${(0,external_node_crypto_.randomBytes)(4).toString('hex')}`, {
-        costUsd: usage.costUsd ?? 0,
-        crewId: job.crewId,
-        issueNumber: job.issueNumber,
-        agent: `reviewer (${kind})`,
-        tokens: {
-            input: usage.inputTokens ?? 0,
-            output: usage.outputTokens ?? 0,
-            ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
-        },
-    });
+    const key = `review:${job.jobKey}:${(0,external_node_crypto_.randomBytes)(4).toString('hex')}`;
+    await recordUsageSpend(layout, key, { ...job, agent: `reviewer (${kind})` }, usage);
 }
 
 ;// CONCATENATED MODULE: ./src/grading/ledger.ts
@@ -68932,7 +68984,7 @@ function sanitize_describeSanitized(report) {
     return parts.join(', ');
 }
 /** N1.3: a number from text is used only when finite; otherwise the default. */
-function finiteOr(value, fallback, range) {
+function sanitize_finiteOr(value, fallback, range) {
     const n = typeof value === 'number'
         ? value
         : typeof value === 'string' && value.trim() !== ''
