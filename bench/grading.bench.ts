@@ -11,9 +11,11 @@ import type { Bench, BenchFigure } from './types.js';
 /**
  * Grading-ledger throughput: 1, 4 and 20 concurrent drainer OS processes over one state directory,
  * with a no-op judge, so the figure measures the queue claims, the ledger applies, the graded marks
- * and the outbox/observation appends — all under their cross-process locks — and not the judges.
- * Processes start first and wait at a barrier; the clock runs from the barrier to the last drain's
- * end. p99 lock wait comes from `withLock`'s waitedMs.
+ * and the outbox/observation appends — all under the grading lock, written by its holder for every
+ * drain (src/grading/handover.ts) — and not the judges. Processes start (and load their
+ * configuration) first and wait at a barrier; the clock runs from the barrier to the last drain's
+ * end. p99 lock wait: per request, how long a drain waited for the lock holder to write it (0 when
+ * it wrote it itself), from the drains' `lockWaitsMs`.
  *
  * The peer, in the same round and on the same jobs: as many processes draining one SQLite database
  * in WAL mode (bench/peer/sqlite-drainer.ts), one transaction per step and job, with

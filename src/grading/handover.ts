@@ -87,32 +87,42 @@ export class GradingWriter {
    */
   async commit(request: CommitRequest): Promise<Committed> {
     const started = monotonicMs();
-    if (this.tenure || this.begin()) {
-      const reply = await this.round(request);
-      return { reply: reply!, waitedMs: 0 };
-    }
+    const mine = await this.exclusive(async () =>
+      this.tenure || this.begin() ? this.serve(request) : undefined,
+    );
+    if (mine) return { reply: mine, waitedMs: 0 };
     this.mailbox.post(request);
     const reply = await this.awaitReply(request.id, started);
     return { reply, waitedMs: monotonicMs() - started };
   }
 
   /** Ends this process's tenure as the writer: what waits is served, the lock released. */
-  async close(): Promise<void> {
-    const t = this.tenure;
-    if (!t) return;
-    clearTimeout(t.idle);
-    t.watcher?.close();
-    try {
-      if (this.mailbox.any()) await this.round();
-    } catch {
-      // Left for the next writer; their requesters meet the error themselves if it persists.
-    } finally {
-      this.writeView();
-      if (this.tenure === t) this.tenure = undefined;
-      t.lock.release();
-    }
-    // A request posted after that last look found the lock taken: take it again for it.
-    if (this.mailbox.unanswered() && this.begin()) await this.close();
+  close(): Promise<void> {
+    return this.exclusive(async () => {
+      // A request posted after the last look found the lock taken: take it again for it.
+      do {
+        const t = this.tenure;
+        if (!t) return;
+        clearTimeout(t.idle);
+        t.watcher?.close();
+        try {
+          await this.serve();
+        } catch {
+          // Left for the next writer; their requesters meet the error themselves if it persists.
+        } finally {
+          this.writeView();
+          this.tenure = undefined;
+          t.lock.release();
+        }
+      } while (this.mailbox.unanswered() && this.begin());
+    });
+  }
+
+  /** Runs `fn` after every round and close started before it: the tenure changes only in here. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.chain.then(fn, fn);
+    this.chain = result.catch(() => undefined);
+    return result;
   }
 
   /**
@@ -154,44 +164,39 @@ export class GradingWriter {
     this.mailPending = true;
     setImmediate(() => {
       this.mailPending = false;
-      if (this.tenure) this.round().catch(() => void this.close());
+      this.exclusive(async () => (this.tenure ? this.serve() : undefined)).catch(() => this.close());
     });
   }
 
   /**
-   * One round as the writer: `own` (in memory, or the request file `ownId`) and every request in
-   * the mailbox; each reply is appended to its request file. On a failure the others' requests
-   * stay for the next writer.
+   * One round as the writer (call it inside `exclusive`, holding the tenure): `own` (in memory, or
+   * the request file `ownId`) and every request in the mailbox; each reply is appended to its
+   * request file. On a failure the others' requests stay for the next writer.
    */
-  private round(own?: CommitRequest, ownId?: string): Promise<CommitReply | undefined> {
-    const run = async () => {
-      const t = this.tenure;
-      if (!t) throw new HandoverError('grading writer: a round without the grading lock');
-      const lost = t.lock.compromised();
-      if (lost) throw lost;
-      const waiting = this.mailbox.collect();
-      const mine = ownId ? waiting.find((r) => r.id === ownId) : own;
-      if (ownId && !mine)
-        throw new HandoverError(`grading handover: request ${ownId} disappeared without a reply`);
-      const requests = [...(mine ? [mine] : []), ...waiting.filter((r) => r.id !== ownId)];
-      if (requests.length === 0) return undefined;
-      let replies: CommitReply[];
-      try {
-        replies = await commitRound(this.ctx, requests, ownId ? undefined : mine);
-      } catch (e) {
-        // The others' requests stay for the next writer; this one's drain stops, and its close()
-        // (or the linger timer) releases the lock.
-        if (ownId) this.mailbox.remove(ownId);
-        throw e;
-      }
-      for (const reply of replies) if (reply.id !== mine?.id) this.mailbox.answer(reply);
+  private async serve(own?: CommitRequest, ownId?: string): Promise<CommitReply | undefined> {
+    const t = this.tenure;
+    if (!t) throw new HandoverError('grading writer: a round without the grading lock');
+    const lost = t.lock.compromised();
+    if (lost) throw lost;
+    const waiting = this.mailbox.collect();
+    const mine = ownId ? waiting.find((r) => r.id === ownId) : own;
+    if (ownId && !mine)
+      throw new HandoverError(`grading handover: request ${ownId} disappeared without a reply`);
+    const requests = [...(mine ? [mine] : []), ...waiting.filter((r) => r.id !== ownId)];
+    if (requests.length === 0) return undefined;
+    let replies: CommitReply[];
+    try {
+      replies = await commitRound(this.ctx, requests, ownId ? undefined : mine);
+    } catch (e) {
+      // The others' requests stay for the next writer; this one's drain stops, and its close()
+      // (or the linger timer) releases the lock.
       if (ownId) this.mailbox.remove(ownId);
-      this.linger(t);
-      return mine ? replies[0] : undefined;
-    };
-    const result = this.chain.then(run, run);
-    this.chain = result.catch(() => undefined);
-    return result;
+      throw e;
+    }
+    for (const reply of replies) if (reply.id !== mine?.id) this.mailbox.answer(reply);
+    if (ownId) this.mailbox.remove(ownId);
+    this.linger(t);
+    return mine ? replies[0] : undefined;
   }
 
   private linger(t: NonNullable<GradingWriter['tenure']>): void {
@@ -226,16 +231,19 @@ export class GradingWriter {
         const reply = this.mailbox.take(id);
         if (reply) return reply;
         if (monotonicMs() >= nextTry) {
-          const held = tryLock(this.target);
-          if (held) {
+          const own = await this.exclusive(async () => {
+            if (this.tenure) return undefined; // this process writes already: its rounds serve it
+            const held = tryLock(this.target);
+            if (!held) return undefined;
             const late = this.mailbox.take(id); // answered between the two looks
             if (late) {
               held.release();
               return late;
             }
             this.begin(held);
-            return (await this.round(undefined, id))!;
-          }
+            return this.serve(undefined, id);
+          });
+          if (own) return own;
           nextTry = monotonicMs() + backoff;
           backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
         }

@@ -355,7 +355,7 @@ export class GradingQueue {
           const view = overlay(base);
           let live: JobState[] | undefined;
           const append: QueueEvent[] = [];
-          const outcomes = requests.map((request) => {
+          const outcomes = requests.map((request): QueueOutcome => {
             let snapshot: string[] | undefined;
             if (request.claim && !request.claim.candidates) {
               // The drain's one snapshot, taken now: the jobs claimable at its clock, oldest first.
@@ -379,6 +379,14 @@ export class GradingQueue {
                 : d.claim;
             return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
           });
+          // A snapshot comes back without the jobs the later requests of this round claimed: the
+          // drain need not carry them in its next claim (often nothing is left to carry).
+          for (const [i, o] of outcomes.entries()) {
+            const rest = o.claim?.snapshot;
+            if (!rest) continue;
+            const at = requests[i]!.claim!.options.now;
+            rest.remaining = rest.remaining.filter((k) => claimable(view.state.jobs[k]!, at));
+          }
           return { append, result: outcomes };
         },
         { sync: false, ...options },

@@ -1,5 +1,13 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { readJsonl, appendJsonl, parseJsonl, syncFile, type AppendOptions, type Warn } from './jsonl.js';
+import {
+  readJsonl,
+  appendJsonl,
+  parseJsonl,
+  syncFile,
+  type Appended,
+  type AppendOptions,
+  type Warn,
+} from './jsonl.js';
 import { withLock, type LockStats } from './lock.js';
 
 /**
@@ -199,8 +207,32 @@ export class EventLog<E extends StateEvent, S = unknown> {
     const current = this.readLatest();
     const { append, result } = decide(current);
     const fresh = freshEvents(current, append);
-    appendJsonl(this.path, fresh, this.warn, options);
+    const written = appendJsonl(this.path, fresh, this.warn, options);
+    if (written) this.wroteThrough(current, fresh, written, options);
     return { result, appended: fresh };
+  }
+
+  /**
+   * After an append under the lock, an incremental log takes its own events into what it read, so
+   * the next transaction does not read and parse them back — when nothing else changed the file
+   * since the read and the events were written as they are (`redacted`: no copy was made on the
+   * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
+   */
+  private wroteThrough(
+    current: LogContents<E, S>,
+    fresh: E[],
+    written: Appended,
+    options: AppendOptions,
+  ): void {
+    const t = this.tail;
+    if (!t || t.contents !== current) return;
+    if (!options.redacted || written.repaired || written.start !== t.bytes) return; // read back
+    addEvents(t.contents, fresh);
+    t.bytes = written.end;
+    t.probe =
+      written.tail.length >= PROBE
+        ? Buffer.from(written.tail)
+        : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
   }
 }
 

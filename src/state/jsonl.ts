@@ -131,13 +131,23 @@ export interface AppendOptions {
   redacted?: boolean;
 }
 
+/** Where an append landed: the file's size before and after it, and its last bytes. */
+export interface Appended {
+  start: number;
+  end: number;
+  /** A torn or unterminated last line was repaired first: `start` is not where the file ended. */
+  repaired: boolean;
+  /** The last (up to) 64 bytes written. */
+  tail: Buffer;
+}
+
 export function appendJsonl(
   path: string,
   records: readonly unknown[],
   warn?: Warn,
   options: AppendOptions = {},
-): void {
-  if (records.length === 0) return;
+): Appended | undefined {
+  if (records.length === 0) return undefined;
   let fd: number;
   try {
     fd = openSync(path, 'a+');
@@ -148,12 +158,14 @@ export function appendJsonl(
   }
   try {
     const size = fstatSync(fd).size;
+    let repaired = false;
     let prefix = '';
     if (size > 0) {
       const last = Buffer.alloc(1);
       readSync(fd, last, 0, 1, size - 1);
       if (last[0] !== 0x0a) {
         const tail = lastLine(fd, size);
+        repaired = true;
         try {
           JSON.parse(tail.text);
           prefix = '\n';
@@ -171,6 +183,12 @@ export function appendJsonl(
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
     if (options.sync !== false) fsyncSync(fd);
+    return {
+      start: size,
+      end: size + buf.length,
+      repaired,
+      tail: buf.subarray(Math.max(0, buf.length - 64)),
+    };
   } finally {
     closeSync(fd);
   }

@@ -108,6 +108,72 @@ describe('grading handover', () => {
     },
   );
 
+  it('drains of one process whose tenures end between their rounds still get every round written', async () => {
+    const layout = new StateLayout(join(tmp.path, 'tenures'));
+    const jobs = Array.from({ length: 200 }, (_, i) => job(i + 1, `c${i}`));
+    await enqueueMany(layout, jobs);
+    // Tenures of a millisecond: closes (linger timers) and rounds of four drains interleave.
+    const writers = [0, 1, 2, 3].map(
+      () =>
+        new GradingWriter(
+          {
+            layout,
+            queue: new GradingQueue(layout),
+            ledger: new ScoreLedger(layout),
+            outbox: new Outbox(layout),
+          },
+          { lingerMs: 1 },
+        ),
+    );
+    const graded = await Promise.all(
+      writers.map(async (writer, w) => {
+        const mine: string[] = [];
+        let candidates: string[] | undefined;
+        let claimed: string[] = [];
+        for (;;) {
+          const verdicts = await Promise.all(
+            claimed.map(async (k) => ({ k, v: await fastGrade(jobs.find((j) => j.jobKey === k)!) })),
+          );
+          const { reply } = await writer.commit(
+            request(`w${w}`, {
+              graded: verdicts.map(({ k, v }) => ({
+                jobKey: k,
+                verdict: v,
+                score: { alpha: 0.3, at: new Date().toISOString() },
+              })),
+              claim: { ...(candidates ? { candidates } : {}), limit: 1, wave: 1, leaseMs: 60_000 },
+              // Outbox entries make a round wait for the outbox lock: closes and rounds overlap more.
+              record: {
+                outbox: verdicts.map(({ k }) => ({
+                  id: `outbox:${k}:labels`,
+                  jobKey: k,
+                  issueNumber: 1,
+                  kind: 'labels' as const,
+                  labels: ['x'],
+                })),
+                observations: [],
+                when: 'now',
+              },
+            }),
+          );
+          mine.push(...reply.graded);
+          if (reply.claim!.snapshot) candidates = reply.claim!.snapshot.remaining;
+          else candidates!.splice(0, reply.claim!.consumed);
+          claimed = reply.claim!.claimed.map((j) => j.jobKey);
+          if (claimed.length === 0) break;
+          await new Promise((r) => setTimeout(r, Math.random() * 2));
+        }
+        await writer.close();
+        return mine;
+      }),
+    );
+    const all = graded.flat();
+    expect(all.sort()).toEqual(jobs.map((j) => j.jobKey).sort());
+    expect(graded.filter((g) => g.length > 0).length).toBeGreaterThan(1);
+    expect(lines(layout.file('grading'), 'job.graded')).toHaveLength(200);
+    expect(existsSync(`${layout.file('grading')}.lock`)).toBe(false);
+  });
+
   it('an answered request is not served again; a reply cut short is cut off and the request served again', async () => {
     const layout = new StateLayout(join(tmp.path, 'answered'));
     await enqueueMany(

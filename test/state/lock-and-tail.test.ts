@@ -107,5 +107,12 @@ describe('incremental reads under the lock', () => {
     expect(appended.map((x) => x.key)).toEqual(['k10']);
     expect(log.readLatest().events.map((x) => x.key)).toEqual(['k4', 'k5', 'k6', 'k9', 'k10']);
     expect(new EventLog(path).read().events.map((x) => x.key)).toEqual(['k4', 'k5', 'k6', 'k9', 'k10']);
+
+    // Its own redacted appends are taken in without reading them back; others' are read after them.
+    await log.transact(() => ({ append: [e(11), e(12)], result: undefined }), { redacted: true });
+    await other.append([e(13)]);
+    const after = log.readLatest();
+    expect(after.events.map((x) => x.key)).toEqual(['k4', 'k5', 'k6', 'k9', 'k10', 'k11', 'k12', 'k13']);
+    expect(after.events).toEqual(new EventLog(path).read().events);
   });
 });
