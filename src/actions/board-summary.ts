@@ -1,3 +1,4 @@
+import { LISTED_ITEMS } from '../board/model.js';
 import { actionSummaryMarkdown } from '../board/summary.js';
 import { buildView } from '../board/view.js';
 import type { SchoolConfig } from '../config/schema.js';
@@ -20,7 +21,9 @@ export function boardSummary(
   logger: Logger,
 ): string | undefined {
   try {
-    return actionSummaryMarkdown(action, buildView(layout, config), BOARD_ARTIFACT);
+    // Abridged: a summary lists a few items per lane and draws no timeline.
+    const view = buildView(layout, config, new Date(), { itemsPerLane: LISTED_ITEMS });
+    return actionSummaryMarkdown(action, view, BOARD_ARTIFACT);
   } catch (e) {
     logger.warning(`could not add the board to the job summary: ${message(e)}`);
     return undefined;

@@ -68,6 +68,8 @@ export interface LaneInput {
   /** Delivered work by issue (the outbox's `deliveries()`): the accepted lane links to it. */
   deliveries?: ReadonlyMap<number, { branch: string; pullRequest?: { url: string } }>;
   now: Date;
+  /** List at most this many items per lane (its oldest); every lane still counts all of its own. */
+  itemsPerLane?: number;
 }
 
 /** What grading concluded about a crew: the dispatch history counts a rejection as a failed run. */
@@ -126,9 +128,16 @@ export function buildLanes(input: LaneInput): Lane[] {
     if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
   }
 
-  // Each item is built once and completed in place (this runs for every issue on every board).
+  // Each item is built once and completed in place (this runs for every issue on every board). Its
+  // texts (title, reason: sanitized and redacted) are only written for the items a lane lists, as
+  // they cost the most and an abridged board lists a few items of each lane.
   const lanes = new Map<LaneId, BoardItem[]>(LANES.map((l) => [l, []]));
-  const place = (lane: LaneId, item: BoardItem, since?: string) => {
+  const texts = new Map<BoardItem, () => string>();
+  const place = (lane: LaneId, item: BoardItem, since?: string, reason?: () => string) => {
+    if (reason) {
+      item.reason = ''; // written below when listed; set here to keep the item's key order
+      texts.set(item, reason);
+    }
     const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
     if (d)
       item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
@@ -145,7 +154,7 @@ export function buildLanes(input: LaneInput): Lane[] {
   const paused = input.pausedReason ? `paused: ${clean(input.pausedReason)}` : undefined;
 
   for (const issue of issues) {
-    const item: BoardItem = { issue, title: displayTitle(titles.get(issue), issue) };
+    const item: BoardItem = { issue, title: '' };
     const orphan = orphans.get(issue);
     if (orphan) {
       placeJob(place, clean, item, orphan);
@@ -155,9 +164,8 @@ export function buildLanes(input: LaneInput): Lane[] {
     if (!crew) {
       const known = input.trust && items.get(issue);
       const refused = known ? untrustedReason(known, input.trust!) : undefined;
-      if (refused) item.reason = clean(refused);
-      else if (paused) item.reason = paused;
-      place(refused ? 'untrusted' : 'ready', item);
+      if (refused) place('untrusted', item, undefined, () => clean(refused));
+      else place('ready', item, undefined, paused ? () => paused : undefined);
       continue;
     }
     const first = seconds(now, firstPlanned.get(issue));
@@ -175,40 +183,39 @@ export function buildLanes(input: LaneInput): Lane[] {
       if (active.status === 'running') place('running', item, active.startedAt ?? active.plannedAt);
       else place('planned', item, active.plannedAt);
     } else if (state.kind === 'stopped') {
-      item.reason = STOP_REASON;
-      place('stopped', item, crew.finishedAt);
+      place('stopped', item, crew.finishedAt, () => STOP_REASON);
     } else if (state.kind === 'done') {
       const done = byCrew.get(state.crewId);
       if (done) placeJob(place, clean, item, done);
-      else {
-        // Succeeded but not enqueued yet: on its way to the graders.
-        item.reason = 'awaiting enqueue';
-        place('grading', item, crew.finishedAt);
-      }
+      // Succeeded but not enqueued yet: on its way to the graders.
+      else place('grading', item, crew.finishedAt, () => 'awaiting enqueue');
     } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
       // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
-      item.reason = clean(crew.reason || crew.outcome);
-      place('paused', item, crew.finishedAt);
+      place('paused', item, crew.finishedAt, () => clean(crew.reason || crew.outcome!));
     } else if (job?.verdict && !job.verdict.accepted) {
       const repair = state.kind === 'repair' ? '; repair queued' : '';
       if (repair) item.repair = true;
-      item.reason = clean(verdictReason(job) + repair);
-      place('rejected', item, job.updatedAt);
+      place('rejected', item, job.updatedAt, () => clean(verdictReason(job) + repair));
     } else if (state.kind === 'repair') {
       item.repair = true;
-      item.reason = clean(`repair queued: ${crew.reason || crew.outcome}`);
-      place('ready', item, crew.finishedAt);
+      place('ready', item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
     } else {
-      item.reason = clean(crew.reason || String(crew.outcome ?? ''));
-      place('ready', item, crew.finishedAt);
+      place('ready', item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? '')));
     }
   }
 
+  const listed = input.itemsPerLane ?? Infinity;
   return LANES.map((id) => {
-    const items = lanes
+    const all = lanes
       .get(id)!
       .sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
-    return { id, label: LANE_LABELS[id], count: items.length, items };
+    const items = all.length > listed ? all.slice(0, listed) : all;
+    for (const item of items) {
+      item.title = displayTitle(titles.get(item.issue), item.issue);
+      const reason = texts.get(item);
+      if (reason) item.reason = reason();
+    }
+    return { id, label: LANE_LABELS[id], count: all.length, items };
   });
 }
 
@@ -219,7 +226,7 @@ function verdictReason(job: JobState): string {
 }
 
 function placeJob(
-  place: (lane: LaneId, item: BoardItem, since?: string) => void,
+  place: (lane: LaneId, item: BoardItem, since?: string, reason?: () => string) => void,
   clean: (text: string) => string,
   item: BoardItem,
   job: JobState,
@@ -228,13 +235,12 @@ function placeJob(
   item.agent = item.agent ?? job.job.agent;
   item.attempts = job.attempts;
   if (job.status === 'graded' && job.verdict) {
-    item.reason = clean(verdictReason(job));
-    place(job.verdict.accepted ? 'accepted' : 'rejected', item, job.updatedAt);
+    const accepted = job.verdict.accepted;
+    place(accepted ? 'accepted' : 'rejected', item, job.updatedAt, () => clean(verdictReason(job)));
   } else if (job.status === 'dead_letter') {
-    item.reason = clean(job.lastError ?? 'dead letter');
-    place('dead_letter', item, job.updatedAt);
+    place('dead_letter', item, job.updatedAt, () => clean(job.lastError ?? 'dead letter'));
   } else {
-    item.reason = clean(job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status);
-    place('grading', item, job.enqueuedAt);
+    const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
+    place('grading', item, job.enqueuedAt, () => clean(reason));
   }
 }

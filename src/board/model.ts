@@ -40,6 +40,12 @@ export const LANE_LABELS: Record<LaneId | 'error', string> = {
   error: 'State errors',
 };
 
+/**
+ * Items per lane an abridged view lists (`buildView`'s `itemsPerLane`): what the terminal board and
+ * job summaries show of a lane at most.
+ */
+export const LISTED_ITEMS = 20;
+
 /** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
 export const ACTIVE_LANES: readonly LaneId[] = ['planned', 'running', 'grading', 'dead_letter', 'paused'];
 
@@ -172,6 +178,11 @@ export interface SchoolView {
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
   /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
   pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
+  /**
+   * Set on an abridged view (`buildView`'s `itemsPerLane`): each lane lists at most this many of
+   * its `count` items, and `timeline.bars` is empty.
+   */
+  abridged?: { itemsPerLane: number };
 }
 
 /** What the board reads of a curriculum item. */

@@ -1,6 +1,6 @@
 import { escapeCell } from '../curriculum/summary.js';
 import { age, clip, percent, score, spendLine, where } from './format.js';
-import { ACTIVE_LANES, LANE_LABELS, type LaneId, type SchoolView } from './model.js';
+import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type LaneId, type SchoolView } from './model.js';
 
 /**
  * Job-summary rendering from the same view model as `school status` and the HTML report, so every
@@ -126,7 +126,11 @@ export function daemonsMarkdown(view: SchoolView): string {
   );
 }
 
-export function itemsMarkdown(view: SchoolView, lanes: readonly LaneId[] = ACTIVE_LANES, limit = 15): string {
+export function itemsMarkdown(
+  view: SchoolView,
+  lanes: readonly LaneId[] = ACTIVE_LANES,
+  limit = Math.min(15, LISTED_ITEMS),
+): string {
   const parts: string[] = [];
   for (const id of lanes) {
     const lane = view.lanes.find((l) => l.id === id);

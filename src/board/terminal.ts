@@ -1,10 +1,10 @@
 import { renderText } from '../grading/report.js';
 import { redactText } from '../security/redact.js';
 import { age, clip, percent, score, spendLine, where } from './format.js';
-import { ACTIVE_LANES, LANE_LABELS, type BoardItem, type SchoolView } from './model.js';
+import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type BoardItem, type SchoolView } from './model.js';
 
-/** Items listed per active lane before "… and N more". */
-const ITEMS_PER_LANE = 20;
+/** Items listed per active lane before "… and N more" (an abridged view lists as many). */
+const ITEMS_PER_LANE = LISTED_ITEMS;
 const LEADERS = 10;
 
 /** The grading report's plain-text table, indented under a heading. */

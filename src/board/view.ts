@@ -23,8 +23,23 @@ export type { SchoolView } from './model.js';
  * Never throws on bad state: every source that cannot be read becomes a problem on the board,
  * lanes that depend on it say they may be incomplete, and the rest still renders.
  */
-export function buildView(layout: StateLayout, config: SchoolConfig, now: Date = new Date()): SchoolView {
-  return viewOf(loadBoardSources(layout), layout.root, config, now);
+export function buildView(
+  layout: StateLayout,
+  config: SchoolConfig,
+  now: Date = new Date(),
+  options: ViewOptions = {},
+): SchoolView {
+  return viewOf(loadBoardSources(layout), layout.root, config, now, options);
+}
+
+/**
+ * What a view lists. By default everything: every item of every lane and every crew's bar on the
+ * timeline (`--json`, the HTML report). A board that shows a few items per lane (the terminal, job
+ * summaries) asks for an abridged view: each lane lists its `itemsPerLane` oldest items and still
+ * counts all of them, and the timeline has no bars. Its lanes are the full view's lanes cut short.
+ */
+export interface ViewOptions {
+  itemsPerLane?: number;
 }
 
 /** The view from folded sources (pure: the same sources, config and time give the same view). */
@@ -33,7 +48,9 @@ export function viewOf(
   stateDir: string,
   config: SchoolConfig,
   now: Date = new Date(),
+  options: ViewOptions = {},
 ): SchoolView {
+  const abridged = options.itemsPerLane;
   const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
   const active: PauseEntry[] = (school?.pauses ?? []).map((p) => ({
     reason: cleanText(p.reason, 400),
@@ -51,6 +68,7 @@ export function viewOf(
     ...(active[0] ? { pausedReason: active[0].reason } : {}),
     ...(school?.requeues ? { requeues: school.requeues } : {}),
     deliveries: sources.deliveries,
+    ...(abridged !== undefined ? { itemsPerLane: abridged } : {}),
   });
   markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
   const counts = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<LaneId, number>;
@@ -73,7 +91,7 @@ export function viewOf(
       load: round(d.load, 4),
       busySeconds: round(d.busySeconds, 3),
     })),
-    timeline: timeline(registry, now),
+    timeline: timeline(abridged === undefined ? registry : undefined, now),
     leaderboard: ledger
       ? {
           overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
@@ -96,6 +114,7 @@ export function viewOf(
         : { reached: false }),
     },
     pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
+    ...(abridged !== undefined ? { abridged: { itemsPerLane: abridged } } : {}),
   };
   return redactView(view);
 }
@@ -201,7 +220,8 @@ function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['ti
     if (c.outcome) bar.outcome = c.outcome;
     bars.push(bar);
   }
-  bars.sort(timelineOrder(bars));
+  // The order's collator is costly to set up in a new process: none for an empty timeline.
+  if (bars.length > 1) bars.sort(timelineOrder(bars));
   const start = bars.reduce<string | undefined>(
     (m, b) => (m === undefined || b.start < m ? b.start : m),
     undefined,

@@ -1,4 +1,5 @@
 import { loadView } from '../../board/load.js';
+import { LISTED_ITEMS } from '../../board/model.js';
 import { renderTerminal } from '../../board/terminal.js';
 import { SCHOOL_OPTIONS, parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
@@ -28,7 +29,12 @@ export const statusCommand: Command = {
       HELP,
     );
     if (!values) return 0;
-    const { view } = loadView({ config: values.config, stateDir: values['state-dir'] });
+    // The terminal lists a few items per lane and no timeline: it asks for no more (--json: all).
+    const { view } = loadView({
+      config: values.config,
+      stateDir: values['state-dir'],
+      ...(values.json ? {} : { itemsPerLane: LISTED_ITEMS }),
+    });
     // buildView returns the view already redacted; renderTerminal redacts its output once more.
     process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : renderTerminal(view));
     return view.healthy ? 0 : 1;
