@@ -118,14 +118,17 @@ function pauses(outcome: CrewOutcome): boolean {
  */
 export function pendingPauses(
   registry: CrewRegistry,
-  schoolKeys: ReadonlySet<string>,
+  school: { keys: ReadonlySet<string>; watermark: string },
   at: Date,
   layout?: StateLayout,
 ): SchoolEvent[] {
   const out: SchoolEvent[] = [];
   for (const c of Object.values(registry.crews)) {
     if (c.status !== 'finished' || !c.outcome || !pauses(c.outcome)) continue;
-    if (schoolKeys.has(pauseKey(c))) continue;
+    if (school.keys.has(pauseKey(c))) continue;
+    // A crew that finished before the school log's watermark had its pause recorded in history the
+    // log has compacted (the registry keeps the last crews of an issue for longer): not again.
+    if (school.watermark !== '' && (c.finishedAt ?? '') < school.watermark) continue;
     // The reset time counts from when the crew finished, not from now.
     const finishedAt = c.finishedAt ? new Date(c.finishedAt) : at;
     const until =
@@ -151,7 +154,7 @@ export async function clearPause(
   at = new Date(),
 ): Promise<{ cleared: ActivePause[] }> {
   const { result } = await schoolLog(layout).transact((current) => {
-    const pending = registry ? pendingPauses(registry, current.keys, at, layout) : [];
+    const pending = registry ? pendingPauses(registry, current, at, layout) : [];
     const state = foldLog(schoolFold, current);
     const cleared = activePauses([...state.pauses, ...pending.map((e) => asPause(e))], at);
     const clear = event(

@@ -225,11 +225,11 @@ function decide(
   let blocked = corrupt ?? quarantined(layout);
 
   let school: SchoolState = schoolFold.empty();
-  let schoolKeys: ReadonlySet<string> = new Set();
+  let schoolDedup: { keys: ReadonlySet<string>; watermark: string } = { keys: new Set(), watermark: '' };
   try {
     const contents = schoolLog(layout).read();
     school = foldLog(schoolFold, contents);
-    schoolKeys = contents.keys;
+    schoolDedup = contents;
   } catch (e) {
     if (!(e instanceof CorruptStateError)) throw e;
     blocked ??= message(e);
@@ -246,7 +246,7 @@ function decide(
     }
   }
 
-  const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now, layout);
+  const pending = blocked ? [] : pendingPauses(registry, schoolDedup, now, layout);
   const pauses: ActivePause[] = activePauses(
     [...school.pauses, ...pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key }))],
     now,

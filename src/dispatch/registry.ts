@@ -139,6 +139,12 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
     }
     return { crews, leases: state.leases };
   },
+  // Every event is created at its own time about a crew the fold keeps while it is live: plans
+  // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
+  // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
+  // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
+  // suffices, and the beats of a year of crews are not remembered one by one.
+  dedup: 'watermark',
 });
 
 /** Crews that hold or may soon hold a worktree: planned or running (N2.1). */

@@ -101,6 +101,13 @@ export const schoolFold: LogFold<SchoolState, SchoolEvent> = registerFold<School
   },
   // The fold is already minimal: the latest beat per daemon and the open pauses.
   prune: (state) => state,
+  // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
+  // crew's pause is derived from the registry, which keeps a crew's record past the window, but
+  // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
+  // import marker is written when it is imported: a handoff imported again after its marker was
+  // compacted adds its audit lines again, older than the window, which the next compaction drops.
+  // So a watermark suffices, and a year of roster beats is not remembered one by one.
+  dedup: 'watermark',
 });
 
 /** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */

@@ -48,6 +48,9 @@ export const spendFold: LogFold<SpendState, SpendEvent> = registerFold<SpendStat
     return state;
   },
   prune: (state) => state,
+  // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
+  // an old row can only come back as a stale copy, so a watermark suffices.
+  dedup: 'watermark',
 });
 
 function spendLog(layout: StateLayout): EventLog<SpendEvent> {

@@ -89,7 +89,7 @@ export interface RoundContext {
    * Outbox entries of graded jobs that lack them (a writer killed between the marks and the
    * outbox entries), recorded in this writer's first round.
    */
-  reconcile?: (queue: QueueState, outbox: OutboxState) => OutboxEntry[];
+  reconcile?: (queue: QueueState, outbox: OutboxState, watermark: string) => OutboxEntry[];
   /**
    * Called after the scores of the round are appended and before any mark: the one point where a
    * score exists without its mark (tests crash here; so can a real writer).
@@ -196,7 +196,7 @@ export async function commitRound(
   if (!ctx.reconciled) {
     const queue = ctx.queue.stateHeld();
     ctx.ledger.applyHeld(lostScores(queue, ctx.ledger), { sync: false, redacted: true });
-    if (ctx.reconcile) outbox.push(...ctx.reconcile(queue, ctx.outbox.current()));
+    if (ctx.reconcile) outbox.push(...ctx.reconcile(queue, ctx.outbox.current(), ctx.outbox.watermark()));
     ctx.reconciled = true;
   }
   const end = ending.includes(true);

@@ -165,7 +165,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     queue: new GradingQueue(layout, warn),
     ledger,
     outbox,
-    reconcile: (q, known) => missingOutboxEntries(config, q, known, !!o.delivery),
+    reconcile: (q, known, watermark) => missingOutboxEntries(config, q, known, !!o.delivery, watermark),
     warn,
     // When this drain writes its own round: the point where its scores exist without their marks.
     onScored: async (requests) => {

@@ -87,6 +87,12 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
       if (v.status === 'pending' || v.entry.kind === 'delivery') items[k] = v;
     return { items };
   },
+  // Entries are recorded by the drain that grades their job, at that time. The one producer that
+  // derives entries from state (a drain recording what a crashed writer left out) never records
+  // one for a job graded before this log's watermark (`missingOutboxEntries`), and outcomes of a
+  // delivery are about an entry the fold keeps while it is pending. So an old event can only come
+  // back as a stale copy: a watermark suffices.
+  dedup: 'watermark',
 });
 
 export function commentMarker(jobKey: string): string {
@@ -132,6 +138,11 @@ export class Outbox {
 
   state(): OutboxState {
     return foldLog(outboxFold, this.log.read());
+  }
+
+  /** The log's compaction watermark ('' when none): entries before it are compacted history. */
+  watermark(): string {
+    return this.log.readLatest().watermark;
   }
 
   /**

@@ -49,16 +49,23 @@ export function outboxEntries(
   return entries;
 }
 
-/** Graded jobs whose outbox entries were never recorded (a crash between the two appends). */
+/**
+ * Graded jobs whose outbox entries were never recorded (a crash between the two appends). A job
+ * graded before the outbox log's `watermark` is not looked at: its entries were recorded in
+ * history the log has compacted (and may have pruned), and recording them again would deliver
+ * them again.
+ */
 export function missingOutboxEntries(
   config: SchoolConfig,
   queue: QueueState,
   outbox: OutboxState,
   deliver: boolean,
+  watermark = '',
 ): OutboxEntry[] {
   const missing: OutboxEntry[] = [];
   for (const j of Object.values(queue.jobs)) {
     if (j.status !== 'graded' || !j.verdict) continue;
+    if (watermark !== '' && j.updatedAt < watermark) continue;
     for (const e of outboxEntries(config, j.job, j.verdict, deliver))
       if (!outbox.items[e.id]) missing.push(e);
   }
