@@ -81,10 +81,22 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
     return state;
   },
   prune(state) {
-    // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
+    // Pending entries are live. Of the rest only deliveries matter afterwards, for the board's link
+    // from an accepted issue to its branch or PR: each issue keeps the one `deliveriesOf` shows,
+    // without its verdict, so the outbox grows with the issues, not with every grade. Items keep
+    // their order: a pending delivery delivered later must still come after the one it replaces.
+    const shown = new Set([...shownDeliveries(state).values()].map(([id]) => id));
     const items: Record<string, OutboxItem> = {};
-    for (const [k, v] of Object.entries(state.items))
-      if (v.status === 'pending' || v.entry.kind === 'delivery') items[k] = v;
+    for (const [id, v] of Object.entries(state.items)) {
+      if (v.status === 'pending') items[id] = v;
+      else if (shown.has(id)) {
+        const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
+        items[id] = {
+          ...v,
+          entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
+        };
+      }
+    }
     return { items };
   },
   // Entries are recorded by the drain that grades their job, at that time. The one producer that
@@ -116,12 +128,21 @@ export function resultComment(jobKey: string, crewId: string, verdict: Verdict):
  */
 export function deliveriesOf(state: OutboxState): Map<number, DeliveryResult & { crewId: string }> {
   const out = new Map<number, DeliveryResult & { crewId: string }>();
-  for (const i of Object.values(state.items)) {
+  for (const [issue, [, i]] of shownDeliveries(state))
+    out.set(issue, { ...i.result!, crewId: i.entry.crewId ?? '' });
+  return out;
+}
+
+/**
+ * Per issue, the delivered item whose result the board shows (with its id): the first delivered,
+ * then any later one that updated the branch to another commit.
+ */
+function shownDeliveries(state: OutboxState): Map<number, [string, OutboxItem]> {
+  const out = new Map<number, [string, OutboxItem]>();
+  for (const [id, i] of Object.entries(state.items)) {
     if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result) continue;
-    const prev = out.get(i.entry.issueNumber);
-    if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
-      out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
-    }
+    const prev = out.get(i.entry.issueNumber)?.[1].result;
+    if (!prev || (i.result.updated && prev.sha !== i.result.sha)) out.set(i.entry.issueNumber, [id, i]);
   }
   return out;
 }
