@@ -4,21 +4,26 @@ import { event, isKnown } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';
 import { monotonicMs } from '../state/lock.js';
 import type { ScoreApplied, ScoreLedger } from './ledger.js';
-import { appendObservationsHeld, type Observation } from './observations.js';
+import { appendObservationsHeld, observationOf, type Observation } from './observations.js';
 import type { Outbox, OutboxEntry, OutboxState } from './outbox.js';
 import { claimable } from './claims.js';
-import { scoreOf } from './records.js';
+import { outboxEntries, scoreOf, type OutboxPolicy } from './records.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { GradingQueue, MarkedScore, QueueState } from './queue.js';
 import type { Verdict } from './verdict.js';
 
 /**
  * What a drain asks of the grading writer in one round (docs/grading.md, "Writer and handover"):
- * the scores of the jobs it judged, the verdicts to mark graded, the failures, the next wave to
- * claim, and the outbox entries and observations to record. Plain JSON: it travels through a file
- * when another process holds the grading lock (handover.ts). Every field holds redacted data only:
- * the drain redacts each part as it builds it (drain.ts), so the mailbox holds no secret and a
+ * the verdicts to mark graded, the failures, the next wave to claim, and which graded jobs' outbox
+ * entries and observations to record. Plain JSON: it travels through a file when another process
+ * holds the grading lock (handover.ts). Every field holds redacted data only: the drain redacts its
+ * verdicts and errors as it builds the request (drain.ts), so the mailbox holds no secret and a
  * round appends what it builds from requests without walking it again.
+ *
+ * A request carries verdicts, not what follows from them: the writer derives each job's score,
+ * outbox entries and observation from the verdict and the job in the queue (records.ts), as it
+ * does for the entries a crash left unrecorded. A request stays a few hundred bytes per job, and
+ * the work is done by the one writer instead of once in every drain.
  */
 export interface CommitRequest {
   id: string;
@@ -26,9 +31,10 @@ export interface CommitRequest {
   /** The drain's clock (ISO): the time of its events. */
   at: string;
   maxAttempts: number;
-  /** Scores of the jobs judged since the drain's last request; their marks may come later. */
-  scores: ScoreApplied[];
-  /** Verdicts to mark graded, each with the score event its mark carries (see MarkedScore). */
+  /**
+   * Verdicts to mark graded, each with the score event its mark carries (see MarkedScore). Their
+   * scores are applied first, derived from the verdict and the job (records.ts `scoreOf`).
+   */
   graded: Array<{ jobKey: string; verdict: Verdict; score: MarkedScore }>;
   failed: Array<{ jobKey: string; error: string }>;
   /**
@@ -38,11 +44,11 @@ export interface CommitRequest {
    */
   claim?: { candidates?: string[]; limit: number; wave: number; leaseMs: number };
   /**
-   * Outbox entries and observations, recorded after the marks are fsynced — `now`, or only
-   * `if-ending` (this request turns out to be the drain's last): those of jobs marked in earlier
-   * rounds, and those of jobs in `graded` if this round marks them.
+   * The outbox entries (after `policy`) and observations of these graded jobs, recorded after the
+   * marks are fsynced — `now`, or only `if-ending` (this request turns out to be the drain's
+   * last): jobs marked in earlier rounds, and those of `graded` if this round marks them.
    */
-  record?: { outbox: OutboxEntry[]; observations: Observation[]; when: 'now' | 'if-ending' };
+  record?: { jobs: string[]; policy: OutboxPolicy; when: 'now' | 'if-ending' };
   /**
    * The drain's last request — `always`, or `if-nothing-claimed` for a request that settles all the
    * drain holds and claims a wave that may turn out empty: the scores and marks are fsynced before
@@ -108,12 +114,13 @@ const hostName = hostname();
  *
  * 1. with a claim among the requests, the ledger is checked first (N5.2: a corrupt or quarantined
  *    ledger stops grading before anything is claimed);
- * 2. every request's scores, in one append to `scores.jsonl`;
+ * 2. every request's scores, derived from its verdicts and the queue's jobs, in one append to
+ *    `scores.jsonl`;
  * 3. every request's graded marks, failures and claims, in one append to `grading.jsonl`, decided
  *    request after request on the state the previous ones left (GradingQueue.settleHeld);
  * 4. when a request records outbox entries or ends its drain: one fsync of `grading.jsonl` (and
  *    of `scores.jsonl` for an ending drain), then the outbox entries and observations of jobs
- *    marked now or before, in one append each.
+ *    marked now or before, built from their marks, in one append each.
  *
  * `views/scores.json` is rewritten once per tenure of the writer, when it ends (handover.ts).
  *
@@ -141,10 +148,15 @@ export async function commitRound(
   own?: CommitRequest,
 ): Promise<CommitReply[]> {
   if (requests.some((r) => r.claim)) ctx.ledger.check();
-  const batches = requests
-    .filter((r) => r.scores.length > 0)
-    .map((r) => ({ items: r.scores, at: new Date(r.at) }));
-  const applied = new Set(ctx.ledger.applyHeld(batches, { sync: false, redacted: true }));
+  const scores = requests.some((r) => r.graded.length > 0)
+    ? scoresOf(ctx.queue.stateHeld(), requests)
+    : requests.map(() => []);
+  const applied = new Set(
+    ctx.ledger.applyHeld(
+      requests.map((r, i) => ({ items: scores[i]!, at: new Date(r.at) })),
+      { sync: false, redacted: true },
+    ),
+  );
   if (applied.size > 0) ctx.viewStale = true;
   await ctx.onScored?.(requests);
 
@@ -185,13 +197,20 @@ export async function commitRound(
 
   const outbox: OutboxEntry[] = [];
   const observations: Observation[] = [];
+  let jobs: QueueState['jobs'] | undefined;
   requests.forEach((r, i) => {
     if (!r.record || (r.record.when === 'if-ending' && !ending[i])) return;
+    // Only jobs this drain's marks graded: one of `graded` whose mark this round dropped (another
+    // drain's verdict came first) announces nothing of this drain's.
     const asked = new Set(r.graded.map((g) => g.jobKey));
     const now = new Set(outcomes[i]!.graded);
-    const keep = (jobKey: string) => !asked.has(jobKey) || now.has(jobKey);
-    outbox.push(...r.record.outbox.filter((e) => keep(e.jobKey)));
-    observations.push(...r.record.observations.filter((o) => keep(o.jobKey)));
+    jobs ??= ctx.queue.stateHeld().jobs; // after this round's marks
+    for (const key of r.record.jobs) {
+      const j = jobs[key];
+      if ((asked.has(key) && !now.has(key)) || j?.status !== 'graded' || !j.verdict) continue;
+      outbox.push(...outboxEntries(r.record.policy, j.job, j.verdict));
+      observations.push(observationOf(j.job, j.verdict, new Date(j.score?.at ?? r.at)));
+    }
   });
   if (!ctx.reconciled) {
     const queue = ctx.queue.stateHeld();
@@ -215,7 +234,7 @@ export async function commitRound(
     const o = outcomes[i]!;
     return {
       id: r.id,
-      applied: r.scores.filter((s) => applied.has(s.crewId)).map((s) => s.crewId),
+      applied: scores[i]!.filter((s) => applied.has(s.crewId)).map((s) => s.crewId),
       graded: o.graded,
       failed: o.failed,
       deadLettered: o.deadLettered,
@@ -270,6 +289,19 @@ function fairShare(
     }
     return Math.min(limit, Math.max(wave, Math.ceil(claimableJobs / seen.size)));
   };
+}
+
+/**
+ * The scores of each request's verdicts. A verdict whose job the queue does not hold has its score
+ * already: compaction drops graded jobs only, and a job is graded once its score is applied.
+ */
+function scoresOf(queue: QueueState, requests: readonly CommitRequest[]): ScoreApplied[][] {
+  return requests.map((r) =>
+    r.graded.flatMap((g) => {
+      const j = queue.jobs[g.jobKey];
+      return j ? [scoreOf(j.job, g.verdict, g.score.alpha)] : [];
+    }),
+  );
 }
 
 /** Scores carried by graded marks that the ledger lacks (lost with the page cache), with their times. */

@@ -7,12 +7,11 @@ import type { StateLayout } from '../state/layout.js';
 import { monotonicMs } from '../state/lock.js';
 import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger } from './ledger.js';
-import { observationOf, type Observation } from './observations.js';
 import { redact, redactText } from '../security/redact.js';
 import type { Deliverer } from '../delivery/deliver.js';
-import { Outbox, type GitHubPort, type OutboxEntry } from './outbox.js';
+import { Outbox, type GitHubPort } from './outbox.js';
 import { GradingQueue } from './queue.js';
-import { missingOutboxEntries, outboxEntries, scoreOf } from './records.js';
+import { missingOutboxEntries, outboxEntryCount, outboxPolicy } from './records.js';
 import type { CommitRequest } from './commit.js';
 import { GradingWriter } from './handover.js';
 import type { Verdict } from './verdict.js';
@@ -160,19 +159,20 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   }
   const scoredInRound = new Set<string>();
   const safeWorker = redactText(worker);
+  const policy = outboxPolicy(config, !!o.delivery);
   const writer = new GradingWriter({
     layout,
     queue: new GradingQueue(layout, warn),
     ledger,
     outbox,
-    reconcile: (q, known, watermark) => missingOutboxEntries(config, q, known, !!o.delivery, watermark),
+    reconcile: (q, known, watermark) => missingOutboxEntries(policy, q, known, watermark),
     warn,
     // When this drain writes its own round: the point where its scores exist without their marks.
     onScored: async (requests) => {
       for (const q of requests.filter((q) => q.worker === safeWorker))
-        for (const s of q.scores) {
-          scoredInRound.add(s.jobKey);
-          await stage('scored', s.jobKey);
+        for (const g of q.graded) {
+          scoredInRound.add(g.jobKey);
+          await stage('scored', g.jobKey);
         }
     },
   });
@@ -180,10 +180,13 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   const leaseMs = config.grading.leaseSeconds * 1000;
   /** The snapshot's keys not yet taken; undefined until the first claim takes the snapshot. */
   let candidates: string[] | undefined;
-  /** Outbox entries and observations of jobs marked graded, waiting to be recorded in a batch. */
-  let later: { outbox: OutboxEntry[]; observations: Observation[]; since: number } = {
-    outbox: [],
-    observations: [],
+  /**
+   * Jobs marked graded whose outbox entries (`entries` of them) and observations wait to be
+   * recorded in a batch.
+   */
+  let later: { jobs: string[]; entries: number; since: number } = {
+    jobs: [],
+    entries: 0,
     since: monotonicMs(),
   };
   let ended = false;
@@ -202,15 +205,11 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     last?: CommitRequest['last'],
   ) => {
     const at = now().toISOString();
-    // A request holds redacted data only (CommitRequest): the verdicts are redacted here, once, and
-    // everything else comes from them, the jobs (from the state) and the configuration.
+    // A request holds redacted data only (CommitRequest): the verdicts are redacted here, once; the
+    // writer derives the scores, outbox entries and observations from them and the jobs.
     const safe = wave.map(({ job, verdict }) => ({ job, verdict: redact(verdict) }));
-    const scores = safe.map(({ job, verdict }) => scoreOf(job, verdict, config.grading.emaAlpha));
-    const records = safe.map(({ job, verdict }) => ({
-      outbox: outboxEntries(config, job, verdict, !!o.delivery),
-      observation: observationOf(job, verdict, now()),
-    }));
-    const waiting = later.outbox.length + records.reduce((n, x) => n + x.outbox.length, 0);
+    const entries = safe.reduce((n, { verdict }) => n + outboxEntryCount(policy, verdict.accepted), 0);
+    const waiting = later.entries + entries;
     // Recorded now when due; with a request that may end the drain, recorded if it does.
     const when =
       last === 'always' ||
@@ -226,7 +225,6 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       at,
       maxAttempts,
       ...identity,
-      scores,
       graded: safe.map(({ job, verdict }) => ({
         jobKey: job.jobKey,
         verdict,
@@ -237,13 +235,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
         ? { claim: { ...(candidates ? { candidates } : {}), limit: batch, wave: workers, leaseMs } }
         : {}),
       ...(when
-        ? {
-            record: {
-              outbox: [...later.outbox, ...records.flatMap((x) => x.outbox)],
-              observations: [...later.observations, ...records.map((x) => x.observation)],
-              when,
-            },
-          }
+        ? { record: { jobs: [...later.jobs, ...safe.map(({ job }) => job.jobKey)], policy, when } }
         : {}),
       ...(last ? { last } : {}),
     };
@@ -252,10 +244,10 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     r.outboxPending = reply.outboxPending;
     ended ||= reply.ended;
     const record = when === 'now' || (when === 'if-ending' && reply.ended);
-    if (record) later = { outbox: [], observations: [], since: monotonicMs() };
+    if (record) later = { jobs: [], entries: 0, since: monotonicMs() };
     for (const w of reply.warnings) logger.warning(w);
     const gradedNow = new Set(reply.graded);
-    for (const [i, { job, verdict }] of wave.entries()) {
+    for (const { job, verdict } of wave) {
       if (!scoredInRound.delete(job.jobKey)) await stage('scored', job.jobKey);
       await stage('graded', job.jobKey);
       if (!gradedNow.has(job.jobKey)) continue;
@@ -263,8 +255,8 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       else r.rejected++;
       r.verdicts.push(verdictOf(job, verdict));
       if (!record) {
-        later.outbox.push(...records[i]!.outbox);
-        later.observations.push(records[i]!.observation);
+        later.jobs.push(job.jobKey);
+        later.entries += outboxEntryCount(policy, verdict.accepted);
       }
     }
     if (failed.length > 0) {
@@ -310,7 +302,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       const more = candidates!.length > 0;
       claimed = await send(wave, failed, more, more ? 'if-nothing-claimed' : 'always');
     }
-    if (later.outbox.length + later.observations.length > 0 || (!ended && r.verdicts.length + r.failed > 0))
+    if (later.jobs.length > 0 || (!ended && r.verdicts.length + r.failed > 0))
       await send([], [], false, 'always');
   } catch (e) {
     r.fatal = message(e);

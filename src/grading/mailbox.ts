@@ -139,7 +139,7 @@ export class Mailbox {
       } catch {
         request = undefined;
       }
-      if (request && `${request.id}${SUFFIX}` === name && Array.isArray(request.scores)) out.push(request);
+      if (request && `${request.id}${SUFFIX}` === name && Array.isArray(request.graded)) out.push(request);
       else unlinkQuietly(file); // not a request this code wrote
     }
     return out;

@@ -8,15 +8,30 @@ import type { Verdict } from './verdict.js';
 /**
  * What a verdict leaves behind besides its graded mark: the score the ledger applies and the
  * outbox entries (labels, the result comment, the delivery of accepted work). Derived from the job
- * and the verdict alone, so a writer can rebuild the entries a crash left unrecorded.
+ * and the verdict alone, so the grading writer builds them from the graded marks (commit.ts) — a
+ * drain's request carries its verdicts only — and rebuilds the entries a crash left unrecorded.
  */
-export function outboxEntries(
-  config: SchoolConfig,
-  job: GradingJob,
-  verdict: Verdict,
-  deliver: boolean,
-): OutboxEntry[] {
-  const labels = [verdict.accepted ? config.grading.labels.accepted : config.grading.labels.rejected];
+
+/** What of a drain's configuration decides its outbox entries: plain JSON, it travels in requests. */
+export interface OutboxPolicy {
+  labels: { accepted: string; rejected: string };
+  comment: boolean;
+  /** Accepted work is delivered (a Deliverer is configured). */
+  deliver: boolean;
+}
+
+export function outboxPolicy(config: SchoolConfig, deliver: boolean): OutboxPolicy {
+  const { accepted, rejected } = config.grading.labels;
+  return { labels: { accepted, rejected }, comment: config.grading.comment, deliver };
+}
+
+/** How many outbox entries a verdict leaves (see outboxEntries), without building them. */
+export function outboxEntryCount(policy: OutboxPolicy, accepted: boolean): number {
+  return 1 + (policy.comment ? 1 : 0) + (policy.deliver && accepted ? 1 : 0);
+}
+
+export function outboxEntries(policy: OutboxPolicy, job: GradingJob, verdict: Verdict): OutboxEntry[] {
+  const labels = [verdict.accepted ? policy.labels.accepted : policy.labels.rejected];
   const entries: OutboxEntry[] = [
     {
       id: `outbox:${job.jobKey}:labels`,
@@ -26,7 +41,7 @@ export function outboxEntries(
       labels,
     },
   ];
-  if (config.grading.comment) {
+  if (policy.comment) {
     entries.push({
       id: `outbox:${job.jobKey}:comment`,
       jobKey: job.jobKey,
@@ -35,7 +50,7 @@ export function outboxEntries(
       body: resultComment(job.jobKey, job.crewId, verdict),
     });
   }
-  if (deliver && verdict.accepted) {
+  if (policy.deliver && verdict.accepted) {
     const { decidedBy, code, score, reasons } = verdict;
     entries.push({
       id: `outbox:${job.jobKey}:delivery`,
@@ -56,18 +71,16 @@ export function outboxEntries(
  * them again.
  */
 export function missingOutboxEntries(
-  config: SchoolConfig,
+  policy: OutboxPolicy,
   queue: QueueState,
   outbox: OutboxState,
-  deliver: boolean,
   watermark = '',
 ): OutboxEntry[] {
   const missing: OutboxEntry[] = [];
   for (const j of Object.values(queue.jobs)) {
     if (j.status !== 'graded' || !j.verdict) continue;
     if (watermark !== '' && j.updatedAt < watermark) continue;
-    for (const e of outboxEntries(config, j.job, j.verdict, deliver))
-      if (!outbox.items[e.id]) missing.push(e);
+    for (const e of outboxEntries(policy, j.job, j.verdict)) if (!outbox.items[e.id]) missing.push(e);
   }
   return missing;
 }

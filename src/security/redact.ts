@@ -125,8 +125,10 @@ function mayHoldSecret(text: string): boolean {
 /** Redacts token-shaped substrings and registered secrets from free text. */
 export function redactText(text: string): string {
   let out = text;
-  for (const secret of knownSecrets) {
-    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  if (knownSecrets.size > 0) {
+    for (const secret of knownSecrets) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    }
   }
   if (!mayHoldSecret(out)) return out;
   return redactPatterns(out);
@@ -150,17 +152,20 @@ export function redact<T>(value: T): T {
 
 function walk(value: unknown, key: string | undefined, depth: number): unknown {
   if (depth > 64) return REDACTED;
-  if (key !== undefined && IDENTITY_FIELDS.has(key)) return value;
-  if (key !== undefined && isSensitiveKey(key) && value !== null && value !== undefined && value !== '') {
-    return REDACTED;
+  if (key !== undefined) {
+    if (IDENTITY_FIELDS.has(key)) return value;
+    if (isSensitiveKey(key) && value !== null && value !== undefined && value !== '') return REDACTED;
   }
   if (typeof value === 'string') return redactText(value);
-  if (Array.isArray(value)) return value.map((v) => walk(v, undefined, depth + 1));
-  if (value && typeof value === 'object') {
-    if (value instanceof Date) return value;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = walk(v, k, depth + 1);
+  if (typeof value !== 'object' || value === null || value instanceof Date) return value;
+  // Plain loops rather than map/entries: records are walked by the thousand (a drain's verdicts,
+  // every appended event), mostly in short-lived processes where the allocations show.
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = walk(value[i], undefined, depth + 1);
     return out;
   }
-  return value;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value)) out[k] = walk((value as Record<string, unknown>)[k], k, depth + 1);
+  return out;
 }

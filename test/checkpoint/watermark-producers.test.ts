@@ -9,7 +9,7 @@ import { readRegistry } from '../../src/dispatch/registry.js';
 import { readSchool } from '../../src/dispatch/school-log.js';
 import { drain } from '../../src/grading/drain.js';
 import { Outbox } from '../../src/grading/outbox.js';
-import { missingOutboxEntries } from '../../src/grading/records.js';
+import { missingOutboxEntries, outboxPolicy } from '../../src/grading/records.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';
 import { writeFileAtomic } from '../../src/state/atomic.js';
@@ -77,11 +77,13 @@ describe('after compaction forgot their keys, producers do not re-create folded 
     // What the drain's first round would record, without and with the watermark.
     const queue = new GradingQueue(layout).state();
     expect(
-      missingOutboxEntries(cfg, queue, { items: {} }, false)
+      missingOutboxEntries(outboxPolicy(cfg, false), queue, { items: {} })
         .map((e) => e.id)
         .sort(),
     ).toEqual([...ids].sort());
-    expect(missingOutboxEntries(cfg, queue, { items: {} }, false, later(DAY).toISOString())).toEqual([]);
+    expect(
+      missingOutboxEntries(outboxPolicy(cfg, false), queue, { items: {} }, later(DAY).toISOString()),
+    ).toEqual([]);
 
     const before = readFileSync(layout.file('outbox'), 'utf8');
     await drain({ config: cfg, layout, logger: memoryLogger(), grade: fastGrade, now: () => later(2 * DAY) });

@@ -35,7 +35,6 @@ function request(worker: string, fields: Partial<CommitRequest> = {}): CommitReq
     at: new Date().toISOString(),
     maxAttempts: 3,
     ...GradingWriter.identity(),
-    scores: [],
     graded: [],
     failed: [],
     ...fields,
@@ -144,14 +143,8 @@ describe('grading handover', () => {
               claim: { ...(candidates ? { candidates } : {}), limit: 1, wave: 1, leaseMs: 60_000 },
               // Outbox entries make a round wait for the outbox lock: closes and rounds overlap more.
               record: {
-                outbox: verdicts.map(({ k }) => ({
-                  id: `outbox:${k}:labels`,
-                  jobKey: k,
-                  issueNumber: 1,
-                  kind: 'labels' as const,
-                  labels: ['x'],
-                })),
-                observations: [],
+                jobs: verdicts.map(({ k }) => k),
+                policy: { labels: { accepted: 'x', rejected: 'y' }, comment: false, deliver: false },
                 when: 'now',
               },
             }),
