@@ -381,11 +381,27 @@ export const configSchema = z
         branch: z.string().default('school-state'),
         cachePrefix: z.string().default('school-state'),
         retentionDays: z.number().int().min(1).max(90).default(7),
-        compactAfterDays: z.number().min(0).default(14),
+        compactAfterDays: z
+          .number()
+          .min(0)
+          .default(14)
+          .describe(
+            "Events older than this are folded into the checkpoint; a copy of one that arrives later (a crew job's events) is dropped. Longer than a crew job can run, plus a day.",
+          ),
       })
       .prefault({}),
   })
   .superRefine((c, ctx) => {
+    // Compaction folds events older than the horizon and then drops any copy of them that arrives
+    // later: a crew job's events are imported when its job ends, so they must arrive before that.
+    const minDays = c.dispatch.jobTimeoutMinutes / 1440 + 1;
+    if (c.checkpoint.compactAfterDays < minDays) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['checkpoint', 'compactAfterDays'],
+        message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`,
+      });
+    }
     // A sealed suite inside the repository is one the patch can rewrite.
     const dir = c.grading.sealedDir;
     if (dir === undefined) return;

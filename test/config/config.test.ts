@@ -97,6 +97,16 @@ describe('school.yml', () => {
     });
     expect(() => parseConfig({}, 'x', { dispatch: { maxCrews: 'many' } })).toThrow(/dispatch\.maxCrews/);
   });
+
+  it('refuses a compaction horizon a crew job can outlast: its events would be dropped on import', () => {
+    expect(() => parseConfig({ checkpoint: { compactAfterDays: 1 } })).toThrow(
+      /checkpoint\.compactAfterDays.*dispatch\.jobTimeoutMinutes 360.*at least 1\.25/,
+    );
+    expect(() =>
+      parseConfig({ checkpoint: { compactAfterDays: 2 }, dispatch: { jobTimeoutMinutes: 4320 } }),
+    ).toThrow(/at least 4 \(default 14\)/);
+    expect(parseConfig({ checkpoint: { compactAfterDays: 1.5 } }).checkpoint.compactAfterDays).toBe(1.5);
+  });
 });
 
 describe('school config schema', () => {
