@@ -42757,9 +42757,11 @@ function mayHoldSecret(text) {
 /** Redacts token-shaped substrings and registered secrets from free text. */
 function redact_redactText(text) {
     let out = text;
-    for (const secret of knownSecrets) {
-        if (out.includes(secret))
-            out = out.split(secret).join(REDACTED);
+    if (knownSecrets.size > 0) {
+        for (const secret of knownSecrets) {
+            if (out.includes(secret))
+                out = out.split(secret).join(REDACTED);
+        }
     }
     if (!mayHoldSecret(out))
         return out;
@@ -42784,24 +42786,28 @@ function redact_redact(value) {
 function walk(value, key, depth) {
     if (depth > 64)
         return REDACTED;
-    if (key !== undefined && IDENTITY_FIELDS.has(key))
-        return value;
-    if (key !== undefined && isSensitiveKey(key) && value !== null && value !== undefined && value !== '') {
-        return REDACTED;
+    if (key !== undefined) {
+        if (IDENTITY_FIELDS.has(key))
+            return value;
+        if (isSensitiveKey(key) && value !== null && value !== undefined && value !== '')
+            return REDACTED;
     }
     if (typeof value === 'string')
         return redact_redactText(value);
-    if (Array.isArray(value))
-        return value.map((v) => walk(v, undefined, depth + 1));
-    if (value && typeof value === 'object') {
-        if (value instanceof Date)
-            return value;
-        const out = {};
-        for (const [k, v] of Object.entries(value))
-            out[k] = walk(v, k, depth + 1);
+    if (typeof value !== 'object' || value === null || value instanceof Date)
+        return value;
+    // Plain loops rather than map/entries: records are walked by the thousand (a drain's verdicts,
+    // every appended event), mostly in short-lived processes where the allocations show.
+    if (Array.isArray(value)) {
+        const out = new Array(value.length);
+        for (let i = 0; i < value.length; i++)
+            out[i] = walk(value[i], undefined, depth + 1);
         return out;
     }
-    return value;
+    const out = {};
+    for (const k of Object.keys(value))
+        out[k] = walk(value[k], k, depth + 1);
+    return out;
 }
 
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
@@ -52712,11 +52718,24 @@ const schema_configSchema = strictObject({
         branch: schemas_string().default('school-state'),
         cachePrefix: schemas_string().default('school-state'),
         retentionDays: schemas_number().int().min(1).max(90).default(7),
-        compactAfterDays: schemas_number().min(0).default(14),
+        compactAfterDays: schemas_number()
+            .min(0)
+            .default(14)
+            .describe("Events older than this are folded into the checkpoint; a copy of one that arrives later (a crew job's events) is dropped. Longer than a crew job can run, plus a day."),
     })
         .prefault({}),
 })
     .superRefine((c, ctx) => {
+    // Compaction folds events older than the horizon and then drops any copy of them that arrives
+    // later: a crew job's events are imported when its job ends, so they must arrive before that.
+    const minDays = c.dispatch.jobTimeoutMinutes / 1440 + 1;
+    if (c.checkpoint.compactAfterDays < minDays) {
+        ctx.addIssue({
+            code: 'custom',
+            path: ['checkpoint', 'compactAfterDays'],
+            message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`,
+        });
+    }
     // A sealed suite inside the repository is one the patch can rewrite.
     const dir = c.grading.sealedDir;
     if (dir === undefined)
@@ -52931,7 +52950,7 @@ function parseWhole(text) {
 }
 function appendJsonl(path, records, warn, options = {}) {
     if (records.length === 0)
-        return;
+        return undefined;
     let fd;
     try {
         fd = (0,external_node_fs_namespaceObject.openSync)(path, 'a+');
@@ -52944,12 +52963,14 @@ function appendJsonl(path, records, warn, options = {}) {
     }
     try {
         const size = (0,external_node_fs_namespaceObject.fstatSync)(fd).size;
+        let repaired = false;
         let prefix = '';
         if (size > 0) {
             const last = Buffer.alloc(1);
             (0,external_node_fs_namespaceObject.readSync)(fd, last, 0, 1, size - 1);
             if (last[0] !== 0x0a) {
                 const tail = lastLine(fd, size);
+                repaired = true;
                 try {
                     JSON.parse(tail.text);
                     prefix = '\n';
@@ -52970,6 +52991,12 @@ function appendJsonl(path, records, warn, options = {}) {
             off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
         if (options.sync !== false)
             (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+        return {
+            start: size,
+            end: size + buf.length,
+            repaired,
+            tail: buf.subarray(Math.max(0, buf.length - 64)),
+        };
     }
     finally {
         (0,external_node_fs_namespaceObject.closeSync)(fd);
@@ -53639,8 +53666,29 @@ class event_log_EventLog {
         const current = this.readLatest();
         const { append, result } = decide(current);
         const fresh = freshEvents(current, append);
-        appendJsonl(this.path, fresh, this.warn, options);
+        const written = appendJsonl(this.path, fresh, this.warn, options);
+        if (written)
+            this.wroteThrough(current, fresh, written, options);
         return { result, appended: fresh };
+    }
+    /**
+     * After an append under the lock, an incremental log takes its own events into what it read, so
+     * the next transaction does not read and parse them back — when nothing else changed the file
+     * since the read and the events were written as they are (`redacted`: no copy was made on the
+     * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
+     */
+    wroteThrough(current, fresh, written, options) {
+        const t = this.tail;
+        if (!t || t.contents !== current)
+            return;
+        if (!options.redacted || written.repaired || written.start !== t.bytes)
+            return; // read back
+        addEvents(t.contents, fresh);
+        t.bytes = written.end;
+        t.probe =
+            written.tail.length >= PROBE
+                ? Buffer.from(written.tail)
+                : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
     }
 }
 /** The events of `append` not yet applied in `current` nor earlier in `append` itself. */
@@ -54910,6 +54958,13 @@ const schoolFold = registerFold({
     },
     // The fold is already minimal: the latest beat per daemon and the open pauses.
     prune: (state) => state,
+    // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
+    // crew's pause is derived from the registry, which keeps a crew's record past the window, but
+    // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
+    // import marker is written when it is imported: a handoff imported again after its marker was
+    // compacted adds its audit lines again, older than the window, which the next compaction drops.
+    // So a watermark suffices, and a year of roster beats is not remembered one by one.
+    dedup: 'watermark',
 });
 /** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */
 function activePauses(pauses, now) {
@@ -54960,6 +55015,9 @@ const spendFold = registerFold({
         return state;
     },
     prune: (state) => state,
+    // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
+    // an old row can only come back as a stale copy, so a watermark suffices.
+    dedup: 'watermark',
 });
 function spendLog(layout) {
     return new event_log_EventLog(layout.file('spend'));
@@ -55095,6 +55153,12 @@ const crewFold = registerFold({
         }
         return { crews, leases: state.leases };
     },
+    // Every event is created at its own time about a crew the fold keeps while it is live: plans
+    // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
+    // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
+    // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
+    // suffices, and the beats of a year of crews are not remembered one by one.
+    dedup: 'watermark',
 });
 /** Crews that hold or may soon hold a worktree: planned or running (N2.1). */
 function activeCrews(registry) {
@@ -55734,12 +55798,16 @@ function pauses(outcome) {
  * pausing outcome whose pause was never recorded (the runtime crashed between the two writes). The
  * planner treats these as active pauses and records them, so a lost write cannot unpause the school.
  */
-function pendingPauses(registry, schoolKeys, at, layout) {
+function pendingPauses(registry, school, at, layout) {
     const out = [];
     for (const c of Object.values(registry.crews)) {
         if (c.status !== 'finished' || !c.outcome || !pauses(c.outcome))
             continue;
-        if (schoolKeys.has(school_log_pauseKey(c)))
+        if (school.keys.has(school_log_pauseKey(c)))
+            continue;
+        // A crew that finished before the school log's watermark had its pause recorded in history the
+        // log has compacted (the registry keeps the last crews of an issue for longer): not again.
+        if (school.watermark !== '' && (c.finishedAt ?? '') < school.watermark)
             continue;
         // The reset time counts from when the crew finished, not from now.
         const finishedAt = c.finishedAt ? new Date(c.finishedAt) : at;
@@ -55756,7 +55824,7 @@ function pendingPauses(registry, schoolKeys, at, layout) {
  */
 async function clearPause(layout, reason, registry, at = new Date()) {
     const { result } = await school_log_schoolLog(layout).transact((current) => {
-        const pending = registry ? pendingPauses(registry, current.keys, at, layout) : [];
+        const pending = registry ? pendingPauses(registry, current, at, layout) : [];
         const state = fold_foldLog(schoolFold, current);
         const cleared = activePauses([...state.pauses, ...pending.map((e) => asPause(e))], at);
         const clear = event_log_event('school.pause-cleared', `pause-cleared:${nonce()}`, { reason: reason.trim() || 'cleared by operator' }, at);
@@ -57257,6 +57325,15 @@ class GradingQueue {
                         : d.claim;
                     return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
                 });
+                // A snapshot comes back without the jobs the later requests of this round claimed: the
+                // drain need not carry them in its next claim (often nothing is left to carry).
+                for (const [i, o] of outcomes.entries()) {
+                    const rest = o.claim?.snapshot;
+                    if (!rest)
+                        continue;
+                    const at = requests[i].claim.options.now;
+                    rest.remaining = rest.remaining.filter((k) => claims_claimable(view.state.jobs[k], at));
+                }
                 return { append, result: outcomes };
             }, { sync: false, ...options }).result;
         }
@@ -65414,11 +65491,11 @@ function decide(input, registry, now, remainingMs, corrupt) {
     const { config, layout } = input;
     let blocked = corrupt ?? quarantined(layout);
     let school = schoolFold.empty();
-    let schoolKeys = new Set();
+    let schoolDedup = { keys: new Set(), watermark: '' };
     try {
         const contents = school_log_schoolLog(layout).read();
         school = fold_foldLog(schoolFold, contents);
-        schoolKeys = contents.keys;
+        schoolDedup = contents;
     }
     catch (e) {
         if (!(e instanceof errors_CorruptStateError))
@@ -65437,7 +65514,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
             blocked ??= errors_message(e);
         }
     }
-    const pending = blocked ? [] : pendingPauses(registry, schoolKeys, now, layout);
+    const pending = blocked ? [] : pendingPauses(registry, schoolDedup, now, layout);
     const pauses = activePauses([...school.pauses, ...pending.map((e) => ({ ...e.data, at: e.at, key: e.key }))], now);
     const states = issueStates(registry, input.verdicts, school.requeues);
     const refused = [];
@@ -66749,6 +66826,46 @@ function queuedNote(plan) {
     return queued ? ` (${plan.assignments.length - queued} at once, ${queued} queued behind them)` : '';
 }
 
+;// CONCATENATED MODULE: ./src/board/model.ts
+/**
+ * The one view model of the school (seed 000 §2: "one board, many lanes"). `buildView` computes it
+ * from the state directory; the terminal board, the HTML report and every job summary render it
+ * and compute no numbers of their own.
+ */
+/** Lanes in board order. Every issue the school knows of sits in exactly one lane. */
+const LANES = [
+    'ready',
+    'planned',
+    'running',
+    'grading',
+    'accepted',
+    'rejected',
+    'dead_letter',
+    'stopped',
+    'paused',
+    'untrusted',
+];
+const LANE_LABELS = {
+    ready: 'Ready',
+    planned: 'Planned',
+    running: 'Running',
+    grading: 'Grading',
+    accepted: 'Accepted',
+    rejected: 'Rejected',
+    dead_letter: 'Dead letter',
+    stopped: 'Stopped after two failures',
+    paused: 'Paused',
+    untrusted: 'Not dispatched: untrusted author',
+    error: 'State errors',
+};
+/**
+ * Items per lane an abridged view lists (`buildView`'s `itemsPerLane`): what the terminal board and
+ * job summaries show of a lane at most.
+ */
+const LISTED_ITEMS = 20;
+/** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
+const ACTIVE_LANES = ['planned', 'running', 'grading', 'dead_letter', 'paused'];
+
 ;// CONCATENATED MODULE: ./src/curriculum/summary.ts
 
 
@@ -66865,41 +66982,6 @@ function where(daemon, slot) {
     return slot === undefined ? daemon : `${daemon}/${slot}`;
 }
 
-;// CONCATENATED MODULE: ./src/board/model.ts
-/**
- * The one view model of the school (seed 000 §2: "one board, many lanes"). `buildView` computes it
- * from the state directory; the terminal board, the HTML report and every job summary render it
- * and compute no numbers of their own.
- */
-/** Lanes in board order. Every issue the school knows of sits in exactly one lane. */
-const LANES = [
-    'ready',
-    'planned',
-    'running',
-    'grading',
-    'accepted',
-    'rejected',
-    'dead_letter',
-    'stopped',
-    'paused',
-    'untrusted',
-];
-const LANE_LABELS = {
-    ready: 'Ready',
-    planned: 'Planned',
-    running: 'Running',
-    grading: 'Grading',
-    accepted: 'Accepted',
-    rejected: 'Rejected',
-    dead_letter: 'Dead letter',
-    stopped: 'Stopped after two failures',
-    paused: 'Paused',
-    untrusted: 'Not dispatched: untrusted author',
-    error: 'State errors',
-};
-/** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
-const ACTIVE_LANES = ['planned', 'running', 'grading', 'dead_letter', 'paused'];
-
 ;// CONCATENATED MODULE: ./src/board/summary.ts
 
 
@@ -66991,7 +67073,7 @@ function daemonsMarkdown(view) {
         d.effectiveClass ?? '—',
     ]));
 }
-function itemsMarkdown(view, lanes = ACTIVE_LANES, limit = 15) {
+function itemsMarkdown(view, lanes = ACTIVE_LANES, limit = Math.min(15, LISTED_ITEMS)) {
     const parts = [];
     for (const id of lanes) {
         const lane = view.lanes.find((l) => l.id === id);
@@ -67110,13 +67192,31 @@ const outboxFold = registerFold({
         return state;
     },
     prune(state) {
-        // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
+        // Pending entries are live. Of the rest only deliveries matter afterwards, for the board's link
+        // from an accepted issue to its branch or PR: each issue keeps the one `deliveriesOf` shows,
+        // without its verdict, so the outbox grows with the issues, not with every grade. Items keep
+        // their order: a pending delivery delivered later must still come after the one it replaces.
+        const shown = new Set([...shownDeliveries(state).values()].map(([id]) => id));
         const items = {};
-        for (const [k, v] of Object.entries(state.items))
-            if (v.status === 'pending' || v.entry.kind === 'delivery')
-                items[k] = v;
+        for (const [id, v] of Object.entries(state.items)) {
+            if (v.status === 'pending')
+                items[id] = v;
+            else if (shown.has(id)) {
+                const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
+                items[id] = {
+                    ...v,
+                    entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
+                };
+            }
+        }
         return { items };
     },
+    // Entries are recorded by the drain that grades their job, at that time. The one producer that
+    // derives entries from state (a drain recording what a crashed writer left out) never records
+    // one for a job graded before this log's watermark (`missingOutboxEntries`), and outcomes of a
+    // delivery are about an entry the fold keeps while it is pending. So an old event can only come
+    // back as a stale copy: a watermark suffices.
+    dedup: 'watermark',
 });
 function commentMarker(jobKey) {
     return `<!-- school-core:${jobKey} -->`;
@@ -67137,13 +67237,22 @@ function resultComment(jobKey, crewId, verdict) {
  */
 function deliveriesOf(state) {
     const out = new Map();
-    for (const i of Object.values(state.items)) {
+    for (const [issue, [, i]] of shownDeliveries(state))
+        out.set(issue, { ...i.result, crewId: i.entry.crewId ?? '' });
+    return out;
+}
+/**
+ * Per issue, the delivered item whose result the board shows (with its id): the first delivered,
+ * then any later one that updated the branch to another commit.
+ */
+function shownDeliveries(state) {
+    const out = new Map();
+    for (const [id, i] of Object.entries(state.items)) {
         if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
             continue;
-        const prev = out.get(i.entry.issueNumber);
-        if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
-            out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
-        }
+        const prev = out.get(i.entry.issueNumber)?.[1].result;
+        if (!prev || (i.result.updated && prev.sha !== i.result.sha))
+            out.set(i.entry.issueNumber, [id, i]);
     }
     return out;
 }
@@ -67160,6 +67269,10 @@ class Outbox {
     }
     state() {
         return foldLog(outboxFold, this.log.read());
+    }
+    /** The log's compaction watermark ('' when none): entries before it are compacted history. */
+    watermark() {
+        return this.log.readLatest().watermark;
     }
     /**
      * The current state, folding only the events appended since the last call (the grading writer
@@ -68293,9 +68406,16 @@ function buildLanes(input) {
         if (!prev || prev.enqueuedAt < j.enqueuedAt)
             orphans.set(j.job.issueNumber, j);
     }
-    // Each item is built once and completed in place (this runs for every issue on every board).
+    // Each item is built once and completed in place (this runs for every issue on every board). Its
+    // texts (title, reason: sanitized and redacted) are only written for the items a lane lists, as
+    // they cost the most and an abridged board lists a few items of each lane.
     const lanes = new Map(LANES.map((l) => [l, []]));
-    const place = (lane, item, since) => {
+    const texts = new Map();
+    const place = (lane, item, since, reason) => {
+        if (reason) {
+            item.reason = ''; // written below when listed; set here to keep the item's key order
+            texts.set(item, reason);
+        }
         const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
         if (d)
             item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
@@ -68314,7 +68434,7 @@ function buildLanes(input) {
         issues.add(issue);
     const paused = input.pausedReason ? `paused: ${clean(input.pausedReason)}` : undefined;
     for (const issue of issues) {
-        const item = { issue, title: displayTitle(titles.get(issue), issue) };
+        const item = { issue, title: '' };
         const orphan = orphans.get(issue);
         if (orphan) {
             placeJob(place, clean, item, orphan);
@@ -68325,10 +68445,9 @@ function buildLanes(input) {
             const known = input.trust && items.get(issue);
             const refused = known ? untrustedReason(known, input.trust) : undefined;
             if (refused)
-                item.reason = clean(refused);
-            else if (paused)
-                item.reason = paused;
-            place(refused ? 'untrusted' : 'ready', item);
+                place('untrusted', item, undefined, () => clean(refused));
+            else
+                place('ready', item, undefined, paused ? () => paused : undefined);
             continue;
         }
         const first = seconds(now, firstPlanned.get(issue));
@@ -68352,46 +68471,47 @@ function buildLanes(input) {
                 place('planned', item, active.plannedAt);
         }
         else if (state.kind === 'stopped') {
-            item.reason = STOP_REASON;
-            place('stopped', item, crew.finishedAt);
+            place('stopped', item, crew.finishedAt, () => STOP_REASON);
         }
         else if (state.kind === 'done') {
             const done = byCrew.get(state.crewId);
             if (done)
                 placeJob(place, clean, item, done);
-            else {
-                // Succeeded but not enqueued yet: on its way to the graders.
-                item.reason = 'awaiting enqueue';
-                place('grading', item, crew.finishedAt);
-            }
+            // Succeeded but not enqueued yet: on its way to the graders.
+            else
+                place('grading', item, crew.finishedAt, () => 'awaiting enqueue');
         }
         else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
             // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
-            item.reason = clean(crew.reason || crew.outcome);
-            place('paused', item, crew.finishedAt);
+            place('paused', item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
         }
         else if (job?.verdict && !job.verdict.accepted) {
             const repair = state.kind === 'repair' ? '; repair queued' : '';
             if (repair)
                 item.repair = true;
-            item.reason = clean(verdictReason(job) + repair);
-            place('rejected', item, job.updatedAt);
+            place('rejected', item, job.updatedAt, () => clean(verdictReason(job) + repair));
         }
         else if (state.kind === 'repair') {
             item.repair = true;
-            item.reason = clean(`repair queued: ${crew.reason || crew.outcome}`);
-            place('ready', item, crew.finishedAt);
+            place('ready', item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
         }
         else {
-            item.reason = clean(crew.reason || String(crew.outcome ?? ''));
-            place('ready', item, crew.finishedAt);
+            place('ready', item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? '')));
         }
     }
+    const listed = input.itemsPerLane ?? Infinity;
     return LANES.map((id) => {
-        const items = lanes
+        const all = lanes
             .get(id)
             .sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
-        return { id, label: LANE_LABELS[id], count: items.length, items };
+        const items = all.length > listed ? all.slice(0, listed) : all;
+        for (const item of items) {
+            item.title = displayTitle(titles.get(item.issue), item.issue);
+            const reason = texts.get(item);
+            if (reason)
+                item.reason = reason();
+        }
+        return { id, label: LANE_LABELS[id], count: all.length, items };
     });
 }
 function verdictReason(job) {
@@ -68405,16 +68525,15 @@ function placeJob(place, clean, item, job) {
     item.agent = item.agent ?? job.job.agent;
     item.attempts = job.attempts;
     if (job.status === 'graded' && job.verdict) {
-        item.reason = clean(verdictReason(job));
-        place(job.verdict.accepted ? 'accepted' : 'rejected', item, job.updatedAt);
+        const accepted = job.verdict.accepted;
+        place(accepted ? 'accepted' : 'rejected', item, job.updatedAt, () => clean(verdictReason(job)));
     }
     else if (job.status === 'dead_letter') {
-        item.reason = clean(job.lastError ?? 'dead letter');
-        place('dead_letter', item, job.updatedAt);
+        place('dead_letter', item, job.updatedAt, () => clean(job.lastError ?? 'dead letter'));
     }
     else {
-        item.reason = clean(job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status);
-        place('grading', item, job.enqueuedAt);
+        const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
+        place('grading', item, job.enqueuedAt, () => clean(reason));
     }
 }
 
@@ -68431,11 +68550,12 @@ function placeJob(place, clean, item, job) {
  * Never throws on bad state: every source that cannot be read becomes a problem on the board,
  * lanes that depend on it say they may be incomplete, and the rest still renders.
  */
-function buildView(layout, config, now = new Date()) {
-    return viewOf(loadBoardSources(layout), layout.root, config, now);
+function buildView(layout, config, now = new Date(), options = {}) {
+    return viewOf(loadBoardSources(layout), layout.root, config, now, options);
 }
 /** The view from folded sources (pure: the same sources, config and time give the same view). */
-function viewOf(sources, stateDir, config, now = new Date()) {
+function viewOf(sources, stateDir, config, now = new Date(), options = {}) {
+    const abridged = options.itemsPerLane;
     const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
     const active = (school?.pauses ?? []).map((p) => ({
         reason: cleanText(p.reason, 400),
@@ -68453,6 +68573,7 @@ function viewOf(sources, stateDir, config, now = new Date()) {
         ...(active[0] ? { pausedReason: active[0].reason } : {}),
         ...(school?.requeues ? { requeues: school.requeues } : {}),
         deliveries: sources.deliveries,
+        ...(abridged !== undefined ? { itemsPerLane: abridged } : {}),
     });
     markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
     const counts = Object.fromEntries(LANES.map((l) => [l, 0]));
@@ -68474,7 +68595,7 @@ function viewOf(sources, stateDir, config, now = new Date()) {
             load: round(d.load, 4),
             busySeconds: round(d.busySeconds, 3),
         })),
-        timeline: timeline(registry, now),
+        timeline: timeline(abridged === undefined ? registry : undefined, now),
         leaderboard: ledger
             ? {
                 overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
@@ -68497,6 +68618,7 @@ function viewOf(sources, stateDir, config, now = new Date()) {
                 : { reached: false }),
         },
         pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
+        ...(abridged !== undefined ? { abridged: { itemsPerLane: abridged } } : {}),
     };
     return redactView(view);
 }
@@ -68599,12 +68721,15 @@ function timeline(registry, now) {
             bar.outcome = c.outcome;
         bars.push(bar);
     }
-    bars.sort(timelineOrder(bars));
+    // The order's collator is costly to set up in a new process: none for an empty timeline.
+    if (bars.length > 1)
+        bars.sort(timelineOrder(bars));
     const start = bars.reduce((m, b) => (m === undefined || b.start < m ? b.start : m), undefined);
     return { ...(start ? { start } : {}), end: now.toISOString(), bars };
 }
 
 ;// CONCATENATED MODULE: ./src/actions/board-summary.ts
+
 
 
 
@@ -68617,7 +68742,9 @@ const BOARD_ARTIFACT = 'school-board';
  */
 function boardSummary(action, layout, config, logger) {
     try {
-        return actionSummaryMarkdown(action, buildView(layout, config), BOARD_ARTIFACT);
+        // Abridged: a summary lists a few items per lane and draws no timeline.
+        const view = buildView(layout, config, new Date(), { itemsPerLane: LISTED_ITEMS });
+        return actionSummaryMarkdown(action, view, BOARD_ARTIFACT);
     }
     catch (e) {
         logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);

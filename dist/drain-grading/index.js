@@ -45306,9 +45306,11 @@ function mayHoldSecret(text) {
 /** Redacts token-shaped substrings and registered secrets from free text. */
 function redact_redactText(text) {
     let out = text;
-    for (const secret of knownSecrets) {
-        if (out.includes(secret))
-            out = out.split(secret).join(REDACTED);
+    if (knownSecrets.size > 0) {
+        for (const secret of knownSecrets) {
+            if (out.includes(secret))
+                out = out.split(secret).join(REDACTED);
+        }
     }
     if (!mayHoldSecret(out))
         return out;
@@ -45333,24 +45335,28 @@ function redact_redact(value) {
 function walk(value, key, depth) {
     if (depth > 64)
         return REDACTED;
-    if (key !== undefined && IDENTITY_FIELDS.has(key))
-        return value;
-    if (key !== undefined && isSensitiveKey(key) && value !== null && value !== undefined && value !== '') {
-        return REDACTED;
+    if (key !== undefined) {
+        if (IDENTITY_FIELDS.has(key))
+            return value;
+        if (isSensitiveKey(key) && value !== null && value !== undefined && value !== '')
+            return REDACTED;
     }
     if (typeof value === 'string')
         return redact_redactText(value);
-    if (Array.isArray(value))
-        return value.map((v) => walk(v, undefined, depth + 1));
-    if (value && typeof value === 'object') {
-        if (value instanceof Date)
-            return value;
-        const out = {};
-        for (const [k, v] of Object.entries(value))
-            out[k] = walk(v, k, depth + 1);
+    if (typeof value !== 'object' || value === null || value instanceof Date)
+        return value;
+    // Plain loops rather than map/entries: records are walked by the thousand (a drain's verdicts,
+    // every appended event), mostly in short-lived processes where the allocations show.
+    if (Array.isArray(value)) {
+        const out = new Array(value.length);
+        for (let i = 0; i < value.length; i++)
+            out[i] = walk(value[i], undefined, depth + 1);
         return out;
     }
-    return value;
+    const out = {};
+    for (const k of Object.keys(value))
+        out[k] = walk(value[k], k, depth + 1);
+    return out;
 }
 
 ;// CONCATENATED MODULE: ./src/github/runtime.ts
@@ -55349,11 +55355,24 @@ const schema_configSchema = strictObject({
         branch: schemas_string().default('school-state'),
         cachePrefix: schemas_string().default('school-state'),
         retentionDays: schemas_number().int().min(1).max(90).default(7),
-        compactAfterDays: schemas_number().min(0).default(14),
+        compactAfterDays: schemas_number()
+            .min(0)
+            .default(14)
+            .describe("Events older than this are folded into the checkpoint; a copy of one that arrives later (a crew job's events) is dropped. Longer than a crew job can run, plus a day."),
     })
         .prefault({}),
 })
     .superRefine((c, ctx) => {
+    // Compaction folds events older than the horizon and then drops any copy of them that arrives
+    // later: a crew job's events are imported when its job ends, so they must arrive before that.
+    const minDays = c.dispatch.jobTimeoutMinutes / 1440 + 1;
+    if (c.checkpoint.compactAfterDays < minDays) {
+        ctx.addIssue({
+            code: 'custom',
+            path: ['checkpoint', 'compactAfterDays'],
+            message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`,
+        });
+    }
     // A sealed suite inside the repository is one the patch can rewrite.
     const dir = c.grading.sealedDir;
     if (dir === undefined)
@@ -55666,7 +55685,7 @@ function parseWhole(text) {
 }
 function appendJsonl(path, records, warn, options = {}) {
     if (records.length === 0)
-        return;
+        return undefined;
     let fd;
     try {
         fd = (0,external_node_fs_namespaceObject.openSync)(path, 'a+');
@@ -55679,12 +55698,14 @@ function appendJsonl(path, records, warn, options = {}) {
     }
     try {
         const size = (0,external_node_fs_namespaceObject.fstatSync)(fd).size;
+        let repaired = false;
         let prefix = '';
         if (size > 0) {
             const last = Buffer.alloc(1);
             (0,external_node_fs_namespaceObject.readSync)(fd, last, 0, 1, size - 1);
             if (last[0] !== 0x0a) {
                 const tail = lastLine(fd, size);
+                repaired = true;
                 try {
                     JSON.parse(tail.text);
                     prefix = '\n';
@@ -55705,6 +55726,12 @@ function appendJsonl(path, records, warn, options = {}) {
             off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
         if (options.sync !== false)
             (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+        return {
+            start: size,
+            end: size + buf.length,
+            repaired,
+            tail: buf.subarray(Math.max(0, buf.length - 64)),
+        };
     }
     finally {
         (0,external_node_fs_namespaceObject.closeSync)(fd);
@@ -62795,8 +62822,29 @@ class event_log_EventLog {
         const current = this.readLatest();
         const { append, result } = decide(current);
         const fresh = freshEvents(current, append);
-        appendJsonl(this.path, fresh, this.warn, options);
+        const written = appendJsonl(this.path, fresh, this.warn, options);
+        if (written)
+            this.wroteThrough(current, fresh, written, options);
         return { result, appended: fresh };
+    }
+    /**
+     * After an append under the lock, an incremental log takes its own events into what it read, so
+     * the next transaction does not read and parse them back — when nothing else changed the file
+     * since the read and the events were written as they are (`redacted`: no copy was made on the
+     * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
+     */
+    wroteThrough(current, fresh, written, options) {
+        const t = this.tail;
+        if (!t || t.contents !== current)
+            return;
+        if (!options.redacted || written.repaired || written.start !== t.bytes)
+            return; // read back
+        addEvents(t.contents, fresh);
+        t.bytes = written.end;
+        t.probe =
+            written.tail.length >= PROBE
+                ? Buffer.from(written.tail)
+                : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
     }
 }
 /** The events of `append` not yet applied in `current` nor earlier in `append` itself. */
@@ -62885,6 +62933,9 @@ const spendFold = registerFold({
         return state;
     },
     prune: (state) => state,
+    // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
+    // an old row can only come back as a stale copy, so a watermark suffices.
+    dedup: 'watermark',
 });
 function spendLog(layout) {
     return new event_log_EventLog(layout.file('spend'));
@@ -64673,49 +64724,6 @@ function scoreOf(state, agent, domain, difficulty) {
     return a ? { ema: a.ema, count: a.count } : undefined;
 }
 
-;// CONCATENATED MODULE: ./src/grading/observations.ts
-
-
-
-/**
- * Appends observations under the grading lock, which guards `observations.jsonl`: its one writer in
- * a drain is the grading writer (commit.ts). Fail-soft: false, with a warning, when it fails.
- */
-async function recordObservations(layout, observations, logger) {
-    if (observations.length === 0)
-        return true;
-    return withLock(layout.file('grading'), () => appendObservationsHeld(layout, observations, logger));
-}
-/** `recordObservations` for a caller holding the grading lock; without an fsync when `sync: false`. */
-function appendObservationsHeld(layout, observations, logger, options = {}) {
-    if (observations.length === 0)
-        return true;
-    try {
-        appendJsonl(layout.file('observations'), observations, (m) => logger.warning(m), options);
-        return true;
-    }
-    catch (e) {
-        logger.warning(`could not record ${observations.length} outcome observation(s): ${message(e)}; grades are unaffected`);
-        return false;
-    }
-}
-function observationOf(job, verdict, at) {
-    return {
-        at: at.toISOString(),
-        jobKey: job.jobKey,
-        issueNumber: job.issueNumber,
-        crewId: job.crewId,
-        agent: job.agent,
-        domain: job.domain,
-        difficulty: job.difficulty,
-        ...(job.fences?.length ? { fences: [...job.fences] } : {}),
-        accepted: verdict.accepted,
-        decidedBy: verdict.decidedBy,
-        code: verdict.code,
-        score: verdict.score,
-    };
-}
-
 ;// CONCATENATED MODULE: ./src/grading/claims.ts
 
 
@@ -65061,6 +65069,15 @@ class GradingQueue {
                         : d.claim;
                     return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
                 });
+                // A snapshot comes back without the jobs the later requests of this round claimed: the
+                // drain need not carry them in its next claim (often nothing is left to carry).
+                for (const [i, o] of outcomes.entries()) {
+                    const rest = o.claim?.snapshot;
+                    if (!rest)
+                        continue;
+                    const at = requests[i].claim.options.now;
+                    rest.remaining = rest.remaining.filter((k) => claimable(view.state.jobs[k], at));
+                }
                 return { append, result: outcomes };
             }, { sync: false, ...options }).result;
         }
@@ -65147,13 +65164,31 @@ const outboxFold = registerFold({
         return state;
     },
     prune(state) {
-        // Delivered and refused deliveries stay: the board links each accepted issue to its branch or PR.
+        // Pending entries are live. Of the rest only deliveries matter afterwards, for the board's link
+        // from an accepted issue to its branch or PR: each issue keeps the one `deliveriesOf` shows,
+        // without its verdict, so the outbox grows with the issues, not with every grade. Items keep
+        // their order: a pending delivery delivered later must still come after the one it replaces.
+        const shown = new Set([...shownDeliveries(state).values()].map(([id]) => id));
         const items = {};
-        for (const [k, v] of Object.entries(state.items))
-            if (v.status === 'pending' || v.entry.kind === 'delivery')
-                items[k] = v;
+        for (const [id, v] of Object.entries(state.items)) {
+            if (v.status === 'pending')
+                items[id] = v;
+            else if (shown.has(id)) {
+                const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
+                items[id] = {
+                    ...v,
+                    entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
+                };
+            }
+        }
         return { items };
     },
+    // Entries are recorded by the drain that grades their job, at that time. The one producer that
+    // derives entries from state (a drain recording what a crashed writer left out) never records
+    // one for a job graded before this log's watermark (`missingOutboxEntries`), and outcomes of a
+    // delivery are about an entry the fold keeps while it is pending. So an old event can only come
+    // back as a stale copy: a watermark suffices.
+    dedup: 'watermark',
 });
 function commentMarker(jobKey) {
     return `<!-- school-core:${jobKey} -->`;
@@ -65174,13 +65209,22 @@ function resultComment(jobKey, crewId, verdict) {
  */
 function deliveriesOf(state) {
     const out = new Map();
-    for (const i of Object.values(state.items)) {
+    for (const [issue, [, i]] of shownDeliveries(state))
+        out.set(issue, { ...i.result, crewId: i.entry.crewId ?? '' });
+    return out;
+}
+/**
+ * Per issue, the delivered item whose result the board shows (with its id): the first delivered,
+ * then any later one that updated the branch to another commit.
+ */
+function shownDeliveries(state) {
+    const out = new Map();
+    for (const [id, i] of Object.entries(state.items)) {
         if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
             continue;
-        const prev = out.get(i.entry.issueNumber);
-        if (!prev || (i.result.updated && prev.sha !== i.result.sha)) {
-            out.set(i.entry.issueNumber, { ...i.result, crewId: i.entry.crewId ?? '' });
-        }
+        const prev = out.get(i.entry.issueNumber)?.[1].result;
+        if (!prev || (i.result.updated && prev.sha !== i.result.sha))
+            out.set(i.entry.issueNumber, [id, i]);
     }
     return out;
 }
@@ -65197,6 +65241,10 @@ class Outbox {
     }
     state() {
         return fold_foldLog(outboxFold, this.log.read());
+    }
+    /** The log's compaction watermark ('' when none): entries before it are compacted history. */
+    watermark() {
+        return this.log.readLatest().watermark;
     }
     /**
      * The current state, folding only the events appended since the last call (the grading writer
@@ -65318,13 +65366,16 @@ async function send(port, entry) {
 
 ;// CONCATENATED MODULE: ./src/grading/records.ts
 
-/**
- * What a verdict leaves behind besides its graded mark: the score the ledger applies and the
- * outbox entries (labels, the result comment, the delivery of accepted work). Derived from the job
- * and the verdict alone, so a writer can rebuild the entries a crash left unrecorded.
- */
-function outboxEntries(config, job, verdict, deliver) {
-    const labels = [verdict.accepted ? config.grading.labels.accepted : config.grading.labels.rejected];
+function outboxPolicy(config, deliver) {
+    const { accepted, rejected } = config.grading.labels;
+    return { labels: { accepted, rejected }, comment: config.grading.comment, deliver };
+}
+/** How many outbox entries a verdict leaves (see outboxEntries), without building them. */
+function outboxEntryCount(policy, accepted) {
+    return 1 + (policy.comment ? 1 : 0) + (policy.deliver && accepted ? 1 : 0);
+}
+function outboxEntries(policy, job, verdict) {
+    const labels = [verdict.accepted ? policy.labels.accepted : policy.labels.rejected];
     const entries = [
         {
             id: `outbox:${job.jobKey}:labels`,
@@ -65334,7 +65385,7 @@ function outboxEntries(config, job, verdict, deliver) {
             labels,
         },
     ];
-    if (config.grading.comment) {
+    if (policy.comment) {
         entries.push({
             id: `outbox:${job.jobKey}:comment`,
             jobKey: job.jobKey,
@@ -65343,7 +65394,7 @@ function outboxEntries(config, job, verdict, deliver) {
             body: resultComment(job.jobKey, job.crewId, verdict),
         });
     }
-    if (deliver && verdict.accepted) {
+    if (policy.deliver && verdict.accepted) {
         const { decidedBy, code, score, reasons } = verdict;
         entries.push({
             id: `outbox:${job.jobKey}:delivery`,
@@ -65356,13 +65407,20 @@ function outboxEntries(config, job, verdict, deliver) {
     }
     return entries;
 }
-/** Graded jobs whose outbox entries were never recorded (a crash between the two appends). */
-function missingOutboxEntries(config, queue, outbox, deliver) {
+/**
+ * Graded jobs whose outbox entries were never recorded (a crash between the two appends). A job
+ * graded before the outbox log's `watermark` is not looked at: its entries were recorded in
+ * history the log has compacted (and may have pruned), and recording them again would deliver
+ * them again.
+ */
+function missingOutboxEntries(policy, queue, outbox, watermark = '') {
     const missing = [];
     for (const j of Object.values(queue.jobs)) {
         if (j.status !== 'graded' || !j.verdict)
             continue;
-        for (const e of outboxEntries(config, j.job, j.verdict, deliver))
+        if (watermark !== '' && j.updatedAt < watermark)
+            continue;
+        for (const e of outboxEntries(policy, j.job, j.verdict))
             if (!outbox.items[e.id])
                 missing.push(e);
     }
@@ -65381,6 +65439,49 @@ function records_scoreOf(job, verdict, alpha) {
     };
 }
 
+;// CONCATENATED MODULE: ./src/grading/observations.ts
+
+
+
+/**
+ * Appends observations under the grading lock, which guards `observations.jsonl`: its one writer in
+ * a drain is the grading writer (commit.ts). Fail-soft: false, with a warning, when it fails.
+ */
+async function recordObservations(layout, observations, logger) {
+    if (observations.length === 0)
+        return true;
+    return withLock(layout.file('grading'), () => appendObservationsHeld(layout, observations, logger));
+}
+/** `recordObservations` for a caller holding the grading lock; without an fsync when `sync: false`. */
+function appendObservationsHeld(layout, observations, logger, options = {}) {
+    if (observations.length === 0)
+        return true;
+    try {
+        appendJsonl(layout.file('observations'), observations, (m) => logger.warning(m), options);
+        return true;
+    }
+    catch (e) {
+        logger.warning(`could not record ${observations.length} outcome observation(s): ${message(e)}; grades are unaffected`);
+        return false;
+    }
+}
+function observationOf(job, verdict, at) {
+    return {
+        at: at.toISOString(),
+        jobKey: job.jobKey,
+        issueNumber: job.issueNumber,
+        crewId: job.crewId,
+        agent: job.agent,
+        domain: job.domain,
+        difficulty: job.difficulty,
+        ...(job.fences?.length ? { fences: [...job.fences] } : {}),
+        accepted: verdict.accepted,
+        decidedBy: verdict.decidedBy,
+        code: verdict.code,
+        score: verdict.score,
+    };
+}
+
 ;// CONCATENATED MODULE: ./src/grading/commit.ts
 
 
@@ -65396,12 +65497,13 @@ const hostName = (0,external_node_os_namespaceObject.hostname)();
  *
  * 1. with a claim among the requests, the ledger is checked first (N5.2: a corrupt or quarantined
  *    ledger stops grading before anything is claimed);
- * 2. every request's scores, in one append to `scores.jsonl`;
+ * 2. every request's scores, derived from its verdicts and the queue's jobs, in one append to
+ *    `scores.jsonl`;
  * 3. every request's graded marks, failures and claims, in one append to `grading.jsonl`, decided
  *    request after request on the state the previous ones left (GradingQueue.settleHeld);
  * 4. when a request records outbox entries or ends its drain: one fsync of `grading.jsonl` (and
  *    of `scores.jsonl` for an ending drain), then the outbox entries and observations of jobs
- *    marked now or before, in one append each.
+ *    marked now or before, built from their marks, in one append each.
  *
  * `views/scores.json` is rewritten once per tenure of the writer, when it ends (handover.ts).
  *
@@ -65427,10 +65529,10 @@ async function commitRound(ctx, requests,
 own) {
     if (requests.some((r) => r.claim))
         ctx.ledger.check();
-    const batches = requests
-        .filter((r) => r.scores.length > 0)
-        .map((r) => ({ items: r.scores, at: new Date(r.at) }));
-    const applied = new Set(ctx.ledger.applyHeld(batches, { sync: false, redacted: true }));
+    const scores = requests.some((r) => r.graded.length > 0)
+        ? scoresOf(ctx.queue.stateHeld(), requests)
+        : requests.map(() => []);
+    const applied = new Set(ctx.ledger.applyHeld(requests.map((r, i) => ({ items: scores[i], at: new Date(r.at) })), { sync: false, redacted: true }));
     if (applied.size > 0)
         ctx.viewStale = true;
     await ctx.onScored?.(requests);
@@ -65463,20 +65565,28 @@ own) {
         (r.last === 'if-nothing-claimed' && (outcomes[i].claim?.claimed.length ?? 0) === 0));
     const outbox = [];
     const observations = [];
+    let jobs;
     requests.forEach((r, i) => {
         if (!r.record || (r.record.when === 'if-ending' && !ending[i]))
             return;
+        // Only jobs this drain's marks graded: one of `graded` whose mark this round dropped (another
+        // drain's verdict came first) announces nothing of this drain's.
         const asked = new Set(r.graded.map((g) => g.jobKey));
         const now = new Set(outcomes[i].graded);
-        const keep = (jobKey) => !asked.has(jobKey) || now.has(jobKey);
-        outbox.push(...r.record.outbox.filter((e) => keep(e.jobKey)));
-        observations.push(...r.record.observations.filter((o) => keep(o.jobKey)));
+        jobs ??= ctx.queue.stateHeld().jobs; // after this round's marks
+        for (const key of r.record.jobs) {
+            const j = jobs[key];
+            if ((asked.has(key) && !now.has(key)) || j?.status !== 'graded' || !j.verdict)
+                continue;
+            outbox.push(...outboxEntries(r.record.policy, j.job, j.verdict));
+            observations.push(observationOf(j.job, j.verdict, new Date(j.score?.at ?? r.at)));
+        }
     });
     if (!ctx.reconciled) {
         const queue = ctx.queue.stateHeld();
         ctx.ledger.applyHeld(lostScores(queue, ctx.ledger), { sync: false, redacted: true });
         if (ctx.reconcile)
-            outbox.push(...ctx.reconcile(queue, ctx.outbox.current()));
+            outbox.push(...ctx.reconcile(queue, ctx.outbox.current(), ctx.outbox.watermark()));
         ctx.reconciled = true;
     }
     const end = ending.includes(true);
@@ -65497,7 +65607,7 @@ own) {
         const o = outcomes[i];
         return {
             id: r.id,
-            applied: r.scores.filter((s) => applied.has(s.crewId)).map((s) => s.crewId),
+            applied: scores[i].filter((s) => applied.has(s.crewId)).map((s) => s.crewId),
             graded: o.graded,
             failed: o.failed,
             deadLettered: o.deadLettered,
@@ -65552,6 +65662,16 @@ function fairShare(ctx, requests, own) {
         }
         return Math.min(limit, Math.max(wave, Math.ceil(claimableJobs / seen.size)));
     };
+}
+/**
+ * The scores of each request's verdicts. A verdict whose job the queue does not hold has its score
+ * already: compaction drops graded jobs only, and a job is graded once its score is applied.
+ */
+function scoresOf(queue, requests) {
+    return requests.map((r) => r.graded.flatMap((g) => {
+        const j = queue.jobs[g.jobKey];
+        return j ? [records_scoreOf(j.job, g.verdict, g.score.alpha)] : [];
+    }));
 }
 /** Scores carried by graded marks that the ledger lacks (lost with the page cache), with their times. */
 function lostScores(queue, ledger) {
@@ -65723,7 +65843,7 @@ class Mailbox {
             catch {
                 request = undefined;
             }
-            if (request && `${request.id}${SUFFIX}` === name && Array.isArray(request.scores))
+            if (request && `${request.id}${SUFFIX}` === name && Array.isArray(request.graded))
                 out.push(request);
             else
                 unlinkQuietly(file); // not a request this code wrote
@@ -65830,37 +65950,42 @@ class GradingWriter {
      */
     async commit(request) {
         const started = monotonicMs();
-        if (this.tenure || this.begin()) {
-            const reply = await this.round(request);
-            return { reply: reply, waitedMs: 0 };
-        }
+        const mine = await this.exclusive(async () => this.tenure || this.begin() ? this.serve(request) : undefined);
+        if (mine)
+            return { reply: mine, waitedMs: 0 };
         this.mailbox.post(request);
         const reply = await this.awaitReply(request.id, started);
         return { reply, waitedMs: monotonicMs() - started };
     }
     /** Ends this process's tenure as the writer: what waits is served, the lock released. */
-    async close() {
-        const t = this.tenure;
-        if (!t)
-            return;
-        clearTimeout(t.idle);
-        t.watcher?.close();
-        try {
-            if (this.mailbox.any())
-                await this.round();
-        }
-        catch {
-            // Left for the next writer; their requesters meet the error themselves if it persists.
-        }
-        finally {
-            this.writeView();
-            if (this.tenure === t)
-                this.tenure = undefined;
-            t.lock.release();
-        }
-        // A request posted after that last look found the lock taken: take it again for it.
-        if (this.mailbox.unanswered() && this.begin())
-            await this.close();
+    close() {
+        return this.exclusive(async () => {
+            // A request posted after the last look found the lock taken: take it again for it.
+            do {
+                const t = this.tenure;
+                if (!t)
+                    return;
+                clearTimeout(t.idle);
+                t.watcher?.close();
+                try {
+                    await this.serve();
+                }
+                catch {
+                    // Left for the next writer; their requesters meet the error themselves if it persists.
+                }
+                finally {
+                    this.writeView();
+                    this.tenure = undefined;
+                    t.lock.release();
+                }
+            } while (this.mailbox.unanswered() && this.begin());
+        });
+    }
+    /** Runs `fn` after every round and close started before it: the tenure changes only in here. */
+    exclusive(fn) {
+        const result = this.chain.then(fn, fn);
+        this.chain = result.catch(() => undefined);
+        return result;
     }
     /**
      * `views/scores.json`, once per tenure and under the lock (so no older view is renamed over a
@@ -65904,52 +66029,46 @@ class GradingWriter {
         this.mailPending = true;
         setImmediate(() => {
             this.mailPending = false;
-            if (this.tenure)
-                this.round().catch(() => void this.close());
+            this.exclusive(async () => (this.tenure ? this.serve() : undefined)).catch(() => this.close());
         });
     }
     /**
-     * One round as the writer: `own` (in memory, or the request file `ownId`) and every request in
-     * the mailbox; each reply is appended to its request file. On a failure the others' requests
-     * stay for the next writer.
+     * One round as the writer (call it inside `exclusive`, holding the tenure): `own` (in memory, or
+     * the request file `ownId`) and every request in the mailbox; each reply is appended to its
+     * request file. On a failure the others' requests stay for the next writer.
      */
-    round(own, ownId) {
-        const run = async () => {
-            const t = this.tenure;
-            if (!t)
-                throw new HandoverError('grading writer: a round without the grading lock');
-            const lost = t.lock.compromised();
-            if (lost)
-                throw lost;
-            const waiting = this.mailbox.collect();
-            const mine = ownId ? waiting.find((r) => r.id === ownId) : own;
-            if (ownId && !mine)
-                throw new HandoverError(`grading handover: request ${ownId} disappeared without a reply`);
-            const requests = [...(mine ? [mine] : []), ...waiting.filter((r) => r.id !== ownId)];
-            if (requests.length === 0)
-                return undefined;
-            let replies;
-            try {
-                replies = await commitRound(this.ctx, requests, ownId ? undefined : mine);
-            }
-            catch (e) {
-                // The others' requests stay for the next writer; this one's drain stops, and its close()
-                // (or the linger timer) releases the lock.
-                if (ownId)
-                    this.mailbox.remove(ownId);
-                throw e;
-            }
-            for (const reply of replies)
-                if (reply.id !== mine?.id)
-                    this.mailbox.answer(reply);
+    async serve(own, ownId) {
+        const t = this.tenure;
+        if (!t)
+            throw new HandoverError('grading writer: a round without the grading lock');
+        const lost = t.lock.compromised();
+        if (lost)
+            throw lost;
+        const waiting = this.mailbox.collect();
+        const mine = ownId ? waiting.find((r) => r.id === ownId) : own;
+        if (ownId && !mine)
+            throw new HandoverError(`grading handover: request ${ownId} disappeared without a reply`);
+        const requests = [...(mine ? [mine] : []), ...waiting.filter((r) => r.id !== ownId)];
+        if (requests.length === 0)
+            return undefined;
+        let replies;
+        try {
+            replies = await commitRound(this.ctx, requests, ownId ? undefined : mine);
+        }
+        catch (e) {
+            // The others' requests stay for the next writer; this one's drain stops, and its close()
+            // (or the linger timer) releases the lock.
             if (ownId)
                 this.mailbox.remove(ownId);
-            this.linger(t);
-            return mine ? replies[0] : undefined;
-        };
-        const result = this.chain.then(run, run);
-        this.chain = result.catch(() => undefined);
-        return result;
+            throw e;
+        }
+        for (const reply of replies)
+            if (reply.id !== mine?.id)
+                this.mailbox.answer(reply);
+        if (ownId)
+            this.mailbox.remove(ownId);
+        this.linger(t);
+        return mine ? replies[0] : undefined;
     }
     linger(t) {
         clearTimeout(t.idle);
@@ -65981,16 +66100,22 @@ class GradingWriter {
                 if (reply)
                     return reply;
                 if (monotonicMs() >= nextTry) {
-                    const held = tryLock(this.target);
-                    if (held) {
+                    const own = await this.exclusive(async () => {
+                        if (this.tenure)
+                            return undefined; // this process writes already: its rounds serve it
+                        const held = tryLock(this.target);
+                        if (!held)
+                            return undefined;
                         const late = this.mailbox.take(id); // answered between the two looks
                         if (late) {
                             held.release();
                             return late;
                         }
                         this.begin(held);
-                        return (await this.round(undefined, id));
-                    }
+                        return this.serve(undefined, id);
+                    });
+                    if (own)
+                        return own;
                     nextTry = monotonicMs() + backoff;
                     backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
                 }
@@ -66019,7 +66144,6 @@ class GradingWriter {
 }
 
 ;// CONCATENATED MODULE: ./src/grading/drain.ts
-
 
 
 
@@ -66106,19 +66230,20 @@ async function drain(o) {
     }
     const scoredInRound = new Set();
     const safeWorker = redact_redactText(worker);
+    const policy = outboxPolicy(config, !!o.delivery);
     const writer = new GradingWriter({
         layout,
         queue: new GradingQueue(layout, warn),
         ledger,
         outbox,
-        reconcile: (q, known) => missingOutboxEntries(config, q, known, !!o.delivery),
+        reconcile: (q, known, watermark) => missingOutboxEntries(policy, q, known, watermark),
         warn,
         // When this drain writes its own round: the point where its scores exist without their marks.
         onScored: async (requests) => {
             for (const q of requests.filter((q) => q.worker === safeWorker))
-                for (const s of q.scores) {
-                    scoredInRound.add(s.jobKey);
-                    await stage('scored', s.jobKey);
+                for (const g of q.graded) {
+                    scoredInRound.add(g.jobKey);
+                    await stage('scored', g.jobKey);
                 }
         },
     });
@@ -66126,10 +66251,13 @@ async function drain(o) {
     const leaseMs = config.grading.leaseSeconds * 1000;
     /** The snapshot's keys not yet taken; undefined until the first claim takes the snapshot. */
     let candidates;
-    /** Outbox entries and observations of jobs marked graded, waiting to be recorded in a batch. */
+    /**
+     * Jobs marked graded whose outbox entries (`entries` of them) and observations wait to be
+     * recorded in a batch.
+     */
     let later = {
-        outbox: [],
-        observations: [],
+        jobs: [],
+        entries: 0,
         since: monotonicMs(),
     };
     let ended = false;
@@ -66142,15 +66270,11 @@ async function drain(o) {
      */
     const send = async (wave, failed, claim, last) => {
         const at = now().toISOString();
-        // A request holds redacted data only (CommitRequest): the verdicts are redacted here, once, and
-        // everything else comes from them, the jobs (from the state) and the configuration.
+        // A request holds redacted data only (CommitRequest): the verdicts are redacted here, once; the
+        // writer derives the scores, outbox entries and observations from them and the jobs.
         const safe = wave.map(({ job, verdict }) => ({ job, verdict: redact_redact(verdict) }));
-        const scores = safe.map(({ job, verdict }) => records_scoreOf(job, verdict, config.grading.emaAlpha));
-        const records = safe.map(({ job, verdict }) => ({
-            outbox: outboxEntries(config, job, verdict, !!o.delivery),
-            observation: observationOf(job, verdict, now()),
-        }));
-        const waiting = later.outbox.length + records.reduce((n, x) => n + x.outbox.length, 0);
+        const entries = safe.reduce((n, { verdict }) => n + outboxEntryCount(policy, verdict.accepted), 0);
+        const waiting = later.entries + entries;
         // Recorded now when due; with a request that may end the drain, recorded if it does.
         const when = last === 'always' ||
             waiting >= FLUSH_ENTRIES ||
@@ -66165,7 +66289,6 @@ async function drain(o) {
             at,
             maxAttempts,
             ...identity,
-            scores,
             graded: safe.map(({ job, verdict }) => ({
                 jobKey: job.jobKey,
                 verdict,
@@ -66176,13 +66299,7 @@ async function drain(o) {
                 ? { claim: { ...(candidates ? { candidates } : {}), limit: batch, wave: workers, leaseMs } }
                 : {}),
             ...(when
-                ? {
-                    record: {
-                        outbox: [...later.outbox, ...records.flatMap((x) => x.outbox)],
-                        observations: [...later.observations, ...records.map((x) => x.observation)],
-                        when,
-                    },
-                }
+                ? { record: { jobs: [...later.jobs, ...safe.map(({ job }) => job.jobKey)], policy, when } }
                 : {}),
             ...(last ? { last } : {}),
         };
@@ -66192,11 +66309,11 @@ async function drain(o) {
         ended ||= reply.ended;
         const record = when === 'now' || (when === 'if-ending' && reply.ended);
         if (record)
-            later = { outbox: [], observations: [], since: monotonicMs() };
+            later = { jobs: [], entries: 0, since: monotonicMs() };
         for (const w of reply.warnings)
             logger.warning(w);
         const gradedNow = new Set(reply.graded);
-        for (const [i, { job, verdict }] of wave.entries()) {
+        for (const { job, verdict } of wave) {
             if (!scoredInRound.delete(job.jobKey))
                 await stage('scored', job.jobKey);
             await stage('graded', job.jobKey);
@@ -66208,8 +66325,8 @@ async function drain(o) {
                 r.rejected++;
             r.verdicts.push(verdictOf(job, verdict));
             if (!record) {
-                later.outbox.push(...records[i].outbox);
-                later.observations.push(records[i].observation);
+                later.jobs.push(job.jobKey);
+                later.entries += outboxEntryCount(policy, verdict.accepted);
             }
         }
         if (failed.length > 0) {
@@ -66259,7 +66376,7 @@ async function drain(o) {
             const more = candidates.length > 0;
             claimed = await send(wave, failed, more, more ? 'if-nothing-claimed' : 'always');
         }
-        if (later.outbox.length + later.observations.length > 0 || (!ended && r.verdicts.length + r.failed > 0))
+        if (later.jobs.length > 0 || (!ended && r.verdicts.length + r.failed > 0))
             await send([], [], false, 'always');
     }
     catch (e) {
@@ -66615,6 +66732,13 @@ const schoolFold = registerFold({
     },
     // The fold is already minimal: the latest beat per daemon and the open pauses.
     prune: (state) => state,
+    // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
+    // crew's pause is derived from the registry, which keeps a crew's record past the window, but
+    // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
+    // import marker is written when it is imported: a handoff imported again after its marker was
+    // compacted adds its audit lines again, older than the window, which the next compaction drops.
+    // So a watermark suffices, and a year of roster beats is not remembered one by one.
+    dedup: 'watermark',
 });
 /** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */
 function activePauses(pauses, now) {
@@ -66746,6 +66870,12 @@ const registry_crewFold = registerFold({
         }
         return { crews, leases: state.leases };
     },
+    // Every event is created at its own time about a crew the fold keeps while it is live: plans
+    // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
+    // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
+    // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
+    // suffices, and the beats of a year of crews are not remembered one by one.
+    dedup: 'watermark',
 });
 /** Crews that hold or may soon hold a worktree: planned or running (N2.1). */
 function activeCrews(registry) {
@@ -67407,6 +67537,46 @@ function drainSummary(r, board) {
     ];
 }
 
+;// CONCATENATED MODULE: ./src/board/model.ts
+/**
+ * The one view model of the school (seed 000 §2: "one board, many lanes"). `buildView` computes it
+ * from the state directory; the terminal board, the HTML report and every job summary render it
+ * and compute no numbers of their own.
+ */
+/** Lanes in board order. Every issue the school knows of sits in exactly one lane. */
+const LANES = [
+    'ready',
+    'planned',
+    'running',
+    'grading',
+    'accepted',
+    'rejected',
+    'dead_letter',
+    'stopped',
+    'paused',
+    'untrusted',
+];
+const LANE_LABELS = {
+    ready: 'Ready',
+    planned: 'Planned',
+    running: 'Running',
+    grading: 'Grading',
+    accepted: 'Accepted',
+    rejected: 'Rejected',
+    dead_letter: 'Dead letter',
+    stopped: 'Stopped after two failures',
+    paused: 'Paused',
+    untrusted: 'Not dispatched: untrusted author',
+    error: 'State errors',
+};
+/**
+ * Items per lane an abridged view lists (`buildView`'s `itemsPerLane`): what the terminal board and
+ * job summaries show of a lane at most.
+ */
+const LISTED_ITEMS = 20;
+/** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
+const ACTIVE_LANES = ['planned', 'running', 'grading', 'dead_letter', 'paused'];
+
 ;// CONCATENATED MODULE: ./src/security/html.ts
 /**
  * The one HTML escape. `escapeHtml` for element content and quoted attribute values;
@@ -67564,41 +67734,6 @@ function where(daemon, slot) {
     return slot === undefined ? daemon : `${daemon}/${slot}`;
 }
 
-;// CONCATENATED MODULE: ./src/board/model.ts
-/**
- * The one view model of the school (seed 000 §2: "one board, many lanes"). `buildView` computes it
- * from the state directory; the terminal board, the HTML report and every job summary render it
- * and compute no numbers of their own.
- */
-/** Lanes in board order. Every issue the school knows of sits in exactly one lane. */
-const LANES = [
-    'ready',
-    'planned',
-    'running',
-    'grading',
-    'accepted',
-    'rejected',
-    'dead_letter',
-    'stopped',
-    'paused',
-    'untrusted',
-];
-const LANE_LABELS = {
-    ready: 'Ready',
-    planned: 'Planned',
-    running: 'Running',
-    grading: 'Grading',
-    accepted: 'Accepted',
-    rejected: 'Rejected',
-    dead_letter: 'Dead letter',
-    stopped: 'Stopped after two failures',
-    paused: 'Paused',
-    untrusted: 'Not dispatched: untrusted author',
-    error: 'State errors',
-};
-/** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
-const ACTIVE_LANES = ['planned', 'running', 'grading', 'dead_letter', 'paused'];
-
 ;// CONCATENATED MODULE: ./src/board/summary.ts
 
 
@@ -67690,7 +67825,7 @@ function daemonsMarkdown(view) {
         d.effectiveClass ?? '—',
     ]));
 }
-function itemsMarkdown(view, lanes = ACTIVE_LANES, limit = 15) {
+function itemsMarkdown(view, lanes = ACTIVE_LANES, limit = Math.min(15, LISTED_ITEMS)) {
     const parts = [];
     for (const id of lanes) {
         const lane = view.lanes.find((l) => l.id === id);
@@ -69096,9 +69231,16 @@ function buildLanes(input) {
         if (!prev || prev.enqueuedAt < j.enqueuedAt)
             orphans.set(j.job.issueNumber, j);
     }
-    // Each item is built once and completed in place (this runs for every issue on every board).
+    // Each item is built once and completed in place (this runs for every issue on every board). Its
+    // texts (title, reason: sanitized and redacted) are only written for the items a lane lists, as
+    // they cost the most and an abridged board lists a few items of each lane.
     const lanes = new Map(LANES.map((l) => [l, []]));
-    const place = (lane, item, since) => {
+    const texts = new Map();
+    const place = (lane, item, since, reason) => {
+        if (reason) {
+            item.reason = ''; // written below when listed; set here to keep the item's key order
+            texts.set(item, reason);
+        }
         const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
         if (d)
             item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
@@ -69117,7 +69259,7 @@ function buildLanes(input) {
         issues.add(issue);
     const paused = input.pausedReason ? `paused: ${clean(input.pausedReason)}` : undefined;
     for (const issue of issues) {
-        const item = { issue, title: displayTitle(titles.get(issue), issue) };
+        const item = { issue, title: '' };
         const orphan = orphans.get(issue);
         if (orphan) {
             placeJob(place, clean, item, orphan);
@@ -69128,10 +69270,9 @@ function buildLanes(input) {
             const known = input.trust && items.get(issue);
             const refused = known ? untrustedReason(known, input.trust) : undefined;
             if (refused)
-                item.reason = clean(refused);
-            else if (paused)
-                item.reason = paused;
-            place(refused ? 'untrusted' : 'ready', item);
+                place('untrusted', item, undefined, () => clean(refused));
+            else
+                place('ready', item, undefined, paused ? () => paused : undefined);
             continue;
         }
         const first = lanes_seconds(now, firstPlanned.get(issue));
@@ -69155,46 +69296,47 @@ function buildLanes(input) {
                 place('planned', item, active.plannedAt);
         }
         else if (state.kind === 'stopped') {
-            item.reason = STOP_REASON;
-            place('stopped', item, crew.finishedAt);
+            place('stopped', item, crew.finishedAt, () => STOP_REASON);
         }
         else if (state.kind === 'done') {
             const done = byCrew.get(state.crewId);
             if (done)
                 placeJob(place, clean, item, done);
-            else {
-                // Succeeded but not enqueued yet: on its way to the graders.
-                item.reason = 'awaiting enqueue';
-                place('grading', item, crew.finishedAt);
-            }
+            // Succeeded but not enqueued yet: on its way to the graders.
+            else
+                place('grading', item, crew.finishedAt, () => 'awaiting enqueue');
         }
         else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
             // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
-            item.reason = clean(crew.reason || crew.outcome);
-            place('paused', item, crew.finishedAt);
+            place('paused', item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
         }
         else if (job?.verdict && !job.verdict.accepted) {
             const repair = state.kind === 'repair' ? '; repair queued' : '';
             if (repair)
                 item.repair = true;
-            item.reason = clean(verdictReason(job) + repair);
-            place('rejected', item, job.updatedAt);
+            place('rejected', item, job.updatedAt, () => clean(verdictReason(job) + repair));
         }
         else if (state.kind === 'repair') {
             item.repair = true;
-            item.reason = clean(`repair queued: ${crew.reason || crew.outcome}`);
-            place('ready', item, crew.finishedAt);
+            place('ready', item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
         }
         else {
-            item.reason = clean(crew.reason || String(crew.outcome ?? ''));
-            place('ready', item, crew.finishedAt);
+            place('ready', item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? '')));
         }
     }
+    const listed = input.itemsPerLane ?? Infinity;
     return LANES.map((id) => {
-        const items = lanes
+        const all = lanes
             .get(id)
             .sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
-        return { id, label: LANE_LABELS[id], count: items.length, items };
+        const items = all.length > listed ? all.slice(0, listed) : all;
+        for (const item of items) {
+            item.title = displayTitle(titles.get(item.issue), item.issue);
+            const reason = texts.get(item);
+            if (reason)
+                item.reason = reason();
+        }
+        return { id, label: LANE_LABELS[id], count: all.length, items };
     });
 }
 function verdictReason(job) {
@@ -69208,16 +69350,15 @@ function placeJob(place, clean, item, job) {
     item.agent = item.agent ?? job.job.agent;
     item.attempts = job.attempts;
     if (job.status === 'graded' && job.verdict) {
-        item.reason = clean(verdictReason(job));
-        place(job.verdict.accepted ? 'accepted' : 'rejected', item, job.updatedAt);
+        const accepted = job.verdict.accepted;
+        place(accepted ? 'accepted' : 'rejected', item, job.updatedAt, () => clean(verdictReason(job)));
     }
     else if (job.status === 'dead_letter') {
-        item.reason = clean(job.lastError ?? 'dead letter');
-        place('dead_letter', item, job.updatedAt);
+        place('dead_letter', item, job.updatedAt, () => clean(job.lastError ?? 'dead letter'));
     }
     else {
-        item.reason = clean(job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status);
-        place('grading', item, job.enqueuedAt);
+        const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
+        place('grading', item, job.enqueuedAt, () => clean(reason));
     }
 }
 
@@ -69234,11 +69375,12 @@ function placeJob(place, clean, item, job) {
  * Never throws on bad state: every source that cannot be read becomes a problem on the board,
  * lanes that depend on it say they may be incomplete, and the rest still renders.
  */
-function buildView(layout, config, now = new Date()) {
-    return viewOf(loadBoardSources(layout), layout.root, config, now);
+function buildView(layout, config, now = new Date(), options = {}) {
+    return viewOf(loadBoardSources(layout), layout.root, config, now, options);
 }
 /** The view from folded sources (pure: the same sources, config and time give the same view). */
-function viewOf(sources, stateDir, config, now = new Date()) {
+function viewOf(sources, stateDir, config, now = new Date(), options = {}) {
+    const abridged = options.itemsPerLane;
     const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
     const active = (school?.pauses ?? []).map((p) => ({
         reason: cleanText(p.reason, 400),
@@ -69256,6 +69398,7 @@ function viewOf(sources, stateDir, config, now = new Date()) {
         ...(active[0] ? { pausedReason: active[0].reason } : {}),
         ...(school?.requeues ? { requeues: school.requeues } : {}),
         deliveries: sources.deliveries,
+        ...(abridged !== undefined ? { itemsPerLane: abridged } : {}),
     });
     markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
     const counts = Object.fromEntries(LANES.map((l) => [l, 0]));
@@ -69277,7 +69420,7 @@ function viewOf(sources, stateDir, config, now = new Date()) {
             load: round(d.load, 4),
             busySeconds: round(d.busySeconds, 3),
         })),
-        timeline: timeline(registry, now),
+        timeline: timeline(abridged === undefined ? registry : undefined, now),
         leaderboard: ledger
             ? {
                 overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
@@ -69300,6 +69443,7 @@ function viewOf(sources, stateDir, config, now = new Date()) {
                 : { reached: false }),
         },
         pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
+        ...(abridged !== undefined ? { abridged: { itemsPerLane: abridged } } : {}),
     };
     return redactView(view);
 }
@@ -69402,12 +69546,15 @@ function timeline(registry, now) {
             bar.outcome = c.outcome;
         bars.push(bar);
     }
-    bars.sort(timelineOrder(bars));
+    // The order's collator is costly to set up in a new process: none for an empty timeline.
+    if (bars.length > 1)
+        bars.sort(timelineOrder(bars));
     const start = bars.reduce((m, b) => (m === undefined || b.start < m ? b.start : m), undefined);
     return { ...(start ? { start } : {}), end: now.toISOString(), bars };
 }
 
 ;// CONCATENATED MODULE: ./src/actions/board-summary.ts
+
 
 
 
@@ -69420,7 +69567,9 @@ const BOARD_ARTIFACT = 'school-board';
  */
 function boardSummary(action, layout, config, logger) {
     try {
-        return actionSummaryMarkdown(action, buildView(layout, config), BOARD_ARTIFACT);
+        // Abridged: a summary lists a few items per lane and draws no timeline.
+        const view = buildView(layout, config, new Date(), { itemsPerLane: LISTED_ITEMS });
+        return actionSummaryMarkdown(action, view, BOARD_ARTIFACT);
     }
     catch (e) {
         logger.warning(`could not add the board to the job summary: ${message(e)}`);
