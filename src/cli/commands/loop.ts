@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { loadConfig, resolveConfig } from '../../config/load.js';
 import type { SchoolConfig } from '../../config/schema.js';
 import { createGitHubClient } from '../../github/client.js';
@@ -93,7 +93,7 @@ export const loopCommand: Command = {
       onProgress: (line) => process.stdout.write(`${line}\n`),
     });
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
-    else process.stdout.write(report(result, layout));
+    else process.stdout.write(report(result, layout, values.example ? examplePaths().config : undefined));
     return result.drain.fatal ? 1 : 0;
   },
 };
@@ -160,7 +160,7 @@ function summaryJson(r: LoopResult, layout: StateLayout) {
   };
 }
 
-function report(r: LoopResult, layout: StateLayout): string {
+function report(r: LoopResult, layout: StateLayout, exampleConfig?: string): string {
   const lines: string[] = [''];
   if (r.plan.loud) lines.push(r.plan.loud, '');
   const refilled = r.runs.reduce((n, x) => n + x.result.refilled.length, 0);
@@ -191,6 +191,13 @@ function report(r: LoopResult, layout: StateLayout): string {
       `  ${row.rank}. ${row.agent}  ema ${row.ema.toFixed(3)}  accepted ${row.accepted}/${row.count}`,
     );
   }
-  lines.push('', `State: ${layout.root}`, '');
+  lines.push('', `State: ${layout.root}`);
+  // The example's daemons are in its own school.yml: a board read with the defaults lists them as
+  // not configured.
+  if (exampleConfig) {
+    const config = relative(process.cwd(), exampleConfig) || exampleConfig;
+    lines.push(`Board: school status --config ${config}`);
+  }
+  lines.push('');
   return lines.join('\n');
 }
