@@ -71095,7 +71095,7 @@ const loopCommand = {
         if (values.json)
             process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
         else
-            process.stdout.write(loop_report(result, layout));
+            process.stdout.write(loop_report(result, layout, values.example ? examplePaths().config : undefined));
         return result.drain.fatal ? 1 : 0;
     },
 };
@@ -71152,7 +71152,7 @@ function summaryJson(r, layout) {
         leaderboard: r.leaderboard,
     };
 }
-function loop_report(r, layout) {
+function loop_report(r, layout, exampleConfig) {
     const lines = [''];
     if (r.plan.loud)
         lines.push(r.plan.loud, '');
@@ -71179,7 +71179,14 @@ function loop_report(r, layout) {
     for (const row of r.leaderboard) {
         lines.push(`  ${row.rank}. ${row.agent}  ema ${row.ema.toFixed(3)}  accepted ${row.accepted}/${row.count}`);
     }
-    lines.push('', `State: ${layout.root}`, '');
+    lines.push('', `State: ${layout.root}`);
+    // The example's daemons are in its own school.yml: a board read with the defaults lists them as
+    // not configured.
+    if (exampleConfig) {
+        const config = (0,external_node_path_namespaceObject.relative)(process.cwd(), exampleConfig) || exampleConfig;
+        lines.push(`Board: school status --config ${config}`);
+    }
+    lines.push('');
     return lines.join('\n');
 }
 
