@@ -15,8 +15,9 @@ import { bundle, type RunContext } from './runner.js';
  * answers like the REST API, the state branch lives in a bare repository that is every job's
  * `origin`, and the crews run the example student in real git worktrees.
  *
- * Run 1 is a fresh school: the plan finds no daemon online and plans nothing; the roster job beats
- * both daemons. Run 2 turns the whole backlog into crews: four at once on two daemons (maxCrews 4)
+ * Run 1 is a fresh school: the plan finds no daemon online and plans nothing; the roster legs beat
+ * both daemons into handoffs, which the heartbeats job records. The crew legs, where students run,
+ * save nothing either: the grade job imports their handoffs, as the workflow does. Run 2 turns the whole backlog into crews: four at once on two daemons (maxCrews 4)
  * and three queued behind them, which the crew jobs start as their slots free (issue 6 fails on
  * purpose). Run 3 plans only what is not done yet: issue 6 as its repair and the issues opened
  * since, never an accepted issue again; beta's crew job never runs, and run 4 plans its crews again.
@@ -72,7 +73,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (process.env.SCHOOL_E2E_TIMINGS) {
     for (const r of runs)
-      for (const j of [r.plan.job, ...r.roster, ...[...r.crews.values()].map((c) => c.job), r.grade.job])
+      for (const j of jobsOf(r))
         for (const s of j.steps) process.stderr.write(`${j.ctx.runId} ${j.name} ${s.name} ${s.ms}ms\n`);
   }
   await server?.close();
@@ -80,6 +81,14 @@ afterAll(async () => {
 });
 
 const labelsOf = (n: number) => fake.issues.get(n)!.labels;
+/** Every job of a run, in the workflow's order. */
+const jobsOf = (r: LoopRun) => [
+  r.plan.job,
+  ...r.roster,
+  ...(r.heartbeats ? [r.heartbeats.job] : []),
+  ...[...r.crews.values()].map((c) => c.job),
+  r.grade.job,
+];
 /** The plan summary's assignments table: crew, issue, daemon, and whether it waits in a queue. */
 const assignments = (r: LoopRun) =>
   [
@@ -118,7 +127,9 @@ describe('the school loop through the committed bundles', () => {
       expect(r.plan.dispatch.summary).toMatch(/no \(/); // both daemons offline: never beat
       expect(r.roster.map((j) => j.name)).toEqual(['roster alpha', 'roster beta']);
       expect(r.crews.size).toBe(0);
-      // The heartbeats reached the branch through two concurrent compare-and-swap saves.
+      // The roster legs saved nothing; their beats reached the branch through the heartbeats job.
+      expect(r.roster.every((j) => !j.steps.some((s) => s.name.startsWith('checkpoint-state')))).toBe(true);
+      expect(r.heartbeats?.imported.code).toBe(0);
       const school = branchFile('school.jsonl');
       for (const d of ['alpha', 'beta']) expect(school).toContain(`"daemon":"${d}"`);
       expect(r.grade.drain.outputs).toMatchObject({ accepted: '0', rejected: '0' });
@@ -190,7 +201,10 @@ describe('the school loop through the committed bundles', () => {
       );
       expect(fake.pulls.every((p) => p.draft && p.base === 'main')).toBe(true);
 
-      // The grade job restored what the crews saved: their events and bookbags.
+      // The crew jobs saved nothing: the grade job validated and merged their handoffs (events and
+      // bookbags) into the state, graded them and saved.
+      for (const c of r.crews.values())
+        expect(c.job.steps.map((s) => s.name)).toEqual(['checkpoint-state restore', 'dispatch-crew run']);
       const g = r.grade.job;
       const crews = readFileSync(g.path('.school/state/crews.jsonl'), 'utf8');
       expect(crews.match(/"type":"crew.finished"/g)).toHaveLength(7);
@@ -272,7 +286,7 @@ describe('the school loop through the committed bundles', () => {
   it('never shows the planted secret or raw hostile characters, nor the token, anywhere it writes', () => {
     const texts: Array<[string, string]> = [];
     for (const r of runs) {
-      for (const j of [r.plan.job, ...r.roster, ...[...r.crews.values()].map((c) => c.job), r.grade.job])
+      for (const j of jobsOf(r))
         for (const s of j.steps) {
           const at = `run ${j.ctx.runId} ${j.name} ${s.name}`;
           texts.push([`${at} summary`, s.summary], [`${at} outputs`, JSON.stringify(s.outputs)]);

@@ -5,9 +5,11 @@ import { Job, STATE_INPUTS, type RunContext, type StepResult } from './runner.js
 
 /**
  * One run of `.github/workflows/school-loop.yml`, job by job and step by step, with the same inputs
- * the workflow passes: plan → roster × fleet → crew × daemon with work → grade. Jobs that the
- * workflow runs in parallel (roster and crew matrix legs) run here as parallel OS processes, so
- * their saves race on the state branch's compare-and-swap as they would on GitHub.
+ * and artifacts the workflow passes: plan → roster × fleet → heartbeats, and crew × daemon with
+ * work → grade. Roster and crew legs (where students run) hold no write token and save nothing:
+ * they hand their events and bookbags on as artifacts, which heartbeats and grade validate and
+ * merge into the state before they save. Jobs the workflow runs in parallel run here as parallel
+ * OS processes, so the two saving jobs race on the state branch's compare-and-swap as on GitHub.
  */
 
 export interface PlanJobResult {
@@ -21,8 +23,10 @@ export interface PlanJobResult {
 export interface LoopRun {
   plan: PlanJobResult;
   roster: Job[];
+  /** Absent when no roster leg ran (an empty fleet). */
+  heartbeats?: { job: Job; imported: StepResult };
   crews: Map<string, { job: Job; run: StepResult }>;
-  grade: { job: Job; drain: StepResult };
+  grade: { job: Job; imported?: StepResult; drain: StepResult };
 }
 
 export interface LoopOptions {
@@ -88,22 +92,58 @@ export class LoopRunner {
     });
   }
 
+  /** The plan job's attempt and this run's attempt, as the workflow names its artifacts. */
+  private attempts(ctx: RunContext): string {
+    return `1-${ctx.runAttempt ?? 1}`;
+  }
+
+  /**
+   * `roster <daemon>` on the daemon's own runner: beats into a handoff, restores and saves nothing
+   * (no state, no write token), and hands the beat on as an artifact.
+   */
   async rosterJob(ctx: RunContext, daemon: string): Promise<Job> {
     return this.job(ctx, `roster ${daemon}`, async (job) => {
-      await job.restore();
+      mkdirSync(job.path(STATE_INPUTS['state-dir']), { recursive: true });
       await job.must(
         job.uses('dispatch-crew', {
           mode: 'heartbeat',
           daemon,
           config: STATE_INPUTS.config,
           'state-dir': STATE_INPUTS['state-dir'],
+          'handoff-path': '.school/out',
+          token: '',
         }),
       );
-      await job.save();
+      job.upload(`school-roster-${ctx.runId}-${this.attempts(ctx)}-${daemon}`, '.school/out');
       return job;
     });
   }
 
+  /** `heartbeats`: takes this run's roster handoffs, validates and records them, saves. */
+  async heartbeatsJob(ctx: RunContext): Promise<{ job: Job; imported: StepResult }> {
+    return this.job(ctx, 'heartbeats', async (job) => {
+      await job.restore();
+      const prefix = `school-roster-${ctx.runId}-1-`;
+      job.download((n) => n.startsWith(prefix), '.school/in/roster', this.artifacts(ctx.runId), {
+        merge: false,
+      });
+      const imported = await job.must(
+        job.uses('dispatch-crew', {
+          mode: 'import',
+          config: STATE_INPUTS.config,
+          'state-dir': STATE_INPUTS['state-dir'],
+          'handoff-path': '.school/in/roster',
+        }),
+      );
+      await job.save();
+      return { job, imported };
+    });
+  }
+
+  /**
+   * `crew <daemon>`: students run here. Restores the state read-only, takes the plan, runs the
+   * daemon's crews into a handoff (no token) and hands it on — also after a failure; saves nothing.
+   */
   async crewJob(ctx: RunContext, daemon: string): Promise<{ job: Job; run: StepResult }> {
     return this.job(ctx, `crew ${daemon}`, async (job) => {
       await job.restore();
@@ -113,37 +153,59 @@ export class LoopRunner {
         daemon,
         config: STATE_INPUTS.config,
         'state-dir': STATE_INPUTS['state-dir'],
-        'bookbags-path': '.school/out/bookbags',
+        'handoff-path': '.school/out',
+        'job-timeout-minutes': '120',
+        token: '',
       });
-      // Both `always()`: bookbags and finished crews reach the branch even after a failure.
-      job.upload(`school-bookbags-${ctx.runId}-1-${daemon}`, '.school/out/bookbags');
-      await job.save();
+      job.upload(`school-handoff-${ctx.runId}-${this.attempts(ctx)}-${daemon}`, '.school/out');
       if (run.code !== 0) throw new Error(`crew ${daemon}: run exited ${run.code}\n${run.stdout}`);
       return { job, run };
     });
   }
 
-  async gradeJob(ctx: RunContext, crewsRan: boolean): Promise<{ job: Job; drain: StepResult }> {
+  /**
+   * `grade`: takes this run's crew handoffs (one directory each), validates and merges them into
+   * the state, drains the grading queue with the bookbags they brought, saves.
+   */
+  async gradeJob(
+    ctx: RunContext,
+    crewsRan: boolean,
+  ): Promise<{ job: Job; imported?: StepResult; drain: StepResult }> {
     return this.job(ctx, 'grade', async (job) => {
       await job.restore();
+      let imported: StepResult | undefined;
+      mkdirSync(job.path('.school/in/handoff'), { recursive: true });
       if (crewsRan) {
-        const prefix = `school-bookbags-${ctx.runId}-1-`;
-        job.download((n) => n.startsWith(prefix), '.school/in/bookbags', this.artifacts(ctx.runId));
-      } else mkdirSync(job.path('.school/in/bookbags'), { recursive: true });
+        const prefix = `school-handoff-${ctx.runId}-1-`;
+        job.download((n) => n.startsWith(prefix), '.school/in/handoff', this.artifacts(ctx.runId), {
+          merge: false,
+        });
+        imported = await job.must(
+          job.uses('dispatch-crew', {
+            mode: 'import',
+            config: STATE_INPUTS.config,
+            'state-dir': STATE_INPUTS['state-dir'],
+            'handoff-path': '.school/in/handoff',
+          }),
+        );
+      }
       const drain = await job.must(
         job.uses('drain-grading', {
           config: STATE_INPUTS.config,
           'state-dir': STATE_INPUTS['state-dir'],
-          'bookbags-path': '.school/in/bookbags',
+          'bookbags-path': '.school/in/handoff',
           'requeue-dead-letter': '',
         }),
       );
       await job.save();
-      return { job, drain };
+      return { job, ...(imported ? { imported } : {}), drain };
     });
   }
 
-  /** The whole workflow run `runId`. */
+  /**
+   * The whole workflow run `runId`: after the plan, the roster legs then `heartbeats`, and the crew
+   * legs then `grade`, both chains at once (their saves race on the branch's compare-and-swap).
+   */
   async run(runId: number, options: LoopOptions = {}): Promise<LoopRun> {
     const ctx: RunContext = { ...this.base, runId };
     const plan = await this.planJob(ctx);
@@ -154,15 +216,19 @@ export class LoopRunner {
       // Replaced while pending by a newer job of its group: GitHub reports it cancelled, never started.
       this.fake.job(runId, `crew ${d}`, 'completed', 'cancelled');
     }
-    const [roster, crewList] = await Promise.all([
-      Promise.all(fleet.map((d) => this.rosterJob(ctx, d))),
-      Promise.all(
+    const beats = (async () => {
+      const roster = await Promise.all(fleet.map((d) => this.rosterJob(ctx, d)));
+      return { roster, heartbeats: roster.length ? await this.heartbeatsJob(ctx) : undefined };
+    })();
+    const graded = (async () => {
+      const crews = await Promise.all(
         crewDaemons
           .filter((d) => !options.skipCrew?.includes(d))
           .map(async (d) => [d, await this.crewJob(ctx, d)] as const),
-      ),
-    ]);
-    const grade = await this.gradeJob(ctx, crewDaemons.length > 0);
-    return { plan, roster, crews: new Map(crewList), grade };
+      );
+      return { crews: new Map(crews), grade: await this.gradeJob(ctx, crewDaemons.length > 0) };
+    })();
+    const [{ roster, heartbeats }, { crews, grade }] = await Promise.all([beats, graded]);
+    return { plan, roster, ...(heartbeats ? { heartbeats } : {}), crews, grade };
   }
 }

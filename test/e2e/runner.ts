@@ -194,13 +194,20 @@ export class Job {
     });
   }
 
-  /** download-artifact (`merge-multiple` for a pattern): every matching artifact into `dir`. */
-  download(match: (name: string) => boolean, dir: string, artifacts: string[]): void {
+  /**
+   * download-artifact: every matching artifact into `dir` — merged (`merge-multiple: true`, or one
+   * artifact by name), or each into `dir/<artifact name>` (a pattern with `merge-multiple: false`).
+   */
+  download(
+    match: (name: string) => boolean,
+    dir: string,
+    artifacts: string[],
+    options: { merge: boolean } = { merge: true },
+  ): void {
     mkdirSync(this.path(dir), { recursive: true });
     for (const name of artifacts.filter(match)) {
-      cpSync(join(this.ctx.root, `run-${this.ctx.runId}`, 'artifacts', name), this.path(dir), {
-        recursive: true,
-      });
+      const to = options.merge ? this.path(dir) : this.path(dir, name);
+      cpSync(join(this.ctx.root, `run-${this.ctx.runId}`, 'artifacts', name), to, { recursive: true });
     }
   }
 
