@@ -5,6 +5,7 @@ import type { SchoolConfig } from '../config/schema.js';
 import { leaderboard, type LedgerState } from '../grading/ledger.js';
 import { queueFold, type QueueEvent, type QueueState } from '../grading/queue.js';
 import type { LogContents } from '../state/event-log.js';
+import { byCodePoint } from '../state/fold.js';
 import type { DaemonLoad, LeaderCell, LeaderRow, QueuePoint } from './model.js';
 
 /**
@@ -117,7 +118,10 @@ export function leaderRows(state: LedgerState): LeaderRow[] {
   }));
 }
 
-/** Per (domain, difficulty), best score first, then graded count, then agent. */
+/**
+ * Per (domain, difficulty), best score first, then graded count, then agent. Names compare by code
+ * point, as the leaderboard's do: the same order everywhere, and no ICU collator to load.
+ */
 export function leaderCells(state: LedgerState): LeaderCell[] {
   return Object.values(state.cells)
     .map((c) => ({
@@ -129,11 +133,11 @@ export function leaderCells(state: LedgerState): LeaderCell[] {
     }))
     .sort(
       (a, b) =>
-        a.domain.localeCompare(b.domain) ||
+        byCodePoint(a.domain, b.domain) ||
         a.difficulty - b.difficulty ||
         b.score - a.score ||
         b.count - a.count ||
-        a.agent.localeCompare(b.agent),
+        byCodePoint(a.agent, b.agent),
     );
 }
 

@@ -1,5 +1,6 @@
 import type { CrewOutcome } from '../schemas/crew.js';
 import type { CrewRecord, CrewRegistry } from './registry.js';
+import { byCodePoint } from '../state/fold.js';
 
 /**
  * Where each issue stands, from the crew registry (seed 002, N2.1):
@@ -65,9 +66,9 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
       ? crews
       : [...crews].sort(
           (a, b) =>
-            (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
-            a.plannedAt.localeCompare(b.plannedAt) ||
-            a.crewId.localeCompare(b.crewId),
+            byCodePoint(a.finishedAt ?? '', b.finishedAt ?? '') ||
+            byCodePoint(a.plannedAt, b.plannedAt) ||
+            byCodePoint(a.crewId, b.crewId),
         );
   const failures: string[] = [];
   for (const run of runs) {
