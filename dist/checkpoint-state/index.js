@@ -55715,6 +55715,7 @@ function rosterProblem(fleet, ttlSeconds) {
 
 
 
+
 /**
  * The board's numbers come from the domains' own folds and helpers (issue 9: no second
  * implementation): the queue fold for grading, the ledger fold and `leaderboard()` for scores,
@@ -55795,7 +55796,10 @@ function leaderRows(state) {
         rejected: r.count - r.accepted,
     }));
 }
-/** Per (domain, difficulty), best score first, then graded count, then agent. */
+/**
+ * Per (domain, difficulty), best score first, then graded count, then agent. Names compare by code
+ * point, as the leaderboard's do: the same order everywhere, and no ICU collator to load.
+ */
 function leaderCells(state) {
     return Object.values(state.cells)
         .map((c) => ({
@@ -55805,11 +55809,11 @@ function leaderCells(state) {
         score: c.ema,
         count: c.count,
     }))
-        .sort((a, b) => a.domain.localeCompare(b.domain) ||
+        .sort((a, b) => fold_byCodePoint(a.domain, b.domain) ||
         a.difficulty - b.difficulty ||
         b.score - a.score ||
         b.count - a.count ||
-        a.agent.localeCompare(b.agent));
+        fold_byCodePoint(a.agent, b.agent));
 }
 /**
  * The fleet registry joined with the roster (`fleetStatus`: online iff seen within the TTL,
@@ -56806,6 +56810,7 @@ function loadBoardSources(layout) {
 }
 
 ;// CONCATENATED MODULE: ./src/dispatch/history.ts
+
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
  * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
  * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
@@ -56837,9 +56842,9 @@ function stateOf(crews, verdict, requeued) {
     // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
     const runs = crews.length === 1
         ? crews
-        : [...crews].sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
-            a.plannedAt.localeCompare(b.plannedAt) ||
-            a.crewId.localeCompare(b.crewId));
+        : [...crews].sort((a, b) => fold_byCodePoint(a.finishedAt ?? '', b.finishedAt ?? '') ||
+            fold_byCodePoint(a.plannedAt, b.plannedAt) ||
+            fold_byCodePoint(a.crewId, b.crewId));
     const failures = [];
     for (const run of runs) {
         // A requeue forgets the failures before it (the operator has looked at them).

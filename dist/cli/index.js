@@ -63697,6 +63697,7 @@ const initCommand = {
 };
 
 ;// CONCATENATED MODULE: ./src/dispatch/history.ts
+
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
  * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
  * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
@@ -63728,9 +63729,9 @@ function stateOf(crews, verdict, requeued) {
     // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
     const runs = crews.length === 1
         ? crews
-        : [...crews].sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
-            a.plannedAt.localeCompare(b.plannedAt) ||
-            a.crewId.localeCompare(b.crewId));
+        : [...crews].sort((a, b) => byCodePoint(a.finishedAt ?? '', b.finishedAt ?? '') ||
+            byCodePoint(a.plannedAt, b.plannedAt) ||
+            byCodePoint(a.crewId, b.crewId));
     const failures = [];
     for (const run of runs) {
         // A requeue forgets the failures before it (the operator has looked at them).
@@ -71635,6 +71636,7 @@ function renderHtml(view) {
 
 
 
+
 /**
  * The board's numbers come from the domains' own folds and helpers (issue 9: no second
  * implementation): the queue fold for grading, the ledger fold and `leaderboard()` for scores,
@@ -71715,7 +71717,10 @@ function leaderRows(state) {
         rejected: r.count - r.accepted,
     }));
 }
-/** Per (domain, difficulty), best score first, then graded count, then agent. */
+/**
+ * Per (domain, difficulty), best score first, then graded count, then agent. Names compare by code
+ * point, as the leaderboard's do: the same order everywhere, and no ICU collator to load.
+ */
 function leaderCells(state) {
     return Object.values(state.cells)
         .map((c) => ({
@@ -71725,11 +71730,11 @@ function leaderCells(state) {
         score: c.ema,
         count: c.count,
     }))
-        .sort((a, b) => a.domain.localeCompare(b.domain) ||
+        .sort((a, b) => byCodePoint(a.domain, b.domain) ||
         a.difficulty - b.difficulty ||
         b.score - a.score ||
         b.count - a.count ||
-        a.agent.localeCompare(b.agent));
+        byCodePoint(a.agent, b.agent));
 }
 /**
  * The fleet registry joined with the roster (`fleetStatus`: online iff seen within the TTL,
