@@ -1,4 +1,4 @@
-import { foldLog, registeredFolds, type LogFold } from '../state/fold.js';
+import { foldLog, registeredFolds, type LogFold, type PruneScope } from '../state/fold.js';
 import { SNAPSHOT_TYPE, watermarkOf, type SnapshotRecord, type StateEvent } from '../state/event-log.js';
 import { STATE_DIRS, STATE_FILES } from '../state/layout.js';
 import { isLog, parseLog, serializeLog, type LogRecord, type ParsedLog } from './logs.js';
@@ -47,6 +47,7 @@ export function compact(files: ReadonlyMap<string, Buffer>, options: CompactOpti
   const unfolded: string[] = [];
   const belowWatermark: Record<string, number> = {};
   const kept: ParsedLog[] = [];
+  const scope: PruneScope = { ...openIssuesOf(files.get(STATE_FILES.curriculum)) };
   for (const [path, data] of files) {
     if (!isLog(path)) continue;
     const { log, below } = dedupe(parseLog(data, `checkpoint:${path}`, options.warn));
@@ -58,7 +59,7 @@ export function compact(files: ReadonlyMap<string, Buffer>, options: CompactOpti
       while (n < log.records.length && isEvent(log.records[n]!) && (log.records[n]!.at as string) < horizon)
         n++;
       if (n > 0) {
-        next = { snapshot: foldPrefix(fold, log, n, options.horizon), records: log.records.slice(n) };
+        next = { snapshot: foldPrefix(fold, log, n, options.horizon, scope), records: log.records.slice(n) };
         compacted[path] = { folded: n, dropped: 0 };
       }
     } else if (WINDOWED_ONLY.has(path)) {
@@ -104,6 +105,26 @@ function dedupe(log: ParsedLog): { log: ParsedLog; below: number } {
   return { log: changed ? { ...log, records } : log, below };
 }
 
+/**
+ * The issue numbers of a curriculum file, or nothing when there is none or a line does not parse
+ * (then every fold keeps what it keeps without one).
+ */
+function openIssuesOf(curriculum: Buffer | undefined): PruneScope {
+  if (!curriculum) return {};
+  const open = new Set<number>();
+  for (const line of curriculum.toString('utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const n = (JSON.parse(line) as { number?: unknown }).number;
+      if (typeof n !== 'number' || !Number.isInteger(n)) return {};
+      open.add(n);
+    } catch {
+      return {};
+    }
+  }
+  return { openIssues: open };
+}
+
 function isEvent(r: LogRecord): boolean {
   return typeof r.key === 'string' && typeof r.at === 'string' && typeof r.type === 'string';
 }
@@ -113,9 +134,10 @@ function foldPrefix(
   log: ParsedLog,
   n: number,
   horizon: Date,
+  scope: PruneScope,
 ): SnapshotRecord {
   const prefix = log.records.slice(0, n) as unknown as StateEvent[];
-  const state = fold.prune(foldLog(fold, { snapshot: log.snapshot, events: prefix }), horizon);
+  const state = fold.prune(foldLog(fold, { snapshot: log.snapshot, events: prefix }), horizon, scope);
   const lastAt = prefix.reduce((m, e) => (e.at > m ? e.at : m), log.snapshot?.at ?? '');
   const events = (log.snapshot?.data.events ?? 0) + n;
   if (fold.dedup === 'watermark') {

@@ -120,15 +120,17 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
     }
     return state;
   },
-  prune(state, horizon) {
+  prune(state, horizon, scope) {
     const crews: Record<string, CrewRecord> = {};
     for (const c of Object.values(state.crews)) {
-      // Finished crews are history; the latest two per issue are kept for the two-failure rule.
+      // Finished crews are history; the latest two of an issue are kept for the two-failure rule
+      // while the issue is open (or when the compaction saw no curriculum to tell).
       if (c.status !== 'finished' || (c.finishedAt && new Date(c.finishedAt) >= horizon)) crews[c.crewId] = c;
     }
     const byIssue = new Map<number, CrewRecord[]>();
     for (const c of Object.values(state.crews)) {
       if (c.status !== 'finished') continue;
+      if (scope?.openIssues && !scope.openIssues.has(c.issueNumber)) continue;
       const list = byIssue.get(c.issueNumber) ?? [];
       list.push(c);
       byIssue.set(c.issueNumber, list);

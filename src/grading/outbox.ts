@@ -80,12 +80,17 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
     }
     return state;
   },
-  prune(state) {
+  prune(state, _horizon, scope) {
     // Pending entries are live. Of the rest only deliveries matter afterwards, for the board's link
     // from an accepted issue to its branch or PR: each issue keeps the one `deliveriesOf` shows,
     // without its verdict, so the outbox grows with the issues, not with every grade. Items keep
     // their order: a pending delivery delivered later must still come after the one it replaces.
-    const shown = new Set([...shownDeliveries(state).values()].map(([id]) => id));
+    // A closed issue's link goes with it (when the compaction saw the curriculum).
+    const shown = new Set(
+      [...shownDeliveries(state)]
+        .filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue))
+        .map(([, [id]]) => id),
+    );
     const items: Record<string, OutboxItem> = {};
     for (const [id, v] of Object.entries(state.items)) {
       if (v.status === 'pending') items[id] = v;

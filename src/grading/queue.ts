@@ -173,11 +173,30 @@ export const queueFold: LogFold<QueueState, QueueEvent> = registerFold<QueueStat
     }
     return state;
   },
-  prune(state) {
-    // Graded jobs are history (a replay of their events is below the snapshot's watermark);
-    // pending, claimed and dead-lettered jobs are live and must survive compaction.
+  prune(state, _horizon, scope) {
+    // Pending, claimed and dead-lettered jobs are live and must survive compaction. Graded jobs are
+    // history (a replay of their events is below the snapshot's watermark), except the two latest
+    // of each open issue: the crew registry keeps an open issue's last two crews, and their
+    // verdicts decide the issue's repair and the board's accepted and rejected lanes. Those keep
+    // the verdict without its findings, and no score (the ledger applied it).
+    const open = scope?.openIssues;
+    const graded = new Map<number, Array<[string, JobState]>>();
+    for (const [k, j] of Object.entries(state.jobs)) {
+      if (j.status !== 'graded' || !open?.has(j.job.issueNumber)) continue;
+      const list = graded.get(j.job.issueNumber) ?? [];
+      list.push([k, j]);
+      graded.set(j.job.issueNumber, list);
+    }
+    const kept = new Set<string>();
+    for (const list of graded.values()) {
+      list.sort(([ka, a], [kb, b]) => byCodePoint(b.enqueuedAt, a.enqueuedAt) || byCodePoint(kb, ka));
+      for (const [k] of list.slice(0, 2)) kept.add(k);
+    }
     const jobs: Record<string, JobState> = {};
-    for (const [k, j] of Object.entries(state.jobs)) if (j.status !== 'graded') jobs[k] = j;
+    for (const [k, j] of Object.entries(state.jobs)) {
+      if (j.status !== 'graded') jobs[k] = j;
+      else if (kept.has(k)) jobs[k] = verdictOnly(j);
+    }
     return { jobs };
   },
   // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
@@ -185,6 +204,12 @@ export const queueFold: LogFold<QueueState, QueueEvent> = registerFold<QueueStat
   // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
   dedup: 'watermark',
 });
+
+/** A graded job as compaction keeps it: what its issue's state and the board read. */
+function verdictOnly(j: JobState): JobState {
+  const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
+  return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
+}
 
 export class QueueError extends SchoolError {
   constructor(message: string) {

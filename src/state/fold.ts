@@ -13,7 +13,7 @@ export interface LogFold<S, E extends StateEvent = StateEvent> {
   /** Pure and deterministic: the same events in the same order give the same state. */
   apply(state: S, event: E): S;
   /** Drops terminal entities that need not survive compaction. */
-  prune(state: S, horizon: Date): S;
+  prune(state: S, horizon: Date, scope?: PruneScope): S;
   /**
    * What a snapshot remembers so a replayed folded event stays a no-op:
    * - `keys` (default): every folded key, forever. Right for a log whose producers may re-create an
@@ -24,6 +24,16 @@ export interface LogFold<S, E extends StateEvent = StateEvent> {
    *   so an old event can only come back as a stale copy of itself. Bounded dedup memory.
    */
   dedup?: 'keys' | 'watermark';
+}
+
+/** What compaction knows beyond one log. */
+export interface PruneScope {
+  /**
+   * The issues of the curriculum the compaction saw (the issues the school still works on), when
+   * it saw one. A closed issue's history need not outlive the window; an open issue's verdicts and
+   * last crews must.
+   */
+  openIssues?: ReadonlySet<number>;
 }
 
 /** Folds a log's contents: starts from its snapshot state when there is one. */
