@@ -54094,16 +54094,19 @@ const crewFold = registerFold({
         }
         return state;
     },
-    prune(state, horizon) {
+    prune(state, horizon, scope) {
         const crews = {};
         for (const c of Object.values(state.crews)) {
-            // Finished crews are history; the latest two per issue are kept for the two-failure rule.
+            // Finished crews are history; the latest two of an issue are kept for the two-failure rule
+            // while the issue is open (or when the compaction saw no curriculum to tell).
             if (c.status !== 'finished' || (c.finishedAt && new Date(c.finishedAt) >= horizon))
                 crews[c.crewId] = c;
         }
         const byIssue = new Map();
         for (const c of Object.values(state.crews)) {
             if (c.status !== 'finished')
+                continue;
+            if (scope?.openIssues && !scope.openIssues.has(c.issueNumber))
                 continue;
             const list = byIssue.get(c.issueNumber) ?? [];
             list.push(c);
@@ -54350,13 +54353,34 @@ const queueFold = registerFold({
         }
         return state;
     },
-    prune(state) {
-        // Graded jobs are history (a replay of their events is below the snapshot's watermark);
-        // pending, claimed and dead-lettered jobs are live and must survive compaction.
+    prune(state, _horizon, scope) {
+        // Pending, claimed and dead-lettered jobs are live and must survive compaction. Graded jobs are
+        // history (a replay of their events is below the snapshot's watermark), except the two latest
+        // of each open issue: the crew registry keeps an open issue's last two crews, and their
+        // verdicts decide the issue's repair and the board's accepted and rejected lanes. Those keep
+        // the verdict without its findings, and no score (the ledger applied it).
+        const open = scope?.openIssues;
+        const graded = new Map();
+        for (const [k, j] of Object.entries(state.jobs)) {
+            if (j.status !== 'graded' || !open?.has(j.job.issueNumber))
+                continue;
+            const list = graded.get(j.job.issueNumber) ?? [];
+            list.push([k, j]);
+            graded.set(j.job.issueNumber, list);
+        }
+        const kept = new Set();
+        for (const list of graded.values()) {
+            list.sort(([ka, a], [kb, b]) => byCodePoint(b.enqueuedAt, a.enqueuedAt) || byCodePoint(kb, ka));
+            for (const [k] of list.slice(0, 2))
+                kept.add(k);
+        }
         const jobs = {};
-        for (const [k, j] of Object.entries(state.jobs))
+        for (const [k, j] of Object.entries(state.jobs)) {
             if (j.status !== 'graded')
                 jobs[k] = j;
+            else if (kept.has(k))
+                jobs[k] = verdictOnly(j);
+        }
         return { jobs };
     },
     // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
@@ -54364,6 +54388,11 @@ const queueFold = registerFold({
     // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
     dedup: 'watermark',
 });
+/** A graded job as compaction keeps it: what its issue's state and the board read. */
+function verdictOnly(j) {
+    const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
+    return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
+}
 class QueueError extends SchoolError {
     constructor(message) {
         super(message);
@@ -54775,12 +54804,15 @@ const outboxFold = registerFold({
         }
         return state;
     },
-    prune(state) {
+    prune(state, _horizon, scope) {
         // Pending entries are live. Of the rest only deliveries matter afterwards, for the board's link
         // from an accepted issue to its branch or PR: each issue keeps the one `deliveriesOf` shows,
         // without its verdict, so the outbox grows with the issues, not with every grade. Items keep
         // their order: a pending delivery delivered later must still come after the one it replaces.
-        const shown = new Set([...shownDeliveries(state).values()].map(([id]) => id));
+        // A closed issue's link goes with it (when the compaction saw the curriculum).
+        const shown = new Set([...shownDeliveries(state)]
+            .filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue))
+            .map(([, [id]]) => id));
         const items = {};
         for (const [id, v] of Object.entries(state.items)) {
             if (v.status === 'pending')
@@ -55022,6 +55054,7 @@ function compact(files, options) {
     const unfolded = [];
     const belowWatermark = {};
     const kept = [];
+    const scope = { ...openIssuesOf(files.get(STATE_FILES.curriculum)) };
     for (const [path, data] of files) {
         if (!isLog(path))
             continue;
@@ -55035,7 +55068,7 @@ function compact(files, options) {
             while (n < log.records.length && isEvent(log.records[n]) && log.records[n].at < horizon)
                 n++;
             if (n > 0) {
-                next = { snapshot: foldPrefix(fold, log, n, options.horizon), records: log.records.slice(n) };
+                next = { snapshot: foldPrefix(fold, log, n, options.horizon, scope), records: log.records.slice(n) };
                 compacted[path] = { folded: n, dropped: 0 };
             }
         }
@@ -55084,12 +55117,35 @@ function dedupe(log) {
     });
     return { log: changed ? { ...log, records } : log, below };
 }
+/**
+ * The issue numbers of a curriculum file, or nothing when there is none or a line does not parse
+ * (then every fold keeps what it keeps without one).
+ */
+function openIssuesOf(curriculum) {
+    if (!curriculum)
+        return {};
+    const open = new Set();
+    for (const line of curriculum.toString('utf8').split('\n')) {
+        if (!line.trim())
+            continue;
+        try {
+            const n = JSON.parse(line).number;
+            if (typeof n !== 'number' || !Number.isInteger(n))
+                return {};
+            open.add(n);
+        }
+        catch {
+            return {};
+        }
+    }
+    return { openIssues: open };
+}
 function isEvent(r) {
     return typeof r.key === 'string' && typeof r.at === 'string' && typeof r.type === 'string';
 }
-function foldPrefix(fold, log, n, horizon) {
+function foldPrefix(fold, log, n, horizon, scope) {
     const prefix = log.records.slice(0, n);
-    const state = fold.prune(foldLog(fold, { snapshot: log.snapshot, events: prefix }), horizon);
+    const state = fold.prune(foldLog(fold, { snapshot: log.snapshot, events: prefix }), horizon, scope);
     const lastAt = prefix.reduce((m, e) => (e.at > m ? e.at : m), log.snapshot?.at ?? '');
     const events = (log.snapshot?.data.events ?? 0) + n;
     if (fold.dedup === 'watermark') {

@@ -63208,13 +63208,34 @@ const queue_queueFold = registerFold({
         }
         return state;
     },
-    prune(state) {
-        // Graded jobs are history (a replay of their events is below the snapshot's watermark);
-        // pending, claimed and dead-lettered jobs are live and must survive compaction.
+    prune(state, _horizon, scope) {
+        // Pending, claimed and dead-lettered jobs are live and must survive compaction. Graded jobs are
+        // history (a replay of their events is below the snapshot's watermark), except the two latest
+        // of each open issue: the crew registry keeps an open issue's last two crews, and their
+        // verdicts decide the issue's repair and the board's accepted and rejected lanes. Those keep
+        // the verdict without its findings, and no score (the ledger applied it).
+        const open = scope?.openIssues;
+        const graded = new Map();
+        for (const [k, j] of Object.entries(state.jobs)) {
+            if (j.status !== 'graded' || !open?.has(j.job.issueNumber))
+                continue;
+            const list = graded.get(j.job.issueNumber) ?? [];
+            list.push([k, j]);
+            graded.set(j.job.issueNumber, list);
+        }
+        const kept = new Set();
+        for (const list of graded.values()) {
+            list.sort(([ka, a], [kb, b]) => fold_byCodePoint(b.enqueuedAt, a.enqueuedAt) || fold_byCodePoint(kb, ka));
+            for (const [k] of list.slice(0, 2))
+                kept.add(k);
+        }
         const jobs = {};
-        for (const [k, j] of Object.entries(state.jobs))
+        for (const [k, j] of Object.entries(state.jobs)) {
             if (j.status !== 'graded')
                 jobs[k] = j;
+            else if (kept.has(k))
+                jobs[k] = verdictOnly(j);
+        }
         return { jobs };
     },
     // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
@@ -63222,6 +63243,11 @@ const queue_queueFold = registerFold({
     // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
     dedup: 'watermark',
 });
+/** A graded job as compaction keeps it: what its issue's state and the board read. */
+function verdictOnly(j) {
+    const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
+    return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
+}
 class QueueError extends SchoolError {
     constructor(message) {
         super(message);
@@ -63433,12 +63459,15 @@ const outboxFold = registerFold({
         }
         return state;
     },
-    prune(state) {
+    prune(state, _horizon, scope) {
         // Pending entries are live. Of the rest only deliveries matter afterwards, for the board's link
         // from an accepted issue to its branch or PR: each issue keeps the one `deliveriesOf` shows,
         // without its verdict, so the outbox grows with the issues, not with every grade. Items keep
         // their order: a pending delivery delivered later must still come after the one it replaces.
-        const shown = new Set([...shownDeliveries(state).values()].map(([id]) => id));
+        // A closed issue's link goes with it (when the compaction saw the curriculum).
+        const shown = new Set([...shownDeliveries(state)]
+            .filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue))
+            .map(([, [id]]) => id));
         const items = {};
         for (const [id, v] of Object.entries(state.items)) {
             if (v.status === 'pending')
@@ -64464,16 +64493,19 @@ const crewFold = registerFold({
         }
         return state;
     },
-    prune(state, horizon) {
+    prune(state, horizon, scope) {
         const crews = {};
         for (const c of Object.values(state.crews)) {
-            // Finished crews are history; the latest two per issue are kept for the two-failure rule.
+            // Finished crews are history; the latest two of an issue are kept for the two-failure rule
+            // while the issue is open (or when the compaction saw no curriculum to tell).
             if (c.status !== 'finished' || (c.finishedAt && new Date(c.finishedAt) >= horizon))
                 crews[c.crewId] = c;
         }
         const byIssue = new Map();
         for (const c of Object.values(state.crews)) {
             if (c.status !== 'finished')
+                continue;
+            if (scope?.openIssues && !scope.openIssues.has(c.issueNumber))
                 continue;
             const list = byIssue.get(c.issueNumber) ?? [];
             list.push(c);
