@@ -1,4 +1,5 @@
 import { checkpointCommand } from './commands/checkpoint.js';
+import { compactCommand } from './commands/compact.js';
 import { configCommand } from './commands/config.js';
 import { fetchCommand } from './commands/fetch.js';
 import { initCommand } from './commands/init.js';
@@ -25,6 +26,7 @@ export const commands: Record<string, Command> = {
   dispatch: dispatchCommand,
   drain: drainCommand,
   checkpoint: checkpointCommand,
+  compact: compactCommand,
   status: statusCommand,
   report: reportCommand,
   simulate: simulateCommand,
