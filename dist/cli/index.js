@@ -56794,6 +56794,175 @@ const checkpointCommand = {
     },
 };
 
+;// CONCATENATED MODULE: ./src/checkpoint/compact-live.ts
+
+
+
+
+
+
+
+/**
+ * Compaction of a live state directory, for a school that runs on one machine and never restores
+ * a checkpoint (`school compact`). A checkpoint compacts its copy of the logs and the next restore
+ * brings the compacted form back; a local school has no restore, so without this its logs, and the
+ * time every new process takes to read them, grow with history.
+ *
+ * The same compaction as a checkpoint's (src/checkpoint/compact.ts, the same horizon setting): each
+ * log is read, compacted and replaced under the lock its writers append under — the grading lock
+ * for the grading queue, the score ledger and the observations — atomically (a temporary file,
+ * fsynced, renamed over the log): a crash leaves the old file or the new one, a writer waiting for
+ * the lock appends to the new one, and a reader holding the old one re-reads the new one whole.
+ * Then bookbags that finished before the horizon and that nothing kept mentions are removed.
+ */
+const LOGS = [
+    // [log, the log whose lock its writers hold]
+    ['crews', 'crews'],
+    ['grading', 'grading'],
+    ['scores', 'grading'],
+    ['observations', 'grading'],
+    ['outbox', 'outbox'],
+    ['spend', 'spend'],
+    ['school', 'school'],
+    ['audit', 'audit'],
+];
+async function compactLive(layout, horizon) {
+    const out = { logs: [], bookbagsRemoved: 0, failed: [] };
+    // The prunes keep an open issue's history and let a closed one's go: they read the curriculum.
+    const curriculum = readIfExists(layout.file('curriculum'));
+    for (const [log, lockedBy] of LOGS) {
+        const path = layout.file(log);
+        if (!(0,external_node_fs_namespaceObject.existsSync)(path))
+            continue;
+        try {
+            const done = await lock_withLock(layout.file(lockedBy), () => compactLog(path, STATE_FILES[log], horizon, curriculum));
+            if (done)
+                out.logs.push(done);
+        }
+        catch (e) {
+            out.failed.push({ file: STATE_FILES[log], error: message(e) });
+        }
+    }
+    if (out.failed.length === 0)
+        out.bookbagsRemoved = removeOldBookbags(layout, horizon, curriculum);
+    return out;
+}
+function readIfExists(path) {
+    return (0,external_node_fs_namespaceObject.existsSync)(path) ? (0,external_node_fs_namespaceObject.readFileSync)(path) : undefined;
+}
+/** Compacts one log held under its writers' lock; undefined when there was nothing to do. */
+function compactLog(path, name, horizon, curriculum) {
+    const bytes = (0,external_node_fs_namespaceObject.readFileSync)(path);
+    const files = new Map([[name, bytes]]);
+    if (curriculum)
+        files.set(STATE_FILES.curriculum, curriculum);
+    const result = compact(files, { horizon });
+    const after = result.files.get(name);
+    if (after === bytes)
+        return undefined;
+    writeFileAtomic(path, after);
+    const c = result.compacted[name];
+    return {
+        file: name,
+        bytesBefore: bytes.length,
+        bytesAfter: after.length,
+        folded: c?.folded ?? 0,
+        dropped: c?.dropped ?? 0,
+        belowWatermark: result.belowWatermark[name] ?? 0,
+    };
+}
+/**
+ * The checkpoint's rule for bookbags, over the logs as they are now: the compaction is asked which
+ * bookbag paths it would drop (only their paths and records matter to it), and those crews'
+ * directories are removed.
+ */
+function removeOldBookbags(layout, horizon, curriculum) {
+    const dir = (0,external_node_path_namespaceObject.join)(layout.root, STATE_DIRS.bookbags);
+    if (!(0,external_node_fs_namespaceObject.existsSync)(dir))
+        return 0;
+    const files = new Map();
+    if (curriculum)
+        files.set(STATE_FILES.curriculum, curriculum);
+    for (const [log] of LOGS) {
+        const path = layout.file(log);
+        if ((0,external_node_fs_namespaceObject.existsSync)(path))
+            files.set(STATE_FILES[log], (0,external_node_fs_namespaceObject.readFileSync)(path));
+    }
+    const crews = new Map();
+    for (const crew of (0,external_node_fs_namespaceObject.readdirSync)(dir)) {
+        const record = (0,external_node_path_namespaceObject.join)(dir, crew, 'bookbag.json');
+        if (!(0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(dir, crew)).isDirectory())
+            continue;
+        const key = `${STATE_DIRS.bookbags}/${crew}/bookbag.json`;
+        files.set(key, (0,external_node_fs_namespaceObject.existsSync)(record) ? (0,external_node_fs_namespaceObject.readFileSync)(record) : Buffer.alloc(0));
+        crews.set(crew, key);
+    }
+    const kept = compact(files, { horizon }).files;
+    let removed = 0;
+    for (const [crew, key] of crews) {
+        if (kept.has(key))
+            continue;
+        (0,external_node_fs_namespaceObject.rmSync)((0,external_node_path_namespaceObject.join)(dir, crew), { recursive: true, force: true });
+        removed++;
+    }
+    return removed;
+}
+
+;// CONCATENATED MODULE: ./src/cli/commands/compact.ts
+
+
+
+
+const HELP = `Usage: school compact [--json] [--config FILE] [--state-dir DIR]
+
+Compacts the state directory in place, as a checkpoint compacts its copy: events older than
+checkpoint.compactAfterDays are folded into each log's first line, old audit and observation
+records are dropped, and so are bookbags of crews that finished before then and that nothing kept
+mentions. For a school that runs on one machine and never restores a checkpoint: run it now and
+then (from cron, between loops); running schools keep working while it runs.
+
+  --json           print what was compacted as JSON
+  --config FILE    school.yml (default: ./school.yml when present, else the defaults)
+  --state-dir DIR  compact this state directory instead of the configured one
+
+Exit code 0, or 1 when a log could not be compacted (it is left as it was; the message says why).
+`;
+const compactCommand = {
+    summary: 'compact [--json]: compact the state directory in place (for a school that never restores a checkpoint)',
+    async run(argv) {
+        const values = parseVerb('compact', argv, { json: { type: 'boolean' }, ...SCHOOL_OPTIONS }, HELP);
+        if (!values)
+            return 0;
+        const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});
+        const days = config.checkpoint.compactAfterDays;
+        const horizon = new Date(Date.now() - days * 86_400_000);
+        const result = await compactLive(new StateLayout(config.stateDir), horizon);
+        if (values.json) {
+            process.stdout.write(JSON.stringify({ horizon: horizon.toISOString(), ...result }, null, 2) + '\n');
+        }
+        else {
+            const kib = (n) => `${Math.round(n / 1024)} KiB`;
+            const lines = [`Compacted ${config.stateDir}: events before ${horizon.toISOString()} (${days} days)`];
+            if (result.logs.length === 0)
+                lines.push('  nothing older than that to fold');
+            for (const l of result.logs) {
+                const what = [
+                    l.folded ? `${l.folded} event(s) folded` : '',
+                    l.dropped ? `${l.dropped} old record(s) dropped` : '',
+                    l.belowWatermark ? `${l.belowWatermark} already folded event(s) dropped` : '',
+                ].filter(Boolean);
+                lines.push(`  ${l.file}: ${kib(l.bytesBefore)} → ${kib(l.bytesAfter)} (${what.join(', ')})`);
+            }
+            if (result.bookbagsRemoved)
+                lines.push(`  bookbags: ${result.bookbagsRemoved} old one(s) removed`);
+            for (const f of result.failed)
+                lines.push(`  ${f.file}: NOT compacted: ${f.error}`);
+            process.stdout.write(lines.join('\n') + '\n');
+        }
+        return result.failed.length ? 1 : 0;
+    },
+};
+
 ;// CONCATENATED MODULE: ./src/dispatch/assign.ts
 /** Prior for an agent without a score, in the middle of the EMA range. */
 const NEUTRAL_SCORE = 0.5;
@@ -63440,7 +63609,7 @@ function authError(error, method, url) {
 
 
 
-const HELP = `Usage: school fetch --repo OWNER/NAME [options]     (token from GITHUB_TOKEN)
+const fetch_HELP = `Usage: school fetch --repo OWNER/NAME [options]     (token from GITHUB_TOKEN)
        school fetch --issues-file FILE [options]    (offline: JSON array of GitHub issues)
 
 Lists open issues, sanitizes and classifies them, and writes curriculum.jsonl into the state dir.
@@ -63468,7 +63637,7 @@ const fetchCommand = {
             help: { type: 'boolean', short: 'h' },
         });
         if (values.help) {
-            process.stdout.write(HELP);
+            process.stdout.write(fetch_HELP);
             return 0;
         }
         const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});
@@ -74715,6 +74884,7 @@ const statusCommand = {
 
 
 
+
 /** The verb table. Each verb lives in ./commands/<verb>.ts. */
 const commands = {
     init: initCommand,
@@ -74723,6 +74893,7 @@ const commands = {
     dispatch: dispatchCommand,
     drain: drainCommand,
     checkpoint: checkpointCommand,
+    compact: compactCommand,
     status: statusCommand,
     report: reportCommand,
     simulate: simulateCommand,
