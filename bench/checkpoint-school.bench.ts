@@ -21,6 +21,7 @@ import { saveCheckpoint } from '../src/checkpoint/save.js';
 import '../src/checkpoint/folds.js';
 import { EventLog, event, type StateEvent } from '../src/state/event-log.js';
 import { STATE_FILES, type StateFile } from '../src/state/layout.js';
+import { job as gradingJob } from '../test/grading/helpers.js';
 import { initBareRemote, tempDir } from '../test/support/tmp.js';
 import type { Bench, BenchFigure } from './types.js';
 
@@ -100,7 +101,6 @@ function crewLife(out: Logs, i: number, t: number): void {
     );
   out.spend.push(spend(crewId, 31));
   if (i % 5 === 0) out.spend.push(spend(`${crewId}:turn-1`, 31));
-  const jobKey = `grade:${issueNumber}:${crewId}`;
   const verdict = {
     accepted,
     decidedBy: 'reviewer',
@@ -109,16 +109,8 @@ function crewLife(out: Logs, i: number, t: number): void {
     score: accepted ? 0.9 : 0.2,
     findings: [],
   };
-  const job = {
-    jobKey,
-    issueNumber,
-    crewId,
-    agent,
-    domain: 'general',
-    difficulty: 2,
-    fences: [],
-    bookbag: `bookbags/${crewId}`,
-  };
+  const job = gradingJob(issueNumber, crewId, { agent });
+  const { jobKey } = job;
   out.grading.push(
     event('job.enqueued', jobKey, job, at(33)),
     event(

@@ -1,5 +1,6 @@
 import { foldLog, registeredFolds, type LogFold, type PruneScope } from '../state/fold.js';
 import { SNAPSHOT_TYPE, watermarkOf, type SnapshotRecord, type StateEvent } from '../state/event-log.js';
+import { parseJsonl } from '../state/jsonl.js';
 import { STATE_DIRS, STATE_FILES } from '../state/layout.js';
 import { isLog, parseLog, serializeLog, type LogRecord, type ParsedLog } from './logs.js';
 import type { Manifest } from './manifest.js';
@@ -111,16 +112,16 @@ function dedupe(log: ParsedLog): { log: ParsedLog; below: number } {
  */
 function openIssuesOf(curriculum: Buffer | undefined): PruneScope {
   if (!curriculum) return {};
+  let records: Array<{ number?: unknown }>;
+  try {
+    records = parseJsonl<{ number?: unknown }>(curriculum.toString('utf8'), STATE_FILES.curriculum).records;
+  } catch {
+    return {};
+  }
   const open = new Set<number>();
-  for (const line of curriculum.toString('utf8').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const n = (JSON.parse(line) as { number?: unknown }).number;
-      if (typeof n !== 'number' || !Number.isInteger(n)) return {};
-      open.add(n);
-    } catch {
-      return {};
-    }
+  for (const r of records) {
+    if (typeof r?.number !== 'number' || !Number.isInteger(r.number)) return {};
+    open.add(r.number);
   }
   return { openIssues: open };
 }

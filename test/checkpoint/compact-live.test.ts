@@ -10,7 +10,7 @@ import { leaderboard, ScoreLedger } from '../../src/grading/ledger.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { EventLog, event, type StateEvent } from '../../src/state/event-log.js';
 import { STATE_FILES, StateLayout, type StateFile } from '../../src/state/layout.js';
-import { bundleFixture, spawnDrainer } from '../grading/helpers.js';
+import { bundleFixture, job as gradingJob, spawnDrainer } from '../grading/helpers.js';
 import { tempDir } from '../support/tmp.js';
 
 /**
@@ -124,17 +124,8 @@ async function school(root: string): Promise<StateLayout> {
         at(30),
       ),
     );
-    const jobKey = `grade:${issueNumber}:${crewId}`;
-    const job = {
-      jobKey,
-      issueNumber,
-      crewId,
-      agent,
-      domain: 'general',
-      difficulty: 2,
-      fences: [],
-      bookbag: `bookbags/${crewId}`,
-    };
+    const job = gradingJob(issueNumber, crewId, { agent });
+    const { jobKey } = job;
     push('grading', event('job.enqueued', jobKey, job, at(31)));
     if (i % 10 === 9) continue; // still pending: its bookbag must stay
     const verdict = {
