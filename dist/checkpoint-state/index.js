@@ -53567,6 +53567,7 @@ async function send(port, entry) {
 
 
 
+
 /**
  * Compaction (docs/architecture.md): the checkpoint grows with the active set, not with history.
  * - A log with a registered fold: the leading events older than the horizon are folded into the
@@ -53663,19 +53664,18 @@ function dedupe(log) {
 function openIssuesOf(curriculum) {
     if (!curriculum)
         return {};
+    let records;
+    try {
+        records = jsonl_parseJsonl(curriculum.toString('utf8'), STATE_FILES.curriculum).records;
+    }
+    catch {
+        return {};
+    }
     const open = new Set();
-    for (const line of curriculum.toString('utf8').split('\n')) {
-        if (!line.trim())
-            continue;
-        try {
-            const n = JSON.parse(line).number;
-            if (typeof n !== 'number' || !Number.isInteger(n))
-                return {};
-            open.add(n);
-        }
-        catch {
+    for (const r of records) {
+        if (typeof r?.number !== 'number' || !Number.isInteger(r.number))
             return {};
-        }
+        open.add(r.number);
     }
     return { openIssues: open };
 }
