@@ -42,7 +42,7 @@ export default tseslint.config(
 
 function srcLayers() {
   const layers = [
-    ['security', 'process', 'config', 'state', 'schemas', 'bookbag'],
+    ['security', 'process', 'sandbox', 'config', 'state', 'schemas', 'bookbag'],
     ['github', 'delivery', 'curriculum'],
     ['dispatch'],
     ['agents'],

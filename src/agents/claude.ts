@@ -29,6 +29,12 @@ export interface ClaudeTurn {
   resume?: string;
   /** The reviewer: no tool that writes. */
   readOnly?: boolean;
+  /**
+   * Commands the agent may run without asking (`--allowedTools Bash(<command>:*)`): inside the
+   * sandbox the verification command is safe to grant, and headless `acceptEdits` refuses it otherwise,
+   * so the student could not check its own work.
+   */
+  allowCommands?: ReadonlyArray<readonly string[]>;
 }
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
@@ -50,6 +56,8 @@ export function claudeArgv(
   } else if (!agent.args.some((a) => a === '--permission-mode' || a === '--dangerously-skip-permissions')) {
     argv.push('--permission-mode', 'acceptEdits');
   }
+  if (!turn.readOnly && turn.allowCommands?.length)
+    argv.push('--allowedTools', ...turn.allowCommands.map((c) => `Bash(${c.join(' ')}:*)`));
   if (turn.resume) {
     if (!SESSION_ID.test(turn.resume))
       throw new TypeError(`claude: session id ${JSON.stringify(turn.resume)} is not an id`);

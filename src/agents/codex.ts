@@ -32,6 +32,13 @@ import { joinPrinted, scanText } from './output.js';
 export interface CodexTurn {
   resume?: string;
   readOnly?: boolean;
+  /**
+   * The turn runs inside the school's sandbox: Codex's own (Landlock/seccomp, or bubblewrap) would
+   * nest inside it, so it is switched off with the flag Codex documents for externally sandboxed
+   * environments. The school's sandbox keeps the worktree the only writable tree and the network to
+   * the allow-list.
+   */
+  outerSandbox?: boolean;
 }
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
@@ -49,7 +56,8 @@ export function codexArgv(
       ['--sandbox', '-s', '--full-auto', '--dangerously-bypass-approvals-and-sandbox'].includes(a) ||
       a.startsWith('--sandbox='),
   );
-  if (turn.readOnly) argv.push('--sandbox', 'read-only');
+  if (turn.outerSandbox && !sandboxed) argv.push('--dangerously-bypass-approvals-and-sandbox');
+  else if (turn.readOnly) argv.push('--sandbox', 'read-only');
   else if (!sandboxed) argv.push('--sandbox', 'workspace-write');
   argv.push(...agent.args);
   if (turn.resume) argv.push('resume', turn.resume);

@@ -1,4 +1,6 @@
-import { appendFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, rmSync, statSync } from 'node:fs';
+import { readUntrustedFile } from '../security/untrusted-file.js';
+import { ProgramNotFoundError } from '../sandbox/sandbox.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { ChildEnv } from '../process/env.js';
 import { runProcess, type RunResult } from '../process/run.js';
@@ -35,10 +37,17 @@ export interface TurnOptions {
   reportFile: string;
   /** Makes argv elements relative to the configuration absolute (command agents). */
   commandArgv: (command: readonly string[]) => string[];
-  /** The classroom's launcher (e.g. orca) around the agent's argv. */
-  wrap: (argv: readonly string[]) => string[];
+  /**
+   * How the agent's argv is started: the classroom's launcher (e.g. orca) around it, then the
+   * sandbox. Throws ProgramNotFoundError when the program is not there (nothing starts).
+   */
+  launch: (argv: readonly string[], env: ChildEnv) => Promise<{ argv: string[]; env: ChildEnv }>;
   onSpawn?: (pid: number) => void;
   now?: () => Date;
+  /** The turn runs in the sandbox: the agent's own sandbox steps aside and it may run `verify`. */
+  sandboxed?: boolean;
+  /** The verification command, which a sandboxed agent is allowed to run itself. */
+  verify?: readonly string[];
 }
 
 export interface TurnResult {
@@ -52,23 +61,21 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
   const cli = agent.kind !== 'command';
   const argv = cli
     ? agent.kind === 'claude-code'
-      ? claudeArgv(agent, o.resume ? { resume: o.resume } : {})
-      : codexArgv(agent, o.resume ? { resume: o.resume } : {})
+      ? claudeArgv(agent, {
+          ...(o.resume ? { resume: o.resume } : {}),
+          ...(o.sandboxed && o.verify ? { allowCommands: [o.verify] } : {}),
+        })
+      : codexArgv(agent, {
+          ...(o.resume ? { resume: o.resume } : {}),
+          ...(o.sandboxed ? { outerSandbox: true } : {}),
+        })
     : o.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(o.briefPath));
   // Every kind writes stdout and stderr to the student log as it runs, so nothing is held in memory
   // and the operator has all of it; a CLI turn's part of the log is then read back, line by line.
   if (cli) appendFileSync(o.logFile, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`);
   const offset = existsSync(o.logFile) ? statSync(o.logFile).size : 0;
-  const run = await runProcess(o.wrap(argv), {
-    cwd: o.cwd,
-    env: o.env,
-    timeoutMs: o.timeoutMs,
-    graceMs: o.graceMs,
-    logFile: o.logFile,
-    ...(cli ? { input: o.prompt } : {}),
-    onSpawn: o.onSpawn,
-  });
-  const report = existsSync(o.reportFile) ? readFileSync(o.reportFile, 'utf8') : undefined;
+  const run = await launched(argv, o, cli);
+  const report = readReport(o.reportFile, o.logFile);
   const proc = {
     exitCode: run.exitCode,
     signal: run.signal,
@@ -110,6 +117,48 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
     };
   }
   return { ending, process: proc, report };
+}
+
+async function launched(argv: string[], o: TurnOptions, cli: boolean): Promise<RunResult> {
+  let started: { argv: string[]; env: ChildEnv };
+  try {
+    started = await o.launch(argv, o.env);
+  } catch (e) {
+    if (!(e instanceof ProgramNotFoundError)) throw e;
+    // The same ending as a spawn that found nothing: the agent could not start.
+    return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
+  }
+  return runProcess(started.argv, {
+    cwd: o.cwd,
+    env: started.env,
+    timeoutMs: o.timeoutMs,
+    graceMs: o.graceMs,
+    logFile: o.logFile,
+    ...(cli ? { input: o.prompt } : {}),
+    onSpawn: o.onSpawn,
+  });
+}
+
+const NOT_STARTED: RunResult = {
+  exitCode: null,
+  signal: null,
+  timedOut: false,
+  durationMs: 0,
+  pid: -1,
+  stdout: Buffer.alloc(0),
+  stderr: Buffer.alloc(0),
+  truncated: false,
+  overflowed: false,
+};
+
+/** The student's report, read as data; one that is not a plain file is noted in the log and ignored. */
+function readReport(path: string, logFile: string): string | undefined {
+  try {
+    return readUntrustedFile(path);
+  } catch (e) {
+    appendFileSync(logFile, `[school] report ignored: ${(e as Error).message}\n`);
+    return undefined;
+  }
 }
 
 /** Endings every kind shares: the process never started, or the timeout killed it. */

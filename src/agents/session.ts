@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { ProgramNotFoundError } from '../sandbox/sandbox.js';
 import type { AgentConfig } from '../config/schema.js';
 import { renderCorrection } from './brief.js';
 import { recordCrewSpend } from './usage.js';
-import { childEnv } from '../process/env.js';
+import { childEnv, type ChildEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { sha256, type Usage, type VerificationRecord } from '../bookbag/schema.js';
 import { redactText } from '../security/redact.js';
@@ -39,10 +40,19 @@ export interface SessionInput {
   graceMs?: number;
   baseSha: string;
   commandArgv: TurnOptions['commandArgv'];
-  wrap: TurnOptions['wrap'];
+  launch: TurnOptions['launch'];
+  /** How the verification command is started (the sandbox, with the worktree read-only). */
+  launchVerify: TurnOptions['launch'];
   onSpawn?: (pid: number) => void;
   /** Runs after every agent turn, before the toolkit touches the worktree again. */
-  afterTurn(): void;
+  afterTurn(): Promise<unknown>;
+  /**
+   * Freezes the change as the turn left it, before it is verified: returns the digest of the patch
+   * the verification record then vouches for (a change made after it no longer matches).
+   */
+  freeze(): Promise<string>;
+  /** The student runs in the sandbox: it may be let run the verification command itself. */
+  sandboxed?: boolean;
 }
 
 export interface SessionResult {
@@ -50,7 +60,7 @@ export interface SessionResult {
   usage?: Usage;
   session?: string;
   report?: string;
-  /** The last verification; its `diffSha` is left for the caller, who collects the final diff. */
+  /** The last verification, with the digest of the patch it verified (frozen before it ran). */
   verification: VerificationRecord | null;
   verificationLog?: string;
   corrections: number;
@@ -86,10 +96,12 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       usageFile: paths.usage,
       reportFile: paths.report,
       commandArgv: i.commandArgv,
-      wrap: i.wrap,
+      launch: i.launch,
+      ...(i.sandboxed ? { sandboxed: true } : {}),
+      ...(i.verify && i.verifies ? { verify: i.verify } : {}),
       onSpawn: i.onSpawn,
     });
-    i.afterTurn();
+    await i.afterTurn();
     r.ending = turn.ending;
     r.report = turn.report ?? r.report;
     r.session = turn.ending.sessionId ?? r.session;
@@ -97,14 +109,9 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     if (turn.ending.usage) await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
     r.usage = addUsage(r.usage, turn.ending.usage);
     if (turn.ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
+    const diffSha = await i.freeze();
     rmSync(paths.verifyLog, { force: true });
-    const v = await runProcess(i.verify, {
-      cwd: i.worktree,
-      env: verifyEnv,
-      logFile: paths.verifyLog,
-      timeoutMs: i.timeoutMs,
-      graceMs: i.graceMs,
-    });
+    const v = await verifyRun(i, verifyEnv);
     const log = redactText(existsSync(paths.verifyLog) ? readFileSync(paths.verifyLog, 'utf8') : '');
     r.verificationLog = log;
     r.verification = {
@@ -114,7 +121,7 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       durationMs: v.durationMs,
       logDigest: sha256(log),
       baseSha: i.baseSha,
-      diffSha: '',
+      diffSha,
       timedOut: v.timedOut,
     };
     if (r.verification.passed || r.corrections >= i.maxCorrections) return r;
@@ -135,4 +142,28 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     writeTextAtomic(briefPath, `${readFileSync(paths.brief, 'utf8')}\n${correction}`);
     prompt = correction;
   }
+}
+
+async function verifyRun(
+  i: SessionInput,
+  env: ChildEnv,
+): Promise<{ exitCode: number | null; timedOut: boolean; durationMs: number }> {
+  let started: { argv: string[]; env: ChildEnv };
+  try {
+    started = await i.launchVerify(i.verify!, env);
+  } catch (e) {
+    if (!(e instanceof ProgramNotFoundError)) throw e;
+    appendFileSync(
+      i.paths.verifyLog,
+      `[school] verification could not start: \`${e.program}\` was not found on PATH\n`,
+    );
+    return { exitCode: null, timedOut: false, durationMs: 0 };
+  }
+  return runProcess(started.argv, {
+    cwd: i.worktree,
+    env: started.env,
+    logFile: i.paths.verifyLog,
+    timeoutMs: i.timeoutMs,
+    graceMs: i.graceMs,
+  });
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readUntrustedFile } from '../security/untrusted-file.js';
 import { usageSchema, type Usage } from '../bookbag/schema.js';
 import { finiteOr } from '../security/sanitize.js';
 import { recordSpend } from '../dispatch/spend.js';
@@ -13,12 +13,11 @@ import type { StateLayout } from '../state/layout.js';
 export function readUsage(path: string): { usage?: Usage; problem?: string } {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    const text = readUntrustedFile(path, 64 * 1024);
+    if (text === undefined) return {};
+    raw = JSON.parse(text);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT'
-      ? {}
-      : { problem: `usage file unreadable: ${(e as Error).message.slice(0, 200)}` };
+    return { problem: `usage file unreadable: ${(e as Error).message.slice(0, 200)}` };
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw))
     return { problem: 'usage file is not a JSON object' };

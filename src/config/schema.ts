@@ -192,6 +192,54 @@ export const reviewerSchema = z.union([
     }),
 ]);
 
+export const SANDBOX_KINDS = ['bwrap', 'none'] as const;
+export const SANDBOX_NETWORKS = ['allow-list', 'none', 'host'] as const;
+/** `host:port`, a `*.` wildcard allowed in front of the host (`*.npmjs.org:443`). */
+const HOST_PORT = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?:[0-9]{1,5}$/;
+
+/**
+ * The sandbox around every process that runs code or reads text a student wrote (docs/security.md).
+ * `kind` unset means bwrap, and a daemon that cannot run it leases nothing: `none` must be written.
+ */
+export const sandboxSchema = z
+  .strictObject({
+    kind: z
+      .enum(SANDBOX_KINDS)
+      .optional()
+      .describe('bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly).'),
+    network: z
+      .enum(SANDBOX_NETWORKS)
+      .default('allow-list')
+      .describe(
+        'allow-list: only the listed host:port pairs, through a proxy; none: no network; host: no limit (loud warning).',
+      ),
+    allow: z
+      .array(
+        z
+          .string()
+          .regex(HOST_PORT, 'host:port, e.g. api.anthropic.com:443 or *.npmjs.org:443 (a port is required)'),
+      )
+      .default([])
+      .describe("host:port pairs added to what each agent kind needs by default (its API's host)."),
+    readOnly: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .refine((p) => isAbsolute(p), 'an absolute path'),
+      )
+      .default([])
+      .describe(
+        'Extra absolute paths visible read-only inside (a toolchain outside /usr, e.g. /opt/toolchains/go).',
+      ),
+    bwrap: z
+      .string()
+      .min(1)
+      .default('bwrap')
+      .describe('The bubblewrap binary (name on PATH or absolute path).'),
+  })
+  .prefault({});
+
 /** GitHub's limit on the jobs of one matrix: the crew and roster jobs are matrices over daemons. */
 export const MAX_DAEMONS = 256;
 /** The heartbeat TTL when school.yml sets none and no schedule says how often daemons beat. */
@@ -376,6 +424,9 @@ export const configSchema = z
         comment: z.boolean().default(false).describe('Post a result comment on the issue.'),
       })
       .prefault({}),
+    sandbox: sandboxSchema.describe(
+      'The sandbox every untrusted process runs in: students, verification, sealed tests, the reviewer.',
+    ),
     checkpoint: z
       .strictObject({
         branch: z.string().default('school-state'),
@@ -419,5 +470,6 @@ export type DaemonConfig = z.infer<typeof daemonSchema>;
 export type AgentConfig = z.infer<typeof agentSchema>;
 export type DeliveryConfig = z.infer<typeof configSchema>['delivery'];
 export type ReviewerConfig = z.infer<typeof reviewerSchema>;
+export type SandboxConfig = z.infer<typeof sandboxSchema>;
 export type Pricing = z.infer<typeof pricingSchema>;
 export type Classification = z.infer<typeof classificationSchema>;

@@ -8,6 +8,7 @@ import {
   foreignChanges,
   resetClean,
   collectDiff,
+  slotGitDirs,
   type CollectedDiff,
 } from './git.js';
 import { requireProcFs, which } from './host.js';
@@ -38,6 +39,11 @@ export interface Classroom {
   collect(slot: number, base: string): Promise<CollectedDiff>;
   /** Reset and clean; returns what remains afterwards (N8.2: must be empty). */
   teardown(slot: number, base: string): Promise<string[]>;
+  /**
+   * The slot's git directories, asked of git right after `prepare` (before the student could edit
+   * its `.git` file): the repository's common directory and this slot's own admin directory.
+   */
+  gitDirs(slot: number): Promise<{ common: string; admin: string } | undefined>;
   /** Whether a verification command applies (a code change exists to verify). */
   readonly verifies: boolean;
 }
@@ -85,6 +91,9 @@ class WorktreeClassroom implements Classroom {
   }
   collect(slot: number, base: string): Promise<CollectedDiff> {
     return collectDiff(this.workdir(slot), base);
+  }
+  gitDirs(slot: number): Promise<{ common: string; admin: string }> {
+    return slotGitDirs(this.workdir(slot));
   }
   async teardown(slot: number, base: string): Promise<string[]> {
     const dir = this.workdir(slot);
@@ -137,6 +146,9 @@ class BotClassroom implements Classroom {
   }
   async collect(): Promise<CollectedDiff> {
     return { patch: Buffer.alloc(0), changedFiles: [], ignored: [] };
+  }
+  async gitDirs(): Promise<undefined> {
+    return undefined;
   }
   async teardown(slot: number): Promise<string[]> {
     const dir = this.workdir(slot);

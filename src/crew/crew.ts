@@ -1,5 +1,5 @@
 import { readCurriculumFile } from '../curriculum/store.js';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
 import { registerSecret, redactText } from '../security/redact.js';
@@ -27,9 +27,11 @@ import { classifyEnding, GRADED_OUTCOMES } from '../agents/outcome.js';
 import { localIdentity, selfOwner } from '../dispatch/liveness.js';
 import { processesWithMarker } from './host.js';
 import { groupAlive, killGroup } from '../process/group.js';
-import { baselinePath, readBaseline, restoreBaseline } from './git-guard.js';
+import { baselinePath, readBaseline, restoreBaseline, type GitControlBaseline } from './git-guard.js';
+import { Sandbox } from '../sandbox/sandbox.js';
+import { agentAllowList } from '../agents/network.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
-import { runSession } from '../agents/session.js';
+import { runSession, type SessionInput } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
 
@@ -107,6 +109,9 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
     log.warning(`crew ${spec.crewId}: ${kind}: ${detail}`);
     await audit(layout, 'crew.alert', { crewId: spec.crewId, issueNumber: crew.issueNumber, kind, detail });
   };
+  // The shared git directory's baseline, read once, before the student runs: a copy in this
+  // process's memory is one no student can edit between its turns and the restore.
+  const guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
   const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
   mkdirSync(scratch, { recursive: true });
   let outcome: CrewOutcome = 'aborted';
@@ -118,6 +123,7 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   // The agent never started (missing CLI, refused credentials): an alert, not the agent's failure.
   let infra = false;
   let resetAt: Date | undefined;
+  let sandbox: Sandbox | undefined;
   try {
     if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
@@ -130,6 +136,7 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
       );
     }
     prepared = true;
+    sandbox = crewSandbox(spec, scratch, log);
     const r = await live(
       spec,
       claim.slot,
@@ -140,6 +147,8 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
       scratch,
       startedAt,
       started,
+      sandbox,
+      guard,
       (pgid) => {
         studentPgid = pgid;
       },
@@ -158,7 +167,16 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
     if (!(e instanceof AbortCrew)) await alert('runtime-error', message(e));
   } finally {
     stopBeat();
-    await teardown(spec, classroom, claim.slot, studentPgid, prepared, alert).catch((e) =>
+    const refused = sandbox ? await sandbox.close().catch(() => []) : [];
+    if (refused.length)
+      await alert(
+        'egress-refused',
+        `the sandbox refused connections to ${refused
+          .slice(0, 10)
+          .map((r) => (r.count > 1 ? `${r.target} (${r.count}×)` : r.target))
+          .join(', ')} (not on sandbox.allow)`,
+      );
+    await teardown(spec, guard, classroom, claim.slot, studentPgid, prepared, alert).catch((e) =>
       alert('teardown-failed', message(e)),
     );
     await releaseLease(layout, spec.crewId, `crew ${outcome}`);
@@ -244,14 +262,21 @@ async function live(
   scratch: string,
   startedAt: string,
   started: number,
+  sandbox: Sandbox,
+  guard: GitControlBaseline | undefined,
   onGroup: (pgid: number) => void,
 ) {
   const layout = new StateLayout(spec.stateDir);
   const worktree = classroom.workdir(slot);
+  // What the student hands back (usage, report) is written in a directory of its own, the only
+  // one of the crew's runtime files it can write; the brief and the logs stay out of its reach.
+  const out = join(scratch, 'out');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
   const paths = {
     brief: join(scratch, 'brief.md'),
-    usage: join(scratch, 'usage.json'),
-    report: join(scratch, 'report.md'),
+    usage: join(out, 'usage.json'),
+    report: join(out, 'report.md'),
     studentLog: join(scratch, 'student.log'),
     verifyLog: join(scratch, 'verify.log'),
     correction: (turn: number) => join(scratch, `correction-${turn}.md`),
@@ -301,17 +326,20 @@ async function live(
     graceMs: spec.graceMs,
     baseSha: spec.baseSha,
     commandArgv: (c) => studentArgv(c, spec.baseDir),
-    wrap: (a) => classroom.wrap(a),
+    ...(await confinement(spec, classroom, slot, sandbox, agent, scratch, out)),
+    sandboxed: sandbox.confined,
     onSpawn: onGroup,
     // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => restoreGitControl(spec),
+    afterTurn: () => restoreGitControl(guard),
+    freeze: async () =>
+      sha256(redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'))),
   });
   const { ending, usage, report, verificationLog, corrections } = session;
-  let verification = session.verification;
+  const verification = session.verification;
+  // The bookbag keeps the change as the last turn left it; the verification record names the patch it
+  // verified (frozen before it ran): when they differ, the first judge sees it.
   const collected = await classroom.collect(slot, spec.baseSha);
   const diff = redactText(collected.patch.toString('utf8'));
-  // The verification record vouches for the change it verified: the final one.
-  if (verification) verification = { ...verification, diffSha: sha256(diff) };
   const classified = classifyEnding(ending, verification, corrections);
   const record: Omit<Bookbag, 'diffSha'> = {
     schema: 1,
@@ -352,6 +380,7 @@ async function live(
  */
 async function teardown(
   spec: CrewSpec,
+  guard: GitControlBaseline | undefined,
   classroom: Classroom,
   slot: number,
   pgid: number,
@@ -380,7 +409,7 @@ async function teardown(
     const still = processesWithMarker(spec.crewId);
     if (still.length) await alert('teardown-incomplete', `processes survive SIGKILL: ${still.join(', ')}`);
   }
-  const restored = restoreGitControl(spec);
+  const restored = await restoreGitControl(guard);
   if (restored.length)
     await alert('git-control-changed', `restored the repository's ${restored.slice(0, 10).join(', ')}`);
   if (!prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
@@ -392,10 +421,88 @@ async function teardown(
     await alert('teardown-incomplete', `slot not clean after reset: ${remaining.slice(0, 10).join('; ')}`);
 }
 
-/** Puts back the shared git directory's config, hooks and attributes as the driver recorded them. */
-function restoreGitControl(spec: CrewSpec): string[] {
-  const baseline = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
-  return baseline ? restoreBaseline(baseline) : [];
+/** Puts back the shared git directory's control files and refs as the driver recorded them. */
+async function restoreGitControl(guard: GitControlBaseline | undefined): Promise<string[]> {
+  return guard ? restoreBaseline(guard) : [];
+}
+
+/**
+ * The crew's sandbox (docs/security.md). Its private directories live in the crew's runtime
+ * directory, which is itself never visible inside; nor are the state directory, the other slots,
+ * the repository's checkout or the toolkit.
+ */
+function crewSandbox(spec: CrewSpec, scratch: string, log: Logger): Sandbox {
+  return new Sandbox({
+    config: spec.config.sandbox,
+    root: join(scratch, 'sandbox'),
+    protect: [
+      spec.stateDir,
+      spec.runtimeDir,
+      spec.worktreeRoot,
+      spec.config.repoPath,
+      ...(spec.baseDir ? [spec.baseDir] : []),
+    ],
+    onRefused: (target, purpose) =>
+      log.warning(
+        `crew ${spec.crewId}: sandbox refused a connection to ${target} (${purpose}; not on sandbox.allow)`,
+      ),
+  });
+}
+
+/**
+ * How the student's turns and its verification are started. The student sees its worktree and its
+ * slot's git admin directory read-write, the repository's common git directory read-only (other
+ * slots' admin directories hidden), the brief read-only, and the `out` directory for its report and
+ * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew.
+ * The verification sees the worktree read-only, in a HOME of its own made fresh for each run.
+ */
+async function confinement(
+  spec: CrewSpec,
+  classroom: Classroom,
+  slot: number,
+  sandbox: Sandbox,
+  agent: AgentConfig,
+  scratch: string,
+  out: string,
+): Promise<Pick<SessionInput, 'launch' | 'launchVerify'>> {
+  const worktree = classroom.workdir(slot);
+  const dirs = sandbox.confined ? await classroom.gitDirs(slot) : undefined;
+  const git = dirs
+    ? {
+        readOnly: [
+          dirs.common,
+          join(worktree, '.git'),
+          join(dirs.admin, 'commondir'),
+          join(dirs.admin, 'gitdir'),
+        ],
+        masked: [join(dirs.common, 'worktrees')],
+      }
+    : { readOnly: [], masked: [] };
+  const briefs = () =>
+    readdirSync(scratch)
+      .filter((f) => /^(brief|correction-\d+)\.md$/.test(f))
+      .map((f) => join(scratch, f));
+  const studentHome = sandbox.freshHome('student');
+  const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
+  return {
+    launch: (argv, env) =>
+      sandbox.confine(classroom.wrap(argv), env, {
+        cwd: worktree,
+        writable: [worktree, ...(dirs ? [dirs.admin] : []), out],
+        readOnly: [...git.readOnly, ...briefs()],
+        masked: git.masked,
+        home: studentHome,
+        allow,
+      }),
+    launchVerify: (argv, env) =>
+      sandbox.confine(argv, env, {
+        cwd: worktree,
+        readOnly: [worktree, ...git.readOnly, ...(dirs ? [dirs.admin] : [])],
+        masked: git.masked,
+        home: sandbox.freshHome('verify'),
+        allow: spec.config.sandbox.allow,
+      }),
+  };
 }
 
 async function waitUntil(test: () => boolean, ms: number): Promise<void> {

@@ -18,6 +18,7 @@ import { crewRuntimeDir, defaultRuntimeDir, defaultWorktreeRoot, writeSpec } fro
 import { revParse } from './git.js';
 import { adopt, refillStop, settle, type Active, type Progress } from './driver-settle.js';
 import { GiB, freeDiskBytes, gib } from './disk.js';
+import { requireSandbox } from '../sandbox/probe.js';
 
 /**
  * The driver (seed 002): runs one daemon's planned crews with K slots.
@@ -110,6 +111,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
   };
   // Preflight before anything is leased or locked: a missing binary fails within a second.
   classroomFor({ ...baseSpec, crewId: '-', baseSha: '-' }, 'coding').preflight();
+  sandboxPreflight(o.config, o.daemon, o.logger);
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
   const result: DriverResult = {
     launched: [],
@@ -132,10 +134,12 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
     if (!active.size || !readBaseline(baseline))
       writeBaseline(baseline, await captureBaseline(o.config.repoPath));
     // The crew runner is toolkit code but shares the machine with the student it starts: it gets no
-    // token, only the run's identity and the variables its agents are configured to receive.
-    const runnerEnv = childEnv({
-      pass: [...RUN_IDENTITY_ENV, ...new Set(o.config.agents.flatMap((a) => a.passEnv))],
-    });
+    // token, only the run's identity and the variables its own crew's agent is configured to receive
+    // (never another agent's key: a student that reads its runner's environment finds its own).
+    const runnerEnv = (agentId: string) =>
+      childEnv({
+        pass: [...RUN_IDENTITY_ENV, ...(o.config.agents.find((a) => a.id === agentId)?.passEnv ?? [])],
+      });
     const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
     const seen = new Set<string>([...active.keys(), ...queue]);
     // Crews queued behind the first wave (an Actions crew job's queue, dispatch/queue.ts) wait for
@@ -220,7 +224,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
           continue;
         }
         const specPath = writeSpec({ ...baseSpec, crewId, baseSha });
-        const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv);
+        const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(crew.agent));
         active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
         result.launched.push(crewId);
         progress({ crewId, issueNumber: crew.issueNumber, phase: 'launched', elapsedMs: 0 });
@@ -331,6 +335,24 @@ function launch(
     onSpawn: (p) => (pid = p),
   }).then((r) => (r.spawnError ? null : r.exitCode));
   return { pid, done };
+}
+
+/**
+ * Fail closed: a daemon whose machine cannot run the sandbox leases nothing (the error says what to
+ * install or set). Running without one, or with the host's network, is said loudly once per run.
+ */
+export function sandboxPreflight(config: SchoolConfig, daemon: string, logger: Logger): void {
+  if (config.sandbox.kind === 'none') {
+    logger.warning(
+      `daemon ${daemon}: NO SANDBOX (sandbox.kind: none): students run unconfined as this runner's user and can read its files, other crews' work and every key in reach, and connect anywhere`,
+    );
+    return;
+  }
+  requireSandbox(config.sandbox);
+  if (config.sandbox.network === 'host')
+    logger.warning(
+      `daemon ${daemon}: sandbox.network is host: students may connect to any host and send anything anywhere`,
+    );
 }
 
 /** Why launches are paused (school.jsonl, read fresh), or undefined. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { withLock } from '../state/lock.js';
 import { git, gitBytes } from '../process/git.js';
@@ -79,4 +79,21 @@ export async function resetClean(worktree: string, base: string): Promise<void> 
   await git(worktree, 'checkout', '--quiet', '--force', '--detach', base);
   await git(worktree, 'reset', '--quiet', '--hard', base);
   await git(worktree, 'clean', '-ffdxq');
+}
+
+/**
+ * A linked worktree's admin directory and the repository's common git directory, as git resolves
+ * them. The admin directory must be one of the common directory's `worktrees/<name>`: anything else
+ * (a `.git` file pointing elsewhere) is refused, since the sandbox makes that directory writable.
+ */
+export async function slotGitDirs(worktree: string): Promise<{ common: string; admin: string }> {
+  const [admin = '', common = ''] = (
+    await git(worktree, 'rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir')
+  )
+    .trim()
+    .split('\n');
+  const real = (p: string) => realpathSync(p);
+  if (!admin || !common || dirname(real(admin)) !== join(real(common), 'worktrees'))
+    throw new Error(`${worktree}: its git directory ${admin} is not a worktree admin directory of ${common}`);
+  return { common: real(common), admin: real(admin) };
 }

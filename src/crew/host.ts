@@ -1,5 +1,4 @@
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { listProcesses } from '../process/group.js';
 import { ClassroomUnavailableError } from './errors.js';
 
@@ -43,25 +42,7 @@ export function processesWithMarker(crewId: string): number[] {
   return found;
 }
 
-/** Finds an executable on PATH without a shell; absolute or relative paths are checked as given. */
-export function which(binary: string, path = process.env.PATH ?? ''): string | undefined {
-  const candidates =
-    isAbsolute(binary) || binary.includes('/')
-      ? [binary]
-      : path
-          .split(delimiter)
-          .filter(Boolean)
-          .map((d) => join(d, binary));
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK);
-      return c;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
-}
+export { which } from '../process/which.js';
 
 /**
  * A student runs as the runner's user. Where the kernel lets any process read the memory of any other

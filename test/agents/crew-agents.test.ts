@@ -43,7 +43,10 @@ function agentSchool(
   turns: Parameters<typeof installFakes>[1],
   over: { timeout?: number; codexArgs?: string[] } = {},
 ) {
+  // Unconfined: the fake CLIs record every call next to themselves, which the sandbox would refuse;
+  // these tests are about reading the tools' output (test/security runs students in the sandbox).
   const s = (school = makeSchool({
+    unconfined: true,
     ...(over.timeout ? { timeout: over.timeout } : {}),
     extraAgents: [
       {

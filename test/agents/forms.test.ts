@@ -72,7 +72,7 @@ async function play(form: Form) {
     usageFile: join(root, 'usage.json'),
     reportFile: join(root, 'report.md'),
     commandArgv: (c) => [...c],
-    wrap: (a) => [...a],
+    launch: async (argv, env) => ({ argv: [...argv], env }),
     now: () => NOW,
   });
   return { ending: turn.ending, log: readFileSync(log, 'utf8') };

@@ -79,6 +79,12 @@ export function makeSchool(
     extraAgents?: unknown[];
     ledger?: boolean;
     verify?: boolean;
+    /**
+     * Run students without the sandbox. For tests of the unconfined mechanisms (process-group kill,
+     * the marker sweep) and of students that write outside their worktree on purpose: the ledger
+     * that counts runs across processes is such a file, so a school with a ledger is unconfined.
+     */
+    unconfined?: boolean;
   } = {},
 ): School {
   const t = tempDir('school-crew-');
@@ -113,6 +119,7 @@ export function makeSchool(
       leaseSeconds: 60,
       ...(opts.verify === false ? {} : { verify: ['node', VERIFY] }),
     },
+    ...(opts.unconfined || opts.ledger ? { sandbox: { kind: 'none' } } : {}),
   });
   mkdirSync(config.stateDir, { recursive: true });
   return {

@@ -40,9 +40,13 @@ afterEach(() => {
 
 describe('D4 a hostile student', () => {
   it('never makes the daemon or a grader run its code, never sees a token, and is still graded', async () => {
+    // Unconfined: this is the git wrapper's own defence (what holds with `sandbox.kind: none`); inside
+    // the sandbox the shared git directory is read-only and the markers directory unreachable
+    // (test/security).
     s = makeSchool({
       worktrees: 1,
       verify: false,
+      unconfined: true,
       extraAgents: [
         { id: 'hostile', command: ['node', HOSTILE, '--markers', 'MARKERS', '{brief}'], roles: ['coding'] },
       ],

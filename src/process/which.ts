@@ -1,0 +1,22 @@
+import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+
+/** Finds an executable on PATH without a shell; absolute or relative paths are checked as given. */
+export function which(binary: string, path = process.env.PATH ?? ''): string | undefined {
+  const candidates =
+    isAbsolute(binary) || binary.includes('/')
+      ? [binary]
+      : path
+          .split(delimiter)
+          .filter(Boolean)
+          .map((d) => join(d, binary));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,148 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { rmSync } from 'node:fs';
+
+/**
+ * The egress proxy of a sandbox (docs/security.md): the sandbox has no network of its own, only this
+ * proxy's unix socket bound into it. It speaks HTTP proxy: `CONNECT host:port` (what every HTTPS
+ * client sends) and absolute-form plain HTTP (`POST http://host:port/path`), and lets through only
+ * `host:port` pairs on the allow-list. Each refusal is answered 403 with the reason and reported to
+ * `onRefused`, so the crew's log says what its student tried to reach.
+ */
+export interface EgressProxy {
+  readonly socket: string;
+  /** Every `host:port` refused so far, in order (a repeat is counted, not listed again). */
+  refused(): Array<{ target: string; count: number }>;
+  close(): Promise<void>;
+}
+
+export interface ProxyOptions {
+  socket: string;
+  allow: readonly string[];
+  onRefused?: (target: string) => void;
+}
+
+const MAX_HEAD = 64 * 1024;
+
+/** `host:port` is on the list: the same pair, or a `*.domain:port` entry that covers the host. */
+export function allowed(allow: readonly string[], host: string, port: number): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  for (const entry of allow) {
+    const i = entry.lastIndexOf(':');
+    const eh = entry.slice(0, i).toLowerCase();
+    if (Number(entry.slice(i + 1)) !== port) continue;
+    if (eh === h) return true;
+    if (eh.startsWith('*.') && h.endsWith(eh.slice(1)) && h.length > eh.length - 1) return true;
+  }
+  return false;
+}
+
+/** Splits `host:port` (with `[v6]:port`); the default port when none is given. */
+export function hostPort(text: string, defaultPort: number): { host: string; port: number } | undefined {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^:\s/]+)(?::(\d{1,5}))?$/.exec(text);
+  if (!m) return undefined;
+  const port = m[2] ? Number(m[2]) : defaultPort;
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) return undefined;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
+  rmSync(o.socket, { force: true });
+  const refusals = new Map<string, number>();
+  const open = new Set<Socket>();
+  const refuse = (client: Socket, target: string, why: string) => {
+    refusals.set(target, (refusals.get(target) ?? 0) + 1);
+    o.onRefused?.(target);
+    const body = `school-core sandbox: ${why}\n`;
+    client.end(
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  };
+  const server: Server = createServer((client) => {
+    open.add(client);
+    client.on('close', () => open.delete(client));
+    client.on('error', () => client.destroy());
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (head.length > MAX_HEAD) client.destroy();
+        return;
+      }
+      client.off('data', onData);
+      client.pause();
+      route(client, head.subarray(0, end).toString('latin1'), head.subarray(end + 4));
+    };
+    client.on('data', onData);
+  });
+  const route = (client: Socket, headText: string, rest: Buffer) => {
+    const [requestLine = '', ...headers] = headText.split('\r\n');
+    const [method = '', target = '', version = 'HTTP/1.1'] = requestLine.split(' ');
+    if (method === 'CONNECT') {
+      const hp = hostPort(target, 443);
+      if (!hp) return refuse(client, target, `malformed CONNECT target ${JSON.stringify(target)}`);
+      const name = `${hp.host}:${hp.port}`;
+      if (!allowed(o.allow, hp.host, hp.port))
+        return refuse(client, name, `${name} is not on the allow-list (sandbox.allow in school.yml)`);
+      return tunnel(client, hp, (up) => {
+        client.write(`${version} 200 Connection Established\r\n\r\n`);
+        if (rest.length) up.write(rest);
+      });
+    }
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      return refuse(client, target.slice(0, 200), 'only proxy requests (CONNECT or an absolute http URL)');
+    }
+    if (url.protocol !== 'http:')
+      return refuse(client, url.host, `${url.protocol} requests go through CONNECT`);
+    const hp = { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : 80 };
+    const name = `${hp.host}:${hp.port}`;
+    if (!allowed(o.allow, hp.host, hp.port))
+      return refuse(client, name, `${name} is not on the allow-list (sandbox.allow in school.yml)`);
+    // One request per connection: the next request on it may name another host.
+    const kept = headers.filter(
+      (h) => !/^(proxy-connection|proxy-authorization|connection|keep-alive):/i.test(h),
+    );
+    const out = [`${method} ${url.pathname}${url.search} ${version}`, ...kept, 'connection: close', '', ''];
+    return tunnel(client, hp, (up) => {
+      up.write(out.join('\r\n'));
+      if (rest.length) up.write(rest);
+    });
+  };
+  const tunnel = (client: Socket, hp: { host: string; port: number }, ready: (up: Socket) => void) => {
+    const up = connect({ host: hp.host, port: hp.port });
+    open.add(up);
+    up.on('close', () => open.delete(up));
+    let connected = false;
+    up.once('connect', () => {
+      connected = true;
+      ready(up);
+      client.pipe(up);
+      up.pipe(client);
+      client.resume();
+    });
+    up.on('error', () => {
+      if (connected) client.destroy();
+      else client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    });
+    client.on('close', () => up.destroy());
+  };
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(o.socket, () => res());
+  });
+  return {
+    socket: o.socket,
+    refused: () => [...refusals].map(([target, count]) => ({ target, count })),
+    close: () =>
+      new Promise<void>((res) => {
+        for (const s of open) s.destroy();
+        server.close(() => {
+          rmSync(o.socket, { force: true });
+          res();
+        });
+      }),
+  };
+}

@@ -1,0 +1,204 @@
+import { mkdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve, sep } from 'node:path';
+import type { SandboxConfig } from '../config/schema.js';
+import { extendEnv, type ChildEnv } from '../process/env.js';
+import { which } from '../process/which.js';
+import { BRIDGE_PROXY_PORT, BRIDGE_SOURCE } from './bridge.js';
+import { bwrapArgs, toolPaths, type Confinement } from './mounts.js';
+import { startEgressProxy, type EgressProxy } from './proxy.js';
+import { requireSandbox } from './probe.js';
+
+/**
+ * One crew's (or one judge's) sandbox: the private HOME and /tmp it hands its processes, the egress
+ * proxies of its allow-lists, and `confine`, which turns a program and its environment into the
+ * bubblewrap command that runs it. `close` stops the proxies, removes the private directories and
+ * says what was refused. With `sandbox.kind: none` nothing is confined and `confine` returns the
+ * program as given (the loud line is the caller's).
+ */
+export interface ConfineOptions {
+  cwd: string;
+  writable?: readonly string[];
+  readOnly?: readonly string[];
+  masked?: readonly string[];
+  /** Which private HOME: one per purpose (the student's persists across its turns, a judge's not). */
+  home: string;
+  /** host:port pairs this process may reach; empty means no network. */
+  allow: readonly string[];
+}
+
+export interface Confined {
+  argv: string[];
+  env: ChildEnv;
+}
+
+/** The program a confined command names is not there: nothing was started. */
+export class ProgramNotFoundError extends Error {
+  constructor(readonly program: string) {
+    super(`${program}: ENOENT`);
+    this.name = 'ProgramNotFoundError';
+  }
+}
+
+export interface SandboxOptions {
+  config: SandboxConfig;
+  /** A directory of the toolkit's, invisible inside, for the private directories and sockets. */
+  root: string;
+  /** Paths that must never become visible, even when PATH names them (state, toolkit, HOME, …). */
+  protect: readonly string[];
+  /** Called for each refused connection, with the `host:port` and the purpose's name. */
+  onRefused?: (target: string, purpose: string) => void;
+}
+
+export class Sandbox {
+  readonly confined: boolean;
+  private readonly proxies = new Map<string, Promise<EgressProxy>>();
+  private readonly protect: string[];
+
+  constructor(private readonly o: SandboxOptions) {
+    this.confined = o.config.kind !== 'none';
+    this.protect = [...o.protect, ...defaultProtected()].map((p) => resolve(p));
+    if (this.confined) requireSandbox(o.config);
+  }
+
+  /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
+  freshHome(purpose: string): string {
+    const dir = join(this.o.root, `home-${purpose}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+
+  /** The private HOME of `purpose` as it is (created when missing). */
+  home(purpose: string): string {
+    const dir = join(this.o.root, `home-${purpose}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+
+  async confine(argv: readonly string[], env: ChildEnv, c: ConfineOptions): Promise<Confined> {
+    if (!this.confined) return { argv: [...argv], env };
+    const [program, ...args] = argv;
+    if (!program) throw new TypeError('sandbox: empty argv');
+    const found = which(program, env.PATH ?? '');
+    if (!found) throw new ProgramNotFoundError(program);
+    const tmp = join(this.o.root, `tmp-${basename(c.home)}`);
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true, mode: 0o700 });
+    const node = process.execPath;
+    const readOnly = [
+      ...toolPaths({
+        path: env.PATH ?? '',
+        programs: [found, node, ...args.filter((a) => a.startsWith(sep))],
+        protect: this.protect,
+      }),
+      ...this.o.config.readOnly,
+      ...(c.readOnly ?? []),
+    ];
+    const set: Record<string, string> = { HOME: c.home, TMPDIR: '/tmp' };
+    let network: Confinement['network'] = 'none';
+    let inner = [found, ...args];
+    if (this.o.config.network === 'host') network = 'host';
+    else if (this.o.config.network === 'allow-list' && c.allow.length) {
+      const allow = [...new Set(c.allow)].sort();
+      const proxy = await this.proxy(allow, basename(c.home));
+      network = { socket: proxy.socket };
+      const forwards = allow.filter((a) => LOOPBACK.test(a.slice(0, a.lastIndexOf(':'))));
+      const ports = new Set(forwards.map((f) => Number(f.slice(f.lastIndexOf(':') + 1))));
+      let port = BRIDGE_PROXY_PORT;
+      while (ports.has(port)) port++;
+      const url = `http://127.0.0.1:${port}`;
+      for (const k of ['HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy', 'ALL_PROXY', 'all_proxy'])
+        set[k] = url;
+      // Loopback targets are forwarded inside by the bridge itself; everything else goes by the proxy.
+      set.NO_PROXY = set.no_proxy = forwards.length ? 'localhost,127.0.0.1,::1' : '';
+      inner = [
+        node,
+        '-e',
+        BRIDGE_SOURCE,
+        proxy.socket,
+        String(port),
+        forwards.join(',') || '-',
+        '--',
+        ...inner,
+      ];
+    }
+    const confinement: Confinement = {
+      cwd: c.cwd,
+      writable: c.writable ?? [],
+      readOnly,
+      masked: c.masked ?? [],
+      home: c.home,
+      tmp,
+      network,
+    };
+    const bwrap = which(this.o.config.bwrap, process.env.PATH ?? '') ?? this.o.config.bwrap;
+    return { argv: [bwrap, ...bwrapArgs(confinement, inner)], env: extendEnv(env, set) };
+  }
+
+  private proxy(allow: readonly string[], purpose: string): Promise<EgressProxy> {
+    const key = allow.join(',');
+    let p = this.proxies.get(key);
+    if (!p) {
+      mkdirSync(this.o.root, { recursive: true, mode: 0o700 });
+      p = startEgressProxy({
+        socket: join(this.o.root, `egress-${this.proxies.size}.sock`),
+        allow,
+        onRefused: (t) => this.o.onRefused?.(t, purpose),
+      });
+      this.proxies.set(key, p);
+    }
+    return p;
+  }
+
+  /** Stops the proxies and removes the private directories; returns the refused targets. */
+  async close(): Promise<Array<{ target: string; count: number }>> {
+    const refused = new Map<string, number>();
+    for (const p of this.proxies.values()) {
+      const proxy = await p.catch(() => undefined);
+      if (!proxy) continue;
+      for (const r of proxy.refused()) refused.set(r.target, (refused.get(r.target) ?? 0) + r.count);
+      await proxy.close();
+    }
+    this.proxies.clear();
+    rmSync(this.o.root, { recursive: true, force: true });
+    return [...refused].map(([target, count]) => ({ target, count }));
+  }
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
+
+function basename(p: string): string {
+  return p.slice(p.lastIndexOf(sep) + 1);
+}
+
+/**
+ * What is never visible whatever PATH says: the host user's HOME, the Actions runner's install and
+ * work directories (found as the student would find them: from the executables of this process's
+ * ancestors, `<root>/bin/Runner.Worker`), the workspace and the runner's temp directory.
+ */
+export function defaultProtected(env: NodeJS.ProcessEnv = process.env): string[] {
+  const out = [homedir()];
+  for (const k of ['GITHUB_WORKSPACE', 'RUNNER_TEMP', 'RUNNER_WORKSPACE']) {
+    const v = env[k];
+    if (v) out.push(v);
+  }
+  out.push(...runnerRoots());
+  return out.filter((p) => p && resolve(p) !== sep);
+}
+
+function runnerRoots(): string[] {
+  const roots: string[] = [];
+  let pid = process.pid;
+  for (let i = 0; i < 64 && pid > 1; i++) {
+    try {
+      const exe = readlinkSync(`/proc/${pid}/exe`);
+      if (/\/bin\/Runner\.(Worker|Listener)$/.test(exe)) roots.push(dirname(dirname(exe)));
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      break;
+    }
+  }
+  return roots;
+}
