@@ -7,9 +7,15 @@ import { codexArgv, codexEnding, readCodexEvents } from '../agents/codex.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { redact, redactText } from '../security/redact.js';
-import type { Usage } from '../bookbag/schema.js';
 import type { JudgeFinding } from './verdict.js';
-import { finding, parseReviewerOutput, ReviewerError, type ReviewInput } from './reviewer.js';
+import {
+  confined,
+  finding,
+  parseReviewerOutput,
+  ReviewerError,
+  type ReviewerRunOptions,
+  type ReviewInput,
+} from './reviewer.js';
 
 /**
  * Judge 2 as an AI reviewer: Claude Code (`claude -p`, plan mode, no tool that writes) or Codex
@@ -61,19 +67,20 @@ export function reviewPrompt(input: ReviewInput): string {
 export async function runAgentReviewer(
   reviewer: AgentReviewer,
   input: ReviewInput,
-  o: { timeoutMs: number; onUsage?: (usage: Usage) => Promise<unknown> },
+  o: ReviewerRunOptions,
 ): Promise<JudgeFinding> {
   const tool = reviewer.kind === 'codex' ? 'codex' : 'claude';
   const argv =
     reviewer.kind === 'codex'
-      ? codexArgv(reviewer, { readOnly: true })
+      ? codexArgv(reviewer, { readOnly: true, ...(o.sandboxed ? { outerSandbox: true } : {}) })
       : claudeArgv(reviewer, { readOnly: true });
   // An empty working directory: the reviewer reads what it is given, not the repository.
   const dir = mkdtempSync(join(tmpdir(), 'school-review-'));
   try {
-    const run = await runProcess(argv, {
+    const started = await confined(o, argv, childEnv({ pass: reviewer.passEnv }), dir);
+    const run = await runProcess(started.argv, {
       cwd: dir,
-      env: childEnv({ pass: reviewer.passEnv }),
+      env: started.env,
       timeoutMs: o.timeoutMs,
       input: reviewPrompt(input),
       maxOutputBytes: 4 * 1024 * 1024,

@@ -12,6 +12,8 @@ import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
+import { withJudgeSandbox } from './judge-sandbox.js';
+import { agentAllowList } from '../agents/network.js';
 import { combine, type JudgeFinding, type Verdict } from './verdict.js';
 
 /**
@@ -132,6 +134,23 @@ export async function readScopedBookbag(layout: StateLayout, job: GradingJob): P
   }
 }
 
+/** A judge's finding says which connections its sandbox refused (its process tried to reach them). */
+function withRefusals(f: JudgeFinding, refused: readonly string[]): JudgeFinding {
+  if (!refused.length) return f;
+  return {
+    ...f,
+    reasons: [
+      ...f.reasons,
+      `the sandbox refused connections to ${refused.slice(0, 10).join(', ')} (not on sandbox.allow)`,
+    ],
+  };
+}
+
+function reviewerAllowList(reviewer: ReviewerConfig): string[] {
+  if (Array.isArray(reviewer) || reviewer.kind === 'command') return [];
+  return agentAllowList({ kind: reviewer.kind, passEnv: reviewer.passEnv }, process.env);
+}
+
 export function defaultGrader(ctx: JudgeContext): GradeFn {
   const { config, layout } = ctx;
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
@@ -143,22 +162,31 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     const coding = bookbag.role === 'coding';
     // Sealed tests exercise a code change; a non-coding crew has none to apply.
     if (config.grading.sealedTests && coding) {
-      const sealed = await runSealedTests({
-        repoPath: config.repoPath,
-        argv: config.grading.sealedTests,
-        bookbag,
-        diff,
-        timeoutMs,
-        sealedDir: config.grading.sealedDir,
-        protect: config.grading.sealedProtect,
-      });
-      findings.push(sealed);
+      const { value: sealed, refused } = await withJudgeSandbox(config, (sandbox) =>
+        runSealedTests({
+          repoPath: config.repoPath,
+          argv: config.grading.sealedTests!,
+          bookbag,
+          diff,
+          timeoutMs,
+          sealedDir: config.grading.sealedDir,
+          protect: config.grading.sealedProtect,
+          confine: (argv, env, view) =>
+            sandbox.confine(argv, env, {
+              ...view,
+              home: sandbox.freshHome('sealed'),
+              allow: config.sandbox.allow,
+            }),
+        }),
+      );
+      findings.push(withRefusals(sealed, refused));
       if (!sealed.passed) return combine(findings);
     }
     if (config.grading.reviewer) {
-      findings.push(
-        await runReviewer(
-          config.grading.reviewer,
+      const reviewer = config.grading.reviewer;
+      const { value: review, refused } = await withJudgeSandbox(config, (sandbox) =>
+        runReviewer(
+          reviewer,
           {
             jobKey: job.jobKey,
             issueNumber: job.issueNumber,
@@ -175,10 +203,18 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
             cwd: resolve(config.repoPath),
             timeoutMs,
             passEnv: [],
-            onUsage: (usage) => recordReviewSpend(layout, job, config.grading.reviewer!, usage),
+            onUsage: (usage) => recordReviewSpend(layout, job, reviewer, usage),
+            confine: (argv, env, view) =>
+              sandbox.confine(argv, env, {
+                ...view,
+                home: sandbox.freshHome('reviewer'),
+                allow: [...reviewerAllowList(reviewer), ...config.sandbox.allow],
+              }),
+            sandboxed: sandbox.confined,
           },
         ),
       );
+      findings.push(withRefusals(review, refused));
     } else {
       findings.push(
         rubricFinding(diff, job.fences, config.grading.rubric, { role: bookbag.role, report: read.report }),

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { SchoolError } from '../errors.js';
 import { redact, redactText } from '../security/redact.js';
 import type { VerificationRecord } from '../bookbag/schema.js';
-import { childEnv } from '../process/env.js';
+import { childEnv, type ChildEnv } from '../process/env.js';
+import { ProgramNotFoundError } from '../sandbox/sandbox.js';
 import { runProcess } from '../process/run.js';
 import { reviewerVerdictSchema, type JudgeFinding, type ReviewerVerdict } from './verdict.js';
 import type { ReviewerConfig } from '../config/schema.js';
@@ -72,16 +73,18 @@ export function parseReviewerOutput(stdout: string): ReviewerVerdict {
 export async function runReviewer(
   reviewer: ReviewerConfig,
   input: ReviewInput,
-  o: {
+  o: ReviewerRunOptions & {
+    /** Where relative paths in a command reviewer's argv resolve (the repository). */
     cwd: string;
-    timeoutMs: number;
     passEnv?: readonly string[];
-    /** What an AI reviewer's run used (claude-code, codex), for the spend ledger. */
-    onUsage?: (usage: Usage) => Promise<unknown>;
   },
 ): Promise<JudgeFinding> {
   if (!Array.isArray(reviewer) && reviewer.kind !== 'command') return runAgentReviewer(reviewer, input, o);
-  const argv = Array.isArray(reviewer) ? reviewer : reviewer.command!;
+  // The reviewer runs in the directory of its inputs (it reads what it is given, not the checkout);
+  // a script its argv names relative to the repository is named by its absolute path.
+  const argv = (Array.isArray(reviewer) ? reviewer : reviewer.command!).map((a, i) =>
+    i > 0 && !a.startsWith('-') && !isAbsolute(a) && existsSync(resolve(o.cwd, a)) ? resolve(o.cwd, a) : a,
+  );
   const passEnv = Array.isArray(reviewer) ? o.passEnv : reviewer.passEnv;
   const payload = redact(input);
   const dir = mkdtempSync(join(tmpdir(), 'school-review-'));
@@ -94,12 +97,13 @@ export async function runReviewer(
     writeFileSync(files.SCHOOL_REVIEW_BRIEF, payload.brief);
     writeFileSync(files.SCHOOL_REVIEW_DIFF, payload.diff);
     writeFileSync(files.SCHOOL_REVIEW_VERIFICATION, JSON.stringify(payload.verification, null, 2));
-    const run = await runProcess(argv, {
-      cwd: o.cwd,
+    // Only what the reviewer is configured to receive (its passEnv), never the grader's token.
+    const started = await confined(o, argv, childEnv({ pass: passEnv, set: files }), dir);
+    const run = await runProcess(started.argv, {
+      cwd: dir,
       timeoutMs: o.timeoutMs,
       input: JSON.stringify(payload),
-      // Only what the reviewer is configured to receive (its passEnv), never the grader's token.
-      env: childEnv({ pass: passEnv, set: files }),
+      env: started.env,
       maxOutputBytes: 1_000_000,
     });
     const r = { ...run, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
@@ -113,6 +117,37 @@ export async function runReviewer(
     return finding(parseReviewerOutput(r.stdout));
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface ReviewerRunOptions {
+  timeoutMs: number;
+  /** What an AI reviewer's run used (claude-code, codex), for the spend ledger. */
+  onUsage?: (usage: Usage) => Promise<unknown>;
+  /** How the reviewer is started: the sandbox, seeing only its own directory of inputs. */
+  confine?: (
+    argv: readonly string[],
+    env: ChildEnv,
+    view: { cwd: string; readOnly: string[] },
+  ) => Promise<{ argv: string[]; env: ChildEnv }>;
+  /** The reviewer runs in the school's sandbox (a codex reviewer's own sandbox steps aside). */
+  sandboxed?: boolean;
+}
+
+/** The reviewer's argv and environment as started: in the sandbox when there is one. */
+export async function confined(
+  o: Pick<ReviewerRunOptions, 'confine'>,
+  argv: readonly string[],
+  env: ChildEnv,
+  dir: string,
+): Promise<{ argv: string[]; env: ChildEnv }> {
+  if (!o.confine) return { argv: [...argv], env };
+  try {
+    return await o.confine(argv, env, { cwd: dir, readOnly: [dir] });
+  } catch (e) {
+    if (e instanceof ProgramNotFoundError)
+      throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${e.program} was not found on PATH`);
+    throw e;
   }
 }
 

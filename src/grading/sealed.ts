@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { globMatcher } from '../curriculum/glob.js';
-import { childEnv } from '../process/env.js';
+import { childEnv, type ChildEnv } from '../process/env.js';
 import { runGit } from '../process/git.js';
 import { runProcess } from '../process/run.js';
 import { randomBytes } from 'node:crypto';
@@ -40,6 +40,15 @@ export interface SealedOptions {
   sealedDir?: string;
   /** Globs of repository paths the patch may not touch. */
   protect?: readonly string[];
+  /**
+   * How the suite is started: the sandbox, with the patched worktree and the sealed copy visible
+   * read-only (and nothing of the grader's checkout, not even the git directory behind the worktree).
+   */
+  confine?: (
+    argv: readonly string[],
+    env: ChildEnv,
+    view: { cwd: string; readOnly: string[] },
+  ) => Promise<{ argv: string[]; env: ChildEnv }>;
 }
 
 /** Paths a unified git diff touches (both sides of renames), from its `diff --git` headers. */
@@ -115,10 +124,14 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
       cpSync(resolve(o.sealedDir), sealed, { recursive: true });
     }
     const argv = o.argv.map((a) => (sealed ? a.split('{sealed}').join(sealed) : a));
-    const run = await runProcess(argv, {
+    const env = childEnv({ set: { SCHOOL_SEALED_TESTS: '1', SCHOOL_SEALED_DIR: sealed } });
+    const started = o.confine
+      ? await o.confine(argv, env, { cwd: wt, readOnly: [wt, ...(sealed ? [sealed] : [])] })
+      : { argv, env };
+    const run = await runProcess(started.argv, {
       cwd: wt,
       timeoutMs: o.timeoutMs,
-      env: childEnv({ set: { SCHOOL_SEALED_TESTS: '1', SCHOOL_SEALED_DIR: sealed } }),
+      env: started.env,
       maxOutputBytes: 1_000_000,
     });
     const r = { ...run, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };

@@ -337,9 +337,11 @@ describe('reviewer command', () => {
     const path = process.env.PATH;
     process.env.PATH = `${fakes.bin}:${path}`;
     try {
+      // Unconfined: the fake CLI records its calls next to itself, which the sandbox refuses.
       const cfg = config({
         repoPath: repo,
         grading: { reviewer: { kind: 'claude-code', args: [], passEnv: [] } },
+        sandbox: { kind: 'none' },
       });
       const grade = defaultGrader({ config: cfg, layout });
       expect(await grade(good)).toMatchObject({ accepted: true, code: 'reviewer_approved' });

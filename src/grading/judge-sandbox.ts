@@ -1,0 +1,34 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SchoolConfig } from '../config/schema.js';
+import { Sandbox } from '../sandbox/sandbox.js';
+import { requireSandbox } from '../sandbox/probe.js';
+
+/**
+ * A judge that runs code from a crew's patch (sealed tests) or reads what a student wrote (the
+ * reviewer) does it in a sandbox of its own, made for the one job and gone after it: the patched tree
+ * read-only, a fresh HOME, no view of the state directory, the repository's checkout (and the git
+ * directory behind it) or the toolkit, and only `sandbox.allow` (plus a reviewer agent's API) on the
+ * network. Returns what `fn` returned and the connections the sandbox refused.
+ */
+export async function withJudgeSandbox<T>(
+  config: Pick<SchoolConfig, 'sandbox' | 'stateDir' | 'repoPath'>,
+  fn: (sandbox: Sandbox) => Promise<T>,
+): Promise<{ value: T; refused: string[] }> {
+  requireSandbox(config.sandbox);
+  const sandbox = new Sandbox({
+    config: config.sandbox,
+    root: mkdtempSync(join(tmpdir(), 'school-judge-')),
+    protect: [config.stateDir, config.repoPath],
+  });
+  let value: T;
+  try {
+    value = await fn(sandbox);
+  } catch (e) {
+    await sandbox.close();
+    throw e;
+  }
+  const refused = (await sandbox.close()).map((r) => r.target);
+  return { value, refused };
+}
