@@ -1,15 +1,14 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { globMatcher } from '../curriculum/glob.js';
 import { childEnv } from '../process/env.js';
-import { runGit } from '../process/git.js';
 import { runProcess } from '../process/run.js';
 import { randomBytes } from 'node:crypto';
 import { SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
 import type { Bookbag } from '../bookbag/schema.js';
 import type { JudgeFinding } from './verdict.js';
+import { applyPatch, git, tampering } from './sealed-patch.js';
 
 /**
  * Sealed tests: a command the student never saw, run by the grader on the crew's patch applied to a
@@ -19,9 +18,11 @@ import type { JudgeFinding } from './verdict.js';
  *
  * The suite stays sealed: its files come from `grading.sealedDir`, a directory outside the
  * repository, copied next to (never into) the checkout and named by `{sealed}` in the command and
- * `SCHOOL_SEALED_DIR`; a patch that touches a path in `grading.sealedProtect` (say `package.json`,
- * whose test script a command like `npm test` would run) is rejected as tampering before anything
- * runs; and the command runs with the base environment only, no token.
+ * `SCHOOL_SEALED_DIR`; the patch is applied by git to the fresh checkout and what git changed is
+ * listed back from it (./sealed-patch.ts): a path in `grading.sealedProtect` (say `package.json`,
+ * whose test script a command like `npm test` would run), a symlink out of the checkout, a
+ * submodule or a `.gitattributes` is tampering, and nothing runs; and the command runs with the
+ * base environment only, no token.
  */
 export class SealedTestsError extends SchoolError {
   constructor(message: string) {
@@ -42,26 +43,7 @@ export interface SealedOptions {
   protect?: readonly string[];
 }
 
-/** Paths a unified git diff touches (both sides of renames), from its `diff --git` headers. */
-export function patchPaths(diff: string): string[] {
-  const paths = new Set<string>();
-  for (const m of diff.matchAll(/^diff --git "?a\/(.+?)"? "?b\/(.+?)"?$/gm)) {
-    paths.add(m[1]!);
-    paths.add(m[2]!);
-  }
-  for (const m of diff.matchAll(/^(?:---|\+\+\+) "?[ab]\/(.+?)"?$/gm)) paths.add(m[1]!);
-  return [...paths];
-}
-
 const TAIL = 1500;
-
-async function git(cwd: string, args: string[]): Promise<{ ok: boolean; output: string }> {
-  const r = await runGit(args, { cwd, timeoutMs: 120_000 });
-  return {
-    ok: r.exitCode === 0,
-    output: (r.spawnError ?? '') + r.stderr.toString('utf8') + r.stdout.toString('utf8'),
-  };
-}
 
 function tail(text: string): string {
   const t = redactText(text).trim();
@@ -84,13 +66,6 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     reasons,
     score: 0,
   });
-  const protect = (o.protect ?? []).map(globMatcher);
-  const touched = patchPaths(o.diff).filter((p) => protect.some((m) => m(p)));
-  if (touched.length) {
-    return fail('sealed_tests_tampered', [
-      `the patch changes sealed path(s) ${touched.slice(0, 10).join(', ')} (grading.sealedProtect); the sealed tests did not run`,
-    ]);
-  }
   const add = await git(repo, ['worktree', 'add', '--detach', '--quiet', wt, o.bookbag.baseSha]);
   if (!add.ok) {
     rmSync(tmp, { recursive: true, force: true });
@@ -102,12 +77,15 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     if (o.diff.trim() !== '') {
       const patch = join(tmp, 'crew.patch');
       writeFileSync(patch, o.diff);
-      const applied = await git(wt, ['apply', '--binary', '--whitespace=nowarn', patch]);
+      const applied = await applyPatch(wt, patch, o.bookbag.baseSha);
       if (!applied.ok) {
         return fail('patch_does_not_apply', [
           `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${tail(applied.output)}`,
         ]);
       }
+      const tampered = tampering(wt, applied.changes, o.protect ?? []);
+      if (tampered.length)
+        return fail('sealed_tests_tampered', [...tampered, 'the sealed tests did not run']);
     }
     let sealed: string | undefined;
     if (o.sealedDir) {
