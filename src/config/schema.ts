@@ -58,10 +58,24 @@ export const ruleSchema = z.strictObject({
   set: classificationSchema,
 });
 
+/**
+ * A daemon id ends the names of its jobs' artifacts (`school-handoff-<run id>-<attempt>-<job
+ * attempt>-<id>`, src/handoff/name.ts), which the import reads back as exactly one daemon. So: parts
+ * of lower-case letters and digits joined by single dashes (no empty part to shift a split), and a
+ * first part holding a letter (the numeric fields before it end unambiguously).
+ */
+export const DAEMON_ID_PATTERN = /^(?=.{1,39}$)[a-z0-9]*[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+
 export const daemonSchema = z.strictObject({
   id: z
     .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,38}$/, 'lower-case letters, digits and dashes, at most 39 characters'),
+    .regex(
+      DAEMON_ID_PATTERN,
+      "a daemon id (fleet.daemons[].id) is at most 39 lower-case letters and digits in parts joined by single dashes, the first part holding a letter: it ends the names of the daemon's handoff artifacts (school-handoff-<run id>-<attempt>-<job attempt>-<id>), which must read back as exactly one daemon. Rename it, e.g. gpu-2 rather than 2-gpu, gpu- or gpu--2",
+    )
+    .describe(
+      'Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters.',
+    ),
   labels: z.array(z.string().min(1)).default([]).describe('Runner labels besides self-hosted.'),
   worktrees: z.number().int().min(1).max(64).default(1).describe('Concurrent crew slots (K).'),
   class: z.enum(CAPACITY_CLASSES).default('standard').describe('Declared capacity class: a ceiling.'),
