@@ -17,12 +17,15 @@ import { applyPatch, git, tampering } from './sealed-patch.js';
  * does, and the verdict comes from the command's exit code.
  *
  * The suite stays sealed: its files come from `grading.sealedDir`, a directory outside the
- * repository, copied next to (never into) the checkout and named by `{sealed}` in the command and
- * `SCHOOL_SEALED_DIR`; the patch is applied by git to the fresh checkout and what git changed is
+ * repository, copied next to (never into) the checkout and named by `{sealed}` in the command; the patch is applied by git to the fresh checkout and what git changed is
  * listed back from it (./sealed-patch.ts): a path in `grading.sealedProtect` (say `package.json`,
  * whose test script a command like `npm test` would run), a symlink out of the checkout, a
  * submodule or a `.gitattributes` is tampering, and nothing runs; and the command runs with the
  * base environment only, no token.
+ *
+ * Nothing tells the code under test that it is being judged: no marker variable, no "sealed" in the
+ * paths of the checkout or the suite's copy. It can still guess (a crew's own runs carry its
+ * SCHOOL_* variables, this one does not), which is why a judge passes on named results.
  */
 export class SealedTestsError extends SchoolError {
   constructor(message: string) {
@@ -53,11 +56,11 @@ function tail(text: string): string {
 /** Runs the sealed tests; throws SealedTestsError when the grader itself cannot set them up. */
 export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
   const repo = resolve(o.repoPath);
-  const tmp = mkdtempSync(join(tmpdir(), 'school-sealed-'));
+  const tmp = mkdtempSync(join(tmpdir(), 'school-'));
   // Unique basename: git names the worktree admin dir after it, and graders run concurrently.
   const wt = join(
     tmp,
-    `sealed-${o.bookbag.crewId.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(3).toString('hex')}`,
+    `wt-${o.bookbag.crewId.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(3).toString('hex')}`,
   );
   const fail = (code: string, reasons: string[]): JudgeFinding => ({
     judge: 'sealed',
@@ -89,14 +92,14 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     }
     let sealed: string | undefined;
     if (o.sealedDir) {
-      sealed = join(tmp, 'sealed');
+      sealed = join(tmp, 'suite');
       cpSync(resolve(o.sealedDir), sealed, { recursive: true });
     }
     const argv = o.argv.map((a) => (sealed ? a.split('{sealed}').join(sealed) : a));
     const run = await runProcess(argv, {
       cwd: wt,
       timeoutMs: o.timeoutMs,
-      env: childEnv({ set: { SCHOOL_SEALED_TESTS: '1', SCHOOL_SEALED_DIR: sealed } }),
+      env: childEnv(),
       maxOutputBytes: 1_000_000,
     });
     const r = { ...run, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
