@@ -151,6 +151,7 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
         timeoutMs,
         sealedDir: config.grading.sealedDir,
         protect: config.grading.sealedProtect,
+        ...(config.grading.sealedResults ? { results: config.grading.sealedResults } : {}),
       });
       findings.push(sealed);
       if (!sealed.passed) return combine(findings);
