@@ -20,7 +20,9 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-const DAEMON_ID = /^[a-z0-9][a-z0-9-]{0,38}$/; // fleet.daemons[].id in school.yml
+// fleet.daemons[].id in school.yml (DAEMON_ID_PATTERN in src/config/schema.ts): it ends artifact
+// names, so parts joined by single dashes, the first part holding a letter.
+const DAEMON_ID = /^(?=.{1,39}$)[a-z0-9]*[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 const CREW_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 function fail(text) {
@@ -35,7 +37,9 @@ function entries(raw) {
   return list.map((entry, i) => {
     const daemon = entry?.daemon;
     if (typeof daemon !== 'string' || !DAEMON_ID.test(daemon)) {
-      fail(`entry ${i}: daemon id must match ${DAEMON_ID} (lower-case letters, digits, dashes).`);
+      fail(
+        `entry ${i}: daemon id must match ${DAEMON_ID} (lower-case letters and digits in parts joined by single dashes, the first holding a letter).`,
+      );
     }
     const assignments = entry.assignments ?? [];
     if (!Array.isArray(assignments)) fail(`entry ${i}: assignments must be a list of crew ids.`);
@@ -57,7 +61,9 @@ function fleetIds(raw) {
   return raw.map((entry, i) => {
     const id = typeof entry === 'string' ? entry : entry?.id;
     if (typeof id !== 'string' || !DAEMON_ID.test(id)) {
-      fail(`fleet entry ${i}: daemon id must match ${DAEMON_ID} (lower-case letters, digits, dashes).`);
+      fail(
+        `fleet entry ${i}: daemon id must match ${DAEMON_ID} (lower-case letters and digits in parts joined by single dashes, the first holding a letter).`,
+      );
     }
     return id;
   });

@@ -58,10 +58,24 @@ export const ruleSchema = z.strictObject({
   set: classificationSchema,
 });
 
+/**
+ * A daemon id ends the names of its jobs' artifacts (`school-handoff-<run id>-<attempt>-<job
+ * attempt>-<id>`, src/handoff/name.ts), which the import reads back as exactly one daemon. So: parts
+ * of lower-case letters and digits joined by single dashes (no empty part to shift a split), and a
+ * first part holding a letter (the numeric fields before it end unambiguously).
+ */
+export const DAEMON_ID_PATTERN = /^(?=.{1,39}$)[a-z0-9]*[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+
 export const daemonSchema = z.strictObject({
   id: z
     .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,38}$/, 'lower-case letters, digits and dashes, at most 39 characters'),
+    .regex(
+      DAEMON_ID_PATTERN,
+      "a daemon id (fleet.daemons[].id) is at most 39 lower-case letters and digits in parts joined by single dashes, the first part holding a letter: it ends the names of the daemon's handoff artifacts (school-handoff-<run id>-<attempt>-<job attempt>-<id>), which must read back as exactly one daemon. Rename it, e.g. gpu-2 rather than 2-gpu, gpu- or gpu--2",
+    )
+    .describe(
+      'Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters.',
+    ),
   labels: z.array(z.string().min(1)).default([]).describe('Runner labels besides self-hosted.'),
   worktrees: z.number().int().min(1).max(64).default(1).describe('Concurrent crew slots (K).'),
   class: z.enum(CAPACITY_CLASSES).default('standard').describe('Declared capacity class: a ceiling.'),
@@ -240,6 +254,36 @@ export const sandboxSchema = z
   })
   .prefault({});
 
+export const SEALED_RESULT_FORMATS = ['node-test', 'junit'] as const;
+
+/**
+ * grading.sealedResults: the sealed judge passes on named test results, not on an exit code
+ * (src/grading/sealed-results.ts).
+ */
+export const sealedResultsSchema = z
+  .strictObject({
+    format: z
+      .enum(SEALED_RESULT_FORMATS)
+      .describe(
+        "node-test: sealedTests is `node --test …` and the judge adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file).",
+      ),
+    file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv. A patch touching it is tampering.',
+      ),
+    expect: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe(
+        'Tests that must each be reported as passed (name, `suite > name` or `classname.name`). Default: every test the suite reports on the base commit.',
+      ),
+  })
+  .describe('Named results: the sealed judge passes on the test report, so an early exit fails.');
+
 /** GitHub's limit on the jobs of one matrix: the crew and roster jobs are matrices over daemons. */
 export const MAX_DAEMONS = 256;
 /** The heartbeat TTL when school.yml sets none and no schedule says how often daemons beat. */
@@ -404,6 +448,7 @@ export const configSchema = z
           .array(z.string().min(1))
           .default([])
           .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
+        sealedResults: sealedResultsSchema.optional(),
         reviewer: reviewerSchema
           .optional()
           .describe(
@@ -453,6 +498,9 @@ export const configSchema = z
         message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`,
       });
     }
+    sealedResultsIssues(c.grading, (path, message) =>
+      ctx.addIssue({ code: 'custom', path: ['grading', ...path], message }),
+    );
     // A sealed suite inside the repository is one the patch can rewrite.
     const dir = c.grading.sealedDir;
     if (dir === undefined) return;
@@ -465,7 +513,51 @@ export const configSchema = z
       });
   });
 
+/** What grading.sealedResults needs of grading.sealedTests, and of itself. */
+function sealedResultsIssues(
+  g: { sealedTests?: string[]; sealedResults?: z.infer<typeof sealedResultsSchema> },
+  issue: (path: string[], message: string) => void,
+): void {
+  const r = g.sealedResults;
+  if (!r) return;
+  const argv = g.sealedTests;
+  if (!argv) {
+    issue(['sealedResults'], 'needs grading.sealedTests, the command whose test report it reads');
+    return;
+  }
+  if (r.format === 'node-test') {
+    if (!argv.includes('--test'))
+      issue(
+        ['sealedTests'],
+        "with sealedResults.format node-test the command is node's test runner: an argv holding --test, e.g. [node, --test, '{sealed}/']",
+      );
+    const reporter = argv.find((a) => a.startsWith('--test-reporter'));
+    if (reporter)
+      issue(
+        ['sealedTests'],
+        `with sealedResults.format node-test the judge sets the reporters; remove ${reporter}`,
+      );
+    if (r.file !== undefined)
+      issue(
+        ['sealedResults', 'file'],
+        'is for format junit; with node-test the judge chooses where node writes its report',
+      );
+    return;
+  }
+  const placeholder = argv.some((a) => a.includes('{results}'));
+  if (!placeholder && r.file === undefined)
+    issue(
+      ['sealedTests'],
+      "with sealedResults.format junit the command writes its JUnit XML to {results}, e.g. [pytest, '--junitxml={results}', '{sealed}'], or set sealedResults.file",
+    );
+  if (placeholder && r.file !== undefined)
+    issue(['sealedResults', 'file'], 'the command already writes to {results}; use one of the two');
+  if (r.file !== undefined && (isAbsolute(r.file) || r.file.split(/[\\/]/).includes('..')))
+    issue(['sealedResults', 'file'], 'is a path inside the checkout, relative to it (no leading /, no ..)');
+}
+
 export type SchoolConfig = z.infer<typeof configSchema>;
+export type SealedResultsConfig = z.infer<typeof sealedResultsSchema>;
 export type DaemonConfig = z.infer<typeof daemonSchema>;
 export type AgentConfig = z.infer<typeof agentSchema>;
 export type DeliveryConfig = z.infer<typeof configSchema>['delivery'];

@@ -171,6 +171,7 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
           timeoutMs,
           sealedDir: config.grading.sealedDir,
           protect: config.grading.sealedProtect,
+          ...(config.grading.sealedResults ? { results: config.grading.sealedResults } : {}),
           confine: (argv, env, view) =>
             sandbox.confine(argv, env, {
               ...view,

@@ -1,27 +1,38 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { globMatcher } from '../curriculum/glob.js';
+import { dirname, join, resolve } from 'node:path';
+import type { SealedResultsConfig } from '../config/schema.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
-import { runGit } from '../process/git.js';
-import { runProcess } from '../process/run.js';
-import { randomBytes } from 'node:crypto';
+import { ProgramNotFoundError } from '../sandbox/sandbox.js';
+import { runProcess, type RunResult } from '../process/run.js';
 import { SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
 import type { Bookbag } from '../bookbag/schema.js';
+import type { TestCase } from './junit.js';
 import type { JudgeFinding } from './verdict.js';
+import { applyPatch, git, tampering } from './sealed-patch.js';
+import { declaredNames, instrument, judgeReport, readReport } from './sealed-results.js';
 
 /**
  * Sealed tests: a command the student never saw, run by the grader on the crew's patch applied to a
  * *fresh* worktree of the repository at the recorded base commit. Nothing the student wrote into its
  * own worktree or bookbag (a fake "passed", a doctored log) reaches this worktree: only the diff
- * does, and the verdict comes from the command's exit code.
+ * does. With `grading.sealedResults` the verdict is the runner's report of named tests
+ * (./sealed-results.ts) and its exit code; without it, the exit code alone.
  *
  * The suite stays sealed: its files come from `grading.sealedDir`, a directory outside the
- * repository, copied next to (never into) the checkout and named by `{sealed}` in the command and
- * `SCHOOL_SEALED_DIR`; a patch that touches a path in `grading.sealedProtect` (say `package.json`,
- * whose test script a command like `npm test` would run) is rejected as tampering before anything
- * runs; and the command runs with the base environment only, no token.
+ * repository, copied next to (never into) the checkout and named by `{sealed}` in the command; the
+ * patch is applied by git to the fresh checkout and what git changed is listed back from it
+ * (./sealed-patch.ts): a path in `grading.sealedProtect` (say `package.json`, whose test script a
+ * command like `npm test` would run), a symlink out of the checkout, a submodule or a
+ * `.gitattributes` is tampering, and nothing runs; and the command runs with the base environment
+ * only, no token.
+ *
+ * Nothing tells the code under test that it is being judged: no marker variable, no "sealed" in the
+ * paths of the checkout or the suite's copy. It can still guess (a crew's own runs carry its
+ * SCHOOL_* variables, this one does not), which is why named results are what a judge should
+ * pass on.
  */
 export class SealedTestsError extends SchoolError {
   constructor(message: string) {
@@ -40,66 +51,46 @@ export interface SealedOptions {
   sealedDir?: string;
   /** Globs of repository paths the patch may not touch. */
   protect?: readonly string[];
+  /** Named results: the judge passes on the runner's report (grading.sealedResults). */
+  results?: SealedResultsConfig;
   /**
-   * How the suite is started: the sandbox, with the patched worktree and the sealed copy visible
-   * read-only (and nothing of the grader's checkout, not even the git directory behind the worktree).
+   * How the suite is started: the sandbox, with the patched checkout and the suite's copy visible
+   * read-only (nothing of the grader's checkout, not even the git directory behind the checkout) and
+   * only the report's place writable.
    */
   confine?: (
     argv: readonly string[],
     env: ChildEnv,
-    view: { cwd: string; readOnly: string[] },
+    view: { cwd: string; readOnly: string[]; writable: string[] },
   ) => Promise<{ argv: string[]; env: ChildEnv }>;
 }
 
-/** Paths a unified git diff touches (both sides of renames), from its `diff --git` headers. */
-export function patchPaths(diff: string): string[] {
-  const paths = new Set<string>();
-  for (const m of diff.matchAll(/^diff --git "?a\/(.+?)"? "?b\/(.+?)"?$/gm)) {
-    paths.add(m[1]!);
-    paths.add(m[2]!);
-  }
-  for (const m of diff.matchAll(/^(?:---|\+\+\+) "?[ab]\/(.+?)"?$/gm)) paths.add(m[1]!);
-  return [...paths];
-}
-
 const TAIL = 1500;
-
-async function git(cwd: string, args: string[]): Promise<{ ok: boolean; output: string }> {
-  const r = await runGit(args, { cwd, timeoutMs: 120_000 });
-  return {
-    ok: r.exitCode === 0,
-    output: (r.spawnError ?? '') + r.stderr.toString('utf8') + r.stdout.toString('utf8'),
-  };
-}
 
 function tail(text: string): string {
   const t = redactText(text).trim();
   return t.length > TAIL ? `…${t.slice(-TAIL)}` : t;
 }
 
-/** Runs the sealed tests; throws SealedTestsError when the grader itself cannot set them up. */
-export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
+function fail(code: string, reasons: string[]): JudgeFinding {
+  return { judge: 'sealed', passed: false, code, reasons, score: 0 };
+}
+
+interface Checkout {
+  /** Private to this run: the checkout, the suite's copy, the report. */
+  tmp: string;
+  wt: string;
+}
+
+/** A fresh detached worktree of the repository at `baseSha`, removed after `fn`. */
+async function inCheckout<T>(o: SealedOptions, fn: (c: Checkout) => Promise<T>): Promise<T> {
   const repo = resolve(o.repoPath);
-  const tmp = mkdtempSync(join(tmpdir(), 'school-sealed-'));
+  const tmp = mkdtempSync(join(tmpdir(), 'school-'));
   // Unique basename: git names the worktree admin dir after it, and graders run concurrently.
   const wt = join(
     tmp,
-    `sealed-${o.bookbag.crewId.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(3).toString('hex')}`,
+    `wt-${o.bookbag.crewId.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(3).toString('hex')}`,
   );
-  const fail = (code: string, reasons: string[]): JudgeFinding => ({
-    judge: 'sealed',
-    passed: false,
-    code,
-    reasons,
-    score: 0,
-  });
-  const protect = (o.protect ?? []).map(globMatcher);
-  const touched = patchPaths(o.diff).filter((p) => protect.some((m) => m(p)));
-  if (touched.length) {
-    return fail('sealed_tests_tampered', [
-      `the patch changes sealed path(s) ${touched.slice(0, 10).join(', ')} (grading.sealedProtect); the sealed tests did not run`,
-    ]);
-  }
   const add = await git(repo, ['worktree', 'add', '--detach', '--quiet', wt, o.bookbag.baseSha]);
   if (!add.ok) {
     rmSync(tmp, { recursive: true, force: true });
@@ -108,52 +99,196 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     );
   }
   try {
-    if (o.diff.trim() !== '') {
-      const patch = join(tmp, 'crew.patch');
-      writeFileSync(patch, o.diff);
-      const applied = await git(wt, ['apply', '--binary', '--whitespace=nowarn', patch]);
-      if (!applied.ok) {
-        return fail('patch_does_not_apply', [
-          `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${tail(applied.output)}`,
-        ]);
-      }
-    }
-    let sealed: string | undefined;
-    if (o.sealedDir) {
-      sealed = join(tmp, 'sealed');
-      cpSync(resolve(o.sealedDir), sealed, { recursive: true });
-    }
-    const argv = o.argv.map((a) => (sealed ? a.split('{sealed}').join(sealed) : a));
-    const env = childEnv({ set: { SCHOOL_SEALED_TESTS: '1', SCHOOL_SEALED_DIR: sealed } });
-    const started = o.confine
-      ? await o.confine(argv, env, { cwd: wt, readOnly: [wt, ...(sealed ? [sealed] : [])] })
-      : { argv, env };
-    const run = await runProcess(started.argv, {
-      cwd: wt,
-      timeoutMs: o.timeoutMs,
-      env: started.env,
-      maxOutputBytes: 1_000_000,
-    });
-    const r = { ...run, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
-    if (r.spawnError)
-      throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${r.spawnError}`);
-    if (r.timedOut) return fail('sealed_tests_timed_out', [`sealed tests timed out after ${o.timeoutMs} ms`]);
-    if (r.exitCode !== 0) {
-      return fail('sealed_tests_failed', [
-        `sealed tests exited with ${r.exitCode ?? r.signal}`,
-        tail(r.stdout + r.stderr),
-      ]);
-    }
-    return {
-      judge: 'sealed',
-      passed: true,
-      code: 'sealed_tests_passed',
-      reasons: ['sealed tests passed'],
-      score: 1,
-    };
+    return await fn({ tmp, wt });
   } finally {
     await git(repo, ['worktree', 'remove', '--force', wt]);
     rmSync(tmp, { recursive: true, force: true });
     await git(repo, ['worktree', 'prune']);
   }
+}
+
+interface SuiteRun {
+  run: RunResult;
+  output: string;
+  /** With named results: the report's test cases, or why there is none. */
+  report?: TestCase[] | string;
+}
+
+/**
+ * Runs the sealed command once in the checkout. The one place a sealed command is started: argv
+ * (with `{sealed}` and the judge's reporter), the checkout as cwd, the base environment, the timeout.
+ */
+async function runSuite(o: SealedOptions, c: Checkout): Promise<SuiteRun> {
+  let sealed: string | undefined;
+  if (o.sealedDir) {
+    sealed = join(c.tmp, 'suite');
+    cpSync(resolve(o.sealedDir), sealed, { recursive: true });
+  }
+  let argv = o.argv.map((a) => (sealed ? a.split('{sealed}').join(sealed) : a));
+  let report: string | undefined;
+  if (o.results) {
+    // The judge's own file, outside the checkout; or the configured one inside it, which the
+    // patch may not touch (tampering) and which is removed before the run.
+    mkdirSync(join(c.tmp, 'results'), { recursive: true });
+    report = o.results.file ? join(c.wt, o.results.file) : join(c.tmp, 'results', 'report.xml');
+    rmSync(report, { force: true, recursive: true });
+    argv = instrument(argv, o.results, report);
+  }
+  let started = { argv, env: childEnv() };
+  if (o.confine) {
+    // A report inside the checkout is bound writable as a file of its own: it must exist first.
+    if (report && o.results?.file) writeFileSync(report, '');
+    try {
+      started = await o.confine(argv, started.env, {
+        cwd: c.wt,
+        readOnly: [c.wt, ...(sealed ? [sealed] : [])],
+        writable: report ? [o.results?.file ? report : dirname(report)] : [],
+      });
+    } catch (e) {
+      if (e instanceof ProgramNotFoundError)
+        throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: not found on PATH`);
+      throw e;
+    }
+  }
+  const run = await runProcess(started.argv, {
+    cwd: c.wt,
+    timeoutMs: o.timeoutMs,
+    env: started.env,
+    maxOutputBytes: 1_000_000,
+  });
+  if (run.spawnError)
+    throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${run.spawnError}`);
+  return {
+    run,
+    output: run.stdout.toString('utf8') + run.stderr.toString('utf8'),
+    ...(report && o.results ? { report: readReport(report, o.results.format) } : {}),
+  };
+}
+
+/** What the suite declares at a base commit: the names its report gives there, or why not. */
+type Declared = { names: string[] } | { note: string };
+const declaredAt = new Map<string, Promise<Declared>>();
+
+/** Digest of the suite's files (paths and contents): part of the key of what it declares. */
+function suiteDigest(dir: string | undefined): string {
+  const h = createHash('sha256');
+  const walk = (d: string, rel: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const r = `${rel}/${e.name}`;
+      if (e.isDirectory()) walk(join(d, e.name), r);
+      else if (e.isFile())
+        h.update(r)
+          .update('\0')
+          .update(readFileSync(join(d, e.name)))
+          .update('\0');
+    }
+  };
+  if (dir) walk(resolve(dir), '');
+  return h.digest('hex');
+}
+
+/**
+ * Runs the suite on the base commit without the patch (only the base's own code runs there) and
+ * keeps the names of the tests it reports, passed or failed; skipped ones are not required. Once per
+ * base, command and suite content in this process: crews of one cycle share a base.
+ */
+function declaredAtBase(o: SealedOptions, results: SealedResultsConfig): Promise<Declared> {
+  const key = JSON.stringify([
+    resolve(o.repoPath),
+    o.bookbag.baseSha,
+    o.argv,
+    results,
+    suiteDigest(o.sealedDir),
+  ]);
+  const known = declaredAt.get(key);
+  if (known) return known;
+  const p = inCheckout(o, async (c): Promise<Declared> => {
+    const r = await runSuite(o, c);
+    if (r.run.timedOut) return { note: `the run at the base commit timed out after ${o.timeoutMs} ms` };
+    if (typeof r.report === 'string' || !r.report) return { note: `the run at the base commit: ${r.report}` };
+    const skipped = new Set(r.report.filter((t) => t.status === 'skipped'));
+    return {
+      names: declaredNames(
+        r.report.filter((t) => !skipped.has(t)),
+        { format: results.format, cwd: c.wt },
+      ),
+    };
+  });
+  declaredAt.set(key, p);
+  // Only a report is remembered: a failure to learn the names is tried again by the next job.
+  p.then(
+    (d) => ('note' in d ? declaredAt.delete(key) : undefined),
+    () => declaredAt.delete(key),
+  );
+  return p;
+}
+
+/** Runs the sealed tests; throws SealedTestsError when the grader itself cannot set them up. */
+export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
+  const results = o.results;
+  return inCheckout(o, async (c) => {
+    if (o.diff.trim() !== '') {
+      const patch = join(c.tmp, 'crew.patch');
+      writeFileSync(patch, o.diff);
+      const applied = await applyPatch(c.wt, patch, o.bookbag.baseSha);
+      if (!applied.ok) {
+        return fail('patch_does_not_apply', [
+          `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${tail(applied.output)}`,
+        ]);
+      }
+      const protect = [...(o.protect ?? []), ...(results?.file ? [results.file] : [])];
+      const tampered = tampering(c.wt, applied.changes, protect);
+      if (tampered.length)
+        return fail('sealed_tests_tampered', [...tampered, 'the sealed tests did not run']);
+    }
+    // Without `expect`, what the suite declares: learned on the base commit, in a checkout of its own.
+    const declared = results && !results.expect ? await declaredAtBase(o, results) : undefined;
+    const { run, output, report } = await runSuite(o, c);
+    if (run.timedOut)
+      return fail('sealed_tests_timed_out', [`sealed tests timed out after ${o.timeoutMs} ms`]);
+    const exit = run.exitCode === 0 ? undefined : `sealed tests exited with ${run.exitCode ?? run.signal}`;
+    if (!results) {
+      if (exit) return fail('sealed_tests_failed', [exit, tail(output)]);
+      return {
+        judge: 'sealed',
+        passed: true,
+        code: 'sealed_tests_passed',
+        reasons: ['sealed tests passed'],
+        score: 1,
+      };
+    }
+    if (typeof report === 'string' || !report) {
+      // No report: a failed run is a failed run; a "successful" one proves nothing.
+      if (exit) return fail('sealed_tests_failed', [exit, `no test report: ${report}`, tail(output)]);
+      return fail('sealed_results_missing', [
+        `the sealed tests exited 0 but left no usable ${results.format} report (${report}); an exit code alone is not a pass`,
+        tail(output),
+      ]);
+    }
+    const v = judgeReport(report, {
+      format: results.format,
+      cwd: c.wt,
+      ...(results.expect ? { expect: results.expect } : {}),
+      ...(declared && 'names' in declared ? { declared: declared.names } : {}),
+    });
+    const notes =
+      declared && 'note' in declared
+        ? [`the tests the suite declares are unknown (${declared.note}); every reported test must pass`]
+        : [];
+    if (exit || !v.passed)
+      return fail('sealed_tests_failed', [...(exit ? [exit] : []), ...v.reasons, ...notes, tail(output)]);
+    const passed = report.filter((t) => t.status === 'passed').length;
+    const against = results.expect
+      ? `all ${results.expect.length} expected`
+      : declared && 'names' in declared
+        ? `all ${declared.names.length} the suite declares at the base commit`
+        : 'every reported test';
+    return {
+      judge: 'sealed',
+      passed: true,
+      code: 'sealed_tests_passed',
+      reasons: [`sealed tests passed: ${passed} named test(s) reported passed (${against})`, ...notes],
+      score: 1,
+    };
+  });
 }

@@ -13,6 +13,7 @@ import {
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { BOOKBAG_FILES, CREW_ID_PATTERN } from '../bookbag/schema.js';
+import { DAEMON_ID_PATTERN } from '../config/schema.js';
 import { writeJsonAtomic } from '../state/atomic.js';
 import { STATE_FILES, type StateFile, type StateLayout } from '../state/layout.js';
 import { writeFileAtomic } from '../state/atomic.js';
@@ -37,7 +38,7 @@ export type HandoffLog = (typeof HANDOFF_LOGS)[number];
 
 export const handoffManifestSchema = z.strictObject({
   schema: z.literal(1),
-  daemon: z.string().regex(/^[a-z0-9][a-z0-9-]{0,38}$/),
+  daemon: z.string().regex(DAEMON_ID_PATTERN),
   files: z.partialRecord(
     z.enum(HANDOFF_LOGS.map((l) => STATE_FILES[l]) as [string, ...string[]]),
     z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/), bytes: z.number().int().min(0) }),

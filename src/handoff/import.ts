@@ -19,13 +19,15 @@ import {
   readFileBounded,
   type HandoffLog,
 } from './handoff.js';
+import { parseHandoffName } from './name.js';
 
 /**
  * Imports what jobs that ran student code handed on (./handoff.ts), in a job that runs none. A
  * handoff is untrusted input: whatever ran on that runner could have rewritten it. So each one is
  * checked before anything of it reaches the state:
  * - the manifest parses, names a configured daemon, and that daemon is the one in the artifact's
- *   name (the workflow names it, not the job's contents); each events file matches its digest;
+ *   name (the workflow names it, not the job's contents), read from the whole name (./name.ts);
+ *   each events file matches its digest;
  * - sizes are bounded (file, line, key);
  * - each event is of a type that job may record, about a crew planned for that daemon: crew
  *   lifecycle and lease events, grading jobs, spend and pauses of those crews, the daemon's own
@@ -125,11 +127,19 @@ export async function importHandoffs(
       continue;
     }
     const name = basename(dir);
-    const roster = name.startsWith('school-roster-');
-    if (name !== daemon && !name.endsWith(`-${daemon}`)) {
+    const handedOn = parseHandoffName(name);
+    if (!handedOn) {
+      refuse(
+        'handoff.json',
+        `${name} is not a handoff artifact name (school-handoff-<run id>-<attempt>-<job attempt>-<daemon>, or school-roster-…)`,
+      );
+      continue;
+    }
+    if (handedOn.daemon !== daemon) {
       refuse('handoff.json', `claims daemon ${daemon} but was handed on as ${name}`);
       continue;
     }
+    const roster = handedOn.kind === 'roster';
     // Crews first: a crew the job planned itself (slot refill) is then known to the other logs.
     for (const log of HANDOFF_LOGS) {
       const file = STATE_FILES[log];

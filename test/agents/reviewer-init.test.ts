@@ -154,6 +154,18 @@ describe('school init', () => {
     expect(out).toContain('export ANTHROPIC_API_KEY');
     // With no CLI found the file says what to add.
     expect(renderInit({ claude: false, codex: false })).toContain('No agent CLI was found on PATH');
+    // The sealed tests it suggests judge on named results, and are a valid setting once uncommented.
+    const grading = text
+      .split('\n')
+      .filter((l) => /^# {0,3}(grading:|\s+(sealed\w+):)/.test(l))
+      .map((l) => l.replace(/^# ?/, ''))
+      .join('\n');
+    expect(grading).toMatch(/sealedResults: \{ format: node-test \}/);
+    expect(parseConfig(parseYaml(grading)).grading).toMatchObject({
+      sealedDir: '../sealed-tests',
+      sealedTests: ['node', '--test', '{sealed}/**/*.test.mjs'],
+      sealedResults: { format: 'node-test' },
+    });
   });
 });
 

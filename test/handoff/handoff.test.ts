@@ -7,6 +7,7 @@ import { readCrewState } from '../../src/dispatch/lease.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
 import { importHandoffs } from '../../src/handoff/import.js';
+import { handoffArtifactName } from '../../src/handoff/name.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
@@ -40,7 +41,7 @@ async function crewJob(): Promise<{ restored: StateLayout; out: string; root: st
   const restoredDir = join(s.root, 'grade-job-state');
   cpSync(s.layout.root, restoredDir, { recursive: true });
   const root = join(s.root, 'handoffs');
-  const out = join(root, 'school-handoff-1-1-d1');
+  const out = join(root, 'school-handoff-1-1-1-d1');
   const marks = markHandoff(s.layout);
   await runStep({
     config: s.config,
@@ -150,7 +151,7 @@ describe('handoff of a crew job', () => {
       join(out, 'events', 'crews.jsonl'),
       readFileSync(join(out, 'events', 'crews.jsonl'), 'utf8') + '{}\n',
     );
-    const impostor = join(root, 'school-handoff-1-1-d2');
+    const impostor = join(root, 'school-handoff-1-1-1-d2');
     mkdirSync(impostor, { recursive: true });
     cpSync(join(out, 'handoff.json'), join(impostor, 'handoff.json'));
     const r = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
@@ -158,7 +159,7 @@ describe('handoff of a crew job', () => {
       expect.arrayContaining([
         expect.objectContaining({ what: 'crews.jsonl', reason: expect.stringMatching(/digest/) }),
         expect.objectContaining({
-          dir: 'school-handoff-1-1-d2',
+          dir: 'school-handoff-1-1-1-d2',
           reason: expect.stringMatching(/claims daemon d1/),
         }),
       ]),
@@ -182,5 +183,93 @@ describe('handoff of a roster job', () => {
       true,
     );
     expect(readFileSync(restored.file('school'), 'utf8')).toMatch(/"roster\.heartbeat".*"daemon":"d1"/);
+  }, 120_000);
+});
+
+describe('handoff names', () => {
+  /** Both daemons run their crews; each hands on under the workflow's artifact name. */
+  async function twoDaemons(): Promise<{ restored: string; root: string; crews: Record<string, string[]> }> {
+    s = makeSchool({
+      daemons: [
+        { id: 'gpu', worktrees: 1 },
+        { id: 'big-gpu', worktrees: 1 },
+      ],
+    });
+    s.config.dispatch.minFreeDiskGiB = 0;
+    s.config.dispatch.maxCrews = 2;
+    const source = writeIssues(
+      s,
+      [1, 2].map((n) => ({ number: n, title: `Issue ${n}`, body: '```school\nagent: editor\n```\n' })),
+    );
+    await fetchCurriculum({ layout: s.layout, config: s.config, source, logger: silentLogger });
+    await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['gpu', 'big-gpu'] });
+    const restored = join(s.root, 'grade-job-state');
+    cpSync(s.layout.root, restored, { recursive: true });
+    const root = join(s.root, 'handoffs');
+    const crews: Record<string, string[]> = {};
+    for (const daemon of ['gpu', 'big-gpu']) {
+      const out = join(
+        root,
+        handoffArtifactName({ kind: 'handoff', runId: '7', attempt: '1', jobAttempt: '1', daemon }),
+      );
+      const marks = markHandoff(s.layout);
+      await runStep({
+        config: s.config,
+        layout: s.layout,
+        daemon,
+        logger: silentLogger,
+        launcher: await launcher(),
+        bookbagsPath: join(out, 'bookbags'),
+      });
+      writeHandoff(s.layout, marks, out, daemon);
+      crews[daemon] = Object.values(readCrewState(s.layout).registry.crews)
+        .filter((c) => c.daemon === daemon)
+        .map((c) => c.crewId);
+    }
+    return { restored, root, crews };
+  }
+
+  it('daemons gpu and big-gpu: each artifact is imported as its own daemon, never the other', async () => {
+    const { restored, root, crews } = await twoDaemons();
+    expect(crews.gpu).toHaveLength(1);
+    expect(crews['big-gpu']).toHaveLength(1);
+
+    // big-gpu's runner hands on gpu's handoff as its own artifact: its name ends in "-gpu" too.
+    const forged = join(s!.root, 'forged');
+    cpSync(join(root, 'school-handoff-7-1-1-gpu'), join(forged, 'school-handoff-7-1-1-big-gpu'), {
+      recursive: true,
+    });
+    const attacked = new StateLayout(join(s!.root, 'attacked-state'));
+    cpSync(restored, attacked.root, { recursive: true });
+    const a = await importHandoffs(attacked, forged, { config: s!.config, logger: silentLogger });
+    expect(a.refused).toEqual([
+      expect.objectContaining({
+        dir: 'school-handoff-7-1-1-big-gpu',
+        reason: 'claims daemon gpu but was handed on as school-handoff-7-1-1-big-gpu',
+      }),
+    ]);
+    expect(readCrewState(attacked).registry.crews[crews.gpu![0]!]!.status).toBe('planned');
+
+    // The real artifacts: each imported as the daemon its name ends with, in full.
+    const layout = new StateLayout(restored);
+    const r = await importHandoffs(layout, root, { config: s!.config, logger: silentLogger });
+    expect(r.refused).toEqual([]);
+    expect(r.dirs.map((d) => [d.dir, d.daemon, d.bookbags])).toEqual([
+      ['school-handoff-7-1-1-big-gpu', 'big-gpu', 1],
+      ['school-handoff-7-1-1-gpu', 'gpu', 1],
+    ]);
+    const after = readCrewState(layout).registry.crews;
+    for (const id of [...crews.gpu!, ...crews['big-gpu']!]) expect(after[id]!.status).toBe('finished');
+  }, 120_000);
+
+  it('refuses a directory whose name is not an artifact name of the loop', async () => {
+    const { restored, root } = await crewJob();
+    const bare = join(root, 'd1');
+    cpSync(join(root, 'school-handoff-1-1-1-d1'), bare, { recursive: true });
+    rmSync(join(root, 'school-handoff-1-1-1-d1'), { recursive: true, force: true });
+    const r = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
+    expect(r.refused).toEqual([
+      expect.objectContaining({ dir: 'd1', reason: expect.stringMatching(/is not a handoff artifact name/) }),
+    ]);
   }, 120_000);
 });

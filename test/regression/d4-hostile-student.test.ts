@@ -8,8 +8,9 @@ import { filesContaining, loop, makeSchool, writeIssues, type School } from './h
  * every hook the daemon's git commands could trigger, an fsmonitor in the shared config and in its
  * worktree's config.worktree, filter/diff drivers selected by attributes, a pager and an editor;
  * dumps its own environment into its diff; adds a test that dumps the environment of whoever runs
- * it (verification on the daemon, sealed tests on the grader) and rewrites package.json's test
- * script. Two whole loops run with canary tokens in the parent environment.
+ * it (verification on the daemon; the sealed tests on the grader refuse the patch, whose
+ * .gitattributes selects its drivers) and rewrites package.json's test script. Two whole loops
+ * run with canary tokens in the parent environment.
  */
 const HOSTILE = resolve(__dirname, '../fixtures/hostile-student.mjs');
 const CANARIES = {
@@ -65,21 +66,21 @@ describe('D4 a hostile student', () => {
     );
     expect(first.plan.assignments.map((a) => a.agent)).toEqual(['hostile']);
     expect(first.drain.verdicts.map((v) => v.issueNumber)).toEqual([1]);
+    // Its patch adds a .gitattributes selecting its drivers: the sealed tests refuse it unrun.
+    expect(first.drain.verdicts[0]).toMatchObject({ decidedBy: 'sealed', code: 'sealed_tests_tampered' });
+    expect(first.drain.verdicts[0]!.reasons.join(' ')).toContain('.gitattributes');
 
     // The next crew on the same slot: its checkout, teardown and grading meet whatever was left.
     const second = await loop(
       s,
-      writeIssues(s, [
-        { number: 1, title: 'Hostile', body: '```school\nagent: hostile\n```\n' },
-        { number: 2, title: 'Benign', body: '```school\nagent: editor\n```\n' },
-      ]),
+      writeIssues(s, [{ number: 2, title: 'Benign', body: '```school\nagent: editor\n```\n' }]),
     );
     expect(second.plan.assignments.map((a) => a.issueNumber)).toContain(2);
     expect(second.drain.verdicts.map((v) => v.issueNumber)).toContain(2);
 
     const seen = readdirSync(markers);
-    // The student's test did run, under verification and under the sealed tests...
-    expect(seen.filter((f) => f.startsWith('test-')).length).toBeGreaterThanOrEqual(2);
+    // The student's test did run, under verification (the sealed tests refused its patch)...
+    expect(seen.filter((f) => f.startsWith('test-')).length).toBeGreaterThanOrEqual(1);
     // ...and nothing else it planted ever ran.
     expect(seen.filter((f) => !f.startsWith('test-'))).toEqual([]);
     for (const f of seen) {

@@ -92,6 +92,12 @@ export function renderInit(o: { verify?: string[]; claude: boolean; codex: boole
     '',
     '# grading:',
     '#   reviewer: { kind: claude-code, passEnv: [ANTHROPIC_API_KEY] } # judge 2; default: built-in rubric',
+    '#   # Sealed tests: a suite the students never see, kept outside this repository and run on each',
+    '#   # patch at its base commit. sealedResults makes the judge pass on the tests node reports by',
+    '#   # name: a patch that exits 0 early fails (on an exit code alone it would pass).',
+    '#   sealedDir: ../sealed-tests',
+    `#   sealedTests: [node, --test, "{sealed}/**/*.test.mjs"] # Node 20 takes the directory: "{sealed}/"`,
+    '#   sealedResults: { format: node-test } # add expect: [test names] to name the tests that must pass',
     '',
   ].join('\n');
 }

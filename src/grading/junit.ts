@@ -1,0 +1,189 @@
+import { SchoolError } from '../errors.js';
+
+/**
+ * A small, strict reader of JUnit XML test reports (what `node --test --test-reporter=junit`,
+ * pytest `--junitxml`, vitest, jest-junit, go-junit-report and most other runners write): the
+ * `<testcase>` elements with the `<testsuite>`s around them, and whether each holds a `<failure>`,
+ * an `<error>` or a `<skipped>`. It is not a general XML parser: no DTD (a `<!DOCTYPE` is refused,
+ * so no entity can expand), only the predefined and numeric character references, and a report
+ * that is not well formed — cut short, tags that do not match — is an error, never a partial list.
+ */
+export class JUnitError extends SchoolError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'JUnitError';
+  }
+}
+
+export type TestStatus = 'passed' | 'failed' | 'skipped';
+
+export interface TestCase {
+  name: string;
+  /** Names of the enclosing `<testsuite>`s, outermost first. */
+  suites: string[];
+  classname?: string;
+  file?: string;
+  status: TestStatus;
+  /** The failure's or error's message. */
+  message?: string;
+}
+
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+function decode(text: string): string {
+  return text.replace(/&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-z]+);/g, (all, ref: string) => {
+    if (ref[0] !== '#') return ENTITIES[ref] ?? all;
+    const code = ref[1] === 'x' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+    return code <= 0x10ffff ? String.fromCodePoint(code) : all;
+  });
+}
+
+const NAME = /[A-Za-z_:][-A-Za-z0-9_:.]*/y;
+const SPACE = /\s*/y;
+
+interface Element {
+  tag: string;
+  attrs: Record<string, string>;
+}
+
+/** Start and end tags, in document order; text, comments, CDATA and processing instructions skipped. */
+function* tags(xml: string): Generator<{ open?: Element; close?: string; selfClosing?: boolean }> {
+  let i = 0;
+  const fail = (what: string): never => {
+    throw new JUnitError(`not a well-formed JUnit report: ${what} at offset ${i}`);
+  };
+  const skipTo = (end: string) => {
+    const j = xml.indexOf(end, i);
+    if (j === -1) fail(`unterminated ${xml.slice(i, i + 9)}`);
+    i = j + end.length;
+  };
+  const name = (): string => {
+    NAME.lastIndex = i;
+    const m = NAME.exec(xml);
+    if (!m) fail('a tag or attribute name expected');
+    i += m![0].length;
+    return m![0];
+  };
+  const space = () => {
+    SPACE.lastIndex = i;
+    i += SPACE.exec(xml)![0].length;
+  };
+  while (i < xml.length) {
+    const lt = xml.indexOf('<', i);
+    if (lt === -1) break;
+    i = lt;
+    if (xml.startsWith('<!--', i)) skipTo('-->');
+    else if (xml.startsWith('<![CDATA[', i)) skipTo(']]>');
+    else if (xml.startsWith('<?', i)) skipTo('?>');
+    else if (xml.startsWith('<!', i)) fail('a DTD or declaration (not accepted)');
+    else if (xml.startsWith('</', i)) {
+      i += 2;
+      const tag = name();
+      space();
+      if (xml[i] !== '>') fail(`">" expected after </${tag}`);
+      i++;
+      yield { close: tag };
+    } else {
+      i++;
+      const tag = name();
+      const attrs: Record<string, string> = {};
+      for (;;) {
+        space();
+        if (xml.startsWith('/>', i)) {
+          i += 2;
+          yield { open: { tag, attrs }, selfClosing: true };
+          break;
+        }
+        if (xml[i] === '>') {
+          i++;
+          yield { open: { tag, attrs } };
+          break;
+        }
+        if (i >= xml.length) fail(`unterminated <${tag}`);
+        const key = name();
+        space();
+        if (xml[i] !== '=') fail(`"=" expected after attribute ${key}`);
+        i++;
+        space();
+        const quote = xml[i];
+        if (quote !== '"' && quote !== "'") fail(`a quoted value expected for attribute ${key}`);
+        const end = xml.indexOf(quote!, i + 1);
+        if (end === -1) fail(`unterminated value of attribute ${key}`);
+        const raw = xml.slice(i + 1, end);
+        if (raw.includes('<')) fail(`"<" in the value of attribute ${key}`);
+        attrs[key] = decode(raw);
+        i = end + 1;
+      }
+    }
+  }
+}
+
+/** Every test case of a JUnit XML report; throws JUnitError when the report is not well formed. */
+export function parseJUnit(xml: string): TestCase[] {
+  const cases: TestCase[] = [];
+  const stack: string[] = [];
+  const suites: string[] = [];
+  let current: TestCase | undefined;
+  let roots = 0;
+  const mark = (el: Element) => {
+    const failed = el.tag === 'failure' || el.tag === 'error';
+    if (!failed && el.tag !== 'skipped') return;
+    if (current) {
+      if (failed) {
+        current.status = 'failed';
+        current.message ??= el.attrs.message ?? el.attrs.type ?? el.tag;
+      } else if (current.status === 'passed') current.status = 'skipped';
+    } else if (failed) {
+      // A failure outside any test case (a suite that could not load): a failed test of its own.
+      const name = suites.at(-1) ?? '(report)';
+      cases.push({
+        name,
+        suites: suites.slice(0, -1),
+        status: 'failed',
+        message: el.attrs.message ?? el.attrs.type ?? el.tag,
+      });
+    }
+  };
+  for (const t of tags(xml)) {
+    if (t.open) {
+      const el = t.open;
+      if (!stack.length) roots++;
+      if (roots > 1) throw new JUnitError('not a well-formed JUnit report: more than one root element');
+      if (el.tag === 'testcase') {
+        if (current) throw new JUnitError('not a well-formed JUnit report: a testcase inside a testcase');
+        current = {
+          name: el.attrs.name ?? '',
+          suites: [...suites],
+          ...(el.attrs.classname !== undefined ? { classname: el.attrs.classname } : {}),
+          ...(el.attrs.file !== undefined ? { file: el.attrs.file } : {}),
+          status: 'passed',
+        };
+        if (t.selfClosing) {
+          cases.push(current);
+          current = undefined;
+        }
+      } else if (el.tag === 'testsuite' && !t.selfClosing) suites.push(el.attrs.name ?? '');
+      else mark(el);
+      if (!t.selfClosing) stack.push(el.tag);
+    } else if (t.close) {
+      const open = stack.pop();
+      if (open !== t.close)
+        throw new JUnitError(
+          `not a well-formed JUnit report: </${t.close}> closes ${open ? `<${open}>` : 'nothing'}`,
+        );
+      if (t.close === 'testcase' && current) {
+        cases.push(current);
+        current = undefined;
+      } else if (t.close === 'testsuite') suites.pop();
+    }
+  }
+  if (stack.length)
+    throw new JUnitError(`not a well-formed JUnit report: <${stack.at(-1)}> is never closed (cut short?)`);
+  if (!roots) throw new JUnitError('not a JUnit report: no element');
+  return cases;
+}
+
+/** `outer > inner > name`: a test's name with its suites. */
+export function fullName(c: Pick<TestCase, 'suites' | 'name'>): string {
+  return [...c.suites, c.name].join(' > ');
+}
