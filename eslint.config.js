@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.school/', 'examples/repo/'] },
+  { ignores: ['dist/', '.build/', 'node_modules/', 'coverage/', '.school/', 'examples/repo/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

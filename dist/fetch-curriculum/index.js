@@ -42058,18 +42058,6 @@ exports.visitAsync = visitAsync;
 /******/ /* webpack/runtime/asset-relocator-loader */
 /******/ if (typeof __nccwpck_require__ !== 'undefined') __nccwpck_require__.ab = decodeURIComponent(new URL('.', import.meta.url).pathname).slice(import.meta.url.match(/^file:\/\/\/\w:/) ? 1 : 0, -1) + "/";
 /******/ 
-/******/ /* webpack/runtime/compat get default export */
-/******/ (() => {
-/******/ 	// getDefaultExport function for compatibility with non-harmony modules
-/******/ 	__nccwpck_require__.n = (module) => {
-/******/ 		var getter = module && module.__esModule ?
-/******/ 			() => (module['default']) :
-/******/ 			() => (module);
-/******/ 		__nccwpck_require__.d(getter, { a: getter });
-/******/ 		return getter;
-/******/ 	};
-/******/ })();
-/******/ 
 /******/ /* webpack/runtime/define property getters */
 /******/ (() => {
 /******/ 	// define getter functions for harmony exports
@@ -45043,93 +45031,67 @@ function getIDToken(aud) {
 //# sourceMappingURL=core.js.map
 ;// CONCATENATED MODULE: external "node:fs"
 const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:fs");
-;// CONCATENATED MODULE: ./src/github/credentials.ts
+;// CONCATENATED MODULE: ./.build/src/github/credentials.js
 
-/**
- * Actions hygiene. The runner hands a step its credentials in the environment: the `token` input as
- * INPUT_TOKEN, the cache/artifact service token as ACTIONS_RUNTIME_TOKEN, the OIDC request token.
- * After the inputs are read, `hideCredentials` removes them from `process.env` (nothing the toolkit
- * starts could inherit them, even by mistake) and, on Linux, overwrites their values in this
- * process's original environment block, which `/proc/<pid>/environ` shows to every process of the
- * same user — a student included. The cache and artifact clients get the runtime variables back
- * only for the duration of their call (`withActionsRuntime`).
- */
 const RUNTIME = [
-    'ACTIONS_RUNTIME_TOKEN',
-    'ACTIONS_RUNTIME_URL',
-    'ACTIONS_RESULTS_URL',
-    'ACTIONS_CACHE_URL',
-    'ACTIONS_CACHE_SERVICE_V2',
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_RUNTIME_URL",
+  "ACTIONS_RESULTS_URL",
+  "ACTIONS_CACHE_URL",
+  "ACTIONS_CACHE_SERVICE_V2"
 ];
 const DROP = /^(INPUT_.*TOKEN.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN)$/i;
-const kept = new Map();
+const kept = /* @__PURE__ */ new Map();
 let lent = 0;
 function hideCredentials(env = process.env) {
-    const names = Object.keys(env).filter((k) => DROP.test(k) || RUNTIME.includes(k));
-    for (const k of names) {
-        if (RUNTIME.includes(k) && env[k] !== undefined)
-            kept.set(k, env[k]);
-        delete env[k];
-    }
-    if (env === process.env)
-        scrubEnviron(names);
-    return names;
+  const names = Object.keys(env).filter((k) => DROP.test(k) || RUNTIME.includes(k));
+  for (const k of names) {
+    if (RUNTIME.includes(k) && env[k] !== void 0) kept.set(k, env[k]);
+    delete env[k];
+  }
+  if (env === process.env) scrubEnviron(names);
+  return names;
 }
-/** Lends the cache/artifact runtime variables to `fn` (the @actions clients read process.env). */
 async function withActionsRuntime(fn) {
-    if (lent++ === 0)
-        for (const [k, v] of kept)
-            process.env[k] = v;
-    try {
-        return await fn();
-    }
-    finally {
-        if (--lent === 0)
-            for (const k of kept.keys())
-                delete process.env[k];
-    }
+  if (lent++ === 0) for (const [k, v] of kept) process.env[k] = v;
+  try {
+    return await fn();
+  } finally {
+    if (--lent === 0) for (const k of kept.keys()) delete process.env[k];
+  }
 }
-/**
- * Overwrites the values of `names` in this process's initial environment block (Linux:
- * /proc/self/stat gives its bounds, /proc/self/mem writes it). Best effort: anything unexpected
- * leaves the block as it is.
- */
 function scrubEnviron(names) {
-    if (process.platform !== 'linux' || !names.length)
-        return 0;
+  if (process.platform !== "linux" || !names.length) return 0;
+  try {
+    const stat = (0,external_node_fs_namespaceObject.readFileSync)("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const start = Number(fields[47]);
+    const block = (0,external_node_fs_namespaceObject.readFileSync)("/proc/self/environ");
+    if (!Number.isSafeInteger(start) || start <= 0) return 0;
+    let done = 0;
+    const fd = (0,external_node_fs_namespaceObject.openSync)("/proc/self/mem", "r+");
     try {
-        const stat = (0,external_node_fs_namespaceObject.readFileSync)('/proc/self/stat', 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const start = Number(fields[47]); // field 50 overall: env_start
-        const block = (0,external_node_fs_namespaceObject.readFileSync)('/proc/self/environ');
-        if (!Number.isSafeInteger(start) || start <= 0)
-            return 0;
-        let done = 0;
-        const fd = (0,external_node_fs_namespaceObject.openSync)('/proc/self/mem', 'r+');
-        try {
-            let at = 0;
-            while (at < block.length) {
-                const end = block.indexOf(0, at) === -1 ? block.length : block.indexOf(0, at);
-                const entry = block.subarray(at, end).toString('latin1');
-                const eq = entry.indexOf('=');
-                if (eq > 0 && names.includes(entry.slice(0, eq))) {
-                    const from = at + eq + 1;
-                    if (end > from)
-                        (0,external_node_fs_namespaceObject.writeSync)(fd, Buffer.alloc(end - from, 0x2a), 0, end - from, start + from);
-                    done++;
-                }
-                at = end + 1;
-            }
+      let at = 0;
+      while (at < block.length) {
+        const end = block.indexOf(0, at) === -1 ? block.length : block.indexOf(0, at);
+        const entry = block.subarray(at, end).toString("latin1");
+        const eq = entry.indexOf("=");
+        if (eq > 0 && names.includes(entry.slice(0, eq))) {
+          const from = at + eq + 1;
+          if (end > from) (0,external_node_fs_namespaceObject.writeSync)(fd, Buffer.alloc(end - from, 42), 0, end - from, start + from);
+          done++;
         }
-        finally {
-            (0,external_node_fs_namespaceObject.closeSync)(fd);
-        }
-        return done;
+        at = end + 1;
+      }
+    } finally {
+      (0,external_node_fs_namespaceObject.closeSync)(fd);
     }
-    catch {
-        return 0;
-    }
+    return done;
+  } catch {
+    return 0;
+  }
 }
+
 
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
@@ -54668,2011 +54630,1598 @@ function preprocess(fn, schema) {
 
 // EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
 var dist = __nccwpck_require__(8815);
-;// CONCATENATED MODULE: ./src/errors.ts
-/** Named error classes: callers branch on `instanceof`, users read `message`. */
+;// CONCATENATED MODULE: ./.build/src/errors.js
 class SchoolError extends Error {
-    constructor(message, options) {
-        super(message, options);
-        this.name = 'SchoolError';
-    }
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "SchoolError";
+  }
 }
-/** Bad configuration or input: the message names the field, what was found and what is allowed. */
 class errors_ConfigError extends SchoolError {
-    issues;
-    constructor(message, issues = []) {
-        super(message);
-        this.issues = issues;
-        this.name = 'ConfigError';
-    }
+  constructor(message2, issues = []) {
+    super(message2);
+    this.issues = issues;
+    this.name = "ConfigError";
+  }
+  issues;
 }
-/**
- * A complete record in a state file does not parse (N5.1). The file has been moved aside to
- * `quarantinedTo`; callers must fail closed (deny admission, stop grading), never start empty.
- */
 class errors_CorruptStateError extends SchoolError {
-    file;
-    quarantinedTo;
-    line;
-    constructor(file, quarantinedTo, line, detail) {
-        super(`state file ${file} is corrupt at line ${line} (${detail}); ` +
-            (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : '') +
-            'Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun.');
-        this.file = file;
-        this.quarantinedTo = quarantinedTo;
-        this.line = line;
-        this.name = 'CorruptStateError';
-    }
+  constructor(file, quarantinedTo, line, detail) {
+    super(
+      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
+    );
+    this.file = file;
+    this.quarantinedTo = quarantinedTo;
+    this.line = line;
+    this.name = "CorruptStateError";
+  }
+  file;
+  quarantinedTo;
+  line;
 }
 class LockError extends SchoolError {
-    constructor(message, options) {
-        super(message, options);
-        this.name = 'LockError';
-    }
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "LockError";
+  }
 }
-/** A GitHub call failed in a way a person has to fix (token, permission, repository). */
 class GitHubAuthError extends SchoolError {
-    constructor(message, options) {
-        super(message, options);
-        this.name = 'GitHubAuthError';
-    }
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "GitHubAuthError";
+  }
 }
-/** Turns anything thrown into one line a person can read. */
 function errors_message(error) {
-    if (error instanceof Error)
-        return error.message || error.name;
-    if (typeof error === 'string')
-        return error;
-    try {
-        return JSON.stringify(error) ?? String(error);
-    }
-    catch {
-        return String(error);
-    }
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
 }
+
 
 ;// CONCATENATED MODULE: external "node:path"
 const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
-;// CONCATENATED MODULE: ./src/process/env.ts
-/**
- * The environment of every child process is built here, from an allow-list plus named additions.
- * It is never a copy of ours: a token in the toolkit's environment (INPUT_TOKEN, GITHUB_TOKEN,
- * ACTIONS_RUNTIME_TOKEN, cloud keys) reaches a child only when a caller names it in `pass`.
- */
-/** What any program needs to run at all; nothing here is a credential. */
+;// CONCATENATED MODULE: ./.build/src/process/env.js
 const BASE_ENV = (/* unused pure expression or super */ null && ([
-    'PATH',
-    'HOME',
-    'LANG',
-    'LC_ALL',
-    'LC_CTYPE',
-    'TZ',
-    'TMPDIR',
-    'TERM',
-    'USER',
-    'LOGNAME',
-    'SHELL',
+  "PATH",
+  "HOME",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TZ",
+  "TMPDIR",
+  "TERM",
+  "USER",
+  "LOGNAME",
+  "SHELL"
 ]));
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 function childEnv(o = {}) {
-    const from = o.from ?? process.env;
-    const env = {};
-    for (const k of [...BASE_ENV, ...(o.pass ?? [])]) {
-        if (!NAME.test(k))
-            throw new TypeError(`environment variable name ${JSON.stringify(k)} is not valid`);
-        const v = from[k];
-        if (v !== undefined)
-            env[k] = v;
-    }
-    for (const [k, v] of Object.entries(o.set ?? {})) {
-        if (v === undefined)
-            delete env[k];
-        else
-            env[k] = v;
-    }
-    return env;
+  const from = o.from ?? process.env;
+  const env = {};
+  for (const k of [...BASE_ENV, ...o.pass ?? []]) {
+    if (!NAME.test(k)) throw new TypeError(`environment variable name ${JSON.stringify(k)} is not valid`);
+    const v = from[k];
+    if (v !== void 0) env[k] = v;
+  }
+  for (const [k, v] of Object.entries(o.set ?? {})) {
+    if (v === void 0) delete env[k];
+    else env[k] = v;
+  }
+  return env;
 }
-/** Adds or overrides variables of an environment that was already built. */
 function extendEnv(base, set) {
-    const env = { ...base };
-    for (const [k, v] of Object.entries(set)) {
-        if (v === undefined)
-            delete env[k];
-        else
-            env[k] = v;
-    }
-    return env;
+  const env = { ...base };
+  for (const [k, v] of Object.entries(set)) {
+    if (v === void 0) delete env[k];
+    else env[k] = v;
+  }
+  return env;
 }
-/**
- * Variables the Actions runner gives a step that name this run (no credential among them). The
- * toolkit's own helper processes (the crew runner) need them to record who owns a lease.
- */
 const RUN_IDENTITY_ENV = (/* unused pure expression or super */ null && ([
-    'CI',
-    'GITHUB_ACTIONS',
-    'GITHUB_RUN_ID',
-    'GITHUB_RUN_ATTEMPT',
-    'GITHUB_JOB',
-    'GITHUB_REPOSITORY',
-    'GITHUB_WORKSPACE',
-    'GITHUB_SERVER_URL',
-    'GITHUB_API_URL',
-    'RUNNER_TEMP',
-    'RUNNER_DEBUG',
-    'SCHOOL_DEBUG',
+  "CI",
+  "GITHUB_ACTIONS",
+  "GITHUB_RUN_ID",
+  "GITHUB_RUN_ATTEMPT",
+  "GITHUB_JOB",
+  "GITHUB_REPOSITORY",
+  "GITHUB_WORKSPACE",
+  "GITHUB_SERVER_URL",
+  "GITHUB_API_URL",
+  "RUNNER_TEMP",
+  "RUNNER_DEBUG",
+  "SCHOOL_DEBUG"
 ]));
-/** Names that must never be passed on, whatever a configuration says. */
 const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
 
-;// CONCATENATED MODULE: ./src/config/schema.ts
+
+;// CONCATENATED MODULE: ./.build/src/config/schema.js
 
 
 
-/**
- * `school.yml` (docs/architecture.md). Every field has a default, so an empty file is a working
- * configuration: one local daemon with one worktree, one crew at a time, the built-in rubric.
- * Objects are strict: a misspelled key is an error, not a silently ignored setting.
- */
-const schema_CAPACITY_CLASSES = ['light', 'standard', 'heavy', 'xl'];
-const ROLES = ['coding', 'research', 'triage', 'docs'];
-const CLASSROOMS = ['worktree', 'orca', 'bot'];
-const DELIVERY_MODES = ['pull-request', 'branch', 'none'];
-const DISPATCH_ORDERS = ['smallest-first', 'tail-guard'];
+const schema_CAPACITY_CLASSES = ["light", "standard", "heavy", "xl"];
+const ROLES = ["coding", "research", "triage", "docs"];
+const CLASSROOMS = ["worktree", "orca", "bot"];
+const DELIVERY_MODES = ["pull-request", "branch", "none"];
+const DISPATCH_ORDERS = ["smallest-first", "tail-guard"];
 const AUTHOR_ASSOCIATIONS = [
-    'OWNER',
-    'MEMBER',
-    'COLLABORATOR',
-    'CONTRIBUTOR',
-    'FIRST_TIME_CONTRIBUTOR',
-    'FIRST_TIMER',
-    'MANNEQUIN',
-    'NONE',
+  "OWNER",
+  "MEMBER",
+  "COLLABORATOR",
+  "CONTRIBUTOR",
+  "FIRST_TIME_CONTRIBUTOR",
+  "FIRST_TIMER",
+  "MANNEQUIN",
+  "NONE"
 ];
-/** argv, never a shell string (N1.2). */
-const argv = array(schemas_string().min(1))
-    .min(1)
-    .describe('A command as an argv array, e.g. ["npm", "test"]. Never run through a shell.');
+const argv = array(schemas_string().min(1)).min(1).describe('A command as an argv array, e.g. ["npm", "test"]. Never run through a shell.');
 const difficulty = schemas_number().int().min(1).max(5);
 const classificationSchema = strictObject({
-    domain: schemas_string().min(1).optional(),
-    difficulty: difficulty.optional(),
-    role: schemas_enum(ROLES).optional(),
-    fences: array(schemas_string().min(1)).optional().describe('Path globs this issue may touch.'),
-    priority: schemas_number().int().min(0).max(4).optional().describe('0 is most urgent.'),
-    size: schemas_number().positive().optional().describe('Estimated size (minutes); smaller runs first.'),
-    weight: schemas_enum(schema_CAPACITY_CLASSES).optional().describe('Capacity class the crew needs.'),
+  domain: schemas_string().min(1).optional(),
+  difficulty: difficulty.optional(),
+  role: schemas_enum(ROLES).optional(),
+  fences: array(schemas_string().min(1)).optional().describe("Path globs this issue may touch."),
+  priority: schemas_number().int().min(0).max(4).optional().describe("0 is most urgent."),
+  size: schemas_number().positive().optional().describe("Estimated size (minutes); smaller runs first."),
+  weight: schemas_enum(schema_CAPACITY_CLASSES).optional().describe("Capacity class the crew needs.")
 });
 const ruleSchema = strictObject({
-    match: strictObject({
-        labels: array(schemas_string()).default([]).describe('Any of these labels.'),
-        keywords: array(schemas_string())
-            .default([])
-            .describe('Any of these words in the title or body (case-insensitive).'),
-        paths: array(schemas_string()).default([]).describe('Any of these path globs mentioned in the body.'),
-    }),
-    set: classificationSchema,
+  match: strictObject({
+    labels: array(schemas_string()).default([]).describe("Any of these labels."),
+    keywords: array(schemas_string()).default([]).describe("Any of these words in the title or body (case-insensitive)."),
+    paths: array(schemas_string()).default([]).describe("Any of these path globs mentioned in the body.")
+  }),
+  set: classificationSchema
 });
 const daemonSchema = strictObject({
-    id: schemas_string()
-        .regex(/^[a-z0-9][a-z0-9-]{0,38}$/, 'lower-case letters, digits and dashes, at most 39 characters'),
-    labels: array(schemas_string().min(1)).default([]).describe('Runner labels besides self-hosted.'),
-    worktrees: schemas_number().int().min(1).max(64).default(1).describe('Concurrent crew slots (K).'),
-    class: schemas_enum(schema_CAPACITY_CLASSES).default('standard').describe('Declared capacity class: a ceiling.'),
-    classroom: schemas_enum(CLASSROOMS).default('worktree'),
-    orca: strictObject({ binary: schemas_string().default('orca'), args: array(schemas_string()).default([]) })
-        .optional()
-        .describe('Orca daemon CLI, for classroom: orca.'),
+  id: schemas_string().regex(/^[a-z0-9][a-z0-9-]{0,38}$/, "lower-case letters, digits and dashes, at most 39 characters"),
+  labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
+  class: schemas_enum(schema_CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
+  classroom: schemas_enum(CLASSROOMS).default("worktree"),
+  orca: strictObject({ binary: schemas_string().default("orca"), args: array(schemas_string()).default([]) }).optional().describe("Orca daemon CLI, for classroom: orca.")
 });
-/**
- * Names of environment variables handed to a process on purpose (an agent's API key). The toolkit's
- * own credentials can never be named: the runner's and the workflow's tokens stay with the toolkit.
- */
-const passEnvSchema = array(schemas_string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, underscore)')
-    .refine((n) => !NEVER_PASS.test(n), "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key"))
-    .default([])
-    .describe('Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.');
-const AGENT_KINDS = ['command', 'claude-code', 'codex'];
-/** USD per million tokens; codex reports tokens and no cost, so its spend is priced with these. */
+const passEnvSchema = array(
+  schemas_string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name (letters, digits, underscore)").refine(
+    (n) => !NEVER_PASS.test(n),
+    "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key"
+  )
+).default([]).describe("Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.");
+const AGENT_KINDS = ["command", "claude-code", "codex"];
 const pricingSchema = strictObject({
-    inputPerMTok: schemas_number().min(0).describe('USD per million uncached input tokens.'),
-    cachedInputPerMTok: schemas_number().min(0).default(0).describe('USD per million cached input tokens.'),
-    outputPerMTok: schemas_number().min(0).describe('USD per million output tokens.'),
-})
-    .describe('Token prices used when the tool reports no cost (codex).');
-/** What the claude-code and codex kinds share with the reviewer of the same kind. */
+  inputPerMTok: schemas_number().min(0).describe("USD per million uncached input tokens."),
+  cachedInputPerMTok: schemas_number().min(0).default(0).describe("USD per million cached input tokens."),
+  outputPerMTok: schemas_number().min(0).describe("USD per million output tokens.")
+}).describe("Token prices used when the tool reports no cost (codex).");
 const cliFields = {
-    bin: schemas_string()
-        .min(1)
-        .optional()
-        .describe('The CLI to run (default `claude` or `codex`, found on PATH); an absolute path works too.'),
-    model: schemas_string().min(1).optional().describe('Model name passed to the CLI (--model).'),
-    args: array(schemas_string().min(1))
-        .default([])
-        .describe('Extra CLI arguments (argv elements), added before the prompt.'),
-    pricing: pricingSchema.optional(),
+  bin: schemas_string().min(1).optional().describe("The CLI to run (default `claude` or `codex`, found on PATH); an absolute path works too."),
+  model: schemas_string().min(1).optional().describe("Model name passed to the CLI (--model)."),
+  args: array(schemas_string().min(1)).default([]).describe("Extra CLI arguments (argv elements), added before the prompt."),
+  pricing: pricingSchema.optional()
 };
 const agentSchema = strictObject({
-    id: schemas_string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, dot, dash, underscore'),
-    kind: schemas_enum(AGENT_KINDS)
-        .default('command')
-        .describe('command (any program, the student contract), claude-code (claude -p) or codex (codex exec).'),
-    command: argv
-        .optional()
-        .describe('kind command: the student (argv). Receives the brief path as $SCHOOL_BRIEF and in argv via {brief}.'),
-    ...cliFields,
-    maxTurns: schemas_number().int().min(1).max(10_000).optional().describe('claude-code: --max-turns.'),
-    roles: array(schemas_enum(ROLES)).default(['coding']),
-    domains: array(schemas_string()).default([]).describe('Domains it takes; empty means any.'),
-    maxDifficulty: difficulty.default(5),
-    trust: schemas_enum(['low', 'standard', 'high']).default('standard'),
-    passEnv: passEnvSchema,
-})
-    .superRefine((a, ctx) => {
-    if (a.kind === 'command' && !a.command)
-        ctx.addIssue({
-            code: 'custom',
-            path: ['command'],
-            message: 'an agent of kind command needs a command (argv), or set kind: claude-code | codex',
-        });
-    if (a.kind !== 'command' && a.command)
-        ctx.addIssue({
-            code: 'custom',
-            path: ['command'],
-            message: `kind ${a.kind} runs its CLI itself; use bin and args instead of command`,
-        });
+  id: schemas_string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "letters, digits, dot, dash, underscore"),
+  kind: schemas_enum(AGENT_KINDS).default("command").describe(
+    "command (any program, the student contract), claude-code (claude -p) or codex (codex exec)."
+  ),
+  command: argv.optional().describe(
+    "kind command: the student (argv). Receives the brief path as $SCHOOL_BRIEF and in argv via {brief}."
+  ),
+  ...cliFields,
+  maxTurns: schemas_number().int().min(1).max(1e4).optional().describe("claude-code: --max-turns."),
+  roles: array(schemas_enum(ROLES)).default(["coding"]),
+  domains: array(schemas_string()).default([]).describe("Domains it takes; empty means any."),
+  maxDifficulty: difficulty.default(5),
+  trust: schemas_enum(["low", "standard", "high"]).default("standard"),
+  passEnv: passEnvSchema
+}).superRefine((a, ctx) => {
+  if (a.kind === "command" && !a.command)
+    ctx.addIssue({
+      code: "custom",
+      path: ["command"],
+      message: "an agent of kind command needs a command (argv), or set kind: claude-code | codex"
+    });
+  if (a.kind !== "command" && a.command)
+    ctx.addIssue({
+      code: "custom",
+      path: ["command"],
+      message: `kind ${a.kind} runs its CLI itself; use bin and args instead of command`
+    });
 });
-/** CLI flags that would give a reviewer write access; the reviewer's `args` may not carry them. */
 const WRITE_GRANTS = [
-    '--dangerously-skip-permissions',
-    '--permission-mode',
-    '--allowedTools',
-    '--allowed-tools',
-    '--sandbox',
-    '-s',
-    '--full-auto',
-    '--dangerously-bypass-approvals-and-sandbox',
+  "--dangerously-skip-permissions",
+  "--permission-mode",
+  "--allowedTools",
+  "--allowed-tools",
+  "--sandbox",
+  "-s",
+  "--full-auto",
+  "--dangerously-bypass-approvals-and-sandbox"
 ];
-/** grading.reviewer: an argv (a command reviewer, as before) or a kind with its settings. */
 const reviewerSchema = union([
-    argv,
-    strictObject({
-        kind: schemas_enum(AGENT_KINDS).default('command'),
-        command: argv.optional().describe('kind command: the reviewer (argv).'),
-        ...cliFields,
-        passEnv: passEnvSchema,
-    })
-        .superRefine((r, ctx) => {
-        if (r.kind === 'command' && !r.command)
-            ctx.addIssue({
-                code: 'custom',
-                path: ['command'],
-                message: 'a command reviewer needs a command (argv)',
-            });
-        const widening = r.args.find((a) => WRITE_GRANTS.includes(a.split('=')[0]));
-        if (widening)
-            ctx.addIssue({
-                code: 'custom',
-                path: ['args'],
-                message: `the reviewer runs read-only; remove ${widening} (it would let the reviewer write)`,
-            });
-    }),
+  argv,
+  strictObject({
+    kind: schemas_enum(AGENT_KINDS).default("command"),
+    command: argv.optional().describe("kind command: the reviewer (argv)."),
+    ...cliFields,
+    passEnv: passEnvSchema
+  }).superRefine((r, ctx) => {
+    if (r.kind === "command" && !r.command)
+      ctx.addIssue({
+        code: "custom",
+        path: ["command"],
+        message: "a command reviewer needs a command (argv)"
+      });
+    const widening = r.args.find((a) => WRITE_GRANTS.includes(a.split("=")[0]));
+    if (widening)
+      ctx.addIssue({
+        code: "custom",
+        path: ["args"],
+        message: `the reviewer runs read-only; remove ${widening} (it would let the reviewer write)`
+      });
+  })
 ]);
-/** GitHub's limit on the jobs of one matrix: the crew and roster jobs are matrices over daemons. */
 const MAX_DAEMONS = 256;
-/** The heartbeat TTL when school.yml sets none and no schedule says how often daemons beat. */
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
-    stateDir: schemas_string().default('.school/state').describe('Where all durable state lives.'),
-    repository: schemas_string()
-        .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'owner/name')
-        .optional()
-        .describe('Defaults to GITHUB_REPOSITORY.'),
-    repoPath: schemas_string().default('.').describe('Local repository the worktrees are made from.'),
-    curriculum: strictObject({
-        labels: array(schemas_string()).default([]).describe('Only issues with all of these labels.'),
-        issuesFile: schemas_string()
-            .optional()
-            .describe('Offline curriculum: a JSON array in GitHub REST issue shape.'),
-        maxTitleLength: schemas_number().int().min(16).max(4096).default(256),
-        maxBodyLength: schemas_number().int().min(256).max(1_000_000).default(65_536),
-        defaults: strictObject({
-            domain: schemas_string().default('general'),
-            difficulty: difficulty.default(2),
-            role: schemas_enum(ROLES).default('coding'),
-            priority: schemas_number().int().min(0).max(4).default(2),
-            size: schemas_number().positive().default(30),
-            weight: schemas_enum(schema_CAPACITY_CLASSES).default('standard'),
-        })
-            .default({
-            domain: 'general',
-            difficulty: 2,
-            role: 'coding',
-            priority: 2,
-            size: 30,
-            weight: 'standard',
-        }),
-        rules: array(ruleSchema).default([]),
-        trust: strictObject({
-            associations: array(schemas_enum(AUTHOR_ASSOCIATIONS))
-                .default(['OWNER', 'MEMBER', 'COLLABORATOR'])
-                .describe('Issues by authors with one of these author_association values are dispatched.'),
-            labels: array(schemas_string().min(1))
-                .default([])
-                .describe('Trigger labels: an issue carrying one is dispatched whoever opened it.'),
-            anyone: schemas_boolean()
-                .default(false)
-                .describe('Dispatch every issue whoever opened it (only for private repositories).'),
-        })
-            .prefault({})
-            .describe('Intake trust gate: an issue is a prompt to an agent; only trusted ones are dispatched.'),
-    })
-        .prefault({}),
-    fleet: strictObject({
-        daemons: array(daemonSchema)
-            .min(1)
-            // One crew job and one roster job per daemon: GitHub's matrix holds at most 256 jobs.
-            .max(MAX_DAEMONS, {
-            message: `at most ${MAX_DAEMONS} daemons (GitHub runs at most ${MAX_DAEMONS} jobs of one matrix)`,
-        })
-            .default([{ id: 'local', labels: [], worktrees: 1, class: 'standard', classroom: 'worktree' }]),
-        heartbeatTtlSeconds: schemas_number()
-            .int()
-            .min(10)
-            .optional()
-            .describe(`Roster heartbeat TTL. Unset: from the schedule interval on GitHub Actions, else ${DEFAULT_HEARTBEAT_TTL_SECONDS} s.`),
-    })
-        .prefault({}),
-    agents: array(agentSchema)
-        .default([])
-        .describe('The students. Empty by default: nothing is dispatched until one is added (`school init` writes them).'),
-    dispatch: strictObject({
-        maxCrews: schemas_number().int().min(1).max(10_000).default(1).describe('Global cap on concurrent crews.'),
-        crewTimeoutSeconds: schemas_number().int().min(1).default(900),
-        gradingReserveSeconds: schemas_number().int().min(0).default(300),
-        jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(360),
-        minFreeDiskGiB: schemas_number().min(0).default(8),
-        spendCap: schemas_number().min(0).optional().describe('Stop placing crews when spend reaches this (USD).'),
-        maxFallbacks: schemas_number()
-            .int()
-            .min(0)
-            .default(2)
-            .describe('Runs per cycle placed in a fallback classroom when no worktree daemon is online.'),
-        leaseSeconds: schemas_number().int().min(10).default(1200),
-        verify: argv.optional().describe('Verification command run in the worktree after the student.'),
-        order: schemas_enum(DISPATCH_ORDERS)
-            .default('smallest-first')
-            .describe('smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first.'),
-        correctionTurns: schemas_number()
-            .int()
-            .min(0)
-            .max(10)
-            .default(2)
-            .describe('Turns the same agent session gets with the checker output when verification fails.'),
-    })
-        .prefault({}),
-    delivery: strictObject({
-        mode: schemas_enum(DELIVERY_MODES)
-            .optional()
-            .describe('Where accepted work goes. Unset: pull-request in the drain-grading action, branch in the school CLI.'),
-        base: schemas_string()
-            .min(1)
-            .optional()
-            .describe("Base branch of delivered pull requests; default: the repository's default branch."),
-        draft: schemas_boolean().default(true).describe('Open pull requests as drafts.'),
-        closeIssue: schemas_boolean().default(false).describe('Write `Closes #N` in the pull request body.'),
-        author: strictObject({
-            name: schemas_string().min(1).default('school-core').describe('Author and committer name.'),
-            email: schemas_string()
-                .min(3)
-                .default('school-core@users.noreply.github.com')
-                .describe('Author and committer email.'),
-        })
-            .prefault({})
-            .describe('Author and committer of delivered commits.'),
-    })
-        .prefault({}),
-    grading: strictObject({
-        maxWorkers: schemas_number().int().min(1).max(256).default(4),
-        maxAttempts: schemas_number().int().min(1).max(100).default(3),
-        leaseSeconds: schemas_number().int().min(5).default(600),
-        emaAlpha: schemas_number().gt(0).max(1).default(0.3),
-        sealedTests: argv
-            .optional()
-            .describe('Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir.'),
-        sealedDir: schemas_string()
-            .optional()
-            .describe('Directory outside the repository holding the sealed suite (copied for each run).'),
-        sealedProtect: array(schemas_string().min(1))
-            .default([])
-            .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
-        reviewer: reviewerSchema
-            .optional()
-            .describe('Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric.'),
-        rubric: strictObject({
-            maxChangedLines: schemas_number().int().min(1).default(2000),
-            maxChangedFiles: schemas_number().int().min(1).default(50),
-        })
-            .prefault({}),
-        labels: strictObject({
-            accepted: schemas_string().default('school:accepted'),
-            rejected: schemas_string().default('school:rejected'),
-        })
-            .prefault({}),
-        comment: schemas_boolean().default(false).describe('Post a result comment on the issue.'),
-    })
-        .prefault({}),
-    checkpoint: strictObject({
-        branch: schemas_string().default('school-state'),
-        cachePrefix: schemas_string().default('school-state'),
-        retentionDays: schemas_number().int().min(1).max(90).default(7),
-        compactAfterDays: schemas_number()
-            .min(0)
-            .default(14)
-            .describe("Events older than this are folded into the checkpoint; a copy of one that arrives later (a crew job's events) is dropped. Longer than a crew job can run, plus a day."),
-    })
-        .prefault({}),
-})
-    .superRefine((c, ctx) => {
-    // Compaction folds events older than the horizon and then drops any copy of them that arrives
-    // later: a crew job's events are imported when its job ends, so they must arrive before that.
-    const minDays = c.dispatch.jobTimeoutMinutes / 1440 + 1;
-    if (c.checkpoint.compactAfterDays < minDays) {
-        ctx.addIssue({
-            code: 'custom',
-            path: ['checkpoint', 'compactAfterDays'],
-            message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`,
-        });
-    }
-    // A sealed suite inside the repository is one the patch can rewrite.
-    const dir = c.grading.sealedDir;
-    if (dir === undefined)
-        return;
-    const rel = (0,external_node_path_namespaceObject.relative)((0,external_node_path_namespaceObject.resolve)(c.repoPath), (0,external_node_path_namespaceObject.resolve)(dir));
-    if (rel === '' || (!rel.startsWith('..') && !(0,external_node_path_namespaceObject.isAbsolute)(rel)))
-        ctx.addIssue({
-            code: 'custom',
-            path: ['grading', 'sealedDir'],
-            message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`,
-        });
+  stateDir: schemas_string().default(".school/state").describe("Where all durable state lives."),
+  repository: schemas_string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "owner/name").optional().describe("Defaults to GITHUB_REPOSITORY."),
+  repoPath: schemas_string().default(".").describe("Local repository the worktrees are made from."),
+  curriculum: strictObject({
+    labels: array(schemas_string()).default([]).describe("Only issues with all of these labels."),
+    issuesFile: schemas_string().optional().describe("Offline curriculum: a JSON array in GitHub REST issue shape."),
+    maxTitleLength: schemas_number().int().min(16).max(4096).default(256),
+    maxBodyLength: schemas_number().int().min(256).max(1e6).default(65536),
+    defaults: strictObject({
+      domain: schemas_string().default("general"),
+      difficulty: difficulty.default(2),
+      role: schemas_enum(ROLES).default("coding"),
+      priority: schemas_number().int().min(0).max(4).default(2),
+      size: schemas_number().positive().default(30),
+      weight: schemas_enum(schema_CAPACITY_CLASSES).default("standard")
+    }).default({
+      domain: "general",
+      difficulty: 2,
+      role: "coding",
+      priority: 2,
+      size: 30,
+      weight: "standard"
+    }),
+    rules: array(ruleSchema).default([]),
+    trust: strictObject({
+      associations: array(schemas_enum(AUTHOR_ASSOCIATIONS)).default(["OWNER", "MEMBER", "COLLABORATOR"]).describe("Issues by authors with one of these author_association values are dispatched."),
+      labels: array(schemas_string().min(1)).default([]).describe("Trigger labels: an issue carrying one is dispatched whoever opened it."),
+      anyone: schemas_boolean().default(false).describe("Dispatch every issue whoever opened it (only for private repositories).")
+    }).prefault({}).describe("Intake trust gate: an issue is a prompt to an agent; only trusted ones are dispatched.")
+  }).prefault({}),
+  fleet: strictObject({
+    daemons: array(daemonSchema).min(1).max(MAX_DAEMONS, {
+      message: `at most ${MAX_DAEMONS} daemons (GitHub runs at most ${MAX_DAEMONS} jobs of one matrix)`
+    }).default([{ id: "local", labels: [], worktrees: 1, class: "standard", classroom: "worktree" }]),
+    heartbeatTtlSeconds: schemas_number().int().min(10).optional().describe(
+      `Roster heartbeat TTL. Unset: from the schedule interval on GitHub Actions, else ${DEFAULT_HEARTBEAT_TTL_SECONDS} s.`
+    )
+  }).prefault({}),
+  agents: array(agentSchema).default([]).describe(
+    "The students. Empty by default: nothing is dispatched until one is added (`school init` writes them)."
+  ),
+  dispatch: strictObject({
+    maxCrews: schemas_number().int().min(1).max(1e4).default(1).describe("Global cap on concurrent crews."),
+    crewTimeoutSeconds: schemas_number().int().min(1).default(900),
+    gradingReserveSeconds: schemas_number().int().min(0).default(300),
+    jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(360),
+    minFreeDiskGiB: schemas_number().min(0).default(8),
+    spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
+    maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
+    leaseSeconds: schemas_number().int().min(10).default(1200),
+    verify: argv.optional().describe("Verification command run in the worktree after the student."),
+    order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
+      "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
+    ),
+    correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails.")
+  }).prefault({}),
+  delivery: strictObject({
+    mode: schemas_enum(DELIVERY_MODES).optional().describe(
+      "Where accepted work goes. Unset: pull-request in the drain-grading action, branch in the school CLI."
+    ),
+    base: schemas_string().min(1).optional().describe("Base branch of delivered pull requests; default: the repository's default branch."),
+    draft: schemas_boolean().default(true).describe("Open pull requests as drafts."),
+    closeIssue: schemas_boolean().default(false).describe("Write `Closes #N` in the pull request body."),
+    author: strictObject({
+      name: schemas_string().min(1).default("school-core").describe("Author and committer name."),
+      email: schemas_string().min(3).default("school-core@users.noreply.github.com").describe("Author and committer email.")
+    }).prefault({}).describe("Author and committer of delivered commits.")
+  }).prefault({}),
+  grading: strictObject({
+    maxWorkers: schemas_number().int().min(1).max(256).default(4),
+    maxAttempts: schemas_number().int().min(1).max(100).default(3),
+    leaseSeconds: schemas_number().int().min(5).default(600),
+    emaAlpha: schemas_number().gt(0).max(1).default(0.3),
+    sealedTests: argv.optional().describe(
+      "Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir."
+    ),
+    sealedDir: schemas_string().optional().describe("Directory outside the repository holding the sealed suite (copied for each run)."),
+    sealedProtect: array(schemas_string().min(1)).default([]).describe("Path globs a patch may not touch (e.g. package.json); touching one is tampering."),
+    reviewer: reviewerSchema.optional().describe(
+      "Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric."
+    ),
+    rubric: strictObject({
+      maxChangedLines: schemas_number().int().min(1).default(2e3),
+      maxChangedFiles: schemas_number().int().min(1).default(50)
+    }).prefault({}),
+    labels: strictObject({
+      accepted: schemas_string().default("school:accepted"),
+      rejected: schemas_string().default("school:rejected")
+    }).prefault({}),
+    comment: schemas_boolean().default(false).describe("Post a result comment on the issue.")
+  }).prefault({}),
+  checkpoint: strictObject({
+    branch: schemas_string().default("school-state"),
+    cachePrefix: schemas_string().default("school-state"),
+    retentionDays: schemas_number().int().min(1).max(90).default(7),
+    compactAfterDays: schemas_number().min(0).default(14).describe(
+      "Events older than this are folded into the checkpoint; a copy of one that arrives later (a crew job's events) is dropped. Longer than a crew job can run, plus a day."
+    )
+  }).prefault({})
+}).superRefine((c, ctx) => {
+  const minDays = c.dispatch.jobTimeoutMinutes / 1440 + 1;
+  if (c.checkpoint.compactAfterDays < minDays) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["checkpoint", "compactAfterDays"],
+      message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`
+    });
+  }
+  const dir = c.grading.sealedDir;
+  if (dir === void 0) return;
+  const rel = (0,external_node_path_namespaceObject.relative)((0,external_node_path_namespaceObject.resolve)(c.repoPath), (0,external_node_path_namespaceObject.resolve)(dir));
+  if (rel === "" || !rel.startsWith("..") && !(0,external_node_path_namespaceObject.isAbsolute)(rel))
+    ctx.addIssue({
+      code: "custom",
+      path: ["grading", "sealedDir"],
+      message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`
+    });
 });
 
-;// CONCATENATED MODULE: ./src/config/load.ts
+
+;// CONCATENATED MODULE: ./.build/src/config/load.js
 
 
 
 
 
-/** Loads and validates `school.yml`. An absent file is an empty configuration (all defaults). */
 function loadConfig(path, overrides = {}) {
-    let raw = {};
-    const source = path ?? 'school.yml';
-    if (path) {
-        let text;
-        try {
-            text = (0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8');
-        }
-        catch (e) {
-            if (e.code === 'ENOENT') {
-                throw new errors_ConfigError(`config: ${path} does not exist. Create it (an empty file works) or point --config / the config input at it.`);
-            }
-            throw e;
-        }
-        try {
-            raw = (0,dist/* parse */.qg)(text) ?? {};
-        }
-        catch (e) {
-            throw new errors_ConfigError(`config: ${path} is not valid YAML: ${e.message}`);
-        }
+  let raw = {};
+  const source = path ?? "school.yml";
+  if (path) {
+    let text;
+    try {
+      text = (0,external_node_fs_namespaceObject.readFileSync)(path, "utf8");
+    } catch (e) {
+      if (e.code === "ENOENT") {
+        throw new errors_ConfigError(
+          `config: ${path} does not exist. Create it (an empty file works) or point --config / the config input at it.`
+        );
+      }
+      throw e;
     }
-    return parseConfig(raw, source, overrides);
+    try {
+      raw = (0,dist/* parse */.qg)(text) ?? {};
+    } catch (e) {
+      throw new errors_ConfigError(`config: ${path} is not valid YAML: ${e.message}`);
+    }
+  }
+  return parseConfig(raw, source, overrides);
 }
-function parseConfig(raw, source = 'school.yml', overrides = {}) {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-        throw new errors_ConfigError(`config: ${source} must be a mapping of settings, found ${load_describe(raw)}.`);
-    }
-    const merged = deepMerge(raw, overrides);
-    const result = schema_configSchema.safeParse(merged);
-    if (result.success)
-        return result.data;
-    const lines = result.error.issues.map((issue) => formatIssue(issue, merged));
-    throw new errors_ConfigError(`config: ${source} has ${lines.length} problem(s):\n${lines.map((l) => `  - ${l}`).join('\n')}`, lines);
+function parseConfig(raw, source = "school.yml", overrides = {}) {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new errors_ConfigError(`config: ${source} must be a mapping of settings, found ${load_describe(raw)}.`);
+  }
+  const merged = deepMerge(raw, overrides);
+  const result = schema_configSchema.safeParse(merged);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => formatIssue(issue, merged));
+  throw new errors_ConfigError(
+    `config: ${source} has ${lines.length} problem(s):
+${lines.map((l) => `  - ${l}`).join("\n")}`,
+    lines
+  );
 }
 function formatIssue(issue, root) {
-    const path = issue.path.length ? issue.path.map(String).join('.') : '(top level)';
-    if (issue.code === 'unrecognized_keys') {
-        return `${path === '(top level)' ? '' : path + ': '}unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}; check the spelling (\`school config schema\` lists every key)`;
-    }
-    const found = at(root, issue.path);
-    return `${path}: ${issue.message}; found ${load_describe(found)}`;
+  const path = issue.path.length ? issue.path.map(String).join(".") : "(top level)";
+  if (issue.code === "unrecognized_keys") {
+    return `${path === "(top level)" ? "" : path + ": "}unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}; check the spelling (\`school config schema\` lists every key)`;
+  }
+  const found = at(root, issue.path);
+  return `${path}: ${issue.message}; found ${load_describe(found)}`;
 }
 function at(root, path) {
-    let v = root;
-    for (const p of path) {
-        if (v === null || typeof v !== 'object')
-            return undefined;
-        v = v[p];
-    }
-    return v;
+  let v = root;
+  for (const p of path) {
+    if (v === null || typeof v !== "object") return void 0;
+    v = v[p];
+  }
+  return v;
 }
 function load_describe(v) {
-    if (v === undefined)
-        return 'nothing';
-    if (v === null)
-        return 'null';
-    if (Array.isArray(v))
-        return `a list (${JSON.stringify(v).slice(0, 60)})`;
-    if (typeof v === 'object')
-        return 'a mapping';
-    return `${JSON.stringify(v).slice(0, 60)} (${typeof v})`;
+  if (v === void 0) return "nothing";
+  if (v === null) return "null";
+  if (Array.isArray(v)) return `a list (${JSON.stringify(v).slice(0, 60)})`;
+  if (typeof v === "object") return "a mapping";
+  return `${JSON.stringify(v).slice(0, 60)} (${typeof v})`;
 }
 function deepMerge(base, over) {
-    const out = { ...base };
-    for (const [k, v] of Object.entries(over)) {
-        if (v === undefined)
-            continue;
-        const b = out[k];
-        out[k] =
-            v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
-                ? deepMerge(b, v)
-                : v;
-    }
-    return out;
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === void 0) continue;
+    const b = out[k];
+    out[k] = v && typeof v === "object" && !Array.isArray(v) && b && typeof b === "object" && !Array.isArray(b) ? deepMerge(b, v) : v;
+  }
+  return out;
 }
-/** JSON Schema of school.yml, for editor completion (`school config schema`). */
 function configJsonSchema() {
-    return z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' });
+  return z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" });
 }
-/**
- * The configuration a command runs with: an explicit path must exist; without one, `school.yml` in
- * the working directory is used when present, and the defaults otherwise.
- */
 function resolveConfig(explicit, overrides = {}) {
-    if (explicit)
-        return loadConfig(explicit, overrides);
-    return (0,external_node_fs_namespaceObject.existsSync)('school.yml')
-        ? loadConfig('school.yml', overrides)
-        : parseConfig({}, 'defaults', overrides);
+  if (explicit) return loadConfig(explicit, overrides);
+  return (0,external_node_fs_namespaceObject.existsSync)("school.yml") ? loadConfig("school.yml", overrides) : parseConfig({}, "defaults", overrides);
 }
+
 
 // EXTERNAL MODULE: external "node:crypto"
 var external_node_crypto_ = __nccwpck_require__(7598);
-;// CONCATENATED MODULE: ./src/security/redact.ts
-/**
- * The redactor (docs/architecture.md). Every byte written to state, summaries, artifacts, comments and logs
- * passes through here. Sensitive keys and token-shaped values become `[REDACTED]`; identity fields
- * (keys, issue numbers, crew ids, statuses, attempt counts) are never touched, so a redacted record
- * keeps its place in queues and ledgers.
- */
-const REDACTED = '[REDACTED]';
-/** Values of these fields are identities the state machine depends on: preserved exactly. */
-const IDENTITY_FIELDS = new Set([
-    'key',
-    'keys',
-    'type',
-    'at',
-    'id',
-    'issue',
-    'issue_number',
-    'issueNumber',
-    'number',
-    'crew_id',
-    'crewId',
-    'job_key',
-    'jobKey',
-    'status',
-    'state',
-    'attempts',
-    'max_attempts',
-    'maxAttempts',
-    'generation',
-    'sha256',
-    'base_sha',
-    'baseSha',
-    'diff_sha',
-    'diffSha',
+;// CONCATENATED MODULE: ./.build/src/security/redact.js
+const REDACTED = "[REDACTED]";
+const IDENTITY_FIELDS = /* @__PURE__ */ new Set([
+  "key",
+  "keys",
+  "type",
+  "at",
+  "id",
+  "issue",
+  "issue_number",
+  "issueNumber",
+  "number",
+  "crew_id",
+  "crewId",
+  "job_key",
+  "jobKey",
+  "status",
+  "state",
+  "attempts",
+  "max_attempts",
+  "maxAttempts",
+  "generation",
+  "sha256",
+  "base_sha",
+  "baseSha",
+  "diff_sha",
+  "diffSha"
 ]);
-/** Key names (normalized: lower case, letters and digits only) whose values are always secret. */
 const SENSITIVE_SUFFIXES = [
-    'token',
-    'secret',
-    'password',
-    'passwd',
-    'passphrase',
-    'apikey',
-    'privatekey',
-    'accesskey',
-    'secretkey',
-    'credential',
-    'credentials',
-    'authorization',
-    'cookie',
-    'setcookie',
-    'clientsecret',
-    'sessionid',
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "passphrase",
+  "apikey",
+  "privatekey",
+  "accesskey",
+  "secretkey",
+  "credential",
+  "credentials",
+  "authorization",
+  "cookie",
+  "setcookie",
+  "clientsecret",
+  "sessionid"
 ];
 function isSensitiveKey(key) {
-    if (IDENTITY_FIELDS.has(key))
-        return false;
-    let known = sensitiveKeys.get(key);
-    if (known === undefined) {
-        const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
-        known = SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
-        // Records repeat the same few keys: remember them (bounded, for keys that come from data).
-        if (sensitiveKeys.size < 4096)
-            sensitiveKeys.set(key, known);
-    }
-    return known;
+  if (IDENTITY_FIELDS.has(key)) return false;
+  let known = sensitiveKeys.get(key);
+  if (known === void 0) {
+    const k = key.toLowerCase().replace(/[^a-z0-9]/g, "");
+    known = SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+    if (sensitiveKeys.size < 4096) sensitiveKeys.set(key, known);
+  }
+  return known;
 }
-const sensitiveKeys = new Map();
-/** Token formats that are secret wherever they appear. Order matters: longest, most specific first. */
+const sensitiveKeys = /* @__PURE__ */ new Map();
 const TOKEN_PATTERNS = [
-    // PEM private keys, terminated or torn.
-    /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
-    // GitHub tokens.
-    /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-    /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
-    // Anthropic and OpenAI keys.
-    /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-    /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
-    // AWS access key ids.
-    /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
-    // Slack tokens and webhooks.
-    /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-    /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
-    // JSON Web Tokens.
-    /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
-    // Google API keys.
-    /\bAIza[0-9A-Za-z_-]{35}\b/g,
+  // PEM private keys, terminated or torn.
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  // GitHub tokens.
+  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  // Anthropic and OpenAI keys.
+  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
+  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  // AWS access key ids.
+  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  // Slack tokens and webhooks.
+  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
+  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  // JSON Web Tokens.
+  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  // Google API keys.
+  /\bAIza[0-9A-Za-z_-]{35}\b/g
 ];
-/** `Authorization: Bearer x`, `token=x`, `"password": "x"` and credentials in URLs. */
 const CONTEXT_PATTERNS = [
-    [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
-    [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
-    [
-        /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
-        `$1${REDACTED}`,
-    ],
-    [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`],
+  [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
+  [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
+  [
+    /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
+    `$1${REDACTED}`
+  ],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`]
 ];
-const knownSecrets = new Set();
-/** Registers an exact secret value (a token read from an input or the environment). */
+const knownSecrets = /* @__PURE__ */ new Set();
 function registerSecret(value) {
-    if (value && value.length >= 6)
-        knownSecrets.add(value);
+  if (value && value.length >= 6) knownSecrets.add(value);
 }
-/**
- * A necessary condition for any pattern above to match: a literal each pattern cannot match
- * without. Text with none of them (most issue text, most log lines) is returned after two scans
- * instead of fourteen regex passes. The case-insensitive literals are tested on lower-cased text
- * with a case-sensitive regex, which V8 runs several times faster than an `i` alternation. Keep
- * this in step with the patterns; a property test checks that the two agree.
- */
 const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
 const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
 function mayHoldSecret(text) {
-    return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
+  return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
 }
-/** Redacts token-shaped substrings and registered secrets from free text. */
 function redact_redactText(text) {
-    let out = text;
-    if (knownSecrets.size > 0) {
-        for (const secret of knownSecrets) {
-            if (out.includes(secret))
-                out = out.split(secret).join(REDACTED);
-        }
+  let out = text;
+  if (knownSecrets.size > 0) {
+    for (const secret of knownSecrets) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     }
-    if (!mayHoldSecret(out))
-        return out;
-    return redactPatterns(out);
+  }
+  if (!mayHoldSecret(out)) return out;
+  return redactPatterns(out);
 }
-/** The patterns alone, without the prefilter (exported for the equivalence test). */
 function redactPatterns(text) {
-    let out = text;
-    for (const re of TOKEN_PATTERNS)
-        out = out.replace(re, REDACTED);
-    for (const [re, replacement] of CONTEXT_PATTERNS)
-        out = out.replace(re, replacement);
-    return out;
+  let out = text;
+  for (const re of TOKEN_PATTERNS) out = out.replace(re, REDACTED);
+  for (const [re, replacement] of CONTEXT_PATTERNS) out = out.replace(re, replacement);
+  return out;
 }
-/**
- * Structural redaction: walks objects and arrays, redacts every value under a sensitive key and
- * every token-shaped string elsewhere, and leaves identity fields as they are.
- */
 function redact(value) {
-    return walk(value, undefined, 0);
+  return walk(value, void 0, 0);
 }
 function walk(value, key, depth) {
-    if (depth > 64)
-        return REDACTED;
-    if (key !== undefined) {
-        if (IDENTITY_FIELDS.has(key))
-            return value;
-        if (isSensitiveKey(key) && value !== null && value !== undefined && value !== '')
-            return REDACTED;
-    }
-    if (typeof value === 'string')
-        return redact_redactText(value);
-    if (typeof value !== 'object' || value === null || value instanceof Date)
-        return value;
-    // Plain loops rather than map/entries: records are walked by the thousand (a drain's verdicts,
-    // every appended event), mostly in short-lived processes where the allocations show.
-    if (Array.isArray(value)) {
-        const out = new Array(value.length);
-        for (let i = 0; i < value.length; i++)
-            out[i] = walk(value[i], undefined, depth + 1);
-        return out;
-    }
-    const out = {};
-    for (const k of Object.keys(value))
-        out[k] = walk(value[k], k, depth + 1);
-    return out;
+  if (depth > 64) return REDACTED;
+  if (key !== void 0) {
+    if (IDENTITY_FIELDS.has(key)) return value;
+    if (isSensitiveKey(key) && value !== null && value !== void 0 && value !== "") return REDACTED;
+  }
+  if (typeof value === "string") return redact_redactText(value);
+  if (typeof value !== "object" || value === null || value instanceof Date) return value;
+  if (Array.isArray(value)) {
+    const out2 = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out2[i] = walk(value[i], void 0, depth + 1);
+    return out2;
+  }
+  const out = {};
+  for (const k of Object.keys(value)) out[k] = walk(value[k], k, depth + 1);
+  return out;
 }
 
-;// CONCATENATED MODULE: ./src/log.ts
+
+;// CONCATENATED MODULE: ./.build/src/log.js
 
 function consoleLogger(options = {}) {
-    const out = options.stream ?? process.stderr;
-    const write = (prefix, m) => out.write(`${prefix}${redactText(m)}\n`);
-    return {
-        debug: (m) => {
-            if (options.debug)
-                write('debug: ', m);
-        },
-        info: (m) => write('', m),
-        warning: (m) => write('warning: ', m),
-        error: (m) => write('error: ', m),
-        group: async (name, fn) => {
-            write('== ', name);
-            return fn();
-        },
-    };
+  const out = options.stream ?? process.stderr;
+  const write = (prefix, m) => out.write(`${prefix}${redactText(m)}
+`);
+  return {
+    debug: (m) => {
+      if (options.debug) write("debug: ", m);
+    },
+    info: (m) => write("", m),
+    warning: (m) => write("warning: ", m),
+    error: (m) => write("error: ", m),
+    group: async (name, fn) => {
+      write("== ", name);
+      return fn();
+    }
+  };
 }
-/** A logger that remembers every line: for tests and for summaries. */
 function memoryLogger() {
-    const lines = [];
-    const push = (level) => (m) => lines.push({ level, message: redactText(m) });
-    return {
-        lines,
-        debug: push('debug'),
-        info: push('info'),
-        warning: push('warning'),
-        error: push('error'),
-        group: async (name, fn) => {
-            lines.push({ level: 'group', message: name });
-            return fn();
-        },
-    };
+  const lines = [];
+  const push = (level) => (m) => lines.push({ level, message: redactText(m) });
+  return {
+    lines,
+    debug: push("debug"),
+    info: push("info"),
+    warning: push("warning"),
+    error: push("error"),
+    group: async (name, fn) => {
+      lines.push({ level: "group", message: name });
+      return fn();
+    }
+  };
 }
 const silentLogger = {
-    debug: () => undefined,
-    info: () => undefined,
-    warning: () => undefined,
-    error: () => undefined,
-    group: (_name, fn) => fn(),
+  debug: () => void 0,
+  info: () => void 0,
+  warning: () => void 0,
+  error: () => void 0,
+  group: (_name, fn) => fn()
 };
 
-;// CONCATENATED MODULE: ./src/state/atomic.ts
+
+;// CONCATENATED MODULE: ./.build/src/state/atomic.js
 
 
 
 
-/**
- * Crash-safe replace (N2.2): write a temp file in the same directory, fsync it, rename it over the
- * target, fsync the directory. A reader sees the old content or the new, never a mix. With
- * `durable: false` the fsyncs are left out (the swap is still atomic for readers): for derived
- * files such as views, which are rebuilt from the event logs anyway.
- * Bytes are written as given: use writeJsonAtomic/writeTextAtomic, which redact first.
- */
 function writeFileAtomic(path, data, options = {}) {
-    const durable = options.durable !== false;
-    const dir = (0,external_node_path_namespaceObject.dirname)(path);
-    (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
-    const tmp = (0,external_node_path_namespaceObject.join)(dir, `.${(0,external_node_path_namespaceObject.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString('hex')}.tmp`);
-    const fd = (0,external_node_fs_namespaceObject.openSync)(tmp, 'w', 0o644);
-    try {
-        const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-        let off = 0;
-        while (off < buf.length)
-            off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
-        if (durable)
-            (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-    }
-    catch (e) {
-        (0,external_node_fs_namespaceObject.closeSync)(fd);
-        try {
-            (0,external_node_fs_namespaceObject.unlinkSync)(tmp);
-        }
-        catch {
-            /* already gone */
-        }
-        throw e;
-    }
+  const durable = options.durable !== false;
+  const dir = (0,external_node_path_namespaceObject.dirname)(path);
+  (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
+  const tmp = (0,external_node_path_namespaceObject.join)(dir, `.${(0,external_node_path_namespaceObject.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
+  const fd = (0,external_node_fs_namespaceObject.openSync)(tmp, "w", 420);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let off = 0;
+    while (off < buf.length) off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
+    if (durable) (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+  } catch (e) {
     (0,external_node_fs_namespaceObject.closeSync)(fd);
-    (0,external_node_fs_namespaceObject.renameSync)(tmp, path);
-    if (durable)
-        fsyncDir(dir);
+    try {
+      (0,external_node_fs_namespaceObject.unlinkSync)(tmp);
+    } catch {
+    }
+    throw e;
+  }
+  (0,external_node_fs_namespaceObject.closeSync)(fd);
+  (0,external_node_fs_namespaceObject.renameSync)(tmp, path);
+  if (durable) fsyncDir(dir);
 }
 function fsyncDir(dir) {
-    let fd;
-    try {
-        fd = (0,external_node_fs_namespaceObject.openSync)(dir, 'r');
-        (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-    }
-    catch {
-        // Some filesystems refuse fsync on a directory; the rename is still atomic there.
-    }
-    finally {
-        if (fd !== undefined)
-            (0,external_node_fs_namespaceObject.closeSync)(fd);
-    }
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(dir, "r");
+    (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+  } catch {
+  } finally {
+    if (fd !== void 0) (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
 }
-/** Redacts, serializes and atomically writes a JSON document (with a trailing newline). */
 function atomic_writeJsonAtomic(path, value, options = {}) {
-    writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + '\n', options);
+  writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + "\n", options);
 }
-/** Redacts and atomically writes text. */
 function writeTextAtomic(path, text) {
-    writeFileAtomic(path, redactText(text));
+  writeFileAtomic(path, redactText(text));
 }
 
-;// CONCATENATED MODULE: ./src/state/jsonl.ts
+
+;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
 
 
 
 
 
 function timestamp() {
-    return new Date().toISOString().replace(/[:.]/g, '-');
+  return (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-");
 }
-/** Moves a corrupt file aside and returns the new path (N5.1). */
 function quarantine(path) {
-    const to = `${path}.corrupt-${timestamp()}`;
-    try {
-        (0,external_node_fs_namespaceObject.renameSync)(path, to);
-        fsyncDir((0,external_node_path_namespaceObject.dirname)(path));
-        return to;
-    }
-    catch {
-        return undefined;
-    }
+  const to = `${path}.corrupt-${timestamp()}`;
+  try {
+    (0,external_node_fs_namespaceObject.renameSync)(path, to);
+    fsyncDir((0,external_node_path_namespaceObject.dirname)(path));
+    return to;
+  } catch {
+    return void 0;
+  }
 }
-/**
- * Reads a JSONL file. Absent → no records. An unterminated last line that does not parse is a torn
- * tail (a crash mid-append): dropped with a warning. A *complete* line that does not parse is
- * corruption: the file is quarantined to `<file>.corrupt-<ts>` and CorruptStateError is thrown, so
- * the caller fails closed instead of starting from a silently empty state.
- */
 function jsonl_readJsonl(path, warn) {
-    let text;
-    try {
-        text = (0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8');
-    }
-    catch (e) {
-        if (e.code === 'ENOENT')
-            return { records: [], tornTail: false, bytes: 0 };
-        throw e;
-    }
-    return jsonl_parseJsonl(text, path, warn);
+  let text;
+  try {
+    text = (0,external_node_fs_namespaceObject.readFileSync)(path, "utf8");
+  } catch (e) {
+    if (e.code === "ENOENT") return { records: [], tornTail: false, bytes: 0 };
+    throw e;
+  }
+  return jsonl_parseJsonl(text, path, warn);
 }
 function jsonl_parseJsonl(text, path, warn) {
-    const whole = parseWhole(text);
-    if (whole)
-        return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
-    const records = [];
-    let start = 0;
-    let line = 0;
-    let tornTail = false;
-    let bytes = 0;
-    while (start < text.length) {
-        const nl = text.indexOf('\n', start);
-        const end = nl === -1 ? text.length : nl;
-        const raw = text.slice(start, end);
-        line++;
-        if (raw.trim() !== '') {
-            try {
-                records.push(JSON.parse(raw));
-            }
-            catch (e) {
-                if (nl === -1) {
-                    tornTail = true;
-                    warn?.(`${path}: dropped an unterminated last line (a write was interrupted); earlier records are intact`);
-                    break;
-                }
-                const to = quarantine(path);
-                throw new errors_CorruptStateError(path, to, line, e.message);
-            }
-        }
+  const whole = parseWhole(text);
+  if (whole) return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
+  const records = [];
+  let start = 0;
+  let line = 0;
+  let tornTail = false;
+  let bytes = 0;
+  while (start < text.length) {
+    const nl = text.indexOf("\n", start);
+    const end = nl === -1 ? text.length : nl;
+    const raw = text.slice(start, end);
+    line++;
+    if (raw.trim() !== "") {
+      try {
+        records.push(JSON.parse(raw));
+      } catch (e) {
         if (nl === -1) {
-            bytes = text.length;
-            break;
+          tornTail = true;
+          warn?.(
+            `${path}: dropped an unterminated last line (a write was interrupted); earlier records are intact`
+          );
+          break;
         }
-        start = nl + 1;
-        bytes = start;
+        const to = quarantine(path);
+        throw new errors_CorruptStateError(path, to, line, e.message);
+      }
     }
-    return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
+    if (nl === -1) {
+      bytes = text.length;
+      break;
+    }
+    start = nl + 1;
+    bytes = start;
+  }
+  return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
 }
-/**
- * The common case in one JSON.parse: every line holds exactly one value (the count of values must
- * equal the count of lines, so a line holding two is not accepted), no blank line, no torn tail.
- * Anything else returns undefined and is read line by line, with the torn-tail and corruption
- * rules above.
- */
 function parseWhole(text) {
-    if (text.length === 0)
-        return [];
-    const body = text.endsWith('\n') ? text.slice(0, -1) : text;
-    let lines = 1;
-    for (let i = body.indexOf('\n'); i !== -1; i = body.indexOf('\n', i + 1))
-        lines++;
-    try {
-        const values = JSON.parse(`[${body.replaceAll('\n', ',')}]`);
-        return values.length === lines ? values : undefined;
-    }
-    catch {
-        return undefined;
-    }
+  if (text.length === 0) return [];
+  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+  let lines = 1;
+  for (let i = body.indexOf("\n"); i !== -1; i = body.indexOf("\n", i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${body.replaceAll("\n", ",")}]`);
+    return values.length === lines ? values : void 0;
+  } catch {
+    return void 0;
+  }
 }
 function jsonl_appendJsonl(path, records, warn, options = {}) {
-    if (records.length === 0)
-        return undefined;
-    let fd;
-    try {
-        fd = (0,external_node_fs_namespaceObject.openSync)(path, 'a+');
-    }
-    catch (e) {
-        if (e.code !== 'ENOENT')
-            throw e;
-        (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
-        fd = (0,external_node_fs_namespaceObject.openSync)(path, 'a+');
-    }
-    try {
-        const size = (0,external_node_fs_namespaceObject.fstatSync)(fd).size;
-        let repaired = false;
-        let prefix = '';
-        if (size > 0) {
-            const last = Buffer.alloc(1);
-            (0,external_node_fs_namespaceObject.readSync)(fd, last, 0, 1, size - 1);
-            if (last[0] !== 0x0a) {
-                const tail = lastLine(fd, size);
-                repaired = true;
-                try {
-                    JSON.parse(tail.text);
-                    prefix = '\n';
-                }
-                catch {
-                    (0,external_node_fs_namespaceObject.ftruncateSync)(fd, tail.start);
-                    warn?.(`${path}: cut an unterminated last line left by an interrupted write`);
-                }
-            }
+  if (records.length === 0) return void 0;
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, "a+");
+  } catch (e) {
+    if (e.code !== "ENOENT") throw e;
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, "a+");
+  }
+  try {
+    const size = (0,external_node_fs_namespaceObject.fstatSync)(fd).size;
+    let repaired = false;
+    let prefix = "";
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      (0,external_node_fs_namespaceObject.readSync)(fd, last, 0, 1, size - 1);
+      if (last[0] !== 10) {
+        const tail = lastLine(fd, size);
+        repaired = true;
+        try {
+          JSON.parse(tail.text);
+          prefix = "\n";
+        } catch {
+          (0,external_node_fs_namespaceObject.ftruncateSync)(fd, tail.start);
+          warn?.(`${path}: cut an unterminated last line left by an interrupted write`);
         }
-        const encode = options.redacted
-            ? (r) => JSON.stringify(r)
-            : (r) => JSON.stringify(redact(r));
-        const body = prefix + records.map(encode).join('\n') + '\n';
-        const buf = Buffer.from(body, 'utf8');
-        let off = 0;
-        while (off < buf.length)
-            off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
-        if (options.sync !== false)
-            (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-        return {
-            start: size,
-            end: size + buf.length,
-            repaired,
-            tail: buf.subarray(Math.max(0, buf.length - 64)),
-        };
+      }
     }
-    finally {
-        (0,external_node_fs_namespaceObject.closeSync)(fd);
-    }
+    const encode = options.redacted ? (r) => JSON.stringify(r) : (r) => JSON.stringify(redact(r));
+    const body = prefix + records.map(encode).join("\n") + "\n";
+    const buf = Buffer.from(body, "utf8");
+    let off = 0;
+    while (off < buf.length) off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
+    if (options.sync !== false) (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+    return {
+      start: size,
+      end: size + buf.length,
+      repaired,
+      tail: buf.subarray(Math.max(0, buf.length - 64))
+    };
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
 }
-/** Flushes a file's appended lines to the disk (see appendJsonl's `sync`). Absent: nothing to do. */
 function jsonl_syncFile(path) {
-    let fd;
-    try {
-        fd = openSync(path, 'r');
-    }
-    catch (e) {
-        if (e.code === 'ENOENT')
-            return;
-        throw e;
-    }
-    try {
-        fsyncSync(fd);
-    }
-    finally {
-        closeSync(fd);
-    }
+  let fd;
+  try {
+    fd = openSync(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT") return;
+    throw e;
+  }
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 function lastLine(fd, size) {
-    const chunk = 64 * 1024;
-    let pos = size;
-    const parts = [];
-    while (pos > 0) {
-        const len = Math.min(chunk, pos);
-        pos -= len;
-        const buf = Buffer.alloc(len);
-        (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, len, pos);
-        const nl = buf.lastIndexOf(0x0a);
-        if (nl !== -1) {
-            parts.unshift(buf.subarray(nl + 1));
-            return { start: pos + nl + 1, text: Buffer.concat(parts).toString('utf8') };
-        }
-        parts.unshift(buf);
+  const chunk = 64 * 1024;
+  let pos = size;
+  const parts = [];
+  while (pos > 0) {
+    const len = Math.min(chunk, pos);
+    pos -= len;
+    const buf = Buffer.alloc(len);
+    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, len, pos);
+    const nl = buf.lastIndexOf(10);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
     }
-    return { start: 0, text: Buffer.concat(parts).toString('utf8') };
+    parts.unshift(buf);
+  }
+  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
 }
 
-;// CONCATENATED MODULE: ./src/state/lock.ts
+
+;// CONCATENATED MODULE: ./.build/src/state/lock.js
 
 
 
-/**
- * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a
- * directory `<target>.lock`, made with mkdir (atomic): its holder refreshes its mtime every
- * `update` ms, and a lock left by a SIGKILLed holder is considered stale after `stale` ms and
- * taken over. (The protocol of proper-lockfile, which this module used before; a lock directory
- * of either excludes the other.) A holder that exits, or is stopped by SIGINT or SIGTERM, removes
- * the directories it holds.
- *
- * Waiting: instead of sleeping a backoff interval and polling, a waiter also watches the lock's
- * directory and tries again as soon as the lock directory is removed, so the lock passes from one
- * process to the next in well under a millisecond rather than after the sleep (the convoy that
- * made twenty drainers slower than one). The backoff stays as the upper bound of each wait, for
- * filesystems without change notification and for a holder that dies without releasing.
- */
 const LOCK_OPTIONS = {
-    stale: 10_000,
-    update: 2_000,
-    retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
+  stale: 1e4,
+  update: 2e3,
+  retries: { retries: 2e3, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true }
 };
-/**
- * How long a waiter keeps trying: about what the retry policy above adds up to (2,000 retries,
- * most of them at the 60 ms ceiling). A time budget rather than a count, because a waiter woken by
- * every release of a busy lock would use up a count long before the policy's time.
- */
-const LOCK_WAIT_BUDGET_MS = 120_000;
-/**
- * Monotonic milliseconds. Not `monotonicMs()`: its first call loads perf_hooks, about a
- * millisecond of CPU that a short-lived process (one of twenty drainers) pays for one reading.
- */
+const LOCK_WAIT_BUDGET_MS = 12e4;
 function monotonicMs() {
-    return Number(process.hrtime.bigint()) / 1e6;
+  return Number(process.hrtime.bigint()) / 1e6;
 }
-const dirs = new Map();
-/** Arms a wake-up for the removal of `lockPath`; call it before trying, so no release is missed. */
+const dirs = /* @__PURE__ */ new Map();
 function arm(lockPath) {
-    const dir = (0,external_node_path_namespaceObject.dirname)(lockPath);
-    const name = (0,external_node_path_namespaceObject.basename)(lockPath);
-    let d = dirs.get(dir);
-    if (!d) {
-        const entry = { watcher: undefined, waiters: new Map() };
-        try {
-            entry.watcher = (0,external_node_fs_namespaceObject.watch)(dir, { persistent: false }, (_event, file) => {
-                // Only a removal frees the lock: the next holder's mkdir and its mtime refreshes are
-                // events too, and waking every waiter for them would only make them all fail again.
-                const wake = (lockName, set) => {
-                    if (set && !(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, lockName)))
-                        [...set].forEach((f) => f());
-                };
-                if (file === null)
-                    for (const [lockName, set] of entry.waiters)
-                        wake(lockName, set);
-                else
-                    wake(String(file), entry.waiters.get(String(file)));
-            });
-            entry.watcher.on('error', () => undefined);
-        }
-        catch {
-            entry.watcher = undefined; // no notification here: the backoff alone paces the retries
-        }
-        dirs.set(dir, (d = entry));
+  const dir = (0,external_node_path_namespaceObject.dirname)(lockPath);
+  const name = (0,external_node_path_namespaceObject.basename)(lockPath);
+  let d = dirs.get(dir);
+  if (!d) {
+    const entry2 = { watcher: void 0, waiters: /* @__PURE__ */ new Map() };
+    try {
+      entry2.watcher = (0,external_node_fs_namespaceObject.watch)(dir, { persistent: false }, (_event, file) => {
+        const wake = (lockName, set2) => {
+          if (set2 && !(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, lockName))) [...set2].forEach((f) => f());
+        };
+        if (file === null) for (const [lockName, set2] of entry2.waiters) wake(lockName, set2);
+        else wake(String(file), entry2.waiters.get(String(file)));
+      });
+      entry2.watcher.on("error", () => void 0);
+    } catch {
+      entry2.watcher = void 0;
     }
-    const entry = d;
-    let fire;
-    let fired = false;
-    const onWake = () => {
-        fired = true;
-        fire?.();
-    };
-    const set = entry.waiters.get(name) ?? new Set();
-    entry.waiters.set(name, set);
-    set.add(onWake);
-    let cancelled = false;
-    const cancel = () => {
-        if (cancelled)
-            return;
-        cancelled = true;
-        set.delete(onWake);
-        if (set.size === 0 && entry.waiters.get(name) === set)
-            entry.waiters.delete(name);
-        if (entry.waiters.size === 0 && dirs.get(dir) === entry) {
-            entry.watcher?.close();
-            dirs.delete(dir);
-        }
-    };
-    return {
-        cancel,
-        /** Resolves true when woken by a release, false when `ms` passed first. */
-        wait: (ms) => new Promise((resolve) => {
-            const done = (woken) => {
-                clearTimeout(timer);
-                cancel();
-                resolve(woken);
-            };
-            const timer = setTimeout(() => done(false), ms);
-            fire = () => done(true);
-            if (fired)
-                done(true);
-        }),
-    };
+    dirs.set(dir, d = entry2);
+  }
+  const entry = d;
+  let fire;
+  let fired = false;
+  const onWake = () => {
+    fired = true;
+    fire?.();
+  };
+  const set = entry.waiters.get(name) ?? /* @__PURE__ */ new Set();
+  entry.waiters.set(name, set);
+  set.add(onWake);
+  let cancelled = false;
+  const cancel = () => {
+    if (cancelled) return;
+    cancelled = true;
+    set.delete(onWake);
+    if (set.size === 0 && entry.waiters.get(name) === set) entry.waiters.delete(name);
+    if (entry.waiters.size === 0 && dirs.get(dir) === entry) {
+      entry.watcher?.close();
+      dirs.delete(dir);
+    }
+  };
+  return {
+    cancel,
+    /** Resolves true when woken by a release, false when `ms` passed first. */
+    wait: (ms) => new Promise((resolve) => {
+      const done = (woken) => {
+        clearTimeout(timer);
+        cancel();
+        resolve(woken);
+      };
+      const timer = setTimeout(() => done(false), ms);
+      fire = () => done(true);
+      if (fired) done(true);
+    })
+  };
 }
 function backoff(attempt) {
-    const r = LOCK_OPTIONS.retries;
-    const base = Math.min(r.maxTimeout, r.minTimeout * r.factor ** attempt);
-    return base * (1 + Math.random());
+  const r = LOCK_OPTIONS.retries;
+  const base = Math.min(r.maxTimeout, r.minTimeout * r.factor ** attempt);
+  return base * (1 + Math.random());
 }
-/**
- * A waiter's place in line: a file in `<target>.queue.lock/` named by the time it started waiting.
- * When the lock is released every waiter is woken, but only the first in line tries at once; the
- * others wait for the next release or their backoff. Without it, twenty waiters woken together
- * spend the CPU the new holder needs (on a two-core runner, that was the convoy). A ticket older
- * than the lock's stale time (its process died while waiting) is removed by whoever sees it.
- */
 class Ticket {
-    dir;
-    name;
-    constructor(target) {
-        this.dir = `${target}.queue.lock`;
-        this.name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-        try {
-            (0,external_node_fs_namespaceObject.mkdirSync)(this.dir, { recursive: true });
-            (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name), '');
-        }
-        catch {
-            // Without a place in line this waiter simply tries on every wake.
-        }
-        // Sweep on joining the line too, not only on a wake: a waiter that gets the lock on its
-        // backoff never looks at the line, and a dead waiter's ticket would otherwise stay.
-        this.live();
+  dir;
+  name;
+  constructor(target) {
+    this.dir = `${target}.queue.lock`;
+    this.name = `${String(Date.now()).padStart(15, "0")}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      (0,external_node_fs_namespaceObject.mkdirSync)(this.dir, { recursive: true });
+      (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name), "");
+    } catch {
     }
-    first() {
-        const names = this.live();
-        return names === undefined || names.length === 0 || names[0] === this.name || !names.includes(this.name);
+    this.live();
+  }
+  first() {
+    const names = this.live();
+    return names === void 0 || names.length === 0 || names[0] === this.name || !names.includes(this.name);
+  }
+  /** The tickets in line, oldest first, after removing those older than the stale time. */
+  live() {
+    let names;
+    try {
+      names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
+    } catch {
+      return void 0;
     }
-    /** The tickets in line, oldest first, after removing those older than the stale time. */
-    live() {
-        let names;
-        try {
-            names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
-        }
-        catch {
-            return undefined;
-        }
-        return names.filter((n) => {
-            if (n === this.name || Date.now() - Number(n.slice(0, 15)) <= LOCK_OPTIONS.stale)
-                return true;
-            try {
-                (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
-            }
-            catch {
-                // Someone else removed it.
-            }
-            return false;
-        });
+    return names.filter((n) => {
+      if (n === this.name || Date.now() - Number(n.slice(0, 15)) <= LOCK_OPTIONS.stale) return true;
+      try {
+        (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
+      } catch {
+      }
+      return false;
+    });
+  }
+  remove() {
+    try {
+      (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name));
+    } catch {
     }
-    remove() {
-        try {
-            (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name));
-        }
-        catch {
-            // Already gone.
-        }
-    }
+  }
 }
-/**
- * Takes the lock on `target` if it is free (or stale) right now, without waiting: for a process
- * that has something better to do than wait, such as handing its work to the holder
- * (src/grading/handover.ts), and the one try `withLock` repeats. Undefined when another holder
- * (this process included) has it. A few system calls: one stat when it is held, one mkdir to take
- * it, one rmdir to release it.
- */
 function tryLock(target) {
-    const path = `${target}.lock`;
-    // Held and fresh is the common answer under contention: one stat, no failing mkdir.
-    const held = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
-    if (held && Date.now() - held.mtimeMs <= LOCK_OPTIONS.stale)
-        return undefined;
-    if (!makeLockDir(path)) {
-        const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
-        if (st && Date.now() - st.mtimeMs <= LOCK_OPTIONS.stale)
-            return undefined;
-        // Stale: its holder died without releasing it (or it was released just now).
-        try {
-            if (st)
-                (0,external_node_fs_namespaceObject.rmdirSync)(path);
-        }
-        catch (e) {
-            if (e.code !== 'ENOENT')
-                return undefined;
-        }
-        if (!makeLockDir(path))
-            return undefined;
+  const path = `${target}.lock`;
+  const held = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
+  if (held && Date.now() - held.mtimeMs <= LOCK_OPTIONS.stale) return void 0;
+  if (!makeLockDir(path)) {
+    const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
+    if (st && Date.now() - st.mtimeMs <= LOCK_OPTIONS.stale) return void 0;
+    try {
+      if (st) (0,external_node_fs_namespaceObject.rmdirSync)(path);
+    } catch (e) {
+      if (e.code !== "ENOENT") return void 0;
     }
-    let mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
-    let lost;
-    let released = false;
-    const refresh = setInterval(() => {
-        try {
-            if ((0,external_node_fs_namespaceObject.statSync)(path).mtimeMs !== mtime)
-                throw new Error('it was taken over as stale');
-            const now = new Date();
-            (0,external_node_fs_namespaceObject.utimesSync)(path, now, now);
-            mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
-        }
-        catch (e) {
-            lost = new LockError(`lock on ${target} was lost while held: ${e.message}`);
-            clearInterval(refresh);
-        }
-    }, LOCK_OPTIONS.update);
-    refresh.unref();
-    hold(path);
-    return {
-        release() {
-            if (released)
-                return;
-            released = true;
-            clearInterval(refresh);
-            unhold(path);
-            if (lost)
-                return; // someone else's now
-            try {
-                (0,external_node_fs_namespaceObject.rmdirSync)(path);
-            }
-            catch {
-                // Already gone.
-            }
-        },
-        compromised: () => lost,
-    };
+    if (!makeLockDir(path)) return void 0;
+  }
+  let mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
+  let lost;
+  let released = false;
+  const refresh = setInterval(() => {
+    try {
+      if ((0,external_node_fs_namespaceObject.statSync)(path).mtimeMs !== mtime) throw new Error("it was taken over as stale");
+      const now = /* @__PURE__ */ new Date();
+      (0,external_node_fs_namespaceObject.utimesSync)(path, now, now);
+      mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
+    } catch (e) {
+      lost = new LockError(`lock on ${target} was lost while held: ${e.message}`);
+      clearInterval(refresh);
+    }
+  }, LOCK_OPTIONS.update);
+  refresh.unref();
+  hold(path);
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      clearInterval(refresh);
+      unhold(path);
+      if (lost) return;
+      try {
+        (0,external_node_fs_namespaceObject.rmdirSync)(path);
+      } catch {
+      }
+    },
+    compromised: () => lost
+  };
 }
-/** Lock directories this process holds, removed if it exits or is stopped while holding them. */
-const heldDirs = new Set();
+const heldDirs = /* @__PURE__ */ new Set();
 function removeHeldDirs() {
-    for (const p of heldDirs) {
-        try {
-            (0,external_node_fs_namespaceObject.rmdirSync)(p);
-        }
-        catch {
-            // Gone.
-        }
+  for (const p of heldDirs) {
+    try {
+      (0,external_node_fs_namespaceObject.rmdirSync)(p);
+    } catch {
     }
-    heldDirs.clear();
+  }
+  heldDirs.clear();
 }
-process.once('exit', removeHeldDirs);
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM'];
-/** While a lock is held: remove it on a stop signal, then stop as the signal would have. */
+process.once("exit", removeHeldDirs);
+const STOP_SIGNALS = ["SIGINT", "SIGTERM"];
 function onStop(signal) {
-    removeHeldDirs();
-    for (const s of STOP_SIGNALS)
-        process.removeListener(s, onStop);
-    if (process.listenerCount(signal) === 0)
-        process.kill(process.pid, signal);
+  removeHeldDirs();
+  for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
 }
 function hold(path) {
-    if (heldDirs.size === 0)
-        for (const s of STOP_SIGNALS)
-            process.on(s, onStop);
-    heldDirs.add(path);
+  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.on(s, onStop);
+  heldDirs.add(path);
 }
 function unhold(path) {
-    heldDirs.delete(path);
-    if (heldDirs.size === 0)
-        for (const s of STOP_SIGNALS)
-            process.removeListener(s, onStop);
+  heldDirs.delete(path);
+  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
 }
-/** mkdir of a lock directory: true when made, false when it exists; its parent is made on demand. */
 function makeLockDir(path) {
-    for (let attempt = 0;; attempt++) {
-        try {
-            (0,external_node_fs_namespaceObject.mkdirSync)(path);
-            return true;
-        }
-        catch (e) {
-            const code = e.code;
-            if (code === 'EEXIST')
-                return false;
-            if (code !== 'ENOENT' || attempt > 0)
-                throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
-            (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
-        }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      (0,external_node_fs_namespaceObject.mkdirSync)(path);
+      return true;
+    } catch (e) {
+      const code = e.code;
+      if (code === "EEXIST") return false;
+      if (code !== "ENOENT" || attempt > 0)
+        throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
+      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
     }
+  }
 }
-/** Runs `fn` while holding the lock on `target` (the file need not exist). */
 async function lock_withLock(target, fn) {
-    const started = monotonicMs();
-    let held;
-    let lastError;
-    let ticket;
-    let wake;
-    let tryNow = true;
-    try {
-        for (let attempt = 0; monotonicMs() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
-            if (tryNow) {
-                try {
-                    held = tryLock(target);
-                }
-                catch (e) {
-                    lastError = e;
-                    break;
-                }
-                if (held)
-                    break;
-                if (!wake) {
-                    // Watch only once the lock is busy, and try again at once: a release between the
-                    // failed try and the watch would otherwise go unseen until the backoff.
-                    wake = arm(`${target}.lock`);
-                    continue;
-                }
-                ticket ??= new Ticket(target);
-            }
-            const woken = await wake.wait(backoff(attempt));
-            wake = arm(`${target}.lock`);
-            // Woken by a release: try if first in line. Woken by the backoff: try anyway.
-            tryNow = !woken || !ticket || ticket.first();
+  const started = monotonicMs();
+  let held;
+  let lastError;
+  let ticket;
+  let wake;
+  let tryNow = true;
+  try {
+    for (let attempt = 0; monotonicMs() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
+      if (tryNow) {
+        try {
+          held = tryLock(target);
+        } catch (e) {
+          lastError = e;
+          break;
         }
+        if (held) break;
+        if (!wake) {
+          wake = arm(`${target}.lock`);
+          continue;
+        }
+        ticket ??= new Ticket(target);
+      }
+      const woken = await wake.wait(backoff(attempt));
+      wake = arm(`${target}.lock`);
+      tryNow = !woken || !ticket || ticket.first();
     }
-    finally {
-        wake?.cancel();
-        ticket?.remove();
-    }
-    if (!held) {
-        throw new LockError(`could not lock ${target}: ${lastError?.message ?? 'timed out'}. Another school process holds it; retry when it ends.`, { cause: lastError });
-    }
-    const stats = { waitedMs: monotonicMs() - started };
-    try {
-        const result = await fn(stats);
-        const lost = held.compromised();
-        if (lost)
-            throw lost;
-        return result;
-    }
-    finally {
-        held.release();
-    }
+  } finally {
+    wake?.cancel();
+    ticket?.remove();
+  }
+  if (!held) {
+    throw new LockError(
+      `could not lock ${target}: ${lastError?.message ?? "timed out"}. Another school process holds it; retry when it ends.`,
+      { cause: lastError }
+    );
+  }
+  const stats = { waitedMs: monotonicMs() - started };
+  try {
+    const result = await fn(stats);
+    const lost = held.compromised();
+    if (lost) throw lost;
+    return result;
+  } finally {
+    held.release();
+  }
 }
 
-;// CONCATENATED MODULE: ./src/state/audit.ts
+
+;// CONCATENATED MODULE: ./.build/src/state/audit.js
 
 
 function actor() {
-    return process.env.GITHUB_RUN_ID
-        ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? '1'}:${process.env.GITHUB_JOB ?? ''}`
-        : `local:${process.pid}`;
+  return process.env.GITHUB_RUN_ID ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? "1"}:${process.env.GITHUB_JOB ?? ""}` : `local:${process.pid}`;
 }
-/** Appends to the audit log (redacted at the write seam). */
 async function audit(layout, type, fields = {}) {
-    const path = layout.file('audit');
-    const record = { at: new Date().toISOString(), type, actor: actor(), ...fields };
-    await lock_withLock(path, () => jsonl_appendJsonl(path, [record]));
+  const path = layout.file("audit");
+  const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
+  await lock_withLock(path, () => jsonl_appendJsonl(path, [record]));
 }
 
-;// CONCATENATED MODULE: ./src/security/sanitize.ts
-/**
- * N1.1: issue text is hostile. Sanitizing happens once, at the curriculum edge, and everything
- * downstream (briefs, summaries, comments) sees only the sanitized text.
- *
- * Removed: bidi controls (U+202A–202E, U+2066–2069, U+200E/F, U+061C), tag characters
- * (U+E0000–E007F), zero-width characters, NUL and other control characters except tab and newline,
- * and lone UTF-16 surrogates. Text longer than the cap is cut with a visible marker. Shell and
- * Markdown metacharacters are left as text: they are inert because nothing ever hands issue text to
- * a shell (N1.2).
- *
- * The function is idempotent: sanitize(sanitize(x)) === sanitize(x).
- */
+
+;// CONCATENATED MODULE: ./.build/src/security/sanitize.js
 const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
 const TAG = /\u{E0000}|[\u{E0001}-\u{E007F}]/gu;
-// eslint-disable-next-line no-misleading-character-class -- each listed code point is removed on its own
 const ZERO_WIDTH = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u034F\u115F\u1160\u3164\uFFA0]/g;
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const NUL = /\u0000/g;
-// C0 controls except \t and \n, DEL, C1 controls. \r is folded into \n first.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/g;
-// A high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 function truncationMarker(removed) {
-    return `\n[… ${removed} characters cut by school-core]`;
+  return `
+[\u2026 ${removed} characters cut by school-core]`;
 }
 function count(text, re) {
-    let n = 0;
-    const out = text.replace(re, () => {
-        n++;
-        return '';
-    });
-    return [out, n];
+  let n = 0;
+  const out = text.replace(re, () => {
+    n++;
+    return "";
+  });
+  return [out, n];
 }
 function sanitizeText(input, maxLength) {
-    const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
-    let text = typeof input === 'string' ? input : String(input ?? '');
-    // Surrogates first: the other patterns assume well-formed text.
-    [text, report.surrogate] = count(text, LONE_SURROGATE);
-    text = text.replace(/\r\n?/g, '\n');
-    [text, report.bidi] = count(text, BIDI);
-    [text, report.tag] = count(text, TAG);
-    [text, report.zeroWidth] = count(text, ZERO_WIDTH);
-    [text, report.nul] = count(text, NUL);
-    [text, report.control] = count(text, CONTROL);
-    if (text.length > maxLength) {
-        const original = text.length;
-        // Reserve room for the marker so the result is within the cap and a second pass is a no-op.
-        let keep = Math.max(0, maxLength - truncationMarker(original).length);
-        // Never cut a surrogate pair in half.
-        const code = text.charCodeAt(keep - 1);
-        if (keep > 0 && code >= 0xd800 && code <= 0xdbff)
-            keep -= 1;
-        text = text.slice(0, keep) + truncationMarker(original - keep);
-        if (text.length > maxLength)
-            text = text.slice(0, maxLength).replace(LONE_SURROGATE, '');
-        report.truncatedFrom = original;
-    }
-    return { text, report };
+  const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
+  let text = typeof input === "string" ? input : String(input ?? "");
+  [text, report.surrogate] = count(text, LONE_SURROGATE);
+  text = text.replace(/\r\n?/g, "\n");
+  [text, report.bidi] = count(text, BIDI);
+  [text, report.tag] = count(text, TAG);
+  [text, report.zeroWidth] = count(text, ZERO_WIDTH);
+  [text, report.nul] = count(text, NUL);
+  [text, report.control] = count(text, CONTROL);
+  if (text.length > maxLength) {
+    const original = text.length;
+    let keep = Math.max(0, maxLength - truncationMarker(original).length);
+    const code = text.charCodeAt(keep - 1);
+    if (keep > 0 && code >= 55296 && code <= 56319) keep -= 1;
+    text = text.slice(0, keep) + truncationMarker(original - keep);
+    if (text.length > maxLength) text = text.slice(0, maxLength).replace(LONE_SURROGATE, "");
+    report.truncatedFrom = original;
+  }
+  return { text, report };
 }
-/** True when the report says something was removed or cut. */
 function wasSanitized(report) {
-    return (report.bidi + report.tag + report.zeroWidth + report.nul + report.control + report.surrogate > 0 ||
-        report.truncatedFrom !== undefined);
+  return report.bidi + report.tag + report.zeroWidth + report.nul + report.control + report.surrogate > 0 || report.truncatedFrom !== void 0;
 }
-/** One short human line: "2 bidi, 1 NUL, cut from 2097152". Empty when nothing was removed. */
 function describeSanitized(report) {
-    const parts = [];
-    if (report.bidi)
-        parts.push(`${report.bidi} bidi`);
-    if (report.tag)
-        parts.push(`${report.tag} tag`);
-    if (report.zeroWidth)
-        parts.push(`${report.zeroWidth} zero-width`);
-    if (report.nul)
-        parts.push(`${report.nul} NUL`);
-    if (report.control)
-        parts.push(`${report.control} control`);
-    if (report.surrogate)
-        parts.push(`${report.surrogate} lone surrogate`);
-    if (report.truncatedFrom !== undefined)
-        parts.push(`cut from ${report.truncatedFrom} chars`);
-    return parts.join(', ');
+  const parts = [];
+  if (report.bidi) parts.push(`${report.bidi} bidi`);
+  if (report.tag) parts.push(`${report.tag} tag`);
+  if (report.zeroWidth) parts.push(`${report.zeroWidth} zero-width`);
+  if (report.nul) parts.push(`${report.nul} NUL`);
+  if (report.control) parts.push(`${report.control} control`);
+  if (report.surrogate) parts.push(`${report.surrogate} lone surrogate`);
+  if (report.truncatedFrom !== void 0) parts.push(`cut from ${report.truncatedFrom} chars`);
+  return parts.join(", ");
 }
-/** N1.3: a number from text is used only when finite; otherwise the default. */
 function finiteOr(value, fallback, range) {
-    const n = typeof value === 'number'
-        ? value
-        : typeof value === 'string' && value.trim() !== ''
-            ? Number(value)
-            : NaN;
-    if (!Number.isFinite(n))
-        return fallback;
-    if (Object.is(n, -0))
-        return 0;
-    if (range && (n < range.min || n > range.max))
-        return fallback;
-    return n;
+  const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
+  if (!Number.isFinite(n)) return fallback;
+  if (Object.is(n, -0)) return 0;
+  if (range && (n < range.min || n > range.max)) return fallback;
+  return n;
 }
+
 
 // EXTERNAL MODULE: ./node_modules/picomatch/index.js
 var picomatch = __nccwpck_require__(4006);
-var picomatch_default = /*#__PURE__*/__nccwpck_require__.n(picomatch);
-;// CONCATENATED MODULE: ./src/curriculum/glob.ts
+;// CONCATENATED MODULE: ./.build/src/curriculum/glob.js
 
-/**
- * Path globs, one syntax for classification rules, fences and the grading rubric (picomatch):
- * `*` within a segment, `**` across segments, `?` one character, `[abc]` classes and `{a,b}`
- * alternatives. Two rules on top:
- *
- * - a glob also matches everything below what it matches (`src/state` matches `src/state/lock.ts`);
- * - a glob with a wildcard and no slash matches a file name at any depth (`*.md` matches
- *   `docs/a.md`), as in `.gitignore`. A plain name without a slash (`README.md`) is a root path.
- *
- * Extglobs (`@(a|b)`) and a leading `!` (negation) are not syntax here: both are literal, which keeps
- * the fences' literal-prefix overlap check (src/dispatch/fences.ts) sound. Dot files match.
- */
 const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
 const META = /[*?[{]/;
-/** `./src/x`, `/src/x`, `src\\x` and `src/x/` name the same repository path as `src/x`. */
 function normalizeGlob(glob) {
-    let g = glob.trim().replace(/\\/g, '/');
-    while (g.startsWith('./'))
-        g = g.slice(2);
-    return g
-        .replace(/^\/+/, '')
-        .replace(/\/{2,}/g, '/')
-        .replace(/\/+$/, '');
+  let g = glob.trim().replace(/\\/g, "/");
+  while (g.startsWith("./")) g = g.slice(2);
+  return g.replace(/^\/+/, "").replace(/\/{2,}/g, "/").replace(/\/+$/, "");
 }
-/** A glob that matches a file name at any depth: a wildcard and no slash. */
 function isBasenameGlob(normalized) {
-    return !normalized.includes('/') && META.test(normalized);
+  return !normalized.includes("/") && META.test(normalized);
 }
-/** A predicate over repository paths (`src/a.ts`, also `./src/a.ts`). An empty glob matches nothing. */
 function globMatcher(glob) {
-    const g = normalizeGlob(glob);
-    if (g === '')
-        return () => false;
-    const base = isBasenameGlob(g) ? `**/${g}` : g;
-    const match = picomatch_default()([base, `${base}/**`], OPTIONS);
-    return (path) => match(normalizeGlob(path));
+  const g = normalizeGlob(glob);
+  if (g === "") return () => false;
+  const base = isBasenameGlob(g) ? `**/${g}` : g;
+  const match = picomatch([base, `${base}/**`], OPTIONS);
+  return (path) => match(normalizeGlob(path));
 }
-/** Whether any of `globs` matches `path`. */
 function matchesAny(path, globs) {
-    return globs.some((g) => globMatcher(g)(path));
+  return globs.some((g) => globMatcher(g)(path));
 }
-/** Path-like tokens mentioned in text: something with a slash, or a file name with an extension. */
 const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
 const PATHISH = /^(?:[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})$/;
 const MAX_PATHS = 200;
 function mentionedPaths(text) {
-    const out = new Set();
-    // Runs of path characters holding a dot or a slash, each tested anchored: much cheaper than one
-    // scanning regex with lookarounds. `https://host/x` yields `//host/x`, which is not a path.
-    for (const m of text.matchAll(CANDIDATE)) {
-        const token = m[0].replace(/[.:]+$/, '').replace(/^\.\//, '');
-        if (token.length >= 3 && PATHISH.test(token))
-            out.add(token);
-        if (out.size >= MAX_PATHS)
-            break;
-    }
-    return [...out];
+  const out = /* @__PURE__ */ new Set();
+  for (const m of text.matchAll(CANDIDATE)) {
+    const token = m[0].replace(/[.:]+$/, "").replace(/^\.\//, "");
+    if (token.length >= 3 && PATHISH.test(token)) out.add(token);
+    if (out.size >= MAX_PATHS) break;
+  }
+  return [...out];
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/override.ts
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/override.js
 
 
 
-/** First fenced block whose info string is `school` (``` or ~~~ fences, up to 3 spaces indent). */
 const BLOCK = /^ {0,3}(`{3,}|~{3,})[ \t]*school[ \t]*\n([\s\S]*?)^ {0,3}\1[ \t]*$/im;
-/** An override longer than this is not a director's note: ignored rather than parsed. */
 const MAX_BLOCK = 4096;
 const DOMAIN = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,63}$/;
 const AGENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const KEYS = new Set([
-    'domain',
-    'difficulty',
-    'role',
-    'fences',
-    'priority',
-    'size',
-    'weight',
-    'agent',
-    'forceAgent',
-    'force_agent',
+const KEYS = /* @__PURE__ */ new Set([
+  "domain",
+  "difficulty",
+  "role",
+  "fences",
+  "priority",
+  "size",
+  "weight",
+  "agent",
+  "forceAgent",
+  "force_agent"
 ]);
 function parseOverride(body, defaults) {
-    const m = BLOCK.exec(body);
-    if (!m)
-        return { override: {}, warnings: [], found: false };
-    const text = m[2] ?? '';
-    const warnings = [];
-    if (text.length > MAX_BLOCK) {
-        return {
-            override: {},
-            warnings: [`override block longer than ${MAX_BLOCK} characters: ignored`],
-            found: true,
-        };
+  const m = BLOCK.exec(body);
+  if (!m) return { override: {}, warnings: [], found: false };
+  const text = m[2] ?? "";
+  const warnings = [];
+  if (text.length > MAX_BLOCK) {
+    return {
+      override: {},
+      warnings: [`override block longer than ${MAX_BLOCK} characters: ignored`],
+      found: true
+    };
+  }
+  let raw;
+  try {
+    raw = (0,dist/* parse */.qg)(text, { maxAliasCount: 0, uniqueKeys: false });
+  } catch (e) {
+    return {
+      override: {},
+      warnings: [`override block is not valid YAML: ${e.message.split("\n")[0]}`],
+      found: true
+    };
+  }
+  if (raw === null || raw === void 0) return { override: {}, warnings, found: true };
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    return { override: {}, warnings: ["override block must be `key: value` lines: ignored"], found: true };
+  }
+  const o = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (!KEYS.has(key)) {
+      warnings.push(
+        `override key "${key.slice(0, 40)}" is not one of ${[...KEYS].slice(0, 8).join(", ")}, agent: ignored`
+      );
+      continue;
     }
-    let raw;
-    try {
-        // Aliases are the one YAML feature that amplifies input; a director's note never needs them.
-        raw = (0,dist/* parse */.qg)(text, { maxAliasCount: 0, uniqueKeys: false });
-    }
-    catch (e) {
-        return {
-            override: {},
-            warnings: [`override block is not valid YAML: ${e.message.split('\n')[0]}`],
-            found: true,
-        };
-    }
-    if (raw === null || raw === undefined)
-        return { override: {}, warnings, found: true };
-    if (typeof raw !== 'object' || Array.isArray(raw)) {
-        return { override: {}, warnings: ['override block must be `key: value` lines: ignored'], found: true };
-    }
-    const o = {};
-    for (const [key, value] of Object.entries(raw)) {
-        if (!KEYS.has(key)) {
-            warnings.push(`override key "${key.slice(0, 40)}" is not one of ${[...KEYS].slice(0, 8).join(', ')}, agent: ignored`);
-            continue;
+    switch (key) {
+      case "difficulty":
+        o.difficulty = override_integer(key, value, defaults.difficulty, 1, 5, warnings);
+        break;
+      case "priority":
+        o.priority = override_integer(key, value, defaults.priority, 0, 4, warnings);
+        break;
+      case "size": {
+        const n = finiteOr(value, Number.NaN, { min: 0, max: 1e5 });
+        if (Number.isNaN(n) || n <= 0) {
+          warnings.push(
+            `override size ${show(value)} is not a positive finite number: using ${defaults.size}`
+          );
+          o.size = defaults.size;
+        } else o.size = n;
+        break;
+      }
+      case "domain":
+        if (typeof value === "string" && DOMAIN.test(value.trim())) o.domain = value.trim();
+        else warnings.push(`override domain ${show(value)} is not a domain name: ignored`);
+        break;
+      case "role":
+        if (ROLES.includes(value)) o.role = value;
+        else warnings.push(`override role ${show(value)} is not one of ${ROLES.join(", ")}: ignored`);
+        break;
+      case "weight":
+        if (schema_CAPACITY_CLASSES.includes(value)) o.weight = value;
+        else
+          warnings.push(
+            `override weight ${show(value)} is not one of ${schema_CAPACITY_CLASSES.join(", ")}: ignored`
+          );
+        break;
+      case "fences": {
+        const list = typeof value === "string" ? [value] : Array.isArray(value) ? value : [];
+        const fences = list.filter(
+          (f) => typeof f === "string" && f.trim() !== "" && f.length <= 200
+        );
+        if (fences.length !== list.length || list.length === 0) {
+          warnings.push(
+            "override fences must be path globs (a string or a list of strings): bad entries ignored"
+          );
         }
-        switch (key) {
-            case 'difficulty':
-                o.difficulty = override_integer(key, value, defaults.difficulty, 1, 5, warnings);
-                break;
-            case 'priority':
-                o.priority = override_integer(key, value, defaults.priority, 0, 4, warnings);
-                break;
-            case 'size': {
-                const n = finiteOr(value, Number.NaN, { min: 0, max: 100_000 });
-                if (Number.isNaN(n) || n <= 0) {
-                    warnings.push(`override size ${show(value)} is not a positive finite number: using ${defaults.size}`);
-                    o.size = defaults.size;
-                }
-                else
-                    o.size = n;
-                break;
-            }
-            case 'domain':
-                if (typeof value === 'string' && DOMAIN.test(value.trim()))
-                    o.domain = value.trim();
-                else
-                    warnings.push(`override domain ${show(value)} is not a domain name: ignored`);
-                break;
-            case 'role':
-                if (ROLES.includes(value))
-                    o.role = value;
-                else
-                    warnings.push(`override role ${show(value)} is not one of ${ROLES.join(', ')}: ignored`);
-                break;
-            case 'weight':
-                if (schema_CAPACITY_CLASSES.includes(value))
-                    o.weight = value;
-                else
-                    warnings.push(`override weight ${show(value)} is not one of ${schema_CAPACITY_CLASSES.join(', ')}: ignored`);
-                break;
-            case 'fences': {
-                const list = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
-                const fences = list.filter((f) => typeof f === 'string' && f.trim() !== '' && f.length <= 200);
-                if (fences.length !== list.length || list.length === 0) {
-                    warnings.push('override fences must be path globs (a string or a list of strings): bad entries ignored');
-                }
-                if (fences.length)
-                    o.fences = fences.map((f) => f.trim());
-                break;
-            }
-            default:
-                if (typeof value === 'string' && AGENT.test(value.trim()))
-                    o.forceAgent = value.trim();
-                else
-                    warnings.push(`override agent ${show(value)} is not an agent id: ignored`);
-        }
+        if (fences.length) o.fences = fences.map((f) => f.trim());
+        break;
+      }
+      default:
+        if (typeof value === "string" && AGENT.test(value.trim())) o.forceAgent = value.trim();
+        else warnings.push(`override agent ${show(value)} is not an agent id: ignored`);
     }
-    return { override: o, warnings, found: true };
+  }
+  return { override: o, warnings, found: true };
 }
-/**
- * N1.3: finite, rounded to a whole number, in range; otherwise the fallback. The range is checked on
- * the value that is stored (after rounding, with -0 as 0), so whatever this returns the curriculum
- * schema reads back: `-0` is not a difficulty in 1–5.
- */
 function override_integer(key, value, fallback, min, max, warnings) {
-    const n = finiteOr(value, Number.NaN, { min, max });
-    const whole = Number.isNaN(n) ? n : Math.round(n) + 0; // `+ 0` turns -0 into 0
-    if (Number.isNaN(whole) || whole < min || whole > max) {
-        warnings.push(`override ${key} ${show(value)} is not a finite number in ${min}–${max}: using ${fallback}`);
-        return fallback;
-    }
-    return whole;
+  const n = finiteOr(value, Number.NaN, { min, max });
+  const whole = Number.isNaN(n) ? n : Math.round(n) + 0;
+  if (Number.isNaN(whole) || whole < min || whole > max) {
+    warnings.push(
+      `override ${key} ${show(value)} is not a finite number in ${min}\u2013${max}: using ${fallback}`
+    );
+    return fallback;
+  }
+  return whole;
 }
 function show(v) {
-    if (typeof v === 'number')
-        return String(v);
-    try {
-        return (JSON.stringify(v) ?? String(v)).slice(0, 40);
-    }
-    catch {
-        return String(v).slice(0, 40);
-    }
+  if (typeof v === "number") return String(v);
+  try {
+    return (JSON.stringify(v) ?? String(v)).slice(0, 40);
+  } catch {
+    return String(v).slice(0, 40);
+  }
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/classify.ts
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/classify.js
 
 
 
 
 
-const compiled = new WeakMap();
+const compiled = /* @__PURE__ */ new WeakMap();
 function classify_escape(s) {
-    return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 function compile(config) {
-    let rules = compiled.get(config);
-    if (!rules) {
-        rules = config.rules.map((r) => ({
-            labels: new Set(r.match.labels.map((l) => l.toLowerCase())),
-            // Whole words, case-insensitive: "doc" does not match "docker".
-            keywords: r.match.keywords.length
-                ? new RegExp(`(?<![\\p{L}\\p{N}_])(?:${r.match.keywords.map(classify_escape).join('|')})(?![\\p{L}\\p{N}_])`, 'iu')
-                : undefined,
-            paths: r.match.paths.map(globMatcher),
-            set: r.set,
-        }));
-        compiled.set(config, rules);
-    }
-    return rules;
+  let rules = compiled.get(config);
+  if (!rules) {
+    rules = config.rules.map((r) => ({
+      labels: new Set(r.match.labels.map((l) => l.toLowerCase())),
+      // Whole words, case-insensitive: "doc" does not match "docker".
+      keywords: r.match.keywords.length ? new RegExp(
+        `(?<![\\p{L}\\p{N}_])(?:${r.match.keywords.map(classify_escape).join("|")})(?![\\p{L}\\p{N}_])`,
+        "iu"
+      ) : void 0,
+      paths: r.match.paths.map(globMatcher),
+      set: r.set
+    }));
+    compiled.set(config, rules);
+  }
+  return rules;
 }
-/**
- * Classification from config rules (docs/architecture.md, seed 003 weight classes and fences). Rules apply in
- * order; a rule matches when every criterion it lists matches (any listed label, any keyword in
- * title or body, any path glob against a path mentioned in the body); a rule that lists none
- * matches every issue. A matching rule's `set` overrides earlier values; fences accumulate.
- */
 function classify(issue, config) {
-    const d = config.defaults;
-    const out = {
-        domain: d.domain,
-        difficulty: d.difficulty,
-        role: d.role,
-        fences: [],
-        priority: d.priority,
-        size: d.size,
-        weight: d.weight,
-    };
-    const rules = compile(config);
-    if (rules.length === 0)
-        return out;
-    const labels = issue.labels.map((l) => l.toLowerCase());
-    let paths;
-    for (const rule of rules) {
-        if (rule.labels.size && !labels.some((l) => rule.labels.has(l)))
-            continue;
-        if (rule.keywords && !rule.keywords.test(issue.title) && !rule.keywords.test(issue.body))
-            continue;
-        if (rule.paths.length) {
-            paths ??= mentionedPaths(issue.body);
-            if (!paths.some((p) => rule.paths.some((matches) => matches(p))))
-                continue;
-        }
-        const { fences, ...rest } = rule.set;
-        Object.assign(out, stripUndefined(rest));
-        if (fences)
-            for (const f of fences)
-                if (!out.fences.includes(f))
-                    out.fences.push(f);
+  const d = config.defaults;
+  const out = {
+    domain: d.domain,
+    difficulty: d.difficulty,
+    role: d.role,
+    fences: [],
+    priority: d.priority,
+    size: d.size,
+    weight: d.weight
+  };
+  const rules = compile(config);
+  if (rules.length === 0) return out;
+  const labels = issue.labels.map((l) => l.toLowerCase());
+  let paths;
+  for (const rule of rules) {
+    if (rule.labels.size && !labels.some((l) => rule.labels.has(l))) continue;
+    if (rule.keywords && !rule.keywords.test(issue.title) && !rule.keywords.test(issue.body)) continue;
+    if (rule.paths.length) {
+      paths ??= mentionedPaths(issue.body);
+      if (!paths.some((p) => rule.paths.some((matches) => matches(p)))) continue;
     }
-    return out;
+    const { fences, ...rest } = rule.set;
+    Object.assign(out, stripUndefined(rest));
+    if (fences) {
+      for (const f of fences) if (!out.fences.includes(f)) out.fences.push(f);
+    }
+  }
+  return out;
 }
 function stripUndefined(o) {
-    return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== void 0));
 }
-/**
- * Raw issue → curriculum item: sanitize title, body and labels at the edge (N1.1), classify, then
- * apply the director override parsed from the sanitized body (N1.3).
- */
 function buildItem(raw, config) {
-    // Redacted here, not only at the write seam, so the item in memory equals the item on disk and a
-    // re-fetch of an issue that quotes a token does not count as a change every time.
-    const title = sanitizeText(redact_redactText(raw.title), config.maxTitleLength);
-    const body = sanitizeText(redact_redactText(raw.body), config.maxBodyLength);
-    const labels = raw.labels.map((l) => sanitizeText(l, 100).text).filter((l) => l !== '');
-    const base = classify({ title: title.text, body: body.text, labels }, config);
-    const { override, warnings } = parseOverride(body.text, base);
-    const { forceAgent, ...fields } = override;
-    const association = /^[A-Z_]{1,40}$/.test(raw.author_association ?? '')
-        ? raw.author_association
-        : undefined;
-    const c = { ...base, ...stripUndefined(fields) };
-    const item = {
-        number: raw.number,
-        title: title.text,
-        body: body.text,
-        labels,
-        url: raw.html_url ?? '',
-        updatedAt: raw.updated_at ?? '',
-        domain: c.domain,
-        difficulty: c.difficulty,
-        role: c.role,
-        fences: c.fences,
-        priority: c.priority,
-        size: c.size,
-        weight: c.weight,
-        ...(forceAgent ? { forceAgent } : {}),
-        ...(association ? { authorAssociation: association } : {}),
-        sanitized: { title: title.report, body: body.report },
-        fingerprint: fingerprint(title.text, body.text, labels, association),
-    };
-    return { item, warnings: warnings.map((w) => `#${raw.number}: ${w}`) };
+  const title = sanitizeText(redact_redactText(raw.title), config.maxTitleLength);
+  const body = sanitizeText(redact_redactText(raw.body), config.maxBodyLength);
+  const labels = raw.labels.map((l) => sanitizeText(l, 100).text).filter((l) => l !== "");
+  const base = classify({ title: title.text, body: body.text, labels }, config);
+  const { override, warnings } = parseOverride(body.text, base);
+  const { forceAgent, ...fields } = override;
+  const association = /^[A-Z_]{1,40}$/.test(raw.author_association ?? "") ? raw.author_association : void 0;
+  const c = { ...base, ...stripUndefined(fields) };
+  const item = {
+    number: raw.number,
+    title: title.text,
+    body: body.text,
+    labels,
+    url: raw.html_url ?? "",
+    updatedAt: raw.updated_at ?? "",
+    domain: c.domain,
+    difficulty: c.difficulty,
+    role: c.role,
+    fences: c.fences,
+    priority: c.priority,
+    size: c.size,
+    weight: c.weight,
+    ...forceAgent ? { forceAgent } : {},
+    ...association ? { authorAssociation: association } : {},
+    sanitized: { title: title.report, body: body.report },
+    fingerprint: fingerprint(title.text, body.text, labels, association)
+  };
+  return { item, warnings: warnings.map((w) => `#${raw.number}: ${w}`) };
 }
-/** SHA-256 of the sanitized title, body and labels (schema: tells a changed issue apart). */
 function fingerprint(title, body, labels, association) {
-    const parts = [title, body, [...labels].sort()];
-    if (association)
-        parts.push(association); // an author who becomes a collaborator changes the item
-    return (0,external_node_crypto_.createHash)('sha256').update(JSON.stringify(parts)).digest('hex');
+  const parts = [title, body, [...labels].sort()];
+  if (association) parts.push(association);
+  return (0,external_node_crypto_.createHash)("sha256").update(JSON.stringify(parts)).digest("hex");
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/issue-shape.ts
 
-/**
- * The part of GitHub's REST issue object the curriculum reads. The same shape comes from the API
- * and from an offline `--issues-file` (a JSON array of these), so one validator serves both.
- * Unknown fields are allowed (GitHub sends many); the ones we read are checked.
- */
+;// CONCATENATED MODULE: ./.build/src/curriculum/issue-shape.js
+
 const rawIssueSchema = looseObject({
-    number: schemas_number().int().positive(),
-    title: schemas_string()
-        .nullish()
-        .transform((v) => v ?? ''),
-    body: schemas_string()
-        .nullish()
-        .transform((v) => v ?? ''),
-    state: schemas_enum(['open', 'closed']).default('open'),
-    labels: array(union([schemas_string(), looseObject({ name: schemas_string().nullish() })]))
-        .default([])
-        .transform((ls) => ls.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter((l) => l !== '')),
-    html_url: schemas_string().optional(),
-    updated_at: schemas_string().optional(),
-    pull_request: unknown().optional(),
-    /** OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, FIRST_TIMER, MANNEQUIN or NONE. */
-    author_association: schemas_string().optional(),
+  number: schemas_number().int().positive(),
+  title: schemas_string().nullish().transform((v) => v ?? ""),
+  body: schemas_string().nullish().transform((v) => v ?? ""),
+  state: schemas_enum(["open", "closed"]).default("open"),
+  labels: array(union([schemas_string(), looseObject({ name: schemas_string().nullish() })])).default([]).transform((ls) => ls.map((l) => typeof l === "string" ? l : l.name ?? "").filter((l) => l !== "")),
+  html_url: schemas_string().optional(),
+  updated_at: schemas_string().optional(),
+  pull_request: unknown().optional(),
+  /** OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, FIRST_TIMER, MANNEQUIN or NONE. */
+  author_association: schemas_string().optional()
 });
 function isPullRequest(issue) {
-    return issue.pull_request !== undefined && issue.pull_request !== null;
+  return issue.pull_request !== void 0 && issue.pull_request !== null;
 }
-/** GitHub's `labels` filter: the issue carries every listed label (case-insensitive). */
 function hasAllLabels(issue, wanted) {
-    const have = new Set(issue.labels.map((l) => l.toLowerCase()));
-    return wanted.every((w) => have.has(w.toLowerCase()));
+  const have = new Set(issue.labels.map((l) => l.toLowerCase()));
+  return wanted.every((w) => have.has(w.toLowerCase()));
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/file-source.ts
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/file-source.js
 
 
 
 
-/**
- * The offline curriculum (`--issues-file` / the `issues-file` input): a JSON array in GitHub's
- * REST issue shape, e.g. the output of `gh api repos/OWNER/NAME/issues`. A bad entry is reported
- * with its index, the field and what was found.
- */
 function readIssuesFile(path) {
-    let text;
-    try {
-        text = (0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8');
+  let text;
+  try {
+    text = (0,external_node_fs_namespaceObject.readFileSync)(path, "utf8");
+  } catch (e) {
+    const code = e.code;
+    throw new errors_ConfigError(
+      code === "ENOENT" ? `issues-file: ${path} does not exist. Point --issues-file / the issues-file input at a JSON array of issues.` : `issues-file: cannot read ${path} (${code ?? e.message}).`
+    );
+  }
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new errors_ConfigError(`issues-file: ${path} is not valid JSON (${e.message}).`);
+  }
+  if (!Array.isArray(data)) {
+    throw new errors_ConfigError(
+      `issues-file: ${path} must hold a JSON array of issues (GitHub REST shape), found ${data === null ? "null" : typeof data}.`
+    );
+  }
+  const issues = [];
+  const seen = /* @__PURE__ */ new Set();
+  for (const [i, entry] of data.entries()) {
+    const parsed = rawIssueSchema.safeParse(entry);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const field = issue.path.map(String).join(".") || "(entry)";
+      throw new errors_ConfigError(
+        `issues-file: ${path}: entry ${i}, field "${field}": ${issue.message}. Each entry needs at least a positive integer "number" and a "title".`
+      );
     }
-    catch (e) {
-        const code = e.code;
-        throw new errors_ConfigError(code === 'ENOENT'
-            ? `issues-file: ${path} does not exist. Point --issues-file / the issues-file input at a JSON array of issues.`
-            : `issues-file: cannot read ${path} (${code ?? e.message}).`);
+    if (seen.has(parsed.data.number)) {
+      throw new errors_ConfigError(
+        `issues-file: ${path}: issue number ${parsed.data.number} appears twice (entry ${i}).`
+      );
     }
-    let data;
-    try {
-        data = JSON.parse(text);
-    }
-    catch (e) {
-        throw new errors_ConfigError(`issues-file: ${path} is not valid JSON (${e.message}).`);
-    }
-    if (!Array.isArray(data)) {
-        throw new errors_ConfigError(`issues-file: ${path} must hold a JSON array of issues (GitHub REST shape), found ${data === null ? 'null' : typeof data}.`);
-    }
-    const issues = [];
-    const seen = new Set();
-    for (const [i, entry] of data.entries()) {
-        const parsed = rawIssueSchema.safeParse(entry);
-        if (!parsed.success) {
-            const issue = parsed.error.issues[0];
-            const field = issue.path.map(String).join('.') || '(entry)';
-            throw new errors_ConfigError(`issues-file: ${path}: entry ${i}, field "${field}": ${issue.message}. Each entry needs at least a positive integer "number" and a "title".`);
-        }
-        if (seen.has(parsed.data.number)) {
-            throw new errors_ConfigError(`issues-file: ${path}: issue number ${parsed.data.number} appears twice (entry ${i}).`);
-        }
-        seen.add(parsed.data.number);
-        issues.push(parsed.data);
-    }
-    return { issues, sha256: (0,external_node_crypto_.createHash)('sha256').update(text).digest('hex') };
+    seen.add(parsed.data.number);
+    issues.push(parsed.data);
+  }
+  return { issues, sha256: (0,external_node_crypto_.createHash)("sha256").update(text).digest("hex") };
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/github-source.ts
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/github-source.js
 
 
-function parseRepo(value, field = 'repository') {
-    const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? '');
-    if (!m) {
-        throw new errors_ConfigError(`${field}: expected "owner/name", found ${value === undefined || value === '' ? 'nothing' : JSON.stringify(value)}.`);
-    }
-    return { owner: m[1], repo: m[2] };
+function parseRepo(value, field = "repository") {
+  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? "");
+  if (!m) {
+    throw new errors_ConfigError(
+      `${field}: expected "owner/name", found ${value === void 0 || value === "" ? "nothing" : JSON.stringify(value)}.`
+    );
+  }
+  return { owner: m[1], repo: m[2] };
 }
 const PER_PAGE = 100;
 async function listIssues(client, repo, query) {
-    const params = {
-        owner: repo.owner,
-        repo: repo.repo,
-        state: query.state,
-        sort: 'updated',
-        direction: 'desc',
-        per_page: PER_PAGE,
-        ...(query.labels?.length ? { labels: query.labels.join(',') } : {}),
-        ...(query.since ? { since: query.since } : {}),
-    };
-    const issues = [];
-    let etag;
-    let serverDate;
-    let pages = 0;
-    let requests = 0;
-    let url;
-    while (true) {
-        requests++;
-        let response;
-        try {
-            response = url
-                ? await client.request({ method: 'GET', url })
-                : await client.request('GET /repos/{owner}/{repo}/issues', {
-                    ...params,
-                    headers: query.etag ? { 'if-none-match': query.etag } : {},
-                });
-        }
-        catch (e) {
-            if (!url && e.status === 304)
-                return { status: 'not-modified', requests };
-            throw e;
-        }
-        pages++;
-        if (!url) {
-            etag = response.headers.etag;
-            const date = response.headers.date ? new Date(response.headers.date) : undefined;
-            serverDate = date && Number.isFinite(date.getTime()) ? date : undefined;
-        }
-        const data = response.data;
-        if (!Array.isArray(data))
-            throw new Error(`GitHub answered the issues list with ${typeof data}, not a list`);
-        for (const [i, raw] of data.entries()) {
-            const parsed = rawIssueSchema.safeParse(raw);
-            if (!parsed.success) {
-                throw new Error(`GitHub issue #${raw?.number ?? i} has an unexpected shape: ${parsed.error.issues[0]?.message}`);
-            }
-            issues.push(parsed.data);
-        }
-        url = nextLink(response.headers.link);
-        if (!url)
-            break;
+  const params = {
+    owner: repo.owner,
+    repo: repo.repo,
+    state: query.state,
+    sort: "updated",
+    direction: "desc",
+    per_page: PER_PAGE,
+    ...query.labels?.length ? { labels: query.labels.join(",") } : {},
+    ...query.since ? { since: query.since } : {}
+  };
+  const issues = [];
+  let etag;
+  let serverDate;
+  let pages = 0;
+  let requests = 0;
+  let url;
+  while (true) {
+    requests++;
+    let response;
+    try {
+      response = url ? await client.request({ method: "GET", url }) : await client.request("GET /repos/{owner}/{repo}/issues", {
+        ...params,
+        headers: query.etag ? { "if-none-match": query.etag } : {}
+      });
+    } catch (e) {
+      if (!url && e.status === 304) return { status: "not-modified", requests };
+      throw e;
     }
-    return { status: 'ok', issues, etag, serverDate, pages, requests };
+    pages++;
+    if (!url) {
+      etag = response.headers.etag;
+      const date = response.headers.date ? new Date(response.headers.date) : void 0;
+      serverDate = date && Number.isFinite(date.getTime()) ? date : void 0;
+    }
+    const data = response.data;
+    if (!Array.isArray(data))
+      throw new Error(`GitHub answered the issues list with ${typeof data}, not a list`);
+    for (const [i, raw] of data.entries()) {
+      const parsed = rawIssueSchema.safeParse(raw);
+      if (!parsed.success) {
+        throw new Error(
+          `GitHub issue #${raw?.number ?? i} has an unexpected shape: ${parsed.error.issues[0]?.message}`
+        );
+      }
+      issues.push(parsed.data);
+    }
+    url = nextLink(response.headers.link);
+    if (!url) break;
+  }
+  return { status: "ok", issues, etag, serverDate, pages, requests };
 }
-/** The `rel="next"` target of a `link` header. */
 function nextLink(link) {
-    if (!link)
-        return undefined;
-    for (const part of link.split(',')) {
-        const m = /<([^>]+)>\s*;\s*rel="?([^";]+)"?/.exec(part.trim());
-        if (m && m[2].split(/\s+/).includes('next'))
-            return m[1];
-    }
-    return undefined;
+  if (!link) return void 0;
+  for (const part of link.split(",")) {
+    const m = /<([^>]+)>\s*;\s*rel="?([^";]+)"?/.exec(part.trim());
+    if (m && m[2].split(/\s+/).includes("next")) return m[1];
+  }
+  return void 0;
 }
 
-;// CONCATENATED MODULE: ./src/schemas/curriculum.ts
+
+;// CONCATENATED MODULE: ./.build/src/schemas/curriculum.js
 
 
 const sanitizeReportSchema = object({
-    bidi: schemas_number(),
-    tag: schemas_number(),
-    zeroWidth: schemas_number(),
-    nul: schemas_number(),
-    control: schemas_number(),
-    surrogate: schemas_number(),
-    truncatedFrom: schemas_number().optional(),
+  bidi: schemas_number(),
+  tag: schemas_number(),
+  zeroWidth: schemas_number(),
+  nul: schemas_number(),
+  control: schemas_number(),
+  surrogate: schemas_number(),
+  truncatedFrom: schemas_number().optional()
 });
-/** One line of `curriculum.jsonl`: an issue after sanitizing (N1.1) and classification. */
 const curriculumItemSchema = object({
-    number: schemas_number().int().positive(),
-    title: schemas_string(),
-    body: schemas_string(),
-    labels: array(schemas_string()),
-    url: schemas_string(),
-    updatedAt: schemas_string(),
-    domain: schemas_string(),
-    difficulty: schemas_number().int().min(1).max(5),
-    role: schemas_enum(ROLES),
-    fences: array(schemas_string()),
-    priority: schemas_number().int().min(0).max(4),
-    size: schemas_number().positive(),
-    weight: schemas_enum(schema_CAPACITY_CLASSES),
-    /** Agent the director asked for; dispatch honours it only within the role's allowlist (N4.3). */
-    forceAgent: schemas_string().optional(),
-    /** GitHub's author_association of the issue's author (the intake trust gate reads it). */
-    authorAssociation: schemas_string().optional(),
-    sanitized: object({ title: sanitizeReportSchema, body: sanitizeReportSchema }),
-    /** SHA-256 of the sanitized title, body and labels: tells a changed issue from an unchanged one. */
-    fingerprint: schemas_string(),
+  number: schemas_number().int().positive(),
+  title: schemas_string(),
+  body: schemas_string(),
+  labels: array(schemas_string()),
+  url: schemas_string(),
+  updatedAt: schemas_string(),
+  domain: schemas_string(),
+  difficulty: schemas_number().int().min(1).max(5),
+  role: schemas_enum(ROLES),
+  fences: array(schemas_string()),
+  priority: schemas_number().int().min(0).max(4),
+  size: schemas_number().positive(),
+  weight: schemas_enum(schema_CAPACITY_CLASSES),
+  /** Agent the director asked for; dispatch honours it only within the role's allowlist (N4.3). */
+  forceAgent: schemas_string().optional(),
+  /** GitHub's author_association of the issue's author (the intake trust gate reads it). */
+  authorAssociation: schemas_string().optional(),
+  sanitized: object({ title: sanitizeReportSchema, body: sanitizeReportSchema }),
+  /** SHA-256 of the sanitized title, body and labels: tells a changed issue from an unchanged one. */
+  fingerprint: schemas_string()
 });
 
-;// CONCATENATED MODULE: ./src/curriculum/store.ts
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/store.js
 
 
 
@@ -56680,140 +56229,110 @@ const curriculumItemSchema = object({
 
 
 
-/**
- * `curriculum-meta.json`: what the last fetch asked and what it got back, so the next poll can be a
- * conditional request. `query` identifies the question (source, repository, labels, rules);
- * when it differs, the stored ETag and cursor mean nothing and the next fetch is a full listing.
- */
 const curriculumMetaSchema = object({
-    /** 2: items carry the author's association (the intake trust gate); a version-1 cursor refetches. */
-    version: literal(2),
-    source: schemas_enum(['github', 'file']),
-    query: schemas_string(),
-    /** `since` of the conditional incremental request; null: next fetch is a full listing. */
-    since: schemas_string().nullable(),
-    /** ETag of page 1 of the incremental request at `since` (github) or SHA-256 of the file (file). */
-    etag: schemas_string().nullable(),
-    lastPollStartedAt: schemas_string(),
-    lastFullAt: schemas_string().nullable(),
+  /** 2: items carry the author's association (the intake trust gate); a version-1 cursor refetches. */
+  version: literal(2),
+  source: schemas_enum(["github", "file"]),
+  query: schemas_string(),
+  /** `since` of the conditional incremental request; null: next fetch is a full listing. */
+  since: schemas_string().nullable(),
+  /** ETag of page 1 of the incremental request at `since` (github) or SHA-256 of the file (file). */
+  etag: schemas_string().nullable(),
+  lastPollStartedAt: schemas_string(),
+  lastFullAt: schemas_string().nullable()
 });
-/**
- * The one reader of `curriculum.jsonl`. A corrupt line throws CorruptStateError (the file is
- * quarantined by readJsonl); records that parse as JSON but are not curriculum items are counted in
- * `invalid` (their line numbers), so each caller makes its choice explicit: the fetch rebuilds from
- * a full listing, planning refuses (`readCurriculumStrict`), the board shows the rest and says so.
- */
 function readCurriculumFile(layout, warn) {
-    const { records } = jsonl_readJsonl(layout.file('curriculum'), warn);
-    const items = [];
-    const invalid = [];
-    for (const [i, r] of records.entries()) {
-        const parsed = curriculumItemSchema.safeParse(r);
-        if (parsed.success)
-            items.push(parsed.data);
-        else
-            invalid.push(i + 1);
-    }
-    return { items, invalid };
+  const { records } = jsonl_readJsonl(layout.file("curriculum"), warn);
+  const items = [];
+  const invalid = [];
+  for (const [i, r] of records.entries()) {
+    const parsed = curriculumItemSchema.safeParse(r);
+    if (parsed.success) items.push(parsed.data);
+    else invalid.push(i + 1);
+  }
+  return { items, invalid };
 }
-/** Every item, or an error naming the first record that is not one (planning never guesses). */
 function readCurriculumStrict(layout) {
-    const { items, invalid } = readCurriculumFile(layout);
-    if (invalid.length)
-        throw new ConfigError(`${layout.file('curriculum')}: line ${invalid[0]} is not a curriculum item (${invalid.length} such line(s)); run fetch-curriculum again to rebuild it`);
-    return items;
+  const { items, invalid } = readCurriculumFile(layout);
+  if (invalid.length)
+    throw new ConfigError(
+      `${layout.file("curriculum")}: line ${invalid[0]} is not a curriculum item (${invalid.length} such line(s)); run fetch-curriculum again to rebuild it`
+    );
+  return items;
 }
-/**
- * The stored curriculum, keyed by issue number. It is a view rebuilt from GitHub (the source of
- * truth), so a corrupt file is quarantined by readJsonl and reported, and the fetch starts over
- * with a full listing rather than failing: nothing is lost that GitHub cannot give back.
- */
 function readCurriculum(layout, logger) {
-    const path = layout.file('curriculum');
-    try {
-        const { items: list, invalid } = readCurriculumFile(layout, (m) => logger.warning(m));
-        if (invalid.length) {
-            logger.warning(`${path}: line ${invalid[0]} is not a curriculum item; rebuilding the curriculum from a full listing`);
-            return undefined;
-        }
-        const items = new Map();
-        for (const item of list)
-            items.set(item.number, item);
-        return items;
+  const path = layout.file("curriculum");
+  try {
+    const { items: list, invalid } = readCurriculumFile(layout, (m) => logger.warning(m));
+    if (invalid.length) {
+      logger.warning(
+        `${path}: line ${invalid[0]} is not a curriculum item; rebuilding the curriculum from a full listing`
+      );
+      return void 0;
     }
-    catch (e) {
-        if (e instanceof errors_CorruptStateError) {
-            logger.warning(`${e.message} The curriculum is rebuilt from a full listing.`);
-            return undefined;
-        }
-        throw e;
+    const items = /* @__PURE__ */ new Map();
+    for (const item of list) items.set(item.number, item);
+    return items;
+  } catch (e) {
+    if (e instanceof errors_CorruptStateError) {
+      logger.warning(`${e.message} The curriculum is rebuilt from a full listing.`);
+      return void 0;
     }
+    throw e;
+  }
 }
-/** Absent, unreadable or from another version: undefined (the next fetch is a full listing). */
 function readMeta(layout, logger) {
-    const path = layout.file('curriculumMeta');
-    let text;
-    try {
-        text = (0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8');
-    }
-    catch (e) {
-        if (e.code === 'ENOENT')
-            return undefined;
-        throw e;
-    }
-    try {
-        return curriculumMetaSchema.parse(JSON.parse(text));
-    }
-    catch {
-        logger.warning(`${path} is not valid fetch metadata; the next listing is a full one`);
-        return undefined;
-    }
+  const path = layout.file("curriculumMeta");
+  let text;
+  try {
+    text = (0,external_node_fs_namespaceObject.readFileSync)(path, "utf8");
+  } catch (e) {
+    if (e.code === "ENOENT") return void 0;
+    throw e;
+  }
+  try {
+    return curriculumMetaSchema.parse(JSON.parse(text));
+  } catch {
+    logger.warning(`${path} is not valid fetch metadata; the next listing is a full one`);
+    return void 0;
+  }
 }
-/** Lines of curriculum.jsonl, sorted by issue number so equal curricula give equal bytes. */
 function serializeCurriculum(items) {
-    const sorted = [...items].sort((a, b) => a.number - b.number);
-    return sorted.map((i) => JSON.stringify(redact(i))).join('\n') + (sorted.length ? '\n' : '');
+  const sorted = [...items].sort((a, b) => a.number - b.number);
+  return sorted.map((i) => JSON.stringify(redact(i))).join("\n") + (sorted.length ? "\n" : "");
 }
-/** Replaces curriculum.jsonl atomically; skips the write when the bytes would not change. */
 function writeCurriculum(layout, items) {
-    const path = layout.file('curriculum');
-    const text = serializeCurriculum(items);
-    try {
-        if ((0,external_node_fs_namespaceObject.readFileSync)(path, 'utf8') === text)
-            return false;
-    }
-    catch {
-        /* absent: write it */
-    }
-    writeFileAtomic(path, text);
-    return true;
+  const path = layout.file("curriculum");
+  const text = serializeCurriculum(items);
+  try {
+    if ((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8") === text) return false;
+  } catch {
+  }
+  writeFileAtomic(path, text);
+  return true;
 }
 function writeMeta(layout, meta) {
-    atomic_writeJsonAtomic(layout.file('curriculumMeta'), meta);
+  atomic_writeJsonAtomic(layout.file("curriculumMeta"), meta);
 }
-/** Counts of a merge: by issue number, `changed` when anything but the update time differs. */
 function diffCurricula(before, after) {
-    let added = 0;
-    let changed = 0;
-    let removed = 0;
-    for (const [n, item] of after) {
-        const old = before.get(n);
-        if (!old)
-            added++;
-        else if (comparable(old) !== comparable(item))
-            changed++;
-    }
-    for (const n of before.keys())
-        if (!after.has(n))
-            removed++;
-    return { added, changed, removed };
+  let added = 0;
+  let changed = 0;
+  let removed = 0;
+  for (const [n, item] of after) {
+    const old = before.get(n);
+    if (!old) added++;
+    else if (comparable(old) !== comparable(item)) changed++;
+  }
+  for (const n of before.keys()) if (!after.has(n)) removed++;
+  return { added, changed, removed };
 }
 function comparable(item) {
-    const { updatedAt: _u, ...rest } = item;
-    return JSON.stringify(rest);
+  const { updatedAt: _u, ...rest } = item;
+  return JSON.stringify(rest);
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/fetch.ts
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/fetch.js
 
 
 
@@ -56823,281 +56342,245 @@ function comparable(item) {
 
 
 
-/**
- * How far the `since` cursor reaches back before the moment a listing started (GitHub's clock).
- * The overlap means an issue updated while a fetch was paging is seen again by the next poll.
- */
-const SINCE_MARGIN_MS = 60_000;
-/**
- * fetch-curriculum (N1.1, N1.3). GitHub source:
- * - first fetch (or the question changed): list open issues with the labels filter, then one
- *   conditional-ready request `state=all&since=<start − margin>` whose ETag is stored: it also
- *   picks up anything closed or edited while the listing paged.
- * - later polls: the stored request again with `If-None-Match`. A 304 costs one request, no rate
- *   limit, and writes nothing. A 200 lists what was updated since the cursor (closed issues and
- *   issues that lost a filter label included, so they drop out) and merges it. The cursor stays
- *   put while its answer fits one page (so its ETag stays valid), and moves forward otherwise.
- * File source: the array is the whole curriculum; an unchanged file (same SHA-256) writes nothing.
- * The whole fetch holds the curriculum lock, so two fetches never interleave their writes.
- */
+const SINCE_MARGIN_MS = 6e4;
 async function fetchCurriculum(options) {
-    const { layout } = options;
-    return lock_withLock(layout.file('curriculum'), () => options.source.kind === 'github'
-        ? fetchFromGitHub(options, options.source)
-        : fetchFromFile(options, options.source.path));
+  const { layout } = options;
+  return lock_withLock(
+    layout.file("curriculum"),
+    () => options.source.kind === "github" ? fetchFromGitHub(options, options.source) : fetchFromFile(options, options.source.path)
+  );
 }
 function wanted(options) {
-    return [...(options.labels ?? options.config.curriculum.labels)].map((l) => l.trim()).filter(Boolean);
+  return [...options.labels ?? options.config.curriculum.labels].map((l) => l.trim()).filter(Boolean);
 }
-/** Identifies the question: a different repository, label filter or rule set starts over. */
 function queryKey(kind, where, labels, config) {
-    const { issuesFile: _f, ...rules } = config;
-    const text = JSON.stringify([kind, where, [...labels].map((l) => l.toLowerCase()).sort(), rules]);
-    return (0,external_node_crypto_.createHash)('sha256').update(text).digest('hex');
+  const { issuesFile: _f, ...rules } = config;
+  const text = JSON.stringify([kind, where, [...labels].map((l) => l.toLowerCase()).sort(), rules]);
+  return (0,external_node_crypto_.createHash)("sha256").update(text).digest("hex");
 }
-const iso = (d) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+const iso = (d) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
 function apply(m, issues, labels, options) {
-    const log = options.logger ?? silentLogger;
-    for (const raw of issues) {
-        if (isPullRequest(raw))
-            continue;
-        if (raw.state !== 'open' || !hasAllLabels(raw, labels)) {
-            if (m.items.delete(raw.number))
-                m.departed = true;
-            continue;
-        }
-        const { item, warnings } = buildItem(raw, options.config.curriculum);
-        for (const w of warnings)
-            log.warning(w);
-        m.items.set(item.number, item);
+  const log = options.logger ?? silentLogger;
+  for (const raw of issues) {
+    if (isPullRequest(raw)) continue;
+    if (raw.state !== "open" || !hasAllLabels(raw, labels)) {
+      if (m.items.delete(raw.number)) m.departed = true;
+      continue;
     }
+    const { item, warnings } = buildItem(raw, options.config.curriculum);
+    for (const w of warnings) log.warning(w);
+    m.items.set(item.number, item);
+  }
 }
 async function fetchFromGitHub(options, source) {
-    const { layout, config } = options;
-    const log = options.logger ?? silentLogger;
-    const now = options.now ?? (() => new Date());
-    const started = now();
-    const labels = wanted(options);
-    const key = queryKey('github', `${source.repo.owner}/${source.repo.repo}`.toLowerCase(), labels, config.curriculum);
-    const stored = readCurriculum(layout, log);
-    const meta = readMeta(layout, log);
-    let requests = 0;
-    const prime = async (m, since) => {
-        const r = await listIssues(source.client, source.repo, { state: 'all', since });
-        requests += r.requests;
-        if (r.status !== 'ok')
-            throw new Error('GitHub answered an unconditional request with 304');
-        apply(m, r.issues, labels, options);
-        return r.etag ?? null;
-    };
-    let merge;
-    let since;
-    let etag;
-    let mode;
-    let lastFullAt = meta?.lastFullAt ?? null;
-    if (stored && meta && meta.source === 'github' && meta.query === key && meta.since) {
-        const r = await listIssues(source.client, source.repo, {
-            state: 'all',
-            since: meta.since,
-            etag: meta.etag ?? undefined,
-        });
-        requests += r.requests;
-        if (r.status === 'not-modified') {
-            log.info(`curriculum: unchanged since the last poll (304); ${stored.size} issue(s) reused`);
-            return result(layout, stored, { added: 0, changed: 0, removed: 0 }, 'not-modified', requests);
-        }
-        mode = 'incremental';
-        merge = { items: new Map(stored), departed: false };
-        apply(merge, r.issues, labels, options);
-        if (r.pages > 1) {
-            // The window outgrew a page: move the cursor up to this poll (minus the overlap).
-            since = iso(new Date((r.serverDate ?? started).getTime() - SINCE_MARGIN_MS));
-            etag = await prime(merge, since);
-        }
-        else {
-            since = meta.since;
-            etag = r.etag ?? null;
-        }
+  const { layout, config } = options;
+  const log = options.logger ?? silentLogger;
+  const now = options.now ?? (() => /* @__PURE__ */ new Date());
+  const started = now();
+  const labels = wanted(options);
+  const key = queryKey(
+    "github",
+    `${source.repo.owner}/${source.repo.repo}`.toLowerCase(),
+    labels,
+    config.curriculum
+  );
+  const stored = readCurriculum(layout, log);
+  const meta = readMeta(layout, log);
+  let requests = 0;
+  const prime = async (m, since2) => {
+    const r = await listIssues(source.client, source.repo, { state: "all", since: since2 });
+    requests += r.requests;
+    if (r.status !== "ok") throw new Error("GitHub answered an unconditional request with 304");
+    apply(m, r.issues, labels, options);
+    return r.etag ?? null;
+  };
+  let merge;
+  let since;
+  let etag;
+  let mode;
+  let lastFullAt = meta?.lastFullAt ?? null;
+  if (stored && meta && meta.source === "github" && meta.query === key && meta.since) {
+    const r = await listIssues(source.client, source.repo, {
+      state: "all",
+      since: meta.since,
+      etag: meta.etag ?? void 0
+    });
+    requests += r.requests;
+    if (r.status === "not-modified") {
+      log.info(`curriculum: unchanged since the last poll (304); ${stored.size} issue(s) reused`);
+      return result(layout, stored, { added: 0, changed: 0, removed: 0 }, "not-modified", requests);
     }
-    else {
-        mode = 'full';
-        const r = await listIssues(source.client, source.repo, { state: 'open', labels });
-        requests += r.requests;
-        if (r.status !== 'ok')
-            throw new Error('GitHub answered an unconditional request with 304');
-        merge = { items: new Map(), departed: false };
-        apply(merge, r.issues, labels, options);
-        since = iso(new Date((r.serverDate ?? started).getTime() - SINCE_MARGIN_MS));
-        merge.departed = false;
-        etag = await prime(merge, since);
-        lastFullAt = iso(started);
-        // Offset pagination can skip an issue when another one leaves the list mid-listing; when that
-        // may have happened, the next poll lists everything again instead of trusting this one.
-        if (merge.departed && r.pages > 1) {
-            log.warning('curriculum: an issue left the list while it was being paged; the next fetch lists all again');
-            since = null;
-        }
+    mode = "incremental";
+    merge = { items: new Map(stored), departed: false };
+    apply(merge, r.issues, labels, options);
+    if (r.pages > 1) {
+      since = iso(new Date((r.serverDate ?? started).getTime() - SINCE_MARGIN_MS));
+      etag = await prime(merge, since);
+    } else {
+      since = meta.since;
+      etag = r.etag ?? null;
     }
-    const counts = diffCurricula(stored ?? new Map(), merge.items);
-    writeCurriculum(layout, merge.items.values());
-    const next = {
-        version: 2,
-        source: 'github',
-        query: key,
-        since,
-        etag,
-        lastPollStartedAt: iso(started),
-        lastFullAt,
-    };
-    writeMeta(layout, next);
-    await audit(layout, 'curriculum.fetched', { mode, requests, ...counts, count: merge.items.size });
-    log.info(`curriculum: ${mode} fetch of ${source.repo.owner}/${source.repo.repo}: ${merge.items.size} issue(s), ` +
-        `+${counts.added} ~${counts.changed} -${counts.removed}, ${requests} request(s)`);
-    return result(layout, merge.items, counts, mode, requests);
+  } else {
+    mode = "full";
+    const r = await listIssues(source.client, source.repo, { state: "open", labels });
+    requests += r.requests;
+    if (r.status !== "ok") throw new Error("GitHub answered an unconditional request with 304");
+    merge = { items: /* @__PURE__ */ new Map(), departed: false };
+    apply(merge, r.issues, labels, options);
+    since = iso(new Date((r.serverDate ?? started).getTime() - SINCE_MARGIN_MS));
+    merge.departed = false;
+    etag = await prime(merge, since);
+    lastFullAt = iso(started);
+    if (merge.departed && r.pages > 1) {
+      log.warning(
+        "curriculum: an issue left the list while it was being paged; the next fetch lists all again"
+      );
+      since = null;
+    }
+  }
+  const counts = diffCurricula(stored ?? /* @__PURE__ */ new Map(), merge.items);
+  writeCurriculum(layout, merge.items.values());
+  const next = {
+    version: 2,
+    source: "github",
+    query: key,
+    since,
+    etag,
+    lastPollStartedAt: iso(started),
+    lastFullAt
+  };
+  writeMeta(layout, next);
+  await audit(layout, "curriculum.fetched", { mode, requests, ...counts, count: merge.items.size });
+  log.info(
+    `curriculum: ${mode} fetch of ${source.repo.owner}/${source.repo.repo}: ${merge.items.size} issue(s), +${counts.added} ~${counts.changed} -${counts.removed}, ${requests} request(s)`
+  );
+  return result(layout, merge.items, counts, mode, requests);
 }
 async function fetchFromFile(options, path) {
-    const { layout, config } = options;
-    const log = options.logger ?? silentLogger;
-    const started = (options.now ?? (() => new Date()))();
-    const labels = wanted(options);
-    const { issues, sha256 } = readIssuesFile(path);
-    const key = queryKey('file', '', labels, config.curriculum);
-    const stored = readCurriculum(layout, log);
-    const meta = readMeta(layout, log);
-    if (stored && meta && meta.source === 'file' && meta.query === key && meta.etag === sha256) {
-        log.info(`curriculum: ${path} unchanged; ${stored.size} issue(s) reused`);
-        return result(layout, stored, { added: 0, changed: 0, removed: 0 }, 'file-unchanged', 0);
-    }
-    const merge = { items: new Map(), departed: false };
-    apply(merge, issues, labels, options);
-    const counts = diffCurricula(stored ?? new Map(), merge.items);
-    writeCurriculum(layout, merge.items.values());
-    writeMeta(layout, {
-        version: 2,
-        source: 'file',
-        query: key,
-        since: null,
-        etag: sha256,
-        lastPollStartedAt: iso(started),
-        lastFullAt: iso(started),
-    });
-    await audit(layout, 'curriculum.fetched', { mode: 'file', ...counts, count: merge.items.size });
-    log.info(`curriculum: ${path}: ${merge.items.size} issue(s), +${counts.added} ~${counts.changed} -${counts.removed}`);
-    return result(layout, merge.items, counts, 'file', 0);
+  const { layout, config } = options;
+  const log = options.logger ?? silentLogger;
+  const started = (options.now ?? (() => /* @__PURE__ */ new Date()))();
+  const labels = wanted(options);
+  const { issues, sha256 } = readIssuesFile(path);
+  const key = queryKey("file", "", labels, config.curriculum);
+  const stored = readCurriculum(layout, log);
+  const meta = readMeta(layout, log);
+  if (stored && meta && meta.source === "file" && meta.query === key && meta.etag === sha256) {
+    log.info(`curriculum: ${path} unchanged; ${stored.size} issue(s) reused`);
+    return result(layout, stored, { added: 0, changed: 0, removed: 0 }, "file-unchanged", 0);
+  }
+  const merge = { items: /* @__PURE__ */ new Map(), departed: false };
+  apply(merge, issues, labels, options);
+  const counts = diffCurricula(stored ?? /* @__PURE__ */ new Map(), merge.items);
+  writeCurriculum(layout, merge.items.values());
+  writeMeta(layout, {
+    version: 2,
+    source: "file",
+    query: key,
+    since: null,
+    etag: sha256,
+    lastPollStartedAt: iso(started),
+    lastFullAt: iso(started)
+  });
+  await audit(layout, "curriculum.fetched", { mode: "file", ...counts, count: merge.items.size });
+  log.info(
+    `curriculum: ${path}: ${merge.items.size} issue(s), +${counts.added} ~${counts.changed} -${counts.removed}`
+  );
+  return result(layout, merge.items, counts, "file", 0);
 }
 function result(layout, items, counts, mode, requests) {
-    const list = [...items.values()].sort((a, b) => a.number - b.number);
-    return { count: list.length, ...counts, path: layout.file('curriculum'), mode, requests, items: list };
+  const list = [...items.values()].sort((a, b) => a.number - b.number);
+  return { count: list.length, ...counts, path: layout.file("curriculum"), mode, requests, items: list };
 }
 
-;// CONCATENATED MODULE: ./src/security/html.ts
-/**
- * The one HTML escape. `escapeHtml` for element content and quoted attribute values;
- * `escapeMarkdownHtml` also turns every character Markdown could act on into an entity, for text a
- * job summary shows inside a Markdown table (an issue title cannot open a tag, a link, an image or a
- * table cell).
- */
+
+;// CONCATENATED MODULE: ./.build/src/security/html.js
 const HTML_ENTITIES = {
-    '&': '&amp;',
-    '<': '&lt;',
-    '>': '&gt;',
-    '"': '&quot;',
-    "'": '&#39;',
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
 };
 function escapeHtml(text) {
-    return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
+  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
 }
 const MARKDOWN_ENTITIES = {
-    '&': '&amp;',
-    '<': '&lt;',
-    '>': '&gt;',
-    '"': '&quot;',
-    "'": '&#39;',
-    '|': '&#124;',
-    '`': '&#96;',
-    '*': '&#42;',
-    _: '&#95;',
-    '[': '&#91;',
-    ']': '&#93;',
-    '(': '&#40;',
-    ')': '&#41;',
-    '!': '&#33;',
-    '#': '&#35;',
-    '~': '&#126;',
-    '\\': '&#92;',
-    '@': '&#64;',
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "|": "&#124;",
+  "`": "&#96;",
+  "*": "&#42;",
+  _: "&#95;",
+  "[": "&#91;",
+  "]": "&#93;",
+  "(": "&#40;",
+  ")": "&#41;",
+  "!": "&#33;",
+  "#": "&#35;",
+  "~": "&#126;",
+  "\\": "&#92;",
+  "@": "&#64;"
 };
 function escapeMarkdownHtml(text) {
-    return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
+  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/summary.ts
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/summary.js
 
 
 
-/**
- * Job-summary and terminal views of a fetch. Issue titles are hostile text (N1.1): in a summary
- * they are redacted, then every character HTML or Markdown could act on becomes an entity, so a
- * title cannot open a tag, a link, an image or a table cell.
- */
 function escapeCell(text, max = 120) {
-    let t = redact_redactText(text).replace(/\s+/g, ' ').trim();
-    if (t.length > max)
-        t = `${t.slice(0, max - 1)}…`;
-    return escapeMarkdownHtml(t);
+  let t = redact_redactText(text).replace(/\s+/g, " ").trim();
+  if (t.length > max) t = `${t.slice(0, max - 1)}\u2026`;
+  return escapeMarkdownHtml(t);
 }
 function sanitizedNote(item) {
-    const parts = [];
-    const title = describeSanitized(item.sanitized.title);
-    const body = describeSanitized(item.sanitized.body);
-    if (title)
-        parts.push(`title: ${title}`);
-    if (body)
-        parts.push(`body: ${body}`);
-    return parts.join('; ');
+  const parts = [];
+  const title = describeSanitized(item.sanitized.title);
+  const body = describeSanitized(item.sanitized.body);
+  if (title) parts.push(`title: ${title}`);
+  if (body) parts.push(`body: ${body}`);
+  return parts.join("; ");
 }
-const SUMMARY_HEADER = ['#', 'Title', 'Domain', 'Difficulty', 'Role', 'Sanitized'];
-/** Table rows (already escaped), at most `limit`: a summary has a 1 MiB ceiling. */
+const SUMMARY_HEADER = ["#", "Title", "Domain", "Difficulty", "Role", "Sanitized"];
 function summaryRows(items, limit = 200) {
-    return items
-        .slice(0, limit)
-        .map((i) => [
-        String(i.number),
-        escapeCell(i.title),
-        escapeCell(i.domain, 40),
-        String(i.difficulty),
-        i.role,
-        escapeCell(sanitizedNote(i) || '—', 80),
-    ]);
+  return items.slice(0, limit).map((i) => [
+    String(i.number),
+    escapeCell(i.title),
+    escapeCell(i.domain, 40),
+    String(i.difficulty),
+    i.role,
+    escapeCell(sanitizedNote(i) || "\u2014", 80)
+  ]);
 }
 function headline(r) {
-    const how = r.mode === 'not-modified'
-        ? 'unchanged on GitHub (one conditional request, answered 304)'
-        : r.mode === 'file-unchanged'
-            ? 'issues file unchanged'
-            : `${r.mode} fetch`;
-    return `${r.count} issue(s) in the curriculum — ${how}: ${r.added} added, ${r.changed} changed, ${r.removed} removed${r.requests ? `, ${r.requests} GitHub request(s)` : ''}.`;
+  const how = r.mode === "not-modified" ? "unchanged on GitHub (one conditional request, answered 304)" : r.mode === "file-unchanged" ? "issues file unchanged" : `${r.mode} fetch`;
+  return `${r.count} issue(s) in the curriculum \u2014 ${how}: ${r.added} added, ${r.changed} changed, ${r.removed} removed${r.requests ? `, ${r.requests} GitHub request(s)` : ""}.`;
 }
-/** Plain-text table for the terminal (titles sanitized already; redacted again here). */
 function textTable(items, limit = 50) {
-    const rows = [
-        ['#', 'difficulty', 'role', 'domain', 'title'],
-        ...items
-            .slice(0, limit)
-            .map((i) => [
-            String(i.number),
-            String(i.difficulty),
-            i.role,
-            i.domain,
-            redactText(i.title).slice(0, 70),
-        ]),
-    ];
-    const widths = rows[0].slice(0, -1).map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-    const lines = rows.map((r) => r.map((cell, c) => (c < widths.length ? cell.padEnd(widths[c]) : cell)).join('  '));
-    if (items.length > limit)
-        lines.push(`… and ${items.length - limit} more`);
-    return lines.join('\n') + '\n';
+  const rows = [
+    ["#", "difficulty", "role", "domain", "title"],
+    ...items.slice(0, limit).map((i) => [
+      String(i.number),
+      String(i.difficulty),
+      i.role,
+      i.domain,
+      redactText(i.title).slice(0, 70)
+    ])
+  ];
+  const widths = rows[0].slice(0, -1).map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const lines = rows.map(
+    (r) => r.map((cell, c) => c < widths.length ? cell.padEnd(widths[c]) : cell).join("  ")
+  );
+  if (items.length > limit) lines.push(`\u2026 and ${items.length - limit} more`);
+  return lines.join("\n") + "\n";
 }
+
 
 ;// CONCATENATED MODULE: ./node_modules/@actions/github/lib/context.js
 
@@ -62424,706 +61907,647 @@ throttling.VERSION = plugin_throttling_dist_bundle_VERSION;
 throttling.triggersNotification = triggersNotification;
 
 
-;// CONCATENATED MODULE: ./src/github/client.ts
+;// CONCATENATED MODULE: ./.build/src/github/client.js
 
 
 
 
 
-/** Where the API lives: an explicit URL, else GITHUB_API_URL (set on GHES runners), else github.com. */
 function apiBaseUrl(explicit) {
-    return (explicit || process.env.GITHUB_API_URL || 'https://api.github.com').replace(/\/+$/, '');
+  return (explicit || process.env.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
 }
-/**
- * Octokit with the retry and throttling plugins (docs/architecture.md): primary and secondary rate limits are
- * waited out as the `retry-after` / `x-ratelimit-reset` headers say, 5xx are retried, and
- * mutations go through the throttling plugin's write queue (one at a time, ≥ 1 s apart).
- * A 401, or a 403 that is not a rate limit, becomes a GitHubAuthError that names the token and the
- * permission the call needs: retrying cannot fix those, a person has to.
- */
 function createGitHubClient(options) {
-    registerSecret(options.token);
-    const retries = options.rateLimitRetries ?? 3;
-    const log = options.logger;
-    const baseUrl = apiBaseUrl(options.baseUrl);
-    const base = options.retryAfterBaseValue ?? 1000;
-    // Waits out a limit `retries` times, saying so; then the request fails with GitHub's answer.
-    const waitOn = (what) => (retryAfter, opts, _o, retryCount) => {
-        log?.warning(`GitHub ${what} on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`);
-        return retryCount < retries;
-    };
-    const octokit = getOctokit(options.token, {
-        baseUrl,
-        request: options.fetch ? { fetch: options.fetch } : undefined,
-        retry: { retryAfterBaseValue: base },
-        log: {
-            debug: () => undefined,
-            info: () => undefined,
-            warn: (m) => log?.debug(m),
-            error: (m) => log?.debug(m),
-        },
-        throttle: {
-            retryAfterBaseValue: base,
-            onRateLimit: waitOn('rate limit'),
-            onSecondaryRateLimit: waitOn('secondary rate limit'),
-        },
-    }, retry, throttling);
-    // Registered after the plugins, so it sees an error only once retry and throttling gave up.
-    octokit.hook.error('request', (error, opts) => {
-        throw authError(error, opts.method ?? 'GET', String(opts.url ?? '')) ?? error;
-    });
-    return octokit;
+  registerSecret(options.token);
+  const retries = options.rateLimitRetries ?? 3;
+  const log = options.logger;
+  const baseUrl = apiBaseUrl(options.baseUrl);
+  const base = options.retryAfterBaseValue ?? 1e3;
+  const waitOn = (what) => (retryAfter, opts, _o, retryCount) => {
+    log?.warning(
+      `GitHub ${what} on ${opts.method} ${opts.url}: waiting ${retryAfter}s (retry ${retryCount + 1}/${retries})`
+    );
+    return retryCount < retries;
+  };
+  const octokit = getOctokit(
+    options.token,
+    {
+      baseUrl,
+      request: options.fetch ? { fetch: options.fetch } : void 0,
+      retry: { retryAfterBaseValue: base },
+      log: {
+        debug: () => void 0,
+        info: () => void 0,
+        warn: (m) => log?.debug(m),
+        error: (m) => log?.debug(m)
+      },
+      throttle: {
+        retryAfterBaseValue: base,
+        onRateLimit: waitOn("rate limit"),
+        onSecondaryRateLimit: waitOn("secondary rate limit")
+      }
+    },
+    retry,
+    throttling
+  );
+  octokit.hook.error("request", (error, opts) => {
+    throw authError(error, opts.method ?? "GET", String(opts.url ?? "")) ?? error;
+  });
+  return octokit;
 }
-/** True for a 403/429 that is a primary or secondary rate limit rather than a refusal. */
 function isRateLimit(error) {
-    if (error.status === 429)
-        return true;
-    if (error.status !== 403)
-        return false;
-    const headers = error.response?.headers ?? {};
-    return (headers['x-ratelimit-remaining'] === '0' ||
-        headers['retry-after'] !== undefined ||
-        /rate limit/i.test(error.message ?? ''));
+  if (error.status === 429) return true;
+  if (error.status !== 403) return false;
+  const headers = error.response?.headers ?? {};
+  return headers["x-ratelimit-remaining"] === "0" || headers["retry-after"] !== void 0 || /rate limit/i.test(error.message ?? "");
 }
-/** The fine-grained permission a REST call needs, for the error message. */
 function permissionFor(method, url) {
-    const write = !/^(GET|HEAD)$/i.test(method);
-    const level = write ? 'write' : 'read';
-    if (/\/issues\b|\/labels\b/.test(url))
-        return `issues: ${level}`;
-    if (/\/pulls\b/.test(url))
-        return `pull-requests: ${level}`;
-    if (/\/git\/|\/contents\/|\/branches\b/.test(url))
-        return `contents: ${level}`;
-    if (/\/actions\//.test(url))
-        return `actions: ${level}`;
-    return `the permission for ${method.toUpperCase()} ${url}`;
+  const write = !/^(GET|HEAD)$/i.test(method);
+  const level = write ? "write" : "read";
+  if (/\/issues\b|\/labels\b/.test(url)) return `issues: ${level}`;
+  if (/\/pulls\b/.test(url)) return `pull-requests: ${level}`;
+  if (/\/git\/|\/contents\/|\/branches\b/.test(url)) return `contents: ${level}`;
+  if (/\/actions\//.test(url)) return `actions: ${level}`;
+  return `the permission for ${method.toUpperCase()} ${url}`;
 }
-/** Maps a 401 / non-rate-limit 403 to a GitHubAuthError a person can act on; else undefined. */
 function authError(error, method, url) {
-    const e = error;
-    const route = `${method.toUpperCase()} ${url}`;
-    // Octokit appends " - <documentation url>" to GitHub's message: keep GitHub's words only.
-    const detail = typeof e?.message === 'string' ? e.message.split('\n')[0].replace(/ - https?:\/\/\S+$/, '') : '';
-    if (e?.status === 401) {
-        return new GitHubAuthError(`GitHub rejected the token (401 ${detail || 'Bad credentials'}) on ${route}. ` +
-            'Check the `token` input or GITHUB_TOKEN: it is missing, mistyped, expired or revoked.', { cause: error });
-    }
-    if (e?.status === 403 && !isRateLimit(e)) {
-        const permission = permissionFor(method, url);
-        return new GitHubAuthError(`GitHub refused ${route} (403 ${detail || 'Forbidden'}): the token lacks a permission. ` +
-            `Grant \`${permission}\` in the workflow's \`permissions:\` block (or to the fine-grained token).`, { cause: error });
-    }
-    return undefined;
+  const e = error;
+  const route = `${method.toUpperCase()} ${url}`;
+  const detail = typeof e?.message === "string" ? e.message.split("\n")[0].replace(/ - https?:\/\/\S+$/, "") : "";
+  if (e?.status === 401) {
+    return new GitHubAuthError(
+      `GitHub rejected the token (401 ${detail || "Bad credentials"}) on ${route}. Check the \`token\` input or GITHUB_TOKEN: it is missing, mistyped, expired or revoked.`,
+      { cause: error }
+    );
+  }
+  if (e?.status === 403 && !isRateLimit(e)) {
+    const permission = permissionFor(method, url);
+    return new GitHubAuthError(
+      `GitHub refused ${route} (403 ${detail || "Forbidden"}): the token lacks a permission. Grant \`${permission}\` in the workflow's \`permissions:\` block (or to the fine-grained token).`,
+      { cause: error }
+    );
+  }
+  return void 0;
 }
 
-;// CONCATENATED MODULE: ./src/board/model.ts
-/**
- * The one view model of the school (seed 000 §2: "one board, many lanes"). `buildView` computes it
- * from the state directory; the terminal board, the HTML report and every job summary render it
- * and compute no numbers of their own.
- */
-/** Lanes in board order. Every issue the school knows of sits in exactly one lane. */
+
+;// CONCATENATED MODULE: ./.build/src/board/model.js
 const LANES = [
-    'ready',
-    'planned',
-    'running',
-    'grading',
-    'accepted',
-    'rejected',
-    'dead_letter',
-    'stopped',
-    'paused',
-    'untrusted',
+  "ready",
+  "planned",
+  "running",
+  "grading",
+  "accepted",
+  "rejected",
+  "dead_letter",
+  "stopped",
+  "paused",
+  "untrusted"
 ];
 const LANE_LABELS = {
-    ready: 'Ready',
-    planned: 'Planned',
-    running: 'Running',
-    grading: 'Grading',
-    accepted: 'Accepted',
-    rejected: 'Rejected',
-    dead_letter: 'Dead letter',
-    stopped: 'Stopped after two failures',
-    paused: 'Paused',
-    untrusted: 'Not dispatched: untrusted author',
-    error: 'State errors',
+  ready: "Ready",
+  planned: "Planned",
+  running: "Running",
+  grading: "Grading",
+  accepted: "Accepted",
+  rejected: "Rejected",
+  dead_letter: "Dead letter",
+  stopped: "Stopped after two failures",
+  paused: "Paused",
+  untrusted: "Not dispatched: untrusted author",
+  error: "State errors"
 };
-/**
- * Items per lane an abridged view lists (`buildView`'s `itemsPerLane`): what the terminal board and
- * job summaries show of a lane at most.
- */
 const LISTED_ITEMS = 20;
-/** Lanes whose items a person watches; the others are shown as counts (and listed in the report). */
-const ACTIVE_LANES = ['planned', 'running', 'grading', 'dead_letter', 'paused'];
+const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
 
-;// CONCATENATED MODULE: ./src/board/format.ts
-/** Formatting shared by the terminal board, the HTML report and the job summaries. */
-/** 45s, 12m, 3h04m, 2d03h: short, sortable by eye. */
+
+;// CONCATENATED MODULE: ./.build/src/board/format.js
 function age(seconds) {
-    if (seconds === undefined || !Number.isFinite(seconds))
-        return '—';
-    const s = Math.max(0, Math.round(seconds));
-    if (s < 60)
-        return `${s}s`;
-    const m = Math.floor(s / 60);
-    if (m < 60)
-        return `${m}m`;
-    const h = Math.floor(m / 60);
-    if (h < 24)
-        return `${h}h${String(m % 60).padStart(2, '0')}m`;
-    return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, '0')}h`;
+  if (seconds === void 0 || !Number.isFinite(seconds)) return "\u2014";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h${String(m % 60).padStart(2, "0")}m`;
+  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, "0")}h`;
 }
 function usd(n) {
-    return `$${n.toFixed(2)}`;
+  return `$${n.toFixed(2)}`;
 }
 function format_percent(fraction) {
-    return `${Math.round(fraction * 100)}%`;
+  return `${Math.round(fraction * 100)}%`;
 }
 function format_score(n) {
-    return n.toFixed(3);
+  return n.toFixed(3);
 }
-/** One line about spend against the cap; `undefined` cap means no cap is configured. */
 function spendLine(spend) {
-    if (spend.capUsd === undefined)
-        return `${usd(spend.spentUsd)} spent (no cap configured)`;
-    const pct = spend.fraction !== undefined ? ` (${format_percent(spend.fraction)})` : '';
-    const reached = spend.reached ? ' — SPEND CAP REACHED, dispatch halted' : '';
-    return `${usd(spend.spentUsd)} of ${usd(spend.capUsd)}${pct}${reached}`;
+  if (spend.capUsd === void 0) return `${usd(spend.spentUsd)} spent (no cap configured)`;
+  const pct = spend.fraction !== void 0 ? ` (${format_percent(spend.fraction)})` : "";
+  const reached = spend.reached ? " \u2014 SPEND CAP REACHED, dispatch halted" : "";
+  return `${usd(spend.spentUsd)} of ${usd(spend.capUsd)}${pct}${reached}`;
 }
-/** Cuts a string to `max` characters with an ellipsis; never splits a surrogate pair. */
 function clip(text, max) {
-    // Never more code points than UTF-16 units: a short string needs no count.
-    if (text.length <= max)
-        return text;
-    const chars = Array.from(text);
-    return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join('') + '…';
+  if (text.length <= max) return text;
+  const chars = Array.from(text);
+  return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join("") + "\u2026";
 }
 function where(daemon, slot) {
-    if (!daemon)
-        return '—';
-    return slot === undefined ? daemon : `${daemon}/${slot}`;
+  if (!daemon) return "\u2014";
+  return slot === void 0 ? daemon : `${daemon}/${slot}`;
 }
 
-;// CONCATENATED MODULE: ./src/board/summary.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/summary.js
 
 
 
-/**
- * A Markdown cell or inline text: the curriculum summary's escaper (redacted, then every character
- * HTML or Markdown could act on becomes an entity), so issue text cannot open a tag, link or cell.
- */
 function mdCell(value) {
-    return value === undefined ? '' : escapeCell(String(value), 400);
+  return value === void 0 ? "" : escapeCell(String(value), 400);
 }
 function mdTable(head, rows) {
-    const line = (cells) => `| ${cells.map(mdCell).join(' | ')} |`;
-    return [line(head), `| ${head.map(() => '---').join(' | ')} |`, ...rows.map(line)].join('\n');
+  const line = (cells) => `| ${cells.map(mdCell).join(" | ")} |`;
+  return [line(head), `| ${head.map(() => "---").join(" | ")} |`, ...rows.map(line)].join("\n");
 }
-/** `core.summary.addTable` inserts cells as HTML: the same escaper makes them inert. */
-const cell = (v) => mdCell(v ?? '');
+const cell = (v) => mdCell(v ?? "");
 const header = (...names) => names.map((n) => ({ data: cell(n), header: true }));
 function laneRows(view) {
-    return [
-        header('Lane', 'Count'),
-        ...view.lanes.map((l) => [cell(l.label), cell(`${l.count}${l.incomplete ? '?' : ''}`)]),
-    ];
+  return [
+    header("Lane", "Count"),
+    ...view.lanes.map((l) => [cell(l.label), cell(`${l.count}${l.incomplete ? "?" : ""}`)])
+  ];
 }
 function leaderboardRows(view, limit = 10) {
-    return [
-        header('#', 'Agent', 'Score', 'Graded', 'Accepted', 'Rejected'),
-        ...view.leaderboard.overall
-            .slice(0, limit)
-            .map((r) => [
-            cell(r.rank),
-            cell(r.agent),
-            cell(score(r.score)),
-            cell(r.count),
-            cell(r.accepted ?? '—'),
-            cell(r.rejected ?? '—'),
-        ]),
-    ];
+  return [
+    header("#", "Agent", "Score", "Graded", "Accepted", "Rejected"),
+    ...view.leaderboard.overall.slice(0, limit).map((r) => [
+      cell(r.rank),
+      cell(r.agent),
+      cell(score(r.score)),
+      cell(r.count),
+      cell(r.accepted ?? "\u2014"),
+      cell(r.rejected ?? "\u2014")
+    ])
+  ];
 }
 function daemonRows(view) {
-    return [
-        header('Daemon', 'Slots', 'Running', 'Planned', 'Load', 'Roster'),
-        ...view.daemons.map((d) => [
-            cell(d.id),
-            cell(d.slots),
-            cell(d.running),
-            cell(d.planned),
-            cell(percent(d.load)),
-            cell(d.online ? 'online' : `offline: ${d.offlineReason ?? 'no heartbeat'}`),
-        ]),
-    ];
+  return [
+    header("Daemon", "Slots", "Running", "Planned", "Load", "Roster"),
+    ...view.daemons.map((d) => [
+      cell(d.id),
+      cell(d.slots),
+      cell(d.running),
+      cell(d.planned),
+      cell(percent(d.load)),
+      cell(d.online ? "online" : `offline: ${d.offlineReason ?? "no heartbeat"}`)
+    ])
+  ];
 }
 function lanesMarkdown(view) {
-    return mdTable(view.lanes.map((l) => l.label), [view.lanes.map((l) => `${l.count}${l.incomplete ? '?' : ''}`)]);
+  return mdTable(
+    view.lanes.map((l) => l.label),
+    [view.lanes.map((l) => `${l.count}${l.incomplete ? "?" : ""}`)]
+  );
 }
-/** State errors first: a summary never shows a healthy-looking school over corrupt state (N5.1). */
 function problemsMarkdown(view) {
-    if (view.healthy)
-        return '';
-    const lines = view.problems.map((p) => `- **${mdCell(p.file)}**: ${mdCell(p.message)}${p.quarantinedTo ? ` (quarantined copy: ${mdCell(p.quarantinedTo)})` : ''}`);
-    return [
-        `> [!CAUTION]`,
-        `> ${view.problems.length} state problem(s): the board may be incomplete.`,
-        '',
-        ...lines,
-    ].join('\n');
+  if (view.healthy) return "";
+  const lines = view.problems.map(
+    (p) => `- **${mdCell(p.file)}**: ${mdCell(p.message)}${p.quarantinedTo ? ` (quarantined copy: ${mdCell(p.quarantinedTo)})` : ""}`
+  );
+  return [
+    `> [!CAUTION]`,
+    `> ${view.problems.length} state problem(s): the board may be incomplete.`,
+    "",
+    ...lines
+  ].join("\n");
 }
 function controlMarkdown(view) {
-    const lines = view.pauses.active.map((p) => `**PAUSED** since ${mdCell(p.since)}${p.source ? ` (${mdCell(p.source)})` : ''}: ${mdCell(p.reason)}`);
-    lines.push(`Spend: ${mdCell(spendLine(view.spend))}`);
-    lines.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
-    return lines.join('  \n');
+  const lines = view.pauses.active.map(
+    (p) => `**PAUSED** since ${mdCell(p.since)}${p.source ? ` (${mdCell(p.source)})` : ""}: ${mdCell(p.reason)}`
+  );
+  lines.push(`Spend: ${mdCell(spendLine(view.spend))}`);
+  lines.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
+  return lines.join("  \n");
 }
 function leaderboardMarkdown(view, limit = 10) {
-    if (!view.leaderboard.overall.length)
-        return '_No graded crews yet._';
-    return mdTable(['#', 'Agent', 'Score', 'Graded', 'Accepted', 'Rejected'], view.leaderboard.overall
-        .slice(0, limit)
-        .map((r) => [r.rank, r.agent, format_score(r.score), r.count, r.accepted ?? '—', r.rejected ?? '—']));
+  if (!view.leaderboard.overall.length) return "_No graded crews yet._";
+  return mdTable(
+    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected"],
+    view.leaderboard.overall.slice(0, limit).map((r) => [r.rank, r.agent, format_score(r.score), r.count, r.accepted ?? "\u2014", r.rejected ?? "\u2014"])
+  );
 }
 function daemonsMarkdown(view) {
-    return mdTable(['Daemon', 'Slots', 'Running', 'Planned', 'Load', 'Roster', 'Class'], view.daemons.map((d) => [
-        d.id,
-        d.slots,
-        d.running,
-        d.planned,
-        format_percent(d.load),
-        d.online ? 'online' : `offline: ${d.offlineReason ?? 'no heartbeat'}`,
-        d.effectiveClass ?? '—',
-    ]));
+  return mdTable(
+    ["Daemon", "Slots", "Running", "Planned", "Load", "Roster", "Class"],
+    view.daemons.map((d) => [
+      d.id,
+      d.slots,
+      d.running,
+      d.planned,
+      format_percent(d.load),
+      d.online ? "online" : `offline: ${d.offlineReason ?? "no heartbeat"}`,
+      d.effectiveClass ?? "\u2014"
+    ])
+  );
 }
 function itemsMarkdown(view, lanes = ACTIVE_LANES, limit = Math.min(15, LISTED_ITEMS)) {
-    const parts = [];
-    for (const id of lanes) {
-        const lane = view.lanes.find((l) => l.id === id);
-        if (!lane?.count)
-            continue;
-        const rows = lane.items
-            .slice(0, limit)
-            .map((i) => [
-            `#${i.issue}`,
-            clip(i.title, 60),
-            i.crewId ?? '—',
-            i.agent ?? '—',
-            where(i.daemon, i.slot),
-            age(i.ageSeconds),
-            clip(i.reason ?? '', 80),
-        ]);
-        parts.push(`**${LANE_LABELS[id]} (${lane.count})**\n\n${mdTable(['Issue', 'Title', 'Crew', 'Agent', 'Where', 'Age', 'Reason'], rows)}`);
-        if (lane.count > limit)
-            parts.push(`_… and ${lane.count - limit} more._`);
-    }
-    return parts.join('\n\n');
+  const parts = [];
+  for (const id of lanes) {
+    const lane = view.lanes.find((l) => l.id === id);
+    if (!lane?.count) continue;
+    const rows = lane.items.slice(0, limit).map((i) => [
+      `#${i.issue}`,
+      clip(i.title, 60),
+      i.crewId ?? "\u2014",
+      i.agent ?? "\u2014",
+      where(i.daemon, i.slot),
+      age(i.ageSeconds),
+      clip(i.reason ?? "", 80)
+    ]);
+    parts.push(
+      `**${LANE_LABELS[id]} (${lane.count})**
+
+${mdTable(["Issue", "Title", "Crew", "Agent", "Where", "Age", "Reason"], rows)}`
+    );
+    if (lane.count > limit) parts.push(`_\u2026 and ${lane.count - limit} more._`);
+  }
+  return parts.join("\n\n");
 }
-/** Which board sections each action's job summary carries, after its own step-specific lines. */
 const ACTION_SECTIONS = {
-    'fetch-curriculum': ['problems', 'lanes'],
-    'dispatch-crew': ['problems', 'lanes', 'control', 'items', 'daemons'],
-    'drain-grading': ['problems', 'lanes', 'control', 'leaderboard'],
-    'checkpoint-state': ['problems', 'lanes', 'control'],
+  "fetch-curriculum": ["problems", "lanes"],
+  "dispatch-crew": ["problems", "lanes", "control", "items", "daemons"],
+  "drain-grading": ["problems", "lanes", "control", "leaderboard"],
+  "checkpoint-state": ["problems", "lanes", "control"]
 };
-/**
- * The board as Markdown for a job summary. `reportName` names the uploaded HTML report artifact so
- * the summary can point at it (artifact URLs are not known inside the job, and summaries must not
- * carry issue text in links).
- */
 function boardMarkdown(view, options = {}) {
-    const sections = options.sections ?? ['problems', 'lanes', 'control', 'items', 'daemons', 'leaderboard'];
-    const render = {
-        problems: () => problemsMarkdown(view),
-        lanes: () => lanesMarkdown(view),
-        control: () => controlMarkdown(view),
-        items: () => itemsMarkdown(view),
-        daemons: () => daemonsMarkdown(view),
-        leaderboard: () => `**Leaderboard**\n\n${leaderboardMarkdown(view)}`,
-    };
-    const parts = [`### ${mdCell(options.heading ?? 'School board')}`];
-    for (const s of sections) {
-        const text = render[s]();
-        if (text)
-            parts.push(text);
-    }
-    if (options.reportName) {
-        parts.push(`Full board: download the **${mdCell(options.reportName)}** artifact of this run (a self-contained HTML file).`);
-    }
-    return parts.join('\n\n') + '\n';
+  const sections = options.sections ?? ["problems", "lanes", "control", "items", "daemons", "leaderboard"];
+  const render = {
+    problems: () => problemsMarkdown(view),
+    lanes: () => lanesMarkdown(view),
+    control: () => controlMarkdown(view),
+    items: () => itemsMarkdown(view),
+    daemons: () => daemonsMarkdown(view),
+    leaderboard: () => `**Leaderboard**
+
+${leaderboardMarkdown(view)}`
+  };
+  const parts = [`### ${mdCell(options.heading ?? "School board")}`];
+  for (const s of sections) {
+    const text = render[s]();
+    if (text) parts.push(text);
+  }
+  if (options.reportName) {
+    parts.push(
+      `Full board: download the **${mdCell(options.reportName)}** artifact of this run (a self-contained HTML file).`
+    );
+  }
+  return parts.join("\n\n") + "\n";
 }
-/** The summary block an action appends: `core.summary.addRaw(actionSummaryMarkdown('drain-grading', view), true)`. */
 function actionSummaryMarkdown(action, view, reportName) {
-    const sections = ACTION_SECTIONS[action] ?? ACTION_SECTIONS['checkpoint-state'];
-    return boardMarkdown(view, { sections, ...(reportName ? { reportName } : {}) });
+  const sections = ACTION_SECTIONS[action] ?? ACTION_SECTIONS["checkpoint-state"];
+  return boardMarkdown(view, { sections, ...reportName ? { reportName } : {} });
 }
 
-;// CONCATENATED MODULE: ./src/state/event-log.ts
+
+;// CONCATENATED MODULE: ./.build/src/state/event-log.js
 
 
 
-const SNAPSHOT_TYPE = '$snapshot';
-/** Whether an event is already applied in `contents`: before its watermark, or its key is known. */
+const SNAPSHOT_TYPE = "$snapshot";
 function isKnown(contents, e) {
-    return (contents.watermark !== '' && e.at < contents.watermark) || contents.keys.has(e.key);
+  return contents.watermark !== "" && e.at < contents.watermark || contents.keys.has(e.key);
 }
 function watermarkOf(snapshot) {
-    return snapshot?.data.watermark ?? '';
+  return snapshot?.data.watermark ?? "";
 }
 function splitLog(records, tornTail = false) {
-    const first = records[0];
-    const snapshot = first && first.type === SNAPSHOT_TYPE ? first : undefined;
-    const events = (snapshot ? records.slice(1) : records);
-    const contents = {
-        snapshot,
-        events: [],
-        keys: new Set(snapshot?.data.keys ?? []),
-        watermark: watermarkOf(snapshot),
-        belowWatermark: 0,
-        tornTail,
-    };
-    addEvents(contents, events);
-    return contents;
+  const first = records[0];
+  const snapshot = first && first.type === SNAPSHOT_TYPE ? first : void 0;
+  const events = snapshot ? records.slice(1) : records;
+  const contents = {
+    snapshot,
+    events: [],
+    keys: new Set(snapshot?.data.keys ?? []),
+    watermark: watermarkOf(snapshot),
+    belowWatermark: 0,
+    tornTail
+  };
+  addEvents(contents, events);
+  return contents;
 }
-/** Adds events read after `contents` (dedup by watermark and key). Returns the ones kept. */
 function addEvents(contents, events) {
-    const kept = [];
-    for (const e of events) {
-        if (contents.watermark !== '' && e.at < contents.watermark) {
-            contents.belowWatermark++;
-            continue;
-        }
-        if (contents.keys.has(e.key))
-            continue;
-        contents.keys.add(e.key);
-        contents.events.push(e);
-        kept.push(e);
+  const kept = [];
+  for (const e of events) {
+    if (contents.watermark !== "" && e.at < contents.watermark) {
+      contents.belowWatermark++;
+      continue;
     }
-    return kept;
+    if (contents.keys.has(e.key)) continue;
+    contents.keys.add(e.key);
+    contents.events.push(e);
+    kept.push(e);
+  }
+  return kept;
 }
-/** Bytes before the read offset that must be unchanged for an incremental read to continue. */
 const PROBE = 64;
 class event_log_EventLog {
-    path;
-    warn;
-    options;
-    tail;
-    constructor(path, warn, options = {}) {
-        this.path = path;
-        this.warn = warn;
-        this.options = options;
+  constructor(path, warn, options = {}) {
+    this.path = path;
+    this.warn = warn;
+    this.options = options;
+  }
+  path;
+  warn;
+  options;
+  tail;
+  /** Reads the log. Throws CorruptStateError (after quarantining) on a corrupt complete line. */
+  read() {
+    const { records, tornTail } = readJsonl(this.path, this.warn);
+    return splitLog(records, tornTail);
+  }
+  /**
+   * The current contents, incrementally when the log is `incremental` (see EventLogOptions). Call
+   * it under the lock; the result must not be mutated.
+   */
+  readLatest() {
+    if (!this.options.incremental) return this.read();
+    let fd;
+    try {
+      fd = openSync(this.path, "r");
+    } catch (e) {
+      if (e.code !== "ENOENT") throw e;
+      this.tail = void 0;
+      return splitLog([]);
     }
-    /** Reads the log. Throws CorruptStateError (after quarantining) on a corrupt complete line. */
-    read() {
-        const { records, tornTail } = readJsonl(this.path, this.warn);
-        return splitLog(records, tornTail);
-    }
-    /**
-     * The current contents, incrementally when the log is `incremental` (see EventLogOptions). Call
-     * it under the lock; the result must not be mutated.
-     */
-    readLatest() {
-        if (!this.options.incremental)
-            return this.read();
-        let fd;
-        try {
-            fd = openSync(this.path, 'r');
+    try {
+      const st = fstatSync(fd);
+      const t = this.tail;
+      if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
+        if (st.size > t.bytes) {
+          const buf2 = Buffer.alloc(st.size - t.bytes);
+          readFully(fd, buf2, t.bytes);
+          const parsed2 = parseJsonl(buf2.toString("utf8"), this.path, this.warn);
+          addEvents(t.contents, parsed2.records);
+          t.contents.tornTail = parsed2.tornTail;
+          t.bytes += parsed2.bytes;
+          t.probe = probeAt(fd, t.bytes);
         }
-        catch (e) {
-            if (e.code !== 'ENOENT')
-                throw e;
-            this.tail = undefined;
-            return splitLog([]);
-        }
-        try {
-            const st = fstatSync(fd);
-            const t = this.tail;
-            if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
-                if (st.size > t.bytes) {
-                    const buf = Buffer.alloc(st.size - t.bytes);
-                    readFully(fd, buf, t.bytes);
-                    const parsed = parseJsonl(buf.toString('utf8'), this.path, this.warn);
-                    addEvents(t.contents, parsed.records);
-                    t.contents.tornTail = parsed.tornTail;
-                    t.bytes += parsed.bytes;
-                    t.probe = probeAt(fd, t.bytes);
-                }
-                return t.contents;
-            }
-            const buf = Buffer.alloc(st.size);
-            readFully(fd, buf, 0);
-            const parsed = parseJsonl(buf.toString('utf8'), this.path, this.warn);
-            const contents = splitLog(parsed.records, parsed.tornTail);
-            this.tail = {
-                dev: st.dev,
-                ino: st.ino,
-                bytes: parsed.bytes,
-                probe: probeAt(fd, parsed.bytes),
-                contents,
-            };
-            return contents;
-        }
-        finally {
-            closeSync(fd);
-        }
+        return t.contents;
+      }
+      const buf = Buffer.alloc(st.size);
+      readFully(fd, buf, 0);
+      const parsed = parseJsonl(buf.toString("utf8"), this.path, this.warn);
+      const contents = splitLog(parsed.records, parsed.tornTail);
+      this.tail = {
+        dev: st.dev,
+        ino: st.ino,
+        bytes: parsed.bytes,
+        probe: probeAt(fd, parsed.bytes),
+        contents
+      };
+      return contents;
+    } finally {
+      closeSync(fd);
     }
-    /** Flushes appends made with `sync: false` to the disk. */
-    sync() {
-        syncFile(this.path);
-    }
-    /** Appends events whose keys are new, under the lock. Returns what was appended. */
-    async append(events) {
-        if (events.length === 0)
-            return [];
-        return this.transact(() => ({ append: events, result: undefined })).then((r) => r.appended);
-    }
-    /**
-     * Read-decide-append under the log's lock: `decide` sees the current contents (read-only) and
-     * returns the events to append (dedup by watermark and key still applies) and a result. This is
-     * how a claim, a lease or an admission decision is made atomically across processes.
-     */
-    async transact(decide, options = {}) {
-        return withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
-    }
-    /** `transact` for a caller that already holds this log's lock (see `tryLock`). */
-    transactHeld(decide, options = {}) {
-        const current = this.readLatest();
-        const { append, result } = decide(current);
-        const fresh = event_log_freshEvents(current, append);
-        const written = appendJsonl(this.path, fresh, this.warn, options);
-        if (written)
-            this.wroteThrough(current, fresh, written, options);
-        return { result, appended: fresh };
-    }
-    /**
-     * After an append under the lock, an incremental log takes its own events into what it read, so
-     * the next transaction does not read and parse them back — when nothing else changed the file
-     * since the read and the events were written as they are (`redacted`: no copy was made on the
-     * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
-     */
-    wroteThrough(current, fresh, written, options) {
-        const t = this.tail;
-        if (!t || t.contents !== current)
-            return;
-        if (!options.redacted || written.repaired || written.start !== t.bytes)
-            return; // read back
-        addEvents(t.contents, fresh);
-        t.bytes = written.end;
-        t.probe =
-            written.tail.length >= PROBE
-                ? Buffer.from(written.tail)
-                : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
-    }
+  }
+  /** Flushes appends made with `sync: false` to the disk. */
+  sync() {
+    syncFile(this.path);
+  }
+  /** Appends events whose keys are new, under the lock. Returns what was appended. */
+  async append(events) {
+    if (events.length === 0) return [];
+    return this.transact(() => ({ append: events, result: void 0 })).then((r) => r.appended);
+  }
+  /**
+   * Read-decide-append under the log's lock: `decide` sees the current contents (read-only) and
+   * returns the events to append (dedup by watermark and key still applies) and a result. This is
+   * how a claim, a lease or an admission decision is made atomically across processes.
+   */
+  async transact(decide, options = {}) {
+    return withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
+  }
+  /** `transact` for a caller that already holds this log's lock (see `tryLock`). */
+  transactHeld(decide, options = {}) {
+    const current = this.readLatest();
+    const { append, result } = decide(current);
+    const fresh = event_log_freshEvents(current, append);
+    const written = appendJsonl(this.path, fresh, this.warn, options);
+    if (written) this.wroteThrough(current, fresh, written, options);
+    return { result, appended: fresh };
+  }
+  /**
+   * After an append under the lock, an incremental log takes its own events into what it read, so
+   * the next transaction does not read and parse them back — when nothing else changed the file
+   * since the read and the events were written as they are (`redacted`: no copy was made on the
+   * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
+   */
+  wroteThrough(current, fresh, written, options) {
+    const t = this.tail;
+    if (!t || t.contents !== current) return;
+    if (!options.redacted || written.repaired || written.start !== t.bytes) return;
+    addEvents(t.contents, fresh);
+    t.bytes = written.end;
+    t.probe = written.tail.length >= PROBE ? Buffer.from(written.tail) : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
+  }
 }
-/** The events of `append` not yet applied in `current` nor earlier in `append` itself. */
 function event_log_freshEvents(current, append) {
-    const fresh = [];
-    const batch = new Set();
-    for (const e of append) {
-        if (isKnown(current, e) || batch.has(e.key))
-            continue;
-        batch.add(e.key);
-        fresh.push(e);
-    }
-    return fresh;
+  const fresh = [];
+  const batch = /* @__PURE__ */ new Set();
+  for (const e of append) {
+    if (isKnown(current, e) || batch.has(e.key)) continue;
+    batch.add(e.key);
+    fresh.push(e);
+  }
+  return fresh;
 }
 function readFully(fd, buf, position) {
-    let off = 0;
-    while (off < buf.length) {
-        const n = readSync(fd, buf, off, buf.length - off, position + off);
-        if (n === 0)
-            break;
-        off += n;
-    }
+  let off = 0;
+  while (off < buf.length) {
+    const n = readSync(fd, buf, off, buf.length - off, position + off);
+    if (n === 0) break;
+    off += n;
+  }
 }
 function probeAt(fd, bytes) {
-    const len = Math.min(PROBE, bytes);
-    const buf = Buffer.alloc(len);
-    readFully(fd, buf, bytes - len);
-    return buf;
+  const len = Math.min(PROBE, bytes);
+  const buf = Buffer.alloc(len);
+  readFully(fd, buf, bytes - len);
+  return buf;
 }
 function samePrefix(fd, t) {
-    return probeAt(fd, t.bytes).equals(t.probe);
+  return probeAt(fd, t.bytes).equals(t.probe);
 }
-function event_log_event(type, key, data, at = new Date()) {
-    return { key, type, at: at.toISOString(), data };
+function event_log_event(type, key, data, at = /* @__PURE__ */ new Date()) {
+  return { key, type, at: at.toISOString(), data };
 }
 
-;// CONCATENATED MODULE: ./src/state/fold.ts
-/** Folds a log's contents: starts from its snapshot state when there is one. */
+
+;// CONCATENATED MODULE: ./.build/src/state/fold.js
 function fold_foldLog(fold, contents) {
-    let state = contents.snapshot ? structuredClone(contents.snapshot.data.state) : fold.empty();
-    for (const e of contents.events)
-        state = fold.apply(state, e);
-    return state;
+  let state = contents.snapshot ? structuredClone(contents.snapshot.data.state) : fold.empty();
+  for (const e of contents.events) state = fold.apply(state, e);
+  return state;
 }
-const fold_registry = new Map();
-/** Domains register their fold so compaction and the board can use it without importing them. */
+const fold_registry = /* @__PURE__ */ new Map();
 function registerFold(fold) {
-    fold_registry.set(fold.file, fold);
-    return fold;
+  fold_registry.set(fold.file, fold);
+  return fold;
 }
 function registeredFolds() {
-    return fold_registry;
+  return fold_registry;
 }
-/**
- * Orders strings by UTF-16 code unit: the same on every machine and locale, and without the ICU
- * collator `localeCompare` loads on its first call (tens of milliseconds in a fresh process).
- */
 function fold_byCodePoint(a, b) {
-    return a < b ? -1 : a > b ? 1 : 0;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
-;// CONCATENATED MODULE: ./src/delivery/errors.ts
 
-/** A delivery that failed this time (git, network): the outbox keeps it and retries. */
+;// CONCATENATED MODULE: ./.build/src/delivery/errors.js
+
 class DeliveryError extends SchoolError {
-    constructor(message) {
-        super(message);
-        this.name = 'DeliveryError';
-    }
+  constructor(message) {
+    super(message);
+    this.name = "DeliveryError";
+  }
 }
-/**
- * A delivery that must never happen: the bookbag's diff does not match its digest, the patch is
- * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
- */
 class errors_DeliveryRefusedError extends SchoolError {
-    constructor(message) {
-        super(message);
-        this.name = 'DeliveryRefusedError';
-    }
+  constructor(message) {
+    super(message);
+    this.name = "DeliveryRefusedError";
+  }
 }
 
-;// CONCATENATED MODULE: ./src/grading/claims.ts
+
+;// CONCATENATED MODULE: ./.build/src/grading/claims.js
 
 
-/**
- * The queue's decisions, pure over a folded state: which candidates a claim takes (and which
- * expired leases count as failed drains or dead letters), and what a failed drain records. The
- * queue makes them under its log's lock and appends the events they return (queue.ts).
- */
-/** Whether a job may be claimed at `now`: pending, or claimed under a lease that has expired. */
 function claims_claimable(j, now) {
-    if (j.status === 'pending')
-        return true;
-    if (j.status !== 'claimed' || !j.lease)
-        return false;
-    const until = j.lease.leaseUntil;
-    // Leases are written by toISOString: same-length ISO times order as strings, without a parse.
-    const at = isoOf(now);
-    return until.length === at.length ? until <= at : Date.parse(until) <= now.getTime();
+  if (j.status === "pending") return true;
+  if (j.status !== "claimed" || !j.lease) return false;
+  const until = j.lease.leaseUntil;
+  const at = isoOf(now);
+  return until.length === at.length ? until <= at : Date.parse(until) <= now.getTime();
 }
 let lastNow;
 function isoOf(date) {
-    if (lastNow?.date !== date)
-        lastNow = { date, iso: date.toISOString() };
-    return lastNow.iso;
+  if (lastNow?.date !== date) lastNow = { date, iso: date.toISOString() };
+  return lastNow.iso;
 }
-/** The claim decision (see GradingQueue.claim), pure over a folded state. */
 function decideClaims(state, candidates, o) {
-    const append = [];
-    const claimed = [];
-    const deadLettered = [];
-    let consumed = 0;
-    while (candidates.length > 0 && claimed.length < o.limit) {
-        const key = candidates.shift();
-        consumed++;
-        const j = state.jobs[key];
-        if (!j || !claims_claimable(j, o.now))
-            continue;
-        let attempts = j.attempts;
-        let lastError = j.lastError ?? '';
-        if (j.status === 'claimed' && j.lease) {
-            lastError = boundError(`lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`);
-            append.push(event('job.failed', `failed:${key}:${j.claims}`, { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError }, o.now));
-            attempts++;
-            if (attempts >= o.maxAttempts) {
-                append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
-                deadLettered.push({ ...j, status: 'dead_letter', attempts, lastError });
-                continue;
-            }
-        }
-        const claim = {
-            jobKey: key,
-            worker: o.worker,
-            attempt: attempts + 1,
-            leaseUntil: new Date(o.now.getTime() + o.leaseMs * (1 + Math.floor(claimed.length / (o.wave ?? o.limit)))).toISOString(),
-        };
-        append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
-        claimed.push({
-            ...j,
-            status: 'claimed',
-            attempts,
-            claims: j.claims + 1,
-            lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
-        });
+  const append = [];
+  const claimed = [];
+  const deadLettered = [];
+  let consumed = 0;
+  while (candidates.length > 0 && claimed.length < o.limit) {
+    const key = candidates.shift();
+    consumed++;
+    const j = state.jobs[key];
+    if (!j || !claims_claimable(j, o.now)) continue;
+    let attempts = j.attempts;
+    let lastError = j.lastError ?? "";
+    if (j.status === "claimed" && j.lease) {
+      lastError = boundError(
+        `lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`
+      );
+      append.push(
+        event(
+          "job.failed",
+          `failed:${key}:${j.claims}`,
+          { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError },
+          o.now
+        )
+      );
+      attempts++;
+      if (attempts >= o.maxAttempts) {
+        append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
+        deadLettered.push({ ...j, status: "dead_letter", attempts, lastError });
+        continue;
+      }
     }
-    return { append, claimed, deadLettered, consumed };
+    const claim = {
+      jobKey: key,
+      worker: o.worker,
+      attempt: attempts + 1,
+      leaseUntil: new Date(
+        o.now.getTime() + o.leaseMs * (1 + Math.floor(claimed.length / (o.wave ?? o.limit)))
+      ).toISOString()
+    };
+    append.push(event("job.claimed", `claim:${key}:${j.claims + 1}`, claim, o.now));
+    claimed.push({
+      ...j,
+      status: "claimed",
+      attempts,
+      claims: j.claims + 1,
+      lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil }
+    });
+  }
+  return { append, claimed, deadLettered, consumed };
 }
-/** The failure decision (see GradingQueue.markFailed), pure over a folded state. */
 function decideFailures(state, items, o) {
-    const append = [];
-    const failed = [];
-    const deadLettered = [];
-    for (const item of items) {
-        const j = state.jobs[item.jobKey];
-        // Someone else took the job over (our lease expired) or it is done: theirs is the truth.
-        if (!j || j.status !== 'claimed' || j.lease?.worker !== o.worker)
-            continue;
-        const error = boundError(item.error);
-        append.push(event('job.failed', `failed:${item.jobKey}:${j.claims}`, { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error }, o.now));
-        if (j.attempts + 1 >= o.maxAttempts) {
-            append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
-            deadLettered.push(item.jobKey);
-        }
-        else
-            failed.push(item.jobKey);
-    }
-    return { append, failed, deadLettered };
+  const append = [];
+  const failed = [];
+  const deadLettered = [];
+  for (const item of items) {
+    const j = state.jobs[item.jobKey];
+    if (!j || j.status !== "claimed" || j.lease?.worker !== o.worker) continue;
+    const error = boundError(item.error);
+    append.push(
+      event(
+        "job.failed",
+        `failed:${item.jobKey}:${j.claims}`,
+        { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error },
+        o.now
+      )
+    );
+    if (j.attempts + 1 >= o.maxAttempts) {
+      append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
+      deadLettered.push(item.jobKey);
+    } else failed.push(item.jobKey);
+  }
+  return { append, failed, deadLettered };
 }
 function deadEvent(jobKey, cycle, attempts, lastError, now) {
-    return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
+  return event("job.dead_lettered", `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
 }
-/** A request's events: its graded marks, its failures, then its claims (see GradingQueue.settleHeld). */
 function claims_decideSettle(state, r) {
-    const append = r.graded.map((i) => event('job.graded', `graded:${i.jobKey}`, { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...(i.score ? { score: i.score } : {}) }, r.now));
-    const fails = decideFailures(state, [...r.failed], r);
-    append.push(...fails.append);
-    let claim;
-    if (r.claim) {
-        const c = decideClaims(state, r.claim.candidates ?? [], r.claim.options);
-        append.push(...c.append);
-        claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
-    }
-    return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
+  const append = r.graded.map(
+    (i) => event(
+      "job.graded",
+      `graded:${i.jobKey}`,
+      { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...i.score ? { score: i.score } : {} },
+      r.now
+    )
+  );
+  const fails = decideFailures(state, [...r.failed], r);
+  append.push(...fails.append);
+  let claim;
+  if (r.claim) {
+    const c = decideClaims(state, r.claim.candidates ?? [], r.claim.options);
+    append.push(...c.append);
+    claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
+  }
+  return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
 }
-/**
- * A view of `base` into which events are folded without touching `base`: a job is copied when an
- * event first touches it (the fold only assigns a job's top-level fields, so a shallow copy is
- * enough). Several requests decided in one transaction see each other's events this way, while
- * the cached fold of the log stays what the file holds.
- */
 function claims_overlay(base) {
-    const jobs = Object.create(base.jobs);
-    const state = { jobs };
-    const keys = new Set();
-    return {
-        state,
-        has: (key) => keys.has(key),
-        apply(events) {
-            for (const e of events) {
-                keys.add(e.key);
-                const jobKey = String(e.data.jobKey);
-                const j = base.jobs[jobKey];
-                if (j && !Object.hasOwn(jobs, jobKey))
-                    jobs[jobKey] = { ...j };
-                queueFold.apply(state, e);
-            }
-        },
-    };
+  const jobs = Object.create(base.jobs);
+  const state = { jobs };
+  const keys = /* @__PURE__ */ new Set();
+  return {
+    state,
+    has: (key) => keys.has(key),
+    apply(events) {
+      for (const e of events) {
+        keys.add(e.key);
+        const jobKey = String(e.data.jobKey);
+        const j = base.jobs[jobKey];
+        if (j && !Object.hasOwn(jobs, jobKey)) jobs[jobKey] = { ...j };
+        queueFold.apply(state, e);
+      }
+    }
+  };
 }
 
-;// CONCATENATED MODULE: ./src/grading/queue.ts
+
+;// CONCATENATED MODULE: ./.build/src/grading/queue.js
 
 
 
@@ -63131,299 +62555,273 @@ function claims_overlay(base) {
 
 
 
-/** Errors kept in state are redacted and bounded: a stack trace must not grow the checkpoint. */
 const MAX_ERROR_LENGTH = 500;
 function queue_boundError(text) {
-    const clean = redactText(text).replace(/\s+/g, ' ').trim();
-    return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
+  const clean = redactText(text).replace(/\s+/g, " ").trim();
+  return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}\u2026` : clean;
 }
 const queue_queueFold = registerFold({
-    file: 'grading',
-    empty: () => ({ jobs: {} }),
-    apply(state, e) {
-        const d = e.data;
-        if (e.type === 'job.enqueued') {
-            const job = d;
-            if (!state.jobs[job.jobKey]) {
-                state.jobs[job.jobKey] = {
-                    job,
-                    status: 'pending',
-                    attempts: 0,
-                    claims: 0,
-                    cycle: 0,
-                    enqueuedAt: e.at,
-                    updatedAt: e.at,
-                };
-            }
-            return state;
-        }
-        const j = state.jobs[String(d.jobKey)];
-        if (!j || j.status === 'graded')
-            return state; // graded is terminal: late events are history
-        j.updatedAt = e.at;
-        switch (e.type) {
-            case 'job.claimed': {
-                const c = d;
-                if (j.status === 'dead_letter')
-                    break;
-                j.status = 'claimed';
-                j.claims += 1;
-                j.lease = { worker: c.worker, attempt: c.attempt, leaseUntil: c.leaseUntil };
-                break;
-            }
-            case 'job.failed': {
-                const f = d;
-                if (j.status === 'dead_letter')
-                    break;
-                j.attempts += 1;
-                j.lastError = f.error;
-                j.status = 'pending';
-                delete j.lease;
-                break;
-            }
-            case 'job.graded': {
-                const g = d;
-                j.status = 'graded';
-                j.verdict = g.verdict;
-                if (g.score)
-                    j.score = g.score;
-                delete j.lease;
-                break;
-            }
-            case 'job.dead_lettered': {
-                j.status = 'dead_letter';
-                j.lastError = d.lastError;
-                delete j.lease;
-                break;
-            }
-            case 'job.requeued': {
-                if (j.status !== 'dead_letter')
-                    break;
-                j.status = 'pending';
-                j.attempts = 0;
-                j.cycle += 1;
-                j.previousFailure = d.previousFailure;
-                break;
-            }
-        }
-        return state;
-    },
-    prune(state, _horizon, scope) {
-        // Pending, claimed and dead-lettered jobs are live and must survive compaction. Graded jobs are
-        // history (a replay of their events is below the snapshot's watermark), except the two latest
-        // of each open issue: the crew registry keeps an open issue's last two crews, and their
-        // verdicts decide the issue's repair and the board's accepted and rejected lanes. Those keep
-        // the verdict without its findings, and no score (the ledger applied it).
-        const open = scope?.openIssues;
-        const graded = new Map();
-        for (const [k, j] of Object.entries(state.jobs)) {
-            if (j.status !== 'graded' || !open?.has(j.job.issueNumber))
-                continue;
-            const list = graded.get(j.job.issueNumber) ?? [];
-            list.push([k, j]);
-            graded.set(j.job.issueNumber, list);
-        }
-        const kept = new Set();
-        for (const list of graded.values()) {
-            list.sort(([ka, a], [kb, b]) => fold_byCodePoint(b.enqueuedAt, a.enqueuedAt) || fold_byCodePoint(kb, ka));
-            for (const [k] of list.slice(0, 2))
-                kept.add(k);
-        }
-        const jobs = {};
-        for (const [k, j] of Object.entries(state.jobs)) {
-            if (j.status !== 'graded')
-                jobs[k] = j;
-            else if (kept.has(k))
-                jobs[k] = verdictOnly(j);
-        }
-        return { jobs };
-    },
-    // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
-    // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
-    // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
-    dedup: 'watermark',
+  file: "grading",
+  empty: () => ({ jobs: {} }),
+  apply(state, e) {
+    const d = e.data;
+    if (e.type === "job.enqueued") {
+      const job = d;
+      if (!state.jobs[job.jobKey]) {
+        state.jobs[job.jobKey] = {
+          job,
+          status: "pending",
+          attempts: 0,
+          claims: 0,
+          cycle: 0,
+          enqueuedAt: e.at,
+          updatedAt: e.at
+        };
+      }
+      return state;
+    }
+    const j = state.jobs[String(d.jobKey)];
+    if (!j || j.status === "graded") return state;
+    j.updatedAt = e.at;
+    switch (e.type) {
+      case "job.claimed": {
+        const c = d;
+        if (j.status === "dead_letter") break;
+        j.status = "claimed";
+        j.claims += 1;
+        j.lease = { worker: c.worker, attempt: c.attempt, leaseUntil: c.leaseUntil };
+        break;
+      }
+      case "job.failed": {
+        const f = d;
+        if (j.status === "dead_letter") break;
+        j.attempts += 1;
+        j.lastError = f.error;
+        j.status = "pending";
+        delete j.lease;
+        break;
+      }
+      case "job.graded": {
+        const g = d;
+        j.status = "graded";
+        j.verdict = g.verdict;
+        if (g.score) j.score = g.score;
+        delete j.lease;
+        break;
+      }
+      case "job.dead_lettered": {
+        j.status = "dead_letter";
+        j.lastError = d.lastError;
+        delete j.lease;
+        break;
+      }
+      case "job.requeued": {
+        if (j.status !== "dead_letter") break;
+        j.status = "pending";
+        j.attempts = 0;
+        j.cycle += 1;
+        j.previousFailure = d.previousFailure;
+        break;
+      }
+    }
+    return state;
+  },
+  prune(state, _horizon, scope) {
+    const open = scope?.openIssues;
+    const graded = /* @__PURE__ */ new Map();
+    for (const [k, j] of Object.entries(state.jobs)) {
+      if (j.status !== "graded" || !open?.has(j.job.issueNumber)) continue;
+      const list = graded.get(j.job.issueNumber) ?? [];
+      list.push([k, j]);
+      graded.set(j.job.issueNumber, list);
+    }
+    const kept = /* @__PURE__ */ new Set();
+    for (const list of graded.values()) {
+      list.sort(([ka, a], [kb, b]) => fold_byCodePoint(b.enqueuedAt, a.enqueuedAt) || fold_byCodePoint(kb, ka));
+      for (const [k] of list.slice(0, 2)) kept.add(k);
+    }
+    const jobs = {};
+    for (const [k, j] of Object.entries(state.jobs)) {
+      if (j.status !== "graded") jobs[k] = j;
+      else if (kept.has(k)) jobs[k] = verdictOnly(j);
+    }
+    return { jobs };
+  },
+  // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
+  // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
+  // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
+  dedup: "watermark"
 });
-/** A graded job as compaction keeps it: what its issue's state and the board read. */
 function verdictOnly(j) {
-    const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
-    return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
+  const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
+  return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
 }
 class QueueError extends SchoolError {
-    constructor(message) {
-        super(message);
-        this.name = 'QueueError';
-    }
+  constructor(message) {
+    super(message);
+    this.name = "QueueError";
+  }
 }
-/** The grading queue over one state directory. */
 class GradingQueue {
-    log;
-    /** The fold of what this instance last read under the lock, advanced by the events read since. */
-    folded;
-    constructor(layout, warn) {
-        this.log = new EventLog(layout.file('grading'), warn, { incremental: true });
+  log;
+  /** The fold of what this instance last read under the lock, advanced by the events read since. */
+  folded;
+  constructor(layout, warn) {
+    this.log = new EventLog(layout.file("grading"), warn, { incremental: true });
+  }
+  state() {
+    return fold(this.log.read());
+  }
+  /** Flushes claims and graded marks appended without an fsync to the disk. */
+  sync() {
+    this.log.sync();
+  }
+  /** The current state, for a caller holding the log's lock; read it, never change it. */
+  stateHeld() {
+    return this.current(this.log.readLatest());
+  }
+  /** The current state inside a transaction, folding only the events read since the last one. */
+  current(contents) {
+    const f = this.folded;
+    if (f && f.contents === contents && f.applied <= contents.events.length) {
+      for (let i = f.applied; i < contents.events.length; i++)
+        f.state = queue_queueFold.apply(f.state, contents.events[i]);
+      f.applied = contents.events.length;
+      return f.state;
     }
-    state() {
-        return fold(this.log.read());
+    const state = fold(contents);
+    this.folded = { contents, applied: contents.events.length, state };
+    return state;
+  }
+  /**
+   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates` (which it
+   * shifts). A claim whose previous lease expired without a verdict counts as a failed drain
+   * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
+   */
+  async claim(candidates, o) {
+    const r = await this.settle({ graded: [], failed: [] }, { ...o }, { candidates, options: o });
+    return r.claim;
+  }
+  /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
+  async markGraded(items, worker, now) {
+    return (await this.settle({ graded: items, failed: [] }, { worker, now, maxAttempts: Infinity })).graded;
+  }
+  /**
+   * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
+   * dead-letters the job in the same transaction, with its last error kept visible.
+   */
+  async markFailed(items, o) {
+    const r = await this.settle({ graded: [], failed: items }, o);
+    return { failed: r.failed, deadLettered: r.deadLettered };
+  }
+  /**
+   * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
+   * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
+   * as markGraded, markFailed and claim one after the other. Appended without an fsync (see
+   * `settleHeld`).
+   */
+  async settle(items, o, next) {
+    if (items.graded.length === 0 && items.failed.length === 0 && !next) {
+      return { graded: [], failed: [], deadLettered: [] };
     }
-    /** Flushes claims and graded marks appended without an fsync to the disk. */
-    sync() {
-        this.log.sync();
-    }
-    /** The current state, for a caller holding the log's lock; read it, never change it. */
-    stateHeld() {
-        return this.current(this.log.readLatest());
-    }
-    /** The current state inside a transaction, folding only the events read since the last one. */
-    current(contents) {
-        const f = this.folded;
-        if (f && f.contents === contents && f.applied <= contents.events.length) {
-            for (let i = f.applied; i < contents.events.length; i++)
-                f.state = queue_queueFold.apply(f.state, contents.events[i]);
-            f.applied = contents.events.length;
-            return f.state;
-        }
-        const state = fold(contents);
-        this.folded = { contents, applied: contents.events.length, state };
-        return state;
-    }
-    /**
-     * Claims, under the log lock, up to `limit` jobs taken in order from `candidates` (which it
-     * shifts). A claim whose previous lease expired without a verdict counts as a failed drain
-     * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
-     */
-    async claim(candidates, o) {
-        const r = await this.settle({ graded: [], failed: [] }, { ...o }, { candidates, options: o });
-        return r.claim;
-    }
-    /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
-    async markGraded(items, worker, now) {
-        return (await this.settle({ graded: items, failed: [] }, { worker, now, maxAttempts: Infinity })).graded;
-    }
-    /**
-     * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
-     * dead-letters the job in the same transaction, with its last error kept visible.
-     */
-    async markFailed(items, o) {
-        const r = await this.settle({ graded: [], failed: items }, o);
-        return { failed: r.failed, deadLettered: r.deadLettered };
-    }
-    /**
-     * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
-     * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
-     * as markGraded, markFailed and claim one after the other. Appended without an fsync (see
-     * `settleHeld`).
-     */
-    async settle(items, o, next) {
-        if (items.graded.length === 0 && items.failed.length === 0 && !next) {
-            return { graded: [], failed: [], deadLettered: [] };
-        }
-        return withLock(this.log.path, (lock) => {
-            const [r] = this.settleHeld([{ ...o, ...items, ...(next ? { claim: next } : {}) }]);
-            const { claim, ...rest } = r;
-            return { ...rest, ...(claim ? { claim: { ...claim, lockWaitMs: lock.waitedMs } } : {}) };
-        });
-    }
-    /**
-     * Settles several drains' requests in one transaction, for a caller holding the log's lock (the
-     * grading writer, src/grading/commit.ts): each request is decided on the state the ones before
-     * it left (so two requests never claim the same job), and all their events are appended at once.
-     *
-     * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
-     * process crash at once, and losing one to a machine crash only means a redelivery, which the
-     * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
-     * `sync()` before anything that must not outlive a lost mark (the writer does, before recording
-     * outbox entries). `redacted`: the requests hold redacted data only (the writer's are), and
-     * their events are not walked again on the way to the file.
-     */
-    settleHeld(requests, options = {}) {
-        try {
-            return this.log.transactHeld((current) => {
-                const base = this.current(current);
-                const view = overlay(base);
-                let live;
-                const append = [];
-                const outcomes = requests.map((request) => {
-                    let snapshot;
-                    if (request.claim && !request.claim.candidates) {
-                        // The drain's one snapshot, taken now: the jobs claimable at its clock, oldest first.
-                        live ??= liveJobs(base);
-                        const at = request.claim.options.now;
-                        snapshot = live
-                            .filter((j) => claimable(view.state.jobs[j.job.jobKey] ?? j, at))
-                            .map((j) => j.job.jobKey);
-                        request = { ...request, claim: { ...request.claim, candidates: snapshot } };
-                    }
-                    const d = decideSettle(view.state, request);
-                    const fresh = freshEvents(current, d.append).filter((e) => !view.has(e.key));
-                    view.apply(fresh);
-                    append.push(...fresh);
-                    const graded = fresh
-                        .filter((e) => e.type === 'job.graded')
-                        .map((e) => e.data.jobKey);
-                    const claim = d.claim && snapshot
-                        ? { ...d.claim, snapshot: { size: d.claim.consumed + snapshot.length, remaining: snapshot } }
-                        : d.claim;
-                    return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
-                });
-                // A snapshot comes back without the jobs the later requests of this round claimed: the
-                // drain need not carry them in its next claim (often nothing is left to carry).
-                for (const [i, o] of outcomes.entries()) {
-                    const rest = o.claim?.snapshot;
-                    if (!rest)
-                        continue;
-                    const at = requests[i].claim.options.now;
-                    rest.remaining = rest.remaining.filter((k) => claimable(view.state.jobs[k], at));
-                }
-                return { append, result: outcomes };
-            }, { sync: false, ...options }).result;
-        }
-        catch (e) {
-            this.folded = undefined; // the append may have failed half-way: fold afresh next time
-            throw e;
-        }
-    }
-    /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
-    async requeue(jobKey, now = new Date()) {
-        const { result } = await this.log.transact((current) => {
-            const state = this.current(current);
-            const j = state.jobs[jobKey];
-            if (!j)
-                throw new QueueError(`dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`);
-            if (j.status !== 'dead_letter') {
-                throw new QueueError(`dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`);
+    return withLock(this.log.path, (lock) => {
+      const [r] = this.settleHeld([{ ...o, ...items, ...next ? { claim: next } : {} }]);
+      const { claim, ...rest } = r;
+      return { ...rest, ...claim ? { claim: { ...claim, lockWaitMs: lock.waitedMs } } : {} };
+    });
+  }
+  /**
+   * Settles several drains' requests in one transaction, for a caller holding the log's lock (the
+   * grading writer, src/grading/commit.ts): each request is decided on the state the ones before
+   * it left (so two requests never claim the same job), and all their events are appended at once.
+   *
+   * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
+   * process crash at once, and losing one to a machine crash only means a redelivery, which the
+   * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
+   * `sync()` before anything that must not outlive a lost mark (the writer does, before recording
+   * outbox entries). `redacted`: the requests hold redacted data only (the writer's are), and
+   * their events are not walked again on the way to the file.
+   */
+  settleHeld(requests, options = {}) {
+    try {
+      return this.log.transactHeld(
+        (current) => {
+          const base = this.current(current);
+          const view = overlay(base);
+          let live;
+          const append = [];
+          const outcomes = requests.map((request) => {
+            let snapshot;
+            if (request.claim && !request.claim.candidates) {
+              live ??= liveJobs(base);
+              const at = request.claim.options.now;
+              snapshot = live.filter((j) => claimable(view.state.jobs[j.job.jobKey] ?? j, at)).map((j) => j.job.jobKey);
+              request = { ...request, claim: { ...request.claim, candidates: snapshot } };
             }
-            const previousFailure = queue_boundError(`dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? 'unknown'}`);
-            const e = event('job.requeued', `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
-            return {
-                append: [e],
-                result: { ...j, status: 'pending', attempts: 0, cycle: j.cycle + 1, previousFailure },
-            };
-        });
-        return result;
+            const d = decideSettle(view.state, request);
+            const fresh = freshEvents(current, d.append).filter((e) => !view.has(e.key));
+            view.apply(fresh);
+            append.push(...fresh);
+            const graded = fresh.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
+            const claim = d.claim && snapshot ? { ...d.claim, snapshot: { size: d.claim.consumed + snapshot.length, remaining: snapshot } } : d.claim;
+            return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
+          });
+          for (const [i, o] of outcomes.entries()) {
+            const rest = o.claim?.snapshot;
+            if (!rest) continue;
+            const at = requests[i].claim.options.now;
+            rest.remaining = rest.remaining.filter((k) => claimable(view.state.jobs[k], at));
+          }
+          return { append, result: outcomes };
+        },
+        { sync: false, ...options }
+      ).result;
+    } catch (e) {
+      this.folded = void 0;
+      throw e;
     }
-    deadLetters() {
-        return Object.values(this.state().jobs)
-            .filter((j) => j.status === 'dead_letter')
-            .sort((a, b) => byCodePoint(a.job.jobKey, b.job.jobKey));
-    }
+  }
+  /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
+  async requeue(jobKey, now = /* @__PURE__ */ new Date()) {
+    const { result } = await this.log.transact((current) => {
+      const state = this.current(current);
+      const j = state.jobs[jobKey];
+      if (!j)
+        throw new QueueError(
+          `dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`
+        );
+      if (j.status !== "dead_letter") {
+        throw new QueueError(
+          `dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`
+        );
+      }
+      const previousFailure = queue_boundError(
+        `dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? "unknown"}`
+      );
+      const e = event("job.requeued", `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
+      return {
+        append: [e],
+        result: { ...j, status: "pending", attempts: 0, cycle: j.cycle + 1, previousFailure }
+      };
+    });
+    return result;
+  }
+  deadLetters() {
+    return Object.values(this.state().jobs).filter((j) => j.status === "dead_letter").sort((a, b) => byCodePoint(a.job.jobKey, b.job.jobKey));
+  }
 }
 function fold(contents) {
-    return foldLog(queue_queueFold, contents);
+  return foldLog(queue_queueFold, contents);
 }
-/** Keys of jobs claimable at `now`, oldest first: the snapshot one drain works through. */
 function pendingKeys(state, now) {
-    return liveJobs(state)
-        .filter((j) => claimable(j, now))
-        .map((j) => j.job.jobKey);
+  return liveJobs(state).filter((j) => claimable(j, now)).map((j) => j.job.jobKey);
 }
-/** Pending and claimed jobs, oldest first (enqueue time, then key). */
 function liveJobs(state) {
-    return Object.values(state.jobs)
-        .filter((j) => j.status === 'pending' || j.status === 'claimed')
-        .sort((a, b) => byCodePoint(a.enqueuedAt, b.enqueuedAt) || byCodePoint(a.job.jobKey, b.job.jobKey));
+  return Object.values(state.jobs).filter((j) => j.status === "pending" || j.status === "claimed").sort((a, b) => byCodePoint(a.enqueuedAt, b.enqueuedAt) || byCodePoint(a.job.jobKey, b.job.jobKey));
 }
 
-;// CONCATENATED MODULE: ./src/grading/outbox.ts
+
+;// CONCATENATED MODULE: ./.build/src/grading/outbox.js
 
 
 
@@ -63432,458 +62830,430 @@ function liveJobs(state) {
 
 
 const outboxFold = registerFold({
-    file: 'outbox',
-    empty: () => ({ items: {} }),
-    apply(state, e) {
-        if (e.type === 'outbox.recorded') {
-            state.items[e.data.id] ??= { entry: e.data, status: 'pending', attempts: 0 };
-            return state;
-        }
-        const item = state.items[e.data.id];
-        if (!item)
-            return state;
-        if (e.type === 'outbox.delivered') {
-            item.status = 'delivered';
-            if (e.data.result)
-                item.result = e.data.result;
-        }
-        else if (e.type === 'outbox.refused') {
-            if (item.status === 'pending') {
-                item.status = 'refused';
-                item.lastError = e.data.reason;
-            }
-        }
-        else if (e.type === 'outbox.failed' && item.status === 'pending') {
-            item.attempts = Math.max(item.attempts, e.data.attempt);
-            item.lastError = e.data.error;
-        }
-        return state;
-    },
-    prune(state, _horizon, scope) {
-        // Pending entries are live. Of the rest only deliveries matter afterwards, for the board's link
-        // from an accepted issue to its branch or PR: each issue keeps the one `deliveriesOf` shows,
-        // without its verdict, so the outbox grows with the issues, not with every grade. Items keep
-        // their order: a pending delivery delivered later must still come after the one it replaces.
-        // A closed issue's link goes with it (when the compaction saw the curriculum).
-        const shown = new Set([...shownDeliveries(state)]
-            .filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue))
-            .map(([, [id]]) => id));
-        const items = {};
-        for (const [id, v] of Object.entries(state.items)) {
-            if (v.status === 'pending')
-                items[id] = v;
-            else if (shown.has(id)) {
-                const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
-                items[id] = {
-                    ...v,
-                    entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
-                };
-            }
-        }
-        return { items };
-    },
-    // Entries are recorded by the drain that grades their job, at that time. The one producer that
-    // derives entries from state (a drain recording what a crashed writer left out) never records
-    // one for a job graded before this log's watermark (`missingOutboxEntries`), and outcomes of a
-    // delivery are about an entry the fold keeps while it is pending. So an old event can only come
-    // back as a stale copy: a watermark suffices.
-    dedup: 'watermark',
+  file: "outbox",
+  empty: () => ({ items: {} }),
+  apply(state, e) {
+    if (e.type === "outbox.recorded") {
+      state.items[e.data.id] ??= { entry: e.data, status: "pending", attempts: 0 };
+      return state;
+    }
+    const item = state.items[e.data.id];
+    if (!item) return state;
+    if (e.type === "outbox.delivered") {
+      item.status = "delivered";
+      if (e.data.result) item.result = e.data.result;
+    } else if (e.type === "outbox.refused") {
+      if (item.status === "pending") {
+        item.status = "refused";
+        item.lastError = e.data.reason;
+      }
+    } else if (e.type === "outbox.failed" && item.status === "pending") {
+      item.attempts = Math.max(item.attempts, e.data.attempt);
+      item.lastError = e.data.error;
+    }
+    return state;
+  },
+  prune(state, _horizon, scope) {
+    const shown = new Set(
+      [...shownDeliveries(state)].filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue)).map(([, [id]]) => id)
+    );
+    const items = {};
+    for (const [id, v] of Object.entries(state.items)) {
+      if (v.status === "pending") items[id] = v;
+      else if (shown.has(id)) {
+        const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
+        items[id] = {
+          ...v,
+          entry: { id: entryId, jobKey, issueNumber, kind, ...crewId !== void 0 ? { crewId } : {} }
+        };
+      }
+    }
+    return { items };
+  },
+  // Entries are recorded by the drain that grades their job, at that time. The one producer that
+  // derives entries from state (a drain recording what a crashed writer left out) never records
+  // one for a job graded before this log's watermark (`missingOutboxEntries`), and outcomes of a
+  // delivery are about an entry the fold keeps while it is pending. So an old event can only come
+  // back as a stale copy: a watermark suffices.
+  dedup: "watermark"
 });
 function commentMarker(jobKey) {
-    return `<!-- school-core:${jobKey} -->`;
+  return `<!-- school-core:${jobKey} -->`;
 }
 function resultComment(jobKey, crewId, verdict) {
-    const lines = [
-        commentMarker(jobKey),
-        `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
-        '',
-        `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
-        ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
-    ];
-    return redactText(lines.join('\n'));
+  const lines = [
+    commentMarker(jobKey),
+    `**school-core grade: ${verdict.accepted ? "accepted" : "rejected"}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
+    "",
+    `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
+    ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, " ").slice(0, 500)}`)
+  ];
+  return redactText(lines.join("\n"));
 }
-/**
- * Delivery results by issue number (the latest delivered crew of each issue). Reads only the
- * `delivery` items' kind, issue, crew, status and result (the board's persisted fold keeps no more).
- */
 function deliveriesOf(state) {
-    const out = new Map();
-    for (const [issue, [, i]] of shownDeliveries(state))
-        out.set(issue, { ...i.result, crewId: i.entry.crewId ?? '' });
-    return out;
+  const out = /* @__PURE__ */ new Map();
+  for (const [issue, [, i]] of shownDeliveries(state))
+    out.set(issue, { ...i.result, crewId: i.entry.crewId ?? "" });
+  return out;
 }
-/**
- * Per issue, the delivered item whose result the board shows (with its id): the first delivered,
- * then any later one that updated the branch to another commit.
- */
 function shownDeliveries(state) {
-    const out = new Map();
-    for (const [id, i] of Object.entries(state.items)) {
-        if (i.entry.kind !== 'delivery' || i.status !== 'delivered' || !i.result)
-            continue;
-        const prev = out.get(i.entry.issueNumber)?.[1].result;
-        if (!prev || (i.result.updated && prev.sha !== i.result.sha))
-            out.set(i.entry.issueNumber, [id, i]);
-    }
-    return out;
+  const out = /* @__PURE__ */ new Map();
+  for (const [id, i] of Object.entries(state.items)) {
+    if (i.entry.kind !== "delivery" || i.status !== "delivered" || !i.result) continue;
+    const prev = out.get(i.entry.issueNumber)?.[1].result;
+    if (!prev || i.result.updated && prev.sha !== i.result.sha) out.set(i.entry.issueNumber, [id, i]);
+  }
+  return out;
 }
 class Outbox {
-    layout;
-    log;
-    folded;
-    constructor(layout) {
-        this.layout = layout;
-        // Incremental: the fold keeps event data as it is, so transactions may share what was read.
-        this.log = new EventLog(layout.file('outbox'), undefined, {
-            incremental: true,
-        });
+  constructor(layout) {
+    this.layout = layout;
+    this.log = new EventLog(layout.file("outbox"), void 0, {
+      incremental: true
+    });
+  }
+  layout;
+  log;
+  folded;
+  state() {
+    return foldLog(outboxFold, this.log.read());
+  }
+  /** The log's compaction watermark ('' when none): entries before it are compacted history. */
+  watermark() {
+    return this.log.readLatest().watermark;
+  }
+  /**
+   * The current state, folding only the events appended since the last call (the grading writer
+   * asks once per round). Read it, never change it.
+   */
+  current() {
+    const contents = this.log.readLatest();
+    const f = this.folded;
+    if (f && f.contents === contents && f.applied <= contents.events.length) {
+      for (let i = f.applied; i < contents.events.length; i++)
+        f.state = outboxFold.apply(f.state, contents.events[i]);
+      f.applied = contents.events.length;
+      return f.state;
     }
-    state() {
-        return foldLog(outboxFold, this.log.read());
-    }
-    /** The log's compaction watermark ('' when none): entries before it are compacted history. */
-    watermark() {
-        return this.log.readLatest().watermark;
-    }
-    /**
-     * The current state, folding only the events appended since the last call (the grading writer
-     * asks once per round). Read it, never change it.
-     */
-    current() {
-        const contents = this.log.readLatest();
-        const f = this.folded;
-        if (f && f.contents === contents && f.applied <= contents.events.length) {
-            for (let i = f.applied; i < contents.events.length; i++)
-                f.state = outboxFold.apply(f.state, contents.events[i]);
-            f.applied = contents.events.length;
-            return f.state;
+    const state = foldLog(outboxFold, contents);
+    this.folded = { contents, applied: contents.events.length, state };
+    return state;
+  }
+  pending() {
+    return Object.values(this.state().items).filter((i) => i.status === "pending");
+  }
+  /**
+   * Records entries (deduplicated by id). Fsynced unless `sync: false`: the grading writer skips
+   * it, because an entry lost with the page cache is recorded again from its graded mark by the
+   * next drain (`reconcileOutbox` in drain.ts).
+   */
+  async record(entries, now, options = {}) {
+    if (entries.length === 0) return;
+    await this.log.transact(
+      () => ({ append: entries.map((e) => event("outbox.recorded", e.id, e, now)), result: void 0 }),
+      options
+    );
+  }
+  /** Delivery results by issue number (the latest delivered crew of each issue). */
+  deliveries() {
+    return deliveriesOf(this.state());
+  }
+  /**
+   * Delivers pending entries: labels and comments through `port`, accepted work through
+   * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
+   * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
+   * twice. Never throws for a GitHub or git failure.
+   */
+  async deliver(port, o) {
+    return withLock(`${this.log.path}.delivery`, async () => {
+      const items = this.pending().filter((i) => i.entry.kind === "delivery" ? o.delivery : port);
+      let delivered = 0;
+      let refused = 0;
+      for (const item of items) {
+        const tries = o.tries ?? 2;
+        let error;
+        let result;
+        for (let t = 0; t < tries; t++) {
+          try {
+            if (item.entry.kind === "delivery") result = await deliverWork(o.delivery, item.entry);
+            else await send(port, item.entry);
+            error = void 0;
+            break;
+          } catch (e) {
+            error = e;
+            if (e instanceof DeliveryRefusedError) break;
+          }
         }
-        const state = foldLog(outboxFold, contents);
-        this.folded = { contents, applied: contents.events.length, state };
-        return state;
-    }
-    pending() {
-        return Object.values(this.state().items).filter((i) => i.status === 'pending');
-    }
-    /**
-     * Records entries (deduplicated by id). Fsynced unless `sync: false`: the grading writer skips
-     * it, because an entry lost with the page cache is recorded again from its graded mark by the
-     * next drain (`reconcileOutbox` in drain.ts).
-     */
-    async record(entries, now, options = {}) {
-        if (entries.length === 0)
-            return;
-        await this.log.transact(() => ({ append: entries.map((e) => event('outbox.recorded', e.id, e, now)), result: undefined }), options);
-    }
-    /** Delivery results by issue number (the latest delivered crew of each issue). */
-    deliveries() {
-        return deliveriesOf(this.state());
-    }
-    /**
-     * Delivers pending entries: labels and comments through `port`, accepted work through
-     * `o.delivery`; an entry whose port is absent waits for a drain that has one. One deliverer at a
-     * time (a lock beside the log), so two drains cannot both miss the marker and post the comment
-     * twice. Never throws for a GitHub or git failure.
-     */
-    async deliver(port, o) {
-        return withLock(`${this.log.path}.delivery`, async () => {
-            const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
-            let delivered = 0;
-            let refused = 0;
-            for (const item of items) {
-                const tries = o.tries ?? 2;
-                let error;
-                let result;
-                for (let t = 0; t < tries; t++) {
-                    try {
-                        if (item.entry.kind === 'delivery')
-                            result = await deliverWork(o.delivery, item.entry);
-                        else
-                            await send(port, item.entry);
-                        error = undefined;
-                        break;
-                    }
-                    catch (e) {
-                        error = e;
-                        if (e instanceof DeliveryRefusedError)
-                            break;
-                    }
-                }
-                if (error instanceof DeliveryRefusedError) {
-                    o.logger.error(`delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`);
-                    await this.log.append([
-                        event('outbox.refused', `refused:${item.entry.id}`, { id: item.entry.id, reason: boundError(error.message) }, o.now()),
-                    ]);
-                    refused++;
-                }
-                else if (error === undefined) {
-                    await this.log.append([
-                        event('outbox.delivered', `delivered:${item.entry.id}`, { id: item.entry.id, ...(result ? { result } : {}) }, o.now()),
-                    ]);
-                    if (result)
-                        o.logger.info(deliveredLine(item.entry.issueNumber, result));
-                    delivered++;
-                }
-                else {
-                    const attempt = item.attempts + 1;
-                    const text = boundError(message(error));
-                    o.logger.warning(`GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`);
-                    await this.log.append([
-                        event('outbox.failed', `outbox-failed:${item.entry.id}:${attempt}`, { id: item.entry.id, attempt, error: text }, o.now()),
-                    ]);
-                }
-            }
-            return { delivered, pending: this.pending().length, refused };
-        });
-    }
+        if (error instanceof DeliveryRefusedError) {
+          o.logger.error(
+            `delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`
+          );
+          await this.log.append([
+            event(
+              "outbox.refused",
+              `refused:${item.entry.id}`,
+              { id: item.entry.id, reason: boundError(error.message) },
+              o.now()
+            )
+          ]);
+          refused++;
+        } else if (error === void 0) {
+          await this.log.append([
+            event(
+              "outbox.delivered",
+              `delivered:${item.entry.id}`,
+              { id: item.entry.id, ...result ? { result } : {} },
+              o.now()
+            )
+          ]);
+          if (result) o.logger.info(deliveredLine(item.entry.issueNumber, result));
+          delivered++;
+        } else {
+          const attempt = item.attempts + 1;
+          const text = boundError(message(error));
+          o.logger.warning(
+            `GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`
+          );
+          await this.log.append([
+            event(
+              "outbox.failed",
+              `outbox-failed:${item.entry.id}:${attempt}`,
+              { id: item.entry.id, attempt, error: text },
+              o.now()
+            )
+          ]);
+        }
+      }
+      return { delivered, pending: this.pending().length, refused };
+    });
+  }
 }
 function deliverWork(delivery, entry) {
-    if (!entry.crewId || !entry.verdict) {
-        return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
-    }
-    return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+  if (!entry.crewId || !entry.verdict) {
+    return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+  }
+  return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
 }
 function deliveredLine(issueNumber, r) {
-    const where = r.pullRequest
-        ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
-        : `branch ${r.branch}`;
-    return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
+  const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
+  return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
 }
 async function send(port, entry) {
-    if (entry.kind === 'labels') {
-        await port.addLabels(entry.issueNumber, entry.labels ?? []);
-        return;
-    }
-    const marker = commentMarker(entry.jobKey);
-    // Idempotent redelivery: a comment posted by an earlier attempt whose acknowledgement was lost
-    // is found by its marker, and not posted again.
-    const existing = await port.listComments(entry.issueNumber);
-    if (existing.some((c) => (c.body ?? '').includes(marker)))
-        return;
-    await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
+  if (entry.kind === "labels") {
+    await port.addLabels(entry.issueNumber, entry.labels ?? []);
+    return;
+  }
+  const marker = commentMarker(entry.jobKey);
+  const existing = await port.listComments(entry.issueNumber);
+  if (existing.some((c) => (c.body ?? "").includes(marker))) return;
+  await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
 }
 
-;// CONCATENATED MODULE: ./src/state/layout.ts
 
-/**
- * The state directory (docs/architecture.md). Everything durable lives here and nowhere else; checkpoint-state
- * saves and restores exactly this tree.
- */
+;// CONCATENATED MODULE: ./.build/src/state/layout.js
+
 const STATE_FILES = {
-    /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
-    curriculum: 'curriculum.jsonl',
-    /** ETag and `since` cursor of the last fetch. */
-    curriculumMeta: 'curriculum-meta.json',
-    /** Crew lifecycle and worktree leases (events). */
-    crews: 'crews.jsonl',
-    /** Grading queue (events). */
-    grading: 'grading.jsonl',
-    /** Score ledger: one applied event per crew_id (events). */
-    scores: 'scores.jsonl',
-    /** GitHub side effects waiting for delivery (events). */
-    outbox: 'outbox.jsonl',
-    /** Outcome observations (fail-soft, append-only). */
-    observations: 'observations.jsonl',
-    /** Usage and spend reported by students (events). */
-    spend: 'spend.jsonl',
-    /** School-wide control: pauses, roster heartbeats (events). */
-    school: 'school.jsonl',
-    /** Append-only audit log of everything the school did. */
-    audit: 'events.jsonl',
-    /** Checkpoint manifest: generation and SHA-256 of every file. */
-    manifest: 'manifest.json',
+  /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
+  curriculum: "curriculum.jsonl",
+  /** ETag and `since` cursor of the last fetch. */
+  curriculumMeta: "curriculum-meta.json",
+  /** Crew lifecycle and worktree leases (events). */
+  crews: "crews.jsonl",
+  /** Grading queue (events). */
+  grading: "grading.jsonl",
+  /** Score ledger: one applied event per crew_id (events). */
+  scores: "scores.jsonl",
+  /** GitHub side effects waiting for delivery (events). */
+  outbox: "outbox.jsonl",
+  /** Outcome observations (fail-soft, append-only). */
+  observations: "observations.jsonl",
+  /** Usage and spend reported by students (events). */
+  spend: "spend.jsonl",
+  /** School-wide control: pauses, roster heartbeats (events). */
+  school: "school.jsonl",
+  /** Append-only audit log of everything the school did. */
+  audit: "events.jsonl",
+  /** Checkpoint manifest: generation and SHA-256 of every file. */
+  manifest: "manifest.json"
 };
 const STATE_DIRS = {
-    bookbags: 'bookbags',
-    /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
-    views: 'views',
+  bookbags: "bookbags",
+  /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
+  views: "views"
 };
-/** Files under `views/` that code reads back (only ever as an accelerator, never over the logs). */
 const VIEW_FILES = {
-    /** The board's persisted fold (src/board/fold-cache.ts). */
-    boardFold: 'board-fold.json',
+  /** The board's persisted fold (src/board/fold-cache.ts). */
+  boardFold: "board-fold.json"
 };
 class StateLayout {
-    root;
-    constructor(root) {
-        this.root = (0,external_node_path_namespaceObject.resolve)(root);
-    }
-    file(name) {
-        return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
-    }
-    bookbag(crewId) {
-        return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.bookbags, crewId);
-    }
-    view(name) {
-        return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.views, name);
-    }
+  root;
+  constructor(root) {
+    this.root = (0,external_node_path_namespaceObject.resolve)(root);
+  }
+  file(name) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
+  }
+  bookbag(crewId) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.bookbags, crewId);
+  }
+  view(name) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.views, name);
+  }
 }
 
-;// CONCATENATED MODULE: ./src/dispatch/school-log.ts
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/school-log.js
 
 
 
 const schoolFold = registerFold({
-    file: 'school',
-    empty: () => ({ roster: {}, pauses: [], requeues: {} }),
-    apply(state, e) {
-        switch (e.type) {
-            case 'roster.heartbeat': {
-                const prev = state.roster[e.data.daemon];
-                // Merged logs may interleave beats out of order: the latest wall-clock beat wins.
-                if (!prev || prev.lastSeen <= e.at)
-                    state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
-                break;
-            }
-            case 'school.paused':
-                state.pauses.push({ ...e.data, at: e.at, key: e.key });
-                break;
-            case 'school.pause-cleared':
-                state.pauses = [];
-                state.lastCleared = { at: e.at, reason: e.data.reason };
-                break;
-            case 'issue.requeued': {
-                state.requeues ??= {};
-                const prev = state.requeues[e.data.issueNumber];
-                if (!prev || prev < e.at)
-                    state.requeues[e.data.issueNumber] = e.at;
-                break;
-            }
-        }
-        return state;
-    },
-    // The fold is already minimal: the latest beat per daemon and the open pauses.
-    prune: (state) => state,
-    // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
-    // crew's pause is derived from the registry, which keeps a crew's record past the window, but
-    // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
-    // import marker is written when it is imported: a handoff imported again after its marker was
-    // compacted adds its audit lines again, older than the window, which the next compaction drops.
-    // So a watermark suffices, and a year of roster beats is not remembered one by one.
-    dedup: 'watermark',
+  file: "school",
+  empty: () => ({ roster: {}, pauses: [], requeues: {} }),
+  apply(state, e) {
+    switch (e.type) {
+      case "roster.heartbeat": {
+        const prev = state.roster[e.data.daemon];
+        if (!prev || prev.lastSeen <= e.at) state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
+        break;
+      }
+      case "school.paused":
+        state.pauses.push({ ...e.data, at: e.at, key: e.key });
+        break;
+      case "school.pause-cleared":
+        state.pauses = [];
+        state.lastCleared = { at: e.at, reason: e.data.reason };
+        break;
+      case "issue.requeued": {
+        state.requeues ??= {};
+        const prev = state.requeues[e.data.issueNumber];
+        if (!prev || prev < e.at) state.requeues[e.data.issueNumber] = e.at;
+        break;
+      }
+    }
+    return state;
+  },
+  // The fold is already minimal: the latest beat per daemon and the open pauses.
+  prune: (state) => state,
+  // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
+  // crew's pause is derived from the registry, which keeps a crew's record past the window, but
+  // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
+  // import marker is written when it is imported: a handoff imported again after its marker was
+  // compacted adds its audit lines again, older than the window, which the next compaction drops.
+  // So a watermark suffices, and a year of roster beats is not remembered one by one.
+  dedup: "watermark"
 });
-/** The pauses still in force at `now`: a pause with an `until` in the past has lifted itself. */
 function activePauses(pauses, now) {
-    return pauses.filter((p) => p.until === undefined || !(Date.parse(p.until) <= now.getTime()));
+  return pauses.filter((p) => p.until === void 0 || !(Date.parse(p.until) <= now.getTime()));
 }
 function school_log_schoolLog(layout) {
-    return new EventLog(layout.file('school'));
+  return new EventLog(layout.file("school"));
 }
-/** Reads and folds `school.jsonl`. Throws CorruptStateError (file quarantined) on corruption. */
 function readSchool(layout) {
-    return foldLog(schoolFold, school_log_schoolLog(layout).read());
+  return foldLog(schoolFold, school_log_schoolLog(layout).read());
 }
 function school_log_nonce() {
-    return randomBytes(6).toString('hex');
+  return randomBytes(6).toString("hex");
 }
 function pauseKey(source) {
-    return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
+  return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
 }
-
 function requeueKey(issue) {
-    return `requeued:${issue}:${school_log_nonce()}`;
+  return `requeued:${issue}:${school_log_nonce()}`;
 }
 
-;// CONCATENATED MODULE: ./src/dispatch/fleet.ts
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/fleet.js
 
 
 
 function classRank(c) {
-    return schema_CAPACITY_CLASSES.indexOf(c);
+  return schema_CAPACITY_CLASSES.indexOf(c);
 }
 function minClass(a, b) {
-    return classRank(a) <= classRank(b) ? a : b;
+  return classRank(a) <= classRank(b) ? a : b;
 }
-/** fleet.heartbeatTtlSeconds, or the default when school.yml (and the action) set none. */
 function heartbeatTtlSeconds(config) {
-    return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
+  return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
 }
-/** Joins the configured daemons with their latest heartbeats as of `now`. */
 function fleetStatus(config, school, now) {
-    const ttlMs = heartbeatTtlSeconds(config) * 1000;
-    return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
+  const ttlMs = heartbeatTtlSeconds(config) * 1e3;
+  return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
 }
 function fleet_status(d, beat, nowMs, ttlMs) {
-    const base = {
-        id: d.id,
-        labels: d.labels,
-        slots: d.worktrees,
-        classroom: d.classroom,
-        declaredClass: d.class,
-    };
-    if (!beat) {
-        return { ...base, effectiveClass: d.class, online: false, offlineReason: 'no heartbeat recorded' };
-    }
-    const seen = Date.parse(beat.lastSeen);
-    const age = nowMs - seen;
-    let offlineReason;
-    if (!Number.isFinite(seen))
-        offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
-    else if (age > ttlMs)
-        offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
-    // A beat from further in the future than one TTL is a broken clock, not a live daemon: fail closed
-    // rather than letting a skewed clock keep a dead daemon "online" indefinitely.
-    else if (-age > ttlMs)
-        offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
-    return {
-        ...base,
-        observedClass: beat.observedClass,
-        effectiveClass: minClass(d.class, beat.observedClass),
-        online: offlineReason === undefined,
-        ...(offlineReason ? { offlineReason } : {}),
-        lastSeen: beat.lastSeen,
-        freeDiskBytes: beat.freeDiskBytes,
-    };
+  const base = {
+    id: d.id,
+    labels: d.labels,
+    slots: d.worktrees,
+    classroom: d.classroom,
+    declaredClass: d.class
+  };
+  if (!beat) {
+    return { ...base, effectiveClass: d.class, online: false, offlineReason: "no heartbeat recorded" };
+  }
+  const seen = Date.parse(beat.lastSeen);
+  const age = nowMs - seen;
+  let offlineReason;
+  if (!Number.isFinite(seen)) offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
+  else if (age > ttlMs) offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
+  else if (-age > ttlMs) offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+  return {
+    ...base,
+    observedClass: beat.observedClass,
+    effectiveClass: minClass(d.class, beat.observedClass),
+    online: offlineReason === void 0,
+    ...offlineReason ? { offlineReason } : {},
+    lastSeen: beat.lastSeen,
+    freeDiskBytes: beat.freeDiskBytes
+  };
 }
 function fmtAge(ms) {
-    const s = Math.round(ms / 1000);
-    return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
+  const s = Math.round(ms / 1e3);
+  return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
 }
-/**
- * Records a runner's heartbeat. The daemon must be in the fleet registry: a beat from an unknown id
- * would never be routed to, so it is a configuration mistake worth stopping on.
- */
 async function recordHeartbeat(layout, config, beat) {
-    if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
-        const known = config.fleet.daemons.map((d) => d.id).join(', ');
-        throw new ConfigError(`heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`);
-    }
-    if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
-        throw new ConfigError(`heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(', ')}.`);
-    }
-    if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
-        throw new ConfigError(`heartbeat: freeDiskBytes must be a finite number ≥ 0, found ${String(beat.freeDiskBytes)}.`);
-    }
-    const at = beat.at ?? new Date();
-    await schoolLog(layout).append([
-        event('roster.heartbeat', `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`, { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes }, at),
-    ]);
+  if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
+    const known = config.fleet.daemons.map((d) => d.id).join(", ");
+    throw new ConfigError(
+      `heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`
+    );
+  }
+  if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
+    throw new ConfigError(
+      `heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(", ")}.`
+    );
+  }
+  if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
+    throw new ConfigError(
+      `heartbeat: freeDiskBytes must be a finite number \u2265 0, found ${String(beat.freeDiskBytes)}.`
+    );
+  }
+  const at = beat.at ?? /* @__PURE__ */ new Date();
+  await schoolLog(layout).append([
+    event(
+      "roster.heartbeat",
+      `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
+      { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes },
+      at
+    )
+  ]);
 }
-/**
- * What the plan summary must say about the roster, or undefined while some daemon is online. A
- * fleet that never beat is the first cycle (the roster job records the beats; the next run plans);
- * a fleet whose every beat is older than the TTL plans nothing on any run until the TTL covers the
- * schedule interval, so that is loud.
- */
 function rosterProblem(fleet, ttlSeconds) {
-    if (fleet.length === 0 || fleet.some((d) => d.online))
-        return undefined;
-    if (fleet.every((d) => d.lastSeen === undefined)) {
-        return {
-            loud: false,
-            text: 'No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans.',
-        };
-    }
-    const stale = fleet
-        .filter((d) => d.lastSeen !== undefined)
-        .map((d) => `${d.id} (${d.offlineReason ?? 'offline'})`);
+  if (fleet.length === 0 || fleet.some((d) => d.online)) return void 0;
+  if (fleet.every((d) => d.lastSeen === void 0)) {
     return {
-        loud: true,
-        text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(', ')}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`,
+      loud: false,
+      text: "No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans."
     };
+  }
+  const stale = fleet.filter((d) => d.lastSeen !== void 0).map((d) => `${d.id} (${d.offlineReason ?? "offline"})`);
+  return {
+    loud: true,
+    text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(", ")}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`
+  };
 }
 
-;// CONCATENATED MODULE: ./src/grading/ledger.ts
+
+;// CONCATENATED MODULE: ./.build/src/grading/ledger.js
 
 
 
@@ -63892,786 +63262,668 @@ function rosterProblem(fleet, ttlSeconds) {
 
 
 function cellKey(agent, domain, difficulty) {
-    return `${agent}|${domain}|${difficulty}`;
+  return `${agent}|${domain}|${difficulty}`;
 }
 function step(prev, score, accepted, alpha) {
-    // The first score seeds the average; later ones move it by alpha.
-    if (!prev)
-        return { ema: score, count: 1, accepted: accepted ? 1 : 0 };
-    return {
-        ema: alpha * score + (1 - alpha) * prev.ema,
-        count: prev.count + 1,
-        accepted: prev.accepted + (accepted ? 1 : 0),
-    };
+  if (!prev) return { ema: score, count: 1, accepted: accepted ? 1 : 0 };
+  return {
+    ema: alpha * score + (1 - alpha) * prev.ema,
+    count: prev.count + 1,
+    accepted: prev.accepted + (accepted ? 1 : 0)
+  };
 }
 const ledgerFold = registerFold({
-    file: 'scores',
-    empty: () => ({ agents: {}, cells: {} }),
-    apply(state, e) {
-        if (e.type !== 'score.applied')
-            return state;
-        const d = e.data;
-        state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
-        const k = cellKey(d.agent, d.domain, d.difficulty);
-        const cell = step(state.cells[k], d.score, d.accepted, d.alpha);
-        state.cells[k] = { agent: d.agent, domain: d.domain, difficulty: d.difficulty, ...cell };
-        return state;
-    },
-    // Scores are the aggregate itself: nothing in them is history to drop.
-    prune: (state) => state,
-    // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
-    // come back as a stale copy, which the watermark recognises.
-    dedup: 'watermark',
+  file: "scores",
+  empty: () => ({ agents: {}, cells: {} }),
+  apply(state, e) {
+    if (e.type !== "score.applied") return state;
+    const d = e.data;
+    state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
+    const k = cellKey(d.agent, d.domain, d.difficulty);
+    const cell = step(state.cells[k], d.score, d.accepted, d.alpha);
+    state.cells[k] = { agent: d.agent, domain: d.domain, difficulty: d.difficulty, ...cell };
+    return state;
+  },
+  // Scores are the aggregate itself: nothing in them is history to drop.
+  prune: (state) => state,
+  // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
+  // come back as a stale copy, which the watermark recognises.
+  dedup: "watermark"
 });
-/** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */
 class LedgerCorruptError extends SchoolError {
-    constructor(message, options) {
-        super(message, options);
-        this.name = 'LedgerCorruptError';
-    }
+  constructor(message, options) {
+    super(message, options);
+    this.name = "LedgerCorruptError";
+  }
 }
 class ScoreLedger {
-    layout;
-    log;
-    healthy;
-    constructor(layout, warn) {
-        this.layout = layout;
-        this.log = new EventLog(layout.file('scores'), warn, { incremental: true });
+  constructor(layout, warn) {
+    this.layout = layout;
+    this.log = new EventLog(layout.file("scores"), warn, { incremental: true });
+  }
+  layout;
+  log;
+  healthy;
+  /**
+   * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
+   * `scores.jsonl.corrupt-*` means the ledger was moved aside, not that it is empty. Starting
+   * from zero would be the leaderboard wipe of seed 001.
+   */
+  assertHealthy() {
+    const path = this.log.path;
+    const id = statSync(path, { throwIfNoEntry: false });
+    if (id && this.healthy?.dev === id.dev && this.healthy.ino === id.ino) return;
+    let names = [];
+    try {
+      names = readdirSync(dirname(path));
+    } catch {
+      return;
     }
-    /**
-     * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
-     * `scores.jsonl.corrupt-*` means the ledger was moved aside, not that it is empty. Starting
-     * from zero would be the leaderboard wipe of seed 001.
-     */
-    assertHealthy() {
-        const path = this.log.path;
-        // A quarantine renames the file away: while the same file is there, nothing was quarantined
-        // since the last look, and the directory need not be listed again.
-        const id = statSync(path, { throwIfNoEntry: false });
-        if (id && this.healthy?.dev === id.dev && this.healthy.ino === id.ino)
-            return;
-        let names = [];
-        try {
-            names = readdirSync(dirname(path));
-        }
-        catch {
-            return; // no state directory yet: nothing was ever recorded
-        }
-        const prefix = `${basename(path)}.corrupt-`;
-        const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
-        if (quarantined.length > 0) {
-            throw new LedgerCorruptError(`score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(', ')}; ` +
-                'grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back ' +
-                `to ${basename(path)} and delete the .corrupt- file, then rerun.`);
-        }
-        this.healthy = id ? { dev: id.dev, ino: id.ino } : undefined;
+    const prefix = `${basename(path)}.corrupt-`;
+    const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
+    if (quarantined.length > 0) {
+      throw new LedgerCorruptError(
+        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back to ${basename(path)} and delete the .corrupt- file, then rerun.`
+      );
     }
-    guard(fn) {
-        this.assertHealthy();
-        try {
-            return fn();
-        }
-        catch (e) {
-            if (e instanceof CorruptStateError) {
-                throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
-                    cause: e,
-                });
-            }
-            throw e;
-        }
+    this.healthy = id ? { dev: id.dev, ino: id.ino } : void 0;
+  }
+  guard(fn) {
+    this.assertHealthy();
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof CorruptStateError) {
+        throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
+          cause: e
+        });
+      }
+      throw e;
     }
-    state() {
-        // Incremental: a second call (the writer's view after a round) parses only what was appended.
-        return this.guard(() => foldLog(ledgerFold, this.log.readLatest()));
-    }
-    /** Throws LedgerCorruptError when the ledger is quarantined or does not parse (N5.2). */
-    check() {
-        this.guard(() => this.log.readLatest());
-    }
-    /**
-     * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
-     * crews applied now and how long the lock was awaited. `scores.jsonl` is written under the
-     * grading lock (`grading.jsonl`'s): its one writer in a drain is the grading writer
-     * (commit.ts), which appends scores and marks in one round. Fsynced unless `sync: false` (then
-     * call `sync()` before anything that depends on the scores being durable).
-     */
-    async apply(items, now, options = {}) {
-        if (items.length === 0)
-            return { applied: [], lockWaitMs: 0 };
-        return withLock(this.layout.file('grading'), (lock) => ({
-            applied: this.applyHeld([{ items, at: now }], options),
-            lockWaitMs: lock.waitedMs,
-        }));
-    }
-    /**
-     * `apply` for a caller holding the grading lock, for several drains' scores at once, each batch
-     * with its own time: one append. Returns the crews applied now.
-     */
-    applyHeld(batches, options = {}) {
-        if (batches.every((b) => b.items.length === 0))
-            return [];
-        return this.guard(() => this.log
-            .transactHeld(() => ({
-            append: batches.flatMap((b) => b.items.map((d) => event('score.applied', `score:${d.crewId}`, d, b.at))),
-            result: undefined,
-        }), options)
-            .appended.map((e) => e.data.crewId));
-    }
-    /**
-     * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
-     * and calls this once before marking any of them graded (group commit): a graded mark must never
-     * reach the disk without its score.
-     */
-    sync() {
-        this.log.sync();
-    }
-    /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
-    writeView(state = this.state()) {
-        // A view is derived from the ledger: atomic for readers, not worth an fsync.
-        writeJsonAtomic(this.layout.view('scores.json'), {
-            generatedAt: new Date().toISOString(),
-            leaderboard: leaderboard(state),
-            cells: Object.values(state.cells).sort((a, b) => byCodePoint(a.agent, b.agent) || byCodePoint(a.domain, b.domain) || a.difficulty - b.difficulty),
-        }, { durable: false });
-    }
+  }
+  state() {
+    return this.guard(() => foldLog(ledgerFold, this.log.readLatest()));
+  }
+  /** Throws LedgerCorruptError when the ledger is quarantined or does not parse (N5.2). */
+  check() {
+    this.guard(() => this.log.readLatest());
+  }
+  /**
+   * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
+   * crews applied now and how long the lock was awaited. `scores.jsonl` is written under the
+   * grading lock (`grading.jsonl`'s): its one writer in a drain is the grading writer
+   * (commit.ts), which appends scores and marks in one round. Fsynced unless `sync: false` (then
+   * call `sync()` before anything that depends on the scores being durable).
+   */
+  async apply(items, now, options = {}) {
+    if (items.length === 0) return { applied: [], lockWaitMs: 0 };
+    return withLock(this.layout.file("grading"), (lock) => ({
+      applied: this.applyHeld([{ items, at: now }], options),
+      lockWaitMs: lock.waitedMs
+    }));
+  }
+  /**
+   * `apply` for a caller holding the grading lock, for several drains' scores at once, each batch
+   * with its own time: one append. Returns the crews applied now.
+   */
+  applyHeld(batches, options = {}) {
+    if (batches.every((b) => b.items.length === 0)) return [];
+    return this.guard(
+      () => this.log.transactHeld(
+        () => ({
+          append: batches.flatMap(
+            (b) => b.items.map((d) => event("score.applied", `score:${d.crewId}`, d, b.at))
+          ),
+          result: void 0
+        }),
+        options
+      ).appended.map((e) => e.data.crewId)
+    );
+  }
+  /**
+   * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
+   * and calls this once before marking any of them graded (group commit): a graded mark must never
+   * reach the disk without its score.
+   */
+  sync() {
+    this.log.sync();
+  }
+  /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
+  writeView(state = this.state()) {
+    writeJsonAtomic(
+      this.layout.view("scores.json"),
+      {
+        generatedAt: (/* @__PURE__ */ new Date()).toISOString(),
+        leaderboard: leaderboard(state),
+        cells: Object.values(state.cells).sort(
+          (a, b) => byCodePoint(a.agent, b.agent) || byCodePoint(a.domain, b.domain) || a.difficulty - b.difficulty
+        )
+      },
+      { durable: false }
+    );
+  }
 }
-/** Agents by EMA (highest first), then by graded count, then by name. */
 function leaderboard(state) {
-    return Object.entries(state.agents)
-        .map(([agent, s]) => ({ agent, ...s }))
-        .sort((a, b) => b.ema - a.ema || b.count - a.count || fold_byCodePoint(a.agent, b.agent))
-        .map((r, i) => ({ rank: i + 1, ...r }));
+  return Object.entries(state.agents).map(([agent, s]) => ({ agent, ...s })).sort((a, b) => b.ema - a.ema || b.count - a.count || fold_byCodePoint(a.agent, b.agent)).map((r, i) => ({ rank: i + 1, ...r }));
 }
-/**
- * The score the dispatch office uses to choose an agent: the (agent, domain, difficulty) cell when
- * both are given, a count-weighted mean over the agent's cells in a domain when only the domain is,
- * and the agent's overall EMA otherwise. Undefined when the agent has no graded work there.
- */
 function scoreOf(state, agent, domain, difficulty) {
-    if (domain !== undefined && difficulty !== undefined) {
-        const c = state.cells[cellKey(agent, domain, difficulty)];
-        return c ? { ema: c.ema, count: c.count } : undefined;
-    }
-    if (domain !== undefined) {
-        const cells = Object.values(state.cells).filter((c) => c.agent === agent && c.domain === domain);
-        const count = cells.reduce((n, c) => n + c.count, 0);
-        if (count === 0)
-            return undefined;
-        return { ema: cells.reduce((s, c) => s + c.ema * c.count, 0) / count, count };
-    }
-    const a = state.agents[agent];
-    return a ? { ema: a.ema, count: a.count } : undefined;
+  if (domain !== void 0 && difficulty !== void 0) {
+    const c = state.cells[cellKey(agent, domain, difficulty)];
+    return c ? { ema: c.ema, count: c.count } : void 0;
+  }
+  if (domain !== void 0) {
+    const cells = Object.values(state.cells).filter((c) => c.agent === agent && c.domain === domain);
+    const count = cells.reduce((n, c) => n + c.count, 0);
+    if (count === 0) return void 0;
+    return { ema: cells.reduce((s, c) => s + c.ema * c.count, 0) / count, count };
+  }
+  const a = state.agents[agent];
+  return a ? { ema: a.ema, count: a.count } : void 0;
 }
 
-;// CONCATENATED MODULE: ./src/board/domains.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/domains.js
 
 
 
 
-/**
- * The board's numbers come from the domains' own folds and helpers (issue 9: no second
- * implementation): the queue fold for grading, the ledger fold and `leaderboard()` for scores,
- * `fleetStatus()` for the roster. This module only reshapes them for rendering.
- */
-/** Jobs a drain would still pick up (now or once a lease expires). */
 function queued(state) {
-    let n = 0;
-    for (const j of Object.values(state.jobs))
-        if (j.status === 'pending' || j.status === 'claimed')
-            n++;
-    return n;
+  let n = 0;
+  for (const j of Object.values(state.jobs)) if (j.status === "pending" || j.status === "claimed") n++;
+  return n;
 }
 const MAX_POINTS = 240;
-/** Starts a replay from a log's compaction snapshot (or empty). */
 function startQueueReplay(contents) {
-    const state = structuredClone(contents.snapshot?.data.state) ?? queue_queueFold.empty();
-    return {
-        state,
-        series: { count: 0, step: 1, depth: queued(state), clock: contents.snapshot?.at ?? '', samples: [] },
-    };
+  const state = structuredClone(contents.snapshot?.data.state) ?? queue_queueFold.empty();
+  return {
+    state,
+    series: { count: 0, step: 1, depth: queued(state), clock: contents.snapshot?.at ?? "", samples: [] }
+  };
 }
-/** Applies events through the queue fold and extends the depth series. */
 function replayQueue(replay, events) {
-    const live = (s) => (s === 'pending' || s === 'claimed' ? 1 : 0);
-    const series = replay.series;
-    let state = replay.state;
-    for (const e of events) {
-        if (e.at > series.clock)
-            series.clock = e.at;
-        const key = String(e.data.jobKey);
-        const before = state.jobs[key]?.status;
-        state = queue_queueFold.apply(state, e);
-        series.depth += live(state.jobs[key]?.status) - live(before);
-        if (series.count % series.step === 0)
-            series.samples.push({ at: series.clock, depth: series.depth });
-        series.count++;
-        while (Math.ceil(series.count / series.step) > MAX_POINTS) {
-            series.step *= 2;
-            series.samples = series.samples.filter((_, i) => i % 2 === 0);
-        }
+  const live = (s) => s === "pending" || s === "claimed" ? 1 : 0;
+  const series = replay.series;
+  let state = replay.state;
+  for (const e of events) {
+    if (e.at > series.clock) series.clock = e.at;
+    const key = String(e.data.jobKey);
+    const before = state.jobs[key]?.status;
+    state = queue_queueFold.apply(state, e);
+    series.depth += live(state.jobs[key]?.status) - live(before);
+    if (series.count % series.step === 0) series.samples.push({ at: series.clock, depth: series.depth });
+    series.count++;
+    while (Math.ceil(series.count / series.step) > MAX_POINTS) {
+      series.step *= 2;
+      series.samples = series.samples.filter((_, i) => i % 2 === 0);
     }
-    replay.state = state;
+  }
+  replay.state = state;
 }
-/** The points to draw: the samples and the last event, one point per distinct time (the latest depth). */
 function queuePoints(series) {
-    const points = [];
-    const add = (p) => {
-        const last = points[points.length - 1];
-        if (last?.at === p.at)
-            last.depth = p.depth;
-        else
-            points.push({ ...p });
-    };
-    for (const p of series.samples)
-        add(p);
-    if (series.count > 0 && (series.count - 1) % series.step !== 0)
-        add({ at: series.clock, depth: series.depth });
-    return points;
+  const points = [];
+  const add = (p) => {
+    const last = points[points.length - 1];
+    if (last?.at === p.at) last.depth = p.depth;
+    else points.push({ ...p });
+  };
+  for (const p of series.samples) add(p);
+  if (series.count > 0 && (series.count - 1) % series.step !== 0)
+    add({ at: series.clock, depth: series.depth });
+  return points;
 }
-/**
- * The queue fold and its depth series in one pass over the log: the state at the end of the
- * replay is the queue's current state, so the board folds the grading log once, not twice.
- */
 function foldQueueSeries(contents) {
-    const replay = startQueueReplay(contents);
-    replayQueue(replay, contents.events);
-    return { state: replay.state, series: queuePoints(replay.series) };
+  const replay = startQueueReplay(contents);
+  replayQueue(replay, contents.events);
+  return { state: replay.state, series: queuePoints(replay.series) };
 }
-/** The ledger's leaderboard, plus rejections (graded minus accepted) for the board's columns. */
 function leaderRows(state) {
-    return leaderboard(state).map((r) => ({
-        rank: r.rank,
-        agent: r.agent,
-        score: r.ema,
-        count: r.count,
-        accepted: r.accepted,
-        rejected: r.count - r.accepted,
-    }));
+  return leaderboard(state).map((r) => ({
+    rank: r.rank,
+    agent: r.agent,
+    score: r.ema,
+    count: r.count,
+    accepted: r.accepted,
+    rejected: r.count - r.accepted
+  }));
 }
-/**
- * Per (domain, difficulty), best score first, then graded count, then agent. Names compare by code
- * point, as the leaderboard's do: the same order everywhere, and no ICU collator to load.
- */
 function leaderCells(state) {
-    return Object.values(state.cells)
-        .map((c) => ({
-        domain: c.domain,
-        difficulty: c.difficulty,
-        agent: c.agent,
-        score: c.ema,
-        count: c.count,
-    }))
-        .sort((a, b) => fold_byCodePoint(a.domain, b.domain) ||
-        a.difficulty - b.difficulty ||
-        b.score - a.score ||
-        b.count - a.count ||
-        fold_byCodePoint(a.agent, b.agent));
+  return Object.values(state.cells).map((c) => ({
+    domain: c.domain,
+    difficulty: c.difficulty,
+    agent: c.agent,
+    score: c.ema,
+    count: c.count
+  })).sort(
+    (a, b) => fold_byCodePoint(a.domain, b.domain) || a.difficulty - b.difficulty || b.score - a.score || b.count - a.count || fold_byCodePoint(a.agent, b.agent)
+  );
 }
-/**
- * The fleet registry joined with the roster (`fleetStatus`: online iff seen within the TTL,
- * effective class = min(declared, observed)) and the registry's load per daemon. Daemons that
- * appear in crews but not in the configuration are listed too, so no crew goes missing.
- */
 function daemonLoads(config, registry, school, now) {
-    const rows = new Map();
-    for (const d of fleetStatus(config, school ?? { roster: {}, pauses: [] }, now)) {
-        rows.set(d.id, {
-            id: d.id,
-            slots: d.slots,
-            running: 0,
-            planned: 0,
-            load: 0,
-            configured: true,
-            declaredClass: d.declaredClass,
-            effectiveClass: d.effectiveClass,
-            online: d.online,
-            ...(d.offlineReason ? { offlineReason: d.offlineReason } : {}),
-            ...(d.lastSeen ? { lastSeen: d.lastSeen } : {}),
-            ...(d.observedClass ? { observedClass: d.observedClass } : {}),
-            ...(d.freeDiskBytes !== undefined ? { freeDiskBytes: d.freeDiskBytes } : {}),
-            finished: 0,
-            busySeconds: 0,
-        });
+  const rows = /* @__PURE__ */ new Map();
+  for (const d of fleetStatus(config, school ?? { roster: {}, pauses: [] }, now)) {
+    rows.set(d.id, {
+      id: d.id,
+      slots: d.slots,
+      running: 0,
+      planned: 0,
+      load: 0,
+      configured: true,
+      declaredClass: d.declaredClass,
+      effectiveClass: d.effectiveClass,
+      online: d.online,
+      ...d.offlineReason ? { offlineReason: d.offlineReason } : {},
+      ...d.lastSeen ? { lastSeen: d.lastSeen } : {},
+      ...d.observedClass ? { observedClass: d.observedClass } : {},
+      ...d.freeDiskBytes !== void 0 ? { freeDiskBytes: d.freeDiskBytes } : {},
+      finished: 0,
+      busySeconds: 0
+    });
+  }
+  for (const c of Object.values(registry?.crews ?? {})) {
+    let r = rows.get(c.daemon);
+    if (!r) {
+      r = {
+        id: c.daemon,
+        slots: 0,
+        running: 0,
+        planned: 0,
+        load: 0,
+        configured: false,
+        online: false,
+        offlineReason: "not in fleet.daemons",
+        finished: 0,
+        busySeconds: 0
+      };
+      rows.set(c.daemon, r);
     }
-    for (const c of Object.values(registry?.crews ?? {})) {
-        let r = rows.get(c.daemon);
-        if (!r) {
-            r = {
-                id: c.daemon,
-                slots: 0,
-                running: 0,
-                planned: 0,
-                load: 0,
-                configured: false,
-                online: false,
-                offlineReason: 'not in fleet.daemons',
-                finished: 0,
-                busySeconds: 0,
-            };
-            rows.set(c.daemon, r);
-        }
-        if (c.status === 'running')
-            r.running++;
-        else if (c.status === 'planned')
-            r.planned++;
-        else if (c.startedAt && c.finishedAt) {
-            r.finished++;
-            r.busySeconds += Math.max(0, (Date.parse(c.finishedAt) - Date.parse(c.startedAt)) / 1000);
-        }
+    if (c.status === "running") r.running++;
+    else if (c.status === "planned") r.planned++;
+    else if (c.startedAt && c.finishedAt) {
+      r.finished++;
+      r.busySeconds += Math.max(0, (Date.parse(c.finishedAt) - Date.parse(c.startedAt)) / 1e3);
     }
-    for (const r of rows.values()) {
-        r.load = r.slots > 0 ? r.running / r.slots : r.running > 0 ? 1 : 0;
-    }
-    return [...rows.values()];
+  }
+  for (const r of rows.values()) {
+    r.load = r.slots > 0 ? r.running / r.slots : r.running > 0 ? 1 : 0;
+  }
+  return [...rows.values()];
 }
 
-;// CONCATENATED MODULE: ./src/board/fold-cache.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/fold-cache.js
 
 
 
 
-/**
- * The board's persisted fold, `views/board-fold.json` (VIEW_FILES.boardFold): the folded state the
- * board needs, with a mark per log saying how far it was read and which file that was. The next
- * `school status` folds only what was appended since (src/board/board-fold.ts).
- *
- * It is derived data and never trusted over the logs: a file that is missing, truncated, corrupt
- * (its digest does not match), of another format or written by other fold code is ignored and
- * rebuilt, never an error for the user. It lives under `views/`, which checkpoint-state never saves.
- * Writers replace it atomically (temp file + rename), so concurrent `school status` runs each leave
- * a whole file: the last rename wins, and any whole file is a valid starting point.
- *
- * Layout: one JSON document, `{"header":{…},` on the first line (format, fold-code fingerprint, the
- * body's length and SHA-256) and `"body":{…}}` on the second, so the body's bytes are checked
- * before they are parsed, and the whole file still reads as JSON (`jq` works on it).
- */
-const FOLD_FORMAT = 'school-board-fold';
+const FOLD_FORMAT = "school-board-fold";
 const FOLD_VERSION = 1;
 const markSchema = object({
-    dev: schemas_number(),
-    ino: schemas_number(),
-    birth: schemas_number(),
-    bytes: schemas_number().int().nonnegative(),
-    head: schemas_string(),
-    tail: schemas_string(),
+  dev: schemas_number(),
+  ino: schemas_number(),
+  birth: schemas_number(),
+  bytes: schemas_number().int().nonnegative(),
+  head: schemas_string(),
+  tail: schemas_string()
 });
-/** A folded log: `mark` null when the log did not exist (its state is then the fold's empty state). */
 const logSchema = object({
-    mark: markSchema.nullable(),
-    /** The compaction watermark of the log ('' when none): later events before it are stale copies. */
-    watermark: schemas_string(),
-    /** Every idempotency key folded, as sorted 32-bit hashes (src/board/log-file.ts). */
-    keys: schemas_string(),
-    fold: unknown(),
+  mark: markSchema.nullable(),
+  /** The compaction watermark of the log ('' when none): later events before it are stale copies. */
+  watermark: schemas_string(),
+  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/log-file.ts). */
+  keys: schemas_string(),
+  fold: unknown()
 });
-/** The curriculum is replaced, not appended: it is reused only while it is the very same file. */
 const fileIdSchema = object({
-    dev: schemas_number(),
-    ino: schemas_number(),
-    birth: schemas_number(),
-    size: schemas_number(),
-    mtimeMs: schemas_number(),
-    ctimeMs: schemas_number(),
+  dev: schemas_number(),
+  ino: schemas_number(),
+  birth: schemas_number(),
+  size: schemas_number(),
+  mtimeMs: schemas_number(),
+  ctimeMs: schemas_number()
 });
 const isIssue = (v) => {
-    const i = v;
-    return (typeof i === 'object' &&
-        i !== null &&
-        typeof i.number === 'number' &&
-        typeof i.title === 'string' &&
-        Array.isArray(i.labels) &&
-        i.labels.every((l) => typeof l === 'string') &&
-        (i.authorAssociation === undefined || typeof i.authorAssociation === 'string'));
+  const i = v;
+  return typeof i === "object" && i !== null && typeof i.number === "number" && typeof i.title === "string" && Array.isArray(i.labels) && i.labels.every((l) => typeof l === "string") && (i.authorAssociation === void 0 || typeof i.authorAssociation === "string");
 };
 const curriculumSchema = object({
-    file: fileIdSchema.nullable(),
-    items: custom((v) => Array.isArray(v) && v.every(isIssue), 'curriculum items'),
-    invalid: schemas_number().int().nonnegative(),
+  file: fileIdSchema.nullable(),
+  items: custom((v) => Array.isArray(v) && v.every(isIssue), "curriculum items"),
+  invalid: schemas_number().int().nonnegative()
 });
 const foldBodySchema = object({
-    logs: record(schemas_string(), logSchema),
-    curriculum: curriculumSchema.optional(),
+  logs: record(schemas_string(), logSchema),
+  curriculum: curriculumSchema.optional()
 });
 const headerSchema = object({
-    format: literal(FOLD_FORMAT),
-    version: literal(FOLD_VERSION),
-    /** Fingerprint of the fold code that wrote it: other code folds differently, so it starts over. */
-    code: schemas_string(),
-    bytes: schemas_number().int().nonnegative(),
-    sha256: schemas_string(),
+  format: literal(FOLD_FORMAT),
+  version: literal(FOLD_VERSION),
+  /** Fingerprint of the fold code that wrote it: other code folds differently, so it starts over. */
+  code: schemas_string(),
+  bytes: schemas_number().int().nonnegative(),
+  sha256: schemas_string()
 });
-/** The persisted fold at `path` when it is whole and was written by this fold code; else undefined. */
 function readFoldCache(path, code) {
-    let buf;
-    try {
-        buf = (0,external_node_fs_namespaceObject.readFileSync)(path);
-    }
-    catch {
-        return undefined;
-    }
-    try {
-        const nl = buf.indexOf(0x0a);
-        const first = buf.toString('utf8', 0, nl);
-        if (nl < 0 || !first.startsWith(HEAD) || !first.endsWith(','))
-            return undefined;
-        const header = headerSchema.safeParse(JSON.parse(first.slice(HEAD.length, -1)));
-        if (!header.success || header.data.code !== code)
-            return undefined;
-        const rest = buf.subarray(nl + 1);
-        const body = rest.subarray(BODY.length, rest.length - END.length);
-        if (rest.toString('utf8', 0, BODY.length) !== BODY ||
-            rest.toString('utf8', rest.length - END.length) !== END)
-            return undefined;
-        if (body.length !== header.data.bytes)
-            return undefined;
-        if ((0,external_node_crypto_.createHash)('sha256').update(body).digest('base64') !== header.data.sha256)
-            return undefined;
-        const parsed = foldBodySchema.safeParse(JSON.parse(body.toString('utf8')));
-        return parsed.success ? parsed.data : undefined;
-    }
-    catch {
-        return undefined;
-    }
+  let buf;
+  try {
+    buf = (0,external_node_fs_namespaceObject.readFileSync)(path);
+  } catch {
+    return void 0;
+  }
+  try {
+    const nl = buf.indexOf(10);
+    const first = buf.toString("utf8", 0, nl);
+    if (nl < 0 || !first.startsWith(HEAD) || !first.endsWith(",")) return void 0;
+    const header = headerSchema.safeParse(JSON.parse(first.slice(HEAD.length, -1)));
+    if (!header.success || header.data.code !== code) return void 0;
+    const rest = buf.subarray(nl + 1);
+    const body = rest.subarray(BODY.length, rest.length - END.length);
+    if (rest.toString("utf8", 0, BODY.length) !== BODY || rest.toString("utf8", rest.length - END.length) !== END)
+      return void 0;
+    if (body.length !== header.data.bytes) return void 0;
+    if ((0,external_node_crypto_.createHash)("sha256").update(body).digest("base64") !== header.data.sha256) return void 0;
+    const parsed = foldBodySchema.safeParse(JSON.parse(body.toString("utf8")));
+    return parsed.success ? parsed.data : void 0;
+  } catch {
+    return void 0;
+  }
 }
 const HEAD = '{"header":';
 const BODY = '"body":';
-const END = '}\n';
-/** Replaces the persisted fold atomically. Not fsynced: it is rebuilt from the logs if lost. */
+const END = "}\n";
 function writeFoldCache(path, code, body) {
-    const data = Buffer.from(JSON.stringify(body), 'utf8');
-    const header = {
-        format: FOLD_FORMAT,
-        version: FOLD_VERSION,
-        code,
-        bytes: data.length,
-        sha256: (0,external_node_crypto_.createHash)('sha256').update(data).digest('base64'),
-    };
-    const text = (s) => Buffer.from(s, 'utf8');
-    writeFileAtomic(path, Buffer.concat([text(`${HEAD}${JSON.stringify(header)},\n${BODY}`), data, text(END)]), { durable: false });
+  const data = Buffer.from(JSON.stringify(body), "utf8");
+  const header = {
+    format: FOLD_FORMAT,
+    version: FOLD_VERSION,
+    code,
+    bytes: data.length,
+    sha256: (0,external_node_crypto_.createHash)("sha256").update(data).digest("base64")
+  };
+  const text = (s) => Buffer.from(s, "utf8");
+  writeFileAtomic(
+    path,
+    Buffer.concat([text(`${HEAD}${JSON.stringify(header)},
+${BODY}`), data, text(END)]),
+    { durable: false }
+  );
 }
 
-;// CONCATENATED MODULE: ./src/dispatch/spend.ts
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/spend.js
 
 
 
-/** A ledger row that is well-formed JSON but not a usable amount: the cap cannot be judged. */
 class SpendLedgerError extends SchoolError {
-    constructor(message) {
-        super(message);
-        this.name = 'SpendLedgerError';
-    }
+  constructor(message) {
+    super(message);
+    this.name = "SpendLedgerError";
+  }
 }
 const spendFold = registerFold({
-    file: 'spend',
-    empty: () => ({ totalUsd: 0, entries: 0 }),
-    apply(state, e) {
-        if (e.type !== 'spend.recorded')
-            return state;
-        const cost = e.data?.costUsd;
-        if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) {
-            throw new SpendLedgerError(`spend ledger row ${JSON.stringify(e.key)} has costUsd ${JSON.stringify(cost)}; expected a finite number ≥ 0. ` +
-                'Dispatch is halted until the row is repaired (the spend cap cannot be judged).');
-        }
-        state.totalUsd += cost;
-        state.entries += 1;
-        return state;
-    },
-    prune: (state) => state,
-    // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
-    // an old row can only come back as a stale copy, so a watermark suffices.
-    dedup: 'watermark',
+  file: "spend",
+  empty: () => ({ totalUsd: 0, entries: 0 }),
+  apply(state, e) {
+    if (e.type !== "spend.recorded") return state;
+    const cost = e.data?.costUsd;
+    if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
+      throw new SpendLedgerError(
+        `spend ledger row ${JSON.stringify(e.key)} has costUsd ${JSON.stringify(cost)}; expected a finite number \u2265 0. Dispatch is halted until the row is repaired (the spend cap cannot be judged).`
+      );
+    }
+    state.totalUsd += cost;
+    state.entries += 1;
+    return state;
+  },
+  prune: (state) => state,
+  // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
+  // an old row can only come back as a stale copy, so a watermark suffices.
+  dedup: "watermark"
 });
 function spendLog(layout) {
-    return new EventLog(layout.file('spend'));
+  return new EventLog(layout.file("spend"));
 }
-/** Records a usage report. Returns false when the same key was recorded before. */
-async function recordSpend(layout, key, entry, at = new Date()) {
-    if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
-        throw new ConfigError(`spend: costUsd must be a finite number ≥ 0, found ${String(entry.costUsd)}.`);
-    }
-    const appended = await spendLog(layout).append([event('spend.recorded', `spend:${key}`, entry, at)]);
-    return appended.length === 1;
+async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) {
+  if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
+    throw new ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
+  }
+  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, entry, at)]);
+  return appended.length === 1;
 }
-/**
- * Total recorded spend in USD, read fresh. Throws CorruptStateError (file quarantined) on a corrupt
- * line and SpendLedgerError on a row whose amount is unusable: callers fail closed.
- */
 function totalSpend(layout) {
-    return foldLog(spendFold, spendLog(layout).read()).totalUsd;
+  return foldLog(spendFold, spendLog(layout).read()).totalUsd;
 }
-/** The one loud line of a cap-frozen batch (seed 003), exactly. */
 function spendCapLine(spentUsd, capUsd, candidates) {
-    return `SPEND CAP REACHED (${spend_usd(spentUsd)} >= ${spend_usd(capUsd)}) — dispatch halted, 0/${candidates} placed`;
+  return `SPEND CAP REACHED (${spend_usd(spentUsd)} >= ${spend_usd(capUsd)}) \u2014 dispatch halted, 0/${candidates} placed`;
 }
 function spend_usd(n) {
-    return n.toFixed(2);
+  return n.toFixed(2);
 }
 
-;// CONCATENATED MODULE: ./src/dispatch/registry.ts
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/registry.js
 
 
-// Importing the registry registers every dispatch fold, so compaction covers `school.jsonl` (roster,
-// pauses) and `spend.jsonl` too.
 
 
 function leaseId(daemon, slot) {
-    return `${daemon}/${slot}`;
+  return `${daemon}/${slot}`;
 }
 const crewFold = registerFold({
-    file: 'crews',
-    empty: () => ({ crews: {}, leases: {} }),
-    apply(state, e) {
-        switch (e.type) {
-            case 'crew.planned': {
-                const d = e.data;
-                if (!state.crews[d.crewId]) {
-                    state.crews[d.crewId] = {
-                        crewId: d.crewId,
-                        issueNumber: d.issueNumber,
-                        daemon: d.daemon,
-                        agent: d.agent,
-                        weight: d.weight,
-                        fences: d.fences,
-                        attempt: d.attempt,
-                        repair: d.repair,
-                        status: 'planned',
-                        plannedAt: e.at,
-                        ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
-                        ...(d.queued === true ? { queued: true } : {}),
-                    };
-                }
-                break;
-            }
-            case 'crew.started': {
-                const c = state.crews[e.data.crewId];
-                if (c && c.status !== 'finished') {
-                    c.status = 'running';
-                    c.startedAt = e.at;
-                    c.slot = e.data.slot;
-                    c.worktree = e.data.worktree;
-                    c.daemon = e.data.daemon;
-                }
-                break;
-            }
-            case 'lease.acquired': {
-                const d = e.data;
-                state.leases[leaseId(d.daemon, d.slot)] = {
-                    crewId: d.crewId,
-                    daemon: d.daemon,
-                    slot: d.slot,
-                    owner: d.owner,
-                    expiresAt: d.expiresAt,
-                };
-                break;
-            }
-            case 'lease.heartbeat': {
-                for (const l of Object.values(state.leases))
-                    if (l.crewId === e.data.crewId)
-                        l.expiresAt = e.data.expiresAt;
-                break;
-            }
-            case 'lease.released': {
-                for (const [id, l] of Object.entries(state.leases))
-                    if (l.crewId === e.data.crewId)
-                        delete state.leases[id];
-                break;
-            }
-            case 'crew.finished': {
-                const c = state.crews[e.data.crewId];
-                if (c) {
-                    c.status = 'finished';
-                    c.finishedAt = e.at;
-                    c.outcome = e.data.outcome;
-                    c.reason = e.data.reason;
-                    if (e.data.preVerify)
-                        c.preVerify = true;
-                    if (e.data.infra)
-                        c.infra = true;
-                }
-                break;
-            }
+  file: "crews",
+  empty: () => ({ crews: {}, leases: {} }),
+  apply(state, e) {
+    switch (e.type) {
+      case "crew.planned": {
+        const d = e.data;
+        if (!state.crews[d.crewId]) {
+          state.crews[d.crewId] = {
+            crewId: d.crewId,
+            issueNumber: d.issueNumber,
+            daemon: d.daemon,
+            agent: d.agent,
+            weight: d.weight,
+            fences: d.fences,
+            attempt: d.attempt,
+            repair: d.repair,
+            status: "planned",
+            plannedAt: e.at,
+            ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
+            ...d.queued === true ? { queued: true } : {}
+          };
         }
-        return state;
-    },
-    prune(state, horizon, scope) {
-        const crews = {};
-        for (const c of Object.values(state.crews)) {
-            // Finished crews are history; the latest two of an issue are kept for the two-failure rule
-            // while the issue is open (or when the compaction saw no curriculum to tell).
-            if (c.status !== 'finished' || (c.finishedAt && new Date(c.finishedAt) >= horizon))
-                crews[c.crewId] = c;
+        break;
+      }
+      case "crew.started": {
+        const c = state.crews[e.data.crewId];
+        if (c && c.status !== "finished") {
+          c.status = "running";
+          c.startedAt = e.at;
+          c.slot = e.data.slot;
+          c.worktree = e.data.worktree;
+          c.daemon = e.data.daemon;
         }
-        const byIssue = new Map();
-        for (const c of Object.values(state.crews)) {
-            if (c.status !== 'finished')
-                continue;
-            if (scope?.openIssues && !scope.openIssues.has(c.issueNumber))
-                continue;
-            const list = byIssue.get(c.issueNumber) ?? [];
-            list.push(c);
-            byIssue.set(c.issueNumber, list);
+        break;
+      }
+      case "lease.acquired": {
+        const d = e.data;
+        state.leases[leaseId(d.daemon, d.slot)] = {
+          crewId: d.crewId,
+          daemon: d.daemon,
+          slot: d.slot,
+          owner: d.owner,
+          expiresAt: d.expiresAt
+        };
+        break;
+      }
+      case "lease.heartbeat": {
+        for (const l of Object.values(state.leases))
+          if (l.crewId === e.data.crewId) l.expiresAt = e.data.expiresAt;
+        break;
+      }
+      case "lease.released": {
+        for (const [id, l] of Object.entries(state.leases))
+          if (l.crewId === e.data.crewId) delete state.leases[id];
+        break;
+      }
+      case "crew.finished": {
+        const c = state.crews[e.data.crewId];
+        if (c) {
+          c.status = "finished";
+          c.finishedAt = e.at;
+          c.outcome = e.data.outcome;
+          c.reason = e.data.reason;
+          if (e.data.preVerify) c.preVerify = true;
+          if (e.data.infra) c.infra = true;
         }
-        for (const list of byIssue.values()) {
-            list.sort((a, b) => (a.finishedAt ?? '').localeCompare(b.finishedAt ?? ''));
-            for (const c of list.slice(-2))
-                crews[c.crewId] = c;
-        }
-        return { crews, leases: state.leases };
-    },
-    // Every event is created at its own time about a crew the fold keeps while it is live: plans
-    // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
-    // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
-    // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
-    // suffices, and the beats of a year of crews are not remembered one by one.
-    dedup: 'watermark',
+        break;
+      }
+    }
+    return state;
+  },
+  prune(state, horizon, scope) {
+    const crews = {};
+    for (const c of Object.values(state.crews)) {
+      if (c.status !== "finished" || c.finishedAt && new Date(c.finishedAt) >= horizon) crews[c.crewId] = c;
+    }
+    const byIssue = /* @__PURE__ */ new Map();
+    for (const c of Object.values(state.crews)) {
+      if (c.status !== "finished") continue;
+      if (scope?.openIssues && !scope.openIssues.has(c.issueNumber)) continue;
+      const list = byIssue.get(c.issueNumber) ?? [];
+      list.push(c);
+      byIssue.set(c.issueNumber, list);
+    }
+    for (const list of byIssue.values()) {
+      list.sort((a, b) => (a.finishedAt ?? "").localeCompare(b.finishedAt ?? ""));
+      for (const c of list.slice(-2)) crews[c.crewId] = c;
+    }
+    return { crews, leases: state.leases };
+  },
+  // Every event is created at its own time about a crew the fold keeps while it is live: plans
+  // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
+  // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
+  // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
+  // suffices, and the beats of a year of crews are not remembered one by one.
+  dedup: "watermark"
 });
-/** Crews that hold or may soon hold a worktree: planned or running (N2.1). */
 function activeCrews(registry) {
-    return Object.values(registry.crews).filter((c) => c.status !== 'finished');
+  return Object.values(registry.crews).filter((c) => c.status !== "finished");
 }
-/** The crews log (`crews.jsonl`); its lock is the registry lock for plans, leases and claims (N6.2). */
 function crewLog(layout) {
-    return new EventLog(layout.file('crews'));
+  return new EventLog(layout.file("crews"));
 }
-/** Reads and folds the registry. Throws CorruptStateError (file quarantined) on a corrupt line. */
 function readRegistry(layout) {
-    return foldLog(crewFold, crewLog(layout).read());
+  return foldLog(crewFold, crewLog(layout).read());
 }
 
-;// CONCATENATED MODULE: ./src/board/sources.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/sources.js
 
 
 
 
 
-/**
- * Reading the state directory for the board. Each source is read on its own: one corrupt file
- * becomes a StateProblem (and its lanes say so) while the rest of the board still renders. Logs are
- * read with the shared reader's rules, so a corrupt complete line is quarantined here exactly as it
- * would be by any writer (N5.1).
- */
 class SourceReader {
-    layout;
-    problems = [];
-    constructor(layout) {
-        this.layout = layout;
+  constructor(layout) {
+    this.layout = layout;
+  }
+  layout;
+  problems = [];
+  /** Records a failed read. CorruptStateError carries the quarantine path. */
+  fail(file, e) {
+    if (e instanceof errors_CorruptStateError) {
+      this.problems.push({
+        file: STATE_FILES[file],
+        ...e.quarantinedTo ? { quarantinedTo: e.quarantinedTo } : {},
+        message: e.message
+      });
+    } else {
+      this.problems.push({ file: STATE_FILES[file], message: `could not read: ${errors_message(e)}` });
     }
-    /** Records a failed read. CorruptStateError carries the quarantine path. */
-    fail(file, e) {
-        if (e instanceof errors_CorruptStateError) {
-            this.problems.push({
-                file: STATE_FILES[file],
-                ...(e.quarantinedTo ? { quarantinedTo: e.quarantinedTo } : {}),
-                message: e.message,
-            });
-        }
-        else {
-            this.problems.push({ file: STATE_FILES[file], message: `could not read: ${errors_message(e)}` });
-        }
+  }
+  /**
+   * Quarantined copies left by an earlier read (`<file>.corrupt-<ts>`): the live file is gone or
+   * restarted, so without this the board would show an empty school where there was corruption.
+   * They stay on the board until an operator repairs and removes them.
+   */
+  quarantined() {
+    let names;
+    try {
+      names = (0,external_node_fs_namespaceObject.readdirSync)(this.layout.root);
+    } catch {
+      return;
     }
-    /**
-     * Quarantined copies left by an earlier read (`<file>.corrupt-<ts>`): the live file is gone or
-     * restarted, so without this the board would show an empty school where there was corruption.
-     * They stay on the board until an operator repairs and removes them.
-     */
-    quarantined() {
-        let names;
-        try {
-            names = (0,external_node_fs_namespaceObject.readdirSync)(this.layout.root);
-        }
-        catch {
-            return;
-        }
-        const known = new Set(this.problems.map((p) => p.quarantinedTo && (0,external_node_path_namespaceObject.basename)(p.quarantinedTo)));
-        for (const name of names.sort()) {
-            const at = name.indexOf('.corrupt-');
-            if (at <= 0 || known.has(name))
-                continue;
-            this.problems.push({
-                file: name.slice(0, at),
-                quarantinedTo: `${this.layout.root}/${name}`,
-                message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`,
-            });
-        }
+    const known = new Set(this.problems.map((p) => p.quarantinedTo && (0,external_node_path_namespaceObject.basename)(p.quarantinedTo)));
+    for (const name of names.sort()) {
+      const at = name.indexOf(".corrupt-");
+      if (at <= 0 || known.has(name)) continue;
+      this.problems.push({
+        file: name.slice(0, at),
+        quarantinedTo: `${this.layout.root}/${name}`,
+        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`
+      });
     }
+  }
 }
 function fileId(path) {
-    let st;
-    try {
-        st = (0,external_node_fs_namespaceObject.statSync)(path);
-    }
-    catch (e) {
-        if (e.code === 'ENOENT')
-            return null;
-        throw e;
-    }
-    return {
-        dev: st.dev,
-        ino: st.ino,
-        birth: st.birthtimeMs,
-        size: st.size,
-        mtimeMs: st.mtimeMs,
-        ctimeMs: st.ctimeMs,
-    };
+  let st;
+  try {
+    st = (0,external_node_fs_namespaceObject.statSync)(path);
+  } catch (e) {
+    if (e.code === "ENOENT") return null;
+    throw e;
+  }
+  return {
+    dev: st.dev,
+    ino: st.ino,
+    birth: st.birthtimeMs,
+    size: st.size,
+    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs
+  };
 }
-const sameId = (a, b) => a === b ||
-    (!!a &&
-        !!b &&
-        a.dev === b.dev &&
-        a.ino === b.ino &&
-        a.birth === b.birth &&
-        a.size === b.size &&
-        a.mtimeMs === b.mtimeMs &&
-        a.ctimeMs === b.ctimeMs);
-/**
- * The materialized curriculum as the board uses it (number, title, labels, author association);
- * items that do not match the curriculum schema are skipped and reported. The file is replaced
- * atomically by each fetch, so the persisted copy is reused only while the file is the same one
- * (device, inode, birth, size, modification and change times); a file that changed while it was
- * read is not persisted.
- */
+const sameId = (a, b) => a === b || !!a && !!b && a.dev === b.dev && a.ino === b.ino && a.birth === b.birth && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 function readBoardCurriculum(reader, cached) {
-    const path = reader.layout.file('curriculum');
-    let before;
-    let read;
-    let after;
-    try {
-        before = fileId(path);
-        if (cached && sameId(cached.file, before)) {
-            invalidProblem(reader, cached.invalid);
-            return { items: cached.items, entry: cached, changed: false };
-        }
-        read = readCurriculumFile(reader.layout);
-        after = fileId(path);
+  const path = reader.layout.file("curriculum");
+  let before;
+  let read;
+  let after;
+  try {
+    before = fileId(path);
+    if (cached && sameId(cached.file, before)) {
+      invalidProblem(reader, cached.invalid);
+      return { items: cached.items, entry: cached, changed: false };
     }
-    catch (e) {
-        reader.fail('curriculum', e);
-        return { changed: false };
-    }
-    const items = read.items.map(({ number, title, labels, authorAssociation }) => ({
-        number,
-        title,
-        labels,
-        ...(authorAssociation !== undefined ? { authorAssociation } : {}),
-    }));
-    invalidProblem(reader, read.invalid.length);
-    const stable = sameId(before, after);
-    return {
-        items,
-        ...(stable ? { entry: { file: after, items, invalid: read.invalid.length } } : {}),
-        changed: stable,
-    };
+    read = readCurriculumFile(reader.layout);
+    after = fileId(path);
+  } catch (e) {
+    reader.fail("curriculum", e);
+    return { changed: false };
+  }
+  const items = read.items.map(({ number, title, labels, authorAssociation }) => ({
+    number,
+    title,
+    labels,
+    ...authorAssociation !== void 0 ? { authorAssociation } : {}
+  }));
+  invalidProblem(reader, read.invalid.length);
+  const stable = sameId(before, after);
+  return {
+    items,
+    ...stable ? { entry: { file: after, items, invalid: read.invalid.length } } : {},
+    changed: stable
+  };
 }
 function invalidProblem(reader, bad) {
-    if (bad > 0) {
-        reader.problems.push({
-            file: STATE_FILES.curriculum,
-            message: `${bad} curriculum record(s) do not match the curriculum schema and are not shown; rerun fetch-curriculum`,
-        });
-    }
+  if (bad > 0) {
+    reader.problems.push({
+      file: STATE_FILES.curriculum,
+      message: `${bad} curriculum record(s) do not match the curriculum schema and are not shown; rerun fetch-curriculum`
+    });
+  }
 }
 
-;// CONCATENATED MODULE: ./src/board/folders.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/folders.js
 
 
 
@@ -64681,316 +63933,260 @@ function invalidProblem(reader, bad) {
 
 
 
-const isRecord = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** An object whose `fields` are objects (or, for `arrays`, arrays). */
+const isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 const hasObjects = (v, fields, arrays = []) => isRecord(v) && fields.every((f) => isRecord(v[f])) && arrays.every((f) => Array.isArray(v[f]));
 function simple(fold, shaped) {
-    return {
-        file: fold.file,
-        shaped,
-        start: (contents) => fold_foldLog(fold, contents),
-        add(state, events) {
-            for (const e of events)
-                state = fold.apply(state, e);
-            return state;
-        },
-    };
+  return {
+    file: fold.file,
+    shaped,
+    start: (contents) => fold_foldLog(fold, contents),
+    add(state, events) {
+      for (const e of events) state = fold.apply(state, e);
+      return state;
+    }
+  };
 }
-/**
- * Crews are persisted without the fields the crew fold only ever writes and the board never reads
- * (worktree, fences, weight, plannedBy): the fold continues the same, the board shows the same.
- */
 const crews = {
-    ...simple(crewFold, (x) => hasObjects(x, ['crews', 'leases'])),
-    persist(registry) {
-        const kept = {};
-        for (const [id, c] of Object.entries(registry.crews)) {
-            const { worktree: _w, fences: _f, weight: _c, plannedBy: _p, ...rest } = c;
-            kept[id] = rest;
-        }
-        return { crews: kept, leases: registry.leases };
-    },
+  ...simple(crewFold, (x) => hasObjects(x, ["crews", "leases"])),
+  persist(registry) {
+    const kept = {};
+    for (const [id, c] of Object.entries(registry.crews)) {
+      const { worktree: _w, fences: _f, weight: _c, plannedBy: _p, ...rest } = c;
+      kept[id] = rest;
+    }
+    return { crews: kept, leases: registry.leases };
+  }
 };
-const scores = simple(ledgerFold, (x) => hasObjects(x, ['agents', 'cells']));
-const school = simple(schoolFold, (x) => hasObjects(x, ['roster'], ['pauses']));
-const spend = simple(spendFold, (x) => isRecord(x) && Number.isFinite(x.totalUsd) && Number.isFinite(x.entries));
+const scores = simple(ledgerFold, (x) => hasObjects(x, ["agents", "cells"]));
+const school = simple(schoolFold, (x) => hasObjects(x, ["roster"], ["pauses"]));
+const spend = simple(
+  spendFold,
+  (x) => isRecord(x) && Number.isFinite(x.totalUsd) && Number.isFinite(x.entries)
+);
 const grading = {
-    file: 'grading',
-    shaped: (x) => isRecord(x) &&
-        hasObjects(x.state, ['jobs']) &&
-        isRecord(x.series) &&
-        Array.isArray(x.series.samples) &&
-        [x.series.count, x.series.step, x.series.depth].every(Number.isSafeInteger) &&
-        typeof x.series.clock === 'string',
-    start(contents) {
-        const replay = startQueueReplay(contents);
-        replayQueue(replay, contents.events);
-        return replay;
-    },
-    add(replay, events) {
-        replayQueue(replay, events);
-        return replay;
-    },
-    /**
-     * A graded job is final (the queue fold ignores every later event for it), so it is persisted
-     * with what the board reads of it only: its crew, issue and agent, status, attempts, verdict
-     * (without the judges' findings), times and last error.
-     */
-    persist({ state, series }) {
-        const jobs = {};
-        for (const [key, j] of Object.entries(state.jobs)) {
-            if (j.status !== 'graded' || !j.verdict) {
-                jobs[key] = j;
-                continue;
-            }
-            const { accepted, decidedBy, code, reasons } = j.verdict;
-            jobs[key] = {
-                job: { crewId: j.job.crewId, issueNumber: j.job.issueNumber, agent: j.job.agent },
-                status: j.status,
-                attempts: j.attempts,
-                verdict: { accepted, decidedBy, code, reasons },
-                enqueuedAt: j.enqueuedAt,
-                updatedAt: j.updatedAt,
-                ...(j.lastError !== undefined ? { lastError: j.lastError } : {}),
-            };
-        }
-        return { state: { jobs }, series };
-    },
+  file: "grading",
+  shaped: (x) => isRecord(x) && hasObjects(x.state, ["jobs"]) && isRecord(x.series) && Array.isArray(x.series.samples) && [x.series.count, x.series.step, x.series.depth].every(Number.isSafeInteger) && typeof x.series.clock === "string",
+  start(contents) {
+    const replay = startQueueReplay(contents);
+    replayQueue(replay, contents.events);
+    return replay;
+  },
+  add(replay, events) {
+    replayQueue(replay, events);
+    return replay;
+  },
+  /**
+   * A graded job is final (the queue fold ignores every later event for it), so it is persisted
+   * with what the board reads of it only: its crew, issue and agent, status, attempts, verdict
+   * (without the judges' findings), times and last error.
+   */
+  persist({ state, series }) {
+    const jobs = {};
+    for (const [key, j] of Object.entries(state.jobs)) {
+      if (j.status !== "graded" || !j.verdict) {
+        jobs[key] = j;
+        continue;
+      }
+      const { accepted, decidedBy, code: code2, reasons } = j.verdict;
+      jobs[key] = {
+        job: { crewId: j.job.crewId, issueNumber: j.job.issueNumber, agent: j.job.agent },
+        status: j.status,
+        attempts: j.attempts,
+        verdict: { accepted, decidedBy, code: code2, reasons },
+        enqueuedAt: j.enqueuedAt,
+        updatedAt: j.updatedAt,
+        ...j.lastError !== void 0 ? { lastError: j.lastError } : {}
+      };
+    }
+    return { state: { jobs }, series };
+  }
 };
-/**
- * The outbox is kept as its `delivery` items only (comment bodies and labels are most of the log
- * and the board shows none of them). That is exact only while an item's id names its kind
- * (`outbox:<jobKey>:<kind>`, as the drain records them): then no other item can share a delivery's
- * id. An id that does not makes the outbox fold from the start on every read.
- */
 const namesKind = (id, kind) => id.endsWith(`:${kind}`);
 const outbox = {
-    ...simple(outboxFold, (x) => hasObjects(x, ['items'])),
-    add(state, events) {
-        for (const e of events) {
-            if (e.type === 'outbox.recorded' && !namesKind(e.data.id, e.data.kind)) {
-                throw new Error(`outbox id ${e.data.id} does not name its kind`);
-            }
-            state = outboxFold.apply(state, e);
-        }
-        return state;
-    },
-    persist(state) {
-        const items = {};
-        for (const [id, item] of Object.entries(state.items)) {
-            if (!namesKind(id, item.entry.kind))
-                return undefined;
-            if (item.entry.kind !== 'delivery')
-                continue;
-            const { id: entryId, jobKey, issueNumber, kind, crewId } = item.entry;
-            items[id] = {
-                ...item,
-                entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
-            };
-        }
-        return { items };
-    },
+  ...simple(outboxFold, (x) => hasObjects(x, ["items"])),
+  add(state, events) {
+    for (const e of events) {
+      if (e.type === "outbox.recorded" && !namesKind(e.data.id, e.data.kind)) {
+        throw new Error(`outbox id ${e.data.id} does not name its kind`);
+      }
+      state = outboxFold.apply(state, e);
+    }
+    return state;
+  },
+  persist(state) {
+    const items = {};
+    for (const [id, item] of Object.entries(state.items)) {
+      if (!namesKind(id, item.entry.kind)) return void 0;
+      if (item.entry.kind !== "delivery") continue;
+      const { id: entryId, jobKey, issueNumber, kind, crewId } = item.entry;
+      items[id] = {
+        ...item,
+        entry: { id: entryId, jobKey, issueNumber, kind, ...crewId !== void 0 ? { crewId } : {} }
+      };
+    }
+    return { items };
+  }
 };
-/** Fingerprint of the code whose results are persisted: other fold code starts over. */
 let code;
 function foldCode() {
-    code ??= (0,external_node_crypto_.createHash)('sha256')
-        .update([
-        ...[crewFold, ledgerFold, schoolFold, spendFold, outboxFold].flatMap((f) => [f.empty, f.apply]),
-        startQueueReplay,
-        replayQueue,
-        crews.persist,
-        grading.persist,
-        outbox.persist,
-        readBoardCurriculum,
-    ]
-        .map(String)
-        .join('\n'))
-        .digest('base64');
-    return code;
+  code ??= (0,external_node_crypto_.createHash)("sha256").update(
+    [
+      ...[crewFold, ledgerFold, schoolFold, spendFold, outboxFold].flatMap((f) => [f.empty, f.apply]),
+      startQueueReplay,
+      replayQueue,
+      crews.persist,
+      grading.persist,
+      outbox.persist,
+      readBoardCurriculum
+    ].map(String).join("\n")
+  ).digest("base64");
+  return code;
 }
 
-;// CONCATENATED MODULE: ./src/board/log-file.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/log-file.js
 
 
 const log_file_PROBE = 4096;
 class LogFile {
-    fd;
-    stat;
-    constructor(fd, stat) {
-        this.fd = fd;
-        this.stat = stat;
-    }
-    /** Opens a log; undefined when it does not exist. */
-    static open(path) {
-        let fd;
-        try {
-            fd = (0,external_node_fs_namespaceObject.openSync)(path, 'r');
-        }
-        catch (e) {
-            if (e.code === 'ENOENT')
-                return undefined;
-            throw e;
-        }
-        try {
-            return new LogFile(fd, (0,external_node_fs_namespaceObject.fstatSync)(fd));
-        }
-        catch (e) {
-            (0,external_node_fs_namespaceObject.closeSync)(fd);
-            throw e;
-        }
-    }
-    get size() {
-        return this.stat.size;
-    }
-    /** Whether `mark` was taken of this same file and its first `mark.bytes` bytes are unchanged. */
-    continues(mark) {
-        return (mark.dev === this.stat.dev &&
-            mark.ino === this.stat.ino &&
-            mark.birth === this.stat.birthtimeMs &&
-            mark.bytes <= this.size &&
-            this.digest(0, Math.min(log_file_PROBE, mark.bytes)) === mark.head &&
-            this.digest(Math.max(0, mark.bytes - log_file_PROBE), mark.bytes) === mark.tail);
-    }
-    /** The bytes from `from` to the size the file had when it was opened. */
-    read(from) {
-        return this.bytes(from, this.size);
-    }
-    /** A mark at `bytes` (the end of the complete lines folded). */
-    mark(bytes) {
-        return {
-            dev: this.stat.dev,
-            ino: this.stat.ino,
-            birth: this.stat.birthtimeMs,
-            bytes,
-            head: this.digest(0, Math.min(log_file_PROBE, bytes)),
-            tail: this.digest(Math.max(0, bytes - log_file_PROBE), bytes),
-        };
-    }
-    close() {
-        (0,external_node_fs_namespaceObject.closeSync)(this.fd);
-    }
-    digest(from, to) {
-        return (0,external_node_crypto_.createHash)('sha256').update(this.bytes(from, to)).digest('base64');
-    }
-    bytes(from, to) {
-        const buf = Buffer.alloc(Math.max(0, to - from));
-        let off = 0;
-        while (off < buf.length) {
-            const n = (0,external_node_fs_namespaceObject.readSync)(this.fd, buf, off, buf.length - off, from + off);
-            if (n === 0)
-                return buf.subarray(0, off);
-            off += n;
-        }
-        return buf;
-    }
-}
-/**
- * Lines appended after a mark, parsed with the shared reader's rules (src/state/jsonl.ts): one JSON
- * value per non-blank line; an unterminated last line that does not parse is a torn tail and is
- * left for the next read; an unterminated last line that parses counts. A complete line that does
- * not parse returns undefined: the caller then reads the whole log through the shared reader,
- * which quarantines it and reports the line as it would on any read (N5.1).
- */
-function parseAppended(buf) {
-    const nl = buf.lastIndexOf(0x0a);
-    const body = buf.toString('utf8', 0, nl + 1);
-    const records = parseLines(body);
-    if (!records)
-        return undefined;
-    const rest = buf.toString('utf8', nl + 1);
-    if (rest.trim() === '')
-        return { records, bytes: buf.length, tornTail: false };
+  constructor(fd, stat) {
+    this.fd = fd;
+    this.stat = stat;
+  }
+  fd;
+  stat;
+  /** Opens a log; undefined when it does not exist. */
+  static open(path) {
+    let fd;
     try {
-        records.push(JSON.parse(rest));
-        return { records, bytes: buf.length, tornTail: false };
+      fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
+    } catch (e) {
+      if (e.code === "ENOENT") return void 0;
+      throw e;
     }
-    catch {
-        return { records, bytes: nl + 1, tornTail: true };
+    try {
+      return new LogFile(fd, (0,external_node_fs_namespaceObject.fstatSync)(fd));
+    } catch (e) {
+      (0,external_node_fs_namespaceObject.closeSync)(fd);
+      throw e;
     }
+  }
+  get size() {
+    return this.stat.size;
+  }
+  /** Whether `mark` was taken of this same file and its first `mark.bytes` bytes are unchanged. */
+  continues(mark) {
+    return mark.dev === this.stat.dev && mark.ino === this.stat.ino && mark.birth === this.stat.birthtimeMs && mark.bytes <= this.size && this.digest(0, Math.min(log_file_PROBE, mark.bytes)) === mark.head && this.digest(Math.max(0, mark.bytes - log_file_PROBE), mark.bytes) === mark.tail;
+  }
+  /** The bytes from `from` to the size the file had when it was opened. */
+  read(from) {
+    return this.bytes(from, this.size);
+  }
+  /** A mark at `bytes` (the end of the complete lines folded). */
+  mark(bytes) {
+    return {
+      dev: this.stat.dev,
+      ino: this.stat.ino,
+      birth: this.stat.birthtimeMs,
+      bytes,
+      head: this.digest(0, Math.min(log_file_PROBE, bytes)),
+      tail: this.digest(Math.max(0, bytes - log_file_PROBE), bytes)
+    };
+  }
+  close() {
+    (0,external_node_fs_namespaceObject.closeSync)(this.fd);
+  }
+  digest(from, to) {
+    return (0,external_node_crypto_.createHash)("sha256").update(this.bytes(from, to)).digest("base64");
+  }
+  bytes(from, to) {
+    const buf = Buffer.alloc(Math.max(0, to - from));
+    let off = 0;
+    while (off < buf.length) {
+      const n = (0,external_node_fs_namespaceObject.readSync)(this.fd, buf, off, buf.length - off, from + off);
+      if (n === 0) return buf.subarray(0, off);
+      off += n;
+    }
+    return buf;
+  }
+}
+function parseAppended(buf) {
+  const nl = buf.lastIndexOf(10);
+  const body = buf.toString("utf8", 0, nl + 1);
+  const records = parseLines(body);
+  if (!records) return void 0;
+  const rest = buf.toString("utf8", nl + 1);
+  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
+  try {
+    records.push(JSON.parse(rest));
+    return { records, bytes: buf.length, tornTail: false };
+  } catch {
+    return { records, bytes: nl + 1, tornTail: true };
+  }
 }
 function parseLines(body) {
-    if (body === '')
-        return [];
-    const text = body.slice(0, -1);
-    let lines = 1;
-    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1))
-        lines++;
+  if (body === "") return [];
+  const text = body.slice(0, -1);
+  let lines = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
+    if (values.length === lines) return values;
+  } catch {
+  }
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
     try {
-        // The common case in one JSON.parse, as the shared reader does: exactly one value per line.
-        const values = JSON.parse(`[${text.replaceAll('\n', ',')}]`);
-        if (values.length === lines)
-            return values;
+      out.push(JSON.parse(line));
+    } catch {
+      return void 0;
     }
-    catch {
-        // Blank lines or a bad line: line by line below.
-    }
-    const out = [];
-    for (const line of text.split('\n')) {
-        if (line.trim() === '')
-            continue;
-        try {
-            out.push(JSON.parse(line));
-        }
-        catch {
-            return undefined;
-        }
-    }
-    return out;
+  }
+  return out;
 }
-/**
- * Idempotency keys as sorted 32-bit FNV-1a hashes (base64, little-endian): a key appended after
- * the mark whose hash is absent is certainly new; one whose hash is present may be a replay, and
- * the log is then folded again from the start. That keeps the persisted fold small (four bytes a
- * key) without ever deciding a replay wrongly.
- */
 function hashKey(key) {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < key.length; i++) {
-        h ^= key.charCodeAt(i);
-        h = Math.imul(h, 0x01000193);
-    }
-    return h >>> 0;
+  let h = 2166136261;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  return h >>> 0;
 }
 function encodeKeyHashes(hashes) {
-    const sorted = Uint32Array.from(hashes).sort();
-    const buf = Buffer.alloc(sorted.length * 4);
-    for (let i = 0; i < sorted.length; i++)
-        buf.writeUInt32LE(sorted[i], i * 4);
-    return buf.toString('base64');
+  const sorted = Uint32Array.from(hashes).sort();
+  const buf = Buffer.alloc(sorted.length * 4);
+  for (let i = 0; i < sorted.length; i++) buf.writeUInt32LE(sorted[i], i * 4);
+  return buf.toString("base64");
 }
 class KeyHashes {
-    buf;
-    constructor(encoded) {
-        this.buf = Buffer.from(encoded, 'base64');
-        if (this.buf.length % 4 !== 0)
-            throw new Error('key hashes: length is not a multiple of 4');
+  buf;
+  constructor(encoded) {
+    this.buf = Buffer.from(encoded, "base64");
+    if (this.buf.length % 4 !== 0) throw new Error("key hashes: length is not a multiple of 4");
+  }
+  get size() {
+    return this.buf.length / 4;
+  }
+  has(hash) {
+    let lo = 0;
+    let hi = this.size - 1;
+    while (lo <= hi) {
+      const mid = lo + hi >>> 1;
+      const v = this.buf.readUInt32LE(mid * 4);
+      if (v === hash) return true;
+      if (v < hash) lo = mid + 1;
+      else hi = mid - 1;
     }
-    get size() {
-        return this.buf.length / 4;
-    }
-    has(hash) {
-        let lo = 0;
-        let hi = this.size - 1;
-        while (lo <= hi) {
-            const mid = (lo + hi) >>> 1;
-            const v = this.buf.readUInt32LE(mid * 4);
-            if (v === hash)
-                return true;
-            if (v < hash)
-                lo = mid + 1;
-            else
-                hi = mid - 1;
-        }
-        return false;
-    }
-    *values() {
-        for (let i = 0; i < this.size; i++)
-            yield this.buf.readUInt32LE(i * 4);
-    }
+    return false;
+  }
+  *values() {
+    for (let i = 0; i < this.size; i++) yield this.buf.readUInt32LE(i * 4);
+  }
 }
 
-;// CONCATENATED MODULE: ./src/board/board-fold.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/board-fold.js
 
 
 
@@ -65002,308 +64198,227 @@ class KeyHashes {
 
 
 
-/**
- * The board's inputs, folded once and reused (src/board/fold-cache.ts): each log is read from
- * where the persisted fold stopped, and only what was appended since is parsed and folded with the
- * owning domain's fold. A log that was replaced, compacted, merged, truncated or rewritten (its
- * identity or the bytes before the mark differ), a persisted fold that is missing or unusable, and
- * anything unexpected in the appended part (a corrupt line, a key that may be a replay, a fold that
- * rejects a row) all fall back to folding that log from the start, exactly as a fresh read would.
- * So the board built from the persisted fold is the board a full fold builds.
- */
-/** Appended bytes folded without rewriting the persisted fold; past this, it is rewritten. */
 const TAIL_LIMIT = 1 << 20;
 function foldWhole(folder, path, f) {
-    const parsed = jsonl_parseJsonl(f.read(0).toString('utf8'), path);
-    const contents = splitLog(parsed.records, parsed.tornTail);
-    const x = folder.start(contents);
-    const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
-    return {
-        x,
-        entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
-        whole: true,
-        appended: 0,
-    };
+  const parsed = jsonl_parseJsonl(f.read(0).toString("utf8"), path);
+  const contents = splitLog(parsed.records, parsed.tornTail);
+  const x = folder.start(contents);
+  const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
+  return {
+    x,
+    entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
+    whole: true,
+    appended: 0
+  };
 }
-/** Continues a persisted fold; undefined when the log must be folded from the start instead. */
 function foldAppended(folder, f, cached) {
-    if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark))
-        return undefined;
-    try {
-        const parsed = parseAppended(f.read(cached.mark.bytes));
-        if (!parsed)
-            return undefined;
-        const known = new KeyHashes(cached.keys);
-        const seen = new Set();
-        const fresh = [];
-        const added = [];
-        for (const e of parsed.records) {
-            if (typeof e.key !== 'string' || typeof e.at !== 'string')
-                return undefined;
-            if (cached.watermark !== '' && e.at < cached.watermark)
-                continue;
-            if (seen.has(e.key))
-                continue;
-            const h = hashKey(e.key);
-            if (known.has(h))
-                return undefined; // maybe a replay of a folded event: decide on the whole log
-            seen.add(e.key);
-            added.push(h);
-            fresh.push(e);
-        }
-        const x = folder.add(cached.fold, fresh);
-        const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
-        return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+  if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark)) return void 0;
+  try {
+    const parsed = parseAppended(f.read(cached.mark.bytes));
+    if (!parsed) return void 0;
+    const known = new KeyHashes(cached.keys);
+    const seen = /* @__PURE__ */ new Set();
+    const fresh = [];
+    const added = [];
+    for (const e of parsed.records) {
+      if (typeof e.key !== "string" || typeof e.at !== "string") return void 0;
+      if (cached.watermark !== "" && e.at < cached.watermark) continue;
+      if (seen.has(e.key)) continue;
+      const h = hashKey(e.key);
+      if (known.has(h)) return void 0;
+      seen.add(e.key);
+      added.push(h);
+      fresh.push(e);
     }
-    catch {
-        return undefined;
-    }
+    const x = folder.add(cached.fold, fresh);
+    const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
+    return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+  } catch {
+    return void 0;
+  }
 }
-/** Folds one log; a read or fold failure is a problem on the board (or, for `quiet`, nothing). */
 function foldSource(reader, folder, cached, quiet = false) {
-    const path = reader.layout.file(folder.file);
-    let f;
-    try {
-        f = LogFile.open(path);
-        if (!f) {
-            const x = folder.start(splitLog([]));
-            const entry = { mark: null, watermark: '', keys: '', fold: x };
-            return { x, entry, whole: cached?.mark !== null, appended: 0 };
-        }
-        return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+  const path = reader.layout.file(folder.file);
+  let f;
+  try {
+    f = LogFile.open(path);
+    if (!f) {
+      const x = folder.start(splitLog([]));
+      const entry = { mark: null, watermark: "", keys: "", fold: x };
+      return { x, entry, whole: cached?.mark !== null, appended: 0 };
     }
-    catch (e) {
-        if (!quiet)
-            reader.fail(folder.file, e);
-        return undefined;
-    }
-    finally {
-        f?.close();
-    }
+    return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+  } catch (e) {
+    if (!quiet) reader.fail(folder.file, e);
+    return void 0;
+  } finally {
+    f?.close();
+  }
 }
-/** A folded log and, computed once when asked (merging key hashes, trimming), what is persisted of it. */
 function persisted(file, folder, folded) {
-    let entry = null;
-    return {
-        file,
-        folded: folded,
-        entry() {
-            if (entry === null)
-                entry = toPersist(folder, folded);
-            return entry;
-        },
-    };
+  let entry = null;
+  return {
+    file,
+    folded,
+    entry() {
+      if (entry === null) entry = toPersist(folder, folded);
+      return entry;
+    }
+  };
 }
 function toPersist(folder, folded) {
-    if (!folded?.entry)
-        return undefined;
-    const fold = folder.persist ? folder.persist(folded.x) : folded.x;
-    if (fold === undefined)
-        return undefined;
-    const keys = folded.added?.length
-        ? encodeKeyHashes([...new KeyHashes(folded.entry.keys).values(), ...folded.added])
-        : folded.entry.keys;
-    return { ...folded.entry, keys, fold };
+  if (!folded?.entry) return void 0;
+  const fold = folder.persist ? folder.persist(folded.x) : folded.x;
+  if (fold === void 0) return void 0;
+  const keys = folded.added?.length ? encodeKeyHashes([...new KeyHashes(folded.entry.keys).values(), ...folded.added]) : folded.entry.keys;
+  return { ...folded.entry, keys, fold };
 }
-/** The state directory exists (the board never creates one) and nothing but a file is in the way. */
 function writable(path) {
-    try {
-        return (0,external_node_fs_namespaceObject.statSync)(path).isFile();
-    }
-    catch {
-        return (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.dirname)((0,external_node_path_namespaceObject.dirname)(path)));
-    }
+  try {
+    return (0,external_node_fs_namespaceObject.statSync)(path).isFile();
+  } catch {
+    return (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.dirname)((0,external_node_path_namespaceObject.dirname)(path)));
+  }
 }
-/**
- * The board's inputs from the state directory, through the persisted fold. Never throws on bad
- * state (each unreadable source is a problem on the board). Rewrites the persisted fold when a log
- * was folded from the start or more than TAIL_LIMIT bytes were appended since it was written;
- * a failure to write it is ignored (it is only an accelerator).
- */
 function loadBoardSources(layout) {
-    const path = layout.view(VIEW_FILES.boardFold);
-    const cache = readFoldCache(path, foldCode());
-    const reader = new SourceReader(layout);
-    const cached = cache?.logs ?? {};
-    const c = foldSource(reader, crews, cached.crews);
-    const curriculum = readBoardCurriculum(reader, cache?.curriculum);
-    const g = foldSource(reader, grading, cached.grading);
-    const l = foldSource(reader, scores, cached.scores);
-    const s = foldSource(reader, school, cached.school);
-    const sp = foldSource(reader, spend, cached.spend);
-    reader.quarantined();
-    // An unreadable outbox only drops the delivery links.
-    const o = foldSource(reader, outbox, cached.outbox, true);
-    const logs = [
-        persisted('crews', crews, c),
-        persisted('grading', grading, g),
-        persisted('scores', scores, l),
-        persisted('school', school, s),
-        persisted('spend', spend, sp),
-        persisted('outbox', outbox, o),
-    ];
-    const appended = logs.reduce((n, log) => n + (log.folded?.appended ?? 0), 0);
-    // A log folded from the start is news for the persisted fold, unless it is not persisted at all
-    // (an outbox whose ids do not name their kind: rewriting would only say the same again).
-    const refolded = () => logs.some((log) => log.folded?.whole && log.entry());
-    if (writable(path) && (!cache || curriculum.changed || appended >= TAIL_LIMIT || refolded())) {
-        const body = { logs: {}, ...(curriculum.entry ? { curriculum: curriculum.entry } : {}) };
-        for (const log of logs) {
-            const entry = log.entry();
-            if (entry)
-                body.logs[log.file] = entry;
-        }
-        try {
-            writeFoldCache(path, foldCode(), body);
-        }
-        catch {
-            // Read-only state directory, full disk: the next run folds again.
-        }
+  const path = layout.view(VIEW_FILES.boardFold);
+  const cache = readFoldCache(path, foldCode());
+  const reader = new SourceReader(layout);
+  const cached = cache?.logs ?? {};
+  const c = foldSource(reader, crews, cached.crews);
+  const curriculum = readBoardCurriculum(reader, cache?.curriculum);
+  const g = foldSource(reader, grading, cached.grading);
+  const l = foldSource(reader, scores, cached.scores);
+  const s = foldSource(reader, school, cached.school);
+  const sp = foldSource(reader, spend, cached.spend);
+  reader.quarantined();
+  const o = foldSource(reader, outbox, cached.outbox, true);
+  const logs = [
+    persisted("crews", crews, c),
+    persisted("grading", grading, g),
+    persisted("scores", scores, l),
+    persisted("school", school, s),
+    persisted("spend", spend, sp),
+    persisted("outbox", outbox, o)
+  ];
+  const appended = logs.reduce((n, log) => n + (log.folded?.appended ?? 0), 0);
+  const refolded = () => logs.some((log) => log.folded?.whole && log.entry());
+  if (writable(path) && (!cache || curriculum.changed || appended >= TAIL_LIMIT || refolded())) {
+    const body = { logs: {}, ...curriculum.entry ? { curriculum: curriculum.entry } : {} };
+    for (const log of logs) {
+      const entry = log.entry();
+      if (entry) body.logs[log.file] = entry;
     }
-    return {
-        ...(c ? { registry: c.x } : {}),
-        ...(curriculum.items ? { curriculum: curriculum.items } : {}),
-        ...(g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {}),
-        ...(l ? { ledger: l.x } : {}),
-        ...(s ? { school: s.x } : {}),
-        ...(sp ? { spend: sp.x } : {}),
-        deliveries: o ? deliveriesOf(o.x) : new Map(),
-        problems: reader.problems,
-    };
+    try {
+      writeFoldCache(path, foldCode(), body);
+    } catch {
+    }
+  }
+  return {
+    ...c ? { registry: c.x } : {},
+    ...curriculum.items ? { curriculum: curriculum.items } : {},
+    ...g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {},
+    ...l ? { ledger: l.x } : {},
+    ...s ? { school: s.x } : {},
+    ...sp ? { spend: sp.x } : {},
+    deliveries: o ? deliveriesOf(o.x) : /* @__PURE__ */ new Map(),
+    problems: reader.problems
+  };
 }
 
-;// CONCATENATED MODULE: ./src/dispatch/history.ts
 
-/** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
- * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
- * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
-const FAILURE_OUTCOMES = ['failed', 'timed_out', 'aborted', 'lost'];
-const READY = { kind: 'ready', attempt: 1 };
+;// CONCATENATED MODULE: ./.build/src/dispatch/history.js
+
+const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
+const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
-    if (!requeues)
-        return undefined;
-    return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
+  if (!requeues) return void 0;
+  return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
 }
 function issueStates(registry, verdict, requeues) {
-    const byIssue = new Map();
-    for (const c of Object.values(registry.crews)) {
-        const list = byIssue.get(c.issueNumber);
-        if (list)
-            list.push(c);
-        else
-            byIssue.set(c.issueNumber, [c]);
-    }
-    const out = new Map();
-    for (const [issue, crews] of byIssue)
-        out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
-    return out;
+  const byIssue = /* @__PURE__ */ new Map();
+  for (const c of Object.values(registry.crews)) {
+    const list = byIssue.get(c.issueNumber);
+    if (list) list.push(c);
+    else byIssue.set(c.issueNumber, [c]);
+  }
+  const out = /* @__PURE__ */ new Map();
+  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
+  return out;
 }
 function stateOf(crews, verdict, requeued) {
-    const active = crews.find((c) => c.status !== 'finished');
-    if (active)
-        return { kind: 'active', crewId: active.crewId };
-    // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
-    const runs = crews.length === 1
-        ? crews
-        : [...crews].sort((a, b) => fold_byCodePoint(a.finishedAt ?? '', b.finishedAt ?? '') ||
-            fold_byCodePoint(a.plannedAt, b.plannedAt) ||
-            fold_byCodePoint(a.crewId, b.crewId));
-    const failures = [];
-    for (const run of runs) {
-        // A requeue forgets the failures before it (the operator has looked at them).
-        if (requeued && (run.finishedAt ?? '') <= requeued)
-            continue;
-        const outcome = run.outcome;
-        if (outcome === 'succeeded') {
-            if (verdict?.(run.crewId) === 'rejected')
-                failures.push(run.crewId);
-            else
-                return { kind: 'done', crewId: run.crewId };
-        }
-        else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
-            failures.push(run.crewId);
-        }
-        // Interruptions (usage_limit, overloaded, cancelled, a pre-verify or infra abort) neither count nor
-        // reset the streak.
-        if (failures.length >= 2) {
-            const [a, b] = failures.slice(-2);
-            return { kind: 'stopped', crewIds: [a, b] };
-        }
+  const active = crews.find((c) => c.status !== "finished");
+  if (active) return { kind: "active", crewId: active.crewId };
+  const runs = crews.length === 1 ? crews : [...crews].sort(
+    (a, b) => fold_byCodePoint(a.finishedAt ?? "", b.finishedAt ?? "") || fold_byCodePoint(a.plannedAt, b.plannedAt) || fold_byCodePoint(a.crewId, b.crewId)
+  );
+  const failures = [];
+  for (const run of runs) {
+    if (requeued && (run.finishedAt ?? "") <= requeued) continue;
+    const outcome = run.outcome;
+    if (outcome === "succeeded") {
+      if (verdict?.(run.crewId) === "rejected") failures.push(run.crewId);
+      else return { kind: "done", crewId: run.crewId };
+    } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
+      failures.push(run.crewId);
     }
-    if (failures.length === 1)
-        return { kind: 'repair', attempt: 2, failedCrewId: failures[0] };
-    return READY;
+    if (failures.length >= 2) {
+      const [a, b] = failures.slice(-2);
+      return { kind: "stopped", crewIds: [a, b] };
+    }
+  }
+  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
+  return READY;
 }
 
-;// CONCATENATED MODULE: ./src/curriculum/trust.ts
-/**
- * The intake trust gate. Anyone can open an issue on a public repository, and an issue is a prompt
- * to a coding agent, so by default only issues whose author is the repository's OWNER, a MEMBER of
- * its organization or a COLLABORATOR are dispatched — or issues carrying a trigger label, which on
- * GitHub only people with triage access can apply. Returns why an issue is refused, or undefined.
- */
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/trust.js
 function untrustedReason(item, trust) {
-    if (trust.anyone)
-        return undefined;
-    const association = item.authorAssociation ?? 'NONE';
-    if (trust.associations.includes(association))
-        return undefined;
-    const have = new Set(item.labels.map((l) => l.toLowerCase()));
-    if (trust.labels.some((l) => have.has(l.toLowerCase())))
-        return undefined;
-    const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(', ')})` : '';
-    return (`its author is ${association}, not ${trust.associations.join('/')}${labels}; ` +
-        'a maintainer can add a trigger label (curriculum.trust.labels) to admit it');
+  if (trust.anyone) return void 0;
+  const association = item.authorAssociation ?? "NONE";
+  if (trust.associations.includes(association)) return void 0;
+  const have = new Set(item.labels.map((l) => l.toLowerCase()));
+  if (trust.labels.some((l) => have.has(l.toLowerCase()))) return void 0;
+  const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(", ")})` : "";
+  return `its author is ${association}, not ${trust.associations.join("/")}${labels}; a maintainer can add a trigger label (curriculum.trust.labels) to admit it`;
 }
 
-;// CONCATENATED MODULE: ./src/schemas/crew.ts
 
-/**
- * Crew lifecycle and worktree leases, as events in `crews.jsonl` (docs/architecture.md). The crew
- * registry (`views/crew_runs.json`) is a fold of these.
- *
- * Keys: `planned:<crew_id>`, `started:<crew_id>`, `lease:<daemon>/<slot>:<crew_id>`,
- * `heartbeat:<crew_id>:<n>`, `released:<crew_id>`, `finished:<crew_id>`.
- */
-/** Who holds a lease: checked before an expired lease is reclaimed. */
-const leaseOwnerSchema = discriminatedUnion('kind', [
-    object({
-        kind: literal('local'),
-        host: schemas_string(),
-        pid: schemas_number().int(),
-        /** Process start identity (e.g. /proc/<pid>/stat starttime) so a reused pid is not mistaken. */
-        start: schemas_string().optional(),
-    }),
-    object({
-        kind: literal('actions'),
-        runId: schemas_string(),
-        runAttempt: schemas_string(),
-        /** The job (GITHUB_JOB, or the job's display-name prefix, e.g. `crew` for `crew d1`). */
-        job: schemas_string(),
-        /** Set on a planned crew's owner: the matrix job of `job` for this daemon is expected to start it. */
-        daemon: schemas_string().optional(),
-    }),
+;// CONCATENATED MODULE: ./.build/src/schemas/crew.js
+
+const leaseOwnerSchema = discriminatedUnion("kind", [
+  object({
+    kind: literal("local"),
+    host: schemas_string(),
+    pid: schemas_number().int(),
+    /** Process start identity (e.g. /proc/<pid>/stat starttime) so a reused pid is not mistaken. */
+    start: schemas_string().optional()
+  }),
+  object({
+    kind: literal("actions"),
+    runId: schemas_string(),
+    runAttempt: schemas_string(),
+    /** The job (GITHUB_JOB, or the job's display-name prefix, e.g. `crew` for `crew d1`). */
+    job: schemas_string(),
+    /** Set on a planned crew's owner: the matrix job of `job` for this daemon is expected to start it. */
+    daemon: schemas_string().optional()
+  })
 ]);
 const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
-    'succeeded',
-    'failed',
-    'timed_out',
-    'usage_limit',
-    'overloaded',
-    'aborted',
-    'lost',
-    'cancelled',
+  "succeeded",
+  "failed",
+  "timed_out",
+  "usage_limit",
+  "overloaded",
+  "aborted",
+  "lost",
+  "cancelled"
 ]));
-/**
- * Outcomes that pause new launches instead of counting as a failed run (seed 002): a usage or
- * credit limit. A rate limit or service overload (`overloaded`) is an interruption — retried later,
- * never a failure and never a school-wide pause.
- */
-const PAUSING_OUTCOMES = ['usage_limit'];
-/** Outcomes that neither count as a failure nor pause the school: the issue is retried later. */
-const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (['usage_limit', 'overloaded', 'cancelled']));
+const PAUSING_OUTCOMES = ["usage_limit"];
+const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
 
-;// CONCATENATED MODULE: ./src/board/lanes.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/lanes.js
 
 
 
@@ -65311,507 +64426,397 @@ const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (['
 
 
 
-const STOP_REASON = 'repair-stopped-after-two-failures';
+const STOP_REASON = "repair-stopped-after-two-failures";
 const TITLE_MAX = 200;
-/**
- * Text for the board: sanitized (idempotent on curriculum text, which was sanitized at the edge,
- * and it strips control characters from reasons and errors a terminal would interpret), on one
- * line, redacted.
- */
 function cleanText(text, max = TITLE_MAX) {
-    // Printable ASCII holds nothing the sanitizer removes and no whitespace but single inner spaces
-    // unless it says so: skip those passes (most titles and reasons).
-    const ascii = PRINTABLE_ASCII.test(text);
-    const safe = ascii ? text : sanitizeText(text, max * 4).text;
-    const oneLine = ascii && !LOOSE_SPACES.test(safe) ? safe : safe.replace(/\s+/g, ' ').trim();
-    // Redact before clipping, so a clip can never cut a token into a shape the redactor misses.
-    return clip(redact_redactText(oneLine), max);
+  const ascii = PRINTABLE_ASCII.test(text);
+  const safe = ascii ? text : sanitizeText(text, max * 4).text;
+  const oneLine = ascii && !LOOSE_SPACES.test(safe) ? safe : safe.replace(/\s+/g, " ").trim();
+  return clip(redact_redactText(oneLine), max);
 }
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const LOOSE_SPACES = /^ | $| {2}/;
-/** cleanText with repeated inputs (reasons, verdicts) cleaned once. */
 function cleaner() {
-    const memo = new Map();
-    return (text) => {
-        let v = memo.get(text);
-        if (v === undefined)
-            memo.set(text, (v = cleanText(text)));
-        return v;
-    };
+  const memo = /* @__PURE__ */ new Map();
+  return (text) => {
+    let v = memo.get(text);
+    if (v === void 0) memo.set(text, v = cleanText(text));
+    return v;
+  };
 }
 function displayTitle(title, issue) {
-    return title ? cleanText(title) : `#${issue}`;
+  return title ? cleanText(title) : `#${issue}`;
 }
 function seconds(now, iso) {
-    if (!iso)
-        return undefined;
-    const t = Date.parse(iso);
-    return Number.isFinite(t) ? Math.max(0, Math.round((now - t) / 1000)) : undefined;
+  if (!iso) return void 0;
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? Math.max(0, Math.round((now - t) / 1e3)) : void 0;
 }
-/** What grading concluded about a crew: the dispatch history counts a rejection as a failed run. */
 function verdicts(queue) {
-    const byCrew = new Map();
-    for (const j of Object.values(queue?.jobs ?? {}))
-        byCrew.set(j.job.crewId, j);
-    const lookup = (crewId) => {
-        const v = byCrew.get(crewId)?.verdict;
-        return v ? (v.accepted ? 'accepted' : 'rejected') : undefined;
-    };
-    return { byCrew, lookup };
+  const byCrew = /* @__PURE__ */ new Map();
+  for (const j of Object.values(queue?.jobs ?? {})) byCrew.set(j.job.crewId, j);
+  const lookup = (crewId) => {
+    const v = byCrew.get(crewId)?.verdict;
+    return v ? v.accepted ? "accepted" : "rejected" : void 0;
+  };
+  return { byCrew, lookup };
 }
-/**
- * Places every known issue in exactly one lane. Where an issue stands (active, done, stopped,
- * repair, ready) is the dispatch office's own `issueStates`; the grading queue says where a done
- * crew's work is (grading, accepted, dead letter); the board adds only the split by lane.
- */
 function buildLanes(input) {
-    const now = input.now.getTime();
-    const clean = cleaner();
-    const titles = new Map();
-    const items = new Map();
-    for (const item of input.curriculum ?? []) {
-        titles.set(item.number, item.title);
-        items.set(item.number, item);
+  const now = input.now.getTime();
+  const clean = cleaner();
+  const titles = /* @__PURE__ */ new Map();
+  const items = /* @__PURE__ */ new Map();
+  for (const item of input.curriculum ?? []) {
+    titles.set(item.number, item.title);
+    items.set(item.number, item);
+  }
+  const { byCrew, lookup } = verdicts(input.queue);
+  const states = input.registry ? issueStates(input.registry, lookup, input.requeues) : /* @__PURE__ */ new Map();
+  const crews = input.registry?.crews ?? {};
+  const latest = /* @__PURE__ */ new Map();
+  const firstPlanned = /* @__PURE__ */ new Map();
+  for (const c of Object.values(crews)) {
+    const f = firstPlanned.get(c.issueNumber);
+    if (f === void 0 || c.plannedAt < f) firstPlanned.set(c.issueNumber, c.plannedAt);
+    const prev = latest.get(c.issueNumber);
+    if (!prev || prev.plannedAt < c.plannedAt || prev.plannedAt === c.plannedAt && prev.attempt < c.attempt) {
+      latest.set(c.issueNumber, c);
     }
-    const { byCrew, lookup } = verdicts(input.queue);
-    const states = input.registry
-        ? issueStates(input.registry, lookup, input.requeues)
-        : new Map();
-    const crews = input.registry?.crews ?? {};
-    const latest = new Map();
-    const firstPlanned = new Map();
-    for (const c of Object.values(crews)) {
-        const f = firstPlanned.get(c.issueNumber);
-        if (f === undefined || c.plannedAt < f)
-            firstPlanned.set(c.issueNumber, c.plannedAt);
-        const prev = latest.get(c.issueNumber);
-        if (!prev ||
-            prev.plannedAt < c.plannedAt ||
-            (prev.plannedAt === c.plannedAt && prev.attempt < c.attempt)) {
-            latest.set(c.issueNumber, c);
-        }
+  }
+  const orphans = /* @__PURE__ */ new Map();
+  for (const j of byCrew.values()) {
+    if (crews[j.job.crewId] || latest.has(j.job.issueNumber)) continue;
+    const prev = orphans.get(j.job.issueNumber);
+    if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
+  }
+  const lanes = new Map(LANES.map((l) => [l, []]));
+  const texts = /* @__PURE__ */ new Map();
+  const place = (lane, item, since, reason) => {
+    if (reason) {
+      item.reason = "";
+      texts.set(item, reason);
     }
-    // Jobs whose crew the registry no longer holds (compacted, or merged in from another runner).
-    const orphans = new Map();
-    for (const j of byCrew.values()) {
-        if (crews[j.job.crewId] || latest.has(j.job.issueNumber))
-            continue;
-        const prev = orphans.get(j.job.issueNumber);
-        if (!prev || prev.enqueuedAt < j.enqueuedAt)
-            orphans.set(j.job.issueNumber, j);
+    const d = lane === "accepted" ? input.deliveries?.get(item.issue) : void 0;
+    if (d)
+      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
+    if (since) {
+      item.since = since;
+      const age = seconds(now, since);
+      if (age !== void 0) item.ageSeconds = age;
     }
-    // Each item is built once and completed in place (this runs for every issue on every board). Its
-    // texts (title, reason: sanitized and redacted) are only written for the items a lane lists, as
-    // they cost the most and an abridged board lists a few items of each lane.
-    const lanes = new Map(LANES.map((l) => [l, []]));
-    const texts = new Map();
-    const place = (lane, item, since, reason) => {
-        if (reason) {
-            item.reason = ''; // written below when listed; set here to keep the item's key order
-            texts.set(item, reason);
-        }
-        const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
-        if (d)
-            item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
-        if (since) {
-            item.since = since;
-            const age = seconds(now, since);
-            if (age !== undefined)
-                item.ageSeconds = age;
-        }
-        lanes.get(lane).push(item);
-    };
-    const issues = new Set(titles.keys());
-    for (const issue of latest.keys())
-        issues.add(issue);
-    for (const issue of orphans.keys())
-        issues.add(issue);
-    const paused = input.pausedReason ? `paused: ${clean(input.pausedReason)}` : undefined;
-    for (const issue of issues) {
-        const item = { issue, title: '' };
-        const orphan = orphans.get(issue);
-        if (orphan) {
-            placeJob(place, clean, item, orphan);
-            continue;
-        }
-        const crew = latest.get(issue);
-        if (!crew) {
-            const known = input.trust && items.get(issue);
-            const refused = known ? untrustedReason(known, input.trust) : undefined;
-            if (refused)
-                place('untrusted', item, undefined, () => clean(refused));
-            else
-                place('ready', item, undefined, paused ? () => paused : undefined);
-            continue;
-        }
-        const first = seconds(now, firstPlanned.get(issue));
-        item.crewId = crew.crewId;
-        item.agent = crew.agent;
-        item.daemon = crew.daemon;
-        item.attempt = crew.attempt;
-        if (crew.slot !== undefined)
-            item.slot = crew.slot;
-        if (crew.repair)
-            item.repair = true;
-        if (first !== undefined)
-            item.totalAgeSeconds = first;
-        const state = states.get(issue) ?? READY;
-        const job = byCrew.get(crew.crewId);
-        if (state.kind === 'active') {
-            const active = crews[state.crewId] ?? crew;
-            if (active.status === 'running')
-                place('running', item, active.startedAt ?? active.plannedAt);
-            else
-                place('planned', item, active.plannedAt);
-        }
-        else if (state.kind === 'stopped') {
-            place('stopped', item, crew.finishedAt, () => STOP_REASON);
-        }
-        else if (state.kind === 'done') {
-            const done = byCrew.get(state.crewId);
-            if (done)
-                placeJob(place, clean, item, done);
-            // Succeeded but not enqueued yet: on its way to the graders.
-            else
-                place('grading', item, crew.finishedAt, () => 'awaiting enqueue');
-        }
-        else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
-            // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
-            place('paused', item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
-        }
-        else if (job?.verdict && !job.verdict.accepted) {
-            const repair = state.kind === 'repair' ? '; repair queued' : '';
-            if (repair)
-                item.repair = true;
-            place('rejected', item, job.updatedAt, () => clean(verdictReason(job) + repair));
-        }
-        else if (state.kind === 'repair') {
-            item.repair = true;
-            place('ready', item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
-        }
-        else {
-            place('ready', item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? '')));
-        }
+    lanes.get(lane).push(item);
+  };
+  const issues = new Set(titles.keys());
+  for (const issue of latest.keys()) issues.add(issue);
+  for (const issue of orphans.keys()) issues.add(issue);
+  const paused = input.pausedReason ? `paused: ${clean(input.pausedReason)}` : void 0;
+  for (const issue of issues) {
+    const item = { issue, title: "" };
+    const orphan = orphans.get(issue);
+    if (orphan) {
+      placeJob(place, clean, item, orphan);
+      continue;
     }
-    const listed = input.itemsPerLane ?? Infinity;
-    return LANES.map((id) => {
-        const all = lanes
-            .get(id)
-            .sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
-        const items = all.length > listed ? all.slice(0, listed) : all;
-        for (const item of items) {
-            item.title = displayTitle(titles.get(item.issue), item.issue);
-            const reason = texts.get(item);
-            if (reason)
-                item.reason = reason();
-        }
-        return { id, label: LANE_LABELS[id], count: all.length, items };
-    });
+    const crew = latest.get(issue);
+    if (!crew) {
+      const known = input.trust && items.get(issue);
+      const refused = known ? untrustedReason(known, input.trust) : void 0;
+      if (refused) place("untrusted", item, void 0, () => clean(refused));
+      else place("ready", item, void 0, paused ? () => paused : void 0);
+      continue;
+    }
+    const first = seconds(now, firstPlanned.get(issue));
+    item.crewId = crew.crewId;
+    item.agent = crew.agent;
+    item.daemon = crew.daemon;
+    item.attempt = crew.attempt;
+    if (crew.slot !== void 0) item.slot = crew.slot;
+    if (crew.repair) item.repair = true;
+    if (first !== void 0) item.totalAgeSeconds = first;
+    const state = states.get(issue) ?? READY;
+    const job = byCrew.get(crew.crewId);
+    if (state.kind === "active") {
+      const active = crews[state.crewId] ?? crew;
+      if (active.status === "running") place("running", item, active.startedAt ?? active.plannedAt);
+      else place("planned", item, active.plannedAt);
+    } else if (state.kind === "stopped") {
+      place("stopped", item, crew.finishedAt, () => STOP_REASON);
+    } else if (state.kind === "done") {
+      const done = byCrew.get(state.crewId);
+      if (done) placeJob(place, clean, item, done);
+      else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
+    } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
+      place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
+    } else if (job?.verdict && !job.verdict.accepted) {
+      const repair = state.kind === "repair" ? "; repair queued" : "";
+      if (repair) item.repair = true;
+      place("rejected", item, job.updatedAt, () => clean(verdictReason(job) + repair));
+    } else if (state.kind === "repair") {
+      item.repair = true;
+      place("ready", item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
+    } else {
+      place("ready", item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? "")));
+    }
+  }
+  const listed = input.itemsPerLane ?? Infinity;
+  return LANES.map((id) => {
+    const all = lanes.get(id).sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
+    const items2 = all.length > listed ? all.slice(0, listed) : all;
+    for (const item of items2) {
+      item.title = displayTitle(titles.get(item.issue), item.issue);
+      const reason = texts.get(item);
+      if (reason) item.reason = reason();
+    }
+    return { id, label: LANE_LABELS[id], count: all.length, items: items2 };
+  });
 }
 function verdictReason(job) {
-    const v = job.verdict;
-    if (!v)
-        return '';
-    return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`;
+  const v = job.verdict;
+  if (!v) return "";
+  return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
 }
 function placeJob(place, clean, item, job) {
-    item.crewId = job.job.crewId;
-    item.agent = item.agent ?? job.job.agent;
-    item.attempts = job.attempts;
-    if (job.status === 'graded' && job.verdict) {
-        const accepted = job.verdict.accepted;
-        place(accepted ? 'accepted' : 'rejected', item, job.updatedAt, () => clean(verdictReason(job)));
-    }
-    else if (job.status === 'dead_letter') {
-        place('dead_letter', item, job.updatedAt, () => clean(job.lastError ?? 'dead letter'));
-    }
-    else {
-        const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
-        place('grading', item, job.enqueuedAt, () => clean(reason));
-    }
+  item.crewId = job.job.crewId;
+  item.agent = item.agent ?? job.job.agent;
+  item.attempts = job.attempts;
+  if (job.status === "graded" && job.verdict) {
+    const accepted = job.verdict.accepted;
+    place(accepted ? "accepted" : "rejected", item, job.updatedAt, () => clean(verdictReason(job)));
+  } else if (job.status === "dead_letter") {
+    place("dead_letter", item, job.updatedAt, () => clean(job.lastError ?? "dead letter"));
+  } else {
+    const reason = job.lastError ? `${job.status}; last error: ${job.lastError}` : job.status;
+    place("grading", item, job.enqueuedAt, () => clean(reason));
+  }
 }
 
-;// CONCATENATED MODULE: ./src/board/view.ts
+
+;// CONCATENATED MODULE: ./.build/src/board/view.js
 
 
 
 
 
-/**
- * Computes the board from the state directory alone (seed 000 §2), with each domain's own fold,
- * folded once and reused across runs (src/board/board-fold.ts). It writes nothing but the shared
- * reader's quarantine of a corrupt complete line (N5.1) and the persisted fold under `views/`.
- * Never throws on bad state: every source that cannot be read becomes a problem on the board,
- * lanes that depend on it say they may be incomplete, and the rest still renders.
- */
-function buildView(layout, config, now = new Date(), options = {}) {
-    return viewOf(loadBoardSources(layout), layout.root, config, now, options);
+function buildView(layout, config, now = /* @__PURE__ */ new Date(), options = {}) {
+  return viewOf(loadBoardSources(layout), layout.root, config, now, options);
 }
-/** The view from folded sources (pure: the same sources, config and time give the same view). */
-function viewOf(sources, stateDir, config, now = new Date(), options = {}) {
-    const abridged = options.itemsPerLane;
-    const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
-    const active = (school?.pauses ?? []).map((p) => ({
-        reason: cleanText(p.reason, 400),
-        since: p.at,
-        source: p.source,
-        ...(p.crewId ? { crewId: p.crewId } : {}),
-        ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
-    }));
-    const lanes = buildLanes({
-        trust: config.curriculum.trust,
-        now,
-        ...(registry ? { registry } : {}),
-        ...(curriculum ? { curriculum } : {}),
-        ...(grading ? { queue: grading.state } : {}),
-        ...(active[0] ? { pausedReason: active[0].reason } : {}),
-        ...(school?.requeues ? { requeues: school.requeues } : {}),
-        deliveries: sources.deliveries,
-        ...(abridged !== undefined ? { itemsPerLane: abridged } : {}),
-    });
-    markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
-    const counts = Object.fromEntries(LANES.map((l) => [l, 0]));
-    for (const lane of lanes)
-        counts[lane.id] = lane.count;
-    const jobs = Object.values(grading?.state.jobs ?? {});
-    const spentUsd = spend?.totalUsd ?? 0;
-    const capUsd = config.dispatch.spendCap;
-    const view = {
-        schema: 1,
-        generatedAt: now.toISOString(),
-        stateDir,
-        healthy: problems.length === 0,
-        problems,
-        lanes,
-        counts,
-        daemons: daemonLoads(config, registry, school, now).map((d) => ({
-            ...d,
-            load: round(d.load, 4),
-            busySeconds: round(d.busySeconds, 3),
-        })),
-        timeline: timeline(abridged === undefined ? registry : undefined, now),
-        leaderboard: ledger
-            ? {
-                overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
-                cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) })),
-            }
-            : { overall: [], cells: [] },
-        queue: {
-            depth: grading ? queued(grading.state) : 0,
-            deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
-            series: grading?.series ?? [],
-        },
-        spend: {
-            spentUsd: round(spentUsd, 4),
-            ...(capUsd !== undefined
-                ? {
-                    capUsd,
-                    reached: spentUsd >= capUsd,
-                    ...(capUsd > 0 ? { fraction: round(spentUsd / capUsd, 4) } : {}),
-                }
-                : { reached: false }),
-        },
-        pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
-        ...(abridged !== undefined ? { abridged: { itemsPerLane: abridged } } : {}),
-    };
-    return redactView(view);
+function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), options = {}) {
+  const abridged = options.itemsPerLane;
+  const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
+  const active = (school?.pauses ?? []).map((p) => ({
+    reason: cleanText(p.reason, 400),
+    since: p.at,
+    source: p.source,
+    ...p.crewId ? { crewId: p.crewId } : {},
+    ...p.issueNumber !== void 0 ? { issue: p.issueNumber } : {}
+  }));
+  const lanes = buildLanes({
+    trust: config.curriculum.trust,
+    now,
+    ...registry ? { registry } : {},
+    ...curriculum ? { curriculum } : {},
+    ...grading ? { queue: grading.state } : {},
+    ...active[0] ? { pausedReason: active[0].reason } : {},
+    ...school?.requeues ? { requeues: school.requeues } : {},
+    deliveries: sources.deliveries,
+    ...abridged !== void 0 ? { itemsPerLane: abridged } : {}
+  });
+  markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
+  const counts = Object.fromEntries(LANES.map((l) => [l, 0]));
+  for (const lane of lanes) counts[lane.id] = lane.count;
+  const jobs = Object.values(grading?.state.jobs ?? {});
+  const spentUsd = spend?.totalUsd ?? 0;
+  const capUsd = config.dispatch.spendCap;
+  const view = {
+    schema: 1,
+    generatedAt: now.toISOString(),
+    stateDir,
+    healthy: problems.length === 0,
+    problems,
+    lanes,
+    counts,
+    daemons: daemonLoads(config, registry, school, now).map((d) => ({
+      ...d,
+      load: round(d.load, 4),
+      busySeconds: round(d.busySeconds, 3)
+    })),
+    timeline: timeline(abridged === void 0 ? registry : void 0, now),
+    leaderboard: ledger ? {
+      overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
+      cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
+    } : { overall: [], cells: [] },
+    queue: {
+      depth: grading ? queued(grading.state) : 0,
+      deadLetters: jobs.filter((j) => j.status === "dead_letter").length,
+      series: grading?.series ?? []
+    },
+    spend: {
+      spentUsd: round(spentUsd, 4),
+      ...capUsd !== void 0 ? {
+        capUsd,
+        reached: spentUsd >= capUsd,
+        ...capUsd > 0 ? { fraction: round(spentUsd / capUsd, 4) } : {}
+      } : { reached: false }
+    },
+    pauses: { active, ...school?.lastCleared ? { lastCleared: school.lastCleared } : {} },
+    ...abridged !== void 0 ? { abridged: { itemsPerLane: abridged } } : {}
+  };
+  return redactView(view);
 }
-/**
- * Everything the board shows passes the redactor once more. Lane items and timeline bars (the bulk
- * of a large board) take a direct pass over their string fields, with repeated values (agents,
- * daemons, reasons) redacted once; the rest goes through the structural redactor.
- */
 function redactView(view) {
-    const memo = new Map();
-    const text = (s) => {
-        let v = memo.get(s);
-        if (v === undefined)
-            memo.set(s, (v = redact_redactText(s)));
-        return v;
-    };
-    // crewId is an identity field (the redactor leaves it everywhere); titles and reasons come out of
-    // cleanText, which redacts before it clips, so a second pass would find nothing. Items and bars
-    // were built for this view alone: they are redacted in place.
-    const strings = (o) => {
-        const r = o;
-        for (const k in r) {
-            const v = r[k];
-            if (typeof v === 'string' && k !== 'crewId' && k !== 'title' && k !== 'reason')
-                r[k] = text(v);
-        }
-        return o;
-    };
-    const { lanes, timeline, ...rest } = view;
-    const safe = redact(rest);
-    return {
-        ...safe,
-        lanes: lanes.map((l) => {
-            const lane = strings({ ...l });
-            lane.items = l.items.map(strings);
-            return lane;
-        }),
-        timeline: { ...strings({ ...timeline }), bars: timeline.bars.map(strings) },
-    };
+  const memo = /* @__PURE__ */ new Map();
+  const text = (s) => {
+    let v = memo.get(s);
+    if (v === void 0) memo.set(s, v = redact_redactText(s));
+    return v;
+  };
+  const strings = (o) => {
+    const r = o;
+    for (const k in r) {
+      const v = r[k];
+      if (typeof v === "string" && k !== "crewId" && k !== "title" && k !== "reason") r[k] = text(v);
+    }
+    return o;
+  };
+  const { lanes, timeline: timeline2, ...rest } = view;
+  const safe = redact(rest);
+  return {
+    ...safe,
+    lanes: lanes.map((l) => {
+      const lane = strings({ ...l });
+      lane.items = l.items.map(strings);
+      return lane;
+    }),
+    timeline: { ...strings({ ...timeline2 }), bars: timeline2.bars.map(strings) }
+  };
 }
 const round = (n, digits) => Math.round(n * 10 ** digits) / 10 ** digits;
-/** A lane never reads as confidently empty when the log behind it is unreadable (N5.1). */
 function markIncomplete(lanes, ok) {
-    const missing = (flags) => flags.filter(([good]) => !good).map(([, f]) => f);
-    for (const lane of lanes) {
-        const files = lane.id === 'ready'
-            ? missing([
-                [ok.crews, 'crews.jsonl'],
-                [ok.curriculum, 'curriculum.jsonl'],
-                [ok.grading, 'grading.jsonl'],
-            ])
-            : lane.id === 'planned' || lane.id === 'running' || lane.id === 'paused'
-                ? missing([[ok.crews, 'crews.jsonl']])
-                : missing([
-                    [ok.crews, 'crews.jsonl'],
-                    [ok.grading, 'grading.jsonl'],
-                ]);
-        if (files.length)
-            lane.incomplete = `${files.join(', ')} unreadable: this lane may be missing items`;
-    }
+  const missing = (flags) => flags.filter(([good]) => !good).map(([, f]) => f);
+  for (const lane of lanes) {
+    const files = lane.id === "ready" ? missing([
+      [ok.crews, "crews.jsonl"],
+      [ok.curriculum, "curriculum.jsonl"],
+      [ok.grading, "grading.jsonl"]
+    ]) : lane.id === "planned" || lane.id === "running" || lane.id === "paused" ? missing([[ok.crews, "crews.jsonl"]]) : missing([
+      [ok.crews, "crews.jsonl"],
+      [ok.grading, "grading.jsonl"]
+    ]);
+    if (files.length) lane.incomplete = `${files.join(", ")} unreadable: this lane may be missing items`;
+  }
 }
-/**
- * Daemon, slot, start, each in localeCompare's order. Daemons are ranked once; starts in the one
- * shape `toISOString` writes differ only in digits at the same places, where localeCompare's order
- * is the code-unit order, so they are compared directly (any other shape goes to the collator).
- */
 function timelineOrder(bars) {
-    const { compare } = new Intl.Collator();
-    const rank = new Map();
-    let r = 0;
-    let prev;
-    for (const d of [...new Set(bars.map((b) => b.daemon))].sort(compare)) {
-        if (prev !== undefined && compare(prev, d) !== 0)
-            r++;
-        rank.set(d, r);
-        prev = d;
-    }
-    const iso = bars.every((b) => ISO.test(b.start));
-    const start = iso ? (a, b) => (a < b ? -1 : a > b ? 1 : 0) : compare;
-    return (a, b) => rank.get(a.daemon) - rank.get(b.daemon) || a.slot - b.slot || start(a.start, b.start);
+  const { compare } = new Intl.Collator();
+  const rank = /* @__PURE__ */ new Map();
+  let r = 0;
+  let prev;
+  for (const d of [...new Set(bars.map((b) => b.daemon))].sort(compare)) {
+    if (prev !== void 0 && compare(prev, d) !== 0) r++;
+    rank.set(d, r);
+    prev = d;
+  }
+  const iso = bars.every((b) => ISO.test(b.start));
+  const start = iso ? (a, b) => a < b ? -1 : a > b ? 1 : 0 : compare;
+  return (a, b) => rank.get(a.daemon) - rank.get(b.daemon) || a.slot - b.slot || start(a.start, b.start);
 }
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 function timeline(registry, now) {
-    const bars = [];
-    for (const c of Object.values(registry?.crews ?? {})) {
-        if (!c.startedAt)
-            continue;
-        const bar = {
-            crewId: c.crewId,
-            issue: c.issueNumber,
-            daemon: c.daemon,
-            slot: c.slot ?? 0,
-            agent: c.agent,
-            start: c.startedAt,
-            status: c.status === 'finished' ? 'finished' : 'running',
-        };
-        if (c.finishedAt)
-            bar.end = c.finishedAt;
-        if (c.outcome)
-            bar.outcome = c.outcome;
-        bars.push(bar);
-    }
-    // The order's collator is costly to set up in a new process: none for an empty timeline.
-    if (bars.length > 1)
-        bars.sort(timelineOrder(bars));
-    const start = bars.reduce((m, b) => (m === undefined || b.start < m ? b.start : m), undefined);
-    return { ...(start ? { start } : {}), end: now.toISOString(), bars };
+  const bars = [];
+  for (const c of Object.values(registry?.crews ?? {})) {
+    if (!c.startedAt) continue;
+    const bar = {
+      crewId: c.crewId,
+      issue: c.issueNumber,
+      daemon: c.daemon,
+      slot: c.slot ?? 0,
+      agent: c.agent,
+      start: c.startedAt,
+      status: c.status === "finished" ? "finished" : "running"
+    };
+    if (c.finishedAt) bar.end = c.finishedAt;
+    if (c.outcome) bar.outcome = c.outcome;
+    bars.push(bar);
+  }
+  if (bars.length > 1) bars.sort(timelineOrder(bars));
+  const start = bars.reduce(
+    (m, b) => m === void 0 || b.start < m ? b.start : m,
+    void 0
+  );
+  return { ...start ? { start } : {}, end: now.toISOString(), bars };
 }
 
-;// CONCATENATED MODULE: ./src/actions/board-summary.ts
+
+;// CONCATENATED MODULE: ./.build/src/actions/board-summary.js
 
 
 
 
-/** The artifact name the school loop uploads `school report --html` under; summaries point at it. */
-const BOARD_ARTIFACT = 'school-board';
-/**
- * The board section of an action's job summary, from the same view model as `school status` and
- * the HTML report (no second implementation of the same numbers). Optional: a failure to build it
- * is a warning, never the action's failure.
- */
+const BOARD_ARTIFACT = "school-board";
 function boardSummary(action, layout, config, logger) {
-    try {
-        // Abridged: a summary lists a few items per lane and draws no timeline.
-        const view = buildView(layout, config, new Date(), { itemsPerLane: LISTED_ITEMS });
-        return actionSummaryMarkdown(action, view, BOARD_ARTIFACT);
-    }
-    catch (e) {
-        logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
-        return undefined;
-    }
+  try {
+    const view = buildView(layout, config, /* @__PURE__ */ new Date(), { itemsPerLane: LISTED_ITEMS });
+    return actionSummaryMarkdown(action, view, BOARD_ARTIFACT);
+  } catch (e) {
+    logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
+    return void 0;
+  }
 }
 
-;// CONCATENATED MODULE: ./src/github/runtime.ts
+
+;// CONCATENATED MODULE: ./.build/src/github/runtime.js
 
 
 
-/** A Logger backed by the runner: annotations for warnings and errors, collapsible groups. */
 function actionsLogger() {
-    return {
-        debug: (m) => core_debug(redact_redactText(m)),
-        info: (m) => info(redact_redactText(m)),
-        warning: (m) => warning(redact_redactText(m)),
-        error: (m) => error(redact_redactText(m)),
-        group: (name, fn) => group(redact_redactText(name), fn),
-    };
+  return {
+    debug: (m) => core_debug(redact_redactText(m)),
+    info: (m) => info(redact_redactText(m)),
+    warning: (m) => warning(redact_redactText(m)),
+    error: (m) => error(redact_redactText(m)),
+    group: (name, fn) => group(redact_redactText(name), fn)
+  };
 }
-/** `core.getInput` returns '' for an absent input: this returns undefined instead. */
 function optionalInput(name) {
-    return getInput(name) || undefined;
+  return getInput(name) || void 0;
 }
-/** Registers the token with the runner's log masking and with our redactor. */
 function secretInput(name) {
-    const value = getInput(name) || undefined;
-    if (value) {
-        core_setSecret(value);
-        registerSecret(value);
-    }
-    return value;
+  const value = getInput(name) || void 0;
+  if (value) {
+    core_setSecret(value);
+    registerSecret(value);
+  }
+  return value;
 }
-/**
- * The one top-level error path of every action (STYLE): run, and on any failure report it once
- * with setFailed. Unhandled rejections are routed to the same place.
- */
 async function runAction(main) {
-    let reported = false;
-    const fail = (e) => {
-        if (reported)
-            return;
-        reported = true;
-        setFailed(redact_redactText(errors_message(e)));
-    };
-    process.on('unhandledRejection', fail);
-    try {
-        registerSecret(process.env.GITHUB_TOKEN);
-        registerSecret(process.env.INPUT_TOKEN);
-        await main();
-    }
-    catch (e) {
-        fail(e);
-    }
+  let reported = false;
+  const fail = (e) => {
+    if (reported) return;
+    reported = true;
+    setFailed(redact_redactText(errors_message(e)));
+  };
+  process.on("unhandledRejection", fail);
+  try {
+    registerSecret(process.env.GITHUB_TOKEN);
+    registerSecret(process.env.INPUT_TOKEN);
+    await main();
+  } catch (e) {
+    fail(e);
+  }
 }
-/** Writes the job summary when the runner provides one; `summary.write()` throws without it. */
 async function writeSummary(build, logger) {
-    if (!process.env.GITHUB_STEP_SUMMARY)
-        return;
-    try {
-        build(summary);
-        await summary.write();
-    }
-    catch (e) {
-        logger?.warning(`could not write the job summary: ${errors_message(e)}`);
-    }
-    finally {
-        summary.emptyBuffer();
-    }
+  if (!process.env.GITHUB_STEP_SUMMARY) return;
+  try {
+    build(summary);
+    await summary.write();
+  } catch (e) {
+    logger?.warning(`could not write the job summary: ${errors_message(e)}`);
+  } finally {
+    summary.emptyBuffer();
+  }
 }
 
-;// CONCATENATED MODULE: ./src/actions/fetch-curriculum.ts
+
+;// CONCATENATED MODULE: ./.build/src/actions/fetch-curriculum.js
 
 
 
@@ -65824,69 +64829,67 @@ async function writeSummary(build, logger) {
 
 
 
-/** Every input, parsed once (STYLE). `core.getInput` gives '' for absent: optionalInput maps it. */
 const inputsSchema = object({
-    token: schemas_string().optional(),
-    repository: schemas_string().optional(),
-    labels: array(schemas_string()).optional(),
-    config: schemas_string().optional(),
-    stateDir: schemas_string().optional(),
-    issuesFile: schemas_string().optional(),
+  token: schemas_string().optional(),
+  repository: schemas_string().optional(),
+  labels: array(schemas_string()).optional(),
+  config: schemas_string().optional(),
+  stateDir: schemas_string().optional(),
+  issuesFile: schemas_string().optional()
 });
 function parseInputs() {
-    const labels = optionalInput('labels');
-    return inputsSchema.parse({
-        token: secretInput('token'),
-        repository: optionalInput('repository') ?? process.env.GITHUB_REPOSITORY,
-        labels: labels
-            ?.split(/[,\n]/)
-            .map((l) => l.trim())
-            .filter(Boolean),
-        config: optionalInput('config'),
-        stateDir: optionalInput('state-dir'),
-        issuesFile: optionalInput('issues-file'),
-    });
+  const labels = optionalInput("labels");
+  return inputsSchema.parse({
+    token: secretInput("token"),
+    repository: optionalInput("repository") ?? process.env.GITHUB_REPOSITORY,
+    labels: labels?.split(/[,\n]/).map((l) => l.trim()).filter(Boolean),
+    config: optionalInput("config"),
+    stateDir: optionalInput("state-dir"),
+    issuesFile: optionalInput("issues-file")
+  });
 }
 async function main() {
-    const inputs = parseInputs();
-    // The token is in `inputs` now; children and /proc/<pid>/environ never see it again.
-    hideCredentials();
-    const logger = actionsLogger();
-    const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
-    const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
-    let source;
-    if (issuesFile) {
-        source = { kind: 'file', path: issuesFile };
+  const inputs = parseInputs();
+  hideCredentials();
+  const logger = actionsLogger();
+  const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
+  const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
+  let source;
+  if (issuesFile) {
+    source = { kind: "file", path: issuesFile };
+  } else {
+    if (!inputs.token) {
+      throw new errors_ConfigError(
+        "token: no GitHub token. Leave the `token` input at its default (${{ github.token }}) or pass a token with `issues: read`."
+      );
     }
-    else {
-        if (!inputs.token) {
-            throw new errors_ConfigError('token: no GitHub token. Leave the `token` input at its default (${{ github.token }}) or pass a token with `issues: read`.');
-        }
-        const repo = parseRepo(inputs.repository ?? config.repository, 'repository');
-        source = { kind: 'github', client: createGitHubClient({ token: inputs.token, logger }), repo };
+    const repo = parseRepo(inputs.repository ?? config.repository, "repository");
+    source = { kind: "github", client: createGitHubClient({ token: inputs.token, logger }), repo };
+  }
+  const layout = new StateLayout(config.stateDir);
+  const result = await logger.group(
+    "Fetch the curriculum",
+    () => fetchCurriculum({ layout, config, source, labels: inputs.labels, logger })
+  );
+  setOutput("count", result.count);
+  setOutput("added", result.added);
+  setOutput("changed", result.changed);
+  setOutput("removed", result.removed);
+  setOutput("curriculum-path", result.path);
+  setOutput("mode", result.mode);
+  info(headline(result));
+  const board = boardSummary("fetch-curriculum", layout, config, logger);
+  await writeSummary((s) => {
+    s.addHeading("Curriculum", 2).addRaw(headline(result), true);
+    if (result.items.length) {
+      s.addTable([SUMMARY_HEADER.map((h) => ({ data: h, header: true })), ...summaryRows(result.items)]);
+      if (result.items.length > 200) s.addRaw(`\u2026 and ${result.items.length - 200} more.`, true);
     }
-    const layout = new StateLayout(config.stateDir);
-    const result = await logger.group('Fetch the curriculum', () => fetchCurriculum({ layout, config, source, labels: inputs.labels, logger }));
-    setOutput('count', result.count);
-    setOutput('added', result.added);
-    setOutput('changed', result.changed);
-    setOutput('removed', result.removed);
-    setOutput('curriculum-path', result.path);
-    setOutput('mode', result.mode);
-    info(headline(result));
-    const board = boardSummary('fetch-curriculum', layout, config, logger);
-    await writeSummary((s) => {
-        s.addHeading('Curriculum', 2).addRaw(headline(result), true);
-        if (result.items.length) {
-            s.addTable([SUMMARY_HEADER.map((h) => ({ data: h, header: true })), ...summaryRows(result.items)]);
-            if (result.items.length > 200)
-                s.addRaw(`… and ${result.items.length - 200} more.`, true);
-        }
-        if (board)
-            s.addRaw(board, true);
-    }, logger);
+    if (board) s.addRaw(board, true);
+  }, logger);
 }
 void runAction(main);
+
 
 var __webpack_exports__main = __webpack_exports__.i;
 var __webpack_exports__parseInputs = __webpack_exports__.T;
