@@ -50305,8 +50305,14 @@ const ruleSchema = strictObject({
   }),
   set: classificationSchema
 });
+const DAEMON_ID_PATTERN = /^(?=.{1,39}$)[a-z0-9]*[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 const daemonSchema = strictObject({
-  id: schemas_string().regex(/^[a-z0-9][a-z0-9-]{0,38}$/, "lower-case letters, digits and dashes, at most 39 characters"),
+  id: schemas_string().regex(
+    DAEMON_ID_PATTERN,
+    "a daemon id (fleet.daemons[].id) is at most 39 lower-case letters and digits in parts joined by single dashes, the first part holding a letter: it ends the names of the daemon's handoff artifacts (school-handoff-<run id>-<attempt>-<job attempt>-<id>), which must read back as exactly one daemon. Rename it, e.g. gpu-2 rather than 2-gpu, gpu- or gpu--2"
+  ).describe(
+    "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
+  ),
   labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(schema_CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
@@ -50393,6 +50399,36 @@ const reviewerSchema = union([
       });
   })
 ]);
+const SANDBOX_KINDS = ["bwrap", "none"];
+const SANDBOX_NETWORKS = ["allow-list", "none", "host"];
+const HOST_PORT = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?:[0-9]{1,5}$/;
+const sandboxSchema = strictObject({
+  kind: schemas_enum(SANDBOX_KINDS).optional().describe("bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly)."),
+  network: schemas_enum(SANDBOX_NETWORKS).default("allow-list").describe(
+    "allow-list: only the listed host:port pairs, through a proxy; none: no network; host: no limit (loud warning)."
+  ),
+  allow: array(
+    schemas_string().regex(HOST_PORT, "host:port, e.g. api.anthropic.com:443 or *.npmjs.org:443 (a port is required)")
+  ).default([]).describe("host:port pairs added to what each agent kind needs by default (its API's host)."),
+  readOnly: array(
+    schemas_string().min(1).refine((p) => (0,external_node_path_.isAbsolute)(p), "an absolute path")
+  ).default([]).describe(
+    "Extra absolute paths visible read-only inside (a toolchain outside /usr, e.g. /opt/toolchains/go)."
+  ),
+  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path).")
+}).prefault({});
+const SEALED_RESULT_FORMATS = ["node-test", "junit"];
+const sealedResultsSchema = strictObject({
+  format: schemas_enum(SEALED_RESULT_FORMATS).describe(
+    "node-test: sealedTests is `node --test \u2026` and the judge adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+  ),
+  file: schemas_string().min(1).optional().describe(
+    "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv. A patch touching it is tampering."
+  ),
+  expect: array(schemas_string().min(1)).min(1).optional().describe(
+    "Tests that must each be reported as passed (name, `suite > name` or `classname.name`). Default: every test the suite reports on the base commit."
+  )
+}).describe("Named results: the sealed judge passes on the test report, so an early exit fails.");
 const MAX_DAEMONS = 256;
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
@@ -50474,6 +50510,7 @@ const schema_configSchema = strictObject({
     ),
     sealedDir: schemas_string().optional().describe("Directory outside the repository holding the sealed suite (copied for each run)."),
     sealedProtect: array(schemas_string().min(1)).default([]).describe("Path globs a patch may not touch (e.g. package.json); touching one is tampering."),
+    sealedResults: sealedResultsSchema.optional(),
     reviewer: reviewerSchema.optional().describe(
       "Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric."
     ),
@@ -50487,6 +50524,9 @@ const schema_configSchema = strictObject({
     }).prefault({}),
     comment: schemas_boolean().default(false).describe("Post a result comment on the issue.")
   }).prefault({}),
+  sandbox: sandboxSchema.describe(
+    "The sandbox every untrusted process runs in: students, verification, sealed tests, the reviewer."
+  ),
   checkpoint: strictObject({
     branch: schemas_string().default("school-state"),
     cachePrefix: schemas_string().default("school-state"),
@@ -50504,6 +50544,10 @@ const schema_configSchema = strictObject({
       message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`
     });
   }
+  sealedResultsIssues(
+    c.grading,
+    (path, message) => ctx.addIssue({ code: "custom", path: ["grading", ...path], message })
+  );
   const dir = c.grading.sealedDir;
   if (dir === void 0) return;
   const rel = (0,external_node_path_.relative)((0,external_node_path_.resolve)(c.repoPath), (0,external_node_path_.resolve)(dir));
@@ -50514,6 +50558,44 @@ const schema_configSchema = strictObject({
       message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`
     });
 });
+function sealedResultsIssues(g, issue) {
+  const r = g.sealedResults;
+  if (!r) return;
+  const argv2 = g.sealedTests;
+  if (!argv2) {
+    issue(["sealedResults"], "needs grading.sealedTests, the command whose test report it reads");
+    return;
+  }
+  if (r.format === "node-test") {
+    if (!argv2.includes("--test"))
+      issue(
+        ["sealedTests"],
+        "with sealedResults.format node-test the command is node's test runner: an argv holding --test, e.g. [node, --test, '{sealed}/']"
+      );
+    const reporter = argv2.find((a) => a.startsWith("--test-reporter"));
+    if (reporter)
+      issue(
+        ["sealedTests"],
+        `with sealedResults.format node-test the judge sets the reporters; remove ${reporter}`
+      );
+    if (r.file !== void 0)
+      issue(
+        ["sealedResults", "file"],
+        "is for format junit; with node-test the judge chooses where node writes its report"
+      );
+    return;
+  }
+  const placeholder = argv2.some((a) => a.includes("{results}"));
+  if (!placeholder && r.file === void 0)
+    issue(
+      ["sealedTests"],
+      "with sealedResults.format junit the command writes its JUnit XML to {results}, e.g. [pytest, '--junitxml={results}', '{sealed}'], or set sealedResults.file"
+    );
+  if (placeholder && r.file !== void 0)
+    issue(["sealedResults", "file"], "the command already writes to {results}; use one of the two");
+  if (r.file !== void 0 && ((0,external_node_path_.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
+    issue(["sealedResults", "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/load.js

@@ -51941,8 +51941,14 @@ const ruleSchema = strictObject({
   }),
   set: classificationSchema
 });
+const DAEMON_ID_PATTERN = /^(?=.{1,39}$)[a-z0-9]*[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 const daemonSchema = strictObject({
-  id: schemas_string().regex(/^[a-z0-9][a-z0-9-]{0,38}$/, "lower-case letters, digits and dashes, at most 39 characters"),
+  id: schemas_string().regex(
+    DAEMON_ID_PATTERN,
+    "a daemon id (fleet.daemons[].id) is at most 39 lower-case letters and digits in parts joined by single dashes, the first part holding a letter: it ends the names of the daemon's handoff artifacts (school-handoff-<run id>-<attempt>-<job attempt>-<id>), which must read back as exactly one daemon. Rename it, e.g. gpu-2 rather than 2-gpu, gpu- or gpu--2"
+  ).describe(
+    "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
+  ),
   labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
@@ -52029,6 +52035,36 @@ const reviewerSchema = union([
       });
   })
 ]);
+const SANDBOX_KINDS = ["bwrap", "none"];
+const SANDBOX_NETWORKS = ["allow-list", "none", "host"];
+const HOST_PORT = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?:[0-9]{1,5}$/;
+const sandboxSchema = strictObject({
+  kind: schemas_enum(SANDBOX_KINDS).optional().describe("bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly)."),
+  network: schemas_enum(SANDBOX_NETWORKS).default("allow-list").describe(
+    "allow-list: only the listed host:port pairs, through a proxy; none: no network; host: no limit (loud warning)."
+  ),
+  allow: array(
+    schemas_string().regex(HOST_PORT, "host:port, e.g. api.anthropic.com:443 or *.npmjs.org:443 (a port is required)")
+  ).default([]).describe("host:port pairs added to what each agent kind needs by default (its API's host)."),
+  readOnly: array(
+    schemas_string().min(1).refine((p) => (0,external_node_path_namespaceObject.isAbsolute)(p), "an absolute path")
+  ).default([]).describe(
+    "Extra absolute paths visible read-only inside (a toolchain outside /usr, e.g. /opt/toolchains/go)."
+  ),
+  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path).")
+}).prefault({});
+const SEALED_RESULT_FORMATS = ["node-test", "junit"];
+const sealedResultsSchema = strictObject({
+  format: schemas_enum(SEALED_RESULT_FORMATS).describe(
+    "node-test: sealedTests is `node --test \u2026` and the judge adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+  ),
+  file: schemas_string().min(1).optional().describe(
+    "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv. A patch touching it is tampering."
+  ),
+  expect: array(schemas_string().min(1)).min(1).optional().describe(
+    "Tests that must each be reported as passed (name, `suite > name` or `classname.name`). Default: every test the suite reports on the base commit."
+  )
+}).describe("Named results: the sealed judge passes on the test report, so an early exit fails.");
 const MAX_DAEMONS = 256;
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const configSchema = strictObject({
@@ -52110,6 +52146,7 @@ const configSchema = strictObject({
     ),
     sealedDir: schemas_string().optional().describe("Directory outside the repository holding the sealed suite (copied for each run)."),
     sealedProtect: array(schemas_string().min(1)).default([]).describe("Path globs a patch may not touch (e.g. package.json); touching one is tampering."),
+    sealedResults: sealedResultsSchema.optional(),
     reviewer: reviewerSchema.optional().describe(
       "Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric."
     ),
@@ -52123,6 +52160,9 @@ const configSchema = strictObject({
     }).prefault({}),
     comment: schemas_boolean().default(false).describe("Post a result comment on the issue.")
   }).prefault({}),
+  sandbox: sandboxSchema.describe(
+    "The sandbox every untrusted process runs in: students, verification, sealed tests, the reviewer."
+  ),
   checkpoint: strictObject({
     branch: schemas_string().default("school-state"),
     cachePrefix: schemas_string().default("school-state"),
@@ -52140,6 +52180,10 @@ const configSchema = strictObject({
       message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`
     });
   }
+  sealedResultsIssues(
+    c.grading,
+    (path, message) => ctx.addIssue({ code: "custom", path: ["grading", ...path], message })
+  );
   const dir = c.grading.sealedDir;
   if (dir === void 0) return;
   const rel = (0,external_node_path_namespaceObject.relative)((0,external_node_path_namespaceObject.resolve)(c.repoPath), (0,external_node_path_namespaceObject.resolve)(dir));
@@ -52150,6 +52194,44 @@ const configSchema = strictObject({
       message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`
     });
 });
+function sealedResultsIssues(g, issue) {
+  const r = g.sealedResults;
+  if (!r) return;
+  const argv2 = g.sealedTests;
+  if (!argv2) {
+    issue(["sealedResults"], "needs grading.sealedTests, the command whose test report it reads");
+    return;
+  }
+  if (r.format === "node-test") {
+    if (!argv2.includes("--test"))
+      issue(
+        ["sealedTests"],
+        "with sealedResults.format node-test the command is node's test runner: an argv holding --test, e.g. [node, --test, '{sealed}/']"
+      );
+    const reporter = argv2.find((a) => a.startsWith("--test-reporter"));
+    if (reporter)
+      issue(
+        ["sealedTests"],
+        `with sealedResults.format node-test the judge sets the reporters; remove ${reporter}`
+      );
+    if (r.file !== void 0)
+      issue(
+        ["sealedResults", "file"],
+        "is for format junit; with node-test the judge chooses where node writes its report"
+      );
+    return;
+  }
+  const placeholder = argv2.some((a) => a.includes("{results}"));
+  if (!placeholder && r.file === void 0)
+    issue(
+      ["sealedTests"],
+      "with sealedResults.format junit the command writes its JUnit XML to {results}, e.g. [pytest, '--junitxml={results}', '{sealed}'], or set sealedResults.file"
+    );
+  if (placeholder && r.file !== void 0)
+    issue(["sealedResults", "file"], "the command already writes to {results}; use one of the two");
+  if (r.file !== void 0 && ((0,external_node_path_namespaceObject.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
+    issue(["sealedResults", "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/load.js
@@ -62784,8 +62866,23 @@ class DriverBusyError extends SchoolError {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/crew/host.js
+;// CONCATENATED MODULE: ./.build/src/process/which.js
 
+
+function which(binary, path = process.env.PATH ?? "") {
+  const candidates = (0,external_node_path_namespaceObject.isAbsolute)(binary) || binary.includes("/") ? [binary] : path.split(external_node_path_namespaceObject.delimiter).filter(Boolean).map((d) => (0,external_node_path_namespaceObject.join)(d, binary));
+  for (const c of candidates) {
+    try {
+      (0,external_node_fs_namespaceObject.accessSync)(c, external_node_fs_namespaceObject.constants.X_OK);
+      return c;
+    } catch {
+    }
+  }
+  return void 0;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/host.js
 
 
 
@@ -62815,17 +62912,7 @@ function processesWithMarker(crewId) {
   }
   return found;
 }
-function which(binary, path = process.env.PATH ?? "") {
-  const candidates = (0,external_node_path_namespaceObject.isAbsolute)(binary) || binary.includes("/") ? [binary] : path.split(external_node_path_namespaceObject.delimiter).filter(Boolean).map((d) => (0,external_node_path_namespaceObject.join)(d, binary));
-  for (const c of candidates) {
-    try {
-      (0,external_node_fs_namespaceObject.accessSync)(c, external_node_fs_namespaceObject.constants.X_OK);
-      return c;
-    } catch {
-    }
-  }
-  return void 0;
-}
+
 function ptraceWarning(read = () => readFileSync("/proc/sys/kernel/yama/ptrace_scope", "utf8")) {
   let scope;
   try {
@@ -62919,8 +63006,22 @@ function renderInit(o) {
     "  correctionTurns: 2 # a failed verification goes back to the same agent session this many times",
     "  # spendCap: 25 # USD: no crew is placed once recorded spend reaches it",
     "",
+    "# Every student turn, its verification, sealed tests and the reviewer run in a bubblewrap sandbox:",
+    "# only its worktree writable, a private HOME, no view of other crews, the state, this checkout or",
+    "# the runner, and no network but the agents' APIs and what you allow here (docs/security.md).",
+    "# The runner needs bwrap (apt-get install bubblewrap); `kind: none` turns it off, loudly.",
+    "sandbox:",
+    "  network: allow-list",
+    "  allow: [] # e.g. [registry.npmjs.org:443] when a student or the verification installs packages",
+    "",
     "# grading:",
     "#   reviewer: { kind: claude-code, passEnv: [ANTHROPIC_API_KEY] } # judge 2; default: built-in rubric",
+    "#   # Sealed tests: a suite the students never see, kept outside this repository and run on each",
+    "#   # patch at its base commit. sealedResults makes the judge pass on the tests node reports by",
+    "#   # name: a patch that exits 0 early fails (on an exit code alone it would pass).",
+    "#   sealedDir: ../sealed-tests",
+    `#   sealedTests: [node, --test, "{sealed}/**/*.test.mjs"] # Node 20 takes the directory: "{sealed}/"`,
+    "#   sealedResults: { format: node-test } # add expect: [test names] to name the tests that must pass",
     ""
   ].join("\n");
 }
@@ -63815,6 +63916,35 @@ function issueTitles(layout) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/untrusted-file.js
+
+function readUntrustedFile(path, maxBytes = 1024 * 1024) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, external_node_fs_namespaceObject.constants.O_RDONLY | external_node_fs_namespaceObject.constants.O_NOFOLLOW | external_node_fs_namespaceObject.constants.O_NONBLOCK);
+  } catch (e) {
+    const code = e.code;
+    if (code === "ENOENT") return void 0;
+    if (code === "ELOOP") throw new Error(`${path} is a symbolic link; only a plain file is read`);
+    throw e;
+  }
+  try {
+    const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
+    if (!st.isFile()) throw new Error(`${path} is not a plain file`);
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes));
+    let n = 0;
+    while (n < buf.length) {
+      const r = (0,external_node_fs_namespaceObject.readSync)(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n).toString("utf8");
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/agents/usage.js
 
 
@@ -63823,10 +63953,11 @@ function issueTitles(layout) {
 function readUsage(path) {
   let raw;
   try {
-    raw = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8"));
+    const text = readUntrustedFile(path, 64 * 1024);
+    if (text === void 0) return {};
+    raw = JSON.parse(text);
   } catch (e) {
-    const code = e.code;
-    return code === "ENOENT" ? {} : { problem: `usage file unreadable: ${e.message.slice(0, 200)}` };
+    return { problem: `usage file unreadable: ${e.message.slice(0, 200)}` };
   }
   if (!raw || typeof raw !== "object" || Array.isArray(raw))
     return { problem: "usage file is not a JSON object" };
@@ -63946,6 +64077,492 @@ function rubricFinding(diff, fences, limits, crew = {}) {
     reasons: [`${files.length} file(s), ${lines} line(s), inside fences, no tests deleted`],
     score: 1
   };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/bridge.js
+const BRIDGE_SOURCE = String.raw`
+const net = require('net');
+const cp = require('child_process');
+const os = require('os');
+const a = process.argv.slice(1);
+const sock = a[0];
+const port = Number(a[1]);
+const forwards = a[2] === '-' ? [] : a[2].split(',');
+const argv = a.slice(4);
+const fail = (m, code) => { process.stderr.write('school-core sandbox: ' + m + '\n'); process.exit(code); };
+const pair = (c, u) => {
+  u.on('error', () => c.destroy());
+  c.on('error', () => u.destroy());
+  c.on('close', () => u.destroy());
+  u.on('close', () => c.destroy());
+};
+const raw = (c) => {
+  const u = net.connect(sock);
+  pair(c, u);
+  c.pipe(u);
+  u.pipe(c);
+};
+const forward = (target) => (c) => {
+  c.pause();
+  const u = net.connect(sock, () => u.write('CONNECT ' + target + ' HTTP/1.1\r\nhost: ' + target + '\r\n\r\n'));
+  pair(c, u);
+  let head = Buffer.alloc(0);
+  const onData = (d) => {
+    head = Buffer.concat([head, d]);
+    const end = head.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    u.off('data', onData);
+    if (!/^HTTP\/1\.[01] 200/.test(head.toString('latin1'))) return c.destroy();
+    const rest = head.subarray(end + 4);
+    if (rest.length) c.write(rest);
+    c.pipe(u);
+    u.pipe(c);
+    c.resume();
+  };
+  u.on('data', onData);
+};
+const listen = (p, onConn) =>
+  new Promise((res, rej) => {
+    const s = net.createServer(onConn);
+    s.once('error', rej);
+    s.listen(p, '127.0.0.1', () => { s.unref(); res(); });
+  });
+Promise.all([
+  listen(port, raw),
+  ...forwards.map((t) => listen(Number(t.slice(t.lastIndexOf(':') + 1)), forward(t))),
+]).then(
+  () => {
+    const child = cp.spawn(argv[0], argv.slice(1), { stdio: 'inherit' });
+    child.on('error', (e) => fail('cannot start ' + argv[0] + ': ' + (e.code || e.message), 127));
+    child.on('exit', (code, sig) => process.exit(code === null ? 128 + (os.constants.signals[sig] || 0) : code));
+    for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(s, () => child.kill(s));
+  },
+  (e) => fail('network bridge: ' + e.message, 125),
+);
+`;
+const BRIDGE_PROXY_PORT = 3128;
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/mounts.js
+
+
+const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+const depth = (p) => p.split(external_node_path_namespaceObject.sep).filter(Boolean).length;
+function bwrapArgs(c, argv, exists = external_node_fs_namespaceObject.existsSync) {
+  const args = ["--unshare-all"];
+  if (c.network === "host") args.push("--share-net");
+  args.push("--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev");
+  for (const p of SYSTEM_PATHS) {
+    if (!exists(p)) continue;
+    const st = (0,external_node_fs_namespaceObject.lstatSync)(p);
+    if (st.isSymbolicLink()) args.push("--symlink", (0,external_node_fs_namespaceObject.readlinkSync)(p), p);
+    else args.push("--ro-bind", p, p);
+  }
+  const mounts = [
+    { kind: "rw", path: c.tmp },
+    { kind: "rw", path: c.home },
+    ...c.readOnly.map((path) => ({ kind: "ro", path })),
+    ...c.writable.map((path) => ({ kind: "rw", path })),
+    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path }))
+  ];
+  if (typeof c.network === "object") mounts.push({ kind: "ro", path: c.network.socket });
+  args.push("--bind", c.tmp, "/tmp");
+  const order = { tmpfs: 0, ro: 1, rw: 2 };
+  const seen = /* @__PURE__ */ new Set();
+  for (const m of mounts.filter((m2) => m2.path !== c.tmp).sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind])) {
+    const key = `${m.kind}\0${m.path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (m.kind === "tmpfs") args.push("--tmpfs", m.path);
+    else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.path, m.path);
+  }
+  args.push("--chdir", c.cwd, "--");
+  return [...args, ...argv];
+}
+function toolPaths(o) {
+  const out = /* @__PURE__ */ new Set();
+  const protect = o.protect.map((p) => (0,external_node_path_namespaceObject.resolve)(p));
+  const blocked = (p) => protect.some((q) => p === q || p.startsWith(q + external_node_path_namespaceObject.sep) || q.startsWith(p + external_node_path_namespaceObject.sep) || p === external_node_path_namespaceObject.sep);
+  const system = (p) => SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + external_node_path_namespaceObject.sep));
+  const add = (p) => {
+    if (!(0,external_node_path_namespaceObject.isAbsolute)(p) || system(p) || !(0,external_node_fs_namespaceObject.existsSync)(p)) return;
+    if (!blocked(p)) out.add(p);
+  };
+  for (const d of o.path.split(external_node_path_namespaceObject.delimiter).filter(Boolean)) {
+    add(d);
+    try {
+      add((0,external_node_fs_namespaceObject.realpathSync)(d));
+    } catch {
+    }
+  }
+  for (const prog of o.programs) {
+    if (!(0,external_node_path_namespaceObject.isAbsolute)(prog) || !(0,external_node_fs_namespaceObject.existsSync)(prog)) continue;
+    let real;
+    try {
+      real = (0,external_node_fs_namespaceObject.realpathSync)(prog);
+    } catch {
+      continue;
+    }
+    out.add(prog);
+    if (real !== prog) out.add(real);
+    const pkg = packageRoot(real);
+    if (pkg) out.add(pkg);
+  }
+  return [...out];
+}
+function packageRoot(file) {
+  const parts = file.split(external_node_path_namespaceObject.sep);
+  const i = parts.lastIndexOf("node_modules");
+  if (i < 0 || i + 1 >= parts.length - 1) return void 0;
+  const n = parts[i + 1].startsWith("@") ? i + 3 : i + 2;
+  if (n > parts.length - 1) return void 0;
+  return parts.slice(0, n).join(external_node_path_namespaceObject.sep) || void 0;
+}
+
+
+// EXTERNAL MODULE: external "node:net"
+var external_node_net_ = __nccwpck_require__(7030);
+;// CONCATENATED MODULE: ./.build/src/sandbox/proxy.js
+
+
+const MAX_HEAD = 64 * 1024;
+function allowed(allow, host, port) {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
+  for (const entry of allow) {
+    const i = entry.lastIndexOf(":");
+    const eh = entry.slice(0, i).toLowerCase();
+    if (Number(entry.slice(i + 1)) !== port) continue;
+    if (eh === h) return true;
+    if (eh.startsWith("*.") && h.endsWith(eh.slice(1)) && h.length > eh.length - 1) return true;
+  }
+  return false;
+}
+function hostPort(text, defaultPort) {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^:\s/]+)(?::(\d{1,5}))?$/.exec(text);
+  if (!m) return void 0;
+  const port = m[2] ? Number(m[2]) : defaultPort;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return void 0;
+  return { host: m[1].replace(/^\[|\]$/g, ""), port };
+}
+async function startEgressProxy(o) {
+  (0,external_node_fs_namespaceObject.rmSync)(o.socket, { force: true });
+  const refusals = /* @__PURE__ */ new Map();
+  const open = /* @__PURE__ */ new Set();
+  const refuse = (client, target, why) => {
+    refusals.set(target, (refusals.get(target) ?? 0) + 1);
+    o.onRefused?.(target);
+    const body = `school-core sandbox: ${why}
+`;
+    client.end(
+      `HTTP/1.1 403 Forbidden\r
+content-type: text/plain\r
+content-length: ${Buffer.byteLength(body)}\r
+connection: close\r
+\r
+${body}`
+    );
+  };
+  const server = (0,external_node_net_.createServer)((client) => {
+    open.add(client);
+    client.on("close", () => open.delete(client));
+    client.on("error", () => client.destroy());
+    let head = Buffer.alloc(0);
+    const onData = (chunk) => {
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) {
+        if (head.length > MAX_HEAD) client.destroy();
+        return;
+      }
+      client.off("data", onData);
+      client.pause();
+      route(client, head.subarray(0, end).toString("latin1"), head.subarray(end + 4));
+    };
+    client.on("data", onData);
+  });
+  const route = (client, headText, rest) => {
+    const [requestLine = "", ...headers] = headText.split("\r\n");
+    const [method = "", target = "", version = "HTTP/1.1"] = requestLine.split(" ");
+    if (method === "CONNECT") {
+      const hp2 = hostPort(target, 443);
+      if (!hp2) return refuse(client, target, `malformed CONNECT target ${JSON.stringify(target)}`);
+      const name2 = `${hp2.host}:${hp2.port}`;
+      if (!allowed(o.allow, hp2.host, hp2.port))
+        return refuse(client, name2, `${name2} is not on the allow-list (sandbox.allow in school.yml)`);
+      return tunnel(client, hp2, (up) => {
+        client.write(`${version} 200 Connection Established\r
+\r
+`);
+        if (rest.length) up.write(rest);
+      });
+    }
+    let url;
+    try {
+      url = new URL(target);
+    } catch {
+      return refuse(client, target.slice(0, 200), "only proxy requests (CONNECT or an absolute http URL)");
+    }
+    if (url.protocol !== "http:")
+      return refuse(client, url.host, `${url.protocol} requests go through CONNECT`);
+    const hp = { host: url.hostname.replace(/^\[|\]$/g, ""), port: url.port ? Number(url.port) : 80 };
+    const name = `${hp.host}:${hp.port}`;
+    if (!allowed(o.allow, hp.host, hp.port))
+      return refuse(client, name, `${name} is not on the allow-list (sandbox.allow in school.yml)`);
+    const kept = headers.filter(
+      (h) => !/^(proxy-connection|proxy-authorization|connection|keep-alive):/i.test(h)
+    );
+    const out = [`${method} ${url.pathname}${url.search} ${version}`, ...kept, "connection: close", "", ""];
+    return tunnel(client, hp, (up) => {
+      up.write(out.join("\r\n"));
+      if (rest.length) up.write(rest);
+    });
+  };
+  const tunnel = (client, hp, ready) => {
+    const up = (0,external_node_net_.connect)({ host: hp.host, port: hp.port });
+    open.add(up);
+    up.on("close", () => open.delete(up));
+    let connected = false;
+    up.once("connect", () => {
+      connected = true;
+      ready(up);
+      client.pipe(up);
+      up.pipe(client);
+      client.resume();
+    });
+    up.on("error", () => {
+      if (connected) client.destroy();
+      else client.end("HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    });
+    client.on("close", () => up.destroy());
+  };
+  await new Promise((res, rej) => {
+    server.once("error", rej);
+    server.listen(o.socket, () => res());
+  });
+  return {
+    socket: o.socket,
+    refused: () => [...refusals].map(([target, count]) => ({ target, count })),
+    close: () => new Promise((res) => {
+      for (const s of open) s.destroy();
+      server.close(() => {
+        (0,external_node_fs_namespaceObject.rmSync)(o.socket, { force: true });
+        res();
+      });
+    })
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/probe.js
+
+
+
+
+
+class SandboxUnavailableError extends SchoolError {
+  constructor(m) {
+    super(m);
+    this.name = "SandboxUnavailableError";
+  }
+}
+const NONE_HINT = "or set `sandbox: { kind: none }` in school.yml to run students unconfined (not recommended: a student can then read your agents' keys, the runner's files and reach any host)";
+function explainSelfTest(stderr, bwrap) {
+  const said = stderr.trim().split("\n").slice(-3).join(" ").slice(0, 400);
+  if (/setting up uid map: Permission denied|RTM_NEWADDR|No permissions to create new namespace|creating new namespace failed/i.test(
+    stderr
+  ))
+    return `the sandbox cannot start: bubblewrap (${bwrap}) is not allowed to create the user namespaces it needs ("${said}"). On Ubuntu 23.10 and later (GitHub's ubuntu-latest, many self-hosted runners) AppArmor restricts unprivileged user namespaces: load the \`bwrap-userns-restrict\` profile (apt-get install apparmor-profiles; ln -s /usr/share/apparmor/extra-profiles/bwrap-userns-restrict /etc/apparmor.d/; apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict), or run \`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\`. In a container, allow user namespaces (e.g. docker run --security-opt seccomp=unconfined) ${NONE_HINT}. Nothing was leased.`;
+  if (/user namespaces? .*(disabled|not enabled)|max_user_namespaces|Operation not permitted/i.test(stderr))
+    return `the sandbox cannot start: bubblewrap (${bwrap}) cannot create namespaces here ("${said}"). Enable unprivileged user namespaces (\`sysctl -w user.max_user_namespaces=15000\`, and on Debian kernels \`sysctl -w kernel.unprivileged_userns_clone=1\`), ${NONE_HINT}. Nothing was leased.`;
+  return `the sandbox cannot start: bubblewrap's self-test failed ("${said || "no output"}"); ${NONE_HINT}. Nothing was leased.`;
+}
+const verdicts = /* @__PURE__ */ new Map();
+function requireSandbox(config, path = process.env.PATH ?? "") {
+  if (config.kind === "none") return;
+  const bwrap = which(config.bwrap, path);
+  if (!bwrap)
+    throw new SandboxUnavailableError(
+      `the sandbox cannot start: bubblewrap (\`${config.bwrap}\`) was not found on PATH. Install it (apt-get install bubblewrap; dnf install bubblewrap), set sandbox.bwrap to its path, ${NONE_HINT}. Nothing was leased.`
+    );
+  let verdict = verdicts.get(bwrap);
+  if (verdict === void 0) {
+    verdict = selfTest(bwrap);
+    verdicts.set(bwrap, verdict);
+  }
+  if (verdict !== null) throw new SandboxUnavailableError(verdict);
+}
+function selfTest(bwrap) {
+  const sh = which("sh", "/usr/bin:/bin") ?? "/bin/sh";
+  const argv = bwrapArgs(
+    { cwd: "/", writable: [], readOnly: [], home: "/tmp", tmp: "/tmp", network: "none" },
+    [sh, "-c", "test -d /proc/self && echo ok"]
+  );
+  const r = runProcessSync([bwrap, ...argv], { cwd: "/", env: childEnv(), timeoutMs: 1e4 });
+  if (r.spawnError) return explainSelfTest(r.spawnError, bwrap);
+  if (r.exitCode === 0 && r.stdout.trim() === "ok") return null;
+  return explainSelfTest(r.stderr, bwrap);
+}
+function resetSandboxProbe() {
+  verdicts.clear();
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/sandbox.js
+
+
+
+
+
+
+
+
+
+class ProgramNotFoundError extends Error {
+  constructor(program) {
+    super(`${program}: ENOENT`);
+    this.program = program;
+    this.name = "ProgramNotFoundError";
+  }
+  program;
+}
+class Sandbox {
+  constructor(o) {
+    this.o = o;
+    this.confined = o.config.kind !== "none";
+    this.protect = [...o.protect, ...defaultProtected()].map((p) => (0,external_node_path_namespaceObject.resolve)(p));
+    if (this.confined) requireSandbox(o.config);
+  }
+  o;
+  confined;
+  proxies = /* @__PURE__ */ new Map();
+  protect;
+  /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
+  freshHome(purpose) {
+    const dir = (0,external_node_path_namespaceObject.join)(this.o.root, `home-${purpose}`);
+    (0,external_node_fs_namespaceObject.rmSync)(dir, { recursive: true, force: true });
+    (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true, mode: 448 });
+    return dir;
+  }
+  /** The private HOME of `purpose` as it is (created when missing). */
+  home(purpose) {
+    const dir = (0,external_node_path_namespaceObject.join)(this.o.root, `home-${purpose}`);
+    (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true, mode: 448 });
+    return dir;
+  }
+  async confine(argv, env, c) {
+    if (!this.confined) return { argv: [...argv], env };
+    const [program, ...args] = argv;
+    if (!program) throw new TypeError("sandbox: empty argv");
+    const found = which(program, env.PATH ?? "");
+    if (!found) throw new ProgramNotFoundError(program);
+    const tmp = (0,external_node_path_namespaceObject.join)(this.o.root, `tmp-${basename(c.home)}`);
+    (0,external_node_fs_namespaceObject.rmSync)(tmp, { recursive: true, force: true });
+    (0,external_node_fs_namespaceObject.mkdirSync)(tmp, { recursive: true, mode: 448 });
+    const node = process.execPath;
+    const readOnly = [
+      ...toolPaths({
+        path: env.PATH ?? "",
+        programs: [found, node, ...args.filter((a) => a.startsWith(external_node_path_namespaceObject.sep))],
+        protect: this.protect
+      }),
+      ...this.o.config.readOnly,
+      ...c.readOnly ?? []
+    ];
+    const set = { HOME: c.home, TMPDIR: "/tmp" };
+    let network = "none";
+    let inner = [found, ...args];
+    if (this.o.config.network === "host") network = "host";
+    else if (this.o.config.network === "allow-list" && c.allow.length) {
+      const allow = [...new Set(c.allow)].sort();
+      const proxy = await this.proxy(allow, basename(c.home));
+      network = { socket: proxy.socket };
+      const forwards = allow.filter((a) => LOOPBACK.test(a.slice(0, a.lastIndexOf(":"))));
+      const ports = new Set(forwards.map((f) => Number(f.slice(f.lastIndexOf(":") + 1))));
+      let port = BRIDGE_PROXY_PORT;
+      while (ports.has(port)) port++;
+      const url = `http://127.0.0.1:${port}`;
+      for (const k of ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"])
+        set[k] = url;
+      set.NO_PROXY = set.no_proxy = forwards.length ? "localhost,127.0.0.1,::1" : "";
+      inner = [
+        node,
+        "-e",
+        BRIDGE_SOURCE,
+        proxy.socket,
+        String(port),
+        forwards.join(",") || "-",
+        "--",
+        ...inner
+      ];
+    }
+    const confinement = {
+      cwd: c.cwd,
+      writable: c.writable ?? [],
+      readOnly,
+      masked: c.masked ?? [],
+      home: c.home,
+      tmp,
+      network
+    };
+    const bwrap = which(this.o.config.bwrap, process.env.PATH ?? "") ?? this.o.config.bwrap;
+    return { argv: [bwrap, ...bwrapArgs(confinement, inner)], env: extendEnv(env, set) };
+  }
+  proxy(allow, purpose) {
+    const key = allow.join(",");
+    let p = this.proxies.get(key);
+    if (!p) {
+      (0,external_node_fs_namespaceObject.mkdirSync)(this.o.root, { recursive: true, mode: 448 });
+      p = startEgressProxy({
+        socket: (0,external_node_path_namespaceObject.join)(this.o.root, `egress-${this.proxies.size}.sock`),
+        allow,
+        onRefused: (t) => this.o.onRefused?.(t, purpose)
+      });
+      this.proxies.set(key, p);
+    }
+    return p;
+  }
+  /** Stops the proxies and removes the private directories; returns the refused targets. */
+  async close() {
+    const refused = /* @__PURE__ */ new Map();
+    for (const p of this.proxies.values()) {
+      const proxy = await p.catch(() => void 0);
+      if (!proxy) continue;
+      for (const r of proxy.refused()) refused.set(r.target, (refused.get(r.target) ?? 0) + r.count);
+      await proxy.close();
+    }
+    this.proxies.clear();
+    (0,external_node_fs_namespaceObject.rmSync)(this.o.root, { recursive: true, force: true });
+    return [...refused].map(([target, count]) => ({ target, count }));
+  }
+}
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
+function basename(p) {
+  return p.slice(p.lastIndexOf(external_node_path_namespaceObject.sep) + 1);
+}
+function defaultProtected(env = process.env) {
+  const out = [(0,external_node_os_namespaceObject.homedir)()];
+  for (const k of ["GITHUB_WORKSPACE", "RUNNER_TEMP", "RUNNER_WORKSPACE"]) {
+    const v = env[k];
+    if (v) out.push(v);
+  }
+  out.push(...runnerRoots());
+  return out.filter((p) => p && (0,external_node_path_namespaceObject.resolve)(p) !== external_node_path_namespaceObject.sep);
+}
+function runnerRoots() {
+  const roots = [];
+  let pid = process.pid;
+  for (let i = 0; i < 64 && pid > 1; i++) {
+    try {
+      const exe = (0,external_node_fs_namespaceObject.readlinkSync)(`/proc/${pid}/exe`);
+      if (/\/bin\/Runner\.(Worker|Listener)$/.test(exe)) roots.push((0,external_node_path_namespaceObject.dirname)((0,external_node_path_namespaceObject.dirname)(exe)));
+      const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
+      pid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    } catch {
+      break;
+    }
+  }
+  return roots;
 }
 
 
@@ -64344,6 +64961,8 @@ function claudeArgv(agent, turn = {}) {
   } else if (!agent.args.some((a) => a === "--permission-mode" || a === "--dangerously-skip-permissions")) {
     argv.push("--permission-mode", "acceptEdits");
   }
+  if (!turn.readOnly && turn.allowCommands?.length)
+    argv.push("--allowedTools", ...turn.allowCommands.map((c) => `Bash(${c.join(" ")}:*)`));
   if (turn.resume) {
     if (!SESSION_ID.test(turn.resume))
       throw new TypeError(`claude: session id ${JSON.stringify(turn.resume)} is not an id`);
@@ -64482,7 +65101,8 @@ function codexArgv(agent, turn = {}) {
   const sandboxed = agent.args.some(
     (a) => ["--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox"].includes(a) || a.startsWith("--sandbox=")
   );
-  if (turn.readOnly) argv.push("--sandbox", "read-only");
+  if (turn.outerSandbox && !sandboxed) argv.push("--dangerously-bypass-approvals-and-sandbox");
+  else if (turn.readOnly) argv.push("--sandbox", "read-only");
   else if (!sandboxed) argv.push("--sandbox", "workspace-write");
   argv.push(...agent.args);
   if (turn.resume) argv.push("resume", turn.resume);
@@ -64667,12 +65287,13 @@ ${fence(t)}`;
 }
 async function runAgentReviewer(reviewer, input, o) {
   const tool = reviewer.kind === "codex" ? "codex" : "claude";
-  const argv = reviewer.kind === "codex" ? codexArgv(reviewer, { readOnly: true }) : claudeArgv(reviewer, { readOnly: true });
+  const argv = reviewer.kind === "codex" ? codexArgv(reviewer, { readOnly: true, ...o.sandboxed ? { outerSandbox: true } : {} }) : claudeArgv(reviewer, { readOnly: true });
   const dir = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-review-"));
   try {
-    const run = await runProcess(argv, {
+    const started = await confined(o, argv, childEnv({ pass: reviewer.passEnv }), dir);
+    const run = await runProcess(started.argv, {
       cwd: dir,
-      env: childEnv({ pass: reviewer.passEnv }),
+      env: started.env,
       timeoutMs: o.timeoutMs,
       input: reviewPrompt(input),
       maxOutputBytes: 4 * 1024 * 1024
@@ -64711,6 +65332,7 @@ async function runAgentReviewer(reviewer, input, o) {
 
 
 
+
 class ReviewerError extends SchoolError {
   constructor(message) {
     super(message);
@@ -64740,7 +65362,9 @@ function parseReviewerOutput(stdout) {
 }
 async function runReviewer(reviewer, input, o) {
   if (!Array.isArray(reviewer) && reviewer.kind !== "command") return runAgentReviewer(reviewer, input, o);
-  const argv = Array.isArray(reviewer) ? reviewer : reviewer.command;
+  const argv = (Array.isArray(reviewer) ? reviewer : reviewer.command).map(
+    (a, i) => i > 0 && !a.startsWith("-") && !(0,external_node_path_namespaceObject.isAbsolute)(a) && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.resolve)(o.cwd, a)) ? (0,external_node_path_namespaceObject.resolve)(o.cwd, a) : a
+  );
   const passEnv = Array.isArray(reviewer) ? o.passEnv : reviewer.passEnv;
   const payload = redact(input);
   const dir = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-review-"));
@@ -64753,12 +65377,12 @@ async function runReviewer(reviewer, input, o) {
     (0,external_node_fs_namespaceObject.writeFileSync)(files.SCHOOL_REVIEW_BRIEF, payload.brief);
     (0,external_node_fs_namespaceObject.writeFileSync)(files.SCHOOL_REVIEW_DIFF, payload.diff);
     (0,external_node_fs_namespaceObject.writeFileSync)(files.SCHOOL_REVIEW_VERIFICATION, JSON.stringify(payload.verification, null, 2));
-    const run = await runProcess(argv, {
-      cwd: o.cwd,
+    const started = await confined(o, argv, childEnv({ pass: passEnv, set: files }), dir);
+    const run = await runProcess(started.argv, {
+      cwd: dir,
       timeoutMs: o.timeoutMs,
       input: JSON.stringify(payload),
-      // Only what the reviewer is configured to receive (its passEnv), never the grader's token.
-      env: childEnv({ pass: passEnv, set: files }),
+      env: started.env,
       maxOutputBytes: 1e6
     });
     const r = { ...run, stdout: run.stdout.toString("utf8"), stderr: run.stderr.toString("utf8") };
@@ -64774,6 +65398,16 @@ async function runReviewer(reviewer, input, o) {
     (0,external_node_fs_namespaceObject.rmSync)(dir, { recursive: true, force: true });
   }
 }
+async function confined(o, argv, env, dir) {
+  if (!o.confine) return { argv: [...argv], env };
+  try {
+    return await o.confine(argv, env, { cwd: dir, readOnly: [dir] });
+  } catch (e) {
+    if (e instanceof ProgramNotFoundError)
+      throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${e.program} was not found on PATH`);
+    throw e;
+  }
+}
 function finding(v) {
   return {
     judge: "reviewer",
@@ -64785,7 +65419,347 @@ function finding(v) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/grading/sealed-patch.js
+
+
+
+
+async function sealed_patch_git(cwd, args) {
+  const r = await runGit(args, { cwd, timeoutMs: 12e4 });
+  return {
+    ok: r.exitCode === 0 && !r.overflowed,
+    output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
+    stdout: r.stdout
+  };
+}
+async function applyPatch(wt, patchFile, baseSha) {
+  const applied = await sealed_patch_git(wt, ["apply", "--index", "--binary", "--whitespace=nowarn", patchFile]);
+  if (!applied.ok) return { ok: false, output: applied.output };
+  const listed = await sealed_patch_git(wt, [
+    "diff",
+    "--cached",
+    "--raw",
+    "-z",
+    "--no-renames",
+    "--no-abbrev",
+    "--ignore-submodules=none",
+    baseSha,
+    "--"
+  ]);
+  if (!listed.ok) return { ok: false, output: `could not list the applied changes: ${listed.output}` };
+  return { ok: true, changes: parseRaw(listed.stdout) };
+}
+function parseRaw(raw) {
+  const parts = [];
+  let start = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] !== 0) continue;
+    parts.push(raw.subarray(start, i).toString("utf8"));
+    start = i + 1;
+  }
+  const changes = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const [oldMode, newMode, , , status] = parts[i].replace(/^:/, "").split(" ");
+    changes.push({ path: parts[i + 1], oldMode, newMode, status: status ?? "" });
+  }
+  return changes;
+}
+const GITLINK = "160000";
+const SYMLINK = "120000";
+const LIST = 10;
+function outside(rel) {
+  return rel === ".." || rel.startsWith("../") || (0,external_node_path_namespaceObject.isAbsolute)(rel);
+}
+function escapingTarget(wt, path) {
+  const abs = (0,external_node_path_namespaceObject.join)(wt, path);
+  let target;
+  try {
+    target = (0,external_node_fs_namespaceObject.lstatSync)(abs).isSymbolicLink() ? (0,external_node_fs_namespaceObject.readlinkSync)(abs) : (0,external_node_fs_namespaceObject.readFileSync)(abs, "utf8");
+  } catch {
+    return "(unreadable)";
+  }
+  if ((0,external_node_path_namespaceObject.isAbsolute)(target) || outside((0,external_node_path_namespaceObject.relative)(wt, (0,external_node_path_namespaceObject.resolve)((0,external_node_path_namespaceObject.dirname)(abs), target)))) return target;
+  try {
+    if (outside((0,external_node_path_namespaceObject.relative)((0,external_node_fs_namespaceObject.realpathSync)(wt), (0,external_node_fs_namespaceObject.realpathSync)(abs)))) return target;
+  } catch {
+  }
+  return void 0;
+}
+function tampering(wt, changes, protect) {
+  const matchers = protect.flatMap((g) => [globMatcher(g), globMatcher(g.toLowerCase())]);
+  const isProtected = (p) => matchers.some((m) => m(p) || m(p.toLowerCase()));
+  const list = (xs) => xs.slice(0, LIST).join(", ") + (xs.length > LIST ? ", \u2026" : "");
+  const sealed = changes.filter((c) => isProtected(c.path)).map((c) => c.path);
+  const links = changes.filter((c) => c.newMode === SYMLINK).flatMap((c) => {
+    const to = escapingTarget(wt, c.path);
+    return to === void 0 ? [] : [`${c.path} -> ${to}`];
+  });
+  const gitlinks = changes.filter((c) => c.oldMode === GITLINK || c.newMode === GITLINK).map((c) => c.path);
+  const attributes = changes.filter((c) => (0,external_node_path_namespaceObject.basename)(c.path).toLowerCase() === ".gitattributes").map((c) => c.path);
+  const reasons = [];
+  if (sealed.length) reasons.push(`the patch changes sealed path(s) ${list(sealed)} (grading.sealedProtect)`);
+  if (links.length) reasons.push(`the patch adds symlink(s) leading outside the checkout: ${list(links)}`);
+  if (gitlinks.length) reasons.push(`the patch adds or changes submodule(s) (gitlink): ${list(gitlinks)}`);
+  if (attributes.length)
+    reasons.push(
+      `the patch changes ${list(attributes)} (attributes select filters and drivers for git in the checkout)`
+    );
+  return reasons;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/junit.js
+
+class JUnitError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "JUnitError";
+  }
+}
+const ENTITIES = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
+function junit_decode(text) {
+  return text.replace(/&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-z]+);/g, (all, ref) => {
+    if (ref[0] !== "#") return ENTITIES[ref] ?? all;
+    const code = ref[1] === "x" ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+    return code <= 1114111 ? String.fromCodePoint(code) : all;
+  });
+}
+const junit_NAME = /[A-Za-z_:][-A-Za-z0-9_:.]*/y;
+const SPACE = /\s*/y;
+function* tags(xml) {
+  let i = 0;
+  const fail = (what) => {
+    throw new JUnitError(`not a well-formed JUnit report: ${what} at offset ${i}`);
+  };
+  const skipTo = (end) => {
+    const j = xml.indexOf(end, i);
+    if (j === -1) fail(`unterminated ${xml.slice(i, i + 9)}`);
+    i = j + end.length;
+  };
+  const name = () => {
+    junit_NAME.lastIndex = i;
+    const m = junit_NAME.exec(xml);
+    if (!m) fail("a tag or attribute name expected");
+    i += m[0].length;
+    return m[0];
+  };
+  const space = () => {
+    SPACE.lastIndex = i;
+    i += SPACE.exec(xml)[0].length;
+  };
+  while (i < xml.length) {
+    const lt = xml.indexOf("<", i);
+    if (lt === -1) break;
+    i = lt;
+    if (xml.startsWith("<!--", i)) skipTo("-->");
+    else if (xml.startsWith("<![CDATA[", i)) skipTo("]]>");
+    else if (xml.startsWith("<?", i)) skipTo("?>");
+    else if (xml.startsWith("<!", i)) fail("a DTD or declaration (not accepted)");
+    else if (xml.startsWith("</", i)) {
+      i += 2;
+      const tag = name();
+      space();
+      if (xml[i] !== ">") fail(`">" expected after </${tag}`);
+      i++;
+      yield { close: tag };
+    } else {
+      i++;
+      const tag = name();
+      const attrs = {};
+      for (; ; ) {
+        space();
+        if (xml.startsWith("/>", i)) {
+          i += 2;
+          yield { open: { tag, attrs }, selfClosing: true };
+          break;
+        }
+        if (xml[i] === ">") {
+          i++;
+          yield { open: { tag, attrs } };
+          break;
+        }
+        if (i >= xml.length) fail(`unterminated <${tag}`);
+        const key = name();
+        space();
+        if (xml[i] !== "=") fail(`"=" expected after attribute ${key}`);
+        i++;
+        space();
+        const quote = xml[i];
+        if (quote !== '"' && quote !== "'") fail(`a quoted value expected for attribute ${key}`);
+        const end = xml.indexOf(quote, i + 1);
+        if (end === -1) fail(`unterminated value of attribute ${key}`);
+        const raw = xml.slice(i + 1, end);
+        if (raw.includes("<")) fail(`"<" in the value of attribute ${key}`);
+        attrs[key] = junit_decode(raw);
+        i = end + 1;
+      }
+    }
+  }
+}
+function parseJUnit(xml) {
+  const cases = [];
+  const stack = [];
+  const suites = [];
+  let current;
+  let roots = 0;
+  const mark = (el) => {
+    const failed = el.tag === "failure" || el.tag === "error";
+    if (!failed && el.tag !== "skipped") return;
+    if (current) {
+      if (failed) {
+        current.status = "failed";
+        current.message ??= el.attrs.message ?? el.attrs.type ?? el.tag;
+      } else if (current.status === "passed") current.status = "skipped";
+    } else if (failed) {
+      const name = suites.at(-1) ?? "(report)";
+      cases.push({
+        name,
+        suites: suites.slice(0, -1),
+        status: "failed",
+        message: el.attrs.message ?? el.attrs.type ?? el.tag
+      });
+    }
+  };
+  for (const t of tags(xml)) {
+    if (t.open) {
+      const el = t.open;
+      if (!stack.length) roots++;
+      if (roots > 1) throw new JUnitError("not a well-formed JUnit report: more than one root element");
+      if (el.tag === "testcase") {
+        if (current) throw new JUnitError("not a well-formed JUnit report: a testcase inside a testcase");
+        current = {
+          name: el.attrs.name ?? "",
+          suites: [...suites],
+          ...el.attrs.classname !== void 0 ? { classname: el.attrs.classname } : {},
+          ...el.attrs.file !== void 0 ? { file: el.attrs.file } : {},
+          status: "passed"
+        };
+        if (t.selfClosing) {
+          cases.push(current);
+          current = void 0;
+        }
+      } else if (el.tag === "testsuite" && !t.selfClosing) suites.push(el.attrs.name ?? "");
+      else mark(el);
+      if (!t.selfClosing) stack.push(el.tag);
+    } else if (t.close) {
+      const open = stack.pop();
+      if (open !== t.close)
+        throw new JUnitError(
+          `not a well-formed JUnit report: </${t.close}> closes ${open ? `<${open}>` : "nothing"}`
+        );
+      if (t.close === "testcase" && current) {
+        cases.push(current);
+        current = void 0;
+      } else if (t.close === "testsuite") suites.pop();
+    }
+  }
+  if (stack.length)
+    throw new JUnitError(`not a well-formed JUnit report: <${stack.at(-1)}> is never closed (cut short?)`);
+  if (!roots) throw new JUnitError("not a JUnit report: no element");
+  return cases;
+}
+function fullName(c) {
+  return [...c.suites, c.name].join(" > ");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/sealed-results.js
+
+
+
+const MAX_REPORT_BYTES = 32 * 1024 * 1024;
+const RESULTS_PLACEHOLDER = "{results}";
+function instrument(argv, results, report) {
+  if (results.format === "junit") return argv.map((a) => a.split(RESULTS_PLACEHOLDER).join(report));
+  const at = argv.indexOf("--test");
+  return [
+    ...argv.slice(0, at + 1),
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=junit",
+    `--test-reporter-destination=${report}`,
+    ...argv.slice(at + 1)
+  ];
+}
+function readReport(path, format) {
+  try {
+    const st = (0,external_node_fs_namespaceObject.lstatSync)(path);
+    if (!st.isFile()) return `${path} is not a regular file`;
+    if (st.size > MAX_REPORT_BYTES) return `the report is ${st.size} bytes, over ${MAX_REPORT_BYTES}`;
+  } catch {
+    return "the command wrote no test report";
+  }
+  try {
+    const cases = parseJUnit((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8"));
+    if (format === "node-test") for (const c of cases) c.name = c.name.replaceAll("&quot;", '"');
+    return cases;
+  } catch (e) {
+    if (e instanceof JUnitError) return e.message;
+    throw e;
+  }
+}
+function sealed_results_fileEntry(c, cwd) {
+  if (c.suites.length) return false;
+  const p = (0,external_node_path_namespaceObject.isAbsolute)(c.name) ? c.name : (0,external_node_path_namespaceObject.resolve)(cwd, c.name);
+  try {
+    return (0,external_node_fs_namespaceObject.existsSync)(p) && (0,external_node_fs_namespaceObject.statSync)(p).isFile();
+  } catch {
+    return false;
+  }
+}
+function answersTo(c, name) {
+  return c.name === name || fullName(c) === name || c.classname !== void 0 && `${c.classname}.${c.name}` === name;
+}
+const sealed_results_LIST = 10;
+const list = (xs) => xs.slice(0, sealed_results_LIST).join("; ") + (xs.length > sealed_results_LIST ? `; \u2026 (${xs.length})` : "");
+function judgeReport(cases, o) {
+  const files = o.format === "node-test" ? cases.filter((c) => sealed_results_fileEntry(c, o.cwd)) : [];
+  const tests = cases.filter((c) => !files.includes(c));
+  const passed = tests.filter((c) => c.status === "passed");
+  const reasons = [];
+  const failed = tests.filter((c) => c.status === "failed");
+  if (failed.length)
+    reasons.push(
+      `${failed.length} test(s) failed: ${list(failed.map((c) => `${fullName(c)}${c.message ? ` (${c.message.slice(0, 200)})` : ""}`))}`
+    );
+  if (files.length)
+    reasons.push(
+      `test file(s) that reported no test of their own (ended before their tests ran): ${list(files.map((c) => c.name))}`
+    );
+  if (o.expect) {
+    const missing = [];
+    const notPassed = [];
+    for (const name of o.expect) {
+      const matching = tests.filter((c) => answersTo(c, name));
+      if (!matching.length) missing.push(name);
+      else if (matching.some((c) => c.status !== "passed")) notPassed.push(name);
+    }
+    if (missing.length) reasons.push(`expected test(s) not reported: ${list(missing)}`);
+    if (notPassed.length) reasons.push(`expected test(s) that did not pass: ${list(notPassed)}`);
+  } else if (o.declared) {
+    const have = /* @__PURE__ */ new Map();
+    for (const c of passed) have.set(fullName(c), (have.get(fullName(c)) ?? 0) + 1);
+    const missing = [];
+    for (const name of o.declared) {
+      const n = have.get(name) ?? 0;
+      if (n > 0) have.set(name, n - 1);
+      else missing.push(name);
+    }
+    if (missing.length)
+      reasons.push(
+        `test(s) the suite declares (reported at the base commit) not reported as passed: ${list(missing)}`
+      );
+  }
+  if (!passed.length) reasons.push("no test passed");
+  return { passed: reasons.length === 0, reasons };
+}
+function declaredNames(cases, o) {
+  return cases.filter((c) => !(o.format === "node-test" && sealed_results_fileEntry(c, o.cwd))).map(fullName);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/grading/sealed.js
+
 
 
 
@@ -64802,49 +65776,22 @@ class SealedTestsError extends SchoolError {
     this.name = "SealedTestsError";
   }
 }
-function patchPaths(diff) {
-  const paths = /* @__PURE__ */ new Set();
-  for (const m of diff.matchAll(/^diff --git "?a\/(.+?)"? "?b\/(.+?)"?$/gm)) {
-    paths.add(m[1]);
-    paths.add(m[2]);
-  }
-  for (const m of diff.matchAll(/^(?:---|\+\+\+) "?[ab]\/(.+?)"?$/gm)) paths.add(m[1]);
-  return [...paths];
-}
 const TAIL = 1500;
-async function sealed_git(cwd, args) {
-  const r = await runGit(args, { cwd, timeoutMs: 12e4 });
-  return {
-    ok: r.exitCode === 0,
-    output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8")
-  };
-}
 function sealed_tail(text) {
   const t = redact_redactText(text).trim();
   return t.length > TAIL ? `\u2026${t.slice(-TAIL)}` : t;
 }
-async function runSealedTests(o) {
+function fail(code, reasons) {
+  return { judge: "sealed", passed: false, code, reasons, score: 0 };
+}
+async function inCheckout(o, fn) {
   const repo = (0,external_node_path_namespaceObject.resolve)(o.repoPath);
-  const tmp = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-sealed-"));
+  const tmp = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-"));
   const wt = (0,external_node_path_namespaceObject.join)(
     tmp,
-    `sealed-${o.bookbag.crewId.replace(/[^A-Za-z0-9._-]/g, "_")}-${(0,external_node_crypto_.randomBytes)(3).toString("hex")}`
+    `wt-${o.bookbag.crewId.replace(/[^A-Za-z0-9._-]/g, "_")}-${(0,external_node_crypto_.randomBytes)(3).toString("hex")}`
   );
-  const fail = (code, reasons) => ({
-    judge: "sealed",
-    passed: false,
-    code,
-    reasons,
-    score: 0
-  });
-  const protect = (o.protect ?? []).map(globMatcher);
-  const touched = patchPaths(o.diff).filter((p) => protect.some((m) => m(p)));
-  if (touched.length) {
-    return fail("sealed_tests_tampered", [
-      `the patch changes sealed path(s) ${touched.slice(0, 10).join(", ")} (grading.sealedProtect); the sealed tests did not run`
-    ]);
-  }
-  const add = await sealed_git(repo, ["worktree", "add", "--detach", "--quiet", wt, o.bookbag.baseSha]);
+  const add = await sealed_patch_git(repo, ["worktree", "add", "--detach", "--quiet", wt, o.bookbag.baseSha]);
   if (!add.ok) {
     (0,external_node_fs_namespaceObject.rmSync)(tmp, { recursive: true, force: true });
     throw new SealedTestsError(
@@ -64852,54 +65799,223 @@ async function runSealedTests(o) {
     );
   }
   try {
+    return await fn({ tmp, wt });
+  } finally {
+    await sealed_patch_git(repo, ["worktree", "remove", "--force", wt]);
+    (0,external_node_fs_namespaceObject.rmSync)(tmp, { recursive: true, force: true });
+    await sealed_patch_git(repo, ["worktree", "prune"]);
+  }
+}
+async function runSuite(o, c) {
+  let sealed;
+  if (o.sealedDir) {
+    sealed = (0,external_node_path_namespaceObject.join)(c.tmp, "suite");
+    (0,external_node_fs_namespaceObject.cpSync)((0,external_node_path_namespaceObject.resolve)(o.sealedDir), sealed, { recursive: true });
+  }
+  let argv = o.argv.map((a) => sealed ? a.split("{sealed}").join(sealed) : a);
+  let report;
+  if (o.results) {
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(c.tmp, "results"), { recursive: true });
+    report = o.results.file ? (0,external_node_path_namespaceObject.join)(c.wt, o.results.file) : (0,external_node_path_namespaceObject.join)(c.tmp, "results", "report.xml");
+    (0,external_node_fs_namespaceObject.rmSync)(report, { force: true, recursive: true });
+    argv = instrument(argv, o.results, report);
+  }
+  let started = { argv, env: childEnv() };
+  if (o.confine) {
+    if (report && o.results?.file) (0,external_node_fs_namespaceObject.writeFileSync)(report, "");
+    try {
+      started = await o.confine(argv, started.env, {
+        cwd: c.wt,
+        readOnly: [c.wt, ...sealed ? [sealed] : []],
+        writable: report ? [o.results?.file ? report : (0,external_node_path_namespaceObject.dirname)(report)] : []
+      });
+    } catch (e) {
+      if (e instanceof ProgramNotFoundError)
+        throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: not found on PATH`);
+      throw e;
+    }
+  }
+  const run = await runProcess(started.argv, {
+    cwd: c.wt,
+    timeoutMs: o.timeoutMs,
+    env: started.env,
+    maxOutputBytes: 1e6
+  });
+  if (run.spawnError)
+    throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${run.spawnError}`);
+  return {
+    run,
+    output: run.stdout.toString("utf8") + run.stderr.toString("utf8"),
+    ...report && o.results ? { report: readReport(report, o.results.format) } : {}
+  };
+}
+const declaredAt = /* @__PURE__ */ new Map();
+function suiteDigest(dir) {
+  const h = (0,external_node_crypto_.createHash)("sha256");
+  const walk = (d, rel) => {
+    for (const e of (0,external_node_fs_namespaceObject.readdirSync)(d, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1)) {
+      const r = `${rel}/${e.name}`;
+      if (e.isDirectory()) walk((0,external_node_path_namespaceObject.join)(d, e.name), r);
+      else if (e.isFile())
+        h.update(r).update("\0").update((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(d, e.name))).update("\0");
+    }
+  };
+  if (dir) walk((0,external_node_path_namespaceObject.resolve)(dir), "");
+  return h.digest("hex");
+}
+function declaredAtBase(o, results) {
+  const key = JSON.stringify([
+    (0,external_node_path_namespaceObject.resolve)(o.repoPath),
+    o.bookbag.baseSha,
+    o.argv,
+    results,
+    suiteDigest(o.sealedDir)
+  ]);
+  const known = declaredAt.get(key);
+  if (known) return known;
+  const p = inCheckout(o, async (c) => {
+    const r = await runSuite(o, c);
+    if (r.run.timedOut) return { note: `the run at the base commit timed out after ${o.timeoutMs} ms` };
+    if (typeof r.report === "string" || !r.report) return { note: `the run at the base commit: ${r.report}` };
+    const skipped = new Set(r.report.filter((t) => t.status === "skipped"));
+    return {
+      names: declaredNames(
+        r.report.filter((t) => !skipped.has(t)),
+        { format: results.format, cwd: c.wt }
+      )
+    };
+  });
+  declaredAt.set(key, p);
+  p.then(
+    (d) => "note" in d ? declaredAt.delete(key) : void 0,
+    () => declaredAt.delete(key)
+  );
+  return p;
+}
+async function runSealedTests(o) {
+  const results = o.results;
+  return inCheckout(o, async (c) => {
     if (o.diff.trim() !== "") {
-      const patch = (0,external_node_path_namespaceObject.join)(tmp, "crew.patch");
+      const patch = (0,external_node_path_namespaceObject.join)(c.tmp, "crew.patch");
       (0,external_node_fs_namespaceObject.writeFileSync)(patch, o.diff);
-      const applied = await sealed_git(wt, ["apply", "--binary", "--whitespace=nowarn", patch]);
+      const applied = await applyPatch(c.wt, patch, o.bookbag.baseSha);
       if (!applied.ok) {
         return fail("patch_does_not_apply", [
           `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${sealed_tail(applied.output)}`
         ]);
       }
+      const protect = [...o.protect ?? [], ...results?.file ? [results.file] : []];
+      const tampered = tampering(c.wt, applied.changes, protect);
+      if (tampered.length)
+        return fail("sealed_tests_tampered", [...tampered, "the sealed tests did not run"]);
     }
-    let sealed;
-    if (o.sealedDir) {
-      sealed = (0,external_node_path_namespaceObject.join)(tmp, "sealed");
-      (0,external_node_fs_namespaceObject.cpSync)((0,external_node_path_namespaceObject.resolve)(o.sealedDir), sealed, { recursive: true });
+    const declared = results && !results.expect ? await declaredAtBase(o, results) : void 0;
+    const { run, output, report } = await runSuite(o, c);
+    if (run.timedOut)
+      return fail("sealed_tests_timed_out", [`sealed tests timed out after ${o.timeoutMs} ms`]);
+    const exit = run.exitCode === 0 ? void 0 : `sealed tests exited with ${run.exitCode ?? run.signal}`;
+    if (!results) {
+      if (exit) return fail("sealed_tests_failed", [exit, sealed_tail(output)]);
+      return {
+        judge: "sealed",
+        passed: true,
+        code: "sealed_tests_passed",
+        reasons: ["sealed tests passed"],
+        score: 1
+      };
     }
-    const argv = o.argv.map((a) => sealed ? a.split("{sealed}").join(sealed) : a);
-    const run = await runProcess(argv, {
-      cwd: wt,
-      timeoutMs: o.timeoutMs,
-      env: childEnv({ set: { SCHOOL_SEALED_TESTS: "1", SCHOOL_SEALED_DIR: sealed } }),
-      maxOutputBytes: 1e6
-    });
-    const r = { ...run, stdout: run.stdout.toString("utf8"), stderr: run.stderr.toString("utf8") };
-    if (r.spawnError)
-      throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${r.spawnError}`);
-    if (r.timedOut) return fail("sealed_tests_timed_out", [`sealed tests timed out after ${o.timeoutMs} ms`]);
-    if (r.exitCode !== 0) {
-      return fail("sealed_tests_failed", [
-        `sealed tests exited with ${r.exitCode ?? r.signal}`,
-        sealed_tail(r.stdout + r.stderr)
+    if (typeof report === "string" || !report) {
+      if (exit) return fail("sealed_tests_failed", [exit, `no test report: ${report}`, sealed_tail(output)]);
+      return fail("sealed_results_missing", [
+        `the sealed tests exited 0 but left no usable ${results.format} report (${report}); an exit code alone is not a pass`,
+        sealed_tail(output)
       ]);
     }
+    const v = judgeReport(report, {
+      format: results.format,
+      cwd: c.wt,
+      ...results.expect ? { expect: results.expect } : {},
+      ...declared && "names" in declared ? { declared: declared.names } : {}
+    });
+    const notes = declared && "note" in declared ? [`the tests the suite declares are unknown (${declared.note}); every reported test must pass`] : [];
+    if (exit || !v.passed)
+      return fail("sealed_tests_failed", [...exit ? [exit] : [], ...v.reasons, ...notes, sealed_tail(output)]);
+    const passed = report.filter((t) => t.status === "passed").length;
+    const against = results.expect ? `all ${results.expect.length} expected` : declared && "names" in declared ? `all ${declared.names.length} the suite declares at the base commit` : "every reported test";
     return {
       judge: "sealed",
       passed: true,
       code: "sealed_tests_passed",
-      reasons: ["sealed tests passed"],
+      reasons: [`sealed tests passed: ${passed} named test(s) reported passed (${against})`, ...notes],
       score: 1
     };
-  } finally {
-    await sealed_git(repo, ["worktree", "remove", "--force", wt]);
-    (0,external_node_fs_namespaceObject.rmSync)(tmp, { recursive: true, force: true });
-    await sealed_git(repo, ["worktree", "prune"]);
+  });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/judge-sandbox.js
+
+
+
+
+
+async function withJudgeSandbox(config, fn) {
+  requireSandbox(config.sandbox);
+  const sandbox = new Sandbox({
+    config: config.sandbox,
+    root: (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-judge-")),
+    protect: [config.stateDir, config.repoPath]
+  });
+  let value;
+  try {
+    value = await fn(sandbox);
+  } catch (e) {
+    await sandbox.close();
+    throw e;
   }
+  const refused = (await sandbox.close()).map((r) => r.target);
+  return { value, refused };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/agents/network.js
+
+const KIND_HOSTS = {
+  "claude-code": ["api.anthropic.com:443"],
+  codex: ["api.openai.com:443", "chatgpt.com:443"],
+  command: []
+};
+const BASE_URL_VARS = {
+  "claude-code": ["ANTHROPIC_BASE_URL"],
+  codex: ["OPENAI_BASE_URL"],
+  command: []
+};
+function agentAllowList(agent, env) {
+  const out = new Set(KIND_HOSTS[agent.kind]);
+  for (const name of BASE_URL_VARS[agent.kind]) {
+    if (!agent.passEnv.includes(name)) continue;
+    const target = urlTarget(env[name]);
+    if (target) out.add(target);
+  }
+  return [...out];
+}
+function urlTarget(url) {
+  if (!url) return void 0;
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    return void 0;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return void 0;
+  const hp = hostPort(u.host, u.protocol === "https:" ? 443 : 80);
+  return hp ? `${hp.host}:${hp.port}` : void 0;
 }
 
 
 ;// CONCATENATED MODULE: ./.build/src/grading/judges.js
+
+
 
 
 
@@ -64999,6 +66115,20 @@ async function readScopedBookbag(layout, job) {
     return { ok: false, dir, reason: message(e) };
   }
 }
+function withRefusals(f, refused) {
+  if (!refused.length) return f;
+  return {
+    ...f,
+    reasons: [
+      ...f.reasons,
+      `the sandbox refused connections to ${refused.slice(0, 10).join(", ")} (not on sandbox.allow)`
+    ]
+  };
+}
+function reviewerAllowList(reviewer) {
+  if (Array.isArray(reviewer) || reviewer.kind === "command") return [];
+  return agentAllowList({ kind: reviewer.kind, passEnv: reviewer.passEnv }, process.env);
+}
 function defaultGrader(ctx) {
   const { config, layout } = ctx;
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1e3;
@@ -65009,22 +66139,33 @@ function defaultGrader(ctx) {
     const { bookbag, diff } = read;
     const coding = bookbag.role === "coding";
     if (config.grading.sealedTests && coding) {
-      const sealed = await runSealedTests({
-        repoPath: config.repoPath,
-        argv: config.grading.sealedTests,
-        bookbag,
-        diff,
-        timeoutMs,
-        sealedDir: config.grading.sealedDir,
-        protect: config.grading.sealedProtect
-      });
-      findings.push(sealed);
+      const { value: sealed, refused } = await withJudgeSandbox(
+        config,
+        (sandbox) => runSealedTests({
+          repoPath: config.repoPath,
+          argv: config.grading.sealedTests,
+          bookbag,
+          diff,
+          timeoutMs,
+          sealedDir: config.grading.sealedDir,
+          protect: config.grading.sealedProtect,
+          ...config.grading.sealedResults ? { results: config.grading.sealedResults } : {},
+          confine: (argv, env, view) => sandbox.confine(argv, env, {
+            ...view,
+            home: sandbox.freshHome("sealed"),
+            allow: config.sandbox.allow
+          })
+        })
+      );
+      findings.push(withRefusals(sealed, refused));
       if (!sealed.passed) return combine(findings);
     }
     if (config.grading.reviewer) {
-      findings.push(
-        await runReviewer(
-          config.grading.reviewer,
+      const reviewer = config.grading.reviewer;
+      const { value: review, refused } = await withJudgeSandbox(
+        config,
+        (sandbox) => runReviewer(
+          reviewer,
           {
             jobKey: job.jobKey,
             issueNumber: job.issueNumber,
@@ -65041,10 +66182,17 @@ function defaultGrader(ctx) {
             cwd: (0,external_node_path_namespaceObject.resolve)(config.repoPath),
             timeoutMs,
             passEnv: [],
-            onUsage: (usage) => recordReviewSpend(layout, job, config.grading.reviewer, usage)
+            onUsage: (usage) => recordReviewSpend(layout, job, reviewer, usage),
+            confine: (argv, env, view) => sandbox.confine(argv, env, {
+              ...view,
+              home: sandbox.freshHome("reviewer"),
+              allow: [...reviewerAllowList(reviewer), ...config.sandbox.allow]
+            }),
+            sandboxed: sandbox.confined
           }
         )
       );
+      findings.push(withRefusals(review, refused));
     } else {
       findings.push(
         rubricFinding(diff, job.fences, config.grading.rubric, { role: bookbag.role, report: read.report })
@@ -67218,6 +68366,13 @@ async function resetClean(worktree, base) {
   await git(worktree, "reset", "--quiet", "--hard", base);
   await git(worktree, "clean", "-ffdxq");
 }
+async function slotGitDirs(worktree) {
+  const [admin = "", common = ""] = (await git(worktree, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")).trim().split("\n");
+  const real = (p) => (0,external_node_fs_namespaceObject.realpathSync)(p);
+  if (!admin || !common || (0,external_node_path_namespaceObject.dirname)(real(admin)) !== (0,external_node_path_namespaceObject.join)(real(common), "worktrees"))
+    throw new Error(`${worktree}: its git directory ${admin} is not a worktree admin directory of ${common}`);
+  return { common: real(common), admin: real(admin) };
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/classroom.js
@@ -67262,6 +68417,9 @@ class WorktreeClassroom {
   }
   collect(slot, base) {
     return collectDiff(this.workdir(slot), base);
+  }
+  gitDirs(slot) {
+    return slotGitDirs(this.workdir(slot));
   }
   async teardown(slot, base) {
     const dir = this.workdir(slot);
@@ -67311,6 +68469,9 @@ class BotClassroom {
   }
   async collect() {
     return { patch: Buffer.alloc(0), changedFiles: [], ignored: [] };
+  }
+  async gitDirs() {
+    return void 0;
   }
   async teardown(slot) {
     const dir = this.workdir(slot);
@@ -67605,35 +68766,64 @@ function classifyEnding(ending, verification, correctionTurns) {
 
 
 
+const CONTROL_FILES = [
+  "config",
+  "config.worktree",
+  "info/attributes",
+  "info/exclude",
+  "objects/info/alternates"
+];
+const SCHOOL_REFS = /^refs\/(heads\/school\/|school-delivery\/)/;
 async function gitCommonDir(repoPath) {
   const out = (await git(repoPath, "rev-parse", "--git-common-dir")).trim();
   return (0,external_node_path_namespaceObject.isAbsolute)(out) ? out : (0,external_node_path_namespaceObject.resolve)(repoPath, out);
 }
-function readOrNull(path) {
-  return (0,external_node_fs_namespaceObject.existsSync)(path) ? (0,external_node_fs_namespaceObject.readFileSync)(path, "utf8") : null;
+function readControl(path) {
+  try {
+    if (!(0,external_node_fs_namespaceObject.lstatSync)(path).isFile()) return null;
+    return (0,external_node_fs_namespaceObject.readFileSync)(path);
+  } catch {
+    return null;
+  }
+}
+function present(path) {
+  try {
+    (0,external_node_fs_namespaceObject.lstatSync)(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 function listHooks(dir) {
   try {
-    return (0,external_node_fs_namespaceObject.readdirSync)(dir).filter(
-      (f) => (0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(dir, f)).isFile() || (0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(dir, f)).isSymbolicLink()
-    );
+    return (0,external_node_fs_namespaceObject.readdirSync)(dir).filter((f) => {
+      const st = (0,external_node_fs_namespaceObject.lstatSync)((0,external_node_path_namespaceObject.join)(dir, f));
+      return st.isFile() || st.isSymbolicLink();
+    });
   } catch {
     return [];
   }
+}
+async function listRefs(commonDir) {
+  const out = await git(commonDir, "for-each-ref", "--format=%(refname) %(objectname)");
+  const refs = {};
+  for (const line of out.split("\n")) {
+    const [name, sha] = line.split(" ");
+    if (name && sha && !SCHOOL_REFS.test(name)) refs[name] = sha;
+  }
+  return refs;
 }
 async function captureBaseline(repoPath) {
   const commonDir = await gitCommonDir(repoPath);
   const hooks = {};
   for (const f of listHooks((0,external_node_path_namespaceObject.join)(commonDir, "hooks"))) {
     const p = (0,external_node_path_namespaceObject.join)(commonDir, "hooks", f);
-    hooks[f] = { content: (0,external_node_fs_namespaceObject.readFileSync)(p).toString("base64"), mode: (0,external_node_fs_namespaceObject.statSync)(p).mode & 511 };
+    const content = readControl(p);
+    if (content) hooks[f] = { content: content.toString("base64"), mode: (0,external_node_fs_namespaceObject.lstatSync)(p).mode & 511 };
   }
-  return {
-    commonDir,
-    config: readOrNull((0,external_node_path_namespaceObject.join)(commonDir, "config")),
-    attributes: readOrNull((0,external_node_path_namespaceObject.join)(commonDir, "info", "attributes")),
-    hooks
-  };
+  const files = {};
+  for (const f of CONTROL_FILES) files[f] = readControl((0,external_node_path_namespaceObject.join)(commonDir, f))?.toString("base64") ?? null;
+  return { commonDir, files, hooks, refs: await listRefs(commonDir) };
 }
 function baselinePath(runtimeDir, daemon) {
   return (0,external_node_path_namespaceObject.join)(runtimeDir, "git-baseline", `${daemon}.json`);
@@ -67643,41 +68833,47 @@ function writeBaseline(path, b) {
 }
 function readBaseline(path) {
   try {
-    return JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8"));
+    const b = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8"));
+    return b && typeof b.files === "object" && typeof b.refs === "object" ? b : void 0;
   } catch {
     return void 0;
   }
 }
-function restoreBaseline(b) {
+function put(path, content, mode) {
+  (0,external_node_fs_namespaceObject.rmSync)(path, { recursive: true, force: true });
+  if (content === null) return;
+  (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+  (0,external_node_fs_namespaceObject.writeFileSync)(path, content, mode === void 0 ? {} : { mode });
+}
+async function restoreBaseline(b) {
   const changed = [];
-  const put = (path, want, label) => {
-    const have = readOrNull(path);
-    if (have === want) return;
-    changed.push(label);
-    if (want === null) (0,external_node_fs_namespaceObject.rmSync)(path, { force: true });
-    else (0,external_node_fs_namespaceObject.writeFileSync)(path, want);
-  };
-  put((0,external_node_path_namespaceObject.join)(b.commonDir, "config"), b.config, "config");
-  (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(b.commonDir, "info"), { recursive: true });
-  put((0,external_node_path_namespaceObject.join)(b.commonDir, "info", "attributes"), b.attributes, "info/attributes");
+  for (const [f, want] of Object.entries(b.files)) {
+    const p = (0,external_node_path_namespaceObject.join)(b.commonDir, f);
+    const have = readControl(p);
+    const wanted = want === null ? null : Buffer.from(want, "base64");
+    const same = have === null ? wanted === null && !present(p) : wanted !== null && have.equals(wanted);
+    if (same) continue;
+    changed.push(f);
+    put(p, wanted);
+  }
   const hooksDir = (0,external_node_path_namespaceObject.join)(b.commonDir, "hooks");
+  if (present(hooksDir) && !(0,external_node_fs_namespaceObject.lstatSync)(hooksDir).isDirectory()) {
+    changed.push("hooks");
+    (0,external_node_fs_namespaceObject.rmSync)(hooksDir, { force: true });
+  }
   for (const f of listHooks(hooksDir)) {
     const p = (0,external_node_path_namespaceObject.join)(hooksDir, f);
     const want = b.hooks[f];
-    if (!want) {
-      changed.push(`hooks/${f}`);
-      (0,external_node_fs_namespaceObject.rmSync)(p, { force: true });
-    } else if ((0,external_node_fs_namespaceObject.readFileSync)(p).toString("base64") !== want.content || ((0,external_node_fs_namespaceObject.statSync)(p).mode & 511) !== want.mode) {
-      changed.push(`hooks/${f}`);
-      (0,external_node_fs_namespaceObject.rmSync)(p, { force: true });
-      (0,external_node_fs_namespaceObject.writeFileSync)(p, Buffer.from(want.content, "base64"), { mode: want.mode });
-    }
+    const have = readControl(p);
+    if (want && have && have.toString("base64") === want.content && ((0,external_node_fs_namespaceObject.lstatSync)(p).mode & 511) === want.mode)
+      continue;
+    changed.push(`hooks/${f}`);
+    put(p, want ? Buffer.from(want.content, "base64") : null, want?.mode);
   }
   for (const [f, want] of Object.entries(b.hooks)) {
     const p = (0,external_node_path_namespaceObject.join)(hooksDir, f);
-    if ((0,external_node_fs_namespaceObject.existsSync)(p)) continue;
-    (0,external_node_fs_namespaceObject.mkdirSync)(hooksDir, { recursive: true });
-    (0,external_node_fs_namespaceObject.writeFileSync)(p, Buffer.from(want.content, "base64"), { mode: want.mode });
+    if (present(p)) continue;
+    put(p, Buffer.from(want.content, "base64"), want.mode);
     changed.push(`hooks/${f}`);
   }
   let admins = [];
@@ -67687,9 +68883,22 @@ function restoreBaseline(b) {
   }
   for (const w of admins) {
     const p = (0,external_node_path_namespaceObject.join)(b.commonDir, "worktrees", w, "config.worktree");
-    if ((0,external_node_fs_namespaceObject.existsSync)(p)) {
-      (0,external_node_fs_namespaceObject.rmSync)(p, { force: true });
+    if (present(p)) {
+      (0,external_node_fs_namespaceObject.rmSync)(p, { recursive: true, force: true });
       changed.push(`worktrees/${w}/config.worktree`);
+    }
+  }
+  const refs = await listRefs(b.commonDir).catch(() => void 0);
+  if (refs) {
+    for (const [name, sha] of Object.entries(b.refs)) {
+      if (refs[name] === sha) continue;
+      changed.push(name);
+      await git(b.commonDir, "update-ref", "--no-deref", name, sha);
+    }
+    for (const name of Object.keys(refs)) {
+      if (name in b.refs) continue;
+      changed.push(name);
+      await git(b.commonDir, "update-ref", "--no-deref", "-d", name);
     }
   }
   return changed;
@@ -67704,23 +68913,23 @@ function restoreBaseline(b) {
 
 
 
+
+
 async function runTurn(agent, o) {
   (0,external_node_fs_namespaceObject.rmSync)(o.usageFile, { force: true });
   const cli = agent.kind !== "command";
-  const argv = cli ? agent.kind === "claude-code" ? claudeArgv(agent, o.resume ? { resume: o.resume } : {}) : codexArgv(agent, o.resume ? { resume: o.resume } : {}) : o.commandArgv(agent.command ?? []).map((a) => a.split("{brief}").join(o.briefPath));
+  const argv = cli ? agent.kind === "claude-code" ? claudeArgv(agent, {
+    ...o.resume ? { resume: o.resume } : {},
+    ...o.sandboxed && o.verify ? { allowCommands: [o.verify] } : {}
+  }) : codexArgv(agent, {
+    ...o.resume ? { resume: o.resume } : {},
+    ...o.sandboxed ? { outerSandbox: true } : {}
+  }) : o.commandArgv(agent.command ?? []).map((a) => a.split("{brief}").join(o.briefPath));
   if (cli) (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `[school] ${agent.kind} turn: ${argv.join(" ")}
 `);
   const offset = (0,external_node_fs_namespaceObject.existsSync)(o.logFile) ? (0,external_node_fs_namespaceObject.statSync)(o.logFile).size : 0;
-  const run = await runProcess(o.wrap(argv), {
-    cwd: o.cwd,
-    env: o.env,
-    timeoutMs: o.timeoutMs,
-    graceMs: o.graceMs,
-    logFile: o.logFile,
-    ...cli ? { input: o.prompt } : {},
-    onSpawn: o.onSpawn
-  });
-  const report = (0,external_node_fs_namespaceObject.existsSync)(o.reportFile) ? (0,external_node_fs_namespaceObject.readFileSync)(o.reportFile, "utf8") : void 0;
+  const run = await launched(argv, o, cli);
+  const report = run_readReport(o.reportFile, o.logFile);
   const proc = {
     exitCode: run.exitCode,
     signal: run.signal,
@@ -67756,6 +68965,44 @@ async function runTurn(agent, o) {
   }
   return { ending, process: proc, report };
 }
+async function launched(argv, o, cli) {
+  let started;
+  try {
+    started = await o.launch(argv, o.env);
+  } catch (e) {
+    if (!(e instanceof ProgramNotFoundError)) throw e;
+    return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
+  }
+  return runProcess(started.argv, {
+    cwd: o.cwd,
+    env: started.env,
+    timeoutMs: o.timeoutMs,
+    graceMs: o.graceMs,
+    logFile: o.logFile,
+    ...cli ? { input: o.prompt } : {},
+    onSpawn: o.onSpawn
+  });
+}
+const NOT_STARTED = {
+  exitCode: null,
+  signal: null,
+  timedOut: false,
+  durationMs: 0,
+  pid: -1,
+  stdout: Buffer.alloc(0),
+  stderr: Buffer.alloc(0),
+  truncated: false,
+  overflowed: false
+};
+function run_readReport(path, logFile) {
+  try {
+    return readUntrustedFile(path);
+  } catch (e) {
+    (0,external_node_fs_namespaceObject.appendFileSync)(logFile, `[school] report ignored: ${e.message}
+`);
+    return void 0;
+  }
+}
 function baseEnding(agent, run, timeoutMs) {
   if (run.spawnError) {
     const bin = agent.kind === "command" ? agent.command?.[0] ?? "" : agent.bin ?? (agent.kind === "codex" ? "codex" : "claude");
@@ -67775,6 +69022,7 @@ function baseEnding(agent, run, timeoutMs) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/agents/session.js
+
 
 
 
@@ -67813,10 +69061,12 @@ async function runSession(i) {
       usageFile: paths.usage,
       reportFile: paths.report,
       commandArgv: i.commandArgv,
-      wrap: i.wrap,
+      launch: i.launch,
+      ...i.sandboxed ? { sandboxed: true } : {},
+      ...i.verify && i.verifies ? { verify: i.verify } : {},
       onSpawn: i.onSpawn
     });
-    i.afterTurn();
+    await i.afterTurn();
     r.ending = turn.ending;
     r.report = turn.report ?? r.report;
     r.session = turn.ending.sessionId ?? r.session;
@@ -67824,14 +69074,9 @@ async function runSession(i) {
     if (turn.ending.usage) await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
     r.usage = addUsage(r.usage, turn.ending.usage);
     if (turn.ending.kind !== "succeeded" || !i.verify || !i.verifies) return r;
+    const diffSha = await i.freeze();
     (0,external_node_fs_namespaceObject.rmSync)(paths.verifyLog, { force: true });
-    const v = await runProcess(i.verify, {
-      cwd: i.worktree,
-      env: verifyEnv,
-      logFile: paths.verifyLog,
-      timeoutMs: i.timeoutMs,
-      graceMs: i.graceMs
-    });
+    const v = await verifyRun(i, verifyEnv);
     const log = redact_redactText((0,external_node_fs_namespaceObject.existsSync)(paths.verifyLog) ? (0,external_node_fs_namespaceObject.readFileSync)(paths.verifyLog, "utf8") : "");
     r.verificationLog = log;
     r.verification = {
@@ -67841,7 +69086,7 @@ async function runSession(i) {
       durationMs: v.durationMs,
       logDigest: schema_sha256(log),
       baseSha: i.baseSha,
-      diffSha: "",
+      diffSha,
       timedOut: v.timedOut
     };
     if (r.verification.passed || r.corrections >= i.maxCorrections) return r;
@@ -67860,6 +69105,27 @@ async function runSession(i) {
 ${correction}`);
     prompt = correction;
   }
+}
+async function verifyRun(i, env) {
+  let started;
+  try {
+    started = await i.launchVerify(i.verify, env);
+  } catch (e) {
+    if (!(e instanceof ProgramNotFoundError)) throw e;
+    (0,external_node_fs_namespaceObject.appendFileSync)(
+      i.paths.verifyLog,
+      `[school] verification could not start: \`${e.program}\` was not found on PATH
+`
+    );
+    return { exitCode: null, timedOut: false, durationMs: 0 };
+  }
+  return runProcess(started.argv, {
+    cwd: i.worktree,
+    env: started.env,
+    logFile: i.paths.verifyLog,
+    timeoutMs: i.timeoutMs,
+    graceMs: i.graceMs
+  });
 }
 
 
@@ -68027,6 +69293,8 @@ function readSpec(path) {
 
 
 
+
+
 function findItem(layout, issue) {
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
@@ -68079,6 +69347,7 @@ async function runCrew(spec, deps) {
     log.warning(`crew ${spec.crewId}: ${kind}: ${detail}`);
     await audit(layout, "crew.alert", { crewId: spec.crewId, issueNumber: crew.issueNumber, kind, detail });
   };
+  const guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
   const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
   (0,external_node_fs_namespaceObject.mkdirSync)(scratch, { recursive: true });
   let outcome = "aborted";
@@ -68088,6 +69357,7 @@ async function runCrew(spec, deps) {
   let preVerify = false;
   let infra = false;
   let resetAt;
+  let sandbox;
   try {
     if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
@@ -68100,6 +69370,7 @@ async function runCrew(spec, deps) {
       );
     }
     prepared = true;
+    sandbox = crewSandbox(spec, scratch, log);
     const r = await live(
       spec,
       claim.slot,
@@ -68110,6 +69381,8 @@ async function runCrew(spec, deps) {
       scratch,
       startedAt,
       started,
+      sandbox,
+      guard,
       (pgid) => {
         studentPgid = pgid;
       }
@@ -68128,7 +69401,13 @@ async function runCrew(spec, deps) {
     if (!(e instanceof AbortCrew)) await alert("runtime-error", message(e));
   } finally {
     stopBeat();
-    await teardown(spec, classroom, claim.slot, studentPgid, prepared, alert).catch(
+    const refused = sandbox ? await sandbox.close().catch(() => []) : [];
+    if (refused.length)
+      await alert(
+        "egress-refused",
+        `the sandbox refused connections to ${refused.slice(0, 10).map((r) => r.count > 1 ? `${r.target} (${r.count}\xD7)` : r.target).join(", ")} (not on sandbox.allow)`
+      );
+    await teardown(spec, guard, classroom, claim.slot, studentPgid, prepared, alert).catch(
       (e) => alert("teardown-failed", message(e))
     );
     await releaseLease(layout, spec.crewId, `crew ${outcome}`);
@@ -68181,13 +69460,16 @@ class AbortCrew extends Error {
     this.name = "AbortCrew";
   }
 }
-async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt, started, onGroup) {
+async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt, started, sandbox, guard, onGroup) {
   const layout = new StateLayout(spec.stateDir);
   const worktree = classroom.workdir(slot);
+  const out = (0,external_node_path_namespaceObject.join)(scratch, "out");
+  (0,external_node_fs_namespaceObject.rmSync)(out, { recursive: true, force: true });
+  (0,external_node_fs_namespaceObject.mkdirSync)(out, { recursive: true });
   const paths = {
     brief: (0,external_node_path_namespaceObject.join)(scratch, "brief.md"),
-    usage: (0,external_node_path_namespaceObject.join)(scratch, "usage.json"),
-    report: (0,external_node_path_namespaceObject.join)(scratch, "report.md"),
+    usage: (0,external_node_path_namespaceObject.join)(out, "usage.json"),
+    report: (0,external_node_path_namespaceObject.join)(out, "report.md"),
     studentLog: (0,external_node_path_namespaceObject.join)(scratch, "student.log"),
     verifyLog: (0,external_node_path_namespaceObject.join)(scratch, "verify.log"),
     correction: (turn) => (0,external_node_path_namespaceObject.join)(scratch, `correction-${turn}.md`)
@@ -68236,16 +69518,17 @@ async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt
     graceMs: spec.graceMs,
     baseSha: spec.baseSha,
     commandArgv: (c) => studentArgv(c, spec.baseDir),
-    wrap: (a) => classroom.wrap(a),
+    ...await confinement(spec, classroom, slot, sandbox, agent, scratch, out),
+    sandboxed: sandbox.confined,
     onSpawn: onGroup,
     // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => restoreGitControl(spec)
+    afterTurn: () => restoreGitControl(guard),
+    freeze: async () => schema_sha256(redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8")))
   });
   const { ending, usage, report, verificationLog, corrections } = session;
-  let verification = session.verification;
+  const verification = session.verification;
   const collected = await classroom.collect(slot, spec.baseSha);
   const diff = redact_redactText(collected.patch.toString("utf8"));
-  if (verification) verification = { ...verification, diffSha: schema_sha256(diff) };
   const classified = classifyEnding(ending, verification, corrections);
   const record = {
     schema: 1,
@@ -68278,7 +69561,7 @@ async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt
     ...ending.detail ? { detail: ending.detail } : {}
   };
 }
-async function teardown(spec, classroom, slot, pgid, prepared, alert) {
+async function teardown(spec, guard, classroom, slot, pgid, prepared, alert) {
   const stray = new Set(processesWithMarker(spec.crewId));
   if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
   if (stray.size) {
@@ -68300,7 +69583,7 @@ async function teardown(spec, classroom, slot, pgid, prepared, alert) {
     const still = processesWithMarker(spec.crewId);
     if (still.length) await alert("teardown-incomplete", `processes survive SIGKILL: ${still.join(", ")}`);
   }
-  const restored = restoreGitControl(spec);
+  const restored = await restoreGitControl(guard);
   if (restored.length)
     await alert("git-control-changed", `restored the repository's ${restored.slice(0, 10).join(", ")}`);
   if (!prepared) return;
@@ -68311,9 +69594,57 @@ async function teardown(spec, classroom, slot, pgid, prepared, alert) {
   if (remaining.length)
     await alert("teardown-incomplete", `slot not clean after reset: ${remaining.slice(0, 10).join("; ")}`);
 }
-function restoreGitControl(spec) {
-  const baseline = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
-  return baseline ? restoreBaseline(baseline) : [];
+async function restoreGitControl(guard) {
+  return guard ? restoreBaseline(guard) : [];
+}
+function crewSandbox(spec, scratch, log) {
+  return new Sandbox({
+    config: spec.config.sandbox,
+    root: (0,external_node_path_namespaceObject.join)(scratch, "sandbox"),
+    protect: [
+      spec.stateDir,
+      spec.runtimeDir,
+      spec.worktreeRoot,
+      spec.config.repoPath,
+      ...spec.baseDir ? [spec.baseDir] : []
+    ],
+    onRefused: (target, purpose) => log.warning(
+      `crew ${spec.crewId}: sandbox refused a connection to ${target} (${purpose}; not on sandbox.allow)`
+    )
+  });
+}
+async function confinement(spec, classroom, slot, sandbox, agent, scratch, out) {
+  const worktree = classroom.workdir(slot);
+  const dirs = sandbox.confined ? await classroom.gitDirs(slot) : void 0;
+  const git = dirs ? {
+    readOnly: [
+      dirs.common,
+      (0,external_node_path_namespaceObject.join)(worktree, ".git"),
+      (0,external_node_path_namespaceObject.join)(dirs.admin, "commondir"),
+      (0,external_node_path_namespaceObject.join)(dirs.admin, "gitdir")
+    ],
+    masked: [(0,external_node_path_namespaceObject.join)(dirs.common, "worktrees")]
+  } : { readOnly: [], masked: [] };
+  const briefs = () => (0,external_node_fs_namespaceObject.readdirSync)(scratch).filter((f) => /^(brief|correction-\d+)\.md$/.test(f)).map((f) => (0,external_node_path_namespaceObject.join)(scratch, f));
+  const studentHome = sandbox.freshHome("student");
+  const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
+  return {
+    launch: (argv, env) => sandbox.confine(classroom.wrap(argv), env, {
+      cwd: worktree,
+      writable: [worktree, ...dirs ? [dirs.admin] : [], out],
+      readOnly: [...git.readOnly, ...briefs()],
+      masked: git.masked,
+      home: studentHome,
+      allow
+    }),
+    launchVerify: (argv, env) => sandbox.confine(argv, env, {
+      cwd: worktree,
+      readOnly: [worktree, ...git.readOnly, ...dirs ? [dirs.admin] : []],
+      masked: git.masked,
+      home: sandbox.freshHome("verify"),
+      allow: spec.config.sandbox.allow
+    })
+  };
 }
 async function waitUntil(test, ms) {
   const end = performance.now() + ms;
@@ -68553,6 +69884,7 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 
 
 
+
 function watchdogMs(config, graceMs) {
   return 2 * config.dispatch.crewTimeoutSeconds * 1e3 + 2 * graceMs + 12e4;
 }
@@ -68574,6 +69906,7 @@ async function runAssignments(o) {
     config: o.config
   };
   classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding").preflight();
+  sandboxPreflight(o.config, o.daemon, o.logger);
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
   const result = {
     launched: [],
@@ -68593,8 +69926,8 @@ async function runAssignments(o) {
     const baseline = baselinePath(runtimeDir, o.daemon);
     if (!active.size || !readBaseline(baseline))
       writeBaseline(baseline, await captureBaseline(o.config.repoPath));
-    const runnerEnv = childEnv({
-      pass: [...RUN_IDENTITY_ENV, ...new Set(o.config.agents.flatMap((a) => a.passEnv))]
+    const runnerEnv = (agentId) => childEnv({
+      pass: [...RUN_IDENTITY_ENV, ...o.config.agents.find((a) => a.id === agentId)?.passEnv ?? []]
     });
     const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
     const seen = /* @__PURE__ */ new Set([...active.keys(), ...queue]);
@@ -68669,7 +70002,7 @@ async function runAssignments(o) {
           continue;
         }
         const specPath = writeSpec({ ...baseSpec, crewId, baseSha });
-        const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv);
+        const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(crew.agent));
         active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
         result.launched.push(crewId);
         progress({ crewId, issueNumber: crew.issueNumber, phase: "launched", elapsedMs: 0 });
@@ -68763,6 +70096,19 @@ function launch(launcher, specPath, runtimeDir, crewId, env) {
     onSpawn: (p) => pid = p
   }).then((r) => r.spawnError ? null : r.exitCode);
   return { pid, done };
+}
+function sandboxPreflight(config, daemon, logger) {
+  if (config.sandbox.kind === "none") {
+    logger.warning(
+      `daemon ${daemon}: NO SANDBOX (sandbox.kind: none): students run unconfined as this runner's user and can read its files, other crews' work and every key in reach, and connect anywhere`
+    );
+    return;
+  }
+  requireSandbox(config.sandbox);
+  if (config.sandbox.network === "host")
+    logger.warning(
+      `daemon ${daemon}: sandbox.network is host: students may connect to any host and send anything anywhere`
+    );
 }
 function pausedReason(layout) {
   return describePauses(pauseStatus(layout).pauses);
@@ -69073,7 +70419,7 @@ function prepare_git(cwd, args, env = {}) {
     throw new ExampleRepoError(`git ${args.join(" ")} failed in ${cwd}: ${r.stderr.trim()}`);
   return r.stdout.trim();
 }
-function packageRoot() {
+function prepare_packageRoot() {
   let dir = (0,external_node_path_namespaceObject.dirname)((0,external_node_url_.fileURLToPath)(import.meta.url));
   for (; ; ) {
     const manifest = (0,external_node_path_namespaceObject.join)(dir, "package.json");
@@ -69091,7 +70437,7 @@ function packageRoot() {
   }
 }
 function examplePaths() {
-  const root = (0,external_node_path_namespaceObject.join)(packageRoot(), "examples");
+  const root = (0,external_node_path_namespaceObject.join)(prepare_packageRoot(), "examples");
   return {
     root,
     template: (0,external_node_path_namespaceObject.join)(root, "repo-template"),
@@ -70530,7 +71876,7 @@ function lanes_seconds(now, iso) {
   const t = Date.parse(iso);
   return Number.isFinite(t) ? Math.max(0, Math.round((now - t) / 1e3)) : void 0;
 }
-function verdicts(queue) {
+function lanes_verdicts(queue) {
   const byCrew = /* @__PURE__ */ new Map();
   for (const j of Object.values(queue?.jobs ?? {})) byCrew.set(j.job.crewId, j);
   const lookup = (crewId) => {
@@ -70548,7 +71894,7 @@ function buildLanes(input) {
     titles.set(item.number, item.title);
     items.set(item.number, item);
   }
-  const { byCrew, lookup } = verdicts(input.queue);
+  const { byCrew, lookup } = lanes_verdicts(input.queue);
   const states = input.registry ? issueStates(input.registry, lookup, input.requeues) : /* @__PURE__ */ new Map();
   const crews = input.registry?.crews ?? {};
   const latest = /* @__PURE__ */ new Map();
