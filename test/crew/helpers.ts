@@ -1,5 +1,6 @@
 import { curriculumItem } from '../support/items.js';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { parseConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
@@ -13,7 +14,7 @@ import type { CrewSpec } from '../../src/crew/spec.js';
 import { defaultRuntimeDir, defaultWorktreeRoot } from '../../src/crew/spec.js';
 import { revParse } from '../../src/crew/git.js';
 
-export const FIXTURES = resolve(__dirname, '../fixtures');
+export const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url));
 export const STUDENT = join(FIXTURES, 'student.mjs');
 export const VERIFY = join(FIXTURES, 'verify.mjs');
 
