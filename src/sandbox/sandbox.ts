@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { SandboxConfig } from '../config/schema.js';
 import { extendEnv, type ChildEnv } from '../process/env.js';
@@ -173,12 +174,14 @@ function basename(p: string): string {
 }
 
 /**
- * What is never visible whatever PATH says: the host user's HOME, the Actions runner's install and
+ * What is never visible whatever PATH says: the host user's HOME, the toolkit, the Actions runner's install and
  * work directories (found as the student would find them: from the executables of this process's
  * ancestors, `<root>/bin/Runner.Worker`), the workspace and the runner's temp directory.
  */
 export function defaultProtected(env: NodeJS.ProcessEnv = process.env): string[] {
-  const out = [homedir()];
+  // The toolkit: two levels above this module in the sources (src/sandbox/) and in a bundle
+  // (dist/<entry>/index.js) alike.
+  const out = [homedir(), resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')];
   for (const k of ['GITHUB_WORKSPACE', 'RUNNER_TEMP', 'RUNNER_WORKSPACE']) {
     const v = env[k];
     if (v) out.push(v);
