@@ -64080,6 +64080,8 @@ function rubricFinding(diff, fences, limits, crew = {}) {
 }
 
 
+// EXTERNAL MODULE: external "node:url"
+var external_node_url_ = __nccwpck_require__(3136);
 ;// CONCATENATED MODULE: ./.build/src/sandbox/bridge.js
 const BRIDGE_SOURCE = String.raw`
 const net = require('net');
@@ -64418,6 +64420,7 @@ function resetSandboxProbe() {
 
 
 
+
 class ProgramNotFoundError extends Error {
   constructor(program) {
     super(`${program}: ENOENT`);
@@ -64541,7 +64544,7 @@ function basename(p) {
   return p.slice(p.lastIndexOf(external_node_path_namespaceObject.sep) + 1);
 }
 function defaultProtected(env = process.env) {
-  const out = [(0,external_node_os_namespaceObject.homedir)()];
+  const out = [(0,external_node_os_namespaceObject.homedir)(), (0,external_node_path_namespaceObject.resolve)((0,external_node_path_namespaceObject.dirname)((0,external_node_url_.fileURLToPath)(import.meta.url)), "..", "..")];
   for (const k of ["GITHUB_WORKSPACE", "RUNNER_TEMP", "RUNNER_WORKSPACE"]) {
     const v = env[k];
     if (v) out.push(v);
@@ -70364,8 +70367,6 @@ function describePlan(plan) {
 }
 
 
-// EXTERNAL MODULE: external "node:url"
-var external_node_url_ = __nccwpck_require__(3136);
 ;// CONCATENATED MODULE: ./.build/src/examples/prepare.js
 
 
