@@ -1,10 +1,8 @@
-import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
-import { ProgramNotFoundError } from '../sandbox/sandbox.js';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import type { AgentConfig } from '../config/schema.js';
 import { renderCorrection } from './brief.js';
 import { recordCrewSpend } from './usage.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
-import { runProcess } from '../process/run.js';
 import { sha256, type Usage, type VerificationRecord } from '../bookbag/schema.js';
 import { redactText } from '../security/redact.js';
 import { writeTextAtomic } from '../state/atomic.js';
@@ -41,16 +39,23 @@ export interface SessionInput {
   baseSha: string;
   commandArgv: TurnOptions['commandArgv'];
   launch: TurnOptions['launch'];
-  /** How the verification command is started (the sandbox, with the worktree read-only). */
-  launchVerify: TurnOptions['launch'];
+  /**
+   * Runs the verification command on exactly `patch` (a clean checkout of the base, in the sandbox),
+   * its output appended to the verification log.
+   */
+  runVerify(
+    argv: readonly string[],
+    env: ChildEnv,
+    patch: string,
+  ): Promise<{ exitCode: number | null; timedOut: boolean; durationMs: number }>;
   onSpawn?: (pid: number) => void;
   /** Runs after every agent turn, before the toolkit touches the worktree again. */
   afterTurn(): Promise<unknown>;
   /**
-   * Freezes the change as the turn left it, before it is verified: returns the digest of the patch
-   * the verification record then vouches for (a change made after it no longer matches).
+   * Freezes the change as the turn left it, before it is verified: the patch that is verified, and
+   * the digest the verification record then vouches for (a change made after it no longer matches).
    */
-  freeze(): Promise<string>;
+  freeze(): Promise<{ patch: string; sha: string }>;
   /** The student runs in the sandbox: it may be let run the verification command itself. */
   sandboxed?: boolean;
 }
@@ -109,9 +114,10 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     if (turn.ending.usage) await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
     r.usage = addUsage(r.usage, turn.ending.usage);
     if (turn.ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
-    const diffSha = await i.freeze();
+    const frozen = await i.freeze();
+    const diffSha = frozen.sha;
     rmSync(paths.verifyLog, { force: true });
-    const v = await verifyRun(i, verifyEnv);
+    const v = await i.runVerify(i.verify, verifyEnv, frozen.patch);
     const log = redactText(existsSync(paths.verifyLog) ? readFileSync(paths.verifyLog, 'utf8') : '');
     r.verificationLog = log;
     r.verification = {
@@ -142,28 +148,4 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     writeTextAtomic(briefPath, `${readFileSync(paths.brief, 'utf8')}\n${correction}`);
     prompt = correction;
   }
-}
-
-async function verifyRun(
-  i: SessionInput,
-  env: ChildEnv,
-): Promise<{ exitCode: number | null; timedOut: boolean; durationMs: number }> {
-  let started: { argv: string[]; env: ChildEnv };
-  try {
-    started = await i.launchVerify(i.verify!, env);
-  } catch (e) {
-    if (!(e instanceof ProgramNotFoundError)) throw e;
-    appendFileSync(
-      i.paths.verifyLog,
-      `[school] verification could not start: \`${e.program}\` was not found on PATH\n`,
-    );
-    return { exitCode: null, timedOut: false, durationMs: 0 };
-  }
-  return runProcess(started.argv, {
-    cwd: i.worktree,
-    env: started.env,
-    logFile: i.paths.verifyLog,
-    timeoutMs: i.timeoutMs,
-    graceMs: i.graceMs,
-  });
 }

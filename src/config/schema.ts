@@ -36,6 +36,15 @@ const argv = z
 
 const difficulty = z.number().int().min(1).max(5);
 
+/** A path inside the repository: relative, without `..`. */
+const relativePath = z
+  .string()
+  .min(1)
+  .refine(
+    (p) => !isAbsolute(p) && !p.split(/[\\/]/).includes('..'),
+    'a path inside the repository (relative, no ..)',
+  );
+
 export const classificationSchema = z.strictObject({
   domain: z.string().min(1).optional(),
   difficulty: difficulty.optional(),
@@ -385,7 +394,28 @@ export const configSchema = z
           .default(2)
           .describe('Runs per cycle placed in a fallback classroom when no worktree daemon is online.'),
         leaseSeconds: z.number().int().min(10).default(1200),
-        verify: argv.optional().describe('Verification command run in the worktree after the student.'),
+        verify: argv
+          .optional()
+          .describe(
+            "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch.",
+          ),
+        install: z
+          .strictObject({
+            command: argv.describe('Installs the dependencies in a checkout of the base, e.g. [npm, ci].'),
+            lockfiles: z
+              .array(relativePath)
+              .default(['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml'])
+              .describe('Files whose content (at the base) keys the cached install.'),
+            paths: z
+              .array(relativePath)
+              .min(1)
+              .default(['node_modules'])
+              .describe('What the install produces, kept and shown read-only to each verification.'),
+          })
+          .optional()
+          .describe(
+            "Dependencies for the verification, installed once per base and lockfile digest (never the student's).",
+          ),
         order: z
           .enum(DISPATCH_ORDERS)
           .default('smallest-first')

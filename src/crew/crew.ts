@@ -30,6 +30,7 @@ import { groupAlive, killGroup } from '../process/group.js';
 import { baselinePath, readBaseline, restoreBaseline, type GitControlBaseline } from './git-guard.js';
 import { Sandbox } from '../sandbox/sandbox.js';
 import { agentAllowList } from '../agents/network.js';
+import { verifyOnCleanCheckout } from './clean-checkout.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession, type SessionInput } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
@@ -331,8 +332,10 @@ async function live(
     onSpawn: onGroup,
     // Before the toolkit runs git in the worktree again, the shared git directory is put back.
     afterTurn: () => restoreGitControl(guard),
-    freeze: async () =>
-      sha256(redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'))),
+    freeze: async () => {
+      const patch = redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'));
+      return { patch, sha: sha256(patch) };
+    },
   });
   const { ending, usage, report, verificationLog, corrections } = session;
   const verification = session.verification;
@@ -454,7 +457,8 @@ function crewSandbox(spec: CrewSpec, scratch: string, log: Logger): Sandbox {
  * slot's git admin directory read-write, the repository's common git directory read-only (other
  * slots' admin directories hidden), the brief read-only, and the `out` directory for its report and
  * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew.
- * The verification sees the worktree read-only, in a HOME of its own made fresh for each run.
+ * The verification runs on a clean checkout of the base with exactly the frozen patch
+ * (./clean-checkout.ts), read-only, in a HOME of its own made fresh for each run.
  */
 async function confinement(
   spec: CrewSpec,
@@ -464,7 +468,7 @@ async function confinement(
   agent: AgentConfig,
   scratch: string,
   out: string,
-): Promise<Pick<SessionInput, 'launch' | 'launchVerify'>> {
+): Promise<Pick<SessionInput, 'launch' | 'runVerify'>> {
   const worktree = classroom.workdir(slot);
   const dirs = sandbox.confined ? await classroom.gitDirs(slot) : undefined;
   const git = dirs
@@ -494,14 +498,22 @@ async function confinement(
         home: studentHome,
         allow,
       }),
-    launchVerify: (argv, env) =>
-      sandbox.confine(argv, env, {
-        cwd: worktree,
-        readOnly: [worktree, ...git.readOnly, ...(dirs ? [dirs.admin] : [])],
-        masked: git.masked,
-        home: sandbox.freshHome('verify'),
-        allow: spec.config.sandbox.allow,
-      }),
+    runVerify: (argv, env, patch) =>
+      verifyOnCleanCheckout(
+        {
+          config: spec.config,
+          baseSha: spec.baseSha,
+          patch,
+          scratch: join(scratch, 'checkouts'),
+          depsRoot: join(spec.runtimeDir, 'deps'),
+          sandbox,
+          logFile: join(scratch, 'verify.log'),
+          timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
+          graceMs: spec.graceMs,
+        },
+        argv,
+        env,
+      ),
   };
 }
 

@@ -20,6 +20,8 @@ export interface Confinement {
   readOnly: readonly string[];
   /** Directories inside a visible one that are replaced by an empty directory. */
   masked?: readonly string[];
+  /** Visible read-only at another path (`source` on the host seen as `path`). */
+  readOnlyAt?: ReadonlyArray<{ source: string; path: string }>;
   /** The private HOME (read-write, at its own path). */
   home: string;
   /** The private temporary directory, seen as /tmp. */
@@ -31,7 +33,7 @@ export interface Confinement {
 /** The system, read-only; a path that is a symlink on the host (merged /usr) is the same link inside. */
 export const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
 
-type Mount = { kind: 'ro' | 'rw' | 'tmpfs'; path: string };
+type Mount = { kind: 'ro' | 'rw' | 'tmpfs'; path: string; source?: string };
 
 const depth = (p: string) => p.split(sep).filter(Boolean).length;
 
@@ -53,6 +55,7 @@ export function bwrapArgs(c: Confinement, argv: readonly string[], exists = exis
     ...c.readOnly.map((path) => ({ kind: 'ro' as const, path })),
     ...c.writable.map((path) => ({ kind: 'rw' as const, path })),
     ...(c.masked ?? []).map((path) => ({ kind: 'tmpfs' as const, path })),
+    ...(c.readOnlyAt ?? []).map((m) => ({ kind: 'ro' as const, path: m.path, source: m.source })),
   ];
   if (typeof c.network === 'object') mounts.push({ kind: 'ro', path: c.network.socket });
   // /tmp first, then parents before children: a later mount over a parent would hide a child.
@@ -62,11 +65,11 @@ export function bwrapArgs(c: Confinement, argv: readonly string[], exists = exis
   for (const m of mounts
     .filter((m) => m.path !== c.tmp)
     .sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind])) {
-    const key = `${m.kind}\0${m.path}`;
+    const key = `${m.kind}\0${m.source ?? ''}\0${m.path}`;
     if (seen.has(key)) continue;
     seen.add(key);
     if (m.kind === 'tmpfs') args.push('--tmpfs', m.path);
-    else args.push(m.kind === 'ro' ? '--ro-bind' : '--bind', m.path, m.path);
+    else args.push(m.kind === 'ro' ? '--ro-bind' : '--bind', m.source ?? m.path, m.path);
   }
   args.push('--chdir', c.cwd, '--');
   return [...args, ...argv];

@@ -22,6 +22,8 @@ export interface ConfineOptions {
   writable?: readonly string[];
   readOnly?: readonly string[];
   masked?: readonly string[];
+  /** Visible read-only at another path (a dependency cache seen inside a checkout). */
+  readOnlyAt?: ReadonlyArray<{ source: string; path: string }>;
   /** Which private HOME: one per purpose (the student's persists across its turns, a judge's not). */
   home: string;
   /** host:port pairs this process may reach; empty means no network. */
@@ -129,6 +131,7 @@ export class Sandbox {
       writable: c.writable ?? [],
       readOnly,
       masked: c.masked ?? [],
+      readOnlyAt: c.readOnlyAt ?? [],
       home: c.home,
       tmp,
       network,
