@@ -15,7 +15,6 @@ import type { ChildEnv } from '../process/env.js';
 import { runGit } from '../process/git.js';
 import { runProcess } from '../process/run.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { applyPatch } from '../grading/sealed-patch.js';
 import { withLock } from '../state/lock.js';
 import { gitCommonDir } from './git-guard.js';
 
@@ -74,15 +73,28 @@ async function removeCheckout(repo: string, wt: string): Promise<void> {
   rmSync(wt, { recursive: true, force: true });
 }
 
-/** The cache key: base, install command and the lockfiles' content at the base. */
-async function depsKey(o: CleanCheckoutOptions): Promise<string> {
+/** The cache key: base, install command and the lockfiles' blobs at the base (one `ls-tree`). */
+const keys = new Map<string, Promise<string>>();
+function depsKey(o: CleanCheckoutOptions): Promise<string> {
   const install = o.config.dispatch.install!;
-  const h = createHash('sha256').update(`${o.baseSha}\0${JSON.stringify(install)}\0`);
-  for (const f of install.lockfiles) {
-    const shown = await git(o.config.repoPath, ['cat-file', 'blob', `${o.baseSha}:${f}`]);
-    h.update(`${f}\0${shown.ok ? createHash('sha256').update(shown.stdout).digest('hex') : '-'}\0`);
+  const id = `${resolve(o.config.repoPath)}\0${o.baseSha}\0${JSON.stringify(install)}`;
+  let key = keys.get(id);
+  if (!key) {
+    key = git(o.config.repoPath, [
+      'ls-tree',
+      '-z',
+      '--full-tree',
+      o.baseSha,
+      '--',
+      ...install.lockfiles,
+    ]).then((listed) => {
+      if (!listed.ok) throw new Error(`could not read the lockfiles at the base: ${listed.output.trim()}`);
+      return createHash('sha256').update(`${id}\0`).update(listed.stdout).digest('hex').slice(0, 32);
+    });
+    keys.set(id, key);
+    key.catch(() => keys.delete(id));
   }
-  return h.digest('hex').slice(0, 32);
+  return key;
 }
 
 /**
@@ -163,7 +175,7 @@ export async function verifyOnCleanCheckout(
     if (o.patch.trim()) {
       const file = join(work, 'crew.patch');
       writeFileSync(file, o.patch);
-      const applied = await applyPatch(wt, file, o.baseSha);
+      const applied = await git(wt, ['apply', '--binary', '--whitespace=nowarn', file]);
       if (!applied.ok) return failed(`the change does not apply at the base: ${applied.output.trim()}`);
     }
     const shown = (o.config.dispatch.install?.paths ?? [])
