@@ -8,6 +8,7 @@
  * Goal: ≤ 100 ms per crew and ≤ 5 % of a 60-second crew.
  */
 import { runCrew } from '../src/crew/crew.js';
+import { silentLogger } from '../src/log.js';
 import type { SchoolConfig } from '../src/config/schema.js';
 import { requireSandbox } from '../src/sandbox/probe.js';
 import { item, makeSchool, plan, spec, writeCurriculum, type School } from '../test/crew/helpers.js';
@@ -15,13 +16,6 @@ import type { Bench, BenchFigure } from './types.js';
 
 const CREWS_PER_VARIANT = 4;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-const silent = {
-  debug: () => undefined,
-  info: () => undefined,
-  warning: () => undefined,
-  error: () => undefined,
-  group: <T>(_: string, fn: () => Promise<T>) => fn(),
-};
 
 type Variant = 'none' | 'bwrap' | 'bwrap+proxy';
 
@@ -43,7 +37,7 @@ async function crewMs(v: Variant): Promise<number> {
   writeCurriculum(s, [item(n)]);
   await plan(s, [{ crewId: id, issue: n, agent: 'editor' }]);
   const t = performance.now();
-  const r = await runCrew(await spec(s, id), { logger: silent });
+  const r = await runCrew(await spec(s, id), { logger: silentLogger });
   const ms = performance.now() - t;
   if (r.outcome !== 'succeeded') throw new Error(`bench crew ${id} (${v}) ended ${r.outcome}: ${r.reason}`);
   return ms;

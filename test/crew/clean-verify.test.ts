@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { runCrew } from '../../src/crew/crew.js';
+import { silentLogger } from '../../src/log.js';
 import { childEnv } from '../../src/process/env.js';
 import { runProcess } from '../../src/process/run.js';
 import { StateLayout } from '../../src/state/layout.js';
@@ -15,13 +16,6 @@ import { initRepo, tempDir } from '../support/tmp.js';
  * not what is delivered.
  */
 const CHEAT = join(FIXTURES, 'cheat-student.mjs');
-const silent = {
-  debug: () => undefined,
-  info: () => undefined,
-  warning: () => undefined,
-  error: () => undefined,
-  group: <T>(_: string, fn: () => Promise<T>) => fn(),
-};
 
 let school: School | undefined;
 afterEach(() => {
@@ -67,7 +61,7 @@ function cheatSchool(over: Record<string, unknown> = {}, files: Record<string, s
 async function crew(s: School, n: number, agent: string) {
   writeCurriculum(s, [item(n)]);
   await plan(s, [{ crewId: `c${n}-${agent}`, issue: n, agent }]);
-  await runCrew(await spec(s, `c${n}-${agent}`), { logger: silent });
+  await runCrew(await spec(s, `c${n}-${agent}`), { logger: silentLogger });
   const dir = s.layout.bookbag(`c${n}-${agent}`);
   return {
     record: JSON.parse(readFileSync(join(dir, 'bookbag.json'), 'utf8')),
