@@ -89,7 +89,12 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       cwd: i.worktree,
       env: childEnv({
         pass: agent.passEnv,
-        set: { ...i.crewVars, SCHOOL_BRIEF: briefPath, SCHOOL_CORRECTION_TURN: String(r.corrections) },
+        set: {
+          ...quietCli(agent),
+          ...i.crewVars,
+          SCHOOL_BRIEF: briefPath,
+          SCHOOL_CORRECTION_TURN: String(r.corrections),
+        },
       }),
       timeoutMs: i.timeoutMs,
       graceMs: i.graceMs,
@@ -148,4 +153,18 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     writeTextAtomic(briefPath, `${readFileSync(paths.brief, 'utf8')}\n${correction}`);
     prompt = correction;
   }
+}
+
+/**
+ * Claude Code headless, as a school runs it: no auto-update and no telemetry (in the sandbox they
+ * would only be refused connections), unless the agent's passEnv sets them itself.
+ */
+function quietCli(agent: AgentConfig): Record<string, string> {
+  if (agent.kind !== 'claude-code') return {};
+  const quiet: Record<string, string> = {
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+  for (const k of agent.passEnv) delete quiet[k];
+  return quiet;
 }

@@ -112,11 +112,21 @@ describe('claude-code agent', () => {
     expect(call!.stdin).not.toContain('usage file');
     expect(call!.stdin).toContain('do not commit, push or create branches');
     expect(call!.cwd).toBe(registry(s).crews['c7-cla00001']!.worktree);
-    // Only the base allow-list, the crew's SCHOOL_* variables and passEnv.
+    // Only the base allow-list, the crew's SCHOOL_* variables, passEnv and the switches that keep
+    // a headless Claude Code off the network for anything but its API.
     expect(call!.env.ANTHROPIC_API_KEY).toBe(CANARIES.ANTHROPIC_API_KEY);
+    expect(call!.env).toMatchObject({
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    });
     for (const k of ['GITHUB_TOKEN', 'INPUT_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'OPENAI_API_KEY'])
       expect(call!.env[k], k).toBeUndefined();
-    const allowed = new Set<string>([...BASE_ENV, 'ANTHROPIC_API_KEY']);
+    const allowed = new Set<string>([
+      ...BASE_ENV,
+      'ANTHROPIC_API_KEY',
+      'DISABLE_AUTOUPDATER',
+      'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+    ]);
     const extra = Object.keys(call!.env).filter((k) => !allowed.has(k) && !k.startsWith('SCHOOL_'));
     expect(extra).toEqual([]);
     expect(spendRows(s)).toEqual([
