@@ -50288,6 +50288,10 @@ const AUTHOR_ASSOCIATIONS = [
 ];
 const argv = array(schemas_string().min(1)).min(1).describe('A command as an argv array, e.g. ["npm", "test"]. Never run through a shell.');
 const difficulty = schemas_number().int().min(1).max(5);
+const relativePath = schemas_string().min(1).refine(
+  (p) => !(0,external_node_path_.isAbsolute)(p) && !p.split(/[\\/]/).includes(".."),
+  "a path inside the repository (relative, no ..)"
+);
 const classificationSchema = strictObject({
   domain: schemas_string().min(1).optional(),
   difficulty: difficulty.optional(),
@@ -50482,7 +50486,16 @@ const schema_configSchema = strictObject({
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
-    verify: argv.optional().describe("Verification command run in the worktree after the student."),
+    verify: argv.optional().describe(
+      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
+    ),
+    install: strictObject({
+      command: argv.describe("Installs the dependencies in a checkout of the base, e.g. [npm, ci]."),
+      lockfiles: array(relativePath).default(["package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"]).describe("Files whose content (at the base) keys the cached install."),
+      paths: array(relativePath).min(1).default(["node_modules"]).describe("What the install produces, kept and shown read-only to each verification.")
+    }).optional().describe(
+      "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
+    ),
     order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
       "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
     ),

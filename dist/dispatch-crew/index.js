@@ -52344,6 +52344,10 @@ const AUTHOR_ASSOCIATIONS = [
 ];
 const argv = array(schemas_string().min(1)).min(1).describe('A command as an argv array, e.g. ["npm", "test"]. Never run through a shell.');
 const difficulty = schemas_number().int().min(1).max(5);
+const relativePath = schemas_string().min(1).refine(
+  (p) => !(0,external_node_path_namespaceObject.isAbsolute)(p) && !p.split(/[\\/]/).includes(".."),
+  "a path inside the repository (relative, no ..)"
+);
 const classificationSchema = strictObject({
   domain: schemas_string().min(1).optional(),
   difficulty: difficulty.optional(),
@@ -52538,7 +52542,16 @@ const schema_configSchema = strictObject({
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
-    verify: argv.optional().describe("Verification command run in the worktree after the student."),
+    verify: argv.optional().describe(
+      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
+    ),
+    install: strictObject({
+      command: argv.describe("Installs the dependencies in a checkout of the base, e.g. [npm, ci]."),
+      lockfiles: array(relativePath).default(["package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"]).describe("Files whose content (at the base) keys the cached install."),
+      paths: array(relativePath).min(1).default(["node_modules"]).describe("What the install produces, kept and shown read-only to each verification.")
+    }).optional().describe(
+      "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
+    ),
     order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
       "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
     ),
@@ -55251,18 +55264,19 @@ function bwrapArgs(c, argv, exists = external_node_fs_namespaceObject.existsSync
     { kind: "rw", path: c.home },
     ...c.readOnly.map((path) => ({ kind: "ro", path })),
     ...c.writable.map((path) => ({ kind: "rw", path })),
-    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path }))
+    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path })),
+    ...(c.readOnlyAt ?? []).map((m) => ({ kind: "ro", path: m.path, source: m.source }))
   ];
   if (typeof c.network === "object") mounts.push({ kind: "ro", path: c.network.socket });
   args.push("--bind", c.tmp, "/tmp");
   const order = { tmpfs: 0, ro: 1, rw: 2 };
   const seen = /* @__PURE__ */ new Set();
   for (const m of mounts.filter((m2) => m2.path !== c.tmp).sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind])) {
-    const key = `${m.kind}\0${m.path}`;
+    const key = `${m.kind}\0${m.source ?? ""}\0${m.path}`;
     if (seen.has(key)) continue;
     seen.add(key);
     if (m.kind === "tmpfs") args.push("--tmpfs", m.path);
-    else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.path, m.path);
+    else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.source ?? m.path, m.path);
   }
   args.push("--chdir", c.cwd, "--");
   return [...args, ...argv];
@@ -55589,6 +55603,7 @@ class Sandbox {
       writable: c.writable ?? [],
       readOnly,
       masked: c.masked ?? [],
+      readOnlyAt: c.readOnlyAt ?? [],
       home: c.home,
       tmp,
       network
@@ -55686,6 +55701,158 @@ function urlTarget(url) {
   if (u.protocol !== "http:" && u.protocol !== "https:") return void 0;
   const hp = hostPort(u.host, u.protocol === "https:" ? 443 : 80);
   return hp ? `${hp.host}:${hp.port}` : void 0;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
+
+
+
+
+
+
+
+const clean_checkout_git = async (cwd, args) => {
+  const r = await runGit(args, { cwd, timeoutMs: 3e5 });
+  return {
+    ok: r.exitCode === 0,
+    output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
+    stdout: r.stdout
+  };
+};
+async function addCheckout(repo, dir, base) {
+  const wt = (0,external_node_path_namespaceObject.join)(dir, `checkout-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
+  const common = await gitCommonDir(repo);
+  const add = await lock_withLock(
+    (0,external_node_path_namespaceObject.join)(common, "school-worktree-admin"),
+    () => clean_checkout_git(repo, ["worktree", "add", "--detach", "--quiet", wt, base])
+  );
+  if (!add.ok) throw new Error(`could not check out the base ${base.slice(0, 12)}: ${add.output.trim()}`);
+  return wt;
+}
+async function removeCheckout(repo, wt) {
+  await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
+  (0,external_node_fs_namespaceObject.rmSync)(wt, { recursive: true, force: true });
+}
+const keys = /* @__PURE__ */ new Map();
+function depsKey(o) {
+  const install = o.config.dispatch.install;
+  const id = `${(0,external_node_path_namespaceObject.resolve)(o.config.repoPath)}\0${o.baseSha}\0${JSON.stringify(install)}`;
+  let key = keys.get(id);
+  if (!key) {
+    key = clean_checkout_git(o.config.repoPath, [
+      "ls-tree",
+      "-z",
+      "--full-tree",
+      o.baseSha,
+      "--",
+      ...install.lockfiles
+    ]).then((listed) => {
+      if (!listed.ok) throw new Error(`could not read the lockfiles at the base: ${listed.output.trim()}`);
+      return (0,external_node_crypto_.createHash)("sha256").update(`${id}\0`).update(listed.stdout).digest("hex").slice(0, 32);
+    });
+    keys.set(id, key);
+    key.catch(() => keys.delete(id));
+  }
+  return key;
+}
+async function dependencies(o, env) {
+  const install = o.config.dispatch.install;
+  if (!install) return void 0;
+  const dir = (0,external_node_path_namespaceObject.join)(o.depsRoot, await depsKey(o));
+  if ((0,external_node_fs_namespaceObject.existsSync)(dir)) return dir;
+  (0,external_node_fs_namespaceObject.mkdirSync)(o.depsRoot, { recursive: true });
+  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.depsRoot, ".install-"));
+  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
+  const wt = await addCheckout(repo, work, o.baseSha);
+  try {
+    (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `[school] installing dependencies at the base: ${install.command.join(" ")}
+`);
+    const started = await o.sandbox.confine(install.command, env, {
+      cwd: wt,
+      writable: [wt],
+      home: o.sandbox.freshHome("install"),
+      allow: o.config.sandbox.allow
+    });
+    const r = await runProcess(started.argv, {
+      cwd: wt,
+      env: started.env,
+      logFile: o.logFile,
+      timeoutMs: o.timeoutMs,
+      graceMs: o.graceMs
+    });
+    if (r.spawnError || r.timedOut || r.exitCode !== 0)
+      throw new Error(
+        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`
+      );
+    const kept = (0,external_node_path_namespaceObject.join)(work, "kept");
+    (0,external_node_fs_namespaceObject.mkdirSync)(kept);
+    for (const p of install.paths) {
+      if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(wt, p))) continue;
+      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(kept, p, ".."), { recursive: true });
+      (0,external_node_fs_namespaceObject.renameSync)((0,external_node_path_namespaceObject.join)(wt, p), (0,external_node_path_namespaceObject.join)(kept, p));
+    }
+    try {
+      (0,external_node_fs_namespaceObject.renameSync)(kept, dir);
+    } catch (e) {
+      if (!(0,external_node_fs_namespaceObject.existsSync)(dir)) throw e;
+    }
+    return dir;
+  } finally {
+    await removeCheckout(repo, wt);
+    (0,external_node_fs_namespaceObject.rmSync)(work, { recursive: true, force: true });
+  }
+}
+async function verifyOnCleanCheckout(o, verify, env) {
+  const failed = (why) => {
+    (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `[school] verification could not run: ${why}
+`);
+    return { exitCode: null, timedOut: false, durationMs: 0 };
+  };
+  (0,external_node_fs_namespaceObject.mkdirSync)(o.scratch, { recursive: true });
+  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
+  let deps;
+  try {
+    deps = await dependencies(o, env);
+  } catch (e) {
+    return failed(e.message);
+  }
+  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.scratch, "verify-"));
+  let wt;
+  try {
+    wt = await addCheckout(repo, work, o.baseSha);
+    if (o.patch.trim()) {
+      const file = (0,external_node_path_namespaceObject.join)(work, "crew.patch");
+      (0,external_node_fs_namespaceObject.writeFileSync)(file, o.patch);
+      const applied = await clean_checkout_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
+      if (!applied.ok) return failed(`the change does not apply at the base: ${applied.output.trim()}`);
+    }
+    const shown = (o.config.dispatch.install?.paths ?? []).filter((p) => deps && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(deps, p))).map((p) => {
+      if (o.sandbox.confined) (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(wt, p), { recursive: true });
+      else (0,external_node_fs_namespaceObject.symlinkSync)((0,external_node_path_namespaceObject.join)(deps, p), (0,external_node_path_namespaceObject.join)(wt, p));
+      return { source: (0,external_node_path_namespaceObject.join)(deps, p), path: (0,external_node_path_namespaceObject.join)(wt, p) };
+    });
+    const started = await o.sandbox.confine(verify, env, {
+      cwd: wt,
+      readOnly: [wt],
+      readOnlyAt: shown,
+      home: o.sandbox.freshHome("verify"),
+      allow: o.config.sandbox.allow
+    });
+    return await runProcess(started.argv, {
+      cwd: wt,
+      env: started.env,
+      logFile: o.logFile,
+      timeoutMs: o.timeoutMs,
+      graceMs: o.graceMs
+    });
+  } catch (e) {
+    if (e.name === "ProgramNotFoundError") return failed(`\`${verify[0]}\` was not found on PATH`);
+    return failed(e.message);
+  } finally {
+    if (wt) await removeCheckout(repo, wt);
+    (0,external_node_fs_namespaceObject.rmSync)(work, { recursive: true, force: true });
+  }
 }
 
 
@@ -56696,8 +56863,6 @@ function baseEnding(agent, run, timeoutMs) {
 
 
 
-
-
 async function runSession(i) {
   const { agent, paths } = i;
   const verifyEnv = childEnv({ set: i.crewVars });
@@ -56714,7 +56879,12 @@ async function runSession(i) {
       cwd: i.worktree,
       env: childEnv({
         pass: agent.passEnv,
-        set: { ...i.crewVars, SCHOOL_BRIEF: briefPath, SCHOOL_CORRECTION_TURN: String(r.corrections) }
+        set: {
+          ...quietCli(agent),
+          ...i.crewVars,
+          SCHOOL_BRIEF: briefPath,
+          SCHOOL_CORRECTION_TURN: String(r.corrections)
+        }
       }),
       timeoutMs: i.timeoutMs,
       graceMs: i.graceMs,
@@ -56739,9 +56909,10 @@ async function runSession(i) {
     if (turn.ending.usage) await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
     r.usage = addUsage(r.usage, turn.ending.usage);
     if (turn.ending.kind !== "succeeded" || !i.verify || !i.verifies) return r;
-    const diffSha = await i.freeze();
+    const frozen = await i.freeze();
+    const diffSha = frozen.sha;
     (0,external_node_fs_namespaceObject.rmSync)(paths.verifyLog, { force: true });
-    const v = await verifyRun(i, verifyEnv);
+    const v = await i.runVerify(i.verify, verifyEnv, frozen.patch);
     const log = redact_redactText((0,external_node_fs_namespaceObject.existsSync)(paths.verifyLog) ? (0,external_node_fs_namespaceObject.readFileSync)(paths.verifyLog, "utf8") : "");
     r.verificationLog = log;
     r.verification = {
@@ -56771,26 +56942,14 @@ ${correction}`);
     prompt = correction;
   }
 }
-async function verifyRun(i, env) {
-  let started;
-  try {
-    started = await i.launchVerify(i.verify, env);
-  } catch (e) {
-    if (!(e instanceof ProgramNotFoundError)) throw e;
-    (0,external_node_fs_namespaceObject.appendFileSync)(
-      i.paths.verifyLog,
-      `[school] verification could not start: \`${e.program}\` was not found on PATH
-`
-    );
-    return { exitCode: null, timedOut: false, durationMs: 0 };
-  }
-  return runProcess(started.argv, {
-    cwd: i.worktree,
-    env: started.env,
-    logFile: i.paths.verifyLog,
-    timeoutMs: i.timeoutMs,
-    graceMs: i.graceMs
-  });
+function quietCli(agent) {
+  if (agent.kind !== "claude-code") return {};
+  const quiet = {
+    DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+  };
+  for (const k of agent.passEnv) delete quiet[k];
+  return quiet;
 }
 
 
@@ -57495,6 +57654,7 @@ function readSpec(path) {
 
 
 
+
 function findItem(layout, issue) {
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
@@ -57723,7 +57883,10 @@ async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt
     onSpawn: onGroup,
     // Before the toolkit runs git in the worktree again, the shared git directory is put back.
     afterTurn: () => restoreGitControl(guard),
-    freeze: async () => sha256(redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8")))
+    freeze: async () => {
+      const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
+      return { patch, sha: sha256(patch) };
+    }
   });
   const { ending, usage, report, verificationLog, corrections } = session;
   const verification = session.verification;
@@ -57837,13 +58000,21 @@ async function confinement(spec, classroom, slot, sandbox, agent, scratch, out) 
       home: studentHome,
       allow
     }),
-    launchVerify: (argv, env) => sandbox.confine(argv, env, {
-      cwd: worktree,
-      readOnly: [worktree, ...git.readOnly, ...dirs ? [dirs.admin] : []],
-      masked: git.masked,
-      home: sandbox.freshHome("verify"),
-      allow: spec.config.sandbox.allow
-    })
+    runVerify: (argv, env, patch) => verifyOnCleanCheckout(
+      {
+        config: spec.config,
+        baseSha: spec.baseSha,
+        patch,
+        scratch: (0,external_node_path_namespaceObject.join)(scratch, "checkouts"),
+        depsRoot: (0,external_node_path_namespaceObject.join)(spec.runtimeDir, "deps"),
+        sandbox,
+        logFile: (0,external_node_path_namespaceObject.join)(scratch, "verify.log"),
+        timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1e3,
+        graceMs: spec.graceMs
+      },
+      argv,
+      env
+    )
   };
 }
 async function waitUntil(test, ms) {

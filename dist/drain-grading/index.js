@@ -54936,6 +54936,10 @@ const AUTHOR_ASSOCIATIONS = [
 ];
 const argv = array(schemas_string().min(1)).min(1).describe('A command as an argv array, e.g. ["npm", "test"]. Never run through a shell.');
 const difficulty = schemas_number().int().min(1).max(5);
+const relativePath = schemas_string().min(1).refine(
+  (p) => !(0,external_node_path_namespaceObject.isAbsolute)(p) && !p.split(/[\\/]/).includes(".."),
+  "a path inside the repository (relative, no ..)"
+);
 const classificationSchema = strictObject({
   domain: schemas_string().min(1).optional(),
   difficulty: difficulty.optional(),
@@ -55130,7 +55134,16 @@ const schema_configSchema = strictObject({
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
-    verify: argv.optional().describe("Verification command run in the worktree after the student."),
+    verify: argv.optional().describe(
+      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
+    ),
+    install: strictObject({
+      command: argv.describe("Installs the dependencies in a checkout of the base, e.g. [npm, ci]."),
+      lockfiles: array(relativePath).default(["package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"]).describe("Files whose content (at the base) keys the cached install."),
+      paths: array(relativePath).min(1).default(["node_modules"]).describe("What the install produces, kept and shown read-only to each verification.")
+    }).optional().describe(
+      "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
+    ),
     order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
       "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
     ),
@@ -62800,18 +62813,19 @@ function bwrapArgs(c, argv, exists = external_node_fs_namespaceObject.existsSync
     { kind: "rw", path: c.home },
     ...c.readOnly.map((path) => ({ kind: "ro", path })),
     ...c.writable.map((path) => ({ kind: "rw", path })),
-    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path }))
+    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path })),
+    ...(c.readOnlyAt ?? []).map((m) => ({ kind: "ro", path: m.path, source: m.source }))
   ];
   if (typeof c.network === "object") mounts.push({ kind: "ro", path: c.network.socket });
   args.push("--bind", c.tmp, "/tmp");
   const order = { tmpfs: 0, ro: 1, rw: 2 };
   const seen = /* @__PURE__ */ new Set();
   for (const m of mounts.filter((m2) => m2.path !== c.tmp).sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind])) {
-    const key = `${m.kind}\0${m.path}`;
+    const key = `${m.kind}\0${m.source ?? ""}\0${m.path}`;
     if (seen.has(key)) continue;
     seen.add(key);
     if (m.kind === "tmpfs") args.push("--tmpfs", m.path);
-    else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.path, m.path);
+    else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.source ?? m.path, m.path);
   }
   args.push("--chdir", c.cwd, "--");
   return [...args, ...argv];
@@ -63138,6 +63152,7 @@ class Sandbox {
       writable: c.writable ?? [],
       readOnly,
       masked: c.masked ?? [],
+      readOnlyAt: c.readOnlyAt ?? [],
       home: c.home,
       tmp,
       network
