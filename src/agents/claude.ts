@@ -5,6 +5,8 @@ import {
   errorEnding,
   nonNegative,
   proseEnding,
+  timedOutEnding,
+  unrecognisedEnding,
   type Printed,
   type SessionMeter,
   type TurnEnding,
@@ -21,8 +23,9 @@ import { joinPrinted, lastArrayObject, MAX_LINE, scanText } from './output.js';
  * overload, refused credentials) is `subtype: success` with `is_error: true` and its message in
  * `result`. `--output-format stream-json --verbose` prints the same object as its last line, after
  * `system`, `assistant`, `user` and `rate_limit_event` lines; `--verbose` with `json` prints one
- * array that ends with it. A resume of an unknown session prints only `No conversation found with
- * session ID: …` on stderr, exit 1.
+ * array that ends with it; while the API does not answer, stream-json prints a `system` line of
+ * subtype `api_retry` per attempt (`attempt`, `max_retries`, `error_status`, `error`). A resume of an
+ * unknown session prints only `No conversation found with session ID: …` on stderr, exit 1.
  */
 export interface ClaudeTurn {
   /** A correction turn resumes this session (`--resume <id>`). */
@@ -88,22 +91,51 @@ interface ClaudeResult {
   api_error?: string;
 }
 
+/** The `type`s of the lines Claude Code prints in its JSON output formats. */
+const CLAUDE_TYPES = new Set([
+  'result',
+  'system',
+  'assistant',
+  'user',
+  'rate_limit_event',
+  'stream_event',
+  'tool_progress',
+  'auth_status',
+]);
+/** What the model did: a message, a tool result, a result. */
+const CLAUDE_WORK = new Set(['assistant', 'user', 'stream_event', 'result']);
+/** The beginning of a line of Claude Code's that was cut short. */
+const CLAUDE_FRAGMENT = /^\[?\{.*"(?:session_id|type)"\s*:\s*"/;
+
 /** What a Claude Code turn printed: the last result object, and a rejected rate-limit event's reset. */
 export class ClaudeReader {
   result?: ClaudeResult;
   resetAt?: Date;
+  /** Lines of Claude Code's output formats. */
+  known = 0;
+  /** Lines that start like one of them but do not parse (cut short). */
+  fragments = 0;
+  /** Lines showing the model at work: messages, tool results, a result. */
+  work = 0;
+  /** `api_retry` notices, in order. */
+  notices: string[] = [];
 
   readonly line = (text: string, cut: boolean): boolean => {
     let v: unknown;
     if (cut) {
       // Only the end of an over-long `--verbose` array was kept: its last element is the result.
       v = lastArrayObject(text);
-      if (v === undefined) return false;
+      if (v === undefined) {
+        if (/"session_id"\s*:/.test(text)) this.fragments++;
+        return false;
+      }
     } else {
       try {
         v = JSON.parse(text);
       } catch {
-        return false; // a truncated line, or prose that starts with a bracket
+        // A truncated line, or prose that starts with a bracket.
+        if (CLAUDE_FRAGMENT.test(text)) this.fragments++;
+        return false;
       }
     }
     for (const x of Array.isArray(v) ? v : [v]) this.take(x);
@@ -112,11 +144,30 @@ export class ClaudeReader {
 
   private take(v: unknown): void {
     if (!v || typeof v !== 'object') return;
-    const o = v as { type?: unknown; rate_limit_info?: { status?: unknown; resetsAt?: unknown } };
+    const o = v as {
+      type?: unknown;
+      subtype?: unknown;
+      session_id?: unknown;
+      rate_limit_info?: { status?: unknown; resetsAt?: unknown };
+      attempt?: unknown;
+      max_retries?: unknown;
+      error_status?: unknown;
+      error?: unknown;
+    };
+    if (typeof o.type !== 'string') return;
+    if (CLAUDE_TYPES.has(o.type) || typeof o.session_id === 'string') this.known++;
+    if (CLAUDE_WORK.has(o.type)) this.work++;
     if (o.type === 'result') this.result = v as ClaudeResult;
     else if (o.type === 'rate_limit_event' && o.rate_limit_info?.status === 'rejected') {
       const at = nonNegative(o.rate_limit_info.resetsAt);
       if (at) this.resetAt = new Date(at * 1000);
+    } else if (o.type === 'system' && o.subtype === 'api_retry') {
+      const status = typeof o.error_status === 'number' ? `HTTP ${o.error_status}` : 'no response';
+      const error = typeof o.error === 'string' ? o.error.slice(0, 200) : 'error';
+      this.notices.push(
+        `API retry ${String(o.attempt ?? '?')}/${String(o.max_retries ?? '?')}: ${error} (${status})`,
+      );
+      if (this.notices.length > 20) this.notices.shift();
     }
   }
 }
@@ -136,6 +187,10 @@ export function findClaudeResult(stdout: string): ClaudeResult | undefined {
 export interface TurnContext {
   resumed?: string;
   previous?: SessionMeter;
+  /** The program as configured (`agents[].bin`), named when it printed nothing the tool prints. */
+  bin?: string;
+  /** The crew timeout killed the process after this many milliseconds. */
+  killedAfterMs?: number;
 }
 
 export function claudeEnding(
@@ -159,7 +214,22 @@ export function claudeVerdict(
   now: Date,
   ctx: TurnContext = {},
 ): TurnEnding {
+  if (ctx.killedAfterMs !== undefined)
+    return timedOutEnding(
+      'claude',
+      ctx.killedAfterMs,
+      { worked: reader.work > 0, notices: reader.notices, printed: out },
+      now,
+    );
   const r = reader.result;
+  if (!r && !reader.known && !reader.fragments)
+    return unrecognisedEnding(
+      'claude',
+      { bin: ctx.bin ?? 'claude', kind: 'claude-code', ...(ctx.resumed ? { resumed: ctx.resumed } : {}) },
+      exitCode,
+      out,
+      now,
+    );
   if (!r) return proseEnding('claude', exitCode, out, now, ctx.resumed);
   const prose = out.prose;
   const u = r.usage ?? {};

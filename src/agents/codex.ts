@@ -6,6 +6,9 @@ import {
   priceTokens,
   proseEnding,
   tail,
+  timedOutEnding,
+  unrecognisedEnding,
+  type CodexTokens,
   type Printed,
   type TurnEnding,
 } from './ending.js';
@@ -16,10 +19,13 @@ import { joinPrinted, scanText } from './output.js';
  * Codex, headless: `codex exec --json … -` (the prompt on stdin). It prints JSONL events on stdout
  * (warnings and logs go to stderr): `thread.started` (`thread_id`), `turn.started`, `item.started` /
  * `item.updated` / `item.completed` (`agent_message`, `reasoning`, `command_execution`,
- * `file_change`, `mcp_tool_call`, `web_search`, `todo_list`, and `error` items, which are warnings),
- * `turn.completed` (`usage`: `input_tokens`, `cached_input_tokens`, `output_tokens`, …; cached input
- * is part of input, reasoning part of output), `turn.failed` (`error.message`) and `error`
- * (`message`; `Reconnecting… n/m (…)` is a retry notice). It exits 1 when the turn failed.
+ * `file_change`, `mcp_tool_call`, `web_search`, `todo_list`, and `error` items, which are warnings;
+ * a `file_change` has `changes` and a `status`, `failed` when the patch did not apply),
+ * `turn.completed` (`usage`: `input_tokens`, `cached_input_tokens`, `cache_write_input_tokens`,
+ * `output_tokens`, `reasoning_output_tokens`; cached input and cache writes are part of input,
+ * reasoning part of output), `turn.failed` (`error.message`) and `error` (`message`;
+ * `Reconnecting… n/m (…)` is a retry notice). It exits 1 when the turn failed. While its API cannot
+ * be reached it prints retry notices and no turn's end until something kills it.
  *
  * `turn.completed` usage is the thread's running total, and a resumed thread starts from the total it
  * had, so a correction turn's usage is the difference to the previous turn's (see `SessionMeter`).
@@ -71,7 +77,7 @@ interface CodexEvent {
   usage?: Record<string, unknown>;
   message?: unknown;
   error?: { message?: unknown };
-  item?: { type?: unknown; text?: unknown };
+  item?: { type?: unknown; text?: unknown; status?: unknown; changes?: unknown };
   /** The event shape of releases before `thread.*` / `turn.*` events: `{"id":…,"msg":{"type":…}}`. */
   msg?: { type?: unknown; message?: unknown };
 }
@@ -82,18 +88,34 @@ const keep = (list: string[], s: string) => {
   if (list.length > KEEP) list.shift();
 };
 
+/** The event types of `codex exec --json`. */
+const CODEX_EVENT = /^(?:(?:thread|turn|item)\.[a-z_]+|error)$/;
+/** The beginning of a codex event that was cut short. */
+const CODEX_FRAGMENT = /^\{"(?:type"\s*:\s*"(?:thread|turn|item)\.|id"\s*:\s*"[^"]*"\s*,\s*"msg")/;
+
 /** What a codex turn printed, read event by event. */
 export class CodexReader {
   threadId?: string;
   completed = 0;
   /** The last `turn.completed` usage, as printed. */
-  usage?: { input: number; cached: number; output: number };
+  usage?: CodexTokens;
   failed: string[] = [];
   errors: string[] = [];
   notices: string[] = [];
+  /** Every `error` event's message, in order (retry notices and errors alike). */
+  said: string[] = [];
   lastMessage?: string;
+  /** JSON lines of any shape. */
   events = 0;
+  /** Events of codex's formats, current or legacy. */
+  known = 0;
+  /** Lines that start like a codex event but do not parse (cut short). */
+  fragments = 0;
+  /** Events showing the model at work: items other than warnings, a turn's end. */
+  work = 0;
   legacy = 0;
+  /** `file_change` items: the paths of those that failed, and how many applied. */
+  writes = { failed: [] as string[], failedCount: 0, applied: 0 };
 
   readonly line = (text: string, cut: boolean): boolean => {
     if (cut || !text.startsWith('{')) return false;
@@ -101,43 +123,73 @@ export class CodexReader {
     try {
       e = JSON.parse(text) as CodexEvent;
     } catch {
+      if (CODEX_FRAGMENT.test(text)) this.fragments++;
       return false;
     }
     if (!e || typeof e !== 'object') return false;
     this.events++;
+    if (typeof e.type === 'string' && CODEX_EVENT.test(e.type)) this.known++;
+    if (
+      (typeof e.type === 'string' && e.type.startsWith('item.') && e.item?.type !== 'error') ||
+      e.type === 'turn.completed' ||
+      e.type === 'turn.failed'
+    )
+      this.work++;
     switch (e.type) {
       case 'thread.started':
         if (typeof e.thread_id === 'string' && THREAD_ID.test(e.thread_id)) this.threadId = e.thread_id;
         break;
-      case 'turn.completed':
+      case 'turn.completed': {
         this.completed++;
+        const cacheWrite = nonNegative(e.usage?.cache_write_input_tokens);
+        const reasoning = nonNegative(e.usage?.reasoning_output_tokens);
         this.usage = {
           input: nonNegative(e.usage?.input_tokens) ?? 0,
           cached: nonNegative(e.usage?.cached_input_tokens) ?? 0,
           output: nonNegative(e.usage?.output_tokens) ?? 0,
+          ...(cacheWrite !== undefined ? { cacheWrite } : {}),
+          ...(reasoning !== undefined ? { reasoning } : {}),
         };
         break;
+      }
       case 'turn.failed':
         keep(this.failed, String(e.error?.message ?? 'turn failed'));
         break;
       case 'error': {
         const m = String(e.message ?? 'error');
         keep(/^Reconnecting\b/i.test(m) ? this.notices : this.errors, m);
+        keep(this.said, m);
         break;
       }
       case 'item.completed':
         if (e.item?.type === 'agent_message' && typeof e.item.text === 'string')
           this.lastMessage = e.item.text;
+        else if (e.item?.type === 'file_change') this.fileChange(e.item);
         break;
       default:
         if (e.type === undefined && e.msg && typeof e.msg === 'object') {
           this.legacy++;
+          this.known++;
           if (e.msg.type === 'error' || e.msg.type === 'stream_error')
             keep(this.errors, String(e.msg.message));
         }
     }
     return true;
   };
+
+  private fileChange(item: NonNullable<CodexEvent['item']>): void {
+    // `failed` (and `declined`, an approval refused) applied nothing; any other status did.
+    if (item.status !== 'failed' && item.status !== 'declined') {
+      this.writes.applied++;
+      return;
+    }
+    this.writes.failedCount++;
+    for (const c of Array.isArray(item.changes) ? item.changes : []) {
+      const path = (c as { path?: unknown } | null)?.path;
+      if (typeof path === 'string' && this.writes.failed.length < 20 && !this.writes.failed.includes(path))
+        this.writes.failed.push(path.slice(0, 300));
+    }
+  }
 }
 
 export function readCodexEvents(stdout: string): CodexReader {
@@ -166,7 +218,22 @@ export function codexVerdict(
   now: Date,
   ctx: TurnContext = {},
 ): TurnEnding {
-  if (r.events === 0) return proseEnding('codex', exitCode, out, now, ctx.resumed);
+  if (ctx.killedAfterMs !== undefined)
+    return timedOutEnding(
+      'codex',
+      ctx.killedAfterMs,
+      { worked: r.work > 0, notices: r.said, printed: out },
+      now,
+    );
+  if (!r.known && !r.fragments)
+    return unrecognisedEnding(
+      'codex',
+      { bin: ctx.bin ?? 'codex', kind: 'codex', ...(ctx.resumed ? { resumed: ctx.resumed } : {}) },
+      exitCode,
+      out,
+      now,
+    );
+  if (!r.known) return proseEnding('codex', exitCode, out, now, ctx.resumed);
   const prose = out.prose;
   if (r.legacy && !r.threadId && !r.completed && !r.failed.length) {
     const words = [...r.errors, prose].join('\n');
@@ -179,24 +246,32 @@ export function codexVerdict(
       detail: tail(words.trim() ? words : out.tail),
     };
   }
-  const printed = r.usage ?? { input: 0, cached: 0, output: 0 };
+  const printed: CodexTokens = r.usage ?? { input: 0, cached: 0, output: 0 };
   const prev = ctx.previous?.tokens && ctx.previous.session === r.threadId ? ctx.previous.tokens : undefined;
   // The thread's running total minus what it had after the previous turn. A total below the previous
   // one (a release that does not carry it over) is the turn's own.
   const grew =
     !!prev && printed.input >= prev.input && printed.cached >= prev.cached && printed.output >= prev.output;
-  const t = grew
+  const less = (a: number | undefined, b: number | undefined) => Math.max(0, (a ?? 0) - (b ?? 0));
+  const t: CodexTokens = grew
     ? {
         input: printed.input - prev.input,
         cached: printed.cached - prev.cached,
         output: printed.output - prev.output,
+        cacheWrite: less(printed.cacheWrite, prev.cacheWrite),
+        reasoning: less(printed.reasoning, prev.reasoning),
       }
     : printed;
-  const cost = priceTokens({ input: t.input, output: t.output, cachedInput: t.cached }, agent.pricing);
+  const cost = priceTokens(
+    { input: t.input, output: t.output, cachedInput: t.cached, cacheCreation: t.cacheWrite ?? 0 },
+    agent.pricing,
+  );
   const usage = {
     inputTokens: t.input,
     outputTokens: t.output,
     ...(t.cached ? { cachedInputTokens: t.cached } : {}),
+    ...(t.cacheWrite ? { cacheCreationTokens: t.cacheWrite } : {}),
+    ...(t.reasoning ? { reasoningOutputTokens: t.reasoning } : {}),
     ...(cost !== undefined ? { costUsd: cost } : {}),
   };
   const common = {
@@ -209,7 +284,7 @@ export function codexVerdict(
   if (r.failed.length || exitCode !== 0 || r.completed === 0) {
     // The message that ended the turn decides; the retry notices and stderr before it only when
     // there is none (a notice about a recovered reconnect must not overrule it).
-    const decisive = [...r.failed, ...r.errors.slice(-3)].join('\n');
+    const decisive = [...new Set([...r.failed, ...r.errors.slice(-3)])].join('\n');
     const around = [...r.notices.slice(-3), prose].filter(Boolean).join('\n');
     if (!decisive.trim() && !around.trim())
       return {
@@ -227,11 +302,28 @@ export function codexVerdict(
     };
   }
   const moved = ctx.resumed && r.threadId && r.threadId !== ctx.resumed;
+  // Every file change failed and none applied: the turn may have changed nothing. The worktree
+  // settles it (`settleWrites`); the reader only says so.
+  const failedWrites =
+    r.writes.failedCount && !r.writes.applied
+      ? { count: r.writes.failedCount, paths: r.writes.failed }
+      : undefined;
   return {
     kind: 'succeeded',
     reason:
       `codex finished (${r.completed} turn(s))` +
-      (moved ? `; it started thread ${r.threadId} instead of resuming ${ctx.resumed}` : ''),
+      (moved ? `; it started thread ${r.threadId} instead of resuming ${ctx.resumed}` : '') +
+      (failedWrites ? `; all ${failedWrites.count} of its file change(s) failed` : ''),
     ...common,
+    ...(failedWrites
+      ? {
+          failedWrites,
+          detail: tail(
+            [`failed file changes: ${failedWrites.paths.join(', ') || '?'}`, r.lastMessage ?? '']
+              .filter(Boolean)
+              .join('\n'),
+          ),
+        }
+      : {}),
   };
 }

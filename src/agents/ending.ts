@@ -1,17 +1,26 @@
 import type { Pricing } from '../config/schema.js';
 import type { Usage } from '../bookbag/schema.js';
-import { classifyText, parseResetTime, sessionLost, type LimitKind } from './limits.js';
+import {
+  classifyText,
+  isConnectionTrouble,
+  isRetryNotice,
+  parseResetTime,
+  sessionLost,
+  type LimitKind,
+} from './limits.js';
 
 /**
- * How one agent turn ended, before verification. Every turn ends in exactly one of these; anything
- * a tool prints that is not recognised is `failed` with its text kept for the operator — never a
- * success.
+ * How one agent turn ended, before verification. Every turn ends in exactly one of these, and
+ * nothing a tool prints that is not recognised is ever a success:
  *  - `succeeded`: the tool finished its work without reporting an error;
- *  - `failed`: it reported an error, exited non-zero, or printed something unreadable;
+ *  - `failed`: it reported an error, exited non-zero, printed its own format but no ending in it,
+ *    or every file change it made failed;
  *  - `usage_limit`: a usage or credit limit (the school pauses launches, until `resetAt` if known);
  *  - `overloaded`: a rate limit or a service overload (an interruption: retried later);
  *  - `timed_out`: the crew's timeout killed it;
- *  - `could_not_start`: missing binary, bad credentials (an infrastructure alert).
+ *  - `could_not_start`: missing binary, bad credentials, a plan without the tool, an API it never
+ *    reached before the timeout, or a program that printed nothing the tool prints (an
+ *    infrastructure alert).
  */
 export type EndingKind =
   'succeeded' | 'failed' | 'usage_limit' | 'overloaded' | 'timed_out' | 'could_not_start';
@@ -29,6 +38,11 @@ export interface TurnEnding {
   numTurns?: number;
   /** The running totals the tool printed, which the next turn of the same session subtracts. */
   meter?: SessionMeter;
+  /**
+   * codex: the turn finished, but every file change it made failed (and none applied). Whether it
+   * changed anything otherwise (a command that wrote a file) only the worktree tells: `settleWrites`.
+   */
+  failedWrites?: { count: number; paths: string[] };
 }
 
 /**
@@ -44,10 +58,19 @@ export interface SessionMeter {
   /** claude-code: tokens summed over `modelUsage`. */
   modelTokens?: number;
   /** codex: the last `turn.completed` usage as printed. */
-  tokens?: { input: number; cached: number; output: number };
+  tokens?: CodexTokens;
 }
 
-/** Tokens a tool reported, before pricing. `cachedInput` is part of `input` (codex). */
+/** codex `turn.completed` usage: cached input and cache writes are part of input, reasoning of output. */
+export interface CodexTokens {
+  input: number;
+  cached: number;
+  output: number;
+  cacheWrite?: number;
+  reasoning?: number;
+}
+
+/** Tokens a tool reported, before pricing. `cachedInput` and `cacheCreation` are part of `input` (codex). */
 export interface TokenCounts {
   input: number;
   output: number;
@@ -56,12 +79,20 @@ export interface TokenCounts {
   cacheCreation?: number;
 }
 
-/** Codex reports no cost: uncached input, cached input and output priced per million tokens. */
+/**
+ * Codex reports no cost: uncached input, cached input, cache writes and output priced per million
+ * tokens. Cache writes without a price of their own (`cacheWritePerMTok`) are input like any other.
+ */
 export function priceTokens(t: TokenCounts, p: Pricing | undefined): number | undefined {
   if (!p) return undefined;
   const cached = Math.min(t.cachedInput ?? 0, t.input);
+  const writes = Math.min(t.cacheCreation ?? 0, t.input - cached);
   const usd =
-    ((t.input - cached) * p.inputPerMTok + cached * p.cachedInputPerMTok + t.output * p.outputPerMTok) / 1e6;
+    ((t.input - cached - writes) * p.inputPerMTok +
+      cached * p.cachedInputPerMTok +
+      writes * (p.cacheWritePerMTok ?? p.inputPerMTok) +
+      t.output * p.outputPerMTok) /
+    1e6;
   return Math.round(usd * 1e6) / 1e6;
 }
 
@@ -137,6 +168,86 @@ export function errorEnding(
     kind: 'failed',
     reason: `${tool} reported an error${o.subtype && o.subtype !== 'success' ? ` (${o.subtype})` : ''}: ${said || '(no words)'}`,
     detail,
+  };
+}
+
+const oneLine = (text: string) => tail(text, 200).replace(/\s+/g, ' ');
+
+/**
+ * A program that printed not one line of the tool's output format — not the tool it is configured
+ * as (a wrapper, a wrong `bin`), or a tool that could not run as the school started it. What it
+ * printed decides when it names a limit or refused credentials; otherwise it is a set-up problem,
+ * never a success and never the agent's failure.
+ */
+export function unrecognisedEnding(
+  tool: string,
+  o: { bin: string; kind: 'claude-code' | 'codex'; resumed?: string },
+  exitCode: number | null,
+  printed: Printed,
+  now: Date,
+): TurnEnding {
+  const kind = classifyText(printed.prose);
+  if (kind) return errorEnding(tool, kind, printed.prose, now, { resumed: o.resumed });
+  const shown = printed.prose.trim() ? printed.prose : printed.tail;
+  return {
+    kind: 'could_not_start',
+    reason: `\`${o.bin}\` printed nothing a ${o.kind} CLI prints (exit ${exitCode ?? 'on a signal'}): ${oneLine(shown) || '(no output)'}`,
+    detail: tail(shown),
+  };
+}
+
+/**
+ * A turn the crew timeout killed. One that printed nothing but retry notices and connection errors —
+ * no work, no answer, no completed turn — never reached its API: a set-up problem (a firewall, a
+ * proxy, DNS), unless the notices say the API answered that it is overloaded. Anything else is the
+ * agent's timeout.
+ */
+export function timedOutEnding(
+  tool: string,
+  timeoutMs: number,
+  o: { worked: boolean; notices: readonly string[]; printed: Printed },
+  now: Date,
+): TurnEnding {
+  const killed = `student exceeded its ${Math.round(timeoutMs / 1000)} s timeout; process group killed`;
+  const proseNotices = o.printed.prose.split('\n').filter((l) => l.trim() && isRetryNotice(l));
+  const last = o.notices.at(-1) ?? proseNotices.at(-1);
+  const words = [...o.notices.slice(-5), ...proseNotices.slice(-5)].join('\n');
+  if (o.worked || !last)
+    return {
+      kind: 'timed_out',
+      reason: killed,
+      ...(o.printed.tail.trim() ? { detail: tail(o.printed.tail) } : {}),
+    };
+  const still = `still retrying when the ${Math.round(timeoutMs / 1000)} s timeout killed it`;
+  const kind = isConnectionTrouble(last) ? undefined : classifyText(last);
+  if (kind) {
+    const e = errorEnding(tool, kind, words, now);
+    return { ...e, reason: `${e.reason}; ${still}` };
+  }
+  return {
+    kind: 'could_not_start',
+    reason: `${tool} could not reach its API: ${oneLine(last)} (${still})`,
+    detail: tail(words),
+  };
+}
+
+/**
+ * A turn whose every file change failed (`failedWrites`), settled by whether the worktree changed
+ * in that turn: when it did (a command wrote the files) it stands as the success it was and
+ * verification decides; when it did not, or nobody looked (`undefined`), it is a failure.
+ */
+export function settleWrites(ending: TurnEnding, changed: boolean | undefined): TurnEnding {
+  const w = ending.failedWrites;
+  if (!w) return ending;
+  const { failedWrites: _, ...rest } = ending;
+  if (changed) return { ...rest, reason: `${ending.reason}; the worktree changed nonetheless` };
+  const files = w.paths.length
+    ? ` (${w.paths.slice(0, 10).join(', ')}${w.paths.length > 10 ? ', …' : ''})`
+    : '';
+  return {
+    ...rest,
+    kind: 'failed',
+    reason: `the agent's writes all failed: ${w.count} file change(s)${files} failed, none applied, and ${changed === false ? 'the turn changed nothing' : 'by its events the turn changed nothing'}`,
   };
 }
 

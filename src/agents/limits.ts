@@ -18,6 +18,8 @@ const USAGE_LIMIT = [
   /quota exceeded/i,
   /\bout of (?:extra usage|usage credits|usage|credits)\b/i,
   /\bspend limit reached\b/i,
+  // An API key over the spend limit set in the Console (Claude Code: `API Error: 400 …`).
+  /reached your specified API usage limits?\b/i,
 ];
 
 const OVERLOADED = [
@@ -35,6 +37,8 @@ const OVERLOADED = [
   /\bservice (?:is )?(?:temporarily )?unavailable\b/i,
   /temporarily limiting requests/i,
   /experiencing (?:high demand|high load)/i,
+  // codex: `Selected model is at capacity. Please try a different model.`
+  /\bmodel is at capacity\b/i,
 ];
 
 /**
@@ -61,6 +65,9 @@ const CANNOT_START = [
   /organization has disabled/i,
   /apiKeyHelper script is failing/i,
   /request blocked before it reached/i,
+  // A ChatGPT plan that does not include Codex (`usage_not_included`): nothing runs until it changes.
+  /to use codex with your chatgpt plan/i,
+  /\busage_not_included\b/,
   // The API cannot be reached from this runner (a firewall, a proxy, DNS, TLS).
   /\bconnection refused\b/i,
   /\b(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\b/,
@@ -96,6 +103,30 @@ export function classifyText(text: string): LimitKind | undefined {
   return undefined;
 }
 
+/**
+ * Words of a tool that cannot reach its API (no answer at all, as opposed to an answer saying it is
+ * overloaded): a refused or reset connection, DNS, a request that could not be sent, no network.
+ */
+const CONNECTION = [
+  /\bconnection (?:refused|reset|closed|error|failed)\b/i,
+  /\b(?:ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH)\b/,
+  /error sending request/i,
+  /failed to lookup address|dns error/i,
+  /waiting for network/i,
+  /network is unreachable/i,
+  /tcp connect error/i,
+  /unable to connect/i,
+];
+
+export function isConnectionTrouble(text: string): boolean {
+  return CONNECTION.some((r) => r.test(text));
+}
+
+/** A line that is a retry notice or a connection error (`Reconnecting... 2/5`, `retrying 1/5 in 200ms`). */
+export function isRetryNotice(line: string): boolean {
+  return /\b(?:reconnecting|retrying|retry)\b/i.test(line) || isConnectionTrouble(line);
+}
+
 /** A session the tool no longer has: a correction turn could not resume it. */
 export function sessionLost(text: string): boolean {
   return /no conversation found with session id|no rollout found for thread id/i.test(text);
@@ -110,6 +141,7 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
  *  - `resets 3pm (Europe/Lisbon)`, `resets 1:10am`, `resets Dec 4, 6:30am (America/Recife)`,
  *    `resets Apr 23 at 4pm (America/Recife)`, `resets Jan 2, 2027, 4pm`, `reset at 3pm (Etc/GMT+5)`;
  *  - codex: `try again at 12:16 PM.`, `Try again at Dec 1st, 2026 12:14 AM.`
+ *  - an API key's spend limit: `You will regain access on 2027-01-01 at 00:00 UTC.`
  * A time is in the named zone, else the runner's (codex prints the runner's local time); without a
  * date it names the next such moment after `now`.
  */
@@ -120,6 +152,14 @@ export function parseResetTime(text: string, now = new Date()): Date | undefined
   if (at) return new Date(Number(at[1]) * 1000);
   const inSec = text.match(/"resets_in_seconds"\s*:\s*(\d{1,9})\b/);
   if (inSec) return new Date(now.getTime() + Number(inSec[1]) * 1000);
+  const regain = text.match(
+    /regain access on (\d{4})-(\d{2})-(\d{2})(?:\s+at\s+|T|\s+)(\d{1,2}):(\d{2})(?:\s*(UTC|GMT|Z)\b)?/i,
+  );
+  if (regain) {
+    const [y, mo, d, h, mi] = regain.slice(1, 6).map(Number) as [number, number, number, number, number];
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59) return undefined;
+    return instantOf(y, mo - 1, d, h, mi, regain[6] ? 'UTC' : undefined);
+  }
   const wall = text.match(
     /(?:resets|reset at|try again at)\s+(?:([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?(?:\s+(\d{4}),?)?(?:\s+at)?\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)*)\))?/i,
   );

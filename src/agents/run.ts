@@ -86,9 +86,12 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
   const base = baseEnding(agent, run, o.timeoutMs);
   if (base) return { ending: base, process: proc, report };
   const now = o.now?.() ?? new Date();
+  // A CLI turn the timeout killed is read too: what it printed says whether it ever reached its API.
   const ctx: TurnContext = {
     ...(o.resume ? { resumed: o.resume } : {}),
     ...(o.previous ? { previous: o.previous } : {}),
+    ...(agent.bin ? { bin: agent.bin } : {}),
+    ...(run.timedOut ? { killedAfterMs: o.timeoutMs } : {}),
   };
   const logged = existsSync(o.logFile);
   let ending: TurnEnding;
@@ -161,7 +164,10 @@ function readReport(path: string, logFile: string): string | undefined {
   }
 }
 
-/** Endings every kind shares: the process never started, or the timeout killed it. */
+/**
+ * Endings read from the process alone: it never started, or the timeout killed a command agent (a
+ * CLI's timeout is read from its output).
+ */
 function baseEnding(agent: AgentConfig, run: RunResult, timeoutMs: number): TurnEnding | undefined {
   if (run.spawnError) {
     const bin =
@@ -176,7 +182,7 @@ function baseEnding(agent: AgentConfig, run: RunResult, timeoutMs: number): Turn
         : `agent ${agent.id}: could not start \`${bin}\`: ${run.spawnError}`,
     };
   }
-  if (run.timedOut)
+  if (run.timedOut && agent.kind === 'command')
     return {
       kind: 'timed_out',
       reason: `student exceeded its ${Math.round(timeoutMs / 1000)} s timeout; process group killed`,

@@ -7,7 +7,7 @@ import { sha256, type Usage, type VerificationRecord } from '../bookbag/schema.j
 import { redactText } from '../security/redact.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import type { StateLayout } from '../state/layout.js';
-import { addUsage, tail, type SessionMeter, type TurnEnding } from './ending.js';
+import { addUsage, settleWrites, tail, type SessionMeter, type TurnEnding } from './ending.js';
 import { runTurn, type TurnOptions } from './run.js';
 
 /**
@@ -112,14 +112,23 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       onSpawn: i.onSpawn,
     });
     await i.afterTurn();
-    r.ending = turn.ending;
+    let ending = turn.ending;
+    let frozen: { patch: string; sha: string } | undefined;
+    if (ending.failedWrites) {
+      // Every file change failed: the worktree says whether the turn changed anything all the same
+      // (compared with the change the last verification froze, or with the base on the first turn).
+      frozen = await i.freeze();
+      const before = r.verification?.diffSha;
+      ending = settleWrites(ending, before ? frozen.sha !== before : frozen.patch.trim() !== '');
+    }
+    r.ending = ending;
     r.report = turn.report ?? r.report;
-    r.session = turn.ending.sessionId ?? r.session;
-    meter = turn.ending.meter ?? meter;
-    if (turn.ending.usage) await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
-    r.usage = addUsage(r.usage, turn.ending.usage);
-    if (turn.ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
-    const frozen = await i.freeze();
+    r.session = ending.sessionId ?? r.session;
+    meter = ending.meter ?? meter;
+    if (ending.usage) await recordCrewSpend(i.layout, i.spendOf, ending.usage, r.corrections);
+    r.usage = addUsage(r.usage, ending.usage);
+    if (ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
+    frozen ??= await i.freeze();
     const diffSha = frozen.sha;
     rmSync(paths.verifyLog, { force: true });
     const v = await i.runVerify(i.verify, verifyEnv, frozen.patch);

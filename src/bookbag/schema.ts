@@ -51,8 +51,13 @@ export const usageSchema = z.object({
   outputTokens: z.number().nonnegative().optional(),
   /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
   cachedInputTokens: z.number().nonnegative().optional(),
-  /** claude-code: tokens written to the prompt cache (`cache_creation_input_tokens`). */
+  /**
+   * Part of inputTokens written to the prompt cache (claude `cache_creation_input_tokens`, codex
+   * `cache_write_input_tokens`).
+   */
   cacheCreationTokens: z.number().nonnegative().optional(),
+  /** Part of outputTokens spent reasoning (codex `reasoning_output_tokens`). */
+  reasoningOutputTokens: z.number().nonnegative().optional(),
   costUsd: z.number().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof usageSchema>;

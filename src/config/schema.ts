@@ -120,6 +120,11 @@ export const pricingSchema = z
   .strictObject({
     inputPerMTok: z.number().min(0).describe('USD per million uncached input tokens.'),
     cachedInputPerMTok: z.number().min(0).default(0).describe('USD per million cached input tokens.'),
+    cacheWritePerMTok: z
+      .number()
+      .min(0)
+      .optional()
+      .describe('USD per million input tokens written to the prompt cache (default: inputPerMTok).'),
     outputPerMTok: z.number().min(0).describe('USD per million output tokens.'),
   })
   .describe('Token prices used when the tool reports no cost (codex).');

@@ -1,6 +1,6 @@
 import { BASE_ENV } from '../../src/process/env.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCrew } from '../../src/crew/crew.js';
 import { silentLogger } from '../../src/log.js';
@@ -41,7 +41,7 @@ const SOLVE = (n: number) => ({ file: 'src/value.txt', text: `solved #${n}\n` })
 
 function agentSchool(
   turns: Parameters<typeof installFakes>[1],
-  over: { timeout?: number; codexArgs?: string[] } = {},
+  over: { timeout?: number; codexArgs?: string[]; codexPricing?: Record<string, number> } = {},
 ) {
   // Unconfined: the fake CLIs record every call next to themselves, which the sandbox would refuse;
   // these tests are about reading the tools' output (test/security runs students in the sandbox).
@@ -60,14 +60,24 @@ function agentSchool(
         id: 'codex',
         kind: 'codex',
         model: 'gpt-5-codex',
-        pricing: { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10 },
+        pricing: over.codexPricing ?? { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10 },
         passEnv: ['OPENAI_API_KEY'],
         ...(over.codexArgs ? { args: over.codexArgs } : {}),
       },
       { id: 'ghost', kind: 'claude-code', bin: 'claude-not-installed' },
+      // Programs that are not the tools they are configured as.
+      { id: 'impostor', kind: 'claude-code', bin: 'not-claude' },
+      { id: 'silent', kind: 'codex', bin: 'not-codex' },
     ],
   }));
   const fake = installFakes(join(s.root, 'bin'), turns);
+  for (const [name, body] of [
+    ['not-claude', 'echo "usage: not-claude [-h] FILE"'],
+    ['not-codex', 'exit 0'],
+  ] as const) {
+    writeFileSync(join(fake.bin, name), `#!/bin/sh\n${body}\n`);
+    chmodSync(join(fake.bin, name), 0o755);
+  }
   process.env.PATH = `${fake.bin}:${saved.PATH}`;
   return { s, fake };
 }
@@ -215,6 +225,44 @@ describe('claude-code agent', () => {
     expect(pauseStatus(s.layout, new Date((reset + 1) * 1000)).paused).toBe(false);
     expect(issueStates(registry(s)).get(10)).toEqual({ kind: 'ready', attempt: 1 });
     expect(spendRows(s).map(([k, c]) => [k, c])).toEqual([['spend:c10-cla0004', 0.002]]);
+  });
+
+  it('an API key over its spend limit is a usage limit that pauses until access is regained, not a failure', async () => {
+    const limit =
+      'API Error: 400 You have reached your specified API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.';
+    const { s, fake } = agentSchool([
+      {
+        stdout: claude.apiError(uid('sess-18'), limit, { status: 400, type: 'invalid_request_error' }),
+        exit: 1,
+      },
+    ]);
+    writeCurriculum(s, [item(18), item(19)]);
+    const r = await run(s, 'c18-cla0015', 18, 'claude');
+    expect(r.outcome).toBe('usage_limit');
+    expect(pauseStatus(s.layout).pauses[0]!.until).toBe('2027-01-01T00:00:00.000Z');
+    expect(issueStates(registry(s)).get(18)).toEqual({ kind: 'ready', attempt: 1 });
+    // The same words as a bare line, with no JSON.
+    fake.setTurns([{ stderr: `${limit}\n`, exit: 1 }]);
+    const bare = await run(s, 'c19-cla0016', 19, 'claude');
+    expect(bare.outcome).toBe('usage_limit');
+  });
+
+  it('a bin that is not the tool is an alert: never a success, never the agent’s failure', async () => {
+    const { s } = agentSchool([]);
+    writeCurriculum(s, [item(24), item(25)]);
+    const a = await run(s, 'c24-imp0001', 24, 'impostor');
+    expect(a.outcome).toBe('aborted');
+    expect(a.reason).toContain(
+      '`not-claude` printed nothing a claude-code CLI prints (exit 0): usage: not-claude [-h] FILE',
+    );
+    const b = await run(s, 'c25-imp0002', 25, 'silent');
+    expect(b.outcome).toBe('aborted');
+    expect(b.reason).toContain('`not-codex` printed nothing a codex CLI prints (exit 0): (no output)');
+    expect(registry(s).crews['c24-imp0001']!.infra).toBe(true);
+    expect(registry(s).crews['c25-imp0002']!.infra).toBe(true);
+    const states = issueStates(registry(s));
+    expect(states.get(24)).toEqual({ kind: 'ready', attempt: 1 });
+    expect(states.get(25)).toEqual({ kind: 'ready', attempt: 1 });
   });
 
   it('a bare limit line on stdout with exit 1 is a usage limit with a wall-clock reset', async () => {
@@ -375,6 +423,106 @@ describe('codex agent', () => {
     const o = await run(s, 'c22-cod0003', 22, 'codex');
     expect(o.outcome).toBe('overloaded');
     expect(issueStates(registry(s)).get(22)).toEqual({ kind: 'ready', attempt: 1 });
+  });
+
+  it('a turn that only retried an unreachable API until the timeout is an alert, not a timeout charged to the agent', async () => {
+    const { s } = agentSchool(
+      [
+        {
+          stdout: codex.reconnecting(uid('th-24'), [
+            'Reconnecting... 1/5 (stream disconnected before completion: error sending request for url (https://api.openai.com/v1/responses))',
+            'Reconnecting... waiting for network',
+          ]),
+          hang: true,
+        },
+      ],
+      { timeout: 3 },
+    );
+    writeCurriculum(s, [item(26)]);
+    const r = await run(s, 'c26-cod0008', 26, 'codex');
+    expect(r.outcome).toBe('aborted');
+    expect(r.reason).toContain('codex could not reach its API: Reconnecting... waiting for network');
+    expect(registry(s).crews['c26-cod0008']!.infra).toBe(true);
+    expect(issueStates(registry(s)).get(26)).toEqual({ kind: 'ready', attempt: 1 });
+  }, 30_000);
+
+  it('a turn whose every file change failed and that changed nothing fails, with no correction turn', async () => {
+    const { s, fake } = agentSchool([{ stdout: codex.failedWrites(uid('th-27'), ['src/value.txt']) }]);
+    writeCurriculum(s, [item(27)]);
+    const r = await run(s, 'c27-cod0009', 27, 'codex');
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toContain('writes all failed');
+    expect(r.reason).toContain('src/value.txt');
+    expect(fake.calls()).toHaveLength(1);
+    // Its tokens are still spent.
+    expect(spendRows(s).map(([k, , t]) => [k, t.input])).toEqual([['spend:c27-cod0009', 2000]]);
+  });
+
+  it('a correction turn whose writes all failed is compared with the change verification froze, not the base', async () => {
+    const { s, fake } = agentSchool([
+      // A change that does not pass verification, then a correction whose every write failed.
+      {
+        append: { file: 'src/half.txt', text: 'half done\n' },
+        stdout: codex.run({ thread: uid('th-30'), input: 1000, cached: 0, output: 10 }),
+      },
+      { stdout: codex.failedWrites(uid('th-30'), ['src/value.txt']) },
+    ]);
+    writeCurriculum(s, [item(31)]);
+    const r = await run(s, 'c31-cod0012', 31, 'codex');
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toContain('the turn changed nothing');
+    expect(fake.calls()).toHaveLength(2);
+  });
+
+  it('failed file changes while a command changed the worktree: verification decides', async () => {
+    const { s, fake } = agentSchool([
+      { append: SOLVE(28), stdout: codex.failedWrites(uid('th-28'), ['src/value.txt']) },
+    ]);
+    writeCurriculum(s, [item(28)]);
+    const r = await run(s, 'c28-cod0010', 28, 'codex');
+    expect(r.outcome).toBe('succeeded');
+    expect(r.reason).toContain('verification passed');
+    expect(fake.calls()).toHaveLength(1);
+  });
+
+  it('records cache writes and reasoning tokens, and prices cache writes', async () => {
+    const { s } = agentSchool(
+      [
+        {
+          append: SOLVE(29),
+          stdout: codex.run({
+            thread: uid('th-29'),
+            input: 10_000,
+            cached: 4_000,
+            cacheWrite: 2_000,
+            output: 1_000,
+            reasoning: 600,
+          }),
+        },
+      ],
+      {
+        codexPricing: {
+          inputPerMTok: 1.25,
+          cachedInputPerMTok: 0.125,
+          cacheWritePerMTok: 2.5,
+          outputPerMTok: 10,
+        },
+      },
+    );
+    writeCurriculum(s, [item(29)]);
+    const r = await run(s, 'c29-cod0011', 29, 'codex');
+    expect(r.outcome).toBe('succeeded');
+    const record = JSON.parse(readFileSync(join(s.layout.bookbag('c29-cod0011'), 'bookbag.json'), 'utf8'));
+    // (4000×1.25 + 4000×0.125 + 2000×2.5 + 1000×10)/1e6
+    expect(record.usage).toEqual({
+      inputTokens: 10_000,
+      outputTokens: 1_000,
+      cachedInputTokens: 4_000,
+      cacheCreationTokens: 2_000,
+      reasoningOutputTokens: 600,
+      costUsd: 0.0205,
+    });
+    expect(spendRows(s).map(([k, c]) => [k, c])).toEqual([['spend:c29-cod0011', 0.0205]]);
   });
 
   it('an unrecognised error is a failure with the tool’s words kept', async () => {

@@ -80,8 +80,14 @@ describe('claude endings', () => {
     });
   });
 
-  it('no output at all is a failure, never a success', () => {
-    expect(claudeEnding({ exitCode: 0, stderr: '', stdout: '' }, now)).toMatchObject({ kind: 'failed' });
+  it('no output at all is never a success: nothing a claude CLI prints, a set-up problem', () => {
+    expect(claudeEnding({ exitCode: 0, stderr: '', stdout: '' }, now)).toMatchObject({
+      kind: 'could_not_start',
+    });
+    // The bin named in the reason is the one configured.
+    expect(
+      claudeEnding({ exitCode: 0, stderr: '', stdout: 'usage: foo\n' }, now, { bin: '/opt/foo' }).reason,
+    ).toBe('`/opt/foo` printed nothing a claude-code CLI prints (exit 0): usage: foo');
   });
 });
 
@@ -125,6 +131,74 @@ describe('codex endings', () => {
   });
 });
 
+describe('codex usage beyond input, cached input and output', () => {
+  it('records cache writes and reasoning tokens, and prices cache writes where pricing has a price for them', () => {
+    const stdout = codex.run({
+      thread: 't',
+      input: 1_000_000,
+      cached: 400_000,
+      cacheWrite: 100_000,
+      output: 100_000,
+      reasoning: 60_000,
+    });
+    const priced = codexEnding(
+      { pricing: { ...pricing, cacheWritePerMTok: 3.75 } },
+      { exitCode: 0, stderr: '', stdout },
+      now,
+    );
+    // 500k × $3 + 400k × $0.30 + 100k × $3.75 + 100k × $15 per million = 1.5 + 0.12 + 0.375 + 1.5
+    expect(priced.usage).toEqual({
+      inputTokens: 1_000_000,
+      cachedInputTokens: 400_000,
+      cacheCreationTokens: 100_000,
+      outputTokens: 100_000,
+      reasoningOutputTokens: 60_000,
+      costUsd: 3.495,
+    });
+    // Without a price of their own, cache writes are input like any other.
+    const plain = codexEnding({ pricing }, { exitCode: 0, stderr: '', stdout }, now);
+    // 600k × $3 + 400k × $0.30 + 100k × $15 per million
+    expect(plain.usage?.costUsd).toBe(3.42);
+  });
+
+  it('a correction turn records the difference of cache writes and reasoning too', () => {
+    const th = uid('meter-cw');
+    const first = codexEnding(
+      { pricing },
+      {
+        exitCode: 0,
+        stderr: '',
+        stdout: codex.run({ thread: th, input: 1000, cached: 0, cacheWrite: 300, output: 10, reasoning: 4 }),
+      },
+      now,
+    );
+    const second = codexEnding(
+      { pricing },
+      {
+        exitCode: 0,
+        stderr: '',
+        stdout: codex.run({
+          thread: th,
+          input: 3000,
+          cached: 800,
+          cacheWrite: 500,
+          output: 30,
+          reasoning: 9,
+        }),
+      },
+      now,
+      { resumed: th, previous: first.meter },
+    );
+    expect(second.usage).toMatchObject({
+      inputTokens: 2000,
+      cachedInputTokens: 800,
+      cacheCreationTokens: 200,
+      outputTokens: 20,
+      reasoningOutputTokens: 5,
+    });
+  });
+});
+
 describe('usage across the turns of one session', () => {
   const t = uid('meter');
   it('codex: a resumed thread prints its running total; the turn is the difference', () => {
@@ -134,7 +208,10 @@ describe('usage across the turns of one session', () => {
       now,
     );
     expect(first.usage).toMatchObject({ inputTokens: 1000, cachedInputTokens: 100, outputTokens: 10 });
-    expect(first.meter).toEqual({ session: t, tokens: { input: 1000, cached: 100, output: 10 } });
+    expect(first.meter).toEqual({
+      session: t,
+      tokens: { input: 1000, cached: 100, output: 10, cacheWrite: 0, reasoning: 2 },
+    });
     // As codex-cli 0.171 printed three turns of one thread: 1000 → 3000 → 6000 input tokens.
     const second = codexEnding(
       { pricing },
@@ -277,6 +354,14 @@ describe('reset times as the tools print them', () => {
     expect(parseResetTime('…or try again at Mar 22nd, 2027 3:05 PM.', now)?.getTime()).toBe(
       new Date(2027, 2, 22, 15, 5).getTime(),
     );
+    // An API key over the spend limit set in the Console: a date and a time in UTC.
+    expect(
+      at(
+        'API Error: 400 You have reached your specified API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.',
+      ),
+    ).toBe('2027-01-01T00:00:00.000Z');
+    expect(at('You will regain access on 2026-05-03 at 17:45 UTC.')).toBe('2026-05-03T17:45:00.000Z');
+    expect(at('You will regain access on 2026-13-03 at 17:45 UTC.')).toBeUndefined();
     expect(at("You've hit your usage limit. Try again later.")).toBeUndefined();
     expect(at('resets Dec 0, 6:30am (UTC)')).toBeUndefined();
   });

@@ -96,6 +96,37 @@ export const claude = {
       api,
     });
   },
+  /**
+   * stream-json --verbose while the API cannot be reached: init, then an `api_retry` system event per
+   * attempt, and nothing else (the turn never ends by itself). `work` adds an assistant message first.
+   */
+  retrying(session: string, attempts: number, o: { work?: boolean; status?: number | null } = {}): string {
+    return [
+      JSON.stringify({ type: 'system', subtype: 'init', session_id: session, tools: ['Bash'] }),
+      ...(o.work
+        ? [
+            JSON.stringify({
+              type: 'assistant',
+              message: { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }] },
+              session_id: session,
+            }),
+          ]
+        : []),
+      ...Array.from({ length: attempts }, (_, i) =>
+        JSON.stringify({
+          type: 'system',
+          subtype: 'api_retry',
+          attempt: i + 1,
+          max_retries: 10,
+          retry_delay_ms: 500 * 2 ** i,
+          error_status: o.status ?? null,
+          error: o.status ? 'server_error' : 'unknown',
+          session_id: session,
+        }),
+      ),
+      '',
+    ].join('\n');
+  },
   /** stream-json --verbose: init, an assistant message, a rate_limit_event, then the result line. */
   stream(session: string, cost: number, o: { rejectedResetsAt?: number; result?: string } = {}): string {
     return [
@@ -128,19 +159,25 @@ export const claude = {
   },
 };
 
-type CodexUsage = { input: number; cached: number; output: number };
+type CodexUsage = { input: number; cached: number; output: number; cacheWrite?: number; reasoning?: number };
 const codexUsage = (u: CodexUsage) => ({
   input_tokens: u.input,
   cached_input_tokens: u.cached,
-  cache_write_input_tokens: 0,
+  cache_write_input_tokens: u.cacheWrite ?? 0,
   output_tokens: u.output,
-  reasoning_output_tokens: Math.floor(u.output / 4),
+  reasoning_output_tokens: u.reasoning ?? Math.floor(u.output / 4),
 });
 const lines = (events: object[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
 
+/** A codex `file_change` item as `item.completed` carries it. */
+const fileChange = (id: string, path: string, status: 'completed' | 'failed') => ({
+  type: 'item.completed',
+  item: { id, type: 'file_change', changes: [{ path, kind: 'update' }], status },
+});
+
 export const codex = {
   /** A completed turn; `input`/`cached`/`output` are the thread's running totals, as printed. */
-  run(o: { thread: string; input: number; cached: number; output: number; text?: string }): string {
+  run(o: { thread: string; text?: string } & CodexUsage): string {
     return lines([
       { type: 'thread.started', thread_id: o.thread },
       {
@@ -190,6 +227,46 @@ export const codex = {
       },
       { type: 'item.completed', item: { id: 'item_4', type: 'agent_message', text: o.text ?? 'Done.' } },
       { type: 'turn.completed', usage: codexUsage(o) },
+    ]);
+  },
+  /**
+   * A turn that completed while its file changes failed (`status: failed`: a patch that did not
+   * apply, a write the sandbox refused); `completed` adds a file change that did apply.
+   */
+  failedWrites(thread: string, paths: string[], o: { completed?: string } = {}): string {
+    return lines([
+      { type: 'thread.started', thread_id: thread },
+      { type: 'turn.started' },
+      ...paths.map((p, i) => fileChange(`item_${i + 1}`, p, 'failed')),
+      ...(o.completed ? [fileChange('item_9', o.completed, 'completed')] : []),
+      {
+        type: 'item.completed',
+        item: { id: 'item_10', type: 'agent_message', text: 'I could not write the files.' },
+      },
+      { type: 'turn.completed', usage: codexUsage({ input: 2000, cached: 0, output: 40 }) },
+    ]);
+  },
+  /** What codex prints while it cannot reach its API: retry notices, and never a turn's end. */
+  reconnecting(thread: string, notices: string[], o: { work?: boolean } = {}): string {
+    return lines([
+      { type: 'thread.started', thread_id: thread },
+      { type: 'turn.started' },
+      ...(o.work
+        ? [
+            {
+              type: 'item.completed',
+              item: {
+                id: 'item_1',
+                type: 'command_execution',
+                command: 'npm test',
+                aggregated_output: 'ok\n',
+                exit_code: 0,
+                status: 'completed',
+              },
+            },
+          ]
+        : []),
+      ...notices.map((n) => ({ type: 'error', message: n })),
     ]);
   },
   /** A failed turn (printed with exit 1); `notices` are the retry notices before it. */

@@ -7,7 +7,7 @@ import { childEnv } from '../../src/process/env.js';
 import { runTurn } from '../../src/agents/run.js';
 import { claudeEnding } from '../../src/agents/claude.js';
 import { codexEnding } from '../../src/agents/codex.js';
-import type { TurnEnding } from '../../src/agents/ending.js';
+import { settleWrites, type TurnEnding } from '../../src/agents/ending.js';
 import { installFakes } from './fake.js';
 import { CLAUDE_FORMS, CODEX_FORMS, NOW, type Form } from './forms.js';
 
@@ -25,6 +25,9 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** The timeout of a form that never ends by itself. */
+const HANG_MS = 1500;
+
 function expectedReset(spec: string): Date {
   if (!spec.startsWith('local:')) return new Date(spec);
   const next = spec.match(/^local:next (\d+):(\d+)$/);
@@ -38,7 +41,11 @@ function expectedReset(spec: string): Date {
   return new Date(y!, m! - 1, day, h, min);
 }
 
-function check(form: Form, e: TurnEnding) {
+/** What a turn whose file changes all failed comes to when the worktree is not looked at. */
+const settled = (e: TurnEnding) => (e.failedWrites ? settleWrites(e, undefined) : e);
+
+function check(form: Form, ending: TurnEnding) {
+  const e = settled(ending);
   expect(e.kind, `${form.name}: ${e.reason}`).toBe(form.expect.kind);
   if (form.expect.resetAt)
     expect(e.resetAt?.toISOString()).toBe(expectedReset(form.expect.resetAt).toISOString());
@@ -49,7 +56,9 @@ function check(form: Form, e: TurnEnding) {
 }
 
 async function play(form: Form) {
-  fake.setTurns([{ stdout: form.stdout ?? '', stderr: form.stderr ?? '', exit: form.exit }]);
+  fake.setTurns([
+    { stdout: form.stdout ?? '', stderr: form.stderr ?? '', exit: form.exit, hang: form.hang ?? false },
+  ]);
   const agent = agentSchema.parse(
     form.tool === 'claude'
       ? { id: 'c', kind: 'claude-code', bin: join(fake.bin, 'claude') }
@@ -65,7 +74,8 @@ async function play(form: Form) {
   const turn = await runTurn(agent, {
     cwd: root,
     env: childEnv(),
-    timeoutMs: 30_000,
+    timeoutMs: form.hang ? HANG_MS : 30_000,
+    graceMs: 200,
     logFile: log,
     briefPath: join(root, 'brief.md'),
     prompt: 'Fix the bug.\n',
@@ -88,12 +98,22 @@ describe.each([
     // The operator's log holds what the tool printed, stdout and stderr.
     for (const text of [form.stdout, form.stderr])
       if (text) expect(log).toContain(text.trim().split('\n').at(-1)!.slice(0, 80));
-    const out = { exitCode: form.exit, stdout: form.stdout ?? '', stderr: form.stderr ?? '' };
+    const out = {
+      exitCode: form.hang ? null : form.exit,
+      stdout: form.stdout ?? '',
+      stderr: form.stderr ?? '',
+    };
+    const ctx = form.hang ? { killedAfterMs: HANG_MS } : {};
     const direct =
       form.tool === 'claude'
-        ? claudeEnding(out, NOW)
-        : codexEnding({ pricing: { inputPerMTok: 1, cachedInputPerMTok: 0.1, outputPerMTok: 10 } }, out, NOW);
+        ? claudeEnding(out, NOW, ctx)
+        : codexEnding(
+            { pricing: { inputPerMTok: 1, cachedInputPerMTok: 0.1, outputPerMTok: 10 } },
+            out,
+            NOW,
+            ctx,
+          );
     check(form, direct);
-    expect(direct.kind).toBe(ending.kind);
+    expect(settled(direct).kind).toBe(settled(ending).kind);
   });
 });

@@ -16,10 +16,15 @@ export interface Form {
   stdout?: string;
   stderr?: string;
   exit: number;
+  /** The tool never ends by itself: the crew timeout kills it after printing this. */
+  hang?: boolean;
   expect: { kind: EndingKind; resetAt?: string; reason?: string };
 }
 
 const S = uid('form');
+/** What Claude Code prints when an API key reaches the spend limit set in the Console. */
+const API_KEY_LIMIT =
+  'API Error: 400 You have reached your specified API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.';
 const api = (text: string, status: number | null, type?: string, error?: string) =>
   claude.apiError(S, text, { status, ...(type ? { type } : {}), ...(error ? { error } : {}) });
 const limit = (text: string) => api(text, 429, 'rate_limit_error', 'usage_limit_reached');
@@ -303,7 +308,7 @@ export const CLAUDE_FORMS: Form[] = [
     tool: 'claude',
     stderr: 'Error: When using --print, --output-format=stream-json requires --verbose\n',
     exit: 1,
-    expect: { kind: 'failed', reason: 'requires --verbose' },
+    expect: { kind: 'could_not_start', reason: 'requires --verbose' },
   },
   {
     name: 'a flag the release does not know',
@@ -319,7 +324,15 @@ export const CLAUDE_FORMS: Form[] = [
     exit: 0,
     expect: { kind: 'failed', reason: 'without a result it could read' },
   },
-  { name: 'no output at all', tool: 'claude', exit: 0, expect: { kind: 'failed', reason: '(no output)' } },
+  {
+    name: 'no output at all',
+    tool: 'claude',
+    exit: 0,
+    expect: {
+      kind: 'could_not_start',
+      reason: 'printed nothing a claude-code CLI prints (exit 0): (no output)',
+    },
+  },
   {
     name: 'killed by a signal mid-stream',
     tool: 'claude',
@@ -327,10 +340,90 @@ export const CLAUDE_FORMS: Form[] = [
     exit: 137,
     expect: { kind: 'failed', reason: 'without a result it could read' },
   },
+  {
+    name: 'API key over its spend limit (API Error: 400, is_error with subtype success)',
+    tool: 'claude',
+    stdout: api(API_KEY_LIMIT, 400, 'invalid_request_error'),
+    exit: 1,
+    expect: { kind: 'usage_limit', resetAt: '2027-01-01T00:00:00.000Z' },
+  },
+  {
+    name: 'API key over its spend limit, a bare line on stdout',
+    tool: 'claude',
+    stdout: `${API_KEY_LIMIT}\n`,
+    exit: 1,
+    expect: { kind: 'usage_limit', resetAt: '2027-01-01T00:00:00.000Z' },
+  },
+  {
+    name: 'API key over its spend limit, a bare line on stderr',
+    tool: 'claude',
+    stderr: `${API_KEY_LIMIT}\n`,
+    exit: 1,
+    expect: { kind: 'usage_limit', resetAt: '2027-01-01T00:00:00.000Z' },
+  },
+  {
+    name: 'unreachable API: nothing but api_retry events until the timeout (stream-json)',
+    tool: 'claude',
+    stdout: claude.retrying(S, 4),
+    exit: 0,
+    hang: true,
+    expect: { kind: 'could_not_start', reason: 'claude could not reach its API: API retry 4/10: unknown' },
+  },
+  {
+    name: 'unreachable API: nothing but connection retries on stderr until the timeout',
+    tool: 'claude',
+    stderr:
+      'API Error (Connection error.) · Retrying in 1 seconds… (attempt 1/10)\nAPI Error (Connection error.) · Retrying in 2 seconds… (attempt 2/10)\n',
+    exit: 0,
+    hang: true,
+    expect: { kind: 'could_not_start', reason: 'could not reach its API: API Error (Connection error.)' },
+  },
+  {
+    name: 'an overloaded API retried until the timeout (stream-json)',
+    tool: 'claude',
+    stdout: claude.retrying(S, 3, { status: 529 }),
+    exit: 0,
+    hang: true,
+    expect: { kind: 'overloaded', reason: 'still retrying' },
+  },
+  {
+    name: 'a timeout after real work, with retries at the end (stream-json)',
+    tool: 'claude',
+    stdout: claude.retrying(S, 2, { work: true }),
+    exit: 0,
+    hang: true,
+    expect: { kind: 'timed_out', reason: 'timeout' },
+  },
+  {
+    name: 'a hang that printed nothing',
+    tool: 'claude',
+    exit: 0,
+    hang: true,
+    expect: { kind: 'timed_out', reason: 'timeout' },
+  },
+  {
+    name: 'not the tool: a usage line, exit 0',
+    tool: 'claude',
+    stdout: 'usage: foo [-h] [--verbose] FILE\n',
+    exit: 0,
+    expect: {
+      kind: 'could_not_start',
+      reason: 'printed nothing a claude-code CLI prints (exit 0): usage: foo',
+    },
+  },
+  {
+    name: 'not the tool: JSON of another shape, exit 0',
+    tool: 'claude',
+    stdout: '{"name":"foo","version":"1.2.3"}\n',
+    exit: 0,
+    expect: { kind: 'could_not_start', reason: '"version":"1.2.3"' },
+  },
 ];
 
 const T = uid('form-thread');
 const notice = (n: number, of: number, why: string) => `Reconnecting... ${n}/${of} (${why})`;
+const PLAN_WITHOUT_CODEX =
+  'To use Codex with your ChatGPT plan, upgrade to Plus: https://chatgpt.com/explore/plus.';
 
 export const CODEX_FORMS: Form[] = [
   {
@@ -516,5 +609,122 @@ export const CODEX_FORMS: Form[] = [
     exit: 0,
     expect: { kind: 'failed', reason: 'without a completed turn' },
   },
-  { name: 'no output at all', tool: 'codex', exit: 0, expect: { kind: 'failed', reason: '(no output)' } },
+  {
+    name: 'no output at all',
+    tool: 'codex',
+    exit: 0,
+    expect: { kind: 'could_not_start', reason: 'printed nothing a codex CLI prints (exit 0): (no output)' },
+  },
+  {
+    name: 'model at capacity (turn.failed)',
+    tool: 'codex',
+    stdout: codex.failed(T, 'Selected model is at capacity. Please try a different model.'),
+    exit: 1,
+    expect: { kind: 'overloaded' },
+  },
+  {
+    name: 'model at capacity (an error event only)',
+    tool: 'codex',
+    stdout:
+      [
+        { type: 'thread.started', thread_id: T },
+        { type: 'turn.started' },
+        { type: 'error', message: 'Selected model is at capacity. Please try a different model.' },
+      ]
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n',
+    exit: 1,
+    expect: { kind: 'overloaded' },
+  },
+  {
+    name: 'a ChatGPT plan without Codex',
+    tool: 'codex',
+    stdout: codex.failed(T, PLAN_WITHOUT_CODEX),
+    exit: 1,
+    expect: { kind: 'could_not_start', reason: 'To use Codex with your ChatGPT plan, upgrade to Plus' },
+  },
+  {
+    name: 'a ChatGPT plan without Codex, on stderr',
+    tool: 'codex',
+    stderr: `ERROR: ${PLAN_WITHOUT_CODEX}\n`,
+    exit: 1,
+    expect: { kind: 'could_not_start', reason: 'To use Codex with your ChatGPT plan, upgrade to Plus' },
+  },
+  {
+    name: 'unreachable API: reconnect notices until the timeout',
+    tool: 'codex',
+    stdout: codex.reconnecting(T, [
+      notice(
+        1,
+        5,
+        'stream disconnected before completion: error sending request for url (https://api.openai.com/v1/responses)',
+      ),
+      notice(
+        2,
+        5,
+        'stream disconnected before completion: error sending request for url (https://api.openai.com/v1/responses)',
+      ),
+      'Reconnecting... waiting for network',
+    ]),
+    stderr:
+      '2026-04-30T10:00:01.204Z ERROR codex_api::endpoint::responses: error sending request for url (https://api.openai.com/v1/responses): client error (Connect): tcp connect error: Connection refused (os error 111)\n',
+    exit: 0,
+    hang: true,
+    expect: {
+      kind: 'could_not_start',
+      reason: 'codex could not reach its API: Reconnecting... waiting for network',
+    },
+  },
+  {
+    name: 'unreachable API: connection refused on stderr only, until the timeout',
+    tool: 'codex',
+    stdout: codex.reconnecting(T, []),
+    stderr:
+      'ERROR codex_core::client: stream error: error sending request for url (https://api.openai.com/v1/responses): Connection refused (os error 111); retrying 1/5 in 212ms…\n',
+    exit: 0,
+    hang: true,
+    expect: { kind: 'could_not_start', reason: 'could not reach its API: ERROR codex_core::client' },
+  },
+  {
+    name: 'a timeout after real work, with reconnect notices at the end',
+    tool: 'codex',
+    stdout: codex.reconnecting(
+      T,
+      [notice(1, 5, 'stream disconnected before completion: error sending request')],
+      {
+        work: true,
+      },
+    ),
+    exit: 0,
+    hang: true,
+    expect: { kind: 'timed_out', reason: 'timeout' },
+  },
+  {
+    name: 'every file change failed, then the turn completed',
+    tool: 'codex',
+    stdout: codex.failedWrites(T, ['src/x.ts', 'src/y.ts']),
+    exit: 0,
+    expect: { kind: 'failed', reason: 'writes all failed' },
+  },
+  {
+    name: 'a failed file change, then one that applied',
+    tool: 'codex',
+    stdout: codex.failedWrites(T, ['src/x.ts'], { completed: 'src/x.ts' }),
+    exit: 0,
+    expect: { kind: 'succeeded' },
+  },
+  {
+    name: 'not the tool: a usage line, exit 0',
+    tool: 'codex',
+    stdout: 'usage: foo [-h] FILE\n',
+    exit: 0,
+    expect: { kind: 'could_not_start', reason: 'printed nothing a codex CLI prints (exit 0): usage: foo' },
+  },
+  {
+    name: 'not the tool: JSON of another shape, exit 0',
+    tool: 'codex',
+    stdout: '{"ok":true}\n',
+    exit: 0,
+    expect: { kind: 'could_not_start', reason: '{"ok":true}' },
+  },
 ];
