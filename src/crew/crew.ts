@@ -31,6 +31,7 @@ import { baselinePath, readBaseline, restoreBaseline, type GitControlBaseline } 
 import { Sandbox } from '../sandbox/sandbox.js';
 import { agentAllowList } from '../agents/network.js';
 import { verifyOnCleanCheckout } from './clean-checkout.js';
+import { resetAdminDir } from './git.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession, type SessionInput } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
@@ -125,6 +126,7 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   let infra = false;
   let resetAt: Date | undefined;
   let sandbox: Sandbox | undefined;
+  let slotDirs: SlotDirs | undefined;
   try {
     if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
@@ -138,6 +140,8 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
     }
     prepared = true;
     sandbox = crewSandbox(spec, scratch, log);
+    // Asked of git now, before the student could touch its `.git` file (read-only inside anyway).
+    slotDirs = await classroom.gitDirs(claim.slot);
     const r = await live(
       spec,
       claim.slot,
@@ -148,8 +152,7 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
       scratch,
       startedAt,
       started,
-      sandbox,
-      guard,
+      { sandbox, guard, dirs: slotDirs, alert },
       (pgid) => {
         studentPgid = pgid;
       },
@@ -177,9 +180,14 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
           .map((r) => (r.count > 1 ? `${r.target} (${r.count}×)` : r.target))
           .join(', ')} (not on sandbox.allow)`,
       );
-    await teardown(spec, guard, classroom, claim.slot, studentPgid, prepared, alert).catch((e) =>
-      alert('teardown-failed', message(e)),
-    );
+    await teardown(
+      spec,
+      { guard, dirs: slotDirs, alert },
+      classroom,
+      claim.slot,
+      studentPgid,
+      prepared,
+    ).catch((e) => alert('teardown-failed', message(e)));
     await releaseLease(layout, spec.crewId, `crew ${outcome}`);
   }
   if (alerts.length) reason = `${reason}; alerts: ${alerts.join(' | ')}`;
@@ -263,10 +271,10 @@ async function live(
   scratch: string,
   startedAt: string,
   started: number,
-  sandbox: Sandbox,
-  guard: GitControlBaseline | undefined,
+  guarded: Guarded & { sandbox: Sandbox },
   onGroup: (pgid: number) => void,
 ) {
+  const { sandbox } = guarded;
   const layout = new StateLayout(spec.stateDir);
   const worktree = classroom.workdir(slot);
   // What the student hands back (usage, report) is written in a directory of its own, the only
@@ -327,11 +335,11 @@ async function live(
     graceMs: spec.graceMs,
     baseSha: spec.baseSha,
     commandArgv: (c) => studentArgv(c, spec.baseDir),
-    ...(await confinement(spec, classroom, slot, sandbox, agent, scratch, out)),
+    ...(await confinement(spec, classroom, slot, sandbox, guarded.dirs, agent, scratch, out)),
     sandboxed: sandbox.confined,
     onSpawn: onGroup,
     // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => restoreGitControl(guard),
+    afterTurn: () => putBackGit(guarded, spec.baseSha, classroom.workdir(slot)),
     freeze: async () => {
       const patch = redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'));
       return { patch, sha: sha256(patch) };
@@ -383,13 +391,13 @@ async function live(
  */
 async function teardown(
   spec: CrewSpec,
-  guard: GitControlBaseline | undefined,
+  guarded: Guarded,
   classroom: Classroom,
   slot: number,
   pgid: number,
   prepared: boolean,
-  alert: (kind: string, detail: string) => Promise<void>,
 ): Promise<void> {
+  const { alert } = guarded;
   const stray = new Set(processesWithMarker(spec.crewId));
   if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
   if (stray.size) {
@@ -412,9 +420,7 @@ async function teardown(
     const still = processesWithMarker(spec.crewId);
     if (still.length) await alert('teardown-incomplete', `processes survive SIGKILL: ${still.join(', ')}`);
   }
-  const restored = await restoreGitControl(guard);
-  if (restored.length)
-    await alert('git-control-changed', `restored the repository's ${restored.slice(0, 10).join(', ')}`);
+  await putBackGit(guarded, spec.baseSha, classroom.workdir(slot));
   if (!prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
   const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] as string[] }));
   if (ignored.length)
@@ -424,9 +430,31 @@ async function teardown(
     await alert('teardown-incomplete', `slot not clean after reset: ${remaining.slice(0, 10).join('; ')}`);
 }
 
-/** Puts back the shared git directory's control files and refs as the driver recorded them. */
-async function restoreGitControl(guard: GitControlBaseline | undefined): Promise<string[]> {
-  return guard ? restoreBaseline(guard) : [];
+/** What the crew runner keeps to put the repository back after each turn, out of the student's reach. */
+interface Guarded {
+  guard: GitControlBaseline | undefined;
+  dirs: SlotDirs | undefined;
+  alert: (kind: string, detail: string) => Promise<void>;
+}
+type SlotDirs = { common: string; admin: string };
+
+/**
+ * After every turn and at teardown, before the toolkit's git touches the slot again: the slot's own
+ * admin directory is reset (its student could write it) and the shared git directory's control
+ * files and refs are put back as the driver recorded them. Each change found is an alert.
+ */
+async function putBackGit(g: Guarded, base: string, worktree: string): Promise<void> {
+  if (g.dirs) {
+    const links = await resetAdminDir(worktree, g.dirs.admin, base);
+    if (links.length)
+      await g.alert(
+        'git-control-changed',
+        `removed links planted in the slot's git directory: ${links.slice(0, 10).join(', ')}`,
+      );
+  }
+  const restored = g.guard ? await restoreBaseline(g.guard) : [];
+  if (restored.length)
+    await g.alert('git-control-changed', `restored the repository's ${restored.slice(0, 10).join(', ')}`);
 }
 
 /**
@@ -465,12 +493,12 @@ async function confinement(
   classroom: Classroom,
   slot: number,
   sandbox: Sandbox,
+  dirs: SlotDirs | undefined,
   agent: AgentConfig,
   scratch: string,
   out: string,
 ): Promise<Pick<SessionInput, 'launch' | 'runVerify'>> {
   const worktree = classroom.workdir(slot);
-  const dirs = sandbox.confined ? await classroom.gitDirs(slot) : undefined;
   const git = dirs
     ? {
         readOnly: [

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { withLock } from '../state/lock.js';
 import { git, gitBytes } from '../process/git.js';
@@ -96,4 +96,32 @@ export async function slotGitDirs(worktree: string): Promise<{ common: string; a
   if (!admin || !common || dirname(real(admin)) !== join(real(common), 'worktrees'))
     throw new Error(`${worktree}: its git directory ${admin} is not a worktree admin directory of ${common}`);
   return { common: real(common), admin: real(admin) };
+}
+
+/**
+ * Puts a slot's admin directory back after a turn in which its student could write it: a link there
+ * (`logs/HEAD` pointing at a file outside) would make the toolkit's own git append to any file the
+ * runner can write, and a `HEAD` naming a ref like `$(…)` would be written into that file. So only
+ * `commondir` and `gitdir` stay (read-only inside the sandbox, checked here); everything else — the
+ * reflogs, per-worktree refs, `config.worktree`, `ORIG_HEAD`, the index — is removed, `HEAD` is written
+ * afresh at the base and the index rebuilt from the base tree. Returns the links it found (each one
+ * planted: git makes none there).
+ */
+export async function resetAdminDir(worktree: string, admin: string, base: string): Promise<string[]> {
+  const links: string[] = [];
+  const walk = (dir: string, rel: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isSymbolicLink()) links.push(r);
+      else if (e.isDirectory()) walk(join(dir, e.name), r);
+    }
+  };
+  walk(admin, '');
+  for (const e of readdirSync(admin)) {
+    if ((e === 'commondir' || e === 'gitdir') && lstatSync(join(admin, e)).isFile()) continue;
+    rmSync(join(admin, e), { recursive: true, force: true });
+  }
+  writeFileSync(join(admin, 'HEAD'), `${base}\n`);
+  await git(worktree, 'read-tree', base);
+  return links;
 }

@@ -41,8 +41,9 @@ export function bwrapArgs(c: Confinement, argv: readonly string[], exists = exis
   const args = ['--unshare-all'];
   if (c.network === 'host') args.push('--share-net');
   // --die-with-parent: the whole namespace dies with the toolkit process that watches it; a new
-  // session: no TIOCSTI into the caller's terminal; bwrap drops every capability by default.
-  args.push('--die-with-parent', '--new-session', '--proc', '/proc', '--dev', '/dev');
+  // session: no TIOCSTI into the caller's terminal. Capabilities dropped explicitly: bwrap started
+  // by root keeps them otherwise, and a process with CAP_SYS_ADMIN remounts the read-only binds.
+  args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--proc', '/proc', '--dev', '/dev');
   for (const p of SYSTEM_PATHS) {
     if (!exists(p)) continue;
     const st = lstatSync(p);
@@ -87,7 +88,15 @@ export function toolPaths(o: {
   protect: readonly string[];
 }): string[] {
   const out = new Set<string>();
-  const protect = o.protect.map((p) => resolve(p));
+  // A protected path is compared as given and as it resolves (a linked node_modules, a bind).
+  const protect = o.protect.flatMap((p) => {
+    const r = resolve(p);
+    try {
+      return [r, realpathSync(r)];
+    } catch {
+      return [r];
+    }
+  });
   const blocked = (p: string) =>
     protect.some((q) => p === q || p.startsWith(q + sep) || q.startsWith(p + sep) || p === sep);
   const system = (p: string) => SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + sep));

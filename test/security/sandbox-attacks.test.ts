@@ -345,11 +345,17 @@ async function reflog(unconfined: boolean) {
 }
 
 describe('5b. the slot admin directory', () => {
-  it("unconfined: the toolkit's teardown git writes through the student's link", async () => {
-    const { f, victim, payload } = await reflog(true);
+  // Unconfined the student plants the link and the ref name (its writes land), and the reset of the
+  // slot's admin directory after its turn removes them before any git of the toolkit runs: without
+  // that reset, teardown's checkout appended "checkout: moving from <payload>" to the victim.
+  it('unconfined: the plant lands, and the admin directory is reset before the toolkit runs git', async () => {
+    const { r, f, victim, payload } = await reflog(true);
     expect(f.writes['logs/HEAD']).toMatchObject({ ok: true });
     expect(f.writes.HEAD).toEqual({ ok: true });
-    expect(readFileSync(victim, 'utf8')).toContain(`checkout: moving from ${payload}`);
+    expect(readFileSync(victim, 'utf8')).not.toContain(payload);
+    expect(r.alerts.join('\n')).toMatch(
+      /git-control-changed: removed links planted in the slot's git directory: logs\/HEAD/,
+    );
   });
 });
 
