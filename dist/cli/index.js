@@ -51969,6 +51969,7 @@ const AGENT_KINDS = ["command", "claude-code", "codex"];
 const pricingSchema = strictObject({
   inputPerMTok: schemas_number().min(0).describe("USD per million uncached input tokens."),
   cachedInputPerMTok: schemas_number().min(0).default(0).describe("USD per million cached input tokens."),
+  cacheWritePerMTok: schemas_number().min(0).optional().describe("USD per million input tokens written to the prompt cache (default: inputPerMTok)."),
   outputPerMTok: schemas_number().min(0).describe("USD per million output tokens.")
 }).describe("Token prices used when the tool reports no cost (codex).");
 const cliFields = {
@@ -63153,8 +63154,13 @@ const usageSchema = object({
   outputTokens: schemas_number().nonnegative().optional(),
   /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
   cachedInputTokens: schemas_number().nonnegative().optional(),
-  /** claude-code: tokens written to the prompt cache (`cache_creation_input_tokens`). */
+  /**
+   * Part of inputTokens written to the prompt cache (claude `cache_creation_input_tokens`, codex
+   * `cache_write_input_tokens`).
+   */
   cacheCreationTokens: schemas_number().nonnegative().optional(),
+  /** Part of outputTokens spent reasoning (codex `reasoning_output_tokens`). */
+  reasoningOutputTokens: schemas_number().nonnegative().optional(),
   costUsd: schemas_number().nonnegative().optional()
 });
 const bookbagSchema = object({
@@ -64167,7 +64173,7 @@ const depth = (p) => p.split(external_node_path_namespaceObject.sep).filter(Bool
 function bwrapArgs(c, argv, exists = external_node_fs_namespaceObject.existsSync) {
   const args = ["--unshare-all"];
   if (c.network === "host") args.push("--share-net");
-  args.push("--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev");
+  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev");
   for (const p of SYSTEM_PATHS) {
     if (!exists(p)) continue;
     const st = (0,external_node_fs_namespaceObject.lstatSync)(p);
@@ -64198,7 +64204,14 @@ function bwrapArgs(c, argv, exists = external_node_fs_namespaceObject.existsSync
 }
 function toolPaths(o) {
   const out = /* @__PURE__ */ new Set();
-  const protect = o.protect.map((p) => (0,external_node_path_namespaceObject.resolve)(p));
+  const protect = o.protect.flatMap((p) => {
+    const r = (0,external_node_path_namespaceObject.resolve)(p);
+    try {
+      return [r, (0,external_node_fs_namespaceObject.realpathSync)(r)];
+    } catch {
+      return [r];
+    }
+  });
   const blocked = (p) => protect.some((q) => p === q || p.startsWith(q + external_node_path_namespaceObject.sep) || q.startsWith(p + external_node_path_namespaceObject.sep) || p === external_node_path_namespaceObject.sep);
   const system = (p) => SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + external_node_path_namespaceObject.sep));
   const add = (p) => {
@@ -64620,7 +64633,9 @@ const USAGE_LIMIT = [
   /\binsufficient_quota\b/,
   /quota exceeded/i,
   /\bout of (?:extra usage|usage credits|usage|credits)\b/i,
-  /\bspend limit reached\b/i
+  /\bspend limit reached\b/i,
+  // An API key over the spend limit set in the Console (Claude Code: `API Error: 400 …`).
+  /reached your specified API usage limits?\b/i
 ];
 const OVERLOADED = [
   /\boverloaded(?:_error)?\b/i,
@@ -64636,7 +64651,9 @@ const OVERLOADED = [
   /\bserver_error\b/,
   /\bservice (?:is )?(?:temporarily )?unavailable\b/i,
   /temporarily limiting requests/i,
-  /experiencing (?:high demand|high load)/i
+  /experiencing (?:high demand|high load)/i,
+  // codex: `Selected model is at capacity. Please try a different model.`
+  /\bmodel is at capacity\b/i
 ];
 const CANNOT_START = [
   /invalid api key/i,
@@ -64658,6 +64675,9 @@ const CANNOT_START = [
   /organization has disabled/i,
   /apiKeyHelper script is failing/i,
   /request blocked before it reached/i,
+  // A ChatGPT plan that does not include Codex (`usage_not_included`): nothing runs until it changes.
+  /to use codex with your chatgpt plan/i,
+  /\busage_not_included\b/,
   // The API cannot be reached from this runner (a firewall, a proxy, DNS, TLS).
   /\bconnection refused\b/i,
   /\b(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\b/,
@@ -64683,6 +64703,22 @@ function classifyText(text) {
   if (OVERLOADED.some((r) => r.test(t))) return "overloaded";
   return void 0;
 }
+const CONNECTION = [
+  /\bconnection (?:refused|reset|closed|error|failed)\b/i,
+  /\b(?:ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH)\b/,
+  /error sending request/i,
+  /failed to lookup address|dns error/i,
+  /waiting for network/i,
+  /network is unreachable/i,
+  /tcp connect error/i,
+  /unable to connect/i
+];
+function isConnectionTrouble(text) {
+  return CONNECTION.some((r) => r.test(text));
+}
+function isRetryNotice(line) {
+  return /\b(?:reconnecting|retrying|retry)\b/i.test(line) || isConnectionTrouble(line);
+}
 function sessionLost(text) {
   return /no conversation found with session id|no rollout found for thread id/i.test(text);
 }
@@ -64694,6 +64730,14 @@ function parseResetTime(text, now = /* @__PURE__ */ new Date()) {
   if (at) return new Date(Number(at[1]) * 1e3);
   const inSec = text.match(/"resets_in_seconds"\s*:\s*(\d{1,9})\b/);
   if (inSec) return new Date(now.getTime() + Number(inSec[1]) * 1e3);
+  const regain = text.match(
+    /regain access on (\d{4})-(\d{2})-(\d{2})(?:\s+at\s+|T|\s+)(\d{1,2}):(\d{2})(?:\s*(UTC|GMT|Z)\b)?/i
+  );
+  if (regain) {
+    const [y, mo, d, h, mi] = regain.slice(1, 6).map(Number);
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59) return void 0;
+    return instantOf(y, mo - 1, d, h, mi, regain[6] ? "UTC" : void 0);
+  }
   const wall = text.match(
     /(?:resets|reset at|try again at)\s+(?:([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?(?:\s+(\d{4}),?)?(?:\s+at)?\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)*)\))?/i
   );
@@ -64771,7 +64815,8 @@ function nextWallTime(now, t) {
 function priceTokens(t, p) {
   if (!p) return void 0;
   const cached = Math.min(t.cachedInput ?? 0, t.input);
-  const usd = ((t.input - cached) * p.inputPerMTok + cached * p.cachedInputPerMTok + t.output * p.outputPerMTok) / 1e6;
+  const writes = Math.min(t.cacheCreation ?? 0, t.input - cached);
+  const usd = ((t.input - cached - writes) * p.inputPerMTok + cached * p.cachedInputPerMTok + writes * (p.cacheWritePerMTok ?? p.inputPerMTok) + t.output * p.outputPerMTok) / 1e6;
   return Math.round(usd * 1e6) / 1e6;
 }
 function nonNegative(v) {
@@ -64826,6 +64871,52 @@ function errorEnding(tool, kind, words, now, o = {}) {
     kind: "failed",
     reason: `${tool} reported an error${o.subtype && o.subtype !== "success" ? ` (${o.subtype})` : ""}: ${said || "(no words)"}`,
     detail
+  };
+}
+const ending_oneLine = (text) => tail(text, 200).replace(/\s+/g, " ");
+function unrecognisedEnding(tool, o, exitCode, printed, now) {
+  const kind = classifyText(printed.prose);
+  if (kind) return errorEnding(tool, kind, printed.prose, now, { resumed: o.resumed });
+  const shown = printed.prose.trim() ? printed.prose : printed.tail;
+  return {
+    kind: "could_not_start",
+    reason: `\`${o.bin}\` printed nothing a ${o.kind} CLI prints (exit ${exitCode ?? "on a signal"}): ${ending_oneLine(shown) || "(no output)"}`,
+    detail: tail(shown)
+  };
+}
+function timedOutEnding(tool, timeoutMs, o, now) {
+  const killed = `student exceeded its ${Math.round(timeoutMs / 1e3)} s timeout; process group killed`;
+  const proseNotices = o.printed.prose.split("\n").filter((l) => l.trim() && isRetryNotice(l));
+  const last = o.notices.at(-1) ?? proseNotices.at(-1);
+  const words = [...o.notices.slice(-5), ...proseNotices.slice(-5)].join("\n");
+  if (o.worked || !last)
+    return {
+      kind: "timed_out",
+      reason: killed,
+      ...o.printed.tail.trim() ? { detail: tail(o.printed.tail) } : {}
+    };
+  const still = `still retrying when the ${Math.round(timeoutMs / 1e3)} s timeout killed it`;
+  const kind = isConnectionTrouble(last) ? void 0 : classifyText(last);
+  if (kind) {
+    const e = errorEnding(tool, kind, words, now);
+    return { ...e, reason: `${e.reason}; ${still}` };
+  }
+  return {
+    kind: "could_not_start",
+    reason: `${tool} could not reach its API: ${ending_oneLine(last)} (${still})`,
+    detail: tail(words)
+  };
+}
+function settleWrites(ending, changed) {
+  const w = ending.failedWrites;
+  if (!w) return ending;
+  const { failedWrites: _, ...rest } = ending;
+  if (changed) return { ...rest, reason: `${ending.reason}; the worktree changed nonetheless` };
+  const files = w.paths.length ? ` (${w.paths.slice(0, 10).join(", ")}${w.paths.length > 10 ? ", \u2026" : ""})` : "";
+  return {
+    ...rest,
+    kind: "failed",
+    reason: `the agent's writes all failed: ${w.count} file change(s)${files} failed, none applied, and ${changed === false ? "the turn changed nothing" : "by its events the turn changed nothing"}`
   };
 }
 function proseEnding(tool, exitCode, printed, now, resumed) {
@@ -64989,18 +65080,42 @@ function claudeArgv(agent, turn = {}) {
   argv.push(...agent.args);
   return argv;
 }
+const CLAUDE_TYPES = /* @__PURE__ */ new Set([
+  "result",
+  "system",
+  "assistant",
+  "user",
+  "rate_limit_event",
+  "stream_event",
+  "tool_progress",
+  "auth_status"
+]);
+const CLAUDE_WORK = /* @__PURE__ */ new Set(["assistant", "user", "stream_event", "result"]);
+const CLAUDE_FRAGMENT = /^\[?\{.*"(?:session_id|type)"\s*:\s*"/;
 class ClaudeReader {
   result;
   resetAt;
+  /** Lines of Claude Code's output formats. */
+  known = 0;
+  /** Lines that start like one of them but do not parse (cut short). */
+  fragments = 0;
+  /** Lines showing the model at work: messages, tool results, a result. */
+  work = 0;
+  /** `api_retry` notices, in order. */
+  notices = [];
   line = (text, cut) => {
     let v;
     if (cut) {
       v = lastArrayObject(text);
-      if (v === void 0) return false;
+      if (v === void 0) {
+        if (/"session_id"\s*:/.test(text)) this.fragments++;
+        return false;
+      }
     } else {
       try {
         v = JSON.parse(text);
       } catch {
+        if (CLAUDE_FRAGMENT.test(text)) this.fragments++;
         return false;
       }
     }
@@ -65010,10 +65125,20 @@ class ClaudeReader {
   take(v) {
     if (!v || typeof v !== "object") return;
     const o = v;
+    if (typeof o.type !== "string") return;
+    if (CLAUDE_TYPES.has(o.type) || typeof o.session_id === "string") this.known++;
+    if (CLAUDE_WORK.has(o.type)) this.work++;
     if (o.type === "result") this.result = v;
     else if (o.type === "rate_limit_event" && o.rate_limit_info?.status === "rejected") {
       const at = nonNegative(o.rate_limit_info.resetsAt);
       if (at) this.resetAt = new Date(at * 1e3);
+    } else if (o.type === "system" && o.subtype === "api_retry") {
+      const status = typeof o.error_status === "number" ? `HTTP ${o.error_status}` : "no response";
+      const error = typeof o.error === "string" ? o.error.slice(0, 200) : "error";
+      this.notices.push(
+        `API retry ${String(o.attempt ?? "?")}/${String(o.max_retries ?? "?")}: ${error} (${status})`
+      );
+      if (this.notices.length > 20) this.notices.shift();
     }
   }
 }
@@ -65033,7 +65158,22 @@ function claudeEnding(run, now = /* @__PURE__ */ new Date(), ctx = {}) {
 }
 const sumTokens = (u, keys) => keys.reduce((n, k) => n + (nonNegative(u[k]) ?? 0), 0);
 function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
+  if (ctx.killedAfterMs !== void 0)
+    return timedOutEnding(
+      "claude",
+      ctx.killedAfterMs,
+      { worked: reader.work > 0, notices: reader.notices, printed: out },
+      now
+    );
   const r = reader.result;
+  if (!r && !reader.known && !reader.fragments)
+    return unrecognisedEnding(
+      "claude",
+      { bin: ctx.bin ?? "claude", kind: "claude-code", ...ctx.resumed ? { resumed: ctx.resumed } : {} },
+      exitCode,
+      out,
+      now
+    );
   if (!r) return proseEnding("claude", exitCode, out, now, ctx.resumed);
   const prose = out.prose;
   const u = r.usage ?? {};
@@ -65132,6 +65272,8 @@ const keep = (list, s) => {
   list.push(s.length > 4096 ? `${s.slice(0, 4096)}\u2026` : s);
   if (list.length > KEEP) list.shift();
 };
+const CODEX_EVENT = /^(?:(?:thread|turn|item)\.[a-z_]+|error)$/;
+const CODEX_FRAGMENT = /^\{"(?:type"\s*:\s*"(?:thread|turn|item)\.|id"\s*:\s*"[^"]*"\s*,\s*"msg")/;
 class CodexReader {
   threadId;
   completed = 0;
@@ -65140,52 +65282,87 @@ class CodexReader {
   failed = [];
   errors = [];
   notices = [];
+  /** Every `error` event's message, in order (retry notices and errors alike). */
+  said = [];
   lastMessage;
+  /** JSON lines of any shape. */
   events = 0;
+  /** Events of codex's formats, current or legacy. */
+  known = 0;
+  /** Lines that start like a codex event but do not parse (cut short). */
+  fragments = 0;
+  /** Events showing the model at work: items other than warnings, a turn's end. */
+  work = 0;
   legacy = 0;
+  /** `file_change` items: the paths of those that failed, and how many applied. */
+  writes = { failed: [], failedCount: 0, applied: 0 };
   line = (text, cut) => {
     if (cut || !text.startsWith("{")) return false;
     let e;
     try {
       e = JSON.parse(text);
     } catch {
+      if (CODEX_FRAGMENT.test(text)) this.fragments++;
       return false;
     }
     if (!e || typeof e !== "object") return false;
     this.events++;
+    if (typeof e.type === "string" && CODEX_EVENT.test(e.type)) this.known++;
+    if (typeof e.type === "string" && e.type.startsWith("item.") && e.item?.type !== "error" || e.type === "turn.completed" || e.type === "turn.failed")
+      this.work++;
     switch (e.type) {
       case "thread.started":
         if (typeof e.thread_id === "string" && THREAD_ID.test(e.thread_id)) this.threadId = e.thread_id;
         break;
-      case "turn.completed":
+      case "turn.completed": {
         this.completed++;
+        const cacheWrite = nonNegative(e.usage?.cache_write_input_tokens);
+        const reasoning = nonNegative(e.usage?.reasoning_output_tokens);
         this.usage = {
           input: nonNegative(e.usage?.input_tokens) ?? 0,
           cached: nonNegative(e.usage?.cached_input_tokens) ?? 0,
-          output: nonNegative(e.usage?.output_tokens) ?? 0
+          output: nonNegative(e.usage?.output_tokens) ?? 0,
+          ...cacheWrite !== void 0 ? { cacheWrite } : {},
+          ...reasoning !== void 0 ? { reasoning } : {}
         };
         break;
+      }
       case "turn.failed":
         keep(this.failed, String(e.error?.message ?? "turn failed"));
         break;
       case "error": {
         const m = String(e.message ?? "error");
         keep(/^Reconnecting\b/i.test(m) ? this.notices : this.errors, m);
+        keep(this.said, m);
         break;
       }
       case "item.completed":
         if (e.item?.type === "agent_message" && typeof e.item.text === "string")
           this.lastMessage = e.item.text;
+        else if (e.item?.type === "file_change") this.fileChange(e.item);
         break;
       default:
         if (e.type === void 0 && e.msg && typeof e.msg === "object") {
           this.legacy++;
+          this.known++;
           if (e.msg.type === "error" || e.msg.type === "stream_error")
             keep(this.errors, String(e.msg.message));
         }
     }
     return true;
   };
+  fileChange(item) {
+    if (item.status !== "failed" && item.status !== "declined") {
+      this.writes.applied++;
+      return;
+    }
+    this.writes.failedCount++;
+    for (const c of Array.isArray(item.changes) ? item.changes : []) {
+      const path = c?.path;
+      if (typeof path === "string" && this.writes.failed.length < 20 && !this.writes.failed.includes(path))
+        this.writes.failed.push(path.slice(0, 300));
+    }
+  }
 }
 function readCodexEvents(stdout) {
   const r = new CodexReader();
@@ -65199,7 +65376,22 @@ function codexEnding(agent, run, now = /* @__PURE__ */ new Date(), ctx = {}) {
   return codexVerdict(agent, r, run.exitCode, joinPrinted(out, err), now, ctx);
 }
 function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
-  if (r.events === 0) return proseEnding("codex", exitCode, out, now, ctx.resumed);
+  if (ctx.killedAfterMs !== void 0)
+    return timedOutEnding(
+      "codex",
+      ctx.killedAfterMs,
+      { worked: r.work > 0, notices: r.said, printed: out },
+      now
+    );
+  if (!r.known && !r.fragments)
+    return unrecognisedEnding(
+      "codex",
+      { bin: ctx.bin ?? "codex", kind: "codex", ...ctx.resumed ? { resumed: ctx.resumed } : {} },
+      exitCode,
+      out,
+      now
+    );
+  if (!r.known) return proseEnding("codex", exitCode, out, now, ctx.resumed);
   const prose = out.prose;
   if (r.legacy && !r.threadId && !r.completed && !r.failed.length) {
     const words = [...r.errors, prose].join("\n");
@@ -65214,16 +65406,24 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
   const printed = r.usage ?? { input: 0, cached: 0, output: 0 };
   const prev = ctx.previous?.tokens && ctx.previous.session === r.threadId ? ctx.previous.tokens : void 0;
   const grew = !!prev && printed.input >= prev.input && printed.cached >= prev.cached && printed.output >= prev.output;
+  const less = (a, b) => Math.max(0, (a ?? 0) - (b ?? 0));
   const t = grew ? {
     input: printed.input - prev.input,
     cached: printed.cached - prev.cached,
-    output: printed.output - prev.output
+    output: printed.output - prev.output,
+    cacheWrite: less(printed.cacheWrite, prev.cacheWrite),
+    reasoning: less(printed.reasoning, prev.reasoning)
   } : printed;
-  const cost = priceTokens({ input: t.input, output: t.output, cachedInput: t.cached }, agent.pricing);
+  const cost = priceTokens(
+    { input: t.input, output: t.output, cachedInput: t.cached, cacheCreation: t.cacheWrite ?? 0 },
+    agent.pricing
+  );
   const usage = {
     inputTokens: t.input,
     outputTokens: t.output,
     ...t.cached ? { cachedInputTokens: t.cached } : {},
+    ...t.cacheWrite ? { cacheCreationTokens: t.cacheWrite } : {},
+    ...t.reasoning ? { reasoningOutputTokens: t.reasoning } : {},
     ...cost !== void 0 ? { costUsd: cost } : {}
   };
   const common = {
@@ -65232,7 +65432,7 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
     ...r.threadId && r.usage ? { meter: { session: r.threadId, tokens: r.usage } } : {}
   };
   if (r.failed.length || exitCode !== 0 || r.completed === 0) {
-    const decisive = [...r.failed, ...r.errors.slice(-3)].join("\n");
+    const decisive = [.../* @__PURE__ */ new Set([...r.failed, ...r.errors.slice(-3)])].join("\n");
     const around = [...r.notices.slice(-3), prose].filter(Boolean).join("\n");
     if (!decisive.trim() && !around.trim())
       return {
@@ -65250,10 +65450,17 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
     };
   }
   const moved = ctx.resumed && r.threadId && r.threadId !== ctx.resumed;
+  const failedWrites = r.writes.failedCount && !r.writes.applied ? { count: r.writes.failedCount, paths: r.writes.failed } : void 0;
   return {
     kind: "succeeded",
-    reason: `codex finished (${r.completed} turn(s))` + (moved ? `; it started thread ${r.threadId} instead of resuming ${ctx.resumed}` : ""),
-    ...common
+    reason: `codex finished (${r.completed} turn(s))` + (moved ? `; it started thread ${r.threadId} instead of resuming ${ctx.resumed}` : "") + (failedWrites ? `; all ${failedWrites.count} of its file change(s) failed` : ""),
+    ...common,
+    ...failedWrites ? {
+      failedWrites,
+      detail: tail(
+        [`failed file changes: ${failedWrites.paths.join(", ") || "?"}`, r.lastMessage ?? ""].filter(Boolean).join("\n")
+      )
+    } : {}
   };
 }
 
@@ -68391,6 +68598,25 @@ async function slotGitDirs(worktree) {
     throw new Error(`${worktree}: its git directory ${admin} is not a worktree admin directory of ${common}`);
   return { common: real(common), admin: real(admin) };
 }
+async function resetAdminDir(worktree, admin, base) {
+  const links = [];
+  const walk = (dir, rel) => {
+    for (const e of (0,external_node_fs_namespaceObject.readdirSync)(dir, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isSymbolicLink()) links.push(r);
+      else if (e.isDirectory()) walk((0,external_node_path_namespaceObject.join)(dir, e.name), r);
+    }
+  };
+  walk(admin, "");
+  for (const e of (0,external_node_fs_namespaceObject.readdirSync)(admin)) {
+    if ((e === "commondir" || e === "gitdir") && (0,external_node_fs_namespaceObject.lstatSync)((0,external_node_path_namespaceObject.join)(admin, e)).isFile()) continue;
+    (0,external_node_fs_namespaceObject.rmSync)((0,external_node_path_namespaceObject.join)(admin, e), { recursive: true, force: true });
+  }
+  (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(admin, "HEAD"), `${base}
+`);
+  await git(worktree, "read-tree", base);
+  return links;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/classroom.js
@@ -69112,7 +69338,9 @@ async function runTurn(agent, o) {
   const now = o.now?.() ?? /* @__PURE__ */ new Date();
   const ctx = {
     ...o.resume ? { resumed: o.resume } : {},
-    ...o.previous ? { previous: o.previous } : {}
+    ...o.previous ? { previous: o.previous } : {},
+    ...agent.bin ? { bin: agent.bin } : {},
+    ...run.timedOut ? { killedAfterMs: o.timeoutMs } : {}
   };
   const logged = (0,external_node_fs_namespaceObject.existsSync)(o.logFile);
   let ending;
@@ -69182,7 +69410,7 @@ function baseEnding(agent, run, timeoutMs) {
       reason: missing ? `agent ${agent.id}: \`${bin}\` was not found on PATH; install it on this runner or set agents[].bin to its path` : `agent ${agent.id}: could not start \`${bin}\`: ${run.spawnError}`
     };
   }
-  if (run.timedOut)
+  if (run.timedOut && agent.kind === "command")
     return {
       kind: "timed_out",
       reason: `student exceeded its ${Math.round(timeoutMs / 1e3)} s timeout; process group killed`
@@ -69240,14 +69468,21 @@ async function runSession(i) {
       onSpawn: i.onSpawn
     });
     await i.afterTurn();
-    r.ending = turn.ending;
+    let ending = turn.ending;
+    let frozen;
+    if (ending.failedWrites) {
+      frozen = await i.freeze();
+      const before = r.verification?.diffSha;
+      ending = settleWrites(ending, before ? frozen.sha !== before : frozen.patch.trim() !== "");
+    }
+    r.ending = ending;
     r.report = turn.report ?? r.report;
-    r.session = turn.ending.sessionId ?? r.session;
-    meter = turn.ending.meter ?? meter;
-    if (turn.ending.usage) await recordCrewSpend(i.layout, i.spendOf, turn.ending.usage, r.corrections);
-    r.usage = addUsage(r.usage, turn.ending.usage);
-    if (turn.ending.kind !== "succeeded" || !i.verify || !i.verifies) return r;
-    const frozen = await i.freeze();
+    r.session = ending.sessionId ?? r.session;
+    meter = ending.meter ?? meter;
+    if (ending.usage) await recordCrewSpend(i.layout, i.spendOf, ending.usage, r.corrections);
+    r.usage = addUsage(r.usage, ending.usage);
+    if (ending.kind !== "succeeded" || !i.verify || !i.verifies) return r;
+    frozen ??= await i.freeze();
     const diffSha = frozen.sha;
     (0,external_node_fs_namespaceObject.rmSync)(paths.verifyLog, { force: true });
     const v = await i.runVerify(i.verify, verifyEnv, frozen.patch);
@@ -69458,6 +69693,7 @@ function readSpec(path) {
 
 
 
+
 function findItem(layout, issue) {
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
@@ -69521,6 +69757,7 @@ async function runCrew(spec, deps) {
   let infra = false;
   let resetAt;
   let sandbox;
+  let slotDirs;
   try {
     if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
@@ -69534,6 +69771,7 @@ async function runCrew(spec, deps) {
     }
     prepared = true;
     sandbox = crewSandbox(spec, scratch, log);
+    slotDirs = await classroom.gitDirs(claim.slot);
     const r = await live(
       spec,
       claim.slot,
@@ -69544,8 +69782,7 @@ async function runCrew(spec, deps) {
       scratch,
       startedAt,
       started,
-      sandbox,
-      guard,
+      { sandbox, guard, dirs: slotDirs, alert },
       (pgid) => {
         studentPgid = pgid;
       }
@@ -69570,9 +69807,14 @@ async function runCrew(spec, deps) {
         "egress-refused",
         `the sandbox refused connections to ${refused.slice(0, 10).map((r) => r.count > 1 ? `${r.target} (${r.count}\xD7)` : r.target).join(", ")} (not on sandbox.allow)`
       );
-    await teardown(spec, guard, classroom, claim.slot, studentPgid, prepared, alert).catch(
-      (e) => alert("teardown-failed", message(e))
-    );
+    await teardown(
+      spec,
+      { guard, dirs: slotDirs, alert },
+      classroom,
+      claim.slot,
+      studentPgid,
+      prepared
+    ).catch((e) => alert("teardown-failed", message(e)));
     await releaseLease(layout, spec.crewId, `crew ${outcome}`);
   }
   if (alerts.length) reason = `${reason}; alerts: ${alerts.join(" | ")}`;
@@ -69623,7 +69865,8 @@ class AbortCrew extends Error {
     this.name = "AbortCrew";
   }
 }
-async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt, started, sandbox, guard, onGroup) {
+async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt, started, guarded, onGroup) {
+  const { sandbox } = guarded;
   const layout = new StateLayout(spec.stateDir);
   const worktree = classroom.workdir(slot);
   const out = (0,external_node_path_namespaceObject.join)(scratch, "out");
@@ -69681,11 +69924,11 @@ async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt
     graceMs: spec.graceMs,
     baseSha: spec.baseSha,
     commandArgv: (c) => studentArgv(c, spec.baseDir),
-    ...await confinement(spec, classroom, slot, sandbox, agent, scratch, out),
+    ...await confinement(spec, classroom, slot, sandbox, guarded.dirs, agent, scratch, out),
     sandboxed: sandbox.confined,
     onSpawn: onGroup,
     // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => restoreGitControl(guard),
+    afterTurn: () => putBackGit(guarded, spec.baseSha, classroom.workdir(slot)),
     freeze: async () => {
       const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
       return { patch, sha: schema_sha256(patch) };
@@ -69727,7 +69970,8 @@ async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt
     ...ending.detail ? { detail: ending.detail } : {}
   };
 }
-async function teardown(spec, guard, classroom, slot, pgid, prepared, alert) {
+async function teardown(spec, guarded, classroom, slot, pgid, prepared) {
+  const { alert } = guarded;
   const stray = new Set(processesWithMarker(spec.crewId));
   if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
   if (stray.size) {
@@ -69749,9 +69993,7 @@ async function teardown(spec, guard, classroom, slot, pgid, prepared, alert) {
     const still = processesWithMarker(spec.crewId);
     if (still.length) await alert("teardown-incomplete", `processes survive SIGKILL: ${still.join(", ")}`);
   }
-  const restored = await restoreGitControl(guard);
-  if (restored.length)
-    await alert("git-control-changed", `restored the repository's ${restored.slice(0, 10).join(", ")}`);
+  await putBackGit(guarded, spec.baseSha, classroom.workdir(slot));
   if (!prepared) return;
   const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] }));
   if (ignored.length)
@@ -69760,8 +70002,18 @@ async function teardown(spec, guard, classroom, slot, pgid, prepared, alert) {
   if (remaining.length)
     await alert("teardown-incomplete", `slot not clean after reset: ${remaining.slice(0, 10).join("; ")}`);
 }
-async function restoreGitControl(guard) {
-  return guard ? restoreBaseline(guard) : [];
+async function putBackGit(g, base, worktree) {
+  if (g.dirs) {
+    const links = await resetAdminDir(worktree, g.dirs.admin, base);
+    if (links.length)
+      await g.alert(
+        "git-control-changed",
+        `removed links planted in the slot's git directory: ${links.slice(0, 10).join(", ")}`
+      );
+  }
+  const restored = g.guard ? await restoreBaseline(g.guard) : [];
+  if (restored.length)
+    await g.alert("git-control-changed", `restored the repository's ${restored.slice(0, 10).join(", ")}`);
 }
 function crewSandbox(spec, scratch, log) {
   return new Sandbox({
@@ -69779,9 +70031,8 @@ function crewSandbox(spec, scratch, log) {
     )
   });
 }
-async function confinement(spec, classroom, slot, sandbox, agent, scratch, out) {
+async function confinement(spec, classroom, slot, sandbox, dirs, agent, scratch, out) {
   const worktree = classroom.workdir(slot);
-  const dirs = sandbox.confined ? await classroom.gitDirs(slot) : void 0;
   const git = dirs ? {
     readOnly: [
       dirs.common,

@@ -54804,6 +54804,7 @@ const AGENT_KINDS = ["command", "claude-code", "codex"];
 const pricingSchema = strictObject({
   inputPerMTok: schemas_number().min(0).describe("USD per million uncached input tokens."),
   cachedInputPerMTok: schemas_number().min(0).default(0).describe("USD per million cached input tokens."),
+  cacheWritePerMTok: schemas_number().min(0).optional().describe("USD per million input tokens written to the prompt cache (default: inputPerMTok)."),
   outputPerMTok: schemas_number().min(0).describe("USD per million output tokens.")
 }).describe("Token prices used when the tool reports no cost (codex).");
 const cliFields = {
