@@ -28,7 +28,8 @@ export function excluded(path: string, isDir: boolean): string | undefined {
   const name = path.split('/').pop() ?? path;
   if (path === MANIFEST_FILE || path === MARK_FILE) return 'written by the checkpoint itself';
   if (path === STATE_DIRS.views) return 'views are rebuilt from the event logs';
-  // Lock directories, and the grading writer's mailbox (its requests are not facts until written).
+  // Lock directories, and the `grading.jsonl.handover/` request directory earlier versions kept
+  // beside the grading log (a request there was never a fact).
   if (isDir && (name.endsWith('.lock') || name.endsWith('.handover'))) return 'lock';
   if (name.startsWith('.') && name.endsWith('.tmp')) return 'unfinished atomic write';
   if (name.includes('.corrupt-')) return 'quarantined corrupt file (kept on this machine only)';

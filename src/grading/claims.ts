@@ -1,9 +1,7 @@
 import { event } from '../state/event-log.js';
 import {
   boundError,
-  queueFold,
   type ClaimOptions,
-  type ClaimResult,
   type JobClaimed,
   type JobState,
   type QueueEvent,
@@ -32,15 +30,16 @@ function isoOf(date: Date): string {
   return lastNow.iso;
 }
 
-/** The claim decision (see GradingQueue.claim), pure over a folded state. */
+/**
+ * The claim decision (see GradingQueue.claim), pure over a folded state. Takes candidates off the
+ * front of `candidates` until `limit` jobs are claimed.
+ */
 export function decideClaims(state: QueueState, candidates: string[], o: ClaimOptions) {
   const append: QueueEvent[] = [];
   const claimed: JobState[] = [];
   const deadLettered: JobState[] = [];
-  let consumed = 0;
   while (candidates.length > 0 && claimed.length < o.limit) {
     const key = candidates.shift()!;
-    consumed++;
     const j = state.jobs[key];
     if (!j || !claimable(j, o.now)) continue;
     let attempts = j.attempts;
@@ -68,9 +67,7 @@ export function decideClaims(state: QueueState, candidates: string[], o: ClaimOp
       jobKey: key,
       worker: o.worker,
       attempt: attempts + 1,
-      leaseUntil: new Date(
-        o.now.getTime() + o.leaseMs * (1 + Math.floor(claimed.length / (o.wave ?? o.limit))),
-      ).toISOString(),
+      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString(),
     };
     append.push(event('job.claimed', `claim:${key}:${j.claims + 1}`, claim, o.now));
     claimed.push({
@@ -81,7 +78,7 @@ export function decideClaims(state: QueueState, candidates: string[], o: ClaimOp
       lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil },
     });
   }
-  return { append, claimed, deadLettered, consumed };
+  return { append, claimed, deadLettered };
 }
 
 /** The failure decision (see GradingQueue.markFailed), pure over a folded state. */
@@ -118,8 +115,12 @@ export function deadEvent(jobKey: string, cycle: number, attempts: number, lastE
   return event('job.dead_lettered', `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
 }
 
-/** A request's events: its graded marks, its failures, then its claims (see GradingQueue.settleHeld). */
-export function decideSettle(state: QueueState, r: QueueRequest) {
+/**
+ * A wave's events: its graded marks, its failures, then its claims taken from `candidates` (see
+ * GradingQueue.settleHeld). The claims are decided on the state before the marks and failures: a
+ * drain never has a job of its wave among its candidates (a claim takes it off them).
+ */
+export function decideSettle(state: QueueState, r: QueueRequest, candidates: string[]) {
   const append: QueueEvent[] = r.graded.map((i) =>
     event(
       'job.graded',
@@ -130,36 +131,11 @@ export function decideSettle(state: QueueState, r: QueueRequest) {
   );
   const fails = decideFailures(state, [...r.failed], r);
   append.push(...fails.append);
-  let claim: Omit<ClaimResult, 'lockWaitMs'> | undefined;
+  let claim: { claimed: JobState[]; deadLettered: JobState[] } | undefined;
   if (r.claim) {
-    const c = decideClaims(state, r.claim.candidates ?? [], r.claim.options);
+    const c = decideClaims(state, candidates, r.claim.options);
     append.push(...c.append);
-    claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
+    claim = { claimed: c.claimed, deadLettered: c.deadLettered };
   }
   return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
-}
-
-/**
- * A view of `base` into which events are folded without touching `base`: a job is copied when an
- * event first touches it (the fold only assigns a job's top-level fields, so a shallow copy is
- * enough). Several requests decided in one transaction see each other's events this way, while
- * the cached fold of the log stays what the file holds.
- */
-export function overlay(base: QueueState) {
-  const jobs = Object.create(base.jobs) as Record<string, JobState>;
-  const state: QueueState = { jobs };
-  const keys = new Set<string>();
-  return {
-    state,
-    has: (key: string) => keys.has(key),
-    apply(events: readonly QueueEvent[]) {
-      for (const e of events) {
-        keys.add(e.key);
-        const jobKey = String((e.data as { jobKey?: unknown }).jobKey);
-        const j = base.jobs[jobKey];
-        if (j && !Object.hasOwn(jobs, jobKey)) jobs[jobKey] = { ...j };
-        queueFold.apply(state, e);
-      }
-    },
-  };
 }

@@ -4,25 +4,22 @@ import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { StateLayout } from '../state/layout.js';
-import { monotonicMs } from '../state/lock.js';
 import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger } from './ledger.js';
 import { redact, redactText } from '../security/redact.js';
 import type { Deliverer } from '../delivery/deliver.js';
 import { Outbox, type GitHubPort } from './outbox.js';
 import { GradingQueue } from './queue.js';
-import { missingOutboxEntries, outboxEntryCount, outboxPolicy } from './records.js';
-import type { CommitRequest } from './commit.js';
-import { GradingWriter } from './handover.js';
+import { outboxPolicy } from './records.js';
 import type { Verdict } from './verdict.js';
+import { commitWave, type WaveContext } from './wave.js';
 
 /**
  * One drain (docs/grading.md, seed 000 §3.2): ONE snapshot of the pending jobs, worked through in
  * waves of at most `maxWorkers` jobs (never above the fleet's capacity, N6.1), each job attempted at
  * most once. Per job the effects happen in this order: claim → judge → ledger apply (idempotent) →
- * mark graded, with its outbox entries and observation. Every write goes through the grading
- * writer (handover.ts): one round under the grading lock settles the waves judged and claims the
- * next — whoever holds the lock writes the rounds of every drain waiting for it. A crash anywhere
+ * mark graded, with its outbox entries and observation. One transaction under the grading lock
+ * (wave.ts) settles a wave and claims the next; the judges run outside it. A crash anywhere
  * leaves the job claimed; its lease expires, another drain delivers it again, and the ledger key
  * keeps the score single. `drain` never throws: a fatal condition (a corrupt ledger) stops it and
  * is returned as `fatal`.
@@ -69,10 +66,7 @@ export interface DrainResult {
   outboxPending: number;
   verdicts: DrainVerdict[];
   errors: Array<{ jobKey: string; error: string }>;
-  /**
-   * Per request to the grading writer, how long it waited for the lock holder to write it (0 when
-   * this drain wrote it itself), in ms: for benchmarks and diagnostics.
-   */
+  /** Per wave transaction, how long it waited for the grading lock, in ms (diagnostics). */
   lockWaitsMs: number[];
   fatal?: string;
 }
@@ -102,13 +96,6 @@ function verdictOf(job: GradingJob, verdict: Verdict): DrainVerdict {
   };
 }
 
-/**
- * A claimed batch judged within FAST_BATCH_MS makes the next claim twice as big, up to
- * MAX_BATCH_WAVES waves of `workers` jobs; judging stays at most `workers` jobs at once (N6.1).
- */
-const FAST_BATCH_MS = 50;
-const MAX_BATCH_WAVES = 8;
-
 /** Runs `fn` over `items`, at most `limit` at once; results in the order of `items`. */
 async function inPool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -123,10 +110,6 @@ async function inPool<T, R>(items: readonly T[], limit: number, fn: (item: T) =>
   return out;
 }
 
-/** Outbox entries and observations are recorded in batches: this many entries, or this old. */
-const FLUSH_ENTRIES = 256;
-const FLUSH_MS = 2_000;
-
 export async function drain(o: DrainOptions): Promise<DrainResult> {
   const { config, layout, logger } = o;
   const now = o.now ?? (() => new Date());
@@ -135,7 +118,6 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
   const grade = o.grade ?? defaultGrader({ config, layout });
   const warn = (m: string) => logger.warning(m);
-  const ledger = new ScoreLedger(layout, warn);
   const outbox = new Outbox(layout);
   const stage = async (s: DrainStage, key: string) => {
     if (o.onStage) await o.onStage(s, key);
@@ -157,130 +139,62 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
     logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
   }
-  const scoredInRound = new Set<string>();
-  const safeWorker = redactText(worker);
-  const policy = outboxPolicy(config, !!o.delivery);
-  const writer = new GradingWriter({
+  const ctx: WaveContext = {
     layout,
     queue: new GradingQueue(layout, warn),
-    ledger,
+    ledger: new ScoreLedger(layout, warn),
     outbox,
-    reconcile: (q, known, watermark) => missingOutboxEntries(policy, q, known, watermark),
-    warn,
-    // When this drain writes its own round: the point where its scores exist without their marks.
-    onScored: async (requests) => {
-      for (const q of requests.filter((q) => q.worker === safeWorker))
-        for (const g of q.graded) {
-          scoredInRound.add(g.jobKey);
-          await stage('scored', g.jobKey);
-        }
+    policy: outboxPolicy(config, !!o.delivery),
+    worker: redactText(worker),
+    maxAttempts,
+    alpha: config.grading.emaAlpha,
+    leaseMs: config.grading.leaseSeconds * 1000,
+    limit: workers,
+    onScored: async (keys) => {
+      for (const key of keys) await stage('scored', key);
     },
-  });
-  const identity = GradingWriter.identity();
-  const leaseMs = config.grading.leaseSeconds * 1000;
-  /** The snapshot's keys not yet taken; undefined until the first claim takes the snapshot. */
-  let candidates: string[] | undefined;
-  /**
-   * Jobs marked graded whose outbox entries (`entries` of them) and observations wait to be
-   * recorded in a batch.
-   */
-  let later: { jobs: string[]; entries: number; since: number } = {
-    jobs: [],
-    entries: 0,
-    since: monotonicMs(),
   };
-  let ended = false;
-  /** Jobs claimed at a time: `workers`, more while batches are judged quickly (see below). */
-  let batch = workers;
+  /** The snapshot's keys not yet taken; undefined until the first transaction takes the snapshot. */
+  let candidates: readonly string[] | undefined;
 
-  /**
-   * One request to the grading writer: the wave just judged (scores, marks, failures), the next
-   * wave to claim, and — when due — the outbox entries and observations waiting. `last`: the end
-   * of this drain, or (`if-nothing-claimed`) its end unless the claim brings another wave.
-   */
-  const send = async (
-    wave: Array<{ job: GradingJob; verdict: Verdict }>,
+  /** One transaction: settles the wave just judged and claims the next (none when done). */
+  const settle = async (
+    judged: Array<{ job: GradingJob; verdict: Verdict }>,
     failed: Array<{ jobKey: string; error: string }>,
-    claim: boolean,
-    last?: CommitRequest['last'],
-  ) => {
-    const at = now().toISOString();
-    // A request holds redacted data only (CommitRequest): the verdicts are redacted here, once; the
-    // writer derives the scores, outbox entries and observations from them and the jobs.
-    const safe = wave.map(({ job, verdict }) => ({ job, verdict: redact(verdict) }));
-    const entries = safe.reduce((n, { verdict }) => n + outboxEntryCount(policy, verdict.accepted), 0);
-    const waiting = later.entries + entries;
-    // Recorded now when due; with a request that may end the drain, recorded if it does.
-    const when =
-      last === 'always' ||
-      waiting >= FLUSH_ENTRIES ||
-      (waiting > 0 && monotonicMs() - later.since >= FLUSH_MS)
-        ? 'now'
-        : last && waiting > 0
-          ? 'if-ending'
-          : undefined;
-    const request: CommitRequest = {
-      id: writer.nextId(),
-      worker: safeWorker,
-      at,
-      maxAttempts,
-      ...identity,
-      graded: safe.map(({ job, verdict }) => ({
-        jobKey: job.jobKey,
-        verdict,
-        score: { alpha: config.grading.emaAlpha, at },
-      })),
+  ): Promise<GradingJob[]> => {
+    const w = await commitWave(ctx, {
+      now: now(),
+      // Redacted once, here: the transaction appends what it builds from them without a second walk.
+      graded: judged.map(({ job, verdict }) => ({ job, verdict: redact(verdict) })),
       failed: failed.map((f) => ({ jobKey: f.jobKey, error: redactText(f.error) })),
-      ...(claim
-        ? { claim: { ...(candidates ? { candidates } : {}), limit: batch, wave: workers, leaseMs } }
-        : {}),
-      ...(when
-        ? { record: { jobs: [...later.jobs, ...safe.map(({ job }) => job.jobKey)], policy, when } }
-        : {}),
-      ...(last ? { last } : {}),
-    };
-    const { reply, waitedMs } = await writer.commit(request);
-    r.lockWaitsMs.push(waitedMs);
-    r.outboxPending = reply.outboxPending;
-    ended ||= reply.ended;
-    const record = when === 'now' || (when === 'if-ending' && reply.ended);
-    if (record) later = { jobs: [], entries: 0, since: monotonicMs() };
-    for (const w of reply.warnings) logger.warning(w);
-    const gradedNow = new Set(reply.graded);
-    for (const { job, verdict } of wave) {
-      if (!scoredInRound.delete(job.jobKey)) await stage('scored', job.jobKey);
+      candidates,
+    });
+    r.lockWaitsMs.push(w.waitedMs);
+    for (const m of w.warnings) logger.warning(m);
+    const gradedNow = new Set(w.graded);
+    for (const { job, verdict } of judged) {
       await stage('graded', job.jobKey);
       if (!gradedNow.has(job.jobKey)) continue;
       if (verdict.accepted) r.accepted++;
       else r.rejected++;
       r.verdicts.push(verdictOf(job, verdict));
-      if (!record) {
-        later.jobs.push(job.jobKey);
-        later.entries += outboxEntryCount(policy, verdict.accepted);
-      }
     }
     if (failed.length > 0) {
-      r.failed += reply.failed.length;
-      r.deadLettered += reply.deadLettered.length;
+      r.failed += w.failed.length;
+      r.deadLettered += w.deadLettered.length;
       r.errors.push(...failed);
       for (const e of failed) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
     }
-    const c = reply.claim;
-    if (!c) return [];
-    if (c.snapshot) {
-      r.snapshot = c.snapshot.size;
-      candidates = c.snapshot.remaining;
-    } else candidates!.splice(0, c.consumed);
-    r.deadLettered += c.deadLettered.length;
-    for (const d of c.deadLettered)
-      logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
-    return c.claimed;
+    if (w.snapshot !== undefined) r.snapshot = w.snapshot;
+    candidates = w.remaining;
+    r.deadLettered += w.expired.length;
+    for (const d of w.expired) logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
+    return w.claimed;
   };
 
   try {
-    let claimed = await send([], [], true);
+    let claimed = await settle([], []);
     while (claimed.length > 0) {
-      const started = monotonicMs();
       const results = await inPool(claimed, workers, async (job) => {
         try {
           await stage('claimed', job.jobKey);
@@ -291,36 +205,20 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
           return { job, error: message(e) };
         }
       });
-      // A batch judged this fast: claim a bigger one next (fewer rounds; its later waves are leased
-      // for longer, see ClaimOptions.wave); a slow one (real judges take seconds): one wave again.
-      batch =
-        monotonicMs() - started < FAST_BATCH_MS ? Math.min(batch * 2, workers * MAX_BATCH_WAVES) : workers;
-      const wave = results.flatMap((w) => (w.verdict ? [{ job: w.job, verdict: w.verdict }] : []));
-      const failed = results.flatMap((w) => (w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error! }]));
-      // One round settles this wave and claims the next; the drain ends with the round whose claim
-      // comes back empty, or with its snapshot used up.
-      const more = candidates!.length > 0;
-      claimed = await send(wave, failed, more, more ? 'if-nothing-claimed' : 'always');
+      claimed = await settle(
+        results.flatMap((w) => (w.verdict ? [{ job: w.job, verdict: w.verdict }] : [])),
+        results.flatMap((w) => (w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error! }])),
+      );
     }
-    if (later.jobs.length > 0 || (!ended && r.verdicts.length + r.failed > 0))
-      await send([], [], false, 'always');
   } catch (e) {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);
-  }
-  try {
-    await writer.close();
-  } catch (e) {
-    logger.warning(`grading writer: ${message(e)}`);
   }
   await finish(o, r, outbox, now);
   return r;
 }
 
-/**
- * Outbox delivery (N7.2). The score view is the grading writer's (handover.ts): it rewrites it when
- * its tenure ends.
- */
+/** Outbox delivery (N7.2). */
 async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () => Date) {
   try {
     if (o.github || o.delivery) {
@@ -331,7 +229,7 @@ async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () =
       });
       r.outboxDelivered = d.delivered;
       r.outboxPending = d.pending;
-    } else if (r.lockWaitsMs.length === 0) r.outboxPending = outbox.pending().length;
+    } else r.outboxPending = outbox.pending().length;
   } catch (e) {
     o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
   }

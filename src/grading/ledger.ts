@@ -145,7 +145,7 @@ export class ScoreLedger {
   }
 
   state(): LedgerState {
-    // Incremental: a second call (the writer's view after a round) parses only what was appended.
+    // Incremental: a second call (the view after a drain's waves) parses only what was appended.
     return this.guard(() => foldLog(ledgerFold, this.log.readLatest()));
   }
 
@@ -156,54 +156,28 @@ export class ScoreLedger {
 
   /**
    * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
-   * crews applied now and how long the lock was awaited. `scores.jsonl` is written under the
-   * grading lock (`grading.jsonl`'s): its one writer in a drain is the grading writer
-   * (commit.ts), which appends scores and marks in one round. Fsynced unless `sync: false` (then
-   * call `sync()` before anything that depends on the scores being durable).
+   * crews applied now. `scores.jsonl` is written under the grading lock (`grading.jsonl`'s): a
+   * drain applies a wave's scores in the same transaction that marks them graded (wave.ts).
    */
-  async apply(
-    items: readonly ScoreApplied[],
-    now: Date,
-    options: { sync?: boolean } = {},
-  ): Promise<{ applied: string[]; lockWaitMs: number }> {
-    if (items.length === 0) return { applied: [], lockWaitMs: 0 };
-    return withLock(this.layout.file('grading'), (lock) => ({
-      applied: this.applyHeld([{ items, at: now }], options),
-      lockWaitMs: lock.waitedMs,
-    }));
+  async apply(items: readonly ScoreApplied[], now: Date): Promise<{ applied: string[] }> {
+    if (items.length === 0) return { applied: [] };
+    return withLock(this.layout.file('grading'), () => ({ applied: this.applyHeld(items, now) }));
   }
 
-  /**
-   * `apply` for a caller holding the grading lock, for several drains' scores at once, each batch
-   * with its own time: one append. Returns the crews applied now.
-   */
-  applyHeld(
-    batches: ReadonlyArray<{ items: readonly ScoreApplied[]; at: Date }>,
-    options: AppendOptions = {},
-  ): string[] {
-    if (batches.every((b) => b.items.length === 0)) return [];
+  /** `apply` for a caller holding the grading lock: one append, fsynced unless `sync: false`. */
+  applyHeld(items: readonly ScoreApplied[], at: Date, options: AppendOptions = {}): string[] {
+    if (items.length === 0) return [];
     return this.guard(() =>
       this.log
         .transactHeld(
           () => ({
-            append: batches.flatMap((b) =>
-              b.items.map((d) => event('score.applied', `score:${d.crewId}`, d, b.at)),
-            ),
+            append: items.map((d) => event('score.applied', `score:${d.crewId}`, d, at)),
             result: undefined,
           }),
           options,
         )
         .appended.map((e) => e.data.crewId),
     );
-  }
-
-  /**
-   * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
-   * and calls this once before marking any of them graded (group commit): a graded mark must never
-   * reach the disk without its score.
-   */
-  sync(): void {
-    this.log.sync();
   }
 
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */

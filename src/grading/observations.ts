@@ -2,7 +2,6 @@ import type { GradingJob } from '../schemas/grading.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { appendJsonl, type AppendOptions } from '../state/jsonl.js';
-import { withLock } from '../state/lock.js';
 import type { StateLayout } from '../state/layout.js';
 import type { Verdict } from './verdict.js';
 
@@ -25,19 +24,10 @@ export interface Observation extends Pick<
 }
 
 /**
- * Appends observations under the grading lock, which guards `observations.jsonl`: its one writer in
- * a drain is the grading writer (commit.ts). Fail-soft: false, with a warning, when it fails.
+ * Appends observations, for a caller holding the grading lock (which guards `observations.jsonl`:
+ * a drain appends a wave's observations in its transaction, wave.ts). Without an fsync when
+ * `sync: false`. Fail-soft: false, with a warning, when it fails.
  */
-export async function recordObservations(
-  layout: StateLayout,
-  observations: readonly Observation[],
-  logger: Pick<Logger, 'warning'>,
-): Promise<boolean> {
-  if (observations.length === 0) return true;
-  return withLock(layout.file('grading'), () => appendObservationsHeld(layout, observations, logger));
-}
-
-/** `recordObservations` for a caller holding the grading lock; without an fsync when `sync: false`. */
 export function appendObservationsHeld(
   layout: StateLayout,
   observations: readonly Observation[],

@@ -105,7 +105,7 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
     return { items };
   },
   // Entries are recorded by the drain that grades their job, at that time. The one producer that
-  // derives entries from state (a drain recording what a crashed writer left out) never records
+  // derives entries from state (a drain recording what a crashed drain left out) never records
   // one for a job graded before this log's watermark (`missingOutboxEntries`), and outcomes of a
   // delivery are about an entry the fold keeps while it is pending. So an old event can only come
   // back as a stale copy: a watermark suffices.
@@ -172,8 +172,8 @@ export class Outbox {
   }
 
   /**
-   * The current state, folding only the events appended since the last call (the grading writer
-   * asks once per round). Read it, never change it.
+   * The current state, folding only the events appended since the last call. Read it, never
+   * change it.
    */
   current(): OutboxState {
     const contents = this.log.readLatest();
@@ -194,9 +194,9 @@ export class Outbox {
   }
 
   /**
-   * Records entries (deduplicated by id). Fsynced unless `sync: false`: the grading writer skips
-   * it, because an entry lost with the page cache is recorded again from its graded mark by the
-   * next drain (`reconcileOutbox` in drain.ts).
+   * Records entries (deduplicated by id). Fsynced unless `sync: false`: a drain skips it, because
+   * an entry lost with the page cache is recorded again from its graded mark by the next drain
+   * (`missingOutboxEntries`, wave.ts).
    */
   async record(entries: readonly OutboxEntry[], now: Date, options: AppendOptions = {}): Promise<void> {
     if (entries.length === 0) return;

@@ -1,12 +1,12 @@
 import { SchoolError } from '../errors.js';
 import type { GradingJob, GradingEvent } from '../schemas/grading.js';
-import { EventLog, event, freshEvents, type LogContents } from '../state/event-log.js';
+import { EventLog, event, type LogContents } from '../state/event-log.js';
 import { byCodePoint, foldLog, registerFold, type LogFold } from '../state/fold.js';
-import type { Warn } from '../state/jsonl.js';
+import type { AppendOptions, Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 import { redactText } from '../security/redact.js';
 import type { Verdict } from './verdict.js';
-import { claimable, decideSettle, overlay } from './claims.js';
+import { claimable, decideSettle } from './claims.js';
 import { withLock } from '../state/lock.js';
 
 export { claimable } from './claims.js';
@@ -53,9 +53,10 @@ export interface JobState {
 
 /**
  * A graded mark carries what its job's score event needs beyond the job and the verdict (records.ts
- * `scoreOf`): the EMA weight and the event's time. Appends are not fsynced one by one, so after a
- * machine crash a mark may survive its score; the writer then applies the score again from the
- * mark (the same key and time: a no-op when the ledger has it). Marks written before carry none.
+ * `scoreOf`): the EMA weight and the event's time. A drain fsyncs a wave's scores before its marks,
+ * but state written by earlier versions (which fsynced less often) may hold a mark whose score a
+ * machine crash lost: the next drain applies the score again from the mark (the same key and time:
+ * a no-op when the ledger has it, wave.ts). Marks written before marks carried a score have none.
  */
 export interface MarkedScore {
   alpha: number;
@@ -222,11 +223,6 @@ export interface ClaimOptions {
   worker: string;
   now: Date;
   leaseMs: number;
-  /**
-   * Jobs judged at once. A claim bigger than one wave leases its k-th wave (counting from 0) for
-   * (k + 1) × `leaseMs`: each job still gets `leaseMs` from when its wave can start. Default: `limit`.
-   */
-  wave?: number;
   maxAttempts: number;
   /** Upper bound of jobs claimed in this transaction. */
   limit: number;
@@ -236,12 +232,13 @@ export interface ClaimResult {
   claimed: JobState[];
   /** Jobs whose expired lease used the last attempt: dead-lettered instead of claimed. */
   deadLettered: JobState[];
-  /** Candidates that were taken off the list (claimed, dead, or no longer claimable). */
-  consumed: number;
-  lockWaitMs: number;
+  /** The candidates not looked at yet (the claim stopped at `limit`), in order. */
+  remaining: string[];
+  /** For a claim that took the drain's snapshot: how many jobs it held. */
+  snapshot?: number;
 }
 
-/** One drain's part of a settle: what it graded and failed, and the next wave it wants. */
+/** One drain wave's end: what it graded and failed, and the next wave it wants. */
 export interface QueueRequest {
   worker: string;
   now: Date;
@@ -249,17 +246,7 @@ export interface QueueRequest {
   graded: ReadonlyArray<{ jobKey: string; verdict: Verdict; score?: MarkedScore }>;
   failed: ReadonlyArray<{ jobKey: string; error: string }>;
   /** Without `candidates`, the drain's snapshot is taken now (see `pendingKeys`). */
-  claim?: { candidates?: string[]; options: ClaimOptions };
-}
-
-export interface QueueOutcome {
-  graded: string[];
-  failed: string[];
-  deadLettered: string[];
-  claim?: Omit<ClaimResult, 'lockWaitMs'> & {
-    /** For a claim that took the snapshot: its size, and the keys this claim left for later ones. */
-    snapshot?: { size: number; remaining: string[] };
-  };
+  claim?: { candidates?: readonly string[]; options: ClaimOptions };
 }
 
 export interface SettleResult {
@@ -267,7 +254,7 @@ export interface SettleResult {
   graded: string[];
   failed: string[];
   deadLettered: string[];
-  /** The next wave, claimed in the same transaction when `next` was given. */
+  /** The next wave, claimed in the same transaction when a claim was asked for. */
   claim?: ClaimResult;
 }
 
@@ -283,11 +270,6 @@ export class GradingQueue {
 
   state(): QueueState {
     return fold(this.log.read());
-  }
-
-  /** Flushes claims and graded marks appended without an fsync to the disk. */
-  sync(): void {
-    this.log.sync();
   }
 
   /** The current state, for a caller holding the log's lock; read it, never change it. */
@@ -310,18 +292,18 @@ export class GradingQueue {
   }
 
   /**
-   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates` (which it
-   * shifts). A claim whose previous lease expired without a verdict counts as a failed drain
-   * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
+   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates`. A claim whose
+   * previous lease expired without a verdict counts as a failed drain (the drainer was lost): with
+   * no attempts left the job is dead-lettered instead (N2.3, N6.1).
    */
-  async claim(candidates: string[], o: ClaimOptions): Promise<ClaimResult> {
-    const r = await this.settle({ graded: [], failed: [] }, { ...o }, { candidates, options: o });
+  async claim(candidates: readonly string[], o: ClaimOptions): Promise<ClaimResult> {
+    const r = await this.settle({ ...o, graded: [], failed: [], claim: { candidates, options: o } });
     return r.claim!;
   }
 
   /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
   async markGraded(items: Array<{ jobKey: string; verdict: Verdict }>, worker: string, now: Date) {
-    return (await this.settle({ graded: items, failed: [] }, { worker, now, maxAttempts: Infinity })).graded;
+    return (await this.settle({ worker, now, maxAttempts: Infinity, graded: items, failed: [] })).graded;
   }
 
   /**
@@ -332,90 +314,38 @@ export class GradingQueue {
     items: Array<{ jobKey: string; error: string }>,
     o: { worker: string; now: Date; maxAttempts: number },
   ): Promise<{ failed: string[]; deadLettered: string[] }> {
-    const r = await this.settle({ graded: [], failed: items }, o);
+    const r = await this.settle({ ...o, graded: [], failed: items });
     return { failed: r.failed, deadLettered: r.deadLettered };
   }
 
-  /**
-   * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
-   * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
-   * as markGraded, markFailed and claim one after the other. Appended without an fsync (see
-   * `settleHeld`).
-   */
-  async settle(
-    items: {
-      graded: Array<{ jobKey: string; verdict: Verdict }>;
-      failed: Array<{ jobKey: string; error: string }>;
-    },
-    o: { worker: string; now: Date; maxAttempts: number },
-    next?: { candidates: string[]; options: ClaimOptions },
-  ): Promise<SettleResult> {
-    if (items.graded.length === 0 && items.failed.length === 0 && !next) {
-      return { graded: [], failed: [], deadLettered: [] };
-    }
-    return withLock(this.log.path, (lock) => {
-      const [r] = this.settleHeld([{ ...o, ...items, ...(next ? { claim: next } : {}) }]);
-      const { claim, ...rest } = r!;
-      return { ...rest, ...(claim ? { claim: { ...claim, lockWaitMs: lock.waitedMs } } : {}) };
-    });
+  /** `settleHeld` under the log's lock. */
+  settle(request: QueueRequest): Promise<SettleResult> {
+    return withLock(this.log.path, () => this.settleHeld(request));
   }
 
   /**
-   * Settles several drains' requests in one transaction, for a caller holding the log's lock (the
-   * grading writer, src/grading/commit.ts): each request is decided on the state the ones before
-   * it left (so two requests never claim the same job), and all their events are appended at once.
-   *
-   * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
-   * process crash at once, and losing one to a machine crash only means a redelivery, which the
-   * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
-   * `sync()` before anything that must not outlive a lost mark (the writer does, before recording
-   * outbox entries). `redacted`: the requests hold redacted data only (the writer's are), and
-   * their events are not walked again on the way to the file.
+   * One wave's end in one append, for a caller holding the log's lock: the verdicts marked graded,
+   * the failures recorded, and — with `claim` — the next wave claimed, all decided on the state
+   * just read. Fsynced unless `sync: false`. `redacted`: the request holds redacted data only, and
+   * its events are not walked again on the way to the file.
    */
-  settleHeld(requests: readonly QueueRequest[], options: { redacted?: boolean } = {}): QueueOutcome[] {
+  settleHeld(r: QueueRequest, options: AppendOptions = {}): SettleResult {
     try {
-      return this.log.transactHeld(
-        (current) => {
-          const base = this.current(current);
-          const view = overlay(base);
-          let live: JobState[] | undefined;
-          const append: QueueEvent[] = [];
-          const outcomes = requests.map((request): QueueOutcome => {
-            let snapshot: string[] | undefined;
-            if (request.claim && !request.claim.candidates) {
-              // The drain's one snapshot, taken now: the jobs claimable at its clock, oldest first.
-              live ??= liveJobs(base);
-              const at = request.claim.options.now;
-              snapshot = live
-                .filter((j) => claimable(view.state.jobs[j.job.jobKey] ?? j, at))
-                .map((j) => j.job.jobKey);
-              request = { ...request, claim: { ...request.claim, candidates: snapshot } };
-            }
-            const d = decideSettle(view.state, request);
-            const fresh = freshEvents(current, d.append).filter((e) => !view.has(e.key));
-            view.apply(fresh);
-            append.push(...fresh);
-            const graded = fresh
-              .filter((e) => e.type === 'job.graded')
-              .map((e) => (e.data as JobGraded).jobKey);
-            const claim =
-              d.claim && snapshot
-                ? { ...d.claim, snapshot: { size: d.claim.consumed + snapshot.length, remaining: snapshot } }
-                : d.claim;
-            return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
-          });
-          // A snapshot comes back without the jobs the later requests of this round claimed: the
-          // drain need not carry them in its next claim (often nothing is left to carry).
-          for (const [i, o] of outcomes.entries()) {
-            const rest = o.claim?.snapshot;
-            if (!rest) continue;
-            const at = requests[i]!.claim!.options.now;
-            rest.remaining = rest.remaining.filter((k) => claimable(view.state.jobs[k]!, at));
-          }
-          return { append, result: outcomes };
-        },
-        { sync: false, ...options },
-      ).result;
+      const { result, appended } = this.log.transactHeld((current) => {
+        const state = this.current(current);
+        const snapshot = r.claim && !r.claim.candidates ? pendingKeys(state, r.claim.options.now) : undefined;
+        const candidates = [...(r.claim?.candidates ?? snapshot ?? [])];
+        const d = decideSettle(state, r, candidates);
+        const claim = d.claim && {
+          ...d.claim,
+          remaining: candidates,
+          ...(snapshot ? { snapshot: snapshot.length } : {}),
+        };
+        return { append: d.append, result: { failed: d.failed, deadLettered: d.deadLettered, claim } };
+      }, options);
+      const graded = appended.filter((e) => e.type === 'job.graded').map((e) => (e.data as JobGraded).jobKey);
+      const { claim, ...rest } = result;
+      return { graded, ...rest, ...(claim ? { claim } : {}) };
     } catch (e) {
       this.folded = undefined; // the append may have failed half-way: fold afresh next time
       throw e;

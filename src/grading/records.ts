@@ -8,11 +8,11 @@ import type { Verdict } from './verdict.js';
 /**
  * What a verdict leaves behind besides its graded mark: the score the ledger applies and the
  * outbox entries (labels, the result comment, the delivery of accepted work). Derived from the job
- * and the verdict alone, so the grading writer builds them from the graded marks (commit.ts) — a
- * drain's request carries its verdicts only — and rebuilds the entries a crash left unrecorded.
+ * and the verdict alone, so a drain can rebuild from a graded mark what a crash left unrecorded
+ * (wave.ts).
  */
 
-/** What of a drain's configuration decides its outbox entries: plain JSON, it travels in requests. */
+/** What of a drain's configuration decides its outbox entries. */
 export interface OutboxPolicy {
   labels: { accepted: string; rejected: string };
   comment: boolean;
@@ -23,11 +23,6 @@ export interface OutboxPolicy {
 export function outboxPolicy(config: SchoolConfig, deliver: boolean): OutboxPolicy {
   const { accepted, rejected } = config.grading.labels;
   return { labels: { accepted, rejected }, comment: config.grading.comment, deliver };
-}
-
-/** How many outbox entries a verdict leaves (see outboxEntries), without building them. */
-export function outboxEntryCount(policy: OutboxPolicy, accepted: boolean): number {
-  return 1 + (policy.comment ? 1 : 0) + (policy.deliver && accepted ? 1 : 0);
 }
 
 export function outboxEntries(policy: OutboxPolicy, job: GradingJob, verdict: Verdict): OutboxEntry[] {

@@ -199,7 +199,7 @@ export class EventLog<E extends StateEvent, S = unknown> {
     return withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
   }
 
-  /** `transact` for a caller that already holds this log's lock (see `tryLock`). */
+  /** `transact` for a caller that already holds this log's lock (a grading wave holds the grading lock). */
   transactHeld<R>(
     decide: (current: LogContents<E, S>) => { append: readonly E[]; result: R },
     options: AppendOptions = {},

@@ -1,345 +1,178 @@
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  rmdirSync,
-  statSync,
-  unlinkSync,
-  utimesSync,
-  watch,
-  writeFileSync,
-  type FSWatcher,
-} from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { mkdirSync, readFileSync, readlinkSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
 import { LockError } from '../errors.js';
+import { isSameProcess, processStart } from '../process/liveness.js';
 
 /**
- * One cross-process lock, with identical options everywhere (docs/architecture.md). The lock is a
- * directory `<target>.lock`, made with mkdir (atomic): its holder refreshes its mtime every
- * `update` ms, and a lock left by a SIGKILLed holder is considered stale after `stale` ms and
- * taken over. (The protocol of proper-lockfile, which this module used before; a lock directory
- * of either excludes the other.) A holder that exits, or is stopped by SIGINT or SIGTERM, removes
- * the directories it holds.
+ * One cross-process lock, with identical options everywhere (docs/architecture.md): `withLock`.
  *
- * Waiting: instead of sleeping a backoff interval and polling, a waiter also watches the lock's
- * directory and tries again as soon as the lock directory is removed, so the lock passes from one
- * process to the next in well under a millisecond rather than after the sleep (the convoy that
- * made twenty drainers slower than one). The backoff stays as the upper bound of each wait, for
- * filesystems without change notification and for a holder that dies without releasing.
+ * The lock on `<target>` is a directory `<target>.lock` made with mkdir, holding an `owner` record
+ * (host, pid namespace, pid and the pid's kernel start time, see src/process/liveness.ts). mkdir
+ * rather than an O_EXCL file: it is atomic on every file system we meet (O_EXCL was not on old
+ * NFS), it is the form locks of earlier versions and proper-lockfile took, and checkpoints already
+ * leave `*.lock` directories out. Either way the owner record is a second step, so a lock without
+ * one is normal for an instant.
+ *
+ * No heartbeat: a lock is taken over only once its owner is provably gone —
+ * - the owner ran on this host and in this pid namespace, and that pid is no longer running or now
+ *   belongs to a process with another start time (a holder SIGKILLed, or one that exited while
+ *   holding): taken over at once;
+ * - no readable owner record (its maker died between mkdir and the record, or an earlier version's
+ *   lock): taken over once the directory is `stale` ms old;
+ * - the owner ran on another host or in another pid namespace: we cannot look, so never; the
+ *   waiter gives up with an error that names the lock to remove.
+ * A takeover happens under a second lock, `<target>.break.lock` (mkdir, taken over by age), and
+ * checks the owner again there, so two waiters that both saw the same dead owner cannot remove
+ * the lock one of them took meanwhile.
+ *
+ * Waiting is a bounded retry with jittered exponential backoff (`retry`): no queue of waiters and
+ * no change notification — grading takes the lock once per wave of judged jobs, so a few
+ * milliseconds more per hand-over cost nothing, and jitter keeps waiters that failed together from
+ * retrying together.
  */
 export const LOCK_OPTIONS = {
+  /** Age after which a lock without a readable owner record (or a takeover lock) is stale, ms. */
   stale: 10_000,
-  update: 2_000,
-  retries: { retries: 2_000, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true },
+  retry: { minMs: 2, maxMs: 100, factor: 2 },
+  /** How long a waiter keeps trying before it gives up, ms. */
+  waitMs: 120_000,
 } as const;
-
-/**
- * How long a waiter keeps trying: about what the retry policy above adds up to (2,000 retries,
- * most of them at the 60 ms ceiling). A time budget rather than a count, because a waiter woken by
- * every release of a busy lock would use up a count long before the policy's time.
- */
-export const LOCK_WAIT_BUDGET_MS = 120_000;
-
-/**
- * Monotonic milliseconds. Not `monotonicMs()`: its first call loads perf_hooks, about a
- * millisecond of CPU that a short-lived process (one of twenty drainers) pays for one reading.
- */
-export function monotonicMs(): number {
-  return Number(process.hrtime.bigint()) / 1e6;
-}
 
 export interface LockStats {
   /** Milliseconds spent waiting for the lock. */
   waitedMs: number;
 }
 
-/** One change watcher per directory, shared by every waiter of this process, closed when idle. */
-interface DirWatch {
-  watcher: FSWatcher | undefined;
-  waiters: Map<string, Set<() => void>>;
-}
-const dirs = new Map<string, DirWatch>();
-
-/** Arms a wake-up for the removal of `lockPath`; call it before trying, so no release is missed. */
-function arm(lockPath: string): { wait(ms: number): Promise<boolean>; cancel(): void } {
-  const dir = dirname(lockPath);
-  const name = basename(lockPath);
-  let d = dirs.get(dir);
-  if (!d) {
-    const entry: DirWatch = { watcher: undefined, waiters: new Map() };
-    try {
-      entry.watcher = watch(dir, { persistent: false }, (_event, file) => {
-        // Only a removal frees the lock: the next holder's mkdir and its mtime refreshes are
-        // events too, and waking every waiter for them would only make them all fail again.
-        const wake = (lockName: string, set: Set<() => void> | undefined) => {
-          if (set && !existsSync(join(dir, lockName))) [...set].forEach((f) => f());
-        };
-        if (file === null) for (const [lockName, set] of entry.waiters) wake(lockName, set);
-        else wake(String(file), entry.waiters.get(String(file)));
-      });
-      entry.watcher.on('error', () => undefined);
-    } catch {
-      entry.watcher = undefined; // no notification here: the backoff alone paces the retries
-    }
-    dirs.set(dir, (d = entry));
-  }
-  const entry = d;
-  let fire: (() => void) | undefined;
-  let fired = false;
-  const onWake = () => {
-    fired = true;
-    fire?.();
-  };
-  const set = entry.waiters.get(name) ?? new Set();
-  entry.waiters.set(name, set);
-  set.add(onWake);
-  let cancelled = false;
-  const cancel = () => {
-    if (cancelled) return;
-    cancelled = true;
-    set.delete(onWake);
-    if (set.size === 0 && entry.waiters.get(name) === set) entry.waiters.delete(name);
-    if (entry.waiters.size === 0 && dirs.get(dir) === entry) {
-      entry.watcher?.close();
-      dirs.delete(dir);
-    }
-  };
-  return {
-    cancel,
-    /** Resolves true when woken by a release, false when `ms` passed first. */
-    wait: (ms) =>
-      new Promise<boolean>((resolve) => {
-        const done = (woken: boolean) => {
-          clearTimeout(timer);
-          cancel();
-          resolve(woken);
-        };
-        const timer = setTimeout(() => done(false), ms);
-        fire = () => done(true);
-        if (fired) done(true);
-      }),
-  };
+interface Owner {
+  host: string;
+  pidns?: string;
+  pid: number;
+  start?: string;
+  /** Tells this holding from another of the same process. */
+  token: string;
+  since: string;
 }
 
-function backoff(attempt: number): number {
-  const r = LOCK_OPTIONS.retries;
-  const base = Math.min(r.maxTimeout, r.minTimeout * r.factor ** attempt);
-  return base * (1 + Math.random());
-}
+const OWNER = 'owner';
 
-/**
- * A waiter's place in line: a file in `<target>.queue.lock/` named by the time it started waiting.
- * When the lock is released every waiter is woken, but only the first in line tries at once; the
- * others wait for the next release or their backoff. Without it, twenty waiters woken together
- * spend the CPU the new holder needs (on a two-core runner, that was the convoy). A ticket older
- * than the lock's stale time (its process died while waiting) is removed by whoever sees it.
- */
-class Ticket {
-  private readonly dir: string;
-  private readonly name: string;
-  constructor(target: string) {
-    this.dir = `${target}.queue.lock`;
-    this.name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    try {
-      mkdirSync(this.dir, { recursive: true });
-      writeFileSync(join(this.dir, this.name), '');
-    } catch {
-      // Without a place in line this waiter simply tries on every wake.
-    }
-    // Sweep on joining the line too, not only on a wake: a waiter that gets the lock on its
-    // backoff never looks at the line, and a dead waiter's ticket would otherwise stay.
-    this.live();
-  }
-
-  first(): boolean {
-    const names = this.live();
-    return names === undefined || names.length === 0 || names[0] === this.name || !names.includes(this.name);
-  }
-
-  /** The tickets in line, oldest first, after removing those older than the stale time. */
-  private live(): string[] | undefined {
-    let names: string[];
-    try {
-      names = readdirSync(this.dir).sort();
-    } catch {
-      return undefined;
-    }
-    return names.filter((n) => {
-      if (n === this.name || Date.now() - Number(n.slice(0, 15)) <= LOCK_OPTIONS.stale) return true;
-      try {
-        unlinkSync(join(this.dir, n));
-      } catch {
-        // Someone else removed it.
-      }
-      return false;
-    });
-  }
-
-  remove(): void {
-    try {
-      unlinkSync(join(this.dir, this.name));
-    } catch {
-      // Already gone.
-    }
+function pidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
   }
 }
+const self = { host: hostname(), pidns: pidNamespace(), pid: process.pid, start: processStart(process.pid) };
 
-/** A lock taken by `tryLock`: release it once, in a `finally`. */
-export interface HeldLock {
-  release(): void;
-  /** Set when the lock was lost while held (its refresh failed, or it was taken over as stale). */
-  compromised(): Error | undefined;
-}
-
-/**
- * Takes the lock on `target` if it is free (or stale) right now, without waiting: for a process
- * that has something better to do than wait, such as handing its work to the holder
- * (src/grading/handover.ts), and the one try `withLock` repeats. Undefined when another holder
- * (this process included) has it. A few system calls: one stat when it is held, one mkdir to take
- * it, one rmdir to release it.
- */
-export function tryLock(target: string): HeldLock | undefined {
-  const path = `${target}.lock`;
-  // Held and fresh is the common answer under contention: one stat, no failing mkdir.
-  const held = statSync(path, { throwIfNoEntry: false });
-  if (held && Date.now() - held.mtimeMs <= LOCK_OPTIONS.stale) return undefined;
-  if (!makeLockDir(path)) {
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (st && Date.now() - st.mtimeMs <= LOCK_OPTIONS.stale) return undefined;
-    // Stale: its holder died without releasing it (or it was released just now).
-    try {
-      if (st) rmdirSync(path);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
-    }
-    if (!makeLockDir(path)) return undefined;
-  }
-  let mtime = statSync(path).mtimeMs;
-  let lost: Error | undefined;
-  let released = false;
-  const refresh = setInterval(() => {
-    try {
-      if (statSync(path).mtimeMs !== mtime) throw new Error('it was taken over as stale');
-      const now = new Date();
-      utimesSync(path, now, now);
-      mtime = statSync(path).mtimeMs;
-    } catch (e) {
-      lost = new LockError(`lock on ${target} was lost while held: ${(e as Error).message}`);
-      clearInterval(refresh);
-    }
-  }, LOCK_OPTIONS.update);
-  refresh.unref();
-  hold(path);
-  return {
-    release() {
-      if (released) return;
-      released = true;
-      clearInterval(refresh);
-      unhold(path);
-      if (lost) return; // someone else's now
-      try {
-        rmdirSync(path);
-      } catch {
-        // Already gone.
-      }
-    },
-    compromised: () => lost,
-  };
-}
-
-/** Lock directories this process holds, removed if it exits or is stopped while holding them. */
-const heldDirs = new Set<string>();
-function removeHeldDirs(): void {
-  for (const p of heldDirs) {
-    try {
-      rmdirSync(p);
-    } catch {
-      // Gone.
-    }
-  }
-  heldDirs.clear();
-}
-process.once('exit', removeHeldDirs);
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
-/** While a lock is held: remove it on a stop signal, then stop as the signal would have. */
-function onStop(signal: NodeJS.Signals): void {
-  removeHeldDirs();
-  for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-}
-function hold(path: string): void {
-  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.on(s, onStop);
-  heldDirs.add(path);
-}
-function unhold(path: string): void {
-  heldDirs.delete(path);
-  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
-}
-
-/** mkdir of a lock directory: true when made, false when it exists; its parent is made on demand. */
-function makeLockDir(path: string): boolean {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      mkdirSync(path);
-      return true;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') return false;
-      if (code !== 'ENOENT' || attempt > 0)
-        throw new LockError(`could not lock ${path}: ${(e as Error).message}`, { cause: e });
-      mkdirSync(dirname(path), { recursive: true });
-    }
-  }
-}
+const clock = () => Number(process.hrtime.bigint()) / 1e6;
 
 /** Runs `fn` while holding the lock on `target` (the file need not exist). */
 export async function withLock<T>(target: string, fn: (stats: LockStats) => Promise<T> | T): Promise<T> {
-  const started = monotonicMs();
-  let held: HeldLock | undefined;
-  let lastError: unknown;
-  let ticket: Ticket | undefined;
-  let wake: ReturnType<typeof arm> | undefined;
-  let tryNow = true;
-  try {
-    for (let attempt = 0; monotonicMs() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
-      if (tryNow) {
-        try {
-          held = tryLock(target);
-        } catch (e) {
-          lastError = e;
-          break;
-        }
-        if (held) break;
-        if (!wake) {
-          // Watch only once the lock is busy, and try again at once: a release between the
-          // failed try and the watch would otherwise go unseen until the backoff.
-          wake = arm(`${target}.lock`);
-          continue;
-        }
-        ticket ??= new Ticket(target);
-      }
-      const woken = await wake!.wait(backoff(attempt));
-      wake = arm(`${target}.lock`);
-      // Woken by a release: try if first in line. Woken by the backoff: try anyway.
-      tryNow = !woken || !ticket || ticket.first();
+  const path = `${target}.lock`;
+  const started = clock();
+  const owner: Owner = { ...self, token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
+  for (let attempt = 0; !take(path, owner); attempt++) {
+    const holder = readOwner(path);
+    if (gone(path, holder)) {
+      breakStale(path);
+      continue;
     }
-  } finally {
-    wake?.cancel();
-    ticket?.remove();
+    if (clock() - started > LOCK_OPTIONS.waitMs) {
+      const who = holder ? ` (pid ${holder.pid} on ${holder.host}, since ${holder.since})` : '';
+      throw new LockError(
+        `could not lock ${target}: another school process holds it${who}. Retry when it ends; if that process is gone, remove ${path}.`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, backoff(attempt)));
   }
-  if (!held) {
-    throw new LockError(
-      `could not lock ${target}: ${(lastError as Error | undefined)?.message ?? 'timed out'}. Another school process holds it; retry when it ends.`,
-      { cause: lastError },
-    );
-  }
-  const stats: LockStats = { waitedMs: monotonicMs() - started };
   try {
-    const result = await fn(stats);
-    const lost = held.compromised();
-    if (lost) throw lost;
+    const result = await fn({ waitedMs: clock() - started });
+    if (readOwner(path)?.token !== owner.token)
+      throw new LockError(`lock on ${target} was taken over while held`);
     return result;
   } finally {
-    held.release();
+    if (readOwner(path)?.token === owner.token) remove(path);
+  }
+}
+
+/** The delay before retry `attempt`: exponential, capped, with its upper half jittered. */
+function backoff(attempt: number): number {
+  const { minMs, maxMs, factor } = LOCK_OPTIONS.retry;
+  const base = Math.min(maxMs, minMs * factor ** attempt);
+  return base / 2 + (Math.random() * base) / 2;
+}
+
+/** mkdir of the lock and its owner record: true when taken, false when it exists. */
+function take(path: string, owner: Owner): boolean {
+  try {
+    mkdirSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'ENOENT')
+      throw new LockError(`could not lock ${path}: ${(e as Error).message}`, { cause: e });
+    mkdirSync(dirname(path), { recursive: true });
+    return take(path, owner);
+  }
+  try {
+    writeFileSync(join(path, OWNER), JSON.stringify(owner));
+  } catch (e) {
+    remove(path);
+    throw new LockError(`could not lock ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  return true;
+}
+
+function readOwner(path: string): Owner | undefined {
+  try {
+    const o = JSON.parse(readFileSync(join(path, OWNER), 'utf8')) as Owner;
+    return typeof o.pid === 'number' && typeof o.host === 'string' ? o : undefined;
+  } catch {
+    return undefined; // no lock, no record yet, or a torn one
+  }
+}
+
+/** Whether the lock at `path` (whose owner record reads `holder`) may be taken over. */
+function gone(path: string, holder: Owner | undefined): boolean {
+  if (holder) {
+    if (holder.host !== self.host || holder.pidns !== self.pidns) return false;
+    return !isSameProcess(holder.pid, holder.start);
+  }
+  return olderThanStale(path);
+}
+
+function olderThanStale(path: string): boolean {
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st !== undefined && Date.now() - st.mtimeMs > LOCK_OPTIONS.stale;
+}
+
+/** Removes the lock at `path` if, looked at again under the takeover lock, its owner is gone. */
+function breakStale(path: string): void {
+  const breaker = `${path.slice(0, -'.lock'.length)}.break.lock`;
+  try {
+    mkdirSync(breaker);
+  } catch {
+    // Another waiter is taking it over (or died doing so: its takeover lock goes stale).
+    if (olderThanStale(breaker)) rmdirQuietly(breaker);
+    return;
+  }
+  try {
+    if (gone(path, readOwner(path))) remove(path);
+  } finally {
+    rmdirQuietly(breaker);
+  }
+}
+
+function remove(path: string): void {
+  rmSync(path, { recursive: true, force: true });
+}
+
+function rmdirQuietly(path: string): void {
+  try {
+    rmdirSync(path);
+  } catch {
+    // Already gone.
   }
 }

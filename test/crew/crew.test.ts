@@ -5,7 +5,7 @@ import { runCrew } from '../../src/crew/crew.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { git } from '../support/tmp.js';
-import { isRunning } from '../../src/dispatch/liveness.js';
+import { isRunning } from '../../src/process/liveness.js';
 import { readBookbag } from '../../src/bookbag/store.js';
 import { BookbagAccessError, BookbagIncompleteError } from '../../src/bookbag/store.js';
 import { issueStates } from '../../src/dispatch/history.js';

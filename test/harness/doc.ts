@@ -31,6 +31,9 @@ npm run resilience -- --short --write-doc  # also rewrite this file
   under the file's lock, as a writer killed mid-append leaves it).
 - Each process is SIGKILLed 0–3 s after it reports ready (a random point of its operation stream; start-up time varies with load, so the delay counts from READY) and
   replaced at once, until \`iterations × 20\` kills were injected.
+- A process killed while holding a lock (a drain inside its wave's transaction, a torn-line writer)
+  leaves the lock behind; the next process takes it over as soon as it sees the owner is gone
+  ([architecture.md](architecture.md), "Locks"), so a kill costs the others no wait.
 - A worker appends an ack line (fsynced) only after an operation returned. A CorruptStateError or a
   JSON parse error of a view is written as a violation.
 - Afterwards: each daemon's driver reconciles (crews whose runner is gone are marked lost, leases

@@ -11,13 +11,14 @@ import { tempDir } from '../support/tmp.js';
  */
 export async function bundleChildren(
   outdir: string,
-): Promise<Record<'appender' | 'transactor' | 'atomicWriter', string>> {
+): Promise<Record<'appender' | 'transactor' | 'atomicWriter' | 'holder', string>> {
   const here = import.meta.dirname;
   await build({
     entryPoints: {
       appender: join(here, 'children/appender.ts'),
       transactor: join(here, 'children/transactor.ts'),
       'atomic-writer': join(here, 'children/atomic-writer.ts'),
+      holder: join(here, 'children/holder.ts'),
     },
     bundle: true,
     platform: 'node',
@@ -35,6 +36,7 @@ export async function bundleChildren(
     appender: join(outdir, 'appender.mjs'),
     transactor: join(outdir, 'transactor.mjs'),
     atomicWriter: join(outdir, 'atomic-writer.mjs'),
+    holder: join(outdir, 'holder.mjs'),
   };
 }
 

@@ -1,15 +1,26 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { EventLog, event } from '../../src/state/event-log.js';
-import { LOCK_OPTIONS, tryLock, withLock } from '../../src/state/lock.js';
+import { LOCK_OPTIONS, withLock } from '../../src/state/lock.js';
 import { tempDir } from '../support/tmp.js';
+import { exited, runNode, useChildren } from './child-bundle.js';
+
+const { children } = useChildren();
 
 const tmp = tempDir('school-lock-tail-');
 afterAll(() => tmp.cleanup());
 
-describe('withLock waiters', () => {
-  it('serializes holders, and a waiter leaves no place in line behind', async () => {
+describe('withLock', () => {
+  it('serializes holders of one process and leaves nothing behind', async () => {
     const target = join(tmp.path, 'a', 'log.jsonl');
     const order: string[] = [];
     let release!: () => void;
@@ -26,54 +37,94 @@ describe('withLock waiters', () => {
     release();
     await Promise.all([first, second]);
     expect(order).toEqual(['first in', 'first out', 'second']);
-    expect(readdirSync(`${target}.queue.lock`)).toEqual([]);
-    expect(existsSync(`${target}.lock`)).toBe(false);
+    expect(readdirSync(join(tmp.path, 'a'))).toEqual([]);
   });
 
-  it('is not blocked forever by the place in line of a waiter that died', async () => {
-    const target = join(tmp.path, 'b', 'log.jsonl');
-    mkdirSync(`${target}.queue.lock`, { recursive: true });
-    // A stale ticket (removed by whoever sees it) and a fresh one whose process is gone.
-    writeFileSync(join(`${target}.queue.lock`, `${'0'.padStart(15, '0')}-1-dead`), '');
-    writeFileSync(join(`${target}.queue.lock`, `${String(Date.now()).padStart(15, '0')}-2-gone`), '');
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const first = withLock(target, () => held);
-    await new Promise((r) => setTimeout(r, 20));
-    const second = withLock(target, () => 'got it');
-    setTimeout(release, 30);
-    await first;
-    await expect(second).resolves.toBe('got it');
-    expect(readdirSync(`${target}.queue.lock`).some((n) => n.endsWith('-dead'))).toBe(false);
-  });
-});
-
-describe('tryLock', () => {
-  it('takes a free lock at once, refuses a held one, and takes over one left stale by a dead holder', async () => {
-    const target = join(tmp.path, 't', 'log.jsonl');
-    const first = tryLock(target)!;
-    expect(first).toBeDefined();
-    expect(tryLock(target)).toBeUndefined();
-    // withLock and tryLock exclude each other: the waiter gets it once the holder releases.
+  it('takes over at once a lock whose holder was SIGKILLed, without waiting for a timeout', async () => {
+    const target = join(tmp.path, 'k', 'log.jsonl');
+    const child = runNode(children.holder, [target]);
+    await new Promise<void>((resolve) =>
+      child.stdout!.on('data', (d: Buffer) => d.includes('held') && resolve()),
+    );
     let got = false;
     const waiting = withLock(target, () => (got = true));
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got).toBe(false); // a live holder is never taken over
+    child.kill('SIGKILL');
+    await exited(child);
+    const killedAt = Date.now();
+    await waiting;
+    expect(got).toBe(true);
+    expect(Date.now() - killedAt).toBeLessThan(LOCK_OPTIONS.stale / 2);
+    expect(readdirSync(join(tmp.path, 'k'))).toEqual([]);
+  });
+
+  it('processes racing to take over a dead holder’s lock still hold it one at a time', async () => {
+    const path = join(tmp.path, 'race', 'log.jsonl');
+    const holder = runNode(children.holder, [path]);
+    await new Promise<void>((resolve) =>
+      holder.stdout!.on('data', (d: Buffer) => d.includes('held') && resolve()),
+    );
+    // Four processes wait for it; when the holder dies they all find its owner gone at once.
+    const procs = 4;
+    const each = 10;
+    const kids = Array.from({ length: procs }, (_, i) =>
+      runNode(children.transactor, [path, `p${i}`, String(each)]),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    holder.kill('SIGKILL');
+    const results = await Promise.all(kids.map(exited));
+    expect(results.every((r) => r.code === 0)).toBe(true);
+    const events = new EventLog(path).read().events;
+    // Dense sequence numbers: no two transactions ran at once (a lost race shows as a duplicate key).
+    expect(events.map((e) => e.key)).toEqual(Array.from({ length: procs * each }, (_, i) => `seq:${i}`));
+    expect(readdirSync(join(tmp.path, 'race'))).toEqual(['log.jsonl']);
+  });
+
+  it('takes over a lock whose pid now belongs to another process (pid reuse)', async () => {
+    const target = join(tmp.path, 'r', 'log.jsonl');
+    let mine: Record<string, unknown> = {};
+    await withLock(target, () => {
+      mine = JSON.parse(readFileSync(join(`${target}.lock`, 'owner'), 'utf8')) as Record<string, unknown>;
+    });
+    if (mine.start === undefined) return; // no /proc here: a start time cannot be read
+    // This process's pid with another start time: the recorded process is gone, its pid reused.
+    mkdirSync(`${target}.lock`);
+    writeFileSync(join(`${target}.lock`, 'owner'), JSON.stringify({ ...mine, start: '1', token: 'old' }));
+    await expect(withLock(target, () => 'taken')).resolves.toBe('taken');
+  });
+
+  it('waits for a lock without an owner record until it is stale, then takes it over', async () => {
+    const target = join(tmp.path, 's', 'log.jsonl');
+    mkdirSync(`${target}.lock`, { recursive: true }); // its maker died before writing the record
+    let got = false;
+    const waiting = withLock(target, () => (got = true));
+    await new Promise((r) => setTimeout(r, 100));
     expect(got).toBe(false);
-    first.release();
+    const old = new Date(Date.now() - LOCK_OPTIONS.stale - 1_000);
+    utimesSync(`${target}.lock`, old, old);
     await waiting;
     expect(got).toBe(true);
     expect(existsSync(`${target}.lock`)).toBe(false);
+  });
 
-    // A lock directory whose mtime stopped moving (its holder was SIGKILLed) is stale after LOCK_OPTIONS.stale.
-    mkdirSync(`${target}.lock`);
-    expect(tryLock(target)).toBeUndefined();
-    const old = new Date(Date.now() - LOCK_OPTIONS.stale - 1_000);
+  it('never takes over the lock of a process it cannot look at (another host), and says which lock to remove', async () => {
+    const target = join(tmp.path, 'h', 'log.jsonl');
+    mkdirSync(`${target}.lock`, { recursive: true });
+    const foreign = { host: 'elsewhere', pid: 1, token: 't', since: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(join(`${target}.lock`, 'owner'), JSON.stringify(foreign));
+    const old = new Date(Date.now() - 3_600_000);
     utimesSync(`${target}.lock`, old, old);
-    const taken = tryLock(target)!;
-    expect(taken).toBeDefined();
-    expect(taken.compromised()).toBeUndefined();
-    taken.release();
-    expect(existsSync(`${target}.lock`)).toBe(false);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'hrtime'] });
+    try {
+      const waiting = withLock(target, () => 'taken');
+      const failed = expect(waiting).rejects.toThrow(/pid 1 on elsewhere.*remove .*log\.jsonl\.lock/);
+      await vi.advanceTimersByTimeAsync(LOCK_OPTIONS.waitMs + 1_000);
+      await failed;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(JSON.parse(readFileSync(join(`${target}.lock`, 'owner'), 'utf8'))).toEqual(foreign);
   });
 });
 
