@@ -56,9 +56,11 @@ const listen = (p, onConn) =>
     s.once('error', rej);
     s.listen(p, '127.0.0.1', () => { s.unref(); res(); });
   });
+// A forward that cannot listen (a port below 1024: no capability in here) is left to the proxy.
+const optional = (p) => p.catch((e) => process.stderr.write('school-core sandbox: ' + e.message + '; that target is reached through the proxy only\n'));
 Promise.all([
   listen(port, raw),
-  ...forwards.map((t) => listen(Number(t.slice(t.lastIndexOf(':') + 1)), forward(t))),
+  ...forwards.map((t) => optional(listen(Number(t.slice(t.lastIndexOf(':') + 1)), forward(t)))),
 ]).then(
   () => {
     const child = cp.spawn(argv[0], argv.slice(1), { stdio: 'inherit' });

@@ -128,7 +128,10 @@ export function toolPaths(o: {
     const pkg = packageRoot(real);
     if (pkg) out.add(pkg);
   }
-  return [...out];
+  // A path inside another visible one is seen through it: binding it again would ask bwrap to make
+  // a mount point inside a read-only bind (and a link's target may not be mounted yet).
+  const all = [...out];
+  return all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + sep)));
 }
 
 /** `…/node_modules/<name>` or `…/node_modules/@scope/<name>` that holds `file`, if any. */
