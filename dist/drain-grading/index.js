@@ -61494,251 +61494,160 @@ const schema_bookbagSchema = object({
 const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
 
 
+;// CONCATENATED MODULE: ./.build/src/process/liveness.js
+
+function liveness_processStart(pid) {
+  try {
+    const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return rest[19];
+  } catch {
+    return void 0;
+  }
+}
+function pidExists(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+function isRunning(pid) {
+  return pidExists(pid) && !isZombie(pid);
+}
+function isZombie(pid) {
+  try {
+    const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+function liveness_isSameProcess(pid, start) {
+  if (!isRunning(pid)) return false;
+  if (start === void 0) return true;
+  const now = liveness_processStart(pid);
+  return now === void 0 || now === start;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/lock.js
 
 
 
+
+
+
 const LOCK_OPTIONS = {
+  /** Age after which a lock without a readable owner record (or a takeover lock) is stale, ms. */
   stale: 1e4,
-  update: 2e3,
-  retries: { retries: 2e3, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true }
+  retry: { minMs: 2, maxMs: 100, factor: 2 },
+  /** How long a waiter keeps trying before it gives up, ms. */
+  waitMs: 12e4
 };
-const LOCK_WAIT_BUDGET_MS = 12e4;
-function monotonicMs() {
-  return Number(process.hrtime.bigint()) / 1e6;
-}
-const dirs = /* @__PURE__ */ new Map();
-function arm(lockPath) {
-  const dir = (0,external_node_path_namespaceObject.dirname)(lockPath);
-  const name = (0,external_node_path_namespaceObject.basename)(lockPath);
-  let d = dirs.get(dir);
-  if (!d) {
-    const entry2 = { watcher: void 0, waiters: /* @__PURE__ */ new Map() };
-    try {
-      entry2.watcher = (0,external_node_fs_namespaceObject.watch)(dir, { persistent: false }, (_event, file) => {
-        const wake = (lockName, set2) => {
-          if (set2 && !(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, lockName))) [...set2].forEach((f) => f());
-        };
-        if (file === null) for (const [lockName, set2] of entry2.waiters) wake(lockName, set2);
-        else wake(String(file), entry2.waiters.get(String(file)));
-      });
-      entry2.watcher.on("error", () => void 0);
-    } catch {
-      entry2.watcher = void 0;
-    }
-    dirs.set(dir, d = entry2);
-  }
-  const entry = d;
-  let fire;
-  let fired = false;
-  const onWake = () => {
-    fired = true;
-    fire?.();
-  };
-  const set = entry.waiters.get(name) ?? /* @__PURE__ */ new Set();
-  entry.waiters.set(name, set);
-  set.add(onWake);
-  let cancelled = false;
-  const cancel = () => {
-    if (cancelled) return;
-    cancelled = true;
-    set.delete(onWake);
-    if (set.size === 0 && entry.waiters.get(name) === set) entry.waiters.delete(name);
-    if (entry.waiters.size === 0 && dirs.get(dir) === entry) {
-      entry.watcher?.close();
-      dirs.delete(dir);
-    }
-  };
-  return {
-    cancel,
-    /** Resolves true when woken by a release, false when `ms` passed first. */
-    wait: (ms) => new Promise((resolve) => {
-      const done = (woken) => {
-        clearTimeout(timer);
-        cancel();
-        resolve(woken);
-      };
-      const timer = setTimeout(() => done(false), ms);
-      fire = () => done(true);
-      if (fired) done(true);
-    })
-  };
-}
-function backoff(attempt) {
-  const r = LOCK_OPTIONS.retries;
-  const base = Math.min(r.maxTimeout, r.minTimeout * r.factor ** attempt);
-  return base * (1 + Math.random());
-}
-class Ticket {
-  dir;
-  name;
-  constructor(target) {
-    this.dir = `${target}.queue.lock`;
-    this.name = `${String(Date.now()).padStart(15, "0")}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    try {
-      (0,external_node_fs_namespaceObject.mkdirSync)(this.dir, { recursive: true });
-      (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name), "");
-    } catch {
-    }
-    this.live();
-  }
-  first() {
-    const names = this.live();
-    return names === void 0 || names.length === 0 || names[0] === this.name || !names.includes(this.name);
-  }
-  /** The tickets in line, oldest first, after removing those older than the stale time. */
-  live() {
-    let names;
-    try {
-      names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
-    } catch {
-      return void 0;
-    }
-    return names.filter((n) => {
-      if (n === this.name || Date.now() - Number(n.slice(0, 15)) <= LOCK_OPTIONS.stale) return true;
-      try {
-        (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
-      } catch {
-      }
-      return false;
-    });
-  }
-  remove() {
-    try {
-      (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name));
-    } catch {
-    }
+const OWNER = "owner";
+function pidNamespace() {
+  try {
+    return (0,external_node_fs_namespaceObject.readlinkSync)("/proc/self/ns/pid");
+  } catch {
+    return void 0;
   }
 }
-function tryLock(target) {
+const lock_self = { host: (0,external_node_os_namespaceObject.hostname)(), pidns: pidNamespace(), pid: process.pid, start: liveness_processStart(process.pid) };
+const clock = () => Number(process.hrtime.bigint()) / 1e6;
+async function withLock(target, fn) {
   const path = `${target}.lock`;
-  const held = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
-  if (held && Date.now() - held.mtimeMs <= LOCK_OPTIONS.stale) return void 0;
-  if (!makeLockDir(path)) {
-    const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
-    if (st && Date.now() - st.mtimeMs <= LOCK_OPTIONS.stale) return void 0;
-    try {
-      if (st) (0,external_node_fs_namespaceObject.rmdirSync)(path);
-    } catch (e) {
-      if (e.code !== "ENOENT") return void 0;
+  const started = clock();
+  const owner = { ...lock_self, token: (0,external_node_crypto_.randomBytes)(8).toString("hex"), since: (/* @__PURE__ */ new Date()).toISOString() };
+  for (let attempt = 0; !take(path, owner); attempt++) {
+    const holder = readOwner(path);
+    if (gone(path, holder)) {
+      breakStale(path);
+      continue;
     }
-    if (!makeLockDir(path)) return void 0;
+    if (clock() - started > LOCK_OPTIONS.waitMs) {
+      const who = holder ? ` (pid ${holder.pid} on ${holder.host}, since ${holder.since})` : "";
+      throw new LockError(
+        `could not lock ${target}: another school process holds it${who}. Retry when it ends; if that process is gone, remove ${path}.`
+      );
+    }
+    await new Promise((r) => setTimeout(r, backoff(attempt)));
   }
-  let mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
-  let lost;
-  let released = false;
-  const refresh = setInterval(() => {
-    try {
-      if ((0,external_node_fs_namespaceObject.statSync)(path).mtimeMs !== mtime) throw new Error("it was taken over as stale");
-      const now = /* @__PURE__ */ new Date();
-      (0,external_node_fs_namespaceObject.utimesSync)(path, now, now);
-      mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
-    } catch (e) {
-      lost = new LockError(`lock on ${target} was lost while held: ${e.message}`);
-      clearInterval(refresh);
-    }
-  }, LOCK_OPTIONS.update);
-  refresh.unref();
-  hold(path);
-  return {
-    release() {
-      if (released) return;
-      released = true;
-      clearInterval(refresh);
-      unhold(path);
-      if (lost) return;
-      try {
-        (0,external_node_fs_namespaceObject.rmdirSync)(path);
-      } catch {
-      }
-    },
-    compromised: () => lost
-  };
-}
-const heldDirs = /* @__PURE__ */ new Set();
-function removeHeldDirs() {
-  for (const p of heldDirs) {
-    try {
-      (0,external_node_fs_namespaceObject.rmdirSync)(p);
-    } catch {
-    }
-  }
-  heldDirs.clear();
-}
-process.once("exit", removeHeldDirs);
-const STOP_SIGNALS = ["SIGINT", "SIGTERM"];
-function onStop(signal) {
-  removeHeldDirs();
-  for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-}
-function hold(path) {
-  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.on(s, onStop);
-  heldDirs.add(path);
-}
-function unhold(path) {
-  heldDirs.delete(path);
-  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
-}
-function makeLockDir(path) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      (0,external_node_fs_namespaceObject.mkdirSync)(path);
-      return true;
-    } catch (e) {
-      const code = e.code;
-      if (code === "EEXIST") return false;
-      if (code !== "ENOENT" || attempt > 0)
-        throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
-      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
-    }
-  }
-}
-async function lock_withLock(target, fn) {
-  const started = monotonicMs();
-  let held;
-  let lastError;
-  let ticket;
-  let wake;
-  let tryNow = true;
   try {
-    for (let attempt = 0; monotonicMs() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
-      if (tryNow) {
-        try {
-          held = tryLock(target);
-        } catch (e) {
-          lastError = e;
-          break;
-        }
-        if (held) break;
-        if (!wake) {
-          wake = arm(`${target}.lock`);
-          continue;
-        }
-        ticket ??= new Ticket(target);
-      }
-      const woken = await wake.wait(backoff(attempt));
-      wake = arm(`${target}.lock`);
-      tryNow = !woken || !ticket || ticket.first();
-    }
-  } finally {
-    wake?.cancel();
-    ticket?.remove();
-  }
-  if (!held) {
-    throw new LockError(
-      `could not lock ${target}: ${lastError?.message ?? "timed out"}. Another school process holds it; retry when it ends.`,
-      { cause: lastError }
-    );
-  }
-  const stats = { waitedMs: monotonicMs() - started };
-  try {
-    const result = await fn(stats);
-    const lost = held.compromised();
-    if (lost) throw lost;
+    const result = await fn({ waitedMs: clock() - started });
+    if (readOwner(path)?.token !== owner.token)
+      throw new LockError(`lock on ${target} was taken over while held`);
     return result;
   } finally {
-    held.release();
+    if (readOwner(path)?.token === owner.token) remove(path);
+  }
+}
+function backoff(attempt) {
+  const { minMs, maxMs, factor } = LOCK_OPTIONS.retry;
+  const base = Math.min(maxMs, minMs * factor ** attempt);
+  return base / 2 + Math.random() * base / 2;
+}
+function take(path, owner) {
+  try {
+    (0,external_node_fs_namespaceObject.mkdirSync)(path);
+  } catch (e) {
+    const code = e.code;
+    if (code === "EEXIST") return false;
+    if (code !== "ENOENT")
+      throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+    return take(path, owner);
+  }
+  try {
+    (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(path, OWNER), JSON.stringify(owner));
+  } catch (e) {
+    remove(path);
+    throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
+  }
+  return true;
+}
+function readOwner(path) {
+  try {
+    const o = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(path, OWNER), "utf8"));
+    return typeof o.pid === "number" && typeof o.host === "string" ? o : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function gone(path, holder) {
+  if (holder) {
+    if (holder.host !== lock_self.host || holder.pidns !== lock_self.pidns) return false;
+    return !liveness_isSameProcess(holder.pid, holder.start);
+  }
+  return olderThanStale(path);
+}
+function olderThanStale(path) {
+  const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
+  return st !== void 0 && Date.now() - st.mtimeMs > LOCK_OPTIONS.stale;
+}
+function breakStale(path) {
+  const breaker = `${path.slice(0, -".lock".length)}.break.lock`;
+  try {
+    (0,external_node_fs_namespaceObject.mkdirSync)(breaker);
+  } catch {
+    if (olderThanStale(breaker)) rmdirQuietly(breaker);
+    return;
+  }
+  try {
+    if (gone(path, readOwner(path))) remove(path);
+  } finally {
+    rmdirQuietly(breaker);
+  }
+}
+function remove(path) {
+  (0,external_node_fs_namespaceObject.rmSync)(path, { recursive: true, force: true });
+}
+function rmdirQuietly(path) {
+  try {
+    (0,external_node_fs_namespaceObject.rmdirSync)(path);
+  } catch {
   }
 }
 
@@ -61752,7 +61661,7 @@ function actor() {
 async function audit(layout, type, fields = {}) {
   const path = layout.file("audit");
   const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
-  await lock_withLock(path, () => appendJsonl(path, [record]));
+  await withLock(path, () => appendJsonl(path, [record]));
 }
 
 
@@ -62364,9 +62273,9 @@ class event_log_EventLog {
    * how a claim, a lease or an admission decision is made atomically across processes.
    */
   async transact(decide, options = {}) {
-    return lock_withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
+    return withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
   }
-  /** `transact` for a caller that already holds this log's lock (see `tryLock`). */
+  /** `transact` for a caller that already holds this log's lock (a grading wave holds the grading lock). */
   transactHeld(decide, options = {}) {
     const current = this.readLatest();
     const { append, result } = decide(current);
@@ -62783,9 +62692,11 @@ const listen = (p, onConn) =>
     s.once('error', rej);
     s.listen(p, '127.0.0.1', () => { s.unref(); res(); });
   });
+// A forward that cannot listen (a port below 1024: no capability in here) is left to the proxy.
+const optional = (p) => p.catch((e) => process.stderr.write('school-core sandbox: ' + e.message + '; that target is reached through the proxy only\n'));
 Promise.all([
   listen(port, raw),
-  ...forwards.map((t) => listen(Number(t.slice(t.lastIndexOf(':') + 1)), forward(t))),
+  ...forwards.map((t) => optional(listen(Number(t.slice(t.lastIndexOf(':') + 1)), forward(t)))),
 ]).then(
   () => {
     const child = cp.spawn(argv[0], argv.slice(1), { stdio: 'inherit' });
@@ -62872,7 +62783,8 @@ function toolPaths(o) {
     const pkg = packageRoot(real);
     if (pkg) out.add(pkg);
   }
-  return [...out];
+  const all = [...out];
+  return all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + external_node_path_namespaceObject.sep)));
 }
 function packageRoot(file) {
   const parts = file.split(external_node_path_namespaceObject.sep);
@@ -65164,43 +65076,25 @@ class ScoreLedger {
   }
   /**
    * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
-   * crews applied now and how long the lock was awaited. `scores.jsonl` is written under the
-   * grading lock (`grading.jsonl`'s): its one writer in a drain is the grading writer
-   * (commit.ts), which appends scores and marks in one round. Fsynced unless `sync: false` (then
-   * call `sync()` before anything that depends on the scores being durable).
+   * crews applied now. `scores.jsonl` is written under the grading lock (`grading.jsonl`'s): a
+   * drain applies a wave's scores in the same transaction that marks them graded (wave.ts).
    */
-  async apply(items, now, options = {}) {
-    if (items.length === 0) return { applied: [], lockWaitMs: 0 };
-    return lock_withLock(this.layout.file("grading"), (lock) => ({
-      applied: this.applyHeld([{ items, at: now }], options),
-      lockWaitMs: lock.waitedMs
-    }));
+  async apply(items, now) {
+    if (items.length === 0) return { applied: [] };
+    return withLock(this.layout.file("grading"), () => ({ applied: this.applyHeld(items, now) }));
   }
-  /**
-   * `apply` for a caller holding the grading lock, for several drains' scores at once, each batch
-   * with its own time: one append. Returns the crews applied now.
-   */
-  applyHeld(batches, options = {}) {
-    if (batches.every((b) => b.items.length === 0)) return [];
+  /** `apply` for a caller holding the grading lock: one append, fsynced unless `sync: false`. */
+  applyHeld(items, at, options = {}) {
+    if (items.length === 0) return [];
     return this.guard(
       () => this.log.transactHeld(
         () => ({
-          append: batches.flatMap(
-            (b) => b.items.map((d) => event_log_event("score.applied", `score:${d.crewId}`, d, b.at))
-          ),
+          append: items.map((d) => event_log_event("score.applied", `score:${d.crewId}`, d, at)),
           result: void 0
         }),
         options
       ).appended.map((e) => e.data.crewId)
     );
-  }
-  /**
-   * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
-   * and calls this once before marking any of them graded (group commit): a graded mark must never
-   * reach the disk without its score.
-   */
-  sync() {
-    this.log.sync();
   }
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state = this.state()) {
@@ -65255,10 +65149,8 @@ function decideClaims(state, candidates, o) {
   const append = [];
   const claimed = [];
   const deadLettered = [];
-  let consumed = 0;
   while (candidates.length > 0 && claimed.length < o.limit) {
     const key = candidates.shift();
-    consumed++;
     const j = state.jobs[key];
     if (!j || !claimable(j, o.now)) continue;
     let attempts = j.attempts;
@@ -65286,9 +65178,7 @@ function decideClaims(state, candidates, o) {
       jobKey: key,
       worker: o.worker,
       attempt: attempts + 1,
-      leaseUntil: new Date(
-        o.now.getTime() + o.leaseMs * (1 + Math.floor(claimed.length / (o.wave ?? o.limit)))
-      ).toISOString()
+      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString()
     };
     append.push(event_log_event("job.claimed", `claim:${key}:${j.claims + 1}`, claim, o.now));
     claimed.push({
@@ -65299,7 +65189,7 @@ function decideClaims(state, candidates, o) {
       lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil }
     });
   }
-  return { append, claimed, deadLettered, consumed };
+  return { append, claimed, deadLettered };
 }
 function decideFailures(state, items, o) {
   const append = [];
@@ -65327,7 +65217,7 @@ function decideFailures(state, items, o) {
 function deadEvent(jobKey, cycle, attempts, lastError, now) {
   return event_log_event("job.dead_lettered", `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
 }
-function decideSettle(state, r) {
+function decideSettle(state, r, candidates) {
   const append = r.graded.map(
     (i) => event_log_event(
       "job.graded",
@@ -65340,29 +65230,11 @@ function decideSettle(state, r) {
   append.push(...fails.append);
   let claim;
   if (r.claim) {
-    const c = decideClaims(state, r.claim.candidates ?? [], r.claim.options);
+    const c = decideClaims(state, candidates, r.claim.options);
     append.push(...c.append);
-    claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
+    claim = { claimed: c.claimed, deadLettered: c.deadLettered };
   }
   return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
-}
-function overlay(base) {
-  const jobs = Object.create(base.jobs);
-  const state = { jobs };
-  const keys = /* @__PURE__ */ new Set();
-  return {
-    state,
-    has: (key) => keys.has(key),
-    apply(events) {
-      for (const e of events) {
-        keys.add(e.key);
-        const jobKey = String(e.data.jobKey);
-        const j = base.jobs[jobKey];
-        if (j && !Object.hasOwn(jobs, jobKey)) jobs[jobKey] = { ...j };
-        queueFold.apply(state, e);
-      }
-    }
-  };
 }
 
 
@@ -65491,10 +65363,6 @@ class GradingQueue {
   state() {
     return fold(this.log.read());
   }
-  /** Flushes claims and graded marks appended without an fsync to the disk. */
-  sync() {
-    this.log.sync();
-  }
   /** The current state, for a caller holding the log's lock; read it, never change it. */
   stateHeld() {
     return this.current(this.log.readLatest());
@@ -65513,88 +65381,53 @@ class GradingQueue {
     return state;
   }
   /**
-   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates` (which it
-   * shifts). A claim whose previous lease expired without a verdict counts as a failed drain
-   * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
+   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates`. A claim whose
+   * previous lease expired without a verdict counts as a failed drain (the drainer was lost): with
+   * no attempts left the job is dead-lettered instead (N2.3, N6.1).
    */
   async claim(candidates, o) {
-    const r = await this.settle({ graded: [], failed: [] }, { ...o }, { candidates, options: o });
+    const r = await this.settle({ ...o, graded: [], failed: [], claim: { candidates, options: o } });
     return r.claim;
   }
   /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
   async markGraded(items, worker, now) {
-    return (await this.settle({ graded: items, failed: [] }, { worker, now, maxAttempts: Infinity })).graded;
+    return (await this.settle({ worker, now, maxAttempts: Infinity, graded: items, failed: [] })).graded;
   }
   /**
    * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
    * dead-letters the job in the same transaction, with its last error kept visible.
    */
   async markFailed(items, o) {
-    const r = await this.settle({ graded: [], failed: items }, o);
+    const r = await this.settle({ ...o, graded: [], failed: items });
     return { failed: r.failed, deadLettered: r.deadLettered };
   }
-  /**
-   * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
-   * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
-   * as markGraded, markFailed and claim one after the other. Appended without an fsync (see
-   * `settleHeld`).
-   */
-  async settle(items, o, next) {
-    if (items.graded.length === 0 && items.failed.length === 0 && !next) {
-      return { graded: [], failed: [], deadLettered: [] };
-    }
-    return lock_withLock(this.log.path, (lock) => {
-      const [r] = this.settleHeld([{ ...o, ...items, ...next ? { claim: next } : {} }]);
-      const { claim, ...rest } = r;
-      return { ...rest, ...claim ? { claim: { ...claim, lockWaitMs: lock.waitedMs } } : {} };
-    });
+  /** `settleHeld` under the log's lock. */
+  settle(request) {
+    return withLock(this.log.path, () => this.settleHeld(request));
   }
   /**
-   * Settles several drains' requests in one transaction, for a caller holding the log's lock (the
-   * grading writer, src/grading/commit.ts): each request is decided on the state the ones before
-   * it left (so two requests never claim the same job), and all their events are appended at once.
-   *
-   * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
-   * process crash at once, and losing one to a machine crash only means a redelivery, which the
-   * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
-   * `sync()` before anything that must not outlive a lost mark (the writer does, before recording
-   * outbox entries). `redacted`: the requests hold redacted data only (the writer's are), and
-   * their events are not walked again on the way to the file.
+   * One wave's end in one append, for a caller holding the log's lock: the verdicts marked graded,
+   * the failures recorded, and — with `claim` — the next wave claimed, all decided on the state
+   * just read. Fsynced unless `sync: false`. `redacted`: the request holds redacted data only, and
+   * its events are not walked again on the way to the file.
    */
-  settleHeld(requests, options = {}) {
+  settleHeld(r, options = {}) {
     try {
-      return this.log.transactHeld(
-        (current) => {
-          const base = this.current(current);
-          const view = overlay(base);
-          let live;
-          const append = [];
-          const outcomes = requests.map((request) => {
-            let snapshot;
-            if (request.claim && !request.claim.candidates) {
-              live ??= liveJobs(base);
-              const at = request.claim.options.now;
-              snapshot = live.filter((j) => claimable(view.state.jobs[j.job.jobKey] ?? j, at)).map((j) => j.job.jobKey);
-              request = { ...request, claim: { ...request.claim, candidates: snapshot } };
-            }
-            const d = decideSettle(view.state, request);
-            const fresh = freshEvents(current, d.append).filter((e) => !view.has(e.key));
-            view.apply(fresh);
-            append.push(...fresh);
-            const graded = fresh.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
-            const claim = d.claim && snapshot ? { ...d.claim, snapshot: { size: d.claim.consumed + snapshot.length, remaining: snapshot } } : d.claim;
-            return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
-          });
-          for (const [i, o] of outcomes.entries()) {
-            const rest = o.claim?.snapshot;
-            if (!rest) continue;
-            const at = requests[i].claim.options.now;
-            rest.remaining = rest.remaining.filter((k) => claimable(view.state.jobs[k], at));
-          }
-          return { append, result: outcomes };
-        },
-        { sync: false, ...options }
-      ).result;
+      const { result, appended } = this.log.transactHeld((current) => {
+        const state = this.current(current);
+        const snapshot = r.claim && !r.claim.candidates ? pendingKeys(state, r.claim.options.now) : void 0;
+        const candidates = [...r.claim?.candidates ?? snapshot ?? []];
+        const d = decideSettle(state, r, candidates);
+        const claim2 = d.claim && {
+          ...d.claim,
+          remaining: candidates,
+          ...snapshot ? { snapshot: snapshot.length } : {}
+        };
+        return { append: d.append, result: { failed: d.failed, deadLettered: d.deadLettered, claim: claim2 } };
+      }, options);
+      const graded = appended.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
+      const { claim, ...rest } = result;
+      return { graded, ...rest, ...claim ? { claim } : {} };
     } catch (e) {
       this.folded = void 0;
       throw e;
@@ -65690,7 +65523,7 @@ const outboxFold = registerFold({
     return { items };
   },
   // Entries are recorded by the drain that grades their job, at that time. The one producer that
-  // derives entries from state (a drain recording what a crashed writer left out) never records
+  // derives entries from state (a drain recording what a crashed drain left out) never records
   // one for a job graded before this log's watermark (`missingOutboxEntries`), and outcomes of a
   // delivery are about an entry the fold keeps while it is pending. So an old event can only come
   // back as a stale copy: a watermark suffices.
@@ -65742,8 +65575,8 @@ class Outbox {
     return this.log.readLatest().watermark;
   }
   /**
-   * The current state, folding only the events appended since the last call (the grading writer
-   * asks once per round). Read it, never change it.
+   * The current state, folding only the events appended since the last call. Read it, never
+   * change it.
    */
   current() {
     const contents = this.log.readLatest();
@@ -65762,9 +65595,9 @@ class Outbox {
     return Object.values(this.state().items).filter((i) => i.status === "pending");
   }
   /**
-   * Records entries (deduplicated by id). Fsynced unless `sync: false`: the grading writer skips
-   * it, because an entry lost with the page cache is recorded again from its graded mark by the
-   * next drain (`reconcileOutbox` in drain.ts).
+   * Records entries (deduplicated by id). Fsynced unless `sync: false`: a drain skips it, because
+   * an entry lost with the page cache is recorded again from its graded mark by the next drain
+   * (`missingOutboxEntries`, wave.ts).
    */
   async record(entries, now, options = {}) {
     if (entries.length === 0) return;
@@ -65784,7 +65617,7 @@ class Outbox {
    * twice. Never throws for a GitHub or git failure.
    */
   async deliver(port, o) {
-    return lock_withLock(`${this.log.path}.delivery`, async () => {
+    return withLock(`${this.log.path}.delivery`, async () => {
       const items = this.pending().filter((i) => i.entry.kind === "delivery" ? o.delivery : port);
       let delivered = 0;
       let refused = 0;
@@ -65875,9 +65708,6 @@ function outboxPolicy(config, deliver) {
   const { accepted, rejected } = config.grading.labels;
   return { labels: { accepted, rejected }, comment: config.grading.comment, deliver };
 }
-function outboxEntryCount(policy, accepted) {
-  return 1 + (policy.comment ? 1 : 0) + (policy.deliver && accepted ? 1 : 0);
-}
 function outboxEntries(policy, job, verdict) {
   const labels = [verdict.accepted ? policy.labels.accepted : policy.labels.rejected];
   const entries = [
@@ -65937,11 +65767,6 @@ function records_scoreOf(job, verdict, alpha) {
 ;// CONCATENATED MODULE: ./.build/src/grading/observations.js
 
 
-
-async function recordObservations(layout, observations, logger) {
-  if (observations.length === 0) return true;
-  return withLock(layout.file("grading"), () => appendObservationsHeld(layout, observations, logger));
-}
 function appendObservationsHeld(layout, observations, logger, options = {}) {
   if (observations.length === 0) return true;
   try {
@@ -65972,517 +65797,114 @@ function observationOf(job, verdict, at) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/commit.js
+;// CONCATENATED MODULE: ./.build/src/grading/wave.js
 
 
 
 
 
-
-const hostName = (0,external_node_os_namespaceObject.hostname)();
-async function commitRound(ctx, requests, own) {
-  if (requests.some((r) => r.claim)) ctx.ledger.check();
-  const scores = requests.some((r) => r.graded.length > 0) ? scoresOf(ctx.queue.stateHeld(), requests) : requests.map(() => []);
-  const applied = new Set(
-    ctx.ledger.applyHeld(
-      requests.map((r, i) => ({ items: scores[i], at: new Date(r.at) })),
-      { sync: false, redacted: true }
-    )
-  );
-  if (applied.size > 0) ctx.viewStale = true;
-  await ctx.onScored?.(requests);
-  const share = fairShare(ctx, requests, own);
-  const outcomes = ctx.queue.settleHeld(
-    requests.map((r) => {
-      const now = new Date(r.at);
-      const claim = r.claim && alive(r) ? {
-        ...r.claim.candidates ? { candidates: [...r.claim.candidates] } : {},
-        options: {
-          worker: r.worker,
-          now,
-          leaseMs: r.claim.leaseMs,
-          wave: r.claim.wave,
-          maxAttempts: r.maxAttempts,
-          limit: share(r, r.claim.limit, r.claim.wave)
-        }
-      } : void 0;
-      return {
-        worker: r.worker,
-        now,
-        maxAttempts: r.maxAttempts,
-        graded: r.graded,
-        failed: r.failed,
-        ...claim ? { claim } : {}
-      };
-    }),
-    { redacted: true }
-  );
-  const ending = requests.map(
-    (r, i) => r.last === "always" || r.last === "if-nothing-claimed" && (outcomes[i].claim?.claimed.length ?? 0) === 0
-  );
-  const outbox = [];
-  const observations = [];
-  let jobs;
-  requests.forEach((r, i) => {
-    if (!r.record || r.record.when === "if-ending" && !ending[i]) return;
-    const asked = new Set(r.graded.map((g) => g.jobKey));
-    const now = new Set(outcomes[i].graded);
-    jobs ??= ctx.queue.stateHeld().jobs;
-    for (const key of r.record.jobs) {
-      const j = jobs[key];
-      if (asked.has(key) && !now.has(key) || j?.status !== "graded" || !j.verdict) continue;
-      outbox.push(...outboxEntries(r.record.policy, j.job, j.verdict));
-      observations.push(observationOf(j.job, j.verdict, new Date(j.score?.at ?? r.at)));
+function commitWave(ctx, w) {
+  return withLock(ctx.layout.file("grading"), async ({ waitedMs }) => {
+    const claim = w.candidates === void 0 || w.candidates.length > 0;
+    if (claim) ctx.ledger.check();
+    const jobs = ctx.queue.stateHeld().jobs;
+    const scores = w.graded.flatMap(({ job, verdict }) => {
+      const status = jobs[job.jobKey]?.status;
+      return status && status !== "graded" ? [records_scoreOf(job, verdict, ctx.alpha)] : [];
+    });
+    if (ctx.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.viewStale = true;
+    await ctx.onScored?.(w.graded.map((g) => g.job.jobKey));
+    const at = w.now.toISOString();
+    const settled = ctx.queue.settleHeld(
+      {
+        worker: ctx.worker,
+        now: w.now,
+        maxAttempts: ctx.maxAttempts,
+        graded: w.graded.map(({ job, verdict }) => ({
+          jobKey: job.jobKey,
+          verdict,
+          score: { alpha: ctx.alpha, at }
+        })),
+        failed: w.failed,
+        ...claim ? {
+          claim: {
+            ...w.candidates ? { candidates: w.candidates } : {},
+            options: {
+              worker: ctx.worker,
+              now: w.now,
+              leaseMs: ctx.leaseMs,
+              maxAttempts: ctx.maxAttempts,
+              limit: ctx.limit
+            }
+          }
+        } : {}
+      },
+      { redacted: true }
+    );
+    const markedNow = new Set(settled.graded);
+    const marked = w.graded.filter((g) => markedNow.has(g.job.jobKey));
+    const entries = marked.flatMap((g) => outboxEntries(ctx.policy, g.job, g.verdict));
+    if (!ctx.reconciled) {
+      const queue = ctx.queue.stateHeld();
+      for (const lost of lostScores(queue, ctx.ledger))
+        if (ctx.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0) ctx.viewStale = true;
+      entries.push(...missingOutboxEntries(ctx.policy, queue, ctx.outbox.current(), ctx.outbox.watermark()));
+      ctx.reconciled = true;
     }
-  });
-  if (!ctx.reconciled) {
-    const queue = ctx.queue.stateHeld();
-    ctx.ledger.applyHeld(lostScores(queue, ctx.ledger), { sync: false, redacted: true });
-    if (ctx.reconcile) outbox.push(...ctx.reconcile(queue, ctx.outbox.current(), ctx.outbox.watermark()));
-    ctx.reconciled = true;
-  }
-  const end = ending.includes(true);
-  if (end) ctx.ledger.sync();
-  if (outbox.length > 0 || end) ctx.queue.sync();
-  const last = requests.at(-1);
-  await ctx.outbox.record(outbox, last ? new Date(last.at) : /* @__PURE__ */ new Date(), { sync: false, redacted: true });
-  const warnings = [];
-  const warn = { warning: (m) => warnings.push(m) };
-  appendObservationsHeld(ctx.layout, observations, warn, { sync: false, redacted: true });
-  let outboxPending = 0;
-  for (const item of Object.values(ctx.outbox.current().items))
-    if (item.status === "pending") outboxPending++;
-  return requests.map((r, i) => {
-    const o = outcomes[i];
+    await ctx.outbox.record(entries, w.now, { sync: false, redacted: true });
+    const warnings = [];
+    const warn = { warning: (m) => warnings.push(m) };
+    appendObservationsHeld(
+      ctx.layout,
+      marked.map((g) => observationOf(g.job, g.verdict, w.now)),
+      warn,
+      { sync: false, redacted: true }
+    );
+    const next = settled.claim;
+    const claimed = next?.claimed.map((j) => j.job) ?? [];
+    if (claimed.length === 0) writeView(ctx, warnings);
     return {
-      id: r.id,
-      applied: scores[i].filter((s) => applied.has(s.crewId)).map((s) => s.crewId),
-      graded: o.graded,
-      failed: o.failed,
-      deadLettered: o.deadLettered,
-      ...r.claim ? {
-        claim: o.claim ? {
-          claimed: o.claim.claimed.map((j) => j.job),
-          deadLettered: o.claim.deadLettered.map((j) => ({
-            jobKey: j.job.jobKey,
-            lastError: j.lastError ?? ""
-          })),
-          consumed: o.claim.consumed,
-          ...o.claim.snapshot ? { snapshot: o.claim.snapshot } : {}
-        } : { claimed: [], deadLettered: [], consumed: r.claim.candidates?.length ?? 0 }
-      } : {},
-      ended: ending[i],
-      outboxPending,
-      warnings
+      graded: settled.graded,
+      failed: settled.failed,
+      deadLettered: settled.deadLettered,
+      claimed,
+      expired: (next?.deadLettered ?? []).map((j) => ({
+        jobKey: j.job.jobKey,
+        lastError: j.lastError ?? ""
+      })),
+      ...next?.snapshot !== void 0 ? { snapshot: next.snapshot } : {},
+      remaining: next?.remaining ?? [],
+      warnings,
+      waitedMs
     };
   });
-}
-const ACTIVE_MS = 2e3;
-function fairShare(ctx, requests, own) {
-  const seen = ctx.seen ??= /* @__PURE__ */ new Map();
-  const now = monotonicMs();
-  for (const r of requests) seen.set(r.worker, now);
-  for (const [worker, at] of seen) if (now - at > ACTIVE_MS) seen.delete(worker);
-  if (seen.size <= 1) return (_r, limit) => limit;
-  let claimableJobs;
-  return (r, limit, wave) => {
-    if (limit <= wave) return limit;
-    if (r === own) return wave;
-    if (claimableJobs === void 0) {
-      const at = /* @__PURE__ */ new Date();
-      claimableJobs = Object.values(ctx.queue.stateHeld().jobs).filter((j) => claimable(j, at)).length;
-    }
-    return Math.min(limit, Math.max(wave, Math.ceil(claimableJobs / seen.size)));
-  };
-}
-function scoresOf(queue, requests) {
-  return requests.map(
-    (r) => r.graded.flatMap((g) => {
-      const j = queue.jobs[g.jobKey];
-      return j ? [records_scoreOf(j.job, g.verdict, g.score.alpha)] : [];
-    })
-  );
 }
 function lostScores(queue, ledger) {
   const contents = ledger.log.readLatest();
   const lost = [];
   for (const j of Object.values(queue.jobs)) {
     if (j.status !== "graded" || !j.score || !j.verdict) continue;
-    const data = records_scoreOf(j.job, j.verdict, j.score.alpha);
+    const score = records_scoreOf(j.job, j.verdict, j.score.alpha);
     const at = new Date(j.score.at);
-    if (!isKnown(contents, event_log_event("score.applied", `score:${data.crewId}`, data, at)))
-      lost.push({ items: [data], at });
+    if (!isKnown(contents, event_log_event("score.applied", `score:${score.crewId}`, score, at)))
+      lost.push({ score, at });
   }
   return lost;
 }
-function alive(r) {
-  if (r.pid === process.pid || r.host !== hostName) return true;
+function writeView(ctx, warnings) {
+  const { ledger } = ctx;
   try {
-    process.kill(r.pid, 0);
-    return true;
+    const view = (0,external_node_fs_namespaceObject.statSync)(ledger.layout.view("scores.json"), { throwIfNoEntry: false });
+    const scores = (0,external_node_fs_namespaceObject.statSync)(ledger.log.path, { throwIfNoEntry: false });
+    if (ctx.viewStale || !view || scores && scores.mtimeMs > view.mtimeMs) ledger.writeView();
+    ctx.viewStale = false;
   } catch (e) {
-    return e.code !== "ESRCH";
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/grading/mailbox.js
-
-const LEFTOVER_MS = 10 * 6e4;
-const SUFFIX = ".req";
-class Mailbox {
-  constructor(dir) {
-    this.dir = dir;
-  }
-  dir;
-  path(id) {
-    return `${this.dir}/${id}${SUFFIX}`;
-  }
-  /** Creates the request file whole: one line, exclusive create. */
-  post(request) {
-    const text = JSON.stringify(request) + "\n";
-    try {
-      (0,external_node_fs_namespaceObject.writeFileSync)(this.path(request.id), text, { flag: "wx" });
-    } catch (e) {
-      if (e.code !== "ENOENT") throw e;
-      (0,external_node_fs_namespaceObject.mkdirSync)(this.dir, { recursive: true });
-      (0,external_node_fs_namespaceObject.writeFileSync)(this.path(request.id), text, { flag: "wx" });
-    }
-  }
-  /** Appends the reply line; a request its requester withdrew (no file) gets none. */
-  answer(reply) {
-    let fd;
-    try {
-      fd = (0,external_node_fs_namespaceObject.openSync)(this.path(reply.id), external_node_fs_namespaceObject.constants.O_WRONLY | external_node_fs_namespaceObject.constants.O_APPEND);
-    } catch {
-      return;
-    }
-    try {
-      (0,external_node_fs_namespaceObject.writeSync)(fd, JSON.stringify(reply) + "\n");
-    } finally {
-      (0,external_node_fs_namespaceObject.closeSync)(fd);
-    }
-  }
-  /** The reply to `id` once its line is complete; the request file is removed with it. */
-  take(id) {
-    let text;
-    try {
-      text = (0,external_node_fs_namespaceObject.readFileSync)(this.path(id), "utf8");
-    } catch (e) {
-      if (e.code === "ENOENT") return void 0;
-      throw e;
-    }
-    const nl = text.indexOf("\n");
-    if (nl === -1 || !text.endsWith("\n") || nl + 1 === text.length) return void 0;
-    this.remove(id);
-    return JSON.parse(text.slice(nl + 1, -1));
-  }
-  /** Whether any request file is there (answered or not): a cheap look before taking the lock. */
-  any() {
-    try {
-      return (0,external_node_fs_namespaceObject.readdirSync)(this.dir).some((n) => n.endsWith(SUFFIX));
-    } catch {
-      return false;
-    }
-  }
-  /** Whether a whole request waits without a reply (answered ones wait for their requesters). */
-  unanswered() {
-    let names;
-    try {
-      names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).filter((n) => n.endsWith(SUFFIX));
-    } catch {
-      return false;
-    }
-    return names.some((name) => {
-      try {
-        const text = (0,external_node_fs_namespaceObject.readFileSync)(`${this.dir}/${name}`, "utf8");
-        const nl = text.indexOf("\n");
-        return nl !== -1 && nl + 1 === text.length;
-      } catch {
-        return false;
-      }
-    });
-  }
-  /**
-   * Requests waiting for a reply, oldest first. Call it holding the grading lock. A file without
-   * its whole request line is still being created; one with a reply line waits for its requester.
-   * A reply cut short (its writer was killed while writing it) is cut off, and the request is
-   * served again — its settled part is idempotent, and the jobs its lost reply claimed wait for
-   * their leases like those of any lost drain.
-   */
-  collect() {
-    let names;
-    try {
-      names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
-    } catch (e) {
-      if (e.code === "ENOENT") return [];
-      throw e;
-    }
-    const out = [];
-    for (const name of names) {
-      if (!name.endsWith(SUFFIX)) continue;
-      const file = `${this.dir}/${name}`;
-      let text;
-      try {
-        text = (0,external_node_fs_namespaceObject.readFileSync)(file, "utf8");
-      } catch {
-        continue;
-      }
-      const nl = text.indexOf("\n");
-      if (nl === -1 || nl + 1 < text.length && text.endsWith("\n")) {
-        sweep(file);
-        continue;
-      }
-      if (nl + 1 < text.length) (0,external_node_fs_namespaceObject.truncateSync)(file, Buffer.byteLength(text.slice(0, nl + 1)));
-      let request;
-      try {
-        request = JSON.parse(text.slice(0, nl));
-      } catch {
-        request = void 0;
-      }
-      if (request && `${request.id}${SUFFIX}` === name && Array.isArray(request.graded)) out.push(request);
-      else unlinkQuietly(file);
-    }
-    return out;
-  }
-  remove(id) {
-    unlinkQuietly(this.path(id));
-  }
-}
-function sweep(file) {
-  try {
-    if (Date.now() - (0,external_node_fs_namespaceObject.statSync)(file).mtimeMs > LEFTOVER_MS) (0,external_node_fs_namespaceObject.unlinkSync)(file);
-  } catch {
-  }
-}
-function unlinkQuietly(file) {
-  try {
-    (0,external_node_fs_namespaceObject.unlinkSync)(file);
-  } catch {
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/grading/handover.js
-
-
-
-
-
-
-class HandoverError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "HandoverError";
-  }
-}
-const LINGER_MS = 20;
-const MAX_HOLD_MS = 1e3;
-const FIRST_BACKOFF_MS = 50;
-const MAX_BACKOFF_MS = 500;
-const handover_hostName = (0,external_node_os_namespaceObject.hostname)();
-class GradingWriter {
-  constructor(ctx, hold = {}) {
-    this.ctx = ctx;
-    this.hold = hold;
-    this.target = ctx.layout.file("grading");
-    this.mailbox = new Mailbox(`${this.target}.handover`);
-  }
-  ctx;
-  hold;
-  mailbox;
-  target;
-  seq = 0;
-  /** While this process is the writer. */
-  tenure;
-  /** Rounds run one at a time. */
-  chain = Promise.resolve();
-  /** A fresh request id: sorts by time, so requests are served oldest first. */
-  nextId() {
-    return `${String(Date.now()).padStart(15, "0")}-${process.pid}-${++this.seq}-${Math.random().toString(36).slice(2, 8)}`;
-  }
-  static identity() {
-    return { pid: process.pid, host: handover_hostName };
-  }
-  /**
-   * Commits `request` (redacted data only, see CommitRequest): as the writer when the lock is free
-   * or already held, else through its holder.
-   */
-  async commit(request) {
-    const started = monotonicMs();
-    const mine = await this.exclusive(
-      async () => this.tenure || this.begin() ? this.serve(request) : void 0
-    );
-    if (mine) return { reply: mine, waitedMs: 0 };
-    this.mailbox.post(request);
-    const reply = await this.awaitReply(request.id, started);
-    return { reply, waitedMs: monotonicMs() - started };
-  }
-  /** Ends this process's tenure as the writer: what waits is served, the lock released. */
-  close() {
-    return this.exclusive(async () => {
-      do {
-        const t = this.tenure;
-        if (!t) return;
-        clearTimeout(t.idle);
-        t.watcher?.close();
-        try {
-          await this.serve();
-        } catch {
-        } finally {
-          this.writeView();
-          this.tenure = void 0;
-          t.lock.release();
-        }
-      } while (this.mailbox.unanswered() && this.begin());
-    });
-  }
-  /** Runs `fn` after every round and close started before it: the tenure changes only in here. */
-  exclusive(fn) {
-    const result = this.chain.then(fn, fn);
-    this.chain = result.catch(() => void 0);
-    return result;
-  }
-  /**
-   * `views/scores.json`, once per tenure and under the lock (so no older view is renamed over a
-   * newer one): when this tenure applied scores, or the view is missing or older than the ledger
-   * (a restore brings the ledger, not the view).
-   */
-  writeView() {
-    const ctx = this.ctx;
-    const { ledger } = ctx;
-    try {
-      const view = (0,external_node_fs_namespaceObject.statSync)(ledger.layout.view("scores.json"), { throwIfNoEntry: false });
-      const scores = (0,external_node_fs_namespaceObject.statSync)(ledger.log.path, { throwIfNoEntry: false });
-      if (ctx.viewStale || !view || scores && scores.mtimeMs > view.mtimeMs) ledger.writeView();
-      ctx.viewStale = false;
-    } catch (e) {
-      ctx.warn?.(`could not write views/scores.json: ${e.message}`);
-    }
-  }
-  /** Takes the lock if it is free, and starts watching the mailbox. */
-  begin(held = tryLock(this.target)) {
-    if (!held) return false;
-    const t = { lock: held, since: monotonicMs() };
-    this.tenure = t;
-    try {
-      (0,external_node_fs_namespaceObject.mkdirSync)(this.mailbox.dir, { recursive: true });
-      t.watcher = (0,external_node_fs_namespaceObject.watch)(this.mailbox.dir, { persistent: false }, () => this.onMail());
-      t.watcher.on("error", () => void 0);
-    } catch {
-    }
-    return true;
-  }
-  mailPending = false;
-  onMail() {
-    if (this.mailPending || !this.tenure) return;
-    this.mailPending = true;
-    setImmediate(() => {
-      this.mailPending = false;
-      this.exclusive(async () => this.tenure ? this.serve() : void 0).catch(() => this.close());
-    });
-  }
-  /**
-   * One round as the writer (call it inside `exclusive`, holding the tenure): `own` (in memory, or
-   * the request file `ownId`) and every request in the mailbox; each reply is appended to its
-   * request file. On a failure the others' requests stay for the next writer.
-   */
-  async serve(own, ownId) {
-    const t = this.tenure;
-    if (!t) throw new HandoverError("grading writer: a round without the grading lock");
-    const lost = t.lock.compromised();
-    if (lost) throw lost;
-    const waiting = this.mailbox.collect();
-    const mine = ownId ? waiting.find((r) => r.id === ownId) : own;
-    if (ownId && !mine)
-      throw new HandoverError(`grading handover: request ${ownId} disappeared without a reply`);
-    const requests = [...mine ? [mine] : [], ...waiting.filter((r) => r.id !== ownId)];
-    if (requests.length === 0) return void 0;
-    let replies;
-    try {
-      replies = await commitRound(this.ctx, requests, ownId ? void 0 : mine);
-    } catch (e) {
-      if (ownId) this.mailbox.remove(ownId);
-      throw e;
-    }
-    for (const reply of replies) if (reply.id !== mine?.id) this.mailbox.answer(reply);
-    if (ownId) this.mailbox.remove(ownId);
-    this.linger(t);
-    return mine ? replies[0] : void 0;
-  }
-  linger(t) {
-    clearTimeout(t.idle);
-    const left = (this.hold.maxMs ?? MAX_HOLD_MS) - (monotonicMs() - t.since);
-    t.idle = setTimeout(
-      () => void this.close(),
-      Math.max(0, Math.min(this.hold.lingerMs ?? LINGER_MS, left))
-    );
-    t.idle.unref();
-  }
-  async awaitReply(id, started) {
-    let signalled = false;
-    let wake;
-    let watcher;
-    try {
-      watcher = (0,external_node_fs_namespaceObject.watch)(this.mailbox.path(id), { persistent: false }, () => {
-        signalled = true;
-        wake?.();
-      });
-      watcher.on("error", () => void 0);
-    } catch {
-      signalled = true;
-    }
-    let backoff = FIRST_BACKOFF_MS;
-    let nextTry = monotonicMs();
-    try {
-      while (monotonicMs() - started < LOCK_WAIT_BUDGET_MS) {
-        signalled = false;
-        const reply = this.mailbox.take(id);
-        if (reply) return reply;
-        if (monotonicMs() >= nextTry) {
-          const own = await this.exclusive(async () => {
-            if (this.tenure) return void 0;
-            const held = tryLock(this.target);
-            if (!held) return void 0;
-            const late2 = this.mailbox.take(id);
-            if (late2) {
-              held.release();
-              return late2;
-            }
-            this.begin(held);
-            return this.serve(void 0, id);
-          });
-          if (own) return own;
-          nextTry = monotonicMs() + backoff;
-          backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-        }
-        if (!signalled) {
-          await new Promise((resolve) => {
-            const timer = setTimeout(done, Math.max(1, nextTry - monotonicMs()));
-            function done() {
-              clearTimeout(timer);
-              wake = void 0;
-              resolve();
-            }
-            wake = done;
-          });
-        }
-      }
-    } finally {
-      watcher?.close();
-    }
-    const late = this.mailbox.take(id);
-    if (late) return late;
-    this.mailbox.remove(id);
-    throw new LockError(
-      `could not commit grading results: nobody served the grading lock of ${this.target} within ${LOCK_WAIT_BUDGET_MS / 1e3} s. Another school process holds it; retry when it ends.`
-    );
+    warnings.push(`could not write views/scores.json: ${e.message}`);
   }
 }
 
 
 ;// CONCATENATED MODULE: ./.build/src/grading/drain.js
-
 
 
 
@@ -66511,8 +65933,6 @@ function verdictOf(job, verdict) {
     score: verdict.score
   };
 }
-const FAST_BATCH_MS = 50;
-const MAX_BATCH_WAVES = 8;
 async function inPool(items, limit, fn) {
   const out = new Array(items.length);
   let next = 0;
@@ -66525,8 +65945,6 @@ async function inPool(items, limit, fn) {
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
   return out;
 }
-const FLUSH_ENTRIES = 256;
-const FLUSH_MS = 2e3;
 async function drain(o) {
   const { config, layout, logger } = o;
   const now = o.now ?? (() => /* @__PURE__ */ new Date());
@@ -66535,7 +65953,6 @@ async function drain(o) {
   const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
   const grade = o.grade ?? defaultGrader({ config, layout });
   const warn = (m) => logger.warning(m);
-  const ledger = new ScoreLedger(layout, warn);
   const outbox = new Outbox(layout);
   const stage = async (s, key) => {
     if (o.onStage) await o.onStage(s, key);
@@ -66556,98 +65973,55 @@ async function drain(o) {
   if (o.maxWorkers !== void 0 && o.maxWorkers > workers) {
     logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
   }
-  const scoredInRound = /* @__PURE__ */ new Set();
-  const safeWorker = redact_redactText(worker);
-  const policy = outboxPolicy(config, !!o.delivery);
-  const writer = new GradingWriter({
+  const ctx = {
     layout,
     queue: new GradingQueue(layout, warn),
-    ledger,
+    ledger: new ScoreLedger(layout, warn),
     outbox,
-    reconcile: (q, known, watermark) => missingOutboxEntries(policy, q, known, watermark),
-    warn,
-    // When this drain writes its own round: the point where its scores exist without their marks.
-    onScored: async (requests) => {
-      for (const q of requests.filter((q2) => q2.worker === safeWorker))
-        for (const g of q.graded) {
-          scoredInRound.add(g.jobKey);
-          await stage("scored", g.jobKey);
-        }
+    policy: outboxPolicy(config, !!o.delivery),
+    worker: redact_redactText(worker),
+    maxAttempts,
+    alpha: config.grading.emaAlpha,
+    leaseMs: config.grading.leaseSeconds * 1e3,
+    limit: workers,
+    onScored: async (keys) => {
+      for (const key of keys) await stage("scored", key);
     }
-  });
-  const identity = GradingWriter.identity();
-  const leaseMs = config.grading.leaseSeconds * 1e3;
-  let candidates;
-  let later = {
-    jobs: [],
-    entries: 0,
-    since: monotonicMs()
   };
-  let ended = false;
-  let batch = workers;
-  const send = async (wave, failed, claim, last) => {
-    const at = now().toISOString();
-    const safe = wave.map(({ job, verdict }) => ({ job, verdict: redact_redact(verdict) }));
-    const entries = safe.reduce((n, { verdict }) => n + outboxEntryCount(policy, verdict.accepted), 0);
-    const waiting = later.entries + entries;
-    const when = last === "always" || waiting >= FLUSH_ENTRIES || waiting > 0 && monotonicMs() - later.since >= FLUSH_MS ? "now" : last && waiting > 0 ? "if-ending" : void 0;
-    const request = {
-      id: writer.nextId(),
-      worker: safeWorker,
-      at,
-      maxAttempts,
-      ...identity,
-      graded: safe.map(({ job, verdict }) => ({
-        jobKey: job.jobKey,
-        verdict,
-        score: { alpha: config.grading.emaAlpha, at }
-      })),
+  let candidates;
+  const settle = async (judged, failed) => {
+    const w = await commitWave(ctx, {
+      now: now(),
+      // Redacted once, here: the transaction appends what it builds from them without a second walk.
+      graded: judged.map(({ job, verdict }) => ({ job, verdict: redact_redact(verdict) })),
       failed: failed.map((f) => ({ jobKey: f.jobKey, error: redact_redactText(f.error) })),
-      ...claim ? { claim: { ...candidates ? { candidates } : {}, limit: batch, wave: workers, leaseMs } } : {},
-      ...when ? { record: { jobs: [...later.jobs, ...safe.map(({ job }) => job.jobKey)], policy, when } } : {},
-      ...last ? { last } : {}
-    };
-    const { reply, waitedMs } = await writer.commit(request);
-    r.lockWaitsMs.push(waitedMs);
-    r.outboxPending = reply.outboxPending;
-    ended ||= reply.ended;
-    const record = when === "now" || when === "if-ending" && reply.ended;
-    if (record) later = { jobs: [], entries: 0, since: monotonicMs() };
-    for (const w of reply.warnings) logger.warning(w);
-    const gradedNow = new Set(reply.graded);
-    for (const { job, verdict } of wave) {
-      if (!scoredInRound.delete(job.jobKey)) await stage("scored", job.jobKey);
+      candidates
+    });
+    r.lockWaitsMs.push(w.waitedMs);
+    for (const m of w.warnings) logger.warning(m);
+    const gradedNow = new Set(w.graded);
+    for (const { job, verdict } of judged) {
       await stage("graded", job.jobKey);
       if (!gradedNow.has(job.jobKey)) continue;
       if (verdict.accepted) r.accepted++;
       else r.rejected++;
       r.verdicts.push(verdictOf(job, verdict));
-      if (!record) {
-        later.jobs.push(job.jobKey);
-        later.entries += outboxEntryCount(policy, verdict.accepted);
-      }
     }
     if (failed.length > 0) {
-      r.failed += reply.failed.length;
-      r.deadLettered += reply.deadLettered.length;
+      r.failed += w.failed.length;
+      r.deadLettered += w.deadLettered.length;
       r.errors.push(...failed);
       for (const e of failed) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
     }
-    const c = reply.claim;
-    if (!c) return [];
-    if (c.snapshot) {
-      r.snapshot = c.snapshot.size;
-      candidates = c.snapshot.remaining;
-    } else candidates.splice(0, c.consumed);
-    r.deadLettered += c.deadLettered.length;
-    for (const d of c.deadLettered)
-      logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
-    return c.claimed;
+    if (w.snapshot !== void 0) r.snapshot = w.snapshot;
+    candidates = w.remaining;
+    r.deadLettered += w.expired.length;
+    for (const d of w.expired) logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
+    return w.claimed;
   };
   try {
-    let claimed = await send([], [], true);
+    let claimed = await settle([], []);
     while (claimed.length > 0) {
-      const started = monotonicMs();
       const results = await inPool(claimed, workers, async (job) => {
         try {
           await stage("claimed", job.jobKey);
@@ -66658,22 +66032,14 @@ async function drain(o) {
           return { job, error: message(e) };
         }
       });
-      batch = monotonicMs() - started < FAST_BATCH_MS ? Math.min(batch * 2, workers * MAX_BATCH_WAVES) : workers;
-      const wave = results.flatMap((w) => w.verdict ? [{ job: w.job, verdict: w.verdict }] : []);
-      const failed = results.flatMap((w) => w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error }]);
-      const more = candidates.length > 0;
-      claimed = await send(wave, failed, more, more ? "if-nothing-claimed" : "always");
+      claimed = await settle(
+        results.flatMap((w) => w.verdict ? [{ job: w.job, verdict: w.verdict }] : []),
+        results.flatMap((w) => w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error }])
+      );
     }
-    if (later.jobs.length > 0 || !ended && r.verdicts.length + r.failed > 0)
-      await send([], [], false, "always");
   } catch (e) {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);
-  }
-  try {
-    await writer.close();
-  } catch (e) {
-    logger.warning(`grading writer: ${message(e)}`);
   }
   await finish(o, r, outbox, now);
   return r;
@@ -66688,7 +66054,7 @@ async function finish(o, r, outbox, now) {
       });
       r.outboxDelivered = d.delivered;
       r.outboxPending = d.pending;
-    } else if (r.lockWaitsMs.length === 0) r.outboxPending = outbox.pending().length;
+    } else r.outboxPending = outbox.pending().length;
   } catch (e) {
     o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
   }
@@ -67113,35 +66479,6 @@ function readRegistry(layout) {
 ;// CONCATENATED MODULE: ./.build/src/dispatch/liveness.js
 
 
-function processStart(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return rest[19];
-  } catch {
-    return void 0;
-  }
-}
-function pidExists(pid) {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return e.code === "EPERM";
-  }
-}
-function isRunning(pid) {
-  return pidExists(pid) && !isZombie(pid);
-}
-function isZombie(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return false;
-  }
-}
 function selfOwner() {
   if (process.env.GITHUB_RUN_ID) {
     return {
@@ -67170,12 +66507,7 @@ function localIdentity(pid) {
 }
 function liveness_localLiveness(owner) {
   if (owner.host !== hostname()) return "unknown";
-  if (!pidExists(owner.pid) || isZombie(owner.pid)) return "gone";
-  if (owner.start !== void 0) {
-    const now = processStart(owner.pid);
-    if (now !== void 0 && now !== owner.start) return "gone";
-  }
-  return "alive";
+  return isSameProcess(owner.pid, owner.start) ? "alive" : "gone";
 }
 
 
@@ -67571,7 +66903,7 @@ async function importAudit(layout, bytes, sha256, daemon, refuse) {
   const fresh = await school_log_schoolLog(layout).append([marker]);
   if (!fresh.length) return 0;
   const path = layout.file("audit");
-  await lock_withLock(path, () => appendJsonl(path, records));
+  await withLock(path, () => appendJsonl(path, records));
   return records.length;
 }
 function crewsOf(layout, daemon) {

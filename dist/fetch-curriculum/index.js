@@ -55547,251 +55547,162 @@ function lastLine(fd, size) {
 }
 
 
+;// CONCATENATED MODULE: external "node:os"
+const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
+;// CONCATENATED MODULE: ./.build/src/process/liveness.js
+
+function processStart(pid) {
+  try {
+    const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return rest[19];
+  } catch {
+    return void 0;
+  }
+}
+function pidExists(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+function isRunning(pid) {
+  return pidExists(pid) && !isZombie(pid);
+}
+function isZombie(pid) {
+  try {
+    const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+function isSameProcess(pid, start) {
+  if (!isRunning(pid)) return false;
+  if (start === void 0) return true;
+  const now = processStart(pid);
+  return now === void 0 || now === start;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/lock.js
 
 
 
+
+
+
 const LOCK_OPTIONS = {
+  /** Age after which a lock without a readable owner record (or a takeover lock) is stale, ms. */
   stale: 1e4,
-  update: 2e3,
-  retries: { retries: 2e3, factor: 1.15, minTimeout: 2, maxTimeout: 60, randomize: true }
+  retry: { minMs: 2, maxMs: 100, factor: 2 },
+  /** How long a waiter keeps trying before it gives up, ms. */
+  waitMs: 12e4
 };
-const LOCK_WAIT_BUDGET_MS = 12e4;
-function monotonicMs() {
-  return Number(process.hrtime.bigint()) / 1e6;
-}
-const dirs = /* @__PURE__ */ new Map();
-function arm(lockPath) {
-  const dir = (0,external_node_path_namespaceObject.dirname)(lockPath);
-  const name = (0,external_node_path_namespaceObject.basename)(lockPath);
-  let d = dirs.get(dir);
-  if (!d) {
-    const entry2 = { watcher: void 0, waiters: /* @__PURE__ */ new Map() };
-    try {
-      entry2.watcher = (0,external_node_fs_namespaceObject.watch)(dir, { persistent: false }, (_event, file) => {
-        const wake = (lockName, set2) => {
-          if (set2 && !(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, lockName))) [...set2].forEach((f) => f());
-        };
-        if (file === null) for (const [lockName, set2] of entry2.waiters) wake(lockName, set2);
-        else wake(String(file), entry2.waiters.get(String(file)));
-      });
-      entry2.watcher.on("error", () => void 0);
-    } catch {
-      entry2.watcher = void 0;
-    }
-    dirs.set(dir, d = entry2);
-  }
-  const entry = d;
-  let fire;
-  let fired = false;
-  const onWake = () => {
-    fired = true;
-    fire?.();
-  };
-  const set = entry.waiters.get(name) ?? /* @__PURE__ */ new Set();
-  entry.waiters.set(name, set);
-  set.add(onWake);
-  let cancelled = false;
-  const cancel = () => {
-    if (cancelled) return;
-    cancelled = true;
-    set.delete(onWake);
-    if (set.size === 0 && entry.waiters.get(name) === set) entry.waiters.delete(name);
-    if (entry.waiters.size === 0 && dirs.get(dir) === entry) {
-      entry.watcher?.close();
-      dirs.delete(dir);
-    }
-  };
-  return {
-    cancel,
-    /** Resolves true when woken by a release, false when `ms` passed first. */
-    wait: (ms) => new Promise((resolve) => {
-      const done = (woken) => {
-        clearTimeout(timer);
-        cancel();
-        resolve(woken);
-      };
-      const timer = setTimeout(() => done(false), ms);
-      fire = () => done(true);
-      if (fired) done(true);
-    })
-  };
-}
-function backoff(attempt) {
-  const r = LOCK_OPTIONS.retries;
-  const base = Math.min(r.maxTimeout, r.minTimeout * r.factor ** attempt);
-  return base * (1 + Math.random());
-}
-class Ticket {
-  dir;
-  name;
-  constructor(target) {
-    this.dir = `${target}.queue.lock`;
-    this.name = `${String(Date.now()).padStart(15, "0")}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    try {
-      (0,external_node_fs_namespaceObject.mkdirSync)(this.dir, { recursive: true });
-      (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name), "");
-    } catch {
-    }
-    this.live();
-  }
-  first() {
-    const names = this.live();
-    return names === void 0 || names.length === 0 || names[0] === this.name || !names.includes(this.name);
-  }
-  /** The tickets in line, oldest first, after removing those older than the stale time. */
-  live() {
-    let names;
-    try {
-      names = (0,external_node_fs_namespaceObject.readdirSync)(this.dir).sort();
-    } catch {
-      return void 0;
-    }
-    return names.filter((n) => {
-      if (n === this.name || Date.now() - Number(n.slice(0, 15)) <= LOCK_OPTIONS.stale) return true;
-      try {
-        (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, n));
-      } catch {
-      }
-      return false;
-    });
-  }
-  remove() {
-    try {
-      (0,external_node_fs_namespaceObject.unlinkSync)((0,external_node_path_namespaceObject.join)(this.dir, this.name));
-    } catch {
-    }
+const OWNER = "owner";
+function pidNamespace() {
+  try {
+    return (0,external_node_fs_namespaceObject.readlinkSync)("/proc/self/ns/pid");
+  } catch {
+    return void 0;
   }
 }
-function tryLock(target) {
-  const path = `${target}.lock`;
-  const held = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
-  if (held && Date.now() - held.mtimeMs <= LOCK_OPTIONS.stale) return void 0;
-  if (!makeLockDir(path)) {
-    const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
-    if (st && Date.now() - st.mtimeMs <= LOCK_OPTIONS.stale) return void 0;
-    try {
-      if (st) (0,external_node_fs_namespaceObject.rmdirSync)(path);
-    } catch (e) {
-      if (e.code !== "ENOENT") return void 0;
-    }
-    if (!makeLockDir(path)) return void 0;
-  }
-  let mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
-  let lost;
-  let released = false;
-  const refresh = setInterval(() => {
-    try {
-      if ((0,external_node_fs_namespaceObject.statSync)(path).mtimeMs !== mtime) throw new Error("it was taken over as stale");
-      const now = /* @__PURE__ */ new Date();
-      (0,external_node_fs_namespaceObject.utimesSync)(path, now, now);
-      mtime = (0,external_node_fs_namespaceObject.statSync)(path).mtimeMs;
-    } catch (e) {
-      lost = new LockError(`lock on ${target} was lost while held: ${e.message}`);
-      clearInterval(refresh);
-    }
-  }, LOCK_OPTIONS.update);
-  refresh.unref();
-  hold(path);
-  return {
-    release() {
-      if (released) return;
-      released = true;
-      clearInterval(refresh);
-      unhold(path);
-      if (lost) return;
-      try {
-        (0,external_node_fs_namespaceObject.rmdirSync)(path);
-      } catch {
-      }
-    },
-    compromised: () => lost
-  };
-}
-const heldDirs = /* @__PURE__ */ new Set();
-function removeHeldDirs() {
-  for (const p of heldDirs) {
-    try {
-      (0,external_node_fs_namespaceObject.rmdirSync)(p);
-    } catch {
-    }
-  }
-  heldDirs.clear();
-}
-process.once("exit", removeHeldDirs);
-const STOP_SIGNALS = ["SIGINT", "SIGTERM"];
-function onStop(signal) {
-  removeHeldDirs();
-  for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-}
-function hold(path) {
-  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.on(s, onStop);
-  heldDirs.add(path);
-}
-function unhold(path) {
-  heldDirs.delete(path);
-  if (heldDirs.size === 0) for (const s of STOP_SIGNALS) process.removeListener(s, onStop);
-}
-function makeLockDir(path) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      (0,external_node_fs_namespaceObject.mkdirSync)(path);
-      return true;
-    } catch (e) {
-      const code = e.code;
-      if (code === "EEXIST") return false;
-      if (code !== "ENOENT" || attempt > 0)
-        throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
-      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
-    }
-  }
-}
+const lock_self = { host: (0,external_node_os_namespaceObject.hostname)(), pidns: pidNamespace(), pid: process.pid, start: processStart(process.pid) };
+const clock = () => Number(process.hrtime.bigint()) / 1e6;
 async function lock_withLock(target, fn) {
-  const started = monotonicMs();
-  let held;
-  let lastError;
-  let ticket;
-  let wake;
-  let tryNow = true;
-  try {
-    for (let attempt = 0; monotonicMs() - started < LOCK_WAIT_BUDGET_MS; attempt++) {
-      if (tryNow) {
-        try {
-          held = tryLock(target);
-        } catch (e) {
-          lastError = e;
-          break;
-        }
-        if (held) break;
-        if (!wake) {
-          wake = arm(`${target}.lock`);
-          continue;
-        }
-        ticket ??= new Ticket(target);
-      }
-      const woken = await wake.wait(backoff(attempt));
-      wake = arm(`${target}.lock`);
-      tryNow = !woken || !ticket || ticket.first();
+  const path = `${target}.lock`;
+  const started = clock();
+  const owner = { ...lock_self, token: (0,external_node_crypto_.randomBytes)(8).toString("hex"), since: (/* @__PURE__ */ new Date()).toISOString() };
+  for (let attempt = 0; !take(path, owner); attempt++) {
+    const holder = readOwner(path);
+    if (gone(path, holder)) {
+      breakStale(path);
+      continue;
     }
-  } finally {
-    wake?.cancel();
-    ticket?.remove();
+    if (clock() - started > LOCK_OPTIONS.waitMs) {
+      const who = holder ? ` (pid ${holder.pid} on ${holder.host}, since ${holder.since})` : "";
+      throw new LockError(
+        `could not lock ${target}: another school process holds it${who}. Retry when it ends; if that process is gone, remove ${path}.`
+      );
+    }
+    await new Promise((r) => setTimeout(r, backoff(attempt)));
   }
-  if (!held) {
-    throw new LockError(
-      `could not lock ${target}: ${lastError?.message ?? "timed out"}. Another school process holds it; retry when it ends.`,
-      { cause: lastError }
-    );
-  }
-  const stats = { waitedMs: monotonicMs() - started };
   try {
-    const result = await fn(stats);
-    const lost = held.compromised();
-    if (lost) throw lost;
+    const result = await fn({ waitedMs: clock() - started });
+    if (readOwner(path)?.token !== owner.token)
+      throw new LockError(`lock on ${target} was taken over while held`);
     return result;
   } finally {
-    held.release();
+    if (readOwner(path)?.token === owner.token) remove(path);
+  }
+}
+function backoff(attempt) {
+  const { minMs, maxMs, factor } = LOCK_OPTIONS.retry;
+  const base = Math.min(maxMs, minMs * factor ** attempt);
+  return base / 2 + Math.random() * base / 2;
+}
+function take(path, owner) {
+  try {
+    (0,external_node_fs_namespaceObject.mkdirSync)(path);
+  } catch (e) {
+    const code = e.code;
+    if (code === "EEXIST") return false;
+    if (code !== "ENOENT")
+      throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+    return take(path, owner);
+  }
+  try {
+    (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(path, OWNER), JSON.stringify(owner));
+  } catch (e) {
+    remove(path);
+    throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
+  }
+  return true;
+}
+function readOwner(path) {
+  try {
+    const o = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(path, OWNER), "utf8"));
+    return typeof o.pid === "number" && typeof o.host === "string" ? o : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function gone(path, holder) {
+  if (holder) {
+    if (holder.host !== lock_self.host || holder.pidns !== lock_self.pidns) return false;
+    return !isSameProcess(holder.pid, holder.start);
+  }
+  return olderThanStale(path);
+}
+function olderThanStale(path) {
+  const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
+  return st !== void 0 && Date.now() - st.mtimeMs > LOCK_OPTIONS.stale;
+}
+function breakStale(path) {
+  const breaker = `${path.slice(0, -".lock".length)}.break.lock`;
+  try {
+    (0,external_node_fs_namespaceObject.mkdirSync)(breaker);
+  } catch {
+    if (olderThanStale(breaker)) rmdirQuietly(breaker);
+    return;
+  }
+  try {
+    if (gone(path, readOwner(path))) remove(path);
+  } finally {
+    rmdirQuietly(breaker);
+  }
+}
+function remove(path) {
+  (0,external_node_fs_namespaceObject.rmSync)(path, { recursive: true, force: true });
+}
+function rmdirQuietly(path) {
+  try {
+    (0,external_node_fs_namespaceObject.rmdirSync)(path);
+  } catch {
   }
 }
 
@@ -62422,11 +62333,11 @@ class event_log_EventLog {
   async transact(decide, options = {}) {
     return withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
   }
-  /** `transact` for a caller that already holds this log's lock (see `tryLock`). */
+  /** `transact` for a caller that already holds this log's lock (a grading wave holds the grading lock). */
   transactHeld(decide, options = {}) {
     const current = this.readLatest();
     const { append, result } = decide(current);
-    const fresh = event_log_freshEvents(current, append);
+    const fresh = freshEvents(current, append);
     const written = appendJsonl(this.path, fresh, this.warn, options);
     if (written) this.wroteThrough(current, fresh, written, options);
     return { result, appended: fresh };
@@ -62446,7 +62357,7 @@ class event_log_EventLog {
     t.probe = written.tail.length >= PROBE ? Buffer.from(written.tail) : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
   }
 }
-function event_log_freshEvents(current, append) {
+function freshEvents(current, append) {
   const fresh = [];
   const batch = /* @__PURE__ */ new Set();
   for (const e of append) {
@@ -62532,10 +62443,8 @@ function decideClaims(state, candidates, o) {
   const append = [];
   const claimed = [];
   const deadLettered = [];
-  let consumed = 0;
   while (candidates.length > 0 && claimed.length < o.limit) {
     const key = candidates.shift();
-    consumed++;
     const j = state.jobs[key];
     if (!j || !claims_claimable(j, o.now)) continue;
     let attempts = j.attempts;
@@ -62563,9 +62472,7 @@ function decideClaims(state, candidates, o) {
       jobKey: key,
       worker: o.worker,
       attempt: attempts + 1,
-      leaseUntil: new Date(
-        o.now.getTime() + o.leaseMs * (1 + Math.floor(claimed.length / (o.wave ?? o.limit)))
-      ).toISOString()
+      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString()
     };
     append.push(event("job.claimed", `claim:${key}:${j.claims + 1}`, claim, o.now));
     claimed.push({
@@ -62576,7 +62483,7 @@ function decideClaims(state, candidates, o) {
       lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil }
     });
   }
-  return { append, claimed, deadLettered, consumed };
+  return { append, claimed, deadLettered };
 }
 function decideFailures(state, items, o) {
   const append = [];
@@ -62604,7 +62511,7 @@ function decideFailures(state, items, o) {
 function deadEvent(jobKey, cycle, attempts, lastError, now) {
   return event("job.dead_lettered", `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
 }
-function claims_decideSettle(state, r) {
+function claims_decideSettle(state, r, candidates) {
   const append = r.graded.map(
     (i) => event(
       "job.graded",
@@ -62617,29 +62524,11 @@ function claims_decideSettle(state, r) {
   append.push(...fails.append);
   let claim;
   if (r.claim) {
-    const c = decideClaims(state, r.claim.candidates ?? [], r.claim.options);
+    const c = decideClaims(state, candidates, r.claim.options);
     append.push(...c.append);
-    claim = { claimed: c.claimed, deadLettered: c.deadLettered, consumed: c.consumed };
+    claim = { claimed: c.claimed, deadLettered: c.deadLettered };
   }
   return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
-}
-function claims_overlay(base) {
-  const jobs = Object.create(base.jobs);
-  const state = { jobs };
-  const keys = /* @__PURE__ */ new Set();
-  return {
-    state,
-    has: (key) => keys.has(key),
-    apply(events) {
-      for (const e of events) {
-        keys.add(e.key);
-        const jobKey = String(e.data.jobKey);
-        const j = base.jobs[jobKey];
-        if (j && !Object.hasOwn(jobs, jobKey)) jobs[jobKey] = { ...j };
-        queueFold.apply(state, e);
-      }
-    }
-  };
 }
 
 
@@ -62656,7 +62545,7 @@ function queue_boundError(text) {
   const clean = redactText(text).replace(/\s+/g, " ").trim();
   return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}\u2026` : clean;
 }
-const queue_queueFold = registerFold({
+const queueFold = registerFold({
   file: "grading",
   empty: () => ({ jobs: {} }),
   apply(state, e) {
@@ -62768,10 +62657,6 @@ class GradingQueue {
   state() {
     return fold(this.log.read());
   }
-  /** Flushes claims and graded marks appended without an fsync to the disk. */
-  sync() {
-    this.log.sync();
-  }
   /** The current state, for a caller holding the log's lock; read it, never change it. */
   stateHeld() {
     return this.current(this.log.readLatest());
@@ -62781,7 +62666,7 @@ class GradingQueue {
     const f = this.folded;
     if (f && f.contents === contents && f.applied <= contents.events.length) {
       for (let i = f.applied; i < contents.events.length; i++)
-        f.state = queue_queueFold.apply(f.state, contents.events[i]);
+        f.state = queueFold.apply(f.state, contents.events[i]);
       f.applied = contents.events.length;
       return f.state;
     }
@@ -62790,88 +62675,53 @@ class GradingQueue {
     return state;
   }
   /**
-   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates` (which it
-   * shifts). A claim whose previous lease expired without a verdict counts as a failed drain
-   * (the drainer was lost): with no attempts left the job is dead-lettered instead (N2.3, N6.1).
+   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates`. A claim whose
+   * previous lease expired without a verdict counts as a failed drain (the drainer was lost): with
+   * no attempts left the job is dead-lettered instead (N2.3, N6.1).
    */
   async claim(candidates, o) {
-    const r = await this.settle({ graded: [], failed: [] }, { ...o }, { candidates, options: o });
+    const r = await this.settle({ ...o, graded: [], failed: [], claim: { candidates, options: o } });
     return r.claim;
   }
   /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
   async markGraded(items, worker, now) {
-    return (await this.settle({ graded: items, failed: [] }, { worker, now, maxAttempts: Infinity })).graded;
+    return (await this.settle({ worker, now, maxAttempts: Infinity, graded: items, failed: [] })).graded;
   }
   /**
    * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
    * dead-letters the job in the same transaction, with its last error kept visible.
    */
   async markFailed(items, o) {
-    const r = await this.settle({ graded: [], failed: items }, o);
+    const r = await this.settle({ ...o, graded: [], failed: items });
     return { failed: r.failed, deadLettered: r.deadLettered };
   }
-  /**
-   * One wave's end in one transaction (one lock, one append): the verdicts marked graded, the
-   * failures recorded, and — with `next` — the next wave claimed. The same facts with the same keys
-   * as markGraded, markFailed and claim one after the other. Appended without an fsync (see
-   * `settleHeld`).
-   */
-  async settle(items, o, next) {
-    if (items.graded.length === 0 && items.failed.length === 0 && !next) {
-      return { graded: [], failed: [], deadLettered: [] };
-    }
-    return withLock(this.log.path, (lock) => {
-      const [r] = this.settleHeld([{ ...o, ...items, ...next ? { claim: next } : {} }]);
-      const { claim, ...rest } = r;
-      return { ...rest, ...claim ? { claim: { ...claim, lockWaitMs: lock.waitedMs } } : {} };
-    });
+  /** `settleHeld` under the log's lock. */
+  settle(request) {
+    return withLock(this.log.path, () => this.settleHeld(request));
   }
   /**
-   * Settles several drains' requests in one transaction, for a caller holding the log's lock (the
-   * grading writer, src/grading/commit.ts): each request is decided on the state the ones before
-   * it left (so two requests never claim the same job), and all their events are appended at once.
-   *
-   * Claims and settles are appended without an fsync (see appendJsonl): they are safe against a
-   * process crash at once, and losing one to a machine crash only means a redelivery, which the
-   * ledger's per-crew key turns into a no-op. The ledger apply before them is fsynced; call
-   * `sync()` before anything that must not outlive a lost mark (the writer does, before recording
-   * outbox entries). `redacted`: the requests hold redacted data only (the writer's are), and
-   * their events are not walked again on the way to the file.
+   * One wave's end in one append, for a caller holding the log's lock: the verdicts marked graded,
+   * the failures recorded, and — with `claim` — the next wave claimed, all decided on the state
+   * just read. Fsynced unless `sync: false`. `redacted`: the request holds redacted data only, and
+   * its events are not walked again on the way to the file.
    */
-  settleHeld(requests, options = {}) {
+  settleHeld(r, options = {}) {
     try {
-      return this.log.transactHeld(
-        (current) => {
-          const base = this.current(current);
-          const view = overlay(base);
-          let live;
-          const append = [];
-          const outcomes = requests.map((request) => {
-            let snapshot;
-            if (request.claim && !request.claim.candidates) {
-              live ??= liveJobs(base);
-              const at = request.claim.options.now;
-              snapshot = live.filter((j) => claimable(view.state.jobs[j.job.jobKey] ?? j, at)).map((j) => j.job.jobKey);
-              request = { ...request, claim: { ...request.claim, candidates: snapshot } };
-            }
-            const d = decideSettle(view.state, request);
-            const fresh = freshEvents(current, d.append).filter((e) => !view.has(e.key));
-            view.apply(fresh);
-            append.push(...fresh);
-            const graded = fresh.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
-            const claim = d.claim && snapshot ? { ...d.claim, snapshot: { size: d.claim.consumed + snapshot.length, remaining: snapshot } } : d.claim;
-            return { graded, failed: d.failed, deadLettered: d.deadLettered, claim };
-          });
-          for (const [i, o] of outcomes.entries()) {
-            const rest = o.claim?.snapshot;
-            if (!rest) continue;
-            const at = requests[i].claim.options.now;
-            rest.remaining = rest.remaining.filter((k) => claimable(view.state.jobs[k], at));
-          }
-          return { append, result: outcomes };
-        },
-        { sync: false, ...options }
-      ).result;
+      const { result, appended } = this.log.transactHeld((current) => {
+        const state = this.current(current);
+        const snapshot = r.claim && !r.claim.candidates ? pendingKeys(state, r.claim.options.now) : void 0;
+        const candidates = [...r.claim?.candidates ?? snapshot ?? []];
+        const d = decideSettle(state, r, candidates);
+        const claim2 = d.claim && {
+          ...d.claim,
+          remaining: candidates,
+          ...snapshot ? { snapshot: snapshot.length } : {}
+        };
+        return { append: d.append, result: { failed: d.failed, deadLettered: d.deadLettered, claim: claim2 } };
+      }, options);
+      const graded = appended.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
+      const { claim, ...rest } = result;
+      return { graded, ...rest, ...claim ? { claim } : {} };
     } catch (e) {
       this.folded = void 0;
       throw e;
@@ -62907,7 +62757,7 @@ class GradingQueue {
   }
 }
 function fold(contents) {
-  return foldLog(queue_queueFold, contents);
+  return foldLog(queueFold, contents);
 }
 function pendingKeys(state, now) {
   return liveJobs(state).filter((j) => claimable(j, now)).map((j) => j.job.jobKey);
@@ -62967,7 +62817,7 @@ const outboxFold = registerFold({
     return { items };
   },
   // Entries are recorded by the drain that grades their job, at that time. The one producer that
-  // derives entries from state (a drain recording what a crashed writer left out) never records
+  // derives entries from state (a drain recording what a crashed drain left out) never records
   // one for a job graded before this log's watermark (`missingOutboxEntries`), and outcomes of a
   // delivery are about an entry the fold keeps while it is pending. So an old event can only come
   // back as a stale copy: a watermark suffices.
@@ -63019,8 +62869,8 @@ class Outbox {
     return this.log.readLatest().watermark;
   }
   /**
-   * The current state, folding only the events appended since the last call (the grading writer
-   * asks once per round). Read it, never change it.
+   * The current state, folding only the events appended since the last call. Read it, never
+   * change it.
    */
   current() {
     const contents = this.log.readLatest();
@@ -63039,9 +62889,9 @@ class Outbox {
     return Object.values(this.state().items).filter((i) => i.status === "pending");
   }
   /**
-   * Records entries (deduplicated by id). Fsynced unless `sync: false`: the grading writer skips
-   * it, because an entry lost with the page cache is recorded again from its graded mark by the
-   * next drain (`reconcileOutbox` in drain.ts).
+   * Records entries (deduplicated by id). Fsynced unless `sync: false`: a drain skips it, because
+   * an entry lost with the page cache is recorded again from its graded mark by the next drain
+   * (`missingOutboxEntries`, wave.ts).
    */
   async record(entries, now, options = {}) {
     if (entries.length === 0) return;
@@ -63446,43 +63296,25 @@ class ScoreLedger {
   }
   /**
    * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
-   * crews applied now and how long the lock was awaited. `scores.jsonl` is written under the
-   * grading lock (`grading.jsonl`'s): its one writer in a drain is the grading writer
-   * (commit.ts), which appends scores and marks in one round. Fsynced unless `sync: false` (then
-   * call `sync()` before anything that depends on the scores being durable).
+   * crews applied now. `scores.jsonl` is written under the grading lock (`grading.jsonl`'s): a
+   * drain applies a wave's scores in the same transaction that marks them graded (wave.ts).
    */
-  async apply(items, now, options = {}) {
-    if (items.length === 0) return { applied: [], lockWaitMs: 0 };
-    return withLock(this.layout.file("grading"), (lock) => ({
-      applied: this.applyHeld([{ items, at: now }], options),
-      lockWaitMs: lock.waitedMs
-    }));
+  async apply(items, now) {
+    if (items.length === 0) return { applied: [] };
+    return withLock(this.layout.file("grading"), () => ({ applied: this.applyHeld(items, now) }));
   }
-  /**
-   * `apply` for a caller holding the grading lock, for several drains' scores at once, each batch
-   * with its own time: one append. Returns the crews applied now.
-   */
-  applyHeld(batches, options = {}) {
-    if (batches.every((b) => b.items.length === 0)) return [];
+  /** `apply` for a caller holding the grading lock: one append, fsynced unless `sync: false`. */
+  applyHeld(items, at, options = {}) {
+    if (items.length === 0) return [];
     return this.guard(
       () => this.log.transactHeld(
         () => ({
-          append: batches.flatMap(
-            (b) => b.items.map((d) => event("score.applied", `score:${d.crewId}`, d, b.at))
-          ),
+          append: items.map((d) => event("score.applied", `score:${d.crewId}`, d, at)),
           result: void 0
         }),
         options
       ).appended.map((e) => e.data.crewId)
     );
-  }
-  /**
-   * Flushes scores applied with `sync: false` to the disk. A drain applies several waves that way
-   * and calls this once before marking any of them graded (group commit): a graded mark must never
-   * reach the disk without its score.
-   */
-  sync() {
-    this.log.sync();
   }
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state = this.state()) {
@@ -63530,7 +63362,7 @@ function queued(state) {
 }
 const MAX_POINTS = 240;
 function startQueueReplay(contents) {
-  const state = structuredClone(contents.snapshot?.data.state) ?? queue_queueFold.empty();
+  const state = structuredClone(contents.snapshot?.data.state) ?? queueFold.empty();
   return {
     state,
     series: { count: 0, step: 1, depth: queued(state), clock: contents.snapshot?.at ?? "", samples: [] }
@@ -63544,7 +63376,7 @@ function replayQueue(replay, events) {
     if (e.at > series.clock) series.clock = e.at;
     const key = String(e.data.jobKey);
     const before = state.jobs[key]?.status;
-    state = queue_queueFold.apply(state, e);
+    state = queueFold.apply(state, e);
     series.depth += live(state.jobs[key]?.status) - live(before);
     if (series.count % series.step === 0) series.samples.push({ at: series.clock, depth: series.depth });
     series.count++;
