@@ -1,10 +1,17 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyOnCleanCheckout } from '../crew/clean-checkout.js';
-import { childEnv } from '../process/env.js';
+import type { SchoolConfig } from '../config/schema.js';
+import { childEnv, type ChildEnv } from '../process/env.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import { redactText } from '../security/redact.js';
-import { defaultGrader, readScopedBookbag, verificationFinding, type GradeFn, type JudgeContext } from './judges.js';
+import {
+  defaultGrader,
+  readScopedBookbag,
+  verificationFinding,
+  type GradeFn,
+  type JudgeContext,
+} from './judges.js';
 import { withJudgeSandbox } from './judge-sandbox.js';
 import { combine, type JudgeFinding } from './verdict.js';
 
@@ -26,7 +33,27 @@ function tail(text: string): string {
   return t.length > TAIL ? `…${t.slice(-TAIL)}` : t;
 }
 
-export function judgeGrader(ctx: JudgeContext): GradeFn {
+/**
+ * Runs `verify` on a clean checkout of `baseSha` with exactly `patch` applied (the crews' own
+ * `verifyOnCleanCheckout` in src/crew/clean-checkout.ts, injected: grading sits below crew).
+ */
+export type CleanVerify = (
+  o: {
+    config: Pick<SchoolConfig, 'repoPath' | 'sandbox' | 'dispatch'>;
+    baseSha: string;
+    patch: string;
+    scratch: string;
+    depsRoot: string;
+    sandbox: Sandbox;
+    logFile: string;
+    timeoutMs: number;
+  },
+  verify: readonly string[],
+  env: ChildEnv,
+) => Promise<{ exitCode: number | null; timedOut: boolean }>;
+
+export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVerify }): GradeFn {
+  const { verifyOnCleanCheckout } = ctx;
   const { config, layout } = ctx;
   const inner = defaultGrader(ctx);
   // One scratch directory per judge run: the dependency cache is shared by the jobs of one base.
@@ -75,7 +102,13 @@ export function judgeGrader(ctx: JudgeContext): GradeFn {
       : [];
     const passed = run.exitCode === 0 && !run.timedOut;
     const finding: JudgeFinding = passed
-      ? { judge: 'verification', passed, code: 'verification_passed', reasons: [`${what}: passed`, ...refusals], score: 1 }
+      ? {
+          judge: 'verification',
+          passed,
+          code: 'verification_passed',
+          reasons: [`${what}: passed`, ...refusals],
+          score: 1,
+        }
       : {
           judge: 'verification',
           passed,

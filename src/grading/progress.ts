@@ -50,7 +50,9 @@ export function drainProgress(o: ProgressOptions): DrainProgress {
   const tick = () => {
     const now = clock.now();
     for (const [key, r] of running)
-      o.logger.info(`grading job ${r.index} of ${total} (${key}): judges running for ${seconds(now - r.since)}`);
+      o.logger.info(
+        `grading job ${r.index} of ${total} (${key}): judges running for ${seconds(now - r.since)}`,
+      );
   };
   return {
     total(t) {

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { CREW_ID_PATTERN } from '../bookbag/schema.js';
@@ -9,7 +9,6 @@ import { redactText } from '../security/redact.js';
 import { writeJsonAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
-import { readFileBounded } from '../handoff/handoff.js';
 import { readScopedBookbag, verificationFinding, type GradeFn } from './judges.js';
 import { pendingKeys, type QueueState } from './queue.js';
 import { combine, JUDGES, type Verdict } from './verdict.js';
@@ -128,11 +127,15 @@ export async function loadVerdicts(
     out.missing = `no ${VERDICTS_FILE} from the judge job`;
     return out;
   }
-  const raw = readFileBounded(file, MAX_VERDICTS_BYTES);
-  if (typeof raw === 'string') {
-    out.refused.push({ jobKey: '(file)', reason: raw });
+  const size = statSync(file).size;
+  if (size > MAX_VERDICTS_BYTES) {
+    out.refused.push({
+      jobKey: '(file)',
+      reason: `${VERDICTS_FILE} is ${size} bytes, over the ${MAX_VERDICTS_BYTES}-byte limit`,
+    });
     return out;
   }
+  const raw = readFileSync(file);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import type { SchoolConfig } from '../config/schema.js';
+import { verifyOnCleanCheckout } from '../crew/clean-checkout.js';
 import { deliveryFor } from '../delivery/setup.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
@@ -101,7 +102,14 @@ export type DrainJobResult =
       refused?: Refusal[];
       missing?: string;
     }
-  | { mode: 'judge'; drained: DrainResult; verdicts: number; file: string; pending: number; dead: JobState[] };
+  | {
+      mode: 'judge';
+      drained: DrainResult;
+      verdicts: number;
+      file: string;
+      pending: number;
+      dead: JobState[];
+    };
 
 export interface DrainJob {
   config: SchoolConfig;
@@ -153,7 +161,8 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
     const state = queue.state();
     const loaded = await loadVerdicts(layout, inputs.verdictsPath, state, now);
     await alertRefusals(layout, loaded.refused, logger);
-    if (loaded.missing) logger.warning(`${loaded.missing}: every pending job stays queued for the next cycle`);
+    if (loaded.missing)
+      logger.warning(`${loaded.missing}: every pending job stays queued for the next cycle`);
     const { keys, unreadable } = await applicableJobs(layout, state, loaded, now);
     const waiting = pendingKeys(state, now).filter((k) => !keys.has(k)).length;
     if (waiting > 0) logger.info(`${waiting} pending job(s) have no usable verdict: they stay queued`);
@@ -229,7 +238,7 @@ async function judgeJob(inputs: DrainJobInput, restored: SchoolConfig, logger: L
       logger,
       maxWorkers: inputs.maxWorkers,
       maxAttempts: inputs.maxAttempts,
-      grade: recordingGrader(layout, judgeGrader({ config, layout }), entries),
+      grade: recordingGrader(layout, judgeGrader({ config, layout, verifyOnCleanCheckout }), entries),
       progress: drainProgress({ logger }),
     }),
   );
