@@ -8,6 +8,8 @@ import { jobKey as keyOf, type GradingJob } from '../schemas/grading.js';
 import { redactText } from '../security/redact.js';
 import { writeJsonAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
+import { EventLog } from '../state/event-log.js';
+import { recordSpend, type SpendEvent } from '../dispatch/spend.js';
 import type { StateLayout } from '../state/layout.js';
 import { readScopedBookbag, verificationFinding, type GradeFn } from './judges.js';
 import { pendingKeys, type QueueState } from './queue.js';
@@ -52,9 +54,23 @@ const binding = {
   baseSha: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
   diffSha: z.string().regex(/^[0-9a-f]{64}$/),
 };
+/**
+ * What a reviewer agent's run cost in the judge job (its spend ledger there is thrown away with the
+ * copy of the state): recorded by the grade job under the same key, once.
+ */
+const count = z.number().int().min(0).max(1e12);
+const spendSchema = z.strictObject({
+  key: z.string().regex(/^review:grade:[0-9]+:[A-Za-z0-9][A-Za-z0-9._-]{0,127}:[0-9a-f]{8}$/),
+  agent: z.string().regex(/^reviewer \((command|claude-code|codex)\)$/),
+  costUsd: z.number().min(0).max(10_000),
+  tokens: z
+    .strictObject({ input: count.optional(), output: count.optional(), cachedInput: count.optional() })
+    .optional(),
+});
+const spend = z.array(spendSchema).max(20).optional();
 const entrySchema = z.union([
-  z.strictObject({ ...binding, verdict: verdictSchema }),
-  z.strictObject({ ...binding, error: text(2000) }),
+  z.strictObject({ ...binding, verdict: verdictSchema, spend }),
+  z.strictObject({ ...binding, error: text(2000), spend }),
 ]);
 export const verdictsFileSchema = z.strictObject({
   schema: z.literal(1),
@@ -63,8 +79,33 @@ export const verdictsFileSchema = z.strictObject({
 export type VerdictEntry = z.infer<typeof entrySchema>;
 export type VerdictsFile = z.infer<typeof verdictsFileSchema>;
 
+type Spend = NonNullable<VerdictEntry['spend']>[number];
+
+/** The reviewer spend the judges recorded in `layout` for `jobKey` (keys `spend:review:<job>:…`). */
+function reviewSpendOf(layout: StateLayout, jobKey: string): Spend[] {
+  const prefix = `spend:review:${jobKey}:`;
+  const out: Spend[] = [];
+  if (!existsSync(layout.file('spend'))) return out;
+  for (const e of new EventLog<SpendEvent>(layout.file('spend')).read().events) {
+    if (e.type !== 'spend.recorded' || !e.key.startsWith(prefix)) continue;
+    const d = e.data;
+    const item = spendSchema.safeParse({
+      key: e.key.slice('spend:'.length),
+      agent: d.agent,
+      costUsd: d.costUsd,
+      ...(d.tokens ? { tokens: d.tokens } : {}),
+    });
+    if (item.success) out.push(item.data);
+  }
+  return out;
+}
+
 /** Wraps the judges so that every job they judge (or fail to) is recorded, bound to its bookbag. */
 export function recordingGrader(layout: StateLayout, grade: GradeFn, sink: VerdictEntry[]): GradeFn {
+  const spent = (jobKey: string) => {
+    const s = reviewSpendOf(layout, jobKey);
+    return s.length ? { spend: s } : {};
+  };
   return async (job) => {
     const read = await readScopedBookbag(layout, job);
     const bound = read.ok
@@ -79,10 +120,10 @@ export function recordingGrader(layout: StateLayout, grade: GradeFn, sink: Verdi
     try {
       const verdict = await grade(job);
       // Without a bookbag there is nothing to bind to: the grade job decides that one itself.
-      if (bound) sink.push({ ...bound, verdict });
+      if (bound) sink.push({ ...bound, verdict, ...spent(job.jobKey) });
       return verdict;
     } catch (e) {
-      if (bound) sink.push({ ...bound, error: redactText(message(e)).slice(0, 2000) });
+      if (bound) sink.push({ ...bound, error: redactText(message(e)).slice(0, 2000), ...spent(job.jobKey) });
       throw e;
     }
   };
@@ -103,6 +144,8 @@ export interface LoadedVerdicts {
   /** Usable entries, by job key: each bound to a pending job of the queue and to its bookbag. */
   entries: Map<string, VerdictEntry>;
   refused: Refusal[];
+  /** Verdicts for jobs that are not pending here (another drain holds them, a dead letter). */
+  skipped: Refusal[];
   /** Why no verdict file was read at all (absent: every pending job stays queued). */
   missing?: string;
 }
@@ -121,7 +164,7 @@ export async function loadVerdicts(
   queue: QueueState,
   now: Date,
 ): Promise<LoadedVerdicts> {
-  const out: LoadedVerdicts = { entries: new Map(), refused: [] };
+  const out: LoadedVerdicts = { entries: new Map(), refused: [], skipped: [] };
   const file = dir ? join(dir, VERDICTS_FILE) : undefined;
   if (!file || !existsSync(file) || !statSync(file).isFile()) {
     out.missing = `no ${VERDICTS_FILE} from the judge job`;
@@ -168,8 +211,13 @@ export async function loadVerdicts(
     }
     // Already graded (a re-run grade job): nothing to apply, nothing to alert.
     if (j.status === 'graded') continue;
+    // Claimed by another drain right now, or a dead letter: not forged, just not this drain's to
+    // apply. The job keeps its state; the next cycle's judge looks at it again.
     if (!pending.has(e.jobKey)) {
-      refuse(`the job is ${j.status === 'claimed' ? 'claimed by another drain' : j.status}`);
+      out.skipped.push({
+        jobKey: e.jobKey,
+        reason: j.status === 'claimed' ? 'claimed by another drain' : j.status,
+      });
       continue;
     }
     if (j.job.issueNumber !== e.issueNumber || j.job.crewId !== e.crewId) {
@@ -199,9 +247,33 @@ export async function loadVerdicts(
         continue;
       }
     }
+    if (e.spend?.some((x) => !x.key.startsWith(`review:${e.jobKey}:`))) {
+      refuse("its reviewer spend names another job's key");
+      continue;
+    }
     out.entries.set(e.jobKey, e);
   }
   return out;
+}
+
+/**
+ * Records the reviewer spend of the usable verdicts in this state's spend ledger (the one the cap
+ * reads), under the judge's keys: a re-run of the grade job records nothing twice.
+ */
+export async function recordVerdictSpend(layout: StateLayout, loaded: LoadedVerdicts): Promise<number> {
+  let n = 0;
+  for (const e of loaded.entries.values())
+    for (const x of e.spend ?? []) {
+      const entry = {
+        costUsd: x.costUsd,
+        crewId: e.crewId,
+        issueNumber: e.issueNumber,
+        agent: x.agent,
+        ...(x.tokens ? { tokens: x.tokens } : {}),
+      };
+      if (await recordSpend(layout, x.key, entry)) n++;
+    }
+  return n;
 }
 
 /** Each refusal as an alert: a warning in the log and a line in the audit log. */

@@ -19,6 +19,7 @@ import {
   applicableJobs,
   appliedGrader,
   loadVerdicts,
+  recordVerdictSpend,
   recordingGrader,
   writeVerdicts,
   type Refusal,
@@ -161,6 +162,8 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
     const state = queue.state();
     const loaded = await loadVerdicts(layout, inputs.verdictsPath, state, now);
     await alertRefusals(layout, loaded.refused, logger);
+    for (const x of loaded.skipped) logger.info(`verdict for ${x.jobKey} not applied now: ${x.reason}`);
+    await recordVerdictSpend(layout, loaded);
     if (loaded.missing)
       logger.warning(`${loaded.missing}: every pending job stays queued for the next cycle`);
     const { keys, unreadable } = await applicableJobs(layout, state, loaded, now);

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/bookbag/schema.js';
 import { GradingQueue } from '../../src/grading/queue.js';
-import { MAX_VERDICTS_BYTES, VERDICTS_FILE, type VerdictEntry } from '../../src/grading/verdicts.js';
+import {
+  MAX_VERDICTS_BYTES,
+  recordingGrader,
+  VERDICTS_FILE,
+  writeVerdicts,
+  type VerdictEntry,
+} from '../../src/grading/verdicts.js';
+import { recordUsageSpend } from '../../src/agents/usage.js';
 import type { Verdict } from '../../src/grading/verdict.js';
 import { memoryLogger } from '../../src/log.js';
 import { drainJob, parseDrainInputs } from '../../src/loop/drain-job.js';
@@ -230,6 +237,106 @@ describe('verdicts from the judge job, applied by the grade job', () => {
       ['grade:2:c2', false, 'verification_unavailable'],
     ]);
     expect(jobs()['grade:1:c1']!.status).toBe('pending');
+  });
+
+  it("a reviewer's spend in the judge job reaches this state's spend ledger once; another job's key is refused", async () => {
+    const spend = [{ key: 'review:grade:1:c1:0a1b2c3d', agent: 'reviewer (claude-code)', costUsd: 0.25 }];
+    writeVerdictsFile({
+      schema: 1,
+      verdicts: [
+        entry(1, 'c1', { spend }),
+        entry(2, 'c2', { spend: [{ ...spend[0]!, key: 'review:grade:1:c1:ffffffff' }] }),
+      ],
+    });
+    const r = await apply();
+    expect(r.refused.map((x) => `${x.jobKey}: ${x.reason}`)).toEqual([
+      "grade:2:c2: its reviewer spend names another job's key",
+    ]);
+    const rows = () =>
+      readFileSync(layout.file('spend'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { key: string; data: { costUsd: number; crewId: string } });
+    expect(rows().map((x) => [x.key, x.data.costUsd, x.data.crewId])).toEqual([
+      ['spend:review:grade:1:c1:0a1b2c3d', 0.25, 'c1'],
+    ]);
+    await apply();
+    expect(rows()).toHaveLength(1);
+  });
+
+  it("the judge's recording binds each verdict to the bookbag and carries the reviewer's spend", async () => {
+    const sink: VerdictEntry[] = [];
+    const grade = recordingGrader(
+      layout,
+      async (j) => {
+        await recordUsageSpend(
+          layout,
+          `review:${j.jobKey}:0a1b2c3d`,
+          { ...j, agent: 'reviewer (codex)' },
+          {
+            costUsd: 0.5,
+            inputTokens: 10,
+          },
+        );
+        if (j.crewId === 'c2') throw new Error('reviewer: exited with 3');
+        return accepted;
+      },
+      sink,
+    );
+    const state = new GradingQueue(layout).state().jobs;
+    await grade(state['grade:1:c1']!.job);
+    await expect(grade(state['grade:2:c2']!.job)).rejects.toThrow(/exited with 3/);
+    expect(sink).toEqual([
+      {
+        ...entry(1, 'c1'),
+        spend: [
+          {
+            key: 'review:grade:1:c1:0a1b2c3d',
+            agent: 'reviewer (codex)',
+            costUsd: 0.5,
+            tokens: { input: 10, output: 0 },
+          },
+        ],
+      },
+      {
+        jobKey: 'grade:2:c2',
+        issueNumber: 2,
+        crewId: 'c2',
+        baseSha: BASE,
+        diffSha: sha256(PATCH),
+        error: 'reviewer: exited with 3',
+        spend: [
+          {
+            key: 'review:grade:2:c2:0a1b2c3d',
+            agent: 'reviewer (codex)',
+            costUsd: 0.5,
+            tokens: { input: 10, output: 0 },
+          },
+        ],
+      },
+    ]);
+    // What the judge writes is what the grade job accepts.
+    writeVerdicts(verdictsDir, sink);
+    const r = await apply();
+    expect(r.refused).toEqual([]);
+    expect(r.drained.accepted).toBe(1);
+    expect(r.drained.failed).toBe(1);
+  });
+
+  it('a verdict for a job another drain holds right now is left alone, without an alert', async () => {
+    const queue = new GradingQueue(layout);
+    await queue.claim(['grade:1:c1'], {
+      worker: 'other-drain',
+      now: new Date(),
+      leaseMs: 600_000,
+      maxAttempts: 3,
+      limit: 1,
+    });
+    writeVerdictsFile({ schema: 1, verdicts: [entry(1, 'c1')] });
+    const r = await apply();
+    expect(r.refused).toEqual([]);
+    expect(audits()).toEqual([]);
+    expect(jobs()['grade:1:c1']).toMatchObject({ status: 'claimed', lease: { worker: 'other-drain' } });
   });
 
   it('mode judge and apply need verdicts-path; an unknown mode names the valid ones', () => {
