@@ -122,6 +122,8 @@ export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVe
         };
     if (!passed) return combine([finding]);
     const rest = await inner(job);
+    // The record was read again: should it fail now, that failure stands.
+    if (rest.findings.some((f) => f.judge === 'verification' && !f.passed)) return rest;
     return combine([finding, ...rest.findings.filter((f) => f.judge !== 'verification')]);
   };
 }
