@@ -9,6 +9,8 @@ import { boardSummary } from './board-summary.js';
 void runAction(async () => {
   const logger = actionsLogger();
   const inputs = parseDrainInputs({
+    mode: optionalInput('mode'),
+    verdictsPath: optionalInput('verdicts-path'),
     maxWorkers: optionalInput('max-workers'),
     maxAttempts: optionalInput('max-attempts'),
     requeue: optionalInput('requeue-dead-letter'),
@@ -26,6 +28,6 @@ void runAction(async () => {
   for (const [name, value] of Object.entries(drainOutputs(result))) core.setOutput(name, value);
   const board = result.mode === 'drain' ? boardSummary('drain-grading', layout, config, logger) : undefined;
   await writeBlocks(drainSummary(result, board), logger);
-  if (result.mode === 'drain' && result.drained.fatal)
+  if (result.mode !== 'read-only' && result.drained.fatal)
     throw new Error(`grading stopped: ${result.drained.fatal}`);
 });

@@ -9,7 +9,8 @@ import { ScoreLedger } from './ledger.js';
 import { redact, redactText } from '../security/redact.js';
 import type { Deliverer } from '../delivery/deliver.js';
 import { Outbox, type GitHubPort } from './outbox.js';
-import { GradingQueue } from './queue.js';
+import { GradingQueue, pendingKeys } from './queue.js';
+import type { DrainProgress } from './progress.js';
 import { outboxPolicy } from './records.js';
 import type { Verdict } from './verdict.js';
 import { commitWave, type WaveContext } from './wave.js';
@@ -39,6 +40,13 @@ export interface DrainOptions {
   now?: () => Date;
   /** The judges; defaults to verification → sealed tests → reviewer/rubric. */
   grade?: GradeFn;
+  /**
+   * Only these jobs are claimed (the grade job: those with a usable verdict from the judge job);
+   * the others stay pending, their attempts untouched. Default: every pending job.
+   */
+  only?: (jobKey: string) => boolean;
+  /** Prints which job of how many is being judged, and how long (./progress.ts). */
+  progress?: DrainProgress;
   /** Observes progress per job (progress reporting; tests use it to crash at a chosen point). */
   onStage?: (stage: DrainStage, jobKey: string) => void | Promise<void>;
 }
@@ -186,6 +194,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       for (const e of failed) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
     }
     if (w.snapshot !== undefined) r.snapshot = w.snapshot;
+    o.progress?.total(r.snapshot);
     candidates = w.remaining;
     r.deadLettered += w.expired.length;
     for (const d of w.expired) logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
@@ -193,12 +202,18 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   };
 
   try {
+    if (o.only) {
+      // Taken here, not under the lock: the claim checks each candidate again under it.
+      candidates = pendingKeys(ctx.queue.state(), now()).filter(o.only);
+      r.snapshot = candidates.length;
+    }
     let claimed = await settle([], []);
     while (claimed.length > 0) {
       const results = await inPool(claimed, workers, async (job) => {
         try {
           await stage('claimed', job.jobKey);
-          const verdict = await grade(job);
+          o.progress?.started(job.jobKey);
+          const verdict = await grade(job).finally(() => o.progress?.finished(job.jobKey));
           await stage('judged', job.jobKey);
           return { job, verdict };
         } catch (e) {
@@ -214,6 +229,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);
   }
+  o.progress?.stop();
   await finish(o, r, outbox, now);
   return r;
 }

@@ -111,7 +111,10 @@ function escapingTarget(wt: string, path: string): string | undefined {
  *   symlink of the base);
  * - a submodule (gitlink, mode 160000) added, changed or removed;
  * - any `.gitattributes`: attributes select filters, diff and merge drivers and conversions for
- *   whatever runs git in the checkout.
+ *   whatever runs git in the checkout;
+ * - any `.gitmodules` added or changed: it names where submodules come from (a URL, a path, an
+ *   `update` command) for whatever runs `git submodule` in the checkout — a submodule by the back
+ *   door, even without a gitlink in the same patch.
  */
 export function tampering(wt: string, changes: readonly PatchChange[], protect: readonly string[]): string[] {
   const matchers = protect.flatMap((g) => [globMatcher(g), globMatcher(g.toLowerCase())]);
@@ -128,10 +131,13 @@ export function tampering(wt: string, changes: readonly PatchChange[], protect: 
   const attributes = changes
     .filter((c) => basename(c.path).toLowerCase() === '.gitattributes')
     .map((c) => c.path);
+  const modules = changes.filter((c) => basename(c.path).toLowerCase() === '.gitmodules').map((c) => c.path);
   const reasons: string[] = [];
   if (sealed.length) reasons.push(`the patch changes sealed path(s) ${list(sealed)} (grading.sealedProtect)`);
   if (links.length) reasons.push(`the patch adds symlink(s) leading outside the checkout: ${list(links)}`);
   if (gitlinks.length) reasons.push(`the patch adds or changes submodule(s) (gitlink): ${list(gitlinks)}`);
+  if (modules.length)
+    reasons.push(`the patch changes ${list(modules)} (it names submodules' sources and update commands)`);
   if (attributes.length)
     reasons.push(
       `the patch changes ${list(attributes)} (attributes select filters and drivers for git in the checkout)`,

@@ -53,6 +53,7 @@ describe('drain-grading action (real process, INPUT_* environment)', () => {
       GITHUB_STEP_SUMMARY: summary,
     });
     expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/grading job 1 of 2: grade:/);
     const outputs = readFileSync(out, 'utf8');
     expect(outputs).toMatch(/accepted<<[^\n]+\n1\n/);
     expect(outputs).toMatch(/rejected<<[^\n]+\n1\n/);
@@ -73,6 +74,12 @@ describe('drain-grading action (real process, INPUT_* environment)', () => {
     });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('max-workers: expected a whole number ≥ 1, found "lots"');
+    const m = run(['src/actions/drain-grading.ts'], {
+      'INPUT_STATE-DIR': join(tmp.path, 'bad'),
+      INPUT_MODE: 'grade',
+    });
+    expect(m.code).toBe(1);
+    expect(m.stdout).toContain('mode: "grade" is not one of drain, judge, apply');
   });
 });
 
@@ -91,6 +98,9 @@ describe('school drain / school dead-letters (real process)', () => {
     const d = run(['src/cli/index.ts', 'drain', '--config', cfgPath, '--max-attempts', '1']);
     expect(d.code, d.stderr).toBe(0);
     expect(d.stdout).toContain('dead-lettered 1');
+    // Progress on stderr, which job of how many (stdout keeps the result).
+    expect(d.stderr).toContain('grading job 1 of 1: grade:8:crew-dl');
+    expect(d.stdout).not.toContain('grading job');
     const list = run(['src/cli/index.ts', 'dead-letters', 'list', '--config', cfgPath]);
     expect(list.stdout).toContain('grade:8:crew-dl');
     expect(list.stdout).toContain('model unavailable');

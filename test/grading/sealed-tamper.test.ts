@@ -125,6 +125,30 @@ describe('sealed tests: what a patch touches, by git', () => {
     expect(f.reasons.join(' ')).toContain('src/.gitattributes');
   });
 
+  it('a .gitmodules added or changed is tampering, without a gitlink and under a quoted name', async () => {
+    const diff = crewDiff((wt) => {
+      write(wt, 'src/sum.mjs', 'export const sum = (a, b) => a + b;\n');
+      write(wt, '.gitmodules', '[submodule "x"]\n\tpath = x\n\turl = ../evil\n\tupdate = !sh -c id\n');
+    });
+    const f = await sealed(diff, []);
+    expect(f).toMatchObject({ passed: false, code: 'sealed_tests_tampered' });
+    expect(f.reasons.join(' ')).toMatch(/\.gitmodules \(it names submodules/);
+    // The same file as git reads `"b/\056gitmodules"`: still the file git applies it to.
+    const quoted = [
+      'diff --git "a/\\056gitmodules" "b/\\056gitmodules"',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ "b/\\056gitmodules"',
+      '@@ -0,0 +1,2 @@',
+      '+[submodule "x"]',
+      '+\turl = ../evil',
+      '',
+    ].join('\n');
+    const g = await sealed(quoted, []);
+    expect(g).toMatchObject({ passed: false, code: 'sealed_tests_tampered' });
+    expect(g.reasons.join(' ')).toContain('.gitmodules');
+  });
+
   it('a patch git refuses is patch_does_not_apply, and no worktree is left behind', async () => {
     const f = await sealed('diff --git a/nope b/nope\n--- a/nope\n+++ b/nope\n@@ -1 +1 @@\n-x\n+y\n');
     expect(f).toMatchObject({ passed: false, code: 'patch_does_not_apply' });

@@ -160,6 +160,7 @@ describe("README caller: every job's condition, evaluated as GitHub does", () =>
         roster: 'success',
         heartbeats: 'success',
         crew: 'skipped',
+        judge: 'success',
         grade: 'success',
       });
     });
@@ -180,6 +181,12 @@ describe("README caller: every job's condition, evaluated as GitHub does", () =>
     const base = { github: github('schedule'), outputs: busy };
     expect(simulate(jobs, { ...base, inputs, fail: ['crew'] })).toMatchObject({
       crew: 'failure',
+      judge: 'success',
+      grade: 'success',
+    });
+    // A failed judge leaves grade to apply nothing: the pending jobs stay queued, nothing is lost.
+    expect(simulate(jobs, { ...base, inputs, fail: ['judge'] })).toMatchObject({
+      judge: 'failure',
       grade: 'success',
     });
     expect(simulate(jobs, { ...base, inputs, fail: ['roster'] })).toMatchObject({
@@ -191,6 +198,7 @@ describe("README caller: every job's condition, evaluated as GitHub does", () =>
       roster: 'skipped',
       heartbeats: 'skipped',
       crew: 'skipped',
+      judge: 'success',
       grade: 'success',
     });
     expect(simulate(jobs, { ...base, inputs: calledInputs({ ...caller.with, 'dry-run': true }) })).toEqual({
@@ -198,6 +206,7 @@ describe("README caller: every job's condition, evaluated as GitHub does", () =>
       roster: 'skipped',
       heartbeats: 'skipped',
       crew: 'skipped',
+      judge: 'skipped',
       grade: 'skipped',
     });
     expect(simulate(jobs, { ...base, inputs: calledInputs({ ...caller.with, 'drain-only': true }) })).toEqual(
@@ -206,6 +215,7 @@ describe("README caller: every job's condition, evaluated as GitHub does", () =>
         roster: 'skipped',
         heartbeats: 'skipped',
         crew: 'skipped',
+        judge: 'success',
         grade: 'success',
       },
     );

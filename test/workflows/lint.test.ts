@@ -179,9 +179,9 @@ describe('school-loop.yml', () => {
     }
   });
 
-  it('has plan → crew and roster (per daemon, self-hosted) → grade and heartbeats (control runner)', () => {
-    expect(Object.keys(wf.jobs)).toEqual(['plan', 'roster', 'heartbeats', 'crew', 'grade']);
-    const { crew, grade, plan, heartbeats } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+  it('has plan → crew and roster (per daemon, self-hosted) → judge → grade, and heartbeats (control runner)', () => {
+    expect(Object.keys(wf.jobs)).toEqual(['plan', 'roster', 'heartbeats', 'crew', 'judge', 'grade']);
+    const { crew, grade, plan, heartbeats, judge } = wf.jobs as Record<string, Workflow['jobs'][string]>;
     expect(crew!.needs).toBe('plan');
     expect(crew!.strategy?.matrix).toEqual({ daemon: '${{ fromJSON(needs.plan.outputs.daemons) }}' });
     expect(crew!['runs-on']).toEqual([
@@ -189,7 +189,9 @@ describe('school-loop.yml', () => {
       "${{ inputs.runner-label-prefix || 'school' }}-${{ matrix.daemon }}",
     ]);
     // The grade never waits for a roster job, which waits as long as its daemon's runner is away.
-    expect(grade!.needs).toEqual(['plan', 'crew']);
+    expect(judge!.needs).toEqual(['plan', 'crew']);
+    expect(grade!.needs).toEqual(['plan', 'crew', 'judge']);
+    expect(judge!.if).toMatch(/^\$\{\{ !cancelled\(\) && /);
     expect(heartbeats!.needs).toEqual(['plan', 'roster']);
     // !cancelled(), not always(): a cancelled run stops, and its grade can be re-run later.
     expect(grade!.if).toMatch(/^\$\{\{ !cancelled\(\) && /);
@@ -207,7 +209,14 @@ describe('school-loop.yml', () => {
   });
 
   it("hands the crews' events and bookbags to the grade, which validates them before merging", () => {
-    const { crew, grade } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+    const { crew, grade, judge } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+    // The judge takes the same handoffs, into a throwaway copy of the state it never saves.
+    const judgeDownload = judge!.steps!.find((s) => (s.uses ?? '').startsWith('actions/download-artifact'))!;
+    const gradeDownload = grade!.steps!.find((s) => (s.uses ?? '').startsWith('actions/download-artifact'))!;
+    expect(judgeDownload.with).toEqual(gradeDownload.with);
+    const judging = judge!.steps!.find((s) => /drain-grading$/.test(s.uses ?? ''))!;
+    expect(judging.with?.['bookbags-path']).toBe(judgeDownload.with?.path);
+    expect(judge!.steps!.some((s) => s.with?.mode === 'save' || s.with?.mode === 'import')).toBe(false);
     const run = crew!.steps!.find((s) => s.with?.mode === 'run')!;
     expect(run.with?.['handoff-path']).toBe('.school/out');
     const upload = crew!.steps!.find((s) => s.uses?.startsWith('actions/upload-artifact'))!;

@@ -181,9 +181,12 @@ export function outputsAreIdentifiers(wf: Workflow): string[] {
     for (const [name, value] of Object.entries(job.outputs ?? {})) {
       const m = /^\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}$/.exec(String(value));
       const step = m && stepsOf(job).find((s) => s.id === m[1]);
-      if (!m || !step || !step.run?.includes('daemon-matrix.mjs')) {
+      // The id upload-artifact reports is a number the runner writes, never the artifact's content.
+      const artifactId =
+        m?.[2] === 'artifact-id' && (step?.uses ?? '').startsWith('actions/upload-artifact@');
+      if (!m || !step || !(step.run?.includes('daemon-matrix.mjs') || artifactId)) {
         out.push(
-          `job ${id}: output ${name} = ${String(value)} does not come from the validated daemon matrix`,
+          `job ${id}: output ${name} = ${String(value)} does not come from the validated daemon matrix or an artifact id`,
         );
       }
     }

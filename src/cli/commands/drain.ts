@@ -1,6 +1,7 @@
 import { resolveConfig } from '../../config/load.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { drain } from '../../grading/drain.js';
+import { drainProgress } from '../../grading/progress.js';
 import { octokitPort } from '../../grading/github-port.js';
 import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
 import { countsLine, leaderboardTable, renderText, verdictTable } from '../../grading/report.js';
@@ -51,7 +52,17 @@ export const drainCommand: Command = {
       ...(token ? { token } : {}),
       ...(repository ? { repository } : {}),
     });
-    const result = await drain({ config, layout, logger, github, delivery, maxWorkers, maxAttempts });
+    const result = await drain({
+      config,
+      layout,
+      logger,
+      github,
+      delivery,
+      maxWorkers,
+      maxAttempts,
+      // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
+      progress: drainProgress({ logger }),
+    });
     if (values.json) {
       process.stdout.write(redactText(JSON.stringify(result, null, 2)) + '\n');
     } else {

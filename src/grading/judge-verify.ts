@@ -1,0 +1,129 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SchoolConfig } from '../config/schema.js';
+import { childEnv, type ChildEnv } from '../process/env.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { redactText } from '../security/redact.js';
+import {
+  defaultGrader,
+  readScopedBookbag,
+  verificationFinding,
+  type GradeFn,
+  type JudgeContext,
+} from './judges.js';
+import { withJudgeSandbox } from './judge-sandbox.js';
+import { combine, type JudgeFinding } from './verdict.js';
+
+/**
+ * The judges of the judge job (docs/grading.md, "Where each judge runs"). On GitHub the crew's
+ * verification record comes from a runner the student worked on: a compromised runner could write
+ * any record it likes, so judge 1 is not the record. The record must still exist, name this
+ * bookbag's patch and base, and have passed (N5.3: absent is a fail, never a re-run); then the
+ * judge runs `dispatch.verify` itself, on a clean checkout of the recorded base with exactly the
+ * frozen patch (the bookbag's `diff.patch`, whose digest the record names), dependencies from the
+ * configured install, in its own sandbox, with the base environment only (nothing says "judged").
+ * Its result replaces the record's finding. Sealed tests and the reviewer follow as everywhere.
+ */
+
+const TAIL = 1500;
+
+function tail(text: string): string {
+  const t = redactText(text).trim();
+  return t.length > TAIL ? `…${t.slice(-TAIL)}` : t;
+}
+
+/**
+ * Runs `verify` on a clean checkout of `baseSha` with exactly `patch` applied (the crews' own
+ * `verifyOnCleanCheckout` in src/crew/clean-checkout.ts, injected: grading sits below crew).
+ */
+export type CleanVerify = (
+  o: {
+    config: Pick<SchoolConfig, 'repoPath' | 'sandbox' | 'dispatch'>;
+    baseSha: string;
+    patch: string;
+    scratch: string;
+    depsRoot: string;
+    sandbox: Sandbox;
+    logFile: string;
+    timeoutMs: number;
+  },
+  verify: readonly string[],
+  env: ChildEnv,
+) => Promise<{ exitCode: number | null; timedOut: boolean }>;
+
+export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVerify }): GradeFn {
+  const { verifyOnCleanCheckout } = ctx;
+  const { config, layout } = ctx;
+  const inner = defaultGrader(ctx);
+  // One scratch directory per judge run: the dependency cache is shared by the jobs of one base.
+  let scratch: string | undefined;
+  const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
+  return async (job) => {
+    const read = await readScopedBookbag(layout, job);
+    const recorded = verificationFinding(read);
+    if (!recorded.passed || !read.ok) return combine([recorded]);
+    if (recorded.code === 'verification_not_applicable') return inner(job);
+    const verify = config.dispatch.verify;
+    if (!verify) {
+      return combine([
+        {
+          judge: 'verification',
+          passed: false,
+          code: 'verification_unavailable',
+          reasons: ['dispatch.verify is not configured: the judge has no verification to run itself'],
+          score: 0,
+        },
+      ]);
+    }
+    scratch ??= mkdtempSync(join(tmpdir(), 'school-judge-verify-'));
+    const { baseSha, crewId } = read.bookbag;
+    const logFile = join(scratch, `${crewId}.log`);
+    const { value: run, refused } = await withJudgeSandbox(config, (sandbox) =>
+      verifyOnCleanCheckout(
+        {
+          config,
+          baseSha,
+          patch: read.diff,
+          scratch: join(scratch!, 'checkouts'),
+          depsRoot: join(scratch!, 'deps'),
+          sandbox,
+          logFile,
+          timeoutMs,
+        },
+        verify,
+        childEnv(),
+      ),
+    );
+    const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+    const what = `the judge ran \`${verify.join(' ')}\` on a clean checkout of base ${baseSha.slice(0, 12)} with the frozen patch`;
+    const refusals = refused.length
+      ? [`the sandbox refused connections to ${refused.slice(0, 10).join(', ')} (not on sandbox.allow)`]
+      : [];
+    const passed = run.exitCode === 0 && !run.timedOut;
+    const finding: JudgeFinding = passed
+      ? {
+          judge: 'verification',
+          passed,
+          code: 'verification_passed',
+          reasons: [`${what}: passed`, ...refusals],
+          score: 1,
+        }
+      : {
+          judge: 'verification',
+          passed,
+          code: 'verification_failed',
+          reasons: [
+            `${what}: ${run.timedOut ? 'timed out' : run.exitCode === null ? 'could not run' : `exited with ${run.exitCode}`}`,
+            ...refusals,
+            tail(log),
+          ],
+          score: 0,
+        };
+    if (!passed) return combine([finding]);
+    const rest = await inner(job);
+    // The record was read again: should it fail now, that failure stands.
+    if (rest.findings.some((f) => f.judge === 'verification' && !f.passed)) return rest;
+    return combine([finding, ...rest.findings.filter((f) => f.judge !== 'verification')]);
+  };
+}

@@ -1,0 +1,320 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { CREW_ID_PATTERN } from '../bookbag/schema.js';
+import { message } from '../errors.js';
+import type { Logger } from '../log.js';
+import { jobKey as keyOf, type GradingJob } from '../schemas/grading.js';
+import { redactText } from '../security/redact.js';
+import { writeJsonAtomic } from '../state/atomic.js';
+import { audit } from '../state/audit.js';
+import { EventLog } from '../state/event-log.js';
+import { recordSpend, type SpendEvent } from '../dispatch/spend.js';
+import type { StateLayout } from '../state/layout.js';
+import { readScopedBookbag, verificationFinding, type GradeFn } from './judges.js';
+import { pendingKeys, type QueueState } from './queue.js';
+import { combine, JUDGES, type Verdict } from './verdict.js';
+
+/**
+ * Verdicts as an artifact (docs/grading.md, "Where each judge runs"). On GitHub the judges run in
+ * the `judge` job, which holds no write token; the `grade` job, which does, runs no judge: it reads
+ * the judge job's `verdicts.json` as data — strict schema, bounded sizes — and applies a verdict
+ * only when it is bound to a job the queue holds (its key, issue and crew) and to that job's bookbag
+ * as the grade job itself imported it from the crew's handoff (base commit and the digest of the
+ * frozen patch). Anything else is refused with an alert and never applied. A job without a usable
+ * verdict is not claimed: it stays queued for the next cycle, its attempts untouched.
+ *
+ * A judge that could not do its work (a reviewer crash) hands on an `error` instead of a verdict:
+ * applied as a failed drain, so a job whose judges always fail still becomes a dead letter.
+ */
+export const VERDICTS_FILE = 'verdicts.json';
+export const MAX_VERDICTS_BYTES = 8 * 1024 * 1024;
+export const MAX_VERDICTS = 2000;
+
+const text = (max: number) => z.string().max(max);
+const findingSchema = z.strictObject({
+  judge: z.enum(JUDGES),
+  passed: z.boolean(),
+  code: z.string().regex(/^[a-z][a-z0-9_]{0,79}$/),
+  reasons: z.array(text(4000)).max(40),
+  score: z.number().min(0).max(1),
+});
+const verdictSchema = z.strictObject({
+  accepted: z.boolean(),
+  decidedBy: z.enum(JUDGES),
+  code: z.string().regex(/^[a-z][a-z0-9_]{0,79}$/),
+  reasons: z.array(text(4000)).max(40),
+  score: z.number().min(0).max(1),
+  findings: z.array(findingSchema).min(1).max(8),
+});
+const binding = {
+  jobKey: text(300),
+  issueNumber: z.number().int().positive(),
+  crewId: z.string().regex(CREW_ID_PATTERN),
+  baseSha: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
+  diffSha: z.string().regex(/^[0-9a-f]{64}$/),
+};
+/**
+ * What a reviewer agent's run cost in the judge job (its spend ledger there is thrown away with the
+ * copy of the state): recorded by the grade job under the same key, once.
+ */
+const count = z.number().int().min(0).max(1e12);
+const spendSchema = z.strictObject({
+  key: z.string().regex(/^review:grade:[0-9]+:[A-Za-z0-9][A-Za-z0-9._-]{0,127}:[0-9a-f]{8}$/),
+  agent: z.string().regex(/^reviewer \((command|claude-code|codex)\)$/),
+  costUsd: z.number().min(0).max(10_000),
+  tokens: z
+    .strictObject({ input: count.optional(), output: count.optional(), cachedInput: count.optional() })
+    .optional(),
+});
+const spend = z.array(spendSchema).max(20).optional();
+const entrySchema = z.union([
+  z.strictObject({ ...binding, verdict: verdictSchema, spend }),
+  z.strictObject({ ...binding, error: text(2000), spend }),
+]);
+export const verdictsFileSchema = z.strictObject({
+  schema: z.literal(1),
+  verdicts: z.array(entrySchema).max(MAX_VERDICTS),
+});
+export type VerdictEntry = z.infer<typeof entrySchema>;
+export type VerdictsFile = z.infer<typeof verdictsFileSchema>;
+
+type Spend = NonNullable<VerdictEntry['spend']>[number];
+
+/** The reviewer spend the judges recorded in `layout` for `jobKey` (keys `spend:review:<job>:…`). */
+function reviewSpendOf(layout: StateLayout, jobKey: string): Spend[] {
+  const prefix = `spend:review:${jobKey}:`;
+  const out: Spend[] = [];
+  if (!existsSync(layout.file('spend'))) return out;
+  for (const e of new EventLog<SpendEvent>(layout.file('spend')).read().events) {
+    if (e.type !== 'spend.recorded' || !e.key.startsWith(prefix)) continue;
+    const d = e.data;
+    const item = spendSchema.safeParse({
+      key: e.key.slice('spend:'.length),
+      agent: d.agent,
+      costUsd: d.costUsd,
+      ...(d.tokens ? { tokens: d.tokens } : {}),
+    });
+    if (item.success) out.push(item.data);
+  }
+  return out;
+}
+
+/** Wraps the judges so that every job they judge (or fail to) is recorded, bound to its bookbag. */
+export function recordingGrader(layout: StateLayout, grade: GradeFn, sink: VerdictEntry[]): GradeFn {
+  const spent = (jobKey: string) => {
+    const s = reviewSpendOf(layout, jobKey);
+    return s.length ? { spend: s } : {};
+  };
+  return async (job) => {
+    const read = await readScopedBookbag(layout, job);
+    const bound = read.ok
+      ? {
+          jobKey: job.jobKey,
+          issueNumber: job.issueNumber,
+          crewId: job.crewId,
+          baseSha: read.bookbag.baseSha,
+          diffSha: read.bookbag.diffSha,
+        }
+      : undefined;
+    try {
+      const verdict = await grade(job);
+      // Without a bookbag there is nothing to bind to: the grade job decides that one itself.
+      if (bound) sink.push({ ...bound, verdict, ...spent(job.jobKey) });
+      return verdict;
+    } catch (e) {
+      if (bound) sink.push({ ...bound, error: redactText(message(e)).slice(0, 2000), ...spent(job.jobKey) });
+      throw e;
+    }
+  };
+}
+
+export function writeVerdicts(dir: string, entries: readonly VerdictEntry[]): string {
+  const file = join(dir, VERDICTS_FILE);
+  writeJsonAtomic(file, verdictsFileSchema.parse({ schema: 1, verdicts: entries }));
+  return file;
+}
+
+export interface Refusal {
+  jobKey: string;
+  reason: string;
+}
+
+export interface LoadedVerdicts {
+  /** Usable entries, by job key: each bound to a pending job of the queue and to its bookbag. */
+  entries: Map<string, VerdictEntry>;
+  refused: Refusal[];
+  /** Verdicts for jobs that are not pending here (another drain holds them, a dead letter). */
+  skipped: Refusal[];
+  /** Why no verdict file was read at all (absent: every pending job stays queued). */
+  missing?: string;
+}
+
+function issuesOf(e: z.ZodError): string {
+  return e.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`)
+    .join('; ');
+}
+
+/** Reads and validates `dir/verdicts.json` as data against the grade job's own state. */
+export async function loadVerdicts(
+  layout: StateLayout,
+  dir: string | undefined,
+  queue: QueueState,
+  now: Date,
+): Promise<LoadedVerdicts> {
+  const out: LoadedVerdicts = { entries: new Map(), refused: [], skipped: [] };
+  const file = dir ? join(dir, VERDICTS_FILE) : undefined;
+  if (!file || !existsSync(file) || !statSync(file).isFile()) {
+    out.missing = `no ${VERDICTS_FILE} from the judge job`;
+    return out;
+  }
+  const size = statSync(file).size;
+  if (size > MAX_VERDICTS_BYTES) {
+    out.refused.push({
+      jobKey: '(file)',
+      reason: `${VERDICTS_FILE} is ${size} bytes, over the ${MAX_VERDICTS_BYTES}-byte limit`,
+    });
+    return out;
+  }
+  const raw = readFileSync(file);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch (e) {
+    out.refused.push({ jobKey: '(file)', reason: `not JSON: ${message(e).slice(0, 200)}` });
+    return out;
+  }
+  const r = verdictsFileSchema.safeParse(parsed);
+  if (!r.success) {
+    out.refused.push({ jobKey: '(file)', reason: `not a verdicts file: ${issuesOf(r.error)}` });
+    return out;
+  }
+  const pending = new Set(pendingKeys(queue, now));
+  const seen = new Map<string, number>();
+  for (const e of r.data.verdicts) seen.set(e.jobKey, (seen.get(e.jobKey) ?? 0) + 1);
+  for (const e of r.data.verdicts) {
+    const refuse = (reason: string) => out.refused.push({ jobKey: e.jobKey.slice(0, 120), reason });
+    if ((seen.get(e.jobKey) ?? 0) > 1) {
+      refuse('more than one verdict for this job');
+      continue;
+    }
+    if (e.jobKey !== keyOf(e.issueNumber, e.crewId)) {
+      refuse(`the key is not grade:${e.issueNumber}:${e.crewId}`);
+      continue;
+    }
+    const j = queue.jobs[e.jobKey];
+    if (!j) {
+      refuse('no such grading job in the queue');
+      continue;
+    }
+    // Already graded (a re-run grade job): nothing to apply, nothing to alert.
+    if (j.status === 'graded') continue;
+    // Claimed by another drain right now, or a dead letter: not forged, just not this drain's to
+    // apply. The job keeps its state; the next cycle's judge looks at it again.
+    if (!pending.has(e.jobKey)) {
+      out.skipped.push({
+        jobKey: e.jobKey,
+        reason: j.status === 'claimed' ? 'claimed by another drain' : j.status,
+      });
+      continue;
+    }
+    if (j.job.issueNumber !== e.issueNumber || j.job.crewId !== e.crewId) {
+      refuse('the issue or crew is not the queued job’s');
+      continue;
+    }
+    const read = await readScopedBookbag(layout, j.job);
+    if (!read.ok) {
+      refuse(`the job's bookbag cannot be read here: ${read.reason}`);
+      continue;
+    }
+    if (read.bookbag.diffSha !== e.diffSha || read.bookbag.baseSha !== e.baseSha) {
+      refuse(
+        `it judged another patch (digest ${e.diffSha.slice(0, 12)} at ${e.baseSha.slice(0, 12)}) than the crew handed on (${read.bookbag.diffSha.slice(0, 12)} at ${read.bookbag.baseSha.slice(0, 12)})`,
+      );
+      continue;
+    }
+    if ('verdict' in e) {
+      const again = combine(e.verdict.findings);
+      if (
+        again.accepted !== e.verdict.accepted ||
+        again.decidedBy !== e.verdict.decidedBy ||
+        again.code !== e.verdict.code ||
+        again.score !== e.verdict.score
+      ) {
+        refuse('the verdict does not follow from its own findings');
+        continue;
+      }
+    }
+    if (e.spend?.some((x) => !x.key.startsWith(`review:${e.jobKey}:`))) {
+      refuse("its reviewer spend names another job's key");
+      continue;
+    }
+    out.entries.set(e.jobKey, e);
+  }
+  return out;
+}
+
+/**
+ * Records the reviewer spend of the usable verdicts in this state's spend ledger (the one the cap
+ * reads), under the judge's keys: a re-run of the grade job records nothing twice.
+ */
+export async function recordVerdictSpend(layout: StateLayout, loaded: LoadedVerdicts): Promise<number> {
+  let n = 0;
+  for (const e of loaded.entries.values())
+    for (const x of e.spend ?? []) {
+      const entry = {
+        costUsd: x.costUsd,
+        crewId: e.crewId,
+        issueNumber: e.issueNumber,
+        agent: x.agent,
+        ...(x.tokens ? { tokens: x.tokens } : {}),
+      };
+      if (await recordSpend(layout, x.key, entry)) n++;
+    }
+  return n;
+}
+
+/** Each refusal as an alert: a warning in the log and a line in the audit log. */
+export async function alertRefusals(layout: StateLayout, refused: readonly Refusal[], logger: Logger) {
+  for (const r of refused) {
+    logger.warning(`verdict for ${r.jobKey} refused, not applied: ${r.reason}`);
+    await audit(layout, 'grading.verdict_refused', { jobKey: r.jobKey, reason: r.reason });
+  }
+}
+
+/**
+ * What the grade job drains: the jobs with a usable verdict, and the pending jobs whose bookbag it
+ * cannot read itself (verification_unavailable needs no judge, N5.3). Everything else stays queued.
+ */
+export async function applicableJobs(
+  layout: StateLayout,
+  queue: QueueState,
+  loaded: LoadedVerdicts,
+  now: Date,
+): Promise<{ keys: Set<string>; unreadable: Map<string, Verdict> }> {
+  const keys = new Set(loaded.entries.keys());
+  const unreadable = new Map<string, Verdict>();
+  for (const key of pendingKeys(queue, now)) {
+    if (keys.has(key)) continue;
+    const read = await readScopedBookbag(layout, queue.jobs[key]!.job);
+    if (!read.ok) {
+      unreadable.set(key, combine([verificationFinding(read)]));
+      keys.add(key);
+    }
+  }
+  return { keys, unreadable };
+}
+
+/** The grade function of the grade job: applies a loaded verdict; runs nothing. */
+export function appliedGrader(loaded: LoadedVerdicts, unreadable: ReadonlyMap<string, Verdict>): GradeFn {
+  return async (job: GradingJob) => {
+    const own = unreadable.get(job.jobKey);
+    if (own) return own;
+    const e = loaded.entries.get(job.jobKey);
+    if (!e) throw new Error(`no verdict for ${job.jobKey} (not claimed: a bug)`);
+    if ('error' in e) throw new Error(`the judge could not grade it: ${e.error}`);
+    return e.verdict;
+  };
+}
