@@ -65554,10 +65554,13 @@ function tampering(wt, changes, protect) {
   });
   const gitlinks = changes.filter((c) => c.oldMode === GITLINK || c.newMode === GITLINK).map((c) => c.path);
   const attributes = changes.filter((c) => (0,external_node_path_namespaceObject.basename)(c.path).toLowerCase() === ".gitattributes").map((c) => c.path);
+  const modules = changes.filter((c) => (0,external_node_path_namespaceObject.basename)(c.path).toLowerCase() === ".gitmodules").map((c) => c.path);
   const reasons = [];
   if (sealed.length) reasons.push(`the patch changes sealed path(s) ${list(sealed)} (grading.sealedProtect)`);
   if (links.length) reasons.push(`the patch adds symlink(s) leading outside the checkout: ${list(links)}`);
   if (gitlinks.length) reasons.push(`the patch adds or changes submodule(s) (gitlink): ${list(gitlinks)}`);
+  if (modules.length)
+    reasons.push(`the patch changes ${list(modules)} (it names submodules' sources and update commands)`);
   if (attributes.length)
     reasons.push(
       `the patch changes ${list(attributes)} (attributes select filters and drivers for git in the checkout)`
@@ -66578,18 +66581,24 @@ async function drain(o) {
       for (const e of failed) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
     }
     if (w.snapshot !== void 0) r.snapshot = w.snapshot;
+    o.progress?.total(r.snapshot);
     candidates = w.remaining;
     r.deadLettered += w.expired.length;
     for (const d of w.expired) logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
     return w.claimed;
   };
   try {
+    if (o.only) {
+      candidates = pendingKeys(ctx.queue.state(), now()).filter(o.only);
+      r.snapshot = candidates.length;
+    }
     let claimed = await settle([], []);
     while (claimed.length > 0) {
       const results = await inPool(claimed, workers, async (job) => {
         try {
           await stage("claimed", job.jobKey);
-          const verdict = await grade(job);
+          o.progress?.started(job.jobKey);
+          const verdict = await grade(job).finally(() => o.progress?.finished(job.jobKey));
           await stage("judged", job.jobKey);
           return { job, verdict };
         } catch (e) {
@@ -66605,6 +66614,7 @@ async function drain(o) {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);
   }
+  o.progress?.stop();
   await finish(o, r, outbox, now);
   return r;
 }
@@ -66622,6 +66632,60 @@ async function finish(o, r, outbox, now) {
   } catch (e) {
     o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
   }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/progress.js
+const systemClock = {
+  now: () => performance.now(),
+  every(ms, fn) {
+    const t = setInterval(fn, ms);
+    t.unref();
+    return { stop: () => clearInterval(t) };
+  }
+};
+function progress_seconds(ms) {
+  const s = Math.round(ms / 1e3);
+  return s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+function drainProgress(o) {
+  const clock = o.clock ?? systemClock;
+  const everyMs = o.everyMs ?? 1e4;
+  let total = 0;
+  let n = 0;
+  const running = /* @__PURE__ */ new Map();
+  let timer;
+  const tick = () => {
+    const now = clock.now();
+    for (const [key, r] of running)
+      o.logger.info(
+        `grading job ${r.index} of ${total} (${key}): judges running for ${progress_seconds(now - r.since)}`
+      );
+  };
+  return {
+    total(t) {
+      total = Math.max(total, t);
+    },
+    started(jobKey) {
+      n++;
+      total = Math.max(total, n);
+      running.set(jobKey, { index: n, since: clock.now() });
+      o.logger.info(`grading job ${n} of ${total}: ${jobKey}`);
+      timer ??= clock.every(everyMs, tick);
+    },
+    finished(jobKey) {
+      running.delete(jobKey);
+      if (running.size === 0) {
+        timer?.stop();
+        timer = void 0;
+      }
+    },
+    stop() {
+      running.clear();
+      timer?.stop();
+      timer = void 0;
+    }
+  };
 }
 
 
@@ -66656,6 +66720,7 @@ function octokitPort(client, repository, o = {}) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/cli/commands/drain.js
+
 
 
 
@@ -66705,7 +66770,17 @@ const drainCommand = {
       ...token ? { token } : {},
       ...repository ? { repository } : {}
     });
-    const result = await drain({ config, layout, logger, github, delivery, maxWorkers, maxAttempts });
+    const result = await drain({
+      config,
+      layout,
+      logger,
+      github,
+      delivery,
+      maxWorkers,
+      maxAttempts,
+      // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
+      progress: drainProgress({ logger })
+    });
     if (values.json) {
       process.stdout.write(redact_redactText(JSON.stringify(result, null, 2)) + "\n");
     } else {

@@ -45322,6 +45322,10 @@ async function writeBlocks(blocks, logger) {
 }
 
 
+;// CONCATENATED MODULE: external "node:os"
+const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
+;// CONCATENATED MODULE: external "node:path"
+const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
 // functions
@@ -54859,8 +54863,6 @@ function preprocess(fn, schema) {
 
 // EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
 var dist = __nccwpck_require__(8815);
-;// CONCATENATED MODULE: external "node:path"
-const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
 const BASE_ENV = [
   "PATH",
@@ -55344,360 +55346,8 @@ function resolveConfig(explicit, overrides = {}) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/schemas/curriculum.js
-
-
-const sanitizeReportSchema = object({
-  bidi: schemas_number(),
-  tag: schemas_number(),
-  zeroWidth: schemas_number(),
-  nul: schemas_number(),
-  control: schemas_number(),
-  surrogate: schemas_number(),
-  truncatedFrom: schemas_number().optional()
-});
-const curriculumItemSchema = object({
-  number: schemas_number().int().positive(),
-  title: schemas_string(),
-  body: schemas_string(),
-  labels: array(schemas_string()),
-  url: schemas_string(),
-  updatedAt: schemas_string(),
-  domain: schemas_string(),
-  difficulty: schemas_number().int().min(1).max(5),
-  role: schemas_enum(ROLES),
-  fences: array(schemas_string()),
-  priority: schemas_number().int().min(0).max(4),
-  size: schemas_number().positive(),
-  weight: schemas_enum(schema_CAPACITY_CLASSES),
-  /** Agent the director asked for; dispatch honours it only within the role's allowlist (N4.3). */
-  forceAgent: schemas_string().optional(),
-  /** GitHub's author_association of the issue's author (the intake trust gate reads it). */
-  authorAssociation: schemas_string().optional(),
-  sanitized: object({ title: sanitizeReportSchema, body: sanitizeReportSchema }),
-  /** SHA-256 of the sanitized title, body and labels: tells a changed issue from an unchanged one. */
-  fingerprint: schemas_string()
-});
-
-
 // EXTERNAL MODULE: external "node:crypto"
 var external_node_crypto_ = __nccwpck_require__(7598);
-;// CONCATENATED MODULE: ./.build/src/state/atomic.js
-
-
-
-
-function atomic_writeFileAtomic(path, data, options = {}) {
-  const durable = options.durable !== false;
-  const dir = (0,external_node_path_namespaceObject.dirname)(path);
-  (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
-  const tmp = (0,external_node_path_namespaceObject.join)(dir, `.${(0,external_node_path_namespaceObject.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
-  const fd = (0,external_node_fs_namespaceObject.openSync)(tmp, "w", 420);
-  try {
-    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    let off = 0;
-    while (off < buf.length) off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
-    if (durable) (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-  } catch (e) {
-    (0,external_node_fs_namespaceObject.closeSync)(fd);
-    try {
-      (0,external_node_fs_namespaceObject.unlinkSync)(tmp);
-    } catch {
-    }
-    throw e;
-  }
-  (0,external_node_fs_namespaceObject.closeSync)(fd);
-  (0,external_node_fs_namespaceObject.renameSync)(tmp, path);
-  if (durable) fsyncDir(dir);
-}
-function fsyncDir(dir) {
-  let fd;
-  try {
-    fd = (0,external_node_fs_namespaceObject.openSync)(dir, "r");
-    (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-  } catch {
-  } finally {
-    if (fd !== void 0) (0,external_node_fs_namespaceObject.closeSync)(fd);
-  }
-}
-function atomic_writeJsonAtomic(path, value, options = {}) {
-  atomic_writeFileAtomic(path, JSON.stringify(redact_redact(value), null, 2) + "\n", options);
-}
-function atomic_writeTextAtomic(path, text) {
-  atomic_writeFileAtomic(path, redactText(text));
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
-
-
-
-
-
-function timestamp() {
-  return (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-");
-}
-function quarantine(path) {
-  const to = `${path}.corrupt-${timestamp()}`;
-  try {
-    (0,external_node_fs_namespaceObject.renameSync)(path, to);
-    fsyncDir((0,external_node_path_namespaceObject.dirname)(path));
-    return to;
-  } catch {
-    return void 0;
-  }
-}
-function readJsonl(path, warn) {
-  let text;
-  try {
-    text = (0,external_node_fs_namespaceObject.readFileSync)(path, "utf8");
-  } catch (e) {
-    if (e.code === "ENOENT") return { records: [], tornTail: false, bytes: 0 };
-    throw e;
-  }
-  return parseJsonl(text, path, warn);
-}
-function parseJsonl(text, path, warn) {
-  const whole = parseWhole(text);
-  if (whole) return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
-  const records = [];
-  let start = 0;
-  let line = 0;
-  let tornTail = false;
-  let bytes = 0;
-  while (start < text.length) {
-    const nl = text.indexOf("\n", start);
-    const end = nl === -1 ? text.length : nl;
-    const raw = text.slice(start, end);
-    line++;
-    if (raw.trim() !== "") {
-      try {
-        records.push(JSON.parse(raw));
-      } catch (e) {
-        if (nl === -1) {
-          tornTail = true;
-          warn?.(
-            `${path}: dropped an unterminated last line (a write was interrupted); earlier records are intact`
-          );
-          break;
-        }
-        const to = quarantine(path);
-        throw new errors_CorruptStateError(path, to, line, e.message);
-      }
-    }
-    if (nl === -1) {
-      bytes = text.length;
-      break;
-    }
-    start = nl + 1;
-    bytes = start;
-  }
-  return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
-}
-function parseWhole(text) {
-  if (text.length === 0) return [];
-  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
-  let lines = 1;
-  for (let i = body.indexOf("\n"); i !== -1; i = body.indexOf("\n", i + 1)) lines++;
-  try {
-    const values = JSON.parse(`[${body.replaceAll("\n", ",")}]`);
-    return values.length === lines ? values : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function appendJsonl(path, records, warn, options = {}) {
-  if (records.length === 0) return void 0;
-  let fd;
-  try {
-    fd = (0,external_node_fs_namespaceObject.openSync)(path, "a+");
-  } catch (e) {
-    if (e.code !== "ENOENT") throw e;
-    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
-    fd = (0,external_node_fs_namespaceObject.openSync)(path, "a+");
-  }
-  try {
-    const size = (0,external_node_fs_namespaceObject.fstatSync)(fd).size;
-    let repaired = false;
-    let prefix = "";
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      (0,external_node_fs_namespaceObject.readSync)(fd, last, 0, 1, size - 1);
-      if (last[0] !== 10) {
-        const tail = lastLine(fd, size);
-        repaired = true;
-        try {
-          JSON.parse(tail.text);
-          prefix = "\n";
-        } catch {
-          (0,external_node_fs_namespaceObject.ftruncateSync)(fd, tail.start);
-          warn?.(`${path}: cut an unterminated last line left by an interrupted write`);
-        }
-      }
-    }
-    const encode = options.redacted ? (r) => JSON.stringify(r) : (r) => JSON.stringify(redact_redact(r));
-    const body = prefix + records.map(encode).join("\n") + "\n";
-    const buf = Buffer.from(body, "utf8");
-    let off = 0;
-    while (off < buf.length) off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
-    if (options.sync !== false) (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-    return {
-      start: size,
-      end: size + buf.length,
-      repaired,
-      tail: buf.subarray(Math.max(0, buf.length - 64))
-    };
-  } finally {
-    (0,external_node_fs_namespaceObject.closeSync)(fd);
-  }
-}
-function syncFile(path) {
-  let fd;
-  try {
-    fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
-  } catch (e) {
-    if (e.code === "ENOENT") return;
-    throw e;
-  }
-  try {
-    (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-  } finally {
-    (0,external_node_fs_namespaceObject.closeSync)(fd);
-  }
-}
-function lastLine(fd, size) {
-  const chunk = 64 * 1024;
-  let pos = size;
-  const parts = [];
-  while (pos > 0) {
-    const len = Math.min(chunk, pos);
-    pos -= len;
-    const buf = Buffer.alloc(len);
-    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, len, pos);
-    const nl = buf.lastIndexOf(10);
-    if (nl !== -1) {
-      parts.unshift(buf.subarray(nl + 1));
-      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
-    }
-    parts.unshift(buf);
-  }
-  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/curriculum/store.js
-
-
-
-
-
-
-
-const curriculumMetaSchema = object({
-  /** 2: items carry the author's association (the intake trust gate); a version-1 cursor refetches. */
-  version: literal(2),
-  source: schemas_enum(["github", "file"]),
-  query: schemas_string(),
-  /** `since` of the conditional incremental request; null: next fetch is a full listing. */
-  since: schemas_string().nullable(),
-  /** ETag of page 1 of the incremental request at `since` (github) or SHA-256 of the file (file). */
-  etag: schemas_string().nullable(),
-  lastPollStartedAt: schemas_string(),
-  lastFullAt: schemas_string().nullable()
-});
-function readCurriculumFile(layout, warn) {
-  const { records } = readJsonl(layout.file("curriculum"), warn);
-  const items = [];
-  const invalid = [];
-  for (const [i, r] of records.entries()) {
-    const parsed = curriculumItemSchema.safeParse(r);
-    if (parsed.success) items.push(parsed.data);
-    else invalid.push(i + 1);
-  }
-  return { items, invalid };
-}
-function readCurriculumStrict(layout) {
-  const { items, invalid } = readCurriculumFile(layout);
-  if (invalid.length)
-    throw new ConfigError(
-      `${layout.file("curriculum")}: line ${invalid[0]} is not a curriculum item (${invalid.length} such line(s)); run fetch-curriculum again to rebuild it`
-    );
-  return items;
-}
-function readCurriculum(layout, logger) {
-  const path = layout.file("curriculum");
-  try {
-    const { items: list, invalid } = readCurriculumFile(layout, (m) => logger.warning(m));
-    if (invalid.length) {
-      logger.warning(
-        `${path}: line ${invalid[0]} is not a curriculum item; rebuilding the curriculum from a full listing`
-      );
-      return void 0;
-    }
-    const items = /* @__PURE__ */ new Map();
-    for (const item of list) items.set(item.number, item);
-    return items;
-  } catch (e) {
-    if (e instanceof CorruptStateError) {
-      logger.warning(`${e.message} The curriculum is rebuilt from a full listing.`);
-      return void 0;
-    }
-    throw e;
-  }
-}
-function readMeta(layout, logger) {
-  const path = layout.file("curriculumMeta");
-  let text;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    if (e.code === "ENOENT") return void 0;
-    throw e;
-  }
-  try {
-    return curriculumMetaSchema.parse(JSON.parse(text));
-  } catch {
-    logger.warning(`${path} is not valid fetch metadata; the next listing is a full one`);
-    return void 0;
-  }
-}
-function serializeCurriculum(items) {
-  const sorted = [...items].sort((a, b) => a.number - b.number);
-  return sorted.map((i) => JSON.stringify(redact(i))).join("\n") + (sorted.length ? "\n" : "");
-}
-function writeCurriculum(layout, items) {
-  const path = layout.file("curriculum");
-  const text = serializeCurriculum(items);
-  try {
-    if (readFileSync(path, "utf8") === text) return false;
-  } catch {
-  }
-  writeFileAtomic(path, text);
-  return true;
-}
-function writeMeta(layout, meta) {
-  writeJsonAtomic(layout.file("curriculumMeta"), meta);
-}
-function diffCurricula(before, after) {
-  let added = 0;
-  let changed = 0;
-  let removed = 0;
-  for (const [n, item] of after) {
-    const old = before.get(n);
-    if (!old) added++;
-    else if (comparable(old) !== comparable(item)) changed++;
-  }
-  for (const n of before.keys()) if (!after.has(n)) removed++;
-  return { added, changed, removed };
-}
-function comparable(item) {
-  const { updatedAt: _u, ...rest } = item;
-  return JSON.stringify(rest);
-}
-
-
-;// CONCATENATED MODULE: external "node:os"
-const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
 ;// CONCATENATED MODULE: external "node:child_process"
 const external_node_child_process_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:child_process");
 ;// CONCATENATED MODULE: ./.build/src/process/group.js
@@ -55999,7 +55649,7 @@ async function gitBytes(args, o) {
     throw new GitError(args, o.cwd, r.exitCode, r.spawnError ?? r.stderr.toString("utf8"));
   return r.stdout;
 }
-async function git(cwd, ...args) {
+async function git_git(cwd, ...args) {
   return (await gitBytes(args, { cwd })).toString("utf8");
 }
 function authEnv(token) {
@@ -56012,6 +55662,810 @@ function authEnv(token) {
     GIT_CONFIG_KEY_0: "http.extraheader",
     GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`
   };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/process/liveness.js
+
+function liveness_processStart(pid) {
+  try {
+    const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return rest[19];
+  } catch {
+    return void 0;
+  }
+}
+function pidExists(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+function isRunning(pid) {
+  return pidExists(pid) && !isZombie(pid);
+}
+function isZombie(pid) {
+  try {
+    const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+function liveness_isSameProcess(pid, start) {
+  if (!isRunning(pid)) return false;
+  if (start === void 0) return true;
+  const now = liveness_processStart(pid);
+  return now === void 0 || now === start;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/state/lock.js
+
+
+
+
+
+
+const LOCK_OPTIONS = {
+  /** Age after which a lock without a readable owner record (or a takeover lock) is stale, ms. */
+  stale: 1e4,
+  retry: { minMs: 2, maxMs: 100, factor: 2 },
+  /** How long a waiter keeps trying before it gives up, ms. */
+  waitMs: 12e4
+};
+const OWNER = "owner";
+function pidNamespace() {
+  try {
+    return (0,external_node_fs_namespaceObject.readlinkSync)("/proc/self/ns/pid");
+  } catch {
+    return void 0;
+  }
+}
+const lock_self = { host: (0,external_node_os_namespaceObject.hostname)(), pidns: pidNamespace(), pid: process.pid, start: liveness_processStart(process.pid) };
+const clock = () => Number(process.hrtime.bigint()) / 1e6;
+async function withLock(target, fn) {
+  const path = `${target}.lock`;
+  const started = clock();
+  const owner = { ...lock_self, token: (0,external_node_crypto_.randomBytes)(8).toString("hex"), since: (/* @__PURE__ */ new Date()).toISOString() };
+  for (let attempt = 0; !take(path, owner); attempt++) {
+    const holder = readOwner(path);
+    if (gone(path, holder)) {
+      breakStale(path);
+      continue;
+    }
+    if (clock() - started > LOCK_OPTIONS.waitMs) {
+      const who = holder ? ` (pid ${holder.pid} on ${holder.host}, since ${holder.since})` : "";
+      throw new LockError(
+        `could not lock ${target}: another school process holds it${who}. Retry when it ends; if that process is gone, remove ${path}.`
+      );
+    }
+    await new Promise((r) => setTimeout(r, backoff(attempt)));
+  }
+  try {
+    const result = await fn({ waitedMs: clock() - started });
+    if (readOwner(path)?.token !== owner.token)
+      throw new LockError(`lock on ${target} was taken over while held`);
+    return result;
+  } finally {
+    if (readOwner(path)?.token === owner.token) remove(path);
+  }
+}
+function backoff(attempt) {
+  const { minMs, maxMs, factor } = LOCK_OPTIONS.retry;
+  const base = Math.min(maxMs, minMs * factor ** attempt);
+  return base / 2 + Math.random() * base / 2;
+}
+function take(path, owner) {
+  try {
+    (0,external_node_fs_namespaceObject.mkdirSync)(path);
+  } catch (e) {
+    const code = e.code;
+    if (code === "EEXIST") return false;
+    if (code !== "ENOENT")
+      throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+    return take(path, owner);
+  }
+  try {
+    (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(path, OWNER), JSON.stringify(owner));
+  } catch (e) {
+    remove(path);
+    throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
+  }
+  return true;
+}
+function readOwner(path) {
+  try {
+    const o = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(path, OWNER), "utf8"));
+    return typeof o.pid === "number" && typeof o.host === "string" ? o : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function gone(path, holder) {
+  if (holder) {
+    if (holder.host !== lock_self.host || holder.pidns !== lock_self.pidns) return false;
+    return !liveness_isSameProcess(holder.pid, holder.start);
+  }
+  return olderThanStale(path);
+}
+function olderThanStale(path) {
+  const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
+  return st !== void 0 && Date.now() - st.mtimeMs > LOCK_OPTIONS.stale;
+}
+function breakStale(path) {
+  const breaker = `${path.slice(0, -".lock".length)}.break.lock`;
+  try {
+    (0,external_node_fs_namespaceObject.mkdirSync)(breaker);
+  } catch {
+    if (olderThanStale(breaker)) rmdirQuietly(breaker);
+    return;
+  }
+  try {
+    if (gone(path, readOwner(path))) remove(path);
+  } finally {
+    rmdirQuietly(breaker);
+  }
+}
+function remove(path) {
+  (0,external_node_fs_namespaceObject.rmSync)(path, { recursive: true, force: true });
+}
+function rmdirQuietly(path) {
+  try {
+    (0,external_node_fs_namespaceObject.rmdirSync)(path);
+  } catch {
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/state/atomic.js
+
+
+
+
+function atomic_writeFileAtomic(path, data, options = {}) {
+  const durable = options.durable !== false;
+  const dir = (0,external_node_path_namespaceObject.dirname)(path);
+  (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
+  const tmp = (0,external_node_path_namespaceObject.join)(dir, `.${(0,external_node_path_namespaceObject.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
+  const fd = (0,external_node_fs_namespaceObject.openSync)(tmp, "w", 420);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let off = 0;
+    while (off < buf.length) off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
+    if (durable) (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+  } catch (e) {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+    try {
+      (0,external_node_fs_namespaceObject.unlinkSync)(tmp);
+    } catch {
+    }
+    throw e;
+  }
+  (0,external_node_fs_namespaceObject.closeSync)(fd);
+  (0,external_node_fs_namespaceObject.renameSync)(tmp, path);
+  if (durable) fsyncDir(dir);
+}
+function fsyncDir(dir) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(dir, "r");
+    (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+  } catch {
+  } finally {
+    if (fd !== void 0) (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function atomic_writeJsonAtomic(path, value, options = {}) {
+  atomic_writeFileAtomic(path, JSON.stringify(redact_redact(value), null, 2) + "\n", options);
+}
+function atomic_writeTextAtomic(path, text) {
+  atomic_writeFileAtomic(path, redactText(text));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/git-guard.js
+
+
+
+
+const CONTROL_FILES = (/* unused pure expression or super */ null && ([
+  "config",
+  "config.worktree",
+  "info/attributes",
+  "info/exclude",
+  "objects/info/alternates"
+]));
+const SCHOOL_REFS = /^refs\/(heads\/school\/|school-delivery\/)/;
+async function gitCommonDir(repoPath) {
+  const out = (await git_git(repoPath, "rev-parse", "--git-common-dir")).trim();
+  return (0,external_node_path_namespaceObject.isAbsolute)(out) ? out : (0,external_node_path_namespaceObject.resolve)(repoPath, out);
+}
+function readControl(path) {
+  try {
+    if (!lstatSync(path).isFile()) return null;
+    return readFileSync(path);
+  } catch {
+    return null;
+  }
+}
+function present(path) {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function listHooks(dir) {
+  try {
+    return readdirSync(dir).filter((f) => {
+      const st = lstatSync(join(dir, f));
+      return st.isFile() || st.isSymbolicLink();
+    });
+  } catch {
+    return [];
+  }
+}
+async function listRefs(commonDir) {
+  const out = await git(commonDir, "for-each-ref", "--format=%(refname) %(objectname)");
+  const refs = {};
+  for (const line of out.split("\n")) {
+    const [name, sha] = line.split(" ");
+    if (name && sha && !SCHOOL_REFS.test(name)) refs[name] = sha;
+  }
+  return refs;
+}
+async function captureBaseline(repoPath) {
+  const commonDir = await gitCommonDir(repoPath);
+  const hooks = {};
+  for (const f of listHooks(join(commonDir, "hooks"))) {
+    const p = join(commonDir, "hooks", f);
+    const content = readControl(p);
+    if (content) hooks[f] = { content: content.toString("base64"), mode: lstatSync(p).mode & 511 };
+  }
+  const files = {};
+  for (const f of CONTROL_FILES) files[f] = readControl(join(commonDir, f))?.toString("base64") ?? null;
+  return { commonDir, files, hooks, refs: await listRefs(commonDir) };
+}
+function baselinePath(runtimeDir, daemon) {
+  return join(runtimeDir, "git-baseline", `${daemon}.json`);
+}
+function writeBaseline(path, b) {
+  writeJsonAtomic(path, b);
+}
+function readBaseline(path) {
+  try {
+    const b = JSON.parse(readFileSync(path, "utf8"));
+    return b && typeof b.files === "object" && typeof b.refs === "object" ? b : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function put(path, content, mode) {
+  rmSync(path, { recursive: true, force: true });
+  if (content === null) return;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content, mode === void 0 ? {} : { mode });
+}
+async function restoreBaseline(b) {
+  const changed = [];
+  for (const [f, want] of Object.entries(b.files)) {
+    const p = join(b.commonDir, f);
+    const have = readControl(p);
+    const wanted = want === null ? null : Buffer.from(want, "base64");
+    const same = have === null ? wanted === null && !present(p) : wanted !== null && have.equals(wanted);
+    if (same) continue;
+    changed.push(f);
+    put(p, wanted);
+  }
+  const hooksDir = join(b.commonDir, "hooks");
+  if (present(hooksDir) && !lstatSync(hooksDir).isDirectory()) {
+    changed.push("hooks");
+    rmSync(hooksDir, { force: true });
+  }
+  for (const f of listHooks(hooksDir)) {
+    const p = join(hooksDir, f);
+    const want = b.hooks[f];
+    const have = readControl(p);
+    if (want && have && have.toString("base64") === want.content && (lstatSync(p).mode & 511) === want.mode)
+      continue;
+    changed.push(`hooks/${f}`);
+    put(p, want ? Buffer.from(want.content, "base64") : null, want?.mode);
+  }
+  for (const [f, want] of Object.entries(b.hooks)) {
+    const p = join(hooksDir, f);
+    if (present(p)) continue;
+    put(p, Buffer.from(want.content, "base64"), want.mode);
+    changed.push(`hooks/${f}`);
+  }
+  let admins = [];
+  try {
+    admins = readdirSync(join(b.commonDir, "worktrees"));
+  } catch {
+  }
+  for (const w of admins) {
+    const p = join(b.commonDir, "worktrees", w, "config.worktree");
+    if (present(p)) {
+      rmSync(p, { recursive: true, force: true });
+      changed.push(`worktrees/${w}/config.worktree`);
+    }
+  }
+  const refs = await listRefs(b.commonDir).catch(() => void 0);
+  if (refs) {
+    for (const [name, sha] of Object.entries(b.refs)) {
+      if (refs[name] === sha) continue;
+      changed.push(name);
+      await git(b.commonDir, "update-ref", "--no-deref", name, sha);
+    }
+    for (const name of Object.keys(refs)) {
+      if (name in b.refs) continue;
+      changed.push(name);
+      await git(b.commonDir, "update-ref", "--no-deref", "-d", name);
+    }
+  }
+  return changed;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
+
+
+
+
+
+
+
+const clean_checkout_git = async (cwd, args) => {
+  const r = await runGit(args, { cwd, timeoutMs: 3e5 });
+  return {
+    ok: r.exitCode === 0,
+    output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
+    stdout: r.stdout
+  };
+};
+async function addCheckout(repo, dir, base) {
+  const wt = (0,external_node_path_namespaceObject.join)(dir, `checkout-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
+  const common = await gitCommonDir(repo);
+  const add = await withLock(
+    (0,external_node_path_namespaceObject.join)(common, "school-worktree-admin"),
+    () => clean_checkout_git(repo, ["worktree", "add", "--detach", "--quiet", wt, base])
+  );
+  if (!add.ok) throw new Error(`could not check out the base ${base.slice(0, 12)}: ${add.output.trim()}`);
+  return wt;
+}
+async function removeCheckout(repo, wt) {
+  await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
+  (0,external_node_fs_namespaceObject.rmSync)(wt, { recursive: true, force: true });
+}
+const keys = /* @__PURE__ */ new Map();
+function depsKey(o) {
+  const install = o.config.dispatch.install;
+  const id = `${(0,external_node_path_namespaceObject.resolve)(o.config.repoPath)}\0${o.baseSha}\0${JSON.stringify(install)}`;
+  let key = keys.get(id);
+  if (!key) {
+    key = clean_checkout_git(o.config.repoPath, [
+      "ls-tree",
+      "-z",
+      "--full-tree",
+      o.baseSha,
+      "--",
+      ...install.lockfiles
+    ]).then((listed) => {
+      if (!listed.ok) throw new Error(`could not read the lockfiles at the base: ${listed.output.trim()}`);
+      return (0,external_node_crypto_.createHash)("sha256").update(`${id}\0`).update(listed.stdout).digest("hex").slice(0, 32);
+    });
+    keys.set(id, key);
+    key.catch(() => keys.delete(id));
+  }
+  return key;
+}
+async function dependencies(o, env) {
+  const install = o.config.dispatch.install;
+  if (!install) return void 0;
+  const dir = (0,external_node_path_namespaceObject.join)(o.depsRoot, await depsKey(o));
+  if ((0,external_node_fs_namespaceObject.existsSync)(dir)) return dir;
+  (0,external_node_fs_namespaceObject.mkdirSync)(o.depsRoot, { recursive: true });
+  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.depsRoot, ".install-"));
+  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
+  const wt = await addCheckout(repo, work, o.baseSha);
+  try {
+    (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `[school] installing dependencies at the base: ${install.command.join(" ")}
+`);
+    const started = await o.sandbox.confine(install.command, env, {
+      cwd: wt,
+      writable: [wt],
+      home: o.sandbox.freshHome("install"),
+      allow: o.config.sandbox.allow
+    });
+    const r = await runProcess(started.argv, {
+      cwd: wt,
+      env: started.env,
+      logFile: o.logFile,
+      timeoutMs: o.timeoutMs,
+      graceMs: o.graceMs
+    });
+    if (r.spawnError || r.timedOut || r.exitCode !== 0)
+      throw new Error(
+        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`
+      );
+    const kept = (0,external_node_path_namespaceObject.join)(work, "kept");
+    (0,external_node_fs_namespaceObject.mkdirSync)(kept);
+    for (const p of install.paths) {
+      if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(wt, p))) continue;
+      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(kept, p, ".."), { recursive: true });
+      (0,external_node_fs_namespaceObject.renameSync)((0,external_node_path_namespaceObject.join)(wt, p), (0,external_node_path_namespaceObject.join)(kept, p));
+    }
+    try {
+      (0,external_node_fs_namespaceObject.renameSync)(kept, dir);
+    } catch (e) {
+      if (!(0,external_node_fs_namespaceObject.existsSync)(dir)) throw e;
+    }
+    return dir;
+  } finally {
+    await removeCheckout(repo, wt);
+    (0,external_node_fs_namespaceObject.rmSync)(work, { recursive: true, force: true });
+  }
+}
+async function verifyOnCleanCheckout(o, verify, env) {
+  const failed = (why) => {
+    (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `[school] verification could not run: ${why}
+`);
+    return { exitCode: null, timedOut: false, durationMs: 0 };
+  };
+  (0,external_node_fs_namespaceObject.mkdirSync)(o.scratch, { recursive: true });
+  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
+  let deps;
+  try {
+    deps = await dependencies(o, env);
+  } catch (e) {
+    return failed(e.message);
+  }
+  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.scratch, "verify-"));
+  let wt;
+  try {
+    wt = await addCheckout(repo, work, o.baseSha);
+    if (o.patch.trim()) {
+      const file = (0,external_node_path_namespaceObject.join)(work, "crew.patch");
+      (0,external_node_fs_namespaceObject.writeFileSync)(file, o.patch);
+      const applied = await clean_checkout_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
+      if (!applied.ok) return failed(`the change does not apply at the base: ${applied.output.trim()}`);
+    }
+    const shown = (o.config.dispatch.install?.paths ?? []).filter((p) => deps && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(deps, p))).map((p) => {
+      if (o.sandbox.confined) (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(wt, p), { recursive: true });
+      else (0,external_node_fs_namespaceObject.symlinkSync)((0,external_node_path_namespaceObject.join)(deps, p), (0,external_node_path_namespaceObject.join)(wt, p));
+      return { source: (0,external_node_path_namespaceObject.join)(deps, p), path: (0,external_node_path_namespaceObject.join)(wt, p) };
+    });
+    const started = await o.sandbox.confine(verify, env, {
+      cwd: wt,
+      readOnly: [wt],
+      readOnlyAt: shown,
+      home: o.sandbox.freshHome("verify"),
+      allow: o.config.sandbox.allow
+    });
+    return await runProcess(started.argv, {
+      cwd: wt,
+      env: started.env,
+      logFile: o.logFile,
+      timeoutMs: o.timeoutMs,
+      graceMs: o.graceMs
+    });
+  } catch (e) {
+    if (e.name === "ProgramNotFoundError") return failed(`\`${verify[0]}\` was not found on PATH`);
+    return failed(e.message);
+  } finally {
+    if (wt) await removeCheckout(repo, wt);
+    (0,external_node_fs_namespaceObject.rmSync)(work, { recursive: true, force: true });
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/schemas/curriculum.js
+
+
+const sanitizeReportSchema = object({
+  bidi: schemas_number(),
+  tag: schemas_number(),
+  zeroWidth: schemas_number(),
+  nul: schemas_number(),
+  control: schemas_number(),
+  surrogate: schemas_number(),
+  truncatedFrom: schemas_number().optional()
+});
+const curriculumItemSchema = object({
+  number: schemas_number().int().positive(),
+  title: schemas_string(),
+  body: schemas_string(),
+  labels: array(schemas_string()),
+  url: schemas_string(),
+  updatedAt: schemas_string(),
+  domain: schemas_string(),
+  difficulty: schemas_number().int().min(1).max(5),
+  role: schemas_enum(ROLES),
+  fences: array(schemas_string()),
+  priority: schemas_number().int().min(0).max(4),
+  size: schemas_number().positive(),
+  weight: schemas_enum(schema_CAPACITY_CLASSES),
+  /** Agent the director asked for; dispatch honours it only within the role's allowlist (N4.3). */
+  forceAgent: schemas_string().optional(),
+  /** GitHub's author_association of the issue's author (the intake trust gate reads it). */
+  authorAssociation: schemas_string().optional(),
+  sanitized: object({ title: sanitizeReportSchema, body: sanitizeReportSchema }),
+  /** SHA-256 of the sanitized title, body and labels: tells a changed issue from an unchanged one. */
+  fingerprint: schemas_string()
+});
+
+
+;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
+
+
+
+
+
+function timestamp() {
+  return (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-");
+}
+function quarantine(path) {
+  const to = `${path}.corrupt-${timestamp()}`;
+  try {
+    (0,external_node_fs_namespaceObject.renameSync)(path, to);
+    fsyncDir((0,external_node_path_namespaceObject.dirname)(path));
+    return to;
+  } catch {
+    return void 0;
+  }
+}
+function readJsonl(path, warn) {
+  let text;
+  try {
+    text = (0,external_node_fs_namespaceObject.readFileSync)(path, "utf8");
+  } catch (e) {
+    if (e.code === "ENOENT") return { records: [], tornTail: false, bytes: 0 };
+    throw e;
+  }
+  return parseJsonl(text, path, warn);
+}
+function parseJsonl(text, path, warn) {
+  const whole = parseWhole(text);
+  if (whole) return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
+  const records = [];
+  let start = 0;
+  let line = 0;
+  let tornTail = false;
+  let bytes = 0;
+  while (start < text.length) {
+    const nl = text.indexOf("\n", start);
+    const end = nl === -1 ? text.length : nl;
+    const raw = text.slice(start, end);
+    line++;
+    if (raw.trim() !== "") {
+      try {
+        records.push(JSON.parse(raw));
+      } catch (e) {
+        if (nl === -1) {
+          tornTail = true;
+          warn?.(
+            `${path}: dropped an unterminated last line (a write was interrupted); earlier records are intact`
+          );
+          break;
+        }
+        const to = quarantine(path);
+        throw new errors_CorruptStateError(path, to, line, e.message);
+      }
+    }
+    if (nl === -1) {
+      bytes = text.length;
+      break;
+    }
+    start = nl + 1;
+    bytes = start;
+  }
+  return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
+}
+function parseWhole(text) {
+  if (text.length === 0) return [];
+  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+  let lines = 1;
+  for (let i = body.indexOf("\n"); i !== -1; i = body.indexOf("\n", i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${body.replaceAll("\n", ",")}]`);
+    return values.length === lines ? values : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function appendJsonl(path, records, warn, options = {}) {
+  if (records.length === 0) return void 0;
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, "a+");
+  } catch (e) {
+    if (e.code !== "ENOENT") throw e;
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, "a+");
+  }
+  try {
+    const size = (0,external_node_fs_namespaceObject.fstatSync)(fd).size;
+    let repaired = false;
+    let prefix = "";
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      (0,external_node_fs_namespaceObject.readSync)(fd, last, 0, 1, size - 1);
+      if (last[0] !== 10) {
+        const tail = lastLine(fd, size);
+        repaired = true;
+        try {
+          JSON.parse(tail.text);
+          prefix = "\n";
+        } catch {
+          (0,external_node_fs_namespaceObject.ftruncateSync)(fd, tail.start);
+          warn?.(`${path}: cut an unterminated last line left by an interrupted write`);
+        }
+      }
+    }
+    const encode = options.redacted ? (r) => JSON.stringify(r) : (r) => JSON.stringify(redact_redact(r));
+    const body = prefix + records.map(encode).join("\n") + "\n";
+    const buf = Buffer.from(body, "utf8");
+    let off = 0;
+    while (off < buf.length) off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
+    if (options.sync !== false) (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+    return {
+      start: size,
+      end: size + buf.length,
+      repaired,
+      tail: buf.subarray(Math.max(0, buf.length - 64))
+    };
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function syncFile(path) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT") return;
+    throw e;
+  }
+  try {
+    (0,external_node_fs_namespaceObject.fsyncSync)(fd);
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function lastLine(fd, size) {
+  const chunk = 64 * 1024;
+  let pos = size;
+  const parts = [];
+  while (pos > 0) {
+    const len = Math.min(chunk, pos);
+    pos -= len;
+    const buf = Buffer.alloc(len);
+    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, len, pos);
+    const nl = buf.lastIndexOf(10);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
+    }
+    parts.unshift(buf);
+  }
+  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/store.js
+
+
+
+
+
+
+
+const curriculumMetaSchema = object({
+  /** 2: items carry the author's association (the intake trust gate); a version-1 cursor refetches. */
+  version: literal(2),
+  source: schemas_enum(["github", "file"]),
+  query: schemas_string(),
+  /** `since` of the conditional incremental request; null: next fetch is a full listing. */
+  since: schemas_string().nullable(),
+  /** ETag of page 1 of the incremental request at `since` (github) or SHA-256 of the file (file). */
+  etag: schemas_string().nullable(),
+  lastPollStartedAt: schemas_string(),
+  lastFullAt: schemas_string().nullable()
+});
+function readCurriculumFile(layout, warn) {
+  const { records } = readJsonl(layout.file("curriculum"), warn);
+  const items = [];
+  const invalid = [];
+  for (const [i, r] of records.entries()) {
+    const parsed = curriculumItemSchema.safeParse(r);
+    if (parsed.success) items.push(parsed.data);
+    else invalid.push(i + 1);
+  }
+  return { items, invalid };
+}
+function readCurriculumStrict(layout) {
+  const { items, invalid } = readCurriculumFile(layout);
+  if (invalid.length)
+    throw new ConfigError(
+      `${layout.file("curriculum")}: line ${invalid[0]} is not a curriculum item (${invalid.length} such line(s)); run fetch-curriculum again to rebuild it`
+    );
+  return items;
+}
+function readCurriculum(layout, logger) {
+  const path = layout.file("curriculum");
+  try {
+    const { items: list, invalid } = readCurriculumFile(layout, (m) => logger.warning(m));
+    if (invalid.length) {
+      logger.warning(
+        `${path}: line ${invalid[0]} is not a curriculum item; rebuilding the curriculum from a full listing`
+      );
+      return void 0;
+    }
+    const items = /* @__PURE__ */ new Map();
+    for (const item of list) items.set(item.number, item);
+    return items;
+  } catch (e) {
+    if (e instanceof CorruptStateError) {
+      logger.warning(`${e.message} The curriculum is rebuilt from a full listing.`);
+      return void 0;
+    }
+    throw e;
+  }
+}
+function readMeta(layout, logger) {
+  const path = layout.file("curriculumMeta");
+  let text;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if (e.code === "ENOENT") return void 0;
+    throw e;
+  }
+  try {
+    return curriculumMetaSchema.parse(JSON.parse(text));
+  } catch {
+    logger.warning(`${path} is not valid fetch metadata; the next listing is a full one`);
+    return void 0;
+  }
+}
+function serializeCurriculum(items) {
+  const sorted = [...items].sort((a, b) => a.number - b.number);
+  return sorted.map((i) => JSON.stringify(redact(i))).join("\n") + (sorted.length ? "\n" : "");
+}
+function writeCurriculum(layout, items) {
+  const path = layout.file("curriculum");
+  const text = serializeCurriculum(items);
+  try {
+    if (readFileSync(path, "utf8") === text) return false;
+  } catch {
+  }
+  writeFileAtomic(path, text);
+  return true;
+}
+function writeMeta(layout, meta) {
+  writeJsonAtomic(layout.file("curriculumMeta"), meta);
+}
+function diffCurricula(before, after) {
+  let added = 0;
+  let changed = 0;
+  let removed = 0;
+  for (const [n, item] of after) {
+    const old = before.get(n);
+    if (!old) added++;
+    else if (comparable(old) !== comparable(item)) changed++;
+  }
+  for (const n of before.keys()) if (!after.has(n)) removed++;
+  return { added, changed, removed };
+}
+function comparable(item) {
+  const { updatedAt: _u, ...rest } = item;
+  return JSON.stringify(rest);
 }
 
 
@@ -61494,164 +61948,6 @@ const schema_bookbagSchema = object({
 const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
 
 
-;// CONCATENATED MODULE: ./.build/src/process/liveness.js
-
-function liveness_processStart(pid) {
-  try {
-    const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return rest[19];
-  } catch {
-    return void 0;
-  }
-}
-function pidExists(pid) {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return e.code === "EPERM";
-  }
-}
-function isRunning(pid) {
-  return pidExists(pid) && !isZombie(pid);
-}
-function isZombie(pid) {
-  try {
-    const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return false;
-  }
-}
-function liveness_isSameProcess(pid, start) {
-  if (!isRunning(pid)) return false;
-  if (start === void 0) return true;
-  const now = liveness_processStart(pid);
-  return now === void 0 || now === start;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/state/lock.js
-
-
-
-
-
-
-const LOCK_OPTIONS = {
-  /** Age after which a lock without a readable owner record (or a takeover lock) is stale, ms. */
-  stale: 1e4,
-  retry: { minMs: 2, maxMs: 100, factor: 2 },
-  /** How long a waiter keeps trying before it gives up, ms. */
-  waitMs: 12e4
-};
-const OWNER = "owner";
-function pidNamespace() {
-  try {
-    return (0,external_node_fs_namespaceObject.readlinkSync)("/proc/self/ns/pid");
-  } catch {
-    return void 0;
-  }
-}
-const lock_self = { host: (0,external_node_os_namespaceObject.hostname)(), pidns: pidNamespace(), pid: process.pid, start: liveness_processStart(process.pid) };
-const clock = () => Number(process.hrtime.bigint()) / 1e6;
-async function withLock(target, fn) {
-  const path = `${target}.lock`;
-  const started = clock();
-  const owner = { ...lock_self, token: (0,external_node_crypto_.randomBytes)(8).toString("hex"), since: (/* @__PURE__ */ new Date()).toISOString() };
-  for (let attempt = 0; !take(path, owner); attempt++) {
-    const holder = readOwner(path);
-    if (gone(path, holder)) {
-      breakStale(path);
-      continue;
-    }
-    if (clock() - started > LOCK_OPTIONS.waitMs) {
-      const who = holder ? ` (pid ${holder.pid} on ${holder.host}, since ${holder.since})` : "";
-      throw new LockError(
-        `could not lock ${target}: another school process holds it${who}. Retry when it ends; if that process is gone, remove ${path}.`
-      );
-    }
-    await new Promise((r) => setTimeout(r, backoff(attempt)));
-  }
-  try {
-    const result = await fn({ waitedMs: clock() - started });
-    if (readOwner(path)?.token !== owner.token)
-      throw new LockError(`lock on ${target} was taken over while held`);
-    return result;
-  } finally {
-    if (readOwner(path)?.token === owner.token) remove(path);
-  }
-}
-function backoff(attempt) {
-  const { minMs, maxMs, factor } = LOCK_OPTIONS.retry;
-  const base = Math.min(maxMs, minMs * factor ** attempt);
-  return base / 2 + Math.random() * base / 2;
-}
-function take(path, owner) {
-  try {
-    (0,external_node_fs_namespaceObject.mkdirSync)(path);
-  } catch (e) {
-    const code = e.code;
-    if (code === "EEXIST") return false;
-    if (code !== "ENOENT")
-      throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
-    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
-    return take(path, owner);
-  }
-  try {
-    (0,external_node_fs_namespaceObject.writeFileSync)((0,external_node_path_namespaceObject.join)(path, OWNER), JSON.stringify(owner));
-  } catch (e) {
-    remove(path);
-    throw new LockError(`could not lock ${path}: ${e.message}`, { cause: e });
-  }
-  return true;
-}
-function readOwner(path) {
-  try {
-    const o = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(path, OWNER), "utf8"));
-    return typeof o.pid === "number" && typeof o.host === "string" ? o : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function gone(path, holder) {
-  if (holder) {
-    if (holder.host !== lock_self.host || holder.pidns !== lock_self.pidns) return false;
-    return !liveness_isSameProcess(holder.pid, holder.start);
-  }
-  return olderThanStale(path);
-}
-function olderThanStale(path) {
-  const st = (0,external_node_fs_namespaceObject.statSync)(path, { throwIfNoEntry: false });
-  return st !== void 0 && Date.now() - st.mtimeMs > LOCK_OPTIONS.stale;
-}
-function breakStale(path) {
-  const breaker = `${path.slice(0, -".lock".length)}.break.lock`;
-  try {
-    (0,external_node_fs_namespaceObject.mkdirSync)(breaker);
-  } catch {
-    if (olderThanStale(breaker)) rmdirQuietly(breaker);
-    return;
-  }
-  try {
-    if (gone(path, readOwner(path))) remove(path);
-  } finally {
-    rmdirQuietly(breaker);
-  }
-}
-function remove(path) {
-  (0,external_node_fs_namespaceObject.rmSync)(path, { recursive: true, force: true });
-}
-function rmdirQuietly(path) {
-  try {
-    (0,external_node_fs_namespaceObject.rmdirSync)(path);
-  } catch {
-  }
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/state/audit.js
 
 
@@ -63145,7 +63441,7 @@ function runnerRoots() {
 
 ;// CONCATENATED MODULE: ./.build/src/grading/verdict.js
 
-const JUDGES = (/* unused pure expression or super */ null && (["verification", "sealed", "reviewer", "rubric"]));
+const JUDGES = ["verification", "sealed", "reviewer", "rubric"];
 const reviewerVerdictSchema = strictObject({
   approve: schemas_boolean(),
   score: schemas_number().min(0).max(1),
@@ -64267,10 +64563,13 @@ function tampering(wt, changes, protect) {
   });
   const gitlinks = changes.filter((c) => c.oldMode === GITLINK || c.newMode === GITLINK).map((c) => c.path);
   const attributes = changes.filter((c) => (0,external_node_path_namespaceObject.basename)(c.path).toLowerCase() === ".gitattributes").map((c) => c.path);
+  const modules = changes.filter((c) => (0,external_node_path_namespaceObject.basename)(c.path).toLowerCase() === ".gitmodules").map((c) => c.path);
   const reasons = [];
   if (sealed.length) reasons.push(`the patch changes sealed path(s) ${list(sealed)} (grading.sealedProtect)`);
   if (links.length) reasons.push(`the patch adds symlink(s) leading outside the checkout: ${list(links)}`);
   if (gitlinks.length) reasons.push(`the patch adds or changes submodule(s) (gitlink): ${list(gitlinks)}`);
+  if (modules.length)
+    reasons.push(`the patch changes ${list(modules)} (it names submodules' sources and update commands)`);
   if (attributes.length)
     reasons.push(
       `the patch changes ${list(attributes)} (attributes select filters and drivers for git in the checkout)`
@@ -66014,18 +66313,24 @@ async function drain(o) {
       for (const e of failed) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
     }
     if (w.snapshot !== void 0) r.snapshot = w.snapshot;
+    o.progress?.total(r.snapshot);
     candidates = w.remaining;
     r.deadLettered += w.expired.length;
     for (const d of w.expired) logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
     return w.claimed;
   };
   try {
+    if (o.only) {
+      candidates = pendingKeys(ctx.queue.state(), now()).filter(o.only);
+      r.snapshot = candidates.length;
+    }
     let claimed = await settle([], []);
     while (claimed.length > 0) {
       const results = await inPool(claimed, workers, async (job) => {
         try {
           await stage("claimed", job.jobKey);
-          const verdict = await grade(job);
+          o.progress?.started(job.jobKey);
+          const verdict = await grade(job).finally(() => o.progress?.finished(job.jobKey));
           await stage("judged", job.jobKey);
           return { job, verdict };
         } catch (e) {
@@ -66041,6 +66346,7 @@ async function drain(o) {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);
   }
+  o.progress?.stop();
   await finish(o, r, outbox, now);
   return r;
 }
@@ -66174,6 +66480,382 @@ async function importBookbags(layout, from, logger, refuse) {
   }
   for (const s of r.skipped) logger.warning(`bookbag ${s.crewId} not imported: ${s.reason}`);
   return r;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/judge-verify.js
+
+
+
+
+
+
+
+
+const judge_verify_TAIL = 1500;
+function judge_verify_tail(text) {
+  const t = redact_redactText(text).trim();
+  return t.length > judge_verify_TAIL ? `\u2026${t.slice(-judge_verify_TAIL)}` : t;
+}
+function judgeGrader(ctx) {
+  const { verifyOnCleanCheckout } = ctx;
+  const { config, layout } = ctx;
+  const inner = defaultGrader(ctx);
+  let scratch;
+  const timeoutMs = config.dispatch.crewTimeoutSeconds * 1e3;
+  return async (job) => {
+    const read = await readScopedBookbag(layout, job);
+    const recorded = verificationFinding(read);
+    if (!recorded.passed || !read.ok) return combine([recorded]);
+    if (recorded.code === "verification_not_applicable") return inner(job);
+    const verify = config.dispatch.verify;
+    if (!verify) {
+      return combine([
+        {
+          judge: "verification",
+          passed: false,
+          code: "verification_unavailable",
+          reasons: ["dispatch.verify is not configured: the judge has no verification to run itself"],
+          score: 0
+        }
+      ]);
+    }
+    scratch ??= (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-judge-verify-"));
+    const { baseSha, crewId } = read.bookbag;
+    const logFile = (0,external_node_path_namespaceObject.join)(scratch, `${crewId}.log`);
+    const { value: run, refused } = await withJudgeSandbox(
+      config,
+      (sandbox) => verifyOnCleanCheckout(
+        {
+          config,
+          baseSha,
+          patch: read.diff,
+          scratch: (0,external_node_path_namespaceObject.join)(scratch, "checkouts"),
+          depsRoot: (0,external_node_path_namespaceObject.join)(scratch, "deps"),
+          sandbox,
+          logFile,
+          timeoutMs
+        },
+        verify,
+        childEnv()
+      )
+    );
+    const log = (0,external_node_fs_namespaceObject.existsSync)(logFile) ? (0,external_node_fs_namespaceObject.readFileSync)(logFile, "utf8") : "";
+    const what = `the judge ran \`${verify.join(" ")}\` on a clean checkout of base ${baseSha.slice(0, 12)} with the frozen patch`;
+    const refusals = refused.length ? [`the sandbox refused connections to ${refused.slice(0, 10).join(", ")} (not on sandbox.allow)`] : [];
+    const passed = run.exitCode === 0 && !run.timedOut;
+    const finding = passed ? {
+      judge: "verification",
+      passed,
+      code: "verification_passed",
+      reasons: [`${what}: passed`, ...refusals],
+      score: 1
+    } : {
+      judge: "verification",
+      passed,
+      code: "verification_failed",
+      reasons: [
+        `${what}: ${run.timedOut ? "timed out" : run.exitCode === null ? "could not run" : `exited with ${run.exitCode}`}`,
+        ...refusals,
+        judge_verify_tail(log)
+      ],
+      score: 0
+    };
+    if (!passed) return combine([finding]);
+    const rest = await inner(job);
+    if (rest.findings.some((f) => f.judge === "verification" && !f.passed)) return rest;
+    return combine([finding, ...rest.findings.filter((f) => f.judge !== "verification")]);
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/progress.js
+const systemClock = {
+  now: () => performance.now(),
+  every(ms, fn) {
+    const t = setInterval(fn, ms);
+    t.unref();
+    return { stop: () => clearInterval(t) };
+  }
+};
+function progress_seconds(ms) {
+  const s = Math.round(ms / 1e3);
+  return s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+function drainProgress(o) {
+  const clock = o.clock ?? systemClock;
+  const everyMs = o.everyMs ?? 1e4;
+  let total = 0;
+  let n = 0;
+  const running = /* @__PURE__ */ new Map();
+  let timer;
+  const tick = () => {
+    const now = clock.now();
+    for (const [key, r] of running)
+      o.logger.info(
+        `grading job ${r.index} of ${total} (${key}): judges running for ${progress_seconds(now - r.since)}`
+      );
+  };
+  return {
+    total(t) {
+      total = Math.max(total, t);
+    },
+    started(jobKey) {
+      n++;
+      total = Math.max(total, n);
+      running.set(jobKey, { index: n, since: clock.now() });
+      o.logger.info(`grading job ${n} of ${total}: ${jobKey}`);
+      timer ??= clock.every(everyMs, tick);
+    },
+    finished(jobKey) {
+      running.delete(jobKey);
+      if (running.size === 0) {
+        timer?.stop();
+        timer = void 0;
+      }
+    },
+    stop() {
+      running.clear();
+      timer?.stop();
+      timer = void 0;
+    }
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/verdicts.js
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+const VERDICTS_FILE = "verdicts.json";
+const MAX_VERDICTS_BYTES = 8 * 1024 * 1024;
+const MAX_VERDICTS = 2e3;
+const verdicts_text = (max) => schemas_string().max(max);
+const findingSchema = strictObject({
+  judge: schemas_enum(JUDGES),
+  passed: schemas_boolean(),
+  code: schemas_string().regex(/^[a-z][a-z0-9_]{0,79}$/),
+  reasons: array(verdicts_text(4e3)).max(40),
+  score: schemas_number().min(0).max(1)
+});
+const verdictSchema = strictObject({
+  accepted: schemas_boolean(),
+  decidedBy: schemas_enum(JUDGES),
+  code: schemas_string().regex(/^[a-z][a-z0-9_]{0,79}$/),
+  reasons: array(verdicts_text(4e3)).max(40),
+  score: schemas_number().min(0).max(1),
+  findings: array(findingSchema).min(1).max(8)
+});
+const binding = {
+  jobKey: verdicts_text(300),
+  issueNumber: schemas_number().int().positive(),
+  crewId: schemas_string().regex(schema_CREW_ID_PATTERN),
+  baseSha: schemas_string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
+  diffSha: schemas_string().regex(/^[0-9a-f]{64}$/)
+};
+const count = schemas_number().int().min(0).max(1e12);
+const spendSchema = strictObject({
+  key: schemas_string().regex(/^review:grade:[0-9]+:[A-Za-z0-9][A-Za-z0-9._-]{0,127}:[0-9a-f]{8}$/),
+  agent: schemas_string().regex(/^reviewer \((command|claude-code|codex)\)$/),
+  costUsd: schemas_number().min(0).max(1e4),
+  tokens: strictObject({ input: count.optional(), output: count.optional(), cachedInput: count.optional() }).optional()
+});
+const spend = array(spendSchema).max(20).optional();
+const entrySchema = union([
+  strictObject({ ...binding, verdict: verdictSchema, spend }),
+  strictObject({ ...binding, error: verdicts_text(2e3), spend })
+]);
+const verdictsFileSchema = strictObject({
+  schema: literal(1),
+  verdicts: array(entrySchema).max(MAX_VERDICTS)
+});
+function reviewSpendOf(layout, jobKey) {
+  const prefix = `spend:review:${jobKey}:`;
+  const out = [];
+  if (!(0,external_node_fs_namespaceObject.existsSync)(layout.file("spend"))) return out;
+  for (const e of new event_log_EventLog(layout.file("spend")).read().events) {
+    if (e.type !== "spend.recorded" || !e.key.startsWith(prefix)) continue;
+    const d = e.data;
+    const item = spendSchema.safeParse({
+      key: e.key.slice("spend:".length),
+      agent: d.agent,
+      costUsd: d.costUsd,
+      ...d.tokens ? { tokens: d.tokens } : {}
+    });
+    if (item.success) out.push(item.data);
+  }
+  return out;
+}
+function recordingGrader(layout, grade, sink) {
+  const spent = (jobKey) => {
+    const s = reviewSpendOf(layout, jobKey);
+    return s.length ? { spend: s } : {};
+  };
+  return async (job) => {
+    const read = await readScopedBookbag(layout, job);
+    const bound = read.ok ? {
+      jobKey: job.jobKey,
+      issueNumber: job.issueNumber,
+      crewId: job.crewId,
+      baseSha: read.bookbag.baseSha,
+      diffSha: read.bookbag.diffSha
+    } : void 0;
+    try {
+      const verdict = await grade(job);
+      if (bound) sink.push({ ...bound, verdict, ...spent(job.jobKey) });
+      return verdict;
+    } catch (e) {
+      if (bound) sink.push({ ...bound, error: redact_redactText(message(e)).slice(0, 2e3), ...spent(job.jobKey) });
+      throw e;
+    }
+  };
+}
+function writeVerdicts(dir, entries) {
+  const file = (0,external_node_path_namespaceObject.join)(dir, VERDICTS_FILE);
+  atomic_writeJsonAtomic(file, verdictsFileSchema.parse({ schema: 1, verdicts: entries }));
+  return file;
+}
+function issuesOf(e) {
+  return e.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; ");
+}
+async function loadVerdicts(layout, dir, queue, now) {
+  const out = { entries: /* @__PURE__ */ new Map(), refused: [], skipped: [] };
+  const file = dir ? (0,external_node_path_namespaceObject.join)(dir, VERDICTS_FILE) : void 0;
+  if (!file || !(0,external_node_fs_namespaceObject.existsSync)(file) || !(0,external_node_fs_namespaceObject.statSync)(file).isFile()) {
+    out.missing = `no ${VERDICTS_FILE} from the judge job`;
+    return out;
+  }
+  const size = (0,external_node_fs_namespaceObject.statSync)(file).size;
+  if (size > MAX_VERDICTS_BYTES) {
+    out.refused.push({
+      jobKey: "(file)",
+      reason: `${VERDICTS_FILE} is ${size} bytes, over the ${MAX_VERDICTS_BYTES}-byte limit`
+    });
+    return out;
+  }
+  const raw = (0,external_node_fs_namespaceObject.readFileSync)(file);
+  let parsed;
+  try {
+    parsed = JSON.parse(raw.toString("utf8"));
+  } catch (e) {
+    out.refused.push({ jobKey: "(file)", reason: `not JSON: ${message(e).slice(0, 200)}` });
+    return out;
+  }
+  const r = verdictsFileSchema.safeParse(parsed);
+  if (!r.success) {
+    out.refused.push({ jobKey: "(file)", reason: `not a verdicts file: ${issuesOf(r.error)}` });
+    return out;
+  }
+  const pending = new Set(pendingKeys(queue, now));
+  const seen = /* @__PURE__ */ new Map();
+  for (const e of r.data.verdicts) seen.set(e.jobKey, (seen.get(e.jobKey) ?? 0) + 1);
+  for (const e of r.data.verdicts) {
+    const refuse = (reason) => out.refused.push({ jobKey: e.jobKey.slice(0, 120), reason });
+    if ((seen.get(e.jobKey) ?? 0) > 1) {
+      refuse("more than one verdict for this job");
+      continue;
+    }
+    if (e.jobKey !== jobKey(e.issueNumber, e.crewId)) {
+      refuse(`the key is not grade:${e.issueNumber}:${e.crewId}`);
+      continue;
+    }
+    const j = queue.jobs[e.jobKey];
+    if (!j) {
+      refuse("no such grading job in the queue");
+      continue;
+    }
+    if (j.status === "graded") continue;
+    if (!pending.has(e.jobKey)) {
+      out.skipped.push({
+        jobKey: e.jobKey,
+        reason: j.status === "claimed" ? "claimed by another drain" : j.status
+      });
+      continue;
+    }
+    if (j.job.issueNumber !== e.issueNumber || j.job.crewId !== e.crewId) {
+      refuse("the issue or crew is not the queued job\u2019s");
+      continue;
+    }
+    const read = await readScopedBookbag(layout, j.job);
+    if (!read.ok) {
+      refuse(`the job's bookbag cannot be read here: ${read.reason}`);
+      continue;
+    }
+    if (read.bookbag.diffSha !== e.diffSha || read.bookbag.baseSha !== e.baseSha) {
+      refuse(
+        `it judged another patch (digest ${e.diffSha.slice(0, 12)} at ${e.baseSha.slice(0, 12)}) than the crew handed on (${read.bookbag.diffSha.slice(0, 12)} at ${read.bookbag.baseSha.slice(0, 12)})`
+      );
+      continue;
+    }
+    if ("verdict" in e) {
+      const again = combine(e.verdict.findings);
+      if (again.accepted !== e.verdict.accepted || again.decidedBy !== e.verdict.decidedBy || again.code !== e.verdict.code || again.score !== e.verdict.score) {
+        refuse("the verdict does not follow from its own findings");
+        continue;
+      }
+    }
+    if (e.spend?.some((x) => !x.key.startsWith(`review:${e.jobKey}:`))) {
+      refuse("its reviewer spend names another job's key");
+      continue;
+    }
+    out.entries.set(e.jobKey, e);
+  }
+  return out;
+}
+async function recordVerdictSpend(layout, loaded) {
+  let n = 0;
+  for (const e of loaded.entries.values())
+    for (const x of e.spend ?? []) {
+      const entry = {
+        costUsd: x.costUsd,
+        crewId: e.crewId,
+        issueNumber: e.issueNumber,
+        agent: x.agent,
+        ...x.tokens ? { tokens: x.tokens } : {}
+      };
+      if (await recordSpend(layout, x.key, entry)) n++;
+    }
+  return n;
+}
+async function alertRefusals(layout, refused, logger) {
+  for (const r of refused) {
+    logger.warning(`verdict for ${r.jobKey} refused, not applied: ${r.reason}`);
+    await audit(layout, "grading.verdict_refused", { jobKey: r.jobKey, reason: r.reason });
+  }
+}
+async function applicableJobs(layout, queue, loaded, now) {
+  const keys = new Set(loaded.entries.keys());
+  const unreadable = /* @__PURE__ */ new Map();
+  for (const key of pendingKeys(queue, now)) {
+    if (keys.has(key)) continue;
+    const read = await readScopedBookbag(layout, queue.jobs[key].job);
+    if (!read.ok) {
+      unreadable.set(key, combine([verificationFinding(read)]));
+      keys.add(key);
+    }
+  }
+  return { keys, unreadable };
+}
+function appliedGrader(loaded, unreadable) {
+  return async (job) => {
+    const own = unreadable.get(job.jobKey);
+    if (own) return own;
+    const e = loaded.entries.get(job.jobKey);
+    if (!e) throw new Error(`no verdict for ${job.jobKey} (not claimed: a bug)`);
+    if ("error" in e) throw new Error(`the judge could not grade it: ${e.error}`);
+    return e.verdict;
+  };
 }
 
 
@@ -66914,6 +67596,42 @@ function crewsOf(layout, daemon) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/html.js
+const HTML_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+};
+function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
+}
+const MARKDOWN_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "|": "&#124;",
+  "`": "&#96;",
+  "*": "&#42;",
+  _: "&#95;",
+  "[": "&#91;",
+  "]": "&#93;",
+  "(": "&#40;",
+  ")": "&#41;",
+  "!": "&#33;",
+  "#": "&#35;",
+  "~": "&#126;",
+  "\\": "&#92;",
+  "@": "&#64;"
+};
+function escapeMarkdownHtml(text) {
+  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/loop/drain-job.js
 
 
@@ -66929,7 +67647,26 @@ function crewsOf(layout, daemon) {
 
 
 
+
+
+
+
+
+
+
+
+const DRAIN_MODES = ["drain", "judge", "apply"];
 const drainInputsSchema = object({
+  mode: schemas_string().optional().transform((v, c) => {
+    const m = v || "drain";
+    if (DRAIN_MODES.includes(m)) return m;
+    c.addIssue({
+      code: "custom",
+      message: `mode: "${v}" is not one of ${DRAIN_MODES.join(", ")}`
+    });
+    return NEVER;
+  }),
+  verdictsPath: schemas_string().optional(),
   maxWorkers: wholeNumberInput("max-workers"),
   maxAttempts: wholeNumberInput("max-attempts"),
   requeue: schemas_string().optional(),
@@ -66946,6 +67683,10 @@ function parseDrainInputs(raw) {
   if (!r.success)
     throw new errors_ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join("; ")}`);
   const requeue = (r.data.requeue ?? "").split(/[\s,]+/).filter(Boolean);
+  if (r.data.mode !== "drain" && !r.data.verdictsPath)
+    throw new errors_ConfigError(
+      `drain-grading inputs: mode ${r.data.mode} needs verdicts-path (the directory of verdicts.json)`
+    );
   return { ...r.data, requeue };
 }
 async function drainJob(inputs, logger) {
@@ -66961,6 +67702,57 @@ async function drainJob(inputs, logger) {
       logger.info(`dead letter ${d.job.jobKey} (${d.attempts} attempts): ${d.lastError ?? ""}`);
     return done({ mode: "read-only", pending: pending2, dead });
   }
+  if (inputs.mode === "judge") return judgeJob(inputs, config, logger);
+  await importAndRequeue(inputs, config, layout, queue, logger);
+  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+  const github = inputs.token && repository ? octokitPort(createGitHubClient({ token: inputs.token, logger }), repository) : void 0;
+  if (!github)
+    logger.warning("no token or repository: labels and comments stay in the outbox for a later drain");
+  const token = inputs.deliveryToken ?? inputs.token;
+  const delivery = deliveryFor({
+    config,
+    layout,
+    logger,
+    actions: true,
+    ...token ? { token } : {},
+    ...repository ? { repository } : {}
+  });
+  let applied = {};
+  let verdicts;
+  if (inputs.mode === "apply") {
+    const now = /* @__PURE__ */ new Date();
+    const state = queue.state();
+    const loaded = await loadVerdicts(layout, inputs.verdictsPath, state, now);
+    await alertRefusals(layout, loaded.refused, logger);
+    for (const x of loaded.skipped) logger.info(`verdict for ${x.jobKey} not applied now: ${x.reason}`);
+    await recordVerdictSpend(layout, loaded);
+    if (loaded.missing)
+      logger.warning(`${loaded.missing}: every pending job stays queued for the next cycle`);
+    const { keys, unreadable } = await applicableJobs(layout, state, loaded, now);
+    const waiting = pendingKeys(state, now).filter((k) => !keys.has(k)).length;
+    if (waiting > 0) logger.info(`${waiting} pending job(s) have no usable verdict: they stay queued`);
+    applied = { only: (k) => keys.has(k), grade: appliedGrader(loaded, unreadable) };
+    verdicts = { refused: loaded.refused, ...loaded.missing ? { missing: loaded.missing } : {} };
+  }
+  const drained = await logger.group(
+    "Drain the grading queue",
+    () => drain({
+      config,
+      layout,
+      logger,
+      github,
+      delivery,
+      maxWorkers: inputs.maxWorkers,
+      maxAttempts: inputs.maxAttempts,
+      progress: drainProgress({ logger }),
+      ...applied
+    })
+  );
+  logger.info(countsLine(drained));
+  const pending = pendingKeys(queue.state(), /* @__PURE__ */ new Date()).length;
+  return done({ mode: "drain", drained, pending, dead: queue.deadLetters(), ...verdicts });
+}
+async function importAndRequeue(inputs, config, layout, queue, logger) {
   if (inputs.bookbagsPath) {
     const from = inputs.bookbagsPath;
     await logger.group("Import bookbags", async () => {
@@ -66979,34 +67771,39 @@ async function drainJob(inputs, logger) {
     const j = await queue.requeue(key);
     logger.info(`requeued ${key}; previous failure: ${j.previousFailure ?? ""}`);
   }
-  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
-  const github = inputs.token && repository ? octokitPort(createGitHubClient({ token: inputs.token, logger }), repository) : void 0;
-  if (!github)
-    logger.warning("no token or repository: labels and comments stay in the outbox for a later drain");
-  const token = inputs.deliveryToken ?? inputs.token;
-  const delivery = deliveryFor({
-    config,
-    layout,
-    logger,
-    actions: true,
-    ...token ? { token } : {},
-    ...repository ? { repository } : {}
+}
+async function judgeJob(inputs, restored, logger) {
+  const copy = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-judge-state-"));
+  (0,external_node_fs_namespaceObject.cpSync)((0,external_node_path_namespaceObject.resolve)(restored.stateDir), copy, {
+    recursive: true,
+    filter: (src) => !src.endsWith(".lock")
   });
+  const config = { ...restored, stateDir: copy };
+  const layout = new StateLayout(copy);
+  const queue = new GradingQueue(layout, (m) => logger.warning(m));
+  await importAndRequeue(inputs, config, layout, queue, logger);
+  const entries = [];
   const drained = await logger.group(
-    "Drain the grading queue",
+    "Judge the pending jobs",
     () => drain({
       config,
       layout,
       logger,
-      github,
-      delivery,
       maxWorkers: inputs.maxWorkers,
-      maxAttempts: inputs.maxAttempts
+      maxAttempts: inputs.maxAttempts,
+      grade: recordingGrader(layout, judgeGrader({ config, layout, verifyOnCleanCheckout: verifyOnCleanCheckout }), entries),
+      progress: drainProgress({ logger })
     })
   );
-  logger.info(countsLine(drained));
+  (0,external_node_fs_namespaceObject.mkdirSync)(inputs.verdictsPath, { recursive: true });
+  const file = writeVerdicts(inputs.verdictsPath, entries);
+  logger.info(`${entries.length} verdict(s) handed on in ${file}`);
   const pending = pendingKeys(queue.state(), /* @__PURE__ */ new Date()).length;
-  return done({ mode: "drain", drained, pending, dead: queue.deadLetters() });
+  return {
+    config,
+    layout,
+    result: { mode: "judge", drained, verdicts: entries.length, file, pending, dead: queue.deadLetters() }
+  };
 }
 function drainOutputs(r) {
   const common = { "dead-letters": String(r.dead.length), pending: String(r.pending) };
@@ -67037,11 +67834,33 @@ function drainSummary(r, board) {
       ...deadLetters
     ];
   const d = r.drained;
+  if (r.mode === "judge")
+    return [
+      { heading: "Judging" },
+      {
+        raw: `${r.verdicts} verdict(s) handed on to the grade job (nothing applied or delivered here): ${countsLine(d)}
+
+`
+      },
+      ...d.fatal ? [{ raw: `**Judging stopped:** ${d.fatal}
+
+` }] : [],
+      { heading: "Verdicts of the judges", level: 3 },
+      d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: "None.\n" }
+    ];
+  const refused = r.refused && r.refused.length > 0 ? [
+    { heading: "Verdicts refused (not applied)", level: 3 },
+    table([["Job", "Why"], ...r.refused.map((x) => [escapeHtml(x.jobKey), escapeHtml(x.reason)])])
+  ] : [];
   return [
     { heading: "Grading" },
     { raw: `${countsLine(d)}
 
 ` },
+    ...r.missing ? [{ raw: `${r.missing}: the pending jobs stay queued for the next cycle.
+
+` }] : [],
+    ...refused,
     ...d.fatal ? [{ raw: `**Grading stopped:** ${d.fatal}
 
 ` }] : [],
@@ -67081,42 +67900,6 @@ const LANE_LABELS = {
 };
 const LISTED_ITEMS = 20;
 const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
-
-
-;// CONCATENATED MODULE: ./.build/src/security/html.js
-const HTML_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;"
-};
-function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
-}
-const MARKDOWN_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-  "|": "&#124;",
-  "`": "&#96;",
-  "*": "&#42;",
-  _: "&#95;",
-  "[": "&#91;",
-  "]": "&#93;",
-  "(": "&#40;",
-  ")": "&#41;",
-  "!": "&#33;",
-  "#": "&#35;",
-  "~": "&#126;",
-  "\\": "&#92;",
-  "@": "&#64;"
-};
-function escapeMarkdownHtml(text) {
-  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/curriculum/summary.js
@@ -67819,7 +68602,7 @@ const crews = {
 };
 const scores = simple(ledgerFold, (x) => hasObjects(x, ["agents", "cells"]));
 const school = simple(schoolFold, (x) => hasObjects(x, ["roster"], ["pauses"]));
-const spend = simple(
+const folders_spend = simple(
   spendFold,
   (x) => isRecord(x) && Number.isFinite(x.totalUsd) && Number.isFinite(x.entries)
 );
@@ -68150,7 +68933,7 @@ function loadBoardSources(layout) {
   const g = foldSource(reader, grading, cached.grading);
   const l = foldSource(reader, scores, cached.scores);
   const s = foldSource(reader, school, cached.school);
-  const sp = foldSource(reader, spend, cached.spend);
+  const sp = foldSource(reader, folders_spend, cached.spend);
   reader.quarantined();
   const o = foldSource(reader, outbox, cached.outbox, true);
   const logs = [
@@ -68158,7 +68941,7 @@ function loadBoardSources(layout) {
     persisted("grading", grading, g),
     persisted("scores", scores, l),
     persisted("school", school, s),
-    persisted("spend", spend, sp),
+    persisted("spend", folders_spend, sp),
     persisted("outbox", outbox, o)
   ];
   const appended = logs.reduce((n, log) => n + (log.folded?.appended ?? 0), 0);
@@ -68289,7 +69072,7 @@ function truncationMarker(removed) {
   return `
 [\u2026 ${removed} characters cut by school-core]`;
 }
-function count(text, re) {
+function sanitize_count(text, re) {
   let n = 0;
   const out = text.replace(re, () => {
     n++;
@@ -68300,13 +69083,13 @@ function count(text, re) {
 function sanitizeText(input, maxLength) {
   const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
   let text = typeof input === "string" ? input : String(input ?? "");
-  [text, report.surrogate] = count(text, LONE_SURROGATE);
+  [text, report.surrogate] = sanitize_count(text, LONE_SURROGATE);
   text = text.replace(/\r\n?/g, "\n");
-  [text, report.bidi] = count(text, BIDI);
-  [text, report.tag] = count(text, TAG);
-  [text, report.zeroWidth] = count(text, ZERO_WIDTH);
-  [text, report.nul] = count(text, NUL);
-  [text, report.control] = count(text, CONTROL);
+  [text, report.bidi] = sanitize_count(text, BIDI);
+  [text, report.tag] = sanitize_count(text, TAG);
+  [text, report.zeroWidth] = sanitize_count(text, ZERO_WIDTH);
+  [text, report.nul] = sanitize_count(text, NUL);
+  [text, report.control] = sanitize_count(text, CONTROL);
   if (text.length > maxLength) {
     const original = text.length;
     let keep = Math.max(0, maxLength - truncationMarker(original).length);
@@ -68696,6 +69479,8 @@ function boardSummary(action, layout, config, logger) {
 void runAction(async () => {
   const logger = actionsLogger();
   const inputs = parseDrainInputs({
+    mode: optionalInput("mode"),
+    verdictsPath: optionalInput("verdicts-path"),
     maxWorkers: optionalInput("max-workers"),
     maxAttempts: optionalInput("max-attempts"),
     requeue: optionalInput("requeue-dead-letter"),
@@ -68712,7 +69497,7 @@ void runAction(async () => {
   for (const [name, value] of Object.entries(drainOutputs(result))) setOutput(name, value);
   const board = result.mode === "drain" ? boardSummary("drain-grading", layout, config, logger) : void 0;
   await writeBlocks(drainSummary(result, board), logger);
-  if (result.mode === "drain" && result.drained.fatal)
+  if (result.mode !== "read-only" && result.drained.fatal)
     throw new Error(`grading stopped: ${result.drained.fatal}`);
 });
 

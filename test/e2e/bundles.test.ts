@@ -169,6 +169,8 @@ describe('the school loop through the committed bundles', () => {
         expect(c.run.outputs, d).toMatchObject({ finished: String(mine), lost: '0', paused: 'false' });
         expect(c.run.summary).toContain('<th>outcome</th>');
       }
+      // The judge (no token) found the same verdicts the grade job then applied as data.
+      expect(r.judge.judged.outputs).toMatchObject({ accepted: '6', rejected: '1', failed: '0' });
       const drained = r.grade.drain.outputs;
       expect(drained).toMatchObject({
         accepted: '6',

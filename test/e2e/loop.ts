@@ -6,9 +6,10 @@ import { Job, STATE_INPUTS, type RunContext, type StepResult } from './runner.js
 /**
  * One run of `.github/workflows/school-loop.yml`, job by job and step by step, with the same inputs
  * and artifacts the workflow passes: plan → roster × fleet → heartbeats, and crew × daemon with
- * work → grade. Roster and crew legs (where students run) hold no write token and save nothing:
- * they hand their events and bookbags on as artifacts, which heartbeats and grade validate and
- * merge into the state before they save. Jobs the workflow runs in parallel run here as parallel
+ * work → judge → grade. Roster and crew legs (where students run) hold no write token and save
+ * nothing: they hand their events and bookbags on as artifacts, which heartbeats and grade validate
+ * and merge into the state before they save. The judge leg (no write token either) runs the judges
+ * on a throwaway copy and hands verdicts on; grade applies them as data and runs no judge. Jobs the workflow runs in parallel run here as parallel
  * OS processes, so the two saving jobs race on the state branch's compare-and-swap as on GitHub.
  */
 
@@ -26,6 +27,7 @@ export interface LoopRun {
   /** Absent when no roster leg ran (an empty fleet). */
   heartbeats?: { job: Job; imported: StepResult };
   crews: Map<string, { job: Job; run: StepResult }>;
+  judge: { job: Job; judged: StepResult };
   grade: { job: Job; imported?: StepResult; drain: StepResult };
 }
 
@@ -163,9 +165,42 @@ export class LoopRunner {
     });
   }
 
+  private takeHandoffs(ctx: RunContext, job: Job, crewsRan: boolean): void {
+    mkdirSync(job.path('.school/in/handoff'), { recursive: true });
+    if (!crewsRan) return;
+    const prefix = `school-handoff-${ctx.runId}-1-`;
+    job.download((n) => n.startsWith(prefix), '.school/in/handoff', this.artifacts(ctx.runId), {
+      merge: false,
+    });
+  }
+
+  /**
+   * `judge`: restores the state (read only), takes the same handoffs, judges the pending jobs on a
+   * throwaway copy with no token, and hands `verdicts.json` on. Saves nothing.
+   */
+  async judgeJob(ctx: RunContext, crewsRan: boolean): Promise<{ job: Job; judged: StepResult }> {
+    return this.job(ctx, 'judge', async (job) => {
+      await job.restore();
+      this.takeHandoffs(ctx, job, crewsRan);
+      const judged = await job.must(
+        job.uses('drain-grading', {
+          mode: 'judge',
+          config: STATE_INPUTS.config,
+          'state-dir': STATE_INPUTS['state-dir'],
+          'bookbags-path': '.school/in/handoff',
+          'verdicts-path': '.school/verdicts',
+          'requeue-dead-letter': '',
+          token: '',
+        }),
+      );
+      job.upload(`school-verdicts-${ctx.runId}-1-1`, '.school/verdicts');
+      return { job, judged };
+    });
+  }
+
   /**
    * `grade`: takes this run's crew handoffs (one directory each), validates and merges them into
-   * the state, drains the grading queue with the bookbags they brought, saves.
+   * the state, applies the judge's verdicts (as data: no judge runs here), saves.
    */
   async gradeJob(
     ctx: RunContext,
@@ -174,12 +209,10 @@ export class LoopRunner {
     return this.job(ctx, 'grade', async (job) => {
       await job.restore();
       let imported: StepResult | undefined;
-      mkdirSync(job.path('.school/in/handoff'), { recursive: true });
+      this.takeHandoffs(ctx, job, crewsRan);
+      const verdicts = `school-verdicts-${ctx.runId}-1-1`;
+      job.download((n) => n === verdicts, '.school/in/verdicts', this.artifacts(ctx.runId));
       if (crewsRan) {
-        const prefix = `school-handoff-${ctx.runId}-1-`;
-        job.download((n) => n.startsWith(prefix), '.school/in/handoff', this.artifacts(ctx.runId), {
-          merge: false,
-        });
         imported = await job.must(
           job.uses('dispatch-crew', {
             mode: 'import',
@@ -191,6 +224,8 @@ export class LoopRunner {
       }
       const drain = await job.must(
         job.uses('drain-grading', {
+          mode: 'apply',
+          'verdicts-path': '.school/in/verdicts',
           config: STATE_INPUTS.config,
           'state-dir': STATE_INPUTS['state-dir'],
           'bookbags-path': '.school/in/handoff',
@@ -204,7 +239,7 @@ export class LoopRunner {
 
   /**
    * The whole workflow run `runId`: after the plan, the roster legs then `heartbeats`, and the crew
-   * legs then `grade`, both chains at once (their saves race on the branch's compare-and-swap).
+   * legs then `judge` then `grade`, both chains at once (their saves race on the branch's compare-and-swap).
    */
   async run(runId: number, options: LoopOptions = {}): Promise<LoopRun> {
     const ctx: RunContext = { ...this.base, runId };
@@ -226,9 +261,11 @@ export class LoopRunner {
           .filter((d) => !options.skipCrew?.includes(d))
           .map(async (d) => [d, await this.crewJob(ctx, d)] as const),
       );
-      return { crews: new Map(crews), grade: await this.gradeJob(ctx, crewDaemons.length > 0) };
+      const crewsRan = crewDaemons.length > 0;
+      const judge = await this.judgeJob(ctx, crewsRan);
+      return { crews: new Map(crews), judge, grade: await this.gradeJob(ctx, crewsRan) };
     })();
-    const [{ roster, heartbeats }, { crews, grade }] = await Promise.all([beats, graded]);
-    return { plan, roster, ...(heartbeats ? { heartbeats } : {}), crews, grade };
+    const [{ roster, heartbeats }, { crews, judge, grade }] = await Promise.all([beats, graded]);
+    return { plan, roster, ...(heartbeats ? { heartbeats } : {}), crews, judge, grade };
   }
 }
