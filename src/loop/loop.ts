@@ -4,6 +4,7 @@ import type { Progress } from '../crew/driver.js';
 import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../curriculum/fetch.js';
 import type { PlanResult } from '../dispatch/plan.js';
 import { drain, type DrainResult } from '../grading/drain.js';
+import { drainProgress } from '../grading/progress.js';
 import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger.js';
 import type { Deliverer } from '../delivery/deliver.js';
 import type { GitHubPort } from '../grading/outbox.js';
@@ -83,6 +84,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       config,
       layout,
       logger,
+      progress: drainProgress({ logger }),
       ...(o.github ? { github: o.github } : {}),
       ...(o.delivery ? { delivery: o.delivery } : {}),
     }),
