@@ -51,6 +51,17 @@ export const doctorCommand: Command = {
         redactText(doctorSummary(r, `school doctor${values.daemon ? `: ${values.daemon}` : ''}`)),
       );
     process.stdout.write(redactText(values.json ? JSON.stringify(r, null, 2) + '\n' : doctorText(r)));
+    // On a runner, each blocker and warning also becomes an annotation on the run's page.
+    if (process.env.GITHUB_ACTIONS === 'true' && !values.json)
+      for (const f of r.findings.filter((x) => x.status === 'blocker' || x.status === 'warning')) {
+        const text = `${f.check}: ${f.detail}${f.fix ? ` — ${f.fix}` : ''}`
+          .replace(/%/g, '%25')
+          .replace(/\r/g, '%0D')
+          .replace(/\n/g, '%0A');
+        process.stdout.write(
+          redactText(`::${f.status === 'blocker' ? 'error' : 'warning'} title=school doctor::${text}\n`),
+        );
+      }
     return r.blockers ? 1 : 0;
   },
 };
