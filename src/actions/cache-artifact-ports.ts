@@ -21,7 +21,7 @@ export const actionsCachePort: CachePort = {
 export const actionsArtifactPort: ArtifactPort = {
   unsupported: () =>
     onGhes(process.env.GITHUB_SERVER_URL)
-      ? `GitHub Enterprise Server (${process.env.GITHUB_SERVER_URL}) does not support @actions/artifact 2 or later; the state branch holds the checkpoint (docs/checkpoint.md, "GitHub Enterprise Server")`
+      ? `GitHub Enterprise Server (${process.env.GITHUB_SERVER_URL}) does not support @actions/artifact 2 or later; the state branch holds the checkpoint (docs/workflows.md, "GitHub Enterprise Server")`
       : undefined,
   upload: (name, files, root, retentionDays) =>
     withActionsRuntime(async () => {
