@@ -48,7 +48,7 @@ function srcLayers() {
     ['agents'],
     ['grading'],
     ['crew'],
-    ['loop', 'board', 'handoff', 'checkpoint', 'simulate', 'examples'],
+    ['loop', 'board', 'handoff', 'checkpoint', 'simulate', 'examples', 'doctor'],
     ['actions', 'cli'],
   ];
   const spawn = ['child_process', 'node:child_process'].map((name) => ({

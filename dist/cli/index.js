@@ -54672,6 +54672,12 @@ class SourceUnavailableError extends Error {
   }
   source;
 }
+class SourceNotSupportedError extends SourceUnavailableError {
+  constructor(source, message) {
+    super(source, message);
+    this.name = "SourceNotSupportedError";
+  }
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/save.js
@@ -54792,6 +54798,11 @@ async function saveCheckpoint(options) {
         await source.save(() => final);
         result.saved.push(source.name);
       } catch (e) {
+        if (e instanceof SourceNotSupportedError) {
+          log.info(`checkpoint: ${message(e)}`);
+          (result.notSupported ??= []).push({ source: source.name, reason: message(e) });
+          continue;
+        }
         log.warning(`checkpoint: copy not saved: ${prefixed(source.name, message(e))}`);
         result.failed.push({ source: source.name, reason: prefixed(source.name, message(e)) });
       }
@@ -54880,6 +54891,16 @@ function readSnapshotDir(dir, origin) {
 
 
 
+function onGhes(serverUrl) {
+  if (!serverUrl) return false;
+  let host;
+  try {
+    host = new URL(serverUrl).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return host !== "github.com" && !host.endsWith(".ghe.com");
+}
 class ArtifactSource {
   constructor(options) {
     this.options = options;
@@ -54895,8 +54916,10 @@ class ArtifactSource {
     return void 0;
   }
   async save(build) {
-    const snapshot = build(void 0);
     const { path, port, retentionDays } = this.options;
+    const why = port.unsupported?.();
+    if (why) throw new SourceNotSupportedError("artifact", `the artifact copy is skipped: ${why}`);
+    const snapshot = build(void 0);
     writeSnapshotDir(path, snapshot);
     const files = [MANIFEST_FILE, ...snapshot.files.keys()].map((p) => `${path}/${p}`);
     try {
@@ -55728,6 +55751,7 @@ function fromSave(r) {
         `nothing changed since generation ${r.generation}, which the checkpoint already holds: nothing written`
       ] : [],
       ...r.skipped.map((s) => `left out ${s.path}: ${s.reason}`),
+      ...(r.notSupported ?? []).map((s) => s.reason),
       ...r.unfolded.map((p) => `${p}: no fold registered, kept whole`)
     ]
   };
@@ -62769,6 +62793,10 @@ function ptraceWarning(read = () => readFileSync("/proc/sys/kernel/yama/ptrace_s
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/cli/version.js
+const cli_version_VERSION = "0.1.0";
+
+
 ;// CONCATENATED MODULE: ./.build/src/cli/commands/init.js
 
 
@@ -62778,10 +62806,18 @@ function ptraceWarning(read = () => readFileSync("/proc/sys/kernel/yama/ptrace_s
 
 
 
-const init_HELP = `Usage: school init [--dir DIR] [--force]
-Writes a commented school.yml for the repository in DIR (default: the current directory): the
-verification command detected from the repository, the agent CLIs found on PATH (claude, codex) as
-agents, and one local daemon. Refuses to overwrite an existing school.yml unless --force.
+
+
+const TOOLKIT_REPOSITORY = "school-core/school-core";
+const init_HELP = `Usage: school init [--dir DIR] [--force] [--toolkit OWNER/NAME]
+Sets a repository up for the school, in DIR (default: the current directory; it must be in a git
+repository):
+  school.yml                      the verification command detected from the repository, the agent
+                                  CLIs found on PATH (claude, codex) as agents, one daemon "local"
+  .github/workflows/school.yml    the caller of the loop, pinned to this toolkit release (v${cli_version_VERSION})
+and prints the secrets to add and the command that registers each daemon's runner. Refuses to
+overwrite either file unless --force. --toolkit names the repository holding school-core's releases
+(default ${TOOLKIT_REPOSITORY}; a fork, or its mirror on GitHub Enterprise Server).
 `;
 function detectVerify(dir) {
   const has = (f) => (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, f));
@@ -62869,40 +62905,183 @@ function renderInit(o) {
     ""
   ].join("\n");
 }
+function renderWorkflow(o) {
+  const ref = `v${o.version}`;
+  return [
+    `# .github/workflows/school.yml \u2014 written by \`school-core init\` (school-core ${o.version}).`,
+    "# Runs the school loop of one toolkit release: to upgrade, change both refs (`@v\u2026` and",
+    "# toolkit-ref) to the new release. Inputs and jobs: docs/workflows.md in school-core.",
+    "name: school",
+    "on:",
+    "  schedule:",
+    "    - cron: '41 */2 * * *' # off the hour: scheduled runs are best-effort",
+    "  workflow_dispatch:",
+    "permissions: {}",
+    "jobs:",
+    "  school:",
+    `    uses: ${o.toolkit}/.github/workflows/school-loop.yml@${ref}`,
+    "    with:",
+    `      toolkit-repository: ${o.toolkit}`,
+    `      toolkit-ref: ${ref}`,
+    ...o.config === "school.yml" ? [] : [`      config: ${o.config}`],
+    "      runner-label-prefix: school # each daemon runs on [self-hosted, school-<daemon id>]",
+    "    secrets: inherit # ANTHROPIC_API_KEY, OPENAI_API_KEY, SCHOOL_DELIVERY_TOKEN when set",
+    "    permissions:",
+    "      contents: write # the state branch",
+    "      issues: write # fetch issues; labels and result comments",
+    "      pull-requests: write # accepted work delivered as pull requests",
+    "      actions: read # lease reconciliation asks whether a crew job still runs",
+    ""
+  ].join("\n");
+}
+function remoteOf(url) {
+  const m = /^(?:https?:\/\/(?:[^@/]+@)?|ssh:\/\/(?:[^@/]+@)?|[^@/]+@)([^/:]+)(?::\d+)?[/:]([^/\s]+)\/([^/\s]+?)(?:\.git)?\/?$/.exec(
+    url.trim()
+  );
+  if (!m) return void 0;
+  return { server: `https://${m[1]}`, repo: `${m[2]}/${m[3]}` };
+}
+async function gitTop(dir) {
+  try {
+    return (0,external_node_path_namespaceObject.resolve)((await git(dir, "rev-parse", "--show-toplevel")).trim());
+  } catch {
+    throw new ConfigError(
+      `school init: ${dir} is not in a git repository. Run it in a clone of the repository whose issues the school should work on (git clone <url>; cd <repo>), or run \`git init\` there first.`
+    );
+  }
+}
+async function originOf(top) {
+  try {
+    return remoteOf(await git(top, "remote", "get-url", "origin"));
+  } catch {
+    return void 0;
+  }
+}
+function nextSteps(o) {
+  const repo = o.remote?.repo ?? "<owner>/<repo>";
+  const server = o.remote?.server ?? "https://github.com";
+  const host = new URL(server).host;
+  const onGitHub = host === "github.com";
+  const gh = (args) => `gh ${args}${onGitHub ? "" : ` --hostname ${host}`}`;
+  const keys = [...new Set(o.config.agents.flatMap((a) => a.passEnv))].filter(
+    (k) => ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"].includes(k)
+  );
+  const out = [
+    ...o.files.map((f) => `Wrote ${f}.`),
+    `  verification: ${o.verify ? o.verify.join(" ") : "none detected"}`,
+    `  agents: ${o.config.agents.map((a) => `${a.id} (${a.kind})`).join(", ") || "none found on PATH"}`,
+    `  toolkit: school-core v${cli_version_VERSION}`,
+    ""
+  ];
+  if (!o.verify)
+    out.push(
+      "No test command was found (no test script in package.json, no pytest, go.mod, Cargo.toml or",
+      "Makefile test target). Set dispatch.verify in school.yml to the command that checks a change,",
+      "e.g. verify: [npm, test]; without it a change is graded on the reviewer alone.",
+      ""
+    );
+  if (!o.config.agents.length)
+    out.push(
+      "No agent CLI was found on PATH, so nothing will be dispatched yet: install Claude Code",
+      "(npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex) on the runner",
+      "machine and uncomment the matching agent in school.yml.",
+      ""
+    );
+  out.push(
+    "Step 1 of 3 done. Next:",
+    "",
+    "2. Commit, add the secrets and register a runner for each daemon:"
+  );
+  out.push(`     git add ${o.files.map((f) => (0,external_node_path_namespaceObject.relative)(process.cwd(), f) || f).join(" ")}`);
+  out.push("     git commit -m 'Set up the school' && git push");
+  if (!o.remote)
+    out.push("     (origin is not a GitHub repository: replace <owner>/<repo> below with yours)");
+  out.push("", `   Secrets (${server}/${repo}/settings/secrets/actions, or with the GitHub CLI):`);
+  for (const k of keys)
+    out.push(
+      `     ${gh(`secret set ${k} --repo ${repo}`)}   # the agents' key (passEnv); reaches only the crew step`
+    );
+  if (!keys.length)
+    out.push("     none for the agents yet: add the key an agent lists in passEnv once you add one");
+  out.push(
+    `     ${gh(`secret set SCHOOL_DELIVERY_TOKEN --repo ${repo}`)}   # optional, recommended: a GitHub App or`,
+    "       fine-grained token (contents, pull requests: read and write) so the pull requests the school",
+    "       opens run your checks without waiting for approval (docs/delivery.md)",
+    "",
+    "   Runners: one self-hosted runner per daemon, on the machine that runs its crews (Linux, with",
+    `   bubblewrap, git, Node 20+ and the agent CLIs). Download it from ${server}/${repo}/settings/actions/runners/new,`,
+    "   get a registration token there or with",
+    `     ${gh(`api -X POST repos/${repo}/actions/runners/registration-token --jq .token`)}`,
+    "   and register it (install it as one user, run it as another, so a job cannot rewrite the runner):"
+  );
+  for (const d of o.config.fleet.daemons) {
+    const label = `school-${d.id}`;
+    out.push(
+      `     ./config.sh --url ${server}/${repo} --token <registration token> --name ${label} --labels ${label} --unattended`
+    );
+  }
+  out.push(
+    "     ./run.sh   # or ./svc.sh install && ./svc.sh start, to keep it running",
+    "   then, on that machine, check it is ready:",
+    "     npx school-core doctor",
+    "",
+    "3. Start the school:",
+    `     ${gh(`workflow run school.yml --repo ${repo}`)}`,
+    "   The first run records each daemon's heartbeat; the next one (every two hours at :41, or run it",
+    "   again by hand) plans crews, grades their work and opens a pull request for each accepted issue.",
+    "   To try it on this machine first: export ANTHROPIC_API_KEY=\u2026 (or OPENAI_API_KEY) and run",
+    "   npx school-core loop.",
+    ""
+  );
+  return out;
+}
 const initCommand = {
-  summary: "init [--dir DIR] [--force]: write a commented school.yml for this repository",
+  summary: "init [--dir DIR] [--force]: write school.yml and the caller workflow; say what comes next",
   async run(argv) {
     const { values } = args_parse("init", argv, {
       dir: { type: "string" },
       force: { type: "boolean" },
+      toolkit: { type: "string" },
       help: { type: "boolean" }
     });
     if (values.help) {
       process.stdout.write(init_HELP);
       return 0;
     }
+    const toolkit = values.toolkit ?? TOOLKIT_REPOSITORY;
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+$/.test(toolkit))
+      throw new ConfigError(
+        `--toolkit: expected OWNER/NAME (e.g. ${TOOLKIT_REPOSITORY}), found "${toolkit}".`
+      );
     const dir = (0,external_node_path_namespaceObject.resolve)(values.dir ?? ".");
+    if (!(0,external_node_fs_namespaceObject.existsSync)(dir))
+      throw new ConfigError(`school init: ${dir} does not exist; run it in your repository's directory.`);
+    const top = await gitTop(dir);
     const target = (0,external_node_path_namespaceObject.join)(dir, "school.yml");
-    if ((0,external_node_fs_namespaceObject.existsSync)(target) && !values.force)
-      throw new ConfigError(`school init: ${target} exists; edit it, or run with --force to replace it.`);
+    const workflow = (0,external_node_path_namespaceObject.join)(top, ".github", "workflows", "school.yml");
+    const present = [target, workflow].filter((f) => (0,external_node_fs_namespaceObject.existsSync)(f));
+    if (present.length && !values.force)
+      throw new ConfigError(
+        `school init: ${present.join(" and ")} ${present.length > 1 ? "exist" : "exists"}; edit ${present.length > 1 ? "them" : "it"}, or run with --force to replace ${present.length > 1 ? "them" : "it"}.`
+      );
     const verify = detectVerify(dir);
     const found = { claude: !!which("claude"), codex: !!which("codex") };
     const text = renderInit({ ...verify ? { verify } : {}, ...found });
-    parseConfig((0,dist/* parse */.qg)(text), "the generated school.yml");
+    const config = parseConfig((0,dist/* parse */.qg)(text), "the generated school.yml");
+    const configPath = (0,external_node_path_namespaceObject.relative)(top, target).split(external_node_path_namespaceObject.sep).join("/");
+    const caller = renderWorkflow({ toolkit, version: cli_version_VERSION, config: configPath });
+    (0,dist/* parse */.qg)(caller);
     writeTextAtomic(target, text);
-    const next = [
-      `Wrote ${target}.`,
-      `  verification: ${verify ? verify.join(" ") : "none detected \u2014 set dispatch.verify"}`,
-      `  agents: ${[found.claude && "claude (claude-code)", found.codex && "codex (codex)"].filter(Boolean).join(", ") || "none found on PATH \u2014 install claude or codex, then edit agents"}`,
-      "",
-      "Next:",
-      ...found.claude ? ["  export ANTHROPIC_API_KEY=\u2026   # the key the claude agent receives (passEnv)"] : [],
-      ...found.codex ? ["  export OPENAI_API_KEY=\u2026      # the key the codex agent receives (passEnv)"] : [],
-      "  school config check           # validate school.yml",
-      "  school loop                   # fetch issues, run crews, grade (GITHUB_TOKEN for a GitHub repository)",
-      ""
-    ];
-    process.stdout.write(next.join("\n"));
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(workflow), { recursive: true });
+    writeTextAtomic(workflow, caller);
+    const remote = await originOf(top);
+    const lines = nextSteps({
+      config,
+      files: [target, workflow],
+      ...verify ? { verify } : {},
+      ...remote ? { remote } : {}
+    });
+    process.stdout.write(lines.join("\n"));
     return 0;
   }
 };
@@ -70196,6 +70375,457 @@ function describePlan(plan) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/doctor/finding.js
+function finding_report(findings) {
+  return {
+    findings,
+    blockers: findings.filter((f) => f.status === "blocker").length,
+    warnings: findings.filter((f) => f.status === "warning").length
+  };
+}
+const MARK = {
+  ok: "ok",
+  warning: "warning",
+  blocker: "BLOCKER",
+  skipped: "skipped"
+};
+function verdict(r) {
+  if (r.blockers)
+    return `Not ready: ${r.blockers} blocker(s)${r.warnings ? ` and ${r.warnings} warning(s)` : ""}. Fix the blockers, then run school doctor again.`;
+  if (r.warnings) return `Ready, with ${r.warnings} warning(s).`;
+  return "Ready.";
+}
+function doctorText(r) {
+  const width = Math.max(...r.findings.map((f) => f.check.length), 5);
+  const lines = r.findings.flatMap((f) => [
+    `${MARK[f.status].padEnd(8)} ${f.check.padEnd(width)}  ${f.detail}`,
+    ...f.fix ? [`${" ".repeat(9 + width + 2)}\u2192 ${f.fix}`] : []
+  ]);
+  return [...lines, "", verdict(r), ""].join("\n");
+}
+const cell = (s) => s.replace(/[&<>]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]).replace(/\|/g, "\\|").replace(/\n/g, " ");
+function doctorSummary(r, title = "school doctor") {
+  const order = ["blocker", "warning", "ok", "skipped"];
+  const rows = [...r.findings].sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status)).map((f) => `| ${MARK[f.status]} | \`${cell(f.check)}\` | ${cell(f.detail)} | ${cell(f.fix ?? "")} |`);
+  return [
+    `### ${cell(title)}`,
+    "",
+    `**${verdict(r)}**`,
+    "",
+    "| Status | Check | Found | What to do |",
+    "|---|---|---|---|",
+    ...rows,
+    ""
+  ].join("\n");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/agents/tested-versions.js
+const TESTED_VERSIONS = {
+  "claude-code": { bin: "claude", version: "2.1", install: "npm install -g @anthropic-ai/claude-code@2.1" },
+  codex: { bin: "codex", version: "0.171", install: "npm install -g @openai/codex@0.171" }
+};
+
+
+;// CONCATENATED MODULE: ./.build/src/doctor/checks.js
+
+
+
+
+
+
+
+const MIN_NODE = 20;
+const MIN_GIT = "2.25";
+function versionIn(text) {
+  return /(\d+\.\d+(?:\.\d+)?)/.exec(text)?.[1];
+}
+function compareVersions(a, b) {
+  const x = a.split(".").map(Number);
+  const y = b.split(".").map(Number);
+  for (let i = 0; i < y.length; i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d) return d < 0 ? -1 : 1;
+  }
+  return 0;
+}
+function checkNode(version) {
+  const major = Number(version.split(".")[0]);
+  return major >= MIN_NODE ? { check: "node", status: "ok", detail: `Node.js ${version}` } : {
+    check: "node",
+    status: "blocker",
+    detail: `Node.js ${version}; school-core needs ${MIN_NODE} or newer`,
+    fix: `install Node.js ${MIN_NODE} or newer (https://nodejs.org, or your package manager) on this machine`
+  };
+}
+async function versionOf(bin, cwd) {
+  const r = await runProcess([bin, "--version"], { cwd, env: childEnv(), timeoutMs: 2e4 });
+  const said = `${r.stdout.toString("utf8")}${r.stderr.toString("utf8")}`.trim().split("\n")[0] ?? "";
+  if (r.spawnError) return { said, error: r.spawnError };
+  if (r.timedOut) return { said, error: `\`${bin} --version\` did not answer within 20 s` };
+  if (r.exitCode !== 0)
+    return { said, error: `\`${bin} --version\` exited ${r.exitCode}: ${said.slice(0, 160)}` };
+  const version = versionIn(said);
+  return version ? { version, said } : { said };
+}
+async function checkGit(cwd) {
+  const v = await versionOf("git", cwd);
+  if (v.error || !v.version)
+    return {
+      check: "git",
+      status: "blocker",
+      detail: v.error ?? `git printed no version ("${v.said.slice(0, 80)}")`,
+      fix: `install git ${MIN_GIT} or newer (apt-get install git)`
+    };
+  return compareVersions(v.version, MIN_GIT) >= 0 ? { check: "git", status: "ok", detail: `git ${v.version}` } : {
+    check: "git",
+    status: "blocker",
+    detail: `git ${v.version}; the crews' worktrees need ${MIN_GIT} or newer`,
+    fix: `install git ${MIN_GIT} or newer`
+  };
+}
+async function checkAgent(agent, cwd, path) {
+  const check = `agent:${agent.id}`;
+  if (agent.kind === "command") {
+    const bin2 = agent.command?.[0] ?? "";
+    return which(bin2, path) ? { check, status: "ok", detail: `command ${bin2} found` } : {
+      check,
+      status: "blocker",
+      detail: `command ${bin2} is not on PATH`,
+      fix: `install ${bin2} on this machine, or give agents[].command an absolute path`
+    };
+  }
+  const tested = TESTED_VERSIONS[agent.kind];
+  const bin = agent.bin ?? tested.bin;
+  const found = which(bin, path);
+  if (!found)
+    return {
+      check,
+      status: "blocker",
+      detail: `${bin} (${agent.kind}) is not on PATH of this runner`,
+      fix: `${tested.install} as the user the runner runs as, or set agents[].bin to its absolute path`
+    };
+  const v = await versionOf(found, cwd);
+  if (v.error || !v.version)
+    return {
+      check,
+      status: "blocker",
+      detail: v.error ?? `${found} printed no version ("${v.said.slice(0, 80)}")`,
+      fix: `reinstall it: ${tested.install}`
+    };
+  const cmp = compareVersions(v.version, tested.version);
+  if (cmp === 0) return { check, status: "ok", detail: `${bin} ${v.version} (tested: ${tested.version})` };
+  return {
+    check,
+    status: "warning",
+    detail: `${bin} ${v.version}, ${cmp < 0 ? "older" : "newer"} than the ${tested.version} the adapters are tested with`,
+    fix: cmp < 0 ? `upgrade: ${tested.install}` : `it may print output the adapters do not know yet; if its crews end as could_not_start, install the tested release: ${tested.install}`
+  };
+}
+function checkSandbox(sandbox, path) {
+  if (sandbox.kind === "none")
+    return {
+      check: "sandbox",
+      status: "warning",
+      detail: "sandbox.kind is none: students run unconfined, with the runner user\u2019s files and network",
+      fix: "install bubblewrap and remove `kind: none` from school.yml (docs/security.md)"
+    };
+  try {
+    requireSandbox(sandbox, path);
+    return { check: "sandbox", status: "ok", detail: `bubblewrap (${sandbox.bwrap}) passes its self-test` };
+  } catch (e) {
+    if (!(e instanceof SandboxUnavailableError)) throw e;
+    return {
+      check: "sandbox",
+      status: "blocker",
+      detail: e.message,
+      fix: "see the message: the daemon leases nothing until it passes"
+    };
+  }
+}
+function checkDisk(config, dir) {
+  const free = disk_freeDiskBytes(dir);
+  const floor = config.dispatch.minFreeDiskGiB;
+  return free >= floor * GiB ? { check: "disk", status: "ok", detail: `${gib(free)} free at ${dir} (floor ${floor} GiB)` } : {
+    check: "disk",
+    status: "blocker",
+    detail: `${gib(free)} free at ${dir}, under the floor of ${floor} GiB (dispatch.minFreeDiskGiB): no crew is launched here`,
+    fix: "free disk space on this filesystem (old worktrees, caches, _work/_temp), or lower dispatch.minFreeDiskGiB"
+  };
+}
+function checkRunnerOwner(roots, uid) {
+  if (!roots.length)
+    return {
+      check: "runner-owner",
+      status: "skipped",
+      detail: "not run by an Actions runner; pass --runner-dir DIR to check an install"
+    };
+  const owned = roots.filter((r) => {
+    try {
+      return (0,external_node_fs_namespaceObject.statSync)(r).uid === uid || (0,external_node_fs_namespaceObject.statSync)(`${r}/bin`).uid === uid;
+    } catch {
+      return false;
+    }
+  });
+  return owned.length ? {
+    check: "runner-owner",
+    status: "warning",
+    detail: `the runner install ${owned.join(", ")} belongs to the user jobs run as (uid ${uid})`,
+    fix: `make another user own it (sudo chown -R root: ${owned[0]}, keeping _work writable by the runner user), or install it as one user and run it as another`
+  } : {
+    check: "runner-owner",
+    status: "ok",
+    detail: `the runner install ${roots.join(", ")} belongs to another user`
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/doctor/network.js
+
+
+
+async function checkNetwork(allow, o) {
+  const exact = allow.filter((a) => !a.startsWith("*."));
+  const out = allow.filter((a) => a.startsWith("*.")).map((a) => ({
+    check: `network:${a}`,
+    status: "skipped",
+    detail: "a wildcard entry: no one host to try"
+  }));
+  if (!exact.length) return out;
+  const proxy = await startEgressProxy({ socket: (0,external_node_path_namespaceObject.join)(o.runtimeDir, "doctor-proxy.sock"), allow: exact });
+  try {
+    const answers = await Promise.all(exact.map((target) => tryConnect(proxy.socket, target, o.timeoutMs)));
+    exact.forEach((target, i) => {
+      const a = answers[i];
+      out.push(
+        a.ok ? { check: `network:${target}`, status: "ok", detail: "reachable through the sandbox proxy" } : {
+          check: `network:${target}`,
+          status: "warning",
+          detail: `not reachable through the sandbox proxy (${a.why})`,
+          fix: `check this machine's DNS, firewall or outbound proxy for ${target}; students and judges that need it will fail until it is reachable`
+        }
+      );
+    });
+  } finally {
+    await proxy.close();
+  }
+  return out;
+}
+function tryConnect(socket, target, timeoutMs) {
+  return new Promise((done) => {
+    const s = (0,external_node_net_.connect)(socket);
+    let head = "";
+    const finish = (ok, why) => {
+      clearTimeout(timer);
+      s.destroy();
+      done({ ok, why });
+    };
+    const timer = setTimeout(
+      () => finish(false, `no answer within ${Math.round(timeoutMs / 1e3)} s`),
+      timeoutMs
+    );
+    s.on("connect", () => s.write(`CONNECT ${target} HTTP/1.1\r
+host: ${target}\r
+\r
+`));
+    s.on("data", (chunk) => {
+      head += chunk.toString("latin1");
+      const end = head.indexOf("\r\n");
+      if (end < 0) return;
+      const status = /^HTTP\/1\.[01] (\d{3})/.exec(head.slice(0, end))?.[1];
+      if (status === "200") finish(true, "connected");
+      else if (status === "502") finish(false, "connection refused or name not resolved");
+      else finish(false, `the proxy answered ${head.slice(0, end).slice(0, 80)}`);
+    });
+    s.on("error", (e) => finish(false, e.message));
+    s.on("close", () => finish(false, "the proxy closed the connection"));
+  });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/doctor/orca.js
+
+
+async function checkOrca(daemon, orca, o) {
+  const check = `orca:${daemon}`;
+  const argv = [orca.binary, ...orca.args, "status", "--json"];
+  const shown = argv.join(" ");
+  const r = await runProcess(argv, { cwd: o.cwd, env: childEnv(), timeoutMs: o.timeoutMs });
+  if (r.spawnError)
+    return {
+      check,
+      status: "blocker",
+      detail: `${orca.binary} could not be started (${r.spawnError})`,
+      fix: `install the Orca CLI on this machine, or set fleet.daemons[].orca.binary for ${daemon} to its path`
+    };
+  if (r.timedOut || r.exitCode !== 0)
+    return {
+      check,
+      status: "blocker",
+      detail: `\`${shown}\` ${r.timedOut ? "did not answer in time" : `exited ${r.exitCode}: ${r.stderr.toString("utf8").trim().slice(0, 200)}`}`,
+      fix: "start the Orca daemon on this machine and check `orca status`"
+    };
+  let reachable;
+  try {
+    reachable = JSON.parse(r.stdout.toString("utf8")).runtime?.reachable;
+  } catch {
+    return {
+      check,
+      status: "blocker",
+      detail: `\`${shown}\` printed no JSON`,
+      fix: "install an Orca release whose `status --json` reports runtime.reachable"
+    };
+  }
+  return reachable === true ? { check, status: "ok", detail: "the Orca runtime is reachable" } : {
+    check,
+    status: "blocker",
+    detail: `\`${shown}\` says runtime.reachable is ${JSON.stringify(reachable)}`,
+    fix: "start the Orca runtime (crews of this daemon cannot run until it answers), or move the daemon's classroom to worktree"
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/doctor/doctor.js
+
+
+
+
+
+
+
+
+
+
+async function runDoctor(o = {}) {
+  const cwd = (0,external_node_path_namespaceObject.resolve)(o.cwd ?? ".");
+  const env = o.env ?? process.env;
+  const path = env.PATH ?? "";
+  let config;
+  try {
+    config = loadConfig(o.configPath);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    return finding_report([
+      {
+        check: "config",
+        status: "blocker",
+        detail: e.message,
+        fix: "fix school.yml, then run `school config check`"
+      }
+    ]);
+  }
+  if (o.daemon && !config.fleet.daemons.some((d) => d.id === o.daemon))
+    return finding_report([
+      {
+        check: "config",
+        status: "blocker",
+        detail: `--daemon ${o.daemon}: no daemon with that id in fleet.daemons (${config.fleet.daemons.map((d) => d.id).join(", ")})`,
+        fix: "add it to fleet.daemons in school.yml, or name one that is there"
+      }
+    ]);
+  const findings = [
+    { check: "config", status: "ok", detail: `${o.configPath ?? "school.yml"} loads` },
+    checkNode(o.nodeVersion ?? process.versions.node),
+    await checkGit(cwd)
+  ];
+  const agents = [
+    ...config.agents,
+    ...config.grading.reviewer && !Array.isArray(config.grading.reviewer) && config.grading.reviewer.kind !== "command" ? [{ ...config.grading.reviewer, id: "reviewer" }] : []
+  ];
+  for (const a of agents) findings.push(await checkAgent(a, cwd, path));
+  if (!config.agents.length)
+    findings.push({
+      check: "agents",
+      status: "warning",
+      detail: "no agents in school.yml: nothing is dispatched",
+      fix: "add one (`school init` writes those found on PATH; docs/agents.md)"
+    });
+  findings.push(checkSandbox(config.sandbox, path));
+  findings.push(checkDisk(config, (0,external_node_path_namespaceObject.resolve)(cwd, config.repoPath)));
+  for (const d of config.fleet.daemons) {
+    if (d.classroom !== "orca" || o.daemon && d.id !== o.daemon) continue;
+    findings.push(await checkOrca(d.id, d.orca ?? { binary: "orca", args: [] }, { cwd, timeoutMs: 2e4 }));
+  }
+  if (config.sandbox.kind !== "none" && config.sandbox.network === "allow-list") {
+    const allow = [
+      .../* @__PURE__ */ new Set([...config.agents.flatMap((a) => agentAllowList(a, env)), ...config.sandbox.allow])
+    ];
+    const runtimeDir = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-doctor-"));
+    try {
+      findings.push(...await checkNetwork(allow, { runtimeDir, timeoutMs: o.connectTimeoutMs ?? 5e3 }));
+    } finally {
+      (0,external_node_fs_namespaceObject.rmSync)(runtimeDir, { recursive: true, force: true });
+    }
+  }
+  findings.push(checkRunnerOwner(o.runnerRoots ?? [], o.uid ?? process.getuid?.() ?? -1));
+  return finding_report(findings);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/cli/commands/doctor.js
+
+
+
+
+
+
+const doctor_HELP = `Usage: school doctor [--config FILE] [--daemon ID] [--runner-dir DIR] [--json] [--summary FILE]
+
+Checks that this machine can run the school's crews: Node.js and git versions, each configured
+agent CLI and its version against the one the adapters are tested with, the sandbox self-test,
+free disk against dispatch.minFreeDiskGiB, Orca where a daemon's classroom is orca, each
+allow-listed host through the sandbox's proxy, and that the Actions runner install is owned by
+another user than the one jobs run as. Each finding says what to do.
+
+  --config FILE     school.yml (default: ./school.yml when present, else the defaults)
+  --daemon ID       the daemon this machine runs (checks only its Orca)
+  --runner-dir DIR  the runner install to check (default: found from the running runner, if any)
+  --json            print the findings as JSON
+  --summary FILE    also append a markdown table to FILE (the roster job passes $GITHUB_STEP_SUMMARY)
+
+Exit code 0 when nothing blocks (warnings allowed), 1 on a blocker.
+`;
+const doctorCommand = {
+  summary: "doctor [--json]: is this runner machine ready? agents, sandbox, disk, network, runner",
+  async run(argv) {
+    const values = parseVerb(
+      "doctor",
+      argv,
+      {
+        config: { type: "string" },
+        daemon: { type: "string" },
+        "runner-dir": { type: "string" },
+        json: { type: "boolean" },
+        summary: { type: "string" }
+      },
+      doctor_HELP
+    );
+    if (!values) return 0;
+    const configPath = values.config ?? ((0,external_node_fs_namespaceObject.existsSync)("school.yml") ? "school.yml" : void 0);
+    const r = await runDoctor({
+      ...configPath ? { configPath } : {},
+      ...values.daemon ? { daemon: values.daemon } : {},
+      runnerRoots: values["runner-dir"] ? [values["runner-dir"]] : runnerRoots()
+    });
+    if (values.summary)
+      (0,external_node_fs_namespaceObject.appendFileSync)(
+        values.summary,
+        redact_redactText(doctorSummary(r, `school doctor${values.daemon ? `: ${values.daemon}` : ""}`))
+      );
+    process.stdout.write(redact_redactText(values.json ? JSON.stringify(r, null, 2) + "\n" : doctorText(r)));
+    if (process.env.GITHUB_ACTIONS === "true" && !values.json)
+      for (const f of r.findings.filter((x) => x.status === "blocker" || x.status === "warning")) {
+        const text = `${f.check}: ${f.detail}${f.fix ? ` \u2014 ${f.fix}` : ""}`.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+        process.stdout.write(
+          redact_redactText(`::${f.status === "blocker" ? "error" : "warning"} title=school doctor::${text}
+`)
+        );
+      }
+    return r.blockers ? 1 : 0;
+  }
+};
+
+
 ;// CONCATENATED MODULE: ./.build/src/examples/prepare.js
 
 
@@ -70345,6 +70975,7 @@ function prepareExampleRepo(targetDir, options = {}) {
 
 
 
+
 async function runLoop(o) {
   const { config, layout, logger } = o;
   const fetched = await logger.group(
@@ -70386,6 +71017,7 @@ async function runLoop(o) {
       config,
       layout,
       logger,
+      progress: drainProgress({ logger }),
       ...o.github ? { github: o.github } : {},
       ...o.delivery ? { delivery: o.delivery } : {}
     })
@@ -73554,6 +74186,7 @@ const statusCommand = {
 
 
 
+
 const commands = {
   init: initCommand,
   loop: loopCommand,
@@ -73568,7 +74201,8 @@ const commands = {
   pause: pauseCommand,
   requeue: requeueCommand,
   "dead-letters": deadLettersCommand,
-  config: configCommand
+  config: configCommand,
+  doctor: doctorCommand
 };
 function usage() {
   const width = Math.max(...Object.keys(commands).map((k) => k.length));
@@ -73581,10 +74215,6 @@ ${lines.join("\n")}
 Run \`school <command> --help\` for a command's options.
 `;
 }
-
-
-;// CONCATENATED MODULE: ./.build/src/cli/version.js
-const cli_version_VERSION = "0.1.0";
 
 
 ;// CONCATENATED MODULE: ./.build/src/cli/index.js

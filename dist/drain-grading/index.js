@@ -66638,6 +66638,7 @@ function drainProgress(o) {
 
 
 
+
 const VERDICTS_FILE = "verdicts.json";
 const MAX_VERDICTS_BYTES = 8 * 1024 * 1024;
 const MAX_VERDICTS = 2e3;
@@ -66721,6 +66722,9 @@ function recordingGrader(layout, grade, sink) {
     }
   };
 }
+function verdictsDigest(raw) {
+  return `sha256:${(0,external_node_crypto_.createHash)("sha256").update(raw).digest("hex")}`;
+}
 function writeVerdicts(dir, entries) {
   const file = (0,external_node_path_namespaceObject.join)(dir, VERDICTS_FILE);
   atomic_writeJsonAtomic(file, verdictsFileSchema.parse({ schema: 1, verdicts: entries }));
@@ -66729,7 +66733,7 @@ function writeVerdicts(dir, entries) {
 function issuesOf(e) {
   return e.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; ");
 }
-async function loadVerdicts(layout, dir, queue, now) {
+async function loadVerdicts(layout, dir, queue, now, expectedDigest) {
   const out = { entries: /* @__PURE__ */ new Map(), refused: [], skipped: [] };
   const file = dir ? (0,external_node_path_namespaceObject.join)(dir, VERDICTS_FILE) : void 0;
   if (!file || !(0,external_node_fs_namespaceObject.existsSync)(file) || !(0,external_node_fs_namespaceObject.statSync)(file).isFile()) {
@@ -66745,6 +66749,13 @@ async function loadVerdicts(layout, dir, queue, now) {
     return out;
   }
   const raw = (0,external_node_fs_namespaceObject.readFileSync)(file);
+  if (expectedDigest && verdictsDigest(raw) !== expectedDigest) {
+    out.refused.push({
+      jobKey: "(file)",
+      reason: `${VERDICTS_FILE} is not the file the judge job wrote (its digest is ${verdictsDigest(raw).slice(0, 19)}, the judge's ${expectedDigest.slice(0, 19)})`
+    });
+    return out;
+  }
   let parsed;
   try {
     parsed = JSON.parse(raw.toString("utf8"));
@@ -67667,6 +67678,9 @@ const drainInputsSchema = object({
     return NEVER;
   }),
   verdictsPath: schemas_string().optional(),
+  verdictsDigest: schemas_string().optional().refine((v) => !v || /^sha256:[0-9a-f]{64}$/.test(v), {
+    message: "verdicts-digest: expected sha256:<64 hex digits>, the judge step's verdicts-digest output"
+  }),
   maxWorkers: wholeNumberInput("max-workers"),
   maxAttempts: wholeNumberInput("max-attempts"),
   requeue: schemas_string().optional(),
@@ -67722,7 +67736,13 @@ async function drainJob(inputs, logger) {
   if (inputs.mode === "apply") {
     const now = /* @__PURE__ */ new Date();
     const state = queue.state();
-    const loaded = await loadVerdicts(layout, inputs.verdictsPath, state, now);
+    const loaded = await loadVerdicts(
+      layout,
+      inputs.verdictsPath,
+      state,
+      now,
+      inputs.verdictsDigest || void 0
+    );
     await alertRefusals(layout, loaded.refused, logger);
     for (const x of loaded.skipped) logger.info(`verdict for ${x.jobKey} not applied now: ${x.reason}`);
     await recordVerdictSpend(layout, loaded);
@@ -67802,7 +67822,15 @@ async function judgeJob(inputs, restored, logger) {
   return {
     config,
     layout,
-    result: { mode: "judge", drained, verdicts: entries.length, file, pending, dead: queue.deadLetters() }
+    result: {
+      mode: "judge",
+      drained,
+      verdicts: entries.length,
+      file,
+      digest: verdictsDigest((0,external_node_fs_namespaceObject.readFileSync)(file)),
+      pending,
+      dead: queue.deadLetters()
+    }
   };
 }
 function drainOutputs(r) {
@@ -67816,6 +67844,7 @@ function drainOutputs(r) {
     "dead-lettered": String(d.deadLettered),
     "outbox-delivered": String(d.outboxDelivered),
     "outbox-pending": String(d.outboxPending),
+    ...r.mode === "judge" ? { "verdicts-digest": r.digest } : {},
     ...common
   };
 }
@@ -69481,6 +69510,7 @@ void runAction(async () => {
   const inputs = parseDrainInputs({
     mode: optionalInput("mode"),
     verdictsPath: optionalInput("verdicts-path"),
+    verdictsDigest: optionalInput("verdicts-digest"),
     maxWorkers: optionalInput("max-workers"),
     maxAttempts: optionalInput("max-attempts"),
     requeue: optionalInput("requeue-dead-letter"),

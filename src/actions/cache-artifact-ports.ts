@@ -1,5 +1,5 @@
 import { withActionsRuntime } from '../github/credentials.js';
-import type { ArtifactPort } from '../checkpoint/artifact-source.js';
+import { onGhes, type ArtifactPort } from '../checkpoint/artifact-source.js';
 import type { CachePort } from '../checkpoint/cache-source.js';
 
 /**
@@ -19,6 +19,10 @@ export const actionsCachePort: CachePort = {
 };
 
 export const actionsArtifactPort: ArtifactPort = {
+  unsupported: () =>
+    onGhes(process.env.GITHUB_SERVER_URL)
+      ? `GitHub Enterprise Server (${process.env.GITHUB_SERVER_URL}) does not support @actions/artifact 2 or later; the state branch holds the checkpoint (docs/workflows.md, "GitHub Enterprise Server")`
+      : undefined,
   upload: (name, files, root, retentionDays) =>
     withActionsRuntime(async () => {
       const { DefaultArtifactClient } = await import('@actions/artifact');

@@ -11,6 +11,7 @@ void runAction(async () => {
   const inputs = parseDrainInputs({
     mode: optionalInput('mode'),
     verdictsPath: optionalInput('verdicts-path'),
+    verdictsDigest: optionalInput('verdicts-digest'),
     maxWorkers: optionalInput('max-workers'),
     maxAttempts: optionalInput('max-attempts'),
     requeue: optionalInput('requeue-dead-letter'),

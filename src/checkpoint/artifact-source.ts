@@ -4,6 +4,7 @@ import { message } from '../errors.js';
 import { writeSnapshotDir } from './snapshot-dir.js';
 import { MANIFEST_FILE } from './manifest.js';
 import {
+  SourceNotSupportedError,
   SourceUnavailableError,
   type Snapshot,
   type SnapshotBuilder,
@@ -13,6 +14,24 @@ import {
 /** The narrow port over @actions/artifact's uploadArtifact (production adapter: actions-ports.ts). */
 export interface ArtifactPort {
   upload(name: string, files: string[], root: string, retentionDays: number): Promise<void>;
+  /** Why this platform cannot take an upload at all (GHES), checked before anything is staged. */
+  unsupported?(): string | undefined;
+}
+
+/**
+ * GitHub Enterprise Server: a server that is neither github.com nor a GHE.com data-residency host
+ * (`*.ghe.com`), which run the same artifact service as github.com. `@actions/artifact` 2 and later
+ * (and upload/download-artifact v4 and later) refuse GHES with GHESNotSupportedError.
+ */
+export function onGhes(serverUrl: string | undefined): boolean {
+  if (!serverUrl) return false;
+  let host: string;
+  try {
+    host = new URL(serverUrl).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return host !== 'github.com' && !host.endsWith('.ghe.com');
 }
 
 export interface ArtifactSourceOptions {
@@ -47,8 +66,12 @@ export class ArtifactSource implements SnapshotSource {
   }
 
   async save(build: SnapshotBuilder): Promise<Snapshot> {
-    const snapshot = build(undefined);
     const { path, port, retentionDays } = this.options;
+    // On GHES the audit copy is skipped with a notice: the state branch (authoritative) and the
+    // cache hold the checkpoint, and an upload would only fail the same way every run.
+    const why = port.unsupported?.();
+    if (why) throw new SourceNotSupportedError('artifact', `the artifact copy is skipped: ${why}`);
+    const snapshot = build(undefined);
     writeSnapshotDir(path, snapshot);
     const files = [MANIFEST_FILE, ...snapshot.files.keys()].map((p) => `${path}/${p}`);
     try {

@@ -10,7 +10,13 @@ import type { UnionReport } from './logs.js';
 import { mergeFiles } from './merge.js';
 import { markOf, matchesMark, readMark, writeMark } from './mark.js';
 import { scrubFiles } from './scrub.js';
-import { SourceUnavailableError, type Snapshot, type SnapshotSource, type SourceName } from './source.js';
+import {
+  SourceNotSupportedError,
+  SourceUnavailableError,
+  type Snapshot,
+  type SnapshotSource,
+  type SourceName,
+} from './source.js';
 import { readTree, type TreeRead } from './tree.js';
 
 export interface SaveOptions {
@@ -32,6 +38,8 @@ export interface SaveResult {
   saved: SourceName[];
   /** Sources that were asked and did not take it (warnings). */
   failed: Array<{ source: SourceName; reason: string }>;
+  /** Sources this platform cannot hold, skipped with a notice (the artifact copy on GHES). */
+  notSupported?: Array<{ source: SourceName; reason: string }>;
   skipped: TreeRead['skipped'];
   /** Event logs kept whole because no fold is registered for them. */
   unfolded: string[];
@@ -166,6 +174,11 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
         await source.save(() => final);
         result.saved.push(source.name);
       } catch (e) {
+        if (e instanceof SourceNotSupportedError) {
+          log.info(`checkpoint: ${message(e)}`);
+          (result.notSupported ??= []).push({ source: source.name, reason: message(e) });
+          continue;
+        }
         log.warning(`checkpoint: copy not saved: ${prefixed(source.name, message(e))}`);
         result.failed.push({ source: source.name, reason: prefixed(source.name, message(e)) });
       }

@@ -54,3 +54,14 @@ export class SourceUnavailableError extends Error {
     this.name = 'SourceUnavailableError';
   }
 }
+
+/**
+ * A copy this platform cannot hold (the artifact copy on GitHub Enterprise Server): not a failure,
+ * a notice. The save goes on with the other sources.
+ */
+export class SourceNotSupportedError extends SourceUnavailableError {
+  constructor(source: SourceName, message: string) {
+    super(source, message);
+    this.name = 'SourceNotSupportedError';
+  }
+}

@@ -41,6 +41,7 @@ export function fromSave(r: SaveResult): CheckpointReport {
           ]
         : []),
       ...r.skipped.map((s) => `left out ${s.path}: ${s.reason}`),
+      ...(r.notSupported ?? []).map((s) => s.reason),
       ...r.unfolded.map((p) => `${p}: no fold registered, kept whole`),
     ],
   };

@@ -7,6 +7,7 @@ import { requeueCommand } from './commands/requeue.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { drainCommand } from './commands/drain.js';
 import { dispatchCommand } from './commands/dispatch.js';
+import { doctorCommand } from './commands/doctor.js';
 import { loopCommand } from './commands/loop.js';
 import { pauseCommand } from './commands/pause.js';
 import { reportCommand } from './commands/report.js';
@@ -34,6 +35,7 @@ export const commands: Record<string, Command> = {
   requeue: requeueCommand,
   'dead-letters': deadLettersCommand,
   config: configCommand,
+  doctor: doctorCommand,
 };
 
 export function usage(): string {

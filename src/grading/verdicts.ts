@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -129,6 +130,15 @@ export function recordingGrader(layout: StateLayout, grade: GradeFn, sink: Verdi
   };
 }
 
+/**
+ * The digest the judge job outputs for its verdicts file. A job output is written only by that job,
+ * so the grade job can tell the judge's file from one another job uploaded under a similar name
+ * (artifact v3 on GHES finds artifacts by name only).
+ */
+export function verdictsDigest(raw: Buffer): string {
+  return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+}
+
 export function writeVerdicts(dir: string, entries: readonly VerdictEntry[]): string {
   const file = join(dir, VERDICTS_FILE);
   writeJsonAtomic(file, verdictsFileSchema.parse({ schema: 1, verdicts: entries }));
@@ -163,6 +173,8 @@ export async function loadVerdicts(
   dir: string | undefined,
   queue: QueueState,
   now: Date,
+  /** `sha256:<hex>` the judge job output for its file: any other file is refused whole. */
+  expectedDigest?: string,
 ): Promise<LoadedVerdicts> {
   const out: LoadedVerdicts = { entries: new Map(), refused: [], skipped: [] };
   const file = dir ? join(dir, VERDICTS_FILE) : undefined;
@@ -179,6 +191,13 @@ export async function loadVerdicts(
     return out;
   }
   const raw = readFileSync(file);
+  if (expectedDigest && verdictsDigest(raw) !== expectedDigest) {
+    out.refused.push({
+      jobKey: '(file)',
+      reason: `${VERDICTS_FILE} is not the file the judge job wrote (its digest is ${verdictsDigest(raw).slice(0, 19)}, the judge's ${expectedDigest.slice(0, 19)})`,
+    });
+    return out;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));

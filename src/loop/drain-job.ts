@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -21,6 +21,7 @@ import {
   loadVerdicts,
   recordVerdictSpend,
   recordingGrader,
+  verdictsDigest,
   writeVerdicts,
   type Refusal,
   type VerdictEntry,
@@ -65,6 +66,12 @@ const drainInputsSchema = z.object({
       return z.NEVER;
     }),
   verdictsPath: z.string().optional(),
+  verdictsDigest: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^sha256:[0-9a-f]{64}$/.test(v), {
+      message: "verdicts-digest: expected sha256:<64 hex digits>, the judge step's verdicts-digest output",
+    }),
   maxWorkers: wholeNumberInput('max-workers'),
   maxAttempts: wholeNumberInput('max-attempts'),
   requeue: z.string().optional(),
@@ -108,6 +115,7 @@ export type DrainJobResult =
       drained: DrainResult;
       verdicts: number;
       file: string;
+      digest: string;
       pending: number;
       dead: JobState[];
     };
@@ -160,7 +168,13 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
     // No judge runs in this process: the judge job's verdicts, validated as data, are applied.
     const now = new Date();
     const state = queue.state();
-    const loaded = await loadVerdicts(layout, inputs.verdictsPath, state, now);
+    const loaded = await loadVerdicts(
+      layout,
+      inputs.verdictsPath,
+      state,
+      now,
+      inputs.verdictsDigest || undefined,
+    );
     await alertRefusals(layout, loaded.refused, logger);
     for (const x of loaded.skipped) logger.info(`verdict for ${x.jobKey} not applied now: ${x.reason}`);
     await recordVerdictSpend(layout, loaded);
@@ -252,7 +266,15 @@ async function judgeJob(inputs: DrainJobInput, restored: SchoolConfig, logger: L
   return {
     config,
     layout,
-    result: { mode: 'judge', drained, verdicts: entries.length, file, pending, dead: queue.deadLetters() },
+    result: {
+      mode: 'judge',
+      drained,
+      verdicts: entries.length,
+      file,
+      digest: verdictsDigest(readFileSync(file)),
+      pending,
+      dead: queue.deadLetters(),
+    },
   };
 }
 
@@ -267,6 +289,7 @@ export function drainOutputs(r: DrainJobResult): Record<string, string> {
     'dead-lettered': String(d.deadLettered),
     'outbox-delivered': String(d.outboxDelivered),
     'outbox-pending': String(d.outboxPending),
+    ...(r.mode === 'judge' ? { 'verdicts-digest': r.digest } : {}),
     ...common,
   };
 }

@@ -193,7 +193,7 @@ export function defaultProtected(env: NodeJS.ProcessEnv = process.env): string[]
   return out.filter((p) => p && resolve(p) !== sep);
 }
 
-function runnerRoots(): string[] {
+export function runnerRoots(): string[] {
   const roots: string[] = [];
   let pid = process.pid;
   for (let i = 0; i < 64 && pid > 1; i++) {

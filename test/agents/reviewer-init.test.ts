@@ -6,7 +6,7 @@ import { runReviewer, ReviewerError, type ReviewInput } from '../../src/grading/
 import { parseConfig } from '../../src/config/load.js';
 import { detectVerify, initCommand, renderInit } from '../../src/cli/commands/init.js';
 import { parseResetTime, classifyText } from '../../src/agents/limits.js';
-import { tempDir } from '../support/tmp.js';
+import { git, tempDir } from '../support/tmp.js';
 import { claude, codex, installFakes } from './fake.js';
 
 const saved: Record<string, string | undefined> = {};
@@ -129,6 +129,7 @@ describe('school init', () => {
   it('detects the verification command and the agent CLIs on PATH; writes a valid commented school.yml', async () => {
     const repo = join(dir.path, 'repo');
     mkdirSync(repo);
+    git(repo, 'init', '-q');
     writeFileSync(join(repo, 'go.mod'), 'module x\n');
     expect(detectVerify(repo)).toEqual(['go', 'test', './...']);
     writeFileSync(join(repo, 'package.json'), JSON.stringify({ scripts: { test: 'vitest run' } }));
@@ -139,7 +140,7 @@ describe('school init', () => {
     process.stdout.write = ((s: string) => ((out += s), true)) as typeof process.stdout.write;
     try {
       expect(await initCommand.run(['--dir', repo])).toBe(0);
-      await expect(initCommand.run(['--dir', repo])).rejects.toThrow(/exists/);
+      await expect(initCommand.run(['--dir', repo])).rejects.toThrow(/exist/);
     } finally {
       process.stdout.write = write;
     }

@@ -36,6 +36,8 @@ export interface RunContext {
   root: string;
   runId: number;
   runAttempt?: number;
+  /** GITHUB_SERVER_URL; default https://github.com (a GitHub Enterprise Server host otherwise). */
+  serverUrl?: string;
 }
 
 /** GITHUB_OUTPUT lines: `k=v`, or `k<<DELIM\nvalue\nDELIM` as @actions/core writes them. */
@@ -110,7 +112,7 @@ export class Job {
       GITHUB_RUN_ATTEMPT: String(ctx.runAttempt ?? 1),
       GITHUB_JOB: this.name.split(' ')[0]!,
       GITHUB_API_URL: ctx.apiUrl,
-      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_SERVER_URL: ctx.serverUrl ?? 'https://github.com',
       RUNNER_TEMP: this.temp,
       RUNNER_OS: 'Linux',
       GIT_CONFIG_NOSYSTEM: '1',

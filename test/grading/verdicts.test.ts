@@ -7,6 +7,7 @@ import {
   MAX_VERDICTS_BYTES,
   recordingGrader,
   VERDICTS_FILE,
+  verdictsDigest,
   writeVerdicts,
   type VerdictEntry,
 } from '../../src/grading/verdicts.js';
@@ -70,13 +71,14 @@ function writeVerdictsFile(content: unknown): void {
   );
 }
 
-async function apply(verdictsPath: string | undefined = verdictsDir) {
+async function apply(verdictsPath: string | undefined = verdictsDir, verdictsDigest?: string) {
   const logger = memoryLogger();
   const inputs = parseDrainInputs({
     mode: 'apply',
     config: configFile,
     stateDir: layout.root,
     ...(verdictsPath ? { verdictsPath } : {}),
+    ...(verdictsDigest ? { verdictsDigest } : {}),
   });
   const r = await drainJob(inputs, logger);
   if (r.result.mode !== 'drain') throw new Error('expected a drain result');
@@ -131,6 +133,24 @@ describe('verdicts from the judge job, applied by the grade job', () => {
     expect(again.refused).toEqual([]);
     expect(scores()).toBe(1);
     expect(audits()).toEqual([]);
+  });
+
+  it("a file that is not the judge job's (its digest differs from the judge's output) is refused whole", async () => {
+    writeVerdictsFile({ schema: 1, verdicts: [entry(1, 'c1')] });
+    const judges = verdictsDigest(readFileSync(join(verdictsDir, VERDICTS_FILE)));
+    // Another job uploaded a file under the verdicts' name: same shape, a different digest.
+    writeVerdictsFile({ schema: 1, verdicts: [entry(1, 'c1'), entry(2, 'c2')] });
+    const r = await apply(verdictsDir, judges);
+    expect(r.refused.map((x) => x.reason).join('\n')).toMatch(/not the file the judge job wrote/);
+    expect(r.drained.verdicts).toEqual([]);
+    for (const j of Object.values(jobs())) expect(j).toMatchObject({ status: 'pending', attempts: 0 });
+    // The judge's own file, with its digest, is applied.
+    writeVerdictsFile({ schema: 1, verdicts: [entry(1, 'c1')] });
+    const ok = await apply(verdictsDir, judges);
+    expect(ok.drained.verdicts.map((v) => v.jobKey)).toEqual(['grade:1:c1']);
+    expect(() =>
+      parseDrainInputs({ mode: 'apply', verdictsPath: verdictsDir, verdictsDigest: 'abc' }),
+    ).toThrow(/verdicts-digest: expected sha256/);
   });
 
   it('a missing verdict file leaves every job queued, attempts untouched, and says so', async () => {

@@ -184,7 +184,11 @@ export function outputsAreIdentifiers(wf: Workflow): string[] {
       // The id upload-artifact reports is a number the runner writes, never the artifact's content.
       const artifactId =
         m?.[2] === 'artifact-id' && (step?.uses ?? '').startsWith('actions/upload-artifact@');
-      if (!m || !step || !(step.run?.includes('daemon-matrix.mjs') || artifactId)) {
+      // The judge's verdicts digest: the toolkit's drain-grading writes it, and the grade job's
+      // drain-grading refuses anything but sha256:<hex> (it is an input there, never a script).
+      const verdictsDigest =
+        m?.[2] === 'verdicts-digest' && /\.school-core\/actions\/drain-grading$/.test(step?.uses ?? '');
+      if (!m || !step || !(step.run?.includes('daemon-matrix.mjs') || artifactId || verdictsDigest)) {
         out.push(
           `job ${id}: output ${name} = ${String(value)} does not come from the validated daemon matrix or an artifact id`,
         );
@@ -232,7 +236,8 @@ function needsGuarded(wf: Workflow, job: Job): boolean {
 /**
  * Least privilege: contents: write only where the state branch is saved (or a checked release is
  * tagged); issues: write and
- * pull-requests: write only where the grading outbox delivers; no write-all, no other write scope.
+ * pull-requests: write only where the grading outbox delivers; id-token: write only where the
+ * package is published with provenance; no write-all, no other write scope.
  * Artifacts of the same run need no `actions: read`; only a download from another run does.
  */
 export function leastPrivilege(wf: Workflow): string[] {
@@ -257,9 +262,13 @@ export function leastPrivilege(wf: Workflow): string[] {
     if (crossRun && p.actions !== 'read' && p.actions !== 'write') {
       out.push(`job ${id}: downloads another run's artifacts without actions: read`);
     }
+    // id-token: write only where the npm package is published with provenance.
+    const publishes = steps.some((s) => /npm publish --provenance/.test(s.run ?? ''));
     for (const [scope, level] of Object.entries(p)) {
-      if (level === 'write' && !['contents', 'issues', 'pull-requests'].includes(scope))
+      if (level === 'write' && !['contents', 'issues', 'pull-requests'].includes(scope)) {
+        if (scope === 'id-token' && publishes) continue;
         out.push(`job ${id}: ${scope}: write`);
+      }
     }
   }
   return out;

@@ -123,7 +123,7 @@ export function thirdPartyPinned(text: string): string[] {
     if (target.startsWith('./') || target.startsWith('docker://')) continue;
     if (!/^[\w.-]+\/[\w./-]+@[0-9a-f]{40}$/.test(target)) {
       out.push(`line ${i + 1}: ${target} is not pinned by a full commit SHA`);
-    } else if (!/^#\s*v\d+\.\d+\.\d+\s*$/.test(m[3] ?? '')) {
+    } else if (!/^#\s*v\d+\.\d+\.\d+(-[\w.]+)?\s*$/.test(m[3] ?? '')) {
       out.push(`line ${i + 1}: ${target} has no "# vX.Y.Z" comment naming its version`);
     }
   }

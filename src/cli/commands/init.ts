@@ -1,17 +1,32 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../config/load.js';
+import type { SchoolConfig } from '../../config/schema.js';
 import { ConfigError } from '../../errors.js';
 import { which } from '../../crew/host.js';
+import { git } from '../../process/git.js';
 import { writeTextAtomic } from '../../state/atomic.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';
+import { VERSION } from '../version.js';
 
-const HELP = `Usage: school init [--dir DIR] [--force]
-Writes a commented school.yml for the repository in DIR (default: the current directory): the
-verification command detected from the repository, the agent CLIs found on PATH (claude, codex) as
-agents, and one local daemon. Refuses to overwrite an existing school.yml unless --force.
+/**
+ * Where the toolkit's releases live: the `uses:` of the caller workflow `school init` writes. Kept
+ * equal to package.json's `repository` (a test checks it; npm's provenance check needs it to name
+ * the repository the release workflow runs in). `--toolkit` points at a fork or a mirror.
+ */
+export const TOOLKIT_REPOSITORY = 'school-core/school-core';
+
+const HELP = `Usage: school init [--dir DIR] [--force] [--toolkit OWNER/NAME]
+Sets a repository up for the school, in DIR (default: the current directory; it must be in a git
+repository):
+  school.yml                      the verification command detected from the repository, the agent
+                                  CLIs found on PATH (claude, codex) as agents, one daemon "local"
+  .github/workflows/school.yml    the caller of the loop, pinned to this toolkit release (v${VERSION})
+and prints the secrets to add and the command that registers each daemon's runner. Refuses to
+overwrite either file unless --force. --toolkit names the repository holding school-core's releases
+(default ${TOOLKIT_REPOSITORY}; a fork, or its mirror on GitHub Enterprise Server).
 `;
 
 /** The repository's own test command, from the files that name one; undefined when none does. */
@@ -110,42 +125,198 @@ export function renderInit(o: { verify?: string[]; claude: boolean; codex: boole
   ].join('\n');
 }
 
+/** The caller workflow: the loop of this toolkit release, on a schedule and by hand. */
+export function renderWorkflow(o: { toolkit: string; version: string; config: string }): string {
+  const ref = `v${o.version}`;
+  return [
+    `# .github/workflows/school.yml — written by \`school-core init\` (school-core ${o.version}).`,
+    '# Runs the school loop of one toolkit release: to upgrade, change both refs (`@v…` and',
+    '# toolkit-ref) to the new release. Inputs and jobs: docs/workflows.md in school-core.',
+    'name: school',
+    'on:',
+    '  schedule:',
+    "    - cron: '41 */2 * * *' # off the hour: scheduled runs are best-effort",
+    '  workflow_dispatch:',
+    'permissions: {}',
+    'jobs:',
+    '  school:',
+    `    uses: ${o.toolkit}/.github/workflows/school-loop.yml@${ref}`,
+    '    with:',
+    `      toolkit-repository: ${o.toolkit}`,
+    `      toolkit-ref: ${ref}`,
+    ...(o.config === 'school.yml' ? [] : [`      config: ${o.config}`]),
+    '      runner-label-prefix: school # each daemon runs on [self-hosted, school-<daemon id>]',
+    '    secrets: inherit # ANTHROPIC_API_KEY, OPENAI_API_KEY, SCHOOL_DELIVERY_TOKEN when set',
+    '    permissions:',
+    '      contents: write # the state branch',
+    '      issues: write # fetch issues; labels and result comments',
+    '      pull-requests: write # accepted work delivered as pull requests',
+    '      actions: read # lease reconciliation asks whether a crew job still runs',
+    '',
+  ].join('\n');
+}
+
+/** The repository on GitHub (or GitHub Enterprise Server) that `origin` names, when it does. */
+export function remoteOf(url: string): { server: string; repo: string } | undefined {
+  const m =
+    /^(?:https?:\/\/(?:[^@/]+@)?|ssh:\/\/(?:[^@/]+@)?|[^@/]+@)([^/:]+)(?::\d+)?[/:]([^/\s]+)\/([^/\s]+?)(?:\.git)?\/?$/.exec(
+      url.trim(),
+    );
+  if (!m) return undefined;
+  return { server: `https://${m[1]}`, repo: `${m[2]}/${m[3]}` };
+}
+
+async function gitTop(dir: string): Promise<string> {
+  try {
+    return resolve((await git(dir, 'rev-parse', '--show-toplevel')).trim());
+  } catch {
+    throw new ConfigError(
+      `school init: ${dir} is not in a git repository. Run it in a clone of the repository whose issues the school should work on (git clone <url>; cd <repo>), or run \`git init\` there first.`,
+    );
+  }
+}
+
+async function originOf(top: string): Promise<{ server: string; repo: string } | undefined> {
+  try {
+    return remoteOf(await git(top, 'remote', 'get-url', 'origin'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** What to do next: the secrets, each daemon's runner, the commit and the first run. */
+export function nextSteps(o: {
+  config: SchoolConfig;
+  files: string[];
+  verify?: string[];
+  remote?: { server: string; repo: string };
+}): string[] {
+  const repo = o.remote?.repo ?? '<owner>/<repo>';
+  const server = o.remote?.server ?? 'https://github.com';
+  const host = new URL(server).host;
+  const onGitHub = host === 'github.com';
+  const gh = (args: string) => `gh ${args}${onGitHub ? '' : ` --hostname ${host}`}`;
+  const keys = [...new Set(o.config.agents.flatMap((a) => a.passEnv))].filter((k) =>
+    ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY'].includes(k),
+  );
+  const out: string[] = [
+    ...o.files.map((f) => `Wrote ${f}.`),
+    `  verification: ${o.verify ? o.verify.join(' ') : 'none detected'}`,
+    `  agents: ${o.config.agents.map((a) => `${a.id} (${a.kind})`).join(', ') || 'none found on PATH'}`,
+    `  toolkit: school-core v${VERSION}`,
+    '',
+  ];
+  if (!o.verify)
+    out.push(
+      'No test command was found (no test script in package.json, no pytest, go.mod, Cargo.toml or',
+      'Makefile test target). Set dispatch.verify in school.yml to the command that checks a change,',
+      'e.g. verify: [npm, test]; without it a change is graded on the reviewer alone.',
+      '',
+    );
+  if (!o.config.agents.length)
+    out.push(
+      'No agent CLI was found on PATH, so nothing will be dispatched yet: install Claude Code',
+      '(npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex) on the runner',
+      'machine and uncomment the matching agent in school.yml.',
+      '',
+    );
+  out.push(
+    'Step 1 of 3 done. Next:',
+    '',
+    '2. Commit, add the secrets and register a runner for each daemon:',
+  );
+  out.push(`     git add ${o.files.map((f) => relative(process.cwd(), f) || f).join(' ')}`);
+  out.push("     git commit -m 'Set up the school' && git push");
+  if (!o.remote)
+    out.push('     (origin is not a GitHub repository: replace <owner>/<repo> below with yours)');
+  out.push('', `   Secrets (${server}/${repo}/settings/secrets/actions, or with the GitHub CLI):`);
+  for (const k of keys)
+    out.push(
+      `     ${gh(`secret set ${k} --repo ${repo}`)}   # the agents' key (passEnv); reaches only the crew step`,
+    );
+  if (!keys.length)
+    out.push('     none for the agents yet: add the key an agent lists in passEnv once you add one');
+  out.push(
+    `     ${gh(`secret set SCHOOL_DELIVERY_TOKEN --repo ${repo}`)}   # optional, recommended: a GitHub App or`,
+    '       fine-grained token (contents, pull requests: read and write) so the pull requests the school',
+    '       opens run your checks without waiting for approval (docs/delivery.md)',
+    '',
+    '   Runners: one self-hosted runner per daemon, on the machine that runs its crews (Linux, with',
+    `   bubblewrap, git, Node 20+ and the agent CLIs). Download it from ${server}/${repo}/settings/actions/runners/new,`,
+    '   get a registration token there or with',
+    `     ${gh(`api -X POST repos/${repo}/actions/runners/registration-token --jq .token`)}`,
+    '   and register it (install it as one user, run it as another, so a job cannot rewrite the runner):',
+  );
+  for (const d of o.config.fleet.daemons) {
+    const label = `school-${d.id}`;
+    out.push(
+      `     ./config.sh --url ${server}/${repo} --token <registration token> --name ${label} --labels ${label} --unattended`,
+    );
+  }
+  out.push(
+    '     ./run.sh   # or ./svc.sh install && ./svc.sh start, to keep it running',
+    '   then, on that machine, check it is ready:',
+    '     npx school-core doctor',
+    '',
+    '3. Start the school:',
+    `     ${gh(`workflow run school.yml --repo ${repo}`)}`,
+    "   The first run records each daemon's heartbeat; the next one (every two hours at :41, or run it",
+    '   again by hand) plans crews, grades their work and opens a pull request for each accepted issue.',
+    '   To try it on this machine first: export ANTHROPIC_API_KEY=… (or OPENAI_API_KEY) and run',
+    '   npx school-core loop.',
+    '',
+  );
+  return out;
+}
+
 export const initCommand: Command = {
-  summary: 'init [--dir DIR] [--force]: write a commented school.yml for this repository',
+  summary: 'init [--dir DIR] [--force]: write school.yml and the caller workflow; say what comes next',
   async run(argv) {
     const { values } = parse('init', argv, {
       dir: { type: 'string' },
       force: { type: 'boolean' },
+      toolkit: { type: 'string' },
       help: { type: 'boolean' },
     });
     if (values.help) {
       process.stdout.write(HELP);
       return 0;
     }
+    const toolkit = values.toolkit ?? TOOLKIT_REPOSITORY;
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+$/.test(toolkit))
+      throw new ConfigError(
+        `--toolkit: expected OWNER/NAME (e.g. ${TOOLKIT_REPOSITORY}), found "${toolkit}".`,
+      );
     const dir = resolve(values.dir ?? '.');
+    if (!existsSync(dir))
+      throw new ConfigError(`school init: ${dir} does not exist; run it in your repository's directory.`);
+    const top = await gitTop(dir);
     const target = join(dir, 'school.yml');
-    if (existsSync(target) && !values.force)
-      throw new ConfigError(`school init: ${target} exists; edit it, or run with --force to replace it.`);
+    const workflow = join(top, '.github', 'workflows', 'school.yml');
+    // Both checked before either is written: a refusal leaves nothing half set up.
+    const present = [target, workflow].filter((f) => existsSync(f));
+    if (present.length && !values.force)
+      throw new ConfigError(
+        `school init: ${present.join(' and ')} ${present.length > 1 ? 'exist' : 'exists'}; edit ${present.length > 1 ? 'them' : 'it'}, or run with --force to replace ${present.length > 1 ? 'them' : 'it'}.`,
+      );
     const verify = detectVerify(dir);
     const found = { claude: !!which('claude'), codex: !!which('codex') };
     const text = renderInit({ ...(verify ? { verify } : {}), ...found });
-    parseConfig(parseYaml(text), 'the generated school.yml'); // never write a file the school refuses
+    const config = parseConfig(parseYaml(text), 'the generated school.yml'); // never write a file the school refuses
+    const configPath = relative(top, target).split(sep).join('/');
+    const caller = renderWorkflow({ toolkit, version: VERSION, config: configPath });
+    parseYaml(caller); // a YAML error here is ours, before anything is written
     writeTextAtomic(target, text);
-    const next = [
-      `Wrote ${target}.`,
-      `  verification: ${verify ? verify.join(' ') : 'none detected — set dispatch.verify'}`,
-      `  agents: ${[found.claude && 'claude (claude-code)', found.codex && 'codex (codex)'].filter(Boolean).join(', ') || 'none found on PATH — install claude or codex, then edit agents'}`,
-      '',
-      'Next:',
-      ...(found.claude
-        ? ['  export ANTHROPIC_API_KEY=…   # the key the claude agent receives (passEnv)']
-        : []),
-      ...(found.codex ? ['  export OPENAI_API_KEY=…      # the key the codex agent receives (passEnv)'] : []),
-      '  school config check           # validate school.yml',
-      '  school loop                   # fetch issues, run crews, grade (GITHUB_TOKEN for a GitHub repository)',
-      '',
-    ];
-    process.stdout.write(next.join('\n'));
+    mkdirSync(dirname(workflow), { recursive: true });
+    writeTextAtomic(workflow, caller);
+    const remote = await originOf(top);
+    const lines = nextSteps({
+      config,
+      files: [target, workflow],
+      ...(verify ? { verify } : {}),
+      ...(remote ? { remote } : {}),
+    });
+    process.stdout.write(lines.join('\n'));
     return 0;
   },
 };

@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { agentAllowList } from '../agents/network.js';
+import { loadConfig } from '../config/load.js';
+import type { SchoolConfig } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
+import { checkAgent, checkDisk, checkGit, checkNode, checkRunnerOwner, checkSandbox } from './checks.js';
+import { report, type DoctorReport, type Finding } from './finding.js';
+import { checkNetwork } from './network.js';
+import { checkOrca } from './orca.js';
+
+export interface DoctorOptions {
+  /** school.yml; absent means defaults, as everywhere. */
+  configPath?: string;
+  /** Check only this daemon's Orca (the roster job's daemon); default every daemon's. */
+  daemon?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Install directories of the Actions runner to check the owner of. */
+  runnerRoots?: readonly string[];
+  uid?: number;
+  nodeVersion?: string;
+  /** Per host, through the proxy. Default 5 s. */
+  connectTimeoutMs?: number;
+}
+
+/** Every check, in the order a person fixes them. A school.yml that does not load is the one finding. */
+export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
+  const cwd = resolve(o.cwd ?? '.');
+  const env = o.env ?? process.env;
+  const path = env.PATH ?? '';
+  let config: SchoolConfig;
+  try {
+    config = loadConfig(o.configPath);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    // The loader's message names the file, each field, what was found and what is allowed.
+    return report([
+      {
+        check: 'config',
+        status: 'blocker',
+        detail: e.message,
+        fix: 'fix school.yml, then run `school config check`',
+      },
+    ]);
+  }
+  if (o.daemon && !config.fleet.daemons.some((d) => d.id === o.daemon))
+    return report([
+      {
+        check: 'config',
+        status: 'blocker',
+        detail: `--daemon ${o.daemon}: no daemon with that id in fleet.daemons (${config.fleet.daemons.map((d) => d.id).join(', ')})`,
+        fix: 'add it to fleet.daemons in school.yml, or name one that is there',
+      },
+    ]);
+  const findings: Finding[] = [
+    { check: 'config', status: 'ok', detail: `${o.configPath ?? 'school.yml'} loads` },
+    checkNode(o.nodeVersion ?? process.versions.node),
+    await checkGit(cwd),
+  ];
+  const agents = [
+    ...config.agents,
+    ...(config.grading.reviewer &&
+    !Array.isArray(config.grading.reviewer) &&
+    config.grading.reviewer.kind !== 'command'
+      ? [{ ...config.grading.reviewer, id: 'reviewer' }]
+      : []),
+  ];
+  for (const a of agents) findings.push(await checkAgent(a, cwd, path));
+  if (!config.agents.length)
+    findings.push({
+      check: 'agents',
+      status: 'warning',
+      detail: 'no agents in school.yml: nothing is dispatched',
+      fix: 'add one (`school init` writes those found on PATH; docs/agents.md)',
+    });
+  findings.push(checkSandbox(config.sandbox, path));
+  findings.push(checkDisk(config, resolve(cwd, config.repoPath)));
+  for (const d of config.fleet.daemons) {
+    if (d.classroom !== 'orca' || (o.daemon && d.id !== o.daemon)) continue;
+    findings.push(await checkOrca(d.id, d.orca ?? { binary: 'orca', args: [] }, { cwd, timeoutMs: 20_000 }));
+  }
+  if (config.sandbox.kind !== 'none' && config.sandbox.network === 'allow-list') {
+    const allow = [
+      ...new Set([...config.agents.flatMap((a) => agentAllowList(a, env)), ...config.sandbox.allow]),
+    ];
+    const runtimeDir = mkdtempSync(join(tmpdir(), 'school-doctor-'));
+    try {
+      findings.push(...(await checkNetwork(allow, { runtimeDir, timeoutMs: o.connectTimeoutMs ?? 5000 })));
+    } finally {
+      rmSync(runtimeDir, { recursive: true, force: true });
+    }
+  }
+  findings.push(checkRunnerOwner(o.runnerRoots ?? [], o.uid ?? process.getuid?.() ?? -1));
+  return report(findings);
+}
