@@ -109,7 +109,9 @@ export class OrcaClassroom implements Classroom {
         if (!r.ok && r.error!.code !== 'selector_not_found')
           remaining.push(`Orca could not close the slot's terminals (${r.error!.code}: ${r.error!.message})`);
         else if (r.ok && (verdict ?? r.result?.ptyStopVerdict) !== undefined)
-          remaining.push(`Orca could not confirm the slot's terminals stopped (${String(verdict ?? r.result?.ptyStopVerdict)})`);
+          remaining.push(
+            `Orca could not confirm the slot's terminals stopped (${String(verdict ?? r.result?.ptyStopVerdict)})`,
+          );
       } catch (e) {
         // Orca is gone: it holds nothing to close; the crew's processes were swept by marker and group.
         if (!(e instanceof OrcaUnavailableError)) throw e;

@@ -26,7 +26,10 @@ export function defaultOrcaBinary(platform: NodeJS.Platform = process.platform):
   return platform === 'linux' ? 'orca-ide' : 'orca';
 }
 
-export function orcaSettings(daemon: DaemonConfig, platform: NodeJS.Platform = process.platform): OrcaSettings {
+export function orcaSettings(
+  daemon: DaemonConfig,
+  platform: NodeJS.Platform = process.platform,
+): OrcaSettings {
   const o = daemon.orca;
   return {
     binary: o?.binary ?? defaultOrcaBinary(platform),
@@ -218,7 +221,11 @@ export function resolveBinary(binary: string, daemonId: string, path?: string): 
   if (/python/i.test(shebang)) throw new OrcaUnavailableError('not_orca', impostorMessage(found, daemonId));
   const m = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(shebang);
   const interpreter = m ? (m[1]!.endsWith('/env') ? m[2] : m[1]) : undefined;
-  if (interpreter && basename(interpreter) === 'node' && !which(interpreter, path ?? process.env.PATH ?? '')) {
+  if (
+    interpreter &&
+    basename(interpreter) === 'node' &&
+    !which(interpreter, path ?? process.env.PATH ?? '')
+  ) {
     throw new OrcaUnavailableError(
       'binary_missing',
       `classroom orca on daemon ${daemonId}: ${found} is a Node script (a source install of Orca's CLI) and \`node\` not found on PATH; ` +

@@ -99,8 +99,14 @@ export async function runInTerminal(t: TerminalTurn, o: Omit<RunOptions, 'env'>)
         slice,
       );
     } catch (e) {
-      if (e instanceof OrcaUnavailableError) return lost(`Orca stopped answering (${e.code}): ${e.message}`);
-      throw e;
+      if (!(e instanceof OrcaUnavailableError)) throw e;
+      // Said precisely: a runtime that is back under another id restarted; anything else stopped.
+      const now = await currentRuntime(t.cli);
+      return lost(
+        now && now !== t.runtimeId
+          ? `Orca restarted under the crew (runtime ${t.runtimeId} is now ${now})`
+          : `Orca stopped answering (${e.code}): ${e.message}`,
+      );
     }
     if (r.runtimeId !== null && r.runtimeId !== t.runtimeId)
       return lost(`Orca restarted under the crew (runtime ${t.runtimeId} is now ${r.runtimeId})`);
@@ -196,6 +202,19 @@ async function orca(t: TerminalTurn, verb: string[]): Promise<OrcaReply> {
   } catch (e) {
     if (e instanceof OrcaUnavailableError) throw new ClassroomInterruptedError(`${e.message}; nothing ran`);
     throw e;
+  }
+}
+
+/** The id of the runtime running now, if one is reachable. */
+async function currentRuntime(cli: OrcaCli): Promise<string | undefined> {
+  try {
+    const r = await cli.call(['status']);
+    const runtime = r.result?.runtime as Record<string, unknown> | undefined;
+    return runtime?.reachable === true && typeof runtime.runtimeId === 'string'
+      ? runtime.runtimeId
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 
