@@ -59,8 +59,8 @@ export class OrcaUnavailableError extends ClassroomUnavailableError {
     readonly code: string,
     message: string,
   ) {
+    // Reported under its family's name (what operators and the action's output already know).
     super(message);
-    this.name = 'OrcaUnavailableError';
   }
 }
 
@@ -137,15 +137,19 @@ export class OrcaCli {
     const what = `\`${[this.settings.binary, ...verb].join(' ')}\``;
     const where = `on daemon ${this.daemonId}`;
     if (spawnError || exitCode === 127) {
+      // A launcher whose interpreter is missing (`exec node …` without node) names it on stderr.
+      const needs = /([\w.+-]+): (?:command )?not found/.exec(stderr)?.[1];
       throw new OrcaUnavailableError(
         'binary_missing',
-        `Orca's CLI could not run ${where}: ${what} ${spawnError ?? `exited 127 (${clip(stderr)})`}; install Orca's CLI on this runner or set fleet.daemons[].orca.binary to its path. Nothing was leased.`,
+        needs && !spawnError
+          ? `Orca's CLI could not run ${where}: ${what} needs \`${needs}\`, not found on PATH (${clip(stderr, 300)}); install it on this runner. Nothing was leased.`
+          : `Orca's CLI could not run ${where}: ${what} ${spawnError ?? `exited 127 (${clip(stderr)})`}; install Orca's CLI on this runner or set fleet.daemons[].orca.binary to its path. Nothing was leased.`,
       );
     }
     if (timedOut) {
       throw new OrcaUnavailableError(
         'call_timeout',
-        `Orca did not answer ${what} ${where} within ${Math.round(this.settings.callTimeoutMs / 1000)} s: the runtime is hung; restart it (${START_HINT}).`,
+        `Orca's CLI did not finish ${what} ${where} (killed, or no answer within ${Math.round(this.settings.callTimeoutMs / 1000)} s): the runtime is hung or the CLI is broken; restart Orca (${START_HINT}).`,
       );
     }
     const reply = parseEnvelope(stdout);
