@@ -14,24 +14,43 @@ import { orcaSchool, type OrcaSchool } from './orca-helpers.js';
 let school: OrcaSchool | undefined;
 afterEach(() => school?.cleanup());
 
-const types = (s: OrcaSchool) => readJsonl<{ type: string }>(s.layout.file('crews')).records.map((e) => e.type);
+const types = (s: OrcaSchool) =>
+  readJsonl<{ type: string }>(s.layout.file('crews')).records.map((e) => e.type);
 
 describe('roster: a daemon whose Orca is down beats as unavailable', () => {
   it('the auto-router never picks it, the plan says what to start, and it is picked again once Orca runs', async () => {
     const s = (school = orcaSchool());
-    s.config.fleet.daemons.push({ id: 'd2', labels: [], worktrees: 1, class: 'standard', classroom: 'worktree' });
+    s.config.fleet.daemons.push({
+      id: 'd2',
+      labels: [],
+      worktrees: 1,
+      class: 'standard',
+      classroom: 'worktree',
+    });
     s.config.dispatch.maxCrews = 4;
     writeCurriculum(s, [item(1), item(2)]);
-    const first = await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1', 'd2'] });
+    const first = await planStep({
+      config: s.config,
+      layout: s.layout,
+      logger: silentLogger,
+      beat: ['d1', 'd2'],
+    });
     const d1 = first.fleet.find((d) => d.id === 'd1')!;
     expect(d1.online).toBe(false);
-    expect(d1.offlineReason).toMatch(/^Orca is not running on daemon d1 \(runtime not_running\); .*`orca-ide serve`/);
+    expect(d1.offlineReason).toMatch(
+      /^Orca is not running on daemon d1 \(runtime not_running\); .*`orca-ide serve`/,
+    );
     // Both issues fit one slot each; only the worktree daemon takes any.
     expect(first.assignments.map((a) => a.daemon)).toEqual(['d2']);
 
     // Orca comes up: the next beat says so, and d1 is planned onto.
     s.fake('start');
-    const second = await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1', 'd2'] });
+    const second = await planStep({
+      config: s.config,
+      layout: s.layout,
+      logger: silentLogger,
+      beat: ['d1', 'd2'],
+    });
     expect(second.fleet.find((d) => d.id === 'd1')!.online).toBe(true);
     expect(second.assignments.map((a) => a.daemon)).toEqual(['d1']);
   }, 60_000);
@@ -42,7 +61,11 @@ describe('roster: a daemon whose Orca is down beats as unavailable', () => {
     const r = await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'] });
     expect(r.assignments).toEqual([]);
     expect(r.refused).toEqual([
-      expect.objectContaining({ issue: 1, code: 'fleet-offline', reason: expect.stringMatching(/Orca is not running on daemon d1/) }),
+      expect.objectContaining({
+        issue: 1,
+        code: 'fleet-offline',
+        reason: expect.stringMatching(/Orca is not running on daemon d1/),
+      }),
     ]);
     expect(fleetStatus(s.config, readSchool(s.layout), new Date())[0]!.online).toBe(false);
     expect(Object.keys(registry(s).crews)).toEqual([]);

@@ -76,14 +76,24 @@ describe('D8 brownfield', () => {
         worktrees: 1,
         class: 'standard',
         classroom: 'orca',
-        orca: { binary: 'orca', args: [], callTimeoutSeconds: 15, waitSliceSeconds: 60, startTimeoutSeconds: 30 },
+        orca: {
+          binary: 'orca',
+          args: [],
+          callTimeoutSeconds: 15,
+          waitSliceSeconds: 60,
+          startTimeoutSeconds: 30,
+        },
       },
     ];
     const src = writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]);
     await fetchCurriculum({ layout: s.layout, config: s.config, source: src, logger: silentLogger });
     // The daemon beat while its Orca still answered (a beat from here would already say it cannot
     // run: this machine has no `orca` on PATH), so the plan assigns to it.
-    await recordHeartbeat(s.layout, s.config, { daemon: 'd1', observedClass: 'standard', freeDiskBytes: 1e12 });
+    await recordHeartbeat(s.layout, s.config, {
+      daemon: 'd1',
+      observedClass: 'standard',
+      freeDiskBytes: 1e12,
+    });
     await planStep({ config: s.config, layout: s.layout, logger: silentLogger });
     const crews = Object.keys(readCrewState(s.layout).registry.crews);
     expect(crews).toHaveLength(1);
