@@ -17,12 +17,25 @@ const jobs = (s: OrcaSchool) =>
 
 describe('the orca classroom runs students in Orca terminals (fake Orca, real shells, real students)', () => {
   it('a student runs in a terminal of its slot, confined, and the school keeps the start, output and exit code', async () => {
-    const s = (school = orcaSchool());
+    const s = (school = orcaSchool({
+      extraAgents: [
+        {
+          id: 'probe',
+          command: [
+            'node',
+            '-e',
+            "const fs = require('fs'), p = require('path'); fs.writeFileSync(process.env.SCHOOL_REPORT_FILE, JSON.stringify({ pid: process.pid, orcaDir: fs.existsSync(p.resolve(process.env.SCHOOL_WORKTREE, '../../../orca-ud')), env: process.env })); console.log('probe output line')",
+            '{brief}',
+          ],
+          roles: ['coding'],
+        },
+      ],
+    }));
     s.fake('start');
     writeCurriculum(s, [item(7), item(8)]);
     await plan(s, [
       { crewId: 'c7-orca0001', issue: 7 },
-      { crewId: 'c8-orca0002', issue: 8, agent: 'envdump' },
+      { crewId: 'c8-orca0002', issue: 8, agent: 'probe' },
     ]);
     const r = await runCrew(await spec(s, 'c7-orca0001'), { logger: silentLogger });
     expect(r.outcome).toBe('succeeded');
@@ -45,16 +58,25 @@ describe('the orca classroom runs students in Orca terminals (fake Orca, real sh
     expect(Object.keys(registry(s).leases)).toEqual([]);
 
     // The student's environment is the school's, not the Orca terminal's, and the sandbox wraps it.
-    // (envdump changes nothing, so its verification fails: the report is what this looks at.)
+    // (the probe changes nothing, so its verification fails: the report is what this looks at.)
     await runCrew(await spec(s, 'c8-orca0002'), { logger: silentLogger });
-    const env = JSON.parse(readFileSync(join(s.layout.bookbag('c8-orca0002'), 'report.md'), 'utf8'));
+    const probe = JSON.parse(readFileSync(join(s.layout.bookbag('c8-orca0002'), 'report.md'), 'utf8'));
+    const env = probe.env;
+    // Its output went to the school's student log (through the script's tee), not only to Orca's screen.
+    expect(read(join(s.layout.root, '..', 'runtime', 'crews', 'c8-orca0002', 'student.log'))).toContain(
+      'probe output line',
+    );
     expect(env.SCHOOL_CREW_ID).toBe('c8-orca0002');
     expect(env.ORCA_TERMINAL_HANDLE).toBeUndefined();
     expect(env.ORCA_USER_DATA_PATH).toBeUndefined();
     expect(env.PS1).toBeUndefined();
     expect(env.HOME).not.toBe(process.env.HOME);
-    // Inside the sandbox the Orca runtime's directory (its socket and token) does not exist.
+    // The sandbox wraps it inside the Orca terminal: its own PID namespace, and the Orca runtime's
+    // directory (its socket and token) does not exist in there, though it does out here.
     expect(s.config.sandbox.kind).not.toBe('none');
+    expect(probe.pid).toBeLessThan(10);
+    expect(probe.orcaDir).toBe(false);
+    expect(existsSync(s.userData)).toBe(true);
   }, 120_000);
 
   it('the argv is quoted once, inside the script: quotes, $(…), backticks and newlines reach the student verbatim', async () => {
