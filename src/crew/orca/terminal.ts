@@ -47,7 +47,12 @@ export async function runInTerminal(t: TerminalTurn, o: Omit<RunOptions, 'env'>)
     t.title,
     '--command',
     terminalCommand(files),
-  ]);
+  ]).catch(async (e: unknown) => {
+    // Orca failed while (perhaps after) opening the terminal: a script that started anyway is stopped.
+    const pid = await startMarker(files, 1_000);
+    if (pid !== undefined) await stop(pid, o.graceMs ?? 2_000);
+    throw e;
+  });
   if (!created.ok)
     throw new ClassroomInterruptedError(
       `Orca refused to open a terminal for crew ${t.crewId} (${created.error!.code}: ${created.error!.message}); nothing ran`,
