@@ -7,6 +7,7 @@ import { readJsonl } from '../../src/state/jsonl.js';
 import { git } from '../support/tmp.js';
 import { isRunning } from '../../src/process/liveness.js';
 import { item, plan, registry, spec, writeCurriculum } from './helpers.js';
+import { claude, installFakes, uid } from '../agents/fake.js';
 import { orcaSchool, read, turnDirs, waitFor, type OrcaSchool } from './orca-helpers.js';
 
 let school: OrcaSchool | undefined;
@@ -170,5 +171,45 @@ describe('the orca classroom runs students in Orca terminals (fake Orca, real sh
     const slot = registry(s).crews['c2-orca0007']!.worktree!;
     expect(s.orca('terminal', 'list', '--worktree', `path:${slot}`).result!.terminals).toEqual([]);
     expect(Object.keys(registry(s).leases)).toEqual([]);
+  }, 120_000);
+
+  it('a CLI agent gets its brief on stdin and its key in its environment, and its output is read from the log', async () => {
+    // Unconfined: the fake CLI records its calls next to itself (test/agents runs it the same way).
+    const s = (school = orcaSchool({
+      unconfined: true,
+      extraAgents: [
+        { id: 'claude', kind: 'claude-code', model: 'claude-sonnet-4-5', passEnv: ['ANTHROPIC_API_KEY'] },
+      ],
+    }));
+    const fake = installFakes(join(s.root, 'bin'), [
+      {
+        append: { file: 'src/value.txt', text: 'solved #5\n' },
+        stdout: claude.result({ session: uid('sess-orca'), cost: 0.0425, turns: 3 }),
+      },
+    ]);
+    const saved = { PATH: process.env.PATH, KEY: process.env.ANTHROPIC_API_KEY };
+    process.env.PATH = `${fake.bin}:${saved.PATH}`;
+    process.env.ANTHROPIC_API_KEY = 'sk-ant-orca-canary';
+    try {
+      s.fake('start');
+      writeCurriculum(s, [item(5, { title: 'Make the value say solved' })]);
+      await plan(s, [{ crewId: 'c5-orca0008', issue: 5, agent: 'claude' }]);
+      const r = await runCrew(await spec(s, 'c5-orca0008'), { logger: silentLogger });
+      expect(r.outcome).toBe('succeeded');
+      const [call] = fake.calls();
+      expect(call!.stdin).toContain('Make the value say solved');
+      expect(call!.env.ANTHROPIC_API_KEY).toBe('sk-ant-orca-canary');
+      expect(call!.env.ORCA_TERMINAL_HANDLE).toBeUndefined();
+      const record = JSON.parse(readFileSync(join(s.layout.bookbag('c5-orca0008'), 'bookbag.json'), 'utf8'));
+      expect(record.usage.costUsd).toBeCloseTo(0.0425);
+      // The key was in the launch script, which is gone; it is nowhere else in the turn's files.
+      for (const f of ['stdin', 'started', 'exit-code', 'terminal.json'])
+        expect(read(join(turnDirs(s, 'c5-orca0008')[0]!, f))).not.toContain('sk-ant-orca-canary');
+      expect(existsSync(join(turnDirs(s, 'c5-orca0008')[0]!, 'launch.sh'))).toBe(false);
+    } finally {
+      process.env.PATH = saved.PATH;
+      if (saved.KEY === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved.KEY;
+    }
   }, 120_000);
 });
