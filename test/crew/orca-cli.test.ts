@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { orcaSchool, type OrcaSchool } from './orca-helpers.js';
 import { execFileSync } from 'node:child_process';
 import { parseEnvelope } from '../../src/crew/orca/cli.js';
 import { shQuote, terminalCommand, turnFiles } from '../../src/crew/orca/launch-script.js';
@@ -75,4 +76,40 @@ describe('the launch script quoting', () => {
     );
     expect(terminalCommand(turnFiles("/r/it's"))).toBe("exec /bin/sh '/r/it'\\''s/launch.sh'");
   });
+});
+
+describe('the fake Orca behaves as the real one where the classroom depends on it', () => {
+  let school: OrcaSchool | undefined;
+  afterEach(() => school?.cleanup());
+
+  it('a typed command leaves its login shell alive; only `exec` ends the terminal, with its exit code', () => {
+    const s = (school = orcaSchool());
+    s.fake('start');
+    expect(s.orca('repo', 'add', '--path', s.repo).ok).toBe(true);
+    const open = (command: string) => {
+      const r = s.orca(
+        'terminal',
+        'create',
+        '--worktree',
+        `path:${s.repo}`,
+        '--title',
+        command,
+        '--command',
+        command,
+      );
+      return (r.result!.terminal as { handle: string }).handle;
+    };
+    const plain = open('sh -c "exit 3"');
+    const exec = open('exec sh -c "exit 3"');
+    const waited = (h: string) =>
+      s.orca('terminal', 'wait', '--terminal', h, '--for', 'exit', '--timeout-ms', '3000');
+    expect(waited(exec).result).toMatchObject({ wait: { status: 'exited', exitCode: 3, satisfied: true } });
+    const still = waited(plain);
+    expect(still.ok).toBe(false);
+    expect(still.error!.code).toBe('timeout');
+    // `status --json` exits 0 and says down once the runtime is gone; every other command says why.
+    s.fake('stop');
+    expect(s.orca('status').result).toMatchObject({ runtime: { reachable: false, state: 'not_running' } });
+    expect(s.orca('terminal', 'list').error!.code).toBe('runtime_unavailable');
+  }, 60_000);
 });
