@@ -169,10 +169,11 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   } catch (e) {
     outcome = 'aborted';
     reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
-    // The classroom lost the crew (Orca down or restarted): an interruption of the school, said so.
-    if (e instanceof ClassroomInterruptedError) reason = `interrupted: ${e.message}`;
-    if (e instanceof ClassroomInterruptedError) await alert('classroom-interrupted', e.message);
-    else if (!(e instanceof AbortCrew)) await alert('runtime-error', message(e));
+    if (e instanceof ClassroomInterruptedError) {
+      // The classroom lost the crew (Orca down or restarted): an interruption of the school, said so.
+      reason = `interrupted: ${e.message}`;
+      await alert('classroom-interrupted', e.message);
+    } else if (!(e instanceof AbortCrew)) await alert('runtime-error', message(e));
   } finally {
     stopBeat();
     const refused = sandbox ? await sandbox.close().catch(() => []) : [];
