@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCrew } from '../../src/crew/crew.js';
 import { createClassroom } from '../../src/crew/classroom.js';
@@ -14,7 +14,7 @@ import { FIXTURES, item, launcher, plan, registry, spec, writeCurriculum } from 
 import { runAssignments } from '../../src/crew/driver.js';
 import { writeSpec } from '../../src/crew/spec.js';
 import { memoryLogger } from '../../src/log.js';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { orcaSchool, read, turnDirs, waitFor, type OrcaSchool } from './orca-helpers.js';
 
 let school: OrcaSchool | undefined;
@@ -107,19 +107,26 @@ describe('before a lease: an Orca that cannot take crews leases nothing and says
   it('a Node-script install needs node on PATH; the packaged CLI does not', () => {
     const s = (school = orcaSchool());
     s.fake('start');
+    // A PATH with git and Orca's CLI but no node.
     const bin = join(s.root, 'bin');
     mkdirSync(bin);
-    symlinkSync(join(FIXTURES, 'orca', 'orca.mjs'), join(bin, 'orca-ide'));
-    const room = createClassroom({
-      daemon: {
-        ...s.config.fleet.daemons[0]!,
-        orca: { ...s.config.fleet.daemons[0]!.orca!, binary: 'orca-ide' },
-      },
-      repoPath: s.repo,
-      root: s.root,
-      path: bin,
-    });
-    expect(() => room.preflight()).toThrow(/is a Node script .* and `node` not found on PATH/);
+    symlinkSync(execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(), join(bin, 'git'));
+    const room = (binary: string) =>
+      createClassroom({
+        daemon: { ...s.config.fleet.daemons[0]!, orca: { ...s.config.fleet.daemons[0]!.orca!, binary } },
+        repoPath: s.repo,
+        root: s.root,
+        path: bin,
+      });
+    symlinkSync(join(FIXTURES, 'orca', 'orca.mjs'), join(bin, 'orca-dev'));
+    expect(() => room('orca-dev').preflight()).toThrow(/is a Node script .* and `node` not found on PATH/);
+    // The packaged launcher runs the CLI with its own runtime (Electron as node): no node needed.
+    writeFileSync(
+      join(bin, 'orca-ide'),
+      `#!/bin/sh\nELECTRON_RUN_AS_NODE=1 exec '${process.execPath}' '${join(FIXTURES, 'orca', 'orca.mjs')}' "$@"\n`,
+    );
+    chmodSync(join(bin, 'orca-ide'), 0o755);
+    expect(() => room('orca-ide').preflight()).not.toThrow();
   });
 });
 
