@@ -33,8 +33,6 @@ export class OrcaClassroom implements Classroom {
   ) {}
 
   preflight(): void {
-    // The machine first (/proc, git, the repository), then Orca.
-    this.tree.preflight();
     const cli = new OrcaCli(orcaSettings(this.o.daemon), this.o.daemon.id, this.o.path);
     const runtimeId = probeOrca(cli);
     const added = cli.callSync(['repo', 'add', '--path', this.o.repoPath]);
@@ -48,6 +46,8 @@ export class OrcaClassroom implements Classroom {
         added.error!.code,
         `Orca on daemon ${this.o.daemon.id} would not add the repository ${this.o.repoPath} (${added.error!.code}: ${added.error!.message}); check repoPath in school.yml. Nothing was leased.`,
       );
+    // Then the machine, as for the worktree classroom (/proc, git, the repository).
+    this.tree.preflight();
     this.orca = { cli, runtimeId };
   }
 
