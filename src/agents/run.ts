@@ -3,7 +3,7 @@ import { readUntrustedFile } from '../security/untrusted-file.js';
 import { ProgramNotFoundError } from '../sandbox/sandbox.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { ChildEnv } from '../process/env.js';
-import { runProcess, type RunResult } from '../process/run.js';
+import { runProcess, type RunOptions, type RunResult } from '../process/run.js';
 import { classify } from './outcome.js';
 import { readUsage } from './usage.js';
 import { claudeArgv, ClaudeReader, claudeVerdict, type TurnContext } from './claude.js';
@@ -38,10 +38,14 @@ export interface TurnOptions {
   /** Makes argv elements relative to the configuration absolute (command agents). */
   commandArgv: (command: readonly string[]) => string[];
   /**
-   * How the agent's argv is started: the classroom's launcher (e.g. orca) around it, then the
-   * sandbox. Throws ProgramNotFoundError when the program is not there (nothing starts).
+   * How the agent's argv is started: confined by the sandbox, then hosted by the classroom (orca
+   * replaces the spawn with `run`: a terminal of its runtime). Throws ProgramNotFoundError when the
+   * program is not there (nothing starts).
    */
-  launch: (argv: readonly string[], env: ChildEnv) => Promise<{ argv: string[]; env: ChildEnv }>;
+  launch: (
+    argv: readonly string[],
+    env: ChildEnv,
+  ) => Promise<{ argv: string[]; env: ChildEnv; run?: (o: Omit<RunOptions, 'env'>) => Promise<RunResult> }>;
   onSpawn?: (pid: number) => void;
   now?: () => Date;
   /** The turn runs in the sandbox: the agent's own sandbox steps aside and it may run `verify`. */
@@ -123,7 +127,7 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
 }
 
 async function launched(argv: string[], o: TurnOptions, cli: boolean): Promise<RunResult> {
-  let started: { argv: string[]; env: ChildEnv };
+  let started: Awaited<ReturnType<TurnOptions['launch']>>;
   try {
     started = await o.launch(argv, o.env);
   } catch (e) {
@@ -131,6 +135,15 @@ async function launched(argv: string[], o: TurnOptions, cli: boolean): Promise<R
     // The same ending as a spawn that found nothing: the agent could not start.
     return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
   }
+  if (started.run)
+    return started.run({
+      cwd: o.cwd,
+      timeoutMs: o.timeoutMs,
+      graceMs: o.graceMs,
+      logFile: o.logFile,
+      ...(cli ? { input: o.prompt } : {}),
+      onSpawn: o.onSpawn,
+    });
   return runProcess(started.argv, {
     cwd: o.cwd,
     env: started.env,

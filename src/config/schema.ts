@@ -90,9 +90,41 @@ export const daemonSchema = z.strictObject({
   class: z.enum(CAPACITY_CLASSES).default('standard').describe('Declared capacity class: a ceiling.'),
   classroom: z.enum(CLASSROOMS).default('worktree'),
   orca: z
-    .strictObject({ binary: z.string().default('orca'), args: z.array(z.string()).default([]) })
+    .strictObject({
+      binary: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "Orca's CLI. Default `orca-ide` on Linux (bare `orca` there is usually the GNOME screen reader) and `orca` elsewhere.",
+        ),
+      args: z
+        .array(z.string())
+        .default([])
+        .describe('Global flags placed before every Orca command, e.g. [--environment, ci-box].'),
+      userDataPath: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("Orca's user data directory (ORCA_USER_DATA_PATH), to reach a dedicated `orca-ide serve`."),
+      callTimeoutSeconds: z
+        .number()
+        .positive()
+        .default(15)
+        .describe('Longest wait for one Orca command (a wait slice gets this on top).'),
+      waitSliceSeconds: z
+        .number()
+        .positive()
+        .default(60)
+        .describe('Length of one bounded `terminal wait --for exit` call.'),
+      startTimeoutSeconds: z
+        .number()
+        .positive()
+        .default(30)
+        .describe("How long a student's launch script may take to start in its Orca terminal."),
+    })
     .optional()
-    .describe('Orca daemon CLI, for classroom: orca.'),
+    .describe('Orca CLI settings, for classroom: orca (docs/crews.md#orca).'),
 });
 
 /**

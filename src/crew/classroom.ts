@@ -12,6 +12,9 @@ import {
   type CollectedDiff,
 } from './git.js';
 import { requireProcFs, which } from './host.js';
+import type { Confined } from '../sandbox/sandbox.js';
+import type { RunOptions, RunResult } from '../process/run.js';
+import { OrcaClassroom } from './orca/classroom.js';
 
 /**
  * Classrooms (docs/architecture.md): where a crew's student works. One interface, three backends:
@@ -19,10 +22,10 @@ import { requireProcFs, which } from './host.js';
  * - `worktree` (default): a git worktree of `repoPath` per daemon slot, `<root>/<daemon>/slot-<n>`,
  *   created on first use and reused by later crews after a clean reset. Pre-verify (N4.1) refuses
  *   a slot that is not exactly the base commit with nothing else in it.
- * - `orca`: the same worktree, but the student is launched through an external daemon CLI:
- *   `[orca.binary, ...orca.args, '--', ...student argv]`, argv only. `preflight()` checks that the
- *   binary and `node` are on PATH before anything is leased (seed brownfield: `node: command not
- *   found` must fail closed at once, not hang).
+ * - `orca` (./orca/classroom.ts): the same worktree, registered with a running Orca runtime; each
+ *   turn runs in an Orca terminal people can watch, through a launch script of ours that records
+ *   the start, the output and the exit code in files the school owns. `preflight()` asks Orca
+ *   whether it is running before anything is leased.
  * - `bot`: no worktree (research, triage, docs roles): an empty scratch directory per slot; its
  *   change is empty and it has no verification.
  */
@@ -34,8 +37,11 @@ export interface Classroom {
   workdir(slot: number): string;
   /** Creates the slot if needed and moves it to `base`. Throws DirtyWorktreeError (N4.1). */
   prepare(slot: number, base: string): Promise<string[]>;
-  /** The student's argv as it is launched here. */
-  wrap(argv: readonly string[]): string[];
+  /**
+   * How one confined turn (the sandbox's argv and environment) is started here: as it is (a child
+   * of ours), or with `run`, which replaces the spawn (orca: a terminal of the Orca runtime).
+   */
+  host(confined: Confined, turn: TurnContext): HostedLaunch;
   collect(slot: number, base: string): Promise<CollectedDiff>;
   /** Reset and clean; returns what remains afterwards (N8.2: must be empty). */
   teardown(slot: number, base: string): Promise<string[]>;
@@ -48,6 +54,17 @@ export interface Classroom {
   readonly verifies: boolean;
 }
 
+/** Which crew a turn belongs to, and the directory of the crew's runtime files (never the student's). */
+export interface TurnContext {
+  crewId: string;
+  slot: number;
+  dir: string;
+}
+
+export interface HostedLaunch extends Confined {
+  run?: (o: Omit<RunOptions, 'env'>) => Promise<RunResult>;
+}
+
 export interface ClassroomOptions {
   daemon: DaemonConfig;
   repoPath: string;
@@ -57,7 +74,7 @@ export interface ClassroomOptions {
   path?: string;
 }
 
-class WorktreeClassroom implements Classroom {
+export class WorktreeClassroom implements Classroom {
   readonly kind: 'worktree' | 'orca' = 'worktree';
   readonly verifies = true;
   constructor(protected readonly o: ClassroomOptions) {}
@@ -86,8 +103,8 @@ class WorktreeClassroom implements Classroom {
     await checkoutBase(dir, base);
     return foreignChanges(dir, base);
   }
-  wrap(argv: readonly string[]): string[] {
-    return [...argv];
+  host(confined: Confined): HostedLaunch {
+    return confined;
   }
   collect(slot: number, base: string): Promise<CollectedDiff> {
     return collectDiff(this.workdir(slot), base);
@@ -99,29 +116,6 @@ class WorktreeClassroom implements Classroom {
     const dir = this.workdir(slot);
     await resetClean(dir, base);
     return foreignChanges(dir, base);
-  }
-}
-
-class OrcaClassroom extends WorktreeClassroom {
-  override readonly kind = 'orca' as const;
-  override preflight(): void {
-    const binary = this.o.daemon.orca?.binary ?? 'orca';
-    const missing: string[] = [];
-    if (!which(binary, this.o.path)) missing.push(`\`${binary}\``);
-    // The orca CLI is a node program: without node it dies with "node: command not found".
-    if (!which('node', this.o.path)) missing.push('`node`');
-    if (missing.length) {
-      throw new ClassroomUnavailableError(
-        `classroom orca on daemon ${this.o.daemon.id}: ${missing.join(' and ')} not found on PATH ` +
-          `(${this.o.path ?? process.env.PATH ?? ''}); install ${missing.length > 1 ? 'them' : 'it'} on this runner ` +
-          'or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.',
-      );
-    }
-    super.preflight();
-  }
-  override wrap(argv: readonly string[]): string[] {
-    const orca = this.o.daemon.orca ?? { binary: 'orca', args: [] };
-    return [orca.binary, ...orca.args, '--', ...argv];
   }
 }
 
@@ -141,8 +135,8 @@ class BotClassroom implements Classroom {
     mkdirSync(dir, { recursive: true });
     return readdirSync(dir).map((f) => `?? ${f}`);
   }
-  wrap(argv: readonly string[]): string[] {
-    return [...argv];
+  host(confined: Confined): HostedLaunch {
+    return confined;
   }
   async collect(): Promise<CollectedDiff> {
     return { patch: Buffer.alloc(0), changedFiles: [], ignored: [] };
@@ -161,7 +155,7 @@ class BotClassroom implements Classroom {
 export function createClassroom(options: ClassroomOptions): Classroom {
   switch (options.daemon.classroom) {
     case 'orca':
-      return new OrcaClassroom(options);
+      return new OrcaClassroom(options, new WorktreeClassroom(options));
     case 'bot':
       return new BotClassroom(options);
     default:

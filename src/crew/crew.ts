@@ -15,6 +15,7 @@ import { message } from '../errors.js';
 import { writeBrief } from '../agents/brief.js';
 import { sha256, writeBookbag } from '../bookbag/store.js';
 import { createClassroom, type Classroom } from './classroom.js';
+import { ClassroomInterruptedError } from './errors.js';
 import {
   claimSlot,
   crewEventLog,
@@ -168,7 +169,11 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
   } catch (e) {
     outcome = 'aborted';
     reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
-    if (!(e instanceof AbortCrew)) await alert('runtime-error', message(e));
+    if (e instanceof ClassroomInterruptedError) {
+      // The classroom lost the crew (Orca down or restarted): an interruption of the school, said so.
+      reason = `interrupted: ${e.message}`;
+      await alert('classroom-interrupted', e.message);
+    } else if (!(e instanceof AbortCrew)) await alert('runtime-error', message(e));
   } finally {
     stopBeat();
     const refused = sandbox ? await sandbox.close().catch(() => []) : [];
@@ -517,15 +522,18 @@ async function confinement(
   const studentHome = sandbox.freshHome('student');
   const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
   return {
-    launch: (argv, env) =>
-      sandbox.confine(classroom.wrap(argv), env, {
-        cwd: worktree,
-        writable: [worktree, ...(dirs ? [dirs.admin] : []), out],
-        readOnly: [...git.readOnly, ...briefs()],
-        masked: git.masked,
-        home: studentHome,
-        allow,
-      }),
+    launch: async (argv, env) =>
+      classroom.host(
+        await sandbox.confine(argv, env, {
+          cwd: worktree,
+          writable: [worktree, ...(dirs ? [dirs.admin] : []), out],
+          readOnly: [...git.readOnly, ...briefs()],
+          masked: git.masked,
+          home: studentHome,
+          allow,
+        }),
+        { crewId: spec.crewId, slot, dir: scratch },
+      ),
     runVerify: (argv, env, patch) =>
       verifyOnCleanCheckout(
         {

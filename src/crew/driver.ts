@@ -19,6 +19,7 @@ import { revParse } from './git.js';
 import { adopt, refillStop, settle, type Active, type Progress } from './driver-settle.js';
 import { GiB, freeDiskBytes, gib } from './disk.js';
 import { requireSandbox } from '../sandbox/probe.js';
+import { reclaimOrcaOrphans } from './orca/orphans.js';
 
 /**
  * The driver (seed 002): runs one daemon's planned crews with K slots.
@@ -127,6 +128,8 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
   try {
     const baseSha = o.baseSha ?? (await revParse(o.config.repoPath));
     const active = new Map<string, Active>();
+    // N7.1: an orca crew whose runner is gone left its student in an Orca terminal: stop and reset it.
+    await reclaimOrcaOrphans({ ...o, runtimeDir, worktreeRoot, baseSha });
     await adopt(o, active, result, poll, progress);
     // The shared git directory as it is before any crew of this daemon runs: crews restore it.
     // With an adopted crew still running, the baseline recorded when it was launched stays.

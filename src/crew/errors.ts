@@ -30,3 +30,15 @@ export class DriverBusyError extends SchoolError {
     this.name = 'DriverBusyError';
   }
 }
+
+/**
+ * The classroom lost the crew under it (the Orca runtime went down, restarted or stopped answering):
+ * the student was stopped and its unfinished change is not graded. The crew ends `aborted` with
+ * this message; the issue is planned again within the usual two attempts (N7.1).
+ */
+export class ClassroomInterruptedError extends SchoolError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClassroomInterruptedError';
+  }
+}

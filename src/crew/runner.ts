@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import { redactText } from '../security/redact.js';
 import { runCrew, registerEnvSecrets, type CrewResult } from './crew.js';
 import { ClaimRefusedError } from '../dispatch/lease.js';
+import { ClassroomUnavailableError } from './errors.js';
 import type { JobLiveness } from '../dispatch/lease.js';
 import { crewRuntimeDir, readSpec } from './spec.js';
 
@@ -48,7 +49,11 @@ export async function runCrewFromSpec(specPath: string, jobStatus?: JobLiveness)
     return RUNNER_EXIT.done;
   } catch (e) {
     logger.error(`crew ${spec.crewId}: ${message(e)}`);
-    return e instanceof ClaimRefusedError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
+    // A classroom that cannot host crews (Orca down) fails its preflight before the claim: nothing
+    // was leased and the crew is still planned, like a refused claim.
+    return e instanceof ClaimRefusedError || e instanceof ClassroomUnavailableError
+      ? RUNNER_EXIT.refused
+      : RUNNER_EXIT.error;
   } finally {
     await logger.close();
   }

@@ -75,6 +75,8 @@ function status(
   // A beat from further in the future than one TTL is a broken clock, not a live daemon: fail closed
   // rather than letting a skewed clock keep a dead daemon "online" indefinitely.
   else if (-age > ttlMs) offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+  // A fresh beat that says the daemon's classroom cannot host crews (Orca down): offline, and why.
+  else if (beat.unavailable) offlineReason = beat.unavailable;
   return {
     ...base,
     observedClass: beat.observedClass,
@@ -95,6 +97,8 @@ export interface HeartbeatInput {
   daemon: string;
   observedClass: CapacityClass;
   freeDiskBytes: number;
+  /** Set when the daemon cannot take crews now (an orca daemon whose Orca is not running). */
+  unavailable?: string;
   at?: Date;
 }
 
@@ -128,7 +132,12 @@ export async function recordHeartbeat(
     event(
       'roster.heartbeat',
       `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
-      { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes },
+      {
+        daemon: beat.daemon,
+        observedClass: beat.observedClass,
+        freeDiskBytes: beat.freeDiskBytes,
+        ...(beat.unavailable ? { unavailable: beat.unavailable } : {}),
+      },
       at,
     ),
   ]);

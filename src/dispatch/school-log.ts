@@ -21,6 +21,8 @@ export interface RosterHeartbeat {
   /** Capacity class the runner measured on itself; the declared class is only a ceiling (seed 003). */
   observedClass: CapacityClass;
   freeDiskBytes: number;
+  /** The daemon is up but cannot take crews (its Orca runtime is down): why, in plain words. */
+  unavailable?: string;
 }
 
 export interface PauseRecorded {

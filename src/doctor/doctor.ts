@@ -79,7 +79,7 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
   findings.push(checkDisk(config, resolve(cwd, config.repoPath)));
   for (const d of config.fleet.daemons) {
     if (d.classroom !== 'orca' || (o.daemon && d.id !== o.daemon)) continue;
-    findings.push(await checkOrca(d.id, d.orca ?? { binary: 'orca', args: [] }, { cwd, timeoutMs: 20_000 }));
+    findings.push(checkOrca(d, path));
   }
   if (config.sandbox.kind !== 'none' && config.sandbox.network === 'allow-list') {
     const allow = [

@@ -1,52 +1,30 @@
-import { childEnv } from '../process/env.js';
-import { runProcess } from '../process/run.js';
+import type { DaemonConfig } from '../config/schema.js';
+import { orcaUnavailable } from '../crew/orca/classroom.js';
+import { orcaSettings } from '../crew/orca/cli.js';
 import type { Finding } from './finding.js';
 
 /**
- * Orca reachable, for a daemon whose classroom is orca: one call, `<binary> <args> status --json`,
- * and its `runtime.reachable`. Anything else the Orca classroom does is its own business.
+ * Orca reachable, for a daemon whose classroom is orca: the classroom's own preflight probe (the
+ * binary found and not GNOME's screen reader, `status --json` read as Orca's JSON envelope, a
+ * reachable and ready runtime with an id), so the doctor and the crews judge Orca the same way.
  */
-export async function checkOrca(
-  daemon: string,
-  orca: { binary: string; args: readonly string[] },
-  o: { cwd: string; timeoutMs: number },
-): Promise<Finding> {
-  const check = `orca:${daemon}`;
-  const argv = [orca.binary, ...orca.args, 'status', '--json'];
-  const shown = argv.join(' ');
-  const r = await runProcess(argv, { cwd: o.cwd, env: childEnv(), timeoutMs: o.timeoutMs });
-  if (r.spawnError)
-    return {
-      check,
-      status: 'blocker',
-      detail: `${orca.binary} could not be started (${r.spawnError})`,
-      fix: `install the Orca CLI on this machine, or set fleet.daemons[].orca.binary for ${daemon} to its path`,
-    };
-  if (r.timedOut || r.exitCode !== 0)
-    return {
-      check,
-      status: 'blocker',
-      detail: `\`${shown}\` ${r.timedOut ? 'did not answer in time' : `exited ${r.exitCode}: ${r.stderr.toString('utf8').trim().slice(0, 200)}`}`,
-      fix: 'start the Orca daemon on this machine and check `orca status`',
-    };
-  let reachable: unknown;
+export function checkOrca(daemon: DaemonConfig, path?: string): Finding {
+  const check = `orca:${daemon.id}`;
+  const binary = orcaSettings(daemon).binary;
+  let why: string | undefined;
   try {
-    reachable = (JSON.parse(r.stdout.toString('utf8')) as { runtime?: { reachable?: unknown } }).runtime
-      ?.reachable;
-  } catch {
-    return {
-      check,
-      status: 'blocker',
-      detail: `\`${shown}\` printed no JSON`,
-      fix: 'install an Orca release whose `status --json` reports runtime.reachable',
-    };
+    why = orcaUnavailable({ daemon, ...(path !== undefined ? { path } : {}) });
+  } catch (e) {
+    why = e instanceof Error ? e.message : String(e);
   }
-  return reachable === true
-    ? { check, status: 'ok', detail: 'the Orca runtime is reachable' }
-    : {
-        check,
-        status: 'blocker',
-        detail: `\`${shown}\` says runtime.reachable is ${JSON.stringify(reachable)}`,
-        fix: "start the Orca runtime (crews of this daemon cannot run until it answers), or move the daemon's classroom to worktree",
-      };
+  if (!why) return { check, status: 'ok', detail: `the Orca runtime is reachable through ${binary}` };
+  const missing = /not found on PATH|Node script/.test(why);
+  return {
+    check,
+    status: 'blocker',
+    detail: why,
+    fix: missing
+      ? `install the Orca CLI on this machine (on Linux it is \`orca-ide\`), or set fleet.daemons[].orca.binary for ${daemon.id} to its path`
+      : "start Orca as this runner's user (`orca-ide serve` on a headless runner), then run `school doctor` again",
+  };
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import { recordHeartbeat } from '../dispatch/fleet.js';
+import { orcaUnavailable } from '../crew/orca/classroom.js';
 import { planDispatch, type PlanResult } from '../dispatch/plan.js';
 import { gradingVerdicts, ledgerScores } from '../grading/feedback.js';
 import type { Logger } from '../log.js';
@@ -92,10 +93,13 @@ export async function beatDaemon(layout: StateLayout, config: SchoolConfig, daem
 async function beat(layout: StateLayout, config: SchoolConfig, daemon: string, disk: number): Promise<void> {
   const d = config.fleet.daemons.find((x) => x.id === daemon);
   // No measurement of the machine exists yet: the declared class is the observed one.
+  // An orca daemon whose Orca is not running beats as unavailable: the planner routes around it.
+  const unavailable = d?.classroom === 'orca' ? orcaUnavailable({ daemon: d }) : undefined;
   await recordHeartbeat(layout, config, {
     daemon,
     observedClass: d?.class ?? 'standard',
     freeDiskBytes: disk,
+    ...(unavailable ? { unavailable } : {}),
   });
 }
 

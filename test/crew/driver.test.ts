@@ -11,6 +11,7 @@ import { readJsonl } from '../../src/state/jsonl.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import { pauseStatus } from '../../src/dispatch/pause.js';
 import {
+  FIXTURES,
   launcher,
   nodeFixture,
   item,
@@ -256,7 +257,7 @@ describe('the orca classroom fails closed', () => {
     expect(events(s).map((e) => e.type)).toEqual(['crew.planned']);
   });
 
-  it('a missing node is named too (the seed’s `node: command not found`)', () => {
+  it('a missing node is named too for a Node-script install of the CLI (the seed’s `node: command not found`)', () => {
     const s = (school = makeSchool());
     const room = createClassroom({
       daemon: {
@@ -265,7 +266,13 @@ describe('the orca classroom fails closed', () => {
         worktrees: 1,
         class: 'standard',
         classroom: 'orca',
-        orca: { binary: process.execPath, args: [] },
+        orca: {
+          binary: join(FIXTURES, 'orca', 'orca.mjs'),
+          args: [],
+          callTimeoutSeconds: 15,
+          waitSliceSeconds: 60,
+          startTimeoutSeconds: 30,
+        },
       },
       repoPath: s.repo,
       root: s.root,

@@ -33,10 +33,11 @@ beforeAll(async () => {
   mkdirSync(bin);
   tool('claude', 'echo "2.1.12 (Claude Code)"');
   tool('codex', 'echo "codex-cli 0.160.0"');
-  // Orca as `orca status --json` prints it; the profile argument says which runtime answers.
+  // Orca as `orca status --json` prints it: its JSON envelope (exit 0 even when the runtime is
+  // down); the profile argument says which runtime answers.
   tool(
     'orca',
-    'if [ "$2" = up ]; then echo \'{"runtime":{"reachable":true,"version":"1.4.0"}}\'; else echo \'{"runtime":{"reachable":false}}\'; fi',
+    'if [ "$2" = up ]; then echo \'{"id":"1","ok":true,"result":{"runtime":{"reachable":true,"state":"ready","runtimeId":"rt-1"},"graph":{"state":"ready"}},"_meta":{"runtimeId":"rt-1"}}\'; else echo \'{"id":"1","ok":true,"result":{"runtime":{"reachable":false,"state":"not_running"}}}\'; fi',
   );
   open = createServer((s) => s.end());
   await new Promise<void>((r) => open.listen(0, '127.0.0.1', r));
@@ -120,7 +121,7 @@ describe('school doctor', () => {
     expect(r.blockers).toBe(5);
   });
 
-  it('Orca: one `status --json` per orca daemon, runtime.reachable read; --daemon checks only its own', async () => {
+  it("Orca: the classroom's probe per orca daemon (status --json read as Orca's envelope); --daemon checks only its own", async () => {
     const config = configFile({
       ...base,
       fleet: {
@@ -135,7 +136,7 @@ describe('school doctor', () => {
     expect(f['orca:up']).toMatchObject({ status: 'ok' });
     expect(f['orca:down']).toMatchObject({
       status: 'blocker',
-      detail: expect.stringContaining('runtime.reachable is false'),
+      detail: expect.stringContaining('Orca is not running on daemon down (runtime not_running)'),
     });
     expect(f['orca:gone']).toMatchObject({
       status: 'blocker',

@@ -1,4 +1,6 @@
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planStep } from '../../src/loop/steps.js';
@@ -12,6 +14,8 @@ import { git } from '../support/tmp.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { crewsOnly, loop, makeSchool, writeIssues, type School } from './helpers.js';
 
+const FAKE_ORCA = fileURLToPath(new URL('../fixtures/orca/orca.mjs', import.meta.url));
+
 /**
  * Dimension 7 — external dependencies fail: the Orca daemon dies under a crew, GitHub times out
  * while labels are written, and the worktree fleet is down so crews fall back to bots.
@@ -22,10 +26,15 @@ afterEach(() => s?.cleanup());
 describe('D7 external dependency failure', () => {
   it('N7.1 an Orca daemon that crashes under its crews: aborted cleanly, worktree reset, retries capped at two', async () => {
     s = makeSchool({ worktrees: 1 });
-    // The daemon CLI dies with SIGKILL the moment it is asked to launch a student.
-    const orca = join(s.root, 'orca');
-    writeFileSync(orca, '#!/bin/sh\nkill -9 $$\n');
-    chmodSync(orca, 0o755);
+    // The fake Orca (test/fixtures/orca) dies with SIGKILL the moment it is asked to open a student's
+    // terminal; an operator starts it again before each run.
+    const userData = join(s.root, 'orca-ud');
+    mkdirSync(userData);
+    writeFileSync(join(userData, 'fake-faults.json'), JSON.stringify({ crashOn: 'terminal.create' }));
+    const fake = (verb: string) =>
+      execFileSync(process.execPath, [FAKE_ORCA, '__fake', verb], {
+        env: { ...process.env, ORCA_USER_DATA_PATH: userData },
+      });
     s.config.fleet.daemons = [
       {
         id: 'd1',
@@ -33,31 +42,43 @@ describe('D7 external dependency failure', () => {
         worktrees: 1,
         class: 'standard',
         classroom: 'orca',
-        orca: { binary: orca, args: [] },
+        orca: {
+          binary: FAKE_ORCA,
+          args: [],
+          userDataPath: userData,
+          callTimeoutSeconds: 20,
+          waitSliceSeconds: 1,
+          startTimeoutSeconds: 20,
+        },
       },
     ];
     s.config.dispatch.minFreeDiskGiB = 0;
     const src = writeIssues(s, [{ number: 9, title: 'a', body: 'b' }]);
     const outcomes: string[] = [];
-    for (let round = 0; round < 3; round++) {
-      const r = await loop(s, src);
-      outcomes.push(...r.runs.flatMap((x) => x.result.finished.map((f) => f.outcome)));
-      if (round === 2) {
-        expect(r.plan.assignments).toHaveLength(0);
-        expect(r.plan.refused).toEqual([
-          expect.objectContaining({ issue: 9, code: 'repair-stopped-after-two-failures' }),
-        ]);
+    try {
+      for (let round = 0; round < 3; round++) {
+        fake('start');
+        const r = await loop(s, src);
+        outcomes.push(...r.runs.flatMap((x) => x.result.finished.map((f) => f.outcome)));
+        if (round === 2) {
+          expect(r.plan.assignments).toHaveLength(0);
+          expect(r.plan.refused).toEqual([
+            expect.objectContaining({ issue: 9, code: 'repair-stopped-after-two-failures' }),
+          ]);
+        }
       }
+    } finally {
+      fake('stop');
     }
-    // Two attempts, both failed, never a third (the dead daemon does not loop the issue).
-    expect(outcomes).toHaveLength(2);
-    for (const o of outcomes) expect(['failed', 'aborted']).toContain(o);
+    // Two attempts, both aborted (nothing graded), never a third (the dead daemon does not loop the issue).
+    expect(outcomes).toEqual(['aborted', 'aborted']);
     const reg = readCrewState(s.layout).registry;
     expect(Object.keys(reg.leases)).toEqual([]);
     expect(Object.values(reg.crews).every((c) => c.status === 'finished')).toBe(true);
+    for (const c of Object.values(reg.crews)) expect(c.reason).toMatch(/^interrupted: .*Orca/);
     const slot = join(s.layout.root, '..', 'worktrees', 'd1', 'slot-0');
     expect(git(slot, 'status', '--porcelain', '--ignored')).toBe('');
-  }, 90_000);
+  }, 120_000);
 
   it('N7.2 GitHub failing during label writes never blocks a grade; the label is delivered once later', async () => {
     s = makeSchool({ worktrees: 1 });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { planStep } from '../../src/loop/steps.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
 import { defaultWorktreeRoot } from '../../src/crew/spec.js';
@@ -75,12 +76,25 @@ describe('D8 brownfield', () => {
         worktrees: 1,
         class: 'standard',
         classroom: 'orca',
-        orca: { binary: 'orca', args: [] },
+        orca: {
+          binary: 'orca',
+          args: [],
+          callTimeoutSeconds: 15,
+          waitSliceSeconds: 60,
+          startTimeoutSeconds: 30,
+        },
       },
     ];
     const src = writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]);
     await fetchCurriculum({ layout: s.layout, config: s.config, source: src, logger: silentLogger });
-    await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'] });
+    // The daemon beat while its Orca still answered (a beat from here would already say it cannot
+    // run: this machine has no `orca` on PATH), so the plan assigns to it.
+    await recordHeartbeat(s.layout, s.config, {
+      daemon: 'd1',
+      observedClass: 'standard',
+      freeDiskBytes: 1e12,
+    });
+    await planStep({ config: s.config, layout: s.layout, logger: silentLogger });
     const crews = Object.keys(readCrewState(s.layout).registry.crews);
     expect(crews).toHaveLength(1);
     // The daemon's driver runs as its own process with a PATH that has orca but no node.

@@ -1,0 +1,72 @@
+import { join } from 'node:path';
+
+/**
+ * The launch script of one student turn in an Orca terminal. Orca types `--command` into an
+ * interactive login shell, so the student's argv must never be that text: Orca gets
+ * `exec /bin/sh '<script>'` (one quoted path of ours; `exec` ends the terminal exactly when the script
+ * ends), and the argv and environment are quoted once, here, with the one single-quote escaper.
+ *
+ * The script writes the files the school trusts, not Orca's memory: `started` (its pid, which leads
+ * the terminal's process group) before the student runs, the output appended to the student log,
+ * and `exit-code` (written to a temporary name and renamed, so it is whole or absent).
+ */
+export interface TurnFiles {
+  dir: string;
+  script: string;
+  input: string;
+  started: string;
+  exitCode: string;
+  terminal: string;
+}
+
+export function turnFiles(dir: string): TurnFiles {
+  return {
+    dir,
+    script: join(dir, 'launch.sh'),
+    input: join(dir, 'stdin'),
+    started: join(dir, 'started'),
+    exitCode: join(dir, 'exit-code'),
+    terminal: join(dir, 'terminal.json'),
+  };
+}
+
+/** POSIX single quotes: the only character needing care is the quote itself. */
+export function shQuote(s: string): string {
+  if (s.includes('\0')) throw new TypeError('a NUL byte cannot pass through a shell script');
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** What Orca types into its terminal: a fixed form around the script's quoted path. */
+export function terminalCommand(files: TurnFiles): string {
+  return `exec /bin/sh ${shQuote(files.script)}`;
+}
+
+export function launchScript(o: {
+  files: TurnFiles;
+  cwd: string;
+  argv: readonly string[];
+  env: Readonly<Record<string, string>>;
+  logFile: string;
+}): string {
+  const f = o.files;
+  const q = shQuote;
+  const env = Object.entries(o.env).map(([k, v]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new TypeError(`environment name ${JSON.stringify(k)}`);
+    return q(`${k}=${v}`);
+  });
+  const tmp = `${f.exitCode}.tmp`;
+  return [
+    '#!/bin/sh',
+    '# One student turn, written by school-core; Orca runs it with `exec /bin/sh <this file>`.',
+    // The file holds the student's environment (its API key among it): gone once the shell opened it.
+    `rm -f ${q(f.script)}`,
+    `cd ${q(o.cwd)} || exit 97`,
+    `echo $$ > ${q(`${f.started}.tmp`)} && mv ${q(`${f.started}.tmp`)} ${q(f.started)} || exit 97`,
+    // `env -i`: the student gets exactly the school's environment, nothing of Orca's terminal.
+    `{ env -i -- ${[...env, ...o.argv.map(q)].join(' ')} < ${q(f.input)}; echo $? > ${q(tmp)}; } 2>&1 | tee -a ${q(o.logFile)}`,
+    `code=$(cat ${q(tmp)} 2>/dev/null) || code=125`,
+    `mv ${q(tmp)} ${q(f.exitCode)} 2>/dev/null || echo "$code" > ${q(f.exitCode)}`,
+    'exit "$code"',
+    '',
+  ].join('\n');
+}
