@@ -133,8 +133,8 @@ export async function dispatchJob(input: DispatchJobInput, logger: Logger): Prom
         layout,
         logger,
         dryRun: input.dryRun,
-        // Crew jobs work on their own copy of the state: each gets a queue behind its first wave.
-        queue: true,
+        // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
+        standby: true,
         ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
         ...(jobStatus ? { jobStatus } : {}),
       }),
