@@ -22,7 +22,7 @@ import type { SimSlot, Workload } from './workload.js';
  * Pauses follow seed 002 as in the engine. Every run's duration and outcome come from the workload,
  * so cron and refill do the same work and differ only in when it starts.
  */
-export type Cadence = 'cron' | 'refill' | 'queue';
+export type Cadence = 'cron' | 'refill' | 'standby';
 
 export interface DeployedOptions {
   cadence: Cadence;
@@ -49,8 +49,8 @@ interface Daemon {
   free: SimSlot[];
   planned: ReadyItem[];
   running: number;
-  /** `queue`: the crews this job took at its start (its first wave and the queue behind it). */
-  job?: { deadline: number; queue: ReadyItem[] };
+  /** `standby`: the crews this job took at its start (its first wave and the standby behind it). */
+  job?: { deadline: number; crews: ReadyItem[] };
   /** A crew job queued behind the running one, or waiting for its runner. */
   jobAt?: number;
 }
@@ -94,17 +94,17 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
   let seq = 0;
   let pausedUntil = -Infinity;
   let decisions = 0;
-  let queuedSize = 0;
+  let backlogSize = 0;
   const running = () => [...daemons.values()].reduce((n, d) => n + d.running, 0);
   const plannedCount = () =>
-    [...daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.queue.length ?? 0), 0);
+    [...daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.crews.length ?? 0), 0);
 
-  const enqueue = (item: Omit<ReadyItem, 'seq' | 'id'>) => {
+  const addToBacklog = (item: Omit<ReadyItem, 'seq' | 'id'>) => {
     const full: ReadyItem = { ...item, id: `${item.issue.number}#${item.run}`, seq: seq++ };
     ready.set(full.id, full);
-    queuedSize += item.issue.size;
+    backlogSize += item.issue.size;
   };
-  for (const issue of workload.issues) enqueue({ issue, run: 0, attempt: 1, repair: false });
+  for (const issue of workload.issues) addToBacklog({ issue, run: 0, attempt: 1, repair: false });
 
   /** The office decides for `offered` daemons (others offer no slot); returns what it placed. */
   const place = (offered: Daemon[], capacity: (d: Daemon) => number): Array<[ReadyItem, Daemon]> => {
@@ -117,13 +117,13 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
       now < pausedUntil ? `usage limit; paused until minute ${pausedUntil.toFixed(1)}` : undefined;
     const taken = free.reduce((n, d) => n + d.free, 0);
     // maxCrews = every slot; the office counts the rest of the fleet as active.
-    const placed = office.place(now, [...ready.values()], free, paused, queuedSize);
+    const placed = office.place(now, [...ready.values()], free, paused, backlogSize);
     if (placed.size > taken) throw new SimulationError('the office placed more crews than free slots');
     const out: Array<[ReadyItem, Daemon]> = [];
     for (const [id, daemon] of placed) {
       const item = ready.get(id)!;
       ready.delete(id);
-      queuedSize -= item.issue.size;
+      backlogSize -= item.issue.size;
       out.push([item, daemons.get(daemon)!]);
     }
     return out;
@@ -153,7 +153,7 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
    */
   const fill = (d: Daemon, starting: boolean) => {
     if (!d.job) return;
-    if (o.cadence === 'queue') return fillQueue(d, d.job, starting);
+    if (o.cadence === 'standby') return fillStandby(d, d.job, starting);
     if (starting || o.cadence === 'refill') {
       while (d.free.length > 0 && d.planned.length > 0) launch(d, d.planned.shift()!);
     }
@@ -167,26 +167,26 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
   };
 
   /**
-   * An Actions crew job with a queue (dispatch/queue.ts): it takes what was planned for its daemon
+   * An Actions crew job with standby crews (dispatch/standby.ts): it takes what was planned for its daemon
    * when it starts, launches as slots free while a crew timeout plus the reserve fit, and what it
    * did not start goes back to the backlog (the next plan cancels it and plans the issue again).
    */
-  const fillQueue = (d: Daemon, job: NonNullable<Daemon['job']>, starting: boolean) => {
-    if (starting) job.queue.push(...d.planned.splice(0));
+  const fillStandby = (d: Daemon, job: NonNullable<Daemon['job']>, starting: boolean) => {
+    if (starting) job.crews.push(...d.planned.splice(0));
     const fits = () => now + o.crewTimeoutMinutes + o.gradingReserveMinutes <= job.deadline;
-    while (d.free.length > 0 && job.queue.length > 0 && now >= pausedUntil && fits()) {
-      launch(d, job.queue.shift()!);
+    while (d.free.length > 0 && job.crews.length > 0 && now >= pausedUntil && fits()) {
+      launch(d, job.crews.shift()!);
     }
     if (d.running > 0) return;
-    for (const item of job.queue.splice(0)) {
+    for (const item of job.crews.splice(0)) {
       ready.set(item.id, item);
-      queuedSize += item.issue.size;
+      backlogSize += item.issue.size;
     }
     d.job = undefined;
     if (d.planned.length > 0) startJobAt(d, now);
   };
 
-  /** What a queue's later crews are sized by: the 75th percentile of the last 50 runs (queue.ts). */
+  /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
   const typicalMinutes = () => {
     const runs = timeline
       .slice(-50)
@@ -204,15 +204,15 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
   };
 
   const tick = () => {
-    const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.queue.length ?? 0);
+    const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
     const allowance = new Map<Daemon, number>();
     for (const [item, d] of place([...daemons.values()], capacity)) {
       d.planned.push(item);
       allowance.set(d, (allowance.get(d) ?? 0) + 1);
     }
-    if (o.cadence === 'queue' && allowance.size > 0) {
-      // The queue behind the first wave: as many per wave as the first wave, for the waves that
-      // fit after one crew timeout (the plan's rule in dispatch/queue.ts).
+    if (o.cadence === 'standby' && allowance.size > 0) {
+      // The standby behind the first wave: as many per wave as the first wave, for the waves that
+      // fit after one crew timeout (the plan's rule in dispatch/standby.ts).
       const left = o.jobTimeoutMinutes - o.crewTimeoutMinutes - o.gradingReserveMinutes;
       const waves = Math.max(0, Math.floor(left / typicalMinutes()));
       for (const [item, d] of place([...allowance.keys()], (x) => allowance.get(x)! * waves)) {
@@ -255,11 +255,11 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
       result.firstVerdictAt ??= now;
     }
     const step = office.afterRun(item, run.outcome, now);
-    if (step.kind === 'queue') {
+    if (step.kind === 'backlog') {
       if (item.run + 1 >= item.issue.runs.length) {
-        throw new SimulationError(`issue #${n} queued for a run the workload does not have`);
+        throw new SimulationError(`issue #${n} back in the backlog for a run the workload does not have`);
       }
-      enqueue({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
+      addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
     } else {
       result.status = step.kind;
       if (step.kind === 'stopped') result.reason = step.reason;
@@ -296,7 +296,7 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
       } else if (e.kind === 'job') {
         e.daemon.jobAt = undefined;
         if (e.daemon.job) continue;
-        e.daemon.job = { deadline: now + o.jobTimeoutMinutes, queue: [] };
+        e.daemon.job = { deadline: now + o.jobTimeoutMinutes, crews: [] };
         touched.add(e.daemon);
         starting.add(e.daemon);
       } else if (e.kind === 'tick') {

@@ -8,10 +8,10 @@ import type { RunOutcome, SimSlot, Workload } from './workload.js';
  * The discrete-event loop (virtual minutes; nothing sleeps). Events are run completions and pause
  * ends. After every batch of simultaneous events the policy is asked to fill the free slots.
  * The lifecycle rules are the scheduler's (seed 002) and the same for every policy:
- * - a failed run re-queues the issue as a repair; a second consecutive failure stops it
+ * - a failed run puts the issue back in the backlog as a repair; a second consecutive failure stops it
  *   (`repair-stopped-after-two-failures`), never a third attempt;
  * - a usage/credit limit pauses the school: no new launch until the pause ends, no failure counted,
- *   the interrupted issue is queued again; runs already going carry on.
+ *   the interrupted issue goes back in the backlog; runs already going carry on.
  */
 export class SimulationError extends SchoolError {
   constructor(message: string) {
@@ -48,7 +48,7 @@ export interface SimResult {
   /** How many times the policy was consulted. */
   decisions: number;
   /**
-   * Slot-minutes busy, and busy plus idle-but-usable (a free slot some queued item fits), while the
+   * Slot-minutes busy, and busy plus idle-but-usable (a free slot some item of the backlog fits), while the
    * school was not paused: how well the policy refills slots when it has something they can run.
    */
   backlog: { available: number; busy: number };
@@ -57,10 +57,10 @@ export interface SimResult {
 /** Seed 002: a failure is repaired once; the second consecutive failure stops the issue. */
 export function seedRule(item: ReadyItem, outcome: RunOutcome): NextStep {
   if (outcome === 'success') return { kind: 'done' };
-  if (outcome === 'usage_limit') return { kind: 'queue', attempt: item.attempt, repair: item.repair };
+  if (outcome === 'usage_limit') return { kind: 'backlog', attempt: item.attempt, repair: item.repair };
   return item.attempt >= 2
     ? { kind: 'stopped', reason: 'repair-stopped-after-two-failures' }
-    : { kind: 'queue', attempt: item.attempt + 1, repair: true };
+    : { kind: 'backlog', attempt: item.attempt + 1, repair: true };
 }
 
 type SimEvent = { kind: 'finish'; slot: SimSlot; item: ReadyItem; start: number } | { kind: 'resume' };
@@ -81,7 +81,7 @@ export function simulate(workload: Workload, factory: PolicyFactory): SimResult 
   let decisions = 0;
   let now = 0;
   const backlog = { available: 0, busy: 0 };
-  // Per class: queued items of that weight, free slots of that class (for the backlog figure).
+  // Per class: items of that weight in the backlog, free slots of that class (for the backlog figure).
   const readyByClass = [0, 0, 0, 0];
   const freeByClass = [0, 0, 0, 0];
   for (const s of workload.slots) freeByClass[classRank(s.class)]!++;
@@ -93,13 +93,13 @@ export function simulate(workload: Workload, factory: PolicyFactory): SimResult 
     return idle;
   };
 
-  const enqueue = (item: Omit<ReadyItem, 'seq' | 'id'>) => {
+  const addToBacklog = (item: Omit<ReadyItem, 'seq' | 'id'>) => {
     const full: ReadyItem = { ...item, id: `${item.issue.number}#${item.run}`, seq: seq++ };
     ready.add(full.id);
     readyByClass[classRank(item.issue.weight)]!++;
-    policy.enqueue(full);
+    policy.add(full);
   };
-  for (const issue of workload.issues) enqueue({ issue, run: 0, attempt: 1, repair: false });
+  for (const issue of workload.issues) addToBacklog({ issue, run: 0, attempt: 1, repair: false });
 
   const dispatch = () => {
     const paused = now < pausedUntil;
@@ -161,14 +161,14 @@ export function simulate(workload: Workload, factory: PolicyFactory): SimResult 
     }
     const step = policy.afterRun?.(item, run.outcome, now) ?? seedRule(item, run.outcome);
     const more = next.run < item.issue.runs.length;
-    if (step.kind === 'queue') {
+    if (step.kind === 'backlog') {
       if (!more) {
         throw new SimulationError(
-          `${policy.name} queued issue #${n} for attempt ${step.attempt} after ${item.issue.runs.length} run(s); ` +
+          `${policy.name} put issue #${n} back in the backlog for attempt ${step.attempt} after ${item.issue.runs.length} run(s); ` +
             'the workload ends there (a success or the second consecutive failure)',
         );
       }
-      enqueue({ ...next, attempt: step.attempt, repair: step.repair });
+      addToBacklog({ ...next, attempt: step.attempt, repair: step.repair });
     } else {
       if (more) throw new SimulationError(`${policy.name} ended issue #${n} (${step.kind}) with runs left`);
       result.status = step.kind;
@@ -197,7 +197,7 @@ export function simulate(workload: Workload, factory: PolicyFactory): SimResult 
   if (ready.size > 0) {
     throw new SimulationError(
       `${policy.name} left ${ready.size} issue run(s) unplaced with every slot idle ` +
-        `(${policy.queued()} still queued in the policy): the policy refuses work it could run.`,
+        `(${policy.backlog()} still in the policy's backlog): the policy refuses work it could run.`,
     );
   }
   return {

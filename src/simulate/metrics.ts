@@ -11,7 +11,7 @@ export interface PolicyMetrics {
   /** Busy slot-time / (slots × makespan). */
   utilization: number;
   /**
-   * Busy slot-time / (busy + idle slot-time a queued item could have used), outside pauses:
+   * Busy slot-time / (busy + idle slot-time an item of the backlog could have used), outside pauses:
    * 1 means no slot ever sat idle while work it could run was waiting.
    */
   backlogUtilization: number;

@@ -72,7 +72,7 @@ export function createOffice(options: OfficeOptions): SimOffice {
       return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber)!);
     },
 
-    place(now, candidates, daemons, paused, queuedSize) {
+    place(now, candidates, daemons, paused, backlogSize) {
       const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
       const fleet: AdmissionDaemon[] = daemons.map((d: FreeDaemon) => ({
         id: d.id,
@@ -90,7 +90,7 @@ export function createOffice(options: OfficeOptions): SimOffice {
         candidates: orderCandidates(candidates.map(candidateOf), {
           order: options.order ?? 'smallest-first',
           slots: options.totalSlots,
-          ...(queuedSize !== undefined ? { queuedSize } : {}),
+          ...(backlogSize !== undefined ? { backlogSize } : {}),
         }),
         daemons: fleet,
         agents: [AGENT],
@@ -134,9 +134,9 @@ export function createOffice(options: OfficeOptions): SimOffice {
         case 'stopped':
           return { kind: 'stopped', reason: 'repair-stopped-after-two-failures' };
         case 'repair':
-          return { kind: 'queue', attempt: state.attempt, repair: true };
+          return { kind: 'backlog', attempt: state.attempt, repair: true };
         case 'ready':
-          return { kind: 'queue', attempt: 1, repair: false };
+          return { kind: 'backlog', attempt: 1, repair: false };
         default:
           throw new Error(
             `dispatch history reports issue #${n} as ${state?.kind ?? 'unknown'} after its run ended`,

@@ -21,7 +21,7 @@ export interface FreeDaemon {
 }
 
 export interface Office {
-  /** Orders items as the dispatch office would queue them. */
+  /** Orders items as the dispatch office would admit them. */
   order(items: readonly ReadyItem[]): ReadyItem[];
   /**
    * Admits and assigns candidates onto the free daemons; returns item id → daemon id. `paused` is
@@ -32,20 +32,20 @@ export interface Office {
     candidates: readonly ReadyItem[],
     daemons: readonly FreeDaemon[],
     paused?: string,
-    /** Estimated work queued in total (the candidates may be a window of the queue). */
-    queuedSize?: number,
+    /** Estimated work in the backlog in total (the candidates may be a window of it). */
+    backlogSize?: number,
   ): Map<string, string>;
   /** What follows a run: the office's history rules (repair, stop, retry). */
   afterRun?(item: ReadyItem, outcome: RunOutcome, now: number): NextStep;
 }
 
 /**
- * Feeding the office the whole ready queue on every freed slot would make 1,000-student runs
+ * Feeding the office the whole backlog on every freed slot would make 1,000-student runs
  * quadratic. The office's order of fresh issues never changes (priority, size and number are fixed),
- * so it is computed once by the office and kept per weight class; each decision passes every queued
+ * so it is computed once by the office and kept per weight class; each decision passes every
  * repair and retry plus the first `window` fresh items of each class. With F free slots at most F
  * items of a class can be placed, so a window of F per class holds every item the office could pick
- * from the full queue. Should an office ever take every item of a cut-off class and still leave slots
+ * from the whole backlog. Should an office ever take every item of a cut-off class and still leave slots
  * free, the window doubles.
  */
 export interface OfficePolicyOptions {
@@ -60,12 +60,12 @@ export interface OfficePolicyOptions {
 export function officePolicy(office: Office, options: OfficePolicyOptions = {}): PolicyFactory {
   return (workload) => {
     const byClass = CAPACITY_CLASSES.map(() => ({ items: [] as ReadyItem[], head: 0, tail: -1 }));
-    let queuedSize = 0;
+    let backlogSize = 0;
     const launched = new Set<string>();
     const side = new Map<string, ReadyItem>(); // repairs and usage-limit retries
     let prepared = false;
     let pending: ReadyItem[] = [];
-    let queued = 0;
+    let inBacklog = 0;
 
     const prepare = () => {
       for (const item of office.order(pending)) byClass[classRank(item.issue.weight)]!.items.push(item);
@@ -99,11 +99,11 @@ export function officePolicy(office: Office, options: OfficePolicyOptions = {}):
       return { list, cut };
     };
 
-    /** Tail guard: items whose estimate ≥ β × queued work per slot, biggest of each class first. */
+    /** Tail guard: items whose estimate ≥ β × backlog per slot, biggest of each class first. */
     const critical = (list: ReadyItem[], window: number): Set<string> => {
       const promote = new Set<string>();
       if (!options.tailGuard) return promote;
-      const threshold = tailGuardThreshold(queuedSize, workload.slots.length);
+      const threshold = tailGuardThreshold(backlogSize, workload.slots.length);
       const shown = new Set(list.map((i) => i.id));
       for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
       for (const q of byClass) {
@@ -127,13 +127,13 @@ export function officePolicy(office: Office, options: OfficePolicyOptions = {}):
       name: options.name ?? 'ours',
       consultWhilePaused: true,
       ...(office.afterRun ? { afterRun: office.afterRun.bind(office) } : {}),
-      enqueue(item) {
-        queued++;
-        queuedSize += item.issue.size;
+      add(item) {
+        inBacklog++;
+        backlogSize += item.issue.size;
         if (!prepared && item.run === 0) pending.push(item);
         else side.set(item.id, item);
       },
-      queued: () => queued,
+      backlog: () => inBacklog,
       decide(ctx: DecideContext): Launch[] {
         if (!prepared) prepare();
         const freeByDaemon = new Map<string, SimSlot[]>();
@@ -153,7 +153,7 @@ export function officePolicy(office: Office, options: OfficePolicyOptions = {}):
         for (;;) {
           const { list, cut } = candidates(window);
           critical(list, window);
-          const placed = office.place(ctx.now, list, daemons, ctx.paused, queuedSize);
+          const placed = office.place(ctx.now, list, daemons, ctx.paused, backlogSize);
           // Widen only when the office took every item it was shown of a cut-off class and still
           // left slots free: it wanted more of that class than the window held.
           const wantedMore = cut.some((mine) => mine.every((i) => placed.has(i.id)));
@@ -170,8 +170,8 @@ export function officePolicy(office: Office, options: OfficePolicyOptions = {}):
             launches.push({ item, slot });
             launched.add(item.id);
             side.delete(item.id);
-            queued--;
-            queuedSize -= item.issue.size;
+            inBacklog--;
+            backlogSize -= item.issue.size;
           }
           return launches;
         }

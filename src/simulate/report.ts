@@ -25,7 +25,7 @@ export function describeScenario(c: Comparison): string {
 /** Goal verdicts for our policy, with by how much a missed goal is missed. */
 export function goalLines(c: Comparison): string[] {
   const ours = c.results.find((r) => r.metrics.policy === 'ours')?.metrics;
-  const deployed = (['refill', 'queue'] as const).flatMap((cadence) => {
+  const deployed = (['refill', 'standby'] as const).flatMap((cadence) => {
     const m = c.results.find((r) => r.metrics.policy === `${cadence} · tail-guard`)?.metrics;
     if (!m) return [];
     return [
