@@ -1,7 +1,7 @@
 import type { SimResult } from './engine.js';
 import type { Workload } from './workload.js';
 
-/** The figures a user compares policies on (issue 8). */
+/** The figures a user compares policies on (docs/simulate.md, "The figures"). */
 export interface PolicyMetrics {
   policy: string;
   makespan: number;

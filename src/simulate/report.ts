@@ -1,7 +1,7 @@
 import type { Comparison } from './compare.js';
 import type { PolicyMetrics } from './metrics.js';
 
-/** Goals from issue 8, judged under our policy with 24+ students. */
+/** The simulator's goals (docs/simulate.md), judged under our policy with 24+ students. */
 export const GOALS = { utilization: 0.95, makespanRatio: 1.1, minStudents: 24 } as const;
 
 export function minutes(m: number): string {
