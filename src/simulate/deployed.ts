@@ -1,10 +1,11 @@
 import type { DispatchOrder } from '../config/schema.js';
-import { SimulationError, type IssueResult, type SimResult, type TimelineEntry } from './engine.js';
+import { SimulationError, type SimResult } from './engine.js';
 import { MinHeap } from './heap.js';
 import { createOffice } from './office-adapter.js';
 import { classRank } from './options.js';
 import type { FreeDaemon } from './ours.js';
 import type { ReadyItem } from './policy.js';
+import { RunLog } from './run-log.js';
 import type { SimSlot, Workload } from './workload.js';
 
 /**
@@ -84,21 +85,19 @@ class DeployedLoop {
   private readonly daemons = new Map<string, Daemon>();
   private readonly events = new MinHeap<Ev>();
   private readonly ready = new Map<string, ReadyItem>();
-  private readonly timeline: TimelineEntry[] = [];
-  private readonly results = new Map<number, IssueResult>();
-  private readonly pauses: Array<{ from: number; to: number }> = [];
+  private readonly log: RunLog;
   private readonly backlog = { available: 0, busy: 0 };
   private now = 0;
   private seq = 0;
-  private pausedUntil = -Infinity;
   private decisions = 0;
   private backlogSize = 0;
 
   constructor(
-    private readonly workload: Workload,
+    workload: Workload,
     private readonly o: DeployedOptions & { crewTimeoutMinutes: number },
   ) {
     this.perDaemon = workload.options.slotsPerDaemon;
+    this.log = new RunLog(workload.options.pauseMinutes);
     this.office = createOffice({
       slotsPerDaemon: this.perDaemon,
       totalSlots: workload.slots.length,
@@ -135,7 +134,7 @@ class DeployedLoop {
           const before = this.running() + this.plannedCount();
           this.tick();
           const idle =
-            before === 0 && this.running() + this.plannedCount() === 0 && this.now >= this.pausedUntil;
+            before === 0 && this.running() + this.plannedCount() === 0 && this.now >= this.log.pausedUntil;
           idleTicks = idle ? idleTicks + 1 : 0;
           if (idleTicks > 2 && this.ready.size > 0) {
             throw new SimulationError(
@@ -148,20 +147,12 @@ class DeployedLoop {
     }
     if (this.ready.size + this.plannedCount() > 0)
       throw new SimulationError('the simulation ended with work left');
-    return {
-      policy: `${this.o.cadence} · ${this.o.order}`,
-      makespan: this.timeline.reduce((m, t) => Math.max(m, t.end), 0),
-      timeline: this.timeline,
-      issues: [...this.results.values()].sort((a, b) => a.number - b.number),
-      pauses: this.pauses,
-      decisions: this.decisions,
-      backlog: this.backlog,
-    };
+    return this.log.summary(`${this.o.cadence} · ${this.o.order}`, this.decisions, this.backlog);
   }
 
   /** Moves the clock, counting busy and usable idle slot-time while runnable work waits. */
   private advanceTo(next: number): void {
-    if (this.now >= this.pausedUntil && this.ready.size > 0) {
+    if (this.now >= this.log.pausedUntil && this.ready.size > 0) {
       const idle = this.usableIdle();
       const busy = this.running();
       this.backlog.available += (next - this.now) * (busy + idle);
@@ -197,8 +188,8 @@ class DeployedLoop {
     if (free.length === 0 || this.ready.size === 0) return [];
     this.decisions++;
     const paused =
-      this.now < this.pausedUntil
-        ? `usage limit; paused until minute ${this.pausedUntil.toFixed(1)}`
+      this.now < this.log.pausedUntil
+        ? `usage limit; paused until minute ${this.log.pausedUntil.toFixed(1)}`
         : undefined;
     const taken = free.reduce((n, d) => n + d.free, 0);
     // maxCrews = every slot; the office counts the rest of the fleet as active.
@@ -243,7 +234,7 @@ class DeployedLoop {
       while (d.free.length > 0 && d.planned.length > 0) this.launch(d, d.planned.shift()!);
     }
     const refill = this.o.cadence === 'refill' && this.fits(d.job);
-    if (refill && d.free.length > 0 && this.now >= this.pausedUntil) {
+    if (refill && d.free.length > 0 && this.now >= this.log.pausedUntil) {
       for (const [item, daemon] of this.place([d], (x) => x.free.length)) this.launch(daemon, item);
     }
     if (d.running === 0) {
@@ -260,7 +251,7 @@ class DeployedLoop {
    */
   private fillStandby(d: Daemon, job: NonNullable<Daemon['job']>, starting: boolean): void {
     if (starting) job.crews.push(...d.planned.splice(0));
-    while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.pausedUntil && this.fits(job)) {
+    while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
       this.launch(d, job.crews.shift()!);
     }
     if (d.running > 0) return;
@@ -274,7 +265,7 @@ class DeployedLoop {
 
   /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
   private typicalMinutes(): number {
-    const runs = this.timeline
+    const runs = this.log.timeline
       .slice(-50)
       .map((t) => t.end - t.start)
       .sort((a, b) => a - b);
@@ -313,52 +304,22 @@ class DeployedLoop {
       this.events.push(this.now + o.scheduleMinutes, { kind: 'tick' });
   }
 
-  /** A run ends: its slot frees, its outcome is recorded, and the office says what follows. */
+  /** A run ends: its slot frees, it is recorded, and the office says what follows. */
   private finish(e: Extract<Ev, { kind: 'finish' }>): void {
     const { daemon: d, slot, item, start } = e;
-    const now = this.now;
     d.running--;
     d.free.push(slot);
     d.free.sort((a, b) => a.index - b.index);
-    const run = item.issue.runs[item.run]!;
-    this.timeline.push({
-      slot: slot.index,
-      issue: item.issue.number,
-      start,
-      end: now,
-      outcome: run.outcome,
-      attempt: item.attempt,
-      repair: item.repair,
-    });
-    const n = item.issue.number;
-    const result = this.results.get(n) ?? { number: n, status: 'done' as const, attempts: 0 };
-    this.results.set(n, result);
-    if (run.outcome === 'usage_limit') this.pauseFrom(now);
-    else {
-      result.attempts = item.attempt;
-      result.firstVerdictAt ??= now;
+    const { run, resumeAt } = this.log.ended(slot, item, start, this.now);
+    if (resumeAt !== undefined) this.events.push(resumeAt, { kind: 'resume' });
+    const step = this.office.afterRun(item, run.outcome, this.now);
+    if (step.kind !== 'backlog') return this.log.settle(item.issue.number, step);
+    if (item.run + 1 >= item.issue.runs.length) {
+      throw new SimulationError(
+        `issue #${item.issue.number} back in the backlog for a run the workload does not have`,
+      );
     }
-    const step = this.office.afterRun(item, run.outcome, now);
-    if (step.kind === 'backlog') {
-      if (item.run + 1 >= item.issue.runs.length) {
-        throw new SimulationError(`issue #${n} back in the backlog for a run the workload does not have`);
-      }
-      this.addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
-    } else {
-      result.status = step.kind;
-      if (step.kind === 'stopped') result.reason = step.reason;
-    }
-  }
-
-  /** A usage limit pauses launches for the workload's pause time (seed 002), merged with a running pause. */
-  private pauseFrom(now: number): void {
-    const until = now + this.workload.options.pauseMinutes;
-    if (until <= this.pausedUntil) return;
-    const last = this.pauses.at(-1);
-    if (last && last.to >= now) last.to = until;
-    else this.pauses.push({ from: now, to: until });
-    this.pausedUntil = until;
-    this.events.push(until, { kind: 'resume' });
+    this.addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
   }
 
   /** Free slots some ready item fits, for the refill figure (idle while runnable work waits). */
