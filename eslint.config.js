@@ -60,6 +60,16 @@ function srcLayers() {
     message:
       'Only src/github and src/actions use the Actions toolkit and Octokit (ports live in src/github).',
   };
+  // The simulator, the benchmarks and the test harness stay out of the action bundles: only the
+  // CLI (`school simulate`) reaches src/simulate, and nothing in src/ imports bench/ or test/.
+  const simulator = {
+    group: ['**/simulate/*'],
+    message: 'Only src/cli and src/simulate import the simulator: keep it out of the action bundles.',
+  };
+  const harness = {
+    group: ['**/bench/*', '**/test/*', '**/test/**'],
+    message: 'src/ never imports the benchmarks or the tests: they would land in the bundles.',
+  };
   return layers.flatMap((layer, i) => {
     const above = layers.slice(i + 1).flat();
     return layer.map((folder) => ({
@@ -79,6 +89,8 @@ function srcLayers() {
                   ]
                 : []),
               ...(folder === 'github' || folder === 'actions' ? [] : [sdk]),
+              ...(folder === 'cli' || folder === 'simulate' ? [] : [simulator]),
+              harness,
             ],
           },
         ],

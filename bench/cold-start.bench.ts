@@ -1,5 +1,5 @@
 /**
- * Action cold start (issue 8): time from `node dist/<name>/index.js` to the first input validation
+ * Action cold start (docs/benchmarks.md): time from `node dist/<name>/index.js` to the first input validation
  * error, per bundled action, against `node -e 0` measured in the same round. Each action runs in an
  * empty scratch directory holding an invalid `school.yml` (pointed to by INPUT_CONFIG) and no other
  * inputs, so the first thing it can do is reject its input; the clock stops at the first `::error::`

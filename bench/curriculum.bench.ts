@@ -11,9 +11,10 @@ import { GitHubFake } from '../test/support/github-fake.js';
 import type { Bench } from './types.js';
 
 /**
- * Curriculum figures (issue 2): sanitize + classify throughput on 10,000 issues of 4 KB against a
- * plain JSON.stringify pass over the same issues, and GitHub requests per fetch of 1,000 open
- * issues against the fake (first fetch, unchanged re-poll, re-poll after a few edits).
+ * Curriculum figures (docs/benchmarks.md; the fetch itself in docs/fetch-curriculum.md): sanitize +
+ * classify throughput on 10,000 issues of 4 KB against a plain JSON.stringify pass over the same
+ * issues, and GitHub requests per fetch of 1,000 open issues against the fake (first fetch,
+ * unchanged re-poll, re-poll after a few edits).
  */
 const config = parseConfig({
   curriculum: {

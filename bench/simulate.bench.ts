@@ -1,10 +1,11 @@
 /**
- * Fleet simulator figures (issue 8): under our policy (the real dispatch office) for 24, 100 and
- * 1,000 students, slot utilization and makespan / lower bound, with the batch-synchronous matrix
- * workflow as the baseline measured on the same workload. Each round simulates a new seed, so the
- * median is over seeds, not over identical replays. Goals: ≥ 95 % utilization and ≤ 1.1 × the lower
- * bound with 24+ students; where missed, the note gives the clairvoyant reference and the
- * utilization while work was queued, which separate "idle slots" from "ordering of a heavy tail".
+ * Fleet simulator figures (docs/benchmarks.md, docs/simulate.md): under our policy (the real
+ * dispatch office) for 24, 100 and 1,000 students, slot utilization and makespan / lower bound,
+ * with the batch-synchronous matrix workflow as the baseline measured on the same workload. Each
+ * round simulates a new seed, so the median is over seeds, not over identical replays. Goals: ≥ 95 %
+ * utilization and ≤ 1.1 × the lower bound with 24+ students; where missed, the note gives the
+ * clairvoyant reference and the utilization while work waited in the backlog, which separate "idle
+ * slots" from "ordering of a heavy tail".
  */
 import { compare } from '../src/simulate/compare.js';
 import { GOALS } from '../src/simulate/report.js';
@@ -38,7 +39,7 @@ function bench(size: (typeof SIZES)[number]): Bench {
       const ceiling = c.workload.totalWork / (c.workload.slots.length * c.workload.lowerBound);
       const why = missed
         ? `seed ${seed}: utilization ceiling on this workload ${pct(ceiling)}; slots busy ` +
-          `${pct(ours!.backlogUtilization)} of the time work was queued; FIFO reaches ${fifo!.makespanRatio.toFixed(2)}×, ` +
+          `${pct(ours!.backlogUtilization)} of the time work waited in the backlog; FIFO reaches ${fifo!.makespanRatio.toFixed(2)}×, ` +
           `longest-first knowing true durations ${oracle!.makespanRatio.toFixed(3)}× / ${pct(oracle!.utilization)}: ` +
           'the gap is smallest-first leaving the longest runs for last, not idle slots'
         : undefined;

@@ -11,7 +11,7 @@ import { boardSummary } from './board-summary.js';
 import { actionsLogger, optionalInput, runAction, secretInput, writeSummary } from '../github/runtime.js';
 import { StateLayout } from '../state/layout.js';
 
-/** Every input, parsed once (STYLE). `core.getInput` gives '' for absent: optionalInput maps it. */
+/** Every input, parsed once (CONTRIBUTING.md). `core.getInput` gives '' for absent: optionalInput maps it. */
 const inputsSchema = z.object({
   token: z.string().optional(),
   repository: z.string().optional(),

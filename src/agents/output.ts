@@ -1,5 +1,5 @@
-import { closeSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { readFrom } from '../state/tail.js';
 
 /**
  * Reading what a CLI agent printed, line by line, in bounded memory. A CLI turn's stdout and stderr
@@ -103,19 +103,8 @@ export function scanText(text: string, sink: LineSink): Scanned {
 export function scanFile(path: string, offset: number, sink: LineSink): Scanned {
   const s = new LineScanner(sink);
   const decoder = new StringDecoder('utf8');
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(CHUNK);
-    for (let pos = offset; ;) {
-      const n = readSync(fd, buf, 0, CHUNK, pos);
-      if (n <= 0) break;
-      pos += n;
-      s.write(decoder.write(buf.subarray(0, n)));
-    }
-    s.write(decoder.end());
-  } finally {
-    closeSync(fd);
-  }
+  readFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
+  s.write(decoder.end());
   return s.end();
 }
 

@@ -2,19 +2,19 @@ import { dirname } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { deliveriesOf } from '../grading/outbox.js';
 import { splitLog, type StateEvent } from '../state/event-log.js';
-import { parseJsonl } from '../state/jsonl.js';
 import { VIEW_FILES, type StateFile, type StateLayout } from '../state/layout.js';
 import { queuePoints } from './domains.js';
 import { readFoldCache, writeFoldCache, type CachedLog, type FoldBody } from './fold-cache.js';
 import { crews, foldCode, grading, outbox, school, scores, spend, type Folder } from './folders.js';
-import { encodeKeyHashes, hashKey, KeyHashes, LogFile, parseAppended } from './log-file.js';
+import { readTail, type TailRead } from '../state/tail.js';
+import { encodeKeyHashes, hashKey, KeyHashes } from './key-hashes.js';
 import type { BoardSources } from './model.js';
 import { readBoardCurriculum, SourceReader } from './sources.js';
 
 /**
  * The board's inputs, folded once and reused (src/board/fold-cache.ts): each log is read from
- * where the persisted fold stopped, and only what was appended since is parsed and folded with the
- * owning domain's fold. A log that was replaced, compacted, merged, truncated or rewritten (its
+ * where the persisted fold stopped (the state's one tail reader, src/state/tail.ts), and only what
+ * was appended since is parsed and folded with the owning domain's fold. A log that was replaced, compacted, merged, truncated or rewritten (its
  * identity or the bytes before the mark differ), a persisted fold that is missing or unusable, and
  * anything unexpected in the appended part (a corrupt line, a key that may be a replay, a fold that
  * rejects a row) all fall back to folding that log from the start, exactly as a fresh read would.
@@ -35,34 +35,30 @@ interface Folded<X> {
   appended: number;
 }
 
-function foldWhole<X, E extends StateEvent>(folder: Folder<X, E>, path: string, f: LogFile): Folded<X> {
-  const parsed = parseJsonl<E>(f.read(0).toString('utf8'), path);
-  const contents = splitLog<E, unknown>(parsed.records, parsed.tornTail);
+function foldWhole<X, E extends StateEvent>(folder: Folder<X, E>, read: TailRead<E>): Folded<X> {
+  const contents = splitLog<E, unknown>(read.records, read.tornTail);
   const x = folder.start(contents);
   const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
   return {
     x,
-    entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
+    entry: { mark: read.mark, watermark: contents.watermark, keys, fold: x },
     whole: true,
     appended: 0,
   };
 }
 
-/** Continues a persisted fold; undefined when the log must be folded from the start instead. */
+/** Continues a persisted fold with what was appended; undefined when it must be folded whole. */
 function foldAppended<X, E extends StateEvent>(
   folder: Folder<X, E>,
-  f: LogFile,
+  read: TailRead<E>,
   cached: CachedLog,
 ): Folded<X> | undefined {
-  if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark)) return undefined;
   try {
-    const parsed = parseAppended<E>(f.read(cached.mark.bytes));
-    if (!parsed) return undefined;
     const known = new KeyHashes(cached.keys);
     const seen = new Set<string>();
     const fresh: E[] = [];
     const added: number[] = [];
-    for (const e of parsed.records) {
+    for (const e of read.records) {
       if (typeof e.key !== 'string' || typeof e.at !== 'string') return undefined;
       if (cached.watermark !== '' && e.at < cached.watermark) continue;
       if (seen.has(e.key)) continue;
@@ -73,8 +69,8 @@ function foldAppended<X, E extends StateEvent>(
       fresh.push(e);
     }
     const x = folder.add(cached.fold as X, fresh);
-    const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
-    return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+    const appended = read.mark!.bytes - cached.mark!.bytes;
+    return { x, entry: { ...cached, mark: read.mark, fold: x }, added, whole: false, appended };
   } catch {
     return undefined;
   }
@@ -88,20 +84,19 @@ function foldSource<X, E extends StateEvent>(
   quiet = false,
 ): Folded<X> | undefined {
   const path = reader.layout.file(folder.file);
-  let f: LogFile | undefined;
   try {
-    f = LogFile.open(path);
-    if (!f) {
+    const mark = cached?.mark && folder.shaped(cached.fold) ? cached.mark : undefined;
+    const read = readTail<E>(path, mark);
+    if (!read.mark) {
       const x = folder.start(splitLog<E, unknown>([]));
       const entry = { mark: null, watermark: '', keys: '', fold: x };
       return { x, entry, whole: cached?.mark !== null, appended: 0 };
     }
-    return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+    if (!read.continued) return foldWhole(folder, read);
+    return foldAppended(folder, read, cached!) ?? foldWhole(folder, readTail<E>(path, undefined));
   } catch (e) {
     if (!quiet) reader.fail(folder.file, e);
     return undefined;
-  } finally {
-    f?.close();
   }
 }
 

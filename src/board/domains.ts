@@ -9,9 +9,10 @@ import { byCodePoint } from '../state/fold.js';
 import type { DaemonLoad, LeaderCell, LeaderRow, QueuePoint } from './model.js';
 
 /**
- * The board's numbers come from the domains' own folds and helpers (issue 9: no second
- * implementation): the queue fold for grading, the ledger fold and `leaderboard()` for scores,
- * `fleetStatus()` for the roster. This module only reshapes them for rendering.
+ * The board's numbers come from the domains' own folds and helpers, never from a second
+ * implementation of them, so the board cannot disagree with the state (docs/board.md): the queue
+ * fold for grading, the ledger fold and `leaderboard()` for scores, `fleetStatus()` for the roster.
+ * This module only reshapes them for rendering.
  */
 
 /** Jobs a drain would still pick up (now or once a lease expires). */

@@ -35,7 +35,7 @@ const logSchema = z.object({
   mark: markSchema.nullable(),
   /** The compaction watermark of the log ('' when none): later events before it are stale copies. */
   watermark: z.string(),
-  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/log-file.ts). */
+  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/key-hashes.ts). */
   keys: z.string(),
   fold: z.unknown(),
 });

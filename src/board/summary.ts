@@ -4,9 +4,10 @@ import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type LaneId, type SchoolView }
 
 /**
  * Job-summary rendering from the same view model as `school status` and the HTML report, so every
- * action's summary shows the same numbers (issue 9: no second implementation). Two forms:
- * Markdown strings (for `core.summary.addRaw(md, true)`) and `core.summary.addTable` rows. The core
- * never imports @actions/core, so the row type is declared structurally here.
+ * action's summary shows the same numbers (docs/board.md: one view model, no second
+ * implementation). Two forms: Markdown strings (for `core.summary.addRaw(md, true)`) and
+ * `core.summary.addTable` rows. The core never imports @actions/core, so the row type is declared
+ * structurally here.
  */
 
 export interface SummaryCell {

@@ -106,17 +106,26 @@ const CLASSES = CAPACITY_CLASSES.length;
 const GiB = 1024 ** 3;
 
 export function admit(input: AdmissionInput): AdmissionResult {
-  const { candidates } = input;
   const { remainingMs, crewTimeoutMs, gradingReserveMs, maxWaves } = input.time;
   const fit = crewTimeoutMs > 0 ? Math.floor((remainingMs - gradingReserveMs) / crewTimeoutMs) : 0;
   const waves = Math.max(0, Math.min(maxWaves, fit));
+  const gated = batchGate(input, waves);
+  if (gated) return gated;
+  const pools = buildPools(input, waves);
+  const { selected, refused } = select(input, pools, waves);
+  const admitted = place(selected, pools, refused);
+  return { admitted, refused, waves };
+}
+
+/** Gates 1–4: a reason that refuses the whole batch, as the batch's result; undefined when none. */
+function batchGate(input: AdmissionInput, waves: number): AdmissionResult | undefined {
+  const { candidates } = input;
   const all = (code: RefusalCode, reason: string, loud?: string): AdmissionResult => ({
     admitted: [],
     refused: candidates.map((c) => ({ issue: c.issueNumber, code, reason })),
     ...(loud ? { loud } : {}),
     waves,
   });
-
   if (input.blocked !== undefined)
     return all('state-corrupt', `registry assumed full (the crew state cannot be read): ${input.blocked}`);
   const { spentUsd, capUsd } = input.spend;
@@ -126,33 +135,44 @@ export function admit(input: AdmissionInput): AdmissionResult {
   }
   if (input.paused !== undefined) return all('paused', input.paused);
   if (waves < 1) {
+    const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
     return all(
       'time-budget',
       `time budget: ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`,
     );
   }
+  return undefined;
+}
 
-  const pools = buildPools(input, waves);
+/** A candidate admission took, before placement picks its daemon. */
+interface Selected {
+  c: Candidate;
+  agent: string;
+  pool: PoolName;
+  fallback: boolean;
+  rank: number;
+  /** Its place in admission order. */
+  order: number;
+}
+
+/** Gates 5–9, candidate by candidate in the given order, keeping the packing invariant. */
+function select(
+  input: AdmissionInput,
+  pools: Record<PoolName, Pool>,
+  waves: number,
+): { selected: Selected[]; refused: Refusal[] } {
   const hasBot = pools.bot.daemons.length > 0;
   const chooser = new AgentChooser(input.agents, input.scores);
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
-
   const refused: Refusal[] = [];
-  const selected: Array<{
-    c: Candidate;
-    agent: string;
-    pool: PoolName;
-    fallback: boolean;
-    rank: number;
-    order: number;
-  }> = [];
+  const selected: Selected[] = [];
   let room = input.maxCrews - input.activeCrews;
   let fallbacks = 0;
   const refuse = (c: Candidate, code: RefusalCode, reason: string) =>
     refused.push({ issue: c.issueNumber, code, reason });
 
-  for (const c of candidates) {
+  for (const c of input.candidates) {
     if (room <= 0) {
       refuse(
         c,
@@ -201,9 +221,14 @@ export function admit(input: AdmissionInput): AdmissionResult {
     room--;
     selected.push({ c, agent: choice.agent, pool: poolName, fallback, rank, order: selected.length });
   }
+  return { selected, refused };
+}
 
-  // Best-fit-decreasing: heaviest first (stable in priority order), each on the tightest class.
-  // Results land in `slots` by admission order, so no final sort is needed.
+/**
+ * Best-fit-decreasing: heaviest first (stable in priority order), each on the tightest class.
+ * Results land by admission order, so no final sort is needed.
+ */
+function place(selected: Selected[], pools: Record<PoolName, Pool>, refused: Refusal[]): Admitted[] {
   const slots: Array<Admitted | undefined> = new Array(selected.length);
   for (const name of ['worktree', 'bot'] as const) {
     const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
@@ -212,7 +237,11 @@ export function admit(input: AdmissionInput): AdmissionResult {
       const daemon = placer.place(s.rank);
       if (daemon === undefined) {
         // Unreachable while the Hall invariant holds; refuse rather than drop if it ever breaks.
-        refuse(s.c, 'no-free-slot', `no daemon of class ≥ ${s.c.weight} had a free slot at placement`);
+        refused.push({
+          issue: s.c.issueNumber,
+          code: 'no-free-slot',
+          reason: `no daemon of class ≥ ${s.c.weight} had a free slot at placement`,
+        });
         continue;
       }
       slots[s.order] = {
@@ -224,8 +253,7 @@ export function admit(input: AdmissionInput): AdmissionResult {
       };
     }
   }
-  const admitted = slots.filter((a): a is Admitted => a !== undefined);
-  return { admitted, refused, waves };
+  return slots.filter((a): a is Admitted => a !== undefined);
 }
 
 class Pool {

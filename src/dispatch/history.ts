@@ -6,7 +6,7 @@ import { byCodePoint } from '../state/fold.js';
  * Where each issue stands, from the crew registry (seed 002, N2.1):
  *  - an issue with a planned or running crew is never dispatched again;
  *  - a succeeded run (not rejected by grading) is done;
- *  - one failed run makes the issue a queued repair (attempt 2);
+ *  - one failed run puts the issue back in the backlog as a repair (attempt 2);
  *  - two consecutive failed runs stop it: `repair-stopped-after-two-failures`, never a third attempt;
  *  - usage/credit limits, rate limits and service overload, cancellations, pre-verify aborts (a
  *    dirty slot, N4.1) and an agent that could not start (`infra`) are interruptions, not failures;

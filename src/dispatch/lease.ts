@@ -129,131 +129,122 @@ export async function claimSlot(layout: StateLayout, req: ClaimRequest): Promise
   const now = req.now ?? (() => new Date());
   const before = readCrewState(layout).registry;
   const gone = await goneActionsOwners(Object.values(before.leases), now(), req.jobStatus);
-  const log = crewEventLog(layout);
-  const { result } = await log.transact<Claim | { refused: string }>((current) => {
-    const registry = foldLog(crewFold, current as { events: CrewEvent[] });
-    const crew = registry.crews[req.crewId];
-    const t = now();
-    if (!crew) return { append: [], result: { refused: 'not planned' } };
-    if (crew.status !== 'planned') return { append: [], result: { refused: `already ${crew.status}` } };
-    if (crew.daemon !== req.daemon)
-      return { append: [], result: { refused: `planned for daemon ${crew.daemon}` } };
-    const twin = Object.values(registry.crews).find(
-      (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === 'running',
-    );
-    if (twin)
-      return {
-        append: [],
-        result: { refused: `issue #${crew.issueNumber} already running as ${twin.crewId}` },
-      };
-    // N2.1: a crew planned before another crew of its issue finished is stale (two planners raced,
-    // or a retry re-planned in-flight work): it is cancelled, never run. Log order decides, not
-    // clocks. A repair is planned after the failed run finished, so it is not stale.
-    const index = new Map(current.events.map((e, i) => [e.key, i]));
-    const plannedAt = index.get(`planned:${crew.crewId}`) ?? -1;
-    const ranAfter = Object.values(registry.crews).find(
-      (c) =>
-        c.issueNumber === crew.issueNumber &&
-        c.crewId !== crew.crewId &&
-        c.status === 'finished' &&
-        (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt,
-    );
-    if (ranAfter) {
-      const reason = `superseded: issue #${crew.issueNumber} ran as ${ranAfter.crewId} after this crew was planned`;
-      return {
-        append: [
-          event(
-            'crew.finished',
-            `finished:${crew.crewId}`,
-            { crewId: crew.crewId, issueNumber: crew.issueNumber, outcome: 'cancelled' as const, reason },
-            t,
-          ),
-        ],
-        result: { refused: reason },
-      };
-    }
-    const append: CrewLogEvent[] = [];
-    const reclaimed: Lease[] = [];
-    let slot = -1;
-    for (let s = 0; s < req.slots && slot < 0; s++) {
-      const held = registry.leases[leaseId(req.daemon, s)];
-      if (!held) {
-        slot = s;
-        break;
-      }
-      // A lease whose crew already finished (its release write was lost) is free at once.
-      const finished = registry.crews[held.crewId]?.status === 'finished';
-      if (!finished && (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone))) continue;
-      reclaimed.push(held);
-      append.push(
-        event(
-          'lease.released',
-          `released:${held.crewId}`,
-          {
-            crewId: held.crewId,
-            reason: finished
-              ? 'reclaimed: its crew had finished'
-              : 'reclaimed: lease expired and its owner is gone',
-          },
-          t,
-        ),
-      );
-      const old = registry.crews[held.crewId];
-      if (old && old.status !== 'finished') {
-        append.push(
-          event(
-            'crew.finished',
-            `finished:${held.crewId}`,
-            {
-              crewId: held.crewId,
-              issueNumber: old.issueNumber,
-              outcome: 'lost' as const,
-              reason: 'owner gone without finishing; slot reclaimed',
-            },
-            t,
-          ),
-        );
-      }
-      slot = s;
-    }
-    if (slot < 0)
-      return {
-        append: [],
-        result: { refused: `all ${req.slots} slot(s) of daemon ${req.daemon} are leased` },
-      };
-    const worktree = req.worktreeFor(slot);
-    const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
-    append.push(
-      event(
-        'lease.acquired',
-        `lease:${leaseId(req.daemon, slot)}:${req.crewId}`,
-        {
-          crewId: req.crewId,
-          daemon: req.daemon,
-          slot,
-          owner: req.owner,
-          expiresAt,
-        },
-        t,
-      ),
-      event(
-        'crew.started',
-        `started:${req.crewId}`,
-        {
-          crewId: req.crewId,
-          daemon: req.daemon,
-          slot,
-          worktree,
-          owner: req.owner,
-        },
-        t,
-      ),
-      event('crew.process', `process:${req.crewId}`, req.process, t),
-    );
-    return { append, result: { slot, worktree, reclaimed } };
-  });
+  const { result } = await crewEventLog(layout).transact<Claim | { refused: string }>((current) =>
+    decideClaim(current.events, req, gone, now()),
+  );
   if ('refused' in result) throw new ClaimRefusedError(req.crewId, result.refused);
   return result;
+}
+
+type ClaimDecision = { append: CrewLogEvent[]; result: Claim | { refused: string } };
+
+/** The claim, pure over the crew log's events: a refusal, a cancellation of a stale crew, or a slot. */
+function decideClaim(
+  events: readonly CrewLogEvent[],
+  req: ClaimRequest,
+  gone: ReadonlySet<string>,
+  t: Date,
+): ClaimDecision {
+  const registry = foldLog(crewFold, { events: events as CrewEvent[] });
+  const crew = registry.crews[req.crewId];
+  const refused = (reason: string): ClaimDecision => ({ append: [], result: { refused: reason } });
+  if (!crew) return refused('not planned');
+  if (crew.status !== 'planned') return refused(`already ${crew.status}`);
+  if (crew.daemon !== req.daemon) return refused(`planned for daemon ${crew.daemon}`);
+  const twin = Object.values(registry.crews).find(
+    (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === 'running',
+  );
+  if (twin) return refused(`issue #${crew.issueNumber} already running as ${twin.crewId}`);
+  const stale = supersededBy(registry, events, crew.crewId, crew.issueNumber);
+  if (stale) {
+    const reason = `superseded: issue #${crew.issueNumber} ran as ${stale} after this crew was planned`;
+    const data = {
+      crewId: crew.crewId,
+      issueNumber: crew.issueNumber,
+      outcome: 'cancelled' as const,
+      reason,
+    };
+    return {
+      append: [event('crew.finished', `finished:${crew.crewId}`, data, t)],
+      result: { refused: reason },
+    };
+  }
+  const free = freeSlot(registry, req, gone, t);
+  if (!free) return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased`);
+  const { slot, reclaimed, append } = free;
+  const worktree = req.worktreeFor(slot);
+  const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
+  const { crewId, daemon, owner } = req;
+  append.push(
+    event(
+      'lease.acquired',
+      `lease:${leaseId(daemon, slot)}:${crewId}`,
+      { crewId, daemon, slot, owner, expiresAt },
+      t,
+    ),
+    event('crew.started', `started:${crewId}`, { crewId, daemon, slot, worktree, owner }, t),
+    event('crew.process', `process:${crewId}`, req.process, t),
+  );
+  return { append, result: { slot, worktree, reclaimed } };
+}
+
+/**
+ * N2.1: a crew planned before another crew of its issue finished is stale (two planners raced, or
+ * a retry re-planned in-flight work): it is cancelled, never run. Log order decides, not clocks. A
+ * repair is planned after the failed run finished, so it is not stale. Returns the crew that ran.
+ */
+function supersededBy(
+  registry: CrewRegistry,
+  events: readonly CrewLogEvent[],
+  crewId: string,
+  issueNumber: number,
+): string | undefined {
+  const index = new Map(events.map((e, i) => [e.key, i]));
+  const plannedAt = index.get(`planned:${crewId}`) ?? -1;
+  return Object.values(registry.crews).find(
+    (c) =>
+      c.issueNumber === issueNumber &&
+      c.crewId !== crewId &&
+      c.status === 'finished' &&
+      (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt,
+  )?.crewId;
+}
+
+/**
+ * The first slot of the daemon that is free, or whose lease can be taken over: its crew finished
+ * (the release write was lost), or the lease expired and its owner is gone (that crew is lost).
+ * Undefined when every slot is held; otherwise the events that free a reclaimed slot.
+ */
+function freeSlot(
+  registry: CrewRegistry,
+  req: ClaimRequest,
+  gone: ReadonlySet<string>,
+  t: Date,
+): { slot: number; reclaimed: Lease[]; append: CrewLogEvent[] } | undefined {
+  for (let slot = 0; slot < req.slots; slot++) {
+    const held = registry.leases[leaseId(req.daemon, slot)];
+    if (!held) return { slot, reclaimed: [], append: [] };
+    const finished = registry.crews[held.crewId]?.status === 'finished';
+    if (!finished && (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone))) continue;
+    const reason = finished
+      ? 'reclaimed: its crew had finished'
+      : 'reclaimed: lease expired and its owner is gone';
+    const append: CrewLogEvent[] = [
+      event('lease.released', `released:${held.crewId}`, { crewId: held.crewId, reason }, t),
+    ];
+    const old = registry.crews[held.crewId];
+    if (old && old.status !== 'finished') {
+      const data = {
+        crewId: held.crewId,
+        issueNumber: old.issueNumber,
+        outcome: 'lost' as const,
+        reason: 'owner gone without finishing; slot reclaimed',
+      };
+      append.push(event('crew.finished', `finished:${held.crewId}`, data, t));
+    }
+    return { slot, reclaimed: [held], append };
+  }
+  return undefined;
 }
 
 /** Extends the crew's lease (N6.2). `n` makes the key unique per beat. */

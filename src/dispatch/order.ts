@@ -13,7 +13,7 @@ export interface Candidate {
   /** Estimated size; smaller runs first. */
   size: number;
   forceAgent?: string;
-  /** A queued repair of a failed run (seed 002: repairs launch before new work). */
+  /** A repair of a failed run, in the backlog (seed 002: repairs launch before new work). */
   repair: boolean;
   /** 1 for a first run, 2 for the repair; never 3. */
   attempt: 1 | 2;
@@ -22,31 +22,31 @@ export interface Candidate {
 export interface OrderOptions {
   /** `dispatch.order`; default smallest-first. */
   order?: DispatchOrder;
-  /** Worktree slots of the fleet (Σ K): tail-guard divides the queued work by it. */
+  /** Worktree slots of the fleet (Σ K): tail-guard divides the backlog by it. */
   slots?: number;
   /**
-   * Estimated work queued in total (Σ size). Default: the sum over `candidates`. A caller that shows
-   * only part of its queue (the simulator's window) passes the whole queue's sum.
+   * Estimated work in the backlog in total (Σ size). Default: the sum over `candidates`. A caller
+   * that shows only part of its backlog (the simulator's window) passes the whole backlog's sum.
    */
-  queuedSize?: number;
+  backlogSize?: number;
 }
 
 /**
- * Tail guard: a fresh item whose size estimate is at least this fraction of the queued work per
+ * Tail guard: a fresh item whose size estimate is at least this fraction of the backlog per
  * slot is promoted (docs/dispatch.md "Order"; measured in docs/simulate.md).
  */
 export const TAIL_GUARD_BETA = 0.5;
 
-/** The size from which tail-guard promotes a fresh item: β × queued work / slots. */
-export function tailGuardThreshold(queuedSize: number, slots: number): number {
-  return (TAIL_GUARD_BETA * queuedSize) / Math.max(1, slots);
+/** The size from which tail-guard promotes a fresh item: β × backlog / slots. */
+export function tailGuardThreshold(backlogSize: number, slots: number): number {
+  return (TAIL_GUARD_BETA * backlogSize) / Math.max(1, slots);
 }
 
 /**
- * `smallest-first` (seed 002, the default): queued repairs first, then priority (0 most urgent),
+ * `smallest-first` (seed 002, the default): repairs first, then priority (0 most urgent),
  * then smallest size, ties by issue number.
  * `tail-guard`: repairs first; then fresh items large enough to stretch the makespan (size ≥ β ×
- * queued work per slot), largest first; then the rest in the smallest-first order. Starting the few
+ * backlog per slot), largest first; then the rest in the smallest-first order. Starting the few
  * long runs early keeps the end of the backlog from waiting on one of them.
  * Both are total orders, so every planner over the same inputs sees the same sequence. Sorts a
  * copy: O(n log n).
@@ -54,7 +54,7 @@ export function tailGuardThreshold(queuedSize: number, slots: number): number {
 export function orderCandidates(candidates: readonly Candidate[], o: OrderOptions = {}): Candidate[] {
   const sorted = [...candidates].sort(compareCandidates);
   if (o.order !== 'tail-guard') return sorted;
-  const total = o.queuedSize ?? candidates.reduce((s, c) => s + c.size, 0);
+  const total = o.backlogSize ?? candidates.reduce((s, c) => s + c.size, 0);
   const threshold = tailGuardThreshold(total, o.slots ?? 1);
   return promote(sorted, (c) => c.size >= threshold);
 }

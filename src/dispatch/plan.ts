@@ -43,8 +43,14 @@ import { audit } from '../state/audit.js';
 import { event } from '../state/event-log.js';
 import { foldLog } from '../state/fold.js';
 import { STATE_FILES, type StateLayout } from '../state/layout.js';
-import { admit, type AdmissionDaemon, type AdmissionInput, type Refusal } from './admission.js';
-import { admitQueue, capUsage, typicalCrewMs } from './queue.js';
+import {
+  admit,
+  type AdmissionDaemon,
+  type AdmissionInput,
+  type Admitted,
+  type Refusal,
+} from './admission.js';
+import { admitStandby, capUsage, typicalCrewMs } from './standby.js';
 import type { ScoreLookup } from './assign.js';
 import { cleanFences } from './fences.js';
 import { untrustedReason } from '../curriculum/trust.js';
@@ -96,10 +102,10 @@ export interface PlanInput {
   /** Crew-timeout waves one daemon slot may run back to back in this job (slot refill). Default 1. */
   maxWaves?: number;
   /**
-   * Plan a queue behind each daemon's first wave (./queue.ts): for Actions crew jobs, which cannot
-   * ask the office for more while they run. Locally the driver refills from the office instead.
+   * Plan standby crews behind each daemon's first wave (./standby.ts): for Actions crew jobs, which
+   * cannot ask the office for more while they run. Locally the driver refills from the office instead.
    */
-  queue?: boolean;
+  standby?: boolean;
   /**
    * Recorded on every planned crew: who is expected to start it. Local: this process's identity.
    * Actions: `{runId, runAttempt, job: <crew job>}`; the planner adds each crew's daemon.
@@ -163,14 +169,19 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
   const remainingMs =
     input.remainingMs ?? config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
 
-  let pending: SchoolEvent[] = [];
+  // One plan over a registry: read what else it needs, decide (pure), and the events to append.
+  const plan = (registry: CrewRegistry, corrupt?: string) => {
+    const readings = readPlanInputs(input, registry, now, corrupt);
+    const decided = decide(input, registry, readings, now, remainingMs);
+    return { ...decided, pending: readings.pending, events: plannedEvents(decided.result, input, now) };
+  };
+  let planned: ReturnType<typeof plan> | undefined;
   // Owners on GitHub are asked before the lock (the answers are async); the registry read here is
   // only to know whom to ask — the decision uses the registry read under the lock.
-  let endedJobs = new Map<string, string>();
-  let corrupt: string | undefined;
-  let result: PlanResult | undefined;
   try {
-    if (input.jobStatus) endedJobs = await askOwners(readRegistry(layout), now, input.jobStatus);
+    const endedJobs = input.jobStatus
+      ? await askOwners(readRegistry(layout), now, input.jobStatus)
+      : new Map<string, string>();
     const tx = await crewLog(layout).transact((current) => {
       const registry = foldLog(crewFold, current);
       // Reconcile first, in the same transaction: a crew whose owner is gone frees its issue, slot
@@ -180,21 +191,18 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
         ...(input.driving ? { driving: input.driving } : {}),
       });
       for (const e of settled.events) crewFold.apply(registry, e);
-      const decided = decide(input, registry, now, remainingMs);
-      pending = decided.pending;
-      decided.result.reconciled = settled.reconciled;
-      return { append: [...settled.events, ...decided.events], result: decided.result };
+      const p = plan(registry);
+      p.result.reconciled = settled.reconciled;
+      return { append: [...settled.events, ...p.events], result: p };
     });
-    result = tx.result;
+    planned = tx.result;
   } catch (e) {
     if (!(e instanceof CorruptStateError)) throw e;
-    corrupt = message(e);
-    pending = [];
+    // N5.1: the registry is unreadable (now quarantined): assume the fleet is full.
+    planned = plan({ crews: {}, leases: {} }, message(e));
   }
-  // N5.1: the registry is unreadable (now quarantined): assume the fleet is full.
-  if (corrupt !== undefined || !result) {
-    result = decide(input, { crews: {}, leases: {} }, now, remainingMs, corrupt).result;
-  }
+  const { result, pending, warnings } = planned;
+  for (const w of warnings) logger.warning(w);
 
   if (pending.length > 0) await schoolLog(layout).append(pending);
   // A blocked registry is not rewritten into the view: an empty view would read as "no crews".
@@ -214,16 +222,26 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
   return result;
 }
 
-function decide(
+/** What a plan reads from the state directory besides the registry (under the crews-log lock). */
+interface PlanReadings {
+  /** Why nothing can be trusted: a corrupt or quarantined registry or control ledger. */
+  blocked?: string;
+  school: SchoolState;
+  /** Pauses the registry implies that `school.jsonl` does not hold yet (recorded after the plan). */
+  pending: SchoolEvent[];
+  capUsd?: number;
+  spentUsd?: number;
+}
+
+/** The plan's I/O: quarantined copies, the school log, the spend ledger, the implied pauses. */
+function readPlanInputs(
   input: PlanInput,
   registry: CrewRegistry,
   now: Date,
-  remainingMs: number,
-  corrupt?: string,
-): { events: CrewEvent[]; pending: SchoolEvent[]; result: PlanResult } {
+  corrupt: string | undefined,
+): PlanReadings {
   const { config, layout } = input;
   let blocked = corrupt ?? quarantined(layout);
-
   let school: SchoolState = schoolFold.empty();
   let schoolDedup: { keys: ReadonlySet<string>; watermark: string } = { keys: new Set(), watermark: '' };
   try {
@@ -234,7 +252,6 @@ function decide(
     if (!(e instanceof CorruptStateError)) throw e;
     blocked ??= message(e);
   }
-
   const capUsd = input.spend?.capUsd ?? config.dispatch.spendCap;
   let spentUsd = input.spend?.spentUsd;
   if (spentUsd === undefined && capUsd !== undefined) {
@@ -245,22 +262,89 @@ function decide(
       blocked ??= message(e);
     }
   }
-
   const pending = blocked ? [] : pendingPauses(registry, schoolDedup, now, layout);
+  return {
+    ...(blocked !== undefined ? { blocked } : {}),
+    school,
+    pending,
+    ...(capUsd !== undefined ? { capUsd } : {}),
+    ...(spentUsd !== undefined ? { spentUsd } : {}),
+  };
+}
+
+/**
+ * The decision, pure over what was read: which curriculum issues are candidates, what admission
+ * (and the standby pass) makes of them, and the plan's result. Writes nothing; the crew ids are
+ * the only thing not derived from the inputs.
+ */
+function decide(
+  input: PlanInput,
+  registry: CrewRegistry,
+  read: PlanReadings,
+  now: Date,
+  remainingMs: number,
+): { result: PlanResult; warnings: string[] } {
+  const { config } = input;
+  const { blocked, capUsd, spentUsd } = read;
   const pauses: ActivePause[] = activePauses(
-    [...school.pauses, ...pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key }))],
+    [
+      ...read.school.pauses,
+      ...read.pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key })),
+    ],
     now,
   );
+  const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues));
+  const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
+  const admission = admissionInput(input, registry, daemons, sorted.candidates, {
+    remainingMs,
+    spend: { spentUsd: spentUsd ?? 0, ...(capUsd !== undefined ? { capUsd } : {}) },
+    ...(blocked !== undefined ? { blocked } : {}),
+    ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
+  });
+  const decision = admit(admission);
+  const standby = input.standby
+    ? admitStandby(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs))
+    : { standby: [], refused: decision.refused };
+  const assignments = [
+    ...decision.admitted.map((a) => toAssignment(a, false)),
+    ...standby.standby.map((a) => toAssignment(a, true)),
+  ];
+  const byDaemon = new Map<string, string[]>();
+  for (const a of assignments) byDaemon.set(a.daemon, [...(byDaemon.get(a.daemon) ?? []), a.crewId]);
+  const result: PlanResult = {
+    assignments,
+    reconciled: [],
+    refused: [...sorted.refused, ...standby.refused],
+    ...(decision.loud ? { loud: decision.loud } : {}),
+    matrix: daemons
+      .filter((d) => byDaemon.has(d.id))
+      .map((d) => ({ daemon: d.id, labels: d.labels, assignments: byDaemon.get(d.id)! })),
+    ...(blocked !== undefined ? { blocked } : {}),
+    ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
+    waves: decision.waves,
+    spend: { ...(spentUsd !== undefined ? { spentUsd } : {}), ...(capUsd !== undefined ? { capUsd } : {}) },
+    fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 })),
+  };
+  return { result, warnings: sorted.warnings };
+}
 
-  const states = issueStates(registry, input.verdicts, school.requeues);
+/**
+ * The curriculum sorted into candidates and refusals by each issue's history (active, stopped,
+ * done) and the intake trust gate; an entry whose number is not a positive integer is skipped with
+ * a warning, a repeated number counts once.
+ */
+function sortCurriculum(
+  input: PlanInput,
+  states: ReturnType<typeof issueStates>,
+): { candidates: Candidate[]; refused: Refusal[]; warnings: string[] } {
+  const { config } = input;
   const refused: Refusal[] = [];
   const candidates: Candidate[] = [];
+  const warnings: string[] = [];
   const seen = new Set<number>();
   for (const item of input.curriculum) {
     if (!Number.isSafeInteger(item.number) || item.number <= 0) {
-      input.logger.warning(
-        `curriculum: skipped an entry whose issue number is ${JSON.stringify(item.number)}`,
-      );
+      warnings.push(`curriculum: skipped an entry whose issue number is ${JSON.stringify(item.number)}`);
       continue;
     }
     if (seen.has(item.number)) continue;
@@ -288,14 +372,24 @@ function decide(
       else candidates.push(toCandidate(item, state.kind === 'repair', config));
     }
   }
+  return { candidates, refused, warnings };
+}
 
-  const active = activeCrews(registry);
-  const daemons = withLoad(fleetStatus(config, school, now), registry, input.freeDiskBytes);
+/** Admission's input: the ordered candidates, the daemons with their load, the caps and gates. */
+function admissionInput(
+  input: PlanInput,
+  registry: CrewRegistry,
+  daemons: AdmissionDaemon[],
+  candidates: Candidate[],
+  gates: Pick<AdmissionInput, 'spend' | 'blocked' | 'paused'> & { remainingMs: number },
+): AdmissionInput {
+  const { config } = input;
+  const { remainingMs, ...rest } = gates;
   // Refill: every other daemon counts as full (K × any number of waves), so only `forDaemon` places.
   const offered = input.forDaemon
     ? daemons.map((d) => (d.id === input.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }))
     : daemons;
-  const admission: AdmissionInput = {
+  return {
     candidates: orderCandidates(candidates, {
       order: config.dispatch.order,
       slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0),
@@ -305,7 +399,7 @@ function decide(
     ...(input.scores ? { scores: input.scores } : {}),
     maxCrews: config.dispatch.maxCrews,
     activeCrews: capUsage(registry, config),
-    heldFences: active.map((c) => ({
+    heldFences: activeCrews(registry).map((c) => ({
       fences: c.fences,
       holder: `crew ${c.crewId} (issue #${c.issueNumber})`,
     })),
@@ -316,20 +410,14 @@ function decide(
       maxWaves: Math.max(1, Math.floor(finiteOr(input.maxWaves, 1))),
     },
     minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
-    spend: { spentUsd: spentUsd ?? 0, ...(capUsd !== undefined ? { capUsd } : {}) },
     maxFallbacks: config.dispatch.maxFallbacks,
-    ...(blocked !== undefined ? { blocked } : {}),
-    ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
+    ...rest,
   };
-  const decision = admit(admission);
-  const queue = input.queue
-    ? admitQueue(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs))
-    : { queued: [], refused: decision.refused };
+}
 
-  const assignments: Assignment[] = [
-    ...decision.admitted.map((a) => ({ a, queued: false })),
-    ...queue.queued.map((a) => ({ a, queued: true })),
-  ].map(({ a, queued }) => ({
+/** An admitted candidate as an assignment, under a fresh crew id `c<issue>-<8 hex>`. */
+function toAssignment(a: Admitted, standby: boolean): Assignment {
+  return {
     crewId: `c${a.candidate.issueNumber}-${randomBytes(4).toString('hex')}`,
     issueNumber: a.candidate.issueNumber,
     daemon: a.daemon,
@@ -343,9 +431,13 @@ function decide(
     role: a.candidate.role,
     domain: a.candidate.domain,
     difficulty: a.candidate.difficulty,
-    ...(queued ? { queued: true as const } : {}),
-  }));
-  const events: CrewEvent[] = assignments.map((a) =>
+    ...(standby ? { queued: true as const } : {}),
+  };
+}
+
+/** One `crew.planned` per assignment (key `planned:<crewId>`); a standby crew is `queued: true`. */
+function plannedEvents(result: PlanResult, input: PlanInput, now: Date): CrewEvent[] {
+  return result.assignments.map((a) =>
     event(
       'crew.planned',
       `planned:${a.crewId}`,
@@ -364,24 +456,6 @@ function decide(
       now,
     ),
   );
-
-  const byDaemon = new Map<string, string[]>();
-  for (const a of assignments) byDaemon.set(a.daemon, [...(byDaemon.get(a.daemon) ?? []), a.crewId]);
-  const result: PlanResult = {
-    assignments,
-    reconciled: [],
-    refused: [...refused, ...queue.refused],
-    ...(decision.loud ? { loud: decision.loud } : {}),
-    matrix: daemons
-      .filter((d) => byDaemon.has(d.id))
-      .map((d) => ({ daemon: d.id, labels: d.labels, assignments: byDaemon.get(d.id)! })),
-    ...(blocked !== undefined ? { blocked } : {}),
-    ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
-    waves: decision.waves,
-    spend: { ...(spentUsd !== undefined ? { spentUsd } : {}), ...(capUsd !== undefined ? { capUsd } : {}) },
-    fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 })),
-  };
-  return { events, pending, result };
 }
 
 /** An Actions planner names the crew job of this crew's daemon; a local planner is itself. */

@@ -30,7 +30,7 @@ export function secretInput(name: string): string | undefined {
 }
 
 /**
- * The one top-level error path of every action (STYLE): run, and on any failure report it once
+ * The one top-level error path of every action (CONTRIBUTING.md): run, and on any failure report it once
  * with setFailed. Unhandled rejections are routed to the same place.
  */
 export async function runAction(main: () => Promise<void>): Promise<void> {

@@ -102,6 +102,29 @@ export interface DispatchJob {
 
 export async function dispatchJob(input: DispatchJobInput, logger: Logger): Promise<DispatchJob> {
   const started = performance.now();
+  const job = jobSetup(input, logger);
+  const done = (result: DispatchJobResult): DispatchJob => ({
+    config: job.config,
+    layout: job.layout,
+    result,
+  });
+  if (input.mode === 'plan') return done(await planMode(input, job, logger));
+  if (input.dryRun) return done({ mode: 'dry-run', of: input.mode });
+  if (input.mode === 'import') return done(await importMode(input, job, logger));
+  if (input.mode === 'heartbeat') return done(await heartbeatMode(input, job));
+  return done(await runMode(input, job, logger, started));
+}
+
+/** What every mode starts from: the configuration with the job's overrides, and the notes on it. */
+interface JobSetup {
+  config: SchoolConfig;
+  layout: StateLayout;
+  ttlNote?: string;
+  jobNote?: string;
+  jobStatus?: JobLiveness;
+}
+
+function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
   const dispatch = {
     ...(input.maxCrews ? { maxCrews: input.maxCrews } : {}),
     ...(input.jobTimeoutMinutes ? { jobTimeoutMinutes: input.jobTimeoutMinutes } : {}),
@@ -113,67 +136,99 @@ export async function dispatchJob(input: DispatchJobInput, logger: Logger): Prom
     }),
   );
   const config = ttl.config;
-  const layout = new StateLayout(config.stateDir);
-  const done = (result: DispatchJobResult): DispatchJob => ({ config, layout, result });
   if (ttl.problem) logger.warning(`dispatch-crew: ${ttl.problem}`);
   const jobNote = input.jobTimeoutMinutes
     ? jobTimeoutNote(configuredJobTimeout(input.config), input.jobTimeoutMinutes)
     : undefined;
   if (jobNote) logger.warning(`dispatch-crew: ${jobNote}`);
   const jobStatus = input.jobLiveness?.(config.repository ?? process.env.GITHUB_REPOSITORY);
+  return {
+    config,
+    layout: new StateLayout(config.stateDir),
+    ...(ttl.note ? { ttlNote: ttl.note } : {}),
+    ...(jobNote ? { jobNote } : {}),
+    ...(jobStatus ? { jobStatus } : {}),
+  };
+}
 
-  if (input.mode === 'plan') {
-    const cleared = input.clearPause?.trim()
-      ? await clearPauses(layout, input.clearPause, input.dryRun)
-      : undefined;
-    if (cleared) logger.info(`dispatch-crew: ${cleared}`);
-    const plan = await logger.group('Plan crews', () =>
-      planStep({
-        config,
-        layout,
-        logger,
-        dryRun: input.dryRun,
-        // Crew jobs work on their own copy of the state: each gets a queue behind its first wave.
-        queue: true,
-        ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
-        ...(jobStatus ? { jobStatus } : {}),
-      }),
-    );
-    const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
-    if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
-    return done({
-      mode: 'plan',
-      plan,
-      notes: {
-        ...(plan.loud ? { loud: plan.loud } : {}),
-        ...(roster ? { roster } : {}),
-        ...(cleared ? { cleared } : {}),
-        ...(ttl.note ? { ttlNote: ttl.note } : {}),
-        ...(jobNote ? { jobNote } : {}),
-        jobLimitMinutes: config.dispatch.jobTimeoutMinutes,
-        dryRun: input.dryRun,
-      },
-    });
-  }
-  if (input.dryRun) return done({ mode: 'dry-run', of: input.mode });
-  if (input.mode === 'import') {
-    const imported = await logger.group("Import the crew jobs' handoffs", () =>
-      importHandoffs(layout, input.handoffPath!, { config, logger }),
-    );
-    return done({ mode: 'import', imported });
-  }
-  const daemon = input.daemon!;
-  // Safe outputs: a job that runs students saves no state; it hands on what it appended.
+/** Mode plan: clear pauses when asked, plan the crews (standby included), and note the roster. */
+async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger): Promise<DispatchJobResult> {
+  const { config, layout, jobStatus } = job;
+  const cleared = input.clearPause?.trim()
+    ? await clearPauses(layout, input.clearPause, input.dryRun)
+    : undefined;
+  if (cleared) logger.info(`dispatch-crew: ${cleared}`);
+  const plan = await logger.group('Plan crews', () =>
+    planStep({
+      config,
+      layout,
+      logger,
+      dryRun: input.dryRun,
+      // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
+      standby: true,
+      ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
+      ...(jobStatus ? { jobStatus } : {}),
+    }),
+  );
+  const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
+  if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
+  return {
+    mode: 'plan',
+    plan,
+    notes: {
+      ...(plan.loud ? { loud: plan.loud } : {}),
+      ...(roster ? { roster } : {}),
+      ...(cleared ? { cleared } : {}),
+      ...(job.ttlNote ? { ttlNote: job.ttlNote } : {}),
+      ...(job.jobNote ? { jobNote: job.jobNote } : {}),
+      jobLimitMinutes: config.dispatch.jobTimeoutMinutes,
+      dryRun: input.dryRun,
+    },
+  };
+}
+
+/** Mode import: the crew jobs' handoffs into this job's state. */
+async function importMode(
+  input: DispatchJobInput,
+  job: JobSetup,
+  logger: Logger,
+): Promise<DispatchJobResult> {
+  const imported = await logger.group("Import the crew jobs' handoffs", () =>
+    importHandoffs(job.layout, input.handoffPath!, { config: job.config, logger }),
+  );
+  return { mode: 'import', imported };
+}
+
+/**
+ * Safe outputs: a job that runs students saves no state; it hands on what it appended. Returns
+ * the function that writes the handoff (nothing without a handoff path).
+ */
+function handOn(input: DispatchJobInput, layout: StateLayout, daemon: string): () => void {
   const marks = input.handoffPath ? markHandoff(layout) : undefined;
-  const handOn = () => {
+  return () => {
     if (marks) writeHandoff(layout, marks, input.handoffPath!, daemon);
   };
-  if (input.mode === 'heartbeat') {
-    // A runner beats the roster so the next plan may assign to it (a silent daemon is offline).
-    await beatDaemon(layout, config, daemon);
-    handOn();
-    return done({ mode: 'heartbeat', daemon });
-  }
+}
+
+/** Mode heartbeat: a runner beats the roster so the next plan may assign to it (a silent daemon is offline). */
+async function heartbeatMode(input: DispatchJobInput, job: JobSetup): Promise<DispatchJobResult> {
+  const daemon = input.daemon!;
+  const handoff = handOn(input, job.layout, daemon);
+  await beatDaemon(job.layout, job.config, daemon);
+  handoff();
+  return { mode: 'heartbeat', daemon };
+}
+
+/** Mode run: this daemon's crews, within the job's remaining time, handed on even when the run fails. */
+async function runMode(
+  input: DispatchJobInput,
+  job: JobSetup,
+  logger: Logger,
+  started: number,
+): Promise<DispatchJobResult> {
+  const { config, layout, jobStatus } = job;
+  const daemon = input.daemon!;
+  const handoff = handOn(input, layout, daemon);
   const ptrace = ptraceWarning();
   if (ptrace) logger.warning(`dispatch-crew: ${ptrace}`);
   const budgetMs =
@@ -197,8 +252,8 @@ export async function dispatchJob(input: DispatchJobInput, logger: Logger): Prom
         onProgress: (p) => logger.info(progressLine(daemon, p)),
       }),
     )
-    .finally(handOn);
-  return done({ mode: 'run', daemon, run });
+    .finally(handoff);
+  return { mode: 'run', daemon, run };
 }
 
 /** Lifts every launch pause with the given reason (the workflow input clear-pause). */
@@ -282,7 +337,7 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
     ...raw(plan.paused),
     {
-      raw: `Admitted ${plan.assignments.length}${queuedNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
+      raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
     },
     {
       table: {
@@ -322,8 +377,8 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
   ];
 }
 
-/** ` (2 at once, 5 queued behind them)` when the plan queued crews behind the first wave. */
-function queuedNote(plan: PlanResult): string {
-  const queued = plan.assignments.filter((a) => a.queued).length;
-  return queued ? ` (${plan.assignments.length - queued} at once, ${queued} queued behind them)` : '';
+/** ` (2 at once, 5 on standby behind them)` when the plan put crews on standby behind the first wave. */
+function standbyNote(plan: PlanResult): string {
+  const standby = plan.assignments.filter((a) => a.queued).length;
+  return standby ? ` (${plan.assignments.length - standby} at once, ${standby} on standby behind them)` : '';
 }

@@ -48,8 +48,8 @@ export interface PlanStepOptions {
   crewJob?: string;
   /** Who is expected to start the planned crews; default `plannerOwner(crewJob)` (proc.ts). */
   plannedBy?: LeaseOwner;
-  /** Plan a queue behind each daemon's first wave (crew jobs that cannot refill from the office). */
-  queue?: boolean;
+  /** Plan standby crews behind each daemon's first wave (crew jobs that cannot refill from the office). */
+  standby?: boolean;
 }
 
 export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
@@ -75,7 +75,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
       ...(verdicts ? { verdicts } : {}),
       ...(scores ? { scores } : {}),
       plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
-      ...(o.queue ? { queue: true } : {}),
+      ...(o.standby ? { standby: true } : {}),
       ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
       driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       ...(o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}),
@@ -166,7 +166,7 @@ export interface RunStepOptions {
    * (`refillFor`) until nothing admissible is left or the job's time budget is spent. Default: on
    * where the state directory is the one every planner locks (the `school` CLI, one machine); off
    * in a GitHub Actions job, whose state is a per-job copy merged later — a crew job there runs
-   * its first wave and then the queue its cycle's plan put behind it (dispatch/queue.ts,
+   * its first wave and then the standby crews its cycle's plan put behind it (dispatch/standby.ts,
    * docs/dispatch.md "Refill").
    */
   refill?: boolean;

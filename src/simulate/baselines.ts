@@ -53,28 +53,28 @@ function fill(queues: ClassQueues, free: readonly SimSlot[]): Launch[] {
   return launches;
 }
 
-/** FIFO with immediate refill: a freed slot takes the oldest queued item it can run. */
+/** FIFO with immediate refill: a freed slot takes the oldest item of the backlog it can run. */
 export const fifoPolicy: PolicyFactory = () => {
   const queues = new ClassQueues();
   return {
     name: 'fifo',
-    enqueue: (item) => queues.push(item),
+    add: (item) => queues.push(item),
     decide: (ctx: DecideContext) => fill(queues, ctx.free),
-    queued: () => queues.size,
+    backlog: () => queues.size,
   } satisfies SimPolicy;
 };
 
 /**
  * Batch-synchronous: what a plain matrix workflow does. A batch of up to one item per slot starts
  * together; the next batch waits until every job of the previous one has finished. Repairs join
- * the queue's tail like any other item.
+ * the backlog's tail like any other item.
  */
 export const batchPolicy: PolicyFactory = () => {
   const queues = new ClassQueues();
   return {
     name: 'batch',
-    enqueue: (item) => queues.push(item),
+    add: (item) => queues.push(item),
     decide: (ctx: DecideContext) => (ctx.running > 0 ? [] : fill(queues, ctx.free)),
-    queued: () => queues.size,
+    backlog: () => queues.size,
   } satisfies SimPolicy;
 };

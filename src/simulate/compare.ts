@@ -28,7 +28,7 @@ export const POLICIES: ReadonlyArray<{
   { name: 'fifo', label: 'FIFO with immediate refill', factory: () => fifoPolicy },
   {
     name: 'tail-guard',
-    label: 'dispatch.order: tail-guard (start runs ≥ ½ of the queued work per slot first)',
+    label: 'dispatch.order: tail-guard (start runs ≥ ½ of the backlog per slot first)',
     factory: () => (w) =>
       officePolicy(
         createOffice({
@@ -83,7 +83,7 @@ export function compare(
   if (deployed) {
     // The loop as deployed (deployed.ts): cron-only, as the workflow runs today, and continuous
     // refill, under both dispatch orders.
-    for (const cadence of ['cron', 'refill', 'queue'] as const) {
+    for (const cadence of ['cron', 'refill', 'standby'] as const) {
       for (const order of ['smallest-first', 'tail-guard'] as const) {
         const result = simulateDeployed(workload, { ...DEFAULT_DEPLOYED, ...deployed, cadence, order });
         results.push({
@@ -100,5 +100,5 @@ export function compare(
 const CADENCE_LABELS: Record<Cadence, string> = {
   cron: 'cron-only (a plan per schedule tick)',
   refill: 'continuous refill from the office (one shared state: the CLI)',
-  queue: 'a queue behind each first wave (Actions crew jobs)',
+  standby: 'standby crews behind each first wave (Actions crew jobs)',
 };

@@ -1,10 +1,11 @@
 import type { DispatchOrder } from '../config/schema.js';
-import { SimulationError, type IssueResult, type SimResult, type TimelineEntry } from './engine.js';
+import { SimulationError, type SimResult } from './engine.js';
 import { MinHeap } from './heap.js';
 import { createOffice } from './office-adapter.js';
 import { classRank } from './options.js';
 import type { FreeDaemon } from './ours.js';
 import type { ReadyItem } from './policy.js';
+import { RunLog } from './run-log.js';
 import type { SimSlot, Workload } from './workload.js';
 
 /**
@@ -22,7 +23,7 @@ import type { SimSlot, Workload } from './workload.js';
  * Pauses follow seed 002 as in the engine. Every run's duration and outcome come from the workload,
  * so cron and refill do the same work and differ only in when it starts.
  */
-export type Cadence = 'cron' | 'refill' | 'queue';
+export type Cadence = 'cron' | 'refill' | 'standby';
 
 export interface DeployedOptions {
   cadence: Cadence;
@@ -49,8 +50,8 @@ interface Daemon {
   free: SimSlot[];
   planned: ReadyItem[];
   running: number;
-  /** `queue`: the crews this job took at its start (its first wave and the queue behind it). */
-  job?: { deadline: number; queue: ReadyItem[] };
+  /** `standby`: the crews this job took at its start (its first wave and the standby behind it). */
+  job?: { deadline: number; crews: ReadyItem[] };
   /** A crew job queued behind the running one, or waiting for its runner. */
   jobAt?: number;
 }
@@ -74,253 +75,259 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
       `job time limit ${o.jobTimeoutMinutes} min cannot fit one crew timeout (${o.crewTimeoutMinutes} min) plus the grading reserve (${o.gradingReserveMinutes} min)`,
     );
   }
-  const perDaemon = workload.options.slotsPerDaemon;
-  const total = workload.slots.length;
-  const office = createOffice({ slotsPerDaemon: perDaemon, totalSlots: total, order: o.order });
-  const daemons = new Map<string, Daemon>();
-  for (const s of workload.slots) {
-    const d = daemons.get(s.daemon) ?? { id: s.daemon, slots: [], free: [], planned: [], running: 0 };
-    d.slots.push(s);
-    d.free.push(s);
-    daemons.set(s.daemon, d);
-  }
-  const events = new MinHeap<Ev>();
-  const ready = new Map<string, ReadyItem>();
-  const timeline: TimelineEntry[] = [];
-  const results = new Map<number, IssueResult>();
-  const pauses: Array<{ from: number; to: number }> = [];
-  const backlog = { available: 0, busy: 0 };
-  let now = 0;
-  let seq = 0;
-  let pausedUntil = -Infinity;
-  let decisions = 0;
-  let queuedSize = 0;
-  const running = () => [...daemons.values()].reduce((n, d) => n + d.running, 0);
-  const plannedCount = () =>
-    [...daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.queue.length ?? 0), 0);
+  return new DeployedLoop(workload, o).run();
+}
 
-  const enqueue = (item: Omit<ReadyItem, 'seq' | 'id'>) => {
-    const full: ReadyItem = { ...item, id: `${item.issue.number}#${item.run}`, seq: seq++ };
-    ready.set(full.id, full);
-    queuedSize += item.issue.size;
-  };
-  for (const issue of workload.issues) enqueue({ issue, run: 0, attempt: 1, repair: false });
+/** One simulated deployment: the fleet, the backlog and the event loop over virtual minutes. */
+class DeployedLoop {
+  private readonly perDaemon: number;
+  private readonly office: ReturnType<typeof createOffice>;
+  private readonly daemons = new Map<string, Daemon>();
+  private readonly events = new MinHeap<Ev>();
+  private readonly ready = new Map<string, ReadyItem>();
+  private readonly log: RunLog;
+  private readonly backlog = { available: 0, busy: 0 };
+  private now = 0;
+  private seq = 0;
+  private decisions = 0;
+  private backlogSize = 0;
+
+  constructor(
+    workload: Workload,
+    private readonly o: DeployedOptions & { crewTimeoutMinutes: number },
+  ) {
+    this.perDaemon = workload.options.slotsPerDaemon;
+    this.log = new RunLog(workload.options.pauseMinutes);
+    this.office = createOffice({
+      slotsPerDaemon: this.perDaemon,
+      totalSlots: workload.slots.length,
+      order: o.order,
+    });
+    for (const s of workload.slots) {
+      const d = this.daemons.get(s.daemon) ?? { id: s.daemon, slots: [], free: [], planned: [], running: 0 };
+      d.slots.push(s);
+      d.free.push(s);
+      this.daemons.set(s.daemon, d);
+    }
+    for (const issue of workload.issues) this.addToBacklog({ issue, run: 0, attempt: 1, repair: false });
+  }
+
+  run(): SimResult {
+    this.events.push(0, { kind: 'tick' });
+    let idleTicks = 0;
+    while (this.events.size > 0) {
+      this.advanceTo(this.events.peekKey()!);
+      const touched = new Set<Daemon>();
+      const starting = new Set<Daemon>();
+      while (this.events.peekKey() === this.now) {
+        const e = this.events.pop()!.value;
+        if (e.kind === 'finish') {
+          this.finish(e);
+          touched.add(e.daemon);
+        } else if (e.kind === 'job') {
+          e.daemon.jobAt = undefined;
+          if (e.daemon.job) continue;
+          e.daemon.job = { deadline: this.now + this.o.jobTimeoutMinutes, crews: [] };
+          touched.add(e.daemon);
+          starting.add(e.daemon);
+        } else if (e.kind === 'tick') {
+          const before = this.running() + this.plannedCount();
+          this.tick();
+          const idle =
+            before === 0 && this.running() + this.plannedCount() === 0 && this.now >= this.log.pausedUntil;
+          idleTicks = idle ? idleTicks + 1 : 0;
+          if (idleTicks > 2 && this.ready.size > 0) {
+            throw new SimulationError(
+              `${this.ready.size} run(s) stay unplaced with every slot idle: the office refuses them`,
+            );
+          }
+        }
+      }
+      for (const d of touched) this.fill(d, starting.has(d));
+    }
+    if (this.ready.size + this.plannedCount() > 0)
+      throw new SimulationError('the simulation ended with work left');
+    return this.log.summary(`${this.o.cadence} · ${this.o.order}`, this.decisions, this.backlog);
+  }
+
+  /** Moves the clock, counting busy and usable idle slot-time while runnable work waits. */
+  private advanceTo(next: number): void {
+    if (this.now >= this.log.pausedUntil && this.ready.size > 0) {
+      const idle = this.usableIdle();
+      const busy = this.running();
+      this.backlog.available += (next - this.now) * (busy + idle);
+      this.backlog.busy += (next - this.now) * busy;
+    }
+    this.now = next;
+  }
+
+  private running(): number {
+    return [...this.daemons.values()].reduce((n, d) => n + d.running, 0);
+  }
+
+  private plannedCount(): number {
+    return [...this.daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.crews.length ?? 0), 0);
+  }
+
+  private addToBacklog(item: Omit<ReadyItem, 'seq' | 'id'>): void {
+    const full: ReadyItem = { ...item, id: `${item.issue.number}#${item.run}`, seq: this.seq++ };
+    this.ready.set(full.id, full);
+    this.backlogSize += item.issue.size;
+  }
 
   /** The office decides for `offered` daemons (others offer no slot); returns what it placed. */
-  const place = (offered: Daemon[], capacity: (d: Daemon) => number): Array<[ReadyItem, Daemon]> => {
+  private place(offered: Daemon[], capacity: (d: Daemon) => number): Array<[ReadyItem, Daemon]> {
     const free: FreeDaemon[] = offered
       .filter((d) => capacity(d) > 0)
-      .map((d) => ({ id: d.id, class: d.slots[0]!.class, free: capacity(d), busy: perDaemon - capacity(d) }));
-    if (free.length === 0 || ready.size === 0) return [];
-    decisions++;
+      .map((d) => ({
+        id: d.id,
+        class: d.slots[0]!.class,
+        free: capacity(d),
+        busy: this.perDaemon - capacity(d),
+      }));
+    if (free.length === 0 || this.ready.size === 0) return [];
+    this.decisions++;
     const paused =
-      now < pausedUntil ? `usage limit; paused until minute ${pausedUntil.toFixed(1)}` : undefined;
+      this.now < this.log.pausedUntil
+        ? `usage limit; paused until minute ${this.log.pausedUntil.toFixed(1)}`
+        : undefined;
     const taken = free.reduce((n, d) => n + d.free, 0);
     // maxCrews = every slot; the office counts the rest of the fleet as active.
-    const placed = office.place(now, [...ready.values()], free, paused, queuedSize);
+    const placed = this.office.place(this.now, [...this.ready.values()], free, paused, this.backlogSize);
     if (placed.size > taken) throw new SimulationError('the office placed more crews than free slots');
     const out: Array<[ReadyItem, Daemon]> = [];
     for (const [id, daemon] of placed) {
-      const item = ready.get(id)!;
-      ready.delete(id);
-      queuedSize -= item.issue.size;
-      out.push([item, daemons.get(daemon)!]);
+      const item = this.ready.get(id)!;
+      this.ready.delete(id);
+      this.backlogSize -= item.issue.size;
+      out.push([item, this.daemons.get(daemon)!]);
     }
     return out;
-  };
+  }
 
-  const launch = (d: Daemon, item: ReadyItem) => {
+  private launch(d: Daemon, item: ReadyItem): void {
     const slot = d.free.shift();
     if (!slot) throw new SimulationError(`daemon ${d.id} launched with no free slot`);
     d.running++;
-    events.push(now + item.issue.runs[item.run]!.duration, {
+    this.events.push(this.now + item.issue.runs[item.run]!.duration, {
       kind: 'finish',
       daemon: d,
       slot,
       item,
-      start: now,
+      start: this.now,
     });
-  };
+  }
 
-  const canRefill = (d: Daemon) =>
-    o.cadence === 'refill' &&
-    d.job !== undefined &&
-    now + o.crewTimeoutMinutes + o.gradingReserveMinutes <= d.job.deadline;
+  /** A crew timeout plus the grading reserve still fit before the job's limit. */
+  private fits(job: NonNullable<Daemon['job']>): boolean {
+    return this.now + this.o.crewTimeoutMinutes + this.o.gradingReserveMinutes <= job.deadline;
+  }
 
   /**
    * The driver's loop for one daemon: planned crews first, then refill, then maybe end the job. A
    * cron job takes only the crews planned before it started: later plans queue the next job.
    */
-  const fill = (d: Daemon, starting: boolean) => {
+  private fill(d: Daemon, starting: boolean): void {
     if (!d.job) return;
-    if (o.cadence === 'queue') return fillQueue(d, d.job, starting);
-    if (starting || o.cadence === 'refill') {
-      while (d.free.length > 0 && d.planned.length > 0) launch(d, d.planned.shift()!);
+    if (this.o.cadence === 'standby') return this.fillStandby(d, d.job, starting);
+    if (starting || this.o.cadence === 'refill') {
+      while (d.free.length > 0 && d.planned.length > 0) this.launch(d, d.planned.shift()!);
     }
-    if (canRefill(d) && d.free.length > 0 && now >= pausedUntil) {
-      for (const [item, daemon] of place([d], (x) => x.free.length)) launch(daemon, item);
+    const refill = this.o.cadence === 'refill' && this.fits(d.job);
+    if (refill && d.free.length > 0 && this.now >= this.log.pausedUntil) {
+      for (const [item, daemon] of this.place([d], (x) => x.free.length)) this.launch(daemon, item);
     }
     if (d.running === 0) {
       d.job = undefined;
-      if (d.planned.length > 0) startJobAt(d, now);
+      if (d.planned.length > 0) this.startJobAt(d, this.now);
     }
-  };
+  }
 
   /**
-   * An Actions crew job with a queue (dispatch/queue.ts): it takes what was planned for its daemon
-   * when it starts, launches as slots free while a crew timeout plus the reserve fit, and what it
-   * did not start goes back to the backlog (the next plan cancels it and plans the issue again).
+   * An Actions crew job with standby crews (dispatch/standby.ts): it takes what was planned for its
+   * daemon when it starts, launches as slots free while a crew timeout plus the reserve fit, and
+   * what it did not start goes back to the backlog (the next plan cancels it and plans the issue
+   * again).
    */
-  const fillQueue = (d: Daemon, job: NonNullable<Daemon['job']>, starting: boolean) => {
-    if (starting) job.queue.push(...d.planned.splice(0));
-    const fits = () => now + o.crewTimeoutMinutes + o.gradingReserveMinutes <= job.deadline;
-    while (d.free.length > 0 && job.queue.length > 0 && now >= pausedUntil && fits()) {
-      launch(d, job.queue.shift()!);
+  private fillStandby(d: Daemon, job: NonNullable<Daemon['job']>, starting: boolean): void {
+    if (starting) job.crews.push(...d.planned.splice(0));
+    while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
+      this.launch(d, job.crews.shift()!);
     }
     if (d.running > 0) return;
-    for (const item of job.queue.splice(0)) {
-      ready.set(item.id, item);
-      queuedSize += item.issue.size;
+    for (const item of job.crews.splice(0)) {
+      this.ready.set(item.id, item);
+      this.backlogSize += item.issue.size;
     }
     d.job = undefined;
-    if (d.planned.length > 0) startJobAt(d, now);
-  };
+    if (d.planned.length > 0) this.startJobAt(d, this.now);
+  }
 
-  /** What a queue's later crews are sized by: the 75th percentile of the last 50 runs (queue.ts). */
-  const typicalMinutes = () => {
-    const runs = timeline
+  /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
+  private typicalMinutes(): number {
+    const runs = this.log.timeline
       .slice(-50)
       .map((t) => t.end - t.start)
       .sort((a, b) => a - b);
-    if (runs.length < 5) return o.crewTimeoutMinutes;
+    if (runs.length < 5) return this.o.crewTimeoutMinutes;
     const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)]!;
-    return Math.min(o.crewTimeoutMinutes, Math.max(1, p75));
-  };
+    return Math.min(this.o.crewTimeoutMinutes, Math.max(1, p75));
+  }
 
-  const startJobAt = (d: Daemon, at: number) => {
+  private startJobAt(d: Daemon, at: number): void {
     if (d.job || d.jobAt !== undefined) return;
     d.jobAt = at;
-    events.push(at, { kind: 'job', daemon: d });
-  };
+    this.events.push(at, { kind: 'job', daemon: d });
+  }
 
-  const tick = () => {
-    const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.queue.length ?? 0);
+  /** The cron: a plan onto the free slots (and, for `standby`, the standby behind them). */
+  private tick(): void {
+    const o = this.o;
+    const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
     const allowance = new Map<Daemon, number>();
-    for (const [item, d] of place([...daemons.values()], capacity)) {
+    for (const [item, d] of this.place([...this.daemons.values()], capacity)) {
       d.planned.push(item);
       allowance.set(d, (allowance.get(d) ?? 0) + 1);
     }
-    if (o.cadence === 'queue' && allowance.size > 0) {
-      // The queue behind the first wave: as many per wave as the first wave, for the waves that
-      // fit after one crew timeout (the plan's rule in dispatch/queue.ts).
+    if (o.cadence === 'standby' && allowance.size > 0) {
+      // The standby behind the first wave: as many per wave as the first wave, for the waves that
+      // fit after one crew timeout (the plan's rule in dispatch/standby.ts).
       const left = o.jobTimeoutMinutes - o.crewTimeoutMinutes - o.gradingReserveMinutes;
-      const waves = Math.max(0, Math.floor(left / typicalMinutes()));
-      for (const [item, d] of place([...allowance.keys()], (x) => allowance.get(x)! * waves)) {
+      const waves = Math.max(0, Math.floor(left / this.typicalMinutes()));
+      for (const [item, d] of this.place([...allowance.keys()], (x) => allowance.get(x)! * waves)) {
         d.planned.push(item);
       }
     }
-    for (const d of daemons.values()) if (d.planned.length > 0) startJobAt(d, now + o.queueMinutes);
-    if (ready.size + plannedCount() + running() > 0) events.push(now + o.scheduleMinutes, { kind: 'tick' });
-  };
+    for (const d of this.daemons.values())
+      if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
+    if (this.ready.size + this.plannedCount() + this.running() > 0)
+      this.events.push(this.now + o.scheduleMinutes, { kind: 'tick' });
+  }
 
-  const finish = (e: Extract<Ev, { kind: 'finish' }>) => {
+  /** A run ends: its slot frees, it is recorded, and the office says what follows. */
+  private finish(e: Extract<Ev, { kind: 'finish' }>): void {
     const { daemon: d, slot, item, start } = e;
     d.running--;
     d.free.push(slot);
     d.free.sort((a, b) => a.index - b.index);
-    const run = item.issue.runs[item.run]!;
-    timeline.push({
-      slot: slot.index,
-      issue: item.issue.number,
-      start,
-      end: now,
-      outcome: run.outcome,
-      attempt: item.attempt,
-      repair: item.repair,
-    });
-    const n = item.issue.number;
-    const result = results.get(n) ?? { number: n, status: 'done' as const, attempts: 0 };
-    results.set(n, result);
-    if (run.outcome === 'usage_limit') {
-      const until = now + workload.options.pauseMinutes;
-      if (until > pausedUntil) {
-        const last = pauses.at(-1);
-        if (last && last.to >= now) last.to = until;
-        else pauses.push({ from: now, to: until });
-        pausedUntil = until;
-        events.push(until, { kind: 'resume' });
-      }
-    } else {
-      result.attempts = item.attempt;
-      result.firstVerdictAt ??= now;
+    const { run, resumeAt } = this.log.ended(slot, item, start, this.now);
+    if (resumeAt !== undefined) this.events.push(resumeAt, { kind: 'resume' });
+    const step = this.office.afterRun(item, run.outcome, this.now);
+    if (step.kind !== 'backlog') return this.log.settle(item.issue.number, step);
+    if (item.run + 1 >= item.issue.runs.length) {
+      throw new SimulationError(
+        `issue #${item.issue.number} back in the backlog for a run the workload does not have`,
+      );
     }
-    const step = office.afterRun(item, run.outcome, now);
-    if (step.kind === 'queue') {
-      if (item.run + 1 >= item.issue.runs.length) {
-        throw new SimulationError(`issue #${n} queued for a run the workload does not have`);
-      }
-      enqueue({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
-    } else {
-      result.status = step.kind;
-      if (step.kind === 'stopped') result.reason = step.reason;
-    }
-  };
+    this.addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
+  }
 
   /** Free slots some ready item fits, for the refill figure (idle while runnable work waits). */
-  const usableIdle = () => {
+  private usableIdle(): number {
     let lightest = 4;
-    for (const i of ready.values()) lightest = Math.min(lightest, classRank(i.issue.weight));
+    for (const i of this.ready.values()) lightest = Math.min(lightest, classRank(i.issue.weight));
     let idle = 0;
-    for (const d of daemons.values()) for (const s of d.free) if (classRank(s.class) >= lightest) idle++;
+    for (const d of this.daemons.values()) for (const s of d.free) if (classRank(s.class) >= lightest) idle++;
     return idle;
-  };
-
-  events.push(0, { kind: 'tick' });
-  let idleTicks = 0;
-  while (events.size > 0) {
-    const next = events.peekKey()!;
-    if (now >= pausedUntil && ready.size > 0) {
-      const idle = usableIdle();
-      const busy = running();
-      backlog.available += (next - now) * (busy + idle);
-      backlog.busy += (next - now) * busy;
-    }
-    now = next;
-    const touched = new Set<Daemon>();
-    const starting = new Set<Daemon>();
-    while (events.peekKey() === now) {
-      const e = events.pop()!.value;
-      if (e.kind === 'finish') {
-        finish(e);
-        touched.add(e.daemon);
-      } else if (e.kind === 'job') {
-        e.daemon.jobAt = undefined;
-        if (e.daemon.job) continue;
-        e.daemon.job = { deadline: now + o.jobTimeoutMinutes, queue: [] };
-        touched.add(e.daemon);
-        starting.add(e.daemon);
-      } else if (e.kind === 'tick') {
-        const before = running() + plannedCount();
-        tick();
-        idleTicks =
-          before === 0 && running() + plannedCount() === 0 && now >= pausedUntil ? idleTicks + 1 : 0;
-        if (idleTicks > 2 && ready.size > 0) {
-          throw new SimulationError(
-            `${ready.size} run(s) stay unplaced with every slot idle: the office refuses them`,
-          );
-        }
-      }
-    }
-    for (const d of touched) fill(d, starting.has(d));
   }
-  if (ready.size + plannedCount() > 0) throw new SimulationError('the simulation ended with work left');
-  return {
-    policy: `${o.cadence} · ${o.order}`,
-    makespan: timeline.reduce((m, t) => Math.max(m, t.end), 0),
-    timeline,
-    issues: [...results.values()].sort((a, b) => a.number - b.number),
-    pauses,
-    decisions,
-    backlog,
-  };
 }

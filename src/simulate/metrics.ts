@@ -1,7 +1,7 @@
 import type { SimResult } from './engine.js';
 import type { Workload } from './workload.js';
 
-/** The figures a user compares policies on (issue 8). */
+/** The figures a user compares policies on (docs/simulate.md, "The figures"). */
 export interface PolicyMetrics {
   policy: string;
   makespan: number;
@@ -11,7 +11,7 @@ export interface PolicyMetrics {
   /** Busy slot-time / (slots × makespan). */
   utilization: number;
   /**
-   * Busy slot-time / (busy + idle slot-time a queued item could have used), outside pauses:
+   * Busy slot-time / (busy + idle slot-time an item of the backlog could have used), outside pauses:
    * 1 means no slot ever sat idle while work it could run was waiting.
    */
   backlogUtilization: number;

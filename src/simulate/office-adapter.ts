@@ -52,7 +52,92 @@ export interface SimOffice extends Office {
 }
 
 export function createOffice(options: OfficeOptions): SimOffice {
-  const candidateOf = (item: ReadyItem): Candidate => ({
+  return new SimulatedOffice(options);
+}
+
+/** The real dispatch code behind the simulator's `Office` seam, with a crew history per issue. */
+class SimulatedOffice implements SimOffice {
+  private readonly history = new Map<number, Record<string, CrewRecord>>();
+
+  constructor(private readonly options: OfficeOptions) {}
+
+  order(items: readonly ReadyItem[]): ReadyItem[] {
+    const byIssue = new Map(items.map((i) => [i.issue.number, i]));
+    return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber)!);
+  }
+
+  place(
+    _now: number,
+    candidates: readonly ReadyItem[],
+    daemons: readonly FreeDaemon[],
+    paused?: string,
+    backlogSize?: number,
+  ): Map<string, string> {
+    const { options } = this;
+    const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
+    const free = daemons.reduce((s, d) => s + d.free, 0);
+    const decision = admit({
+      candidates: orderCandidates(candidates.map(candidateOf), {
+        order: options.order ?? 'smallest-first',
+        slots: options.totalSlots,
+        ...(backlogSize !== undefined ? { backlogSize } : {}),
+      }),
+      daemons: daemons.map((d) => admissionDaemon(d, options.slotsPerDaemon)),
+      agents: [AGENT],
+      maxCrews: options.totalSlots,
+      activeCrews: options.totalSlots - free,
+      heldFences: [],
+      time: { remainingMs: 2 * 60_000, crewTimeoutMs: 60_000, gradingReserveMs: 0, maxWaves: 1 },
+      minFreeDiskBytes: 0,
+      spend: { spentUsd: 0 },
+      maxFallbacks: 0,
+      ...(paused !== undefined ? { paused } : {}),
+    });
+    const placed = new Map<string, string>();
+    for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber)!.id, a.daemon);
+    return placed;
+  }
+
+  /** Records the run as a finished crew and lets the office's history say what follows. */
+  afterRun(item: ReadyItem, outcome: RunOutcome, now: number): NextStep {
+    const n = item.issue.number;
+    const crews = this.history.get(n) ?? {};
+    this.history.set(n, crews);
+    const crewId = `c${n}-${String(item.run).padStart(8, '0')}`;
+    crews[crewId] = {
+      crewId,
+      issueNumber: n,
+      daemon: 'sim',
+      agent: AGENT.id,
+      weight: item.issue.weight,
+      fences: [],
+      attempt: item.attempt,
+      repair: item.repair,
+      status: 'finished',
+      plannedAt: iso(now),
+      finishedAt: iso(now),
+      outcome: OUTCOME[outcome],
+    };
+    const state = issueStates({ crews, leases: {} }).get(n);
+    switch (state?.kind) {
+      case 'done':
+        return { kind: 'done' };
+      case 'stopped':
+        return { kind: 'stopped', reason: 'repair-stopped-after-two-failures' };
+      case 'repair':
+        return { kind: 'backlog', attempt: state.attempt, repair: true };
+      case 'ready':
+        return { kind: 'backlog', attempt: 1, repair: false };
+      default:
+        throw new Error(
+          `dispatch history reports issue #${n} as ${state?.kind ?? 'unknown'} after its run ended`,
+        );
+    }
+  }
+}
+
+function candidateOf(item: ReadyItem): Candidate {
+  return {
     issueNumber: item.issue.number,
     role: 'coding',
     domain: 'general',
@@ -63,85 +148,20 @@ export function createOffice(options: OfficeOptions): SimOffice {
     size: item.issue.size,
     repair: item.repair,
     attempt: item.repair ? 2 : 1,
-  });
-  const history = new Map<number, Record<string, CrewRecord>>();
+  };
+}
 
+/** A free daemon as admission sees it: online, its class as declared, disk never the limit. */
+function admissionDaemon(d: FreeDaemon, slots: number): AdmissionDaemon {
   return {
-    order(items) {
-      const byIssue = new Map(items.map((i) => [i.issue.number, i]));
-      return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber)!);
-    },
-
-    place(now, candidates, daemons, paused, queuedSize) {
-      const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
-      const fleet: AdmissionDaemon[] = daemons.map((d: FreeDaemon) => ({
-        id: d.id,
-        labels: [],
-        slots: options.slotsPerDaemon,
-        classroom: 'worktree',
-        declaredClass: d.class,
-        effectiveClass: d.class,
-        online: true,
-        freeDiskBytes: Number.MAX_SAFE_INTEGER,
-        busy: d.busy,
-      }));
-      const free = daemons.reduce((s, d) => s + d.free, 0);
-      const decision = admit({
-        candidates: orderCandidates(candidates.map(candidateOf), {
-          order: options.order ?? 'smallest-first',
-          slots: options.totalSlots,
-          ...(queuedSize !== undefined ? { queuedSize } : {}),
-        }),
-        daemons: fleet,
-        agents: [AGENT],
-        maxCrews: options.totalSlots,
-        activeCrews: options.totalSlots - free,
-        heldFences: [],
-        time: { remainingMs: 2 * 60_000, crewTimeoutMs: 60_000, gradingReserveMs: 0, maxWaves: 1 },
-        minFreeDiskBytes: 0,
-        spend: { spentUsd: 0 },
-        maxFallbacks: 0,
-        ...(paused !== undefined ? { paused } : {}),
-      });
-      const placed = new Map<string, string>();
-      for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber)!.id, a.daemon);
-      return placed;
-    },
-
-    afterRun(item, outcome, now) {
-      const n = item.issue.number;
-      const crews = history.get(n) ?? {};
-      history.set(n, crews);
-      const crewId = `c${n}-${String(item.run).padStart(8, '0')}`;
-      crews[crewId] = {
-        crewId,
-        issueNumber: n,
-        daemon: 'sim',
-        agent: AGENT.id,
-        weight: item.issue.weight,
-        fences: [],
-        attempt: item.attempt,
-        repair: item.repair,
-        status: 'finished',
-        plannedAt: iso(now),
-        finishedAt: iso(now),
-        outcome: OUTCOME[outcome],
-      };
-      const state = issueStates({ crews, leases: {} }).get(n);
-      switch (state?.kind) {
-        case 'done':
-          return { kind: 'done' };
-        case 'stopped':
-          return { kind: 'stopped', reason: 'repair-stopped-after-two-failures' };
-        case 'repair':
-          return { kind: 'queue', attempt: state.attempt, repair: true };
-        case 'ready':
-          return { kind: 'queue', attempt: 1, repair: false };
-        default:
-          throw new Error(
-            `dispatch history reports issue #${n} as ${state?.kind ?? 'unknown'} after its run ended`,
-          );
-      }
-    },
+    id: d.id,
+    labels: [],
+    slots,
+    classroom: 'worktree',
+    declaredClass: d.class,
+    effectiveClass: d.class,
+    online: true,
+    freeDiskBytes: Number.MAX_SAFE_INTEGER,
+    busy: d.busy,
   };
 }

@@ -20,7 +20,7 @@ export interface SimOptions {
   tailSigma: number;
   /** Log-normal sigma of the size estimate the scheduler sees around the true duration. */
   estimateNoise: number;
-  /** Probability that one run fails (seed 002: a failed run is re-queued as a repair). */
+  /** Probability that one run fails (seed 002: a failed run goes back in the backlog as a repair). */
   failureRate: number;
   /** Probability that one run stops on a usage/credit limit: the school pauses (seed 002). */
   pauseRate: number;

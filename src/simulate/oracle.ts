@@ -16,7 +16,7 @@ export const oraclePolicy: PolicyFactory = () => {
   let count = 0;
   return {
     name: 'lpt-oracle',
-    enqueue(item) {
+    add(item) {
       const q = queues[classRank(item.issue.weight)]!;
       const d = durationOf(item);
       let lo = 0;
@@ -29,7 +29,7 @@ export const oraclePolicy: PolicyFactory = () => {
       q.splice(lo, 0, item);
       count++;
     },
-    queued: () => count,
+    backlog: () => count,
     decide(ctx: DecideContext): Launch[] {
       const launches: Launch[] = [];
       // Big slots first, each preferring work only it can host, then the longest smaller item.

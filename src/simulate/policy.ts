@@ -3,10 +3,10 @@ import type { RunOutcome, SimIssue, SimSlot, Workload } from './workload.js';
 /**
  * The seam between the event loop and a scheduling policy. The engine owns virtual time, slots,
  * outcomes, repairs, the two-failure stop and pauses; a policy only decides which ready item runs
- * on which free slot. Policies keep their own queues, fed through `enqueue`.
+ * on which free slot. Policies keep their own backlog, fed through `add`.
  */
 export interface ReadyItem {
-  /** Unique per queued attempt: `<issue>#<run index>`. */
+  /** Unique per attempt in the backlog: `<issue>#<run index>`. */
   id: string;
   issue: SimIssue;
   /** Index into issue.runs of the run this item will perform. */
@@ -39,15 +39,15 @@ export interface DecideContext {
 export type NextStep =
   | { kind: 'done' }
   | { kind: 'stopped'; reason: 'repair-stopped-after-two-failures' }
-  | { kind: 'queue'; attempt: number; repair: boolean };
+  | { kind: 'backlog'; attempt: number; repair: boolean };
 
 export interface SimPolicy {
   readonly name: string;
-  enqueue(item: ReadyItem): void;
+  add(item: ReadyItem): void;
   /** Called whenever a slot is free and the school is not paused. Must not launch on a busy slot. */
   decide(ctx: DecideContext): Launch[];
-  /** Items still queued, for the stall diagnostic. */
-  queued(): number;
+  /** Items still in the backlog, for the stall diagnostic. */
+  backlog(): number;
   /**
    * Decides what follows a run (repair, stop, retry). Without it the engine applies seed 002's rule
    * itself; with it (our policy: the dispatch office's history) the engine checks the answer against

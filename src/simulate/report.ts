@@ -1,7 +1,7 @@
 import type { Comparison } from './compare.js';
 import type { PolicyMetrics } from './metrics.js';
 
-/** Goals from issue 8, judged under our policy with 24+ students. */
+/** The simulator's goals (docs/simulate.md), judged under our policy with 24+ students. */
 export const GOALS = { utilization: 0.95, makespanRatio: 1.1, minStudents: 24 } as const;
 
 export function minutes(m: number): string {
@@ -25,7 +25,7 @@ export function describeScenario(c: Comparison): string {
 /** Goal verdicts for our policy, with by how much a missed goal is missed. */
 export function goalLines(c: Comparison): string[] {
   const ours = c.results.find((r) => r.metrics.policy === 'ours')?.metrics;
-  const deployed = (['refill', 'queue'] as const).flatMap((cadence) => {
+  const deployed = (['refill', 'standby'] as const).flatMap((cadence) => {
     const m = c.results.find((r) => r.metrics.policy === `${cadence} · tail-guard`)?.metrics;
     if (!m) return [];
     return [

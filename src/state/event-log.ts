@@ -1,14 +1,6 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import {
-  readJsonl,
-  appendJsonl,
-  parseJsonl,
-  syncFile,
-  type Appended,
-  type AppendOptions,
-  type Warn,
-} from './jsonl.js';
+import { readJsonl, appendJsonl, syncFile, type AppendOptions, type Warn } from './jsonl.js';
 import { withLock, type LockStats } from './lock.js';
+import { readTail, type TailMark } from './tail.js';
 
 /**
  * Every durable fact is an event with an idempotency key (docs/architecture.md). Current state is a
@@ -105,18 +97,15 @@ export function addEvents<E extends StateEvent>(
 
 export interface EventLogOptions {
   /**
-   * Under the lock, read only what was appended since this instance's last read (the file is
-   * re-read whole when it was replaced, truncated or rewritten). The contents are then shared
-   * between transactions: only for logs whose fold never mutates event data.
+   * Under the lock, read only what was appended since this instance's last read (src/state/tail.ts:
+   * the file is re-read whole when it was replaced, truncated or rewritten). The contents are then
+   * shared between transactions: only for logs whose fold never mutates event data.
    */
   incremental?: boolean;
 }
 
-/** Bytes before the read offset that must be unchanged for an incremental read to continue. */
-const PROBE = 64;
-
 export class EventLog<E extends StateEvent, S = unknown> {
-  private tail?: { dev: number; ino: number; bytes: number; probe: Buffer; contents: LogContents<E, S> };
+  private tail?: { mark: TailMark; contents: LogContents<E, S> };
 
   constructor(
     readonly path: string,
@@ -136,44 +125,22 @@ export class EventLog<E extends StateEvent, S = unknown> {
    */
   readLatest(): LogContents<E, S> {
     if (!this.options.incremental) return this.read();
-    let fd: number;
-    try {
-      fd = openSync(this.path, 'r');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    const t = this.tail;
+    const read = readTail<E | SnapshotRecord<S>>(this.path, t?.mark, this.warn);
+    if (!read.mark) {
       this.tail = undefined;
       return splitLog<E, S>([]);
     }
-    try {
-      const st = fstatSync(fd);
-      const t = this.tail;
-      if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
-        if (st.size > t.bytes) {
-          const buf = Buffer.alloc(st.size - t.bytes);
-          readFully(fd, buf, t.bytes);
-          const parsed = parseJsonl<E>(buf.toString('utf8'), this.path, this.warn);
-          addEvents(t.contents, parsed.records);
-          t.contents.tornTail = parsed.tornTail;
-          t.bytes += parsed.bytes;
-          t.probe = probeAt(fd, t.bytes);
-        }
-        return t.contents;
-      }
-      const buf = Buffer.alloc(st.size);
-      readFully(fd, buf, 0);
-      const parsed = parseJsonl<E | SnapshotRecord<S>>(buf.toString('utf8'), this.path, this.warn);
-      const contents = splitLog<E, S>(parsed.records, parsed.tornTail);
-      this.tail = {
-        dev: st.dev,
-        ino: st.ino,
-        bytes: parsed.bytes,
-        probe: probeAt(fd, parsed.bytes),
-        contents,
-      };
-      return contents;
-    } finally {
-      closeSync(fd);
+    if (t && read.continued) {
+      // Only the first line of a log is a snapshot: what was appended is events.
+      addEvents(t.contents, read.records as E[]);
+      t.contents.tornTail = read.tornTail;
+      t.mark = read.mark;
+      return t.contents;
     }
+    const contents = splitLog<E, S>(read.records, read.tornTail);
+    this.tail = { mark: read.mark, contents };
+    return contents;
   }
 
   /** Flushes appends made with `sync: false` to the disk. */
@@ -207,32 +174,8 @@ export class EventLog<E extends StateEvent, S = unknown> {
     const current = this.readLatest();
     const { append, result } = decide(current);
     const fresh = freshEvents(current, append);
-    const written = appendJsonl(this.path, fresh, this.warn, options);
-    if (written) this.wroteThrough(current, fresh, written, options);
+    appendJsonl(this.path, fresh, this.warn, options);
     return { result, appended: fresh };
-  }
-
-  /**
-   * After an append under the lock, an incremental log takes its own events into what it read, so
-   * the next transaction does not read and parse them back — when nothing else changed the file
-   * since the read and the events were written as they are (`redacted`: no copy was made on the
-   * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
-   */
-  private wroteThrough(
-    current: LogContents<E, S>,
-    fresh: E[],
-    written: Appended,
-    options: AppendOptions,
-  ): void {
-    const t = this.tail;
-    if (!t || t.contents !== current) return;
-    if (!options.redacted || written.repaired || written.start !== t.bytes) return; // read back
-    addEvents(t.contents, fresh);
-    t.bytes = written.end;
-    t.probe =
-      written.tail.length >= PROBE
-        ? Buffer.from(written.tail)
-        : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
   }
 }
 
@@ -249,26 +192,6 @@ export function freshEvents<E extends StateEvent>(
     fresh.push(e);
   }
   return fresh;
-}
-
-function readFully(fd: number, buf: Buffer, position: number): void {
-  let off = 0;
-  while (off < buf.length) {
-    const n = readSync(fd, buf, off, buf.length - off, position + off);
-    if (n === 0) break;
-    off += n;
-  }
-}
-
-function probeAt(fd: number, bytes: number): Buffer {
-  const len = Math.min(PROBE, bytes);
-  const buf = Buffer.alloc(len);
-  readFully(fd, buf, bytes - len);
-  return buf;
-}
-
-function samePrefix(fd: number, t: { bytes: number; probe: Buffer }): boolean {
-  return probeAt(fd, t.bytes).equals(t.probe);
 }
 
 export function event<T extends string, D>(

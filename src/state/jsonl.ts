@@ -5,7 +5,6 @@ import {
   ftruncateSync,
   mkdirSync,
   openSync,
-  readSync,
   renameSync,
   writeSync,
   readFileSync,
@@ -14,6 +13,7 @@ import { dirname } from 'node:path';
 import { CorruptStateError } from '../errors.js';
 import { redact } from '../security/redact.js';
 import { fsyncDir } from './atomic.js';
+import { lastLine, readRange } from './tail.js';
 
 export interface JsonlRead<T> {
   records: T[];
@@ -131,14 +131,12 @@ export interface AppendOptions {
   redacted?: boolean;
 }
 
-/** Where an append landed: the file's size before and after it, and its last bytes. */
+/** Where an append landed: the file's size before and after it. */
 export interface Appended {
   start: number;
   end: number;
   /** A torn or unterminated last line was repaired first: `start` is not where the file ended. */
   repaired: boolean;
-  /** The last (up to) 64 bytes written. */
-  tail: Buffer;
 }
 
 export function appendJsonl(
@@ -161,9 +159,7 @@ export function appendJsonl(
     let repaired = false;
     let prefix = '';
     if (size > 0) {
-      const last = Buffer.alloc(1);
-      readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) {
+      if (readRange(fd, size - 1, size)[0] !== 0x0a) {
         const tail = lastLine(fd, size);
         repaired = true;
         try {
@@ -183,12 +179,7 @@ export function appendJsonl(
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
     if (options.sync !== false) fsyncSync(fd);
-    return {
-      start: size,
-      end: size + buf.length,
-      repaired,
-      tail: buf.subarray(Math.max(0, buf.length - 64)),
-    };
+    return { start: size, end: size + buf.length, repaired };
   } finally {
     closeSync(fd);
   }
@@ -208,23 +199,4 @@ export function syncFile(path: string): void {
   } finally {
     closeSync(fd);
   }
-}
-
-function lastLine(fd: number, size: number): { start: number; text: string } {
-  const chunk = 64 * 1024;
-  let pos = size;
-  const parts: Buffer[] = [];
-  while (pos > 0) {
-    const len = Math.min(chunk, pos);
-    pos -= len;
-    const buf = Buffer.alloc(len);
-    readSync(fd, buf, 0, len, pos);
-    const nl = buf.lastIndexOf(0x0a);
-    if (nl !== -1) {
-      parts.unshift(buf.subarray(nl + 1));
-      return { start: pos + nl + 1, text: Buffer.concat(parts).toString('utf8') };
-    }
-    parts.unshift(buf);
-  }
-  return { start: 0, text: Buffer.concat(parts).toString('utf8') };
 }

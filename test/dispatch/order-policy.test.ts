@@ -19,20 +19,20 @@ describe('dispatch.order', () => {
     );
   });
 
-  it('tail-guard: repairs, then fresh items ≥ ½ of the queued work per slot (largest first), then smallest', () => {
+  it('tail-guard: repairs, then fresh items ≥ ½ of the backlog per slot (largest first), then smallest', () => {
     // Σ size 370 over 2 slots: the threshold is 92.5, so #2 (200) and #4 (120) are promoted.
     expect(tailGuardThreshold(370, 2)).toBe(92.5);
     expect(orderCandidates(batch(), { order: 'tail-guard', slots: 2 }).map((c) => c.issueNumber)).toEqual([
       5, 2, 4, 1, 6, 3,
     ]);
-    // With more slots the queued work per slot is smaller and more items count as the tail.
+    // With more slots the backlog per slot is smaller and more items count as the tail.
     // (10 slots: threshold 18.5, so #3 at 20 joins the promoted items.)
     expect(orderCandidates(batch(), { order: 'tail-guard', slots: 10 }).map((c) => c.issueNumber)).toEqual([
       5, 2, 4, 3, 1, 6,
     ]);
-    // A caller that shows a window of its queue passes the whole queue's work.
+    // A caller that shows a window of its backlog passes the whole backlog's work.
     expect(
-      orderCandidates(batch(), { order: 'tail-guard', slots: 2, queuedSize: 10_000 }).map(
+      orderCandidates(batch(), { order: 'tail-guard', slots: 2, backlogSize: 10_000 }).map(
         (c) => c.issueNumber,
       ),
     ).toEqual([5, 1, 6, 3, 4, 2]);

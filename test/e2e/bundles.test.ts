@@ -18,7 +18,7 @@ import { bundle, type RunContext } from './runner.js';
  * Run 1 is a fresh school: the plan finds no daemon online and plans nothing; the roster legs beat
  * both daemons into handoffs, which the heartbeats job records. The crew legs, where students run,
  * save nothing either: the grade job imports their handoffs, as the workflow does. Run 2 turns the whole backlog into crews: four at once on two daemons (maxCrews 4)
- * and three queued behind them, which the crew jobs start as their slots free (issue 6 fails on
+ * and three on standby behind them, which the crew jobs start as their slots free (issue 6 fails on
  * purpose). Run 3 plans only what is not done yet: issue 6 as its repair and the issues opened
  * since, never an accepted issue again; beta's crew job never runs, and run 4 plans its crews again.
  */
@@ -138,7 +138,7 @@ describe('the school loop through the committed bundles', () => {
   );
 
   it(
-    'run 2: the whole backlog in one run — four crews at once, three queued behind them; graded, labelled, saved; outputs carry identifiers only',
+    'run 2: the whole backlog in one run — four crews at once, three on standby behind them; graded, labelled, saved; outputs carry identifiers only',
     async () => {
       const r = await loop.run(1002);
       runs.push(r);
@@ -148,7 +148,7 @@ describe('the school loop through the committed bundles', () => {
       expect(outputs.crews).toBe('7');
       // maxCrews 4: two at once on each daemon, the rest in the daemons' queues.
       expect(assignments(r).filter((a) => !a.queued)).toHaveLength(4);
-      expect(r.plan.dispatch.summary).toContain('Admitted 7 (4 at once, 3 queued behind them)');
+      expect(r.plan.dispatch.summary).toContain('Admitted 7 (4 at once, 3 on standby behind them)');
       // The matrix holds daemon ids, runner labels and crew ids: nothing from an issue.
       const matrix = JSON.parse(dispatch.outputs.matrix!) as Array<Record<string, unknown>>;
       const strings = JSON.stringify(matrix)

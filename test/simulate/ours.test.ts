@@ -54,7 +54,7 @@ describe('our policy drives the dispatch office', () => {
     const stops = afterRuns.filter((a) => a.endsWith(':failure:stopped'));
     expect(stops.length).toBe(result.issues.filter((i) => i.status === 'stopped').length);
     expect(stops.length).toBeGreaterThan(5);
-    expect(afterRuns.filter((a) => a.endsWith(':failure:queue')).length).toBe(
+    expect(afterRuns.filter((a) => a.endsWith(':failure:backlog')).length).toBe(
       result.timeline.filter((t) => t.repair && t.attempt === 2).length,
     );
   });
@@ -67,11 +67,11 @@ describe('our policy drives the dispatch office', () => {
     expect(heavyOnLight).toEqual([]);
   });
 
-  it('launches queued repairs before new work and new work smallest first', () => {
+  it('launches repairs in the backlog before new work and new work smallest first', () => {
     const size = new Map(workload.issues.map((i) => [i.number, i.size]));
     const byStart = [...result.timeline].sort((a, b) => a.start - b.start || a.slot - b.slot);
     for (const fresh of byStart.filter((t) => !t.repair)) {
-      // A repair queued before this launch, able to run on this slot, must not still be waiting.
+      // A repair in the backlog before this launch, able to run on this slot, must not still be waiting.
       const waitingRepair = byStart.find(
         (r) =>
           r.repair &&

@@ -28,12 +28,12 @@ Options:
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
   --deployed          add six rows: the loop as deployed — cron-only, continuous refill (CLI) and
-                      a queue behind each first wave (Actions crew jobs), each
+                      standby crews behind each first wave (Actions crew jobs), each
                       under dispatch.order smallest-first and tail-guard — with the workflow's
                       cadence (--schedule-minutes, --job-minutes, --queue-minutes)
   --schedule-minutes M  cron interval for --deployed (default ${DEFAULT_DEPLOYED.scheduleMinutes})
   --job-minutes M     crew job time limit for --deployed (default ${DEFAULT_DEPLOYED.jobTimeoutMinutes})
-  --queue-minutes M   plan → crew job start for --deployed (default ${DEFAULT_DEPLOYED.queueMinutes})
+  --queue-minutes M   plan → crew job start (time in GitHub's job queue) for --deployed (default ${DEFAULT_DEPLOYED.queueMinutes})
   --html FILE         also write a self-contained page with a per-slot timeline per policy
   --json              print the figures as JSON instead of a table
 `;

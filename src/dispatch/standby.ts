@@ -3,18 +3,18 @@ import { admit, type AdmissionInput, type AdmissionResult, type Admitted } from 
 import type { CrewRegistry } from './registry.js';
 
 /**
- * Crew queues for Actions crew jobs. A crew job works on its own copy of the state and cannot take
+ * Standby crews for Actions crew jobs. A crew job works on its own copy of the state and cannot take
  * new work from the office while it runs (another daemon's job could take the same issue), so the
- * plan gives each daemon, behind its first wave, a queue of crews that only that daemon's job may
- * start: when one of its slots frees and a crew timeout plus the grading reserve still fit. The
- * queue is planned with the same admission as the first wave (agents, fences, spend cap, pauses,
- * class and disk), recorded as `crew.planned` with `queued: true`, and so the queues of two daemons
- * never share an issue. What a job could not start is cancelled by the next plan (an interruption:
- * the issue is simply planned again).
+ * plan gives each daemon, behind its first wave, crews on standby that only that daemon's job may
+ * start: when one of its slots frees and a crew timeout plus the grading reserve still fit. Standby
+ * is planned with the same admission as the first wave (agents, fences, spend cap, pauses, class
+ * and disk), recorded as `crew.planned` with `queued: true` (the field's name on disk), and so the
+ * standby crews of two daemons never share an issue. What a job could not start is cancelled by
+ * the next plan (an interruption: the issue is simply planned again).
  *
  * - Concurrency: a daemon's job runs at most as many crews at once as its first wave (≤ its slots),
  *   so `maxCrews` holds across jobs; for the cap, a daemon counts as min(its slots, its active
- *   crews), queued ones included (`capUsage`).
+ *   crews), standby ones included (`capUsage`).
  * - Depth: the first crew of a slot may take the whole crew timeout; the rest are sized by the
  *   typical crew duration seen so far (`typicalCrewMs`, the 75th percentile of recent runs), which
  *   is what a slot really spends per crew. Over-planning costs nothing paid: an unstarted crew only
@@ -62,20 +62,20 @@ export function typicalCrewMs(registry: CrewRegistry, crewTimeoutMs: number): nu
 }
 
 /**
- * The queue pass: after `first` admitted a first wave, admit more of the refused candidates onto
+ * The standby pass: after `first` admitted a first wave, admit more of the refused candidates onto
  * the daemons that got one, each taking as many per wave as its first wave holds, for as many waves
  * as fit after a first crew timeout. Candidates still refused keep the first pass's reason.
  */
-export function admitQueue(
+export function admitStandby(
   input: AdmissionInput,
   first: AdmissionResult,
   typicalMs: number,
-): { queued: Admitted[]; refused: AdmissionResult['refused'] } {
+): { standby: Admitted[]; refused: AdmissionResult['refused'] } {
   const allowance = new Map<string, number>();
   for (const a of first.admitted) allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
   const refusedIssues = new Set(first.refused.map((r) => r.issue));
   const rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
-  if (allowance.size === 0 || rest.length === 0) return { queued: [], refused: first.refused };
+  if (allowance.size === 0 || rest.length === 0) return { standby: [], refused: first.refused };
   const fallbacks = first.admitted.filter((a) => a.fallback).length;
   const second = admit({
     ...input,
@@ -85,7 +85,7 @@ export function admitQueue(
         ? { ...d, slots: allowance.get(d.id)!, busy: 0 }
         : { ...d, busy: Number.MAX_SAFE_INTEGER },
     ),
-    // Concurrency is the first wave's; the queue adds waiting crews, not running ones.
+    // Concurrency is the first wave's; standby adds waiting crews, not running ones.
     maxCrews: Number.MAX_SAFE_INTEGER,
     activeCrews: 0,
     heldFences: [
@@ -103,6 +103,6 @@ export function admitQueue(
     },
     maxFallbacks: Math.max(0, input.maxFallbacks - fallbacks),
   });
-  const queuedIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
-  return { queued: second.admitted, refused: first.refused.filter((r) => !queuedIssues.has(r.issue)) };
+  const standbyIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
+  return { standby: second.admitted, refused: first.refused.filter((r) => !standbyIssues.has(r.issue)) };
 }

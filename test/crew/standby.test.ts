@@ -25,15 +25,15 @@ function recorder() {
   return { phases, onProgress, most: () => most };
 }
 
-describe('crew queues (Actions crew jobs, which cannot refill from the office)', () => {
+describe('standby crews (Actions crew jobs, which cannot refill from the office)', () => {
   it(
-    'one slot, three ready issues: the plan queues two behind the first and one crew job runs all three in turn',
+    'one slot, three ready issues: the plan puts two on standby behind the first and one crew job runs all three in turn',
     { timeout: 180_000 },
     async () => {
       const s = (school = makeSchool({ worktrees: 1 }));
       writeCurriculum(s, [item(1), item(2), item(3)]);
       const logger = memoryLogger();
-      const p = await planStep({ config: s.config, layout: s.layout, logger, beat: ['d1'], queue: true });
+      const p = await planStep({ config: s.config, layout: s.layout, logger, beat: ['d1'], standby: true });
       expect(p.assignments.map((a) => [a.issueNumber, a.queued ?? false])).toEqual([
         [1, false],
         [2, true],
@@ -88,7 +88,7 @@ describe('crew queues (Actions crew jobs, which cannot refill from the office)',
   );
 
   it(
-    'starts no queued crew once the spend cap is reached, and says why; the first wave still runs',
+    'starts no standby crew once the spend cap is reached, and says why; the first wave still runs',
     { timeout: 180_000 },
     async () => {
       const s = (school = makeSchool({ worktrees: 1 }));

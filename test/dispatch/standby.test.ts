@@ -17,7 +17,7 @@ const NOW = new Date('2026-03-01T12:00:00Z');
 const issues = (n: number, from = 1) => Array.from({ length: n }, (_, i) => item(from + i));
 
 async function school(daemons: Array<{ id: string; worktrees: number }>, dispatch: Record<string, unknown>) {
-  const d = tempDir('school-queue-');
+  const d = tempDir('school-standby-');
   dirs.push(d);
   const layout = new StateLayout(d.path);
   const cfg = config({ fleet: { daemons }, dispatch });
@@ -30,7 +30,15 @@ async function school(daemons: Array<{ id: string; worktrees: number }>, dispatc
     });
   }
   const plan = (curriculum: CurriculumItem[], over: Partial<PlanInput> = {}) =>
-    planDispatch({ config: cfg, layout, curriculum, now: NOW, logger: memoryLogger(), queue: true, ...over });
+    planDispatch({
+      config: cfg,
+      layout,
+      curriculum,
+      now: NOW,
+      logger: memoryLogger(),
+      standby: true,
+      ...over,
+    });
   return { layout, cfg, plan };
 }
 
@@ -75,8 +83,8 @@ async function history(layout: StateLayout, minutes: number[]): Promise<void> {
   );
 }
 
-describe('planDispatch with queues behind the first wave', () => {
-  it('queues the backlog behind each daemon it placed a first wave on; no issue twice; maxCrews holds for the next plan', async () => {
+describe('planDispatch with standby crews behind the first wave', () => {
+  it('puts the backlog on standby behind each daemon it placed a first wave on; no issue twice; maxCrews holds for the next plan', async () => {
     const s = await school(
       [
         { id: 'd1', worktrees: 2 },
@@ -87,25 +95,25 @@ describe('planDispatch with queues behind the first wave', () => {
     );
     const r = await s.plan(issues(20));
     const first = r.assignments.filter((a) => !a.queued);
-    const queued = r.assignments.filter((a) => a.queued);
-    // The first wave is what maxCrews allows at once; everything else waits in a daemon's queue.
+    const standby = r.assignments.filter((a) => a.queued);
+    // The first wave is what maxCrews allows at once; everything else waits on a daemon's standby.
     expect(first).toHaveLength(3);
-    expect(queued).toHaveLength(17);
+    expect(standby).toHaveLength(17);
     expect(new Set(r.assignments.map((a) => a.issueNumber)).size).toBe(20);
     const firstDaemons = new Set(first.map((a) => a.daemon));
-    expect(queued.every((a) => firstDaemons.has(a.daemon))).toBe(true);
+    expect(standby.every((a) => firstDaemons.has(a.daemon))).toBe(true);
     expect(r.refused).toEqual([]);
-    // Recorded as such: the crew job tells its queue from its first wave by the registry.
+    // Recorded as such: the crew job tells its standby crews from its first wave by the registry.
     const reg = readRegistry(s.layout);
     expect(Object.values(reg.crews).filter((c) => c.queued).length).toBe(17);
 
-    // While those queues wait, the next plan sees the cap taken: nothing more starts anywhere.
+    // While those standby crews wait, the next plan sees the cap taken: nothing more starts anywhere.
     const next = await s.plan(issues(2, 21));
     expect(next.assignments).toEqual([]);
     expect(next.refused.map((x) => x.code)).toEqual(['global-cap', 'global-cap']);
   });
 
-  it('sizes the queue by the typical crew duration seen so far; with no history, by the crew timeout', async () => {
+  it('sizes the standby by the typical crew duration seen so far; with no history, by the crew timeout', async () => {
     const dispatch = {
       maxCrews: 1,
       crewTimeoutSeconds: 900,
@@ -126,9 +134,9 @@ describe('planDispatch with queues behind the first wave', () => {
     expect(warm.refused).toHaveLength(4);
   });
 
-  it('queues nothing without the queue option (the local driver refills from the office instead)', async () => {
+  it('puts nothing on standby without the standby option (the local driver refills from the office instead)', async () => {
     const s = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
-    const r = await s.plan(issues(3), { queue: false });
+    const r = await s.plan(issues(3), { standby: false });
     expect(r.assignments).toHaveLength(1);
     expect(r.assignments[0]!.queued).toBeUndefined();
   });
