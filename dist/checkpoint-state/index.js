@@ -50840,7 +50840,16 @@ const daemonSchema = strictObject({
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(schema_CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
   classroom: schemas_enum(CLASSROOMS).default("worktree"),
-  orca: strictObject({ binary: schemas_string().default("orca"), args: array(schemas_string()).default([]) }).optional().describe("Orca daemon CLI, for classroom: orca.")
+  orca: strictObject({
+    binary: schemas_string().min(1).optional().describe(
+      "Orca's CLI. Default `orca-ide` on Linux (bare `orca` there is usually the GNOME screen reader) and `orca` elsewhere."
+    ),
+    args: array(schemas_string()).default([]).describe("Global flags placed before every Orca command, e.g. [--environment, ci-box]."),
+    userDataPath: schemas_string().min(1).optional().describe("Orca's user data directory (ORCA_USER_DATA_PATH), to reach a dedicated `orca-ide serve`."),
+    callTimeoutSeconds: schemas_number().positive().default(15).describe("Longest wait for one Orca command (a wait slice gets this on top)."),
+    waitSliceSeconds: schemas_number().positive().default(60).describe("Length of one bounded `terminal wait --for exit` call."),
+    startTimeoutSeconds: schemas_number().positive().default(30).describe("How long a student's launch script may take to start in its Orca terminal.")
+  }).optional().describe("Orca CLI settings, for classroom: orca (docs/crews.md#orca).")
 });
 const passEnvSchema = array(
   schemas_string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name (letters, digits, underscore)").refine(
@@ -51258,7 +51267,144 @@ const silentLogger = {
 };
 
 
+;// CONCATENATED MODULE: ./.build/src/state/tail.js
+
+
+
+const PROBE = 4096;
+function tail_readTail(path, mark, warn) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT")
+      return { records: [], continued: false, tornTail: false, mark: null };
+    throw e;
+  }
+  try {
+    const st = (0,external_node_fs_.fstatSync)(fd);
+    if (mark && continues(fd, st, mark)) {
+      if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
+      const appended = parseAppended(tail_readRange(fd, mark.bytes, st.size));
+      if (appended) {
+        if (appended.tornTail)
+          warn?.(
+            `${path}: an unterminated last line (a write in progress or interrupted) is left for the next read`
+          );
+        const bytes = mark.bytes + appended.bytes;
+        return {
+          records: appended.records,
+          continued: true,
+          tornTail: appended.tornTail,
+          mark: bytes === mark.bytes ? mark : markAt(fd, st, bytes)
+        };
+      }
+    }
+    const parsed = parseJsonl(tail_readRange(fd, 0, st.size).toString("utf8"), path, warn);
+    return {
+      records: parsed.records,
+      continued: false,
+      tornTail: parsed.tornTail,
+      mark: markAt(fd, st, parsed.bytes)
+    };
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function tail_readRange(fd, from, to) {
+  const buf = Buffer.alloc(Math.max(0, to - from));
+  let off = 0;
+  while (off < buf.length) {
+    const n = (0,external_node_fs_.readSync)(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) return buf.subarray(0, off);
+    off += n;
+  }
+  return buf;
+}
+function readFrom(path, from, chunk, size = 64 * 1024) {
+  const fd = openSync(path, "r");
+  try {
+    for (let pos = from; ; ) {
+      const bytes = tail_readRange(fd, pos, pos + size);
+      if (bytes.length === 0) break;
+      pos += bytes.length;
+      chunk(bytes);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+function tail_lastLine(fd, size) {
+  const chunk = 64 * 1024;
+  let pos = size;
+  const parts = [];
+  while (pos > 0) {
+    const len = Math.min(chunk, pos);
+    pos -= len;
+    const buf = tail_readRange(fd, pos, pos + len);
+    const nl = buf.lastIndexOf(10);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
+    }
+    parts.unshift(buf);
+  }
+  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
+}
+function continues(fd, st, mark) {
+  return mark.dev === st.dev && mark.ino === st.ino && mark.birth === st.birthtimeMs && mark.bytes <= st.size && digest(fd, 0, Math.min(PROBE, mark.bytes)) === mark.head && digest(fd, Math.max(0, mark.bytes - PROBE), mark.bytes) === mark.tail;
+}
+function markAt(fd, st, bytes) {
+  return {
+    dev: st.dev,
+    ino: st.ino,
+    birth: st.birthtimeMs,
+    bytes,
+    head: digest(fd, 0, Math.min(PROBE, bytes)),
+    tail: digest(fd, Math.max(0, bytes - PROBE), bytes)
+  };
+}
+function digest(fd, from, to) {
+  return (0,external_node_crypto_.createHash)("sha256").update(tail_readRange(fd, from, to)).digest("base64");
+}
+function parseAppended(buf) {
+  const nl = buf.lastIndexOf(10);
+  const records = parseLines(buf.toString("utf8", 0, nl + 1));
+  if (!records) return void 0;
+  const rest = buf.toString("utf8", nl + 1);
+  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
+  try {
+    records.push(JSON.parse(rest));
+    return { records, bytes: buf.length, tornTail: false };
+  } catch {
+    return { records, bytes: nl + 1, tornTail: true };
+  }
+}
+function parseLines(body) {
+  if (body === "") return [];
+  const text = body.slice(0, -1);
+  let lines = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
+    if (values.length === lines) return values;
+  } catch {
+  }
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      return void 0;
+    }
+  }
+  return out;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
+
 
 
 
@@ -51285,9 +51431,9 @@ function jsonl_readJsonl(path, warn) {
     if (e.code === "ENOENT") return { records: [], tornTail: false, bytes: 0 };
     throw e;
   }
-  return jsonl_parseJsonl(text, path, warn);
+  return parseJsonl(text, path, warn);
 }
-function jsonl_parseJsonl(text, path, warn) {
+function parseJsonl(text, path, warn) {
   const whole = parseWhole(text);
   if (whole) return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
   const records = [];
@@ -51351,9 +51497,7 @@ function jsonl_appendJsonl(path, records, warn, options = {}) {
     let repaired = false;
     let prefix = "";
     if (size > 0) {
-      const last = Buffer.alloc(1);
-      readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 10) {
+      if (readRange(fd, size - 1, size)[0] !== 10) {
         const tail = lastLine(fd, size);
         repaired = true;
         try {
@@ -51371,12 +51515,7 @@ function jsonl_appendJsonl(path, records, warn, options = {}) {
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
     if (options.sync !== false) fsyncSync(fd);
-    return {
-      start: size,
-      end: size + buf.length,
-      repaired,
-      tail: buf.subarray(Math.max(0, buf.length - 64))
-    };
+    return { start: size, end: size + buf.length, repaired };
   } finally {
     closeSync(fd);
   }
@@ -51394,24 +51533,6 @@ function jsonl_syncFile(path) {
   } finally {
     closeSync(fd);
   }
-}
-function lastLine(fd, size) {
-  const chunk = 64 * 1024;
-  let pos = size;
-  const parts = [];
-  while (pos > 0) {
-    const len = Math.min(chunk, pos);
-    pos -= len;
-    const buf = Buffer.alloc(len);
-    readSync(fd, buf, 0, len, pos);
-    const nl = buf.lastIndexOf(10);
-    if (nl !== -1) {
-      parts.unshift(buf.subarray(nl + 1));
-      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
-    }
-    parts.unshift(buf);
-  }
-  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
 }
 
 
@@ -51615,7 +51736,6 @@ function addEvents(contents, events) {
   }
   return kept;
 }
-const PROBE = 64;
 class event_log_EventLog {
   constructor(path, warn, options = {}) {
     this.path = path;
@@ -51637,44 +51757,21 @@ class event_log_EventLog {
    */
   readLatest() {
     if (!this.options.incremental) return this.read();
-    let fd;
-    try {
-      fd = openSync(this.path, "r");
-    } catch (e) {
-      if (e.code !== "ENOENT") throw e;
+    const t = this.tail;
+    const read = readTail(this.path, t?.mark, this.warn);
+    if (!read.mark) {
       this.tail = void 0;
       return splitLog([]);
     }
-    try {
-      const st = fstatSync(fd);
-      const t = this.tail;
-      if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
-        if (st.size > t.bytes) {
-          const buf2 = Buffer.alloc(st.size - t.bytes);
-          readFully(fd, buf2, t.bytes);
-          const parsed2 = parseJsonl(buf2.toString("utf8"), this.path, this.warn);
-          addEvents(t.contents, parsed2.records);
-          t.contents.tornTail = parsed2.tornTail;
-          t.bytes += parsed2.bytes;
-          t.probe = probeAt(fd, t.bytes);
-        }
-        return t.contents;
-      }
-      const buf = Buffer.alloc(st.size);
-      readFully(fd, buf, 0);
-      const parsed = parseJsonl(buf.toString("utf8"), this.path, this.warn);
-      const contents = splitLog(parsed.records, parsed.tornTail);
-      this.tail = {
-        dev: st.dev,
-        ino: st.ino,
-        bytes: parsed.bytes,
-        probe: probeAt(fd, parsed.bytes),
-        contents
-      };
-      return contents;
-    } finally {
-      closeSync(fd);
+    if (t && read.continued) {
+      addEvents(t.contents, read.records);
+      t.contents.tornTail = read.tornTail;
+      t.mark = read.mark;
+      return t.contents;
     }
+    const contents = splitLog(read.records, read.tornTail);
+    this.tail = { mark: read.mark, contents };
+    return contents;
   }
   /** Flushes appends made with `sync: false` to the disk. */
   sync() {
@@ -51698,23 +51795,8 @@ class event_log_EventLog {
     const current = this.readLatest();
     const { append, result } = decide(current);
     const fresh = freshEvents(current, append);
-    const written = appendJsonl(this.path, fresh, this.warn, options);
-    if (written) this.wroteThrough(current, fresh, written, options);
+    appendJsonl(this.path, fresh, this.warn, options);
     return { result, appended: fresh };
-  }
-  /**
-   * After an append under the lock, an incremental log takes its own events into what it read, so
-   * the next transaction does not read and parse them back — when nothing else changed the file
-   * since the read and the events were written as they are (`redacted`: no copy was made on the
-   * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
-   */
-  wroteThrough(current, fresh, written, options) {
-    const t = this.tail;
-    if (!t || t.contents !== current) return;
-    if (!options.redacted || written.repaired || written.start !== t.bytes) return;
-    addEvents(t.contents, fresh);
-    t.bytes = written.end;
-    t.probe = written.tail.length >= PROBE ? Buffer.from(written.tail) : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
   }
 }
 function freshEvents(current, append) {
@@ -51726,23 +51808,6 @@ function freshEvents(current, append) {
     fresh.push(e);
   }
   return fresh;
-}
-function readFully(fd, buf, position) {
-  let off = 0;
-  while (off < buf.length) {
-    const n = readSync(fd, buf, off, buf.length - off, position + off);
-    if (n === 0) break;
-    off += n;
-  }
-}
-function probeAt(fd, bytes) {
-  const len = Math.min(PROBE, bytes);
-  const buf = Buffer.alloc(len);
-  readFully(fd, buf, bytes - len);
-  return buf;
-}
-function samePrefix(fd, t) {
-  return probeAt(fd, t.bytes).equals(t.probe);
 }
 function event_log_event(type, key, data, at = /* @__PURE__ */ new Date()) {
   return { key, type, at: at.toISOString(), data };
@@ -51766,7 +51831,7 @@ function atOf(r) {
 function parseLog(data, origin, warn) {
   const known = parsed.get(data);
   if (known) return known;
-  const { records } = jsonl_parseJsonl(data.toString("utf8"), origin, warn);
+  const { records } = parseJsonl(data.toString("utf8"), origin, warn);
   const first = records[0];
   if (first && first.type === SNAPSHOT_TYPE) {
     return { snapshot: first, records: records.slice(1) };
@@ -53129,7 +53194,7 @@ function openIssuesOf(curriculum) {
   if (!curriculum) return {};
   let records;
   try {
-    records = jsonl_parseJsonl(curriculum.toString("utf8"), STATE_FILES.curriculum).records;
+    records = parseJsonl(curriculum.toString("utf8"), STATE_FILES.curriculum).records;
   } catch {
     return {};
   }
@@ -53270,7 +53335,7 @@ function scrubFile(path, data, warn) {
   return clean === latin ? { bytes: data, changed: 0 } : { bytes: Buffer.from(clean, "latin1"), changed: 1 };
 }
 function scrubJsonl(path, text, warn) {
-  const { records } = jsonl_parseJsonl(text, `checkpoint:${path}`, warn);
+  const { records } = parseJsonl(text, `checkpoint:${path}`, warn);
   let changed = 0;
   const lines = [];
   const clean = [];
@@ -54881,6 +54946,7 @@ function fleet_status(d, beat, nowMs, ttlMs) {
   if (!Number.isFinite(seen)) offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
   else if (age > ttlMs) offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
   else if (-age > ttlMs) offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+  else if (beat.unavailable) offlineReason = beat.unavailable;
   return {
     ...base,
     observedClass: beat.observedClass,
@@ -54917,7 +54983,12 @@ async function recordHeartbeat(layout, config, beat) {
     event(
       "roster.heartbeat",
       `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
-      { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes },
+      {
+        daemon: beat.daemon,
+        observedClass: beat.observedClass,
+        freeDiskBytes: beat.freeDiskBytes,
+        ...beat.unavailable ? { unavailable: beat.unavailable } : {}
+      },
       at
     )
   ]);
@@ -55084,7 +55155,7 @@ const logSchema = object({
   mark: fold_cache_markSchema.nullable(),
   /** The compaction watermark of the log ('' when none): later events before it are stale copies. */
   watermark: schemas_string(),
-  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/log-file.ts). */
+  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/key-hashes.ts). */
   keys: schemas_string(),
   fold: unknown()
 });
@@ -55539,107 +55610,7 @@ function foldCode() {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/board/log-file.js
-
-
-const log_file_PROBE = 4096;
-class LogFile {
-  constructor(fd, stat) {
-    this.fd = fd;
-    this.stat = stat;
-  }
-  fd;
-  stat;
-  /** Opens a log; undefined when it does not exist. */
-  static open(path) {
-    let fd;
-    try {
-      fd = (0,external_node_fs_.openSync)(path, "r");
-    } catch (e) {
-      if (e.code === "ENOENT") return void 0;
-      throw e;
-    }
-    try {
-      return new LogFile(fd, (0,external_node_fs_.fstatSync)(fd));
-    } catch (e) {
-      (0,external_node_fs_.closeSync)(fd);
-      throw e;
-    }
-  }
-  get size() {
-    return this.stat.size;
-  }
-  /** Whether `mark` was taken of this same file and its first `mark.bytes` bytes are unchanged. */
-  continues(mark) {
-    return mark.dev === this.stat.dev && mark.ino === this.stat.ino && mark.birth === this.stat.birthtimeMs && mark.bytes <= this.size && this.digest(0, Math.min(log_file_PROBE, mark.bytes)) === mark.head && this.digest(Math.max(0, mark.bytes - log_file_PROBE), mark.bytes) === mark.tail;
-  }
-  /** The bytes from `from` to the size the file had when it was opened. */
-  read(from) {
-    return this.bytes(from, this.size);
-  }
-  /** A mark at `bytes` (the end of the complete lines folded). */
-  mark(bytes) {
-    return {
-      dev: this.stat.dev,
-      ino: this.stat.ino,
-      birth: this.stat.birthtimeMs,
-      bytes,
-      head: this.digest(0, Math.min(log_file_PROBE, bytes)),
-      tail: this.digest(Math.max(0, bytes - log_file_PROBE), bytes)
-    };
-  }
-  close() {
-    (0,external_node_fs_.closeSync)(this.fd);
-  }
-  digest(from, to) {
-    return (0,external_node_crypto_.createHash)("sha256").update(this.bytes(from, to)).digest("base64");
-  }
-  bytes(from, to) {
-    const buf = Buffer.alloc(Math.max(0, to - from));
-    let off = 0;
-    while (off < buf.length) {
-      const n = (0,external_node_fs_.readSync)(this.fd, buf, off, buf.length - off, from + off);
-      if (n === 0) return buf.subarray(0, off);
-      off += n;
-    }
-    return buf;
-  }
-}
-function parseAppended(buf) {
-  const nl = buf.lastIndexOf(10);
-  const body = buf.toString("utf8", 0, nl + 1);
-  const records = parseLines(body);
-  if (!records) return void 0;
-  const rest = buf.toString("utf8", nl + 1);
-  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
-  try {
-    records.push(JSON.parse(rest));
-    return { records, bytes: buf.length, tornTail: false };
-  } catch {
-    return { records, bytes: nl + 1, tornTail: true };
-  }
-}
-function parseLines(body) {
-  if (body === "") return [];
-  const text = body.slice(0, -1);
-  let lines = 1;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
-  try {
-    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
-    if (values.length === lines) return values;
-  } catch {
-  }
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      out.push(JSON.parse(line));
-    } catch {
-      return void 0;
-    }
-  }
-  return out;
-}
+;// CONCATENATED MODULE: ./.build/src/board/key-hashes.js
 function hashKey(key) {
   let h = 2166136261;
   for (let i = 0; i < key.length; i++) {
@@ -55694,28 +55665,24 @@ class KeyHashes {
 
 
 const TAIL_LIMIT = 1 << 20;
-function foldWhole(folder, path, f) {
-  const parsed = jsonl_parseJsonl(f.read(0).toString("utf8"), path);
-  const contents = splitLog(parsed.records, parsed.tornTail);
+function foldWhole(folder, read) {
+  const contents = splitLog(read.records, read.tornTail);
   const x = folder.start(contents);
   const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
   return {
     x,
-    entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
+    entry: { mark: read.mark, watermark: contents.watermark, keys, fold: x },
     whole: true,
     appended: 0
   };
 }
-function foldAppended(folder, f, cached) {
-  if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark)) return void 0;
+function foldAppended(folder, read, cached) {
   try {
-    const parsed = parseAppended(f.read(cached.mark.bytes));
-    if (!parsed) return void 0;
     const known = new KeyHashes(cached.keys);
     const seen = /* @__PURE__ */ new Set();
     const fresh = [];
     const added = [];
-    for (const e of parsed.records) {
+    for (const e of read.records) {
       if (typeof e.key !== "string" || typeof e.at !== "string") return void 0;
       if (cached.watermark !== "" && e.at < cached.watermark) continue;
       if (seen.has(e.key)) continue;
@@ -55726,28 +55693,27 @@ function foldAppended(folder, f, cached) {
       fresh.push(e);
     }
     const x = folder.add(cached.fold, fresh);
-    const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
-    return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+    const appended = read.mark.bytes - cached.mark.bytes;
+    return { x, entry: { ...cached, mark: read.mark, fold: x }, added, whole: false, appended };
   } catch {
     return void 0;
   }
 }
 function foldSource(reader, folder, cached, quiet = false) {
   const path = reader.layout.file(folder.file);
-  let f;
   try {
-    f = LogFile.open(path);
-    if (!f) {
+    const mark = cached?.mark && folder.shaped(cached.fold) ? cached.mark : void 0;
+    const read = tail_readTail(path, mark);
+    if (!read.mark) {
       const x = folder.start(splitLog([]));
       const entry = { mark: null, watermark: "", keys: "", fold: x };
       return { x, entry, whole: cached?.mark !== null, appended: 0 };
     }
-    return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+    if (!read.continued) return foldWhole(folder, read);
+    return foldAppended(folder, read, cached) ?? foldWhole(folder, tail_readTail(path, void 0));
   } catch (e) {
     if (!quiet) reader.fail(folder.file, e);
     return void 0;
-  } finally {
-    f?.close();
   }
 }
 function persisted(file, folder, folded) {

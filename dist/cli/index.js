@@ -51957,7 +51957,16 @@ const daemonSchema = strictObject({
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
   classroom: schemas_enum(CLASSROOMS).default("worktree"),
-  orca: strictObject({ binary: schemas_string().default("orca"), args: array(schemas_string()).default([]) }).optional().describe("Orca daemon CLI, for classroom: orca.")
+  orca: strictObject({
+    binary: schemas_string().min(1).optional().describe(
+      "Orca's CLI. Default `orca-ide` on Linux (bare `orca` there is usually the GNOME screen reader) and `orca` elsewhere."
+    ),
+    args: array(schemas_string()).default([]).describe("Global flags placed before every Orca command, e.g. [--environment, ci-box]."),
+    userDataPath: schemas_string().min(1).optional().describe("Orca's user data directory (ORCA_USER_DATA_PATH), to reach a dedicated `orca-ide serve`."),
+    callTimeoutSeconds: schemas_number().positive().default(15).describe("Longest wait for one Orca command (a wait slice gets this on top)."),
+    waitSliceSeconds: schemas_number().positive().default(60).describe("Length of one bounded `terminal wait --for exit` call."),
+    startTimeoutSeconds: schemas_number().positive().default(30).describe("How long a student's launch script may take to start in its Orca terminal.")
+  }).optional().describe("Orca CLI settings, for classroom: orca (docs/crews.md#orca).")
 });
 const passEnvSchema = array(
   schemas_string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name (letters, digits, underscore)").refine(
@@ -52521,7 +52530,144 @@ class ManifestError extends Error {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/state/tail.js
+
+
+
+const PROBE = 4096;
+function readTail(path, mark, warn) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT")
+      return { records: [], continued: false, tornTail: false, mark: null };
+    throw e;
+  }
+  try {
+    const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
+    if (mark && continues(fd, st, mark)) {
+      if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
+      const appended = parseAppended(readRange(fd, mark.bytes, st.size));
+      if (appended) {
+        if (appended.tornTail)
+          warn?.(
+            `${path}: an unterminated last line (a write in progress or interrupted) is left for the next read`
+          );
+        const bytes = mark.bytes + appended.bytes;
+        return {
+          records: appended.records,
+          continued: true,
+          tornTail: appended.tornTail,
+          mark: bytes === mark.bytes ? mark : markAt(fd, st, bytes)
+        };
+      }
+    }
+    const parsed = parseJsonl(readRange(fd, 0, st.size).toString("utf8"), path, warn);
+    return {
+      records: parsed.records,
+      continued: false,
+      tornTail: parsed.tornTail,
+      mark: markAt(fd, st, parsed.bytes)
+    };
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function readRange(fd, from, to) {
+  const buf = Buffer.alloc(Math.max(0, to - from));
+  let off = 0;
+  while (off < buf.length) {
+    const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) return buf.subarray(0, off);
+    off += n;
+  }
+  return buf;
+}
+function readFrom(path, from, chunk, size = 64 * 1024) {
+  const fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
+  try {
+    for (let pos = from; ; ) {
+      const bytes = readRange(fd, pos, pos + size);
+      if (bytes.length === 0) break;
+      pos += bytes.length;
+      chunk(bytes);
+    }
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function lastLine(fd, size) {
+  const chunk = 64 * 1024;
+  let pos = size;
+  const parts = [];
+  while (pos > 0) {
+    const len = Math.min(chunk, pos);
+    pos -= len;
+    const buf = readRange(fd, pos, pos + len);
+    const nl = buf.lastIndexOf(10);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
+    }
+    parts.unshift(buf);
+  }
+  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
+}
+function continues(fd, st, mark) {
+  return mark.dev === st.dev && mark.ino === st.ino && mark.birth === st.birthtimeMs && mark.bytes <= st.size && digest(fd, 0, Math.min(PROBE, mark.bytes)) === mark.head && digest(fd, Math.max(0, mark.bytes - PROBE), mark.bytes) === mark.tail;
+}
+function markAt(fd, st, bytes) {
+  return {
+    dev: st.dev,
+    ino: st.ino,
+    birth: st.birthtimeMs,
+    bytes,
+    head: digest(fd, 0, Math.min(PROBE, bytes)),
+    tail: digest(fd, Math.max(0, bytes - PROBE), bytes)
+  };
+}
+function digest(fd, from, to) {
+  return (0,external_node_crypto_.createHash)("sha256").update(readRange(fd, from, to)).digest("base64");
+}
+function parseAppended(buf) {
+  const nl = buf.lastIndexOf(10);
+  const records = parseLines(buf.toString("utf8", 0, nl + 1));
+  if (!records) return void 0;
+  const rest = buf.toString("utf8", nl + 1);
+  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
+  try {
+    records.push(JSON.parse(rest));
+    return { records, bytes: buf.length, tornTail: false };
+  } catch {
+    return { records, bytes: nl + 1, tornTail: true };
+  }
+}
+function parseLines(body) {
+  if (body === "") return [];
+  const text = body.slice(0, -1);
+  let lines = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
+    if (values.length === lines) return values;
+  } catch {
+  }
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      return void 0;
+    }
+  }
+  return out;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
+
 
 
 
@@ -52614,9 +52760,7 @@ function appendJsonl(path, records, warn, options = {}) {
     let repaired = false;
     let prefix = "";
     if (size > 0) {
-      const last = Buffer.alloc(1);
-      (0,external_node_fs_namespaceObject.readSync)(fd, last, 0, 1, size - 1);
-      if (last[0] !== 10) {
+      if (readRange(fd, size - 1, size)[0] !== 10) {
         const tail = lastLine(fd, size);
         repaired = true;
         try {
@@ -52634,12 +52778,7 @@ function appendJsonl(path, records, warn, options = {}) {
     let off = 0;
     while (off < buf.length) off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
     if (options.sync !== false) (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-    return {
-      start: size,
-      end: size + buf.length,
-      repaired,
-      tail: buf.subarray(Math.max(0, buf.length - 64))
-    };
+    return { start: size, end: size + buf.length, repaired };
   } finally {
     (0,external_node_fs_namespaceObject.closeSync)(fd);
   }
@@ -52657,24 +52796,6 @@ function syncFile(path) {
   } finally {
     (0,external_node_fs_namespaceObject.closeSync)(fd);
   }
-}
-function lastLine(fd, size) {
-  const chunk = 64 * 1024;
-  let pos = size;
-  const parts = [];
-  while (pos > 0) {
-    const len = Math.min(chunk, pos);
-    pos -= len;
-    const buf = Buffer.alloc(len);
-    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, len, pos);
-    const nl = buf.lastIndexOf(10);
-    if (nl !== -1) {
-      parts.unshift(buf.subarray(nl + 1));
-      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
-    }
-    parts.unshift(buf);
-  }
-  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
 }
 
 
@@ -52878,7 +52999,6 @@ function addEvents(contents, events) {
   }
   return kept;
 }
-const PROBE = 64;
 class EventLog {
   constructor(path, warn, options = {}) {
     this.path = path;
@@ -52900,44 +53020,21 @@ class EventLog {
    */
   readLatest() {
     if (!this.options.incremental) return this.read();
-    let fd;
-    try {
-      fd = (0,external_node_fs_namespaceObject.openSync)(this.path, "r");
-    } catch (e) {
-      if (e.code !== "ENOENT") throw e;
+    const t = this.tail;
+    const read = readTail(this.path, t?.mark, this.warn);
+    if (!read.mark) {
       this.tail = void 0;
       return splitLog([]);
     }
-    try {
-      const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
-      const t = this.tail;
-      if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
-        if (st.size > t.bytes) {
-          const buf2 = Buffer.alloc(st.size - t.bytes);
-          readFully(fd, buf2, t.bytes);
-          const parsed2 = parseJsonl(buf2.toString("utf8"), this.path, this.warn);
-          addEvents(t.contents, parsed2.records);
-          t.contents.tornTail = parsed2.tornTail;
-          t.bytes += parsed2.bytes;
-          t.probe = probeAt(fd, t.bytes);
-        }
-        return t.contents;
-      }
-      const buf = Buffer.alloc(st.size);
-      readFully(fd, buf, 0);
-      const parsed = parseJsonl(buf.toString("utf8"), this.path, this.warn);
-      const contents = splitLog(parsed.records, parsed.tornTail);
-      this.tail = {
-        dev: st.dev,
-        ino: st.ino,
-        bytes: parsed.bytes,
-        probe: probeAt(fd, parsed.bytes),
-        contents
-      };
-      return contents;
-    } finally {
-      (0,external_node_fs_namespaceObject.closeSync)(fd);
+    if (t && read.continued) {
+      addEvents(t.contents, read.records);
+      t.contents.tornTail = read.tornTail;
+      t.mark = read.mark;
+      return t.contents;
     }
+    const contents = splitLog(read.records, read.tornTail);
+    this.tail = { mark: read.mark, contents };
+    return contents;
   }
   /** Flushes appends made with `sync: false` to the disk. */
   sync() {
@@ -52961,23 +53058,8 @@ class EventLog {
     const current = this.readLatest();
     const { append, result } = decide(current);
     const fresh = freshEvents(current, append);
-    const written = appendJsonl(this.path, fresh, this.warn, options);
-    if (written) this.wroteThrough(current, fresh, written, options);
+    appendJsonl(this.path, fresh, this.warn, options);
     return { result, appended: fresh };
-  }
-  /**
-   * After an append under the lock, an incremental log takes its own events into what it read, so
-   * the next transaction does not read and parse them back — when nothing else changed the file
-   * since the read and the events were written as they are (`redacted`: no copy was made on the
-   * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
-   */
-  wroteThrough(current, fresh, written, options) {
-    const t = this.tail;
-    if (!t || t.contents !== current) return;
-    if (!options.redacted || written.repaired || written.start !== t.bytes) return;
-    addEvents(t.contents, fresh);
-    t.bytes = written.end;
-    t.probe = written.tail.length >= PROBE ? Buffer.from(written.tail) : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
   }
 }
 function freshEvents(current, append) {
@@ -52989,23 +53071,6 @@ function freshEvents(current, append) {
     fresh.push(e);
   }
   return fresh;
-}
-function readFully(fd, buf, position) {
-  let off = 0;
-  while (off < buf.length) {
-    const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, off, buf.length - off, position + off);
-    if (n === 0) break;
-    off += n;
-  }
-}
-function probeAt(fd, bytes) {
-  const len = Math.min(PROBE, bytes);
-  const buf = Buffer.alloc(len);
-  readFully(fd, buf, bytes - len);
-  return buf;
-}
-function samePrefix(fd, t) {
-  return probeAt(fd, t.bytes).equals(t.probe);
 }
 function event_log_event(type, key, data, at = /* @__PURE__ */ new Date()) {
   return { key, type, at: at.toISOString(), data };
@@ -62732,6 +62797,12 @@ class DriverBusyError extends SchoolError {
     this.name = "DriverBusyError";
   }
 }
+class ClassroomInterruptedError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "ClassroomInterruptedError";
+  }
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/process/which.js
@@ -65018,19 +65089,8 @@ function scanText(text, sink) {
 function scanFile(path, offset, sink) {
   const s = new LineScanner(sink);
   const decoder = new external_node_string_decoder_namespaceObject.StringDecoder("utf8");
-  const fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
-  try {
-    const buf = Buffer.alloc(CHUNK);
-    for (let pos = offset; ; ) {
-      const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, CHUNK, pos);
-      if (n <= 0) break;
-      pos += n;
-      s.write(decoder.write(buf.subarray(0, n)));
-    }
-    s.write(decoder.end());
-  } finally {
-    (0,external_node_fs_namespaceObject.closeSync)(fd);
-  }
+  readFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
+  s.write(decoder.end());
   return s.end();
 }
 function lastArrayObject(text) {
@@ -67035,6 +67095,7 @@ function fleet_status(d, beat, nowMs, ttlMs) {
   if (!Number.isFinite(seen)) offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
   else if (age > ttlMs) offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
   else if (-age > ttlMs) offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+  else if (beat.unavailable) offlineReason = beat.unavailable;
   return {
     ...base,
     observedClass: beat.observedClass,
@@ -67071,7 +67132,12 @@ async function recordHeartbeat(layout, config, beat) {
     event_log_event(
       "roster.heartbeat",
       `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
-      { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes },
+      {
+        daemon: beat.daemon,
+        observedClass: beat.observedClass,
+        freeDiskBytes: beat.freeDiskBytes,
+        ...beat.unavailable ? { unavailable: beat.unavailable } : {}
+      },
       at
     )
   ]);
@@ -67089,6 +67155,611 @@ function rosterProblem(fleet, ttlSeconds) {
     loud: true,
     text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(", ")}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`
   };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/cli.js
+
+
+
+
+
+
+function defaultOrcaBinary(platform = process.platform) {
+  return platform === "linux" ? "orca-ide" : "orca";
+}
+function orcaSettings(daemon, platform = process.platform) {
+  const o = daemon.orca;
+  return {
+    binary: o?.binary ?? defaultOrcaBinary(platform),
+    args: [...o?.args ?? []],
+    ...o?.userDataPath ? { userDataPath: o.userDataPath } : {},
+    callTimeoutMs: (o?.callTimeoutSeconds ?? 15) * 1e3,
+    waitSliceMs: (o?.waitSliceSeconds ?? 60) * 1e3,
+    startTimeoutMs: (o?.startTimeoutSeconds ?? 30) * 1e3
+  };
+}
+class OrcaUnavailableError extends ClassroomUnavailableError {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+  code;
+}
+const RUNTIME_DOWN_CODES = ["runtime_unavailable", "runtime_timeout", "invalid_runtime_response"];
+const START_HINT = "start it as this runner's user (`orca-ide serve` for a headless runner, or open the Orca app; the same user or ORCA_USER_DATA_PATH as the school)";
+class OrcaCli {
+  constructor(settings, daemonId, path) {
+    this.settings = settings;
+    this.daemonId = daemonId;
+    this.binary = resolveBinary(settings.binary, daemonId, path);
+    this.env = childEnv({
+      pass: ["XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "ORCA_USER_DATA_PATH"],
+      set: {
+        ...settings.userDataPath ? { ORCA_USER_DATA_PATH: settings.userDataPath } : {},
+        ...path !== void 0 ? { PATH: path } : {}
+      }
+    });
+  }
+  settings;
+  daemonId;
+  binary;
+  env;
+  /** For preflight and the roster beat: synchronous, bounded by callTimeoutMs. */
+  callSync(verb) {
+    const r = runProcessSync([this.binary, ...this.settings.args, ...verb, "--json"], {
+      cwd: process.cwd(),
+      env: this.env,
+      timeoutMs: this.settings.callTimeoutMs
+    });
+    const timedOut = r.exitCode === null && !r.spawnError;
+    return this.judge(verb, r.stdout, r.stderr, r.exitCode, r.spawnError, timedOut);
+  }
+  /** One call; `extraMs` is added to the timeout (a `terminal wait` slice). */
+  async call(verb, extraMs = 0) {
+    const r = await runProcess([this.binary, ...this.settings.args, ...verb, "--json"], {
+      cwd: process.cwd(),
+      env: this.env,
+      timeoutMs: this.settings.callTimeoutMs + extraMs,
+      graceMs: 500,
+      maxOutputBytes: 4 * 1024 * 1024
+    });
+    return this.judge(
+      verb,
+      r.stdout.toString("utf8"),
+      r.stderr.toString("utf8"),
+      r.exitCode,
+      r.spawnError,
+      r.timedOut
+    );
+  }
+  /**
+   * The envelope rules, in order: could not start or exit 127 → missing; killed by our timeout →
+   * hung; stdout not one JSON envelope → not Orca (or a broken one); `ok:false` with a runtime-down
+   * code → down. Any other `ok:false` is returned for the caller to judge by `error.code`.
+   */
+  judge(verb, stdout, stderr, exitCode, spawnError, timedOut) {
+    const what = `\`${[this.settings.binary, ...verb].join(" ")}\``;
+    const where = `on daemon ${this.daemonId}`;
+    if (spawnError || exitCode === 127) {
+      const needs = /([\w.+-]+): (?:command )?not found/.exec(stderr)?.[1];
+      throw new OrcaUnavailableError(
+        "binary_missing",
+        needs && !spawnError ? `Orca's CLI could not run ${where}: ${what} needs \`${needs}\`, not found on PATH (${clip(stderr, 300)}); install it on this runner. Nothing was leased.` : `Orca's CLI could not run ${where}: ${what} ${spawnError ?? `exited 127 (${clip(stderr)})`}; install Orca's CLI on this runner or set fleet.daemons[].orca.binary to its path. Nothing was leased.`
+      );
+    }
+    if (timedOut) {
+      throw new OrcaUnavailableError(
+        "call_timeout",
+        `Orca's CLI did not finish ${what} ${where} (killed, or no answer within ${Math.round(this.settings.callTimeoutMs / 1e3)} s): the runtime is hung or the CLI is broken; restart Orca (${START_HINT}).`
+      );
+    }
+    const reply = parseEnvelope(stdout);
+    if (!reply) {
+      const said = clip(`${stdout}
+${stderr}`);
+      if (/screen reader/i.test(said))
+        throw new OrcaUnavailableError("not_orca", impostorMessage(this.binary, this.daemonId));
+      throw new OrcaUnavailableError(
+        "invalid_reply",
+        `${what} ${where} did not answer with Orca's JSON envelope (exit ${String(exitCode)}; it printed: ${said || "nothing"}); this is not a working Orca CLI. Check fleet.daemons[].orca.binary.`
+      );
+    }
+    if (!reply.ok && RUNTIME_DOWN_CODES.includes(reply.error.code)) {
+      throw new OrcaUnavailableError(
+        reply.error.code,
+        `Orca is not running ${where} (${reply.error.code}: ${reply.error.message}); ${START_HINT}.`
+      );
+    }
+    return reply;
+  }
+}
+function parseEnvelope(stdout) {
+  let v;
+  try {
+    v = JSON.parse(stdout);
+  } catch {
+    return void 0;
+  }
+  if (!v || typeof v !== "object" || Array.isArray(v)) return void 0;
+  const o = v;
+  if (typeof o.ok !== "boolean") return void 0;
+  const meta = o._meta;
+  const runtimeId = meta && typeof meta.runtimeId === "string" ? meta.runtimeId : null;
+  if (o.ok) {
+    const result = o.result && typeof o.result === "object" ? o.result : {};
+    return { ok: true, result, runtimeId };
+  }
+  const e = o.error;
+  if (!e || typeof e.code !== "string") return void 0;
+  return {
+    ok: false,
+    error: { code: e.code, message: typeof e.message === "string" ? e.message : "", data: e.data },
+    runtimeId
+  };
+}
+function impostorMessage(binary, daemonId) {
+  return `${binary} on daemon ${daemonId} is the GNOME Orca screen reader, not the Orca coding app's CLI. On Linux Orca's CLI is installed as \`orca-ide\` (Orca: Settings \u2192 install the command line tool, or the launcher in its release); install it and leave fleet.daemons[].orca.binary unset, or set it to that path. Nothing was leased.`;
+}
+function resolveBinary(binary, daemonId, path) {
+  const found = which(binary, path ?? process.env.PATH ?? "");
+  if (!found) {
+    throw new OrcaUnavailableError(
+      "binary_missing",
+      `classroom orca on daemon ${daemonId}: \`${binary}\` not found on PATH (${path ?? process.env.PATH ?? ""}); install Orca's CLI on this runner (on Linux it is \`orca-ide\`) or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`
+    );
+  }
+  const shebang = firstLine(found);
+  if (/python/i.test(shebang)) throw new OrcaUnavailableError("not_orca", impostorMessage(found, daemonId));
+  const m = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(shebang);
+  const interpreter = m ? m[1].endsWith("/env") ? m[2] : m[1] : void 0;
+  if (interpreter && (0,external_node_path_namespaceObject.basename)(interpreter) === "node" && !which(interpreter, path ?? process.env.PATH ?? "")) {
+    throw new OrcaUnavailableError(
+      "binary_missing",
+      `classroom orca on daemon ${daemonId}: ${found} is a Node script (a source install of Orca's CLI) and \`node\` not found on PATH; install node, or use the packaged Orca CLI (it brings its own runtime). Nothing was leased.`
+    );
+  }
+  return found;
+}
+function firstLine(file) {
+  try {
+    const fd = (0,external_node_fs_namespaceObject.openSync)((0,external_node_fs_namespaceObject.realpathSync)(file), "r");
+    try {
+      const buf = Buffer.alloc(256);
+      const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, 256, 0);
+      const text = buf.subarray(0, n).toString("latin1");
+      return text.startsWith("#!") ? text.split("\n")[0] : "";
+    } finally {
+      (0,external_node_fs_namespaceObject.closeSync)(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+function clip(s, n = 2048) {
+  const t = s.trim();
+  return t.length > n ? `${t.slice(0, n)}\u2026` : t;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/launch-script.js
+
+function turnFiles(dir) {
+  return {
+    dir,
+    script: (0,external_node_path_namespaceObject.join)(dir, "launch.sh"),
+    input: (0,external_node_path_namespaceObject.join)(dir, "stdin"),
+    started: (0,external_node_path_namespaceObject.join)(dir, "started"),
+    exitCode: (0,external_node_path_namespaceObject.join)(dir, "exit-code"),
+    terminal: (0,external_node_path_namespaceObject.join)(dir, "terminal.json")
+  };
+}
+function shQuote(s) {
+  if (s.includes("\0")) throw new TypeError("a NUL byte cannot pass through a shell script");
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+function terminalCommand(files) {
+  return `exec /bin/sh ${shQuote(files.script)}`;
+}
+function launchScript(o) {
+  const f = o.files;
+  const q = shQuote;
+  const env = Object.entries(o.env).map(([k, v]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new TypeError(`environment name ${JSON.stringify(k)}`);
+    return q(`${k}=${v}`);
+  });
+  const tmp = `${f.exitCode}.tmp`;
+  return [
+    "#!/bin/sh",
+    "# One student turn, written by school-core; Orca runs it with `exec /bin/sh <this file>`.",
+    // The file holds the student's environment (its API key among it): gone once the shell opened it.
+    `rm -f ${q(f.script)}`,
+    `cd ${q(o.cwd)} || exit 97`,
+    `echo $$ > ${q(`${f.started}.tmp`)} && mv ${q(`${f.started}.tmp`)} ${q(f.started)} || exit 97`,
+    // `env -i`: the student gets exactly the school's environment, nothing of Orca's terminal.
+    `{ env -i -- ${[...env, ...o.argv.map(q)].join(" ")} < ${q(f.input)}; echo $? > ${q(tmp)}; } 2>&1 | tee -a ${q(o.logFile)}`,
+    `code=$(cat ${q(tmp)} 2>/dev/null) || code=125`,
+    `mv ${q(tmp)} ${q(f.exitCode)} 2>/dev/null || echo "$code" > ${q(f.exitCode)}`,
+    'exit "$code"',
+    ""
+  ].join("\n");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/terminal.js
+
+
+
+
+
+const HANDLE_LOST = ["terminal_handle_stale", "terminal_gone", "terminal_exited", "terminal_not_found"];
+async function runInTerminal(t, o) {
+  const started = performance.now();
+  const files = turnFiles(t.turnDir);
+  (0,external_node_fs_namespaceObject.mkdirSync)(files.dir, { recursive: true, mode: 448 });
+  (0,external_node_fs_namespaceObject.writeFileSync)(files.input, o.input ?? "", { mode: 384 });
+  (0,external_node_fs_namespaceObject.writeFileSync)(
+    files.script,
+    launchScript({ files, cwd: o.cwd, argv: t.argv, env: t.env, logFile: o.logFile }),
+    { mode: 384 }
+  );
+  const s = t.cli.settings;
+  const created = await orca(t, [
+    "terminal",
+    "create",
+    "--worktree",
+    `path:${t.slotDir}`,
+    "--title",
+    t.title,
+    "--command",
+    terminalCommand(files)
+  ]).catch(async (e) => {
+    const pid2 = await startMarker(files, 1e3);
+    if (pid2 !== void 0) await stop(pid2, o.graceMs ?? 2e3);
+    throw e;
+  });
+  if (!created.ok)
+    throw new ClassroomInterruptedError(
+      `Orca refused to open a terminal for crew ${t.crewId} (${created.error.code}: ${created.error.message}); nothing ran`
+    );
+  const terminal = created.result?.terminal;
+  let handle = typeof terminal?.handle === "string" ? terminal.handle : "";
+  if (!handle)
+    throw new ClassroomInterruptedError(
+      `Orca opened a terminal for crew ${t.crewId} but named no handle; nothing is trusted to run`
+    );
+  (0,external_node_fs_namespaceObject.writeFileSync)(files.terminal, JSON.stringify({ handle, runtimeId: t.runtimeId, title: t.title }) + "\n");
+  const pid = await startMarker(files, s.startTimeoutMs);
+  if (pid === void 0) {
+    const screen = await screenTail(t, handle);
+    await closeQuietly(t, handle);
+    throw new ClassroomInterruptedError(
+      `the student never started in its Orca terminal ${handle} within ${Math.round(s.startTimeoutMs / 1e3)} s (Orca typed the command but its shell did not run it)${screen ? `; the terminal showed: ${screen}` : ""}; nothing ran`
+    );
+  }
+  o.onSpawn?.(pid);
+  const stopStudent = () => stop(pid, o.graceMs ?? 2e3);
+  const lost = async (why) => {
+    if ((0,external_node_fs_namespaceObject.existsSync)(files.exitCode)) return terminal_result(files, void 0, started, pid, false);
+    await stopStudent();
+    await closeQuietly(t, handle).catch(() => void 0);
+    throw new ClassroomInterruptedError(
+      `orphaned: ${why}; the student was stopped and its unfinished change is not graded (the issue is tried again)`
+    );
+  };
+  const deadline = started + (o.timeoutMs ?? Number.POSITIVE_INFINITY);
+  let orcaCode;
+  for (; ; ) {
+    if ((0,external_node_fs_namespaceObject.existsSync)(files.exitCode)) break;
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      await stopStudent();
+      await closeQuietly(t, handle);
+      return { ...terminal_result(files, void 0, started, pid, true), exitCode: null, signal: "SIGKILL" };
+    }
+    const slice = Math.max(1, Math.min(s.waitSliceMs, Math.ceil(left)));
+    const asked = performance.now();
+    let r;
+    try {
+      r = await t.cli.call(
+        ["terminal", "wait", "--terminal", handle, "--for", "exit", "--timeout-ms", String(slice)],
+        slice
+      );
+    } catch (e) {
+      if (!(e instanceof OrcaUnavailableError)) throw e;
+      const now = await currentRuntime(t.cli);
+      return lost(
+        now && now !== t.runtimeId ? `Orca restarted under the crew (runtime ${t.runtimeId} is now ${now})` : `Orca stopped answering (${e.code}): ${e.message}`
+      );
+    }
+    if (r.runtimeId !== null && r.runtimeId !== t.runtimeId)
+      return lost(`Orca restarted under the crew (runtime ${t.runtimeId} is now ${r.runtimeId})`);
+    if (r.ok) {
+      const w = r.result?.wait;
+      if (w?.status === "exited" || w?.satisfied === true) {
+        orcaCode = typeof w.exitCode === "number" ? w.exitCode : null;
+        break;
+      }
+    } else if (HANDLE_LOST.includes(r.error.code)) {
+      if ((0,external_node_fs_namespaceObject.existsSync)(files.exitCode)) break;
+      const again = await refind(t);
+      if (!again) return lost(`Orca lost the student's terminal ${handle} (${r.error.code})`);
+      handle = again;
+    } else if (r.error.code !== "timeout") {
+      return lost(`Orca answered ${r.error.code}: ${r.error.message}`);
+    }
+    const spent = performance.now() - asked;
+    if (spent < 200) await sleep(200 - spent);
+  }
+  for (let i = 0; i < 20 && !(0,external_node_fs_namespaceObject.existsSync)(files.exitCode); i++) await sleep(50);
+  await closeQuietly(t, handle);
+  return terminal_result(files, orcaCode, started, pid, false);
+}
+function terminal_result(files, orcaCode, started, pid, timedOut) {
+  let exitCode = readCode(files.exitCode);
+  if (exitCode === void 0) exitCode = orcaCode ? orcaCode : 125;
+  return {
+    exitCode,
+    signal: null,
+    timedOut,
+    durationMs: performance.now() - started,
+    pid,
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    truncated: false,
+    overflowed: false
+  };
+}
+function readCode(path) {
+  try {
+    const n = Number((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8").trim());
+    return Number.isInteger(n) && n >= 0 && n <= 255 ? n : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function startMarker(files, ms) {
+  const end = performance.now() + ms;
+  for (; ; ) {
+    if ((0,external_node_fs_namespaceObject.existsSync)(files.started)) {
+      const pid = Number((0,external_node_fs_namespaceObject.readFileSync)(files.started, "utf8").trim());
+      if (Number.isInteger(pid) && pid > 1) return pid;
+    }
+    if (performance.now() >= end) return void 0;
+    await sleep(50);
+  }
+}
+async function stop(pgid, graceMs) {
+  if (!groupAlive(pgid)) return;
+  killGroup(pgid, "SIGTERM");
+  const end = performance.now() + graceMs;
+  while (groupAlive(pgid) && performance.now() < end) await sleep(25);
+  if (groupAlive(pgid)) killGroup(pgid, "SIGKILL");
+  const gone = performance.now() + 2e3;
+  while (groupAlive(pgid) && performance.now() < gone) await sleep(25);
+}
+async function orca(t, verb) {
+  try {
+    const r = await t.cli.call(verb);
+    if (r.runtimeId !== null && r.runtimeId !== t.runtimeId)
+      throw new ClassroomInterruptedError(
+        `Orca restarted before crew ${t.crewId} could start (runtime ${t.runtimeId} is now ${r.runtimeId}); nothing ran`
+      );
+    return r;
+  } catch (e) {
+    if (e instanceof OrcaUnavailableError) throw new ClassroomInterruptedError(`${e.message}; nothing ran`);
+    throw e;
+  }
+}
+async function currentRuntime(cli) {
+  try {
+    const r = await cli.call(["status"]);
+    const runtime = r.result?.runtime;
+    return runtime?.reachable === true && typeof runtime.runtimeId === "string" ? runtime.runtimeId : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function refind(t) {
+  try {
+    const r = await t.cli.call(["terminal", "list", "--worktree", `path:${t.slotDir}`]);
+    if (!r.ok || r.runtimeId !== null && r.runtimeId !== t.runtimeId) return void 0;
+    const list = r.result?.terminals ?? [];
+    const hit = list.find((x) => x.title === t.title && typeof x.handle === "string");
+    return hit ? hit.handle : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function screenTail(t, handle) {
+  try {
+    const r = await t.cli.call(["terminal", "read", "--terminal", handle, "--screen"]);
+    const tail = r.result?.terminal?.tail;
+    return Array.isArray(tail) ? tail.slice(-5).join(" | ").slice(0, 500) : "";
+  } catch {
+    return "";
+  }
+}
+async function closeQuietly(t, handle) {
+  try {
+    await t.cli.call(["terminal", "close", "--terminal", handle]);
+  } catch {
+  }
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/classroom.js
+
+
+
+
+class OrcaClassroom {
+  constructor(o, tree) {
+    this.o = o;
+    this.tree = tree;
+  }
+  o;
+  tree;
+  kind = "orca";
+  verifies = true;
+  orca;
+  turns = 0;
+  preflight() {
+    const cli = new OrcaCli(orcaSettings(this.o.daemon), this.o.daemon.id, this.o.path);
+    const runtimeId = probeOrca(cli);
+    const added = cli.callSync(["repo", "add", "--path", this.o.repoPath]);
+    if (added.runtimeId !== null && added.runtimeId !== runtimeId)
+      throw new OrcaUnavailableError(
+        "runtime_changed",
+        `Orca restarted during the preflight on daemon ${this.o.daemon.id}; run again. Nothing was leased.`
+      );
+    if (!added.ok)
+      throw new OrcaUnavailableError(
+        added.error.code,
+        `Orca on daemon ${this.o.daemon.id} would not add the repository ${this.o.repoPath} (${added.error.code}: ${added.error.message}); check repoPath in school.yml. Nothing was leased.`
+      );
+    this.tree.preflight();
+    this.orca = { cli, runtimeId };
+  }
+  workdir(slot) {
+    return this.tree.workdir(slot);
+  }
+  async prepare(slot, base) {
+    const findings = await this.tree.prepare(slot, base);
+    if (findings.length) return findings;
+    const dir = this.workdir(slot);
+    await this.see(dir);
+    const left = await this.terminals(dir);
+    if (left.length) {
+      await this.call(["terminal", "close", "--worktree", `path:${dir}`, "--all"]);
+      const still = await this.terminals(dir);
+      if (still.length) return still.map((t) => `Orca terminal ${t} still open in the slot`);
+    }
+    return [];
+  }
+  host(confined, turn) {
+    const { cli, runtimeId } = this.ready();
+    const n = ++this.turns;
+    return {
+      ...confined,
+      run: (o) => runInTerminal(
+        {
+          cli,
+          runtimeId,
+          crewId: turn.crewId,
+          slotDir: this.workdir(turn.slot),
+          turnDir: (0,external_node_path_namespaceObject.join)(turn.dir, "orca", `turn-${n}`),
+          title: `school:${turn.crewId}:${n}`,
+          argv: confined.argv,
+          env: confined.env
+        },
+        o
+      )
+    };
+  }
+  collect(slot, base) {
+    return this.tree.collect(slot, base);
+  }
+  gitDirs(slot) {
+    return this.tree.gitDirs(slot);
+  }
+  async teardown(slot, base) {
+    const remaining = [];
+    const dir = this.workdir(slot);
+    if (this.orca) {
+      try {
+        const r = await this.orca.cli.call(["terminal", "close", "--worktree", `path:${dir}`, "--all"]);
+        const verdict = r.result?.close?.ptyStopVerdict;
+        if (!r.ok && r.error.code !== "selector_not_found")
+          remaining.push(`Orca could not close the slot's terminals (${r.error.code}: ${r.error.message})`);
+        else if (r.ok && (verdict ?? r.result?.ptyStopVerdict) !== void 0)
+          remaining.push(
+            `Orca could not confirm the slot's terminals stopped (${String(verdict ?? r.result?.ptyStopVerdict)})`
+          );
+      } catch (e) {
+        if (!(e instanceof OrcaUnavailableError)) throw e;
+      }
+    }
+    return [...remaining, ...await this.tree.teardown(slot, base)];
+  }
+  ready() {
+    if (!this.orca) throw new Error("the orca classroom was used before its preflight");
+    return this.orca;
+  }
+  /** A call whose failure ends the crew before its student runs. */
+  async call(verb) {
+    const { cli, runtimeId } = this.ready();
+    let r;
+    try {
+      r = await cli.call(verb);
+    } catch (e) {
+      if (e instanceof OrcaUnavailableError) throw new ClassroomInterruptedError(`${e.message}; nothing ran`);
+      throw e;
+    }
+    if (r.runtimeId !== null && r.runtimeId !== runtimeId)
+      throw new ClassroomInterruptedError(
+        `Orca restarted before the crew started (runtime ${runtimeId} is now ${r.runtimeId}); nothing ran`
+      );
+    return r;
+  }
+  /** Orca learns worktrees from `git worktree list`, which it caches briefly: a few tries. */
+  async see(dir) {
+    const end = performance.now() + 3e3;
+    for (; ; ) {
+      const r = await this.call(["worktree", "show", "--worktree", `path:${dir}`]);
+      if (r.ok) return;
+      if (r.error.code !== "selector_not_found" || performance.now() > end)
+        throw new ClassroomInterruptedError(
+          `Orca does not see the slot ${dir} (${r.error.code}: ${r.error.message}); nothing ran`
+        );
+      await new Promise((res) => setTimeout(res, 250));
+    }
+  }
+  async terminals(dir) {
+    const r = await this.call(["terminal", "list", "--worktree", `path:${dir}`]);
+    if (!r.ok) return [];
+    const list = r.result?.terminals ?? [];
+    return list.map((t) => `${String(t.handle)}${t.title ? ` (${String(t.title)})` : ""}`);
+  }
+}
+function probeOrca(cli) {
+  const r = cli.callSync(["status"]);
+  const where = `on daemon ${cli.daemonId}`;
+  const start = "start it as this runner's user: `orca-ide serve` on a headless runner (or open the Orca app), with the same user or ORCA_USER_DATA_PATH as the school. Nothing was leased.";
+  if (!r.ok)
+    throw new OrcaUnavailableError(
+      r.error.code,
+      `Orca is not running ${where} (${r.error.code}: ${r.error.message}); ${start}`
+    );
+  const runtime = r.result?.runtime ?? {};
+  const graph = r.result?.graph ?? {};
+  if (runtime.reachable !== true)
+    throw new OrcaUnavailableError(
+      "runtime_unavailable",
+      `Orca is not running ${where} (runtime ${String(runtime.state ?? "not reachable")}); ${start}`
+    );
+  if (graph.state !== void 0 && graph.state !== "ready")
+    throw new OrcaUnavailableError(
+      "runtime_not_ready",
+      `Orca is still starting ${where} (graph ${String(graph.state)}); wait for it to be ready, or restart it. Nothing was leased.`
+    );
+  const id = typeof runtime.runtimeId === "string" ? runtime.runtimeId : r.runtimeId;
+  if (!id)
+    throw new OrcaUnavailableError(
+      "invalid_reply",
+      `Orca ${where} said it is running but named no runtime id; it cannot be trusted to keep a crew. Nothing was leased.`
+    );
+  return id;
+}
+function orcaUnavailable(o) {
+  try {
+    probeOrca(new OrcaCli(orcaSettings(o.daemon), o.daemon.id, o.path));
+    return void 0;
+  } catch (e) {
+    if (e instanceof OrcaUnavailableError) return e.message.replace(/ Nothing was leased\.$/, "");
+    throw e;
+  }
 }
 
 
@@ -67219,10 +67890,18 @@ function cleanFences(fences) {
 const CLASSES = CAPACITY_CLASSES.length;
 const admission_GiB = 1024 ** 3;
 function admit(input) {
-  const { candidates } = input;
   const { remainingMs, crewTimeoutMs, gradingReserveMs, maxWaves } = input.time;
   const fit = crewTimeoutMs > 0 ? Math.floor((remainingMs - gradingReserveMs) / crewTimeoutMs) : 0;
   const waves = Math.max(0, Math.min(maxWaves, fit));
+  const gated = batchGate(input, waves);
+  if (gated) return gated;
+  const pools = buildPools(input, waves);
+  const { selected, refused } = admission_select(input, pools, waves);
+  const admitted = place(selected, pools, refused);
+  return { admitted, refused, waves };
+}
+function batchGate(input, waves) {
+  const { candidates } = input;
   const all = (code, reason, loud) => ({
     admitted: [],
     refused: candidates.map((c) => ({ issue: c.issueNumber, code, reason })),
@@ -67238,12 +67917,15 @@ function admit(input) {
   }
   if (input.paused !== void 0) return all("paused", input.paused);
   if (waves < 1) {
+    const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
     return all(
       "time-budget",
       `time budget: ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`
     );
   }
-  const pools = buildPools(input, waves);
+  return void 0;
+}
+function admission_select(input, pools, waves) {
   const hasBot = pools.bot.daemons.length > 0;
   const chooser = new AgentChooser(input.agents, input.scores);
   const fences = new FenceSet();
@@ -67253,7 +67935,7 @@ function admit(input) {
   let room = input.maxCrews - input.activeCrews;
   let fallbacks = 0;
   const refuse = (c, code, reason) => refused.push({ issue: c.issueNumber, code, reason });
-  for (const c of candidates) {
+  for (const c of input.candidates) {
     if (room <= 0) {
       refuse(
         c,
@@ -67299,6 +67981,9 @@ function admit(input) {
     room--;
     selected.push({ c, agent: choice.agent, pool: poolName, fallback, rank, order: selected.length });
   }
+  return { selected, refused };
+}
+function place(selected, pools, refused) {
   const slots = new Array(selected.length);
   for (const name of ["worktree", "bot"]) {
     const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
@@ -67306,7 +67991,11 @@ function admit(input) {
     for (const s of mine) {
       const daemon = placer.place(s.rank);
       if (daemon === void 0) {
-        refuse(s.c, "no-free-slot", `no daemon of class \u2265 ${s.c.weight} had a free slot at placement`);
+        refused.push({
+          issue: s.c.issueNumber,
+          code: "no-free-slot",
+          reason: `no daemon of class \u2265 ${s.c.weight} had a free slot at placement`
+        });
         continue;
       }
       slots[s.order] = {
@@ -67318,8 +68007,7 @@ function admit(input) {
       };
     }
   }
-  const admitted = slots.filter((a) => a !== void 0);
-  return { admitted, refused, waves };
+  return slots.filter((a) => a !== void 0);
 }
 class Pool {
   constructor(name, daemons, minFreeDiskBytes, waves) {
@@ -67422,7 +68110,7 @@ function admission_gib(bytes) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/dispatch/queue.js
+;// CONCATENATED MODULE: ./.build/src/dispatch/standby.js
 
 function capUsage(registry, config) {
   const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
@@ -67455,12 +68143,12 @@ function typicalCrewMs(registry, crewTimeoutMs) {
   const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
   return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));
 }
-function admitQueue(input, first, typicalMs) {
+function admitStandby(input, first, typicalMs) {
   const allowance = /* @__PURE__ */ new Map();
   for (const a of first.admitted) allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
   const refusedIssues = new Set(first.refused.map((r) => r.issue));
   const rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
-  if (allowance.size === 0 || rest.length === 0) return { queued: [], refused: first.refused };
+  if (allowance.size === 0 || rest.length === 0) return { standby: [], refused: first.refused };
   const fallbacks = first.admitted.filter((a) => a.fallback).length;
   const second = admit({
     ...input,
@@ -67468,7 +68156,7 @@ function admitQueue(input, first, typicalMs) {
     daemons: input.daemons.map(
       (d) => allowance.has(d.id) ? { ...d, slots: allowance.get(d.id), busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
     ),
-    // Concurrency is the first wave's; the queue adds waiting crews, not running ones.
+    // Concurrency is the first wave's; standby adds waiting crews, not running ones.
     maxCrews: Number.MAX_SAFE_INTEGER,
     activeCrews: 0,
     heldFences: [
@@ -67486,8 +68174,8 @@ function admitQueue(input, first, typicalMs) {
     },
     maxFallbacks: Math.max(0, input.maxFallbacks - fallbacks)
   });
-  const queuedIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
-  return { queued: second.admitted, refused: first.refused.filter((r) => !queuedIssues.has(r.issue)) };
+  const standbyIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
+  return { standby: second.admitted, refused: first.refused.filter((r) => !standbyIssues.has(r.issue)) };
 }
 
 
@@ -67505,13 +68193,13 @@ function untrustedReason(item, trust) {
 
 ;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
 const TAIL_GUARD_BETA = 0.5;
-function tailGuardThreshold(queuedSize, slots) {
-  return TAIL_GUARD_BETA * queuedSize / Math.max(1, slots);
+function tailGuardThreshold(backlogSize, slots) {
+  return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
 }
 function orderCandidates(candidates, o = {}) {
   const sorted = [...candidates].sort(compareCandidates);
   if (o.order !== "tail-guard") return sorted;
-  const total = o.queuedSize ?? candidates.reduce((s, c) => s + c.size, 0);
+  const total = o.backlogSize ?? candidates.reduce((s, c) => s + c.size, 0);
   const threshold = tailGuardThreshold(total, o.slots ?? 1);
   return promote(sorted, (c) => c.size >= threshold);
 }
@@ -67705,12 +68393,14 @@ async function planDispatch(input) {
   const monotonic = input.monotonic ?? (() => performance.now());
   const elapsedMs = input.jobStartedAt === void 0 ? 0 : input.jobStartedAt instanceof Date ? now.getTime() - input.jobStartedAt.getTime() : monotonic() - input.jobStartedAt.monotonicMs;
   const remainingMs = input.remainingMs ?? config.dispatch.jobTimeoutMinutes * 6e4 - Math.max(0, elapsedMs);
-  let pending = [];
-  let endedJobs = /* @__PURE__ */ new Map();
-  let corrupt;
-  let result;
+  const plan = (registry, corrupt) => {
+    const readings = readPlanInputs(input, registry, now, corrupt);
+    const decided = decide(input, registry, readings, now, remainingMs);
+    return { ...decided, pending: readings.pending, events: plannedEvents(decided.result, input, now) };
+  };
+  let planned;
   try {
-    if (input.jobStatus) endedJobs = await askOwners(readRegistry(layout), now, input.jobStatus);
+    const endedJobs = input.jobStatus ? await askOwners(readRegistry(layout), now, input.jobStatus) : /* @__PURE__ */ new Map();
     const tx = await crewLog(layout).transact((current) => {
       const registry = foldLog(crewFold, current);
       const settled = reconcile(registry, now, {
@@ -67718,20 +68408,17 @@ async function planDispatch(input) {
         ...input.driving ? { driving: input.driving } : {}
       });
       for (const e of settled.events) crewFold.apply(registry, e);
-      const decided = decide(input, registry, now, remainingMs);
-      pending = decided.pending;
-      decided.result.reconciled = settled.reconciled;
-      return { append: [...settled.events, ...decided.events], result: decided.result };
+      const p = plan(registry);
+      p.result.reconciled = settled.reconciled;
+      return { append: [...settled.events, ...p.events], result: p };
     });
-    result = tx.result;
+    planned = tx.result;
   } catch (e) {
     if (!(e instanceof CorruptStateError)) throw e;
-    corrupt = message(e);
-    pending = [];
+    planned = plan({ crews: {}, leases: {} }, message(e));
   }
-  if (corrupt !== void 0 || !result) {
-    result = decide(input, { crews: {}, leases: {} }, now, remainingMs, corrupt).result;
-  }
+  const { result, pending, warnings } = planned;
+  for (const w of warnings) logger.warning(w);
   if (pending.length > 0) await schoolLog(layout).append(pending);
   if (!result.blocked) {
     await writeCrewRunsView(layout, now).catch(
@@ -67748,7 +68435,7 @@ async function planDispatch(input) {
   });
   return result;
 }
-function decide(input, registry, now, remainingMs, corrupt) {
+function readPlanInputs(input, registry, now, corrupt) {
   const { config, layout } = input;
   let blocked = corrupt ?? quarantined(layout);
   let school = schoolFold.empty();
@@ -67772,19 +68459,63 @@ function decide(input, registry, now, remainingMs, corrupt) {
     }
   }
   const pending = blocked ? [] : pendingPauses(registry, schoolDedup, now, layout);
+  return {
+    ...blocked !== void 0 ? { blocked } : {},
+    school,
+    pending,
+    ...capUsd !== void 0 ? { capUsd } : {},
+    ...spentUsd !== void 0 ? { spentUsd } : {}
+  };
+}
+function decide(input, registry, read, now, remainingMs) {
+  const { config } = input;
+  const { blocked, capUsd, spentUsd } = read;
   const pauses = activePauses(
-    [...school.pauses, ...pending.map((e) => ({ ...e.data, at: e.at, key: e.key }))],
+    [
+      ...read.school.pauses,
+      ...read.pending.map((e) => ({ ...e.data, at: e.at, key: e.key }))
+    ],
     now
   );
-  const states = issueStates(registry, input.verdicts, school.requeues);
+  const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues));
+  const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
+  const admission = admissionInput(input, registry, daemons, sorted.candidates, {
+    remainingMs,
+    spend: { spentUsd: spentUsd ?? 0, ...capUsd !== void 0 ? { capUsd } : {} },
+    ...blocked !== void 0 ? { blocked } : {},
+    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {}
+  });
+  const decision = admit(admission);
+  const standby = input.standby ? admitStandby(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs)) : { standby: [], refused: decision.refused };
+  const assignments = [
+    ...decision.admitted.map((a) => toAssignment(a, false)),
+    ...standby.standby.map((a) => toAssignment(a, true))
+  ];
+  const byDaemon = /* @__PURE__ */ new Map();
+  for (const a of assignments) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a.crewId]);
+  const result = {
+    assignments,
+    reconciled: [],
+    refused: [...sorted.refused, ...standby.refused],
+    ...decision.loud ? { loud: decision.loud } : {},
+    matrix: daemons.filter((d) => byDaemon.has(d.id)).map((d) => ({ daemon: d.id, labels: d.labels, assignments: byDaemon.get(d.id) })),
+    ...blocked !== void 0 ? { blocked } : {},
+    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {},
+    waves: decision.waves,
+    spend: { ...spentUsd !== void 0 ? { spentUsd } : {}, ...capUsd !== void 0 ? { capUsd } : {} },
+    fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 }))
+  };
+  return { result, warnings: sorted.warnings };
+}
+function sortCurriculum(input, states) {
+  const { config } = input;
   const refused = [];
   const candidates = [];
+  const warnings = [];
   const seen = /* @__PURE__ */ new Set();
   for (const item of input.curriculum) {
     if (!Number.isSafeInteger(item.number) || item.number <= 0) {
-      input.logger.warning(
-        `curriculum: skipped an entry whose issue number is ${JSON.stringify(item.number)}`
-      );
+      warnings.push(`curriculum: skipped an entry whose issue number is ${JSON.stringify(item.number)}`);
       continue;
     }
     if (seen.has(item.number)) continue;
@@ -67810,10 +68541,13 @@ function decide(input, registry, now, remainingMs, corrupt) {
       else candidates.push(toCandidate(item, state.kind === "repair", config));
     }
   }
-  const active = activeCrews(registry);
-  const daemons = withLoad(fleetStatus(config, school, now), registry, input.freeDiskBytes);
+  return { candidates, refused, warnings };
+}
+function admissionInput(input, registry, daemons, candidates, gates) {
+  const { config } = input;
+  const { remainingMs, ...rest } = gates;
   const offered = input.forDaemon ? daemons.map((d) => d.id === input.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }) : daemons;
-  const admission = {
+  return {
     candidates: orderCandidates(candidates, {
       order: config.dispatch.order,
       slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0)
@@ -67823,7 +68557,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
     ...input.scores ? { scores: input.scores } : {},
     maxCrews: config.dispatch.maxCrews,
     activeCrews: capUsage(registry, config),
-    heldFences: active.map((c) => ({
+    heldFences: activeCrews(registry).map((c) => ({
       fences: c.fences,
       holder: `crew ${c.crewId} (issue #${c.issueNumber})`
     })),
@@ -67834,17 +68568,12 @@ function decide(input, registry, now, remainingMs, corrupt) {
       maxWaves: Math.max(1, Math.floor(finiteOr(input.maxWaves, 1)))
     },
     minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
-    spend: { spentUsd: spentUsd ?? 0, ...capUsd !== void 0 ? { capUsd } : {} },
     maxFallbacks: config.dispatch.maxFallbacks,
-    ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {}
+    ...rest
   };
-  const decision = admit(admission);
-  const queue = input.queue ? admitQueue(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs)) : { queued: [], refused: decision.refused };
-  const assignments = [
-    ...decision.admitted.map((a) => ({ a, queued: false })),
-    ...queue.queued.map((a) => ({ a, queued: true }))
-  ].map(({ a, queued }) => ({
+}
+function toAssignment(a, standby) {
+  return {
     crewId: `c${a.candidate.issueNumber}-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`,
     issueNumber: a.candidate.issueNumber,
     daemon: a.daemon,
@@ -67858,9 +68587,11 @@ function decide(input, registry, now, remainingMs, corrupt) {
     role: a.candidate.role,
     domain: a.candidate.domain,
     difficulty: a.candidate.difficulty,
-    ...queued ? { queued: true } : {}
-  }));
-  const events = assignments.map(
+    ...standby ? { queued: true } : {}
+  };
+}
+function plannedEvents(result, input, now) {
+  return result.assignments.map(
     (a) => event_log_event(
       "crew.planned",
       `planned:${a.crewId}`,
@@ -67879,21 +68610,6 @@ function decide(input, registry, now, remainingMs, corrupt) {
       now
     )
   );
-  const byDaemon = /* @__PURE__ */ new Map();
-  for (const a of assignments) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a.crewId]);
-  const result = {
-    assignments,
-    reconciled: [],
-    refused: [...refused, ...queue.refused],
-    ...decision.loud ? { loud: decision.loud } : {},
-    matrix: daemons.filter((d) => byDaemon.has(d.id)).map((d) => ({ daemon: d.id, labels: d.labels, assignments: byDaemon.get(d.id) })),
-    ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {},
-    waves: decision.waves,
-    spend: { ...spentUsd !== void 0 ? { spentUsd } : {}, ...capUsd !== void 0 ? { capUsd } : {} },
-    fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 }))
-  };
-  return { events, pending, result };
 }
 function plannedBy(owner, daemon) {
   if (!owner) return {};
@@ -68211,6 +68927,7 @@ async function resetAdminDir(worktree, admin, base) {
 
 
 
+
 class WorktreeClassroom {
   constructor(o) {
     this.o = o;
@@ -68242,8 +68959,8 @@ class WorktreeClassroom {
     await checkoutBase(dir, base);
     return foreignChanges(dir, base);
   }
-  wrap(argv) {
-    return [...argv];
+  host(confined) {
+    return confined;
   }
   collect(slot, base) {
     return collectDiff(this.workdir(slot), base);
@@ -68255,25 +68972,6 @@ class WorktreeClassroom {
     const dir = this.workdir(slot);
     await resetClean(dir, base);
     return foreignChanges(dir, base);
-  }
-}
-class OrcaClassroom extends WorktreeClassroom {
-  kind = "orca";
-  preflight() {
-    const binary = this.o.daemon.orca?.binary ?? "orca";
-    const missing = [];
-    if (!which(binary, this.o.path)) missing.push(`\`${binary}\``);
-    if (!which("node", this.o.path)) missing.push("`node`");
-    if (missing.length) {
-      throw new ClassroomUnavailableError(
-        `classroom orca on daemon ${this.o.daemon.id}: ${missing.join(" and ")} not found on PATH (${this.o.path ?? process.env.PATH ?? ""}); install ${missing.length > 1 ? "them" : "it"} on this runner or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`
-      );
-    }
-    super.preflight();
-  }
-  wrap(argv) {
-    const orca = this.o.daemon.orca ?? { binary: "orca", args: [] };
-    return [orca.binary, ...orca.args, "--", ...argv];
   }
 }
 class BotClassroom {
@@ -68294,8 +68992,8 @@ class BotClassroom {
     (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
     return (0,external_node_fs_namespaceObject.readdirSync)(dir).map((f) => `?? ${f}`);
   }
-  wrap(argv) {
-    return [...argv];
+  host(confined) {
+    return confined;
   }
   async collect() {
     return { patch: Buffer.alloc(0), changedFiles: [], ignored: [] };
@@ -68313,7 +69011,7 @@ class BotClassroom {
 function createClassroom(options) {
   switch (options.daemon.classroom) {
     case "orca":
-      return new OrcaClassroom(options);
+      return new OrcaClassroom(options, new WorktreeClassroom(options));
     case "bot":
       return new BotClassroom(options);
     default:
@@ -68378,121 +69076,85 @@ async function claimSlot(layout, req) {
   const now = req.now ?? (() => /* @__PURE__ */ new Date());
   const before = readCrewState(layout).registry;
   const gone = await goneActionsOwners(Object.values(before.leases), now(), req.jobStatus);
-  const log = crewEventLog(layout);
-  const { result } = await log.transact((current) => {
-    const registry = foldLog(crewFold, current);
-    const crew = registry.crews[req.crewId];
-    const t = now();
-    if (!crew) return { append: [], result: { refused: "not planned" } };
-    if (crew.status !== "planned") return { append: [], result: { refused: `already ${crew.status}` } };
-    if (crew.daemon !== req.daemon)
-      return { append: [], result: { refused: `planned for daemon ${crew.daemon}` } };
-    const twin = Object.values(registry.crews).find(
-      (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === "running"
-    );
-    if (twin)
-      return {
-        append: [],
-        result: { refused: `issue #${crew.issueNumber} already running as ${twin.crewId}` }
-      };
-    const index = new Map(current.events.map((e, i) => [e.key, i]));
-    const plannedAt = index.get(`planned:${crew.crewId}`) ?? -1;
-    const ranAfter = Object.values(registry.crews).find(
-      (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === "finished" && (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt
-    );
-    if (ranAfter) {
-      const reason = `superseded: issue #${crew.issueNumber} ran as ${ranAfter.crewId} after this crew was planned`;
-      return {
-        append: [
-          event_log_event(
-            "crew.finished",
-            `finished:${crew.crewId}`,
-            { crewId: crew.crewId, issueNumber: crew.issueNumber, outcome: "cancelled", reason },
-            t
-          )
-        ],
-        result: { refused: reason }
-      };
-    }
-    const append = [];
-    const reclaimed = [];
-    let slot = -1;
-    for (let s = 0; s < req.slots && slot < 0; s++) {
-      const held = registry.leases[leaseId(req.daemon, s)];
-      if (!held) {
-        slot = s;
-        break;
-      }
-      const finished = registry.crews[held.crewId]?.status === "finished";
-      if (!finished && (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone))) continue;
-      reclaimed.push(held);
-      append.push(
-        event_log_event(
-          "lease.released",
-          `released:${held.crewId}`,
-          {
-            crewId: held.crewId,
-            reason: finished ? "reclaimed: its crew had finished" : "reclaimed: lease expired and its owner is gone"
-          },
-          t
-        )
-      );
-      const old = registry.crews[held.crewId];
-      if (old && old.status !== "finished") {
-        append.push(
-          event_log_event(
-            "crew.finished",
-            `finished:${held.crewId}`,
-            {
-              crewId: held.crewId,
-              issueNumber: old.issueNumber,
-              outcome: "lost",
-              reason: "owner gone without finishing; slot reclaimed"
-            },
-            t
-          )
-        );
-      }
-      slot = s;
-    }
-    if (slot < 0)
-      return {
-        append: [],
-        result: { refused: `all ${req.slots} slot(s) of daemon ${req.daemon} are leased` }
-      };
-    const worktree = req.worktreeFor(slot);
-    const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
-    append.push(
-      event_log_event(
-        "lease.acquired",
-        `lease:${leaseId(req.daemon, slot)}:${req.crewId}`,
-        {
-          crewId: req.crewId,
-          daemon: req.daemon,
-          slot,
-          owner: req.owner,
-          expiresAt
-        },
-        t
-      ),
-      event_log_event(
-        "crew.started",
-        `started:${req.crewId}`,
-        {
-          crewId: req.crewId,
-          daemon: req.daemon,
-          slot,
-          worktree,
-          owner: req.owner
-        },
-        t
-      ),
-      event_log_event("crew.process", `process:${req.crewId}`, req.process, t)
-    );
-    return { append, result: { slot, worktree, reclaimed } };
-  });
+  const { result } = await crewEventLog(layout).transact(
+    (current) => decideClaim(current.events, req, gone, now())
+  );
   if ("refused" in result) throw new ClaimRefusedError(req.crewId, result.refused);
   return result;
+}
+function decideClaim(events, req, gone, t) {
+  const registry = foldLog(crewFold, { events });
+  const crew = registry.crews[req.crewId];
+  const refused = (reason) => ({ append: [], result: { refused: reason } });
+  if (!crew) return refused("not planned");
+  if (crew.status !== "planned") return refused(`already ${crew.status}`);
+  if (crew.daemon !== req.daemon) return refused(`planned for daemon ${crew.daemon}`);
+  const twin = Object.values(registry.crews).find(
+    (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === "running"
+  );
+  if (twin) return refused(`issue #${crew.issueNumber} already running as ${twin.crewId}`);
+  const stale = supersededBy(registry, events, crew.crewId, crew.issueNumber);
+  if (stale) {
+    const reason = `superseded: issue #${crew.issueNumber} ran as ${stale} after this crew was planned`;
+    const data = {
+      crewId: crew.crewId,
+      issueNumber: crew.issueNumber,
+      outcome: "cancelled",
+      reason
+    };
+    return {
+      append: [event_log_event("crew.finished", `finished:${crew.crewId}`, data, t)],
+      result: { refused: reason }
+    };
+  }
+  const free = freeSlot(registry, req, gone, t);
+  if (!free) return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased`);
+  const { slot, reclaimed, append } = free;
+  const worktree = req.worktreeFor(slot);
+  const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
+  const { crewId, daemon, owner } = req;
+  append.push(
+    event_log_event(
+      "lease.acquired",
+      `lease:${leaseId(daemon, slot)}:${crewId}`,
+      { crewId, daemon, slot, owner, expiresAt },
+      t
+    ),
+    event_log_event("crew.started", `started:${crewId}`, { crewId, daemon, slot, worktree, owner }, t),
+    event_log_event("crew.process", `process:${crewId}`, req.process, t)
+  );
+  return { append, result: { slot, worktree, reclaimed } };
+}
+function supersededBy(registry, events, crewId, issueNumber) {
+  const index = new Map(events.map((e, i) => [e.key, i]));
+  const plannedAt = index.get(`planned:${crewId}`) ?? -1;
+  return Object.values(registry.crews).find(
+    (c) => c.issueNumber === issueNumber && c.crewId !== crewId && c.status === "finished" && (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt
+  )?.crewId;
+}
+function freeSlot(registry, req, gone, t) {
+  for (let slot = 0; slot < req.slots; slot++) {
+    const held = registry.leases[leaseId(req.daemon, slot)];
+    if (!held) return { slot, reclaimed: [], append: [] };
+    const finished = registry.crews[held.crewId]?.status === "finished";
+    if (!finished && (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone))) continue;
+    const reason = finished ? "reclaimed: its crew had finished" : "reclaimed: lease expired and its owner is gone";
+    const append = [
+      event_log_event("lease.released", `released:${held.crewId}`, { crewId: held.crewId, reason }, t)
+    ];
+    const old = registry.crews[held.crewId];
+    if (old && old.status !== "finished") {
+      const data = {
+        crewId: held.crewId,
+        issueNumber: old.issueNumber,
+        outcome: "lost",
+        reason: "owner gone without finishing; slot reclaimed"
+      };
+      append.push(event_log_event("crew.finished", `finished:${held.crewId}`, data, t));
+    }
+    return { slot, reclaimed: [held], append };
+  }
+  return void 0;
 }
 async function heartbeat(layout, crewId, n, leaseMs) {
   const expiresAt = new Date(Date.now() + leaseMs).toISOString();
@@ -68957,6 +69619,15 @@ async function launched(argv, o, cli) {
     if (!(e instanceof ProgramNotFoundError)) throw e;
     return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
   }
+  if (started.run)
+    return started.run({
+      cwd: o.cwd,
+      timeoutMs: o.timeoutMs,
+      graceMs: o.graceMs,
+      logFile: o.logFile,
+      ...cli ? { input: o.prompt } : {},
+      onSpawn: o.onSpawn
+    });
   return runProcess(started.argv, {
     cwd: o.cwd,
     env: started.env,
@@ -69280,6 +69951,7 @@ function readSpec(path) {
 
 
 
+
 function findItem(layout, issue) {
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
@@ -69384,7 +70056,10 @@ async function runCrew(spec, deps) {
   } catch (e) {
     outcome = "aborted";
     reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
-    if (!(e instanceof AbortCrew)) await alert("runtime-error", message(e));
+    if (e instanceof ClassroomInterruptedError) {
+      reason = `interrupted: ${e.message}`;
+      await alert("classroom-interrupted", e.message);
+    } else if (!(e instanceof AbortCrew)) await alert("runtime-error", message(e));
   } finally {
     stopBeat();
     const refused = sandbox ? await sandbox.close().catch(() => []) : [];
@@ -69632,14 +70307,17 @@ async function confinement(spec, classroom, slot, sandbox, dirs, agent, scratch,
   const studentHome = sandbox.freshHome("student");
   const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
   return {
-    launch: (argv, env) => sandbox.confine(classroom.wrap(argv), env, {
-      cwd: worktree,
-      writable: [worktree, ...dirs ? [dirs.admin] : [], out],
-      readOnly: [...git.readOnly, ...briefs()],
-      masked: git.masked,
-      home: studentHome,
-      allow
-    }),
+    launch: async (argv, env) => classroom.host(
+      await sandbox.confine(argv, env, {
+        cwd: worktree,
+        writable: [worktree, ...dirs ? [dirs.admin] : [], out],
+        readOnly: [...git.readOnly, ...briefs()],
+        masked: git.masked,
+        home: studentHome,
+        allow
+      }),
+      { crewId: spec.crewId, slot, dir: scratch }
+    ),
     runVerify: (argv, env, patch) => verifyOnCleanCheckout(
       {
         config: spec.config,
@@ -69723,6 +70401,7 @@ function driverAlive(runtimeDir, daemon) {
 
 
 
+
 const RUNNER_EXIT = { done: 0, refused: 3, error: 1 };
 function fileLogger(path) {
   const out = (0,external_node_fs_namespaceObject.createWriteStream)(path, { flags: "a" });
@@ -69753,7 +70432,7 @@ async function runCrewFromSpec(specPath, jobStatus) {
     return RUNNER_EXIT.done;
   } catch (e) {
     logger.error(`crew ${spec.crewId}: ${message(e)}`);
-    return e instanceof ClaimRefusedError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
+    return e instanceof ClaimRefusedError || e instanceof ClassroomUnavailableError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
   } finally {
     await logger.close();
   }
@@ -69878,7 +70557,7 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/crew/driver.js
+;// CONCATENATED MODULE: ./.build/src/crew/driver-slots.js
 
 
 
@@ -69892,34 +70571,21 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 
 
 
-
-
-
-
-function watchdogMs(config, graceMs) {
-  return 2 * config.dispatch.crewTimeoutSeconds * 1e3 + 2 * graceMs + 12e4;
-}
-async function runAssignments(o) {
-  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
-  if (!daemon)
-    throw new Error(
-      `daemon "${o.daemon}" is not in fleet.daemons (${o.config.fleet.daemons.map((d) => d.id).join(", ")})`
-    );
-  const runtimeDir = o.runtimeDir ?? defaultRuntimeDir(o.layout.root);
-  const worktreeRoot = o.worktreeRoot ?? defaultWorktreeRoot(o.layout.root);
-  const baseSpec = {
-    daemonId: o.daemon,
-    stateDir: o.layout.root,
-    runtimeDir,
-    worktreeRoot,
-    graceMs: o.graceMs ?? 5e3,
-    baseDir: process.cwd(),
-    config: o.config
-  };
-  classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding").preflight();
-  sandboxPreflight(o.config, o.daemon, o.logger);
-  const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
-  const result = {
+const SKIP_DEADLINE = "soft deadline: the time left in this job cannot fit a crew";
+class SlotDriver {
+  constructor(o, setup) {
+    this.o = o;
+    this.setup = setup;
+    this.poll = o.pollMs ?? 250;
+    this.progressEveryMs = o.progressEveryMs ?? 1e4;
+    this.floor = o.config.dispatch.minFreeDiskGiB * GiB;
+    this.reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1e3;
+    this.limit = setup.slots;
+    this.refillOpen = o.refill !== void 0;
+  }
+  o;
+  setup;
+  result = {
     launched: [],
     adopted: [],
     finished: [],
@@ -69928,164 +70594,232 @@ async function runAssignments(o) {
     refilled: [],
     diskWaits: 0
   };
-  const poll = o.pollMs ?? 250;
-  const progress = (p) => o.onProgress?.(p);
-  try {
-    const baseSha = o.baseSha ?? await revParse(o.config.repoPath);
-    const active = /* @__PURE__ */ new Map();
-    await adopt(o, active, result, poll, progress);
-    const baseline = baselinePath(runtimeDir, o.daemon);
-    if (!active.size || !readBaseline(baseline))
-      writeBaseline(baseline, await captureBaseline(o.config.repoPath));
-    const runnerEnv = (agentId) => childEnv({
-      pass: [...RUN_IDENTITY_ENV, ...o.config.agents.find((a) => a.id === agentId)?.passEnv ?? []]
-    });
-    const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
-    const seen = /* @__PURE__ */ new Set([...active.keys(), ...queue]);
-    const planned = readCrewState(o.layout).registry.crews;
-    const queued = new Set(queue.filter((id) => planned[id]?.queued === true));
-    const limit = queued.size ? Math.min(daemon.worktrees, Math.max(1, queue.length - queued.size + active.size)) : daemon.worktrees;
-    const reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1e3;
-    const floor = o.config.dispatch.minFreeDiskGiB * GiB;
-    const readDisk = o.freeDisk ?? (() => disk_freeDiskBytes(worktreeRoot));
-    const outOfTime = () => o.remainingMs !== void 0 && o.remainingMs() < reserveMs;
-    const skipAll = (reason, detail) => {
-      for (const id of queue.splice(0)) {
-        result.skipped.push({ crewId: id, reason });
-        progress({ crewId: id, phase: "skipped", elapsedMs: 0, detail });
-      }
-    };
-    let refillOpen = o.refill !== void 0;
-    let diskWaitSince;
-    let lastTick = performance.now();
-    const diskHolds = (next) => {
-      const free = readDisk();
-      if (free >= floor) {
-        diskWaitSince = void 0;
-        return free;
-      }
-      if (diskWaitSince === void 0) {
-        diskWaitSince = performance.now();
-        result.diskWaits++;
-        const why = `free disk ${gib(free)} below the ${gib(floor)} floor on ${worktreeRoot}`;
-        o.logger.warning(`daemon ${o.daemon}: ${why}; waiting before launching ${next}`);
-        progress({ crewId: next, phase: "waiting", elapsedMs: 0, detail: why });
-      }
-      return void 0;
-    };
+  active = /* @__PURE__ */ new Map();
+  /** Crew ids still to launch, in order: the planned ones, then what refill took. */
+  toLaunch = [];
+  /** Every crew id this driver has taken (adopted, planned or refilled): refill skips them. */
+  seen = /* @__PURE__ */ new Set();
+  /** Crews planned on standby behind the first wave (dispatch/standby.ts); see `start`. */
+  standby = /* @__PURE__ */ new Set();
+  /** At most this many crews run at once: K, or the first wave when crews wait on standby. */
+  limit;
+  refillOpen;
+  /** Since when launches wait for disk space (monotonic ms), while they do. */
+  diskWaitSince;
+  lastTick = performance.now();
+  poll;
+  progressEveryMs;
+  floor;
+  reserveMs;
+  /** Adopts live runners, records the git baseline, launches and waits until nothing is left. */
+  async run() {
+    await this.start();
     for (; ; ) {
-      result.paused = pausedReason(o.layout);
-      if (!queue.length && !refillOpen) diskWaitSince = void 0;
-      if (refillOpen && !queue.length && !result.paused && active.size < limit && !outOfTime()) {
-        const free = diskHolds("the next admissible crew");
-        if (free !== void 0) {
-          refillOpen = false;
-          const ids = await o.refill({
-            freeDiskBytes: free,
-            ...o.remainingMs ? { remainingMs: o.remainingMs() } : {}
-          });
-          for (const id of ids) {
-            if (seen.has(id)) continue;
-            seen.add(id);
-            queue.push(id);
-            result.refilled.push(id);
-          }
-        }
-      }
-      while (active.size < limit && queue.length && !result.paused) {
-        if (outOfTime()) {
-          skipAll("soft deadline: the time left in this job cannot fit a crew", "soft deadline");
-          break;
-        }
-        const held = queued.has(queue[0]) ? queueStop(o, result) : void 0;
-        if (held) {
-          const id = queue.shift();
-          result.skipped.push({ crewId: id, reason: held });
-          progress({ crewId: id, phase: "skipped", elapsedMs: 0, detail: held });
-          continue;
-        }
-        if (diskHolds(queue[0]) === void 0) break;
-        const crewId = queue.shift();
-        const crew = readCrewState(o.layout).registry.crews[crewId];
-        if (!crew || crew.status !== "planned" || crew.daemon !== o.daemon) {
-          const why = !crew ? "not planned" : crew.daemon !== o.daemon ? `planned for ${crew.daemon}` : `already ${crew.status}`;
-          result.skipped.push({ crewId, reason: why });
-          continue;
-        }
-        const specPath = writeSpec({ ...baseSpec, crewId, baseSha });
-        const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(crew.agent));
-        active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
-        result.launched.push(crewId);
-        progress({ crewId, issueNumber: crew.issueNumber, phase: "launched", elapsedMs: 0 });
-      }
-      if (result.paused && queue.length && !active.size) {
-        for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: result.paused });
-      }
-      if (diskWaitSince !== void 0 && !active.size && (queue.length || refillOpen)) {
-        if (outOfTime() || performance.now() - diskWaitSince >= (o.diskWaitMs ?? 3e5)) {
-          skipAll(`disk floor: free disk stayed below ${gib(floor)} on ${worktreeRoot}`, "disk floor");
-          o.logger.warning(`daemon ${o.daemon}: free disk stayed below the floor; stopping launches`);
-          break;
-        }
-        await new Promise((r) => setTimeout(r, poll));
+      this.result.paused = pausedReason(this.o.layout);
+      if (!this.toLaunch.length && !this.refillOpen) this.diskWaitSince = void 0;
+      await this.refill();
+      this.launchWhileFree();
+      this.skipWhilePausedAndIdle();
+      if (this.diskWaitSince !== void 0 && !this.active.size && (this.toLaunch.length || this.refillOpen)) {
+        if (this.diskWaitExpired()) break;
+        await new Promise((r) => setTimeout(r, this.poll));
         continue;
       }
-      if (!active.size) {
-        if (queue.length) continue;
+      if (!this.active.size) {
+        if (this.toLaunch.length) continue;
         break;
       }
-      let tickTimer;
-      const timer = new Promise(
-        (r) => tickTimer = setTimeout(
-          () => r("tick"),
-          diskWaitSince !== void 0 ? poll : o.progressEveryMs ?? 1e4
-        )
-      );
-      const winner = await Promise.race([
-        ...[...active.values()].map((a) => a.done.then((code) => ({ a, code }))),
-        timer
-      ]);
-      clearTimeout(tickTimer);
-      for (const a of active.values()) {
-        if (a.pid && performance.now() - a.since > watchdogMs(o.config, baseSpec.graceMs)) {
-          o.logger.warning(
-            `crew ${a.crewId}: runner pid ${a.pid} exceeded its whole budget; killing its process group`
-          );
-          killGroup(a.pid, "SIGKILL");
-        }
-      }
-      if (performance.now() - lastTick >= (o.progressEveryMs ?? 1e4)) {
-        lastTick = performance.now();
-        const reg = readCrewState(o.layout).registry;
-        for (const a of active.values()) {
-          const c = reg.crews[a.crewId];
-          progress({
-            crewId: a.crewId,
-            issueNumber: c?.issueNumber,
-            slot: c?.slot,
-            phase: "running",
-            elapsedMs: performance.now() - a.since
-          });
-        }
-      }
-      if (winner === "tick") continue;
-      active.delete(winner.a.crewId);
-      await driver_settle_settle(o, winner.a, winner.code, result, progress);
-      const stop = refillStop(o.layout, winner.a.crewId);
-      if (stop && !result.refillStopped) {
-        result.refillStopped = stop;
-        o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
-      }
-      refillOpen = o.refill !== void 0 && !result.refillStopped;
+      const ended = await this.nextEnd();
+      if (ended) await this.settleEnded(ended.a, ended.code);
     }
-    result.paused = pausedReason(o.layout);
-    return result;
-  } finally {
-    await lock.release();
+    this.result.paused = pausedReason(this.o.layout);
+    return this.result;
   }
+  /** Adoption, the baseline of the shared git directory, and the crews to launch with their limit. */
+  async start() {
+    const o = this.o;
+    await adopt(o, this.active, this.result, this.poll, this.progress);
+    const baseline = baselinePath(this.setup.baseSpec.runtimeDir, o.daemon);
+    if (!this.active.size || !readBaseline(baseline))
+      writeBaseline(baseline, await captureBaseline(o.config.repoPath));
+    this.toLaunch = o.assignments.map((a) => a.crewId).filter((id) => !this.active.has(id));
+    for (const id of [...this.active.keys(), ...this.toLaunch]) this.seen.add(id);
+    const planned = readCrewState(o.layout).registry.crews;
+    this.standby = new Set(this.toLaunch.filter((id) => planned[id]?.queued === true));
+    if (this.standby.size)
+      this.limit = Math.min(
+        this.setup.slots,
+        Math.max(1, this.toLaunch.length - this.standby.size + this.active.size)
+      );
+  }
+  /** Refill: the planned crews are all started and a slot is free — ask the office for more. */
+  async refill() {
+    const o = this.o;
+    if (!this.refillOpen || this.toLaunch.length || this.result.paused) return;
+    if (this.active.size >= this.limit || this.outOfTime()) return;
+    const free = this.diskHolds("the next admissible crew");
+    if (free === void 0) return;
+    this.refillOpen = false;
+    const ids = await o.refill({
+      freeDiskBytes: free,
+      ...o.remainingMs ? { remainingMs: o.remainingMs() } : {}
+    });
+    for (const id of ids) {
+      if (this.seen.has(id)) continue;
+      this.seen.add(id);
+      this.toLaunch.push(id);
+      this.result.refilled.push(id);
+    }
+  }
+  /** Launches the next crews while a slot is free, nothing pauses launches and the disk floor holds. */
+  launchWhileFree() {
+    while (this.active.size < this.limit && this.toLaunch.length && !this.result.paused) {
+      if (this.outOfTime()) {
+        this.skipAll(SKIP_DEADLINE, "soft deadline");
+        return;
+      }
+      const next = this.toLaunch[0];
+      const held = this.standby.has(next) ? standbyStop(this.o, this.result) : void 0;
+      if (held) {
+        this.toLaunch.shift();
+        this.skip(next, held, held);
+        continue;
+      }
+      if (this.diskHolds(next) === void 0) return;
+      this.launchNext();
+    }
+  }
+  /** Launches the first crew to launch, unless the registry no longer plans it for this daemon. */
+  launchNext() {
+    const o = this.o;
+    const crewId = this.toLaunch.shift();
+    const crew = readCrewState(o.layout).registry.crews[crewId];
+    if (!crew || crew.status !== "planned" || crew.daemon !== o.daemon) {
+      const why = !crew ? "not planned" : crew.daemon !== o.daemon ? `planned for ${crew.daemon}` : `already ${crew.status}`;
+      this.result.skipped.push({ crewId, reason: why });
+      return;
+    }
+    const { runtimeDir } = this.setup.baseSpec;
+    const specPath = writeSpec({ ...this.setup.baseSpec, crewId, baseSha: this.setup.baseSha });
+    const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(o.config, crew.agent));
+    this.active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
+    this.result.launched.push(crewId);
+    this.progress({ crewId, issueNumber: crew.issueNumber, phase: "launched", elapsedMs: 0 });
+  }
+  /** Paused with nothing running: the crews left to launch are skipped (the next plan decides). */
+  skipWhilePausedAndIdle() {
+    const paused = this.result.paused;
+    if (!paused || !this.toLaunch.length || this.active.size) return;
+    for (const id of this.toLaunch.splice(0)) this.result.skipped.push({ crewId: id, reason: paused });
+  }
+  /**
+   * Launches wait for disk space and nothing running can free it: after a bounded wait (or when the
+   * job's time is up) the work is left to the next cycle. True when the driver stops.
+   */
+  diskWaitExpired() {
+    const waited = performance.now() - this.diskWaitSince;
+    if (!this.outOfTime() && waited < (this.o.diskWaitMs ?? 3e5)) return false;
+    const where = this.setup.baseSpec.worktreeRoot;
+    this.skipAll(`disk floor: free disk stayed below ${gib(this.floor)} on ${where}`, "disk floor");
+    this.o.logger.warning(`daemon ${this.o.daemon}: free disk stayed below the floor; stopping launches`);
+    return true;
+  }
+  /**
+   * Waits for the first running crew to end or for the next tick, whichever is first; on the way
+   * kills hung runners and reports progress. Undefined on a tick.
+   */
+  async nextEnd() {
+    let tickTimer;
+    const tickMs = this.diskWaitSince !== void 0 ? this.poll : this.progressEveryMs;
+    const timer = new Promise((r) => tickTimer = setTimeout(() => r("tick"), tickMs));
+    const winner = await Promise.race([
+      ...[...this.active.values()].map((a) => a.done.then((code) => ({ a, code }))),
+      timer
+    ]);
+    clearTimeout(tickTimer);
+    this.killHung();
+    this.reportRunning();
+    return winner === "tick" ? void 0 : winner;
+  }
+  /** A runner past its crew's whole budget is hung: its process group is killed (it settles lost). */
+  killHung() {
+    const limit = watchdogMs(this.o.config, this.setup.baseSpec.graceMs);
+    for (const a of this.active.values()) {
+      if (a.pid && performance.now() - a.since > limit) {
+        this.o.logger.warning(
+          `crew ${a.crewId}: runner pid ${a.pid} exceeded its whole budget; killing its process group`
+        );
+        killGroup(a.pid, "SIGKILL");
+      }
+    }
+  }
+  /** Every `progressEveryMs`, a `running` line per active crew. */
+  reportRunning() {
+    if (performance.now() - this.lastTick < this.progressEveryMs) return;
+    this.lastTick = performance.now();
+    const reg = readCrewState(this.o.layout).registry;
+    for (const a of this.active.values()) {
+      const c = reg.crews[a.crewId];
+      this.progress({
+        crewId: a.crewId,
+        issueNumber: c?.issueNumber,
+        slot: c?.slot,
+        phase: "running",
+        elapsedMs: performance.now() - a.since
+      });
+    }
+  }
+  /** Settles a crew whose runner ended, and decides whether refill may go on. */
+  async settleEnded(a, code) {
+    const o = this.o;
+    this.active.delete(a.crewId);
+    await driver_settle_settle(o, a, code, this.result, this.progress);
+    const stop = refillStop(o.layout, a.crewId);
+    if (stop && !this.result.refillStopped) {
+      this.result.refillStopped = stop;
+      o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
+    }
+    this.refillOpen = o.refill !== void 0 && !this.result.refillStopped;
+  }
+  /** The disk floor, read right before a launch or a refill: the reading when it holds. */
+  diskHolds(next) {
+    const free = (this.o.freeDisk ?? (() => disk_freeDiskBytes(this.setup.baseSpec.worktreeRoot)))();
+    if (free >= this.floor) {
+      this.diskWaitSince = void 0;
+      return free;
+    }
+    if (this.diskWaitSince === void 0) {
+      this.diskWaitSince = performance.now();
+      this.result.diskWaits++;
+      const why = `free disk ${gib(free)} below the ${gib(this.floor)} floor on ${this.setup.baseSpec.worktreeRoot}`;
+      this.o.logger.warning(`daemon ${this.o.daemon}: ${why}; waiting before launching ${next}`);
+      this.progress({ crewId: next, phase: "waiting", elapsedMs: 0, detail: why });
+    }
+    return void 0;
+  }
+  /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve. */
+  outOfTime() {
+    return this.o.remainingMs !== void 0 && this.o.remainingMs() < this.reserveMs;
+  }
+  skipAll(reason, detail) {
+    for (const id of this.toLaunch.splice(0)) this.skip(id, reason, detail);
+  }
+  skip(crewId, reason, detail) {
+    this.result.skipped.push({ crewId, reason });
+    this.progress({ crewId, phase: "skipped", elapsedMs: 0, detail });
+  }
+  progress = (p) => this.o.onProgress?.(p);
 }
-function queueStop(o, result) {
-  if (result.refillStopped) return `queue stopped: ${result.refillStopped}`;
+function runnerEnv(config, agentId) {
+  return childEnv({
+    pass: [...RUN_IDENTITY_ENV, ...config.agents.find((a) => a.id === agentId)?.passEnv ?? []]
+  });
+}
+function watchdogMs(config, graceMs) {
+  return 2 * config.dispatch.crewTimeoutSeconds * 1e3 + 2 * graceMs + 12e4;
+}
+function standbyStop(o, result) {
+  if (result.refillStopped) return `standby stopped: ${result.refillStopped}`;
   const cap = o.config.dispatch.spendCap;
   if (cap === void 0) return void 0;
   let spent;
@@ -70108,6 +70842,117 @@ function launch(launcher, specPath, runtimeDir, crewId, env) {
   }).then((r) => r.spawnError ? null : r.exitCode);
   return { pid, done };
 }
+function pausedReason(layout) {
+  return describePauses(pauseStatus(layout).pauses);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/orphans.js
+
+
+
+
+
+
+
+
+
+
+async function reclaimOrcaOrphans(o) {
+  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
+  if (daemon?.classroom !== "orca") return [];
+  const { registry, processes } = readCrewState(o.layout);
+  const reclaimed = [];
+  for (const c of Object.values(registry.crews)) {
+    if (c.status !== "running" || c.daemon !== o.daemon) continue;
+    const p = processes.get(c.crewId);
+    if (p && localLiveness(p) !== "gone") continue;
+    const turns = (0,external_node_path_namespaceObject.join)(crewRuntimeDir(o.runtimeDir, c.crewId), "orca");
+    if (!(0,external_node_fs_namespaceObject.existsSync)(turns)) continue;
+    const killed = stopTurns(turns, c.crewId);
+    const remaining = [];
+    if (c.slot !== void 0) {
+      const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+      try {
+        room.preflight();
+        remaining.push(...await room.teardown(c.slot, o.baseSha));
+      } catch (e) {
+        remaining.push(`could not reset the slot: ${message(e)}`);
+      }
+    }
+    const finished = (0,external_node_fs_namespaceObject.readdirSync)(turns).some((t) => (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(turns, t, "exit-code")));
+    const detail = `orphaned: its runner is gone; ${killed} process(es) left in its Orca terminal stopped, the slot reset${finished ? " (its student had finished, but no runner was left to verify and record it)" : ""}${remaining.length ? `; remaining: ${remaining.slice(0, 5).join("; ")}` : ""}`;
+    o.logger.warning(`crew ${c.crewId}: ${detail}`);
+    await audit(o.layout, "crew.alert", {
+      crewId: c.crewId,
+      issueNumber: c.issueNumber,
+      kind: "orphaned",
+      detail
+    });
+    reclaimed.push(c.crewId);
+  }
+  return reclaimed;
+}
+function stopTurns(turns, crewId) {
+  let killed = 0;
+  for (const t of (0,external_node_fs_namespaceObject.readdirSync)(turns)) {
+    let pgid = NaN;
+    try {
+      pgid = Number((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(turns, t, "started"), "utf8").trim());
+    } catch {
+    }
+    if (Number.isInteger(pgid) && pgid > 1 && groupAlive(pgid)) {
+      killGroup(pgid, "SIGKILL");
+      killed++;
+    }
+  }
+  for (const pid of processesWithMarker(crewId)) {
+    try {
+      process.kill(pid, "SIGKILL");
+      killed++;
+    } catch {
+    }
+  }
+  return killed;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/driver.js
+
+
+
+
+
+
+
+async function runAssignments(o) {
+  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
+  if (!daemon)
+    throw new Error(
+      `daemon "${o.daemon}" is not in fleet.daemons (${o.config.fleet.daemons.map((d) => d.id).join(", ")})`
+    );
+  const runtimeDir = o.runtimeDir ?? defaultRuntimeDir(o.layout.root);
+  const worktreeRoot = o.worktreeRoot ?? defaultWorktreeRoot(o.layout.root);
+  const baseSpec = {
+    daemonId: o.daemon,
+    stateDir: o.layout.root,
+    runtimeDir,
+    worktreeRoot,
+    graceMs: o.graceMs ?? 5e3,
+    baseDir: process.cwd(),
+    config: o.config
+  };
+  classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding").preflight();
+  sandboxPreflight(o.config, o.daemon, o.logger);
+  const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
+  try {
+    const baseSha = o.baseSha ?? await revParse(o.config.repoPath);
+    await reclaimOrcaOrphans({ ...o, runtimeDir, worktreeRoot, baseSha });
+    return await new SlotDriver(o, { slots: daemon.worktrees, baseSpec, baseSha }).run();
+  } finally {
+    await lock.release();
+  }
+}
 function sandboxPreflight(config, daemon, logger) {
   if (config.sandbox.kind === "none") {
     logger.warning(
@@ -70121,12 +70966,10 @@ function sandboxPreflight(config, daemon, logger) {
       `daemon ${daemon}: sandbox.network is host: students may connect to any host and send anything anywhere`
     );
 }
-function pausedReason(layout) {
-  return describePauses(pauseStatus(layout).pauses);
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/loop/steps.js
+
 
 
 
@@ -70164,7 +71007,7 @@ async function planStep(o) {
       ...verdicts ? { verdicts } : {},
       ...scores ? { scores } : {},
       plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
-      ...o.queue ? { queue: true } : {},
+      ...o.standby ? { standby: true } : {},
       ...o.jobStatus ? { jobStatus: o.jobStatus } : {},
       driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       ...o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}
@@ -70178,10 +71021,12 @@ async function beatDaemon(layout, config, daemon) {
 }
 async function beat(layout, config, daemon, disk) {
   const d = config.fleet.daemons.find((x) => x.id === daemon);
+  const unavailable = d?.classroom === "orca" ? orcaUnavailable({ daemon: d }) : void 0;
   await recordHeartbeat(layout, config, {
     daemon,
     observedClass: d?.class ?? "standard",
-    freeDiskBytes: disk
+    freeDiskBytes: disk,
+    ...unavailable ? { unavailable } : {}
   });
 }
 async function refillFor(o) {
@@ -70646,41 +71491,22 @@ host: ${target}\r
 ;// CONCATENATED MODULE: ./.build/src/doctor/orca.js
 
 
-async function checkOrca(daemon, orca, o) {
-  const check = `orca:${daemon}`;
-  const argv = [orca.binary, ...orca.args, "status", "--json"];
-  const shown = argv.join(" ");
-  const r = await runProcess(argv, { cwd: o.cwd, env: childEnv(), timeoutMs: o.timeoutMs });
-  if (r.spawnError)
-    return {
-      check,
-      status: "blocker",
-      detail: `${orca.binary} could not be started (${r.spawnError})`,
-      fix: `install the Orca CLI on this machine, or set fleet.daemons[].orca.binary for ${daemon} to its path`
-    };
-  if (r.timedOut || r.exitCode !== 0)
-    return {
-      check,
-      status: "blocker",
-      detail: `\`${shown}\` ${r.timedOut ? "did not answer in time" : `exited ${r.exitCode}: ${r.stderr.toString("utf8").trim().slice(0, 200)}`}`,
-      fix: "start the Orca daemon on this machine and check `orca status`"
-    };
-  let reachable;
+function checkOrca(daemon, path) {
+  const check = `orca:${daemon.id}`;
+  const binary = orcaSettings(daemon).binary;
+  let why;
   try {
-    reachable = JSON.parse(r.stdout.toString("utf8")).runtime?.reachable;
-  } catch {
-    return {
-      check,
-      status: "blocker",
-      detail: `\`${shown}\` printed no JSON`,
-      fix: "install an Orca release whose `status --json` reports runtime.reachable"
-    };
+    why = orcaUnavailable({ daemon, ...path !== void 0 ? { path } : {} });
+  } catch (e) {
+    why = e instanceof Error ? e.message : String(e);
   }
-  return reachable === true ? { check, status: "ok", detail: "the Orca runtime is reachable" } : {
+  if (!why) return { check, status: "ok", detail: `the Orca runtime is reachable through ${binary}` };
+  const missing = /not found on PATH|Node script/.test(why);
+  return {
     check,
     status: "blocker",
-    detail: `\`${shown}\` says runtime.reachable is ${JSON.stringify(reachable)}`,
-    fix: "start the Orca runtime (crews of this daemon cannot run until it answers), or move the daemon's classroom to worktree"
+    detail: why,
+    fix: missing ? `install the Orca CLI on this machine (on Linux it is \`orca-ide\`), or set fleet.daemons[].orca.binary for ${daemon.id} to its path` : "start Orca as this runner's user (`orca-ide serve` on a headless runner), then run `school doctor` again"
   };
 }
 
@@ -70744,7 +71570,7 @@ async function runDoctor(o = {}) {
   findings.push(checkDisk(config, (0,external_node_path_namespaceObject.resolve)(cwd, config.repoPath)));
   for (const d of config.fleet.daemons) {
     if (d.classroom !== "orca" || o.daemon && d.id !== o.daemon) continue;
-    findings.push(await checkOrca(d.id, d.orca ?? { binary: "orca", args: [] }, { cwd, timeoutMs: 2e4 }));
+    findings.push(checkOrca(d, path));
   }
   if (config.sandbox.kind !== "none" && config.sandbox.network === "allow-list") {
     const allow = [
@@ -71323,7 +72149,7 @@ function spendLine(spend) {
   const reached = spend.reached ? " \u2014 SPEND CAP REACHED, dispatch halted" : "";
   return `${format_usd(spend.spentUsd)} of ${format_usd(spend.capUsd)}${pct}${reached}`;
 }
-function clip(text, max) {
+function format_clip(text, max) {
   if (text.length <= max) return text;
   const chars = Array.from(text);
   return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join("") + "\u2026";
@@ -71713,7 +72539,7 @@ const logSchema = object({
   mark: fold_cache_markSchema.nullable(),
   /** The compaction watermark of the log ('' when none): later events before it are stale copies. */
   watermark: schemas_string(),
-  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/log-file.ts). */
+  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/key-hashes.ts). */
   keys: schemas_string(),
   fold: unknown()
 });
@@ -72021,107 +72847,7 @@ function foldCode() {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/board/log-file.js
-
-
-const log_file_PROBE = 4096;
-class LogFile {
-  constructor(fd, stat) {
-    this.fd = fd;
-    this.stat = stat;
-  }
-  fd;
-  stat;
-  /** Opens a log; undefined when it does not exist. */
-  static open(path) {
-    let fd;
-    try {
-      fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
-    } catch (e) {
-      if (e.code === "ENOENT") return void 0;
-      throw e;
-    }
-    try {
-      return new LogFile(fd, (0,external_node_fs_namespaceObject.fstatSync)(fd));
-    } catch (e) {
-      (0,external_node_fs_namespaceObject.closeSync)(fd);
-      throw e;
-    }
-  }
-  get size() {
-    return this.stat.size;
-  }
-  /** Whether `mark` was taken of this same file and its first `mark.bytes` bytes are unchanged. */
-  continues(mark) {
-    return mark.dev === this.stat.dev && mark.ino === this.stat.ino && mark.birth === this.stat.birthtimeMs && mark.bytes <= this.size && this.digest(0, Math.min(log_file_PROBE, mark.bytes)) === mark.head && this.digest(Math.max(0, mark.bytes - log_file_PROBE), mark.bytes) === mark.tail;
-  }
-  /** The bytes from `from` to the size the file had when it was opened. */
-  read(from) {
-    return this.bytes(from, this.size);
-  }
-  /** A mark at `bytes` (the end of the complete lines folded). */
-  mark(bytes) {
-    return {
-      dev: this.stat.dev,
-      ino: this.stat.ino,
-      birth: this.stat.birthtimeMs,
-      bytes,
-      head: this.digest(0, Math.min(log_file_PROBE, bytes)),
-      tail: this.digest(Math.max(0, bytes - log_file_PROBE), bytes)
-    };
-  }
-  close() {
-    (0,external_node_fs_namespaceObject.closeSync)(this.fd);
-  }
-  digest(from, to) {
-    return (0,external_node_crypto_.createHash)("sha256").update(this.bytes(from, to)).digest("base64");
-  }
-  bytes(from, to) {
-    const buf = Buffer.alloc(Math.max(0, to - from));
-    let off = 0;
-    while (off < buf.length) {
-      const n = (0,external_node_fs_namespaceObject.readSync)(this.fd, buf, off, buf.length - off, from + off);
-      if (n === 0) return buf.subarray(0, off);
-      off += n;
-    }
-    return buf;
-  }
-}
-function parseAppended(buf) {
-  const nl = buf.lastIndexOf(10);
-  const body = buf.toString("utf8", 0, nl + 1);
-  const records = parseLines(body);
-  if (!records) return void 0;
-  const rest = buf.toString("utf8", nl + 1);
-  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
-  try {
-    records.push(JSON.parse(rest));
-    return { records, bytes: buf.length, tornTail: false };
-  } catch {
-    return { records, bytes: nl + 1, tornTail: true };
-  }
-}
-function parseLines(body) {
-  if (body === "") return [];
-  const text = body.slice(0, -1);
-  let lines = 1;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
-  try {
-    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
-    if (values.length === lines) return values;
-  } catch {
-  }
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      out.push(JSON.parse(line));
-    } catch {
-      return void 0;
-    }
-  }
-  return out;
-}
+;// CONCATENATED MODULE: ./.build/src/board/key-hashes.js
 function hashKey(key) {
   let h = 2166136261;
   for (let i = 0; i < key.length; i++) {
@@ -72176,28 +72902,24 @@ class KeyHashes {
 
 
 const TAIL_LIMIT = 1 << 20;
-function foldWhole(folder, path, f) {
-  const parsed = parseJsonl(f.read(0).toString("utf8"), path);
-  const contents = splitLog(parsed.records, parsed.tornTail);
+function foldWhole(folder, read) {
+  const contents = splitLog(read.records, read.tornTail);
   const x = folder.start(contents);
   const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
   return {
     x,
-    entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
+    entry: { mark: read.mark, watermark: contents.watermark, keys, fold: x },
     whole: true,
     appended: 0
   };
 }
-function foldAppended(folder, f, cached) {
-  if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark)) return void 0;
+function foldAppended(folder, read, cached) {
   try {
-    const parsed = parseAppended(f.read(cached.mark.bytes));
-    if (!parsed) return void 0;
     const known = new KeyHashes(cached.keys);
     const seen = /* @__PURE__ */ new Set();
     const fresh = [];
     const added = [];
-    for (const e of parsed.records) {
+    for (const e of read.records) {
       if (typeof e.key !== "string" || typeof e.at !== "string") return void 0;
       if (cached.watermark !== "" && e.at < cached.watermark) continue;
       if (seen.has(e.key)) continue;
@@ -72208,28 +72930,27 @@ function foldAppended(folder, f, cached) {
       fresh.push(e);
     }
     const x = folder.add(cached.fold, fresh);
-    const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
-    return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+    const appended = read.mark.bytes - cached.mark.bytes;
+    return { x, entry: { ...cached, mark: read.mark, fold: x }, added, whole: false, appended };
   } catch {
     return void 0;
   }
 }
 function foldSource(reader, folder, cached, quiet = false) {
   const path = reader.layout.file(folder.file);
-  let f;
   try {
-    f = LogFile.open(path);
-    if (!f) {
+    const mark = cached?.mark && folder.shaped(cached.fold) ? cached.mark : void 0;
+    const read = readTail(path, mark);
+    if (!read.mark) {
       const x = folder.start(splitLog([]));
       const entry = { mark: null, watermark: "", keys: "", fold: x };
       return { x, entry, whole: cached?.mark !== null, appended: 0 };
     }
-    return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+    if (!read.continued) return foldWhole(folder, read);
+    return foldAppended(folder, read, cached) ?? foldWhole(folder, readTail(path, void 0));
   } catch (e) {
     if (!quiet) reader.fail(folder.file, e);
     return void 0;
-  } finally {
-    f?.close();
   }
 }
 function persisted(file, folder, folded) {
@@ -72318,7 +73039,7 @@ function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
   const safe = ascii ? text : sanitizeText(text, max * 4).text;
   const oneLine = ascii && !LOOSE_SPACES.test(safe) ? safe : safe.replace(/\s+/g, " ").trim();
-  return clip(redact_redactText(oneLine), max);
+  return format_clip(redact_redactText(oneLine), max);
 }
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const LOOSE_SPACES = /^ | $| {2}/;
@@ -72794,18 +73515,18 @@ const fifoPolicy = () => {
   const queues = new ClassQueues();
   return {
     name: "fifo",
-    enqueue: (item) => queues.push(item),
+    add: (item) => queues.push(item),
     decide: (ctx) => fill(queues, ctx.free),
-    queued: () => queues.size
+    backlog: () => queues.size
   };
 };
 const batchPolicy = () => {
   const queues = new ClassQueues();
   return {
     name: "batch",
-    enqueue: (item) => queues.push(item),
+    add: (item) => queues.push(item),
     decide: (ctx) => ctx.running > 0 ? [] : fill(queues, ctx.free),
-    queued: () => queues.size
+    backlog: () => queues.size
   };
 };
 
@@ -72860,7 +73581,78 @@ class MinHeap {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/simulate/run-log.js
+class RunLog {
+  constructor(pauseMinutes) {
+    this.pauseMinutes = pauseMinutes;
+  }
+  pauseMinutes;
+  timeline = [];
+  results = /* @__PURE__ */ new Map();
+  pauses = [];
+  /** No launch before this minute (a usage limit; seed 002). */
+  pausedUntil = -Infinity;
+  /**
+   * Records a run of `item` on `slot` from `start` to `now`. A usage limit pauses launches for the
+   * workload's pause time, merged with a pause still going; `resumeAt` is then the new end of the
+   * pause, when it moved. Any other outcome is a verdict: the issue's attempts and first verdict.
+   */
+  ended(slot, item, start, now) {
+    const run = item.issue.runs[item.run];
+    this.timeline.push({
+      slot: slot.index,
+      issue: item.issue.number,
+      start,
+      end: now,
+      outcome: run.outcome,
+      attempt: item.attempt,
+      repair: item.repair
+    });
+    const result = this.result(item.issue.number);
+    if (run.outcome !== "usage_limit") {
+      result.attempts = item.attempt;
+      result.firstVerdictAt ??= now;
+      return { run };
+    }
+    const until = now + this.pauseMinutes;
+    if (until <= this.pausedUntil) return { run };
+    const last = this.pauses.at(-1);
+    if (last && last.to >= now) last.to = until;
+    else this.pauses.push({ from: now, to: until });
+    this.pausedUntil = until;
+    return { run, resumeAt: until };
+  }
+  /** The issue's end, when the step after its run is not another run. */
+  settle(issue, step) {
+    const result = this.result(issue);
+    result.status = step.kind;
+    if (step.kind === "stopped") result.reason = step.reason;
+  }
+  /** The figures of a finished simulation. */
+  summary(policy, decisions, backlog) {
+    return {
+      policy,
+      makespan: this.timeline.reduce((m, t) => Math.max(m, t.end), 0),
+      timeline: this.timeline,
+      issues: [...this.results.values()].sort((a, b) => a.number - b.number),
+      pauses: this.pauses,
+      decisions,
+      backlog
+    };
+  }
+  result(n) {
+    let result = this.results.get(n);
+    if (!result) {
+      result = { number: n, status: "done", attempts: 0 };
+      this.results.set(n, result);
+    }
+    return result;
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/simulate/engine.js
+
 
 
 
@@ -72872,144 +73664,140 @@ class SimulationError extends SchoolError {
 }
 function seedRule(item, outcome) {
   if (outcome === "success") return { kind: "done" };
-  if (outcome === "usage_limit") return { kind: "queue", attempt: item.attempt, repair: item.repair };
-  return item.attempt >= 2 ? { kind: "stopped", reason: "repair-stopped-after-two-failures" } : { kind: "queue", attempt: item.attempt + 1, repair: true };
+  if (outcome === "usage_limit") return { kind: "backlog", attempt: item.attempt, repair: item.repair };
+  return item.attempt >= 2 ? { kind: "stopped", reason: "repair-stopped-after-two-failures" } : { kind: "backlog", attempt: item.attempt + 1, repair: true };
 }
 function simulate(workload, factory) {
-  const policy = factory(workload);
-  const events = new MinHeap();
-  const busy = new Array(workload.slots.length).fill(false);
-  const freeSet = new Set(workload.slots.map((s) => s.index));
-  const ready = /* @__PURE__ */ new Set();
-  const timeline = [];
-  const pauses = [];
-  const results = /* @__PURE__ */ new Map();
-  let running = 0;
-  let seq = 0;
-  let pausedUntil = -Infinity;
-  let decisions = 0;
-  let now = 0;
-  const backlog = { available: 0, busy: 0 };
-  const readyByClass = [0, 0, 0, 0];
-  const freeByClass = [0, 0, 0, 0];
-  for (const s of workload.slots) freeByClass[options_classRank(s.class)]++;
-  const usableIdle = () => {
-    let lightest = readyByClass.findIndex((n) => n > 0);
+  return new PolicyLoop(workload, factory(workload)).run();
+}
+class PolicyLoop {
+  constructor(workload, policy) {
+    this.workload = workload;
+    this.policy = policy;
+    this.busy = new Array(workload.slots.length).fill(false);
+    this.freeSet = new Set(workload.slots.map((s) => s.index));
+    this.log = new RunLog(workload.options.pauseMinutes);
+    for (const s of workload.slots) this.freeByClass[options_classRank(s.class)]++;
+    for (const issue of workload.issues) this.addToBacklog({ issue, run: 0, attempt: 1, repair: false });
+  }
+  workload;
+  policy;
+  events = new MinHeap();
+  busy;
+  /** Free slot indexes, kept incrementally: scanning 1,000 slots at every event would dominate. */
+  freeSet;
+  ready = /* @__PURE__ */ new Set();
+  log;
+  backlog = { available: 0, busy: 0 };
+  /** Per class: items of that weight in the backlog, free slots of that class (for the backlog figure). */
+  readyByClass = [0, 0, 0, 0];
+  freeByClass = [0, 0, 0, 0];
+  running = 0;
+  seq = 0;
+  decisions = 0;
+  now = 0;
+  run() {
+    this.dispatch();
+    while (this.events.size > 0) {
+      this.advanceTo(this.events.peekKey());
+      while (this.events.peekKey() === this.now) {
+        const e = this.events.pop().value;
+        if (e.kind === "finish") this.finish(e.slot, e.item, e.start);
+      }
+      this.dispatch();
+    }
+    if (this.ready.size > 0) {
+      throw new SimulationError(
+        `${this.policy.name} left ${this.ready.size} issue run(s) unplaced with every slot idle (${this.policy.backlog()} still in the policy's backlog): the policy refuses work it could run.`
+      );
+    }
+    return this.log.summary(this.policy.name, this.decisions, this.backlog);
+  }
+  /** The state between two event times is constant: account the interval before moving on. */
+  advanceTo(next) {
+    if (this.now >= this.log.pausedUntil) {
+      const idle = this.usableIdle();
+      if (idle > 0) {
+        this.backlog.available += (next - this.now) * (this.running + idle);
+        this.backlog.busy += (next - this.now) * this.running;
+      }
+    }
+    this.now = next;
+  }
+  usableIdle() {
+    let lightest = this.readyByClass.findIndex((n) => n > 0);
     if (lightest < 0) return 0;
     let idle = 0;
-    for (; lightest < freeByClass.length; lightest++) idle += freeByClass[lightest];
+    for (; lightest < this.freeByClass.length; lightest++) idle += this.freeByClass[lightest];
     return idle;
-  };
-  const enqueue = (item) => {
-    const full = { ...item, id: `${item.issue.number}#${item.run}`, seq: seq++ };
-    ready.add(full.id);
-    readyByClass[options_classRank(item.issue.weight)]++;
-    policy.enqueue(full);
-  };
-  for (const issue of workload.issues) enqueue({ issue, run: 0, attempt: 1, repair: false });
-  const dispatch = () => {
-    const paused = now < pausedUntil;
-    if (paused && !policy.consultWhilePaused || running === workload.slots.length || ready.size === 0)
+  }
+  addToBacklog(item) {
+    const full = { ...item, id: `${item.issue.number}#${item.run}`, seq: this.seq++ };
+    this.ready.add(full.id);
+    this.readyByClass[options_classRank(item.issue.weight)]++;
+    this.policy.add(full);
+  }
+  /** Asks the policy to fill the free slots, and launches what it decides (checked). */
+  dispatch() {
+    const { policy, workload, now } = this;
+    const paused = now < this.log.pausedUntil;
+    if (paused && !policy.consultWhilePaused || this.running === workload.slots.length || this.ready.size === 0)
       return;
-    const free = [...freeSet].sort((a, b) => a - b).map((i) => workload.slots[i]);
-    decisions++;
-    const reason = paused ? `usage limit reached; paused until minute ${pausedUntil.toFixed(1)}` : void 0;
-    for (const { item, slot } of policy.decide({
+    const free = [...this.freeSet].sort((a, b) => a - b).map((i) => workload.slots[i]);
+    this.decisions++;
+    const reason = paused ? `usage limit reached; paused until minute ${this.log.pausedUntil.toFixed(1)}` : void 0;
+    const launches = policy.decide({
       now,
       free,
-      running,
+      running: this.running,
       workload,
       ...reason ? { paused: reason } : {}
-    })) {
-      if (paused) throw new SimulationError(`${policy.name} launched ${item.id} while the school was paused`);
-      if (busy[slot.index]) throw new SimulationError(`${policy.name} launched on busy slot ${slot.index}`);
-      if (!ready.delete(item.id)) throw new SimulationError(`${policy.name} launched ${item.id}, not ready`);
-      readyByClass[options_classRank(item.issue.weight)]--;
-      freeByClass[options_classRank(slot.class)]--;
-      busy[slot.index] = true;
-      freeSet.delete(slot.index);
-      running++;
-      events.push(now + item.issue.runs[item.run].duration, { kind: "finish", slot, item, start: now });
-    }
-  };
-  const finish = (slot, item, start) => {
-    busy[slot.index] = false;
-    freeSet.add(slot.index);
-    freeByClass[options_classRank(slot.class)]++;
-    running--;
-    const run = item.issue.runs[item.run];
-    timeline.push({
-      slot: slot.index,
-      issue: item.issue.number,
-      start,
-      end: now,
-      outcome: run.outcome,
-      attempt: item.attempt,
-      repair: item.repair
     });
-    const n = item.issue.number;
-    const result = results.get(n) ?? { number: n, status: "done", attempts: 0 };
-    results.set(n, result);
-    const next = { issue: item.issue, run: item.run + 1 };
-    if (run.outcome === "usage_limit") {
-      const until = now + workload.options.pauseMinutes;
-      if (until > pausedUntil) {
-        const last = pauses.at(-1);
-        if (last && last.to >= now) last.to = until;
-        else pauses.push({ from: now, to: until });
-        pausedUntil = until;
-        events.push(until, { kind: "resume" });
-      }
-    } else {
-      result.attempts = item.attempt;
-      result.firstVerdictAt ??= now;
+    for (const { item, slot } of launches) {
+      if (paused) throw new SimulationError(`${policy.name} launched ${item.id} while the school was paused`);
+      this.launch(item, slot);
     }
+  }
+  launch(item, slot) {
+    const name = this.policy.name;
+    if (this.busy[slot.index]) throw new SimulationError(`${name} launched on busy slot ${slot.index}`);
+    if (!this.ready.delete(item.id)) throw new SimulationError(`${name} launched ${item.id}, not ready`);
+    this.readyByClass[options_classRank(item.issue.weight)]--;
+    this.freeByClass[options_classRank(slot.class)]--;
+    this.busy[slot.index] = true;
+    this.freeSet.delete(slot.index);
+    this.running++;
+    this.events.push(this.now + item.issue.runs[item.run].duration, {
+      kind: "finish",
+      slot,
+      item,
+      start: this.now
+    });
+  }
+  /** A run ends: its slot frees, it is recorded, and the policy (or seed 002's rule) says what follows. */
+  finish(slot, item, start) {
+    const { policy, now } = this;
+    this.busy[slot.index] = false;
+    this.freeSet.add(slot.index);
+    this.freeByClass[options_classRank(slot.class)]++;
+    this.running--;
+    const { run, resumeAt } = this.log.ended(slot, item, start, now);
+    if (resumeAt !== void 0) this.events.push(resumeAt, { kind: "resume" });
+    const n = item.issue.number;
     const step = policy.afterRun?.(item, run.outcome, now) ?? seedRule(item, run.outcome);
-    const more = next.run < item.issue.runs.length;
-    if (step.kind === "queue") {
+    const more = item.run + 1 < item.issue.runs.length;
+    if (step.kind === "backlog") {
       if (!more) {
         throw new SimulationError(
-          `${policy.name} queued issue #${n} for attempt ${step.attempt} after ${item.issue.runs.length} run(s); the workload ends there (a success or the second consecutive failure)`
+          `${policy.name} put issue #${n} back in the backlog for attempt ${step.attempt} after ${item.issue.runs.length} run(s); the workload ends there (a success or the second consecutive failure)`
         );
       }
-      enqueue({ ...next, attempt: step.attempt, repair: step.repair });
+      this.addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
     } else {
       if (more) throw new SimulationError(`${policy.name} ended issue #${n} (${step.kind}) with runs left`);
-      result.status = step.kind;
-      if (step.kind === "stopped") result.reason = step.reason;
+      this.log.settle(n, step);
     }
-  };
-  dispatch();
-  while (events.size > 0) {
-    const next = events.peekKey();
-    if (now >= pausedUntil) {
-      const idle = usableIdle();
-      if (idle > 0) {
-        backlog.available += (next - now) * (running + idle);
-        backlog.busy += (next - now) * running;
-      }
-    }
-    now = next;
-    while (events.peekKey() === now) {
-      const e = events.pop().value;
-      if (e.kind === "finish") finish(e.slot, e.item, e.start);
-    }
-    dispatch();
   }
-  if (ready.size > 0) {
-    throw new SimulationError(
-      `${policy.name} left ${ready.size} issue run(s) unplaced with every slot idle (${policy.queued()} still queued in the policy): the policy refuses work it could run.`
-    );
-  }
-  return {
-    policy: policy.name,
-    makespan: timeline.reduce((m, t) => Math.max(m, t.end), 0),
-    timeline,
-    issues: [...results.values()].sort((a, b) => a.number - b.number),
-    pauses,
-    decisions,
-    backlog
-  };
 }
 
 
@@ -73036,7 +73824,82 @@ const OUTCOME = {
   usage_limit: "usage_limit"
 };
 function createOffice(options) {
-  const candidateOf = (item) => ({
+  return new SimulatedOffice(options);
+}
+class SimulatedOffice {
+  constructor(options) {
+    this.options = options;
+  }
+  options;
+  history = /* @__PURE__ */ new Map();
+  order(items) {
+    const byIssue = new Map(items.map((i) => [i.issue.number, i]));
+    return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber));
+  }
+  place(_now, candidates, daemons, paused, backlogSize) {
+    const { options } = this;
+    const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
+    const free = daemons.reduce((s, d) => s + d.free, 0);
+    const decision = admit({
+      candidates: orderCandidates(candidates.map(candidateOf), {
+        order: options.order ?? "smallest-first",
+        slots: options.totalSlots,
+        ...backlogSize !== void 0 ? { backlogSize } : {}
+      }),
+      daemons: daemons.map((d) => admissionDaemon(d, options.slotsPerDaemon)),
+      agents: [office_adapter_AGENT],
+      maxCrews: options.totalSlots,
+      activeCrews: options.totalSlots - free,
+      heldFences: [],
+      time: { remainingMs: 2 * 6e4, crewTimeoutMs: 6e4, gradingReserveMs: 0, maxWaves: 1 },
+      minFreeDiskBytes: 0,
+      spend: { spentUsd: 0 },
+      maxFallbacks: 0,
+      ...paused !== void 0 ? { paused } : {}
+    });
+    const placed = /* @__PURE__ */ new Map();
+    for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber).id, a.daemon);
+    return placed;
+  }
+  /** Records the run as a finished crew and lets the office's history say what follows. */
+  afterRun(item, outcome, now) {
+    const n = item.issue.number;
+    const crews = this.history.get(n) ?? {};
+    this.history.set(n, crews);
+    const crewId = `c${n}-${String(item.run).padStart(8, "0")}`;
+    crews[crewId] = {
+      crewId,
+      issueNumber: n,
+      daemon: "sim",
+      agent: office_adapter_AGENT.id,
+      weight: item.issue.weight,
+      fences: [],
+      attempt: item.attempt,
+      repair: item.repair,
+      status: "finished",
+      plannedAt: office_adapter_iso(now),
+      finishedAt: office_adapter_iso(now),
+      outcome: OUTCOME[outcome]
+    };
+    const state = issueStates({ crews, leases: {} }).get(n);
+    switch (state?.kind) {
+      case "done":
+        return { kind: "done" };
+      case "stopped":
+        return { kind: "stopped", reason: "repair-stopped-after-two-failures" };
+      case "repair":
+        return { kind: "backlog", attempt: state.attempt, repair: true };
+      case "ready":
+        return { kind: "backlog", attempt: 1, repair: false };
+      default:
+        throw new Error(
+          `dispatch history reports issue #${n} as ${state?.kind ?? "unknown"} after its run ended`
+        );
+    }
+  }
+}
+function candidateOf(item) {
+  return {
     issueNumber: item.issue.number,
     role: "coding",
     domain: "general",
@@ -73047,88 +73910,25 @@ function createOffice(options) {
     size: item.issue.size,
     repair: item.repair,
     attempt: item.repair ? 2 : 1
-  });
-  const history = /* @__PURE__ */ new Map();
+  };
+}
+function admissionDaemon(d, slots) {
   return {
-    order(items) {
-      const byIssue = new Map(items.map((i) => [i.issue.number, i]));
-      return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber));
-    },
-    place(now, candidates, daemons, paused, queuedSize) {
-      const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
-      const fleet = daemons.map((d) => ({
-        id: d.id,
-        labels: [],
-        slots: options.slotsPerDaemon,
-        classroom: "worktree",
-        declaredClass: d.class,
-        effectiveClass: d.class,
-        online: true,
-        freeDiskBytes: Number.MAX_SAFE_INTEGER,
-        busy: d.busy
-      }));
-      const free = daemons.reduce((s, d) => s + d.free, 0);
-      const decision = admit({
-        candidates: orderCandidates(candidates.map(candidateOf), {
-          order: options.order ?? "smallest-first",
-          slots: options.totalSlots,
-          ...queuedSize !== void 0 ? { queuedSize } : {}
-        }),
-        daemons: fleet,
-        agents: [office_adapter_AGENT],
-        maxCrews: options.totalSlots,
-        activeCrews: options.totalSlots - free,
-        heldFences: [],
-        time: { remainingMs: 2 * 6e4, crewTimeoutMs: 6e4, gradingReserveMs: 0, maxWaves: 1 },
-        minFreeDiskBytes: 0,
-        spend: { spentUsd: 0 },
-        maxFallbacks: 0,
-        ...paused !== void 0 ? { paused } : {}
-      });
-      const placed = /* @__PURE__ */ new Map();
-      for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber).id, a.daemon);
-      return placed;
-    },
-    afterRun(item, outcome, now) {
-      const n = item.issue.number;
-      const crews = history.get(n) ?? {};
-      history.set(n, crews);
-      const crewId = `c${n}-${String(item.run).padStart(8, "0")}`;
-      crews[crewId] = {
-        crewId,
-        issueNumber: n,
-        daemon: "sim",
-        agent: office_adapter_AGENT.id,
-        weight: item.issue.weight,
-        fences: [],
-        attempt: item.attempt,
-        repair: item.repair,
-        status: "finished",
-        plannedAt: office_adapter_iso(now),
-        finishedAt: office_adapter_iso(now),
-        outcome: OUTCOME[outcome]
-      };
-      const state = issueStates({ crews, leases: {} }).get(n);
-      switch (state?.kind) {
-        case "done":
-          return { kind: "done" };
-        case "stopped":
-          return { kind: "stopped", reason: "repair-stopped-after-two-failures" };
-        case "repair":
-          return { kind: "queue", attempt: state.attempt, repair: true };
-        case "ready":
-          return { kind: "queue", attempt: 1, repair: false };
-        default:
-          throw new Error(
-            `dispatch history reports issue #${n} as ${state?.kind ?? "unknown"} after its run ended`
-          );
-      }
-    }
+    id: d.id,
+    labels: [],
+    slots,
+    classroom: "worktree",
+    declaredClass: d.class,
+    effectiveClass: d.class,
+    online: true,
+    freeDiskBytes: Number.MAX_SAFE_INTEGER,
+    busy: d.busy
   };
 }
 
 
 ;// CONCATENATED MODULE: ./.build/src/simulate/deployed.js
+
 
 
 
@@ -73152,217 +73952,230 @@ function simulateDeployed(workload, options) {
       `job time limit ${o.jobTimeoutMinutes} min cannot fit one crew timeout (${o.crewTimeoutMinutes} min) plus the grading reserve (${o.gradingReserveMinutes} min)`
     );
   }
-  const perDaemon = workload.options.slotsPerDaemon;
-  const total = workload.slots.length;
-  const office = createOffice({ slotsPerDaemon: perDaemon, totalSlots: total, order: o.order });
-  const daemons = /* @__PURE__ */ new Map();
-  for (const s of workload.slots) {
-    const d = daemons.get(s.daemon) ?? { id: s.daemon, slots: [], free: [], planned: [], running: 0 };
-    d.slots.push(s);
-    d.free.push(s);
-    daemons.set(s.daemon, d);
+  return new DeployedLoop(workload, o).run();
+}
+class DeployedLoop {
+  constructor(workload, o) {
+    this.o = o;
+    this.perDaemon = workload.options.slotsPerDaemon;
+    this.log = new RunLog(workload.options.pauseMinutes);
+    this.office = createOffice({
+      slotsPerDaemon: this.perDaemon,
+      totalSlots: workload.slots.length,
+      order: o.order
+    });
+    for (const s of workload.slots) {
+      const d = this.daemons.get(s.daemon) ?? { id: s.daemon, slots: [], free: [], planned: [], running: 0 };
+      d.slots.push(s);
+      d.free.push(s);
+      this.daemons.set(s.daemon, d);
+    }
+    for (const issue of workload.issues) this.addToBacklog({ issue, run: 0, attempt: 1, repair: false });
   }
-  const events = new MinHeap();
-  const ready = /* @__PURE__ */ new Map();
-  const timeline = [];
-  const results = /* @__PURE__ */ new Map();
-  const pauses = [];
-  const backlog = { available: 0, busy: 0 };
-  let now = 0;
-  let seq = 0;
-  let pausedUntil = -Infinity;
-  let decisions = 0;
-  let queuedSize = 0;
-  const running = () => [...daemons.values()].reduce((n, d) => n + d.running, 0);
-  const plannedCount = () => [...daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.queue.length ?? 0), 0);
-  const enqueue = (item) => {
-    const full = { ...item, id: `${item.issue.number}#${item.run}`, seq: seq++ };
-    ready.set(full.id, full);
-    queuedSize += item.issue.size;
-  };
-  for (const issue of workload.issues) enqueue({ issue, run: 0, attempt: 1, repair: false });
-  const place = (offered, capacity) => {
-    const free = offered.filter((d) => capacity(d) > 0).map((d) => ({ id: d.id, class: d.slots[0].class, free: capacity(d), busy: perDaemon - capacity(d) }));
-    if (free.length === 0 || ready.size === 0) return [];
-    decisions++;
-    const paused = now < pausedUntil ? `usage limit; paused until minute ${pausedUntil.toFixed(1)}` : void 0;
+  o;
+  perDaemon;
+  office;
+  daemons = /* @__PURE__ */ new Map();
+  events = new MinHeap();
+  ready = /* @__PURE__ */ new Map();
+  log;
+  backlog = { available: 0, busy: 0 };
+  now = 0;
+  seq = 0;
+  decisions = 0;
+  backlogSize = 0;
+  run() {
+    this.events.push(0, { kind: "tick" });
+    let idleTicks = 0;
+    while (this.events.size > 0) {
+      this.advanceTo(this.events.peekKey());
+      const touched = /* @__PURE__ */ new Set();
+      const starting = /* @__PURE__ */ new Set();
+      while (this.events.peekKey() === this.now) {
+        const e = this.events.pop().value;
+        if (e.kind === "finish") {
+          this.finish(e);
+          touched.add(e.daemon);
+        } else if (e.kind === "job") {
+          e.daemon.jobAt = void 0;
+          if (e.daemon.job) continue;
+          e.daemon.job = { deadline: this.now + this.o.jobTimeoutMinutes, crews: [] };
+          touched.add(e.daemon);
+          starting.add(e.daemon);
+        } else if (e.kind === "tick") {
+          const before = this.running() + this.plannedCount();
+          this.tick();
+          const idle = before === 0 && this.running() + this.plannedCount() === 0 && this.now >= this.log.pausedUntil;
+          idleTicks = idle ? idleTicks + 1 : 0;
+          if (idleTicks > 2 && this.ready.size > 0) {
+            throw new SimulationError(
+              `${this.ready.size} run(s) stay unplaced with every slot idle: the office refuses them`
+            );
+          }
+        }
+      }
+      for (const d of touched) this.fill(d, starting.has(d));
+    }
+    if (this.ready.size + this.plannedCount() > 0)
+      throw new SimulationError("the simulation ended with work left");
+    return this.log.summary(`${this.o.cadence} \xB7 ${this.o.order}`, this.decisions, this.backlog);
+  }
+  /** Moves the clock, counting busy and usable idle slot-time while runnable work waits. */
+  advanceTo(next) {
+    if (this.now >= this.log.pausedUntil && this.ready.size > 0) {
+      const idle = this.usableIdle();
+      const busy = this.running();
+      this.backlog.available += (next - this.now) * (busy + idle);
+      this.backlog.busy += (next - this.now) * busy;
+    }
+    this.now = next;
+  }
+  running() {
+    return [...this.daemons.values()].reduce((n, d) => n + d.running, 0);
+  }
+  plannedCount() {
+    return [...this.daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.crews.length ?? 0), 0);
+  }
+  addToBacklog(item) {
+    const full = { ...item, id: `${item.issue.number}#${item.run}`, seq: this.seq++ };
+    this.ready.set(full.id, full);
+    this.backlogSize += item.issue.size;
+  }
+  /** The office decides for `offered` daemons (others offer no slot); returns what it placed. */
+  place(offered, capacity) {
+    const free = offered.filter((d) => capacity(d) > 0).map((d) => ({
+      id: d.id,
+      class: d.slots[0].class,
+      free: capacity(d),
+      busy: this.perDaemon - capacity(d)
+    }));
+    if (free.length === 0 || this.ready.size === 0) return [];
+    this.decisions++;
+    const paused = this.now < this.log.pausedUntil ? `usage limit; paused until minute ${this.log.pausedUntil.toFixed(1)}` : void 0;
     const taken = free.reduce((n, d) => n + d.free, 0);
-    const placed = office.place(now, [...ready.values()], free, paused, queuedSize);
+    const placed = this.office.place(this.now, [...this.ready.values()], free, paused, this.backlogSize);
     if (placed.size > taken) throw new SimulationError("the office placed more crews than free slots");
     const out = [];
     for (const [id, daemon] of placed) {
-      const item = ready.get(id);
-      ready.delete(id);
-      queuedSize -= item.issue.size;
-      out.push([item, daemons.get(daemon)]);
+      const item = this.ready.get(id);
+      this.ready.delete(id);
+      this.backlogSize -= item.issue.size;
+      out.push([item, this.daemons.get(daemon)]);
     }
     return out;
-  };
-  const launch = (d, item) => {
+  }
+  launch(d, item) {
     const slot = d.free.shift();
     if (!slot) throw new SimulationError(`daemon ${d.id} launched with no free slot`);
     d.running++;
-    events.push(now + item.issue.runs[item.run].duration, {
+    this.events.push(this.now + item.issue.runs[item.run].duration, {
       kind: "finish",
       daemon: d,
       slot,
       item,
-      start: now
+      start: this.now
     });
-  };
-  const canRefill = (d) => o.cadence === "refill" && d.job !== void 0 && now + o.crewTimeoutMinutes + o.gradingReserveMinutes <= d.job.deadline;
-  const fill = (d, starting) => {
+  }
+  /** A crew timeout plus the grading reserve still fit before the job's limit. */
+  fits(job) {
+    return this.now + this.o.crewTimeoutMinutes + this.o.gradingReserveMinutes <= job.deadline;
+  }
+  /**
+   * The driver's loop for one daemon: planned crews first, then refill, then maybe end the job. A
+   * cron job takes only the crews planned before it started: later plans queue the next job.
+   */
+  fill(d, starting) {
     if (!d.job) return;
-    if (o.cadence === "queue") return fillQueue(d, d.job, starting);
-    if (starting || o.cadence === "refill") {
-      while (d.free.length > 0 && d.planned.length > 0) launch(d, d.planned.shift());
+    if (this.o.cadence === "standby") return this.fillStandby(d, d.job, starting);
+    if (starting || this.o.cadence === "refill") {
+      while (d.free.length > 0 && d.planned.length > 0) this.launch(d, d.planned.shift());
     }
-    if (canRefill(d) && d.free.length > 0 && now >= pausedUntil) {
-      for (const [item, daemon] of place([d], (x) => x.free.length)) launch(daemon, item);
+    const refill = this.o.cadence === "refill" && this.fits(d.job);
+    if (refill && d.free.length > 0 && this.now >= this.log.pausedUntil) {
+      for (const [item, daemon] of this.place([d], (x) => x.free.length)) this.launch(daemon, item);
     }
     if (d.running === 0) {
       d.job = void 0;
-      if (d.planned.length > 0) startJobAt(d, now);
+      if (d.planned.length > 0) this.startJobAt(d, this.now);
     }
-  };
-  const fillQueue = (d, job, starting) => {
-    if (starting) job.queue.push(...d.planned.splice(0));
-    const fits = () => now + o.crewTimeoutMinutes + o.gradingReserveMinutes <= job.deadline;
-    while (d.free.length > 0 && job.queue.length > 0 && now >= pausedUntil && fits()) {
-      launch(d, job.queue.shift());
+  }
+  /**
+   * An Actions crew job with standby crews (dispatch/standby.ts): it takes what was planned for its
+   * daemon when it starts, launches as slots free while a crew timeout plus the reserve fit, and
+   * what it did not start goes back to the backlog (the next plan cancels it and plans the issue
+   * again).
+   */
+  fillStandby(d, job, starting) {
+    if (starting) job.crews.push(...d.planned.splice(0));
+    while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
+      this.launch(d, job.crews.shift());
     }
     if (d.running > 0) return;
-    for (const item of job.queue.splice(0)) {
-      ready.set(item.id, item);
-      queuedSize += item.issue.size;
+    for (const item of job.crews.splice(0)) {
+      this.ready.set(item.id, item);
+      this.backlogSize += item.issue.size;
     }
     d.job = void 0;
-    if (d.planned.length > 0) startJobAt(d, now);
-  };
-  const typicalMinutes = () => {
-    const runs = timeline.slice(-50).map((t) => t.end - t.start).sort((a, b) => a - b);
-    if (runs.length < 5) return o.crewTimeoutMinutes;
+    if (d.planned.length > 0) this.startJobAt(d, this.now);
+  }
+  /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
+  typicalMinutes() {
+    const runs = this.log.timeline.slice(-50).map((t) => t.end - t.start).sort((a, b) => a - b);
+    if (runs.length < 5) return this.o.crewTimeoutMinutes;
     const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
-    return Math.min(o.crewTimeoutMinutes, Math.max(1, p75));
-  };
-  const startJobAt = (d, at) => {
+    return Math.min(this.o.crewTimeoutMinutes, Math.max(1, p75));
+  }
+  startJobAt(d, at) {
     if (d.job || d.jobAt !== void 0) return;
     d.jobAt = at;
-    events.push(at, { kind: "job", daemon: d });
-  };
-  const tick = () => {
-    const capacity = (x) => x.free.length - x.planned.length - (x.job?.queue.length ?? 0);
+    this.events.push(at, { kind: "job", daemon: d });
+  }
+  /** The cron: a plan onto the free slots (and, for `standby`, the standby behind them). */
+  tick() {
+    const o = this.o;
+    const capacity = (x) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
     const allowance = /* @__PURE__ */ new Map();
-    for (const [item, d] of place([...daemons.values()], capacity)) {
+    for (const [item, d] of this.place([...this.daemons.values()], capacity)) {
       d.planned.push(item);
       allowance.set(d, (allowance.get(d) ?? 0) + 1);
     }
-    if (o.cadence === "queue" && allowance.size > 0) {
+    if (o.cadence === "standby" && allowance.size > 0) {
       const left = o.jobTimeoutMinutes - o.crewTimeoutMinutes - o.gradingReserveMinutes;
-      const waves = Math.max(0, Math.floor(left / typicalMinutes()));
-      for (const [item, d] of place([...allowance.keys()], (x) => allowance.get(x) * waves)) {
+      const waves = Math.max(0, Math.floor(left / this.typicalMinutes()));
+      for (const [item, d] of this.place([...allowance.keys()], (x) => allowance.get(x) * waves)) {
         d.planned.push(item);
       }
     }
-    for (const d of daemons.values()) if (d.planned.length > 0) startJobAt(d, now + o.queueMinutes);
-    if (ready.size + plannedCount() + running() > 0) events.push(now + o.scheduleMinutes, { kind: "tick" });
-  };
-  const finish = (e) => {
+    for (const d of this.daemons.values())
+      if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
+    if (this.ready.size + this.plannedCount() + this.running() > 0)
+      this.events.push(this.now + o.scheduleMinutes, { kind: "tick" });
+  }
+  /** A run ends: its slot frees, it is recorded, and the office says what follows. */
+  finish(e) {
     const { daemon: d, slot, item, start } = e;
     d.running--;
     d.free.push(slot);
     d.free.sort((a, b) => a.index - b.index);
-    const run = item.issue.runs[item.run];
-    timeline.push({
-      slot: slot.index,
-      issue: item.issue.number,
-      start,
-      end: now,
-      outcome: run.outcome,
-      attempt: item.attempt,
-      repair: item.repair
-    });
-    const n = item.issue.number;
-    const result = results.get(n) ?? { number: n, status: "done", attempts: 0 };
-    results.set(n, result);
-    if (run.outcome === "usage_limit") {
-      const until = now + workload.options.pauseMinutes;
-      if (until > pausedUntil) {
-        const last = pauses.at(-1);
-        if (last && last.to >= now) last.to = until;
-        else pauses.push({ from: now, to: until });
-        pausedUntil = until;
-        events.push(until, { kind: "resume" });
-      }
-    } else {
-      result.attempts = item.attempt;
-      result.firstVerdictAt ??= now;
+    const { run, resumeAt } = this.log.ended(slot, item, start, this.now);
+    if (resumeAt !== void 0) this.events.push(resumeAt, { kind: "resume" });
+    const step = this.office.afterRun(item, run.outcome, this.now);
+    if (step.kind !== "backlog") return this.log.settle(item.issue.number, step);
+    if (item.run + 1 >= item.issue.runs.length) {
+      throw new SimulationError(
+        `issue #${item.issue.number} back in the backlog for a run the workload does not have`
+      );
     }
-    const step = office.afterRun(item, run.outcome, now);
-    if (step.kind === "queue") {
-      if (item.run + 1 >= item.issue.runs.length) {
-        throw new SimulationError(`issue #${n} queued for a run the workload does not have`);
-      }
-      enqueue({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
-    } else {
-      result.status = step.kind;
-      if (step.kind === "stopped") result.reason = step.reason;
-    }
-  };
-  const usableIdle = () => {
-    let lightest = 4;
-    for (const i of ready.values()) lightest = Math.min(lightest, options_classRank(i.issue.weight));
-    let idle = 0;
-    for (const d of daemons.values()) for (const s of d.free) if (options_classRank(s.class) >= lightest) idle++;
-    return idle;
-  };
-  events.push(0, { kind: "tick" });
-  let idleTicks = 0;
-  while (events.size > 0) {
-    const next = events.peekKey();
-    if (now >= pausedUntil && ready.size > 0) {
-      const idle = usableIdle();
-      const busy = running();
-      backlog.available += (next - now) * (busy + idle);
-      backlog.busy += (next - now) * busy;
-    }
-    now = next;
-    const touched = /* @__PURE__ */ new Set();
-    const starting = /* @__PURE__ */ new Set();
-    while (events.peekKey() === now) {
-      const e = events.pop().value;
-      if (e.kind === "finish") {
-        finish(e);
-        touched.add(e.daemon);
-      } else if (e.kind === "job") {
-        e.daemon.jobAt = void 0;
-        if (e.daemon.job) continue;
-        e.daemon.job = { deadline: now + o.jobTimeoutMinutes, queue: [] };
-        touched.add(e.daemon);
-        starting.add(e.daemon);
-      } else if (e.kind === "tick") {
-        const before = running() + plannedCount();
-        tick();
-        idleTicks = before === 0 && running() + plannedCount() === 0 && now >= pausedUntil ? idleTicks + 1 : 0;
-        if (idleTicks > 2 && ready.size > 0) {
-          throw new SimulationError(
-            `${ready.size} run(s) stay unplaced with every slot idle: the office refuses them`
-          );
-        }
-      }
-    }
-    for (const d of touched) fill(d, starting.has(d));
+    this.addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
   }
-  if (ready.size + plannedCount() > 0) throw new SimulationError("the simulation ended with work left");
-  return {
-    policy: `${o.cadence} \xB7 ${o.order}`,
-    makespan: timeline.reduce((m, t) => Math.max(m, t.end), 0),
-    timeline,
-    issues: [...results.values()].sort((a, b) => a.number - b.number),
-    pauses,
-    decisions,
-    backlog
-  };
+  /** Free slots some ready item fits, for the refill figure (idle while runnable work waits). */
+  usableIdle() {
+    let lightest = 4;
+    for (const i of this.ready.values()) lightest = Math.min(lightest, options_classRank(i.issue.weight));
+    let idle = 0;
+    for (const d of this.daemons.values()) for (const s of d.free) if (options_classRank(s.class) >= lightest) idle++;
+    return idle;
+  }
 }
 
 
@@ -73404,7 +74217,7 @@ const oraclePolicy = () => {
   let count = 0;
   return {
     name: "lpt-oracle",
-    enqueue(item) {
+    add(item) {
       const q = queues[options_classRank(item.issue.weight)];
       const d = durationOf(item);
       let lo = 0;
@@ -73417,7 +74230,7 @@ const oraclePolicy = () => {
       q.splice(lo, 0, item);
       count++;
     },
-    queued: () => count,
+    backlog: () => count,
     decide(ctx) {
       const launches = [];
       const order = [...ctx.free].sort(
@@ -73448,118 +74261,137 @@ const oraclePolicy = () => {
 
 
 function officePolicy(office, options = {}) {
-  return (workload) => {
-    const byClass = CAPACITY_CLASSES.map(() => ({ items: [], head: 0, tail: -1 }));
-    let queuedSize = 0;
-    const launched = /* @__PURE__ */ new Set();
-    const side = /* @__PURE__ */ new Map();
-    let prepared = false;
-    let pending = [];
-    let queued = 0;
-    const prepare = () => {
-      for (const item of office.order(pending)) byClass[options_classRank(item.issue.weight)].items.push(item);
-      for (const q of byClass) q.tail = q.items.length - 1;
-      pending = [];
-      prepared = true;
-    };
-    const candidates = (window) => {
-      const list = [...side.values()];
-      const cut = [];
-      for (const q of byClass) {
-        const mine = [];
-        let taken = 0;
-        for (let i = q.head; i < q.items.length; i++) {
-          const item = q.items[i];
-          if (launched.has(item.id)) {
-            if (i === q.head) q.head++;
-            continue;
-          }
-          if (taken === window) {
-            cut.push(mine);
-            break;
-          }
-          list.push(item);
-          mine.push(item);
-          taken++;
-        }
+  return (workload) => new OfficeBacklog(office, options, workload);
+}
+class OfficeBacklog {
+  constructor(office, options, workload) {
+    this.office = office;
+    this.options = options;
+    this.workload = workload;
+    this.name = options.name ?? "ours";
+    if (office.afterRun) this.afterRun = office.afterRun.bind(office);
+  }
+  office;
+  options;
+  workload;
+  name;
+  consultWhilePaused = true;
+  afterRun;
+  byClass = CAPACITY_CLASSES.map(() => ({ items: [], head: 0, tail: -1 }));
+  backlogSize = 0;
+  launched = /* @__PURE__ */ new Set();
+  /** Repairs and usage-limit retries. */
+  side = /* @__PURE__ */ new Map();
+  prepared = false;
+  pending = [];
+  inBacklog = 0;
+  add(item) {
+    this.inBacklog++;
+    this.backlogSize += item.issue.size;
+    if (!this.prepared && item.run === 0) this.pending.push(item);
+    else this.side.set(item.id, item);
+  }
+  backlog() {
+    return this.inBacklog;
+  }
+  decide(ctx) {
+    if (!this.prepared) this.prepare();
+    const freeByDaemon = /* @__PURE__ */ new Map();
+    for (const s of ctx.free) {
+      const list = freeByDaemon.get(s.daemon) ?? [];
+      list.push(s);
+      freeByDaemon.set(s.daemon, list);
+    }
+    const perDaemon = this.workload.options.slotsPerDaemon;
+    const daemons = [...freeByDaemon].map(([id, slots]) => ({
+      id,
+      class: slots[0].class,
+      free: slots.length,
+      busy: perDaemon - slots.length
+    }));
+    let window = ctx.free.length;
+    for (; ; ) {
+      const { list, cut } = this.candidates(window);
+      this.critical(list, window);
+      const placed = this.office.place(ctx.now, list, daemons, ctx.paused, this.backlogSize);
+      const wantedMore = cut.some((mine) => mine.every((i) => placed.has(i.id)));
+      if (placed.size > 0 && placed.size < ctx.free.length && wantedMore) {
+        window *= 2;
+        continue;
       }
-      return { list, cut };
-    };
-    const critical = (list, window) => {
-      const promote = /* @__PURE__ */ new Set();
-      if (!options.tailGuard) return promote;
-      const threshold = tailGuardThreshold(queuedSize, workload.slots.length);
-      const shown = new Set(list.map((i) => i.id));
-      for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
-      for (const q of byClass) {
-        let taken = 0;
-        for (let i = q.tail; i >= q.head && taken < window; i--) {
-          const item = q.items[i];
-          if (launched.has(item.id)) {
-            if (i === q.tail) q.tail--;
-            continue;
-          }
-          if (item.issue.size < threshold) break;
-          if (!shown.has(item.id)) list.push(item);
-          promote.add(item.id);
-          taken++;
+      return this.launch(list, placed, freeByDaemon);
+    }
+  }
+  /** The office's placements as launches onto the free slots; they leave the backlog. */
+  launch(list, placed, freeByDaemon) {
+    const launches = [];
+    for (const item of list) {
+      const daemon = placed.get(item.id);
+      if (!daemon) continue;
+      const slot = freeByDaemon.get(daemon)?.shift();
+      if (!slot) throw new SimulationError(`dispatch office over-filled daemon ${daemon}`);
+      launches.push({ item, slot });
+      this.launched.add(item.id);
+      this.side.delete(item.id);
+      this.inBacklog--;
+      this.backlogSize -= item.issue.size;
+    }
+    return launches;
+  }
+  prepare() {
+    for (const item of this.office.order(this.pending))
+      this.byClass[options_classRank(item.issue.weight)].items.push(item);
+    for (const q of this.byClass) q.tail = q.items.length - 1;
+    this.pending = [];
+    this.prepared = true;
+  }
+  /** The side items plus up to `window` fresh items per class; `cut` lists the truncated classes. */
+  candidates(window) {
+    const list = [...this.side.values()];
+    const cut = [];
+    for (const q of this.byClass) {
+      const mine = [];
+      let taken = 0;
+      for (let i = q.head; i < q.items.length; i++) {
+        const item = q.items[i];
+        if (this.launched.has(item.id)) {
+          if (i === q.head) q.head++;
+          continue;
         }
+        if (taken === window) {
+          cut.push(mine);
+          break;
+        }
+        list.push(item);
+        mine.push(item);
+        taken++;
       }
-      return promote;
-    };
-    return {
-      name: options.name ?? "ours",
-      consultWhilePaused: true,
-      ...office.afterRun ? { afterRun: office.afterRun.bind(office) } : {},
-      enqueue(item) {
-        queued++;
-        queuedSize += item.issue.size;
-        if (!prepared && item.run === 0) pending.push(item);
-        else side.set(item.id, item);
-      },
-      queued: () => queued,
-      decide(ctx) {
-        if (!prepared) prepare();
-        const freeByDaemon = /* @__PURE__ */ new Map();
-        for (const s of ctx.free) {
-          const list = freeByDaemon.get(s.daemon) ?? [];
-          list.push(s);
-          freeByDaemon.set(s.daemon, list);
+    }
+    return { list, cut };
+  }
+  /** Tail guard: items whose estimate ≥ β × backlog per slot, biggest of each class first. */
+  critical(list, window) {
+    const promote = /* @__PURE__ */ new Set();
+    if (!this.options.tailGuard) return promote;
+    const threshold = tailGuardThreshold(this.backlogSize, this.workload.slots.length);
+    const shown = new Set(list.map((i) => i.id));
+    for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
+    for (const q of this.byClass) {
+      let taken = 0;
+      for (let i = q.tail; i >= q.head && taken < window; i--) {
+        const item = q.items[i];
+        if (this.launched.has(item.id)) {
+          if (i === q.tail) q.tail--;
+          continue;
         }
-        const perDaemon = workload.options.slotsPerDaemon;
-        const daemons = [...freeByDaemon].map(([id, slots]) => ({
-          id,
-          class: slots[0].class,
-          free: slots.length,
-          busy: perDaemon - slots.length
-        }));
-        let window = ctx.free.length;
-        for (; ; ) {
-          const { list, cut } = candidates(window);
-          critical(list, window);
-          const placed = office.place(ctx.now, list, daemons, ctx.paused, queuedSize);
-          const wantedMore = cut.some((mine) => mine.every((i) => placed.has(i.id)));
-          if (placed.size > 0 && placed.size < ctx.free.length && wantedMore) {
-            window *= 2;
-            continue;
-          }
-          const launches = [];
-          for (const item of list) {
-            const daemon = placed.get(item.id);
-            if (!daemon) continue;
-            const slot = freeByDaemon.get(daemon)?.shift();
-            if (!slot) throw new SimulationError(`dispatch office over-filled daemon ${daemon}`);
-            launches.push({ item, slot });
-            launched.add(item.id);
-            side.delete(item.id);
-            queued--;
-            queuedSize -= item.issue.size;
-          }
-          return launches;
-        }
+        if (item.issue.size < threshold) break;
+        if (!shown.has(item.id)) list.push(item);
+        promote.add(item.id);
+        taken++;
       }
-    };
-  };
+    }
+    return promote;
+  }
 }
 
 
@@ -73691,7 +74523,7 @@ const POLICIES = [
   { name: "fifo", label: "FIFO with immediate refill", factory: () => fifoPolicy },
   {
     name: "tail-guard",
-    label: "dispatch.order: tail-guard (start runs \u2265 \xBD of the queued work per slot first)",
+    label: "dispatch.order: tail-guard (start runs \u2265 \xBD of the backlog per slot first)",
     factory: () => (w) => officePolicy(
       createOffice({
         slotsPerDaemon: w.options.slotsPerDaemon,
@@ -73726,7 +74558,7 @@ function compare(partial = {}, only, deployed) {
     return { label: p.label, result, metrics: measure(workload, result) };
   });
   if (deployed) {
-    for (const cadence of ["cron", "refill", "queue"]) {
+    for (const cadence of ["cron", "refill", "standby"]) {
       for (const order of ["smallest-first", "tail-guard"]) {
         const result = simulateDeployed(workload, { ...DEFAULT_DEPLOYED, ...deployed, cadence, order });
         results.push({
@@ -73742,7 +74574,7 @@ function compare(partial = {}, only, deployed) {
 const CADENCE_LABELS = {
   cron: "cron-only (a plan per schedule tick)",
   refill: "continuous refill from the office (one shared state: the CLI)",
-  queue: "a queue behind each first wave (Actions crew jobs)"
+  standby: "standby crews behind each first wave (Actions crew jobs)"
 };
 
 
@@ -73761,7 +74593,7 @@ function describeScenario(c) {
 }
 function goalLines(c) {
   const ours = c.results.find((r2) => r2.metrics.policy === "ours")?.metrics;
-  const deployed = ["refill", "queue"].flatMap((cadence) => {
+  const deployed = ["refill", "standby"].flatMap((cadence) => {
     const m = c.results.find((r2) => r2.metrics.policy === `${cadence} \xB7 tail-guard`)?.metrics;
     if (!m) return [];
     return [
@@ -73944,12 +74776,12 @@ Options:
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
   --deployed          add six rows: the loop as deployed \u2014 cron-only, continuous refill (CLI) and
-                      a queue behind each first wave (Actions crew jobs), each
+                      standby crews behind each first wave (Actions crew jobs), each
                       under dispatch.order smallest-first and tail-guard \u2014 with the workflow's
                       cadence (--schedule-minutes, --job-minutes, --queue-minutes)
   --schedule-minutes M  cron interval for --deployed (default ${DEFAULT_DEPLOYED.scheduleMinutes})
   --job-minutes M     crew job time limit for --deployed (default ${DEFAULT_DEPLOYED.jobTimeoutMinutes})
-  --queue-minutes M   plan \u2192 crew job start for --deployed (default ${DEFAULT_DEPLOYED.queueMinutes})
+  --queue-minutes M   plan \u2192 crew job start (time in GitHub's job queue) for --deployed (default ${DEFAULT_DEPLOYED.queueMinutes})
   --html FILE         also write a self-contained page with a per-slot timeline per policy
   --json              print the figures as JSON instead of a table
 `;
@@ -74042,12 +74874,12 @@ function itemRow(item) {
   const flags = item.repair ? " (repair)" : "";
   return [
     `#${item.issue}`,
-    clip(item.title, 48) + flags,
+    format_clip(item.title, 48) + flags,
     item.crewId ?? "\u2014",
     item.agent ?? "\u2014",
     where(item.daemon, item.slot),
     age(item.ageSeconds),
-    clip(item.delivery ? `\u2192 ${item.delivery.url ?? item.delivery.branch}` : item.reason ?? "", 60)
+    format_clip(item.delivery ? `\u2192 ${item.delivery.url ?? item.delivery.branch}` : item.reason ?? "", 60)
   ];
 }
 function renderTerminal(view) {

@@ -52377,7 +52377,16 @@ const daemonSchema = strictObject({
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
   classroom: schemas_enum(CLASSROOMS).default("worktree"),
-  orca: strictObject({ binary: schemas_string().default("orca"), args: array(schemas_string()).default([]) }).optional().describe("Orca daemon CLI, for classroom: orca.")
+  orca: strictObject({
+    binary: schemas_string().min(1).optional().describe(
+      "Orca's CLI. Default `orca-ide` on Linux (bare `orca` there is usually the GNOME screen reader) and `orca` elsewhere."
+    ),
+    args: array(schemas_string()).default([]).describe("Global flags placed before every Orca command, e.g. [--environment, ci-box]."),
+    userDataPath: schemas_string().min(1).optional().describe("Orca's user data directory (ORCA_USER_DATA_PATH), to reach a dedicated `orca-ide serve`."),
+    callTimeoutSeconds: schemas_number().positive().default(15).describe("Longest wait for one Orca command (a wait slice gets this on top)."),
+    waitSliceSeconds: schemas_number().positive().default(60).describe("Length of one bounded `terminal wait --for exit` call."),
+    startTimeoutSeconds: schemas_number().positive().default(30).describe("How long a student's launch script may take to start in its Orca terminal.")
+  }).optional().describe("Orca CLI settings, for classroom: orca (docs/crews.md#orca).")
 });
 const passEnvSchema = array(
   schemas_string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name (letters, digits, underscore)").refine(
@@ -52752,7 +52761,144 @@ function writeTextAtomic(path, text) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/state/tail.js
+
+
+
+const PROBE = 4096;
+function readTail(path, mark, warn) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT")
+      return { records: [], continued: false, tornTail: false, mark: null };
+    throw e;
+  }
+  try {
+    const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
+    if (mark && continues(fd, st, mark)) {
+      if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
+      const appended = parseAppended(readRange(fd, mark.bytes, st.size));
+      if (appended) {
+        if (appended.tornTail)
+          warn?.(
+            `${path}: an unterminated last line (a write in progress or interrupted) is left for the next read`
+          );
+        const bytes = mark.bytes + appended.bytes;
+        return {
+          records: appended.records,
+          continued: true,
+          tornTail: appended.tornTail,
+          mark: bytes === mark.bytes ? mark : markAt(fd, st, bytes)
+        };
+      }
+    }
+    const parsed = parseJsonl(readRange(fd, 0, st.size).toString("utf8"), path, warn);
+    return {
+      records: parsed.records,
+      continued: false,
+      tornTail: parsed.tornTail,
+      mark: markAt(fd, st, parsed.bytes)
+    };
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function readRange(fd, from, to) {
+  const buf = Buffer.alloc(Math.max(0, to - from));
+  let off = 0;
+  while (off < buf.length) {
+    const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) return buf.subarray(0, off);
+    off += n;
+  }
+  return buf;
+}
+function readFrom(path, from, chunk, size = 64 * 1024) {
+  const fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
+  try {
+    for (let pos = from; ; ) {
+      const bytes = readRange(fd, pos, pos + size);
+      if (bytes.length === 0) break;
+      pos += bytes.length;
+      chunk(bytes);
+    }
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function lastLine(fd, size) {
+  const chunk = 64 * 1024;
+  let pos = size;
+  const parts = [];
+  while (pos > 0) {
+    const len = Math.min(chunk, pos);
+    pos -= len;
+    const buf = readRange(fd, pos, pos + len);
+    const nl = buf.lastIndexOf(10);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
+    }
+    parts.unshift(buf);
+  }
+  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
+}
+function continues(fd, st, mark) {
+  return mark.dev === st.dev && mark.ino === st.ino && mark.birth === st.birthtimeMs && mark.bytes <= st.size && digest(fd, 0, Math.min(PROBE, mark.bytes)) === mark.head && digest(fd, Math.max(0, mark.bytes - PROBE), mark.bytes) === mark.tail;
+}
+function markAt(fd, st, bytes) {
+  return {
+    dev: st.dev,
+    ino: st.ino,
+    birth: st.birthtimeMs,
+    bytes,
+    head: digest(fd, 0, Math.min(PROBE, bytes)),
+    tail: digest(fd, Math.max(0, bytes - PROBE), bytes)
+  };
+}
+function digest(fd, from, to) {
+  return (0,external_node_crypto_.createHash)("sha256").update(readRange(fd, from, to)).digest("base64");
+}
+function parseAppended(buf) {
+  const nl = buf.lastIndexOf(10);
+  const records = parseLines(buf.toString("utf8", 0, nl + 1));
+  if (!records) return void 0;
+  const rest = buf.toString("utf8", nl + 1);
+  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
+  try {
+    records.push(JSON.parse(rest));
+    return { records, bytes: buf.length, tornTail: false };
+  } catch {
+    return { records, bytes: nl + 1, tornTail: true };
+  }
+}
+function parseLines(body) {
+  if (body === "") return [];
+  const text = body.slice(0, -1);
+  let lines = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
+    if (values.length === lines) return values;
+  } catch {
+  }
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      return void 0;
+    }
+  }
+  return out;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
+
 
 
 
@@ -52845,9 +52991,7 @@ function appendJsonl(path, records, warn, options = {}) {
     let repaired = false;
     let prefix = "";
     if (size > 0) {
-      const last = Buffer.alloc(1);
-      (0,external_node_fs_namespaceObject.readSync)(fd, last, 0, 1, size - 1);
-      if (last[0] !== 10) {
+      if (readRange(fd, size - 1, size)[0] !== 10) {
         const tail = lastLine(fd, size);
         repaired = true;
         try {
@@ -52865,12 +53009,7 @@ function appendJsonl(path, records, warn, options = {}) {
     let off = 0;
     while (off < buf.length) off += (0,external_node_fs_namespaceObject.writeSync)(fd, buf, off, buf.length - off);
     if (options.sync !== false) (0,external_node_fs_namespaceObject.fsyncSync)(fd);
-    return {
-      start: size,
-      end: size + buf.length,
-      repaired,
-      tail: buf.subarray(Math.max(0, buf.length - 64))
-    };
+    return { start: size, end: size + buf.length, repaired };
   } finally {
     (0,external_node_fs_namespaceObject.closeSync)(fd);
   }
@@ -52888,24 +53027,6 @@ function syncFile(path) {
   } finally {
     (0,external_node_fs_namespaceObject.closeSync)(fd);
   }
-}
-function lastLine(fd, size) {
-  const chunk = 64 * 1024;
-  let pos = size;
-  const parts = [];
-  while (pos > 0) {
-    const len = Math.min(chunk, pos);
-    pos -= len;
-    const buf = Buffer.alloc(len);
-    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, len, pos);
-    const nl = buf.lastIndexOf(10);
-    if (nl !== -1) {
-      parts.unshift(buf.subarray(nl + 1));
-      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
-    }
-    parts.unshift(buf);
-  }
-  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
 }
 
 
@@ -53233,7 +53354,6 @@ function addEvents(contents, events) {
   }
   return kept;
 }
-const PROBE = 64;
 class event_log_EventLog {
   constructor(path, warn, options = {}) {
     this.path = path;
@@ -53255,44 +53375,21 @@ class event_log_EventLog {
    */
   readLatest() {
     if (!this.options.incremental) return this.read();
-    let fd;
-    try {
-      fd = (0,external_node_fs_namespaceObject.openSync)(this.path, "r");
-    } catch (e) {
-      if (e.code !== "ENOENT") throw e;
+    const t = this.tail;
+    const read = readTail(this.path, t?.mark, this.warn);
+    if (!read.mark) {
       this.tail = void 0;
       return splitLog([]);
     }
-    try {
-      const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
-      const t = this.tail;
-      if (t && t.dev === st.dev && t.ino === st.ino && st.size >= t.bytes && samePrefix(fd, t)) {
-        if (st.size > t.bytes) {
-          const buf2 = Buffer.alloc(st.size - t.bytes);
-          readFully(fd, buf2, t.bytes);
-          const parsed2 = parseJsonl(buf2.toString("utf8"), this.path, this.warn);
-          addEvents(t.contents, parsed2.records);
-          t.contents.tornTail = parsed2.tornTail;
-          t.bytes += parsed2.bytes;
-          t.probe = probeAt(fd, t.bytes);
-        }
-        return t.contents;
-      }
-      const buf = Buffer.alloc(st.size);
-      readFully(fd, buf, 0);
-      const parsed = parseJsonl(buf.toString("utf8"), this.path, this.warn);
-      const contents = splitLog(parsed.records, parsed.tornTail);
-      this.tail = {
-        dev: st.dev,
-        ino: st.ino,
-        bytes: parsed.bytes,
-        probe: probeAt(fd, parsed.bytes),
-        contents
-      };
-      return contents;
-    } finally {
-      (0,external_node_fs_namespaceObject.closeSync)(fd);
+    if (t && read.continued) {
+      addEvents(t.contents, read.records);
+      t.contents.tornTail = read.tornTail;
+      t.mark = read.mark;
+      return t.contents;
     }
+    const contents = splitLog(read.records, read.tornTail);
+    this.tail = { mark: read.mark, contents };
+    return contents;
   }
   /** Flushes appends made with `sync: false` to the disk. */
   sync() {
@@ -53316,23 +53413,8 @@ class event_log_EventLog {
     const current = this.readLatest();
     const { append, result } = decide(current);
     const fresh = freshEvents(current, append);
-    const written = appendJsonl(this.path, fresh, this.warn, options);
-    if (written) this.wroteThrough(current, fresh, written, options);
+    appendJsonl(this.path, fresh, this.warn, options);
     return { result, appended: fresh };
-  }
-  /**
-   * After an append under the lock, an incremental log takes its own events into what it read, so
-   * the next transaction does not read and parse them back — when nothing else changed the file
-   * since the read and the events were written as they are (`redacted`: no copy was made on the
-   * way, so the file holds exactly their JSON). Otherwise the next read reads them back.
-   */
-  wroteThrough(current, fresh, written, options) {
-    const t = this.tail;
-    if (!t || t.contents !== current) return;
-    if (!options.redacted || written.repaired || written.start !== t.bytes) return;
-    addEvents(t.contents, fresh);
-    t.bytes = written.end;
-    t.probe = written.tail.length >= PROBE ? Buffer.from(written.tail) : Buffer.concat([t.probe, written.tail]).subarray(-Math.min(PROBE, written.end));
   }
 }
 function freshEvents(current, append) {
@@ -53344,23 +53426,6 @@ function freshEvents(current, append) {
     fresh.push(e);
   }
   return fresh;
-}
-function readFully(fd, buf, position) {
-  let off = 0;
-  while (off < buf.length) {
-    const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, off, buf.length - off, position + off);
-    if (n === 0) break;
-    off += n;
-  }
-}
-function probeAt(fd, bytes) {
-  const len = Math.min(PROBE, bytes);
-  const buf = Buffer.alloc(len);
-  readFully(fd, buf, bytes - len);
-  return buf;
-}
-function samePrefix(fd, t) {
-  return probeAt(fd, t.bytes).equals(t.probe);
 }
 function event_log_event(type, key, data, at = /* @__PURE__ */ new Date()) {
   return { key, type, at: at.toISOString(), data };
@@ -53811,6 +53876,12 @@ class DriverBusyError extends SchoolError {
   constructor(message) {
     super(message);
     this.name = "DriverBusyError";
+  }
+}
+class ClassroomInterruptedError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "ClassroomInterruptedError";
   }
 }
 
@@ -54266,7 +54337,613 @@ function ptraceWarning(read = () => (0,external_node_fs_namespaceObject.readFile
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/crew/orca/cli.js
+
+
+
+
+
+
+function defaultOrcaBinary(platform = process.platform) {
+  return platform === "linux" ? "orca-ide" : "orca";
+}
+function orcaSettings(daemon, platform = process.platform) {
+  const o = daemon.orca;
+  return {
+    binary: o?.binary ?? defaultOrcaBinary(platform),
+    args: [...o?.args ?? []],
+    ...o?.userDataPath ? { userDataPath: o.userDataPath } : {},
+    callTimeoutMs: (o?.callTimeoutSeconds ?? 15) * 1e3,
+    waitSliceMs: (o?.waitSliceSeconds ?? 60) * 1e3,
+    startTimeoutMs: (o?.startTimeoutSeconds ?? 30) * 1e3
+  };
+}
+class OrcaUnavailableError extends ClassroomUnavailableError {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+  code;
+}
+const RUNTIME_DOWN_CODES = ["runtime_unavailable", "runtime_timeout", "invalid_runtime_response"];
+const START_HINT = "start it as this runner's user (`orca-ide serve` for a headless runner, or open the Orca app; the same user or ORCA_USER_DATA_PATH as the school)";
+class OrcaCli {
+  constructor(settings, daemonId, path) {
+    this.settings = settings;
+    this.daemonId = daemonId;
+    this.binary = resolveBinary(settings.binary, daemonId, path);
+    this.env = childEnv({
+      pass: ["XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "ORCA_USER_DATA_PATH"],
+      set: {
+        ...settings.userDataPath ? { ORCA_USER_DATA_PATH: settings.userDataPath } : {},
+        ...path !== void 0 ? { PATH: path } : {}
+      }
+    });
+  }
+  settings;
+  daemonId;
+  binary;
+  env;
+  /** For preflight and the roster beat: synchronous, bounded by callTimeoutMs. */
+  callSync(verb) {
+    const r = runProcessSync([this.binary, ...this.settings.args, ...verb, "--json"], {
+      cwd: process.cwd(),
+      env: this.env,
+      timeoutMs: this.settings.callTimeoutMs
+    });
+    const timedOut = r.exitCode === null && !r.spawnError;
+    return this.judge(verb, r.stdout, r.stderr, r.exitCode, r.spawnError, timedOut);
+  }
+  /** One call; `extraMs` is added to the timeout (a `terminal wait` slice). */
+  async call(verb, extraMs = 0) {
+    const r = await runProcess([this.binary, ...this.settings.args, ...verb, "--json"], {
+      cwd: process.cwd(),
+      env: this.env,
+      timeoutMs: this.settings.callTimeoutMs + extraMs,
+      graceMs: 500,
+      maxOutputBytes: 4 * 1024 * 1024
+    });
+    return this.judge(
+      verb,
+      r.stdout.toString("utf8"),
+      r.stderr.toString("utf8"),
+      r.exitCode,
+      r.spawnError,
+      r.timedOut
+    );
+  }
+  /**
+   * The envelope rules, in order: could not start or exit 127 → missing; killed by our timeout →
+   * hung; stdout not one JSON envelope → not Orca (or a broken one); `ok:false` with a runtime-down
+   * code → down. Any other `ok:false` is returned for the caller to judge by `error.code`.
+   */
+  judge(verb, stdout, stderr, exitCode, spawnError, timedOut) {
+    const what = `\`${[this.settings.binary, ...verb].join(" ")}\``;
+    const where = `on daemon ${this.daemonId}`;
+    if (spawnError || exitCode === 127) {
+      const needs = /([\w.+-]+): (?:command )?not found/.exec(stderr)?.[1];
+      throw new OrcaUnavailableError(
+        "binary_missing",
+        needs && !spawnError ? `Orca's CLI could not run ${where}: ${what} needs \`${needs}\`, not found on PATH (${clip(stderr, 300)}); install it on this runner. Nothing was leased.` : `Orca's CLI could not run ${where}: ${what} ${spawnError ?? `exited 127 (${clip(stderr)})`}; install Orca's CLI on this runner or set fleet.daemons[].orca.binary to its path. Nothing was leased.`
+      );
+    }
+    if (timedOut) {
+      throw new OrcaUnavailableError(
+        "call_timeout",
+        `Orca's CLI did not finish ${what} ${where} (killed, or no answer within ${Math.round(this.settings.callTimeoutMs / 1e3)} s): the runtime is hung or the CLI is broken; restart Orca (${START_HINT}).`
+      );
+    }
+    const reply = parseEnvelope(stdout);
+    if (!reply) {
+      const said = clip(`${stdout}
+${stderr}`);
+      if (/screen reader/i.test(said))
+        throw new OrcaUnavailableError("not_orca", impostorMessage(this.binary, this.daemonId));
+      throw new OrcaUnavailableError(
+        "invalid_reply",
+        `${what} ${where} did not answer with Orca's JSON envelope (exit ${String(exitCode)}; it printed: ${said || "nothing"}); this is not a working Orca CLI. Check fleet.daemons[].orca.binary.`
+      );
+    }
+    if (!reply.ok && RUNTIME_DOWN_CODES.includes(reply.error.code)) {
+      throw new OrcaUnavailableError(
+        reply.error.code,
+        `Orca is not running ${where} (${reply.error.code}: ${reply.error.message}); ${START_HINT}.`
+      );
+    }
+    return reply;
+  }
+}
+function parseEnvelope(stdout) {
+  let v;
+  try {
+    v = JSON.parse(stdout);
+  } catch {
+    return void 0;
+  }
+  if (!v || typeof v !== "object" || Array.isArray(v)) return void 0;
+  const o = v;
+  if (typeof o.ok !== "boolean") return void 0;
+  const meta = o._meta;
+  const runtimeId = meta && typeof meta.runtimeId === "string" ? meta.runtimeId : null;
+  if (o.ok) {
+    const result = o.result && typeof o.result === "object" ? o.result : {};
+    return { ok: true, result, runtimeId };
+  }
+  const e = o.error;
+  if (!e || typeof e.code !== "string") return void 0;
+  return {
+    ok: false,
+    error: { code: e.code, message: typeof e.message === "string" ? e.message : "", data: e.data },
+    runtimeId
+  };
+}
+function impostorMessage(binary, daemonId) {
+  return `${binary} on daemon ${daemonId} is the GNOME Orca screen reader, not the Orca coding app's CLI. On Linux Orca's CLI is installed as \`orca-ide\` (Orca: Settings \u2192 install the command line tool, or the launcher in its release); install it and leave fleet.daemons[].orca.binary unset, or set it to that path. Nothing was leased.`;
+}
+function resolveBinary(binary, daemonId, path) {
+  const found = which_which(binary, path ?? process.env.PATH ?? "");
+  if (!found) {
+    throw new OrcaUnavailableError(
+      "binary_missing",
+      `classroom orca on daemon ${daemonId}: \`${binary}\` not found on PATH (${path ?? process.env.PATH ?? ""}); install Orca's CLI on this runner (on Linux it is \`orca-ide\`) or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`
+    );
+  }
+  const shebang = firstLine(found);
+  if (/python/i.test(shebang)) throw new OrcaUnavailableError("not_orca", impostorMessage(found, daemonId));
+  const m = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(shebang);
+  const interpreter = m ? m[1].endsWith("/env") ? m[2] : m[1] : void 0;
+  if (interpreter && (0,external_node_path_namespaceObject.basename)(interpreter) === "node" && !which_which(interpreter, path ?? process.env.PATH ?? "")) {
+    throw new OrcaUnavailableError(
+      "binary_missing",
+      `classroom orca on daemon ${daemonId}: ${found} is a Node script (a source install of Orca's CLI) and \`node\` not found on PATH; install node, or use the packaged Orca CLI (it brings its own runtime). Nothing was leased.`
+    );
+  }
+  return found;
+}
+function firstLine(file) {
+  try {
+    const fd = (0,external_node_fs_namespaceObject.openSync)((0,external_node_fs_namespaceObject.realpathSync)(file), "r");
+    try {
+      const buf = Buffer.alloc(256);
+      const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, 256, 0);
+      const text = buf.subarray(0, n).toString("latin1");
+      return text.startsWith("#!") ? text.split("\n")[0] : "";
+    } finally {
+      (0,external_node_fs_namespaceObject.closeSync)(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+function clip(s, n = 2048) {
+  const t = s.trim();
+  return t.length > n ? `${t.slice(0, n)}\u2026` : t;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/launch-script.js
+
+function turnFiles(dir) {
+  return {
+    dir,
+    script: (0,external_node_path_namespaceObject.join)(dir, "launch.sh"),
+    input: (0,external_node_path_namespaceObject.join)(dir, "stdin"),
+    started: (0,external_node_path_namespaceObject.join)(dir, "started"),
+    exitCode: (0,external_node_path_namespaceObject.join)(dir, "exit-code"),
+    terminal: (0,external_node_path_namespaceObject.join)(dir, "terminal.json")
+  };
+}
+function shQuote(s) {
+  if (s.includes("\0")) throw new TypeError("a NUL byte cannot pass through a shell script");
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+function terminalCommand(files) {
+  return `exec /bin/sh ${shQuote(files.script)}`;
+}
+function launchScript(o) {
+  const f = o.files;
+  const q = shQuote;
+  const env = Object.entries(o.env).map(([k, v]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new TypeError(`environment name ${JSON.stringify(k)}`);
+    return q(`${k}=${v}`);
+  });
+  const tmp = `${f.exitCode}.tmp`;
+  return [
+    "#!/bin/sh",
+    "# One student turn, written by school-core; Orca runs it with `exec /bin/sh <this file>`.",
+    // The file holds the student's environment (its API key among it): gone once the shell opened it.
+    `rm -f ${q(f.script)}`,
+    `cd ${q(o.cwd)} || exit 97`,
+    `echo $$ > ${q(`${f.started}.tmp`)} && mv ${q(`${f.started}.tmp`)} ${q(f.started)} || exit 97`,
+    // `env -i`: the student gets exactly the school's environment, nothing of Orca's terminal.
+    `{ env -i -- ${[...env, ...o.argv.map(q)].join(" ")} < ${q(f.input)}; echo $? > ${q(tmp)}; } 2>&1 | tee -a ${q(o.logFile)}`,
+    `code=$(cat ${q(tmp)} 2>/dev/null) || code=125`,
+    `mv ${q(tmp)} ${q(f.exitCode)} 2>/dev/null || echo "$code" > ${q(f.exitCode)}`,
+    'exit "$code"',
+    ""
+  ].join("\n");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/terminal.js
+
+
+
+
+
+const HANDLE_LOST = ["terminal_handle_stale", "terminal_gone", "terminal_exited", "terminal_not_found"];
+async function runInTerminal(t, o) {
+  const started = performance.now();
+  const files = turnFiles(t.turnDir);
+  (0,external_node_fs_namespaceObject.mkdirSync)(files.dir, { recursive: true, mode: 448 });
+  (0,external_node_fs_namespaceObject.writeFileSync)(files.input, o.input ?? "", { mode: 384 });
+  (0,external_node_fs_namespaceObject.writeFileSync)(
+    files.script,
+    launchScript({ files, cwd: o.cwd, argv: t.argv, env: t.env, logFile: o.logFile }),
+    { mode: 384 }
+  );
+  const s = t.cli.settings;
+  const created = await orca(t, [
+    "terminal",
+    "create",
+    "--worktree",
+    `path:${t.slotDir}`,
+    "--title",
+    t.title,
+    "--command",
+    terminalCommand(files)
+  ]).catch(async (e) => {
+    const pid2 = await startMarker(files, 1e3);
+    if (pid2 !== void 0) await stop(pid2, o.graceMs ?? 2e3);
+    throw e;
+  });
+  if (!created.ok)
+    throw new ClassroomInterruptedError(
+      `Orca refused to open a terminal for crew ${t.crewId} (${created.error.code}: ${created.error.message}); nothing ran`
+    );
+  const terminal = created.result?.terminal;
+  let handle = typeof terminal?.handle === "string" ? terminal.handle : "";
+  if (!handle)
+    throw new ClassroomInterruptedError(
+      `Orca opened a terminal for crew ${t.crewId} but named no handle; nothing is trusted to run`
+    );
+  (0,external_node_fs_namespaceObject.writeFileSync)(files.terminal, JSON.stringify({ handle, runtimeId: t.runtimeId, title: t.title }) + "\n");
+  const pid = await startMarker(files, s.startTimeoutMs);
+  if (pid === void 0) {
+    const screen = await screenTail(t, handle);
+    await closeQuietly(t, handle);
+    throw new ClassroomInterruptedError(
+      `the student never started in its Orca terminal ${handle} within ${Math.round(s.startTimeoutMs / 1e3)} s (Orca typed the command but its shell did not run it)${screen ? `; the terminal showed: ${screen}` : ""}; nothing ran`
+    );
+  }
+  o.onSpawn?.(pid);
+  const stopStudent = () => stop(pid, o.graceMs ?? 2e3);
+  const lost = async (why) => {
+    if ((0,external_node_fs_namespaceObject.existsSync)(files.exitCode)) return result(files, void 0, started, pid, false);
+    await stopStudent();
+    await closeQuietly(t, handle).catch(() => void 0);
+    throw new ClassroomInterruptedError(
+      `orphaned: ${why}; the student was stopped and its unfinished change is not graded (the issue is tried again)`
+    );
+  };
+  const deadline = started + (o.timeoutMs ?? Number.POSITIVE_INFINITY);
+  let orcaCode;
+  for (; ; ) {
+    if ((0,external_node_fs_namespaceObject.existsSync)(files.exitCode)) break;
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      await stopStudent();
+      await closeQuietly(t, handle);
+      return { ...result(files, void 0, started, pid, true), exitCode: null, signal: "SIGKILL" };
+    }
+    const slice = Math.max(1, Math.min(s.waitSliceMs, Math.ceil(left)));
+    const asked = performance.now();
+    let r;
+    try {
+      r = await t.cli.call(
+        ["terminal", "wait", "--terminal", handle, "--for", "exit", "--timeout-ms", String(slice)],
+        slice
+      );
+    } catch (e) {
+      if (!(e instanceof OrcaUnavailableError)) throw e;
+      const now = await currentRuntime(t.cli);
+      return lost(
+        now && now !== t.runtimeId ? `Orca restarted under the crew (runtime ${t.runtimeId} is now ${now})` : `Orca stopped answering (${e.code}): ${e.message}`
+      );
+    }
+    if (r.runtimeId !== null && r.runtimeId !== t.runtimeId)
+      return lost(`Orca restarted under the crew (runtime ${t.runtimeId} is now ${r.runtimeId})`);
+    if (r.ok) {
+      const w = r.result?.wait;
+      if (w?.status === "exited" || w?.satisfied === true) {
+        orcaCode = typeof w.exitCode === "number" ? w.exitCode : null;
+        break;
+      }
+    } else if (HANDLE_LOST.includes(r.error.code)) {
+      if ((0,external_node_fs_namespaceObject.existsSync)(files.exitCode)) break;
+      const again = await refind(t);
+      if (!again) return lost(`Orca lost the student's terminal ${handle} (${r.error.code})`);
+      handle = again;
+    } else if (r.error.code !== "timeout") {
+      return lost(`Orca answered ${r.error.code}: ${r.error.message}`);
+    }
+    const spent = performance.now() - asked;
+    if (spent < 200) await sleep(200 - spent);
+  }
+  for (let i = 0; i < 20 && !(0,external_node_fs_namespaceObject.existsSync)(files.exitCode); i++) await sleep(50);
+  await closeQuietly(t, handle);
+  return result(files, orcaCode, started, pid, false);
+}
+function result(files, orcaCode, started, pid, timedOut) {
+  let exitCode = readCode(files.exitCode);
+  if (exitCode === void 0) exitCode = orcaCode ? orcaCode : 125;
+  return {
+    exitCode,
+    signal: null,
+    timedOut,
+    durationMs: performance.now() - started,
+    pid,
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    truncated: false,
+    overflowed: false
+  };
+}
+function readCode(path) {
+  try {
+    const n = Number((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8").trim());
+    return Number.isInteger(n) && n >= 0 && n <= 255 ? n : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function startMarker(files, ms) {
+  const end = performance.now() + ms;
+  for (; ; ) {
+    if ((0,external_node_fs_namespaceObject.existsSync)(files.started)) {
+      const pid = Number((0,external_node_fs_namespaceObject.readFileSync)(files.started, "utf8").trim());
+      if (Number.isInteger(pid) && pid > 1) return pid;
+    }
+    if (performance.now() >= end) return void 0;
+    await sleep(50);
+  }
+}
+async function stop(pgid, graceMs) {
+  if (!groupAlive(pgid)) return;
+  killGroup(pgid, "SIGTERM");
+  const end = performance.now() + graceMs;
+  while (groupAlive(pgid) && performance.now() < end) await sleep(25);
+  if (groupAlive(pgid)) killGroup(pgid, "SIGKILL");
+  const gone = performance.now() + 2e3;
+  while (groupAlive(pgid) && performance.now() < gone) await sleep(25);
+}
+async function orca(t, verb) {
+  try {
+    const r = await t.cli.call(verb);
+    if (r.runtimeId !== null && r.runtimeId !== t.runtimeId)
+      throw new ClassroomInterruptedError(
+        `Orca restarted before crew ${t.crewId} could start (runtime ${t.runtimeId} is now ${r.runtimeId}); nothing ran`
+      );
+    return r;
+  } catch (e) {
+    if (e instanceof OrcaUnavailableError) throw new ClassroomInterruptedError(`${e.message}; nothing ran`);
+    throw e;
+  }
+}
+async function currentRuntime(cli) {
+  try {
+    const r = await cli.call(["status"]);
+    const runtime = r.result?.runtime;
+    return runtime?.reachable === true && typeof runtime.runtimeId === "string" ? runtime.runtimeId : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function refind(t) {
+  try {
+    const r = await t.cli.call(["terminal", "list", "--worktree", `path:${t.slotDir}`]);
+    if (!r.ok || r.runtimeId !== null && r.runtimeId !== t.runtimeId) return void 0;
+    const list = r.result?.terminals ?? [];
+    const hit = list.find((x) => x.title === t.title && typeof x.handle === "string");
+    return hit ? hit.handle : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function screenTail(t, handle) {
+  try {
+    const r = await t.cli.call(["terminal", "read", "--terminal", handle, "--screen"]);
+    const tail = r.result?.terminal?.tail;
+    return Array.isArray(tail) ? tail.slice(-5).join(" | ").slice(0, 500) : "";
+  } catch {
+    return "";
+  }
+}
+async function closeQuietly(t, handle) {
+  try {
+    await t.cli.call(["terminal", "close", "--terminal", handle]);
+  } catch {
+  }
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/classroom.js
+
+
+
+
+class OrcaClassroom {
+  constructor(o, tree) {
+    this.o = o;
+    this.tree = tree;
+  }
+  o;
+  tree;
+  kind = "orca";
+  verifies = true;
+  orca;
+  turns = 0;
+  preflight() {
+    const cli = new OrcaCli(orcaSettings(this.o.daemon), this.o.daemon.id, this.o.path);
+    const runtimeId = probeOrca(cli);
+    const added = cli.callSync(["repo", "add", "--path", this.o.repoPath]);
+    if (added.runtimeId !== null && added.runtimeId !== runtimeId)
+      throw new OrcaUnavailableError(
+        "runtime_changed",
+        `Orca restarted during the preflight on daemon ${this.o.daemon.id}; run again. Nothing was leased.`
+      );
+    if (!added.ok)
+      throw new OrcaUnavailableError(
+        added.error.code,
+        `Orca on daemon ${this.o.daemon.id} would not add the repository ${this.o.repoPath} (${added.error.code}: ${added.error.message}); check repoPath in school.yml. Nothing was leased.`
+      );
+    this.tree.preflight();
+    this.orca = { cli, runtimeId };
+  }
+  workdir(slot) {
+    return this.tree.workdir(slot);
+  }
+  async prepare(slot, base) {
+    const findings = await this.tree.prepare(slot, base);
+    if (findings.length) return findings;
+    const dir = this.workdir(slot);
+    await this.see(dir);
+    const left = await this.terminals(dir);
+    if (left.length) {
+      await this.call(["terminal", "close", "--worktree", `path:${dir}`, "--all"]);
+      const still = await this.terminals(dir);
+      if (still.length) return still.map((t) => `Orca terminal ${t} still open in the slot`);
+    }
+    return [];
+  }
+  host(confined, turn) {
+    const { cli, runtimeId } = this.ready();
+    const n = ++this.turns;
+    return {
+      ...confined,
+      run: (o) => runInTerminal(
+        {
+          cli,
+          runtimeId,
+          crewId: turn.crewId,
+          slotDir: this.workdir(turn.slot),
+          turnDir: (0,external_node_path_namespaceObject.join)(turn.dir, "orca", `turn-${n}`),
+          title: `school:${turn.crewId}:${n}`,
+          argv: confined.argv,
+          env: confined.env
+        },
+        o
+      )
+    };
+  }
+  collect(slot, base) {
+    return this.tree.collect(slot, base);
+  }
+  gitDirs(slot) {
+    return this.tree.gitDirs(slot);
+  }
+  async teardown(slot, base) {
+    const remaining = [];
+    const dir = this.workdir(slot);
+    if (this.orca) {
+      try {
+        const r = await this.orca.cli.call(["terminal", "close", "--worktree", `path:${dir}`, "--all"]);
+        const verdict = r.result?.close?.ptyStopVerdict;
+        if (!r.ok && r.error.code !== "selector_not_found")
+          remaining.push(`Orca could not close the slot's terminals (${r.error.code}: ${r.error.message})`);
+        else if (r.ok && (verdict ?? r.result?.ptyStopVerdict) !== void 0)
+          remaining.push(
+            `Orca could not confirm the slot's terminals stopped (${String(verdict ?? r.result?.ptyStopVerdict)})`
+          );
+      } catch (e) {
+        if (!(e instanceof OrcaUnavailableError)) throw e;
+      }
+    }
+    return [...remaining, ...await this.tree.teardown(slot, base)];
+  }
+  ready() {
+    if (!this.orca) throw new Error("the orca classroom was used before its preflight");
+    return this.orca;
+  }
+  /** A call whose failure ends the crew before its student runs. */
+  async call(verb) {
+    const { cli, runtimeId } = this.ready();
+    let r;
+    try {
+      r = await cli.call(verb);
+    } catch (e) {
+      if (e instanceof OrcaUnavailableError) throw new ClassroomInterruptedError(`${e.message}; nothing ran`);
+      throw e;
+    }
+    if (r.runtimeId !== null && r.runtimeId !== runtimeId)
+      throw new ClassroomInterruptedError(
+        `Orca restarted before the crew started (runtime ${runtimeId} is now ${r.runtimeId}); nothing ran`
+      );
+    return r;
+  }
+  /** Orca learns worktrees from `git worktree list`, which it caches briefly: a few tries. */
+  async see(dir) {
+    const end = performance.now() + 3e3;
+    for (; ; ) {
+      const r = await this.call(["worktree", "show", "--worktree", `path:${dir}`]);
+      if (r.ok) return;
+      if (r.error.code !== "selector_not_found" || performance.now() > end)
+        throw new ClassroomInterruptedError(
+          `Orca does not see the slot ${dir} (${r.error.code}: ${r.error.message}); nothing ran`
+        );
+      await new Promise((res) => setTimeout(res, 250));
+    }
+  }
+  async terminals(dir) {
+    const r = await this.call(["terminal", "list", "--worktree", `path:${dir}`]);
+    if (!r.ok) return [];
+    const list = r.result?.terminals ?? [];
+    return list.map((t) => `${String(t.handle)}${t.title ? ` (${String(t.title)})` : ""}`);
+  }
+}
+function probeOrca(cli) {
+  const r = cli.callSync(["status"]);
+  const where = `on daemon ${cli.daemonId}`;
+  const start = "start it as this runner's user: `orca-ide serve` on a headless runner (or open the Orca app), with the same user or ORCA_USER_DATA_PATH as the school. Nothing was leased.";
+  if (!r.ok)
+    throw new OrcaUnavailableError(
+      r.error.code,
+      `Orca is not running ${where} (${r.error.code}: ${r.error.message}); ${start}`
+    );
+  const runtime = r.result?.runtime ?? {};
+  const graph = r.result?.graph ?? {};
+  if (runtime.reachable !== true)
+    throw new OrcaUnavailableError(
+      "runtime_unavailable",
+      `Orca is not running ${where} (runtime ${String(runtime.state ?? "not reachable")}); ${start}`
+    );
+  if (graph.state !== void 0 && graph.state !== "ready")
+    throw new OrcaUnavailableError(
+      "runtime_not_ready",
+      `Orca is still starting ${where} (graph ${String(graph.state)}); wait for it to be ready, or restart it. Nothing was leased.`
+    );
+  const id = typeof runtime.runtimeId === "string" ? runtime.runtimeId : r.runtimeId;
+  if (!id)
+    throw new OrcaUnavailableError(
+      "invalid_reply",
+      `Orca ${where} said it is running but named no runtime id; it cannot be trusted to keep a crew. Nothing was leased.`
+    );
+  return id;
+}
+function orcaUnavailable(o) {
+  try {
+    probeOrca(new OrcaCli(orcaSettings(o.daemon), o.daemon.id, o.path));
+    return void 0;
+  } catch (e) {
+    if (e instanceof OrcaUnavailableError) return e.message.replace(/ Nothing was leased\.$/, "");
+    throw e;
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/crew/classroom.js
+
 
 
 
@@ -54303,8 +54980,8 @@ class WorktreeClassroom {
     await checkoutBase(dir, base);
     return foreignChanges(dir, base);
   }
-  wrap(argv) {
-    return [...argv];
+  host(confined) {
+    return confined;
   }
   collect(slot, base) {
     return collectDiff(this.workdir(slot), base);
@@ -54316,25 +54993,6 @@ class WorktreeClassroom {
     const dir = this.workdir(slot);
     await resetClean(dir, base);
     return foreignChanges(dir, base);
-  }
-}
-class OrcaClassroom extends WorktreeClassroom {
-  kind = "orca";
-  preflight() {
-    const binary = this.o.daemon.orca?.binary ?? "orca";
-    const missing = [];
-    if (!which_which(binary, this.o.path)) missing.push(`\`${binary}\``);
-    if (!which_which("node", this.o.path)) missing.push("`node`");
-    if (missing.length) {
-      throw new ClassroomUnavailableError(
-        `classroom orca on daemon ${this.o.daemon.id}: ${missing.join(" and ")} not found on PATH (${this.o.path ?? process.env.PATH ?? ""}); install ${missing.length > 1 ? "them" : "it"} on this runner or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`
-      );
-    }
-    super.preflight();
-  }
-  wrap(argv) {
-    const orca = this.o.daemon.orca ?? { binary: "orca", args: [] };
-    return [orca.binary, ...orca.args, "--", ...argv];
   }
 }
 class BotClassroom {
@@ -54355,8 +55013,8 @@ class BotClassroom {
     (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
     return (0,external_node_fs_namespaceObject.readdirSync)(dir).map((f) => `?? ${f}`);
   }
-  wrap(argv) {
-    return [...argv];
+  host(confined) {
+    return confined;
   }
   async collect() {
     return { patch: Buffer.alloc(0), changedFiles: [], ignored: [] };
@@ -54374,7 +55032,7 @@ class BotClassroom {
 function createClassroom(options) {
   switch (options.daemon.classroom) {
     case "orca":
-      return new OrcaClassroom(options);
+      return new OrcaClassroom(options, new WorktreeClassroom(options));
     case "bot":
       return new BotClassroom(options);
     default:
@@ -54721,121 +55379,85 @@ async function claimSlot(layout, req) {
   const now = req.now ?? (() => /* @__PURE__ */ new Date());
   const before = readCrewState(layout).registry;
   const gone = await goneActionsOwners(Object.values(before.leases), now(), req.jobStatus);
-  const log = crewEventLog(layout);
-  const { result } = await log.transact((current) => {
-    const registry = fold_foldLog(crewFold, current);
-    const crew = registry.crews[req.crewId];
-    const t = now();
-    if (!crew) return { append: [], result: { refused: "not planned" } };
-    if (crew.status !== "planned") return { append: [], result: { refused: `already ${crew.status}` } };
-    if (crew.daemon !== req.daemon)
-      return { append: [], result: { refused: `planned for daemon ${crew.daemon}` } };
-    const twin = Object.values(registry.crews).find(
-      (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === "running"
-    );
-    if (twin)
-      return {
-        append: [],
-        result: { refused: `issue #${crew.issueNumber} already running as ${twin.crewId}` }
-      };
-    const index = new Map(current.events.map((e, i) => [e.key, i]));
-    const plannedAt = index.get(`planned:${crew.crewId}`) ?? -1;
-    const ranAfter = Object.values(registry.crews).find(
-      (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === "finished" && (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt
-    );
-    if (ranAfter) {
-      const reason = `superseded: issue #${crew.issueNumber} ran as ${ranAfter.crewId} after this crew was planned`;
-      return {
-        append: [
-          event_log_event(
-            "crew.finished",
-            `finished:${crew.crewId}`,
-            { crewId: crew.crewId, issueNumber: crew.issueNumber, outcome: "cancelled", reason },
-            t
-          )
-        ],
-        result: { refused: reason }
-      };
-    }
-    const append = [];
-    const reclaimed = [];
-    let slot = -1;
-    for (let s = 0; s < req.slots && slot < 0; s++) {
-      const held = registry.leases[leaseId(req.daemon, s)];
-      if (!held) {
-        slot = s;
-        break;
-      }
-      const finished = registry.crews[held.crewId]?.status === "finished";
-      if (!finished && (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone))) continue;
-      reclaimed.push(held);
-      append.push(
-        event_log_event(
-          "lease.released",
-          `released:${held.crewId}`,
-          {
-            crewId: held.crewId,
-            reason: finished ? "reclaimed: its crew had finished" : "reclaimed: lease expired and its owner is gone"
-          },
-          t
-        )
-      );
-      const old = registry.crews[held.crewId];
-      if (old && old.status !== "finished") {
-        append.push(
-          event_log_event(
-            "crew.finished",
-            `finished:${held.crewId}`,
-            {
-              crewId: held.crewId,
-              issueNumber: old.issueNumber,
-              outcome: "lost",
-              reason: "owner gone without finishing; slot reclaimed"
-            },
-            t
-          )
-        );
-      }
-      slot = s;
-    }
-    if (slot < 0)
-      return {
-        append: [],
-        result: { refused: `all ${req.slots} slot(s) of daemon ${req.daemon} are leased` }
-      };
-    const worktree = req.worktreeFor(slot);
-    const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
-    append.push(
-      event_log_event(
-        "lease.acquired",
-        `lease:${leaseId(req.daemon, slot)}:${req.crewId}`,
-        {
-          crewId: req.crewId,
-          daemon: req.daemon,
-          slot,
-          owner: req.owner,
-          expiresAt
-        },
-        t
-      ),
-      event_log_event(
-        "crew.started",
-        `started:${req.crewId}`,
-        {
-          crewId: req.crewId,
-          daemon: req.daemon,
-          slot,
-          worktree,
-          owner: req.owner
-        },
-        t
-      ),
-      event_log_event("crew.process", `process:${req.crewId}`, req.process, t)
-    );
-    return { append, result: { slot, worktree, reclaimed } };
-  });
+  const { result } = await crewEventLog(layout).transact(
+    (current) => decideClaim(current.events, req, gone, now())
+  );
   if ("refused" in result) throw new ClaimRefusedError(req.crewId, result.refused);
   return result;
+}
+function decideClaim(events, req, gone, t) {
+  const registry = fold_foldLog(crewFold, { events });
+  const crew = registry.crews[req.crewId];
+  const refused = (reason) => ({ append: [], result: { refused: reason } });
+  if (!crew) return refused("not planned");
+  if (crew.status !== "planned") return refused(`already ${crew.status}`);
+  if (crew.daemon !== req.daemon) return refused(`planned for daemon ${crew.daemon}`);
+  const twin = Object.values(registry.crews).find(
+    (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === "running"
+  );
+  if (twin) return refused(`issue #${crew.issueNumber} already running as ${twin.crewId}`);
+  const stale = supersededBy(registry, events, crew.crewId, crew.issueNumber);
+  if (stale) {
+    const reason = `superseded: issue #${crew.issueNumber} ran as ${stale} after this crew was planned`;
+    const data = {
+      crewId: crew.crewId,
+      issueNumber: crew.issueNumber,
+      outcome: "cancelled",
+      reason
+    };
+    return {
+      append: [event_log_event("crew.finished", `finished:${crew.crewId}`, data, t)],
+      result: { refused: reason }
+    };
+  }
+  const free = freeSlot(registry, req, gone, t);
+  if (!free) return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased`);
+  const { slot, reclaimed, append } = free;
+  const worktree = req.worktreeFor(slot);
+  const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
+  const { crewId, daemon, owner } = req;
+  append.push(
+    event_log_event(
+      "lease.acquired",
+      `lease:${leaseId(daemon, slot)}:${crewId}`,
+      { crewId, daemon, slot, owner, expiresAt },
+      t
+    ),
+    event_log_event("crew.started", `started:${crewId}`, { crewId, daemon, slot, worktree, owner }, t),
+    event_log_event("crew.process", `process:${crewId}`, req.process, t)
+  );
+  return { append, result: { slot, worktree, reclaimed } };
+}
+function supersededBy(registry, events, crewId, issueNumber) {
+  const index = new Map(events.map((e, i) => [e.key, i]));
+  const plannedAt = index.get(`planned:${crewId}`) ?? -1;
+  return Object.values(registry.crews).find(
+    (c) => c.issueNumber === issueNumber && c.crewId !== crewId && c.status === "finished" && (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt
+  )?.crewId;
+}
+function freeSlot(registry, req, gone, t) {
+  for (let slot = 0; slot < req.slots; slot++) {
+    const held = registry.leases[leaseId(req.daemon, slot)];
+    if (!held) return { slot, reclaimed: [], append: [] };
+    const finished = registry.crews[held.crewId]?.status === "finished";
+    if (!finished && (new Date(held.expiresAt) > t || !ownerGone(held.owner, gone))) continue;
+    const reason = finished ? "reclaimed: its crew had finished" : "reclaimed: lease expired and its owner is gone";
+    const append = [
+      event_log_event("lease.released", `released:${held.crewId}`, { crewId: held.crewId, reason }, t)
+    ];
+    const old = registry.crews[held.crewId];
+    if (old && old.status !== "finished") {
+      const data = {
+        crewId: held.crewId,
+        issueNumber: old.issueNumber,
+        outcome: "lost",
+        reason: "owner gone without finishing; slot reclaimed"
+      };
+      append.push(event_log_event("crew.finished", `finished:${held.crewId}`, data, t));
+    }
+    return { slot, reclaimed: [held], append };
+  }
+  return void 0;
 }
 async function heartbeat(layout, crewId, n, leaseMs) {
   const expiresAt = new Date(Date.now() + leaseMs).toISOString();
@@ -56382,19 +57004,8 @@ function output_scanText(text, sink) {
 function scanFile(path, offset, sink) {
   const s = new LineScanner(sink);
   const decoder = new external_node_string_decoder_namespaceObject.StringDecoder("utf8");
-  const fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
-  try {
-    const buf = Buffer.alloc(CHUNK);
-    for (let pos = offset; ; ) {
-      const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, CHUNK, pos);
-      if (n <= 0) break;
-      pos += n;
-      s.write(decoder.write(buf.subarray(0, n)));
-    }
-    s.write(decoder.end());
-  } finally {
-    (0,external_node_fs_namespaceObject.closeSync)(fd);
-  }
+  readFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
+  s.write(decoder.end());
   return s.end();
 }
 function lastArrayObject(text) {
@@ -56911,6 +57522,15 @@ async function launched(argv, o, cli) {
     if (!(e instanceof ProgramNotFoundError)) throw e;
     return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
   }
+  if (started.run)
+    return started.run({
+      cwd: o.cwd,
+      timeoutMs: o.timeoutMs,
+      graceMs: o.graceMs,
+      logFile: o.logFile,
+      ...cli ? { input: o.prompt } : {},
+      onSpawn: o.onSpawn
+    });
   return runProcess(started.argv, {
     cwd: o.cwd,
     env: started.env,
@@ -57708,6 +58328,7 @@ function readSpec(path) {
 
 
 
+
 function findItem(layout, issue) {
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
@@ -57812,7 +58433,10 @@ async function runCrew(spec, deps) {
   } catch (e) {
     outcome = "aborted";
     reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${errors_message(e)}`;
-    if (!(e instanceof AbortCrew)) await alert("runtime-error", errors_message(e));
+    if (e instanceof ClassroomInterruptedError) {
+      reason = `interrupted: ${e.message}`;
+      await alert("classroom-interrupted", e.message);
+    } else if (!(e instanceof AbortCrew)) await alert("runtime-error", errors_message(e));
   } finally {
     stopBeat();
     const refused = sandbox ? await sandbox.close().catch(() => []) : [];
@@ -58060,14 +58684,17 @@ async function confinement(spec, classroom, slot, sandbox, dirs, agent, scratch,
   const studentHome = sandbox.freshHome("student");
   const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
   return {
-    launch: (argv, env) => sandbox.confine(classroom.wrap(argv), env, {
-      cwd: worktree,
-      writable: [worktree, ...dirs ? [dirs.admin] : [], out],
-      readOnly: [...git.readOnly, ...briefs()],
-      masked: git.masked,
-      home: studentHome,
-      allow
-    }),
+    launch: async (argv, env) => classroom.host(
+      await sandbox.confine(argv, env, {
+        cwd: worktree,
+        writable: [worktree, ...dirs ? [dirs.admin] : [], out],
+        readOnly: [...git.readOnly, ...briefs()],
+        masked: git.masked,
+        home: studentHome,
+        allow
+      }),
+      { crewId: spec.crewId, slot, dir: scratch }
+    ),
     runVerify: (argv, env, patch) => verifyOnCleanCheckout(
       {
         config: spec.config,
@@ -58097,6 +58724,7 @@ function registerEnvSecrets() {
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/runner.js
+
 
 
 
@@ -58134,7 +58762,7 @@ async function runCrewFromSpec(specPath, jobStatus) {
     return RUNNER_EXIT.done;
   } catch (e) {
     logger.error(`crew ${spec.crewId}: ${errors_message(e)}`);
-    return e instanceof ClaimRefusedError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
+    return e instanceof ClaimRefusedError || e instanceof ClassroomUnavailableError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
   } finally {
     await logger.close();
   }
@@ -63713,6 +64341,7 @@ function fleet_status(d, beat, nowMs, ttlMs) {
   if (!Number.isFinite(seen)) offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
   else if (age > ttlMs) offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
   else if (-age > ttlMs) offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+  else if (beat.unavailable) offlineReason = beat.unavailable;
   return {
     ...base,
     observedClass: beat.observedClass,
@@ -63749,7 +64378,12 @@ async function recordHeartbeat(layout, config, beat) {
     event_log_event(
       "roster.heartbeat",
       `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
-      { daemon: beat.daemon, observedClass: beat.observedClass, freeDiskBytes: beat.freeDiskBytes },
+      {
+        daemon: beat.daemon,
+        observedClass: beat.observedClass,
+        freeDiskBytes: beat.freeDiskBytes,
+        ...beat.unavailable ? { unavailable: beat.unavailable } : {}
+      },
       at
     )
   ]);
@@ -64672,10 +65306,18 @@ function cleanFences(fences) {
 const CLASSES = CAPACITY_CLASSES.length;
 const admission_GiB = 1024 ** 3;
 function admit(input) {
-  const { candidates } = input;
   const { remainingMs, crewTimeoutMs, gradingReserveMs, maxWaves } = input.time;
   const fit = crewTimeoutMs > 0 ? Math.floor((remainingMs - gradingReserveMs) / crewTimeoutMs) : 0;
   const waves = Math.max(0, Math.min(maxWaves, fit));
+  const gated = batchGate(input, waves);
+  if (gated) return gated;
+  const pools = buildPools(input, waves);
+  const { selected, refused } = admission_select(input, pools, waves);
+  const admitted = place(selected, pools, refused);
+  return { admitted, refused, waves };
+}
+function batchGate(input, waves) {
+  const { candidates } = input;
   const all = (code, reason, loud) => ({
     admitted: [],
     refused: candidates.map((c) => ({ issue: c.issueNumber, code, reason })),
@@ -64691,12 +65333,15 @@ function admit(input) {
   }
   if (input.paused !== void 0) return all("paused", input.paused);
   if (waves < 1) {
+    const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
     return all(
       "time-budget",
       `time budget: ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`
     );
   }
-  const pools = buildPools(input, waves);
+  return void 0;
+}
+function admission_select(input, pools, waves) {
   const hasBot = pools.bot.daemons.length > 0;
   const chooser = new AgentChooser(input.agents, input.scores);
   const fences = new FenceSet();
@@ -64706,7 +65351,7 @@ function admit(input) {
   let room = input.maxCrews - input.activeCrews;
   let fallbacks = 0;
   const refuse = (c, code, reason) => refused.push({ issue: c.issueNumber, code, reason });
-  for (const c of candidates) {
+  for (const c of input.candidates) {
     if (room <= 0) {
       refuse(
         c,
@@ -64752,6 +65397,9 @@ function admit(input) {
     room--;
     selected.push({ c, agent: choice.agent, pool: poolName, fallback, rank, order: selected.length });
   }
+  return { selected, refused };
+}
+function place(selected, pools, refused) {
   const slots = new Array(selected.length);
   for (const name of ["worktree", "bot"]) {
     const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
@@ -64759,7 +65407,11 @@ function admit(input) {
     for (const s of mine) {
       const daemon = placer.place(s.rank);
       if (daemon === void 0) {
-        refuse(s.c, "no-free-slot", `no daemon of class \u2265 ${s.c.weight} had a free slot at placement`);
+        refused.push({
+          issue: s.c.issueNumber,
+          code: "no-free-slot",
+          reason: `no daemon of class \u2265 ${s.c.weight} had a free slot at placement`
+        });
         continue;
       }
       slots[s.order] = {
@@ -64771,8 +65423,7 @@ function admit(input) {
       };
     }
   }
-  const admitted = slots.filter((a) => a !== void 0);
-  return { admitted, refused, waves };
+  return slots.filter((a) => a !== void 0);
 }
 class Pool {
   constructor(name, daemons, minFreeDiskBytes, waves) {
@@ -64875,7 +65526,7 @@ function admission_gib(bytes) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/dispatch/queue.js
+;// CONCATENATED MODULE: ./.build/src/dispatch/standby.js
 
 function capUsage(registry, config) {
   const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
@@ -64908,12 +65559,12 @@ function typicalCrewMs(registry, crewTimeoutMs) {
   const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
   return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));
 }
-function admitQueue(input, first, typicalMs) {
+function admitStandby(input, first, typicalMs) {
   const allowance = /* @__PURE__ */ new Map();
   for (const a of first.admitted) allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
   const refusedIssues = new Set(first.refused.map((r) => r.issue));
   const rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
-  if (allowance.size === 0 || rest.length === 0) return { queued: [], refused: first.refused };
+  if (allowance.size === 0 || rest.length === 0) return { standby: [], refused: first.refused };
   const fallbacks = first.admitted.filter((a) => a.fallback).length;
   const second = admit({
     ...input,
@@ -64921,7 +65572,7 @@ function admitQueue(input, first, typicalMs) {
     daemons: input.daemons.map(
       (d) => allowance.has(d.id) ? { ...d, slots: allowance.get(d.id), busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
     ),
-    // Concurrency is the first wave's; the queue adds waiting crews, not running ones.
+    // Concurrency is the first wave's; standby adds waiting crews, not running ones.
     maxCrews: Number.MAX_SAFE_INTEGER,
     activeCrews: 0,
     heldFences: [
@@ -64939,8 +65590,8 @@ function admitQueue(input, first, typicalMs) {
     },
     maxFallbacks: Math.max(0, input.maxFallbacks - fallbacks)
   });
-  const queuedIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
-  return { queued: second.admitted, refused: first.refused.filter((r) => !queuedIssues.has(r.issue)) };
+  const standbyIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
+  return { standby: second.admitted, refused: first.refused.filter((r) => !standbyIssues.has(r.issue)) };
 }
 
 
@@ -64958,13 +65609,13 @@ function untrustedReason(item, trust) {
 
 ;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
 const TAIL_GUARD_BETA = 0.5;
-function tailGuardThreshold(queuedSize, slots) {
-  return TAIL_GUARD_BETA * queuedSize / Math.max(1, slots);
+function tailGuardThreshold(backlogSize, slots) {
+  return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
 }
 function orderCandidates(candidates, o = {}) {
   const sorted = [...candidates].sort(compareCandidates);
   if (o.order !== "tail-guard") return sorted;
-  const total = o.queuedSize ?? candidates.reduce((s, c) => s + c.size, 0);
+  const total = o.backlogSize ?? candidates.reduce((s, c) => s + c.size, 0);
   const threshold = tailGuardThreshold(total, o.slots ?? 1);
   return promote(sorted, (c) => c.size >= threshold);
 }
@@ -65123,12 +65774,14 @@ async function planDispatch(input) {
   const monotonic = input.monotonic ?? (() => performance.now());
   const elapsedMs = input.jobStartedAt === void 0 ? 0 : input.jobStartedAt instanceof Date ? now.getTime() - input.jobStartedAt.getTime() : monotonic() - input.jobStartedAt.monotonicMs;
   const remainingMs = input.remainingMs ?? config.dispatch.jobTimeoutMinutes * 6e4 - Math.max(0, elapsedMs);
-  let pending = [];
-  let endedJobs = /* @__PURE__ */ new Map();
-  let corrupt;
-  let result;
+  const plan = (registry, corrupt) => {
+    const readings = readPlanInputs(input, registry, now, corrupt);
+    const decided = decide(input, registry, readings, now, remainingMs);
+    return { ...decided, pending: readings.pending, events: plannedEvents(decided.result, input, now) };
+  };
+  let planned;
   try {
-    if (input.jobStatus) endedJobs = await askOwners(readRegistry(layout), now, input.jobStatus);
+    const endedJobs = input.jobStatus ? await askOwners(readRegistry(layout), now, input.jobStatus) : /* @__PURE__ */ new Map();
     const tx = await crewLog(layout).transact((current) => {
       const registry = fold_foldLog(crewFold, current);
       const settled = reconcile(registry, now, {
@@ -65136,20 +65789,17 @@ async function planDispatch(input) {
         ...input.driving ? { driving: input.driving } : {}
       });
       for (const e of settled.events) crewFold.apply(registry, e);
-      const decided = decide(input, registry, now, remainingMs);
-      pending = decided.pending;
-      decided.result.reconciled = settled.reconciled;
-      return { append: [...settled.events, ...decided.events], result: decided.result };
+      const p = plan(registry);
+      p.result.reconciled = settled.reconciled;
+      return { append: [...settled.events, ...p.events], result: p };
     });
-    result = tx.result;
+    planned = tx.result;
   } catch (e) {
     if (!(e instanceof errors_CorruptStateError)) throw e;
-    corrupt = errors_message(e);
-    pending = [];
+    planned = plan({ crews: {}, leases: {} }, errors_message(e));
   }
-  if (corrupt !== void 0 || !result) {
-    result = decide(input, { crews: {}, leases: {} }, now, remainingMs, corrupt).result;
-  }
+  const { result, pending, warnings } = planned;
+  for (const w of warnings) logger.warning(w);
   if (pending.length > 0) await school_log_schoolLog(layout).append(pending);
   if (!result.blocked) {
     await writeCrewRunsView(layout, now).catch(
@@ -65166,7 +65816,7 @@ async function planDispatch(input) {
   });
   return result;
 }
-function decide(input, registry, now, remainingMs, corrupt) {
+function readPlanInputs(input, registry, now, corrupt) {
   const { config, layout } = input;
   let blocked = corrupt ?? quarantined(layout);
   let school = schoolFold.empty();
@@ -65190,19 +65840,63 @@ function decide(input, registry, now, remainingMs, corrupt) {
     }
   }
   const pending = blocked ? [] : pendingPauses(registry, schoolDedup, now, layout);
+  return {
+    ...blocked !== void 0 ? { blocked } : {},
+    school,
+    pending,
+    ...capUsd !== void 0 ? { capUsd } : {},
+    ...spentUsd !== void 0 ? { spentUsd } : {}
+  };
+}
+function decide(input, registry, read, now, remainingMs) {
+  const { config } = input;
+  const { blocked, capUsd, spentUsd } = read;
   const pauses = activePauses(
-    [...school.pauses, ...pending.map((e) => ({ ...e.data, at: e.at, key: e.key }))],
+    [
+      ...read.school.pauses,
+      ...read.pending.map((e) => ({ ...e.data, at: e.at, key: e.key }))
+    ],
     now
   );
-  const states = issueStates(registry, input.verdicts, school.requeues);
+  const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues));
+  const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
+  const admission = admissionInput(input, registry, daemons, sorted.candidates, {
+    remainingMs,
+    spend: { spentUsd: spentUsd ?? 0, ...capUsd !== void 0 ? { capUsd } : {} },
+    ...blocked !== void 0 ? { blocked } : {},
+    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {}
+  });
+  const decision = admit(admission);
+  const standby = input.standby ? admitStandby(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs)) : { standby: [], refused: decision.refused };
+  const assignments = [
+    ...decision.admitted.map((a) => toAssignment(a, false)),
+    ...standby.standby.map((a) => toAssignment(a, true))
+  ];
+  const byDaemon = /* @__PURE__ */ new Map();
+  for (const a of assignments) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a.crewId]);
+  const result = {
+    assignments,
+    reconciled: [],
+    refused: [...sorted.refused, ...standby.refused],
+    ...decision.loud ? { loud: decision.loud } : {},
+    matrix: daemons.filter((d) => byDaemon.has(d.id)).map((d) => ({ daemon: d.id, labels: d.labels, assignments: byDaemon.get(d.id) })),
+    ...blocked !== void 0 ? { blocked } : {},
+    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {},
+    waves: decision.waves,
+    spend: { ...spentUsd !== void 0 ? { spentUsd } : {}, ...capUsd !== void 0 ? { capUsd } : {} },
+    fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 }))
+  };
+  return { result, warnings: sorted.warnings };
+}
+function sortCurriculum(input, states) {
+  const { config } = input;
   const refused = [];
   const candidates = [];
+  const warnings = [];
   const seen = /* @__PURE__ */ new Set();
   for (const item of input.curriculum) {
     if (!Number.isSafeInteger(item.number) || item.number <= 0) {
-      input.logger.warning(
-        `curriculum: skipped an entry whose issue number is ${JSON.stringify(item.number)}`
-      );
+      warnings.push(`curriculum: skipped an entry whose issue number is ${JSON.stringify(item.number)}`);
       continue;
     }
     if (seen.has(item.number)) continue;
@@ -65228,10 +65922,13 @@ function decide(input, registry, now, remainingMs, corrupt) {
       else candidates.push(toCandidate(item, state.kind === "repair", config));
     }
   }
-  const active = activeCrews(registry);
-  const daemons = withLoad(fleetStatus(config, school, now), registry, input.freeDiskBytes);
+  return { candidates, refused, warnings };
+}
+function admissionInput(input, registry, daemons, candidates, gates) {
+  const { config } = input;
+  const { remainingMs, ...rest } = gates;
   const offered = input.forDaemon ? daemons.map((d) => d.id === input.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }) : daemons;
-  const admission = {
+  return {
     candidates: orderCandidates(candidates, {
       order: config.dispatch.order,
       slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0)
@@ -65241,7 +65938,7 @@ function decide(input, registry, now, remainingMs, corrupt) {
     ...input.scores ? { scores: input.scores } : {},
     maxCrews: config.dispatch.maxCrews,
     activeCrews: capUsage(registry, config),
-    heldFences: active.map((c) => ({
+    heldFences: activeCrews(registry).map((c) => ({
       fences: c.fences,
       holder: `crew ${c.crewId} (issue #${c.issueNumber})`
     })),
@@ -65252,17 +65949,12 @@ function decide(input, registry, now, remainingMs, corrupt) {
       maxWaves: Math.max(1, Math.floor(finiteOr(input.maxWaves, 1)))
     },
     minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
-    spend: { spentUsd: spentUsd ?? 0, ...capUsd !== void 0 ? { capUsd } : {} },
     maxFallbacks: config.dispatch.maxFallbacks,
-    ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {}
+    ...rest
   };
-  const decision = admit(admission);
-  const queue = input.queue ? admitQueue(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs)) : { queued: [], refused: decision.refused };
-  const assignments = [
-    ...decision.admitted.map((a) => ({ a, queued: false })),
-    ...queue.queued.map((a) => ({ a, queued: true }))
-  ].map(({ a, queued }) => ({
+}
+function toAssignment(a, standby) {
+  return {
     crewId: `c${a.candidate.issueNumber}-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`,
     issueNumber: a.candidate.issueNumber,
     daemon: a.daemon,
@@ -65276,9 +65968,11 @@ function decide(input, registry, now, remainingMs, corrupt) {
     role: a.candidate.role,
     domain: a.candidate.domain,
     difficulty: a.candidate.difficulty,
-    ...queued ? { queued: true } : {}
-  }));
-  const events = assignments.map(
+    ...standby ? { queued: true } : {}
+  };
+}
+function plannedEvents(result, input, now) {
+  return result.assignments.map(
     (a) => event_log_event(
       "crew.planned",
       `planned:${a.crewId}`,
@@ -65297,21 +65991,6 @@ function decide(input, registry, now, remainingMs, corrupt) {
       now
     )
   );
-  const byDaemon = /* @__PURE__ */ new Map();
-  for (const a of assignments) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a.crewId]);
-  const result = {
-    assignments,
-    reconciled: [],
-    refused: [...refused, ...queue.refused],
-    ...decision.loud ? { loud: decision.loud } : {},
-    matrix: daemons.filter((d) => byDaemon.has(d.id)).map((d) => ({ daemon: d.id, labels: d.labels, assignments: byDaemon.get(d.id) })),
-    ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {},
-    waves: decision.waves,
-    spend: { ...spentUsd !== void 0 ? { spentUsd } : {}, ...capUsd !== void 0 ? { capUsd } : {} },
-    fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 }))
-  };
-  return { events, pending, result };
 }
 function plannedBy(owner, daemon) {
   if (!owner) return {};
@@ -65731,7 +66410,7 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/crew/driver.js
+;// CONCATENATED MODULE: ./.build/src/crew/driver-slots.js
 
 
 
@@ -65745,34 +66424,21 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 
 
 
-
-
-
-
-function watchdogMs(config, graceMs) {
-  return 2 * config.dispatch.crewTimeoutSeconds * 1e3 + 2 * graceMs + 12e4;
-}
-async function runAssignments(o) {
-  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
-  if (!daemon)
-    throw new Error(
-      `daemon "${o.daemon}" is not in fleet.daemons (${o.config.fleet.daemons.map((d) => d.id).join(", ")})`
-    );
-  const runtimeDir = o.runtimeDir ?? defaultRuntimeDir(o.layout.root);
-  const worktreeRoot = o.worktreeRoot ?? defaultWorktreeRoot(o.layout.root);
-  const baseSpec = {
-    daemonId: o.daemon,
-    stateDir: o.layout.root,
-    runtimeDir,
-    worktreeRoot,
-    graceMs: o.graceMs ?? 5e3,
-    baseDir: process.cwd(),
-    config: o.config
-  };
-  classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding").preflight();
-  sandboxPreflight(o.config, o.daemon, o.logger);
-  const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
-  const result = {
+const SKIP_DEADLINE = "soft deadline: the time left in this job cannot fit a crew";
+class SlotDriver {
+  constructor(o, setup) {
+    this.o = o;
+    this.setup = setup;
+    this.poll = o.pollMs ?? 250;
+    this.progressEveryMs = o.progressEveryMs ?? 1e4;
+    this.floor = o.config.dispatch.minFreeDiskGiB * GiB;
+    this.reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1e3;
+    this.limit = setup.slots;
+    this.refillOpen = o.refill !== void 0;
+  }
+  o;
+  setup;
+  result = {
     launched: [],
     adopted: [],
     finished: [],
@@ -65781,164 +66447,232 @@ async function runAssignments(o) {
     refilled: [],
     diskWaits: 0
   };
-  const poll = o.pollMs ?? 250;
-  const progress = (p) => o.onProgress?.(p);
-  try {
-    const baseSha = o.baseSha ?? await revParse(o.config.repoPath);
-    const active = /* @__PURE__ */ new Map();
-    await adopt(o, active, result, poll, progress);
-    const baseline = baselinePath(runtimeDir, o.daemon);
-    if (!active.size || !readBaseline(baseline))
-      writeBaseline(baseline, await captureBaseline(o.config.repoPath));
-    const runnerEnv = (agentId) => childEnv({
-      pass: [...RUN_IDENTITY_ENV, ...o.config.agents.find((a) => a.id === agentId)?.passEnv ?? []]
-    });
-    const queue = o.assignments.map((a) => a.crewId).filter((id) => !active.has(id));
-    const seen = /* @__PURE__ */ new Set([...active.keys(), ...queue]);
-    const planned = readCrewState(o.layout).registry.crews;
-    const queued = new Set(queue.filter((id) => planned[id]?.queued === true));
-    const limit = queued.size ? Math.min(daemon.worktrees, Math.max(1, queue.length - queued.size + active.size)) : daemon.worktrees;
-    const reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1e3;
-    const floor = o.config.dispatch.minFreeDiskGiB * GiB;
-    const readDisk = o.freeDisk ?? (() => freeDiskBytes(worktreeRoot));
-    const outOfTime = () => o.remainingMs !== void 0 && o.remainingMs() < reserveMs;
-    const skipAll = (reason, detail) => {
-      for (const id of queue.splice(0)) {
-        result.skipped.push({ crewId: id, reason });
-        progress({ crewId: id, phase: "skipped", elapsedMs: 0, detail });
-      }
-    };
-    let refillOpen = o.refill !== void 0;
-    let diskWaitSince;
-    let lastTick = performance.now();
-    const diskHolds = (next) => {
-      const free = readDisk();
-      if (free >= floor) {
-        diskWaitSince = void 0;
-        return free;
-      }
-      if (diskWaitSince === void 0) {
-        diskWaitSince = performance.now();
-        result.diskWaits++;
-        const why = `free disk ${gib(free)} below the ${gib(floor)} floor on ${worktreeRoot}`;
-        o.logger.warning(`daemon ${o.daemon}: ${why}; waiting before launching ${next}`);
-        progress({ crewId: next, phase: "waiting", elapsedMs: 0, detail: why });
-      }
-      return void 0;
-    };
+  active = /* @__PURE__ */ new Map();
+  /** Crew ids still to launch, in order: the planned ones, then what refill took. */
+  toLaunch = [];
+  /** Every crew id this driver has taken (adopted, planned or refilled): refill skips them. */
+  seen = /* @__PURE__ */ new Set();
+  /** Crews planned on standby behind the first wave (dispatch/standby.ts); see `start`. */
+  standby = /* @__PURE__ */ new Set();
+  /** At most this many crews run at once: K, or the first wave when crews wait on standby. */
+  limit;
+  refillOpen;
+  /** Since when launches wait for disk space (monotonic ms), while they do. */
+  diskWaitSince;
+  lastTick = performance.now();
+  poll;
+  progressEveryMs;
+  floor;
+  reserveMs;
+  /** Adopts live runners, records the git baseline, launches and waits until nothing is left. */
+  async run() {
+    await this.start();
     for (; ; ) {
-      result.paused = pausedReason(o.layout);
-      if (!queue.length && !refillOpen) diskWaitSince = void 0;
-      if (refillOpen && !queue.length && !result.paused && active.size < limit && !outOfTime()) {
-        const free = diskHolds("the next admissible crew");
-        if (free !== void 0) {
-          refillOpen = false;
-          const ids = await o.refill({
-            freeDiskBytes: free,
-            ...o.remainingMs ? { remainingMs: o.remainingMs() } : {}
-          });
-          for (const id of ids) {
-            if (seen.has(id)) continue;
-            seen.add(id);
-            queue.push(id);
-            result.refilled.push(id);
-          }
-        }
-      }
-      while (active.size < limit && queue.length && !result.paused) {
-        if (outOfTime()) {
-          skipAll("soft deadline: the time left in this job cannot fit a crew", "soft deadline");
-          break;
-        }
-        const held = queued.has(queue[0]) ? queueStop(o, result) : void 0;
-        if (held) {
-          const id = queue.shift();
-          result.skipped.push({ crewId: id, reason: held });
-          progress({ crewId: id, phase: "skipped", elapsedMs: 0, detail: held });
-          continue;
-        }
-        if (diskHolds(queue[0]) === void 0) break;
-        const crewId = queue.shift();
-        const crew = readCrewState(o.layout).registry.crews[crewId];
-        if (!crew || crew.status !== "planned" || crew.daemon !== o.daemon) {
-          const why = !crew ? "not planned" : crew.daemon !== o.daemon ? `planned for ${crew.daemon}` : `already ${crew.status}`;
-          result.skipped.push({ crewId, reason: why });
-          continue;
-        }
-        const specPath = writeSpec({ ...baseSpec, crewId, baseSha });
-        const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(crew.agent));
-        active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
-        result.launched.push(crewId);
-        progress({ crewId, issueNumber: crew.issueNumber, phase: "launched", elapsedMs: 0 });
-      }
-      if (result.paused && queue.length && !active.size) {
-        for (const id of queue.splice(0)) result.skipped.push({ crewId: id, reason: result.paused });
-      }
-      if (diskWaitSince !== void 0 && !active.size && (queue.length || refillOpen)) {
-        if (outOfTime() || performance.now() - diskWaitSince >= (o.diskWaitMs ?? 3e5)) {
-          skipAll(`disk floor: free disk stayed below ${gib(floor)} on ${worktreeRoot}`, "disk floor");
-          o.logger.warning(`daemon ${o.daemon}: free disk stayed below the floor; stopping launches`);
-          break;
-        }
-        await new Promise((r) => setTimeout(r, poll));
+      this.result.paused = pausedReason(this.o.layout);
+      if (!this.toLaunch.length && !this.refillOpen) this.diskWaitSince = void 0;
+      await this.refill();
+      this.launchWhileFree();
+      this.skipWhilePausedAndIdle();
+      if (this.diskWaitSince !== void 0 && !this.active.size && (this.toLaunch.length || this.refillOpen)) {
+        if (this.diskWaitExpired()) break;
+        await new Promise((r) => setTimeout(r, this.poll));
         continue;
       }
-      if (!active.size) {
-        if (queue.length) continue;
+      if (!this.active.size) {
+        if (this.toLaunch.length) continue;
         break;
       }
-      let tickTimer;
-      const timer = new Promise(
-        (r) => tickTimer = setTimeout(
-          () => r("tick"),
-          diskWaitSince !== void 0 ? poll : o.progressEveryMs ?? 1e4
-        )
-      );
-      const winner = await Promise.race([
-        ...[...active.values()].map((a) => a.done.then((code) => ({ a, code }))),
-        timer
-      ]);
-      clearTimeout(tickTimer);
-      for (const a of active.values()) {
-        if (a.pid && performance.now() - a.since > watchdogMs(o.config, baseSpec.graceMs)) {
-          o.logger.warning(
-            `crew ${a.crewId}: runner pid ${a.pid} exceeded its whole budget; killing its process group`
-          );
-          killGroup(a.pid, "SIGKILL");
-        }
-      }
-      if (performance.now() - lastTick >= (o.progressEveryMs ?? 1e4)) {
-        lastTick = performance.now();
-        const reg = readCrewState(o.layout).registry;
-        for (const a of active.values()) {
-          const c = reg.crews[a.crewId];
-          progress({
-            crewId: a.crewId,
-            issueNumber: c?.issueNumber,
-            slot: c?.slot,
-            phase: "running",
-            elapsedMs: performance.now() - a.since
-          });
-        }
-      }
-      if (winner === "tick") continue;
-      active.delete(winner.a.crewId);
-      await driver_settle_settle(o, winner.a, winner.code, result, progress);
-      const stop = refillStop(o.layout, winner.a.crewId);
-      if (stop && !result.refillStopped) {
-        result.refillStopped = stop;
-        o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
-      }
-      refillOpen = o.refill !== void 0 && !result.refillStopped;
+      const ended = await this.nextEnd();
+      if (ended) await this.settleEnded(ended.a, ended.code);
     }
-    result.paused = pausedReason(o.layout);
-    return result;
-  } finally {
-    await lock.release();
+    this.result.paused = pausedReason(this.o.layout);
+    return this.result;
   }
+  /** Adoption, the baseline of the shared git directory, and the crews to launch with their limit. */
+  async start() {
+    const o = this.o;
+    await adopt(o, this.active, this.result, this.poll, this.progress);
+    const baseline = baselinePath(this.setup.baseSpec.runtimeDir, o.daemon);
+    if (!this.active.size || !readBaseline(baseline))
+      writeBaseline(baseline, await captureBaseline(o.config.repoPath));
+    this.toLaunch = o.assignments.map((a) => a.crewId).filter((id) => !this.active.has(id));
+    for (const id of [...this.active.keys(), ...this.toLaunch]) this.seen.add(id);
+    const planned = readCrewState(o.layout).registry.crews;
+    this.standby = new Set(this.toLaunch.filter((id) => planned[id]?.queued === true));
+    if (this.standby.size)
+      this.limit = Math.min(
+        this.setup.slots,
+        Math.max(1, this.toLaunch.length - this.standby.size + this.active.size)
+      );
+  }
+  /** Refill: the planned crews are all started and a slot is free — ask the office for more. */
+  async refill() {
+    const o = this.o;
+    if (!this.refillOpen || this.toLaunch.length || this.result.paused) return;
+    if (this.active.size >= this.limit || this.outOfTime()) return;
+    const free = this.diskHolds("the next admissible crew");
+    if (free === void 0) return;
+    this.refillOpen = false;
+    const ids = await o.refill({
+      freeDiskBytes: free,
+      ...o.remainingMs ? { remainingMs: o.remainingMs() } : {}
+    });
+    for (const id of ids) {
+      if (this.seen.has(id)) continue;
+      this.seen.add(id);
+      this.toLaunch.push(id);
+      this.result.refilled.push(id);
+    }
+  }
+  /** Launches the next crews while a slot is free, nothing pauses launches and the disk floor holds. */
+  launchWhileFree() {
+    while (this.active.size < this.limit && this.toLaunch.length && !this.result.paused) {
+      if (this.outOfTime()) {
+        this.skipAll(SKIP_DEADLINE, "soft deadline");
+        return;
+      }
+      const next = this.toLaunch[0];
+      const held = this.standby.has(next) ? standbyStop(this.o, this.result) : void 0;
+      if (held) {
+        this.toLaunch.shift();
+        this.skip(next, held, held);
+        continue;
+      }
+      if (this.diskHolds(next) === void 0) return;
+      this.launchNext();
+    }
+  }
+  /** Launches the first crew to launch, unless the registry no longer plans it for this daemon. */
+  launchNext() {
+    const o = this.o;
+    const crewId = this.toLaunch.shift();
+    const crew = readCrewState(o.layout).registry.crews[crewId];
+    if (!crew || crew.status !== "planned" || crew.daemon !== o.daemon) {
+      const why = !crew ? "not planned" : crew.daemon !== o.daemon ? `planned for ${crew.daemon}` : `already ${crew.status}`;
+      this.result.skipped.push({ crewId, reason: why });
+      return;
+    }
+    const { runtimeDir } = this.setup.baseSpec;
+    const specPath = writeSpec({ ...this.setup.baseSpec, crewId, baseSha: this.setup.baseSha });
+    const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(o.config, crew.agent));
+    this.active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
+    this.result.launched.push(crewId);
+    this.progress({ crewId, issueNumber: crew.issueNumber, phase: "launched", elapsedMs: 0 });
+  }
+  /** Paused with nothing running: the crews left to launch are skipped (the next plan decides). */
+  skipWhilePausedAndIdle() {
+    const paused = this.result.paused;
+    if (!paused || !this.toLaunch.length || this.active.size) return;
+    for (const id of this.toLaunch.splice(0)) this.result.skipped.push({ crewId: id, reason: paused });
+  }
+  /**
+   * Launches wait for disk space and nothing running can free it: after a bounded wait (or when the
+   * job's time is up) the work is left to the next cycle. True when the driver stops.
+   */
+  diskWaitExpired() {
+    const waited = performance.now() - this.diskWaitSince;
+    if (!this.outOfTime() && waited < (this.o.diskWaitMs ?? 3e5)) return false;
+    const where = this.setup.baseSpec.worktreeRoot;
+    this.skipAll(`disk floor: free disk stayed below ${gib(this.floor)} on ${where}`, "disk floor");
+    this.o.logger.warning(`daemon ${this.o.daemon}: free disk stayed below the floor; stopping launches`);
+    return true;
+  }
+  /**
+   * Waits for the first running crew to end or for the next tick, whichever is first; on the way
+   * kills hung runners and reports progress. Undefined on a tick.
+   */
+  async nextEnd() {
+    let tickTimer;
+    const tickMs = this.diskWaitSince !== void 0 ? this.poll : this.progressEveryMs;
+    const timer = new Promise((r) => tickTimer = setTimeout(() => r("tick"), tickMs));
+    const winner = await Promise.race([
+      ...[...this.active.values()].map((a) => a.done.then((code) => ({ a, code }))),
+      timer
+    ]);
+    clearTimeout(tickTimer);
+    this.killHung();
+    this.reportRunning();
+    return winner === "tick" ? void 0 : winner;
+  }
+  /** A runner past its crew's whole budget is hung: its process group is killed (it settles lost). */
+  killHung() {
+    const limit = watchdogMs(this.o.config, this.setup.baseSpec.graceMs);
+    for (const a of this.active.values()) {
+      if (a.pid && performance.now() - a.since > limit) {
+        this.o.logger.warning(
+          `crew ${a.crewId}: runner pid ${a.pid} exceeded its whole budget; killing its process group`
+        );
+        killGroup(a.pid, "SIGKILL");
+      }
+    }
+  }
+  /** Every `progressEveryMs`, a `running` line per active crew. */
+  reportRunning() {
+    if (performance.now() - this.lastTick < this.progressEveryMs) return;
+    this.lastTick = performance.now();
+    const reg = readCrewState(this.o.layout).registry;
+    for (const a of this.active.values()) {
+      const c = reg.crews[a.crewId];
+      this.progress({
+        crewId: a.crewId,
+        issueNumber: c?.issueNumber,
+        slot: c?.slot,
+        phase: "running",
+        elapsedMs: performance.now() - a.since
+      });
+    }
+  }
+  /** Settles a crew whose runner ended, and decides whether refill may go on. */
+  async settleEnded(a, code) {
+    const o = this.o;
+    this.active.delete(a.crewId);
+    await driver_settle_settle(o, a, code, this.result, this.progress);
+    const stop = refillStop(o.layout, a.crewId);
+    if (stop && !this.result.refillStopped) {
+      this.result.refillStopped = stop;
+      o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
+    }
+    this.refillOpen = o.refill !== void 0 && !this.result.refillStopped;
+  }
+  /** The disk floor, read right before a launch or a refill: the reading when it holds. */
+  diskHolds(next) {
+    const free = (this.o.freeDisk ?? (() => freeDiskBytes(this.setup.baseSpec.worktreeRoot)))();
+    if (free >= this.floor) {
+      this.diskWaitSince = void 0;
+      return free;
+    }
+    if (this.diskWaitSince === void 0) {
+      this.diskWaitSince = performance.now();
+      this.result.diskWaits++;
+      const why = `free disk ${gib(free)} below the ${gib(this.floor)} floor on ${this.setup.baseSpec.worktreeRoot}`;
+      this.o.logger.warning(`daemon ${this.o.daemon}: ${why}; waiting before launching ${next}`);
+      this.progress({ crewId: next, phase: "waiting", elapsedMs: 0, detail: why });
+    }
+    return void 0;
+  }
+  /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve. */
+  outOfTime() {
+    return this.o.remainingMs !== void 0 && this.o.remainingMs() < this.reserveMs;
+  }
+  skipAll(reason, detail) {
+    for (const id of this.toLaunch.splice(0)) this.skip(id, reason, detail);
+  }
+  skip(crewId, reason, detail) {
+    this.result.skipped.push({ crewId, reason });
+    this.progress({ crewId, phase: "skipped", elapsedMs: 0, detail });
+  }
+  progress = (p) => this.o.onProgress?.(p);
 }
-function queueStop(o, result) {
-  if (result.refillStopped) return `queue stopped: ${result.refillStopped}`;
+function runnerEnv(config, agentId) {
+  return childEnv({
+    pass: [...RUN_IDENTITY_ENV, ...config.agents.find((a) => a.id === agentId)?.passEnv ?? []]
+  });
+}
+function watchdogMs(config, graceMs) {
+  return 2 * config.dispatch.crewTimeoutSeconds * 1e3 + 2 * graceMs + 12e4;
+}
+function standbyStop(o, result) {
+  if (result.refillStopped) return `standby stopped: ${result.refillStopped}`;
   const cap = o.config.dispatch.spendCap;
   if (cap === void 0) return void 0;
   let spent;
@@ -65961,6 +66695,117 @@ function launch(launcher, specPath, runtimeDir, crewId, env) {
   }).then((r) => r.spawnError ? null : r.exitCode);
   return { pid, done };
 }
+function pausedReason(layout) {
+  return describePauses(pauseStatus(layout).pauses);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/orca/orphans.js
+
+
+
+
+
+
+
+
+
+
+async function reclaimOrcaOrphans(o) {
+  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
+  if (daemon?.classroom !== "orca") return [];
+  const { registry, processes } = readCrewState(o.layout);
+  const reclaimed = [];
+  for (const c of Object.values(registry.crews)) {
+    if (c.status !== "running" || c.daemon !== o.daemon) continue;
+    const p = processes.get(c.crewId);
+    if (p && localLiveness(p) !== "gone") continue;
+    const turns = (0,external_node_path_namespaceObject.join)(crewRuntimeDir(o.runtimeDir, c.crewId), "orca");
+    if (!(0,external_node_fs_namespaceObject.existsSync)(turns)) continue;
+    const killed = stopTurns(turns, c.crewId);
+    const remaining = [];
+    if (c.slot !== void 0) {
+      const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+      try {
+        room.preflight();
+        remaining.push(...await room.teardown(c.slot, o.baseSha));
+      } catch (e) {
+        remaining.push(`could not reset the slot: ${errors_message(e)}`);
+      }
+    }
+    const finished = (0,external_node_fs_namespaceObject.readdirSync)(turns).some((t) => (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(turns, t, "exit-code")));
+    const detail = `orphaned: its runner is gone; ${killed} process(es) left in its Orca terminal stopped, the slot reset${finished ? " (its student had finished, but no runner was left to verify and record it)" : ""}${remaining.length ? `; remaining: ${remaining.slice(0, 5).join("; ")}` : ""}`;
+    o.logger.warning(`crew ${c.crewId}: ${detail}`);
+    await audit(o.layout, "crew.alert", {
+      crewId: c.crewId,
+      issueNumber: c.issueNumber,
+      kind: "orphaned",
+      detail
+    });
+    reclaimed.push(c.crewId);
+  }
+  return reclaimed;
+}
+function stopTurns(turns, crewId) {
+  let killed = 0;
+  for (const t of (0,external_node_fs_namespaceObject.readdirSync)(turns)) {
+    let pgid = NaN;
+    try {
+      pgid = Number((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(turns, t, "started"), "utf8").trim());
+    } catch {
+    }
+    if (Number.isInteger(pgid) && pgid > 1 && groupAlive(pgid)) {
+      killGroup(pgid, "SIGKILL");
+      killed++;
+    }
+  }
+  for (const pid of processesWithMarker(crewId)) {
+    try {
+      process.kill(pid, "SIGKILL");
+      killed++;
+    } catch {
+    }
+  }
+  return killed;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/driver.js
+
+
+
+
+
+
+
+async function runAssignments(o) {
+  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
+  if (!daemon)
+    throw new Error(
+      `daemon "${o.daemon}" is not in fleet.daemons (${o.config.fleet.daemons.map((d) => d.id).join(", ")})`
+    );
+  const runtimeDir = o.runtimeDir ?? defaultRuntimeDir(o.layout.root);
+  const worktreeRoot = o.worktreeRoot ?? defaultWorktreeRoot(o.layout.root);
+  const baseSpec = {
+    daemonId: o.daemon,
+    stateDir: o.layout.root,
+    runtimeDir,
+    worktreeRoot,
+    graceMs: o.graceMs ?? 5e3,
+    baseDir: process.cwd(),
+    config: o.config
+  };
+  classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding").preflight();
+  sandboxPreflight(o.config, o.daemon, o.logger);
+  const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
+  try {
+    const baseSha = o.baseSha ?? await revParse(o.config.repoPath);
+    await reclaimOrcaOrphans({ ...o, runtimeDir, worktreeRoot, baseSha });
+    return await new SlotDriver(o, { slots: daemon.worktrees, baseSpec, baseSha }).run();
+  } finally {
+    await lock.release();
+  }
+}
 function sandboxPreflight(config, daemon, logger) {
   if (config.sandbox.kind === "none") {
     logger.warning(
@@ -65974,12 +66819,10 @@ function sandboxPreflight(config, daemon, logger) {
       `daemon ${daemon}: sandbox.network is host: students may connect to any host and send anything anywhere`
     );
 }
-function pausedReason(layout) {
-  return describePauses(pauseStatus(layout).pauses);
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/loop/steps.js
+
 
 
 
@@ -66017,7 +66860,7 @@ async function planStep(o) {
       ...verdicts ? { verdicts } : {},
       ...scores ? { scores } : {},
       plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
-      ...o.queue ? { queue: true } : {},
+      ...o.standby ? { standby: true } : {},
       ...o.jobStatus ? { jobStatus: o.jobStatus } : {},
       driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       ...o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}
@@ -66031,10 +66874,12 @@ async function beatDaemon(layout, config, daemon) {
 }
 async function beat(layout, config, daemon, disk) {
   const d = config.fleet.daemons.find((x) => x.id === daemon);
+  const unavailable = d?.classroom === "orca" ? orcaUnavailable({ daemon: d }) : void 0;
   await recordHeartbeat(layout, config, {
     daemon,
     observedClass: d?.class ?? "standard",
-    freeDiskBytes: disk
+    freeDiskBytes: disk,
+    ...unavailable ? { unavailable } : {}
   });
 }
 async function refillFor(o) {
@@ -66163,6 +67008,19 @@ function parseDispatchInputs(raw) {
 }
 async function dispatchJob(input, logger) {
   const started = performance.now();
+  const job = jobSetup(input, logger);
+  const done = (result) => ({
+    config: job.config,
+    layout: job.layout,
+    result
+  });
+  if (input.mode === "plan") return done(await planMode(input, job, logger));
+  if (input.dryRun) return done({ mode: "dry-run", of: input.mode });
+  if (input.mode === "import") return done(await importMode(input, job, logger));
+  if (input.mode === "heartbeat") return done(await heartbeatMode(input, job));
+  return done(await runMode(input, job, logger, started));
+}
+function jobSetup(input, logger) {
   const dispatch = {
     ...input.maxCrews ? { maxCrews: input.maxCrews } : {},
     ...input.jobTimeoutMinutes ? { jobTimeoutMinutes: input.jobTimeoutMinutes } : {}
@@ -66174,62 +67032,75 @@ async function dispatchJob(input, logger) {
     })
   );
   const config = ttl.config;
-  const layout = new StateLayout(config.stateDir);
-  const done = (result) => ({ config, layout, result });
   if (ttl.problem) logger.warning(`dispatch-crew: ${ttl.problem}`);
   const jobNote = input.jobTimeoutMinutes ? jobTimeoutNote(configuredJobTimeout(input.config), input.jobTimeoutMinutes) : void 0;
   if (jobNote) logger.warning(`dispatch-crew: ${jobNote}`);
   const jobStatus = input.jobLiveness?.(config.repository ?? process.env.GITHUB_REPOSITORY);
-  if (input.mode === "plan") {
-    const cleared = input.clearPause?.trim() ? await clearPauses(layout, input.clearPause, input.dryRun) : void 0;
-    if (cleared) logger.info(`dispatch-crew: ${cleared}`);
-    const plan = await logger.group(
-      "Plan crews",
-      () => planStep({
-        config,
-        layout,
-        logger,
-        dryRun: input.dryRun,
-        // Crew jobs work on their own copy of the state: each gets a queue behind its first wave.
-        queue: true,
-        ...input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {},
-        ...jobStatus ? { jobStatus } : {}
-      })
-    );
-    const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
-    if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
-    return done({
-      mode: "plan",
-      plan,
-      notes: {
-        ...plan.loud ? { loud: plan.loud } : {},
-        ...roster ? { roster } : {},
-        ...cleared ? { cleared } : {},
-        ...ttl.note ? { ttlNote: ttl.note } : {},
-        ...jobNote ? { jobNote } : {},
-        jobLimitMinutes: config.dispatch.jobTimeoutMinutes,
-        dryRun: input.dryRun
-      }
-    });
-  }
-  if (input.dryRun) return done({ mode: "dry-run", of: input.mode });
-  if (input.mode === "import") {
-    const imported = await logger.group(
-      "Import the crew jobs' handoffs",
-      () => importHandoffs(layout, input.handoffPath, { config, logger })
-    );
-    return done({ mode: "import", imported });
-  }
-  const daemon = input.daemon;
+  return {
+    config,
+    layout: new StateLayout(config.stateDir),
+    ...ttl.note ? { ttlNote: ttl.note } : {},
+    ...jobNote ? { jobNote } : {},
+    ...jobStatus ? { jobStatus } : {}
+  };
+}
+async function planMode(input, job, logger) {
+  const { config, layout, jobStatus } = job;
+  const cleared = input.clearPause?.trim() ? await clearPauses(layout, input.clearPause, input.dryRun) : void 0;
+  if (cleared) logger.info(`dispatch-crew: ${cleared}`);
+  const plan = await logger.group(
+    "Plan crews",
+    () => planStep({
+      config,
+      layout,
+      logger,
+      dryRun: input.dryRun,
+      // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
+      standby: true,
+      ...input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {},
+      ...jobStatus ? { jobStatus } : {}
+    })
+  );
+  const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
+  if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
+  return {
+    mode: "plan",
+    plan,
+    notes: {
+      ...plan.loud ? { loud: plan.loud } : {},
+      ...roster ? { roster } : {},
+      ...cleared ? { cleared } : {},
+      ...job.ttlNote ? { ttlNote: job.ttlNote } : {},
+      ...job.jobNote ? { jobNote: job.jobNote } : {},
+      jobLimitMinutes: config.dispatch.jobTimeoutMinutes,
+      dryRun: input.dryRun
+    }
+  };
+}
+async function importMode(input, job, logger) {
+  const imported = await logger.group(
+    "Import the crew jobs' handoffs",
+    () => importHandoffs(job.layout, input.handoffPath, { config: job.config, logger })
+  );
+  return { mode: "import", imported };
+}
+function handOn(input, layout, daemon) {
   const marks = input.handoffPath ? markHandoff(layout) : void 0;
-  const handOn = () => {
+  return () => {
     if (marks) writeHandoff(layout, marks, input.handoffPath, daemon);
   };
-  if (input.mode === "heartbeat") {
-    await beatDaemon(layout, config, daemon);
-    handOn();
-    return done({ mode: "heartbeat", daemon });
-  }
+}
+async function heartbeatMode(input, job) {
+  const daemon = input.daemon;
+  const handoff = handOn(input, job.layout, daemon);
+  await beatDaemon(job.layout, job.config, daemon);
+  handoff();
+  return { mode: "heartbeat", daemon };
+}
+async function runMode(input, job, logger, started) {
+  const { config, layout, jobStatus } = job;
+  const daemon = input.daemon;
+  const handoff = handOn(input, layout, daemon);
   const ptrace = ptraceWarning();
   if (ptrace) logger.warning(`dispatch-crew: ${ptrace}`);
   const budgetMs = config.dispatch.jobTimeoutMinutes * 6e4 - (input.jobStartedAt ? Math.max(0, Date.now() - input.jobStartedAt.getTime()) : 0);
@@ -66248,8 +67119,8 @@ async function dispatchJob(input, logger) {
       ...jobStatus ? { jobStatus } : {},
       onProgress: (p) => logger.info(progressLine(daemon, p))
     })
-  ).finally(handOn);
-  return done({ mode: "run", daemon, run });
+  ).finally(handoff);
+  return { mode: "run", daemon, run };
 }
 async function clearPauses(layout, reason, dryRun) {
   if (dryRun) return `dry run: the pauses are not cleared (reason given: ${reason.trim()}).`;
@@ -66323,7 +67194,7 @@ function dispatchSummary(r, board) {
     { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
     ...raw(plan.paused),
     {
-      raw: `Admitted ${plan.assignments.length}${queuedNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? " (dry run: nothing recorded)" : ""}.`
+      raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? " (dry run: nothing recorded)" : ""}.`
     },
     {
       table: {
@@ -66360,9 +67231,9 @@ function dispatchSummary(r, board) {
     ...tail
   ];
 }
-function queuedNote(plan) {
-  const queued = plan.assignments.filter((a) => a.queued).length;
-  return queued ? ` (${plan.assignments.length - queued} at once, ${queued} queued behind them)` : "";
+function standbyNote(plan) {
+  const standby = plan.assignments.filter((a) => a.queued).length;
+  return standby ? ` (${plan.assignments.length - standby} at once, ${standby} on standby behind them)` : "";
 }
 
 
@@ -66474,7 +67345,7 @@ function spendLine(spend) {
   const reached = spend.reached ? " \u2014 SPEND CAP REACHED, dispatch halted" : "";
   return `${format_usd(spend.spentUsd)} of ${format_usd(spend.capUsd)}${pct}${reached}`;
 }
-function clip(text, max) {
+function format_clip(text, max) {
   if (text.length <= max) return text;
   const chars = Array.from(text);
   return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join("") + "\u2026";
@@ -66584,12 +67455,12 @@ function itemsMarkdown(view, lanes = ACTIVE_LANES, limit = Math.min(15, LISTED_I
     if (!lane?.count) continue;
     const rows = lane.items.slice(0, limit).map((i) => [
       `#${i.issue}`,
-      clip(i.title, 60),
+      format_clip(i.title, 60),
       i.crewId ?? "\u2014",
       i.agent ?? "\u2014",
       where(i.daemon, i.slot),
       age(i.ageSeconds),
-      clip(i.reason ?? "", 80)
+      format_clip(i.reason ?? "", 80)
     ]);
     parts.push(
       `**${LANE_LABELS[id]} (${lane.count})**
@@ -67027,7 +67898,7 @@ const logSchema = object({
   mark: markSchema.nullable(),
   /** The compaction watermark of the log ('' when none): later events before it are stale copies. */
   watermark: schemas_string(),
-  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/log-file.ts). */
+  /** Every idempotency key folded, as sorted 32-bit hashes (src/board/key-hashes.ts). */
   keys: schemas_string(),
   fold: unknown()
 });
@@ -67335,107 +68206,7 @@ function foldCode() {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/board/log-file.js
-
-
-const log_file_PROBE = 4096;
-class LogFile {
-  constructor(fd, stat) {
-    this.fd = fd;
-    this.stat = stat;
-  }
-  fd;
-  stat;
-  /** Opens a log; undefined when it does not exist. */
-  static open(path) {
-    let fd;
-    try {
-      fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
-    } catch (e) {
-      if (e.code === "ENOENT") return void 0;
-      throw e;
-    }
-    try {
-      return new LogFile(fd, (0,external_node_fs_namespaceObject.fstatSync)(fd));
-    } catch (e) {
-      (0,external_node_fs_namespaceObject.closeSync)(fd);
-      throw e;
-    }
-  }
-  get size() {
-    return this.stat.size;
-  }
-  /** Whether `mark` was taken of this same file and its first `mark.bytes` bytes are unchanged. */
-  continues(mark) {
-    return mark.dev === this.stat.dev && mark.ino === this.stat.ino && mark.birth === this.stat.birthtimeMs && mark.bytes <= this.size && this.digest(0, Math.min(log_file_PROBE, mark.bytes)) === mark.head && this.digest(Math.max(0, mark.bytes - log_file_PROBE), mark.bytes) === mark.tail;
-  }
-  /** The bytes from `from` to the size the file had when it was opened. */
-  read(from) {
-    return this.bytes(from, this.size);
-  }
-  /** A mark at `bytes` (the end of the complete lines folded). */
-  mark(bytes) {
-    return {
-      dev: this.stat.dev,
-      ino: this.stat.ino,
-      birth: this.stat.birthtimeMs,
-      bytes,
-      head: this.digest(0, Math.min(log_file_PROBE, bytes)),
-      tail: this.digest(Math.max(0, bytes - log_file_PROBE), bytes)
-    };
-  }
-  close() {
-    (0,external_node_fs_namespaceObject.closeSync)(this.fd);
-  }
-  digest(from, to) {
-    return (0,external_node_crypto_.createHash)("sha256").update(this.bytes(from, to)).digest("base64");
-  }
-  bytes(from, to) {
-    const buf = Buffer.alloc(Math.max(0, to - from));
-    let off = 0;
-    while (off < buf.length) {
-      const n = (0,external_node_fs_namespaceObject.readSync)(this.fd, buf, off, buf.length - off, from + off);
-      if (n === 0) return buf.subarray(0, off);
-      off += n;
-    }
-    return buf;
-  }
-}
-function parseAppended(buf) {
-  const nl = buf.lastIndexOf(10);
-  const body = buf.toString("utf8", 0, nl + 1);
-  const records = parseLines(body);
-  if (!records) return void 0;
-  const rest = buf.toString("utf8", nl + 1);
-  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
-  try {
-    records.push(JSON.parse(rest));
-    return { records, bytes: buf.length, tornTail: false };
-  } catch {
-    return { records, bytes: nl + 1, tornTail: true };
-  }
-}
-function parseLines(body) {
-  if (body === "") return [];
-  const text = body.slice(0, -1);
-  let lines = 1;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
-  try {
-    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
-    if (values.length === lines) return values;
-  } catch {
-  }
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      out.push(JSON.parse(line));
-    } catch {
-      return void 0;
-    }
-  }
-  return out;
-}
+;// CONCATENATED MODULE: ./.build/src/board/key-hashes.js
 function hashKey(key) {
   let h = 2166136261;
   for (let i = 0; i < key.length; i++) {
@@ -67490,28 +68261,24 @@ class KeyHashes {
 
 
 const TAIL_LIMIT = 1 << 20;
-function foldWhole(folder, path, f) {
-  const parsed = parseJsonl(f.read(0).toString("utf8"), path);
-  const contents = splitLog(parsed.records, parsed.tornTail);
+function foldWhole(folder, read) {
+  const contents = splitLog(read.records, read.tornTail);
   const x = folder.start(contents);
   const keys = encodeKeyHashes([...contents.keys].map((k) => hashKey(String(k))));
   return {
     x,
-    entry: { mark: f.mark(parsed.bytes), watermark: contents.watermark, keys, fold: x },
+    entry: { mark: read.mark, watermark: contents.watermark, keys, fold: x },
     whole: true,
     appended: 0
   };
 }
-function foldAppended(folder, f, cached) {
-  if (!cached.mark || !folder.shaped(cached.fold) || !f.continues(cached.mark)) return void 0;
+function foldAppended(folder, read, cached) {
   try {
-    const parsed = parseAppended(f.read(cached.mark.bytes));
-    if (!parsed) return void 0;
     const known = new KeyHashes(cached.keys);
     const seen = /* @__PURE__ */ new Set();
     const fresh = [];
     const added = [];
-    for (const e of parsed.records) {
+    for (const e of read.records) {
       if (typeof e.key !== "string" || typeof e.at !== "string") return void 0;
       if (cached.watermark !== "" && e.at < cached.watermark) continue;
       if (seen.has(e.key)) continue;
@@ -67522,28 +68289,27 @@ function foldAppended(folder, f, cached) {
       fresh.push(e);
     }
     const x = folder.add(cached.fold, fresh);
-    const mark = parsed.bytes ? f.mark(cached.mark.bytes + parsed.bytes) : cached.mark;
-    return { x, entry: { ...cached, mark, fold: x }, added, whole: false, appended: parsed.bytes };
+    const appended = read.mark.bytes - cached.mark.bytes;
+    return { x, entry: { ...cached, mark: read.mark, fold: x }, added, whole: false, appended };
   } catch {
     return void 0;
   }
 }
 function foldSource(reader, folder, cached, quiet = false) {
   const path = reader.layout.file(folder.file);
-  let f;
   try {
-    f = LogFile.open(path);
-    if (!f) {
+    const mark = cached?.mark && folder.shaped(cached.fold) ? cached.mark : void 0;
+    const read = readTail(path, mark);
+    if (!read.mark) {
       const x = folder.start(splitLog([]));
       const entry = { mark: null, watermark: "", keys: "", fold: x };
       return { x, entry, whole: cached?.mark !== null, appended: 0 };
     }
-    return (cached && foldAppended(folder, f, cached)) ?? foldWhole(folder, path, f);
+    if (!read.continued) return foldWhole(folder, read);
+    return foldAppended(folder, read, cached) ?? foldWhole(folder, readTail(path, void 0));
   } catch (e) {
     if (!quiet) reader.fail(folder.file, e);
     return void 0;
-  } finally {
-    f?.close();
   }
 }
 function persisted(file, folder, folded) {
@@ -67632,7 +68398,7 @@ function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
   const safe = ascii ? text : sanitizeText(text, max * 4).text;
   const oneLine = ascii && !LOOSE_SPACES.test(safe) ? safe : safe.replace(/\s+/g, " ").trim();
-  return clip(redact_redactText(oneLine), max);
+  return format_clip(redact_redactText(oneLine), max);
 }
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const LOOSE_SPACES = /^ | $| {2}/;
