@@ -8,6 +8,7 @@ import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger } from './ledger.js';
 import { redact, redactText } from '../security/redact.js';
 import type { Deliverer } from '../delivery/deliver.js';
+import { refreshStatuses } from '../feedback/refresh.js';
 import { Outbox, type GitHubPort } from './outbox.js';
 import { GradingQueue } from './queue.js';
 import { outboxPolicy } from './records.js';
@@ -220,6 +221,10 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
 
 /** Outbox delivery (N7.2). */
 async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () => Date) {
+  // The status comments follow the verdicts just made (src/feedback/refresh.ts; never throws).
+  // Only with a GitHub port: the status comment is a GitHub thing, and a run without one would only
+  // pile up entries for it.
+  if (o.github) await refreshStatuses({ config: o.config, layout: o.layout, logger: o.logger, now: now() });
   try {
     if (o.github || o.delivery) {
       const d = await outbox.deliver(o.github, {

@@ -7,6 +7,7 @@ import { drain, type DrainResult } from '../grading/drain.js';
 import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger.js';
 import type { Deliverer } from '../delivery/deliver.js';
 import type { GitHubPort } from '../grading/outbox.js';
+import { publishStatuses } from '../feedback/refresh.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 
@@ -57,6 +58,9 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   logger.info(
     `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`,
   );
+
+  // The status comments say "queued" before the crews start (src/feedback/refresh.ts; never throws).
+  if (o.github) await publishStatuses({ config, layout, logger, github: o.github });
 
   // Every daemon runs on this machine: one driver each, side by side, each with its K slots. A freed
   // slot is refilled at once from what is still admissible (runStep's refill), so one run of the

@@ -1,0 +1,80 @@
+import type { SchoolConfig } from '../config/schema.js';
+import { readRegistry } from '../dispatch/registry.js';
+import { message } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { StateLayout } from '../state/layout.js';
+import { Outbox, type GitHubPort } from '../grading/outbox.js';
+import { GradingQueue } from '../grading/queue.js';
+import { issueStatuses, runUrlFromEnv, statusComment, type IssueStatus } from './status.js';
+
+/**
+ * Refreshes the status comments (item 4): renders every worked-on issue's status from the state and
+ * records, in the outbox, the bodies that changed since the last refresh. Delivery is the outbox's
+ * (N7.2): after the grade is durable, with retry, idempotent, never blocking a grade. Off with
+ * `grading.comment: false`. Never throws: a status that cannot be rendered now is rendered by the
+ * next refresh.
+ */
+export interface RefreshOptions {
+  config: SchoolConfig;
+  layout: StateLayout;
+  logger: Logger;
+  now?: Date;
+  runUrl?: string;
+  /** Statuses that the state alone cannot tell (a revision in progress), by issue. */
+  overrides?: ReadonlyMap<number, IssueStatus>;
+  /** Only these issues (an event-driven cycle); all when absent. */
+  only?: ReadonlySet<number>;
+}
+
+export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
+  if (!o.config.grading.comment) return [];
+  try {
+    const outbox = new Outbox(o.layout);
+    const verdicts = new Map<string, { accepted: boolean; code: string; reason?: string }>();
+    for (const j of Object.values(new GradingQueue(o.layout).state().jobs)) {
+      if (j.status !== 'graded' || !j.verdict) continue;
+      const reason = j.verdict.reasons[0];
+      verdicts.set(j.job.crewId, {
+        accepted: j.verdict.accepted,
+        code: j.verdict.code,
+        ...(reason ? { reason } : {}),
+      });
+    }
+    const runUrl = o.runUrl ?? runUrlFromEnv();
+    const statuses = issueStatuses({
+      registry: readRegistry(o.layout),
+      verdicts,
+      deliveries: outbox.deliveries(),
+      ...(runUrl ? { runUrl } : {}),
+    });
+    for (const [issue, s] of o.overrides ?? []) statuses.set(issue, s);
+    const bodies = new Map<number, string>();
+    for (const [issue, s] of statuses) {
+      if (o.only && !o.only.has(issue)) continue;
+      bodies.set(issue, statusComment(issue, s));
+    }
+    return await outbox.recordStatuses(bodies, o.now ?? new Date());
+  } catch (e) {
+    o.logger.warning(`status comments not refreshed: ${message(e)}; the next cycle refreshes them`);
+    return [];
+  }
+}
+
+/** Records the statuses and delivers the outbox's status entries now (the loop after planning). */
+export async function publishStatuses(
+  o: RefreshOptions & { github?: GitHubPort },
+): Promise<{ recorded: number[]; delivered: number }> {
+  const recorded = await refreshStatuses(o);
+  if (!o.github || recorded.length === 0) return { recorded, delivered: 0 };
+  try {
+    const d = await new Outbox(o.layout).deliver(o.github, {
+      logger: o.logger,
+      now: () => new Date(),
+      kinds: ['status'],
+    });
+    return { recorded, delivered: d.delivered };
+  } catch (e) {
+    o.logger.warning(`status comments not delivered: ${message(e)}; they stay in the outbox`);
+    return { recorded, delivered: 0 };
+  }
+}
