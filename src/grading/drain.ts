@@ -9,6 +9,8 @@ import { ScoreLedger } from './ledger.js';
 import { redact, redactText } from '../security/redact.js';
 import type { Deliverer } from '../delivery/deliver.js';
 import { refreshStatuses } from '../feedback/refresh.js';
+import type { FeedbackPort } from '../feedback/port.js';
+import { watchDeliveries } from '../feedback/watch.js';
 import { Outbox, type GitHubPort } from './outbox.js';
 import { GradingQueue } from './queue.js';
 import { outboxPolicy } from './records.js';
@@ -34,6 +36,8 @@ export interface DrainOptions {
   github?: GitHubPort;
   /** Delivers accepted work as a branch or pull request (src/delivery); absent: mode none. */
   delivery?: Deliverer;
+  /** Reads the delivered pull requests' state: a merge or an unmerged close is the last judge. */
+  feedback?: FeedbackPort;
   maxWorkers?: number;
   maxAttempts?: number;
   workerId?: string;
@@ -224,6 +228,14 @@ async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () =
   // The status comments follow the verdicts just made (src/feedback/refresh.ts; never throws).
   // Only with a GitHub port: the status comment is a GitHub thing, and a run without one would only
   // pile up entries for it.
+  if (o.feedback)
+    await watchDeliveries({
+      config: o.config,
+      layout: o.layout,
+      logger: o.logger,
+      port: o.feedback,
+      now: now(),
+    });
   if (o.github) await refreshStatuses({ config: o.config, layout: o.layout, logger: o.logger, now: now() });
   try {
     if (o.github || o.delivery) {

@@ -8,6 +8,7 @@ import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger
 import type { Deliverer } from '../delivery/deliver.js';
 import type { GitHubPort } from '../grading/outbox.js';
 import { publishStatuses } from '../feedback/refresh.js';
+import type { FeedbackPort } from '../feedback/port.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 
@@ -27,6 +28,8 @@ export interface LoopOptions {
   github?: GitHubPort;
   /** Accepted work becomes a branch or pull request (src/delivery/setup.ts `deliveryFor`). */
   delivery?: Deliverer;
+  /** Reads delivered pull requests: merged or closed unmerged (src/feedback/watch.ts). */
+  feedback?: FeedbackPort;
   /** Refill freed slots until nothing admissible is left (default); false runs only the plan. */
   refill?: boolean;
   /** Progress lines while crews run (which crew, which slot, elapsed). */
@@ -89,6 +92,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       logger,
       ...(o.github ? { github: o.github } : {}),
       ...(o.delivery ? { delivery: o.delivery } : {}),
+      ...(o.feedback ? { feedback: o.feedback } : {}),
     }),
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
