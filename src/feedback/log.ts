@@ -17,11 +17,16 @@ export interface Settled {
 }
 export type FeedbackEvent =
   | StateEvent<'feedback.cursor', { since?: string; etag?: string }>
-  | StateEvent<'feedback.seen', { number: number; updatedAt: string; reviews?: number[]; ciSha?: string }>
+  | StateEvent<
+      'feedback.seen',
+      { number: number; updatedAt: string; state?: 'open' | 'closed'; reviews?: number[]; ciSha?: string }
+    >
   | StateEvent<'pr.settled', Settled>;
 
 export interface Watched {
   updatedAt: string;
+  /** The state the listing showed at that read. */
+  state?: 'open' | 'closed';
   reviews: number[];
   ciSha?: string;
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 import { Outbox, type GitHubPort } from '../grading/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
+import { readFeedback } from './log.js';
 import { issueStatuses, runUrlFromEnv, statusComment, type IssueStatus } from './status.js';
 
 /**
@@ -41,10 +42,16 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
       });
     }
     const runUrl = o.runUrl ?? runUrlFromEnv();
+    const deliveries = outbox.deliveries();
+    // A settlement speaks of the pull request delivered for the issue now (the same crew's).
+    const settled = new Map<number, 'merged' | 'closed'>();
+    for (const s of Object.values(readFeedback(o.layout).settled))
+      if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? 'merged' : 'closed');
     const statuses = issueStatuses({
       registry: readRegistry(o.layout),
       verdicts,
-      deliveries: outbox.deliveries(),
+      deliveries,
+      settled,
       ...(runUrl ? { runUrl } : {}),
     });
     for (const [issue, s] of o.overrides ?? []) statuses.set(issue, s);

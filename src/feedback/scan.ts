@@ -129,14 +129,16 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
   for (const item of list.issues) {
     const updatedAt = item.updated_at ?? '';
     const seen = o.state.watched[item.number];
-    if (seen && updatedAt <= seen.updatedAt) continue;
+    // GitHub's times have whole seconds: a merge in the same second as the last read shows as the
+    // same time, but not as the same state.
+    if (seen && updatedAt <= seen.updatedAt && item.state === (seen.state ?? 'open')) continue;
     const d = isPullRequest(item) ? byPr.get(item.number) : byIssue.get(item.number);
     if (!d) continue;
     r.changed.push(item.number);
     if (isPullRequest(item)) await readPull(o, r, d, updatedAt, seen?.updatedAt);
     else {
       if (o.collect === 'all') await readComments(o, r, d, d.issue, seen?.updatedAt);
-      r.events.push(seenEvent(o.now, { number: item.number, updatedAt }));
+      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state }));
     }
   }
   // The next listing asks from GitHub's clock at this answer (a second back: `since` is inclusive
@@ -153,7 +155,10 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
   return r;
 }
 
-function seenEvent(now: Date, d: { number: number; updatedAt: string; reviews?: number[]; ciSha?: string }) {
+function seenEvent(
+  now: Date,
+  d: { number: number; updatedAt: string; state?: 'open' | 'closed'; reviews?: number[]; ciSha?: string },
+) {
   return event('feedback.seen', `seen:${d.number}:${d.updatedAt}:${now.toISOString()}`, d, now);
 }
 
@@ -198,7 +203,12 @@ async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: 
     await readComments(o, r, d, d.pr, seenAt);
   }
   r.events.push(
-    seenEvent(o.now, { number: d.pr, updatedAt, ...(reviewsSeen.length ? { reviews: reviewsSeen } : {}) }),
+    seenEvent(o.now, {
+      number: d.pr,
+      updatedAt,
+      state: pull.state,
+      ...(reviewsSeen.length ? { reviews: reviewsSeen } : {}),
+    }),
   );
 }
 

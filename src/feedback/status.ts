@@ -22,6 +22,8 @@ export type IssueStatus =
       crewId: string;
       agent: string;
       delivery?: Pick<DeliveryResult, 'branch' | 'sha' | 'pullRequest'>;
+      /** What people did with the pull request, once they did (the last judge). */
+      settled?: 'merged' | 'closed';
     }
   | { state: 'rejected'; crewId: string; agent: string; reason: string; repair: boolean }
   | { state: 'paused'; crewId: string; agent: string; reason: string }
@@ -39,6 +41,8 @@ export interface StatusInputs {
   deliveries: ReadonlyMap<number, DeliveryResult & { crewId: string }>;
   /** The link to the run that is working on the issues now (GitHub Actions), if any. */
   runUrl?: string;
+  /** Delivered pull requests merged or closed unmerged, by issue. */
+  settled?: ReadonlyMap<number, 'merged' | 'closed'>;
 }
 
 function latestCrew(crews: CrewRecord[]): CrewRecord {
@@ -80,9 +84,11 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
       if (!v) out.set(issue, { state: 'grading', ...who });
       else if (v.accepted) {
         const d = i.deliveries.get(issue);
+        const settled = d && d.crewId === c.crewId ? i.settled?.get(issue) : undefined;
         out.set(issue, {
           state: 'accepted',
           ...who,
+          ...(settled ? { settled } : {}),
           ...(d && d.crewId === c.crewId
             ? {
                 delivery: {
@@ -132,7 +138,7 @@ function headline(s: IssueStatus): string {
         : d
           ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\``
           : 'delivery pending';
-      return `accepted — ${where}`;
+      return `accepted — ${where}${s.settled === 'merged' ? ', merged' : s.settled === 'closed' ? ', closed without merging' : ''}`;
     }
     case 'rejected':
       return `rejected — ${s.reason}${s.repair ? ' (a repair is queued)' : ''}`;

@@ -58,8 +58,9 @@ export async function watchDeliveries(o: {
       collect: 'settlement',
       trust: o.config.curriculum.trust,
       bots: [],
-      // A second before the first delivery: what happened on the pull requests since is seen.
-      ...(oldest ? { firstSince: new Date(Date.parse(oldest) - 1000).toISOString() } : {}),
+      // Before the first delivery (by ten minutes: our clock is not GitHub's), so what happened on
+      // the pull requests since is seen.
+      ...(oldest ? { firstSince: new Date(Date.parse(oldest) - 600_000).toISOString() } : {}),
       now,
     });
     if (r.settled.length > 0) {

@@ -225,9 +225,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
 
 /** Outbox delivery (N7.2). */
 async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () => Date) {
-  // The status comments follow the verdicts just made (src/feedback/refresh.ts; never throws).
-  // Only with a GitHub port: the status comment is a GitHub thing, and a run without one would only
-  // pile up entries for it.
+  // Merged or closed delivered pull requests first: they are the last judge (never throws).
   if (o.feedback)
     await watchDeliveries({
       config: o.config,
@@ -236,7 +234,6 @@ async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () =
       port: o.feedback,
       now: now(),
     });
-  if (o.github) await refreshStatuses({ config: o.config, layout: o.layout, logger: o.logger, now: now() });
   try {
     if (o.github || o.delivery) {
       const d = await outbox.deliver(o.github, {
@@ -247,6 +244,17 @@ async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () =
       r.outboxDelivered = d.delivered;
       r.outboxPending = d.pending;
     } else r.outboxPending = outbox.pending().length;
+    // Then the status comments, after the verdicts and the deliveries just made, so they name the
+    // pull request (src/feedback/refresh.ts; never throws). Only with a GitHub port: the status
+    // comment is a GitHub thing, and a run without one would only pile up entries for it.
+    if (
+      o.github &&
+      (await refreshStatuses({ config: o.config, layout: o.layout, logger: o.logger, now: now() })).length > 0
+    ) {
+      const d = await outbox.deliver(o.github, { logger: o.logger, now, kinds: ['status'] });
+      r.outboxDelivered += d.delivered;
+      r.outboxPending = d.pending;
+    }
   } catch (e) {
     o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
   }
