@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createGitHubClient } from '../../src/github/client.js';
 import { buildView } from '../../src/board/view.js';
 import { renderTerminal } from '../../src/board/terminal.js';
+import { leaderboardMarkdown } from '../../src/board/summary.js';
 import { octokitFeedback } from '../../src/feedback/port.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { watchDeliveries } from '../../src/feedback/watch.js';
@@ -117,6 +118,9 @@ describe('merged and closed-unmerged pull requests are the last judge (item 5)',
     expect(row.humanCount).toBe(2);
     expect(view.humans).toMatchObject({ settled: 2, merged: 1, acceptance: 0.5, revisionsPerMerged: 0 });
     expect(view.humans!.costPerMergedUsd).toBe(0);
+    const md = leaderboardMarkdown(view);
+    expect(md).toContain('By humans');
+    expect(md).toContain('50% acceptance by humans');
     const text = renderTerminal(view);
     expect(text).toContain('by humans');
     expect(text).toContain('1 of 2 delivered pull request(s) merged (50% acceptance by humans)');
