@@ -505,7 +505,7 @@ export const configSchema = z
           .boolean()
           .default(true)
           .describe(
-            'Keep one status comment per issue, edited in place: queued, running, accepted, rejected, paused, revision n of m.',
+            'Keep one status comment per issue, edited in place: queued, running, accepted, rejected, paused, stopped.',
           ),
       })
       .prefault({}),

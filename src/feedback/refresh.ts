@@ -6,7 +6,7 @@ import type { StateLayout } from '../state/layout.js';
 import { Outbox, type GitHubPort } from '../grading/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
 import { readFeedback } from './log.js';
-import { issueStatuses, runUrlFromEnv, statusComment, type IssueStatus } from './status.js';
+import { issueStatuses, repoUrlFromEnv, runUrlFromEnv, statusComment } from './status.js';
 
 /**
  * Refreshes the status comments (item 4): renders every worked-on issue's status from the state and
@@ -21,8 +21,8 @@ export interface RefreshOptions {
   logger: Logger;
   now?: Date;
   runUrl?: string;
-  /** Statuses that the state alone cannot tell (a revision in progress), by issue. */
-  overrides?: ReadonlyMap<number, IssueStatus>;
+  /** `<server>/<owner>/<repo>`, for the links to the runs crews were planned in; default from the env. */
+  repoUrl?: string;
   /** Only these issues (an event-driven cycle); all when absent. */
   only?: ReadonlySet<number>;
 }
@@ -42,6 +42,7 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
       });
     }
     const runUrl = o.runUrl ?? runUrlFromEnv();
+    const repoUrl = o.repoUrl ?? repoUrlFromEnv();
     const deliveries = outbox.deliveries();
     // A settlement speaks of the pull request delivered for the issue now (the same crew's).
     const settled = new Map<number, 'merged' | 'closed'>();
@@ -53,8 +54,8 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
       deliveries,
       settled,
       ...(runUrl ? { runUrl } : {}),
+      ...(repoUrl ? { repoUrl } : {}),
     });
-    for (const [issue, s] of o.overrides ?? []) statuses.set(issue, s);
     const bodies = new Map<number, string>();
     for (const [issue, s] of statuses) {
       if (o.only && !o.only.has(issue)) continue;

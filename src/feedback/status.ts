@@ -9,7 +9,7 @@ import { byCodePoint } from '../state/fold.js';
  * The status comment (item 4 of the humans-in-the-loop work): one comment per issue the school has
  * worked on, found by a hidden marker and edited in place, that says where the issue stands —
  * queued, running (with a link to the run), accepted (with the pull request or branch), rejected
- * (with the reason), paused (with the reason), stopped, or revision n of m. The status is derived
+ * (with the reason), paused (with the reason) or stopped. The status is derived
  * from the state alone (crew registry, grading verdicts, deliveries), so the same state always
  * renders the same body: a refresh that changes nothing records nothing.
  */
@@ -27,8 +27,7 @@ export type IssueStatus =
     }
   | { state: 'rejected'; crewId: string; agent: string; reason: string; repair: boolean }
   | { state: 'paused'; crewId: string; agent: string; reason: string }
-  | { state: 'stopped'; reason: string }
-  | { state: 'revision'; n: number; of: number; crewId: string; agent: string };
+  | { state: 'stopped'; reason: string };
 
 export const statusMarker = statusMarkerOf;
 
@@ -39,8 +38,10 @@ export interface StatusInputs {
   verdicts: ReadonlyMap<string, { accepted: boolean; code: string; reason?: string }>;
   /** Delivered work by issue (Outbox.deliveries()). */
   deliveries: ReadonlyMap<number, DeliveryResult & { crewId: string }>;
-  /** The link to the run that is working on the issues now (GitHub Actions), if any. */
+  /** The link to the run that is working on the issues now, for a crew not planned on GitHub Actions. */
   runUrl?: string;
+  /** `https://github.com/<owner>/<repo>`: a crew planned on GitHub Actions links to its own run. */
+  repoUrl?: string;
   /** Delivered pull requests merged or closed unmerged, by issue. */
   settled?: ReadonlyMap<number, 'merged' | 'closed'>;
 }
@@ -70,9 +71,14 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
     const who = { crewId: c.crewId, agent: c.agent };
     const state = states.get(issue);
     if (c.status === 'planned') out.set(issue, { state: 'queued', ...who });
-    else if (c.status === 'running')
-      out.set(issue, { state: 'running', ...who, ...(i.runUrl ? { runUrl: i.runUrl } : {}) });
-    else if (state?.kind === 'stopped')
+    else if (c.status === 'running') {
+      // The run that planned the crew runs it (its crew job), not necessarily the one rendering.
+      const runUrl =
+        c.plannedBy?.kind === 'actions' && i.repoUrl && /^\d+$/.test(c.plannedBy.runId)
+          ? `${i.repoUrl}/actions/runs/${c.plannedBy.runId}`
+          : i.runUrl;
+      out.set(issue, { state: 'running', ...who, ...(runUrl ? { runUrl } : {}) });
+    } else if (state?.kind === 'stopped')
       out.set(issue, {
         state: 'stopped',
         reason: 'two runs in a row failed; the school will not try a third (`school requeue` starts over)',
@@ -146,8 +152,6 @@ function headline(s: IssueStatus): string {
       return `paused — ${s.reason}; the school retries when it can`;
     case 'stopped':
       return `stopped — ${s.reason}`;
-    case 'revision':
-      return `revision ${s.n} of ${s.of} — answering feedback on the pull request`;
   }
 }
 
@@ -168,8 +172,17 @@ export function statusComment(issueNumber: number, s: IssueStatus): string {
  * Read here, at the edge of the status comment, because it names the run that renders the status.
  */
 export function runUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const { GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID } = env;
-  if (!GITHUB_SERVER_URL || !GITHUB_REPOSITORY || !GITHUB_RUN_ID) return undefined;
-  if (!/^\d+$/.test(GITHUB_RUN_ID) || !/^[\w.-]+\/[\w.-]+$/.test(GITHUB_REPOSITORY)) return undefined;
-  return `${GITHUB_SERVER_URL.replace(/\/$/, '')}/${GITHUB_REPOSITORY}/actions/runs/${GITHUB_RUN_ID}`;
+  const repo = repoUrlFromEnv(env);
+  const { GITHUB_RUN_ID } = env;
+  if (!repo || !GITHUB_RUN_ID || !/^\d+$/.test(GITHUB_RUN_ID)) return undefined;
+  return `${repo}/actions/runs/${GITHUB_RUN_ID}`;
+}
+
+/** `<server>/<owner>/<repo>` on GitHub Actions (undefined elsewhere). */
+export function repoUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { GITHUB_SERVER_URL, GITHUB_REPOSITORY } = env;
+  if (!GITHUB_SERVER_URL || !GITHUB_REPOSITORY || !/^[\w.-]+\/[\w.-]+$/.test(GITHUB_REPOSITORY))
+    return undefined;
+  if (!/^https?:\/\/[^\s/]+\/?$/.test(GITHUB_SERVER_URL)) return undefined;
+  return `${GITHUB_SERVER_URL.replace(/\/$/, '')}/${GITHUB_REPOSITORY}`;
 }

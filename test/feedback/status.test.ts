@@ -185,6 +185,35 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     expect(fake.requestsTo(`/issues/${issue.number}/comments`, 'POST')).toHaveLength(1);
   });
 
+  it('a crew planned on GitHub Actions links to the run that planned it, not the one rendering', async () => {
+    const { issue, github, layout } = setup('run-link');
+    const cfg = config({ repository: 'o/r' });
+    await crewLog(layout).append([
+      event('crew.planned', 'planned:c5', {
+        crewId: 'c5',
+        issueNumber: issue.number,
+        daemon: 'local',
+        agent: 'alpha',
+        weight: 'light',
+        fences: [],
+        repair: false,
+        attempt: 1,
+        plannedBy: { kind: 'actions', runId: '4242', runAttempt: '1', job: 'crew', daemon: 'local' },
+      }) as CrewEvent,
+    ]);
+    await crew(layout, 'started', 'c5', issue.number);
+    await publishStatuses({
+      config: cfg,
+      layout,
+      logger: memoryLogger(),
+      github,
+      runUrl: 'https://github.com/o/r/actions/runs/9999',
+      repoUrl: 'https://github.com/o/r',
+    });
+    expect(issue.comments[0]!.body).toContain('https://github.com/o/r/actions/runs/4242');
+    expect(issue.comments[0]!.body).not.toContain('9999');
+  });
+
   it('grading.comment: false posts nothing', async () => {
     const { fake, issue, github, layout } = setup('off');
     const cfg = config({ repository: 'o/r', grading: { comment: false } });
