@@ -109,9 +109,10 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
         .filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue))
         .map(([, [id]]) => id),
     );
-    // Each issue's latest status stays too (body and comment id): the next status compares with it
-    // and edits that comment instead of looking for it.
-    for (const [, id] of latestStatuses(state)) shown.add(id);
+    // Each open issue's latest status stays too (body and comment id): the next status compares
+    // with it and edits that comment instead of looking for it (a reopened issue finds it by marker).
+    for (const [issue, id] of latestStatuses(state))
+      if (!scope?.openIssues || scope.openIssues.has(issue)) shown.add(id);
     const items: Record<string, OutboxItem> = {};
     for (const [id, v] of Object.entries(state.items)) {
       if (v.status === 'pending') items[id] = v;

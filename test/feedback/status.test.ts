@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
 import { octokitPort } from '../../src/grading/github-port.js';
-import { Outbox, statusMarkerOf } from '../../src/grading/outbox.js';
+import { Outbox, outboxFold, statusMarkerOf } from '../../src/grading/outbox.js';
 import { publishStatuses, refreshStatuses } from '../../src/feedback/refresh.js';
 import { crewLog } from '../../src/dispatch/registry.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
@@ -241,5 +241,36 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     await drain({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
     expect(issue.comments).toHaveLength(1);
     expect(issue.comments[0]!.body).toContain('accepted');
+  });
+});
+
+describe('status entries under compaction', () => {
+  it("keep each open issue's latest status (body and comment id); drop superseded ones and closed issues'", () => {
+    let state = outboxFold.empty();
+    const rec = (id: string, issue: number, body: string) =>
+      (state = outboxFold.apply(
+        state,
+        event('outbox.recorded', id, {
+          id,
+          jobKey: `status:${issue}`,
+          issueNumber: issue,
+          kind: 'status' as const,
+          body,
+        }),
+      ));
+    const done = (id: string, commentId?: number) =>
+      (state = outboxFold.apply(
+        state,
+        event('outbox.delivered', `delivered:${id}`, { id, ...(commentId ? { commentId } : {}) }),
+      ));
+    rec('s1', 1, 'queued');
+    done('s1', 11);
+    rec('s2', 1, 'accepted');
+    done('s2', 11);
+    rec('s3', 2, 'queued');
+    done('s3', 22);
+    const pruned = outboxFold.prune(state, new Date(), { openIssues: new Set([1]) });
+    expect(Object.keys(pruned.items)).toEqual(['s2']);
+    expect(pruned.items.s2).toMatchObject({ commentId: 11, entry: { body: 'accepted' } });
   });
 });
