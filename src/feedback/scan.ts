@@ -88,7 +88,7 @@ export function untrustedAuthor(
   if (a.bot) {
     return bots.some((b) => b.toLowerCase() === a.login.toLowerCase())
       ? undefined
-      : `${a.login} is a bot not listed in delivery.trustedBots`;
+      : `${a.login} is a bot not listed as trusted`;
   }
   if (trust.anyone) return undefined;
   if ((trust.associations as readonly string[]).includes(a.association)) return undefined;

@@ -105,7 +105,7 @@ describe('finding feedback within the API budget (item 7)', () => {
     ]);
     expect(r.ignored.map((i) => [i.author, i.reason])).toEqual([
       ['stranger', 'stranger is NONE, not OWNER/MEMBER/COLLABORATOR'],
-      ['random-bot[bot]', 'random-bot[bot] is a bot not listed in delivery.trustedBots'],
+      ['random-bot[bot]', 'random-bot[bot] is a bot not listed as trusted'],
     ]);
     // `since`: the comments of a changed number are asked from where the last read stopped.
     expect(fake.requestsTo(`/issues/${d.pr}/comments`).at(-1)!.query.since).toBeTruthy();
