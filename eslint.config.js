@@ -46,7 +46,7 @@ function srcLayers() {
     ['github', 'delivery', 'curriculum'],
     ['dispatch'],
     ['agents'],
-    ['grading'],
+    ['grading', 'feedback'],
     ['crew'],
     ['loop', 'board', 'handoff', 'checkpoint', 'simulate', 'examples', 'doctor'],
     ['actions', 'cli'],

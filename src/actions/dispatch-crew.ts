@@ -26,6 +26,7 @@ function rawInputs() {
     maxCrews: optionalInput('max-crews'),
     jobTimeoutMinutes: optionalInput('job-timeout-minutes'),
     clearPause: optionalInput('clear-pause'),
+    onlyIssues: optionalInput('only-issues'),
     bookbagsPath: optionalInput('bookbags-path'),
     handoffPath: optionalInput('handoff-path'),
     jobStartedAt: optionalInput('job-started-at'),

@@ -2,7 +2,9 @@ import { dirname } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { deliveriesOf } from '../grading/outbox.js';
 import { splitLog, type StateEvent } from '../state/event-log.js';
-import { VIEW_FILES, type StateFile, type StateLayout } from '../state/layout.js';
+import { STATE_FILES, VIEW_FILES, type StateFile, type StateLayout } from '../state/layout.js';
+import { message } from '../errors.js';
+import { readFeedback, type FeedbackState } from '../feedback/log.js';
 import { queuePoints } from './domains.js';
 import { readFoldCache, writeFoldCache, type CachedLog, type FoldBody } from './fold-cache.js';
 import { crews, foldCode, grading, outbox, school, scores, spend, type Folder } from './folders.js';
@@ -185,7 +187,15 @@ export function loadBoardSources(layout: StateLayout): BoardSources {
     }
   }
 
+  // Settled pull requests: a small log, read whole (an unreadable one only drops the figures).
+  let feedback: FeedbackState | undefined;
+  try {
+    feedback = readFeedback(layout);
+  } catch (e) {
+    reader.problems.push({ file: STATE_FILES.feedback, message: `could not read: ${message(e)}` });
+  }
   return {
+    ...(feedback ? { feedback } : {}),
     ...(c ? { registry: c.x } : {}),
     ...(curriculum.items ? { curriculum: curriculum.items } : {}),
     ...(g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {}),

@@ -1,3 +1,4 @@
+import type { HumanFigures } from './humans.js';
 /** Formatting shared by the terminal board, the HTML report and the job summaries. */
 
 /** 45s, 12m, 3h04m, 2d03h: short, sortable by eye. */
@@ -48,4 +49,17 @@ export function clip(text: string, max: number): string {
 export function where(daemon: string | undefined, slot: number | undefined): string {
   if (!daemon) return '—';
   return slot === undefined ? daemon : `${daemon}/${slot}`;
+}
+
+/** One line on what people did with the delivered pull requests, or undefined before any settled. */
+export function humansLine(h: HumanFigures | undefined): string | undefined {
+  if (!h || h.settled === 0) return undefined;
+  const parts = [
+    `${h.merged} of ${h.settled} delivered pull request(s) merged${h.acceptance !== undefined ? ` (${percent(h.acceptance)} acceptance by humans)` : ''}`,
+    ...(h.revisionsPerMerged !== undefined
+      ? [`${h.revisionsPerMerged.toFixed(2)} revisions per merged PR`]
+      : []),
+    ...(h.costPerMergedUsd !== undefined ? [`${usd(h.costPerMergedUsd)} per merged PR`] : []),
+  ];
+  return parts.join('; ');
 }

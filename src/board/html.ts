@@ -1,5 +1,5 @@
 import { h } from './escape.js';
-import { age, percent, score, spendLine, usd, where } from './format.js';
+import { age, humansLine, percent, score, spendLine, usd, where } from './format.js';
 import { LANE_LABELS, type BoardItem, type Lane, type SchoolView } from './model.js';
 import { ganttSvg, queueSvg } from './svg.js';
 
@@ -104,10 +104,15 @@ function control(view: SchoolView): string {
 }
 
 function leaderboard(view: SchoolView): string {
+  const humans = view.leaderboard.overall.some((r) => r.human !== undefined);
+  const humanCell = (r: SchoolView['leaderboard']['overall'][number]) =>
+    humans
+      ? `<td class="n" data-testid="human-score">${r.human !== undefined ? `${score(r.human)} (${r.humanCount})` : '—'}</td>`
+      : '';
   const rows = view.leaderboard.overall
     .map(
       (r) =>
-        `<tr data-testid="leader-row" data-agent="${h(r.agent)}" data-rank="${r.rank}"><td class="n">${r.rank}</td><td>${h(r.agent)}</td><td class="n">${score(r.score)}</td><td class="n">${r.count}</td><td class="n">${r.accepted ?? '—'}</td><td class="n">${r.rejected ?? '—'}</td></tr>`,
+        `<tr data-testid="leader-row" data-agent="${h(r.agent)}" data-rank="${r.rank}"><td class="n">${r.rank}</td><td>${h(r.agent)}</td><td class="n">${score(r.score)}</td><td class="n">${r.count}</td><td class="n">${r.accepted ?? '—'}</td><td class="n">${r.rejected ?? '—'}</td>${humanCell(r)}</tr>`,
     )
     .join('');
   const cells = view.leaderboard.cells
@@ -117,12 +122,14 @@ function leaderboard(view: SchoolView): string {
     )
     .join('');
   const overall = rows
-    ? `<table data-testid="leaderboard"><thead><tr><th>#</th><th>agent</th><th>score</th><th>graded</th><th>accepted</th><th>rejected</th></tr></thead><tbody>${rows}</tbody></table>`
+    ? `<table data-testid="leaderboard"><thead><tr><th>#</th><th>agent</th><th>score</th><th>graded</th><th>accepted</th><th>rejected</th>${humans ? '<th>by humans</th>' : ''}</tr></thead><tbody>${rows}</tbody></table>`
     : '<p class="empty" data-testid="leaderboard-empty">No graded crews yet.</p>';
   const perCell = cells
     ? `<h3>Per domain × difficulty</h3><table data-testid="leaderboard-cells"><thead><tr><th>domain</th><th>difficulty</th><th>agent</th><th>score</th><th>graded</th></tr></thead><tbody>${cells}</tbody></table>`
     : '';
-  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${perCell}</section>`;
+  const byHumans = humansLine(view.humans);
+  const humanLine = byHumans ? `<p data-testid="by-humans">By humans: ${h(byHumans)}</p>` : '';
+  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${perCell}</section>`;
 }
 
 function daemons(view: SchoolView): string {

@@ -2,6 +2,8 @@ import type { CrewRegistry } from '../dispatch/registry.js';
 import type { SchoolState } from '../dispatch/school-log.js';
 import type { SpendState } from '../dispatch/spend.js';
 import type { LedgerState } from '../grading/ledger.js';
+import type { FeedbackState } from '../feedback/log.js';
+import type { HumanFigures } from './humans.js';
 import type { QueueState } from '../grading/queue.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 
@@ -137,6 +139,10 @@ export interface LeaderRow {
   count: number;
   accepted?: number;
   rejected?: number;
+  /** Acceptance by humans (merged 1, closed unmerged 0, as an EMA), beside the graders' score. */
+  human?: number;
+  /** Delivered pull requests people settled into `human`. */
+  humanCount?: number;
 }
 
 export interface LeaderCell {
@@ -175,6 +181,8 @@ export interface SchoolView {
   timeline: { start?: string; end: string; bars: SlotBar[] };
   leaderboard: { overall: LeaderRow[]; cells: LeaderCell[] };
   queue: { depth: number; deadLetters: number; series: QueuePoint[] };
+  /** What people did with the delivered pull requests (src/board/humans.ts). */
+  humans?: HumanFigures;
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
   /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
   pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
@@ -197,6 +205,8 @@ export interface BoardSources {
   curriculum?: BoardIssue[];
   grading?: { state: QueueState; series: QueuePoint[] };
   ledger?: LedgerState;
+  /** Settled pull requests (feedback.jsonl); absent when unread. */
+  feedback?: FeedbackState;
   school?: SchoolState;
   spend?: SpendState;
   /** Delivered work by issue (an unreadable outbox only drops the links). */

@@ -1,5 +1,5 @@
 import { escapeCell } from '../curriculum/summary.js';
-import { age, clip, percent, score, spendLine, where } from './format.js';
+import { age, clip, humansLine, percent, score, spendLine, where } from './format.js';
 import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type LaneId, type SchoolView } from './model.js';
 
 /**
@@ -104,12 +104,24 @@ export function controlMarkdown(view: SchoolView): string {
 
 export function leaderboardMarkdown(view: SchoolView, limit = 10): string {
   if (!view.leaderboard.overall.length) return '_No graded crews yet._';
-  return mdTable(
-    ['#', 'Agent', 'Score', 'Graded', 'Accepted', 'Rejected'],
+  // The human-acceptance column once people have merged or closed a delivered pull request.
+  const humans = view.leaderboard.overall.some((r) => r.human !== undefined);
+  const table = mdTable(
+    ['#', 'Agent', 'Score', 'Graded', 'Accepted', 'Rejected', ...(humans ? ['By humans'] : [])],
     view.leaderboard.overall
       .slice(0, limit)
-      .map((r) => [r.rank, r.agent, score(r.score), r.count, r.accepted ?? '—', r.rejected ?? '—']),
+      .map((r) => [
+        r.rank,
+        r.agent,
+        score(r.score),
+        r.count,
+        r.accepted ?? '—',
+        r.rejected ?? '—',
+        ...(humans ? [r.human !== undefined ? `${score(r.human)} (${r.humanCount})` : '—'] : []),
+      ]),
   );
+  const line = humansLine(view.humans);
+  return line ? `${table}\n\nBy humans: ${mdCell(line)}` : table;
 }
 
 export function daemonsMarkdown(view: SchoolView): string {

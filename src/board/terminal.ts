@@ -1,6 +1,6 @@
 import { renderText } from '../grading/report.js';
 import { redactText } from '../security/redact.js';
-import { age, clip, percent, score, spendLine, where } from './format.js';
+import { age, clip, humansLine, percent, score, spendLine, where } from './format.js';
 import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type BoardItem, type SchoolView } from './model.js';
 
 /** Items listed per active lane before "… and N more" (an abridged view lists as many). */
@@ -95,11 +95,13 @@ export function renderTerminal(view: SchoolView): string {
   }
 
   out.push('', 'Leaderboard');
+  // The human-acceptance column shows once people have merged or closed a delivered pull request.
+  const humans = view.leaderboard.overall.some((r) => r.human !== undefined);
   if (view.leaderboard.overall.length === 0) out.push('  (no graded crews yet)');
   else
     out.push(
       ...table([
-        ['rank', 'agent', 'score', 'graded', 'accepted', 'rejected'],
+        ['rank', 'agent', 'score', 'graded', 'accepted', 'rejected', ...(humans ? ['by humans'] : [])],
         ...view.leaderboard.overall
           .slice(0, LEADERS)
           .map((r) => [
@@ -109,9 +111,12 @@ export function renderTerminal(view: SchoolView): string {
             String(r.count),
             String(r.accepted ?? '—'),
             String(r.rejected ?? '—'),
+            ...(humans ? [r.human !== undefined ? `${score(r.human)} (${r.humanCount})` : '—'] : []),
           ]),
       ]),
     );
+  const byHumans = humansLine(view.humans);
+  if (byHumans) out.push('', `By humans: ${byHumans}`);
   if (view.pauses.lastCleared) {
     out.push('', `Last pause cleared ${view.pauses.lastCleared.at}: ${view.pauses.lastCleared.reason}`);
   }

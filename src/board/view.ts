@@ -5,6 +5,7 @@ import type { StateLayout } from '../state/layout.js';
 import { loadBoardSources } from './board-fold.js';
 import { daemonLoads, leaderCells, leaderRows, queued } from './domains.js';
 import { buildLanes, cleanText } from './lanes.js';
+import { humanFigures, humanScore, type HumanFigures } from './humans.js';
 import {
   LANES,
   type BoardSources,
@@ -94,10 +95,20 @@ export function viewOf(
     timeline: timeline(abridged === undefined ? registry : undefined, now),
     leaderboard: ledger
       ? {
-          overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
+          overall: leaderRows(ledger).map((r) => {
+            const h = humanScore(ledger, r.agent);
+            return {
+              ...r,
+              score: round(r.score, 4),
+              ...(h ? { human: round(h.score, 4), humanCount: h.count } : {}),
+            };
+          }),
           cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) })),
         }
       : { overall: [], cells: [] },
+    ...(sources.feedback && Object.keys(sources.feedback.settled).length > 0
+      ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) }
+      : {}),
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
@@ -227,4 +238,14 @@ function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['ti
     undefined,
   );
   return { ...(start ? { start } : {}), end: now.toISOString(), bars };
+}
+
+function roundHumans(h: HumanFigures): HumanFigures {
+  return {
+    settled: h.settled,
+    merged: h.merged,
+    ...(h.acceptance !== undefined ? { acceptance: round(h.acceptance, 4) } : {}),
+    ...(h.revisionsPerMerged !== undefined ? { revisionsPerMerged: round(h.revisionsPerMerged, 4) } : {}),
+    ...(h.costPerMergedUsd !== undefined ? { costPerMergedUsd: round(h.costPerMergedUsd, 4) } : {}),
+  };
 }

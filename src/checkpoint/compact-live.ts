@@ -29,6 +29,7 @@ const LOGS: ReadonlyArray<[StateFile, StateFile]> = [
   ['spend', 'spend'],
   ['school', 'school'],
   ['audit', 'audit'],
+  ['feedback', 'feedback'],
 ];
 
 export interface LiveLogCompaction {

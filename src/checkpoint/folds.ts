@@ -10,3 +10,4 @@ import '../dispatch/spend.js';
 import '../grading/queue.js';
 import '../grading/ledger.js';
 import '../grading/outbox.js';
+import '../feedback/log.js';

@@ -533,7 +533,12 @@ export const configSchema = z
             rejected: z.string().default('school:rejected'),
           })
           .prefault({}),
-        comment: z.boolean().default(false).describe('Post a result comment on the issue.'),
+        comment: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Keep one status comment per issue, edited in place: queued, running, accepted, rejected, paused, stopped.',
+          ),
       })
       .prefault({}),
     sandbox: sandboxSchema.describe(

@@ -8,6 +8,9 @@ import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger } from './ledger.js';
 import { redact, redactText } from '../security/redact.js';
 import type { Deliverer } from '../delivery/deliver.js';
+import { refreshStatuses } from '../feedback/refresh.js';
+import type { FeedbackPort } from '../feedback/port.js';
+import { watchDeliveries } from '../feedback/watch.js';
 import { Outbox, type GitHubPort } from './outbox.js';
 import { GradingQueue, pendingKeys } from './queue.js';
 import type { DrainProgress } from './progress.js';
@@ -34,6 +37,8 @@ export interface DrainOptions {
   github?: GitHubPort;
   /** Delivers accepted work as a branch or pull request (src/delivery); absent: mode none. */
   delivery?: Deliverer;
+  /** Reads the delivered pull requests' state: a merge or an unmerged close is the last judge. */
+  feedback?: FeedbackPort;
   maxWorkers?: number;
   maxAttempts?: number;
   workerId?: string;
@@ -236,6 +241,15 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
 
 /** Outbox delivery (N7.2). */
 async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () => Date) {
+  // Merged or closed delivered pull requests first: they are the last judge (never throws).
+  if (o.feedback)
+    await watchDeliveries({
+      config: o.config,
+      layout: o.layout,
+      logger: o.logger,
+      port: o.feedback,
+      now: now(),
+    });
   try {
     if (o.github || o.delivery) {
       const d = await outbox.deliver(o.github, {
@@ -246,6 +260,17 @@ async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () =
       r.outboxDelivered = d.delivered;
       r.outboxPending = d.pending;
     } else r.outboxPending = outbox.pending().length;
+    // Then the status comments, after the verdicts and the deliveries just made, so they name the
+    // pull request (src/feedback/refresh.ts; never throws). Only with a GitHub port: the status
+    // comment is a GitHub thing, and a run without one would only pile up entries for it.
+    if (
+      o.github &&
+      (await refreshStatuses({ config: o.config, layout: o.layout, logger: o.logger, now: now() })).length > 0
+    ) {
+      const d = await outbox.deliver(o.github, { logger: o.logger, now, kinds: ['status'] });
+      r.outboxDelivered += d.delivered;
+      r.outboxPending = d.pending;
+    }
   } catch (e) {
     o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
   }

@@ -2,7 +2,7 @@ import type { ScoreLookup, VerdictLookup } from '../dispatch/plan.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
-import { ScoreLedger, scoreOf, type LedgerState } from './ledger.js';
+import { humanScoreOf, ScoreLedger, scoreOf, type LedgerState } from './ledger.js';
 import { GradingQueue } from './queue.js';
 
 /**
@@ -13,8 +13,9 @@ import { GradingQueue } from './queue.js';
  *   A succeeded crew that grading rejected counts as a failed run (history.ts): a repair, and two
  *   rejections stop the issue.
  * - `ledgerScores`: the score ledger → the EMA of an agent for the candidate's (domain,
- *   difficulty) cell, else its domain, else its overall EMA; undefined for an agent never graded
- *   (the chooser then uses its neutral prior).
+ *   difficulty) cell, else its domain, else its overall EMA, averaged with the human-acceptance
+ *   EMA (merged / closed-unmerged pull requests) where there is one; undefined for an agent never
+ *   graded (the chooser then uses its neutral prior).
  *
  * Neither stops planning when its log cannot be read: the reason is logged and planning goes on
  * without that input (no verdicts: a succeeded crew stays done — nothing is re-dispatched on a
@@ -45,7 +46,20 @@ export function ledgerScores(layout: StateLayout, logger: Logger): ScoreLookup |
     return undefined;
   }
   if (Object.keys(state.agents).length === 0) return undefined;
-  return (agent, { domain, difficulty }) =>
-    (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))
-      ?.ema;
+  return (agent, { domain, difficulty }) => {
+    const graders = (
+      scoreOf(state, agent, domain, difficulty) ??
+      scoreOf(state, agent, domain) ??
+      scoreOf(state, agent)
+    )?.ema;
+    // Item 5: what people merged is the last judge. Where humans settled this agent's pull requests
+    // (at the same level, else coarser), their acceptance counts as much as the graders' score.
+    const human = (
+      humanScoreOf(state, agent, domain, difficulty) ??
+      humanScoreOf(state, agent, domain) ??
+      humanScoreOf(state, agent)
+    )?.ema;
+    if (graders === undefined || human === undefined) return graders ?? human;
+    return (graders + human) / 2;
+  };
 }

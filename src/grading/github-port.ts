@@ -33,7 +33,17 @@ export function octokitPort(
       });
     },
     async createComment(issue, body) {
-      await client.rest.issues.createComment({ owner, repo, issue_number: issue, body, ...request });
+      const r = await client.rest.issues.createComment({
+        owner,
+        repo,
+        issue_number: issue,
+        body,
+        ...request,
+      });
+      return { id: r.data.id };
+    },
+    async updateComment(commentId, body) {
+      await client.rest.issues.updateComment({ owner, repo, comment_id: commentId, body, ...request });
     },
   };
 }

@@ -24,7 +24,22 @@ export interface ScoreApplied {
   score: number;
   alpha: number;
 }
-export type ScoreEvent = StateEvent<'score.applied', ScoreApplied>;
+/**
+ * The last judge (item 5): a delivered pull request merged (1) or closed unmerged (0) by a person,
+ * once per pull request, key `human:<pr>`. Folded into a separate EMA per agent and per (agent,
+ * domain, difficulty), beside the graders' — never mixed into it.
+ */
+export interface HumanJudged {
+  pr: number;
+  issue: number;
+  crewId: string;
+  agent: string;
+  domain: string;
+  difficulty: number;
+  merged: boolean;
+  alpha: number;
+}
+export type ScoreEvent = StateEvent<'score.applied', ScoreApplied> | StateEvent<'human.judged', HumanJudged>;
 
 export interface Ema {
   ema: number;
@@ -40,6 +55,8 @@ export interface LedgerState {
   agents: Record<string, Ema>;
   /** Keyed `<agent>|<domain>|<difficulty>`. */
   cells: Record<string, CellScore>;
+  /** Acceptance by humans (merged = 1, closed unmerged = 0); absent until the first settles. */
+  human?: { agents: Record<string, Ema>; cells: Record<string, CellScore> };
 }
 
 export function cellKey(agent: string, domain: string, difficulty: number): string {
@@ -60,6 +77,16 @@ export const ledgerFold: LogFold<LedgerState, ScoreEvent> = registerFold<LedgerS
   file: 'scores',
   empty: () => ({ agents: {}, cells: {} }),
   apply(state, e) {
+    if (e.type === 'human.judged') {
+      const h = e.data;
+      const human = (state.human ??= { agents: {}, cells: {} });
+      const score = h.merged ? 1 : 0;
+      human.agents[h.agent] = step(human.agents[h.agent], score, h.merged, h.alpha);
+      const k = cellKey(h.agent, h.domain, h.difficulty);
+      const cell = step(human.cells[k], score, h.merged, h.alpha);
+      human.cells[k] = { agent: h.agent, domain: h.domain, difficulty: h.difficulty, ...cell };
+      return state;
+    }
     if (e.type !== 'score.applied') return state;
     const d = e.data;
     state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
@@ -180,6 +207,24 @@ export class ScoreLedger {
     );
   }
 
+  /**
+   * Applies what humans decided on delivered pull requests (item 5), once per pull request by key.
+   * Under the grading lock, like every write to `scores.jsonl`. Returns the pull requests applied now.
+   */
+  async applyHuman(items: readonly HumanJudged[], now: Date): Promise<number[]> {
+    if (items.length === 0) return [];
+    return withLock(this.layout.file('grading'), () =>
+      this.guard(() =>
+        this.log
+          .transactHeld(() => ({
+            append: items.map((d) => event('human.judged', `human:${d.pr}`, d, now)),
+            result: undefined,
+          }))
+          .appended.map((e) => (e.data as HumanJudged).pr),
+      ),
+    );
+  }
+
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state: LedgerState = this.state()): void {
     // A view is derived from the ledger: atomic for readers, not worth an fsync.
@@ -211,6 +256,18 @@ export function leaderboard(state: LedgerState): LeaderboardRow[] {
  * both are given, a count-weighted mean over the agent's cells in a domain when only the domain is,
  * and the agent's overall EMA otherwise. Undefined when the agent has no graded work there.
  */
+/** The human-acceptance EMA, at the same levels as `scoreOf`. */
+export function humanScoreOf(
+  state: LedgerState,
+  agent: string,
+  domain?: string,
+  difficulty?: number,
+): { ema: number; count: number } | undefined {
+  const h = state.human;
+  if (!h) return undefined;
+  return scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
+}
+
 export function scoreOf(
   state: LedgerState,
   agent: string,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { redactText } from '../security/redact.js';
@@ -23,15 +24,19 @@ import type { Verdict } from './verdict.js';
  */
 export interface GitHubPort {
   addLabels(issue: number, labels: string[]): Promise<void>;
-  listComments(issue: number): Promise<Array<{ body?: string | null }>>;
-  createComment(issue: number, body: string): Promise<void>;
+  listComments(issue: number): Promise<Array<{ id?: number; body?: string | null }>>;
+  /** Returns the new comment's id when the API says it. */
+  createComment(issue: number, body: string): Promise<{ id?: number } | void>;
+  /** PATCH an issue comment (the status comment is edited in place); rejects with status 404 when gone. */
+  updateComment?(commentId: number, body: string): Promise<void>;
 }
 
 export interface OutboxEntry {
   id: string;
   jobKey: string;
   issueNumber: number;
-  kind: 'labels' | 'comment' | 'delivery';
+  /** `status`: the issue's one status comment, edited in place (src/feedback/status.ts). */
+  kind: 'labels' | 'comment' | 'delivery' | 'status';
   labels?: string[];
   body?: string;
   /** For `delivery`: the accepted crew and its verdict. */
@@ -40,7 +45,17 @@ export interface OutboxEntry {
 }
 export type OutboxEvent =
   | StateEvent<'outbox.recorded', OutboxEntry>
-  | StateEvent<'outbox.delivered', { id: string; result?: DeliveryResult }>
+  | StateEvent<
+      'outbox.delivered',
+      {
+        id: string;
+        result?: DeliveryResult;
+        /** For `status`: the comment it wrote or edited (the next status edits it directly). */
+        commentId?: number;
+        /** For `status`: a newer status of the issue was recorded before this one went out. */
+        superseded?: boolean;
+      }
+    >
   | StateEvent<'outbox.failed', { id: string; attempt: number; error: string }>
   | StateEvent<'outbox.refused', { id: string; reason: string }>;
 
@@ -51,6 +66,8 @@ export interface OutboxItem {
   lastError?: string;
   /** What a delivery produced: the branch, the commit and the pull request. */
   result?: DeliveryResult;
+  /** For `status`: the comment id on GitHub. */
+  commentId?: number;
 }
 export interface OutboxState {
   items: Record<string, OutboxItem>;
@@ -69,6 +86,7 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
     if (e.type === 'outbox.delivered') {
       item.status = 'delivered';
       if (e.data.result) item.result = e.data.result;
+      if (e.data.commentId !== undefined) item.commentId = e.data.commentId;
     } else if (e.type === 'outbox.refused') {
       if (item.status === 'pending') {
         item.status = 'refused';
@@ -91,9 +109,14 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
         .filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue))
         .map(([, [id]]) => id),
     );
+    // Each open issue's latest status stays too (body and comment id): the next status compares
+    // with it and edits that comment instead of looking for it (a reopened issue finds it by marker).
+    for (const [issue, id] of latestStatuses(state))
+      if (!scope?.openIssues || scope.openIssues.has(issue)) shown.add(id);
     const items: Record<string, OutboxItem> = {};
     for (const [id, v] of Object.entries(state.items)) {
       if (v.status === 'pending') items[id] = v;
+      else if (v.entry.kind === 'status' && shown.has(id)) items[id] = v;
       else if (shown.has(id)) {
         const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
         items[id] = {
@@ -152,6 +175,23 @@ function shownDeliveries(state: OutboxState): Map<number, [string, OutboxItem]> 
   return out;
 }
 
+/** Per issue, the id of its latest recorded status entry (record order), whatever its delivery. */
+function latestStatuses(state: OutboxState): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const [id, i] of Object.entries(state.items))
+    if (i.entry.kind === 'status') out.set(i.entry.issueNumber, id);
+  return out;
+}
+
+/** Per issue, the comment id the last delivered status wrote or edited. */
+function statusCommentIds(state: OutboxState): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const i of Object.values(state.items))
+    if (i.entry.kind === 'status' && i.status === 'delivered' && i.commentId !== undefined)
+      out.set(i.entry.issueNumber, i.commentId);
+  return out;
+}
+
 export class Outbox {
   readonly log: EventLog<OutboxEvent, OutboxState>;
   private folded?: { contents: LogContents<OutboxEvent, OutboxState>; applied: number; state: OutboxState };
@@ -206,6 +246,39 @@ export class Outbox {
     );
   }
 
+  /**
+   * Records each issue's status comment body when it differs from the issue's latest recorded one
+   * (a refresh that changes nothing records nothing). One transaction under the outbox lock, so two
+   * refreshes cannot both record the same change. Returns the issues recorded now.
+   */
+  async recordStatuses(bodies: ReadonlyMap<number, string>, now: Date): Promise<number[]> {
+    if (bodies.size === 0) return [];
+    const { result } = await this.log.transact((contents) => {
+      const state = foldLog(outboxFold, contents);
+      const latest = latestStatuses(state);
+      const at = now.toISOString();
+      const append: OutboxEvent[] = [];
+      const issues: number[] = [];
+      for (const [issue, raw] of bodies) {
+        const body = redactText(raw);
+        const prev = latest.get(issue);
+        if (prev !== undefined && state.items[prev]?.entry.body === body) continue;
+        const id = `outbox:status:${issue}:${at}:${digest(body)}`;
+        append.push(
+          event(
+            'outbox.recorded',
+            id,
+            { id, jobKey: `status:${issue}`, issueNumber: issue, kind: 'status', body },
+            now,
+          ),
+        );
+        issues.push(issue);
+      }
+      return { append, result: issues };
+    });
+    return result;
+  }
+
   /** Delivery results by issue number (the latest delivered crew of each issue). */
   deliveries(): Map<number, DeliveryResult & { crewId: string }> {
     return deliveriesOf(this.state());
@@ -219,19 +292,51 @@ export class Outbox {
    */
   async deliver(
     port: GitHubPort | undefined,
-    o: { logger: Logger; now: () => Date; tries?: number; delivery?: Deliverer },
+    o: {
+      logger: Logger;
+      now: () => Date;
+      tries?: number;
+      delivery?: Deliverer;
+      /** Only entries of these kinds (the loop sends status comments before its crews run). */
+      kinds?: ReadonlyArray<OutboxEntry['kind']>;
+    },
   ): Promise<{ delivered: number; pending: number; refused: number }> {
     return withLock(`${this.log.path}.delivery`, async () => {
-      const items = this.pending().filter((i) => (i.entry.kind === 'delivery' ? o.delivery : port));
+      const items = this.pending().filter(
+        (i) =>
+          (!o.kinds || o.kinds.includes(i.entry.kind)) && (i.entry.kind === 'delivery' ? o.delivery : port),
+      );
       let delivered = 0;
       let refused = 0;
       for (const item of items) {
         const tries = o.tries ?? 2;
         let error: unknown;
         let result: DeliveryResult | undefined;
+        let commentId: number | undefined;
+        if (item.entry.kind === 'status') {
+          // Only an issue's latest status goes out: an older one still pending is superseded.
+          const state = this.state();
+          if (latestStatuses(state).get(item.entry.issueNumber) !== item.entry.id) {
+            await this.log.append([
+              event(
+                'outbox.delivered',
+                `delivered:${item.entry.id}`,
+                { id: item.entry.id, superseded: true },
+                o.now(),
+              ),
+            ]);
+            continue;
+          }
+        }
         for (let t = 0; t < tries; t++) {
           try {
             if (item.entry.kind === 'delivery') result = await deliverWork(o.delivery!, item.entry);
+            else if (item.entry.kind === 'status')
+              commentId = await sendStatus(
+                port!,
+                item.entry,
+                statusCommentIds(this.state()).get(item.entry.issueNumber),
+              );
             else await send(port!, item.entry);
             error = undefined;
             break;
@@ -258,7 +363,11 @@ export class Outbox {
             event(
               'outbox.delivered',
               `delivered:${item.entry.id}`,
-              { id: item.entry.id, ...(result ? { result } : {}) },
+              {
+                id: item.entry.id,
+                ...(result ? { result } : {}),
+                ...(commentId !== undefined ? { commentId } : {}),
+              },
               o.now(),
             ),
           ]);
@@ -297,6 +406,50 @@ export function deliveredLine(issueNumber: number, r: DeliveryResult): string {
     ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})`
     : `branch ${r.branch}`;
   return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? '' : ' (kept a later crew’s commit)'}`;
+}
+
+function digest(body: string): string {
+  return createHash('sha256').update(body).digest('hex').slice(0, 16);
+}
+
+/** The hidden marker of an issue's status comment (the first line of every status body). */
+export function statusMarkerOf(issueNumber: number): string {
+  return `<!-- school-core:status:issue-${issueNumber} -->`;
+}
+
+function httpStatus(e: unknown): number | undefined {
+  return (e as { status?: number })?.status;
+}
+
+/**
+ * Writes an issue's status comment: edits the comment the last status wrote (by id: no listing),
+ * else the one carrying the marker (an earlier attempt whose acknowledgement was lost, or a state
+ * directory that lost the id), else creates it. A comment deleted by a person (404 on the edit) is
+ * looked for again and, when gone, created anew. Returns the comment's id.
+ */
+async function sendStatus(
+  port: GitHubPort,
+  entry: OutboxEntry,
+  knownId: number | undefined,
+): Promise<number | undefined> {
+  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
+  if (knownId !== undefined && port.updateComment) {
+    try {
+      await port.updateComment(knownId, body);
+      return knownId;
+    } catch (e) {
+      if (httpStatus(e) !== 404) throw e;
+    }
+  }
+  const marker = statusMarkerOf(entry.issueNumber);
+  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? '').includes(marker));
+  if (found?.id !== undefined && port.updateComment) {
+    if (found.body !== body) await port.updateComment(found.id, body);
+    return found.id;
+  }
+  if (found) return undefined; // a port that cannot edit: the comment exists, leave it
+  const created = await port.createComment(entry.issueNumber, body);
+  return created?.id;
 }
 
 async function send(port: GitHubPort, entry: OutboxEntry): Promise<void> {

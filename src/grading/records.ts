@@ -16,6 +16,8 @@ import type { Verdict } from './verdict.js';
 export interface OutboxPolicy {
   labels: { accepted: string; rejected: string };
   comment: boolean;
+  /** Also the per-grade result comment (no configuration sets it any more: the status comment replaces it). */
+  resultComment?: boolean;
   /** Accepted work is delivered (a Deliverer is configured). */
   deliver: boolean;
 }
@@ -36,7 +38,9 @@ export function outboxEntries(policy: OutboxPolicy, job: GradingJob, verdict: Ve
       labels,
     },
   ];
-  if (policy.comment) {
+  // The per-grade result comment of earlier versions: the status comment (src/feedback/) took its
+  // place, so `comment` only keeps entries recorded before that deliverable.
+  if (policy.comment && policy.resultComment) {
     entries.push({
       id: `outbox:${job.jobKey}:comment`,
       jobKey: job.jobKey,

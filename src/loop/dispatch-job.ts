@@ -32,6 +32,8 @@ export interface DispatchJobInput {
   /** The crew job's timeout-minutes: the one job limit (admission plans only what fits in it). */
   jobTimeoutMinutes?: number;
   clearPause?: string;
+  /** Mode plan: plan only these issues (the workflow's event-issue input); empty plans all. */
+  onlyIssues?: number[];
   bookbagsPath?: string;
   handoffPath?: string;
   jobStartedAt?: Date;
@@ -52,6 +54,28 @@ const dispatchInputsSchema = z.object({
   maxCrews: wholeNumberInput('max-crews'),
   jobTimeoutMinutes: wholeNumberInput('job-timeout-minutes'),
   clearPause: z.string().optional(),
+  onlyIssues: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const parts = (v ?? '')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean);
+      const out: number[] = [];
+      for (const p of parts) {
+        const n = Number(p);
+        if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n <= 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `only-issues: expected issue numbers separated by commas (e.g. 12,14), found "${p.slice(0, 40)}"`,
+          });
+          return z.NEVER;
+        }
+        out.push(n);
+      }
+      return out.length ? out : undefined;
+    }),
   bookbagsPath: z.string().optional(),
   handoffPath: z.string().optional(),
   jobStartedAt: z.iso
@@ -166,6 +190,7 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       dryRun: input.dryRun,
       // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
       standby: true,
+      ...(input.onlyIssues?.length ? { onlyIssues: new Set(input.onlyIssues) } : {}),
       ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
       ...(jobStatus ? { jobStatus } : {}),
     }),

@@ -11,6 +11,7 @@ import { createGitHubClient } from '../github/client.js';
 import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { drain, type DrainOptions, type DrainResult } from '../grading/drain.js';
 import { octokitPort } from '../grading/github-port.js';
+import { octokitFeedback } from '../feedback/port.js';
 import { importBookbags } from '../grading/import.js';
 import { judgeGrader } from '../grading/judge-verify.js';
 import { drainProgress } from '../grading/progress.js';
@@ -145,10 +146,10 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
 
   await importAndRequeue(inputs, config, layout, queue, logger);
   const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
-  const github =
-    inputs.token && repository
-      ? octokitPort(createGitHubClient({ token: inputs.token, logger }), repository)
-      : undefined;
+  const client = inputs.token && repository ? createGitHubClient({ token: inputs.token, logger }) : undefined;
+  const github = client && repository ? octokitPort(client, repository) : undefined;
+  // Merged or closed delivered pull requests are the last judge (src/feedback/watch.ts).
+  const feedback = client && repository ? octokitFeedback(client, repository) : undefined;
   if (!github)
     logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
   // Accepted work becomes a branch and a pull request (docs/delivery.md). A pull request opened with
@@ -193,6 +194,7 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
       logger,
       github,
       delivery,
+      ...(feedback ? { feedback } : {}),
       maxWorkers: inputs.maxWorkers,
       maxAttempts: inputs.maxAttempts,
       progress: drainProgress({ logger }),

@@ -8,6 +8,8 @@ import { drainProgress } from '../grading/progress.js';
 import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger.js';
 import type { Deliverer } from '../delivery/deliver.js';
 import type { GitHubPort } from '../grading/outbox.js';
+import { publishStatuses } from '../feedback/refresh.js';
+import type { FeedbackPort } from '../feedback/port.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 
@@ -27,6 +29,8 @@ export interface LoopOptions {
   github?: GitHubPort;
   /** Accepted work becomes a branch or pull request (src/delivery/setup.ts `deliveryFor`). */
   delivery?: Deliverer;
+  /** Reads delivered pull requests: merged or closed unmerged (src/feedback/watch.ts). */
+  feedback?: FeedbackPort;
   /** Refill freed slots until nothing admissible is left (default); false runs only the plan. */
   refill?: boolean;
   /** Progress lines while crews run (which crew, which slot, elapsed). */
@@ -59,6 +63,9 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`,
   );
 
+  // The status comments say "queued" before the crews start (src/feedback/refresh.ts; never throws).
+  if (o.github) await publishStatuses({ config, layout, logger, github: o.github });
+
   // Every daemon runs on this machine: one driver each, side by side, each with its K slots. A freed
   // slot is refilled at once from what is still admissible (runStep's refill), so one run of the
   // loop works through the backlog instead of one batch per scheduled cycle.
@@ -87,6 +94,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       progress: drainProgress({ logger }),
       ...(o.github ? { github: o.github } : {}),
       ...(o.delivery ? { delivery: o.delivery } : {}),
+      ...(o.feedback ? { feedback: o.feedback } : {}),
     }),
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);

@@ -50,6 +50,11 @@ export interface PlanStepOptions {
   plannedBy?: LeaseOwner;
   /** Plan standby crews behind each daemon's first wave (crew jobs that cannot refill from the office). */
   standby?: boolean;
+  /**
+   * Plan only these issues (an event-driven cycle: the issue a label or a comment concerns). The
+   * rest of the curriculum is neither planned nor refused this time; the scheduled cycle plans it.
+   */
+  onlyIssues?: ReadonlySet<number>;
 }
 
 export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
@@ -69,7 +74,9 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
     return await planDispatch({
       config: o.config,
       layout,
-      curriculum: readCurriculumStrict(layout),
+      curriculum: o.onlyIssues
+        ? readCurriculumStrict(layout).filter((i) => o.onlyIssues!.has(i.number))
+        : readCurriculumStrict(layout),
       logger: o.logger,
       freeDiskBytes: disk,
       ...(verdicts ? { verdicts } : {}),

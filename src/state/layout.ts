@@ -23,6 +23,8 @@ export const STATE_FILES = {
   spend: 'spend.jsonl',
   /** School-wide control: pauses, roster heartbeats (events). */
   school: 'school.jsonl',
+  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
+  feedback: 'feedback.jsonl',
   /** Append-only audit log of everything the school did. */
   audit: 'events.jsonl',
   /** Checkpoint manifest: generation and SHA-256 of every file. */

@@ -4,7 +4,10 @@ import { setupServer } from 'msw/node';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
 import { octokitPort } from '../../src/grading/github-port.js';
-import { commentMarker, Outbox } from '../../src/grading/outbox.js';
+import { Outbox, statusMarkerOf } from '../../src/grading/outbox.js';
+import { crewLog } from '../../src/dispatch/registry.js';
+import type { CrewEvent } from '../../src/schemas/crew.js';
+import { event } from '../../src/state/event-log.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
@@ -70,6 +73,25 @@ describe('GitHub outbox (N7.2)', () => {
       const github = octokitPort(client, 'o/r', { retries: 0 });
       const secret = 'ghp_' + 'B'.repeat(36);
       await enqueueMany(layout, [job(42, 'crew-42')]);
+      // The crew behind the job, so the issue has a status comment (the result comment's successor).
+      await crewLog(layout).append([
+        event('crew.planned', 'p42', {
+          crewId: 'crew-42',
+          issueNumber: 42,
+          daemon: 'local',
+          agent: 'alpha',
+          weight: 'light',
+          fences: [],
+          repair: false,
+          attempt: 1,
+        }) as CrewEvent,
+        event('crew.finished', 'f42', {
+          crewId: 'crew-42',
+          issueNumber: 42,
+          outcome: 'succeeded',
+          reason: 'ok',
+        }) as CrewEvent,
+      ]);
       gh.labelFailures = 2; // both tries of the first drain
       gh.lostCommentAcks = 1;
 
@@ -102,7 +124,7 @@ describe('GitHub outbox (N7.2)', () => {
 
       const comments = gh.comments.get(42)!;
       expect(comments).toHaveLength(1);
-      expect(comments[0]!.body).toContain(commentMarker('grade:42:crew-42'));
+      expect(comments[0]!.body).toContain(statusMarkerOf(42));
       expect(comments[0]!.body).toContain('accepted');
       expect(comments[0]!.body).not.toContain(secret);
 

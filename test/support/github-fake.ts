@@ -25,6 +25,44 @@ export interface FakeComment {
   body: string;
   user: string;
   created_at: string;
+  /** Moves on an edit (PATCH); `since` on the comments list filters by it. */
+  updated_at?: string;
+  /** GitHub's author_association of the comment's author (default OWNER for people, NONE for bots). */
+  author_association?: string;
+  user_type?: 'User' | 'Bot';
+}
+
+/** A pull request review (`GET /pulls/{n}/reviews`) and its line comments (`GET /pulls/{n}/comments`). */
+export interface FakeReview {
+  id: number;
+  user: string;
+  user_type?: 'User' | 'Bot';
+  author_association: string;
+  state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'DISMISSED';
+  body: string;
+  submitted_at: string;
+  commit_id: string;
+}
+export interface FakeReviewComment {
+  id: number;
+  pull_request_review_id: number;
+  user: string;
+  author_association: string;
+  path: string;
+  line: number;
+  body: string;
+  created_at: string;
+  updated_at: string;
+}
+export interface FakeCheckRun {
+  id: number;
+  name: string;
+  head_sha: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: 'success' | 'failure' | 'cancelled' | 'timed_out' | 'neutral' | 'skipped' | null;
+  /** The Actions job behind the run: its log is `GET /actions/jobs/{id}/logs`. */
+  log?: string;
+  app?: string;
 }
 
 export interface FakeIssue {
@@ -94,7 +132,12 @@ export class GitHubFake {
     body: string;
     draft: boolean;
     state: 'open' | 'closed';
+    merged?: boolean;
+    headSha?: string;
   }> = [];
+  readonly reviews = new Map<number, FakeReview[]>();
+  readonly reviewComments = new Map<number, FakeReviewComment[]>();
+  readonly checkRuns: FakeCheckRun[] = [];
   readonly refs = new Map<string, string>();
   readonly requests: FakeRequest[] = [];
   readonly faults: Fault[] = [];
@@ -179,6 +222,98 @@ export class GitHubFake {
     issue.comments.push(comment);
     issue.updated_at = comment.created_at;
     return comment;
+  }
+
+  /** A pull request opened the way delivery opens one, also present in the issues list. */
+  openPull(p: { head: string; base?: string; title?: string; body?: string; headSha?: string }): number {
+    const issue = this.addPullRequest({
+      title: p.title ?? 'A pull request',
+      body: p.body ?? '',
+      user: 'github-actions[bot]',
+    });
+    this.pulls.push({
+      number: issue.number,
+      head: p.head,
+      base: p.base ?? 'main',
+      title: issue.title,
+      body: p.body ?? '',
+      draft: false,
+      state: 'open',
+      ...(p.headSha ? { headSha: p.headSha } : {}),
+    });
+    return issue.number;
+  }
+
+  mustPull(number: number): GitHubFake['pulls'][number] {
+    const pr = this.pulls.find((p) => p.number === number);
+    if (!pr) throw new FakeHttpError(404, 'Not Found');
+    return pr;
+  }
+
+  /** A review as a person submits one: the pull request's `updated_at` moves (the issues list shows it). */
+  addReview(
+    pr: number,
+    r: {
+      user?: string;
+      association?: string;
+      state: FakeReview['state'];
+      body?: string;
+      comments?: Array<{ path: string; line: number; body: string }>;
+      userType?: 'User' | 'Bot';
+    },
+  ): FakeReview {
+    const at = this.now();
+    const user = r.user ?? 'octocat';
+    const association = r.association ?? 'OWNER';
+    const review: FakeReview = {
+      id: this.nextId(),
+      user,
+      ...(r.userType ? { user_type: r.userType } : {}),
+      author_association: association,
+      state: r.state,
+      body: r.body ?? '',
+      submitted_at: at,
+      commit_id: this.mustPull(pr).headSha ?? '0'.repeat(40),
+    };
+    this.reviews.set(pr, [...(this.reviews.get(pr) ?? []), review]);
+    const lines = this.reviewComments.get(pr) ?? [];
+    for (const c of r.comments ?? [])
+      lines.push({
+        id: this.nextId(),
+        pull_request_review_id: review.id,
+        user,
+        author_association: association,
+        path: c.path,
+        line: c.line,
+        body: c.body,
+        created_at: at,
+        updated_at: at,
+      });
+    this.reviewComments.set(pr, lines);
+    this.mustIssue(pr).updated_at = at;
+    return review;
+  }
+
+  /** A comment by someone with the given association (the issues list's `updated_at` moves). */
+  addCommentAs(number: number, body: string, user: string, association: string, userType?: 'User' | 'Bot') {
+    const c = this.addComment(number, body, user);
+    c.author_association = association;
+    if (userType) c.user_type = userType;
+    return c;
+  }
+
+  /** A maintainer merges (or closes unmerged) a pull request. */
+  settlePull(number: number, how: 'merged' | 'closed'): void {
+    const pr = this.mustPull(number);
+    pr.state = 'closed';
+    pr.merged = how === 'merged';
+    this.updateIssue(number, { state: 'closed' });
+  }
+
+  addCheckRun(run: Omit<FakeCheckRun, 'id'>): FakeCheckRun {
+    const r = { id: this.nextId(), ...run };
+    this.checkRuns.push(r);
+    return r;
   }
 
   injectFault(fault: Fault): void {
@@ -426,7 +561,70 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
     }),
     route('get', '/repos/:owner/:repo/issues/:number/comments', 'read', ({ request, url, params }) => {
       const issue = fake.mustIssue(Number(params.number));
-      return paginated(request, url, issue.comments.map(commentJson));
+      const since = sinceOf(url);
+      if (since === 'invalid') return apiError(422, 'Validation Failed: since');
+      const list = issue.comments.filter(
+        (c) => since === undefined || Date.parse(c.updated_at ?? c.created_at) >= since,
+      );
+      return paginated(request, url, list.map(commentJson));
+    }),
+    // Edits a comment in place, as GitHub does: 404 for an id that is not a comment of this repository.
+    route('patch', '/repos/:owner/:repo/issues/comments/:id', 'write', async ({ request, params }) => {
+      const body = (await request.json()) as { body?: unknown };
+      if (typeof body.body !== 'string' || body.body === '')
+        return apiError(422, 'Validation Failed: body is missing');
+      const id = Number(params.id);
+      for (const issue of fake.issues.values()) {
+        const c = issue.comments.find((x) => x.id === id);
+        if (!c) continue;
+        c.body = body.body;
+        c.updated_at = fake.now();
+        issue.updated_at = c.updated_at;
+        return HttpResponse.json(commentJson(c));
+      }
+      return apiError(404, 'Not Found');
+    }),
+    route('get', '/repos/:owner/:repo/pulls/:number', 'read', ({ params }) => {
+      const pr = fake.mustPull(Number(params.number));
+      return HttpResponse.json(pullJson(fake, pr));
+    }),
+    route('get', '/repos/:owner/:repo/pulls/:number/reviews', 'read', ({ request, url, params }) => {
+      fake.mustPull(Number(params.number));
+      return paginated(request, url, (fake.reviews.get(Number(params.number)) ?? []).map(reviewJson));
+    }),
+    route('get', '/repos/:owner/:repo/pulls/:number/comments', 'read', ({ request, url, params }) => {
+      fake.mustPull(Number(params.number));
+      const since = sinceOf(url);
+      if (since === 'invalid') return apiError(422, 'Validation Failed: since');
+      const list = (fake.reviewComments.get(Number(params.number)) ?? []).filter(
+        (c) => since === undefined || Date.parse(c.updated_at) >= since,
+      );
+      return paginated(
+        request,
+        url,
+        list.map((c) => ({ ...c, user: { login: c.user, type: 'User' } })),
+      );
+    }),
+    route('get', '/repos/:owner/:repo/commits/:ref/check-runs', 'read', ({ url, params }) => {
+      const runs = fake.checkRuns.filter((r) => r.head_sha === params.ref);
+      const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? 30) || 30);
+      return HttpResponse.json({
+        total_count: runs.length,
+        check_runs: runs.slice(0, perPage).map((r) => ({
+          id: r.id,
+          name: r.name,
+          head_sha: r.head_sha,
+          status: r.status,
+          conclusion: r.conclusion,
+          details_url: `https://github.com/${fake.owner}/${fake.repo}/actions/runs/1/job/${r.id}`,
+          app: { slug: r.app ?? 'github-actions' },
+        })),
+      });
+    }),
+    route('get', '/repos/:owner/:repo/actions/jobs/:id/logs', 'read', ({ params }) => {
+      const run = fake.checkRuns.find((r) => r.id === Number(params.id));
+      if (!run?.log) return apiError(404, 'Not Found');
+      return new HttpResponse(run.log, { status: 200, headers: { 'content-type': 'text/plain' } });
     }),
     route('post', '/repos/:owner/:repo/issues/:number/comments', 'write', async ({ request, params }) => {
       const body = (await request.json()) as { body?: unknown };
@@ -465,8 +663,10 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
         return apiError(422, 'Validation Failed: head, base and title are required');
       if (fake.pulls.some((p) => p.state === 'open' && p.head === b.head && p.base === b.base))
         return apiError(422, `Validation Failed: A pull request already exists for ${fake.owner}:${b.head}.`);
+      // A pull request is an issue too: it shows in the issues list, as on GitHub.
+      const issue = fake.addPullRequest({ title: b.title, body: b.body ?? '', user: 'github-actions[bot]' });
       const pr = {
-        number: fake.takeNumber(),
+        number: issue.number,
         head: b.head,
         base: b.base,
         title: b.title,
@@ -510,8 +710,10 @@ function pullJson(fake: GitHubFake, p: GitHubFake['pulls'][number]) {
     title: p.title,
     body: p.body,
     html_url: `https://github.com/${fake.owner}/${fake.repo}/pull/${p.number}`,
-    head: { ref: p.head, label: `${fake.owner}:${p.head}` },
+    head: { ref: p.head, label: `${fake.owner}:${p.head}`, sha: p.headSha ?? '0'.repeat(40) },
     base: { ref: p.base },
+    merged: p.merged ?? false,
+    merged_at: p.merged ? new Date(0).toISOString() : null,
   };
 }
 
@@ -648,13 +850,34 @@ function linkHeader(url: URL, page: number, last: number): string | undefined {
 }
 
 function commentJson(c: FakeComment): Record<string, unknown> {
+  const bot = c.user_type === 'Bot' || c.user.endsWith('[bot]');
   return {
     id: c.id,
     body: c.body,
-    user: { login: c.user },
+    user: { login: c.user, type: bot ? 'Bot' : 'User' },
+    author_association: c.author_association ?? (bot ? 'NONE' : 'OWNER'),
     created_at: c.created_at,
-    updated_at: c.created_at,
+    updated_at: c.updated_at ?? c.created_at,
   };
+}
+
+function reviewJson(r: FakeReview): Record<string, unknown> {
+  return {
+    id: r.id,
+    user: { login: r.user, type: r.user_type ?? 'User' },
+    author_association: r.author_association,
+    state: r.state,
+    body: r.body,
+    submitted_at: r.submitted_at,
+    commit_id: r.commit_id,
+  };
+}
+
+function sinceOf(url: URL): number | undefined | 'invalid' {
+  const raw = url.searchParams.get('since');
+  if (raw === null) return undefined;
+  const t = Date.parse(raw);
+  return Number.isNaN(t) ? 'invalid' : t;
 }
 
 function refFrom(url: URL, marker: string): string {

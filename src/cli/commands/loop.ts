@@ -4,6 +4,7 @@ import type { SchoolConfig } from '../../config/schema.js';
 import { createGitHubClient } from '../../github/client.js';
 import { octokitPort } from '../../grading/github-port.js';
 import { Outbox } from '../../grading/outbox.js';
+import { octokitFeedback } from '../../feedback/port.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
 import { ConfigError } from '../../errors.js';
@@ -89,6 +90,7 @@ export const loopCommand: Command = {
       source,
       launcher,
       ...(github ? { github } : {}),
+      ...(client && values.repo ? { feedback: octokitFeedback(client, values.repo) } : {}),
       ...deliveryOption(config, layout, logger, client, values.repo),
       onProgress: (line) => process.stdout.write(`${line}\n`),
     });

@@ -1,0 +1,88 @@
+import type { SchoolConfig } from '../config/schema.js';
+import { readRegistry } from '../dispatch/registry.js';
+import { message } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { StateLayout } from '../state/layout.js';
+import { Outbox, type GitHubPort } from '../grading/outbox.js';
+import { GradingQueue } from '../grading/queue.js';
+import { readFeedback } from './log.js';
+import { issueStatuses, repoUrlFromEnv, runUrlFromEnv, statusComment } from './status.js';
+
+/**
+ * Refreshes the status comments (item 4): renders every worked-on issue's status from the state and
+ * records, in the outbox, the bodies that changed since the last refresh. Delivery is the outbox's
+ * (N7.2): after the grade is durable, with retry, idempotent, never blocking a grade. Off with
+ * `grading.comment: false`. Never throws: a status that cannot be rendered now is rendered by the
+ * next refresh.
+ */
+export interface RefreshOptions {
+  config: SchoolConfig;
+  layout: StateLayout;
+  logger: Logger;
+  now?: Date;
+  runUrl?: string;
+  /** `<server>/<owner>/<repo>`, for the links to the runs crews were planned in; default from the env. */
+  repoUrl?: string;
+  /** Only these issues (an event-driven cycle); all when absent. */
+  only?: ReadonlySet<number>;
+}
+
+export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
+  if (!o.config.grading.comment) return [];
+  try {
+    const outbox = new Outbox(o.layout);
+    const verdicts = new Map<string, { accepted: boolean; code: string; reason?: string }>();
+    for (const j of Object.values(new GradingQueue(o.layout).state().jobs)) {
+      if (j.status !== 'graded' || !j.verdict) continue;
+      const reason = j.verdict.reasons[0];
+      verdicts.set(j.job.crewId, {
+        accepted: j.verdict.accepted,
+        code: j.verdict.code,
+        ...(reason ? { reason } : {}),
+      });
+    }
+    const runUrl = o.runUrl ?? runUrlFromEnv();
+    const repoUrl = o.repoUrl ?? repoUrlFromEnv();
+    const deliveries = outbox.deliveries();
+    // A settlement speaks of the pull request delivered for the issue now (the same crew's).
+    const settled = new Map<number, 'merged' | 'closed'>();
+    for (const s of Object.values(readFeedback(o.layout).settled))
+      if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? 'merged' : 'closed');
+    const statuses = issueStatuses({
+      registry: readRegistry(o.layout),
+      verdicts,
+      deliveries,
+      settled,
+      ...(runUrl ? { runUrl } : {}),
+      ...(repoUrl ? { repoUrl } : {}),
+    });
+    const bodies = new Map<number, string>();
+    for (const [issue, s] of statuses) {
+      if (o.only && !o.only.has(issue)) continue;
+      bodies.set(issue, statusComment(issue, s));
+    }
+    return await outbox.recordStatuses(bodies, o.now ?? new Date());
+  } catch (e) {
+    o.logger.warning(`status comments not refreshed: ${message(e)}; the next cycle refreshes them`);
+    return [];
+  }
+}
+
+/** Records the statuses and delivers the outbox's status entries now (the loop after planning). */
+export async function publishStatuses(
+  o: RefreshOptions & { github?: GitHubPort },
+): Promise<{ recorded: number[]; delivered: number }> {
+  const recorded = await refreshStatuses(o);
+  if (!o.github || recorded.length === 0) return { recorded, delivered: 0 };
+  try {
+    const d = await new Outbox(o.layout).deliver(o.github, {
+      logger: o.logger,
+      now: () => new Date(),
+      kinds: ['status'],
+    });
+    return { recorded, delivered: d.delivered };
+  } catch (e) {
+    o.logger.warning(`status comments not delivered: ${message(e)}; they stay in the outbox`);
+    return { recorded, delivered: 0 };
+  }
+}

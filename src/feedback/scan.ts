@@ -1,0 +1,272 @@
+import type { SchoolConfig } from '../config/schema.js';
+import { event } from '../state/event-log.js';
+import { isPullRequest } from '../curriculum/issue-shape.js';
+import { sanitizeText } from '../security/sanitize.js';
+import { redactText } from '../security/redact.js';
+import { statusMarkerOf } from '../grading/outbox.js';
+import type { FeedbackEvent, FeedbackState, Settled } from './log.js';
+import type { Author, FeedbackPort } from './port.js';
+
+/**
+ * Finding feedback within an API budget (item 7). One conditional request per cycle answers "did
+ * anything change?": the issues listing (state all, sorted by update, `since` the last change,
+ * `If-None-Match` its ETag). An idle cycle gets 304 — one request, and GitHub does not count it
+ * against the rate limit — however many pull requests the school has delivered. Only a delivered
+ * pull request (or its issue) whose `updated_at` moved is read further: its state (merged, closed),
+ * and with `collect: 'all'` its reviews, line comments, comments and, once per delivered commit, its
+ * check runs. A naive scan asks about every delivered pull request every cycle.
+ */
+export interface Delivered {
+  issue: number;
+  pr: number;
+  crewId: string;
+  /** The commit delivery pushed (its checks are read once they are all complete). */
+  sha: string;
+  /** When it was delivered: a commit with no check runs yet may still get some. */
+  deliveredAt?: string;
+}
+
+export type FeedbackKind = 'review' | 'command' | 'ci';
+export interface FeedbackItem {
+  issue: number;
+  pr: number;
+  kind: FeedbackKind;
+  /** `review:<id>`, `comment:<id>`, `ci:<sha>`. */
+  id: string;
+  author: string;
+  /** Sanitized and redacted: it becomes part of a prompt. */
+  text: string;
+  lines?: Array<{ path: string; line?: number; body: string }>;
+}
+export interface IgnoredFeedback {
+  issue: number;
+  pr: number;
+  id: string;
+  author: string;
+  reason: string;
+}
+
+export interface ScanResult {
+  events: FeedbackEvent[];
+  /** Numbers whose `updated_at` moved (pull requests and issues). */
+  changed: number[];
+  settled: Settled[];
+  feedback: FeedbackItem[];
+  ignored: IgnoredFeedback[];
+  notModified: boolean;
+}
+
+export interface ScanOptions {
+  port: FeedbackPort;
+  state: FeedbackState;
+  delivered: readonly Delivered[];
+  /** `settlement`: merge state only. `all`: reviews, `/school` comments and failed checks too. */
+  collect: 'settlement' | 'all';
+  trust: SchoolConfig['curriculum']['trust'];
+  /** Bot logins whose feedback counts (others are ignored, with the reason). */
+  bots: readonly string[];
+  /** The first scan's `since` (no cursor yet): e.g. the oldest delivery. */
+  firstSince?: string;
+  now: Date;
+}
+
+const MAX_TEXT = 8_000;
+const LOG_TAIL = 4_000;
+/** How long after delivery a commit without check runs may still get its first. */
+const CI_START_MS = 15 * 60_000;
+
+function clean(text: string, max = MAX_TEXT): string {
+  return redactText(sanitizeText(text, max).text);
+}
+
+/** Why an author's feedback is not acted on, or undefined when it is (curriculum.trust rules). */
+export function untrustedAuthor(
+  a: Author,
+  trust: SchoolConfig['curriculum']['trust'],
+  bots: readonly string[],
+): string | undefined {
+  if (a.bot) {
+    return bots.some((b) => b.toLowerCase() === a.login.toLowerCase())
+      ? undefined
+      : `${a.login} is a bot not listed as trusted`;
+  }
+  if (trust.anyone) return undefined;
+  if ((trust.associations as readonly string[]).includes(a.association)) return undefined;
+  return `${a.login} is ${a.association}, not ${trust.associations.join('/')}`;
+}
+
+/** The instruction of a `/school …` comment, or undefined when it is not one. */
+export function schoolCommand(body: string): string | undefined {
+  const m = /^\s*\/school(?:\s+([\s\S]*))?$/.exec(body);
+  return m ? (m[1] ?? '').trim() : undefined;
+}
+
+export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
+  const r: ScanResult = {
+    events: [],
+    changed: [],
+    settled: [],
+    feedback: [],
+    ignored: [],
+    notModified: false,
+  };
+  const open = o.delivered.filter((d) => !o.state.settled[d.pr]);
+  if (open.length === 0) return r;
+  const since = o.state.cursor.since ?? o.firstSince;
+  const list = await o.port.listChanged({
+    ...(since ? { since } : {}),
+    ...(o.state.cursor.etag ? { etag: o.state.cursor.etag } : {}),
+  });
+  // Check runs do not move a pull request's `updated_at`: a delivered commit whose checks are not
+  // all complete yet is asked about each cycle until they are, then never again.
+  if (o.collect === 'all') await readChecks(o, r, open);
+  if (list.status === 'not-modified') {
+    r.notModified = true;
+    return r;
+  }
+  const byPr = new Map(open.map((d) => [d.pr, d]));
+  const byIssue = new Map(open.map((d) => [d.issue, d]));
+  for (const item of list.issues) {
+    const updatedAt = item.updated_at ?? '';
+    const seen = o.state.watched[item.number];
+    // GitHub's times have whole seconds: a merge in the same second as the last read shows as the
+    // same time, but not as the same state.
+    if (seen && updatedAt <= seen.updatedAt && item.state === (seen.state ?? 'open')) continue;
+    const d = isPullRequest(item) ? byPr.get(item.number) : byIssue.get(item.number);
+    if (!d) continue;
+    r.changed.push(item.number);
+    if (isPullRequest(item)) await readPull(o, r, d, updatedAt, seen?.updatedAt);
+    else {
+      if (o.collect === 'all') await readComments(o, r, d, d.issue, seen?.updatedAt);
+      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state }));
+    }
+  }
+  // The next listing asks from GitHub's clock at this answer (a second back: `since` is inclusive
+  // and clocks differ), with this answer's ETag: an unchanged repository answers 304.
+  const next = list.serverDate ? new Date(list.serverDate.getTime() - 1000).toISOString() : since;
+  r.events.push(
+    event(
+      'feedback.cursor',
+      `cursor:${o.now.toISOString()}:${list.etag ?? ''}`,
+      { ...(next ? { since: next } : {}), ...(list.etag ? { etag: list.etag } : {}) },
+      o.now,
+    ),
+  );
+  return r;
+}
+
+function seenEvent(
+  now: Date,
+  d: { number: number; updatedAt: string; state?: 'open' | 'closed'; reviews?: number[]; ciSha?: string },
+) {
+  return event('feedback.seen', `seen:${d.number}:${d.updatedAt}:${now.toISOString()}`, d, now);
+}
+
+async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: string, seenAt?: string) {
+  const pull = await o.port.pull(d.pr);
+  if (pull.state === 'closed') {
+    const s: Settled = { pr: d.pr, issue: d.issue, crewId: d.crewId, merged: pull.merged };
+    r.settled.push(s);
+    r.events.push(event('pr.settled', `settled:${d.pr}`, s, o.now));
+    return;
+  }
+  const reviewsSeen: number[] = [];
+  if (o.collect === 'all') {
+    const known = new Set(o.state.watched[d.pr]?.reviews ?? []);
+    const reviews = (await o.port.reviews(d.pr)).filter((v) => !known.has(v.id));
+    const lines = await o.port.lineComments(d.pr, seenAt);
+    for (const v of reviews) {
+      reviewsSeen.push(v.id);
+      if (v.state !== 'CHANGES_REQUESTED') continue;
+      const why = untrustedAuthor(v.author, o.trust, o.bots);
+      const id = `review:${v.id}`;
+      if (why) {
+        r.ignored.push({ issue: d.issue, pr: d.pr, id, author: v.author.login, reason: why });
+        continue;
+      }
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: 'review',
+        id,
+        author: v.author.login,
+        text: clean(v.body),
+        lines: lines
+          .filter((c) => c.reviewId === v.id)
+          .map((c) => ({
+            path: clean(c.path, 500),
+            ...(c.line !== undefined ? { line: c.line } : {}),
+            body: clean(c.body, 2_000),
+          })),
+      });
+    }
+    await readComments(o, r, d, d.pr, seenAt);
+  }
+  r.events.push(
+    seenEvent(o.now, {
+      number: d.pr,
+      updatedAt,
+      state: pull.state,
+      ...(reviewsSeen.length ? { reviews: reviewsSeen } : {}),
+    }),
+  );
+}
+
+async function readComments(o: ScanOptions, r: ScanResult, d: Delivered, n: number, seenAt?: string) {
+  for (const c of await o.port.comments(n, seenAt)) {
+    if (seenAt && c.updatedAt <= seenAt) continue;
+    if (c.body.includes(statusMarkerOf(d.issue))) continue; // the school's own status comment
+    const instruction = schoolCommand(c.body);
+    if (instruction === undefined) continue;
+    const id = `comment:${c.id}`;
+    const why = untrustedAuthor(c.author, o.trust, o.bots);
+    if (why) r.ignored.push({ issue: d.issue, pr: d.pr, id, author: c.author.login, reason: why });
+    else if (instruction === '')
+      r.ignored.push({
+        issue: d.issue,
+        pr: d.pr,
+        id,
+        author: c.author.login,
+        reason: '`/school` without an instruction',
+      });
+    else
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: 'command',
+        id,
+        author: c.author.login,
+        text: clean(instruction),
+      });
+  }
+}
+
+/** Check runs of each delivered commit until they are all complete; then never again. */
+async function readChecks(o: ScanOptions, r: ScanResult, open: readonly Delivered[]) {
+  for (const d of open) {
+    if (o.state.watched[d.pr]?.ciSha === d.sha) continue;
+    const runs = await o.port.checkRuns(d.sha);
+    if (runs.some((c) => c.status !== 'completed')) continue;
+    // No checks at all: a repository without CI, once CI has had time to start on the commit.
+    const young = d.deliveredAt !== undefined && o.now.getTime() - Date.parse(d.deliveredAt) < CI_START_MS;
+    if (runs.length === 0 && young) continue;
+    const failed = runs.filter((c) => c.conclusion === 'failure' || c.conclusion === 'timed_out');
+    if (failed.length > 0) {
+      const tails: string[] = [];
+      for (const f of failed.slice(0, 3)) {
+        const log = await o.port.jobLog(f.id);
+        tails.push(`${f.name}: ${f.conclusion}${log ? `\n${log.slice(-LOG_TAIL)}` : ''}`);
+      }
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: 'ci',
+        id: `ci:${d.sha}`,
+        author: 'ci',
+        text: clean(tails.join('\n\n')),
+      });
+    }
+    const prev = o.state.watched[d.pr]?.updatedAt ?? '';
+    r.events.push(seenEvent(o.now, { number: d.pr, updatedAt: prev, ciSha: d.sha }));
+  }
+}

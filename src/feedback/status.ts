@@ -1,0 +1,188 @@
+import type { CrewRegistry, CrewRecord } from '../dispatch/registry.js';
+import { issueStates } from '../dispatch/history.js';
+import type { DeliveryResult } from '../delivery/deliver.js';
+import { statusMarkerOf } from '../grading/outbox.js';
+import { redactText } from '../security/redact.js';
+import { byCodePoint } from '../state/fold.js';
+
+/**
+ * The status comment (item 4 of the humans-in-the-loop work): one comment per issue the school has
+ * worked on, found by a hidden marker and edited in place, that says where the issue stands —
+ * queued, running (with a link to the run), accepted (with the pull request or branch), rejected
+ * (with the reason), paused (with the reason) or stopped. The status is derived
+ * from the state alone (crew registry, grading verdicts, deliveries), so the same state always
+ * renders the same body: a refresh that changes nothing records nothing.
+ */
+export type IssueStatus =
+  | { state: 'queued'; crewId: string; agent: string }
+  | { state: 'running'; crewId: string; agent: string; runUrl?: string }
+  | { state: 'grading'; crewId: string; agent: string }
+  | {
+      state: 'accepted';
+      crewId: string;
+      agent: string;
+      delivery?: Pick<DeliveryResult, 'branch' | 'sha' | 'pullRequest'>;
+      /** What people did with the pull request, once they did (the last judge). */
+      settled?: 'merged' | 'closed';
+    }
+  | { state: 'rejected'; crewId: string; agent: string; reason: string; repair: boolean }
+  | { state: 'paused'; crewId: string; agent: string; reason: string }
+  | { state: 'stopped'; reason: string };
+
+export const statusMarker = statusMarkerOf;
+
+/** What the status of each issue is computed from; every part is a fold the caller has read. */
+export interface StatusInputs {
+  registry: CrewRegistry;
+  /** Graded crews: accepted, or rejected with the judge's code and first reason. */
+  verdicts: ReadonlyMap<string, { accepted: boolean; code: string; reason?: string }>;
+  /** Delivered work by issue (Outbox.deliveries()). */
+  deliveries: ReadonlyMap<number, DeliveryResult & { crewId: string }>;
+  /** The link to the run that is working on the issues now, for a crew not planned on GitHub Actions. */
+  runUrl?: string;
+  /** `https://github.com/<owner>/<repo>`: a crew planned on GitHub Actions links to its own run. */
+  repoUrl?: string;
+  /** Delivered pull requests merged or closed unmerged, by issue. */
+  settled?: ReadonlyMap<number, 'merged' | 'closed'>;
+}
+
+function latestCrew(crews: CrewRecord[]): CrewRecord {
+  return [...crews].sort(
+    (a, b) => byCodePoint(b.plannedAt, a.plannedAt) || byCodePoint(b.crewId, a.crewId),
+  )[0]!;
+}
+
+/** The status of every issue that has a crew. */
+export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
+  const byIssue = new Map<number, CrewRecord[]>();
+  for (const c of Object.values(i.registry.crews)) {
+    const list = byIssue.get(c.issueNumber);
+    if (list) list.push(c);
+    else byIssue.set(c.issueNumber, [c]);
+  }
+  const verdict = (crewId: string) => {
+    const v = i.verdicts.get(crewId);
+    return v ? (v.accepted ? 'accepted' : 'rejected') : undefined;
+  };
+  const states = issueStates(i.registry, verdict);
+  const out = new Map<number, IssueStatus>();
+  for (const [issue, crews] of byIssue) {
+    const c = latestCrew(crews);
+    const who = { crewId: c.crewId, agent: c.agent };
+    const state = states.get(issue);
+    if (c.status === 'planned') out.set(issue, { state: 'queued', ...who });
+    else if (c.status === 'running') {
+      // The run that planned the crew runs it (its crew job), not necessarily the one rendering.
+      const runUrl =
+        c.plannedBy?.kind === 'actions' && i.repoUrl && /^\d+$/.test(c.plannedBy.runId)
+          ? `${i.repoUrl}/actions/runs/${c.plannedBy.runId}`
+          : i.runUrl;
+      out.set(issue, { state: 'running', ...who, ...(runUrl ? { runUrl } : {}) });
+    } else if (state?.kind === 'stopped')
+      out.set(issue, {
+        state: 'stopped',
+        reason: 'two runs in a row failed; the school will not try a third (`school requeue` starts over)',
+      });
+    else if (c.outcome === 'usage_limit' || c.outcome === 'overloaded' || c.outcome === 'cancelled')
+      out.set(issue, { state: 'paused', ...who, reason: plain(c.reason ?? c.outcome) });
+    else if (c.outcome === 'succeeded') {
+      const v = i.verdicts.get(c.crewId);
+      if (!v) out.set(issue, { state: 'grading', ...who });
+      else if (v.accepted) {
+        const d = i.deliveries.get(issue);
+        const settled = d && d.crewId === c.crewId ? i.settled?.get(issue) : undefined;
+        out.set(issue, {
+          state: 'accepted',
+          ...who,
+          ...(settled ? { settled } : {}),
+          ...(d && d.crewId === c.crewId
+            ? {
+                delivery: {
+                  branch: d.branch,
+                  sha: d.sha,
+                  ...(d.pullRequest ? { pullRequest: d.pullRequest } : {}),
+                },
+              }
+            : {}),
+        });
+      } else
+        out.set(issue, {
+          state: 'rejected',
+          ...who,
+          reason: plain(`${v.code}${v.reason ? `: ${v.reason}` : ''}`),
+          repair: state?.kind === 'repair',
+        });
+    } else
+      out.set(issue, {
+        state: 'rejected',
+        ...who,
+        reason: plain(
+          `the crew ended ${c.outcome ?? 'without an outcome'}${c.reason ? `: ${c.reason}` : ''}`,
+        ),
+        repair: state?.kind === 'repair',
+      });
+  }
+  return out;
+}
+
+function plain(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 300);
+}
+
+function headline(s: IssueStatus): string {
+  switch (s.state) {
+    case 'queued':
+      return 'queued — a crew is planned and waits for a free classroom';
+    case 'running':
+      return s.runUrl ? `running — [follow the run](${s.runUrl})` : 'running — a crew is working on it';
+    case 'grading':
+      return 'grading — the crew finished; the judges have not decided yet';
+    case 'accepted': {
+      const d = s.delivery;
+      const where = d?.pullRequest
+        ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})`
+        : d
+          ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\``
+          : 'delivery pending';
+      return `accepted — ${where}${s.settled === 'merged' ? ', merged' : s.settled === 'closed' ? ', closed without merging' : ''}`;
+    }
+    case 'rejected':
+      return `rejected — ${s.reason}${s.repair ? ' (a repair is queued)' : ''}`;
+    case 'paused':
+      return `paused — ${s.reason}; the school retries when it can`;
+    case 'stopped':
+      return `stopped — ${s.reason}`;
+  }
+}
+
+/** The comment body for an issue's status. Passes the redactor like every write seam. */
+export function statusComment(issueNumber: number, s: IssueStatus): string {
+  const lines = [
+    statusMarker(issueNumber),
+    `**school-core status:** ${headline(s)}`,
+    ...('crewId' in s ? ['', `Crew \`${s.crewId}\` (agent \`${s.agent}\`).`] : []),
+    '',
+    '<sub>This comment is edited in place as the work moves on.</sub>',
+  ];
+  return redactText(lines.join('\n'));
+}
+
+/**
+ * The link to this run on GitHub Actions, from the variables the runner sets (undefined elsewhere).
+ * Read here, at the edge of the status comment, because it names the run that renders the status.
+ */
+export function runUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const repo = repoUrlFromEnv(env);
+  const { GITHUB_RUN_ID } = env;
+  if (!repo || !GITHUB_RUN_ID || !/^\d+$/.test(GITHUB_RUN_ID)) return undefined;
+  return `${repo}/actions/runs/${GITHUB_RUN_ID}`;
+}
+
+/** `<server>/<owner>/<repo>` on GitHub Actions (undefined elsewhere). */
+export function repoUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { GITHUB_SERVER_URL, GITHUB_REPOSITORY } = env;
+  if (!GITHUB_SERVER_URL || !GITHUB_REPOSITORY || !/^[\w.-]+\/[\w.-]+$/.test(GITHUB_REPOSITORY))
+    return undefined;
+  if (!/^https?:\/\/[^\s/]+\/?$/.test(GITHUB_SERVER_URL)) return undefined;
+  return `${GITHUB_SERVER_URL.replace(/\/$/, '')}/${GITHUB_REPOSITORY}`;
+}

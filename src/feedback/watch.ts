@@ -1,0 +1,102 @@
+import type { SchoolConfig } from '../config/schema.js';
+import { message } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { StateLayout } from '../state/layout.js';
+import { ScoreLedger, type HumanJudged } from '../grading/ledger.js';
+import { Outbox } from '../grading/outbox.js';
+import { GradingQueue } from '../grading/queue.js';
+import { feedbackLog, readFeedback, type Settled } from './log.js';
+import type { FeedbackPort } from './port.js';
+import { scanFeedback, type Delivered } from './scan.js';
+
+/**
+ * The last judge (item 5): each cycle, the delivered pull requests that changed are asked whether
+ * a person merged them or closed them unmerged (src/feedback/scan.ts, one conditional request when
+ * nothing changed). A settled pull request moves the human-acceptance EMA of its crew's agent ×
+ * domain × difficulty in the score ledger (merged 1, closed 0), once per pull request, and is no
+ * longer watched. The ledger is written before the scan's own record, so a crash between the two
+ * only makes the next scan see the settlement again, which the ledger's key makes a no-op.
+ * Never throws: a GitHub failure is a warning and the next cycle asks again.
+ */
+export interface WatchResult {
+  settled: Settled[];
+  requests: number;
+  notModified: boolean;
+}
+
+export function deliveredPullRequests(layout: StateLayout): { delivered: Delivered[]; oldest?: string } {
+  const outbox = new Outbox(layout);
+  let oldest: string | undefined;
+  for (const e of outbox.log.read().events) {
+    if (e.type !== 'outbox.delivered' || !e.data.result?.pullRequest) continue;
+    if (!oldest || e.at < oldest) oldest = e.at;
+  }
+  const delivered: Delivered[] = [];
+  for (const [issue, d] of outbox.deliveries()) {
+    if (!d.pullRequest) continue;
+    delivered.push({ issue, pr: d.pullRequest.number, crewId: d.crewId, sha: d.sha });
+  }
+  return { delivered, ...(oldest ? { oldest } : {}) };
+}
+
+export async function watchDeliveries(o: {
+  config: SchoolConfig;
+  layout: StateLayout;
+  logger: Logger;
+  port: FeedbackPort;
+  now?: Date;
+}): Promise<WatchResult> {
+  const now = o.now ?? new Date();
+  const empty: WatchResult = { settled: [], requests: 0, notModified: false };
+  try {
+    const { delivered, oldest } = deliveredPullRequests(o.layout);
+    if (delivered.length === 0) return empty;
+    const r = await scanFeedback({
+      port: o.port,
+      state: readFeedback(o.layout),
+      delivered,
+      collect: 'settlement',
+      trust: o.config.curriculum.trust,
+      bots: [],
+      // Before the first delivery (by ten minutes: our clock is not GitHub's), so what happened on
+      // the pull requests since is seen.
+      ...(oldest ? { firstSince: new Date(Date.parse(oldest) - 600_000).toISOString() } : {}),
+      now,
+    });
+    if (r.settled.length > 0) {
+      const jobs = new Map(
+        Object.values(new GradingQueue(o.layout).state().jobs).map((j) => [j.job.crewId, j.job]),
+      );
+      const judged: HumanJudged[] = [];
+      for (const s of r.settled) {
+        const job = jobs.get(s.crewId);
+        if (!job) {
+          o.logger.warning(
+            `pull request #${s.pr} settled, but crew ${s.crewId} has no grading job here: not scored`,
+          );
+          continue;
+        }
+        judged.push({
+          pr: s.pr,
+          issue: s.issue,
+          crewId: s.crewId,
+          agent: job.agent,
+          domain: job.domain,
+          difficulty: job.difficulty,
+          merged: s.merged,
+          alpha: o.config.grading.emaAlpha,
+        });
+      }
+      await new ScoreLedger(o.layout).applyHuman(judged, now);
+      for (const s of r.settled)
+        o.logger.info(
+          `pull request #${s.pr} for issue #${s.issue} ${s.merged ? 'merged' : 'closed unmerged'}`,
+        );
+    }
+    await feedbackLog(o.layout).append(r.events);
+    return { settled: r.settled, requests: o.port.requests, notModified: r.notModified };
+  } catch (e) {
+    o.logger.warning(`delivered pull requests not checked: ${message(e)}; the next cycle asks again`);
+    return { ...empty, requests: o.port.requests };
+  }
+}

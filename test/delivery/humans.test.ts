@@ -1,0 +1,132 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { configSchema } from '../../src/config/schema.js';
+import { deliveryFor } from '../../src/delivery/setup.js';
+import { crewLog } from '../../src/dispatch/registry.js';
+import { octokitFeedback } from '../../src/feedback/port.js';
+import { publishStatuses } from '../../src/feedback/refresh.js';
+import { createGitHubClient } from '../../src/github/client.js';
+import { drain } from '../../src/grading/drain.js';
+import { octokitPort } from '../../src/grading/github-port.js';
+import { humanScoreOf, ScoreLedger } from '../../src/grading/ledger.js';
+import type { CrewEvent } from '../../src/schemas/crew.js';
+import { event } from '../../src/state/event-log.js';
+import { memoryLogger } from '../../src/log.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { enqueueMany, fastGrade } from '../grading/helpers.js';
+import { GitHubFake } from '../support/github-fake.js';
+import { git, initBareRemote, tempDir } from '../support/tmp.js';
+import { bookbag, gitOut, newFilePatch } from './helpers.js';
+
+/**
+ * The school's conversation with a team on GitHub, end to end through the drain the grade job runs:
+ * real git (a bare repository as origin), the GitHub fake behind msw handlers for the pulls API,
+ * comments and the issues listing. One pull request, one status comment edited in place, an idle
+ * cycle that costs one free conditional request, and a merge that moves the human-acceptance score.
+ */
+const tmp = tempDir('school-humans-');
+afterAll(() => tmp.cleanup());
+
+describe('humans in the loop: status comment, delivery, idle cycles, the merge as last judge', () => {
+  it(
+    'delivers once, edits one status comment in place, idles on 304, and learns from the merge',
+    { timeout: 120_000 },
+    async () => {
+      const root = join(tmp.path, 'loop');
+      const { bare } = initBareRemote(root, { 'README.md': '# project\n' });
+      const work = join(root, 'work');
+      git(root, 'clone', '-q', bare, work);
+      const baseSha = git(work, 'rev-parse', 'HEAD');
+      const config = configSchema.parse({
+        repository: 'octo/school',
+        repoPath: work,
+        stateDir: join(root, 'state'),
+        delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
+      });
+      const layout = new StateLayout(config.stateDir);
+      // GitHub's clock is the real one here: the first scan asks from the first delivery's time.
+      const fake = new GitHubFake({ now: () => new Date() });
+      const issue = fake.addIssue({ title: 'Rename helper31' });
+      const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+      const logger = memoryLogger();
+      const github = octokitPort(client, 'octo/school', { retries: 0 });
+      const feedback = octokitFeedback(client, 'octo/school');
+      const delivery = deliveryFor({ config, layout, logger, actions: true, client, token: 'test-token' });
+      const n = issue.number;
+      const crewId = `c${n}-00000001`;
+
+      // Planned: the loop publishes "queued" before the crew runs.
+      await crewLog(layout).append([
+        event('crew.planned', `planned:${crewId}`, {
+          crewId,
+          issueNumber: n,
+          daemon: 'local',
+          agent: 'alpha',
+          weight: 'light',
+          fences: [],
+          repair: false,
+          attempt: 1,
+        }) as CrewEvent,
+      ]);
+      await publishStatuses({ config, layout, logger, github });
+      expect(issue.comments).toHaveLength(1);
+      const statusId = issue.comments[0]!.id;
+      expect(issue.comments[0]!.body).toContain('queued');
+
+      // The crew finished; the drain grades, delivers the pull request and updates the status.
+      await crewLog(layout).append([
+        event('crew.finished', `finished:${crewId}`, {
+          crewId,
+          issueNumber: n,
+          outcome: 'succeeded',
+          reason: 'done',
+        }) as CrewEvent,
+      ]);
+      await enqueueMany(layout, [
+        bookbag(layout, { crewId, issue: n, baseSha, diff: newFilePatch('helper.txt', 'helperThirtyOne\n') }),
+      ]);
+      const cycle = () => drain({ config, layout, logger, github, delivery, feedback, grade: fastGrade });
+      const first = await cycle();
+      expect(first.accepted).toBe(1);
+      expect(fake.pulls).toHaveLength(1);
+      const pr = fake.pulls[0]!;
+      expect(gitOut(bare, 'rev-parse', '--verify', `refs/heads/school/issue-${n}`).ok).toBe(true);
+      expect(issue.comments).toHaveLength(1);
+      expect(issue.comments[0]!.id).toBe(statusId);
+      expect(issue.comments[0]!.body).toContain(`pull request [#${pr.number}]`);
+
+      // Idle cycles: nothing is posted again, and once the listing's cursor settles a cycle costs one
+      // conditional request answered 304.
+      let settledAfter = 0;
+      for (; settledAfter < 3; settledAfter++) {
+        fake.resetLog();
+        await cycle();
+        if (fake.requests.every((q) => q.status === 304)) break;
+        // While the cursor moves it reads the listing, and at most the pull request's state once.
+        expect(fake.requests.map((q) => q.path).filter((p) => !p.endsWith('/issues'))).toEqual(
+          settledAfter === 0 ? [`/repos/octo/school/pulls/${pr.number}`] : [],
+        );
+      }
+      expect(settledAfter).toBeLessThan(3);
+      fake.resetLog();
+      await cycle();
+      expect(fake.requests.filter((q) => q.status !== 304)).toEqual([]);
+      expect(fake.requests.map((q) => q.path)).toEqual(['/repos/octo/school/issues']);
+      expect(fake.pulls).toHaveLength(1);
+      expect(issue.comments).toHaveLength(1);
+
+      // A maintainer merges: the next cycle records it, the ledger learns, the status says so.
+      fake.settlePull(pr.number, 'merged');
+      await cycle();
+      expect(humanScoreOf(new ScoreLedger(layout).state(), 'alpha', 'general', 2)).toEqual({
+        ema: 1,
+        count: 1,
+      });
+      expect(issue.comments).toHaveLength(1);
+      expect(issue.comments[0]!.body).toContain('merged');
+      // The merge's status went out as one edit of the same comment.
+      expect(fake.requestsTo('/issues/comments/', 'PATCH')).toHaveLength(1);
+      expect(fake.requestsTo(`/issues/${n}/comments`, 'POST')).toHaveLength(0);
+    },
+  );
+});

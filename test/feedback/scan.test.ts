@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { createGitHubClient } from '../../src/github/client.js';
+import { parseConfig } from '../../src/config/load.js';
+import { feedbackFold, type FeedbackState } from '../../src/feedback/log.js';
+import { octokitFeedback } from '../../src/feedback/port.js';
+import { scanFeedback, schoolCommand, type Delivered, type ScanOptions } from '../../src/feedback/scan.js';
+import { GitHubFake } from '../support/github-fake.js';
+
+/** A repository with `n` delivered pull requests, and a scan that folds its own events. */
+function world(n = 3, over: Partial<ScanOptions> = {}) {
+  const fake = new GitHubFake({ owner: 'o', repo: 'r' });
+  const delivered: Delivered[] = [];
+  for (let i = 0; i < n; i++) {
+    const issue = fake.addIssue({ title: `issue ${i}` });
+    const sha = String(i + 1)
+      .repeat(40)
+      .slice(0, 40);
+    const pr = fake.openPull({ head: `school/issue-${issue.number}`, headSha: sha });
+    delivered.push({ issue: issue.number, pr, crewId: `crew-${issue.number}`, sha });
+  }
+  const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+  let state: FeedbackState = feedbackFold.empty();
+  const scan = async (collect: 'all' | 'settlement' = 'all') => {
+    const port = octokitFeedback(client, 'o/r');
+    const r = await scanFeedback({
+      port,
+      state,
+      delivered,
+      collect,
+      trust: parseConfig({}).curriculum.trust,
+      bots: [],
+      firstSince: '2025-12-31T00:00:00Z',
+      now: new Date(),
+      ...over,
+    });
+    for (const e of r.events) state = feedbackFold.apply(state, e);
+    return { ...r, requests: port.requests };
+  };
+  return { fake, delivered, scan };
+}
+
+describe('finding feedback within the API budget (item 7)', () => {
+  it('an idle cycle is one conditional request answered 304, whatever the number of pull requests', async () => {
+    const { fake, scan } = world(5);
+    const first = await scan();
+    expect(first.changed.length).toBeGreaterThan(0);
+    await scan(); // the cursor moves to GitHub's clock once
+    fake.resetLog();
+    const idle = await scan();
+    expect(idle.notModified).toBe(true);
+    expect(idle.requests).toBe(1);
+    expect(fake.requests.map((q) => [q.path, q.status])).toEqual([['/repos/o/r/issues', 304]]);
+    expect(fake.requests[0]!.query.state).toBe('all');
+  });
+
+  it('a trusted review requesting changes is read with its line comments; only that pull request is asked about', async () => {
+    const { fake, delivered, scan } = world(3);
+    await scan();
+    await scan();
+    const target = delivered[1]!;
+    fake.addReview(target.pr, {
+      user: 'maintainer',
+      association: 'MEMBER',
+      state: 'CHANGES_REQUESTED',
+      body: 'Please rename it.',
+      comments: [{ path: 'src/h.ts', line: 31, body: 'rename helper31 to helperThirtyOne' }],
+    });
+    fake.addReview(target.pr, { user: 'maintainer', association: 'MEMBER', state: 'APPROVED', body: 'ok' });
+    fake.resetLog();
+    const r = await scan();
+    expect(r.changed).toEqual([target.pr]);
+    expect(r.feedback).toEqual([
+      {
+        issue: target.issue,
+        pr: target.pr,
+        kind: 'review',
+        id: expect.stringMatching(/^review:\d+$/),
+        author: 'maintainer',
+        text: 'Please rename it.',
+        lines: [{ path: 'src/h.ts', line: 31, body: 'rename helper31 to helperThirtyOne' }],
+      },
+    ]);
+    const asked = new Set(fake.requests.map((q) => q.path).filter((p) => p.includes('/pulls/')));
+    expect([...asked].every((p) => p.includes(`/pulls/${target.pr}`))).toBe(true);
+    // Read once: the next cycles find nothing new.
+    await scan();
+    const again = await scan();
+    expect(again.feedback).toEqual([]);
+  });
+
+  it('/school from a trusted author is an instruction; an outsider or an unlisted bot is ignored with the reason', async () => {
+    const { fake, delivered, scan } = world(1, { bots: ['helper-bot[bot]'] });
+    await scan();
+    await scan();
+    const d = delivered[0]!;
+    fake.addCommentAs(d.pr, '/school also update the docs', 'owner1', 'OWNER');
+    fake.addCommentAs(d.pr, '/school delete everything', 'stranger', 'NONE');
+    fake.addCommentAs(d.issue, '/school add a test', 'random-bot[bot]', 'NONE', 'Bot');
+    fake.addCommentAs(d.issue, '/school fix the typo', 'helper-bot[bot]', 'NONE', 'Bot');
+    fake.addCommentAs(d.pr, 'looks good, no command', 'owner1', 'OWNER');
+    const r = await scan();
+    expect(r.feedback.map((f) => [f.kind, f.author, f.text])).toEqual([
+      ['command', 'owner1', 'also update the docs'],
+      ['command', 'helper-bot[bot]', 'fix the typo'],
+    ]);
+    expect(r.ignored.map((i) => [i.author, i.reason])).toEqual([
+      ['stranger', 'stranger is NONE, not OWNER/MEMBER/COLLABORATOR'],
+      ['random-bot[bot]', 'random-bot[bot] is a bot not listed as trusted'],
+    ]);
+    // `since`: the comments of a changed number are asked from where the last read stopped.
+    expect(fake.requestsTo(`/issues/${d.pr}/comments`).at(-1)!.query.since).toBeTruthy();
+  });
+
+  it('failed CI on the delivered commit is feedback with the failing job log tail, read once', async () => {
+    const { fake, delivered, scan } = world(1);
+    const d = delivered[0]!;
+    fake.addCheckRun({ name: 'lint', head_sha: d.sha, status: 'completed', conclusion: 'success' });
+    const run = fake.addCheckRun({
+      name: 'test',
+      head_sha: d.sha,
+      status: 'in_progress',
+      conclusion: null,
+      log: 'setup\n'.repeat(2000) + 'FAIL test/h.test.ts: expected helperThirtyOne',
+    });
+    const pending = await scan();
+    expect(pending.feedback).toEqual([]); // not all complete yet: asked again next cycle
+    run.status = 'completed';
+    run.conclusion = 'failure';
+    const r = await scan();
+    expect(r.feedback).toHaveLength(1);
+    expect(r.feedback[0]!.kind).toBe('ci');
+    expect(r.feedback[0]!.text).toContain('test: failure');
+    expect(r.feedback[0]!.text).toContain('expected helperThirtyOne');
+    expect(r.feedback[0]!.text.length).toBeLessThan(5_000);
+    fake.resetLog();
+    await scan();
+    expect(fake.requestsTo('/check-runs')).toHaveLength(0);
+  });
+
+  it('merged and closed-unmerged pull requests are settled once; then no longer watched', async () => {
+    const { fake, delivered, scan } = world(3);
+    await scan('settlement');
+    await scan('settlement');
+    fake.settlePull(delivered[0]!.pr, 'merged');
+    fake.settlePull(delivered[2]!.pr, 'closed');
+    const r = await scan('settlement');
+    expect(r.settled).toEqual([
+      { pr: delivered[2]!.pr, issue: delivered[2]!.issue, crewId: delivered[2]!.crewId, merged: false },
+      { pr: delivered[0]!.pr, issue: delivered[0]!.issue, crewId: delivered[0]!.crewId, merged: true },
+    ]);
+    // Settlement mode reads the pull requests' state only.
+    expect(fake.requestsTo('/reviews')).toHaveLength(0);
+    fake.settlePull(delivered[1]!.pr, 'merged');
+    const next = await scan('settlement');
+    expect(next.settled.map((s) => s.pr)).toEqual([delivered[1]!.pr]);
+  });
+
+  it('reads a /school command only at the start of a comment', () => {
+    expect(schoolCommand('/school rename it')).toBe('rename it');
+    expect(schoolCommand('  /school\nmulti\nline')).toBe('multi\nline');
+    expect(schoolCommand('/school')).toBe('');
+    expect(schoolCommand('please /school rename')).toBeUndefined();
+    expect(schoolCommand('/schooling')).toBeUndefined();
+  });
+});
