@@ -302,6 +302,7 @@ export function claudeVerdict(
       .join('\n');
     return {
       ...errorEnding('claude', kind, words, now, {
+        decisive,
         subtype: r.subtype,
         resumed: ctx.resumed,
         ...(reader.resetAt ? { resetAt: reader.resetAt } : {}),

@@ -49,6 +49,12 @@ export interface CodexTurn {
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
+/** `-c` overrides that keep a sandboxed codex (0.171) off the network but for its model. */
+const QUIET: ReadonlyArray<readonly [string, string]> = [
+  ['analytics.enabled', 'false'],
+  ['features.plugins', 'false'],
+];
+
 export function codexArgv(
   agent: Pick<AgentConfig, 'bin' | 'model' | 'args'>,
   turn: CodexTurn = {},
@@ -65,6 +71,12 @@ export function codexArgv(
   if (turn.outerSandbox && !sandboxed) argv.push('--dangerously-bypass-approvals-and-sandbox');
   else if (turn.readOnly) argv.push('--sandbox', 'read-only');
   else if (!sandboxed) argv.push('--sandbox', 'workspace-write');
+  // Inside the school's sandbox the traffic besides the model's (analytics to ab.chatgpt.com, the
+  // plugin catalogue on github.com) would only be refused connections, an alert on every crew.
+  if (turn.outerSandbox)
+    for (const [key, value] of QUIET)
+      if (!agent.args.some((a) => a.replace(/\s/g, '').startsWith(`${key}=`)))
+        argv.push('-c', `${key}=${value}`);
   argv.push(...agent.args);
   if (turn.resume) argv.push('resume', turn.resume);
   argv.push('-');
@@ -297,6 +309,7 @@ export function codexVerdict(
     return {
       ...errorEnding('codex', classifyTiers([decisive.trim() ? decisive : around]), words, now, {
         resumed: ctx.resumed,
+        decisive,
       }),
       ...common,
     };

@@ -140,10 +140,19 @@ export function errorEnding(
   kind: LimitKind | undefined,
   words: string,
   now: Date,
-  o: { subtype?: string; resetAt?: Date; resumed?: string } = {},
+  o: {
+    subtype?: string;
+    resetAt?: Date;
+    resumed?: string;
+    /**
+     * The tool's own error message, which the reason quotes; `words` adds the notices and stderr
+     * around it (a warning printed after the error must not take its place in the reason).
+     */
+    decisive?: string;
+  } = {},
 ): TurnEnding {
   const detail = tail(words);
-  const said = tail(words, 200).replace(/\s+/g, ' ');
+  const said = tail(o.decisive?.trim() ? o.decisive : words, 200).replace(/\s+/g, ' ');
   if (kind === 'usage_limit') {
     const resetAt = o.resetAt ?? parseResetTime(words, now);
     return {

@@ -6,7 +6,7 @@ import { runCrew } from '../../../src/crew/crew.js';
 import { silentLogger } from '../../../src/log.js';
 import { readJsonl } from '../../../src/state/jsonl.js';
 import { runAgentReviewer } from '../../../src/grading/agent-reviewer.js';
-import { item, plan, spec, writeCurriculum } from '../../crew/helpers.js';
+import { item, plan, registry, spec, writeCurriculum } from '../../crew/helpers.js';
 import {
   anthropicServer,
   type AnthropicError,
@@ -101,6 +101,8 @@ describeReal('claude-code, the real CLI', CLAUDE, claudeBin(), (bin) => {
     ]);
     record('claude', 'edit', log, s.root);
     expect(r.outcome, r.reason).toBe('succeeded');
+    // Nothing but the model was asked for: no refused connection to alert on.
+    expect(r.alerts).toEqual([]);
     expect(diff()).toMatch(/^-base\n\+solved #7$/m);
     expect(server.requests.map((q) => q.path)).toEqual(Array(3).fill('/v1/messages?beta=true'));
     // The brief reached the model on stdin; the key it was given, and nothing else of ours, as its credential.
@@ -219,6 +221,7 @@ describeReal('claude-code, the real CLI', CLAUDE, claudeBin(), (bin) => {
     record('claude', 'unreachable', log, s.root);
     expect(r.outcome, r.reason).toBe('aborted');
     expect(r.reason).toMatch(/could not start/);
+    expect(registry(s as unknown as School).crews[CREW]!.infra).toBe(true);
     expect(server!.all).toHaveLength(0);
   }, 180_000);
 });

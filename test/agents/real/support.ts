@@ -7,6 +7,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'vitest';
 // @ts-expect-error -- a plain ESM script of the project, without types
@@ -98,8 +99,7 @@ export function realSchool(o: {
   correctionTurns?: number;
   extra?: Record<string, unknown>;
 }): RealSchool {
-  // Not under the system temporary directory: codex refuses a CODEX_HOME there (its sandbox helper).
-  const base = process.env.SCHOOL_REAL_AGENT_TMP ?? '/var/tmp';
+  const base = process.env.SCHOOL_REAL_AGENT_TMP ?? tmpdir();
   mkdirSync(base, { recursive: true });
   const path = mkdtempSync(join(base, 'school-real-'));
   const t = { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
@@ -211,7 +211,8 @@ export function printedTurns(log: string): string[][] {
   const turns: string[][] = [];
   for (const line of log.split('\n')) {
     if (line.startsWith('[school] ') && / turn: /.test(line)) turns.push([]);
-    else if (line.startsWith('{') || line.startsWith('[')) turns.at(-1)?.push(line);
+    else if (!line.startsWith('[school]') && (line.startsWith('{') || line.startsWith('[')))
+      turns.at(-1)?.push(line);
   }
   return turns;
 }

@@ -97,6 +97,14 @@ function toolUses(actions: Action[], body: MessagesRequest): ToolUse[] {
       const path = a.write.path.startsWith('/') ? a.write.path : `${cwd}/${a.write.path}`;
       return { id, name: 'Write', input: { file_path: path, content: a.write.content } };
     }
+    if ('badEdit' in a) {
+      const path = a.badEdit.path.startsWith('/') ? a.badEdit.path : `${cwd}/${a.badEdit.path}`;
+      return {
+        id,
+        name: 'Edit',
+        input: { file_path: path, old_string: a.badEdit.old, new_string: a.badEdit.new },
+      };
+    }
     if ('read' in a)
       return { id, name: 'Read', input: { file_path: a.read.startsWith('/') ? a.read : `${cwd}/${a.read}` } };
     return { id, name: 'Bash', input: { command: a.shell, description: 'Run a command' } };

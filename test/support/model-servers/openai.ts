@@ -172,8 +172,19 @@ function patchFor(path: string, content: string): string {
 function callFor(a: Action, tools: Tool[], callId: string, itemId: string): Item {
   const has = (name: string, type?: string) =>
     tools.find((t) => t.name === name && (!type || t.type === type));
-  if ('write' in a) {
-    const patch = patchFor(a.write.path, a.write.content);
+  if ('write' in a || 'badEdit' in a) {
+    const patch =
+      'write' in a
+        ? patchFor(a.write.path, a.write.content)
+        : [
+            '*** Begin Patch',
+            `*** Update File: ${a.badEdit.path}`,
+            '@@',
+            `-${a.badEdit.old}`,
+            `+${a.badEdit.new}`,
+            '*** End Patch',
+            '',
+          ].join('\n');
     if (has('apply_patch', 'custom'))
       return {
         type: 'custom_tool_call',
@@ -193,6 +204,7 @@ function callFor(a: Action, tools: Tool[], callId: string, itemId: string): Item
         name: 'exec',
         input: `const r = await tools.apply_patch(${JSON.stringify(patch)});\ntext(JSON.stringify(r));`,
       };
+    if (!('write' in a)) throw new Error('badEdit needs an apply_patch or exec tool');
     return shellCall(
       `cat > ${JSON.stringify(a.write.path)} <<'SCRIPTED_EOF'\n${a.write.content}SCRIPTED_EOF`,
       tools,

@@ -11,7 +11,9 @@ export type Action =
   /** Run a command (one shell line). */
   | { shell: string }
   /** Read a file (Claude Code writes a file it has not read only when it is new). */
-  | { read: string };
+  | { read: string }
+  /** An edit that cannot apply: replace `old` (not in the file) in `path`. */
+  | { badEdit: { path: string; old: string; new: string } };
 
 export interface Usage {
   input?: number;
