@@ -58,15 +58,17 @@ export function codexBin(): string | undefined {
  */
 export function describeReal(
   name: string,
-  which: Pinned,
+  which: Pinned | Pinned[],
   bin: string | undefined,
   body: (bin: string) => void,
 ): void {
+  const list = Array.isArray(which) ? which : [which];
+  const versions = list.map((w) => `${w.pkg}@${w.version}`).join(', ');
   if (bin) {
-    describe(`${name} (${which.pkg}@${which.version})`, () => body(bin));
+    describe(`${name} (${versions})`, () => body(bin));
     return;
   }
-  const how = `${which.pkg}@${which.version} is not installed: run \`node scripts/install-agents.mjs\` (or \`npm run test:agents\`)`;
+  const how = `${versions} not installed: run \`node scripts/install-agents.mjs\` (or \`npm run test:agents\`)`;
   if (process.env.SCHOOL_REAL_AGENTS === 'required') throw new Error(`${name}: ${how}`);
   console.warn(`SKIPPED ${name}: ${how}`);
   describe.skip(`${name}: SKIPPED, ${how}`, () => body(''));
