@@ -44,12 +44,12 @@ type School = Parameters<typeof writeCurriculum>[0];
 async function crew(
   bin: string,
   steps: ModelStep<OpenAIError>[],
-  o: { url?: string; timeout?: number } = {},
+  o: { url?: string; timeout?: number; agent?: Record<string, unknown> } = {},
 ) {
   server = await openaiServer(steps);
   restore = setEnv(CODEX_ENV);
   const s = (school = realSchool({
-    agents: [codexAgent(bin, o.url ?? server.url)],
+    agents: [codexAgent(bin, o.url ?? server.url, o.agent)],
     ...(o.timeout ? { timeout: o.timeout } : {}),
   }));
   writeCurriculum(s as unknown as School, [item(7)]);
@@ -136,6 +136,25 @@ describeReal('codex, the real CLI', CODEX, codexBin(), (bin) => {
     const spend = readJsonl<{ key: string }>(s.layout.file('spend')).records;
     expect(spend.map((x) => x.key)).toEqual([`spend:${CREW}`, `spend:${CREW}:turn-1`]);
   }, 240_000);
+
+  it('a model codex has no metadata for is a warning item, not an error; reasoning is an item', async () => {
+    const { s, r, log } = await crew(
+      bin,
+      [
+        {
+          reasoning: 'Looking at the file',
+          actions: [{ write: { path: 'src/value.txt', content: 'solved #7\n' } }],
+        },
+        { text: 'Done.' },
+      ],
+      { agent: { model: 'gpt-5-codex' } },
+    );
+    record('codex', 'model-warning', log, s.root);
+    expect(log).toContain('--model gpt-5-codex');
+    expect(log).toContain('"type":"error","message":"Model metadata for `gpt-5-codex` not found');
+    expect(log).toContain('"type":"reasoning","text":"Looking at the file"');
+    expect(r.outcome, `${r.reason}\n${log}`).toBe('succeeded');
+  }, 180_000);
 
   it('an edit that does not apply changes nothing and is not a success', async () => {
     const { s, r, log, diff } = await crew(bin, [

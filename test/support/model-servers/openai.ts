@@ -255,6 +255,12 @@ function stream(res: ServerResponse, body: ResponsesRequest, id: string, step: M
       role: 'assistant',
       content: [{ type: 'output_text', text, annotations: [] }],
     });
+  if (step.reasoning)
+    items.unshift({
+      type: 'reasoning',
+      id: `rs_scripted${n}`,
+      summary: [{ type: 'summary_text', text: step.reasoning }],
+    });
   const u = step.usage ?? {};
   const cached = u.cacheRead ?? 0;
   const usage = {

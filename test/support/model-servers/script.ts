@@ -28,6 +28,8 @@ export interface ModelStep<E extends string = string> {
   actions?: Action[];
   /** The answer's text (the final message when there are no actions). */
   text?: string;
+  /** A reasoning summary before the answer (OpenAI: a `reasoning` output item). */
+  reasoning?: string;
   usage?: Usage;
   /** Answer with one of the API's error forms instead. */
   error?: E;
