@@ -11,6 +11,7 @@ import {
   claudeBin,
   claudeEnv,
   CLAUDE,
+  CLAUDE_ENV,
   CODEX,
   codexAgent,
   codexBin,
@@ -37,9 +38,17 @@ afterEach(async () => {
   school = undefined;
 });
 
+const VERDICT = '{"approve": true, "score": 0.8, "reasons": ["says solved"]}';
+
 interface LoopJson {
   finished: Array<{ crewId: string; outcome: string; reason: string }>;
-  verdicts: Array<{ issueNumber: number; agent: string; accepted: boolean }>;
+  verdicts: Array<{
+    issueNumber: number;
+    agent: string;
+    accepted: boolean;
+    decidedBy: string;
+    reasons: string[];
+  }>;
 }
 
 /** The --json document; log lines of the crews may come before it. */
@@ -84,11 +93,13 @@ const codex = codexBin();
 const both = claude && codex ? { claude, codex } : undefined;
 
 describeReal('school loop with both real CLIs', [CLAUDE, CODEX], both ? 'both' : undefined, () => {
-  it('each issue ends as the real tool said: solved by Claude Code, solved by Codex, an overload left for later', async () => {
+  it('each issue ends as the real tool said: solved by Claude Code, solved by Codex, an overload left for later; Claude Code reviews', async () => {
     const anthropic = await anthropicServer([
       { actions: [{ read: 'src/value.txt' }] },
       { actions: [{ write: { path: 'src/value.txt', content: 'solved #1\n' } }] },
       { text: 'Done.' },
+      // The reviewer (judge 2) of every crew, in the judges' sandbox.
+      { text: VERDICT },
     ]);
     const openai = await openaiServer([
       { actions: [{ write: { path: 'src/value.txt', content: 'solved #2\n' } }] },
@@ -137,6 +148,14 @@ describeReal('school loop with both real CLIs', [CLAUDE, CODEX], both ? 'both' :
           ...(a.pricing ? { pricing: a.pricing } : {}),
         })),
         dispatch: { crewTimeoutSeconds: 120, verify: ['node', 'check.mjs'], minFreeDiskGiB: 0 },
+        grading: {
+          reviewer: {
+            kind: 'claude-code',
+            bin: both!.claude,
+            model: 'claude-sonnet-4-5',
+            passEnv: CLAUDE_ENV,
+          },
+        },
       }),
     );
     const r = await school_(s.root, ['loop', '--config', config, '--json'], {
@@ -157,7 +176,11 @@ describeReal('school loop with both real CLIs', [CLAUDE, CODEX], both ? 'both' :
     // Delivered as branches of the real repository, holding what each tool wrote.
     expect(git(s.repo, 'show', 'school/issue-1:src/value.txt')).toBe('solved #1');
     expect(git(s.repo, 'show', 'school/issue-2:src/value.txt')).toBe('solved #2');
-    expect(anthropic.requests).toHaveLength(3);
+    expect(out.verdicts.map((v) => v.decidedBy)).toEqual(['reviewer', 'reviewer']);
+    expect(out.verdicts[0]!.reasons).toContain('says solved');
+    // Three requests of the student, one of the reviewer per crew; it was shown the diff.
+    expect(anthropic.requests).toHaveLength(5);
+    expect(JSON.stringify(anthropic.requests[4]!.body)).toMatch(/\+solved #[12]/);
     expect(openai.requests).toHaveLength(3);
 
     // The next loop continues from the state: only the interrupted issue runs again, and now Codex solves it.
@@ -174,6 +197,6 @@ describeReal('school loop with both real CLIs', [CLAUDE, CODEX], both ? 'both' :
     expect(next.finished.map((f) => [f.crewId.split('-')[0], f.outcome])).toEqual([['c3', 'succeeded']]);
     expect(next.verdicts.map((v) => [v.issueNumber, v.agent, v.accepted])).toEqual([[3, 'codex', true]]);
     expect(git(s.repo, 'show', 'school/issue-3:src/value.txt')).toBe('solved #3');
-    expect(anthropic.requests).toHaveLength(3);
+    expect(anthropic.requests).toHaveLength(6);
   }, 600_000);
 });
