@@ -196,7 +196,14 @@ export function unrecognisedEnding(
   now: Date,
 ): TurnEnding {
   const kind = classifyText(printed.prose);
-  if (kind) return errorEnding(tool, kind, printed.prose, now, { resumed: o.resumed });
+  if (kind) {
+    // The line that names it leads the reason (a usage text printed after an unknown option).
+    const line = printed.prose.split('\n').find((l) => classifyText(l) === kind);
+    return errorEnding(tool, kind, printed.prose, now, {
+      resumed: o.resumed,
+      ...(line ? { decisive: line } : {}),
+    });
+  }
   const shown = printed.prose.trim() ? printed.prose : printed.tail;
   return {
     kind: 'could_not_start',

@@ -89,6 +89,7 @@ const ENDINGS: Array<[Tool, string, string, RegExp]> = [
   ['claude', 'error-invalid_request', 'failed', /400 messages: field required/],
   ['claude', 'error-request_too_large', 'failed', /Request too large/],
   ['claude', 'unreachable', 'could_not_start', /could not start/],
+  ['claude', 'subscription-limit', 'usage_limit', /resets 2027-01-01T00:00:00\.000Z/],
   ['codex', 'edit', 'succeeded', /codex finished/],
   ['codex', 'correction', 'succeeded', /codex finished/],
   ['codex', 'model-warning', 'succeeded', /codex finished/],

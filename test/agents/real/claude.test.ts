@@ -16,6 +16,7 @@ import type { ModelStep } from '../../support/model-servers/script.js';
 import {
   claudeAgent,
   claudeBin,
+  codexBin,
   claudeEnv,
   CLAUDE,
   describeReal,
@@ -46,12 +47,17 @@ type School = Parameters<typeof writeCurriculum>[0];
 async function crew(
   bin: string,
   steps: ModelStep<AnthropicError>[],
-  o: { url?: string; timeout?: number } = {},
+  o: {
+    url?: string;
+    timeout?: number;
+    env?: Record<string, string | undefined>;
+    agent?: Record<string, unknown>;
+  } = {},
 ) {
   server = await anthropicServer(steps);
-  restore = setEnv(claudeEnv(o.url ?? server.url));
+  restore = setEnv({ ...claudeEnv(o.url ?? server.url), ...o.env });
   const s = (school = realSchool({
-    agents: [claudeAgent(bin)],
+    agents: [claudeAgent(bin, o.agent)],
     ...(o.timeout ? { timeout: o.timeout } : {}),
   }));
   writeCurriculum(s as unknown as School, [item(7)]);
@@ -215,6 +221,37 @@ describeReal('claude-code, the real CLI', CLAUDE, claudeBin(), (bin) => {
       expect(r.outcome, r.reason).toBe(outcome);
       expect(r.reason).toMatch(reason);
     }, 180_000);
+
+  it('a subscription login past its 5-hour limit is a usage limit with the reset the headers name', async () => {
+    const { s, r, log, server } = await crew(bin, [{ error: 'subscription_limit' }], {
+      env: { ANTHROPIC_API_KEY: undefined, CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-scripted-0000' },
+      agent: {
+        passEnv: [
+          'CLAUDE_CODE_OAUTH_TOKEN',
+          'ANTHROPIC_BASE_URL',
+          'CLAUDE_CODE_MAX_RETRIES',
+          'API_TIMEOUT_MS',
+        ],
+      },
+    });
+    record('claude', 'subscription-limit', log, s.root);
+    expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-ant-oat01-scripted-0000');
+    expect(log).toContain("You've hit your 5-hour limit");
+    expect(r.outcome, r.reason).toBe('usage_limit');
+    expect(r.reason).toContain('resets 2027-01-01T00:00:00.000Z');
+  }, 180_000);
+
+  it('a bin that is another program could not start, and says which', async () => {
+    const other = codexBin();
+    if (!other)
+      return void console.warn('SKIPPED: needs codex installed too (node scripts/install-agents.mjs)');
+    const { s, r, server } = await crew(other, [{ text: 'never asked' }], {});
+    expect(r.outcome, r.reason).toBe('aborted');
+    // What a release that renamed a flag would print too: a set-up problem, not the student's failure.
+    expect(r.reason).toMatch(/^claude could not start: error: unexpected argument '--output-format' found/);
+    expect(registry(s as unknown as School).crews[CREW]!.infra).toBe(true);
+    expect(server.all).toHaveLength(0);
+  }, 180_000);
 
   it('an unreachable API is a crew that could not start', async () => {
     const { s, r, log } = await crew(bin, [{ text: 'never asked' }], { url: 'http://127.0.0.1:9' });

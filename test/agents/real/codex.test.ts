@@ -10,6 +10,7 @@ import { item, plan, registry, spec, writeCurriculum } from '../../crew/helpers.
 import { openaiServer, type OpenAIError, type OpenAIServer } from '../../support/model-servers/openai.js';
 import type { ModelStep } from '../../support/model-servers/script.js';
 import {
+  claudeBin,
   codexAgent,
   codexArgs,
   codexBin,
@@ -216,6 +217,18 @@ describeReal('codex, the real CLI', CODEX, codexBin(), (bin) => {
       expect(r.outcome, `${r.reason}\n${log}`).toBe(outcome);
       expect(r.reason).toMatch(reason);
     }, 180_000);
+
+  it('a bin that is another program could not start, and says which', async () => {
+    const other = claudeBin();
+    if (!other)
+      return void console.warn('SKIPPED: needs Claude Code installed too (node scripts/install-agents.mjs)');
+    const { s, r, server } = await crew(other, [{ text: 'never asked' }]);
+    expect(r.outcome, r.reason).toBe('aborted');
+    // What a release that renamed a flag would print too: a set-up problem, not the student's failure.
+    expect(r.reason).toMatch(/^codex could not start: error: unknown option '--json'/);
+    expect(registry(s as unknown as School).crews[CREW]!.infra).toBe(true);
+    expect(server.requests).toHaveLength(0);
+  }, 180_000);
 
   it('an unreachable API is a crew that could not start, not a timeout charged to the agent', async () => {
     const { s, r, log } = await crew(bin, [{ text: 'never asked' }], {

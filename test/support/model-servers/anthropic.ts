@@ -38,6 +38,23 @@ export const ANTHROPIC_ERRORS = {
     message:
       'You have reached your specified API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.',
   },
+  /**
+   * A subscription login (CLAUDE_CODE_OAUTH_TOKEN) past its 5-hour window: a 429 whose
+   * `anthropic-ratelimit-unified-*` headers say rejected and when it resets (2027-01-01T00:00Z).
+   */
+  subscription_limit: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Rate limited',
+    headers: {
+      'anthropic-ratelimit-unified-status': 'rejected',
+      'anthropic-ratelimit-unified-reset': '1798761600',
+      'anthropic-ratelimit-unified-representative-claim': 'five_hour',
+      'anthropic-ratelimit-unified-5h-status': 'rejected',
+      'anthropic-ratelimit-unified-5h-reset': '1798761600',
+      'anthropic-ratelimit-unified-5h-utilization': '1.0',
+    },
+  },
 } as const;
 export type AnthropicError = keyof typeof ANTHROPIC_ERRORS;
 
@@ -65,8 +82,10 @@ export async function anthropicServer(steps: ModelStep<AnthropicError>[]): Promi
     requests.push(req);
     const step = script.next();
     if (step.error) {
-      const e = ANTHROPIC_ERRORS[step.error];
+      const e: { status: number; type: string; message: string; headers?: Record<string, string> } =
+        ANTHROPIC_ERRORS[step.error];
       return json(res, e.status, error(e.type, step.message ?? e.message), {
+        ...e.headers,
         'request-id': `req_${id}`,
         ...(e.status === 429 || e.status === 529 ? { 'retry-after': '1' } : {}),
         ...(e.status === 429 ? { 'anthropic-ratelimit-requests-remaining': '0' } : {}),
