@@ -13,6 +13,7 @@ import { describe } from 'vitest';
 // @ts-expect-error -- a plain ESM script of the project, without types
 import { AGENTS, binaryPath } from '../../../scripts/install-agents.mjs';
 import { parseConfig } from '../../../src/config/load.js';
+import { requireSandbox } from '../../../src/sandbox/probe.js';
 import type { SchoolConfig } from '../../../src/config/schema.js';
 import { StateLayout } from '../../../src/state/layout.js';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../../src/crew/spec.js';
@@ -64,14 +65,27 @@ export function describeReal(
 ): void {
   const list = Array.isArray(which) ? which : [which];
   const versions = list.map((w) => `${w.pkg}@${w.version}`).join(', ');
-  if (bin) {
+  const sandbox = sandboxProblem();
+  if (bin && !sandbox) {
     describe(`${name} (${versions})`, () => body(bin));
     return;
   }
-  const how = `${versions} not installed: run \`node scripts/install-agents.mjs\` (or \`npm run test:agents\`)`;
+  const how = bin
+    ? `they run in the sandbox, and ${sandbox}`
+    : `${versions} not installed: run \`node scripts/install-agents.mjs\` (or \`npm run test:agents\`)`;
   if (process.env.SCHOOL_REAL_AGENTS === 'required') throw new Error(`${name}: ${how}`);
   console.warn(`SKIPPED ${name}: ${how}`);
   describe.skip(`${name}: SKIPPED, ${how}`, () => body(''));
+}
+
+/** Why bubblewrap cannot run here, or undefined when it can (the crews run in it). */
+function sandboxProblem(): string | undefined {
+  try {
+    requireSandbox({ kind: 'bwrap', bwrap: 'bwrap' });
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 export const VERIFY_SCRIPT = `import { readFileSync } from 'node:fs';
