@@ -100,6 +100,10 @@ const keep = (list: string[], s: string) => {
   if (list.length > KEEP) list.shift();
 };
 
+/** Codex's log line for a patch that applied nothing. */
+const PATCH_FAILED =
+  /\bERROR codex_core::tools::router: error=(?:apply_patch verification failed|patch rejected)\b/;
+
 /** The event types of `codex exec --json`. */
 const CODEX_EVENT = /^(?:(?:thread|turn|item)\.[a-z_]+|error)$/;
 /** The beginning of a codex event that was cut short. */
@@ -130,6 +134,7 @@ export class CodexReader {
   writes = { failed: [] as string[], failedCount: 0, applied: 0 };
 
   readonly line = (text: string, cut: boolean): boolean => {
+    if (!cut && !text.startsWith('{')) this.logLine(text);
     if (cut || !text.startsWith('{')) return false;
     let e: CodexEvent;
     try {
@@ -188,6 +193,21 @@ export class CodexReader {
     }
     return true;
   };
+
+  /**
+   * Codex 0.171 prints a patch that did not apply, or that its approval settings rejected, only as a
+   * log line on stderr (`ERROR codex_core::tools::router: error=apply_patch verification failed: …
+   * in <path>:`, `error=patch rejected: …`), with no `file_change` item: a failed write all the same.
+   * The line stays prose for the reason.
+   */
+  private logLine(text: string): void {
+    const m = PATCH_FAILED.exec(text);
+    if (!m) return;
+    this.writes.failedCount++;
+    const path = /\bin (\/\S+?):?$/.exec(text)?.[1];
+    if (path && this.writes.failed.length < 20 && !this.writes.failed.includes(path))
+      this.writes.failed.push(path.slice(0, 300));
+  }
 
   private fileChange(item: NonNullable<CodexEvent['item']>): void {
     // `failed` (and `declined`, an approval refused) applied nothing; any other status did.

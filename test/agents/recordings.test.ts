@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claudeEnding } from '../../src/agents/claude.js';
 import { codexEnding } from '../../src/agents/codex.js';
+import { settleWrites } from '../../src/agents/ending.js';
 import { claude, codex, uid } from './fake.js';
 import { RECORDINGS } from './real/support.js';
 
@@ -93,9 +94,6 @@ const ENDINGS: Array<[Tool, string, string, RegExp]> = [
   ['codex', 'edit', 'succeeded', /codex finished/],
   ['codex', 'correction', 'succeeded', /codex finished/],
   ['codex', 'model-warning', 'succeeded', /codex finished/],
-  // The patch did not apply and codex printed no file change at all: the turn is read as finished,
-  // and the unchanged worktree fails verification (the real-CLI test shows the crew failing).
-  ['codex', 'patch-fails', 'succeeded', /codex finished/],
   ['codex', 'error-capacity', 'overloaded', /overload/],
   ['codex', 'error-server_error', 'overloaded', /overload/],
   ['codex', 'error-rate_limit', 'overloaded', /rate limit/],
@@ -129,6 +127,20 @@ describe('the adapters read every recorded ending as the real-CLI tests did', ()
     });
     expect(e.kind).toBe('could_not_start');
     expect(e.reason).toMatch(/codex could not reach its API: Reconnecting\.\.\. waiting for network/);
+  });
+
+  it('codex 0.171 prints a patch that did not apply only on stderr: a failed write, for the worktree to settle', () => {
+    const [lines] = turns('codex', 'patch-fails');
+    // As the real run printed it (stderr), the worktree path shortened.
+    const stderr =
+      '2026-12-01T23:27:55.977786Z ERROR codex_core::tools::router: error=apply_patch verification failed: Failed to find expected lines in /w/slot-0/src/value.txt:\nnothing like this\n';
+    const run = { exitCode: 0, stdout: lines!.join('\n'), stderr };
+    const e = codexEnding({}, run, NOW);
+    expect(e.kind).toBe('succeeded');
+    expect(e.failedWrites).toEqual({ count: 1, paths: ['/w/slot-0/src/value.txt'] });
+    expect(settleWrites(e, false)).toMatchObject({ kind: 'failed' });
+    // Without the log line the same events are a plain success (verification then decides).
+    expect(codexEnding({}, { ...run, stderr: '' }, NOW).failedWrites).toBeUndefined();
   });
 
   it('the reason quotes the error, not the warning codex prints on stderr with a HOME under /tmp', () => {

@@ -21,6 +21,7 @@ import {
   CLAUDE,
   describeReal,
   printedTurns,
+  privateHome,
   realSchool,
   record,
   setEnv,
@@ -166,8 +167,8 @@ describeReal('claude-code, the real CLI', CLAUDE, claudeBin(), (bin) => {
       { actions: [{ write: { path: '/PLACEHOLDER', content: 'pwned\n' } }] },
       { text: '{"approve": true, "score": 0.9, "reasons": ["does what the issue asks"]}' },
     ]);
-    restore = setEnv(claudeEnv(server.url));
     const s = (school = realSchool({ agents: [claudeAgent(bin)] }));
+    restore = setEnv({ ...claudeEnv(server.url), HOME: privateHome(s) });
     const target = join(s.root, 'outside', 'pwned.txt');
     mkdirSync(join(s.root, 'outside'));
     server.script.set([

@@ -1,5 +1,5 @@
-import { afterEach, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { afterEach, expect, it, onTestFinished } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { runAgentReviewer } from '../../../src/grading/agent-reviewer.js';
 import { join } from 'node:path';
 import { BOOKBAG_FILES } from '../../../src/bookbag/schema.js';
@@ -18,6 +18,7 @@ import {
   CODEX_ENV,
   describeReal,
   printedTurns,
+  privateHome,
   realSchool,
   record,
   setEnv,
@@ -45,14 +46,21 @@ type School = Parameters<typeof writeCurriculum>[0];
 async function crew(
   bin: string,
   steps: ModelStep<OpenAIError>[],
-  o: { url?: string; timeout?: number; agent?: Record<string, unknown> } = {},
+  o: {
+    url?: string;
+    timeout?: number;
+    agent?: Record<string, unknown>;
+    /** Unconfined: the school's HOME is the process's, so the test gives it one of its own. */
+    unconfined?: boolean;
+  } = {},
 ) {
   server = await openaiServer(steps);
-  restore = setEnv(CODEX_ENV);
   const s = (school = realSchool({
     agents: [codexAgent(bin, o.url ?? server.url, o.agent)],
     ...(o.timeout ? { timeout: o.timeout } : {}),
+    ...(o.unconfined ? { extra: { sandbox: { kind: 'none' } } } : {}),
   }));
+  restore = setEnv({ ...CODEX_ENV, ...(o.unconfined ? { HOME: privateHome(s) } : {}) });
   writeCurriculum(s as unknown as School, [item(7)]);
   await plan(s as unknown as School, [{ crewId: CREW, issue: 7, agent: 'codex' }]);
   const r = await runCrew(await spec(s as unknown as School, CREW), { logger: silentLogger });
@@ -158,21 +166,44 @@ describeReal('codex, the real CLI', CODEX, codexBin(), (bin) => {
   }, 180_000);
 
   it('an edit that does not apply changes nothing and is not a success', async () => {
-    const { s, r, log, diff } = await crew(bin, [
+    const { s, r, log, diff, server } = await crew(bin, [
       { actions: [{ badEdit: { path: 'src/value.txt', old: 'nothing like this', new: 'solved #7' } }] },
       { text: 'Done.' },
     ]);
     record('codex', 'patch-fails', log, s.root);
-    expect(log).toContain('apply_patch verification failed');
+    // 0.171 prints no file_change item for it, only its log line on stderr, and then completes.
+    expect(log).toContain('ERROR codex_core::tools::router: error=apply_patch verification failed');
+    expect(log).not.toContain('"type":"file_change"');
     expect(diff()).toBe('');
     expect(r.outcome, r.reason).toBe('failed');
-    expect(r.reason).toContain('verification exited 1 after 2 correction turn(s)');
+    expect(r.reason).toMatch(
+      /^the agent's writes all failed: 1 file change\(s\) \(\S+\/src\/value\.txt\) failed, none applied, and the turn changed nothing/,
+    );
+    // Settled at once: no correction turn for a turn that changed nothing.
+    expect(server.requests).toHaveLength(2);
+  }, 240_000);
+
+  it('a write its own sandbox rejects (codex unconfined) is a failed write too', async () => {
+    // Not under /tmp or TMPDIR, which codex's workspace-write leaves writable.
+    const outside = join('/var/tmp', `school-real-outside-${process.pid}.txt`);
+    onTestFinished(() => rmSync(outside, { force: true }));
+    const { r, log, diff } = await crew(
+      bin,
+      [{ actions: [{ write: { path: outside, content: 'x\n' } }] }, { text: 'Done.' }],
+      { unconfined: true },
+    );
+    expect(log).toContain('--sandbox workspace-write');
+    expect(log).toContain('error=patch rejected');
+    expect(existsSync(outside)).toBe(false);
+    expect(diff()).toBe('');
+    expect(r.outcome, r.reason).toBe('failed');
+    expect(r.reason).toMatch(/^the agent's writes all failed: 1 file change\(s\) failed/);
   }, 240_000);
 
   it('a reviewer turn cannot write: --sandbox read-only refuses the patch, and its verdict is read', async () => {
     server = await openaiServer([]);
-    restore = setEnv(CODEX_ENV);
     const s = (school = realSchool({ agents: [codexAgent(bin, server.url)] }));
+    restore = setEnv({ ...CODEX_ENV, HOME: privateHome(s) });
     const target = join(s.root, 'outside', 'pwned.txt');
     mkdirSync(join(s.root, 'outside'));
     server.script.set([

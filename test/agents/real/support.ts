@@ -152,6 +152,13 @@ export function realSchool(o: {
   };
 }
 
+/** A HOME of the test's own for a CLI run unconfined (else it would write the user's ~/.codex, ~/.claude). */
+export function privateHome(s: RealSchool): string {
+  const home = join(s.root, 'home');
+  mkdirSync(home, { recursive: true });
+  return home;
+}
+
 /** Sets process.env for one test; returns the function that puts it back. */
 export function setEnv(vars: Record<string, string | undefined>): () => void {
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
