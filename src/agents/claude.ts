@@ -121,6 +121,7 @@ export class ClaudeReader {
   notices: string[] = [];
 
   readonly line = (text: string, cut: boolean): boolean => {
+    if (!cut && text[0] !== '{' && text[0] !== '[') return false;
     let v: unknown;
     if (cut) {
       // Only the end of an over-long `--verbose` array was kept: its last element is the result.
@@ -302,6 +303,7 @@ export function claudeVerdict(
       .join('\n');
     return {
       ...errorEnding('claude', kind, words, now, {
+        decisive,
         subtype: r.subtype,
         resumed: ctx.resumed,
         ...(reader.resetAt ? { resetAt: reader.resetAt } : {}),

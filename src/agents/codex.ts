@@ -49,6 +49,12 @@ export interface CodexTurn {
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
+/** `-c` overrides that keep a sandboxed codex (0.171) off the network but for its model. */
+const QUIET: ReadonlyArray<readonly [string, string]> = [
+  ['analytics.enabled', 'false'],
+  ['features.plugins', 'false'],
+];
+
 export function codexArgv(
   agent: Pick<AgentConfig, 'bin' | 'model' | 'args'>,
   turn: CodexTurn = {},
@@ -65,6 +71,12 @@ export function codexArgv(
   if (turn.outerSandbox && !sandboxed) argv.push('--dangerously-bypass-approvals-and-sandbox');
   else if (turn.readOnly) argv.push('--sandbox', 'read-only');
   else if (!sandboxed) argv.push('--sandbox', 'workspace-write');
+  // Inside the school's sandbox the traffic besides the model's (analytics to ab.chatgpt.com, the
+  // plugin catalogue on github.com) would only be refused connections, an alert on every crew.
+  if (turn.outerSandbox)
+    for (const [key, value] of QUIET)
+      if (!agent.args.some((a) => a.replace(/\s/g, '').startsWith(`${key}=`)))
+        argv.push('-c', `${key}=${value}`);
   argv.push(...agent.args);
   if (turn.resume) argv.push('resume', turn.resume);
   argv.push('-');
@@ -87,6 +99,10 @@ const keep = (list: string[], s: string) => {
   list.push(s.length > 4096 ? `${s.slice(0, 4096)}…` : s);
   if (list.length > KEEP) list.shift();
 };
+
+/** Codex's log line for a patch that applied nothing. */
+const PATCH_FAILED =
+  /\bERROR codex_core::tools::router: error=(?:apply_patch verification failed|patch rejected)\b/;
 
 /** The event types of `codex exec --json`. */
 const CODEX_EVENT = /^(?:(?:thread|turn|item)\.[a-z_]+|error)$/;
@@ -118,6 +134,7 @@ export class CodexReader {
   writes = { failed: [] as string[], failedCount: 0, applied: 0 };
 
   readonly line = (text: string, cut: boolean): boolean => {
+    if (!cut && !text.startsWith('{')) this.logLine(text);
     if (cut || !text.startsWith('{')) return false;
     let e: CodexEvent;
     try {
@@ -176,6 +193,21 @@ export class CodexReader {
     }
     return true;
   };
+
+  /**
+   * Codex 0.171 prints a patch that did not apply, or that its approval settings rejected, only as a
+   * log line on stderr (`ERROR codex_core::tools::router: error=apply_patch verification failed: …
+   * in <path>:`, `error=patch rejected: …`), with no `file_change` item: a failed write all the same.
+   * The line stays prose for the reason.
+   */
+  private logLine(text: string): void {
+    const m = PATCH_FAILED.exec(text);
+    if (!m) return;
+    this.writes.failedCount++;
+    const path = /\bin (\/\S+?):?$/.exec(text)?.[1];
+    if (path && this.writes.failed.length < 20 && !this.writes.failed.includes(path))
+      this.writes.failed.push(path.slice(0, 300));
+  }
 
   private fileChange(item: NonNullable<CodexEvent['item']>): void {
     // `failed` (and `declined`, an approval refused) applied nothing; any other status did.
@@ -297,6 +329,7 @@ export function codexVerdict(
     return {
       ...errorEnding('codex', classifyTiers([decisive.trim() ? decisive : around]), words, now, {
         resumed: ctx.resumed,
+        decisive,
       }),
       ...common,
     };

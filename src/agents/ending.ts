@@ -140,10 +140,19 @@ export function errorEnding(
   kind: LimitKind | undefined,
   words: string,
   now: Date,
-  o: { subtype?: string; resetAt?: Date; resumed?: string } = {},
+  o: {
+    subtype?: string;
+    resetAt?: Date;
+    resumed?: string;
+    /**
+     * The tool's own error message, which the reason quotes; `words` adds the notices and stderr
+     * around it (a warning printed after the error must not take its place in the reason).
+     */
+    decisive?: string;
+  } = {},
 ): TurnEnding {
   const detail = tail(words);
-  const said = tail(words, 200).replace(/\s+/g, ' ');
+  const said = tail(o.decisive?.trim() ? o.decisive : words, 200).replace(/\s+/g, ' ');
   if (kind === 'usage_limit') {
     const resetAt = o.resetAt ?? parseResetTime(words, now);
     return {
@@ -187,7 +196,14 @@ export function unrecognisedEnding(
   now: Date,
 ): TurnEnding {
   const kind = classifyText(printed.prose);
-  if (kind) return errorEnding(tool, kind, printed.prose, now, { resumed: o.resumed });
+  if (kind) {
+    // The line that names it leads the reason (a usage text printed after an unknown option).
+    const line = printed.prose.split('\n').find((l) => classifyText(l) === kind);
+    return errorEnding(tool, kind, printed.prose, now, {
+      resumed: o.resumed,
+      ...(line ? { decisive: line } : {}),
+    });
+  }
   const shown = printed.prose.trim() ? printed.prose : printed.tail;
   return {
     kind: 'could_not_start',

@@ -19,7 +19,7 @@ const BASE_URL_VARS: Record<AgentConfig['kind'], string[]> = {
 };
 
 export function agentAllowList(
-  agent: Pick<AgentConfig, 'kind' | 'passEnv'>,
+  agent: Pick<AgentConfig, 'kind' | 'passEnv'> & { args?: readonly string[] },
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
   const out = new Set(KIND_HOSTS[agent.kind]);
@@ -28,7 +28,26 @@ export function agentAllowList(
     const target = urlTarget(env[name]);
     if (target) out.add(target);
   }
+  if (agent.kind === 'codex') for (const t of codexProviderTargets(agent.args ?? [])) out.add(t);
   return [...out];
+}
+
+/**
+ * The endpoints of the model providers a codex agent's `-c` overrides configure: current releases
+ * ignore OPENAI_BASE_URL, so a gateway or a local model server is a provider,
+ * `-c model_providers.<id>.base_url=…` or `-c 'model_providers.<id>={…, base_url="…"}'`.
+ */
+export function codexProviderTargets(args: readonly string[]): string[] {
+  const out: string[] = [];
+  args.forEach((a, i) => {
+    const value = a === '-c' || a === '--config' ? args[i + 1] : /^--config=(.*)$/s.exec(a)?.[1];
+    if (!value || !/^\s*model_providers\./.test(value)) return;
+    for (const m of value.matchAll(/base_url\s*[=:]\s*["']?([^"',}\s]+)/g)) {
+      const t = urlTarget(m[1]);
+      if (t) out.push(t);
+    }
+  });
+  return out;
 }
 
 /** `host:port` of an http(s) URL, with the scheme's default port; undefined when it is not one. */

@@ -79,8 +79,9 @@ export class LineScanner {
     this.partialCut = false;
     if (cut) this.cutLines++;
     if (!line) return;
-    // A cut line starts anywhere: its reader may still find what it needs at its end.
-    if ((cut || line.startsWith('{') || line.startsWith('[')) && this.sink(line, cut)) return;
+    // Every line goes to the reader (a cut one starts anywhere: its reader may still find what it
+    // needs at its end); what it does not take is prose.
+    if (this.sink(line, cut)) return;
     this.keepProse(cut ? `…${line.slice(-512)}` : line);
   }
 

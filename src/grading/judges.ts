@@ -148,7 +148,11 @@ function withRefusals(f: JudgeFinding, refused: readonly string[]): JudgeFinding
 
 function reviewerAllowList(reviewer: ReviewerConfig): string[] {
   if (Array.isArray(reviewer) || reviewer.kind === 'command') return [];
-  return agentAllowList({ kind: reviewer.kind, passEnv: reviewer.passEnv }, process.env);
+  // A Codex reviewer's model provider set with `-c model_providers.<p>.base_url=…` is allowed too.
+  return agentAllowList(
+    { kind: reviewer.kind, passEnv: reviewer.passEnv, ...(reviewer.args ? { args: reviewer.args } : {}) },
+    process.env,
+  );
 }
 
 export function defaultGrader(ctx: JudgeContext): GradeFn {
