@@ -50,9 +50,11 @@ export const loopCommand: Command = {
       throw new ConfigError('school loop: use either --example or --config, not both.');
     }
     const config = values.example ? exampleConfig() : resolveConfig(values.config);
+    // With --json, stdout carries the JSON alone: every other line goes to stderr.
+    const lines = values.json ? process.stderr : process.stdout;
     if (values.example) {
       const repo = prepareExampleRepo(config.repoPath);
-      process.stdout.write(`example repository: ${repo.path} at ${repo.head.slice(0, 12)}\n`);
+      lines.write(`example repository: ${repo.path} at ${repo.head.slice(0, 12)}\n`);
     }
     const layout = new StateLayout(config.stateDir);
     const logger = consoleLogger({ debug: process.env.RUNNER_DEBUG === '1' });
@@ -92,7 +94,7 @@ export const loopCommand: Command = {
       ...(github ? { github } : {}),
       ...(client && values.repo ? { feedback: octokitFeedback(client, values.repo) } : {}),
       ...deliveryOption(config, layout, logger, client, values.repo),
-      onProgress: (line) => process.stdout.write(`${line}\n`),
+      onProgress: (line) => lines.write(`${line}\n`),
     });
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
     else process.stdout.write(report(result, layout, values.example ? examplePaths().config : undefined));

@@ -52,9 +52,9 @@ interface LoopJson {
 }
 
 /** The --json document; log lines of the crews may come before it. */
+// With --json stdout is the JSON alone (progress lines go to stderr).
 function loopJson(stdout: string): LoopJson {
-  const at = stdout.startsWith('{') ? 0 : stdout.indexOf('\n{') + 1;
-  return JSON.parse(stdout.slice(at)) as LoopJson;
+  return JSON.parse(stdout) as LoopJson;
 }
 
 const issue = (number: number, title: string, label: string) => ({
