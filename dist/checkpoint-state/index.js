@@ -50465,6 +50465,8 @@ const STATE_FILES = {
   spend: "spend.jsonl",
   /** School-wide control: pauses, roster heartbeats (events). */
   school: "school.jsonl",
+  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
+  feedback: "feedback.jsonl",
   /** Append-only audit log of everything the school did. */
   audit: "events.jsonl",
   /** Checkpoint manifest: generation and SHA-256 of every file. */
@@ -51064,7 +51066,9 @@ const schema_configSchema = strictObject({
       accepted: schemas_string().default("school:accepted"),
       rejected: schemas_string().default("school:rejected")
     }).prefault({}),
-    comment: schemas_boolean().default(false).describe("Post a result comment on the issue.")
+    comment: schemas_boolean().default(true).describe(
+      "Keep one status comment per issue, edited in place: queued, running, accepted, rejected, paused, stopped."
+    )
   }).prefault({}),
   sandbox: sandboxSchema.describe(
     "The sandbox every untrusted process runs in: students, verification, sealed tests, the reviewer."
@@ -51272,7 +51276,7 @@ const silentLogger = {
 
 
 const PROBE = 4096;
-function tail_readTail(path, mark, warn) {
+function readTail(path, mark, warn) {
   let fd;
   try {
     fd = (0,external_node_fs_.openSync)(path, "r");
@@ -51285,7 +51289,7 @@ function tail_readTail(path, mark, warn) {
     const st = (0,external_node_fs_.fstatSync)(fd);
     if (mark && continues(fd, st, mark)) {
       if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
-      const appended = parseAppended(tail_readRange(fd, mark.bytes, st.size));
+      const appended = parseAppended(readRange(fd, mark.bytes, st.size));
       if (appended) {
         if (appended.tornTail)
           warn?.(
@@ -51300,7 +51304,7 @@ function tail_readTail(path, mark, warn) {
         };
       }
     }
-    const parsed = parseJsonl(tail_readRange(fd, 0, st.size).toString("utf8"), path, warn);
+    const parsed = parseJsonl(readRange(fd, 0, st.size).toString("utf8"), path, warn);
     return {
       records: parsed.records,
       continued: false,
@@ -51311,7 +51315,7 @@ function tail_readTail(path, mark, warn) {
     (0,external_node_fs_.closeSync)(fd);
   }
 }
-function tail_readRange(fd, from, to) {
+function readRange(fd, from, to) {
   const buf = Buffer.alloc(Math.max(0, to - from));
   let off = 0;
   while (off < buf.length) {
@@ -51325,7 +51329,7 @@ function readFrom(path, from, chunk, size = 64 * 1024) {
   const fd = openSync(path, "r");
   try {
     for (let pos = from; ; ) {
-      const bytes = tail_readRange(fd, pos, pos + size);
+      const bytes = readRange(fd, pos, pos + size);
       if (bytes.length === 0) break;
       pos += bytes.length;
       chunk(bytes);
@@ -51334,14 +51338,14 @@ function readFrom(path, from, chunk, size = 64 * 1024) {
     closeSync(fd);
   }
 }
-function tail_lastLine(fd, size) {
+function lastLine(fd, size) {
   const chunk = 64 * 1024;
   let pos = size;
   const parts = [];
   while (pos > 0) {
     const len = Math.min(chunk, pos);
     pos -= len;
-    const buf = tail_readRange(fd, pos, pos + len);
+    const buf = readRange(fd, pos, pos + len);
     const nl = buf.lastIndexOf(10);
     if (nl !== -1) {
       parts.unshift(buf.subarray(nl + 1));
@@ -51365,7 +51369,7 @@ function markAt(fd, st, bytes) {
   };
 }
 function digest(fd, from, to) {
-  return (0,external_node_crypto_.createHash)("sha256").update(tail_readRange(fd, from, to)).digest("base64");
+  return (0,external_node_crypto_.createHash)("sha256").update(readRange(fd, from, to)).digest("base64");
 }
 function parseAppended(buf) {
   const nl = buf.lastIndexOf(10);
@@ -51423,7 +51427,7 @@ function quarantine(path) {
     return void 0;
   }
 }
-function jsonl_readJsonl(path, warn) {
+function readJsonl(path, warn) {
   let text;
   try {
     text = (0,external_node_fs_.readFileSync)(path, "utf8");
@@ -51486,14 +51490,14 @@ function jsonl_appendJsonl(path, records, warn, options = {}) {
   if (records.length === 0) return void 0;
   let fd;
   try {
-    fd = openSync(path, "a+");
+    fd = (0,external_node_fs_.openSync)(path, "a+");
   } catch (e) {
     if (e.code !== "ENOENT") throw e;
-    mkdirSync(dirname(path), { recursive: true });
-    fd = openSync(path, "a+");
+    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(path), { recursive: true });
+    fd = (0,external_node_fs_.openSync)(path, "a+");
   }
   try {
-    const size = fstatSync(fd).size;
+    const size = (0,external_node_fs_.fstatSync)(fd).size;
     let repaired = false;
     let prefix = "";
     if (size > 0) {
@@ -51504,34 +51508,34 @@ function jsonl_appendJsonl(path, records, warn, options = {}) {
           JSON.parse(tail.text);
           prefix = "\n";
         } catch {
-          ftruncateSync(fd, tail.start);
+          (0,external_node_fs_.ftruncateSync)(fd, tail.start);
           warn?.(`${path}: cut an unterminated last line left by an interrupted write`);
         }
       }
     }
-    const encode = options.redacted ? (r) => JSON.stringify(r) : (r) => JSON.stringify(redact(r));
+    const encode = options.redacted ? (r) => JSON.stringify(r) : (r) => JSON.stringify(redact_redact(r));
     const body = prefix + records.map(encode).join("\n") + "\n";
     const buf = Buffer.from(body, "utf8");
     let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    if (options.sync !== false) fsyncSync(fd);
+    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
+    if (options.sync !== false) (0,external_node_fs_.fsyncSync)(fd);
     return { start: size, end: size + buf.length, repaired };
   } finally {
-    closeSync(fd);
+    (0,external_node_fs_.closeSync)(fd);
   }
 }
-function jsonl_syncFile(path) {
+function syncFile(path) {
   let fd;
   try {
-    fd = openSync(path, "r");
+    fd = (0,external_node_fs_.openSync)(path, "r");
   } catch (e) {
     if (e.code === "ENOENT") return;
     throw e;
   }
   try {
-    fsyncSync(fd);
+    (0,external_node_fs_.fsyncSync)(fd);
   } finally {
-    closeSync(fd);
+    (0,external_node_fs_.closeSync)(fd);
   }
 }
 
@@ -51788,14 +51792,14 @@ class event_log_EventLog {
    * how a claim, a lease or an admission decision is made atomically across processes.
    */
   async transact(decide, options = {}) {
-    return withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
+    return lock_withLock(this.path, (lock) => ({ ...this.transactHeld(decide, options), lock }));
   }
   /** `transact` for a caller that already holds this log's lock (a grading wave holds the grading lock). */
   transactHeld(decide, options = {}) {
     const current = this.readLatest();
     const { append, result } = decide(current);
     const fresh = freshEvents(current, append);
-    appendJsonl(this.path, fresh, this.warn, options);
+    jsonl_appendJsonl(this.path, fresh, this.warn, options);
     return { result, appended: fresh };
   }
 }
@@ -52736,6 +52740,16 @@ const ledgerFold = registerFold({
   file: "scores",
   empty: () => ({ agents: {}, cells: {} }),
   apply(state, e) {
+    if (e.type === "human.judged") {
+      const h = e.data;
+      const human = state.human ??= { agents: {}, cells: {} };
+      const score = h.merged ? 1 : 0;
+      human.agents[h.agent] = step(human.agents[h.agent], score, h.merged, h.alpha);
+      const k2 = cellKey(h.agent, h.domain, h.difficulty);
+      const cell2 = step(human.cells[k2], score, h.merged, h.alpha);
+      human.cells[k2] = { agent: h.agent, domain: h.domain, difficulty: h.difficulty, ...cell2 };
+      return state;
+    }
     if (e.type !== "score.applied") return state;
     const d = e.data;
     state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
@@ -52830,6 +52844,22 @@ class ScoreLedger {
       ).appended.map((e) => e.data.crewId)
     );
   }
+  /**
+   * Applies what humans decided on delivered pull requests (item 5), once per pull request by key.
+   * Under the grading lock, like every write to `scores.jsonl`. Returns the pull requests applied now.
+   */
+  async applyHuman(items, now) {
+    if (items.length === 0) return [];
+    return withLock(
+      this.layout.file("grading"),
+      () => this.guard(
+        () => this.log.transactHeld(() => ({
+          append: items.map((d) => event("human.judged", `human:${d.pr}`, d, now)),
+          result: void 0
+        })).appended.map((e) => e.data.pr)
+      )
+    );
+  }
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state = this.state()) {
     writeJsonAtomic(
@@ -52847,6 +52877,11 @@ class ScoreLedger {
 }
 function leaderboard(state) {
   return Object.entries(state.agents).map(([agent, s]) => ({ agent, ...s })).sort((a, b) => b.ema - a.ema || b.count - a.count || fold_byCodePoint(a.agent, b.agent)).map((r, i) => ({ rank: i + 1, ...r }));
+}
+function humanScoreOf(state, agent, domain, difficulty) {
+  const h = state.human;
+  if (!h) return void 0;
+  return scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
 }
 function scoreOf(state, agent, domain, difficulty) {
   if (domain !== void 0 && difficulty !== void 0) {
@@ -52888,6 +52923,7 @@ class errors_DeliveryRefusedError extends SchoolError {
 
 
 
+
 const outboxFold = registerFold({
   file: "outbox",
   empty: () => ({ items: {} }),
@@ -52901,6 +52937,7 @@ const outboxFold = registerFold({
     if (e.type === "outbox.delivered") {
       item.status = "delivered";
       if (e.data.result) item.result = e.data.result;
+      if (e.data.commentId !== void 0) item.commentId = e.data.commentId;
     } else if (e.type === "outbox.refused") {
       if (item.status === "pending") {
         item.status = "refused";
@@ -52916,9 +52953,12 @@ const outboxFold = registerFold({
     const shown = new Set(
       [...shownDeliveries(state)].filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue)).map(([, [id]]) => id)
     );
+    for (const [issue, id] of latestStatuses(state))
+      if (!scope?.openIssues || scope.openIssues.has(issue)) shown.add(id);
     const items = {};
     for (const [id, v] of Object.entries(state.items)) {
       if (v.status === "pending") items[id] = v;
+      else if (v.entry.kind === "status" && shown.has(id)) items[id] = v;
       else if (shown.has(id)) {
         const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
         items[id] = {
@@ -52962,6 +53002,19 @@ function shownDeliveries(state) {
     const prev = out.get(i.entry.issueNumber)?.[1].result;
     if (!prev || i.result.updated && prev.sha !== i.result.sha) out.set(i.entry.issueNumber, [id, i]);
   }
+  return out;
+}
+function latestStatuses(state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const [id, i] of Object.entries(state.items))
+    if (i.entry.kind === "status") out.set(i.entry.issueNumber, id);
+  return out;
+}
+function statusCommentIds(state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const i of Object.values(state.items))
+    if (i.entry.kind === "status" && i.status === "delivered" && i.commentId !== void 0)
+      out.set(i.entry.issueNumber, i.commentId);
   return out;
 }
 class Outbox {
@@ -53013,6 +53066,38 @@ class Outbox {
       options
     );
   }
+  /**
+   * Records each issue's status comment body when it differs from the issue's latest recorded one
+   * (a refresh that changes nothing records nothing). One transaction under the outbox lock, so two
+   * refreshes cannot both record the same change. Returns the issues recorded now.
+   */
+  async recordStatuses(bodies, now) {
+    if (bodies.size === 0) return [];
+    const { result } = await this.log.transact((contents) => {
+      const state = foldLog(outboxFold, contents);
+      const latest = latestStatuses(state);
+      const at = now.toISOString();
+      const append = [];
+      const issues = [];
+      for (const [issue, raw] of bodies) {
+        const body = redactText(raw);
+        const prev = latest.get(issue);
+        if (prev !== void 0 && state.items[prev]?.entry.body === body) continue;
+        const id = `outbox:status:${issue}:${at}:${outbox_digest(body)}`;
+        append.push(
+          event(
+            "outbox.recorded",
+            id,
+            { id, jobKey: `status:${issue}`, issueNumber: issue, kind: "status", body },
+            now
+          )
+        );
+        issues.push(issue);
+      }
+      return { append, result: issues };
+    });
+    return result;
+  }
   /** Delivery results by issue number (the latest delivered crew of each issue). */
   deliveries() {
     return deliveriesOf(this.state());
@@ -53025,16 +53110,39 @@ class Outbox {
    */
   async deliver(port, o) {
     return withLock(`${this.log.path}.delivery`, async () => {
-      const items = this.pending().filter((i) => i.entry.kind === "delivery" ? o.delivery : port);
+      const items = this.pending().filter(
+        (i) => (!o.kinds || o.kinds.includes(i.entry.kind)) && (i.entry.kind === "delivery" ? o.delivery : port)
+      );
       let delivered = 0;
       let refused = 0;
       for (const item of items) {
         const tries = o.tries ?? 2;
         let error;
         let result;
+        let commentId;
+        if (item.entry.kind === "status") {
+          const state = this.state();
+          if (latestStatuses(state).get(item.entry.issueNumber) !== item.entry.id) {
+            await this.log.append([
+              event(
+                "outbox.delivered",
+                `delivered:${item.entry.id}`,
+                { id: item.entry.id, superseded: true },
+                o.now()
+              )
+            ]);
+            continue;
+          }
+        }
         for (let t = 0; t < tries; t++) {
           try {
             if (item.entry.kind === "delivery") result = await deliverWork(o.delivery, item.entry);
+            else if (item.entry.kind === "status")
+              commentId = await sendStatus(
+                port,
+                item.entry,
+                statusCommentIds(this.state()).get(item.entry.issueNumber)
+              );
             else await send(port, item.entry);
             error = void 0;
             break;
@@ -53061,7 +53169,11 @@ class Outbox {
             event(
               "outbox.delivered",
               `delivered:${item.entry.id}`,
-              { id: item.entry.id, ...result ? { result } : {} },
+              {
+                id: item.entry.id,
+                ...result ? { result } : {},
+                ...commentId !== void 0 ? { commentId } : {}
+              },
               o.now()
             )
           ]);
@@ -53097,6 +53209,35 @@ function deliveredLine(issueNumber, r) {
   const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
   return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
 }
+function outbox_digest(body) {
+  return createHash("sha256").update(body).digest("hex").slice(0, 16);
+}
+function statusMarkerOf(issueNumber) {
+  return `<!-- school-core:status:issue-${issueNumber} -->`;
+}
+function httpStatus(e) {
+  return e?.status;
+}
+async function sendStatus(port, entry, knownId) {
+  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
+  if (knownId !== void 0 && port.updateComment) {
+    try {
+      await port.updateComment(knownId, body);
+      return knownId;
+    } catch (e) {
+      if (httpStatus(e) !== 404) throw e;
+    }
+  }
+  const marker = statusMarkerOf(entry.issueNumber);
+  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? "").includes(marker));
+  if (found?.id !== void 0 && port.updateComment) {
+    if (found.body !== body) await port.updateComment(found.id, body);
+    return found.id;
+  }
+  if (found) return void 0;
+  const created = await port.createComment(entry.issueNumber, body);
+  return created?.id;
+}
 async function send(port, entry) {
   if (entry.kind === "labels") {
     await port.addLabels(entry.issueNumber, entry.labels ?? []);
@@ -53109,7 +53250,47 @@ async function send(port, entry) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/feedback/log.js
+
+
+const feedbackFold = registerFold(
+  {
+    file: "feedback",
+    empty: () => ({ cursor: {}, watched: {}, settled: {} }),
+    apply(state, e) {
+      if (e.type === "feedback.cursor") state.cursor = { ...e.data };
+      else if (e.type === "feedback.seen") {
+        const prev = state.watched[e.data.number];
+        const reviews = [.../* @__PURE__ */ new Set([...prev?.reviews ?? [], ...e.data.reviews ?? []])];
+        state.watched[e.data.number] = {
+          updatedAt: prev && prev.updatedAt > e.data.updatedAt ? prev.updatedAt : e.data.updatedAt,
+          reviews,
+          ...e.data.ciSha ?? prev?.ciSha ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}
+        };
+      } else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      return state;
+    },
+    // A settled pull request's watch is over; its settlement stays (the board counts merges).
+    prune(state) {
+      const watched = {};
+      for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
+      return { ...state, watched };
+    },
+    // Every event is made at its own time from what GitHub said then; a settlement once per pull
+    // request, and never again while the fold keeps it: an old event only comes back as a copy.
+    dedup: "watermark"
+  }
+);
+function feedbackLog(layout) {
+  return new event_log_EventLog(layout.file("feedback"));
+}
+function readFeedback(layout) {
+  return fold_foldLog(feedbackFold, feedbackLog(layout).read());
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/folds.js
+
 
 
 
@@ -54759,6 +54940,15 @@ function where(daemon, slot) {
   if (!daemon) return "\u2014";
   return slot === void 0 ? daemon : `${daemon}/${slot}`;
 }
+function humansLine(h) {
+  if (!h || h.settled === 0) return void 0;
+  const parts = [
+    `${h.merged} of ${h.settled} delivered pull request(s) merged${h.acceptance !== void 0 ? ` (${format_percent(h.acceptance)} acceptance by humans)` : ""}`,
+    ...h.revisionsPerMerged !== void 0 ? [`${h.revisionsPerMerged.toFixed(2)} revisions per merged PR`] : [],
+    ...h.costPerMergedUsd !== void 0 ? [`${format_usd(h.costPerMergedUsd)} per merged PR`] : []
+  ];
+  return parts.join("; ");
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/summary.js
@@ -54834,10 +55024,23 @@ function controlMarkdown(view) {
 }
 function leaderboardMarkdown(view, limit = 10) {
   if (!view.leaderboard.overall.length) return "_No graded crews yet._";
-  return mdTable(
-    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected"],
-    view.leaderboard.overall.slice(0, limit).map((r) => [r.rank, r.agent, format_score(r.score), r.count, r.accepted ?? "\u2014", r.rejected ?? "\u2014"])
+  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
+  const table = mdTable(
+    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected", ...humans ? ["By humans"] : []],
+    view.leaderboard.overall.slice(0, limit).map((r) => [
+      r.rank,
+      r.agent,
+      format_score(r.score),
+      r.count,
+      r.accepted ?? "\u2014",
+      r.rejected ?? "\u2014",
+      ...humans ? [r.human !== void 0 ? `${format_score(r.human)} (${r.humanCount})` : "\u2014"] : []
+    ])
   );
+  const line = humansLine(view.humans);
+  return line ? `${table}
+
+By humans: ${mdCell(line)}` : table;
 }
 function daemonsMarkdown(view) {
   return mdTable(
@@ -55292,7 +55495,7 @@ const curriculumMetaSchema = object({
   lastFullAt: schemas_string().nullable()
 });
 function readCurriculumFile(layout, warn) {
-  const { records } = jsonl_readJsonl(layout.file("curriculum"), warn);
+  const { records } = readJsonl(layout.file("curriculum"), warn);
   const items = [];
   const invalid = [];
   for (const [i, r] of records.entries()) {
@@ -55664,6 +55867,8 @@ class KeyHashes {
 
 
 
+
+
 const TAIL_LIMIT = 1 << 20;
 function foldWhole(folder, read) {
   const contents = splitLog(read.records, read.tornTail);
@@ -55703,14 +55908,14 @@ function foldSource(reader, folder, cached, quiet = false) {
   const path = reader.layout.file(folder.file);
   try {
     const mark = cached?.mark && folder.shaped(cached.fold) ? cached.mark : void 0;
-    const read = tail_readTail(path, mark);
+    const read = readTail(path, mark);
     if (!read.mark) {
       const x = folder.start(splitLog([]));
       const entry = { mark: null, watermark: "", keys: "", fold: x };
       return { x, entry, whole: cached?.mark !== null, appended: 0 };
     }
     if (!read.continued) return foldWhole(folder, read);
-    return foldAppended(folder, read, cached) ?? foldWhole(folder, tail_readTail(path, void 0));
+    return foldAppended(folder, read, cached) ?? foldWhole(folder, readTail(path, void 0));
   } catch (e) {
     if (!quiet) reader.fail(folder.file, e);
     return void 0;
@@ -55775,7 +55980,14 @@ function loadBoardSources(layout) {
     } catch {
     }
   }
+  let feedback;
+  try {
+    feedback = readFeedback(layout);
+  } catch (e) {
+    reader.problems.push({ file: STATE_FILES.feedback, message: `could not read: ${errors_message(e)}` });
+  }
   return {
+    ...feedback ? { feedback } : {},
     ...c ? { registry: c.x } : {},
     ...curriculum.items ? { curriculum: curriculum.items } : {},
     ...g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {},
@@ -56115,7 +56327,31 @@ function placeJob(place, clean, item, job) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/board/humans.js
+function humanFigures(feedback, grading, spentUsd) {
+  const settled = Object.values(feedback?.settled ?? {});
+  const merged = settled.filter((s) => s.merged);
+  const out = { settled: settled.length, merged: merged.length };
+  if (settled.length > 0) out.acceptance = merged.length / settled.length;
+  if (merged.length > 0) {
+    const accepted = /* @__PURE__ */ new Map();
+    for (const j of Object.values(grading?.jobs ?? {}))
+      if (j.status === "graded" && j.verdict?.accepted)
+        accepted.set(j.job.issueNumber, (accepted.get(j.job.issueNumber) ?? 0) + 1);
+    const revisions = merged.reduce((n, s) => n + Math.max(0, (accepted.get(s.issue) ?? 1) - 1), 0);
+    out.revisionsPerMerged = revisions / merged.length;
+    out.costPerMergedUsd = spentUsd / merged.length;
+  }
+  return out;
+}
+function humanScore(ledger, agent) {
+  const h = ledger.human?.agents[agent];
+  return h ? { score: h.ema, count: h.count } : void 0;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/board/view.js
+
 
 
 
@@ -56166,9 +56402,17 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
     })),
     timeline: timeline(abridged === void 0 ? registry : void 0, now),
     leaderboard: ledger ? {
-      overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
+      overall: leaderRows(ledger).map((r) => {
+        const h = humanScore(ledger, r.agent);
+        return {
+          ...r,
+          score: round(r.score, 4),
+          ...h ? { human: round(h.score, 4), humanCount: h.count } : {}
+        };
+      }),
       cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
     } : { overall: [], cells: [] },
+    ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,
@@ -56267,6 +56511,15 @@ function timeline(registry, now) {
     void 0
   );
   return { ...start ? { start } : {}, end: now.toISOString(), bars };
+}
+function roundHumans(h) {
+  return {
+    settled: h.settled,
+    merged: h.merged,
+    ...h.acceptance !== void 0 ? { acceptance: round(h.acceptance, 4) } : {},
+    ...h.revisionsPerMerged !== void 0 ? { revisionsPerMerged: round(h.revisionsPerMerged, 4) } : {},
+    ...h.costPerMergedUsd !== void 0 ? { costPerMergedUsd: round(h.costPerMergedUsd, 4) } : {}
+  };
 }
 
 

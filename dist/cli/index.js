@@ -52181,7 +52181,9 @@ const configSchema = strictObject({
       accepted: schemas_string().default("school:accepted"),
       rejected: schemas_string().default("school:rejected")
     }).prefault({}),
-    comment: schemas_boolean().default(false).describe("Post a result comment on the issue.")
+    comment: schemas_boolean().default(true).describe(
+      "Keep one status comment per issue, edited in place: queued, running, accepted, rejected, paused, stopped."
+    )
   }).prefault({}),
   sandbox: sandboxSchema.describe(
     "The sandbox every untrusted process runs in: students, verification, sealed tests, the reviewer."
@@ -52410,6 +52412,8 @@ const STATE_FILES = {
   spend: "spend.jsonl",
   /** School-wide control: pauses, roster heartbeats (events). */
   school: "school.jsonl",
+  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
+  feedback: "feedback.jsonl",
   /** Append-only audit log of everything the school did. */
   audit: "events.jsonl",
   /** Checkpoint manifest: generation and SHA-256 of every file. */
@@ -54101,6 +54105,16 @@ const ledgerFold = registerFold({
   file: "scores",
   empty: () => ({ agents: {}, cells: {} }),
   apply(state, e) {
+    if (e.type === "human.judged") {
+      const h = e.data;
+      const human = state.human ??= { agents: {}, cells: {} };
+      const score = h.merged ? 1 : 0;
+      human.agents[h.agent] = step(human.agents[h.agent], score, h.merged, h.alpha);
+      const k2 = cellKey(h.agent, h.domain, h.difficulty);
+      const cell2 = step(human.cells[k2], score, h.merged, h.alpha);
+      human.cells[k2] = { agent: h.agent, domain: h.domain, difficulty: h.difficulty, ...cell2 };
+      return state;
+    }
     if (e.type !== "score.applied") return state;
     const d = e.data;
     state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
@@ -54195,6 +54209,22 @@ class ScoreLedger {
       ).appended.map((e) => e.data.crewId)
     );
   }
+  /**
+   * Applies what humans decided on delivered pull requests (item 5), once per pull request by key.
+   * Under the grading lock, like every write to `scores.jsonl`. Returns the pull requests applied now.
+   */
+  async applyHuman(items, now) {
+    if (items.length === 0) return [];
+    return withLock(
+      this.layout.file("grading"),
+      () => this.guard(
+        () => this.log.transactHeld(() => ({
+          append: items.map((d) => event_log_event("human.judged", `human:${d.pr}`, d, now)),
+          result: void 0
+        })).appended.map((e) => e.data.pr)
+      )
+    );
+  }
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state = this.state()) {
     writeJsonAtomic(
@@ -54212,6 +54242,11 @@ class ScoreLedger {
 }
 function leaderboard(state) {
   return Object.entries(state.agents).map(([agent, s]) => ({ agent, ...s })).sort((a, b) => b.ema - a.ema || b.count - a.count || byCodePoint(a.agent, b.agent)).map((r, i) => ({ rank: i + 1, ...r }));
+}
+function humanScoreOf(state, agent, domain, difficulty) {
+  const h = state.human;
+  if (!h) return void 0;
+  return scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
 }
 function scoreOf(state, agent, domain, difficulty) {
   if (domain !== void 0 && difficulty !== void 0) {
@@ -54253,6 +54288,7 @@ class DeliveryRefusedError extends SchoolError {
 
 
 
+
 const outboxFold = registerFold({
   file: "outbox",
   empty: () => ({ items: {} }),
@@ -54266,6 +54302,7 @@ const outboxFold = registerFold({
     if (e.type === "outbox.delivered") {
       item.status = "delivered";
       if (e.data.result) item.result = e.data.result;
+      if (e.data.commentId !== void 0) item.commentId = e.data.commentId;
     } else if (e.type === "outbox.refused") {
       if (item.status === "pending") {
         item.status = "refused";
@@ -54281,9 +54318,12 @@ const outboxFold = registerFold({
     const shown = new Set(
       [...shownDeliveries(state)].filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue)).map(([, [id]]) => id)
     );
+    for (const [issue, id] of latestStatuses(state))
+      if (!scope?.openIssues || scope.openIssues.has(issue)) shown.add(id);
     const items = {};
     for (const [id, v] of Object.entries(state.items)) {
       if (v.status === "pending") items[id] = v;
+      else if (v.entry.kind === "status" && shown.has(id)) items[id] = v;
       else if (shown.has(id)) {
         const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
         items[id] = {
@@ -54327,6 +54367,19 @@ function shownDeliveries(state) {
     const prev = out.get(i.entry.issueNumber)?.[1].result;
     if (!prev || i.result.updated && prev.sha !== i.result.sha) out.set(i.entry.issueNumber, [id, i]);
   }
+  return out;
+}
+function latestStatuses(state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const [id, i] of Object.entries(state.items))
+    if (i.entry.kind === "status") out.set(i.entry.issueNumber, id);
+  return out;
+}
+function statusCommentIds(state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const i of Object.values(state.items))
+    if (i.entry.kind === "status" && i.status === "delivered" && i.commentId !== void 0)
+      out.set(i.entry.issueNumber, i.commentId);
   return out;
 }
 class Outbox {
@@ -54378,6 +54431,38 @@ class Outbox {
       options
     );
   }
+  /**
+   * Records each issue's status comment body when it differs from the issue's latest recorded one
+   * (a refresh that changes nothing records nothing). One transaction under the outbox lock, so two
+   * refreshes cannot both record the same change. Returns the issues recorded now.
+   */
+  async recordStatuses(bodies, now) {
+    if (bodies.size === 0) return [];
+    const { result } = await this.log.transact((contents) => {
+      const state = foldLog(outboxFold, contents);
+      const latest = latestStatuses(state);
+      const at = now.toISOString();
+      const append = [];
+      const issues = [];
+      for (const [issue, raw] of bodies) {
+        const body = redact_redactText(raw);
+        const prev = latest.get(issue);
+        if (prev !== void 0 && state.items[prev]?.entry.body === body) continue;
+        const id = `outbox:status:${issue}:${at}:${outbox_digest(body)}`;
+        append.push(
+          event_log_event(
+            "outbox.recorded",
+            id,
+            { id, jobKey: `status:${issue}`, issueNumber: issue, kind: "status", body },
+            now
+          )
+        );
+        issues.push(issue);
+      }
+      return { append, result: issues };
+    });
+    return result;
+  }
   /** Delivery results by issue number (the latest delivered crew of each issue). */
   deliveries() {
     return deliveriesOf(this.state());
@@ -54390,16 +54475,39 @@ class Outbox {
    */
   async deliver(port, o) {
     return withLock(`${this.log.path}.delivery`, async () => {
-      const items = this.pending().filter((i) => i.entry.kind === "delivery" ? o.delivery : port);
+      const items = this.pending().filter(
+        (i) => (!o.kinds || o.kinds.includes(i.entry.kind)) && (i.entry.kind === "delivery" ? o.delivery : port)
+      );
       let delivered = 0;
       let refused = 0;
       for (const item of items) {
         const tries = o.tries ?? 2;
         let error;
         let result;
+        let commentId;
+        if (item.entry.kind === "status") {
+          const state = this.state();
+          if (latestStatuses(state).get(item.entry.issueNumber) !== item.entry.id) {
+            await this.log.append([
+              event_log_event(
+                "outbox.delivered",
+                `delivered:${item.entry.id}`,
+                { id: item.entry.id, superseded: true },
+                o.now()
+              )
+            ]);
+            continue;
+          }
+        }
         for (let t = 0; t < tries; t++) {
           try {
             if (item.entry.kind === "delivery") result = await deliverWork(o.delivery, item.entry);
+            else if (item.entry.kind === "status")
+              commentId = await sendStatus(
+                port,
+                item.entry,
+                statusCommentIds(this.state()).get(item.entry.issueNumber)
+              );
             else await send(port, item.entry);
             error = void 0;
             break;
@@ -54426,7 +54534,11 @@ class Outbox {
             event_log_event(
               "outbox.delivered",
               `delivered:${item.entry.id}`,
-              { id: item.entry.id, ...result ? { result } : {} },
+              {
+                id: item.entry.id,
+                ...result ? { result } : {},
+                ...commentId !== void 0 ? { commentId } : {}
+              },
               o.now()
             )
           ]);
@@ -54462,6 +54574,35 @@ function deliveredLine(issueNumber, r) {
   const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
   return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
 }
+function outbox_digest(body) {
+  return (0,external_node_crypto_.createHash)("sha256").update(body).digest("hex").slice(0, 16);
+}
+function statusMarkerOf(issueNumber) {
+  return `<!-- school-core:status:issue-${issueNumber} -->`;
+}
+function httpStatus(e) {
+  return e?.status;
+}
+async function sendStatus(port, entry, knownId) {
+  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
+  if (knownId !== void 0 && port.updateComment) {
+    try {
+      await port.updateComment(knownId, body);
+      return knownId;
+    } catch (e) {
+      if (httpStatus(e) !== 404) throw e;
+    }
+  }
+  const marker = statusMarkerOf(entry.issueNumber);
+  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? "").includes(marker));
+  if (found?.id !== void 0 && port.updateComment) {
+    if (found.body !== body) await port.updateComment(found.id, body);
+    return found.id;
+  }
+  if (found) return void 0;
+  const created = await port.createComment(entry.issueNumber, body);
+  return created?.id;
+}
 async function send(port, entry) {
   if (entry.kind === "labels") {
     await port.addLabels(entry.issueNumber, entry.labels ?? []);
@@ -54474,7 +54615,47 @@ async function send(port, entry) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/feedback/log.js
+
+
+const feedbackFold = registerFold(
+  {
+    file: "feedback",
+    empty: () => ({ cursor: {}, watched: {}, settled: {} }),
+    apply(state, e) {
+      if (e.type === "feedback.cursor") state.cursor = { ...e.data };
+      else if (e.type === "feedback.seen") {
+        const prev = state.watched[e.data.number];
+        const reviews = [.../* @__PURE__ */ new Set([...prev?.reviews ?? [], ...e.data.reviews ?? []])];
+        state.watched[e.data.number] = {
+          updatedAt: prev && prev.updatedAt > e.data.updatedAt ? prev.updatedAt : e.data.updatedAt,
+          reviews,
+          ...e.data.ciSha ?? prev?.ciSha ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}
+        };
+      } else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      return state;
+    },
+    // A settled pull request's watch is over; its settlement stays (the board counts merges).
+    prune(state) {
+      const watched = {};
+      for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
+      return { ...state, watched };
+    },
+    // Every event is made at its own time from what GitHub said then; a settlement once per pull
+    // request, and never again while the fold keeps it: an old event only comes back as a copy.
+    dedup: "watermark"
+  }
+);
+function feedbackLog(layout) {
+  return new EventLog(layout.file("feedback"));
+}
+function readFeedback(layout) {
+  return foldLog(feedbackFold, feedbackLog(layout).read());
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/folds.js
+
 
 
 
@@ -56118,7 +56299,8 @@ const LOGS = [
   ["outbox", "outbox"],
   ["spend", "spend"],
   ["school", "school"],
-  ["audit", "audit"]
+  ["audit", "audit"],
+  ["feedback", "feedback"]
 ];
 async function compactLive(layout, horizon) {
   const out = { logs: [], bookbagsRemoved: 0, failed: [] };
@@ -64932,7 +65114,7 @@ function classifyTiers(tiers) {
 }
 function errorEnding(tool, kind, words, now, o = {}) {
   const detail = tail(words);
-  const said = tail(words, 200).replace(/\s+/g, " ");
+  const said = tail(o.decisive?.trim() ? o.decisive : words, 200).replace(/\s+/g, " ");
   if (kind === "usage_limit") {
     const resetAt = o.resetAt ?? parseResetTime(words, now);
     return {
@@ -64959,7 +65141,13 @@ function errorEnding(tool, kind, words, now, o = {}) {
 const ending_oneLine = (text) => tail(text, 200).replace(/\s+/g, " ");
 function unrecognisedEnding(tool, o, exitCode, printed, now) {
   const kind = classifyText(printed.prose);
-  if (kind) return errorEnding(tool, kind, printed.prose, now, { resumed: o.resumed });
+  if (kind) {
+    const line = printed.prose.split("\n").find((l) => classifyText(l) === kind);
+    return errorEnding(tool, kind, printed.prose, now, {
+      resumed: o.resumed,
+      ...line ? { decisive: line } : {}
+    });
+  }
   const shown = printed.prose.trim() ? printed.prose : printed.tail;
   return {
     kind: "could_not_start",
@@ -65070,7 +65258,7 @@ class LineScanner {
     this.partialCut = false;
     if (cut) this.cutLines++;
     if (!line) return;
-    if ((cut || line.startsWith("{") || line.startsWith("[")) && this.sink(line, cut)) return;
+    if (this.sink(line, cut)) return;
     this.keepProse(cut ? `\u2026${line.slice(-512)}` : line);
   }
   keepProse(line) {
@@ -65176,6 +65364,7 @@ class ClaudeReader {
   /** `api_retry` notices, in order. */
   notices = [];
   line = (text, cut) => {
+    if (!cut && text[0] !== "{" && text[0] !== "[") return false;
     let v;
     if (cut) {
       v = lastArrayObject(text);
@@ -65292,6 +65481,7 @@ function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
     const words = [decisive, r.subtype && r.subtype !== "success" ? r.subtype : "", prose].filter(Boolean).join("\n");
     return {
       ...errorEnding("claude", kind, words, now, {
+        decisive,
         subtype: r.subtype,
         resumed: ctx.resumed,
         ...reader.resetAt ? { resetAt: reader.resetAt } : {}
@@ -65323,6 +65513,10 @@ function apiKind(r, only) {
 
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+const QUIET = [
+  ["analytics.enabled", "false"],
+  ["features.plugins", "false"]
+];
 function codexArgv(agent, turn = {}) {
   if (turn.resume && !THREAD_ID.test(turn.resume))
     throw new TypeError(`codex: thread id ${JSON.stringify(turn.resume)} is not an id`);
@@ -65334,6 +65528,11 @@ function codexArgv(agent, turn = {}) {
   if (turn.outerSandbox && !sandboxed) argv.push("--dangerously-bypass-approvals-and-sandbox");
   else if (turn.readOnly) argv.push("--sandbox", "read-only");
   else if (!sandboxed) argv.push("--sandbox", "workspace-write");
+  if (turn.outerSandbox) {
+    for (const [key, value] of QUIET)
+      if (!agent.args.some((a) => a.replace(/\s/g, "").startsWith(`${key}=`)))
+        argv.push("-c", `${key}=${value}`);
+  }
   argv.push(...agent.args);
   if (turn.resume) argv.push("resume", turn.resume);
   argv.push("-");
@@ -65344,6 +65543,7 @@ const keep = (list, s) => {
   list.push(s.length > 4096 ? `${s.slice(0, 4096)}\u2026` : s);
   if (list.length > KEEP) list.shift();
 };
+const PATCH_FAILED = /\bERROR codex_core::tools::router: error=(?:apply_patch verification failed|patch rejected)\b/;
 const CODEX_EVENT = /^(?:(?:thread|turn|item)\.[a-z_]+|error)$/;
 const CODEX_FRAGMENT = /^\{"(?:type"\s*:\s*"(?:thread|turn|item)\.|id"\s*:\s*"[^"]*"\s*,\s*"msg")/;
 class CodexReader {
@@ -65369,6 +65569,7 @@ class CodexReader {
   /** `file_change` items: the paths of those that failed, and how many applied. */
   writes = { failed: [], failedCount: 0, applied: 0 };
   line = (text, cut) => {
+    if (!cut && !text.startsWith("{")) this.logLine(text);
     if (cut || !text.startsWith("{")) return false;
     let e;
     try {
@@ -65423,6 +65624,20 @@ class CodexReader {
     }
     return true;
   };
+  /**
+   * Codex 0.171 prints a patch that did not apply, or that its approval settings rejected, only as a
+   * log line on stderr (`ERROR codex_core::tools::router: error=apply_patch verification failed: …
+   * in <path>:`, `error=patch rejected: …`), with no `file_change` item: a failed write all the same.
+   * The line stays prose for the reason.
+   */
+  logLine(text) {
+    const m = PATCH_FAILED.exec(text);
+    if (!m) return;
+    this.writes.failedCount++;
+    const path = /\bin (\/\S+?):?$/.exec(text)?.[1];
+    if (path && this.writes.failed.length < 20 && !this.writes.failed.includes(path))
+      this.writes.failed.push(path.slice(0, 300));
+  }
   fileChange(item) {
     if (item.status !== "failed" && item.status !== "declined") {
       this.writes.applied++;
@@ -65516,7 +65731,8 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
     const words = [decisive, around].filter(Boolean).join("\n");
     return {
       ...errorEnding("codex", classifyTiers([decisive.trim() ? decisive : around]), words, now, {
-        resumed: ctx.resumed
+        resumed: ctx.resumed,
+        decisive
       }),
       ...common
     };
@@ -66297,7 +66513,20 @@ function agentAllowList(agent, env) {
     const target = urlTarget(env[name]);
     if (target) out.add(target);
   }
+  if (agent.kind === "codex") for (const t of codexProviderTargets(agent.args ?? [])) out.add(t);
   return [...out];
+}
+function codexProviderTargets(args) {
+  const out = [];
+  args.forEach((a, i) => {
+    const value = a === "-c" || a === "--config" ? args[i + 1] : /^--config=(.*)$/s.exec(a)?.[1];
+    if (!value || !/^\s*model_providers\./.test(value)) return;
+    for (const m of value.matchAll(/base_url\s*[=:]\s*["']?([^"',}\s]+)/g)) {
+      const t = urlTarget(m[1]);
+      if (t) out.push(t);
+    }
+  });
+  return out;
 }
 function urlTarget(url) {
   if (!url) return void 0;
@@ -66427,7 +66656,10 @@ function withRefusals(f, refused) {
 }
 function reviewerAllowList(reviewer) {
   if (Array.isArray(reviewer) || reviewer.kind === "command") return [];
-  return agentAllowList({ kind: reviewer.kind, passEnv: reviewer.passEnv }, process.env);
+  return agentAllowList(
+    { kind: reviewer.kind, passEnv: reviewer.passEnv, ...reviewer.args ? { args: reviewer.args } : {} },
+    process.env
+  );
 }
 function defaultGrader(ctx) {
   const { config, layout } = ctx;
@@ -66508,6 +66740,451 @@ async function recordReviewSpend(layout, job, reviewer, usage) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/feedback/status.js
+
+
+
+
+const statusMarker = statusMarkerOf;
+function latestCrew(crews) {
+  return [...crews].sort(
+    (a, b) => byCodePoint(b.plannedAt, a.plannedAt) || byCodePoint(b.crewId, a.crewId)
+  )[0];
+}
+function issueStatuses(i) {
+  const byIssue = /* @__PURE__ */ new Map();
+  for (const c of Object.values(i.registry.crews)) {
+    const list = byIssue.get(c.issueNumber);
+    if (list) list.push(c);
+    else byIssue.set(c.issueNumber, [c]);
+  }
+  const verdict = (crewId) => {
+    const v = i.verdicts.get(crewId);
+    return v ? v.accepted ? "accepted" : "rejected" : void 0;
+  };
+  const states = issueStates(i.registry, verdict);
+  const out = /* @__PURE__ */ new Map();
+  for (const [issue, crews] of byIssue) {
+    const c = latestCrew(crews);
+    const who = { crewId: c.crewId, agent: c.agent };
+    const state = states.get(issue);
+    if (c.status === "planned") out.set(issue, { state: "queued", ...who });
+    else if (c.status === "running") {
+      const runUrl = c.plannedBy?.kind === "actions" && i.repoUrl && /^\d+$/.test(c.plannedBy.runId) ? `${i.repoUrl}/actions/runs/${c.plannedBy.runId}` : i.runUrl;
+      out.set(issue, { state: "running", ...who, ...runUrl ? { runUrl } : {} });
+    } else if (state?.kind === "stopped")
+      out.set(issue, {
+        state: "stopped",
+        reason: "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+      });
+    else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
+      out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
+    else if (c.outcome === "succeeded") {
+      const v = i.verdicts.get(c.crewId);
+      if (!v) out.set(issue, { state: "grading", ...who });
+      else if (v.accepted) {
+        const d = i.deliveries.get(issue);
+        const settled = d && d.crewId === c.crewId ? i.settled?.get(issue) : void 0;
+        out.set(issue, {
+          state: "accepted",
+          ...who,
+          ...settled ? { settled } : {},
+          ...d && d.crewId === c.crewId ? {
+            delivery: {
+              branch: d.branch,
+              sha: d.sha,
+              ...d.pullRequest ? { pullRequest: d.pullRequest } : {}
+            }
+          } : {}
+        });
+      } else
+        out.set(issue, {
+          state: "rejected",
+          ...who,
+          reason: plain(`${v.code}${v.reason ? `: ${v.reason}` : ""}`),
+          repair: state?.kind === "repair"
+        });
+    } else
+      out.set(issue, {
+        state: "rejected",
+        ...who,
+        reason: plain(
+          `the crew ended ${c.outcome ?? "without an outcome"}${c.reason ? `: ${c.reason}` : ""}`
+        ),
+        repair: state?.kind === "repair"
+      });
+  }
+  return out;
+}
+function plain(text) {
+  return text.replace(/\s+/g, " ").trim().slice(0, 300);
+}
+function status_headline(s) {
+  switch (s.state) {
+    case "queued":
+      return "queued \u2014 a crew is planned and waits for a free classroom";
+    case "running":
+      return s.runUrl ? `running \u2014 [follow the run](${s.runUrl})` : "running \u2014 a crew is working on it";
+    case "grading":
+      return "grading \u2014 the crew finished; the judges have not decided yet";
+    case "accepted": {
+      const d = s.delivery;
+      const where = d?.pullRequest ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})` : d ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\`` : "delivery pending";
+      return `accepted \u2014 ${where}${s.settled === "merged" ? ", merged" : s.settled === "closed" ? ", closed without merging" : ""}`;
+    }
+    case "rejected":
+      return `rejected \u2014 ${s.reason}${s.repair ? " (a repair is queued)" : ""}`;
+    case "paused":
+      return `paused \u2014 ${s.reason}; the school retries when it can`;
+    case "stopped":
+      return `stopped \u2014 ${s.reason}`;
+  }
+}
+function statusComment(issueNumber, s) {
+  const lines = [
+    statusMarker(issueNumber),
+    `**school-core status:** ${status_headline(s)}`,
+    ..."crewId" in s ? ["", `Crew \`${s.crewId}\` (agent \`${s.agent}\`).`] : [],
+    "",
+    "<sub>This comment is edited in place as the work moves on.</sub>"
+  ];
+  return redact_redactText(lines.join("\n"));
+}
+function runUrlFromEnv(env = process.env) {
+  const repo = repoUrlFromEnv(env);
+  const { GITHUB_RUN_ID } = env;
+  if (!repo || !GITHUB_RUN_ID || !/^\d+$/.test(GITHUB_RUN_ID)) return void 0;
+  return `${repo}/actions/runs/${GITHUB_RUN_ID}`;
+}
+function repoUrlFromEnv(env = process.env) {
+  const { GITHUB_SERVER_URL, GITHUB_REPOSITORY } = env;
+  if (!GITHUB_SERVER_URL || !GITHUB_REPOSITORY || !/^[\w.-]+\/[\w.-]+$/.test(GITHUB_REPOSITORY))
+    return void 0;
+  if (!/^https?:\/\/[^\s/]+\/?$/.test(GITHUB_SERVER_URL)) return void 0;
+  return `${GITHUB_SERVER_URL.replace(/\/$/, "")}/${GITHUB_REPOSITORY}`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/refresh.js
+
+
+
+
+
+
+async function refreshStatuses(o) {
+  if (!o.config.grading.comment) return [];
+  try {
+    const outbox = new Outbox(o.layout);
+    const verdicts = /* @__PURE__ */ new Map();
+    for (const j of Object.values(new GradingQueue(o.layout).state().jobs)) {
+      if (j.status !== "graded" || !j.verdict) continue;
+      const reason = j.verdict.reasons[0];
+      verdicts.set(j.job.crewId, {
+        accepted: j.verdict.accepted,
+        code: j.verdict.code,
+        ...reason ? { reason } : {}
+      });
+    }
+    const runUrl = o.runUrl ?? runUrlFromEnv();
+    const repoUrl = o.repoUrl ?? repoUrlFromEnv();
+    const deliveries = outbox.deliveries();
+    const settled = /* @__PURE__ */ new Map();
+    for (const s of Object.values(readFeedback(o.layout).settled))
+      if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? "merged" : "closed");
+    const statuses = issueStatuses({
+      registry: readRegistry(o.layout),
+      verdicts,
+      deliveries,
+      settled,
+      ...runUrl ? { runUrl } : {},
+      ...repoUrl ? { repoUrl } : {}
+    });
+    const bodies = /* @__PURE__ */ new Map();
+    for (const [issue, s] of statuses) {
+      if (o.only && !o.only.has(issue)) continue;
+      bodies.set(issue, statusComment(issue, s));
+    }
+    return await outbox.recordStatuses(bodies, o.now ?? /* @__PURE__ */ new Date());
+  } catch (e) {
+    o.logger.warning(`status comments not refreshed: ${message(e)}; the next cycle refreshes them`);
+    return [];
+  }
+}
+async function publishStatuses(o) {
+  const recorded = await refreshStatuses(o);
+  if (!o.github || recorded.length === 0) return { recorded, delivered: 0 };
+  try {
+    const d = await new Outbox(o.layout).deliver(o.github, {
+      logger: o.logger,
+      now: () => /* @__PURE__ */ new Date(),
+      kinds: ["status"]
+    });
+    return { recorded, delivered: d.delivered };
+  } catch (e) {
+    o.logger.warning(`status comments not delivered: ${message(e)}; they stay in the outbox`);
+    return { recorded, delivered: 0 };
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/scan.js
+
+
+
+
+
+const MAX_TEXT = 8e3;
+const LOG_TAIL = 4e3;
+const CI_START_MS = 15 * 6e4;
+function clean(text, max = MAX_TEXT) {
+  return redact_redactText(sanitizeText(text, max).text);
+}
+function untrustedAuthor(a, trust, bots) {
+  if (a.bot) {
+    return bots.some((b) => b.toLowerCase() === a.login.toLowerCase()) ? void 0 : `${a.login} is a bot not listed as trusted`;
+  }
+  if (trust.anyone) return void 0;
+  if (trust.associations.includes(a.association)) return void 0;
+  return `${a.login} is ${a.association}, not ${trust.associations.join("/")}`;
+}
+function schoolCommand(body) {
+  const m = /^\s*\/school(?:\s+([\s\S]*))?$/.exec(body);
+  return m ? (m[1] ?? "").trim() : void 0;
+}
+async function scanFeedback(o) {
+  const r = {
+    events: [],
+    changed: [],
+    settled: [],
+    feedback: [],
+    ignored: [],
+    notModified: false
+  };
+  const open = o.delivered.filter((d) => !o.state.settled[d.pr]);
+  if (open.length === 0) return r;
+  const since = o.state.cursor.since ?? o.firstSince;
+  const list = await o.port.listChanged({
+    ...since ? { since } : {},
+    ...o.state.cursor.etag ? { etag: o.state.cursor.etag } : {}
+  });
+  if (o.collect === "all") await readChecks(o, r, open);
+  if (list.status === "not-modified") {
+    r.notModified = true;
+    return r;
+  }
+  const byPr = new Map(open.map((d) => [d.pr, d]));
+  const byIssue = new Map(open.map((d) => [d.issue, d]));
+  for (const item of list.issues) {
+    const updatedAt = item.updated_at ?? "";
+    const seen = o.state.watched[item.number];
+    if (seen && updatedAt <= seen.updatedAt && item.state === (seen.state ?? "open")) continue;
+    const d = isPullRequest(item) ? byPr.get(item.number) : byIssue.get(item.number);
+    if (!d) continue;
+    r.changed.push(item.number);
+    if (isPullRequest(item)) await readPull(o, r, d, updatedAt, seen?.updatedAt);
+    else {
+      if (o.collect === "all") await readComments(o, r, d, d.issue, seen?.updatedAt);
+      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state }));
+    }
+  }
+  const next = list.serverDate ? new Date(list.serverDate.getTime() - 1e3).toISOString() : since;
+  r.events.push(
+    event_log_event(
+      "feedback.cursor",
+      `cursor:${o.now.toISOString()}:${list.etag ?? ""}`,
+      { ...next ? { since: next } : {}, ...list.etag ? { etag: list.etag } : {} },
+      o.now
+    )
+  );
+  return r;
+}
+function seenEvent(now, d) {
+  return event_log_event("feedback.seen", `seen:${d.number}:${d.updatedAt}:${now.toISOString()}`, d, now);
+}
+async function readPull(o, r, d, updatedAt, seenAt) {
+  const pull = await o.port.pull(d.pr);
+  if (pull.state === "closed") {
+    const s = { pr: d.pr, issue: d.issue, crewId: d.crewId, merged: pull.merged };
+    r.settled.push(s);
+    r.events.push(event_log_event("pr.settled", `settled:${d.pr}`, s, o.now));
+    return;
+  }
+  const reviewsSeen = [];
+  if (o.collect === "all") {
+    const known = new Set(o.state.watched[d.pr]?.reviews ?? []);
+    const reviews = (await o.port.reviews(d.pr)).filter((v) => !known.has(v.id));
+    const lines = await o.port.lineComments(d.pr, seenAt);
+    for (const v of reviews) {
+      reviewsSeen.push(v.id);
+      if (v.state !== "CHANGES_REQUESTED") continue;
+      const why = untrustedAuthor(v.author, o.trust, o.bots);
+      const id = `review:${v.id}`;
+      if (why) {
+        r.ignored.push({ issue: d.issue, pr: d.pr, id, author: v.author.login, reason: why });
+        continue;
+      }
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: "review",
+        id,
+        author: v.author.login,
+        text: clean(v.body),
+        lines: lines.filter((c) => c.reviewId === v.id).map((c) => ({
+          path: clean(c.path, 500),
+          ...c.line !== void 0 ? { line: c.line } : {},
+          body: clean(c.body, 2e3)
+        }))
+      });
+    }
+    await readComments(o, r, d, d.pr, seenAt);
+  }
+  r.events.push(
+    seenEvent(o.now, {
+      number: d.pr,
+      updatedAt,
+      state: pull.state,
+      ...reviewsSeen.length ? { reviews: reviewsSeen } : {}
+    })
+  );
+}
+async function readComments(o, r, d, n, seenAt) {
+  for (const c of await o.port.comments(n, seenAt)) {
+    if (seenAt && c.updatedAt <= seenAt) continue;
+    if (c.body.includes(statusMarkerOf(d.issue))) continue;
+    const instruction = schoolCommand(c.body);
+    if (instruction === void 0) continue;
+    const id = `comment:${c.id}`;
+    const why = untrustedAuthor(c.author, o.trust, o.bots);
+    if (why) r.ignored.push({ issue: d.issue, pr: d.pr, id, author: c.author.login, reason: why });
+    else if (instruction === "")
+      r.ignored.push({
+        issue: d.issue,
+        pr: d.pr,
+        id,
+        author: c.author.login,
+        reason: "`/school` without an instruction"
+      });
+    else
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: "command",
+        id,
+        author: c.author.login,
+        text: clean(instruction)
+      });
+  }
+}
+async function readChecks(o, r, open) {
+  for (const d of open) {
+    if (o.state.watched[d.pr]?.ciSha === d.sha) continue;
+    const runs = await o.port.checkRuns(d.sha);
+    if (runs.some((c) => c.status !== "completed")) continue;
+    const young = d.deliveredAt !== void 0 && o.now.getTime() - Date.parse(d.deliveredAt) < CI_START_MS;
+    if (runs.length === 0 && young) continue;
+    const failed = runs.filter((c) => c.conclusion === "failure" || c.conclusion === "timed_out");
+    if (failed.length > 0) {
+      const tails = [];
+      for (const f of failed.slice(0, 3)) {
+        const log = await o.port.jobLog(f.id);
+        tails.push(`${f.name}: ${f.conclusion}${log ? `
+${log.slice(-LOG_TAIL)}` : ""}`);
+      }
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: "ci",
+        id: `ci:${d.sha}`,
+        author: "ci",
+        text: clean(tails.join("\n\n"))
+      });
+    }
+    const prev = o.state.watched[d.pr]?.updatedAt ?? "";
+    r.events.push(seenEvent(o.now, { number: d.pr, updatedAt: prev, ciSha: d.sha }));
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/watch.js
+
+
+
+
+
+
+function deliveredPullRequests(layout) {
+  const outbox = new Outbox(layout);
+  let oldest;
+  for (const e of outbox.log.read().events) {
+    if (e.type !== "outbox.delivered" || !e.data.result?.pullRequest) continue;
+    if (!oldest || e.at < oldest) oldest = e.at;
+  }
+  const delivered = [];
+  for (const [issue, d] of outbox.deliveries()) {
+    if (!d.pullRequest) continue;
+    delivered.push({ issue, pr: d.pullRequest.number, crewId: d.crewId, sha: d.sha });
+  }
+  return { delivered, ...oldest ? { oldest } : {} };
+}
+async function watchDeliveries(o) {
+  const now = o.now ?? /* @__PURE__ */ new Date();
+  const empty = { settled: [], requests: 0, notModified: false };
+  try {
+    const { delivered, oldest } = deliveredPullRequests(o.layout);
+    if (delivered.length === 0) return empty;
+    const r = await scanFeedback({
+      port: o.port,
+      state: readFeedback(o.layout),
+      delivered,
+      collect: "settlement",
+      trust: o.config.curriculum.trust,
+      bots: [],
+      // Before the first delivery (by ten minutes: our clock is not GitHub's), so what happened on
+      // the pull requests since is seen.
+      ...oldest ? { firstSince: new Date(Date.parse(oldest) - 6e5).toISOString() } : {},
+      now
+    });
+    if (r.settled.length > 0) {
+      const jobs = new Map(
+        Object.values(new GradingQueue(o.layout).state().jobs).map((j) => [j.job.crewId, j.job])
+      );
+      const judged = [];
+      for (const s of r.settled) {
+        const job = jobs.get(s.crewId);
+        if (!job) {
+          o.logger.warning(
+            `pull request #${s.pr} settled, but crew ${s.crewId} has no grading job here: not scored`
+          );
+          continue;
+        }
+        judged.push({
+          pr: s.pr,
+          issue: s.issue,
+          crewId: s.crewId,
+          agent: job.agent,
+          domain: job.domain,
+          difficulty: job.difficulty,
+          merged: s.merged,
+          alpha: o.config.grading.emaAlpha
+        });
+      }
+      await new ScoreLedger(o.layout).applyHuman(judged, now);
+      for (const s of r.settled)
+        o.logger.info(
+          `pull request #${s.pr} for issue #${s.issue} ${s.merged ? "merged" : "closed unmerged"}`
+        );
+    }
+    await feedbackLog(o.layout).append(r.events);
+    return { settled: r.settled, requests: o.port.requests, notModified: r.notModified };
+  } catch (e) {
+    o.logger.warning(`delivered pull requests not checked: ${message(e)}; the next cycle asks again`);
+    return { ...empty, requests: o.port.requests };
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/grading/records.js
 
 function outboxPolicy(config, deliver) {
@@ -66525,7 +67202,7 @@ function outboxEntries(policy, job, verdict) {
       labels
     }
   ];
-  if (policy.comment) {
+  if (policy.comment && policy.resultComment) {
     entries.push({
       id: `outbox:${job.jobKey}:comment`,
       jobKey: job.jobKey,
@@ -66720,6 +67397,8 @@ function writeView(ctx, warnings) {
 
 
 
+
+
 function fleetCapacity(config) {
   return config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0);
 }
@@ -66858,6 +67537,14 @@ async function drain(o) {
   return r;
 }
 async function finish(o, r, outbox, now) {
+  if (o.feedback)
+    await watchDeliveries({
+      config: o.config,
+      layout: o.layout,
+      logger: o.logger,
+      port: o.feedback,
+      now: now()
+    });
   try {
     if (o.github || o.delivery) {
       const d = await outbox.deliver(o.github, {
@@ -66868,6 +67555,11 @@ async function finish(o, r, outbox, now) {
       r.outboxDelivered = d.delivered;
       r.outboxPending = d.pending;
     } else r.outboxPending = outbox.pending().length;
+    if (o.github && (await refreshStatuses({ config: o.config, layout: o.layout, logger: o.logger, now: now() })).length > 0) {
+      const d = await outbox.deliver(o.github, { logger: o.logger, now, kinds: ["status"] });
+      r.outboxDelivered += d.delivered;
+      r.outboxPending = d.pending;
+    }
   } catch (e) {
     o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
   }
@@ -66952,7 +67644,17 @@ function octokitPort(client, repository, o = {}) {
       });
     },
     async createComment(issue, body) {
-      await client.rest.issues.createComment({ owner, repo, issue_number: issue, body, ...request });
+      const r = await client.rest.issues.createComment({
+        owner,
+        repo,
+        issue_number: issue,
+        body,
+        ...request
+      });
+      return { id: r.data.id };
+    },
+    async updateComment(commentId, body) {
+      await client.rest.issues.updateComment({ owner, repo, comment_id: commentId, body, ...request });
     }
   };
 }
@@ -68709,7 +69411,12 @@ function ledgerScores(layout, logger) {
     return void 0;
   }
   if (Object.keys(state.agents).length === 0) return void 0;
-  return (agent, { domain, difficulty }) => (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
+  return (agent, { domain, difficulty }) => {
+    const graders = (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
+    const human = (humanScoreOf(state, agent, domain, difficulty) ?? humanScoreOf(state, agent, domain) ?? humanScoreOf(state, agent))?.ema;
+    if (graders === void 0 || human === void 0) return graders ?? human;
+    return (graders + human) / 2;
+  };
 }
 
 
@@ -71001,7 +71708,7 @@ async function planStep(o) {
     return await planDispatch({
       config: o.config,
       layout,
-      curriculum: readCurriculumStrict(layout),
+      curriculum: o.onlyIssues ? readCurriculumStrict(layout).filter((i) => o.onlyIssues.has(i.number)) : readCurriculumStrict(layout),
       logger: o.logger,
       freeDiskBytes: disk,
       ...verdicts ? { verdicts } : {},
@@ -71652,6 +72359,134 @@ const doctorCommand = {
 };
 
 
+;// CONCATENATED MODULE: ./.build/src/feedback/port.js
+
+function author(raw, association) {
+  const u = raw ?? {};
+  const login = typeof u.login === "string" ? u.login : "";
+  return {
+    login,
+    bot: u.type === "Bot" || login.endsWith("[bot]"),
+    association: typeof association === "string" ? association : "NONE"
+  };
+}
+const str = (v) => typeof v === "string" ? v : "";
+function octokitFeedback(client, repository) {
+  const repo = parseRepo(repository);
+  const { owner, repo: name } = repo;
+  let requests = 0;
+  async function all(route, params) {
+    const out = [];
+    let url;
+    for (; ; ) {
+      requests++;
+      const r = url ? await client.request({ method: "GET", url }) : await client.request(route, { owner, repo: name, per_page: 100, ...params });
+      if (Array.isArray(r.data)) out.push(...r.data);
+      url = nextLink(r.headers.link);
+      if (!url) return out;
+    }
+  }
+  return {
+    get requests() {
+      return requests;
+    },
+    async listChanged(q) {
+      const r = await listIssues(client, repo, {
+        state: "all",
+        ...q.since ? { since: q.since } : {},
+        ...q.etag ? { etag: q.etag } : {}
+      });
+      requests += r.requests;
+      return r;
+    },
+    async pull(n) {
+      requests++;
+      const r = await client.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", {
+        owner,
+        repo: name,
+        pull_number: n
+      });
+      const d = r.data;
+      const head = d.head ?? {};
+      return {
+        number: n,
+        state: d.state === "closed" ? "closed" : "open",
+        merged: d.merged === true || typeof d.merged_at === "string" && d.merged_at !== "",
+        headSha: str(head.sha),
+        headRef: str(head.ref)
+      };
+    },
+    async reviews(n) {
+      const list = await all("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { pull_number: n });
+      return list.map((r) => ({
+        id: Number(r.id),
+        author: author(r.user, r.author_association),
+        state: str(r.state),
+        body: str(r.body),
+        submittedAt: str(r.submitted_at)
+      }));
+    },
+    async lineComments(n, since) {
+      const list = await all("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments", {
+        pull_number: n,
+        ...since ? { since } : {}
+      });
+      return list.map((c) => ({
+        id: Number(c.id),
+        ...typeof c.pull_request_review_id === "number" ? { reviewId: c.pull_request_review_id } : {},
+        author: author(c.user, c.author_association),
+        path: str(c.path),
+        ...typeof c.line === "number" ? { line: c.line } : {},
+        body: str(c.body),
+        updatedAt: str(c.updated_at)
+      }));
+    },
+    async comments(n, since) {
+      const list = await all("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", {
+        issue_number: n,
+        ...since ? { since } : {}
+      });
+      return list.map((c) => ({
+        id: Number(c.id),
+        author: author(c.user, c.author_association),
+        body: str(c.body),
+        updatedAt: str(c.updated_at)
+      }));
+    },
+    async checkRuns(sha) {
+      requests++;
+      const r = await client.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+        owner,
+        repo: name,
+        ref: sha,
+        per_page: 100
+      });
+      const runs = r.data.check_runs ?? [];
+      return runs.map((c) => ({
+        id: Number(c.id),
+        name: str(c.name),
+        status: str(c.status),
+        conclusion: typeof c.conclusion === "string" ? c.conclusion : null
+      }));
+    },
+    async jobLog(jobId) {
+      requests++;
+      try {
+        const r = await client.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs", {
+          owner,
+          repo: name,
+          job_id: jobId
+        });
+        const d = r.data;
+        return typeof d === "string" ? d : d instanceof ArrayBuffer ? Buffer.from(d).toString("utf8") : void 0;
+      } catch {
+        return void 0;
+      }
+    }
+  };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/examples/prepare.js
 
 
@@ -71802,6 +72637,7 @@ function prepareExampleRepo(targetDir, options = {}) {
 
 
 
+
 async function runLoop(o) {
   const { config, layout, logger } = o;
   const fetched = await logger.group(
@@ -71820,6 +72656,7 @@ async function runLoop(o) {
   logger.info(
     `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`
   );
+  if (o.github) await publishStatuses({ config, layout, logger, github: o.github });
   const runs = await logger.group(
     "dispatch-crew: run",
     () => Promise.all(
@@ -71845,7 +72682,8 @@ async function runLoop(o) {
       logger,
       progress: drainProgress({ logger }),
       ...o.github ? { github: o.github } : {},
-      ...o.delivery ? { delivery: o.delivery } : {}
+      ...o.delivery ? { delivery: o.delivery } : {},
+      ...o.feedback ? { feedback: o.feedback } : {}
     })
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
@@ -71855,6 +72693,7 @@ async function runLoop(o) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/cli/commands/loop.js
+
 
 
 
@@ -71901,9 +72740,10 @@ const loopCommand = {
       throw new ConfigError("school loop: use either --example or --config, not both.");
     }
     const config = values.example ? exampleConfig() : resolveConfig(values.config);
+    const lines = values.json ? process.stderr : process.stdout;
     if (values.example) {
       const repo = prepareExampleRepo(config.repoPath);
-      process.stdout.write(`example repository: ${repo.path} at ${repo.head.slice(0, 12)}
+      lines.write(`example repository: ${repo.path} at ${repo.head.slice(0, 12)}
 `);
     }
     const layout = new StateLayout(config.stateDir);
@@ -71939,8 +72779,9 @@ const loopCommand = {
       source,
       launcher,
       ...github ? { github } : {},
+      ...client && values.repo ? { feedback: octokitFeedback(client, values.repo) } : {},
       ...deliveryOption(config, layout, logger, client, values.repo),
-      onProgress: (line) => process.stdout.write(`${line}
+      onProgress: (line) => lines.write(`${line}
 `)
     });
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + "\n");
@@ -72158,6 +72999,15 @@ function where(daemon, slot) {
   if (!daemon) return "\u2014";
   return slot === void 0 ? daemon : `${daemon}/${slot}`;
 }
+function humansLine(h) {
+  if (!h || h.settled === 0) return void 0;
+  const parts = [
+    `${h.merged} of ${h.settled} delivered pull request(s) merged${h.acceptance !== void 0 ? ` (${percent(h.acceptance)} acceptance by humans)` : ""}`,
+    ...h.revisionsPerMerged !== void 0 ? [`${h.revisionsPerMerged.toFixed(2)} revisions per merged PR`] : [],
+    ...h.costPerMergedUsd !== void 0 ? [`${format_usd(h.costPerMergedUsd)} per merged PR`] : []
+  ];
+  return parts.join("; ");
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/model.js
@@ -72352,15 +73202,19 @@ function control(view) {
   return `<section class="block" data-testid="control"><h2>Pauses and spend</h2>${pauses}${cleared}<p data-testid="spend" data-spent="${view.spend.spentUsd}"${view.spend.capUsd !== void 0 ? ` data-cap="${view.spend.capUsd}"` : ""}>Spend: ${h(spendLine(view.spend))}</p><p>Grading queue: <span data-testid="queue-depth">${view.queue.depth}</span> waiting, ${view.queue.deadLetters} dead letter(s).</p></section>`;
 }
 function html_leaderboard(view) {
+  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
+  const humanCell = (r) => humans ? `<td class="n" data-testid="human-score">${r.human !== void 0 ? `${score(r.human)} (${r.humanCount})` : "\u2014"}</td>` : "";
   const rows = view.leaderboard.overall.map(
-    (r) => `<tr data-testid="leader-row" data-agent="${h(r.agent)}" data-rank="${r.rank}"><td class="n">${r.rank}</td><td>${h(r.agent)}</td><td class="n">${score(r.score)}</td><td class="n">${r.count}</td><td class="n">${r.accepted ?? "\u2014"}</td><td class="n">${r.rejected ?? "\u2014"}</td></tr>`
+    (r) => `<tr data-testid="leader-row" data-agent="${h(r.agent)}" data-rank="${r.rank}"><td class="n">${r.rank}</td><td>${h(r.agent)}</td><td class="n">${score(r.score)}</td><td class="n">${r.count}</td><td class="n">${r.accepted ?? "\u2014"}</td><td class="n">${r.rejected ?? "\u2014"}</td>${humanCell(r)}</tr>`
   ).join("");
   const cells = view.leaderboard.cells.map(
     (c) => `<tr data-testid="cell-row"><td>${h(c.domain)}</td><td class="n">${c.difficulty}</td><td>${h(c.agent)}</td><td class="n">${score(c.score)}</td><td class="n">${c.count}</td></tr>`
   ).join("");
-  const overall = rows ? `<table data-testid="leaderboard"><thead><tr><th>#</th><th>agent</th><th>score</th><th>graded</th><th>accepted</th><th>rejected</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="empty" data-testid="leaderboard-empty">No graded crews yet.</p>';
+  const overall = rows ? `<table data-testid="leaderboard"><thead><tr><th>#</th><th>agent</th><th>score</th><th>graded</th><th>accepted</th><th>rejected</th>${humans ? "<th>by humans</th>" : ""}</tr></thead><tbody>${rows}</tbody></table>` : '<p class="empty" data-testid="leaderboard-empty">No graded crews yet.</p>';
   const perCell = cells ? `<h3>Per domain \xD7 difficulty</h3><table data-testid="leaderboard-cells"><thead><tr><th>domain</th><th>difficulty</th><th>agent</th><th>score</th><th>graded</th></tr></thead><tbody>${cells}</tbody></table>` : "";
-  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${perCell}</section>`;
+  const byHumans = humansLine(view.humans);
+  const humanLine = byHumans ? `<p data-testid="by-humans">By humans: ${h(byHumans)}</p>` : "";
+  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${perCell}</section>`;
 }
 function daemons(view) {
   const rows = view.daemons.map(
@@ -72901,6 +73755,8 @@ class KeyHashes {
 
 
 
+
+
 const TAIL_LIMIT = 1 << 20;
 function foldWhole(folder, read) {
   const contents = splitLog(read.records, read.tornTail);
@@ -73012,7 +73868,14 @@ function loadBoardSources(layout) {
     } catch {
     }
   }
+  let feedback;
+  try {
+    feedback = readFeedback(layout);
+  } catch (e) {
+    reader.problems.push({ file: STATE_FILES.feedback, message: `could not read: ${message(e)}` });
+  }
   return {
+    ...feedback ? { feedback } : {},
     ...c ? { registry: c.x } : {},
     ...curriculum.items ? { curriculum: curriculum.items } : {},
     ...g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {},
@@ -73198,7 +74061,31 @@ function placeJob(place, clean, item, job) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/board/humans.js
+function humanFigures(feedback, grading, spentUsd) {
+  const settled = Object.values(feedback?.settled ?? {});
+  const merged = settled.filter((s) => s.merged);
+  const out = { settled: settled.length, merged: merged.length };
+  if (settled.length > 0) out.acceptance = merged.length / settled.length;
+  if (merged.length > 0) {
+    const accepted = /* @__PURE__ */ new Map();
+    for (const j of Object.values(grading?.jobs ?? {}))
+      if (j.status === "graded" && j.verdict?.accepted)
+        accepted.set(j.job.issueNumber, (accepted.get(j.job.issueNumber) ?? 0) + 1);
+    const revisions = merged.reduce((n, s) => n + Math.max(0, (accepted.get(s.issue) ?? 1) - 1), 0);
+    out.revisionsPerMerged = revisions / merged.length;
+    out.costPerMergedUsd = spentUsd / merged.length;
+  }
+  return out;
+}
+function humanScore(ledger, agent) {
+  const h = ledger.human?.agents[agent];
+  return h ? { score: h.ema, count: h.count } : void 0;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/board/view.js
+
 
 
 
@@ -73249,9 +74136,17 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
     })),
     timeline: timeline(abridged === void 0 ? registry : void 0, now),
     leaderboard: ledger ? {
-      overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
+      overall: leaderRows(ledger).map((r) => {
+        const h = humanScore(ledger, r.agent);
+        return {
+          ...r,
+          score: round(r.score, 4),
+          ...h ? { human: round(h.score, 4), humanCount: h.count } : {}
+        };
+      }),
       cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
     } : { overall: [], cells: [] },
+    ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,
@@ -73350,6 +74245,15 @@ function timeline(registry, now) {
     void 0
   );
   return { ...start ? { start } : {}, end: now.toISOString(), bars };
+}
+function roundHumans(h) {
+  return {
+    settled: h.settled,
+    merged: h.merged,
+    ...h.acceptance !== void 0 ? { acceptance: round(h.acceptance, 4) } : {},
+    ...h.revisionsPerMerged !== void 0 ? { revisionsPerMerged: round(h.revisionsPerMerged, 4) } : {},
+    ...h.costPerMergedUsd !== void 0 ? { costPerMergedUsd: round(h.costPerMergedUsd, 4) } : {}
+  };
 }
 
 
@@ -74941,21 +75845,25 @@ function renderTerminal(view) {
     );
   }
   out.push("", "Leaderboard");
+  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
   if (view.leaderboard.overall.length === 0) out.push("  (no graded crews yet)");
   else
     out.push(
       ...table([
-        ["rank", "agent", "score", "graded", "accepted", "rejected"],
+        ["rank", "agent", "score", "graded", "accepted", "rejected", ...humans ? ["by humans"] : []],
         ...view.leaderboard.overall.slice(0, LEADERS).map((r) => [
           String(r.rank),
           r.agent,
           score(r.score),
           String(r.count),
           String(r.accepted ?? "\u2014"),
-          String(r.rejected ?? "\u2014")
+          String(r.rejected ?? "\u2014"),
+          ...humans ? [r.human !== void 0 ? `${score(r.human)} (${r.humanCount})` : "\u2014"] : []
         ])
       ])
     );
+  const byHumans = humansLine(view.humans);
+  if (byHumans) out.push("", `By humans: ${byHumans}`);
   if (view.pauses.lastCleared) {
     out.push("", `Last pause cleared ${view.pauses.lastCleared.at}: ${view.pauses.lastCleared.reason}`);
   }

@@ -52601,7 +52601,9 @@ const schema_configSchema = strictObject({
       accepted: schemas_string().default("school:accepted"),
       rejected: schemas_string().default("school:rejected")
     }).prefault({}),
-    comment: schemas_boolean().default(false).describe("Post a result comment on the issue.")
+    comment: schemas_boolean().default(true).describe(
+      "Keep one status comment per issue, edited in place: queued, running, accepted, rejected, paused, stopped."
+    )
   }).prefault({}),
   sandbox: sandboxSchema.describe(
     "The sandbox every untrusted process runs in: students, verification, sealed tests, the reviewer."
@@ -53453,6 +53455,8 @@ const STATE_FILES = {
   spend: "spend.jsonl",
   /** School-wide control: pauses, roster heartbeats (events). */
   school: "school.jsonl",
+  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
+  feedback: "feedback.jsonl",
   /** Append-only audit log of everything the school did. */
   audit: "events.jsonl",
   /** Checkpoint manifest: generation and SHA-256 of every file. */
@@ -56220,7 +56224,20 @@ function agentAllowList(agent, env) {
     const target = urlTarget(env[name]);
     if (target) out.add(target);
   }
+  if (agent.kind === "codex") for (const t of codexProviderTargets(agent.args ?? [])) out.add(t);
   return [...out];
+}
+function codexProviderTargets(args) {
+  const out = [];
+  args.forEach((a, i) => {
+    const value = a === "-c" || a === "--config" ? args[i + 1] : /^--config=(.*)$/s.exec(a)?.[1];
+    if (!value || !/^\s*model_providers\./.test(value)) return;
+    for (const m of value.matchAll(/base_url\s*[=:]\s*["']?([^"',}\s]+)/g)) {
+      const t = urlTarget(m[1]);
+      if (t) out.push(t);
+    }
+  });
+  return out;
 }
 function urlTarget(url) {
   if (!url) return void 0;
@@ -56847,7 +56864,7 @@ function classifyTiers(tiers) {
 }
 function errorEnding(tool, kind, words, now, o = {}) {
   const detail = tail(words);
-  const said = tail(words, 200).replace(/\s+/g, " ");
+  const said = tail(o.decisive?.trim() ? o.decisive : words, 200).replace(/\s+/g, " ");
   if (kind === "usage_limit") {
     const resetAt = o.resetAt ?? parseResetTime(words, now);
     return {
@@ -56874,7 +56891,13 @@ function errorEnding(tool, kind, words, now, o = {}) {
 const oneLine = (text) => tail(text, 200).replace(/\s+/g, " ");
 function unrecognisedEnding(tool, o, exitCode, printed, now) {
   const kind = classifyText(printed.prose);
-  if (kind) return errorEnding(tool, kind, printed.prose, now, { resumed: o.resumed });
+  if (kind) {
+    const line = printed.prose.split("\n").find((l) => classifyText(l) === kind);
+    return errorEnding(tool, kind, printed.prose, now, {
+      resumed: o.resumed,
+      ...line ? { decisive: line } : {}
+    });
+  }
   const shown = printed.prose.trim() ? printed.prose : printed.tail;
   return {
     kind: "could_not_start",
@@ -56985,7 +57008,7 @@ class LineScanner {
     this.partialCut = false;
     if (cut) this.cutLines++;
     if (!line) return;
-    if ((cut || line.startsWith("{") || line.startsWith("[")) && this.sink(line, cut)) return;
+    if (this.sink(line, cut)) return;
     this.keepProse(cut ? `\u2026${line.slice(-512)}` : line);
   }
   keepProse(line) {
@@ -57091,6 +57114,7 @@ class ClaudeReader {
   /** `api_retry` notices, in order. */
   notices = [];
   line = (text, cut) => {
+    if (!cut && text[0] !== "{" && text[0] !== "[") return false;
     let v;
     if (cut) {
       v = lastArrayObject(text);
@@ -57207,6 +57231,7 @@ function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
     const words = [decisive, r.subtype && r.subtype !== "success" ? r.subtype : "", prose].filter(Boolean).join("\n");
     return {
       ...errorEnding("claude", kind, words, now, {
+        decisive,
         subtype: r.subtype,
         resumed: ctx.resumed,
         ...reader.resetAt ? { resetAt: reader.resetAt } : {}
@@ -57238,6 +57263,10 @@ function apiKind(r, only) {
 
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+const QUIET = [
+  ["analytics.enabled", "false"],
+  ["features.plugins", "false"]
+];
 function codexArgv(agent, turn = {}) {
   if (turn.resume && !THREAD_ID.test(turn.resume))
     throw new TypeError(`codex: thread id ${JSON.stringify(turn.resume)} is not an id`);
@@ -57249,6 +57278,11 @@ function codexArgv(agent, turn = {}) {
   if (turn.outerSandbox && !sandboxed) argv.push("--dangerously-bypass-approvals-and-sandbox");
   else if (turn.readOnly) argv.push("--sandbox", "read-only");
   else if (!sandboxed) argv.push("--sandbox", "workspace-write");
+  if (turn.outerSandbox) {
+    for (const [key, value] of QUIET)
+      if (!agent.args.some((a) => a.replace(/\s/g, "").startsWith(`${key}=`)))
+        argv.push("-c", `${key}=${value}`);
+  }
   argv.push(...agent.args);
   if (turn.resume) argv.push("resume", turn.resume);
   argv.push("-");
@@ -57259,6 +57293,7 @@ const keep = (list, s) => {
   list.push(s.length > 4096 ? `${s.slice(0, 4096)}\u2026` : s);
   if (list.length > KEEP) list.shift();
 };
+const PATCH_FAILED = /\bERROR codex_core::tools::router: error=(?:apply_patch verification failed|patch rejected)\b/;
 const CODEX_EVENT = /^(?:(?:thread|turn|item)\.[a-z_]+|error)$/;
 const CODEX_FRAGMENT = /^\{"(?:type"\s*:\s*"(?:thread|turn|item)\.|id"\s*:\s*"[^"]*"\s*,\s*"msg")/;
 class CodexReader {
@@ -57284,6 +57319,7 @@ class CodexReader {
   /** `file_change` items: the paths of those that failed, and how many applied. */
   writes = { failed: [], failedCount: 0, applied: 0 };
   line = (text, cut) => {
+    if (!cut && !text.startsWith("{")) this.logLine(text);
     if (cut || !text.startsWith("{")) return false;
     let e;
     try {
@@ -57338,6 +57374,20 @@ class CodexReader {
     }
     return true;
   };
+  /**
+   * Codex 0.171 prints a patch that did not apply, or that its approval settings rejected, only as a
+   * log line on stderr (`ERROR codex_core::tools::router: error=apply_patch verification failed: …
+   * in <path>:`, `error=patch rejected: …`), with no `file_change` item: a failed write all the same.
+   * The line stays prose for the reason.
+   */
+  logLine(text) {
+    const m = PATCH_FAILED.exec(text);
+    if (!m) return;
+    this.writes.failedCount++;
+    const path = /\bin (\/\S+?):?$/.exec(text)?.[1];
+    if (path && this.writes.failed.length < 20 && !this.writes.failed.includes(path))
+      this.writes.failed.push(path.slice(0, 300));
+  }
   fileChange(item) {
     if (item.status !== "failed" && item.status !== "declined") {
       this.writes.applied++;
@@ -57431,7 +57481,8 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
     const words = [decisive, around].filter(Boolean).join("\n");
     return {
       ...errorEnding("codex", classifyTiers([decisive.trim() ? decisive : around]), words, now, {
-        resumed: ctx.resumed
+        resumed: ctx.resumed,
+        decisive
       }),
       ...common
     };
@@ -66086,6 +66137,16 @@ const ledgerFold = registerFold({
   file: "scores",
   empty: () => ({ agents: {}, cells: {} }),
   apply(state, e) {
+    if (e.type === "human.judged") {
+      const h = e.data;
+      const human = state.human ??= { agents: {}, cells: {} };
+      const score = h.merged ? 1 : 0;
+      human.agents[h.agent] = step(human.agents[h.agent], score, h.merged, h.alpha);
+      const k2 = cellKey(h.agent, h.domain, h.difficulty);
+      const cell2 = step(human.cells[k2], score, h.merged, h.alpha);
+      human.cells[k2] = { agent: h.agent, domain: h.domain, difficulty: h.difficulty, ...cell2 };
+      return state;
+    }
     if (e.type !== "score.applied") return state;
     const d = e.data;
     state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
@@ -66180,6 +66241,22 @@ class ScoreLedger {
       ).appended.map((e) => e.data.crewId)
     );
   }
+  /**
+   * Applies what humans decided on delivered pull requests (item 5), once per pull request by key.
+   * Under the grading lock, like every write to `scores.jsonl`. Returns the pull requests applied now.
+   */
+  async applyHuman(items, now) {
+    if (items.length === 0) return [];
+    return lock_withLock(
+      this.layout.file("grading"),
+      () => this.guard(
+        () => this.log.transactHeld(() => ({
+          append: items.map((d) => event_log_event("human.judged", `human:${d.pr}`, d, now)),
+          result: void 0
+        })).appended.map((e) => e.data.pr)
+      )
+    );
+  }
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state = this.state()) {
     atomic_writeJsonAtomic(
@@ -66197,6 +66274,11 @@ class ScoreLedger {
 }
 function leaderboard(state) {
   return Object.entries(state.agents).map(([agent, s]) => ({ agent, ...s })).sort((a, b) => b.ema - a.ema || b.count - a.count || byCodePoint(a.agent, b.agent)).map((r, i) => ({ rank: i + 1, ...r }));
+}
+function humanScoreOf(state, agent, domain, difficulty) {
+  const h = state.human;
+  if (!h) return void 0;
+  return scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
 }
 function scoreOf(state, agent, domain, difficulty) {
   if (domain !== void 0 && difficulty !== void 0) {
@@ -66241,7 +66323,12 @@ function ledgerScores(layout, logger) {
     return void 0;
   }
   if (Object.keys(state.agents).length === 0) return void 0;
-  return (agent, { domain, difficulty }) => (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
+  return (agent, { domain, difficulty }) => {
+    const graders = (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
+    const human = (humanScoreOf(state, agent, domain, difficulty) ?? humanScoreOf(state, agent, domain) ?? humanScoreOf(state, agent))?.ema;
+    if (graders === void 0 || human === void 0) return graders ?? human;
+    return (graders + human) / 2;
+  };
 }
 
 
@@ -66854,7 +66941,7 @@ async function planStep(o) {
     return await planDispatch({
       config: o.config,
       layout,
-      curriculum: readCurriculumStrict(layout),
+      curriculum: o.onlyIssues ? readCurriculumStrict(layout).filter((i) => o.onlyIssues.has(i.number)) : readCurriculumStrict(layout),
       logger: o.logger,
       freeDiskBytes: disk,
       ...verdicts ? { verdicts } : {},
@@ -66986,6 +67073,22 @@ const dispatchInputsSchema = object({
   maxCrews: wholeNumberInput("max-crews"),
   jobTimeoutMinutes: wholeNumberInput("job-timeout-minutes"),
   clearPause: schemas_string().optional(),
+  onlyIssues: schemas_string().optional().transform((v, ctx) => {
+    const parts = (v ?? "").split(",").map((p) => p.trim()).filter(Boolean);
+    const out = [];
+    for (const p of parts) {
+      const n = Number(p);
+      if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n <= 0) {
+        ctx.addIssue({
+          code: "custom",
+          message: `only-issues: expected issue numbers separated by commas (e.g. 12,14), found "${p.slice(0, 40)}"`
+        });
+        return NEVER;
+      }
+      out.push(n);
+    }
+    return out.length ? out : void 0;
+  }),
   bookbagsPath: schemas_string().optional(),
   handoffPath: schemas_string().optional(),
   jobStartedAt: iso_datetime({ message: "job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z" }).optional(),
@@ -67057,6 +67160,7 @@ async function planMode(input, job, logger) {
       dryRun: input.dryRun,
       // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
       standby: true,
+      ...input.onlyIssues?.length ? { onlyIssues: new Set(input.onlyIssues) } : {},
       ...input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {},
       ...jobStatus ? { jobStatus } : {}
     })
@@ -67354,6 +67458,15 @@ function where(daemon, slot) {
   if (!daemon) return "\u2014";
   return slot === void 0 ? daemon : `${daemon}/${slot}`;
 }
+function humansLine(h) {
+  if (!h || h.settled === 0) return void 0;
+  const parts = [
+    `${h.merged} of ${h.settled} delivered pull request(s) merged${h.acceptance !== void 0 ? ` (${format_percent(h.acceptance)} acceptance by humans)` : ""}`,
+    ...h.revisionsPerMerged !== void 0 ? [`${h.revisionsPerMerged.toFixed(2)} revisions per merged PR`] : [],
+    ...h.costPerMergedUsd !== void 0 ? [`${format_usd(h.costPerMergedUsd)} per merged PR`] : []
+  ];
+  return parts.join("; ");
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/summary.js
@@ -67429,10 +67542,23 @@ function controlMarkdown(view) {
 }
 function leaderboardMarkdown(view, limit = 10) {
   if (!view.leaderboard.overall.length) return "_No graded crews yet._";
-  return mdTable(
-    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected"],
-    view.leaderboard.overall.slice(0, limit).map((r) => [r.rank, r.agent, format_score(r.score), r.count, r.accepted ?? "\u2014", r.rejected ?? "\u2014"])
+  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
+  const table = mdTable(
+    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected", ...humans ? ["By humans"] : []],
+    view.leaderboard.overall.slice(0, limit).map((r) => [
+      r.rank,
+      r.agent,
+      format_score(r.score),
+      r.count,
+      r.accepted ?? "\u2014",
+      r.rejected ?? "\u2014",
+      ...humans ? [r.human !== void 0 ? `${format_score(r.human)} (${r.humanCount})` : "\u2014"] : []
+    ])
   );
+  const line = humansLine(view.humans);
+  return line ? `${table}
+
+By humans: ${mdCell(line)}` : table;
 }
 function daemonsMarkdown(view) {
   return mdTable(
@@ -67531,6 +67657,7 @@ class errors_DeliveryRefusedError extends SchoolError {
 
 
 
+
 const outboxFold = registerFold({
   file: "outbox",
   empty: () => ({ items: {} }),
@@ -67544,6 +67671,7 @@ const outboxFold = registerFold({
     if (e.type === "outbox.delivered") {
       item.status = "delivered";
       if (e.data.result) item.result = e.data.result;
+      if (e.data.commentId !== void 0) item.commentId = e.data.commentId;
     } else if (e.type === "outbox.refused") {
       if (item.status === "pending") {
         item.status = "refused";
@@ -67559,9 +67687,12 @@ const outboxFold = registerFold({
     const shown = new Set(
       [...shownDeliveries(state)].filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue)).map(([, [id]]) => id)
     );
+    for (const [issue, id] of latestStatuses(state))
+      if (!scope?.openIssues || scope.openIssues.has(issue)) shown.add(id);
     const items = {};
     for (const [id, v] of Object.entries(state.items)) {
       if (v.status === "pending") items[id] = v;
+      else if (v.entry.kind === "status" && shown.has(id)) items[id] = v;
       else if (shown.has(id)) {
         const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
         items[id] = {
@@ -67605,6 +67736,19 @@ function shownDeliveries(state) {
     const prev = out.get(i.entry.issueNumber)?.[1].result;
     if (!prev || i.result.updated && prev.sha !== i.result.sha) out.set(i.entry.issueNumber, [id, i]);
   }
+  return out;
+}
+function latestStatuses(state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const [id, i] of Object.entries(state.items))
+    if (i.entry.kind === "status") out.set(i.entry.issueNumber, id);
+  return out;
+}
+function statusCommentIds(state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const i of Object.values(state.items))
+    if (i.entry.kind === "status" && i.status === "delivered" && i.commentId !== void 0)
+      out.set(i.entry.issueNumber, i.commentId);
   return out;
 }
 class Outbox {
@@ -67656,6 +67800,38 @@ class Outbox {
       options
     );
   }
+  /**
+   * Records each issue's status comment body when it differs from the issue's latest recorded one
+   * (a refresh that changes nothing records nothing). One transaction under the outbox lock, so two
+   * refreshes cannot both record the same change. Returns the issues recorded now.
+   */
+  async recordStatuses(bodies, now) {
+    if (bodies.size === 0) return [];
+    const { result } = await this.log.transact((contents) => {
+      const state = foldLog(outboxFold, contents);
+      const latest = latestStatuses(state);
+      const at = now.toISOString();
+      const append = [];
+      const issues = [];
+      for (const [issue, raw] of bodies) {
+        const body = redactText(raw);
+        const prev = latest.get(issue);
+        if (prev !== void 0 && state.items[prev]?.entry.body === body) continue;
+        const id = `outbox:status:${issue}:${at}:${outbox_digest(body)}`;
+        append.push(
+          event(
+            "outbox.recorded",
+            id,
+            { id, jobKey: `status:${issue}`, issueNumber: issue, kind: "status", body },
+            now
+          )
+        );
+        issues.push(issue);
+      }
+      return { append, result: issues };
+    });
+    return result;
+  }
   /** Delivery results by issue number (the latest delivered crew of each issue). */
   deliveries() {
     return deliveriesOf(this.state());
@@ -67668,16 +67844,39 @@ class Outbox {
    */
   async deliver(port, o) {
     return withLock(`${this.log.path}.delivery`, async () => {
-      const items = this.pending().filter((i) => i.entry.kind === "delivery" ? o.delivery : port);
+      const items = this.pending().filter(
+        (i) => (!o.kinds || o.kinds.includes(i.entry.kind)) && (i.entry.kind === "delivery" ? o.delivery : port)
+      );
       let delivered = 0;
       let refused = 0;
       for (const item of items) {
         const tries = o.tries ?? 2;
         let error;
         let result;
+        let commentId;
+        if (item.entry.kind === "status") {
+          const state = this.state();
+          if (latestStatuses(state).get(item.entry.issueNumber) !== item.entry.id) {
+            await this.log.append([
+              event(
+                "outbox.delivered",
+                `delivered:${item.entry.id}`,
+                { id: item.entry.id, superseded: true },
+                o.now()
+              )
+            ]);
+            continue;
+          }
+        }
         for (let t = 0; t < tries; t++) {
           try {
             if (item.entry.kind === "delivery") result = await deliverWork(o.delivery, item.entry);
+            else if (item.entry.kind === "status")
+              commentId = await sendStatus(
+                port,
+                item.entry,
+                statusCommentIds(this.state()).get(item.entry.issueNumber)
+              );
             else await send(port, item.entry);
             error = void 0;
             break;
@@ -67704,7 +67903,11 @@ class Outbox {
             event(
               "outbox.delivered",
               `delivered:${item.entry.id}`,
-              { id: item.entry.id, ...result ? { result } : {} },
+              {
+                id: item.entry.id,
+                ...result ? { result } : {},
+                ...commentId !== void 0 ? { commentId } : {}
+              },
               o.now()
             )
           ]);
@@ -67740,6 +67943,35 @@ function deliveredLine(issueNumber, r) {
   const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
   return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
 }
+function outbox_digest(body) {
+  return createHash("sha256").update(body).digest("hex").slice(0, 16);
+}
+function statusMarkerOf(issueNumber) {
+  return `<!-- school-core:status:issue-${issueNumber} -->`;
+}
+function httpStatus(e) {
+  return e?.status;
+}
+async function sendStatus(port, entry, knownId) {
+  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
+  if (knownId !== void 0 && port.updateComment) {
+    try {
+      await port.updateComment(knownId, body);
+      return knownId;
+    } catch (e) {
+      if (httpStatus(e) !== 404) throw e;
+    }
+  }
+  const marker = statusMarkerOf(entry.issueNumber);
+  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? "").includes(marker));
+  if (found?.id !== void 0 && port.updateComment) {
+    if (found.body !== body) await port.updateComment(found.id, body);
+    return found.id;
+  }
+  if (found) return void 0;
+  const created = await port.createComment(entry.issueNumber, body);
+  return created?.id;
+}
 async function send(port, entry) {
   if (entry.kind === "labels") {
     await port.addLabels(entry.issueNumber, entry.labels ?? []);
@@ -67749,6 +67981,45 @@ async function send(port, entry) {
   const existing = await port.listComments(entry.issueNumber);
   if (existing.some((c) => (c.body ?? "").includes(marker))) return;
   await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/log.js
+
+
+const feedbackFold = registerFold(
+  {
+    file: "feedback",
+    empty: () => ({ cursor: {}, watched: {}, settled: {} }),
+    apply(state, e) {
+      if (e.type === "feedback.cursor") state.cursor = { ...e.data };
+      else if (e.type === "feedback.seen") {
+        const prev = state.watched[e.data.number];
+        const reviews = [.../* @__PURE__ */ new Set([...prev?.reviews ?? [], ...e.data.reviews ?? []])];
+        state.watched[e.data.number] = {
+          updatedAt: prev && prev.updatedAt > e.data.updatedAt ? prev.updatedAt : e.data.updatedAt,
+          reviews,
+          ...e.data.ciSha ?? prev?.ciSha ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}
+        };
+      } else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      return state;
+    },
+    // A settled pull request's watch is over; its settlement stays (the board counts merges).
+    prune(state) {
+      const watched = {};
+      for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
+      return { ...state, watched };
+    },
+    // Every event is made at its own time from what GitHub said then; a settlement once per pull
+    // request, and never again while the fold keeps it: an old event only comes back as a copy.
+    dedup: "watermark"
+  }
+);
+function feedbackLog(layout) {
+  return new event_log_EventLog(layout.file("feedback"));
+}
+function readFeedback(layout) {
+  return fold_foldLog(feedbackFold, feedbackLog(layout).read());
 }
 
 
@@ -68260,6 +68531,8 @@ class KeyHashes {
 
 
 
+
+
 const TAIL_LIMIT = 1 << 20;
 function foldWhole(folder, read) {
   const contents = splitLog(read.records, read.tornTail);
@@ -68371,7 +68644,14 @@ function loadBoardSources(layout) {
     } catch {
     }
   }
+  let feedback;
+  try {
+    feedback = readFeedback(layout);
+  } catch (e) {
+    reader.problems.push({ file: STATE_FILES.feedback, message: `could not read: ${errors_message(e)}` });
+  }
   return {
+    ...feedback ? { feedback } : {},
     ...c ? { registry: c.x } : {},
     ...curriculum.items ? { curriculum: curriculum.items } : {},
     ...g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {},
@@ -68557,7 +68837,31 @@ function placeJob(place, clean, item, job) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/board/humans.js
+function humanFigures(feedback, grading, spentUsd) {
+  const settled = Object.values(feedback?.settled ?? {});
+  const merged = settled.filter((s) => s.merged);
+  const out = { settled: settled.length, merged: merged.length };
+  if (settled.length > 0) out.acceptance = merged.length / settled.length;
+  if (merged.length > 0) {
+    const accepted = /* @__PURE__ */ new Map();
+    for (const j of Object.values(grading?.jobs ?? {}))
+      if (j.status === "graded" && j.verdict?.accepted)
+        accepted.set(j.job.issueNumber, (accepted.get(j.job.issueNumber) ?? 0) + 1);
+    const revisions = merged.reduce((n, s) => n + Math.max(0, (accepted.get(s.issue) ?? 1) - 1), 0);
+    out.revisionsPerMerged = revisions / merged.length;
+    out.costPerMergedUsd = spentUsd / merged.length;
+  }
+  return out;
+}
+function humanScore(ledger, agent) {
+  const h = ledger.human?.agents[agent];
+  return h ? { score: h.ema, count: h.count } : void 0;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/board/view.js
+
 
 
 
@@ -68608,9 +68912,17 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
     })),
     timeline: timeline(abridged === void 0 ? registry : void 0, now),
     leaderboard: ledger ? {
-      overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
+      overall: leaderRows(ledger).map((r) => {
+        const h = humanScore(ledger, r.agent);
+        return {
+          ...r,
+          score: round(r.score, 4),
+          ...h ? { human: round(h.score, 4), humanCount: h.count } : {}
+        };
+      }),
       cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
     } : { overall: [], cells: [] },
+    ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,
@@ -68710,6 +69022,15 @@ function timeline(registry, now) {
   );
   return { ...start ? { start } : {}, end: now.toISOString(), bars };
 }
+function roundHumans(h) {
+  return {
+    settled: h.settled,
+    merged: h.merged,
+    ...h.acceptance !== void 0 ? { acceptance: round(h.acceptance, 4) } : {},
+    ...h.revisionsPerMerged !== void 0 ? { revisionsPerMerged: round(h.revisionsPerMerged, 4) } : {},
+    ...h.costPerMergedUsd !== void 0 ? { costPerMergedUsd: round(h.costPerMergedUsd, 4) } : {}
+  };
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/actions/board-summary.js
@@ -68748,6 +69069,7 @@ function rawInputs() {
     maxCrews: optionalInput("max-crews"),
     jobTimeoutMinutes: optionalInput("job-timeout-minutes"),
     clearPause: optionalInput("clear-pause"),
+    onlyIssues: optionalInput("only-issues"),
     bookbagsPath: optionalInput("bookbags-path"),
     handoffPath: optionalInput("handoff-path"),
     jobStartedAt: optionalInput("job-started-at"),

@@ -45111,7 +45111,7 @@ class GitHubAuthError extends SchoolError {
     this.name = "GitHubAuthError";
   }
 }
-function message(error) {
+function errors_message(error) {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === "string") return error;
   try {
@@ -45283,7 +45283,7 @@ async function runAction(main) {
   const fail = (e) => {
     if (reported) return;
     reported = true;
-    setFailed(redact_redactText(message(e)));
+    setFailed(redact_redactText(errors_message(e)));
   };
   process.on("unhandledRejection", fail);
   try {
@@ -45300,7 +45300,7 @@ async function writeSummary(build, logger) {
     build(summary);
     await summary.write();
   } catch (e) {
-    logger?.warning(`could not write the job summary: ${message(e)}`);
+    logger?.warning(`could not write the job summary: ${errors_message(e)}`);
   } finally {
     summary.emptyBuffer();
   }
@@ -54247,7 +54247,7 @@ function looseObject(shape, params) {
         type: "object",
         shape,
         catchall: unknown(),
-        ...util.normalizeParams(params),
+        ...normalizeParams(params),
     });
 }
 const ZodUnion = /*@__PURE__*/ $constructor("ZodUnion", (inst, def) => {
@@ -55195,7 +55195,9 @@ const schema_configSchema = strictObject({
       accepted: schemas_string().default("school:accepted"),
       rejected: schemas_string().default("school:rejected")
     }).prefault({}),
-    comment: schemas_boolean().default(false).describe("Post a result comment on the issue.")
+    comment: schemas_boolean().default(true).describe(
+      "Keep one status comment per issue, edited in place: queued, running, accepted, rejected, paused, stopped."
+    )
   }).prefault({}),
   sandbox: sandboxSchema.describe(
     "The sandbox every untrusted process runs in: students, verification, sealed tests, the reviewer."
@@ -62614,7 +62616,7 @@ function addEvents(contents, events) {
   }
   return kept;
 }
-class event_log_EventLog {
+class EventLog {
   constructor(path, warn, options = {}) {
     this.path = path;
     this.warn = warn;
@@ -62742,7 +62744,7 @@ const spendFold = registerFold({
   dedup: "watermark"
 });
 function spendLog(layout) {
-  return new event_log_EventLog(layout.file("spend"));
+  return new EventLog(layout.file("spend"));
 }
 async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) {
   if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
@@ -62833,6 +62835,8 @@ const layout_STATE_FILES = {
   spend: "spend.jsonl",
   /** School-wide control: pauses, roster heartbeats (events). */
   school: "school.jsonl",
+  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
+  feedback: "feedback.jsonl",
   /** Append-only audit log of everything the school did. */
   audit: "events.jsonl",
   /** Checkpoint manifest: generation and SHA-256 of every file. */
@@ -63756,7 +63760,7 @@ function classifyTiers(tiers) {
 }
 function errorEnding(tool, kind, words, now, o = {}) {
   const detail = tail(words);
-  const said = tail(words, 200).replace(/\s+/g, " ");
+  const said = tail(o.decisive?.trim() ? o.decisive : words, 200).replace(/\s+/g, " ");
   if (kind === "usage_limit") {
     const resetAt = o.resetAt ?? parseResetTime(words, now);
     return {
@@ -63783,7 +63787,13 @@ function errorEnding(tool, kind, words, now, o = {}) {
 const ending_oneLine = (text) => tail(text, 200).replace(/\s+/g, " ");
 function unrecognisedEnding(tool, o, exitCode, printed, now) {
   const kind = classifyText(printed.prose);
-  if (kind) return errorEnding(tool, kind, printed.prose, now, { resumed: o.resumed });
+  if (kind) {
+    const line = printed.prose.split("\n").find((l) => classifyText(l) === kind);
+    return errorEnding(tool, kind, printed.prose, now, {
+      resumed: o.resumed,
+      ...line ? { decisive: line } : {}
+    });
+  }
   const shown = printed.prose.trim() ? printed.prose : printed.tail;
   return {
     kind: "could_not_start",
@@ -63894,7 +63904,7 @@ class LineScanner {
     this.partialCut = false;
     if (cut) this.cutLines++;
     if (!line) return;
-    if ((cut || line.startsWith("{") || line.startsWith("[")) && this.sink(line, cut)) return;
+    if (this.sink(line, cut)) return;
     this.keepProse(cut ? `\u2026${line.slice(-512)}` : line);
   }
   keepProse(line) {
@@ -64000,6 +64010,7 @@ class ClaudeReader {
   /** `api_retry` notices, in order. */
   notices = [];
   line = (text, cut) => {
+    if (!cut && text[0] !== "{" && text[0] !== "[") return false;
     let v;
     if (cut) {
       v = lastArrayObject(text);
@@ -64116,6 +64127,7 @@ function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
     const words = [decisive, r.subtype && r.subtype !== "success" ? r.subtype : "", prose].filter(Boolean).join("\n");
     return {
       ...errorEnding("claude", kind, words, now, {
+        decisive,
         subtype: r.subtype,
         resumed: ctx.resumed,
         ...reader.resetAt ? { resetAt: reader.resetAt } : {}
@@ -64147,6 +64159,10 @@ function apiKind(r, only) {
 
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+const QUIET = [
+  ["analytics.enabled", "false"],
+  ["features.plugins", "false"]
+];
 function codexArgv(agent, turn = {}) {
   if (turn.resume && !THREAD_ID.test(turn.resume))
     throw new TypeError(`codex: thread id ${JSON.stringify(turn.resume)} is not an id`);
@@ -64158,6 +64174,11 @@ function codexArgv(agent, turn = {}) {
   if (turn.outerSandbox && !sandboxed) argv.push("--dangerously-bypass-approvals-and-sandbox");
   else if (turn.readOnly) argv.push("--sandbox", "read-only");
   else if (!sandboxed) argv.push("--sandbox", "workspace-write");
+  if (turn.outerSandbox) {
+    for (const [key, value] of QUIET)
+      if (!agent.args.some((a) => a.replace(/\s/g, "").startsWith(`${key}=`)))
+        argv.push("-c", `${key}=${value}`);
+  }
   argv.push(...agent.args);
   if (turn.resume) argv.push("resume", turn.resume);
   argv.push("-");
@@ -64168,6 +64189,7 @@ const keep = (list, s) => {
   list.push(s.length > 4096 ? `${s.slice(0, 4096)}\u2026` : s);
   if (list.length > KEEP) list.shift();
 };
+const PATCH_FAILED = /\bERROR codex_core::tools::router: error=(?:apply_patch verification failed|patch rejected)\b/;
 const CODEX_EVENT = /^(?:(?:thread|turn|item)\.[a-z_]+|error)$/;
 const CODEX_FRAGMENT = /^\{"(?:type"\s*:\s*"(?:thread|turn|item)\.|id"\s*:\s*"[^"]*"\s*,\s*"msg")/;
 class CodexReader {
@@ -64193,6 +64215,7 @@ class CodexReader {
   /** `file_change` items: the paths of those that failed, and how many applied. */
   writes = { failed: [], failedCount: 0, applied: 0 };
   line = (text, cut) => {
+    if (!cut && !text.startsWith("{")) this.logLine(text);
     if (cut || !text.startsWith("{")) return false;
     let e;
     try {
@@ -64247,6 +64270,20 @@ class CodexReader {
     }
     return true;
   };
+  /**
+   * Codex 0.171 prints a patch that did not apply, or that its approval settings rejected, only as a
+   * log line on stderr (`ERROR codex_core::tools::router: error=apply_patch verification failed: …
+   * in <path>:`, `error=patch rejected: …`), with no `file_change` item: a failed write all the same.
+   * The line stays prose for the reason.
+   */
+  logLine(text) {
+    const m = PATCH_FAILED.exec(text);
+    if (!m) return;
+    this.writes.failedCount++;
+    const path = /\bin (\/\S+?):?$/.exec(text)?.[1];
+    if (path && this.writes.failed.length < 20 && !this.writes.failed.includes(path))
+      this.writes.failed.push(path.slice(0, 300));
+  }
   fileChange(item) {
     if (item.status !== "failed" && item.status !== "declined") {
       this.writes.applied++;
@@ -64340,7 +64377,8 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
     const words = [decisive, around].filter(Boolean).join("\n");
     return {
       ...errorEnding("codex", classifyTiers([decisive.trim() ? decisive : around]), words, now, {
-        resumed: ctx.resumed
+        resumed: ctx.resumed,
+        decisive
       }),
       ...common
     };
@@ -65121,7 +65159,20 @@ function agentAllowList(agent, env) {
     const target = urlTarget(env[name]);
     if (target) out.add(target);
   }
+  if (agent.kind === "codex") for (const t of codexProviderTargets(agent.args ?? [])) out.add(t);
   return [...out];
+}
+function codexProviderTargets(args) {
+  const out = [];
+  args.forEach((a, i) => {
+    const value = a === "-c" || a === "--config" ? args[i + 1] : /^--config=(.*)$/s.exec(a)?.[1];
+    if (!value || !/^\s*model_providers\./.test(value)) return;
+    for (const m of value.matchAll(/base_url\s*[=:]\s*["']?([^"',}\s]+)/g)) {
+      const t = urlTarget(m[1]);
+      if (t) out.push(t);
+    }
+  });
+  return out;
 }
 function urlTarget(url) {
   if (!url) return void 0;
@@ -65236,7 +65287,7 @@ async function readScopedBookbag(layout, job) {
       ...r.report !== void 0 ? { report: r.report } : {}
     };
   } catch (e) {
-    return { ok: false, dir, reason: message(e) };
+    return { ok: false, dir, reason: errors_message(e) };
   }
 }
 function withRefusals(f, refused) {
@@ -65251,7 +65302,10 @@ function withRefusals(f, refused) {
 }
 function reviewerAllowList(reviewer) {
   if (Array.isArray(reviewer) || reviewer.kind === "command") return [];
-  return agentAllowList({ kind: reviewer.kind, passEnv: reviewer.passEnv }, process.env);
+  return agentAllowList(
+    { kind: reviewer.kind, passEnv: reviewer.passEnv, ...reviewer.args ? { args: reviewer.args } : {} },
+    process.env
+  );
 }
 function defaultGrader(ctx) {
   const { config, layout } = ctx;
@@ -65355,6 +65409,16 @@ const ledgerFold = registerFold({
   file: "scores",
   empty: () => ({ agents: {}, cells: {} }),
   apply(state, e) {
+    if (e.type === "human.judged") {
+      const h = e.data;
+      const human = state.human ??= { agents: {}, cells: {} };
+      const score = h.merged ? 1 : 0;
+      human.agents[h.agent] = step(human.agents[h.agent], score, h.merged, h.alpha);
+      const k2 = cellKey(h.agent, h.domain, h.difficulty);
+      const cell2 = step(human.cells[k2], score, h.merged, h.alpha);
+      human.cells[k2] = { agent: h.agent, domain: h.domain, difficulty: h.difficulty, ...cell2 };
+      return state;
+    }
     if (e.type !== "score.applied") return state;
     const d = e.data;
     state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
@@ -65378,7 +65442,7 @@ class LedgerCorruptError extends SchoolError {
 class ScoreLedger {
   constructor(layout, warn) {
     this.layout = layout;
-    this.log = new event_log_EventLog(layout.file("scores"), warn, { incremental: true });
+    this.log = new EventLog(layout.file("scores"), warn, { incremental: true });
   }
   layout;
   log;
@@ -65449,6 +65513,22 @@ class ScoreLedger {
       ).appended.map((e) => e.data.crewId)
     );
   }
+  /**
+   * Applies what humans decided on delivered pull requests (item 5), once per pull request by key.
+   * Under the grading lock, like every write to `scores.jsonl`. Returns the pull requests applied now.
+   */
+  async applyHuman(items, now) {
+    if (items.length === 0) return [];
+    return withLock(
+      this.layout.file("grading"),
+      () => this.guard(
+        () => this.log.transactHeld(() => ({
+          append: items.map((d) => event_log_event("human.judged", `human:${d.pr}`, d, now)),
+          result: void 0
+        })).appended.map((e) => e.data.pr)
+      )
+    );
+  }
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state = this.state()) {
     atomic_writeJsonAtomic(
@@ -65467,6 +65547,11 @@ class ScoreLedger {
 function leaderboard(state) {
   return Object.entries(state.agents).map(([agent, s]) => ({ agent, ...s })).sort((a, b) => b.ema - a.ema || b.count - a.count || byCodePoint(a.agent, b.agent)).map((r, i) => ({ rank: i + 1, ...r }));
 }
+function humanScoreOf(state, agent, domain, difficulty) {
+  const h = state.human;
+  if (!h) return void 0;
+  return scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
+}
 function scoreOf(state, agent, domain, difficulty) {
   if (domain !== void 0 && difficulty !== void 0) {
     const c = state.cells[cellKey(agent, domain, difficulty)];
@@ -65480,6 +65565,183 @@ function scoreOf(state, agent, domain, difficulty) {
   }
   const a = state.agents[agent];
   return a ? { ema: a.ema, count: a.count } : void 0;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/school-log.js
+
+
+
+const schoolFold = registerFold({
+  file: "school",
+  empty: () => ({ roster: {}, pauses: [], requeues: {} }),
+  apply(state, e) {
+    switch (e.type) {
+      case "roster.heartbeat": {
+        const prev = state.roster[e.data.daemon];
+        if (!prev || prev.lastSeen <= e.at) state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
+        break;
+      }
+      case "school.paused":
+        state.pauses.push({ ...e.data, at: e.at, key: e.key });
+        break;
+      case "school.pause-cleared":
+        state.pauses = [];
+        state.lastCleared = { at: e.at, reason: e.data.reason };
+        break;
+      case "issue.requeued": {
+        state.requeues ??= {};
+        const prev = state.requeues[e.data.issueNumber];
+        if (!prev || prev < e.at) state.requeues[e.data.issueNumber] = e.at;
+        break;
+      }
+    }
+    return state;
+  },
+  // The fold is already minimal: the latest beat per daemon and the open pauses.
+  prune: (state) => state,
+  // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
+  // crew's pause is derived from the registry, which keeps a crew's record past the window, but
+  // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
+  // import marker is written when it is imported: a handoff imported again after its marker was
+  // compacted adds its audit lines again, older than the window, which the next compaction drops.
+  // So a watermark suffices, and a year of roster beats is not remembered one by one.
+  dedup: "watermark"
+});
+function activePauses(pauses, now) {
+  return pauses.filter((p) => p.until === void 0 || !(Date.parse(p.until) <= now.getTime()));
+}
+function school_log_schoolLog(layout) {
+  return new EventLog(layout.file("school"));
+}
+function readSchool(layout) {
+  return foldLog(schoolFold, school_log_schoolLog(layout).read());
+}
+function school_log_nonce() {
+  return randomBytes(6).toString("hex");
+}
+function pauseKey(source) {
+  return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
+}
+function requeueKey(issue) {
+  return `requeued:${issue}:${school_log_nonce()}`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/registry.js
+
+
+
+
+function registry_leaseId(daemon, slot) {
+  return `${daemon}/${slot}`;
+}
+const registry_crewFold = registerFold({
+  file: "crews",
+  empty: () => ({ crews: {}, leases: {} }),
+  apply(state, e) {
+    switch (e.type) {
+      case "crew.planned": {
+        const d = e.data;
+        if (!state.crews[d.crewId]) {
+          state.crews[d.crewId] = {
+            crewId: d.crewId,
+            issueNumber: d.issueNumber,
+            daemon: d.daemon,
+            agent: d.agent,
+            weight: d.weight,
+            fences: d.fences,
+            attempt: d.attempt,
+            repair: d.repair,
+            status: "planned",
+            plannedAt: e.at,
+            ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
+            ...d.queued === true ? { queued: true } : {}
+          };
+        }
+        break;
+      }
+      case "crew.started": {
+        const c = state.crews[e.data.crewId];
+        if (c && c.status !== "finished") {
+          c.status = "running";
+          c.startedAt = e.at;
+          c.slot = e.data.slot;
+          c.worktree = e.data.worktree;
+          c.daemon = e.data.daemon;
+        }
+        break;
+      }
+      case "lease.acquired": {
+        const d = e.data;
+        state.leases[registry_leaseId(d.daemon, d.slot)] = {
+          crewId: d.crewId,
+          daemon: d.daemon,
+          slot: d.slot,
+          owner: d.owner,
+          expiresAt: d.expiresAt
+        };
+        break;
+      }
+      case "lease.heartbeat": {
+        for (const l of Object.values(state.leases))
+          if (l.crewId === e.data.crewId) l.expiresAt = e.data.expiresAt;
+        break;
+      }
+      case "lease.released": {
+        for (const [id, l] of Object.entries(state.leases))
+          if (l.crewId === e.data.crewId) delete state.leases[id];
+        break;
+      }
+      case "crew.finished": {
+        const c = state.crews[e.data.crewId];
+        if (c) {
+          c.status = "finished";
+          c.finishedAt = e.at;
+          c.outcome = e.data.outcome;
+          c.reason = e.data.reason;
+          if (e.data.preVerify) c.preVerify = true;
+          if (e.data.infra) c.infra = true;
+        }
+        break;
+      }
+    }
+    return state;
+  },
+  prune(state, horizon, scope) {
+    const crews = {};
+    for (const c of Object.values(state.crews)) {
+      if (c.status !== "finished" || c.finishedAt && new Date(c.finishedAt) >= horizon) crews[c.crewId] = c;
+    }
+    const byIssue = /* @__PURE__ */ new Map();
+    for (const c of Object.values(state.crews)) {
+      if (c.status !== "finished") continue;
+      if (scope?.openIssues && !scope.openIssues.has(c.issueNumber)) continue;
+      const list = byIssue.get(c.issueNumber) ?? [];
+      list.push(c);
+      byIssue.set(c.issueNumber, list);
+    }
+    for (const list of byIssue.values()) {
+      list.sort((a, b) => (a.finishedAt ?? "").localeCompare(b.finishedAt ?? ""));
+      for (const c of list.slice(-2)) crews[c.crewId] = c;
+    }
+    return { crews, leases: state.leases };
+  },
+  // Every event is created at its own time about a crew the fold keeps while it is live: plans
+  // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
+  // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
+  // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
+  // suffices, and the beats of a year of crews are not remembered one by one.
+  dedup: "watermark"
+});
+function activeCrews(registry) {
+  return Object.values(registry.crews).filter((c) => c.status !== "finished");
+}
+function crewLog(layout) {
+  return new EventLog(layout.file("crews"));
+}
+function readRegistry(layout) {
+  return fold_foldLog(registry_crewFold, crewLog(layout).read());
 }
 
 
@@ -65711,7 +65973,7 @@ class GradingQueue {
   /** The fold of what this instance last read under the lock, advanced by the events read since. */
   folded;
   constructor(layout, warn) {
-    this.log = new event_log_EventLog(layout.file("grading"), warn, { incremental: true });
+    this.log = new EventLog(layout.file("grading"), warn, { incremental: true });
   }
   state() {
     return fold(this.log.read());
@@ -65834,6 +66096,7 @@ function liveJobs(state) {
 
 
 
+
 const outboxFold = registerFold({
   file: "outbox",
   empty: () => ({ items: {} }),
@@ -65847,6 +66110,7 @@ const outboxFold = registerFold({
     if (e.type === "outbox.delivered") {
       item.status = "delivered";
       if (e.data.result) item.result = e.data.result;
+      if (e.data.commentId !== void 0) item.commentId = e.data.commentId;
     } else if (e.type === "outbox.refused") {
       if (item.status === "pending") {
         item.status = "refused";
@@ -65862,9 +66126,12 @@ const outboxFold = registerFold({
     const shown = new Set(
       [...shownDeliveries(state)].filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue)).map(([, [id]]) => id)
     );
+    for (const [issue, id] of latestStatuses(state))
+      if (!scope?.openIssues || scope.openIssues.has(issue)) shown.add(id);
     const items = {};
     for (const [id, v] of Object.entries(state.items)) {
       if (v.status === "pending") items[id] = v;
+      else if (v.entry.kind === "status" && shown.has(id)) items[id] = v;
       else if (shown.has(id)) {
         const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
         items[id] = {
@@ -65910,10 +66177,23 @@ function shownDeliveries(state) {
   }
   return out;
 }
-class Outbox {
+function latestStatuses(state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const [id, i] of Object.entries(state.items))
+    if (i.entry.kind === "status") out.set(i.entry.issueNumber, id);
+  return out;
+}
+function statusCommentIds(state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const i of Object.values(state.items))
+    if (i.entry.kind === "status" && i.status === "delivered" && i.commentId !== void 0)
+      out.set(i.entry.issueNumber, i.commentId);
+  return out;
+}
+class outbox_Outbox {
   constructor(layout) {
     this.layout = layout;
-    this.log = new event_log_EventLog(layout.file("outbox"), void 0, {
+    this.log = new EventLog(layout.file("outbox"), void 0, {
       incremental: true
     });
   }
@@ -65959,6 +66239,38 @@ class Outbox {
       options
     );
   }
+  /**
+   * Records each issue's status comment body when it differs from the issue's latest recorded one
+   * (a refresh that changes nothing records nothing). One transaction under the outbox lock, so two
+   * refreshes cannot both record the same change. Returns the issues recorded now.
+   */
+  async recordStatuses(bodies, now) {
+    if (bodies.size === 0) return [];
+    const { result } = await this.log.transact((contents) => {
+      const state = fold_foldLog(outboxFold, contents);
+      const latest = latestStatuses(state);
+      const at = now.toISOString();
+      const append = [];
+      const issues = [];
+      for (const [issue, raw] of bodies) {
+        const body = redact_redactText(raw);
+        const prev = latest.get(issue);
+        if (prev !== void 0 && state.items[prev]?.entry.body === body) continue;
+        const id = `outbox:status:${issue}:${at}:${outbox_digest(body)}`;
+        append.push(
+          event_log_event(
+            "outbox.recorded",
+            id,
+            { id, jobKey: `status:${issue}`, issueNumber: issue, kind: "status", body },
+            now
+          )
+        );
+        issues.push(issue);
+      }
+      return { append, result: issues };
+    });
+    return result;
+  }
   /** Delivery results by issue number (the latest delivered crew of each issue). */
   deliveries() {
     return deliveriesOf(this.state());
@@ -65971,16 +66283,39 @@ class Outbox {
    */
   async deliver(port, o) {
     return withLock(`${this.log.path}.delivery`, async () => {
-      const items = this.pending().filter((i) => i.entry.kind === "delivery" ? o.delivery : port);
+      const items = this.pending().filter(
+        (i) => (!o.kinds || o.kinds.includes(i.entry.kind)) && (i.entry.kind === "delivery" ? o.delivery : port)
+      );
       let delivered = 0;
       let refused = 0;
       for (const item of items) {
         const tries = o.tries ?? 2;
         let error;
         let result;
+        let commentId;
+        if (item.entry.kind === "status") {
+          const state = this.state();
+          if (latestStatuses(state).get(item.entry.issueNumber) !== item.entry.id) {
+            await this.log.append([
+              event_log_event(
+                "outbox.delivered",
+                `delivered:${item.entry.id}`,
+                { id: item.entry.id, superseded: true },
+                o.now()
+              )
+            ]);
+            continue;
+          }
+        }
         for (let t = 0; t < tries; t++) {
           try {
             if (item.entry.kind === "delivery") result = await deliverWork(o.delivery, item.entry);
+            else if (item.entry.kind === "status")
+              commentId = await sendStatus(
+                port,
+                item.entry,
+                statusCommentIds(this.state()).get(item.entry.issueNumber)
+              );
             else await send(port, item.entry);
             error = void 0;
             break;
@@ -66007,7 +66342,11 @@ class Outbox {
             event_log_event(
               "outbox.delivered",
               `delivered:${item.entry.id}`,
-              { id: item.entry.id, ...result ? { result } : {} },
+              {
+                id: item.entry.id,
+                ...result ? { result } : {},
+                ...commentId !== void 0 ? { commentId } : {}
+              },
               o.now()
             )
           ]);
@@ -66015,7 +66354,7 @@ class Outbox {
           delivered++;
         } else {
           const attempt = item.attempts + 1;
-          const text = boundError(message(error));
+          const text = boundError(errors_message(error));
           o.logger.warning(
             `GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`
           );
@@ -66043,6 +66382,35 @@ function deliveredLine(issueNumber, r) {
   const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
   return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
 }
+function outbox_digest(body) {
+  return (0,external_node_crypto_.createHash)("sha256").update(body).digest("hex").slice(0, 16);
+}
+function statusMarkerOf(issueNumber) {
+  return `<!-- school-core:status:issue-${issueNumber} -->`;
+}
+function httpStatus(e) {
+  return e?.status;
+}
+async function sendStatus(port, entry, knownId) {
+  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
+  if (knownId !== void 0 && port.updateComment) {
+    try {
+      await port.updateComment(knownId, body);
+      return knownId;
+    } catch (e) {
+      if (httpStatus(e) !== 404) throw e;
+    }
+  }
+  const marker = statusMarkerOf(entry.issueNumber);
+  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? "").includes(marker));
+  if (found?.id !== void 0 && port.updateComment) {
+    if (found.body !== body) await port.updateComment(found.id, body);
+    return found.id;
+  }
+  if (found) return void 0;
+  const created = await port.createComment(entry.issueNumber, body);
+  return created?.id;
+}
 async function send(port, entry) {
   if (entry.kind === "labels") {
     await port.addLabels(entry.issueNumber, entry.labels ?? []);
@@ -66052,6 +66420,621 @@ async function send(port, entry) {
   const existing = await port.listComments(entry.issueNumber);
   if (existing.some((c) => (c.body ?? "").includes(marker))) return;
   await port.createComment(entry.issueNumber, redact_redactText(entry.body ?? marker));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/log.js
+
+
+const feedbackFold = registerFold(
+  {
+    file: "feedback",
+    empty: () => ({ cursor: {}, watched: {}, settled: {} }),
+    apply(state, e) {
+      if (e.type === "feedback.cursor") state.cursor = { ...e.data };
+      else if (e.type === "feedback.seen") {
+        const prev = state.watched[e.data.number];
+        const reviews = [.../* @__PURE__ */ new Set([...prev?.reviews ?? [], ...e.data.reviews ?? []])];
+        state.watched[e.data.number] = {
+          updatedAt: prev && prev.updatedAt > e.data.updatedAt ? prev.updatedAt : e.data.updatedAt,
+          reviews,
+          ...e.data.ciSha ?? prev?.ciSha ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}
+        };
+      } else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      return state;
+    },
+    // A settled pull request's watch is over; its settlement stays (the board counts merges).
+    prune(state) {
+      const watched = {};
+      for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
+      return { ...state, watched };
+    },
+    // Every event is made at its own time from what GitHub said then; a settlement once per pull
+    // request, and never again while the fold keeps it: an old event only comes back as a copy.
+    dedup: "watermark"
+  }
+);
+function feedbackLog(layout) {
+  return new EventLog(layout.file("feedback"));
+}
+function readFeedback(layout) {
+  return fold_foldLog(feedbackFold, feedbackLog(layout).read());
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/history.js
+
+const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
+const READY = { kind: "ready", attempt: 1 };
+function requeuedAt(requeues, issue) {
+  if (!requeues) return void 0;
+  return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
+}
+function issueStates(registry, verdict, requeues) {
+  const byIssue = /* @__PURE__ */ new Map();
+  for (const c of Object.values(registry.crews)) {
+    const list = byIssue.get(c.issueNumber);
+    if (list) list.push(c);
+    else byIssue.set(c.issueNumber, [c]);
+  }
+  const out = /* @__PURE__ */ new Map();
+  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
+  return out;
+}
+function stateOf(crews, verdict, requeued) {
+  const active = crews.find((c) => c.status !== "finished");
+  if (active) return { kind: "active", crewId: active.crewId };
+  const runs = crews.length === 1 ? crews : [...crews].sort(
+    (a, b) => byCodePoint(a.finishedAt ?? "", b.finishedAt ?? "") || byCodePoint(a.plannedAt, b.plannedAt) || byCodePoint(a.crewId, b.crewId)
+  );
+  const failures = [];
+  for (const run of runs) {
+    if (requeued && (run.finishedAt ?? "") <= requeued) continue;
+    const outcome = run.outcome;
+    if (outcome === "succeeded") {
+      if (verdict?.(run.crewId) === "rejected") failures.push(run.crewId);
+      else return { kind: "done", crewId: run.crewId };
+    } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
+      failures.push(run.crewId);
+    }
+    if (failures.length >= 2) {
+      const [a, b] = failures.slice(-2);
+      return { kind: "stopped", crewIds: [a, b] };
+    }
+  }
+  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
+  return READY;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/status.js
+
+
+
+
+const statusMarker = statusMarkerOf;
+function latestCrew(crews) {
+  return [...crews].sort(
+    (a, b) => byCodePoint(b.plannedAt, a.plannedAt) || byCodePoint(b.crewId, a.crewId)
+  )[0];
+}
+function issueStatuses(i) {
+  const byIssue = /* @__PURE__ */ new Map();
+  for (const c of Object.values(i.registry.crews)) {
+    const list = byIssue.get(c.issueNumber);
+    if (list) list.push(c);
+    else byIssue.set(c.issueNumber, [c]);
+  }
+  const verdict = (crewId) => {
+    const v = i.verdicts.get(crewId);
+    return v ? v.accepted ? "accepted" : "rejected" : void 0;
+  };
+  const states = issueStates(i.registry, verdict);
+  const out = /* @__PURE__ */ new Map();
+  for (const [issue, crews] of byIssue) {
+    const c = latestCrew(crews);
+    const who = { crewId: c.crewId, agent: c.agent };
+    const state = states.get(issue);
+    if (c.status === "planned") out.set(issue, { state: "queued", ...who });
+    else if (c.status === "running") {
+      const runUrl = c.plannedBy?.kind === "actions" && i.repoUrl && /^\d+$/.test(c.plannedBy.runId) ? `${i.repoUrl}/actions/runs/${c.plannedBy.runId}` : i.runUrl;
+      out.set(issue, { state: "running", ...who, ...runUrl ? { runUrl } : {} });
+    } else if (state?.kind === "stopped")
+      out.set(issue, {
+        state: "stopped",
+        reason: "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+      });
+    else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
+      out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
+    else if (c.outcome === "succeeded") {
+      const v = i.verdicts.get(c.crewId);
+      if (!v) out.set(issue, { state: "grading", ...who });
+      else if (v.accepted) {
+        const d = i.deliveries.get(issue);
+        const settled = d && d.crewId === c.crewId ? i.settled?.get(issue) : void 0;
+        out.set(issue, {
+          state: "accepted",
+          ...who,
+          ...settled ? { settled } : {},
+          ...d && d.crewId === c.crewId ? {
+            delivery: {
+              branch: d.branch,
+              sha: d.sha,
+              ...d.pullRequest ? { pullRequest: d.pullRequest } : {}
+            }
+          } : {}
+        });
+      } else
+        out.set(issue, {
+          state: "rejected",
+          ...who,
+          reason: plain(`${v.code}${v.reason ? `: ${v.reason}` : ""}`),
+          repair: state?.kind === "repair"
+        });
+    } else
+      out.set(issue, {
+        state: "rejected",
+        ...who,
+        reason: plain(
+          `the crew ended ${c.outcome ?? "without an outcome"}${c.reason ? `: ${c.reason}` : ""}`
+        ),
+        repair: state?.kind === "repair"
+      });
+  }
+  return out;
+}
+function plain(text) {
+  return text.replace(/\s+/g, " ").trim().slice(0, 300);
+}
+function headline(s) {
+  switch (s.state) {
+    case "queued":
+      return "queued \u2014 a crew is planned and waits for a free classroom";
+    case "running":
+      return s.runUrl ? `running \u2014 [follow the run](${s.runUrl})` : "running \u2014 a crew is working on it";
+    case "grading":
+      return "grading \u2014 the crew finished; the judges have not decided yet";
+    case "accepted": {
+      const d = s.delivery;
+      const where = d?.pullRequest ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})` : d ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\`` : "delivery pending";
+      return `accepted \u2014 ${where}${s.settled === "merged" ? ", merged" : s.settled === "closed" ? ", closed without merging" : ""}`;
+    }
+    case "rejected":
+      return `rejected \u2014 ${s.reason}${s.repair ? " (a repair is queued)" : ""}`;
+    case "paused":
+      return `paused \u2014 ${s.reason}; the school retries when it can`;
+    case "stopped":
+      return `stopped \u2014 ${s.reason}`;
+  }
+}
+function statusComment(issueNumber, s) {
+  const lines = [
+    statusMarker(issueNumber),
+    `**school-core status:** ${headline(s)}`,
+    ..."crewId" in s ? ["", `Crew \`${s.crewId}\` (agent \`${s.agent}\`).`] : [],
+    "",
+    "<sub>This comment is edited in place as the work moves on.</sub>"
+  ];
+  return redact_redactText(lines.join("\n"));
+}
+function runUrlFromEnv(env = process.env) {
+  const repo = repoUrlFromEnv(env);
+  const { GITHUB_RUN_ID } = env;
+  if (!repo || !GITHUB_RUN_ID || !/^\d+$/.test(GITHUB_RUN_ID)) return void 0;
+  return `${repo}/actions/runs/${GITHUB_RUN_ID}`;
+}
+function repoUrlFromEnv(env = process.env) {
+  const { GITHUB_SERVER_URL, GITHUB_REPOSITORY } = env;
+  if (!GITHUB_SERVER_URL || !GITHUB_REPOSITORY || !/^[\w.-]+\/[\w.-]+$/.test(GITHUB_REPOSITORY))
+    return void 0;
+  if (!/^https?:\/\/[^\s/]+\/?$/.test(GITHUB_SERVER_URL)) return void 0;
+  return `${GITHUB_SERVER_URL.replace(/\/$/, "")}/${GITHUB_REPOSITORY}`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/refresh.js
+
+
+
+
+
+
+async function refreshStatuses(o) {
+  if (!o.config.grading.comment) return [];
+  try {
+    const outbox = new outbox_Outbox(o.layout);
+    const verdicts = /* @__PURE__ */ new Map();
+    for (const j of Object.values(new GradingQueue(o.layout).state().jobs)) {
+      if (j.status !== "graded" || !j.verdict) continue;
+      const reason = j.verdict.reasons[0];
+      verdicts.set(j.job.crewId, {
+        accepted: j.verdict.accepted,
+        code: j.verdict.code,
+        ...reason ? { reason } : {}
+      });
+    }
+    const runUrl = o.runUrl ?? runUrlFromEnv();
+    const repoUrl = o.repoUrl ?? repoUrlFromEnv();
+    const deliveries = outbox.deliveries();
+    const settled = /* @__PURE__ */ new Map();
+    for (const s of Object.values(readFeedback(o.layout).settled))
+      if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? "merged" : "closed");
+    const statuses = issueStatuses({
+      registry: readRegistry(o.layout),
+      verdicts,
+      deliveries,
+      settled,
+      ...runUrl ? { runUrl } : {},
+      ...repoUrl ? { repoUrl } : {}
+    });
+    const bodies = /* @__PURE__ */ new Map();
+    for (const [issue, s] of statuses) {
+      if (o.only && !o.only.has(issue)) continue;
+      bodies.set(issue, statusComment(issue, s));
+    }
+    return await outbox.recordStatuses(bodies, o.now ?? /* @__PURE__ */ new Date());
+  } catch (e) {
+    o.logger.warning(`status comments not refreshed: ${errors_message(e)}; the next cycle refreshes them`);
+    return [];
+  }
+}
+async function publishStatuses(o) {
+  const recorded = await refreshStatuses(o);
+  if (!o.github || recorded.length === 0) return { recorded, delivered: 0 };
+  try {
+    const d = await new Outbox(o.layout).deliver(o.github, {
+      logger: o.logger,
+      now: () => /* @__PURE__ */ new Date(),
+      kinds: ["status"]
+    });
+    return { recorded, delivered: d.delivered };
+  } catch (e) {
+    o.logger.warning(`status comments not delivered: ${message(e)}; they stay in the outbox`);
+    return { recorded, delivered: 0 };
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/issue-shape.js
+
+const rawIssueSchema = looseObject({
+  number: schemas_number().int().positive(),
+  title: schemas_string().nullish().transform((v) => v ?? ""),
+  body: schemas_string().nullish().transform((v) => v ?? ""),
+  state: schemas_enum(["open", "closed"]).default("open"),
+  labels: array(union([schemas_string(), looseObject({ name: schemas_string().nullish() })])).default([]).transform((ls) => ls.map((l) => typeof l === "string" ? l : l.name ?? "").filter((l) => l !== "")),
+  html_url: schemas_string().optional(),
+  updated_at: schemas_string().optional(),
+  pull_request: unknown().optional(),
+  /** OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, FIRST_TIMER, MANNEQUIN or NONE. */
+  author_association: schemas_string().optional()
+});
+function isPullRequest(issue) {
+  return issue.pull_request !== void 0 && issue.pull_request !== null;
+}
+function hasAllLabels(issue, wanted) {
+  const have = new Set(issue.labels.map((l) => l.toLowerCase()));
+  return wanted.every((w) => have.has(w.toLowerCase()));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/security/sanitize.js
+const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
+const TAG = /\u{E0000}|[\u{E0001}-\u{E007F}]/gu;
+const ZERO_WIDTH = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u034F\u115F\u1160\u3164\uFFA0]/g;
+const NUL = /\u0000/g;
+const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/g;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+function truncationMarker(removed) {
+  return `
+[\u2026 ${removed} characters cut by school-core]`;
+}
+function count(text, re) {
+  let n = 0;
+  const out = text.replace(re, () => {
+    n++;
+    return "";
+  });
+  return [out, n];
+}
+function sanitizeText(input, maxLength) {
+  const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
+  let text = typeof input === "string" ? input : String(input ?? "");
+  [text, report.surrogate] = count(text, LONE_SURROGATE);
+  text = text.replace(/\r\n?/g, "\n");
+  [text, report.bidi] = count(text, BIDI);
+  [text, report.tag] = count(text, TAG);
+  [text, report.zeroWidth] = count(text, ZERO_WIDTH);
+  [text, report.nul] = count(text, NUL);
+  [text, report.control] = count(text, CONTROL);
+  if (text.length > maxLength) {
+    const original = text.length;
+    let keep = Math.max(0, maxLength - truncationMarker(original).length);
+    const code = text.charCodeAt(keep - 1);
+    if (keep > 0 && code >= 55296 && code <= 56319) keep -= 1;
+    text = text.slice(0, keep) + truncationMarker(original - keep);
+    if (text.length > maxLength) text = text.slice(0, maxLength).replace(LONE_SURROGATE, "");
+    report.truncatedFrom = original;
+  }
+  return { text, report };
+}
+function wasSanitized(report) {
+  return report.bidi + report.tag + report.zeroWidth + report.nul + report.control + report.surrogate > 0 || report.truncatedFrom !== void 0;
+}
+function sanitize_describeSanitized(report) {
+  const parts = [];
+  if (report.bidi) parts.push(`${report.bidi} bidi`);
+  if (report.tag) parts.push(`${report.tag} tag`);
+  if (report.zeroWidth) parts.push(`${report.zeroWidth} zero-width`);
+  if (report.nul) parts.push(`${report.nul} NUL`);
+  if (report.control) parts.push(`${report.control} control`);
+  if (report.surrogate) parts.push(`${report.surrogate} lone surrogate`);
+  if (report.truncatedFrom !== void 0) parts.push(`cut from ${report.truncatedFrom} chars`);
+  return parts.join(", ");
+}
+function sanitize_finiteOr(value, fallback, range) {
+  const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
+  if (!Number.isFinite(n)) return fallback;
+  if (Object.is(n, -0)) return 0;
+  if (range && (n < range.min || n > range.max)) return fallback;
+  return n;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/scan.js
+
+
+
+
+
+const MAX_TEXT = 8e3;
+const LOG_TAIL = 4e3;
+const CI_START_MS = 15 * 6e4;
+function clean(text, max = MAX_TEXT) {
+  return redact_redactText(sanitizeText(text, max).text);
+}
+function untrustedAuthor(a, trust, bots) {
+  if (a.bot) {
+    return bots.some((b) => b.toLowerCase() === a.login.toLowerCase()) ? void 0 : `${a.login} is a bot not listed as trusted`;
+  }
+  if (trust.anyone) return void 0;
+  if (trust.associations.includes(a.association)) return void 0;
+  return `${a.login} is ${a.association}, not ${trust.associations.join("/")}`;
+}
+function schoolCommand(body) {
+  const m = /^\s*\/school(?:\s+([\s\S]*))?$/.exec(body);
+  return m ? (m[1] ?? "").trim() : void 0;
+}
+async function scanFeedback(o) {
+  const r = {
+    events: [],
+    changed: [],
+    settled: [],
+    feedback: [],
+    ignored: [],
+    notModified: false
+  };
+  const open = o.delivered.filter((d) => !o.state.settled[d.pr]);
+  if (open.length === 0) return r;
+  const since = o.state.cursor.since ?? o.firstSince;
+  const list = await o.port.listChanged({
+    ...since ? { since } : {},
+    ...o.state.cursor.etag ? { etag: o.state.cursor.etag } : {}
+  });
+  if (o.collect === "all") await readChecks(o, r, open);
+  if (list.status === "not-modified") {
+    r.notModified = true;
+    return r;
+  }
+  const byPr = new Map(open.map((d) => [d.pr, d]));
+  const byIssue = new Map(open.map((d) => [d.issue, d]));
+  for (const item of list.issues) {
+    const updatedAt = item.updated_at ?? "";
+    const seen = o.state.watched[item.number];
+    if (seen && updatedAt <= seen.updatedAt && item.state === (seen.state ?? "open")) continue;
+    const d = isPullRequest(item) ? byPr.get(item.number) : byIssue.get(item.number);
+    if (!d) continue;
+    r.changed.push(item.number);
+    if (isPullRequest(item)) await readPull(o, r, d, updatedAt, seen?.updatedAt);
+    else {
+      if (o.collect === "all") await readComments(o, r, d, d.issue, seen?.updatedAt);
+      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state }));
+    }
+  }
+  const next = list.serverDate ? new Date(list.serverDate.getTime() - 1e3).toISOString() : since;
+  r.events.push(
+    event_log_event(
+      "feedback.cursor",
+      `cursor:${o.now.toISOString()}:${list.etag ?? ""}`,
+      { ...next ? { since: next } : {}, ...list.etag ? { etag: list.etag } : {} },
+      o.now
+    )
+  );
+  return r;
+}
+function seenEvent(now, d) {
+  return event_log_event("feedback.seen", `seen:${d.number}:${d.updatedAt}:${now.toISOString()}`, d, now);
+}
+async function readPull(o, r, d, updatedAt, seenAt) {
+  const pull = await o.port.pull(d.pr);
+  if (pull.state === "closed") {
+    const s = { pr: d.pr, issue: d.issue, crewId: d.crewId, merged: pull.merged };
+    r.settled.push(s);
+    r.events.push(event_log_event("pr.settled", `settled:${d.pr}`, s, o.now));
+    return;
+  }
+  const reviewsSeen = [];
+  if (o.collect === "all") {
+    const known = new Set(o.state.watched[d.pr]?.reviews ?? []);
+    const reviews = (await o.port.reviews(d.pr)).filter((v) => !known.has(v.id));
+    const lines = await o.port.lineComments(d.pr, seenAt);
+    for (const v of reviews) {
+      reviewsSeen.push(v.id);
+      if (v.state !== "CHANGES_REQUESTED") continue;
+      const why = untrustedAuthor(v.author, o.trust, o.bots);
+      const id = `review:${v.id}`;
+      if (why) {
+        r.ignored.push({ issue: d.issue, pr: d.pr, id, author: v.author.login, reason: why });
+        continue;
+      }
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: "review",
+        id,
+        author: v.author.login,
+        text: clean(v.body),
+        lines: lines.filter((c) => c.reviewId === v.id).map((c) => ({
+          path: clean(c.path, 500),
+          ...c.line !== void 0 ? { line: c.line } : {},
+          body: clean(c.body, 2e3)
+        }))
+      });
+    }
+    await readComments(o, r, d, d.pr, seenAt);
+  }
+  r.events.push(
+    seenEvent(o.now, {
+      number: d.pr,
+      updatedAt,
+      state: pull.state,
+      ...reviewsSeen.length ? { reviews: reviewsSeen } : {}
+    })
+  );
+}
+async function readComments(o, r, d, n, seenAt) {
+  for (const c of await o.port.comments(n, seenAt)) {
+    if (seenAt && c.updatedAt <= seenAt) continue;
+    if (c.body.includes(statusMarkerOf(d.issue))) continue;
+    const instruction = schoolCommand(c.body);
+    if (instruction === void 0) continue;
+    const id = `comment:${c.id}`;
+    const why = untrustedAuthor(c.author, o.trust, o.bots);
+    if (why) r.ignored.push({ issue: d.issue, pr: d.pr, id, author: c.author.login, reason: why });
+    else if (instruction === "")
+      r.ignored.push({
+        issue: d.issue,
+        pr: d.pr,
+        id,
+        author: c.author.login,
+        reason: "`/school` without an instruction"
+      });
+    else
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: "command",
+        id,
+        author: c.author.login,
+        text: clean(instruction)
+      });
+  }
+}
+async function readChecks(o, r, open) {
+  for (const d of open) {
+    if (o.state.watched[d.pr]?.ciSha === d.sha) continue;
+    const runs = await o.port.checkRuns(d.sha);
+    if (runs.some((c) => c.status !== "completed")) continue;
+    const young = d.deliveredAt !== void 0 && o.now.getTime() - Date.parse(d.deliveredAt) < CI_START_MS;
+    if (runs.length === 0 && young) continue;
+    const failed = runs.filter((c) => c.conclusion === "failure" || c.conclusion === "timed_out");
+    if (failed.length > 0) {
+      const tails = [];
+      for (const f of failed.slice(0, 3)) {
+        const log = await o.port.jobLog(f.id);
+        tails.push(`${f.name}: ${f.conclusion}${log ? `
+${log.slice(-LOG_TAIL)}` : ""}`);
+      }
+      r.feedback.push({
+        issue: d.issue,
+        pr: d.pr,
+        kind: "ci",
+        id: `ci:${d.sha}`,
+        author: "ci",
+        text: clean(tails.join("\n\n"))
+      });
+    }
+    const prev = o.state.watched[d.pr]?.updatedAt ?? "";
+    r.events.push(seenEvent(o.now, { number: d.pr, updatedAt: prev, ciSha: d.sha }));
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/watch.js
+
+
+
+
+
+
+function deliveredPullRequests(layout) {
+  const outbox = new outbox_Outbox(layout);
+  let oldest;
+  for (const e of outbox.log.read().events) {
+    if (e.type !== "outbox.delivered" || !e.data.result?.pullRequest) continue;
+    if (!oldest || e.at < oldest) oldest = e.at;
+  }
+  const delivered = [];
+  for (const [issue, d] of outbox.deliveries()) {
+    if (!d.pullRequest) continue;
+    delivered.push({ issue, pr: d.pullRequest.number, crewId: d.crewId, sha: d.sha });
+  }
+  return { delivered, ...oldest ? { oldest } : {} };
+}
+async function watchDeliveries(o) {
+  const now = o.now ?? /* @__PURE__ */ new Date();
+  const empty = { settled: [], requests: 0, notModified: false };
+  try {
+    const { delivered, oldest } = deliveredPullRequests(o.layout);
+    if (delivered.length === 0) return empty;
+    const r = await scanFeedback({
+      port: o.port,
+      state: readFeedback(o.layout),
+      delivered,
+      collect: "settlement",
+      trust: o.config.curriculum.trust,
+      bots: [],
+      // Before the first delivery (by ten minutes: our clock is not GitHub's), so what happened on
+      // the pull requests since is seen.
+      ...oldest ? { firstSince: new Date(Date.parse(oldest) - 6e5).toISOString() } : {},
+      now
+    });
+    if (r.settled.length > 0) {
+      const jobs = new Map(
+        Object.values(new GradingQueue(o.layout).state().jobs).map((j) => [j.job.crewId, j.job])
+      );
+      const judged = [];
+      for (const s of r.settled) {
+        const job = jobs.get(s.crewId);
+        if (!job) {
+          o.logger.warning(
+            `pull request #${s.pr} settled, but crew ${s.crewId} has no grading job here: not scored`
+          );
+          continue;
+        }
+        judged.push({
+          pr: s.pr,
+          issue: s.issue,
+          crewId: s.crewId,
+          agent: job.agent,
+          domain: job.domain,
+          difficulty: job.difficulty,
+          merged: s.merged,
+          alpha: o.config.grading.emaAlpha
+        });
+      }
+      await new ScoreLedger(o.layout).applyHuman(judged, now);
+      for (const s of r.settled)
+        o.logger.info(
+          `pull request #${s.pr} for issue #${s.issue} ${s.merged ? "merged" : "closed unmerged"}`
+        );
+    }
+    await feedbackLog(o.layout).append(r.events);
+    return { settled: r.settled, requests: o.port.requests, notModified: r.notModified };
+  } catch (e) {
+    o.logger.warning(`delivered pull requests not checked: ${errors_message(e)}; the next cycle asks again`);
+    return { ...empty, requests: o.port.requests };
+  }
 }
 
 
@@ -66072,7 +67055,7 @@ function outboxEntries(policy, job, verdict) {
       labels
     }
   ];
-  if (policy.comment) {
+  if (policy.comment && policy.resultComment) {
     entries.push({
       id: `outbox:${job.jobKey}:comment`,
       jobKey: job.jobKey,
@@ -66127,7 +67110,7 @@ function appendObservationsHeld(layout, observations, logger, options = {}) {
     return true;
   } catch (e) {
     logger.warning(
-      `could not record ${observations.length} outcome observation(s): ${message(e)}; grades are unaffected`
+      `could not record ${observations.length} outcome observation(s): ${errors_message(e)}; grades are unaffected`
     );
     return false;
   }
@@ -66267,6 +67250,8 @@ function writeView(ctx, warnings) {
 
 
 
+
+
 function fleetCapacity(config) {
   return config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0);
 }
@@ -66306,7 +67291,7 @@ async function drain(o) {
   const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
   const grade = o.grade ?? defaultGrader({ config, layout });
   const warn = (m) => logger.warning(m);
-  const outbox = new Outbox(layout);
+  const outbox = new outbox_Outbox(layout);
   const stage = async (s, key) => {
     if (o.onStage) await o.onStage(s, key);
   };
@@ -66388,7 +67373,7 @@ async function drain(o) {
           await stage("judged", job.jobKey);
           return { job, verdict };
         } catch (e) {
-          return { job, error: message(e) };
+          return { job, error: errors_message(e) };
         }
       });
       claimed = await settle(
@@ -66397,7 +67382,7 @@ async function drain(o) {
       );
     }
   } catch (e) {
-    r.fatal = message(e);
+    r.fatal = errors_message(e);
     logger.error(`grading stopped: ${r.fatal}`);
   }
   o.progress?.stop();
@@ -66405,6 +67390,14 @@ async function drain(o) {
   return r;
 }
 async function finish(o, r, outbox, now) {
+  if (o.feedback)
+    await watchDeliveries({
+      config: o.config,
+      layout: o.layout,
+      logger: o.logger,
+      port: o.feedback,
+      now: now()
+    });
   try {
     if (o.github || o.delivery) {
       const d = await outbox.deliver(o.github, {
@@ -66415,8 +67408,13 @@ async function finish(o, r, outbox, now) {
       r.outboxDelivered = d.delivered;
       r.outboxPending = d.pending;
     } else r.outboxPending = outbox.pending().length;
+    if (o.github && (await refreshStatuses({ config: o.config, layout: o.layout, logger: o.logger, now: now() })).length > 0) {
+      const d = await outbox.deliver(o.github, { logger: o.logger, now, kinds: ["status"] });
+      r.outboxDelivered += d.delivered;
+      r.outboxPending = d.pending;
+    }
   } catch (e) {
-    o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
+    o.logger.warning(`GitHub outbox not delivered: ${errors_message(e)}; entries stay pending for the next drain`);
   }
 }
 
@@ -66445,7 +67443,220 @@ function octokitPort(client, repository, o = {}) {
       });
     },
     async createComment(issue, body) {
-      await client.rest.issues.createComment({ owner, repo, issue_number: issue, body, ...request });
+      const r = await client.rest.issues.createComment({
+        owner,
+        repo,
+        issue_number: issue,
+        body,
+        ...request
+      });
+      return { id: r.data.id };
+    },
+    async updateComment(commentId, body) {
+      await client.rest.issues.updateComment({ owner, repo, comment_id: commentId, body, ...request });
+    }
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/github-source.js
+
+
+function parseRepo(value, field = "repository") {
+  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? "");
+  if (!m) {
+    throw new errors_ConfigError(
+      `${field}: expected "owner/name", found ${value === void 0 || value === "" ? "nothing" : JSON.stringify(value)}.`
+    );
+  }
+  return { owner: m[1], repo: m[2] };
+}
+const PER_PAGE = 100;
+async function listIssues(client, repo, query) {
+  const params = {
+    owner: repo.owner,
+    repo: repo.repo,
+    state: query.state,
+    sort: "updated",
+    direction: "desc",
+    per_page: PER_PAGE,
+    ...query.labels?.length ? { labels: query.labels.join(",") } : {},
+    ...query.since ? { since: query.since } : {}
+  };
+  const issues = [];
+  let etag;
+  let serverDate;
+  let pages = 0;
+  let requests = 0;
+  let url;
+  while (true) {
+    requests++;
+    let response;
+    try {
+      response = url ? await client.request({ method: "GET", url }) : await client.request("GET /repos/{owner}/{repo}/issues", {
+        ...params,
+        headers: query.etag ? { "if-none-match": query.etag } : {}
+      });
+    } catch (e) {
+      if (!url && e.status === 304) return { status: "not-modified", requests };
+      throw e;
+    }
+    pages++;
+    if (!url) {
+      etag = response.headers.etag;
+      const date = response.headers.date ? new Date(response.headers.date) : void 0;
+      serverDate = date && Number.isFinite(date.getTime()) ? date : void 0;
+    }
+    const data = response.data;
+    if (!Array.isArray(data))
+      throw new Error(`GitHub answered the issues list with ${typeof data}, not a list`);
+    for (const [i, raw] of data.entries()) {
+      const parsed = rawIssueSchema.safeParse(raw);
+      if (!parsed.success) {
+        throw new Error(
+          `GitHub issue #${raw?.number ?? i} has an unexpected shape: ${parsed.error.issues[0]?.message}`
+        );
+      }
+      issues.push(parsed.data);
+    }
+    url = nextLink(response.headers.link);
+    if (!url) break;
+  }
+  return { status: "ok", issues, etag, serverDate, pages, requests };
+}
+function nextLink(link) {
+  if (!link) return void 0;
+  for (const part of link.split(",")) {
+    const m = /<([^>]+)>\s*;\s*rel="?([^";]+)"?/.exec(part.trim());
+    if (m && m[2].split(/\s+/).includes("next")) return m[1];
+  }
+  return void 0;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/port.js
+
+function author(raw, association) {
+  const u = raw ?? {};
+  const login = typeof u.login === "string" ? u.login : "";
+  return {
+    login,
+    bot: u.type === "Bot" || login.endsWith("[bot]"),
+    association: typeof association === "string" ? association : "NONE"
+  };
+}
+const str = (v) => typeof v === "string" ? v : "";
+function octokitFeedback(client, repository) {
+  const repo = parseRepo(repository);
+  const { owner, repo: name } = repo;
+  let requests = 0;
+  async function all(route, params) {
+    const out = [];
+    let url;
+    for (; ; ) {
+      requests++;
+      const r = url ? await client.request({ method: "GET", url }) : await client.request(route, { owner, repo: name, per_page: 100, ...params });
+      if (Array.isArray(r.data)) out.push(...r.data);
+      url = nextLink(r.headers.link);
+      if (!url) return out;
+    }
+  }
+  return {
+    get requests() {
+      return requests;
+    },
+    async listChanged(q) {
+      const r = await listIssues(client, repo, {
+        state: "all",
+        ...q.since ? { since: q.since } : {},
+        ...q.etag ? { etag: q.etag } : {}
+      });
+      requests += r.requests;
+      return r;
+    },
+    async pull(n) {
+      requests++;
+      const r = await client.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", {
+        owner,
+        repo: name,
+        pull_number: n
+      });
+      const d = r.data;
+      const head = d.head ?? {};
+      return {
+        number: n,
+        state: d.state === "closed" ? "closed" : "open",
+        merged: d.merged === true || typeof d.merged_at === "string" && d.merged_at !== "",
+        headSha: str(head.sha),
+        headRef: str(head.ref)
+      };
+    },
+    async reviews(n) {
+      const list = await all("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { pull_number: n });
+      return list.map((r) => ({
+        id: Number(r.id),
+        author: author(r.user, r.author_association),
+        state: str(r.state),
+        body: str(r.body),
+        submittedAt: str(r.submitted_at)
+      }));
+    },
+    async lineComments(n, since) {
+      const list = await all("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments", {
+        pull_number: n,
+        ...since ? { since } : {}
+      });
+      return list.map((c) => ({
+        id: Number(c.id),
+        ...typeof c.pull_request_review_id === "number" ? { reviewId: c.pull_request_review_id } : {},
+        author: author(c.user, c.author_association),
+        path: str(c.path),
+        ...typeof c.line === "number" ? { line: c.line } : {},
+        body: str(c.body),
+        updatedAt: str(c.updated_at)
+      }));
+    },
+    async comments(n, since) {
+      const list = await all("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", {
+        issue_number: n,
+        ...since ? { since } : {}
+      });
+      return list.map((c) => ({
+        id: Number(c.id),
+        author: author(c.user, c.author_association),
+        body: str(c.body),
+        updatedAt: str(c.updated_at)
+      }));
+    },
+    async checkRuns(sha) {
+      requests++;
+      const r = await client.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+        owner,
+        repo: name,
+        ref: sha,
+        per_page: 100
+      });
+      const runs = r.data.check_runs ?? [];
+      return runs.map((c) => ({
+        id: Number(c.id),
+        name: str(c.name),
+        status: str(c.status),
+        conclusion: typeof c.conclusion === "string" ? c.conclusion : null
+      }));
+    },
+    async jobLog(jobId) {
+      requests++;
+      try {
+        const r = await client.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs", {
+          owner,
+          repo: name,
+          job_id: jobId
+        });
+        const d = r.data;
+        return typeof d === "string" ? d : d instanceof ArrayBuffer ? Buffer.from(d).toString("utf8") : void 0;
+      } catch {
+        return void 0;
+      }
     }
   };
 }
@@ -66462,7 +67673,7 @@ function jobKey(issueNumber, crewId) {
 
 async function enqueueGradingJob(layout, job) {
   const key = jobKey(job.issueNumber, job.crewId);
-  const log = new event_log_EventLog(layout.file("grading"));
+  const log = new EventLog(layout.file("grading"));
   const appended = await log.append([event_log_event("job.enqueued", key, { ...job, jobKey: key })]);
   return appended.length === 1;
 }
@@ -66482,7 +67693,7 @@ async function importBookbags(layout, from, logger, refuse) {
     logger.warning(`bookbags-path ${from} does not exist; nothing imported`);
     return r;
   }
-  const watermark = new event_log_EventLog(layout.file("grading")).read().watermark;
+  const watermark = new EventLog(layout.file("grading")).read().watermark;
   for (const crewId of (0,external_node_fs_namespaceObject.readdirSync)(from).sort()) {
     const src = (0,external_node_path_namespaceObject.join)(from, crewId);
     if (!(0,external_node_fs_namespaceObject.statSync)(src).isDirectory()) continue;
@@ -66494,7 +67705,7 @@ async function importBookbags(layout, from, logger, refuse) {
     try {
       bookbag = (await readBookbag(layout, crewId, { role: "grader" }, from)).record;
     } catch (e) {
-      r.skipped.push({ crewId, reason: message(e) });
+      r.skipped.push({ crewId, reason: errors_message(e) });
       continue;
     }
     const refused = refuse?.(bookbag);
@@ -66719,12 +67930,12 @@ const binding = {
   baseSha: schemas_string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
   diffSha: schemas_string().regex(/^[0-9a-f]{64}$/)
 };
-const count = schemas_number().int().min(0).max(1e12);
+const verdicts_count = schemas_number().int().min(0).max(1e12);
 const spendSchema = strictObject({
   key: schemas_string().regex(/^review:grade:[0-9]+:[A-Za-z0-9][A-Za-z0-9._-]{0,127}:[0-9a-f]{8}$/),
   agent: schemas_string().regex(/^reviewer \((command|claude-code|codex)\)$/),
   costUsd: schemas_number().min(0).max(1e4),
-  tokens: strictObject({ input: count.optional(), output: count.optional(), cachedInput: count.optional() }).optional()
+  tokens: strictObject({ input: verdicts_count.optional(), output: verdicts_count.optional(), cachedInput: verdicts_count.optional() }).optional()
 });
 const spend = array(spendSchema).max(20).optional();
 const entrySchema = union([
@@ -66739,7 +67950,7 @@ function reviewSpendOf(layout, jobKey) {
   const prefix = `spend:review:${jobKey}:`;
   const out = [];
   if (!(0,external_node_fs_namespaceObject.existsSync)(layout.file("spend"))) return out;
-  for (const e of new event_log_EventLog(layout.file("spend")).read().events) {
+  for (const e of new EventLog(layout.file("spend")).read().events) {
     if (e.type !== "spend.recorded" || !e.key.startsWith(prefix)) continue;
     const d = e.data;
     const item = spendSchema.safeParse({
@@ -66771,7 +67982,7 @@ function recordingGrader(layout, grade, sink) {
       if (bound) sink.push({ ...bound, verdict, ...spent(job.jobKey) });
       return verdict;
     } catch (e) {
-      if (bound) sink.push({ ...bound, error: redact_redactText(message(e)).slice(0, 2e3), ...spent(job.jobKey) });
+      if (bound) sink.push({ ...bound, error: redact_redactText(errors_message(e)).slice(0, 2e3), ...spent(job.jobKey) });
       throw e;
     }
   };
@@ -66814,7 +68025,7 @@ async function loadVerdicts(layout, dir, queue, now, expectedDigest) {
   try {
     parsed = JSON.parse(raw.toString("utf8"));
   } catch (e) {
-    out.refused.push({ jobKey: "(file)", reason: `not JSON: ${message(e).slice(0, 200)}` });
+    out.refused.push({ jobKey: "(file)", reason: `not JSON: ${errors_message(e).slice(0, 200)}` });
     return out;
   }
   const r = verdictsFileSchema.safeParse(parsed);
@@ -67046,183 +68257,6 @@ function readFileBounded(path, max) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/dispatch/school-log.js
-
-
-
-const schoolFold = registerFold({
-  file: "school",
-  empty: () => ({ roster: {}, pauses: [], requeues: {} }),
-  apply(state, e) {
-    switch (e.type) {
-      case "roster.heartbeat": {
-        const prev = state.roster[e.data.daemon];
-        if (!prev || prev.lastSeen <= e.at) state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
-        break;
-      }
-      case "school.paused":
-        state.pauses.push({ ...e.data, at: e.at, key: e.key });
-        break;
-      case "school.pause-cleared":
-        state.pauses = [];
-        state.lastCleared = { at: e.at, reason: e.data.reason };
-        break;
-      case "issue.requeued": {
-        state.requeues ??= {};
-        const prev = state.requeues[e.data.issueNumber];
-        if (!prev || prev < e.at) state.requeues[e.data.issueNumber] = e.at;
-        break;
-      }
-    }
-    return state;
-  },
-  // The fold is already minimal: the latest beat per daemon and the open pauses.
-  prune: (state) => state,
-  // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
-  // crew's pause is derived from the registry, which keeps a crew's record past the window, but
-  // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
-  // import marker is written when it is imported: a handoff imported again after its marker was
-  // compacted adds its audit lines again, older than the window, which the next compaction drops.
-  // So a watermark suffices, and a year of roster beats is not remembered one by one.
-  dedup: "watermark"
-});
-function activePauses(pauses, now) {
-  return pauses.filter((p) => p.until === void 0 || !(Date.parse(p.until) <= now.getTime()));
-}
-function school_log_schoolLog(layout) {
-  return new event_log_EventLog(layout.file("school"));
-}
-function readSchool(layout) {
-  return foldLog(schoolFold, school_log_schoolLog(layout).read());
-}
-function school_log_nonce() {
-  return randomBytes(6).toString("hex");
-}
-function pauseKey(source) {
-  return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
-}
-function requeueKey(issue) {
-  return `requeued:${issue}:${school_log_nonce()}`;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/registry.js
-
-
-
-
-function registry_leaseId(daemon, slot) {
-  return `${daemon}/${slot}`;
-}
-const registry_crewFold = registerFold({
-  file: "crews",
-  empty: () => ({ crews: {}, leases: {} }),
-  apply(state, e) {
-    switch (e.type) {
-      case "crew.planned": {
-        const d = e.data;
-        if (!state.crews[d.crewId]) {
-          state.crews[d.crewId] = {
-            crewId: d.crewId,
-            issueNumber: d.issueNumber,
-            daemon: d.daemon,
-            agent: d.agent,
-            weight: d.weight,
-            fences: d.fences,
-            attempt: d.attempt,
-            repair: d.repair,
-            status: "planned",
-            plannedAt: e.at,
-            ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
-            ...d.queued === true ? { queued: true } : {}
-          };
-        }
-        break;
-      }
-      case "crew.started": {
-        const c = state.crews[e.data.crewId];
-        if (c && c.status !== "finished") {
-          c.status = "running";
-          c.startedAt = e.at;
-          c.slot = e.data.slot;
-          c.worktree = e.data.worktree;
-          c.daemon = e.data.daemon;
-        }
-        break;
-      }
-      case "lease.acquired": {
-        const d = e.data;
-        state.leases[registry_leaseId(d.daemon, d.slot)] = {
-          crewId: d.crewId,
-          daemon: d.daemon,
-          slot: d.slot,
-          owner: d.owner,
-          expiresAt: d.expiresAt
-        };
-        break;
-      }
-      case "lease.heartbeat": {
-        for (const l of Object.values(state.leases))
-          if (l.crewId === e.data.crewId) l.expiresAt = e.data.expiresAt;
-        break;
-      }
-      case "lease.released": {
-        for (const [id, l] of Object.entries(state.leases))
-          if (l.crewId === e.data.crewId) delete state.leases[id];
-        break;
-      }
-      case "crew.finished": {
-        const c = state.crews[e.data.crewId];
-        if (c) {
-          c.status = "finished";
-          c.finishedAt = e.at;
-          c.outcome = e.data.outcome;
-          c.reason = e.data.reason;
-          if (e.data.preVerify) c.preVerify = true;
-          if (e.data.infra) c.infra = true;
-        }
-        break;
-      }
-    }
-    return state;
-  },
-  prune(state, horizon, scope) {
-    const crews = {};
-    for (const c of Object.values(state.crews)) {
-      if (c.status !== "finished" || c.finishedAt && new Date(c.finishedAt) >= horizon) crews[c.crewId] = c;
-    }
-    const byIssue = /* @__PURE__ */ new Map();
-    for (const c of Object.values(state.crews)) {
-      if (c.status !== "finished") continue;
-      if (scope?.openIssues && !scope.openIssues.has(c.issueNumber)) continue;
-      const list = byIssue.get(c.issueNumber) ?? [];
-      list.push(c);
-      byIssue.set(c.issueNumber, list);
-    }
-    for (const list of byIssue.values()) {
-      list.sort((a, b) => (a.finishedAt ?? "").localeCompare(b.finishedAt ?? ""));
-      for (const c of list.slice(-2)) crews[c.crewId] = c;
-    }
-    return { crews, leases: state.leases };
-  },
-  // Every event is created at its own time about a crew the fold keeps while it is live: plans
-  // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
-  // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
-  // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
-  // suffices, and the beats of a year of crews are not remembered one by one.
-  dedup: "watermark"
-});
-function activeCrews(registry) {
-  return Object.values(registry.crews).filter((c) => c.status !== "finished");
-}
-function crewLog(layout) {
-  return new EventLog(layout.file("crews"));
-}
-function readRegistry(layout) {
-  return foldLog(registry_crewFold, crewLog(layout).read());
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/dispatch/liveness.js
 
 
@@ -67279,7 +68313,7 @@ function jobEnded(a) {
   return typeof a === "object" ? a.done : void 0;
 }
 function crewEventLog(layout) {
-  return new event_log_EventLog(layout.file("crews"));
+  return new EventLog(layout.file("crews"));
 }
 function readCrewState(layout) {
   const contents = crewEventLog(layout).read();
@@ -67508,7 +68542,7 @@ async function importHandoffs(layout, root, o) {
       if (typeof raw === "string") throw new Error(raw);
       manifest = handoffManifestSchema.parse(JSON.parse(raw.toString("utf8")));
     } catch (e) {
-      refuse("handoff.json", `unreadable: ${message(e).slice(0, 300)}`);
+      refuse("handoff.json", `unreadable: ${errors_message(e).slice(0, 300)}`);
       continue;
     }
     const daemon = manifest.daemon;
@@ -67567,7 +68601,7 @@ async function importHandoffs(layout, root, o) {
         if (why) refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
         else accepted.push(redact_redact(e));
       }
-      const appended = await new event_log_EventLog(layout.file(log)).append(accepted);
+      const appended = await new EventLog(layout.file(log)).append(accepted);
       entry.accepted += appended.length;
     }
     const crews = crewsOf(layout, daemon);
@@ -67684,6 +68718,7 @@ function escapeMarkdownHtml(text) {
 
 
 
+
 const DRAIN_MODES = ["drain", "judge", "apply"];
 const drainInputsSchema = object({
   mode: schemas_string().optional().transform((v, c) => {
@@ -67737,7 +68772,9 @@ async function drainJob(inputs, logger) {
   if (inputs.mode === "judge") return judgeJob(inputs, config, logger);
   await importAndRequeue(inputs, config, layout, queue, logger);
   const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
-  const github = inputs.token && repository ? octokitPort(createGitHubClient({ token: inputs.token, logger }), repository) : void 0;
+  const client = inputs.token && repository ? createGitHubClient({ token: inputs.token, logger }) : void 0;
+  const github = client && repository ? octokitPort(client, repository) : void 0;
+  const feedback = client && repository ? octokitFeedback(client, repository) : void 0;
   if (!github)
     logger.warning("no token or repository: labels and comments stay in the outbox for a later drain");
   const token = inputs.deliveryToken ?? inputs.token;
@@ -67780,6 +68817,7 @@ async function drainJob(inputs, logger) {
       logger,
       github,
       delivery,
+      ...feedback ? { feedback } : {},
       maxWorkers: inputs.maxWorkers,
       maxAttempts: inputs.maxAttempts,
       progress: drainProgress({ logger }),
@@ -67977,7 +69015,7 @@ function summaryRows(items, limit = 200) {
     escapeCell(sanitizedNote(i) || "\u2014", 80)
   ]);
 }
-function headline(r) {
+function summary_headline(r) {
   const how = r.mode === "not-modified" ? "unchanged on GitHub (one conditional request, answered 304)" : r.mode === "file-unchanged" ? "issues file unchanged" : `${r.mode} fetch`;
   return `${r.count} issue(s) in the curriculum \u2014 ${how}: ${r.added} added, ${r.changed} changed, ${r.removed} removed${r.requests ? `, ${r.requests} GitHub request(s)` : ""}.`;
 }
@@ -68035,6 +69073,15 @@ function clip(text, max) {
 function where(daemon, slot) {
   if (!daemon) return "\u2014";
   return slot === void 0 ? daemon : `${daemon}/${slot}`;
+}
+function humansLine(h) {
+  if (!h || h.settled === 0) return void 0;
+  const parts = [
+    `${h.merged} of ${h.settled} delivered pull request(s) merged${h.acceptance !== void 0 ? ` (${format_percent(h.acceptance)} acceptance by humans)` : ""}`,
+    ...h.revisionsPerMerged !== void 0 ? [`${h.revisionsPerMerged.toFixed(2)} revisions per merged PR`] : [],
+    ...h.costPerMergedUsd !== void 0 ? [`${format_usd(h.costPerMergedUsd)} per merged PR`] : []
+  ];
+  return parts.join("; ");
 }
 
 
@@ -68111,10 +69158,23 @@ function controlMarkdown(view) {
 }
 function leaderboardMarkdown(view, limit = 10) {
   if (!view.leaderboard.overall.length) return "_No graded crews yet._";
-  return mdTable(
-    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected"],
-    view.leaderboard.overall.slice(0, limit).map((r) => [r.rank, r.agent, format_score(r.score), r.count, r.accepted ?? "\u2014", r.rejected ?? "\u2014"])
+  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
+  const table = mdTable(
+    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected", ...humans ? ["By humans"] : []],
+    view.leaderboard.overall.slice(0, limit).map((r) => [
+      r.rank,
+      r.agent,
+      format_score(r.score),
+      r.count,
+      r.accepted ?? "\u2014",
+      r.rejected ?? "\u2014",
+      ...humans ? [r.human !== void 0 ? `${format_score(r.human)} (${r.humanCount})` : "\u2014"] : []
+    ])
   );
+  const line = humansLine(view.humans);
+  return line ? `${table}
+
+By humans: ${mdCell(line)}` : table;
 }
 function daemonsMarkdown(view) {
   return mdTable(
@@ -68533,7 +69593,7 @@ class SourceReader {
         message: e.message
       });
     } else {
-      this.problems.push({ file: layout_STATE_FILES[file], message: `could not read: ${message(e)}` });
+      this.problems.push({ file: layout_STATE_FILES[file], message: `could not read: ${errors_message(e)}` });
     }
   }
   /**
@@ -68794,6 +69854,8 @@ class KeyHashes {
 
 
 
+
+
 const TAIL_LIMIT = 1 << 20;
 function foldWhole(folder, read) {
   const contents = splitLog(read.records, read.tornTail);
@@ -68905,7 +69967,14 @@ function loadBoardSources(layout) {
     } catch {
     }
   }
+  let feedback;
+  try {
+    feedback = readFeedback(layout);
+  } catch (e) {
+    reader.problems.push({ file: layout_STATE_FILES.feedback, message: `could not read: ${errors_message(e)}` });
+  }
   return {
+    ...feedback ? { feedback } : {},
     ...c ? { registry: c.x } : {},
     ...curriculum.items ? { curriculum: curriculum.items } : {},
     ...g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {},
@@ -68915,51 +69984,6 @@ function loadBoardSources(layout) {
     deliveries: o ? deliveriesOf(o.x) : /* @__PURE__ */ new Map(),
     problems: reader.problems
   };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/history.js
-
-const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
-const READY = { kind: "ready", attempt: 1 };
-function requeuedAt(requeues, issue) {
-  if (!requeues) return void 0;
-  return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
-}
-function issueStates(registry, verdict, requeues) {
-  const byIssue = /* @__PURE__ */ new Map();
-  for (const c of Object.values(registry.crews)) {
-    const list = byIssue.get(c.issueNumber);
-    if (list) list.push(c);
-    else byIssue.set(c.issueNumber, [c]);
-  }
-  const out = /* @__PURE__ */ new Map();
-  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
-  return out;
-}
-function stateOf(crews, verdict, requeued) {
-  const active = crews.find((c) => c.status !== "finished");
-  if (active) return { kind: "active", crewId: active.crewId };
-  const runs = crews.length === 1 ? crews : [...crews].sort(
-    (a, b) => byCodePoint(a.finishedAt ?? "", b.finishedAt ?? "") || byCodePoint(a.plannedAt, b.plannedAt) || byCodePoint(a.crewId, b.crewId)
-  );
-  const failures = [];
-  for (const run of runs) {
-    if (requeued && (run.finishedAt ?? "") <= requeued) continue;
-    const outcome = run.outcome;
-    if (outcome === "succeeded") {
-      if (verdict?.(run.crewId) === "rejected") failures.push(run.crewId);
-      else return { kind: "done", crewId: run.crewId };
-    } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
-      failures.push(run.crewId);
-    }
-    if (failures.length >= 2) {
-      const [a, b] = failures.slice(-2);
-      return { kind: "stopped", crewIds: [a, b] };
-    }
-  }
-  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
-  return READY;
 }
 
 
@@ -69007,69 +70031,6 @@ const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
 ]));
 const PAUSING_OUTCOMES = ["usage_limit"];
 const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
-
-
-;// CONCATENATED MODULE: ./.build/src/security/sanitize.js
-const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
-const TAG = /\u{E0000}|[\u{E0001}-\u{E007F}]/gu;
-const ZERO_WIDTH = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u034F\u115F\u1160\u3164\uFFA0]/g;
-const NUL = /\u0000/g;
-const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/g;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-function truncationMarker(removed) {
-  return `
-[\u2026 ${removed} characters cut by school-core]`;
-}
-function sanitize_count(text, re) {
-  let n = 0;
-  const out = text.replace(re, () => {
-    n++;
-    return "";
-  });
-  return [out, n];
-}
-function sanitizeText(input, maxLength) {
-  const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
-  let text = typeof input === "string" ? input : String(input ?? "");
-  [text, report.surrogate] = sanitize_count(text, LONE_SURROGATE);
-  text = text.replace(/\r\n?/g, "\n");
-  [text, report.bidi] = sanitize_count(text, BIDI);
-  [text, report.tag] = sanitize_count(text, TAG);
-  [text, report.zeroWidth] = sanitize_count(text, ZERO_WIDTH);
-  [text, report.nul] = sanitize_count(text, NUL);
-  [text, report.control] = sanitize_count(text, CONTROL);
-  if (text.length > maxLength) {
-    const original = text.length;
-    let keep = Math.max(0, maxLength - truncationMarker(original).length);
-    const code = text.charCodeAt(keep - 1);
-    if (keep > 0 && code >= 55296 && code <= 56319) keep -= 1;
-    text = text.slice(0, keep) + truncationMarker(original - keep);
-    if (text.length > maxLength) text = text.slice(0, maxLength).replace(LONE_SURROGATE, "");
-    report.truncatedFrom = original;
-  }
-  return { text, report };
-}
-function wasSanitized(report) {
-  return report.bidi + report.tag + report.zeroWidth + report.nul + report.control + report.surrogate > 0 || report.truncatedFrom !== void 0;
-}
-function sanitize_describeSanitized(report) {
-  const parts = [];
-  if (report.bidi) parts.push(`${report.bidi} bidi`);
-  if (report.tag) parts.push(`${report.tag} tag`);
-  if (report.zeroWidth) parts.push(`${report.zeroWidth} zero-width`);
-  if (report.nul) parts.push(`${report.nul} NUL`);
-  if (report.control) parts.push(`${report.control} control`);
-  if (report.surrogate) parts.push(`${report.surrogate} lone surrogate`);
-  if (report.truncatedFrom !== void 0) parts.push(`cut from ${report.truncatedFrom} chars`);
-  return parts.join(", ");
-}
-function sanitize_finiteOr(value, fallback, range) {
-  const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
-  if (!Number.isFinite(n)) return fallback;
-  if (Object.is(n, -0)) return 0;
-  if (range && (n < range.min || n > range.max)) return fallback;
-  return n;
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/lanes.js
@@ -69245,7 +70206,31 @@ function placeJob(place, clean, item, job) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/board/humans.js
+function humanFigures(feedback, grading, spentUsd) {
+  const settled = Object.values(feedback?.settled ?? {});
+  const merged = settled.filter((s) => s.merged);
+  const out = { settled: settled.length, merged: merged.length };
+  if (settled.length > 0) out.acceptance = merged.length / settled.length;
+  if (merged.length > 0) {
+    const accepted = /* @__PURE__ */ new Map();
+    for (const j of Object.values(grading?.jobs ?? {}))
+      if (j.status === "graded" && j.verdict?.accepted)
+        accepted.set(j.job.issueNumber, (accepted.get(j.job.issueNumber) ?? 0) + 1);
+    const revisions = merged.reduce((n, s) => n + Math.max(0, (accepted.get(s.issue) ?? 1) - 1), 0);
+    out.revisionsPerMerged = revisions / merged.length;
+    out.costPerMergedUsd = spentUsd / merged.length;
+  }
+  return out;
+}
+function humanScore(ledger, agent) {
+  const h = ledger.human?.agents[agent];
+  return h ? { score: h.ema, count: h.count } : void 0;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/board/view.js
+
 
 
 
@@ -69296,9 +70281,17 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
     })),
     timeline: timeline(abridged === void 0 ? registry : void 0, now),
     leaderboard: ledger ? {
-      overall: leaderRows(ledger).map((r) => ({ ...r, score: round(r.score, 4) })),
+      overall: leaderRows(ledger).map((r) => {
+        const h = humanScore(ledger, r.agent);
+        return {
+          ...r,
+          score: round(r.score, 4),
+          ...h ? { human: round(h.score, 4), humanCount: h.count } : {}
+        };
+      }),
       cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
     } : { overall: [], cells: [] },
+    ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,
@@ -69398,6 +70391,15 @@ function timeline(registry, now) {
   );
   return { ...start ? { start } : {}, end: now.toISOString(), bars };
 }
+function roundHumans(h) {
+  return {
+    settled: h.settled,
+    merged: h.merged,
+    ...h.acceptance !== void 0 ? { acceptance: round(h.acceptance, 4) } : {},
+    ...h.revisionsPerMerged !== void 0 ? { revisionsPerMerged: round(h.revisionsPerMerged, 4) } : {},
+    ...h.costPerMergedUsd !== void 0 ? { costPerMergedUsd: round(h.costPerMergedUsd, 4) } : {}
+  };
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/actions/board-summary.js
@@ -69411,7 +70413,7 @@ function boardSummary(action, layout, config, logger) {
     const view = buildView(layout, config, /* @__PURE__ */ new Date(), { itemsPerLane: LISTED_ITEMS });
     return actionSummaryMarkdown(action, view, BOARD_ARTIFACT);
   } catch (e) {
-    logger.warning(`could not add the board to the job summary: ${message(e)}`);
+    logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
     return void 0;
   }
 }
