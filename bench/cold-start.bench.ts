@@ -61,9 +61,9 @@ export function actionBundles(): { built: string[]; missing: string[] } {
     ? readdirSync(join(root, 'actions')).filter((n) => existsSync(join(root, 'actions', n, 'action.yml')))
     : [];
   const src = existsSync(join(root, 'src/actions'))
-    ? readdirSync(join(root, 'src/actions'))
-        .filter((f) => f.endsWith('.ts') && !f.startsWith('_'))
-        .map((f) => f.slice(0, -3))
+    ? readdirSync(join(root, 'src/actions')).filter((n) =>
+        existsSync(join(root, 'src/actions', n, 'index.ts')),
+      )
     : [];
   const missing = [...new Set([...declared, ...src])].filter((n) => !built.includes(n)).sort();
   return { built: built.sort(), missing };

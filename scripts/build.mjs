@@ -1,4 +1,4 @@
-// Bundles every action entry (src/actions/<name>.ts) and the CLI (src/cli/index.ts) with ncc, one
+// Bundles every action entry (src/actions/<name>/index.ts) and the CLI (src/cli/index.ts) with ncc, one
 // bundle each, into dist/<name>/. `--check` builds the same way and then fails when dist/ differs
 // from what git has (changed, deleted or untracked files).
 //
@@ -18,11 +18,16 @@ const root = new URL('..', import.meta.url).pathname;
 const check = process.argv.includes('--check');
 const dist = join(root, 'dist');
 const scratch = join(root, '.build');
-// An entry is a src/actions/<name>.ts with an actions/<name>/action.yml; the other modules there
-// (the board summary, the cache/artifact ports) are shared by the entries.
-const entries = readdirSync(join(root, 'src/actions'))
-  .filter((f) => f.endsWith('.ts') && existsSync(join(root, 'actions', f.slice(0, -3), 'action.yml')))
-  .map((f) => ({ name: f.slice(0, -3), file: join('.build/src/actions', f.slice(0, -3) + '.js') }));
+// An entry is a src/actions/<name>/index.ts with an actions/<name>/action.yml (docs/architecture.md,
+// "One shape per action"); a module directly in src/actions/ (the board summary) is shared by them.
+const entries = readdirSync(join(root, 'src/actions'), { withFileTypes: true })
+  .filter(
+    (d) =>
+      d.isDirectory() &&
+      existsSync(join(root, 'src/actions', d.name, 'index.ts')) &&
+      existsSync(join(root, 'actions', d.name, 'action.yml')),
+  )
+  .map((d) => ({ name: d.name, file: join('.build/src/actions', d.name, 'index.js') }));
 entries.push({ name: 'cli', file: '.build/src/cli/index.js' });
 
 const started = performance.now();

@@ -11,27 +11,11 @@ import {
   type SnapshotSource,
 } from './source.js';
 
-/** The narrow port over @actions/artifact's uploadArtifact (production adapter: actions-ports.ts). */
+/** The narrow port over @actions/artifact's uploadArtifact (production adapter: src/github/actions-services.ts). */
 export interface ArtifactPort {
   upload(name: string, files: string[], root: string, retentionDays: number): Promise<void>;
   /** Why this platform cannot take an upload at all (GHES), checked before anything is staged. */
   unsupported?(): string | undefined;
-}
-
-/**
- * GitHub Enterprise Server: a server that is neither github.com nor a GHE.com data-residency host
- * (`*.ghe.com`), which run the same artifact service as github.com. `@actions/artifact` 2 and later
- * (and upload/download-artifact v4 and later) refuse GHES with GHESNotSupportedError.
- */
-export function onGhes(serverUrl: string | undefined): boolean {
-  if (!serverUrl) return false;
-  let host: string;
-  try {
-    host = new URL(serverUrl).hostname.toLowerCase();
-  } catch {
-    return false;
-  }
-  return host !== 'github.com' && !host.endsWith('.ghe.com');
 }
 
 export interface ArtifactSourceOptions {

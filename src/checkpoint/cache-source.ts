@@ -11,7 +11,7 @@ import {
 } from './source.js';
 
 /**
- * The narrow port over the Actions cache. Production: @actions/cache (see actions-ports.ts);
+ * The narrow port over the Actions cache. Production: @actions/cache (src/github/actions-services.ts);
  * tests fake only this port because the real service cannot be reached from a test.
  */
 export interface CachePort {

@@ -10,8 +10,8 @@ import { buildSources, parseSourceList } from './sources.js';
 import { fromRestore, fromSave, type CheckpointReport } from './summary.js';
 
 /**
- * One checkpoint step as the action and the CLI run it: parse and validate the inputs once, fill
- * the gaps from school.yml, build the sources, restore or save.
+ * One checkpoint step as the action and the CLI run it: the inputs parsed once
+ * (`parseCheckpointInputs`), the gaps filled from school.yml, the sources built, restore or save.
  */
 export const checkpointInputsSchema = z.object({
   mode: z.enum(['restore', 'save'], { error: 'mode: use "restore" or "save"' }),
@@ -35,6 +35,8 @@ export const checkpointInputsSchema = z.object({
   dryRun: z.boolean().default(false),
 });
 export type CheckpointInputs = z.input<typeof checkpointInputsSchema>;
+/** The inputs parsed and checked: what `runCheckpoint` takes. */
+export type CheckpointOptions = z.output<typeof checkpointInputsSchema>;
 
 export interface CheckpointDeps {
   logger: Logger;
@@ -48,7 +50,11 @@ export interface CheckpointDeps {
   now?: Date;
 }
 
-export function parseCheckpointInputs(raw: CheckpointInputs) {
+/**
+ * The inputs (the action's strings or the CLI's options) into one typed object, or a ConfigError
+ * that names each bad field. The action reads its `mode` as a plain string: the schema checks it.
+ */
+export function parseCheckpointInputs(raw: CheckpointInputs | Record<string, unknown>): CheckpointOptions {
   const parsed = checkpointInputsSchema.safeParse(raw);
   if (!parsed.success) {
     const msgs = parsed.error.issues.map((i) =>
@@ -59,8 +65,10 @@ export function parseCheckpointInputs(raw: CheckpointInputs) {
   return parsed.data;
 }
 
-export async function runCheckpoint(raw: CheckpointInputs, deps: CheckpointDeps): Promise<CheckpointReport> {
-  const inputs = parseCheckpointInputs(raw);
+export async function runCheckpoint(
+  inputs: CheckpointOptions,
+  deps: CheckpointDeps,
+): Promise<CheckpointReport> {
   const config = resolveConfig(inputs.config);
   const defaults = inputs.directory
     ? 'directory'

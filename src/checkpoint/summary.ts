@@ -1,4 +1,3 @@
-import type { SummaryBlock } from '../schemas/summary.js';
 import type { RestoreResult } from './restore.js';
 import type { SaveResult } from './save.js';
 
@@ -110,52 +109,4 @@ export function textReport(r: CheckpointReport): string {
   for (const w of r.warnings) lines.push(`  warning: ${w}`);
   for (const n of r.notes) lines.push(`  note: ${n}`);
   return lines.join('\n') + '\n';
-}
-
-/** The job summary of a restore or a save, as blocks; `board` is appended below it. */
-export function checkpointSummary(report: CheckpointReport, board?: string): SummaryBlock[] {
-  const redacted = Object.entries(report.redacted);
-  const compacted = Object.entries(report.compacted);
-  const notes = [...report.warnings.map((w) => `⚠ ${w}`), ...report.notes];
-  return [
-    { heading: `checkpoint-state: ${report.mode}${report.dryRun ? ' (dry run)' : ''}`, level: 3 },
-    {
-      table: {
-        header: [report.mode === 'save' ? 'Saved to' : 'Source', 'Generation', 'Files', 'Size'],
-        rows: [
-          [
-            report.sources.join(', ') || 'none',
-            String(report.generation),
-            String(report.files.length),
-            bytes(report.files.reduce((n, f) => n + f.size, 0)),
-          ],
-        ],
-      },
-    },
-    { table: { header: ['File', 'Size'], rows: fileRows(report.files) } },
-    ...(redacted.length
-      ? [
-          { heading: 'Redacted', level: 4 } as const,
-          {
-            table: {
-              header: ['File', 'Records or texts changed'],
-              rows: redacted.map(([p, n]) => [p, String(n)]),
-            },
-          },
-        ]
-      : []),
-    ...(compacted.length
-      ? [
-          { heading: 'Compacted', level: 4 } as const,
-          {
-            table: {
-              header: ['Log', 'Folded into snapshot', 'Dropped past window'],
-              rows: compacted.map(([p, x]) => [p, String(x.folded), String(x.dropped)]),
-            },
-          },
-        ]
-      : []),
-    ...(notes.length ? [{ list: notes }] : []),
-    ...(board ? [{ raw: board }] : []),
-  ];
 }

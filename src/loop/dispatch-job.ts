@@ -7,21 +7,18 @@ import type { JobLiveness } from '../dispatch/lease.js';
 import { clearPause } from '../dispatch/pause.js';
 import type { PlanResult } from '../dispatch/plan.js';
 import { readRegistry } from '../dispatch/registry.js';
-import { ConfigError, CorruptStateError } from '../errors.js';
-import { booleanInput, wholeNumberInput } from '../github/inputs.js';
-import { z } from 'zod';
+import { CorruptStateError } from '../errors.js';
 import { markHandoff, writeHandoff } from '../handoff/handoff.js';
 import { importHandoffs, type HandoffImport } from '../handoff/import.js';
-import { handoffSummary } from '../handoff/summary.js';
 import type { Logger } from '../log.js';
-import type { SummaryBlock } from '../schemas/summary.js';
 import { StateLayout } from '../state/layout.js';
 import { ptraceWarning } from '../crew/host.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
 
 /**
- * The job dispatch-crew does, mode by mode, without the runner: the action entry parses its inputs
- * into `DispatchJobInput`, calls `dispatchJob`, and renders `dispatchSummary(result)`.
+ * The job dispatch-crew does, mode by mode, without the runner: the action
+ * (src/actions/dispatch-crew/) parses its inputs into `DispatchJobInput`, calls `dispatchJob`, and
+ * reports the result (outputs and summary).
  */
 export interface DispatchJobInput {
   mode: 'plan' | 'run' | 'heartbeat' | 'import';
@@ -42,63 +39,6 @@ export interface DispatchJobInput {
   launcher: readonly string[];
   /** Asks the Actions API about a job, for the repository the config names. */
   jobLiveness?: (repository: string | undefined) => JobLiveness | undefined;
-}
-
-const dispatchInputsSchema = z.object({
-  mode: z.enum(['plan', 'run', 'heartbeat', 'import'], {
-    message: 'mode: expected "plan", "run", "heartbeat" or "import"',
-  }),
-  daemon: z.string().optional(),
-  config: z.string().optional(),
-  stateDir: z.string().optional(),
-  maxCrews: wholeNumberInput('max-crews'),
-  jobTimeoutMinutes: wholeNumberInput('job-timeout-minutes'),
-  clearPause: z.string().optional(),
-  onlyIssues: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      const parts = (v ?? '')
-        .split(',')
-        .map((p) => p.trim())
-        .filter(Boolean);
-      const out: number[] = [];
-      for (const p of parts) {
-        const n = Number(p);
-        if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n <= 0) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `only-issues: expected issue numbers separated by commas (e.g. 12,14), found "${p.slice(0, 40)}"`,
-          });
-          return z.NEVER;
-        }
-        out.push(n);
-      }
-      return out.length ? out : undefined;
-    }),
-  bookbagsPath: z.string().optional(),
-  handoffPath: z.string().optional(),
-  jobStartedAt: z.iso
-    .datetime({ message: 'job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z' })
-    .optional(),
-  dryRun: booleanInput('dry-run'),
-  token: z.string().optional(),
-});
-
-/** dispatch-crew's inputs (strings as the runner gives them) into one typed object, or a clear error. */
-export function parseDispatchInputs(raw: Record<string, string | undefined>) {
-  const r = dispatchInputsSchema.safeParse(raw);
-  if (!r.success)
-    throw new ConfigError(`dispatch-crew inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
-  if (r.data.mode === 'import' && !r.data.handoffPath)
-    throw new ConfigError(
-      'dispatch-crew: mode import needs the handoff-path input (the downloaded handoffs).',
-    );
-  if ((r.data.mode === 'run' || r.data.mode === 'heartbeat') && !r.data.daemon)
-    throw new ConfigError(
-      `dispatch-crew: mode ${r.data.mode} needs the daemon input (the fleet daemon id this runner is).`,
-    );
-  return r.data;
 }
 
 export interface PlanNotes {
@@ -295,115 +235,4 @@ async function clearPauses(layout: StateLayout, reason: string, dryRun: boolean)
   return cleared.length === 0
     ? 'clear-pause: no pause was in force.'
     : `clear-pause: lifted ${cleared.length} pause(s), reason recorded: ${reason.trim()}`;
-}
-
-/** Outputs carry identifiers and counts only: daemon ids, labels from school.yml, crew ids. */
-export function dispatchOutputs(r: DispatchJobResult): Record<string, string> {
-  switch (r.mode) {
-    case 'plan':
-      return {
-        matrix: JSON.stringify(
-          r.plan.matrix.map((m) => ({ daemon: m.daemon, labels: m.labels, assignments: m.assignments })),
-        ),
-        // Every configured daemon's id, work or not: the roster job beats each one.
-        fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
-        admitted: String(r.plan.assignments.length),
-        refused: String(r.plan.refused.length),
-      };
-    case 'import':
-      return {
-        imported: String(r.imported.dirs.reduce((n, d) => n + d.accepted, 0)),
-        refused: String(r.imported.refused.length),
-      };
-    case 'run':
-      return {
-        finished: String(r.run.finished.length),
-        lost: String(r.run.lost.length),
-        paused: r.run.paused ? 'true' : 'false',
-      };
-    default:
-      return {};
-  }
-}
-
-/** The job summary of each mode, as blocks; `board` is the school board appended below it. */
-export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBlock[] {
-  const tail: SummaryBlock[] = board ? [{ raw: board }] : [];
-  if (r.mode === 'import') return [{ raw: handoffSummary(r.imported) }];
-  if (r.mode === 'run') {
-    return [
-      { heading: `dispatch-crew: daemon ${r.daemon}` },
-      ...(r.run.paused ? [{ raw: `**${r.run.paused}**` }] : []),
-      {
-        table: {
-          header: ['crew', 'outcome', 'reason'],
-          rows: [
-            ...r.run.finished.map((f) => [f.crewId, f.outcome, f.reason]),
-            ...r.run.lost.map((id) => [id, 'lost', 'unexplained exit: launches paused']),
-            ...r.run.skipped.map((k) => [k.crewId, 'not started', k.reason]),
-          ],
-        },
-      },
-      ...tail,
-    ];
-  }
-  if (r.mode !== 'plan') return [];
-  const { plan, notes } = r;
-  const raw = (text: string | undefined, bold = false): SummaryBlock[] =>
-    text ? [{ raw: bold ? `**${text}**` : text }] : [];
-  return [
-    { heading: 'dispatch-crew: plan' },
-    ...raw(notes.loud, true),
-    ...raw(notes.roster?.text, notes.roster?.loud),
-    ...raw(plan.blocked ? `Blocked: ${plan.blocked}` : undefined),
-    ...raw(notes.cleared),
-    ...raw(notes.ttlNote),
-    ...raw(notes.jobNote, true),
-    { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
-    ...raw(plan.paused),
-    {
-      raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
-    },
-    {
-      table: {
-        header: ['crew', 'issue', 'daemon', 'agent', 'starts'],
-        rows: plan.assignments.map((a) => [
-          a.crewId,
-          `#${a.issueNumber}`,
-          a.daemon,
-          a.agent,
-          a.queued ? 'when a slot frees' : 'at once',
-        ]),
-      },
-    },
-    ...(plan.refused.length
-      ? [
-          {
-            table: {
-              header: ['issue', 'refused because'],
-              rows: plan.refused.map((x) => [`#${x.issue}`, x.reason]),
-            },
-          },
-        ]
-      : []),
-    {
-      table: {
-        header: ['daemon', 'online', 'slots', 'busy', 'assigned'],
-        rows: plan.fleet.map((d) => [
-          d.id,
-          d.online ? 'yes' : `no (${d.offlineReason ?? 'offline'})`,
-          String(d.slots),
-          String(d.busy),
-          String(d.assigned),
-        ]),
-      },
-    },
-    ...tail,
-  ];
-}
-
-/** ` (2 at once, 5 on standby behind them)` when the plan put crews on standby behind the first wave. */
-function standbyNote(plan: PlanResult): string {
-  const standby = plan.assignments.filter((a) => a.queued).length;
-  return standby ? ` (${plan.assignments.length - standby} at once, ${standby} on standby behind them)` : '';
 }

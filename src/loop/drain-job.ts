@@ -1,16 +1,13 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import type { SchoolConfig } from '../config/schema.js';
 import { verifyOnCleanCheckout } from '../crew/clean-checkout.js';
 import { deliveryFor } from '../delivery/setup.js';
-import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
-import { booleanInput, wholeNumberInput } from '../github/inputs.js';
 import { drain, type DrainOptions, type DrainResult } from '../grading/drain.js';
-import { octokitPort } from '../grading/github-port.js';
+import { octokitPort } from '../github/issues-port.js';
 import { octokitFeedback } from '../feedback/port.js';
 import { importBookbags } from '../grading/import.js';
 import { judgeGrader } from '../grading/judge-verify.js';
@@ -28,18 +25,17 @@ import {
   type VerdictEntry,
 } from '../grading/verdicts.js';
 import { GradingQueue, pendingKeys, type JobState } from '../grading/queue.js';
-import { countsLine, deadLetterTable, verdictTable, type Table } from '../grading/report.js';
+import { countsLine } from '../grading/report.js';
 import { handoffDirs } from '../handoff/handoff.js';
 import { importHandoffs } from '../handoff/import.js';
 import type { Logger } from '../log.js';
-import type { SummaryBlock } from '../schemas/summary.js';
-import { escapeHtml } from '../security/html.js';
 import { StateLayout } from '../state/layout.js';
 
 /**
  * The job drain-grading does, without the runner: import what crew jobs handed on, requeue, drain
- * the queue (judges, ledger, outbox, delivery), and describe it. The action entry parses its inputs
- * with `parseDrainInputs`, calls `drainJob`, and renders `drainSummary(result)`.
+ * the queue (judges, ledger, outbox, delivery), and describe it. The action
+ * (src/actions/drain-grading/) parses its inputs into `DrainJobInput`, calls `drainJob`, and reports
+ * the result (outputs and summary).
  *
  * Three modes (docs/grading.md, "Where each judge runs"):
  * - `drain` (default, and `school drain`): the judges run here, in their sandbox, and the verdicts
@@ -53,51 +49,24 @@ import { StateLayout } from '../state/layout.js';
 export const DRAIN_MODES = ['drain', 'judge', 'apply'] as const;
 export type DrainMode = (typeof DRAIN_MODES)[number];
 
-const drainInputsSchema = z.object({
-  mode: z
-    .string()
-    .optional()
-    .transform((v, c) => {
-      const m = v || 'drain';
-      if ((DRAIN_MODES as readonly string[]).includes(m)) return m as DrainMode;
-      c.addIssue({
-        code: 'custom',
-        message: `mode: "${v}" is not one of ${DRAIN_MODES.join(', ')}`,
-      });
-      return z.NEVER;
-    }),
-  verdictsPath: z.string().optional(),
-  verdictsDigest: z
-    .string()
-    .optional()
-    .refine((v) => !v || /^sha256:[0-9a-f]{64}$/.test(v), {
-      message: "verdicts-digest: expected sha256:<64 hex digits>, the judge step's verdicts-digest output",
-    }),
-  maxWorkers: wholeNumberInput('max-workers'),
-  maxAttempts: wholeNumberInput('max-attempts'),
-  requeue: z.string().optional(),
-  listDeadLetters: booleanInput('list-dead-letters'),
-  dryRun: booleanInput('dry-run'),
-  bookbagsPath: z.string().optional(),
-  config: z.string().optional(),
-  stateDir: z.string().optional(),
-  token: z.string().optional(),
-  deliveryToken: z.string().optional(),
-});
-
-export type DrainJobInput = ReturnType<typeof parseDrainInputs>;
-
-/** drain-grading's inputs (strings as the runner gives them) into one typed object. */
-export function parseDrainInputs(raw: Record<string, string | undefined>) {
-  const r = drainInputsSchema.safeParse(raw);
-  if (!r.success)
-    throw new ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
-  const requeue = (r.data.requeue ?? '').split(/[\s,]+/).filter(Boolean);
-  if (r.data.mode !== 'drain' && !r.data.verdictsPath)
-    throw new ConfigError(
-      `drain-grading inputs: mode ${r.data.mode} needs verdicts-path (the directory of verdicts.json)`,
-    );
-  return { ...r.data, requeue };
+/** What drain-grading's job needs, parsed and checked (src/actions/drain-grading/inputs.ts). */
+export interface DrainJobInput {
+  mode: DrainMode;
+  /** judge: where the verdicts go; apply: where they are read from (the directory of verdicts.json). */
+  verdictsPath?: string;
+  /** apply: the judge step's `verdicts-digest` output, checked against the file. */
+  verdictsDigest?: string;
+  maxWorkers?: number;
+  maxAttempts?: number;
+  /** Dead letters to requeue, by job key. */
+  requeue: string[];
+  listDeadLetters: boolean;
+  dryRun: boolean;
+  bookbagsPath?: string;
+  config?: string;
+  stateDir?: string;
+  token?: string;
+  deliveryToken?: string;
 }
 
 export type DrainJobResult =
@@ -278,65 +247,4 @@ async function judgeJob(inputs: DrainJobInput, restored: SchoolConfig, logger: L
       dead: queue.deadLetters(),
     },
   };
-}
-
-export function drainOutputs(r: DrainJobResult): Record<string, string> {
-  const common = { 'dead-letters': String(r.dead.length), pending: String(r.pending) };
-  if (r.mode === 'read-only') return common;
-  const d = r.drained;
-  return {
-    accepted: String(d.accepted),
-    rejected: String(d.rejected),
-    failed: String(d.failed),
-    'dead-lettered': String(d.deadLettered),
-    'outbox-delivered': String(d.outboxDelivered),
-    'outbox-pending': String(d.outboxPending),
-    ...(r.mode === 'judge' ? { 'verdicts-digest': r.digest } : {}),
-    ...common,
-  };
-}
-
-const table = (t: Table): SummaryBlock => ({ table: { header: t[0]!, rows: t.slice(1) } });
-
-/** The job summary as blocks; `board` (leaderboard, lanes, pauses) comes from the board's view model. */
-export function drainSummary(r: DrainJobResult, board?: string): SummaryBlock[] {
-  const deadLetters: SummaryBlock[] = [
-    { heading: 'Dead letters', level: 3 },
-    r.dead.length > 0 ? table(deadLetterTable(r.dead)) : { raw: 'None.\n' },
-  ];
-  if (r.mode === 'read-only')
-    return [
-      { heading: 'Grading queue' },
-      { raw: `${r.pending} job(s) pending (nothing graded: read-only run)\n\n` },
-      ...deadLetters,
-    ];
-  const d = r.drained;
-  if (r.mode === 'judge')
-    return [
-      { heading: 'Judging' },
-      {
-        raw: `${r.verdicts} verdict(s) handed on to the grade job (nothing applied or delivered here): ${countsLine(d)}\n\n`,
-      },
-      ...(d.fatal ? [{ raw: `**Judging stopped:** ${d.fatal}\n\n` }] : []),
-      { heading: 'Verdicts of the judges', level: 3 },
-      d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: 'None.\n' },
-    ];
-  const refused: SummaryBlock[] =
-    r.refused && r.refused.length > 0
-      ? [
-          { heading: 'Verdicts refused (not applied)', level: 3 },
-          table([['Job', 'Why'], ...r.refused.map((x) => [escapeHtml(x.jobKey), escapeHtml(x.reason)])]),
-        ]
-      : [];
-  return [
-    { heading: 'Grading' },
-    { raw: `${countsLine(d)}\n\n` },
-    ...(r.missing ? [{ raw: `${r.missing}: the pending jobs stay queued for the next cycle.\n\n` }] : []),
-    ...refused,
-    ...(d.fatal ? [{ raw: `**Grading stopped:** ${d.fatal}\n\n` }] : []),
-    ...(board ? [{ raw: board }] : []),
-    { heading: 'Verdicts of this drain', level: 3 },
-    d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: 'None.\n' },
-    ...deadLetters,
-  ];
 }

@@ -11,7 +11,7 @@ const SPAWN_TIMEOUT = 240_000;
 const tmp = tempDir('school-ckpt-action-');
 afterAll(() => tmp.cleanup());
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const entry = join(repoRoot, 'src/actions/checkpoint-state.ts');
+const entry = join(repoRoot, 'src/actions/checkpoint-state/index.ts');
 
 /** Runs the action entry as the runner would: inputs as INPUT_* variables, outputs and summary as files. */
 function runAction(name: string, workspace: string, inputs: Record<string, string>) {

@@ -6,7 +6,7 @@ import { claimSlot, readCrewState } from '../../src/dispatch/lease.js';
 import { ClaimRefusedError } from '../../src/dispatch/lease.js';
 import { localIdentity } from '../../src/dispatch/liveness.js';
 import { processStart } from '../../src/process/liveness.js';
-import { actionsJobStatus } from '../../src/crew/job-status.js';
+import { actionsJobStatus } from '../../src/github/job-status.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import type { LeaseOwner } from '../../src/schemas/crew.js';
 import { makeSchool, plan, type School } from './helpers.js';

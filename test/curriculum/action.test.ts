@@ -81,7 +81,7 @@ describe('fetch-curriculum action entry', () => {
       INPUT_CONFIG: join(dir.path, 'school.yml'),
       'INPUT_STATE-DIR': join(dir.path, 'state'),
     };
-    const r = await runEntry('src/actions/fetch-curriculum.ts', [], env);
+    const r = await runEntry('src/actions/fetch-curriculum/index.ts', [], env);
     expect(r.stdout).not.toContain('::error::');
     expect(r.code).toBe(0);
     const o = outputs(out);
@@ -102,7 +102,7 @@ describe('fetch-curriculum action entry', () => {
     // Second run: one conditional request, 304, nothing changed.
     fake.resetLog();
     writeFileSync(out, '');
-    const again = await runEntry('src/actions/fetch-curriculum.ts', [], env);
+    const again = await runEntry('src/actions/fetch-curriculum/index.ts', [], env);
     expect(again.code).toBe(0);
     expect(outputs(out)).toMatchObject({ count: '2', added: '0', mode: 'not-modified' });
     expect(fake.requests.map((q) => q.status)).toEqual([304]);
@@ -111,7 +111,7 @@ describe('fetch-curriculum action entry', () => {
   it('fails once with a message naming the token when GitHub answers 401', async () => {
     const out = join(dir.path, 'output-401');
     writeFileSync(out, '');
-    const r = await runEntry('src/actions/fetch-curriculum.ts', [], {
+    const r = await runEntry('src/actions/fetch-curriculum/index.ts', [], {
       GITHUB_API_URL: server.url,
       GITHUB_OUTPUT: out,
       INPUT_TOKEN: 'not-a-valid-token',

@@ -29,7 +29,7 @@ describe('drain-grading action: delivery (real process, INPUT_* environment)', (
       const out = join(tmp.path, 'out.txt');
       writeFileSync(out, '');
       const token = 'ghs_' + 'D'.repeat(36);
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/actions/drain-grading.ts'], {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/actions/drain-grading/index.ts'], {
         cwd: root,
         encoding: 'utf8',
         env: {

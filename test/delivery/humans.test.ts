@@ -7,7 +7,7 @@ import { octokitFeedback } from '../../src/feedback/port.js';
 import { publishStatuses } from '../../src/feedback/refresh.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
-import { octokitPort } from '../../src/grading/github-port.js';
+import { octokitPort } from '../../src/github/issues-port.js';
 import { humanScoreOf, ScoreLedger } from '../../src/grading/ledger.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';

@@ -1,7 +1,7 @@
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { actionsJobStatus } from '../../src/crew/job-status.js';
+import { actionsJobStatus } from '../../src/github/job-status.js';
 import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { issueStates } from '../../src/dispatch/history.js';
 import { planDispatch } from '../../src/dispatch/plan.js';

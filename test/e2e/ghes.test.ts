@@ -6,7 +6,7 @@ import { truthy } from '@actions/expressions/result';
 import { http, HttpResponse, type HttpHandler } from 'msw';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify } from 'yaml';
-import { onGhes } from '../../src/checkpoint/artifact-source.js';
+import { onGhes } from '../../src/github/actions-services.js';
 import { examplePaths, prepareExampleRepo } from '../../src/examples/prepare.js';
 import { startGitHubServer } from '../support/github-fake.js';
 import { git, tempDir } from '../support/tmp.js';

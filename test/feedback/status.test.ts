@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
-import { octokitPort } from '../../src/grading/github-port.js';
+import { octokitPort } from '../../src/github/issues-port.js';
 import { Outbox, outboxFold, statusMarkerOf } from '../../src/grading/outbox.js';
 import { publishStatuses, refreshStatuses } from '../../src/feedback/refresh.js';
 import { crewLog } from '../../src/dispatch/registry.js';

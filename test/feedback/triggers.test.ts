@@ -3,7 +3,7 @@ import { data, Evaluator, Lexer, Parser } from '@actions/expressions';
 import { truthy } from '@actions/expressions/result';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { parseDispatchInputs } from '../../src/loop/dispatch-job.js';
+import { parseDispatchInputs } from '../../src/actions/dispatch-crew/inputs.js';
 import { parseConfig } from '../../src/config/load.js';
 import { planStep } from '../../src/loop/steps.js';
 import { silentLogger } from '../../src/log.js';

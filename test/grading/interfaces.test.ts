@@ -44,7 +44,7 @@ describe('drain-grading action (real process, INPUT_* environment)', () => {
     const summary = join(tmp.path, 'summary.md');
     writeFileSync(out, '');
     writeFileSync(summary, '');
-    const r = run(['src/actions/drain-grading.ts'], {
+    const r = run(['src/actions/drain-grading/index.ts'], {
       'INPUT_STATE-DIR': state,
       'INPUT_BOOKBAGS-PATH': join(downloads.root, 'bookbags'),
       'INPUT_MAX-WORKERS': '2',
@@ -68,13 +68,13 @@ describe('drain-grading action (real process, INPUT_* environment)', () => {
   });
 
   it('fails with a message naming the input on bad input', { timeout: 60_000 }, () => {
-    const r = run(['src/actions/drain-grading.ts'], {
+    const r = run(['src/actions/drain-grading/index.ts'], {
       'INPUT_STATE-DIR': join(tmp.path, 'bad'),
       'INPUT_MAX-WORKERS': 'lots',
     });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('max-workers: expected a whole number ≥ 1, found "lots"');
-    const m = run(['src/actions/drain-grading.ts'], {
+    const m = run(['src/actions/drain-grading/index.ts'], {
       'INPUT_STATE-DIR': join(tmp.path, 'bad'),
       INPUT_MODE: 'grade',
     });

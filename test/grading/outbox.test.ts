@@ -3,7 +3,7 @@ import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
-import { octokitPort } from '../../src/grading/github-port.js';
+import { octokitPort } from '../../src/github/issues-port.js';
 import { Outbox, statusMarkerOf } from '../../src/grading/outbox.js';
 import { crewLog } from '../../src/dispatch/registry.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';

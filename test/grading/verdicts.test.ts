@@ -14,7 +14,8 @@ import {
 import { recordUsageSpend } from '../../src/agents/usage.js';
 import type { Verdict } from '../../src/grading/verdict.js';
 import { memoryLogger } from '../../src/log.js';
-import { drainJob, parseDrainInputs } from '../../src/loop/drain-job.js';
+import { parseDrainInputs } from '../../src/actions/drain-grading/inputs.js';
+import { drainJob } from '../../src/loop/drain-job.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
 import { enqueueMany, writeBookbag } from './helpers.js';

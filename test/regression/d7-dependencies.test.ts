@@ -8,7 +8,7 @@ import { readCrewState } from '../../src/dispatch/lease.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
-import { octokitPort } from '../../src/grading/github-port.js';
+import { octokitPort } from '../../src/github/issues-port.js';
 import { silentLogger } from '../../src/log.js';
 import { git } from '../support/tmp.js';
 import { GitHubFake } from '../support/github-fake.js';

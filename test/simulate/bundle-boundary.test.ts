@@ -11,11 +11,12 @@ import { dirname, join, relative, resolve } from 'node:path';
  */
 const root = resolve(import.meta.dirname, '../..');
 
-/** The entries scripts/build.mjs bundles as actions: src/actions/<name>.ts with an action.yml. */
+/** The entries scripts/build.mjs bundles as actions: src/actions/<name>/index.ts with an action.yml. */
 function actionEntries(): string[] {
   return readdirSync(join(root, 'src/actions'))
-    .filter((f) => f.endsWith('.ts') && existsSync(join(root, 'actions', f.slice(0, -3), 'action.yml')))
-    .map((f) => join(root, 'src/actions', f));
+    .filter((n) => existsSync(join(root, 'actions', n, 'action.yml')))
+    .map((n) => join(root, 'src/actions', n, 'index.ts'))
+    .filter((f) => existsSync(f));
 }
 
 /** Every local module reachable from `entry`, relative to the checkout. */
@@ -47,10 +48,10 @@ describe('what the action bundles contain', () => {
   it('finds the four actions', () => {
     expect(actionEntries().map((e) => relative(root, e))).toEqual(
       expect.arrayContaining([
-        'src/actions/checkpoint-state.ts',
-        'src/actions/dispatch-crew.ts',
-        'src/actions/drain-grading.ts',
-        'src/actions/fetch-curriculum.ts',
+        'src/actions/checkpoint-state/index.ts',
+        'src/actions/dispatch-crew/index.ts',
+        'src/actions/drain-grading/index.ts',
+        'src/actions/fetch-curriculum/index.ts',
       ]),
     );
   });

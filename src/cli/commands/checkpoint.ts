@@ -1,5 +1,5 @@
 import { consoleLogger } from '../../log.js';
-import { runCheckpoint } from '../../checkpoint/run.js';
+import { parseCheckpointInputs, runCheckpoint } from '../../checkpoint/run.js';
 import { textReport } from '../../checkpoint/summary.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';
@@ -51,7 +51,7 @@ export const checkpointCommand: Command = {
     }
     const logger = consoleLogger({ debug: values.debug });
     const report = await runCheckpoint(
-      {
+      parseCheckpointInputs({
         mode,
         stateDir: values['state-dir'],
         branch: values.branch,
@@ -60,7 +60,7 @@ export const checkpointCommand: Command = {
         sources: values.dir ? 'directory' : 'branch',
         config: values.config,
         dryRun: values['dry-run'] === true,
-      },
+      }),
       { logger, workspace: process.cwd() },
     );
     process.stdout.write(textReport(report));

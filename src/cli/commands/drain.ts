@@ -2,7 +2,7 @@ import { resolveConfig } from '../../config/load.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { drain } from '../../grading/drain.js';
 import { drainProgress } from '../../grading/progress.js';
-import { octokitPort } from '../../grading/github-port.js';
+import { octokitPort } from '../../github/issues-port.js';
 import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
 import { countsLine, leaderboardTable, renderText, verdictTable } from '../../grading/report.js';
 import { createGitHubClient } from '../../github/client.js';

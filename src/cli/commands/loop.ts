@@ -2,7 +2,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { loadConfig, resolveConfig } from '../../config/load.js';
 import type { SchoolConfig } from '../../config/schema.js';
 import { createGitHubClient } from '../../github/client.js';
-import { octokitPort } from '../../grading/github-port.js';
+import { octokitPort } from '../../github/issues-port.js';
 import { Outbox } from '../../grading/outbox.js';
 import { octokitFeedback } from '../../feedback/port.js';
 import { deliveryFor } from '../../delivery/setup.js';

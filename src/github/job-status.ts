@@ -1,6 +1,14 @@
-import type { GitHubClient } from '../github/client.js';
+import type { Logger } from '../log.js';
 import type { LeaseOwner } from '../schemas/crew.js';
-import type { JobAnswer, JobLiveness } from '../dispatch/lease.js';
+import { createGitHubClient, type GitHubClient } from './client.js';
+
+/**
+ * What the Actions API says of a lease owner's job: still running, gone (and how it ended), or
+ * cannot be told. The dispatch office's `JobLiveness` port (src/dispatch/lease.ts, a layer above)
+ * takes this answer as it is.
+ */
+export type JobCheck = 'in_progress' | 'unknown' | { done: string };
+export type ActionsOwner = Extract<LeaseOwner, { kind: 'actions' }>;
 
 /** The loop's job that imports the crew jobs' handoffs into the state (`grade` in school-loop.yml). */
 export const IMPORT_JOB = 'grade';
@@ -22,9 +30,12 @@ export const IMPORT_JOB = 'grade';
  * counts as gone only once the run attempt has completed (the run ended without such a job). Any API
  * failure is `unknown`: an owner we cannot check is treated as alive.
  */
-export function actionsJobStatus(client: GitHubClient, repository: string): JobLiveness {
+export function actionsJobStatus(
+  client: GitHubClient,
+  repository: string,
+): (o: ActionsOwner) => Promise<JobCheck> {
   const [owner, repo] = repository.split('/') as [string, string];
-  return async (o: Extract<LeaseOwner, { kind: 'actions' }>): Promise<JobAnswer> => {
+  return async (o: ActionsOwner): Promise<JobCheck> => {
     try {
       const jobs = await client.paginate(client.rest.actions.listJobsForWorkflowRun, {
         owner,
@@ -66,4 +77,16 @@ export function jobMatches(fullName: string, o: { job: string; daemon?: string }
     .slice(o.job.length)
     .split(/[^A-Za-z0-9-]+/)
     .includes(o.daemon);
+}
+
+/**
+ * `actionsJobStatus` for whichever repository the configuration names, built on first use; none
+ * without a token or a repository (an owner that cannot be checked counts as alive).
+ */
+export function jobStatusFor(
+  token: string | undefined,
+  logger: Logger,
+): (repository: string | undefined) => ((o: ActionsOwner) => Promise<JobCheck>) | undefined {
+  return (repository) =>
+    token && repository ? actionsJobStatus(createGitHubClient({ token, logger }), repository) : undefined;
 }

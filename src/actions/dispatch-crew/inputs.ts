@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { ConfigError } from '../../errors.js';
+import { booleanInput, wholeNumberInput } from '../../github/inputs.js';
+import { optionalInput, secretInput } from '../../github/runtime.js';
+
+/** dispatch-crew's inputs as the runner gives them (strings), parsed once. */
+export function readInputs() {
+  return parseDispatchInputs({
+    mode: optionalInput('mode') ?? 'plan',
+    daemon: optionalInput('daemon'),
+    config: optionalInput('config'),
+    stateDir: optionalInput('state-dir'),
+    maxCrews: optionalInput('max-crews'),
+    jobTimeoutMinutes: optionalInput('job-timeout-minutes'),
+    clearPause: optionalInput('clear-pause'),
+    bookbagsPath: optionalInput('bookbags-path'),
+    handoffPath: optionalInput('handoff-path'),
+    jobStartedAt: optionalInput('job-started-at'),
+    dryRun: optionalInput('dry-run'),
+    onlyIssues: optionalInput('only-issues'),
+    token: secretInput('token'),
+  });
+}
+
+const dispatchInputsSchema = z.object({
+  mode: z.enum(['plan', 'run', 'heartbeat', 'import'], {
+    message: 'mode: expected "plan", "run", "heartbeat" or "import"',
+  }),
+  daemon: z.string().optional(),
+  config: z.string().optional(),
+  stateDir: z.string().optional(),
+  maxCrews: wholeNumberInput('max-crews'),
+  jobTimeoutMinutes: wholeNumberInput('job-timeout-minutes'),
+  clearPause: z.string().optional(),
+  onlyIssues: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const parts = (v ?? '')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean);
+      const out: number[] = [];
+      for (const p of parts) {
+        const n = Number(p);
+        if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n <= 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `only-issues: expected issue numbers separated by commas (e.g. 12,14), found "${p.slice(0, 40)}"`,
+          });
+          return z.NEVER;
+        }
+        out.push(n);
+      }
+      return out.length ? out : undefined;
+    }),
+  bookbagsPath: z.string().optional(),
+  handoffPath: z.string().optional(),
+  jobStartedAt: z.iso
+    .datetime({ message: 'job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z' })
+    .optional(),
+  dryRun: booleanInput('dry-run'),
+  token: z.string().optional(),
+});
+
+/** dispatch-crew's inputs (strings as the runner gives them) into one typed object, or a clear error. */
+export function parseDispatchInputs(raw: Record<string, string | undefined>) {
+  const r = dispatchInputsSchema.safeParse(raw);
+  if (!r.success)
+    throw new ConfigError(`dispatch-crew inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
+  if (r.data.mode === 'import' && !r.data.handoffPath)
+    throw new ConfigError(
+      'dispatch-crew: mode import needs the handoff-path input (the downloaded handoffs).',
+    );
+  if ((r.data.mode === 'run' || r.data.mode === 'heartbeat') && !r.data.daemon)
+    throw new ConfigError(
+      `dispatch-crew: mode ${r.data.mode} needs the daemon input (the fleet daemon id this runner is).`,
+    );
+  return r.data;
+}

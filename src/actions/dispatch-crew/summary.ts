@@ -1,0 +1,147 @@
+import type { PlanResult } from '../../dispatch/plan.js';
+import { handoffSummary } from '../../handoff/summary.js';
+import type { DispatchJobResult } from '../../loop/dispatch-job.js';
+import type { SummaryBlock } from '../../schemas/summary.js';
+
+/**
+ * What dispatch-crew reports of its job, as pure functions of the result: what it says in the log
+ * besides the summary, the step's outputs (identifiers and counts only) and its job summary.
+ */
+
+/** Error annotations, log lines, and why the step fails (a lost crew) even though the job ran. */
+export function dispatchNotices(r: DispatchJobResult): {
+  errors: string[];
+  info: string[];
+  failure?: string;
+} {
+  if (r.mode === 'plan')
+    return {
+      errors: [
+        ...(r.notes.loud ? [r.notes.loud] : []),
+        ...(r.notes.roster?.loud ? [r.notes.roster.text] : []),
+      ],
+      info: [],
+    };
+  if (r.mode === 'dry-run')
+    return { errors: [], info: [`dispatch-crew: dry run, nothing recorded in mode ${r.of}.`] };
+  if (r.mode === 'heartbeat')
+    return { errors: [], info: [`dispatch-crew: heartbeat recorded for daemon ${r.daemon}`] };
+  if (r.mode === 'run' && r.run.lost.length)
+    return {
+      errors: [],
+      info: [],
+      failure: `${r.run.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``,
+    };
+  return { errors: [], info: [] };
+}
+
+/** Outputs carry identifiers and counts only: daemon ids, labels from school.yml, crew ids. */
+export function dispatchOutputs(r: DispatchJobResult): Record<string, string> {
+  switch (r.mode) {
+    case 'plan':
+      return {
+        matrix: JSON.stringify(
+          r.plan.matrix.map((m) => ({ daemon: m.daemon, labels: m.labels, assignments: m.assignments })),
+        ),
+        // Every configured daemon's id, work or not: the roster job beats each one.
+        fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
+        admitted: String(r.plan.assignments.length),
+        refused: String(r.plan.refused.length),
+      };
+    case 'import':
+      return {
+        imported: String(r.imported.dirs.reduce((n, d) => n + d.accepted, 0)),
+        refused: String(r.imported.refused.length),
+      };
+    case 'run':
+      return {
+        finished: String(r.run.finished.length),
+        lost: String(r.run.lost.length),
+        paused: r.run.paused ? 'true' : 'false',
+      };
+    default:
+      return {};
+  }
+}
+
+/** The job summary of each mode, as blocks; `board` is the school board appended below it. */
+export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBlock[] {
+  const tail: SummaryBlock[] = board ? [{ raw: board }] : [];
+  if (r.mode === 'import') return [{ raw: handoffSummary(r.imported) }];
+  if (r.mode === 'run') {
+    return [
+      { heading: `dispatch-crew: daemon ${r.daemon}` },
+      ...(r.run.paused ? [{ raw: `**${r.run.paused}**` }] : []),
+      {
+        table: {
+          header: ['crew', 'outcome', 'reason'],
+          rows: [
+            ...r.run.finished.map((f) => [f.crewId, f.outcome, f.reason]),
+            ...r.run.lost.map((id) => [id, 'lost', 'unexplained exit: launches paused']),
+            ...r.run.skipped.map((k) => [k.crewId, 'not started', k.reason]),
+          ],
+        },
+      },
+      ...tail,
+    ];
+  }
+  if (r.mode !== 'plan') return [];
+  const { plan, notes } = r;
+  const raw = (text: string | undefined, bold = false): SummaryBlock[] =>
+    text ? [{ raw: bold ? `**${text}**` : text }] : [];
+  return [
+    { heading: 'dispatch-crew: plan' },
+    ...raw(notes.loud, true),
+    ...raw(notes.roster?.text, notes.roster?.loud),
+    ...raw(plan.blocked ? `Blocked: ${plan.blocked}` : undefined),
+    ...raw(notes.cleared),
+    ...raw(notes.ttlNote),
+    ...raw(notes.jobNote, true),
+    { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
+    ...raw(plan.paused),
+    {
+      raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
+    },
+    {
+      table: {
+        header: ['crew', 'issue', 'daemon', 'agent', 'starts'],
+        rows: plan.assignments.map((a) => [
+          a.crewId,
+          `#${a.issueNumber}`,
+          a.daemon,
+          a.agent,
+          a.queued ? 'when a slot frees' : 'at once',
+        ]),
+      },
+    },
+    ...(plan.refused.length
+      ? [
+          {
+            table: {
+              header: ['issue', 'refused because'],
+              rows: plan.refused.map((x) => [`#${x.issue}`, x.reason]),
+            },
+          },
+        ]
+      : []),
+    {
+      table: {
+        header: ['daemon', 'online', 'slots', 'busy', 'assigned'],
+        rows: plan.fleet.map((d) => [
+          d.id,
+          d.online ? 'yes' : `no (${d.offlineReason ?? 'offline'})`,
+          String(d.slots),
+          String(d.busy),
+          String(d.assigned),
+        ]),
+      },
+    },
+    ...tail,
+  ];
+}
+
+/** ` (2 at once, 5 on standby behind them)` when the plan put crews on standby behind the first wave. */
+function standbyNote(plan: PlanResult): string {
+  const standby = plan.assignments.filter((a) => a.queued).length;
+  return standby ? ` (${plan.assignments.length - standby} at once, ${standby} on standby behind them)` : '';
+}
