@@ -113,7 +113,7 @@ describe('planDispatch with standby crews behind the first wave', () => {
     expect(next.refused.map((x) => x.code)).toEqual(['global-cap', 'global-cap']);
   });
 
-  it('sizes the standby by the typical crew duration seen so far; with no history, by the crew timeout', async () => {
+  it('sizes the standby by the predicted work that fits; with no history, a first crew fills the job', async () => {
     const dispatch = {
       maxCrews: 1,
       crewTimeoutSeconds: 900,
@@ -129,9 +129,19 @@ describe('planDispatch with standby crews behind the first wave', () => {
     const seasoned = await school([{ id: 'd1', worktrees: 1 }], dispatch);
     await history(seasoned.layout, [1, 2, 2, 2, 1.5, 2]);
     const warm = await seasoned.plan(issues(10));
-    // Typical (75th percentile) run: 2 min → five more fit in those 10 min.
-    expect(warm.assignments.map((a) => a.queued ?? false)).toEqual([false, true, true, true, true, true]);
-    expect(warm.refused).toHaveLength(4);
+    // Crews took 10.5 min for six issues estimated 30 min each: each 30 min issue is predicted at
+    // 1.75 min. The slot may start crews for 10 min after its first and the last one may run on
+    // (the typical run, 2 min): 12 min of work, so six more stand by (7 × 1.75 ≥ 12).
+    expect(warm.assignments.map((a) => a.queued ?? false)).toEqual([
+      false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(warm.refused).toHaveLength(3);
   });
 
   it('puts nothing on standby without the standby option (the local driver refills from the office instead)', async () => {
@@ -139,5 +149,53 @@ describe('planDispatch with standby crews behind the first wave', () => {
     const r = await s.plan(issues(3), { standby: false });
     expect(r.assignments).toHaveLength(1);
     expect(r.assignments[0]!.queued).toBeUndefined();
+  });
+
+  it('balances predicted work across daemons, not counts: the daemon with long issues gets fewer', async () => {
+    const s = await school(
+      [
+        { id: 'd1', worktrees: 1 },
+        { id: 'd2', worktrees: 1 },
+      ],
+      {
+        maxCrews: 2,
+        crewTimeoutSeconds: 900,
+        gradingReserveSeconds: 300,
+        jobTimeoutMinutes: 120,
+        order: 'smallest-first',
+      },
+    );
+    // 120 min job: each slot may start crews for 100 min after its first; the last may run 15 more.
+    const sizes = [10, 10, 10, 10, 10, 10, 10, 10, 50, 50, 50, 50, 10, 10, 10, 10];
+    const r = await s.plan(sizes.map((size, i) => item(i + 1, { size })));
+    const work = new Map<string, number>();
+    const count = new Map<string, number>();
+    for (const a of r.assignments) {
+      work.set(a.daemon, (work.get(a.daemon) ?? 0) + sizes[a.issueNumber - 1]!);
+      count.set(a.daemon, (count.get(a.daemon) ?? 0) + 1);
+    }
+    const [w1, w2] = [work.get('d1')!, work.get('d2')!];
+    // Each daemon is planned up to its 115 min of work (one item may cross it) and no further.
+    for (const w of [w1, w2]) {
+      expect(w).toBeGreaterThanOrEqual(115);
+      expect(w).toBeLessThan(115 + 50);
+    }
+    expect(Math.abs(w1 - w2)).toBeLessThanOrEqual(50);
+    expect(new Set(r.assignments.map((a) => a.issueNumber)).size).toBe(r.assignments.length);
+    // What did not fit waits for the next plan.
+    expect(r.assignments.length + r.refused.length).toBe(sizes.length);
+  });
+
+  it('orders tail-guard by default; smallest-first stays selectable', async () => {
+    const curriculum = [item(1, { size: 10 }), item(2, { size: 10 }), item(3, { size: 400 })];
+    const def = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
+    expect(def.cfg.dispatch.order).toBe('tail-guard');
+    expect((await def.plan(curriculum, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([
+      3,
+    ]);
+    const seed = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1, order: 'smallest-first' });
+    expect((await seed.plan(curriculum, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([
+      1,
+    ]);
   });
 });
