@@ -41,7 +41,7 @@ export interface OrderOptions {
  * Tail guard: a fresh item whose size estimate is at least this fraction of the backlog per
  * slot is promoted (docs/dispatch.md "Order"; measured in docs/simulate.md).
  */
-export const TAIL_GUARD_BETA = 0.5;
+export const TAIL_GUARD_BETA = 0.75;
 
 /** The size from which tail-guard promotes a fresh item: β × backlog / slots. */
 export function tailGuardThreshold(backlogSize: number, slots: number): number {
@@ -60,7 +60,7 @@ export function predictedMinutes(c: Pick<Candidate, 'size' | 'predicted'>): numb
  * (predicted minutes ≥ β × predicted backlog per slot) starts first within its priority, longest
  * first. An item of p
  * minutes is hidden when the slots still have about p of other work each to do beside it; with β
- * = ½ a long item is started while at least twice its length per slot remains, so the end of the
+ * = ¾ a long item is started while at least 4/3 of its length per slot remains, so the end of the
  * backlog never waits on it. Everything else keeps the seed's order (time to first verdict).
  * Both are total orders, so every planner over the same inputs sees the same sequence. Sorts a
  * copy: O(n log n).

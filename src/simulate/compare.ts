@@ -28,7 +28,7 @@ export const POLICIES: ReadonlyArray<{
   { name: 'fifo', label: 'FIFO with immediate refill', factory: () => fifoPolicy },
   {
     name: 'tail-guard',
-    label: 'dispatch.order: tail-guard (start runs ≥ ½ of the backlog per slot first)',
+    label: 'dispatch.order: tail-guard (runs predicted ≥ ¾ of the backlog per slot start first; the default)',
     factory: () => (w) =>
       officePolicy(
         createOffice({

@@ -284,24 +284,50 @@ class DeployedLoop {
   private tick(): void {
     const o = this.o;
     const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
-    const allowance = new Map<Daemon, number>();
-    for (const [item, d] of this.place([...this.daemons.values()], capacity)) {
-      d.planned.push(item);
-      allowance.set(d, (allowance.get(d) ?? 0) + 1);
-    }
-    if (o.cadence === 'standby' && allowance.size > 0) {
-      // The standby behind the first wave: as many per wave as the first wave, for the waves that
-      // fit after one crew timeout (the plan's rule in dispatch/standby.ts).
-      const left = o.jobTimeoutMinutes - o.crewTimeoutMinutes - o.gradingReserveMinutes;
-      const waves = Math.max(0, Math.floor(left / this.typicalMinutes()));
-      for (const [item, d] of this.place([...allowance.keys()], (x) => allowance.get(x)! * waves)) {
-        d.planned.push(item);
-      }
-    }
+    if (o.cadence === 'standby') this.planStandby(capacity);
+    else for (const [item, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item);
     for (const d of this.daemons.values())
       if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
     if (this.ready.size + this.plannedCount() + this.running() > 0)
       this.events.push(this.now + o.scheduleMinutes, { kind: 'tick' });
+  }
+
+  /**
+   * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
+   * predicted work — the office's own standby pass (dispatch/standby.ts), for a full job.
+   */
+  private planStandby(capacity: (d: Daemon) => number): void {
+    if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
+    const free: FreeDaemon[] = [...this.daemons.values()]
+      .filter((d) => capacity(d) > 0)
+      .map((d) => ({
+        id: d.id,
+        class: d.slots[0]!.class,
+        free: capacity(d),
+        busy: this.perDaemon - capacity(d),
+      }));
+    if (free.length === 0) return;
+    this.decisions++;
+    const { first, standby } = this.office.planStandby(
+      [...this.ready.values()],
+      free,
+      {
+        jobMinutes: this.o.jobTimeoutMinutes,
+        crewTimeoutMinutes: this.o.crewTimeoutMinutes,
+        gradingReserveMinutes: this.o.gradingReserveMinutes,
+        typicalMinutes: this.typicalMinutes(),
+      },
+      this.backlogSize,
+    );
+    if (first.size > free.reduce((n, d) => n + d.free, 0)) {
+      throw new SimulationError('the office placed more crews than free slots');
+    }
+    for (const [id, daemon] of [...first, ...standby]) {
+      const item = this.ready.get(id)!;
+      this.ready.delete(id);
+      this.backlogSize -= item.issue.size;
+      this.daemons.get(daemon)!.planned.push(item);
+    }
   }
 
   /** A run ends: its slot frees, it is recorded, and the office says what follows. */
