@@ -119,12 +119,9 @@ export function admitStandby(
       maxCrews: Number.MAX_SAFE_INTEGER,
       activeCrews: 0,
       heldFences: held,
-      time: {
-        remainingMs: input.time.remainingMs - input.time.crewTimeoutMs,
-        crewTimeoutMs: typicalMs,
-        gradingReserveMs: input.time.gradingReserveMs,
-        maxWaves: 1,
-      },
+      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
+      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
+      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
       maxFallbacks: fallbacks,
     });
     const got = new Set(round.admitted.map((a) => a.daemon));
