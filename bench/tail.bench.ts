@@ -85,9 +85,18 @@ function bench(size: (typeof SIZES)[number]): Bench {
         }),
       );
       const tag = `${size.students} students, ${10 * size.students} issues`;
-      return CADENCES.flatMap(({ cadence, label }) =>
+      const out = CADENCES.flatMap(({ cadence, label }) =>
         figures(tag, label, run(w, size, cadence, 'tail-guard'), run(w, size, cadence, 'smallest-first')),
       );
+      // The shared queue is modelled, not built (docs/dispatch.md "One queue per run").
+      const shared = run(w, size, 'shared', 'tail-guard');
+      out.push({
+        figure: `tail ${tag}, GitHub: makespan / lower bound (shared queue, not built)`,
+        value: shared.makespanRatio,
+        unit: '×',
+        baseline: { label: 'standby', value: run(w, size, 'standby', 'tail-guard').makespanRatio },
+      });
+      return out;
     },
   };
 }

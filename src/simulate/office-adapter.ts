@@ -44,7 +44,7 @@ export interface OfficeOptions {
   slotsPerDaemon: number;
   /** Total slots: the global cap `maxCrews`. */
   totalSlots: number;
-  /** `dispatch.order`; default smallest-first. */
+  /** `dispatch.order`; absent: smallest-first (the configuration defaults to tail-guard). */
   order?: DispatchOrder;
 }
 
