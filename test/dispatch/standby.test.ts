@@ -43,7 +43,7 @@ async function school(daemons: Array<{ id: string; worktrees: number }>, dispatc
 }
 
 /** Crews that ran start to finish in `minutes`, as the crew log records them. */
-async function history(layout: StateLayout, minutes: number[]): Promise<void> {
+async function history(layout: StateLayout, minutes: number[], agent = 'a'): Promise<void> {
   const t0 = NOW.getTime() - 24 * 3600_000;
   await crewLog(layout).append(
     minutes.flatMap((m, i): CrewEvent[] => {
@@ -54,7 +54,7 @@ async function history(layout: StateLayout, minutes: number[]): Promise<void> {
         event('crew.planned', `planned:${crewId}`, {
           ...base,
           daemon: 'd1',
-          agent: 'a',
+          agent,
           weight: 'standard',
           fences: [],
           repair: false,
@@ -197,5 +197,25 @@ describe('planDispatch with standby crews behind the first wave', () => {
     expect((await seed.plan(curriculum, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([
       1,
     ]);
+  });
+
+  it('predicts from the run-time history of agent × domain × difficulty: an issue whose kind ran long goes first', async () => {
+    const s = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
+    // Issues 900–902 (domain slow) ran 100 min against an estimate of 10; 903–905 (general) 10 min.
+    await history(s.layout, [100, 100, 100, 10, 10, 10], 'student');
+    const past = [0, 1, 2, 3, 4, 5].map((i) =>
+      item(900 + i, { size: 10, domain: i < 3 ? 'slow' : 'general' }),
+    );
+    const fresh = [
+      item(1, { size: 10, domain: 'general' }),
+      item(2, { size: 20, domain: 'general' }),
+      item(3, { size: 10, domain: 'slow' }),
+    ];
+    // Predicted 10, 20 and 100 min: #3 is above ¾ of the 130 min backlog per slot and starts first.
+    const r = await s.plan([...past, ...fresh], { standby: false });
+    expect(r.assignments.map((a) => a.issueNumber)).toEqual([3]);
+    // Without that history #3 is a 10 min issue like #1, and the smallest goes first.
+    const cold = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
+    expect((await cold.plan(fresh, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([1]);
   });
 });
