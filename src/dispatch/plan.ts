@@ -304,7 +304,12 @@ function decide(
   });
   const decision = admit(admission);
   const standby = input.standby
-    ? admitStandby(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs))
+    ? admitStandby(
+        admission,
+        decision,
+        typicalCrewMs(registry, admission.time.crewTimeoutMs),
+        config.dispatch.order,
+      )
     : { standby: [], refused: decision.refused };
   const assignments = [
     ...decision.admitted.map((a) => toAssignment(a, false)),

@@ -1,6 +1,6 @@
-import type { SchoolConfig } from '../config/schema.js';
+import type { DispatchOrder, SchoolConfig } from '../config/schema.js';
 import { admit, type AdmissionInput, type AdmissionResult, type Admitted } from './admission.js';
-import { predictedMinutes } from './order.js';
+import { predictedMinutes, tailGuardThreshold } from './order.js';
 import type { CrewRegistry } from './registry.js';
 
 /**
@@ -81,6 +81,7 @@ export function admitStandby(
   input: AdmissionInput,
   first: AdmissionResult,
   typicalMs: number,
+  order?: DispatchOrder,
 ): { standby: Admitted[]; refused: AdmissionResult['refused'] } {
   const allowance = new Map<string, number>();
   const load = new Map<string, number>();
@@ -141,5 +142,46 @@ export function admitStandby(
     }
   }
   const standbyIssues = new Set(standby.map((a) => a.candidate.issueNumber));
-  return { standby, refused: first.refused.filter((r) => !standbyIssues.has(r.issue)) };
+  return {
+    standby: order === 'tail-guard' ? sequence(standby, allowance) : standby,
+    refused: first.refused.filter((r) => !standbyIssues.has(r.issue)),
+  };
+}
+
+/**
+ * Tail-guard over a daemon's own standby: its job starts them in the order planned, so the rule
+ * the office applies to a shrinking backlog (./order.ts) is applied here to the daemon's queue as it
+ * will shrink. At each place, a crew predicted at ≥ β × the queue's remaining work per slot goes
+ * next (the longest such of the priority at the head); otherwise the next in admission order.
+ * Repairs keep the front. Each daemon's crews keep their places in the list; only their order changes. O(n²)
+ * per daemon, n its standby crews.
+ */
+function sequence(standby: Admitted[], slots: ReadonlyMap<string, number>): Admitted[] {
+  const byDaemon = new Map<string, Admitted[]>();
+  for (const a of standby) byDaemon.set(a.daemon, [...(byDaemon.get(a.daemon) ?? []), a]);
+  const next = new Map<string, Admitted[]>();
+  for (const [daemon, list] of byDaemon) {
+    const rest = [...list];
+    let work = rest.reduce((w, a) => w + predictedMinutes(a.candidate), 0);
+    const out: Admitted[] = [];
+    while (rest.length > 0) {
+      const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
+      let pick = rest.findIndex((a) => a.candidate.repair);
+      if (pick < 0) {
+        // Within the priority at the head (the list is in priority order), as in ./order.ts.
+        const priority = rest[0]!.candidate.priority;
+        pick = 0;
+        let longest = -1;
+        rest.forEach((a, i) => {
+          const p = predictedMinutes(a.candidate);
+          if (a.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+        });
+      }
+      const [a] = rest.splice(pick, 1);
+      out.push(a!);
+      work -= predictedMinutes(a!.candidate);
+    }
+    next.set(daemon, out);
+  }
+  return standby.map((a) => next.get(a.daemon)!.shift()!);
 }

@@ -117,7 +117,12 @@ class SimulatedOffice implements SimOffice {
       },
     };
     const decision = admit(input);
-    const standby = admitStandby(input, decision, time.typicalMinutes * 60_000);
+    const standby = admitStandby(
+      input,
+      decision,
+      time.typicalMinutes * 60_000,
+      this.options.order ?? 'smallest-first',
+    );
     const ids = (list: typeof decision.admitted) =>
       new Map(list.map((a) => [byIssue.get(a.candidate.issueNumber)!.id, a.daemon]));
     return { first: ids(decision.admitted), standby: ids(standby.standby) };

@@ -218,4 +218,33 @@ describe('planDispatch with standby crews behind the first wave', () => {
     const cold = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
     expect((await cold.plan(fresh, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([1]);
   });
+
+  it("tail-guard orders a daemon's standby as its queue will shrink: a crew long for that queue starts first", async () => {
+    const dispatch = {
+      maxCrews: 4,
+      crewTimeoutSeconds: 900,
+      gradingReserveSeconds: 300,
+      jobTimeoutMinutes: 120,
+    };
+    // Four 1-min first crews; then, most urgent, twenty 10-min issues and one of 100; then 45-min ones.
+    // The whole backlog (3,000+ min) is far too long for #25 to count as long at the plan, but the
+    // daemon's queue holds ~480 min over 4 slots, and 100 ≥ ¾ × 480 / 4.
+    const curriculum = [
+      ...[1, 2, 3, 4].map((n) => item(n, { size: 1, priority: 0 })),
+      ...Array.from({ length: 20 }, (_, i) => item(5 + i, { size: 10, priority: 1 })),
+      item(25, { size: 100, priority: 1 }),
+      ...Array.from({ length: 60 }, (_, i) => item(26 + i, { size: 45, priority: 2 })),
+    ];
+    const queueOf = async (order: string) => {
+      const s = await school([{ id: 'd1', worktrees: 4 }], { ...dispatch, order });
+      return (await s.plan(curriculum)).assignments.filter((a) => a.queued).map((a) => a.issueNumber);
+    };
+    const guarded = await queueOf('tail-guard');
+    expect(guarded[0]).toBe(25);
+    expect(guarded.slice(1, 21)).toEqual(Array.from({ length: 20 }, (_, i) => 5 + i));
+    const seed = await queueOf('smallest-first');
+    expect(seed.slice(0, 21)).toEqual([...Array.from({ length: 20 }, (_, i) => 5 + i), 25]);
+    // The same crews either way: only their order differs.
+    expect([...guarded].sort((a, b) => a - b)).toEqual([...seed].sort((a, b) => a - b));
+  });
 });
