@@ -455,9 +455,9 @@ export const configSchema = z
           ),
         order: z
           .enum(DISPATCH_ORDERS)
-          .default('smallest-first')
+          .default('tail-guard')
           .describe(
-            'smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first.',
+            'smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size × run-time history) to stretch the makespan start first.',
           ),
         correctionTurns: z
           .number()

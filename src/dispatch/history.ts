@@ -91,3 +91,76 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
   if (failures.length === 1) return { kind: 'repair', attempt: 2, failedCrewId: failures[0]! };
   return READY;
 }
+
+/** What a run-time prediction is keyed by: the agent that will do the work, the domain, the difficulty. */
+export interface RunKey {
+  agent: string;
+  domain: string;
+  difficulty: number;
+}
+
+/** The size (estimated minutes) and the run-time context of an issue, for the run-time history. */
+export type IssueSizeLookup = (
+  issue: number,
+) => { size: number; domain: string; difficulty: number } | undefined;
+
+/** Finished runs a key needs before its own calibration replaces the school-wide one. */
+export const MIN_RUNS_PER_KEY = 3;
+/** Bounds of a calibration: history can stretch or shrink an estimate twentyfold, no more. */
+const FACTOR_BOUNDS = [0.05, 20] as const;
+
+/**
+ * Run-time history per agent × domain × difficulty: how long crews really took against the size
+ * estimate of their issue (`Σ minutes run ÷ Σ estimated minutes`). `predict` scales an issue's
+ * estimate by the factor of its key once that key has `MIN_RUNS_PER_KEY` finished runs, by the
+ * school-wide factor before that, and leaves it as estimated with no history at all. A run of an
+ * issue no longer in the curriculum (closed issues leave it; the crew log keeps no estimate) counts
+ * toward the school-wide factor only, against `defaultSize` (the curriculum's default estimate).
+ * Cancelled runs and interruptions that never ran (pre-verify, infra) are left out. One pass over
+ * the registry: O(crews).
+ */
+export class RunTimeHistory {
+  private readonly byKey = new Map<string, { run: number; estimated: number; n: number }>();
+  private readonly all = { run: 0, estimated: 0, n: 0 };
+
+  constructor(registry: CrewRegistry, sizeOf: IssueSizeLookup, defaultSize: number) {
+    for (const c of Object.values(registry.crews)) {
+      if (!c.startedAt || !c.finishedAt || c.outcome === 'cancelled' || c.preVerify || c.infra) continue;
+      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+      if (!Number.isFinite(ms) || ms < 0) continue;
+      const issue = sizeOf(c.issueNumber);
+      const accs = [this.all];
+      if (issue && issue.size > 0) {
+        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
+        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
+        this.byKey.set(key, k);
+        accs.push(k);
+      }
+      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
+      if (!(estimated > 0)) continue;
+      for (const acc of accs) {
+        acc.run += ms / 60_000;
+        acc.estimated += estimated;
+        acc.n++;
+      }
+    }
+  }
+
+  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
+  factor(key: RunKey): number {
+    const own = this.byKey.get(runKey(key));
+    const acc =
+      own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : undefined;
+    if (!acc || acc.estimated <= 0) return 1;
+    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
+  }
+
+  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
+  predict(size: number, key: RunKey): number {
+    return size * this.factor(key);
+  }
+}
+
+function runKey(k: RunKey): string {
+  return `${k.agent}\u0000${k.domain}\u0000${k.difficulty}`;
+}

@@ -12,6 +12,12 @@ export interface Candidate {
   priority: number;
   /** Estimated size; smaller runs first. */
   size: number;
+  /**
+   * Predicted run time in minutes: the size scaled by the run-time history of its agent × domain ×
+   * difficulty (./history.ts `RunTimeHistory`). What tail-guard and the standby split weigh; the
+   * size when absent.
+   */
+  predicted?: number;
   forceAgent?: string;
   /** A repair of a failed run, in the backlog (seed 002: repairs launch before new work). */
   repair: boolean;
@@ -20,12 +26,12 @@ export interface Candidate {
 }
 
 export interface OrderOptions {
-  /** `dispatch.order`; default smallest-first. */
+  /** `dispatch.order` (the configuration's default is tail-guard); absent here: smallest-first. */
   order?: DispatchOrder;
   /** Worktree slots of the fleet (Σ K): tail-guard divides the backlog by it. */
   slots?: number;
   /**
-   * Estimated work in the backlog in total (Σ size). Default: the sum over `candidates`. A caller
+   * Predicted work in the backlog in total (Σ predicted). Default: the sum over `candidates`. A caller
    * that shows only part of its backlog (the simulator's window) passes the whole backlog's sum.
    */
   backlogSize?: number;
@@ -35,38 +41,55 @@ export interface OrderOptions {
  * Tail guard: a fresh item whose size estimate is at least this fraction of the backlog per
  * slot is promoted (docs/dispatch.md "Order"; measured in docs/simulate.md).
  */
-export const TAIL_GUARD_BETA = 0.5;
+export const TAIL_GUARD_BETA = 0.75;
 
 /** The size from which tail-guard promotes a fresh item: β × backlog / slots. */
 export function tailGuardThreshold(backlogSize: number, slots: number): number {
   return (TAIL_GUARD_BETA * backlogSize) / Math.max(1, slots);
 }
 
+/** An item's predicted minutes: the run-time history's prediction, else its size estimate. */
+export function predictedMinutes(c: Pick<Candidate, 'size' | 'predicted'>): number {
+  return c.predicted ?? c.size;
+}
+
 /**
- * `smallest-first` (seed 002, the default): repairs first, then priority (0 most urgent),
- * then smallest size, ties by issue number.
- * `tail-guard`: repairs first; then fresh items large enough to stretch the makespan (size ≥ β ×
- * backlog per slot), largest first; then the rest in the smallest-first order. Starting the few
- * long runs early keeps the end of the backlog from waiting on one of them.
+ * `smallest-first` (seed 002): repairs first, then priority (0 most urgent), then smallest size,
+ * ties by issue number.
+ * `tail-guard` (the default): smallest-first, except that a fresh item predicted to be long
+ * (predicted minutes ≥ β × predicted backlog per slot) starts first within its priority, longest
+ * first. An item of p
+ * minutes is hidden when the slots still have about p of other work each to do beside it; with β
+ * = ¾ a long item is started while at least 4/3 of its length per slot remains, so the end of the
+ * backlog never waits on it. Everything else keeps the seed's order (time to first verdict).
  * Both are total orders, so every planner over the same inputs sees the same sequence. Sorts a
  * copy: O(n log n).
  */
 export function orderCandidates(candidates: readonly Candidate[], o: OrderOptions = {}): Candidate[] {
   const sorted = [...candidates].sort(compareCandidates);
   if (o.order !== 'tail-guard') return sorted;
-  const total = o.backlogSize ?? candidates.reduce((s, c) => s + c.size, 0);
+  const total = o.backlogSize ?? candidates.reduce((s, c) => s + predictedMinutes(c), 0);
   const threshold = tailGuardThreshold(total, o.slots ?? 1);
-  return promote(sorted, (c) => c.size >= threshold);
+  return promote(sorted, (c) => predictedMinutes(c) >= threshold);
 }
 
-/** Repairs keep the front; the promoted fresh items (largest first) follow; then the rest in order. */
+/**
+ * Repairs keep the front; within each priority the promoted fresh items (longest predicted first)
+ * go before the rest, which keep their order. Priority is the operator's word and stays first:
+ * tail-guard replaces only the size key of smallest-first.
+ */
 export function promote(ordered: readonly Candidate[], lifted: (c: Candidate) => boolean): Candidate[] {
-  const up = ordered
-    .filter((c) => !c.repair && lifted(c))
-    .sort((a, b) => b.size - a.size || a.issueNumber - b.issueNumber);
-  if (up.length === 0) return [...ordered];
-  const isUp = new Set(up);
-  return [...ordered.filter((c) => c.repair), ...up, ...ordered.filter((c) => !c.repair && !isUp.has(c))];
+  const up = new Set(ordered.filter((c) => !c.repair && lifted(c)));
+  if (up.size === 0) return [...ordered];
+  const rank = new Map(ordered.map((c, i) => [c, i]));
+  return [...ordered].sort((a, b) => {
+    if (a.repair !== b.repair) return a.repair ? -1 : 1;
+    if (a.priority !== b.priority) return a.priority - b.priority;
+    const ua = up.has(a);
+    if (ua !== up.has(b)) return ua ? -1 : 1;
+    if (ua) return predictedMinutes(b) - predictedMinutes(a) || a.issueNumber - b.issueNumber;
+    return rank.get(a)! - rank.get(b)!;
+  });
 }
 
 export function compareCandidates(a: Candidate, b: Candidate): number {

@@ -51,11 +51,11 @@ import {
   type Refusal,
 } from './admission.js';
 import { admitStandby, capUsage, typicalCrewMs } from './standby.js';
-import type { ScoreLookup } from './assign.js';
+import { AgentChooser, type ScoreLookup } from './assign.js';
 import { cleanFences } from './fences.js';
 import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
-import { READY, issueStates, type VerdictLookup } from './history.js';
+import { READY, RunTimeHistory, issueStates, type VerdictLookup } from './history.js';
 import { orderCandidates, type Candidate } from './order.js';
 import { describePauses, pendingPauses } from './pause.js';
 import { askOwners, reconcile, type Reconciled } from './reconcile.js';
@@ -294,6 +294,7 @@ function decide(
     now,
   );
   const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues));
+  predictRunTimes(input, registry, sorted.candidates);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
   const admission = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
@@ -303,7 +304,12 @@ function decide(
   });
   const decision = admit(admission);
   const standby = input.standby
-    ? admitStandby(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs))
+    ? admitStandby(
+        admission,
+        decision,
+        typicalCrewMs(registry, admission.time.crewTimeoutMs),
+        config.dispatch.order,
+      )
     : { standby: [], refused: decision.refused };
   const assignments = [
     ...decision.admitted.map((a) => toAssignment(a, false)),
@@ -373,6 +379,37 @@ function sortCurriculum(
     }
   }
   return { candidates, refused, warnings };
+}
+
+/**
+ * Each candidate's predicted minutes: its size scaled by the run-time history of the agent
+ * admission will choose for it × its domain × difficulty (./history.ts). What tail-guard orders by
+ * and the standby split balances. Past runs are compared with the estimate of their issue in this
+ * curriculum.
+ */
+function predictRunTimes(input: PlanInput, registry: CrewRegistry, candidates: Candidate[]): void {
+  const d = input.config.curriculum.defaults;
+  const sizes = new Map(
+    input.curriculum.map((i) => [
+      i.number,
+      {
+        size: finiteOr(i.size, d.size, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+        domain: typeof i.domain === 'string' ? i.domain : d.domain,
+        difficulty: Math.round(finiteOr(i.difficulty, d.difficulty, { min: 1, max: 5 })),
+      },
+    ]),
+  );
+  const history = new RunTimeHistory(registry, (n) => sizes.get(n), d.size);
+  const agents = new AgentChooser(input.config.agents, input.scores);
+  for (const c of candidates) {
+    const choice = agents.choose(c);
+    if (!('agent' in choice)) continue;
+    c.predicted = history.predict(c.size, {
+      agent: choice.agent,
+      domain: c.domain,
+      difficulty: c.difficulty,
+    });
+  }
 }
 
 /** Admission's input: the ordered candidates, the daemons with their load, the caps and gates. */

@@ -1,5 +1,6 @@
-import type { SchoolConfig } from '../config/schema.js';
+import type { DispatchOrder, SchoolConfig } from '../config/schema.js';
 import { admit, type AdmissionInput, type AdmissionResult, type Admitted } from './admission.js';
+import { predictedMinutes, tailGuardThreshold } from './order.js';
 import type { CrewRegistry } from './registry.js';
 
 /**
@@ -15,10 +16,11 @@ import type { CrewRegistry } from './registry.js';
  * - Concurrency: a daemon's job runs at most as many crews at once as its first wave (≤ its slots),
  *   so `maxCrews` holds across jobs; for the cap, a daemon counts as min(its slots, its active
  *   crews), standby ones included (`capUsage`).
- * - Depth: the first crew of a slot may take the whole crew timeout; the rest are sized by the
- *   typical crew duration seen so far (`typicalCrewMs`, the 75th percentile of recent runs), which
- *   is what a slot really spends per crew. Over-planning costs nothing paid: an unstarted crew only
- *   waits for the next plan.
+ * - Depth and balance: the first crew of a slot may take the whole crew timeout; behind it each
+ *   daemon gets predicted work (size × run-time history) for the time its job may still start
+ *   crews, balanced across daemons (`admitStandby`). The typical crew duration seen so far
+ *   (`typicalCrewMs`, the 75th percentile of recent runs) sizes the last crew a slot starts.
+ *   Over-planning costs nothing paid: an unstarted crew only waits for the next plan.
  */
 
 /** Crews counted against `maxCrews`: per daemon at most its slots (a daemon never runs more). */
@@ -63,46 +65,123 @@ export function typicalCrewMs(registry: CrewRegistry, crewTimeoutMs: number): nu
 
 /**
  * The standby pass: after `first` admitted a first wave, admit more of the refused candidates onto
- * the daemons that got one, each taking as many per wave as its first wave holds, for as many waves
- * as fit after a first crew timeout. Candidates still refused keep the first pass's reason.
+ * the daemons that got one, balancing predicted work (./order.ts `predictedMinutes`), not counts.
+ * A daemon's job may start crews while a crew timeout plus the grading reserve still fit, so each of
+ * its first-wave slots can take L = remaining − crew timeout − reserve of work after its first
+ * crew, plus the one typical crew that starts last and overruns L: a daemon's budget is
+ * (its first-wave crews) × (L + typical), its load starts at the predicted work of its first wave.
+ * Rounds: every daemon whose load per slot is within one typical crew of the lightest one and
+ * still under budget takes the next candidate admission gives it (one slot each, the same rules
+ * as the first wave); a daemon that gets nothing has nothing left it may run. So daemons run dry
+ * together instead of one working through a queue of long issues while the others sit done.
+ * Candidates still refused keep the first pass's reason. O(rounds × n) for n candidates; a round
+ * places a crew on every daemon offered.
  */
 export function admitStandby(
   input: AdmissionInput,
   first: AdmissionResult,
   typicalMs: number,
+  order?: DispatchOrder,
 ): { standby: Admitted[]; refused: AdmissionResult['refused'] } {
   const allowance = new Map<string, number>();
-  for (const a of first.admitted) allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+  const load = new Map<string, number>();
+  for (const a of first.admitted) {
+    allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+    load.set(a.daemon, (load.get(a.daemon) ?? 0) + predictedMinutes(a.candidate));
+  }
   const refusedIssues = new Set(first.refused.map((r) => r.issue));
-  const rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
-  if (allowance.size === 0 || rest.length === 0) return { standby: [], refused: first.refused };
-  const fallbacks = first.admitted.filter((a) => a.fallback).length;
-  const second = admit({
-    ...input,
-    candidates: rest,
-    daemons: input.daemons.map((d) =>
-      allowance.has(d.id)
-        ? { ...d, slots: allowance.get(d.id)!, busy: 0 }
-        : { ...d, busy: Number.MAX_SAFE_INTEGER },
-    ),
-    // Concurrency is the first wave's; standby adds waiting crews, not running ones.
-    maxCrews: Number.MAX_SAFE_INTEGER,
-    activeCrews: 0,
-    heldFences: [
-      ...input.heldFences,
-      ...first.admitted.map((a) => ({
+  let rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
+  const typical = typicalMs / 60_000;
+  const horizon = (input.time.remainingMs - input.time.crewTimeoutMs - input.time.gradingReserveMs) / 60_000;
+  if (allowance.size === 0 || rest.length === 0 || horizon < 0)
+    return { standby: [], refused: first.refused };
+  const budget = (d: string) => allowance.get(d)! * (horizon + typical);
+  const perSlot = (d: string) => load.get(d)! / allowance.get(d)!;
+  const open = new Set([...allowance.keys()].filter((d) => load.get(d)! < budget(d)));
+  const held = [
+    ...input.heldFences,
+    ...first.admitted.map((a) => ({
+      fences: a.candidate.fences,
+      holder: `issue #${a.candidate.issueNumber} (admitted this batch)`,
+    })),
+  ];
+  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  const standby: Admitted[] = [];
+  while (open.size > 0 && rest.length > 0) {
+    const lightest = Math.min(...[...open].map(perSlot));
+    const offered = new Set([...open].filter((d) => perSlot(d) <= lightest + typical));
+    const round = admit({
+      ...input,
+      candidates: rest,
+      daemons: input.daemons.map((d) =>
+        offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER },
+      ),
+      // Concurrency is the first wave's; standby adds waiting crews, not running ones.
+      maxCrews: Number.MAX_SAFE_INTEGER,
+      activeCrews: 0,
+      heldFences: held,
+      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
+      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
+      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+      maxFallbacks: fallbacks,
+    });
+    const got = new Set(round.admitted.map((a) => a.daemon));
+    for (const d of offered) if (!got.has(d)) open.delete(d);
+    if (round.admitted.length === 0) break;
+    const taken = new Set(round.admitted.map((a) => a.candidate.issueNumber));
+    rest = rest.filter((c) => !taken.has(c.issueNumber));
+    for (const a of round.admitted) {
+      standby.push(a);
+      if (a.fallback) fallbacks = Math.max(0, fallbacks - 1);
+      held.push({
         fences: a.candidate.fences,
         holder: `issue #${a.candidate.issueNumber} (admitted this batch)`,
-      })),
-    ],
-    time: {
-      remainingMs: input.time.remainingMs - input.time.crewTimeoutMs,
-      crewTimeoutMs: typicalMs,
-      gradingReserveMs: input.time.gradingReserveMs,
-      maxWaves: Number.MAX_SAFE_INTEGER,
-    },
-    maxFallbacks: Math.max(0, input.maxFallbacks - fallbacks),
-  });
-  const standbyIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
-  return { standby: second.admitted, refused: first.refused.filter((r) => !standbyIssues.has(r.issue)) };
+      });
+      load.set(a.daemon, load.get(a.daemon)! + predictedMinutes(a.candidate));
+      if (load.get(a.daemon)! >= budget(a.daemon)) open.delete(a.daemon);
+    }
+  }
+  const standbyIssues = new Set(standby.map((a) => a.candidate.issueNumber));
+  return {
+    standby: order === 'tail-guard' ? sequence(standby, allowance) : standby,
+    refused: first.refused.filter((r) => !standbyIssues.has(r.issue)),
+  };
+}
+
+/**
+ * Tail-guard over a daemon's own standby: its job starts them in the order planned, so the rule
+ * the office applies to a shrinking backlog (./order.ts) is applied here to the daemon's queue as it
+ * will shrink. At each place, a crew predicted at ≥ β × the queue's remaining work per slot goes
+ * next (the longest such of the priority at the head); otherwise the next in admission order.
+ * Repairs keep the front. Each daemon's crews keep their places in the list; only their order changes. O(n²)
+ * per daemon, n its standby crews.
+ */
+function sequence(standby: Admitted[], slots: ReadonlyMap<string, number>): Admitted[] {
+  const byDaemon = new Map<string, Admitted[]>();
+  for (const a of standby) byDaemon.set(a.daemon, [...(byDaemon.get(a.daemon) ?? []), a]);
+  const next = new Map<string, Admitted[]>();
+  for (const [daemon, list] of byDaemon) {
+    const rest = [...list];
+    let work = rest.reduce((w, a) => w + predictedMinutes(a.candidate), 0);
+    const out: Admitted[] = [];
+    while (rest.length > 0) {
+      const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
+      let pick = rest.findIndex((a) => a.candidate.repair);
+      if (pick < 0) {
+        // Within the priority at the head (the list is in priority order), as in ./order.ts.
+        const priority = rest[0]!.candidate.priority;
+        pick = 0;
+        let longest = -1;
+        rest.forEach((a, i) => {
+          const p = predictedMinutes(a.candidate);
+          if (a.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+        });
+      }
+      const [a] = rest.splice(pick, 1);
+      out.push(a!);
+      work -= predictedMinutes(a!.candidate);
+    }
+    next.set(daemon, out);
+  }
+  return standby.map((a) => next.get(a.daemon)!.shift()!);
 }

@@ -28,7 +28,7 @@ export const POLICIES: ReadonlyArray<{
   { name: 'fifo', label: 'FIFO with immediate refill', factory: () => fifoPolicy },
   {
     name: 'tail-guard',
-    label: 'dispatch.order: tail-guard (start runs ≥ ½ of the backlog per slot first)',
+    label: 'dispatch.order: tail-guard (runs predicted ≥ ¾ of the backlog per slot start first; the default)',
     factory: () => (w) =>
       officePolicy(
         createOffice({
@@ -83,7 +83,7 @@ export function compare(
   if (deployed) {
     // The loop as deployed (deployed.ts): cron-only, as the workflow runs today, and continuous
     // refill, under both dispatch orders.
-    for (const cadence of ['cron', 'refill', 'standby'] as const) {
+    for (const cadence of ['cron', 'refill', 'standby', 'shared'] as const) {
       for (const order of ['smallest-first', 'tail-guard'] as const) {
         const result = simulateDeployed(workload, { ...DEFAULT_DEPLOYED, ...deployed, cadence, order });
         results.push({
@@ -101,4 +101,5 @@ const CADENCE_LABELS: Record<Cadence, string> = {
   cron: 'cron-only (a plan per schedule tick)',
   refill: 'continuous refill from the office (one shared state: the CLI)',
   standby: 'standby crews behind each first wave (Actions crew jobs)',
+  shared: 'one queue per run, claimed by any crew job whose slot frees (a design, not built)',
 };

@@ -23,7 +23,18 @@ import type { SimSlot, Workload } from './workload.js';
  * Pauses follow seed 002 as in the engine. Every run's duration and outcome come from the workload,
  * so cron and refill do the same work and differ only in when it starts.
  */
-export type Cadence = 'cron' | 'refill' | 'standby';
+export type Cadence = 'cron' | 'refill' | 'standby' | 'shared';
+
+/**
+ * `shared` (a design, not built in the crew jobs: docs/dispatch.md "One queue per run"): a plan's
+ * standby crews go into one queue for the workflow run instead of one per daemon; a crew job of that
+ * run whose slot frees claims the next crew there that its daemon's class takes, while a crew
+ * timeout plus the reserve fit. What no job of the run claimed goes back to the backlog when the
+ * run's last job ends.
+ */
+interface SharedRun {
+  queue: ReadyItem[];
+}
 
 export interface DeployedOptions {
   cadence: Cadence;
@@ -51,9 +62,11 @@ interface Daemon {
   planned: ReadyItem[];
   running: number;
   /** `standby`: the crews this job took at its start (its first wave and the standby behind it). */
-  job?: { deadline: number; crews: ReadyItem[] };
+  job?: { deadline: number; crews: ReadyItem[]; run?: SharedRun };
   /** A crew job queued behind the running one, or waiting for its runner. */
   jobAt?: number;
+  /** `shared`: the run whose crew job is queued for this daemon (the newest plan's). */
+  pendingRun?: SharedRun;
 }
 
 type Ev =
@@ -91,6 +104,8 @@ class DeployedLoop {
   private seq = 0;
   private decisions = 0;
   private backlogSize = 0;
+  /** `shared`: the runs with a queue, until their last crew job ends. */
+  private readonly runs = new Set<SharedRun>();
 
   constructor(
     workload: Workload,
@@ -127,7 +142,12 @@ class DeployedLoop {
         } else if (e.kind === 'job') {
           e.daemon.jobAt = undefined;
           if (e.daemon.job) continue;
-          e.daemon.job = { deadline: this.now + this.o.jobTimeoutMinutes, crews: [] };
+          e.daemon.job = {
+            deadline: this.now + this.o.jobTimeoutMinutes,
+            crews: [],
+            ...(e.daemon.pendingRun ? { run: e.daemon.pendingRun } : {}),
+          };
+          e.daemon.pendingRun = undefined;
           touched.add(e.daemon);
           starting.add(e.daemon);
         } else if (e.kind === 'tick') {
@@ -166,7 +186,11 @@ class DeployedLoop {
   }
 
   private plannedCount(): number {
-    return [...this.daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.crews.length ?? 0), 0);
+    const shared = [...this.runs].reduce((n, r) => n + r.queue.length, 0);
+    return [...this.daemons.values()].reduce(
+      (n, d) => n + d.planned.length + (d.job?.crews.length ?? 0),
+      shared,
+    );
   }
 
   private addToBacklog(item: Omit<ReadyItem, 'seq' | 'id'>): void {
@@ -229,7 +253,8 @@ class DeployedLoop {
    */
   private fill(d: Daemon, starting: boolean): void {
     if (!d.job) return;
-    if (this.o.cadence === 'standby') return this.fillStandby(d, d.job, starting);
+    if (this.o.cadence === 'standby' || this.o.cadence === 'shared')
+      return this.fillStandby(d, d.job, starting);
     if (starting || this.o.cadence === 'refill') {
       while (d.free.length > 0 && d.planned.length > 0) this.launch(d, d.planned.shift()!);
     }
@@ -254,13 +279,35 @@ class DeployedLoop {
     while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
       this.launch(d, job.crews.shift()!);
     }
+    // `shared`: a freed slot claims the next crew of the run's queue its class takes.
+    const cls = classRank(d.slots[0]!.class);
+    while (job.run && d.free.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
+      const i = job.run.queue.findIndex((x) => classRank(x.issue.weight) <= cls);
+      if (i < 0) break;
+      this.launch(d, job.run.queue.splice(i, 1)[0]!);
+    }
     if (d.running > 0) return;
-    for (const item of job.crews.splice(0)) {
+    this.toBacklog(job.crews.splice(0));
+    d.job = undefined;
+    this.endRuns();
+    if (d.planned.length > 0) this.startJobAt(d, this.now);
+  }
+
+  private toBacklog(items: ReadyItem[]): void {
+    for (const item of items) {
       this.ready.set(item.id, item);
       this.backlogSize += item.issue.size;
     }
-    d.job = undefined;
-    if (d.planned.length > 0) this.startJobAt(d, this.now);
+  }
+
+  /** A run none of whose crew jobs runs or waits any more: what its queue still holds goes back. */
+  private endRuns(): void {
+    for (const r of this.runs) {
+      const live = [...this.daemons.values()].some((d) => d.job?.run === r || d.pendingRun === r);
+      if (live) continue;
+      this.toBacklog(r.queue.splice(0));
+      this.runs.delete(r);
+    }
   }
 
   /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
@@ -284,24 +331,57 @@ class DeployedLoop {
   private tick(): void {
     const o = this.o;
     const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
-    const allowance = new Map<Daemon, number>();
-    for (const [item, d] of this.place([...this.daemons.values()], capacity)) {
-      d.planned.push(item);
-      allowance.set(d, (allowance.get(d) ?? 0) + 1);
-    }
-    if (o.cadence === 'standby' && allowance.size > 0) {
-      // The standby behind the first wave: as many per wave as the first wave, for the waves that
-      // fit after one crew timeout (the plan's rule in dispatch/standby.ts).
-      const left = o.jobTimeoutMinutes - o.crewTimeoutMinutes - o.gradingReserveMinutes;
-      const waves = Math.max(0, Math.floor(left / this.typicalMinutes()));
-      for (const [item, d] of this.place([...allowance.keys()], (x) => allowance.get(x)! * waves)) {
-        d.planned.push(item);
-      }
-    }
+    if (o.cadence === 'standby' || o.cadence === 'shared') this.planStandby(capacity);
+    else for (const [item, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item);
     for (const d of this.daemons.values())
       if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
     if (this.ready.size + this.plannedCount() + this.running() > 0)
       this.events.push(this.now + o.scheduleMinutes, { kind: 'tick' });
+  }
+
+  /**
+   * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
+   * predicted work — the office's own standby pass (dispatch/standby.ts), for a full job.
+   */
+  private planStandby(capacity: (d: Daemon) => number): void {
+    if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
+    const free: FreeDaemon[] = [...this.daemons.values()]
+      .filter((d) => capacity(d) > 0)
+      .map((d) => ({
+        id: d.id,
+        class: d.slots[0]!.class,
+        free: capacity(d),
+        busy: this.perDaemon - capacity(d),
+      }));
+    if (free.length === 0) return;
+    this.decisions++;
+    const { first, standby } = this.office.planStandby(
+      [...this.ready.values()],
+      free,
+      {
+        jobMinutes: this.o.jobTimeoutMinutes,
+        crewTimeoutMinutes: this.o.crewTimeoutMinutes,
+        gradingReserveMinutes: this.o.gradingReserveMinutes,
+        typicalMinutes: this.typicalMinutes(),
+      },
+      this.backlogSize,
+    );
+    if (first.size > free.reduce((n, d) => n + d.free, 0)) {
+      throw new SimulationError('the office placed more crews than free slots');
+    }
+    const run: SharedRun | undefined = this.o.cadence === 'shared' ? { queue: [] } : undefined;
+    for (const [id, daemon] of [...first, ...standby]) {
+      const item = this.ready.get(id)!;
+      this.ready.delete(id);
+      this.backlogSize -= item.issue.size;
+      if (run && standby.has(id)) run.queue.push(item);
+      else this.daemons.get(daemon)!.planned.push(item);
+    }
+    if (!run) return;
+    this.runs.add(run);
+    // The run's crew jobs: one per daemon it gave a first wave (as the workflow's matrix).
+    for (const d of this.daemons.values()) if (d.planned.length > 0) d.pendingRun = run;
+    this.endRuns();
   }
 
   /** A run ends: its slot frees, it is recorded, and the office says what follows. */

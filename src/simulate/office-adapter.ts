@@ -1,5 +1,6 @@
 import type { AgentConfig, DispatchOrder } from '../config/schema.js';
-import { admit, type AdmissionDaemon } from '../dispatch/admission.js';
+import { admit, type AdmissionDaemon, type AdmissionInput } from '../dispatch/admission.js';
+import { admitStandby } from '../dispatch/standby.js';
 import { issueStates } from '../dispatch/history.js';
 import { orderCandidates, type Candidate } from '../dispatch/order.js';
 import type { CrewRecord } from '../dispatch/registry.js';
@@ -43,12 +44,31 @@ export interface OfficeOptions {
   slotsPerDaemon: number;
   /** Total slots: the global cap `maxCrews`. */
   totalSlots: number;
-  /** `dispatch.order`; default smallest-first. */
+  /** `dispatch.order`; absent: smallest-first (the configuration defaults to tail-guard). */
   order?: DispatchOrder;
+}
+
+/** An Actions plan's clock, in virtual minutes: the job it plans for, and what sizes the standby. */
+export interface StandbyTime {
+  jobMinutes: number;
+  crewTimeoutMinutes: number;
+  gradingReserveMinutes: number;
+  /** The typical crew (75th percentile of recent runs): the last crew a slot starts. */
+  typicalMinutes: number;
 }
 
 export interface SimOffice extends Office {
   afterRun(item: ReadyItem, outcome: RunOutcome, now: number): NextStep;
+  /**
+   * An Actions plan (plan.ts `decide` with `standby`): the first wave onto the free slots, then the
+   * real standby pass (dispatch/standby.ts `admitStandby`) behind it. Item id → daemon for each.
+   */
+  planStandby(
+    candidates: readonly ReadyItem[],
+    daemons: readonly FreeDaemon[],
+    time: StandbyTime,
+    backlogSize?: number,
+  ): { first: Map<string, string>; standby: Map<string, string> };
 }
 
 export function createOffice(options: OfficeOptions): SimOffice {
@@ -73,10 +93,50 @@ class SimulatedOffice implements SimOffice {
     paused?: string,
     backlogSize?: number,
   ): Map<string, string> {
-    const { options } = this;
     const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
+    const decision = admit(this.admission(candidates, daemons, paused, backlogSize));
+    const placed = new Map<string, string>();
+    for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber)!.id, a.daemon);
+    return placed;
+  }
+
+  planStandby(
+    candidates: readonly ReadyItem[],
+    daemons: readonly FreeDaemon[],
+    time: StandbyTime,
+    backlogSize?: number,
+  ): { first: Map<string, string>; standby: Map<string, string> } {
+    const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
+    const input: AdmissionInput = {
+      ...this.admission(candidates, daemons, undefined, backlogSize),
+      time: {
+        remainingMs: time.jobMinutes * 60_000,
+        crewTimeoutMs: time.crewTimeoutMinutes * 60_000,
+        gradingReserveMs: time.gradingReserveMinutes * 60_000,
+        maxWaves: 1,
+      },
+    };
+    const decision = admit(input);
+    const standby = admitStandby(
+      input,
+      decision,
+      time.typicalMinutes * 60_000,
+      this.options.order ?? 'smallest-first',
+    );
+    const ids = (list: typeof decision.admitted) =>
+      new Map(list.map((a) => [byIssue.get(a.candidate.issueNumber)!.id, a.daemon]));
+    return { first: ids(decision.admitted), standby: ids(standby.standby) };
+  }
+
+  private admission(
+    candidates: readonly ReadyItem[],
+    daemons: readonly FreeDaemon[],
+    paused?: string,
+    backlogSize?: number,
+  ): AdmissionInput {
+    const { options } = this;
     const free = daemons.reduce((s, d) => s + d.free, 0);
-    const decision = admit({
+    return {
       candidates: orderCandidates(candidates.map(candidateOf), {
         order: options.order ?? 'smallest-first',
         slots: options.totalSlots,
@@ -92,10 +152,7 @@ class SimulatedOffice implements SimOffice {
       spend: { spentUsd: 0 },
       maxFallbacks: 0,
       ...(paused !== undefined ? { paused } : {}),
-    });
-    const placed = new Map<string, string>();
-    for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber)!.id, a.daemon);
-    return placed;
+    };
   }
 
   /** Records the run as a finished crew and lets the office's history say what follows. */

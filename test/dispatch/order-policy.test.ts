@@ -19,16 +19,16 @@ describe('dispatch.order', () => {
     );
   });
 
-  it('tail-guard: repairs, then fresh items ≥ ½ of the backlog per slot (largest first), then smallest', () => {
-    // Σ size 370 over 2 slots: the threshold is 92.5, so #2 (200) and #4 (120) are promoted.
-    expect(tailGuardThreshold(370, 2)).toBe(92.5);
+  it('tail-guard: repairs, then fresh items ≥ ¾ of the backlog per slot (largest first), then smallest', () => {
+    // Σ size 370 over 2 slots: the threshold is 138.75, so #2 (200) is promoted.
+    expect(tailGuardThreshold(370, 2)).toBe(138.75);
     expect(orderCandidates(batch(), { order: 'tail-guard', slots: 2 }).map((c) => c.issueNumber)).toEqual([
-      5, 2, 4, 1, 6, 3,
+      5, 2, 1, 6, 3, 4,
     ]);
     // With more slots the backlog per slot is smaller and more items count as the tail.
-    // (10 slots: threshold 18.5, so #3 at 20 joins the promoted items.)
+    // (10 slots: threshold 27.75, so #4 at 120 joins; #3 at 20 stays below.)
     expect(orderCandidates(batch(), { order: 'tail-guard', slots: 10 }).map((c) => c.issueNumber)).toEqual([
-      5, 2, 4, 3, 1, 6,
+      5, 2, 4, 1, 6, 3,
     ]);
     // A caller that shows a window of its backlog passes the whole backlog's work.
     expect(

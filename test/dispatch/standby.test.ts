@@ -43,7 +43,7 @@ async function school(daemons: Array<{ id: string; worktrees: number }>, dispatc
 }
 
 /** Crews that ran start to finish in `minutes`, as the crew log records them. */
-async function history(layout: StateLayout, minutes: number[]): Promise<void> {
+async function history(layout: StateLayout, minutes: number[], agent = 'a'): Promise<void> {
   const t0 = NOW.getTime() - 24 * 3600_000;
   await crewLog(layout).append(
     minutes.flatMap((m, i): CrewEvent[] => {
@@ -54,7 +54,7 @@ async function history(layout: StateLayout, minutes: number[]): Promise<void> {
         event('crew.planned', `planned:${crewId}`, {
           ...base,
           daemon: 'd1',
-          agent: 'a',
+          agent,
           weight: 'standard',
           fences: [],
           repair: false,
@@ -113,7 +113,7 @@ describe('planDispatch with standby crews behind the first wave', () => {
     expect(next.refused.map((x) => x.code)).toEqual(['global-cap', 'global-cap']);
   });
 
-  it('sizes the standby by the typical crew duration seen so far; with no history, by the crew timeout', async () => {
+  it('sizes the standby by the predicted work that fits; with no history, a first crew fills the job', async () => {
     const dispatch = {
       maxCrews: 1,
       crewTimeoutSeconds: 900,
@@ -129,9 +129,19 @@ describe('planDispatch with standby crews behind the first wave', () => {
     const seasoned = await school([{ id: 'd1', worktrees: 1 }], dispatch);
     await history(seasoned.layout, [1, 2, 2, 2, 1.5, 2]);
     const warm = await seasoned.plan(issues(10));
-    // Typical (75th percentile) run: 2 min → five more fit in those 10 min.
-    expect(warm.assignments.map((a) => a.queued ?? false)).toEqual([false, true, true, true, true, true]);
-    expect(warm.refused).toHaveLength(4);
+    // Crews took 10.5 min for six issues estimated 30 min each: each 30 min issue is predicted at
+    // 1.75 min. The slot may start crews for 10 min after its first and the last one may run on
+    // (the typical run, 2 min): 12 min of work, so six more stand by (7 × 1.75 ≥ 12).
+    expect(warm.assignments.map((a) => a.queued ?? false)).toEqual([
+      false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(warm.refused).toHaveLength(3);
   });
 
   it('puts nothing on standby without the standby option (the local driver refills from the office instead)', async () => {
@@ -139,5 +149,102 @@ describe('planDispatch with standby crews behind the first wave', () => {
     const r = await s.plan(issues(3), { standby: false });
     expect(r.assignments).toHaveLength(1);
     expect(r.assignments[0]!.queued).toBeUndefined();
+  });
+
+  it('balances predicted work across daemons, not counts: the daemon with long issues gets fewer', async () => {
+    const s = await school(
+      [
+        { id: 'd1', worktrees: 1 },
+        { id: 'd2', worktrees: 1 },
+      ],
+      {
+        maxCrews: 2,
+        crewTimeoutSeconds: 900,
+        gradingReserveSeconds: 300,
+        jobTimeoutMinutes: 120,
+        order: 'smallest-first',
+      },
+    );
+    // 120 min job: each slot may start crews for 100 min after its first; the last may run 15 more.
+    const sizes = [10, 10, 10, 10, 10, 10, 10, 10, 50, 50, 50, 50, 10, 10, 10, 10];
+    const r = await s.plan(sizes.map((size, i) => item(i + 1, { size })));
+    const work = new Map<string, number>();
+    const count = new Map<string, number>();
+    for (const a of r.assignments) {
+      work.set(a.daemon, (work.get(a.daemon) ?? 0) + sizes[a.issueNumber - 1]!);
+      count.set(a.daemon, (count.get(a.daemon) ?? 0) + 1);
+    }
+    const [w1, w2] = [work.get('d1')!, work.get('d2')!];
+    // Each daemon is planned up to its 115 min of work (one item may cross it) and no further.
+    for (const w of [w1, w2]) {
+      expect(w).toBeGreaterThanOrEqual(115);
+      expect(w).toBeLessThan(115 + 50);
+    }
+    expect(Math.abs(w1 - w2)).toBeLessThanOrEqual(50);
+    expect(new Set(r.assignments.map((a) => a.issueNumber)).size).toBe(r.assignments.length);
+    // What did not fit waits for the next plan.
+    expect(r.assignments.length + r.refused.length).toBe(sizes.length);
+  });
+
+  it('orders tail-guard by default; smallest-first stays selectable', async () => {
+    const curriculum = [item(1, { size: 10 }), item(2, { size: 10 }), item(3, { size: 400 })];
+    const def = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
+    expect(def.cfg.dispatch.order).toBe('tail-guard');
+    expect((await def.plan(curriculum, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([
+      3,
+    ]);
+    const seed = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1, order: 'smallest-first' });
+    expect((await seed.plan(curriculum, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([
+      1,
+    ]);
+  });
+
+  it('predicts from the run-time history of agent × domain × difficulty: an issue whose kind ran long goes first', async () => {
+    const s = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
+    // Issues 900–902 (domain slow) ran 100 min against an estimate of 10; 903–905 (general) 10 min.
+    await history(s.layout, [100, 100, 100, 10, 10, 10], 'student');
+    const past = [0, 1, 2, 3, 4, 5].map((i) =>
+      item(900 + i, { size: 10, domain: i < 3 ? 'slow' : 'general' }),
+    );
+    const fresh = [
+      item(1, { size: 10, domain: 'general' }),
+      item(2, { size: 20, domain: 'general' }),
+      item(3, { size: 10, domain: 'slow' }),
+    ];
+    // Predicted 10, 20 and 100 min: #3 is above ¾ of the 130 min backlog per slot and starts first.
+    const r = await s.plan([...past, ...fresh], { standby: false });
+    expect(r.assignments.map((a) => a.issueNumber)).toEqual([3]);
+    // Without that history #3 is a 10 min issue like #1, and the smallest goes first.
+    const cold = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
+    expect((await cold.plan(fresh, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([1]);
+  });
+
+  it("tail-guard orders a daemon's standby as its queue will shrink: a crew long for that queue starts first", async () => {
+    const dispatch = {
+      maxCrews: 4,
+      crewTimeoutSeconds: 900,
+      gradingReserveSeconds: 300,
+      jobTimeoutMinutes: 120,
+    };
+    // Four 1-min first crews; then, most urgent, twenty 10-min issues and one of 100; then 45-min ones.
+    // The whole backlog (3,000+ min) is far too long for #25 to count as long at the plan, but the
+    // daemon's queue holds ~480 min over 4 slots, and 100 ≥ ¾ × 480 / 4.
+    const curriculum = [
+      ...[1, 2, 3, 4].map((n) => item(n, { size: 1, priority: 0 })),
+      ...Array.from({ length: 20 }, (_, i) => item(5 + i, { size: 10, priority: 1 })),
+      item(25, { size: 100, priority: 1 }),
+      ...Array.from({ length: 60 }, (_, i) => item(26 + i, { size: 45, priority: 2 })),
+    ];
+    const queueOf = async (order: string) => {
+      const s = await school([{ id: 'd1', worktrees: 4 }], { ...dispatch, order });
+      return (await s.plan(curriculum)).assignments.filter((a) => a.queued).map((a) => a.issueNumber);
+    };
+    const guarded = await queueOf('tail-guard');
+    expect(guarded[0]).toBe(25);
+    expect(guarded.slice(1, 21)).toEqual(Array.from({ length: 20 }, (_, i) => 5 + i));
+    const seed = await queueOf('smallest-first');
+    expect(seed.slice(0, 21)).toEqual([...Array.from({ length: 20 }, (_, i) => 5 + i), 25]);
+    // The same crews either way: only their order differs.
+    expect([...guarded].sort((a, b) => a - b)).toEqual([...seed].sort((a, b) => a - b));
   });
 });

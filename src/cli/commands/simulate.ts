@@ -27,9 +27,10 @@ Options:
   --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauseMinutes})
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
-  --deployed          add six rows: the loop as deployed — cron-only, continuous refill (CLI) and
-                      standby crews behind each first wave (Actions crew jobs), each
-                      under dispatch.order smallest-first and tail-guard — with the workflow's
+  --deployed          add eight rows: the loop as deployed — cron-only, continuous refill (CLI),
+                      standby crews behind each first wave (Actions crew jobs) and one queue
+                      shared by the run's crew jobs (designed, not built), each under
+                      dispatch.order smallest-first and tail-guard — with the workflow's
                       cadence (--schedule-minutes, --job-minutes, --queue-minutes)
   --schedule-minutes M  cron interval for --deployed (default ${DEFAULT_DEPLOYED.scheduleMinutes})
   --job-minutes M     crew job time limit for --deployed (default ${DEFAULT_DEPLOYED.jobTimeoutMinutes})
