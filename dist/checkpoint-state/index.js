@@ -40522,304 +40522,6 @@ var __webpack_exports__ = {};
 
 // EXTERNAL MODULE: ./node_modules/@actions/core/lib/core.js + 7 modules
 var lib_core = __nccwpck_require__(33838);
-// EXTERNAL MODULE: external "node:fs"
-var external_node_fs_ = __nccwpck_require__(73024);
-;// CONCATENATED MODULE: ./.build/src/github/credentials.js
-
-const RUNTIME = [
-  "ACTIONS_RUNTIME_TOKEN",
-  "ACTIONS_RUNTIME_URL",
-  "ACTIONS_RESULTS_URL",
-  "ACTIONS_CACHE_URL",
-  "ACTIONS_CACHE_SERVICE_V2"
-];
-const DROP = /^(INPUT_.*TOKEN.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN)$/i;
-const kept = /* @__PURE__ */ new Map();
-let lent = 0;
-function hideCredentials(env = process.env) {
-  const names = Object.keys(env).filter((k) => DROP.test(k) || RUNTIME.includes(k));
-  for (const k of names) {
-    if (RUNTIME.includes(k) && env[k] !== void 0) kept.set(k, env[k]);
-    delete env[k];
-  }
-  if (env === process.env) scrubEnviron(names);
-  return names;
-}
-async function withActionsRuntime(fn) {
-  if (lent++ === 0) for (const [k, v] of kept) process.env[k] = v;
-  try {
-    return await fn();
-  } finally {
-    if (--lent === 0) for (const k of kept.keys()) delete process.env[k];
-  }
-}
-function scrubEnviron(names) {
-  if (process.platform !== "linux" || !names.length) return 0;
-  try {
-    const stat = (0,external_node_fs_.readFileSync)("/proc/self/stat", "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const start = Number(fields[47]);
-    const block = (0,external_node_fs_.readFileSync)("/proc/self/environ");
-    if (!Number.isSafeInteger(start) || start <= 0) return 0;
-    let done = 0;
-    const fd = (0,external_node_fs_.openSync)("/proc/self/mem", "r+");
-    try {
-      let at = 0;
-      while (at < block.length) {
-        const end = block.indexOf(0, at) === -1 ? block.length : block.indexOf(0, at);
-        const entry = block.subarray(at, end).toString("latin1");
-        const eq = entry.indexOf("=");
-        if (eq > 0 && names.includes(entry.slice(0, eq))) {
-          const from = at + eq + 1;
-          if (end > from) (0,external_node_fs_.writeSync)(fd, Buffer.alloc(end - from, 42), 0, end - from, start + from);
-          done++;
-        }
-        at = end + 1;
-      }
-    } finally {
-      (0,external_node_fs_.closeSync)(fd);
-    }
-    return done;
-  } catch {
-    return 0;
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/errors.js
-class SchoolError extends Error {
-  constructor(message2, options) {
-    super(message2, options);
-    this.name = "SchoolError";
-  }
-}
-class errors_ConfigError extends SchoolError {
-  constructor(message2, issues = []) {
-    super(message2);
-    this.issues = issues;
-    this.name = "ConfigError";
-  }
-  issues;
-}
-class errors_CorruptStateError extends SchoolError {
-  constructor(file, quarantinedTo, line, detail) {
-    super(
-      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
-    );
-    this.file = file;
-    this.quarantinedTo = quarantinedTo;
-    this.line = line;
-    this.name = "CorruptStateError";
-  }
-  file;
-  quarantinedTo;
-  line;
-}
-class LockError extends SchoolError {
-  constructor(message2, options) {
-    super(message2, options);
-    this.name = "LockError";
-  }
-}
-class GitHubAuthError extends SchoolError {
-  constructor(message2, options) {
-    super(message2, options);
-    this.name = "GitHubAuthError";
-  }
-}
-function errors_message(error) {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === "string") return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
-  }
-}
-
-
-// EXTERNAL MODULE: external "node:path"
-var external_node_path_ = __nccwpck_require__(76760);
-// EXTERNAL MODULE: external "node:crypto"
-var external_node_crypto_ = __nccwpck_require__(77598);
-;// CONCATENATED MODULE: ./.build/src/security/redact.js
-const REDACTED = "[REDACTED]";
-const IDENTITY_FIELDS = /* @__PURE__ */ new Set([
-  "key",
-  "keys",
-  "type",
-  "at",
-  "id",
-  "issue",
-  "issue_number",
-  "issueNumber",
-  "number",
-  "crew_id",
-  "crewId",
-  "job_key",
-  "jobKey",
-  "status",
-  "state",
-  "attempts",
-  "max_attempts",
-  "maxAttempts",
-  "generation",
-  "sha256",
-  "base_sha",
-  "baseSha",
-  "diff_sha",
-  "diffSha"
-]);
-const SENSITIVE_SUFFIXES = [
-  "token",
-  "secret",
-  "password",
-  "passwd",
-  "passphrase",
-  "apikey",
-  "privatekey",
-  "accesskey",
-  "secretkey",
-  "credential",
-  "credentials",
-  "authorization",
-  "cookie",
-  "setcookie",
-  "clientsecret",
-  "sessionid"
-];
-function isSensitiveKey(key) {
-  if (IDENTITY_FIELDS.has(key)) return false;
-  let known = sensitiveKeys.get(key);
-  if (known === void 0) {
-    const k = key.toLowerCase().replace(/[^a-z0-9]/g, "");
-    known = SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
-    if (sensitiveKeys.size < 4096) sensitiveKeys.set(key, known);
-  }
-  return known;
-}
-const sensitiveKeys = /* @__PURE__ */ new Map();
-const TOKEN_PATTERNS = [
-  // PEM private keys, terminated or torn.
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
-  // GitHub tokens.
-  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
-  // Anthropic and OpenAI keys.
-  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
-  // AWS access key ids.
-  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
-  // Slack tokens and webhooks.
-  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
-  // JSON Web Tokens.
-  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
-  // Google API keys.
-  /\bAIza[0-9A-Za-z_-]{35}\b/g
-];
-const CONTEXT_PATTERNS = [
-  [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
-  [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
-  [
-    /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
-    `$1${REDACTED}`
-  ],
-  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`]
-];
-const knownSecrets = /* @__PURE__ */ new Set();
-function registerSecret(value) {
-  if (value && value.length >= 6) knownSecrets.add(value);
-}
-const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
-const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
-function mayHoldSecret(text) {
-  return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
-}
-function redact_redactText(text) {
-  let out = text;
-  if (knownSecrets.size > 0) {
-    for (const secret of knownSecrets) {
-      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    }
-  }
-  if (!mayHoldSecret(out)) return out;
-  return redactPatterns(out);
-}
-function redactPatterns(text) {
-  let out = text;
-  for (const re of TOKEN_PATTERNS) out = out.replace(re, REDACTED);
-  for (const [re, replacement] of CONTEXT_PATTERNS) out = out.replace(re, replacement);
-  return out;
-}
-function redact_redact(value) {
-  return walk(value, void 0, 0);
-}
-function walk(value, key, depth) {
-  if (depth > 64) return REDACTED;
-  if (key !== void 0) {
-    if (IDENTITY_FIELDS.has(key)) return value;
-    if (isSensitiveKey(key) && value !== null && value !== void 0 && value !== "") return REDACTED;
-  }
-  if (typeof value === "string") return redact_redactText(value);
-  if (typeof value !== "object" || value === null || value instanceof Date) return value;
-  if (Array.isArray(value)) {
-    const out2 = new Array(value.length);
-    for (let i = 0; i < value.length; i++) out2[i] = walk(value[i], void 0, depth + 1);
-    return out2;
-  }
-  const out = {};
-  for (const k of Object.keys(value)) out[k] = walk(value[k], k, depth + 1);
-  return out;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/state/atomic.js
-
-
-
-
-function atomic_writeFileAtomic(path, data, options = {}) {
-  const durable = options.durable !== false;
-  const dir = (0,external_node_path_.dirname)(path);
-  (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
-  const tmp = (0,external_node_path_.join)(dir, `.${(0,external_node_path_.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
-  const fd = (0,external_node_fs_.openSync)(tmp, "w", 420);
-  try {
-    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    let off = 0;
-    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
-    if (durable) (0,external_node_fs_.fsyncSync)(fd);
-  } catch (e) {
-    (0,external_node_fs_.closeSync)(fd);
-    try {
-      (0,external_node_fs_.unlinkSync)(tmp);
-    } catch {
-    }
-    throw e;
-  }
-  (0,external_node_fs_.closeSync)(fd);
-  (0,external_node_fs_.renameSync)(tmp, path);
-  if (durable) fsyncDir(dir);
-}
-function fsyncDir(dir) {
-  let fd;
-  try {
-    fd = (0,external_node_fs_.openSync)(dir, "r");
-    (0,external_node_fs_.fsyncSync)(fd);
-  } catch {
-  } finally {
-    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
-  }
-}
-function atomic_writeJsonAtomic(path, value, options = {}) {
-  atomic_writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + "\n", options);
-}
-function writeTextAtomic(path, text) {
-  atomic_writeFileAtomic(path, redactText(text));
-}
-
-
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
 // functions
@@ -50355,364 +50057,6 @@ function preprocess(fn, schema) {
     });
 }
 
-;// CONCATENATED MODULE: ./.build/src/checkpoint/manifest.js
-
-
-const MANIFEST_FILE = "manifest.json";
-const fileEntry = strictObject({
-  sha256: schemas_string().regex(/^[0-9a-f]{64}$/),
-  size: schemas_number().int().nonnegative()
-});
-const manifestSchema = strictObject({
-  schema: literal(1),
-  generation: schemas_number().int().positive(),
-  createdAt: schemas_string(),
-  writer: schemas_string(),
-  files: record(schemas_string(), fileEntry),
-  /** What the save changed on the way out, for the job summary and for people reading the branch. */
-  redacted: record(schemas_string(), schemas_number().int().nonnegative()).default({}),
-  compacted: record(
-    schemas_string(),
-    strictObject({ folded: schemas_number().int().nonnegative(), dropped: schemas_number().int().nonnegative() })
-  ).default({})
-});
-function sha256(data) {
-  return (0,external_node_crypto_.createHash)("sha256").update(data).digest("hex");
-}
-function seal(files, info) {
-  const sorted = new Map([...files.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0));
-  const entries = {};
-  for (const [path, data] of sorted) entries[path] = { sha256: sha256(data), size: data.length };
-  return {
-    files: sorted,
-    manifest: {
-      schema: 1,
-      generation: info.generation,
-      createdAt: (info.createdAt ?? /* @__PURE__ */ new Date()).toISOString(),
-      writer: info.writer,
-      files: entries,
-      redacted: info.redacted ?? {},
-      compacted: info.compacted ?? {}
-    }
-  };
-}
-function serializeManifest(manifest) {
-  return Buffer.from(JSON.stringify(manifest, null, 2) + "\n", "utf8");
-}
-function parseManifest(data, origin) {
-  let raw;
-  try {
-    raw = JSON.parse(data.toString("utf8"));
-  } catch (e) {
-    throw new ManifestError(`${origin}: ${MANIFEST_FILE} is not JSON (${e.message})`);
-  }
-  const parsed = manifestSchema.safeParse(raw);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    throw new ManifestError(
-      `${origin}: ${MANIFEST_FILE} is not a checkpoint manifest (${first?.path.join(".") || "top level"}: ${first?.message})`
-    );
-  }
-  return parsed.data;
-}
-function verify(snapshot) {
-  const problems = [];
-  const listed = snapshot.manifest.files;
-  for (const [path, entry] of Object.entries(listed)) {
-    const data = snapshot.files.get(path);
-    if (!data) problems.push(`${path}: listed in the manifest but missing`);
-    else if (data.length !== entry.size)
-      problems.push(`${path}: size ${data.length}, manifest says ${entry.size}`);
-    else if (sha256(data) !== entry.sha256) problems.push(`${path}: SHA-256 does not match the manifest`);
-  }
-  for (const path of snapshot.files.keys()) {
-    if (!(path in listed)) problems.push(`${path}: present but not listed in the manifest`);
-    if (!safePath(path)) problems.push(`${path}: not a safe relative path`);
-  }
-  return problems;
-}
-function safePath(path) {
-  if (path === "" || path.startsWith("/") || path.includes("\\") || /[\u0000-\u001f"]/.test(path))
-    return false;
-  return path.split("/").every((part) => part !== "" && part !== "." && part !== "..");
-}
-class ManifestError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "ManifestError";
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/state/layout.js
-
-const STATE_FILES = {
-  /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
-  curriculum: "curriculum.jsonl",
-  /** ETag and `since` cursor of the last fetch. */
-  curriculumMeta: "curriculum-meta.json",
-  /** Crew lifecycle and worktree leases (events). */
-  crews: "crews.jsonl",
-  /** Grading queue (events). */
-  grading: "grading.jsonl",
-  /** Score ledger: one applied event per crew_id (events). */
-  scores: "scores.jsonl",
-  /** GitHub side effects waiting for delivery (events). */
-  outbox: "outbox.jsonl",
-  /** Outcome observations (fail-soft, append-only). */
-  observations: "observations.jsonl",
-  /** Usage and spend reported by students (events). */
-  spend: "spend.jsonl",
-  /** School-wide control: pauses, roster heartbeats (events). */
-  school: "school.jsonl",
-  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
-  feedback: "feedback.jsonl",
-  /** Append-only audit log of everything the school did. */
-  audit: "events.jsonl",
-  /** Checkpoint manifest: generation and SHA-256 of every file. */
-  manifest: "manifest.json"
-};
-const STATE_DIRS = {
-  bookbags: "bookbags",
-  /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
-  views: "views"
-};
-const VIEW_FILES = {
-  /** The board's persisted fold (src/board/fold-cache.ts). */
-  boardFold: "board-fold.json"
-};
-class StateLayout {
-  root;
-  constructor(root) {
-    this.root = (0,external_node_path_.resolve)(root);
-  }
-  file(name) {
-    return (0,external_node_path_.join)(this.root, STATE_FILES[name]);
-  }
-  bookbag(crewId) {
-    return (0,external_node_path_.join)(this.root, STATE_DIRS.bookbags, crewId);
-  }
-  view(name) {
-    return (0,external_node_path_.join)(this.root, STATE_DIRS.views, name);
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/checkpoint/mark.js
-
-
-
-
-
-const MARK_FILE = "checkpoint-mark.json";
-const markSchema = strictObject({
-  schema: literal(1),
-  source: schemas_enum(["branch", "cache", "artifact", "directory"]),
-  id: schemas_string().min(1),
-  generation: schemas_number().int().positive(),
-  files: record(schemas_string(), strictObject({ size: schemas_number().int().nonnegative(), sha256: schemas_string() }))
-});
-function markOf(source, id, generation, files) {
-  const entries = {};
-  for (const [path, data] of files) entries[path] = { size: data.length, sha256: sha256(data) };
-  return { schema: 1, source, id, generation, files: entries };
-}
-function writeMark(layout, mark) {
-  atomic_writeFileAtomic((0,external_node_path_.join)(layout.root, MARK_FILE), JSON.stringify(mark) + "\n");
-}
-function readMark(layout) {
-  try {
-    const parsed = markSchema.safeParse(JSON.parse((0,external_node_fs_.readFileSync)((0,external_node_path_.join)(layout.root, MARK_FILE), "utf8")));
-    return parsed.success ? parsed.data : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function matchesMark(mark, files) {
-  const listed = Object.keys(mark.files);
-  if (listed.length !== files.size) return false;
-  for (const path of listed) {
-    const data = files.get(path);
-    if (!data || data.length !== mark.files[path].size) return false;
-  }
-  for (const path of listed) if (sha256(files.get(path)) !== mark.files[path].sha256) return false;
-  return true;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/checkpoint/tree.js
-
-
-
-
-
-function excluded(path, isDir) {
-  const name = path.split("/").pop() ?? path;
-  if (path === MANIFEST_FILE || path === MARK_FILE) return "written by the checkpoint itself";
-  if (path === STATE_DIRS.views) return "views are rebuilt from the event logs";
-  if (isDir && (name.endsWith(".lock") || name.endsWith(".handover"))) return "lock";
-  if (name.startsWith(".") && name.endsWith(".tmp")) return "unfinished atomic write";
-  if (name.includes(".corrupt-")) return "quarantined corrupt file (kept on this machine only)";
-  return void 0;
-}
-function readTree(root) {
-  const files = /* @__PURE__ */ new Map();
-  const skipped = [];
-  const walk = (rel) => {
-    let names;
-    try {
-      names = (0,external_node_fs_.readdirSync)(rel ? (0,external_node_path_.join)(root, rel) : root);
-    } catch (e) {
-      if (e.code === "ENOENT") return;
-      throw e;
-    }
-    for (const name of names.sort()) {
-      const path = rel ? `${rel}/${name}` : name;
-      const st = (0,external_node_fs_.lstatSync)((0,external_node_path_.join)(root, path), { throwIfNoEntry: false });
-      if (!st) continue;
-      const reason = excluded(path, st.isDirectory());
-      if (reason) {
-        if (reason !== "lock") skipped.push({ path, reason });
-        continue;
-      }
-      if (st.isDirectory()) walk(path);
-      else if (st.isFile() && safePath(path)) files.set(path, (0,external_node_fs_.readFileSync)((0,external_node_path_.join)(root, path)));
-      else skipped.push({ path, reason: "not a regular file" });
-    }
-  };
-  walk("");
-  return { files, skipped };
-}
-function writeTree(root, files) {
-  (0,external_node_fs_.mkdirSync)(root, { recursive: true });
-  for (const [path, data] of files) {
-    if (!safePath(path)) throw new Error(`refusing to write unsafe path ${JSON.stringify(path)}`);
-    const target = (0,external_node_path_.join)(root, ...path.split("/"));
-    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(target), { recursive: true });
-    (0,external_node_fs_.writeFileSync)(target, data);
-    const fd = (0,external_node_fs_.openSync)(target, "r");
-    try {
-      (0,external_node_fs_.fsyncSync)(fd);
-    } finally {
-      (0,external_node_fs_.closeSync)(fd);
-    }
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/checkpoint/snapshot-dir.js
-
-
-
-
-
-function writeSnapshotDir(dir, snapshot) {
-  (0,external_node_fs_.rmSync)(dir, { recursive: true, force: true });
-  writeTree(dir, snapshot.files);
-  writeTree(dir, /* @__PURE__ */ new Map([[MANIFEST_FILE, serializeManifest(snapshot.manifest)]]));
-  fsyncDir(dir);
-}
-function readSnapshotDir(dir, origin) {
-  const manifestPath = (0,external_node_path_.join)(dir, MANIFEST_FILE);
-  if (!(0,external_node_fs_.existsSync)(manifestPath)) return void 0;
-  const manifest = parseManifest((0,external_node_fs_.readFileSync)(manifestPath), origin);
-  const files = /* @__PURE__ */ new Map();
-  const tree = readTree(dir);
-  for (const [path, data] of tree.files) files.set(path, data);
-  for (const s of tree.skipped)
-    if (s.reason !== "lock" && s.path !== MANIFEST_FILE) files.set(s.path, Buffer.alloc(0));
-  return { manifest, files };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/checkpoint/source.js
-class SourceUnavailableError extends Error {
-  constructor(source, message, options) {
-    super(`${source}: ${message}`, options);
-    this.source = source;
-    this.name = "SourceUnavailableError";
-  }
-  source;
-}
-class SourceNotSupportedError extends SourceUnavailableError {
-  constructor(source, message) {
-    super(source, message);
-    this.name = "SourceNotSupportedError";
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/checkpoint/artifact-source.js
-
-
-
-
-
-function onGhes(serverUrl) {
-  if (!serverUrl) return false;
-  let host;
-  try {
-    host = new URL(serverUrl).hostname.toLowerCase();
-  } catch {
-    return false;
-  }
-  return host !== "github.com" && !host.endsWith(".ghe.com");
-}
-class ArtifactSource {
-  constructor(options) {
-    this.options = options;
-  }
-  options;
-  name = "artifact";
-  authoritative = false;
-  uploaded;
-  artifactName() {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
-  }
-  async load() {
-    return void 0;
-  }
-  async save(build) {
-    const { path, port, retentionDays } = this.options;
-    const why = port.unsupported?.();
-    if (why) throw new SourceNotSupportedError("artifact", `the artifact copy is skipped: ${why}`);
-    const snapshot = build(void 0);
-    writeSnapshotDir(path, snapshot);
-    const files = [MANIFEST_FILE, ...snapshot.files.keys()].map((p) => `${path}/${p}`);
-    try {
-      await port.upload(this.artifactName(), files, path, retentionDays);
-      this.uploaded = this.artifactName();
-    } catch (e) {
-      throw new SourceUnavailableError("artifact", `${this.artifactName()} was not uploaded: ${errors_message(e)}`, {
-        cause: e
-      });
-    } finally {
-      (0,external_node_fs_.rmSync)(path, { recursive: true, force: true });
-    }
-    return snapshot;
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/actions/cache-artifact-ports.js
-
-
-const actionsCachePort = {
-  available: () => withActionsRuntime(async () => (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).isFeatureAvailable()),
-  save: (paths, key) => withActionsRuntime(async () => await (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).saveCache(paths, key) !== -1),
-  restore: (paths, primaryKey, restoreKeys) => withActionsRuntime(
-    async () => (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).restoreCache(paths, primaryKey, restoreKeys)
-  )
-};
-const actionsArtifactPort = {
-  unsupported: () => onGhes(process.env.GITHUB_SERVER_URL) ? `GitHub Enterprise Server (${process.env.GITHUB_SERVER_URL}) does not support @actions/artifact 2 or later; the state branch holds the checkpoint (docs/workflows.md, "GitHub Enterprise Server")` : void 0,
-  upload: (name, files, root, retentionDays) => withActionsRuntime(async () => {
-    const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(458)]).then(__nccwpck_require__.bind(__nccwpck_require__, 67458));
-    await new DefaultArtifactClient().uploadArtifact(name, files, root, { retentionDays });
-  })
-};
-
-
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/coerce.js
 
 
@@ -50732,8 +50076,64 @@ function coerce_date(params) {
     return core._coercedDate(schemas.ZodDate, params);
 }
 
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(73024);
 // EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
 var dist = __nccwpck_require__(38815);
+;// CONCATENATED MODULE: ./.build/src/errors.js
+class SchoolError extends Error {
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "SchoolError";
+  }
+}
+class errors_ConfigError extends SchoolError {
+  constructor(message2, issues = []) {
+    super(message2);
+    this.issues = issues;
+    this.name = "ConfigError";
+  }
+  issues;
+}
+class errors_CorruptStateError extends SchoolError {
+  constructor(file, quarantinedTo, line, detail) {
+    super(
+      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
+    );
+    this.file = file;
+    this.quarantinedTo = quarantinedTo;
+    this.line = line;
+    this.name = "CorruptStateError";
+  }
+  file;
+  quarantinedTo;
+  line;
+}
+class LockError extends SchoolError {
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "LockError";
+  }
+}
+class GitHubAuthError extends SchoolError {
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "GitHubAuthError";
+  }
+}
+function errors_message(error) {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(76760);
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
 const BASE_ENV = [
   "PATH",
@@ -51027,8 +50427,8 @@ const schema_configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
-    order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
+    order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
+      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails.")
   }).prefault({}),
@@ -51228,6 +50628,140 @@ function resolveConfig(explicit, overrides = {}) {
 }
 
 
+// EXTERNAL MODULE: external "node:crypto"
+var external_node_crypto_ = __nccwpck_require__(77598);
+;// CONCATENATED MODULE: ./.build/src/security/redact.js
+const REDACTED = "[REDACTED]";
+const IDENTITY_FIELDS = /* @__PURE__ */ new Set([
+  "key",
+  "keys",
+  "type",
+  "at",
+  "id",
+  "issue",
+  "issue_number",
+  "issueNumber",
+  "number",
+  "crew_id",
+  "crewId",
+  "job_key",
+  "jobKey",
+  "status",
+  "state",
+  "attempts",
+  "max_attempts",
+  "maxAttempts",
+  "generation",
+  "sha256",
+  "base_sha",
+  "baseSha",
+  "diff_sha",
+  "diffSha"
+]);
+const SENSITIVE_SUFFIXES = [
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "passphrase",
+  "apikey",
+  "privatekey",
+  "accesskey",
+  "secretkey",
+  "credential",
+  "credentials",
+  "authorization",
+  "cookie",
+  "setcookie",
+  "clientsecret",
+  "sessionid"
+];
+function isSensitiveKey(key) {
+  if (IDENTITY_FIELDS.has(key)) return false;
+  let known = sensitiveKeys.get(key);
+  if (known === void 0) {
+    const k = key.toLowerCase().replace(/[^a-z0-9]/g, "");
+    known = SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+    if (sensitiveKeys.size < 4096) sensitiveKeys.set(key, known);
+  }
+  return known;
+}
+const sensitiveKeys = /* @__PURE__ */ new Map();
+const TOKEN_PATTERNS = [
+  // PEM private keys, terminated or torn.
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  // GitHub tokens.
+  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  // Anthropic and OpenAI keys.
+  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
+  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  // AWS access key ids.
+  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  // Slack tokens and webhooks.
+  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
+  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  // JSON Web Tokens.
+  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  // Google API keys.
+  /\bAIza[0-9A-Za-z_-]{35}\b/g
+];
+const CONTEXT_PATTERNS = [
+  [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
+  [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
+  [
+    /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
+    `$1${REDACTED}`
+  ],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`]
+];
+const knownSecrets = /* @__PURE__ */ new Set();
+function registerSecret(value) {
+  if (value && value.length >= 6) knownSecrets.add(value);
+}
+const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
+const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
+function mayHoldSecret(text) {
+  return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
+}
+function redact_redactText(text) {
+  let out = text;
+  if (knownSecrets.size > 0) {
+    for (const secret of knownSecrets) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    }
+  }
+  if (!mayHoldSecret(out)) return out;
+  return redactPatterns(out);
+}
+function redactPatterns(text) {
+  let out = text;
+  for (const re of TOKEN_PATTERNS) out = out.replace(re, REDACTED);
+  for (const [re, replacement] of CONTEXT_PATTERNS) out = out.replace(re, replacement);
+  return out;
+}
+function redact_redact(value) {
+  return walk(value, void 0, 0);
+}
+function walk(value, key, depth) {
+  if (depth > 64) return REDACTED;
+  if (key !== void 0) {
+    if (IDENTITY_FIELDS.has(key)) return value;
+    if (isSensitiveKey(key) && value !== null && value !== void 0 && value !== "") return REDACTED;
+  }
+  if (typeof value === "string") return redact_redactText(value);
+  if (typeof value !== "object" || value === null || value instanceof Date) return value;
+  if (Array.isArray(value)) {
+    const out2 = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out2[i] = walk(value[i], void 0, depth + 1);
+    return out2;
+  }
+  const out = {};
+  for (const k of Object.keys(value)) out[k] = walk(value[k], k, depth + 1);
+  return out;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/log.js
 
 function consoleLogger(options = {}) {
@@ -51269,6 +50803,195 @@ const silentLogger = {
   error: () => void 0,
   group: (_name, fn) => fn()
 };
+
+
+;// CONCATENATED MODULE: ./.build/src/state/atomic.js
+
+
+
+
+function atomic_writeFileAtomic(path, data, options = {}) {
+  const durable = options.durable !== false;
+  const dir = (0,external_node_path_.dirname)(path);
+  (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
+  const tmp = (0,external_node_path_.join)(dir, `.${(0,external_node_path_.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
+  const fd = (0,external_node_fs_.openSync)(tmp, "w", 420);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let off = 0;
+    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
+    if (durable) (0,external_node_fs_.fsyncSync)(fd);
+  } catch (e) {
+    (0,external_node_fs_.closeSync)(fd);
+    try {
+      (0,external_node_fs_.unlinkSync)(tmp);
+    } catch {
+    }
+    throw e;
+  }
+  (0,external_node_fs_.closeSync)(fd);
+  (0,external_node_fs_.renameSync)(tmp, path);
+  if (durable) fsyncDir(dir);
+}
+function fsyncDir(dir) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(dir, "r");
+    (0,external_node_fs_.fsyncSync)(fd);
+  } catch {
+  } finally {
+    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function atomic_writeJsonAtomic(path, value, options = {}) {
+  atomic_writeFileAtomic(path, JSON.stringify(redact(value), null, 2) + "\n", options);
+}
+function writeTextAtomic(path, text) {
+  atomic_writeFileAtomic(path, redactText(text));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/state/layout.js
+
+const STATE_FILES = {
+  /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
+  curriculum: "curriculum.jsonl",
+  /** ETag and `since` cursor of the last fetch. */
+  curriculumMeta: "curriculum-meta.json",
+  /** Crew lifecycle and worktree leases (events). */
+  crews: "crews.jsonl",
+  /** Grading queue (events). */
+  grading: "grading.jsonl",
+  /** Score ledger: one applied event per crew_id (events). */
+  scores: "scores.jsonl",
+  /** GitHub side effects waiting for delivery (events). */
+  outbox: "outbox.jsonl",
+  /** Outcome observations (fail-soft, append-only). */
+  observations: "observations.jsonl",
+  /** Usage and spend reported by students (events). */
+  spend: "spend.jsonl",
+  /** School-wide control: pauses, roster heartbeats (events). */
+  school: "school.jsonl",
+  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
+  feedback: "feedback.jsonl",
+  /** Append-only audit log of everything the school did. */
+  audit: "events.jsonl",
+  /** Checkpoint manifest: generation and SHA-256 of every file. */
+  manifest: "manifest.json"
+};
+const STATE_DIRS = {
+  bookbags: "bookbags",
+  /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
+  views: "views"
+};
+const VIEW_FILES = {
+  /** The board's persisted fold (src/board/fold-cache.ts). */
+  boardFold: "board-fold.json"
+};
+class StateLayout {
+  root;
+  constructor(root) {
+    this.root = (0,external_node_path_.resolve)(root);
+  }
+  file(name) {
+    return (0,external_node_path_.join)(this.root, STATE_FILES[name]);
+  }
+  bookbag(crewId) {
+    return (0,external_node_path_.join)(this.root, STATE_DIRS.bookbags, crewId);
+  }
+  view(name) {
+    return (0,external_node_path_.join)(this.root, STATE_DIRS.views, name);
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/checkpoint/manifest.js
+
+
+const MANIFEST_FILE = "manifest.json";
+const fileEntry = strictObject({
+  sha256: schemas_string().regex(/^[0-9a-f]{64}$/),
+  size: schemas_number().int().nonnegative()
+});
+const manifestSchema = strictObject({
+  schema: literal(1),
+  generation: schemas_number().int().positive(),
+  createdAt: schemas_string(),
+  writer: schemas_string(),
+  files: record(schemas_string(), fileEntry),
+  /** What the save changed on the way out, for the job summary and for people reading the branch. */
+  redacted: record(schemas_string(), schemas_number().int().nonnegative()).default({}),
+  compacted: record(
+    schemas_string(),
+    strictObject({ folded: schemas_number().int().nonnegative(), dropped: schemas_number().int().nonnegative() })
+  ).default({})
+});
+function sha256(data) {
+  return (0,external_node_crypto_.createHash)("sha256").update(data).digest("hex");
+}
+function seal(files, info) {
+  const sorted = new Map([...files.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0));
+  const entries = {};
+  for (const [path, data] of sorted) entries[path] = { sha256: sha256(data), size: data.length };
+  return {
+    files: sorted,
+    manifest: {
+      schema: 1,
+      generation: info.generation,
+      createdAt: (info.createdAt ?? /* @__PURE__ */ new Date()).toISOString(),
+      writer: info.writer,
+      files: entries,
+      redacted: info.redacted ?? {},
+      compacted: info.compacted ?? {}
+    }
+  };
+}
+function serializeManifest(manifest) {
+  return Buffer.from(JSON.stringify(manifest, null, 2) + "\n", "utf8");
+}
+function parseManifest(data, origin) {
+  let raw;
+  try {
+    raw = JSON.parse(data.toString("utf8"));
+  } catch (e) {
+    throw new ManifestError(`${origin}: ${MANIFEST_FILE} is not JSON (${e.message})`);
+  }
+  const parsed = manifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new ManifestError(
+      `${origin}: ${MANIFEST_FILE} is not a checkpoint manifest (${first?.path.join(".") || "top level"}: ${first?.message})`
+    );
+  }
+  return parsed.data;
+}
+function verify(snapshot) {
+  const problems = [];
+  const listed = snapshot.manifest.files;
+  for (const [path, entry] of Object.entries(listed)) {
+    const data = snapshot.files.get(path);
+    if (!data) problems.push(`${path}: listed in the manifest but missing`);
+    else if (data.length !== entry.size)
+      problems.push(`${path}: size ${data.length}, manifest says ${entry.size}`);
+    else if (sha256(data) !== entry.sha256) problems.push(`${path}: SHA-256 does not match the manifest`);
+  }
+  for (const path of snapshot.files.keys()) {
+    if (!(path in listed)) problems.push(`${path}: present but not listed in the manifest`);
+    if (!safePath(path)) problems.push(`${path}: not a safe relative path`);
+  }
+  return problems;
+}
+function safePath(path) {
+  if (path === "" || path.startsWith("/") || path.includes("\\") || /[\u0000-\u001f"]/.test(path))
+    return false;
+  return path.split("/").every((part) => part !== "" && part !== "." && part !== "..");
+}
+class ManifestError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ManifestError";
+  }
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/state/tail.js
@@ -51942,6 +51665,108 @@ function mergeFiles(theirs, ours, report = { divergentKeys: 0 }, warn) {
     }
   }
   return out;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/checkpoint/mark.js
+
+
+
+
+
+const MARK_FILE = "checkpoint-mark.json";
+const markSchema = strictObject({
+  schema: literal(1),
+  source: schemas_enum(["branch", "cache", "artifact", "directory"]),
+  id: schemas_string().min(1),
+  generation: schemas_number().int().positive(),
+  files: record(schemas_string(), strictObject({ size: schemas_number().int().nonnegative(), sha256: schemas_string() }))
+});
+function markOf(source, id, generation, files) {
+  const entries = {};
+  for (const [path, data] of files) entries[path] = { size: data.length, sha256: sha256(data) };
+  return { schema: 1, source, id, generation, files: entries };
+}
+function writeMark(layout, mark) {
+  atomic_writeFileAtomic((0,external_node_path_.join)(layout.root, MARK_FILE), JSON.stringify(mark) + "\n");
+}
+function readMark(layout) {
+  try {
+    const parsed = markSchema.safeParse(JSON.parse((0,external_node_fs_.readFileSync)((0,external_node_path_.join)(layout.root, MARK_FILE), "utf8")));
+    return parsed.success ? parsed.data : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function matchesMark(mark, files) {
+  const listed = Object.keys(mark.files);
+  if (listed.length !== files.size) return false;
+  for (const path of listed) {
+    const data = files.get(path);
+    if (!data || data.length !== mark.files[path].size) return false;
+  }
+  for (const path of listed) if (sha256(files.get(path)) !== mark.files[path].sha256) return false;
+  return true;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/checkpoint/tree.js
+
+
+
+
+
+function excluded(path, isDir) {
+  const name = path.split("/").pop() ?? path;
+  if (path === MANIFEST_FILE || path === MARK_FILE) return "written by the checkpoint itself";
+  if (path === STATE_DIRS.views) return "views are rebuilt from the event logs";
+  if (isDir && (name.endsWith(".lock") || name.endsWith(".handover"))) return "lock";
+  if (name.startsWith(".") && name.endsWith(".tmp")) return "unfinished atomic write";
+  if (name.includes(".corrupt-")) return "quarantined corrupt file (kept on this machine only)";
+  return void 0;
+}
+function readTree(root) {
+  const files = /* @__PURE__ */ new Map();
+  const skipped = [];
+  const walk = (rel) => {
+    let names;
+    try {
+      names = (0,external_node_fs_.readdirSync)(rel ? (0,external_node_path_.join)(root, rel) : root);
+    } catch (e) {
+      if (e.code === "ENOENT") return;
+      throw e;
+    }
+    for (const name of names.sort()) {
+      const path = rel ? `${rel}/${name}` : name;
+      const st = (0,external_node_fs_.lstatSync)((0,external_node_path_.join)(root, path), { throwIfNoEntry: false });
+      if (!st) continue;
+      const reason = excluded(path, st.isDirectory());
+      if (reason) {
+        if (reason !== "lock") skipped.push({ path, reason });
+        continue;
+      }
+      if (st.isDirectory()) walk(path);
+      else if (st.isFile() && safePath(path)) files.set(path, (0,external_node_fs_.readFileSync)((0,external_node_path_.join)(root, path)));
+      else skipped.push({ path, reason: "not a regular file" });
+    }
+  };
+  walk("");
+  return { files, skipped };
+}
+function writeTree(root, files) {
+  (0,external_node_fs_.mkdirSync)(root, { recursive: true });
+  for (const [path, data] of files) {
+    if (!safePath(path)) throw new Error(`refusing to write unsafe path ${JSON.stringify(path)}`);
+    const target = (0,external_node_path_.join)(root, ...path.split("/"));
+    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(target), { recursive: true });
+    (0,external_node_fs_.writeFileSync)(target, data);
+    const fd = (0,external_node_fs_.openSync)(target, "r");
+    try {
+      (0,external_node_fs_.fsyncSync)(fd);
+    } finally {
+      (0,external_node_fs_.closeSync)(fd);
+    }
+  }
 }
 
 
@@ -53544,6 +53369,23 @@ function decodeUtf8(data) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/checkpoint/source.js
+class SourceUnavailableError extends Error {
+  constructor(source, message, options) {
+    super(`${source}: ${message}`, options);
+    this.source = source;
+    this.name = "SourceUnavailableError";
+  }
+  source;
+}
+class SourceNotSupportedError extends SourceUnavailableError {
+  constructor(source, message) {
+    super(source, message);
+    this.name = "SourceNotSupportedError";
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/save.js
 
 
@@ -53720,6 +53562,73 @@ function readLocalManifest(layout, log = silentLogger) {
   } catch (e) {
     log.warning(`checkpoint: ignoring the local manifest: ${errors_message(e)}`);
     return void 0;
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/checkpoint/snapshot-dir.js
+
+
+
+
+
+function writeSnapshotDir(dir, snapshot) {
+  (0,external_node_fs_.rmSync)(dir, { recursive: true, force: true });
+  writeTree(dir, snapshot.files);
+  writeTree(dir, /* @__PURE__ */ new Map([[MANIFEST_FILE, serializeManifest(snapshot.manifest)]]));
+  fsyncDir(dir);
+}
+function readSnapshotDir(dir, origin) {
+  const manifestPath = (0,external_node_path_.join)(dir, MANIFEST_FILE);
+  if (!(0,external_node_fs_.existsSync)(manifestPath)) return void 0;
+  const manifest = parseManifest((0,external_node_fs_.readFileSync)(manifestPath), origin);
+  const files = /* @__PURE__ */ new Map();
+  const tree = readTree(dir);
+  for (const [path, data] of tree.files) files.set(path, data);
+  for (const s of tree.skipped)
+    if (s.reason !== "lock" && s.path !== MANIFEST_FILE) files.set(s.path, Buffer.alloc(0));
+  return { manifest, files };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/checkpoint/artifact-source.js
+
+
+
+
+
+class ArtifactSource {
+  constructor(options) {
+    this.options = options;
+  }
+  options;
+  name = "artifact";
+  authoritative = false;
+  uploaded;
+  artifactName() {
+    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  }
+  async load() {
+    return void 0;
+  }
+  async save(build) {
+    const { path, port, retentionDays } = this.options;
+    const why = port.unsupported?.();
+    if (why) throw new SourceNotSupportedError("artifact", `the artifact copy is skipped: ${why}`);
+    const snapshot = build(void 0);
+    writeSnapshotDir(path, snapshot);
+    const files = [MANIFEST_FILE, ...snapshot.files.keys()].map((p) => `${path}/${p}`);
+    try {
+      await port.upload(this.artifactName(), files, path, retentionDays);
+      this.uploaded = this.artifactName();
+    } catch (e) {
+      throw new SourceUnavailableError("artifact", `${this.artifactName()} was not uploaded: ${errors_message(e)}`, {
+        cause: e
+      });
+    } finally {
+      (0,external_node_fs_.rmSync)(path, { recursive: true, force: true });
+    }
+    return snapshot;
   }
 }
 
@@ -54600,48 +54509,6 @@ function textReport(r) {
   for (const n of r.notes) lines.push(`  note: ${n}`);
   return lines.join("\n") + "\n";
 }
-function checkpointSummary(report, board) {
-  const redacted = Object.entries(report.redacted);
-  const compacted = Object.entries(report.compacted);
-  const notes = [...report.warnings.map((w) => `\u26A0 ${w}`), ...report.notes];
-  return [
-    { heading: `checkpoint-state: ${report.mode}${report.dryRun ? " (dry run)" : ""}`, level: 3 },
-    {
-      table: {
-        header: [report.mode === "save" ? "Saved to" : "Source", "Generation", "Files", "Size"],
-        rows: [
-          [
-            report.sources.join(", ") || "none",
-            String(report.generation),
-            String(report.files.length),
-            bytes(report.files.reduce((n, f) => n + f.size, 0))
-          ]
-        ]
-      }
-    },
-    { table: { header: ["File", "Size"], rows: fileRows(report.files) } },
-    ...redacted.length ? [
-      { heading: "Redacted", level: 4 },
-      {
-        table: {
-          header: ["File", "Records or texts changed"],
-          rows: redacted.map(([p, n]) => [p, String(n)])
-        }
-      }
-    ] : [],
-    ...compacted.length ? [
-      { heading: "Compacted", level: 4 },
-      {
-        table: {
-          header: ["Log", "Folded into snapshot", "Dropped past window"],
-          rows: compacted.map(([p, x]) => [p, String(x.folded), String(x.dropped)])
-        }
-      }
-    ] : [],
-    ...notes.length ? [{ list: notes }] : [],
-    ...board ? [{ raw: board }] : []
-  ];
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/run.js
@@ -54675,8 +54542,7 @@ function parseCheckpointInputs(raw) {
   }
   return parsed.data;
 }
-async function runCheckpoint(raw, deps) {
-  const inputs = parseCheckpointInputs(raw);
+async function runCheckpoint(inputs, deps) {
   const config = resolveConfig(inputs.config);
   const defaults = inputs.directory ? "directory" : inputs.mode === "save" ? "branch,cache,artifact" : "branch,cache";
   let names = parseSourceList(inputs.sources ?? defaults);
@@ -54717,6 +54583,96 @@ async function runCheckpoint(raw, deps) {
     })
   );
 }
+
+
+;// CONCATENATED MODULE: ./.build/src/github/credentials.js
+
+const RUNTIME = [
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_RUNTIME_URL",
+  "ACTIONS_RESULTS_URL",
+  "ACTIONS_CACHE_URL",
+  "ACTIONS_CACHE_SERVICE_V2"
+];
+const DROP = /^(INPUT_.*TOKEN.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN)$/i;
+const kept = /* @__PURE__ */ new Map();
+let lent = 0;
+function hideCredentials(env = process.env) {
+  const names = Object.keys(env).filter((k) => DROP.test(k) || RUNTIME.includes(k));
+  for (const k of names) {
+    if (RUNTIME.includes(k) && env[k] !== void 0) kept.set(k, env[k]);
+    delete env[k];
+  }
+  if (env === process.env) scrubEnviron(names);
+  return names;
+}
+async function withActionsRuntime(fn) {
+  if (lent++ === 0) for (const [k, v] of kept) process.env[k] = v;
+  try {
+    return await fn();
+  } finally {
+    if (--lent === 0) for (const k of kept.keys()) delete process.env[k];
+  }
+}
+function scrubEnviron(names) {
+  if (process.platform !== "linux" || !names.length) return 0;
+  try {
+    const stat = (0,external_node_fs_.readFileSync)("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const start = Number(fields[47]);
+    const block = (0,external_node_fs_.readFileSync)("/proc/self/environ");
+    if (!Number.isSafeInteger(start) || start <= 0) return 0;
+    let done = 0;
+    const fd = (0,external_node_fs_.openSync)("/proc/self/mem", "r+");
+    try {
+      let at = 0;
+      while (at < block.length) {
+        const end = block.indexOf(0, at) === -1 ? block.length : block.indexOf(0, at);
+        const entry = block.subarray(at, end).toString("latin1");
+        const eq = entry.indexOf("=");
+        if (eq > 0 && names.includes(entry.slice(0, eq))) {
+          const from = at + eq + 1;
+          if (end > from) (0,external_node_fs_.writeSync)(fd, Buffer.alloc(end - from, 42), 0, end - from, start + from);
+          done++;
+        }
+        at = end + 1;
+      }
+    } finally {
+      (0,external_node_fs_.closeSync)(fd);
+    }
+    return done;
+  } catch {
+    return 0;
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/actions-services.js
+
+function onGhes(serverUrl) {
+  if (!serverUrl) return false;
+  let host;
+  try {
+    host = new URL(serverUrl).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return host !== "github.com" && !host.endsWith(".ghe.com");
+}
+const actionsCachePort = {
+  available: () => withActionsRuntime(async () => (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).isFeatureAvailable()),
+  save: (paths, key) => withActionsRuntime(async () => await (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).saveCache(paths, key) !== -1),
+  restore: (paths, primaryKey, restoreKeys) => withActionsRuntime(
+    async () => (await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(91)]).then(__nccwpck_require__.bind(__nccwpck_require__, 18091))).restoreCache(paths, primaryKey, restoreKeys)
+  )
+};
+const actionsArtifactPort = {
+  unsupported: () => onGhes(process.env.GITHUB_SERVER_URL) ? `GitHub Enterprise Server (${process.env.GITHUB_SERVER_URL}) does not support @actions/artifact 2 or later; the state branch holds the checkpoint (docs/workflows.md, "GitHub Enterprise Server")` : void 0,
+  upload: (name, files, root, retentionDays) => withActionsRuntime(async () => {
+    const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(458)]).then(__nccwpck_require__.bind(__nccwpck_require__, 67458));
+    await new DefaultArtifactClient().uploadArtifact(name, files, root, { retentionDays });
+  })
+};
 
 
 ;// CONCATENATED MODULE: ./.build/src/github/runtime.js
@@ -56043,6 +55999,48 @@ function stateOf(crews, verdict, requeued) {
   if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
   return READY;
 }
+const MIN_RUNS_PER_KEY = 3;
+const FACTOR_BOUNDS = (/* unused pure expression or super */ null && ([0.05, 20]));
+class RunTimeHistory {
+  byKey = /* @__PURE__ */ new Map();
+  all = { run: 0, estimated: 0, n: 0 };
+  constructor(registry, sizeOf, defaultSize) {
+    for (const c of Object.values(registry.crews)) {
+      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra) continue;
+      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+      if (!Number.isFinite(ms) || ms < 0) continue;
+      const issue = sizeOf(c.issueNumber);
+      const accs = [this.all];
+      if (issue && issue.size > 0) {
+        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
+        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
+        this.byKey.set(key, k);
+        accs.push(k);
+      }
+      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
+      if (!(estimated > 0)) continue;
+      for (const acc of accs) {
+        acc.run += ms / 6e4;
+        acc.estimated += estimated;
+        acc.n++;
+      }
+    }
+  }
+  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
+  factor(key) {
+    const own = this.byKey.get(runKey(key));
+    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
+    if (!acc || acc.estimated <= 0) return 1;
+    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
+  }
+  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
+  predict(size, key) {
+    return size * this.factor(key);
+  }
+}
+function runKey(k) {
+  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/curriculum/trust.js
@@ -56528,6 +56526,8 @@ function roundHumans(h) {
 
 
 
+
+
 const BOARD_ARTIFACT = "school-board";
 function boardSummary(action, layout, config, logger) {
   try {
@@ -56538,11 +56538,95 @@ function boardSummary(action, layout, config, logger) {
     return void 0;
   }
 }
+function boardSummaryFrom(action, configFile, stateDir, logger) {
+  try {
+    const config = resolveConfig(configFile, stateDir ? { stateDir } : {});
+    return boardSummary(action, new StateLayout(config.stateDir), config, logger);
+  } catch (e) {
+    logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
+    return void 0;
+  }
+}
 
 
-;// CONCATENATED MODULE: ./.build/src/actions/checkpoint-state.js
+;// CONCATENATED MODULE: ./.build/src/actions/checkpoint-state/inputs.js
 
 
+
+
+function readInputs() {
+  const dryRun = optionalInput("dry-run") ?? "false";
+  if (dryRun !== "true" && dryRun !== "false") {
+    throw new errors_ConfigError(`dry-run: use "true" or "false", found "${dryRun}"`);
+  }
+  return parseCheckpointInputs({
+    mode: lib_core/* getInput */.V4("mode", { required: true }),
+    stateDir: optionalInput("state-dir"),
+    branch: optionalInput("branch"),
+    cacheKeyPrefix: optionalInput("cache-key-prefix"),
+    retentionDays: optionalInput("retention-days"),
+    sources: optionalInput("sources"),
+    token: secretInput("token"),
+    config: optionalInput("config"),
+    dryRun: dryRun === "true"
+  });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/checkpoint-state/summary.js
+
+function checkpointOutputs(report) {
+  return {
+    source: report.sources.join(","),
+    generation: String(report.generation),
+    files: String(report.files.length)
+  };
+}
+function checkpointSummary(report, board) {
+  const redacted = Object.entries(report.redacted);
+  const compacted = Object.entries(report.compacted);
+  const notes = [...report.warnings.map((w) => `\u26A0 ${w}`), ...report.notes];
+  return [
+    { heading: `checkpoint-state: ${report.mode}${report.dryRun ? " (dry run)" : ""}`, level: 3 },
+    {
+      table: {
+        header: [report.mode === "save" ? "Saved to" : "Source", "Generation", "Files", "Size"],
+        rows: [
+          [
+            report.sources.join(", ") || "none",
+            String(report.generation),
+            String(report.files.length),
+            bytes(report.files.reduce((n, f) => n + f.size, 0))
+          ]
+        ]
+      }
+    },
+    { table: { header: ["File", "Size"], rows: fileRows(report.files) } },
+    ...redacted.length ? [
+      { heading: "Redacted", level: 4 },
+      {
+        table: {
+          header: ["File", "Records or texts changed"],
+          rows: redacted.map(([p, n]) => [p, String(n)])
+        }
+      }
+    ] : [],
+    ...compacted.length ? [
+      { heading: "Compacted", level: 4 },
+      {
+        table: {
+          header: ["Log", "Folded into snapshot", "Dropped past window"],
+          rows: compacted.map(([p, x]) => [p, String(x.folded), String(x.dropped)])
+        }
+      }
+    ] : [],
+    ...notes.length ? [{ list: notes }] : [],
+    ...board ? [{ raw: board }] : []
+  ];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/checkpoint-state/index.js
 
 
 
@@ -56554,21 +56638,7 @@ function boardSummary(action, layout, config, logger) {
 
 void runAction(async () => {
   const logger = actionsLogger();
-  const dryRun = optionalInput("dry-run") ?? "false";
-  if (dryRun !== "true" && dryRun !== "false") {
-    throw new errors_ConfigError(`dry-run: use "true" or "false", found "${dryRun}"`);
-  }
-  const inputs = {
-    mode: lib_core/* getInput */.V4("mode", { required: true }),
-    stateDir: optionalInput("state-dir"),
-    branch: optionalInput("branch"),
-    cacheKeyPrefix: optionalInput("cache-key-prefix"),
-    retentionDays: optionalInput("retention-days"),
-    sources: optionalInput("sources"),
-    token: secretInput("token"),
-    config: optionalInput("config"),
-    dryRun: dryRun === "true"
-  };
+  const inputs = readInputs();
   hideCredentials();
   const report = await logger.group(
     "checkpoint",
@@ -56582,17 +56652,8 @@ void runAction(async () => {
       runAttempt: process.env.GITHUB_RUN_ATTEMPT
     })
   );
-  lib_core/* setOutput */.uH("source", report.sources.join(","));
-  lib_core/* setOutput */.uH("generation", String(report.generation));
-  lib_core/* setOutput */.uH("files", String(report.files.length));
-  let board;
-  try {
-    const stateDir = optionalInput("state-dir");
-    const config = resolveConfig(optionalInput("config"), stateDir ? { stateDir } : {});
-    board = boardSummary("checkpoint-state", new StateLayout(config.stateDir), config, logger);
-  } catch (e) {
-    logger.warning(`could not add the board to the job summary: ${errors_message(e)}`);
-  }
+  for (const [name, value] of Object.entries(checkpointOutputs(report))) lib_core/* setOutput */.uH(name, value);
+  const board = boardSummaryFrom("checkpoint-state", inputs.config, inputs.stateDir, logger);
   await writeBlocks(checkpointSummary(report, board), logger);
 });
 

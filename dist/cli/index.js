@@ -52142,8 +52142,8 @@ const configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
-    order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
+    order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
+      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails.")
   }).prefault({}),
@@ -55137,16 +55137,6 @@ function readSnapshotDir(dir, origin) {
 
 
 
-function onGhes(serverUrl) {
-  if (!serverUrl) return false;
-  let host;
-  try {
-    host = new URL(serverUrl).hostname.toLowerCase();
-  } catch {
-    return false;
-  }
-  return host !== "github.com" && !host.endsWith(".ghe.com");
-}
 class ArtifactSource {
   constructor(options) {
     this.options = options;
@@ -56059,48 +56049,6 @@ function textReport(r) {
   for (const n of r.notes) lines.push(`  note: ${n}`);
   return lines.join("\n") + "\n";
 }
-function checkpointSummary(report, board) {
-  const redacted = Object.entries(report.redacted);
-  const compacted = Object.entries(report.compacted);
-  const notes = [...report.warnings.map((w) => `\u26A0 ${w}`), ...report.notes];
-  return [
-    { heading: `checkpoint-state: ${report.mode}${report.dryRun ? " (dry run)" : ""}`, level: 3 },
-    {
-      table: {
-        header: [report.mode === "save" ? "Saved to" : "Source", "Generation", "Files", "Size"],
-        rows: [
-          [
-            report.sources.join(", ") || "none",
-            String(report.generation),
-            String(report.files.length),
-            bytes(report.files.reduce((n, f) => n + f.size, 0))
-          ]
-        ]
-      }
-    },
-    { table: { header: ["File", "Size"], rows: fileRows(report.files) } },
-    ...redacted.length ? [
-      { heading: "Redacted", level: 4 },
-      {
-        table: {
-          header: ["File", "Records or texts changed"],
-          rows: redacted.map(([p, n]) => [p, String(n)])
-        }
-      }
-    ] : [],
-    ...compacted.length ? [
-      { heading: "Compacted", level: 4 },
-      {
-        table: {
-          header: ["Log", "Folded into snapshot", "Dropped past window"],
-          rows: compacted.map(([p, x]) => [p, String(x.folded), String(x.dropped)])
-        }
-      }
-    ] : [],
-    ...notes.length ? [{ list: notes }] : [],
-    ...board ? [{ raw: board }] : []
-  ];
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/run.js
@@ -56134,8 +56082,7 @@ function parseCheckpointInputs(raw) {
   }
   return parsed.data;
 }
-async function runCheckpoint(raw, deps) {
-  const inputs = parseCheckpointInputs(raw);
+async function runCheckpoint(inputs, deps) {
   const config = resolveConfig(inputs.config);
   const defaults = inputs.directory ? "directory" : inputs.mode === "save" ? "branch,cache,artifact" : "branch,cache";
   let names = parseSourceList(inputs.sources ?? defaults);
@@ -56264,7 +56211,7 @@ ${USAGE}` : USAGE
     }
     const logger = consoleLogger({ debug: values.debug });
     const report = await runCheckpoint(
-      {
+      parseCheckpointInputs({
         mode,
         stateDir: values["state-dir"],
         branch: values.branch,
@@ -56273,7 +56220,7 @@ ${USAGE}` : USAGE
         sources: values.dir ? "directory" : "branch",
         config: values.config,
         dryRun: values["dry-run"] === true
-      },
+      }),
       { logger, workspace: process.cwd() }
     );
     process.stdout.write(textReport(report));
@@ -63383,6 +63330,48 @@ function stateOf(crews, verdict, requeued) {
   if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
   return READY;
 }
+const MIN_RUNS_PER_KEY = 3;
+const FACTOR_BOUNDS = [0.05, 20];
+class RunTimeHistory {
+  byKey = /* @__PURE__ */ new Map();
+  all = { run: 0, estimated: 0, n: 0 };
+  constructor(registry, sizeOf, defaultSize) {
+    for (const c of Object.values(registry.crews)) {
+      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra) continue;
+      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+      if (!Number.isFinite(ms) || ms < 0) continue;
+      const issue = sizeOf(c.issueNumber);
+      const accs = [this.all];
+      if (issue && issue.size > 0) {
+        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
+        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
+        this.byKey.set(key, k);
+        accs.push(k);
+      }
+      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
+      if (!(estimated > 0)) continue;
+      for (const acc of accs) {
+        acc.run += ms / 6e4;
+        acc.estimated += estimated;
+        acc.n++;
+      }
+    }
+  }
+  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
+  factor(key) {
+    const own = this.byKey.get(runKey(key));
+    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
+    if (!acc || acc.estimated <= 0) return 1;
+    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
+  }
+  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
+  predict(size, key) {
+    return size * this.factor(key);
+  }
+}
+function runKey(k) {
+  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/bookbag/schema.js
@@ -67620,7 +67609,7 @@ function drainProgress(o) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/github-port.js
+;// CONCATENATED MODULE: ./.build/src/github/issues-port.js
 
 function octokitPort(client, repository, o = {}) {
   const [owner, repo] = repository.split("/");
@@ -68812,7 +68801,44 @@ function admission_gib(bytes) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
+const TAIL_GUARD_BETA = 0.75;
+function tailGuardThreshold(backlogSize, slots) {
+  return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
+}
+function predictedMinutes(c) {
+  return c.predicted ?? c.size;
+}
+function orderCandidates(candidates, o = {}) {
+  const sorted = [...candidates].sort(compareCandidates);
+  if (o.order !== "tail-guard") return sorted;
+  const total = o.backlogSize ?? candidates.reduce((s, c) => s + predictedMinutes(c), 0);
+  const threshold = tailGuardThreshold(total, o.slots ?? 1);
+  return promote(sorted, (c) => predictedMinutes(c) >= threshold);
+}
+function promote(ordered, lifted) {
+  const up = new Set(ordered.filter((c) => !c.repair && lifted(c)));
+  if (up.size === 0) return [...ordered];
+  const rank = new Map(ordered.map((c, i) => [c, i]));
+  return [...ordered].sort((a, b) => {
+    if (a.repair !== b.repair) return a.repair ? -1 : 1;
+    if (a.priority !== b.priority) return a.priority - b.priority;
+    const ua = up.has(a);
+    if (ua !== up.has(b)) return ua ? -1 : 1;
+    if (ua) return predictedMinutes(b) - predictedMinutes(a) || a.issueNumber - b.issueNumber;
+    return rank.get(a) - rank.get(b);
+  });
+}
+function compareCandidates(a, b) {
+  if (a.repair !== b.repair) return a.repair ? -1 : 1;
+  if (a.priority !== b.priority) return a.priority - b.priority;
+  if (a.size !== b.size) return a.size - b.size;
+  return a.issueNumber - b.issueNumber;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/dispatch/standby.js
+
 
 function capUsage(registry, config) {
   const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
@@ -68845,39 +68871,98 @@ function typicalCrewMs(registry, crewTimeoutMs) {
   const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
   return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));
 }
-function admitStandby(input, first, typicalMs) {
+function admitStandby(input, first, typicalMs, order) {
   const allowance = /* @__PURE__ */ new Map();
-  for (const a of first.admitted) allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+  const load = /* @__PURE__ */ new Map();
+  for (const a of first.admitted) {
+    allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+    load.set(a.daemon, (load.get(a.daemon) ?? 0) + predictedMinutes(a.candidate));
+  }
   const refusedIssues = new Set(first.refused.map((r) => r.issue));
-  const rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
-  if (allowance.size === 0 || rest.length === 0) return { standby: [], refused: first.refused };
-  const fallbacks = first.admitted.filter((a) => a.fallback).length;
-  const second = admit({
-    ...input,
-    candidates: rest,
-    daemons: input.daemons.map(
-      (d) => allowance.has(d.id) ? { ...d, slots: allowance.get(d.id), busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
-    ),
-    // Concurrency is the first wave's; standby adds waiting crews, not running ones.
-    maxCrews: Number.MAX_SAFE_INTEGER,
-    activeCrews: 0,
-    heldFences: [
-      ...input.heldFences,
-      ...first.admitted.map((a) => ({
+  let rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
+  const typical = typicalMs / 6e4;
+  const horizon = (input.time.remainingMs - input.time.crewTimeoutMs - input.time.gradingReserveMs) / 6e4;
+  if (allowance.size === 0 || rest.length === 0 || horizon < 0)
+    return { standby: [], refused: first.refused };
+  const budget = (d) => allowance.get(d) * (horizon + typical);
+  const perSlot = (d) => load.get(d) / allowance.get(d);
+  const open = new Set([...allowance.keys()].filter((d) => load.get(d) < budget(d)));
+  const held = [
+    ...input.heldFences,
+    ...first.admitted.map((a) => ({
+      fences: a.candidate.fences,
+      holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
+    }))
+  ];
+  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  const standby = [];
+  while (open.size > 0 && rest.length > 0) {
+    const lightest = Math.min(...[...open].map(perSlot));
+    const offered = new Set([...open].filter((d) => perSlot(d) <= lightest + typical));
+    const round = admit({
+      ...input,
+      candidates: rest,
+      daemons: input.daemons.map(
+        (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
+      ),
+      // Concurrency is the first wave's; standby adds waiting crews, not running ones.
+      maxCrews: Number.MAX_SAFE_INTEGER,
+      activeCrews: 0,
+      heldFences: held,
+      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
+      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
+      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+      maxFallbacks: fallbacks
+    });
+    const got = new Set(round.admitted.map((a) => a.daemon));
+    for (const d of offered) if (!got.has(d)) open.delete(d);
+    if (round.admitted.length === 0) break;
+    const taken = new Set(round.admitted.map((a) => a.candidate.issueNumber));
+    rest = rest.filter((c) => !taken.has(c.issueNumber));
+    for (const a of round.admitted) {
+      standby.push(a);
+      if (a.fallback) fallbacks = Math.max(0, fallbacks - 1);
+      held.push({
         fences: a.candidate.fences,
         holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
-      }))
-    ],
-    time: {
-      remainingMs: input.time.remainingMs - input.time.crewTimeoutMs,
-      crewTimeoutMs: typicalMs,
-      gradingReserveMs: input.time.gradingReserveMs,
-      maxWaves: Number.MAX_SAFE_INTEGER
-    },
-    maxFallbacks: Math.max(0, input.maxFallbacks - fallbacks)
-  });
-  const standbyIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
-  return { standby: second.admitted, refused: first.refused.filter((r) => !standbyIssues.has(r.issue)) };
+      });
+      load.set(a.daemon, load.get(a.daemon) + predictedMinutes(a.candidate));
+      if (load.get(a.daemon) >= budget(a.daemon)) open.delete(a.daemon);
+    }
+  }
+  const standbyIssues = new Set(standby.map((a) => a.candidate.issueNumber));
+  return {
+    standby: order === "tail-guard" ? sequence(standby, allowance) : standby,
+    refused: first.refused.filter((r) => !standbyIssues.has(r.issue))
+  };
+}
+function sequence(standby, slots) {
+  const byDaemon = /* @__PURE__ */ new Map();
+  for (const a of standby) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a]);
+  const next = /* @__PURE__ */ new Map();
+  for (const [daemon, list] of byDaemon) {
+    const rest = [...list];
+    let work = rest.reduce((w, a) => w + predictedMinutes(a.candidate), 0);
+    const out = [];
+    while (rest.length > 0) {
+      const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
+      let pick = rest.findIndex((a2) => a2.candidate.repair);
+      if (pick < 0) {
+        const priority = rest[0].candidate.priority;
+        pick = 0;
+        let longest = -1;
+        rest.forEach((a2, i) => {
+          const p = predictedMinutes(a2.candidate);
+          if (a2.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+        });
+      }
+      const [a] = rest.splice(pick, 1);
+      out.push(a);
+      work -= predictedMinutes(a.candidate);
+    }
+    next.set(daemon, out);
+  }
+  return standby.map((a) => next.get(a.daemon).shift());
 }
 
 
@@ -68890,32 +68975,6 @@ function untrustedReason(item, trust) {
   if (trust.labels.some((l) => have.has(l.toLowerCase()))) return void 0;
   const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(", ")})` : "";
   return `its author is ${association}, not ${trust.associations.join("/")}${labels}; a maintainer can add a trigger label (curriculum.trust.labels) to admit it`;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
-const TAIL_GUARD_BETA = 0.5;
-function tailGuardThreshold(backlogSize, slots) {
-  return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
-}
-function orderCandidates(candidates, o = {}) {
-  const sorted = [...candidates].sort(compareCandidates);
-  if (o.order !== "tail-guard") return sorted;
-  const total = o.backlogSize ?? candidates.reduce((s, c) => s + c.size, 0);
-  const threshold = tailGuardThreshold(total, o.slots ?? 1);
-  return promote(sorted, (c) => c.size >= threshold);
-}
-function promote(ordered, lifted) {
-  const up = ordered.filter((c) => !c.repair && lifted(c)).sort((a, b) => b.size - a.size || a.issueNumber - b.issueNumber);
-  if (up.length === 0) return [...ordered];
-  const isUp = new Set(up);
-  return [...ordered.filter((c) => c.repair), ...up, ...ordered.filter((c) => !c.repair && !isUp.has(c))];
-}
-function compareCandidates(a, b) {
-  if (a.repair !== b.repair) return a.repair ? -1 : 1;
-  if (a.priority !== b.priority) return a.priority - b.priority;
-  if (a.size !== b.size) return a.size - b.size;
-  return a.issueNumber - b.issueNumber;
 }
 
 
@@ -69089,6 +69148,7 @@ async function writeCrewRunsView(layout, now = /* @__PURE__ */ new Date()) {
 
 
 
+
 async function planDispatch(input) {
   const { config, layout, logger } = input;
   const now = input.now ?? /* @__PURE__ */ new Date();
@@ -69180,6 +69240,7 @@ function decide(input, registry, read, now, remainingMs) {
     now
   );
   const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues));
+  predictRunTimes(input, registry, sorted.candidates);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
   const admission = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
@@ -69188,7 +69249,12 @@ function decide(input, registry, read, now, remainingMs) {
     ...pauses.length > 0 ? { paused: describePauses(pauses) } : {}
   });
   const decision = admit(admission);
-  const standby = input.standby ? admitStandby(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs)) : { standby: [], refused: decision.refused };
+  const standby = input.standby ? admitStandby(
+    admission,
+    decision,
+    typicalCrewMs(registry, admission.time.crewTimeoutMs),
+    config.dispatch.order
+  ) : { standby: [], refused: decision.refused };
   const assignments = [
     ...decision.admitted.map((a) => toAssignment(a, false)),
     ...standby.standby.map((a) => toAssignment(a, true))
@@ -69244,6 +69310,30 @@ function sortCurriculum(input, states) {
     }
   }
   return { candidates, refused, warnings };
+}
+function predictRunTimes(input, registry, candidates) {
+  const d = input.config.curriculum.defaults;
+  const sizes = new Map(
+    input.curriculum.map((i) => [
+      i.number,
+      {
+        size: finiteOr(i.size, d.size, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+        domain: typeof i.domain === "string" ? i.domain : d.domain,
+        difficulty: Math.round(finiteOr(i.difficulty, d.difficulty, { min: 1, max: 5 }))
+      }
+    ])
+  );
+  const history = new RunTimeHistory(registry, (n) => sizes.get(n), d.size);
+  const agents = new AgentChooser(input.config.agents, input.scores);
+  for (const c of candidates) {
+    const choice = agents.choose(c);
+    if (!("agent" in choice)) continue;
+    c.predicted = history.predict(c.size, {
+      agent: choice.agent,
+      domain: c.domain,
+      difficulty: c.difficulty
+    });
+  }
 }
 function admissionInput(input, registry, daemons, candidates, gates) {
   const { config } = input;
@@ -74709,6 +74799,7 @@ class PolicyLoop {
 
 
 
+
 const office_adapter_AGENT = {
   id: "sim-student",
   kind: "command",
@@ -74741,10 +74832,37 @@ class SimulatedOffice {
     return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber));
   }
   place(_now, candidates, daemons, paused, backlogSize) {
-    const { options } = this;
     const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
+    const decision = admit(this.admission(candidates, daemons, paused, backlogSize));
+    const placed = /* @__PURE__ */ new Map();
+    for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber).id, a.daemon);
+    return placed;
+  }
+  planStandby(candidates, daemons, time, backlogSize) {
+    const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
+    const input = {
+      ...this.admission(candidates, daemons, void 0, backlogSize),
+      time: {
+        remainingMs: time.jobMinutes * 6e4,
+        crewTimeoutMs: time.crewTimeoutMinutes * 6e4,
+        gradingReserveMs: time.gradingReserveMinutes * 6e4,
+        maxWaves: 1
+      }
+    };
+    const decision = admit(input);
+    const standby = admitStandby(
+      input,
+      decision,
+      time.typicalMinutes * 6e4,
+      this.options.order ?? "smallest-first"
+    );
+    const ids = (list) => new Map(list.map((a) => [byIssue.get(a.candidate.issueNumber).id, a.daemon]));
+    return { first: ids(decision.admitted), standby: ids(standby.standby) };
+  }
+  admission(candidates, daemons, paused, backlogSize) {
+    const { options } = this;
     const free = daemons.reduce((s, d) => s + d.free, 0);
-    const decision = admit({
+    return {
       candidates: orderCandidates(candidates.map(candidateOf), {
         order: options.order ?? "smallest-first",
         slots: options.totalSlots,
@@ -74760,10 +74878,7 @@ class SimulatedOffice {
       spend: { spentUsd: 0 },
       maxFallbacks: 0,
       ...paused !== void 0 ? { paused } : {}
-    });
-    const placed = /* @__PURE__ */ new Map();
-    for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber).id, a.daemon);
-    return placed;
+    };
   }
   /** Records the run as a finished crew and lets the office's history say what follows. */
   afterRun(item, outcome, now) {
@@ -74888,6 +75003,8 @@ class DeployedLoop {
   seq = 0;
   decisions = 0;
   backlogSize = 0;
+  /** `shared`: the runs with a queue, until their last crew job ends. */
+  runs = /* @__PURE__ */ new Set();
   run() {
     this.events.push(0, { kind: "tick" });
     let idleTicks = 0;
@@ -74903,7 +75020,12 @@ class DeployedLoop {
         } else if (e.kind === "job") {
           e.daemon.jobAt = void 0;
           if (e.daemon.job) continue;
-          e.daemon.job = { deadline: this.now + this.o.jobTimeoutMinutes, crews: [] };
+          e.daemon.job = {
+            deadline: this.now + this.o.jobTimeoutMinutes,
+            crews: [],
+            ...e.daemon.pendingRun ? { run: e.daemon.pendingRun } : {}
+          };
+          e.daemon.pendingRun = void 0;
           touched.add(e.daemon);
           starting.add(e.daemon);
         } else if (e.kind === "tick") {
@@ -74938,7 +75060,11 @@ class DeployedLoop {
     return [...this.daemons.values()].reduce((n, d) => n + d.running, 0);
   }
   plannedCount() {
-    return [...this.daemons.values()].reduce((n, d) => n + d.planned.length + (d.job?.crews.length ?? 0), 0);
+    const shared = [...this.runs].reduce((n, r) => n + r.queue.length, 0);
+    return [...this.daemons.values()].reduce(
+      (n, d) => n + d.planned.length + (d.job?.crews.length ?? 0),
+      shared
+    );
   }
   addToBacklog(item) {
     const full = { ...item, id: `${item.issue.number}#${item.run}`, seq: this.seq++ };
@@ -74990,7 +75116,8 @@ class DeployedLoop {
    */
   fill(d, starting) {
     if (!d.job) return;
-    if (this.o.cadence === "standby") return this.fillStandby(d, d.job, starting);
+    if (this.o.cadence === "standby" || this.o.cadence === "shared")
+      return this.fillStandby(d, d.job, starting);
     if (starting || this.o.cadence === "refill") {
       while (d.free.length > 0 && d.planned.length > 0) this.launch(d, d.planned.shift());
     }
@@ -75014,13 +75141,32 @@ class DeployedLoop {
     while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
       this.launch(d, job.crews.shift());
     }
+    const cls = options_classRank(d.slots[0].class);
+    while (job.run && d.free.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
+      const i = job.run.queue.findIndex((x) => options_classRank(x.issue.weight) <= cls);
+      if (i < 0) break;
+      this.launch(d, job.run.queue.splice(i, 1)[0]);
+    }
     if (d.running > 0) return;
-    for (const item of job.crews.splice(0)) {
+    this.toBacklog(job.crews.splice(0));
+    d.job = void 0;
+    this.endRuns();
+    if (d.planned.length > 0) this.startJobAt(d, this.now);
+  }
+  toBacklog(items) {
+    for (const item of items) {
       this.ready.set(item.id, item);
       this.backlogSize += item.issue.size;
     }
-    d.job = void 0;
-    if (d.planned.length > 0) this.startJobAt(d, this.now);
+  }
+  /** A run none of whose crew jobs runs or waits any more: what its queue still holds goes back. */
+  endRuns() {
+    for (const r of this.runs) {
+      const live = [...this.daemons.values()].some((d) => d.job?.run === r || d.pendingRun === r);
+      if (live) continue;
+      this.toBacklog(r.queue.splice(0));
+      this.runs.delete(r);
+    }
   }
   /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
   typicalMinutes() {
@@ -75038,22 +75184,53 @@ class DeployedLoop {
   tick() {
     const o = this.o;
     const capacity = (x) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
-    const allowance = /* @__PURE__ */ new Map();
-    for (const [item, d] of this.place([...this.daemons.values()], capacity)) {
-      d.planned.push(item);
-      allowance.set(d, (allowance.get(d) ?? 0) + 1);
-    }
-    if (o.cadence === "standby" && allowance.size > 0) {
-      const left = o.jobTimeoutMinutes - o.crewTimeoutMinutes - o.gradingReserveMinutes;
-      const waves = Math.max(0, Math.floor(left / this.typicalMinutes()));
-      for (const [item, d] of this.place([...allowance.keys()], (x) => allowance.get(x) * waves)) {
-        d.planned.push(item);
-      }
-    }
+    if (o.cadence === "standby" || o.cadence === "shared") this.planStandby(capacity);
+    else for (const [item, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item);
     for (const d of this.daemons.values())
       if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
     if (this.ready.size + this.plannedCount() + this.running() > 0)
       this.events.push(this.now + o.scheduleMinutes, { kind: "tick" });
+  }
+  /**
+   * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
+   * predicted work — the office's own standby pass (dispatch/standby.ts), for a full job.
+   */
+  planStandby(capacity) {
+    if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
+    const free = [...this.daemons.values()].filter((d) => capacity(d) > 0).map((d) => ({
+      id: d.id,
+      class: d.slots[0].class,
+      free: capacity(d),
+      busy: this.perDaemon - capacity(d)
+    }));
+    if (free.length === 0) return;
+    this.decisions++;
+    const { first, standby } = this.office.planStandby(
+      [...this.ready.values()],
+      free,
+      {
+        jobMinutes: this.o.jobTimeoutMinutes,
+        crewTimeoutMinutes: this.o.crewTimeoutMinutes,
+        gradingReserveMinutes: this.o.gradingReserveMinutes,
+        typicalMinutes: this.typicalMinutes()
+      },
+      this.backlogSize
+    );
+    if (first.size > free.reduce((n, d) => n + d.free, 0)) {
+      throw new SimulationError("the office placed more crews than free slots");
+    }
+    const run = this.o.cadence === "shared" ? { queue: [] } : void 0;
+    for (const [id, daemon] of [...first, ...standby]) {
+      const item = this.ready.get(id);
+      this.ready.delete(id);
+      this.backlogSize -= item.issue.size;
+      if (run && standby.has(id)) run.queue.push(item);
+      else this.daemons.get(daemon).planned.push(item);
+    }
+    if (!run) return;
+    this.runs.add(run);
+    for (const d of this.daemons.values()) if (d.planned.length > 0) d.pendingRun = run;
+    this.endRuns();
   }
   /** A run ends: its slot frees, it is recorded, and the office says what follows. */
   finish(e) {
@@ -75427,7 +75604,7 @@ const POLICIES = [
   { name: "fifo", label: "FIFO with immediate refill", factory: () => fifoPolicy },
   {
     name: "tail-guard",
-    label: "dispatch.order: tail-guard (start runs \u2265 \xBD of the backlog per slot first)",
+    label: "dispatch.order: tail-guard (runs predicted \u2265 \xBE of the backlog per slot start first; the default)",
     factory: () => (w) => officePolicy(
       createOffice({
         slotsPerDaemon: w.options.slotsPerDaemon,
@@ -75462,7 +75639,7 @@ function compare(partial = {}, only, deployed) {
     return { label: p.label, result, metrics: measure(workload, result) };
   });
   if (deployed) {
-    for (const cadence of ["cron", "refill", "standby"]) {
+    for (const cadence of ["cron", "refill", "standby", "shared"]) {
       for (const order of ["smallest-first", "tail-guard"]) {
         const result = simulateDeployed(workload, { ...DEFAULT_DEPLOYED, ...deployed, cadence, order });
         results.push({
@@ -75478,7 +75655,8 @@ function compare(partial = {}, only, deployed) {
 const CADENCE_LABELS = {
   cron: "cron-only (a plan per schedule tick)",
   refill: "continuous refill from the office (one shared state: the CLI)",
-  standby: "standby crews behind each first wave (Actions crew jobs)"
+  standby: "standby crews behind each first wave (Actions crew jobs)",
+  shared: "one queue per run, claimed by any crew job whose slot frees (a design, not built)"
 };
 
 
@@ -75679,9 +75857,10 @@ Options:
   --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauseMinutes})
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
-  --deployed          add six rows: the loop as deployed \u2014 cron-only, continuous refill (CLI) and
-                      standby crews behind each first wave (Actions crew jobs), each
-                      under dispatch.order smallest-first and tail-guard \u2014 with the workflow's
+  --deployed          add eight rows: the loop as deployed \u2014 cron-only, continuous refill (CLI),
+                      standby crews behind each first wave (Actions crew jobs) and one queue
+                      shared by the run's crew jobs (designed, not built), each under
+                      dispatch.order smallest-first and tail-guard \u2014 with the workflow's
                       cadence (--schedule-minutes, --job-minutes, --queue-minutes)
   --schedule-minutes M  cron interval for --deployed (default ${DEFAULT_DEPLOYED.scheduleMinutes})
   --job-minutes M     crew job time limit for --deployed (default ${DEFAULT_DEPLOYED.jobTimeoutMinutes})

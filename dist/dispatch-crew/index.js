@@ -42502,50 +42502,6 @@ function getIDToken(aud) {
  */
 
 //# sourceMappingURL=core.js.map
-;// CONCATENATED MODULE: ./.build/src/crew/job-status.js
-const IMPORT_JOB = "grade";
-function actionsJobStatus(client, repository) {
-  const [owner, repo] = repository.split("/");
-  return async (o) => {
-    try {
-      const jobs = await client.paginate(client.rest.actions.listJobsForWorkflowRun, {
-        owner,
-        repo,
-        run_id: Number(o.runId),
-        filter: "all",
-        per_page: 100
-      });
-      const attempt = jobs.filter((j) => String(j.run_attempt ?? 1) === o.runAttempt);
-      const mine = attempt.filter((j) => jobMatches(j.name, o));
-      if (mine.length) {
-        if (!mine.every((j) => j.status === "completed")) return "in_progress";
-        const imports = attempt.filter((j) => jobMatches(j.name, { job: IMPORT_JOB }));
-        if (imports.length ? !imports.every((j) => j.status === "completed") : !await runEnded(o))
-          return "in_progress";
-        const how = [...new Set(mine.map((j) => j.conclusion ?? "completed"))].join(", ");
-        return { done: `its job ${mine.map((j) => `"${j.name}"`).join(", ")} ended: ${how}` };
-      }
-      if (!attempt.length) return "unknown";
-      if (!attempt.every((j) => j.status === "completed")) return "in_progress";
-      return { done: `the run attempt ended without a job "${o.job}${o.daemon ? ` ${o.daemon}` : ""}"` };
-    } catch {
-      return "unknown";
-    }
-  };
-  async function runEnded(o) {
-    const { data } = await client.rest.actions.getWorkflowRun({ owner, repo, run_id: Number(o.runId) });
-    return data.status === "completed";
-  }
-}
-function jobMatches(fullName, o) {
-  const cut = fullName.lastIndexOf(" / ");
-  const name = cut >= 0 ? fullName.slice(cut + 3) : fullName;
-  if (name !== o.job && !name.startsWith(`${o.job} `) && !name.startsWith(`${o.job}(`)) return false;
-  if (o.daemon === void 0) return true;
-  return name.slice(o.job.length).split(/[^A-Za-z0-9-]+/).includes(o.daemon);
-}
-
-
 ;// CONCATENATED MODULE: external "node:fs"
 const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:fs");
 ;// CONCATENATED MODULE: external "node:path"
@@ -52562,8 +52518,8 @@ const schema_configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
-    order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
+    order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
+      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails.")
   }).prefault({}),
@@ -53471,7 +53427,7 @@ const VIEW_FILES = {
   /** The board's persisted fold (src/board/fold-cache.ts). */
   boardFold: "board-fold.json"
 };
-class StateLayout {
+class layout_StateLayout {
   root;
   constructor(root) {
     this.root = (0,external_node_path_namespaceObject.resolve)(root);
@@ -57780,6 +57736,48 @@ function stateOf(crews, verdict, requeued) {
   if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
   return READY;
 }
+const MIN_RUNS_PER_KEY = 3;
+const FACTOR_BOUNDS = [0.05, 20];
+class RunTimeHistory {
+  byKey = /* @__PURE__ */ new Map();
+  all = { run: 0, estimated: 0, n: 0 };
+  constructor(registry, sizeOf, defaultSize) {
+    for (const c of Object.values(registry.crews)) {
+      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra) continue;
+      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+      if (!Number.isFinite(ms) || ms < 0) continue;
+      const issue = sizeOf(c.issueNumber);
+      const accs = [this.all];
+      if (issue && issue.size > 0) {
+        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
+        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
+        this.byKey.set(key, k);
+        accs.push(k);
+      }
+      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
+      if (!(estimated > 0)) continue;
+      for (const acc of accs) {
+        acc.run += ms / 6e4;
+        acc.estimated += estimated;
+        acc.n++;
+      }
+    }
+  }
+  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
+  factor(key) {
+    const own = this.byKey.get(runKey(key));
+    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
+    if (!acc || acc.estimated <= 0) return 1;
+    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
+  }
+  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
+  predict(size, key) {
+    return size * this.factor(key);
+  }
+}
+function runKey(k) {
+  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/grading/claims.js
@@ -58306,7 +58304,7 @@ function deepMerge(base, over) {
 function configJsonSchema() {
   return z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" });
 }
-function resolveConfig(explicit, overrides = {}) {
+function load_resolveConfig(explicit, overrides = {}) {
   if (explicit) return loadConfig(explicit, overrides);
   return (0,external_node_fs_namespaceObject.existsSync)("school.yml") ? loadConfig("school.yml", overrides) : parseConfig({}, "defaults", overrides);
 }
@@ -58392,7 +58390,7 @@ function classroomFor(spec, role) {
 async function runCrew(spec, deps) {
   const started = performance.now();
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const layout = new StateLayout(spec.stateDir);
+  const layout = new layout_StateLayout(spec.stateDir);
   const log = deps.logger;
   const crew = readCrewState(layout).registry.crews[spec.crewId];
   if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file("crews")}`);
@@ -58556,7 +58554,7 @@ class AbortCrew extends Error {
 }
 async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt, started, guarded, onGroup) {
   const { sandbox } = guarded;
-  const layout = new StateLayout(spec.stateDir);
+  const layout = new layout_StateLayout(spec.stateDir);
   const worktree = classroom.workdir(slot);
   const out = (0,external_node_path_namespaceObject.join)(scratch, "out");
   (0,external_node_fs_namespaceObject.rmSync)(out, { recursive: true, force: true });
@@ -58816,6 +58814,68 @@ async function runCrewFromSpec(specPath, jobStatus) {
     return e instanceof ClaimRefusedError || e instanceof ClassroomUnavailableError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
   } finally {
     await logger.close();
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/credentials.js
+
+const RUNTIME = [
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_RUNTIME_URL",
+  "ACTIONS_RESULTS_URL",
+  "ACTIONS_CACHE_URL",
+  "ACTIONS_CACHE_SERVICE_V2"
+];
+const DROP = /^(INPUT_.*TOKEN.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN)$/i;
+const kept = /* @__PURE__ */ new Map();
+let lent = 0;
+function hideCredentials(env = process.env) {
+  const names = Object.keys(env).filter((k) => DROP.test(k) || RUNTIME.includes(k));
+  for (const k of names) {
+    if (RUNTIME.includes(k) && env[k] !== void 0) kept.set(k, env[k]);
+    delete env[k];
+  }
+  if (env === process.env) scrubEnviron(names);
+  return names;
+}
+async function withActionsRuntime(fn) {
+  if (lent++ === 0) for (const [k, v] of kept) process.env[k] = v;
+  try {
+    return await fn();
+  } finally {
+    if (--lent === 0) for (const k of kept.keys()) delete process.env[k];
+  }
+}
+function scrubEnviron(names) {
+  if (process.platform !== "linux" || !names.length) return 0;
+  try {
+    const stat = (0,external_node_fs_namespaceObject.readFileSync)("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const start = Number(fields[47]);
+    const block = (0,external_node_fs_namespaceObject.readFileSync)("/proc/self/environ");
+    if (!Number.isSafeInteger(start) || start <= 0) return 0;
+    let done = 0;
+    const fd = (0,external_node_fs_namespaceObject.openSync)("/proc/self/mem", "r+");
+    try {
+      let at = 0;
+      while (at < block.length) {
+        const end = block.indexOf(0, at) === -1 ? block.length : block.indexOf(0, at);
+        const entry = block.subarray(at, end).toString("latin1");
+        const eq = entry.indexOf("=");
+        if (eq > 0 && names.includes(entry.slice(0, eq))) {
+          const from = at + eq + 1;
+          if (end > from) (0,external_node_fs_namespaceObject.writeSync)(fd, Buffer.alloc(end - from, 42), 0, end - from, start + from);
+          done++;
+        }
+        at = end + 1;
+      }
+    } finally {
+      (0,external_node_fs_namespaceObject.closeSync)(fd);
+    }
+    return done;
+  } catch {
+    return 0;
   }
 }
 
@@ -64228,65 +64288,51 @@ function authError(error, method, url) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/github/credentials.js
+;// CONCATENATED MODULE: ./.build/src/github/job-status.js
 
-const RUNTIME = [
-  "ACTIONS_RUNTIME_TOKEN",
-  "ACTIONS_RUNTIME_URL",
-  "ACTIONS_RESULTS_URL",
-  "ACTIONS_CACHE_URL",
-  "ACTIONS_CACHE_SERVICE_V2"
-];
-const DROP = /^(INPUT_.*TOKEN.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN)$/i;
-const kept = /* @__PURE__ */ new Map();
-let lent = 0;
-function hideCredentials(env = process.env) {
-  const names = Object.keys(env).filter((k) => DROP.test(k) || RUNTIME.includes(k));
-  for (const k of names) {
-    if (RUNTIME.includes(k) && env[k] !== void 0) kept.set(k, env[k]);
-    delete env[k];
-  }
-  if (env === process.env) scrubEnviron(names);
-  return names;
-}
-async function withActionsRuntime(fn) {
-  if (lent++ === 0) for (const [k, v] of kept) process.env[k] = v;
-  try {
-    return await fn();
-  } finally {
-    if (--lent === 0) for (const k of kept.keys()) delete process.env[k];
-  }
-}
-function scrubEnviron(names) {
-  if (process.platform !== "linux" || !names.length) return 0;
-  try {
-    const stat = (0,external_node_fs_namespaceObject.readFileSync)("/proc/self/stat", "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const start = Number(fields[47]);
-    const block = (0,external_node_fs_namespaceObject.readFileSync)("/proc/self/environ");
-    if (!Number.isSafeInteger(start) || start <= 0) return 0;
-    let done = 0;
-    const fd = (0,external_node_fs_namespaceObject.openSync)("/proc/self/mem", "r+");
+const IMPORT_JOB = "grade";
+function actionsJobStatus(client, repository) {
+  const [owner, repo] = repository.split("/");
+  return async (o) => {
     try {
-      let at = 0;
-      while (at < block.length) {
-        const end = block.indexOf(0, at) === -1 ? block.length : block.indexOf(0, at);
-        const entry = block.subarray(at, end).toString("latin1");
-        const eq = entry.indexOf("=");
-        if (eq > 0 && names.includes(entry.slice(0, eq))) {
-          const from = at + eq + 1;
-          if (end > from) (0,external_node_fs_namespaceObject.writeSync)(fd, Buffer.alloc(end - from, 42), 0, end - from, start + from);
-          done++;
-        }
-        at = end + 1;
+      const jobs = await client.paginate(client.rest.actions.listJobsForWorkflowRun, {
+        owner,
+        repo,
+        run_id: Number(o.runId),
+        filter: "all",
+        per_page: 100
+      });
+      const attempt = jobs.filter((j) => String(j.run_attempt ?? 1) === o.runAttempt);
+      const mine = attempt.filter((j) => jobMatches(j.name, o));
+      if (mine.length) {
+        if (!mine.every((j) => j.status === "completed")) return "in_progress";
+        const imports = attempt.filter((j) => jobMatches(j.name, { job: IMPORT_JOB }));
+        if (imports.length ? !imports.every((j) => j.status === "completed") : !await runEnded(o))
+          return "in_progress";
+        const how = [...new Set(mine.map((j) => j.conclusion ?? "completed"))].join(", ");
+        return { done: `its job ${mine.map((j) => `"${j.name}"`).join(", ")} ended: ${how}` };
       }
-    } finally {
-      (0,external_node_fs_namespaceObject.closeSync)(fd);
+      if (!attempt.length) return "unknown";
+      if (!attempt.every((j) => j.status === "completed")) return "in_progress";
+      return { done: `the run attempt ended without a job "${o.job}${o.daemon ? ` ${o.daemon}` : ""}"` };
+    } catch {
+      return "unknown";
     }
-    return done;
-  } catch {
-    return 0;
+  };
+  async function runEnded(o) {
+    const { data } = await client.rest.actions.getWorkflowRun({ owner, repo, run_id: Number(o.runId) });
+    return data.status === "completed";
   }
+}
+function jobMatches(fullName, o) {
+  const cut = fullName.lastIndexOf(" / ");
+  const name = cut >= 0 ? fullName.slice(cut + 3) : fullName;
+  if (name !== o.job && !name.startsWith(`${o.job} `) && !name.startsWith(`${o.job}(`)) return false;
+  if (o.daemon === void 0) return true;
+  return name.slice(o.job.length).split(/[^A-Za-z0-9-]+/).includes(o.daemon);
+}
+function jobStatusFor(token, logger) {
+  return (repository) => token && repository ? actionsJobStatus(createGitHubClient({ token, logger }), repository) : void 0;
 }
 
 
@@ -64603,44 +64649,6 @@ function jobTimeoutNote(configured, fromWorkflow) {
   return `dispatch.jobTimeoutMinutes is ${configured} in school.yml, but the crew job's timeout-minutes is ${fromWorkflow}: the plan admits work for ${fromWorkflow} minutes. Remove the setting or make the two equal.`;
 }
 
-
-;// CONCATENATED MODULE: ./.build/src/github/inputs.js
-
-const booleanInput = (name) => schemas_string().optional().transform((v, ctx) => {
-  const s = (v ?? "false").trim().toLowerCase();
-  if (s !== "true" && s !== "false") {
-    ctx.addIssue({ code: "custom", message: `${name}: expected true or false, found "${v}"` });
-    return NEVER;
-  }
-  return s === "true";
-});
-const wholeNumberInput = (name) => schemas_string().optional().transform((v, ctx) => {
-  if (v === void 0) return void 0;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) {
-    ctx.addIssue({ code: "custom", message: `${name}: expected a whole number \u2265 1, found "${v}"` });
-    return NEVER;
-  }
-  return n;
-});
-
-
-;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/iso.js
-
-
-
-function iso_datetime(params) {
-    return _isoDateTime(ZodISODateTime, params);
-}
-function iso_date(params) {
-    return core._isoDate(ZodISODate, params);
-}
-function iso_time(params) {
-    return core._isoTime(ZodISOTime, params);
-}
-function iso_duration(params) {
-    return core._isoDuration(ZodISODuration, params);
-}
 
 ;// CONCATENATED MODULE: ./.build/src/handoff/handoff.js
 
@@ -65004,53 +65012,6 @@ function crewsOf(layout, daemon) {
   return new Set(
     Object.values(reg.crews).filter((c) => c.daemon === daemon).map((c) => c.crewId)
   );
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/security/html.js
-const HTML_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;"
-};
-function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
-}
-const MARKDOWN_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-  "|": "&#124;",
-  "`": "&#96;",
-  "*": "&#42;",
-  _: "&#95;",
-  "[": "&#91;",
-  "]": "&#93;",
-  "(": "&#40;",
-  ")": "&#41;",
-  "!": "&#33;",
-  "#": "&#35;",
-  "~": "&#126;",
-  "\\": "&#92;",
-  "@": "&#64;"
-};
-function escapeMarkdownHtml(text) {
-  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/handoff/summary.js
-
-function handoffSummary(r) {
-  const rows = r.dirs.map(
-    (d) => `<tr><td>${escapeHtml(d.dir)}</td><td>${escapeHtml(d.daemon ?? "?")}</td><td>${d.accepted}</td><td>${d.bookbags}</td><td>${d.refused}</td></tr>`
-  ).join("");
-  const refused = r.refused.slice(0, 50).map((x) => `<li>${escapeHtml(x.dir)}: ${escapeHtml(x.what)} \u2014 ${escapeHtml(x.reason)}</li>`).join("");
-  return `<h3>Handoffs from crew jobs</h3>` + (r.dirs.length ? `<table><tr><th>handoff</th><th>daemon</th><th>events imported</th><th>bookbags</th><th>refused</th></tr>${rows}</table>` : "<p>No handoff was found.</p>") + (refused ? `<p>Refused (not imported):</p><ul>${refused}</ul>` : "");
 }
 
 
@@ -65577,7 +65538,44 @@ function admission_gib(bytes) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
+const TAIL_GUARD_BETA = 0.75;
+function tailGuardThreshold(backlogSize, slots) {
+  return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
+}
+function predictedMinutes(c) {
+  return c.predicted ?? c.size;
+}
+function orderCandidates(candidates, o = {}) {
+  const sorted = [...candidates].sort(compareCandidates);
+  if (o.order !== "tail-guard") return sorted;
+  const total = o.backlogSize ?? candidates.reduce((s, c) => s + predictedMinutes(c), 0);
+  const threshold = tailGuardThreshold(total, o.slots ?? 1);
+  return promote(sorted, (c) => predictedMinutes(c) >= threshold);
+}
+function promote(ordered, lifted) {
+  const up = new Set(ordered.filter((c) => !c.repair && lifted(c)));
+  if (up.size === 0) return [...ordered];
+  const rank = new Map(ordered.map((c, i) => [c, i]));
+  return [...ordered].sort((a, b) => {
+    if (a.repair !== b.repair) return a.repair ? -1 : 1;
+    if (a.priority !== b.priority) return a.priority - b.priority;
+    const ua = up.has(a);
+    if (ua !== up.has(b)) return ua ? -1 : 1;
+    if (ua) return predictedMinutes(b) - predictedMinutes(a) || a.issueNumber - b.issueNumber;
+    return rank.get(a) - rank.get(b);
+  });
+}
+function compareCandidates(a, b) {
+  if (a.repair !== b.repair) return a.repair ? -1 : 1;
+  if (a.priority !== b.priority) return a.priority - b.priority;
+  if (a.size !== b.size) return a.size - b.size;
+  return a.issueNumber - b.issueNumber;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/dispatch/standby.js
+
 
 function capUsage(registry, config) {
   const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
@@ -65610,39 +65608,98 @@ function typicalCrewMs(registry, crewTimeoutMs) {
   const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
   return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));
 }
-function admitStandby(input, first, typicalMs) {
+function admitStandby(input, first, typicalMs, order) {
   const allowance = /* @__PURE__ */ new Map();
-  for (const a of first.admitted) allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+  const load = /* @__PURE__ */ new Map();
+  for (const a of first.admitted) {
+    allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+    load.set(a.daemon, (load.get(a.daemon) ?? 0) + predictedMinutes(a.candidate));
+  }
   const refusedIssues = new Set(first.refused.map((r) => r.issue));
-  const rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
-  if (allowance.size === 0 || rest.length === 0) return { standby: [], refused: first.refused };
-  const fallbacks = first.admitted.filter((a) => a.fallback).length;
-  const second = admit({
-    ...input,
-    candidates: rest,
-    daemons: input.daemons.map(
-      (d) => allowance.has(d.id) ? { ...d, slots: allowance.get(d.id), busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
-    ),
-    // Concurrency is the first wave's; standby adds waiting crews, not running ones.
-    maxCrews: Number.MAX_SAFE_INTEGER,
-    activeCrews: 0,
-    heldFences: [
-      ...input.heldFences,
-      ...first.admitted.map((a) => ({
+  let rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
+  const typical = typicalMs / 6e4;
+  const horizon = (input.time.remainingMs - input.time.crewTimeoutMs - input.time.gradingReserveMs) / 6e4;
+  if (allowance.size === 0 || rest.length === 0 || horizon < 0)
+    return { standby: [], refused: first.refused };
+  const budget = (d) => allowance.get(d) * (horizon + typical);
+  const perSlot = (d) => load.get(d) / allowance.get(d);
+  const open = new Set([...allowance.keys()].filter((d) => load.get(d) < budget(d)));
+  const held = [
+    ...input.heldFences,
+    ...first.admitted.map((a) => ({
+      fences: a.candidate.fences,
+      holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
+    }))
+  ];
+  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  const standby = [];
+  while (open.size > 0 && rest.length > 0) {
+    const lightest = Math.min(...[...open].map(perSlot));
+    const offered = new Set([...open].filter((d) => perSlot(d) <= lightest + typical));
+    const round = admit({
+      ...input,
+      candidates: rest,
+      daemons: input.daemons.map(
+        (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
+      ),
+      // Concurrency is the first wave's; standby adds waiting crews, not running ones.
+      maxCrews: Number.MAX_SAFE_INTEGER,
+      activeCrews: 0,
+      heldFences: held,
+      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
+      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
+      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+      maxFallbacks: fallbacks
+    });
+    const got = new Set(round.admitted.map((a) => a.daemon));
+    for (const d of offered) if (!got.has(d)) open.delete(d);
+    if (round.admitted.length === 0) break;
+    const taken = new Set(round.admitted.map((a) => a.candidate.issueNumber));
+    rest = rest.filter((c) => !taken.has(c.issueNumber));
+    for (const a of round.admitted) {
+      standby.push(a);
+      if (a.fallback) fallbacks = Math.max(0, fallbacks - 1);
+      held.push({
         fences: a.candidate.fences,
         holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
-      }))
-    ],
-    time: {
-      remainingMs: input.time.remainingMs - input.time.crewTimeoutMs,
-      crewTimeoutMs: typicalMs,
-      gradingReserveMs: input.time.gradingReserveMs,
-      maxWaves: Number.MAX_SAFE_INTEGER
-    },
-    maxFallbacks: Math.max(0, input.maxFallbacks - fallbacks)
-  });
-  const standbyIssues = new Set(second.admitted.map((a) => a.candidate.issueNumber));
-  return { standby: second.admitted, refused: first.refused.filter((r) => !standbyIssues.has(r.issue)) };
+      });
+      load.set(a.daemon, load.get(a.daemon) + predictedMinutes(a.candidate));
+      if (load.get(a.daemon) >= budget(a.daemon)) open.delete(a.daemon);
+    }
+  }
+  const standbyIssues = new Set(standby.map((a) => a.candidate.issueNumber));
+  return {
+    standby: order === "tail-guard" ? sequence(standby, allowance) : standby,
+    refused: first.refused.filter((r) => !standbyIssues.has(r.issue))
+  };
+}
+function sequence(standby, slots) {
+  const byDaemon = /* @__PURE__ */ new Map();
+  for (const a of standby) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a]);
+  const next = /* @__PURE__ */ new Map();
+  for (const [daemon, list] of byDaemon) {
+    const rest = [...list];
+    let work = rest.reduce((w, a) => w + predictedMinutes(a.candidate), 0);
+    const out = [];
+    while (rest.length > 0) {
+      const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
+      let pick = rest.findIndex((a2) => a2.candidate.repair);
+      if (pick < 0) {
+        const priority = rest[0].candidate.priority;
+        pick = 0;
+        let longest = -1;
+        rest.forEach((a2, i) => {
+          const p = predictedMinutes(a2.candidate);
+          if (a2.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+        });
+      }
+      const [a] = rest.splice(pick, 1);
+      out.push(a);
+      work -= predictedMinutes(a.candidate);
+    }
+    next.set(daemon, out);
+  }
+  return standby.map((a) => next.get(a.daemon).shift());
 }
 
 
@@ -65655,32 +65712,6 @@ function untrustedReason(item, trust) {
   if (trust.labels.some((l) => have.has(l.toLowerCase()))) return void 0;
   const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(", ")})` : "";
   return `its author is ${association}, not ${trust.associations.join("/")}${labels}; a maintainer can add a trigger label (curriculum.trust.labels) to admit it`;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
-const TAIL_GUARD_BETA = 0.5;
-function tailGuardThreshold(backlogSize, slots) {
-  return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
-}
-function orderCandidates(candidates, o = {}) {
-  const sorted = [...candidates].sort(compareCandidates);
-  if (o.order !== "tail-guard") return sorted;
-  const total = o.backlogSize ?? candidates.reduce((s, c) => s + c.size, 0);
-  const threshold = tailGuardThreshold(total, o.slots ?? 1);
-  return promote(sorted, (c) => c.size >= threshold);
-}
-function promote(ordered, lifted) {
-  const up = ordered.filter((c) => !c.repair && lifted(c)).sort((a, b) => b.size - a.size || a.issueNumber - b.issueNumber);
-  if (up.length === 0) return [...ordered];
-  const isUp = new Set(up);
-  return [...ordered.filter((c) => c.repair), ...up, ...ordered.filter((c) => !c.repair && !isUp.has(c))];
-}
-function compareCandidates(a, b) {
-  if (a.repair !== b.repair) return a.repair ? -1 : 1;
-  if (a.priority !== b.priority) return a.priority - b.priority;
-  if (a.size !== b.size) return a.size - b.size;
-  return a.issueNumber - b.issueNumber;
 }
 
 
@@ -65819,6 +65850,7 @@ async function writeCrewRunsView(layout, now = /* @__PURE__ */ new Date()) {
 
 
 
+
 async function planDispatch(input) {
   const { config, layout, logger } = input;
   const now = input.now ?? /* @__PURE__ */ new Date();
@@ -65910,6 +65942,7 @@ function decide(input, registry, read, now, remainingMs) {
     now
   );
   const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues));
+  predictRunTimes(input, registry, sorted.candidates);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
   const admission = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
@@ -65918,7 +65951,12 @@ function decide(input, registry, read, now, remainingMs) {
     ...pauses.length > 0 ? { paused: describePauses(pauses) } : {}
   });
   const decision = admit(admission);
-  const standby = input.standby ? admitStandby(admission, decision, typicalCrewMs(registry, admission.time.crewTimeoutMs)) : { standby: [], refused: decision.refused };
+  const standby = input.standby ? admitStandby(
+    admission,
+    decision,
+    typicalCrewMs(registry, admission.time.crewTimeoutMs),
+    config.dispatch.order
+  ) : { standby: [], refused: decision.refused };
   const assignments = [
     ...decision.admitted.map((a) => toAssignment(a, false)),
     ...standby.standby.map((a) => toAssignment(a, true))
@@ -65974,6 +66012,30 @@ function sortCurriculum(input, states) {
     }
   }
   return { candidates, refused, warnings };
+}
+function predictRunTimes(input, registry, candidates) {
+  const d = input.config.curriculum.defaults;
+  const sizes = new Map(
+    input.curriculum.map((i) => [
+      i.number,
+      {
+        size: finiteOr(i.size, d.size, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+        domain: typeof i.domain === "string" ? i.domain : d.domain,
+        difficulty: Math.round(finiteOr(i.difficulty, d.difficulty, { min: 1, max: 5 }))
+      }
+    ])
+  );
+  const history = new RunTimeHistory(registry, (n) => sizes.get(n), d.size);
+  const agents = new AgentChooser(input.config.agents, input.scores);
+  for (const c of candidates) {
+    const choice = agents.choose(c);
+    if (!("agent" in choice)) continue;
+    c.predicted = history.predict(c.size, {
+      agent: choice.agent,
+      domain: c.domain,
+      difficulty: c.difficulty
+    });
+  }
 }
 function admissionInput(input, registry, daemons, candidates, gates) {
   const { config } = input;
@@ -66931,7 +66993,7 @@ async function planStep(o) {
   if (o.dryRun) {
     scratch = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-dry-run-"));
     if ((0,external_node_fs_namespaceObject.existsSync)(o.layout.root)) (0,external_node_fs_namespaceObject.cpSync)(o.layout.root, scratch, { recursive: true });
-    layout = new StateLayout(scratch);
+    layout = new layout_StateLayout(scratch);
   }
   try {
     const disk = freeDiskBytes(o.layout.root);
@@ -67060,55 +67122,6 @@ function progressLine(daemon, p) {
 
 
 
-
-
-
-const dispatchInputsSchema = object({
-  mode: schemas_enum(["plan", "run", "heartbeat", "import"], {
-    message: 'mode: expected "plan", "run", "heartbeat" or "import"'
-  }),
-  daemon: schemas_string().optional(),
-  config: schemas_string().optional(),
-  stateDir: schemas_string().optional(),
-  maxCrews: wholeNumberInput("max-crews"),
-  jobTimeoutMinutes: wholeNumberInput("job-timeout-minutes"),
-  clearPause: schemas_string().optional(),
-  onlyIssues: schemas_string().optional().transform((v, ctx) => {
-    const parts = (v ?? "").split(",").map((p) => p.trim()).filter(Boolean);
-    const out = [];
-    for (const p of parts) {
-      const n = Number(p);
-      if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n <= 0) {
-        ctx.addIssue({
-          code: "custom",
-          message: `only-issues: expected issue numbers separated by commas (e.g. 12,14), found "${p.slice(0, 40)}"`
-        });
-        return NEVER;
-      }
-      out.push(n);
-    }
-    return out.length ? out : void 0;
-  }),
-  bookbagsPath: schemas_string().optional(),
-  handoffPath: schemas_string().optional(),
-  jobStartedAt: iso_datetime({ message: "job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z" }).optional(),
-  dryRun: booleanInput("dry-run"),
-  token: schemas_string().optional()
-});
-function parseDispatchInputs(raw) {
-  const r = dispatchInputsSchema.safeParse(raw);
-  if (!r.success)
-    throw new errors_ConfigError(`dispatch-crew inputs: ${r.error.issues.map((i) => i.message).join("; ")}`);
-  if (r.data.mode === "import" && !r.data.handoffPath)
-    throw new errors_ConfigError(
-      "dispatch-crew: mode import needs the handoff-path input (the downloaded handoffs)."
-    );
-  if ((r.data.mode === "run" || r.data.mode === "heartbeat") && !r.data.daemon)
-    throw new errors_ConfigError(
-      `dispatch-crew: mode ${r.data.mode} needs the daemon input (the fleet daemon id this runner is).`
-    );
-  return r.data;
-}
 async function dispatchJob(input, logger) {
   const started = performance.now();
   const job = jobSetup(input, logger);
@@ -67129,7 +67142,7 @@ function jobSetup(input, logger) {
     ...input.jobTimeoutMinutes ? { jobTimeoutMinutes: input.jobTimeoutMinutes } : {}
   };
   const ttl = ttlFromSchedule(
-    resolveConfig(input.config, {
+    load_resolveConfig(input.config, {
       ...input.stateDir ? { stateDir: input.stateDir } : {},
       ...Object.keys(dispatch).length ? { dispatch } : {}
     })
@@ -67141,7 +67154,7 @@ function jobSetup(input, logger) {
   const jobStatus = input.jobLiveness?.(config.repository ?? process.env.GITHUB_REPOSITORY);
   return {
     config,
-    layout: new StateLayout(config.stateDir),
+    layout: new layout_StateLayout(config.stateDir),
     ...ttl.note ? { ttlNote: ttl.note } : {},
     ...jobNote ? { jobNote } : {},
     ...jobStatus ? { jobStatus } : {}
@@ -67237,108 +67250,6 @@ async function clearPauses(layout, reason, dryRun) {
   const { cleared } = await clearPause(layout, reason, registry);
   return cleared.length === 0 ? "clear-pause: no pause was in force." : `clear-pause: lifted ${cleared.length} pause(s), reason recorded: ${reason.trim()}`;
 }
-function dispatchOutputs(r) {
-  switch (r.mode) {
-    case "plan":
-      return {
-        matrix: JSON.stringify(
-          r.plan.matrix.map((m) => ({ daemon: m.daemon, labels: m.labels, assignments: m.assignments }))
-        ),
-        // Every configured daemon's id, work or not: the roster job beats each one.
-        fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
-        admitted: String(r.plan.assignments.length),
-        refused: String(r.plan.refused.length)
-      };
-    case "import":
-      return {
-        imported: String(r.imported.dirs.reduce((n, d) => n + d.accepted, 0)),
-        refused: String(r.imported.refused.length)
-      };
-    case "run":
-      return {
-        finished: String(r.run.finished.length),
-        lost: String(r.run.lost.length),
-        paused: r.run.paused ? "true" : "false"
-      };
-    default:
-      return {};
-  }
-}
-function dispatchSummary(r, board) {
-  const tail = board ? [{ raw: board }] : [];
-  if (r.mode === "import") return [{ raw: handoffSummary(r.imported) }];
-  if (r.mode === "run") {
-    return [
-      { heading: `dispatch-crew: daemon ${r.daemon}` },
-      ...r.run.paused ? [{ raw: `**${r.run.paused}**` }] : [],
-      {
-        table: {
-          header: ["crew", "outcome", "reason"],
-          rows: [
-            ...r.run.finished.map((f) => [f.crewId, f.outcome, f.reason]),
-            ...r.run.lost.map((id) => [id, "lost", "unexplained exit: launches paused"]),
-            ...r.run.skipped.map((k) => [k.crewId, "not started", k.reason])
-          ]
-        }
-      },
-      ...tail
-    ];
-  }
-  if (r.mode !== "plan") return [];
-  const { plan, notes } = r;
-  const raw = (text, bold = false) => text ? [{ raw: bold ? `**${text}**` : text }] : [];
-  return [
-    { heading: "dispatch-crew: plan" },
-    ...raw(notes.loud, true),
-    ...raw(notes.roster?.text, notes.roster?.loud),
-    ...raw(plan.blocked ? `Blocked: ${plan.blocked}` : void 0),
-    ...raw(notes.cleared),
-    ...raw(notes.ttlNote),
-    ...raw(notes.jobNote, true),
-    { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
-    ...raw(plan.paused),
-    {
-      raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? " (dry run: nothing recorded)" : ""}.`
-    },
-    {
-      table: {
-        header: ["crew", "issue", "daemon", "agent", "starts"],
-        rows: plan.assignments.map((a) => [
-          a.crewId,
-          `#${a.issueNumber}`,
-          a.daemon,
-          a.agent,
-          a.queued ? "when a slot frees" : "at once"
-        ])
-      }
-    },
-    ...plan.refused.length ? [
-      {
-        table: {
-          header: ["issue", "refused because"],
-          rows: plan.refused.map((x) => [`#${x.issue}`, x.reason])
-        }
-      }
-    ] : [],
-    {
-      table: {
-        header: ["daemon", "online", "slots", "busy", "assigned"],
-        rows: plan.fleet.map((d) => [
-          d.id,
-          d.online ? "yes" : `no (${d.offlineReason ?? "offline"})`,
-          String(d.slots),
-          String(d.busy),
-          String(d.assigned)
-        ])
-      }
-    },
-    ...tail
-  ];
-}
-function standbyNote(plan) {
-  const standby = plan.assignments.filter((a) => a.queued).length;
-  return standby ? ` (${plan.assignments.length - standby} at once, ${standby} on standby behind them)` : "";
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/model.js
@@ -67369,6 +67280,42 @@ const LANE_LABELS = {
 };
 const LISTED_ITEMS = 20;
 const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
+
+
+;// CONCATENATED MODULE: ./.build/src/security/html.js
+const HTML_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+};
+function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
+}
+const MARKDOWN_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "|": "&#124;",
+  "`": "&#96;",
+  "*": "&#42;",
+  _: "&#95;",
+  "[": "&#91;",
+  "]": "&#93;",
+  "(": "&#40;",
+  ")": "&#41;",
+  "!": "&#33;",
+  "#": "&#35;",
+  "~": "&#126;",
+  "\\": "&#92;",
+  "@": "&#64;"
+};
+function escapeMarkdownHtml(text) {
+  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/curriculum/summary.js
@@ -69038,6 +68985,8 @@ function roundHumans(h) {
 
 
 
+
+
 const BOARD_ARTIFACT = "school-board";
 function boardSummary(action, layout, config, logger) {
   try {
@@ -69048,20 +68997,62 @@ function boardSummary(action, layout, config, logger) {
     return void 0;
   }
 }
+function boardSummaryFrom(action, configFile, stateDir, logger) {
+  try {
+    const config = resolveConfig(configFile, stateDir ? { stateDir } : {});
+    return boardSummary(action, new StateLayout(config.stateDir), config, logger);
+  } catch (e) {
+    logger.warning(`could not add the board to the job summary: ${message(e)}`);
+    return void 0;
+  }
+}
 
 
-;// CONCATENATED MODULE: ./.build/src/actions/dispatch-crew.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/iso.js
+
+
+
+function iso_datetime(params) {
+    return _isoDateTime(ZodISODateTime, params);
+}
+function iso_date(params) {
+    return core._isoDate(ZodISODate, params);
+}
+function iso_time(params) {
+    return core._isoTime(ZodISOTime, params);
+}
+function iso_duration(params) {
+    return core._isoDuration(ZodISODuration, params);
+}
+
+;// CONCATENATED MODULE: ./.build/src/github/inputs.js
+
+const booleanInput = (name) => schemas_string().optional().transform((v, ctx) => {
+  const s = (v ?? "false").trim().toLowerCase();
+  if (s !== "true" && s !== "false") {
+    ctx.addIssue({ code: "custom", message: `${name}: expected true or false, found "${v}"` });
+    return NEVER;
+  }
+  return s === "true";
+});
+const wholeNumberInput = (name) => schemas_string().optional().transform((v, ctx) => {
+  if (v === void 0) return void 0;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) {
+    ctx.addIssue({ code: "custom", message: `${name}: expected a whole number \u2265 1, found "${v}"` });
+    return NEVER;
+  }
+  return n;
+});
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/dispatch-crew/inputs.js
 
 
 
 
-
-
-
-
-
-function rawInputs() {
-  return {
+function readInputs() {
+  return parseDispatchInputs({
     mode: optionalInput("mode") ?? "plan",
     daemon: optionalInput("daemon"),
     config: optionalInput("config"),
@@ -69069,16 +69060,213 @@ function rawInputs() {
     maxCrews: optionalInput("max-crews"),
     jobTimeoutMinutes: optionalInput("job-timeout-minutes"),
     clearPause: optionalInput("clear-pause"),
-    onlyIssues: optionalInput("only-issues"),
     bookbagsPath: optionalInput("bookbags-path"),
     handoffPath: optionalInput("handoff-path"),
     jobStartedAt: optionalInput("job-started-at"),
     dryRun: optionalInput("dry-run"),
+    onlyIssues: optionalInput("only-issues"),
     token: secretInput("token")
-  };
+  });
 }
+const dispatchInputsSchema = object({
+  mode: schemas_enum(["plan", "run", "heartbeat", "import"], {
+    message: 'mode: expected "plan", "run", "heartbeat" or "import"'
+  }),
+  daemon: schemas_string().optional(),
+  config: schemas_string().optional(),
+  stateDir: schemas_string().optional(),
+  maxCrews: wholeNumberInput("max-crews"),
+  jobTimeoutMinutes: wholeNumberInput("job-timeout-minutes"),
+  clearPause: schemas_string().optional(),
+  onlyIssues: schemas_string().optional().transform((v, ctx) => {
+    const parts = (v ?? "").split(",").map((p) => p.trim()).filter(Boolean);
+    const out = [];
+    for (const p of parts) {
+      const n = Number(p);
+      if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n <= 0) {
+        ctx.addIssue({
+          code: "custom",
+          message: `only-issues: expected issue numbers separated by commas (e.g. 12,14), found "${p.slice(0, 40)}"`
+        });
+        return NEVER;
+      }
+      out.push(n);
+    }
+    return out.length ? out : void 0;
+  }),
+  bookbagsPath: schemas_string().optional(),
+  handoffPath: schemas_string().optional(),
+  jobStartedAt: iso_datetime({ message: "job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z" }).optional(),
+  dryRun: booleanInput("dry-run"),
+  token: schemas_string().optional()
+});
+function parseDispatchInputs(raw) {
+  const r = dispatchInputsSchema.safeParse(raw);
+  if (!r.success)
+    throw new errors_ConfigError(`dispatch-crew inputs: ${r.error.issues.map((i) => i.message).join("; ")}`);
+  if (r.data.mode === "import" && !r.data.handoffPath)
+    throw new errors_ConfigError(
+      "dispatch-crew: mode import needs the handoff-path input (the downloaded handoffs)."
+    );
+  if ((r.data.mode === "run" || r.data.mode === "heartbeat") && !r.data.daemon)
+    throw new errors_ConfigError(
+      `dispatch-crew: mode ${r.data.mode} needs the daemon input (the fleet daemon id this runner is).`
+    );
+  return r.data;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/handoff/summary.js
+
+function handoffSummary(r) {
+  const rows = r.dirs.map(
+    (d) => `<tr><td>${escapeHtml(d.dir)}</td><td>${escapeHtml(d.daemon ?? "?")}</td><td>${d.accepted}</td><td>${d.bookbags}</td><td>${d.refused}</td></tr>`
+  ).join("");
+  const refused = r.refused.slice(0, 50).map((x) => `<li>${escapeHtml(x.dir)}: ${escapeHtml(x.what)} \u2014 ${escapeHtml(x.reason)}</li>`).join("");
+  return `<h3>Handoffs from crew jobs</h3>` + (r.dirs.length ? `<table><tr><th>handoff</th><th>daemon</th><th>events imported</th><th>bookbags</th><th>refused</th></tr>${rows}</table>` : "<p>No handoff was found.</p>") + (refused ? `<p>Refused (not imported):</p><ul>${refused}</ul>` : "");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/dispatch-crew/summary.js
+
+function dispatchNotices(r) {
+  if (r.mode === "plan")
+    return {
+      errors: [
+        ...r.notes.loud ? [r.notes.loud] : [],
+        ...r.notes.roster?.loud ? [r.notes.roster.text] : []
+      ],
+      info: []
+    };
+  if (r.mode === "dry-run")
+    return { errors: [], info: [`dispatch-crew: dry run, nothing recorded in mode ${r.of}.`] };
+  if (r.mode === "heartbeat")
+    return { errors: [], info: [`dispatch-crew: heartbeat recorded for daemon ${r.daemon}`] };
+  if (r.mode === "run" && r.run.lost.length)
+    return {
+      errors: [],
+      info: [],
+      failure: `${r.run.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``
+    };
+  return { errors: [], info: [] };
+}
+function dispatchOutputs(r) {
+  switch (r.mode) {
+    case "plan":
+      return {
+        matrix: JSON.stringify(
+          r.plan.matrix.map((m) => ({ daemon: m.daemon, labels: m.labels, assignments: m.assignments }))
+        ),
+        // Every configured daemon's id, work or not: the roster job beats each one.
+        fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
+        admitted: String(r.plan.assignments.length),
+        refused: String(r.plan.refused.length)
+      };
+    case "import":
+      return {
+        imported: String(r.imported.dirs.reduce((n, d) => n + d.accepted, 0)),
+        refused: String(r.imported.refused.length)
+      };
+    case "run":
+      return {
+        finished: String(r.run.finished.length),
+        lost: String(r.run.lost.length),
+        paused: r.run.paused ? "true" : "false"
+      };
+    default:
+      return {};
+  }
+}
+function dispatchSummary(r, board) {
+  const tail = board ? [{ raw: board }] : [];
+  if (r.mode === "import") return [{ raw: handoffSummary(r.imported) }];
+  if (r.mode === "run") {
+    return [
+      { heading: `dispatch-crew: daemon ${r.daemon}` },
+      ...r.run.paused ? [{ raw: `**${r.run.paused}**` }] : [],
+      {
+        table: {
+          header: ["crew", "outcome", "reason"],
+          rows: [
+            ...r.run.finished.map((f) => [f.crewId, f.outcome, f.reason]),
+            ...r.run.lost.map((id) => [id, "lost", "unexplained exit: launches paused"]),
+            ...r.run.skipped.map((k) => [k.crewId, "not started", k.reason])
+          ]
+        }
+      },
+      ...tail
+    ];
+  }
+  if (r.mode !== "plan") return [];
+  const { plan, notes } = r;
+  const raw = (text, bold = false) => text ? [{ raw: bold ? `**${text}**` : text }] : [];
+  return [
+    { heading: "dispatch-crew: plan" },
+    ...raw(notes.loud, true),
+    ...raw(notes.roster?.text, notes.roster?.loud),
+    ...raw(plan.blocked ? `Blocked: ${plan.blocked}` : void 0),
+    ...raw(notes.cleared),
+    ...raw(notes.ttlNote),
+    ...raw(notes.jobNote, true),
+    { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
+    ...raw(plan.paused),
+    {
+      raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? " (dry run: nothing recorded)" : ""}.`
+    },
+    {
+      table: {
+        header: ["crew", "issue", "daemon", "agent", "starts"],
+        rows: plan.assignments.map((a) => [
+          a.crewId,
+          `#${a.issueNumber}`,
+          a.daemon,
+          a.agent,
+          a.queued ? "when a slot frees" : "at once"
+        ])
+      }
+    },
+    ...plan.refused.length ? [
+      {
+        table: {
+          header: ["issue", "refused because"],
+          rows: plan.refused.map((x) => [`#${x.issue}`, x.reason])
+        }
+      }
+    ] : [],
+    {
+      table: {
+        header: ["daemon", "online", "slots", "busy", "assigned"],
+        rows: plan.fleet.map((d) => [
+          d.id,
+          d.online ? "yes" : `no (${d.offlineReason ?? "offline"})`,
+          String(d.slots),
+          String(d.busy),
+          String(d.assigned)
+        ])
+      }
+    },
+    ...tail
+  ];
+}
+function standbyNote(plan) {
+  const standby = plan.assignments.filter((a) => a.queued).length;
+  return standby ? ` (${plan.assignments.length - standby} at once, ${standby} on standby behind them)` : "";
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/dispatch-crew/index.js
+
+
+
+
+
+
+
+
+
+
 async function main() {
-  const { token, jobStartedAt, ...inputs } = parseDispatchInputs(rawInputs());
+  const { token, jobStartedAt, ...inputs } = readInputs();
   hideCredentials();
   const logger = actionsLogger();
   const { config, layout, result } = await dispatchJob(
@@ -69088,25 +69276,20 @@ async function main() {
       launcher: [process.execPath, process.argv[1], "__run-crew"],
       // Whether another job still runs is asked of the Actions API: the planner cancels crews whose
       // crew job never started, and a runner reclaims an expired lease only once its job has ended.
-      jobLiveness: (repo) => token && repo ? actionsJobStatus(createGitHubClient({ token, logger }), repo) : void 0
+      jobLiveness: jobStatusFor(token, logger)
     },
     logger
   );
-  if (result.mode === "plan") {
-    if (result.notes.loud) error(result.notes.loud);
-    if (result.notes.roster?.loud) error(result.notes.roster.text);
-  }
-  if (result.mode === "dry-run")
-    logger.info(`dispatch-crew: dry run, nothing recorded in mode ${result.of}.`);
-  if (result.mode === "heartbeat")
-    logger.info(`dispatch-crew: heartbeat recorded for daemon ${result.daemon}`);
+  const notices = dispatchNotices(result);
+  for (const e of notices.errors) error(e);
+  for (const line of notices.info) logger.info(line);
   for (const [name, value] of Object.entries(dispatchOutputs(result))) setOutput(name, value);
-  const board = result.mode === "plan" || result.mode === "run" ? boardSummary("dispatch-crew", layout, config, logger) : void 0;
-  await writeBlocks(dispatchSummary(result, board), logger);
-  if (result.mode === "run" && result.run.lost.length)
-    setFailed(
-      `${result.run.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``
-    );
+  const run = result.mode === "plan" || result.mode === "run";
+  await writeBlocks(
+    dispatchSummary(result, run ? boardSummary("dispatch-crew", layout, config, logger) : void 0),
+    logger
+  );
+  if (notices.failure) setFailed(notices.failure);
 }
 if (process.argv[2] === "__run-crew") {
   runCrewFromSpec(process.argv[3] ?? "").then(

@@ -45326,6 +45326,8 @@ async function writeBlocks(blocks, logger) {
 const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
 ;// CONCATENATED MODULE: external "node:path"
 const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
+// EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
+var dist = __nccwpck_require__(8815);
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
 // functions
@@ -54861,8 +54863,6 @@ function preprocess(fn, schema) {
     });
 }
 
-// EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
-var dist = __nccwpck_require__(8815);
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
 const BASE_ENV = [
   "PATH",
@@ -55156,8 +55156,8 @@ const schema_configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
-    order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
+    order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
+      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails.")
   }).prefault({}),
@@ -55351,7 +55351,7 @@ function deepMerge(base, over) {
 function configJsonSchema() {
   return z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" });
 }
-function resolveConfig(explicit, overrides = {}) {
+function load_resolveConfig(explicit, overrides = {}) {
   if (explicit) return loadConfig(explicit, overrides);
   return (0,external_node_fs_namespaceObject.existsSync)("school.yml") ? loadConfig("school.yml", overrides) : parseConfig({}, "defaults", overrides);
 }
@@ -62526,27 +62526,6 @@ function issueTitles(layout) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/github/inputs.js
-
-const booleanInput = (name) => schemas_string().optional().transform((v, ctx) => {
-  const s = (v ?? "false").trim().toLowerCase();
-  if (s !== "true" && s !== "false") {
-    ctx.addIssue({ code: "custom", message: `${name}: expected true or false, found "${v}"` });
-    return NEVER;
-  }
-  return s === "true";
-});
-const wholeNumberInput = (name) => schemas_string().optional().transform((v, ctx) => {
-  if (v === void 0) return void 0;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) {
-    ctx.addIssue({ code: "custom", message: `${name}: expected a whole number \u2265 1, found "${v}"` });
-    return NEVER;
-  }
-  return n;
-});
-
-
 ;// CONCATENATED MODULE: ./.build/src/security/untrusted-file.js
 
 function untrusted_file_readUntrustedFile(path, maxBytes = 1024 * 1024) {
@@ -62851,7 +62830,7 @@ const VIEW_FILES = {
   /** The board's persisted fold (src/board/fold-cache.ts). */
   boardFold: "board-fold.json"
 };
-class StateLayout {
+class layout_StateLayout {
   root;
   constructor(root) {
     this.root = (0,external_node_path_namespaceObject.resolve)(root);
@@ -66505,6 +66484,48 @@ function stateOf(crews, verdict, requeued) {
   if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
   return READY;
 }
+const MIN_RUNS_PER_KEY = 3;
+const FACTOR_BOUNDS = (/* unused pure expression or super */ null && ([0.05, 20]));
+class RunTimeHistory {
+  byKey = /* @__PURE__ */ new Map();
+  all = { run: 0, estimated: 0, n: 0 };
+  constructor(registry, sizeOf, defaultSize) {
+    for (const c of Object.values(registry.crews)) {
+      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra) continue;
+      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+      if (!Number.isFinite(ms) || ms < 0) continue;
+      const issue = sizeOf(c.issueNumber);
+      const accs = [this.all];
+      if (issue && issue.size > 0) {
+        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
+        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
+        this.byKey.set(key, k);
+        accs.push(k);
+      }
+      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
+      if (!(estimated > 0)) continue;
+      for (const acc of accs) {
+        acc.run += ms / 6e4;
+        acc.estimated += estimated;
+        acc.n++;
+      }
+    }
+  }
+  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
+  factor(key) {
+    const own = this.byKey.get(runKey(key));
+    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
+    if (!acc || acc.estimated <= 0) return 1;
+    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
+  }
+  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
+  predict(size, key) {
+    return size * this.factor(key);
+  }
+}
+function runKey(k) {
+  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/feedback/status.js
@@ -67419,7 +67440,7 @@ async function finish(o, r, outbox, now) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/github-port.js
+;// CONCATENATED MODULE: ./.build/src/github/issues-port.js
 
 function octokitPort(client, repository, o = {}) {
   const [owner, repo] = repository.split("/");
@@ -68659,42 +68680,6 @@ function crewsOf(layout, daemon) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/security/html.js
-const HTML_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;"
-};
-function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
-}
-const MARKDOWN_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-  "|": "&#124;",
-  "`": "&#96;",
-  "*": "&#42;",
-  _: "&#95;",
-  "[": "&#91;",
-  "]": "&#93;",
-  "(": "&#40;",
-  ")": "&#41;",
-  "!": "&#33;",
-  "#": "&#35;",
-  "~": "&#126;",
-  "\\": "&#92;",
-  "@": "&#64;"
-};
-function escapeMarkdownHtml(text) {
-  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/loop/drain-job.js
 
 
@@ -68715,50 +68700,10 @@ function escapeMarkdownHtml(text) {
 
 
 
-
-
-
-
 const DRAIN_MODES = ["drain", "judge", "apply"];
-const drainInputsSchema = object({
-  mode: schemas_string().optional().transform((v, c) => {
-    const m = v || "drain";
-    if (DRAIN_MODES.includes(m)) return m;
-    c.addIssue({
-      code: "custom",
-      message: `mode: "${v}" is not one of ${DRAIN_MODES.join(", ")}`
-    });
-    return NEVER;
-  }),
-  verdictsPath: schemas_string().optional(),
-  verdictsDigest: schemas_string().optional().refine((v) => !v || /^sha256:[0-9a-f]{64}$/.test(v), {
-    message: "verdicts-digest: expected sha256:<64 hex digits>, the judge step's verdicts-digest output"
-  }),
-  maxWorkers: wholeNumberInput("max-workers"),
-  maxAttempts: wholeNumberInput("max-attempts"),
-  requeue: schemas_string().optional(),
-  listDeadLetters: booleanInput("list-dead-letters"),
-  dryRun: booleanInput("dry-run"),
-  bookbagsPath: schemas_string().optional(),
-  config: schemas_string().optional(),
-  stateDir: schemas_string().optional(),
-  token: schemas_string().optional(),
-  deliveryToken: schemas_string().optional()
-});
-function parseDrainInputs(raw) {
-  const r = drainInputsSchema.safeParse(raw);
-  if (!r.success)
-    throw new errors_ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join("; ")}`);
-  const requeue = (r.data.requeue ?? "").split(/[\s,]+/).filter(Boolean);
-  if (r.data.mode !== "drain" && !r.data.verdictsPath)
-    throw new errors_ConfigError(
-      `drain-grading inputs: mode ${r.data.mode} needs verdicts-path (the directory of verdicts.json)`
-    );
-  return { ...r.data, requeue };
-}
 async function drainJob(inputs, logger) {
-  const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
-  const layout = new StateLayout(config.stateDir);
+  const config = load_resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
+  const layout = new layout_StateLayout(config.stateDir);
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   const done = (result) => ({ config, layout, result });
   if (inputs.listDeadLetters || inputs.dryRun) {
@@ -68855,7 +68800,7 @@ async function judgeJob(inputs, restored, logger) {
     filter: (src) => !src.endsWith(".lock")
   });
   const config = { ...restored, stateDir: copy };
-  const layout = new StateLayout(copy);
+  const layout = new layout_StateLayout(copy);
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   await importAndRequeue(inputs, config, layout, queue, logger);
   const entries = [];
@@ -68889,72 +68834,6 @@ async function judgeJob(inputs, restored, logger) {
     }
   };
 }
-function drainOutputs(r) {
-  const common = { "dead-letters": String(r.dead.length), pending: String(r.pending) };
-  if (r.mode === "read-only") return common;
-  const d = r.drained;
-  return {
-    accepted: String(d.accepted),
-    rejected: String(d.rejected),
-    failed: String(d.failed),
-    "dead-lettered": String(d.deadLettered),
-    "outbox-delivered": String(d.outboxDelivered),
-    "outbox-pending": String(d.outboxPending),
-    ...r.mode === "judge" ? { "verdicts-digest": r.digest } : {},
-    ...common
-  };
-}
-const table = (t) => ({ table: { header: t[0], rows: t.slice(1) } });
-function drainSummary(r, board) {
-  const deadLetters = [
-    { heading: "Dead letters", level: 3 },
-    r.dead.length > 0 ? table(deadLetterTable(r.dead)) : { raw: "None.\n" }
-  ];
-  if (r.mode === "read-only")
-    return [
-      { heading: "Grading queue" },
-      { raw: `${r.pending} job(s) pending (nothing graded: read-only run)
-
-` },
-      ...deadLetters
-    ];
-  const d = r.drained;
-  if (r.mode === "judge")
-    return [
-      { heading: "Judging" },
-      {
-        raw: `${r.verdicts} verdict(s) handed on to the grade job (nothing applied or delivered here): ${countsLine(d)}
-
-`
-      },
-      ...d.fatal ? [{ raw: `**Judging stopped:** ${d.fatal}
-
-` }] : [],
-      { heading: "Verdicts of the judges", level: 3 },
-      d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: "None.\n" }
-    ];
-  const refused = r.refused && r.refused.length > 0 ? [
-    { heading: "Verdicts refused (not applied)", level: 3 },
-    table([["Job", "Why"], ...r.refused.map((x) => [escapeHtml(x.jobKey), escapeHtml(x.reason)])])
-  ] : [];
-  return [
-    { heading: "Grading" },
-    { raw: `${countsLine(d)}
-
-` },
-    ...r.missing ? [{ raw: `${r.missing}: the pending jobs stay queued for the next cycle.
-
-` }] : [],
-    ...refused,
-    ...d.fatal ? [{ raw: `**Grading stopped:** ${d.fatal}
-
-` }] : [],
-    ...board ? [{ raw: board }] : [],
-    { heading: "Verdicts of this drain", level: 3 },
-    d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: "None.\n" },
-    ...deadLetters
-  ];
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/model.js
@@ -68985,6 +68864,42 @@ const LANE_LABELS = {
 };
 const LISTED_ITEMS = 20;
 const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
+
+
+;// CONCATENATED MODULE: ./.build/src/security/html.js
+const HTML_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+};
+function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
+}
+const MARKDOWN_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "|": "&#124;",
+  "`": "&#96;",
+  "*": "&#42;",
+  _: "&#95;",
+  "[": "&#91;",
+  "]": "&#93;",
+  "(": "&#40;",
+  ")": "&#41;",
+  "!": "&#33;",
+  "#": "&#35;",
+  "~": "&#126;",
+  "\\": "&#92;",
+  "@": "&#64;"
+};
+function escapeMarkdownHtml(text) {
+  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/curriculum/summary.js
@@ -70407,6 +70322,8 @@ function roundHumans(h) {
 
 
 
+
+
 const BOARD_ARTIFACT = "school-board";
 function boardSummary(action, layout, config, logger) {
   try {
@@ -70417,18 +70334,46 @@ function boardSummary(action, layout, config, logger) {
     return void 0;
   }
 }
+function boardSummaryFrom(action, configFile, stateDir, logger) {
+  try {
+    const config = resolveConfig(configFile, stateDir ? { stateDir } : {});
+    return boardSummary(action, new StateLayout(config.stateDir), config, logger);
+  } catch (e) {
+    logger.warning(`could not add the board to the job summary: ${message(e)}`);
+    return void 0;
+  }
+}
 
 
-;// CONCATENATED MODULE: ./.build/src/actions/drain-grading.js
+;// CONCATENATED MODULE: ./.build/src/github/inputs.js
+
+const booleanInput = (name) => schemas_string().optional().transform((v, ctx) => {
+  const s = (v ?? "false").trim().toLowerCase();
+  if (s !== "true" && s !== "false") {
+    ctx.addIssue({ code: "custom", message: `${name}: expected true or false, found "${v}"` });
+    return NEVER;
+  }
+  return s === "true";
+});
+const wholeNumberInput = (name) => schemas_string().optional().transform((v, ctx) => {
+  if (v === void 0) return void 0;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) {
+    ctx.addIssue({ code: "custom", message: `${name}: expected a whole number \u2265 1, found "${v}"` });
+    return NEVER;
+  }
+  return n;
+});
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/drain-grading/inputs.js
 
 
 
 
 
-
-void runAction(async () => {
-  const logger = actionsLogger();
-  const inputs = parseDrainInputs({
+function readInputs() {
+  return parseDrainInputs({
     mode: optionalInput("mode"),
     verdictsPath: optionalInput("verdicts-path"),
     verdictsDigest: optionalInput("verdicts-digest"),
@@ -70443,6 +70388,128 @@ void runAction(async () => {
     token: secretInput("token"),
     deliveryToken: secretInput("delivery-token")
   });
+}
+const drainInputsSchema = object({
+  mode: schemas_string().optional().transform((v, c) => {
+    const m = v || "drain";
+    if (DRAIN_MODES.includes(m)) return m;
+    c.addIssue({
+      code: "custom",
+      message: `mode: "${v}" is not one of ${DRAIN_MODES.join(", ")}`
+    });
+    return NEVER;
+  }),
+  verdictsPath: schemas_string().optional(),
+  verdictsDigest: schemas_string().optional().refine((v) => !v || /^sha256:[0-9a-f]{64}$/.test(v), {
+    message: "verdicts-digest: expected sha256:<64 hex digits>, the judge step's verdicts-digest output"
+  }),
+  maxWorkers: wholeNumberInput("max-workers"),
+  maxAttempts: wholeNumberInput("max-attempts"),
+  requeue: schemas_string().optional(),
+  listDeadLetters: booleanInput("list-dead-letters"),
+  dryRun: booleanInput("dry-run"),
+  bookbagsPath: schemas_string().optional(),
+  config: schemas_string().optional(),
+  stateDir: schemas_string().optional(),
+  token: schemas_string().optional(),
+  deliveryToken: schemas_string().optional()
+});
+function parseDrainInputs(raw) {
+  const r = drainInputsSchema.safeParse(raw);
+  if (!r.success)
+    throw new errors_ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join("; ")}`);
+  const requeue = (r.data.requeue ?? "").split(/[\s,]+/).filter(Boolean);
+  if (r.data.mode !== "drain" && !r.data.verdictsPath)
+    throw new errors_ConfigError(
+      `drain-grading inputs: mode ${r.data.mode} needs verdicts-path (the directory of verdicts.json)`
+    );
+  return { ...r.data, requeue };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/drain-grading/summary.js
+
+
+function drainOutputs(r) {
+  const common = { "dead-letters": String(r.dead.length), pending: String(r.pending) };
+  if (r.mode === "read-only") return common;
+  const d = r.drained;
+  return {
+    accepted: String(d.accepted),
+    rejected: String(d.rejected),
+    failed: String(d.failed),
+    "dead-lettered": String(d.deadLettered),
+    "outbox-delivered": String(d.outboxDelivered),
+    "outbox-pending": String(d.outboxPending),
+    ...r.mode === "judge" ? { "verdicts-digest": r.digest } : {},
+    ...common
+  };
+}
+const table = (t) => ({ table: { header: t[0], rows: t.slice(1) } });
+function drainSummary(r, board) {
+  const deadLetters = [
+    { heading: "Dead letters", level: 3 },
+    r.dead.length > 0 ? table(deadLetterTable(r.dead)) : { raw: "None.\n" }
+  ];
+  if (r.mode === "read-only")
+    return [
+      { heading: "Grading queue" },
+      { raw: `${r.pending} job(s) pending (nothing graded: read-only run)
+
+` },
+      ...deadLetters
+    ];
+  const d = r.drained;
+  if (r.mode === "judge")
+    return [
+      { heading: "Judging" },
+      {
+        raw: `${r.verdicts} verdict(s) handed on to the grade job (nothing applied or delivered here): ${countsLine(d)}
+
+`
+      },
+      ...d.fatal ? [{ raw: `**Judging stopped:** ${d.fatal}
+
+` }] : [],
+      { heading: "Verdicts of the judges", level: 3 },
+      d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: "None.\n" }
+    ];
+  const refused = r.refused && r.refused.length > 0 ? [
+    { heading: "Verdicts refused (not applied)", level: 3 },
+    table([["Job", "Why"], ...r.refused.map((x) => [escapeHtml(x.jobKey), escapeHtml(x.reason)])])
+  ] : [];
+  return [
+    { heading: "Grading" },
+    { raw: `${countsLine(d)}
+
+` },
+    ...r.missing ? [{ raw: `${r.missing}: the pending jobs stay queued for the next cycle.
+
+` }] : [],
+    ...refused,
+    ...d.fatal ? [{ raw: `**Grading stopped:** ${d.fatal}
+
+` }] : [],
+    ...board ? [{ raw: board }] : [],
+    { heading: "Verdicts of this drain", level: 3 },
+    d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: "None.\n" },
+    ...deadLetters
+  ];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/drain-grading/index.js
+
+
+
+
+
+
+
+
+void runAction(async () => {
+  const logger = actionsLogger();
+  const inputs = readInputs();
   hideCredentials();
   const { config, layout, result } = await drainJob(inputs, logger);
   for (const [name, value] of Object.entries(drainOutputs(result))) setOutput(name, value);

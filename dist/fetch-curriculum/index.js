@@ -42058,31 +42058,8 @@ exports.visitAsync = visitAsync;
 /******/ /* webpack/runtime/asset-relocator-loader */
 /******/ if (typeof __nccwpck_require__ !== 'undefined') __nccwpck_require__.ab = decodeURIComponent(new URL('.', import.meta.url).pathname).slice(import.meta.url.match(/^file:\/\/\/\w:/) ? 1 : 0, -1) + "/";
 /******/ 
-/******/ /* webpack/runtime/define property getters */
-/******/ (() => {
-/******/ 	// define getter functions for harmony exports
-/******/ 	__nccwpck_require__.d = (exports, definition) => {
-/******/ 		for(var key in definition) {
-/******/ 			if(__nccwpck_require__.o(definition, key) && !__nccwpck_require__.o(exports, key)) {
-/******/ 				Object.defineProperty(exports, key, { enumerable: true, get: definition[key] });
-/******/ 			}
-/******/ 		}
-/******/ 	};
-/******/ })();
-/******/ 
-/******/ /* webpack/runtime/hasOwnProperty shorthand */
-/******/ (() => {
-/******/ 	__nccwpck_require__.o = (obj, prop) => (Object.prototype.hasOwnProperty.call(obj, prop))
-/******/ })();
-/******/ 
 /************************************************************************/
 var __webpack_exports__ = {};
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  i: () => (/* binding */ main),
-  T: () => (/* binding */ parseInputs)
-});
 
 ;// CONCATENATED MODULE: external "os"
 const external_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("os");
@@ -45093,6 +45070,413 @@ function scrubEnviron(names) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/errors.js
+class SchoolError extends Error {
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "SchoolError";
+  }
+}
+class errors_ConfigError extends SchoolError {
+  constructor(message2, issues = []) {
+    super(message2);
+    this.issues = issues;
+    this.name = "ConfigError";
+  }
+  issues;
+}
+class errors_CorruptStateError extends SchoolError {
+  constructor(file, quarantinedTo, line, detail) {
+    super(
+      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
+    );
+    this.file = file;
+    this.quarantinedTo = quarantinedTo;
+    this.line = line;
+    this.name = "CorruptStateError";
+  }
+  file;
+  quarantinedTo;
+  line;
+}
+class LockError extends SchoolError {
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "LockError";
+  }
+}
+class GitHubAuthError extends SchoolError {
+  constructor(message2, options) {
+    super(message2, options);
+    this.name = "GitHubAuthError";
+  }
+}
+function errors_message(error) {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/security/redact.js
+const REDACTED = "[REDACTED]";
+const IDENTITY_FIELDS = /* @__PURE__ */ new Set([
+  "key",
+  "keys",
+  "type",
+  "at",
+  "id",
+  "issue",
+  "issue_number",
+  "issueNumber",
+  "number",
+  "crew_id",
+  "crewId",
+  "job_key",
+  "jobKey",
+  "status",
+  "state",
+  "attempts",
+  "max_attempts",
+  "maxAttempts",
+  "generation",
+  "sha256",
+  "base_sha",
+  "baseSha",
+  "diff_sha",
+  "diffSha"
+]);
+const SENSITIVE_SUFFIXES = [
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "passphrase",
+  "apikey",
+  "privatekey",
+  "accesskey",
+  "secretkey",
+  "credential",
+  "credentials",
+  "authorization",
+  "cookie",
+  "setcookie",
+  "clientsecret",
+  "sessionid"
+];
+function isSensitiveKey(key) {
+  if (IDENTITY_FIELDS.has(key)) return false;
+  let known = sensitiveKeys.get(key);
+  if (known === void 0) {
+    const k = key.toLowerCase().replace(/[^a-z0-9]/g, "");
+    known = SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
+    if (sensitiveKeys.size < 4096) sensitiveKeys.set(key, known);
+  }
+  return known;
+}
+const sensitiveKeys = /* @__PURE__ */ new Map();
+const TOKEN_PATTERNS = [
+  // PEM private keys, terminated or torn.
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  // GitHub tokens.
+  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  // Anthropic and OpenAI keys.
+  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
+  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  // AWS access key ids.
+  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  // Slack tokens and webhooks.
+  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
+  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  // JSON Web Tokens.
+  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  // Google API keys.
+  /\bAIza[0-9A-Za-z_-]{35}\b/g
+];
+const CONTEXT_PATTERNS = [
+  [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
+  [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
+  [
+    /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
+    `$1${REDACTED}`
+  ],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`]
+];
+const knownSecrets = /* @__PURE__ */ new Set();
+function registerSecret(value) {
+  if (value && value.length >= 6) knownSecrets.add(value);
+}
+const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
+const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
+function mayHoldSecret(text) {
+  return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
+}
+function redact_redactText(text) {
+  let out = text;
+  if (knownSecrets.size > 0) {
+    for (const secret of knownSecrets) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    }
+  }
+  if (!mayHoldSecret(out)) return out;
+  return redactPatterns(out);
+}
+function redactPatterns(text) {
+  let out = text;
+  for (const re of TOKEN_PATTERNS) out = out.replace(re, REDACTED);
+  for (const [re, replacement] of CONTEXT_PATTERNS) out = out.replace(re, replacement);
+  return out;
+}
+function redact(value) {
+  return walk(value, void 0, 0);
+}
+function walk(value, key, depth) {
+  if (depth > 64) return REDACTED;
+  if (key !== void 0) {
+    if (IDENTITY_FIELDS.has(key)) return value;
+    if (isSensitiveKey(key) && value !== null && value !== void 0 && value !== "") return REDACTED;
+  }
+  if (typeof value === "string") return redact_redactText(value);
+  if (typeof value !== "object" || value === null || value instanceof Date) return value;
+  if (Array.isArray(value)) {
+    const out2 = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out2[i] = walk(value[i], void 0, depth + 1);
+    return out2;
+  }
+  const out = {};
+  for (const k of Object.keys(value)) out[k] = walk(value[k], k, depth + 1);
+  return out;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/runtime.js
+
+
+
+function actionsLogger() {
+  return {
+    debug: (m) => core_debug(redact_redactText(m)),
+    info: (m) => info(redact_redactText(m)),
+    warning: (m) => warning(redact_redactText(m)),
+    error: (m) => error(redact_redactText(m)),
+    group: (name, fn) => group(redact_redactText(name), fn)
+  };
+}
+function optionalInput(name) {
+  return getInput(name) || void 0;
+}
+function secretInput(name) {
+  const value = getInput(name) || void 0;
+  if (value) {
+    core_setSecret(value);
+    registerSecret(value);
+  }
+  return value;
+}
+async function runAction(main) {
+  let reported = false;
+  const fail = (e) => {
+    if (reported) return;
+    reported = true;
+    setFailed(redact_redactText(errors_message(e)));
+  };
+  process.on("unhandledRejection", fail);
+  try {
+    registerSecret(process.env.GITHUB_TOKEN);
+    registerSecret(process.env.INPUT_TOKEN);
+    await main();
+  } catch (e) {
+    fail(e);
+  }
+}
+async function writeSummary(build, logger) {
+  if (!process.env.GITHUB_STEP_SUMMARY) return;
+  try {
+    build(summary);
+    await summary.write();
+  } catch (e) {
+    logger?.warning(`could not write the job summary: ${errors_message(e)}`);
+  } finally {
+    summary.emptyBuffer();
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/summary-blocks.js
+
+
+async function writeBlocks(blocks, logger) {
+  await writeSummary((s) => {
+    for (const b of blocks) {
+      if ("heading" in b) s.addHeading(b.heading, b.level ?? 2);
+      else if ("raw" in b) s.addRaw(b.raw, true);
+      else if ("list" in b) s.addList(b.list);
+      else s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
+    }
+  }, logger);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/security/html.js
+const HTML_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+};
+function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
+}
+const MARKDOWN_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "|": "&#124;",
+  "`": "&#96;",
+  "*": "&#42;",
+  _: "&#95;",
+  "[": "&#91;",
+  "]": "&#93;",
+  "(": "&#40;",
+  ")": "&#41;",
+  "!": "&#33;",
+  "#": "&#35;",
+  "~": "&#126;",
+  "\\": "&#92;",
+  "@": "&#64;"
+};
+function escapeMarkdownHtml(text) {
+  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/security/sanitize.js
+const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
+const TAG = /\u{E0000}|[\u{E0001}-\u{E007F}]/gu;
+const ZERO_WIDTH = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u034F\u115F\u1160\u3164\uFFA0]/g;
+const NUL = /\u0000/g;
+const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/g;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+function truncationMarker(removed) {
+  return `
+[\u2026 ${removed} characters cut by school-core]`;
+}
+function count(text, re) {
+  let n = 0;
+  const out = text.replace(re, () => {
+    n++;
+    return "";
+  });
+  return [out, n];
+}
+function sanitizeText(input, maxLength) {
+  const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
+  let text = typeof input === "string" ? input : String(input ?? "");
+  [text, report.surrogate] = count(text, LONE_SURROGATE);
+  text = text.replace(/\r\n?/g, "\n");
+  [text, report.bidi] = count(text, BIDI);
+  [text, report.tag] = count(text, TAG);
+  [text, report.zeroWidth] = count(text, ZERO_WIDTH);
+  [text, report.nul] = count(text, NUL);
+  [text, report.control] = count(text, CONTROL);
+  if (text.length > maxLength) {
+    const original = text.length;
+    let keep = Math.max(0, maxLength - truncationMarker(original).length);
+    const code = text.charCodeAt(keep - 1);
+    if (keep > 0 && code >= 55296 && code <= 56319) keep -= 1;
+    text = text.slice(0, keep) + truncationMarker(original - keep);
+    if (text.length > maxLength) text = text.slice(0, maxLength).replace(LONE_SURROGATE, "");
+    report.truncatedFrom = original;
+  }
+  return { text, report };
+}
+function wasSanitized(report) {
+  return report.bidi + report.tag + report.zeroWidth + report.nul + report.control + report.surrogate > 0 || report.truncatedFrom !== void 0;
+}
+function describeSanitized(report) {
+  const parts = [];
+  if (report.bidi) parts.push(`${report.bidi} bidi`);
+  if (report.tag) parts.push(`${report.tag} tag`);
+  if (report.zeroWidth) parts.push(`${report.zeroWidth} zero-width`);
+  if (report.nul) parts.push(`${report.nul} NUL`);
+  if (report.control) parts.push(`${report.control} control`);
+  if (report.surrogate) parts.push(`${report.surrogate} lone surrogate`);
+  if (report.truncatedFrom !== void 0) parts.push(`cut from ${report.truncatedFrom} chars`);
+  return parts.join(", ");
+}
+function finiteOr(value, fallback, range) {
+  const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
+  if (!Number.isFinite(n)) return fallback;
+  if (Object.is(n, -0)) return 0;
+  if (range && (n < range.min || n > range.max)) return fallback;
+  return n;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/summary.js
+
+
+
+function escapeCell(text, max = 120) {
+  let t = redact_redactText(text).replace(/\s+/g, " ").trim();
+  if (t.length > max) t = `${t.slice(0, max - 1)}\u2026`;
+  return escapeMarkdownHtml(t);
+}
+function sanitizedNote(item) {
+  const parts = [];
+  const title = describeSanitized(item.sanitized.title);
+  const body = describeSanitized(item.sanitized.body);
+  if (title) parts.push(`title: ${title}`);
+  if (body) parts.push(`body: ${body}`);
+  return parts.join("; ");
+}
+const SUMMARY_HEADER = ["#", "Title", "Domain", "Difficulty", "Role", "Sanitized"];
+function summaryRows(items, limit = 200) {
+  return items.slice(0, limit).map((i) => [
+    String(i.number),
+    escapeCell(i.title),
+    escapeCell(i.domain, 40),
+    String(i.difficulty),
+    i.role,
+    escapeCell(sanitizedNote(i) || "\u2014", 80)
+  ]);
+}
+function headline(r) {
+  const how = r.mode === "not-modified" ? "unchanged on GitHub (one conditional request, answered 304)" : r.mode === "file-unchanged" ? "issues file unchanged" : `${r.mode} fetch`;
+  return `${r.count} issue(s) in the curriculum \u2014 ${how}: ${r.added} added, ${r.changed} changed, ${r.removed} removed${r.requests ? `, ${r.requests} GitHub request(s)` : ""}.`;
+}
+function textTable(items, limit = 50) {
+  const rows = [
+    ["#", "difficulty", "role", "domain", "title"],
+    ...items.slice(0, limit).map((i) => [
+      String(i.number),
+      String(i.difficulty),
+      i.role,
+      i.domain,
+      redactText(i.title).slice(0, 70)
+    ])
+  ];
+  const widths = rows[0].slice(0, -1).map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const lines = rows.map(
+    (r) => r.map((cell, c) => c < widths.length ? cell.padEnd(widths[c]) : cell).join("  ")
+  );
+  if (items.length > limit) lines.push(`\u2026 and ${items.length - limit} more`);
+  return lines.join("\n") + "\n";
+}
+
+
+// EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
+var dist = __nccwpck_require__(8815);
+;// CONCATENATED MODULE: external "node:path"
+const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
 // functions
@@ -54628,62 +55012,6 @@ function preprocess(fn, schema) {
     });
 }
 
-// EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
-var dist = __nccwpck_require__(8815);
-;// CONCATENATED MODULE: ./.build/src/errors.js
-class SchoolError extends Error {
-  constructor(message2, options) {
-    super(message2, options);
-    this.name = "SchoolError";
-  }
-}
-class errors_ConfigError extends SchoolError {
-  constructor(message2, issues = []) {
-    super(message2);
-    this.issues = issues;
-    this.name = "ConfigError";
-  }
-  issues;
-}
-class errors_CorruptStateError extends SchoolError {
-  constructor(file, quarantinedTo, line, detail) {
-    super(
-      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
-    );
-    this.file = file;
-    this.quarantinedTo = quarantinedTo;
-    this.line = line;
-    this.name = "CorruptStateError";
-  }
-  file;
-  quarantinedTo;
-  line;
-}
-class LockError extends SchoolError {
-  constructor(message2, options) {
-    super(message2, options);
-    this.name = "LockError";
-  }
-}
-class GitHubAuthError extends SchoolError {
-  constructor(message2, options) {
-    super(message2, options);
-    this.name = "GitHubAuthError";
-  }
-}
-function errors_message(error) {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === "string") return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
-  }
-}
-
-
-;// CONCATENATED MODULE: external "node:path"
-const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
 const BASE_ENV = (/* unused pure expression or super */ null && ([
   "PATH",
@@ -54977,8 +55305,8 @@ const schema_configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
-    order: schemas_enum(DISPATCH_ORDERS).default("smallest-first").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard: the same, but fresh items large enough to stretch the makespan start first."
+    order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
+      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails.")
   }).prefault({}),
@@ -55172,7 +55500,7 @@ function deepMerge(base, over) {
 function configJsonSchema() {
   return z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" });
 }
-function resolveConfig(explicit, overrides = {}) {
+function load_resolveConfig(explicit, overrides = {}) {
   if (explicit) return loadConfig(explicit, overrides);
   return (0,external_node_fs_namespaceObject.existsSync)("school.yml") ? loadConfig("school.yml", overrides) : parseConfig({}, "defaults", overrides);
 }
@@ -55180,138 +55508,6 @@ function resolveConfig(explicit, overrides = {}) {
 
 // EXTERNAL MODULE: external "node:crypto"
 var external_node_crypto_ = __nccwpck_require__(7598);
-;// CONCATENATED MODULE: ./.build/src/security/redact.js
-const REDACTED = "[REDACTED]";
-const IDENTITY_FIELDS = /* @__PURE__ */ new Set([
-  "key",
-  "keys",
-  "type",
-  "at",
-  "id",
-  "issue",
-  "issue_number",
-  "issueNumber",
-  "number",
-  "crew_id",
-  "crewId",
-  "job_key",
-  "jobKey",
-  "status",
-  "state",
-  "attempts",
-  "max_attempts",
-  "maxAttempts",
-  "generation",
-  "sha256",
-  "base_sha",
-  "baseSha",
-  "diff_sha",
-  "diffSha"
-]);
-const SENSITIVE_SUFFIXES = [
-  "token",
-  "secret",
-  "password",
-  "passwd",
-  "passphrase",
-  "apikey",
-  "privatekey",
-  "accesskey",
-  "secretkey",
-  "credential",
-  "credentials",
-  "authorization",
-  "cookie",
-  "setcookie",
-  "clientsecret",
-  "sessionid"
-];
-function isSensitiveKey(key) {
-  if (IDENTITY_FIELDS.has(key)) return false;
-  let known = sensitiveKeys.get(key);
-  if (known === void 0) {
-    const k = key.toLowerCase().replace(/[^a-z0-9]/g, "");
-    known = SENSITIVE_SUFFIXES.some((s) => k === s || k.endsWith(s));
-    if (sensitiveKeys.size < 4096) sensitiveKeys.set(key, known);
-  }
-  return known;
-}
-const sensitiveKeys = /* @__PURE__ */ new Map();
-const TOKEN_PATTERNS = [
-  // PEM private keys, terminated or torn.
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
-  // GitHub tokens.
-  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
-  // Anthropic and OpenAI keys.
-  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
-  // AWS access key ids.
-  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
-  // Slack tokens and webhooks.
-  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
-  // JSON Web Tokens.
-  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
-  // Google API keys.
-  /\bAIza[0-9A-Za-z_-]{35}\b/g
-];
-const CONTEXT_PATTERNS = [
-  [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
-  [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
-  [
-    /\b((?:[a-z0-9]*[_-])?(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^\s"',;&]{4,}/gi,
-    `$1${REDACTED}`
-  ],
-  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`]
-];
-const knownSecrets = /* @__PURE__ */ new Set();
-function registerSecret(value) {
-  if (value && value.length >= 6) knownSecrets.add(value);
-}
-const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
-const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
-function mayHoldSecret(text) {
-  return EXACT_LITERALS.test(text) || LOWER_LITERALS.test(text.toLowerCase());
-}
-function redact_redactText(text) {
-  let out = text;
-  if (knownSecrets.size > 0) {
-    for (const secret of knownSecrets) {
-      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    }
-  }
-  if (!mayHoldSecret(out)) return out;
-  return redactPatterns(out);
-}
-function redactPatterns(text) {
-  let out = text;
-  for (const re of TOKEN_PATTERNS) out = out.replace(re, REDACTED);
-  for (const [re, replacement] of CONTEXT_PATTERNS) out = out.replace(re, replacement);
-  return out;
-}
-function redact(value) {
-  return walk(value, void 0, 0);
-}
-function walk(value, key, depth) {
-  if (depth > 64) return REDACTED;
-  if (key !== void 0) {
-    if (IDENTITY_FIELDS.has(key)) return value;
-    if (isSensitiveKey(key) && value !== null && value !== void 0 && value !== "") return REDACTED;
-  }
-  if (typeof value === "string") return redact_redactText(value);
-  if (typeof value !== "object" || value === null || value instanceof Date) return value;
-  if (Array.isArray(value)) {
-    const out2 = new Array(value.length);
-    for (let i = 0; i < value.length; i++) out2[i] = walk(value[i], void 0, depth + 1);
-    return out2;
-  }
-  const out = {};
-  for (const k of Object.keys(value)) out[k] = walk(value[k], k, depth + 1);
-  return out;
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/log.js
 
 function consoleLogger(options = {}) {
@@ -55840,69 +56036,6 @@ async function audit(layout, type, fields = {}) {
   const path = layout.file("audit");
   const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
   await lock_withLock(path, () => appendJsonl(path, [record]));
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/security/sanitize.js
-const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
-const TAG = /\u{E0000}|[\u{E0001}-\u{E007F}]/gu;
-const ZERO_WIDTH = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u034F\u115F\u1160\u3164\uFFA0]/g;
-const NUL = /\u0000/g;
-const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/g;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-function truncationMarker(removed) {
-  return `
-[\u2026 ${removed} characters cut by school-core]`;
-}
-function count(text, re) {
-  let n = 0;
-  const out = text.replace(re, () => {
-    n++;
-    return "";
-  });
-  return [out, n];
-}
-function sanitizeText(input, maxLength) {
-  const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
-  let text = typeof input === "string" ? input : String(input ?? "");
-  [text, report.surrogate] = count(text, LONE_SURROGATE);
-  text = text.replace(/\r\n?/g, "\n");
-  [text, report.bidi] = count(text, BIDI);
-  [text, report.tag] = count(text, TAG);
-  [text, report.zeroWidth] = count(text, ZERO_WIDTH);
-  [text, report.nul] = count(text, NUL);
-  [text, report.control] = count(text, CONTROL);
-  if (text.length > maxLength) {
-    const original = text.length;
-    let keep = Math.max(0, maxLength - truncationMarker(original).length);
-    const code = text.charCodeAt(keep - 1);
-    if (keep > 0 && code >= 55296 && code <= 56319) keep -= 1;
-    text = text.slice(0, keep) + truncationMarker(original - keep);
-    if (text.length > maxLength) text = text.slice(0, maxLength).replace(LONE_SURROGATE, "");
-    report.truncatedFrom = original;
-  }
-  return { text, report };
-}
-function wasSanitized(report) {
-  return report.bidi + report.tag + report.zeroWidth + report.nul + report.control + report.surrogate > 0 || report.truncatedFrom !== void 0;
-}
-function describeSanitized(report) {
-  const parts = [];
-  if (report.bidi) parts.push(`${report.bidi} bidi`);
-  if (report.tag) parts.push(`${report.tag} tag`);
-  if (report.zeroWidth) parts.push(`${report.zeroWidth} zero-width`);
-  if (report.nul) parts.push(`${report.nul} NUL`);
-  if (report.control) parts.push(`${report.control} control`);
-  if (report.surrogate) parts.push(`${report.surrogate} lone surrogate`);
-  if (report.truncatedFrom !== void 0) parts.push(`cut from ${report.truncatedFrom} chars`);
-  return parts.join(", ");
-}
-function finiteOr(value, fallback, range) {
-  const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
-  if (!Number.isFinite(n)) return fallback;
-  if (Object.is(n, -0)) return 0;
-  if (range && (n < range.min || n > range.max)) return fallback;
-  return n;
 }
 
 
@@ -56621,94 +56754,6 @@ async function fetchFromFile(options, path) {
 function result(layout, items, counts, mode, requests) {
   const list = [...items.values()].sort((a, b) => a.number - b.number);
   return { count: list.length, ...counts, path: layout.file("curriculum"), mode, requests, items: list };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/security/html.js
-const HTML_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;"
-};
-function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
-}
-const MARKDOWN_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-  "|": "&#124;",
-  "`": "&#96;",
-  "*": "&#42;",
-  _: "&#95;",
-  "[": "&#91;",
-  "]": "&#93;",
-  "(": "&#40;",
-  ")": "&#41;",
-  "!": "&#33;",
-  "#": "&#35;",
-  "~": "&#126;",
-  "\\": "&#92;",
-  "@": "&#64;"
-};
-function escapeMarkdownHtml(text) {
-  return text.replace(/[&<>"'|`*_[\]()!#~\\@]/g, (c) => MARKDOWN_ENTITIES[c]);
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/curriculum/summary.js
-
-
-
-function escapeCell(text, max = 120) {
-  let t = redact_redactText(text).replace(/\s+/g, " ").trim();
-  if (t.length > max) t = `${t.slice(0, max - 1)}\u2026`;
-  return escapeMarkdownHtml(t);
-}
-function sanitizedNote(item) {
-  const parts = [];
-  const title = describeSanitized(item.sanitized.title);
-  const body = describeSanitized(item.sanitized.body);
-  if (title) parts.push(`title: ${title}`);
-  if (body) parts.push(`body: ${body}`);
-  return parts.join("; ");
-}
-const SUMMARY_HEADER = ["#", "Title", "Domain", "Difficulty", "Role", "Sanitized"];
-function summaryRows(items, limit = 200) {
-  return items.slice(0, limit).map((i) => [
-    String(i.number),
-    escapeCell(i.title),
-    escapeCell(i.domain, 40),
-    String(i.difficulty),
-    i.role,
-    escapeCell(sanitizedNote(i) || "\u2014", 80)
-  ]);
-}
-function headline(r) {
-  const how = r.mode === "not-modified" ? "unchanged on GitHub (one conditional request, answered 304)" : r.mode === "file-unchanged" ? "issues file unchanged" : `${r.mode} fetch`;
-  return `${r.count} issue(s) in the curriculum \u2014 ${how}: ${r.added} added, ${r.changed} changed, ${r.removed} removed${r.requests ? `, ${r.requests} GitHub request(s)` : ""}.`;
-}
-function textTable(items, limit = 50) {
-  const rows = [
-    ["#", "difficulty", "role", "domain", "title"],
-    ...items.slice(0, limit).map((i) => [
-      String(i.number),
-      String(i.difficulty),
-      i.role,
-      i.domain,
-      redactText(i.title).slice(0, 70)
-    ])
-  ];
-  const widths = rows[0].slice(0, -1).map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  const lines = rows.map(
-    (r) => r.map((cell, c) => c < widths.length ? cell.padEnd(widths[c]) : cell).join("  ")
-  );
-  if (items.length > limit) lines.push(`\u2026 and ${items.length - limit} more`);
-  return lines.join("\n") + "\n";
 }
 
 
@@ -62120,6 +62165,91 @@ function authError(error, method, url) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/state/layout.js
+
+const STATE_FILES = {
+  /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
+  curriculum: "curriculum.jsonl",
+  /** ETag and `since` cursor of the last fetch. */
+  curriculumMeta: "curriculum-meta.json",
+  /** Crew lifecycle and worktree leases (events). */
+  crews: "crews.jsonl",
+  /** Grading queue (events). */
+  grading: "grading.jsonl",
+  /** Score ledger: one applied event per crew_id (events). */
+  scores: "scores.jsonl",
+  /** GitHub side effects waiting for delivery (events). */
+  outbox: "outbox.jsonl",
+  /** Outcome observations (fail-soft, append-only). */
+  observations: "observations.jsonl",
+  /** Usage and spend reported by students (events). */
+  spend: "spend.jsonl",
+  /** School-wide control: pauses, roster heartbeats (events). */
+  school: "school.jsonl",
+  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
+  feedback: "feedback.jsonl",
+  /** Append-only audit log of everything the school did. */
+  audit: "events.jsonl",
+  /** Checkpoint manifest: generation and SHA-256 of every file. */
+  manifest: "manifest.json"
+};
+const STATE_DIRS = {
+  bookbags: "bookbags",
+  /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
+  views: "views"
+};
+const VIEW_FILES = {
+  /** The board's persisted fold (src/board/fold-cache.ts). */
+  boardFold: "board-fold.json"
+};
+class layout_StateLayout {
+  root;
+  constructor(root) {
+    this.root = (0,external_node_path_namespaceObject.resolve)(root);
+  }
+  file(name) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
+  }
+  bookbag(crewId) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.bookbags, crewId);
+  }
+  view(name) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.views, name);
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/loop/fetch-job.js
+
+
+
+
+
+
+async function fetchJob(inputs, logger) {
+  const config = load_resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
+  const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
+  let source;
+  if (issuesFile) {
+    source = { kind: "file", path: issuesFile };
+  } else {
+    if (!inputs.token) {
+      throw new errors_ConfigError(
+        "token: no GitHub token. Leave the `token` input at its default (${{ github.token }}) or pass a token with `issues: read`."
+      );
+    }
+    const repo = parseRepo(inputs.repository ?? config.repository, "repository");
+    source = { kind: "github", client: createGitHubClient({ token: inputs.token, logger }), repo };
+  }
+  const layout = new layout_StateLayout(config.stateDir);
+  const result = await logger.group(
+    "Fetch the curriculum",
+    () => fetchCurriculum({ layout, config, source, labels: inputs.labels, logger })
+  );
+  return { config, layout, result };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/board/model.js
 const LANES = [
   "ready",
@@ -63188,60 +63318,6 @@ async function send(port, entry) {
   const existing = await port.listComments(entry.issueNumber);
   if (existing.some((c) => (c.body ?? "").includes(marker))) return;
   await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/state/layout.js
-
-const STATE_FILES = {
-  /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
-  curriculum: "curriculum.jsonl",
-  /** ETag and `since` cursor of the last fetch. */
-  curriculumMeta: "curriculum-meta.json",
-  /** Crew lifecycle and worktree leases (events). */
-  crews: "crews.jsonl",
-  /** Grading queue (events). */
-  grading: "grading.jsonl",
-  /** Score ledger: one applied event per crew_id (events). */
-  scores: "scores.jsonl",
-  /** GitHub side effects waiting for delivery (events). */
-  outbox: "outbox.jsonl",
-  /** Outcome observations (fail-soft, append-only). */
-  observations: "observations.jsonl",
-  /** Usage and spend reported by students (events). */
-  spend: "spend.jsonl",
-  /** School-wide control: pauses, roster heartbeats (events). */
-  school: "school.jsonl",
-  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
-  feedback: "feedback.jsonl",
-  /** Append-only audit log of everything the school did. */
-  audit: "events.jsonl",
-  /** Checkpoint manifest: generation and SHA-256 of every file. */
-  manifest: "manifest.json"
-};
-const STATE_DIRS = {
-  bookbags: "bookbags",
-  /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
-  views: "views"
-};
-const VIEW_FILES = {
-  /** The board's persisted fold (src/board/fold-cache.ts). */
-  boardFold: "board-fold.json"
-};
-class StateLayout {
-  root;
-  constructor(root) {
-    this.root = (0,external_node_path_namespaceObject.resolve)(root);
-  }
-  file(name) {
-    return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
-  }
-  bookbag(crewId) {
-    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.bookbags, crewId);
-  }
-  view(name) {
-    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.views, name);
-  }
 }
 
 
@@ -64475,6 +64551,48 @@ function stateOf(crews, verdict, requeued) {
   if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
   return READY;
 }
+const MIN_RUNS_PER_KEY = 3;
+const FACTOR_BOUNDS = (/* unused pure expression or super */ null && ([0.05, 20]));
+class RunTimeHistory {
+  byKey = /* @__PURE__ */ new Map();
+  all = { run: 0, estimated: 0, n: 0 };
+  constructor(registry, sizeOf, defaultSize) {
+    for (const c of Object.values(registry.crews)) {
+      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra) continue;
+      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+      if (!Number.isFinite(ms) || ms < 0) continue;
+      const issue = sizeOf(c.issueNumber);
+      const accs = [this.all];
+      if (issue && issue.size > 0) {
+        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
+        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
+        this.byKey.set(key, k);
+        accs.push(k);
+      }
+      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
+      if (!(estimated > 0)) continue;
+      for (const acc of accs) {
+        acc.run += ms / 6e4;
+        acc.estimated += estimated;
+        acc.n++;
+      }
+    }
+  }
+  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
+  factor(key) {
+    const own = this.byKey.get(runKey(key));
+    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
+    if (!acc || acc.estimated <= 0) return 1;
+    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
+  }
+  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
+  predict(size, key) {
+    return size * this.factor(key);
+  }
+}
+function runKey(k) {
+  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/curriculum/trust.js
@@ -64897,6 +65015,8 @@ function roundHumans(h) {
 
 
 
+
+
 const BOARD_ARTIFACT = "school-board";
 function boardSummary(action, layout, config, logger) {
   try {
@@ -64907,72 +65027,18 @@ function boardSummary(action, layout, config, logger) {
     return void 0;
   }
 }
-
-
-;// CONCATENATED MODULE: ./.build/src/github/runtime.js
-
-
-
-function actionsLogger() {
-  return {
-    debug: (m) => core_debug(redact_redactText(m)),
-    info: (m) => info(redact_redactText(m)),
-    warning: (m) => warning(redact_redactText(m)),
-    error: (m) => error(redact_redactText(m)),
-    group: (name, fn) => group(redact_redactText(name), fn)
-  };
-}
-function optionalInput(name) {
-  return getInput(name) || void 0;
-}
-function secretInput(name) {
-  const value = getInput(name) || void 0;
-  if (value) {
-    core_setSecret(value);
-    registerSecret(value);
-  }
-  return value;
-}
-async function runAction(main) {
-  let reported = false;
-  const fail = (e) => {
-    if (reported) return;
-    reported = true;
-    setFailed(redact_redactText(errors_message(e)));
-  };
-  process.on("unhandledRejection", fail);
+function boardSummaryFrom(action, configFile, stateDir, logger) {
   try {
-    registerSecret(process.env.GITHUB_TOKEN);
-    registerSecret(process.env.INPUT_TOKEN);
-    await main();
+    const config = resolveConfig(configFile, stateDir ? { stateDir } : {});
+    return boardSummary(action, new StateLayout(config.stateDir), config, logger);
   } catch (e) {
-    fail(e);
-  }
-}
-async function writeSummary(build, logger) {
-  if (!process.env.GITHUB_STEP_SUMMARY) return;
-  try {
-    build(summary);
-    await summary.write();
-  } catch (e) {
-    logger?.warning(`could not write the job summary: ${errors_message(e)}`);
-  } finally {
-    summary.emptyBuffer();
+    logger.warning(`could not add the board to the job summary: ${message(e)}`);
+    return void 0;
   }
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/actions/fetch-curriculum.js
-
-
-
-
-
-
-
-
-
-
+;// CONCATENATED MODULE: ./.build/src/actions/fetch-curriculum/inputs.js
 
 
 const inputsSchema = object({
@@ -64983,7 +65049,7 @@ const inputsSchema = object({
   stateDir: schemas_string().optional(),
   issuesFile: schemas_string().optional()
 });
-function parseInputs() {
+function readInputs() {
   const labels = optionalInput("labels");
   return inputsSchema.parse({
     token: secretInput("token"),
@@ -64994,49 +65060,49 @@ function parseInputs() {
     issuesFile: optionalInput("issues-file")
   });
 }
-async function main() {
-  const inputs = parseInputs();
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/fetch-curriculum/summary.js
+
+function fetchOutputs(r) {
+  return {
+    count: String(r.count),
+    added: String(r.added),
+    changed: String(r.changed),
+    removed: String(r.removed),
+    "curriculum-path": r.path,
+    mode: r.mode
+  };
+}
+function fetchSummary(r, board) {
+  return [
+    { heading: "Curriculum", level: 2 },
+    { raw: headline(r) },
+    ...r.items.length ? [{ table: { header: [...SUMMARY_HEADER], rows: summaryRows(r.items) } }] : [],
+    ...r.items.length > 200 ? [{ raw: `\u2026 and ${r.items.length - 200} more.` }] : [],
+    ...board ? [{ raw: board }] : []
+  ];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/actions/fetch-curriculum/index.js
+
+
+
+
+
+
+
+
+
+void runAction(async () => {
+  const inputs = readInputs();
   hideCredentials();
   const logger = actionsLogger();
-  const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
-  const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
-  let source;
-  if (issuesFile) {
-    source = { kind: "file", path: issuesFile };
-  } else {
-    if (!inputs.token) {
-      throw new errors_ConfigError(
-        "token: no GitHub token. Leave the `token` input at its default (${{ github.token }}) or pass a token with `issues: read`."
-      );
-    }
-    const repo = parseRepo(inputs.repository ?? config.repository, "repository");
-    source = { kind: "github", client: createGitHubClient({ token: inputs.token, logger }), repo };
-  }
-  const layout = new StateLayout(config.stateDir);
-  const result = await logger.group(
-    "Fetch the curriculum",
-    () => fetchCurriculum({ layout, config, source, labels: inputs.labels, logger })
-  );
-  setOutput("count", result.count);
-  setOutput("added", result.added);
-  setOutput("changed", result.changed);
-  setOutput("removed", result.removed);
-  setOutput("curriculum-path", result.path);
-  setOutput("mode", result.mode);
+  const { config, layout, result } = await fetchJob(inputs, logger);
+  for (const [name, value] of Object.entries(fetchOutputs(result))) setOutput(name, value);
   info(headline(result));
   const board = boardSummary("fetch-curriculum", layout, config, logger);
-  await writeSummary((s) => {
-    s.addHeading("Curriculum", 2).addRaw(headline(result), true);
-    if (result.items.length) {
-      s.addTable([SUMMARY_HEADER.map((h) => ({ data: h, header: true })), ...summaryRows(result.items)]);
-      if (result.items.length > 200) s.addRaw(`\u2026 and ${result.items.length - 200} more.`, true);
-    }
-    if (board) s.addRaw(board, true);
-  }, logger);
-}
-void runAction(main);
+  await writeBlocks(fetchSummary(result, board), logger);
+});
 
-
-var __webpack_exports__main = __webpack_exports__.i;
-var __webpack_exports__parseInputs = __webpack_exports__.T;
-export { __webpack_exports__main as main, __webpack_exports__parseInputs as parseInputs };
