@@ -67,9 +67,10 @@ export function typicalCrewMs(registry: CrewRegistry, crewTimeoutMs: number): nu
  * The standby pass: after `first` admitted a first wave, admit more of the refused candidates onto
  * the daemons that got one, balancing predicted work (./order.ts `predictedMinutes`), not counts.
  * A daemon's job may start crews while a crew timeout plus the grading reserve still fit, so each of
- * its first-wave slots can take L = remaining − crew timeout − reserve of work after its first
- * crew, plus the one typical crew that starts last and overruns L: a daemon's budget is
- * (its first-wave crews) × (L + typical), its load starts at the predicted work of its first wave.
+ * its first-wave slots starts another crew while the work queued before it (each crew's predicted
+ * work, at most a crew timeout) ends within L = remaining − crew timeout − reserve: a daemon takes
+ * standby while its load is under (its first-wave crews) × L, its load starting at the predicted
+ * work of its first wave; the last crew it takes may run past L.
  * Rounds: every daemon whose load per slot is within one typical crew of the lightest one and
  * still under budget takes the next candidate admission gives it (one slot each, the same rules
  * as the first wave); a daemon that gets nothing has nothing left it may run. So daemons run dry
@@ -85,9 +86,12 @@ export function admitStandby(
 ): { standby: Admitted[]; refused: AdmissionResult['refused'] } {
   const allowance = new Map<string, number>();
   const load = new Map<string, number>();
+  // No crew holds its slot longer than the crew timeout, whatever its issue's estimate says.
+  const work = (c: Admitted['candidate']) =>
+    Math.min(predictedMinutes(c), input.time.crewTimeoutMs / 60_000);
   for (const a of first.admitted) {
     allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
-    load.set(a.daemon, (load.get(a.daemon) ?? 0) + predictedMinutes(a.candidate));
+    load.set(a.daemon, (load.get(a.daemon) ?? 0) + work(a.candidate));
   }
   const refusedIssues = new Set(first.refused.map((r) => r.issue));
   let rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
@@ -95,7 +99,9 @@ export function admitStandby(
   const horizon = (input.time.remainingMs - input.time.crewTimeoutMs - input.time.gradingReserveMs) / 60_000;
   if (allowance.size === 0 || rest.length === 0 || horizon < 0)
     return { standby: [], refused: first.refused };
-  const budget = (d: string) => allowance.get(d)! * (horizon + typical);
+  // A slot starts its next crew only while the work before it ends within the horizon (the job
+  // starts no crew once a crew timeout and the reserve no longer fit).
+  const budget = (d: string) => allowance.get(d)! * horizon;
   const perSlot = (d: string) => load.get(d)! / allowance.get(d)!;
   const open = new Set([...allowance.keys()].filter((d) => load.get(d)! < budget(d)));
   const held = [
@@ -137,7 +143,7 @@ export function admitStandby(
         fences: a.candidate.fences,
         holder: `issue #${a.candidate.issueNumber} (admitted this batch)`,
       });
-      load.set(a.daemon, load.get(a.daemon)! + predictedMinutes(a.candidate));
+      load.set(a.daemon, load.get(a.daemon)! + work(a.candidate));
       if (load.get(a.daemon)! >= budget(a.daemon)) open.delete(a.daemon);
     }
   }

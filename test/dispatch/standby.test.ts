@@ -130,18 +130,10 @@ describe('planDispatch with standby crews behind the first wave', () => {
     await history(seasoned.layout, [1, 2, 2, 2, 1.5, 2]);
     const warm = await seasoned.plan(issues(10));
     // Crews took 10.5 min for six issues estimated 30 min each: each 30 min issue is predicted at
-    // 1.75 min. The slot may start crews for 10 min after its first and the last one may run on
-    // (the typical run, 2 min): 12 min of work, so six more stand by (7 × 1.75 ≥ 12).
-    expect(warm.assignments.map((a) => a.queued ?? false)).toEqual([
-      false,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-    ]);
-    expect(warm.refused).toHaveLength(3);
+    // 1.75 min. The slot starts another crew while the work before it ends within 10 min: crews
+    // start at 0, 1.75, …, 8.75 (six in all); the seventh would start at 10.5, too late.
+    expect(warm.assignments.map((a) => a.queued ?? false)).toEqual([false, true, true, true, true, true]);
+    expect(warm.refused).toHaveLength(4);
   });
 
   it('puts nothing on standby without the standby option (the local driver refills from the office instead)', async () => {
@@ -220,15 +212,17 @@ describe('planDispatch with standby crews behind the first wave', () => {
   });
 
   it("tail-guard orders a daemon's standby as its queue will shrink: a crew long for that queue starts first", async () => {
+    // A 100 min crew timeout: no issue below is predicted to outrun it. Each slot starts crews while
+    // the work before them ends within 205 − 100 − 5 = 100 min.
     const dispatch = {
       maxCrews: 4,
-      crewTimeoutSeconds: 900,
+      crewTimeoutSeconds: 6000,
       gradingReserveSeconds: 300,
-      jobTimeoutMinutes: 120,
+      jobTimeoutMinutes: 205,
     };
     // Four 1-min first crews; then, most urgent, twenty 10-min issues and one of 100; then 45-min ones.
     // The whole backlog (3,000+ min) is far too long for #25 to count as long at the plan, but the
-    // daemon's queue holds ~480 min over 4 slots, and 100 ≥ ¾ × 480 / 4.
+    // daemon's queue holds ~435 min over 4 slots, and 100 ≥ ¾ × 435 / 4.
     const curriculum = [
       ...[1, 2, 3, 4].map((n) => item(n, { size: 1, priority: 0 })),
       ...Array.from({ length: 20 }, (_, i) => item(5 + i, { size: 10, priority: 1 })),
