@@ -65611,9 +65611,10 @@ function typicalCrewMs(registry, crewTimeoutMs) {
 function admitStandby(input, first, typicalMs, order) {
   const allowance = /* @__PURE__ */ new Map();
   const load = /* @__PURE__ */ new Map();
+  const work = (c) => Math.min(predictedMinutes(c), input.time.crewTimeoutMs / 6e4);
   for (const a of first.admitted) {
     allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
-    load.set(a.daemon, (load.get(a.daemon) ?? 0) + predictedMinutes(a.candidate));
+    load.set(a.daemon, (load.get(a.daemon) ?? 0) + work(a.candidate));
   }
   const refusedIssues = new Set(first.refused.map((r) => r.issue));
   let rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
@@ -65621,7 +65622,7 @@ function admitStandby(input, first, typicalMs, order) {
   const horizon = (input.time.remainingMs - input.time.crewTimeoutMs - input.time.gradingReserveMs) / 6e4;
   if (allowance.size === 0 || rest.length === 0 || horizon < 0)
     return { standby: [], refused: first.refused };
-  const budget = (d) => allowance.get(d) * (horizon + typical);
+  const budget = (d) => allowance.get(d) * horizon;
   const perSlot = (d) => load.get(d) / allowance.get(d);
   const open = new Set([...allowance.keys()].filter((d) => load.get(d) < budget(d)));
   const held = [
@@ -65663,7 +65664,7 @@ function admitStandby(input, first, typicalMs, order) {
         fences: a.candidate.fences,
         holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
       });
-      load.set(a.daemon, load.get(a.daemon) + predictedMinutes(a.candidate));
+      load.set(a.daemon, load.get(a.daemon) + work(a.candidate));
       if (load.get(a.daemon) >= budget(a.daemon)) open.delete(a.daemon);
     }
   }
