@@ -87,8 +87,7 @@ export function admitStandby(
   const allowance = new Map<string, number>();
   const load = new Map<string, number>();
   // No crew holds its slot longer than the crew timeout, whatever its issue's estimate says.
-  const work = (c: Admitted['candidate']) =>
-    Math.min(predictedMinutes(c), input.time.crewTimeoutMs / 60_000);
+  const work = (c: Admitted['candidate']) => Math.min(predictedMinutes(c), input.time.crewTimeoutMs / 60_000);
   for (const a of first.admitted) {
     allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
     load.set(a.daemon, (load.get(a.daemon) ?? 0) + work(a.candidate));
