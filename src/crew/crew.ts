@@ -34,9 +34,10 @@ import { agentAllowList } from '../agents/network.js';
 import { verifyOnCleanCheckout } from './clean-checkout.js';
 import { resetAdminDir } from './git.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
-import { runSession, type SessionInput } from '../agents/session.js';
+import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
+import type { CrewRecord } from '../dispatch/registry.js';
 
 /**
  * A crew's life (docs/architecture.md): claim a slot → pre-verify (N4.1) → continue an interrupted crew's
@@ -72,168 +73,12 @@ export function classroomFor(spec: CrewSpec, role: string): Classroom {
   return createClassroom({ daemon: d, repoPath: spec.config.repoPath, root: spec.worktreeRoot });
 }
 
+/** Runs one planned crew from its slot claim to its grading job (see CrewResult). */
 export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewResult> {
-  const started = performance.now();
-  const startedAt = new Date().toISOString();
-  const layout = new StateLayout(spec.stateDir);
-  const log = deps.logger;
-  const crew = readCrewState(layout).registry.crews[spec.crewId];
-  if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file('crews')}`);
-  const item = findItem(layout, crew.issueNumber);
-  const agent = spec.config.agents.find((a) => a.id === crew.agent);
-  const classroom = classroomFor(spec, item?.role ?? 'coding');
-  classroom.preflight();
-  const daemon = spec.config.fleet.daemons.find((d) => d.id === spec.daemonId)!;
-  const leaseMs = spec.config.dispatch.leaseSeconds * 1000;
-  const claim = await claimSlot(layout, {
-    crewId: spec.crewId,
-    daemon: spec.daemonId,
-    slots: daemon.worktrees,
-    owner: selfOwner(),
-    process: { crewId: spec.crewId, ...localIdentity(process.pid) },
-    leaseMs,
-    worktreeFor: (slot) => classroom.workdir(slot),
-    jobStatus: deps.jobStatus,
-  });
-  for (const l of claim.reclaimed) {
-    await audit(layout, 'lease.reclaimed', {
-      crewId: l.crewId,
-      daemon: l.daemon,
-      slot: l.slot,
-      by: spec.crewId,
-    });
-  }
-  const stopBeat = startHeartbeat(layout, spec.crewId, leaseMs, (e) =>
-    log.warning(`heartbeat: ${message(e)}`),
-  );
-  const alerts: string[] = [];
-  const alert = async (kind: string, detail: string) => {
-    alerts.push(`${kind}: ${detail}`);
-    log.warning(`crew ${spec.crewId}: ${kind}: ${detail}`);
-    await audit(layout, 'crew.alert', { crewId: spec.crewId, issueNumber: crew.issueNumber, kind, detail });
-  };
-  // The shared git directory's baseline, read once, before the student runs: a copy in this
-  // process's memory is one no student can edit between its turns and the restore.
-  const guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
-  const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
-  mkdirSync(scratch, { recursive: true });
-  let outcome: CrewOutcome = 'aborted';
-  let reason = '';
-  let studentPgid = -1;
-  let prepared = false;
-  // N4.1: a dirty slot is not the agent's fault; the finished event says so (history skips it).
-  let preVerify = false;
-  // The agent never started (missing CLI, refused credentials): an alert, not the agent's failure.
-  let infra = false;
-  let resetAt: Date | undefined;
-  let sandbox: Sandbox | undefined;
-  let slotDirs: SlotDirs | undefined;
-  try {
-    if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
-    if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
-    const findings = await classroom.prepare(claim.slot, spec.baseSha);
-    if (findings.length) {
-      await alert('foreign-change', `${classroom.workdir(claim.slot)}: ${findings.slice(0, 10).join('; ')}`);
-      preVerify = true;
-      throw new AbortCrew(
-        `pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`,
-      );
-    }
-    prepared = true;
-    sandbox = crewSandbox(spec, scratch, log);
-    // Asked of git now, before the student could touch its `.git` file (read-only inside anyway).
-    slotDirs = await classroom.gitDirs(claim.slot);
-    const r = await live(
-      spec,
-      claim.slot,
-      classroom,
-      item,
-      agent,
-      crew,
-      scratch,
-      startedAt,
-      started,
-      { sandbox, guard, dirs: slotDirs, alert },
-      (pgid) => {
-        studentPgid = pgid;
-      },
-    );
-    outcome = r.outcome;
-    reason = r.reason;
-    infra = r.infra === true;
-    resetAt = r.resetAt;
-    if (infra) await alert('agent-could-not-start', r.reason);
-    if (r.detail && outcome !== 'succeeded')
-      log.warning(`crew ${spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
-    if (r.usage) log.info(`crew ${spec.crewId}: usage ${JSON.stringify(r.usage)}`);
-  } catch (e) {
-    outcome = 'aborted';
-    reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
-    if (e instanceof ClassroomInterruptedError) {
-      // The classroom lost the crew (Orca down or restarted): an interruption of the school, said so.
-      reason = `interrupted: ${e.message}`;
-      await alert('classroom-interrupted', e.message);
-    } else if (!(e instanceof AbortCrew)) await alert('runtime-error', message(e));
-  } finally {
-    stopBeat();
-    const refused = sandbox ? await sandbox.close().catch(() => []) : [];
-    if (refused.length)
-      await alert(
-        'egress-refused',
-        `the sandbox refused connections to ${refused
-          .slice(0, 10)
-          .map((r) => (r.count > 1 ? `${r.target} (${r.count}×)` : r.target))
-          .join(', ')} (not on sandbox.allow)`,
-      );
-    await teardown(
-      spec,
-      { guard, dirs: slotDirs, alert },
-      classroom,
-      claim.slot,
-      studentPgid,
-      prepared,
-    ).catch((e) => alert('teardown-failed', message(e)));
-    await releaseLease(layout, spec.crewId, `crew ${outcome}`);
-  }
-  if (alerts.length) reason = `${reason}; alerts: ${alerts.join(' | ')}`;
-  const durationMs = performance.now() - started;
-  await crewEventLog(layout).append([
-    event('crew.finished', `finished:${spec.crewId}`, {
-      crewId: spec.crewId,
-      issueNumber: crew.issueNumber,
-      outcome,
-      reason,
-      durationMs,
-      ...(preVerify && outcome === 'aborted' ? { preVerify: true } : {}),
-      ...(infra && outcome === 'aborted' ? { infra: true } : {}),
-    }),
-  ]);
-  // Seed 002: a usage limit pauses new launches (until its reset time when the tool named one); it
-  // is not a failed run. An overload is an interruption: the issue is simply tried again later.
-  await pauseForOutcome(layout, {
-    crewId: spec.crewId,
-    issueNumber: crew.issueNumber,
-    outcome,
-    reason,
-    ...(resetAt ? { until: resetAt } : {}),
-  });
-  if (
-    GRADED_OUTCOMES.includes(outcome) &&
-    item &&
-    agent &&
-    existsSync(join(layout.bookbag(spec.crewId), 'done.flag'))
-  ) {
-    await enqueueGradingJob(layout, {
-      issueNumber: crew.issueNumber,
-      crewId: spec.crewId,
-      agent: agent.id,
-      domain: item.domain,
-      difficulty: item.difficulty,
-      fences: crew.fences,
-      bookbag: `bookbags/${spec.crewId}`,
-    });
-  }
-  return { crewId: spec.crewId, outcome, reason, slot: claim.slot, alerts, durationMs };
+  const run = new CrewRun(spec, deps);
+  await run.claim();
+  await run.attend();
+  return run.finish();
 }
 
 /**
@@ -259,35 +104,22 @@ class AbortCrew extends Error {
   }
 }
 
-async function live(
-  spec: CrewSpec,
-  slot: number,
-  classroom: Classroom,
-  item: CurriculumItem,
-  agent: AgentConfig,
-  crew: {
-    crewId: string;
-    issueNumber: number;
-    attempt: number;
-    repair: boolean;
-    fences: string[];
-    daemon: string;
-  },
-  scratch: string,
-  startedAt: string,
-  started: number,
-  guarded: Guarded & { sandbox: Sandbox },
-  onGroup: (pgid: number) => void,
-) {
-  const { sandbox } = guarded;
-  const layout = new StateLayout(spec.stateDir);
-  const worktree = classroom.workdir(slot);
-  // What the student hands back (usage, report) is written in a directory of its own, the only
-  // one of the crew's runtime files it can write; the brief and the logs stay out of its reach.
-  const out = join(scratch, 'out');
-  rmSync(out, { recursive: true, force: true });
-  mkdirSync(out, { recursive: true });
-  const paths = {
+/** What the agent's turns need once the slot passed pre-verify: the work, who does it, and where. */
+interface Ready {
+  item: CurriculumItem;
+  agent: AgentConfig;
+  sandbox: Sandbox;
+}
+
+/** The crew's brief as written: its digest and the interrupted change it continues, if any. */
+interface Briefed {
+  briefSha: string;
+  continuing: Awaited<ReturnType<typeof continueInterrupted>> | undefined;
+}
+
+/** The files of the crew's runtime directory the brief, the student and the verification use. */
+function crewPaths(scratch: string, out: string): SessionInput['paths'] {
+  return {
     brief: join(scratch, 'brief.md'),
     usage: join(out, 'usage.json'),
     report: join(out, 'report.md'),
@@ -295,118 +127,400 @@ async function live(
     verifyLog: join(scratch, 'verify.log'),
     correction: (turn: number) => join(scratch, `correction-${turn}.md`),
   };
-  for (const p of [paths.usage, paths.report, paths.verifyLog]) rmSync(p, { force: true });
-  // Interrupted work is kept; a repair learns from the attempt before it (seed 002).
-  const runs = previousRuns(readCrewState(layout).registry.crews, crew.issueNumber, crew.crewId);
-  const continuing = classroom.verifies ? await continueInterrupted(layout, runs, worktree) : undefined;
-  const evidence = crew.repair ? repairEvidence(layout, runs) : undefined;
-  const observations = relevantObservations(layout, item);
-  const briefSha = writeBrief(paths.brief, {
-    item,
-    crewId: crew.crewId,
-    agent: agent.id,
-    attempt: crew.attempt,
-    repair: crew.repair,
-    worktree,
-    usageFile: paths.usage,
-    reportFile: paths.report,
-    maxTitleLength: spec.config.curriculum.maxTitleLength,
-    maxBodyLength: spec.config.curriculum.maxBodyLength,
-    cli: agent.kind !== 'command',
-    ...(evidence ? { evidence } : {}),
-    ...(continuing ? { continuing } : {}),
-    ...(observations.length ? { observations } : {}),
-  });
-  const crewVars = {
-    SCHOOL_BRIEF: paths.brief,
-    SCHOOL_USAGE_FILE: paths.usage,
-    SCHOOL_REPORT_FILE: paths.report,
-    SCHOOL_WORKTREE: worktree,
-    SCHOOL_CREW_ID: crew.crewId,
-    SCHOOL_ISSUE: String(item.number),
-    SCHOOL_ATTEMPT: String(crew.attempt),
-  };
-  const session = await runSession({
-    agent,
-    layout,
-    spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
-    worktree,
-    crewVars,
-    paths,
-    ...(spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {}),
-    verifies: classroom.verifies,
-    maxCorrections: spec.config.dispatch.correctionTurns,
-    timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
-    graceMs: spec.graceMs,
-    baseSha: spec.baseSha,
-    commandArgv: (c) => studentArgv(c, spec.baseDir),
-    ...(await confinement(spec, classroom, slot, sandbox, guarded.dirs, agent, scratch, out)),
-    sandboxed: sandbox.confined,
-    onSpawn: onGroup,
-    // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => putBackGit(guarded, spec.baseSha, classroom.workdir(slot)),
-    freeze: async () => {
-      const patch = redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'));
-      return { patch, sha: sha256(patch) };
-    },
-  });
-  const { ending, usage, report, verificationLog, corrections } = session;
-  const verification = session.verification;
-  // The bookbag keeps the change as the last turn left it; the verification record names the patch it
-  // verified (frozen before it ran): when they differ, the first judge sees it.
-  const collected = await classroom.collect(slot, spec.baseSha);
-  const diff = redactText(collected.patch.toString('utf8'));
-  const classified = classifyEnding(ending, verification, corrections);
-  const record: Omit<Bookbag, 'diffSha'> = {
-    schema: 1,
-    crewId: crew.crewId,
-    issueNumber: crew.issueNumber,
-    agent: agent.id,
-    daemon: crew.daemon,
-    role: item.role,
-    domain: item.domain,
-    difficulty: item.difficulty,
-    fences: crew.fences,
-    baseSha: spec.baseSha,
-    briefSha,
-    changedFiles: collected.changedFiles,
-    outcome: classified.outcome,
-    verification,
-    ...(usage ? { usage } : {}),
-    correctionTurns: corrections,
-    ...(session.session ? { agentSession: session.session } : {}),
-    ...(continuing?.applied ? { continuedFrom: continuing.crewId } : {}),
-    timings: { startedAt, finishedAt: new Date().toISOString(), durationMs: performance.now() - started },
-  };
-  const brief = readFileSync(paths.brief, 'utf8');
-  writeBookbag(layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
-  return {
-    ...classified,
-    usage,
-    ignored: collected.ignored,
-    ...(ending.resetAt ? { resetAt: ending.resetAt } : {}),
-    ...(ending.detail ? { detail: ending.detail } : {}),
-  };
 }
 
 /**
- * N8.2: leftovers are found, recorded as alerts and removed; then the slot is reset and what
- * remains is asserted empty. Processes are found by process group and by the crew's environment
- * marker, so a background process that left the group is found too.
+ * One crew's run: the spec, its classroom and slot, the sandbox, the git guard, the runtime paths,
+ * the logger and the alerts, and what the agent's session left; each step below reads and sets it.
  */
-async function teardown(
-  spec: CrewSpec,
-  guarded: Guarded,
-  classroom: Classroom,
-  slot: number,
-  pgid: number,
-  prepared: boolean,
-): Promise<void> {
-  const { alert } = guarded;
-  const stray = new Set(processesWithMarker(spec.crewId));
-  if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
-  if (stray.size) {
-    await alert(
+class CrewRun implements Guarded {
+  readonly started = performance.now();
+  readonly startedAt = new Date().toISOString();
+  readonly layout: StateLayout;
+  readonly log: Logger;
+  readonly crew: CrewRecord;
+  readonly item: CurriculumItem | undefined;
+  readonly agent: AgentConfig | undefined;
+  readonly classroom: Classroom;
+  readonly scratch: string;
+  /** What the student hands back (usage, report): the only runtime directory it can write. */
+  readonly out: string;
+  readonly paths: SessionInput['paths'];
+  readonly alerts: string[] = [];
+  slot = -1;
+  guard: GitControlBaseline | undefined;
+  dirs: SlotDirs | undefined;
+  sandbox: Sandbox | undefined;
+  outcome: CrewOutcome = 'aborted';
+  reason = '';
+  studentPgid = -1;
+  prepared = false;
+  /** N4.1: a dirty slot is not the agent's fault; the finished event says so (history skips it). */
+  preVerify = false;
+  /** The agent never started (missing CLI, refused credentials): an alert, not the agent's failure. */
+  infra = false;
+  resetAt: Date | undefined;
+  private stopBeat: () => void = () => {};
+
+  /** Reads the planned crew, its issue and agent, and checks its classroom can run here. */
+  constructor(
+    readonly spec: CrewSpec,
+    private readonly deps: RunCrewDeps,
+  ) {
+    this.layout = new StateLayout(spec.stateDir);
+    this.log = deps.logger;
+    const crew = readCrewState(this.layout).registry.crews[spec.crewId];
+    if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${this.layout.file('crews')}`);
+    this.crew = crew;
+    this.item = findItem(this.layout, crew.issueNumber);
+    this.agent = spec.config.agents.find((a) => a.id === crew.agent);
+    this.classroom = classroomFor(spec, this.item?.role ?? 'coding');
+    this.classroom.preflight();
+    this.scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
+    this.out = join(this.scratch, 'out');
+    this.paths = crewPaths(this.scratch, this.out);
+  }
+
+  /** The slot's worktree. */
+  get worktree(): string {
+    return this.classroom.workdir(this.slot);
+  }
+
+  /** Claims a slot, audits reclaimed leases, starts the heartbeat, reads the git baseline. */
+  async claim(): Promise<void> {
+    const { spec, layout } = this;
+    const daemon = spec.config.fleet.daemons.find((d) => d.id === spec.daemonId)!;
+    const leaseMs = spec.config.dispatch.leaseSeconds * 1000;
+    const claim = await claimSlot(layout, {
+      crewId: spec.crewId,
+      daemon: spec.daemonId,
+      slots: daemon.worktrees,
+      owner: selfOwner(),
+      process: { crewId: spec.crewId, ...localIdentity(process.pid) },
+      leaseMs,
+      worktreeFor: (slot) => this.classroom.workdir(slot),
+      jobStatus: this.deps.jobStatus,
+    });
+    this.slot = claim.slot;
+    for (const l of claim.reclaimed) {
+      await audit(layout, 'lease.reclaimed', {
+        crewId: l.crewId,
+        daemon: l.daemon,
+        slot: l.slot,
+        by: spec.crewId,
+      });
+    }
+    this.stopBeat = startHeartbeat(layout, spec.crewId, leaseMs, (e) =>
+      this.log.warning(`heartbeat: ${message(e)}`),
+    );
+    // The shared git directory's baseline, read once, before the student runs: a copy in this
+    // process's memory is one no student can edit between its turns and the restore.
+    this.guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
+    mkdirSync(this.scratch, { recursive: true });
+  }
+
+  /** Records an alert: in the result, the log and the audit trail. */
+  readonly alert = async (kind: string, detail: string): Promise<void> => {
+    this.alerts.push(`${kind}: ${detail}`);
+    this.log.warning(`crew ${this.spec.crewId}: ${kind}: ${detail}`);
+    await audit(this.layout, 'crew.alert', {
+      crewId: this.spec.crewId,
+      issueNumber: this.crew.issueNumber,
+      kind,
+      detail,
+    });
+  };
+
+  /** The crew's work on its slot; every exit path closes the sandbox, tears down and releases. */
+  async attend(): Promise<void> {
+    try {
+      await this.attempt();
+    } catch (e) {
+      await this.aborted(e);
+    } finally {
+      await this.close();
+    }
+  }
+
+  /** Pre-verifies the slot, confines the student and lives the agent's part; records how it ended. */
+  private async attempt(): Promise<void> {
+    const { item, agent } = this;
+    if (!item) throw new AbortCrew(`issue #${this.crew.issueNumber} is not in curriculum.jsonl`);
+    if (!agent) throw new AbortCrew(`agent ${this.crew.agent} is not configured`);
+    await this.preVerifySlot();
+    this.prepared = true;
+    const sandbox = (this.sandbox = this.crewSandbox());
+    // Asked of git now, before the student could touch its `.git` file (read-only inside anyway).
+    this.dirs = await this.classroom.gitDirs(this.slot);
+    const r = await this.live({ item, agent, sandbox });
+    this.outcome = r.outcome;
+    this.reason = r.reason;
+    this.infra = r.infra === true;
+    this.resetAt = r.resetAt;
+    if (this.infra) await this.alert('agent-could-not-start', r.reason);
+    if (r.detail && this.outcome !== 'succeeded')
+      this.log.warning(`crew ${this.spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
+    if (r.usage) this.log.info(`crew ${this.spec.crewId}: usage ${JSON.stringify(r.usage)}`);
+  }
+
+  /** N4.1: prepares the slot at the base; a slot not clean there aborts the crew before anything ran. */
+  private async preVerifySlot(): Promise<void> {
+    const findings = await this.classroom.prepare(this.slot, this.spec.baseSha);
+    if (!findings.length) return;
+    await this.alert('foreign-change', `${this.worktree}: ${findings.slice(0, 10).join('; ')}`);
+    this.preVerify = true;
+    throw new AbortCrew(
+      `pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`,
+    );
+  }
+
+  /** Records why the crew was aborted; the classroom losing it is an interruption, said so. */
+  private async aborted(e: unknown): Promise<void> {
+    this.outcome = 'aborted';
+    this.reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
+    if (e instanceof ClassroomInterruptedError) {
+      // The classroom lost the crew (Orca down or restarted): an interruption of the school, said so.
+      this.reason = `interrupted: ${e.message}`;
+      await this.alert('classroom-interrupted', e.message);
+    } else if (!(e instanceof AbortCrew)) await this.alert('runtime-error', message(e));
+  }
+
+  /** Stops the heartbeat, closes the sandbox (alerting refused egress), tears down, releases the lease. */
+  private async close(): Promise<void> {
+    this.stopBeat();
+    const refused = this.sandbox ? await this.sandbox.close().catch(() => []) : [];
+    if (refused.length)
+      await this.alert(
+        'egress-refused',
+        `the sandbox refused connections to ${refused
+          .slice(0, 10)
+          .map((r) => (r.count > 1 ? `${r.target} (${r.count}×)` : r.target))
+          .join(', ')} (not on sandbox.allow)`,
+      );
+    await this.teardown().catch((e) => this.alert('teardown-failed', message(e)));
+    await releaseLease(this.layout, this.spec.crewId, `crew ${this.outcome}`);
+  }
+
+  /** Appends `crew.finished`, pauses launches on a usage limit, enqueues grading; the result. */
+  async finish(): Promise<CrewResult> {
+    const { spec, crew, outcome, alerts } = this;
+    if (alerts.length) this.reason = `${this.reason}; alerts: ${alerts.join(' | ')}`;
+    const reason = this.reason;
+    const durationMs = performance.now() - this.started;
+    await crewEventLog(this.layout).append([
+      event('crew.finished', `finished:${spec.crewId}`, {
+        crewId: spec.crewId,
+        issueNumber: crew.issueNumber,
+        outcome,
+        reason,
+        durationMs,
+        ...(this.preVerify && outcome === 'aborted' ? { preVerify: true } : {}),
+        ...(this.infra && outcome === 'aborted' ? { infra: true } : {}),
+      }),
+    ]);
+    // Seed 002: a usage limit pauses new launches (until its reset time when the tool named one); it
+    // is not a failed run. An overload is an interruption: the issue is simply tried again later.
+    await pauseForOutcome(this.layout, {
+      crewId: spec.crewId,
+      issueNumber: crew.issueNumber,
+      outcome,
+      reason,
+      ...(this.resetAt ? { until: this.resetAt } : {}),
+    });
+    await this.enqueueGrading();
+    return { crewId: spec.crewId, outcome, reason, slot: this.slot, alerts, durationMs };
+  }
+
+  /** A graded outcome with a finished bookbag becomes a grading job. */
+  private async enqueueGrading(): Promise<void> {
+    const { spec, crew, item, agent, layout } = this;
+    if (
+      GRADED_OUTCOMES.includes(this.outcome) &&
+      item &&
+      agent &&
+      existsSync(join(layout.bookbag(spec.crewId), 'done.flag'))
+    ) {
+      await enqueueGradingJob(layout, {
+        issueNumber: crew.issueNumber,
+        crewId: spec.crewId,
+        agent: agent.id,
+        domain: item.domain,
+        difficulty: item.difficulty,
+        fences: crew.fences,
+        bookbag: `bookbags/${spec.crewId}`,
+      });
+    }
+  }
+
+  /** The agent's part: brief, session (turns, verification, corrections), bookbag. */
+  private async live(r: Ready) {
+    this.resetOut();
+    const briefed = await this.writeCrewBrief(r);
+    const session = await this.session(r);
+    return this.keepBookbag(r, briefed, session);
+  }
+
+  /** Empties the student's `out` directory and removes the last run's usage, report and verify log. */
+  private resetOut(): void {
+    // What the student hands back (usage, report) is written in a directory of its own, the only
+    // one of the crew's runtime files it can write; the brief and the logs stay out of its reach.
+    rmSync(this.out, { recursive: true, force: true });
+    mkdirSync(this.out, { recursive: true });
+    for (const p of [this.paths.usage, this.paths.report, this.paths.verifyLog]) rmSync(p, { force: true });
+  }
+
+  /** Writes the brief, continuing an interrupted change and, on a repair, with the last attempt's evidence. */
+  private async writeCrewBrief({ item, agent }: Ready): Promise<Briefed> {
+    const { crew, layout, spec, worktree } = this;
+    // Interrupted work is kept; a repair learns from the attempt before it (seed 002).
+    const runs = previousRuns(readCrewState(layout).registry.crews, crew.issueNumber, crew.crewId);
+    const continuing = this.classroom.verifies
+      ? await continueInterrupted(layout, runs, worktree)
+      : undefined;
+    const evidence = crew.repair ? repairEvidence(layout, runs) : undefined;
+    const observations = relevantObservations(layout, item);
+    const briefSha = writeBrief(this.paths.brief, {
+      item,
+      crewId: crew.crewId,
+      agent: agent.id,
+      attempt: crew.attempt,
+      repair: crew.repair,
+      worktree,
+      usageFile: this.paths.usage,
+      reportFile: this.paths.report,
+      maxTitleLength: spec.config.curriculum.maxTitleLength,
+      maxBodyLength: spec.config.curriculum.maxBodyLength,
+      cli: agent.kind !== 'command',
+      ...(evidence ? { evidence } : {}),
+      ...(continuing ? { continuing } : {}),
+      ...(observations.length ? { observations } : {}),
+    });
+    return { briefSha, continuing };
+  }
+
+  /** Runs the agent session: its turns in the sandbox, the git guard after each, verification, corrections. */
+  private async session(r: Ready): Promise<SessionResult> {
+    const { crew, spec, classroom, slot, paths, worktree } = this;
+    const { item, agent, sandbox } = r;
+    const crewVars = {
+      SCHOOL_BRIEF: paths.brief,
+      SCHOOL_USAGE_FILE: paths.usage,
+      SCHOOL_REPORT_FILE: paths.report,
+      SCHOOL_WORKTREE: worktree,
+      SCHOOL_CREW_ID: crew.crewId,
+      SCHOOL_ISSUE: String(item.number),
+      SCHOOL_ATTEMPT: String(crew.attempt),
+    };
+    return runSession({
+      agent,
+      layout: this.layout,
+      spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+      worktree,
+      crewVars,
+      paths,
+      ...(spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {}),
+      verifies: classroom.verifies,
+      maxCorrections: spec.config.dispatch.correctionTurns,
+      timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
+      graceMs: spec.graceMs,
+      baseSha: spec.baseSha,
+      commandArgv: (c) => studentArgv(c, spec.baseDir),
+      ...(await this.confinement(r)),
+      sandboxed: sandbox.confined,
+      onSpawn: (pgid) => {
+        this.studentPgid = pgid;
+      },
+      // Before the toolkit runs git in the worktree again, the shared git directory is put back.
+      afterTurn: () => putBackGit(this, spec.baseSha, classroom.workdir(slot)),
+      freeze: async () => {
+        const patch = redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'));
+        return { patch, sha: sha256(patch) };
+      },
+    });
+  }
+
+  /** Writes the bookbag: the change as the last turn left it, the record, report, logs and brief. */
+  private async keepBookbag({ item, agent }: Ready, b: Briefed, session: SessionResult) {
+    const { crew, spec } = this;
+    const { ending, usage, report, verificationLog, corrections } = session;
+    const verification = session.verification;
+    // The bookbag keeps the change as the last turn left it; the verification record names the patch it
+    // verified (frozen before it ran): when they differ, the first judge sees it.
+    const collected = await this.classroom.collect(this.slot, spec.baseSha);
+    const diff = redactText(collected.patch.toString('utf8'));
+    const classified = classifyEnding(ending, verification, corrections);
+    const record: Omit<Bookbag, 'diffSha'> = {
+      schema: 1,
+      crewId: crew.crewId,
+      issueNumber: crew.issueNumber,
+      agent: agent.id,
+      daemon: crew.daemon,
+      role: item.role,
+      domain: item.domain,
+      difficulty: item.difficulty,
+      fences: crew.fences,
+      baseSha: spec.baseSha,
+      briefSha: b.briefSha,
+      changedFiles: collected.changedFiles,
+      outcome: classified.outcome,
+      verification,
+      ...(usage ? { usage } : {}),
+      correctionTurns: corrections,
+      ...(session.session ? { agentSession: session.session } : {}),
+      ...(b.continuing?.applied ? { continuedFrom: b.continuing.crewId } : {}),
+      timings: {
+        startedAt: this.startedAt,
+        finishedAt: new Date().toISOString(),
+        durationMs: performance.now() - this.started,
+      },
+    };
+    const brief = readFileSync(this.paths.brief, 'utf8');
+    writeBookbag(this.layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
+    return {
+      ...classified,
+      usage,
+      ignored: collected.ignored,
+      ...(ending.resetAt ? { resetAt: ending.resetAt } : {}),
+      ...(ending.detail ? { detail: ending.detail } : {}),
+    };
+  }
+
+  /**
+   * N8.2: leftovers are found, recorded as alerts and removed; then the slot is reset and what
+   * remains is asserted empty.
+   */
+  private async teardown(): Promise<void> {
+    const { classroom, slot, spec } = this;
+    await this.killLeftovers();
+    await putBackGit(this, spec.baseSha, classroom.workdir(slot));
+    if (!this.prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
+    const { ignored } = await classroom
+      .collect(slot, spec.baseSha)
+      .catch(() => ({ ignored: [] as string[] }));
+    if (ignored.length)
+      await this.alert(
+        'leftover-files',
+        `ignored files outside the change: ${ignored.slice(0, 10).join(', ')}`,
+      );
+    const remaining = await classroom.teardown(slot, spec.baseSha);
+    if (remaining.length)
+      await this.alert(
+        'teardown-incomplete',
+        `slot not clean after reset: ${remaining.slice(0, 10).join('; ')}`,
+      );
+  }
+
+  /**
+   * Kills what the student left running. Processes are found by process group and by the crew's
+   * environment marker, so a background process that left the group is found too.
+   */
+  private async killLeftovers(): Promise<void> {
+    const { crewId } = this.spec;
+    const pgid = this.studentPgid;
+    const stray = new Set(processesWithMarker(crewId));
+    if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
+    if (!stray.size) return;
+    await this.alert(
       'leftover-process',
       `student left ${stray.size} process(es) running (pids ${[...stray].join(', ')}); killed`,
     );
@@ -418,21 +532,102 @@ async function teardown(
         /* gone */
       }
     }
-    await waitUntil(
-      () => processesWithMarker(spec.crewId).length === 0 && !(pgid > 0 && groupAlive(pgid)),
-      2_000,
-    );
-    const still = processesWithMarker(spec.crewId);
-    if (still.length) await alert('teardown-incomplete', `processes survive SIGKILL: ${still.join(', ')}`);
+    await waitUntil(() => processesWithMarker(crewId).length === 0 && !(pgid > 0 && groupAlive(pgid)), 2_000);
+    const still = processesWithMarker(crewId);
+    if (still.length)
+      await this.alert('teardown-incomplete', `processes survive SIGKILL: ${still.join(', ')}`);
   }
-  await putBackGit(guarded, spec.baseSha, classroom.workdir(slot));
-  if (!prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
-  const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] as string[] }));
-  if (ignored.length)
-    await alert('leftover-files', `ignored files outside the change: ${ignored.slice(0, 10).join(', ')}`);
-  const remaining = await classroom.teardown(slot, spec.baseSha);
-  if (remaining.length)
-    await alert('teardown-incomplete', `slot not clean after reset: ${remaining.slice(0, 10).join('; ')}`);
+
+  /**
+   * The crew's sandbox (docs/security.md). Its private directories live in the crew's runtime
+   * directory, which is itself never visible inside; nor are the state directory, the other slots,
+   * the repository's checkout or the toolkit.
+   */
+  private crewSandbox(): Sandbox {
+    const { spec } = this;
+    return new Sandbox({
+      config: spec.config.sandbox,
+      root: join(this.scratch, 'sandbox'),
+      protect: [
+        spec.stateDir,
+        spec.runtimeDir,
+        spec.worktreeRoot,
+        spec.config.repoPath,
+        ...(spec.baseDir ? [spec.baseDir] : []),
+      ],
+      onRefused: (target, purpose) =>
+        this.log.warning(
+          `crew ${spec.crewId}: sandbox refused a connection to ${target} (${purpose}; not on sandbox.allow)`,
+        ),
+    });
+  }
+
+  /**
+   * How the student's turns and its verification are started. The student sees its worktree and its
+   * slot's git admin directory read-write, the repository's common git directory read-only (other
+   * slots' admin directories hidden), the brief read-only, and the `out` directory for its report and
+   * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew.
+   * The verification runs on a clean checkout of the base with exactly the frozen patch
+   * (./clean-checkout.ts), read-only, in a HOME of its own made fresh for each run.
+   */
+  private async confinement({ agent, sandbox }: Ready): Promise<Pick<SessionInput, 'launch' | 'runVerify'>> {
+    const { spec, classroom, slot, dirs, scratch, out, worktree } = this;
+    const git = studentGitMounts(dirs, worktree);
+    const briefs = () =>
+      readdirSync(scratch)
+        .filter((f) => /^(brief|correction-\d+)\.md$/.test(f))
+        .map((f) => join(scratch, f));
+    const studentHome = sandbox.freshHome('student');
+    const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
+    return {
+      launch: async (argv, env) =>
+        classroom.host(
+          await sandbox.confine(argv, env, {
+            cwd: worktree,
+            writable: [worktree, ...(dirs ? [dirs.admin] : []), out],
+            readOnly: [...git.readOnly, ...briefs()],
+            masked: git.masked,
+            home: studentHome,
+            allow,
+          }),
+          { crewId: spec.crewId, slot, dir: scratch },
+        ),
+      runVerify: (argv, env, patch) =>
+        verifyOnCleanCheckout(
+          {
+            config: spec.config,
+            baseSha: spec.baseSha,
+            patch,
+            scratch: join(scratch, 'checkouts'),
+            depsRoot: join(spec.runtimeDir, 'deps'),
+            sandbox,
+            logFile: join(scratch, 'verify.log'),
+            timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
+            graceMs: spec.graceMs,
+          },
+          argv,
+          env,
+        ),
+    };
+  }
+}
+
+/** The student's view of git: the common directory and its links read-only, other slots' admin dirs hidden. */
+function studentGitMounts(
+  dirs: SlotDirs | undefined,
+  worktree: string,
+): { readOnly: string[]; masked: string[] } {
+  return dirs
+    ? {
+        readOnly: [
+          dirs.common,
+          join(worktree, '.git'),
+          join(dirs.admin, 'commondir'),
+          join(dirs.admin, 'gitdir'),
+        ],
+        masked: [join(dirs.common, 'worktrees')],
+      }
+    : { readOnly: [], masked: [] };
 }
 
 /** What the crew runner keeps to put the repository back after each turn, out of the student's reach. */
@@ -460,97 +655,6 @@ async function putBackGit(g: Guarded, base: string, worktree: string): Promise<v
   const restored = g.guard ? await restoreBaseline(g.guard) : [];
   if (restored.length)
     await g.alert('git-control-changed', `restored the repository's ${restored.slice(0, 10).join(', ')}`);
-}
-
-/**
- * The crew's sandbox (docs/security.md). Its private directories live in the crew's runtime
- * directory, which is itself never visible inside; nor are the state directory, the other slots,
- * the repository's checkout or the toolkit.
- */
-function crewSandbox(spec: CrewSpec, scratch: string, log: Logger): Sandbox {
-  return new Sandbox({
-    config: spec.config.sandbox,
-    root: join(scratch, 'sandbox'),
-    protect: [
-      spec.stateDir,
-      spec.runtimeDir,
-      spec.worktreeRoot,
-      spec.config.repoPath,
-      ...(spec.baseDir ? [spec.baseDir] : []),
-    ],
-    onRefused: (target, purpose) =>
-      log.warning(
-        `crew ${spec.crewId}: sandbox refused a connection to ${target} (${purpose}; not on sandbox.allow)`,
-      ),
-  });
-}
-
-/**
- * How the student's turns and its verification are started. The student sees its worktree and its
- * slot's git admin directory read-write, the repository's common git directory read-only (other
- * slots' admin directories hidden), the brief read-only, and the `out` directory for its report and
- * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew.
- * The verification runs on a clean checkout of the base with exactly the frozen patch
- * (./clean-checkout.ts), read-only, in a HOME of its own made fresh for each run.
- */
-async function confinement(
-  spec: CrewSpec,
-  classroom: Classroom,
-  slot: number,
-  sandbox: Sandbox,
-  dirs: SlotDirs | undefined,
-  agent: AgentConfig,
-  scratch: string,
-  out: string,
-): Promise<Pick<SessionInput, 'launch' | 'runVerify'>> {
-  const worktree = classroom.workdir(slot);
-  const git = dirs
-    ? {
-        readOnly: [
-          dirs.common,
-          join(worktree, '.git'),
-          join(dirs.admin, 'commondir'),
-          join(dirs.admin, 'gitdir'),
-        ],
-        masked: [join(dirs.common, 'worktrees')],
-      }
-    : { readOnly: [], masked: [] };
-  const briefs = () =>
-    readdirSync(scratch)
-      .filter((f) => /^(brief|correction-\d+)\.md$/.test(f))
-      .map((f) => join(scratch, f));
-  const studentHome = sandbox.freshHome('student');
-  const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
-  return {
-    launch: async (argv, env) =>
-      classroom.host(
-        await sandbox.confine(argv, env, {
-          cwd: worktree,
-          writable: [worktree, ...(dirs ? [dirs.admin] : []), out],
-          readOnly: [...git.readOnly, ...briefs()],
-          masked: git.masked,
-          home: studentHome,
-          allow,
-        }),
-        { crewId: spec.crewId, slot, dir: scratch },
-      ),
-    runVerify: (argv, env, patch) =>
-      verifyOnCleanCheckout(
-        {
-          config: spec.config,
-          baseSha: spec.baseSha,
-          patch,
-          scratch: join(scratch, 'checkouts'),
-          depsRoot: join(spec.runtimeDir, 'deps'),
-          sandbox,
-          logFile: join(scratch, 'verify.log'),
-          timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
-          graceMs: spec.graceMs,
-        },
-        argv,
-        env,
-      ),
-  };
 }
 
 async function waitUntil(test: () => boolean, ms: number): Promise<void> {
