@@ -58388,154 +58388,10 @@ function classroomFor(spec, role) {
   return createClassroom({ daemon: d, repoPath: spec.config.repoPath, root: spec.worktreeRoot });
 }
 async function runCrew(spec, deps) {
-  const started = performance.now();
-  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const layout = new layout_StateLayout(spec.stateDir);
-  const log = deps.logger;
-  const crew = readCrewState(layout).registry.crews[spec.crewId];
-  if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file("crews")}`);
-  const item = findItem(layout, crew.issueNumber);
-  const agent = spec.config.agents.find((a) => a.id === crew.agent);
-  const classroom = classroomFor(spec, item?.role ?? "coding");
-  classroom.preflight();
-  const daemon = spec.config.fleet.daemons.find((d) => d.id === spec.daemonId);
-  const leaseMs = spec.config.dispatch.leaseSeconds * 1e3;
-  const claim = await claimSlot(layout, {
-    crewId: spec.crewId,
-    daemon: spec.daemonId,
-    slots: daemon.worktrees,
-    owner: selfOwner(),
-    process: { crewId: spec.crewId, ...localIdentity(process.pid) },
-    leaseMs,
-    worktreeFor: (slot) => classroom.workdir(slot),
-    jobStatus: deps.jobStatus
-  });
-  for (const l of claim.reclaimed) {
-    await audit(layout, "lease.reclaimed", {
-      crewId: l.crewId,
-      daemon: l.daemon,
-      slot: l.slot,
-      by: spec.crewId
-    });
-  }
-  const stopBeat = startHeartbeat(
-    layout,
-    spec.crewId,
-    leaseMs,
-    (e) => log.warning(`heartbeat: ${errors_message(e)}`)
-  );
-  const alerts = [];
-  const alert = async (kind, detail) => {
-    alerts.push(`${kind}: ${detail}`);
-    log.warning(`crew ${spec.crewId}: ${kind}: ${detail}`);
-    await audit(layout, "crew.alert", { crewId: spec.crewId, issueNumber: crew.issueNumber, kind, detail });
-  };
-  const guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
-  const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
-  (0,external_node_fs_namespaceObject.mkdirSync)(scratch, { recursive: true });
-  let outcome = "aborted";
-  let reason = "";
-  let studentPgid = -1;
-  let prepared = false;
-  let preVerify = false;
-  let infra = false;
-  let resetAt;
-  let sandbox;
-  let slotDirs;
-  try {
-    if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
-    if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
-    const findings = await classroom.prepare(claim.slot, spec.baseSha);
-    if (findings.length) {
-      await alert("foreign-change", `${classroom.workdir(claim.slot)}: ${findings.slice(0, 10).join("; ")}`);
-      preVerify = true;
-      throw new AbortCrew(
-        `pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`
-      );
-    }
-    prepared = true;
-    sandbox = crewSandbox(spec, scratch, log);
-    slotDirs = await classroom.gitDirs(claim.slot);
-    const r = await live(
-      spec,
-      claim.slot,
-      classroom,
-      item,
-      agent,
-      crew,
-      scratch,
-      startedAt,
-      started,
-      { sandbox, guard, dirs: slotDirs, alert },
-      (pgid) => {
-        studentPgid = pgid;
-      }
-    );
-    outcome = r.outcome;
-    reason = r.reason;
-    infra = r.infra === true;
-    resetAt = r.resetAt;
-    if (infra) await alert("agent-could-not-start", r.reason);
-    if (r.detail && outcome !== "succeeded")
-      log.warning(`crew ${spec.crewId}: ${agent.id} said: ${redact_redactText(r.detail)}`);
-    if (r.usage) log.info(`crew ${spec.crewId}: usage ${JSON.stringify(r.usage)}`);
-  } catch (e) {
-    outcome = "aborted";
-    reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${errors_message(e)}`;
-    if (e instanceof ClassroomInterruptedError) {
-      reason = `interrupted: ${e.message}`;
-      await alert("classroom-interrupted", e.message);
-    } else if (!(e instanceof AbortCrew)) await alert("runtime-error", errors_message(e));
-  } finally {
-    stopBeat();
-    const refused = sandbox ? await sandbox.close().catch(() => []) : [];
-    if (refused.length)
-      await alert(
-        "egress-refused",
-        `the sandbox refused connections to ${refused.slice(0, 10).map((r) => r.count > 1 ? `${r.target} (${r.count}\xD7)` : r.target).join(", ")} (not on sandbox.allow)`
-      );
-    await teardown(
-      spec,
-      { guard, dirs: slotDirs, alert },
-      classroom,
-      claim.slot,
-      studentPgid,
-      prepared
-    ).catch((e) => alert("teardown-failed", errors_message(e)));
-    await releaseLease(layout, spec.crewId, `crew ${outcome}`);
-  }
-  if (alerts.length) reason = `${reason}; alerts: ${alerts.join(" | ")}`;
-  const durationMs = performance.now() - started;
-  await crewEventLog(layout).append([
-    event_log_event("crew.finished", `finished:${spec.crewId}`, {
-      crewId: spec.crewId,
-      issueNumber: crew.issueNumber,
-      outcome,
-      reason,
-      durationMs,
-      ...preVerify && outcome === "aborted" ? { preVerify: true } : {},
-      ...infra && outcome === "aborted" ? { infra: true } : {}
-    })
-  ]);
-  await pauseForOutcome(layout, {
-    crewId: spec.crewId,
-    issueNumber: crew.issueNumber,
-    outcome,
-    reason,
-    ...resetAt ? { until: resetAt } : {}
-  });
-  if (GRADED_OUTCOMES.includes(outcome) && item && agent && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(layout.bookbag(spec.crewId), "done.flag"))) {
-    await enqueueGradingJob(layout, {
-      issueNumber: crew.issueNumber,
-      crewId: spec.crewId,
-      agent: agent.id,
-      domain: item.domain,
-      difficulty: item.difficulty,
-      fences: crew.fences,
-      bookbag: `bookbags/${spec.crewId}`
-    });
-  }
-  return { crewId: spec.crewId, outcome, reason, slot: claim.slot, alerts, durationMs };
+  const run = new CrewRun(spec, deps);
+  await run.claim();
+  await run.attend();
+  return run.finish();
 }
 function studentArgv(command, baseDir) {
   if (!baseDir) return [...command];
@@ -58552,14 +58408,8 @@ class AbortCrew extends Error {
     this.name = "AbortCrew";
   }
 }
-async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt, started, guarded, onGroup) {
-  const { sandbox } = guarded;
-  const layout = new layout_StateLayout(spec.stateDir);
-  const worktree = classroom.workdir(slot);
-  const out = (0,external_node_path_namespaceObject.join)(scratch, "out");
-  (0,external_node_fs_namespaceObject.rmSync)(out, { recursive: true, force: true });
-  (0,external_node_fs_namespaceObject.mkdirSync)(out, { recursive: true });
-  const paths = {
+function crewPaths(scratch, out) {
+  return {
     brief: (0,external_node_path_namespaceObject.join)(scratch, "brief.md"),
     usage: (0,external_node_path_namespaceObject.join)(out, "usage.json"),
     report: (0,external_node_path_namespaceObject.join)(out, "report.md"),
@@ -58567,102 +58417,359 @@ async function live(spec, slot, classroom, item, agent, crew, scratch, startedAt
     verifyLog: (0,external_node_path_namespaceObject.join)(scratch, "verify.log"),
     correction: (turn) => (0,external_node_path_namespaceObject.join)(scratch, `correction-${turn}.md`)
   };
-  for (const p of [paths.usage, paths.report, paths.verifyLog]) (0,external_node_fs_namespaceObject.rmSync)(p, { force: true });
-  const runs = previousRuns(readCrewState(layout).registry.crews, crew.issueNumber, crew.crewId);
-  const continuing = classroom.verifies ? await continueInterrupted(layout, runs, worktree) : void 0;
-  const evidence = crew.repair ? repairEvidence(layout, runs) : void 0;
-  const observations = relevantObservations(layout, item);
-  const briefSha = writeBrief(paths.brief, {
-    item,
-    crewId: crew.crewId,
-    agent: agent.id,
-    attempt: crew.attempt,
-    repair: crew.repair,
-    worktree,
-    usageFile: paths.usage,
-    reportFile: paths.report,
-    maxTitleLength: spec.config.curriculum.maxTitleLength,
-    maxBodyLength: spec.config.curriculum.maxBodyLength,
-    cli: agent.kind !== "command",
-    ...evidence ? { evidence } : {},
-    ...continuing ? { continuing } : {},
-    ...observations.length ? { observations } : {}
-  });
-  const crewVars = {
-    SCHOOL_BRIEF: paths.brief,
-    SCHOOL_USAGE_FILE: paths.usage,
-    SCHOOL_REPORT_FILE: paths.report,
-    SCHOOL_WORKTREE: worktree,
-    SCHOOL_CREW_ID: crew.crewId,
-    SCHOOL_ISSUE: String(item.number),
-    SCHOOL_ATTEMPT: String(crew.attempt)
-  };
-  const session = await runSession({
-    agent,
-    layout,
-    spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
-    worktree,
-    crewVars,
-    paths,
-    ...spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {},
-    verifies: classroom.verifies,
-    maxCorrections: spec.config.dispatch.correctionTurns,
-    timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1e3,
-    graceMs: spec.graceMs,
-    baseSha: spec.baseSha,
-    commandArgv: (c) => studentArgv(c, spec.baseDir),
-    ...await confinement(spec, classroom, slot, sandbox, guarded.dirs, agent, scratch, out),
-    sandboxed: sandbox.confined,
-    onSpawn: onGroup,
-    // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => putBackGit(guarded, spec.baseSha, classroom.workdir(slot)),
-    freeze: async () => {
-      const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
-      return { patch, sha: sha256(patch) };
-    }
-  });
-  const { ending, usage, report, verificationLog, corrections } = session;
-  const verification = session.verification;
-  const collected = await classroom.collect(slot, spec.baseSha);
-  const diff = redact_redactText(collected.patch.toString("utf8"));
-  const classified = classifyEnding(ending, verification, corrections);
-  const record = {
-    schema: 1,
-    crewId: crew.crewId,
-    issueNumber: crew.issueNumber,
-    agent: agent.id,
-    daemon: crew.daemon,
-    role: item.role,
-    domain: item.domain,
-    difficulty: item.difficulty,
-    fences: crew.fences,
-    baseSha: spec.baseSha,
-    briefSha,
-    changedFiles: collected.changedFiles,
-    outcome: classified.outcome,
-    verification,
-    ...usage ? { usage } : {},
-    correctionTurns: corrections,
-    ...session.session ? { agentSession: session.session } : {},
-    ...continuing?.applied ? { continuedFrom: continuing.crewId } : {},
-    timings: { startedAt, finishedAt: (/* @__PURE__ */ new Date()).toISOString(), durationMs: performance.now() - started }
-  };
-  const brief = (0,external_node_fs_namespaceObject.readFileSync)(paths.brief, "utf8");
-  writeBookbag(layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
-  return {
-    ...classified,
-    usage,
-    ignored: collected.ignored,
-    ...ending.resetAt ? { resetAt: ending.resetAt } : {},
-    ...ending.detail ? { detail: ending.detail } : {}
-  };
 }
-async function teardown(spec, guarded, classroom, slot, pgid, prepared) {
-  const { alert } = guarded;
-  const stray = new Set(processesWithMarker(spec.crewId));
-  if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
-  if (stray.size) {
-    await alert(
+class CrewRun {
+  /** Reads the planned crew, its issue and agent, and checks its classroom can run here. */
+  constructor(spec, deps) {
+    this.spec = spec;
+    this.deps = deps;
+    this.layout = new layout_StateLayout(spec.stateDir);
+    this.log = deps.logger;
+    const crew = readCrewState(this.layout).registry.crews[spec.crewId];
+    if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${this.layout.file("crews")}`);
+    this.crew = crew;
+    this.item = findItem(this.layout, crew.issueNumber);
+    this.agent = spec.config.agents.find((a) => a.id === crew.agent);
+    this.classroom = classroomFor(spec, this.item?.role ?? "coding");
+    this.classroom.preflight();
+    this.scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
+    this.out = (0,external_node_path_namespaceObject.join)(this.scratch, "out");
+    this.paths = crewPaths(this.scratch, this.out);
+  }
+  spec;
+  deps;
+  started = performance.now();
+  startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  layout;
+  log;
+  crew;
+  item;
+  agent;
+  classroom;
+  scratch;
+  /** What the student hands back (usage, report): the only runtime directory it can write. */
+  out;
+  paths;
+  alerts = [];
+  slot = -1;
+  guard;
+  dirs;
+  sandbox;
+  outcome = "aborted";
+  reason = "";
+  studentPgid = -1;
+  prepared = false;
+  /** N4.1: a dirty slot is not the agent's fault; the finished event says so (history skips it). */
+  preVerify = false;
+  /** The agent never started (missing CLI, refused credentials): an alert, not the agent's failure. */
+  infra = false;
+  resetAt;
+  stopBeat = () => {
+  };
+  /** The slot's worktree. */
+  get worktree() {
+    return this.classroom.workdir(this.slot);
+  }
+  /** Claims a slot, audits reclaimed leases, starts the heartbeat, reads the git baseline. */
+  async claim() {
+    const { spec, layout } = this;
+    const daemon = spec.config.fleet.daemons.find((d) => d.id === spec.daemonId);
+    const leaseMs = spec.config.dispatch.leaseSeconds * 1e3;
+    const claim = await claimSlot(layout, {
+      crewId: spec.crewId,
+      daemon: spec.daemonId,
+      slots: daemon.worktrees,
+      owner: selfOwner(),
+      process: { crewId: spec.crewId, ...localIdentity(process.pid) },
+      leaseMs,
+      worktreeFor: (slot) => this.classroom.workdir(slot),
+      jobStatus: this.deps.jobStatus
+    });
+    this.slot = claim.slot;
+    for (const l of claim.reclaimed) {
+      await audit(layout, "lease.reclaimed", {
+        crewId: l.crewId,
+        daemon: l.daemon,
+        slot: l.slot,
+        by: spec.crewId
+      });
+    }
+    this.stopBeat = startHeartbeat(
+      layout,
+      spec.crewId,
+      leaseMs,
+      (e) => this.log.warning(`heartbeat: ${errors_message(e)}`)
+    );
+    this.guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
+    (0,external_node_fs_namespaceObject.mkdirSync)(this.scratch, { recursive: true });
+  }
+  /** Records an alert: in the result, the log and the audit trail. */
+  alert = async (kind, detail) => {
+    this.alerts.push(`${kind}: ${detail}`);
+    this.log.warning(`crew ${this.spec.crewId}: ${kind}: ${detail}`);
+    await audit(this.layout, "crew.alert", {
+      crewId: this.spec.crewId,
+      issueNumber: this.crew.issueNumber,
+      kind,
+      detail
+    });
+  };
+  /** The crew's work on its slot; every exit path closes the sandbox, tears down and releases. */
+  async attend() {
+    try {
+      await this.attempt();
+    } catch (e) {
+      await this.aborted(e);
+    } finally {
+      await this.close();
+    }
+  }
+  /** Pre-verifies the slot, confines the student and lives the agent's part; records how it ended. */
+  async attempt() {
+    const { item, agent } = this;
+    if (!item) throw new AbortCrew(`issue #${this.crew.issueNumber} is not in curriculum.jsonl`);
+    if (!agent) throw new AbortCrew(`agent ${this.crew.agent} is not configured`);
+    await this.preVerifySlot();
+    this.prepared = true;
+    const sandbox = this.sandbox = this.crewSandbox();
+    this.dirs = await this.classroom.gitDirs(this.slot);
+    const r = await this.live({ item, agent, sandbox });
+    this.outcome = r.outcome;
+    this.reason = r.reason;
+    this.infra = r.infra === true;
+    this.resetAt = r.resetAt;
+    if (this.infra) await this.alert("agent-could-not-start", r.reason);
+    if (r.detail && this.outcome !== "succeeded")
+      this.log.warning(`crew ${this.spec.crewId}: ${agent.id} said: ${redact_redactText(r.detail)}`);
+    if (r.usage) this.log.info(`crew ${this.spec.crewId}: usage ${JSON.stringify(r.usage)}`);
+  }
+  /** N4.1: prepares the slot at the base; a slot not clean there aborts the crew before anything ran. */
+  async preVerifySlot() {
+    const findings = await this.classroom.prepare(this.slot, this.spec.baseSha);
+    if (!findings.length) return;
+    await this.alert("foreign-change", `${this.worktree}: ${findings.slice(0, 10).join("; ")}`);
+    this.preVerify = true;
+    throw new AbortCrew(
+      `pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`
+    );
+  }
+  /** Records why the crew was aborted; the classroom losing it is an interruption, said so. */
+  async aborted(e) {
+    this.outcome = "aborted";
+    this.reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${errors_message(e)}`;
+    if (e instanceof ClassroomInterruptedError) {
+      this.reason = `interrupted: ${e.message}`;
+      await this.alert("classroom-interrupted", e.message);
+    } else if (!(e instanceof AbortCrew)) await this.alert("runtime-error", errors_message(e));
+  }
+  /** Stops the heartbeat, closes the sandbox (alerting refused egress), tears down, releases the lease. */
+  async close() {
+    this.stopBeat();
+    const refused = this.sandbox ? await this.sandbox.close().catch(() => []) : [];
+    if (refused.length)
+      await this.alert(
+        "egress-refused",
+        `the sandbox refused connections to ${refused.slice(0, 10).map((r) => r.count > 1 ? `${r.target} (${r.count}\xD7)` : r.target).join(", ")} (not on sandbox.allow)`
+      );
+    await this.teardown().catch((e) => this.alert("teardown-failed", errors_message(e)));
+    await releaseLease(this.layout, this.spec.crewId, `crew ${this.outcome}`);
+  }
+  /** Appends `crew.finished`, pauses launches on a usage limit, enqueues grading; the result. */
+  async finish() {
+    const { spec, crew, outcome, alerts } = this;
+    if (alerts.length) this.reason = `${this.reason}; alerts: ${alerts.join(" | ")}`;
+    const reason = this.reason;
+    const durationMs = performance.now() - this.started;
+    await crewEventLog(this.layout).append([
+      event_log_event("crew.finished", `finished:${spec.crewId}`, {
+        crewId: spec.crewId,
+        issueNumber: crew.issueNumber,
+        outcome,
+        reason,
+        durationMs,
+        ...this.preVerify && outcome === "aborted" ? { preVerify: true } : {},
+        ...this.infra && outcome === "aborted" ? { infra: true } : {}
+      })
+    ]);
+    await pauseForOutcome(this.layout, {
+      crewId: spec.crewId,
+      issueNumber: crew.issueNumber,
+      outcome,
+      reason,
+      ...this.resetAt ? { until: this.resetAt } : {}
+    });
+    await this.enqueueGrading();
+    return { crewId: spec.crewId, outcome, reason, slot: this.slot, alerts, durationMs };
+  }
+  /** A graded outcome with a finished bookbag becomes a grading job. */
+  async enqueueGrading() {
+    const { spec, crew, item, agent, layout } = this;
+    if (GRADED_OUTCOMES.includes(this.outcome) && item && agent && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(layout.bookbag(spec.crewId), "done.flag"))) {
+      await enqueueGradingJob(layout, {
+        issueNumber: crew.issueNumber,
+        crewId: spec.crewId,
+        agent: agent.id,
+        domain: item.domain,
+        difficulty: item.difficulty,
+        fences: crew.fences,
+        bookbag: `bookbags/${spec.crewId}`
+      });
+    }
+  }
+  /** The agent's part: brief, session (turns, verification, corrections), bookbag. */
+  async live(r) {
+    this.resetOut();
+    const briefed = await this.writeCrewBrief(r);
+    const session = await this.session(r);
+    return this.keepBookbag(r, briefed, session);
+  }
+  /** Empties the student's `out` directory and removes the last run's usage, report and verify log. */
+  resetOut() {
+    (0,external_node_fs_namespaceObject.rmSync)(this.out, { recursive: true, force: true });
+    (0,external_node_fs_namespaceObject.mkdirSync)(this.out, { recursive: true });
+    for (const p of [this.paths.usage, this.paths.report, this.paths.verifyLog]) (0,external_node_fs_namespaceObject.rmSync)(p, { force: true });
+  }
+  /** Writes the brief, continuing an interrupted change and, on a repair, with the last attempt's evidence. */
+  async writeCrewBrief({ item, agent }) {
+    const { crew, layout, spec, worktree } = this;
+    const runs = previousRuns(readCrewState(layout).registry.crews, crew.issueNumber, crew.crewId);
+    const continuing = this.classroom.verifies ? await continueInterrupted(layout, runs, worktree) : void 0;
+    const evidence = crew.repair ? repairEvidence(layout, runs) : void 0;
+    const observations = relevantObservations(layout, item);
+    const briefSha = writeBrief(this.paths.brief, {
+      item,
+      crewId: crew.crewId,
+      agent: agent.id,
+      attempt: crew.attempt,
+      repair: crew.repair,
+      worktree,
+      usageFile: this.paths.usage,
+      reportFile: this.paths.report,
+      maxTitleLength: spec.config.curriculum.maxTitleLength,
+      maxBodyLength: spec.config.curriculum.maxBodyLength,
+      cli: agent.kind !== "command",
+      ...evidence ? { evidence } : {},
+      ...continuing ? { continuing } : {},
+      ...observations.length ? { observations } : {}
+    });
+    return { briefSha, continuing };
+  }
+  /** Runs the agent session: its turns in the sandbox, the git guard after each, verification, corrections. */
+  async session(r) {
+    const { crew, spec, classroom, slot, paths, worktree } = this;
+    const { item, agent, sandbox } = r;
+    const crewVars = {
+      SCHOOL_BRIEF: paths.brief,
+      SCHOOL_USAGE_FILE: paths.usage,
+      SCHOOL_REPORT_FILE: paths.report,
+      SCHOOL_WORKTREE: worktree,
+      SCHOOL_CREW_ID: crew.crewId,
+      SCHOOL_ISSUE: String(item.number),
+      SCHOOL_ATTEMPT: String(crew.attempt)
+    };
+    return runSession({
+      agent,
+      layout: this.layout,
+      spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+      worktree,
+      crewVars,
+      paths,
+      ...spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {},
+      verifies: classroom.verifies,
+      maxCorrections: spec.config.dispatch.correctionTurns,
+      timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1e3,
+      graceMs: spec.graceMs,
+      baseSha: spec.baseSha,
+      commandArgv: (c) => studentArgv(c, spec.baseDir),
+      ...await this.confinement(r),
+      sandboxed: sandbox.confined,
+      onSpawn: (pgid) => {
+        this.studentPgid = pgid;
+      },
+      // Before the toolkit runs git in the worktree again, the shared git directory is put back.
+      afterTurn: () => putBackGit(this, spec.baseSha, classroom.workdir(slot)),
+      freeze: async () => {
+        const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
+        return { patch, sha: sha256(patch) };
+      }
+    });
+  }
+  /** Writes the bookbag: the change as the last turn left it, the record, report, logs and brief. */
+  async keepBookbag({ item, agent }, b, session) {
+    const { crew, spec } = this;
+    const { ending, usage, report, verificationLog, corrections } = session;
+    const verification = session.verification;
+    const collected = await this.classroom.collect(this.slot, spec.baseSha);
+    const diff = redact_redactText(collected.patch.toString("utf8"));
+    const classified = classifyEnding(ending, verification, corrections);
+    const record = {
+      schema: 1,
+      crewId: crew.crewId,
+      issueNumber: crew.issueNumber,
+      agent: agent.id,
+      daemon: crew.daemon,
+      role: item.role,
+      domain: item.domain,
+      difficulty: item.difficulty,
+      fences: crew.fences,
+      baseSha: spec.baseSha,
+      briefSha: b.briefSha,
+      changedFiles: collected.changedFiles,
+      outcome: classified.outcome,
+      verification,
+      ...usage ? { usage } : {},
+      correctionTurns: corrections,
+      ...session.session ? { agentSession: session.session } : {},
+      ...b.continuing?.applied ? { continuedFrom: b.continuing.crewId } : {},
+      timings: {
+        startedAt: this.startedAt,
+        finishedAt: (/* @__PURE__ */ new Date()).toISOString(),
+        durationMs: performance.now() - this.started
+      }
+    };
+    const brief = (0,external_node_fs_namespaceObject.readFileSync)(this.paths.brief, "utf8");
+    writeBookbag(this.layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
+    return {
+      ...classified,
+      usage,
+      ignored: collected.ignored,
+      ...ending.resetAt ? { resetAt: ending.resetAt } : {},
+      ...ending.detail ? { detail: ending.detail } : {}
+    };
+  }
+  /**
+   * N8.2: leftovers are found, recorded as alerts and removed; then the slot is reset and what
+   * remains is asserted empty.
+   */
+  async teardown() {
+    const { classroom, slot, spec } = this;
+    await this.killLeftovers();
+    await putBackGit(this, spec.baseSha, classroom.workdir(slot));
+    if (!this.prepared) return;
+    const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] }));
+    if (ignored.length)
+      await this.alert(
+        "leftover-files",
+        `ignored files outside the change: ${ignored.slice(0, 10).join(", ")}`
+      );
+    const remaining = await classroom.teardown(slot, spec.baseSha);
+    if (remaining.length)
+      await this.alert(
+        "teardown-incomplete",
+        `slot not clean after reset: ${remaining.slice(0, 10).join("; ")}`
+      );
+  }
+  /**
+   * Kills what the student left running. Processes are found by process group and by the crew's
+   * environment marker, so a background process that left the group is found too.
+   */
+  async killLeftovers() {
+    const { crewId } = this.spec;
+    const pgid = this.studentPgid;
+    const stray = new Set(processesWithMarker(crewId));
+    if (pgid > 0 && groupAlive(pgid)) stray.add(pgid);
+    if (!stray.size) return;
+    await this.alert(
       "leftover-process",
       `student left ${stray.size} process(es) running (pids ${[...stray].join(", ")}); killed`
     );
@@ -58673,21 +58780,87 @@ async function teardown(spec, guarded, classroom, slot, pgid, prepared) {
       } catch {
       }
     }
-    await waitUntil(
-      () => processesWithMarker(spec.crewId).length === 0 && !(pgid > 0 && groupAlive(pgid)),
-      2e3
-    );
-    const still = processesWithMarker(spec.crewId);
-    if (still.length) await alert("teardown-incomplete", `processes survive SIGKILL: ${still.join(", ")}`);
+    await waitUntil(() => processesWithMarker(crewId).length === 0 && !(pgid > 0 && groupAlive(pgid)), 2e3);
+    const still = processesWithMarker(crewId);
+    if (still.length)
+      await this.alert("teardown-incomplete", `processes survive SIGKILL: ${still.join(", ")}`);
   }
-  await putBackGit(guarded, spec.baseSha, classroom.workdir(slot));
-  if (!prepared) return;
-  const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] }));
-  if (ignored.length)
-    await alert("leftover-files", `ignored files outside the change: ${ignored.slice(0, 10).join(", ")}`);
-  const remaining = await classroom.teardown(slot, spec.baseSha);
-  if (remaining.length)
-    await alert("teardown-incomplete", `slot not clean after reset: ${remaining.slice(0, 10).join("; ")}`);
+  /**
+   * The crew's sandbox (docs/security.md). Its private directories live in the crew's runtime
+   * directory, which is itself never visible inside; nor are the state directory, the other slots,
+   * the repository's checkout or the toolkit.
+   */
+  crewSandbox() {
+    const { spec } = this;
+    return new Sandbox({
+      config: spec.config.sandbox,
+      root: (0,external_node_path_namespaceObject.join)(this.scratch, "sandbox"),
+      protect: [
+        spec.stateDir,
+        spec.runtimeDir,
+        spec.worktreeRoot,
+        spec.config.repoPath,
+        ...spec.baseDir ? [spec.baseDir] : []
+      ],
+      onRefused: (target, purpose) => this.log.warning(
+        `crew ${spec.crewId}: sandbox refused a connection to ${target} (${purpose}; not on sandbox.allow)`
+      )
+    });
+  }
+  /**
+   * How the student's turns and its verification are started. The student sees its worktree and its
+   * slot's git admin directory read-write, the repository's common git directory read-only (other
+   * slots' admin directories hidden), the brief read-only, and the `out` directory for its report and
+   * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew.
+   * The verification runs on a clean checkout of the base with exactly the frozen patch
+   * (./clean-checkout.ts), read-only, in a HOME of its own made fresh for each run.
+   */
+  async confinement({ agent, sandbox }) {
+    const { spec, classroom, slot, dirs, scratch, out, worktree } = this;
+    const git = studentGitMounts(dirs, worktree);
+    const briefs = () => (0,external_node_fs_namespaceObject.readdirSync)(scratch).filter((f) => /^(brief|correction-\d+)\.md$/.test(f)).map((f) => (0,external_node_path_namespaceObject.join)(scratch, f));
+    const studentHome = sandbox.freshHome("student");
+    const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
+    return {
+      launch: async (argv, env) => classroom.host(
+        await sandbox.confine(argv, env, {
+          cwd: worktree,
+          writable: [worktree, ...dirs ? [dirs.admin] : [], out],
+          readOnly: [...git.readOnly, ...briefs()],
+          masked: git.masked,
+          home: studentHome,
+          allow
+        }),
+        { crewId: spec.crewId, slot, dir: scratch }
+      ),
+      runVerify: (argv, env, patch) => verifyOnCleanCheckout(
+        {
+          config: spec.config,
+          baseSha: spec.baseSha,
+          patch,
+          scratch: (0,external_node_path_namespaceObject.join)(scratch, "checkouts"),
+          depsRoot: (0,external_node_path_namespaceObject.join)(spec.runtimeDir, "deps"),
+          sandbox,
+          logFile: (0,external_node_path_namespaceObject.join)(scratch, "verify.log"),
+          timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1e3,
+          graceMs: spec.graceMs
+        },
+        argv,
+        env
+      )
+    };
+  }
+}
+function studentGitMounts(dirs, worktree) {
+  return dirs ? {
+    readOnly: [
+      dirs.common,
+      (0,external_node_path_namespaceObject.join)(worktree, ".git"),
+      (0,external_node_path_namespaceObject.join)(dirs.admin, "commondir"),
+      (0,external_node_path_namespaceObject.join)(dirs.admin, "gitdir")
+    ],
+    masked: [(0,external_node_path_namespaceObject.join)(dirs.common, "worktrees")]
+  } : { readOnly: [], masked: [] };
 }
 async function putBackGit(g, base, worktree) {
   if (g.dirs) {
@@ -58701,65 +58874,6 @@ async function putBackGit(g, base, worktree) {
   const restored = g.guard ? await restoreBaseline(g.guard) : [];
   if (restored.length)
     await g.alert("git-control-changed", `restored the repository's ${restored.slice(0, 10).join(", ")}`);
-}
-function crewSandbox(spec, scratch, log) {
-  return new Sandbox({
-    config: spec.config.sandbox,
-    root: (0,external_node_path_namespaceObject.join)(scratch, "sandbox"),
-    protect: [
-      spec.stateDir,
-      spec.runtimeDir,
-      spec.worktreeRoot,
-      spec.config.repoPath,
-      ...spec.baseDir ? [spec.baseDir] : []
-    ],
-    onRefused: (target, purpose) => log.warning(
-      `crew ${spec.crewId}: sandbox refused a connection to ${target} (${purpose}; not on sandbox.allow)`
-    )
-  });
-}
-async function confinement(spec, classroom, slot, sandbox, dirs, agent, scratch, out) {
-  const worktree = classroom.workdir(slot);
-  const git = dirs ? {
-    readOnly: [
-      dirs.common,
-      (0,external_node_path_namespaceObject.join)(worktree, ".git"),
-      (0,external_node_path_namespaceObject.join)(dirs.admin, "commondir"),
-      (0,external_node_path_namespaceObject.join)(dirs.admin, "gitdir")
-    ],
-    masked: [(0,external_node_path_namespaceObject.join)(dirs.common, "worktrees")]
-  } : { readOnly: [], masked: [] };
-  const briefs = () => (0,external_node_fs_namespaceObject.readdirSync)(scratch).filter((f) => /^(brief|correction-\d+)\.md$/.test(f)).map((f) => (0,external_node_path_namespaceObject.join)(scratch, f));
-  const studentHome = sandbox.freshHome("student");
-  const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
-  return {
-    launch: async (argv, env) => classroom.host(
-      await sandbox.confine(argv, env, {
-        cwd: worktree,
-        writable: [worktree, ...dirs ? [dirs.admin] : [], out],
-        readOnly: [...git.readOnly, ...briefs()],
-        masked: git.masked,
-        home: studentHome,
-        allow
-      }),
-      { crewId: spec.crewId, slot, dir: scratch }
-    ),
-    runVerify: (argv, env, patch) => verifyOnCleanCheckout(
-      {
-        config: spec.config,
-        baseSha: spec.baseSha,
-        patch,
-        scratch: (0,external_node_path_namespaceObject.join)(scratch, "checkouts"),
-        depsRoot: (0,external_node_path_namespaceObject.join)(spec.runtimeDir, "deps"),
-        sandbox,
-        logFile: (0,external_node_path_namespaceObject.join)(scratch, "verify.log"),
-        timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1e3,
-        graceMs: spec.graceMs
-      },
-      argv,
-      env
-    )
-  };
 }
 async function waitUntil(test, ms) {
   const end = performance.now() + ms;
