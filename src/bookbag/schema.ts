@@ -88,6 +88,21 @@ export const bookbagSchema = z.object({
   agentSession: z.string().optional(),
   /** Set when the crew started from an interrupted crew's change: that crew's id. */
   continuedFrom: z.string().optional(),
+  /** A revision crew: the delivered crew it revised, and how its agent session began. */
+  revision: z
+    .object({
+      revises: z.string(),
+      round: z.number().int().positive(),
+      pr: z.number().int().positive(),
+      /**
+       * `resumed`: the delivered crew's agent session went on with the feedback as its prompt;
+       * `fresh`: a new session got the original brief, the delivered diff and the feedback.
+       */
+      session: z.enum(['resumed', 'fresh']),
+      /** Why the session was fresh (a command agent, no session store kept, the resume refused). */
+      why: z.string().optional(),
+    })
+    .optional(),
   timings: z.object({ startedAt: z.string(), finishedAt: z.string(), durationMs: z.number() }),
 });
 export type Bookbag = z.infer<typeof bookbagSchema>;

@@ -69,6 +69,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
             plannedAt: e.at,
             ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
             ...(d.queued === true ? { queued: true as const } : {}),
+            ...(d.revision ? { revision: d.revision } : {}),
           };
         }
         break;

@@ -74,6 +74,30 @@ export interface CrewPlanned {
    * never raises how many crews the daemon runs at once.
    */
   queued?: true;
+  /** A revision crew: feedback on the pull request an earlier crew of this issue delivered. */
+  revision?: RevisionPlan;
+}
+
+/**
+ * What a revision crew answers (docs/delivery.md, "Revisions"): trusted feedback on a delivered pull
+ * request — a review requesting changes, a `/school` comment, failed CI on its head — recorded in
+ * `feedback.jsonl`. The crew starts from the branch head (the delivered commit, or a later commit
+ * someone pushed), is graded like any crew, and is delivered as a new commit on the same branch.
+ */
+export interface RevisionPlan {
+  /** 1-based round on this pull request; never more than `of`. */
+  round: number;
+  /** `delivery.revisions` when planned. */
+  of: number;
+  pr: number;
+  /** `school/issue-<N>`. */
+  branch: string;
+  /** The branch head the revision starts from: its base commit. */
+  headSha: string;
+  /** The delivered crew it revises: its bookbag holds the brief, the diff and the session store. */
+  revises: string;
+  /** Feedback ids (`review:<id>`, `comment:<id>`, `ci:<sha>`) this round answers, in feedback.jsonl. */
+  feedback: string[];
 }
 export interface CrewStarted {
   crewId: string;
