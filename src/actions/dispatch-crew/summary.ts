@@ -110,7 +110,9 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     ...(notes.pullRequests ?? []).map((p) => ({
       raw: `Pull request #${p.pr} is the school's delivery for issue #${p.issue}: only that issue is planned.`,
     })),
-    ...(notes.unknownPullRequests ?? []).map((text) => ({ raw: `${text[0]!.toUpperCase()}${text.slice(1)}.` })),
+    ...(notes.unknownPullRequests ?? []).map((text) => ({
+      raw: `${text[0]!.toUpperCase()}${text.slice(1)}.`,
+    })),
     {
       raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
     },
