@@ -47,7 +47,7 @@ describe('event-driven cycles (item 6)', () => {
     const runs = (g: Json, vars: Json = {}) =>
       truthy(evaluate(inner(caller.jobs.school.if), { github: g, vars }));
     const labeled = (name: string) =>
-      github('issues', { label: { name }, issue: { number: 17, title: 'x' } });
+      github('issues', { action: 'labeled', label: { name }, issue: { number: 17, title: 'x' } });
     expect(runs(labeled('school'))).toBe(true);
     expect(runs(labeled('bug'))).toBe(false);
     expect(runs(github('workflow_dispatch'))).toBe(true);
