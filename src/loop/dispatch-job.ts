@@ -13,6 +13,7 @@ import { importHandoffs, type HandoffImport } from '../handoff/import.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 import { ptraceWarning } from '../crew/host.js';
+import { planScope, unknownPullRequestNote, type PlanScope } from './event-scope.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
 
 /**
@@ -31,6 +32,12 @@ export interface DispatchJobInput {
   clearPause?: string;
   /** Mode plan: plan only these issues (the workflow's event-issue input); empty plans all. */
   onlyIssues?: number[];
+  /**
+   * Mode plan: plan only the issues of these pull requests, each mapped through the outbox's
+   * deliveries (the workflow's event-pull-request input); a pull request the school did not
+   * deliver plans nothing.
+   */
+  onlyPullRequests?: number[];
   bookbagsPath?: string;
   handoffPath?: string;
   jobStartedAt?: Date;
@@ -49,6 +56,9 @@ export interface PlanNotes {
   jobNote?: string;
   jobLimitMinutes: number;
   dryRun: boolean;
+  /** The event's pull requests: mapped to their issues, or not the school's (nothing planned). */
+  pullRequests?: PlanScope['pullRequests'];
+  unknownPullRequests?: string[];
 }
 
 export type DispatchJobResult =
@@ -122,6 +132,8 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
     ? await clearPauses(layout, input.clearPause, input.dryRun)
     : undefined;
   if (cleared) logger.info(`dispatch-crew: ${cleared}`);
+  const scope = planScope(layout, input.onlyIssues, input.onlyPullRequests);
+  const unknown = scope.unknown.map(unknownPullRequestNote);
   const plan = await logger.group('Plan crews', () =>
     planStep({
       config,
@@ -130,7 +142,7 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       dryRun: input.dryRun,
       // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
       standby: true,
-      ...(input.onlyIssues?.length ? { onlyIssues: new Set(input.onlyIssues) } : {}),
+      ...(scope.issues ? { onlyIssues: scope.issues } : {}),
       ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
       ...(jobStatus ? { jobStatus } : {}),
     }),
@@ -148,6 +160,8 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       ...(job.jobNote ? { jobNote: job.jobNote } : {}),
       jobLimitMinutes: config.dispatch.jobTimeoutMinutes,
       dryRun: input.dryRun,
+      ...(scope.pullRequests.length ? { pullRequests: scope.pullRequests } : {}),
+      ...(unknown.length ? { unknownPullRequests: unknown } : {}),
     },
   };
 }

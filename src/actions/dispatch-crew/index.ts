@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   );
   const notices = dispatchNotices(result);
   for (const e of notices.errors) core.error(e);
+  for (const n of notices.notices ?? []) core.notice(n);
   for (const line of notices.info) logger.info(line);
   for (const [name, value] of Object.entries(dispatchOutputs(result))) core.setOutput(name, value);
   const run = result.mode === 'plan' || result.mode === 'run';
