@@ -18,7 +18,7 @@ import {
   type CurriculumMeta,
 } from './store.js';
 
-/** Where issues come from: a repository on GitHub (`githubSource` in src/github/issues-source.ts) or a file. */
+/** Where issues come from: a repository (`githubSource`, src/github/issues-source.ts) or a file. */
 export type CurriculumSource =
   { kind: 'github'; repo: Repo; list: ListIssues } | { kind: 'file'; path: string };
 

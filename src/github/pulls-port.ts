@@ -1,5 +1,6 @@
 import type { PullsPort } from '../delivery/pull-request.js';
-import { ownerAndRepo, type GitHubClient } from './client.js';
+import type { Logger } from '../log.js';
+import { createGitHubClient, ownerAndRepo, type GitHubClient } from './client.js';
 
 /**
  * Delivery's pulls port over Octokit (retry and throttling plugins from ./client.ts). GitHub's 422
@@ -33,6 +34,11 @@ export function octokitPulls(client: GitHubClient, repository: string): PullsPor
       }
     },
   };
+}
+
+/** `octokitPulls` for the repository delivery resolves (`deliveryFor`), over a client for `token`. */
+export function pullsFor(token: string, logger: Logger): (repository: string) => PullsPort {
+  return (repository) => octokitPulls(createGitHubClient({ token, logger }), repository);
 }
 
 export function alreadyExists(e: unknown): boolean {
