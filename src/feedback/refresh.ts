@@ -3,7 +3,7 @@ import { readRegistry } from '../dispatch/registry.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
-import { Outbox, type GitHubPort } from '../grading/outbox.js';
+import { Outbox, type IssuesPort } from '../grading/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
 import { readFeedback } from './log.js';
 import { issueStatuses, repoUrlFromEnv, runUrlFromEnv, statusComment } from './status.js';
@@ -70,7 +70,7 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
 
 /** Records the statuses and delivers the outbox's status entries now (the loop after planning). */
 export async function publishStatuses(
-  o: RefreshOptions & { github?: GitHubPort },
+  o: RefreshOptions & { github?: IssuesPort },
 ): Promise<{ recorded: number[]; delivered: number }> {
   const recorded = await refreshStatuses(o);
   if (!o.github || recorded.length === 0) return { recorded, delivered: 0 };

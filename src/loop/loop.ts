@@ -7,7 +7,7 @@ import { drain, type DrainResult } from '../grading/drain.js';
 import { drainProgress } from '../grading/progress.js';
 import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger.js';
 import type { Deliverer } from '../delivery/deliver.js';
-import type { GitHubPort } from '../grading/outbox.js';
+import type { IssuesPort } from '../grading/outbox.js';
 import { publishStatuses } from '../feedback/refresh.js';
 import type { FeedbackPort } from '../feedback/port.js';
 import type { Logger } from '../log.js';
@@ -26,7 +26,7 @@ export interface LoopOptions {
   source: CurriculumSource;
   /** argv prefix that starts one crew runner (the spec path is appended). */
   launcher: readonly string[];
-  github?: GitHubPort;
+  github?: IssuesPort;
   /** Accepted work becomes a branch or pull request (src/delivery/setup.ts `deliveryFor`). */
   delivery?: Deliverer;
   /** Reads delivered pull requests: merged or closed unmerged (src/feedback/watch.ts). */

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { configSchema } from '../../src/config/schema.js';
 import { deliveryFor } from '../../src/delivery/setup.js';
 import { crewLog } from '../../src/dispatch/registry.js';
-import { octokitFeedback } from '../../src/feedback/port.js';
+import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { publishStatuses } from '../../src/feedback/refresh.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
 import { octokitPort } from '../../src/github/issues-port.js';
+import { octokitPulls } from '../../src/github/pulls-port.js';
 import { humanScoreOf, ScoreLedger } from '../../src/grading/ledger.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';
@@ -51,7 +52,14 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
       const logger = memoryLogger();
       const github = octokitPort(client, 'octo/school', { retries: 0 });
       const feedback = octokitFeedback(client, 'octo/school');
-      const delivery = deliveryFor({ config, layout, logger, actions: true, client, token: 'test-token' });
+      const delivery = deliveryFor({
+        config,
+        layout,
+        logger,
+        actions: true,
+        pulls: (r) => octokitPulls(client, r),
+        token: 'test-token',
+      });
       const n = issue.number;
       const crewId = `c${n}-00000001`;
 
