@@ -1,4 +1,5 @@
 import type { CapacityClass, DispatchOrder, Role } from '../config/schema.js';
+import type { RevisionPlan } from '../schemas/crew.js';
 
 /** One issue the dispatch office may place this cycle, with what its history says about it. */
 export interface Candidate {
@@ -23,6 +24,8 @@ export interface Candidate {
   repair: boolean;
   /** 1 for a first run, 2 for the repair; never 3. */
   attempt: 1 | 2;
+  /** A revision crew of a delivered pull request (./revision.ts): its agent is `forceAgent`. */
+  revision?: RevisionPlan;
 }
 
 export interface OrderOptions {
