@@ -139,6 +139,9 @@ describe('revision crews in the local loop (docs/delivery.md, "Revisions")', () 
       expect(revised).not.toBe(delivered);
       expect(gitOut(bare, 'rev-parse', `${revised}^`).out).toBe(delivered);
       expect(gitOut(bare, 'show', `${branch}:helper.txt`).out).toBe('export const helperThirtyOne = 31;');
+      expect(gitOut(bare, 'log', '-1', '--format=%B', revised).out).toContain(
+        `Revision 1 of pull request #${pr.number}`,
+      );
       expect(fake.pulls).toHaveLength(1);
       expect(issue.comments).toHaveLength(1);
       expect(issue.comments[0]!.id).toBe(statusId);
