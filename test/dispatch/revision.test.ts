@@ -108,6 +108,17 @@ describe('planning revision crews', () => {
     expect(r3.refused[0]!.reason).toContain('delivery.revisions: 2');
   });
 
+  it('a revision goes before fresh work, like a repair', async () => {
+    const { layout, plan } = await school({ fleet: { daemons: [{ id: 'd1', worktrees: 1 }] } });
+    const d = (await plan([item(1)])).assignments[0]!.crewId;
+    await finishCrew(layout, d, 1, 'succeeded');
+    // Issue 2 is more urgent and smaller; one slot: the revision of issue 1 takes it.
+    const r = await plan([item(1, { priority: 3, size: 90 }), item(2, { priority: 0, size: 5 })], {
+      revisions: [request(d, [['review:1', '2026-03-01T13:00:00Z']])],
+    });
+    expect(r.assignments.map((a) => [a.issueNumber, a.revision?.round])).toEqual([[1, 1]]);
+  });
+
   it('delivery.revisions: 0 turns revisions off; an untrusted issue gets none either', async () => {
     const off = await school({ delivery: { revisions: 0 } });
     const d = (await off.plan([item(1)])).assignments[0]!.crewId;
