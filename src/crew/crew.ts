@@ -12,7 +12,8 @@ import { StateLayout } from '../state/layout.js';
 import { enqueueGradingJob } from '../grading/enqueue.js';
 import type { Logger } from '../log.js';
 import { message } from '../errors.js';
-import { writeBrief } from '../agents/brief.js';
+import { revisionPaths, writeBrief, writeRevisionPrompt } from '../agents/brief.js';
+import { ensureRevisionBase, freshRevision, revisionBrief } from './revision.js';
 import { sha256, writeBookbag } from '../bookbag/store.js';
 import { createClassroom, type Classroom } from './classroom.js';
 import { ClassroomInterruptedError } from './errors.js';
@@ -115,6 +116,8 @@ interface Ready {
 interface Briefed {
   briefSha: string;
   continuing: Awaited<ReturnType<typeof continueInterrupted>> | undefined;
+  /** A revision crew: what its bookbag records of it (`session: 'resumed'` once a resume happened). */
+  revision?: NonNullable<Bookbag['revision']>;
 }
 
 /** The files of the crew's runtime directory the brief, the student and the verification use. */
@@ -265,6 +268,10 @@ class CrewRun implements Guarded {
 
   /** N4.1: prepares the slot at the base; a slot not clean there aborts the crew before anything ran. */
   private async preVerifySlot(): Promise<void> {
+    // A revision starts from its pull request's head: a shallow checkout fetches exactly it.
+    const missing =
+      this.crew.revision && (await ensureRevisionBase(this.spec.config.repoPath, this.spec.baseSha));
+    if (missing) throw new AbortCrew(missing);
     const findings = await this.classroom.prepare(this.slot, this.spec.baseSha);
     if (!findings.length) return;
     await this.alert('foreign-change', `${this.worktree}: ${findings.slice(0, 10).join('; ')}`);
@@ -379,6 +386,10 @@ class CrewRun implements Guarded {
       : undefined;
     const evidence = crew.repair ? repairEvidence(layout, runs) : undefined;
     const observations = relevantObservations(layout, item);
+    // A revision: brief.md tells the whole story (issue, delivered diff, feedback), revision.md the
+    // feedback alone (the prompt for a resumed session).
+    const revision = crew.revision ? await revisionBrief(layout, crew.revision) : undefined;
+    if (revision) writeRevisionPrompt(revisionPaths(this.scratch).revision, revision);
     const briefSha = writeBrief(this.paths.brief, {
       item,
       crewId: crew.crewId,
@@ -394,8 +405,20 @@ class CrewRun implements Guarded {
       ...(evidence ? { evidence } : {}),
       ...(continuing ? { continuing } : {}),
       ...(observations.length ? { observations } : {}),
+      ...(revision ? { revision } : {}),
     });
-    return { briefSha, continuing };
+    return {
+      briefSha,
+      continuing,
+      ...(crew.revision
+        ? {
+            revision: freshRevision(
+              crew.revision,
+              'a new session got the issue, the delivered diff and the feedback',
+            ),
+          }
+        : {}),
+    };
   }
 
   /** Runs the agent session: its turns in the sandbox, the git guard after each, verification, corrections. */
@@ -468,6 +491,7 @@ class CrewRun implements Guarded {
       correctionTurns: corrections,
       ...(session.session ? { agentSession: session.session } : {}),
       ...(b.continuing?.applied ? { continuedFrom: b.continuing.crewId } : {}),
+      ...(b.revision ? { revision: b.revision } : {}),
       timings: {
         startedAt: this.startedAt,
         finishedAt: new Date().toISOString(),

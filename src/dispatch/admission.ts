@@ -50,6 +50,7 @@ export type RefusalCode =
   | 'active-crew'
   | 'repair-stopped-after-two-failures'
   | 'untrusted-author'
+  | 'revisions-exhausted'
   | 'done';
 
 export interface Refusal {

@@ -15,6 +15,9 @@ import { StateLayout } from '../state/layout.js';
 import { ptraceWarning } from '../crew/host.js';
 import { planScope, unknownPullRequestNote, type PlanScope } from './event-scope.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
+import { createGitHubClient } from '../github/client.js';
+import { octokitFeedback } from '../github/feedback-port.js';
+import { watchDeliveries, type WatchResult } from '../feedback/watch.js';
 
 /**
  * The job dispatch-crew does, mode by mode, without the runner: the action
@@ -46,6 +49,12 @@ export interface DispatchJobInput {
   launcher: readonly string[];
   /** Asks the Actions API about a job, for the repository the config names. */
   jobLiveness?: (repository: string | undefined) => JobLiveness | undefined;
+  /**
+   * Mode plan: with a token, the delivered pull requests are scanned before planning (reviews,
+   * `/school` comments, failed CI; merges), so trusted feedback plans its revision crew this cycle.
+   * Read-only: `pull-requests: read`, `checks: read`, `actions: read` (CI log tails), `issues: read`.
+   */
+  token?: string;
 }
 
 export interface PlanNotes {
@@ -62,7 +71,7 @@ export interface PlanNotes {
 }
 
 export type DispatchJobResult =
-  | { mode: 'plan'; plan: PlanResult; notes: PlanNotes }
+  | { mode: 'plan'; plan: PlanResult; notes: PlanNotes; feedback?: WatchResult }
   | { mode: 'import'; imported: HandoffImport }
   | { mode: 'heartbeat'; daemon: string }
   | { mode: 'run'; daemon: string; run: RunStepResult }
@@ -134,6 +143,7 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
   if (cleared) logger.info(`dispatch-crew: ${cleared}`);
   const scope = planScope(layout, input.onlyIssues, input.onlyPullRequests);
   const unknown = scope.unknown.map(unknownPullRequestNote);
+  const feedback = input.dryRun ? undefined : await scanBeforePlanning(input, config, layout, logger);
   const plan = await logger.group('Plan crews', () =>
     planStep({
       config,
@@ -152,6 +162,7 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
   return {
     mode: 'plan',
     plan,
+    ...(feedback ? { feedback } : {}),
     notes: {
       ...(plan.loud ? { loud: plan.loud } : {}),
       ...(roster ? { roster } : {}),
@@ -164,6 +175,24 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       ...(unknown.length ? { unknownPullRequests: unknown } : {}),
     },
   };
+}
+
+/**
+ * The feedback scan before planning (src/feedback/watch.ts): one conditional request when nothing
+ * changed. Without a token or a repository, planning goes on with the feedback already recorded.
+ */
+async function scanBeforePlanning(
+  input: DispatchJobInput,
+  config: SchoolConfig,
+  layout: StateLayout,
+  logger: Logger,
+): Promise<WatchResult | undefined> {
+  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+  if (!input.token || !repository) return undefined;
+  const port = octokitFeedback(createGitHubClient({ token: input.token, logger }), repository);
+  return logger.group('Read feedback on delivered pull requests', () =>
+    watchDeliveries({ config, layout, logger, port }),
+  );
 }
 
 /** Mode import: the crew jobs' handoffs into this job's state. */

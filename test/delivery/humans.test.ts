@@ -110,9 +110,20 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
         fake.resetLog();
         await cycle();
         if (fake.requests.every((q) => q.status === 304)) break;
-        // While the cursor moves it reads the listing, and at most the pull request's state once.
+        // While the cursor moves it reads the listing, and once what changed: the delivered commit's
+        // checks, the pull request (state, reviews, line comments, comments) and the issue's comments.
+        const r = '/repos/octo/school';
         expect(fake.requests.map((q) => q.path).filter((p) => !p.endsWith('/issues'))).toEqual(
-          settledAfter === 0 ? [`/repos/octo/school/pulls/${pr.number}`] : [],
+          settledAfter === 0
+            ? [
+                `${r}/commits/${gitOut(bare, 'rev-parse', `refs/heads/school/issue-${n}`).out}/check-runs`,
+                `${r}/pulls/${pr.number}`,
+                `${r}/pulls/${pr.number}/reviews`,
+                `${r}/pulls/${pr.number}/comments`,
+                `${r}/issues/${pr.number}/comments`,
+                `${r}/issues/${n}/comments`,
+              ]
+            : [],
         );
       }
       expect(settledAfter).toBeLessThan(3);

@@ -77,6 +77,8 @@ describe('finding feedback within the API budget (item 7)', () => {
         id: expect.stringMatching(/^review:\d+$/),
         author: 'maintainer',
         text: 'Please rename it.',
+        // The pull request's head when the review was read: a revision starts there.
+        headSha: target.sha,
         lines: [{ path: 'src/h.ts', line: 31, body: 'rename helper31 to helperThirtyOne' }],
       },
     ]);

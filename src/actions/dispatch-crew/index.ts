@@ -29,6 +29,8 @@ async function main(): Promise<void> {
       // Whether another job still runs is asked of the Actions API: the planner cancels crews whose
       // crew job never started, and a runner reclaims an expired lease only once its job has ended.
       jobLiveness: jobStatusFor(token, logger),
+      // Mode plan reads the feedback on delivered pull requests before planning (read-only).
+      ...(token ? { token } : {}),
     },
     logger,
   );
