@@ -37,6 +37,7 @@ import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
+import { revisionStart, sessionToKeep } from './session-resume.js';
 import type { CrewRecord } from '../dispatch/registry.js';
 
 /**
@@ -440,7 +441,7 @@ class CrewRun implements Guarded {
   }
 
   /** Writes the bookbag: the change as the last turn left it, the record, report, logs and brief. */
-  private async keepBookbag({ item, agent }: Ready, b: Briefed, session: SessionResult) {
+  private async keepBookbag({ item, agent, sandbox }: Ready, b: Briefed, session: SessionResult) {
     const { crew, spec } = this;
     const { ending, usage, report, verificationLog, corrections } = session;
     const verification = session.verification;
@@ -449,6 +450,14 @@ class CrewRun implements Guarded {
     const collected = await this.classroom.collect(this.slot, spec.baseSha);
     const diff = redactText(collected.patch.toString('utf8'));
     const classified = classifyEnding(ending, verification, corrections);
+    // The agent's own session files, for a revision of this crew to resume (its HOME is still there).
+    const store = sessionToKeep({
+      agent,
+      confined: sandbox.confined,
+      home: sandbox.home('student'),
+      worktree: this.worktree,
+      session,
+    });
     const record: Omit<Bookbag, 'diffSha'> = {
       schema: 1,
       crewId: crew.crewId,
@@ -467,7 +476,18 @@ class CrewRun implements Guarded {
       ...(usage ? { usage } : {}),
       correctionTurns: corrections,
       ...(session.session ? { agentSession: session.session } : {}),
+      ...(store ? { sessionStore: store.note } : {}),
       ...(b.continuing?.applied ? { continuedFrom: b.continuing.crewId } : {}),
+      ...(crew.revision
+        ? {
+            revision: {
+              revises: crew.revision.revises,
+              round: crew.revision.round,
+              pr: crew.revision.pr,
+              ...(session.start ?? { session: 'fresh' as const, why: 'no turn ran' }),
+            },
+          }
+        : {}),
       timings: {
         startedAt: this.startedAt,
         finishedAt: new Date().toISOString(),
@@ -475,7 +495,14 @@ class CrewRun implements Guarded {
       },
     };
     const brief = readFileSync(this.paths.brief, 'utf8');
-    writeBookbag(this.layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
+    writeBookbag(this.layout.bookbag(crew.crewId), {
+      record,
+      diff,
+      report,
+      verificationLog,
+      brief,
+      ...(store?.text !== undefined ? { sessionStore: store.text } : {}),
+    });
     return {
       ...classified,
       usage,
@@ -570,14 +597,28 @@ class CrewRun implements Guarded {
    * The verification runs on a clean checkout of the base with exactly the frozen patch
    * (./clean-checkout.ts), read-only, in a HOME of its own made fresh for each run.
    */
-  private async confinement({ agent, sandbox }: Ready): Promise<Pick<SessionInput, 'launch' | 'runVerify'>> {
-    const { spec, classroom, slot, dirs, scratch, out, worktree } = this;
+  private async confinement({
+    agent,
+    sandbox,
+  }: Ready): Promise<Pick<SessionInput, 'launch' | 'runVerify' | 'revision'>> {
+    const { spec, classroom, slot, dirs, scratch, out, worktree, crew } = this;
     const git = studentGitMounts(dirs, worktree);
     const briefs = () =>
       readdirSync(scratch)
         .filter((f) => /^(brief|correction-\d+)\.md$/.test(f))
         .map((f) => join(scratch, f));
     const studentHome = sandbox.freshHome('student');
+    // A revision resumes the delivered crew's session: its kept files go into this fresh HOME.
+    const revision = await revisionStart({
+      layout: this.layout,
+      crewId: crew.crewId,
+      plan: crew.revision,
+      agent,
+      confined: sandbox.confined,
+      home: studentHome,
+      worktree,
+      promptPath: join(scratch, 'revision.md'),
+    });
     const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
     return {
       launch: async (argv, env) =>
@@ -592,6 +633,7 @@ class CrewRun implements Guarded {
           }),
           { crewId: spec.crewId, slot, dir: scratch },
         ),
+      ...(revision ? { revision } : {}),
       runVerify: (argv, env, patch) =>
         verifyOnCleanCheckout(
           {
