@@ -5,6 +5,7 @@ import { claudeSlug, keepSession, restoreSession } from '../../src/agents/sessio
 import { checkSessionStore, sessionStoreSchema, type SessionStore } from '../../src/bookbag/session-store.js';
 import { BOOKBAG_FILES, sha256 } from '../../src/bookbag/schema.js';
 import { redact } from '../../src/security/redact.js';
+import { scrubFile } from '../../src/checkpoint/scrub.js';
 import { tempDir } from '../support/tmp.js';
 
 /**
@@ -175,6 +176,7 @@ describe('keeping a session', () => {
     expect(store.files[0]!.text).toContain(`"sessionId":"${ID}"`);
     // The checkpoint's own redaction of a JSON document leaves the store's bytes as they are.
     expect(JSON.stringify(redact(store))).toBe(kept.text);
+    expect(scrubFile('bookbags/c7-x/session-store.json', Buffer.from(kept.text)).changed).toBe(0);
   });
 });
 
