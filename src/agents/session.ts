@@ -209,8 +209,8 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
 }
 
 /**
- * Why a resumed first turn did not resume: the tool said it has no such session (it printed nothing
- * else and spent nothing), or it started another one. Undefined when it went on with the session.
+ * Why a resumed first turn was refused: the tool said it has no such session (it printed nothing
+ * else and spent nothing), so a fresh turn follows. Undefined when the tool took the session.
  */
 function resumeRefused(ending: TurnEnding, sessionId: string): string | undefined {
   if (ending.kind === 'could_not_start' && sessionLost(`${ending.reason}\n${ending.detail ?? ''}`))

@@ -593,7 +593,9 @@ class CrewRun implements Guarded {
    * How the student's turns and its verification are started. The student sees its worktree and its
    * slot's git admin directory read-write, the repository's common git directory read-only (other
    * slots' admin directories hidden), the brief read-only, and the `out` directory for its report and
-   * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew.
+   * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew
+   * (the agent's own session files are kept in the bookbag first). A revision crew's fresh HOME gets
+   * the delivered crew's kept session, for its first turn to resume (./session-resume.ts).
    * The verification runs on a clean checkout of the base with exactly the frozen patch
    * (./clean-checkout.ts), read-only, in a HOME of its own made fresh for each run.
    */
