@@ -100,8 +100,11 @@ export function keepSession(i: KeepInput): Kept {
       throw new NotKept(`the session's files are ${bytes} bytes stored, over the ${max}-byte bound`);
     return { note: { kept: true, sha256: sha256(text), bytes, files: files.length }, text };
   } catch (e) {
-    if (e instanceof NotKept) return { note: { kept: false, why: e.message } };
-    throw e;
+    // An optional feature: whatever went wrong (a directory it may not read), the crew's result
+    // stands and the record says why nothing was kept.
+    const why =
+      e instanceof NotKept ? e.message : `could not read the session files: ${(e as Error).message}`;
+    return { note: { kept: false, why: why.split(i.home).join('~') } };
   }
 }
 
