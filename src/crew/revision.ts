@@ -1,6 +1,5 @@
 import type { RevisionBrief } from '../agents/brief.js';
 import { readBookbag } from '../bookbag/store.js';
-import type { Bookbag } from '../bookbag/schema.js';
 import { message } from '../errors.js';
 import { feedbackFor } from '../feedback/revisions.js';
 import type { RevisionPlan } from '../schemas/crew.js';
@@ -14,10 +13,15 @@ import { runGit } from '../process/git.js';
  * `feedback.jsonl`. A diff that cannot be read is said so in the brief; the worktree holds the
  * change anyway (it starts from the branch head).
  */
-export async function revisionBrief(layout: StateLayout, plan: RevisionPlan): Promise<RevisionBrief> {
+export async function revisionBrief(
+  layout: StateLayout,
+  crewId: string,
+  plan: RevisionPlan,
+): Promise<RevisionBrief> {
   let diff: string;
   try {
-    diff = (await readBookbag(layout, plan.revises, { role: 'grader' })).diff;
+    diff = (await readBookbag(layout, plan.revises, { role: 'revision', crewId, revises: plan.revises }))
+      .diff;
   } catch (e) {
     diff = `(the delivered change of crew ${plan.revises} could not be read: ${message(e).slice(0, 300)}; it is in the worktree)`;
   }
@@ -37,11 +41,6 @@ export async function revisionBrief(layout: StateLayout, plan: RevisionPlan): Pr
       ...(f.lines ? { lines: f.lines } : {}),
     })),
   };
-}
-
-/** The bookbag's record of a revision whose agent session started fresh (no resume happened). */
-export function freshRevision(plan: RevisionPlan, why: string): NonNullable<Bookbag['revision']> {
-  return { revises: plan.revises, round: plan.round, pr: plan.pr, session: 'fresh', why };
 }
 
 /**
