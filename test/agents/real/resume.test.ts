@@ -1,14 +1,14 @@
 import { afterEach, expect, it } from 'vitest';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOOKBAG_FILES, sha256, type Bookbag } from '../../../src/bookbag/schema.js';
 import { sessionStoreSchema, type SessionStore } from '../../../src/bookbag/session-store.js';
 import { writeBookbag } from '../../../src/bookbag/store.js';
 import { runCrew } from '../../../src/crew/crew.js';
-import { crewRuntimeDir } from '../../../src/crew/spec.js';
 import { silentLogger } from '../../../src/log.js';
 import type { CrewEvent, CrewPlanned } from '../../../src/schemas/crew.js';
 import { EventLog, event } from '../../../src/state/event-log.js';
+import { feedbackLog } from '../../../src/feedback/log.js';
 import { item, plan, spec, writeCurriculum } from '../../crew/helpers.js';
 import { anthropicServer, type AnthropicServer } from '../../support/model-servers/anthropic.js';
 import { openaiServer, type OpenAIServer } from '../../support/model-servers/openai.js';
@@ -67,7 +67,7 @@ async function delivered(s: RealSchool, agent: string) {
 
 /**
  * A revision crew of A, as the dispatch office plans it, in a worktree root of its own (another
- * path, another slot directory) with `revision.md` written beside its brief.
+ * path, another slot directory), answering a review recorded in `feedback.jsonl` as a scan records it.
  */
 async function revision(s: RealSchool, crewId: string, agent: string) {
   const base = (await spec(s as unknown as School, crewId)).baseSha;
@@ -92,10 +92,18 @@ async function revision(s: RealSchool, crewId: string, agent: string) {
       },
     } satisfies CrewPlanned),
   ]);
+  await feedbackLog(s.layout).append([
+    event('feedback.received', 'received:review:1', {
+      issue: 7,
+      pr: 41,
+      kind: 'review' as const,
+      id: 'review:1',
+      author: 'maintainer',
+      text: FEEDBACK,
+      headSha: base,
+    }),
+  ]);
   const sp = { ...(await spec(s as unknown as School, crewId)), worktreeRoot: join(s.root, `wt-${crewId}`) };
-  const scratch = crewRuntimeDir(sp.runtimeDir, crewId);
-  mkdirSync(scratch, { recursive: true });
-  writeFileSync(join(scratch, 'revision.md'), FEEDBACK + '\n');
   const r = await runCrew(sp, { logger: silentLogger });
   return { r, log: s.studentLog(crewId), worktree: join(sp.worktreeRoot) };
 }
