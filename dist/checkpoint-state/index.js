@@ -50442,7 +50442,17 @@ const schema_configSchema = strictObject({
     author: strictObject({
       name: schemas_string().min(1).default("school-core").describe("Author and committer name."),
       email: schemas_string().min(3).default("school-core@users.noreply.github.com").describe("Author and committer email.")
-    }).prefault({}).describe("Author and committer of delivered commits.")
+    }).prefault({}).describe("Author and committer of delivered commits."),
+    revisions: schemas_number().int({ message: "delivery.revisions: expected a whole number of rounds (0 turns revisions off)" }).min(0, { message: "delivery.revisions: expected 0 (off) or more rounds" }).max(20, { message: "delivery.revisions: at most 20 rounds per pull request" }).default(3).describe(
+      "Revision rounds per delivered pull request: trusted feedback (requested changes, `/school`, failed CI) plans a revision crew, at most this many times; 0 turns revisions off."
+    ),
+    trustedBots: array(
+      schemas_string().regex(/^[A-Za-z0-9][A-Za-z0-9-]*(\[bot\])?$/, {
+        message: 'delivery.trustedBots: expected bot logins such as "my-ci[bot]"'
+      })
+    ).default([]).describe(
+      "Bot logins whose feedback on delivered pull requests counts (a review, a `/school` comment); other bots are ignored."
+    )
   }).prefault({}),
   grading: strictObject({
     maxWorkers: schemas_number().int().min(1).max(256).default(4),
@@ -52110,7 +52120,8 @@ const crewFold = registerFold({
             status: "planned",
             plannedAt: e.at,
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
-            ...d.queued === true ? { queued: true } : {}
+            ...d.queued === true ? { queued: true } : {},
+            ...d.revision ? { revision: d.revision } : {}
           };
         }
         break;
@@ -52842,7 +52853,7 @@ function statusCommentIds(state) {
       out.set(i.entry.issueNumber, i.commentId);
   return out;
 }
-class Outbox {
+class outbox_Outbox {
   constructor(layout) {
     this.layout = layout;
     this.log = new EventLog(layout.file("outbox"), void 0, {
@@ -53081,7 +53092,7 @@ async function send(port, entry) {
 const feedbackFold = registerFold(
   {
     file: "feedback",
-    empty: () => ({ cursor: {}, watched: {}, settled: {} }),
+    empty: () => ({ cursor: {}, watched: {}, settled: {}, received: {}, ignored: {} }),
     apply(state, e) {
       if (e.type === "feedback.cursor") state.cursor = { ...e.data };
       else if (e.type === "feedback.seen") {
@@ -53092,14 +53103,19 @@ const feedbackFold = registerFold(
           reviews,
           ...e.data.ciSha ?? prev?.ciSha ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}
         };
-      } else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      } else if (e.type === "feedback.received") {
+        (state.received ??= {})[e.data.id] ??= { ...e.data, at: e.at };
+      } else if (e.type === "feedback.ignored") (state.ignored ??= {})[e.data.id] ??= { ...e.data, at: e.at };
+      else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
       return state;
     },
-    // A settled pull request's watch is over; its settlement stays (the board counts merges).
+    // A settled pull request's watch is over, and so is its feedback (nothing revises a merged or
+    // closed pull request); its settlement stays (the board counts merges).
     prune(state) {
       const watched = {};
       for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
-      return { ...state, watched };
+      const open = (m) => Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => !state.settled[v.pr]));
+      return { ...state, watched, received: open(state.received), ignored: open(state.ignored) };
     },
     // Every event is made at its own time from what GitHub said then; a settlement once per pull
     // request, and never again while the fold keeps it: an old event only comes back as a copy.
@@ -53109,8 +53125,11 @@ const feedbackFold = registerFold(
 function feedbackLog(layout) {
   return new event_log_EventLog(layout.file("feedback"));
 }
-function readFeedback(layout) {
-  return fold_foldLog(feedbackFold, feedbackLog(layout).read());
+function log_readFeedback(layout) {
+  const state = fold_foldLog(feedbackFold, feedbackLog(layout).read());
+  state.received ??= {};
+  state.ignored ??= {};
+  return state;
 }
 
 
@@ -54771,6 +54790,7 @@ const LANE_LABELS = {
 };
 const LISTED_ITEMS = 20;
 const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
+const IGNORED_SHOWN = 10;
 
 
 ;// CONCATENATED MODULE: ./.build/src/security/html.js
@@ -54905,6 +54925,9 @@ function humansLine(h) {
   ];
   return parts.join("; ");
 }
+function ignoredLine(f) {
+  return `#${f.issue} (pull request #${f.pr}) ${f.id} by ${f.author}: ${f.reason}`;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/summary.js
@@ -54994,9 +55017,13 @@ function leaderboardMarkdown(view, limit = 10) {
     ])
   );
   const line = humansLine(view.humans);
-  return line ? `${table}
+  const ignored = view.feedbackIgnored?.length ? `
 
-By humans: ${mdCell(line)}` : table;
+Feedback ignored:  
+${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join("  \n")}` : "";
+  return (line ? `${table}
+
+By humans: ${mdCell(line)}` : table) + ignored;
 }
 function daemonsMarkdown(view) {
   return mdTable(
@@ -55938,7 +55965,7 @@ function loadBoardSources(layout) {
   }
   let feedback;
   try {
-    feedback = readFeedback(layout);
+    feedback = log_readFeedback(layout);
   } catch (e) {
     reader.problems.push({ file: STATE_FILES.feedback, message: `could not read: ${errors_message(e)}` });
   }
@@ -56348,7 +56375,41 @@ function humanScore(ledger, agent) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/feedback/revisions.js
+
+
+function revisionRequests(layout, feedback) {
+  const state = feedback ?? readFeedback(layout);
+  const received = Object.values(state.received ?? {});
+  if (received.length === 0) return [];
+  const out = [];
+  for (const [issue, d] of new Outbox(layout).deliveries()) {
+    const pr = d.pullRequest?.number;
+    if (pr === void 0 || state.settled[pr]) continue;
+    const mine = received.filter((f) => f.pr === pr && f.issue === issue);
+    if (mine.length === 0) continue;
+    out.push({
+      issue,
+      pr,
+      branch: d.branch,
+      revises: d.crewId,
+      deliveredSha: d.sha,
+      feedback: mine.map((f) => ({ id: f.id, at: f.at, headSha: f.headSha }))
+    });
+  }
+  return out;
+}
+function feedbackFor(layout, ids) {
+  const state = readFeedback(layout);
+  return ids.map((id) => state.received[id]).filter((f) => f !== void 0).sort((a, b) => a.at < b.at ? -1 : a.at > b.at ? 1 : 0);
+}
+function ignoredFeedback(state) {
+  return Object.values(state.ignored ?? {}).sort((a, b) => a.at < b.at ? 1 : a.at > b.at ? -1 : 0);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/board/view.js
+
 
 
 
@@ -56411,6 +56472,7 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
       cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
     } : { overall: [], cells: [] },
     ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
+    ...Object.keys(sources.feedback?.ignored ?? {}).length > 0 ? { feedbackIgnored: ignoredFeedback(sources.feedback).slice(0, IGNORED_SHOWN) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,

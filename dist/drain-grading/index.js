@@ -55171,7 +55171,17 @@ const schema_configSchema = strictObject({
     author: strictObject({
       name: schemas_string().min(1).default("school-core").describe("Author and committer name."),
       email: schemas_string().min(3).default("school-core@users.noreply.github.com").describe("Author and committer email.")
-    }).prefault({}).describe("Author and committer of delivered commits.")
+    }).prefault({}).describe("Author and committer of delivered commits."),
+    revisions: schemas_number().int({ message: "delivery.revisions: expected a whole number of rounds (0 turns revisions off)" }).min(0, { message: "delivery.revisions: expected 0 (off) or more rounds" }).max(20, { message: "delivery.revisions: at most 20 rounds per pull request" }).default(3).describe(
+      "Revision rounds per delivered pull request: trusted feedback (requested changes, `/school`, failed CI) plans a revision crew, at most this many times; 0 turns revisions off."
+    ),
+    trustedBots: array(
+      schemas_string().regex(/^[A-Za-z0-9][A-Za-z0-9-]*(\[bot\])?$/, {
+        message: 'delivery.trustedBots: expected bot logins such as "my-ci[bot]"'
+      })
+    ).default([]).describe(
+      "Bot logins whose feedback on delivered pull requests counts (a review, a `/school` comment); other bots are ignored."
+    )
   }).prefault({}),
   grading: strictObject({
     maxWorkers: schemas_number().int().min(1).max(256).default(4),
@@ -56589,6 +56599,659 @@ function diffCurricula(before, after) {
 function comparable(item) {
   const { updatedAt: _u, ...rest } = item;
   return JSON.stringify(rest);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/bookbag/schema.js
+
+
+const schema_BOOKBAG_FILES = {
+  record: "bookbag.json",
+  diff: "diff.patch",
+  report: "report.md",
+  verificationLog: "verification.log",
+  brief: "brief.md",
+  sessionStore: "session-store.json",
+  done: "done.flag"
+};
+function schema_sha256(data) {
+  return (0,external_node_crypto_.createHash)("sha256").update(data).digest("hex");
+}
+const schema_CREW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const verificationRecordSchema = object({
+  command: array(schemas_string()),
+  exitCode: schemas_number().int().nullable(),
+  passed: schemas_boolean(),
+  durationMs: schemas_number().nonnegative(),
+  /** SHA-256 of the full verification log. */
+  logDigest: schemas_string(),
+  baseSha: schemas_string(),
+  diffSha: schemas_string(),
+  timedOut: schemas_boolean().default(false)
+});
+const schema_usageSchema = object({
+  inputTokens: schemas_number().nonnegative().optional(),
+  outputTokens: schemas_number().nonnegative().optional(),
+  /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
+  cachedInputTokens: schemas_number().nonnegative().optional(),
+  /**
+   * Part of inputTokens written to the prompt cache (claude `cache_creation_input_tokens`, codex
+   * `cache_write_input_tokens`).
+   */
+  cacheCreationTokens: schemas_number().nonnegative().optional(),
+  /** Part of outputTokens spent reasoning (codex `reasoning_output_tokens`). */
+  reasoningOutputTokens: schemas_number().nonnegative().optional(),
+  costUsd: schemas_number().nonnegative().optional()
+});
+const schema_bookbagSchema = object({
+  schema: literal(1),
+  crewId: schemas_string(),
+  issueNumber: schemas_number().int().positive(),
+  agent: schemas_string(),
+  daemon: schemas_string(),
+  role: schemas_string(),
+  domain: schemas_string(),
+  difficulty: schemas_number().int(),
+  fences: array(schemas_string()),
+  baseSha: schemas_string(),
+  /** SHA-256 of diff.patch. */
+  diffSha: schemas_string(),
+  /** SHA-256 of the brief the student received. */
+  briefSha: schemas_string(),
+  changedFiles: array(schemas_string()),
+  outcome: schemas_string(),
+  /** Null when the crew never reached verification: graded FAIL verification_unavailable (N5.3). */
+  verification: verificationRecordSchema.nullable(),
+  usage: schema_usageSchema.optional(),
+  /** Correction turns the crew sent after a failed verification (seed 002). */
+  correctionTurns: schemas_number().int().nonnegative().optional(),
+  /** The agent session the turns ran in (claude session_id, codex thread_id). */
+  agentSession: schemas_string().optional(),
+  /**
+   * The agent's session files kept in `session-store.json` for a revision to resume: the file's
+   * digest and size, or why none was kept (too large, a link in the way, no session files).
+   */
+  sessionStore: discriminatedUnion("kept", [
+    strictObject({
+      kept: literal(true),
+      sha256: schemas_string().regex(/^[0-9a-f]{64}$/),
+      bytes: schemas_number().int().nonnegative(),
+      files: schemas_number().int().positive()
+    }),
+    strictObject({ kept: literal(false), why: schemas_string() })
+  ]).optional(),
+  /** Set when the crew started from an interrupted crew's change: that crew's id. */
+  continuedFrom: schemas_string().optional(),
+  /** A revision crew: the delivered crew it revised, and how its agent session began. */
+  revision: object({
+    revises: schemas_string(),
+    round: schemas_number().int().positive(),
+    pr: schemas_number().int().positive(),
+    /**
+     * `resumed`: the delivered crew's agent session went on with the feedback as its prompt;
+     * `fresh`: a new session got the original brief, the delivered diff and the feedback.
+     */
+    session: schemas_enum(["resumed", "fresh"]),
+    /** Why the session was fresh (a command agent, no session store kept, the resume refused). */
+    why: schemas_string().optional()
+  }).optional(),
+  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() })
+});
+const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
+
+
+;// CONCATENATED MODULE: ./.build/src/state/audit.js
+
+
+function actor() {
+  return process.env.GITHUB_RUN_ID ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? "1"}:${process.env.GITHUB_JOB ?? ""}` : `local:${process.pid}`;
+}
+async function audit(layout, type, fields = {}) {
+  const path = layout.file("audit");
+  const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
+  await withLock(path, () => appendJsonl(path, [record]));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/bookbag/session-store.js
+
+
+
+
+const SESSION_STORE_MAX_BYTES = 8 * 1024 * 1024;
+const SESSION_STORE_MAX_FILES = 256;
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+const PART = String.raw`[A-Za-z0-9_][A-Za-z0-9._-]{0,199}`;
+const SLUG = String.raw`-?[A-Za-z0-9_][A-Za-z0-9_-]{0,254}|-`;
+const SESSION_FILE_PATHS = {
+  "claude-code": new RegExp(String.raw`^\.claude/projects/(${SLUG})/(${PART})(?:\.jsonl|(?:/${PART}){1,4})$`),
+  codex: new RegExp(
+    String.raw`^\.codex/sessions/\d{4}/\d{2}/\d{2}/rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-(${PART})\.jsonl$`
+  )
+};
+const count = schemas_number().nonnegative().finite();
+const sessionStoreSchema = strictObject({
+  schema: literal(1),
+  kind: schemas_enum(["claude-code", "codex"]),
+  session: schemas_string().regex(SESSION_ID),
+  /** The absolute worktree and HOME the session ran in, rewritten to the new ones on restore. */
+  worktree: schemas_string().min(1).max(4096),
+  home: schemas_string().min(1).max(4096),
+  /** The running totals the last turn printed (the next turn of the session subtracts them). */
+  meter: strictObject({
+    costUsd: count.optional(),
+    modelTokens: count.optional(),
+    tokens: strictObject({
+      input: count,
+      cached: count,
+      output: count,
+      cacheWrite: count.optional(),
+      reasoning: count.optional()
+    }).optional()
+  }).optional(),
+  files: array(strictObject({ path: schemas_string().max(1024), text: schemas_string() })).min(1).max(SESSION_STORE_MAX_FILES)
+}).superRefine((s, ctx) => {
+  const seen = /* @__PURE__ */ new Set();
+  for (const [i, f] of s.files.entries()) {
+    const m = SESSION_FILE_PATHS[s.kind].exec(f.path);
+    if (!m || f.path.split("/").includes("..") || seen.has(f.path))
+      ctx.addIssue({ code: "custom", path: ["files", i, "path"], message: `not a ${s.kind} session file` });
+    else if (m[2] !== void 0 ? m[2] !== s.session : m[1] !== s.session)
+      ctx.addIssue({ code: "custom", path: ["files", i, "path"], message: `not session ${s.session}'s` });
+    seen.add(f.path);
+  }
+});
+function checkSessionStore(dir, note) {
+  if (!note) return { why: "the delivered crew kept no session store (an older release, or no session)" };
+  if (!note.kept) return { why: `the delivered crew kept no session store: ${note.why}` };
+  const bytes = readBounded((0,external_node_path_namespaceObject.join)(dir, schema_BOOKBAG_FILES.sessionStore), SESSION_STORE_MAX_BYTES);
+  if (typeof bytes === "string") return { why: bytes };
+  if (bytes.length !== note.bytes || schema_sha256(bytes) !== note.sha256)
+    return { why: `${schema_BOOKBAG_FILES.sessionStore} does not match the digest its bookbag record names` };
+  let value;
+  try {
+    value = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return { why: `${schema_BOOKBAG_FILES.sessionStore} is not JSON` };
+  }
+  const parsed = sessionStoreSchema.safeParse(value);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    return {
+      why: `${schema_BOOKBAG_FILES.sessionStore} is invalid (${first ? `${first.path.join(".") || "store"}: ${first.message}` : "?"})`
+    };
+  }
+  return { store: parsed.data };
+}
+function readBounded(path, max) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_namespaceObject.openSync)(path, external_node_fs_namespaceObject.constants.O_RDONLY | external_node_fs_namespaceObject.constants.O_NOFOLLOW | external_node_fs_namespaceObject.constants.O_NONBLOCK);
+  } catch (e) {
+    const code = e.code;
+    if (code === "ENOENT") return `${path} is missing`;
+    if (code === "ELOOP") return `${path} is a symbolic link`;
+    return `${path}: ${code ?? e.message}`;
+  }
+  try {
+    const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
+    if (!st.isFile()) return `${path} is not a plain file`;
+    if (st.size > max) return `${path} is ${st.size} bytes, over the ${max}-byte bound`;
+    const buf = Buffer.alloc(st.size);
+    let n = 0;
+    while (n < buf.length) {
+      const r = (0,external_node_fs_namespaceObject.readSync)(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/bookbag/store.js
+
+
+
+
+
+
+
+
+class BookbagAccessError extends SchoolError {
+  constructor(crewId, reader) {
+    super(
+      `bookbag ${crewId}: refused to ${reader}; only the crew that wrote it, a revision of it and the graders may read it`
+    );
+    this.crewId = crewId;
+    this.reader = reader;
+    this.name = "BookbagAccessError";
+  }
+  crewId;
+  reader;
+}
+class BookbagIncompleteError extends SchoolError {
+  constructor(crewId, detail) {
+    super(`bookbag ${crewId} is not complete: ${detail}`);
+    this.name = "BookbagIncompleteError";
+  }
+}
+function writeBookbag(dir, files) {
+  rmSync(join(dir, BOOKBAG_FILES.done), { force: true });
+  const diffPath = join(dir, BOOKBAG_FILES.diff);
+  writeTextAtomic(diffPath, files.diff);
+  const diffSha = sha256(readFileSync(diffPath));
+  if (files.report !== void 0) writeTextAtomic(join(dir, BOOKBAG_FILES.report), files.report);
+  if (files.verificationLog !== void 0) {
+    writeTextAtomic(join(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
+  }
+  if (files.brief !== void 0) writeTextAtomic(join(dir, BOOKBAG_FILES.brief), files.brief);
+  if (files.sessionStore !== void 0)
+    writeTextAtomic(join(dir, BOOKBAG_FILES.sessionStore), files.sessionStore);
+  else rmSync(join(dir, BOOKBAG_FILES.sessionStore), { force: true });
+  const record = bookbagSchema.parse({ ...files.record, diffSha });
+  const recordPath = join(dir, BOOKBAG_FILES.record);
+  writeJsonAtomic(recordPath, record);
+  const recordSha = sha256(readFileSync(recordPath));
+  writeJsonAtomic(join(dir, BOOKBAG_FILES.done), { crewId: record.crewId, recordSha, diffSha });
+  return { diffSha, recordSha };
+}
+async function readBookbag(layout, crewId, reader, root) {
+  const who = reader.role === "grader" ? "grader" : reader.role === "crew" ? `crew ${reader.crewId}` : `revision crew ${reader.crewId}`;
+  const entitled = reader.role === "grader" || (reader.role === "crew" ? reader.crewId === crewId : reader.revises === crewId);
+  if (!schema_CREW_ID_PATTERN.test(crewId) || !entitled) {
+    await audit(layout, "bookbag.refused", {
+      crewId: schema_CREW_ID_PATTERN.test(crewId) ? crewId : "(invalid id)",
+      reader: who
+    });
+    throw new BookbagAccessError(crewId, who);
+  }
+  const dir = root === void 0 ? layout.bookbag(crewId) : (0,external_node_path_namespaceObject.join)(root, crewId);
+  const incomplete = (detail) => new BookbagIncompleteError(crewId, detail);
+  const bytes = (f) => {
+    try {
+      return (0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(dir, f));
+    } catch {
+      return void 0;
+    }
+  };
+  const flagBytes = bytes(schema_BOOKBAG_FILES.done);
+  if (!flagBytes) throw incomplete(`no ${schema_BOOKBAG_FILES.done} (still being written, or never finished)`);
+  const flag = doneFlagSchema.safeParse(parseJson(flagBytes));
+  if (!flag.success) throw incomplete(`${schema_BOOKBAG_FILES.done} is malformed`);
+  if (flag.data.crewId !== crewId) throw incomplete(`${schema_BOOKBAG_FILES.done} names crew ${flag.data.crewId}`);
+  const recordBytes = bytes(schema_BOOKBAG_FILES.record);
+  if (!recordBytes) throw incomplete(`${schema_BOOKBAG_FILES.record} is missing`);
+  if (schema_sha256(recordBytes) !== flag.data.recordSha) {
+    throw incomplete(`${schema_BOOKBAG_FILES.record} does not match the digest in ${schema_BOOKBAG_FILES.done}`);
+  }
+  const record = schema_bookbagSchema.safeParse(parseJson(recordBytes));
+  if (!record.success) {
+    const first = record.error.issues[0];
+    throw incomplete(
+      `${schema_BOOKBAG_FILES.record} is invalid (${first ? `${first.path.join(".") || "record"}: ${first.message}` : "not JSON"})`
+    );
+  }
+  if (record.data.crewId !== crewId)
+    throw incomplete(`${schema_BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
+  const diffBytes = bytes(schema_BOOKBAG_FILES.diff) ?? Buffer.alloc(0);
+  const diffSha = schema_sha256(diffBytes);
+  if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
+    throw incomplete(`${schema_BOOKBAG_FILES.diff} does not match the digest in ${schema_BOOKBAG_FILES.done}`);
+  }
+  const optional = (f) => bytes(f)?.toString("utf8");
+  return {
+    record: record.data,
+    diff: diffBytes.toString("utf8"),
+    report: optional(schema_BOOKBAG_FILES.report),
+    verificationLog: optional(schema_BOOKBAG_FILES.verificationLog),
+    brief: optional(schema_BOOKBAG_FILES.brief)
+  };
+}
+const MiB = 1024 * 1024;
+const BOOKBAG_FILE_BOUNDS = {
+  record: 1 * MiB,
+  diff: 32 * MiB,
+  report: 8 * MiB,
+  verificationLog: 32 * MiB,
+  brief: 8 * MiB,
+  sessionStore: SESSION_STORE_MAX_BYTES,
+  done: 64 * 1024
+};
+function bookbagFilesProblem(dir) {
+  const bounds = new Map(
+    Object.keys(schema_BOOKBAG_FILES).map((k) => [
+      schema_BOOKBAG_FILES[k],
+      BOOKBAG_FILE_BOUNDS[k]
+    ])
+  );
+  for (const name of (0,external_node_fs_namespaceObject.readdirSync)(dir).sort()) {
+    const bound = bounds.get(name);
+    if (bound === void 0) return `${name.slice(0, 80)} is not a bookbag file`;
+    const st = (0,external_node_fs_namespaceObject.lstatSync)((0,external_node_path_namespaceObject.join)(dir, name));
+    if (!st.isFile()) return `${name} is not a plain file`;
+    if (st.size > bound) return `${name} is ${st.size} bytes, over its ${bound}-byte bound`;
+  }
+  return void 0;
+}
+function parseJson(b) {
+  try {
+    return JSON.parse(b.toString("utf8"));
+  } catch {
+    return void 0;
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/body.js
+
+function deliveryMarker(issueNumber) {
+  return `<!-- school-core:delivery:issue-${issueNumber} -->`;
+}
+function oneLine(text, max = 72) {
+  const t = (text ?? "").replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}\u2026` : t;
+}
+function pullRequestTitle(issueNumber, issueTitle) {
+  const t = oneLine(issueTitle);
+  return redact_redactText(t ? `#${issueNumber}: ${t}` : `school-core: issue #${issueNumber}`);
+}
+function commitMessage(record, issueTitle) {
+  const t = oneLine(issueTitle);
+  return redact_redactText(
+    [
+      `school: issue #${record.issueNumber}${t ? `: ${t}` : ""}`,
+      "",
+      record.revision ? `Revision ${record.revision.round} of pull request #${record.revision.pr} by crew ${record.crewId} (agent ${record.agent}, daemon ${record.daemon}), answering its feedback; accepted by grading.` : `Work of crew ${record.crewId} (agent ${record.agent}, daemon ${record.daemon}), accepted by grading.`,
+      "",
+      `School-Issue: #${record.issueNumber}`,
+      `School-Crew: ${record.crewId}`,
+      ...record.revision ? [`School-Revises: ${record.revision.revises}`] : [],
+      ""
+    ].join("\n")
+  );
+}
+function seconds(ms) {
+  return `${(ms / 1e3).toFixed(1)} s`;
+}
+function pullRequestBody(record, verdict, o) {
+  const v = record.verification;
+  const u = record.usage;
+  const cost = u && (u.costUsd !== void 0 || u.inputTokens !== void 0 || u.outputTokens !== void 0) ? [
+    u.costUsd !== void 0 ? `$${u.costUsd.toFixed(2)}` : void 0,
+    u.inputTokens !== void 0 ? `${u.inputTokens} input tokens` : void 0,
+    u.outputTokens !== void 0 ? `${u.outputTokens} output tokens` : void 0
+  ].filter(Boolean).join(", ") : "not reported by the agent";
+  const lines = [
+    deliveryMarker(record.issueNumber),
+    `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
+    "",
+    "| | |",
+    "|---|---|",
+    `| Verdict | accepted by the ${verdict.decidedBy} judge: \`${verdict.code}\`, score ${verdict.score.toFixed(2)} |`,
+    `| Verification | ${v ? `\`${v.command.join(" ").slice(0, 200)}\` ${v.passed ? "passed" : "failed"} (exit ${v.exitCode ?? "none"}, ${seconds(v.durationMs)}${v.timedOut ? ", timed out" : ""})` : "none recorded"} |`,
+    `| Cost | ${cost} |`,
+    `| Changed files | ${record.changedFiles.length} |`,
+    `| Base | \`${record.baseSha.slice(0, 12)}\` |`,
+    `| Branch | \`${o.branch}\` |`,
+    "",
+    ...verdict.reasons.length > 0 ? [
+      "Reasons:",
+      ...verdict.reasons.slice(0, 20).map((r) => `- ${r.replace(/\s+/g, " ").slice(0, 500)}`),
+      ""
+    ] : [],
+    o.closeIssue ? `Closes #${record.issueNumber}` : `Issue: #${record.issueNumber}`
+  ];
+  return redact_redactText(lines.join("\n"));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/errors.js
+
+class DeliveryError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "DeliveryError";
+  }
+}
+class DeliveryRefusedError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "DeliveryRefusedError";
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/branch.js
+
+
+
+
+
+function branchName(issueNumber) {
+  return `school/issue-${issueNumber}`;
+}
+async function gitOut(args, o) {
+  const r = await runGit(args, o);
+  if (r.exitCode !== 0 || r.spawnError) {
+    throw new DeliveryError(
+      `git ${args.find((a) => !a.startsWith("-")) ?? ""} failed in ${o.cwd}: ${(r.spawnError ?? r.stderr.toString("utf8")).trim().slice(0, 500)}`
+    );
+  }
+  return r.stdout.toString("utf8").trim();
+}
+async function hasCommit(repoPath, sha) {
+  const r = await runGit(["cat-file", "-e", `${sha}^{commit}`], { cwd: repoPath });
+  return r.exitCode === 0;
+}
+async function commitPatch(c) {
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(c.baseSha)) {
+    throw new DeliveryError(`the bookbag's baseSha "${c.baseSha.slice(0, 80)}" is not a commit id`);
+  }
+  if (!await hasCommit(c.repoPath, c.baseSha)) {
+    await gitOut(["fetch", "--no-tags", "--depth=1", "origin", c.baseSha], {
+      cwd: c.repoPath,
+      ...c.auth ? { auth: c.auth } : {}
+    });
+  }
+  const dir = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-delivery-"));
+  const env = { GIT_INDEX_FILE: (0,external_node_path_namespaceObject.join)(dir, "index") };
+  try {
+    await gitOut(["read-tree", c.baseSha], { cwd: c.repoPath, env });
+    await gitOut(["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], {
+      cwd: c.repoPath,
+      env,
+      input: c.diff
+    });
+    const tree = await gitOut(["write-tree"], { cwd: c.repoPath, env });
+    return await gitOut(["commit-tree", tree, "-p", c.baseSha, "-F", "-"], {
+      cwd: c.repoPath,
+      input: c.message,
+      env: {
+        GIT_AUTHOR_NAME: c.author.name,
+        GIT_AUTHOR_EMAIL: c.author.email,
+        GIT_AUTHOR_DATE: c.date,
+        GIT_COMMITTER_NAME: c.author.name,
+        GIT_COMMITTER_EMAIL: c.author.email,
+        GIT_COMMITTER_DATE: c.date
+      }
+    });
+  } finally {
+    (0,external_node_fs_namespaceObject.rmSync)(dir, { recursive: true, force: true });
+  }
+}
+async function refHead(repoPath, ref) {
+  const r = await runGit(["log", "-1", "--format=%ct%n%B", ref, "--"], { cwd: repoPath });
+  if (r.exitCode !== 0) return void 0;
+  const [time, ...body] = r.stdout.toString("utf8").split("\n");
+  return { time: Number(time), ours: body.some((l) => l.startsWith("School-Crew: ")) };
+}
+async function mayMove(repoPath, ref, sha, date) {
+  const head = await refHead(repoPath, ref);
+  if (!head) return "forward";
+  if (await isAncestor(repoPath, ref, sha)) return "forward";
+  return head.ours && !(head.time > Math.floor(Date.parse(date) / 1e3)) ? "replace" : false;
+}
+async function isAncestor(repoPath, ref, sha) {
+  const r = await runGit(["merge-base", "--is-ancestor", ref, sha], { cwd: repoPath });
+  return r.exitCode === 0;
+}
+async function updateRef(repoPath, ref, sha, date) {
+  const current = await git1(repoPath, ref);
+  if (current === sha) return true;
+  if (!await mayMove(repoPath, ref, sha, date)) return false;
+  await gitOut(["update-ref", ref, sha, ...current ? [current] : []], { cwd: repoPath });
+  return true;
+}
+async function git1(repoPath, ref) {
+  const r = await runGit(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: repoPath });
+  return r.exitCode === 0 ? r.stdout.toString("utf8").trim() : void 0;
+}
+async function pushBranch(o) {
+  const auth = o.auth ? { auth: o.auth } : {};
+  const tracking = `refs/school-delivery/${o.branch}`;
+  await runGit(["update-ref", "-d", tracking], { cwd: o.repoPath });
+  try {
+    await runGit(["fetch", "--no-tags", "origin", `+refs/heads/${o.branch}:${tracking}`], {
+      cwd: o.repoPath,
+      ...auth
+    });
+    const seen = await git1(o.repoPath, tracking);
+    if (seen === o.sha) return true;
+    const move = await mayMove(o.repoPath, tracking, o.sha, o.date);
+    if (!move) return false;
+    const force = move === "replace" && seen ? [`--force-with-lease=refs/heads/${o.branch}:${seen}`] : [];
+    await gitOut(["push", ...force, "--no-verify", "origin", `${o.sha}:refs/heads/${o.branch}`], {
+      cwd: o.repoPath,
+      ...auth
+    });
+    return true;
+  } finally {
+    await runGit(["update-ref", "-d", tracking], { cwd: o.repoPath });
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/pull-request.js
+
+async function ensurePullRequest(port, p) {
+  const found = await port.findOpen(p.head);
+  if (found) return { ...found, created: false };
+  const base = p.base ?? await port.defaultBranch();
+  const made = await port.create({ ...p, base });
+  if (made) return { ...made, created: true };
+  const again = await port.findOpen(p.head);
+  if (again) return { ...again, created: false };
+  throw new DeliveryError(`GitHub says a pull request from ${p.head} already exists, but finds none open`);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/deliver.js
+
+
+
+
+
+
+function resolveDeliveryMode(delivery, where) {
+  return delivery.mode ?? (where.actions ? "pull-request" : "branch");
+}
+function createDeliverer(o) {
+  const d = o.config.delivery;
+  return {
+    mode: o.mode,
+    async deliver(req) {
+      let bag;
+      try {
+        bag = await readBookbag(o.layout, req.crewId, { role: "grader" });
+      } catch (e) {
+        if (e instanceof BookbagIncompleteError) throw new DeliveryRefusedError(e.message);
+        throw e;
+      }
+      const record = bag.record;
+      if (record.issueNumber !== req.issueNumber) {
+        throw new DeliveryRefusedError(
+          `bookbag ${req.crewId} is for issue #${record.issueNumber}, not #${req.issueNumber}`
+        );
+      }
+      if (bag.diff.trim() === "") throw new DeliveryRefusedError(`crew ${req.crewId} changed nothing`);
+      const title = o.issueTitle?.(req.issueNumber);
+      const date = record.timings.finishedAt;
+      const sha = await commitPatch({
+        repoPath: o.config.repoPath,
+        baseSha: record.baseSha,
+        diff: bag.diff,
+        message: commitMessage(record, title),
+        author: d.author,
+        date,
+        ...o.gitAuth ? { auth: o.gitAuth } : {}
+      });
+      const branch = branchName(req.issueNumber);
+      if (o.mode === "branch") {
+        const updated2 = await updateRef(o.config.repoPath, `refs/heads/${branch}`, sha, date);
+        return { mode: "branch", branch, sha, updated: updated2 };
+      }
+      if (!o.pulls) {
+        throw new DeliveryError(
+          "pull-request delivery needs a token and the repository (the delivery-token input, or GITHUB_TOKEN for the CLI)"
+        );
+      }
+      const updated = await pushBranch({
+        repoPath: o.config.repoPath,
+        branch,
+        sha,
+        date,
+        ...o.gitAuth ? { auth: o.gitAuth } : {}
+      });
+      const pr = await ensurePullRequest(o.pulls, {
+        head: branch,
+        ...d.base ? { base: d.base } : {},
+        title: pullRequestTitle(req.issueNumber, title),
+        body: pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch }),
+        draft: d.draft
+      });
+      return { mode: "pull-request", branch, sha, updated, pullRequest: { number: pr.number, url: pr.url } };
+    }
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/setup.js
+
+
+
+function deliveryFor(o) {
+  const mode = resolveDeliveryMode(o.config.delivery, { actions: o.actions });
+  if (mode === "none") return void 0;
+  const repository = o.config.repository ?? o.repository;
+  if (mode === "pull-request" && (!o.pulls || !repository)) {
+    o.logger.warning(
+      "delivery: pull-request mode needs a token and the repository; accepted work waits in the outbox until a drain has both"
+    );
+  }
+  return createDeliverer({
+    config: o.config,
+    layout: o.layout,
+    mode,
+    ...mode === "pull-request" && o.pulls && repository ? { pulls: o.pulls(repository) } : {},
+    ...o.token ? { gitAuth: authEnv(o.token) } : {},
+    issueTitle: issueTitles(o.layout)
+  });
+}
+function issueTitles(layout) {
+  let titles;
+  return (n) => {
+    if (!titles) {
+      titles = /* @__PURE__ */ new Map();
+      try {
+        for (const item of readCurriculumFile(layout).items) titles.set(item.number, item.title);
+      } catch {
+      }
+    }
+    return titles.get(n);
+  };
 }
 
 
@@ -61926,6 +62589,15 @@ throttling.triggersNotification = triggersNotification;
 function apiBaseUrl(explicit) {
   return (explicit || process.env.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
 }
+function ownerAndRepo(repository) {
+  const [owner, repo] = repository.split("/");
+  if (!owner || !repo) {
+    throw new errors_ConfigError(
+      `repository: expected "owner/name", found "${repository}"; set repository in school.yml.`
+    );
+  }
+  return { owner, repo };
+}
 function createGitHubClient(options) {
   registerSecret(options.token);
   const retries = options.rateLimitRetries ?? 3;
@@ -61997,532 +62669,6 @@ function authError(error, method, url) {
     );
   }
   return void 0;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/bookbag/schema.js
-
-
-const schema_BOOKBAG_FILES = {
-  record: "bookbag.json",
-  diff: "diff.patch",
-  report: "report.md",
-  verificationLog: "verification.log",
-  brief: "brief.md",
-  done: "done.flag"
-};
-function schema_sha256(data) {
-  return (0,external_node_crypto_.createHash)("sha256").update(data).digest("hex");
-}
-const schema_CREW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const verificationRecordSchema = object({
-  command: array(schemas_string()),
-  exitCode: schemas_number().int().nullable(),
-  passed: schemas_boolean(),
-  durationMs: schemas_number().nonnegative(),
-  /** SHA-256 of the full verification log. */
-  logDigest: schemas_string(),
-  baseSha: schemas_string(),
-  diffSha: schemas_string(),
-  timedOut: schemas_boolean().default(false)
-});
-const schema_usageSchema = object({
-  inputTokens: schemas_number().nonnegative().optional(),
-  outputTokens: schemas_number().nonnegative().optional(),
-  /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
-  cachedInputTokens: schemas_number().nonnegative().optional(),
-  /**
-   * Part of inputTokens written to the prompt cache (claude `cache_creation_input_tokens`, codex
-   * `cache_write_input_tokens`).
-   */
-  cacheCreationTokens: schemas_number().nonnegative().optional(),
-  /** Part of outputTokens spent reasoning (codex `reasoning_output_tokens`). */
-  reasoningOutputTokens: schemas_number().nonnegative().optional(),
-  costUsd: schemas_number().nonnegative().optional()
-});
-const schema_bookbagSchema = object({
-  schema: literal(1),
-  crewId: schemas_string(),
-  issueNumber: schemas_number().int().positive(),
-  agent: schemas_string(),
-  daemon: schemas_string(),
-  role: schemas_string(),
-  domain: schemas_string(),
-  difficulty: schemas_number().int(),
-  fences: array(schemas_string()),
-  baseSha: schemas_string(),
-  /** SHA-256 of diff.patch. */
-  diffSha: schemas_string(),
-  /** SHA-256 of the brief the student received. */
-  briefSha: schemas_string(),
-  changedFiles: array(schemas_string()),
-  outcome: schemas_string(),
-  /** Null when the crew never reached verification: graded FAIL verification_unavailable (N5.3). */
-  verification: verificationRecordSchema.nullable(),
-  usage: schema_usageSchema.optional(),
-  /** Correction turns the crew sent after a failed verification (seed 002). */
-  correctionTurns: schemas_number().int().nonnegative().optional(),
-  /** The agent session the turns ran in (claude session_id, codex thread_id). */
-  agentSession: schemas_string().optional(),
-  /** Set when the crew started from an interrupted crew's change: that crew's id. */
-  continuedFrom: schemas_string().optional(),
-  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() })
-});
-const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
-
-
-;// CONCATENATED MODULE: ./.build/src/state/audit.js
-
-
-function actor() {
-  return process.env.GITHUB_RUN_ID ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? "1"}:${process.env.GITHUB_JOB ?? ""}` : `local:${process.pid}`;
-}
-async function audit(layout, type, fields = {}) {
-  const path = layout.file("audit");
-  const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
-  await withLock(path, () => appendJsonl(path, [record]));
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/bookbag/store.js
-
-
-
-
-
-
-
-class BookbagAccessError extends SchoolError {
-  constructor(crewId, reader) {
-    super(`bookbag ${crewId}: refused to ${reader}; only the crew that wrote it and the graders may read it`);
-    this.crewId = crewId;
-    this.reader = reader;
-    this.name = "BookbagAccessError";
-  }
-  crewId;
-  reader;
-}
-class BookbagIncompleteError extends SchoolError {
-  constructor(crewId, detail) {
-    super(`bookbag ${crewId} is not complete: ${detail}`);
-    this.name = "BookbagIncompleteError";
-  }
-}
-function writeBookbag(dir, files) {
-  rmSync(join(dir, BOOKBAG_FILES.done), { force: true });
-  const diffPath = join(dir, BOOKBAG_FILES.diff);
-  writeTextAtomic(diffPath, files.diff);
-  const diffSha = sha256(readFileSync(diffPath));
-  if (files.report !== void 0) writeTextAtomic(join(dir, BOOKBAG_FILES.report), files.report);
-  if (files.verificationLog !== void 0) {
-    writeTextAtomic(join(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
-  }
-  if (files.brief !== void 0) writeTextAtomic(join(dir, BOOKBAG_FILES.brief), files.brief);
-  const record = bookbagSchema.parse({ ...files.record, diffSha });
-  const recordPath = join(dir, BOOKBAG_FILES.record);
-  writeJsonAtomic(recordPath, record);
-  const recordSha = sha256(readFileSync(recordPath));
-  writeJsonAtomic(join(dir, BOOKBAG_FILES.done), { crewId: record.crewId, recordSha, diffSha });
-  return { diffSha, recordSha };
-}
-async function readBookbag(layout, crewId, reader, root) {
-  const who = reader.role === "grader" ? "grader" : `crew ${reader.crewId}`;
-  if (!schema_CREW_ID_PATTERN.test(crewId) || reader.role !== "grader" && reader.crewId !== crewId) {
-    await audit(layout, "bookbag.refused", {
-      crewId: schema_CREW_ID_PATTERN.test(crewId) ? crewId : "(invalid id)",
-      reader: who
-    });
-    throw new BookbagAccessError(crewId, who);
-  }
-  const dir = root === void 0 ? layout.bookbag(crewId) : (0,external_node_path_namespaceObject.join)(root, crewId);
-  const incomplete = (detail) => new BookbagIncompleteError(crewId, detail);
-  const bytes = (f) => {
-    try {
-      return (0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(dir, f));
-    } catch {
-      return void 0;
-    }
-  };
-  const flagBytes = bytes(schema_BOOKBAG_FILES.done);
-  if (!flagBytes) throw incomplete(`no ${schema_BOOKBAG_FILES.done} (still being written, or never finished)`);
-  const flag = doneFlagSchema.safeParse(parseJson(flagBytes));
-  if (!flag.success) throw incomplete(`${schema_BOOKBAG_FILES.done} is malformed`);
-  if (flag.data.crewId !== crewId) throw incomplete(`${schema_BOOKBAG_FILES.done} names crew ${flag.data.crewId}`);
-  const recordBytes = bytes(schema_BOOKBAG_FILES.record);
-  if (!recordBytes) throw incomplete(`${schema_BOOKBAG_FILES.record} is missing`);
-  if (schema_sha256(recordBytes) !== flag.data.recordSha) {
-    throw incomplete(`${schema_BOOKBAG_FILES.record} does not match the digest in ${schema_BOOKBAG_FILES.done}`);
-  }
-  const record = schema_bookbagSchema.safeParse(parseJson(recordBytes));
-  if (!record.success) {
-    const first = record.error.issues[0];
-    throw incomplete(
-      `${schema_BOOKBAG_FILES.record} is invalid (${first ? `${first.path.join(".") || "record"}: ${first.message}` : "not JSON"})`
-    );
-  }
-  if (record.data.crewId !== crewId)
-    throw incomplete(`${schema_BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
-  const diffBytes = bytes(schema_BOOKBAG_FILES.diff) ?? Buffer.alloc(0);
-  const diffSha = schema_sha256(diffBytes);
-  if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
-    throw incomplete(`${schema_BOOKBAG_FILES.diff} does not match the digest in ${schema_BOOKBAG_FILES.done}`);
-  }
-  const optional = (f) => bytes(f)?.toString("utf8");
-  return {
-    record: record.data,
-    diff: diffBytes.toString("utf8"),
-    report: optional(schema_BOOKBAG_FILES.report),
-    verificationLog: optional(schema_BOOKBAG_FILES.verificationLog),
-    brief: optional(schema_BOOKBAG_FILES.brief)
-  };
-}
-function parseJson(b) {
-  try {
-    return JSON.parse(b.toString("utf8"));
-  } catch {
-    return void 0;
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/delivery/body.js
-
-function deliveryMarker(issueNumber) {
-  return `<!-- school-core:delivery:issue-${issueNumber} -->`;
-}
-function oneLine(text, max = 72) {
-  const t = (text ?? "").replace(/\s+/g, " ").trim();
-  return t.length > max ? `${t.slice(0, max - 1)}\u2026` : t;
-}
-function pullRequestTitle(issueNumber, issueTitle) {
-  const t = oneLine(issueTitle);
-  return redact_redactText(t ? `#${issueNumber}: ${t}` : `school-core: issue #${issueNumber}`);
-}
-function commitMessage(record, issueTitle) {
-  const t = oneLine(issueTitle);
-  return redact_redactText(
-    [
-      `school: issue #${record.issueNumber}${t ? `: ${t}` : ""}`,
-      "",
-      `Work of crew ${record.crewId} (agent ${record.agent}, daemon ${record.daemon}), accepted by grading.`,
-      "",
-      `School-Issue: #${record.issueNumber}`,
-      `School-Crew: ${record.crewId}`,
-      ""
-    ].join("\n")
-  );
-}
-function seconds(ms) {
-  return `${(ms / 1e3).toFixed(1)} s`;
-}
-function pullRequestBody(record, verdict, o) {
-  const v = record.verification;
-  const u = record.usage;
-  const cost = u && (u.costUsd !== void 0 || u.inputTokens !== void 0 || u.outputTokens !== void 0) ? [
-    u.costUsd !== void 0 ? `$${u.costUsd.toFixed(2)}` : void 0,
-    u.inputTokens !== void 0 ? `${u.inputTokens} input tokens` : void 0,
-    u.outputTokens !== void 0 ? `${u.outputTokens} output tokens` : void 0
-  ].filter(Boolean).join(", ") : "not reported by the agent";
-  const lines = [
-    deliveryMarker(record.issueNumber),
-    `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
-    "",
-    "| | |",
-    "|---|---|",
-    `| Verdict | accepted by the ${verdict.decidedBy} judge: \`${verdict.code}\`, score ${verdict.score.toFixed(2)} |`,
-    `| Verification | ${v ? `\`${v.command.join(" ").slice(0, 200)}\` ${v.passed ? "passed" : "failed"} (exit ${v.exitCode ?? "none"}, ${seconds(v.durationMs)}${v.timedOut ? ", timed out" : ""})` : "none recorded"} |`,
-    `| Cost | ${cost} |`,
-    `| Changed files | ${record.changedFiles.length} |`,
-    `| Base | \`${record.baseSha.slice(0, 12)}\` |`,
-    `| Branch | \`${o.branch}\` |`,
-    "",
-    ...verdict.reasons.length > 0 ? [
-      "Reasons:",
-      ...verdict.reasons.slice(0, 20).map((r) => `- ${r.replace(/\s+/g, " ").slice(0, 500)}`),
-      ""
-    ] : [],
-    o.closeIssue ? `Closes #${record.issueNumber}` : `Issue: #${record.issueNumber}`
-  ];
-  return redact_redactText(lines.join("\n"));
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/delivery/errors.js
-
-class DeliveryError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "DeliveryError";
-  }
-}
-class DeliveryRefusedError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "DeliveryRefusedError";
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/delivery/branch.js
-
-
-
-
-
-function branchName(issueNumber) {
-  return `school/issue-${issueNumber}`;
-}
-async function gitOut(args, o) {
-  const r = await runGit(args, o);
-  if (r.exitCode !== 0 || r.spawnError) {
-    throw new DeliveryError(
-      `git ${args.find((a) => !a.startsWith("-")) ?? ""} failed in ${o.cwd}: ${(r.spawnError ?? r.stderr.toString("utf8")).trim().slice(0, 500)}`
-    );
-  }
-  return r.stdout.toString("utf8").trim();
-}
-async function hasCommit(repoPath, sha) {
-  const r = await runGit(["cat-file", "-e", `${sha}^{commit}`], { cwd: repoPath });
-  return r.exitCode === 0;
-}
-async function commitPatch(c) {
-  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(c.baseSha)) {
-    throw new DeliveryError(`the bookbag's baseSha "${c.baseSha.slice(0, 80)}" is not a commit id`);
-  }
-  if (!await hasCommit(c.repoPath, c.baseSha)) {
-    await gitOut(["fetch", "--no-tags", "--depth=1", "origin", c.baseSha], {
-      cwd: c.repoPath,
-      ...c.auth ? { auth: c.auth } : {}
-    });
-  }
-  const dir = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-delivery-"));
-  const env = { GIT_INDEX_FILE: (0,external_node_path_namespaceObject.join)(dir, "index") };
-  try {
-    await gitOut(["read-tree", c.baseSha], { cwd: c.repoPath, env });
-    await gitOut(["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], {
-      cwd: c.repoPath,
-      env,
-      input: c.diff
-    });
-    const tree = await gitOut(["write-tree"], { cwd: c.repoPath, env });
-    return await gitOut(["commit-tree", tree, "-p", c.baseSha, "-F", "-"], {
-      cwd: c.repoPath,
-      input: c.message,
-      env: {
-        GIT_AUTHOR_NAME: c.author.name,
-        GIT_AUTHOR_EMAIL: c.author.email,
-        GIT_AUTHOR_DATE: c.date,
-        GIT_COMMITTER_NAME: c.author.name,
-        GIT_COMMITTER_EMAIL: c.author.email,
-        GIT_COMMITTER_DATE: c.date
-      }
-    });
-  } finally {
-    (0,external_node_fs_namespaceObject.rmSync)(dir, { recursive: true, force: true });
-  }
-}
-async function refHead(repoPath, ref) {
-  const r = await runGit(["log", "-1", "--format=%ct%n%B", ref, "--"], { cwd: repoPath });
-  if (r.exitCode !== 0) return void 0;
-  const [time, ...body] = r.stdout.toString("utf8").split("\n");
-  return { time: Number(time), ours: body.some((l) => l.startsWith("School-Crew: ")) };
-}
-async function mayMove(repoPath, ref, date) {
-  const head = await refHead(repoPath, ref);
-  if (!head) return true;
-  return head.ours && !(head.time > Math.floor(Date.parse(date) / 1e3));
-}
-async function updateRef(repoPath, ref, sha, date) {
-  if (await refHead(repoPath, ref) !== void 0 && await git1(repoPath, ref) === sha) return true;
-  if (!await mayMove(repoPath, ref, date)) return false;
-  await gitOut(["update-ref", ref, sha], { cwd: repoPath });
-  return true;
-}
-async function git1(repoPath, ref) {
-  const r = await runGit(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: repoPath });
-  return r.exitCode === 0 ? r.stdout.toString("utf8").trim() : void 0;
-}
-async function pushBranch(o) {
-  const auth = o.auth ? { auth: o.auth } : {};
-  const tracking = `refs/school-delivery/${o.branch}`;
-  await runGit(["update-ref", "-d", tracking], { cwd: o.repoPath });
-  try {
-    await runGit(["fetch", "--no-tags", "origin", `+refs/heads/${o.branch}:${tracking}`], {
-      cwd: o.repoPath,
-      ...auth
-    });
-    if (await git1(o.repoPath, tracking) === o.sha) return true;
-    if (!await mayMove(o.repoPath, tracking, o.date)) return false;
-    await gitOut(["push", "--force", "--no-verify", "origin", `${o.sha}:refs/heads/${o.branch}`], {
-      cwd: o.repoPath,
-      ...auth
-    });
-    return true;
-  } finally {
-    await runGit(["update-ref", "-d", tracking], { cwd: o.repoPath });
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/delivery/pull-request.js
-
-function alreadyExists(e) {
-  const err = e;
-  if (err?.status !== 422) return false;
-  const text = `${err.message ?? ""} ${JSON.stringify(err.response?.data ?? "")}`;
-  return /a pull request already exists/i.test(text);
-}
-async function ensurePullRequest(port, p) {
-  const found = await port.findOpen(p.head);
-  if (found) return { ...found, created: false };
-  const base = p.base ?? await port.defaultBranch();
-  try {
-    return { ...await port.create({ ...p, base }), created: true };
-  } catch (e) {
-    if (!alreadyExists(e)) throw e;
-    const again = await port.findOpen(p.head);
-    if (again) return { ...again, created: false };
-    throw e;
-  }
-}
-function octokitPulls(client, repository) {
-  const [owner, repo] = repository.split("/");
-  if (!owner || !repo) {
-    throw new errors_ConfigError(
-      `repository: expected "owner/name", found "${repository}"; set repository in school.yml.`
-    );
-  }
-  return {
-    async defaultBranch() {
-      const r = await client.rest.repos.get({ owner, repo });
-      return r.data.default_branch;
-    },
-    async findOpen(head) {
-      const r = await client.rest.pulls.list({
-        owner,
-        repo,
-        head: `${owner}:${head}`,
-        state: "open",
-        per_page: 10
-      });
-      const pr = r.data[0];
-      return pr ? { number: pr.number, url: pr.html_url } : void 0;
-    },
-    async create(p) {
-      const r = await client.rest.pulls.create({ owner, repo, ...p });
-      return { number: r.data.number, url: r.data.html_url };
-    }
-  };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/delivery/deliver.js
-
-
-
-
-
-
-function resolveDeliveryMode(delivery, where) {
-  return delivery.mode ?? (where.actions ? "pull-request" : "branch");
-}
-function createDeliverer(o) {
-  const d = o.config.delivery;
-  return {
-    mode: o.mode,
-    async deliver(req) {
-      let bag;
-      try {
-        bag = await readBookbag(o.layout, req.crewId, { role: "grader" });
-      } catch (e) {
-        if (e instanceof BookbagIncompleteError) throw new DeliveryRefusedError(e.message);
-        throw e;
-      }
-      const record = bag.record;
-      if (record.issueNumber !== req.issueNumber) {
-        throw new DeliveryRefusedError(
-          `bookbag ${req.crewId} is for issue #${record.issueNumber}, not #${req.issueNumber}`
-        );
-      }
-      if (bag.diff.trim() === "") throw new DeliveryRefusedError(`crew ${req.crewId} changed nothing`);
-      const title = o.issueTitle?.(req.issueNumber);
-      const date = record.timings.finishedAt;
-      const sha = await commitPatch({
-        repoPath: o.config.repoPath,
-        baseSha: record.baseSha,
-        diff: bag.diff,
-        message: commitMessage(record, title),
-        author: d.author,
-        date,
-        ...o.gitAuth ? { auth: o.gitAuth } : {}
-      });
-      const branch = branchName(req.issueNumber);
-      if (o.mode === "branch") {
-        const updated2 = await updateRef(o.config.repoPath, `refs/heads/${branch}`, sha, date);
-        return { mode: "branch", branch, sha, updated: updated2 };
-      }
-      if (!o.pulls) {
-        throw new DeliveryError(
-          "pull-request delivery needs a token and the repository (the delivery-token input, or GITHUB_TOKEN for the CLI)"
-        );
-      }
-      const updated = await pushBranch({
-        repoPath: o.config.repoPath,
-        branch,
-        sha,
-        date,
-        ...o.gitAuth ? { auth: o.gitAuth } : {}
-      });
-      const pr = await ensurePullRequest(o.pulls, {
-        head: branch,
-        ...d.base ? { base: d.base } : {},
-        title: pullRequestTitle(req.issueNumber, title),
-        body: pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch }),
-        draft: d.draft
-      });
-      return { mode: "pull-request", branch, sha, updated, pullRequest: { number: pr.number, url: pr.url } };
-    }
-  };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/delivery/setup.js
-
-
-
-
-
-function deliveryFor(o) {
-  const mode = resolveDeliveryMode(o.config.delivery, { actions: o.actions });
-  if (mode === "none") return void 0;
-  const repository = o.config.repository ?? o.repository;
-  const client = o.client ?? (o.token ? createGitHubClient({ token: o.token, logger: o.logger }) : void 0);
-  if (mode === "pull-request" && (!client || !repository)) {
-    o.logger.warning(
-      "delivery: pull-request mode needs a token and the repository; accepted work waits in the outbox until a drain has both"
-    );
-  }
-  return createDeliverer({
-    config: o.config,
-    layout: o.layout,
-    mode,
-    ...mode === "pull-request" && client && repository ? { pulls: octokitPulls(client, repository) } : {},
-    ...o.token ? { gitAuth: authEnv(o.token) } : {},
-    issueTitle: issueTitles(o.layout)
-  });
-}
-function issueTitles(layout) {
-  let titles;
-  return (n) => {
-    if (!titles) {
-      titles = /* @__PURE__ */ new Map();
-      try {
-        for (const item of readCurriculumFile(layout).items) titles.set(item.number, item.title);
-      } catch {
-      }
-    }
-    return titles.get(n);
-  };
 }
 
 
@@ -63940,7 +64086,7 @@ function joinPrinted(...parts) {
 
 
 
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+const claude_SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 function claudeArgv(agent, turn = {}) {
   const argv = [agent.bin ?? "claude", "-p", "--output-format", "json"];
   if (agent.model) argv.push("--model", agent.model);
@@ -63958,7 +64104,7 @@ function claudeArgv(agent, turn = {}) {
   if (!turn.readOnly && turn.allowCommands?.length)
     argv.push("--allowedTools", ...turn.allowCommands.map((c) => `Bash(${c.join(" ")}:*)`));
   if (turn.resume) {
-    if (!SESSION_ID.test(turn.resume))
+    if (!claude_SESSION_ID.test(turn.resume))
       throw new TypeError(`claude: session id ${JSON.stringify(turn.resume)} is not an id`);
     argv.push("--resume", turn.resume);
   }
@@ -64067,7 +64213,7 @@ function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
   const cacheRead = nonNegative(u.cache_read_input_tokens) ?? 0;
   const cacheCreation = nonNegative(u.cache_creation_input_tokens) ?? 0;
   const output = nonNegative(u.output_tokens);
-  const session = typeof r.session_id === "string" && SESSION_ID.test(r.session_id) ? r.session_id : void 0;
+  const session = typeof r.session_id === "string" && claude_SESSION_ID.test(r.session_id) ? r.session_id : void 0;
   const printed = nonNegative(r.total_cost_usd) ?? nonNegative(r.cost_usd) ?? nonNegative(r.total_cost);
   const models = r.modelUsage && typeof r.modelUsage === "object" ? Object.values(r.modelUsage) : void 0;
   const modelTokens = models?.reduce(
@@ -65635,7 +65781,8 @@ const registry_crewFold = registerFold({
             status: "planned",
             plannedAt: e.at,
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
-            ...d.queued === true ? { queued: true } : {}
+            ...d.queued === true ? { queued: true } : {},
+            ...d.revision ? { revision: d.revision } : {}
           };
         }
         break;
@@ -66402,13 +66549,52 @@ async function send(port, entry) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/revision.js
+const INTERRUPTED = ["usage_limit", "overloaded", "cancelled"];
+function interrupted(c) {
+  return c.status === "finished" && (c.outcome && INTERRUPTED.includes(c.outcome) || !!c.preVerify || !!c.infra);
+}
+function revisionRounds(registry, pr) {
+  return Object.values(registry.crews).filter((c) => c.revision?.pr === pr && !interrupted(c));
+}
+function decideRevision(registry, req, bound) {
+  if (bound <= 0) return { kind: "none" };
+  const rounds = revisionRounds(registry, req.pr);
+  const answered = new Set(rounds.flatMap((c) => c.revision?.feedback ?? []));
+  const open = req.feedback.filter((f) => !answered.has(f.id));
+  if (open.length === 0) return { kind: "none" };
+  if (rounds.length >= bound)
+    return {
+      kind: "stopped",
+      reason: `${rounds.length} revision round(s) of pull request #${req.pr} ran (delivery.revisions: ${bound}); the school does not revise it again \u2014 a person takes it from here`
+    };
+  const delivered = registry.crews[req.revises];
+  if (!delivered) return { kind: "none" };
+  const latest = [...open].sort((a, b) => a.at < b.at ? 1 : a.at > b.at ? -1 : 0)[0];
+  const headSha = delivered.finishedAt !== void 0 && latest.at <= delivered.finishedAt ? req.deliveredSha : latest.headSha;
+  return {
+    kind: "plan",
+    agent: delivered.agent,
+    revision: {
+      round: rounds.length + 1,
+      of: bound,
+      pr: req.pr,
+      branch: req.branch,
+      headSha,
+      revises: req.revises,
+      feedback: open.map((f) => f.id).sort()
+    }
+  };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/feedback/log.js
 
 
 const feedbackFold = registerFold(
   {
     file: "feedback",
-    empty: () => ({ cursor: {}, watched: {}, settled: {} }),
+    empty: () => ({ cursor: {}, watched: {}, settled: {}, received: {}, ignored: {} }),
     apply(state, e) {
       if (e.type === "feedback.cursor") state.cursor = { ...e.data };
       else if (e.type === "feedback.seen") {
@@ -66419,14 +66605,19 @@ const feedbackFold = registerFold(
           reviews,
           ...e.data.ciSha ?? prev?.ciSha ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}
         };
-      } else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      } else if (e.type === "feedback.received") {
+        (state.received ??= {})[e.data.id] ??= { ...e.data, at: e.at };
+      } else if (e.type === "feedback.ignored") (state.ignored ??= {})[e.data.id] ??= { ...e.data, at: e.at };
+      else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
       return state;
     },
-    // A settled pull request's watch is over; its settlement stays (the board counts merges).
+    // A settled pull request's watch is over, and so is its feedback (nothing revises a merged or
+    // closed pull request); its settlement stays (the board counts merges).
     prune(state) {
       const watched = {};
       for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
-      return { ...state, watched };
+      const open = (m) => Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => !state.settled[v.pr]));
+      return { ...state, watched, received: open(state.received), ignored: open(state.ignored) };
     },
     // Every event is made at its own time from what GitHub said then; a settlement once per pull
     // request, and never again while the fold keeps it: an old event only comes back as a copy.
@@ -66436,8 +66627,44 @@ const feedbackFold = registerFold(
 function feedbackLog(layout) {
   return new EventLog(layout.file("feedback"));
 }
-function readFeedback(layout) {
-  return fold_foldLog(feedbackFold, feedbackLog(layout).read());
+function log_readFeedback(layout) {
+  const state = fold_foldLog(feedbackFold, feedbackLog(layout).read());
+  state.received ??= {};
+  state.ignored ??= {};
+  return state;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/revisions.js
+
+
+function revisionRequests(layout, feedback) {
+  const state = feedback ?? log_readFeedback(layout);
+  const received = Object.values(state.received ?? {});
+  if (received.length === 0) return [];
+  const out = [];
+  for (const [issue, d] of new outbox_Outbox(layout).deliveries()) {
+    const pr = d.pullRequest?.number;
+    if (pr === void 0 || state.settled[pr]) continue;
+    const mine = received.filter((f) => f.pr === pr && f.issue === issue);
+    if (mine.length === 0) continue;
+    out.push({
+      issue,
+      pr,
+      branch: d.branch,
+      revises: d.crewId,
+      deliveredSha: d.sha,
+      feedback: mine.map((f) => ({ id: f.id, at: f.at, headSha: f.headSha }))
+    });
+  }
+  return out;
+}
+function feedbackFor(layout, ids) {
+  const state = readFeedback(layout);
+  return ids.map((id) => state.received[id]).filter((f) => f !== void 0).sort((a, b) => a.at < b.at ? -1 : a.at > b.at ? 1 : 0);
+}
+function ignoredFeedback(state) {
+  return Object.values(state.ignored ?? {}).sort((a, b) => a.at < b.at ? 1 : a.at > b.at ? -1 : 0);
 }
 
 
@@ -66554,13 +66781,16 @@ function issueStatuses(i) {
   const out = /* @__PURE__ */ new Map();
   for (const [issue, crews] of byIssue) {
     const c = latestCrew(crews);
-    const who = { crewId: c.crewId, agent: c.agent };
-    const state = states.get(issue);
-    if (c.status === "planned") out.set(issue, { state: "queued", ...who });
+    const revision = c.revision ? { round: c.revision.round, of: c.revision.of, pr: c.revision.pr } : void 0;
+    const who = { crewId: c.crewId, agent: c.agent, ...revision ? { revision } : {} };
+    const state2 = states.get(issue);
+    const stop = c.status === "finished" ? i.revisionStops?.get(issue) : void 0;
+    if (stop) out.set(issue, { state: "stopped", reason: plain(stop) });
+    else if (c.status === "planned") out.set(issue, { state: "queued", ...who });
     else if (c.status === "running") {
       const runUrl = c.plannedBy?.kind === "actions" && i.repoUrl && /^\d+$/.test(c.plannedBy.runId) ? `${i.repoUrl}/actions/runs/${c.plannedBy.runId}` : i.runUrl;
       out.set(issue, { state: "running", ...who, ...runUrl ? { runUrl } : {} });
-    } else if (state?.kind === "stopped")
+    } else if (state2?.kind === "stopped")
       out.set(issue, {
         state: "stopped",
         reason: "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
@@ -66573,9 +66803,11 @@ function issueStatuses(i) {
       else if (v.accepted) {
         const d = i.deliveries.get(issue);
         const settled = d && d.crewId === c.crewId ? i.settled?.get(issue) : void 0;
+        const moved = c.revision && i.notMoved?.has(c.crewId) ? { branchMoved: { branch: c.revision.branch } } : {};
         out.set(issue, {
           state: "accepted",
           ...who,
+          ...moved,
           ...settled ? { settled } : {},
           ...d && d.crewId === c.crewId ? {
             delivery: {
@@ -66590,7 +66822,7 @@ function issueStatuses(i) {
           state: "rejected",
           ...who,
           reason: plain(`${v.code}${v.reason ? `: ${v.reason}` : ""}`),
-          repair: state?.kind === "repair"
+          repair: state2?.kind === "repair"
         });
     } else
       out.set(issue, {
@@ -66599,7 +66831,7 @@ function issueStatuses(i) {
         reason: plain(
           `the crew ended ${c.outcome ?? "without an outcome"}${c.reason ? `: ${c.reason}` : ""}`
         ),
-        repair: state?.kind === "repair"
+        repair: state2?.kind === "repair"
       });
   }
   return out;
@@ -66608,6 +66840,10 @@ function plain(text) {
   return text.replace(/\s+/g, " ").trim().slice(0, 300);
 }
 function headline(s) {
+  const r = "revision" in s && s.revision ? `revision ${s.revision.round} of ${s.revision.of} on pull request #${s.revision.pr}: ` : "";
+  return r + state(s);
+}
+function state(s) {
   switch (s.state) {
     case "queued":
       return "queued \u2014 a crew is planned and waits for a free classroom";
@@ -66616,12 +66852,14 @@ function headline(s) {
     case "grading":
       return "grading \u2014 the crew finished; the judges have not decided yet";
     case "accepted": {
+      if (s.branchMoved)
+        return `accepted, not pushed \u2014 someone pushed to \`${s.branchMoved.branch}\` while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
       const d = s.delivery;
       const where = d?.pullRequest ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})` : d ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\`` : "delivery pending";
       return `accepted \u2014 ${where}${s.settled === "merged" ? ", merged" : s.settled === "closed" ? ", closed without merging" : ""}`;
     }
     case "rejected":
-      return `rejected \u2014 ${s.reason}${s.repair ? " (a repair is queued)" : ""}`;
+      return s.revision ? `rejected \u2014 ${s.reason}; the pull request stays as it was` : `rejected \u2014 ${s.reason}${s.repair ? " (a repair is queued)" : ""}`;
     case "paused":
       return `paused \u2014 ${s.reason}; the school retries when it can`;
     case "stopped":
@@ -66660,6 +66898,8 @@ function repoUrlFromEnv(env = process.env) {
 
 
 
+
+
 async function refreshStatuses(o) {
   if (!o.config.grading.comment) return [];
   try {
@@ -66678,13 +66918,26 @@ async function refreshStatuses(o) {
     const repoUrl = o.repoUrl ?? repoUrlFromEnv();
     const deliveries = outbox.deliveries();
     const settled = /* @__PURE__ */ new Map();
-    for (const s of Object.values(readFeedback(o.layout).settled))
+    const feedback = log_readFeedback(o.layout);
+    for (const s of Object.values(feedback.settled))
       if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? "merged" : "closed");
+    const registry = readRegistry(o.layout);
+    const notMoved = /* @__PURE__ */ new Set();
+    for (const i of Object.values(outbox.state().items))
+      if (i.entry.kind === "delivery" && i.status === "delivered" && i.result?.updated === false && i.entry.crewId)
+        notMoved.add(i.entry.crewId);
+    const revisionStops = /* @__PURE__ */ new Map();
+    for (const r of revisionRequests(o.layout, feedback)) {
+      const d = decideRevision(registry, r, o.config.delivery.revisions);
+      if (d.kind === "stopped") revisionStops.set(r.issue, d.reason);
+    }
     const statuses = issueStatuses({
-      registry: readRegistry(o.layout),
+      registry,
       verdicts,
       deliveries,
       settled,
+      notMoved,
+      revisionStops,
       ...runUrl ? { runUrl } : {},
       ...repoUrl ? { repoUrl } : {}
     });
@@ -66750,7 +67003,7 @@ function truncationMarker(removed) {
   return `
 [\u2026 ${removed} characters cut by school-core]`;
 }
-function count(text, re) {
+function sanitize_count(text, re) {
   let n = 0;
   const out = text.replace(re, () => {
     n++;
@@ -66761,13 +67014,13 @@ function count(text, re) {
 function sanitizeText(input, maxLength) {
   const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
   let text = typeof input === "string" ? input : String(input ?? "");
-  [text, report.surrogate] = count(text, LONE_SURROGATE);
+  [text, report.surrogate] = sanitize_count(text, LONE_SURROGATE);
   text = text.replace(/\r\n?/g, "\n");
-  [text, report.bidi] = count(text, BIDI);
-  [text, report.tag] = count(text, TAG);
-  [text, report.zeroWidth] = count(text, ZERO_WIDTH);
-  [text, report.nul] = count(text, NUL);
-  [text, report.control] = count(text, CONTROL);
+  [text, report.bidi] = sanitize_count(text, BIDI);
+  [text, report.tag] = sanitize_count(text, TAG);
+  [text, report.zeroWidth] = sanitize_count(text, ZERO_WIDTH);
+  [text, report.nul] = sanitize_count(text, NUL);
+  [text, report.control] = sanitize_count(text, CONTROL);
   if (text.length > maxLength) {
     const original = text.length;
     let keep = Math.max(0, maxLength - truncationMarker(original).length);
@@ -66905,6 +67158,7 @@ async function readPull(o, r, d, updatedAt, seenAt) {
         id,
         author: v.author.login,
         text: clean(v.body),
+        headSha: pull.headSha || d.sha,
         lines: lines.filter((c) => c.reviewId === v.id).map((c) => ({
           path: clean(c.path, 500),
           ...c.line !== void 0 ? { line: c.line } : {},
@@ -66912,7 +67166,7 @@ async function readPull(o, r, d, updatedAt, seenAt) {
         }))
       });
     }
-    await readComments(o, r, d, d.pr, seenAt);
+    await readComments(o, r, d, d.pr, seenAt, pull.headSha || d.sha);
   }
   r.events.push(
     seenEvent(o.now, {
@@ -66923,7 +67177,8 @@ async function readPull(o, r, d, updatedAt, seenAt) {
     })
   );
 }
-async function readComments(o, r, d, n, seenAt) {
+async function readComments(o, r, d, n, seenAt, knownHead) {
+  let head = knownHead;
   for (const c of await o.port.comments(n, seenAt)) {
     if (seenAt && c.updatedAt <= seenAt) continue;
     if (c.body.includes(statusMarkerOf(d.issue))) continue;
@@ -66940,15 +67195,18 @@ async function readComments(o, r, d, n, seenAt) {
         author: c.author.login,
         reason: "`/school` without an instruction"
       });
-    else
+    else {
+      head ??= (await o.port.pull(d.pr)).headSha || d.sha;
       r.feedback.push({
         issue: d.issue,
         pr: d.pr,
         kind: "command",
         id,
         author: c.author.login,
-        text: clean(instruction)
+        text: clean(instruction),
+        headSha: head
       });
+    }
   }
 }
 async function readChecks(o, r, open) {
@@ -66972,7 +67230,8 @@ ${log.slice(-LOG_TAIL)}` : ""}`);
         kind: "ci",
         id: `ci:${d.sha}`,
         author: "ci",
-        text: clean(tails.join("\n\n"))
+        text: clean(tails.join("\n\n")),
+        headSha: d.sha
       });
     }
     const prev = o.state.watched[d.pr]?.updatedAt ?? "";
@@ -66982,6 +67241,7 @@ ${log.slice(-LOG_TAIL)}` : ""}`);
 
 
 ;// CONCATENATED MODULE: ./.build/src/feedback/watch.js
+
 
 
 
@@ -67004,17 +67264,19 @@ function deliveredPullRequests(layout) {
 }
 async function watchDeliveries(o) {
   const now = o.now ?? /* @__PURE__ */ new Date();
-  const empty = { settled: [], requests: 0, notModified: false };
+  const empty = { settled: [], received: [], ignored: [], requests: 0, notModified: false };
   try {
     const { delivered, oldest } = deliveredPullRequests(o.layout);
     if (delivered.length === 0) return empty;
     const r = await scanFeedback({
       port: o.port,
-      state: readFeedback(o.layout),
+      state: log_readFeedback(o.layout),
       delivered,
-      collect: "settlement",
+      // Always everything: the scan moves one shared cursor, so a scan that only asked about merges
+      // would make every later scan miss the reviews and comments it skipped.
+      collect: "all",
       trust: o.config.curriculum.trust,
-      bots: [],
+      bots: o.config.delivery.trustedBots,
       // Before the first delivery (by ten minutes: our clock is not GitHub's), so what happened on
       // the pull requests since is seen.
       ...oldest ? { firstSince: new Date(Date.parse(oldest) - 6e5).toISOString() } : {},
@@ -67050,8 +67312,24 @@ async function watchDeliveries(o) {
           `pull request #${s.pr} for issue #${s.issue} ${s.merged ? "merged" : "closed unmerged"}`
         );
     }
-    await feedbackLog(o.layout).append(r.events);
-    return { settled: r.settled, requests: o.port.requests, notModified: r.notModified };
+    for (const f of r.feedback)
+      o.logger.info(
+        `feedback on pull request #${f.pr} (issue #${f.issue}): ${f.kind} ${f.id} by ${f.author}`
+      );
+    for (const f of r.ignored)
+      o.logger.info(`feedback ${f.id} on pull request #${f.pr} ignored: ${f.reason}`);
+    await feedbackLog(o.layout).append([
+      ...r.events,
+      ...r.feedback.map((f) => event_log_event("feedback.received", `received:${f.id}`, f, now)),
+      ...r.ignored.map((f) => event_log_event("feedback.ignored", `ignored:${f.id}`, f, now))
+    ]);
+    return {
+      settled: r.settled,
+      received: r.feedback,
+      ignored: r.ignored,
+      requests: o.port.requests,
+      notModified: r.notModified
+    };
   } catch (e) {
     o.logger.warning(`delivered pull requests not checked: ${errors_message(e)}; the next cycle asks again`);
     return { ...empty, requests: o.port.requests };
@@ -67443,12 +67721,7 @@ async function finish(o, r, outbox, now) {
 ;// CONCATENATED MODULE: ./.build/src/github/issues-port.js
 
 function octokitPort(client, repository, o = {}) {
-  const [owner, repo] = repository.split("/");
-  if (!owner || !repo) {
-    throw new errors_ConfigError(
-      `repository: expected "owner/name", found "${repository}"; set repository in school.yml.`
-    );
-  }
+  const { owner, repo } = ownerAndRepo(repository);
   const request = o.retries === void 0 ? {} : { request: { retries: o.retries } };
   return {
     async addLabels(issue, labels) {
@@ -67482,7 +67755,6 @@ function octokitPort(client, repository, o = {}) {
 
 ;// CONCATENATED MODULE: ./.build/src/curriculum/github-source.js
 
-
 function parseRepo(value, field = "repository") {
   const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? "");
   if (!m) {
@@ -67492,7 +67764,14 @@ function parseRepo(value, field = "repository") {
   }
   return { owner: m[1], repo: m[2] };
 }
+
+
+;// CONCATENATED MODULE: ./.build/src/github/issues-source.js
+
 const PER_PAGE = 100;
+function githubSource(client, repo) {
+  return { kind: "github", repo, list: (query) => listIssues(client, repo, query) };
+}
 async function listIssues(client, repo, query) {
   const params = {
     owner: repo.owner,
@@ -67555,7 +67834,8 @@ function nextLink(link) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/feedback/port.js
+;// CONCATENATED MODULE: ./.build/src/github/feedback-port.js
+
 
 function author(raw, association) {
   const u = raw ?? {};
@@ -67683,6 +67963,48 @@ function octokitFeedback(client, repository) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/github/pulls-port.js
+
+function octokitPulls(client, repository) {
+  const { owner, repo } = ownerAndRepo(repository);
+  return {
+    async defaultBranch() {
+      const r = await client.rest.repos.get({ owner, repo });
+      return r.data.default_branch;
+    },
+    async findOpen(head) {
+      const r = await client.rest.pulls.list({
+        owner,
+        repo,
+        head: `${owner}:${head}`,
+        state: "open",
+        per_page: 10
+      });
+      const pr = r.data[0];
+      return pr ? { number: pr.number, url: pr.html_url } : void 0;
+    },
+    async create(p) {
+      try {
+        const r = await client.rest.pulls.create({ owner, repo, ...p });
+        return { number: r.data.number, url: r.data.html_url };
+      } catch (e) {
+        if (alreadyExists(e)) return void 0;
+        throw e;
+      }
+    }
+  };
+}
+function pullsFor(token, logger) {
+  return (repository) => octokitPulls(createGitHubClient({ token, logger }), repository);
+}
+function alreadyExists(e) {
+  const err = e;
+  if (err?.status !== 422) return false;
+  const text = `${err.message ?? ""} ${JSON.stringify(err.response?.data ?? "")}`;
+  return /a pull request already exists/i.test(text);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/schemas/grading.js
 function jobKey(issueNumber, crewId) {
   return `grade:${issueNumber}:${crewId}`;
@@ -67708,8 +68030,9 @@ async function enqueueGradingJob(layout, job) {
 
 
 
+
 async function importBookbags(layout, from, logger, refuse) {
-  const r = { imported: 0, enqueued: 0, skipped: [] };
+  const r = { imported: 0, enqueued: 0, skipped: [], dropped: [] };
   if (!(0,external_node_fs_namespaceObject.existsSync)(from)) {
     logger.warning(`bookbags-path ${from} does not exist; nothing imported`);
     return r;
@@ -67720,6 +68043,11 @@ async function importBookbags(layout, from, logger, refuse) {
     if (!(0,external_node_fs_namespaceObject.statSync)(src).isDirectory()) continue;
     if (!schema_CREW_ID_PATTERN.test(crewId)) {
       r.skipped.push({ crewId, reason: "not a crew id (letters, digits, dot, dash, underscore)" });
+      continue;
+    }
+    const problem = bookbagFilesProblem(src);
+    if (problem) {
+      r.skipped.push({ crewId, reason: problem });
       continue;
     }
     let bookbag;
@@ -67745,9 +68073,15 @@ async function importBookbags(layout, from, logger, refuse) {
     const dest = layout.bookbag(crewId);
     if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dest, schema_BOOKBAG_FILES.done))) {
       (0,external_node_fs_namespaceObject.mkdirSync)(dest, { recursive: true });
-      const files = (0,external_node_fs_namespaceObject.readdirSync)(src).filter(
-        (f) => f !== schema_BOOKBAG_FILES.done && (0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(src, f)).isFile()
-      );
+      const leaveOut = /* @__PURE__ */ new Set([schema_BOOKBAG_FILES.done]);
+      if ((0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(src, schema_BOOKBAG_FILES.sessionStore)) || bookbag.sessionStore?.kept) {
+        const store = checkSessionStore(src, bookbag.sessionStore);
+        if ("why" in store) {
+          leaveOut.add(schema_BOOKBAG_FILES.sessionStore);
+          r.dropped.push({ crewId, file: schema_BOOKBAG_FILES.sessionStore, reason: store.why });
+        }
+      }
+      const files = (0,external_node_fs_namespaceObject.readdirSync)(src).filter((f) => !leaveOut.has(f) && (0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(src, f)).isFile());
       for (const f of files) (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, f), (0,external_node_path_namespaceObject.join)(dest, f));
       (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, schema_BOOKBAG_FILES.done), (0,external_node_path_namespaceObject.join)(dest, schema_BOOKBAG_FILES.done));
       r.imported++;
@@ -67765,6 +68099,7 @@ async function importBookbags(layout, from, logger, refuse) {
     if (fresh) r.enqueued++;
   }
   for (const s of r.skipped) logger.warning(`bookbag ${s.crewId} not imported: ${s.reason}`);
+  for (const d of r.dropped) logger.warning(`bookbag ${d.crewId}: ${d.file} left out: ${d.reason}`);
   return r;
 }
 
@@ -68637,6 +68972,7 @@ async function importHandoffs(layout, root, o) {
       });
       entry.bookbags = r.imported;
       for (const s of r.skipped) refuse(`bookbag ${s.crewId}`, s.reason);
+      for (const d of r.dropped) refuse(`bookbag ${d.crewId} ${d.file}`, d.reason);
     }
   }
   for (const r of result.refused) o.logger.warning(`handoff ${r.dir}: refused ${r.what}: ${r.reason}`);
@@ -68700,6 +69036,7 @@ function crewsOf(layout, daemon) {
 
 
 
+
 const DRAIN_MODES = ["drain", "judge", "apply"];
 async function drainJob(inputs, logger) {
   const config = load_resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
@@ -68728,7 +69065,7 @@ async function drainJob(inputs, logger) {
     layout,
     logger,
     actions: true,
-    ...token ? { token } : {},
+    ...token ? { token, pulls: pullsFor(token, logger) } : {},
     ...repository ? { repository } : {}
   });
   let applied = {};
@@ -68864,6 +69201,7 @@ const LANE_LABELS = {
 };
 const LISTED_ITEMS = 20;
 const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
+const IGNORED_SHOWN = 10;
 
 
 ;// CONCATENATED MODULE: ./.build/src/security/html.js
@@ -68998,6 +69336,9 @@ function humansLine(h) {
   ];
   return parts.join("; ");
 }
+function ignoredLine(f) {
+  return `#${f.issue} (pull request #${f.pr}) ${f.id} by ${f.author}: ${f.reason}`;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/summary.js
@@ -69087,9 +69428,13 @@ function leaderboardMarkdown(view, limit = 10) {
     ])
   );
   const line = humansLine(view.humans);
-  return line ? `${table}
+  const ignored = view.feedbackIgnored?.length ? `
 
-By humans: ${mdCell(line)}` : table;
+Feedback ignored:  
+${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join("  \n")}` : "";
+  return (line ? `${table}
+
+By humans: ${mdCell(line)}` : table) + ignored;
 }
 function daemonsMarkdown(view) {
   return mdTable(
@@ -69884,7 +70229,7 @@ function loadBoardSources(layout) {
   }
   let feedback;
   try {
-    feedback = readFeedback(layout);
+    feedback = log_readFeedback(layout);
   } catch (e) {
     reader.problems.push({ file: layout_STATE_FILES.feedback, message: `could not read: ${errors_message(e)}` });
   }
@@ -70151,6 +70496,7 @@ function humanScore(ledger, agent) {
 
 
 
+
 function buildView(layout, config, now = /* @__PURE__ */ new Date(), options = {}) {
   return viewOf(loadBoardSources(layout), layout.root, config, now, options);
 }
@@ -70207,6 +70553,7 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
       cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
     } : { overall: [], cells: [] },
     ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
+    ...Object.keys(sources.feedback?.ignored ?? {}).length > 0 ? { feedbackIgnored: ignoredFeedback(sources.feedback).slice(0, IGNORED_SHOWN) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,

@@ -55320,7 +55320,17 @@ const schema_configSchema = strictObject({
     author: strictObject({
       name: schemas_string().min(1).default("school-core").describe("Author and committer name."),
       email: schemas_string().min(3).default("school-core@users.noreply.github.com").describe("Author and committer email.")
-    }).prefault({}).describe("Author and committer of delivered commits.")
+    }).prefault({}).describe("Author and committer of delivered commits."),
+    revisions: schemas_number().int({ message: "delivery.revisions: expected a whole number of rounds (0 turns revisions off)" }).min(0, { message: "delivery.revisions: expected 0 (off) or more rounds" }).max(20, { message: "delivery.revisions: at most 20 rounds per pull request" }).default(3).describe(
+      "Revision rounds per delivered pull request: trusted feedback (requested changes, `/school`, failed CI) plans a revision crew, at most this many times; 0 turns revisions off."
+    ),
+    trustedBots: array(
+      schemas_string().regex(/^[A-Za-z0-9][A-Za-z0-9-]*(\[bot\])?$/, {
+        message: 'delivery.trustedBots: expected bot logins such as "my-ci[bot]"'
+      })
+    ).default([]).describe(
+      "Bot logins whose feedback on delivered pull requests counts (a review, a `/school` comment); other bots are ignored."
+    )
   }).prefault({}),
   grading: strictObject({
     maxWorkers: schemas_number().int().min(1).max(256).default(4),
@@ -56373,81 +56383,6 @@ function readIssuesFile(path) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/curriculum/github-source.js
-
-
-function parseRepo(value, field = "repository") {
-  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? "");
-  if (!m) {
-    throw new errors_ConfigError(
-      `${field}: expected "owner/name", found ${value === void 0 || value === "" ? "nothing" : JSON.stringify(value)}.`
-    );
-  }
-  return { owner: m[1], repo: m[2] };
-}
-const PER_PAGE = 100;
-async function listIssues(client, repo, query) {
-  const params = {
-    owner: repo.owner,
-    repo: repo.repo,
-    state: query.state,
-    sort: "updated",
-    direction: "desc",
-    per_page: PER_PAGE,
-    ...query.labels?.length ? { labels: query.labels.join(",") } : {},
-    ...query.since ? { since: query.since } : {}
-  };
-  const issues = [];
-  let etag;
-  let serverDate;
-  let pages = 0;
-  let requests = 0;
-  let url;
-  while (true) {
-    requests++;
-    let response;
-    try {
-      response = url ? await client.request({ method: "GET", url }) : await client.request("GET /repos/{owner}/{repo}/issues", {
-        ...params,
-        headers: query.etag ? { "if-none-match": query.etag } : {}
-      });
-    } catch (e) {
-      if (!url && e.status === 304) return { status: "not-modified", requests };
-      throw e;
-    }
-    pages++;
-    if (!url) {
-      etag = response.headers.etag;
-      const date = response.headers.date ? new Date(response.headers.date) : void 0;
-      serverDate = date && Number.isFinite(date.getTime()) ? date : void 0;
-    }
-    const data = response.data;
-    if (!Array.isArray(data))
-      throw new Error(`GitHub answered the issues list with ${typeof data}, not a list`);
-    for (const [i, raw] of data.entries()) {
-      const parsed = rawIssueSchema.safeParse(raw);
-      if (!parsed.success) {
-        throw new Error(
-          `GitHub issue #${raw?.number ?? i} has an unexpected shape: ${parsed.error.issues[0]?.message}`
-        );
-      }
-      issues.push(parsed.data);
-    }
-    url = nextLink(response.headers.link);
-    if (!url) break;
-  }
-  return { status: "ok", issues, etag, serverDate, pages, requests };
-}
-function nextLink(link) {
-  if (!link) return void 0;
-  for (const part of link.split(",")) {
-    const m = /<([^>]+)>\s*;\s*rel="?([^";]+)"?/.exec(part.trim());
-    if (m && m[2].split(/\s+/).includes("next")) return m[1];
-  }
-  return void 0;
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/schemas/curriculum.js
 
 
@@ -56604,7 +56539,6 @@ function comparable(item) {
 
 
 
-
 const SINCE_MARGIN_MS = 6e4;
 async function fetchCurriculum(options) {
   const { layout } = options;
@@ -56651,7 +56585,7 @@ async function fetchFromGitHub(options, source) {
   const meta = readMeta(layout, log);
   let requests = 0;
   const prime = async (m, since2) => {
-    const r = await listIssues(source.client, source.repo, { state: "all", since: since2 });
+    const r = await source.list({ state: "all", since: since2 });
     requests += r.requests;
     if (r.status !== "ok") throw new Error("GitHub answered an unconditional request with 304");
     apply(m, r.issues, labels, options);
@@ -56663,7 +56597,7 @@ async function fetchFromGitHub(options, source) {
   let mode;
   let lastFullAt = meta?.lastFullAt ?? null;
   if (stored && meta && meta.source === "github" && meta.query === key && meta.since) {
-    const r = await listIssues(source.client, source.repo, {
+    const r = await source.list({
       state: "all",
       since: meta.since,
       etag: meta.etag ?? void 0
@@ -56685,7 +56619,7 @@ async function fetchFromGitHub(options, source) {
     }
   } else {
     mode = "full";
-    const r = await listIssues(source.client, source.repo, { state: "open", labels });
+    const r = await source.list({ state: "open", labels });
     requests += r.requests;
     if (r.status !== "ok") throw new Error("GitHub answered an unconditional request with 304");
     merge = { items: /* @__PURE__ */ new Map(), departed: false };
@@ -56754,6 +56688,19 @@ async function fetchFromFile(options, path) {
 function result(layout, items, counts, mode, requests) {
   const list = [...items.values()].sort((a, b) => a.number - b.number);
   return { count: list.length, ...counts, path: layout.file("curriculum"), mode, requests, items: list };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/github-source.js
+
+function parseRepo(value, field = "repository") {
+  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? "");
+  if (!m) {
+    throw new errors_ConfigError(
+      `${field}: expected "owner/name", found ${value === void 0 || value === "" ? "nothing" : JSON.stringify(value)}.`
+    );
+  }
+  return { owner: m[1], repo: m[2] };
 }
 
 
@@ -62091,6 +62038,15 @@ throttling.triggersNotification = triggersNotification;
 function apiBaseUrl(explicit) {
   return (explicit || process.env.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
 }
+function ownerAndRepo(repository) {
+  const [owner, repo] = repository.split("/");
+  if (!owner || !repo) {
+    throw new ConfigError(
+      `repository: expected "owner/name", found "${repository}"; set repository in school.yml.`
+    );
+  }
+  return { owner, repo };
+}
 function createGitHubClient(options) {
   registerSecret(options.token);
   const retries = options.rateLimitRetries ?? 3;
@@ -62165,6 +62121,74 @@ function authError(error, method, url) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/github/issues-source.js
+
+const PER_PAGE = 100;
+function githubSource(client, repo) {
+  return { kind: "github", repo, list: (query) => listIssues(client, repo, query) };
+}
+async function listIssues(client, repo, query) {
+  const params = {
+    owner: repo.owner,
+    repo: repo.repo,
+    state: query.state,
+    sort: "updated",
+    direction: "desc",
+    per_page: PER_PAGE,
+    ...query.labels?.length ? { labels: query.labels.join(",") } : {},
+    ...query.since ? { since: query.since } : {}
+  };
+  const issues = [];
+  let etag;
+  let serverDate;
+  let pages = 0;
+  let requests = 0;
+  let url;
+  while (true) {
+    requests++;
+    let response;
+    try {
+      response = url ? await client.request({ method: "GET", url }) : await client.request("GET /repos/{owner}/{repo}/issues", {
+        ...params,
+        headers: query.etag ? { "if-none-match": query.etag } : {}
+      });
+    } catch (e) {
+      if (!url && e.status === 304) return { status: "not-modified", requests };
+      throw e;
+    }
+    pages++;
+    if (!url) {
+      etag = response.headers.etag;
+      const date = response.headers.date ? new Date(response.headers.date) : void 0;
+      serverDate = date && Number.isFinite(date.getTime()) ? date : void 0;
+    }
+    const data = response.data;
+    if (!Array.isArray(data))
+      throw new Error(`GitHub answered the issues list with ${typeof data}, not a list`);
+    for (const [i, raw] of data.entries()) {
+      const parsed = rawIssueSchema.safeParse(raw);
+      if (!parsed.success) {
+        throw new Error(
+          `GitHub issue #${raw?.number ?? i} has an unexpected shape: ${parsed.error.issues[0]?.message}`
+        );
+      }
+      issues.push(parsed.data);
+    }
+    url = nextLink(response.headers.link);
+    if (!url) break;
+  }
+  return { status: "ok", issues, etag, serverDate, pages, requests };
+}
+function nextLink(link) {
+  if (!link) return void 0;
+  for (const part of link.split(",")) {
+    const m = /<([^>]+)>\s*;\s*rel="?([^";]+)"?/.exec(part.trim());
+    if (m && m[2].split(/\s+/).includes("next")) return m[1];
+  }
+  return void 0;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/layout.js
 
 const STATE_FILES = {
@@ -62226,6 +62250,7 @@ class layout_StateLayout {
 
 
 
+
 async function fetchJob(inputs, logger) {
   const config = load_resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
   const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
@@ -62239,7 +62264,7 @@ async function fetchJob(inputs, logger) {
       );
     }
     const repo = parseRepo(inputs.repository ?? config.repository, "repository");
-    source = { kind: "github", client: createGitHubClient({ token: inputs.token, logger }), repo };
+    source = githubSource(createGitHubClient({ token: inputs.token, logger }), repo);
   }
   const layout = new layout_StateLayout(config.stateDir);
   const result = await logger.group(
@@ -62278,6 +62303,7 @@ const LANE_LABELS = {
 };
 const LISTED_ITEMS = 20;
 const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
+const IGNORED_SHOWN = 10;
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/format.js
@@ -62323,6 +62349,9 @@ function humansLine(h) {
     ...h.costPerMergedUsd !== void 0 ? [`${usd(h.costPerMergedUsd)} per merged PR`] : []
   ];
   return parts.join("; ");
+}
+function ignoredLine(f) {
+  return `#${f.issue} (pull request #${f.pr}) ${f.id} by ${f.author}: ${f.reason}`;
 }
 
 
@@ -62413,9 +62442,13 @@ function leaderboardMarkdown(view, limit = 10) {
     ])
   );
   const line = humansLine(view.humans);
-  return line ? `${table}
+  const ignored = view.feedbackIgnored?.length ? `
 
-By humans: ${mdCell(line)}` : table;
+Feedback ignored:  
+${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join("  \n")}` : "";
+  return (line ? `${table}
+
+By humans: ${mdCell(line)}` : table) + ignored;
 }
 function daemonsMarkdown(view) {
   return mdTable(
@@ -63088,7 +63121,7 @@ function statusCommentIds(state) {
       out.set(i.entry.issueNumber, i.commentId);
   return out;
 }
-class Outbox {
+class outbox_Outbox {
   constructor(layout) {
     this.layout = layout;
     this.log = new EventLog(layout.file("outbox"), void 0, {
@@ -63327,7 +63360,7 @@ async function send(port, entry) {
 const feedbackFold = registerFold(
   {
     file: "feedback",
-    empty: () => ({ cursor: {}, watched: {}, settled: {} }),
+    empty: () => ({ cursor: {}, watched: {}, settled: {}, received: {}, ignored: {} }),
     apply(state, e) {
       if (e.type === "feedback.cursor") state.cursor = { ...e.data };
       else if (e.type === "feedback.seen") {
@@ -63338,14 +63371,19 @@ const feedbackFold = registerFold(
           reviews,
           ...e.data.ciSha ?? prev?.ciSha ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}
         };
-      } else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      } else if (e.type === "feedback.received") {
+        (state.received ??= {})[e.data.id] ??= { ...e.data, at: e.at };
+      } else if (e.type === "feedback.ignored") (state.ignored ??= {})[e.data.id] ??= { ...e.data, at: e.at };
+      else if (e.type === "pr.settled") state.settled[e.data.pr] ??= { ...e.data, at: e.at };
       return state;
     },
-    // A settled pull request's watch is over; its settlement stays (the board counts merges).
+    // A settled pull request's watch is over, and so is its feedback (nothing revises a merged or
+    // closed pull request); its settlement stays (the board counts merges).
     prune(state) {
       const watched = {};
       for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
-      return { ...state, watched };
+      const open = (m) => Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => !state.settled[v.pr]));
+      return { ...state, watched, received: open(state.received), ignored: open(state.ignored) };
     },
     // Every event is made at its own time from what GitHub said then; a settlement once per pull
     // request, and never again while the fold keeps it: an old event only comes back as a copy.
@@ -63355,8 +63393,11 @@ const feedbackFold = registerFold(
 function feedbackLog(layout) {
   return new event_log_EventLog(layout.file("feedback"));
 }
-function readFeedback(layout) {
-  return fold_foldLog(feedbackFold, feedbackLog(layout).read());
+function log_readFeedback(layout) {
+  const state = fold_foldLog(feedbackFold, feedbackLog(layout).read());
+  state.received ??= {};
+  state.ignored ??= {};
+  return state;
 }
 
 
@@ -64004,7 +64045,8 @@ const crewFold = registerFold({
             status: "planned",
             plannedAt: e.at,
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
-            ...d.queued === true ? { queued: true } : {}
+            ...d.queued === true ? { queued: true } : {},
+            ...d.revision ? { revision: d.revision } : {}
           };
         }
         break;
@@ -64490,7 +64532,7 @@ function loadBoardSources(layout) {
   }
   let feedback;
   try {
-    feedback = readFeedback(layout);
+    feedback = log_readFeedback(layout);
   } catch (e) {
     reader.problems.push({ file: STATE_FILES.feedback, message: `could not read: ${errors_message(e)}` });
   }
@@ -64837,7 +64879,41 @@ function humanScore(ledger, agent) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/feedback/revisions.js
+
+
+function revisionRequests(layout, feedback) {
+  const state = feedback ?? readFeedback(layout);
+  const received = Object.values(state.received ?? {});
+  if (received.length === 0) return [];
+  const out = [];
+  for (const [issue, d] of new Outbox(layout).deliveries()) {
+    const pr = d.pullRequest?.number;
+    if (pr === void 0 || state.settled[pr]) continue;
+    const mine = received.filter((f) => f.pr === pr && f.issue === issue);
+    if (mine.length === 0) continue;
+    out.push({
+      issue,
+      pr,
+      branch: d.branch,
+      revises: d.crewId,
+      deliveredSha: d.sha,
+      feedback: mine.map((f) => ({ id: f.id, at: f.at, headSha: f.headSha }))
+    });
+  }
+  return out;
+}
+function feedbackFor(layout, ids) {
+  const state = readFeedback(layout);
+  return ids.map((id) => state.received[id]).filter((f) => f !== void 0).sort((a, b) => a.at < b.at ? -1 : a.at > b.at ? 1 : 0);
+}
+function ignoredFeedback(state) {
+  return Object.values(state.ignored ?? {}).sort((a, b) => a.at < b.at ? 1 : a.at > b.at ? -1 : 0);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/board/view.js
+
 
 
 
@@ -64900,6 +64976,7 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
       cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
     } : { overall: [], cells: [] },
     ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
+    ...Object.keys(sources.feedback?.ignored ?? {}).length > 0 ? { feedbackIgnored: ignoredFeedback(sources.feedback).slice(0, IGNORED_SHOWN) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,
