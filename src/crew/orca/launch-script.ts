@@ -17,6 +17,8 @@ export interface TurnFiles {
   started: string;
   exitCode: string;
   terminal: string;
+  /** The student log's size when the turn began: where its part of the log starts (N7.1). */
+  logOffset: string;
 }
 
 export function turnFiles(dir: string): TurnFiles {
@@ -27,6 +29,7 @@ export function turnFiles(dir: string): TurnFiles {
     started: join(dir, 'started'),
     exitCode: join(dir, 'exit-code'),
     terminal: join(dir, 'terminal.json'),
+    logOffset: join(dir, 'log-offset'),
   };
 }
 
