@@ -17,7 +17,8 @@ import { LANES, LANE_LABELS, type BoardIssue, type BoardItem, type Lane, type La
 
 export const STOP_REASON = 'repair-stopped-after-two-failures';
 /** N7.1: the board's reason for an issue stopped by consecutive orphanings (src/dispatch/history.ts). */
-export const ORPHAN_STOP_REASON = 'stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student\'s failures; `school requeue` once the daemon is fixed';
+export const ORPHAN_STOP_REASON =
+  "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const TITLE_MAX = 200;
 
 /**

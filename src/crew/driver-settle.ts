@@ -156,7 +156,11 @@ export function refillStop(layout: StateLayout, crewId: string): string | undefi
   const counted =
     c.outcome === 'succeeded' || (FAILURE_OUTCOMES.includes(c.outcome!) && c.outcome !== 'lost');
   if (counted && !c.preVerify && !c.orphaned) return undefined;
-  const where = c.preVerify ? ' at the pre-verify of its slot' : c.orphaned ? ', orphaned by its classroom' : '';
+  const where = c.preVerify
+    ? ' at the pre-verify of its slot'
+    : c.orphaned
+      ? ', orphaned by its classroom'
+      : '';
   return `crew ${crewId} (issue #${c.issueNumber}) ended ${c.outcome ?? c.status}${where}`;
 }
 

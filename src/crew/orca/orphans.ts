@@ -82,7 +82,12 @@ export async function reclaimOrcaOrphans(
         : !spec
           ? 'its student had finished, but the crew spec it ran with is gone'
           : `its student had finished correction turn ${turn - 1}, whose session died with its runner`;
-    await sweep(o, c, spec?.baseSha ?? o.baseSha, `${why}; ${killed} process(es) left in its Orca terminal stopped`);
+    await sweep(
+      o,
+      c,
+      spec?.baseSha ?? o.baseSha,
+      `${why}; ${killed} process(es) left in its Orca terminal stopped`,
+    );
     out.orphaned.push(c.crewId);
   }
   return out;
@@ -127,7 +132,12 @@ async function sweep(o: OrphanOptions, c: CrewRecord, base: string, why: string)
     }),
   ]);
   o.logger.warning(`crew ${c.crewId}: ${detail}`);
-  await audit(o.layout, 'crew.alert', { crewId: c.crewId, issueNumber: c.issueNumber, kind: 'orphaned', detail });
+  await audit(o.layout, 'crew.alert', {
+    crewId: c.crewId,
+    issueNumber: c.issueNumber,
+    kind: 'orphaned',
+    detail,
+  });
 }
 
 function crewSpec(dir: string): CrewSpec | undefined {
