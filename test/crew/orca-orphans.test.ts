@@ -139,6 +139,40 @@ describe('at daemon start: a crew whose runner and Orca died (N7.1)', () => {
   }, 120_000);
 });
 
+describe('at daemon start: a crash during a correction turn (N7.1)', () => {
+  it('its student finished the correction, but the session before it died with the runner: swept as an orphan, never graded', async () => {
+    // Turn 1 exits 0 with no change (verification fails); the correction turn makes the change slowly.
+    const corrector = [
+      'node',
+      '-e',
+      "const fs = require('fs'); if (process.env.SCHOOL_CORRECTION_TURN === '1') setTimeout(() => fs.appendFileSync(process.env.SCHOOL_WORKTREE + '/src/value.txt', 'solved #9\\n'), 2500); ",
+      '{brief}',
+    ];
+    const s = (school = orcaSchool({
+      extraAgents: [{ id: 'corrector', command: corrector, roles: ['coding'] }],
+    }));
+    s.fake('start');
+    writeCurriculum(s, [item(9)]);
+    await plan(s, [{ crewId: 'c9-corr0001', issue: 9, agent: 'corrector' }]);
+    await crashUnder(s, 'c9-corr0001', () => turnDirs(s, 'c9-corr0001').length === 2);
+    const second = turnDirs(s, 'c9-corr0001')[1]!;
+    await waitFor(() => existsSync(join(second, 'exit-code')), 'the correction turn to finish', 20_000);
+    s.fake('start');
+    const r = await driver(s);
+    expect(r.lost).toEqual([]);
+    const crew = registry(s).crews['c9-corr0001']!;
+    expect(crew).toMatchObject({ status: 'finished', outcome: 'aborted', orphaned: true });
+    expect(crew.reason).toMatch(
+      /orphaned: its runner is gone and its student had finished correction turn 1, whose session died with its runner/,
+    );
+    expect(jobs(s)).toEqual([]);
+    expect(existsSync(join(s.layout.bookbag('c9-corr0001'), 'done.flag'))).toBe(false);
+    expect(git(crew.worktree!, 'status', '--porcelain', '--ignored')).toBe('');
+    expect(Object.keys(registry(s).leases)).toEqual([]);
+    expect(issueStates(registry(s)).get(9)).toEqual({ kind: 'ready', attempt: 1 });
+  }, 120_000);
+});
+
 describe('orphanings in a row are bounded: the issue then waits with a plain reason (N7.1)', () => {
   it(`${MAX_ORPHANINGS} crews lost to Orca restarts: each planned again as a first attempt, then the plan and the board say why it waits`, async () => {
     const s = (school = orcaSchool({ unconfined: true }));

@@ -164,6 +164,8 @@ export function finishedTurn(crewDir: string): number | undefined {
 /**
  * N7.1: a finished turn read back from its files, for a crew whose runner died after its student
  * finished: the exit code the script wrote, the pid that led its group, and where its output begins.
+ * The group is not handed on as the student's (`onSpawn`): it ended with the script, whatever it
+ * left was stopped before the collection, and its number may since belong to another process.
  */
 export function recordedTurn(turnDir: string): {
   logOffset: number;
@@ -174,10 +176,7 @@ export function recordedTurn(turnDir: string): {
   const pid = Number(readFileSync(files.started, 'utf8').trim());
   return {
     logOffset: Number.isSafeInteger(offset) && offset >= 0 ? offset : 0,
-    run: async (o) => {
-      if (Number.isInteger(pid) && pid > 1) o.onSpawn?.(pid);
-      return result(files, undefined, performance.now(), pid, false);
-    },
+    run: async () => result(files, undefined, performance.now(), pid, false),
   };
 }
 
