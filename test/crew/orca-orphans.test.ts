@@ -96,6 +96,31 @@ describe('at daemon start: a crew whose runner and Orca died (N7.1)', () => {
     expect(issueStates(registry(s)).get(9)).toEqual({ kind: 'done', crewId: 'c9-coll0001' });
   }, 120_000);
 
+  it('a student that keeps printing after Orca died is not killed with its terminal: it finishes and is graded', async () => {
+    // Prints a line every 100 ms for 2.5 s, then makes the change: its output outlives the terminal.
+    const chatty = [
+      'node',
+      '-e',
+      "const fs = require('fs'); let n = 0; const t = setInterval(() => { console.log('line ' + n++); if (n === 25) { clearInterval(t); fs.appendFileSync(process.env.SCHOOL_WORKTREE + '/src/value.txt', 'solved #9\\n'); } }, 100);",
+      '{brief}',
+    ];
+    const s = (school = orcaSchool({ extraAgents: [{ id: 'chatty', command: chatty, roles: ['coding'] }] }));
+    s.fake('start');
+    writeCurriculum(s, [item(9)]);
+    await plan(s, [{ crewId: 'c9-chat0001', issue: 9, agent: 'chatty' }]);
+    const log = join(s.layout.root, '..', 'runtime', 'crews', 'c9-chat0001', 'student.log');
+    await crashUnder(s, 'c9-chat0001', () => existsSync(log) && read(log).includes('line 2'));
+    const [turn] = turnDirs(s, 'c9-chat0001');
+    await waitFor(() => existsSync(join(turn!, 'exit-code')), 'the exit file', 20_000);
+    expect(read(join(turn!, 'exit-code')).trim()).toBe('0');
+    expect(read(log)).toContain('line 24');
+    s.fake('start');
+    const r = await driver(s);
+    expect(r.lost).toEqual([]);
+    expect(registry(s).crews['c9-chat0001']).toMatchObject({ status: 'finished', outcome: 'succeeded' });
+    expect(jobs(s)).toEqual(['grade:9:c9-chat0001']);
+  }, 120_000);
+
   it('its student was still working (no exit file): swept, slot clean, orphaned — not counted, not lost, planned again', async () => {
     const s = (school = orcaSchool({ unconfined: true }));
     s.fake('start');
