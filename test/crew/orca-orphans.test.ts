@@ -15,6 +15,7 @@ import { readJsonl } from '../../src/state/jsonl.js';
 import { git } from '../support/tmp.js';
 import { item, launcher, plan, registry, spec, writeCurriculum } from './helpers.js';
 import { orcaSchool, read, turnDirs, waitFor, type OrcaSchool } from './orca-helpers.js';
+import { claude, installFakes, uid } from '../agents/fake.js';
 
 /**
  * N7.1 with the fake Orca, real student processes and real SIGKILL crashes: a crew whose student
@@ -119,6 +120,44 @@ describe('at daemon start: a crew whose runner and Orca died (N7.1)', () => {
     expect(r.lost).toEqual([]);
     expect(registry(s).crews['c9-chat0001']).toMatchObject({ status: 'finished', outcome: 'succeeded' });
     expect(jobs(s)).toEqual(['grade:9:c9-chat0001']);
+  }, 120_000);
+
+  it('a CLI agent (claude) that finished while Orca and its runner were down: its turn is read from its part of the log', async () => {
+    // Unconfined: the fake CLI records its calls next to itself (test/agents runs it the same way).
+    const s = (school = orcaSchool({
+      unconfined: true,
+      extraAgents: [{ id: 'claude', kind: 'claude-code', model: 'claude-sonnet-4-5', passEnv: [] }],
+    }));
+    const session = uid('sess-coll');
+    const fake = installFakes(join(s.root, 'bin'), [
+      {
+        sleepMs: 2500,
+        append: { file: 'src/value.txt', text: 'solved #9\n' },
+        stdout: claude.result({ session, cost: 0.0425, turns: 3 }),
+      },
+    ]);
+    const path = process.env.PATH;
+    process.env.PATH = `${fake.bin}:${path}`;
+    try {
+      s.fake('start');
+      writeCurriculum(s, [item(9)]);
+      await plan(s, [{ crewId: 'c9-clic0001', issue: 9, agent: 'claude' }]);
+      await crashUnder(s, 'c9-clic0001', () => fake.calls().length === 1);
+      const [turn] = turnDirs(s, 'c9-clic0001');
+      await waitFor(() => existsSync(join(turn!, 'exit-code')), 'the exit file', 20_000);
+      s.fake('start');
+      const r = await driver(s);
+      expect(r.lost).toEqual([]);
+      expect(registry(s).crews['c9-clic0001']).toMatchObject({ status: 'finished', outcome: 'succeeded' });
+      expect(jobs(s)).toEqual(['grade:9:c9-clic0001']);
+      // Read back, not run again: one call; its result line gives the session and the usage.
+      expect(fake.calls()).toHaveLength(1);
+      const record = JSON.parse(readFileSync(join(s.layout.bookbag('c9-clic0001'), 'bookbag.json'), 'utf8'));
+      expect(record.agentSession).toBe(session);
+      expect(record.usage.costUsd).toBeCloseTo(0.0425);
+    } finally {
+      process.env.PATH = path;
+    }
   }, 120_000);
 
   it('its student was still working (no exit file): swept, slot clean, orphaned — not counted, not lost, planned again', async () => {
