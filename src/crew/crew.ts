@@ -409,9 +409,16 @@ class CrewRun implements Guarded {
 
   /** The agent's part: brief, session (turns, verification, corrections), bookbag. */
   private async live(r: Ready) {
-    const briefed = this.collecting ? this.briefRead() : (this.resetOut(), await this.writeCrewBrief(r));
+    // A collected crew keeps what its student handed back (usage, report) and the brief it read.
+    const briefed = this.collecting ? this.briefRead() : await this.freshBrief(r);
     const session = await this.session(r);
     return this.keepBookbag(r, briefed, session);
+  }
+
+  /** Empties what the last run handed back, then writes the brief. */
+  private async freshBrief(r: Ready): Promise<Briefed> {
+    this.resetOut();
+    return this.writeCrewBrief(r);
   }
 
   /** A collected crew's brief: the one its student read, digested as writeBrief digests it. */
