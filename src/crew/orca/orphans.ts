@@ -62,6 +62,7 @@ export async function reclaimOrcaOrphans(
     const killed = stopTurns(join(dir, 'orca'), c.crewId);
     const spec = crewSpec(dir);
     const turn = finishedTurn(dir);
+    let uncollected: string | undefined;
     if (spec && turn === 1) {
       try {
         const r = await collectCrew(spec, { logger: o.logger });
@@ -72,7 +73,8 @@ export async function reclaimOrcaOrphans(
         continue;
       } catch (e) {
         // Not collected (its record moved on, or it could not be taken over): swept below if still running.
-        o.logger.warning(`crew ${c.crewId}: could not be collected: ${message(e)}`);
+        uncollected = message(e);
+        o.logger.warning(`crew ${c.crewId}: could not be collected: ${uncollected}`);
         if (readCrewState(o.layout).registry.crews[c.crewId]?.status !== 'running') continue;
       }
     }
@@ -81,7 +83,9 @@ export async function reclaimOrcaOrphans(
         ? 'its student had not finished'
         : !spec
           ? 'its student had finished, but the crew spec it ran with is gone'
-          : `its student had finished correction turn ${turn - 1}, whose session died with its runner`;
+          : uncollected !== undefined
+            ? `its student had finished, but it could not be collected (${uncollected})`
+            : `its student had finished correction turn ${turn - 1}, whose session died with its runner`;
     await sweep(
       o,
       c,
