@@ -218,7 +218,10 @@ describe('at daemon start: a crash during a correction turn (N7.1)', () => {
     s.fake('start');
     writeCurriculum(s, [item(9)]);
     await plan(s, [{ crewId: 'c9-corr0001', issue: 9, agent: 'corrector' }]);
-    await crashUnder(s, 'c9-corr0001', () => turnDirs(s, 'c9-corr0001').length === 2);
+    await crashUnder(s, 'c9-corr0001', () => {
+      const turns = turnDirs(s, 'c9-corr0001');
+      return turns.length === 2 && existsSync(join(turns[1]!, 'started'));
+    });
     const second = turnDirs(s, 'c9-corr0001')[1]!;
     await waitFor(() => existsSync(join(second, 'exit-code')), 'the correction turn to finish', 20_000);
     s.fake('start');
