@@ -43,12 +43,13 @@ export default tseslint.config(
 function srcLayers() {
   const layers = [
     ['security', 'process', 'sandbox', 'config', 'state', 'schemas', 'bookbag'],
-    ['github', 'delivery', 'curriculum'],
+    ['delivery', 'curriculum'],
     ['dispatch'],
     ['agents'],
     ['grading', 'feedback'],
     ['crew'],
-    ['loop', 'board', 'handoff', 'checkpoint', 'simulate', 'examples', 'doctor'],
+    // src/github implements the ports the folders below declare; the jobs above wire it in.
+    ['github', 'loop', 'board', 'handoff', 'checkpoint', 'simulate', 'examples', 'doctor'],
     ['actions', 'cli'],
   ];
   const spawn = ['child_process', 'node:child_process'].map((name) => ({

@@ -6,6 +6,7 @@ import { buildItem } from '../src/curriculum/classify.js';
 import { fetchCurriculum } from '../src/curriculum/fetch.js';
 import { rawIssueSchema, type RawIssue } from '../src/curriculum/issue-shape.js';
 import { createGitHubClient } from '../src/github/client.js';
+import { githubSource } from '../src/github/issues-source.js';
 import { StateLayout } from '../src/state/layout.js';
 import { GitHubFake } from '../test/support/github-fake.js';
 import type { Bench } from './types.js';
@@ -86,7 +87,7 @@ const requests: Bench = {
       fake.advance(3_600_000); // the issues existed for an hour before the first fetch
       const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch });
       const layout = new StateLayout(dir);
-      const source = { kind: 'github' as const, client, repo: { owner: fake.owner, repo: fake.repo } };
+      const source = githubSource(client, { owner: fake.owner, repo: fake.repo });
       const fetch = () => fetchCurriculum({ layout, config: parseConfig({}), source });
 
       const first = await fetch();

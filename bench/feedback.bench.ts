@@ -7,7 +7,7 @@
 import { createGitHubClient } from '../src/github/client.js';
 import { parseConfig } from '../src/config/load.js';
 import { feedbackFold, type FeedbackEvent, type FeedbackState } from '../src/feedback/log.js';
-import { octokitFeedback } from '../src/feedback/port.js';
+import { octokitFeedback } from '../src/github/feedback-port.js';
 import { scanFeedback, type Delivered } from '../src/feedback/scan.js';
 import { GitHubFake } from '../test/support/github-fake.js';
 import type { Bench } from './types.js';

@@ -14,8 +14,10 @@
 //         $SCHOOL_RUN_ATTEMPT  the plan job's github.run_attempt (digits). Later jobs name the plan and
 //         handoff artifacts with it: a job re-run by "Re-run failed jobs" has a higher run_attempt
 //         of its own, but must find the artifacts of the attempt whose plan it executes
+//         $SCHOOL_REVISIONS  dispatch-crew's `revisions` output: 'true' when a planned crew revises a
+//         delivered pull request (the crew jobs then fetch the school's branches); else false
 // Output: $GITHUB_OUTPUT  daemons=<JSON array of ids>, crews=<count>, has-work=true|false,
-//         fleet=<JSON array of ids>, attempt=<digits>
+//         fleet=<JSON array of ids>, attempt=<digits>, revisions=true|false
 
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -84,6 +86,10 @@ const attempt = process.env.SCHOOL_RUN_ATTEMPT || '1';
 if (!ATTEMPT.test(attempt))
   fail(`SCHOOL_RUN_ATTEMPT must be a positive whole number, found ${JSON.stringify(attempt.slice(0, 20))}.`);
 
+const revisions = process.env.SCHOOL_REVISIONS || 'false';
+if (revisions !== 'true' && revisions !== 'false')
+  fail(`SCHOOL_REVISIONS must be true or false, found ${JSON.stringify(revisions.slice(0, 20))}.`);
+
 const raw = json('SCHOOL_MATRIX');
 const fleet = [...new Set(fleetIds(json('SCHOOL_FLEET')))].sort();
 const matrix = entries(raw).filter((e) => e.assignments.length > 0);
@@ -101,6 +107,7 @@ const lines = [
   `has-work=${daemons.length > 0}`,
   `fleet=${JSON.stringify(fleet)}`,
   `attempt=${attempt}`,
+  `revisions=${revisions}`,
 ];
 if (process.env.GITHUB_OUTPUT) appendFileSync(process.env.GITHUB_OUTPUT, lines.join('\n') + '\n');
 process.stdout.write(

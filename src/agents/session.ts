@@ -8,6 +8,7 @@ import { redactText } from '../security/redact.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import type { StateLayout } from '../state/layout.js';
 import { addUsage, settleWrites, tail, type SessionMeter, type TurnEnding } from './ending.js';
+import { sessionLost } from './limits.js';
 import { runTurn, type TurnOptions } from './run.js';
 
 /**
@@ -58,6 +59,18 @@ export interface SessionInput {
   freeze(): Promise<{ patch: string; sha: string }>;
   /** The student runs in the sandbox: it may be let run the verification command itself. */
   sandboxed?: boolean;
+  /**
+   * A revision crew's first turn. `resume`: the delivered crew's session, restored in this crew's
+   * HOME, goes on with `promptPath` (the feedback) as its prompt, its running totals `meter`; when
+   * the tool cannot resume it, a fresh turn gets the brief instead. `fresh`: why no resume was tried.
+   */
+  revision?: { resume: { sessionId: string; promptPath: string; meter?: SessionMeter } } | { fresh: string };
+}
+
+/** How a revision crew's session began (the bookbag's `revision.session` and `why`). */
+export interface SessionStart {
+  session: 'resumed' | 'fresh';
+  why?: string;
 }
 
 export interface SessionResult {
@@ -69,6 +82,10 @@ export interface SessionResult {
   verification: VerificationRecord | null;
   verificationLog?: string;
   corrections: number;
+  /** The running totals the last turn printed, kept with the session for a later resume. */
+  meter?: SessionMeter;
+  /** A revision crew: whether its first turn resumed the delivered session. */
+  start?: SessionStart;
 }
 
 export async function runSession(i: SessionInput): Promise<SessionResult> {
@@ -84,7 +101,15 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
   let briefPath = paths.brief;
   let meter: SessionMeter | undefined;
   let prompt = readFileSync(paths.brief, 'utf8');
+  // A revision resumes the delivered session with the feedback alone: that session holds the rest.
+  let resuming = i.revision && 'resume' in i.revision ? i.revision.resume : undefined;
+  if (i.revision && 'fresh' in i.revision) r.start = { session: 'fresh', why: i.revision.fresh };
+  if (resuming) {
+    prompt = readFileSync(resuming.promptPath, 'utf8');
+    meter = resuming.meter;
+  }
   for (;;) {
+    const resume = resuming?.sessionId ?? (r.corrections > 0 ? r.session : undefined);
     const turn = await runTurn(agent, {
       cwd: i.worktree,
       env: childEnv({
@@ -101,8 +126,8 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       logFile: paths.studentLog,
       briefPath,
       prompt,
-      ...(r.corrections > 0 && r.session ? { resume: r.session } : {}),
-      ...(r.corrections > 0 && meter ? { previous: meter } : {}),
+      ...(resume ? { resume } : {}),
+      ...(resume && meter ? { previous: meter } : {}),
       usageFile: paths.usage,
       reportFile: paths.report,
       commandArgv: i.commandArgv,
@@ -112,6 +137,24 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       onSpawn: i.onSpawn,
     });
     await i.afterTurn();
+    if (resuming) {
+      const asked = resuming.sessionId;
+      const refused = resumeRefused(turn.ending, asked);
+      resuming = undefined;
+      if (refused) {
+        // The tool has no such session (a store it could not read, another release): the brief
+        // tells the whole story to a new session.
+        r.start = { session: 'fresh', why: refused };
+        meter = undefined;
+        prompt = readFileSync(paths.brief, 'utf8');
+        continue;
+      }
+      const other = turn.ending.sessionId;
+      r.start =
+        other && other !== asked
+          ? { session: 'fresh', why: `the agent started session ${other} instead of resuming ${asked}` }
+          : { session: 'resumed' };
+    }
     let ending = turn.ending;
     let frozen: { patch: string; sha: string } | undefined;
     if (ending.failedWrites) {
@@ -125,6 +168,7 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     r.report = turn.report ?? r.report;
     r.session = ending.sessionId ?? r.session;
     meter = ending.meter ?? meter;
+    r.meter = meter;
     if (ending.usage) await recordCrewSpend(i.layout, i.spendOf, ending.usage, r.corrections);
     r.usage = addUsage(r.usage, ending.usage);
     if (ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
@@ -162,6 +206,16 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     writeTextAtomic(briefPath, `${readFileSync(paths.brief, 'utf8')}\n${correction}`);
     prompt = correction;
   }
+}
+
+/**
+ * Why a resumed first turn was refused: the tool said it has no such session (it printed nothing
+ * else and spent nothing), so a fresh turn follows. Undefined when the tool took the session.
+ */
+function resumeRefused(ending: TurnEnding, sessionId: string): string | undefined {
+  if (ending.kind === 'could_not_start' && sessionLost(`${ending.reason}\n${ending.detail ?? ''}`))
+    return `the agent could not resume session ${sessionId}: ${tail(ending.reason, 300)}`;
+  return undefined;
 }
 
 /**

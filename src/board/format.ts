@@ -63,3 +63,14 @@ export function humansLine(h: HumanFigures | undefined): string | undefined {
   ];
   return parts.join('; ');
 }
+
+/** Why a piece of feedback was not acted on, in one line. */
+export function ignoredLine(f: {
+  issue: number;
+  pr: number;
+  id: string;
+  author: string;
+  reason: string;
+}): string {
+  return `#${f.issue} (pull request #${f.pr}) ${f.id} by ${f.author}: ${f.reason}`;
+}

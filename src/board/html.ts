@@ -1,5 +1,5 @@
 import { h } from './escape.js';
-import { age, humansLine, percent, score, spendLine, usd, where } from './format.js';
+import { age, humansLine, ignoredLine, percent, score, spendLine, usd, where } from './format.js';
 import { LANE_LABELS, type BoardItem, type Lane, type SchoolView } from './model.js';
 import { ganttSvg, queueSvg } from './svg.js';
 
@@ -129,7 +129,10 @@ function leaderboard(view: SchoolView): string {
     : '';
   const byHumans = humansLine(view.humans);
   const humanLine = byHumans ? `<p data-testid="by-humans">By humans: ${h(byHumans)}</p>` : '';
-  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${perCell}</section>`;
+  const ignored = view.feedbackIgnored?.length
+    ? `<h3>Feedback ignored</h3><ul data-testid="feedback-ignored">${view.feedbackIgnored.map((f) => `<li>${h(ignoredLine(f))}</li>`).join('')}</ul>`
+    : '';
+  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${ignored}${perCell}</section>`;
 }
 
 function daemons(view: SchoolView): string {

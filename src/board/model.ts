@@ -183,6 +183,11 @@ export interface SchoolView {
   queue: { depth: number; deadLetters: number; series: QueuePoint[] };
   /** What people did with the delivered pull requests (src/board/humans.ts). */
   humans?: HumanFigures;
+  /**
+   * Feedback on open delivered pull requests that the school does not act on (an untrusted author, an
+   * unlisted bot, `/school` without an instruction), newest first, at most `IGNORED_SHOWN`.
+   */
+  feedbackIgnored?: IgnoredItem[];
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
   /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
   pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
@@ -213,3 +218,15 @@ export interface BoardSources {
   deliveries: ReadonlyMap<number, { branch: string; pullRequest?: { url: string } }>;
   problems: StateProblem[];
 }
+
+/** One piece of feedback the school did not act on, and why. */
+export interface IgnoredItem {
+  issue: number;
+  pr: number;
+  id: string;
+  author: string;
+  reason: string;
+  at: string;
+}
+
+export const IGNORED_SHOWN = 10;

@@ -1,5 +1,5 @@
 import { escapeCell } from '../curriculum/summary.js';
-import { age, clip, humansLine, percent, score, spendLine, where } from './format.js';
+import { age, clip, humansLine, ignoredLine, percent, score, spendLine, where } from './format.js';
 import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type LaneId, type SchoolView } from './model.js';
 
 /**
@@ -121,7 +121,10 @@ export function leaderboardMarkdown(view: SchoolView, limit = 10): string {
       ]),
   );
   const line = humansLine(view.humans);
-  return line ? `${table}\n\nBy humans: ${mdCell(line)}` : table;
+  const ignored = view.feedbackIgnored?.length
+    ? `\n\nFeedback ignored:  \n${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join('  \n')}`
+    : '';
+  return (line ? `${table}\n\nBy humans: ${mdCell(line)}` : table) + ignored;
 }
 
 export function daemonsMarkdown(view: SchoolView): string {

@@ -1,6 +1,6 @@
 import { renderText } from '../grading/report.js';
 import { redactText } from '../security/redact.js';
-import { age, clip, humansLine, percent, score, spendLine, where } from './format.js';
+import { age, clip, humansLine, ignoredLine, percent, score, spendLine, where } from './format.js';
 import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type BoardItem, type SchoolView } from './model.js';
 
 /** Items listed per active lane before "… and N more" (an abridged view lists as many). */
@@ -117,6 +117,8 @@ export function renderTerminal(view: SchoolView): string {
     );
   const byHumans = humansLine(view.humans);
   if (byHumans) out.push('', `By humans: ${byHumans}`);
+  if (view.feedbackIgnored?.length)
+    out.push('', 'Feedback ignored', ...view.feedbackIgnored.map((f) => `  ${ignoredLine(f)}`));
   if (view.pauses.lastCleared) {
     out.push('', `Last pause cleared ${view.pauses.lastCleared.at}: ${view.pauses.lastCleared.reason}`);
   }

@@ -6,7 +6,9 @@ import { loadBoardSources } from './board-fold.js';
 import { daemonLoads, leaderCells, leaderRows, queued } from './domains.js';
 import { buildLanes, cleanText } from './lanes.js';
 import { humanFigures, humanScore, type HumanFigures } from './humans.js';
+import { ignoredFeedback } from '../feedback/revisions.js';
 import {
+  IGNORED_SHOWN,
   LANES,
   type BoardSources,
   type LaneId,
@@ -108,6 +110,9 @@ export function viewOf(
       : { overall: [], cells: [] },
     ...(sources.feedback && Object.keys(sources.feedback.settled).length > 0
       ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) }
+      : {}),
+    ...(Object.keys(sources.feedback?.ignored ?? {}).length > 0
+      ? { feedbackIgnored: ignoredFeedback(sources.feedback!).slice(0, IGNORED_SHOWN) }
       : {}),
     queue: {
       depth: grading ? queued(grading.state) : 0,

@@ -11,6 +11,8 @@ import { z } from 'zod';
  *   report.md         the student's report
  *   verification.log  the verification command's output (redacted)
  *   brief.md          the brief the student received (for reviewers; optional)
+ *   session-store.json  a CLI agent's own session files, for a revision to resume (optional;
+ *                     ./session-store.ts)
  *   done.flag         written last, after the data: its presence means the bookbag is complete
  *
  * One writer (`writeBookbag`) and one reader (`readBookbag`, scoped by reader, N4.2) live in
@@ -22,6 +24,7 @@ export const BOOKBAG_FILES = {
   report: 'report.md',
   verificationLog: 'verification.log',
   brief: 'brief.md',
+  sessionStore: 'session-store.json',
   done: 'done.flag',
 } as const;
 
@@ -86,6 +89,21 @@ export const bookbagSchema = z.object({
   correctionTurns: z.number().int().nonnegative().optional(),
   /** The agent session the turns ran in (claude session_id, codex thread_id). */
   agentSession: z.string().optional(),
+  /**
+   * The agent's session files kept in `session-store.json` for a revision to resume: the file's
+   * digest and size, or why none was kept (too large, a link in the way, no session files).
+   */
+  sessionStore: z
+    .discriminatedUnion('kept', [
+      z.strictObject({
+        kept: z.literal(true),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/),
+        bytes: z.number().int().nonnegative(),
+        files: z.number().int().positive(),
+      }),
+      z.strictObject({ kept: z.literal(false), why: z.string() }),
+    ])
+    .optional(),
   /** Set when the crew started from an interrupted crew's change: that crew's id. */
   continuedFrom: z.string().optional(),
   /** A revision crew: the delivered crew it revised, and how its agent session began. */

@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BOOKBAG_FILES,
@@ -12,6 +12,7 @@ import { writeJsonAtomic, writeTextAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
 import { SchoolError } from '../errors.js';
+import { SESSION_STORE_MAX_BYTES } from './session-store.js';
 
 export { sha256 } from './schema.js';
 
@@ -21,7 +22,9 @@ export class BookbagAccessError extends SchoolError {
     readonly crewId: string,
     readonly reader: string,
   ) {
-    super(`bookbag ${crewId}: refused to ${reader}; only the crew that wrote it and the graders may read it`);
+    super(
+      `bookbag ${crewId}: refused to ${reader}; only the crew that wrote it, a revision of it and the graders may read it`,
+    );
     this.name = 'BookbagAccessError';
   }
 }
@@ -48,6 +51,8 @@ export interface BookbagFiles {
   verificationLog?: string;
   /** The brief the student received (`brief.md`), for reviewers. */
   brief?: string;
+  /** `session-store.json` as serialized (./session-store.ts); the record's `sessionStore` vouches for it. */
+  sessionStore?: string;
 }
 
 /** Writes the data, then the done flag. Returns the stored diff's SHA-256. */
@@ -62,6 +67,9 @@ export function writeBookbag(dir: string, files: BookbagFiles): { diffSha: strin
     writeTextAtomic(join(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
   }
   if (files.brief !== undefined) writeTextAtomic(join(dir, BOOKBAG_FILES.brief), files.brief);
+  if (files.sessionStore !== undefined)
+    writeTextAtomic(join(dir, BOOKBAG_FILES.sessionStore), files.sessionStore);
+  else rmSync(join(dir, BOOKBAG_FILES.sessionStore), { force: true });
   const record = bookbagSchema.parse({ ...files.record, diffSha });
   const recordPath = join(dir, BOOKBAG_FILES.record);
   writeJsonAtomic(recordPath, record);
@@ -70,7 +78,14 @@ export function writeBookbag(dir: string, files: BookbagFiles): { diffSha: strin
   return { diffSha, recordSha };
 }
 
-export type BookbagReader = { role: 'grader' } | { role: 'crew'; crewId: string };
+/**
+ * Who reads a bookbag: the graders; the crew that wrote it; a revision crew, the bookbag of the
+ * crew it revises (its plan names it: the caller reads `revises` from the registry).
+ */
+export type BookbagReader =
+  | { role: 'grader' }
+  | { role: 'crew'; crewId: string }
+  | { role: 'revision'; crewId: string; revises: string };
 
 export interface ReadBookbag {
   record: Bookbag;
@@ -96,8 +111,16 @@ export async function readBookbag(
   reader: BookbagReader,
   root?: string,
 ): Promise<ReadBookbag> {
-  const who = reader.role === 'grader' ? 'grader' : `crew ${reader.crewId}`;
-  if (!CREW_ID_PATTERN.test(crewId) || (reader.role !== 'grader' && reader.crewId !== crewId)) {
+  const who =
+    reader.role === 'grader'
+      ? 'grader'
+      : reader.role === 'crew'
+        ? `crew ${reader.crewId}`
+        : `revision crew ${reader.crewId}`;
+  const entitled =
+    reader.role === 'grader' ||
+    (reader.role === 'crew' ? reader.crewId === crewId : reader.revises === crewId);
+  if (!CREW_ID_PATTERN.test(crewId) || !entitled) {
     await audit(layout, 'bookbag.refused', {
       crewId: CREW_ID_PATTERN.test(crewId) ? crewId : '(invalid id)',
       reader: who,
@@ -145,6 +168,44 @@ export async function readBookbag(
     verificationLog: optional(BOOKBAG_FILES.verificationLog),
     brief: optional(BOOKBAG_FILES.brief),
   };
+}
+
+const MiB = 1024 * 1024;
+/**
+ * The largest each bookbag file may be when it arrives from another job (a handoff, a downloaded
+ * `bookbags-path`): the record and flag are small, the diff and the verification log bounded as
+ * the events files are, the session store by what a crew keeps.
+ */
+export const BOOKBAG_FILE_BOUNDS: Record<keyof typeof BOOKBAG_FILES, number> = {
+  record: 1 * MiB,
+  diff: 32 * MiB,
+  report: 8 * MiB,
+  verificationLog: 32 * MiB,
+  brief: 8 * MiB,
+  sessionStore: SESSION_STORE_MAX_BYTES,
+  done: 64 * 1024,
+};
+
+/**
+ * Why a bookbag directory that came from another job may not be taken: a name that is not a
+ * bookbag file, something that is not a plain file (a link, a directory), or a file over its bound.
+ * Undefined when every entry is a known, plain, bounded file.
+ */
+export function bookbagFilesProblem(dir: string): string | undefined {
+  const bounds = new Map(
+    (Object.keys(BOOKBAG_FILES) as Array<keyof typeof BOOKBAG_FILES>).map((k) => [
+      BOOKBAG_FILES[k] as string,
+      BOOKBAG_FILE_BOUNDS[k],
+    ]),
+  );
+  for (const name of readdirSync(dir).sort()) {
+    const bound = bounds.get(name);
+    if (bound === undefined) return `${name.slice(0, 80)} is not a bookbag file`;
+    const st = lstatSync(join(dir, name));
+    if (!st.isFile()) return `${name} is not a plain file`;
+    if (st.size > bound) return `${name} is ${st.size} bytes, over its ${bound}-byte bound`;
+  }
+  return undefined;
 }
 
 function parseJson(b: Buffer): unknown {

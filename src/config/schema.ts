@@ -494,6 +494,25 @@ export const configSchema = z
           })
           .prefault({})
           .describe('Author and committer of delivered commits.'),
+        revisions: z
+          .number()
+          .int({ message: 'delivery.revisions: expected a whole number of rounds (0 turns revisions off)' })
+          .min(0, { message: 'delivery.revisions: expected 0 (off) or more rounds' })
+          .max(20, { message: 'delivery.revisions: at most 20 rounds per pull request' })
+          .default(3)
+          .describe(
+            'Revision rounds per delivered pull request: trusted feedback (requested changes, `/school`, failed CI) plans a revision crew, at most this many times; 0 turns revisions off.',
+          ),
+        trustedBots: z
+          .array(
+            z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]*(\[bot\])?$/, {
+              message: 'delivery.trustedBots: expected bot logins such as "my-ci[bot]"',
+            }),
+          )
+          .default([])
+          .describe(
+            'Bot logins whose feedback on delivered pull requests counts (a review, a `/school` comment); other bots are ignored.',
+          ),
       })
       .prefault({}),
     grading: z

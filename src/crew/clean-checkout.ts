@@ -10,11 +10,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { SchoolConfig } from '../config/schema.js';
+import type { CleanCheckoutOptions } from '../grading/judge-verify.js';
 import type { ChildEnv } from '../process/env.js';
 import { runGit } from '../process/git.js';
 import { runProcess } from '../process/run.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
 import { withLock } from '../state/lock.js';
 import { gitCommonDir } from './git-guard.js';
 
@@ -30,21 +29,6 @@ export interface CleanRun {
   exitCode: number | null;
   timedOut: boolean;
   durationMs: number;
-}
-
-export interface CleanCheckoutOptions {
-  config: Pick<SchoolConfig, 'repoPath' | 'sandbox' | 'dispatch'>;
-  baseSha: string;
-  /** The frozen patch, as the bookbag keeps it. */
-  patch: string;
-  /** A directory of the toolkit's (the crew's runtime directory): checkouts and the dependency cache. */
-  scratch: string;
-  /** Shared by every crew of the machine: `<runtime>/deps/<digest>/`. */
-  depsRoot: string;
-  sandbox: Sandbox;
-  logFile: string;
-  timeoutMs: number;
-  graceMs?: number;
 }
 
 type Git = (cwd: string, args: string[]) => Promise<{ ok: boolean; output: string; stdout: Buffer }>;

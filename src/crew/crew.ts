@@ -12,7 +12,8 @@ import { StateLayout } from '../state/layout.js';
 import { enqueueGradingJob } from '../grading/enqueue.js';
 import type { Logger } from '../log.js';
 import { message } from '../errors.js';
-import { writeBrief } from '../agents/brief.js';
+import { revisionPaths, writeBrief, writeRevisionPrompt } from '../agents/brief.js';
+import { ensureRevisionBase, revisionBrief } from './revision.js';
 import { sha256, writeBookbag } from '../bookbag/store.js';
 import { createClassroom, type Classroom } from './classroom.js';
 import { ClassroomInterruptedError } from './errors.js';
@@ -38,6 +39,7 @@ import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
+import { revisionStart, sessionToKeep } from './session-resume.js';
 import type { CrewRecord } from '../dispatch/registry.js';
 
 /**
@@ -317,6 +319,10 @@ class CrewRun implements Guarded {
 
   /** N4.1: prepares the slot at the base; a slot not clean there aborts the crew before anything ran. */
   private async preVerifySlot(): Promise<void> {
+    // A revision starts from its pull request's head: a shallow checkout fetches exactly it.
+    const missing =
+      this.crew.revision && (await ensureRevisionBase(this.spec.config.repoPath, this.spec.baseSha));
+    if (missing) throw new AbortCrew(missing);
     const findings = await this.classroom.prepare(this.slot, this.spec.baseSha);
     if (!findings.length) return;
     await this.alert('foreign-change', `${this.worktree}: ${findings.slice(0, 10).join('; ')}`);
@@ -445,6 +451,10 @@ class CrewRun implements Guarded {
       : undefined;
     const evidence = crew.repair ? repairEvidence(layout, runs) : undefined;
     const observations = relevantObservations(layout, item);
+    // A revision: brief.md tells the whole story (issue, delivered diff, feedback), revision.md the
+    // feedback alone (the prompt for a resumed session).
+    const revision = crew.revision ? await revisionBrief(layout, crew.crewId, crew.revision) : undefined;
+    if (revision) writeRevisionPrompt(revisionPaths(this.scratch).revision, revision);
     const briefSha = writeBrief(this.paths.brief, {
       item,
       crewId: crew.crewId,
@@ -460,6 +470,7 @@ class CrewRun implements Guarded {
       ...(evidence ? { evidence } : {}),
       ...(continuing ? { continuing } : {}),
       ...(observations.length ? { observations } : {}),
+      ...(revision ? { revision } : {}),
     });
     return { briefSha, continuing };
   }
@@ -506,7 +517,7 @@ class CrewRun implements Guarded {
   }
 
   /** Writes the bookbag: the change as the last turn left it, the record, report, logs and brief. */
-  private async keepBookbag({ item, agent }: Ready, b: Briefed, session: SessionResult) {
+  private async keepBookbag({ item, agent, sandbox }: Ready, b: Briefed, session: SessionResult) {
     const { crew, spec } = this;
     const { ending, usage, report, verificationLog, corrections } = session;
     const verification = session.verification;
@@ -515,6 +526,14 @@ class CrewRun implements Guarded {
     const collected = await this.classroom.collect(this.slot, spec.baseSha);
     const diff = redactText(collected.patch.toString('utf8'));
     const classified = classifyEnding(ending, verification, corrections);
+    // The agent's own session files, for a revision of this crew to resume (its HOME is still there).
+    const store = sessionToKeep({
+      agent,
+      confined: sandbox.confined,
+      home: sandbox.home('student'),
+      worktree: this.worktree,
+      session,
+    });
     const record: Omit<Bookbag, 'diffSha'> = {
       schema: 1,
       crewId: crew.crewId,
@@ -533,7 +552,18 @@ class CrewRun implements Guarded {
       ...(usage ? { usage } : {}),
       correctionTurns: corrections,
       ...(session.session ? { agentSession: session.session } : {}),
+      ...(store ? { sessionStore: store.note } : {}),
       ...(b.continuing?.applied ? { continuedFrom: b.continuing.crewId } : {}),
+      ...(crew.revision
+        ? {
+            revision: {
+              revises: crew.revision.revises,
+              round: crew.revision.round,
+              pr: crew.revision.pr,
+              ...(session.start ?? { session: 'fresh' as const, why: 'no turn ran' }),
+            },
+          }
+        : {}),
       timings: {
         startedAt: this.startedAt,
         finishedAt: new Date().toISOString(),
@@ -541,7 +571,14 @@ class CrewRun implements Guarded {
       },
     };
     const brief = readFileSync(this.paths.brief, 'utf8');
-    writeBookbag(this.layout.bookbag(crew.crewId), { record, diff, report, verificationLog, brief });
+    writeBookbag(this.layout.bookbag(crew.crewId), {
+      record,
+      diff,
+      report,
+      verificationLog,
+      brief,
+      ...(store?.text !== undefined ? { sessionStore: store.text } : {}),
+    });
     return {
       ...classified,
       usage,
@@ -632,18 +669,34 @@ class CrewRun implements Guarded {
    * How the student's turns and its verification are started. The student sees its worktree and its
    * slot's git admin directory read-write, the repository's common git directory read-only (other
    * slots' admin directories hidden), the brief read-only, and the `out` directory for its report and
-   * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew.
+   * usage; its HOME persists across its turns (a CLI's session lives there) and is gone with the crew
+   * (the agent's own session files are kept in the bookbag first). A revision crew's fresh HOME gets
+   * the delivered crew's kept session, for its first turn to resume (./session-resume.ts).
    * The verification runs on a clean checkout of the base with exactly the frozen patch
    * (./clean-checkout.ts), read-only, in a HOME of its own made fresh for each run.
    */
-  private async confinement({ agent, sandbox }: Ready): Promise<Pick<SessionInput, 'launch' | 'runVerify'>> {
-    const { spec, classroom, slot, dirs, scratch, out, worktree } = this;
+  private async confinement({
+    agent,
+    sandbox,
+  }: Ready): Promise<Pick<SessionInput, 'launch' | 'runVerify' | 'revision'>> {
+    const { spec, classroom, slot, dirs, scratch, out, worktree, crew } = this;
     const git = studentGitMounts(dirs, worktree);
     const briefs = () =>
       readdirSync(scratch)
         .filter((f) => /^(brief|correction-\d+)\.md$/.test(f))
         .map((f) => join(scratch, f));
     const studentHome = sandbox.freshHome('student');
+    // A revision resumes the delivered crew's session: its kept files go into this fresh HOME.
+    const revision = await revisionStart({
+      layout: this.layout,
+      crewId: crew.crewId,
+      plan: crew.revision,
+      agent,
+      confined: sandbox.confined,
+      home: studentHome,
+      worktree,
+      promptPath: join(scratch, 'revision.md'),
+    });
     const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
     return {
       launch: async (argv, env) =>
@@ -658,6 +711,7 @@ class CrewRun implements Guarded {
           }),
           { crewId: spec.crewId, slot, dir: scratch },
         ),
+      ...(revision ? { revision } : {}),
       runVerify: (argv, env, patch) =>
         verifyOnCleanCheckout(
           {

@@ -177,7 +177,10 @@ export class SlotDriver {
       return;
     }
     const { runtimeDir } = this.setup.baseSpec;
-    const specPath = writeSpec({ ...this.setup.baseSpec, crewId, baseSha: this.setup.baseSha });
+    // A revision crew starts from its pull request's head (the delivered commit, or a later one
+    // someone pushed); every other crew from the checkout's.
+    const baseSha = crew.revision?.headSha ?? this.setup.baseSha;
+    const specPath = writeSpec({ ...this.setup.baseSpec, crewId, baseSha });
     const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(o.config, crew.agent));
     this.active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
     this.result.launched.push(crewId);

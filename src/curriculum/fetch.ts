@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { SchoolConfig } from '../config/schema.js';
-import type { GitHubClient } from '../github/client.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import { audit } from '../state/audit.js';
@@ -8,7 +7,7 @@ import type { StateLayout } from '../state/layout.js';
 import { withLock } from '../state/lock.js';
 import { buildItem, type CurriculumConfig } from './classify.js';
 import { readIssuesFile } from './file-source.js';
-import { listIssues, type Repo } from './github-source.js';
+import type { ListIssues, Repo } from './github-source.js';
 import { hasAllLabels, isPullRequest, type RawIssue } from './issue-shape.js';
 import {
   diffCurricula,
@@ -19,8 +18,9 @@ import {
   type CurriculumMeta,
 } from './store.js';
 
+/** Where issues come from: a repository (`githubSource`, src/github/issues-source.ts) or a file. */
 export type CurriculumSource =
-  { kind: 'github'; client: GitHubClient; repo: Repo } | { kind: 'file'; path: string };
+  { kind: 'github'; repo: Repo; list: ListIssues } | { kind: 'file'; path: string };
 
 export interface FetchOptions {
   layout: StateLayout;
@@ -127,7 +127,7 @@ async function fetchFromGitHub(options: FetchOptions, source: Extract<Curriculum
   const meta = readMeta(layout, log);
   let requests = 0;
   const prime = async (m: Merge, since: string) => {
-    const r = await listIssues(source.client, source.repo, { state: 'all', since });
+    const r = await source.list({ state: 'all', since });
     requests += r.requests;
     if (r.status !== 'ok') throw new Error('GitHub answered an unconditional request with 304');
     apply(m, r.issues, labels, options);
@@ -140,7 +140,7 @@ async function fetchFromGitHub(options: FetchOptions, source: Extract<Curriculum
   let mode: FetchMode;
   let lastFullAt = meta?.lastFullAt ?? null;
   if (stored && meta && meta.source === 'github' && meta.query === key && meta.since) {
-    const r = await listIssues(source.client, source.repo, {
+    const r = await source.list({
       state: 'all',
       since: meta.since,
       etag: meta.etag ?? undefined,
@@ -163,7 +163,7 @@ async function fetchFromGitHub(options: FetchOptions, source: Extract<Curriculum
     }
   } else {
     mode = 'full';
-    const r = await listIssues(source.client, source.repo, { state: 'open', labels });
+    const r = await source.list({ state: 'open', labels });
     requests += r.requests;
     if (r.status !== 'ok') throw new Error('GitHub answered an unconditional request with 304');
     merge = { items: new Map(), departed: false };

@@ -30,10 +30,13 @@ export function commitMessage(record: Bookbag, issueTitle?: string): string {
     [
       `school: issue #${record.issueNumber}${t ? `: ${t}` : ''}`,
       '',
-      `Work of crew ${record.crewId} (agent ${record.agent}, daemon ${record.daemon}), accepted by grading.`,
+      record.revision
+        ? `Revision ${record.revision.round} of pull request #${record.revision.pr} by crew ${record.crewId} (agent ${record.agent}, daemon ${record.daemon}), answering its feedback; accepted by grading.`
+        : `Work of crew ${record.crewId} (agent ${record.agent}, daemon ${record.daemon}), accepted by grading.`,
       '',
       `School-Issue: #${record.issueNumber}`,
       `School-Crew: ${record.crewId}`,
+      ...(record.revision ? [`School-Revises: ${record.revision.revises}`] : []),
       '',
     ].join('\n'),
   );

@@ -90,21 +90,37 @@ async function refHead(repoPath: string, ref: string): Promise<{ time: number; o
 }
 
 /**
- * Whether a delivered branch may move to a crew's commit dated `date`: not when it holds a later
- * crew's commit (a retried older crew must not undo a newer accepted repair), and never over a
- * commit delivery did not make (someone built on the branch: their work is kept).
+ * Whether a delivered branch may move to a crew's commit `sha` dated `date`:
+ * - always as a fast-forward: the current head is an ancestor of the new commit (a revision crew
+ *   starts from the branch head, the delivered commit or one someone pushed there);
+ * - otherwise only over an older commit delivery made: not over a later crew's commit (a retried
+ *   older crew must not undo a newer accepted repair), and never over a commit delivery did not
+ *   make (someone built on the branch, or pushed while a revision ran: their work is kept).
  */
-async function mayMove(repoPath: string, ref: string, date: string): Promise<boolean> {
+async function mayMove(
+  repoPath: string,
+  ref: string,
+  sha: string,
+  date: string,
+): Promise<'forward' | 'replace' | false> {
   const head = await refHead(repoPath, ref);
-  if (!head) return true;
-  return head.ours && !(head.time > Math.floor(Date.parse(date) / 1000));
+  if (!head) return 'forward';
+  if (await isAncestor(repoPath, ref, sha)) return 'forward';
+  return head.ours && !(head.time > Math.floor(Date.parse(date) / 1000)) ? 'replace' : false;
+}
+
+async function isAncestor(repoPath: string, ref: string, sha: string): Promise<boolean> {
+  const r = await runGit(['merge-base', '--is-ancestor', ref, sha], { cwd: repoPath });
+  return r.exitCode === 0;
 }
 
 /** Points `ref` at `sha` when `mayMove` allows it. Returns whether the ref now names `sha`. */
 export async function updateRef(repoPath: string, ref: string, sha: string, date: string): Promise<boolean> {
-  if ((await refHead(repoPath, ref)) !== undefined && (await git1(repoPath, ref)) === sha) return true;
-  if (!(await mayMove(repoPath, ref, date))) return false;
-  await gitOut(['update-ref', ref, sha], { cwd: repoPath });
+  const current = await git1(repoPath, ref);
+  if (current === sha) return true;
+  if (!(await mayMove(repoPath, ref, sha, date))) return false;
+  // Compare-and-swap: a ref someone moved meanwhile is not overwritten.
+  await gitOut(['update-ref', ref, sha, ...(current ? [current] : [])], { cwd: repoPath });
   return true;
 }
 
@@ -115,8 +131,8 @@ async function git1(repoPath: string, ref: string): Promise<string | undefined> 
 
 /**
  * Pushes `sha` to `refs/heads/<branch>` on origin. The remote branch is fetched first and kept when
- * `mayMove` says so (a later crew's commit, or someone's work on it). The token reaches git only
- * through `auth`.
+ * `mayMove` says so (a later crew's commit, or someone's work on it that the commit does not build
+ * on). The token reaches git only through `auth`.
  */
 export async function pushBranch(o: {
   repoPath: string;
@@ -135,9 +151,14 @@ export async function pushBranch(o: {
       cwd: o.repoPath,
       ...auth,
     });
-    if ((await git1(o.repoPath, tracking)) === o.sha) return true;
-    if (!(await mayMove(o.repoPath, tracking, o.date))) return false;
-    await gitOut(['push', '--force', '--no-verify', 'origin', `${o.sha}:refs/heads/${o.branch}`], {
+    const seen = await git1(o.repoPath, tracking);
+    if (seen === o.sha) return true;
+    const move = await mayMove(o.repoPath, tracking, o.sha, o.date);
+    if (!move) return false;
+    // A fast-forward needs no force. Replacing an older delivery commit is forced only over exactly
+    // the commit seen (`--force-with-lease`): a commit someone pushed since is never overwritten.
+    const force = move === 'replace' && seen ? [`--force-with-lease=refs/heads/${o.branch}:${seen}`] : [];
+    await gitOut(['push', ...force, '--no-verify', 'origin', `${o.sha}:refs/heads/${o.branch}`], {
       cwd: o.repoPath,
       ...auth,
     });

@@ -1,11 +1,10 @@
 import { readCurriculumFile } from '../curriculum/store.js';
 import type { SchoolConfig } from '../config/schema.js';
 import { authEnv } from '../process/git.js';
-import { createGitHubClient, type GitHubClient } from '../github/client.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 import { createDeliverer, resolveDeliveryMode, type Deliverer } from './deliver.js';
-import { octokitPulls } from './pull-request.js';
+import type { PullsPort } from './pull-request.js';
 
 /**
  * The one place an entry point turns `school.yml` and its credentials into a deliverer (or none).
@@ -17,17 +16,16 @@ export function deliveryFor(o: {
   layout: StateLayout;
   logger: Logger;
   actions: boolean;
-  /** Token for the push and the pulls API (delivery-token, else the drain's token). */
+  /** Token for the push (delivery-token, else the drain's token). */
   token?: string;
   repository?: string;
-  /** A ready client (tests pass one against msw); else one is made from the token. */
-  client?: GitHubClient;
+  /** The pulls port for a repository (`octokitPulls` in src/github/pulls-port.ts). */
+  pulls?: (repository: string) => PullsPort;
 }): Deliverer | undefined {
   const mode = resolveDeliveryMode(o.config.delivery, { actions: o.actions });
   if (mode === 'none') return undefined;
   const repository = o.config.repository ?? o.repository;
-  const client = o.client ?? (o.token ? createGitHubClient({ token: o.token, logger: o.logger }) : undefined);
-  if (mode === 'pull-request' && (!client || !repository)) {
+  if (mode === 'pull-request' && (!o.pulls || !repository)) {
     o.logger.warning(
       'delivery: pull-request mode needs a token and the repository; accepted work waits in the outbox until a drain has both',
     );
@@ -36,7 +34,7 @@ export function deliveryFor(o: {
     config: o.config,
     layout: o.layout,
     mode,
-    ...(mode === 'pull-request' && client && repository ? { pulls: octokitPulls(client, repository) } : {}),
+    ...(mode === 'pull-request' && o.pulls && repository ? { pulls: o.pulls(repository) } : {}),
     ...(o.token ? { gitAuth: authEnv(o.token) } : {}),
     issueTitle: issueTitles(o.layout),
   });

@@ -51,6 +51,7 @@ export type RefusalCode =
   | 'repair-stopped-after-two-failures'
   | 'stopped-after-orphanings'
   | 'untrusted-author'
+  | 'revisions-exhausted'
   | 'done';
 
 export interface Refusal {

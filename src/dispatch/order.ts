@@ -1,4 +1,5 @@
 import type { CapacityClass, DispatchOrder, Role } from '../config/schema.js';
+import type { RevisionPlan } from '../schemas/crew.js';
 
 /** One issue the dispatch office may place this cycle, with what its history says about it. */
 export interface Candidate {
@@ -23,6 +24,8 @@ export interface Candidate {
   repair: boolean;
   /** 1 for a first run, 2 for the repair; never 3. */
   attempt: 1 | 2;
+  /** A revision crew of a delivered pull request (./revision.ts): its agent is `forceAgent`. */
+  revision?: RevisionPlan;
 }
 
 export interface OrderOptions {
@@ -54,7 +57,7 @@ export function predictedMinutes(c: Pick<Candidate, 'size' | 'predicted'>): numb
 }
 
 /**
- * `smallest-first` (seed 002): repairs first, then priority (0 most urgent), then smallest size,
+ * `smallest-first` (seed 002): repairs (and revision crews) first, then priority (0 most urgent), then smallest size,
  * ties by issue number.
  * `tail-guard` (the default): smallest-first, except that a fresh item predicted to be long
  * (predicted minutes ≥ β × predicted backlog per slot) starts first within its priority, longest
@@ -79,11 +82,11 @@ export function orderCandidates(candidates: readonly Candidate[], o: OrderOption
  * tail-guard replaces only the size key of smallest-first.
  */
 export function promote(ordered: readonly Candidate[], lifted: (c: Candidate) => boolean): Candidate[] {
-  const up = new Set(ordered.filter((c) => !c.repair && lifted(c)));
+  const up = new Set(ordered.filter((c) => !front(c) && lifted(c)));
   if (up.size === 0) return [...ordered];
   const rank = new Map(ordered.map((c, i) => [c, i]));
   return [...ordered].sort((a, b) => {
-    if (a.repair !== b.repair) return a.repair ? -1 : 1;
+    if (front(a) !== front(b)) return front(a) ? -1 : 1;
     if (a.priority !== b.priority) return a.priority - b.priority;
     const ua = up.has(a);
     if (ua !== up.has(b)) return ua ? -1 : 1;
@@ -92,8 +95,16 @@ export function promote(ordered: readonly Candidate[], lifted: (c: Candidate) =>
   });
 }
 
+/**
+ * Repairs and revision crews go first: a repair is never overtaken (seed 002), and a revision answers
+ * a person waiting on their pull request.
+ */
+function front(c: Candidate): boolean {
+  return c.repair || c.revision !== undefined;
+}
+
 export function compareCandidates(a: Candidate, b: Candidate): number {
-  if (a.repair !== b.repair) return a.repair ? -1 : 1;
+  if (front(a) !== front(b)) return front(a) ? -1 : 1;
   if (a.priority !== b.priority) return a.priority - b.priority;
   if (a.size !== b.size) return a.size - b.size;
   return a.issueNumber - b.issueNumber;

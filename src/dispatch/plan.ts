@@ -56,6 +56,7 @@ import { cleanFences } from './fences.js';
 import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, RunTimeHistory, issueStates, type VerdictLookup } from './history.js';
+import { decideRevision, type RevisionRequest } from './revision.js';
 import { orderCandidates, type Candidate } from './order.js';
 import { describePauses, pendingPauses } from './pause.js';
 import { askOwners, reconcile, type Reconciled } from './reconcile.js';
@@ -75,6 +76,7 @@ export type { Refusal, RefusalCode } from './admission.js';
 export type { ScoreLookup } from './assign.js';
 export type { VerdictLookup } from './history.js';
 export type { Reconciled } from './reconcile.js';
+export type { RevisionRequest } from './revision.js';
 
 export interface PlanInput {
   config: SchoolConfig;
@@ -123,6 +125,12 @@ export interface PlanInput {
   /** Remaining job time in ms, measured by the caller (the driver's monotonic budget). Overrides
    * `jobStartedAt`. */
   remainingMs?: number;
+  /**
+   * Trusted feedback on delivered pull requests still open (`revisionRequests` in
+   * src/feedback/revisions.ts): an issue that is done but has unanswered feedback gets a revision
+   * crew (./revision.ts), bounded by `delivery.revisions`.
+   */
+  revisions?: readonly RevisionRequest[];
   logger: Logger;
 }
 
@@ -293,7 +301,7 @@ function decide(
     ],
     now,
   );
-  const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues));
+  const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues), registry);
   predictRunTimes(input, registry, sorted.candidates);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
   const admission = admissionInput(input, registry, daemons, sorted.candidates, {
@@ -342,8 +350,10 @@ function decide(
 function sortCurriculum(
   input: PlanInput,
   states: ReturnType<typeof issueStates>,
+  registry: CrewRegistry,
 ): { candidates: Candidate[]; refused: Refusal[]; warnings: string[] } {
   const { config } = input;
+  const revisions = new Map((input.revisions ?? []).map((r) => [r.issue, r]));
   const refused: Refusal[] = [];
   const candidates: Candidate[] = [];
   const warnings: string[] = [];
@@ -375,7 +385,24 @@ function sortCurriculum(
         reason: `two consecutive failed runs (${state.crewIds.join(', ')}); a third attempt is never launched`,
       });
     } else if (state.kind === 'done') {
-      refused.push({ issue: item.number, code: 'done', reason: `crew ${state.crewId} succeeded` });
+      // Feedback on its delivered pull request reopens a done issue as a revision; a revision is not
+      // a first attempt, so the two-failure stop does not apply: `delivery.revisions` bounds it.
+      const request = revisions.get(item.number);
+      const r = request
+        ? decideRevision(registry, request, config.delivery.revisions)
+        : { kind: 'none' as const };
+      const untrusted = r.kind === 'plan' ? untrustedReason(item, config.curriculum.trust) : undefined;
+      if (r.kind === 'plan' && untrusted)
+        refused.push({ issue: item.number, code: 'untrusted-author', reason: untrusted });
+      else if (r.kind === 'plan')
+        candidates.push({
+          ...toCandidate(item, false, config),
+          forceAgent: r.agent,
+          revision: r.revision,
+        });
+      else if (r.kind === 'stopped')
+        refused.push({ issue: item.number, code: 'revisions-exhausted', reason: r.reason });
+      else refused.push({ issue: item.number, code: 'done', reason: `crew ${state.crewId} succeeded` });
     } else {
       // Intake trust gate: an issue is a prompt, so only trusted authors (or a trigger label a
       // maintainer applied) put one in front of an agent.
@@ -475,6 +502,7 @@ function toAssignment(a: Admitted, standby: boolean): Assignment {
     domain: a.candidate.domain,
     difficulty: a.candidate.difficulty,
     ...(standby ? { queued: true as const } : {}),
+    ...(a.candidate.revision ? { revision: a.candidate.revision } : {}),
   };
 }
 
@@ -494,6 +522,7 @@ function plannedEvents(result: PlanResult, input: PlanInput, now: Date): CrewEve
         repair: a.repair,
         attempt: a.attempt,
         ...(a.queued ? { queued: a.queued } : {}),
+        ...(a.revision ? { revision: a.revision } : {}),
         ...plannedBy(input.plannedBy, a.daemon),
       },
       now,
@@ -579,7 +608,7 @@ function report(result: PlanResult, logger: Logger): void {
   }
   for (const a of result.assignments) {
     logger.info(
-      `planned ${a.crewId}: issue #${a.issueNumber} → ${a.daemon} (${a.classroom}${a.fallback ? ', fallback' : ''}) agent ${a.agent}, attempt ${a.attempt}${a.repair ? ' (repair)' : ''}`,
+      `planned ${a.crewId}: issue #${a.issueNumber} → ${a.daemon} (${a.classroom}${a.fallback ? ', fallback' : ''}) agent ${a.agent}, attempt ${a.attempt}${a.repair ? ' (repair)' : ''}${a.revision ? ` (revision ${a.revision.round} of ${a.revision.of}, pull request #${a.revision.pr})` : ''}`,
     );
   }
   const codes = new Map<string, number>();

@@ -1,14 +1,20 @@
 import { EventLog, type StateEvent } from '../state/event-log.js';
 import { foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
+import type { FeedbackItem, IgnoredFeedback } from './scan.js';
 
 /**
  * `feedback.jsonl`: what the feedback scan has seen on GitHub (src/feedback/scan.ts), so the next
  * scan asks only about what changed since — the listing's ETag and `since` cursor, per watched
  * number (a delivered pull request or its issue) the `updated_at` it was last read at, the reviews
  * already read, the commit whose checks were already read — and the last judge: a delivered pull
- * request merged or closed unmerged (`pr.settled`, once per pull request).
+ * request merged or closed unmerged (`pr.settled`, once per pull request). Trusted feedback on a
+ * delivered pull request is recorded as `feedback.received` (once per feedback id, with the pull
+ * request's head when it was read: a revision starts there) and feedback the school will not act on
+ * as `feedback.ignored` with the reason, which the board shows.
  */
+export type Received = FeedbackItem & { at: string };
+export type Ignored = IgnoredFeedback & { at: string };
 export interface Settled {
   pr: number;
   issue: number;
@@ -21,6 +27,8 @@ export type FeedbackEvent =
       'feedback.seen',
       { number: number; updatedAt: string; state?: 'open' | 'closed'; reviews?: number[]; ciSha?: string }
     >
+  | StateEvent<'feedback.received', FeedbackItem>
+  | StateEvent<'feedback.ignored', IgnoredFeedback>
   | StateEvent<'pr.settled', Settled>;
 
 export interface Watched {
@@ -34,12 +42,16 @@ export interface FeedbackState {
   cursor: { since?: string; etag?: string };
   watched: Record<string, Watched>;
   settled: Record<string, Settled & { at: string }>;
+  /** Trusted feedback by id, while its pull request is open. */
+  received: Record<string, Received>;
+  /** Feedback not acted on, by id, with the reason, while its pull request is open. */
+  ignored: Record<string, Ignored>;
 }
 
 export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<FeedbackState, FeedbackEvent>(
   {
     file: 'feedback',
-    empty: () => ({ cursor: {}, watched: {}, settled: {} }),
+    empty: () => ({ cursor: {}, watched: {}, settled: {}, received: {}, ignored: {} }),
     apply(state, e) {
       if (e.type === 'feedback.cursor') state.cursor = { ...e.data };
       else if (e.type === 'feedback.seen') {
@@ -50,14 +62,21 @@ export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<
           reviews,
           ...((e.data.ciSha ?? prev?.ciSha) ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}),
         };
-      } else if (e.type === 'pr.settled') state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      } else if (e.type === 'feedback.received') {
+        // A snapshot written before these fields existed has neither map.
+        (state.received ??= {})[e.data.id] ??= { ...e.data, at: e.at };
+      } else if (e.type === 'feedback.ignored') (state.ignored ??= {})[e.data.id] ??= { ...e.data, at: e.at };
+      else if (e.type === 'pr.settled') state.settled[e.data.pr] ??= { ...e.data, at: e.at };
       return state;
     },
-    // A settled pull request's watch is over; its settlement stays (the board counts merges).
+    // A settled pull request's watch is over, and so is its feedback (nothing revises a merged or
+    // closed pull request); its settlement stays (the board counts merges).
     prune(state) {
       const watched: Record<string, Watched> = {};
       for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
-      return { ...state, watched };
+      const open = <T extends { pr: number }>(m: Record<string, T> | undefined) =>
+        Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => !state.settled[v.pr]));
+      return { ...state, watched, received: open(state.received), ignored: open(state.ignored) };
     },
     // Every event is made at its own time from what GitHub said then; a settlement once per pull
     // request, and never again while the fold keeps it: an old event only comes back as a copy.
@@ -70,5 +89,8 @@ export function feedbackLog(layout: StateLayout): EventLog<FeedbackEvent, Feedba
 }
 
 export function readFeedback(layout: StateLayout): FeedbackState {
-  return foldLog(feedbackFold, feedbackLog(layout).read());
+  const state = foldLog(feedbackFold, feedbackLog(layout).read());
+  state.received ??= {};
+  state.ignored ??= {};
+  return state;
 }

@@ -3,9 +3,11 @@ import { readRegistry } from '../dispatch/registry.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
-import { Outbox, type GitHubPort } from '../grading/outbox.js';
+import { Outbox, type IssuesPort } from '../grading/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
+import { decideRevision } from '../dispatch/revision.js';
 import { readFeedback } from './log.js';
+import { revisionRequests } from './revisions.js';
 import { issueStatuses, repoUrlFromEnv, runUrlFromEnv, statusComment } from './status.js';
 
 /**
@@ -46,13 +48,32 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
     const deliveries = outbox.deliveries();
     // A settlement speaks of the pull request delivered for the issue now (the same crew's).
     const settled = new Map<number, 'merged' | 'closed'>();
-    for (const s of Object.values(readFeedback(o.layout).settled))
+    const feedback = readFeedback(o.layout);
+    for (const s of Object.values(feedback.settled))
       if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? 'merged' : 'closed');
+    const registry = readRegistry(o.layout);
+    // A revision whose commit was not pushed (the branch moved under it), and feedback past the bound.
+    const notMoved = new Set<string>();
+    for (const i of Object.values(outbox.state().items))
+      if (
+        i.entry.kind === 'delivery' &&
+        i.status === 'delivered' &&
+        i.result?.updated === false &&
+        i.entry.crewId
+      )
+        notMoved.add(i.entry.crewId);
+    const revisionStops = new Map<number, string>();
+    for (const r of revisionRequests(o.layout, feedback)) {
+      const d = decideRevision(registry, r, o.config.delivery.revisions);
+      if (d.kind === 'stopped') revisionStops.set(r.issue, d.reason);
+    }
     const statuses = issueStatuses({
-      registry: readRegistry(o.layout),
+      registry,
       verdicts,
       deliveries,
       settled,
+      notMoved,
+      revisionStops,
       ...(runUrl ? { runUrl } : {}),
       ...(repoUrl ? { repoUrl } : {}),
     });
@@ -70,7 +91,7 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
 
 /** Records the statuses and delivers the outbox's status entries now (the loop after planning). */
 export async function publishStatuses(
-  o: RefreshOptions & { github?: GitHubPort },
+  o: RefreshOptions & { github?: IssuesPort },
 ): Promise<{ recorded: number[]; delivered: number }> {
   const recorded = await refreshStatuses(o);
   if (!o.github || recorded.length === 0) return { recorded, delivered: 0 };

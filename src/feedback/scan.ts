@@ -37,6 +37,11 @@ export interface FeedbackItem {
   /** Sanitized and redacted: it becomes part of a prompt. */
   text: string;
   lines?: Array<{ path: string; line?: number; body: string }>;
+  /**
+   * The pull request's head when the feedback was read (failed CI: the commit that failed). A
+   * revision starts from it, so a commit someone pushed to the branch is built on, not overwritten.
+   */
+  headSha: string;
 }
 export interface IgnoredFeedback {
   issue: number;
@@ -191,6 +196,7 @@ async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: 
         id,
         author: v.author.login,
         text: clean(v.body),
+        headSha: pull.headSha || d.sha,
         lines: lines
           .filter((c) => c.reviewId === v.id)
           .map((c) => ({
@@ -200,7 +206,7 @@ async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: 
           })),
       });
     }
-    await readComments(o, r, d, d.pr, seenAt);
+    await readComments(o, r, d, d.pr, seenAt, pull.headSha || d.sha);
   }
   r.events.push(
     seenEvent(o.now, {
@@ -212,7 +218,15 @@ async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: 
   );
 }
 
-async function readComments(o: ScanOptions, r: ScanResult, d: Delivered, n: number, seenAt?: string) {
+async function readComments(
+  o: ScanOptions,
+  r: ScanResult,
+  d: Delivered,
+  n: number,
+  seenAt?: string,
+  knownHead?: string,
+) {
+  let head = knownHead;
   for (const c of await o.port.comments(n, seenAt)) {
     if (seenAt && c.updatedAt <= seenAt) continue;
     if (c.body.includes(statusMarkerOf(d.issue))) continue; // the school's own status comment
@@ -229,7 +243,9 @@ async function readComments(o: ScanOptions, r: ScanResult, d: Delivered, n: numb
         author: c.author.login,
         reason: '`/school` without an instruction',
       });
-    else
+    else {
+      // A command on the issue: the pull request was not read this scan; its head is asked once.
+      head ??= (await o.port.pull(d.pr)).headSha || d.sha;
       r.feedback.push({
         issue: d.issue,
         pr: d.pr,
@@ -237,7 +253,9 @@ async function readComments(o: ScanOptions, r: ScanResult, d: Delivered, n: numb
         id,
         author: c.author.login,
         text: clean(instruction),
+        headSha: head,
       });
+    }
   }
 }
 
@@ -264,6 +282,7 @@ async function readChecks(o: ScanOptions, r: ScanResult, open: readonly Delivere
         id: `ci:${d.sha}`,
         author: 'ci',
         text: clean(tails.join('\n\n')),
+        headSha: d.sha,
       });
     }
     const prev = o.state.watched[d.pr]?.updatedAt ?? '';

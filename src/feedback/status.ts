@@ -13,10 +13,17 @@ import { byCodePoint } from '../state/fold.js';
  * from the state alone (crew registry, grading verdicts, deliveries), so the same state always
  * renders the same body: a refresh that changes nothing records nothing.
  */
+/** A revision crew's place: round `round` of at most `of` on pull request `pr`. */
+export interface RevisionRound {
+  round: number;
+  of: number;
+  pr: number;
+}
+
 export type IssueStatus =
-  | { state: 'queued'; crewId: string; agent: string }
-  | { state: 'running'; crewId: string; agent: string; runUrl?: string }
-  | { state: 'grading'; crewId: string; agent: string }
+  | { state: 'queued'; crewId: string; agent: string; revision?: RevisionRound }
+  | { state: 'running'; crewId: string; agent: string; runUrl?: string; revision?: RevisionRound }
+  | { state: 'grading'; crewId: string; agent: string; revision?: RevisionRound }
   | {
       state: 'accepted';
       crewId: string;
@@ -24,8 +31,22 @@ export type IssueStatus =
       delivery?: Pick<DeliveryResult, 'branch' | 'sha' | 'pullRequest'>;
       /** What people did with the pull request, once they did (the last judge). */
       settled?: 'merged' | 'closed';
+      revision?: RevisionRound;
+      /**
+       * The revision's commit was not pushed: someone pushed to the branch while it ran, and their
+       * commit is kept; the next feedback plans again from the new head.
+       */
+      branchMoved?: { branch: string };
     }
-  | { state: 'rejected'; crewId: string; agent: string; reason: string; repair: boolean }
+  | {
+      state: 'rejected';
+      crewId: string;
+      agent: string;
+      reason: string;
+      repair: boolean;
+      /** A revision that failed: the pull request stays as it was delivered. */
+      revision?: RevisionRound;
+    }
   | { state: 'paused'; crewId: string; agent: string; reason: string }
   | { state: 'stopped'; reason: string };
 
@@ -44,6 +65,10 @@ export interface StatusInputs {
   repoUrl?: string;
   /** Delivered pull requests merged or closed unmerged, by issue. */
   settled?: ReadonlyMap<number, 'merged' | 'closed'>;
+  /** Crews whose delivery did not move the branch (someone's commit there was kept). */
+  notMoved?: ReadonlySet<string>;
+  /** Issues whose pull request got feedback after the last revision round allowed: why it stops. */
+  revisionStops?: ReadonlyMap<number, string>;
 }
 
 function latestCrew(crews: CrewRecord[]): CrewRecord {
@@ -68,9 +93,14 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
   const out = new Map<number, IssueStatus>();
   for (const [issue, crews] of byIssue) {
     const c = latestCrew(crews);
-    const who = { crewId: c.crewId, agent: c.agent };
+    const revision = c.revision
+      ? { round: c.revision.round, of: c.revision.of, pr: c.revision.pr }
+      : undefined;
+    const who = { crewId: c.crewId, agent: c.agent, ...(revision ? { revision } : {}) };
     const state = states.get(issue);
-    if (c.status === 'planned') out.set(issue, { state: 'queued', ...who });
+    const stop = c.status === 'finished' ? i.revisionStops?.get(issue) : undefined;
+    if (stop) out.set(issue, { state: 'stopped', reason: plain(stop) });
+    else if (c.status === 'planned') out.set(issue, { state: 'queued', ...who });
     else if (c.status === 'running') {
       // The run that planned the crew runs it (its crew job), not necessarily the one rendering.
       const runUrl =
@@ -93,9 +123,12 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
       else if (v.accepted) {
         const d = i.deliveries.get(issue);
         const settled = d && d.crewId === c.crewId ? i.settled?.get(issue) : undefined;
+        const moved =
+          c.revision && i.notMoved?.has(c.crewId) ? { branchMoved: { branch: c.revision.branch } } : {};
         out.set(issue, {
           state: 'accepted',
           ...who,
+          ...moved,
           ...(settled ? { settled } : {}),
           ...(d && d.crewId === c.crewId
             ? {
@@ -132,6 +165,14 @@ function plain(text: string): string {
 }
 
 function headline(s: IssueStatus): string {
+  const r =
+    'revision' in s && s.revision
+      ? `revision ${s.revision.round} of ${s.revision.of} on pull request #${s.revision.pr}: `
+      : '';
+  return r + state(s);
+}
+
+function state(s: IssueStatus): string {
   switch (s.state) {
     case 'queued':
       return 'queued — a crew is planned and waits for a free classroom';
@@ -140,6 +181,8 @@ function headline(s: IssueStatus): string {
     case 'grading':
       return 'grading — the crew finished; the judges have not decided yet';
     case 'accepted': {
+      if (s.branchMoved)
+        return `accepted, not pushed — someone pushed to \`${s.branchMoved.branch}\` while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
       const d = s.delivery;
       const where = d?.pullRequest
         ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})`
@@ -149,7 +192,9 @@ function headline(s: IssueStatus): string {
       return `accepted — ${where}${s.settled === 'merged' ? ', merged' : s.settled === 'closed' ? ', closed without merging' : ''}`;
     }
     case 'rejected':
-      return `rejected — ${s.reason}${s.repair ? ' (a repair is queued)' : ''}`;
+      return s.revision
+        ? `rejected — ${s.reason}; the pull request stays as it was`
+        : `rejected — ${s.reason}${s.repair ? ' (a repair is queued)' : ''}`;
     case 'paused':
       return `paused — ${s.reason}; the school retries when it can`;
     case 'stopped':

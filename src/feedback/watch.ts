@@ -7,7 +7,8 @@ import { Outbox } from '../grading/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
 import { feedbackLog, readFeedback, type Settled } from './log.js';
 import type { FeedbackPort } from './port.js';
-import { scanFeedback, type Delivered } from './scan.js';
+import { event } from '../state/event-log.js';
+import { scanFeedback, type Delivered, type FeedbackItem, type IgnoredFeedback } from './scan.js';
 
 /**
  * The last judge (item 5): each cycle, the delivered pull requests that changed are asked whether
@@ -20,6 +21,9 @@ import { scanFeedback, type Delivered } from './scan.js';
  */
 export interface WatchResult {
   settled: Settled[];
+  /** Trusted feedback first seen by this scan (recorded as `feedback.received`). */
+  received: FeedbackItem[];
+  ignored: IgnoredFeedback[];
   requests: number;
   notModified: boolean;
 }
@@ -47,7 +51,7 @@ export async function watchDeliveries(o: {
   now?: Date;
 }): Promise<WatchResult> {
   const now = o.now ?? new Date();
-  const empty: WatchResult = { settled: [], requests: 0, notModified: false };
+  const empty: WatchResult = { settled: [], received: [], ignored: [], requests: 0, notModified: false };
   try {
     const { delivered, oldest } = deliveredPullRequests(o.layout);
     if (delivered.length === 0) return empty;
@@ -55,9 +59,11 @@ export async function watchDeliveries(o: {
       port: o.port,
       state: readFeedback(o.layout),
       delivered,
-      collect: 'settlement',
+      // Always everything: the scan moves one shared cursor, so a scan that only asked about merges
+      // would make every later scan miss the reviews and comments it skipped.
+      collect: 'all',
       trust: o.config.curriculum.trust,
-      bots: [],
+      bots: o.config.delivery.trustedBots,
       // Before the first delivery (by ten minutes: our clock is not GitHub's), so what happened on
       // the pull requests since is seen.
       ...(oldest ? { firstSince: new Date(Date.parse(oldest) - 600_000).toISOString() } : {}),
@@ -93,8 +99,24 @@ export async function watchDeliveries(o: {
           `pull request #${s.pr} for issue #${s.issue} ${s.merged ? 'merged' : 'closed unmerged'}`,
         );
     }
-    await feedbackLog(o.layout).append(r.events);
-    return { settled: r.settled, requests: o.port.requests, notModified: r.notModified };
+    for (const f of r.feedback)
+      o.logger.info(
+        `feedback on pull request #${f.pr} (issue #${f.issue}): ${f.kind} ${f.id} by ${f.author}`,
+      );
+    for (const f of r.ignored)
+      o.logger.info(`feedback ${f.id} on pull request #${f.pr} ignored: ${f.reason}`);
+    await feedbackLog(o.layout).append([
+      ...r.events,
+      ...r.feedback.map((f) => event('feedback.received', `received:${f.id}`, f, now)),
+      ...r.ignored.map((f) => event('feedback.ignored', `ignored:${f.id}`, f, now)),
+    ]);
+    return {
+      settled: r.settled,
+      received: r.feedback,
+      ignored: r.ignored,
+      requests: o.port.requests,
+      notModified: r.notModified,
+    };
   } catch (e) {
     o.logger.warning(`delivered pull requests not checked: ${message(e)}; the next cycle asks again`);
     return { ...empty, requests: o.port.requests };

@@ -1,3 +1,5 @@
+import type { ArtifactPort } from '../checkpoint/artifact-source.js';
+import type { CachePort } from '../checkpoint/cache-source.js';
 import { withActionsRuntime } from './credentials.js';
 
 /**
@@ -18,14 +20,13 @@ export function onGhes(serverUrl: string | undefined): boolean {
 
 /**
  * Production implementations of the checkpoint's cache and artifact ports (`CachePort` in
- * src/checkpoint/cache-source.ts, `ArtifactPort` in src/checkpoint/artifact-source.ts: the
- * checkpoint declares what it needs, a layer above; these have the same shape). Imported only by
- * the checkpoint-state entry. The service clients are loaded on first use: they are large, and a
- * restore from the branch alone (or a run that fails on a bad input) should not pay for loading
- * them. `saveCache` already turns a reserve collision into a logged warning and -1; anything it
- * throws is caught by CacheSource.
+ * src/checkpoint/cache-source.ts, `ArtifactPort` in src/checkpoint/artifact-source.ts). Imported
+ * only by the checkpoint-state entry. The service clients are loaded on first use: they are
+ * large, and a restore from the branch alone (or a run that fails on a bad input) should not pay for
+ * loading them. `saveCache` already turns a reserve collision into a logged warning and -1;
+ * anything it throws is caught by CacheSource.
  */
-export const actionsCachePort = {
+export const actionsCachePort: CachePort = {
   available: (): Promise<boolean> =>
     withActionsRuntime(async () => (await import('@actions/cache')).isFeatureAvailable()),
   save: (paths: string[], key: string): Promise<boolean> =>
@@ -36,7 +37,7 @@ export const actionsCachePort = {
     ),
 };
 
-export const actionsArtifactPort = {
+export const actionsArtifactPort: ArtifactPort = {
   unsupported: (): string | undefined =>
     onGhes(process.env.GITHUB_SERVER_URL)
       ? `GitHub Enterprise Server (${process.env.GITHUB_SERVER_URL}) does not support @actions/artifact 2 or later; the state branch holds the checkpoint (docs/workflows.md, "GitHub Enterprise Server")`

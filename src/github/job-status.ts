@@ -1,14 +1,6 @@
+import type { JobLiveness } from '../dispatch/lease.js';
 import type { Logger } from '../log.js';
-import type { LeaseOwner } from '../schemas/crew.js';
 import { createGitHubClient, type GitHubClient } from './client.js';
-
-/**
- * What the Actions API says of a lease owner's job: still running, gone (and how it ended), or
- * cannot be told. The dispatch office's `JobLiveness` port (src/dispatch/lease.ts, a layer above)
- * takes this answer as it is.
- */
-export type JobCheck = 'in_progress' | 'unknown' | { done: string };
-export type ActionsOwner = Extract<LeaseOwner, { kind: 'actions' }>;
 
 /** The loop's job that imports the crew jobs' handoffs into the state (`grade` in school-loop.yml). */
 export const IMPORT_JOB = 'grade';
@@ -30,12 +22,9 @@ export const IMPORT_JOB = 'grade';
  * counts as gone only once the run attempt has completed (the run ended without such a job). Any API
  * failure is `unknown`: an owner we cannot check is treated as alive.
  */
-export function actionsJobStatus(
-  client: GitHubClient,
-  repository: string,
-): (o: ActionsOwner) => Promise<JobCheck> {
+export function actionsJobStatus(client: GitHubClient, repository: string): JobLiveness {
   const [owner, repo] = repository.split('/') as [string, string];
-  return async (o: ActionsOwner): Promise<JobCheck> => {
+  return async (o) => {
     try {
       const jobs = await client.paginate(client.rest.actions.listJobsForWorkflowRun, {
         owner,
@@ -86,7 +75,7 @@ export function jobMatches(fullName: string, o: { job: string; daemon?: string }
 export function jobStatusFor(
   token: string | undefined,
   logger: Logger,
-): (repository: string | undefined) => ((o: ActionsOwner) => Promise<JobCheck>) | undefined {
+): (repository: string | undefined) => JobLiveness | undefined {
   return (repository) =>
     token && repository ? actionsJobStatus(createGitHubClient({ token, logger }), repository) : undefined;
 }

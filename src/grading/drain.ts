@@ -11,7 +11,7 @@ import type { Deliverer } from '../delivery/deliver.js';
 import { refreshStatuses } from '../feedback/refresh.js';
 import type { FeedbackPort } from '../feedback/port.js';
 import { watchDeliveries } from '../feedback/watch.js';
-import { Outbox, type GitHubPort } from './outbox.js';
+import { Outbox, type IssuesPort } from './outbox.js';
 import { GradingQueue, pendingKeys } from './queue.js';
 import type { DrainProgress } from './progress.js';
 import { outboxPolicy } from './records.js';
@@ -34,7 +34,7 @@ export interface DrainOptions {
   config: SchoolConfig;
   layout: StateLayout;
   logger: Logger;
-  github?: GitHubPort;
+  github?: IssuesPort;
   /** Delivers accepted work as a branch or pull request (src/delivery); absent: mode none. */
   delivery?: Deliverer;
   /** Reads the delivered pull requests' state: a merge or an unmerged close is the last judge. */

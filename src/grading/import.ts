@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import { BOOKBAG_FILES, CREW_ID_PATTERN, type Bookbag } from '../bookbag/schema.js';
 import type { StateLayout } from '../state/layout.js';
-import { readBookbag } from '../bookbag/store.js';
+import { bookbagFilesProblem, readBookbag } from '../bookbag/store.js';
+import { checkSessionStore } from '../bookbag/session-store.js';
 import { message } from '../errors.js';
 import { EventLog } from '../state/event-log.js';
 import { enqueueGradingJob } from './enqueue.js';
@@ -11,13 +12,18 @@ import { enqueueGradingJob } from './enqueue.js';
 /**
  * Imports bookbags downloaded from other jobs (the action's `bookbags-path`) into the state
  * directory, then enqueues their grading jobs (deduplicated, so a job dispatch already enqueued is
- * a no-op). Only complete bookbags are taken — done flag present, hashes matching — and the done
- * flag is copied last, so an interrupted import is never read as a finished bookbag (N2.2).
+ * a no-op). Only complete bookbags are taken — done flag present, hashes matching, nothing but
+ * known, plain files within their bounds — and the done flag is copied last, so an interrupted import
+ * is never read as a finished bookbag (N2.2). A session store (student-written data, kept for a
+ * revision to resume) is checked against the record's digest and its schema, never read further;
+ * one that fails is left out and the bookbag is taken without it.
  */
 export interface ImportResult {
   imported: number;
   enqueued: number;
   skipped: Array<{ crewId: string; reason: string }>;
+  /** Files left out of a bookbag that was taken (a session store that failed its checks). */
+  dropped: Array<{ crewId: string; file: string; reason: string }>;
 }
 
 export async function importBookbags(
@@ -27,7 +33,7 @@ export async function importBookbags(
   /** Why a bookbag may not be imported (it belongs to no crew the caller knows), or undefined. */
   refuse?: (record: Bookbag) => string | undefined,
 ): Promise<ImportResult> {
-  const r: ImportResult = { imported: 0, enqueued: 0, skipped: [] };
+  const r: ImportResult = { imported: 0, enqueued: 0, skipped: [], dropped: [] };
   if (!existsSync(from)) {
     logger.warning(`bookbags-path ${from} does not exist; nothing imported`);
     return r;
@@ -40,6 +46,11 @@ export async function importBookbags(
     if (!statSync(src).isDirectory()) continue;
     if (!CREW_ID_PATTERN.test(crewId)) {
       r.skipped.push({ crewId, reason: 'not a crew id (letters, digits, dot, dash, underscore)' });
+      continue;
+    }
+    const problem = bookbagFilesProblem(src);
+    if (problem) {
+      r.skipped.push({ crewId, reason: problem });
       continue;
     }
     // The one scoped reader, as the grader, over the downloaded directory: the same checks as grading.
@@ -66,9 +77,15 @@ export async function importBookbags(
     const dest = layout.bookbag(crewId);
     if (!existsSync(join(dest, BOOKBAG_FILES.done))) {
       mkdirSync(dest, { recursive: true });
-      const files = readdirSync(src).filter(
-        (f) => f !== BOOKBAG_FILES.done && statSync(join(src, f)).isFile(),
-      );
+      const leaveOut = new Set<string>([BOOKBAG_FILES.done]);
+      if (existsSync(join(src, BOOKBAG_FILES.sessionStore)) || bookbag.sessionStore?.kept) {
+        const store = checkSessionStore(src, bookbag.sessionStore);
+        if ('why' in store) {
+          leaveOut.add(BOOKBAG_FILES.sessionStore);
+          r.dropped.push({ crewId, file: BOOKBAG_FILES.sessionStore, reason: store.why });
+        }
+      }
+      const files = readdirSync(src).filter((f) => !leaveOut.has(f) && statSync(join(src, f)).isFile());
       for (const f of files) copyFileSync(join(src, f), join(dest, f));
       copyFileSync(join(src, BOOKBAG_FILES.done), join(dest, BOOKBAG_FILES.done));
       r.imported++;
@@ -86,5 +103,6 @@ export async function importBookbags(
     if (fresh) r.enqueued++;
   }
   for (const s of r.skipped) logger.warning(`bookbag ${s.crewId} not imported: ${s.reason}`);
+  for (const d of r.dropped) logger.warning(`bookbag ${d.crewId}: ${d.file} left out: ${d.reason}`);
   return r;
 }

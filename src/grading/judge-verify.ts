@@ -34,20 +34,29 @@ function tail(text: string): string {
 }
 
 /**
- * Runs `verify` on a clean checkout of `baseSha` with exactly `patch` applied (the crews' own
- * `verifyOnCleanCheckout` in src/crew/clean-checkout.ts, injected: grading sits below crew).
+ * What a verification on a clean checkout needs: `verify` runs on a fresh checkout of `baseSha`
+ * with exactly `patch` applied (docs/crews.md). The crews' `verifyOnCleanCheckout`
+ * (src/crew/clean-checkout.ts) takes these options; grading sits below crew, so the type lives here
+ * and the function is injected.
  */
+export interface CleanCheckoutOptions {
+  config: Pick<SchoolConfig, 'repoPath' | 'sandbox' | 'dispatch'>;
+  baseSha: string;
+  /** The frozen patch, as the bookbag keeps it. */
+  patch: string;
+  /** A directory of the toolkit's (the crew's runtime directory): checkouts and the dependency cache. */
+  scratch: string;
+  /** Shared by every crew of the machine: `<runtime>/deps/<digest>/`. */
+  depsRoot: string;
+  sandbox: Sandbox;
+  logFile: string;
+  timeoutMs: number;
+  graceMs?: number;
+}
+
+/** Runs `verify` on a clean checkout of `baseSha` with exactly `patch` applied. */
 export type CleanVerify = (
-  o: {
-    config: Pick<SchoolConfig, 'repoPath' | 'sandbox' | 'dispatch'>;
-    baseSha: string;
-    patch: string;
-    scratch: string;
-    depsRoot: string;
-    sandbox: Sandbox;
-    logFile: string;
-    timeoutMs: number;
-  },
+  o: CleanCheckoutOptions,
   verify: readonly string[],
   env: ChildEnv,
 ) => Promise<{ exitCode: number | null; timedOut: boolean }>;

@@ -21,8 +21,9 @@ import type { Verdict } from './verdict.js';
  * An accepted crew's work is delivered the same way (`kind: 'delivery'`, src/delivery/): a branch
  * and, on GitHub, a pull request, idempotent on its own terms. A delivery that must never happen (a
  * bookbag whose diff fails its digest) is recorded `refused` and not retried.
+ * `IssuesPort` is what the outbox asks of GitHub's issues API; src/github/issues-port.ts answers it.
  */
-export interface GitHubPort {
+export interface IssuesPort {
   addLabels(issue: number, labels: string[]): Promise<void>;
   listComments(issue: number): Promise<Array<{ id?: number; body?: string | null }>>;
   /** Returns the new comment's id when the API says it. */
@@ -291,7 +292,7 @@ export class Outbox {
    * twice. Never throws for a GitHub or git failure.
    */
   async deliver(
-    port: GitHubPort | undefined,
+    port: IssuesPort | undefined,
     o: {
       logger: Logger;
       now: () => Date;
@@ -428,7 +429,7 @@ function httpStatus(e: unknown): number | undefined {
  * looked for again and, when gone, created anew. Returns the comment's id.
  */
 async function sendStatus(
-  port: GitHubPort,
+  port: IssuesPort,
   entry: OutboxEntry,
   knownId: number | undefined,
 ): Promise<number | undefined> {
@@ -452,7 +453,7 @@ async function sendStatus(
   return created?.id;
 }
 
-async function send(port: GitHubPort, entry: OutboxEntry): Promise<void> {
+async function send(port: IssuesPort, entry: OutboxEntry): Promise<void> {
   if (entry.kind === 'labels') {
     await port.addLabels(entry.issueNumber, entry.labels ?? []);
     return;

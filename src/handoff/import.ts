@@ -34,7 +34,9 @@ import { parseHandoffName } from './name.js';
  *   heartbeat, audit lines. Never scores, outbox entries, pause clearances or another daemon's
  *   crews;
  * - events are redacted, and appended through the logs' own dedup (a replayed handoff is a no-op);
- * - bookbags are imported only for those crews, through the grader's scoped reader (digests).
+ * - bookbags are imported only for those crews, through the grader's scoped reader (digests), and
+ *   only of known file names within their bounds; a session store only when it matches the digest
+ *   its record names and the store's schema (src/bookbag/session-store.ts).
  * What is refused is counted and reported with its reason; the rest is imported.
  */
 export interface HandoffImport {
@@ -197,6 +199,7 @@ export async function importHandoffs(
       });
       entry.bookbags = r.imported;
       for (const s of r.skipped) refuse(`bookbag ${s.crewId}`, s.reason);
+      for (const d of r.dropped) refuse(`bookbag ${d.crewId} ${d.file}`, d.reason);
     }
   }
   for (const r of result.refused) o.logger.warning(`handoff ${r.dir}: refused ${r.what}: ${r.reason}`);

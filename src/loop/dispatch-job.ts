@@ -13,7 +13,11 @@ import { importHandoffs, type HandoffImport } from '../handoff/import.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 import { ptraceWarning } from '../crew/host.js';
+import { planScope, unknownPullRequestNote, type PlanScope } from './event-scope.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
+import { createGitHubClient } from '../github/client.js';
+import { octokitFeedback } from '../github/feedback-port.js';
+import { watchDeliveries, type WatchResult } from '../feedback/watch.js';
 
 /**
  * The job dispatch-crew does, mode by mode, without the runner: the action
@@ -31,6 +35,12 @@ export interface DispatchJobInput {
   clearPause?: string;
   /** Mode plan: plan only these issues (the workflow's event-issue input); empty plans all. */
   onlyIssues?: number[];
+  /**
+   * Mode plan: plan only the issues of these pull requests, each mapped through the outbox's
+   * deliveries (the workflow's event-pull-request input); a pull request the school did not
+   * deliver plans nothing.
+   */
+  onlyPullRequests?: number[];
   bookbagsPath?: string;
   handoffPath?: string;
   jobStartedAt?: Date;
@@ -39,6 +49,12 @@ export interface DispatchJobInput {
   launcher: readonly string[];
   /** Asks the Actions API about a job, for the repository the config names. */
   jobLiveness?: (repository: string | undefined) => JobLiveness | undefined;
+  /**
+   * Mode plan: with a token, the delivered pull requests are scanned before planning (reviews,
+   * `/school` comments, failed CI; merges), so trusted feedback plans its revision crew this cycle.
+   * Read-only: `pull-requests: read`, `checks: read`, `actions: read` (CI log tails), `issues: read`.
+   */
+  token?: string;
 }
 
 export interface PlanNotes {
@@ -49,10 +65,13 @@ export interface PlanNotes {
   jobNote?: string;
   jobLimitMinutes: number;
   dryRun: boolean;
+  /** The event's pull requests: mapped to their issues, or not the school's (nothing planned). */
+  pullRequests?: PlanScope['pullRequests'];
+  unknownPullRequests?: string[];
 }
 
 export type DispatchJobResult =
-  | { mode: 'plan'; plan: PlanResult; notes: PlanNotes }
+  | { mode: 'plan'; plan: PlanResult; notes: PlanNotes; feedback?: WatchResult }
   | { mode: 'import'; imported: HandoffImport }
   | { mode: 'heartbeat'; daemon: string }
   | { mode: 'run'; daemon: string; run: RunStepResult }
@@ -122,6 +141,9 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
     ? await clearPauses(layout, input.clearPause, input.dryRun)
     : undefined;
   if (cleared) logger.info(`dispatch-crew: ${cleared}`);
+  const scope = planScope(layout, input.onlyIssues, input.onlyPullRequests);
+  const unknown = scope.unknown.map(unknownPullRequestNote);
+  const feedback = input.dryRun ? undefined : await scanBeforePlanning(input, config, layout, logger);
   const plan = await logger.group('Plan crews', () =>
     planStep({
       config,
@@ -130,7 +152,7 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       dryRun: input.dryRun,
       // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
       standby: true,
-      ...(input.onlyIssues?.length ? { onlyIssues: new Set(input.onlyIssues) } : {}),
+      ...(scope.issues ? { onlyIssues: scope.issues } : {}),
       ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
       ...(jobStatus ? { jobStatus } : {}),
     }),
@@ -140,6 +162,7 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
   return {
     mode: 'plan',
     plan,
+    ...(feedback ? { feedback } : {}),
     notes: {
       ...(plan.loud ? { loud: plan.loud } : {}),
       ...(roster ? { roster } : {}),
@@ -148,8 +171,28 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       ...(job.jobNote ? { jobNote: job.jobNote } : {}),
       jobLimitMinutes: config.dispatch.jobTimeoutMinutes,
       dryRun: input.dryRun,
+      ...(scope.pullRequests.length ? { pullRequests: scope.pullRequests } : {}),
+      ...(unknown.length ? { unknownPullRequests: unknown } : {}),
     },
   };
+}
+
+/**
+ * The feedback scan before planning (src/feedback/watch.ts): one conditional request when nothing
+ * changed. Without a token or a repository, planning goes on with the feedback already recorded.
+ */
+async function scanBeforePlanning(
+  input: DispatchJobInput,
+  config: SchoolConfig,
+  layout: StateLayout,
+  logger: Logger,
+): Promise<WatchResult | undefined> {
+  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+  if (!input.token || !repository) return undefined;
+  const port = octokitFeedback(createGitHubClient({ token: input.token, logger }), repository);
+  return logger.group('Read feedback on delivered pull requests', () =>
+    watchDeliveries({ config, layout, logger, port }),
+  );
 }
 
 /** Mode import: the crew jobs' handoffs into this job's state. */

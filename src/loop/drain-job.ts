@@ -8,7 +8,8 @@ import { deliveryFor } from '../delivery/setup.js';
 import { createGitHubClient } from '../github/client.js';
 import { drain, type DrainOptions, type DrainResult } from '../grading/drain.js';
 import { octokitPort } from '../github/issues-port.js';
-import { octokitFeedback } from '../feedback/port.js';
+import { octokitFeedback } from '../github/feedback-port.js';
+import { pullsFor } from '../github/pulls-port.js';
 import { importBookbags } from '../grading/import.js';
 import { judgeGrader } from '../grading/judge-verify.js';
 import { drainProgress } from '../grading/progress.js';
@@ -129,7 +130,7 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
     layout,
     logger,
     actions: true,
-    ...(token ? { token } : {}),
+    ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
     ...(repository ? { repository } : {}),
   });
   let applied: Pick<DrainOptions, 'only' | 'grade'> = {};

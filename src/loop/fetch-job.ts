@@ -4,6 +4,7 @@ import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../cur
 import { parseRepo } from '../curriculum/github-source.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
+import { githubSource } from '../github/issues-source.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 
@@ -42,7 +43,7 @@ export async function fetchJob(inputs: FetchJobInput, logger: Logger): Promise<F
       );
     }
     const repo = parseRepo(inputs.repository ?? config.repository, 'repository');
-    source = { kind: 'github', client: createGitHubClient({ token: inputs.token, logger }), repo };
+    source = githubSource(createGitHubClient({ token: inputs.token, logger }), repo);
   }
   const layout = new StateLayout(config.stateDir);
   const result = await logger.group('Fetch the curriculum', () =>

@@ -7,8 +7,9 @@ import { drain, type DrainResult } from '../grading/drain.js';
 import { drainProgress } from '../grading/progress.js';
 import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger.js';
 import type { Deliverer } from '../delivery/deliver.js';
-import type { GitHubPort } from '../grading/outbox.js';
+import type { IssuesPort } from '../grading/outbox.js';
 import { publishStatuses } from '../feedback/refresh.js';
+import { watchDeliveries } from '../feedback/watch.js';
 import type { FeedbackPort } from '../feedback/port.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
@@ -26,7 +27,7 @@ export interface LoopOptions {
   source: CurriculumSource;
   /** argv prefix that starts one crew runner (the spec path is appended). */
   launcher: readonly string[];
-  github?: GitHubPort;
+  github?: IssuesPort;
   /** Accepted work becomes a branch or pull request (src/delivery/setup.ts `deliveryFor`). */
   delivery?: Deliverer;
   /** Reads delivered pull requests: merged or closed unmerged (src/feedback/watch.ts). */
@@ -53,6 +54,13 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   logger.info(
     `curriculum: ${fetched.count} issue(s) (${fetched.added} added, ${fetched.changed} changed, ${fetched.removed} removed)`,
   );
+
+  // Feedback on delivered pull requests before planning, so this cycle plans its revision crews
+  // (src/feedback/watch.ts: one conditional request, answered 304, when nothing changed).
+  if (o.feedback) {
+    const port = o.feedback;
+    await logger.group('feedback', () => watchDeliveries({ config, layout, logger, port }));
+  }
 
   const daemons = config.fleet.daemons.map((d) => d.id);
   const plan = await logger.group('dispatch-crew: plan', () =>
@@ -86,6 +94,9 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     ),
   );
 
+  // The drain scans again for what its deliveries changed; when no crew ran, the scan before
+  // planning was this cycle's look and a second one would only cost a request.
+  const ran = runs.some((r) => r.result.finished.length > 0);
   const drained = await logger.group('drain-grading', () =>
     drain({
       config,
@@ -94,7 +105,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       progress: drainProgress({ logger }),
       ...(o.github ? { github: o.github } : {}),
       ...(o.delivery ? { delivery: o.delivery } : {}),
-      ...(o.feedback ? { feedback: o.feedback } : {}),
+      ...(o.feedback && ran ? { feedback: o.feedback } : {}),
     }),
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);

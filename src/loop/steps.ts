@@ -17,6 +17,9 @@ import type { JobLiveness } from '../dispatch/lease.js';
 import { readCrewState } from '../dispatch/lease.js';
 import { plannerOwner } from '../dispatch/liveness.js';
 import { defaultRuntimeDir } from '../crew/spec.js';
+import { revisionRequests } from '../feedback/revisions.js';
+import type { RevisionRequest } from '../dispatch/revision.js';
+import { message } from '../errors.js';
 
 /**
  * The two halves of dispatch-crew, shared by the action and `school dispatch`:
@@ -71,6 +74,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
     // Grading feeds planning: a rejected success is a failed run, and the ledger ranks agents.
     const verdicts = gradingVerdicts(layout, o.logger);
     const scores = ledgerScores(layout, o.logger);
+    const revisions = revisionsOf(layout, o.logger);
     return await planDispatch({
       config: o.config,
       layout,
@@ -81,6 +85,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
       freeDiskBytes: disk,
       ...(verdicts ? { verdicts } : {}),
       ...(scores ? { scores } : {}),
+      ...(revisions.length ? { revisions } : {}),
       plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
       ...(o.standby ? { standby: true } : {}),
       ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
@@ -153,7 +158,22 @@ export async function refillFor(o: {
 function feedback(layout: StateLayout, logger: Logger) {
   const verdicts = gradingVerdicts(layout, logger);
   const scores = ledgerScores(layout, logger);
-  return { ...(verdicts ? { verdicts } : {}), ...(scores ? { scores } : {}) };
+  const revisions = revisionsOf(layout, logger);
+  return {
+    ...(verdicts ? { verdicts } : {}),
+    ...(scores ? { scores } : {}),
+    ...(revisions.length ? { revisions } : {}),
+  };
+}
+
+/** Feedback on delivered pull requests, for revision crews; unreadable feedback plans none (a warning). */
+function revisionsOf(layout: StateLayout, logger: Logger): RevisionRequest[] {
+  try {
+    return revisionRequests(layout);
+  } catch (e) {
+    logger.warning(`no revision crews this time: feedback.jsonl or the outbox is unreadable: ${message(e)}`);
+    return [];
+  }
 }
 
 export interface RunStepOptions {

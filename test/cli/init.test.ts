@@ -72,15 +72,35 @@ describe('school init', () => {
       on: Record<string, unknown>;
       jobs: { school: { uses: string; with: Record<string, unknown>; secrets: string; permissions: object } };
     };
-    expect(Object.keys(caller.on)).toEqual(['schedule', 'workflow_dispatch']);
+    expect(Object.keys(caller.on)).toEqual([
+      'schedule',
+      'workflow_dispatch',
+      'issues',
+      'issue_comment',
+      'check_suite',
+      'workflow_run',
+    ]);
+    // The review relay beside it (its conditions: test/workflows/events.test.ts).
+    const relay = join(dir, '.github/workflows/school-review.yml');
+    expect(await parserErrors(relay)).toEqual([]);
+    expect(Object.keys((parseYaml(readFileSync(relay, 'utf8')) as { on: object }).on)).toEqual([
+      'pull_request_review',
+    ]);
     expect(caller.jobs.school.uses).toBe(
       `${TOOLKIT_REPOSITORY}/.github/workflows/school-loop.yml@v${VERSION}`,
     );
-    expect(caller.jobs.school.with).toEqual({
+    expect(caller.jobs.school.with).toMatchObject({
       'toolkit-repository': TOOLKIT_REPOSITORY,
       'toolkit-ref': `v${VERSION}`,
       'runner-label-prefix': 'school',
     });
+    expect(Object.keys(caller.jobs.school.with).sort()).toEqual([
+      'event-issue',
+      'event-pull-request',
+      'runner-label-prefix',
+      'toolkit-ref',
+      'toolkit-repository',
+    ]);
     expect(caller.jobs.school.secrets).toBe('inherit');
     // Every input it sets is one the loop declares.
     const loop = parseYaml(readFileSync('.github/workflows/school-loop.yml', 'utf8')) as {
@@ -93,6 +113,7 @@ describe('school init', () => {
       contents: 'write',
       issues: 'write',
       'pull-requests': 'write',
+      checks: 'read',
       actions: 'read',
     });
 

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { createGitHubClient } from '../../src/github/client.js';
+import { githubSource } from '../../src/github/issues-source.js';
 import { GitHubAuthError } from '../../src/errors.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
@@ -37,11 +38,7 @@ function fetch(extra: { labels?: string[]; token?: string; logger?: ReturnType<t
     config,
     labels: extra.labels,
     logger: extra.logger,
-    source: {
-      kind: 'github',
-      client: client(extra.token, extra.logger),
-      repo: { owner: fake.owner, repo: fake.repo },
-    },
+    source: githubSource(client(extra.token, extra.logger), { owner: fake.owner, repo: fake.repo }),
   });
 }
 
@@ -154,11 +151,10 @@ describe('fetch-curriculum from GitHub', () => {
     const r = await fetchCurriculum({
       layout,
       config,
-      source: {
-        kind: 'github',
-        client: createGitHubClient({ token: 'test-token', fetch: spy }),
-        repo: { owner: fake.owner, repo: fake.repo },
-      },
+      source: githubSource(createGitHubClient({ token: 'test-token', fetch: spy }), {
+        owner: fake.owner,
+        repo: fake.repo,
+      }),
     });
     expect(r.items.find((i) => i.number === 1)?.title).toBe('edited mid-listing');
   });

@@ -6,6 +6,7 @@ import { configSchema, type SchoolConfig } from '../../src/config/schema.js';
 import { createDeliverer } from '../../src/delivery/deliver.js';
 import { deliveryFor } from '../../src/delivery/setup.js';
 import { createGitHubClient } from '../../src/github/client.js';
+import { octokitPulls } from '../../src/github/pulls-port.js';
 import { drain } from '../../src/grading/drain.js';
 import { Outbox } from '../../src/grading/outbox.js';
 import { buildView } from '../../src/board/view.js';
@@ -163,7 +164,7 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
         layout: s.layout,
         logger,
         actions: true,
-        client: client(),
+        pulls: (r) => octokitPulls(client(), r),
         token: 'test-delivery-token-0123456789',
       });
       expect(delivery?.mode).toBe('pull-request');
@@ -220,7 +221,7 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
         config: s.config,
         layout: s.layout,
         mode: 'pull-request',
-        pulls: (await import('../../src/delivery/pull-request.js')).octokitPulls(client(), 'o/r'),
+        pulls: octokitPulls(client(), 'o/r'),
       });
       gh.staleLists = 1; // the first find misses: the create meets GitHub's 422 and finds it again
       for (const n of [1, 2, 3]) {
@@ -288,7 +289,7 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
       layout: s.layout,
       logger: memoryLogger(),
       actions: true,
-      client: client(),
+      pulls: (r) => octokitPulls(client(), r),
     });
     await drain({ config: s.config, layout: s.layout, logger: memoryLogger(), delivery, grade: fastGrade });
     expect(gh.pulls).toHaveLength(1);

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { configSchema } from '../../src/config/schema.js';
 import { deliveryFor } from '../../src/delivery/setup.js';
 import { crewLog } from '../../src/dispatch/registry.js';
-import { octokitFeedback } from '../../src/feedback/port.js';
+import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { publishStatuses } from '../../src/feedback/refresh.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
 import { octokitPort } from '../../src/github/issues-port.js';
+import { octokitPulls } from '../../src/github/pulls-port.js';
 import { humanScoreOf, ScoreLedger } from '../../src/grading/ledger.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';
@@ -51,7 +52,14 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
       const logger = memoryLogger();
       const github = octokitPort(client, 'octo/school', { retries: 0 });
       const feedback = octokitFeedback(client, 'octo/school');
-      const delivery = deliveryFor({ config, layout, logger, actions: true, client, token: 'test-token' });
+      const delivery = deliveryFor({
+        config,
+        layout,
+        logger,
+        actions: true,
+        pulls: (r) => octokitPulls(client, r),
+        token: 'test-token',
+      });
       const n = issue.number;
       const crewId = `c${n}-00000001`;
 
@@ -102,9 +110,20 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
         fake.resetLog();
         await cycle();
         if (fake.requests.every((q) => q.status === 304)) break;
-        // While the cursor moves it reads the listing, and at most the pull request's state once.
+        // While the cursor moves it reads the listing, and once what changed: the delivered commit's
+        // checks, the pull request (state, reviews, line comments, comments) and the issue's comments.
+        const r = '/repos/octo/school';
         expect(fake.requests.map((q) => q.path).filter((p) => !p.endsWith('/issues'))).toEqual(
-          settledAfter === 0 ? [`/repos/octo/school/pulls/${pr.number}`] : [],
+          settledAfter === 0
+            ? [
+                `${r}/commits/${gitOut(bare, 'rev-parse', `refs/heads/school/issue-${n}`).out}/check-runs`,
+                `${r}/pulls/${pr.number}`,
+                `${r}/pulls/${pr.number}/reviews`,
+                `${r}/pulls/${pr.number}/comments`,
+                `${r}/issues/${pr.number}/comments`,
+                `${r}/issues/${n}/comments`,
+              ]
+            : [],
         );
       }
       expect(settledAfter).toBeLessThan(3);

@@ -3,7 +3,7 @@ import { createGitHubClient } from '../../src/github/client.js';
 import { buildView } from '../../src/board/view.js';
 import { renderTerminal } from '../../src/board/terminal.js';
 import { leaderboardMarkdown } from '../../src/board/summary.js';
-import { octokitFeedback } from '../../src/feedback/port.js';
+import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { watchDeliveries } from '../../src/feedback/watch.js';
 import { ledgerScores } from '../../src/grading/feedback.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createGitHubClient } from '../../src/github/client.js';
 import { parseConfig } from '../../src/config/load.js';
 import { feedbackFold, type FeedbackState } from '../../src/feedback/log.js';
-import { octokitFeedback } from '../../src/feedback/port.js';
+import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { scanFeedback, schoolCommand, type Delivered, type ScanOptions } from '../../src/feedback/scan.js';
 import { GitHubFake } from '../support/github-fake.js';
 
@@ -77,6 +77,8 @@ describe('finding feedback within the API budget (item 7)', () => {
         id: expect.stringMatching(/^review:\d+$/),
         author: 'maintainer',
         text: 'Please rename it.',
+        // The pull request's head when the review was read: a revision starts there.
+        headSha: target.sha,
         lines: [{ path: 'src/h.ts', line: 31, body: 'rename helper31 to helperThirtyOne' }],
       },
     ]);

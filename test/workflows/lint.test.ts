@@ -202,6 +202,7 @@ describe('school-loop.yml', () => {
       'daemons',
       'fleet',
       'has-work',
+      'revisions',
     ]);
     // Crews take the plan from an artifact, not from job outputs.
     expect(crew!.steps?.some((s) => s.uses?.startsWith('actions/download-artifact'))).toBe(true);

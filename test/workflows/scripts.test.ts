@@ -46,6 +46,7 @@ describe('daemon-matrix.mjs', () => {
       'has-work': 'true',
       fleet: '["alpha","beta","gamma","idle"]',
       attempt: '1',
+      revisions: 'false',
     });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual([
       { daemon: 'beta', assignments: ['c7-0a1b2c3d'] },
@@ -65,6 +66,7 @@ describe('daemon-matrix.mjs', () => {
       'has-work': 'true',
       fleet: '[]',
       attempt: '1',
+      revisions: 'false',
     });
     // A fresh school plans nothing, but its roster still names every daemon to beat.
     expect(run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_FLEET: '["a1","b2"]' }).outputs).toEqual({
@@ -73,6 +75,7 @@ describe('daemon-matrix.mjs', () => {
       'has-work': 'false',
       fleet: '["a1","b2"]',
       attempt: '1',
+      revisions: 'false',
     });
     // The plan job's attempt names the artifacts every later job takes, re-run or not.
     const rerun = run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_RUN_ATTEMPT: '3' });
@@ -84,6 +87,17 @@ describe('daemon-matrix.mjs', () => {
       expect(r.outputs).toEqual({});
     }
     expect(run('daemon-matrix.mjs', {}).outputs['has-work']).toBe('false');
+  });
+
+  it("passes revisions on as true or false only (the crew job's checkout depth depends on it)", () => {
+    expect(run('daemon-matrix.mjs', { SCHOOL_REVISIONS: 'true' }).outputs.revisions).toBe('true');
+    expect(run('daemon-matrix.mjs', { SCHOOL_REVISIONS: '' }).outputs.revisions).toBe('false');
+    for (const bad of ['yes', 'true\nhas-work=true', '1']) {
+      const r = run('daemon-matrix.mjs', { SCHOOL_REVISIONS: bad });
+      expect(r.status, bad).toBe(1);
+      expect(r.stderr).toMatch(/SCHOOL_REVISIONS/);
+      expect(r.outputs).toEqual({});
+    }
   });
 
   it('fails, writing no output, when anything but identifiers would reach the job outputs', () => {

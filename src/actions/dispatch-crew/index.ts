@@ -29,11 +29,14 @@ async function main(): Promise<void> {
       // Whether another job still runs is asked of the Actions API: the planner cancels crews whose
       // crew job never started, and a runner reclaims an expired lease only once its job has ended.
       jobLiveness: jobStatusFor(token, logger),
+      // Mode plan reads the feedback on delivered pull requests before planning (read-only).
+      ...(token ? { token } : {}),
     },
     logger,
   );
   const notices = dispatchNotices(result);
   for (const e of notices.errors) core.error(e);
+  for (const n of notices.notices ?? []) core.notice(n);
   for (const line of notices.info) logger.info(line);
   for (const [name, value] of Object.entries(dispatchOutputs(result))) core.setOutput(name, value);
   const run = result.mode === 'plan' || result.mode === 'run';

@@ -18,21 +18,17 @@ export function readInputs() {
     jobStartedAt: optionalInput('job-started-at'),
     dryRun: optionalInput('dry-run'),
     onlyIssues: optionalInput('only-issues'),
+    onlyPullRequests: optionalInput('only-pull-requests'),
     token: secretInput('token'),
   });
 }
 
-const dispatchInputsSchema = z.object({
-  mode: z.enum(['plan', 'run', 'heartbeat', 'import'], {
-    message: 'mode: expected "plan", "run", "heartbeat" or "import"',
-  }),
-  daemon: z.string().optional(),
-  config: z.string().optional(),
-  stateDir: z.string().optional(),
-  maxCrews: wholeNumberInput('max-crews'),
-  jobTimeoutMinutes: wholeNumberInput('job-timeout-minutes'),
-  clearPause: z.string().optional(),
-  onlyIssues: z
+/**
+ * Numbers separated by commas (`12,14`), or undefined when empty. Only identifiers ever come from an
+ * event (never its text), so anything else is refused with the input's name.
+ */
+function numberListInput(name: string, what: string) {
+  return z
     .string()
     .optional()
     .transform((v, ctx) => {
@@ -46,14 +42,28 @@ const dispatchInputsSchema = z.object({
         if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n <= 0) {
           ctx.addIssue({
             code: 'custom',
-            message: `only-issues: expected issue numbers separated by commas (e.g. 12,14), found "${p.slice(0, 40)}"`,
+            message: `${name}: expected ${what} separated by commas (e.g. 12,14), found "${p.slice(0, 40)}"`,
           });
           return z.NEVER;
         }
         out.push(n);
       }
       return out.length ? out : undefined;
-    }),
+    });
+}
+
+const dispatchInputsSchema = z.object({
+  mode: z.enum(['plan', 'run', 'heartbeat', 'import'], {
+    message: 'mode: expected "plan", "run", "heartbeat" or "import"',
+  }),
+  daemon: z.string().optional(),
+  config: z.string().optional(),
+  stateDir: z.string().optional(),
+  maxCrews: wholeNumberInput('max-crews'),
+  jobTimeoutMinutes: wholeNumberInput('job-timeout-minutes'),
+  clearPause: z.string().optional(),
+  onlyIssues: numberListInput('only-issues', 'issue numbers'),
+  onlyPullRequests: numberListInput('only-pull-requests', 'pull request numbers'),
   bookbagsPath: z.string().optional(),
   handoffPath: z.string().optional(),
   jobStartedAt: z.iso

@@ -8,9 +8,13 @@ import type { SummaryBlock } from '../../schemas/summary.js';
  * besides the summary, the step's outputs (identifiers and counts only) and its job summary.
  */
 
-/** Error annotations, log lines, and why the step fails (a lost crew) even though the job ran. */
+/**
+ * Error and notice annotations, log lines, and why the step fails (a lost crew) even though the job
+ * ran.
+ */
 export function dispatchNotices(r: DispatchJobResult): {
   errors: string[];
+  notices?: string[];
   info: string[];
   failure?: string;
 } {
@@ -20,6 +24,8 @@ export function dispatchNotices(r: DispatchJobResult): {
         ...(r.notes.loud ? [r.notes.loud] : []),
         ...(r.notes.roster?.loud ? [r.notes.roster.text] : []),
       ],
+      // An event about a pull request the school did not deliver: not a failure, nothing to do.
+      ...(r.notes.unknownPullRequests ? { notices: r.notes.unknownPullRequests } : {}),
       info: [],
     };
   if (r.mode === 'dry-run')
@@ -47,6 +53,8 @@ export function dispatchOutputs(r: DispatchJobResult): Record<string, string> {
         fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
         admitted: String(r.plan.assignments.length),
         refused: String(r.plan.refused.length),
+        // The crew jobs then fetch the school's branches: a revision starts from its pull request's head.
+        revisions: r.plan.assignments.some((a) => a.revision) ? 'true' : 'false',
       };
     case 'import':
       return {
@@ -99,6 +107,12 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     ...raw(notes.jobNote, true),
     { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
     ...raw(plan.paused),
+    ...(notes.pullRequests ?? []).map((p) => ({
+      raw: `Pull request #${p.pr} is the school's delivery for issue #${p.issue}: only that issue is planned.`,
+    })),
+    ...(notes.unknownPullRequests ?? []).map((text) => ({
+      raw: `${text[0]!.toUpperCase()}${text.slice(1)}.`,
+    })),
     {
       raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
     },

@@ -6,6 +6,7 @@ import { octokitPort } from '../../github/issues-port.js';
 import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
 import { countsLine, leaderboardTable, renderText, verdictTable } from '../../grading/report.js';
 import { createGitHubClient } from '../../github/client.js';
+import { pullsFor } from '../../github/pulls-port.js';
 import { consoleLogger } from '../../log.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
@@ -49,7 +50,7 @@ export const drainCommand: Command = {
       layout,
       logger,
       actions: false,
-      ...(token ? { token } : {}),
+      ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
       ...(repository ? { repository } : {}),
     });
     const result = await drain({

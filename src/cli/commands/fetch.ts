@@ -4,6 +4,7 @@ import { parseRepo } from '../../curriculum/github-source.js';
 import { headline, textTable } from '../../curriculum/summary.js';
 import { ConfigError } from '../../errors.js';
 import { createGitHubClient } from '../../github/client.js';
+import { githubSource } from '../../github/issues-source.js';
 import { consoleLogger } from '../../log.js';
 import { registerSecret } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
@@ -64,7 +65,7 @@ export const fetchCommand: Command = {
         );
       }
       registerSecret(token);
-      source = { kind: 'github', client: createGitHubClient({ token, logger }), repo };
+      source = githubSource(createGitHubClient({ token, logger }), repo);
     }
     const labels = values.labels
       ?.split(',')

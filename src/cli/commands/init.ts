@@ -9,6 +9,7 @@ import { git } from '../../process/git.js';
 import { writeTextAtomic } from '../../state/atomic.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';
+import { renderReviewRelay, renderWorkflow } from '../init-workflows.js';
 import { VERSION } from '../version.js';
 
 /**
@@ -23,9 +24,11 @@ Sets a repository up for the school, in DIR (default: the current directory; it 
 repository):
   school.yml                      the verification command detected from the repository, the agent
                                   CLIs found on PATH (claude, codex) as agents, one daemon "local"
-  .github/workflows/school.yml    the caller of the loop, pinned to this toolkit release (v${VERSION})
+  .github/workflows/school.yml    the caller of the loop, pinned to this toolkit release (v${VERSION}),
+                                  on a schedule, by hand and on events (docs/workflows.md, Events)
+  .github/workflows/school-review.yml  the relay of reviews requesting changes on the school's PRs
 and prints the secrets to add and the command that registers each daemon's runner. Refuses to
-overwrite either file unless --force. --toolkit names the repository holding school-core's releases
+overwrite any of them unless --force. --toolkit names the repository holding school-core's releases
 (default ${TOOLKIT_REPOSITORY}; a fork, or its mirror on GitHub Enterprise Server).
 `;
 
@@ -121,37 +124,6 @@ export function renderInit(o: { verify?: string[]; claude: boolean; codex: boole
     '#   sealedDir: ../sealed-tests',
     `#   sealedTests: [node, --test, "{sealed}/**/*.test.mjs"] # Node 20 takes the directory: "{sealed}/"`,
     '#   sealedResults: { format: node-test } # add expect: [test names] to name the tests that must pass',
-    '',
-  ].join('\n');
-}
-
-/** The caller workflow: the loop of this toolkit release, on a schedule and by hand. */
-export function renderWorkflow(o: { toolkit: string; version: string; config: string }): string {
-  const ref = `v${o.version}`;
-  return [
-    `# .github/workflows/school.yml — written by \`school-core init\` (school-core ${o.version}).`,
-    '# Runs the school loop of one toolkit release: to upgrade, change both refs (`@v…` and',
-    '# toolkit-ref) to the new release. Inputs and jobs: docs/workflows.md in school-core.',
-    'name: school',
-    'on:',
-    '  schedule:',
-    "    - cron: '41 */2 * * *' # off the hour: scheduled runs are best-effort",
-    '  workflow_dispatch:',
-    'permissions: {}',
-    'jobs:',
-    '  school:',
-    `    uses: ${o.toolkit}/.github/workflows/school-loop.yml@${ref}`,
-    '    with:',
-    `      toolkit-repository: ${o.toolkit}`,
-    `      toolkit-ref: ${ref}`,
-    ...(o.config === 'school.yml' ? [] : [`      config: ${o.config}`]),
-    '      runner-label-prefix: school # each daemon runs on [self-hosted, school-<daemon id>]',
-    '    secrets: inherit # ANTHROPIC_API_KEY, OPENAI_API_KEY, SCHOOL_DELIVERY_TOKEN when set',
-    '    permissions:',
-    '      contents: write # the state branch',
-    '      issues: write # fetch issues; labels and result comments',
-    '      pull-requests: write # accepted work delivered as pull requests',
-    '      actions: read # lease reconciliation asks whether a crew job still runs',
     '',
   ].join('\n');
 }
@@ -293,8 +265,9 @@ export const initCommand: Command = {
     const top = await gitTop(dir);
     const target = join(dir, 'school.yml');
     const workflow = join(top, '.github', 'workflows', 'school.yml');
-    // Both checked before either is written: a refusal leaves nothing half set up.
-    const present = [target, workflow].filter((f) => existsSync(f));
+    const relay = join(top, '.github', 'workflows', 'school-review.yml');
+    // All checked before any is written: a refusal leaves nothing half set up.
+    const present = [target, workflow, relay].filter((f) => existsSync(f));
     if (present.length && !values.force)
       throw new ConfigError(
         `school init: ${present.join(' and ')} ${present.length > 1 ? 'exist' : 'exists'}; edit ${present.length > 1 ? 'them' : 'it'}, or run with --force to replace ${present.length > 1 ? 'them' : 'it'}.`,
@@ -305,14 +278,17 @@ export const initCommand: Command = {
     const config = parseConfig(parseYaml(text), 'the generated school.yml'); // never write a file the school refuses
     const configPath = relative(top, target).split(sep).join('/');
     const caller = renderWorkflow({ toolkit, version: VERSION, config: configPath });
+    const relayText = renderReviewRelay({ version: VERSION });
     parseYaml(caller); // a YAML error here is ours, before anything is written
+    parseYaml(relayText);
     writeTextAtomic(target, text);
     mkdirSync(dirname(workflow), { recursive: true });
     writeTextAtomic(workflow, caller);
+    writeTextAtomic(relay, relayText);
     const remote = await originOf(top);
     const lines = nextSteps({
       config,
-      files: [target, workflow],
+      files: [target, workflow, relay],
       ...(verify ? { verify } : {}),
       ...(remote ? { remote } : {}),
     });

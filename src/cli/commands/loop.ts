@@ -4,7 +4,9 @@ import type { SchoolConfig } from '../../config/schema.js';
 import { createGitHubClient } from '../../github/client.js';
 import { octokitPort } from '../../github/issues-port.js';
 import { Outbox } from '../../grading/outbox.js';
-import { octokitFeedback } from '../../feedback/port.js';
+import { octokitFeedback } from '../../github/feedback-port.js';
+import { githubSource } from '../../github/issues-source.js';
+import { octokitPulls } from '../../github/pulls-port.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
 import { ConfigError } from '../../errors.js';
@@ -73,7 +75,7 @@ export const loopCommand: Command = {
       const [owner, repo] = values.repo.split('/');
       if (!owner || !repo) throw new ConfigError(`--repo: expected owner/name, found "${values.repo}".`);
       client = createGitHubClient({ token, logger });
-      source = { kind: 'github', client, repo: { owner, repo } };
+      source = githubSource(client, { owner, repo });
       github = octokitPort(client, values.repo);
     } else if (issuesFile) {
       source = { kind: 'file', path: issuesFile };
@@ -115,7 +117,9 @@ function deliveryOption(
     layout,
     logger,
     actions: false,
-    ...(client && process.env.GITHUB_TOKEN ? { client, token: process.env.GITHUB_TOKEN } : {}),
+    ...(client && process.env.GITHUB_TOKEN
+      ? { token: process.env.GITHUB_TOKEN, pulls: (r: string) => octokitPulls(client, r) }
+      : {}),
     ...(repository ? { repository } : {}),
   });
   return delivery ? { delivery } : {};
