@@ -42,16 +42,25 @@ export interface TurnOptions {
    * replaces the spawn with `run`: a terminal of its runtime). Throws ProgramNotFoundError when the
    * program is not there (nothing starts).
    */
-  launch: (
-    argv: readonly string[],
-    env: ChildEnv,
-  ) => Promise<{ argv: string[]; env: ChildEnv; run?: (o: Omit<RunOptions, 'env'>) => Promise<RunResult> }>;
+  launch: (argv: readonly string[], env: ChildEnv) => Promise<Launched>;
   onSpawn?: (pid: number) => void;
   now?: () => Date;
   /** The turn runs in the sandbox: the agent's own sandbox steps aside and it may run `verify`. */
   sandboxed?: boolean;
   /** The verification command, which a sandboxed agent is allowed to run itself. */
   verify?: readonly string[];
+}
+
+/** A turn as the launch prepared it: its argv and environment, and the classroom's `run` if it hosts it. */
+interface Launched {
+  argv: string[];
+  env: ChildEnv;
+  run?: (o: Omit<RunOptions, 'env'>) => Promise<RunResult>;
+  /**
+   * N7.1: the turn already ran (its runner died after it finished) and `run` reads back what it left:
+   * its usage file and its part of the log, which starts at `logOffset`, are the turn's own.
+   */
+  recorded?: { logOffset: number };
 }
 
 export interface TurnResult {
@@ -61,7 +70,6 @@ export interface TurnResult {
 }
 
 export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnResult> {
-  rmSync(o.usageFile, { force: true });
   const cli = agent.kind !== 'command';
   const argv = cli
     ? agent.kind === 'claude-code'
@@ -74,11 +82,16 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
           ...(o.sandboxed ? { outerSandbox: true } : {}),
         })
     : o.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(o.briefPath));
-  // Every kind writes stdout and stderr to the student log as it runs, so nothing is held in memory
-  // and the operator has all of it; a CLI turn's part of the log is then read back, line by line.
-  if (cli) appendFileSync(o.logFile, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`);
-  const offset = existsSync(o.logFile) ? statSync(o.logFile).size : 0;
-  const run = await launched(argv, o, cli);
+  const started = await launch(argv, o);
+  const recorded = 'recorded' in started ? started.recorded : undefined;
+  if (!recorded) {
+    rmSync(o.usageFile, { force: true });
+    // Every kind writes stdout and stderr to the student log as it runs, so nothing is held in memory
+    // and the operator has all of it; a CLI turn's part of the log is then read back, line by line.
+    if (cli) appendFileSync(o.logFile, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`);
+  }
+  const offset = recorded?.logOffset ?? (existsSync(o.logFile) ? statSync(o.logFile).size : 0);
+  const run = 'exitCode' in started ? started : await launched(started, o, cli);
   const report = readReport(o.reportFile, o.logFile);
   const proc = {
     exitCode: run.exitCode,
@@ -126,15 +139,18 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
   return { ending, process: proc, report };
 }
 
-async function launched(argv: string[], o: TurnOptions, cli: boolean): Promise<RunResult> {
-  let started: Awaited<ReturnType<TurnOptions['launch']>>;
+/** The turn as the launch prepared it, or the result of a program that is not there (nothing started). */
+async function launch(argv: string[], o: TurnOptions): Promise<Launched | RunResult> {
   try {
-    started = await o.launch(argv, o.env);
+    return await o.launch(argv, o.env);
   } catch (e) {
     if (!(e instanceof ProgramNotFoundError)) throw e;
     // The same ending as a spawn that found nothing: the agent could not start.
     return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
   }
+}
+
+async function launched(started: Launched, o: TurnOptions, cli: boolean): Promise<RunResult> {
   if (started.run)
     return started.run({
       cwd: o.cwd,

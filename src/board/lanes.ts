@@ -16,6 +16,9 @@ import { clip } from './format.js';
 import { LANES, LANE_LABELS, type BoardIssue, type BoardItem, type Lane, type LaneId } from './model.js';
 
 export const STOP_REASON = 'repair-stopped-after-two-failures';
+/** N7.1: the board's reason for an issue stopped by consecutive orphanings (src/dispatch/history.ts). */
+export const ORPHAN_STOP_REASON =
+  "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const TITLE_MAX = 200;
 
 /**
@@ -183,7 +186,7 @@ export function buildLanes(input: LaneInput): Lane[] {
       if (active.status === 'running') place('running', item, active.startedAt ?? active.plannedAt);
       else place('planned', item, active.plannedAt);
     } else if (state.kind === 'stopped') {
-      place('stopped', item, crew.finishedAt, () => STOP_REASON);
+      place('stopped', item, crew.finishedAt, () => (state.orphaned ? ORPHAN_STOP_REASON : STOP_REASON));
     } else if (state.kind === 'done') {
       const done = byCrew.get(state.crewId);
       if (done) placeJob(place, clean, item, done);

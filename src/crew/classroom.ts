@@ -52,6 +52,12 @@ export interface Classroom {
   gitDirs(slot: number): Promise<{ common: string; admin: string } | undefined>;
   /** Whether a verification command applies (a code change exists to verify). */
   readonly verifies: boolean;
+  /**
+   * N7.1, for a classroom whose turns outlive the crew's runner (orca): the crew's runner died after
+   * its student finished its first turn; the next turn `host` gives is that turn read back from the
+   * files it left (start marker, log, exit code), not a new run. False when no such turn exists.
+   */
+  resumeFinished?(turn: TurnContext): boolean;
 }
 
 /** Which crew a turn belongs to, and the directory of the crew's runtime files (never the student's). */
@@ -63,6 +69,8 @@ export interface TurnContext {
 
 export interface HostedLaunch extends Confined {
   run?: (o: Omit<RunOptions, 'env'>) => Promise<RunResult>;
+  /** Set with a `run` that reads back a turn that already ran (see Classroom.resumeFinished). */
+  recorded?: { logOffset: number };
 }
 
 export interface ClassroomOptions {

@@ -27,11 +27,11 @@ import { tail } from '../agents/ending.js';
 /** Outcomes whose change is kept for the next attempt. */
 export const KEEPS_WORK = ['usage_limit', 'overloaded', 'timed_out'] as const;
 
-/** Earlier finished crews of this issue, newest first; skips runs that said nothing (N4.1, infra). */
+/** Earlier finished crews of this issue, newest first; skips runs that said nothing (N4.1, infra, N7.1). */
 export function previousRuns(crews: Record<string, CrewRecord>, issue: number, self: string): CrewRecord[] {
   return Object.values(crews)
     .filter((c) => c.issueNumber === issue && c.crewId !== self && c.status === 'finished')
-    .filter((c) => !c.preVerify && !c.infra && c.outcome !== 'cancelled')
+    .filter((c) => !c.preVerify && !c.infra && !c.orphaned && c.outcome !== 'cancelled')
     .sort(
       (a, b) => (b.finishedAt ?? '').localeCompare(a.finishedAt ?? '') || b.crewId.localeCompare(a.crewId),
     );

@@ -23,6 +23,7 @@ import {
   readCrewState,
   releaseLease,
   startHeartbeat,
+  takeOverCrew,
   type JobLiveness,
 } from '../dispatch/lease.js';
 import { classifyEnding, GRADED_OUTCOMES } from '../agents/outcome.js';
@@ -79,6 +80,22 @@ export function classroomFor(spec: CrewSpec, role: string): Classroom {
 export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewResult> {
   const run = new CrewRun(spec, deps);
   await run.claim();
+  await run.attend();
+  return run.finish();
+}
+
+/**
+ * N7.1: collects a crew whose runner died after its student finished its first turn in an Orca
+ * terminal (the launch script's `exit-code` file exists). The crew run's own steps, but the slot is
+ * taken over instead of claimed (the lease and the process identity pass to this process), nothing is
+ * prepared or briefed (the slot holds the student's change, the brief is the one it read), and the
+ * session's first turn is read back from the turn's files instead of run again. Verification on a
+ * clean checkout, correction turns, bookbag, teardown, `crew.finished` and the grading job are those
+ * of any crew.
+ */
+export async function collectCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewResult> {
+  const run = new CrewRun(spec, deps, true);
+  await run.takeOver();
   await run.attend();
   return run.finish();
 }
@@ -161,6 +178,8 @@ class CrewRun implements Guarded {
   preVerify = false;
   /** The agent never started (missing CLI, refused credentials): an alert, not the agent's failure. */
   infra = false;
+  /** N7.1: the classroom lost the crew before its student finished: not the student's failed run. */
+  orphaned = false;
   resetAt: Date | undefined;
   private stopBeat: () => void = () => {};
 
@@ -168,6 +187,8 @@ class CrewRun implements Guarded {
   constructor(
     readonly spec: CrewSpec,
     private readonly deps: RunCrewDeps,
+    /** Collecting a finished student whose runner died (collectCrew), not running a planned crew. */
+    readonly collecting = false,
   ) {
     this.layout = new StateLayout(spec.stateDir);
     this.log = deps.logger;
@@ -221,6 +242,36 @@ class CrewRun implements Guarded {
     mkdirSync(this.scratch, { recursive: true });
   }
 
+  /**
+   * collectCrew's claim: the running crew's slot passes to this process (its runner is gone), the
+   * heartbeat starts, the git baseline is read, and the classroom is told to read the finished turn back.
+   */
+  async takeOver(): Promise<void> {
+    const { spec, layout } = this;
+    const leaseMs = spec.config.dispatch.leaseSeconds * 1000;
+    const taken = await takeOverCrew(layout, {
+      crewId: spec.crewId,
+      daemon: spec.daemonId,
+      owner: selfOwner(),
+      process: { crewId: spec.crewId, ...localIdentity(process.pid) },
+      leaseMs,
+    });
+    this.slot = taken.slot;
+    this.stopBeat = startHeartbeat(
+      layout,
+      spec.crewId,
+      leaseMs,
+      (e) => this.log.warning(`heartbeat: ${message(e)}`),
+      `collect-${process.pid}-`,
+    );
+    this.guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
+    const turn = { crewId: spec.crewId, slot: this.slot, dir: this.scratch };
+    if (!this.classroom.resumeFinished?.(turn)) {
+      this.stopBeat();
+      throw new Error(`crew ${spec.crewId}: no finished turn to collect`);
+    }
+  }
+
   /** Records an alert: in the result, the log and the audit trail. */
   readonly alert = async (kind: string, detail: string): Promise<void> => {
     this.alerts.push(`${kind}: ${detail}`);
@@ -249,7 +300,8 @@ class CrewRun implements Guarded {
     const { item, agent } = this;
     if (!item) throw new AbortCrew(`issue #${this.crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${this.crew.agent} is not configured`);
-    await this.preVerifySlot();
+    // A collected crew's slot holds its student's change: it is verified, never prepared.
+    if (!this.collecting) await this.preVerifySlot();
     this.prepared = true;
     const sandbox = (this.sandbox = this.crewSandbox());
     // Asked of git now, before the student could touch its `.git` file (read-only inside anyway).
@@ -285,8 +337,10 @@ class CrewRun implements Guarded {
     this.outcome = 'aborted';
     this.reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
     if (e instanceof ClassroomInterruptedError) {
-      // The classroom lost the crew (Orca down or restarted): an interruption of the school, said so.
+      // The classroom lost the crew (Orca down or restarted): an interruption of the school, said so,
+      // and an orphaning, not the student's failed run (N7.1).
       this.reason = `interrupted: ${e.message}`;
+      this.orphaned = true;
       await this.alert('classroom-interrupted', e.message);
     } else if (!(e instanceof AbortCrew)) await this.alert('runtime-error', message(e));
   }
@@ -322,6 +376,7 @@ class CrewRun implements Guarded {
         durationMs,
         ...(this.preVerify && outcome === 'aborted' ? { preVerify: true } : {}),
         ...(this.infra && outcome === 'aborted' ? { infra: true } : {}),
+        ...(this.orphaned && outcome === 'aborted' ? { orphaned: true } : {}),
       }),
     ]);
     // Seed 002: a usage limit pauses new launches (until its reset time when the tool named one); it
@@ -360,10 +415,21 @@ class CrewRun implements Guarded {
 
   /** The agent's part: brief, session (turns, verification, corrections), bookbag. */
   private async live(r: Ready) {
-    this.resetOut();
-    const briefed = await this.writeCrewBrief(r);
+    // A collected crew keeps what its student handed back (usage, report) and the brief it read.
+    const briefed = this.collecting ? this.briefRead() : await this.freshBrief(r);
     const session = await this.session(r);
     return this.keepBookbag(r, briefed, session);
+  }
+
+  /** Empties what the last run handed back, then writes the brief. */
+  private async freshBrief(r: Ready): Promise<Briefed> {
+    this.resetOut();
+    return this.writeCrewBrief(r);
+  }
+
+  /** A collected crew's brief: the one its student read, digested as writeBrief digests it. */
+  private briefRead(): Briefed {
+    return { briefSha: sha256(redactText(readFileSync(this.paths.brief, 'utf8'))), continuing: undefined };
   }
 
   /** Empties the student's `out` directory and removes the last run's usage, report and verify log. */

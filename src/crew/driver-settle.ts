@@ -146,8 +146,8 @@ export async function settle(
 
 /**
  * Refill keeps going after a success or a counted failure (its repair is bounded at two runs by the
- * history). Any other end — a crew aborted by the pre-verify of a dirty slot (N4.1), cancelled, lost,
- * stopped by a usage limit or overload — says the daemon or its slot needs a look: retrying at once
+ * history). Any other end — a crew aborted by the pre-verify of a dirty slot (N4.1), orphaned by its
+ * classroom (N7.1), cancelled, lost, stopped by a usage limit or overload — says the daemon or its slot needs a look: retrying at once
  * could abort the whole backlog on one dirty slot, so refill stops and the next plan decides.
  */
 export function refillStop(layout: StateLayout, crewId: string): string | undefined {
@@ -155,8 +155,13 @@ export function refillStop(layout: StateLayout, crewId: string): string | undefi
   if (!c) return `crew ${crewId} left no record`;
   const counted =
     c.outcome === 'succeeded' || (FAILURE_OUTCOMES.includes(c.outcome!) && c.outcome !== 'lost');
-  if (counted && !c.preVerify) return undefined;
-  return `crew ${crewId} (issue #${c.issueNumber}) ended ${c.outcome ?? c.status}${c.preVerify ? ' at the pre-verify of its slot' : ''}`;
+  if (counted && !c.preVerify && !c.orphaned) return undefined;
+  const where = c.preVerify
+    ? ' at the pre-verify of its slot'
+    : c.orphaned
+      ? ', orphaned by its classroom'
+      : '';
+  return `crew ${crewId} (issue #${c.issueNumber}) ended ${c.outcome ?? c.status}${where}`;
 }
 
 /** An unexplained exit: the crew is `lost`, its lease released, and new launches pause (seed 002). */

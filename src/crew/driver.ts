@@ -100,8 +100,8 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
   try {
     const baseSha = o.baseSha ?? (await revParse(o.config.repoPath));
-    // N7.1: an orca crew whose runner is gone left its student in an Orca terminal: stop and reset
-    // it before the slot driver adopts what is still running.
+    // N7.1: an orca crew whose runner is gone left its student in an Orca terminal: collected when
+    // its student had finished, else swept as an orphan, before the slot driver adopts what still runs.
     await reclaimOrcaOrphans({ ...o, runtimeDir, worktreeRoot, baseSha });
     return await new SlotDriver(o, { slots: daemon.worktrees, baseSpec, baseSha }).run();
   } finally {

@@ -49,6 +49,7 @@ export type RefusalCode =
   | 'fence-conflict'
   | 'active-crew'
   | 'repair-stopped-after-two-failures'
+  | 'stopped-after-orphanings'
   | 'untrusted-author'
   | 'revisions-exhausted'
   | 'done';

@@ -10,19 +10,31 @@ import { byCodePoint } from '../state/fold.js';
  *  - two consecutive failed runs stop it: `repair-stopped-after-two-failures`, never a third attempt;
  *  - usage/credit limits, rate limits and service overload, cancellations, pre-verify aborts (a
  *    dirty slot, N4.1) and an agent that could not start (`infra`) are interruptions, not failures;
+ *  - N7.1: a crew its classroom lost (`orphaned`: Orca crashed or restarted before its student
+ *    finished) is not the student's failed run either; but `MAX_ORPHANINGS` consecutive orphanings
+ *    stop the issue too (`stopped-after-orphanings`), so a classroom that keeps failing cannot loop it;
  *  - `school requeue` forgets the runs before it: a stopped issue is ready again.
  */
 export type IssueState =
   | { kind: 'active'; crewId: string }
   | { kind: 'done'; crewId: string }
-  | { kind: 'stopped'; crewIds: [string, string] }
+  /** `orphaned`: stopped by consecutive orphanings (their count), not by two failed runs. */
+  | { kind: 'stopped'; crewIds: [string, string]; orphaned?: number }
   | { kind: 'repair'; attempt: 2; failedCrewId: string }
   | { kind: 'ready'; attempt: 1 };
 
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
  * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
- * (`preVerify`, N4.1): nothing ran, so it says nothing about the agent. */
+ * (`preVerify`, N4.1) or of an agent that could not start (`infra`): nothing ran, so it says nothing
+ * about the agent; and an orphaned crew (`orphaned`), bounded by `MAX_ORPHANINGS` instead. */
 export const FAILURE_OUTCOMES: readonly CrewOutcome[] = ['failed', 'timed_out', 'aborted', 'lost'];
+
+/**
+ * N7.1: consecutive orphanings of one issue (no run of its student's own between them) after which
+ * the issue waits for `school requeue`. An orphaning never costs the student an attempt, so this
+ * bound, not the two-failure stop, is what keeps a crashing classroom from looping an issue.
+ */
+export const MAX_ORPHANINGS = 3;
 
 /** What grading concluded about a finished crew, when known (accepted = both judges passed). */
 export type VerdictLookup = (crewId: string) => 'accepted' | 'rejected' | undefined;
@@ -71,18 +83,29 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
             byCodePoint(a.crewId, b.crewId),
         );
   const failures: string[] = [];
+  let orphans: string[] = [];
   for (const run of runs) {
     // A requeue forgets the failures before it (the operator has looked at them).
     if (requeued && (run.finishedAt ?? '') <= requeued) continue;
     const outcome = run.outcome;
+    if (run.orphaned) {
+      // N7.1: the classroom's failure, not the student's: counted on its own, never as an attempt.
+      orphans.push(run.crewId);
+      if (orphans.length >= MAX_ORPHANINGS) {
+        const [a, b] = orphans.slice(-2) as [string, string];
+        return { kind: 'stopped', crewIds: [a, b], orphaned: orphans.length };
+      }
+      continue;
+    }
     if (outcome === 'succeeded') {
       if (verdict?.(run.crewId) === 'rejected') failures.push(run.crewId);
       else return { kind: 'done', crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     }
-    // Interruptions (usage_limit, overloaded, cancelled, a pre-verify or infra abort) neither count nor
-    // reset the streak.
+    // A run the student finished (counted) ends a streak of orphanings; interruptions (usage_limit,
+    // overloaded, cancelled, a pre-verify or infra abort) neither count nor reset either streak.
+    if (failures.at(-1) === run.crewId) orphans = [];
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2) as [string, string];
       return { kind: 'stopped', crewIds: [a, b] };
@@ -116,7 +139,7 @@ const FACTOR_BOUNDS = [0.05, 20] as const;
  * school-wide factor before that, and leaves it as estimated with no history at all. A run of an
  * issue no longer in the curriculum (closed issues leave it; the crew log keeps no estimate) counts
  * toward the school-wide factor only, against `defaultSize` (the curriculum's default estimate).
- * Cancelled runs and interruptions that never ran (pre-verify, infra) are left out. One pass over
+ * Cancelled runs, interruptions that never ran (pre-verify, infra) and orphaned runs are left out. One pass over
  * the registry: O(crews).
  */
 export class RunTimeHistory {
@@ -125,7 +148,8 @@ export class RunTimeHistory {
 
   constructor(registry: CrewRegistry, sizeOf: IssueSizeLookup, defaultSize: number) {
     for (const c of Object.values(registry.crews)) {
-      if (!c.startedAt || !c.finishedAt || c.outcome === 'cancelled' || c.preVerify || c.infra) continue;
+      if (!c.startedAt || !c.finishedAt || c.outcome === 'cancelled' || c.preVerify || c.infra || c.orphaned)
+        continue;
       const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
       if (!Number.isFinite(ms) || ms < 0) continue;
       const issue = sizeOf(c.issueNumber);

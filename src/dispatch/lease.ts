@@ -247,16 +247,60 @@ function freeSlot(
   return undefined;
 }
 
-/** Extends the crew's lease (N6.2). `n` makes the key unique per beat. */
+/**
+ * N7.1: a running crew whose runner is gone passes to this process, which collects it (its student
+ * finished in an Orca terminal that outlived the runner): its lease and its process identity are
+ * re-recorded for the same slot, so adoption and reclaim see a live owner. Refuses (ClaimRefusedError)
+ * a crew that is not running on this daemon, or whose recorded runner is still alive.
+ */
+export async function takeOverCrew(
+  layout: StateLayout,
+  req: Pick<ClaimRequest, 'crewId' | 'daemon' | 'owner' | 'process' | 'leaseMs'>,
+): Promise<{ slot: number }> {
+  const { result } = await crewEventLog(layout).transact<{ slot: number } | { refused: string }>(
+    (current) => {
+      const registry = foldLog(crewFold, { events: current.events as CrewEvent[] });
+      const crew = registry.crews[req.crewId];
+      const refused = (reason: string) => ({ append: [], result: { refused: reason } });
+      if (!crew || crew.status !== 'running' || crew.slot === undefined)
+        return refused(`not running (${crew?.status ?? 'not planned'})`);
+      if (crew.daemon !== req.daemon) return refused(`running on daemon ${crew.daemon}`);
+      const runner = processesOf(current.events).get(req.crewId);
+      if (runner && localLiveness(runner) !== 'gone') return refused(`its runner pid ${runner.pid} is alive`);
+      const t = new Date();
+      const { crewId, daemon, owner } = req;
+      const slot = crew.slot;
+      const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
+      const by = `${req.process.pid}:${req.process.start ?? ''}`;
+      return {
+        append: [
+          event(
+            'lease.acquired',
+            `lease:${leaseId(daemon, slot)}:${crewId}:taken-over:${by}`,
+            { crewId, daemon, slot, owner, expiresAt },
+            t,
+          ),
+          event('crew.process', `process:${crewId}:taken-over:${by}`, req.process, t),
+        ],
+        result: { slot },
+      };
+    },
+  );
+  if ('refused' in result) throw new ClaimRefusedError(req.crewId, result.refused);
+  return result;
+}
+
+/** Extends the crew's lease (N6.2). `n` makes the key unique per beat (`series` per holder). */
 export async function heartbeat(
   layout: StateLayout,
   crewId: string,
   n: number,
   leaseMs: number,
+  series = '',
 ): Promise<void> {
   const expiresAt = new Date(Date.now() + leaseMs).toISOString();
   await crewEventLog(layout).append([
-    event('lease.heartbeat', `heartbeat:${crewId}:${n}`, { crewId, expiresAt }),
+    event('lease.heartbeat', `heartbeat:${crewId}:${series}${n}`, { crewId, expiresAt }),
   ]);
 }
 
@@ -273,11 +317,12 @@ export function startHeartbeat(
   crewId: string,
   leaseMs: number,
   onError: (e: unknown) => void,
+  series = '',
 ): () => void {
   let n = 0;
   const every = Math.max(1_000, Math.floor(leaseMs / 3));
   const timer = setInterval(() => {
-    heartbeat(layout, crewId, ++n, leaseMs).catch(onError);
+    heartbeat(layout, crewId, ++n, leaseMs, series).catch(onError);
   }, every);
   timer.unref();
   return () => clearInterval(timer);

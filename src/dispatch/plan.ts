@@ -372,6 +372,12 @@ function sortCurriculum(
         code: 'active-crew',
         reason: `crew ${state.crewId} is already planned or running`,
       });
+    } else if (state.kind === 'stopped' && state.orphaned) {
+      refused.push({
+        issue: item.number,
+        code: 'stopped-after-orphanings',
+        reason: `its classroom lost ${state.orphaned} crews in a row (the last ${state.crewIds.join(', ')}): Orca crashed or restarted under them; none counted as an attempt. Fix the daemon, then \`school requeue ${item.number}\``,
+      });
     } else if (state.kind === 'stopped') {
       refused.push({
         issue: item.number,

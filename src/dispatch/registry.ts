@@ -28,6 +28,8 @@ export interface CrewRecord extends Omit<CrewPlanned, 'plannedBy'> {
   preVerify?: boolean;
   /** The agent could not start (missing CLI, refused credentials): not the agent's failure. */
   infra?: boolean;
+  /** N7.1: its classroom lost it before its student finished (see CrewFinished.orphaned). */
+  orphaned?: boolean;
 }
 
 export interface Lease {
@@ -115,6 +117,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
           c.reason = e.data.reason;
           if (e.data.preVerify) c.preVerify = true;
           if (e.data.infra) c.infra = true;
+          if (e.data.orphaned) c.orphaned = true;
         }
         break;
       }

@@ -111,7 +111,9 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
     } else if (state?.kind === 'stopped')
       out.set(issue, {
         state: 'stopped',
-        reason: 'two runs in a row failed; the school will not try a third (`school requeue` starts over)',
+        reason: state.orphaned
+          ? `the machine running its crews lost ${state.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)`
+          : 'two runs in a row failed; the school will not try a third (`school requeue` starts over)',
       });
     else if (c.outcome === 'usage_limit' || c.outcome === 'overloaded' || c.outcome === 'cancelled')
       out.set(issue, { state: 'paused', ...who, reason: plain(c.reason ?? c.outcome) });

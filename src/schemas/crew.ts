@@ -137,6 +137,13 @@ export interface CrewFinished {
    * an infrastructure alert, never counted toward the two-failure stop.
    */
   infra?: boolean;
+  /**
+   * N7.1: set on an `aborted` crew its classroom lost (Orca crashed, restarted or stopped answering)
+   * before its student finished: the student was stopped and its unfinished change is not graded. Not
+   * the student's failed run; consecutive orphanings of one issue are bounded on their own
+   * (`MAX_ORPHANINGS`, src/dispatch/history.ts).
+   */
+  orphaned?: boolean;
 }
 
 export type CrewEvent =

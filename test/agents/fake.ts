@@ -294,6 +294,8 @@ export interface Turn {
   hang?: boolean;
   /** The tool's session store is gone after this turn. */
   forget?: boolean;
+  /** Waits this long before doing anything of the turn. */
+  sleepMs?: number;
 }
 
 export interface Call {

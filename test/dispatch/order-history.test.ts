@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FenceSet, literalPrefix } from '../../src/dispatch/fences.js';
-import { issueStates } from '../../src/dispatch/history.js';
+import { issueStates, MAX_ORPHANINGS } from '../../src/dispatch/history.js';
 import { orderCandidates } from '../../src/dispatch/order.js';
 import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
 import type { CrewOutcome } from '../../src/schemas/crew.js';
@@ -113,6 +113,51 @@ describe('history: two-failure stop, repairs, interruptions', () => {
     expect(s.get(1)).toEqual({ kind: 'ready', attempt: 1 });
     expect(s.get(2)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'b1' });
     expect(s.get(3)).toEqual({ kind: 'stopped', crewIds: ['c1', 'c2'] });
+  });
+
+  it('N7.1: an orphaned crew is not a failed run; MAX_ORPHANINGS in a row stop the issue; a counted run ends the streak; a requeue forgets it', () => {
+    const orphan = (id: string, issue: number, minute: number) => ({
+      ...crew(id, issue, 'finished', 'aborted', minute),
+      orphaned: true,
+    });
+    const s = issueStates(
+      registry(
+        // Orphanings alone, one short of the bound: a first attempt again.
+        ...Array.from({ length: MAX_ORPHANINGS - 1 }, (_, i) => orphan(`a${i}`, 1, i)),
+        // A failure, then orphanings: still the repair of that failure, never a stop by failures.
+        crew('b0', 2, 'finished', 'failed', 0),
+        orphan('b1', 2, 1),
+        orphan('b2', 2, 2),
+        // The bound: stopped, said to be the orphanings.
+        ...Array.from({ length: MAX_ORPHANINGS }, (_, i) => orphan(`c${i}`, 3, i)),
+        // A run of the student's own between orphanings ends the streak.
+        ...Array.from({ length: MAX_ORPHANINGS - 1 }, (_, i) => orphan(`d${i}`, 4, i)),
+        crew('dx', 4, 'finished', 'failed', 10),
+        ...Array.from({ length: MAX_ORPHANINGS - 1 }, (_, i) => orphan(`e${i}`, 4, 11 + i)),
+        // Two failures around orphanings still stop it after two failures.
+        crew('f0', 5, 'finished', 'failed', 0),
+        orphan('f1', 5, 1),
+        crew('f2', 5, 'finished', 'timed_out', 2),
+        // Interruptions neither count nor end a streak.
+        orphan('g0', 6, 0),
+        crew('g1', 6, 'finished', 'usage_limit', 1),
+        ...Array.from({ length: MAX_ORPHANINGS - 1 }, (_, i) => orphan(`g${i + 2}`, 6, 2 + i)),
+      ),
+    );
+    expect(s.get(1)).toEqual({ kind: 'ready', attempt: 1 });
+    expect(s.get(2)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'b0' });
+    const last = [`c${MAX_ORPHANINGS - 2}`, `c${MAX_ORPHANINGS - 1}`];
+    expect(s.get(3)).toEqual({ kind: 'stopped', crewIds: last, orphaned: MAX_ORPHANINGS });
+    expect(s.get(4)).toEqual({ kind: 'repair', attempt: 2, failedCrewId: 'dx' });
+    expect(s.get(5)).toEqual({ kind: 'stopped', crewIds: ['f0', 'f2'] });
+    expect(s.get(6)).toMatchObject({ kind: 'stopped', orphaned: MAX_ORPHANINGS });
+    // `school requeue` after the stop: the orphanings before it are forgotten.
+    const requeued = issueStates(
+      registry(...Array.from({ length: MAX_ORPHANINGS }, (_, i) => orphan(`c${i}`, 3, i))),
+      undefined,
+      new Map([[3, new Date(Date.UTC(2026, 0, 1, 1)).toISOString()]]),
+    );
+    expect(requeued.get(3)).toEqual({ kind: 'ready', attempt: 1 });
   });
 
   it('an active crew blocks the issue (N2.1); a success is done unless grading rejected it', () => {

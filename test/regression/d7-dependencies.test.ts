@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planStep } from '../../src/loop/steps.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
+import { MAX_ORPHANINGS } from '../../src/dispatch/history.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { drain } from '../../src/grading/drain.js';
@@ -24,7 +25,7 @@ let s: School | undefined;
 afterEach(() => s?.cleanup());
 
 describe('D7 external dependency failure', () => {
-  it('N7.1 an Orca daemon that crashes under its crews: aborted cleanly, worktree reset, retries capped at two', async () => {
+  it('N7.1 an Orca daemon that crashes under its crews: orphaned cleanly, worktree reset, never a student attempt, retries capped', async () => {
     s = makeSchool({ worktrees: 1 });
     // The fake Orca (test/fixtures/orca) dies with SIGKILL the moment it is asked to open a student's
     // terminal; an operator starts it again before each run.
@@ -56,26 +57,31 @@ describe('D7 external dependency failure', () => {
     const src = writeIssues(s, [{ number: 9, title: 'a', body: 'b' }]);
     const outcomes: string[] = [];
     try {
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round <= MAX_ORPHANINGS; round++) {
         fake('start');
         const r = await loop(s, src);
         outcomes.push(...r.runs.flatMap((x) => x.result.finished.map((f) => f.outcome)));
-        if (round === 2) {
+        // Each run is the student's first attempt again: an orphaning is not its failed run.
+        expect(r.plan.assignments.every((a) => a.attempt === 1 && !a.repair)).toBe(true);
+        if (round === MAX_ORPHANINGS) {
           expect(r.plan.assignments).toHaveLength(0);
           expect(r.plan.refused).toEqual([
-            expect.objectContaining({ issue: 9, code: 'repair-stopped-after-two-failures' }),
+            expect.objectContaining({ issue: 9, code: 'stopped-after-orphanings' }),
           ]);
         }
       }
     } finally {
       fake('stop');
     }
-    // Two attempts, both aborted (nothing graded), never a third (the dead daemon does not loop the issue).
-    expect(outcomes).toEqual(['aborted', 'aborted']);
+    // MAX_ORPHANINGS runs, all orphaned (nothing graded), then no more (the dead daemon does not loop the issue).
+    expect(outcomes).toEqual(Array(MAX_ORPHANINGS).fill('aborted'));
     const reg = readCrewState(s.layout).registry;
     expect(Object.keys(reg.leases)).toEqual([]);
     expect(Object.values(reg.crews).every((c) => c.status === 'finished')).toBe(true);
-    for (const c of Object.values(reg.crews)) expect(c.reason).toMatch(/^interrupted: .*Orca/);
+    for (const c of Object.values(reg.crews)) {
+      expect(c.reason).toMatch(/^interrupted: .*Orca/);
+      expect(c.orphaned).toBe(true);
+    }
     const slot = join(s.layout.root, '..', 'worktrees', 'd1', 'slot-0');
     expect(git(slot, 'status', '--porcelain', '--ignored')).toBe('');
   }, 120_000);

@@ -10,8 +10,9 @@ import { parse } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school requeue ISSUE --reason TEXT
-Re-admits an issue stopped after two failed runs (repair-stopped-after-two-failures). The reason is
-recorded in the state; the runs before the requeue no longer count toward the two-failure stop.
+Re-admits an issue stopped after two failed runs (repair-stopped-after-two-failures) or after its
+classroom lost its crews repeatedly (stopped-after-orphanings). The reason is recorded in the state;
+the runs before the requeue no longer count toward either stop.
 Options: --config FILE (default school.yml), --state-dir DIR (default: stateDir from the config)
 `;
 
@@ -47,7 +48,7 @@ export const requeueCommand: Command = {
     if (state?.kind !== 'stopped') {
       const now = state ? state.kind : 'never dispatched';
       throw new ConfigError(
-        `school requeue: issue #${issue} is not stopped (it is ${now}); only an issue stopped after two failed runs is requeued.`,
+        `school requeue: issue #${issue} is not stopped (it is ${now}); only a stopped issue is requeued.`,
       );
     }
     await requeueIssue(layout, issue, values.reason);

@@ -4,7 +4,7 @@ import type { Classroom, ClassroomOptions, HostedLaunch, TurnContext } from '../
 import type { CollectedDiff } from '../git.js';
 import { ClassroomInterruptedError } from '../errors.js';
 import { OrcaCli, OrcaUnavailableError, orcaSettings, type OrcaReply } from './cli.js';
-import { runInTerminal } from './terminal.js';
+import { finishedTurn, recordedTurn, runInTerminal } from './terminal.js';
 
 /**
  * The `orca` classroom (docs/crews.md#orca): the slot is the school's git worktree, exactly as in the
@@ -16,6 +16,8 @@ import { runInTerminal } from './terminal.js';
  * - prepare: the worktree logic, then Orca is asked to see the slot (`worktree show`), and terminals
  *   a crashed crew left in the slot are closed (one that cannot be is a foreign change, N4.1).
  * - host: the turn runs through ./terminal.ts (launch script, start marker, bounded waits, files win).
+ * - resumeFinished (N7.1): a crew whose runner died after its student finished its first turn is
+ *   collected by the next driver: that turn is read back from its files instead of run again.
  * - teardown: every Orca terminal of the slot is closed, then the usual reset and clean check.
  *
  * Orca never removes a slot (`worktree rm` would delete the worktree and its branch) and never
@@ -26,6 +28,8 @@ export class OrcaClassroom implements Classroom {
   readonly verifies = true;
   private orca?: { cli: OrcaCli; runtimeId: string };
   private turns = 0;
+  /** The turn `host` reads back instead of running (resumeFinished). */
+  private replay: number | undefined;
 
   constructor(
     private readonly o: ClassroomOptions,
@@ -70,9 +74,23 @@ export class OrcaClassroom implements Classroom {
     return [];
   }
 
+  resumeFinished(turn: TurnContext): boolean {
+    // Only the first turn: a correction turn's session (the turns and verification before it) lived
+    // in the runner that died, so such a crew is swept as an orphan instead.
+    if (this.turns !== 0 || finishedTurn(turn.dir) !== 1) return false;
+    this.replay = 1;
+    return true;
+  }
+
   host(confined: Confined, turn: TurnContext): HostedLaunch {
     const { cli, runtimeId } = this.ready();
     const n = ++this.turns;
+    const turnDir = join(turn.dir, 'orca', `turn-${n}`);
+    if (this.replay === n) {
+      this.replay = undefined;
+      const { logOffset, run } = recordedTurn(turnDir);
+      return { ...confined, run, recorded: { logOffset } };
+    }
     return {
       ...confined,
       run: (o) =>
@@ -82,7 +100,7 @@ export class OrcaClassroom implements Classroom {
             runtimeId,
             crewId: turn.crewId,
             slotDir: this.workdir(turn.slot),
-            turnDir: join(turn.dir, 'orca', `turn-${n}`),
+            turnDir,
             title: `school:${turn.crewId}:${n}`,
             argv: confined.argv,
             env: confined.env,

@@ -9,6 +9,11 @@ import { join } from 'node:path';
  * The script writes the files the school trusts, not Orca's memory: `started` (its pid, which leads
  * the terminal's process group) before the student runs, the output appended to the student log,
  * and `exit-code` (written to a temporary name and renamed, so it is whole or absent).
+ *
+ * N7.1: the turn does not depend on its terminal. The student writes to the log only, and the
+ * terminal shows the log as it grows (`tail -f`), so a terminal that vanishes (Orca crashed) cannot
+ * break the student's output and kill it; the script ignores the hang-up, so it lives on to write the
+ * exit code. A student that finished while Orca was down is then collected like any other.
  */
 export interface TurnFiles {
   dir: string;
@@ -17,6 +22,8 @@ export interface TurnFiles {
   started: string;
   exitCode: string;
   terminal: string;
+  /** The student log's size when the turn began: where its part of the log starts (N7.1). */
+  logOffset: string;
 }
 
 export function turnFiles(dir: string): TurnFiles {
@@ -27,6 +34,7 @@ export function turnFiles(dir: string): TurnFiles {
     started: join(dir, 'started'),
     exitCode: join(dir, 'exit-code'),
     terminal: join(dir, 'terminal.json'),
+    logOffset: join(dir, 'log-offset'),
   };
 }
 
@@ -55,17 +63,26 @@ export function launchScript(o: {
     return q(`${k}=${v}`);
   });
   const tmp = `${f.exitCode}.tmp`;
+  const log = q(o.logFile);
   return [
     '#!/bin/sh',
     '# One student turn, written by school-core; Orca runs it with `exec /bin/sh <this file>`.',
     // The file holds the student's environment (its API key among it): gone once the shell opened it.
     `rm -f ${q(f.script)}`,
+    // An Orca crash hangs the terminal up: the turn goes on and its exit code is still written.
+    "trap '' HUP",
     `cd ${q(o.cwd)} || exit 97`,
     `echo $$ > ${q(`${f.started}.tmp`)} && mv ${q(`${f.started}.tmp`)} ${q(f.started)} || exit 97`,
+    // What the terminal shows: this turn's part of the log as it grows (the student never writes to it).
+    `: >> ${log} || exit 97`,
+    `tail -c +$(($(wc -c < ${log}) + 1)) -f ${log} & shown=$!`,
     // `env -i`: the student gets exactly the school's environment, nothing of Orca's terminal.
-    `{ env -i -- ${[...env, ...o.argv.map(q)].join(' ')} < ${q(f.input)}; echo $? > ${q(tmp)}; } 2>&1 | tee -a ${q(o.logFile)}`,
-    `code=$(cat ${q(tmp)} 2>/dev/null) || code=125`,
-    `mv ${q(tmp)} ${q(f.exitCode)} 2>/dev/null || echo "$code" > ${q(f.exitCode)}`,
+    `env -i -- ${[...env, ...o.argv.map(q)].join(' ')} < ${q(f.input)} >> ${log} 2>&1`,
+    'code=$?',
+    `echo "$code" > ${q(tmp)} && mv ${q(tmp)} ${q(f.exitCode)}`,
+    // A moment for the terminal to show the last lines; the exit code is already written.
+    'sleep 1',
+    'kill "$shown" 2>/dev/null',
     'exit "$code"',
     '',
   ].join('\n');

@@ -2,25 +2,40 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
-import { readCrewState } from '../../dispatch/lease.js';
+import { crewEventLog, readCrewState } from '../../dispatch/lease.js';
 import { localLiveness } from '../../dispatch/liveness.js';
+import type { CrewRecord } from '../../dispatch/registry.js';
 import { groupAlive, killGroup } from '../../process/group.js';
 import { audit } from '../../state/audit.js';
+import { event } from '../../state/event-log.js';
 import type { StateLayout } from '../../state/layout.js';
 import { message } from '../../errors.js';
 import { createClassroom } from '../classroom.js';
+import { collectCrew } from '../crew.js';
+import { baselinePath, readBaseline, restoreBaseline } from '../git-guard.js';
+import { resetAdminDir, slotGitDirs } from '../git.js';
 import { processesWithMarker } from '../host.js';
-import { crewRuntimeDir } from '../spec.js';
+import { crewRuntimeDir, readSpec, type CrewSpec } from '../spec.js';
+import { finishedTurn } from './terminal.js';
 
 /**
  * N7.1 at daemon start (the driver calls this before it adopts crews): a crew of an orca daemon whose
- * runner is gone left its student in an Orca terminal, which outlives the runner. Its terminals are
- * closed, its processes (the terminal's group from the start marker, and every process carrying the
- * crew's marker) are killed, and its slot is reset and checked clean; the driver then records the
- * crew as it records any crew whose runner vanished (`lost`, counted in the issue's two attempts).
- * Nothing of it is graded: only its runner could have written the bookbag.
+ * runner is gone left its student in an Orca terminal, which outlives the runner (the machine, the
+ * runner or Orca crashed). What its files say decides:
+ *
+ * - its student finished its first turn (`exit-code` written by the launch script): the crew is
+ *   **collected** like any crew (collectCrew): what it left running is stopped, its change frozen and
+ *   verified on a clean checkout, its bookbag written, `crew.finished` recorded with its real outcome,
+ *   its grading job enqueued, its lease released. Nothing about the crash is held against it.
+ * - otherwise it is an **orphan**: its processes are killed, its terminals closed, the shared git
+ *   directory and the slot put back and checked clean, and the crew recorded `aborted` with
+ *   `orphaned: true`: not the student's failed run, and not a runner that vanished unexplained (no
+ *   `lost`, no pause). The issue is planned again; `MAX_ORPHANINGS` in a row stop it
+ *   (src/dispatch/history.ts). Its half-made change is never graded.
+ *
+ * A crew that never reached an Orca terminal is left to the driver (`lost`, like any runner that vanished).
  */
-export async function reclaimOrcaOrphans(o: {
+export interface OrphanOptions {
   config: SchoolConfig;
   layout: StateLayout;
   daemon: string;
@@ -28,43 +43,113 @@ export async function reclaimOrcaOrphans(o: {
   worktreeRoot: string;
   baseSha: string;
   logger: Logger;
-}): Promise<string[]> {
+}
+
+export async function reclaimOrcaOrphans(
+  o: OrphanOptions,
+): Promise<{ collected: string[]; orphaned: string[] }> {
+  const out = { collected: [] as string[], orphaned: [] as string[] };
   const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
-  if (daemon?.classroom !== 'orca') return [];
+  if (daemon?.classroom !== 'orca') return out;
   const { registry, processes } = readCrewState(o.layout);
-  const reclaimed: string[] = [];
   for (const c of Object.values(registry.crews)) {
     if (c.status !== 'running' || c.daemon !== o.daemon) continue;
     const p = processes.get(c.crewId);
     if (p && localLiveness(p) !== 'gone') continue; // adopted: its runner still keeps it
-    const turns = join(crewRuntimeDir(o.runtimeDir, c.crewId), 'orca');
-    if (!existsSync(turns)) continue;
-    const killed = stopTurns(turns, c.crewId);
-    const remaining: string[] = [];
-    if (c.slot !== undefined) {
-      const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+    const dir = crewRuntimeDir(o.runtimeDir, c.crewId);
+    if (!existsSync(join(dir, 'orca'))) continue;
+    // Nothing of the crew runs on while it is collected or swept (its student finished, or is stopped).
+    const killed = stopTurns(join(dir, 'orca'), c.crewId);
+    const spec = crewSpec(dir);
+    const turn = finishedTurn(dir);
+    let uncollected: string | undefined;
+    if (spec && turn === 1) {
       try {
-        room.preflight();
-        remaining.push(...(await room.teardown(c.slot, o.baseSha)));
+        const r = await collectCrew(spec, { logger: o.logger });
+        o.logger.info(
+          `crew ${c.crewId}: collected after its runner died (its student had finished${killed ? `; ${killed} process(es) it left running stopped` : ''}): ${r.outcome}`,
+        );
+        out.collected.push(c.crewId);
+        continue;
       } catch (e) {
-        remaining.push(`could not reset the slot: ${message(e)}`);
+        // Not collected (its record moved on, or it could not be taken over): swept below if still running.
+        uncollected = message(e);
+        o.logger.warning(`crew ${c.crewId}: could not be collected: ${uncollected}`);
+        if (readCrewState(o.layout).registry.crews[c.crewId]?.status !== 'running') continue;
       }
     }
-    const finished = readdirSync(turns).some((t) => existsSync(join(turns, t, 'exit-code')));
-    const detail =
-      `orphaned: its runner is gone; ${killed} process(es) left in its Orca terminal stopped, the slot reset` +
-      `${finished ? ' (its student had finished, but no runner was left to verify and record it)' : ''}` +
-      `${remaining.length ? `; remaining: ${remaining.slice(0, 5).join('; ')}` : ''}`;
-    o.logger.warning(`crew ${c.crewId}: ${detail}`);
-    await audit(o.layout, 'crew.alert', {
+    const why =
+      turn === undefined
+        ? 'its student had not finished'
+        : !spec
+          ? 'its student had finished, but the crew spec it ran with is gone'
+          : uncollected !== undefined
+            ? `its student had finished, but it could not be collected (${uncollected})`
+            : `its student had finished correction turn ${turn - 1}, whose session died with its runner`;
+    await sweep(
+      o,
+      c,
+      spec?.baseSha ?? o.baseSha,
+      `${why}; ${killed} process(es) left in its Orca terminal stopped`,
+    );
+    out.orphaned.push(c.crewId);
+  }
+  return out;
+}
+
+/** The orphan's slot put back, its lease released, and the crew recorded orphaned (never `lost`). */
+async function sweep(o: OrphanOptions, c: CrewRecord, base: string, why: string): Promise<void> {
+  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon)!;
+  const remaining: string[] = [];
+  const restored: string[] = [];
+  if (c.slot !== undefined) {
+    const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+    try {
+      room.preflight();
+      // What its student may have changed in the shared git directory and its slot's own, put back
+      // before the toolkit's git runs there (as a crew's teardown does).
+      const guard = readBaseline(baselinePath(o.runtimeDir, o.daemon));
+      if (guard) restored.push(...(await restoreBaseline(guard)));
+      const dir = room.workdir(c.slot);
+      if (existsSync(join(dir, '.git'))) {
+        const { admin } = await slotGitDirs(dir);
+        restored.push(...(await resetAdminDir(dir, admin, base)));
+      }
+      remaining.push(...(await room.teardown(c.slot, base)));
+    } catch (e) {
+      remaining.push(`could not reset the slot: ${message(e)}`);
+    }
+  }
+  const detail =
+    `orphaned: its runner is gone and ${why}; the slot was reset` +
+    `${restored.length ? `; put back in git: ${restored.slice(0, 5).join(', ')}` : ''}` +
+    `${remaining.length ? `; remaining: ${remaining.slice(0, 5).join('; ')}` : ''}`;
+  const reason = `interrupted: ${detail}; its unfinished change is not graded (the issue is tried again)`;
+  await crewEventLog(o.layout).append([
+    event('lease.released', `released:${c.crewId}`, { crewId: c.crewId, reason: 'orphaned' }),
+    event('crew.finished', `finished:${c.crewId}`, {
       crewId: c.crewId,
       issueNumber: c.issueNumber,
-      kind: 'orphaned',
-      detail,
-    });
-    reclaimed.push(c.crewId);
+      outcome: 'aborted' as const,
+      reason,
+      orphaned: true,
+    }),
+  ]);
+  o.logger.warning(`crew ${c.crewId}: ${detail}`);
+  await audit(o.layout, 'crew.alert', {
+    crewId: c.crewId,
+    issueNumber: c.issueNumber,
+    kind: 'orphaned',
+    detail,
+  });
+}
+
+function crewSpec(dir: string): CrewSpec | undefined {
+  try {
+    return readSpec(join(dir, 'spec.json'));
+  } catch {
+    return undefined;
   }
-  return reclaimed;
 }
 
 function stopTurns(turns: string, crewId: string): number {

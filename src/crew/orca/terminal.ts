@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { RunOptions, RunResult } from '../../process/run.js';
 import { groupAlive, killGroup } from '../../process/group.js';
 import { ClassroomInterruptedError } from '../errors.js';
@@ -32,6 +33,8 @@ export async function runInTerminal(t: TerminalTurn, o: Omit<RunOptions, 'env'>)
   const files = turnFiles(t.turnDir);
   mkdirSync(files.dir, { recursive: true, mode: 0o700 });
   writeFileSync(files.input, o.input ?? '', { mode: 0o600 });
+  // Where this turn's output begins in the log: what reading the turn back after a crash needs.
+  writeFileSync(files.logOffset, String(existsSync(o.logFile!) ? statSync(o.logFile!).size : 0));
   writeFileSync(
     files.script,
     launchScript({ files, cwd: o.cwd, argv: t.argv, env: t.env, logFile: o.logFile! }),
@@ -137,6 +140,44 @@ export async function runInTerminal(t: TerminalTurn, o: Omit<RunOptions, 'env'>)
   for (let i = 0; i < 20 && !existsSync(files.exitCode); i++) await sleep(50);
   await closeQuietly(t, handle);
   return result(files, orcaCode, started, pid, false);
+}
+
+/**
+ * N7.1: the number of the crew's last Orca turn when the files say its student finished it (the
+ * launch script wrote `started` and `exit-code`), else undefined. `crewDir` is the crew's runtime
+ * directory; turns live in `orca/turn-<n>`.
+ */
+export function finishedTurn(crewDir: string): number | undefined {
+  const root = join(crewDir, 'orca');
+  if (!existsSync(root)) return undefined;
+  const turns = readdirSync(root)
+    .map((d) => /^turn-(\d+)$/.exec(d)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
+  const last = turns.at(-1);
+  if (last === undefined) return undefined;
+  const files = turnFiles(join(root, `turn-${last}`));
+  return existsSync(files.started) && readCode(files.exitCode) !== undefined ? last : undefined;
+}
+
+/**
+ * N7.1: a finished turn read back from its files, for a crew whose runner died after its student
+ * finished: the exit code the script wrote, the pid that led its group, and where its output begins.
+ * The group is not handed on as the student's (`onSpawn`): it ended with the script, whatever it
+ * left was stopped before the collection, and its number may since belong to another process.
+ */
+export function recordedTurn(turnDir: string): {
+  logOffset: number;
+  run: (o: Omit<RunOptions, 'env'>) => Promise<RunResult>;
+} {
+  const files = turnFiles(turnDir);
+  const offset = Number(existsSync(files.logOffset) ? readFileSync(files.logOffset, 'utf8').trim() : '0');
+  const pid = Number(readFileSync(files.started, 'utf8').trim());
+  return {
+    logOffset: Number.isSafeInteger(offset) && offset >= 0 ? offset : 0,
+    run: async () => result(files, undefined, performance.now(), pid, false),
+  };
 }
 
 function result(
