@@ -685,18 +685,21 @@ class CrewRun implements Guarded {
       readdirSync(scratch)
         .filter((f) => /^(brief|correction-\d+)\.md$/.test(f))
         .map((f) => join(scratch, f));
-    const studentHome = sandbox.freshHome('student');
+    // A crew collected after a crash goes on in the HOME its first turn left (its session is there).
+    const studentHome = this.collecting ? sandbox.home('student') : sandbox.freshHome('student');
     // A revision resumes the delivered crew's session: its kept files go into this fresh HOME.
-    const revision = await revisionStart({
-      layout: this.layout,
-      crewId: crew.crewId,
-      plan: crew.revision,
-      agent,
-      confined: sandbox.confined,
-      home: studentHome,
-      worktree,
-      promptPath: join(scratch, 'revision.md'),
-    });
+    const revision = this.collecting
+      ? undefined
+      : await revisionStart({
+          layout: this.layout,
+          crewId: crew.crewId,
+          plan: crew.revision,
+          agent,
+          confined: sandbox.confined,
+          home: studentHome,
+          worktree,
+          promptPath: join(scratch, 'revision.md'),
+        });
     const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
     return {
       launch: async (argv, env) =>
