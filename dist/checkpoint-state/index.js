@@ -52167,6 +52167,7 @@ const crewFold = registerFold({
           c.reason = e.data.reason;
           if (e.data.preVerify) c.preVerify = true;
           if (e.data.infra) c.infra = true;
+          if (e.data.orphaned) c.orphaned = true;
         }
         break;
       }
@@ -55986,6 +55987,7 @@ function loadBoardSources(layout) {
 ;// CONCATENATED MODULE: ./.build/src/dispatch/history.js
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
+const MAX_ORPHANINGS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -56009,15 +56011,25 @@ function stateOf(crews, verdict, requeued) {
     (a, b) => fold_byCodePoint(a.finishedAt ?? "", b.finishedAt ?? "") || fold_byCodePoint(a.plannedAt, b.plannedAt) || fold_byCodePoint(a.crewId, b.crewId)
   );
   const failures = [];
+  let orphans = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
+    if (run.orphaned) {
+      orphans.push(run.crewId);
+      if (orphans.length >= MAX_ORPHANINGS) {
+        const [a, b] = orphans.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], orphaned: orphans.length };
+      }
+      continue;
+    }
     if (outcome === "succeeded") {
       if (verdict?.(run.crewId) === "rejected") failures.push(run.crewId);
       else return { kind: "done", crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     }
+    if (failures.at(-1) === run.crewId) orphans = [];
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
@@ -56033,7 +56045,8 @@ class RunTimeHistory {
   all = { run: 0, estimated: 0, n: 0 };
   constructor(registry, sizeOf, defaultSize) {
     for (const c of Object.values(registry.crews)) {
-      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra) continue;
+      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra || c.orphaned)
+        continue;
       const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
       if (!Number.isFinite(ms) || ms < 0) continue;
       const issue = sizeOf(c.issueNumber);
@@ -56188,6 +56201,7 @@ function finiteOr(value, fallback, range) {
 
 
 const STOP_REASON = "repair-stopped-after-two-failures";
+const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -56301,7 +56315,7 @@ function buildLanes(input) {
       if (active.status === "running") place("running", item, active.startedAt ?? active.plannedAt);
       else place("planned", item, active.plannedAt);
     } else if (state.kind === "stopped") {
-      place("stopped", item, crew.finishedAt, () => STOP_REASON);
+      place("stopped", item, crew.finishedAt, () => state.orphaned ? ORPHAN_STOP_REASON : STOP_REASON);
     } else if (state.kind === "done") {
       const done = byCrew.get(state.crewId);
       if (done) placeJob(place, clean, item, done);

@@ -55546,7 +55546,8 @@ function turnFiles(dir) {
     input: (0,external_node_path_namespaceObject.join)(dir, "stdin"),
     started: (0,external_node_path_namespaceObject.join)(dir, "started"),
     exitCode: (0,external_node_path_namespaceObject.join)(dir, "exit-code"),
-    terminal: (0,external_node_path_namespaceObject.join)(dir, "terminal.json")
+    terminal: (0,external_node_path_namespaceObject.join)(dir, "terminal.json"),
+    logOffset: (0,external_node_path_namespaceObject.join)(dir, "log-offset")
   };
 }
 function shQuote(s) {
@@ -55564,17 +55565,26 @@ function launchScript(o) {
     return q(`${k}=${v}`);
   });
   const tmp = `${f.exitCode}.tmp`;
+  const log = q(o.logFile);
   return [
     "#!/bin/sh",
     "# One student turn, written by school-core; Orca runs it with `exec /bin/sh <this file>`.",
     // The file holds the student's environment (its API key among it): gone once the shell opened it.
     `rm -f ${q(f.script)}`,
+    // An Orca crash hangs the terminal up: the turn goes on and its exit code is still written.
+    "trap '' HUP",
     `cd ${q(o.cwd)} || exit 97`,
     `echo $$ > ${q(`${f.started}.tmp`)} && mv ${q(`${f.started}.tmp`)} ${q(f.started)} || exit 97`,
+    // What the terminal shows: this turn's part of the log as it grows (the student never writes to it).
+    `: >> ${log} || exit 97`,
+    `tail -c +$(($(wc -c < ${log}) + 1)) -f ${log} & shown=$!`,
     // `env -i`: the student gets exactly the school's environment, nothing of Orca's terminal.
-    `{ env -i -- ${[...env, ...o.argv.map(q)].join(" ")} < ${q(f.input)}; echo $? > ${q(tmp)}; } 2>&1 | tee -a ${q(o.logFile)}`,
-    `code=$(cat ${q(tmp)} 2>/dev/null) || code=125`,
-    `mv ${q(tmp)} ${q(f.exitCode)} 2>/dev/null || echo "$code" > ${q(f.exitCode)}`,
+    `env -i -- ${[...env, ...o.argv.map(q)].join(" ")} < ${q(f.input)} >> ${log} 2>&1`,
+    "code=$?",
+    `echo "$code" > ${q(tmp)} && mv ${q(tmp)} ${q(f.exitCode)}`,
+    // A moment for the terminal to show the last lines; the exit code is already written.
+    "sleep 1",
+    'kill "$shown" 2>/dev/null',
     'exit "$code"',
     ""
   ].join("\n");
@@ -55587,12 +55597,14 @@ function launchScript(o) {
 
 
 
+
 const HANDLE_LOST = ["terminal_handle_stale", "terminal_gone", "terminal_exited", "terminal_not_found"];
 async function runInTerminal(t, o) {
   const started = performance.now();
   const files = turnFiles(t.turnDir);
   (0,external_node_fs_namespaceObject.mkdirSync)(files.dir, { recursive: true, mode: 448 });
   (0,external_node_fs_namespaceObject.writeFileSync)(files.input, o.input ?? "", { mode: 384 });
+  (0,external_node_fs_namespaceObject.writeFileSync)(files.logOffset, String((0,external_node_fs_namespaceObject.existsSync)(o.logFile) ? (0,external_node_fs_namespaceObject.statSync)(o.logFile).size : 0));
   (0,external_node_fs_namespaceObject.writeFileSync)(
     files.script,
     launchScript({ files, cwd: o.cwd, argv: t.argv, env: t.env, logFile: o.logFile }),
@@ -55689,6 +55701,24 @@ async function runInTerminal(t, o) {
   for (let i = 0; i < 20 && !(0,external_node_fs_namespaceObject.existsSync)(files.exitCode); i++) await sleep(50);
   await closeQuietly(t, handle);
   return result(files, orcaCode, started, pid, false);
+}
+function finishedTurn(crewDir) {
+  const root = (0,external_node_path_namespaceObject.join)(crewDir, "orca");
+  if (!(0,external_node_fs_namespaceObject.existsSync)(root)) return void 0;
+  const turns = (0,external_node_fs_namespaceObject.readdirSync)(root).map((d) => /^turn-(\d+)$/.exec(d)?.[1]).filter((n) => n !== void 0).map(Number).sort((a, b) => a - b);
+  const last = turns.at(-1);
+  if (last === void 0) return void 0;
+  const files = turnFiles((0,external_node_path_namespaceObject.join)(root, `turn-${last}`));
+  return (0,external_node_fs_namespaceObject.existsSync)(files.started) && readCode(files.exitCode) !== void 0 ? last : void 0;
+}
+function recordedTurn(turnDir) {
+  const files = turnFiles(turnDir);
+  const offset = Number((0,external_node_fs_namespaceObject.existsSync)(files.logOffset) ? (0,external_node_fs_namespaceObject.readFileSync)(files.logOffset, "utf8").trim() : "0");
+  const pid = Number((0,external_node_fs_namespaceObject.readFileSync)(files.started, "utf8").trim());
+  return {
+    logOffset: Number.isSafeInteger(offset) && offset >= 0 ? offset : 0,
+    run: async () => result(files, void 0, performance.now(), pid, false)
+  };
 }
 function result(files, orcaCode, started, pid, timedOut) {
   let exitCode = readCode(files.exitCode);
@@ -55800,6 +55830,8 @@ class OrcaClassroom {
   verifies = true;
   orca;
   turns = 0;
+  /** The turn `host` reads back instead of running (resumeFinished). */
+  replay;
   preflight() {
     const cli = new OrcaCli(orcaSettings(this.o.daemon), this.o.daemon.id, this.o.path);
     const runtimeId = probeOrca(cli);
@@ -55833,9 +55865,20 @@ class OrcaClassroom {
     }
     return [];
   }
+  resumeFinished(turn) {
+    if (this.turns !== 0 || finishedTurn(turn.dir) !== 1) return false;
+    this.replay = 1;
+    return true;
+  }
   host(confined, turn) {
     const { cli, runtimeId } = this.ready();
     const n = ++this.turns;
+    const turnDir = (0,external_node_path_namespaceObject.join)(turn.dir, "orca", `turn-${n}`);
+    if (this.replay === n) {
+      this.replay = void 0;
+      const { logOffset, run } = recordedTurn(turnDir);
+      return { ...confined, run, recorded: { logOffset } };
+    }
     return {
       ...confined,
       run: (o) => runInTerminal(
@@ -55844,7 +55887,7 @@ class OrcaClassroom {
           runtimeId,
           crewId: turn.crewId,
           slotDir: this.workdir(turn.slot),
-          turnDir: (0,external_node_path_namespaceObject.join)(turn.dir, "orca", `turn-${n}`),
+          turnDir,
           title: `school:${turn.crewId}:${n}`,
           argv: confined.argv,
           env: confined.env
@@ -56243,6 +56286,7 @@ const crewFold = registerFold({
           c.reason = e.data.reason;
           if (e.data.preVerify) c.preVerify = true;
           if (e.data.infra) c.infra = true;
+          if (e.data.orphaned) c.orphaned = true;
         }
         break;
       }
@@ -56457,20 +56501,53 @@ function freeSlot(registry, req, gone, t) {
   }
   return void 0;
 }
-async function heartbeat(layout, crewId, n, leaseMs) {
+async function takeOverCrew(layout, req) {
+  const { result } = await crewEventLog(layout).transact(
+    (current) => {
+      const registry = foldLog(crewFold, { events: current.events });
+      const crew = registry.crews[req.crewId];
+      const refused = (reason) => ({ append: [], result: { refused: reason } });
+      if (!crew || crew.status !== "running" || crew.slot === void 0)
+        return refused(`not running (${crew?.status ?? "not planned"})`);
+      if (crew.daemon !== req.daemon) return refused(`running on daemon ${crew.daemon}`);
+      const runner = processesOf(current.events).get(req.crewId);
+      if (runner && localLiveness(runner) !== "gone") return refused(`its runner pid ${runner.pid} is alive`);
+      const t = /* @__PURE__ */ new Date();
+      const { crewId, daemon, owner } = req;
+      const slot = crew.slot;
+      const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
+      const by = `${req.process.pid}:${req.process.start ?? ""}`;
+      return {
+        append: [
+          event_log_event(
+            "lease.acquired",
+            `lease:${leaseId(daemon, slot)}:${crewId}:taken-over:${by}`,
+            { crewId, daemon, slot, owner, expiresAt },
+            t
+          ),
+          event_log_event("crew.process", `process:${crewId}:taken-over:${by}`, req.process, t)
+        ],
+        result: { slot }
+      };
+    }
+  );
+  if ("refused" in result) throw new ClaimRefusedError(req.crewId, result.refused);
+  return result;
+}
+async function heartbeat(layout, crewId, n, leaseMs, series = "") {
   const expiresAt = new Date(Date.now() + leaseMs).toISOString();
   await crewEventLog(layout).append([
-    event_log_event("lease.heartbeat", `heartbeat:${crewId}:${n}`, { crewId, expiresAt })
+    event_log_event("lease.heartbeat", `heartbeat:${crewId}:${series}${n}`, { crewId, expiresAt })
   ]);
 }
 async function releaseLease(layout, crewId, reason) {
   await crewEventLog(layout).append([event_log_event("lease.released", `released:${crewId}`, { crewId, reason })]);
 }
-function startHeartbeat(layout, crewId, leaseMs, onError) {
+function startHeartbeat(layout, crewId, leaseMs, onError, series = "") {
   let n = 0;
   const every = Math.max(1e3, Math.floor(leaseMs / 3));
   const timer = setInterval(() => {
-    heartbeat(layout, crewId, ++n, leaseMs).catch(onError);
+    heartbeat(layout, crewId, ++n, leaseMs, series).catch(onError);
   }, every);
   timer.unref();
   return () => clearInterval(timer);
@@ -58508,7 +58585,6 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
 
 
 async function runTurn(agent, o) {
-  (0,external_node_fs_namespaceObject.rmSync)(o.usageFile, { force: true });
   const cli = agent.kind !== "command";
   const argv = cli ? agent.kind === "claude-code" ? claudeArgv(agent, {
     ...o.resume ? { resume: o.resume } : {},
@@ -58517,10 +58593,15 @@ async function runTurn(agent, o) {
     ...o.resume ? { resume: o.resume } : {},
     ...o.sandboxed ? { outerSandbox: true } : {}
   }) : o.commandArgv(agent.command ?? []).map((a) => a.split("{brief}").join(o.briefPath));
-  if (cli) (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `[school] ${agent.kind} turn: ${argv.join(" ")}
+  const started = await launch(argv, o);
+  const recorded = "recorded" in started ? started.recorded : void 0;
+  if (!recorded) {
+    (0,external_node_fs_namespaceObject.rmSync)(o.usageFile, { force: true });
+    if (cli) (0,external_node_fs_namespaceObject.appendFileSync)(o.logFile, `[school] ${agent.kind} turn: ${argv.join(" ")}
 `);
-  const offset = (0,external_node_fs_namespaceObject.existsSync)(o.logFile) ? (0,external_node_fs_namespaceObject.statSync)(o.logFile).size : 0;
-  const run = await launched(argv, o, cli);
+  }
+  const offset = recorded?.logOffset ?? ((0,external_node_fs_namespaceObject.existsSync)(o.logFile) ? (0,external_node_fs_namespaceObject.statSync)(o.logFile).size : 0);
+  const run = "exitCode" in started ? started : await launched(started, o, cli);
   const report = readReport(o.reportFile, o.logFile);
   const proc = {
     exitCode: run.exitCode,
@@ -58559,14 +58640,15 @@ async function runTurn(agent, o) {
   }
   return { ending, process: proc, report };
 }
-async function launched(argv, o, cli) {
-  let started;
+async function launch(argv, o) {
   try {
-    started = await o.launch(argv, o.env);
+    return await o.launch(argv, o.env);
   } catch (e) {
     if (!(e instanceof ProgramNotFoundError)) throw e;
     return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
   }
+}
+async function launched(started, o, cli) {
   if (started.run)
     return started.run({
       cwd: o.cwd,
@@ -58762,6 +58844,7 @@ function quietCli(agent) {
 ;// CONCATENATED MODULE: ./.build/src/dispatch/history.js
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
+const MAX_ORPHANINGS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -58785,15 +58868,25 @@ function stateOf(crews, verdict, requeued) {
     (a, b) => byCodePoint(a.finishedAt ?? "", b.finishedAt ?? "") || byCodePoint(a.plannedAt, b.plannedAt) || byCodePoint(a.crewId, b.crewId)
   );
   const failures = [];
+  let orphans = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
+    if (run.orphaned) {
+      orphans.push(run.crewId);
+      if (orphans.length >= MAX_ORPHANINGS) {
+        const [a, b] = orphans.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], orphaned: orphans.length };
+      }
+      continue;
+    }
     if (outcome === "succeeded") {
       if (verdict?.(run.crewId) === "rejected") failures.push(run.crewId);
       else return { kind: "done", crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     }
+    if (failures.at(-1) === run.crewId) orphans = [];
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
@@ -58809,7 +58902,8 @@ class RunTimeHistory {
   all = { run: 0, estimated: 0, n: 0 };
   constructor(registry, sizeOf, defaultSize) {
     for (const c of Object.values(registry.crews)) {
-      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra) continue;
+      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra || c.orphaned)
+        continue;
       const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
       if (!Number.isFinite(ms) || ms < 0) continue;
       const issue = sizeOf(c.issueNumber);
@@ -58858,7 +58952,7 @@ function runKey(k) {
 
 const KEEPS_WORK = ["usage_limit", "overloaded", "timed_out"];
 function previousRuns(crews, issue, self) {
-  return Object.values(crews).filter((c) => c.issueNumber === issue && c.crewId !== self && c.status === "finished").filter((c) => !c.preVerify && !c.infra && c.outcome !== "cancelled").sort(
+  return Object.values(crews).filter((c) => c.issueNumber === issue && c.crewId !== self && c.status === "finished").filter((c) => !c.preVerify && !c.infra && !c.orphaned && c.outcome !== "cancelled").sort(
     (a, b) => (b.finishedAt ?? "").localeCompare(a.finishedAt ?? "") || b.crewId.localeCompare(a.crewId)
   );
 }
@@ -59356,6 +59450,12 @@ async function runCrew(spec, deps) {
   await run.attend();
   return run.finish();
 }
+async function collectCrew(spec, deps) {
+  const run = new CrewRun(spec, deps, true);
+  await run.takeOver();
+  await run.attend();
+  return run.finish();
+}
 function studentArgv(command, baseDir) {
   if (!baseDir) return [...command];
   return command.map((a, i) => {
@@ -59383,9 +59483,10 @@ function crewPaths(scratch, out) {
 }
 class CrewRun {
   /** Reads the planned crew, its issue and agent, and checks its classroom can run here. */
-  constructor(spec, deps) {
+  constructor(spec, deps, collecting = false) {
     this.spec = spec;
     this.deps = deps;
+    this.collecting = collecting;
     this.layout = new layout_StateLayout(spec.stateDir);
     this.log = deps.logger;
     const crew = readCrewState(this.layout).registry.crews[spec.crewId];
@@ -59401,6 +59502,7 @@ class CrewRun {
   }
   spec;
   deps;
+  collecting;
   started = performance.now();
   startedAt = (/* @__PURE__ */ new Date()).toISOString();
   layout;
@@ -59426,6 +59528,8 @@ class CrewRun {
   preVerify = false;
   /** The agent never started (missing CLI, refused credentials): an alert, not the agent's failure. */
   infra = false;
+  /** N7.1: the classroom lost the crew before its student finished: not the student's failed run. */
+  orphaned = false;
   resetAt;
   stopBeat = () => {
   };
@@ -59466,6 +59570,35 @@ class CrewRun {
     this.guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
     (0,external_node_fs_namespaceObject.mkdirSync)(this.scratch, { recursive: true });
   }
+  /**
+   * collectCrew's claim: the running crew's slot passes to this process (its runner is gone), the
+   * heartbeat starts, the git baseline is read, and the classroom is told to read the finished turn back.
+   */
+  async takeOver() {
+    const { spec, layout } = this;
+    const leaseMs = spec.config.dispatch.leaseSeconds * 1e3;
+    const taken = await takeOverCrew(layout, {
+      crewId: spec.crewId,
+      daemon: spec.daemonId,
+      owner: selfOwner(),
+      process: { crewId: spec.crewId, ...localIdentity(process.pid) },
+      leaseMs
+    });
+    this.slot = taken.slot;
+    this.stopBeat = startHeartbeat(
+      layout,
+      spec.crewId,
+      leaseMs,
+      (e) => this.log.warning(`heartbeat: ${errors_message(e)}`),
+      `collect-${process.pid}-`
+    );
+    this.guard = readBaseline(baselinePath(spec.runtimeDir, spec.daemonId));
+    const turn = { crewId: spec.crewId, slot: this.slot, dir: this.scratch };
+    if (!this.classroom.resumeFinished?.(turn)) {
+      this.stopBeat();
+      throw new Error(`crew ${spec.crewId}: no finished turn to collect`);
+    }
+  }
   /** Records an alert: in the result, the log and the audit trail. */
   alert = async (kind, detail) => {
     this.alerts.push(`${kind}: ${detail}`);
@@ -59492,7 +59625,7 @@ class CrewRun {
     const { item, agent } = this;
     if (!item) throw new AbortCrew(`issue #${this.crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${this.crew.agent} is not configured`);
-    await this.preVerifySlot();
+    if (!this.collecting) await this.preVerifySlot();
     this.prepared = true;
     const sandbox = this.sandbox = this.crewSandbox();
     this.dirs = await this.classroom.gitDirs(this.slot);
@@ -59524,6 +59657,7 @@ class CrewRun {
     this.reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${errors_message(e)}`;
     if (e instanceof ClassroomInterruptedError) {
       this.reason = `interrupted: ${e.message}`;
+      this.orphaned = true;
       await this.alert("classroom-interrupted", e.message);
     } else if (!(e instanceof AbortCrew)) await this.alert("runtime-error", errors_message(e));
   }
@@ -59553,7 +59687,8 @@ class CrewRun {
         reason,
         durationMs,
         ...this.preVerify && outcome === "aborted" ? { preVerify: true } : {},
-        ...this.infra && outcome === "aborted" ? { infra: true } : {}
+        ...this.infra && outcome === "aborted" ? { infra: true } : {},
+        ...this.orphaned && outcome === "aborted" ? { orphaned: true } : {}
       })
     ]);
     await pauseForOutcome(this.layout, {
@@ -59583,10 +59718,18 @@ class CrewRun {
   }
   /** The agent's part: brief, session (turns, verification, corrections), bookbag. */
   async live(r) {
-    this.resetOut();
-    const briefed = await this.writeCrewBrief(r);
+    const briefed = this.collecting ? this.briefRead() : await this.freshBrief(r);
     const session = await this.session(r);
     return this.keepBookbag(r, briefed, session);
+  }
+  /** Empties what the last run handed back, then writes the brief. */
+  async freshBrief(r) {
+    this.resetOut();
+    return this.writeCrewBrief(r);
+  }
+  /** A collected crew's brief: the one its student read, digested as writeBrief digests it. */
+  briefRead() {
+    return { briefSha: sha256(redact_redactText((0,external_node_fs_namespaceObject.readFileSync)(this.paths.brief, "utf8"))), continuing: void 0 };
   }
   /** Empties the student's `out` directory and removes the last run's usage, report and verify log. */
   resetOut() {
@@ -59815,8 +59958,8 @@ class CrewRun {
     const { spec, classroom, slot, dirs, scratch, out, worktree, crew } = this;
     const git = studentGitMounts(dirs, worktree);
     const briefs = () => (0,external_node_fs_namespaceObject.readdirSync)(scratch).filter((f) => /^(brief|correction-\d+)\.md$/.test(f)).map((f) => (0,external_node_path_namespaceObject.join)(scratch, f));
-    const studentHome = sandbox.freshHome("student");
-    const revision = await revisionStart({
+    const studentHome = this.collecting ? sandbox.home("student") : sandbox.freshHome("student");
+    const revision = this.collecting ? void 0 : await revisionStart({
       layout: this.layout,
       crewId: crew.crewId,
       plan: crew.revision,
@@ -67697,6 +67840,12 @@ function sortCurriculum(input, states, registry) {
         code: "active-crew",
         reason: `crew ${state.crewId} is already planned or running`
       });
+    } else if (state.kind === "stopped" && state.orphaned) {
+      refused.push({
+        issue: item.number,
+        code: "stopped-after-orphanings",
+        reason: `its classroom lost ${state.orphaned} crews in a row (the last ${state.crewIds.join(", ")}): Orca crashed or restarted under them; none counted as an attempt. Fix the daemon, then \`school requeue ${item.number}\``
+      });
     } else if (state.kind === "stopped") {
       refused.push({
         issue: item.number,
@@ -68062,8 +68211,9 @@ function refillStop(layout, crewId) {
   const c = readCrewState(layout).registry.crews[crewId];
   if (!c) return `crew ${crewId} left no record`;
   const counted = c.outcome === "succeeded" || FAILURE_OUTCOMES.includes(c.outcome) && c.outcome !== "lost";
-  if (counted && !c.preVerify) return void 0;
-  return `crew ${crewId} (issue #${c.issueNumber}) ended ${c.outcome ?? c.status}${c.preVerify ? " at the pre-verify of its slot" : ""}`;
+  if (counted && !c.preVerify && !c.orphaned) return void 0;
+  const where = c.preVerify ? " at the pre-verify of its slot" : c.orphaned ? ", orphaned by its classroom" : "";
+  return `crew ${crewId} (issue #${c.issueNumber}) ended ${c.outcome ?? c.status}${where}`;
 }
 async function markLost(o, crewId, issueNumber, why, result, progress) {
   const reg = readCrewState(o.layout).registry;
@@ -68237,7 +68387,7 @@ class SlotDriver {
     const { runtimeDir } = this.setup.baseSpec;
     const baseSha = crew.revision?.headSha ?? this.setup.baseSha;
     const specPath = writeSpec({ ...this.setup.baseSpec, crewId, baseSha });
-    const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(o.config, crew.agent));
+    const runner = driver_slots_launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(o.config, crew.agent));
     this.active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
     this.result.launched.push(crewId);
     this.progress({ crewId, issueNumber: crew.issueNumber, phase: "launched", elapsedMs: 0 });
@@ -68366,7 +68516,7 @@ function standbyStop(o, result) {
   }
   return spent >= cap ? `spend cap reached: $${spent.toFixed(2)} of $${cap.toFixed(2)} spent` : void 0;
 }
-function launch(launcher, specPath, runtimeDir, crewId, env) {
+function driver_slots_launch(launcher, specPath, runtimeDir, crewId, env) {
   const dir = crewRuntimeDir(runtimeDir, crewId);
   (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
   let pid;
@@ -68394,40 +68544,97 @@ function pausedReason(layout) {
 
 
 
+
+
+
+
+
 async function reclaimOrcaOrphans(o) {
+  const out = { collected: [], orphaned: [] };
   const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
-  if (daemon?.classroom !== "orca") return [];
+  if (daemon?.classroom !== "orca") return out;
   const { registry, processes } = readCrewState(o.layout);
-  const reclaimed = [];
   for (const c of Object.values(registry.crews)) {
     if (c.status !== "running" || c.daemon !== o.daemon) continue;
     const p = processes.get(c.crewId);
     if (p && localLiveness(p) !== "gone") continue;
-    const turns = (0,external_node_path_namespaceObject.join)(crewRuntimeDir(o.runtimeDir, c.crewId), "orca");
-    if (!(0,external_node_fs_namespaceObject.existsSync)(turns)) continue;
-    const killed = stopTurns(turns, c.crewId);
-    const remaining = [];
-    if (c.slot !== void 0) {
-      const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+    const dir = crewRuntimeDir(o.runtimeDir, c.crewId);
+    if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, "orca"))) continue;
+    const killed = stopTurns((0,external_node_path_namespaceObject.join)(dir, "orca"), c.crewId);
+    const spec = crewSpec(dir);
+    const turn = finishedTurn(dir);
+    let uncollected;
+    if (spec && turn === 1) {
       try {
-        room.preflight();
-        remaining.push(...await room.teardown(c.slot, o.baseSha));
+        const r = await collectCrew(spec, { logger: o.logger });
+        o.logger.info(
+          `crew ${c.crewId}: collected after its runner died (its student had finished${killed ? `; ${killed} process(es) it left running stopped` : ""}): ${r.outcome}`
+        );
+        out.collected.push(c.crewId);
+        continue;
       } catch (e) {
-        remaining.push(`could not reset the slot: ${errors_message(e)}`);
+        uncollected = errors_message(e);
+        o.logger.warning(`crew ${c.crewId}: could not be collected: ${uncollected}`);
+        if (readCrewState(o.layout).registry.crews[c.crewId]?.status !== "running") continue;
       }
     }
-    const finished = (0,external_node_fs_namespaceObject.readdirSync)(turns).some((t) => (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(turns, t, "exit-code")));
-    const detail = `orphaned: its runner is gone; ${killed} process(es) left in its Orca terminal stopped, the slot reset${finished ? " (its student had finished, but no runner was left to verify and record it)" : ""}${remaining.length ? `; remaining: ${remaining.slice(0, 5).join("; ")}` : ""}`;
-    o.logger.warning(`crew ${c.crewId}: ${detail}`);
-    await audit(o.layout, "crew.alert", {
+    const why = turn === void 0 ? "its student had not finished" : !spec ? "its student had finished, but the crew spec it ran with is gone" : uncollected !== void 0 ? `its student had finished, but it could not be collected (${uncollected})` : `its student had finished correction turn ${turn - 1}, whose session died with its runner`;
+    await sweep(
+      o,
+      c,
+      spec?.baseSha ?? o.baseSha,
+      `${why}; ${killed} process(es) left in its Orca terminal stopped`
+    );
+    out.orphaned.push(c.crewId);
+  }
+  return out;
+}
+async function sweep(o, c, base, why) {
+  const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
+  const remaining = [];
+  const restored = [];
+  if (c.slot !== void 0) {
+    const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+    try {
+      room.preflight();
+      const guard = readBaseline(baselinePath(o.runtimeDir, o.daemon));
+      if (guard) restored.push(...await restoreBaseline(guard));
+      const dir = room.workdir(c.slot);
+      if ((0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, ".git"))) {
+        const { admin } = await slotGitDirs(dir);
+        restored.push(...await resetAdminDir(dir, admin, base));
+      }
+      remaining.push(...await room.teardown(c.slot, base));
+    } catch (e) {
+      remaining.push(`could not reset the slot: ${errors_message(e)}`);
+    }
+  }
+  const detail = `orphaned: its runner is gone and ${why}; the slot was reset${restored.length ? `; put back in git: ${restored.slice(0, 5).join(", ")}` : ""}${remaining.length ? `; remaining: ${remaining.slice(0, 5).join("; ")}` : ""}`;
+  const reason = `interrupted: ${detail}; its unfinished change is not graded (the issue is tried again)`;
+  await crewEventLog(o.layout).append([
+    event_log_event("lease.released", `released:${c.crewId}`, { crewId: c.crewId, reason: "orphaned" }),
+    event_log_event("crew.finished", `finished:${c.crewId}`, {
       crewId: c.crewId,
       issueNumber: c.issueNumber,
-      kind: "orphaned",
-      detail
-    });
-    reclaimed.push(c.crewId);
+      outcome: "aborted",
+      reason,
+      orphaned: true
+    })
+  ]);
+  o.logger.warning(`crew ${c.crewId}: ${detail}`);
+  await audit(o.layout, "crew.alert", {
+    crewId: c.crewId,
+    issueNumber: c.issueNumber,
+    kind: "orphaned",
+    detail
+  });
+}
+function crewSpec(dir) {
+  try {
+    return readSpec((0,external_node_path_namespaceObject.join)(dir, "spec.json"));
+  } catch {
+    return void 0;
   }
-  return reclaimed;
 }
 function stopTurns(turns, crewId) {
   let killed = 0;
@@ -70018,6 +70225,7 @@ function loadBoardSources(layout) {
 
 
 const STOP_REASON = "repair-stopped-after-two-failures";
+const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -70131,7 +70339,7 @@ function buildLanes(input) {
       if (active.status === "running") place("running", item, active.startedAt ?? active.plannedAt);
       else place("planned", item, active.plannedAt);
     } else if (state.kind === "stopped") {
-      place("stopped", item, crew.finishedAt, () => STOP_REASON);
+      place("stopped", item, crew.finishedAt, () => state.orphaned ? ORPHAN_STOP_REASON : STOP_REASON);
     } else if (state.kind === "done") {
       const done = byCrew.get(state.crewId);
       if (done) placeJob(place, clean, item, done);

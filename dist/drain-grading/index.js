@@ -65828,6 +65828,7 @@ const registry_crewFold = registerFold({
           c.reason = e.data.reason;
           if (e.data.preVerify) c.preVerify = true;
           if (e.data.infra) c.infra = true;
+          if (e.data.orphaned) c.orphaned = true;
         }
         break;
       }
@@ -66671,6 +66672,7 @@ function ignoredFeedback(state) {
 ;// CONCATENATED MODULE: ./.build/src/dispatch/history.js
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
+const MAX_ORPHANINGS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -66694,15 +66696,25 @@ function stateOf(crews, verdict, requeued) {
     (a, b) => byCodePoint(a.finishedAt ?? "", b.finishedAt ?? "") || byCodePoint(a.plannedAt, b.plannedAt) || byCodePoint(a.crewId, b.crewId)
   );
   const failures = [];
+  let orphans = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
+    if (run.orphaned) {
+      orphans.push(run.crewId);
+      if (orphans.length >= MAX_ORPHANINGS) {
+        const [a, b] = orphans.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], orphaned: orphans.length };
+      }
+      continue;
+    }
     if (outcome === "succeeded") {
       if (verdict?.(run.crewId) === "rejected") failures.push(run.crewId);
       else return { kind: "done", crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     }
+    if (failures.at(-1) === run.crewId) orphans = [];
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
@@ -66718,7 +66730,8 @@ class RunTimeHistory {
   all = { run: 0, estimated: 0, n: 0 };
   constructor(registry, sizeOf, defaultSize) {
     for (const c of Object.values(registry.crews)) {
-      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra) continue;
+      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra || c.orphaned)
+        continue;
       const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
       if (!Number.isFinite(ms) || ms < 0) continue;
       const issue = sizeOf(c.issueNumber);
@@ -66793,7 +66806,7 @@ function issueStatuses(i) {
     } else if (state2?.kind === "stopped")
       out.set(issue, {
         state: "stopped",
-        reason: "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
       });
     else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
       out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
@@ -68784,20 +68797,53 @@ function freeSlot(registry, req, gone, t) {
   }
   return void 0;
 }
-async function heartbeat(layout, crewId, n, leaseMs) {
+async function takeOverCrew(layout, req) {
+  const { result } = await crewEventLog(layout).transact(
+    (current) => {
+      const registry = foldLog(crewFold, { events: current.events });
+      const crew = registry.crews[req.crewId];
+      const refused = (reason) => ({ append: [], result: { refused: reason } });
+      if (!crew || crew.status !== "running" || crew.slot === void 0)
+        return refused(`not running (${crew?.status ?? "not planned"})`);
+      if (crew.daemon !== req.daemon) return refused(`running on daemon ${crew.daemon}`);
+      const runner = processesOf(current.events).get(req.crewId);
+      if (runner && localLiveness(runner) !== "gone") return refused(`its runner pid ${runner.pid} is alive`);
+      const t = /* @__PURE__ */ new Date();
+      const { crewId, daemon, owner } = req;
+      const slot = crew.slot;
+      const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
+      const by = `${req.process.pid}:${req.process.start ?? ""}`;
+      return {
+        append: [
+          event(
+            "lease.acquired",
+            `lease:${leaseId(daemon, slot)}:${crewId}:taken-over:${by}`,
+            { crewId, daemon, slot, owner, expiresAt },
+            t
+          ),
+          event("crew.process", `process:${crewId}:taken-over:${by}`, req.process, t)
+        ],
+        result: { slot }
+      };
+    }
+  );
+  if ("refused" in result) throw new ClaimRefusedError(req.crewId, result.refused);
+  return result;
+}
+async function heartbeat(layout, crewId, n, leaseMs, series = "") {
   const expiresAt = new Date(Date.now() + leaseMs).toISOString();
   await crewEventLog(layout).append([
-    event("lease.heartbeat", `heartbeat:${crewId}:${n}`, { crewId, expiresAt })
+    event("lease.heartbeat", `heartbeat:${crewId}:${series}${n}`, { crewId, expiresAt })
   ]);
 }
 async function releaseLease(layout, crewId, reason) {
   await crewEventLog(layout).append([event("lease.released", `released:${crewId}`, { crewId, reason })]);
 }
-function startHeartbeat(layout, crewId, leaseMs, onError) {
+function startHeartbeat(layout, crewId, leaseMs, onError, series = "") {
   let n = 0;
   const every = Math.max(1e3, Math.floor(leaseMs / 3));
   const timer = setInterval(() => {
-    heartbeat(layout, crewId, ++n, leaseMs).catch(onError);
+    heartbeat(layout, crewId, ++n, leaseMs, series).catch(onError);
   }, every);
   timer.unref();
   return () => clearInterval(timer);
@@ -70302,6 +70348,7 @@ const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["
 
 
 const STOP_REASON = "repair-stopped-after-two-failures";
+const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -70415,7 +70462,7 @@ function buildLanes(input) {
       if (active.status === "running") place("running", item, active.startedAt ?? active.plannedAt);
       else place("planned", item, active.plannedAt);
     } else if (state.kind === "stopped") {
-      place("stopped", item, crew.finishedAt, () => STOP_REASON);
+      place("stopped", item, crew.finishedAt, () => state.orphaned ? ORPHAN_STOP_REASON : STOP_REASON);
     } else if (state.kind === "done") {
       const done = byCrew.get(state.crewId);
       if (done) placeJob(place, clean, item, done);
