@@ -213,6 +213,8 @@ async function runMode(
         ...(bookbagsPath ? { bookbagsPath } : {}),
         // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
         remainingMs: () => budgetMs - (performance.now() - started),
+        // It cannot ask the office (its state is this job's copy); its own repairs it can plan.
+        repairInJob: true,
         ...(jobStatus ? { jobStatus } : {}),
         onProgress: (p) => logger.info(progressLine(daemon, p)),
       }),
