@@ -272,7 +272,9 @@ export class SlotDriver {
     try {
       id = await this.o.repair!(crewId);
     } catch (e) {
-      this.o.logger.warning(`daemon ${this.o.daemon}: the repair of ${crewId} was not planned: ${message(e)}`);
+      this.o.logger.warning(
+        `daemon ${this.o.daemon}: the repair of ${crewId} was not planned: ${message(e)}`,
+      );
       return;
     }
     if (!id || this.seen.has(id)) return;

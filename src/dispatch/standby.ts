@@ -260,7 +260,10 @@ export async function planJobRepair(
         queued: true as const,
         repairOf: o.crewId,
         ...(o.plannedBy
-          ? { plannedBy: o.plannedBy.kind === 'actions' ? { ...o.plannedBy, daemon: failed.daemon } : o.plannedBy }
+          ? {
+              plannedBy:
+                o.plannedBy.kind === 'actions' ? { ...o.plannedBy, daemon: failed.daemon } : o.plannedBy,
+            }
           : {}),
       },
       o.now ?? new Date(),

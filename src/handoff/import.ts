@@ -102,7 +102,9 @@ const repairOf: Rule = (e, c) => {
     d.weight === failed.weight &&
     JSON.stringify(d.fences) === JSON.stringify(failed.fences) &&
     d.revision === undefined;
-  return same ? undefined : `it is not the repair crew ${d.repairOf} calls for (attempt ${due.attempt}, same agent, weight and fences)`;
+  return same
+    ? undefined
+    : `it is not the repair crew ${d.repairOf} calls for (attempt ${due.attempt}, same agent, weight and fences)`;
 };
 
 /** Audit lines have no key or type rules: importAudit takes them. */
