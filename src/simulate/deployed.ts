@@ -34,6 +34,22 @@ export type Cadence = 'cron' | 'refill' | 'standby' | 'shared';
  */
 interface SharedRun {
   queue: ReadyItem[];
+  /** Crews its jobs started. */
+  started: number;
+  /** What the run's grade hands to the office: its crews' ends and the crews they did not start. */
+  graded: Array<() => void>;
+}
+
+/** Idle slot-minutes while runnable work waits, by what held the slot (docs/simulate.md). */
+export interface IdleCauses {
+  /** No crew job on the daemon: waiting for the next plan. */
+  noJob: number;
+  /** A crew job queued (GitHub's queue, or behind the daemon's previous job). */
+  queued: number;
+  /** The job runs but may not start another crew: a crew timeout plus the reserve no longer fit. */
+  window: number;
+  /** The job may start crews but has none of its own left. */
+  empty: number;
 }
 
 export interface DeployedOptions {
@@ -45,6 +61,24 @@ export interface DeployedOptions {
   /** Default: the longest run of the workload, rounded up (a timeout that kills no run). */
   crewTimeoutMinutes?: number;
   gradingReserveMinutes: number;
+  /**
+   * `standby`, `shared`: a crew job plans and starts the repair of its own failed crew
+   * (`dispatch.repairInJob`, the office's `jobRepair`). Default true, as the configuration.
+   */
+  repairInJob?: boolean;
+  /**
+   * `standby`, `shared`: minutes from a run's last crew job end to its grade's save (judge and
+   * grade jobs). Only then do the run's crew ends and unstarted crews reach the office: a repair
+   * the job did not run waits for it. Default 5.
+   */
+  gradeMinutes?: number;
+  /**
+   * A design, not built (docs/dispatch.md "Next cycle at once"): a run that started crews and ends
+   * with work waiting starts the next plan this many minutes after its grade, besides the cron.
+   */
+  continueMinutes?: number;
+  /** Filled with the idle slot-minutes while work waits, by cause. */
+  idle?: IdleCauses;
 }
 
 /** The documented workflow: a two-hourly cron, 360-minute jobs, a 5-minute grading reserve. */
@@ -73,7 +107,9 @@ type Ev =
   | { kind: 'tick' }
   | { kind: 'job'; daemon: Daemon }
   | { kind: 'finish'; daemon: Daemon; slot: SimSlot; item: ReadyItem; start: number }
-  | { kind: 'resume' };
+  | { kind: 'resume' }
+  | { kind: 'plan' }
+  | { kind: 'grade'; run: SharedRun };
 
 export function simulateDeployed(workload: Workload, options: DeployedOptions): SimResult {
   const longest = Math.max(...workload.issues.flatMap((i) => i.runs.map((r) => r.duration)));
@@ -106,6 +142,8 @@ class DeployedLoop {
   private backlogSize = 0;
   /** `shared`: the runs with a queue, until their last crew job ends. */
   private readonly runs = new Set<SharedRun>();
+  /** Items waiting for their run's grade to reach the office. */
+  private readonly graded = new Set<ReadyItem>();
 
   constructor(
     workload: Workload,
@@ -150,6 +188,10 @@ class DeployedLoop {
           e.daemon.pendingRun = undefined;
           touched.add(e.daemon);
           starting.add(e.daemon);
+        } else if (e.kind === 'plan') {
+          this.plan();
+        } else if (e.kind === 'grade') {
+          this.grade(e.run);
         } else if (e.kind === 'tick') {
           const before = this.running() + this.plannedCount();
           this.tick();
@@ -172,8 +214,8 @@ class DeployedLoop {
 
   /** Moves the clock, counting busy and usable idle slot-time while runnable work waits. */
   private advanceTo(next: number): void {
-    if (this.now >= this.log.pausedUntil && this.ready.size > 0) {
-      const idle = this.usableIdle();
+    if (this.now >= this.log.pausedUntil && this.waiting().length > 0) {
+      const idle = this.usableIdle(next - this.now);
       const busy = this.running();
       this.backlog.available += (next - this.now) * (busy + idle);
       this.backlog.busy += (next - this.now) * busy;
@@ -189,7 +231,7 @@ class DeployedLoop {
     const shared = [...this.runs].reduce((n, r) => n + r.queue.length, 0);
     return [...this.daemons.values()].reduce(
       (n, d) => n + d.planned.length + (d.job?.crews.length ?? 0),
-      shared,
+      shared + this.graded.size,
     );
   }
 
@@ -233,6 +275,7 @@ class DeployedLoop {
     const slot = d.free.shift();
     if (!slot) throw new SimulationError(`daemon ${d.id} launched with no free slot`);
     d.running++;
+    if (d.job?.run) d.job.run.started++;
     this.events.push(this.now + item.issue.runs[item.run]!.duration, {
       kind: 'finish',
       daemon: d,
@@ -287,7 +330,7 @@ class DeployedLoop {
       this.launch(d, job.run.queue.splice(i, 1)[0]!);
     }
     if (d.running > 0) return;
-    this.toBacklog(job.crews.splice(0));
+    this.afterGrade(job.run, job.crews.splice(0));
     d.job = undefined;
     this.endRuns();
     if (d.planned.length > 0) this.startJobAt(d, this.now);
@@ -300,14 +343,40 @@ class DeployedLoop {
     }
   }
 
+  /** Items back to the backlog: at once, or (a crew job's) when its run's grade reaches the office. */
+  private afterGrade(run: SharedRun | undefined, items: ReadyItem[]): void {
+    if (!run) return this.toBacklog(items);
+    for (const i of items) this.graded.add(i);
+    run.graded.push(() => {
+      for (const i of items) this.graded.delete(i);
+      this.toBacklog(items);
+    });
+  }
+
   /** A run none of whose crew jobs runs or waits any more: what its queue still holds goes back. */
   private endRuns(): void {
     for (const r of this.runs) {
       const live = [...this.daemons.values()].some((d) => d.job?.run === r || d.pendingRun === r);
       if (live) continue;
-      this.toBacklog(r.queue.splice(0));
+      this.afterGrade(r, r.queue.splice(0));
       this.runs.delete(r);
+      this.events.push(this.now + (this.o.gradeMinutes ?? 5), { kind: 'grade', run: r });
     }
+  }
+
+  /** A run's grade: its crews' ends reach the office; (a) work waiting starts the next cycle. */
+  private grade(run: SharedRun): void {
+    for (const f of run.graded.splice(0)) f();
+    if (this.o.continueMinutes === undefined || run.started === 0 || this.ready.size === 0) return;
+    this.events.push(this.now + this.o.continueMinutes, { kind: 'plan' });
+  }
+
+  /** A plan the loop started itself (a): as the cron's, without moving the cron. */
+  private plan(): void {
+    const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
+    this.planStandby(capacity);
+    for (const d of this.daemons.values())
+      if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.queueMinutes);
   }
 
   /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
@@ -369,15 +438,15 @@ class DeployedLoop {
     if (first.size > free.reduce((n, d) => n + d.free, 0)) {
       throw new SimulationError('the office placed more crews than free slots');
     }
-    const run: SharedRun | undefined = this.o.cadence === 'shared' ? { queue: [] } : undefined;
+    const run: SharedRun = { queue: [], started: 0, graded: [] };
+    const shared = this.o.cadence === 'shared';
     for (const [id, daemon] of [...first, ...standby]) {
       const item = this.ready.get(id)!;
       this.ready.delete(id);
       this.backlogSize -= item.issue.size;
-      if (run && standby.has(id)) run.queue.push(item);
+      if (shared && standby.has(id)) run.queue.push(item);
       else this.daemons.get(daemon)!.planned.push(item);
     }
-    if (!run) return;
     this.runs.add(run);
     // The run's crew jobs: one per daemon it gave a first wave (as the workflow's matrix).
     for (const d of this.daemons.values()) if (d.planned.length > 0) d.pendingRun = run;
@@ -399,15 +468,44 @@ class DeployedLoop {
         `issue #${item.issue.number} back in the backlog for a run the workload does not have`,
       );
     }
-    this.addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
+    const next = { issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair };
+    const job = d.job?.run ? d.job : undefined;
+    if (!job) return this.addToBacklog(next);
+    const full: ReadyItem = { ...next, id: `${item.issue.number}#${next.run}`, seq: this.seq++ };
+    // A crew job plans the repair of its own failed crew and starts it next (dispatch/standby.ts).
+    if ((this.o.repairInJob ?? true) && this.office.jobRepair(item)) return void job.crews.unshift(full);
+    this.afterGrade(job.run, [full]);
+  }
+
+  /** Work not started: the backlog, crews planned or on standby, and what a grade will return. */
+  private waiting(): ReadyItem[] {
+    const out = [...this.ready.values()];
+    for (const d of this.daemons.values()) out.push(...d.planned, ...(d.job?.crews ?? []));
+    for (const r of this.runs) out.push(...r.queue);
+    for (const i of this.graded) out.push(i);
+    return out;
   }
 
   /** Free slots some ready item fits, for the refill figure (idle while runnable work waits). */
-  private usableIdle(): number {
+  private usableIdle(minutes: number): number {
     let lightest = 4;
-    for (const i of this.ready.values()) lightest = Math.min(lightest, classRank(i.issue.weight));
+    for (const i of this.waiting()) lightest = Math.min(lightest, classRank(i.issue.weight));
     let idle = 0;
-    for (const d of this.daemons.values()) for (const s of d.free) if (classRank(s.class) >= lightest) idle++;
+    const causes = this.o.idle;
+    for (const d of this.daemons.values()) {
+      let n = 0;
+      for (const s of d.free) if (classRank(s.class) >= lightest) n++;
+      idle += n;
+      if (!causes || n === 0) continue;
+      const why: keyof IdleCauses = d.job
+        ? this.fits(d.job)
+          ? 'empty'
+          : 'window'
+        : d.jobAt !== undefined
+          ? 'queued'
+          : 'noJob';
+      causes[why] += n * minutes;
+    }
     return idle;
   }
 }

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_DEPLOYED, simulateDeployed, type IdleCauses } from '../../src/simulate/deployed.js';
+import { resolveSimOptions } from '../../src/simulate/options.js';
+import type { SimIssue, Workload } from '../../src/simulate/workload.js';
+
+/** One daemon with one slot; every issue estimated at its first run's duration. */
+function oneSlot(issues: Array<Array<[number, 'success' | 'failure']>>): Workload {
+  const options = resolveSimOptions({
+    issues: issues.length,
+    daemons: 1,
+    slotsPerDaemon: 1,
+    daemonClasses: ['standard'],
+    weightMix: [0, 1, 0, 0],
+  });
+  const list: SimIssue[] = issues.map((runs, i) => ({
+    number: i + 1,
+    weight: 'standard',
+    priority: 2,
+    size: runs[0]![0],
+    runs: runs.map(([duration, outcome]) => ({ duration, outcome })),
+  }));
+  const chains = list.map((i) => i.runs.reduce((s, r) => s + r.duration, 0));
+  const totalWork = chains.reduce((a, b) => a + b, 0);
+  return {
+    options,
+    issues: list,
+    slots: [{ index: 0, daemon: 'd001', slot: 0, class: 'standard' }],
+    totalWork,
+    longestChain: Math.max(...chains),
+    lowerBound: Math.max(totalWork, ...chains),
+  };
+}
+
+const starts = (r: ReturnType<typeof simulateDeployed>) =>
+  r.timeline.map((t) => [t.issue, t.attempt, t.start] as const);
+
+describe('the GitHub cadence: crew ends reach the office at the grade; a crew job repairs its own crews', () => {
+  // #1 fails after 30 min and its repair takes 20; #2 takes 10. Smallest-first puts #2 first.
+  const w = oneSlot([
+    [
+      [30, 'failure'],
+      [20, 'success'],
+    ],
+    [[10, 'success']],
+  ]);
+  const options = {
+    ...DEFAULT_DEPLOYED,
+    cadence: 'standby' as const,
+    order: 'smallest-first' as const,
+    crewTimeoutMinutes: 40,
+  };
+
+  it('the job that ran the failed crew starts its repair at once, before the rest of its standby', () => {
+    const r = simulateDeployed(w, options);
+    // #2 first (the first wave), then #1 on standby; its repair in the same job when it fails.
+    expect(starts(r)).toEqual([
+      [2, 1, 1],
+      [1, 1, 11],
+      [1, 2, 41],
+    ]);
+  });
+
+  it('without it the repair waits for the grade of the run and the next plan (the cron)', () => {
+    const idle: IdleCauses = { noJob: 0, queued: 0, window: 0, empty: 0 };
+    const r = simulateDeployed(w, { ...options, repairInJob: false, idle });
+    // The job ends at 41; its grade hands the failure to the office at 46; the next cron is at 120.
+    expect(starts(r)).toEqual([
+      [2, 1, 1],
+      [1, 1, 11],
+      [1, 2, 121],
+    ]);
+    // The slot waited with the repair known (46–120) and not yet known (41–46): 79 minutes with no job.
+    expect(idle.noJob).toBeCloseTo(79, 5);
+  });
+
+  it('a run that ends with work waiting starts the next plan after its grade (modelled, not built)', () => {
+    const r = simulateDeployed(w, { ...options, repairInJob: false, continueMinutes: 2 });
+    // Grade at 46, plan at 48, its crew job a minute later.
+    expect(starts(r).at(-1)).toEqual([1, 2, 49]);
+  });
+});
