@@ -7,12 +7,15 @@ import type { JobLiveness } from '../dispatch/lease.js';
 import { clearPause } from '../dispatch/pause.js';
 import type { PlanResult } from '../dispatch/plan.js';
 import { readRegistry } from '../dispatch/registry.js';
-import { CorruptStateError } from '../errors.js';
+import { CorruptStateError, message } from '../errors.js';
 import { markHandoff, writeHandoff } from '../handoff/handoff.js';
 import { importHandoffs, type HandoffImport } from '../handoff/import.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 import { ptraceWarning } from '../crew/host.js';
+import { readNextCycle, recordNextCycle, thisRun, type NextCycleDecision } from '../dispatch/next-cycle.js';
+import { gradingVerdicts } from '../grading/feedback.js';
+import { workflowTarget, type WorkflowTarget } from '../github/next-cycle.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
 
 /**
@@ -21,7 +24,7 @@ import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from 
  * reports the result (outputs and summary).
  */
 export interface DispatchJobInput {
-  mode: 'plan' | 'run' | 'heartbeat' | 'import';
+  mode: 'plan' | 'run' | 'heartbeat' | 'import' | 'next-cycle';
   daemon?: string;
   config?: string;
   stateDir?: string;
@@ -37,6 +40,10 @@ export interface DispatchJobInput {
   dryRun: boolean;
   /** argv prefix that starts a crew runner (mode run). */
   launcher: readonly string[];
+  /** Mode next-cycle: runs in a row the loop may start itself (0: off). */
+  nextCycleRuns?: number;
+  /** Mode next-cycle: starts the workflow this run belongs to again (`workflow_dispatch`). */
+  startWorkflow?: (target: WorkflowTarget) => Promise<void>;
   /** Asks the Actions API about a job, for the repository the config names. */
   jobLiveness?: (repository: string | undefined) => JobLiveness | undefined;
 }
@@ -56,6 +63,7 @@ export type DispatchJobResult =
   | { mode: 'import'; imported: HandoffImport }
   | { mode: 'heartbeat'; daemon: string }
   | { mode: 'run'; daemon: string; run: RunStepResult }
+  | { mode: 'next-cycle'; decision: NextCycleDecision; started: boolean; problem?: string }
   | { mode: 'dry-run'; of: string };
 
 export interface DispatchJob {
@@ -76,6 +84,7 @@ export async function dispatchJob(input: DispatchJobInput, logger: Logger): Prom
   if (input.dryRun) return done({ mode: 'dry-run', of: input.mode });
   if (input.mode === 'import') return done(await importMode(input, job, logger));
   if (input.mode === 'heartbeat') return done(await heartbeatMode(input, job));
+  if (input.mode === 'next-cycle') return done(await nextCycleMode(input, job, logger));
   return done(await runMode(input, job, logger, started));
 }
 
@@ -221,6 +230,53 @@ async function runMode(
     )
     .finally(handoff);
   return { mode: 'run', daemon, run };
+}
+
+/**
+ * Mode next-cycle (the grade job, after its save): start the next run at once when work is waiting
+ * (dispatch/next-cycle.ts). The record is written first, so the next run knows its place in the
+ * chain; a failed request is a warning (the schedule goes on), never a failed grade.
+ */
+async function nextCycleMode(
+  input: DispatchJobInput,
+  job: JobSetup,
+  logger: Logger,
+): Promise<DispatchJobResult> {
+  const run = thisRun();
+  if (!run) {
+    const decision = { start: false, chain: 0, reason: 'not a GitHub Actions run' };
+    return { mode: 'next-cycle', decision, started: false };
+  }
+  const decision = readNextCycle(
+    job.layout,
+    job.config,
+    run,
+    input.nextCycleRuns ?? 0,
+    gradingVerdicts(job.layout, logger),
+  );
+  if (!decision.start) {
+    logger.info(`dispatch-crew: next cycle not started: ${decision.reason}`);
+    return { mode: 'next-cycle', decision, started: false };
+  }
+  const target = workflowTarget();
+  const problem =
+    typeof target === 'string' ? target : input.startWorkflow ? undefined : 'no token to start a workflow';
+  if (problem || typeof target === 'string') {
+    logger.warning(`dispatch-crew: next cycle not started: ${problem}; the schedule goes on`);
+    return { mode: 'next-cycle', decision, started: false, ...(problem ? { problem } : {}) };
+  }
+  await recordNextCycle(job.layout, run, decision.chain);
+  try {
+    await input.startWorkflow!(target);
+  } catch (e) {
+    const why = `starting ${target.file} on ${target.ref} failed: ${message(e)} (the job needs actions: write, the workflow a workflow_dispatch trigger)`;
+    logger.warning(`dispatch-crew: next cycle not started: ${why}; the schedule goes on`);
+    return { mode: 'next-cycle', decision, started: false, problem: why };
+  }
+  logger.info(
+    `dispatch-crew: next cycle started (${target.file} on ${target.ref}, run ${decision.chain} of at most ${input.nextCycleRuns} in a row): ${decision.reason}`,
+  );
+  return { mode: 'next-cycle', decision, started: true };
 }
 
 /** Lifts every launch pause with the given reason (the workflow input clear-pause). */

@@ -1,5 +1,6 @@
 import type { DispatchOrder } from '../config/schema.js';
 import { SimulationError, type SimResult } from './engine.js';
+import { nextCycle } from '../dispatch/next-cycle.js';
 import { MinHeap } from './heap.js';
 import { createOffice } from './office-adapter.js';
 import { classRank } from './options.js';
@@ -36,6 +37,8 @@ interface SharedRun {
   queue: ReadyItem[];
   /** Crews its jobs started. */
   started: number;
+  /** Runs in a row the loop started itself, this one included (0: the cron's). */
+  chain: number;
   /** What the run's grade hands to the office: its crews' ends and the crews they did not start. */
   graded: Array<() => void>;
 }
@@ -73,10 +76,13 @@ export interface DeployedOptions {
    */
   gradeMinutes?: number;
   /**
-   * A design, not built (docs/dispatch.md "Next cycle at once"): a run that started crews and ends
-   * with work waiting starts the next plan this many minutes after its grade, besides the cron.
+   * `standby`, `shared`: a run's grade starts the next run when work is waiting (the office's
+   * `nextCycle`, dispatch/next-cycle.ts), at most this many in a row; 0 turns it off. Default 12,
+   * the workflow input `next-cycle-runs`.
    */
-  continueMinutes?: number;
+  nextCycleRuns?: number;
+  /** Minutes from the grade to the next run's plan (workflow_dispatch, the plan job). Default 2. */
+  nextCycleMinutes?: number;
   /** Filled with the idle slot-minutes while work waits, by cause. */
   idle?: IdleCauses;
 }
@@ -108,7 +114,7 @@ type Ev =
   | { kind: 'job'; daemon: Daemon }
   | { kind: 'finish'; daemon: Daemon; slot: SimSlot; item: ReadyItem; start: number }
   | { kind: 'resume' }
-  | { kind: 'plan' }
+  | { kind: 'plan'; chain: number }
   | { kind: 'grade'; run: SharedRun };
 
 export function simulateDeployed(workload: Workload, options: DeployedOptions): SimResult {
@@ -189,7 +195,7 @@ class DeployedLoop {
           touched.add(e.daemon);
           starting.add(e.daemon);
         } else if (e.kind === 'plan') {
-          this.plan();
+          this.plan(e.chain);
         } else if (e.kind === 'grade') {
           this.grade(e.run);
         } else if (e.kind === 'tick') {
@@ -364,17 +370,25 @@ class DeployedLoop {
     }
   }
 
-  /** A run's grade: its crews' ends reach the office; (a) work waiting starts the next cycle. */
+  /** A run's grade: its crews' ends reach the office, and the office says whether to start the next run. */
   private grade(run: SharedRun): void {
     for (const f of run.graded.splice(0)) f();
-    if (this.o.continueMinutes === undefined || run.started === 0 || this.ready.size === 0) return;
-    this.events.push(this.now + this.o.continueMinutes, { kind: 'plan' });
+    const paused = this.now < this.log.pausedUntil ? 'usage limit' : undefined;
+    const next = nextCycle({
+      maxRuns: this.o.nextCycleRuns ?? 12,
+      started: run.started,
+      waiting: this.ready.size,
+      chain: run.chain,
+      ...(paused ? { paused } : {}),
+    });
+    if (next.start)
+      this.events.push(this.now + (this.o.nextCycleMinutes ?? 2), { kind: 'plan', chain: next.chain });
   }
 
-  /** A plan the loop started itself (a): as the cron's, without moving the cron. */
-  private plan(): void {
+  /** A run the loop started itself: a plan as the cron's, without moving the cron. */
+  private plan(chain: number): void {
     const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
-    this.planStandby(capacity);
+    this.planStandby(capacity, chain);
     for (const d of this.daemons.values())
       if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.queueMinutes);
   }
@@ -412,7 +426,7 @@ class DeployedLoop {
    * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
    * predicted work — the office's own standby pass (dispatch/standby.ts), for a full job.
    */
-  private planStandby(capacity: (d: Daemon) => number): void {
+  private planStandby(capacity: (d: Daemon) => number, chain = 0): void {
     if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
     const free: FreeDaemon[] = [...this.daemons.values()]
       .filter((d) => capacity(d) > 0)
@@ -438,7 +452,7 @@ class DeployedLoop {
     if (first.size > free.reduce((n, d) => n + d.free, 0)) {
       throw new SimulationError('the office placed more crews than free slots');
     }
-    const run: SharedRun = { queue: [], started: 0, graded: [] };
+    const run: SharedRun = { queue: [], started: 0, graded: [], chain };
     const shared = this.o.cadence === 'shared';
     for (const [id, daemon] of [...first, ...standby]) {
       const item = this.ready.get(id)!;

@@ -93,7 +93,7 @@ describe('school init', () => {
       contents: 'write',
       issues: 'write',
       'pull-requests': 'write',
-      actions: 'read',
+      actions: 'write',
     });
 
     // What to do next, exactly: the secret its agent needs, the runner of its one daemon, the first run.

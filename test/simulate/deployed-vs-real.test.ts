@@ -227,13 +227,14 @@ describe('the simulator tells the truth about a GitHub crew job', () => {
         Math.abs(real - simulated),
         `real ${real.toFixed(3)} vs simulated ${simulated.toFixed(3)}`,
       ).toBeLessThanOrEqual(0.05);
-      // With teeth: without the in-job repair the simulated job ends and the repair waits for a plan.
+      // With teeth: without the in-job repair (nor the next cycle) the repair waits for the cron.
       const later = simulateDeployed(workload, {
         ...base,
         scheduleMinutes: 20,
         cadence: 'standby',
         order: 'tail-guard',
         repairInJob: false,
+        nextCycleRuns: 0,
       });
       expect(real - measure(workload, later).utilization).toBeGreaterThan(0.1);
       process.stdout.write(

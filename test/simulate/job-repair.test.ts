@@ -60,9 +60,9 @@ describe('the GitHub cadence: crew ends reach the office at the grade; a crew jo
     ]);
   });
 
-  it('without it the repair waits for the grade of the run and the next plan (the cron)', () => {
+  it('without it (and without the next cycle) the repair waits for the grade and the next cron', () => {
     const idle: IdleCauses = { noJob: 0, queued: 0, window: 0, empty: 0 };
-    const r = simulateDeployed(w, { ...options, repairInJob: false, idle });
+    const r = simulateDeployed(w, { ...options, repairInJob: false, nextCycleRuns: 0, idle });
     // The job ends at 41; its grade hands the failure to the office at 46; the next cron is at 120.
     expect(starts(r)).toEqual([
       [2, 1, 1],
@@ -73,8 +73,8 @@ describe('the GitHub cadence: crew ends reach the office at the grade; a crew jo
     expect(idle.noJob).toBeCloseTo(79, 5);
   });
 
-  it('a run that ends with work waiting starts the next plan after its grade (modelled, not built)', () => {
-    const r = simulateDeployed(w, { ...options, repairInJob: false, continueMinutes: 2 });
+  it('a run that ends with work waiting starts the next run after its grade (nextCycle)', () => {
+    const r = simulateDeployed(w, { ...options, repairInJob: false, nextCycleMinutes: 2 });
     // Grade at 46, plan at 48, its crew job a minute later.
     expect(starts(r).at(-1)).toEqual([1, 2, 49]);
   });

@@ -5,6 +5,7 @@ import { jobStatusFor } from '../../github/job-status.js';
 import { actionsLogger, runAction } from '../../github/runtime.js';
 import { writeBlocks } from '../../github/summary-blocks.js';
 import { dispatchJob } from '../../loop/dispatch-job.js';
+import { workflowDispatcher } from '../../github/next-cycle.js';
 import { boardSummary } from '../board-summary.js';
 import { readInputs } from './inputs.js';
 import { dispatchNotices, dispatchOutputs, dispatchSummary } from './summary.js';
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
       // Whether another job still runs is asked of the Actions API: the planner cancels crews whose
       // crew job never started, and a runner reclaims an expired lease only once its job has ended.
       jobLiveness: jobStatusFor(token, logger),
+      // Mode next-cycle: the run starts the next one with this job's token (actions: write).
+      ...(inputs.mode === 'next-cycle' && token ? { startWorkflow: workflowDispatcher(token, logger) } : {}),
     },
     logger,
   );

@@ -151,7 +151,7 @@ export function renderWorkflow(o: { toolkit: string; version: string; config: st
     '      contents: write # the state branch',
     '      issues: write # fetch issues; labels and result comments',
     '      pull-requests: write # accepted work delivered as pull requests',
-    '      actions: read # lease reconciliation asks whether a crew job still runs',
+    '      actions: write # lease reconciliation asks whether a crew job still runs; the next cycle starts at once',
     '',
   ].join('\n');
 }
