@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nextCycle, type NextCycleInput } from '../../src/dispatch/next-cycle.js';
 import { readSchool } from '../../src/dispatch/school-log.js';
-import type { WorkflowTarget } from '../../src/github/next-cycle.js';
+import { workflowDispatcher, workflowTarget, type WorkflowTarget } from '../../src/github/next-cycle.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
@@ -133,5 +133,30 @@ describe('dispatch-crew mode next-cycle (the grade job, after its save)', () => 
     });
     expect(refused.started).toBe(false);
     expect(refused.problem).toMatch(/Resource not accessible by integration.*actions: write/);
+  });
+});
+
+describe('starting the calling workflow (the REST call)', () => {
+  it('names the caller from GITHUB_WORKFLOW_REF and dispatches it on its ref, one request', async () => {
+    const target = workflowTarget({
+      GITHUB_WORKFLOW_REF: 'acme/app/.github/workflows/school.yml@refs/heads/main',
+    });
+    expect(target).toEqual({ owner: 'acme', repo: 'app', file: 'school.yml', ref: 'refs/heads/main' });
+    expect(workflowTarget({})).toMatch(/does not name a workflow file/);
+
+    const calls: Array<{ method: string; url: string; body: unknown }> = [];
+    const fake = (async (url: string | URL | Request, init?: RequestInit) => {
+      calls.push({ method: init?.method ?? 'GET', url: String(url), body: JSON.parse(String(init?.body)) });
+      return new Response(null, { status: 204 });
+    }) as typeof fetch;
+    vi.stubEnv('GITHUB_API_URL', 'https://api.example.test');
+    await workflowDispatcher('ghs_test', memoryLogger(), fake)(target as WorkflowTarget);
+    expect(calls).toEqual([
+      {
+        method: 'POST',
+        url: 'https://api.example.test/repos/acme/app/actions/workflows/school.yml/dispatches',
+        body: { ref: 'refs/heads/main' },
+      },
+    ]);
   });
 });
