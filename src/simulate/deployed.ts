@@ -39,6 +39,11 @@ interface SharedRun {
   started: number;
   /** Runs in a row the loop started itself, this one included (0: the cron's). */
   chain: number;
+  /**
+   * Crews it planned per daemon. Until its grade the state shows them all as planned (their starts
+   * and ends reach it with the handoffs), so they hold their daemon's slots for every other plan.
+   */
+  planned: Map<Daemon, number>;
   /** What the run's grade hands to the office: its crews' ends and the crews they did not start. */
   graded: Array<() => void>;
 }
@@ -150,6 +155,8 @@ class DeployedLoop {
   private readonly runs = new Set<SharedRun>();
   /** Items waiting for their run's grade to reach the office. */
   private readonly graded = new Set<ReadyItem>();
+  /** Runs whose grade has not handed their crews' ends to the office yet. */
+  private readonly ungraded = new Set<SharedRun>();
 
   constructor(
     workload: Workload,
@@ -349,6 +356,16 @@ class DeployedLoop {
     }
   }
 
+  /**
+   * An Actions plan's free slots on `d`: the slots less the crews runs not graded yet planned there
+   * (admission counts planned crews as busy; a daemon with standby counts at most its slots).
+   */
+  private unheld(d: Daemon): number {
+    let planned = 0;
+    for (const r of this.ungraded) planned += r.planned.get(d) ?? 0;
+    return this.perDaemon - Math.min(this.perDaemon, planned);
+  }
+
   /** Items back to the backlog: at once, or (a crew job's) when its run's grade reaches the office. */
   private afterGrade(run: SharedRun | undefined, items: ReadyItem[]): void {
     if (!run) return this.toBacklog(items);
@@ -373,6 +390,7 @@ class DeployedLoop {
   /** A run's grade: its crews' ends reach the office, and the office says whether to start the next run. */
   private grade(run: SharedRun): void {
     for (const f of run.graded.splice(0)) f();
+    this.ungraded.delete(run);
     const paused = this.now < this.log.pausedUntil ? 'usage limit' : undefined;
     const next = nextCycle({
       maxRuns: this.o.nextCycleRuns ?? 12,
@@ -387,8 +405,7 @@ class DeployedLoop {
 
   /** A run the loop started itself: a plan as the cron's, without moving the cron. */
   private plan(chain: number): void {
-    const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
-    this.planStandby(capacity, chain);
+    this.planStandby((x) => this.unheld(x), chain);
     for (const d of this.daemons.values())
       if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.queueMinutes);
   }
@@ -414,7 +431,7 @@ class DeployedLoop {
   private tick(): void {
     const o = this.o;
     const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
-    if (o.cadence === 'standby' || o.cadence === 'shared') this.planStandby(capacity);
+    if (o.cadence === 'standby' || o.cadence === 'shared') this.planStandby((x) => this.unheld(x));
     else for (const [item, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item);
     for (const d of this.daemons.values())
       if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
@@ -452,16 +469,19 @@ class DeployedLoop {
     if (first.size > free.reduce((n, d) => n + d.free, 0)) {
       throw new SimulationError('the office placed more crews than free slots');
     }
-    const run: SharedRun = { queue: [], started: 0, graded: [], chain };
+    const run: SharedRun = { queue: [], started: 0, graded: [], chain, planned: new Map() };
     const shared = this.o.cadence === 'shared';
     for (const [id, daemon] of [...first, ...standby]) {
       const item = this.ready.get(id)!;
       this.ready.delete(id);
       this.backlogSize -= item.issue.size;
+      const d = this.daemons.get(daemon)!;
       if (shared && standby.has(id)) run.queue.push(item);
-      else this.daemons.get(daemon)!.planned.push(item);
+      else d.planned.push(item);
+      run.planned.set(d, (run.planned.get(d) ?? 0) + 1);
     }
     this.runs.add(run);
+    this.ungraded.add(run);
     // The run's crew jobs: one per daemon it gave a first wave (as the workflow's matrix).
     for (const d of this.daemons.values()) if (d.planned.length > 0) d.pendingRun = run;
     this.endRuns();

@@ -78,4 +78,23 @@ describe('the GitHub cadence: crew ends reach the office at the grade; a crew jo
     // Grade at 46, plan at 48, its crew job a minute later.
     expect(starts(r).at(-1)).toEqual([1, 2, 49]);
   });
+
+  it("a plan before a run's grade sees that run's crews as planned: their daemon's slots stay held", () => {
+    // Two 10-minute issues; a 30-minute job holds one (a crew timeout of 20 and the reserve leave no
+    // room for standby). The job ends at 11, its grade comes at 71; the cron ticks at 30, 60 and 90.
+    const two = oneSlot([[[10, 'success']], [[10, 'success']]]);
+    const r = simulateDeployed(two, {
+      ...options,
+      scheduleMinutes: 30,
+      jobTimeoutMinutes: 30,
+      crewTimeoutMinutes: 20,
+      gradeMinutes: 60,
+      nextCycleRuns: 0,
+    });
+    // Not at 31 or 61: until the grade the state shows #1 planned on the only slot.
+    expect(starts(r)).toEqual([
+      [1, 1, 1],
+      [2, 1, 91],
+    ]);
+  });
 });
