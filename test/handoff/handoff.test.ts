@@ -351,5 +351,12 @@ describe('a repair the crew job planned for its own failed crew', () => {
     expect(readFileSync(join(restoredDir, 'grading.jsonl'), 'utf8').match(/"job\.enqueued"/g)!.length).toBe(
       3,
     );
+    // A re-run grade imports the same handoff again: nothing new, and only the forgeries refused.
+    const again = await importHandoffs(new StateLayout(restoredDir), root, {
+      config: s.config,
+      logger: silentLogger,
+    });
+    expect(again.dirs[0]!.accepted).toBe(0);
+    expect(again.refused).toHaveLength(3);
   }, 120_000);
 });
