@@ -263,7 +263,9 @@ export class SlotDriver {
       o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
     }
     this.refillOpen = o.refill !== undefined && !this.result.refillStopped;
-    if (o.repair && !this.result.refillStopped) await this.repairOf(a.crewId);
+    // Planned only when it could start: a repair this job cannot run waits for the next plan.
+    if (o.repair && !this.result.refillStopped && !this.result.paused && !this.outOfTime())
+      await this.repairOf(a.crewId);
   }
 
   /** The repair of a crew of this job that failed goes first (seed 002: repairs before new work). */

@@ -149,6 +149,30 @@ describe('a crew job repairs its own failed crew (dispatch.repairInJob)', () => 
     },
   );
 
+  it('plans no repair the job has no time left to start', { timeout: 180_000 }, async () => {
+    const s = (school = makeSchool({ worktrees: 1 }));
+    writeCurriculum(s, [item(1)]);
+    await plan(s, [{ crewId: 'c1-00000001', issue: 1, agent: 'failer' }]);
+    let launched = false;
+    const r = await runStep({
+      config: s.config,
+      layout: s.layout,
+      daemon: 'd1',
+      logger: memoryLogger(),
+      launcher: await launcher(),
+      refill: false,
+      repairInJob: true,
+      // The job's time runs out once its one crew has started.
+      remainingMs: () => (launched ? 0 : 3_600_000),
+      onProgress: (p) => {
+        if (p.phase === 'launched') launched = true;
+      },
+    });
+    expect(r.finished.map((f) => f.outcome)).toEqual(['failed']);
+    expect(r.repairs).toBeUndefined();
+    expect(Object.keys(registry(s).crews)).toEqual(['c1-00000001']);
+  });
+
   it('with dispatch.repairInJob off, the repair waits for the next plan', { timeout: 180_000 }, async () => {
     const s = (school = makeSchool({ worktrees: 1 }));
     const config = { ...s.config, dispatch: { ...s.config.dispatch, repairInJob: false } };
