@@ -1,6 +1,6 @@
 import type { DispatchOrder } from '../config/schema.js';
-import { SimulationError, type SimResult } from './engine.js';
 import { nextCycle } from '../dispatch/next-cycle.js';
+import { SimulationError, type SimResult } from './engine.js';
 import { MinHeap } from './heap.js';
 import { createOffice } from './office-adapter.js';
 import { classRank } from './options.js';
@@ -20,13 +20,18 @@ import type { SimSlot, Workload } from './workload.js';
  * - `cron`: a job runs the crews its plan gave it and ends; a slot freed in between waits for the
  *   next plan. `refill`: a freed slot first takes crews planned for its daemon meanwhile, then asks
  *   the office for this daemon (`refillFor`), while a crew timeout plus the grading reserve still fit
- *   before the job's time limit (`jobTimeoutMinutes`) — the driver's rule.
+ *   before the job's time limit (`jobTimeoutMinutes`; `school loop` gives the driver none, so
+ *   compare.ts and the bench run this cadence without one) — the driver's rule.
+ * - `standby` (`shared`): an Actions plan's first wave and standby crews, each crew job repairing its
+ *   own failed crews; a run's crew ends reach the office at its grade, its crews hold their daemons'
+ *   slots until then, and the grade starts the next run when work waits (below).
  * Pauses follow seed 002 as in the engine. Every run's duration and outcome come from the workload,
  * so cron and refill do the same work and differ only in when it starts.
  */
 export type Cadence = 'cron' | 'refill' | 'standby' | 'shared';
 
 /**
+ * One workflow run of the `standby` and `shared` cadences: its plan, its crew jobs, its grade.
  * `shared` (a design, not built in the crew jobs: docs/dispatch.md "One queue per run"): a plan's
  * standby crews go into one queue for the workflow run instead of one per daemon; a crew job of that
  * run whose slot frees claims the next crew there that its daemon's class takes, while a crew
