@@ -431,6 +431,12 @@ export const configSchema = z
           .default(2)
           .describe('Runs per cycle placed in a fallback classroom when no worktree daemon is online.'),
         leaseSeconds: z.number().int().min(10).default(1200),
+        repairInJob: z
+          .boolean()
+          .default(true)
+          .describe(
+            'An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run.',
+          ),
         verify: argv
           .optional()
           .describe(

@@ -266,6 +266,28 @@ export class SlotDriver {
       o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
     }
     this.refillOpen = o.refill !== undefined && !this.result.refillStopped;
+    // Planned only when it could start: a repair this job cannot run waits for the next plan.
+    if (o.repair && !this.result.refillStopped && !this.result.paused && !this.outOfTime())
+      await this.repairOf(a.crewId);
+  }
+
+  /** The repair of a crew of this job that failed goes first (seed 002: repairs before new work). */
+  private async repairOf(crewId: string): Promise<void> {
+    let id: string | undefined;
+    try {
+      id = await this.o.repair!(crewId);
+    } catch (e) {
+      this.o.logger.warning(
+        `daemon ${this.o.daemon}: the repair of ${crewId} was not planned: ${message(e)}`,
+      );
+      return;
+    }
+    if (!id || this.seen.has(id)) return;
+    this.seen.add(id);
+    this.standby.add(id);
+    this.toLaunch.unshift(id);
+    (this.result.repairs ??= []).push(id);
+    this.o.logger.info(`daemon ${this.o.daemon}: ${crewId} failed; its repair ${id} starts next in this job`);
   }
 
   /** The disk floor, read right before a launch or a refill: the reading when it holds. */

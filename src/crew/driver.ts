@@ -56,6 +56,11 @@ export interface DriverOptions {
    * started; the driver launches those it has not seen. Called again only after a crew finishes.
    */
   refill?: (ctx: { freeDiskBytes: number; remainingMs?: number }) => Promise<string[]>;
+  /**
+   * An Actions crew job (no refill): plans the repair of a crew of this job that just failed
+   * (dispatch/standby.ts `planJobRepair`) and returns its crew id, which is launched next.
+   */
+  repair?: (crewId: string) => Promise<string | undefined>;
   /** Free bytes where this daemon's worktrees live, read before each launch. Default: statfs. */
   freeDisk?: () => number;
   /** With nothing running (nothing that could free space), how long to wait for the disk floor. */
@@ -70,6 +75,8 @@ export interface DriverResult {
   skipped: Array<{ crewId: string; reason: string }>;
   /** Crews the driver took by refill (not in the assignments it was started with). */
   refilled: string[];
+  /** Repairs this job planned for its own failed crews (`repair`). */
+  repairs?: string[];
   /** Launches held back because free disk was below the floor (one per wait). */
   diskWaits: number;
   /** Why refill stopped early in this run (an interruption: the next plan decides again). */

@@ -14,7 +14,8 @@ import type { StateLayout } from '../state/layout.js';
  *    next crew that reports the limit pauses again (seed 002: "unresolved conditions pause again");
  *  - `paused:manual:<rand>` — an operator pause (`school pause --reason`);
  *  - `pause-cleared:<rand>` — lifts every pause recorded before it;
- *  - `requeued:<issue>:<rand>` — `school requeue`: the issue's earlier failures no longer stop it.
+ *  - `requeued:<issue>:<rand>` — `school requeue`: the issue's earlier failures no longer stop it;
+ *  - `next-cycle:<run id>:<attempt>` — a run started the next cycle at once (./next-cycle.ts).
  */
 export interface RosterHeartbeat {
   daemon: string;
@@ -44,11 +45,19 @@ export interface PauseCleared {
   reason: string;
 }
 
+/** A run that ended with work waiting started the next one (./next-cycle.ts). */
+export interface NextCycleStarted {
+  runId: string;
+  /** Runs in a row the loop has started itself, this one included. */
+  chain: number;
+}
+
 export type SchoolEvent =
   | StateEvent<'roster.heartbeat', RosterHeartbeat>
   | StateEvent<'school.paused', PauseRecorded>
   | StateEvent<'school.pause-cleared', PauseCleared>
   | StateEvent<'issue.requeued', IssueRequeued>
+  | StateEvent<'loop.next-cycle', NextCycleStarted>
   /** A handoff's audit lines were imported (they carry no keys: this event makes the import idempotent). */
   | StateEvent<'handoff.imported', { daemon: string; sha256: string }>;
 
@@ -72,6 +81,8 @@ export interface SchoolState {
   lastCleared?: { at: string; reason: string };
   /** `school requeue`: the latest requeue per issue (ISO time), read by the issue history. */
   requeues?: Record<number, string>;
+  /** The latest run the loop started itself (./next-cycle.ts). */
+  nextCycle?: NextCycleStarted & { at: string };
 }
 
 export const schoolFold: LogFold<SchoolState, SchoolEvent> = registerFold<SchoolState, SchoolEvent>({
@@ -91,6 +102,9 @@ export const schoolFold: LogFold<SchoolState, SchoolEvent> = registerFold<School
       case 'school.pause-cleared':
         state.pauses = [];
         state.lastCleared = { at: e.at, reason: e.data.reason };
+        break;
+      case 'loop.next-cycle':
+        if (!state.nextCycle || state.nextCycle.at <= e.at) state.nextCycle = { ...e.data, at: e.at };
         break;
       case 'issue.requeued': {
         state.requeues ??= {};

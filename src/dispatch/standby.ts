@@ -1,7 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import type { DispatchOrder, SchoolConfig } from '../config/schema.js';
+import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
+import { event } from '../state/event-log.js';
+import { foldLog } from '../state/fold.js';
+import type { StateLayout } from '../state/layout.js';
 import { admit, type AdmissionInput, type AdmissionResult, type Admitted } from './admission.js';
+import { issueStates, type Requeues, type VerdictLookup } from './history.js';
 import { predictedMinutes, tailGuardThreshold } from './order.js';
-import type { CrewRegistry } from './registry.js';
+import { crewFold, crewLog, type CrewRegistry } from './registry.js';
+import { readSchool } from './school-log.js';
 
 /**
  * Standby crews for Actions crew jobs. A crew job works on its own copy of the state and cannot take
@@ -189,4 +196,79 @@ function sequence(standby: Admitted[], slots: ReadonlyMap<string, number>): Admi
     next.set(daemon, out);
   }
   return standby.map((a) => next.get(a.daemon)!.shift()!);
+}
+
+/**
+ * A repair in the job that ran the failed crew (seed 002: "queued repairs launch before new
+ * upward rooms"). An Actions crew job cannot ask the office for new work, but the repair of its own
+ * crew is safe to plan there: until the run's grade imports this job's handoff every other planner
+ * sees the issue as active (its crew planned for this daemon), so no one else can take it. The job
+ * plans it (`crew.planned`, `queued: true`, `repairOf` the failed crew) and starts it first, while a
+ * crew timeout plus the reserve fit; the judges grade both crews as usual, and a repair the job did
+ * not start is cancelled by the next plan like any standby crew.
+ *
+ * This decides it, from the crew registry after `crewId` finished: the issue's state (./history.ts,
+ * with the grading verdicts and requeues the job's state holds) must be a repair whose failed crew is
+ * exactly `crewId`. A second failure stops the issue there; an interruption is no failure.
+ */
+export function jobRepair(
+  registry: CrewRegistry,
+  crewId: string,
+  verdict?: VerdictLookup,
+  requeues?: Requeues,
+): { issueNumber: number; attempt: number } | undefined {
+  const crew = registry.crews[crewId];
+  if (!crew || crew.status !== 'finished') return undefined;
+  const ofIssue = Object.fromEntries(
+    Object.values(registry.crews)
+      .filter((c) => c.issueNumber === crew.issueNumber)
+      .map((c) => [c.crewId, c]),
+  );
+  const state = issueStates({ crews: ofIssue, leases: {} }, verdict, requeues).get(crew.issueNumber);
+  if (state?.kind !== 'repair' || state.failedCrewId !== crewId) return undefined;
+  return { issueNumber: crew.issueNumber, attempt: state.attempt };
+}
+
+/**
+ * Plans the in-job repair of `crewId` (see `jobRepair`) on its daemon, under the crew log's lock;
+ * returns the new crew's id, or undefined when the issue needs none. The repair keeps the failed
+ * crew's agent, weight and fences (the same work, restarted from the contract).
+ */
+export async function planJobRepair(
+  layout: StateLayout,
+  o: { crewId: string; plannedBy?: LeaseOwner; verdict?: VerdictLookup; now?: Date },
+): Promise<string | undefined> {
+  const requeues = readSchool(layout).requeues;
+  const tx = await crewLog(layout).transact((current) => {
+    const registry = foldLog(crewFold, current);
+    const repair = jobRepair(registry, o.crewId, o.verdict, requeues);
+    const failed = registry.crews[o.crewId];
+    if (!repair || !failed) return { append: [] as CrewEvent[], result: undefined };
+    const crewId = `c${repair.issueNumber}-${randomBytes(4).toString('hex')}`;
+    const planned = event(
+      'crew.planned',
+      `planned:${crewId}`,
+      {
+        crewId,
+        issueNumber: repair.issueNumber,
+        daemon: failed.daemon,
+        agent: failed.agent,
+        weight: failed.weight,
+        fences: failed.fences,
+        repair: true,
+        attempt: repair.attempt,
+        queued: true as const,
+        repairOf: o.crewId,
+        ...(o.plannedBy
+          ? {
+              plannedBy:
+                o.plannedBy.kind === 'actions' ? { ...o.plannedBy, daemon: failed.daemon } : o.plannedBy,
+            }
+          : {}),
+      },
+      o.now ?? new Date(),
+    ) as CrewEvent;
+    return { append: [planned], result: crewId };
+  });
+  return tx.result;
 }

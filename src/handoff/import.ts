@@ -3,6 +3,12 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import { readCrewState } from '../dispatch/lease.js';
+import type { Requeues, VerdictLookup } from '../dispatch/history.js';
+import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
+import { readSchool } from '../dispatch/school-log.js';
+import { jobRepair } from '../dispatch/standby.js';
+import { gradingVerdicts } from '../grading/feedback.js';
+import type { CrewEvent, CrewPlanned } from '../schemas/crew.js';
 import { message } from '../errors.js';
 import { importBookbags } from '../grading/import.js';
 import type { Logger } from '../log.js';
@@ -48,7 +54,15 @@ const MAX_FILE = 32 * 1024 * 1024;
 const MAX_LINE = 256 * 1024;
 const MAX_KEY = 512;
 
-type Rule = (e: StateEvent, ctx: { daemon: string; crews: Set<string> }) => string | undefined;
+interface RuleContext {
+  daemon: string;
+  crews: Set<string>;
+  /** The crew registry with this handoff's crew events accepted so far applied. */
+  registry: CrewRegistry;
+  verdict?: VerdictLookup;
+  requeues?: Requeues;
+}
+type Rule = (e: StateEvent, ctx: RuleContext) => string | undefined;
 
 const ofCrew: Rule = (e, c) => {
   const id = (e.data as { crewId?: unknown } | null)?.crewId;
@@ -61,9 +75,50 @@ const onDaemon: Rule = (e, c) => {
 };
 const both: Rule = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
 
+/**
+ * A crew job plans nothing but the repair of its own crew that failed in this job
+ * (dispatch/standby.ts `planJobRepair`): the failed crew is this daemon's and its end is already in
+ * the registry (this handoff's events come in order), the office's own rule (`jobRepair`, with the
+ * grade's verdicts and requeues) says the issue needs exactly this repair and nothing else is planned
+ * for it, and the repair is the same work on the same daemon: agent, weight and fences unchanged.
+ */
+const CREW_ID = /^c(\d+)-[0-9a-f]{8}$/;
+const repairOf: Rule = (e, c) => {
+  const d = e.data as Partial<CrewPlanned>;
+  if (typeof d.repairOf !== 'string') return 'a crew job plans only the repair of its own failed crew';
+  if (e.key !== `planned:${String(d.crewId)}`) return 'its key is not planned:<crewId>';
+  const id = typeof d.crewId === 'string' ? CREW_ID.exec(d.crewId) : null;
+  if (!id || Number(id[1]) !== d.issueNumber) return 'its crew id does not name its issue';
+  const known = c.registry.crews[d.crewId!];
+  if (known) {
+    // A handoff imported again (a re-run grade): the same repair, which the log's dedup skips.
+    const same =
+      known.issueNumber === d.issueNumber && known.daemon === c.daemon && known.attempt === d.attempt;
+    return same && known.repair ? undefined : `crew ${d.crewId} already exists`;
+  }
+  if (d.daemon !== c.daemon) return `names daemon ${String(d.daemon)}, not ${c.daemon}`;
+  const failed = c.registry.crews[d.repairOf];
+  if (!failed || !c.crews.has(d.repairOf)) return `crew ${d.repairOf} is not planned for daemon ${c.daemon}`;
+  const due = jobRepair(c.registry, d.repairOf, c.verdict, c.requeues);
+  if (!due) return `issue #${failed.issueNumber} needs no repair after crew ${d.repairOf}`;
+  const same =
+    d.issueNumber === due.issueNumber &&
+    d.attempt === due.attempt &&
+    d.repair === true &&
+    d.queued === true &&
+    d.agent === failed.agent &&
+    d.weight === failed.weight &&
+    JSON.stringify(d.fences) === JSON.stringify(failed.fences) &&
+    d.revision === undefined;
+  return same
+    ? undefined
+    : `it is not the repair crew ${d.repairOf} calls for (attempt ${due.attempt}, same agent, weight and fences)`;
+};
+
 /** Audit lines have no key or type rules: importAudit takes them. */
 const RULES: Record<Exclude<HandoffLog, 'audit'>, Record<string, Rule>> = {
   crews: {
+    'crew.planned': repairOf,
     'crew.started': both,
     'lease.acquired': both,
     'lease.heartbeat': ofCrew,
@@ -106,6 +161,8 @@ export async function importHandoffs(
   o: { config: SchoolConfig; logger: Logger },
 ): Promise<HandoffImport> {
   const result: HandoffImport = { dirs: [], refused: [] };
+  const verdict = gradingVerdicts(layout, o.logger);
+  const requeues = readSchool(layout).requeues;
   for (const dir of handoffDirs(root)) {
     const entry: HandoffImport['dirs'][number] = { dir: basename(dir), accepted: 0, refused: 0, bookbags: 0 };
     result.dirs.push(entry);
@@ -164,7 +221,13 @@ export async function importHandoffs(
         entry.accepted += await importAudit(layout, bytes, meta.sha256, daemon, (why) => refuse(file, why));
         continue;
       }
-      const ctx = { daemon, crews: crewsOf(layout, daemon) };
+      const ctx: RuleContext = {
+        daemon,
+        crews: crewsOf(layout, daemon),
+        registry: structuredClone(readCrewState(layout).registry),
+        ...(verdict ? { verdict } : {}),
+        ...(requeues ? { requeues } : {}),
+      };
       // A roster job only beats: nothing else may arrive under its name.
       const rules: Partial<Record<HandoffLog, Record<string, Rule>>> = roster
         ? { school: { 'roster.heartbeat': RULES.school['roster.heartbeat']! } }
@@ -181,8 +244,15 @@ export async function importHandoffs(
         const why = rule
           ? rule(e, ctx)
           : `event type ${e.type} may not come from a ${roster ? 'roster' : 'crew'} job`;
-        if (why) refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
-        else accepted.push(redact(e));
+        if (why) {
+          refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
+          continue;
+        }
+        accepted.push(redact(e));
+        if (log !== 'crews') continue;
+        // Later events of this handoff are judged on the registry as it will be (a repair's events).
+        if (e.type !== 'crew.process') crewFold.apply(ctx.registry, e as CrewEvent);
+        if (e.type === 'crew.planned') ctx.crews.add((e.data as CrewPlanned).crewId);
       }
       const appended = await new EventLog<StateEvent>(layout.file(log)).append(accepted);
       entry.accepted += appended.length;

@@ -7,13 +7,16 @@ import type { JobLiveness } from '../dispatch/lease.js';
 import { clearPause } from '../dispatch/pause.js';
 import type { PlanResult } from '../dispatch/plan.js';
 import { readRegistry } from '../dispatch/registry.js';
-import { CorruptStateError } from '../errors.js';
+import { CorruptStateError, message } from '../errors.js';
 import { markHandoff, writeHandoff } from '../handoff/handoff.js';
 import { importHandoffs, type HandoffImport } from '../handoff/import.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 import { ptraceWarning } from '../crew/host.js';
 import { planScope, unknownPullRequestNote, type PlanScope } from './event-scope.js';
+import { readNextCycle, recordNextCycle, thisRun, type NextCycleDecision } from '../dispatch/next-cycle.js';
+import { gradingVerdicts } from '../grading/feedback.js';
+import { workflowTarget, type WorkflowTarget } from '../github/next-cycle.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
 import { createGitHubClient } from '../github/client.js';
 import { octokitFeedback } from '../github/feedback-port.js';
@@ -25,7 +28,7 @@ import { watchDeliveries, type WatchResult } from '../feedback/watch.js';
  * reports the result (outputs and summary).
  */
 export interface DispatchJobInput {
-  mode: 'plan' | 'run' | 'heartbeat' | 'import';
+  mode: 'plan' | 'run' | 'heartbeat' | 'import' | 'next-cycle';
   daemon?: string;
   config?: string;
   stateDir?: string;
@@ -47,6 +50,10 @@ export interface DispatchJobInput {
   dryRun: boolean;
   /** argv prefix that starts a crew runner (mode run). */
   launcher: readonly string[];
+  /** Mode next-cycle: runs in a row the loop may start itself (0: off). */
+  nextCycleRuns?: number;
+  /** Mode next-cycle: starts the workflow this run belongs to again (`workflow_dispatch`). */
+  startWorkflow?: (target: WorkflowTarget) => Promise<void>;
   /** Asks the Actions API about a job, for the repository the config names. */
   jobLiveness?: (repository: string | undefined) => JobLiveness | undefined;
   /**
@@ -75,6 +82,7 @@ export type DispatchJobResult =
   | { mode: 'import'; imported: HandoffImport }
   | { mode: 'heartbeat'; daemon: string }
   | { mode: 'run'; daemon: string; run: RunStepResult }
+  | { mode: 'next-cycle'; decision: NextCycleDecision; started: boolean; problem?: string }
   | { mode: 'dry-run'; of: string };
 
 export interface DispatchJob {
@@ -95,6 +103,7 @@ export async function dispatchJob(input: DispatchJobInput, logger: Logger): Prom
   if (input.dryRun) return done({ mode: 'dry-run', of: input.mode });
   if (input.mode === 'import') return done(await importMode(input, job, logger));
   if (input.mode === 'heartbeat') return done(await heartbeatMode(input, job));
+  if (input.mode === 'next-cycle') return done(await nextCycleMode(input, job, logger));
   return done(await runMode(input, job, logger, started));
 }
 
@@ -256,12 +265,61 @@ async function runMode(
         ...(bookbagsPath ? { bookbagsPath } : {}),
         // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
         remainingMs: () => budgetMs - (performance.now() - started),
+        // It cannot ask the office (its state is this job's copy); its own repairs it can plan.
+        repairInJob: true,
         ...(jobStatus ? { jobStatus } : {}),
         onProgress: (p) => logger.info(progressLine(daemon, p)),
       }),
     )
     .finally(handoff);
   return { mode: 'run', daemon, run };
+}
+
+/**
+ * Mode next-cycle (the grade job, after its save): start the next run at once when work is waiting
+ * (dispatch/next-cycle.ts). The record is written first, so the next run knows its place in the
+ * chain; a failed request is a warning (the schedule goes on), never a failed grade.
+ */
+async function nextCycleMode(
+  input: DispatchJobInput,
+  job: JobSetup,
+  logger: Logger,
+): Promise<DispatchJobResult> {
+  const run = thisRun();
+  if (!run) {
+    const decision = { start: false, chain: 0, reason: 'not a GitHub Actions run' };
+    return { mode: 'next-cycle', decision, started: false };
+  }
+  const decision = readNextCycle(
+    job.layout,
+    job.config,
+    run,
+    input.nextCycleRuns ?? 0,
+    gradingVerdicts(job.layout, logger),
+  );
+  if (!decision.start) {
+    logger.info(`dispatch-crew: next cycle not started: ${decision.reason}`);
+    return { mode: 'next-cycle', decision, started: false };
+  }
+  const target = workflowTarget();
+  const problem =
+    typeof target === 'string' ? target : input.startWorkflow ? undefined : 'no token to start a workflow';
+  if (problem || typeof target === 'string') {
+    logger.warning(`dispatch-crew: next cycle not started: ${problem}; the schedule goes on`);
+    return { mode: 'next-cycle', decision, started: false, ...(problem ? { problem } : {}) };
+  }
+  await recordNextCycle(job.layout, run, decision.chain);
+  try {
+    await input.startWorkflow!(target);
+  } catch (e) {
+    const why = `starting ${target.file} on ${target.ref} failed: ${message(e)} (the job needs actions: write, the workflow a workflow_dispatch trigger)`;
+    logger.warning(`dispatch-crew: next cycle not started: ${why}; the schedule goes on`);
+    return { mode: 'next-cycle', decision, started: false, problem: why };
+  }
+  logger.info(
+    `dispatch-crew: next cycle started (${target.file} on ${target.ref}, run ${decision.chain} of at most ${input.nextCycleRuns} in a row): ${decision.reason}`,
+  );
+  return { mode: 'next-cycle', decision, started: true };
 }
 
 /** Lifts every launch pause with the given reason (the workflow input clear-pause). */

@@ -16,6 +16,8 @@ import { driverAlive } from '../crew/driver-lock.js';
 import type { JobLiveness } from '../dispatch/lease.js';
 import { readCrewState } from '../dispatch/lease.js';
 import { plannerOwner } from '../dispatch/liveness.js';
+import { planJobRepair } from '../dispatch/standby.js';
+import type { VerdictLookup } from '../dispatch/history.js';
 import { defaultRuntimeDir } from '../crew/spec.js';
 import { revisionRequests } from '../feedback/revisions.js';
 import type { RevisionRequest } from '../dispatch/revision.js';
@@ -197,6 +199,11 @@ export interface RunStepOptions {
    * docs/dispatch.md "Refill").
    */
   refill?: boolean;
+  /**
+   * A crew job that cannot refill (GitHub Actions) plans and starts the repair of its own failed
+   * crew at once (`dispatch.repairInJob`, dispatch/standby.ts `planJobRepair`).
+   */
+  repairInJob?: boolean;
   /** Free disk where the crews' worktrees live (tests inject a reading); default statfs. */
   freeDisk?: () => number;
   /** With nothing running, how long launches wait for the disk floor (default 5 min). */
@@ -231,6 +238,16 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
     ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
     ...(o.freeDisk ? { freeDisk: o.freeDisk } : {}),
     ...(o.diskWaitMs !== undefined ? { diskWaitMs: o.diskWaitMs } : {}),
+    ...(o.repairInJob && o.config.dispatch.repairInJob
+      ? {
+          repair: (crewId: string) =>
+            planJobRepair(o.layout, {
+              crewId,
+              plannedBy: plannerOwner(),
+              ...verdictOf(gradingVerdicts(o.layout, o.logger)),
+            }),
+        }
+      : {}),
     ...(!(o.refill ?? process.env.GITHUB_ACTIONS !== 'true')
       ? {}
       : {
@@ -256,6 +273,10 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
     }
   }
   return { ...result, copied };
+}
+
+function verdictOf(verdict: VerdictLookup | undefined): { verdict?: VerdictLookup } {
+  return verdict ? { verdict } : {};
 }
 
 /** One progress line for people: `[d1 slot 0] c7-1a2b3c4d #7 running 42s`. */

@@ -74,6 +74,11 @@ export interface CrewPlanned {
    * never raises how many crews the daemon runs at once.
    */
   queued?: true;
+  /**
+   * Planned by the crew job that ran this failed crew, as its repair in the same job
+   * (dispatch/standby.ts `planJobRepair`); the import accepts it only as such.
+   */
+  repairOf?: string;
   /** A revision crew: feedback on the pull request an earlier crew of this issue delivered. */
   revision?: RevisionPlan;
 }

@@ -85,7 +85,15 @@ export function compare(
     // refill, under both dispatch orders.
     for (const cadence of ['cron', 'refill', 'standby', 'shared'] as const) {
       for (const order of ['smallest-first', 'tail-guard'] as const) {
-        const result = simulateDeployed(workload, { ...DEFAULT_DEPLOYED, ...deployed, cadence, order });
+        // `school loop` and `school dispatch` give the driver no deadline: refill has no job limit.
+        const limit = cadence === 'refill' ? { jobTimeoutMinutes: Infinity } : {};
+        const result = simulateDeployed(workload, {
+          ...DEFAULT_DEPLOYED,
+          ...deployed,
+          ...limit,
+          cadence,
+          order,
+        });
         results.push({
           label: `deployed: ${CADENCE_LABELS[cadence]}, dispatch.order ${order}`,
           result,

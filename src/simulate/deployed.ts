@@ -1,4 +1,5 @@
 import type { DispatchOrder } from '../config/schema.js';
+import { nextCycle } from '../dispatch/next-cycle.js';
 import { SimulationError, type SimResult } from './engine.js';
 import { MinHeap } from './heap.js';
 import { createOffice } from './office-adapter.js';
@@ -19,13 +20,18 @@ import type { SimSlot, Workload } from './workload.js';
  * - `cron`: a job runs the crews its plan gave it and ends; a slot freed in between waits for the
  *   next plan. `refill`: a freed slot first takes crews planned for its daemon meanwhile, then asks
  *   the office for this daemon (`refillFor`), while a crew timeout plus the grading reserve still fit
- *   before the job's time limit (`jobTimeoutMinutes`) — the driver's rule.
+ *   before the job's time limit (`jobTimeoutMinutes`; `school loop` gives the driver none, so
+ *   compare.ts and the bench run this cadence without one) — the driver's rule.
+ * - `standby` (`shared`): an Actions plan's first wave and standby crews, each crew job repairing its
+ *   own failed crews; a run's crew ends reach the office at its grade, its crews hold their daemons'
+ *   slots until then, and the grade starts the next run when work waits (below).
  * Pauses follow seed 002 as in the engine. Every run's duration and outcome come from the workload,
  * so cron and refill do the same work and differ only in when it starts.
  */
 export type Cadence = 'cron' | 'refill' | 'standby' | 'shared';
 
 /**
+ * One workflow run of the `standby` and `shared` cadences: its plan, its crew jobs, its grade.
  * `shared` (a design, not built in the crew jobs: docs/dispatch.md "One queue per run"): a plan's
  * standby crews go into one queue for the workflow run instead of one per daemon; a crew job of that
  * run whose slot frees claims the next crew there that its daemon's class takes, while a crew
@@ -34,6 +40,29 @@ export type Cadence = 'cron' | 'refill' | 'standby' | 'shared';
  */
 interface SharedRun {
   queue: ReadyItem[];
+  /** Crews its jobs started. */
+  started: number;
+  /** Runs in a row the loop started itself, this one included (0: the cron's). */
+  chain: number;
+  /**
+   * Crews it planned per daemon. Until its grade the state shows them all as planned (their starts
+   * and ends reach it with the handoffs), so they hold their daemon's slots for every other plan.
+   */
+  planned: Map<Daemon, number>;
+  /** What the run's grade hands to the office: its crews' ends and the crews they did not start. */
+  graded: Array<() => void>;
+}
+
+/** Idle slot-minutes while runnable work waits, by what held the slot (docs/simulate.md). */
+export interface IdleCauses {
+  /** No crew job on the daemon: waiting for the next plan. */
+  noJob: number;
+  /** A crew job queued (GitHub's queue, or behind the daemon's previous job). */
+  queued: number;
+  /** The job runs but may not start another crew: a crew timeout plus the reserve no longer fit. */
+  window: number;
+  /** The job may start crews but has none of its own left. */
+  empty: number;
 }
 
 export interface DeployedOptions {
@@ -45,6 +74,27 @@ export interface DeployedOptions {
   /** Default: the longest run of the workload, rounded up (a timeout that kills no run). */
   crewTimeoutMinutes?: number;
   gradingReserveMinutes: number;
+  /**
+   * `standby`, `shared`: a crew job plans and starts the repair of its own failed crew
+   * (`dispatch.repairInJob`, the office's `jobRepair`). Default true, as the configuration.
+   */
+  repairInJob?: boolean;
+  /**
+   * `standby`, `shared`: minutes from a run's last crew job end to its grade's save (judge and
+   * grade jobs). Only then do the run's crew ends and unstarted crews reach the office: a repair
+   * the job did not run waits for it. Default 5.
+   */
+  gradeMinutes?: number;
+  /**
+   * `standby`, `shared`: a run's grade starts the next run when work is waiting (the office's
+   * `nextCycle`, dispatch/next-cycle.ts), at most this many in a row; 0 turns it off. Default 12,
+   * the workflow input `next-cycle-runs`.
+   */
+  nextCycleRuns?: number;
+  /** Minutes from the grade to the next run's plan (workflow_dispatch, the plan job). Default 2. */
+  nextCycleMinutes?: number;
+  /** Filled with the idle slot-minutes while work waits, by cause. */
+  idle?: IdleCauses;
 }
 
 /** The documented workflow: a two-hourly cron, 360-minute jobs, a 5-minute grading reserve. */
@@ -73,7 +123,9 @@ type Ev =
   | { kind: 'tick' }
   | { kind: 'job'; daemon: Daemon }
   | { kind: 'finish'; daemon: Daemon; slot: SimSlot; item: ReadyItem; start: number }
-  | { kind: 'resume' };
+  | { kind: 'resume' }
+  | { kind: 'plan'; chain: number }
+  | { kind: 'grade'; run: SharedRun };
 
 export function simulateDeployed(workload: Workload, options: DeployedOptions): SimResult {
   const longest = Math.max(...workload.issues.flatMap((i) => i.runs.map((r) => r.duration)));
@@ -106,6 +158,10 @@ class DeployedLoop {
   private backlogSize = 0;
   /** `shared`: the runs with a queue, until their last crew job ends. */
   private readonly runs = new Set<SharedRun>();
+  /** Items waiting for their run's grade to reach the office. */
+  private readonly graded = new Set<ReadyItem>();
+  /** Runs whose grade has not handed their crews' ends to the office yet. */
+  private readonly ungraded = new Set<SharedRun>();
 
   constructor(
     workload: Workload,
@@ -150,6 +206,10 @@ class DeployedLoop {
           e.daemon.pendingRun = undefined;
           touched.add(e.daemon);
           starting.add(e.daemon);
+        } else if (e.kind === 'plan') {
+          this.plan(e.chain);
+        } else if (e.kind === 'grade') {
+          this.grade(e.run);
         } else if (e.kind === 'tick') {
           const before = this.running() + this.plannedCount();
           this.tick();
@@ -172,8 +232,8 @@ class DeployedLoop {
 
   /** Moves the clock, counting busy and usable idle slot-time while runnable work waits. */
   private advanceTo(next: number): void {
-    if (this.now >= this.log.pausedUntil && this.ready.size > 0) {
-      const idle = this.usableIdle();
+    if (this.now >= this.log.pausedUntil && this.waiting().length > 0) {
+      const idle = this.usableIdle(next - this.now);
       const busy = this.running();
       this.backlog.available += (next - this.now) * (busy + idle);
       this.backlog.busy += (next - this.now) * busy;
@@ -189,7 +249,7 @@ class DeployedLoop {
     const shared = [...this.runs].reduce((n, r) => n + r.queue.length, 0);
     return [...this.daemons.values()].reduce(
       (n, d) => n + d.planned.length + (d.job?.crews.length ?? 0),
-      shared,
+      shared + this.graded.size,
     );
   }
 
@@ -233,6 +293,7 @@ class DeployedLoop {
     const slot = d.free.shift();
     if (!slot) throw new SimulationError(`daemon ${d.id} launched with no free slot`);
     d.running++;
+    if (d.job?.run) d.job.run.started++;
     this.events.push(this.now + item.issue.runs[item.run]!.duration, {
       kind: 'finish',
       daemon: d,
@@ -287,7 +348,7 @@ class DeployedLoop {
       this.launch(d, job.run.queue.splice(i, 1)[0]!);
     }
     if (d.running > 0) return;
-    this.toBacklog(job.crews.splice(0));
+    this.afterGrade(job.run, job.crews.splice(0));
     d.job = undefined;
     this.endRuns();
     if (d.planned.length > 0) this.startJobAt(d, this.now);
@@ -300,14 +361,58 @@ class DeployedLoop {
     }
   }
 
+  /**
+   * An Actions plan's free slots on `d`: the slots less the crews runs not graded yet planned there
+   * (admission counts planned crews as busy; a daemon with standby counts at most its slots).
+   */
+  private unheld(d: Daemon): number {
+    let planned = 0;
+    for (const r of this.ungraded) planned += r.planned.get(d) ?? 0;
+    return this.perDaemon - Math.min(this.perDaemon, planned);
+  }
+
+  /** Items back to the backlog: at once, or (a crew job's) when its run's grade reaches the office. */
+  private afterGrade(run: SharedRun | undefined, items: ReadyItem[]): void {
+    if (!run) return this.toBacklog(items);
+    for (const i of items) this.graded.add(i);
+    run.graded.push(() => {
+      for (const i of items) this.graded.delete(i);
+      this.toBacklog(items);
+    });
+  }
+
   /** A run none of whose crew jobs runs or waits any more: what its queue still holds goes back. */
   private endRuns(): void {
     for (const r of this.runs) {
       const live = [...this.daemons.values()].some((d) => d.job?.run === r || d.pendingRun === r);
       if (live) continue;
-      this.toBacklog(r.queue.splice(0));
+      this.afterGrade(r, r.queue.splice(0));
       this.runs.delete(r);
+      this.events.push(this.now + (this.o.gradeMinutes ?? 5), { kind: 'grade', run: r });
     }
+  }
+
+  /** A run's grade: its crews' ends reach the office, and the office says whether to start the next run. */
+  private grade(run: SharedRun): void {
+    for (const f of run.graded.splice(0)) f();
+    this.ungraded.delete(run);
+    const paused = this.now < this.log.pausedUntil ? 'usage limit' : undefined;
+    const next = nextCycle({
+      maxRuns: this.o.nextCycleRuns ?? 12,
+      started: run.started,
+      waiting: this.ready.size,
+      chain: run.chain,
+      ...(paused ? { paused } : {}),
+    });
+    if (next.start)
+      this.events.push(this.now + (this.o.nextCycleMinutes ?? 2), { kind: 'plan', chain: next.chain });
+  }
+
+  /** A run the loop started itself: a plan as the cron's, without moving the cron. */
+  private plan(chain: number): void {
+    this.planStandby((x) => this.unheld(x), chain);
+    for (const d of this.daemons.values())
+      if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.queueMinutes);
   }
 
   /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
@@ -331,7 +436,7 @@ class DeployedLoop {
   private tick(): void {
     const o = this.o;
     const capacity = (x: Daemon) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
-    if (o.cadence === 'standby' || o.cadence === 'shared') this.planStandby(capacity);
+    if (o.cadence === 'standby' || o.cadence === 'shared') this.planStandby((x) => this.unheld(x));
     else for (const [item, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item);
     for (const d of this.daemons.values())
       if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
@@ -343,7 +448,7 @@ class DeployedLoop {
    * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
    * predicted work — the office's own standby pass (dispatch/standby.ts), for a full job.
    */
-  private planStandby(capacity: (d: Daemon) => number): void {
+  private planStandby(capacity: (d: Daemon) => number, chain = 0): void {
     if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
     const free: FreeDaemon[] = [...this.daemons.values()]
       .filter((d) => capacity(d) > 0)
@@ -369,16 +474,19 @@ class DeployedLoop {
     if (first.size > free.reduce((n, d) => n + d.free, 0)) {
       throw new SimulationError('the office placed more crews than free slots');
     }
-    const run: SharedRun | undefined = this.o.cadence === 'shared' ? { queue: [] } : undefined;
+    const run: SharedRun = { queue: [], started: 0, graded: [], chain, planned: new Map() };
+    const shared = this.o.cadence === 'shared';
     for (const [id, daemon] of [...first, ...standby]) {
       const item = this.ready.get(id)!;
       this.ready.delete(id);
       this.backlogSize -= item.issue.size;
-      if (run && standby.has(id)) run.queue.push(item);
-      else this.daemons.get(daemon)!.planned.push(item);
+      const d = this.daemons.get(daemon)!;
+      if (shared && standby.has(id)) run.queue.push(item);
+      else d.planned.push(item);
+      run.planned.set(d, (run.planned.get(d) ?? 0) + 1);
     }
-    if (!run) return;
     this.runs.add(run);
+    this.ungraded.add(run);
     // The run's crew jobs: one per daemon it gave a first wave (as the workflow's matrix).
     for (const d of this.daemons.values()) if (d.planned.length > 0) d.pendingRun = run;
     this.endRuns();
@@ -399,15 +507,44 @@ class DeployedLoop {
         `issue #${item.issue.number} back in the backlog for a run the workload does not have`,
       );
     }
-    this.addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
+    const next = { issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair };
+    const job = d.job?.run ? d.job : undefined;
+    if (!job) return this.addToBacklog(next);
+    const full: ReadyItem = { ...next, id: `${item.issue.number}#${next.run}`, seq: this.seq++ };
+    // A crew job plans the repair of its own failed crew and starts it next (dispatch/standby.ts).
+    if ((this.o.repairInJob ?? true) && this.office.jobRepair(item)) return void job.crews.unshift(full);
+    this.afterGrade(job.run, [full]);
+  }
+
+  /** Work not started: the backlog, crews planned or on standby, and what a grade will return. */
+  private waiting(): ReadyItem[] {
+    const out = [...this.ready.values()];
+    for (const d of this.daemons.values()) out.push(...d.planned, ...(d.job?.crews ?? []));
+    for (const r of this.runs) out.push(...r.queue);
+    for (const i of this.graded) out.push(i);
+    return out;
   }
 
   /** Free slots some ready item fits, for the refill figure (idle while runnable work waits). */
-  private usableIdle(): number {
+  private usableIdle(minutes: number): number {
     let lightest = 4;
-    for (const i of this.ready.values()) lightest = Math.min(lightest, classRank(i.issue.weight));
+    for (const i of this.waiting()) lightest = Math.min(lightest, classRank(i.issue.weight));
     let idle = 0;
-    for (const d of this.daemons.values()) for (const s of d.free) if (classRank(s.class) >= lightest) idle++;
+    const causes = this.o.idle;
+    for (const d of this.daemons.values()) {
+      let n = 0;
+      for (const s of d.free) if (classRank(s.class) >= lightest) n++;
+      idle += n;
+      if (!causes || n === 0) continue;
+      const why: keyof IdleCauses = d.job
+        ? this.fits(d.job)
+          ? 'empty'
+          : 'window'
+        : d.jobAt !== undefined
+          ? 'queued'
+          : 'noJob';
+      causes[why] += n * minutes;
+    }
     return idle;
   }
 }

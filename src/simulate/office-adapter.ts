@@ -1,6 +1,6 @@
 import type { AgentConfig, DispatchOrder } from '../config/schema.js';
 import { admit, type AdmissionDaemon, type AdmissionInput } from '../dispatch/admission.js';
-import { admitStandby } from '../dispatch/standby.js';
+import { admitStandby, jobRepair } from '../dispatch/standby.js';
 import { issueStates } from '../dispatch/history.js';
 import { orderCandidates, type Candidate } from '../dispatch/order.js';
 import type { CrewRecord } from '../dispatch/registry.js';
@@ -59,6 +59,8 @@ export interface StandbyTime {
 
 export interface SimOffice extends Office {
   afterRun(item: ReadyItem, outcome: RunOutcome, now: number): NextStep;
+  /** After `afterRun`: does the crew job that ran `item` plan its repair itself (standby.ts `jobRepair`)? */
+  jobRepair(item: ReadyItem): boolean;
   /**
    * An Actions plan (plan.ts `decide` with `standby`): the first wave onto the free slots, then the
    * real standby pass (dispatch/standby.ts `admitStandby`) behind it. Item id → daemon for each.
@@ -155,12 +157,17 @@ class SimulatedOffice implements SimOffice {
     };
   }
 
+  jobRepair(item: ReadyItem): boolean {
+    const crews = this.history.get(item.issue.number) ?? {};
+    return jobRepair({ crews, leases: {} }, crewIdOf(item)) !== undefined;
+  }
+
   /** Records the run as a finished crew and lets the office's history say what follows. */
   afterRun(item: ReadyItem, outcome: RunOutcome, now: number): NextStep {
     const n = item.issue.number;
     const crews = this.history.get(n) ?? {};
     this.history.set(n, crews);
-    const crewId = `c${n}-${String(item.run).padStart(8, '0')}`;
+    const crewId = crewIdOf(item);
     crews[crewId] = {
       crewId,
       issueNumber: n,
@@ -191,6 +198,10 @@ class SimulatedOffice implements SimOffice {
         );
     }
   }
+}
+
+function crewIdOf(item: ReadyItem): string {
+  return `c${item.issue.number}-${String(item.run).padStart(8, '0')}`;
 }
 
 function candidateOf(item: ReadyItem): Candidate {

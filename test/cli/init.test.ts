@@ -114,7 +114,7 @@ describe('school init', () => {
       issues: 'write',
       'pull-requests': 'write',
       checks: 'read',
-      actions: 'read',
+      actions: 'write',
     });
 
     // What to do next, exactly: the secret its agent needs, the runner of its one daemon, the first run.

@@ -116,3 +116,78 @@ describe('standby crews (Actions crew jobs, which cannot refill from the office)
     },
   );
 });
+
+describe('a crew job repairs its own failed crew (dispatch.repairInJob)', () => {
+  it(
+    'one slot: the failed crew, its repair at once (before the standby crew), never a third attempt',
+    { timeout: 180_000 },
+    async () => {
+      const s = (school = makeSchool({ worktrees: 1 }));
+      writeCurriculum(s, [item(1), item(2)]);
+      await plan(s, [
+        { crewId: 'c1-00000001', issue: 1, agent: 'failer' },
+        { crewId: 'c2-00000002', issue: 2, queued: true },
+      ]);
+      const order: number[] = [];
+      const r = await runStep({
+        config: s.config,
+        layout: s.layout,
+        daemon: 'd1',
+        logger: memoryLogger(),
+        launcher: await launcher(),
+        refill: false,
+        repairInJob: true,
+        onProgress: (p) => {
+          if (p.phase === 'launched') order.push(p.issueNumber!);
+        },
+      });
+      expect(order).toEqual([1, 1, 2]);
+      expect(r.repairs).toHaveLength(1);
+      const repair = registry(s).crews[r.repairs![0]!]!;
+      expect(repair).toMatchObject({ issueNumber: 1, attempt: 2, repair: true, queued: true, daemon: 'd1' });
+      expect(r.finished.map((f) => f.outcome)).toEqual(['failed', 'failed', 'succeeded']);
+    },
+  );
+
+  it('plans no repair the job has no time left to start', { timeout: 180_000 }, async () => {
+    const s = (school = makeSchool({ worktrees: 1 }));
+    writeCurriculum(s, [item(1)]);
+    await plan(s, [{ crewId: 'c1-00000001', issue: 1, agent: 'failer' }]);
+    let launched = false;
+    const r = await runStep({
+      config: s.config,
+      layout: s.layout,
+      daemon: 'd1',
+      logger: memoryLogger(),
+      launcher: await launcher(),
+      refill: false,
+      repairInJob: true,
+      // The job's time runs out once its one crew has started.
+      remainingMs: () => (launched ? 0 : 3_600_000),
+      onProgress: (p) => {
+        if (p.phase === 'launched') launched = true;
+      },
+    });
+    expect(r.finished.map((f) => f.outcome)).toEqual(['failed']);
+    expect(r.repairs).toBeUndefined();
+    expect(Object.keys(registry(s).crews)).toEqual(['c1-00000001']);
+  });
+
+  it('with dispatch.repairInJob off, the repair waits for the next plan', { timeout: 180_000 }, async () => {
+    const s = (school = makeSchool({ worktrees: 1 }));
+    const config = { ...s.config, dispatch: { ...s.config.dispatch, repairInJob: false } };
+    writeCurriculum(s, [item(1)]);
+    await plan(s, [{ crewId: 'c1-00000001', issue: 1, agent: 'failer' }]);
+    const r = await runStep({
+      config,
+      layout: s.layout,
+      daemon: 'd1',
+      logger: memoryLogger(),
+      launcher: await launcher(),
+      refill: false,
+      repairInJob: true,
+    });
+    expect(r.repairs).toBeUndefined();
+    expect(Object.keys(registry(s).crews)).toEqual(['c1-00000001']);
+  });
+});

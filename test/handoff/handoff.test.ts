@@ -298,3 +298,90 @@ describe('handoff names', () => {
     expect(existsSync(join(restored.bookbag(b!), 'session-store.json'))).toBe(false);
   }, 120_000);
 });
+
+describe('a repair the crew job planned for its own failed crew', () => {
+  it('is imported with both crews; a crew job may plan no other crew, nor a second repair', async () => {
+    s = makeSchool({ daemons: [{ id: 'd1', worktrees: 1 }] });
+    s.config.dispatch.minFreeDiskGiB = 0;
+    const source = writeIssues(s, [
+      { number: 1, title: 'Issue 1', body: '```school\nagent: failer\n```\n' },
+      { number: 2, title: 'Issue 2', body: '```school\nagent: editor\n```\n' },
+    ]);
+    await fetchCurriculum({ layout: s.layout, config: s.config, source, logger: silentLogger });
+    await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'], standby: true });
+    const restoredDir = join(s.root, 'grade-job-state');
+    cpSync(s.layout.root, restoredDir, { recursive: true });
+    const root = join(s.root, 'handoffs');
+    const out = join(root, 'school-handoff-1-1-1-d1');
+    const marks = markHandoff(s.layout);
+    const run = await runStep({
+      config: s.config,
+      layout: s.layout,
+      daemon: 'd1',
+      logger: silentLogger,
+      launcher: await launcher(),
+      refill: false,
+      repairInJob: true,
+      bookbagsPath: join(out, 'bookbags'),
+    });
+    writeHandoff(s.layout, marks, out, 'd1');
+    expect(run.repairs).toHaveLength(1);
+    const crews = Object.values(readCrewState(s.layout).registry.crews);
+    const [first, repair] = crews.filter((c) => c.issueNumber === 1).sort((a, b) => a.attempt - b.attempt);
+    const done = crews.find((c) => c.issueNumber === 2)!;
+
+    // Forgeries beside the real repair: a repair for a crew that succeeded, a crew with no failed
+    // crew behind it, and a second repair of the first failure.
+    const planned = (crewId: string, issue: number, data: Record<string, unknown>) =>
+      JSON.stringify({
+        key: `planned:${crewId}`,
+        type: 'crew.planned',
+        at: new Date().toISOString(),
+        data: {
+          crewId,
+          issueNumber: issue,
+          daemon: 'd1',
+          agent: 'editor',
+          weight: 'standard',
+          fences: [],
+          repair: true,
+          attempt: 2,
+          queued: true,
+          ...data,
+        },
+      });
+    rewrite(out, 'crews.jsonl', (lines) => [
+      ...lines,
+      planned('c2-0000beef', 2, { repairOf: done.crewId }),
+      planned('c2-0000cafe', 2, {}),
+      planned('c1-0000f00d', 1, { repairOf: first!.crewId, agent: 'failer' }),
+    ]);
+    const r = await importHandoffs(new StateLayout(restoredDir), root, {
+      config: s.config,
+      logger: silentLogger,
+    });
+    const reasons = r.refused.map((x) => `${x.what}: ${x.reason}`);
+    expect(reasons).toHaveLength(3);
+    expect(reasons.join('\n')).toMatch(/c2-0000beef.*issue #2 needs no repair/);
+    expect(reasons.join('\n')).toMatch(/c2-0000cafe.*plans only the repair of its own failed crew/);
+    expect(reasons.join('\n')).toMatch(/c1-0000f00d.*issue #1 needs no repair/);
+    const after = readCrewState(new StateLayout(restoredDir)).registry.crews;
+    expect(after[repair!.crewId]).toMatchObject({
+      attempt: 2,
+      repair: true,
+      status: 'finished',
+      outcome: 'failed',
+    });
+    expect(after[first!.crewId]!.outcome).toBe('failed');
+    expect(readFileSync(join(restoredDir, 'grading.jsonl'), 'utf8').match(/"job\.enqueued"/g)!.length).toBe(
+      3,
+    );
+    // A re-run grade imports the same handoff again: nothing new, and only the forgeries refused.
+    const again = await importHandoffs(new StateLayout(restoredDir), root, {
+      config: s.config,
+      logger: silentLogger,
+    });
+    expect(again.dirs[0]!.accepted).toBe(0);
+    expect(again.refused).toHaveLength(3);
+  }, 120_000);
+});

@@ -3,12 +3,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Progress } from '../../src/crew/driver.js';
 import { runLoop } from '../../src/loop/loop.js';
+import { fetchCurriculum } from '../../src/curriculum/fetch.js';
+import { planStep, runStep } from '../../src/loop/steps.js';
 import { memoryLogger } from '../../src/log.js';
 import { simulateDeployed } from '../../src/simulate/deployed.js';
 import { measure } from '../../src/simulate/metrics.js';
 import { resolveSimOptions } from '../../src/simulate/options.js';
 import type { SimIssue, Workload } from '../../src/simulate/workload.js';
 import { launcher, makeSchool, STUDENT, type School } from '../crew/helpers.js';
+import { writeIssues } from '../regression/helpers.js';
 
 let school: School | undefined;
 afterEach(() => school?.cleanup());
@@ -132,6 +135,110 @@ describe('the simulator tells the truth about the loop as deployed', () => {
       process.stdout.write(
         `slots busy while work waited: real loop ${(busyWhileWaiting * 100).toFixed(1)} %, simulated ${(refill.backlogUtilization * 100).toFixed(1)} %\n` +
           `slot-busy fraction: real loop ${(real * 100).toFixed(1)} %, simulated refill ${(refill.utilization * 100).toFixed(1)} %, simulated cron-only ${(cron.utilization * 100).toFixed(1)} %\n`,
+      );
+    },
+  );
+});
+
+describe('the simulator tells the truth about a GitHub crew job', () => {
+  it(
+    'standby crews and the repair of a failed crew in the same job: the same launch order and slot-busy fraction within 5 %',
+    { timeout: 240_000 },
+    async () => {
+      const s = (school = makeSchool({ worktrees: 2 }));
+      const timed = (id: string, mode: string) => ({
+        ...s.config.agents[0]!,
+        id,
+        command: ['node', STUDENT, '--mode', mode, '--sleep-unit', '700', '{brief}'],
+      });
+      const config = {
+        ...s.config,
+        agents: [timed('timed', 'edit'), timed('timed-fail', 'fail')],
+        dispatch: { ...s.config.dispatch, maxCrews: 2, minFreeDiskGiB: 0 },
+      };
+      // Issue 2 fails both its runs: its repair runs in this job, and no third attempt.
+      const numbers = [1, 2, 3, 4, 5, 6];
+      const source = writeIssues(
+        s,
+        numbers.map((n) => ({
+          number: n,
+          title: `Task ${n}`,
+          body: `\`\`\`school\nagent: ${n === 2 ? 'timed-fail' : 'timed'}\n\`\`\`\n`,
+        })),
+      );
+      const logger = memoryLogger();
+      await fetchCurriculum({ layout: s.layout, config, source, logger });
+      // The plan job (standby behind the first wave), then the crew job: no refill from the office.
+      await planStep({ config, layout: s.layout, logger, beat: ['d1'], standby: true });
+      const launched = new Map<string, { issue: number; at: number }>();
+      const finished = new Map<string, number>();
+      const r = await runStep({
+        config,
+        layout: s.layout,
+        daemon: 'd1',
+        logger,
+        launcher: await launcher(),
+        refill: false,
+        repairInJob: true,
+        onProgress: (p: Progress) => {
+          if (p.phase === 'launched')
+            launched.set(p.crewId, { issue: p.issueNumber!, at: performance.now() });
+          if (p.phase === 'finished') finished.set(p.crewId, performance.now());
+        },
+      });
+      expect(r.repairs).toHaveLength(1);
+      expect(r.finished).toHaveLength(7);
+      const crews = [...launched].map(([id, l]) => ({ ...l, s: (finished.get(id)! - l.at) / 1000 }));
+      const span = (Math.max(...finished.values()) - Math.min(...crews.map((c) => c.at))) / 1000;
+      const real = crews.reduce((a, c) => a + c.s, 0) / (2 * span);
+
+      // The same crews in the simulator: each issue's runs with the measured durations.
+      const issues: SimIssue[] = numbers.map((n) => ({
+        number: n,
+        weight: 'standard',
+        priority: 2,
+        size: 30,
+        runs: crews
+          .filter((c) => c.issue === n)
+          .map((c) => ({ duration: c.s, outcome: n === 2 ? 'failure' : 'success' })),
+      }));
+      const w = workloadOf(new Map(numbers.map((n) => [n, 0])), 2);
+      const totalWork = crews.reduce((a, c) => a + c.s, 0);
+      const workload: Workload = {
+        ...w,
+        issues,
+        totalWork,
+        longestChain: Math.max(...issues.map((i) => i.runs.reduce((a, x) => a + x.duration, 0))),
+      };
+      workload.lowerBound = Math.max(totalWork / 2, workload.longestChain);
+      const base = {
+        scheduleMinutes: 1e6,
+        queueMinutes: 0,
+        jobTimeoutMinutes: 1e7,
+        gradingReserveMinutes: 0,
+        gradeMinutes: 0,
+      };
+      const sim = simulateDeployed(workload, { ...base, cadence: 'standby', order: 'tail-guard' });
+      const order = (list: Array<{ issue: number; start: number }>) =>
+        [...list].sort((a, b) => a.start - b.start).map((x) => x.issue);
+      expect(order(sim.timeline)).toEqual(order(crews.map((c) => ({ issue: c.issue, start: c.at }))));
+      const simulated = measure(workload, sim).utilization;
+      expect(
+        Math.abs(real - simulated),
+        `real ${real.toFixed(3)} vs simulated ${simulated.toFixed(3)}`,
+      ).toBeLessThanOrEqual(0.05);
+      // With teeth: without the in-job repair (nor the next cycle) the repair waits for the cron.
+      const later = simulateDeployed(workload, {
+        ...base,
+        scheduleMinutes: 20,
+        cadence: 'standby',
+        order: 'tail-guard',
+        repairInJob: false,
+        nextCycleRuns: 0,
+      });
+      expect(real - measure(workload, later).utilization).toBeGreaterThan(0.1);
+      process.stdout.write(
+        `crew job with its repair: slot-busy fraction real ${(real * 100).toFixed(1)} %, simulated ${(simulated * 100).toFixed(1)} %\n`,
       );
     },
   );

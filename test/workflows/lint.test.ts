@@ -247,7 +247,17 @@ describe('school-loop.yml', () => {
       contents: 'write',
       issues: 'write',
       'pull-requests': 'write',
+      actions: 'write',
     });
+    // The next cycle starts only after the state is saved (its plan must see this run's results),
+    // with the job's own token, and its record is saved after it.
+    const gradeSteps = grade!.steps!;
+    const firstSave = gradeSteps.findIndex((s) => s.with?.mode === 'save');
+    const next = gradeSteps.findIndex((s) => s.with?.mode === 'next-cycle');
+    expect(next).toBeGreaterThan(firstSave);
+    expect(gradeSteps[next]!.with?.token).toBe('${{ github.token }}');
+    expect(gradeSteps[next]!.with?.['next-cycle-runs']).toBe('${{ inputs.next-cycle-runs }}');
+    expect(gradeSteps.slice(next + 1).some((s) => s.with?.mode === 'save')).toBe(true);
   });
 
   it('passes the crew job limit to the plan, so admission plans only what the job can finish', () => {

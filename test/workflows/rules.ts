@@ -239,6 +239,7 @@ function needsGuarded(wf: Workflow, job: Job): boolean {
  * pull-requests: write only where the grading outbox delivers; id-token: write only where the
  * package is published with provenance; no write-all, no other write scope.
  * Artifacts of the same run need no `actions: read`; only a download from another run does.
+ * `actions: write` only in the job that starts the next cycle (dispatch-crew mode next-cycle).
  */
 export function leastPrivilege(wf: Workflow): string[] {
   const out: string[] = [];
@@ -264,9 +265,14 @@ export function leastPrivilege(wf: Workflow): string[] {
     }
     // id-token: write only where the npm package is published with provenance.
     const publishes = steps.some((s) => /npm publish --provenance/.test(s.run ?? ''));
+    // actions: write only where the loop starts its next cycle (workflow_dispatch).
+    const startsNextCycle = steps.some(
+      (s) => /(^|\/)actions\/dispatch-crew$/.test(s.uses ?? '') && s.with?.mode === 'next-cycle',
+    );
     for (const [scope, level] of Object.entries(p)) {
       if (level === 'write' && !['contents', 'issues', 'pull-requests'].includes(scope)) {
         if (scope === 'id-token' && publishes) continue;
+        if (scope === 'actions' && startsNextCycle) continue;
         out.push(`job ${id}: ${scope}: write`);
       }
     }

@@ -163,7 +163,9 @@ function toolkitStepRunsNoUntrustedCode(action: string, w: Record<string, unknow
     case 'fetch-curriculum':
       return undefined;
     case 'dispatch-crew':
-      return ['', 'plan', 'import'].includes(mode) ? undefined : `dispatch-crew mode ${mode} runs students`;
+      return ['', 'plan', 'import', 'next-cycle'].includes(mode)
+        ? undefined
+        : `dispatch-crew mode ${mode} runs students`;
     case 'drain-grading':
       if (mode === 'apply') return undefined;
       if (String(w['list-dead-letters']) === 'true' || String(w['dry-run']) === 'true') return undefined;

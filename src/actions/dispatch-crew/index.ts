@@ -5,6 +5,7 @@ import { jobStatusFor } from '../../github/job-status.js';
 import { actionsLogger, runAction } from '../../github/runtime.js';
 import { writeBlocks } from '../../github/summary-blocks.js';
 import { dispatchJob } from '../../loop/dispatch-job.js';
+import { workflowDispatcher } from '../../github/next-cycle.js';
 import { boardSummary } from '../board-summary.js';
 import { readInputs } from './inputs.js';
 import { dispatchNotices, dispatchOutputs, dispatchSummary } from './summary.js';
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
       jobLiveness: jobStatusFor(token, logger),
       // Mode plan reads the feedback on delivered pull requests before planning (read-only).
       ...(token ? { token } : {}),
+      // Mode next-cycle: the run starts the next one with this job's token (actions: write).
+      ...(inputs.mode === 'next-cycle' && token ? { startWorkflow: workflowDispatcher(token, logger) } : {}),
     },
     logger,
   );

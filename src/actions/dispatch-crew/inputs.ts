@@ -19,6 +19,7 @@ export function readInputs() {
     dryRun: optionalInput('dry-run'),
     onlyIssues: optionalInput('only-issues'),
     onlyPullRequests: optionalInput('only-pull-requests'),
+    nextCycleRuns: optionalInput('next-cycle-runs'),
     token: secretInput('token'),
   });
 }
@@ -53,14 +54,29 @@ function numberListInput(name: string, what: string) {
 }
 
 const dispatchInputsSchema = z.object({
-  mode: z.enum(['plan', 'run', 'heartbeat', 'import'], {
-    message: 'mode: expected "plan", "run", "heartbeat" or "import"',
+  mode: z.enum(['plan', 'run', 'heartbeat', 'import', 'next-cycle'], {
+    message: 'mode: expected "plan", "run", "heartbeat", "import" or "next-cycle"',
   }),
   daemon: z.string().optional(),
   config: z.string().optional(),
   stateDir: z.string().optional(),
   maxCrews: wholeNumberInput('max-crews'),
   jobTimeoutMinutes: wholeNumberInput('job-timeout-minutes'),
+  // 0 turns the next cycle off.
+  nextCycleRuns: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      if (!/^\d+$/.test(v.trim())) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `next-cycle-runs: expected a whole number ≥ 0, found "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return Number(v.trim());
+    }),
   clearPause: z.string().optional(),
   onlyIssues: numberListInput('only-issues', 'issue numbers'),
   onlyPullRequests: numberListInput('only-pull-requests', 'pull request numbers'),

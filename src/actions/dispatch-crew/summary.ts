@@ -61,6 +61,8 @@ export function dispatchOutputs(r: DispatchJobResult): Record<string, string> {
         imported: String(r.imported.dirs.reduce((n, d) => n + d.accepted, 0)),
         refused: String(r.imported.refused.length),
       };
+    case 'next-cycle':
+      return { 'next-cycle': r.started ? 'true' : 'false' };
     case 'run':
       return {
         finished: String(r.run.finished.length),
@@ -76,6 +78,14 @@ export function dispatchOutputs(r: DispatchJobResult): Record<string, string> {
 export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBlock[] {
   const tail: SummaryBlock[] = board ? [{ raw: board }] : [];
   if (r.mode === 'import') return [{ raw: handoffSummary(r.imported) }];
+  if (r.mode === 'next-cycle')
+    return [
+      {
+        raw: r.started
+          ? `**Next cycle started at once** (run ${r.decision.chain} in a row): ${r.decision.reason}`
+          : `Next cycle not started now: ${r.problem ?? r.decision.reason}`,
+      },
+    ];
   if (r.mode === 'run') {
     return [
       { heading: `dispatch-crew: daemon ${r.daemon}` },
