@@ -50417,6 +50417,9 @@ const schema_configSchema = strictObject({
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
+    repairInJob: schemas_boolean().default(true).describe(
+      "An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run."
+    ),
     verify: argv.optional().describe(
       "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
     ),
@@ -52001,6 +52004,9 @@ const schoolFold = registerFold({
       case "school.pause-cleared":
         state.pauses = [];
         state.lastCleared = { at: e.at, reason: e.data.reason };
+        break;
+      case "loop.next-cycle":
+        if (!state.nextCycle || state.nextCycle.at <= e.at) state.nextCycle = { ...e.data, at: e.at };
         break;
       case "issue.requeued": {
         state.requeues ??= {};

@@ -52132,6 +52132,9 @@ const configSchema = strictObject({
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
+    repairInJob: schemas_boolean().default(true).describe(
+      "An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run."
+    ),
     verify: argv.optional().describe(
       "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
     ),
@@ -53542,6 +53545,9 @@ const schoolFold = registerFold({
         state.pauses = [];
         state.lastCleared = { at: e.at, reason: e.data.reason };
         break;
+      case "loop.next-cycle":
+        if (!state.nextCycle || state.nextCycle.at <= e.at) state.nextCycle = { ...e.data, at: e.at };
+        break;
       case "issue.requeued": {
         state.requeues ??= {};
         const prev = state.requeues[e.data.issueNumber];
@@ -53564,11 +53570,11 @@ const schoolFold = registerFold({
 function activePauses(pauses, now) {
   return pauses.filter((p) => p.until === void 0 || !(Date.parse(p.until) <= now.getTime()));
 }
-function schoolLog(layout) {
+function school_log_schoolLog(layout) {
   return new EventLog(layout.file("school"));
 }
-function readSchool(layout) {
-  return foldLog(schoolFold, schoolLog(layout).read());
+function school_log_readSchool(layout) {
+  return foldLog(schoolFold, school_log_schoolLog(layout).read());
 }
 function nonce() {
   return (0,external_node_crypto_.randomBytes)(6).toString("hex");
@@ -53621,7 +53627,7 @@ async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) 
   const appended = await spendLog(layout).append([event_log_event("spend.recorded", `spend:${key}`, entry, at)]);
   return appended.length === 1;
 }
-function totalSpend(layout) {
+function spend_totalSpend(layout) {
   return foldLog(spendFold, spendLog(layout).read()).totalUsd;
 }
 function spendCapLine(spentUsd, capUsd, candidates) {
@@ -53746,7 +53752,7 @@ function activeCrews(registry) {
 function crewLog(layout) {
   return new EventLog(layout.file("crews"));
 }
-function readRegistry(layout) {
+function registry_readRegistry(layout) {
   return foldLog(crewFold, crewLog(layout).read());
 }
 
@@ -57013,7 +57019,7 @@ function readCurriculumFile(layout, warn) {
   }
   return { items, invalid };
 }
-function readCurriculumStrict(layout) {
+function store_readCurriculumStrict(layout) {
   const { items, invalid } = readCurriculumFile(layout);
   if (invalid.length)
     throw new ConfigError(
@@ -63090,7 +63096,7 @@ function renderWorkflow(o) {
     "      issues: write # fetch issues; labels and result comments",
     "      pull-requests: write # accepted work delivered as pull requests; reviews read",
     "      checks: read # the feedback scan reads the check runs of a delivered pull request's head",
-    "      actions: read # lease reconciliation asks whether a crew job still runs; failed CI job logs",
+    "      actions: write # lease reconciliation asks whether a crew job still runs; failed CI job logs; the next cycle starts at once",
     ""
   ].join("\n");
 }
@@ -63401,7 +63407,7 @@ function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
   return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
 }
-function issueStates(registry, verdict, requeues) {
+function history_issueStates(registry, verdict, requeues) {
   const byIssue = /* @__PURE__ */ new Map();
   for (const c of Object.values(registry.crews)) {
     const list = byIssue.get(c.issueNumber);
@@ -63651,7 +63657,7 @@ function bookbagResetTime(layout, crewId, at) {
 async function pauseSchool(layout, reason, at = /* @__PURE__ */ new Date()) {
   const text = reason.trim();
   if (!text) throw new ConfigError("pause: --reason must say why the school is paused (it was empty).");
-  await schoolLog(layout).append([
+  await school_log_schoolLog(layout).append([
     event_log_event("school.paused", pauseKey({}), { reason: text, source: "manual" }, at)
   ]);
 }
@@ -63659,7 +63665,7 @@ async function pauseForOutcome(layout, crew, at = /* @__PURE__ */ new Date()) {
   const until = crew.until && crew.until.getTime() > at.getTime() ? crew.until : crew.outcome === "usage_limit" ? bookbagResetTime(layout, crew.crewId, at) : void 0;
   const e = outcomePause(crew, at, until);
   if (!e) return false;
-  return (await schoolLog(layout).append([e])).length === 1;
+  return (await school_log_schoolLog(layout).append([e])).length === 1;
 }
 function outcomePause(crew, at, until) {
   if (!pauses(crew.outcome)) return void 0;
@@ -63697,7 +63703,7 @@ function pendingPauses(registry, school, at, layout) {
   return out;
 }
 async function clearPause(layout, reason, registry, at = /* @__PURE__ */ new Date()) {
-  const { result } = await schoolLog(layout).transact((current) => {
+  const { result } = await school_log_schoolLog(layout).transact((current) => {
     const pending = registry ? pendingPauses(registry, current, at, layout) : [];
     const state = foldLog(schoolFold, current);
     const cleared = activePauses([...state.pauses, ...pending.map((e) => asPause(e))], at);
@@ -63714,8 +63720,8 @@ async function clearPause(layout, reason, registry, at = /* @__PURE__ */ new Dat
 function asPause(e) {
   return { ...e.data, at: e.at, key: e.key };
 }
-function pauseStatus(layout, now = /* @__PURE__ */ new Date()) {
-  const s = readSchool(layout);
+function pause_pauseStatus(layout, now = /* @__PURE__ */ new Date()) {
+  const s = school_log_readSchool(layout);
   const pauses2 = activePauses(s.pauses, now);
   return {
     paused: pauses2.length > 0,
@@ -63723,7 +63729,7 @@ function pauseStatus(layout, now = /* @__PURE__ */ new Date()) {
     ...s.lastCleared ? { lastCleared: s.lastCleared } : {}
   };
 }
-function describePauses(pauses2) {
+function pause_describePauses(pauses2) {
   if (pauses2.length === 0) return void 0;
   const first = pauses2[0];
   const more = pauses2.length > 1 ? ` (+${pauses2.length - 1} more)` : "";
@@ -63735,7 +63741,7 @@ async function requeueIssue(layout, issueNumber, reason, at = /* @__PURE__ */ ne
   if (!text) throw new ConfigError("requeue: --reason must say why the issue is tried again (it was empty).");
   if (!Number.isSafeInteger(issueNumber) || issueNumber <= 0)
     throw new ConfigError(`requeue: ISSUE must be an issue number, found ${JSON.stringify(issueNumber)}.`);
-  await schoolLog(layout).append([
+  await school_log_schoolLog(layout).append([
     event_log_event("issue.requeued", requeueKey(issueNumber), { issueNumber, reason: text }, at)
   ]);
 }
@@ -63785,7 +63791,7 @@ const requeueCommand = {
       throw new ConfigError("school requeue: --reason TEXT is required (it is recorded).");
     const config = resolveConfig(values.config);
     const layout = new StateLayout(values["state-dir"] ?? config.stateDir);
-    const state = issueStates(readRegistry(layout), void 0, readSchool(layout).requeues).get(issue);
+    const state = history_issueStates(registry_readRegistry(layout), void 0, school_log_readSchool(layout).requeues).get(issue);
     if (state?.kind !== "stopped") {
       const now = state ? state.kind : "never dispatched";
       throw new ConfigError(
@@ -67068,7 +67074,7 @@ function issueStatuses(i) {
     const v = i.verdicts.get(crewId);
     return v ? v.accepted ? "accepted" : "rejected" : void 0;
   };
-  const states = issueStates(i.registry, verdict);
+  const states = history_issueStates(i.registry, verdict);
   const out = /* @__PURE__ */ new Map();
   for (const [issue, crews] of byIssue) {
     const c = latestCrew(crews);
@@ -67212,7 +67218,7 @@ async function refreshStatuses(o) {
     const feedback = readFeedback(o.layout);
     for (const s of Object.values(feedback.settled))
       if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? "merged" : "closed");
-    const registry = readRegistry(o.layout);
+    const registry = registry_readRegistry(o.layout);
     const notMoved = /* @__PURE__ */ new Set();
     for (const i of Object.values(outbox.state().items))
       if (i.entry.kind === "delivery" && i.status === "delivered" && i.result?.updated === false && i.entry.crewId)
@@ -68225,7 +68231,7 @@ async function recordHeartbeat(layout, config, beat) {
     );
   }
   const at = beat.at ?? /* @__PURE__ */ new Date();
-  await schoolLog(layout).append([
+  await school_log_schoolLog(layout).append([
     event_log_event(
       "roster.heartbeat",
       `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
@@ -69292,6 +69298,12 @@ function compareCandidates(a, b) {
 ;// CONCATENATED MODULE: ./.build/src/dispatch/standby.js
 
 
+
+
+
+
+
+
 function capUsage(registry, config) {
   const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
   const perDaemon = /* @__PURE__ */ new Map();
@@ -69417,10 +69429,52 @@ function sequence(standby, slots) {
   }
   return standby.map((a) => next.get(a.daemon).shift());
 }
+function jobRepair(registry, crewId, verdict, requeues) {
+  const crew = registry.crews[crewId];
+  if (!crew || crew.status !== "finished") return void 0;
+  const ofIssue = Object.fromEntries(
+    Object.values(registry.crews).filter((c) => c.issueNumber === crew.issueNumber).map((c) => [c.crewId, c])
+  );
+  const state = history_issueStates({ crews: ofIssue, leases: {} }, verdict, requeues).get(crew.issueNumber);
+  if (state?.kind !== "repair" || state.failedCrewId !== crewId) return void 0;
+  return { issueNumber: crew.issueNumber, attempt: state.attempt };
+}
+async function planJobRepair(layout, o) {
+  const requeues = school_log_readSchool(layout).requeues;
+  const tx = await crewLog(layout).transact((current) => {
+    const registry = foldLog(crewFold, current);
+    const repair = jobRepair(registry, o.crewId, o.verdict, requeues);
+    const failed = registry.crews[o.crewId];
+    if (!repair || !failed) return { append: [], result: void 0 };
+    const crewId = `c${repair.issueNumber}-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`;
+    const planned = event_log_event(
+      "crew.planned",
+      `planned:${crewId}`,
+      {
+        crewId,
+        issueNumber: repair.issueNumber,
+        daemon: failed.daemon,
+        agent: failed.agent,
+        weight: failed.weight,
+        fences: failed.fences,
+        repair: true,
+        attempt: repair.attempt,
+        queued: true,
+        repairOf: o.crewId,
+        ...o.plannedBy ? {
+          plannedBy: o.plannedBy.kind === "actions" ? { ...o.plannedBy, daemon: failed.daemon } : o.plannedBy
+        } : {}
+      },
+      o.now ?? /* @__PURE__ */ new Date()
+    );
+    return { append: [planned], result: crewId };
+  });
+  return tx.result;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/curriculum/trust.js
-function untrustedReason(item, trust) {
+function trust_untrustedReason(item, trust) {
   if (trust.anyone) return void 0;
   const association = item.authorAssociation ?? "NONE";
   if (trust.associations.includes(association)) return void 0;
@@ -69569,7 +69623,7 @@ function finished(c, outcome, reason, now) {
 async function writeCrewRunsView(layout, now = /* @__PURE__ */ new Date()) {
   const path = layout.view("crew_runs.json");
   await withLock(path, () => {
-    const registry = readRegistry(layout);
+    const registry = registry_readRegistry(layout);
     const crews = Object.values(registry.crews).sort(
       (a, b) => a.plannedAt.localeCompare(b.plannedAt) || a.crewId.localeCompare(b.crewId)
     );
@@ -69616,7 +69670,7 @@ async function planDispatch(input) {
   };
   let planned;
   try {
-    const endedJobs = input.jobStatus ? await askOwners(readRegistry(layout), now, input.jobStatus) : /* @__PURE__ */ new Map();
+    const endedJobs = input.jobStatus ? await askOwners(registry_readRegistry(layout), now, input.jobStatus) : /* @__PURE__ */ new Map();
     const tx = await crewLog(layout).transact((current) => {
       const registry = foldLog(crewFold, current);
       const settled = reconcile(registry, now, {
@@ -69635,7 +69689,7 @@ async function planDispatch(input) {
   }
   const { result, pending, warnings } = planned;
   for (const w of warnings) logger.warning(w);
-  if (pending.length > 0) await schoolLog(layout).append(pending);
+  if (pending.length > 0) await school_log_schoolLog(layout).append(pending);
   if (!result.blocked) {
     await writeCrewRunsView(layout, now).catch(
       (e) => logger.warning(`views/crew_runs.json not refreshed: ${message(e)}`)
@@ -69657,7 +69711,7 @@ function readPlanInputs(input, registry, now, corrupt) {
   let school = schoolFold.empty();
   let schoolDedup = { keys: /* @__PURE__ */ new Set(), watermark: "" };
   try {
-    const contents = schoolLog(layout).read();
+    const contents = school_log_schoolLog(layout).read();
     school = foldLog(schoolFold, contents);
     schoolDedup = contents;
   } catch (e) {
@@ -69668,7 +69722,7 @@ function readPlanInputs(input, registry, now, corrupt) {
   let spentUsd = input.spend?.spentUsd;
   if (spentUsd === void 0 && capUsd !== void 0) {
     try {
-      spentUsd = totalSpend(layout);
+      spentUsd = spend_totalSpend(layout);
     } catch (e) {
       if (!(e instanceof CorruptStateError) && !(e instanceof SpendLedgerError)) throw e;
       blocked ??= message(e);
@@ -69693,14 +69747,14 @@ function decide(input, registry, read, now, remainingMs) {
     ],
     now
   );
-  const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues), registry);
+  const sorted = sortCurriculum(input, history_issueStates(registry, input.verdicts, read.school.requeues), registry);
   predictRunTimes(input, registry, sorted.candidates);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
   const admission = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
     spend: { spentUsd: spentUsd ?? 0, ...capUsd !== void 0 ? { capUsd } : {} },
     ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {}
+    ...pauses.length > 0 ? { paused: pause_describePauses(pauses) } : {}
   });
   const decision = admit(admission);
   const standby = input.standby ? admitStandby(
@@ -69722,7 +69776,7 @@ function decide(input, registry, read, now, remainingMs) {
     ...decision.loud ? { loud: decision.loud } : {},
     matrix: daemons.filter((d) => byDaemon.has(d.id)).map((d) => ({ daemon: d.id, labels: d.labels, assignments: byDaemon.get(d.id) })),
     ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {},
+    ...pauses.length > 0 ? { paused: pause_describePauses(pauses) } : {},
     waves: decision.waves,
     spend: { ...spentUsd !== void 0 ? { spentUsd } : {}, ...capUsd !== void 0 ? { capUsd } : {} },
     fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 }))
@@ -69765,7 +69819,7 @@ function sortCurriculum(input, states, registry) {
     } else if (state.kind === "done") {
       const request = revisions.get(item.number);
       const r = request ? decideRevision(registry, request, config.delivery.revisions) : { kind: "none" };
-      const untrusted = r.kind === "plan" ? untrustedReason(item, config.curriculum.trust) : void 0;
+      const untrusted = r.kind === "plan" ? trust_untrustedReason(item, config.curriculum.trust) : void 0;
       if (r.kind === "plan" && untrusted)
         refused.push({ issue: item.number, code: "untrusted-author", reason: untrusted });
       else if (r.kind === "plan")
@@ -69778,7 +69832,7 @@ function sortCurriculum(input, states, registry) {
         refused.push({ issue: item.number, code: "revisions-exhausted", reason: r.reason });
       else refused.push({ issue: item.number, code: "done", reason: `crew ${state.crewId} succeeded` });
     } else {
-      const untrusted = untrustedReason(item, config.curriculum.trust);
+      const untrusted = trust_untrustedReason(item, config.curriculum.trust);
       if (untrusted) refused.push({ issue: item.number, code: "untrusted-author", reason: untrusted });
       else candidates.push(toCandidate(item, state.kind === "repair", config));
     }
@@ -72663,6 +72717,26 @@ class SlotDriver {
       o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
     }
     this.refillOpen = o.refill !== void 0 && !this.result.refillStopped;
+    if (o.repair && !this.result.refillStopped && !this.result.paused && !this.outOfTime())
+      await this.repairOf(a.crewId);
+  }
+  /** The repair of a crew of this job that failed goes first (seed 002: repairs before new work). */
+  async repairOf(crewId) {
+    let id;
+    try {
+      id = await this.o.repair(crewId);
+    } catch (e) {
+      this.o.logger.warning(
+        `daemon ${this.o.daemon}: the repair of ${crewId} was not planned: ${message(e)}`
+      );
+      return;
+    }
+    if (!id || this.seen.has(id)) return;
+    this.seen.add(id);
+    this.standby.add(id);
+    this.toLaunch.unshift(id);
+    (this.result.repairs ??= []).push(id);
+    this.o.logger.info(`daemon ${this.o.daemon}: ${crewId} failed; its repair ${id} starts next in this job`);
   }
   /** The disk floor, read right before a launch or a refill: the reading when it holds. */
   diskHolds(next) {
@@ -72707,7 +72781,7 @@ function standbyStop(o, result) {
   if (cap === void 0) return void 0;
   let spent;
   try {
-    spent = totalSpend(o.layout);
+    spent = spend_totalSpend(o.layout);
   } catch (e) {
     return `the spend ledger cannot be read (${message(e)}); the spend cap cannot be judged`;
   }
@@ -72726,7 +72800,7 @@ function driver_slots_launch(launcher, specPath, runtimeDir, crewId, env) {
   return { pid, done };
 }
 function pausedReason(layout) {
-  return describePauses(pauseStatus(layout).pauses);
+  return pause_describePauses(pause_pauseStatus(layout).pauses);
 }
 
 
@@ -72927,6 +73001,7 @@ function sandboxPreflight(config, daemon, logger) {
 
 
 
+
 async function planStep(o) {
   let layout = o.layout;
   let scratch;
@@ -72944,7 +73019,7 @@ async function planStep(o) {
     return await planDispatch({
       config: o.config,
       layout,
-      curriculum: o.onlyIssues ? readCurriculumStrict(layout).filter((i) => o.onlyIssues.has(i.number)) : readCurriculumStrict(layout),
+      curriculum: o.onlyIssues ? store_readCurriculumStrict(layout).filter((i) => o.onlyIssues.has(i.number)) : store_readCurriculumStrict(layout),
       logger: o.logger,
       freeDiskBytes: disk,
       ...verdicts ? { verdicts } : {},
@@ -72979,7 +73054,7 @@ async function refillFor(o) {
   const plan = await planDispatch({
     config: o.config,
     layout: o.layout,
-    curriculum: readCurriculumStrict(o.layout),
+    curriculum: store_readCurriculumStrict(o.layout),
     logger: quiet,
     forDaemon: o.daemon,
     freeDiskBytes: { [o.daemon]: o.freeDiskBytes },
@@ -73032,6 +73107,13 @@ async function runStep(o) {
     ...o.graceMs !== void 0 ? { graceMs: o.graceMs } : {},
     ...o.freeDisk ? { freeDisk: o.freeDisk } : {},
     ...o.diskWaitMs !== void 0 ? { diskWaitMs: o.diskWaitMs } : {},
+    ...o.repairInJob && o.config.dispatch.repairInJob ? {
+      repair: (crewId) => planJobRepair(o.layout, {
+        crewId,
+        plannedBy: plannerOwner(),
+        ...steps_verdictOf(gradingVerdicts(o.layout, o.logger))
+      })
+    } : {},
     ...!(o.refill ?? process.env.GITHUB_ACTIONS !== "true") ? {} : {
       refill: (ctx) => refillFor({
         config: o.config,
@@ -73054,6 +73136,9 @@ async function runStep(o) {
     }
   }
   return { ...result, copied };
+}
+function steps_verdictOf(verdict) {
+  return verdict ? { verdict } : {};
 }
 function progressLine(daemon, p) {
   const where = `[${daemon}${p.slot !== void 0 ? ` slot ${p.slot}` : ""}]`;
@@ -74183,7 +74268,7 @@ const pauseCommand = {
     if (values.clear) {
       let registry;
       try {
-        registry = readRegistry(layout);
+        registry = registry_readRegistry(layout);
       } catch (e) {
         if (!(e instanceof CorruptStateError)) throw e;
         process.stderr.write(`school pause: ${redact_redactText(message(e))}
@@ -74203,7 +74288,7 @@ const pauseCommand = {
   }
 };
 function pause_describe(layout) {
-  const s = pauseStatus(layout);
+  const s = pause_pauseStatus(layout);
   const lines = [s.paused ? `paused: yes (${s.pauses.length} pause(s))` : "paused: no"];
   for (const p of s.pauses) lines.push(`  ${p.at} [${p.source}] ${p.reason}`);
   if (s.lastCleared) lines.push(`last cleared: ${s.lastCleared.at} (${s.lastCleared.reason})`);
@@ -75206,7 +75291,7 @@ function buildLanes(input) {
     items.set(item.number, item);
   }
   const { byCrew, lookup } = lanes_verdicts(input.queue);
-  const states = input.registry ? issueStates(input.registry, lookup, input.requeues) : /* @__PURE__ */ new Map();
+  const states = input.registry ? history_issueStates(input.registry, lookup, input.requeues) : /* @__PURE__ */ new Map();
   const crews = input.registry?.crews ?? {};
   const latest = /* @__PURE__ */ new Map();
   const firstPlanned = /* @__PURE__ */ new Map();
@@ -75255,7 +75340,7 @@ function buildLanes(input) {
     const crew = latest.get(issue);
     if (!crew) {
       const known = input.trust && items.get(issue);
-      const refused = known ? untrustedReason(known, input.trust) : void 0;
+      const refused = known ? trust_untrustedReason(known, input.trust) : void 0;
       if (refused) place("untrusted", item, void 0, () => clean(refused));
       else place("ready", item, void 0, paused ? () => paused : void 0);
       continue;
@@ -75702,6 +75787,74 @@ const batchPolicy = () => {
 };
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/next-cycle.js
+
+
+
+
+
+
+
+
+function nextCycle(i) {
+  const no = (reason) => ({ start: false, chain: i.chain, reason });
+  if (i.maxRuns <= 0) return no("off (next-cycle-runs is 0)");
+  if (i.started === 0) return no("this run started no crew");
+  if (i.waiting === 0) return no("no work is waiting");
+  if (i.paused) return no(`launches are paused: ${i.paused}`);
+  if (i.spendCapReached) return no(i.spendCapReached);
+  if (i.chain >= i.maxRuns)
+    return no(
+      `${i.chain} runs in a row were started by the loop (next-cycle-runs ${i.maxRuns}); the schedule goes on`
+    );
+  return {
+    start: true,
+    chain: i.chain + 1,
+    reason: `${i.waiting} issue(s) waiting; this run started ${i.started} crew(s)`
+  };
+}
+function waitingIssues(config, registry, curriculum, verdict, requeues) {
+  const states = issueStates(registry, verdict, requeues);
+  return curriculum.filter((c) => {
+    const k = states.get(c.number)?.kind ?? "ready";
+    return (k === "ready" || k === "repair") && !untrustedReason(c, config.curriculum.trust);
+  }).length;
+}
+function thisRun(env = process.env) {
+  if (!env.GITHUB_RUN_ID) return void 0;
+  return {
+    runId: env.GITHUB_RUN_ID,
+    runAttempt: env.GITHUB_RUN_ATTEMPT ?? "1",
+    startedByLoop: env.GITHUB_EVENT_NAME === "workflow_dispatch" && env.GITHUB_TRIGGERING_ACTOR === "github-actions[bot]"
+  };
+}
+function readNextCycle(layout, config, run, maxRuns, verdict) {
+  const registry = readRegistry(layout);
+  const started = Object.values(registry.crews).filter(
+    (c) => c.startedAt !== void 0 && c.plannedBy?.kind === "actions" && c.plannedBy.runId === run.runId
+  ).length;
+  const school = readSchool(layout);
+  const waiting = waitingIssues(config, registry, readCurriculumStrict(layout), verdict, school.requeues);
+  const paused = describePauses(pauseStatus(layout).pauses);
+  const cap = config.dispatch.spendCap;
+  const spent = cap === void 0 ? 0 : totalSpend(layout);
+  const chain = run.startedByLoop ? school.nextCycle?.chain ?? 1 : 0;
+  return nextCycle({
+    maxRuns,
+    started,
+    waiting,
+    ...paused ? { paused } : {},
+    ...cap !== void 0 && spent >= cap ? { spendCapReached: `the spend cap is reached ($${spent.toFixed(2)} of $${cap.toFixed(2)})` } : {},
+    chain
+  });
+}
+async function recordNextCycle(layout, run, chain) {
+  await schoolLog(layout).append([
+    event("loop.next-cycle", `next-cycle:${run.runId}:${run.runAttempt}`, { runId: run.runId, chain })
+  ]);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/simulate/heap.js
 class MinHeap {
   items = [];
@@ -76057,12 +76210,16 @@ class SimulatedOffice {
       ...paused !== void 0 ? { paused } : {}
     };
   }
+  jobRepair(item) {
+    const crews = this.history.get(item.issue.number) ?? {};
+    return jobRepair({ crews, leases: {} }, crewIdOf(item)) !== void 0;
+  }
   /** Records the run as a finished crew and lets the office's history say what follows. */
   afterRun(item, outcome, now) {
     const n = item.issue.number;
     const crews = this.history.get(n) ?? {};
     this.history.set(n, crews);
-    const crewId = `c${n}-${String(item.run).padStart(8, "0")}`;
+    const crewId = crewIdOf(item);
     crews[crewId] = {
       crewId,
       issueNumber: n,
@@ -76077,7 +76234,7 @@ class SimulatedOffice {
       finishedAt: office_adapter_iso(now),
       outcome: OUTCOME[outcome]
     };
-    const state = issueStates({ crews, leases: {} }).get(n);
+    const state = history_issueStates({ crews, leases: {} }).get(n);
     switch (state?.kind) {
       case "done":
         return { kind: "done" };
@@ -76093,6 +76250,9 @@ class SimulatedOffice {
         );
     }
   }
+}
+function crewIdOf(item) {
+  return `c${item.issue.number}-${String(item.run).padStart(8, "0")}`;
 }
 function candidateOf(item) {
   return {
@@ -76124,6 +76284,7 @@ function admissionDaemon(d, slots) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/simulate/deployed.js
+
 
 
 
@@ -76182,6 +76343,10 @@ class DeployedLoop {
   backlogSize = 0;
   /** `shared`: the runs with a queue, until their last crew job ends. */
   runs = /* @__PURE__ */ new Set();
+  /** Items waiting for their run's grade to reach the office. */
+  graded = /* @__PURE__ */ new Set();
+  /** Runs whose grade has not handed their crews' ends to the office yet. */
+  ungraded = /* @__PURE__ */ new Set();
   run() {
     this.events.push(0, { kind: "tick" });
     let idleTicks = 0;
@@ -76205,6 +76370,10 @@ class DeployedLoop {
           e.daemon.pendingRun = void 0;
           touched.add(e.daemon);
           starting.add(e.daemon);
+        } else if (e.kind === "plan") {
+          this.plan(e.chain);
+        } else if (e.kind === "grade") {
+          this.grade(e.run);
         } else if (e.kind === "tick") {
           const before = this.running() + this.plannedCount();
           this.tick();
@@ -76225,8 +76394,8 @@ class DeployedLoop {
   }
   /** Moves the clock, counting busy and usable idle slot-time while runnable work waits. */
   advanceTo(next) {
-    if (this.now >= this.log.pausedUntil && this.ready.size > 0) {
-      const idle = this.usableIdle();
+    if (this.now >= this.log.pausedUntil && this.waiting().length > 0) {
+      const idle = this.usableIdle(next - this.now);
       const busy = this.running();
       this.backlog.available += (next - this.now) * (busy + idle);
       this.backlog.busy += (next - this.now) * busy;
@@ -76240,7 +76409,7 @@ class DeployedLoop {
     const shared = [...this.runs].reduce((n, r) => n + r.queue.length, 0);
     return [...this.daemons.values()].reduce(
       (n, d) => n + d.planned.length + (d.job?.crews.length ?? 0),
-      shared
+      shared + this.graded.size
     );
   }
   addToBacklog(item) {
@@ -76275,6 +76444,7 @@ class DeployedLoop {
     const slot = d.free.shift();
     if (!slot) throw new SimulationError(`daemon ${d.id} launched with no free slot`);
     d.running++;
+    if (d.job?.run) d.job.run.started++;
     this.events.push(this.now + item.issue.runs[item.run].duration, {
       kind: "finish",
       daemon: d,
@@ -76325,7 +76495,7 @@ class DeployedLoop {
       this.launch(d, job.run.queue.splice(i, 1)[0]);
     }
     if (d.running > 0) return;
-    this.toBacklog(job.crews.splice(0));
+    this.afterGrade(job.run, job.crews.splice(0));
     d.job = void 0;
     this.endRuns();
     if (d.planned.length > 0) this.startJobAt(d, this.now);
@@ -76336,14 +76506,54 @@ class DeployedLoop {
       this.backlogSize += item.issue.size;
     }
   }
+  /**
+   * An Actions plan's free slots on `d`: the slots less the crews runs not graded yet planned there
+   * (admission counts planned crews as busy; a daemon with standby counts at most its slots).
+   */
+  unheld(d) {
+    let planned = 0;
+    for (const r of this.ungraded) planned += r.planned.get(d) ?? 0;
+    return this.perDaemon - Math.min(this.perDaemon, planned);
+  }
+  /** Items back to the backlog: at once, or (a crew job's) when its run's grade reaches the office. */
+  afterGrade(run, items) {
+    if (!run) return this.toBacklog(items);
+    for (const i of items) this.graded.add(i);
+    run.graded.push(() => {
+      for (const i of items) this.graded.delete(i);
+      this.toBacklog(items);
+    });
+  }
   /** A run none of whose crew jobs runs or waits any more: what its queue still holds goes back. */
   endRuns() {
     for (const r of this.runs) {
       const live = [...this.daemons.values()].some((d) => d.job?.run === r || d.pendingRun === r);
       if (live) continue;
-      this.toBacklog(r.queue.splice(0));
+      this.afterGrade(r, r.queue.splice(0));
       this.runs.delete(r);
+      this.events.push(this.now + (this.o.gradeMinutes ?? 5), { kind: "grade", run: r });
     }
+  }
+  /** A run's grade: its crews' ends reach the office, and the office says whether to start the next run. */
+  grade(run) {
+    for (const f of run.graded.splice(0)) f();
+    this.ungraded.delete(run);
+    const paused = this.now < this.log.pausedUntil ? "usage limit" : void 0;
+    const next = nextCycle({
+      maxRuns: this.o.nextCycleRuns ?? 12,
+      started: run.started,
+      waiting: this.ready.size,
+      chain: run.chain,
+      ...paused ? { paused } : {}
+    });
+    if (next.start)
+      this.events.push(this.now + (this.o.nextCycleMinutes ?? 2), { kind: "plan", chain: next.chain });
+  }
+  /** A run the loop started itself: a plan as the cron's, without moving the cron. */
+  plan(chain) {
+    this.planStandby((x) => this.unheld(x), chain);
+    for (const d of this.daemons.values())
+      if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.queueMinutes);
   }
   /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
   typicalMinutes() {
@@ -76361,7 +76571,7 @@ class DeployedLoop {
   tick() {
     const o = this.o;
     const capacity = (x) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0);
-    if (o.cadence === "standby" || o.cadence === "shared") this.planStandby(capacity);
+    if (o.cadence === "standby" || o.cadence === "shared") this.planStandby((x) => this.unheld(x));
     else for (const [item, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item);
     for (const d of this.daemons.values())
       if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
@@ -76372,7 +76582,7 @@ class DeployedLoop {
    * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
    * predicted work — the office's own standby pass (dispatch/standby.ts), for a full job.
    */
-  planStandby(capacity) {
+  planStandby(capacity, chain = 0) {
     if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
     const free = [...this.daemons.values()].filter((d) => capacity(d) > 0).map((d) => ({
       id: d.id,
@@ -76396,16 +76606,19 @@ class DeployedLoop {
     if (first.size > free.reduce((n, d) => n + d.free, 0)) {
       throw new SimulationError("the office placed more crews than free slots");
     }
-    const run = this.o.cadence === "shared" ? { queue: [] } : void 0;
+    const run = { queue: [], started: 0, graded: [], chain, planned: /* @__PURE__ */ new Map() };
+    const shared = this.o.cadence === "shared";
     for (const [id, daemon] of [...first, ...standby]) {
       const item = this.ready.get(id);
       this.ready.delete(id);
       this.backlogSize -= item.issue.size;
-      if (run && standby.has(id)) run.queue.push(item);
-      else this.daemons.get(daemon).planned.push(item);
+      const d = this.daemons.get(daemon);
+      if (shared && standby.has(id)) run.queue.push(item);
+      else d.planned.push(item);
+      run.planned.set(d, (run.planned.get(d) ?? 0) + 1);
     }
-    if (!run) return;
     this.runs.add(run);
+    this.ungraded.add(run);
     for (const d of this.daemons.values()) if (d.planned.length > 0) d.pendingRun = run;
     this.endRuns();
   }
@@ -76424,14 +76637,35 @@ class DeployedLoop {
         `issue #${item.issue.number} back in the backlog for a run the workload does not have`
       );
     }
-    this.addToBacklog({ issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair });
+    const next = { issue: item.issue, run: item.run + 1, attempt: step.attempt, repair: step.repair };
+    const job = d.job?.run ? d.job : void 0;
+    if (!job) return this.addToBacklog(next);
+    const full = { ...next, id: `${item.issue.number}#${next.run}`, seq: this.seq++ };
+    if ((this.o.repairInJob ?? true) && this.office.jobRepair(item)) return void job.crews.unshift(full);
+    this.afterGrade(job.run, [full]);
+  }
+  /** Work not started: the backlog, crews planned or on standby, and what a grade will return. */
+  waiting() {
+    const out = [...this.ready.values()];
+    for (const d of this.daemons.values()) out.push(...d.planned, ...d.job?.crews ?? []);
+    for (const r of this.runs) out.push(...r.queue);
+    for (const i of this.graded) out.push(i);
+    return out;
   }
   /** Free slots some ready item fits, for the refill figure (idle while runnable work waits). */
-  usableIdle() {
+  usableIdle(minutes) {
     let lightest = 4;
-    for (const i of this.ready.values()) lightest = Math.min(lightest, options_classRank(i.issue.weight));
+    for (const i of this.waiting()) lightest = Math.min(lightest, options_classRank(i.issue.weight));
     let idle = 0;
-    for (const d of this.daemons.values()) for (const s of d.free) if (options_classRank(s.class) >= lightest) idle++;
+    const causes = this.o.idle;
+    for (const d of this.daemons.values()) {
+      let n = 0;
+      for (const s of d.free) if (options_classRank(s.class) >= lightest) n++;
+      idle += n;
+      if (!causes || n === 0) continue;
+      const why = d.job ? this.fits(d.job) ? "empty" : "window" : d.jobAt !== void 0 ? "queued" : "noJob";
+      causes[why] += n * minutes;
+    }
     return idle;
   }
 }
@@ -76818,7 +77052,14 @@ function compare(partial = {}, only, deployed) {
   if (deployed) {
     for (const cadence of ["cron", "refill", "standby", "shared"]) {
       for (const order of ["smallest-first", "tail-guard"]) {
-        const result = simulateDeployed(workload, { ...DEFAULT_DEPLOYED, ...deployed, cadence, order });
+        const limit = cadence === "refill" ? { jobTimeoutMinutes: Infinity } : {};
+        const result = simulateDeployed(workload, {
+          ...DEFAULT_DEPLOYED,
+          ...deployed,
+          ...limit,
+          cadence,
+          order
+        });
         results.push({
           label: `deployed: ${CADENCE_LABELS[cadence]}, dispatch.order ${order}`,
           result,

@@ -52508,6 +52508,9 @@ const schema_configSchema = strictObject({
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
+    repairInJob: schemas_boolean().default(true).describe(
+      "An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run."
+    ),
     verify: argv.optional().describe(
       "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
     ),
@@ -56120,6 +56123,9 @@ const schoolFold = registerFold({
       case "school.pause-cleared":
         state.pauses = [];
         state.lastCleared = { at: e.at, reason: e.data.reason };
+        break;
+      case "loop.next-cycle":
+        if (!state.nextCycle || state.nextCycle.at <= e.at) state.nextCycle = { ...e.data, at: e.at };
         break;
       case "issue.requeued": {
         state.requeues ??= {};
@@ -66008,297 +66014,724 @@ function readFileBounded(path, max) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/import.js
-
-
-
-
-
-
-
-
-async function importBookbags(layout, from, logger, refuse) {
-  const r = { imported: 0, enqueued: 0, skipped: [], dropped: [] };
-  if (!(0,external_node_fs_namespaceObject.existsSync)(from)) {
-    logger.warning(`bookbags-path ${from} does not exist; nothing imported`);
-    return r;
+;// CONCATENATED MODULE: ./.build/src/dispatch/assign.js
+const NEUTRAL_SCORE = 0.5;
+class AgentChooser {
+  constructor(agents, scores) {
+    this.agents = agents;
+    this.scores = scores;
   }
-  const watermark = new EventLog(layout.file("grading")).read().watermark;
-  for (const crewId of (0,external_node_fs_namespaceObject.readdirSync)(from).sort()) {
-    const src = (0,external_node_path_namespaceObject.join)(from, crewId);
-    if (!(0,external_node_fs_namespaceObject.statSync)(src).isDirectory()) continue;
-    if (!CREW_ID_PATTERN.test(crewId)) {
-      r.skipped.push({ crewId, reason: "not a crew id (letters, digits, dot, dash, underscore)" });
-      continue;
+  agents;
+  scores;
+  cache = /* @__PURE__ */ new Map();
+  choose(c) {
+    const key = c.forceAgent === void 0 ? c.role + "\0" + c.domain + "\0" + c.difficulty : c.role + "\0" + c.domain + "\0" + c.difficulty + "\0" + c.forceAgent;
+    let choice = this.cache.get(key);
+    if (!choice) {
+      choice = c.forceAgent !== void 0 ? this.forced(c.forceAgent, c.role) : this.best(c);
+      this.cache.set(key, choice);
     }
-    const problem = bookbagFilesProblem(src);
-    if (problem) {
-      r.skipped.push({ crewId, reason: problem });
-      continue;
-    }
-    let bookbag;
-    try {
-      bookbag = (await readBookbag(layout, crewId, { role: "grader" }, from)).record;
-    } catch (e) {
-      r.skipped.push({ crewId, reason: errors_message(e) });
-      continue;
-    }
-    const refused = refuse?.(bookbag);
-    if (refused) {
-      r.skipped.push({ crewId, reason: refused });
-      continue;
-    }
-    const finishedAt = bookbag.timings?.finishedAt;
-    if (watermark !== "" && typeof finishedAt === "string" && finishedAt < watermark) {
-      r.skipped.push({
-        crewId,
-        reason: `finished at ${finishedAt}, before the grading log's watermark ${watermark}: history already folded, not graded again`
-      });
-      continue;
-    }
-    const dest = layout.bookbag(crewId);
-    if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dest, BOOKBAG_FILES.done))) {
-      (0,external_node_fs_namespaceObject.mkdirSync)(dest, { recursive: true });
-      const leaveOut = /* @__PURE__ */ new Set([BOOKBAG_FILES.done]);
-      if ((0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(src, BOOKBAG_FILES.sessionStore)) || bookbag.sessionStore?.kept) {
-        const store = checkSessionStore(src, bookbag.sessionStore);
-        if ("why" in store) {
-          leaveOut.add(BOOKBAG_FILES.sessionStore);
-          r.dropped.push({ crewId, file: BOOKBAG_FILES.sessionStore, reason: store.why });
-        }
-      }
-      const files = (0,external_node_fs_namespaceObject.readdirSync)(src).filter((f) => !leaveOut.has(f) && (0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(src, f)).isFile());
-      for (const f of files) (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, f), (0,external_node_path_namespaceObject.join)(dest, f));
-      (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, BOOKBAG_FILES.done), (0,external_node_path_namespaceObject.join)(dest, BOOKBAG_FILES.done));
-      r.imported++;
-    }
-    const b = bookbag;
-    const fresh = await enqueueGradingJob(layout, {
-      issueNumber: b.issueNumber,
-      crewId: b.crewId,
-      agent: b.agent,
-      domain: b.domain,
-      difficulty: b.difficulty,
-      fences: b.fences,
-      bookbag: `bookbags/${crewId}`
-    });
-    if (fresh) r.enqueued++;
+    return choice;
   }
-  for (const s of r.skipped) logger.warning(`bookbag ${s.crewId} not imported: ${s.reason}`);
-  for (const d of r.dropped) logger.warning(`bookbag ${d.crewId}: ${d.file} left out: ${d.reason}`);
-  return r;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/handoff/name.js
-
-const name_NAME = /^school-(handoff|roster)-([0-9]+)-([0-9]+)-([0-9]+)-(.+)$/;
-function handoffArtifactName(n) {
-  return `school-${n.kind}-${n.runId}-${n.attempt}-${n.jobAttempt}-${n.daemon}`;
-}
-function parseHandoffName(name) {
-  const m = name_NAME.exec(name);
-  if (!m || !DAEMON_ID_PATTERN.test(m[5])) return void 0;
-  return {
-    kind: m[1],
-    runId: m[2],
-    attempt: m[3],
-    jobAttempt: m[4],
-    daemon: m[5]
-  };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/handoff/import.js
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-const MAX_FILE = 32 * 1024 * 1024;
-const import_MAX_LINE = 256 * 1024;
-const MAX_KEY = 512;
-const ofCrew = (e, c) => {
-  const id = e.data?.crewId;
-  if (typeof id !== "string") return "names no crew";
-  return c.crews.has(id) ? void 0 : `crew ${id} is not planned for daemon ${c.daemon}`;
-};
-const onDaemon = (e, c) => {
-  const d = e.data?.daemon;
-  return d === void 0 || d === c.daemon ? void 0 : `names daemon ${String(d)}, not ${c.daemon}`;
-};
-const both = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
-const RULES = {
-  crews: {
-    "crew.started": both,
-    "lease.acquired": both,
-    "lease.heartbeat": ofCrew,
-    "lease.released": ofCrew,
-    "crew.finished": ofCrew,
-    "crew.process": ofCrew
-  },
-  grading: { "job.enqueued": ofCrew },
-  spend: { "spend.recorded": ofCrew },
-  school: {
-    "roster.heartbeat": (e, c) => e.data?.daemon === c.daemon ? void 0 : `heartbeat of another daemon`,
-    "school.paused": (e, c) => e.data?.source === "manual" ? "a manual pause" : ofCrew(e, c)
+  forced(id, role) {
+    const agent = this.agents.find((a) => a.id === id);
+    if (!agent) {
+      return {
+        code: "force-agent-not-allowed",
+        reason: `forceAgent "${id}" is not a configured agent (known: ${this.agents.map((a) => a.id).join(", ")})`
+      };
+    }
+    if (!agent.roles.includes(role)) {
+      return {
+        code: "force-agent-not-allowed",
+        reason: `forceAgent "${id}" is not allowed for role ${role} (it takes: ${agent.roles.join(", ")}); a forced agent never widens what a role may do`
+      };
+    }
+    return { agent: id };
   }
-};
-function parseEvent(line) {
-  if (Buffer.byteLength(line) > import_MAX_LINE) return `line over ${import_MAX_LINE} bytes`;
-  let v;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return "not JSON";
-  }
-  const e = v;
-  if (!e || typeof e !== "object" || Array.isArray(e)) return "not an event object";
-  if (typeof e.key !== "string" || !e.key || e.key.length > MAX_KEY) return "missing or oversized key";
-  if (typeof e.type !== "string" || !e.type || e.type.startsWith("$")) return "missing type";
-  if (typeof e.at !== "string" || Number.isNaN(Date.parse(e.at))) return "missing time";
-  if (typeof e.data !== "object" || e.data === null || Array.isArray(e.data)) return "data is not an object";
-  return e;
-}
-async function importHandoffs(layout, root, o) {
-  const result = { dirs: [], refused: [] };
-  for (const dir of handoffDirs(root)) {
-    const entry = { dir: (0,external_node_path_namespaceObject.basename)(dir), accepted: 0, refused: 0, bookbags: 0 };
-    result.dirs.push(entry);
-    const refuse = (what, reason) => {
-      entry.refused++;
-      result.refused.push({ dir: (0,external_node_path_namespaceObject.basename)(dir), what, reason });
+  best(c) {
+    let best;
+    for (const a of this.agents) {
+      if (!a.roles.includes(c.role)) continue;
+      if (a.domains.length > 0 && !a.domains.includes(c.domain)) continue;
+      if (a.maxDifficulty < c.difficulty) continue;
+      const raw = this.scores?.(a.id, { role: c.role, domain: c.domain, difficulty: c.difficulty });
+      const score = typeof raw === "number" && Number.isFinite(raw) ? raw : NEUTRAL_SCORE;
+      if (!best || score > best.score) best = { id: a.id, score };
+    }
+    if (best) return { agent: best.id };
+    if (this.agents.length === 0) return { code: "no-agent", reason: NO_AGENTS };
+    return {
+      code: "no-agent",
+      reason: `no configured agent takes role ${c.role}, domain ${c.domain} at difficulty ${c.difficulty}`
     };
-    let manifest;
-    try {
-      const raw = readFileBounded((0,external_node_path_namespaceObject.join)(dir, "handoff.json"), 64 * 1024);
-      if (typeof raw === "string") throw new Error(raw);
-      manifest = handoffManifestSchema.parse(JSON.parse(raw.toString("utf8")));
-    } catch (e) {
-      refuse("handoff.json", `unreadable: ${errors_message(e).slice(0, 300)}`);
-      continue;
+  }
+}
+const NO_AGENTS = "no agents are configured: add one to school.yml (agents: [{id: claude, kind: claude-code, passEnv: [ANTHROPIC_API_KEY]}], kind codex, or a command) or run `school init`";
+function before(a, b) {
+  const la = (a.d.busy + a.assigned) * b.d.slots;
+  const lb = (b.d.busy + b.assigned) * a.d.slots;
+  return la !== lb ? la < lb : a.seq < b.seq;
+}
+class Heap {
+  items = [];
+  get size() {
+    return this.items.length;
+  }
+  push(e) {
+    const h = this.items;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = i - 1 >> 1;
+      if (!before(h[i], h[p])) break;
+      [h[i], h[p]] = [h[p], h[i]];
+      i = p;
     }
-    const daemon = manifest.daemon;
-    entry.daemon = daemon;
-    if (!o.config.fleet.daemons.some((d) => d.id === daemon)) {
-      refuse("handoff.json", `daemon ${daemon} is not in fleet.daemons`);
-      continue;
+  }
+  pop() {
+    const h = this.items;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      let i = 0;
+      for (; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && before(h[l], h[m])) m = l;
+        if (r < h.length && before(h[r], h[m])) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m], h[i]];
+        i = m;
+      }
     }
-    const name = (0,external_node_path_namespaceObject.basename)(dir);
-    const handedOn = parseHandoffName(name);
-    if (!handedOn) {
+    return top;
+  }
+}
+class DaemonPlacer {
+  heaps;
+  seq = 0;
+  constructor(daemons, classes = 4) {
+    this.heaps = Array.from({ length: classes }, () => new Heap());
+    daemons.forEach((d, i) => {
+      if (d.capacity > 0) this.heaps[d.rank].push({ d, assigned: 0, seq: i - daemons.length });
+    });
+  }
+  /** The daemon for a crew of class `rank`, or undefined when no daemon of that class or above has room. */
+  place(rank) {
+    for (let c = rank; c < this.heaps.length; c++) {
+      const heap = this.heaps[c];
+      const e = heap.pop();
+      if (!e) continue;
+      e.assigned++;
+      e.seq = ++this.seq;
+      if (e.assigned < e.d.capacity) heap.push(e);
+      return e.d.id;
+    }
+    return void 0;
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/curriculum/glob.js
+
+const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
+const META = /[*?[{]/;
+function normalizeGlob(glob) {
+  let g = glob.trim().replace(/\\/g, "/");
+  while (g.startsWith("./")) g = g.slice(2);
+  return g.replace(/^\/+/, "").replace(/\/{2,}/g, "/").replace(/\/+$/, "");
+}
+function isBasenameGlob(normalized) {
+  return !normalized.includes("/") && META.test(normalized);
+}
+function globMatcher(glob) {
+  const g = normalizeGlob(glob);
+  if (g === "") return () => false;
+  const base = isBasenameGlob(g) ? `**/${g}` : g;
+  const match = picomatch([base, `${base}/**`], OPTIONS);
+  return (path) => match(normalizeGlob(path));
+}
+function matchesAny(path, globs) {
+  return globs.some((g) => globMatcher(g)(path));
+}
+const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
+const PATHISH = /^(?:[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})$/;
+const MAX_PATHS = 200;
+function mentionedPaths(text) {
+  const out = /* @__PURE__ */ new Set();
+  for (const m of text.matchAll(CANDIDATE)) {
+    const token = m[0].replace(/[.:]+$/, "").replace(/^\.\//, "");
+    if (token.length >= 3 && PATHISH.test(token)) out.add(token);
+    if (out.size >= MAX_PATHS) break;
+  }
+  return [...out];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/fences.js
+
+function literalPrefix(glob) {
+  return prefixOf(normalizeFence(glob));
+}
+function normalizeFence(glob) {
+  const first = glob.charCodeAt(0);
+  const last = glob.charCodeAt(glob.length - 1);
+  if (glob.length > 0 && first !== 46 && first !== 47 && first > 32 && last > 32 && glob.indexOf("\\") === -1 && glob.indexOf("//") === -1 && !/\s/.test(glob[0]) && !/\s/.test(glob[glob.length - 1])) {
+    return glob;
+  }
+  let g = glob.trim().replace(/\\/g, "/");
+  while (g.startsWith("./")) g = g.slice(2);
+  while (g.startsWith("/")) g = g.slice(1);
+  return g.replace(/\/{2,}/g, "/");
+}
+class FenceSet {
+  root = { label: "" };
+  /** The first conflict with a held fence, or undefined when every fence is free. */
+  conflict(fences) {
+    for (const fence of fences) {
+      const g = normalizeFence(fence);
+      if (g === "") continue;
+      const owner = this.ownerOf(prefixOf(g));
+      if (owner !== void 0) return { fence, heldBy: owner };
+    }
+    return void 0;
+  }
+  /** Claims the fences for `owner` (overlapping claims are allowed: held fences are not re-judged). */
+  claim(fences, owner) {
+    for (const fence of fences) {
+      const g = normalizeFence(fence);
+      if (g !== "") this.insert(prefixOf(g), owner);
+    }
+  }
+  /** Checks, then claims when free: one pass over the fences for the common case. */
+  tryClaim(fences, owner) {
+    if (fences.length === 0) return void 0;
+    if (fences.length === 1) {
+      const g = normalizeFence(fences[0]);
+      if (g === "") return void 0;
+      const p = prefixOf(g);
+      const held = this.ownerOf(p);
+      if (held !== void 0) return { fence: fences[0], heldBy: held };
+      this.insert(p, owner);
+      return void 0;
+    }
+    const prefixes = [];
+    for (const fence of fences) {
+      const g = normalizeFence(fence);
+      if (g === "") continue;
+      const p = prefixOf(g);
+      const held = this.ownerOf(p);
+      if (held !== void 0) return { fence, heldBy: held };
+      prefixes.push(p);
+    }
+    for (const p of prefixes) this.insert(p, owner);
+    return void 0;
+  }
+  ownerOf(p) {
+    let node = this.root;
+    if (node.owner !== void 0) return node.owner;
+    let i = 0;
+    for (; ; ) {
+      if (i === p.length) return node.below;
+      const child = node.children?.get(p[i]);
+      if (!child) return void 0;
+      const label = child.label;
+      const k = common(p, i, label);
+      if (k < label.length) return i + k === p.length ? child.below : void 0;
+      i += k;
+      node = child;
+      if (node.owner !== void 0) return node.owner;
+    }
+  }
+  insert(p, owner) {
+    let node = this.root;
+    node.below ??= owner;
+    let i = 0;
+    while (i < p.length) {
+      const ch = p[i];
+      let child = node.children?.get(ch);
+      if (!child) {
+        (node.children ??= /* @__PURE__ */ new Map()).set(ch, { label: p.slice(i), owner, below: owner });
+        return;
+      }
+      const k = common(p, i, child.label);
+      if (k < child.label.length) {
+        const tail = child.label.slice(k);
+        const mid = { label: child.label.slice(0, k), children: /* @__PURE__ */ new Map([[tail[0], child]]) };
+        if (child.below !== void 0) mid.below = child.below;
+        child.label = tail;
+        node.children.set(ch, mid);
+        child = mid;
+      }
+      child.below ??= owner;
+      node = child;
+      i += k;
+    }
+    node.owner ??= owner;
+  }
+}
+function prefixOf(normal) {
+  if (isBasenameGlob(normal)) return "";
+  const m = /[*?[{]/.exec(normal);
+  return m ? normal.slice(0, m.index) : normal;
+}
+function common(p, at, label) {
+  const n = Math.min(label.length, p.length - at);
+  let k = 0;
+  while (k < n && p.charCodeAt(at + k) === label.charCodeAt(k)) k++;
+  return k;
+}
+function cleanFences(fences) {
+  return fences.filter((f) => normalizeFence(f) !== "").map((f) => f.trim());
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/admission.js
+
+
+
+
+
+const CLASSES = CAPACITY_CLASSES.length;
+const GiB = 1024 ** 3;
+function admit(input) {
+  const { remainingMs, crewTimeoutMs, gradingReserveMs, maxWaves } = input.time;
+  const fit = crewTimeoutMs > 0 ? Math.floor((remainingMs - gradingReserveMs) / crewTimeoutMs) : 0;
+  const waves = Math.max(0, Math.min(maxWaves, fit));
+  const gated = batchGate(input, waves);
+  if (gated) return gated;
+  const pools = buildPools(input, waves);
+  const { selected, refused } = admission_select(input, pools, waves);
+  const admitted = place(selected, pools, refused);
+  return { admitted, refused, waves };
+}
+function batchGate(input, waves) {
+  const { candidates } = input;
+  const all = (code, reason, loud) => ({
+    admitted: [],
+    refused: candidates.map((c) => ({ issue: c.issueNumber, code, reason })),
+    ...loud ? { loud } : {},
+    waves
+  });
+  if (input.blocked !== void 0)
+    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${input.blocked}`);
+  const { spentUsd, capUsd } = input.spend;
+  if (capUsd !== void 0 && !(spentUsd < capUsd)) {
+    const loud = spendCapLine(spentUsd, capUsd, candidates.length);
+    return all("spend-cap", loud, loud);
+  }
+  if (input.paused !== void 0) return all("paused", input.paused);
+  if (waves < 1) {
+    const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
+    return all(
+      "time-budget",
+      `time budget: ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`
+    );
+  }
+  return void 0;
+}
+function admission_select(input, pools, waves) {
+  const hasBot = pools.bot.daemons.length > 0;
+  const chooser = new AgentChooser(input.agents, input.scores);
+  const fences = new FenceSet();
+  for (const h of input.heldFences) fences.claim(h.fences, h.holder);
+  const refused = [];
+  const selected = [];
+  let room = input.maxCrews - input.activeCrews;
+  let fallbacks = 0;
+  const refuse = (c, code, reason) => refused.push({ issue: c.issueNumber, code, reason });
+  for (const c of input.candidates) {
+    if (room <= 0) {
       refuse(
-        "handoff.json",
-        `${name} is not a handoff artifact name (school-handoff-<run id>-<attempt>-<job attempt>-<daemon>, or school-roster-\u2026)`
+        c,
+        "global-cap",
+        `global cap reached: maxCrews ${input.maxCrews}, ${input.activeCrews} active, ${selected.length} admitted this batch`
       );
       continue;
     }
-    if (handedOn.daemon !== daemon) {
-      refuse("handoff.json", `claims daemon ${daemon} but was handed on as ${name}`);
+    const choice = chooser.choose(c);
+    if ("code" in choice) {
+      refuse(c, choice.code, choice.reason);
       continue;
     }
-    const roster = handedOn.kind === "roster";
-    for (const log of HANDOFF_LOGS) {
-      const file = STATE_FILES[log];
-      const meta = manifest.files[file];
-      const path = (0,external_node_path_namespaceObject.join)(dir, "events", file);
-      if (!meta) {
-        if ((0,external_node_fs_namespaceObject.existsSync)(path)) refuse(file, "not listed in handoff.json");
+    let poolName = c.role !== "coding" && hasBot ? "bot" : "worktree";
+    let fallback = false;
+    if (c.role === "coding" && pools.worktree.online === 0 && pools.bot.online > 0) {
+      if (fallbacks >= input.maxFallbacks) {
+        refuse(
+          c,
+          "fallback-limit",
+          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch`
+        );
         continue;
       }
-      const bytes = (0,external_node_fs_namespaceObject.existsSync)(path) ? readFileBounded(path, MAX_FILE) : "missing";
-      if (typeof bytes === "string") {
-        refuse(file, bytes);
-        continue;
-      }
-      if (bytes.length !== meta.bytes || (0,external_node_crypto_.createHash)("sha256").update(bytes).digest("hex") !== meta.sha256) {
-        refuse(file, "does not match its digest in handoff.json");
-        continue;
-      }
-      if (log === "audit") {
-        entry.accepted += await importAudit(layout, bytes, meta.sha256, daemon, (why) => refuse(file, why));
-        continue;
-      }
-      const ctx = { daemon, crews: crewsOf(layout, daemon) };
-      const rules = roster ? { school: { "roster.heartbeat": RULES.school["roster.heartbeat"] } } : RULES;
-      const accepted = [];
-      for (const line of bytes.toString("utf8").split("\n")) {
-        if (!line.trim()) continue;
-        const e = parseEvent(line);
-        if (typeof e === "string") {
-          refuse(file, e);
-          continue;
-        }
-        const rule = rules[log]?.[e.type];
-        const why = rule ? rule(e, ctx) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
-        if (why) refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
-        else accepted.push(redact_redact(e));
-      }
-      const appended = await new EventLog(layout.file(log)).append(accepted);
-      entry.accepted += appended.length;
+      poolName = "bot";
+      fallback = true;
     }
-    const crews = crewsOf(layout, daemon);
-    const registry = readCrewState(layout).registry;
-    if (!roster && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, "bookbags"))) {
-      const r = await importBookbags(layout, (0,external_node_path_namespaceObject.join)(dir, "bookbags"), o.logger, (b) => {
-        if (!crews.has(b.crewId)) return `crew ${b.crewId} is not planned for daemon ${daemon}`;
-        const planned = registry.crews[b.crewId];
-        if (planned.issueNumber !== b.issueNumber || planned.agent !== b.agent)
-          return `its record (issue #${b.issueNumber}, agent ${b.agent}) is not the planned crew's`;
-        return void 0;
+    const pool = pools[poolName];
+    const rank = classRank(c.weight);
+    const why = pool.refusal(rank, input, waves);
+    if (why) {
+      refuse(c, why.code, why.reason);
+      continue;
+    }
+    const conflict = fences.tryClaim(c.fences, c.issueNumber);
+    if (conflict) {
+      const holder = typeof conflict.heldBy === "number" ? `issue #${conflict.heldBy} (admitted this batch)` : conflict.heldBy;
+      refuse(c, "fence-conflict", `fence ${conflict.fence} overlaps a fence held by ${holder}`);
+      continue;
+    }
+    pool.take(rank);
+    if (fallback) fallbacks++;
+    room--;
+    selected.push({ c, agent: choice.agent, pool: poolName, fallback, rank, order: selected.length });
+  }
+  return { selected, refused };
+}
+function place(selected, pools, refused) {
+  const slots = new Array(selected.length);
+  for (const name of ["worktree", "bot"]) {
+    const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
+    const mine = selected.filter((s) => s.pool === name).sort((a, b) => b.rank - a.rank || a.order - b.order);
+    for (const s of mine) {
+      const daemon = placer.place(s.rank);
+      if (daemon === void 0) {
+        refused.push({
+          issue: s.c.issueNumber,
+          code: "no-free-slot",
+          reason: `no daemon of class \u2265 ${s.c.weight} had a free slot at placement`
+        });
+        continue;
+      }
+      slots[s.order] = {
+        candidate: s.c,
+        agent: s.agent,
+        daemon,
+        classroom: pools[name].classroomOf.get(daemon),
+        fallback: s.fallback
+      };
+    }
+  }
+  return slots.filter((a) => a !== void 0);
+}
+class Pool {
+  constructor(name, daemons, minFreeDiskBytes, waves) {
+    this.name = name;
+    for (const d of daemons) {
+      this.daemons.push(d);
+      this.classroomOf.set(d.id, d.classroom);
+      if (!d.online) continue;
+      this.online++;
+      const rank = classRank(d.effectiveClass);
+      const usable = d.freeDiskBytes !== void 0 && d.freeDiskBytes >= minFreeDiskBytes;
+      const capacity = usable ? Math.max(0, d.slots * waves - d.busy) : 0;
+      for (let c = 0; c <= rank; c++) {
+        this.onlineAtLeast[c]++;
+        if (usable) this.usableAtLeast[c]++;
+        this.capAtLeast[c] += capacity;
+      }
+      this.placerDaemons.push({ id: d.id, rank, slots: d.slots, busy: d.busy, capacity });
+    }
+  }
+  name;
+  daemons = [];
+  online = 0;
+  /** Free slots this batch on usable daemons of class ≥ c. */
+  capAtLeast = new Array(CLASSES).fill(0);
+  onlineAtLeast = new Array(CLASSES).fill(0);
+  usableAtLeast = new Array(CLASSES).fill(0);
+  /** Admitted so far, by class. */
+  taken = new Array(CLASSES).fill(0);
+  placerDaemons = [];
+  classroomOf = /* @__PURE__ */ new Map();
+  take(rank) {
+    this.taken[rank]++;
+  }
+  /** Why one more crew of class `rank` cannot be admitted, or undefined when it can. */
+  refusal(rank, input, waves) {
+    const weight = CAPACITY_CLASSES[rank];
+    let needAtLeast = 0;
+    for (let c = CLASSES - 1; c >= 0; c--) {
+      needAtLeast += this.taken[c];
+      if (c > rank) continue;
+      if (needAtLeast + 1 <= this.capAtLeast[c]) continue;
+      return this.explain(rank, c, weight, input, waves);
+    }
+    return void 0;
+  }
+  explain(rank, c, weight, input, waves) {
+    if (this.daemons.length === 0) {
+      return {
+        code: "no-classroom",
+        reason: `no daemon in the fleet hosts ${this.name} classrooms`
+      };
+    }
+    if (this.online === 0) {
+      const names = this.daemons.slice(0, 5).map((d) => `${d.id} (${d.offlineReason ?? "offline"})`).join(", ");
+      const more = this.daemons.length > 5 ? ` and ${this.daemons.length - 5} more` : "";
+      return { code: "fleet-offline", reason: `no online ${this.name} daemon: ${names}${more}` };
+    }
+    if (this.onlineAtLeast[rank] === 0) {
+      const largest = CAPACITY_CLASSES[this.onlineAtLeast.findLastIndex((n) => n > 0)] ?? "none";
+      return {
+        code: "over-capacity",
+        reason: `weight ${weight} exceeds every online daemon's effective class (largest: ${largest}); refused, not dropped`
+      };
+    }
+    if (this.usableAtLeast[rank] === 0) {
+      const low = this.daemons.filter((d) => d.online && classRank(d.effectiveClass) >= rank).slice(0, 5).map((d) => `${d.id}: ${d.freeDiskBytes === void 0 ? "unknown" : gib(d.freeDiskBytes)}`).join(", ");
+      return {
+        code: "disk-floor",
+        reason: `free disk below the ${gib(input.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
+      };
+    }
+    const cls = CAPACITY_CLASSES[c];
+    if (waves < input.time.maxWaves) {
+      return {
+        code: "time-budget",
+        reason: `time budget: only ${waves} of ${input.time.maxWaves} wave(s) fit in the ${min(input.time.remainingMs)} left, and their ${this.capAtLeast[c]} slot(s) on class \u2265 ${cls} are taken`
+      };
+    }
+    return {
+      code: "no-free-slot",
+      reason: `all ${this.capAtLeast[c]} free slot(s) this batch on daemons of class \u2265 ${cls} are taken`
+    };
+  }
+}
+function buildPools(input, waves) {
+  const bot = input.daemons.filter((d) => d.classroom === "bot");
+  const worktree = input.daemons.filter((d) => d.classroom !== "bot");
+  return {
+    worktree: new Pool("worktree", worktree, input.minFreeDiskBytes, waves),
+    bot: new Pool("bot", bot, input.minFreeDiskBytes, waves)
+  };
+}
+function min(ms) {
+  const m = ms / 6e4;
+  return `${Number.isInteger(m) ? m : m.toFixed(1)} min`;
+}
+function gib(bytes) {
+  return `${(bytes / GiB).toFixed(1)} GiB`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
+const TAIL_GUARD_BETA = 0.75;
+function tailGuardThreshold(backlogSize, slots) {
+  return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
+}
+function predictedMinutes(c) {
+  return c.predicted ?? c.size;
+}
+function orderCandidates(candidates, o = {}) {
+  const sorted = [...candidates].sort(compareCandidates);
+  if (o.order !== "tail-guard") return sorted;
+  const total = o.backlogSize ?? candidates.reduce((s, c) => s + predictedMinutes(c), 0);
+  const threshold = tailGuardThreshold(total, o.slots ?? 1);
+  return promote(sorted, (c) => predictedMinutes(c) >= threshold);
+}
+function promote(ordered, lifted) {
+  const up = new Set(ordered.filter((c) => !front(c) && lifted(c)));
+  if (up.size === 0) return [...ordered];
+  const rank = new Map(ordered.map((c, i) => [c, i]));
+  return [...ordered].sort((a, b) => {
+    if (front(a) !== front(b)) return front(a) ? -1 : 1;
+    if (a.priority !== b.priority) return a.priority - b.priority;
+    const ua = up.has(a);
+    if (ua !== up.has(b)) return ua ? -1 : 1;
+    if (ua) return predictedMinutes(b) - predictedMinutes(a) || a.issueNumber - b.issueNumber;
+    return rank.get(a) - rank.get(b);
+  });
+}
+function front(c) {
+  return c.repair || c.revision !== void 0;
+}
+function compareCandidates(a, b) {
+  if (front(a) !== front(b)) return front(a) ? -1 : 1;
+  if (a.priority !== b.priority) return a.priority - b.priority;
+  if (a.size !== b.size) return a.size - b.size;
+  return a.issueNumber - b.issueNumber;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/standby.js
+
+
+
+
+
+
+
+
+function capUsage(registry, config) {
+  const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
+  const perDaemon = /* @__PURE__ */ new Map();
+  for (const c of Object.values(registry.crews)) {
+    if (c.status === "finished") continue;
+    perDaemon.set(c.daemon, (perDaemon.get(c.daemon) ?? 0) + 1);
+  }
+  let n = 0;
+  for (const [daemon, count] of perDaemon) n += Math.min(count, slots.get(daemon) ?? count);
+  return n;
+}
+const RECENT = 50;
+const MIN_SAMPLES = 5;
+const FLOOR_MS = 6e4;
+function typicalCrewMs(registry, crewTimeoutMs) {
+  const recent = [];
+  for (const c of Object.values(registry.crews)) {
+    if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled") continue;
+    if (recent.length === RECENT && c.finishedAt <= recent[0].at) continue;
+    const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+    if (!Number.isFinite(ms) || ms < 0) continue;
+    let i = recent.findIndex((r) => r.at > c.finishedAt);
+    if (i < 0) i = recent.length;
+    recent.splice(i, 0, { at: c.finishedAt, ms });
+    if (recent.length > RECENT) recent.shift();
+  }
+  const runs = recent.map((r) => r.ms).sort((a, b) => a - b);
+  if (runs.length < MIN_SAMPLES) return crewTimeoutMs;
+  const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
+  return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));
+}
+function admitStandby(input, first, typicalMs, order) {
+  const allowance = /* @__PURE__ */ new Map();
+  const load = /* @__PURE__ */ new Map();
+  const work = (c) => Math.min(predictedMinutes(c), input.time.crewTimeoutMs / 6e4);
+  for (const a of first.admitted) {
+    allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+    load.set(a.daemon, (load.get(a.daemon) ?? 0) + work(a.candidate));
+  }
+  const refusedIssues = new Set(first.refused.map((r) => r.issue));
+  let rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
+  const typical = typicalMs / 6e4;
+  const horizon = (input.time.remainingMs - input.time.crewTimeoutMs - input.time.gradingReserveMs) / 6e4;
+  if (allowance.size === 0 || rest.length === 0 || horizon < 0)
+    return { standby: [], refused: first.refused };
+  const budget = (d) => allowance.get(d) * horizon;
+  const perSlot = (d) => load.get(d) / allowance.get(d);
+  const open = new Set([...allowance.keys()].filter((d) => load.get(d) < budget(d)));
+  const held = [
+    ...input.heldFences,
+    ...first.admitted.map((a) => ({
+      fences: a.candidate.fences,
+      holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
+    }))
+  ];
+  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  const standby = [];
+  while (open.size > 0 && rest.length > 0) {
+    const lightest = Math.min(...[...open].map(perSlot));
+    const offered = new Set([...open].filter((d) => perSlot(d) <= lightest + typical));
+    const round = admit({
+      ...input,
+      candidates: rest,
+      daemons: input.daemons.map(
+        (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
+      ),
+      // Concurrency is the first wave's; standby adds waiting crews, not running ones.
+      maxCrews: Number.MAX_SAFE_INTEGER,
+      activeCrews: 0,
+      heldFences: held,
+      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
+      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
+      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+      maxFallbacks: fallbacks
+    });
+    const got = new Set(round.admitted.map((a) => a.daemon));
+    for (const d of offered) if (!got.has(d)) open.delete(d);
+    if (round.admitted.length === 0) break;
+    const taken = new Set(round.admitted.map((a) => a.candidate.issueNumber));
+    rest = rest.filter((c) => !taken.has(c.issueNumber));
+    for (const a of round.admitted) {
+      standby.push(a);
+      if (a.fallback) fallbacks = Math.max(0, fallbacks - 1);
+      held.push({
+        fences: a.candidate.fences,
+        holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
       });
-      entry.bookbags = r.imported;
-      for (const s of r.skipped) refuse(`bookbag ${s.crewId}`, s.reason);
-      for (const d of r.dropped) refuse(`bookbag ${d.crewId} ${d.file}`, d.reason);
+      load.set(a.daemon, load.get(a.daemon) + work(a.candidate));
+      if (load.get(a.daemon) >= budget(a.daemon)) open.delete(a.daemon);
     }
   }
-  for (const r of result.refused) o.logger.warning(`handoff ${r.dir}: refused ${r.what}: ${r.reason}`);
-  return result;
+  const standbyIssues = new Set(standby.map((a) => a.candidate.issueNumber));
+  return {
+    standby: order === "tail-guard" ? sequence(standby, allowance) : standby,
+    refused: first.refused.filter((r) => !standbyIssues.has(r.issue))
+  };
 }
-async function importAudit(layout, bytes, sha256, daemon, refuse) {
-  const records = [];
-  for (const line of bytes.toString("utf8").split("\n")) {
-    if (!line.trim()) continue;
-    if (Buffer.byteLength(line) > import_MAX_LINE) {
-      refuse(`audit line over ${import_MAX_LINE} bytes`);
-      continue;
+function sequence(standby, slots) {
+  const byDaemon = /* @__PURE__ */ new Map();
+  for (const a of standby) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a]);
+  const next = /* @__PURE__ */ new Map();
+  for (const [daemon, list] of byDaemon) {
+    const rest = [...list];
+    let work = rest.reduce((w, a) => w + predictedMinutes(a.candidate), 0);
+    const out = [];
+    while (rest.length > 0) {
+      const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
+      let pick = rest.findIndex((a2) => a2.candidate.repair);
+      if (pick < 0) {
+        const priority = rest[0].candidate.priority;
+        pick = 0;
+        let longest = -1;
+        rest.forEach((a2, i) => {
+          const p = predictedMinutes(a2.candidate);
+          if (a2.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+        });
+      }
+      const [a] = rest.splice(pick, 1);
+      out.push(a);
+      work -= predictedMinutes(a.candidate);
     }
-    let r;
-    try {
-      r = JSON.parse(line);
-    } catch {
-      refuse("audit line is not JSON");
-      continue;
-    }
-    const a = r;
-    if (!a || typeof a !== "object" || Array.isArray(a) || typeof a.type !== "string" || typeof a.at !== "string") {
-      refuse("audit line without type and time");
-      continue;
-    }
-    records.push(redact_redact({ ...a, handoff: daemon }));
+    next.set(daemon, out);
   }
-  if (!records.length) return 0;
-  const marker = event_log_event("handoff.imported", `handoff:audit:${sha256}`, { daemon, sha256 });
-  const fresh = await school_log_schoolLog(layout).append([marker]);
-  if (!fresh.length) return 0;
-  const path = layout.file("audit");
-  await withLock(path, () => appendJsonl(path, records));
-  return records.length;
+  return standby.map((a) => next.get(a.daemon).shift());
 }
-function crewsOf(layout, daemon) {
-  const reg = readCrewState(layout).registry;
-  return new Set(
-    Object.values(reg.crews).filter((c) => c.daemon === daemon).map((c) => c.crewId)
+function jobRepair(registry, crewId, verdict, requeues) {
+  const crew = registry.crews[crewId];
+  if (!crew || crew.status !== "finished") return void 0;
+  const ofIssue = Object.fromEntries(
+    Object.values(registry.crews).filter((c) => c.issueNumber === crew.issueNumber).map((c) => [c.crewId, c])
   );
+  const state = issueStates({ crews: ofIssue, leases: {} }, verdict, requeues).get(crew.issueNumber);
+  if (state?.kind !== "repair" || state.failedCrewId !== crewId) return void 0;
+  return { issueNumber: crew.issueNumber, attempt: state.attempt };
+}
+async function planJobRepair(layout, o) {
+  const requeues = readSchool(layout).requeues;
+  const tx = await crewLog(layout).transact((current) => {
+    const registry = foldLog(crewFold, current);
+    const repair = jobRepair(registry, o.crewId, o.verdict, requeues);
+    const failed = registry.crews[o.crewId];
+    if (!repair || !failed) return { append: [], result: void 0 };
+    const crewId = `c${repair.issueNumber}-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`;
+    const planned = event_log_event(
+      "crew.planned",
+      `planned:${crewId}`,
+      {
+        crewId,
+        issueNumber: repair.issueNumber,
+        daemon: failed.daemon,
+        agent: failed.agent,
+        weight: failed.weight,
+        fences: failed.fences,
+        repair: true,
+        attempt: repair.attempt,
+        queued: true,
+        repairOf: o.crewId,
+        ...o.plannedBy ? {
+          plannedBy: o.plannedBy.kind === "actions" ? { ...o.plannedBy, daemon: failed.daemon } : o.plannedBy
+        } : {}
+      },
+      o.now ?? /* @__PURE__ */ new Date()
+    );
+    return { append: [planned], result: crewId };
+  });
+  return tx.result;
 }
 
 
@@ -66481,6 +66914,375 @@ function scoreOf(state, agent, domain, difficulty) {
   }
   const a = state.agents[agent];
   return a ? { ema: a.ema, count: a.count } : void 0;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/feedback.js
+
+
+
+function gradingVerdicts(layout, logger) {
+  try {
+    const verdicts = /* @__PURE__ */ new Map();
+    for (const j of Object.values(new GradingQueue(layout).state().jobs)) {
+      if (j.status === "graded" && j.verdict) {
+        verdicts.set(j.job.crewId, j.verdict.accepted ? "accepted" : "rejected");
+      }
+    }
+    return (crewId) => verdicts.get(crewId);
+  } catch (e) {
+    logger.warning(`planning without grading verdicts: ${errors_message(e)}`);
+    return void 0;
+  }
+}
+function ledgerScores(layout, logger) {
+  let state;
+  try {
+    state = new ScoreLedger(layout).state();
+  } catch (e) {
+    logger.warning(`planning without agent scores: ${errors_message(e)}`);
+    return void 0;
+  }
+  if (Object.keys(state.agents).length === 0) return void 0;
+  return (agent, { domain, difficulty }) => {
+    const graders = (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
+    const human = (humanScoreOf(state, agent, domain, difficulty) ?? humanScoreOf(state, agent, domain) ?? humanScoreOf(state, agent))?.ema;
+    if (graders === void 0 || human === void 0) return graders ?? human;
+    return (graders + human) / 2;
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/import.js
+
+
+
+
+
+
+
+
+async function importBookbags(layout, from, logger, refuse) {
+  const r = { imported: 0, enqueued: 0, skipped: [], dropped: [] };
+  if (!(0,external_node_fs_namespaceObject.existsSync)(from)) {
+    logger.warning(`bookbags-path ${from} does not exist; nothing imported`);
+    return r;
+  }
+  const watermark = new EventLog(layout.file("grading")).read().watermark;
+  for (const crewId of (0,external_node_fs_namespaceObject.readdirSync)(from).sort()) {
+    const src = (0,external_node_path_namespaceObject.join)(from, crewId);
+    if (!(0,external_node_fs_namespaceObject.statSync)(src).isDirectory()) continue;
+    if (!CREW_ID_PATTERN.test(crewId)) {
+      r.skipped.push({ crewId, reason: "not a crew id (letters, digits, dot, dash, underscore)" });
+      continue;
+    }
+    const problem = bookbagFilesProblem(src);
+    if (problem) {
+      r.skipped.push({ crewId, reason: problem });
+      continue;
+    }
+    let bookbag;
+    try {
+      bookbag = (await readBookbag(layout, crewId, { role: "grader" }, from)).record;
+    } catch (e) {
+      r.skipped.push({ crewId, reason: errors_message(e) });
+      continue;
+    }
+    const refused = refuse?.(bookbag);
+    if (refused) {
+      r.skipped.push({ crewId, reason: refused });
+      continue;
+    }
+    const finishedAt = bookbag.timings?.finishedAt;
+    if (watermark !== "" && typeof finishedAt === "string" && finishedAt < watermark) {
+      r.skipped.push({
+        crewId,
+        reason: `finished at ${finishedAt}, before the grading log's watermark ${watermark}: history already folded, not graded again`
+      });
+      continue;
+    }
+    const dest = layout.bookbag(crewId);
+    if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dest, BOOKBAG_FILES.done))) {
+      (0,external_node_fs_namespaceObject.mkdirSync)(dest, { recursive: true });
+      const leaveOut = /* @__PURE__ */ new Set([BOOKBAG_FILES.done]);
+      if ((0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(src, BOOKBAG_FILES.sessionStore)) || bookbag.sessionStore?.kept) {
+        const store = checkSessionStore(src, bookbag.sessionStore);
+        if ("why" in store) {
+          leaveOut.add(BOOKBAG_FILES.sessionStore);
+          r.dropped.push({ crewId, file: BOOKBAG_FILES.sessionStore, reason: store.why });
+        }
+      }
+      const files = (0,external_node_fs_namespaceObject.readdirSync)(src).filter((f) => !leaveOut.has(f) && (0,external_node_fs_namespaceObject.statSync)((0,external_node_path_namespaceObject.join)(src, f)).isFile());
+      for (const f of files) (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, f), (0,external_node_path_namespaceObject.join)(dest, f));
+      (0,external_node_fs_namespaceObject.copyFileSync)((0,external_node_path_namespaceObject.join)(src, BOOKBAG_FILES.done), (0,external_node_path_namespaceObject.join)(dest, BOOKBAG_FILES.done));
+      r.imported++;
+    }
+    const b = bookbag;
+    const fresh = await enqueueGradingJob(layout, {
+      issueNumber: b.issueNumber,
+      crewId: b.crewId,
+      agent: b.agent,
+      domain: b.domain,
+      difficulty: b.difficulty,
+      fences: b.fences,
+      bookbag: `bookbags/${crewId}`
+    });
+    if (fresh) r.enqueued++;
+  }
+  for (const s of r.skipped) logger.warning(`bookbag ${s.crewId} not imported: ${s.reason}`);
+  for (const d of r.dropped) logger.warning(`bookbag ${d.crewId}: ${d.file} left out: ${d.reason}`);
+  return r;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/handoff/name.js
+
+const name_NAME = /^school-(handoff|roster)-([0-9]+)-([0-9]+)-([0-9]+)-(.+)$/;
+function handoffArtifactName(n) {
+  return `school-${n.kind}-${n.runId}-${n.attempt}-${n.jobAttempt}-${n.daemon}`;
+}
+function parseHandoffName(name) {
+  const m = name_NAME.exec(name);
+  if (!m || !DAEMON_ID_PATTERN.test(m[5])) return void 0;
+  return {
+    kind: m[1],
+    runId: m[2],
+    attempt: m[3],
+    jobAttempt: m[4],
+    daemon: m[5]
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/handoff/import.js
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+const MAX_FILE = 32 * 1024 * 1024;
+const import_MAX_LINE = 256 * 1024;
+const MAX_KEY = 512;
+const ofCrew = (e, c) => {
+  const id = e.data?.crewId;
+  if (typeof id !== "string") return "names no crew";
+  return c.crews.has(id) ? void 0 : `crew ${id} is not planned for daemon ${c.daemon}`;
+};
+const onDaemon = (e, c) => {
+  const d = e.data?.daemon;
+  return d === void 0 || d === c.daemon ? void 0 : `names daemon ${String(d)}, not ${c.daemon}`;
+};
+const both = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
+const CREW_ID = /^c(\d+)-[0-9a-f]{8}$/;
+const repairOf = (e, c) => {
+  const d = e.data;
+  if (typeof d.repairOf !== "string") return "a crew job plans only the repair of its own failed crew";
+  if (e.key !== `planned:${String(d.crewId)}`) return "its key is not planned:<crewId>";
+  const id = typeof d.crewId === "string" ? CREW_ID.exec(d.crewId) : null;
+  if (!id || Number(id[1]) !== d.issueNumber) return "its crew id does not name its issue";
+  const known = c.registry.crews[d.crewId];
+  if (known) {
+    const same2 = known.issueNumber === d.issueNumber && known.daemon === c.daemon && known.attempt === d.attempt;
+    return same2 && known.repair ? void 0 : `crew ${d.crewId} already exists`;
+  }
+  if (d.daemon !== c.daemon) return `names daemon ${String(d.daemon)}, not ${c.daemon}`;
+  const failed = c.registry.crews[d.repairOf];
+  if (!failed || !c.crews.has(d.repairOf)) return `crew ${d.repairOf} is not planned for daemon ${c.daemon}`;
+  const due = jobRepair(c.registry, d.repairOf, c.verdict, c.requeues);
+  if (!due) return `issue #${failed.issueNumber} needs no repair after crew ${d.repairOf}`;
+  const same = d.issueNumber === due.issueNumber && d.attempt === due.attempt && d.repair === true && d.queued === true && d.agent === failed.agent && d.weight === failed.weight && JSON.stringify(d.fences) === JSON.stringify(failed.fences) && d.revision === void 0;
+  return same ? void 0 : `it is not the repair crew ${d.repairOf} calls for (attempt ${due.attempt}, same agent, weight and fences)`;
+};
+const RULES = {
+  crews: {
+    "crew.planned": repairOf,
+    "crew.started": both,
+    "lease.acquired": both,
+    "lease.heartbeat": ofCrew,
+    "lease.released": ofCrew,
+    "crew.finished": ofCrew,
+    "crew.process": ofCrew
+  },
+  grading: { "job.enqueued": ofCrew },
+  spend: { "spend.recorded": ofCrew },
+  school: {
+    "roster.heartbeat": (e, c) => e.data?.daemon === c.daemon ? void 0 : `heartbeat of another daemon`,
+    "school.paused": (e, c) => e.data?.source === "manual" ? "a manual pause" : ofCrew(e, c)
+  }
+};
+function parseEvent(line) {
+  if (Buffer.byteLength(line) > import_MAX_LINE) return `line over ${import_MAX_LINE} bytes`;
+  let v;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return "not JSON";
+  }
+  const e = v;
+  if (!e || typeof e !== "object" || Array.isArray(e)) return "not an event object";
+  if (typeof e.key !== "string" || !e.key || e.key.length > MAX_KEY) return "missing or oversized key";
+  if (typeof e.type !== "string" || !e.type || e.type.startsWith("$")) return "missing type";
+  if (typeof e.at !== "string" || Number.isNaN(Date.parse(e.at))) return "missing time";
+  if (typeof e.data !== "object" || e.data === null || Array.isArray(e.data)) return "data is not an object";
+  return e;
+}
+async function importHandoffs(layout, root, o) {
+  const result = { dirs: [], refused: [] };
+  const verdict = gradingVerdicts(layout, o.logger);
+  const requeues = readSchool(layout).requeues;
+  for (const dir of handoffDirs(root)) {
+    const entry = { dir: (0,external_node_path_namespaceObject.basename)(dir), accepted: 0, refused: 0, bookbags: 0 };
+    result.dirs.push(entry);
+    const refuse = (what, reason) => {
+      entry.refused++;
+      result.refused.push({ dir: (0,external_node_path_namespaceObject.basename)(dir), what, reason });
+    };
+    let manifest;
+    try {
+      const raw = readFileBounded((0,external_node_path_namespaceObject.join)(dir, "handoff.json"), 64 * 1024);
+      if (typeof raw === "string") throw new Error(raw);
+      manifest = handoffManifestSchema.parse(JSON.parse(raw.toString("utf8")));
+    } catch (e) {
+      refuse("handoff.json", `unreadable: ${errors_message(e).slice(0, 300)}`);
+      continue;
+    }
+    const daemon = manifest.daemon;
+    entry.daemon = daemon;
+    if (!o.config.fleet.daemons.some((d) => d.id === daemon)) {
+      refuse("handoff.json", `daemon ${daemon} is not in fleet.daemons`);
+      continue;
+    }
+    const name = (0,external_node_path_namespaceObject.basename)(dir);
+    const handedOn = parseHandoffName(name);
+    if (!handedOn) {
+      refuse(
+        "handoff.json",
+        `${name} is not a handoff artifact name (school-handoff-<run id>-<attempt>-<job attempt>-<daemon>, or school-roster-\u2026)`
+      );
+      continue;
+    }
+    if (handedOn.daemon !== daemon) {
+      refuse("handoff.json", `claims daemon ${daemon} but was handed on as ${name}`);
+      continue;
+    }
+    const roster = handedOn.kind === "roster";
+    for (const log of HANDOFF_LOGS) {
+      const file = STATE_FILES[log];
+      const meta = manifest.files[file];
+      const path = (0,external_node_path_namespaceObject.join)(dir, "events", file);
+      if (!meta) {
+        if ((0,external_node_fs_namespaceObject.existsSync)(path)) refuse(file, "not listed in handoff.json");
+        continue;
+      }
+      const bytes = (0,external_node_fs_namespaceObject.existsSync)(path) ? readFileBounded(path, MAX_FILE) : "missing";
+      if (typeof bytes === "string") {
+        refuse(file, bytes);
+        continue;
+      }
+      if (bytes.length !== meta.bytes || (0,external_node_crypto_.createHash)("sha256").update(bytes).digest("hex") !== meta.sha256) {
+        refuse(file, "does not match its digest in handoff.json");
+        continue;
+      }
+      if (log === "audit") {
+        entry.accepted += await importAudit(layout, bytes, meta.sha256, daemon, (why) => refuse(file, why));
+        continue;
+      }
+      const ctx = {
+        daemon,
+        crews: crewsOf(layout, daemon),
+        registry: structuredClone(readCrewState(layout).registry),
+        ...verdict ? { verdict } : {},
+        ...requeues ? { requeues } : {}
+      };
+      const rules = roster ? { school: { "roster.heartbeat": RULES.school["roster.heartbeat"] } } : RULES;
+      const accepted = [];
+      for (const line of bytes.toString("utf8").split("\n")) {
+        if (!line.trim()) continue;
+        const e = parseEvent(line);
+        if (typeof e === "string") {
+          refuse(file, e);
+          continue;
+        }
+        const rule = rules[log]?.[e.type];
+        const why = rule ? rule(e, ctx) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
+        if (why) {
+          refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
+          continue;
+        }
+        accepted.push(redact_redact(e));
+        if (log !== "crews") continue;
+        if (e.type !== "crew.process") crewFold.apply(ctx.registry, e);
+        if (e.type === "crew.planned") ctx.crews.add(e.data.crewId);
+      }
+      const appended = await new EventLog(layout.file(log)).append(accepted);
+      entry.accepted += appended.length;
+    }
+    const crews = crewsOf(layout, daemon);
+    const registry = readCrewState(layout).registry;
+    if (!roster && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, "bookbags"))) {
+      const r = await importBookbags(layout, (0,external_node_path_namespaceObject.join)(dir, "bookbags"), o.logger, (b) => {
+        if (!crews.has(b.crewId)) return `crew ${b.crewId} is not planned for daemon ${daemon}`;
+        const planned = registry.crews[b.crewId];
+        if (planned.issueNumber !== b.issueNumber || planned.agent !== b.agent)
+          return `its record (issue #${b.issueNumber}, agent ${b.agent}) is not the planned crew's`;
+        return void 0;
+      });
+      entry.bookbags = r.imported;
+      for (const s of r.skipped) refuse(`bookbag ${s.crewId}`, s.reason);
+      for (const d of r.dropped) refuse(`bookbag ${d.crewId} ${d.file}`, d.reason);
+    }
+  }
+  for (const r of result.refused) o.logger.warning(`handoff ${r.dir}: refused ${r.what}: ${r.reason}`);
+  return result;
+}
+async function importAudit(layout, bytes, sha256, daemon, refuse) {
+  const records = [];
+  for (const line of bytes.toString("utf8").split("\n")) {
+    if (!line.trim()) continue;
+    if (Buffer.byteLength(line) > import_MAX_LINE) {
+      refuse(`audit line over ${import_MAX_LINE} bytes`);
+      continue;
+    }
+    let r;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      refuse("audit line is not JSON");
+      continue;
+    }
+    const a = r;
+    if (!a || typeof a !== "object" || Array.isArray(a) || typeof a.type !== "string" || typeof a.at !== "string") {
+      refuse("audit line without type and time");
+      continue;
+    }
+    records.push(redact_redact({ ...a, handoff: daemon }));
+  }
+  if (!records.length) return 0;
+  const marker = event_log_event("handoff.imported", `handoff:audit:${sha256}`, { daemon, sha256 });
+  const fresh = await school_log_schoolLog(layout).append([marker]);
+  if (!fresh.length) return 0;
+  const path = layout.file("audit");
+  await withLock(path, () => appendJsonl(path, records));
+  return records.length;
+}
+function crewsOf(layout, daemon) {
+  const reg = readCrewState(layout).registry;
+  return new Set(
+    Object.values(reg.crews).filter((c) => c.daemon === daemon).map((c) => c.crewId)
+  );
 }
 
 
@@ -66813,6 +67615,106 @@ function unknownPullRequestNote(pr) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/curriculum/trust.js
+function untrustedReason(item, trust) {
+  if (trust.anyone) return void 0;
+  const association = item.authorAssociation ?? "NONE";
+  if (trust.associations.includes(association)) return void 0;
+  const have = new Set(item.labels.map((l) => l.toLowerCase()));
+  if (trust.labels.some((l) => have.has(l.toLowerCase()))) return void 0;
+  const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(", ")})` : "";
+  return `its author is ${association}, not ${trust.associations.join("/")}${labels}; a maintainer can add a trigger label (curriculum.trust.labels) to admit it`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/next-cycle.js
+
+
+
+
+
+
+
+
+function nextCycle(i) {
+  const no = (reason) => ({ start: false, chain: i.chain, reason });
+  if (i.maxRuns <= 0) return no("off (next-cycle-runs is 0)");
+  if (i.started === 0) return no("this run started no crew");
+  if (i.waiting === 0) return no("no work is waiting");
+  if (i.paused) return no(`launches are paused: ${i.paused}`);
+  if (i.spendCapReached) return no(i.spendCapReached);
+  if (i.chain >= i.maxRuns)
+    return no(
+      `${i.chain} runs in a row were started by the loop (next-cycle-runs ${i.maxRuns}); the schedule goes on`
+    );
+  return {
+    start: true,
+    chain: i.chain + 1,
+    reason: `${i.waiting} issue(s) waiting; this run started ${i.started} crew(s)`
+  };
+}
+function waitingIssues(config, registry, curriculum, verdict, requeues) {
+  const states = issueStates(registry, verdict, requeues);
+  return curriculum.filter((c) => {
+    const k = states.get(c.number)?.kind ?? "ready";
+    return (k === "ready" || k === "repair") && !untrustedReason(c, config.curriculum.trust);
+  }).length;
+}
+function thisRun(env = process.env) {
+  if (!env.GITHUB_RUN_ID) return void 0;
+  return {
+    runId: env.GITHUB_RUN_ID,
+    runAttempt: env.GITHUB_RUN_ATTEMPT ?? "1",
+    startedByLoop: env.GITHUB_EVENT_NAME === "workflow_dispatch" && env.GITHUB_TRIGGERING_ACTOR === "github-actions[bot]"
+  };
+}
+function readNextCycle(layout, config, run, maxRuns, verdict) {
+  const registry = readRegistry(layout);
+  const started = Object.values(registry.crews).filter(
+    (c) => c.startedAt !== void 0 && c.plannedBy?.kind === "actions" && c.plannedBy.runId === run.runId
+  ).length;
+  const school = readSchool(layout);
+  const waiting = waitingIssues(config, registry, readCurriculumStrict(layout), verdict, school.requeues);
+  const paused = describePauses(pauseStatus(layout).pauses);
+  const cap = config.dispatch.spendCap;
+  const spent = cap === void 0 ? 0 : totalSpend(layout);
+  const chain = run.startedByLoop ? school.nextCycle?.chain ?? 1 : 0;
+  return nextCycle({
+    maxRuns,
+    started,
+    waiting,
+    ...paused ? { paused } : {},
+    ...cap !== void 0 && spent >= cap ? { spendCapReached: `the spend cap is reached ($${spent.toFixed(2)} of $${cap.toFixed(2)})` } : {},
+    chain
+  });
+}
+async function recordNextCycle(layout, run, chain) {
+  await school_log_schoolLog(layout).append([
+    event_log_event("loop.next-cycle", `next-cycle:${run.runId}:${run.runAttempt}`, { runId: run.runId, chain })
+  ]);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/next-cycle.js
+
+function workflowTarget(env = process.env) {
+  const m = /^([^/]+)\/([^/]+)\/\.github\/workflows\/([^/@]+)@(.+)$/.exec(env.GITHUB_WORKFLOW_REF ?? "");
+  if (!m) return `GITHUB_WORKFLOW_REF does not name a workflow file ("${env.GITHUB_WORKFLOW_REF ?? ""}")`;
+  return { owner: m[1], repo: m[2], file: m[3], ref: m[4] };
+}
+function workflowDispatcher(token, logger, fetchImpl) {
+  const client = createGitHubClient({ token, logger, ...fetchImpl ? { fetch: fetchImpl } : {} });
+  return async (t) => {
+    await client.rest.actions.createWorkflowDispatch({
+      owner: t.owner,
+      repo: t.repo,
+      workflow_id: t.file,
+      ref: t.ref
+    });
+  };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/crew/disk.js
 
 
@@ -66826,694 +67728,9 @@ function freeDiskBytes(path) {
     return 0;
   }
 }
-const GiB = 1024 ** 3;
-function gib(bytes) {
-  return `${(bytes / GiB).toFixed(1)} GiB`;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/assign.js
-const NEUTRAL_SCORE = 0.5;
-class AgentChooser {
-  constructor(agents, scores) {
-    this.agents = agents;
-    this.scores = scores;
-  }
-  agents;
-  scores;
-  cache = /* @__PURE__ */ new Map();
-  choose(c) {
-    const key = c.forceAgent === void 0 ? c.role + "\0" + c.domain + "\0" + c.difficulty : c.role + "\0" + c.domain + "\0" + c.difficulty + "\0" + c.forceAgent;
-    let choice = this.cache.get(key);
-    if (!choice) {
-      choice = c.forceAgent !== void 0 ? this.forced(c.forceAgent, c.role) : this.best(c);
-      this.cache.set(key, choice);
-    }
-    return choice;
-  }
-  forced(id, role) {
-    const agent = this.agents.find((a) => a.id === id);
-    if (!agent) {
-      return {
-        code: "force-agent-not-allowed",
-        reason: `forceAgent "${id}" is not a configured agent (known: ${this.agents.map((a) => a.id).join(", ")})`
-      };
-    }
-    if (!agent.roles.includes(role)) {
-      return {
-        code: "force-agent-not-allowed",
-        reason: `forceAgent "${id}" is not allowed for role ${role} (it takes: ${agent.roles.join(", ")}); a forced agent never widens what a role may do`
-      };
-    }
-    return { agent: id };
-  }
-  best(c) {
-    let best;
-    for (const a of this.agents) {
-      if (!a.roles.includes(c.role)) continue;
-      if (a.domains.length > 0 && !a.domains.includes(c.domain)) continue;
-      if (a.maxDifficulty < c.difficulty) continue;
-      const raw = this.scores?.(a.id, { role: c.role, domain: c.domain, difficulty: c.difficulty });
-      const score = typeof raw === "number" && Number.isFinite(raw) ? raw : NEUTRAL_SCORE;
-      if (!best || score > best.score) best = { id: a.id, score };
-    }
-    if (best) return { agent: best.id };
-    if (this.agents.length === 0) return { code: "no-agent", reason: NO_AGENTS };
-    return {
-      code: "no-agent",
-      reason: `no configured agent takes role ${c.role}, domain ${c.domain} at difficulty ${c.difficulty}`
-    };
-  }
-}
-const NO_AGENTS = "no agents are configured: add one to school.yml (agents: [{id: claude, kind: claude-code, passEnv: [ANTHROPIC_API_KEY]}], kind codex, or a command) or run `school init`";
-function before(a, b) {
-  const la = (a.d.busy + a.assigned) * b.d.slots;
-  const lb = (b.d.busy + b.assigned) * a.d.slots;
-  return la !== lb ? la < lb : a.seq < b.seq;
-}
-class Heap {
-  items = [];
-  get size() {
-    return this.items.length;
-  }
-  push(e) {
-    const h = this.items;
-    h.push(e);
-    let i = h.length - 1;
-    while (i > 0) {
-      const p = i - 1 >> 1;
-      if (!before(h[i], h[p])) break;
-      [h[i], h[p]] = [h[p], h[i]];
-      i = p;
-    }
-  }
-  pop() {
-    const h = this.items;
-    const top = h[0];
-    const last = h.pop();
-    if (h.length > 0 && last) {
-      h[0] = last;
-      let i = 0;
-      for (; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && before(h[l], h[m])) m = l;
-        if (r < h.length && before(h[r], h[m])) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m], h[i]];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
-class DaemonPlacer {
-  heaps;
-  seq = 0;
-  constructor(daemons, classes = 4) {
-    this.heaps = Array.from({ length: classes }, () => new Heap());
-    daemons.forEach((d, i) => {
-      if (d.capacity > 0) this.heaps[d.rank].push({ d, assigned: 0, seq: i - daemons.length });
-    });
-  }
-  /** The daemon for a crew of class `rank`, or undefined when no daemon of that class or above has room. */
-  place(rank) {
-    for (let c = rank; c < this.heaps.length; c++) {
-      const heap = this.heaps[c];
-      const e = heap.pop();
-      if (!e) continue;
-      e.assigned++;
-      e.seq = ++this.seq;
-      if (e.assigned < e.d.capacity) heap.push(e);
-      return e.d.id;
-    }
-    return void 0;
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/curriculum/glob.js
-
-const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
-const META = /[*?[{]/;
-function normalizeGlob(glob) {
-  let g = glob.trim().replace(/\\/g, "/");
-  while (g.startsWith("./")) g = g.slice(2);
-  return g.replace(/^\/+/, "").replace(/\/{2,}/g, "/").replace(/\/+$/, "");
-}
-function isBasenameGlob(normalized) {
-  return !normalized.includes("/") && META.test(normalized);
-}
-function globMatcher(glob) {
-  const g = normalizeGlob(glob);
-  if (g === "") return () => false;
-  const base = isBasenameGlob(g) ? `**/${g}` : g;
-  const match = picomatch([base, `${base}/**`], OPTIONS);
-  return (path) => match(normalizeGlob(path));
-}
-function matchesAny(path, globs) {
-  return globs.some((g) => globMatcher(g)(path));
-}
-const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
-const PATHISH = /^(?:[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})$/;
-const MAX_PATHS = 200;
-function mentionedPaths(text) {
-  const out = /* @__PURE__ */ new Set();
-  for (const m of text.matchAll(CANDIDATE)) {
-    const token = m[0].replace(/[.:]+$/, "").replace(/^\.\//, "");
-    if (token.length >= 3 && PATHISH.test(token)) out.add(token);
-    if (out.size >= MAX_PATHS) break;
-  }
-  return [...out];
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/fences.js
-
-function literalPrefix(glob) {
-  return prefixOf(normalizeFence(glob));
-}
-function normalizeFence(glob) {
-  const first = glob.charCodeAt(0);
-  const last = glob.charCodeAt(glob.length - 1);
-  if (glob.length > 0 && first !== 46 && first !== 47 && first > 32 && last > 32 && glob.indexOf("\\") === -1 && glob.indexOf("//") === -1 && !/\s/.test(glob[0]) && !/\s/.test(glob[glob.length - 1])) {
-    return glob;
-  }
-  let g = glob.trim().replace(/\\/g, "/");
-  while (g.startsWith("./")) g = g.slice(2);
-  while (g.startsWith("/")) g = g.slice(1);
-  return g.replace(/\/{2,}/g, "/");
-}
-class FenceSet {
-  root = { label: "" };
-  /** The first conflict with a held fence, or undefined when every fence is free. */
-  conflict(fences) {
-    for (const fence of fences) {
-      const g = normalizeFence(fence);
-      if (g === "") continue;
-      const owner = this.ownerOf(prefixOf(g));
-      if (owner !== void 0) return { fence, heldBy: owner };
-    }
-    return void 0;
-  }
-  /** Claims the fences for `owner` (overlapping claims are allowed: held fences are not re-judged). */
-  claim(fences, owner) {
-    for (const fence of fences) {
-      const g = normalizeFence(fence);
-      if (g !== "") this.insert(prefixOf(g), owner);
-    }
-  }
-  /** Checks, then claims when free: one pass over the fences for the common case. */
-  tryClaim(fences, owner) {
-    if (fences.length === 0) return void 0;
-    if (fences.length === 1) {
-      const g = normalizeFence(fences[0]);
-      if (g === "") return void 0;
-      const p = prefixOf(g);
-      const held = this.ownerOf(p);
-      if (held !== void 0) return { fence: fences[0], heldBy: held };
-      this.insert(p, owner);
-      return void 0;
-    }
-    const prefixes = [];
-    for (const fence of fences) {
-      const g = normalizeFence(fence);
-      if (g === "") continue;
-      const p = prefixOf(g);
-      const held = this.ownerOf(p);
-      if (held !== void 0) return { fence, heldBy: held };
-      prefixes.push(p);
-    }
-    for (const p of prefixes) this.insert(p, owner);
-    return void 0;
-  }
-  ownerOf(p) {
-    let node = this.root;
-    if (node.owner !== void 0) return node.owner;
-    let i = 0;
-    for (; ; ) {
-      if (i === p.length) return node.below;
-      const child = node.children?.get(p[i]);
-      if (!child) return void 0;
-      const label = child.label;
-      const k = common(p, i, label);
-      if (k < label.length) return i + k === p.length ? child.below : void 0;
-      i += k;
-      node = child;
-      if (node.owner !== void 0) return node.owner;
-    }
-  }
-  insert(p, owner) {
-    let node = this.root;
-    node.below ??= owner;
-    let i = 0;
-    while (i < p.length) {
-      const ch = p[i];
-      let child = node.children?.get(ch);
-      if (!child) {
-        (node.children ??= /* @__PURE__ */ new Map()).set(ch, { label: p.slice(i), owner, below: owner });
-        return;
-      }
-      const k = common(p, i, child.label);
-      if (k < child.label.length) {
-        const tail = child.label.slice(k);
-        const mid = { label: child.label.slice(0, k), children: /* @__PURE__ */ new Map([[tail[0], child]]) };
-        if (child.below !== void 0) mid.below = child.below;
-        child.label = tail;
-        node.children.set(ch, mid);
-        child = mid;
-      }
-      child.below ??= owner;
-      node = child;
-      i += k;
-    }
-    node.owner ??= owner;
-  }
-}
-function prefixOf(normal) {
-  if (isBasenameGlob(normal)) return "";
-  const m = /[*?[{]/.exec(normal);
-  return m ? normal.slice(0, m.index) : normal;
-}
-function common(p, at, label) {
-  const n = Math.min(label.length, p.length - at);
-  let k = 0;
-  while (k < n && p.charCodeAt(at + k) === label.charCodeAt(k)) k++;
-  return k;
-}
-function cleanFences(fences) {
-  return fences.filter((f) => normalizeFence(f) !== "").map((f) => f.trim());
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/admission.js
-
-
-
-
-
-const CLASSES = CAPACITY_CLASSES.length;
-const admission_GiB = 1024 ** 3;
-function admit(input) {
-  const { remainingMs, crewTimeoutMs, gradingReserveMs, maxWaves } = input.time;
-  const fit = crewTimeoutMs > 0 ? Math.floor((remainingMs - gradingReserveMs) / crewTimeoutMs) : 0;
-  const waves = Math.max(0, Math.min(maxWaves, fit));
-  const gated = batchGate(input, waves);
-  if (gated) return gated;
-  const pools = buildPools(input, waves);
-  const { selected, refused } = admission_select(input, pools, waves);
-  const admitted = place(selected, pools, refused);
-  return { admitted, refused, waves };
-}
-function batchGate(input, waves) {
-  const { candidates } = input;
-  const all = (code, reason, loud) => ({
-    admitted: [],
-    refused: candidates.map((c) => ({ issue: c.issueNumber, code, reason })),
-    ...loud ? { loud } : {},
-    waves
-  });
-  if (input.blocked !== void 0)
-    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${input.blocked}`);
-  const { spentUsd, capUsd } = input.spend;
-  if (capUsd !== void 0 && !(spentUsd < capUsd)) {
-    const loud = spendCapLine(spentUsd, capUsd, candidates.length);
-    return all("spend-cap", loud, loud);
-  }
-  if (input.paused !== void 0) return all("paused", input.paused);
-  if (waves < 1) {
-    const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
-    return all(
-      "time-budget",
-      `time budget: ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`
-    );
-  }
-  return void 0;
-}
-function admission_select(input, pools, waves) {
-  const hasBot = pools.bot.daemons.length > 0;
-  const chooser = new AgentChooser(input.agents, input.scores);
-  const fences = new FenceSet();
-  for (const h of input.heldFences) fences.claim(h.fences, h.holder);
-  const refused = [];
-  const selected = [];
-  let room = input.maxCrews - input.activeCrews;
-  let fallbacks = 0;
-  const refuse = (c, code, reason) => refused.push({ issue: c.issueNumber, code, reason });
-  for (const c of input.candidates) {
-    if (room <= 0) {
-      refuse(
-        c,
-        "global-cap",
-        `global cap reached: maxCrews ${input.maxCrews}, ${input.activeCrews} active, ${selected.length} admitted this batch`
-      );
-      continue;
-    }
-    const choice = chooser.choose(c);
-    if ("code" in choice) {
-      refuse(c, choice.code, choice.reason);
-      continue;
-    }
-    let poolName = c.role !== "coding" && hasBot ? "bot" : "worktree";
-    let fallback = false;
-    if (c.role === "coding" && pools.worktree.online === 0 && pools.bot.online > 0) {
-      if (fallbacks >= input.maxFallbacks) {
-        refuse(
-          c,
-          "fallback-limit",
-          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch`
-        );
-        continue;
-      }
-      poolName = "bot";
-      fallback = true;
-    }
-    const pool = pools[poolName];
-    const rank = classRank(c.weight);
-    const why = pool.refusal(rank, input, waves);
-    if (why) {
-      refuse(c, why.code, why.reason);
-      continue;
-    }
-    const conflict = fences.tryClaim(c.fences, c.issueNumber);
-    if (conflict) {
-      const holder = typeof conflict.heldBy === "number" ? `issue #${conflict.heldBy} (admitted this batch)` : conflict.heldBy;
-      refuse(c, "fence-conflict", `fence ${conflict.fence} overlaps a fence held by ${holder}`);
-      continue;
-    }
-    pool.take(rank);
-    if (fallback) fallbacks++;
-    room--;
-    selected.push({ c, agent: choice.agent, pool: poolName, fallback, rank, order: selected.length });
-  }
-  return { selected, refused };
-}
-function place(selected, pools, refused) {
-  const slots = new Array(selected.length);
-  for (const name of ["worktree", "bot"]) {
-    const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
-    const mine = selected.filter((s) => s.pool === name).sort((a, b) => b.rank - a.rank || a.order - b.order);
-    for (const s of mine) {
-      const daemon = placer.place(s.rank);
-      if (daemon === void 0) {
-        refused.push({
-          issue: s.c.issueNumber,
-          code: "no-free-slot",
-          reason: `no daemon of class \u2265 ${s.c.weight} had a free slot at placement`
-        });
-        continue;
-      }
-      slots[s.order] = {
-        candidate: s.c,
-        agent: s.agent,
-        daemon,
-        classroom: pools[name].classroomOf.get(daemon),
-        fallback: s.fallback
-      };
-    }
-  }
-  return slots.filter((a) => a !== void 0);
-}
-class Pool {
-  constructor(name, daemons, minFreeDiskBytes, waves) {
-    this.name = name;
-    for (const d of daemons) {
-      this.daemons.push(d);
-      this.classroomOf.set(d.id, d.classroom);
-      if (!d.online) continue;
-      this.online++;
-      const rank = classRank(d.effectiveClass);
-      const usable = d.freeDiskBytes !== void 0 && d.freeDiskBytes >= minFreeDiskBytes;
-      const capacity = usable ? Math.max(0, d.slots * waves - d.busy) : 0;
-      for (let c = 0; c <= rank; c++) {
-        this.onlineAtLeast[c]++;
-        if (usable) this.usableAtLeast[c]++;
-        this.capAtLeast[c] += capacity;
-      }
-      this.placerDaemons.push({ id: d.id, rank, slots: d.slots, busy: d.busy, capacity });
-    }
-  }
-  name;
-  daemons = [];
-  online = 0;
-  /** Free slots this batch on usable daemons of class ≥ c. */
-  capAtLeast = new Array(CLASSES).fill(0);
-  onlineAtLeast = new Array(CLASSES).fill(0);
-  usableAtLeast = new Array(CLASSES).fill(0);
-  /** Admitted so far, by class. */
-  taken = new Array(CLASSES).fill(0);
-  placerDaemons = [];
-  classroomOf = /* @__PURE__ */ new Map();
-  take(rank) {
-    this.taken[rank]++;
-  }
-  /** Why one more crew of class `rank` cannot be admitted, or undefined when it can. */
-  refusal(rank, input, waves) {
-    const weight = CAPACITY_CLASSES[rank];
-    let needAtLeast = 0;
-    for (let c = CLASSES - 1; c >= 0; c--) {
-      needAtLeast += this.taken[c];
-      if (c > rank) continue;
-      if (needAtLeast + 1 <= this.capAtLeast[c]) continue;
-      return this.explain(rank, c, weight, input, waves);
-    }
-    return void 0;
-  }
-  explain(rank, c, weight, input, waves) {
-    if (this.daemons.length === 0) {
-      return {
-        code: "no-classroom",
-        reason: `no daemon in the fleet hosts ${this.name} classrooms`
-      };
-    }
-    if (this.online === 0) {
-      const names = this.daemons.slice(0, 5).map((d) => `${d.id} (${d.offlineReason ?? "offline"})`).join(", ");
-      const more = this.daemons.length > 5 ? ` and ${this.daemons.length - 5} more` : "";
-      return { code: "fleet-offline", reason: `no online ${this.name} daemon: ${names}${more}` };
-    }
-    if (this.onlineAtLeast[rank] === 0) {
-      const largest = CAPACITY_CLASSES[this.onlineAtLeast.findLastIndex((n) => n > 0)] ?? "none";
-      return {
-        code: "over-capacity",
-        reason: `weight ${weight} exceeds every online daemon's effective class (largest: ${largest}); refused, not dropped`
-      };
-    }
-    if (this.usableAtLeast[rank] === 0) {
-      const low = this.daemons.filter((d) => d.online && classRank(d.effectiveClass) >= rank).slice(0, 5).map((d) => `${d.id}: ${d.freeDiskBytes === void 0 ? "unknown" : admission_gib(d.freeDiskBytes)}`).join(", ");
-      return {
-        code: "disk-floor",
-        reason: `free disk below the ${admission_gib(input.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
-      };
-    }
-    const cls = CAPACITY_CLASSES[c];
-    if (waves < input.time.maxWaves) {
-      return {
-        code: "time-budget",
-        reason: `time budget: only ${waves} of ${input.time.maxWaves} wave(s) fit in the ${min(input.time.remainingMs)} left, and their ${this.capAtLeast[c]} slot(s) on class \u2265 ${cls} are taken`
-      };
-    }
-    return {
-      code: "no-free-slot",
-      reason: `all ${this.capAtLeast[c]} free slot(s) this batch on daemons of class \u2265 ${cls} are taken`
-    };
-  }
-}
-function buildPools(input, waves) {
-  const bot = input.daemons.filter((d) => d.classroom === "bot");
-  const worktree = input.daemons.filter((d) => d.classroom !== "bot");
-  return {
-    worktree: new Pool("worktree", worktree, input.minFreeDiskBytes, waves),
-    bot: new Pool("bot", bot, input.minFreeDiskBytes, waves)
-  };
-}
-function min(ms) {
-  const m = ms / 6e4;
-  return `${Number.isInteger(m) ? m : m.toFixed(1)} min`;
-}
-function admission_gib(bytes) {
-  return `${(bytes / admission_GiB).toFixed(1)} GiB`;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
-const TAIL_GUARD_BETA = 0.75;
-function tailGuardThreshold(backlogSize, slots) {
-  return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
-}
-function predictedMinutes(c) {
-  return c.predicted ?? c.size;
-}
-function orderCandidates(candidates, o = {}) {
-  const sorted = [...candidates].sort(compareCandidates);
-  if (o.order !== "tail-guard") return sorted;
-  const total = o.backlogSize ?? candidates.reduce((s, c) => s + predictedMinutes(c), 0);
-  const threshold = tailGuardThreshold(total, o.slots ?? 1);
-  return promote(sorted, (c) => predictedMinutes(c) >= threshold);
-}
-function promote(ordered, lifted) {
-  const up = new Set(ordered.filter((c) => !front(c) && lifted(c)));
-  if (up.size === 0) return [...ordered];
-  const rank = new Map(ordered.map((c, i) => [c, i]));
-  return [...ordered].sort((a, b) => {
-    if (front(a) !== front(b)) return front(a) ? -1 : 1;
-    if (a.priority !== b.priority) return a.priority - b.priority;
-    const ua = up.has(a);
-    if (ua !== up.has(b)) return ua ? -1 : 1;
-    if (ua) return predictedMinutes(b) - predictedMinutes(a) || a.issueNumber - b.issueNumber;
-    return rank.get(a) - rank.get(b);
-  });
-}
-function front(c) {
-  return c.repair || c.revision !== void 0;
-}
-function compareCandidates(a, b) {
-  if (front(a) !== front(b)) return front(a) ? -1 : 1;
-  if (a.priority !== b.priority) return a.priority - b.priority;
-  if (a.size !== b.size) return a.size - b.size;
-  return a.issueNumber - b.issueNumber;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/standby.js
-
-
-function capUsage(registry, config) {
-  const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
-  const perDaemon = /* @__PURE__ */ new Map();
-  for (const c of Object.values(registry.crews)) {
-    if (c.status === "finished") continue;
-    perDaemon.set(c.daemon, (perDaemon.get(c.daemon) ?? 0) + 1);
-  }
-  let n = 0;
-  for (const [daemon, count] of perDaemon) n += Math.min(count, slots.get(daemon) ?? count);
-  return n;
-}
-const RECENT = 50;
-const MIN_SAMPLES = 5;
-const FLOOR_MS = 6e4;
-function typicalCrewMs(registry, crewTimeoutMs) {
-  const recent = [];
-  for (const c of Object.values(registry.crews)) {
-    if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled") continue;
-    if (recent.length === RECENT && c.finishedAt <= recent[0].at) continue;
-    const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
-    if (!Number.isFinite(ms) || ms < 0) continue;
-    let i = recent.findIndex((r) => r.at > c.finishedAt);
-    if (i < 0) i = recent.length;
-    recent.splice(i, 0, { at: c.finishedAt, ms });
-    if (recent.length > RECENT) recent.shift();
-  }
-  const runs = recent.map((r) => r.ms).sort((a, b) => a - b);
-  if (runs.length < MIN_SAMPLES) return crewTimeoutMs;
-  const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
-  return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));
-}
-function admitStandby(input, first, typicalMs, order) {
-  const allowance = /* @__PURE__ */ new Map();
-  const load = /* @__PURE__ */ new Map();
-  const work = (c) => Math.min(predictedMinutes(c), input.time.crewTimeoutMs / 6e4);
-  for (const a of first.admitted) {
-    allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
-    load.set(a.daemon, (load.get(a.daemon) ?? 0) + work(a.candidate));
-  }
-  const refusedIssues = new Set(first.refused.map((r) => r.issue));
-  let rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
-  const typical = typicalMs / 6e4;
-  const horizon = (input.time.remainingMs - input.time.crewTimeoutMs - input.time.gradingReserveMs) / 6e4;
-  if (allowance.size === 0 || rest.length === 0 || horizon < 0)
-    return { standby: [], refused: first.refused };
-  const budget = (d) => allowance.get(d) * horizon;
-  const perSlot = (d) => load.get(d) / allowance.get(d);
-  const open = new Set([...allowance.keys()].filter((d) => load.get(d) < budget(d)));
-  const held = [
-    ...input.heldFences,
-    ...first.admitted.map((a) => ({
-      fences: a.candidate.fences,
-      holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
-    }))
-  ];
-  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
-  const standby = [];
-  while (open.size > 0 && rest.length > 0) {
-    const lightest = Math.min(...[...open].map(perSlot));
-    const offered = new Set([...open].filter((d) => perSlot(d) <= lightest + typical));
-    const round = admit({
-      ...input,
-      candidates: rest,
-      daemons: input.daemons.map(
-        (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
-      ),
-      // Concurrency is the first wave's; standby adds waiting crews, not running ones.
-      maxCrews: Number.MAX_SAFE_INTEGER,
-      activeCrews: 0,
-      heldFences: held,
-      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
-      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
-      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-      maxFallbacks: fallbacks
-    });
-    const got = new Set(round.admitted.map((a) => a.daemon));
-    for (const d of offered) if (!got.has(d)) open.delete(d);
-    if (round.admitted.length === 0) break;
-    const taken = new Set(round.admitted.map((a) => a.candidate.issueNumber));
-    rest = rest.filter((c) => !taken.has(c.issueNumber));
-    for (const a of round.admitted) {
-      standby.push(a);
-      if (a.fallback) fallbacks = Math.max(0, fallbacks - 1);
-      held.push({
-        fences: a.candidate.fences,
-        holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
-      });
-      load.set(a.daemon, load.get(a.daemon) + work(a.candidate));
-      if (load.get(a.daemon) >= budget(a.daemon)) open.delete(a.daemon);
-    }
-  }
-  const standbyIssues = new Set(standby.map((a) => a.candidate.issueNumber));
-  return {
-    standby: order === "tail-guard" ? sequence(standby, allowance) : standby,
-    refused: first.refused.filter((r) => !standbyIssues.has(r.issue))
-  };
-}
-function sequence(standby, slots) {
-  const byDaemon = /* @__PURE__ */ new Map();
-  for (const a of standby) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a]);
-  const next = /* @__PURE__ */ new Map();
-  for (const [daemon, list] of byDaemon) {
-    const rest = [...list];
-    let work = rest.reduce((w, a) => w + predictedMinutes(a.candidate), 0);
-    const out = [];
-    while (rest.length > 0) {
-      const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
-      let pick = rest.findIndex((a2) => a2.candidate.repair);
-      if (pick < 0) {
-        const priority = rest[0].candidate.priority;
-        pick = 0;
-        let longest = -1;
-        rest.forEach((a2, i) => {
-          const p = predictedMinutes(a2.candidate);
-          if (a2.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
-        });
-      }
-      const [a] = rest.splice(pick, 1);
-      out.push(a);
-      work -= predictedMinutes(a.candidate);
-    }
-    next.set(daemon, out);
-  }
-  return standby.map((a) => next.get(a.daemon).shift());
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/curriculum/trust.js
-function untrustedReason(item, trust) {
-  if (trust.anyone) return void 0;
-  const association = item.authorAssociation ?? "NONE";
-  if (trust.associations.includes(association)) return void 0;
-  const have = new Set(item.labels.map((l) => l.toLowerCase()));
-  if (trust.labels.some((l) => have.has(l.toLowerCase()))) return void 0;
-  const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(", ")})` : "";
-  return `its author is ${association}, not ${trust.associations.join("/")}${labels}; a maintainer can add a trigger label (curriculum.trust.labels) to admit it`;
+const disk_GiB = 1024 ** 3;
+function disk_gib(bytes) {
+  return `${(bytes / disk_GiB).toFixed(1)} GiB`;
 }
 
 
@@ -68040,42 +68257,6 @@ function report(result, logger) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/feedback.js
-
-
-
-function gradingVerdicts(layout, logger) {
-  try {
-    const verdicts = /* @__PURE__ */ new Map();
-    for (const j of Object.values(new GradingQueue(layout).state().jobs)) {
-      if (j.status === "graded" && j.verdict) {
-        verdicts.set(j.job.crewId, j.verdict.accepted ? "accepted" : "rejected");
-      }
-    }
-    return (crewId) => verdicts.get(crewId);
-  } catch (e) {
-    logger.warning(`planning without grading verdicts: ${errors_message(e)}`);
-    return void 0;
-  }
-}
-function ledgerScores(layout, logger) {
-  let state;
-  try {
-    state = new ScoreLedger(layout).state();
-  } catch (e) {
-    logger.warning(`planning without agent scores: ${errors_message(e)}`);
-    return void 0;
-  }
-  if (Object.keys(state.agents).length === 0) return void 0;
-  return (agent, { domain, difficulty }) => {
-    const graders = (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
-    const human = (humanScoreOf(state, agent, domain, difficulty) ?? humanScoreOf(state, agent, domain) ?? humanScoreOf(state, agent))?.ema;
-    if (graders === void 0 || human === void 0) return graders ?? human;
-    return (graders + human) / 2;
-  };
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/crew/driver-lock.js
 
 
@@ -68263,7 +68444,7 @@ class SlotDriver {
     this.setup = setup;
     this.poll = o.pollMs ?? 250;
     this.progressEveryMs = o.progressEveryMs ?? 1e4;
-    this.floor = o.config.dispatch.minFreeDiskGiB * GiB;
+    this.floor = o.config.dispatch.minFreeDiskGiB * disk_GiB;
     this.reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1e3;
     this.limit = setup.slots;
     this.refillOpen = o.refill !== void 0;
@@ -68406,7 +68587,7 @@ class SlotDriver {
     const waited = performance.now() - this.diskWaitSince;
     if (!this.outOfTime() && waited < (this.o.diskWaitMs ?? 3e5)) return false;
     const where = this.setup.baseSpec.worktreeRoot;
-    this.skipAll(`disk floor: free disk stayed below ${gib(this.floor)} on ${where}`, "disk floor");
+    this.skipAll(`disk floor: free disk stayed below ${disk_gib(this.floor)} on ${where}`, "disk floor");
     this.o.logger.warning(`daemon ${this.o.daemon}: free disk stayed below the floor; stopping launches`);
     return true;
   }
@@ -68466,6 +68647,26 @@ class SlotDriver {
       o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
     }
     this.refillOpen = o.refill !== void 0 && !this.result.refillStopped;
+    if (o.repair && !this.result.refillStopped && !this.result.paused && !this.outOfTime())
+      await this.repairOf(a.crewId);
+  }
+  /** The repair of a crew of this job that failed goes first (seed 002: repairs before new work). */
+  async repairOf(crewId) {
+    let id;
+    try {
+      id = await this.o.repair(crewId);
+    } catch (e) {
+      this.o.logger.warning(
+        `daemon ${this.o.daemon}: the repair of ${crewId} was not planned: ${errors_message(e)}`
+      );
+      return;
+    }
+    if (!id || this.seen.has(id)) return;
+    this.seen.add(id);
+    this.standby.add(id);
+    this.toLaunch.unshift(id);
+    (this.result.repairs ??= []).push(id);
+    this.o.logger.info(`daemon ${this.o.daemon}: ${crewId} failed; its repair ${id} starts next in this job`);
   }
   /** The disk floor, read right before a launch or a refill: the reading when it holds. */
   diskHolds(next) {
@@ -68477,7 +68678,7 @@ class SlotDriver {
     if (this.diskWaitSince === void 0) {
       this.diskWaitSince = performance.now();
       this.result.diskWaits++;
-      const why = `free disk ${gib(free)} below the ${gib(this.floor)} floor on ${this.setup.baseSpec.worktreeRoot}`;
+      const why = `free disk ${disk_gib(free)} below the ${disk_gib(this.floor)} floor on ${this.setup.baseSpec.worktreeRoot}`;
       this.o.logger.warning(`daemon ${this.o.daemon}: ${why}; waiting before launching ${next}`);
       this.progress({ crewId: next, phase: "waiting", elapsedMs: 0, detail: why });
     }
@@ -68730,6 +68931,7 @@ function sandboxPreflight(config, daemon, logger) {
 
 
 
+
 async function planStep(o) {
   let layout = o.layout;
   let scratch;
@@ -68835,6 +69037,13 @@ async function runStep(o) {
     ...o.graceMs !== void 0 ? { graceMs: o.graceMs } : {},
     ...o.freeDisk ? { freeDisk: o.freeDisk } : {},
     ...o.diskWaitMs !== void 0 ? { diskWaitMs: o.diskWaitMs } : {},
+    ...o.repairInJob && o.config.dispatch.repairInJob ? {
+      repair: (crewId) => planJobRepair(o.layout, {
+        crewId,
+        plannedBy: plannerOwner(),
+        ...verdictOf(gradingVerdicts(o.layout, o.logger))
+      })
+    } : {},
     ...!(o.refill ?? process.env.GITHUB_ACTIONS !== "true") ? {} : {
       refill: (ctx) => refillFor({
         config: o.config,
@@ -68857,6 +69066,9 @@ async function runStep(o) {
     }
   }
   return { ...result, copied };
+}
+function verdictOf(verdict) {
+  return verdict ? { verdict } : {};
 }
 function progressLine(daemon, p) {
   const where = `[${daemon}${p.slot !== void 0 ? ` slot ${p.slot}` : ""}]`;
@@ -69094,6 +69306,9 @@ function octokitFeedback(client, repository) {
 
 
 
+
+
+
 async function dispatchJob(input, logger) {
   const started = performance.now();
   const job = jobSetup(input, logger);
@@ -69106,6 +69321,7 @@ async function dispatchJob(input, logger) {
   if (input.dryRun) return done({ mode: "dry-run", of: input.mode });
   if (input.mode === "import") return done(await importMode(input, job, logger));
   if (input.mode === "heartbeat") return done(await heartbeatMode(input, job));
+  if (input.mode === "next-cycle") return done(await nextCycleMode(input, job, logger));
   return done(await runMode(input, job, logger, started));
 }
 function jobSetup(input, logger) {
@@ -69220,11 +69436,49 @@ async function runMode(input, job, logger, started) {
       ...bookbagsPath ? { bookbagsPath } : {},
       // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
       remainingMs: () => budgetMs - (performance.now() - started),
+      // It cannot ask the office (its state is this job's copy); its own repairs it can plan.
+      repairInJob: true,
       ...jobStatus ? { jobStatus } : {},
       onProgress: (p) => logger.info(progressLine(daemon, p))
     })
   ).finally(handoff);
   return { mode: "run", daemon, run };
+}
+async function nextCycleMode(input, job, logger) {
+  const run = thisRun();
+  if (!run) {
+    const decision2 = { start: false, chain: 0, reason: "not a GitHub Actions run" };
+    return { mode: "next-cycle", decision: decision2, started: false };
+  }
+  const decision = readNextCycle(
+    job.layout,
+    job.config,
+    run,
+    input.nextCycleRuns ?? 0,
+    gradingVerdicts(job.layout, logger)
+  );
+  if (!decision.start) {
+    logger.info(`dispatch-crew: next cycle not started: ${decision.reason}`);
+    return { mode: "next-cycle", decision, started: false };
+  }
+  const target = workflowTarget();
+  const problem = typeof target === "string" ? target : input.startWorkflow ? void 0 : "no token to start a workflow";
+  if (problem || typeof target === "string") {
+    logger.warning(`dispatch-crew: next cycle not started: ${problem}; the schedule goes on`);
+    return { mode: "next-cycle", decision, started: false, ...problem ? { problem } : {} };
+  }
+  await recordNextCycle(job.layout, run, decision.chain);
+  try {
+    await input.startWorkflow(target);
+  } catch (e) {
+    const why = `starting ${target.file} on ${target.ref} failed: ${errors_message(e)} (the job needs actions: write, the workflow a workflow_dispatch trigger)`;
+    logger.warning(`dispatch-crew: next cycle not started: ${why}; the schedule goes on`);
+    return { mode: "next-cycle", decision, started: false, problem: why };
+  }
+  logger.info(
+    `dispatch-crew: next cycle started (${target.file} on ${target.ref}, run ${decision.chain} of at most ${input.nextCycleRuns} in a row): ${decision.reason}`
+  );
+  return { mode: "next-cycle", decision, started: true };
 }
 async function clearPauses(layout, reason, dryRun) {
   if (dryRun) return `dry run: the pauses are not cleared (reason given: ${reason.trim()}).`;
@@ -70674,6 +70928,7 @@ function readInputs() {
     dryRun: optionalInput("dry-run"),
     onlyIssues: optionalInput("only-issues"),
     onlyPullRequests: optionalInput("only-pull-requests"),
+    nextCycleRuns: optionalInput("next-cycle-runs"),
     token: secretInput("token")
   });
 }
@@ -70696,14 +70951,26 @@ function numberListInput(name, what) {
   });
 }
 const dispatchInputsSchema = object({
-  mode: schemas_enum(["plan", "run", "heartbeat", "import"], {
-    message: 'mode: expected "plan", "run", "heartbeat" or "import"'
+  mode: schemas_enum(["plan", "run", "heartbeat", "import", "next-cycle"], {
+    message: 'mode: expected "plan", "run", "heartbeat", "import" or "next-cycle"'
   }),
   daemon: schemas_string().optional(),
   config: schemas_string().optional(),
   stateDir: schemas_string().optional(),
   maxCrews: wholeNumberInput("max-crews"),
   jobTimeoutMinutes: wholeNumberInput("job-timeout-minutes"),
+  // 0 turns the next cycle off.
+  nextCycleRuns: schemas_string().optional().transform((v, ctx) => {
+    if (v === void 0) return void 0;
+    if (!/^\d+$/.test(v.trim())) {
+      ctx.addIssue({
+        code: "custom",
+        message: `next-cycle-runs: expected a whole number \u2265 0, found "${v}"`
+      });
+      return NEVER;
+    }
+    return Number(v.trim());
+  }),
   clearPause: schemas_string().optional(),
   onlyIssues: numberListInput("only-issues", "issue numbers"),
   onlyPullRequests: numberListInput("only-pull-requests", "pull request numbers"),
@@ -70784,6 +71051,8 @@ function dispatchOutputs(r) {
         imported: String(r.imported.dirs.reduce((n, d) => n + d.accepted, 0)),
         refused: String(r.imported.refused.length)
       };
+    case "next-cycle":
+      return { "next-cycle": r.started ? "true" : "false" };
     case "run":
       return {
         finished: String(r.run.finished.length),
@@ -70797,6 +71066,12 @@ function dispatchOutputs(r) {
 function dispatchSummary(r, board) {
   const tail = board ? [{ raw: board }] : [];
   if (r.mode === "import") return [{ raw: handoffSummary(r.imported) }];
+  if (r.mode === "next-cycle")
+    return [
+      {
+        raw: r.started ? `**Next cycle started at once** (run ${r.decision.chain} in a row): ${r.decision.reason}` : `Next cycle not started now: ${r.problem ?? r.decision.reason}`
+      }
+    ];
   if (r.mode === "run") {
     return [
       { heading: `dispatch-crew: daemon ${r.daemon}` },
@@ -70888,6 +71163,7 @@ function standbyNote(plan) {
 
 
 
+
 async function main() {
   const { token, jobStartedAt, ...inputs } = readInputs();
   hideCredentials();
@@ -70901,7 +71177,9 @@ async function main() {
       // crew job never started, and a runner reclaims an expired lease only once its job has ended.
       jobLiveness: jobStatusFor(token, logger),
       // Mode plan reads the feedback on delivered pull requests before planning (read-only).
-      ...token ? { token } : {}
+      ...token ? { token } : {},
+      // Mode next-cycle: the run starts the next one with this job's token (actions: write).
+      ...inputs.mode === "next-cycle" && token ? { startWorkflow: workflowDispatcher(token, logger) } : {}
     },
     logger
   );

@@ -55146,6 +55146,9 @@ const schema_configSchema = strictObject({
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
+    repairInJob: schemas_boolean().default(true).describe(
+      "An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run."
+    ),
     verify: argv.optional().describe(
       "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
     ),
@@ -62881,7 +62884,7 @@ async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) 
 function totalSpend(layout) {
   return foldLog(spendFold, spendLog(layout).read()).totalUsd;
 }
-function spendCapLine(spentUsd, capUsd, candidates) {
+function spend_spendCapLine(spentUsd, capUsd, candidates) {
   return `SPEND CAP REACHED (${usd(spentUsd)} >= ${usd(capUsd)}) \u2014 dispatch halted, 0/${candidates} placed`;
 }
 function usd(n) {
@@ -63004,13 +63007,13 @@ function normalizeGlob(glob) {
   while (g.startsWith("./")) g = g.slice(2);
   return g.replace(/^\/+/, "").replace(/\/{2,}/g, "/").replace(/\/+$/, "");
 }
-function isBasenameGlob(normalized) {
+function glob_isBasenameGlob(normalized) {
   return !normalized.includes("/") && META.test(normalized);
 }
 function globMatcher(glob) {
   const g = normalizeGlob(glob);
   if (g === "") return () => false;
-  const base = isBasenameGlob(g) ? `**/${g}` : g;
+  const base = glob_isBasenameGlob(g) ? `**/${g}` : g;
   const match = picomatch([base, `${base}/**`], OPTIONS);
   return (path) => match(normalizeGlob(path));
 }
@@ -65564,7 +65567,7 @@ class LedgerCorruptError extends SchoolError {
     this.name = "LedgerCorruptError";
   }
 }
-class ScoreLedger {
+class ledger_ScoreLedger {
   constructor(layout, warn) {
     this.layout = layout;
     this.log = new EventLog(layout.file("scores"), warn, { incremental: true });
@@ -65672,12 +65675,12 @@ class ScoreLedger {
 function leaderboard(state) {
   return Object.entries(state.agents).map(([agent, s]) => ({ agent, ...s })).sort((a, b) => b.ema - a.ema || b.count - a.count || byCodePoint(a.agent, b.agent)).map((r, i) => ({ rank: i + 1, ...r }));
 }
-function humanScoreOf(state, agent, domain, difficulty) {
+function ledger_humanScoreOf(state, agent, domain, difficulty) {
   const h = state.human;
   if (!h) return void 0;
-  return scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
+  return ledger_scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
 }
-function scoreOf(state, agent, domain, difficulty) {
+function ledger_scoreOf(state, agent, domain, difficulty) {
   if (domain !== void 0 && difficulty !== void 0) {
     const c = state.cells[cellKey(agent, domain, difficulty)];
     return c ? { ema: c.ema, count: c.count } : void 0;
@@ -65714,6 +65717,9 @@ const schoolFold = registerFold({
         state.pauses = [];
         state.lastCleared = { at: e.at, reason: e.data.reason };
         break;
+      case "loop.next-cycle":
+        if (!state.nextCycle || state.nextCycle.at <= e.at) state.nextCycle = { ...e.data, at: e.at };
+        break;
       case "issue.requeued": {
         state.requeues ??= {};
         const prev = state.requeues[e.data.issueNumber];
@@ -65739,8 +65745,8 @@ function activePauses(pauses, now) {
 function school_log_schoolLog(layout) {
   return new EventLog(layout.file("school"));
 }
-function readSchool(layout) {
-  return foldLog(schoolFold, school_log_schoolLog(layout).read());
+function school_log_readSchool(layout) {
+  return fold_foldLog(schoolFold, school_log_schoolLog(layout).read());
 }
 function school_log_nonce() {
   return randomBytes(6).toString("hex");
@@ -65864,11 +65870,11 @@ const registry_crewFold = registerFold({
 function activeCrews(registry) {
   return Object.values(registry.crews).filter((c) => c.status !== "finished");
 }
-function crewLog(layout) {
+function registry_crewLog(layout) {
   return new EventLog(layout.file("crews"));
 }
 function readRegistry(layout) {
-  return fold_foldLog(registry_crewFold, crewLog(layout).read());
+  return fold_foldLog(registry_crewFold, registry_crewLog(layout).read());
 }
 
 
@@ -67319,7 +67325,7 @@ async function watchDeliveries(o) {
           alpha: o.config.grading.emaAlpha
         });
       }
-      await new ScoreLedger(o.layout).applyHuman(judged, now);
+      await new ledger_ScoreLedger(o.layout).applyHuman(judged, now);
       for (const s of r.settled)
         o.logger.info(
           `pull request #${s.pr} for issue #${s.issue} ${s.merged ? "merged" : "closed unmerged"}`
@@ -67626,7 +67632,7 @@ async function drain(o) {
   const ctx = {
     layout,
     queue: new GradingQueue(layout, warn),
-    ledger: new ScoreLedger(layout, warn),
+    ledger: new ledger_ScoreLedger(layout, warn),
     outbox,
     policy: outboxPolicy(config, !!o.delivery),
     worker: redact_redactText(worker),
@@ -68850,6 +68856,664 @@ function startHeartbeat(layout, crewId, leaseMs, onError, series = "") {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/fences.js
+
+function literalPrefix(glob) {
+  return prefixOf(normalizeFence(glob));
+}
+function normalizeFence(glob) {
+  const first = glob.charCodeAt(0);
+  const last = glob.charCodeAt(glob.length - 1);
+  if (glob.length > 0 && first !== 46 && first !== 47 && first > 32 && last > 32 && glob.indexOf("\\") === -1 && glob.indexOf("//") === -1 && !/\s/.test(glob[0]) && !/\s/.test(glob[glob.length - 1])) {
+    return glob;
+  }
+  let g = glob.trim().replace(/\\/g, "/");
+  while (g.startsWith("./")) g = g.slice(2);
+  while (g.startsWith("/")) g = g.slice(1);
+  return g.replace(/\/{2,}/g, "/");
+}
+class fences_FenceSet {
+  root = { label: "" };
+  /** The first conflict with a held fence, or undefined when every fence is free. */
+  conflict(fences) {
+    for (const fence of fences) {
+      const g = normalizeFence(fence);
+      if (g === "") continue;
+      const owner = this.ownerOf(prefixOf(g));
+      if (owner !== void 0) return { fence, heldBy: owner };
+    }
+    return void 0;
+  }
+  /** Claims the fences for `owner` (overlapping claims are allowed: held fences are not re-judged). */
+  claim(fences, owner) {
+    for (const fence of fences) {
+      const g = normalizeFence(fence);
+      if (g !== "") this.insert(prefixOf(g), owner);
+    }
+  }
+  /** Checks, then claims when free: one pass over the fences for the common case. */
+  tryClaim(fences, owner) {
+    if (fences.length === 0) return void 0;
+    if (fences.length === 1) {
+      const g = normalizeFence(fences[0]);
+      if (g === "") return void 0;
+      const p = prefixOf(g);
+      const held = this.ownerOf(p);
+      if (held !== void 0) return { fence: fences[0], heldBy: held };
+      this.insert(p, owner);
+      return void 0;
+    }
+    const prefixes = [];
+    for (const fence of fences) {
+      const g = normalizeFence(fence);
+      if (g === "") continue;
+      const p = prefixOf(g);
+      const held = this.ownerOf(p);
+      if (held !== void 0) return { fence, heldBy: held };
+      prefixes.push(p);
+    }
+    for (const p of prefixes) this.insert(p, owner);
+    return void 0;
+  }
+  ownerOf(p) {
+    let node = this.root;
+    if (node.owner !== void 0) return node.owner;
+    let i = 0;
+    for (; ; ) {
+      if (i === p.length) return node.below;
+      const child = node.children?.get(p[i]);
+      if (!child) return void 0;
+      const label = child.label;
+      const k = common(p, i, label);
+      if (k < label.length) return i + k === p.length ? child.below : void 0;
+      i += k;
+      node = child;
+      if (node.owner !== void 0) return node.owner;
+    }
+  }
+  insert(p, owner) {
+    let node = this.root;
+    node.below ??= owner;
+    let i = 0;
+    while (i < p.length) {
+      const ch = p[i];
+      let child = node.children?.get(ch);
+      if (!child) {
+        (node.children ??= /* @__PURE__ */ new Map()).set(ch, { label: p.slice(i), owner, below: owner });
+        return;
+      }
+      const k = common(p, i, child.label);
+      if (k < child.label.length) {
+        const tail = child.label.slice(k);
+        const mid = { label: child.label.slice(0, k), children: /* @__PURE__ */ new Map([[tail[0], child]]) };
+        if (child.below !== void 0) mid.below = child.below;
+        child.label = tail;
+        node.children.set(ch, mid);
+        child = mid;
+      }
+      child.below ??= owner;
+      node = child;
+      i += k;
+    }
+    node.owner ??= owner;
+  }
+}
+function prefixOf(normal) {
+  if (isBasenameGlob(normal)) return "";
+  const m = /[*?[{]/.exec(normal);
+  return m ? normal.slice(0, m.index) : normal;
+}
+function common(p, at, label) {
+  const n = Math.min(label.length, p.length - at);
+  let k = 0;
+  while (k < n && p.charCodeAt(at + k) === label.charCodeAt(k)) k++;
+  return k;
+}
+function cleanFences(fences) {
+  return fences.filter((f) => normalizeFence(f) !== "").map((f) => f.trim());
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/fleet.js
+
+
+
+function fleet_classRank(c) {
+  return schema_CAPACITY_CLASSES.indexOf(c);
+}
+function minClass(a, b) {
+  return fleet_classRank(a) <= fleet_classRank(b) ? a : b;
+}
+function heartbeatTtlSeconds(config) {
+  return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
+}
+function fleetStatus(config, school, now) {
+  const ttlMs = heartbeatTtlSeconds(config) * 1e3;
+  return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
+}
+function fleet_status(d, beat, nowMs, ttlMs) {
+  const base = {
+    id: d.id,
+    labels: d.labels,
+    slots: d.worktrees,
+    classroom: d.classroom,
+    declaredClass: d.class
+  };
+  if (!beat) {
+    return { ...base, effectiveClass: d.class, online: false, offlineReason: "no heartbeat recorded" };
+  }
+  const seen = Date.parse(beat.lastSeen);
+  const age = nowMs - seen;
+  let offlineReason;
+  if (!Number.isFinite(seen)) offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
+  else if (age > ttlMs) offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
+  else if (-age > ttlMs) offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
+  else if (beat.unavailable) offlineReason = beat.unavailable;
+  return {
+    ...base,
+    observedClass: beat.observedClass,
+    effectiveClass: minClass(d.class, beat.observedClass),
+    online: offlineReason === void 0,
+    ...offlineReason ? { offlineReason } : {},
+    lastSeen: beat.lastSeen,
+    freeDiskBytes: beat.freeDiskBytes
+  };
+}
+function fmtAge(ms) {
+  const s = Math.round(ms / 1e3);
+  return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
+}
+async function recordHeartbeat(layout, config, beat) {
+  if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
+    const known = config.fleet.daemons.map((d) => d.id).join(", ");
+    throw new ConfigError(
+      `heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`
+    );
+  }
+  if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
+    throw new ConfigError(
+      `heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(", ")}.`
+    );
+  }
+  if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
+    throw new ConfigError(
+      `heartbeat: freeDiskBytes must be a finite number \u2265 0, found ${String(beat.freeDiskBytes)}.`
+    );
+  }
+  const at = beat.at ?? /* @__PURE__ */ new Date();
+  await schoolLog(layout).append([
+    event(
+      "roster.heartbeat",
+      `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
+      {
+        daemon: beat.daemon,
+        observedClass: beat.observedClass,
+        freeDiskBytes: beat.freeDiskBytes,
+        ...beat.unavailable ? { unavailable: beat.unavailable } : {}
+      },
+      at
+    )
+  ]);
+}
+function rosterProblem(fleet, ttlSeconds) {
+  if (fleet.length === 0 || fleet.some((d) => d.online)) return void 0;
+  if (fleet.every((d) => d.lastSeen === void 0)) {
+    return {
+      loud: false,
+      text: "No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans."
+    };
+  }
+  const stale = fleet.filter((d) => d.lastSeen !== void 0).map((d) => `${d.id} (${d.offlineReason ?? "offline"})`);
+  return {
+    loud: true,
+    text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(", ")}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/admission.js
+
+
+
+
+
+const CLASSES = schema_CAPACITY_CLASSES.length;
+const GiB = (/* unused pure expression or super */ null && (1024 ** 3));
+function admission_admit(input) {
+  const { remainingMs, crewTimeoutMs, gradingReserveMs, maxWaves } = input.time;
+  const fit = crewTimeoutMs > 0 ? Math.floor((remainingMs - gradingReserveMs) / crewTimeoutMs) : 0;
+  const waves = Math.max(0, Math.min(maxWaves, fit));
+  const gated = batchGate(input, waves);
+  if (gated) return gated;
+  const pools = buildPools(input, waves);
+  const { selected, refused } = admission_select(input, pools, waves);
+  const admitted = place(selected, pools, refused);
+  return { admitted, refused, waves };
+}
+function batchGate(input, waves) {
+  const { candidates } = input;
+  const all = (code, reason, loud) => ({
+    admitted: [],
+    refused: candidates.map((c) => ({ issue: c.issueNumber, code, reason })),
+    ...loud ? { loud } : {},
+    waves
+  });
+  if (input.blocked !== void 0)
+    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${input.blocked}`);
+  const { spentUsd, capUsd } = input.spend;
+  if (capUsd !== void 0 && !(spentUsd < capUsd)) {
+    const loud = spendCapLine(spentUsd, capUsd, candidates.length);
+    return all("spend-cap", loud, loud);
+  }
+  if (input.paused !== void 0) return all("paused", input.paused);
+  if (waves < 1) {
+    const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
+    return all(
+      "time-budget",
+      `time budget: ${min(remainingMs)} left in the job < crew timeout ${min(crewTimeoutMs)} + grading reserve ${min(gradingReserveMs)}`
+    );
+  }
+  return void 0;
+}
+function admission_select(input, pools, waves) {
+  const hasBot = pools.bot.daemons.length > 0;
+  const chooser = new AgentChooser(input.agents, input.scores);
+  const fences = new FenceSet();
+  for (const h of input.heldFences) fences.claim(h.fences, h.holder);
+  const refused = [];
+  const selected = [];
+  let room = input.maxCrews - input.activeCrews;
+  let fallbacks = 0;
+  const refuse = (c, code, reason) => refused.push({ issue: c.issueNumber, code, reason });
+  for (const c of input.candidates) {
+    if (room <= 0) {
+      refuse(
+        c,
+        "global-cap",
+        `global cap reached: maxCrews ${input.maxCrews}, ${input.activeCrews} active, ${selected.length} admitted this batch`
+      );
+      continue;
+    }
+    const choice = chooser.choose(c);
+    if ("code" in choice) {
+      refuse(c, choice.code, choice.reason);
+      continue;
+    }
+    let poolName = c.role !== "coding" && hasBot ? "bot" : "worktree";
+    let fallback = false;
+    if (c.role === "coding" && pools.worktree.online === 0 && pools.bot.online > 0) {
+      if (fallbacks >= input.maxFallbacks) {
+        refuse(
+          c,
+          "fallback-limit",
+          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch`
+        );
+        continue;
+      }
+      poolName = "bot";
+      fallback = true;
+    }
+    const pool = pools[poolName];
+    const rank = classRank(c.weight);
+    const why = pool.refusal(rank, input, waves);
+    if (why) {
+      refuse(c, why.code, why.reason);
+      continue;
+    }
+    const conflict = fences.tryClaim(c.fences, c.issueNumber);
+    if (conflict) {
+      const holder = typeof conflict.heldBy === "number" ? `issue #${conflict.heldBy} (admitted this batch)` : conflict.heldBy;
+      refuse(c, "fence-conflict", `fence ${conflict.fence} overlaps a fence held by ${holder}`);
+      continue;
+    }
+    pool.take(rank);
+    if (fallback) fallbacks++;
+    room--;
+    selected.push({ c, agent: choice.agent, pool: poolName, fallback, rank, order: selected.length });
+  }
+  return { selected, refused };
+}
+function place(selected, pools, refused) {
+  const slots = new Array(selected.length);
+  for (const name of ["worktree", "bot"]) {
+    const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
+    const mine = selected.filter((s) => s.pool === name).sort((a, b) => b.rank - a.rank || a.order - b.order);
+    for (const s of mine) {
+      const daemon = placer.place(s.rank);
+      if (daemon === void 0) {
+        refused.push({
+          issue: s.c.issueNumber,
+          code: "no-free-slot",
+          reason: `no daemon of class \u2265 ${s.c.weight} had a free slot at placement`
+        });
+        continue;
+      }
+      slots[s.order] = {
+        candidate: s.c,
+        agent: s.agent,
+        daemon,
+        classroom: pools[name].classroomOf.get(daemon),
+        fallback: s.fallback
+      };
+    }
+  }
+  return slots.filter((a) => a !== void 0);
+}
+class Pool {
+  constructor(name, daemons, minFreeDiskBytes, waves) {
+    this.name = name;
+    for (const d of daemons) {
+      this.daemons.push(d);
+      this.classroomOf.set(d.id, d.classroom);
+      if (!d.online) continue;
+      this.online++;
+      const rank = classRank(d.effectiveClass);
+      const usable = d.freeDiskBytes !== void 0 && d.freeDiskBytes >= minFreeDiskBytes;
+      const capacity = usable ? Math.max(0, d.slots * waves - d.busy) : 0;
+      for (let c = 0; c <= rank; c++) {
+        this.onlineAtLeast[c]++;
+        if (usable) this.usableAtLeast[c]++;
+        this.capAtLeast[c] += capacity;
+      }
+      this.placerDaemons.push({ id: d.id, rank, slots: d.slots, busy: d.busy, capacity });
+    }
+  }
+  name;
+  daemons = [];
+  online = 0;
+  /** Free slots this batch on usable daemons of class ≥ c. */
+  capAtLeast = new Array(CLASSES).fill(0);
+  onlineAtLeast = new Array(CLASSES).fill(0);
+  usableAtLeast = new Array(CLASSES).fill(0);
+  /** Admitted so far, by class. */
+  taken = new Array(CLASSES).fill(0);
+  placerDaemons = [];
+  classroomOf = /* @__PURE__ */ new Map();
+  take(rank) {
+    this.taken[rank]++;
+  }
+  /** Why one more crew of class `rank` cannot be admitted, or undefined when it can. */
+  refusal(rank, input, waves) {
+    const weight = CAPACITY_CLASSES[rank];
+    let needAtLeast = 0;
+    for (let c = CLASSES - 1; c >= 0; c--) {
+      needAtLeast += this.taken[c];
+      if (c > rank) continue;
+      if (needAtLeast + 1 <= this.capAtLeast[c]) continue;
+      return this.explain(rank, c, weight, input, waves);
+    }
+    return void 0;
+  }
+  explain(rank, c, weight, input, waves) {
+    if (this.daemons.length === 0) {
+      return {
+        code: "no-classroom",
+        reason: `no daemon in the fleet hosts ${this.name} classrooms`
+      };
+    }
+    if (this.online === 0) {
+      const names = this.daemons.slice(0, 5).map((d) => `${d.id} (${d.offlineReason ?? "offline"})`).join(", ");
+      const more = this.daemons.length > 5 ? ` and ${this.daemons.length - 5} more` : "";
+      return { code: "fleet-offline", reason: `no online ${this.name} daemon: ${names}${more}` };
+    }
+    if (this.onlineAtLeast[rank] === 0) {
+      const largest = CAPACITY_CLASSES[this.onlineAtLeast.findLastIndex((n) => n > 0)] ?? "none";
+      return {
+        code: "over-capacity",
+        reason: `weight ${weight} exceeds every online daemon's effective class (largest: ${largest}); refused, not dropped`
+      };
+    }
+    if (this.usableAtLeast[rank] === 0) {
+      const low = this.daemons.filter((d) => d.online && classRank(d.effectiveClass) >= rank).slice(0, 5).map((d) => `${d.id}: ${d.freeDiskBytes === void 0 ? "unknown" : gib(d.freeDiskBytes)}`).join(", ");
+      return {
+        code: "disk-floor",
+        reason: `free disk below the ${gib(input.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
+      };
+    }
+    const cls = CAPACITY_CLASSES[c];
+    if (waves < input.time.maxWaves) {
+      return {
+        code: "time-budget",
+        reason: `time budget: only ${waves} of ${input.time.maxWaves} wave(s) fit in the ${min(input.time.remainingMs)} left, and their ${this.capAtLeast[c]} slot(s) on class \u2265 ${cls} are taken`
+      };
+    }
+    return {
+      code: "no-free-slot",
+      reason: `all ${this.capAtLeast[c]} free slot(s) this batch on daemons of class \u2265 ${cls} are taken`
+    };
+  }
+}
+function buildPools(input, waves) {
+  const bot = input.daemons.filter((d) => d.classroom === "bot");
+  const worktree = input.daemons.filter((d) => d.classroom !== "bot");
+  return {
+    worktree: new Pool("worktree", worktree, input.minFreeDiskBytes, waves),
+    bot: new Pool("bot", bot, input.minFreeDiskBytes, waves)
+  };
+}
+function min(ms) {
+  const m = ms / 6e4;
+  return `${Number.isInteger(m) ? m : m.toFixed(1)} min`;
+}
+function gib(bytes) {
+  return `${(bytes / GiB).toFixed(1)} GiB`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/standby.js
+
+
+
+
+
+
+
+
+function capUsage(registry, config) {
+  const slots = new Map(config.fleet.daemons.map((d) => [d.id, d.worktrees]));
+  const perDaemon = /* @__PURE__ */ new Map();
+  for (const c of Object.values(registry.crews)) {
+    if (c.status === "finished") continue;
+    perDaemon.set(c.daemon, (perDaemon.get(c.daemon) ?? 0) + 1);
+  }
+  let n = 0;
+  for (const [daemon, count] of perDaemon) n += Math.min(count, slots.get(daemon) ?? count);
+  return n;
+}
+const RECENT = 50;
+const MIN_SAMPLES = 5;
+const FLOOR_MS = 6e4;
+function typicalCrewMs(registry, crewTimeoutMs) {
+  const recent = [];
+  for (const c of Object.values(registry.crews)) {
+    if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled") continue;
+    if (recent.length === RECENT && c.finishedAt <= recent[0].at) continue;
+    const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
+    if (!Number.isFinite(ms) || ms < 0) continue;
+    let i = recent.findIndex((r) => r.at > c.finishedAt);
+    if (i < 0) i = recent.length;
+    recent.splice(i, 0, { at: c.finishedAt, ms });
+    if (recent.length > RECENT) recent.shift();
+  }
+  const runs = recent.map((r) => r.ms).sort((a, b) => a - b);
+  if (runs.length < MIN_SAMPLES) return crewTimeoutMs;
+  const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
+  return Math.min(crewTimeoutMs, Math.max(FLOOR_MS, p75));
+}
+function admitStandby(input, first, typicalMs, order) {
+  const allowance = /* @__PURE__ */ new Map();
+  const load = /* @__PURE__ */ new Map();
+  const work = (c) => Math.min(predictedMinutes(c), input.time.crewTimeoutMs / 6e4);
+  for (const a of first.admitted) {
+    allowance.set(a.daemon, (allowance.get(a.daemon) ?? 0) + 1);
+    load.set(a.daemon, (load.get(a.daemon) ?? 0) + work(a.candidate));
+  }
+  const refusedIssues = new Set(first.refused.map((r) => r.issue));
+  let rest = input.candidates.filter((c) => refusedIssues.has(c.issueNumber));
+  const typical = typicalMs / 6e4;
+  const horizon = (input.time.remainingMs - input.time.crewTimeoutMs - input.time.gradingReserveMs) / 6e4;
+  if (allowance.size === 0 || rest.length === 0 || horizon < 0)
+    return { standby: [], refused: first.refused };
+  const budget = (d) => allowance.get(d) * horizon;
+  const perSlot = (d) => load.get(d) / allowance.get(d);
+  const open = new Set([...allowance.keys()].filter((d) => load.get(d) < budget(d)));
+  const held = [
+    ...input.heldFences,
+    ...first.admitted.map((a) => ({
+      fences: a.candidate.fences,
+      holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
+    }))
+  ];
+  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  const standby = [];
+  while (open.size > 0 && rest.length > 0) {
+    const lightest = Math.min(...[...open].map(perSlot));
+    const offered = new Set([...open].filter((d) => perSlot(d) <= lightest + typical));
+    const round = admit({
+      ...input,
+      candidates: rest,
+      daemons: input.daemons.map(
+        (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
+      ),
+      // Concurrency is the first wave's; standby adds waiting crews, not running ones.
+      maxCrews: Number.MAX_SAFE_INTEGER,
+      activeCrews: 0,
+      heldFences: held,
+      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
+      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
+      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+      maxFallbacks: fallbacks
+    });
+    const got = new Set(round.admitted.map((a) => a.daemon));
+    for (const d of offered) if (!got.has(d)) open.delete(d);
+    if (round.admitted.length === 0) break;
+    const taken = new Set(round.admitted.map((a) => a.candidate.issueNumber));
+    rest = rest.filter((c) => !taken.has(c.issueNumber));
+    for (const a of round.admitted) {
+      standby.push(a);
+      if (a.fallback) fallbacks = Math.max(0, fallbacks - 1);
+      held.push({
+        fences: a.candidate.fences,
+        holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
+      });
+      load.set(a.daemon, load.get(a.daemon) + work(a.candidate));
+      if (load.get(a.daemon) >= budget(a.daemon)) open.delete(a.daemon);
+    }
+  }
+  const standbyIssues = new Set(standby.map((a) => a.candidate.issueNumber));
+  return {
+    standby: order === "tail-guard" ? sequence(standby, allowance) : standby,
+    refused: first.refused.filter((r) => !standbyIssues.has(r.issue))
+  };
+}
+function sequence(standby, slots) {
+  const byDaemon = /* @__PURE__ */ new Map();
+  for (const a of standby) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a]);
+  const next = /* @__PURE__ */ new Map();
+  for (const [daemon, list] of byDaemon) {
+    const rest = [...list];
+    let work = rest.reduce((w, a) => w + predictedMinutes(a.candidate), 0);
+    const out = [];
+    while (rest.length > 0) {
+      const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
+      let pick = rest.findIndex((a2) => a2.candidate.repair);
+      if (pick < 0) {
+        const priority = rest[0].candidate.priority;
+        pick = 0;
+        let longest = -1;
+        rest.forEach((a2, i) => {
+          const p = predictedMinutes(a2.candidate);
+          if (a2.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+        });
+      }
+      const [a] = rest.splice(pick, 1);
+      out.push(a);
+      work -= predictedMinutes(a.candidate);
+    }
+    next.set(daemon, out);
+  }
+  return standby.map((a) => next.get(a.daemon).shift());
+}
+function jobRepair(registry, crewId, verdict, requeues) {
+  const crew = registry.crews[crewId];
+  if (!crew || crew.status !== "finished") return void 0;
+  const ofIssue = Object.fromEntries(
+    Object.values(registry.crews).filter((c) => c.issueNumber === crew.issueNumber).map((c) => [c.crewId, c])
+  );
+  const state = issueStates({ crews: ofIssue, leases: {} }, verdict, requeues).get(crew.issueNumber);
+  if (state?.kind !== "repair" || state.failedCrewId !== crewId) return void 0;
+  return { issueNumber: crew.issueNumber, attempt: state.attempt };
+}
+async function planJobRepair(layout, o) {
+  const requeues = readSchool(layout).requeues;
+  const tx = await crewLog(layout).transact((current) => {
+    const registry = foldLog(crewFold, current);
+    const repair = jobRepair(registry, o.crewId, o.verdict, requeues);
+    const failed = registry.crews[o.crewId];
+    if (!repair || !failed) return { append: [], result: void 0 };
+    const crewId = `c${repair.issueNumber}-${randomBytes(4).toString("hex")}`;
+    const planned = event(
+      "crew.planned",
+      `planned:${crewId}`,
+      {
+        crewId,
+        issueNumber: repair.issueNumber,
+        daemon: failed.daemon,
+        agent: failed.agent,
+        weight: failed.weight,
+        fences: failed.fences,
+        repair: true,
+        attempt: repair.attempt,
+        queued: true,
+        repairOf: o.crewId,
+        ...o.plannedBy ? {
+          plannedBy: o.plannedBy.kind === "actions" ? { ...o.plannedBy, daemon: failed.daemon } : o.plannedBy
+        } : {}
+      },
+      o.now ?? /* @__PURE__ */ new Date()
+    );
+    return { append: [planned], result: crewId };
+  });
+  return tx.result;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/feedback.js
+
+
+
+function gradingVerdicts(layout, logger) {
+  try {
+    const verdicts = /* @__PURE__ */ new Map();
+    for (const j of Object.values(new GradingQueue(layout).state().jobs)) {
+      if (j.status === "graded" && j.verdict) {
+        verdicts.set(j.job.crewId, j.verdict.accepted ? "accepted" : "rejected");
+      }
+    }
+    return (crewId) => verdicts.get(crewId);
+  } catch (e) {
+    logger.warning(`planning without grading verdicts: ${errors_message(e)}`);
+    return void 0;
+  }
+}
+function ledgerScores(layout, logger) {
+  let state;
+  try {
+    state = new ScoreLedger(layout).state();
+  } catch (e) {
+    logger.warning(`planning without agent scores: ${message(e)}`);
+    return void 0;
+  }
+  if (Object.keys(state.agents).length === 0) return void 0;
+  return (agent, { domain, difficulty }) => {
+    const graders = (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
+    const human = (humanScoreOf(state, agent, domain, difficulty) ?? humanScoreOf(state, agent, domain) ?? humanScoreOf(state, agent))?.ema;
+    if (graders === void 0 || human === void 0) return graders ?? human;
+    return (graders + human) / 2;
+  };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/handoff/name.js
 
 const name_NAME = /^school-(handoff|roster)-([0-9]+)-([0-9]+)-([0-9]+)-(.+)$/;
@@ -68884,6 +69548,10 @@ function parseHandoffName(name) {
 
 
 
+
+
+
+
 const MAX_FILE = 32 * 1024 * 1024;
 const import_MAX_LINE = 256 * 1024;
 const MAX_KEY = 512;
@@ -68897,8 +69565,29 @@ const onDaemon = (e, c) => {
   return d === void 0 || d === c.daemon ? void 0 : `names daemon ${String(d)}, not ${c.daemon}`;
 };
 const both = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
+const CREW_ID = /^c(\d+)-[0-9a-f]{8}$/;
+const repairOf = (e, c) => {
+  const d = e.data;
+  if (typeof d.repairOf !== "string") return "a crew job plans only the repair of its own failed crew";
+  if (e.key !== `planned:${String(d.crewId)}`) return "its key is not planned:<crewId>";
+  const id = typeof d.crewId === "string" ? CREW_ID.exec(d.crewId) : null;
+  if (!id || Number(id[1]) !== d.issueNumber) return "its crew id does not name its issue";
+  const known = c.registry.crews[d.crewId];
+  if (known) {
+    const same2 = known.issueNumber === d.issueNumber && known.daemon === c.daemon && known.attempt === d.attempt;
+    return same2 && known.repair ? void 0 : `crew ${d.crewId} already exists`;
+  }
+  if (d.daemon !== c.daemon) return `names daemon ${String(d.daemon)}, not ${c.daemon}`;
+  const failed = c.registry.crews[d.repairOf];
+  if (!failed || !c.crews.has(d.repairOf)) return `crew ${d.repairOf} is not planned for daemon ${c.daemon}`;
+  const due = jobRepair(c.registry, d.repairOf, c.verdict, c.requeues);
+  if (!due) return `issue #${failed.issueNumber} needs no repair after crew ${d.repairOf}`;
+  const same = d.issueNumber === due.issueNumber && d.attempt === due.attempt && d.repair === true && d.queued === true && d.agent === failed.agent && d.weight === failed.weight && JSON.stringify(d.fences) === JSON.stringify(failed.fences) && d.revision === void 0;
+  return same ? void 0 : `it is not the repair crew ${d.repairOf} calls for (attempt ${due.attempt}, same agent, weight and fences)`;
+};
 const RULES = {
   crews: {
+    "crew.planned": repairOf,
     "crew.started": both,
     "lease.acquired": both,
     "lease.heartbeat": ofCrew,
@@ -68931,6 +69620,8 @@ function parseEvent(line) {
 }
 async function importHandoffs(layout, root, o) {
   const result = { dirs: [], refused: [] };
+  const verdict = gradingVerdicts(layout, o.logger);
+  const requeues = school_log_readSchool(layout).requeues;
   for (const dir of handoffDirs(root)) {
     const entry = { dir: (0,external_node_path_namespaceObject.basename)(dir), accepted: 0, refused: 0, bookbags: 0 };
     result.dirs.push(entry);
@@ -68988,7 +69679,13 @@ async function importHandoffs(layout, root, o) {
         entry.accepted += await importAudit(layout, bytes, meta.sha256, daemon, (why) => refuse(file, why));
         continue;
       }
-      const ctx = { daemon, crews: crewsOf(layout, daemon) };
+      const ctx = {
+        daemon,
+        crews: crewsOf(layout, daemon),
+        registry: structuredClone(readCrewState(layout).registry),
+        ...verdict ? { verdict } : {},
+        ...requeues ? { requeues } : {}
+      };
       const rules = roster ? { school: { "roster.heartbeat": RULES.school["roster.heartbeat"] } } : RULES;
       const accepted = [];
       for (const line of bytes.toString("utf8").split("\n")) {
@@ -69000,8 +69697,14 @@ async function importHandoffs(layout, root, o) {
         }
         const rule = rules[log]?.[e.type];
         const why = rule ? rule(e, ctx) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
-        if (why) refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
-        else accepted.push(redact_redact(e));
+        if (why) {
+          refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
+          continue;
+        }
+        accepted.push(redact_redact(e));
+        if (log !== "crews") continue;
+        if (e.type !== "crew.process") registry_crewFold.apply(ctx.registry, e);
+        if (e.type === "crew.planned") ctx.crews.add(e.data.crewId);
       }
       const appended = await new EventLog(layout.file(log)).append(accepted);
       entry.accepted += appended.length;
@@ -69552,103 +70255,6 @@ ${leaderboardMarkdown(view)}`
 function actionSummaryMarkdown(action, view, reportName) {
   const sections = ACTION_SECTIONS[action] ?? ACTION_SECTIONS["checkpoint-state"];
   return boardMarkdown(view, { sections, ...reportName ? { reportName } : {} });
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/fleet.js
-
-
-
-function classRank(c) {
-  return schema_CAPACITY_CLASSES.indexOf(c);
-}
-function minClass(a, b) {
-  return classRank(a) <= classRank(b) ? a : b;
-}
-function heartbeatTtlSeconds(config) {
-  return config.fleet.heartbeatTtlSeconds ?? DEFAULT_HEARTBEAT_TTL_SECONDS;
-}
-function fleetStatus(config, school, now) {
-  const ttlMs = heartbeatTtlSeconds(config) * 1e3;
-  return config.fleet.daemons.map((d) => fleet_status(d, school.roster[d.id], now.getTime(), ttlMs));
-}
-function fleet_status(d, beat, nowMs, ttlMs) {
-  const base = {
-    id: d.id,
-    labels: d.labels,
-    slots: d.worktrees,
-    classroom: d.classroom,
-    declaredClass: d.class
-  };
-  if (!beat) {
-    return { ...base, effectiveClass: d.class, online: false, offlineReason: "no heartbeat recorded" };
-  }
-  const seen = Date.parse(beat.lastSeen);
-  const age = nowMs - seen;
-  let offlineReason;
-  if (!Number.isFinite(seen)) offlineReason = `unreadable last_seen ${JSON.stringify(beat.lastSeen)}`;
-  else if (age > ttlMs) offlineReason = `last seen ${fmtAge(age)} ago > TTL ${fmtAge(ttlMs)}`;
-  else if (-age > ttlMs) offlineReason = `last_seen ${beat.lastSeen} is in the future (clock skew > TTL)`;
-  else if (beat.unavailable) offlineReason = beat.unavailable;
-  return {
-    ...base,
-    observedClass: beat.observedClass,
-    effectiveClass: minClass(d.class, beat.observedClass),
-    online: offlineReason === void 0,
-    ...offlineReason ? { offlineReason } : {},
-    lastSeen: beat.lastSeen,
-    freeDiskBytes: beat.freeDiskBytes
-  };
-}
-function fmtAge(ms) {
-  const s = Math.round(ms / 1e3);
-  return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
-}
-async function recordHeartbeat(layout, config, beat) {
-  if (!config.fleet.daemons.some((d) => d.id === beat.daemon)) {
-    const known = config.fleet.daemons.map((d) => d.id).join(", ");
-    throw new ConfigError(
-      `heartbeat: daemon "${beat.daemon}" is not in fleet.daemons (known: ${known}); add it to school.yml or fix the runner's daemon id.`
-    );
-  }
-  if (!CAPACITY_CLASSES.includes(beat.observedClass)) {
-    throw new ConfigError(
-      `heartbeat: observedClass "${String(beat.observedClass)}" is not one of ${CAPACITY_CLASSES.join(", ")}.`
-    );
-  }
-  if (!Number.isFinite(beat.freeDiskBytes) || beat.freeDiskBytes < 0) {
-    throw new ConfigError(
-      `heartbeat: freeDiskBytes must be a finite number \u2265 0, found ${String(beat.freeDiskBytes)}.`
-    );
-  }
-  const at = beat.at ?? /* @__PURE__ */ new Date();
-  await schoolLog(layout).append([
-    event(
-      "roster.heartbeat",
-      `heartbeat:${beat.daemon}:${at.getTime()}:${nonce()}`,
-      {
-        daemon: beat.daemon,
-        observedClass: beat.observedClass,
-        freeDiskBytes: beat.freeDiskBytes,
-        ...beat.unavailable ? { unavailable: beat.unavailable } : {}
-      },
-      at
-    )
-  ]);
-}
-function rosterProblem(fleet, ttlSeconds) {
-  if (fleet.length === 0 || fleet.some((d) => d.online)) return void 0;
-  if (fleet.every((d) => d.lastSeen === void 0)) {
-    return {
-      loud: false,
-      text: "No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans."
-    };
-  }
-  const stale = fleet.filter((d) => d.lastSeen !== void 0).map((d) => `${d.id} (${d.offlineReason ?? "offline"})`);
-  return {
-    loud: true,
-    text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(", ")}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`
-  };
 }
 
 
