@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import type { RevisionPlan } from '../schemas/crew.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import { redactText } from '../security/redact.js';
 import { sanitizeText } from '../security/sanitize.js';
@@ -40,14 +41,7 @@ export interface BriefInput {
  * instructions, failed CI with log tails. Everything but the numbers is third-party text: fenced as
  * data like the issue.
  */
-export interface RevisionBrief {
-  round: number;
-  of: number;
-  pr: number;
-  branch: string;
-  /** The commit the worktree starts from (the branch head). */
-  headSha: string;
-  revises: string;
+export interface RevisionBrief extends Omit<RevisionPlan, 'feedback'> {
   /** The delivered diff; cut to `MAX_REVISION_DIFF` with a visible marker. */
   diff: string;
   feedback: ReadonlyArray<{

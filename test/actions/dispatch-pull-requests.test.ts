@@ -8,13 +8,12 @@ import {
   dispatchOutputs,
   dispatchSummary,
 } from '../../src/actions/dispatch-crew/summary.js';
-import { Outbox, type OutboxEvent } from '../../src/grading/outbox.js';
 import { silentLogger } from '../../src/log.js';
 import { dispatchJob, type DispatchJobInput } from '../../src/loop/dispatch-job.js';
 import { planScope } from '../../src/loop/event-scope.js';
-import { event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { item } from '../crew/helpers.js';
+import { recordDelivered } from '../support/deliveries.js';
 import { tempDir } from '../support/tmp.js';
 
 /**
@@ -26,31 +25,6 @@ import { tempDir } from '../support/tmp.js';
 const tmp = tempDir('school-only-prs-');
 afterAll(() => tmp.cleanup());
 let n = 0;
-
-/** A delivered pull request as the outbox records one after a real delivery. */
-async function delivered(layout: StateLayout, issue: number, crewId: string, pr: number) {
-  const id = `outbox:grade:${issue}:${crewId}:delivery`;
-  await new Outbox(layout).log.append([
-    event('outbox.recorded', id, {
-      id,
-      jobKey: `grade:${issue}:${crewId}`,
-      issueNumber: issue,
-      kind: 'delivery',
-      crewId,
-      verdict: { decidedBy: 'reviewer', code: 'ok', score: 0.9, reasons: [] },
-    }) as OutboxEvent,
-    event('outbox.delivered', `delivered:${id}`, {
-      id,
-      result: {
-        mode: 'pull-request',
-        branch: `school/issue-${issue}`,
-        sha: 'd'.repeat(40),
-        updated: true,
-        pullRequest: { number: pr, url: `https://github.com/o/r/pull/${pr}` },
-      },
-    }) as OutboxEvent,
-  ]);
-}
 
 /** A school with issues 3, 5 and 8 in its curriculum, one daemon with a fresh heartbeat. */
 async function school() {
@@ -102,7 +76,7 @@ describe('only-pull-requests: the input', () => {
 describe('only-pull-requests: the mapping through the deliveries', () => {
   it('maps a delivered pull request to its issue and reports the others as not the school’s', async () => {
     const { layout } = await school();
-    await delivered(layout, 5, 'c5-aaaaaaaa', 42);
+    await recordDelivered(layout, { issue: 5, crewId: 'c5-aaaaaaaa', pr: 42 });
     expect(planScope(layout, undefined, [42])).toEqual({
       issues: new Set([5]),
       pullRequests: [{ pr: 42, issue: 5 }],
@@ -126,7 +100,7 @@ describe('only-pull-requests: the mapping through the deliveries', () => {
 
   it('the plan considers only the issue of a delivered pull request', async () => {
     const { layout, plan } = await school();
-    await delivered(layout, 5, 'c5-aaaaaaaa', 42);
+    await recordDelivered(layout, { issue: 5, crewId: 'c5-aaaaaaaa', pr: 42 });
     const r = await plan({ onlyPullRequests: [42] });
     if (r.mode !== 'plan') throw new Error(r.mode);
     expect(r.plan.assignments.map((a) => a.issueNumber)).toEqual([5]);
@@ -140,7 +114,7 @@ describe('only-pull-requests: the mapping through the deliveries', () => {
 
   it('a pull request the school did not deliver plans nothing: a notice, not a failure', async () => {
     const { layout, plan } = await school();
-    await delivered(layout, 5, 'c5-aaaaaaaa', 42);
+    await recordDelivered(layout, { issue: 5, crewId: 'c5-aaaaaaaa', pr: 42 });
     const r = await plan({ onlyPullRequests: [99] });
     if (r.mode !== 'plan') throw new Error(r.mode);
     expect(r.plan.assignments).toEqual([]);

@@ -8,10 +8,9 @@ import { readFeedback } from '../../src/feedback/log.js';
 import { watchDeliveries } from '../../src/feedback/watch.js';
 import { ledgerScores } from '../../src/grading/feedback.js';
 import { humanScoreOf, ScoreLedger, scoreOf } from '../../src/grading/ledger.js';
-import { Outbox, type OutboxEvent } from '../../src/grading/outbox.js';
-import { event } from '../../src/state/event-log.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
+import { recordDelivered } from '../support/deliveries.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
 import { config, enqueueMany, fastGrade, job } from '../grading/helpers.js';
@@ -19,31 +18,6 @@ import { drain } from '../../src/grading/drain.js';
 
 const tmp = tempDir('school-human-judge-');
 afterAll(() => tmp.cleanup());
-
-/** A delivered pull request as the outbox records one after a real delivery. */
-async function delivered(layout: StateLayout, issue: number, crewId: string, pr: number, sha: string) {
-  const id = `outbox:grade:${issue}:${crewId}:delivery`;
-  await new Outbox(layout).log.append([
-    event('outbox.recorded', id, {
-      id,
-      jobKey: `grade:${issue}:${crewId}`,
-      issueNumber: issue,
-      kind: 'delivery',
-      crewId,
-      verdict: { decidedBy: 'reviewer', code: 'ok', score: 0.9, reasons: [] },
-    }) as OutboxEvent,
-    event('outbox.delivered', `delivered:${id}`, {
-      id,
-      result: {
-        mode: 'pull-request',
-        branch: `school/issue-${issue}`,
-        sha,
-        updated: true,
-        pullRequest: { number: pr, url: `https://github.com/o/r/pull/${pr}` },
-      },
-    }) as OutboxEvent,
-  ]);
-}
 
 describe('merged and closed-unmerged pull requests are the last judge (item 5)', () => {
   it('a merged PR moves the human-acceptance EMA of its agent × domain × difficulty, once; a close moves it down', async () => {
@@ -62,8 +36,8 @@ describe('merged and closed-unmerged pull requests are the last judge (item 5)',
       job(b.number, 'crew-b', { agent: 'alpha', domain: 'backend', difficulty: 2 }),
     ]);
     await drain({ config: cfg, layout, logger, grade: fastGrade });
-    await delivered(layout, a.number, 'crew-a', prA, 'a'.repeat(40));
-    await delivered(layout, b.number, 'crew-b', prB, 'b'.repeat(40));
+    await recordDelivered(layout, { issue: a.number, crewId: 'crew-a', pr: prA, sha: 'a'.repeat(40) });
+    await recordDelivered(layout, { issue: b.number, crewId: 'crew-b', pr: prB, sha: 'b'.repeat(40) });
     const gradersBefore = scoreOf(new ScoreLedger(layout).state(), 'alpha', 'backend', 2);
 
     const watch = () =>

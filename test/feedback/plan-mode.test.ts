@@ -5,7 +5,7 @@ import { writeCurriculum } from '../../src/curriculum/store.js';
 import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { crewLog } from '../../src/dispatch/registry.js';
 import { resolveConfig } from '../../src/config/load.js';
-import { Outbox, type OutboxEvent } from '../../src/grading/outbox.js';
+import { recordDelivered } from '../support/deliveries.js';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob, type DispatchJobInput } from '../../src/loop/dispatch-job.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
@@ -79,27 +79,7 @@ describe('dispatch-crew mode plan reads feedback first', () => {
         reason: 'done',
       }) as CrewEvent,
     ]);
-    const id = `outbox:grade:${n}:${crewId}:delivery`;
-    await new Outbox(layout).log.append([
-      event('outbox.recorded', id, {
-        id,
-        jobKey: `grade:${n}:${crewId}`,
-        issueNumber: n,
-        kind: 'delivery',
-        crewId,
-        verdict: { decidedBy: 'reviewer', code: 'ok', score: 0.9, reasons: [] },
-      }) as OutboxEvent,
-      event('outbox.delivered', `delivered:${id}`, {
-        id,
-        result: {
-          mode: 'pull-request',
-          branch: `school/issue-${n}`,
-          sha,
-          updated: true,
-          pullRequest: { number: pr, url: `https://github.com/octo/school/pull/${pr}` },
-        },
-      }) as OutboxEvent,
-    ]);
+    await recordDelivered(layout, { issue: n, crewId, pr, sha, repo: 'octo/school' });
     const plan = (token?: string) => {
       const input: DispatchJobInput = {
         mode: 'plan',
