@@ -1,7 +1,7 @@
 import { readdirSync, existsSync, cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ActionsFake } from './fake.js';
-import { Job, STATE_INPUTS, type RunContext, type StepResult } from './runner.js';
+import { Job, STATE_INPUTS, type CheckoutOptions, type RunContext, type StepResult } from './runner.js';
 
 /**
  * One run of `.github/workflows/school-loop.yml`, job by job and step by step, with the same inputs
@@ -13,11 +13,14 @@ import { Job, STATE_INPUTS, type RunContext, type StepResult } from './runner.js
  * OS processes, so the two saving jobs race on the state branch's compare-and-swap as on GitHub.
  */
 
+/** `fetch-depth: 0`: the judges check out a crew's recorded base, delivery builds on it. */
+const ALL_HISTORY: CheckoutOptions = { fetchDepth: 0 };
+
 export interface PlanJobResult {
   job: Job;
   fetch: StepResult;
   dispatch: StepResult;
-  /** The plan job's outputs (daemon-matrix.mjs): daemons, crews, has-work, fleet. */
+  /** The plan job's outputs (daemon-matrix.mjs): daemons, crews, has-work, fleet, attempt, revisions. */
   outputs: Record<string, string>;
 }
 
@@ -48,9 +51,14 @@ export class LoopRunner {
   }
 
   /** Starts a job: recorded in_progress for the Actions API, ended with its conclusion. */
-  private async job<T>(ctx: RunContext, name: string, body: (job: Job) => Promise<T>): Promise<T> {
+  private async job<T>(
+    ctx: RunContext,
+    name: string,
+    body: (job: Job) => Promise<T>,
+    checkout: CheckoutOptions = {},
+  ): Promise<T> {
     this.fake.job(ctx.runId, name, 'in_progress');
-    const job = new Job(ctx, name);
+    const job = new Job(ctx, name, checkout);
     try {
       const out = await body(job);
       this.fake.job(ctx.runId, name, 'completed', 'success');
@@ -83,6 +91,7 @@ export class LoopRunner {
         job.script('daemon-matrix.mjs', ['.school/plan/matrix.json'], {
           SCHOOL_MATRIX: dispatch.outputs.matrix ?? '',
           SCHOOL_FLEET: dispatch.outputs.fleet ?? '',
+          SCHOOL_REVISIONS: dispatch.outputs.revisions ?? '',
         }),
       );
       await job.save();
@@ -146,23 +155,31 @@ export class LoopRunner {
    * `crew <daemon>`: students run here. Restores the state read-only, takes the plan, runs the
    * daemon's crews into a handoff (no token) and hands it on — also after a failure; saves nothing.
    */
-  async crewJob(ctx: RunContext, daemon: string): Promise<{ job: Job; run: StepResult }> {
-    return this.job(ctx, `crew ${daemon}`, async (job) => {
-      await job.restore();
-      job.download((n) => n === `school-plan-${ctx.runId}-1`, '.school/plan', this.artifacts(ctx.runId));
-      const run = await job.uses('dispatch-crew', {
-        mode: 'run',
-        daemon,
-        config: STATE_INPUTS.config,
-        'state-dir': STATE_INPUTS['state-dir'],
-        'handoff-path': '.school/out',
-        'job-timeout-minutes': '120',
-        token: '',
-      });
-      job.upload(`school-handoff-${ctx.runId}-${this.attempts(ctx)}-${daemon}`, '.school/out');
-      if (run.code !== 0) throw new Error(`crew ${daemon}: run exited ${run.code}\n${run.stdout}`);
-      return { job, run };
-    });
+  async crewJob(ctx: RunContext, daemon: string, revisions = false): Promise<{ job: Job; run: StepResult }> {
+    // A revision starts from its pull request's head: with revisions planned the checkout fetches
+    // every branch (`fetch-depth: 0`), one shallow commit otherwise.
+    const checkout = { fetchDepth: revisions ? 0 : 1 };
+    return this.job(
+      ctx,
+      `crew ${daemon}`,
+      async (job) => {
+        await job.restore();
+        job.download((n) => n === `school-plan-${ctx.runId}-1`, '.school/plan', this.artifacts(ctx.runId));
+        const run = await job.uses('dispatch-crew', {
+          mode: 'run',
+          daemon,
+          config: STATE_INPUTS.config,
+          'state-dir': STATE_INPUTS['state-dir'],
+          'handoff-path': '.school/out',
+          'job-timeout-minutes': '120',
+          token: '',
+        });
+        job.upload(`school-handoff-${ctx.runId}-${this.attempts(ctx)}-${daemon}`, '.school/out');
+        if (run.code !== 0) throw new Error(`crew ${daemon}: run exited ${run.code}\n${run.stdout}`);
+        return { job, run };
+      },
+      checkout,
+    );
   }
 
   private takeHandoffs(ctx: RunContext, job: Job, crewsRan: boolean): void {
@@ -179,23 +196,28 @@ export class LoopRunner {
    * throwaway copy with no token, and hands `verdicts.json` on. Saves nothing.
    */
   async judgeJob(ctx: RunContext, crewsRan: boolean): Promise<{ job: Job; judged: StepResult }> {
-    return this.job(ctx, 'judge', async (job) => {
-      await job.restore();
-      this.takeHandoffs(ctx, job, crewsRan);
-      const judged = await job.must(
-        job.uses('drain-grading', {
-          mode: 'judge',
-          config: STATE_INPUTS.config,
-          'state-dir': STATE_INPUTS['state-dir'],
-          'bookbags-path': '.school/in/handoff',
-          'verdicts-path': '.school/verdicts',
-          'requeue-dead-letter': '',
-          token: '',
-        }),
-      );
-      job.upload(`school-verdicts-${ctx.runId}-1-1`, '.school/verdicts');
-      return { job, judged };
-    });
+    return this.job(
+      ctx,
+      'judge',
+      async (job) => {
+        await job.restore();
+        this.takeHandoffs(ctx, job, crewsRan);
+        const judged = await job.must(
+          job.uses('drain-grading', {
+            mode: 'judge',
+            config: STATE_INPUTS.config,
+            'state-dir': STATE_INPUTS['state-dir'],
+            'bookbags-path': '.school/in/handoff',
+            'verdicts-path': '.school/verdicts',
+            'requeue-dead-letter': '',
+            token: '',
+          }),
+        );
+        job.upload(`school-verdicts-${ctx.runId}-1-1`, '.school/verdicts');
+        return { job, judged };
+      },
+      ALL_HISTORY,
+    );
   }
 
   /**
@@ -206,35 +228,40 @@ export class LoopRunner {
     ctx: RunContext,
     crewsRan: boolean,
   ): Promise<{ job: Job; imported?: StepResult; drain: StepResult }> {
-    return this.job(ctx, 'grade', async (job) => {
-      await job.restore();
-      let imported: StepResult | undefined;
-      this.takeHandoffs(ctx, job, crewsRan);
-      const verdicts = `school-verdicts-${ctx.runId}-1-1`;
-      job.download((n) => n === verdicts, '.school/in/verdicts', this.artifacts(ctx.runId));
-      if (crewsRan) {
-        imported = await job.must(
-          job.uses('dispatch-crew', {
-            mode: 'import',
+    return this.job(
+      ctx,
+      'grade',
+      async (job) => {
+        await job.restore();
+        let imported: StepResult | undefined;
+        this.takeHandoffs(ctx, job, crewsRan);
+        const verdicts = `school-verdicts-${ctx.runId}-1-1`;
+        job.download((n) => n === verdicts, '.school/in/verdicts', this.artifacts(ctx.runId));
+        if (crewsRan) {
+          imported = await job.must(
+            job.uses('dispatch-crew', {
+              mode: 'import',
+              config: STATE_INPUTS.config,
+              'state-dir': STATE_INPUTS['state-dir'],
+              'handoff-path': '.school/in/handoff',
+            }),
+          );
+        }
+        const drain = await job.must(
+          job.uses('drain-grading', {
+            mode: 'apply',
+            'verdicts-path': '.school/in/verdicts',
             config: STATE_INPUTS.config,
             'state-dir': STATE_INPUTS['state-dir'],
-            'handoff-path': '.school/in/handoff',
+            'bookbags-path': '.school/in/handoff',
+            'requeue-dead-letter': '',
           }),
         );
-      }
-      const drain = await job.must(
-        job.uses('drain-grading', {
-          mode: 'apply',
-          'verdicts-path': '.school/in/verdicts',
-          config: STATE_INPUTS.config,
-          'state-dir': STATE_INPUTS['state-dir'],
-          'bookbags-path': '.school/in/handoff',
-          'requeue-dead-letter': '',
-        }),
-      );
-      await job.save();
-      return { job, ...(imported ? { imported } : {}), drain };
-    });
+        await job.save();
+        return { job, ...(imported ? { imported } : {}), drain };
+      },
+      ALL_HISTORY,
+    );
   }
 
   /**
@@ -259,7 +286,7 @@ export class LoopRunner {
       const crews = await Promise.all(
         crewDaemons
           .filter((d) => !options.skipCrew?.includes(d))
-          .map(async (d) => [d, await this.crewJob(ctx, d)] as const),
+          .map(async (d) => [d, await this.crewJob(ctx, d, plan.outputs.revisions === 'true')] as const),
       );
       const crewsRan = crewDaemons.length > 0;
       const judge = await this.judgeJob(ctx, crewsRan);

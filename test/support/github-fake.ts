@@ -112,6 +112,11 @@ export interface FakeOptions {
   /** Clock for created_at / updated_at; defaults to a deterministic clock advancing 1 s per change. */
   now?: () => Date;
   rateLimit?: number;
+  /**
+   * The commit a branch points at, for a pull request's `head.sha`: GitHub reads it from the
+   * repository, so a test with a real origin answers from it. Default: the `headSha` set on the pull.
+   */
+  branchHead?: (branch: string) => string | undefined;
 }
 
 const SECONDARY =
@@ -151,8 +156,10 @@ export class GitHubFake {
   private tick = Date.parse('2026-01-01T00:00:00Z');
   private latest = 0;
   private readonly clock: () => Date;
+  private readonly branchHead: ((branch: string) => string | undefined) | undefined;
 
   constructor(options: FakeOptions = {}) {
+    this.branchHead = options.branchHead;
     this.owner = options.owner ?? 'octo';
     this.repo = options.repo ?? 'school';
     this.tokens = new Map(Object.entries(options.tokens ?? { 'test-token': 'write' }));
@@ -244,6 +251,11 @@ export class GitHubFake {
     return issue.number;
   }
 
+  /** A pull request's head commit as GitHub reports it: its branch's, when the test has a repository. */
+  headOf(p: GitHubFake['pulls'][number]): string {
+    return this.branchHead?.(p.head) ?? p.headSha ?? '0'.repeat(40);
+  }
+
   mustPull(number: number): GitHubFake['pulls'][number] {
     const pr = this.pulls.find((p) => p.number === number);
     if (!pr) throw new FakeHttpError(404, 'Not Found');
@@ -273,7 +285,7 @@ export class GitHubFake {
       state: r.state,
       body: r.body ?? '',
       submitted_at: at,
-      commit_id: this.mustPull(pr).headSha ?? '0'.repeat(40),
+      commit_id: this.headOf(this.mustPull(pr)),
     };
     this.reviews.set(pr, [...(this.reviews.get(pr) ?? []), review]);
     const lines = this.reviewComments.get(pr) ?? [];
@@ -677,6 +689,25 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
       fake.pulls.push(pr);
       return HttpResponse.json(pullJson(fake, pr), { status: 201 });
     }),
+    // Edits a pull request's title, body or state, as GitHub does; the issue it is shows the same.
+    route('patch', '/repos/:owner/:repo/pulls/:number', 'write', async ({ request, params }) => {
+      const pr = fake.mustPull(Number(params.number));
+      const b = (await request.json()) as { title?: unknown; body?: unknown; state?: unknown };
+      if (b.title !== undefined && (typeof b.title !== 'string' || b.title === ''))
+        return apiError(422, 'Validation Failed: title');
+      if (b.body !== undefined && typeof b.body !== 'string') return apiError(422, 'Validation Failed: body');
+      if (b.state !== undefined && b.state !== 'open' && b.state !== 'closed')
+        return apiError(422, 'Validation Failed: state');
+      if (typeof b.title === 'string') pr.title = b.title;
+      if (typeof b.body === 'string') pr.body = b.body;
+      if (b.state === 'open' || b.state === 'closed') pr.state = b.state;
+      fake.updateIssue(pr.number, {
+        title: pr.title,
+        body: pr.body,
+        state: pr.state,
+      });
+      return HttpResponse.json(pullJson(fake, pr));
+    }),
     // Octokit sends `heads/x` in one path segment or percent-encoded: read the ref from the URL.
     route('get', '/repos/:owner/:repo/git/ref/*', 'read', ({ url }) => {
       const ref = refFrom(url, '/git/ref/');
@@ -710,7 +741,7 @@ function pullJson(fake: GitHubFake, p: GitHubFake['pulls'][number]) {
     title: p.title,
     body: p.body,
     html_url: `https://github.com/${fake.owner}/${fake.repo}/pull/${p.number}`,
-    head: { ref: p.head, label: `${fake.owner}:${p.head}`, sha: p.headSha ?? '0'.repeat(40) },
+    head: { ref: p.head, label: `${fake.owner}:${p.head}`, sha: fake.headOf(p) },
     base: { ref: p.base },
     merged: p.merged ?? false,
     merged_at: p.merged ? new Date(0).toISOString() : null,
