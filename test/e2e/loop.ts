@@ -37,6 +37,8 @@ export interface LoopRun {
 export interface LoopOptions {
   /** Daemons whose crew job never runs (cancelled while pending, or no runner came). */
   skipCrew?: string[];
+  /** The crew jobs' `fetch-depth`, whatever the plan says (a caller's older workflow). */
+  crewFetchDepth?: number;
 }
 
 export class LoopRunner {
@@ -155,10 +157,15 @@ export class LoopRunner {
    * `crew <daemon>`: students run here. Restores the state read-only, takes the plan, runs the
    * daemon's crews into a handoff (no token) and hands it on — also after a failure; saves nothing.
    */
-  async crewJob(ctx: RunContext, daemon: string, revisions = false): Promise<{ job: Job; run: StepResult }> {
+  async crewJob(
+    ctx: RunContext,
+    daemon: string,
+    revisions = false,
+    fetchDepth?: number,
+  ): Promise<{ job: Job; run: StepResult }> {
     // A revision starts from its pull request's head: with revisions planned the checkout fetches
     // every branch (`fetch-depth: 0`), one shallow commit otherwise.
-    const checkout = { fetchDepth: revisions ? 0 : 1 };
+    const checkout = { fetchDepth: fetchDepth ?? (revisions ? 0 : 1) };
     return this.job(
       ctx,
       `crew ${daemon}`,
@@ -286,7 +293,13 @@ export class LoopRunner {
       const crews = await Promise.all(
         crewDaemons
           .filter((d) => !options.skipCrew?.includes(d))
-          .map(async (d) => [d, await this.crewJob(ctx, d, plan.outputs.revisions === 'true')] as const),
+          .map(
+            async (d) =>
+              [
+                d,
+                await this.crewJob(ctx, d, plan.outputs.revisions === 'true', options.crewFetchDepth),
+              ] as const,
+          ),
       );
       const crewsRan = crewDaemons.length > 0;
       const judge = await this.judgeJob(ctx, crewsRan);

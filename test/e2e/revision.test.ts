@@ -91,6 +91,7 @@ const crewEvents = (path: string) =>
 
 describe('a revision through the committed bundles (docs/delivery.md, "Revisions")', () => {
   let delivered = '';
+  let revised = '';
   let statusId = 0;
 
   it(
@@ -145,7 +146,7 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
       expect(r.grade.drain.outputs).toMatchObject({ accepted: '1', 'outbox-pending': '0' });
 
       // Delivered as a fast-forward: a new commit whose parent is the delivered one.
-      const revised = head();
+      revised = head();
       expect(revised).not.toBe(delivered);
       expect(git(origin, 'rev-parse', `${revised}^`)).toBe(delivered);
       expect(git(origin, 'show', `${revised}:helper.mjs`)).toBe('export const helperThirtyOne = () => 31;');
@@ -166,6 +167,54 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
       expect(record.baseSha).toBe(delivered);
       expect(record.revision).toMatchObject({ round: 1, pr: pr.number });
       expect(git(origin, 'show', `school-state:bookbags/${crewId}/bookbag.json`)).toContain('"revision"');
+    },
+    SLOW,
+  );
+
+  it(
+    'a trusted `/school` comment revises again from the new head, also from a shallow checkout',
+    async () => {
+      const pr = fake.pulls[0]!;
+      fake.addCommentAs(pr.number, '/school rename helperThirtyOne to helperXXXI', 'octo', 'OWNER');
+      // A caller whose crew job checks out one commit: the revision fetches its head from origin.
+      const r = await loop.run(2004, { crewFetchDepth: 1 });
+      runs.push(r);
+      const planned = crewEvents(r.plan.job.path('.school/state/crews.jsonl')).filter(
+        (e) => e.type === 'crew.planned' && e.data.revision,
+      );
+      expect(planned.map((e) => e.data.revision)).toMatchObject([
+        { round: 1 },
+        { round: 2, pr: pr.number, headSha: revised },
+      ]);
+      expect(r.grade.drain.outputs).toMatchObject({ accepted: '1', 'outbox-pending': '0' });
+      const again = head();
+      expect(git(origin, 'rev-parse', `${again}^`)).toBe(revised);
+      expect(git(origin, 'show', `${again}:helper.mjs`)).toBe('export const helperXXXI = () => 31;');
+      expect(fake.pulls).toHaveLength(1);
+      const comments = fake.issues.get(issue)!.comments.filter((c) => c.user === 'github-actions[bot]');
+      expect(comments.map((c) => c.id)).toEqual([statusId]);
+      expect(comments[0]!.body).toContain(`revision 2 of 3 on pull request #${pr.number}`);
+      revised = again;
+    },
+    SLOW,
+  );
+
+  it(
+    'an idle cycle plans nothing and writes nothing to GitHub; the merge settles the pull request',
+    async () => {
+      fake.resetLog();
+      const idle = await loop.run(2005);
+      runs.push(idle);
+      expect(idle.plan.outputs).toMatchObject({ crews: '0', 'has-work': 'false' });
+      expect(fake.requests.filter((q) => q.method !== 'GET')).toEqual([]);
+
+      const pr = fake.pulls[0]!;
+      fake.settlePull(pr.number, 'merged');
+      const r = await loop.run(2006);
+      runs.push(r);
+      expect(r.plan.outputs).toMatchObject({ crews: '0' });
+      expect(fake.issues.get(issue)!.comments.find((c) => c.id === statusId)!.body).toContain('merged');
+      expect(head()).toBe(revised);
     },
     SLOW,
   );
