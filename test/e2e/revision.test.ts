@@ -104,6 +104,7 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
       expect(r.grade.drain.outputs).toMatchObject({ accepted: '1', 'outbox-pending': '0' });
       expect(fake.pulls).toHaveLength(1);
       expect(fake.pulls[0]!.head).toBe(`school/issue-${issue}`);
+      expect(fake.pulls[0]!.body).toContain('accepted by grading');
       delivered = head();
       expect(git(origin, 'show', `${delivered}:helper.mjs`)).toContain('helper31');
       const comments = fake.issues.get(issue)!.comments;
@@ -159,6 +160,9 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
       expect(comments).toHaveLength(1);
       expect(comments[0]!.id).toBe(statusId);
       expect(comments[0]!.body).toContain(`revision 1 of 3 on pull request #${pr.number}`);
+      // The pull request's body names the round and describes it, no longer the first delivery.
+      expect(pr.body).toContain(`revision 1 of this pull request: crew \`${crewId}\``);
+      expect(pr.body).toContain(`| Base | \`${delivered.slice(0, 12)}\` |`);
 
       // The bookbag on the state branch records the revision.
       const bag = r.grade.job.path('.school/state/bookbags', crewId);
@@ -176,6 +180,7 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
     async () => {
       const pr = fake.pulls[0]!;
       fake.addCommentAs(pr.number, '/school rename helperThirtyOne to helperXXXI', 'octo', 'OWNER');
+      fake.resetLog();
       // A caller whose crew job checks out one commit: the revision fetches its head from origin.
       const r = await loop.run(2004, { crewFetchDepth: 1 });
       runs.push(r);
@@ -194,6 +199,8 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
       const comments = fake.issues.get(issue)!.comments.filter((c) => c.user === 'github-actions[bot]');
       expect(comments.map((c) => c.id)).toEqual([statusId]);
       expect(comments[0]!.body).toContain(`revision 2 of 3 on pull request #${pr.number}`);
+      expect(pr.body).toContain('revision 2 of this pull request');
+      expect(fake.requestsTo(`/pulls/${pr.number}`, 'PATCH')).toHaveLength(1);
       revised = again;
     },
     SLOW,
