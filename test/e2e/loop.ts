@@ -39,6 +39,8 @@ export interface LoopOptions {
   skipCrew?: string[];
   /** The crew jobs' `fetch-depth`, whatever the plan says (a caller's older workflow). */
   crewFetchDepth?: number;
+  /** The `env:` of the crew step: the agents' credentials (the workflow passes its secrets there). */
+  crewEnv?: Record<string, string>;
 }
 
 export class LoopRunner {
@@ -162,6 +164,7 @@ export class LoopRunner {
     daemon: string,
     revisions = false,
     fetchDepth?: number,
+    env: Record<string, string> = {},
   ): Promise<{ job: Job; run: StepResult }> {
     // A revision starts from its pull request's head: with revisions planned the checkout fetches
     // every branch (`fetch-depth: 0`), one shallow commit otherwise.
@@ -172,15 +175,19 @@ export class LoopRunner {
       async (job) => {
         await job.restore();
         job.download((n) => n === `school-plan-${ctx.runId}-1`, '.school/plan', this.artifacts(ctx.runId));
-        const run = await job.uses('dispatch-crew', {
-          mode: 'run',
-          daemon,
-          config: STATE_INPUTS.config,
-          'state-dir': STATE_INPUTS['state-dir'],
-          'handoff-path': '.school/out',
-          'job-timeout-minutes': '120',
-          token: '',
-        });
+        const run = await job.uses(
+          'dispatch-crew',
+          {
+            mode: 'run',
+            daemon,
+            config: STATE_INPUTS.config,
+            'state-dir': STATE_INPUTS['state-dir'],
+            'handoff-path': '.school/out',
+            'job-timeout-minutes': '120',
+            token: '',
+          },
+          env,
+        );
         job.upload(`school-handoff-${ctx.runId}-${this.attempts(ctx)}-${daemon}`, '.school/out');
         if (run.code !== 0) throw new Error(`crew ${daemon}: run exited ${run.code}\n${run.stdout}`);
         return { job, run };
@@ -297,7 +304,13 @@ export class LoopRunner {
             async (d) =>
               [
                 d,
-                await this.crewJob(ctx, d, plan.outputs.revisions === 'true', options.crewFetchDepth),
+                await this.crewJob(
+                  ctx,
+                  d,
+                  plan.outputs.revisions === 'true',
+                  options.crewFetchDepth,
+                  options.crewEnv,
+                ),
               ] as const,
           ),
       );

@@ -151,9 +151,13 @@ export class Job {
     return f;
   }
 
-  /** `uses: ./actions/<action>` with `with: inputs`. */
-  async uses(action: string, inputs: Record<string, string>): Promise<StepResult> {
-    const env = { ...this.baseEnv(), ...inputEnv(action, inputs, this.ctx.token) };
+  /** `uses: ./actions/<action>` with `with: inputs` and the step's `env:`. */
+  async uses(
+    action: string,
+    inputs: Record<string, string>,
+    stepEnv: Record<string, string> = {},
+  ): Promise<StepResult> {
+    const env = { ...this.baseEnv(), ...stepEnv, ...inputEnv(action, inputs, this.ctx.token) };
     return this.exec(`${action} ${inputs.mode ?? ''}`.trim(), [bundle(action)], env);
   }
 
