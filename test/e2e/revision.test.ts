@@ -207,17 +207,65 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
   );
 
   it(
+    'failed CI on the head revises a last time, its log read as GitHub serves it; feedback after the last round stops',
+    async () => {
+      const pr = fake.pulls[0]!;
+      fake.addCheckRun({
+        head_sha: revised,
+        name: 'lint',
+        status: 'completed',
+        conclusion: 'failure',
+        log: '2026-12-01T00:00:00Z lint: helper.mjs:1 identifier helperXXXI: rename helperXXXI to helperTrenteEtUn\n##[error]Process completed with exit code 1.\n',
+      });
+      fake.resetLog();
+      const r = await loop.run(2005);
+      runs.push(r);
+      // The job's log: a 302 to a download URL, followed.
+      expect(
+        fake.requests.filter((q) => q.path.includes('/logs') || q.path.includes('/_blobs/')),
+      ).toMatchObject([
+        { path: expect.stringMatching(/\/actions\/jobs\/\d+\/logs$/), status: 302 },
+        { path: expect.stringMatching(/^\/_blobs\/job-logs\//), status: 200 },
+      ]);
+      const planned = crewEvents(r.plan.job.path('.school/state/crews.jsonl')).filter(
+        (e) => e.type === 'crew.planned' && e.data.revision,
+      );
+      expect(planned.at(-1)!.data.revision).toMatchObject({
+        round: 3,
+        of: 3,
+        headSha: revised,
+        feedback: [`ci:${revised}`],
+      });
+      expect(r.grade.drain.outputs).toMatchObject({ accepted: '1' });
+      const again = head();
+      expect(git(origin, 'rev-parse', `${again}^`)).toBe(revised);
+      expect(git(origin, 'show', `${again}:helper.mjs`)).toBe('export const helperTrenteEtUn = () => 31;');
+      revised = again;
+
+      // Three rounds ran (delivery.revisions: 3): a further request plans nothing, and the status says so.
+      fake.addCommentAs(pr.number, '/school rename helperTrenteEtUn to helperFinal', 'octo', 'OWNER');
+      const stopped = await loop.run(2006);
+      runs.push(stopped);
+      expect(stopped.plan.outputs).toMatchObject({ crews: '0', 'has-work': 'false' });
+      expect(head()).toBe(revised);
+      const status = fake.issues.get(issue)!.comments.find((c) => c.id === statusId)!;
+      expect(status.body).toContain(`stopped — 3 revision round(s) of pull request #${pr.number} ran`);
+    },
+    SLOW,
+  );
+
+  it(
     'an idle cycle plans nothing and writes nothing to GitHub; the merge settles the pull request',
     async () => {
       fake.resetLog();
-      const idle = await loop.run(2005);
+      const idle = await loop.run(2007);
       runs.push(idle);
       expect(idle.plan.outputs).toMatchObject({ crews: '0', 'has-work': 'false' });
       expect(fake.requests.filter((q) => q.method !== 'GET')).toEqual([]);
 
       const pr = fake.pulls[0]!;
       fake.settlePull(pr.number, 'merged');
-      const r = await loop.run(2006);
+      const r = await loop.run(2008);
       runs.push(r);
       expect(r.plan.outputs).toMatchObject({ crews: '0' });
       expect(fake.issues.get(issue)!.comments.find((c) => c.id === statusId)!.body).toContain('merged');

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxSchema } from '../../src/config/schema.js';
+import { childEnv } from '../../src/process/env.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 import { noSandbox } from './helpers.js';
@@ -55,16 +56,12 @@ describe.skipIf(!!noSandbox)('the egress proxy socket under a deep workspace', (
       protect: [],
     });
     const script = `require('http').get('http://${target}/', (r) => { let b = ''; r.on('data', (d) => (b += d)); r.on('end', () => console.log(b)); }).on('error', (e) => { console.log('error ' + e.message); process.exit(1); });`;
-    const confined = await sandbox.confine(
-      [process.execPath, '-e', script],
-      { PATH: process.env.PATH ?? '' },
-      {
-        cwd: work,
-        writable: [work],
-        home: sandbox.home('student'),
-        allow: [target],
-      },
-    );
+    const confined = await sandbox.confine([process.execPath, '-e', script], childEnv(), {
+      cwd: work,
+      writable: [work],
+      home: sandbox.home('student'),
+      allow: [target],
+    });
     const r = await run(confined.argv, confined.env as NodeJS.ProcessEnv);
     expect(r.out.trim(), r.out).toBe('reached');
     expect(r.code).toBe(0);

@@ -353,8 +353,18 @@ export class GitHubFake {
 
   /** A fetch answered by the handlers: inject it as `createGitHubClient({ fetch })`. */
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = input instanceof Request ? input : new Request(input, init);
-    return (await getResponse(this.handlers, request)) ?? notFound();
+    let request = input instanceof Request ? input : new Request(input, init);
+    // Redirects are followed as fetch follows them: GET, and no credentials to another origin.
+    for (let hops = 0; ; hops++) {
+      const response = (await getResponse(this.handlers, request)) ?? notFound();
+      const location = response.headers.get('location');
+      if (!REDIRECTS.has(response.status) || !location || request.redirect === 'manual' || hops >= 20)
+        return response;
+      const next = new URL(location, request.url);
+      const headers = new Headers(request.headers);
+      if (next.origin !== new URL(request.url).origin) headers.delete('authorization');
+      request = new Request(next, { method: 'GET', headers });
+    }
   };
 
   // ---- internals shared with the handlers ----
@@ -479,6 +489,7 @@ async function bridge(fake: GitHubFake, req: IncomingMessage, res: ServerRespons
 // Handlers
 
 type Need = 'read' | 'write' | 'public';
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 type Resolver = (ctx: {
   request: Request;
   params: Record<string, string>;
@@ -633,10 +644,22 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
         })),
       });
     }),
-    route('get', '/repos/:owner/:repo/actions/jobs/:id/logs', 'read', ({ params }) => {
+    // As GitHub: a 302 to a short-lived download URL of the plain-text log (no token needed there).
+    route('get', '/repos/:owner/:repo/actions/jobs/:id/logs', 'read', ({ params, origin }) => {
       const run = fake.checkRuns.find((r) => r.id === Number(params.id));
       if (!run?.log) return apiError(404, 'Not Found');
-      return new HttpResponse(run.log, { status: 200, headers: { 'content-type': 'text/plain' } });
+      return new HttpResponse(null, {
+        status: 302,
+        headers: { location: `${origin}/_blobs/job-logs/${run.id}?sig=fake&se=${Date.now() + 60_000}` },
+      });
+    }),
+    route('get', '/_blobs/job-logs/:id', 'public', ({ params }) => {
+      const run = fake.checkRuns.find((r) => r.id === Number(params.id));
+      if (!run?.log) return new HttpResponse('BlobNotFound', { status: 404 });
+      return new HttpResponse(run.log, {
+        status: 200,
+        headers: { 'content-type': 'application/octet-stream' },
+      });
     }),
     route('post', '/repos/:owner/:repo/issues/:number/comments', 'write', async ({ request, params }) => {
       const body = (await request.json()) as { body?: unknown };
