@@ -39,6 +39,8 @@ export interface LoopOptions {
   skipCrew?: string[];
   /** The crew jobs' `fetch-depth`, whatever the plan says (a caller's older workflow). */
   crewFetchDepth?: number;
+  /** A short cycle for these pull requests (the caller's `event-pull-request`: `only-pull-requests`). */
+  onlyPullRequests?: string;
   /** The `env:` of the crew step: the agents' credentials (the workflow passes its secrets there). */
   crewEnv?: Record<string, string>;
 }
@@ -73,7 +75,7 @@ export class LoopRunner {
     }
   }
 
-  async planJob(ctx: RunContext): Promise<PlanJobResult> {
+  async planJob(ctx: RunContext, options: LoopOptions = {}): Promise<PlanJobResult> {
     return this.job(ctx, 'plan', async (job) => {
       await job.restore();
       const fetch = await job.must(
@@ -89,6 +91,7 @@ export class LoopRunner {
           config: STATE_INPUTS.config,
           'state-dir': STATE_INPUTS['state-dir'],
           'max-crews': '',
+          ...(options.onlyPullRequests ? { 'only-pull-requests': options.onlyPullRequests } : {}),
         }),
       );
       const matrix = await job.must(
@@ -284,7 +287,7 @@ export class LoopRunner {
    */
   async run(runId: number, options: LoopOptions = {}): Promise<LoopRun> {
     const ctx: RunContext = { ...this.base, runId };
-    const plan = await this.planJob(ctx);
+    const plan = await this.planJob(ctx, options);
     const fleet = JSON.parse(plan.outputs.fleet ?? '[]') as string[];
     const daemons = JSON.parse(plan.outputs.daemons ?? '[]') as string[];
     const crewDaemons = plan.outputs['has-work'] === 'true' ? daemons : [];

@@ -126,7 +126,8 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
         comments: [{ path: 'helper.mjs', line: 1, body: 'rename helper31 to helperThirtyOne' }],
       });
       fake.resetLog();
-      const r = await loop.run(2003);
+      // A short cycle, as the review relay starts it: only the pull request's number reaches the loop.
+      const r = await loop.run(2003, { onlyPullRequests: String(pr.number) });
       runs.push(r);
 
       // The plan scanned the feedback with its token and planned a revision for the same agent.
