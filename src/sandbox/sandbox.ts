@@ -7,7 +7,7 @@ import { extendEnv, type ChildEnv } from '../process/env.js';
 import { which } from '../process/which.js';
 import { BRIDGE_PROXY_PORT, BRIDGE_SOURCE } from './bridge.js';
 import { bwrapArgs, toolPaths, type Confinement } from './mounts.js';
-import { startEgressProxy, type EgressProxy } from './proxy.js';
+import { MAX_SOCKET_PATH, startEgressProxy, type EgressProxy } from './proxy.js';
 import { requireSandbox } from './probe.js';
 
 /**
@@ -188,8 +188,6 @@ export class Sandbox {
   }
 }
 
-/** sizeof(sockaddr_un.sun_path) on Linux, less the terminating NUL. */
-const MAX_SOCKET_PATH = 107;
 /**
  * Where a proxy's socket is seen inside the sandbox, whatever its path on the host: a short path in
  * the sandbox's own root (bwrap makes it), so the bridge's connect never meets the length limit.

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxSchema } from '../../src/config/schema.js';
 import { childEnv } from '../../src/process/env.js';
+import { startEgressProxy } from '../../src/sandbox/proxy.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 import { noSandbox } from './helpers.js';
@@ -66,6 +67,10 @@ describe.skipIf(!!noSandbox)('the egress proxy socket under a deep workspace', (
     expect(r.out.trim(), r.out).toBe('reached');
     expect(r.code).toBe(0);
     await sandbox.close();
+    // The proxy itself refuses a path the kernel would not take whole, rather than listen on a cut one.
+    await expect(
+      startEgressProxy({ socket: join(sandboxRoot, 'egress-9.sock'), allow: [target] }),
+    ).rejects.toThrow(/over the 107 bytes a unix socket allows/);
     // The short directory goes with the sandbox.
     expect(readdirSync(tmpdir()).filter((d) => d.startsWith('school-egress-') && !before.has(d))).toEqual([]);
   });
