@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BOOKBAG_FILES, sha256, type Bookbag } from './schema.js';
@@ -16,6 +16,11 @@ import { BOOKBAG_FILES, sha256, type Bookbag } from './schema.js';
 export const SESSION_STORE_MAX_BYTES = 8 * 1024 * 1024;
 /** More files than a session writes (its transcript, subagent transcripts, kept tool results). */
 export const SESSION_STORE_MAX_FILES = 256;
+
+/** Why a revision starts fresh when the delivered crew's store was kept and is no longer there. */
+export const SESSION_STORE_GONE =
+  `the delivered crew's ${BOOKBAG_FILES.sessionStore} is gone: compaction drops a kept session once ` +
+  'its crew was not accepted, was superseded by a later delivery or its pull request was merged or closed';
 
 /** The ids both CLIs print (claude session_id, codex thread_id): no separators, no `..`. */
 export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
@@ -94,7 +99,11 @@ export type StoreRead = { store: SessionStore } | { why: string };
 export function checkSessionStore(dir: string, note: SessionStoreNote | undefined): StoreRead {
   if (!note) return { why: 'the delivered crew kept no session store (an older release, or no session)' };
   if (!note.kept) return { why: `the delivered crew kept no session store: ${note.why}` };
-  const bytes = readBounded(join(dir, BOOKBAG_FILES.sessionStore), SESSION_STORE_MAX_BYTES);
+  const path = join(dir, BOOKBAG_FILES.sessionStore);
+  // Compaction drops a store once no revision should resume it (src/feedback/session-stores.ts);
+  // the record's note stays, so a revision that still finds it gone says so.
+  if (!lstatSync(path, { throwIfNoEntry: false })) return { why: SESSION_STORE_GONE };
+  const bytes = readBounded(path, SESSION_STORE_MAX_BYTES);
   if (typeof bytes === 'string') return { why: bytes };
   if (bytes.length !== note.bytes || sha256(bytes) !== note.sha256)
     return { why: `${BOOKBAG_FILES.sessionStore} does not match the digest its bookbag record names` };

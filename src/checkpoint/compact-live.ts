@@ -4,6 +4,7 @@ import { message } from '../errors.js';
 import { writeFileAtomic } from '../state/atomic.js';
 import { withLock } from '../state/lock.js';
 import { STATE_DIRS, STATE_FILES, type StateFile, type StateLayout } from '../state/layout.js';
+import { BOOKBAG_FILES } from '../bookbag/schema.js';
 import { compact } from './compact.js';
 
 /**
@@ -17,7 +18,8 @@ import { compact } from './compact.js';
  * for the grading queue, the score ledger and the observations — atomically (a temporary file,
  * fsynced, renamed over the log): a crash leaves the old file or the new one, a writer waiting for
  * the lock appends to the new one, and a reader holding the old one re-reads the new one whole.
- * Then bookbags that finished before the horizon and that nothing kept mentions are removed.
+ * Then bookbags that finished before the horizon and that nothing kept mentions are removed, and
+ * the session stores no revision can resume (src/feedback/session-stores.ts).
  */
 const LOGS: ReadonlyArray<[StateFile, StateFile]> = [
   // [log, the log whose lock its writers hold]
@@ -47,12 +49,22 @@ export interface LiveCompaction {
   logs: LiveLogCompaction[];
   /** Bookbags removed: finished before the horizon, and no kept event or state mentions the crew. */
   bookbagsRemoved: number;
+  /** `session-store.json` files removed from bookbags whose crew no revision can resume. */
+  sessionStoresRemoved: number;
+  /** Their bytes. */
+  sessionStoreBytes: number;
   /** Logs that could not be compacted, and why (they are left as they were). */
   failed: Array<{ file: string; error: string }>;
 }
 
 export async function compactLive(layout: StateLayout, horizon: Date): Promise<LiveCompaction> {
-  const out: LiveCompaction = { logs: [], bookbagsRemoved: 0, failed: [] };
+  const out: LiveCompaction = {
+    logs: [],
+    bookbagsRemoved: 0,
+    sessionStoresRemoved: 0,
+    sessionStoreBytes: 0,
+    failed: [],
+  };
   // The prunes keep an open issue's history and let a closed one's go: they read the curriculum.
   const curriculum = readIfExists(layout.file('curriculum'));
   for (const [log, lockedBy] of LOGS) {
@@ -67,7 +79,7 @@ export async function compactLive(layout: StateLayout, horizon: Date): Promise<L
       out.failed.push({ file: STATE_FILES[log], error: message(e) });
     }
   }
-  if (out.failed.length === 0) out.bookbagsRemoved = removeOldBookbags(layout, horizon, curriculum);
+  if (out.failed.length === 0) Object.assign(out, removeFromBookbags(layout, horizon, curriculum));
   return out;
 }
 
@@ -101,33 +113,45 @@ function compactLog(
 }
 
 /**
- * The checkpoint's rule for bookbags, over the logs as they are now: the compaction is asked which
- * bookbag paths it would drop (only their paths and records matter to it), and those crews'
- * directories are removed.
+ * The checkpoint's rules for bookbags, over the logs as they are now: the compaction is asked which
+ * bookbag paths it would drop (only their paths and records matter to it) — a whole bookbag, or its
+ * session store — and those are removed.
  */
-function removeOldBookbags(layout: StateLayout, horizon: Date, curriculum: Buffer | undefined): number {
+function removeFromBookbags(
+  layout: StateLayout,
+  horizon: Date,
+  curriculum: Buffer | undefined,
+): Pick<LiveCompaction, 'bookbagsRemoved' | 'sessionStoresRemoved' | 'sessionStoreBytes'> {
+  const out = { bookbagsRemoved: 0, sessionStoresRemoved: 0, sessionStoreBytes: 0 };
   const dir = join(layout.root, STATE_DIRS.bookbags);
-  if (!existsSync(dir)) return 0;
+  if (!existsSync(dir)) return out;
   const files = new Map<string, Buffer>();
   if (curriculum) files.set(STATE_FILES.curriculum, curriculum);
   for (const [log] of LOGS) {
     const path = layout.file(log);
     if (existsSync(path)) files.set(STATE_FILES[log], readFileSync(path));
   }
-  const crews = new Map<string, string>();
+  const crews = new Map<string, { record: string; store?: string }>();
   for (const crew of readdirSync(dir)) {
-    const record = join(dir, crew, 'bookbag.json');
     if (!statSync(join(dir, crew)).isDirectory()) continue;
-    const key = `${STATE_DIRS.bookbags}/${crew}/bookbag.json`;
-    files.set(key, existsSync(record) ? readFileSync(record) : Buffer.alloc(0));
-    crews.set(crew, key);
+    const record = `${STATE_DIRS.bookbags}/${crew}/${BOOKBAG_FILES.record}`;
+    files.set(record, readIfExists(join(dir, crew, BOOKBAG_FILES.record)) ?? Buffer.alloc(0));
+    const store = `${STATE_DIRS.bookbags}/${crew}/${BOOKBAG_FILES.sessionStore}`;
+    const hasStore = existsSync(join(dir, crew, BOOKBAG_FILES.sessionStore));
+    if (hasStore) files.set(store, Buffer.alloc(0));
+    crews.set(crew, { record, ...(hasStore ? { store } : {}) });
   }
   const kept = compact(files, { horizon }).files;
-  let removed = 0;
-  for (const [crew, key] of crews) {
-    if (kept.has(key)) continue;
-    rmSync(join(dir, crew), { recursive: true, force: true });
-    removed++;
+  for (const [crew, { record, store }] of crews) {
+    if (!kept.has(record)) {
+      rmSync(join(dir, crew), { recursive: true, force: true });
+      out.bookbagsRemoved++;
+    } else if (store && !kept.has(store)) {
+      const path = join(dir, crew, BOOKBAG_FILES.sessionStore);
+      out.sessionStoreBytes += statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+      rmSync(path, { force: true });
+      out.sessionStoresRemoved++;
+    }
   }
-  return removed;
+  return out;
 }

@@ -1,3 +1,5 @@
+import { sessionStoresToDrop, type StoreStates } from '../feedback/session-stores.js';
+import { BOOKBAG_FILES } from '../bookbag/schema.js';
 import { foldLog, registeredFolds, type LogFold, type PruneScope } from '../state/fold.js';
 import { SNAPSHOT_TYPE, watermarkOf, type SnapshotRecord, type StateEvent } from '../state/event-log.js';
 import { parseJsonl } from '../state/jsonl.js';
@@ -16,7 +18,13 @@ import './folds.js';
  * - The audit and observation logs (no state is derived from them) keep only the window.
  * - Any other event log is kept whole: dropping events nobody can fold would lose state.
  * - A bookbag is dropped once it is older than the horizon and nothing kept refers to its crew.
+ * - A bookbag's kept agent session (`session-store.json`) is dropped as soon as no revision can
+ *   resume it: its crew was not accepted, was superseded or its pull request settled
+ *   (src/feedback/session-stores.ts).
  */
+/** The manifest's `compacted` line for session stores dropped from bookbags (not a file of its own). */
+export const SESSION_STORES_COMPACTED = `${STATE_DIRS.bookbags}/*/${BOOKBAG_FILES.sessionStore}`;
+
 const WINDOWED_ONLY = new Set<string>([STATE_FILES.audit, STATE_FILES.observations]);
 
 export interface CompactOptions {
@@ -48,6 +56,7 @@ export function compact(files: ReadonlyMap<string, Buffer>, options: CompactOpti
   const unfolded: string[] = [];
   const belowWatermark: Record<string, number> = {};
   const kept: ParsedLog[] = [];
+  const keptByPath = new Map<string, ParsedLog>();
   const scope: PruneScope = { ...openIssuesOf(files.get(STATE_FILES.curriculum)) };
   for (const [path, data] of files) {
     if (!isLog(path)) continue;
@@ -73,10 +82,13 @@ export function compact(files: ReadonlyMap<string, Buffer>, options: CompactOpti
       unfolded.push(path);
     }
     kept.push(next);
+    keptByPath.set(path, next);
     if (next !== log) out.set(path, serializeLog(next));
   }
   const dropped = dropOldBookbags(out, kept, options.horizon);
   if (dropped > 0) compacted[`${STATE_DIRS.bookbags}/`] = { folded: 0, dropped };
+  const stores = dropSessionStores(out, keptByPath);
+  if (stores > 0) compacted[SESSION_STORES_COMPACTED] = { folded: 0, dropped: stores };
   return { files: out, compacted, unfolded, belowWatermark };
 }
 
@@ -238,4 +250,42 @@ function finishedAt(record: Buffer | undefined): Date | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Removes the `session-store.json` of every bookbag whose crew no revision can resume any more
+ * (src/feedback/session-stores.ts), judged on the grading queue, the outbox and the feedback log as
+ * this compaction keeps them. Folds those logs only when some bookbag holds a store.
+ */
+function dropSessionStores(files: Map<string, Buffer>, logs: ReadonlyMap<string, ParsedLog>): number {
+  const prefix = `${STATE_DIRS.bookbags}/`;
+  const suffix = `/${BOOKBAG_FILES.sessionStore}`;
+  const crews = new Map<string, string>();
+  for (const path of files.keys()) {
+    if (!path.startsWith(prefix) || !path.endsWith(suffix)) continue;
+    const crew = path.slice(prefix.length, path.length - suffix.length);
+    if (!crew.includes('/')) crews.set(crew, path);
+  }
+  if (crews.size === 0) return 0;
+  const registered = foldsByPath();
+  const stateOf = (file: string): unknown => {
+    const log = logs.get(file);
+    const fold = registered.get(file);
+    if (!log || !fold) return undefined;
+    return foldLog(fold, {
+      ...(log.snapshot ? { snapshot: log.snapshot } : {}),
+      events: log.records.filter(isEvent) as unknown as StateEvent[],
+    });
+  };
+  const states = {
+    grading: stateOf(STATE_FILES.grading),
+    outbox: stateOf(STATE_FILES.outbox),
+    feedback: stateOf(STATE_FILES.feedback),
+  } as StoreStates;
+  let dropped = 0;
+  for (const crew of sessionStoresToDrop(crews.keys(), states).keys()) {
+    files.delete(crews.get(crew)!);
+    dropped++;
+  }
+  return dropped;
 }

@@ -1,3 +1,4 @@
+import { SESSION_STORES_COMPACTED } from './compact.js';
 import type { RestoreResult } from './restore.js';
 import type { SaveResult } from './save.js';
 
@@ -103,7 +104,9 @@ export function textReport(r: CheckpointReport): string {
   for (const [path, n] of Object.entries(r.redacted)) lines.push(`  redacted: ${path} (${n})`);
   for (const [path, c] of Object.entries(r.compacted)) {
     lines.push(
-      `  compacted: ${path} (${c.folded} folded into the snapshot, ${c.dropped} dropped past the window)`,
+      path === SESSION_STORES_COMPACTED
+        ? `  compacted: ${c.dropped} session store(s) no revision can resume dropped from their bookbags`
+        : `  compacted: ${path} (${c.folded} folded into the snapshot, ${c.dropped} dropped past the window)`,
     );
   }
   for (const w of r.warnings) lines.push(`  warning: ${w}`);

@@ -49,6 +49,8 @@ function seconds(ms: number): string {
 /**
  * The pull request body: the verdict, the verification summary, the cost and a link to the issue.
  * `Closes #N` only when `delivery.closeIssue` is true. Passes the redactor like every write seam.
+ * A revision's body names its round and describes it (its verdict, cost, base): delivering the
+ * revision edits the body to it.
  */
 export function pullRequestBody(
   record: Bookbag,
@@ -69,7 +71,9 @@ export function pullRequestBody(
       : 'not reported by the agent';
   const lines = [
     deliveryMarker(record.issueNumber),
-    `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
+    record.revision
+      ? `Work for #${record.issueNumber}, revision ${record.revision.round} of this pull request: crew \`${record.crewId}\` (agent \`${record.agent}\`) answered its feedback, accepted by grading. Each round is a commit on the branch; this is the latest.`
+      : `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
     '',
     '| | |',
     '|---|---|',
@@ -81,6 +85,7 @@ export function pullRequestBody(
     } |`,
     `| Cost | ${cost} |`,
     `| Changed files | ${record.changedFiles.length} |`,
+    ...(record.revision ? [`| Revises | crew \`${record.revision.revises}\` |`] : []),
     `| Base | \`${record.baseSha.slice(0, 12)}\` |`,
     `| Branch | \`${o.branch}\` |`,
     '',

@@ -2,7 +2,13 @@ import type { DeliveryConfig, SchoolConfig } from '../config/schema.js';
 import { readBookbag } from '../bookbag/store.js';
 import { BookbagIncompleteError } from '../bookbag/store.js';
 import type { StateLayout } from '../state/layout.js';
-import { commitMessage, pullRequestBody, pullRequestTitle, type DeliveryVerdict } from './body.js';
+import {
+  commitMessage,
+  deliveryMarker,
+  pullRequestBody,
+  pullRequestTitle,
+  type DeliveryVerdict,
+} from './body.js';
 import { branchName, commitPatch, pushBranch, updateRef } from './branch.js';
 import { DeliveryError, DeliveryRefusedError } from './errors.js';
 import { ensurePullRequest, type PullRequestRef, type PullsPort } from './pull-request.js';
@@ -14,7 +20,7 @@ import { ensurePullRequest, type PullRequestRef, type PullsPort } from './pull-r
  *    done flag and the record vouch for, or nothing is delivered (refused, never retried);
  * 2. `branch`: one commit on the crew's base with its patch, on `school/issue-<N>` in `repoPath`;
  * 3. `pull-request`: that commit pushed to `origin` (the token only in the hardened git `auth`) and a
- *    pull request found by its head or opened (draft by default).
+ *    pull request found by its head or opened (draft by default); a revision edits its body.
  * Each step is idempotent, so the outbox may run it again after any crash or failure.
  */
 export type ActiveDeliveryMode = 'branch' | 'pull-request';
@@ -107,13 +113,22 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
         date,
         ...(o.gitAuth ? { auth: o.gitAuth } : {}),
       });
+      const body = pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch });
       const pr = await ensurePullRequest(o.pulls, {
         head: branch,
         ...(d.base ? { base: d.base } : {}),
         title: pullRequestTitle(req.issueNumber, title),
-        body: pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch }),
+        body,
         draft: d.draft,
       });
+      // A revision pushed onto the pull request: its body described the round before, whose verdict
+      // and base are no longer the head's. Edited only when it differs (a retried delivery writes
+      // nothing) and only while it is still the school's (it starts with the delivery marker): a
+      // description a person rewrote is theirs. Not pushed (someone else's commit is the head): left.
+      if (record.revision && updated && !pr.created && pr.body !== undefined && pr.body !== body) {
+        if (pr.body.trimStart().startsWith(deliveryMarker(req.issueNumber)))
+          await o.pulls.updateBody(pr.number, body);
+      }
       return { mode: 'pull-request', branch, sha, updated, pullRequest: { number: pr.number, url: pr.url } };
     },
   };

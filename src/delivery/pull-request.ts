@@ -12,9 +12,16 @@ export interface PullRequestRef {
   url: string;
 }
 
+/** An open pull request as `findOpen` sees it: its body too, so an edit happens only on a change. */
+export interface OpenPullRequest extends PullRequestRef {
+  body?: string;
+}
+
 export interface PullsPort {
   defaultBranch(): Promise<string>;
-  findOpen(head: string): Promise<PullRequestRef | undefined>;
+  findOpen(head: string): Promise<OpenPullRequest | undefined>;
+  /** PATCH the pull request's body (a revision names its round: src/delivery/deliver.ts). */
+  updateBody(number: number, body: string): Promise<void>;
   /** Undefined when GitHub says a pull request from `head` already exists. */
   create(p: {
     head: string;
@@ -28,7 +35,7 @@ export interface PullsPort {
 export async function ensurePullRequest(
   port: PullsPort,
   p: { head: string; base?: string; title: string; body: string; draft: boolean },
-): Promise<PullRequestRef & { created: boolean }> {
+): Promise<OpenPullRequest & { created: boolean }> {
   const found = await port.findOpen(p.head);
   if (found) return { ...found, created: false };
   const base = p.base ?? (await port.defaultBranch());

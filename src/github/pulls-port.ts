@@ -22,7 +22,10 @@ export function octokitPulls(client: GitHubClient, repository: string): PullsPor
         per_page: 10,
       });
       const pr = r.data[0];
-      return pr ? { number: pr.number, url: pr.html_url } : undefined;
+      return pr ? { number: pr.number, url: pr.html_url, body: pr.body ?? '' } : undefined;
+    },
+    async updateBody(number, body) {
+      await client.rest.pulls.update({ owner, repo, pull_number: number, body });
     },
     async create(p) {
       try {

@@ -26,8 +26,11 @@ export interface Confinement {
   home: string;
   /** The private temporary directory, seen as /tmp. */
   tmp: string;
-  /** `none`: loopback only; `host`: the host's network; a socket: loopback plus that proxy socket. */
-  network: 'none' | 'host' | { socket: string };
+  /**
+   * `none`: loopback only; `host`: the host's network; a socket: loopback plus that proxy socket,
+   * seen inside at `at` (a short path: a unix socket's path is bounded).
+   */
+  network: 'none' | 'host' | { socket: string; at: string };
 }
 
 /** The system, read-only; a path that is a symlink on the host (merged /usr) is the same link inside. */
@@ -58,7 +61,8 @@ export function bwrapArgs(c: Confinement, argv: readonly string[], exists = exis
     ...(c.masked ?? []).map((path) => ({ kind: 'tmpfs' as const, path })),
     ...(c.readOnlyAt ?? []).map((m) => ({ kind: 'ro' as const, path: m.path, source: m.source })),
   ];
-  if (typeof c.network === 'object') mounts.push({ kind: 'ro', path: c.network.socket });
+  if (typeof c.network === 'object')
+    mounts.push({ kind: 'ro', path: c.network.at, source: c.network.socket });
   // /tmp first, then parents before children: a later mount over a parent would hide a child.
   args.push('--bind', c.tmp, '/tmp');
   const order = { tmpfs: 0, ro: 1, rw: 2 } as const;

@@ -45,7 +45,15 @@ export function hostPort(text: string, defaultPort: number): { host: string; por
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
+/** sizeof(sockaddr_un.sun_path) on Linux, less the terminating NUL. */
+export const MAX_SOCKET_PATH = 107;
+
 export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
+  // Node cuts a longer path short without a word and listens on a name nobody connects to.
+  if (Buffer.byteLength(o.socket) > MAX_SOCKET_PATH)
+    throw new Error(
+      `egress proxy: the socket path ${o.socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows`,
+    );
   rmSync(o.socket, { force: true });
   const refusals = new Map<string, number>();
   const open = new Set<Socket>();

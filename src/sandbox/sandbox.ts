@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { SandboxConfig } from '../config/schema.js';
@@ -7,7 +7,7 @@ import { extendEnv, type ChildEnv } from '../process/env.js';
 import { which } from '../process/which.js';
 import { BRIDGE_PROXY_PORT, BRIDGE_SOURCE } from './bridge.js';
 import { bwrapArgs, toolPaths, type Confinement } from './mounts.js';
-import { startEgressProxy, type EgressProxy } from './proxy.js';
+import { MAX_SOCKET_PATH, startEgressProxy, type EgressProxy } from './proxy.js';
 import { requireSandbox } from './probe.js';
 
 /**
@@ -56,6 +56,8 @@ export interface SandboxOptions {
 export class Sandbox {
   readonly confined: boolean;
   private readonly proxies = new Map<string, Promise<EgressProxy>>();
+  /** A short private directory for the proxies' sockets, when the root is too deep for one. */
+  private socketDir: string | undefined;
   private readonly protect: string[];
 
   constructor(private readonly o: SandboxOptions) {
@@ -105,7 +107,7 @@ export class Sandbox {
     else if (this.o.config.network === 'allow-list' && c.allow.length) {
       const allow = [...new Set(c.allow)].sort();
       const proxy = await this.proxy(allow, basename(c.home));
-      network = { socket: proxy.socket };
+      network = { socket: proxy.socket, at: `${SOCKET_DIR_INSIDE}/${basename(proxy.socket)}` };
       const forwards = allow.filter((a) => LOOPBACK.test(a.slice(0, a.lastIndexOf(':'))));
       const ports = new Set(forwards.map((f) => Number(f.slice(f.lastIndexOf(':') + 1))));
       let port = BRIDGE_PROXY_PORT;
@@ -119,7 +121,7 @@ export class Sandbox {
         node,
         '-e',
         BRIDGE_SOURCE,
-        proxy.socket,
+        network.at,
         String(port),
         forwards.join(',') || '-',
         '--',
@@ -145,8 +147,22 @@ export class Sandbox {
     let p = this.proxies.get(key);
     if (!p) {
       mkdirSync(this.o.root, { recursive: true, mode: 0o700 });
+      const name = `egress-${this.proxies.size}.sock`;
+      let socket = join(this.o.root, name);
+      // A unix socket's path holds at most 107 bytes, and Node cuts a longer one short without a
+      // word (the proxy listens on a name nobody connects to). A runner's workspace is deep
+      // (/home/runner/actions-runner/_work/<repo>/<repo>/.school/runtime/crews/<crew>/sandbox/):
+      // the socket then lives in a private directory of its own under the temp directory.
+      if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+        this.socketDir ??= mkdtempSync(join(tmpdir(), 'school-egress-'));
+        socket = join(this.socketDir, name);
+        if (Buffer.byteLength(socket) > MAX_SOCKET_PATH)
+          throw new Error(
+            `sandbox: the egress proxy's socket path ${socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows; set TMPDIR to a shorter directory`,
+          );
+      }
       p = startEgressProxy({
-        socket: join(this.o.root, `egress-${this.proxies.size}.sock`),
+        socket,
         allow,
         onRefused: (t) => this.o.onRefused?.(t, purpose),
       });
@@ -166,9 +182,17 @@ export class Sandbox {
     }
     this.proxies.clear();
     rmSync(this.o.root, { recursive: true, force: true });
+    if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
+    this.socketDir = undefined;
     return [...refused].map(([target, count]) => ({ target, count }));
   }
 }
+
+/**
+ * Where a proxy's socket is seen inside the sandbox, whatever its path on the host: a short path in
+ * the sandbox's own root (bwrap makes it), so the bridge's connect never meets the length limit.
+ */
+const SOCKET_DIR_INSIDE = '/run/school-core';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
 

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { writeBookbag } from '../../src/bookbag/store.js';
-import { BOOKBAG_FILES, sha256 } from '../../src/bookbag/schema.js';
+import { BOOKBAG_FILES, sha256, type Bookbag } from '../../src/bookbag/schema.js';
 import { jobKey, type GradingJob } from '../../src/schemas/grading.js';
 import type { StateLayout } from '../../src/state/layout.js';
 
@@ -23,7 +23,15 @@ export function newFilePatch(path: string, content: string): string {
 /** Writes a complete bookbag with the real writer (digests in the record and the done flag). */
 export function bookbag(
   layout: StateLayout,
-  o: { crewId: string; issue: number; baseSha: string; diff: string; agent?: string; finishedAt?: string },
+  o: {
+    crewId: string;
+    issue: number;
+    baseSha: string;
+    diff: string;
+    agent?: string;
+    finishedAt?: string;
+    revision?: Bookbag['revision'];
+  },
 ): GradingJob {
   const dir = layout.bookbag(o.crewId);
   const finishedAt = o.finishedAt ?? '2026-01-01T00:01:00.000Z';
@@ -54,6 +62,7 @@ export function bookbag(
       },
       usage: { costUsd: 0.42, inputTokens: 1000, outputTokens: 200 },
       timings: { startedAt: '2026-01-01T00:00:00.000Z', finishedAt, durationMs: 60_000 },
+      ...(o.revision ? { revision: o.revision } : {}),
     },
     diff: o.diff,
   });

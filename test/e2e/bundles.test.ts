@@ -125,6 +125,7 @@ describe('the school loop through the committed bundles', () => {
         fleet: '["alpha","beta"]',
         revisions: 'false', // no revision planned: the crew checkouts stay shallow
         attempt: '1', // the plan job's run_attempt: later jobs name the artifacts after it
+        revisions: 'false', // no planned crew revises a pull request: the crew jobs check out one commit
       });
       expect(r.plan.dispatch.summary).toMatch(/no \(/); // both daemons offline: never beat
       expect(r.roster.map((j) => j.name)).toEqual(['roster alpha', 'roster beta']);

@@ -1,7 +1,7 @@
 import { readdirSync, existsSync, cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ActionsFake } from './fake.js';
-import { Job, STATE_INPUTS, type RunContext, type StepResult } from './runner.js';
+import { Job, STATE_INPUTS, type CheckoutOptions, type RunContext, type StepResult } from './runner.js';
 
 /**
  * One run of `.github/workflows/school-loop.yml`, job by job and step by step, with the same inputs
@@ -13,11 +13,14 @@ import { Job, STATE_INPUTS, type RunContext, type StepResult } from './runner.js
  * OS processes, so the two saving jobs race on the state branch's compare-and-swap as on GitHub.
  */
 
+/** `fetch-depth: 0`: the judges check out a crew's recorded base, delivery builds on it. */
+const ALL_HISTORY: CheckoutOptions = { fetchDepth: 0 };
+
 export interface PlanJobResult {
   job: Job;
   fetch: StepResult;
   dispatch: StepResult;
-  /** The plan job's outputs (daemon-matrix.mjs): daemons, crews, has-work, fleet. */
+  /** The plan job's outputs (daemon-matrix.mjs): daemons, crews, has-work, fleet, attempt, revisions. */
   outputs: Record<string, string>;
 }
 
@@ -34,6 +37,12 @@ export interface LoopRun {
 export interface LoopOptions {
   /** Daemons whose crew job never runs (cancelled while pending, or no runner came). */
   skipCrew?: string[];
+  /** The crew jobs' `fetch-depth`, whatever the plan says (a caller's older workflow). */
+  crewFetchDepth?: number;
+  /** A short cycle for these pull requests (the caller's `event-pull-request`: `only-pull-requests`). */
+  onlyPullRequests?: string;
+  /** The `env:` of the crew step: the agents' credentials (the workflow passes its secrets there). */
+  crewEnv?: Record<string, string>;
 }
 
 export class LoopRunner {
@@ -48,9 +57,14 @@ export class LoopRunner {
   }
 
   /** Starts a job: recorded in_progress for the Actions API, ended with its conclusion. */
-  private async job<T>(ctx: RunContext, name: string, body: (job: Job) => Promise<T>): Promise<T> {
+  private async job<T>(
+    ctx: RunContext,
+    name: string,
+    body: (job: Job) => Promise<T>,
+    checkout: CheckoutOptions = {},
+  ): Promise<T> {
     this.fake.job(ctx.runId, name, 'in_progress');
-    const job = new Job(ctx, name);
+    const job = new Job(ctx, name, checkout);
     try {
       const out = await body(job);
       this.fake.job(ctx.runId, name, 'completed', 'success');
@@ -61,7 +75,7 @@ export class LoopRunner {
     }
   }
 
-  async planJob(ctx: RunContext): Promise<PlanJobResult> {
+  async planJob(ctx: RunContext, options: LoopOptions = {}): Promise<PlanJobResult> {
     return this.job(ctx, 'plan', async (job) => {
       await job.restore();
       const fetch = await job.must(
@@ -77,12 +91,14 @@ export class LoopRunner {
           config: STATE_INPUTS.config,
           'state-dir': STATE_INPUTS['state-dir'],
           'max-crews': '',
+          ...(options.onlyPullRequests ? { 'only-pull-requests': options.onlyPullRequests } : {}),
         }),
       );
       const matrix = await job.must(
         job.script('daemon-matrix.mjs', ['.school/plan/matrix.json'], {
           SCHOOL_MATRIX: dispatch.outputs.matrix ?? '',
           SCHOOL_FLEET: dispatch.outputs.fleet ?? '',
+          SCHOOL_REVISIONS: dispatch.outputs.revisions ?? '',
         }),
       );
       await job.save();
@@ -146,23 +162,41 @@ export class LoopRunner {
    * `crew <daemon>`: students run here. Restores the state read-only, takes the plan, runs the
    * daemon's crews into a handoff (no token) and hands it on — also after a failure; saves nothing.
    */
-  async crewJob(ctx: RunContext, daemon: string): Promise<{ job: Job; run: StepResult }> {
-    return this.job(ctx, `crew ${daemon}`, async (job) => {
-      await job.restore();
-      job.download((n) => n === `school-plan-${ctx.runId}-1`, '.school/plan', this.artifacts(ctx.runId));
-      const run = await job.uses('dispatch-crew', {
-        mode: 'run',
-        daemon,
-        config: STATE_INPUTS.config,
-        'state-dir': STATE_INPUTS['state-dir'],
-        'handoff-path': '.school/out',
-        'job-timeout-minutes': '120',
-        token: '',
-      });
-      job.upload(`school-handoff-${ctx.runId}-${this.attempts(ctx)}-${daemon}`, '.school/out');
-      if (run.code !== 0) throw new Error(`crew ${daemon}: run exited ${run.code}\n${run.stdout}`);
-      return { job, run };
-    });
+  async crewJob(
+    ctx: RunContext,
+    daemon: string,
+    revisions = false,
+    fetchDepth?: number,
+    env: Record<string, string> = {},
+  ): Promise<{ job: Job; run: StepResult }> {
+    // A revision starts from its pull request's head: with revisions planned the checkout fetches
+    // every branch (`fetch-depth: 0`), one shallow commit otherwise.
+    const checkout = { fetchDepth: fetchDepth ?? (revisions ? 0 : 1) };
+    return this.job(
+      ctx,
+      `crew ${daemon}`,
+      async (job) => {
+        await job.restore();
+        job.download((n) => n === `school-plan-${ctx.runId}-1`, '.school/plan', this.artifacts(ctx.runId));
+        const run = await job.uses(
+          'dispatch-crew',
+          {
+            mode: 'run',
+            daemon,
+            config: STATE_INPUTS.config,
+            'state-dir': STATE_INPUTS['state-dir'],
+            'handoff-path': '.school/out',
+            'job-timeout-minutes': '120',
+            token: '',
+          },
+          env,
+        );
+        job.upload(`school-handoff-${ctx.runId}-${this.attempts(ctx)}-${daemon}`, '.school/out');
+        if (run.code !== 0) throw new Error(`crew ${daemon}: run exited ${run.code}\n${run.stdout}`);
+        return { job, run };
+      },
+      checkout,
+    );
   }
 
   private takeHandoffs(ctx: RunContext, job: Job, crewsRan: boolean): void {
@@ -179,23 +213,28 @@ export class LoopRunner {
    * throwaway copy with no token, and hands `verdicts.json` on. Saves nothing.
    */
   async judgeJob(ctx: RunContext, crewsRan: boolean): Promise<{ job: Job; judged: StepResult }> {
-    return this.job(ctx, 'judge', async (job) => {
-      await job.restore();
-      this.takeHandoffs(ctx, job, crewsRan);
-      const judged = await job.must(
-        job.uses('drain-grading', {
-          mode: 'judge',
-          config: STATE_INPUTS.config,
-          'state-dir': STATE_INPUTS['state-dir'],
-          'bookbags-path': '.school/in/handoff',
-          'verdicts-path': '.school/verdicts',
-          'requeue-dead-letter': '',
-          token: '',
-        }),
-      );
-      job.upload(`school-verdicts-${ctx.runId}-1-1`, '.school/verdicts');
-      return { job, judged };
-    });
+    return this.job(
+      ctx,
+      'judge',
+      async (job) => {
+        await job.restore();
+        this.takeHandoffs(ctx, job, crewsRan);
+        const judged = await job.must(
+          job.uses('drain-grading', {
+            mode: 'judge',
+            config: STATE_INPUTS.config,
+            'state-dir': STATE_INPUTS['state-dir'],
+            'bookbags-path': '.school/in/handoff',
+            'verdicts-path': '.school/verdicts',
+            'requeue-dead-letter': '',
+            token: '',
+          }),
+        );
+        job.upload(`school-verdicts-${ctx.runId}-1-1`, '.school/verdicts');
+        return { job, judged };
+      },
+      ALL_HISTORY,
+    );
   }
 
   /**
@@ -206,35 +245,40 @@ export class LoopRunner {
     ctx: RunContext,
     crewsRan: boolean,
   ): Promise<{ job: Job; imported?: StepResult; drain: StepResult }> {
-    return this.job(ctx, 'grade', async (job) => {
-      await job.restore();
-      let imported: StepResult | undefined;
-      this.takeHandoffs(ctx, job, crewsRan);
-      const verdicts = `school-verdicts-${ctx.runId}-1-1`;
-      job.download((n) => n === verdicts, '.school/in/verdicts', this.artifacts(ctx.runId));
-      if (crewsRan) {
-        imported = await job.must(
-          job.uses('dispatch-crew', {
-            mode: 'import',
+    return this.job(
+      ctx,
+      'grade',
+      async (job) => {
+        await job.restore();
+        let imported: StepResult | undefined;
+        this.takeHandoffs(ctx, job, crewsRan);
+        const verdicts = `school-verdicts-${ctx.runId}-1-1`;
+        job.download((n) => n === verdicts, '.school/in/verdicts', this.artifacts(ctx.runId));
+        if (crewsRan) {
+          imported = await job.must(
+            job.uses('dispatch-crew', {
+              mode: 'import',
+              config: STATE_INPUTS.config,
+              'state-dir': STATE_INPUTS['state-dir'],
+              'handoff-path': '.school/in/handoff',
+            }),
+          );
+        }
+        const drain = await job.must(
+          job.uses('drain-grading', {
+            mode: 'apply',
+            'verdicts-path': '.school/in/verdicts',
             config: STATE_INPUTS.config,
             'state-dir': STATE_INPUTS['state-dir'],
-            'handoff-path': '.school/in/handoff',
+            'bookbags-path': '.school/in/handoff',
+            'requeue-dead-letter': '',
           }),
         );
-      }
-      const drain = await job.must(
-        job.uses('drain-grading', {
-          mode: 'apply',
-          'verdicts-path': '.school/in/verdicts',
-          config: STATE_INPUTS.config,
-          'state-dir': STATE_INPUTS['state-dir'],
-          'bookbags-path': '.school/in/handoff',
-          'requeue-dead-letter': '',
-        }),
-      );
-      await job.save();
-      return { job, ...(imported ? { imported } : {}), drain };
-    });
+        await job.save();
+        return { job, ...(imported ? { imported } : {}), drain };
+      },
+      ALL_HISTORY,
+    );
   }
 
   /**
@@ -243,7 +287,7 @@ export class LoopRunner {
    */
   async run(runId: number, options: LoopOptions = {}): Promise<LoopRun> {
     const ctx: RunContext = { ...this.base, runId };
-    const plan = await this.planJob(ctx);
+    const plan = await this.planJob(ctx, options);
     const fleet = JSON.parse(plan.outputs.fleet ?? '[]') as string[];
     const daemons = JSON.parse(plan.outputs.daemons ?? '[]') as string[];
     const crewDaemons = plan.outputs['has-work'] === 'true' ? daemons : [];
@@ -259,7 +303,19 @@ export class LoopRunner {
       const crews = await Promise.all(
         crewDaemons
           .filter((d) => !options.skipCrew?.includes(d))
-          .map(async (d) => [d, await this.crewJob(ctx, d)] as const),
+          .map(
+            async (d) =>
+              [
+                d,
+                await this.crewJob(
+                  ctx,
+                  d,
+                  plan.outputs.revisions === 'true',
+                  options.crewFetchDepth,
+                  options.crewEnv,
+                ),
+              ] as const,
+          ),
       );
       const crewsRan = crewDaemons.length > 0;
       const judge = await this.judgeJob(ctx, crewsRan);

@@ -79,6 +79,12 @@ function inputEnv(action: string, given: Record<string, string>, token: string):
   return env;
 }
 
+/** The `with:` of the job's actions/checkout step that the harness follows. */
+export interface CheckoutOptions {
+  /** actions/checkout's `fetch-depth`: 1 (its default) or 0 (all history and branches). */
+  fetchDepth?: number;
+}
+
 export class Job {
   readonly workspace: string;
   readonly temp: string;
@@ -88,13 +94,28 @@ export class Job {
   constructor(
     readonly ctx: RunContext,
     readonly name: string,
+    options: CheckoutOptions = {},
   ) {
     const dir = join(ctx.root, `run-${ctx.runId}`, name.replace(/\W+/g, '-'));
     this.workspace = join(dir, 'workspace');
     this.temp = join(dir, 'runner-temp');
     mkdirSync(this.temp, { recursive: true });
-    // actions/checkout, then the workflow's "keep .school out of the status" step.
-    git(dir, 'clone', '-q', ctx.origin, this.workspace);
+    // actions/checkout, then the workflow's "keep .school out of the status" step. `fetch-depth: 1`
+    // (its default) fetches the one commit of the default branch; `fetch-depth: 0` every branch and
+    // tag with their history, as remote-tracking refs.
+    if ((options.fetchDepth ?? 1) === 0) git(dir, 'clone', '-q', ctx.origin, this.workspace);
+    else
+      git(
+        dir,
+        'clone',
+        '-q',
+        '--depth',
+        String(options.fetchDepth ?? 1),
+        '--single-branch',
+        '--no-tags',
+        `file://${ctx.origin}`,
+        this.workspace,
+      );
     appendFileSync(join(this.workspace, '.git/info/exclude'), '/.school-core/\n/.school/\n');
   }
 
@@ -130,9 +151,13 @@ export class Job {
     return f;
   }
 
-  /** `uses: ./actions/<action>` with `with: inputs`. */
-  async uses(action: string, inputs: Record<string, string>): Promise<StepResult> {
-    const env = { ...this.baseEnv(), ...inputEnv(action, inputs, this.ctx.token) };
+  /** `uses: ./actions/<action>` with `with: inputs` and the step's `env:`. */
+  async uses(
+    action: string,
+    inputs: Record<string, string>,
+    stepEnv: Record<string, string> = {},
+  ): Promise<StepResult> {
+    const env = { ...this.baseEnv(), ...stepEnv, ...inputEnv(action, inputs, this.ctx.token) };
     return this.exec(`${action} ${inputs.mode ?? ''}`.trim(), [bundle(action)], env);
   }
 

@@ -112,6 +112,11 @@ export interface FakeOptions {
   /** Clock for created_at / updated_at; defaults to a deterministic clock advancing 1 s per change. */
   now?: () => Date;
   rateLimit?: number;
+  /**
+   * The commit a branch points at, for a pull request's `head.sha`: GitHub reads it from the
+   * repository, so a test with a real origin answers from it. Default: the `headSha` set on the pull.
+   */
+  branchHead?: (branch: string) => string | undefined;
 }
 
 const SECONDARY =
@@ -151,8 +156,10 @@ export class GitHubFake {
   private tick = Date.parse('2026-01-01T00:00:00Z');
   private latest = 0;
   private readonly clock: () => Date;
+  private readonly branchHead: ((branch: string) => string | undefined) | undefined;
 
   constructor(options: FakeOptions = {}) {
+    this.branchHead = options.branchHead;
     this.owner = options.owner ?? 'octo';
     this.repo = options.repo ?? 'school';
     this.tokens = new Map(Object.entries(options.tokens ?? { 'test-token': 'write' }));
@@ -244,6 +251,11 @@ export class GitHubFake {
     return issue.number;
   }
 
+  /** A pull request's head commit as GitHub reports it: its branch's, when the test has a repository. */
+  headOf(p: GitHubFake['pulls'][number]): string {
+    return this.branchHead?.(p.head) ?? p.headSha ?? '0'.repeat(40);
+  }
+
   mustPull(number: number): GitHubFake['pulls'][number] {
     const pr = this.pulls.find((p) => p.number === number);
     if (!pr) throw new FakeHttpError(404, 'Not Found');
@@ -273,7 +285,7 @@ export class GitHubFake {
       state: r.state,
       body: r.body ?? '',
       submitted_at: at,
-      commit_id: this.mustPull(pr).headSha ?? '0'.repeat(40),
+      commit_id: this.headOf(this.mustPull(pr)),
     };
     this.reviews.set(pr, [...(this.reviews.get(pr) ?? []), review]);
     const lines = this.reviewComments.get(pr) ?? [];
@@ -341,8 +353,18 @@ export class GitHubFake {
 
   /** A fetch answered by the handlers: inject it as `createGitHubClient({ fetch })`. */
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = input instanceof Request ? input : new Request(input, init);
-    return (await getResponse(this.handlers, request)) ?? notFound();
+    let request = input instanceof Request ? input : new Request(input, init);
+    // Redirects are followed as fetch follows them: GET, and no credentials to another origin.
+    for (let hops = 0; ; hops++) {
+      const response = (await getResponse(this.handlers, request)) ?? notFound();
+      const location = response.headers.get('location');
+      if (!REDIRECTS.has(response.status) || !location || request.redirect === 'manual' || hops >= 20)
+        return response;
+      const next = new URL(location, request.url);
+      const headers = new Headers(request.headers);
+      if (next.origin !== new URL(request.url).origin) headers.delete('authorization');
+      request = new Request(next, { method: 'GET', headers });
+    }
   };
 
   // ---- internals shared with the handlers ----
@@ -467,6 +489,7 @@ async function bridge(fake: GitHubFake, req: IncomingMessage, res: ServerRespons
 // Handlers
 
 type Need = 'read' | 'write' | 'public';
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 type Resolver = (ctx: {
   request: Request;
   params: Record<string, string>;
@@ -621,10 +644,22 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
         })),
       });
     }),
-    route('get', '/repos/:owner/:repo/actions/jobs/:id/logs', 'read', ({ params }) => {
+    // As GitHub: a 302 to a short-lived download URL of the plain-text log (no token needed there).
+    route('get', '/repos/:owner/:repo/actions/jobs/:id/logs', 'read', ({ params, origin }) => {
       const run = fake.checkRuns.find((r) => r.id === Number(params.id));
       if (!run?.log) return apiError(404, 'Not Found');
-      return new HttpResponse(run.log, { status: 200, headers: { 'content-type': 'text/plain' } });
+      return new HttpResponse(null, {
+        status: 302,
+        headers: { location: `${origin}/_blobs/job-logs/${run.id}?sig=fake&se=${Date.now() + 60_000}` },
+      });
+    }),
+    route('get', '/_blobs/job-logs/:id', 'public', ({ params }) => {
+      const run = fake.checkRuns.find((r) => r.id === Number(params.id));
+      if (!run?.log) return new HttpResponse('BlobNotFound', { status: 404 });
+      return new HttpResponse(run.log, {
+        status: 200,
+        headers: { 'content-type': 'application/octet-stream' },
+      });
     }),
     route('post', '/repos/:owner/:repo/issues/:number/comments', 'write', async ({ request, params }) => {
       const body = (await request.json()) as { body?: unknown };
@@ -677,6 +712,25 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
       fake.pulls.push(pr);
       return HttpResponse.json(pullJson(fake, pr), { status: 201 });
     }),
+    // Edits a pull request's title, body or state, as GitHub does; the issue it is shows the same.
+    route('patch', '/repos/:owner/:repo/pulls/:number', 'write', async ({ request, params }) => {
+      const pr = fake.mustPull(Number(params.number));
+      const b = (await request.json()) as { title?: unknown; body?: unknown; state?: unknown };
+      if (b.title !== undefined && (typeof b.title !== 'string' || b.title === ''))
+        return apiError(422, 'Validation Failed: title');
+      if (b.body !== undefined && typeof b.body !== 'string') return apiError(422, 'Validation Failed: body');
+      if (b.state !== undefined && b.state !== 'open' && b.state !== 'closed')
+        return apiError(422, 'Validation Failed: state');
+      if (typeof b.title === 'string') pr.title = b.title;
+      if (typeof b.body === 'string') pr.body = b.body;
+      if (b.state === 'open' || b.state === 'closed') pr.state = b.state;
+      fake.updateIssue(pr.number, {
+        title: pr.title,
+        body: pr.body,
+        state: pr.state,
+      });
+      return HttpResponse.json(pullJson(fake, pr));
+    }),
     // Octokit sends `heads/x` in one path segment or percent-encoded: read the ref from the URL.
     route('get', '/repos/:owner/:repo/git/ref/*', 'read', ({ url }) => {
       const ref = refFrom(url, '/git/ref/');
@@ -710,7 +764,7 @@ function pullJson(fake: GitHubFake, p: GitHubFake['pulls'][number]) {
     title: p.title,
     body: p.body,
     html_url: `https://github.com/${fake.owner}/${fake.repo}/pull/${p.number}`,
-    head: { ref: p.head, label: `${fake.owner}:${p.head}`, sha: p.headSha ?? '0'.repeat(40) },
+    head: { ref: p.head, label: `${fake.owner}:${p.head}`, sha: fake.headOf(p) },
     base: { ref: p.base },
     merged: p.merged ?? false,
     merged_at: p.merged ? new Date(0).toISOString() : null,

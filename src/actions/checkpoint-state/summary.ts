@@ -1,3 +1,4 @@
+import { SESSION_STORES_COMPACTED } from '../../checkpoint/compact.js';
 import { bytes, fileRows, type CheckpointReport } from '../../checkpoint/summary.js';
 import type { SummaryBlock } from '../../schemas/summary.js';
 
@@ -52,7 +53,11 @@ export function checkpointSummary(report: CheckpointReport, board?: string): Sum
           {
             table: {
               header: ['Log', 'Folded into snapshot', 'Dropped past window'],
-              rows: compacted.map(([p, x]) => [p, String(x.folded), String(x.dropped)]),
+              rows: compacted.map(([p, x]) => [
+                p === SESSION_STORES_COMPACTED ? `${p} (no revision can resume them)` : p,
+                String(x.folded),
+                String(x.dropped),
+              ]),
             },
           },
         ]

@@ -44,6 +44,10 @@ export const compactCommand: Command = {
         lines.push(`  ${l.file}: ${kib(l.bytesBefore)} → ${kib(l.bytesAfter)} (${what.join(', ')})`);
       }
       if (result.bookbagsRemoved) lines.push(`  bookbags: ${result.bookbagsRemoved} old one(s) removed`);
+      if (result.sessionStoresRemoved)
+        lines.push(
+          `  session stores: ${result.sessionStoresRemoved} no revision can resume removed (${kib(result.sessionStoreBytes)})`,
+        );
       for (const f of result.failed) lines.push(`  ${f.file}: NOT compacted: ${f.error}`);
       process.stdout.write(lines.join('\n') + '\n');
     }
