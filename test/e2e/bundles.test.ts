@@ -123,7 +123,6 @@ describe('the school loop through the committed bundles', () => {
         crews: '0',
         'has-work': 'false',
         fleet: '["alpha","beta"]',
-        revisions: 'false', // no revision planned: the crew checkouts stay shallow
         attempt: '1', // the plan job's run_attempt: later jobs name the artifacts after it
         revisions: 'false', // no planned crew revises a pull request: the crew jobs check out one commit
       });
