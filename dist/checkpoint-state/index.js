@@ -51984,236 +51984,19 @@ function fold_byCodePoint(a, b) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/dispatch/school-log.js
+;// CONCATENATED MODULE: ./.build/src/delivery/errors.js
 
-
-
-const schoolFold = registerFold({
-  file: "school",
-  empty: () => ({ roster: {}, pauses: [], requeues: {} }),
-  apply(state, e) {
-    switch (e.type) {
-      case "roster.heartbeat": {
-        const prev = state.roster[e.data.daemon];
-        if (!prev || prev.lastSeen <= e.at) state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
-        break;
-      }
-      case "school.paused":
-        state.pauses.push({ ...e.data, at: e.at, key: e.key });
-        break;
-      case "school.pause-cleared":
-        state.pauses = [];
-        state.lastCleared = { at: e.at, reason: e.data.reason };
-        break;
-      case "loop.next-cycle":
-        if (!state.nextCycle || state.nextCycle.at <= e.at) state.nextCycle = { ...e.data, at: e.at };
-        break;
-      case "issue.requeued": {
-        state.requeues ??= {};
-        const prev = state.requeues[e.data.issueNumber];
-        if (!prev || prev < e.at) state.requeues[e.data.issueNumber] = e.at;
-        break;
-      }
-    }
-    return state;
-  },
-  // The fold is already minimal: the latest beat per daemon and the open pauses.
-  prune: (state) => state,
-  // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
-  // crew's pause is derived from the registry, which keeps a crew's record past the window, but
-  // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
-  // import marker is written when it is imported: a handoff imported again after its marker was
-  // compacted adds its audit lines again, older than the window, which the next compaction drops.
-  // So a watermark suffices, and a year of roster beats is not remembered one by one.
-  dedup: "watermark"
-});
-function activePauses(pauses, now) {
-  return pauses.filter((p) => p.until === void 0 || !(Date.parse(p.until) <= now.getTime()));
-}
-function school_log_schoolLog(layout) {
-  return new EventLog(layout.file("school"));
-}
-function readSchool(layout) {
-  return foldLog(schoolFold, school_log_schoolLog(layout).read());
-}
-function school_log_nonce() {
-  return randomBytes(6).toString("hex");
-}
-function pauseKey(source) {
-  return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
-}
-function requeueKey(issue) {
-  return `requeued:${issue}:${school_log_nonce()}`;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/spend.js
-
-
-
-class SpendLedgerError extends SchoolError {
+class DeliveryError extends SchoolError {
   constructor(message) {
     super(message);
-    this.name = "SpendLedgerError";
+    this.name = "DeliveryError";
   }
 }
-const spendFold = registerFold({
-  file: "spend",
-  empty: () => ({ totalUsd: 0, entries: 0 }),
-  apply(state, e) {
-    if (e.type !== "spend.recorded") return state;
-    const cost = e.data?.costUsd;
-    if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
-      throw new SpendLedgerError(
-        `spend ledger row ${JSON.stringify(e.key)} has costUsd ${JSON.stringify(cost)}; expected a finite number \u2265 0. Dispatch is halted until the row is repaired (the spend cap cannot be judged).`
-      );
-    }
-    state.totalUsd += cost;
-    state.entries += 1;
-    return state;
-  },
-  prune: (state) => state,
-  // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
-  // an old row can only come back as a stale copy, so a watermark suffices.
-  dedup: "watermark"
-});
-function spendLog(layout) {
-  return new EventLog(layout.file("spend"));
-}
-async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) {
-  if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
-    throw new ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
+class errors_DeliveryRefusedError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "DeliveryRefusedError";
   }
-  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, entry, at)]);
-  return appended.length === 1;
-}
-function totalSpend(layout) {
-  return foldLog(spendFold, spendLog(layout).read()).totalUsd;
-}
-function spendCapLine(spentUsd, capUsd, candidates) {
-  return `SPEND CAP REACHED (${usd(spentUsd)} >= ${usd(capUsd)}) \u2014 dispatch halted, 0/${candidates} placed`;
-}
-function usd(n) {
-  return n.toFixed(2);
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/dispatch/registry.js
-
-
-
-
-function leaseId(daemon, slot) {
-  return `${daemon}/${slot}`;
-}
-const crewFold = registerFold({
-  file: "crews",
-  empty: () => ({ crews: {}, leases: {} }),
-  apply(state, e) {
-    switch (e.type) {
-      case "crew.planned": {
-        const d = e.data;
-        if (!state.crews[d.crewId]) {
-          state.crews[d.crewId] = {
-            crewId: d.crewId,
-            issueNumber: d.issueNumber,
-            daemon: d.daemon,
-            agent: d.agent,
-            weight: d.weight,
-            fences: d.fences,
-            attempt: d.attempt,
-            repair: d.repair,
-            status: "planned",
-            plannedAt: e.at,
-            ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
-            ...d.queued === true ? { queued: true } : {},
-            ...d.revision ? { revision: d.revision } : {}
-          };
-        }
-        break;
-      }
-      case "crew.started": {
-        const c = state.crews[e.data.crewId];
-        if (c && c.status !== "finished") {
-          c.status = "running";
-          c.startedAt = e.at;
-          c.slot = e.data.slot;
-          c.worktree = e.data.worktree;
-          c.daemon = e.data.daemon;
-        }
-        break;
-      }
-      case "lease.acquired": {
-        const d = e.data;
-        state.leases[leaseId(d.daemon, d.slot)] = {
-          crewId: d.crewId,
-          daemon: d.daemon,
-          slot: d.slot,
-          owner: d.owner,
-          expiresAt: d.expiresAt
-        };
-        break;
-      }
-      case "lease.heartbeat": {
-        for (const l of Object.values(state.leases))
-          if (l.crewId === e.data.crewId) l.expiresAt = e.data.expiresAt;
-        break;
-      }
-      case "lease.released": {
-        for (const [id, l] of Object.entries(state.leases))
-          if (l.crewId === e.data.crewId) delete state.leases[id];
-        break;
-      }
-      case "crew.finished": {
-        const c = state.crews[e.data.crewId];
-        if (c) {
-          c.status = "finished";
-          c.finishedAt = e.at;
-          c.outcome = e.data.outcome;
-          c.reason = e.data.reason;
-          if (e.data.preVerify) c.preVerify = true;
-          if (e.data.infra) c.infra = true;
-          if (e.data.orphaned) c.orphaned = true;
-        }
-        break;
-      }
-    }
-    return state;
-  },
-  prune(state, horizon, scope) {
-    const crews = {};
-    for (const c of Object.values(state.crews)) {
-      if (c.status !== "finished" || c.finishedAt && new Date(c.finishedAt) >= horizon) crews[c.crewId] = c;
-    }
-    const byIssue = /* @__PURE__ */ new Map();
-    for (const c of Object.values(state.crews)) {
-      if (c.status !== "finished") continue;
-      if (scope?.openIssues && !scope.openIssues.has(c.issueNumber)) continue;
-      const list = byIssue.get(c.issueNumber) ?? [];
-      list.push(c);
-      byIssue.set(c.issueNumber, list);
-    }
-    for (const list of byIssue.values()) {
-      list.sort((a, b) => (a.finishedAt ?? "").localeCompare(b.finishedAt ?? ""));
-      for (const c of list.slice(-2)) crews[c.crewId] = c;
-    }
-    return { crews, leases: state.leases };
-  },
-  // Every event is created at its own time about a crew the fold keeps while it is live: plans
-  // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
-  // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
-  // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
-  // suffices, and the beats of a year of crews are not remembered one by one.
-  dedup: "watermark"
-});
-function activeCrews(registry) {
-  return Object.values(registry.crews).filter((c) => c.status !== "finished");
-}
-function crewLog(layout) {
-  return new EventLog(layout.file("crews"));
-}
-function readRegistry(layout) {
-  return foldLog(crewFold, crewLog(layout).read());
 }
 
 
@@ -52560,204 +52343,6 @@ function liveJobs(state) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/ledger.js
-
-
-
-
-
-
-
-function cellKey(agent, domain, difficulty) {
-  return `${agent}|${domain}|${difficulty}`;
-}
-function step(prev, score, accepted, alpha) {
-  if (!prev) return { ema: score, count: 1, accepted: accepted ? 1 : 0 };
-  return {
-    ema: alpha * score + (1 - alpha) * prev.ema,
-    count: prev.count + 1,
-    accepted: prev.accepted + (accepted ? 1 : 0)
-  };
-}
-const ledgerFold = registerFold({
-  file: "scores",
-  empty: () => ({ agents: {}, cells: {} }),
-  apply(state, e) {
-    if (e.type === "human.judged") {
-      const h = e.data;
-      const human = state.human ??= { agents: {}, cells: {} };
-      const score = h.merged ? 1 : 0;
-      human.agents[h.agent] = step(human.agents[h.agent], score, h.merged, h.alpha);
-      const k2 = cellKey(h.agent, h.domain, h.difficulty);
-      const cell2 = step(human.cells[k2], score, h.merged, h.alpha);
-      human.cells[k2] = { agent: h.agent, domain: h.domain, difficulty: h.difficulty, ...cell2 };
-      return state;
-    }
-    if (e.type !== "score.applied") return state;
-    const d = e.data;
-    state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
-    const k = cellKey(d.agent, d.domain, d.difficulty);
-    const cell = step(state.cells[k], d.score, d.accepted, d.alpha);
-    state.cells[k] = { agent: d.agent, domain: d.domain, difficulty: d.difficulty, ...cell };
-    return state;
-  },
-  // Scores are the aggregate itself: nothing in them is history to drop.
-  prune: (state) => state,
-  // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
-  // come back as a stale copy, which the watermark recognises.
-  dedup: "watermark"
-});
-class LedgerCorruptError extends SchoolError {
-  constructor(message, options) {
-    super(message, options);
-    this.name = "LedgerCorruptError";
-  }
-}
-class ScoreLedger {
-  constructor(layout, warn) {
-    this.layout = layout;
-    this.log = new EventLog(layout.file("scores"), warn, { incremental: true });
-  }
-  layout;
-  log;
-  healthy;
-  /**
-   * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
-   * `scores.jsonl.corrupt-*` means the ledger was moved aside, not that it is empty. Starting
-   * from zero would be the leaderboard wipe of seed 001.
-   */
-  assertHealthy() {
-    const path = this.log.path;
-    const id = statSync(path, { throwIfNoEntry: false });
-    if (id && this.healthy?.dev === id.dev && this.healthy.ino === id.ino) return;
-    let names = [];
-    try {
-      names = readdirSync(dirname(path));
-    } catch {
-      return;
-    }
-    const prefix = `${basename(path)}.corrupt-`;
-    const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
-    if (quarantined.length > 0) {
-      throw new LedgerCorruptError(
-        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back to ${basename(path)} and delete the .corrupt- file, then rerun.`
-      );
-    }
-    this.healthy = id ? { dev: id.dev, ino: id.ino } : void 0;
-  }
-  guard(fn) {
-    this.assertHealthy();
-    try {
-      return fn();
-    } catch (e) {
-      if (e instanceof CorruptStateError) {
-        throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
-          cause: e
-        });
-      }
-      throw e;
-    }
-  }
-  state() {
-    return this.guard(() => foldLog(ledgerFold, this.log.readLatest()));
-  }
-  /** Throws LedgerCorruptError when the ledger is quarantined or does not parse (N5.2). */
-  check() {
-    this.guard(() => this.log.readLatest());
-  }
-  /**
-   * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
-   * crews applied now. `scores.jsonl` is written under the grading lock (`grading.jsonl`'s): a
-   * drain applies a wave's scores in the same transaction that marks them graded (wave.ts).
-   */
-  async apply(items, now) {
-    if (items.length === 0) return { applied: [] };
-    return withLock(this.layout.file("grading"), () => ({ applied: this.applyHeld(items, now) }));
-  }
-  /** `apply` for a caller holding the grading lock: one append, fsynced unless `sync: false`. */
-  applyHeld(items, at, options = {}) {
-    if (items.length === 0) return [];
-    return this.guard(
-      () => this.log.transactHeld(
-        () => ({
-          append: items.map((d) => event("score.applied", `score:${d.crewId}`, d, at)),
-          result: void 0
-        }),
-        options
-      ).appended.map((e) => e.data.crewId)
-    );
-  }
-  /**
-   * Applies what humans decided on delivered pull requests (item 5), once per pull request by key.
-   * Under the grading lock, like every write to `scores.jsonl`. Returns the pull requests applied now.
-   */
-  async applyHuman(items, now) {
-    if (items.length === 0) return [];
-    return withLock(
-      this.layout.file("grading"),
-      () => this.guard(
-        () => this.log.transactHeld(() => ({
-          append: items.map((d) => event("human.judged", `human:${d.pr}`, d, now)),
-          result: void 0
-        })).appended.map((e) => e.data.pr)
-      )
-    );
-  }
-  /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
-  writeView(state = this.state()) {
-    writeJsonAtomic(
-      this.layout.view("scores.json"),
-      {
-        generatedAt: (/* @__PURE__ */ new Date()).toISOString(),
-        leaderboard: leaderboard(state),
-        cells: Object.values(state.cells).sort(
-          (a, b) => byCodePoint(a.agent, b.agent) || byCodePoint(a.domain, b.domain) || a.difficulty - b.difficulty
-        )
-      },
-      { durable: false }
-    );
-  }
-}
-function leaderboard(state) {
-  return Object.entries(state.agents).map(([agent, s]) => ({ agent, ...s })).sort((a, b) => b.ema - a.ema || b.count - a.count || fold_byCodePoint(a.agent, b.agent)).map((r, i) => ({ rank: i + 1, ...r }));
-}
-function humanScoreOf(state, agent, domain, difficulty) {
-  const h = state.human;
-  if (!h) return void 0;
-  return scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
-}
-function scoreOf(state, agent, domain, difficulty) {
-  if (domain !== void 0 && difficulty !== void 0) {
-    const c = state.cells[cellKey(agent, domain, difficulty)];
-    return c ? { ema: c.ema, count: c.count } : void 0;
-  }
-  if (domain !== void 0) {
-    const cells = Object.values(state.cells).filter((c) => c.agent === agent && c.domain === domain);
-    const count = cells.reduce((n, c) => n + c.count, 0);
-    if (count === 0) return void 0;
-    return { ema: cells.reduce((s, c) => s + c.ema * c.count, 0) / count, count };
-  }
-  const a = state.agents[agent];
-  return a ? { ema: a.ema, count: a.count } : void 0;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/delivery/errors.js
-
-class DeliveryError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "DeliveryError";
-  }
-}
-class errors_DeliveryRefusedError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "DeliveryRefusedError";
-  }
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/grading/outbox.js
 
 
@@ -53093,6 +52678,550 @@ async function send(port, entry) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/feedback/session-stores.js
+
+function sessionStoresToDrop(crews, s) {
+  const busy = /* @__PURE__ */ new Set();
+  const graded = /* @__PURE__ */ new Map();
+  for (const j of Object.values(s.grading?.jobs ?? {})) {
+    if (!j.job?.crewId) continue;
+    if (j.status !== "graded") busy.add(j.job.crewId);
+    else if (j.verdict) graded.set(j.job.crewId, (graded.get(j.job.crewId) ?? false) || j.verdict.accepted);
+  }
+  const deliveredCrews = /* @__PURE__ */ new Set();
+  for (const i of Object.values(s.outbox?.items ?? {})) {
+    if (i.entry.kind !== "delivery" || !i.entry.crewId) continue;
+    if (i.status === "pending") busy.add(i.entry.crewId);
+    else if (i.status === "delivered") deliveredCrews.add(i.entry.crewId);
+  }
+  const current = /* @__PURE__ */ new Set();
+  for (const d of s.outbox ? deliveriesOf(s.outbox).values() : []) current.add(d.crewId);
+  const settled = /* @__PURE__ */ new Set();
+  for (const x of Object.values(s.feedback?.settled ?? {})) settled.add(x.crewId);
+  const out = /* @__PURE__ */ new Map();
+  for (const crew of crews) {
+    if (busy.has(crew)) continue;
+    if (settled.has(crew)) out.set(crew, "settled");
+    else if (deliveredCrews.has(crew) && !current.has(crew)) out.set(crew, "superseded");
+    else if (graded.get(crew) === false) out.set(crew, "not accepted");
+  }
+  return out;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/bookbag/schema.js
+
+
+const BOOKBAG_FILES = {
+  record: "bookbag.json",
+  diff: "diff.patch",
+  report: "report.md",
+  verificationLog: "verification.log",
+  brief: "brief.md",
+  sessionStore: "session-store.json",
+  done: "done.flag"
+};
+function schema_sha256(data) {
+  return createHash("sha256").update(data).digest("hex");
+}
+const CREW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const verificationRecordSchema = object({
+  command: array(schemas_string()),
+  exitCode: schemas_number().int().nullable(),
+  passed: schemas_boolean(),
+  durationMs: schemas_number().nonnegative(),
+  /** SHA-256 of the full verification log. */
+  logDigest: schemas_string(),
+  baseSha: schemas_string(),
+  diffSha: schemas_string(),
+  timedOut: schemas_boolean().default(false)
+});
+const usageSchema = object({
+  inputTokens: schemas_number().nonnegative().optional(),
+  outputTokens: schemas_number().nonnegative().optional(),
+  /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
+  cachedInputTokens: schemas_number().nonnegative().optional(),
+  /**
+   * Part of inputTokens written to the prompt cache (claude `cache_creation_input_tokens`, codex
+   * `cache_write_input_tokens`).
+   */
+  cacheCreationTokens: schemas_number().nonnegative().optional(),
+  /** Part of outputTokens spent reasoning (codex `reasoning_output_tokens`). */
+  reasoningOutputTokens: schemas_number().nonnegative().optional(),
+  costUsd: schemas_number().nonnegative().optional()
+});
+const bookbagSchema = object({
+  schema: literal(1),
+  crewId: schemas_string(),
+  issueNumber: schemas_number().int().positive(),
+  agent: schemas_string(),
+  daemon: schemas_string(),
+  role: schemas_string(),
+  domain: schemas_string(),
+  difficulty: schemas_number().int(),
+  fences: array(schemas_string()),
+  baseSha: schemas_string(),
+  /** SHA-256 of diff.patch. */
+  diffSha: schemas_string(),
+  /** SHA-256 of the brief the student received. */
+  briefSha: schemas_string(),
+  changedFiles: array(schemas_string()),
+  outcome: schemas_string(),
+  /** Null when the crew never reached verification: graded FAIL verification_unavailable (N5.3). */
+  verification: verificationRecordSchema.nullable(),
+  usage: usageSchema.optional(),
+  /** Correction turns the crew sent after a failed verification (seed 002). */
+  correctionTurns: schemas_number().int().nonnegative().optional(),
+  /** The agent session the turns ran in (claude session_id, codex thread_id). */
+  agentSession: schemas_string().optional(),
+  /**
+   * The agent's session files kept in `session-store.json` for a revision to resume: the file's
+   * digest and size, or why none was kept (too large, a link in the way, no session files).
+   */
+  sessionStore: discriminatedUnion("kept", [
+    strictObject({
+      kept: literal(true),
+      sha256: schemas_string().regex(/^[0-9a-f]{64}$/),
+      bytes: schemas_number().int().nonnegative(),
+      files: schemas_number().int().positive()
+    }),
+    strictObject({ kept: literal(false), why: schemas_string() })
+  ]).optional(),
+  /** Set when the crew started from an interrupted crew's change: that crew's id. */
+  continuedFrom: schemas_string().optional(),
+  /** A revision crew: the delivered crew it revised, and how its agent session began. */
+  revision: object({
+    revises: schemas_string(),
+    round: schemas_number().int().positive(),
+    pr: schemas_number().int().positive(),
+    /**
+     * `resumed`: the delivered crew's agent session went on with the feedback as its prompt;
+     * `fresh`: a new session got the original brief, the delivered diff and the feedback.
+     */
+    session: schemas_enum(["resumed", "fresh"]),
+    /** Why the session was fresh (a command agent, no session store kept, the resume refused). */
+    why: schemas_string().optional()
+  }).optional(),
+  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() })
+});
+const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/school-log.js
+
+
+
+const schoolFold = registerFold({
+  file: "school",
+  empty: () => ({ roster: {}, pauses: [], requeues: {} }),
+  apply(state, e) {
+    switch (e.type) {
+      case "roster.heartbeat": {
+        const prev = state.roster[e.data.daemon];
+        if (!prev || prev.lastSeen <= e.at) state.roster[e.data.daemon] = { ...e.data, lastSeen: e.at };
+        break;
+      }
+      case "school.paused":
+        state.pauses.push({ ...e.data, at: e.at, key: e.key });
+        break;
+      case "school.pause-cleared":
+        state.pauses = [];
+        state.lastCleared = { at: e.at, reason: e.data.reason };
+        break;
+      case "loop.next-cycle":
+        if (!state.nextCycle || state.nextCycle.at <= e.at) state.nextCycle = { ...e.data, at: e.at };
+        break;
+      case "issue.requeued": {
+        state.requeues ??= {};
+        const prev = state.requeues[e.data.issueNumber];
+        if (!prev || prev < e.at) state.requeues[e.data.issueNumber] = e.at;
+        break;
+      }
+    }
+    return state;
+  },
+  // The fold is already minimal: the latest beat per daemon and the open pauses.
+  prune: (state) => state,
+  // Beats, clears, requeues and manual pauses are created at their own time with a fresh key. A
+  // crew's pause is derived from the registry, which keeps a crew's record past the window, but
+  // never for a crew that finished before this log's watermark (`pendingPauses`). A handoff's
+  // import marker is written when it is imported: a handoff imported again after its marker was
+  // compacted adds its audit lines again, older than the window, which the next compaction drops.
+  // So a watermark suffices, and a year of roster beats is not remembered one by one.
+  dedup: "watermark"
+});
+function activePauses(pauses, now) {
+  return pauses.filter((p) => p.until === void 0 || !(Date.parse(p.until) <= now.getTime()));
+}
+function school_log_schoolLog(layout) {
+  return new EventLog(layout.file("school"));
+}
+function readSchool(layout) {
+  return foldLog(schoolFold, school_log_schoolLog(layout).read());
+}
+function school_log_nonce() {
+  return randomBytes(6).toString("hex");
+}
+function pauseKey(source) {
+  return source.crewId ? `paused:crew:${source.crewId}` : `paused:manual:${school_log_nonce()}`;
+}
+function requeueKey(issue) {
+  return `requeued:${issue}:${school_log_nonce()}`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/spend.js
+
+
+
+class SpendLedgerError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "SpendLedgerError";
+  }
+}
+const spendFold = registerFold({
+  file: "spend",
+  empty: () => ({ totalUsd: 0, entries: 0 }),
+  apply(state, e) {
+    if (e.type !== "spend.recorded") return state;
+    const cost = e.data?.costUsd;
+    if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
+      throw new SpendLedgerError(
+        `spend ledger row ${JSON.stringify(e.key)} has costUsd ${JSON.stringify(cost)}; expected a finite number \u2265 0. Dispatch is halted until the row is repaired (the spend cap cannot be judged).`
+      );
+    }
+    state.totalUsd += cost;
+    state.entries += 1;
+    return state;
+  },
+  prune: (state) => state,
+  // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
+  // an old row can only come back as a stale copy, so a watermark suffices.
+  dedup: "watermark"
+});
+function spendLog(layout) {
+  return new EventLog(layout.file("spend"));
+}
+async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) {
+  if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
+    throw new ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
+  }
+  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, entry, at)]);
+  return appended.length === 1;
+}
+function totalSpend(layout) {
+  return foldLog(spendFold, spendLog(layout).read()).totalUsd;
+}
+function spendCapLine(spentUsd, capUsd, candidates) {
+  return `SPEND CAP REACHED (${usd(spentUsd)} >= ${usd(capUsd)}) \u2014 dispatch halted, 0/${candidates} placed`;
+}
+function usd(n) {
+  return n.toFixed(2);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/registry.js
+
+
+
+
+function leaseId(daemon, slot) {
+  return `${daemon}/${slot}`;
+}
+const crewFold = registerFold({
+  file: "crews",
+  empty: () => ({ crews: {}, leases: {} }),
+  apply(state, e) {
+    switch (e.type) {
+      case "crew.planned": {
+        const d = e.data;
+        if (!state.crews[d.crewId]) {
+          state.crews[d.crewId] = {
+            crewId: d.crewId,
+            issueNumber: d.issueNumber,
+            daemon: d.daemon,
+            agent: d.agent,
+            weight: d.weight,
+            fences: d.fences,
+            attempt: d.attempt,
+            repair: d.repair,
+            status: "planned",
+            plannedAt: e.at,
+            ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
+            ...d.queued === true ? { queued: true } : {},
+            ...d.revision ? { revision: d.revision } : {}
+          };
+        }
+        break;
+      }
+      case "crew.started": {
+        const c = state.crews[e.data.crewId];
+        if (c && c.status !== "finished") {
+          c.status = "running";
+          c.startedAt = e.at;
+          c.slot = e.data.slot;
+          c.worktree = e.data.worktree;
+          c.daemon = e.data.daemon;
+        }
+        break;
+      }
+      case "lease.acquired": {
+        const d = e.data;
+        state.leases[leaseId(d.daemon, d.slot)] = {
+          crewId: d.crewId,
+          daemon: d.daemon,
+          slot: d.slot,
+          owner: d.owner,
+          expiresAt: d.expiresAt
+        };
+        break;
+      }
+      case "lease.heartbeat": {
+        for (const l of Object.values(state.leases))
+          if (l.crewId === e.data.crewId) l.expiresAt = e.data.expiresAt;
+        break;
+      }
+      case "lease.released": {
+        for (const [id, l] of Object.entries(state.leases))
+          if (l.crewId === e.data.crewId) delete state.leases[id];
+        break;
+      }
+      case "crew.finished": {
+        const c = state.crews[e.data.crewId];
+        if (c) {
+          c.status = "finished";
+          c.finishedAt = e.at;
+          c.outcome = e.data.outcome;
+          c.reason = e.data.reason;
+          if (e.data.preVerify) c.preVerify = true;
+          if (e.data.infra) c.infra = true;
+          if (e.data.orphaned) c.orphaned = true;
+        }
+        break;
+      }
+    }
+    return state;
+  },
+  prune(state, horizon, scope) {
+    const crews = {};
+    for (const c of Object.values(state.crews)) {
+      if (c.status !== "finished" || c.finishedAt && new Date(c.finishedAt) >= horizon) crews[c.crewId] = c;
+    }
+    const byIssue = /* @__PURE__ */ new Map();
+    for (const c of Object.values(state.crews)) {
+      if (c.status !== "finished") continue;
+      if (scope?.openIssues && !scope.openIssues.has(c.issueNumber)) continue;
+      const list = byIssue.get(c.issueNumber) ?? [];
+      list.push(c);
+      byIssue.set(c.issueNumber, list);
+    }
+    for (const list of byIssue.values()) {
+      list.sort((a, b) => (a.finishedAt ?? "").localeCompare(b.finishedAt ?? ""));
+      for (const c of list.slice(-2)) crews[c.crewId] = c;
+    }
+    return { crews, leases: state.leases };
+  },
+  // Every event is created at its own time about a crew the fold keeps while it is live: plans
+  // with a new crew id, leases, beats and starts by the crew's own process, releases and finishes
+  // by it or by reconciliation of a live crew; a handoff's events keep their time. An old event can
+  // only come back as a stale copy (a cache merged in, a handoff imported again): a watermark
+  // suffices, and the beats of a year of crews are not remembered one by one.
+  dedup: "watermark"
+});
+function activeCrews(registry) {
+  return Object.values(registry.crews).filter((c) => c.status !== "finished");
+}
+function crewLog(layout) {
+  return new EventLog(layout.file("crews"));
+}
+function readRegistry(layout) {
+  return foldLog(crewFold, crewLog(layout).read());
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/ledger.js
+
+
+
+
+
+
+
+function cellKey(agent, domain, difficulty) {
+  return `${agent}|${domain}|${difficulty}`;
+}
+function step(prev, score, accepted, alpha) {
+  if (!prev) return { ema: score, count: 1, accepted: accepted ? 1 : 0 };
+  return {
+    ema: alpha * score + (1 - alpha) * prev.ema,
+    count: prev.count + 1,
+    accepted: prev.accepted + (accepted ? 1 : 0)
+  };
+}
+const ledgerFold = registerFold({
+  file: "scores",
+  empty: () => ({ agents: {}, cells: {} }),
+  apply(state, e) {
+    if (e.type === "human.judged") {
+      const h = e.data;
+      const human = state.human ??= { agents: {}, cells: {} };
+      const score = h.merged ? 1 : 0;
+      human.agents[h.agent] = step(human.agents[h.agent], score, h.merged, h.alpha);
+      const k2 = cellKey(h.agent, h.domain, h.difficulty);
+      const cell2 = step(human.cells[k2], score, h.merged, h.alpha);
+      human.cells[k2] = { agent: h.agent, domain: h.domain, difficulty: h.difficulty, ...cell2 };
+      return state;
+    }
+    if (e.type !== "score.applied") return state;
+    const d = e.data;
+    state.agents[d.agent] = step(state.agents[d.agent], d.score, d.accepted, d.alpha);
+    const k = cellKey(d.agent, d.domain, d.difficulty);
+    const cell = step(state.cells[k], d.score, d.accepted, d.alpha);
+    state.cells[k] = { agent: d.agent, domain: d.domain, difficulty: d.difficulty, ...cell };
+    return state;
+  },
+  // Scores are the aggregate itself: nothing in them is history to drop.
+  prune: (state) => state,
+  // `score:<crewId>` is written once, by the drain that grades the crew's job: an old one can only
+  // come back as a stale copy, which the watermark recognises.
+  dedup: "watermark"
+});
+class LedgerCorruptError extends SchoolError {
+  constructor(message, options) {
+    super(message, options);
+    this.name = "LedgerCorruptError";
+  }
+}
+class ScoreLedger {
+  constructor(layout, warn) {
+    this.layout = layout;
+    this.log = new EventLog(layout.file("scores"), warn, { incremental: true });
+  }
+  layout;
+  log;
+  healthy;
+  /**
+   * Fails closed while a quarantined copy exists: an absent `scores.jsonl` next to a
+   * `scores.jsonl.corrupt-*` means the ledger was moved aside, not that it is empty. Starting
+   * from zero would be the leaderboard wipe of seed 001.
+   */
+  assertHealthy() {
+    const path = this.log.path;
+    const id = statSync(path, { throwIfNoEntry: false });
+    if (id && this.healthy?.dev === id.dev && this.healthy.ino === id.ino) return;
+    let names = [];
+    try {
+      names = readdirSync(dirname(path));
+    } catch {
+      return;
+    }
+    const prefix = `${basename(path)}.corrupt-`;
+    const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
+    if (quarantined.length > 0) {
+      throw new LedgerCorruptError(
+        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back to ${basename(path)} and delete the .corrupt- file, then rerun.`
+      );
+    }
+    this.healthy = id ? { dev: id.dev, ino: id.ino } : void 0;
+  }
+  guard(fn) {
+    this.assertHealthy();
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof CorruptStateError) {
+        throw new LedgerCorruptError(`score ledger is corrupt; grading is stopped. ${e.message}`, {
+          cause: e
+        });
+      }
+      throw e;
+    }
+  }
+  state() {
+    return this.guard(() => foldLog(ledgerFold, this.log.readLatest()));
+  }
+  /** Throws LedgerCorruptError when the ledger is quarantined or does not parse (N5.2). */
+  check() {
+    this.guard(() => this.log.readLatest());
+  }
+  /**
+   * Applies task scores (N5.2). A crew already in the ledger is skipped by key (N2.3). Returns the
+   * crews applied now. `scores.jsonl` is written under the grading lock (`grading.jsonl`'s): a
+   * drain applies a wave's scores in the same transaction that marks them graded (wave.ts).
+   */
+  async apply(items, now) {
+    if (items.length === 0) return { applied: [] };
+    return withLock(this.layout.file("grading"), () => ({ applied: this.applyHeld(items, now) }));
+  }
+  /** `apply` for a caller holding the grading lock: one append, fsynced unless `sync: false`. */
+  applyHeld(items, at, options = {}) {
+    if (items.length === 0) return [];
+    return this.guard(
+      () => this.log.transactHeld(
+        () => ({
+          append: items.map((d) => event("score.applied", `score:${d.crewId}`, d, at)),
+          result: void 0
+        }),
+        options
+      ).appended.map((e) => e.data.crewId)
+    );
+  }
+  /**
+   * Applies what humans decided on delivered pull requests (item 5), once per pull request by key.
+   * Under the grading lock, like every write to `scores.jsonl`. Returns the pull requests applied now.
+   */
+  async applyHuman(items, now) {
+    if (items.length === 0) return [];
+    return withLock(
+      this.layout.file("grading"),
+      () => this.guard(
+        () => this.log.transactHeld(() => ({
+          append: items.map((d) => event("human.judged", `human:${d.pr}`, d, now)),
+          result: void 0
+        })).appended.map((e) => e.data.pr)
+      )
+    );
+  }
+  /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
+  writeView(state = this.state()) {
+    writeJsonAtomic(
+      this.layout.view("scores.json"),
+      {
+        generatedAt: (/* @__PURE__ */ new Date()).toISOString(),
+        leaderboard: leaderboard(state),
+        cells: Object.values(state.cells).sort(
+          (a, b) => byCodePoint(a.agent, b.agent) || byCodePoint(a.domain, b.domain) || a.difficulty - b.difficulty
+        )
+      },
+      { durable: false }
+    );
+  }
+}
+function leaderboard(state) {
+  return Object.entries(state.agents).map(([agent, s]) => ({ agent, ...s })).sort((a, b) => b.ema - a.ema || b.count - a.count || fold_byCodePoint(a.agent, b.agent)).map((r, i) => ({ rank: i + 1, ...r }));
+}
+function humanScoreOf(state, agent, domain, difficulty) {
+  const h = state.human;
+  if (!h) return void 0;
+  return scoreOf({ agents: h.agents, cells: h.cells }, agent, domain, difficulty);
+}
+function scoreOf(state, agent, domain, difficulty) {
+  if (domain !== void 0 && difficulty !== void 0) {
+    const c = state.cells[cellKey(agent, domain, difficulty)];
+    return c ? { ema: c.ema, count: c.count } : void 0;
+  }
+  if (domain !== void 0) {
+    const cells = Object.values(state.cells).filter((c) => c.agent === agent && c.domain === domain);
+    const count = cells.reduce((n, c) => n + c.count, 0);
+    if (count === 0) return void 0;
+    return { ema: cells.reduce((s, c) => s + c.ema * c.count, 0) / count, count };
+  }
+  const a = state.agents[agent];
+  return a ? { ema: a.ema, count: a.count } : void 0;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/feedback/log.js
 
 
@@ -53156,6 +53285,9 @@ function log_readFeedback(layout) {
 
 
 
+
+
+const compact_SESSION_STORES_COMPACTED = `${STATE_DIRS.bookbags}/*/${BOOKBAG_FILES.sessionStore}`;
 const WINDOWED_ONLY = /* @__PURE__ */ new Set([STATE_FILES.audit, STATE_FILES.observations]);
 function foldsByPath() {
   const out = /* @__PURE__ */ new Map();
@@ -53170,6 +53302,7 @@ function compact(files, options) {
   const unfolded = [];
   const belowWatermark = {};
   const kept = [];
+  const keptByPath = /* @__PURE__ */ new Map();
   const scope = { ...openIssuesOf(files.get(STATE_FILES.curriculum)) };
   for (const [path, data] of files) {
     if (!isLog(path)) continue;
@@ -53195,10 +53328,13 @@ function compact(files, options) {
       unfolded.push(path);
     }
     kept.push(next);
+    keptByPath.set(path, next);
     if (next !== log) out.set(path, serializeLog(next));
   }
   const dropped = dropOldBookbags(out, kept, options.horizon);
   if (dropped > 0) compacted[`${STATE_DIRS.bookbags}/`] = { folded: 0, dropped };
+  const stores = dropSessionStores(out, keptByPath);
+  if (stores > 0) compacted[compact_SESSION_STORES_COMPACTED] = { folded: 0, dropped: stores };
   return { files: out, compacted, unfolded, belowWatermark };
 }
 function dedupe(log) {
@@ -53328,6 +53464,38 @@ function finishedAt(record) {
   } catch {
     return void 0;
   }
+}
+function dropSessionStores(files, logs) {
+  const prefix = `${STATE_DIRS.bookbags}/`;
+  const suffix = `/${BOOKBAG_FILES.sessionStore}`;
+  const crews = /* @__PURE__ */ new Map();
+  for (const path of files.keys()) {
+    if (!path.startsWith(prefix) || !path.endsWith(suffix)) continue;
+    const crew = path.slice(prefix.length, path.length - suffix.length);
+    if (!crew.includes("/")) crews.set(crew, path);
+  }
+  if (crews.size === 0) return 0;
+  const registered = foldsByPath();
+  const stateOf = (file) => {
+    const log = logs.get(file);
+    const fold = registered.get(file);
+    if (!log || !fold) return void 0;
+    return fold_foldLog(fold, {
+      ...log.snapshot ? { snapshot: log.snapshot } : {},
+      events: log.records.filter(isEvent)
+    });
+  };
+  const states = {
+    grading: stateOf(STATE_FILES.grading),
+    outbox: stateOf(STATE_FILES.outbox),
+    feedback: stateOf(STATE_FILES.feedback)
+  };
+  let dropped = 0;
+  for (const crew of sessionStoresToDrop(crews.keys(), states).keys()) {
+    files.delete(crews.get(crew));
+    dropped++;
+  }
+  return dropped;
 }
 
 
@@ -54454,6 +54622,7 @@ async function buildSources(settings) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/summary.js
+
 function fromSave(r) {
   return {
     mode: "save",
@@ -54528,7 +54697,7 @@ function textReport(r) {
   for (const [path, n] of Object.entries(r.redacted)) lines.push(`  redacted: ${path} (${n})`);
   for (const [path, c] of Object.entries(r.compacted)) {
     lines.push(
-      `  compacted: ${path} (${c.folded} folded into the snapshot, ${c.dropped} dropped past the window)`
+      path === SESSION_STORES_COMPACTED ? `  compacted: ${c.dropped} session store(s) no revision can resume dropped from their bookbags` : `  compacted: ${path} (${c.folded} folded into the snapshot, ${c.dropped} dropped past the window)`
     );
   }
   for (const w of r.warnings) lines.push(`  warning: ${w}`);
@@ -56657,6 +56826,7 @@ function readInputs() {
 
 ;// CONCATENATED MODULE: ./.build/src/actions/checkpoint-state/summary.js
 
+
 function checkpointOutputs(report) {
   return {
     source: report.sources.join(","),
@@ -56698,7 +56868,11 @@ function checkpointSummary(report, board) {
       {
         table: {
           header: ["Log", "Folded into snapshot", "Dropped past window"],
-          rows: compacted.map(([p, x]) => [p, String(x.folded), String(x.dropped)])
+          rows: compacted.map(([p, x]) => [
+            p === compact_SESSION_STORES_COMPACTED ? `${p} (no revision can resume them)` : p,
+            String(x.folded),
+            String(x.dropped)
+          ])
         }
       }
     ] : [],

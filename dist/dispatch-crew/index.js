@@ -53812,6 +53812,7 @@ const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_str
 
 const SESSION_STORE_MAX_BYTES = 8 * 1024 * 1024;
 const SESSION_STORE_MAX_FILES = 256;
+const SESSION_STORE_GONE = `the delivered crew's ${BOOKBAG_FILES.sessionStore} is gone: compaction drops a kept session once its crew was not accepted, was superseded by a later delivery or its pull request was merged or closed`;
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const PART = String.raw`[A-Za-z0-9_][A-Za-z0-9._-]{0,199}`;
 const SLUG = String.raw`-?[A-Za-z0-9_][A-Za-z0-9_-]{0,254}|-`;
@@ -53856,7 +53857,9 @@ const sessionStoreSchema = strictObject({
 function checkSessionStore(dir, note) {
   if (!note) return { why: "the delivered crew kept no session store (an older release, or no session)" };
   if (!note.kept) return { why: `the delivered crew kept no session store: ${note.why}` };
-  const bytes = readBounded((0,external_node_path_namespaceObject.join)(dir, BOOKBAG_FILES.sessionStore), SESSION_STORE_MAX_BYTES);
+  const path = (0,external_node_path_namespaceObject.join)(dir, BOOKBAG_FILES.sessionStore);
+  if (!(0,external_node_fs_namespaceObject.lstatSync)(path, { throwIfNoEntry: false })) return { why: SESSION_STORE_GONE };
+  const bytes = readBounded(path, SESSION_STORE_MAX_BYTES);
   if (typeof bytes === "string") return { why: bytes };
   if (bytes.length !== note.bytes || sha256(bytes) !== note.sha256)
     return { why: `${BOOKBAG_FILES.sessionStore} does not match the digest its bookbag record names` };
@@ -56872,7 +56875,8 @@ function bwrapArgs(c, argv, exists = external_node_fs_namespaceObject.existsSync
     ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path })),
     ...(c.readOnlyAt ?? []).map((m) => ({ kind: "ro", path: m.path, source: m.source }))
   ];
-  if (typeof c.network === "object") mounts.push({ kind: "ro", path: c.network.socket });
+  if (typeof c.network === "object")
+    mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
   args.push("--bind", c.tmp, "/tmp");
   const order = { tmpfs: 0, ro: 1, rw: 2 };
   const seen = /* @__PURE__ */ new Set();
@@ -56959,7 +56963,12 @@ function hostPort(text, defaultPort) {
   if (!Number.isInteger(port) || port < 1 || port > 65535) return void 0;
   return { host: m[1].replace(/^\[|\]$/g, ""), port };
 }
+const MAX_SOCKET_PATH = 107;
 async function startEgressProxy(o) {
+  if (Buffer.byteLength(o.socket) > MAX_SOCKET_PATH)
+    throw new Error(
+      `egress proxy: the socket path ${o.socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows`
+    );
   (0,external_node_fs_namespaceObject.rmSync)(o.socket, { force: true });
   const refusals = /* @__PURE__ */ new Map();
   const open = /* @__PURE__ */ new Set();
@@ -57151,6 +57160,8 @@ class Sandbox {
   o;
   confined;
   proxies = /* @__PURE__ */ new Map();
+  /** A short private directory for the proxies' sockets, when the root is too deep for one. */
+  socketDir;
   protect;
   /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
   freshHome(purpose) {
@@ -57191,7 +57202,7 @@ class Sandbox {
     else if (this.o.config.network === "allow-list" && c.allow.length) {
       const allow = [...new Set(c.allow)].sort();
       const proxy = await this.proxy(allow, basename(c.home));
-      network = { socket: proxy.socket };
+      network = { socket: proxy.socket, at: `${SOCKET_DIR_INSIDE}/${basename(proxy.socket)}` };
       const forwards = allow.filter((a) => LOOPBACK.test(a.slice(0, a.lastIndexOf(":"))));
       const ports = new Set(forwards.map((f) => Number(f.slice(f.lastIndexOf(":") + 1))));
       let port = BRIDGE_PROXY_PORT;
@@ -57204,7 +57215,7 @@ class Sandbox {
         node,
         "-e",
         BRIDGE_SOURCE,
-        proxy.socket,
+        network.at,
         String(port),
         forwards.join(",") || "-",
         "--",
@@ -57229,8 +57240,18 @@ class Sandbox {
     let p = this.proxies.get(key);
     if (!p) {
       (0,external_node_fs_namespaceObject.mkdirSync)(this.o.root, { recursive: true, mode: 448 });
+      const name = `egress-${this.proxies.size}.sock`;
+      let socket = (0,external_node_path_namespaceObject.join)(this.o.root, name);
+      if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+        this.socketDir ??= (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-egress-"));
+        socket = (0,external_node_path_namespaceObject.join)(this.socketDir, name);
+        if (Buffer.byteLength(socket) > MAX_SOCKET_PATH)
+          throw new Error(
+            `sandbox: the egress proxy's socket path ${socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows; set TMPDIR to a shorter directory`
+          );
+      }
       p = startEgressProxy({
-        socket: (0,external_node_path_namespaceObject.join)(this.o.root, `egress-${this.proxies.size}.sock`),
+        socket,
         allow,
         onRefused: (t) => this.o.onRefused?.(t, purpose)
       });
@@ -57249,9 +57270,12 @@ class Sandbox {
     }
     this.proxies.clear();
     (0,external_node_fs_namespaceObject.rmSync)(this.o.root, { recursive: true, force: true });
+    if (this.socketDir) (0,external_node_fs_namespaceObject.rmSync)(this.socketDir, { recursive: true, force: true });
+    this.socketDir = void 0;
     return [...refused].map(([target, count]) => ({ target, count }));
   }
 }
+const SOCKET_DIR_INSIDE = "/run/school-core";
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
 function basename(p) {
   return p.slice(p.lastIndexOf(external_node_path_namespaceObject.sep) + 1);

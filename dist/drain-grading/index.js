@@ -56723,6 +56723,7 @@ async function audit(layout, type, fields = {}) {
 
 const SESSION_STORE_MAX_BYTES = 8 * 1024 * 1024;
 const SESSION_STORE_MAX_FILES = 256;
+const SESSION_STORE_GONE = `the delivered crew's ${schema_BOOKBAG_FILES.sessionStore} is gone: compaction drops a kept session once its crew was not accepted, was superseded by a later delivery or its pull request was merged or closed`;
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const PART = String.raw`[A-Za-z0-9_][A-Za-z0-9._-]{0,199}`;
 const SLUG = String.raw`-?[A-Za-z0-9_][A-Za-z0-9_-]{0,254}|-`;
@@ -56767,7 +56768,9 @@ const sessionStoreSchema = strictObject({
 function checkSessionStore(dir, note) {
   if (!note) return { why: "the delivered crew kept no session store (an older release, or no session)" };
   if (!note.kept) return { why: `the delivered crew kept no session store: ${note.why}` };
-  const bytes = readBounded((0,external_node_path_namespaceObject.join)(dir, schema_BOOKBAG_FILES.sessionStore), SESSION_STORE_MAX_BYTES);
+  const path = (0,external_node_path_namespaceObject.join)(dir, schema_BOOKBAG_FILES.sessionStore);
+  if (!(0,external_node_fs_namespaceObject.lstatSync)(path, { throwIfNoEntry: false })) return { why: SESSION_STORE_GONE };
+  const bytes = readBounded(path, SESSION_STORE_MAX_BYTES);
   if (typeof bytes === "string") return { why: bytes };
   if (bytes.length !== note.bytes || schema_sha256(bytes) !== note.sha256)
     return { why: `${schema_BOOKBAG_FILES.sessionStore} does not match the digest its bookbag record names` };
@@ -56989,7 +56992,7 @@ function pullRequestBody(record, verdict, o) {
   ].filter(Boolean).join(", ") : "not reported by the agent";
   const lines = [
     deliveryMarker(record.issueNumber),
-    `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
+    record.revision ? `Work for #${record.issueNumber}, revision ${record.revision.round} of this pull request: crew \`${record.crewId}\` (agent \`${record.agent}\`) answered its feedback, accepted by grading. Each round is a commit on the branch; this is the latest.` : `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
     "",
     "| | |",
     "|---|---|",
@@ -56997,6 +57000,7 @@ function pullRequestBody(record, verdict, o) {
     `| Verification | ${v ? `\`${v.command.join(" ").slice(0, 200)}\` ${v.passed ? "passed" : "failed"} (exit ${v.exitCode ?? "none"}, ${seconds(v.durationMs)}${v.timedOut ? ", timed out" : ""})` : "none recorded"} |`,
     `| Cost | ${cost} |`,
     `| Changed files | ${record.changedFiles.length} |`,
+    ...record.revision ? [`| Revises | crew \`${record.revision.revises}\` |`] : [],
     `| Base | \`${record.baseSha.slice(0, 12)}\` |`,
     `| Branch | \`${o.branch}\` |`,
     "",
@@ -57208,13 +57212,18 @@ function createDeliverer(o) {
         date,
         ...o.gitAuth ? { auth: o.gitAuth } : {}
       });
+      const body = pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch });
       const pr = await ensurePullRequest(o.pulls, {
         head: branch,
         ...d.base ? { base: d.base } : {},
         title: pullRequestTitle(req.issueNumber, title),
-        body: pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch }),
+        body,
         draft: d.draft
       });
+      if (record.revision && updated && !pr.created && pr.body !== void 0 && pr.body !== body) {
+        if (pr.body.trimStart().startsWith(deliveryMarker(req.issueNumber)))
+          await o.pulls.updateBody(pr.number, body);
+      }
       return { mode: "pull-request", branch, sha, updated, pullRequest: { number: pr.number, url: pr.url } };
     }
   };
@@ -63226,7 +63235,8 @@ function bwrapArgs(c, argv, exists = external_node_fs_namespaceObject.existsSync
     ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path })),
     ...(c.readOnlyAt ?? []).map((m) => ({ kind: "ro", path: m.path, source: m.source }))
   ];
-  if (typeof c.network === "object") mounts.push({ kind: "ro", path: c.network.socket });
+  if (typeof c.network === "object")
+    mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
   args.push("--bind", c.tmp, "/tmp");
   const order = { tmpfs: 0, ro: 1, rw: 2 };
   const seen = /* @__PURE__ */ new Set();
@@ -63313,7 +63323,12 @@ function hostPort(text, defaultPort) {
   if (!Number.isInteger(port) || port < 1 || port > 65535) return void 0;
   return { host: m[1].replace(/^\[|\]$/g, ""), port };
 }
+const MAX_SOCKET_PATH = 107;
 async function startEgressProxy(o) {
+  if (Buffer.byteLength(o.socket) > MAX_SOCKET_PATH)
+    throw new Error(
+      `egress proxy: the socket path ${o.socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows`
+    );
   (0,external_node_fs_namespaceObject.rmSync)(o.socket, { force: true });
   const refusals = /* @__PURE__ */ new Map();
   const open = /* @__PURE__ */ new Set();
@@ -63505,6 +63520,8 @@ class Sandbox {
   o;
   confined;
   proxies = /* @__PURE__ */ new Map();
+  /** A short private directory for the proxies' sockets, when the root is too deep for one. */
+  socketDir;
   protect;
   /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
   freshHome(purpose) {
@@ -63545,7 +63562,7 @@ class Sandbox {
     else if (this.o.config.network === "allow-list" && c.allow.length) {
       const allow = [...new Set(c.allow)].sort();
       const proxy = await this.proxy(allow, basename(c.home));
-      network = { socket: proxy.socket };
+      network = { socket: proxy.socket, at: `${SOCKET_DIR_INSIDE}/${basename(proxy.socket)}` };
       const forwards = allow.filter((a) => LOOPBACK.test(a.slice(0, a.lastIndexOf(":"))));
       const ports = new Set(forwards.map((f) => Number(f.slice(f.lastIndexOf(":") + 1))));
       let port = BRIDGE_PROXY_PORT;
@@ -63558,7 +63575,7 @@ class Sandbox {
         node,
         "-e",
         BRIDGE_SOURCE,
-        proxy.socket,
+        network.at,
         String(port),
         forwards.join(",") || "-",
         "--",
@@ -63583,8 +63600,18 @@ class Sandbox {
     let p = this.proxies.get(key);
     if (!p) {
       (0,external_node_fs_namespaceObject.mkdirSync)(this.o.root, { recursive: true, mode: 448 });
+      const name = `egress-${this.proxies.size}.sock`;
+      let socket = (0,external_node_path_namespaceObject.join)(this.o.root, name);
+      if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+        this.socketDir ??= (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-egress-"));
+        socket = (0,external_node_path_namespaceObject.join)(this.socketDir, name);
+        if (Buffer.byteLength(socket) > MAX_SOCKET_PATH)
+          throw new Error(
+            `sandbox: the egress proxy's socket path ${socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows; set TMPDIR to a shorter directory`
+          );
+      }
       p = startEgressProxy({
-        socket: (0,external_node_path_namespaceObject.join)(this.o.root, `egress-${this.proxies.size}.sock`),
+        socket,
         allow,
         onRefused: (t) => this.o.onRefused?.(t, purpose)
       });
@@ -63603,9 +63630,12 @@ class Sandbox {
     }
     this.proxies.clear();
     (0,external_node_fs_namespaceObject.rmSync)(this.o.root, { recursive: true, force: true });
+    if (this.socketDir) (0,external_node_fs_namespaceObject.rmSync)(this.socketDir, { recursive: true, force: true });
+    this.socketDir = void 0;
     return [...refused].map(([target, count]) => ({ target, count }));
   }
 }
+const SOCKET_DIR_INSIDE = "/run/school-core";
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
 function basename(p) {
   return p.slice(p.lastIndexOf(external_node_path_namespaceObject.sep) + 1);
@@ -68000,7 +68030,10 @@ function octokitPulls(client, repository) {
         per_page: 10
       });
       const pr = r.data[0];
-      return pr ? { number: pr.number, url: pr.html_url } : void 0;
+      return pr ? { number: pr.number, url: pr.html_url, body: pr.body ?? "" } : void 0;
+    },
+    async updateBody(number, body) {
+      await client.rest.pulls.update({ owner, repo, pull_number: number, body });
     },
     async create(p) {
       try {
