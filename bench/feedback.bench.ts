@@ -75,6 +75,7 @@ async function fixture(): Promise<Fixture> {
     await port.reviews(d.pr);
     await port.comments(d.pr);
     await port.checkRuns(d.sha);
+    await port.statuses(d.sha);
   }
   return { fake, delivered, cycle, firstRequests: first.requests, naive: fake.requests.length };
 }

@@ -67492,16 +67492,23 @@ async function readChecks(o, r, open) {
     if (o.state.watched[d.pr]?.ciSha === d.sha) continue;
     const runs = await o.port.checkRuns(d.sha);
     if (runs.some((c) => c.status !== "completed")) continue;
+    const statuses = await o.port.statuses(d.sha);
+    if (statuses.some((s) => s.state === "pending")) continue;
     const young = d.deliveredAt !== void 0 && o.now.getTime() - Date.parse(d.deliveredAt) < CI_START_MS;
-    if (runs.length === 0 && young) continue;
+    if (runs.length === 0 && statuses.length === 0 && young) continue;
     const failed = runs.filter((c) => c.conclusion === "failure" || c.conclusion === "timed_out");
-    if (failed.length > 0) {
+    const failedStatuses = statuses.filter((s) => s.state === "failure" || s.state === "error");
+    if (failed.length > 0 || failedStatuses.length > 0) {
       const tails = [];
       for (const f of failed.slice(0, 3)) {
         const log = await o.port.jobLog(f.id);
         tails.push(`${f.name}: ${f.conclusion}${log ? `
 ${log.slice(-LOG_TAIL)}` : ""}`);
       }
+      for (const s of failedStatuses.slice(0, 3))
+        tails.push(
+          `${s.context}: ${s.state}${s.description ? ` \u2014 ${s.description}` : ""}${s.targetUrl ? ` (${s.targetUrl})` : ""}`
+        );
       r.feedback.push({
         issue: d.issue,
         pr: d.pr,
@@ -69293,6 +69300,23 @@ function octokitFeedback(client, repository) {
         name: str(c.name),
         status: str(c.status),
         conclusion: typeof c.conclusion === "string" ? c.conclusion : null
+      }));
+    },
+    async statuses(sha) {
+      requests++;
+      const r = await client.request("GET /repos/{owner}/{repo}/commits/{ref}/status", {
+        owner,
+        repo: name,
+        ref: sha,
+        per_page: 100
+      });
+      const list = r.data.statuses ?? [];
+      const states = ["error", "failure", "pending", "success"];
+      return list.map((c) => ({
+        context: str(c.context),
+        state: states.find((x) => x === c.state) ?? "pending",
+        description: str(c.description),
+        targetUrl: str(c.target_url)
       }));
     },
     async jobLog(jobId) {

@@ -48,6 +48,14 @@ export interface CheckRun {
   conclusion: string | null;
 }
 
+/** A commit status (the Statuses API, which CI outside GitHub Actions often reports through). */
+export interface CommitStatus {
+  context: string;
+  state: 'error' | 'failure' | 'pending' | 'success';
+  description: string;
+  targetUrl: string;
+}
+
 export interface FeedbackPort {
   /** The issues listing (state all, sorted by update), conditional on `etag`. */
   listChanged(q: { since?: string; etag?: string }): Promise<ListResult>;
@@ -56,6 +64,8 @@ export interface FeedbackPort {
   lineComments(n: number, since?: string): Promise<LineComment[]>;
   comments(n: number, since?: string): Promise<Comment[]>;
   checkRuns(sha: string): Promise<CheckRun[]>;
+  /** The latest status of each context on a commit (the combined status). */
+  statuses(sha: string): Promise<CommitStatus[]>;
   /** The failing job's log (needs `actions: read`); undefined when it cannot be read. */
   jobLog(jobId: number): Promise<string | undefined>;
   /** Requests made so far through this port (the listing's own count included). */

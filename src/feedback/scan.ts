@@ -265,16 +265,25 @@ async function readChecks(o: ScanOptions, r: ScanResult, open: readonly Delivere
     if (o.state.watched[d.pr]?.ciSha === d.sha) continue;
     const runs = await o.port.checkRuns(d.sha);
     if (runs.some((c) => c.status !== 'completed')) continue;
+    // CI outside GitHub Actions often reports through the Statuses API instead of check runs.
+    const statuses = await o.port.statuses(d.sha);
+    if (statuses.some((s) => s.state === 'pending')) continue;
     // No checks at all: a repository without CI, once CI has had time to start on the commit.
     const young = d.deliveredAt !== undefined && o.now.getTime() - Date.parse(d.deliveredAt) < CI_START_MS;
-    if (runs.length === 0 && young) continue;
+    if (runs.length === 0 && statuses.length === 0 && young) continue;
     const failed = runs.filter((c) => c.conclusion === 'failure' || c.conclusion === 'timed_out');
-    if (failed.length > 0) {
+    const failedStatuses = statuses.filter((s) => s.state === 'failure' || s.state === 'error');
+    if (failed.length > 0 || failedStatuses.length > 0) {
       const tails: string[] = [];
       for (const f of failed.slice(0, 3)) {
         const log = await o.port.jobLog(f.id);
         tails.push(`${f.name}: ${f.conclusion}${log ? `\n${log.slice(-LOG_TAIL)}` : ''}`);
       }
+      // A status carries no log: its description and where the CI shows the rest.
+      for (const s of failedStatuses.slice(0, 3))
+        tails.push(
+          `${s.context}: ${s.state}${s.description ? ` — ${s.description}` : ''}${s.targetUrl ? ` (${s.targetUrl})` : ''}`,
+        );
       r.feedback.push({
         issue: d.issue,
         pr: d.pr,

@@ -119,6 +119,24 @@ export function octokitFeedback(client: GitHubClient, repository: string): Feedb
         conclusion: typeof c.conclusion === 'string' ? c.conclusion : null,
       }));
     },
+    async statuses(sha) {
+      // The combined status lists the latest status of each context (100 per page at most).
+      requests++;
+      const r = await client.request('GET /repos/{owner}/{repo}/commits/{ref}/status', {
+        owner,
+        repo: name,
+        ref: sha,
+        per_page: 100,
+      });
+      const list = ((r.data as unknown as Raw).statuses ?? []) as Raw[];
+      const states = ['error', 'failure', 'pending', 'success'] as const;
+      return list.map((c) => ({
+        context: str(c.context),
+        state: states.find((x) => x === c.state) ?? 'pending',
+        description: str(c.description),
+        targetUrl: str(c.target_url),
+      }));
+    },
     async jobLog(jobId) {
       requests++;
       try {

@@ -59,7 +59,8 @@ export interface DispatchJobInput {
   /**
    * Mode plan: with a token, the delivered pull requests are scanned before planning (reviews,
    * `/school` comments, failed CI; merges), so trusted feedback plans its revision crew this cycle.
-   * Read-only: `pull-requests: read`, `checks: read`, `actions: read` (CI log tails), `issues: read`.
+   * Read-only: `pull-requests: read`, `checks: read`, `statuses: read`, `actions: read` (CI log tails),
+   * `issues: read`.
    */
   token?: string;
 }

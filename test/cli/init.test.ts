@@ -114,6 +114,7 @@ describe('school init', () => {
       issues: 'write',
       'pull-requests': 'write',
       checks: 'read',
+      statuses: 'read',
       actions: 'write',
     });
 

@@ -139,6 +139,30 @@ describe('finding feedback within the API budget (item 7)', () => {
     expect(fake.requestsTo('/check-runs')).toHaveLength(0);
   });
 
+  it('failed CI reported as a commit status (CI outside Actions) is feedback with its description and link', async () => {
+    const { fake, delivered, scan } = world(1);
+    const d = delivered[0]!;
+    fake.setStatus({ sha: d.sha, context: 'ci/jenkins', state: 'pending', description: 'running' });
+    expect((await scan()).feedback).toEqual([]); // pending: asked again next cycle
+    fake.setStatus({
+      sha: d.sha,
+      context: 'ci/jenkins',
+      state: 'failure',
+      description: '3 tests failed',
+      target_url: 'https://ci.example.com/job/42',
+    });
+    fake.setStatus({ sha: d.sha, context: 'license/cla', state: 'success' });
+    const r = await scan();
+    expect(r.feedback.map((f) => [f.kind, f.id])).toEqual([['ci', `ci:${d.sha}`]]);
+    expect(r.feedback[0]!.text).toContain(
+      'ci/jenkins: failure — 3 tests failed (https://ci.example.com/job/42)',
+    );
+    expect(r.feedback[0]!.text).not.toContain('license/cla');
+    fake.resetLog();
+    await scan();
+    expect(fake.requestsTo('/status')).toHaveLength(0); // read once per delivered commit
+  });
+
   it('merged and closed-unmerged pull requests are settled once; then no longer watched', async () => {
     const { fake, delivered, scan } = world(3);
     await scan('settlement');

@@ -54,6 +54,15 @@ export interface FakeReviewComment {
   created_at: string;
   updated_at: string;
 }
+/** A commit status, as CI outside GitHub Actions reports one (the Statuses API). */
+export interface FakeStatus {
+  sha: string;
+  context: string;
+  state: 'error' | 'failure' | 'pending' | 'success';
+  description?: string;
+  target_url?: string;
+}
+
 export interface FakeCheckRun {
   id: number;
   name: string;
@@ -143,6 +152,8 @@ export class GitHubFake {
   readonly reviews = new Map<number, FakeReview[]>();
   readonly reviewComments = new Map<number, FakeReviewComment[]>();
   readonly checkRuns: FakeCheckRun[] = [];
+  /** Commit statuses in the order they were set; the latest of a context on a commit counts. */
+  readonly statuses: FakeStatus[] = [];
   readonly refs = new Map<string, string>();
   readonly requests: FakeRequest[] = [];
   readonly faults: Fault[] = [];
@@ -326,6 +337,10 @@ export class GitHubFake {
     const r = { id: this.nextId(), ...run };
     this.checkRuns.push(r);
     return r;
+  }
+
+  setStatus(status: FakeStatus): void {
+    this.statuses.push(status);
   }
 
   injectFault(fault: Fault): void {
@@ -641,6 +656,30 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
           conclusion: r.conclusion,
           details_url: `https://github.com/${fake.owner}/${fake.repo}/actions/runs/1/job/${r.id}`,
           app: { slug: r.app ?? 'github-actions' },
+        })),
+      });
+    }),
+    // As GitHub's combined status: the latest status of each context, state `pending` when there
+    // are none at all (so a reader must look at the statuses, not only the combined state).
+    route('get', '/repos/:owner/:repo/commits/:ref/status', 'read', ({ params }) => {
+      const latest = new Map<string, FakeStatus>();
+      for (const st of fake.statuses) if (st.sha === params.ref) latest.set(st.context, st);
+      const list = [...latest.values()];
+      const state = list.some((x) => x.state === 'failure' || x.state === 'error')
+        ? 'failure'
+        : list.length > 0 && list.every((x) => x.state === 'success')
+          ? 'success'
+          : 'pending';
+      return HttpResponse.json({
+        state,
+        sha: params.ref,
+        total_count: list.length,
+        statuses: list.map((x, i) => ({
+          id: i + 1,
+          context: x.context,
+          state: x.state,
+          description: x.description ?? null,
+          target_url: x.target_url ?? null,
         })),
       });
     }),

@@ -247,6 +247,9 @@ describe('school-loop.yml', () => {
       contents: 'write',
       issues: 'write',
       'pull-requests': 'write',
+      // The drain's feedback scan reads the check runs and commit statuses of delivered heads.
+      checks: 'read',
+      statuses: 'read',
       actions: 'write',
     });
     // The next cycle starts only after the state is saved (its plan must see this run's results),
