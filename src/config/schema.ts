@@ -16,6 +16,15 @@ export const CLASSROOMS = ['worktree', 'orca', 'bot'] as const;
 export const DELIVERY_MODES = ['pull-request', 'branch', 'none'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];
 export const DISPATCH_ORDERS = ['smallest-first', 'tail-guard'] as const;
+/**
+ * The crew job's time limit by default, in minutes: one truth for `dispatch.jobTimeoutMinutes`, the
+ * reusable workflow's `crew-timeout-minutes` (test/workflows/lint.test.ts holds them equal) and the
+ * simulator's documented workflow. 720, not GitHub's 360: crew jobs run on self-hosted runners
+ * (up to 5 days a job), and on the tail bench 360-minute jobs leave a backlog of 24 students at
+ * 1.55 × the lower bound (the launch window closes while work waits) where 720 reach 1.18 ×; longer
+ * jobs gain nothing more there (docs/workflows.md "Time limits").
+ */
+export const DEFAULT_JOB_TIMEOUT_MINUTES = 720;
 export type DispatchOrder = (typeof DISPATCH_ORDERS)[number];
 export const AUTHOR_ASSOCIATIONS = [
   'OWNER',
@@ -421,7 +430,7 @@ export const configSchema = z
         maxCrews: z.number().int().min(1).max(10_000).default(1).describe('Global cap on concurrent crews.'),
         crewTimeoutSeconds: z.number().int().min(1).default(900),
         gradingReserveSeconds: z.number().int().min(0).default(300),
-        jobTimeoutMinutes: z.number().int().min(1).max(4320).default(360),
+        jobTimeoutMinutes: z.number().int().min(1).max(4320).default(DEFAULT_JOB_TIMEOUT_MINUTES),
         minFreeDiskGiB: z.number().min(0).default(8),
         spendCap: z.number().min(0).optional().describe('Stop placing crews when spend reaches this (USD).'),
         maxFallbacks: z

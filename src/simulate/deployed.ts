@@ -1,4 +1,4 @@
-import type { DispatchOrder } from '../config/schema.js';
+import { DEFAULT_JOB_TIMEOUT_MINUTES, type DispatchOrder } from '../config/schema.js';
 import { nextCycle } from '../dispatch/next-cycle.js';
 import { SimulationError, type SimResult } from './engine.js';
 import { MinHeap } from './heap.js';
@@ -97,11 +97,15 @@ export interface DeployedOptions {
   idle?: IdleCauses;
 }
 
-/** The documented workflow: a two-hourly cron, 360-minute jobs, a 5-minute grading reserve. */
+/**
+ * The documented workflow: a two-hourly cron, crew jobs of the workflow's default limit
+ * (`crew-timeout-minutes`, the configuration's `dispatch.jobTimeoutMinutes`), a 5-minute grading
+ * reserve.
+ */
 export const DEFAULT_DEPLOYED: Omit<DeployedOptions, 'cadence' | 'order'> = {
   scheduleMinutes: 120,
   queueMinutes: 1,
-  jobTimeoutMinutes: 360,
+  jobTimeoutMinutes: DEFAULT_JOB_TIMEOUT_MINUTES,
   gradingReserveMinutes: 5,
 };
 

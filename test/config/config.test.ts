@@ -100,7 +100,7 @@ describe('school.yml', () => {
 
   it('refuses a compaction horizon a crew job can outlast: its events would be dropped on import', () => {
     expect(() => parseConfig({ checkpoint: { compactAfterDays: 1 } })).toThrow(
-      /checkpoint\.compactAfterDays.*dispatch\.jobTimeoutMinutes 360.*at least 1\.25/,
+      /checkpoint\.compactAfterDays.*dispatch\.jobTimeoutMinutes 720.*at least 1\.5 /,
     );
     expect(() =>
       parseConfig({ checkpoint: { compactAfterDays: 2 }, dispatch: { jobTimeoutMinutes: 4320 } }),

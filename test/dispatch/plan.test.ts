@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { heartbeatTtlSeconds, recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { clearPause, pauseSchool, pauseStatus } from '../../src/dispatch/pause.js';
 import { planDispatch, type PlanInput } from '../../src/dispatch/plan.js';
+import { DEFAULT_JOB_TIMEOUT_MINUTES } from '../../src/config/schema.js';
 import { readRegistry } from '../../src/dispatch/registry.js';
 import { readSchool } from '../../src/dispatch/school-log.js';
 import { recordSpend, totalSpend } from '../../src/dispatch/spend.js';
@@ -116,17 +117,19 @@ describe('planDispatch: recording a batch', () => {
 
   it('a job with too little time left plans nothing (N3.1)', async () => {
     const { plan } = await school();
-    const startedAt = new Date(NOW.getTime() - 341 * 60_000); // 19 of 360 minutes left
+    // 19 minutes of the default job limit left: less than a 15-minute crew timeout plus the reserve.
+    const late = DEFAULT_JOB_TIMEOUT_MINUTES - 19;
+    const startedAt = new Date(NOW.getTime() - late * 60_000);
     const r = await plan([item(1)], { jobStartedAt: startedAt });
     expect(r.assignments).toEqual([]);
     expect(r.refused[0]!.code).toBe('time-budget');
     // The monotonic form measures the job in-process (N3.2).
     const clock = 1_000_000;
-    const late = await plan([item(1)], {
+    const monotonicLate = await plan([item(1)], {
       monotonic: () => clock,
-      jobStartedAt: { monotonicMs: clock - 341 * 60_000 },
+      jobStartedAt: { monotonicMs: clock - late * 60_000 },
     });
-    expect(late.refused[0]!.code).toBe('time-budget');
+    expect(monotonicLate.refused[0]!.code).toBe('time-budget');
     const ok = await plan([item(1)], {
       monotonic: () => clock,
       jobStartedAt: { monotonicMs: clock - 60_000 },

