@@ -51912,6 +51912,7 @@ const ROLES = ["coding", "research", "triage", "docs"];
 const CLASSROOMS = ["worktree", "orca", "bot"];
 const DELIVERY_MODES = ["pull-request", "branch", "none"];
 const DISPATCH_ORDERS = ["smallest-first", "tail-guard"];
+const DEFAULT_JOB_TIMEOUT_MINUTES = 720;
 const AUTHOR_ASSOCIATIONS = [
   "OWNER",
   "MEMBER",
@@ -52127,7 +52128,7 @@ const configSchema = strictObject({
     maxCrews: schemas_number().int().min(1).max(1e4).default(1).describe("Global cap on concurrent crews."),
     crewTimeoutSeconds: schemas_number().int().min(1).default(900),
     gradingReserveSeconds: schemas_number().int().min(0).default(300),
-    jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(360),
+    jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(DEFAULT_JOB_TIMEOUT_MINUTES),
     minFreeDiskGiB: schemas_number().min(0).default(8),
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
@@ -76438,10 +76439,11 @@ function admissionDaemon(d, slots) {
 
 
 
+
 const DEFAULT_DEPLOYED = {
   scheduleMinutes: 120,
   queueMinutes: 1,
-  jobTimeoutMinutes: 360,
+  jobTimeoutMinutes: DEFAULT_JOB_TIMEOUT_MINUTES,
   gradingReserveMinutes: 5
 };
 function simulateDeployed(workload, options) {
