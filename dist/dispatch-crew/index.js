@@ -65512,7 +65512,7 @@ function apiBaseUrl(explicit) {
 function ownerAndRepo(repository) {
   const [owner, repo] = repository.split("/");
   if (!owner || !repo) {
-    throw new ConfigError(
+    throw new errors_ConfigError(
       `repository: expected "owner/name", found "${repository}"; set repository in school.yml.`
     );
   }
@@ -69338,7 +69338,258 @@ function octokitFeedback(client, repository) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/github/issues-port.js
+
+function octokitPort(client, repository, o = {}) {
+  const { owner, repo } = ownerAndRepo(repository);
+  const request = o.retries === void 0 ? {} : { request: { retries: o.retries } };
+  return {
+    async addLabels(issue, labels) {
+      await client.rest.issues.addLabels({ owner, repo, issue_number: issue, labels, ...request });
+    },
+    async listComments(issue) {
+      return client.paginate(client.rest.issues.listComments, {
+        owner,
+        repo,
+        issue_number: issue,
+        per_page: 100,
+        ...request
+      });
+    },
+    async createComment(issue, body) {
+      const r = await client.rest.issues.createComment({
+        owner,
+        repo,
+        issue_number: issue,
+        body,
+        ...request
+      });
+      return { id: r.data.id };
+    },
+    async updateComment(commentId, body) {
+      await client.rest.issues.updateComment({ owner, repo, comment_id: commentId, body, ...request });
+    }
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/status.js
+
+
+
+
+const statusMarker = statusMarkerOf;
+function latestCrew(crews) {
+  return [...crews].sort(
+    (a, b) => byCodePoint(b.plannedAt, a.plannedAt) || byCodePoint(b.crewId, a.crewId)
+  )[0];
+}
+function issueStatuses(i) {
+  const byIssue = /* @__PURE__ */ new Map();
+  for (const c of Object.values(i.registry.crews)) {
+    const list = byIssue.get(c.issueNumber);
+    if (list) list.push(c);
+    else byIssue.set(c.issueNumber, [c]);
+  }
+  const verdict = (crewId) => {
+    const v = i.verdicts.get(crewId);
+    return v ? v.accepted ? "accepted" : "rejected" : void 0;
+  };
+  const states = issueStates(i.registry, verdict);
+  const out = /* @__PURE__ */ new Map();
+  for (const [issue, crews] of byIssue) {
+    const c = latestCrew(crews);
+    const revision = c.revision ? { round: c.revision.round, of: c.revision.of, pr: c.revision.pr } : void 0;
+    const who = { crewId: c.crewId, agent: c.agent, ...revision ? { revision } : {} };
+    const state2 = states.get(issue);
+    const stop = c.status === "finished" ? i.revisionStops?.get(issue) : void 0;
+    if (stop) out.set(issue, { state: "stopped", reason: plain(stop) });
+    else if (c.status === "planned") out.set(issue, { state: "queued", ...who });
+    else if (c.status === "running") {
+      const runUrl = c.plannedBy?.kind === "actions" && i.repoUrl && /^\d+$/.test(c.plannedBy.runId) ? `${i.repoUrl}/actions/runs/${c.plannedBy.runId}` : i.runUrl;
+      out.set(issue, { state: "running", ...who, ...runUrl ? { runUrl } : {} });
+    } else if (state2?.kind === "stopped")
+      out.set(issue, {
+        state: "stopped",
+        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+      });
+    else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
+      out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
+    else if (c.outcome === "succeeded") {
+      const v = i.verdicts.get(c.crewId);
+      if (!v) out.set(issue, { state: "grading", ...who });
+      else if (v.accepted) {
+        const d = i.deliveries.get(issue);
+        const settled = d && d.crewId === c.crewId ? i.settled?.get(issue) : void 0;
+        const moved = c.revision && i.notMoved?.has(c.crewId) ? { branchMoved: { branch: c.revision.branch } } : {};
+        out.set(issue, {
+          state: "accepted",
+          ...who,
+          ...moved,
+          ...settled ? { settled } : {},
+          ...d && d.crewId === c.crewId ? {
+            delivery: {
+              branch: d.branch,
+              sha: d.sha,
+              ...d.pullRequest ? { pullRequest: d.pullRequest } : {}
+            }
+          } : {}
+        });
+      } else
+        out.set(issue, {
+          state: "rejected",
+          ...who,
+          reason: plain(`${v.code}${v.reason ? `: ${v.reason}` : ""}`),
+          repair: state2?.kind === "repair"
+        });
+    } else
+      out.set(issue, {
+        state: "rejected",
+        ...who,
+        reason: plain(
+          `the crew ended ${c.outcome ?? "without an outcome"}${c.reason ? `: ${c.reason}` : ""}`
+        ),
+        repair: state2?.kind === "repair"
+      });
+  }
+  return out;
+}
+function plain(text) {
+  return text.replace(/\s+/g, " ").trim().slice(0, 300);
+}
+function headline(s) {
+  const r = "revision" in s && s.revision ? `revision ${s.revision.round} of ${s.revision.of} on pull request #${s.revision.pr}: ` : "";
+  return r + state(s);
+}
+function state(s) {
+  switch (s.state) {
+    case "queued":
+      return "queued \u2014 a crew is planned and waits for a free classroom";
+    case "running":
+      return s.runUrl ? `running \u2014 [follow the run](${s.runUrl})` : "running \u2014 a crew is working on it";
+    case "grading":
+      return "grading \u2014 the crew finished; the judges have not decided yet";
+    case "accepted": {
+      if (s.branchMoved)
+        return `accepted, not pushed \u2014 someone pushed to \`${s.branchMoved.branch}\` while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
+      const d = s.delivery;
+      const where = d?.pullRequest ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})` : d ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\`` : "delivery pending";
+      return `accepted \u2014 ${where}${s.settled === "merged" ? ", merged" : s.settled === "closed" ? ", closed without merging" : ""}`;
+    }
+    case "rejected":
+      return s.revision ? `rejected \u2014 ${s.reason}; the pull request stays as it was` : `rejected \u2014 ${s.reason}${s.repair ? " (a repair is queued)" : ""}`;
+    case "paused":
+      return `paused \u2014 ${s.reason}; the school retries when it can`;
+    case "stopped":
+      return `stopped \u2014 ${s.reason}`;
+  }
+}
+function statusComment(issueNumber, s) {
+  const lines = [
+    statusMarker(issueNumber),
+    `**school-core status:** ${headline(s)}`,
+    ..."crewId" in s ? ["", `Crew \`${s.crewId}\` (agent \`${s.agent}\`).`] : [],
+    "",
+    "<sub>This comment is edited in place as the work moves on.</sub>"
+  ];
+  return redact_redactText(lines.join("\n"));
+}
+function runUrlFromEnv(env = process.env) {
+  const repo = repoUrlFromEnv(env);
+  const { GITHUB_RUN_ID } = env;
+  if (!repo || !GITHUB_RUN_ID || !/^\d+$/.test(GITHUB_RUN_ID)) return void 0;
+  return `${repo}/actions/runs/${GITHUB_RUN_ID}`;
+}
+function repoUrlFromEnv(env = process.env) {
+  const { GITHUB_SERVER_URL, GITHUB_REPOSITORY } = env;
+  if (!GITHUB_SERVER_URL || !GITHUB_REPOSITORY || !/^[\w.-]+\/[\w.-]+$/.test(GITHUB_REPOSITORY))
+    return void 0;
+  if (!/^https?:\/\/[^\s/]+\/?$/.test(GITHUB_SERVER_URL)) return void 0;
+  return `${GITHUB_SERVER_URL.replace(/\/$/, "")}/${GITHUB_REPOSITORY}`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/feedback/refresh.js
+
+
+
+
+
+
+
+
+async function refreshStatuses(o) {
+  if (!o.config.grading.comment) return [];
+  try {
+    const outbox = new Outbox(o.layout);
+    const verdicts = /* @__PURE__ */ new Map();
+    for (const j of Object.values(new GradingQueue(o.layout).state().jobs)) {
+      if (j.status !== "graded" || !j.verdict) continue;
+      const reason = j.verdict.reasons[0];
+      verdicts.set(j.job.crewId, {
+        accepted: j.verdict.accepted,
+        code: j.verdict.code,
+        ...reason ? { reason } : {}
+      });
+    }
+    const runUrl = o.runUrl ?? runUrlFromEnv();
+    const repoUrl = o.repoUrl ?? repoUrlFromEnv();
+    const deliveries = outbox.deliveries();
+    const settled = /* @__PURE__ */ new Map();
+    const feedback = readFeedback(o.layout);
+    for (const s of Object.values(feedback.settled))
+      if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? "merged" : "closed");
+    const registry = readRegistry(o.layout);
+    const notMoved = /* @__PURE__ */ new Set();
+    for (const i of Object.values(outbox.state().items))
+      if (i.entry.kind === "delivery" && i.status === "delivered" && i.result?.updated === false && i.entry.crewId)
+        notMoved.add(i.entry.crewId);
+    const revisionStops = /* @__PURE__ */ new Map();
+    for (const r of revisionRequests(o.layout, feedback)) {
+      const d = decideRevision(registry, r, o.config.delivery.revisions);
+      if (d.kind === "stopped") revisionStops.set(r.issue, d.reason);
+    }
+    const statuses = issueStatuses({
+      registry,
+      verdicts,
+      deliveries,
+      settled,
+      notMoved,
+      revisionStops,
+      ...runUrl ? { runUrl } : {},
+      ...repoUrl ? { repoUrl } : {}
+    });
+    const bodies = /* @__PURE__ */ new Map();
+    for (const [issue, s] of statuses) {
+      if (o.only && !o.only.has(issue)) continue;
+      bodies.set(issue, statusComment(issue, s));
+    }
+    return await outbox.recordStatuses(bodies, o.now ?? /* @__PURE__ */ new Date());
+  } catch (e) {
+    o.logger.warning(`status comments not refreshed: ${errors_message(e)}; the next cycle refreshes them`);
+    return [];
+  }
+}
+async function publishStatuses(o) {
+  const recorded = await refreshStatuses(o);
+  if (!o.github || recorded.length === 0) return { recorded, delivered: 0 };
+  try {
+    const d = await new Outbox(o.layout).deliver(o.github, {
+      logger: o.logger,
+      now: () => /* @__PURE__ */ new Date(),
+      kinds: ["status"]
+    });
+    return { recorded, delivered: d.delivered };
+  } catch (e) {
+    o.logger.warning(`status comments not delivered: ${errors_message(e)}; they stay in the outbox`);
+    return { recorded, delivered: 0 };
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/loop/dispatch-job.js
+
+
 
 
 
@@ -69418,6 +69669,7 @@ async function planMode(input, job, logger) {
       ...jobStatus ? { jobStatus } : {}
     })
   );
+  if (!input.dryRun) await statusesAfterPlanning(input, config, layout, logger, scope.issues);
   const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
   if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
   return {
@@ -69444,6 +69696,15 @@ async function scanBeforePlanning(input, config, layout, logger) {
   return logger.group(
     "Read feedback on delivered pull requests",
     () => watchDeliveries({ config, layout, logger, port })
+  );
+}
+async function statusesAfterPlanning(input, config, layout, logger, only) {
+  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+  if (!input.token || !repository || !config.grading.comment) return;
+  const github = octokitPort(createGitHubClient({ token: input.token, logger }), repository);
+  await logger.group(
+    "Status comments",
+    () => publishStatuses({ config, layout, logger, github, ...only ? { only } : {} })
   );
 }
 async function importMode(input, job, logger) {
@@ -69637,7 +69898,7 @@ function summaryRows(items, limit = 200) {
     escapeCell(sanitizedNote(i) || "\u2014", 80)
   ]);
 }
-function headline(r) {
+function summary_headline(r) {
   const how = r.mode === "not-modified" ? "unchanged on GitHub (one conditional request, answered 304)" : r.mode === "file-unchanged" ? "issues file unchanged" : `${r.mode} fetch`;
   return `${r.count} issue(s) in the curriculum \u2014 ${how}: ${r.added} added, ${r.changed} changed, ${r.removed} removed${r.requests ? `, ${r.requests} GitHub request(s)` : ""}.`;
 }

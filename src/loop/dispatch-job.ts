@@ -20,6 +20,8 @@ import { workflowTarget, type WorkflowTarget } from '../github/next-cycle.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
 import { createGitHubClient } from '../github/client.js';
 import { octokitFeedback } from '../github/feedback-port.js';
+import { octokitPort } from '../github/issues-port.js';
+import { publishStatuses } from '../feedback/refresh.js';
 import { watchDeliveries, type WatchResult } from '../feedback/watch.js';
 
 /**
@@ -167,6 +169,9 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       ...(jobStatus ? { jobStatus } : {}),
     }),
   );
+  // The status comments say "queued" (with a link to this run) as soon as the crews are planned, not
+  // only when the grade job ends the run (src/feedback/refresh.ts; never throws).
+  if (!input.dryRun) await statusesAfterPlanning(input, config, layout, logger, scope.issues);
   const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
   if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
   return {
@@ -202,6 +207,22 @@ async function scanBeforePlanning(
   const port = octokitFeedback(createGitHubClient({ token: input.token, logger }), repository);
   return logger.group('Read feedback on delivered pull requests', () =>
     watchDeliveries({ config, layout, logger, port }),
+  );
+}
+
+/** Mode plan, with a token: publishes the status comments of the issues it concerns (`issues: write`). */
+async function statusesAfterPlanning(
+  input: DispatchJobInput,
+  config: SchoolConfig,
+  layout: StateLayout,
+  logger: Logger,
+  only: ReadonlySet<number> | undefined,
+): Promise<void> {
+  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+  if (!input.token || !repository || !config.grading.comment) return;
+  const github = octokitPort(createGitHubClient({ token: input.token, logger }), repository);
+  await logger.group('Status comments', () =>
+    publishStatuses({ config, layout, logger, github, ...(only ? { only } : {}) }),
   );
 }
 

@@ -110,6 +110,12 @@ describe('dispatch-crew mode plan reads feedback first', () => {
     expect(first.result.plan.assignments).toMatchObject([
       { issueNumber: n, agent: 'beta', revision: { round: 1, pr, headSha: sha, revises: crewId } },
     ]);
+    // The plan says so on the issue at once (the status comment), not only when the run's grade ends.
+    const status = fake.issues
+      .get(n)!
+      .comments.filter((c) => c.body.includes(`<!-- school-core:status:issue-${n} -->`));
+    expect(status).toHaveLength(1);
+    expect(status[0]!.body).toMatch(/revision 1 of 3/);
 
     // Idle: once the cursor settles, the scan is one conditional request answered 304.
     let idle = 0;

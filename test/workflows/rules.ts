@@ -252,7 +252,12 @@ export function leastPrivilege(wf: Workflow): string[] {
     if (p.contents === 'write' && !steps.some((s) => s.with?.mode === 'save') && !tagsRelease) {
       out.push(`job ${id}: contents: write without a checkpoint save or a release`);
     }
+    // The plan publishes the status comments ("queued") right after planning: issues only.
+    const plans = steps.some(
+      (s) => /(^|\/)actions\/dispatch-crew$/.test(s.uses ?? '') && s.with?.mode === 'plan',
+    );
     for (const scope of ['issues', 'pull-requests']) {
+      if (scope === 'issues' && plans) continue;
       if (p[scope] === 'write' && !steps.some((s) => /drain-grading/.test(s.uses ?? ''))) {
         out.push(`job ${id}: ${scope}: write without drain-grading`);
       }
