@@ -350,7 +350,14 @@ describe.each(Object.entries(callers))('the caller in %s', (where, text) => {
           `${where} grants ${scope} for loop job ${id}`,
         ).toBeGreaterThanOrEqual(rank[level]!);
     }
-    expect(Object.keys(granted).sort()).toEqual(['actions', 'checks', 'contents', 'issues', 'pull-requests', 'statuses']);
+    expect(Object.keys(granted).sort()).toEqual([
+      'actions',
+      'checks',
+      'contents',
+      'issues',
+      'pull-requests',
+      'statuses',
+    ]);
   });
 
   it.each(cases)('$name', async (c) => {
