@@ -76567,14 +76567,18 @@ class DeployedLoop {
     this.ready.set(full.id, full);
     this.backlogSize += item.issue.size;
   }
-  /** The office decides for `offered` daemons (others offer no slot); returns what it placed. */
-  place(offered, capacity) {
-    const free = offered.filter((d) => capacity(d) > 0).map((d) => ({
+  /** The daemons of `among` with a free slot, as the office's admission sees them. */
+  freeDaemons(among, capacity) {
+    return among.filter((d) => capacity(d) > 0).map((d) => ({
       id: d.id,
       class: d.slots[0].class,
       free: capacity(d),
       busy: this.perDaemon - capacity(d)
     }));
+  }
+  /** The office decides for `offered` daemons (others offer no slot); returns what it placed. */
+  place(offered, capacity) {
+    const free = this.freeDaemons(offered, capacity);
     if (free.length === 0 || this.ready.size === 0) return [];
     this.decisions++;
     const paused = this.now < this.log.pausedUntil ? `usage limit; paused until minute ${this.log.pausedUntil.toFixed(1)}` : void 0;
@@ -76734,12 +76738,7 @@ class DeployedLoop {
    */
   planStandby(capacity, chain = 0) {
     if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
-    const free = [...this.daemons.values()].filter((d) => capacity(d) > 0).map((d) => ({
-      id: d.id,
-      class: d.slots[0].class,
-      free: capacity(d),
-      busy: this.perDaemon - capacity(d)
-    }));
+    const free = this.freeDaemons([...this.daemons.values()], capacity);
     if (free.length === 0) return;
     this.decisions++;
     const { first, standby } = this.office.planStandby(

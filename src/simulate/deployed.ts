@@ -263,9 +263,9 @@ class DeployedLoop {
     this.backlogSize += item.issue.size;
   }
 
-  /** The office decides for `offered` daemons (others offer no slot); returns what it placed. */
-  private place(offered: Daemon[], capacity: (d: Daemon) => number): Array<[ReadyItem, Daemon]> {
-    const free: FreeDaemon[] = offered
+  /** The daemons of `among` with a free slot, as the office's admission sees them. */
+  private freeDaemons(among: Daemon[], capacity: (d: Daemon) => number): FreeDaemon[] {
+    return among
       .filter((d) => capacity(d) > 0)
       .map((d) => ({
         id: d.id,
@@ -273,6 +273,11 @@ class DeployedLoop {
         free: capacity(d),
         busy: this.perDaemon - capacity(d),
       }));
+  }
+
+  /** The office decides for `offered` daemons (others offer no slot); returns what it placed. */
+  private place(offered: Daemon[], capacity: (d: Daemon) => number): Array<[ReadyItem, Daemon]> {
+    const free = this.freeDaemons(offered, capacity);
     if (free.length === 0 || this.ready.size === 0) return [];
     this.decisions++;
     const paused =
@@ -454,14 +459,7 @@ class DeployedLoop {
    */
   private planStandby(capacity: (d: Daemon) => number, chain = 0): void {
     if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
-    const free: FreeDaemon[] = [...this.daemons.values()]
-      .filter((d) => capacity(d) > 0)
-      .map((d) => ({
-        id: d.id,
-        class: d.slots[0]!.class,
-        free: capacity(d),
-        busy: this.perDaemon - capacity(d),
-      }));
+    const free = this.freeDaemons([...this.daemons.values()], capacity);
     if (free.length === 0) return;
     this.decisions++;
     const { first, standby } = this.office.planStandby(
