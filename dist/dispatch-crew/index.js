@@ -67458,8 +67458,10 @@ async function readPull(o, r, d, updatedAt, seenAt) {
 }
 async function readComments(o, r, d, n, seenAt, knownHead) {
   let head = knownHead;
+  const opened = d.firstDeliveredAt ? new Date(Date.parse(d.firstDeliveredAt) - 6e4).toISOString() : "";
   for (const c of await o.port.comments(n, seenAt)) {
     if (seenAt && c.updatedAt <= seenAt) continue;
+    if (c.updatedAt < opened) continue;
     if (c.body.includes(statusMarkerOf(d.issue))) continue;
     const instruction = schoolCommand(c.body);
     if (instruction === void 0) continue;
@@ -67537,16 +67539,33 @@ ${log.slice(-LOG_TAIL)}` : ""}`);
 function deliveredPullRequests(layout) {
   const outbox = new Outbox(layout);
   let oldest;
+  const opened = /* @__PURE__ */ new Map();
+  const pushed = /* @__PURE__ */ new Map();
   for (const e of outbox.log.read().events) {
     if (e.type !== "outbox.delivered" || !e.data.result?.pullRequest) continue;
     if (!oldest || e.at < oldest) oldest = e.at;
+    keepEarliest(opened, e.data.result.pullRequest.number, e.at);
+    keepEarliest(pushed, e.data.result.sha, e.at);
   }
   const delivered = [];
   for (const [issue, d] of outbox.deliveries()) {
     if (!d.pullRequest) continue;
-    delivered.push({ issue, pr: d.pullRequest.number, crewId: d.crewId, sha: d.sha });
+    const deliveredAt = pushed.get(d.sha);
+    const firstDeliveredAt = opened.get(d.pullRequest.number) ?? deliveredAt;
+    delivered.push({
+      issue,
+      pr: d.pullRequest.number,
+      crewId: d.crewId,
+      sha: d.sha,
+      ...deliveredAt ? { deliveredAt } : {},
+      ...firstDeliveredAt ? { firstDeliveredAt } : {}
+    });
   }
   return { delivered, ...oldest ? { oldest } : {} };
+}
+function keepEarliest(m, key, at) {
+  const was = m.get(key);
+  if (was === void 0 || at < was) m.set(key, at);
 }
 async function watchDeliveries(o) {
   const now = o.now ?? /* @__PURE__ */ new Date();

@@ -24,6 +24,11 @@ export interface Delivered {
   sha: string;
   /** When it was delivered: a commit with no check runs yet may still get some. */
   deliveredAt?: string;
+  /**
+   * When the pull request was first delivered: a comment older than that (the `/school` that
+   * started the issue's first cycle, say) is not feedback on it.
+   */
+  firstDeliveredAt?: string;
 }
 
 export type FeedbackKind = 'review' | 'command' | 'ci';
@@ -227,8 +232,11 @@ async function readComments(
   knownHead?: string,
 ) {
   let head = knownHead;
+  // A minute of slack: the delivery's time is our clock, the comment's GitHub's.
+  const opened = d.firstDeliveredAt ? new Date(Date.parse(d.firstDeliveredAt) - 60_000).toISOString() : '';
   for (const c of await o.port.comments(n, seenAt)) {
     if (seenAt && c.updatedAt <= seenAt) continue;
+    if (c.updatedAt < opened) continue;
     if (c.body.includes(statusMarkerOf(d.issue))) continue; // the school's own status comment
     const instruction = schoolCommand(c.body);
     if (instruction === undefined) continue;

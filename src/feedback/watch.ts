@@ -31,16 +31,35 @@ export interface WatchResult {
 export function deliveredPullRequests(layout: StateLayout): { delivered: Delivered[]; oldest?: string } {
   const outbox = new Outbox(layout);
   let oldest: string | undefined;
+  // When each pull request was first delivered, and when each commit was pushed (our clock).
+  const opened = new Map<number, string>();
+  const pushed = new Map<string, string>();
   for (const e of outbox.log.read().events) {
     if (e.type !== 'outbox.delivered' || !e.data.result?.pullRequest) continue;
     if (!oldest || e.at < oldest) oldest = e.at;
+    keepEarliest(opened, e.data.result.pullRequest.number, e.at);
+    keepEarliest(pushed, e.data.result.sha, e.at);
   }
   const delivered: Delivered[] = [];
   for (const [issue, d] of outbox.deliveries()) {
     if (!d.pullRequest) continue;
-    delivered.push({ issue, pr: d.pullRequest.number, crewId: d.crewId, sha: d.sha });
+    const deliveredAt = pushed.get(d.sha);
+    const firstDeliveredAt = opened.get(d.pullRequest.number) ?? deliveredAt;
+    delivered.push({
+      issue,
+      pr: d.pullRequest.number,
+      crewId: d.crewId,
+      sha: d.sha,
+      ...(deliveredAt ? { deliveredAt } : {}),
+      ...(firstDeliveredAt ? { firstDeliveredAt } : {}),
+    });
   }
   return { delivered, ...(oldest ? { oldest } : {}) };
+}
+
+function keepEarliest<K>(m: Map<K, string>, key: K, at: string): void {
+  const was = m.get(key);
+  if (was === undefined || at < was) m.set(key, at);
 }
 
 export async function watchDeliveries(o: {

@@ -103,6 +103,10 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
       expect(issue.comments[0]!.id).toBe(statusId);
       expect(issue.comments[0]!.body).toContain(`pull request [#${pr.number}]`);
 
+      // CI passes on the delivered commit (a fresh commit without any check run is asked about again
+      // until CI had time to start).
+      const head = gitOut(bare, 'rev-parse', `refs/heads/school/issue-${n}`).out;
+      fake.addCheckRun({ name: 'ci', head_sha: head, status: 'completed', conclusion: 'success' });
       // Idle cycles: nothing is posted again, and once the listing's cursor settles a cycle costs one
       // conditional request answered 304.
       let settledAfter = 0;
@@ -115,7 +119,6 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
         // issue's comments. The issue and its pull request come in the listing's order (most
         // recently updated first), which two updates in the same second do not fix: compared as a set.
         const r = '/repos/octo/school';
-        const head = gitOut(bare, 'rev-parse', `refs/heads/school/issue-${n}`).out;
         const asked = fake.requests.map((q) => q.path).filter((p) => !p.endsWith('/issues'));
         expect(asked.sort()).toEqual(
           settledAfter === 0

@@ -54,6 +54,7 @@ describe('dispatch-crew mode plan reads feedback first', () => {
     const n = issue.number;
     const sha = 'd'.repeat(40);
     const pr = fake.openPull({ head: `school/issue-${n}`, headSha: sha });
+    fake.addCheckRun({ name: 'ci', head_sha: sha, status: 'completed', conclusion: 'success' });
     writeCurriculum(layout, [curriculumItem(n)]);
     await recordHeartbeat(layout, config, {
       daemon: 'd1',

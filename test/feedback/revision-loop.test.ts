@@ -102,9 +102,11 @@ describe('revision crews in the local loop (docs/delivery.md, "Revisions")', () 
         });
       const branch = `refs/heads/school/issue-${n}`;
       const head = () => gitOut(bare, 'rev-parse', branch).out;
-      // GitHub reports the pull request's head as the branch on origin is.
+      // GitHub reports the pull request's head as the branch on origin is, and the repository's CI
+      // passes on it (a fresh commit without any check run is asked about again for a while).
       const syncHead = () => {
         for (const p of fake.pulls) p.headSha = head();
+        fake.addCheckRun({ name: 'ci', head_sha: head(), status: 'completed', conclusion: 'success' });
       };
 
       // Cycle 1: the crew delivers a pull request.

@@ -4,7 +4,11 @@ import { parseConfig } from '../../src/config/load.js';
 import { feedbackFold, type FeedbackState } from '../../src/feedback/log.js';
 import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { scanFeedback, schoolCommand, type Delivered, type ScanOptions } from '../../src/feedback/scan.js';
+import { deliveredPullRequests } from '../../src/feedback/watch.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { recordDelivered } from '../support/deliveries.js';
 import { GitHubFake } from '../support/github-fake.js';
+import { tempDir } from '../support/tmp.js';
 
 /** A repository with `n` delivered pull requests, and a scan that folds its own events. */
 function world(n = 3, over: Partial<ScanOptions> = {}) {
@@ -161,6 +165,54 @@ describe('finding feedback within the API budget (item 7)', () => {
     fake.resetLog();
     await scan();
     expect(fake.requestsTo('/status')).toHaveLength(0); // read once per delivered commit
+  });
+
+  it('a /school comment older than the pull request (the one that started the first cycle) is not feedback on it', async () => {
+    const { fake, delivered, scan } = world(1);
+    const d = delivered[0]!;
+    const asked = fake.addCommentAs(d.issue, '/school please take this one', 'owner1', 'OWNER');
+    // Delivered ten minutes after the comment: the comment asked for the work, not for a change.
+    fake.advance(600_000);
+    d.firstDeliveredAt = new Date(Date.parse(asked.created_at) + 600_000).toISOString();
+    expect((await scan()).feedback).toEqual([]);
+    // A comment after the delivery is feedback.
+    fake.addCommentAs(d.issue, '/school also update the docs', 'owner1', 'OWNER');
+    const r = await scan();
+    expect(r.feedback.map((f) => f.text)).toEqual(['also update the docs']);
+  });
+
+  it('a delivered pull request carries when it was first delivered and when its head was pushed', async () => {
+    const tmp = tempDir('school-delivered-at-');
+    try {
+      const layout = new StateLayout(tmp.path);
+      await recordDelivered(layout, { issue: 4, crewId: 'c4-00000001', pr: 9, sha: 'a'.repeat(40) });
+      await new Promise((r) => setTimeout(r, 20));
+      await recordDelivered(layout, { issue: 4, crewId: 'c4-00000002', pr: 9, sha: 'b'.repeat(40) }); // a revision
+      const [d, ...rest] = deliveredPullRequests(layout).delivered;
+      expect(rest).toEqual([]);
+      expect(d).toMatchObject({ issue: 4, pr: 9, crewId: 'c4-00000002', sha: 'b'.repeat(40) });
+      expect(d!.deliveredAt).toBeDefined();
+      expect(d!.firstDeliveredAt).toBeDefined();
+      expect(d!.firstDeliveredAt! < d!.deliveredAt!).toBe(true);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('a freshly delivered commit without check runs is asked again until CI had time to start', async () => {
+    const { fake, delivered, scan } = world(1);
+    const d = delivered[0]!;
+    d.deliveredAt = new Date().toISOString();
+    await scan(); // no check runs yet: CI has not started on the new commit
+    const run = fake.addCheckRun({
+      name: 'test',
+      head_sha: d.sha,
+      status: 'completed',
+      conclusion: 'failure',
+    });
+    run.log = 'FAIL expected helperThirtyOne';
+    const r = await scan();
+    expect(r.feedback.map((f) => [f.kind, f.id])).toEqual([['ci', `ci:${d.sha}`]]);
   });
 
   it('merged and closed-unmerged pull requests are settled once; then no longer watched', async () => {
