@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { http, HttpResponse, type HttpHandler } from 'msw';
 import { GitHubFake, type FakeOptions } from '../support/github-fake.js';
+import { git } from '../support/tmp.js';
 
 /**
  * The GitHub fake plus what the loop's jobs ask of the Actions API: `GET
@@ -126,4 +127,23 @@ export class ActionsFake extends GitHubFake {
 
 function bearer(request: Request): string {
   return (request.headers.get('authorization') ?? '').replace(/^(token|bearer)\s+/i, '');
+}
+
+/**
+ * An Actions fake for delivery through a bare `origin` (whose path is known only once it exists):
+ * GitHub's clock is the school's, so the first feedback scan asks from the delivery's time, and a
+ * pull request's head is its branch as it is on that repository.
+ */
+export function fakeOnOrigin(token: string, origin: () => string): ActionsFake {
+  return new ActionsFake({
+    tokens: { [token]: 'write' },
+    now: () => new Date(),
+    branchHead: (branch) => {
+      try {
+        return git(origin(), 'rev-parse', '--verify', '-q', `refs/heads/${branch}`) || undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  });
 }

@@ -7,7 +7,7 @@ import { anthropicServer, type AnthropicServer } from '../support/model-servers/
 import { startGitHubServer } from '../support/github-fake.js';
 import { git, initRepo, tempDir } from '../support/tmp.js';
 import { claudeAgent, claudeBin, claudeEnv, CLAUDE, describeReal } from '../agents/real/support.js';
-import { ActionsFake } from './fake.js';
+import { fakeOnOrigin } from './fake.js';
 import { LoopRunner } from './loop.js';
 import { bundle, type RunContext } from './runner.js';
 
@@ -26,17 +26,7 @@ const SLOW = 300_000;
 describeReal('a revision resumes the session through the bundles', CLAUDE, claudeBin(), (bin) => {
   const tmp = tempDir('school-e2e-session-');
   let origin = '';
-  const fake = new ActionsFake({
-    tokens: { [TOKEN]: 'write' },
-    now: () => new Date(),
-    branchHead: (branch) => {
-      try {
-        return git(origin, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`) || undefined;
-      } catch {
-        return undefined;
-      }
-    },
-  });
+  const fake = fakeOnOrigin(TOKEN, () => origin);
   let github: { url: string; close(): Promise<void> };
   let model: AnthropicServer;
   let loop: LoopRunner;

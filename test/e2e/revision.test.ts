@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bookbagSchema } from '../../src/bookbag/schema.js';
 import { startGitHubServer } from '../support/github-fake.js';
 import { git, initRepo, tempDir } from '../support/tmp.js';
-import { ActionsFake } from './fake.js';
+import { fakeOnOrigin } from './fake.js';
 import { LoopRunner, type LoopRun } from './loop.js';
 import { bundle, ROOT, type RunContext } from './runner.js';
 
@@ -22,19 +22,7 @@ const TOKEN = 'ghs_' + 'e2eRevisionTokenNeverPrinted0123456789'.slice(0, 36);
 const SLOW = 240_000;
 const tmp = tempDir('school-e2e-revision-');
 let origin = '';
-const fake = new ActionsFake({
-  tokens: { [TOKEN]: 'write' },
-  // GitHub's clock is the school's: the first feedback scan asks from the delivery's time.
-  now: () => new Date(),
-  // GitHub reports a pull request's head as its branch is on the repository.
-  branchHead: (branch) => {
-    try {
-      return git(origin, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`) || undefined;
-    } catch {
-      return undefined;
-    }
-  },
-});
+const fake = fakeOnOrigin(TOKEN, () => origin);
 let server: { url: string; close(): Promise<void> };
 let loop: LoopRunner;
 let base: Omit<RunContext, 'runId'>;
