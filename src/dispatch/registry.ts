@@ -1,4 +1,4 @@
-import type { CrewEvent, CrewOutcome, CrewPlanned, LeaseOwner } from '../schemas/crew.js';
+import type { CrewClaimed, CrewEvent, CrewOutcome, CrewPlanned, LeaseOwner } from '../schemas/crew.js';
 import { EventLog } from '../state/event-log.js';
 import { foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
@@ -30,6 +30,8 @@ export interface CrewRecord extends Omit<CrewPlanned, 'plannedBy'> {
   infra?: boolean;
   /** N7.1: its classroom lost it before its student finished (see CrewFinished.orphaned). */
   orphaned?: boolean;
+  /** A shared standby crew some crew job claimed (`crew.claimed`); `daemon` is then the claimant. */
+  claimed?: Omit<CrewClaimed, 'crewId'>;
 }
 
 export interface Lease {
@@ -72,7 +74,18 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
             ...(d.plannedBy ? { plannedBy: d.plannedBy } : {}),
             ...(d.queued === true ? { queued: true as const } : {}),
             ...(d.revision ? { revision: d.revision } : {}),
+            ...(d.eligible ? { eligible: [...d.eligible] } : {}),
           };
+        }
+        break;
+      }
+      case 'crew.claimed': {
+        // The first claim of a shared crew by a daemon it is listed for, before it starts, holds.
+        const c = state.crews[e.data.crewId];
+        const { crewId: _, ...claim } = e.data;
+        if (c && c.status === 'planned' && !c.claimed && c.eligible?.includes(claim.daemon)) {
+          c.claimed = claim;
+          c.daemon = claim.daemon;
         }
         break;
       }

@@ -5,7 +5,7 @@ import type { StateEvent } from '../state/event-log.js';
  * Crew lifecycle and worktree leases, as events in `crews.jsonl` (docs/architecture.md). The crew
  * registry (`views/crew_runs.json`) is a fold of these.
  *
- * Keys: `planned:<crew_id>`, `started:<crew_id>`, `lease:<daemon>/<slot>:<crew_id>`,
+ * Keys: `planned:<crew_id>`, `claimed:<crew_id>`, `started:<crew_id>`, `lease:<daemon>/<slot>:<crew_id>`,
  * `heartbeat:<crew_id>:<n>`, `released:<crew_id>`, `finished:<crew_id>`.
  */
 
@@ -81,6 +81,27 @@ export interface CrewPlanned {
   repairOf?: string;
   /** A revision crew: feedback on the pull request an earlier crew of this issue delivered. */
   revision?: RevisionPlan;
+  /**
+   * A standby crew of one GitHub run's shared queue (docs/dispatch.md, "One queue per run"): the
+   * daemons whose crew jobs may claim it, `daemon` (the planned one) first. Whoever runs it, the
+   * planned daemon included, must first win its claim (`crew.claimed`, src/dispatch/claims.ts).
+   */
+  eligible?: string[];
+}
+
+/**
+ * A shared standby crew taken by one crew job (src/dispatch/claims.ts): that job created the run's
+ * claim artifact for it first. The crew is that daemon's from here on; the claim file is in the
+ * job's handoff (`claims/<crewId>.json`), and its SHA-256 is the digest the artifact service lists.
+ */
+export interface CrewClaimed {
+  crewId: string;
+  daemon: string;
+  /** The crew job's run attempt (the handoff artifact's `<job attempt>`). */
+  jobAttempt: string;
+  nonce: string;
+  /** SHA-256 (hex) of the claim file as uploaded. */
+  sha256: string;
 }
 
 /**
@@ -153,6 +174,7 @@ export interface CrewFinished {
 
 export type CrewEvent =
   | StateEvent<'crew.planned', CrewPlanned>
+  | StateEvent<'crew.claimed', CrewClaimed>
   | StateEvent<'crew.started', CrewStarted>
   | StateEvent<'lease.acquired', LeaseAcquired>
   | StateEvent<'lease.heartbeat', LeaseHeartbeat>
