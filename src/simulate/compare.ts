@@ -81,9 +81,10 @@ export function compare(
     return { label: p.label, result, metrics: measure(workload, result) };
   });
   if (deployed) {
-    // The loop as deployed (deployed.ts): cron-only, as the workflow runs today, and continuous
-    // refill, under both dispatch orders.
-    for (const cadence of ['cron', 'refill', 'standby', 'shared'] as const) {
+    // The loop as deployed (deployed.ts), under both dispatch orders: cron-only, continuous refill
+    // (the CLI), the Actions crew jobs' shared standby (github.com) and their per-daemon standby
+    // (GHES).
+    for (const cadence of ['cron', 'refill', 'shared', 'standby'] as const) {
       for (const order of ['smallest-first', 'tail-guard'] as const) {
         // `school loop` and `school dispatch` give the driver no deadline: refill has no job limit.
         const limit = cadence === 'refill' ? { jobTimeoutMinutes: Infinity } : {};
@@ -108,6 +109,7 @@ export function compare(
 const CADENCE_LABELS: Record<Cadence, string> = {
   cron: 'cron-only (a plan per schedule tick)',
   refill: 'continuous refill from the office (one shared state: the CLI)',
-  standby: 'standby crews behind each first wave (Actions crew jobs)',
-  shared: 'one queue per run, claimed by any crew job whose slot frees (a design, not built)',
+  standby: "per-daemon standby (GHES): each daemon's standby crews its own crew job's alone",
+  shared:
+    "standby shared by the run's crew jobs (github.com): a freed slot takes its own, then the other daemons' it may run, in plan order",
 };

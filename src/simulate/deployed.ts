@@ -7,6 +7,7 @@ import { classRank } from './options.js';
 import type { FreeDaemon } from './ours.js';
 import type { ReadyItem } from './policy.js';
 import { RunLog } from './run-log.js';
+import { RunQueue } from './shared-queue.js';
 import type { SimSlot, Workload } from './workload.js';
 
 /**
@@ -22,9 +23,11 @@ import type { SimSlot, Workload } from './workload.js';
  *   the office for this daemon (`refillFor`), while a crew timeout plus the grading reserve still fit
  *   before the job's time limit (`jobTimeoutMinutes`; `school loop` gives the driver none, so
  *   compare.ts and the bench run this cadence without one) — the driver's rule.
- * - `standby` (`shared`): an Actions plan's first wave and standby crews, each crew job repairing its
- *   own failed crews; a run's crew ends reach the office at its grade, its crews hold their daemons'
- *   slots until then, and the grade starts the next run when work waits (below).
+ * - `standby` (GHES), `shared` (github.com): an Actions plan's first wave and standby crews, each
+ *   crew job repairing its own failed crews; a run's crew ends reach the office at its grade, its
+ *   crews hold their daemons' slots until then, and the grade starts the next run when work waits
+ *   (below). `standby`: a daemon's standby crews are its job's alone. `shared`: any crew job of the
+ *   run may claim them (`SharedRun`).
  * Pauses follow seed 002 as in the engine. Every run's duration and outcome come from the workload,
  * so cron and refill do the same work and differ only in when it starts.
  */
@@ -32,14 +35,16 @@ export type Cadence = 'cron' | 'refill' | 'standby' | 'shared';
 
 /**
  * One workflow run of the `standby` and `shared` cadences: its plan, its crew jobs, its grade.
- * `shared` (a design, not built in the crew jobs: docs/dispatch.md "One queue per run"): a plan's
- * standby crews go into one queue for the workflow run instead of one per daemon; a crew job of that
- * run whose slot frees claims the next crew there that its daemon's class takes, while a crew
+ * `shared` (docs/dispatch.md "One queue per run"): a plan's standby crews stay planned for their
+ * daemon, each listed with the run's daemons admission accepts it on (`eligible`); a crew job of the
+ * run whose slot frees, after its first wave and its own repairs, claims its own standby crews and
+ * then the other daemons', in plan order (the real `claimOrder`, through `RunQueue`), while a crew
  * timeout plus the reserve fit. What no job of the run claimed goes back to the backlog when the
  * run's last job ends.
  */
 interface SharedRun {
-  queue: ReadyItem[];
+  /** `shared`: the run's standby crews no job has claimed yet. */
+  queue: RunQueue;
   /** Crews its jobs started. */
   started: number;
   /** Runs in a row the loop started itself, this one included (0: the cron's). */
@@ -250,7 +255,7 @@ class DeployedLoop {
   }
 
   private plannedCount(): number {
-    const shared = [...this.runs].reduce((n, r) => n + r.queue.length, 0);
+    const shared = [...this.runs].reduce((n, r) => n + r.queue.size, 0);
     return [...this.daemons.values()].reduce(
       (n, d) => n + d.planned.length + (d.job?.crews.length ?? 0),
       shared + this.graded.size,
@@ -349,12 +354,11 @@ class DeployedLoop {
     while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
       this.launch(d, job.crews.shift()!);
     }
-    // `shared`: a freed slot claims the next crew of the run's queue its class takes.
-    const cls = classRank(d.slots[0]!.class);
+    // `shared`: a freed slot claims its own standby crews, then the other daemons', in plan order.
     while (job.run && d.free.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
-      const i = job.run.queue.findIndex((x) => classRank(x.issue.weight) <= cls);
-      if (i < 0) break;
-      this.launch(d, job.run.queue.splice(i, 1)[0]!);
+      const item = job.run.queue.claim(d.id);
+      if (!item) break;
+      this.launch(d, item);
     }
     if (d.running > 0) return;
     this.afterGrade(job.run, job.crews.splice(0));
@@ -395,7 +399,7 @@ class DeployedLoop {
     for (const r of this.runs) {
       const live = [...this.daemons.values()].some((d) => d.job?.run === r || d.pendingRun === r);
       if (live) continue;
-      this.afterGrade(r, r.queue.splice(0));
+      this.afterGrade(r, r.queue.drain());
       this.runs.delete(r);
       this.events.push(this.now + (this.o.gradeMinutes ?? 5), { kind: 'grade', run: r });
     }
@@ -476,14 +480,20 @@ class DeployedLoop {
     if (first.size > free.reduce((n, d) => n + d.free, 0)) {
       throw new SimulationError('the office placed more crews than free slots');
     }
-    const run: SharedRun = { queue: [], started: 0, graded: [], chain, planned: new Map() };
+    const run: SharedRun = { queue: new RunQueue(), started: 0, graded: [], chain, planned: new Map() };
     const shared = this.o.cadence === 'shared';
+    // The run's crew jobs: one per daemon given a first wave. A shared crew may be claimed by any of
+    // them that admission accepts it on (its planned daemon is one).
+    const withJob = new Set(first.values());
+    const jobs = [...this.daemons.values()]
+      .filter((d) => withJob.has(d.id))
+      .map((d) => ({ id: d.id, class: d.slots[0]!.class }));
     for (const [id, daemon] of [...first, ...standby]) {
       const item = this.ready.get(id)!;
       this.ready.delete(id);
       this.backlogSize -= item.issue.size;
       const d = this.daemons.get(daemon)!;
-      if (shared && standby.has(id)) run.queue.push(item);
+      if (shared && standby.has(id)) run.queue.add(item, daemon, this.office.eligible(item, jobs));
       else d.planned.push(item);
       run.planned.set(d, (run.planned.get(d) ?? 0) + 1);
     }
@@ -522,7 +532,7 @@ class DeployedLoop {
   private waiting(): ReadyItem[] {
     const out = [...this.ready.values()];
     for (const d of this.daemons.values()) out.push(...d.planned, ...(d.job?.crews ?? []));
-    for (const r of this.runs) out.push(...r.queue);
+    for (const r of this.runs) out.push(...r.queue.unclaimed());
     for (const i of this.graded) out.push(i);
     return out;
   }

@@ -19,7 +19,7 @@ import type { RunOutcome } from './workload.js';
  * disk, no spend cap, no fences, a job-time budget of one wave — the dimensions under study are
  * order, refill, classes and the failure lifecycle.
  */
-const AGENT: AgentConfig = {
+export const AGENT: AgentConfig = {
   id: 'sim-student',
   kind: 'command',
   command: ['true'],
@@ -71,6 +71,12 @@ export interface SimOffice extends Office {
     time: StandbyTime,
     backlogSize?: number,
   ): { first: Map<string, string>; standby: Map<string, string> };
+  /**
+   * The daemons of `daemons` admission would accept `item` on, each offered alone with one free
+   * slot: a shared standby crew's `eligible` (docs/dispatch.md, "One queue per run"), in the order
+   * given.
+   */
+  eligible(item: ReadyItem, daemons: ReadonlyArray<Pick<FreeDaemon, 'id' | 'class'>>): string[];
 }
 
 export function createOffice(options: OfficeOptions): SimOffice {
@@ -80,6 +86,8 @@ export function createOffice(options: OfficeOptions): SimOffice {
 /** The real dispatch code behind the simulator's `Office` seam, with a crew history per issue. */
 class SimulatedOffice implements SimOffice {
   private readonly history = new Map<number, Record<string, CrewRecord>>();
+  /** `eligible`: does admission accept a crew of this weight on a daemon of this class (`weight/class`)? */
+  private readonly accepts = new Map<string, boolean>();
 
   constructor(private readonly options: OfficeOptions) {}
 
@@ -128,6 +136,23 @@ class SimulatedOffice implements SimOffice {
     const ids = (list: typeof decision.admitted) =>
       new Map(list.map((a) => [byIssue.get(a.candidate.issueNumber)!.id, a.daemon]));
     return { first: ids(decision.admitted), standby: ids(standby.standby) };
+  }
+
+  eligible(item: ReadyItem, daemons: ReadonlyArray<Pick<FreeDaemon, 'id' | 'class'>>): string[] {
+    return daemons
+      .filter((d) => {
+        // Only the crew's weight and the daemon's class differ between these questions here (one
+        // agent for every role, every daemon online with ample disk, no fences): ask each pair once.
+        const key = `${item.issue.weight}/${d.class}`;
+        let ok = this.accepts.get(key);
+        if (ok === undefined) {
+          const one = { id: d.id, class: d.class, free: 1, busy: this.options.slotsPerDaemon - 1 };
+          ok = admit(this.admission([item], [one])).admitted.length === 1;
+          this.accepts.set(key, ok);
+        }
+        return ok;
+      })
+      .map((d) => d.id);
   }
 
   private admission(
@@ -200,7 +225,7 @@ class SimulatedOffice implements SimOffice {
   }
 }
 
-function crewIdOf(item: ReadyItem): string {
+export function crewIdOf(item: ReadyItem): string {
   return `c${item.issue.number}-${String(item.run).padStart(8, '0')}`;
 }
 

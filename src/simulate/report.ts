@@ -25,11 +25,12 @@ export function describeScenario(c: Comparison): string {
 /** Goal verdicts for our policy, with by how much a missed goal is missed. */
 export function goalLines(c: Comparison): string[] {
   const ours = c.results.find((r) => r.metrics.policy === 'ours')?.metrics;
-  const deployed = (['refill', 'standby'] as const).flatMap((cadence) => {
+  const where = { refill: 'the CLI', shared: 'github.com', standby: 'GHES' } as const;
+  const deployed = (['refill', 'shared', 'standby'] as const).flatMap((cadence) => {
     const m = c.results.find((r) => r.metrics.policy === `${cadence} · tail-guard`)?.metrics;
     if (!m) return [];
     return [
-      `deployed ${cadence} · tail-guard: makespan ${m.makespanRatio.toFixed(3)} × bound (goal ≤ 1.1 ×: ${m.makespanRatio <= GOALS.makespanRatio ? 'met' : 'missed'}), slots busy ${pct(m.backlogUtilization)} of the time runnable work waits (goal ≥ 95 %: ${m.backlogUtilization >= GOALS.utilization ? 'met' : 'missed'})`,
+      `deployed ${cadence} (${where[cadence]}) · tail-guard: makespan ${m.makespanRatio.toFixed(3)} × bound (goal ≤ 1.1 ×: ${m.makespanRatio <= GOALS.makespanRatio ? 'met' : 'missed'}), slots busy ${pct(m.backlogUtilization)} of the time runnable work waits (goal ≥ 95 %: ${m.backlogUtilization >= GOALS.utilization ? 'met' : 'missed'})`,
     ];
   });
   if (!ours) return deployed;

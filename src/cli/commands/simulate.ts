@@ -28,8 +28,8 @@ Options:
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
   --deployed          add eight rows: the loop as deployed — cron-only, continuous refill (CLI),
-                      standby crews behind each first wave (Actions crew jobs) and one queue
-                      shared by the run's crew jobs (designed, not built), each under
+                      the Actions crew jobs' standby shared by the run's jobs, own first
+                      (github.com), and per-daemon standby (GHES), each under
                       dispatch.order smallest-first and tail-guard — with the workflow's
                       cadence (--schedule-minutes, --job-minutes, --queue-minutes)
   --schedule-minutes M  cron interval for --deployed (default ${DEFAULT_DEPLOYED.scheduleMinutes})
