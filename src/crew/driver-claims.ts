@@ -74,7 +74,8 @@ export class SharedQueue {
   async next(skip: ReadonlySet<string>): Promise<string | undefined> {
     if (!this.open || !this.o.claims) return undefined;
     const earlier = await this.earlierClaims(this.o.claims);
-    const order = typeof earlier === 'string' ? [] : claimOrder(readCrewState(this.o.layout).registry, this.o.daemon);
+    const order =
+      typeof earlier === 'string' ? [] : claimOrder(readCrewState(this.o.layout).registry, this.o.daemon);
     for (const crewId of order) {
       if (skip.has(crewId) || this.tried.has(crewId) || (earlier as Set<string>).has(crewId)) continue;
       if ((await this.claim(crewId)).won) return crewId;

@@ -98,6 +98,8 @@ export class SlotDriver {
       }
       if (!this.active.size) {
         if (this.toLaunch.length) continue;
+        // A skipped shared crew may have emptied the list: the run's queue is asked next.
+        if (this.queue.open && !this.result.paused && !this.outOfTime()) continue;
         break;
       }
       const ended = await this.nextEnd();

@@ -56,7 +56,8 @@ export type ClaimFile = z.infer<typeof claimFileSchema>;
 export const CLAIMS_DIR = 'claims';
 export const MAX_CLAIM_FILE = 4096;
 
-export type ClaimOutcome = { kind: 'won'; sha256: string } | { kind: 'taken' } | { kind: 'failed'; reason: string };
+export type ClaimOutcome =
+  { kind: 'won'; sha256: string } | { kind: 'taken' } | { kind: 'failed'; reason: string };
 
 /**
  * The artifact seam of the shared queue (production: src/github/actions-services.ts, through the
@@ -150,7 +151,8 @@ export async function claimCrew(
   });
   // The name is ours but this state no longer offers the crew: it is left to the next plan
   // (wasted, never run twice).
-  if (!tx.result) return { kind: 'failed', reason: `crew ${crewId} is no longer a claimable crew of ${daemon}` };
+  if (!tx.result)
+    return { kind: 'failed', reason: `crew ${crewId} is no longer a claimable crew of ${daemon}` };
   return { kind: 'won', sha256 };
 }
 

@@ -168,7 +168,11 @@ export function admitStandby(
  * state already holds. The other crews of this batch are left out on purpose: the shared crews are
  * claimed one at a time, and a crew job only ever runs crews whose fences the plan kept disjoint.
  */
-export function sharedEligible(input: AdmissionInput, first: AdmissionResult, standby: Admitted[]): string[][] {
+export function sharedEligible(
+  input: AdmissionInput,
+  first: AdmissionResult,
+  standby: Admitted[],
+): string[][] {
   const jobs = [...new Set(first.admitted.map((a) => a.daemon))];
   return standby.map((a) => {
     const others = jobs.filter((d) => d !== a.daemon && admitsOn(input, a, d));
@@ -192,7 +196,12 @@ function admitsOn(input: AdmissionInput, a: Admitted, daemon: string): boolean {
     maxFallbacks: a.fallback ? 1 : 0,
   });
   const placed = r.admitted[0];
-  return placed !== undefined && placed.daemon === daemon && placed.agent === a.agent && placed.fallback === a.fallback;
+  return (
+    placed !== undefined &&
+    placed.daemon === daemon &&
+    placed.agent === a.agent &&
+    placed.fallback === a.fallback
+  );
 }
 
 /**

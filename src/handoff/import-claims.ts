@@ -65,7 +65,8 @@ export async function claimRefusal(e: StateEvent, c: ClaimCheck): Promise<string
   if (typeof d.nonce !== 'string' || typeof d.sha256 !== 'string') return 'names no nonce or digest';
   const crew = c.registry.crews[id];
   if (!crew) return `crew ${id} is not planned`;
-  if (!crew.eligible?.includes(c.daemon)) return `crew ${id} is not a shared crew daemon ${c.daemon} may claim`;
+  if (!crew.eligible?.includes(c.daemon))
+    return `crew ${id} is not a shared crew daemon ${c.daemon} may claim`;
   const k = crew.claimed;
   // A handoff imported again: the same claim, which the log's dedup skips.
   const again =

@@ -132,7 +132,13 @@ const RULES: Record<Exclude<HandoffLog, 'audit'>, Record<string, Rule>> = {
   crews: {
     'crew.planned': repairOf,
     'crew.claimed': (e, c) =>
-      claimRefusal(e, { daemon: c.daemon, dir: c.dir, handoff: c.handoff, registry: c.registry, list: c.claims }),
+      claimRefusal(e, {
+        daemon: c.daemon,
+        dir: c.dir,
+        handoff: c.handoff,
+        registry: c.registry,
+        list: c.claims,
+      }),
     'crew.started': both,
     'lease.acquired': both,
     'lease.heartbeat': ofCrew,

@@ -37,7 +37,15 @@ async function school() {
   for (const id of ['d1', 'd2', 'd4'])
     await recordHeartbeat(layout, cfg, { daemon: id, observedClass: 'xl', freeDiskBytes: 50 * GiB, at: NOW });
   const plan = (curriculum: CurriculumItem[], over: Partial<PlanInput> = {}) =>
-    planDispatch({ config: cfg, layout, curriculum, now: NOW, logger: memoryLogger(), standby: true, ...over });
+    planDispatch({
+      config: cfg,
+      layout,
+      curriculum,
+      now: NOW,
+      logger: memoryLogger(),
+      standby: true,
+      ...over,
+    });
   return { layout, plan };
 }
 
