@@ -6,12 +6,10 @@ import { readCrewState } from '../../src/dispatch/lease.js';
 import { CLAIMED_BEFORE, CLAIMED_ELSEWHERE, NO_CLAIM_SERVICE } from '../../src/crew/driver-claims.js';
 import { runStep } from '../../src/loop/steps.js';
 import { memoryLogger } from '../../src/log.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
-import { EventLog, event } from '../../src/state/event-log.js';
-import { StateLayout } from '../../src/state/layout.js';
-import { dirClaimPort, type DirClaimPort } from '../support/claim-port.js';
-import { git } from '../support/tmp.js';
-import { STUDENT, item, launcher, makeSchool, writeCurriculum, type School } from './helpers.js';
+import type { StateLayout } from '../../src/state/layout.js';
+import { dirClaimPort } from '../support/claim-port.js';
+import { launcher, type School } from './helpers.js';
+import { RUN, ctx, jobCopy, planCrews, twoDaemons } from './shared-helpers.js';
 
 /**
  * One queue per run, in the crew job: each daemon's job works on its own copy of the state (as on
@@ -19,69 +17,6 @@ import { STUDENT, item, launcher, makeSchool, writeCurriculum, type School } fro
  */
 let school: School | undefined;
 afterEach(() => school?.cleanup());
-
-const RUN = '77';
-
-function twoDaemons(): School {
-  return (school = makeSchool({
-    daemons: [
-      { id: 'd1', worktrees: 1 },
-      { id: 'd2', worktrees: 1 },
-    ],
-    extraAgents: [
-      {
-        id: 'slower',
-        command: ['node', STUDENT, '--mode', 'edit', '--sleep', '8000', '{brief}'],
-        roles: ['coding'],
-      },
-    ],
-  }));
-}
-
-/** Records `crew.planned` as the plan does; `shared` crews may be run by either daemon's job. */
-async function planCrews(
-  s: School,
-  crews: Array<{ crewId: string; issue: number; daemon: string; agent?: string; shared?: boolean }>,
-): Promise<void> {
-  writeCurriculum(
-    s,
-    crews.map((c) => item(c.issue)),
-  );
-  await new EventLog<CrewEvent>(s.layout.file('crews')).append(
-    crews.map((c) =>
-      event('crew.planned', `planned:${c.crewId}`, {
-        crewId: c.crewId,
-        issueNumber: c.issue,
-        daemon: c.daemon,
-        agent: c.agent ?? 'editor',
-        weight: 'standard',
-        fences: [],
-        repair: false,
-        attempt: 1,
-        ...(c.shared ? { queued: true as const, eligible: [c.daemon, c.daemon === 'd1' ? 'd2' : 'd1'] } : {}),
-      }),
-    ),
-  );
-}
-
-/** A crew job's own machine: a copy of the state as the plan saved it, and its own checkout. */
-function jobCopy(s: School, daemon: string) {
-  const state = join(s.root, `job-${daemon}`, 'state');
-  cpSync(s.layout.root, state, { recursive: true });
-  const repo = join(s.root, `job-${daemon}`, 'repo');
-  git(s.root, 'clone', '-q', s.repo, repo);
-  return { layout: new StateLayout(state), config: { ...s.config, stateDir: state, repoPath: repo } };
-}
-
-function ctx(s: School, port: DirClaimPort, daemon: string, jobAttempt = '1'): ClaimContext {
-  return {
-    port,
-    runId: RUN,
-    attempt: '1',
-    jobAttempt,
-    dir: join(s.root, `handoff-${daemon}-${jobAttempt}`, 'claims'),
-  };
-}
 
 async function job(
   s: School,
@@ -107,7 +42,7 @@ describe('a crew job of a run with one shared queue', () => {
     "two daemons' jobs on two copies of one state: each shared crew runs exactly once, and the job that is done first takes the other's standby",
     { timeout: 240_000 },
     async () => {
-      const s = twoDaemons();
+      const s = (school = twoDaemons());
       await planCrews(s, [
         // d1's first crew runs long; d2's is done soon and then works through d1's standby.
         { crewId: 'c1-00000001', issue: 1, daemon: 'd1', agent: 'slower' },
@@ -150,7 +85,7 @@ describe('a crew job of a run with one shared queue', () => {
       timeout: 120_000,
     },
     async () => {
-      const s = twoDaemons();
+      const s = (school = twoDaemons());
       await planCrews(s, [
         { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
         { crewId: SHARED[0]!, issue: 3, daemon: 'd1', shared: true },
@@ -177,7 +112,7 @@ describe('a crew job of a run with one shared queue', () => {
       timeout: 120_000,
     },
     async () => {
-      const s = twoDaemons();
+      const s = (school = twoDaemons());
       await planCrews(s, [
         { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
         { crewId: SHARED[0]!, issue: 3, daemon: 'd1', shared: true },
@@ -203,7 +138,7 @@ describe('a crew job of a run with one shared queue', () => {
       timeout: 180_000,
     },
     async () => {
-      const s = twoDaemons();
+      const s = (school = twoDaemons());
       await planCrews(s, [
         { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
         { crewId: SHARED[0]!, issue: 3, daemon: 'd1', shared: true },
@@ -236,7 +171,7 @@ describe('a crew job of a run with one shared queue', () => {
       timeout: 120_000,
     },
     async () => {
-      const s = twoDaemons();
+      const s = (school = twoDaemons());
       await planCrews(s, [
         { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
         { crewId: SHARED[0]!, issue: 3, daemon: 'd1', shared: true },
