@@ -1,5 +1,7 @@
-import { cpSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimName, type ClaimContext } from '../../src/dispatch/claims.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
@@ -180,6 +182,41 @@ describe('a crew job of a run with one shared queue', () => {
       expect(r.launched).toEqual(['c1-00000001']);
       expect(r.skipped).toEqual([{ crewId: SHARED[0], reason: NO_CLAIM_SERVICE }]);
       expect(r.claimed).toBeUndefined();
+    },
+  );
+
+  it(
+    'the test claim service races for real: of several processes creating one claim, exactly one wins',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const s = (school = twoDaemons());
+      const service = join(s.root, 'claims-service');
+      const fake = fileURLToPath(new URL('../support/claim-port.ts', import.meta.url));
+      const script = join(s.root, 'race.mts');
+      writeFileSync(
+        script,
+        [
+          `import { writeFileSync } from 'node:fs';`,
+          `import { dirClaimPort } from ${JSON.stringify(fake)};`,
+          `const file = process.argv[2] + '.json';`,
+          `writeFileSync(file, process.argv[2]);`,
+          `const r = await dirClaimPort(${JSON.stringify(service)}).create('school-claim-1-1-c3-00000003', file);`,
+          `process.stdout.write(r.kind);`,
+        ].join('\n'),
+      );
+      const one = (i: number) =>
+        new Promise<string>((done, fail) => {
+          const p = spawn(process.execPath, ['--import', 'tsx', script, join(s.root, `claim-${i}`)]);
+          let out = '';
+          p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          p.on('error', fail);
+          p.on('close', () => done(out));
+        });
+      const kinds = await Promise.all([0, 1, 2, 3].map(one));
+      expect(kinds.filter((k) => k === 'won')).toHaveLength(1);
+      expect(kinds.filter((k) => k === 'taken')).toHaveLength(3);
     },
   );
 });
