@@ -84,8 +84,7 @@ export class SlotDriver {
       this.result.paused = pausedReason(this.o.layout);
       if (!this.toLaunch.length && !this.refillOpen && !this.queue.open) this.diskWaitSince = undefined;
       await this.refill();
-      await this.takeShared();
-      await this.launchWhileFree();
+      await this.launchAndTake();
       this.skipWhilePausedAndIdle();
       if (
         this.diskWaitSince !== undefined &&
@@ -98,8 +97,6 @@ export class SlotDriver {
       }
       if (!this.active.size) {
         if (this.toLaunch.length) continue;
-        // A skipped shared crew may have emptied the list: the run's queue is asked next.
-        if (this.queue.open && !this.result.paused && !this.outOfTime()) continue;
         break;
       }
       const ended = await this.nextEnd();
@@ -153,6 +150,20 @@ export class SlotDriver {
       this.seen.add(id);
       this.toLaunch.push(id);
       this.result.refilled.push(id);
+    }
+  }
+
+  /**
+   * Launch what is listed; then, while a slot stays free, take from the run's shared queue and
+   * launch that, until the queue gives nothing more (each pass claims a new crew or closes it).
+   */
+  private async launchAndTake(): Promise<void> {
+    for (;;) {
+      await this.takeShared();
+      await this.launchWhileFree();
+      const free = this.active.size < this.limit && !this.toLaunch.length;
+      if (!free || !this.queue.open || this.result.paused || this.diskWaitSince !== undefined) return;
+      if (this.outOfTime()) return;
     }
   }
 

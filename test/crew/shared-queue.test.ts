@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { claimName, type ClaimContext } from '../../src/dispatch/claims.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
 import { CLAIMED_BEFORE, CLAIMED_ELSEWHERE, NO_CLAIM_SERVICE } from '../../src/crew/driver-claims.js';
+import { recordSpend } from '../../src/dispatch/spend.js';
 import { runStep } from '../../src/loop/steps.js';
 import { memoryLogger } from '../../src/log.js';
 import type { StateLayout } from '../../src/state/layout.js';
@@ -182,6 +183,25 @@ describe('a crew job of a run with one shared queue', () => {
       expect(r.launched).toEqual(['c1-00000001']);
       expect(r.skipped).toEqual([{ crewId: SHARED[0], reason: NO_CLAIM_SERVICE }]);
       expect(r.claimed).toBeUndefined();
+    },
+  );
+
+  it(
+    "claims none of another daemon's crews once its standby stops (the spend cap)",
+    { timeout: 120_000 },
+    async () => {
+      const s = (school = twoDaemons());
+      await planCrews(s, [
+        { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
+        { crewId: SHARED[1]!, issue: 4, daemon: 'd2', shared: true },
+      ]);
+      await recordSpend(s.layout, 'c0-earlier', { costUsd: 5.5, crewId: 'c0-earlier', agent: 'editor' });
+      const port = dirClaimPort(join(s.root, 'claims-service'));
+      const config = { ...s.config, dispatch: { ...s.config.dispatch, spendCap: 5 } };
+      const r = await job(s, { layout: s.layout, config }, 'd1', ctx(s, port, 'd1'));
+      expect(r.launched).toEqual(['c1-00000001']);
+      expect(r.claimed).toEqual([]);
+      expect((await port.list('school-claim-')).size).toBe(0);
     },
   );
 
