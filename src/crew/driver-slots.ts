@@ -10,6 +10,7 @@ import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import type { StateLayout } from '../state/layout.js';
 import type { DriverOptions, DriverResult } from './driver.js';
+import { SharedQueue } from './driver-claims.js';
 import { adopt, refillStop, settle, type Active, type Progress } from './driver-settle.js';
 import { GiB, freeDiskBytes, gib } from './disk.js';
 import { baselinePath, captureBaseline, readBaseline, writeBaseline } from './git-guard.js';
@@ -17,8 +18,9 @@ import { crewRuntimeDir, writeSpec, type CrewSpec } from './spec.js';
 
 /**
  * The driver's slot loop (driver.ts starts it under the driver lock): K slots over the crews to
- * launch, refilled from the dispatch office as they run out. One cycle of `run` is four named
- * steps — refill, launch, wait for the disk, wait for a crew's end — over the state kept here.
+ * launch, refilled from the dispatch office as they run out. One cycle of `run` is five named
+ * steps — refill, take from the run's shared queue, launch, wait for the disk, wait for a crew's
+ * end — over the state kept here.
  */
 
 /** What the slot loop needs besides the options: resolved once by `runAssignments`. */
@@ -52,6 +54,8 @@ export class SlotDriver {
   /** At most this many crews run at once: K, or the first wave when crews wait on standby. */
   private limit: number;
   private refillOpen: boolean;
+  /** The run's shared standby queue (./driver-claims.ts): claims before a shared crew launches. */
+  private readonly queue: SharedQueue;
   /** Since when launches wait for disk space (monotonic ms), while they do. */
   private diskWaitSince: number | undefined;
   private lastTick = performance.now();
@@ -70,6 +74,7 @@ export class SlotDriver {
     this.reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1000;
     this.limit = setup.slots;
     this.refillOpen = o.refill !== undefined;
+    this.queue = new SharedQueue(o);
   }
 
   /** Adopts live runners, records the git baseline, launches and waits until nothing is left. */
@@ -77,14 +82,14 @@ export class SlotDriver {
     await this.start();
     for (;;) {
       this.result.paused = pausedReason(this.o.layout);
-      if (!this.toLaunch.length && !this.refillOpen) this.diskWaitSince = undefined;
+      if (!this.toLaunch.length && !this.refillOpen && !this.queue.open) this.diskWaitSince = undefined;
       await this.refill();
-      this.launchWhileFree();
+      await this.launchAndTake();
       this.skipWhilePausedAndIdle();
       if (
         this.diskWaitSince !== undefined &&
         !this.active.size &&
-        (this.toLaunch.length || this.refillOpen)
+        (this.toLaunch.length || this.refillOpen || this.queue.open)
       ) {
         if (this.diskWaitExpired()) break;
         await new Promise((r) => setTimeout(r, this.poll));
@@ -98,6 +103,10 @@ export class SlotDriver {
       if (ended) await this.settleEnded(ended.a, ended.code);
     }
     this.result.paused = pausedReason(this.o.layout);
+    if (this.o.claims) {
+      this.result.claimed = [...this.queue.claimed];
+      this.result.claimsLost = [...this.queue.lost];
+    }
     return this.result;
   }
 
@@ -116,7 +125,8 @@ export class SlotDriver {
     // a slot the first wave frees: never more at once than the first wave (and adopted crews) hold.
     const planned = readCrewState(o.layout).registry.crews;
     this.standby = new Set(this.toLaunch.filter((id) => planned[id]?.queued === true));
-    if (this.standby.size)
+    // A job of a run's shared queue may take other daemons' crews: the same bound holds.
+    if (this.standby.size || o.claims)
       this.limit = Math.min(
         this.setup.slots,
         Math.max(1, this.toLaunch.length - this.standby.size + this.active.size),
@@ -143,8 +153,45 @@ export class SlotDriver {
     }
   }
 
+  /**
+   * Launch what is listed; then, while a slot stays free, take from the run's shared queue and
+   * launch that, until the queue gives nothing more (each pass claims a new crew or closes it).
+   */
+  private async launchAndTake(): Promise<void> {
+    for (;;) {
+      await this.takeShared();
+      await this.launchWhileFree();
+      const free = this.active.size < this.limit && !this.toLaunch.length;
+      if (!free || !this.queue.open || this.result.paused || this.diskWaitSince !== undefined) return;
+      if (this.outOfTime()) return;
+    }
+  }
+
+  /**
+   * The run's shared queue: this job's own list is done and a slot is free — take the next shared
+   * crew it can win, under the rules of its own standby (limit, standby stop, pause, time, disk).
+   */
+  private async takeShared(): Promise<void> {
+    while (this.queue.open && !this.toLaunch.length && !this.result.paused) {
+      if (this.active.size >= this.limit || this.outOfTime()) return;
+      const held = standbyStop(this.o, this.result);
+      if (held) {
+        this.queue.close();
+        this.o.logger.info(`daemon ${this.o.daemon}: no crew taken from the run's queue: ${held}`);
+        return;
+      }
+      if (this.diskHolds("the run's next shared crew") === undefined) return;
+      const crewId = await this.queue.next(this.seen);
+      if (!crewId) return;
+      this.seen.add(crewId);
+      this.standby.add(crewId);
+      this.toLaunch.push(crewId);
+      this.o.logger.info(`daemon ${this.o.daemon}: took ${crewId} from the run's shared queue`);
+    }
+  }
+
   /** Launches the next crews while a slot is free, nothing pauses launches and the disk floor holds. */
-  private launchWhileFree(): void {
+  private async launchWhileFree(): Promise<void> {
     while (this.active.size < this.limit && this.toLaunch.length && !this.result.paused) {
       if (this.outOfTime()) {
         this.skipAll(SKIP_DEADLINE, 'soft deadline');
@@ -158,8 +205,22 @@ export class SlotDriver {
         continue;
       }
       if (this.diskHolds(next) === undefined) return;
+      if (!(await this.claimed(next))) continue;
       this.launchNext();
     }
+  }
+
+  /**
+   * A shared crew launches only in the job that won its claim; one this job could not win is
+   * skipped (and dropped from the list) with the reason.
+   */
+  private async claimed(crewId: string): Promise<boolean> {
+    if (!this.queue.needsClaim(crewId)) return true;
+    const r = await this.queue.claim(crewId);
+    if (r.won) return true;
+    this.toLaunch.shift();
+    this.skip(crewId, r.reason, r.reason);
+    return false;
   }
 
   /** Launches the first crew to launch, unless the registry no longer plans it for this daemon. */

@@ -5,6 +5,7 @@ import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
 import type { JobLiveness } from '../dispatch/lease.js';
+import type { ClaimContext } from '../dispatch/claims.js';
 import { defaultRuntimeDir, defaultWorktreeRoot } from './spec.js';
 import { revParse } from './git.js';
 import type { Progress } from './driver-settle.js';
@@ -61,6 +62,12 @@ export interface DriverOptions {
    * (dispatch/standby.ts `planJobRepair`) and returns its crew id, which is launched next.
    */
   repair?: (crewId: string) => Promise<string | undefined>;
+  /**
+   * A crew job of a run's shared queue (src/dispatch/claims.ts): its shared standby crews launch only
+   * once their claim is won, and when its own list is done it claims other daemons' crews. Without
+   * it, shared crews (those with `eligible`) are never started here.
+   */
+  claims?: ClaimContext;
   /** Free bytes where this daemon's worktrees live, read before each launch. Default: statfs. */
   freeDisk?: () => number;
   /** With nothing running (nothing that could free space), how long to wait for the disk floor. */
@@ -82,6 +89,10 @@ export interface DriverResult {
   /** Why refill stopped early in this run (an interruption: the next plan decides again). */
   refillStopped?: string;
   paused?: string;
+  /** Shared crews this job won the claim of (its own and other daemons'), with `claims`. */
+  claimed?: string[];
+  /** Shared crews another crew job of the run claimed first, with `claims`. */
+  claimsLost?: string[];
 }
 
 export async function runAssignments(o: DriverOptions): Promise<DriverResult> {

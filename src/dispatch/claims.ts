@@ -56,7 +56,8 @@ export type ClaimFile = z.infer<typeof claimFileSchema>;
 export const CLAIMS_DIR = 'claims';
 export const MAX_CLAIM_FILE = 4096;
 
-export type ClaimOutcome = { kind: 'won'; sha256: string } | { kind: 'taken' } | { kind: 'failed'; reason: string };
+export type ClaimOutcome =
+  { kind: 'won'; sha256: string } | { kind: 'taken' } | { kind: 'failed'; reason: string };
 
 /**
  * The artifact seam of the shared queue (production: src/github/actions-services.ts, through the
@@ -140,13 +141,27 @@ export async function claimCrew(
   if (outcome.kind !== 'won') return outcome;
   const sha256 = createHash('sha256').update(readFileSync(path)).digest('hex');
   const data: CrewClaimed = { crewId, daemon, jobAttempt: ctx.jobAttempt, nonce: file.nonce, sha256 };
-  await crewLog(layout).transact((current) => {
+  const tx = await crewLog(layout).transact((current) => {
     const c = foldLog(crewFold, current).crews[crewId];
     const ok = c !== undefined && claimable(c) && c.eligible!.includes(daemon);
     return {
       append: ok ? [event('crew.claimed', `claimed:${crewId}`, data, now()) as CrewEvent] : [],
-      result: undefined,
+      result: ok,
     };
   });
+  // The name is ours but this state no longer offers the crew: it is left to the next plan
+  // (wasted, never run twice).
+  if (!tx.result)
+    return { kind: 'failed', reason: `crew ${crewId} is no longer a claimable crew of ${daemon}` };
   return { kind: 'won', sha256 };
+}
+
+/**
+ * The crews any attempt of this run's plan attempt has claimed, from the service's listing: a
+ * re-run crew job must not run a crew an earlier attempt of its job may already have run.
+ */
+export async function claimedInRun(port: ClaimPort, runId: string, attempt: string): Promise<Set<string>> {
+  const prefix = claimPrefix(runId, attempt);
+  const listed = await port.list(prefix);
+  return new Set([...listed.keys()].filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)));
 }

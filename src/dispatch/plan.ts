@@ -50,7 +50,7 @@ import {
   type Admitted,
   type Refusal,
 } from './admission.js';
-import { admitStandby, capUsage, typicalCrewMs } from './standby.js';
+import { admitStandby, capUsage, sharedEligible, typicalCrewMs } from './standby.js';
 import { AgentChooser, type ScoreLookup } from './assign.js';
 import { cleanFences } from './fences.js';
 import { untrustedReason } from '../curriculum/trust.js';
@@ -108,6 +108,11 @@ export interface PlanInput {
    * cannot ask the office for more while they run. Locally the driver refills from the office instead.
    */
   standby?: boolean;
+  /**
+   * One queue per GitHub run (with `standby`): each standby crew is recorded with the daemons whose
+   * crew jobs may claim it (`eligible`, ./standby.ts `sharedEligible`). Off on GHES and locally.
+   */
+  sharedQueue?: boolean;
   /**
    * Recorded on every planned crew: who is expected to start it. Local: this process's identity.
    * Actions: `{runId, runAttempt, job: <crew job>}`; the planner adds each crew's daemon.
@@ -319,9 +324,10 @@ function decide(
         config.dispatch.order,
       )
     : { standby: [], refused: decision.refused };
+  const eligible = input.sharedQueue ? sharedEligible(admission, decision, standby.standby) : [];
   const assignments = [
     ...decision.admitted.map((a) => toAssignment(a, false)),
-    ...standby.standby.map((a) => toAssignment(a, true)),
+    ...standby.standby.map((a, i) => toAssignment(a, true, eligible[i])),
   ];
   const byDaemon = new Map<string, string[]>();
   for (const a of assignments) byDaemon.set(a.daemon, [...(byDaemon.get(a.daemon) ?? []), a.crewId]);
@@ -486,7 +492,7 @@ function admissionInput(
 }
 
 /** An admitted candidate as an assignment, under a fresh crew id `c<issue>-<8 hex>`. */
-function toAssignment(a: Admitted, standby: boolean): Assignment {
+function toAssignment(a: Admitted, standby: boolean, eligible?: string[]): Assignment {
   return {
     crewId: `c${a.candidate.issueNumber}-${randomBytes(4).toString('hex')}`,
     issueNumber: a.candidate.issueNumber,
@@ -503,6 +509,7 @@ function toAssignment(a: Admitted, standby: boolean): Assignment {
     difficulty: a.candidate.difficulty,
     ...(standby ? { queued: true as const } : {}),
     ...(a.candidate.revision ? { revision: a.candidate.revision } : {}),
+    ...(eligible ? { eligible } : {}),
   };
 }
 
@@ -523,6 +530,7 @@ function plannedEvents(result: PlanResult, input: PlanInput, now: Date): CrewEve
         attempt: a.attempt,
         ...(a.queued ? { queued: a.queued } : {}),
         ...(a.revision ? { revision: a.revision } : {}),
+        ...(a.eligible ? { eligible: a.eligible } : {}),
         ...plannedBy(input.plannedBy, a.daemon),
       },
       now,

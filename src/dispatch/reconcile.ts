@@ -55,12 +55,24 @@ function expiredLease(registry: CrewRegistry, crewId: string, now: Date): Lease 
   return l && new Date(l.expiresAt) <= now ? l : undefined;
 }
 
+/**
+ * The crew jobs that may still start a planned crew planned on GitHub. A crew of one run's shared
+ * queue (`eligible`) may be started by whichever listed daemon's job claims it: unclaimed, by any of
+ * them; claimed, by the claimant's job only (its planned daemon's job may have ended long before).
+ */
+function plannedOwners(c: CrewRecord): ActionsOwner[] {
+  const by = c.plannedBy;
+  if (by?.kind !== 'actions') return [];
+  if (c.eligible === undefined) return [by];
+  const daemons = c.claimed ? [c.claimed.daemon] : c.eligible;
+  return daemons.map((daemon) => ({ ...by, daemon }));
+}
+
 /** Actions owners worth asking about: planners of planned crews, holders of expired leases. */
 function ownersToAsk(registry: CrewRegistry, now: Date): ActionsOwner[] {
   const out = new Map<string, ActionsOwner>();
   for (const c of Object.values(registry.crews)) {
-    if (c.status === 'planned' && c.plannedBy?.kind === 'actions')
-      out.set(ownerKey(c.plannedBy), c.plannedBy);
+    if (c.status === 'planned') for (const o of plannedOwners(c)) out.set(ownerKey(o), o);
     if (c.status === 'running') {
       const l = expiredLease(registry, c.crewId, now);
       if (l?.owner.kind === 'actions') out.set(ownerKey(l.owner), l.owner);
@@ -114,6 +126,7 @@ function goneBecause(owner: LeaseOwner, checks: OwnerChecks): string | undefined
 function plannedGone(c: CrewRecord, checks: OwnerChecks): string | undefined {
   const by = c.plannedBy;
   if (!by) return undefined; // planned before owners were recorded: nothing to check against
+  if (by.kind === 'actions' && c.eligible !== undefined) return sharedGone(c, by, checks);
   const why = goneBecause(by, checks);
   if (why === undefined) return undefined;
   if (by.kind === 'local') {
@@ -121,6 +134,21 @@ function plannedGone(c: CrewRecord, checks: OwnerChecks): string | undefined {
     return `planned by process ${by.pid} on ${by.host}, which is gone, and no driver of daemon ${c.daemon} started it`;
   }
   return `planned by run ${by.runId} (attempt ${by.runAttempt}) but its crew job for daemon ${c.daemon} never started it (${why})`;
+}
+
+/** A shared crew is gone only when every crew job that may still start it has ended. */
+function sharedGone(c: CrewRecord, by: ActionsOwner, checks: OwnerChecks): string | undefined {
+  const owners = plannedOwners(c);
+  const whys: string[] = [];
+  for (const o of owners) {
+    const why = goneBecause(o, checks);
+    if (why === undefined) return undefined;
+    whys.push(`${o.daemon}: ${why}`);
+  }
+  const run = `run ${by.runId} (attempt ${by.runAttempt})`;
+  return c.claimed
+    ? `claimed in ${run} by the crew job for daemon ${c.claimed.daemon}, which never started it (${whys.join('; ')})`
+    : `planned by ${run} for its shared queue, but no crew job of daemons ${owners.map((o) => o.daemon).join(', ')} claimed it (${whys.join('; ')})`;
 }
 
 /** The events that settle every crew whose owner is gone; pure apart from the local /proc check. */

@@ -161,6 +161,50 @@ export function admitStandby(
 }
 
 /**
+ * One queue per run (docs/dispatch.md): the daemons whose crew jobs may run each standby crew, the
+ * planned daemon first. A crew job exists for every daemon that got a first-wave crew; of those, a
+ * daemon is listed when admission would place this crew on it alone — the same agent, class and
+ * weight, classroom kind (no new fallback), free disk — with fences checked against the crews the
+ * state already holds. The other crews of this batch are left out on purpose: the shared crews are
+ * claimed one at a time, and a crew job only ever runs crews whose fences the plan kept disjoint.
+ */
+export function sharedEligible(
+  input: AdmissionInput,
+  first: AdmissionResult,
+  standby: Admitted[],
+): string[][] {
+  const jobs = [...new Set(first.admitted.map((a) => a.daemon))];
+  return standby.map((a) => {
+    const others = jobs.filter((d) => d !== a.daemon && admitsOn(input, a, d));
+    return [a.daemon, ...others];
+  });
+}
+
+/** Whether admission alone would place `a`'s crew, with its agent, on `daemon`. */
+function admitsOn(input: AdmissionInput, a: Admitted, daemon: string): boolean {
+  const r = admit({
+    ...input,
+    candidates: [a.candidate],
+    daemons: input.daemons.map((d) =>
+      d.id === daemon ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER },
+    ),
+    maxCrews: Number.MAX_SAFE_INTEGER,
+    activeCrews: 0,
+    // Fences against the state's crews only (see above); the time gate is the job's, at launch.
+    heldFences: input.heldFences,
+    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+    maxFallbacks: a.fallback ? 1 : 0,
+  });
+  const placed = r.admitted[0];
+  return (
+    placed !== undefined &&
+    placed.daemon === daemon &&
+    placed.agent === a.agent &&
+    placed.fallback === a.fallback
+  );
+}
+
+/**
  * Tail-guard over a daemon's own standby: its job starts them in the order planned, so the rule
  * the office applies to a shrinking backlog (./order.ts) is applied here to the daemon's queue as it
  * will shrink. At each place, a crew predicted at ≥ β × the queue's remaining work per slot goes

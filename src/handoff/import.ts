@@ -7,6 +7,7 @@ import type { Requeues, VerdictLookup } from '../dispatch/history.js';
 import { crewFold, type CrewRegistry } from '../dispatch/registry.js';
 import { readSchool } from '../dispatch/school-log.js';
 import { jobRepair } from '../dispatch/standby.js';
+import type { ClaimPort } from '../dispatch/claims.js';
 import { gradingVerdicts } from '../grading/feedback.js';
 import type { CrewEvent, CrewPlanned } from '../schemas/crew.js';
 import { message } from '../errors.js';
@@ -25,7 +26,8 @@ import {
   readFileBounded,
   type HandoffLog,
 } from './handoff.js';
-import { parseHandoffName } from './name.js';
+import { claimListing, claimRefusal, type ClaimListing } from './import-claims.js';
+import { parseHandoffName, type HandoffName } from './name.js';
 
 /**
  * Imports what jobs that ran student code handed on (./handoff.ts), in a job that runs none. A
@@ -35,6 +37,8 @@ import { parseHandoffName } from './name.js';
  *   name (the workflow names it, not the job's contents), read from the whole name (./name.ts);
  *   each events file matches its digest;
  * - sizes are bounded (file, line, key);
+ * - a shared crew's claim (`crew.claimed`) only as the run's artifact service lists it
+ *   (./import-claims.ts); a shared crew is that daemon's only once its claim is accepted;
  * - each event is of a type that job may record, about a crew planned for that daemon: crew
  *   lifecycle and lease events, grading jobs, spend and pauses of those crews, the daemon's own
  *   heartbeat, audit lines. Never scores, outbox entries, pause clearances or another daemon's
@@ -56,18 +60,25 @@ const MAX_KEY = 512;
 
 interface RuleContext {
   daemon: string;
+  /** The crews whose events this handoff may carry: planned for its daemon, or claimed by it. */
   crews: Set<string>;
+  dir: string;
+  handoff: HandoffName;
+  claims?: ClaimListing;
   /** The crew registry with this handoff's crew events accepted so far applied. */
   registry: CrewRegistry;
   verdict?: VerdictLookup;
   requeues?: Requeues;
 }
-type Rule = (e: StateEvent, ctx: RuleContext) => string | undefined;
+type Rule = (e: StateEvent, ctx: RuleContext) => string | undefined | Promise<string | undefined>;
 
 const ofCrew: Rule = (e, c) => {
   const id = (e.data as { crewId?: unknown } | null)?.crewId;
   if (typeof id !== 'string') return 'names no crew';
-  return c.crews.has(id) ? undefined : `crew ${id} is not planned for daemon ${c.daemon}`;
+  if (c.crews.has(id)) return undefined;
+  return c.registry.crews[id]?.eligible?.includes(c.daemon)
+    ? `crew ${id} is a shared crew daemon ${c.daemon} has no accepted claim of`
+    : `crew ${id} is not planned for daemon ${c.daemon}`;
 };
 const onDaemon: Rule = (e, c) => {
   const d = (e.data as { daemon?: unknown } | null)?.daemon;
@@ -109,7 +120,8 @@ const repairOf: Rule = (e, c) => {
     d.agent === failed.agent &&
     d.weight === failed.weight &&
     JSON.stringify(d.fences) === JSON.stringify(failed.fences) &&
-    d.revision === undefined;
+    d.revision === undefined &&
+    d.eligible === undefined;
   return same
     ? undefined
     : `it is not the repair crew ${d.repairOf} calls for (attempt ${due.attempt}, same agent, weight and fences)`;
@@ -119,6 +131,14 @@ const repairOf: Rule = (e, c) => {
 const RULES: Record<Exclude<HandoffLog, 'audit'>, Record<string, Rule>> = {
   crews: {
     'crew.planned': repairOf,
+    'crew.claimed': (e, c) =>
+      claimRefusal(e, {
+        daemon: c.daemon,
+        dir: c.dir,
+        handoff: c.handoff,
+        registry: c.registry,
+        list: c.claims,
+      }),
     'crew.started': both,
     'lease.acquired': both,
     'lease.heartbeat': ofCrew,
@@ -158,9 +178,11 @@ function parseEvent(line: string): StateEvent | string {
 export async function importHandoffs(
   layout: StateLayout,
   root: string,
-  o: { config: SchoolConfig; logger: Logger },
+  o: { config: SchoolConfig; logger: Logger; claims?: ClaimPort },
 ): Promise<HandoffImport> {
   const result: HandoffImport = { dirs: [], refused: [] };
+  // The run's claims are listed once per import (and only when a handoff carries a claim).
+  const claims = claimListing(o.claims);
   const verdict = gradingVerdicts(layout, o.logger);
   const requeues = readSchool(layout).requeues;
   for (const dir of handoffDirs(root)) {
@@ -224,6 +246,9 @@ export async function importHandoffs(
       const ctx: RuleContext = {
         daemon,
         crews: crewsOf(layout, daemon),
+        dir,
+        handoff: handedOn,
+        ...(claims ? { claims } : {}),
         registry: structuredClone(readCrewState(layout).registry),
         ...(verdict ? { verdict } : {}),
         ...(requeues ? { requeues } : {}),
@@ -242,7 +267,7 @@ export async function importHandoffs(
         }
         const rule = rules[log]?.[e.type];
         const why = rule
-          ? rule(e, ctx)
+          ? await rule(e, ctx)
           : `event type ${e.type} may not come from a ${roster ? 'roster' : 'crew'} job`;
         if (why) {
           refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
@@ -252,7 +277,8 @@ export async function importHandoffs(
         if (log !== 'crews') continue;
         // Later events of this handoff are judged on the registry as it will be (a repair's events).
         if (e.type !== 'crew.process') crewFold.apply(ctx.registry, e as CrewEvent);
-        if (e.type === 'crew.planned') ctx.crews.add((e.data as CrewPlanned).crewId);
+        if (e.type === 'crew.planned' || e.type === 'crew.claimed')
+          ctx.crews.add((e.data as { crewId: string }).crewId);
       }
       const appended = await new EventLog<StateEvent>(layout.file(log)).append(accepted);
       entry.accepted += appended.length;
@@ -323,11 +349,16 @@ async function importAudit(
   return records.length;
 }
 
+/**
+ * The crews a daemon's handoff may report on: those planned for it, except shared crews (one queue
+ * per run), which are the daemon's only once its claim is accepted — a shared crew's planned daemon
+ * is no more its runner than any other listed daemon until it wins the claim.
+ */
 function crewsOf(layout: StateLayout, daemon: string): Set<string> {
   const reg = readCrewState(layout).registry;
   return new Set(
     Object.values(reg.crews)
-      .filter((c) => c.daemon === daemon)
+      .filter((c) => (c.eligible === undefined ? c.daemon === daemon : c.claimed?.daemon === daemon))
       .map((c) => c.crewId),
   );
 }

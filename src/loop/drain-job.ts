@@ -29,6 +29,7 @@ import { GradingQueue, pendingKeys, type JobState } from '../grading/queue.js';
 import { countsLine } from '../grading/report.js';
 import { handoffDirs } from '../handoff/handoff.js';
 import { importHandoffs } from '../handoff/import.js';
+import type { ClaimPort } from '../dispatch/claims.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 
@@ -68,6 +69,11 @@ export interface DrainJobInput {
   stateDir?: string;
   token?: string;
   deliveryToken?: string;
+  /**
+   * The run's claim service (one queue per run, src/dispatch/claims.ts): without it, a handoff's
+   * claims of shared crews are refused, and with them those crews' events.
+   */
+  claims?: ClaimPort;
 }
 
 export type DrainJobResult =
@@ -189,7 +195,11 @@ async function importAndRequeue(
     await logger.group('Import bookbags', async () => {
       // Handoffs of crew jobs are validated and imported whole (events and bookbags).
       if (handoffDirs(from).length) {
-        const h = await importHandoffs(layout, from, { config, logger });
+        const h = await importHandoffs(layout, from, {
+          config,
+          logger,
+          ...(inputs.claims ? { claims: inputs.claims } : {}),
+        });
         logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
         return;
       }

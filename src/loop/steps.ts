@@ -14,6 +14,7 @@ import { StateLayout } from '../state/layout.js';
 import { runAssignments, type DriverResult, type Progress } from '../crew/driver.js';
 import { driverAlive } from '../crew/driver-lock.js';
 import type { JobLiveness } from '../dispatch/lease.js';
+import type { ClaimContext } from '../dispatch/claims.js';
 import { readCrewState } from '../dispatch/lease.js';
 import { plannerOwner } from '../dispatch/liveness.js';
 import { planJobRepair } from '../dispatch/standby.js';
@@ -56,6 +57,11 @@ export interface PlanStepOptions {
   /** Plan standby crews behind each daemon's first wave (crew jobs that cannot refill from the office). */
   standby?: boolean;
   /**
+   * One queue per GitHub run (with `standby`): every standby crew may be claimed by any crew job of
+   * the run that could run it (`eligible`), not only its planned daemon's (src/dispatch/claims.ts).
+   */
+  sharedQueue?: boolean;
+  /**
    * Plan only these issues (an event-driven cycle: the issue a label or a comment concerns). The
    * rest of the curriculum is neither planned nor refused this time; the scheduled cycle plans it.
    */
@@ -90,6 +96,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
       ...(revisions.length ? { revisions } : {}),
       plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
       ...(o.standby ? { standby: true } : {}),
+      ...(o.standby && o.sharedQueue ? { sharedQueue: true } : {}),
       ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
       driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       ...(o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}),
@@ -208,6 +215,11 @@ export interface RunStepOptions {
   freeDisk?: () => number;
   /** With nothing running, how long launches wait for the disk floor (default 5 min). */
   diskWaitMs?: number;
+  /**
+   * A crew job of a run's shared queue (src/dispatch/claims.ts): shared standby crews are claimed
+   * before they launch, and other daemons' are taken once this job's own are done.
+   */
+  claims?: ClaimContext;
 }
 
 export interface RunStepResult extends DriverResult {
@@ -238,6 +250,7 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
     ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
     ...(o.freeDisk ? { freeDisk: o.freeDisk } : {}),
     ...(o.diskWaitMs !== undefined ? { diskWaitMs: o.diskWaitMs } : {}),
+    ...(o.claims ? { claims: o.claims } : {}),
     ...(o.repairInJob && o.config.dispatch.repairInJob
       ? {
           repair: (crewId: string) =>
