@@ -466,7 +466,7 @@ class DeployedLoop {
     const free = this.freeDaemons([...this.daemons.values()], capacity);
     if (free.length === 0) return;
     this.decisions++;
-    const { first, standby } = this.office.planStandby(
+    const { first, standby, eligible } = this.office.planStandby(
       [...this.ready.values()],
       free,
       {
@@ -482,18 +482,13 @@ class DeployedLoop {
     }
     const run: SharedRun = { queue: new RunQueue(), started: 0, graded: [], chain, planned: new Map() };
     const shared = this.o.cadence === 'shared';
-    // The run's crew jobs: one per daemon given a first wave. A shared crew may be claimed by any of
-    // them that admission accepts it on (its planned daemon is one).
-    const withJob = new Set(first.values());
-    const jobs = [...this.daemons.values()]
-      .filter((d) => withJob.has(d.id))
-      .map((d) => ({ id: d.id, class: d.slots[0]!.class }));
+    // A shared crew may be claimed by the crew job of any daemon the plan lists for it.
     for (const [id, daemon] of [...first, ...standby]) {
       const item = this.ready.get(id)!;
       this.ready.delete(id);
       this.backlogSize -= item.issue.size;
       const d = this.daemons.get(daemon)!;
-      if (shared && standby.has(id)) run.queue.add(item, daemon, this.office.eligible(item, jobs));
+      if (shared && standby.has(id)) run.queue.add(item, daemon, eligible.get(id)!);
       else d.planned.push(item);
       run.planned.set(d, (run.planned.get(d) ?? 0) + 1);
     }

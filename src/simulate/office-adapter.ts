@@ -1,6 +1,6 @@
 import type { AgentConfig, DispatchOrder } from '../config/schema.js';
 import { admit, type AdmissionDaemon, type AdmissionInput } from '../dispatch/admission.js';
-import { admitStandby, jobRepair } from '../dispatch/standby.js';
+import { admitStandby, sharedEligible, jobRepair } from '../dispatch/standby.js';
 import { issueStates } from '../dispatch/history.js';
 import { orderCandidates, type Candidate } from '../dispatch/order.js';
 import type { CrewRecord } from '../dispatch/registry.js';
@@ -63,20 +63,16 @@ export interface SimOffice extends Office {
   jobRepair(item: ReadyItem): boolean;
   /**
    * An Actions plan (plan.ts `decide` with `standby`): the first wave onto the free slots, then the
-   * real standby pass (dispatch/standby.ts `admitStandby`) behind it. Item id → daemon for each.
+   * real standby pass (dispatch/standby.ts `admitStandby`) behind it. Item id → daemon for each,
+   * and for each standby crew the daemons whose crew jobs may claim it (standby.ts `sharedEligible`,
+   * the plan's `eligible`: docs/dispatch.md, "One queue per run"), its planned daemon first.
    */
   planStandby(
     candidates: readonly ReadyItem[],
     daemons: readonly FreeDaemon[],
     time: StandbyTime,
     backlogSize?: number,
-  ): { first: Map<string, string>; standby: Map<string, string> };
-  /**
-   * The daemons of `daemons` admission would accept `item` on, each offered alone with one free
-   * slot: a shared standby crew's `eligible` (docs/dispatch.md, "One queue per run"), in the order
-   * given.
-   */
-  eligible(item: ReadyItem, daemons: ReadonlyArray<Pick<FreeDaemon, 'id' | 'class'>>): string[];
+  ): { first: Map<string, string>; standby: Map<string, string>; eligible: Map<string, string[]> };
 }
 
 export function createOffice(options: OfficeOptions): SimOffice {
@@ -86,8 +82,6 @@ export function createOffice(options: OfficeOptions): SimOffice {
 /** The real dispatch code behind the simulator's `Office` seam, with a crew history per issue. */
 class SimulatedOffice implements SimOffice {
   private readonly history = new Map<number, Record<string, CrewRecord>>();
-  /** `eligible`: does admission accept a crew of this weight on a daemon of this class (`weight/class`)? */
-  private readonly accepts = new Map<string, boolean>();
 
   constructor(private readonly options: OfficeOptions) {}
 
@@ -115,7 +109,7 @@ class SimulatedOffice implements SimOffice {
     daemons: readonly FreeDaemon[],
     time: StandbyTime,
     backlogSize?: number,
-  ): { first: Map<string, string>; standby: Map<string, string> } {
+  ): { first: Map<string, string>; standby: Map<string, string>; eligible: Map<string, string[]> } {
     const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
     const input: AdmissionInput = {
       ...this.admission(candidates, daemons, undefined, backlogSize),
@@ -135,25 +129,15 @@ class SimulatedOffice implements SimOffice {
     );
     const ids = (list: typeof decision.admitted) =>
       new Map(list.map((a) => [byIssue.get(a.candidate.issueNumber)!.id, a.daemon]));
-    return { first: ids(decision.admitted), standby: ids(standby.standby) };
+    const eligible = sharedEligible(input, decision, standby.standby);
+    return {
+      first: ids(decision.admitted),
+      standby: ids(standby.standby),
+      eligible: new Map(standby.standby.map((a, i) => [byIssue.get(a.candidate.issueNumber)!.id, eligible[i]!])),
+    };
   }
 
-  eligible(item: ReadyItem, daemons: ReadonlyArray<Pick<FreeDaemon, 'id' | 'class'>>): string[] {
-    return daemons
-      .filter((d) => {
-        // Only the crew's weight and the daemon's class differ between these questions here (one
-        // agent for every role, every daemon online with ample disk, no fences): ask each pair once.
-        const key = `${item.issue.weight}/${d.class}`;
-        let ok = this.accepts.get(key);
-        if (ok === undefined) {
-          const one = { id: d.id, class: d.class, free: 1, busy: this.options.slotsPerDaemon - 1 };
-          ok = admit(this.admission([item], [one])).admitted.length === 1;
-          this.accepts.set(key, ok);
-        }
-        return ok;
-      })
-      .map((d) => d.id);
-  }
+
 
   private admission(
     candidates: readonly ReadyItem[],

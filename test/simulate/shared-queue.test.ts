@@ -119,15 +119,29 @@ describe('a run queue: the claim rule (dispatch/claims.ts claimOrder)', () => {
     expect(q.size).toBe(0);
   });
 
-  it("eligibility is the office's admission: a daemon of a lighter class than the crew is not listed", () => {
+  it("eligibility is the plan's (standby.ts sharedEligible): a daemon of a lighter class than the crew is not listed", () => {
     const office = createOffice({ slotsPerDaemon: 2, totalSlots: 4 });
     const daemons = [
-      { id: 'd1', class: 'heavy' as const },
-      { id: 'd2', class: 'light' as const },
+      { id: 'd1', class: 'heavy' as const, free: 2, busy: 0 },
+      { id: 'd2', class: 'light' as const, free: 2, busy: 0 },
     ];
-    expect(office.eligible(itemOf(issue(1, 'heavy'), 0), daemons)).toEqual(['d1']);
-    expect(office.eligible(itemOf(issue(2, 'light'), 1), daemons)).toEqual(['d1', 'd2']);
-    expect(office.eligible(itemOf(issue(3, 'standard'), 2), daemons)).toEqual(['d1']);
+    // Four light issues fill both daemons' first waves; the rest waits on standby.
+    const weights: CapacityClass[] = ['light', 'light', 'light', 'light', 'heavy', 'light', 'standard'];
+    const items = weights.map((w, i) => itemOf(issue(i + 1, w), i));
+    const plan = office.planStandby(items, daemons, {
+      jobMinutes: 720,
+      crewTimeoutMinutes: 60,
+      gradingReserveMinutes: 10,
+      typicalMinutes: 10,
+    });
+    expect(new Set(plan.first.values())).toEqual(new Set(['d1', 'd2']));
+    expect([...plan.standby.keys()].sort()).toEqual(['5#0', '6#0', '7#0']);
+    expect(plan.eligible.get('5#0')).toEqual(['d1']);
+    expect(plan.eligible.get('7#0')).toEqual(['d1']);
+    // Planned daemon first, then the other crew job admission accepts it on.
+    const light = plan.eligible.get('6#0')!;
+    expect(light[0]).toBe(plan.standby.get('6#0'));
+    expect([...light].sort()).toEqual(['d1', 'd2']);
   });
 });
 
