@@ -133,11 +133,11 @@ class SimulatedOffice implements SimOffice {
     return {
       first: ids(decision.admitted),
       standby: ids(standby.standby),
-      eligible: new Map(standby.standby.map((a, i) => [byIssue.get(a.candidate.issueNumber)!.id, eligible[i]!])),
+      eligible: new Map(
+        standby.standby.map((a, i) => [byIssue.get(a.candidate.issueNumber)!.id, eligible[i]!]),
+      ),
     };
   }
-
-
 
   private admission(
     candidates: readonly ReadyItem[],
