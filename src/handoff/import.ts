@@ -26,6 +26,7 @@ import {
   type HandoffLog,
 } from './handoff.js';
 import { parseHandoffName } from './name.js';
+import type { ClaimPort } from '../dispatch/claims.js';
 
 /**
  * Imports what jobs that ran student code handed on (./handoff.ts), in a job that runs none. A
@@ -158,7 +159,7 @@ function parseEvent(line: string): StateEvent | string {
 export async function importHandoffs(
   layout: StateLayout,
   root: string,
-  o: { config: SchoolConfig; logger: Logger },
+  o: { config: SchoolConfig; logger: Logger; claims?: ClaimPort },
 ): Promise<HandoffImport> {
   const result: HandoffImport = { dirs: [], refused: [] };
   const verdict = gradingVerdicts(layout, o.logger);

@@ -21,6 +21,7 @@ import type { VerdictLookup } from '../dispatch/history.js';
 import { defaultRuntimeDir } from '../crew/spec.js';
 import { revisionRequests } from '../feedback/revisions.js';
 import type { RevisionRequest } from '../dispatch/revision.js';
+import type { ClaimContext } from '../dispatch/claims.js';
 import { message } from '../errors.js';
 
 /**
@@ -60,6 +61,7 @@ export interface PlanStepOptions {
    * rest of the curriculum is neither planned nor refused this time; the scheduled cycle plans it.
    */
   onlyIssues?: ReadonlySet<number>;
+  sharedQueue?: boolean; // docs/dispatch.md "One queue per run": eligible daemons per standby crew
 }
 
 export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
@@ -208,6 +210,7 @@ export interface RunStepOptions {
   freeDisk?: () => number;
   /** With nothing running, how long launches wait for the disk floor (default 5 min). */
   diskWaitMs?: number;
+  claims?: ClaimContext; // docs/dispatch.md "One queue per run": claims from the run's shared queue
 }
 
 export interface RunStepResult extends DriverResult {
