@@ -375,6 +375,8 @@ export async function startArtifactService(): Promise<ArtifactService> {
   });
   server.keepAliveTimeout = 1000;
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  // It serves while its test runs, and never keeps the test process alive by itself.
+  server.unref();
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const inject = (kind: RequestKind, i: Injection) => injected.set(kind, [...(injected.get(kind) ?? []), i]);
