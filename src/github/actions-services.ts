@@ -1,5 +1,11 @@
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ArtifactPort } from '../checkpoint/artifact-source.js';
 import type { CachePort } from '../checkpoint/cache-source.js';
+import type { ClaimOutcome, ClaimPort } from '../dispatch/claims.js';
+import { message } from '../errors.js';
 import { withActionsRuntime } from './credentials.js';
 
 /**
@@ -48,3 +54,81 @@ export const actionsArtifactPort: ArtifactPort = {
       await new DefaultArtifactClient().uploadArtifact(name, files, root, { retentionDays });
     }),
 };
+
+/** Why the shared queue cannot claim on this server, or undefined where it can. */
+export function claimsUnsupported(
+  serverUrl: string | undefined = process.env.GITHUB_SERVER_URL,
+): string | undefined {
+  return onGhes(serverUrl)
+    ? `GitHub Enterprise Server (${serverUrl}) does not support @actions/artifact 2 or later, so crew jobs cannot claim from one queue; each daemon keeps its own standby crews`
+    : undefined;
+}
+
+/**
+ * The refusal of a name already taken in this run: `CreateArtifact` answers 409 Conflict, which the
+ * client does not retry and reports as `Failed to CreateArtifact: Received non-retryable error:
+ * Failed request: (409) Conflict: …`. A 409 from any other call (a finalize) is not a lost race.
+ */
+const TAKEN = /^Failed to CreateArtifact: .*\(409\)/s;
+
+/**
+ * The shared queue's claims (src/dispatch/claims.ts) over the run's artifacts, with the runner's
+ * runtime token (lent only for the call). `skipArchive` uploads the one file as it is, but names
+ * the artifact after the file (`uploadArtifact` replaces the name with the file's basename), so
+ * the claim file is copied under the claim's name into a scratch directory first: the artifact is
+ * then `name`, its content the file's bytes, its digest their SHA-256. A won claim costs
+ * `CreateArtifact` and `FinalizeArtifact` (plus two requests to the blob storage the service signs),
+ * a lost one `CreateArtifact` alone (test/github/claim-port.test.ts counts them).
+ */
+export const actionsClaimPort: ClaimPort = {
+  create: async (name: string, path: string): Promise<ClaimOutcome> => {
+    const unsupported = claimsUnsupported();
+    if (unsupported) return { kind: 'failed', reason: unsupported };
+    const scratch = mkdtempSync(join(tmpdir(), 'school-claim-'));
+    try {
+      const file = join(scratch, name);
+      copyFileSync(path, file);
+      const { digest } = await withActionsRuntime(async () => {
+        const { DefaultArtifactClient } = await import('@actions/artifact');
+        return new DefaultArtifactClient().uploadArtifact(name, [file], scratch, {
+          skipArchive: true,
+          // A claim matters only while its run does (the grade job lists it the same day).
+          retentionDays: 1,
+        });
+      });
+      return {
+        kind: 'won',
+        sha256: bareDigest(digest) ?? createHash('sha256').update(readFileSync(file)).digest('hex'),
+      };
+    } catch (e) {
+      const why = message(e);
+      return TAKEN.test(why) ? { kind: 'taken' } : { kind: 'failed', reason: why };
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  },
+  list: async (prefix: string): Promise<Map<string, string[]>> => {
+    const unsupported = claimsUnsupported();
+    if (unsupported) throw new Error(unsupported);
+    const { artifacts } = await withActionsRuntime(async () => {
+      const { DefaultArtifactClient } = await import('@actions/artifact');
+      // Every attempt's artifact of a name, not only the newest: a re-run may have claimed again.
+      return new DefaultArtifactClient().listArtifacts({ latest: false });
+    });
+    const out = new Map<string, string[]>();
+    for (const a of artifacts) {
+      if (!a.name.startsWith(prefix)) continue;
+      const digests = out.get(a.name) ?? [];
+      const hex = bareDigest(a.digest);
+      if (hex) digests.push(hex);
+      out.set(a.name, digests);
+    }
+    return out;
+  },
+};
+
+/** `sha256:<hex>` (as the service lists it) or bare hex, as lower-case hex; undefined otherwise. */
+export function bareDigest(digest: string | undefined): string | undefined {
+  const m = /^(?:sha256:)?([0-9a-fA-F]{64})$/.exec(digest?.trim() ?? '');
+  return m ? m[1]!.toLowerCase() : undefined;
+}

@@ -54,7 +54,6 @@ export interface ClaimCheck {
 
 /** Why this `crew.claimed` is refused, or undefined when the claim is the run's. */
 export async function claimRefusal(e: StateEvent, c: ClaimCheck): Promise<string | undefined> {
-  if (!c.list) return "the run's claims cannot be listed here";
   const d = e.data as Partial<CrewClaimed>;
   const id = d.crewId;
   if (typeof id !== 'string' || !CREW_ID_PATTERN.test(id)) return 'names no crew';
@@ -75,10 +74,12 @@ export async function claimRefusal(e: StateEvent, c: ClaimCheck): Promise<string
     k.jobAttempt === d.jobAttempt &&
     k.nonce === d.nonce &&
     k.sha256 === d.sha256;
-  if (!again) {
-    if (k) return `crew ${id} is already claimed by daemon ${k.daemon}`;
-    if (crew.status !== 'planned') return `crew ${id} is already ${crew.status}`;
-  }
+  // The state took this very claim when the run's listing vouched for it (the grade imports the
+  // handoffs again when it applies the verdicts, with no claim service): nothing new to check.
+  if (again) return undefined;
+  if (k) return `crew ${id} is already claimed by daemon ${k.daemon}`;
+  if (crew.status !== 'planned') return `crew ${id} is already ${crew.status}`;
+  if (!c.list) return "the run's claims cannot be listed here";
   const file = readClaimFile(c.dir, id);
   if (typeof file === 'string') return file;
   const h = c.handoff;
@@ -103,7 +104,7 @@ export async function claimRefusal(e: StateEvent, c: ClaimCheck): Promise<string
       : `the run has no claim ${name}`;
   // Honest jobs never claim a name twice (a re-run skips what any attempt claimed): when the name was
   // created more than once, which claim ran the crew cannot be told, so none is taken.
-  if (digests.length > 1 && !again) return `crew ${id} was claimed ${digests.length} times in this run`;
+  if (digests.length > 1) return `crew ${id} was claimed ${digests.length} times in this run`;
   return undefined;
 }
 

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveConfig } from '../config/load.js';
 import type { SchoolConfig } from '../config/schema.js';
@@ -7,7 +8,8 @@ import type { JobLiveness } from '../dispatch/lease.js';
 import { clearPause } from '../dispatch/pause.js';
 import type { PlanResult } from '../dispatch/plan.js';
 import { readRegistry } from '../dispatch/registry.js';
-import { CorruptStateError, message } from '../errors.js';
+import { CLAIMS_DIR, type ClaimContext, type ClaimPort } from '../dispatch/claims.js';
+import { ConfigError, CorruptStateError, message } from '../errors.js';
 import { markHandoff, writeHandoff } from '../handoff/handoff.js';
 import { importHandoffs, type HandoffImport } from '../handoff/import.js';
 import type { Logger } from '../log.js';
@@ -18,6 +20,7 @@ import { readNextCycle, recordNextCycle, thisRun, type NextCycleDecision } from 
 import { gradingVerdicts } from '../grading/feedback.js';
 import { workflowTarget, type WorkflowTarget } from '../github/next-cycle.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
+import { claimsUnsupported } from '../github/actions-services.js';
 import { createGitHubClient } from '../github/client.js';
 import { octokitFeedback } from '../github/feedback-port.js';
 import { octokitPort } from '../github/issues-port.js';
@@ -52,6 +55,21 @@ export interface DispatchJobInput {
   dryRun: boolean;
   /** argv prefix that starts a crew runner (mode run). */
   launcher: readonly string[];
+  /**
+   * Mode plan: where standby crews wait (docs/dispatch.md, "One queue per run"). `shared`: one queue
+   * for the run, each crew with the daemons eligible for it, which crew jobs claim from; `daemon`:
+   * behind the daemon planned for it; `auto` (default): shared in GitHub Actions on github.com and
+   * GHE.com, per daemon elsewhere (GitHub Enterprise Server has no artifact service to claim with).
+   */
+  standbyQueue?: StandbyQueue;
+  /**
+   * Modes run and import: the run's claim artifacts (the action passes `actionsClaimPort`). Used
+   * only in GitHub Actions off GHES, by a crew job with a handoff path and by the import of crew
+   * handoffs.
+   */
+  claimPort?: ClaimPort;
+  /** Mode run: the plan job's run attempt, which the claim artifacts' names carry (as the handoff's do). */
+  planAttempt?: string;
   /** Mode next-cycle: runs in a row the loop may start itself (0: off). */
   nextCycleRuns?: number;
   /** Mode next-cycle: starts the workflow this run belongs to again (`workflow_dispatch`). */
@@ -67,6 +85,9 @@ export interface DispatchJobInput {
   token?: string;
 }
 
+export const STANDBY_QUEUES = ['auto', 'shared', 'daemon'] as const;
+export type StandbyQueue = (typeof STANDBY_QUEUES)[number];
+
 export interface PlanNotes {
   loud?: string;
   roster?: { text: string; loud: boolean };
@@ -78,6 +99,8 @@ export interface PlanNotes {
   /** The event's pull requests: mapped to their issues, or not the school's (nothing planned). */
   pullRequests?: PlanScope['pullRequests'];
   unknownPullRequests?: string[];
+  /** Where this plan's standby crews wait, and why when not in one queue for the run. */
+  standbyQueue?: { shared: boolean; why?: string };
 }
 
 export type DispatchJobResult =
@@ -149,6 +172,8 @@ function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
 /** Mode plan: clear pauses when asked, plan the crews (standby included), and note the roster. */
 async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger): Promise<DispatchJobResult> {
   const { config, layout, jobStatus } = job;
+  // First: a standby queue this server cannot have fails the step before anything is recorded.
+  const queue = standbyQueue(input.standbyQueue);
   const cleared = input.clearPause?.trim()
     ? await clearPauses(layout, input.clearPause, input.dryRun)
     : undefined;
@@ -164,6 +189,8 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       dryRun: input.dryRun,
       // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
       standby: true,
+      // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
+      ...(queue.shared ? { sharedQueue: true } : {}),
       ...(scope.issues ? { onlyIssues: scope.issues } : {}),
       ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
       ...(jobStatus ? { jobStatus } : {}),
@@ -188,8 +215,33 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       dryRun: input.dryRun,
       ...(scope.pullRequests.length ? { pullRequests: scope.pullRequests } : {}),
       ...(unknown.length ? { unknownPullRequests: unknown } : {}),
+      standbyQueue: queue,
     },
   };
+}
+
+/**
+ * The plan's standby queue for the `standby-queue` input. `shared` needs what a crew job claims
+ * with: GitHub Actions and the artifact service, which GitHub Enterprise Server lacks; asked for
+ * there, it is refused with the fix rather than planned into crews no job could claim.
+ */
+export function standbyQueue(
+  asked: StandbyQueue = 'auto',
+  env: NodeJS.ProcessEnv = process.env,
+): { shared: boolean; why?: string } {
+  const ghes = claimsUnsupported(env.GITHUB_SERVER_URL);
+  if (asked === 'daemon') return { shared: false, why: 'standby-queue is daemon' };
+  if (asked === 'shared') {
+    if (ghes)
+      throw new ConfigError(
+        `dispatch-crew: standby-queue "shared" is not possible here: ${ghes}. Set standby-queue to auto or daemon.`,
+      );
+    return { shared: true };
+  }
+  if (ghes) return { shared: false, why: ghes };
+  if (env.GITHUB_ACTIONS !== 'true')
+    return { shared: false, why: 'not a GitHub Actions run (the daemons share one crew log here)' };
+  return { shared: true };
 }
 
 /**
@@ -232,10 +284,27 @@ async function importMode(
   job: JobSetup,
   logger: Logger,
 ): Promise<DispatchJobResult> {
+  const claims = importClaims(input);
   const imported = await logger.group("Import the crew jobs' handoffs", () =>
-    importHandoffs(job.layout, input.handoffPath!, { config: job.config, logger }),
+    importHandoffs(job.layout, input.handoffPath!, {
+      config: job.config,
+      logger,
+      ...(claims ? { claims } : {}),
+    }),
   );
   return { mode: 'import', imported };
+}
+
+/**
+ * The claim port for an import of crew handoffs (the grade job), where shared crews' claims are
+ * checked against the run's list; none for the roster's heartbeats, which carry no crew, nor off
+ * GitHub Actions or on GHES, where nothing was claimed.
+ */
+function importClaims(input: DispatchJobInput): ClaimPort | undefined {
+  if (!input.claimPort || process.env.GITHUB_ACTIONS !== 'true' || claimsUnsupported()) return undefined;
+  const root = input.handoffPath!;
+  const crews = existsSync(root) && readdirSync(root).some((d) => d.startsWith('school-handoff-'));
+  return crews ? input.claimPort : undefined;
 }
 
 /**
@@ -275,6 +344,7 @@ async function runMode(
     (input.jobStartedAt ? Math.max(0, Date.now() - input.jobStartedAt.getTime()) : 0);
   const bookbagsPath =
     input.bookbagsPath ?? (input.handoffPath ? join(input.handoffPath, 'bookbags') : undefined);
+  const claims = runClaims(input, logger);
   // Handed on also when the run fails: finished crews and released leases must not be lost.
   const run = await logger
     .group(`Run the crews of daemon ${daemon}`, () =>
@@ -290,11 +360,47 @@ async function runMode(
         // It cannot ask the office (its state is this job's copy); its own repairs it can plan.
         repairInJob: true,
         ...(jobStatus ? { jobStatus } : {}),
+        ...(claims ? { claims } : {}),
         onProgress: (p) => logger.info(progressLine(daemon, p)),
       }),
     )
     .finally(handoff);
   return { mode: 'run', daemon, run };
+}
+
+/**
+ * What a crew job claims shared standby crews with: its run's names, and `<handoff>/claims` for the
+ * claim files the grade job checks. Only in GitHub Actions off GHES and with a handoff (the claim
+ * files travel in it); without the plan's attempt it cannot name a claim, and says so.
+ */
+export function runClaims(
+  input: DispatchJobInput,
+  logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+): ClaimContext | undefined {
+  if (!input.claimPort || !input.handoffPath || env.GITHUB_ACTIONS !== 'true') return undefined;
+  if (claimsUnsupported(env.GITHUB_SERVER_URL)) return undefined;
+  const runId = env.GITHUB_RUN_ID ?? '';
+  const jobAttempt = env.GITHUB_RUN_ATTEMPT || '1';
+  if (!/^\d+$/.test(runId) || !/^\d+$/.test(jobAttempt)) {
+    logger.warning(
+      `dispatch-crew: no claims from the run's shared queue: GITHUB_RUN_ID "${runId}" or GITHUB_RUN_ATTEMPT "${jobAttempt}" is not a number`,
+    );
+    return undefined;
+  }
+  if (!input.planAttempt) {
+    logger.warning(
+      "dispatch-crew: no claims from the run's shared queue: the plan-attempt input is empty (pass the plan job's attempt output, as school-loop.yml does); this job claims no shared standby crew",
+    );
+    return undefined;
+  }
+  return {
+    port: input.claimPort,
+    runId,
+    attempt: input.planAttempt,
+    jobAttempt,
+    dir: join(input.handoffPath, CLAIMS_DIR),
+  };
 }
 
 /**

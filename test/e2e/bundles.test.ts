@@ -309,6 +309,8 @@ describe('the school loop through the committed bundles', () => {
     );
     expect(leaks(SECRET), 'the key pasted into issue 3').toEqual([]);
     expect(leaks(TOKEN), 'the token').toEqual([]);
+    // The runner's runtime token (a JWT) the crew jobs claim with: lent to the artifact client only.
+    expect(leaks(/eyJ[\w-]{8,}\.eyJ[\w-]{8,}\./), 'the runtime token').toEqual([]);
     expect(leaks(HOSTILE), 'raw bidi, zero-width or tag characters').toEqual([]);
     // The state branch's curriculum holds issue 3, sanitized.
     expect(branchFile('curriculum.jsonl')).toMatch(/"number":3/);

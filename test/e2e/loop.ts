@@ -1,5 +1,6 @@
 import { readdirSync, existsSync, cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { startArtifactService, type ArtifactService } from '../support/artifact-service.js';
 import type { ActionsFake } from './fake.js';
 import { Job, STATE_INPUTS, type CheckoutOptions, type RunContext, type StepResult } from './runner.js';
 
@@ -46,10 +47,38 @@ export interface LoopOptions {
 }
 
 export class LoopRunner {
+  private service?: Promise<ArtifactService>;
+
   constructor(
     private readonly base: Omit<RunContext, 'runId'>,
     private readonly fake: ActionsFake,
   ) {}
+
+  /**
+   * The loop's one artifact (results) service (`base.artifacts`, else started on first use): the
+   * crew jobs' claims on the shared standby queue and the grade job's list of them go there; its
+   * `artifacts()`, `requests` and `count()` show what the bundles did, `fail`/`delay`/`hold` inject.
+   */
+  artifactService(): Promise<ArtifactService> {
+    this.service ??= this.base.artifacts ? Promise.resolve(this.base.artifacts) : startArtifactService();
+    return this.service;
+  }
+
+  /** A run's context, with the loop's artifact service. */
+  async context(runId: number, runAttempt?: number): Promise<RunContext> {
+    return {
+      ...this.base,
+      runId,
+      ...(runAttempt ? { runAttempt } : {}),
+      artifacts: await this.artifactService(),
+    };
+  }
+
+  /** Stops the artifact service this runner started (a `base.artifacts` is the caller's). */
+  async close(): Promise<void> {
+    if (this.service && !this.base.artifacts) await (await this.service).close();
+    this.service = undefined;
+  }
 
   private artifacts(runId: number): string[] {
     const dir = join(this.base.root, `run-${runId}`, 'artifacts');
@@ -187,6 +216,7 @@ export class LoopRunner {
             'state-dir': STATE_INPUTS['state-dir'],
             'handoff-path': '.school/out',
             'job-timeout-minutes': '120',
+            'plan-attempt': '1', // needs.plan.outputs.attempt: the claims' names carry it
             token: '',
           },
           env,
@@ -286,7 +316,7 @@ export class LoopRunner {
    * legs then `judge` then `grade`, both chains at once (their saves race on the branch's compare-and-swap).
    */
   async run(runId: number, options: LoopOptions = {}): Promise<LoopRun> {
-    const ctx: RunContext = { ...this.base, runId };
+    const ctx = await this.context(runId);
     const plan = await this.planJob(ctx, options);
     const fleet = JSON.parse(plan.outputs.fleet ?? '[]') as string[];
     const daemons = JSON.parse(plan.outputs.daemons ?? '[]') as string[];

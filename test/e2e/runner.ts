@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { ArtifactService } from '../support/artifact-service.js';
 import { git } from '../support/tmp.js';
 
 /**
@@ -38,7 +39,17 @@ export interface RunContext {
   runAttempt?: number;
   /** GITHUB_SERVER_URL; default https://github.com (a GitHub Enterprise Server host otherwise). */
   serverUrl?: string;
+  /**
+   * The artifact (results) service of the loop: every action step gets ACTIONS_RUNTIME_TOKEN (a
+   * JWT for `runBackendId(runId)` and `jobBackendId(job, attempt)`) and ACTIONS_RESULTS_URL, as
+   * the runner gives a node action (never a `run:` step), so the bundles' claims reach it.
+   */
+  artifacts?: ArtifactService;
 }
+
+/** The backend ids the runtime token carries: one per workflow run, one per job of an attempt. */
+export const runBackendId = (runId: number) => `run-${runId}`;
+export const jobBackendId = (job: string, attempt = 1) => `job-${job.replace(/\W+/g, '-')}-${attempt}`;
 
 /** GITHUB_OUTPUT lines: `k=v`, or `k<<DELIM\nvalue\nDELIM` as @actions/core writes them. */
 export function parseCommandFile(text: string): Record<string, string> {
@@ -157,7 +168,9 @@ export class Job {
     inputs: Record<string, string>,
     stepEnv: Record<string, string> = {},
   ): Promise<StepResult> {
-    const env = { ...this.baseEnv(), ...stepEnv, ...inputEnv(action, inputs, this.ctx.token) };
+    const { artifacts, runId, runAttempt } = this.ctx;
+    const runtime = artifacts?.env(runBackendId(runId), jobBackendId(this.name, runAttempt ?? 1)) ?? {};
+    const env = { ...this.baseEnv(), ...runtime, ...stepEnv, ...inputEnv(action, inputs, this.ctx.token) };
     return this.exec(`${action} ${inputs.mode ?? ''}`.trim(), [bundle(action)], env);
   }
 

@@ -146,6 +146,11 @@ describe('importing the handoffs of a run with one shared queue', () => {
     const again = await f.importAll();
     expect(again.refused).toEqual([]);
     expect(again.dirs.map((d) => d.accepted)).toEqual([0, 0]);
+    // The grade imports the handoffs again when it applies the verdicts, with no claim service:
+    // the claims the state already holds are no news, not refusals.
+    const applied = await f.importAll(null);
+    expect(reasons(applied)).toBe('');
+    expect(applied.dirs.map((d) => d.accepted)).toEqual([0, 0]);
   });
 
   it('without a claim service, no claim is taken and no shared crew is imported', async () => {

@@ -1,5 +1,6 @@
 import * as core from '@actions/core';
 import { runCrewFromSpec } from '../../crew/runner.js';
+import { actionsClaimPort } from '../../github/actions-services.js';
 import { hideCredentials } from '../../github/credentials.js';
 import { jobStatusFor } from '../../github/job-status.js';
 import { actionsLogger, runAction } from '../../github/runtime.js';
@@ -30,6 +31,10 @@ async function main(): Promise<void> {
       // Whether another job still runs is asked of the Actions API: the planner cancels crews whose
       // crew job never started, and a runner reclaims an expired lease only once its job has ended.
       jobLiveness: jobStatusFor(token, logger),
+      // The shared standby queue: a crew job claims with the runner's runtime token, lent to the
+      // artifact client for each call only (hideCredentials above); the grade job's import lists the
+      // run's claims with it.
+      ...(inputs.mode === 'run' || inputs.mode === 'import' ? { claimPort: actionsClaimPort } : {}),
       // Mode plan reads the feedback on delivered pull requests before planning (read-only).
       ...(token ? { token } : {}),
       // Mode next-cycle: the run starts the next one with this job's token (actions: write).

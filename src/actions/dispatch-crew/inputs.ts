@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../../errors.js';
+import { STANDBY_QUEUES } from '../../loop/dispatch-job.js';
 import { booleanInput, wholeNumberInput } from '../../github/inputs.js';
 import { optionalInput, secretInput } from '../../github/runtime.js';
 
@@ -20,6 +21,8 @@ export function readInputs() {
     onlyIssues: optionalInput('only-issues'),
     onlyPullRequests: optionalInput('only-pull-requests'),
     nextCycleRuns: optionalInput('next-cycle-runs'),
+    standbyQueue: optionalInput('standby-queue'),
+    planAttempt: optionalInput('plan-attempt'),
     token: secretInput('token'),
   });
 }
@@ -86,6 +89,19 @@ const dispatchInputsSchema = z.object({
     .datetime({ message: 'job-started-at: expected an ISO time, e.g. 2026-01-01T00:00:00Z' })
     .optional(),
   dryRun: booleanInput('dry-run'),
+  standbyQueue: z
+    .enum(STANDBY_QUEUES, {
+      message:
+        'standby-queue: expected "auto" (one queue per run where the artifact service allows it), "shared" or "daemon" (each daemon keeps its own standby crews)',
+    })
+    .optional(),
+  planAttempt: z
+    .string()
+    .regex(/^\d+$/, {
+      message:
+        "plan-attempt: expected the plan job's run attempt, a whole number (needs.plan.outputs.attempt)",
+    })
+    .optional(),
   token: z.string().optional(),
 });
 

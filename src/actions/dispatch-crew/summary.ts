@@ -126,6 +126,7 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     {
       raw: `Admitted ${plan.assignments.length}${standbyNote(plan)}, refused ${plan.refused.length}${notes.dryRun ? ' (dry run: nothing recorded)' : ''}.`,
     },
+    ...raw(queueNote(r.plan, notes)),
     {
       table: {
         header: ['crew', 'issue', 'daemon', 'agent', 'starts'],
@@ -168,4 +169,15 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
 function standbyNote(plan: PlanResult): string {
   const standby = plan.assignments.filter((a) => a.queued).length;
   return standby ? ` (${plan.assignments.length - standby} at once, ${standby} on standby behind them)` : '';
+}
+
+/** Where the standby crews wait: one queue for the run, or behind their daemon and why. */
+function queueNote(
+  plan: PlanResult,
+  notes: { standbyQueue?: { shared: boolean; why?: string } },
+): string | undefined {
+  if (!notes.standbyQueue || !plan.assignments.some((a) => a.queued)) return undefined;
+  return notes.standbyQueue.shared
+    ? 'Standby crews wait in one queue for this run: the crew job of any daemon eligible for one claims it when a slot frees.'
+    : `Standby crews wait behind the daemon planned for them: ${notes.standbyQueue.why ?? 'per-daemon queue'}.`;
 }

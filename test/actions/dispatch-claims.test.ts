@@ -1,0 +1,129 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDispatchInputs } from '../../src/actions/dispatch-crew/inputs.js';
+import { dispatchSummary } from '../../src/actions/dispatch-crew/summary.js';
+import type { ClaimPort } from '../../src/dispatch/claims.js';
+import type { PlanResult } from '../../src/dispatch/plan.js';
+import { ConfigError } from '../../src/errors.js';
+import { memoryLogger } from '../../src/log.js';
+import { runClaims, standbyQueue, type DispatchJobInput } from '../../src/loop/dispatch-job.js';
+
+/**
+ * dispatch-crew's wiring of the shared standby queue (docs/dispatch.md, "One queue per run"): which
+ * queue the plan asks for, when a crew job claims and under which names, and the inputs' errors.
+ */
+
+const ACTIONS = { GITHUB_ACTIONS: 'true', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '2' };
+const GHES = { ...ACTIONS, GITHUB_SERVER_URL: 'https://ghes.example.com' };
+const port: ClaimPort = {
+  create: () => Promise.resolve({ kind: 'taken' }),
+  list: () => Promise.resolve(new Map()),
+};
+const runInput = (over: Partial<DispatchJobInput> = {}): DispatchJobInput => ({
+  mode: 'run',
+  daemon: 'alpha',
+  dryRun: false,
+  launcher: [],
+  handoffPath: '.school/out',
+  claimPort: port,
+  planAttempt: '1',
+  ...over,
+});
+
+describe('standby-queue', () => {
+  it('auto: one queue per run in GitHub Actions on github.com and GHE.com; per daemon on GHES and off Actions', () => {
+    expect(standbyQueue('auto', ACTIONS)).toEqual({ shared: true });
+    expect(standbyQueue(undefined, { ...ACTIONS, GITHUB_SERVER_URL: 'https://octo.ghe.com' })).toEqual({
+      shared: true,
+    });
+    expect(standbyQueue('auto', GHES)).toMatchObject({ shared: false, why: /Enterprise Server/ });
+    expect(standbyQueue('auto', {})).toMatchObject({ shared: false, why: /not a GitHub Actions run/ });
+    expect(standbyQueue('daemon', ACTIONS)).toMatchObject({ shared: false });
+    expect(standbyQueue('shared', ACTIONS)).toEqual({ shared: true });
+  });
+
+  it('shared on GHES is refused with the input and the fix', () => {
+    expect(() => standbyQueue('shared', GHES)).toThrow(ConfigError);
+    expect(() => standbyQueue('shared', GHES)).toThrow(
+      /standby-queue "shared".*Set standby-queue to auto or daemon/s,
+    );
+  });
+
+  it('bad values name the input and the valid ones', () => {
+    expect(() => parseDispatchInputs({ mode: 'plan', standbyQueue: 'global' })).toThrow(
+      /standby-queue: expected "auto".*"shared" or "daemon"/,
+    );
+    expect(() => parseDispatchInputs({ mode: 'run', daemon: 'alpha', planAttempt: 'one' })).toThrow(
+      /plan-attempt: expected the plan job's run attempt.*needs\.plan\.outputs\.attempt/,
+    );
+    expect(
+      parseDispatchInputs({ mode: 'run', daemon: 'alpha', planAttempt: '3', standbyQueue: 'shared' }),
+    ).toMatchObject({
+      planAttempt: '3',
+      standbyQueue: 'shared',
+    });
+  });
+});
+
+describe('the crew job claims', () => {
+  it("with the run's names: its run id, the plan's attempt, its own job attempt, claim files in the handoff", () => {
+    const logger = memoryLogger();
+    expect(runClaims(runInput(), logger, ACTIONS)).toEqual({
+      port,
+      runId: '4242',
+      attempt: '1',
+      jobAttempt: '2',
+      dir: join('.school/out', 'claims'),
+    });
+    expect(logger.lines).toEqual([]);
+  });
+
+  it('never without a handoff, off GitHub Actions or on GHES; without the plan attempt it says so', () => {
+    const logger = memoryLogger();
+    expect(runClaims(runInput({ handoffPath: undefined }), logger, ACTIONS)).toBeUndefined();
+    expect(runClaims(runInput(), logger, {})).toBeUndefined();
+    expect(runClaims(runInput(), logger, GHES)).toBeUndefined();
+    expect(runClaims(runInput({ claimPort: undefined }), logger, ACTIONS)).toBeUndefined();
+    expect(logger.lines).toEqual([]);
+    expect(runClaims(runInput({ planAttempt: undefined }), logger, ACTIONS)).toBeUndefined();
+    expect(logger.lines).toEqual([
+      { level: 'warning', message: expect.stringMatching(/plan-attempt input is empty/) },
+    ]);
+  });
+});
+
+describe('the plan summary', () => {
+  const plan = (queued: boolean): PlanResult => ({
+    assignments: [
+      {
+        crewId: 'c1-issue-1',
+        issueNumber: 1,
+        daemon: 'alpha',
+        agent: 'a',
+        queued,
+      } as PlanResult['assignments'][number],
+    ],
+    refused: [],
+    matrix: [],
+    reconciled: [],
+    waves: 1,
+    spend: {},
+    fleet: [],
+  });
+  const text = (queued: boolean, shared: boolean, why?: string) =>
+    JSON.stringify(
+      dispatchSummary({
+        mode: 'plan',
+        plan: plan(queued),
+        notes: { jobLimitMinutes: 720, dryRun: false, standbyQueue: { shared, ...(why ? { why } : {}) } },
+      }),
+    );
+
+  it('says where standby crews wait, and why not in one queue', () => {
+    expect(text(true, true)).toContain('Standby crews wait in one queue for this run');
+    expect(text(true, false, 'GitHub Enterprise Server (x) does not support it')).toContain(
+      'Standby crews wait behind the daemon planned for them: GitHub Enterprise Server',
+    );
+    expect(text(false, true)).not.toContain('Standby crews');
+  });
+});
