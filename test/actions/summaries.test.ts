@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { checkpointOutputs } from '../../src/actions/checkpoint-state/summary.js';
-import { dispatchNotices, dispatchOutputs } from '../../src/actions/dispatch-crew/summary.js';
+import {
+  dispatchNotices,
+  dispatchOutputs,
+  dispatchSummary,
+} from '../../src/actions/dispatch-crew/summary.js';
 import { fetchOutputs, fetchSummary } from '../../src/actions/fetch-curriculum/summary.js';
 import type { CheckpointReport } from '../../src/checkpoint/summary.js';
 import type { FetchResult } from '../../src/curriculum/fetch.js';
@@ -34,6 +38,18 @@ describe('dispatch-crew reports', () => {
       lost: '1',
       paused: 'false',
     });
+  });
+
+  it('says what a crew job took from the shared queue, and nothing when it had none', () => {
+    const shared = { ...run([]), claimed: ['c4', 'c7'], claimsLost: ['c5'] };
+    const r = { mode: 'run', daemon: 'd1', run: shared } as const;
+    expect(dispatchOutputs(r)).toMatchObject({ claimed: '2' });
+    expect(JSON.stringify(dispatchSummary(r))).toContain(
+      'Shared queue: claimed 2 crews: c4, c7; 1 taken first by another crew job: c5.',
+    );
+    const own = { mode: 'run', daemon: 'd1', run: run([]) } as const;
+    expect(dispatchOutputs(own)).not.toHaveProperty('claimed');
+    expect(JSON.stringify(dispatchSummary(own))).not.toContain('Shared queue');
   });
 
   it('says a dry run and a heartbeat in the log, with no outputs', () => {

@@ -67,11 +67,25 @@ export function dispatchOutputs(r: DispatchJobResult): Record<string, string> {
       return {
         finished: String(r.run.finished.length),
         lost: String(r.run.lost.length),
+        ...(r.run.claimed ? { claimed: String(r.run.claimed.length) } : {}),
         paused: r.run.paused ? 'true' : 'false',
       };
     default:
       return {};
   }
+}
+
+/** Run mode: what this crew job took from the run's shared queue (one queue per run). */
+function claimsNote(run: Extract<DispatchJobResult, { mode: 'run' }>['run']): SummaryBlock[] {
+  if (run.claimed === undefined) return [];
+  const won = run.claimed.length;
+  const lost = run.claimsLost?.length ?? 0;
+  const list = (ids: readonly string[]) => (ids.length ? `: ${ids.join(', ')}` : '');
+  return [
+    {
+      raw: `Shared queue: claimed ${won} crew${won === 1 ? '' : 's'}${list(run.claimed)}; ${lost} taken first by another crew job${list(run.claimsLost ?? [])}.`,
+    },
+  ];
 }
 
 /** The job summary of each mode, as blocks; `board` is the school board appended below it. */
@@ -90,6 +104,7 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     return [
       { heading: `dispatch-crew: daemon ${r.daemon}` },
       ...(r.run.paused ? [{ raw: `**${r.run.paused}**` }] : []),
+      ...claimsNote(r.run),
       {
         table: {
           header: ['crew', 'outcome', 'reason'],
