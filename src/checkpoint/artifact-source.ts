@@ -30,8 +30,10 @@ export interface ArtifactSourceOptions {
 }
 
 /**
- * The audit copy (docs/architecture.md): one immutable artifact per run attempt, `<prefix>-<run_id>-<run_attempt>`,
- * kept for the configured retention. Save only: restore never reads artifacts. An upload failure
+ * The audit copy (docs/architecture.md): one immutable artifact per save,
+ * `<prefix>-<run_id>-<run_attempt>-<generation>` (a run's plan, heartbeats and grade jobs each save,
+ * and the artifact service refuses a second artifact of one name in a run), kept for the configured
+ * retention. Save only: restore never reads artifacts. An upload failure
  * throws SourceUnavailableError, which the save turns into a warning.
  */
 export class ArtifactSource implements SnapshotSource {
@@ -41,8 +43,8 @@ export class ArtifactSource implements SnapshotSource {
 
   constructor(private readonly options: ArtifactSourceOptions) {}
 
-  artifactName(): string {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  artifactName(generation: number): string {
+    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}-${generation}`;
   }
 
   async load(): Promise<Snapshot | undefined> {
@@ -58,11 +60,12 @@ export class ArtifactSource implements SnapshotSource {
     const snapshot = build(undefined);
     writeSnapshotDir(path, snapshot);
     const files = [MANIFEST_FILE, ...snapshot.files.keys()].map((p) => `${path}/${p}`);
+    const name = this.artifactName(snapshot.manifest.generation);
     try {
-      await port.upload(this.artifactName(), files, path, retentionDays);
-      this.uploaded = this.artifactName();
+      await port.upload(name, files, path, retentionDays);
+      this.uploaded = name;
     } catch (e) {
-      throw new SourceUnavailableError('artifact', `${this.artifactName()} was not uploaded: ${message(e)}`, {
+      throw new SourceUnavailableError('artifact', `${name} was not uploaded: ${message(e)}`, {
         cause: e,
       });
     } finally {

@@ -25,7 +25,7 @@ export interface CachePort {
 
 export interface CacheSourceOptions {
   port: CachePort;
-  /** Key prefix; entries are `<prefix>-<run_id>-<run_attempt>`. */
+  /** Key prefix; entries are `<prefix>-<run_id>-<run_attempt>-<generation>`. */
   prefix: string;
   runId: string;
   runAttempt: string;
@@ -35,8 +35,10 @@ export interface CacheSourceOptions {
 }
 
 /**
- * The fast copy (docs/architecture.md). Cache entries are immutable and evicted after 7 days: each run saves
- * under its own key and restore takes the newest entry by prefix; nothing is ever deleted first.
+ * The fast copy (docs/architecture.md). Cache entries are immutable and evicted after 7 days: each save
+ * has its own key (a run saves more than once: its plan, heartbeats and grade jobs each save, and the
+ * service refuses a key it already holds) and restore takes the newest entry by prefix; nothing is
+ * ever deleted first.
  * A cache that is unavailable or declines a save is a warning, never a failure: the state branch
  * is the durable copy.
  */
@@ -48,8 +50,10 @@ export class CacheSource implements SnapshotSource {
 
   constructor(private readonly options: CacheSourceOptions) {}
 
-  key(): string {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  /** This run attempt's key for a save of `generation`; without it, the attempt's own prefix. */
+  key(generation?: number): string {
+    const attempt = `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+    return generation === undefined ? attempt : `${attempt}-${generation}`;
   }
 
   async load(): Promise<Snapshot | undefined> {
@@ -80,21 +84,22 @@ export class CacheSource implements SnapshotSource {
       );
     }
     writeSnapshotDir(path, snapshot);
+    const key = this.key(snapshot.manifest.generation);
     let saved: boolean;
     try {
-      saved = await port.save([path], this.key());
+      saved = await port.save([path], key);
     } catch (e) {
-      throw new SourceUnavailableError('cache', `save under ${this.key()} failed: ${message(e)}`, {
+      throw new SourceUnavailableError('cache', `save under ${key} failed: ${message(e)}`, {
         cause: e,
       });
     }
     if (!saved) {
       throw new SourceUnavailableError(
         'cache',
-        `the cache declined ${this.key()} (already reserved by this run attempt, or unavailable); the other copies stand`,
+        `the cache declined ${key} (already reserved, or unavailable); the other copies stand`,
       );
     }
-    this.lastKey = this.key();
+    this.lastKey = key;
     return snapshot;
   }
 }

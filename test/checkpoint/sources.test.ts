@@ -55,15 +55,16 @@ describe('cache and artifact copies (docs/architecture.md)', () => {
       compactAfterDays: 14,
     });
     expect(saved.saved).toEqual(['branch', 'cache', 'artifact']);
-    expect(cache.saves).toEqual(['school-state-77-1']);
-    expect(artifacts.uploads).toEqual([{ name: 'school-state-77-2', retentionDays: 5 }]);
+    expect(cache.saves).toEqual(['school-state-77-1-1']);
+    expect(artifacts.uploads).toEqual([{ name: 'school-state-77-2-1', retentionDays: 5 }]);
     const manifest = JSON.parse(
-      readFileSync(join(root, 'artifact-store', 'school-state-77-2', 'manifest.json'), 'utf8'),
+      readFileSync(join(root, 'artifact-store', 'school-state-77-2-1', 'manifest.json'), 'utf8'),
     );
     expect(manifest.generation).toBe(1);
     expect(Object.keys(manifest.files)).toContain('grading.jsonl');
 
-    // A second save in the same run attempt hits the immutable key: a warning, the save stands.
+    // A second save in the same run attempt (a run's plan, heartbeats and grade jobs each save):
+    // cache keys and artifact names are immutable, so each save has its own, and both copies land.
     await enqueueGradingJob(new StateLayout(w.stateDir), {
       issueNumber: 77,
       crewId: 'crew-77-b',
@@ -86,12 +87,23 @@ describe('cache and artifact copies (docs/architecture.md)', () => {
           path: join(root, 'cp'),
           logger: log,
         }),
+        new ArtifactSource({
+          port: artifacts,
+          prefix: 'school-state',
+          runId: '77',
+          runAttempt: '2',
+          retentionDays: 5,
+          path: join(root, 'art'),
+        }),
       ],
       compactAfterDays: 14,
       logger: log,
     });
     expect(second.generation).toBe(2);
-    expect(warnings(log)).toMatch(/declined school-state-77-1/);
+    expect(second.saved).toEqual(['branch', 'cache', 'artifact']);
+    expect(warnings(log)).toBe('');
+    expect(cache.saves).toEqual(['school-state-77-1-1', 'school-state-77-1-2']);
+    expect(artifacts.uploads.map((u) => u.name)).toEqual(['school-state-77-2-1', 'school-state-77-2-2']);
   });
 
   it('restores from the branch when the cache is unavailable or failing', async () => {
@@ -130,7 +142,7 @@ describe('cache and artifact copies (docs/architecture.md)', () => {
     });
 
     // Someone with cache write access edits a queued job in the stored entry.
-    const entry = join(store, 'school-state-5-1', '0', 'grading.jsonl');
+    const entry = join(store, 'school-state-5-1-1', '0', 'grading.jsonl');
     writeFileSync(entry, readFileSync(entry, 'utf8').replace('"attempts":3', '"attempts":0'));
     const log = memoryLogger();
     const r = await restoreCheckpoint({
