@@ -52951,8 +52951,18 @@ const crewFold = registerFold({
             plannedAt: e.at,
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
             ...d.queued === true ? { queued: true } : {},
-            ...d.revision ? { revision: d.revision } : {}
+            ...d.revision ? { revision: d.revision } : {},
+            ...d.eligible ? { eligible: [...d.eligible] } : {}
           };
+        }
+        break;
+      }
+      case "crew.claimed": {
+        const c = state.crews[e.data.crewId];
+        const { crewId: _, ...claim } = e.data;
+        if (c && c.status === "planned" && !c.claimed && c.eligible?.includes(claim.daemon)) {
+          c.claimed = claim;
+          c.daemon = claim.daemon;
         }
         break;
       }
@@ -53800,8 +53810,8 @@ class ArtifactSource {
   name = "artifact";
   authoritative = false;
   uploaded;
-  artifactName() {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  artifactName(generation) {
+    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}-${generation}`;
   }
   async load() {
     return void 0;
@@ -53813,11 +53823,12 @@ class ArtifactSource {
     const snapshot = build(void 0);
     writeSnapshotDir(path, snapshot);
     const files = [MANIFEST_FILE, ...snapshot.files.keys()].map((p) => `${path}/${p}`);
+    const name = this.artifactName(snapshot.manifest.generation);
     try {
-      await port.upload(this.artifactName(), files, path, retentionDays);
-      this.uploaded = this.artifactName();
+      await port.upload(name, files, path, retentionDays);
+      this.uploaded = name;
     } catch (e) {
-      throw new SourceUnavailableError("artifact", `${this.artifactName()} was not uploaded: ${errors_message(e)}`, {
+      throw new SourceUnavailableError("artifact", `${name} was not uploaded: ${errors_message(e)}`, {
         cause: e
       });
     } finally {
@@ -54440,8 +54451,10 @@ class CacheSource {
   authoritative = false;
   /** Key that hit on the last load, or was written on the last save. */
   lastKey;
-  key() {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  /** This run attempt's key for a save of `generation`; without it, the attempt's own prefix. */
+  key(generation) {
+    const attempt = `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+    return generation === void 0 ? attempt : `${attempt}-${generation}`;
   }
   async load() {
     const { port, path, prefix } = this.options;
@@ -54470,21 +54483,22 @@ class CacheSource {
       );
     }
     writeSnapshotDir(path, snapshot);
+    const key = this.key(snapshot.manifest.generation);
     let saved;
     try {
-      saved = await port.save([path], this.key());
+      saved = await port.save([path], key);
     } catch (e) {
-      throw new SourceUnavailableError("cache", `save under ${this.key()} failed: ${errors_message(e)}`, {
+      throw new SourceUnavailableError("cache", `save under ${key} failed: ${errors_message(e)}`, {
         cause: e
       });
     }
     if (!saved) {
       throw new SourceUnavailableError(
         "cache",
-        `the cache declined ${this.key()} (already reserved by this run attempt, or unavailable); the other copies stand`
+        `the cache declined ${key} (already reserved, or unavailable); the other copies stand`
       );
     }
-    this.lastKey = this.key();
+    this.lastKey = key;
     return snapshot;
   }
 }
@@ -54845,6 +54859,11 @@ function scrubEnviron(names) {
 
 ;// CONCATENATED MODULE: ./.build/src/github/actions-services.js
 
+
+
+
+
+
 function onGhes(serverUrl) {
   if (!serverUrl) return false;
   let host;
@@ -54869,6 +54888,59 @@ const actionsArtifactPort = {
     await new DefaultArtifactClient().uploadArtifact(name, files, root, { retentionDays });
   })
 };
+function claimsUnsupported(serverUrl = process.env.GITHUB_SERVER_URL) {
+  return onGhes(serverUrl) ? `GitHub Enterprise Server (${serverUrl}) does not support @actions/artifact 2 or later, so crew jobs cannot claim from one queue; each daemon keeps its own standby crews` : void 0;
+}
+const TAKEN = /^Failed to CreateArtifact: .*\(409\)/s;
+const actionsClaimPort = {
+  create: async (name, path) => {
+    const unsupported = claimsUnsupported();
+    if (unsupported) return { kind: "failed", reason: unsupported };
+    const scratch = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-claim-"));
+    try {
+      const file = (0,external_node_path_.join)(scratch, name);
+      (0,external_node_fs_.copyFileSync)(path, file);
+      const { digest } = await withActionsRuntime(async () => {
+        const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(458)]).then(__nccwpck_require__.bind(__nccwpck_require__, 67458));
+        return new DefaultArtifactClient().uploadArtifact(name, [file], scratch, {
+          skipArchive: true,
+          // A claim matters only while its run does (the grade job lists it the same day).
+          retentionDays: 1
+        });
+      });
+      return {
+        kind: "won",
+        sha256: bareDigest(digest) ?? (0,external_node_crypto_.createHash)("sha256").update((0,external_node_fs_.readFileSync)(file)).digest("hex")
+      };
+    } catch (e) {
+      const why = errors_message(e);
+      return TAKEN.test(why) ? { kind: "taken" } : { kind: "failed", reason: why };
+    } finally {
+      (0,external_node_fs_.rmSync)(scratch, { recursive: true, force: true });
+    }
+  },
+  list: async (prefix) => {
+    const unsupported = claimsUnsupported();
+    if (unsupported) throw new Error(unsupported);
+    const { artifacts } = await withActionsRuntime(async () => {
+      const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(458)]).then(__nccwpck_require__.bind(__nccwpck_require__, 67458));
+      return new DefaultArtifactClient().listArtifacts({ latest: false });
+    });
+    const out = /* @__PURE__ */ new Map();
+    for (const a of artifacts) {
+      if (!a.name.startsWith(prefix)) continue;
+      const digests = out.get(a.name) ?? [];
+      const hex = bareDigest(a.digest);
+      if (hex) digests.push(hex);
+      out.set(a.name, digests);
+    }
+    return out;
+  }
+};
+function bareDigest(digest) {
+  const m = /^(?:sha256:)?([0-9a-fA-F]{64})$/.exec(digest?.trim() ?? "");
+  return m ? m[1].toLowerCase() : void 0;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/github/runtime.js

@@ -54491,8 +54491,18 @@ const crewFold = registerFold({
             plannedAt: e.at,
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
             ...d.queued === true ? { queued: true } : {},
-            ...d.revision ? { revision: d.revision } : {}
+            ...d.revision ? { revision: d.revision } : {},
+            ...d.eligible ? { eligible: [...d.eligible] } : {}
           };
+        }
+        break;
+      }
+      case "crew.claimed": {
+        const c = state.crews[e.data.crewId];
+        const { crewId: _, ...claim } = e.data;
+        if (c && c.status === "planned" && !c.claimed && c.eligible?.includes(claim.daemon)) {
+          c.claimed = claim;
+          c.daemon = claim.daemon;
         }
         break;
       }
@@ -55340,8 +55350,8 @@ class ArtifactSource {
   name = "artifact";
   authoritative = false;
   uploaded;
-  artifactName() {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  artifactName(generation) {
+    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}-${generation}`;
   }
   async load() {
     return void 0;
@@ -55353,11 +55363,12 @@ class ArtifactSource {
     const snapshot = build(void 0);
     writeSnapshotDir(path, snapshot);
     const files = [MANIFEST_FILE, ...snapshot.files.keys()].map((p) => `${path}/${p}`);
+    const name = this.artifactName(snapshot.manifest.generation);
     try {
-      await port.upload(this.artifactName(), files, path, retentionDays);
-      this.uploaded = this.artifactName();
+      await port.upload(name, files, path, retentionDays);
+      this.uploaded = name;
     } catch (e) {
-      throw new SourceUnavailableError("artifact", `${this.artifactName()} was not uploaded: ${message(e)}`, {
+      throw new SourceUnavailableError("artifact", `${name} was not uploaded: ${message(e)}`, {
         cause: e
       });
     } finally {
@@ -55980,8 +55991,10 @@ class CacheSource {
   authoritative = false;
   /** Key that hit on the last load, or was written on the last save. */
   lastKey;
-  key() {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+  /** This run attempt's key for a save of `generation`; without it, the attempt's own prefix. */
+  key(generation) {
+    const attempt = `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+    return generation === void 0 ? attempt : `${attempt}-${generation}`;
   }
   async load() {
     const { port, path, prefix } = this.options;
@@ -56010,21 +56023,22 @@ class CacheSource {
       );
     }
     writeSnapshotDir(path, snapshot);
+    const key = this.key(snapshot.manifest.generation);
     let saved;
     try {
-      saved = await port.save([path], this.key());
+      saved = await port.save([path], key);
     } catch (e) {
-      throw new SourceUnavailableError("cache", `save under ${this.key()} failed: ${message(e)}`, {
+      throw new SourceUnavailableError("cache", `save under ${key} failed: ${message(e)}`, {
         cause: e
       });
     }
     if (!saved) {
       throw new SourceUnavailableError(
         "cache",
-        `the cache declined ${this.key()} (already reserved by this run attempt, or unavailable); the other copies stand`
+        `the cache declined ${key} (already reserved, or unavailable); the other copies stand`
       );
     }
-    this.lastKey = this.key();
+    this.lastKey = key;
     return snapshot;
   }
 }
@@ -69552,6 +69566,30 @@ function admitStandby(input, first, typicalMs, order) {
     refused: first.refused.filter((r) => !standbyIssues.has(r.issue))
   };
 }
+function sharedEligible(input, first, standby) {
+  const jobs = [...new Set(first.admitted.map((a) => a.daemon))];
+  return standby.map((a) => {
+    const others = jobs.filter((d) => d !== a.daemon && admitsOn(input, a, d));
+    return [a.daemon, ...others];
+  });
+}
+function admitsOn(input, a, daemon) {
+  const r = admit({
+    ...input,
+    candidates: [a.candidate],
+    daemons: input.daemons.map(
+      (d) => d.id === daemon ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
+    ),
+    maxCrews: Number.MAX_SAFE_INTEGER,
+    activeCrews: 0,
+    // Fences against the state's crews only (see above); the time gate is the job's, at launch.
+    heldFences: input.heldFences,
+    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+    maxFallbacks: a.fallback ? 1 : 0
+  });
+  const placed = r.admitted[0];
+  return placed !== void 0 && placed.daemon === daemon && placed.agent === a.agent && placed.fallback === a.fallback;
+}
 function sequence(standby, slots) {
   const byDaemon = /* @__PURE__ */ new Map();
   for (const a of standby) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a]);
@@ -69685,11 +69723,17 @@ function expiredLease(registry, crewId, now) {
   const l = Object.values(registry.leases).find((x) => x.crewId === crewId);
   return l && new Date(l.expiresAt) <= now ? l : void 0;
 }
+function plannedOwners(c) {
+  const by = c.plannedBy;
+  if (by?.kind !== "actions") return [];
+  if (c.eligible === void 0) return [by];
+  const daemons = c.claimed ? [c.claimed.daemon] : c.eligible;
+  return daemons.map((daemon) => ({ ...by, daemon }));
+}
 function ownersToAsk(registry, now) {
   const out = /* @__PURE__ */ new Map();
   for (const c of Object.values(registry.crews)) {
-    if (c.status === "planned" && c.plannedBy?.kind === "actions")
-      out.set(ownerKey(c.plannedBy), c.plannedBy);
+    if (c.status === "planned") for (const o of plannedOwners(c)) out.set(ownerKey(o), o);
     if (c.status === "running") {
       const l = expiredLease(registry, c.crewId, now);
       if (l?.owner.kind === "actions") out.set(ownerKey(l.owner), l.owner);
@@ -69726,6 +69770,7 @@ function goneBecause(owner, checks) {
 function plannedGone(c, checks) {
   const by = c.plannedBy;
   if (!by) return void 0;
+  if (by.kind === "actions" && c.eligible !== void 0) return sharedGone(c, by, checks);
   const why = goneBecause(by, checks);
   if (why === void 0) return void 0;
   if (by.kind === "local") {
@@ -69733,6 +69778,17 @@ function plannedGone(c, checks) {
     return `planned by process ${by.pid} on ${by.host}, which is gone, and no driver of daemon ${c.daemon} started it`;
   }
   return `planned by run ${by.runId} (attempt ${by.runAttempt}) but its crew job for daemon ${c.daemon} never started it (${why})`;
+}
+function sharedGone(c, by, checks) {
+  const owners = plannedOwners(c);
+  const whys = [];
+  for (const o of owners) {
+    const why = goneBecause(o, checks);
+    if (why === void 0) return void 0;
+    whys.push(`${o.daemon}: ${why}`);
+  }
+  const run = `run ${by.runId} (attempt ${by.runAttempt})`;
+  return c.claimed ? `claimed in ${run} by the crew job for daemon ${c.claimed.daemon}, which never started it (${whys.join("; ")})` : `planned by ${run} for its shared queue, but no crew job of daemons ${owners.map((o) => o.daemon).join(", ")} claimed it (${whys.join("; ")})`;
 }
 function reconcile(registry, now, checks) {
   const events = [];
@@ -69914,9 +69970,10 @@ function decide(input, registry, read, now, remainingMs) {
     typicalCrewMs(registry, admission.time.crewTimeoutMs),
     config.dispatch.order
   ) : { standby: [], refused: decision.refused };
+  const eligible = input.sharedQueue ? sharedEligible(admission, decision, standby.standby) : [];
   const assignments = [
     ...decision.admitted.map((a) => toAssignment(a, false)),
-    ...standby.standby.map((a) => toAssignment(a, true))
+    ...standby.standby.map((a, i) => toAssignment(a, true, eligible[i]))
   ];
   const byDaemon = /* @__PURE__ */ new Map();
   for (const a of assignments) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a.crewId]);
@@ -70043,7 +70100,7 @@ function admissionInput(input, registry, daemons, candidates, gates) {
     ...rest
   };
 }
-function toAssignment(a, standby) {
+function toAssignment(a, standby, eligible) {
   return {
     crewId: `c${a.candidate.issueNumber}-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`,
     issueNumber: a.candidate.issueNumber,
@@ -70059,7 +70116,8 @@ function toAssignment(a, standby) {
     domain: a.candidate.domain,
     difficulty: a.candidate.difficulty,
     ...standby ? { queued: true } : {},
-    ...a.candidate.revision ? { revision: a.candidate.revision } : {}
+    ...a.candidate.revision ? { revision: a.candidate.revision } : {},
+    ...eligible ? { eligible } : {}
   };
 }
 function plannedEvents(result, input, now) {
@@ -70078,6 +70136,7 @@ function plannedEvents(result, input, now) {
         attempt: a.attempt,
         ...a.queued ? { queued: a.queued } : {},
         ...a.revision ? { revision: a.revision } : {},
+        ...a.eligible ? { eligible: a.eligible } : {},
         ...plannedBy(input.plannedBy, a.daemon)
       },
       now
@@ -72479,6 +72538,182 @@ function driverAlive(runtimeDir, daemon) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/claims.js
+
+
+
+
+
+
+
+
+
+
+
+const CLAIM_PREFIX = "school-claim-";
+function claimName(runId, attempt, crewId) {
+  return `${CLAIM_PREFIX}${runId}-${attempt}-${crewId}`;
+}
+function claimPrefix(runId, attempt) {
+  return `${CLAIM_PREFIX}${runId}-${attempt}-`;
+}
+const claimFileSchema = strictObject({
+  schema: literal(1),
+  crewId: schemas_string().regex(CREW_ID_PATTERN),
+  daemon: schemas_string().regex(DAEMON_ID_PATTERN),
+  runId: schemas_string().regex(/^[0-9]+$/),
+  /** The plan's attempt (the claim artifact's name carries it). */
+  attempt: schemas_string().regex(/^[0-9]+$/),
+  /** The claiming crew job's run attempt. */
+  jobAttempt: schemas_string().regex(/^[0-9]+$/),
+  nonce: schemas_string().regex(/^[0-9a-f]{32}$/)
+});
+const CLAIMS_DIR = "claims";
+const MAX_CLAIM_FILE = 4096;
+function claims_claimable(c) {
+  return c.status === "planned" && c.queued === true && c.eligible !== void 0 && !c.claimed;
+}
+function claimOrder(registry, daemon) {
+  const own = [];
+  const others = [];
+  for (const c of Object.values(registry.crews)) {
+    if (!claims_claimable(c) || !c.eligible.includes(daemon)) continue;
+    (c.daemon === daemon ? own : others).push(c.crewId);
+  }
+  return [...own, ...others];
+}
+async function claimCrew(layout, ctx, daemon, crewId, now = () => /* @__PURE__ */ new Date()) {
+  const file = {
+    schema: 1,
+    crewId,
+    daemon,
+    runId: ctx.runId,
+    attempt: ctx.attempt,
+    jobAttempt: ctx.jobAttempt,
+    nonce: (0,external_node_crypto_.randomBytes)(16).toString("hex")
+  };
+  (0,external_node_fs_namespaceObject.mkdirSync)(ctx.dir, { recursive: true });
+  const path = (0,external_node_path_namespaceObject.join)(ctx.dir, `${crewId}.json`);
+  const bytes = Buffer.from(`${JSON.stringify(file)}
+`);
+  writeFileAtomic(path, bytes);
+  let outcome;
+  try {
+    outcome = await ctx.port.create(claimName(ctx.runId, ctx.attempt, crewId), path);
+  } catch (e) {
+    outcome = { kind: "failed", reason: message(e) };
+  }
+  if (outcome.kind !== "won") return outcome;
+  const sha256 = (0,external_node_crypto_.createHash)("sha256").update((0,external_node_fs_namespaceObject.readFileSync)(path)).digest("hex");
+  const data = { crewId, daemon, jobAttempt: ctx.jobAttempt, nonce: file.nonce, sha256 };
+  const tx = await crewLog(layout).transact((current) => {
+    const c = foldLog(crewFold, current).crews[crewId];
+    const ok = c !== void 0 && claims_claimable(c) && c.eligible.includes(daemon);
+    return {
+      append: ok ? [event_log_event("crew.claimed", `claimed:${crewId}`, data, now())] : [],
+      result: ok
+    };
+  });
+  if (!tx.result)
+    return { kind: "failed", reason: `crew ${crewId} is no longer a claimable crew of ${daemon}` };
+  return { kind: "won", sha256 };
+}
+async function claimedInRun(port, runId, attempt) {
+  const prefix = claimPrefix(runId, attempt);
+  const listed = await port.list(prefix);
+  return new Set([...listed.keys()].filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/driver-claims.js
+
+
+
+const NO_CLAIM_SERVICE = "needs a claim; no claim service here";
+const CLAIMED_ELSEWHERE = "claimed by another crew job of this run";
+const CLAIMED_BEFORE = "claimed by an earlier attempt of this crew job";
+class SharedQueue {
+  constructor(o) {
+    this.o = o;
+    this.open = o.claims !== void 0;
+  }
+  o;
+  /** Crews this job won, in the order it won them. */
+  claimed = [];
+  /** Crews another crew job won first. */
+  lost = [];
+  /** Crews whose claim failed (left to the next plan), with why. */
+  failed = [];
+  /** Whether the job may still take another daemon's shared crew. */
+  open;
+  tried = /* @__PURE__ */ new Set();
+  /** What earlier attempts of this run claimed, or why that could not be listed. */
+  earlier;
+  /** Whether `crewId` is a shared crew this job must win before it runs it. */
+  needsClaim(crewId) {
+    const c = readCrewState(this.o.layout).registry.crews[crewId];
+    return c?.eligible !== void 0 && c.claimed?.daemon !== this.o.daemon;
+  }
+  /** Claims one shared crew for this job. */
+  async claim(crewId) {
+    const { claims, daemon, layout } = this.o;
+    if (!claims) return { won: false, lost: false, reason: NO_CLAIM_SERVICE };
+    this.tried.add(crewId);
+    const earlier = await this.earlierClaims(claims);
+    if (typeof earlier === "string") return this.fail(crewId, earlier);
+    if (earlier.has(crewId)) return this.fail(crewId, CLAIMED_BEFORE);
+    let outcome;
+    try {
+      outcome = await claimCrew(layout, claims, daemon, crewId);
+    } catch (e) {
+      outcome = { kind: "failed", reason: message(e) };
+    }
+    if (outcome.kind === "won") {
+      this.claimed.push(crewId);
+      return { won: true };
+    }
+    if (outcome.kind === "taken") {
+      this.lost.push(crewId);
+      return { won: false, lost: true, reason: CLAIMED_ELSEWHERE };
+    }
+    return this.fail(crewId, `claim failed: ${outcome.reason}`);
+  }
+  /**
+   * The run's next shared crew this job wins (its own first, then the other daemons', in plan
+   * order, as this job's state lists them), skipping the ones lost; undefined once none is left,
+   * and then the job stops asking.
+   */
+  async next(skip) {
+    if (!this.open || !this.o.claims) return void 0;
+    const earlier = await this.earlierClaims(this.o.claims);
+    const order = typeof earlier === "string" ? [] : claimOrder(readCrewState(this.o.layout).registry, this.o.daemon);
+    for (const crewId of order) {
+      if (skip.has(crewId) || this.tried.has(crewId) || earlier.has(crewId)) continue;
+      if ((await this.claim(crewId)).won) return crewId;
+    }
+    this.open = false;
+    return void 0;
+  }
+  /** Stops taking other daemons' crews (the job's standby rules say no more). */
+  close() {
+    this.open = false;
+  }
+  fail(crewId, reason) {
+    this.failed.push({ crewId, reason });
+    return { won: false, lost: false, reason };
+  }
+  /** A re-run job lists the run's claims once, before its first claim; a first attempt need not. */
+  earlierClaims(claims) {
+    this.earlier ??= claims.jobAttempt === "1" ? Promise.resolve(/* @__PURE__ */ new Set()) : claimedInRun(claims.port, claims.runId, claims.attempt).catch((e) => {
+      const why = `the run's claims could not be listed (${message(e)}); a re-run claims nothing`;
+      this.o.logger.warning(`daemon ${this.o.daemon}: ${why}`);
+      return why;
+    });
+    return this.earlier;
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/crew/runner.js
 
 
@@ -72658,6 +72893,7 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 
 
 
+
 const SKIP_DEADLINE = "soft deadline: the time left in this job cannot fit a crew";
 class SlotDriver {
   constructor(o, setup) {
@@ -72669,6 +72905,7 @@ class SlotDriver {
     this.reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1e3;
     this.limit = setup.slots;
     this.refillOpen = o.refill !== void 0;
+    this.queue = new SharedQueue(o);
   }
   o;
   setup;
@@ -72691,6 +72928,8 @@ class SlotDriver {
   /** At most this many crews run at once: K, or the first wave when crews wait on standby. */
   limit;
   refillOpen;
+  /** The run's shared standby queue (./driver-claims.ts): claims before a shared crew launches. */
+  queue;
   /** Since when launches wait for disk space (monotonic ms), while they do. */
   diskWaitSince;
   lastTick = performance.now();
@@ -72703,11 +72942,11 @@ class SlotDriver {
     await this.start();
     for (; ; ) {
       this.result.paused = pausedReason(this.o.layout);
-      if (!this.toLaunch.length && !this.refillOpen) this.diskWaitSince = void 0;
+      if (!this.toLaunch.length && !this.refillOpen && !this.queue.open) this.diskWaitSince = void 0;
       await this.refill();
-      this.launchWhileFree();
+      await this.launchAndTake();
       this.skipWhilePausedAndIdle();
-      if (this.diskWaitSince !== void 0 && !this.active.size && (this.toLaunch.length || this.refillOpen)) {
+      if (this.diskWaitSince !== void 0 && !this.active.size && (this.toLaunch.length || this.refillOpen || this.queue.open)) {
         if (this.diskWaitExpired()) break;
         await new Promise((r) => setTimeout(r, this.poll));
         continue;
@@ -72720,6 +72959,10 @@ class SlotDriver {
       if (ended) await this.settleEnded(ended.a, ended.code);
     }
     this.result.paused = pausedReason(this.o.layout);
+    if (this.o.claims) {
+      this.result.claimed = [...this.queue.claimed];
+      this.result.claimsLost = [...this.queue.lost];
+    }
     return this.result;
   }
   /** Adoption, the baseline of the shared git directory, and the crews to launch with their limit. */
@@ -72733,7 +72976,7 @@ class SlotDriver {
     for (const id of [...this.active.keys(), ...this.toLaunch]) this.seen.add(id);
     const planned = readCrewState(o.layout).registry.crews;
     this.standby = new Set(this.toLaunch.filter((id) => planned[id]?.queued === true));
-    if (this.standby.size)
+    if (this.standby.size || o.claims)
       this.limit = Math.min(
         this.setup.slots,
         Math.max(1, this.toLaunch.length - this.standby.size + this.active.size)
@@ -72758,8 +73001,43 @@ class SlotDriver {
       this.result.refilled.push(id);
     }
   }
+  /**
+   * Launch what is listed; then, while a slot stays free, take from the run's shared queue and
+   * launch that, until the queue gives nothing more (each pass claims a new crew or closes it).
+   */
+  async launchAndTake() {
+    for (; ; ) {
+      await this.takeShared();
+      await this.launchWhileFree();
+      const free = this.active.size < this.limit && !this.toLaunch.length;
+      if (!free || !this.queue.open || this.result.paused || this.diskWaitSince !== void 0) return;
+      if (this.outOfTime()) return;
+    }
+  }
+  /**
+   * The run's shared queue: this job's own list is done and a slot is free — take the next shared
+   * crew it can win, under the rules of its own standby (limit, standby stop, pause, time, disk).
+   */
+  async takeShared() {
+    while (this.queue.open && !this.toLaunch.length && !this.result.paused) {
+      if (this.active.size >= this.limit || this.outOfTime()) return;
+      const held = standbyStop(this.o, this.result);
+      if (held) {
+        this.queue.close();
+        this.o.logger.info(`daemon ${this.o.daemon}: no crew taken from the run's queue: ${held}`);
+        return;
+      }
+      if (this.diskHolds("the run's next shared crew") === void 0) return;
+      const crewId = await this.queue.next(this.seen);
+      if (!crewId) return;
+      this.seen.add(crewId);
+      this.standby.add(crewId);
+      this.toLaunch.push(crewId);
+      this.o.logger.info(`daemon ${this.o.daemon}: took ${crewId} from the run's shared queue`);
+    }
+  }
   /** Launches the next crews while a slot is free, nothing pauses launches and the disk floor holds. */
-  launchWhileFree() {
+  async launchWhileFree() {
     while (this.active.size < this.limit && this.toLaunch.length && !this.result.paused) {
       if (this.outOfTime()) {
         this.skipAll(SKIP_DEADLINE, "soft deadline");
@@ -72773,8 +73051,21 @@ class SlotDriver {
         continue;
       }
       if (this.diskHolds(next) === void 0) return;
+      if (!await this.claimed(next)) continue;
       this.launchNext();
     }
+  }
+  /**
+   * A shared crew launches only in the job that won its claim; one this job could not win is
+   * skipped (and dropped from the list) with the reason.
+   */
+  async claimed(crewId) {
+    if (!this.queue.needsClaim(crewId)) return true;
+    const r = await this.queue.claim(crewId);
+    if (r.won) return true;
+    this.toLaunch.shift();
+    this.skip(crewId, r.reason, r.reason);
+    return false;
   }
   /** Launches the first crew to launch, unless the registry no longer plans it for this daemon. */
   launchNext() {
@@ -73178,6 +73469,7 @@ async function planStep(o) {
       ...revisions.length ? { revisions } : {},
       plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
       ...o.standby ? { standby: true } : {},
+      ...o.standby && o.sharedQueue ? { sharedQueue: true } : {},
       ...o.jobStatus ? { jobStatus: o.jobStatus } : {},
       driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       ...o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}
@@ -73258,6 +73550,7 @@ async function runStep(o) {
     ...o.graceMs !== void 0 ? { graceMs: o.graceMs } : {},
     ...o.freeDisk ? { freeDisk: o.freeDisk } : {},
     ...o.diskWaitMs !== void 0 ? { diskWaitMs: o.diskWaitMs } : {},
+    ...o.claims ? { claims: o.claims } : {},
     ...o.repairInJob && o.config.dispatch.repairInJob ? {
       repair: (crewId) => planJobRepair(o.layout, {
         crewId,
@@ -76355,7 +76648,14 @@ class SimulatedOffice {
       this.options.order ?? "smallest-first"
     );
     const ids = (list) => new Map(list.map((a) => [byIssue.get(a.candidate.issueNumber).id, a.daemon]));
-    return { first: ids(decision.admitted), standby: ids(standby.standby) };
+    const eligible = sharedEligible(input, decision, standby.standby);
+    return {
+      first: ids(decision.admitted),
+      standby: ids(standby.standby),
+      eligible: new Map(
+        standby.standby.map((a, i) => [byIssue.get(a.candidate.issueNumber).id, eligible[i]])
+      )
+    };
   }
   admission(candidates, daemons, paused, backlogSize) {
     const { options } = this;
@@ -76451,7 +76751,60 @@ function admissionDaemon(d, slots) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/simulate/shared-queue.js
+
+
+class RunQueue {
+  registry = { crews: {}, leases: {} };
+  items = /* @__PURE__ */ new Map();
+  /** Plans `item` on standby for `daemon`, claimable by `eligible` (`daemon` first). */
+  add(item, daemon, eligible) {
+    const crewId = crewIdOf(item);
+    const record = {
+      crewId,
+      issueNumber: item.issue.number,
+      daemon,
+      agent: office_adapter_AGENT.id,
+      weight: item.issue.weight,
+      fences: [],
+      repair: item.repair,
+      attempt: item.attempt,
+      queued: true,
+      eligible: [daemon, ...eligible.filter((d) => d !== daemon)],
+      status: "planned",
+      plannedAt: ""
+    };
+    this.registry.crews[crewId] = record;
+    this.items.set(crewId, item);
+  }
+  /** The crew `daemon`'s job claims next (`claimOrder`'s first), taken out of the queue. */
+  claim(daemon) {
+    const [crewId] = claimOrder(this.registry, daemon);
+    if (crewId === void 0) return void 0;
+    delete this.registry.crews[crewId];
+    const item = this.items.get(crewId);
+    this.items.delete(crewId);
+    return item;
+  }
+  get size() {
+    return this.items.size;
+  }
+  /** The crews no job claimed, in plan order. */
+  unclaimed() {
+    return [...this.items.values()];
+  }
+  /** Empties the queue (the run ended): what it held, in plan order. */
+  drain() {
+    const out = this.unclaimed();
+    this.items.clear();
+    this.registry.crews = {};
+    return out;
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/simulate/deployed.js
+
 
 
 
@@ -76575,7 +76928,7 @@ class DeployedLoop {
     return [...this.daemons.values()].reduce((n, d) => n + d.running, 0);
   }
   plannedCount() {
-    const shared = [...this.runs].reduce((n, r) => n + r.queue.length, 0);
+    const shared = [...this.runs].reduce((n, r) => n + r.queue.size, 0);
     return [...this.daemons.values()].reduce(
       (n, d) => n + d.planned.length + (d.job?.crews.length ?? 0),
       shared + this.graded.size
@@ -76661,11 +77014,10 @@ class DeployedLoop {
     while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
       this.launch(d, job.crews.shift());
     }
-    const cls = options_classRank(d.slots[0].class);
     while (job.run && d.free.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
-      const i = job.run.queue.findIndex((x) => options_classRank(x.issue.weight) <= cls);
-      if (i < 0) break;
-      this.launch(d, job.run.queue.splice(i, 1)[0]);
+      const item = job.run.queue.claim(d.id);
+      if (!item) break;
+      this.launch(d, item);
     }
     if (d.running > 0) return;
     this.afterGrade(job.run, job.crews.splice(0));
@@ -76702,7 +77054,7 @@ class DeployedLoop {
     for (const r of this.runs) {
       const live = [...this.daemons.values()].some((d) => d.job?.run === r || d.pendingRun === r);
       if (live) continue;
-      this.afterGrade(r, r.queue.splice(0));
+      this.afterGrade(r, r.queue.drain());
       this.runs.delete(r);
       this.events.push(this.now + (this.o.gradeMinutes ?? 5), { kind: "grade", run: r });
     }
@@ -76760,7 +77112,7 @@ class DeployedLoop {
     const free = this.freeDaemons([...this.daemons.values()], capacity);
     if (free.length === 0) return;
     this.decisions++;
-    const { first, standby } = this.office.planStandby(
+    const { first, standby, eligible } = this.office.planStandby(
       [...this.ready.values()],
       free,
       {
@@ -76774,14 +77126,14 @@ class DeployedLoop {
     if (first.size > free.reduce((n, d) => n + d.free, 0)) {
       throw new SimulationError("the office placed more crews than free slots");
     }
-    const run = { queue: [], started: 0, graded: [], chain, planned: /* @__PURE__ */ new Map() };
+    const run = { queue: new RunQueue(), started: 0, graded: [], chain, planned: /* @__PURE__ */ new Map() };
     const shared = this.o.cadence === "shared";
     for (const [id, daemon] of [...first, ...standby]) {
       const item = this.ready.get(id);
       this.ready.delete(id);
       this.backlogSize -= item.issue.size;
       const d = this.daemons.get(daemon);
-      if (shared && standby.has(id)) run.queue.push(item);
+      if (shared && standby.has(id)) run.queue.add(item, daemon, eligible.get(id));
       else d.planned.push(item);
       run.planned.set(d, (run.planned.get(d) ?? 0) + 1);
     }
@@ -76816,7 +77168,7 @@ class DeployedLoop {
   waiting() {
     const out = [...this.ready.values()];
     for (const d of this.daemons.values()) out.push(...d.planned, ...d.job?.crews ?? []);
-    for (const r of this.runs) out.push(...r.queue);
+    for (const r of this.runs) out.push(...r.queue.unclaimed());
     for (const i of this.graded) out.push(i);
     return out;
   }
@@ -77218,7 +77570,7 @@ function compare(partial = {}, only, deployed) {
     return { label: p.label, result, metrics: measure(workload, result) };
   });
   if (deployed) {
-    for (const cadence of ["cron", "refill", "standby", "shared"]) {
+    for (const cadence of ["cron", "refill", "shared", "standby"]) {
       for (const order of ["smallest-first", "tail-guard"]) {
         const limit = cadence === "refill" ? { jobTimeoutMinutes: Infinity } : {};
         const result = simulateDeployed(workload, {
@@ -77241,8 +77593,8 @@ function compare(partial = {}, only, deployed) {
 const CADENCE_LABELS = {
   cron: "cron-only (a plan per schedule tick)",
   refill: "continuous refill from the office (one shared state: the CLI)",
-  standby: "standby crews behind each first wave (Actions crew jobs)",
-  shared: "one queue per run, claimed by any crew job whose slot frees (a design, not built)"
+  standby: "per-daemon standby (GHES): each daemon's standby crews its own crew job's alone",
+  shared: "standby shared by the run's crew jobs (github.com): a freed slot takes its own, then the other daemons' it may run, in plan order"
 };
 
 
@@ -77261,11 +77613,12 @@ function describeScenario(c) {
 }
 function goalLines(c) {
   const ours = c.results.find((r2) => r2.metrics.policy === "ours")?.metrics;
-  const deployed = ["refill", "standby"].flatMap((cadence) => {
+  const where = { refill: "the CLI", shared: "github.com", standby: "GHES" };
+  const deployed = ["refill", "shared", "standby"].flatMap((cadence) => {
     const m = c.results.find((r2) => r2.metrics.policy === `${cadence} \xB7 tail-guard`)?.metrics;
     if (!m) return [];
     return [
-      `deployed ${cadence} \xB7 tail-guard: makespan ${m.makespanRatio.toFixed(3)} \xD7 bound (goal \u2264 1.1 \xD7: ${m.makespanRatio <= GOALS.makespanRatio ? "met" : "missed"}), slots busy ${pct(m.backlogUtilization)} of the time runnable work waits (goal \u2265 95 %: ${m.backlogUtilization >= GOALS.utilization ? "met" : "missed"})`
+      `deployed ${cadence} (${where[cadence]}) \xB7 tail-guard: makespan ${m.makespanRatio.toFixed(3)} \xD7 bound (goal \u2264 1.1 \xD7: ${m.makespanRatio <= GOALS.makespanRatio ? "met" : "missed"}), slots busy ${pct(m.backlogUtilization)} of the time runnable work waits (goal \u2265 95 %: ${m.backlogUtilization >= GOALS.utilization ? "met" : "missed"})`
     ];
   });
   if (!ours) return deployed;
@@ -77444,8 +77797,8 @@ Options:
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
   --deployed          add eight rows: the loop as deployed \u2014 cron-only, continuous refill (CLI),
-                      standby crews behind each first wave (Actions crew jobs) and one queue
-                      shared by the run's crew jobs (designed, not built), each under
+                      the Actions crew jobs' standby shared by the run's jobs, own first
+                      (github.com), and per-daemon standby (GHES), each under
                       dispatch.order smallest-first and tail-guard \u2014 with the workflow's
                       cadence (--schedule-minutes, --job-minutes, --queue-minutes)
   --schedule-minutes M  cron interval for --deployed (default ${DEFAULT_DEPLOYED.scheduleMinutes})

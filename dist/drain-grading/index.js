@@ -65819,8 +65819,18 @@ const registry_crewFold = registerFold({
             plannedAt: e.at,
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
             ...d.queued === true ? { queued: true } : {},
-            ...d.revision ? { revision: d.revision } : {}
+            ...d.revision ? { revision: d.revision } : {},
+            ...d.eligible ? { eligible: [...d.eligible] } : {}
           };
+        }
+        break;
+      }
+      case "crew.claimed": {
+        const c = state.crews[e.data.crewId];
+        const { crewId: _, ...claim } = e.data;
+        if (c && c.status === "planned" && !c.claimed && c.eligible?.includes(claim.daemon)) {
+          c.claimed = claim;
+          c.daemon = claim.daemon;
         }
         break;
       }
@@ -69483,6 +69493,30 @@ function admitStandby(input, first, typicalMs, order) {
     refused: first.refused.filter((r) => !standbyIssues.has(r.issue))
   };
 }
+function sharedEligible(input, first, standby) {
+  const jobs = [...new Set(first.admitted.map((a) => a.daemon))];
+  return standby.map((a) => {
+    const others = jobs.filter((d) => d !== a.daemon && admitsOn(input, a, d));
+    return [a.daemon, ...others];
+  });
+}
+function admitsOn(input, a, daemon) {
+  const r = admit({
+    ...input,
+    candidates: [a.candidate],
+    daemons: input.daemons.map(
+      (d) => d.id === daemon ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
+    ),
+    maxCrews: Number.MAX_SAFE_INTEGER,
+    activeCrews: 0,
+    // Fences against the state's crews only (see above); the time gate is the job's, at launch.
+    heldFences: input.heldFences,
+    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+    maxFallbacks: a.fallback ? 1 : 0
+  });
+  const placed = r.admitted[0];
+  return placed !== void 0 && placed.daemon === daemon && placed.agent === a.agent && placed.fallback === a.fallback;
+}
 function sequence(standby, slots) {
   const byDaemon = /* @__PURE__ */ new Map();
   for (const a of standby) byDaemon.set(a.daemon, [...byDaemon.get(a.daemon) ?? [], a]);
@@ -69591,6 +69625,164 @@ function ledgerScores(layout, logger) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/claims.js
+
+
+
+
+
+
+
+
+
+
+
+const CLAIM_PREFIX = "school-claim-";
+function claimName(runId, attempt, crewId) {
+  return `${CLAIM_PREFIX}${runId}-${attempt}-${crewId}`;
+}
+function claimPrefix(runId, attempt) {
+  return `${CLAIM_PREFIX}${runId}-${attempt}-`;
+}
+const claimFileSchema = strictObject({
+  schema: literal(1),
+  crewId: schemas_string().regex(schema_CREW_ID_PATTERN),
+  daemon: schemas_string().regex(DAEMON_ID_PATTERN),
+  runId: schemas_string().regex(/^[0-9]+$/),
+  /** The plan's attempt (the claim artifact's name carries it). */
+  attempt: schemas_string().regex(/^[0-9]+$/),
+  /** The claiming crew job's run attempt. */
+  jobAttempt: schemas_string().regex(/^[0-9]+$/),
+  nonce: schemas_string().regex(/^[0-9a-f]{32}$/)
+});
+const CLAIMS_DIR = "claims";
+const MAX_CLAIM_FILE = 4096;
+function claims_claimable(c) {
+  return c.status === "planned" && c.queued === true && c.eligible !== void 0 && !c.claimed;
+}
+function claimOrder(registry, daemon) {
+  const own = [];
+  const others = [];
+  for (const c of Object.values(registry.crews)) {
+    if (!claims_claimable(c) || !c.eligible.includes(daemon)) continue;
+    (c.daemon === daemon ? own : others).push(c.crewId);
+  }
+  return [...own, ...others];
+}
+async function claimCrew(layout, ctx, daemon, crewId, now = () => /* @__PURE__ */ new Date()) {
+  const file = {
+    schema: 1,
+    crewId,
+    daemon,
+    runId: ctx.runId,
+    attempt: ctx.attempt,
+    jobAttempt: ctx.jobAttempt,
+    nonce: randomBytes(16).toString("hex")
+  };
+  mkdirSync(ctx.dir, { recursive: true });
+  const path = join(ctx.dir, `${crewId}.json`);
+  const bytes = Buffer.from(`${JSON.stringify(file)}
+`);
+  writeFileAtomic(path, bytes);
+  let outcome;
+  try {
+    outcome = await ctx.port.create(claimName(ctx.runId, ctx.attempt, crewId), path);
+  } catch (e) {
+    outcome = { kind: "failed", reason: message(e) };
+  }
+  if (outcome.kind !== "won") return outcome;
+  const sha256 = createHash("sha256").update(readFileSync(path)).digest("hex");
+  const data = { crewId, daemon, jobAttempt: ctx.jobAttempt, nonce: file.nonce, sha256 };
+  const tx = await crewLog(layout).transact((current) => {
+    const c = foldLog(crewFold, current).crews[crewId];
+    const ok = c !== void 0 && claims_claimable(c) && c.eligible.includes(daemon);
+    return {
+      append: ok ? [event("crew.claimed", `claimed:${crewId}`, data, now())] : [],
+      result: ok
+    };
+  });
+  if (!tx.result)
+    return { kind: "failed", reason: `crew ${crewId} is no longer a claimable crew of ${daemon}` };
+  return { kind: "won", sha256 };
+}
+async function claimedInRun(port, runId, attempt) {
+  const prefix = claimPrefix(runId, attempt);
+  const listed = await port.list(prefix);
+  return new Set([...listed.keys()].filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/handoff/import-claims.js
+
+
+
+
+
+
+
+function claimListing(port) {
+  if (!port) return void 0;
+  const seen = /* @__PURE__ */ new Map();
+  return (prefix) => {
+    let p = seen.get(prefix);
+    if (!p) {
+      p = port.list(prefix).catch((e) => errors_message(e));
+      seen.set(prefix, p);
+    }
+    return p;
+  };
+}
+async function claimRefusal(e, c) {
+  const d = e.data;
+  const id = d.crewId;
+  if (typeof id !== "string" || !schema_CREW_ID_PATTERN.test(id)) return "names no crew";
+  if (e.key !== `claimed:${id}`) return "its key is not claimed:<crewId>";
+  if (d.daemon !== c.daemon) return `names daemon ${String(d.daemon)}, not ${c.daemon}`;
+  if (d.jobAttempt !== c.handoff.jobAttempt)
+    return `names job attempt ${String(d.jobAttempt)}, but the handoff is of job attempt ${c.handoff.jobAttempt}`;
+  if (typeof d.nonce !== "string" || typeof d.sha256 !== "string") return "names no nonce or digest";
+  const crew = c.registry.crews[id];
+  if (!crew) return `crew ${id} is not planned`;
+  if (!crew.eligible?.includes(c.daemon))
+    return `crew ${id} is not a shared crew daemon ${c.daemon} may claim`;
+  const k = crew.claimed;
+  const again = k !== void 0 && k.daemon === d.daemon && k.jobAttempt === d.jobAttempt && k.nonce === d.nonce && k.sha256 === d.sha256;
+  if (again) return void 0;
+  if (k) return `crew ${id} is already claimed by daemon ${k.daemon}`;
+  if (crew.status !== "planned") return `crew ${id} is already ${crew.status}`;
+  if (!c.list) return "the run's claims cannot be listed here";
+  const file = readClaimFile(c.dir, id);
+  if (typeof file === "string") return file;
+  const h = c.handoff;
+  const f = file.claim;
+  if (f.crewId !== id || f.daemon !== c.daemon || f.runId !== h.runId || f.attempt !== h.attempt || f.jobAttempt !== h.jobAttempt || f.nonce !== d.nonce)
+    return `its claim file names another claim (crew ${f.crewId}, daemon ${f.daemon}, run ${f.runId}, attempt ${f.attempt}, job attempt ${f.jobAttempt}, or another nonce)`;
+  if (file.sha256 !== d.sha256) return "its claim file does not match the digest the event records";
+  const listed = await c.list(claimPrefix(h.runId, h.attempt));
+  if (typeof listed === "string") return `the run's claims could not be listed: ${listed}`;
+  const name = claimName(h.runId, h.attempt, id);
+  const digests = listed.get(name) ?? [];
+  if (!digests.includes(file.sha256))
+    return digests.length ? `the run's claim ${name} is another job's (its digest differs)` : `the run has no claim ${name}`;
+  if (digests.length > 1) return `crew ${id} was claimed ${digests.length} times in this run`;
+  return void 0;
+}
+function readClaimFile(dir, crewId) {
+  const rel = `${CLAIMS_DIR}/${crewId}.json`;
+  const path = (0,external_node_path_namespaceObject.join)(dir, CLAIMS_DIR, `${crewId}.json`);
+  if (!(0,external_node_fs_namespaceObject.existsSync)(path) || !(0,external_node_fs_namespaceObject.lstatSync)(path).isFile()) return `its claim file ${rel} is missing`;
+  const bytes = readFileBounded(path, MAX_CLAIM_FILE);
+  if (typeof bytes === "string") return `its claim file: ${bytes}`;
+  let claim;
+  try {
+    claim = claimFileSchema.parse(JSON.parse(bytes.toString("utf8")));
+  } catch {
+    return `its claim file ${rel} is not a claim file`;
+  }
+  return { claim, sha256: (0,external_node_crypto_.createHash)("sha256").update(bytes).digest("hex") };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/handoff/name.js
 
 const name_NAME = /^school-(handoff|roster)-([0-9]+)-([0-9]+)-([0-9]+)-(.+)$/;
@@ -69629,13 +69821,15 @@ function parseHandoffName(name) {
 
 
 
+
 const MAX_FILE = 32 * 1024 * 1024;
 const import_MAX_LINE = 256 * 1024;
 const MAX_KEY = 512;
 const ofCrew = (e, c) => {
   const id = e.data?.crewId;
   if (typeof id !== "string") return "names no crew";
-  return c.crews.has(id) ? void 0 : `crew ${id} is not planned for daemon ${c.daemon}`;
+  if (c.crews.has(id)) return void 0;
+  return c.registry.crews[id]?.eligible?.includes(c.daemon) ? `crew ${id} is a shared crew daemon ${c.daemon} has no accepted claim of` : `crew ${id} is not planned for daemon ${c.daemon}`;
 };
 const onDaemon = (e, c) => {
   const d = e.data?.daemon;
@@ -69659,12 +69853,19 @@ const repairOf = (e, c) => {
   if (!failed || !c.crews.has(d.repairOf)) return `crew ${d.repairOf} is not planned for daemon ${c.daemon}`;
   const due = jobRepair(c.registry, d.repairOf, c.verdict, c.requeues);
   if (!due) return `issue #${failed.issueNumber} needs no repair after crew ${d.repairOf}`;
-  const same = d.issueNumber === due.issueNumber && d.attempt === due.attempt && d.repair === true && d.queued === true && d.agent === failed.agent && d.weight === failed.weight && JSON.stringify(d.fences) === JSON.stringify(failed.fences) && d.revision === void 0;
+  const same = d.issueNumber === due.issueNumber && d.attempt === due.attempt && d.repair === true && d.queued === true && d.agent === failed.agent && d.weight === failed.weight && JSON.stringify(d.fences) === JSON.stringify(failed.fences) && d.revision === void 0 && d.eligible === void 0;
   return same ? void 0 : `it is not the repair crew ${d.repairOf} calls for (attempt ${due.attempt}, same agent, weight and fences)`;
 };
 const RULES = {
   crews: {
     "crew.planned": repairOf,
+    "crew.claimed": (e, c) => claimRefusal(e, {
+      daemon: c.daemon,
+      dir: c.dir,
+      handoff: c.handoff,
+      registry: c.registry,
+      list: c.claims
+    }),
     "crew.started": both,
     "lease.acquired": both,
     "lease.heartbeat": ofCrew,
@@ -69697,6 +69898,7 @@ function parseEvent(line) {
 }
 async function importHandoffs(layout, root, o) {
   const result = { dirs: [], refused: [] };
+  const claims = claimListing(o.claims);
   const verdict = gradingVerdicts(layout, o.logger);
   const requeues = school_log_readSchool(layout).requeues;
   for (const dir of handoffDirs(root)) {
@@ -69759,6 +69961,9 @@ async function importHandoffs(layout, root, o) {
       const ctx = {
         daemon,
         crews: crewsOf(layout, daemon),
+        dir,
+        handoff: handedOn,
+        ...claims ? { claims } : {},
         registry: structuredClone(readCrewState(layout).registry),
         ...verdict ? { verdict } : {},
         ...requeues ? { requeues } : {}
@@ -69773,7 +69978,7 @@ async function importHandoffs(layout, root, o) {
           continue;
         }
         const rule = rules[log]?.[e.type];
-        const why = rule ? rule(e, ctx) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
+        const why = rule ? await rule(e, ctx) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
         if (why) {
           refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
           continue;
@@ -69781,7 +69986,8 @@ async function importHandoffs(layout, root, o) {
         accepted.push(redact_redact(e));
         if (log !== "crews") continue;
         if (e.type !== "crew.process") registry_crewFold.apply(ctx.registry, e);
-        if (e.type === "crew.planned") ctx.crews.add(e.data.crewId);
+        if (e.type === "crew.planned" || e.type === "crew.claimed")
+          ctx.crews.add(e.data.crewId);
       }
       const appended = await new EventLog(layout.file(log)).append(accepted);
       entry.accepted += appended.length;
@@ -69837,7 +70043,7 @@ async function importAudit(layout, bytes, sha256, daemon, refuse) {
 function crewsOf(layout, daemon) {
   const reg = readCrewState(layout).registry;
   return new Set(
-    Object.values(reg.crews).filter((c) => c.daemon === daemon).map((c) => c.crewId)
+    Object.values(reg.crews).filter((c) => c.eligible === void 0 ? c.daemon === daemon : c.claimed?.daemon === daemon).map((c) => c.crewId)
   );
 }
 
@@ -69941,7 +70147,11 @@ async function importAndRequeue(inputs, config, layout, queue, logger) {
     const from = inputs.bookbagsPath;
     await logger.group("Import bookbags", async () => {
       if (handoffDirs(from).length) {
-        const h = await importHandoffs(layout, from, { config, logger });
+        const h = await importHandoffs(layout, from, {
+          config,
+          logger,
+          ...inputs.claims ? { claims: inputs.claims } : {}
+        });
         logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
         return;
       }

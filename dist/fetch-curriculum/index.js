@@ -64053,8 +64053,18 @@ const crewFold = registerFold({
             plannedAt: e.at,
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
             ...d.queued === true ? { queued: true } : {},
-            ...d.revision ? { revision: d.revision } : {}
+            ...d.revision ? { revision: d.revision } : {},
+            ...d.eligible ? { eligible: [...d.eligible] } : {}
           };
+        }
+        break;
+      }
+      case "crew.claimed": {
+        const c = state.crews[e.data.crewId];
+        const { crewId: _, ...claim } = e.data;
+        if (c && c.status === "planned" && !c.claimed && c.eligible?.includes(claim.daemon)) {
+          c.claimed = claim;
+          c.daemon = claim.daemon;
         }
         break;
       }
