@@ -70551,6 +70551,7 @@ async function publishStatuses(o) {
 
 
 
+
 const STANDBY_QUEUES = ["auto", "shared", "daemon"];
 async function dispatchJob(input, logger) {
   const started = performance.now();
@@ -70708,7 +70709,12 @@ async function runMode(input, job, logger, started) {
   if (ptrace) logger.warning(`dispatch-crew: ${ptrace}`);
   const budgetMs = config.dispatch.jobTimeoutMinutes * 6e4 - (input.jobStartedAt ? Math.max(0, Date.now() - input.jobStartedAt.getTime()) : 0);
   const bookbagsPath = input.bookbagsPath ?? (input.handoffPath ? (0,external_node_path_.join)(input.handoffPath, "bookbags") : void 0);
-  const claims = runClaims(input, logger);
+  const claims = runClaims(
+    input,
+    logger,
+    process.env,
+    () => plannedAttempt(layout, process.env.GITHUB_RUN_ID)
+  );
   const run = await logger.group(
     `Run the crews of daemon ${daemon}`,
     () => runStep({
@@ -70729,7 +70735,7 @@ async function runMode(input, job, logger, started) {
   ).finally(handoff);
   return { mode: "run", daemon, run };
 }
-function runClaims(input, logger, env = process.env) {
+function runClaims(input, logger, env = process.env, recorded = () => void 0) {
   if (!input.claimPort || !input.handoffPath || env.GITHUB_ACTIONS !== "true") return void 0;
   if (claimsUnsupported(env.GITHUB_SERVER_URL)) return void 0;
   const runId = env.GITHUB_RUN_ID ?? "";
@@ -70740,19 +70746,30 @@ function runClaims(input, logger, env = process.env) {
     );
     return void 0;
   }
-  if (!input.planAttempt) {
+  const attempt = input.planAttempt ?? recorded();
+  if (!attempt) {
     logger.warning(
-      "dispatch-crew: no claims from the run's shared queue: the plan-attempt input is empty (pass the plan job's attempt output, as school-loop.yml does); this job claims no shared standby crew"
+      "dispatch-crew: no claims from the run's shared queue: the plan-attempt input is empty (pass the plan job's attempt output, as school-loop.yml does) and this job's state holds no shared crew planned by this run; this job claims no shared standby crew"
     );
     return void 0;
   }
   return {
     port: input.claimPort,
     runId,
-    attempt: input.planAttempt,
+    attempt,
     jobAttempt,
     dir: (0,external_node_path_.join)(input.handoffPath, CLAIMS_DIR)
   };
+}
+function plannedAttempt(layout, runId) {
+  if (!runId) return void 0;
+  let attempt;
+  for (const c of Object.values(readCrewState(layout).registry.crews)) {
+    const by = c.plannedBy;
+    if (!c.eligible || by?.kind !== "actions" || by.runId !== runId || !/^\d+$/.test(by.runAttempt)) continue;
+    attempt = Math.max(attempt ?? 0, Number(by.runAttempt));
+  }
+  return attempt === void 0 ? void 0 : String(attempt);
 }
 async function nextCycleMode(input, job, logger) {
   const run = thisRun();

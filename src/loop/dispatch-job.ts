@@ -8,6 +8,7 @@ import type { JobLiveness } from '../dispatch/lease.js';
 import { clearPause } from '../dispatch/pause.js';
 import type { PlanResult } from '../dispatch/plan.js';
 import { readRegistry } from '../dispatch/registry.js';
+import { readCrewState } from '../dispatch/lease.js';
 import { CLAIMS_DIR, type ClaimContext, type ClaimPort } from '../dispatch/claims.js';
 import { ConfigError, CorruptStateError, message } from '../errors.js';
 import { markHandoff, writeHandoff } from '../handoff/handoff.js';
@@ -344,7 +345,9 @@ async function runMode(
     (input.jobStartedAt ? Math.max(0, Date.now() - input.jobStartedAt.getTime()) : 0);
   const bookbagsPath =
     input.bookbagsPath ?? (input.handoffPath ? join(input.handoffPath, 'bookbags') : undefined);
-  const claims = runClaims(input, logger);
+  const claims = runClaims(input, logger, process.env, () =>
+    plannedAttempt(layout, process.env.GITHUB_RUN_ID),
+  );
   // Handed on also when the run fails: finished crews and released leases must not be lost.
   const run = await logger
     .group(`Run the crews of daemon ${daemon}`, () =>
@@ -371,12 +374,15 @@ async function runMode(
 /**
  * What a crew job claims shared standby crews with: its run's names, and `<handoff>/claims` for the
  * claim files the grade job checks. Only in GitHub Actions off GHES and with a handoff (the claim
- * files travel in it); without the plan's attempt it cannot name a claim, and says so.
+ * files travel in it). The plan's attempt names the claims: the `plan-attempt` input, else what the
+ * plan recorded on the shared crews it planned in this run (a workflow written before the input
+ * existed); without either it cannot name a claim, and says so.
  */
 export function runClaims(
   input: DispatchJobInput,
   logger: Logger,
   env: NodeJS.ProcessEnv = process.env,
+  recorded: () => string | undefined = () => undefined,
 ): ClaimContext | undefined {
   if (!input.claimPort || !input.handoffPath || env.GITHUB_ACTIONS !== 'true') return undefined;
   if (claimsUnsupported(env.GITHUB_SERVER_URL)) return undefined;
@@ -388,19 +394,32 @@ export function runClaims(
     );
     return undefined;
   }
-  if (!input.planAttempt) {
+  const attempt = input.planAttempt ?? recorded();
+  if (!attempt) {
     logger.warning(
-      "dispatch-crew: no claims from the run's shared queue: the plan-attempt input is empty (pass the plan job's attempt output, as school-loop.yml does); this job claims no shared standby crew",
+      "dispatch-crew: no claims from the run's shared queue: the plan-attempt input is empty (pass the plan job's attempt output, as school-loop.yml does) and this job's state holds no shared crew planned by this run; this job claims no shared standby crew",
     );
     return undefined;
   }
   return {
     port: input.claimPort,
     runId,
-    attempt: input.planAttempt,
+    attempt,
     jobAttempt,
     dir: join(input.handoffPath, CLAIMS_DIR),
   };
+}
+
+/** The attempt of this run whose plan recorded shared standby crews (their `plannedBy`), if any. */
+export function plannedAttempt(layout: StateLayout, runId: string | undefined): string | undefined {
+  if (!runId) return undefined;
+  let attempt: number | undefined;
+  for (const c of Object.values(readCrewState(layout).registry.crews)) {
+    const by = c.plannedBy;
+    if (!c.eligible || by?.kind !== 'actions' || by.runId !== runId || !/^\d+$/.test(by.runAttempt)) continue;
+    attempt = Math.max(attempt ?? 0, Number(by.runAttempt));
+  }
+  return attempt === undefined ? undefined : String(attempt);
 }
 
 /**

@@ -6,7 +6,16 @@ import type { ClaimPort } from '../../src/dispatch/claims.js';
 import type { PlanResult } from '../../src/dispatch/plan.js';
 import { ConfigError } from '../../src/errors.js';
 import { memoryLogger } from '../../src/log.js';
-import { runClaims, standbyQueue, type DispatchJobInput } from '../../src/loop/dispatch-job.js';
+import {
+  plannedAttempt,
+  runClaims,
+  standbyQueue,
+  type DispatchJobInput,
+} from '../../src/loop/dispatch-job.js';
+import type { CrewEvent } from '../../src/schemas/crew.js';
+import { EventLog, event } from '../../src/state/event-log.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { tempDir } from '../support/tmp.js';
 
 /**
  * dispatch-crew's wiring of the shared standby queue (docs/dispatch.md, "One queue per run"): which
@@ -89,6 +98,49 @@ describe('the crew job claims', () => {
     expect(logger.lines).toEqual([
       { level: 'warning', message: expect.stringMatching(/plan-attempt input is empty/) },
     ]);
+  });
+});
+
+describe('a workflow without the plan-attempt input', () => {
+  it("claims under the attempt the plan recorded on this run's shared crews", async () => {
+    const tmp = tempDir('school-claims-attempt-');
+    try {
+      const layout = new StateLayout(join(tmp.path, 'state'));
+      const planned = (crewId: string, runId: string, runAttempt: string, shared: boolean) =>
+        event('crew.planned', `planned:${crewId}`, {
+          crewId,
+          issueNumber: Number(crewId.slice(1, 2)),
+          daemon: 'alpha',
+          agent: 'student',
+          weight: 'standard',
+          fences: [],
+          repair: false,
+          attempt: 1,
+          plannedBy: { kind: 'actions' as const, runId, runAttempt, job: 'crew', daemon: 'alpha' },
+          ...(shared ? { queued: true as const, eligible: ['alpha', 'beta'] } : {}),
+        }) as CrewEvent;
+      await new EventLog<CrewEvent>(layout.file('crews')).append([
+        planned('c1-00000001', '4000', '5', true), // an older run's
+        planned('c2-00000002', '4242', '3', false), // this run's first wave: not shared
+        planned('c3-00000003', '4242', '2', true),
+      ]);
+      expect(plannedAttempt(layout, '4242')).toBe('2');
+      expect(plannedAttempt(layout, '9999')).toBeUndefined();
+      const logger = memoryLogger();
+      const recorded = () => plannedAttempt(layout, ACTIONS.GITHUB_RUN_ID);
+      expect(runClaims(runInput({ planAttempt: undefined }), logger, ACTIONS, recorded)).toMatchObject({
+        runId: '4242',
+        attempt: '2',
+        jobAttempt: '2',
+      });
+      expect(logger.lines).toEqual([]);
+      // The input, when given, names the attempt.
+      expect(runClaims(runInput({ planAttempt: '1' }), logger, ACTIONS, recorded)).toMatchObject({
+        attempt: '1',
+      });
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
 
