@@ -72632,6 +72632,8 @@ async function claimedInRun(port, runId, attempt) {
 const NO_CLAIM_SERVICE = "needs a claim; no claim service here";
 const CLAIMED_ELSEWHERE = "claimed by another crew job of this run";
 const CLAIMED_BEFORE = "claimed by an earlier attempt of this crew job";
+const MAX_CLAIMS_PER_JOB = 450;
+const CLAIM_CAP = `this job created ${MAX_CLAIMS_PER_JOB} claim artifacts, the most it may (GitHub allows a job 500 artifacts and its handoff needs one)`;
 class SharedQueue {
   constructor(o) {
     this.o = o;
@@ -72647,6 +72649,8 @@ class SharedQueue {
   /** Whether the job may still take another daemon's shared crew. */
   open;
   tried = /* @__PURE__ */ new Set();
+  /** Claim artifacts this job created or may have created (won or failed). */
+  created = 0;
   /** What earlier attempts of this run claimed, or why that could not be listed. */
   earlier;
   /** Whether `crewId` is a shared crew this job must win before it runs it. */
@@ -72662,12 +72666,17 @@ class SharedQueue {
     const earlier = await this.earlierClaims(claims);
     if (typeof earlier === "string") return this.fail(crewId, earlier);
     if (earlier.has(crewId)) return this.fail(crewId, CLAIMED_BEFORE);
+    if (this.created >= (this.o.maxClaims ?? MAX_CLAIMS_PER_JOB)) {
+      this.open = false;
+      return this.fail(crewId, CLAIM_CAP);
+    }
     let outcome;
     try {
       outcome = await claimCrew(layout, claims, daemon, crewId);
     } catch (e) {
       outcome = { kind: "failed", reason: message(e) };
     }
+    if (outcome.kind !== "taken") this.created++;
     if (outcome.kind === "won") {
       this.claimed.push(crewId);
       return { won: true };
@@ -72690,6 +72699,7 @@ class SharedQueue {
     for (const crewId of order) {
       if (skip.has(crewId) || this.tried.has(crewId) || earlier.has(crewId)) continue;
       if ((await this.claim(crewId)).won) return crewId;
+      if (!this.open) return void 0;
     }
     this.open = false;
     return void 0;

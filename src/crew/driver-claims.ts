@@ -14,6 +14,14 @@ export const NO_CLAIM_SERVICE = 'needs a claim; no claim service here';
 export const CLAIMED_ELSEWHERE = 'claimed by another crew job of this run';
 export const CLAIMED_BEFORE = 'claimed by an earlier attempt of this crew job';
 
+/**
+ * GitHub lets one job create at most 500 artifacts; past that every upload fails, the job's handoff
+ * too, and with it everything the job did. A job stops claiming well before: what it leaves waits
+ * for the next plan. A claim lost to another job created no artifact; a failed one may have.
+ */
+export const MAX_CLAIMS_PER_JOB = 450;
+export const CLAIM_CAP = `this job created ${MAX_CLAIMS_PER_JOB} claim artifacts, the most it may (GitHub allows a job 500 artifacts and its handoff needs one)`;
+
 export type ClaimAnswer = { won: true } | { won: false; lost: boolean; reason: string };
 
 export class SharedQueue {
@@ -26,11 +34,20 @@ export class SharedQueue {
   /** Whether the job may still take another daemon's shared crew. */
   open: boolean;
   private readonly tried = new Set<string>();
+  /** Claim artifacts this job created or may have created (won or failed). */
+  private created = 0;
   /** What earlier attempts of this run claimed, or why that could not be listed. */
   private earlier: Promise<Set<string> | string> | undefined;
 
   constructor(
-    private readonly o: { layout: StateLayout; daemon: string; claims?: ClaimContext; logger: Logger },
+    private readonly o: {
+      layout: StateLayout;
+      daemon: string;
+      claims?: ClaimContext;
+      logger: Logger;
+      /** At most this many claim artifacts per job (default MAX_CLAIMS_PER_JOB). */
+      maxClaims?: number;
+    },
   ) {
     this.open = o.claims !== undefined;
   }
@@ -49,12 +66,17 @@ export class SharedQueue {
     const earlier = await this.earlierClaims(claims);
     if (typeof earlier === 'string') return this.fail(crewId, earlier);
     if (earlier.has(crewId)) return this.fail(crewId, CLAIMED_BEFORE);
+    if (this.created >= (this.o.maxClaims ?? MAX_CLAIMS_PER_JOB)) {
+      this.open = false;
+      return this.fail(crewId, CLAIM_CAP);
+    }
     let outcome;
     try {
       outcome = await claimCrew(layout, claims, daemon, crewId);
     } catch (e) {
       outcome = { kind: 'failed' as const, reason: message(e) };
     }
+    if (outcome.kind !== 'taken') this.created++;
     if (outcome.kind === 'won') {
       this.claimed.push(crewId);
       return { won: true };
@@ -79,6 +101,7 @@ export class SharedQueue {
     for (const crewId of order) {
       if (skip.has(crewId) || this.tried.has(crewId) || (earlier as Set<string>).has(crewId)) continue;
       if ((await this.claim(crewId)).won) return crewId;
+      if (!this.open) return undefined;
     }
     this.open = false;
     return undefined;
