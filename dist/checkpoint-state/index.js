@@ -54892,6 +54892,7 @@ function claimsUnsupported(serverUrl = process.env.GITHUB_SERVER_URL) {
   return onGhes(serverUrl) ? `GitHub Enterprise Server (${serverUrl}) does not support @actions/artifact 2 or later, so crew jobs cannot claim from one queue; each daemon keeps its own standby crews` : void 0;
 }
 const TAKEN = /^Failed to CreateArtifact: .*\(409\)/s;
+const CLAIM_RETENTION_DAYS = 7;
 const actionsClaimPort = {
   create: async (name, path) => {
     const unsupported = claimsUnsupported();
@@ -54904,8 +54905,9 @@ const actionsClaimPort = {
         const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(458)]).then(__nccwpck_require__.bind(__nccwpck_require__, 67458));
         return new DefaultArtifactClient().uploadArtifact(name, [file], scratch, {
           skipArchive: true,
-          // A claim matters only while its run does (the grade job lists it the same day).
-          retentionDays: 1
+          // A claim matters only while its run does, but the run's judge and grade jobs list it
+          // after the crew jobs end, and a self-hosted crew job may run for days (GitHub allows 5).
+          retentionDays: CLAIM_RETENTION_DAYS
         });
       });
       return {

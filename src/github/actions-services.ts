@@ -80,6 +80,8 @@ const TAKEN = /^Failed to CreateArtifact: .*\(409\)/s;
  * `CreateArtifact` and `FinalizeArtifact` (plus two requests to the blob storage the service signs),
  * a lost one `CreateArtifact` alone (test/github/claim-port.test.ts counts them).
  */
+export const CLAIM_RETENTION_DAYS = 7;
+
 export const actionsClaimPort: ClaimPort = {
   create: async (name: string, path: string): Promise<ClaimOutcome> => {
     const unsupported = claimsUnsupported();
@@ -92,8 +94,9 @@ export const actionsClaimPort: ClaimPort = {
         const { DefaultArtifactClient } = await import('@actions/artifact');
         return new DefaultArtifactClient().uploadArtifact(name, [file], scratch, {
           skipArchive: true,
-          // A claim matters only while its run does (the grade job lists it the same day).
-          retentionDays: 1,
+          // A claim matters only while its run does, but the run's judge and grade jobs list it
+          // after the crew jobs end, and a self-hosted crew job may run for days (GitHub allows 5).
+          retentionDays: CLAIM_RETENTION_DAYS,
         });
       });
       return {

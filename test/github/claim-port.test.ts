@@ -65,6 +65,9 @@ describe('actionsClaimPort.create', () => {
     // skipArchive names an artifact after its file: the port uploads a copy named after the claim.
     expect(a).toMatchObject({ finalized: true, digest: `sha256:${sha256(file)}`, jobBackendId: 'job-alpha' });
     expect(a!.content!.equals(readFileSync(file))).toBe(true);
+    // Kept past the longest run a self-hosted crew job may have (5 days): judge and grade list it.
+    const kept = Date.parse(a!.expiresAt!) - Date.parse(a!.createdAt);
+    expect(kept / 86_400_000).toBeGreaterThan(6);
     expect(service.requests.map((r) => r.kind)).toEqual([
       'CreateArtifact',
       'StageBlock',

@@ -38,6 +38,8 @@ export interface StoredArtifact {
   jobBackendId: string;
   name: string;
   createdAt: string;
+  /** As the client asked at creation (`expires_at`), if it did. */
+  expiresAt?: string;
   finalized: boolean;
   size: number;
   /** As finalized: `sha256:<hex>`. */
@@ -190,6 +192,7 @@ export async function startArtifactService(): Promise<ArtifactService> {
           jobBackendId: ids.job,
           name,
           createdAt: new Date().toISOString(),
+          ...(typeof body.expires_at === 'string' ? { expiresAt: body.expires_at } : {}),
           finalized: false,
           size: 0,
         };
