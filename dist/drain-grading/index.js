@@ -50671,6 +50671,7 @@ function scrubEnviron(names) {
 
 
 
+
 function onGhes(serverUrl) {
   if (!serverUrl) return false;
   let host;
@@ -50708,15 +50709,17 @@ const actionsClaimPort = {
     try {
       const file = (0,external_node_path_.join)(scratch, name);
       (0,external_node_fs_.copyFileSync)(path, file);
-      const { digest } = await withActionsRuntime(async () => {
-        const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(518)]).then(__nccwpck_require__.bind(__nccwpck_require__, 56518));
-        return new DefaultArtifactClient().uploadArtifact(name, [file], scratch, {
-          skipArchive: true,
-          // A claim matters only while its run does, but the run's judge and grade jobs list it
-          // after the crew jobs end, and a self-hosted crew job may run for days (GitHub allows 5).
-          retentionDays: CLAIM_RETENTION_DAYS
-        });
-      });
+      const { digest } = await quietly(
+        () => withActionsRuntime(async () => {
+          const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(518)]).then(__nccwpck_require__.bind(__nccwpck_require__, 56518));
+          return new DefaultArtifactClient().uploadArtifact(name, [file], scratch, {
+            skipArchive: true,
+            // A claim matters only while its run does, but the run's judge and grade jobs list it
+            // after the crew jobs end, and a self-hosted crew job may run for days (GitHub allows 5).
+            retentionDays: CLAIM_RETENTION_DAYS
+          });
+        })
+      );
       return {
         kind: "won",
         sha256: bareDigest(digest) ?? (0,external_node_crypto_.createHash)("sha256").update((0,external_node_fs_.readFileSync)(file)).digest("hex")
@@ -50731,10 +50734,12 @@ const actionsClaimPort = {
   list: async (prefix) => {
     const unsupported = claimsUnsupported();
     if (unsupported) throw new Error(unsupported);
-    const { artifacts } = await withActionsRuntime(async () => {
-      const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(518)]).then(__nccwpck_require__.bind(__nccwpck_require__, 56518));
-      return new DefaultArtifactClient().listArtifacts({ latest: false });
-    });
+    const { artifacts } = await quietly(
+      () => withActionsRuntime(async () => {
+        const { DefaultArtifactClient } = await Promise.all(/* import() */[__nccwpck_require__.e(110), __nccwpck_require__.e(518)]).then(__nccwpck_require__.bind(__nccwpck_require__, 56518));
+        return new DefaultArtifactClient().listArtifacts({ latest: false });
+      })
+    );
     const out = /* @__PURE__ */ new Map();
     for (const a of artifacts) {
       if (!a.name.startsWith(prefix)) continue;
@@ -50746,6 +50751,27 @@ const actionsClaimPort = {
     return out;
   }
 };
+async function quietly(fn) {
+  const write = process.stdout.write;
+  const held = [];
+  process.stdout.write = ((chunk, ...rest) => {
+    held.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"));
+    const done = rest.find((r) => typeof r === "function");
+    done?.();
+    return true;
+  });
+  try {
+    return await fn();
+  } finally {
+    process.stdout.write = write;
+    for (const line of held.join("").split(/\r?\n/)) {
+      if (!line.trim()) continue;
+      if (line.startsWith("::") && !line.startsWith("::debug::")) process.stdout.write(`${line}
+`);
+      else lib_core/* debug */.Yz(line.replace(/^::debug::/, ""));
+    }
+  }
+}
 function bareDigest(digest) {
   const m = /^(?:sha256:)?([0-9a-fA-F]{64})$/.exec(digest?.trim() ?? "");
   return m ? m[1].toLowerCase() : void 0;

@@ -7,6 +7,7 @@ import type { CachePort } from '../checkpoint/cache-source.js';
 import type { ClaimOutcome, ClaimPort } from '../dispatch/claims.js';
 import { message } from '../errors.js';
 import { withActionsRuntime } from './credentials.js';
+import * as core from '@actions/core';
 
 /**
  * GitHub Enterprise Server: a server that is neither github.com nor a GHE.com data-residency host
@@ -90,15 +91,17 @@ export const actionsClaimPort: ClaimPort = {
     try {
       const file = join(scratch, name);
       copyFileSync(path, file);
-      const { digest } = await withActionsRuntime(async () => {
-        const { DefaultArtifactClient } = await import('@actions/artifact');
-        return new DefaultArtifactClient().uploadArtifact(name, [file], scratch, {
-          skipArchive: true,
-          // A claim matters only while its run does, but the run's judge and grade jobs list it
-          // after the crew jobs end, and a self-hosted crew job may run for days (GitHub allows 5).
-          retentionDays: CLAIM_RETENTION_DAYS,
-        });
-      });
+      const { digest } = await quietly(() =>
+        withActionsRuntime(async () => {
+          const { DefaultArtifactClient } = await import('@actions/artifact');
+          return new DefaultArtifactClient().uploadArtifact(name, [file], scratch, {
+            skipArchive: true,
+            // A claim matters only while its run does, but the run's judge and grade jobs list it
+            // after the crew jobs end, and a self-hosted crew job may run for days (GitHub allows 5).
+            retentionDays: CLAIM_RETENTION_DAYS,
+          });
+        }),
+      );
       return {
         kind: 'won',
         sha256: bareDigest(digest) ?? createHash('sha256').update(readFileSync(file)).digest('hex'),
@@ -113,11 +116,13 @@ export const actionsClaimPort: ClaimPort = {
   list: async (prefix: string): Promise<Map<string, string[]>> => {
     const unsupported = claimsUnsupported();
     if (unsupported) throw new Error(unsupported);
-    const { artifacts } = await withActionsRuntime(async () => {
-      const { DefaultArtifactClient } = await import('@actions/artifact');
-      // Every attempt's artifact of a name, not only the newest: a re-run may have claimed again.
-      return new DefaultArtifactClient().listArtifacts({ latest: false });
-    });
+    const { artifacts } = await quietly(() =>
+      withActionsRuntime(async () => {
+        const { DefaultArtifactClient } = await import('@actions/artifact');
+        // Every attempt's artifact of a name, not only the newest: a re-run may have claimed again.
+        return new DefaultArtifactClient().listArtifacts({ latest: false });
+      }),
+    );
     const out = new Map<string, string[]>();
     for (const a of artifacts) {
       if (!a.name.startsWith(prefix)) continue;
@@ -129,6 +134,34 @@ export const actionsClaimPort: ClaimPort = {
     return out;
   },
 };
+
+/**
+ * The artifact client narrates every upload in the step's log (about eight lines: name valid, root
+ * valid, upload begun, bytes, digest, finalized…); a crew job claims a crew per freed slot, so its log
+ * would drown in them. While `fn` runs, what it prints goes to the debug log instead (shown when the
+ * run is re-run with debug logging); workflow commands it prints (warnings, errors) pass as they are.
+ * The caller awaits `fn` alone: nothing else of the step writes meanwhile.
+ */
+export async function quietly<T>(fn: () => Promise<T>): Promise<T> {
+  const write = process.stdout.write;
+  const held: string[] = [];
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+    held.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+    done?.();
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    return await fn();
+  } finally {
+    process.stdout.write = write;
+    for (const line of held.join('').split(/\r?\n/)) {
+      if (!line.trim()) continue;
+      if (line.startsWith('::') && !line.startsWith('::debug::')) process.stdout.write(`${line}\n`);
+      else core.debug(line.replace(/^::debug::/, ''));
+    }
+  }
+}
 
 /** `sha256:<hex>` (as the service lists it) or bare hex, as lower-case hex; undefined otherwise. */
 export function bareDigest(digest: string | undefined): string | undefined {

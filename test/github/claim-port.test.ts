@@ -79,6 +79,27 @@ describe('actionsClaimPort.create', () => {
     expect(service.totals()).toEqual({ twirp: 2, blob: 2 });
   });
 
+  it("keeps the artifact client's narration of a claim in the debug log, not the step's", async () => {
+    const out: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string | Uint8Array) => (out.push(String(chunk)), true)) as typeof write;
+    try {
+      const outcome = await actionsClaimPort.create(
+        claimName('4242', '1', 'c9-issue-9'),
+        claimFile('c9-issue-9'),
+      );
+      expect(outcome.kind).toBe('won');
+    } finally {
+      process.stdout.write = write;
+    }
+    const lines = out.join('').split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(3);
+    // Plain narration goes to the debug log; workflow commands (the signed URL's mask) pass as they are.
+    expect(lines.filter((l) => !l.startsWith('::'))).toEqual([]);
+    expect(lines.filter((l) => l.startsWith('::add-mask::')).length).toBeGreaterThan(0);
+    expect(lines.join('\n')).toMatch(/::debug::.*successfully finalized/);
+  });
+
   it('taken: a second claim of one name in the run is refused by one CreateArtifact; another run may use it', async () => {
     const name = claimName('4242', '1', 'c2-issue-2');
     expect((await actionsClaimPort.create(name, claimFile('c2-issue-2'))).kind).toBe('won');
