@@ -72634,6 +72634,7 @@ const CLAIMED_ELSEWHERE = "claimed by another crew job of this run";
 const CLAIMED_BEFORE = "claimed by an earlier attempt of this crew job";
 const MAX_CLAIMS_PER_JOB = 450;
 const CLAIM_CAP = `this job created ${MAX_CLAIMS_PER_JOB} claim artifacts, the most it may (GitHub allows a job 500 artifacts and its handoff needs one)`;
+const FAILURES_IN_A_ROW = 3;
 class SharedQueue {
   constructor(o) {
     this.o = o;
@@ -72651,6 +72652,8 @@ class SharedQueue {
   tried = /* @__PURE__ */ new Set();
   /** Claim artifacts this job created or may have created (won or failed). */
   created = 0;
+  /** Failed claims since the last one that reached a decision (won or taken), and the last reason. */
+  failing = { count: 0, reason: "" };
   /** What earlier attempts of this run claimed, or why that could not be listed. */
   earlier;
   /** Whether `crewId` is a shared crew this job must win before it runs it. */
@@ -72670,6 +72673,13 @@ class SharedQueue {
       this.open = false;
       return this.fail(crewId, CLAIM_CAP);
     }
+    if (this.failing.count >= FAILURES_IN_A_ROW) {
+      this.open = false;
+      return this.fail(
+        crewId,
+        `no claim tried: ${FAILURES_IN_A_ROW} claims in a row failed (the last: ${this.failing.reason})`
+      );
+    }
     let outcome;
     try {
       outcome = await claimCrew(layout, claims, daemon, crewId);
@@ -72677,6 +72687,11 @@ class SharedQueue {
       outcome = { kind: "failed", reason: message(e) };
     }
     if (outcome.kind !== "taken") this.created++;
+    this.failing = outcome.kind === "failed" ? { count: this.failing.count + 1, reason: outcome.reason } : { count: 0, reason: "" };
+    if (this.failing.count === FAILURES_IN_A_ROW)
+      this.o.logger.warning(
+        `daemon ${daemon}: ${FAILURES_IN_A_ROW} claims in a row failed (the last: ${this.failing.reason}); this job claims no more shared crews, which wait for the next plan`
+      );
     if (outcome.kind === "won") {
       this.claimed.push(crewId);
       return { won: true };

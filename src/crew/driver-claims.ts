@@ -22,6 +22,12 @@ export const CLAIMED_BEFORE = 'claimed by an earlier attempt of this crew job';
 export const MAX_CLAIMS_PER_JOB = 450;
 export const CLAIM_CAP = `this job created ${MAX_CLAIMS_PER_JOB} claim artifacts, the most it may (GitHub allows a job 500 artifacts and its handoff needs one)`;
 
+/**
+ * A claim that fails has cost its retries (the client tries five times over about half a minute):
+ * after this many failures in a row the service is taken for down, and the job claims nothing more.
+ */
+export const FAILURES_IN_A_ROW = 3;
+
 export type ClaimAnswer = { won: true } | { won: false; lost: boolean; reason: string };
 
 export class SharedQueue {
@@ -36,6 +42,8 @@ export class SharedQueue {
   private readonly tried = new Set<string>();
   /** Claim artifacts this job created or may have created (won or failed). */
   private created = 0;
+  /** Failed claims since the last one that reached a decision (won or taken), and the last reason. */
+  private failing: { count: number; reason: string } = { count: 0, reason: '' };
   /** What earlier attempts of this run claimed, or why that could not be listed. */
   private earlier: Promise<Set<string> | string> | undefined;
 
@@ -70,6 +78,13 @@ export class SharedQueue {
       this.open = false;
       return this.fail(crewId, CLAIM_CAP);
     }
+    if (this.failing.count >= FAILURES_IN_A_ROW) {
+      this.open = false;
+      return this.fail(
+        crewId,
+        `no claim tried: ${FAILURES_IN_A_ROW} claims in a row failed (the last: ${this.failing.reason})`,
+      );
+    }
     let outcome;
     try {
       outcome = await claimCrew(layout, claims, daemon, crewId);
@@ -77,6 +92,14 @@ export class SharedQueue {
       outcome = { kind: 'failed' as const, reason: message(e) };
     }
     if (outcome.kind !== 'taken') this.created++;
+    this.failing =
+      outcome.kind === 'failed'
+        ? { count: this.failing.count + 1, reason: outcome.reason }
+        : { count: 0, reason: '' };
+    if (this.failing.count === FAILURES_IN_A_ROW)
+      this.o.logger.warning(
+        `daemon ${daemon}: ${FAILURES_IN_A_ROW} claims in a row failed (the last: ${this.failing.reason}); this job claims no more shared crews, which wait for the next plan`,
+      );
     if (outcome.kind === 'won') {
       this.claimed.push(crewId);
       return { won: true };
