@@ -54894,6 +54894,10 @@ function claimsUnsupported(serverUrl = process.env.GITHUB_SERVER_URL) {
 }
 const TAKEN = /^Failed to CreateArtifact: .*\(409\)/s;
 const CLAIM_RETENTION_DAYS = 7;
+function claimRetentionDays(env = process.env) {
+  const max = Number(env.GITHUB_RETENTION_DAYS);
+  return Number.isInteger(max) && max > 0 ? Math.min(CLAIM_RETENTION_DAYS, max) : CLAIM_RETENTION_DAYS;
+}
 const actionsClaimPort = {
   create: async (name, path) => {
     const unsupported = claimsUnsupported();
@@ -54909,7 +54913,7 @@ const actionsClaimPort = {
             skipArchive: true,
             // A claim matters only while its run does, but the run's judge and grade jobs list it
             // after the crew jobs end, and a self-hosted crew job may run for days (GitHub allows 5).
-            retentionDays: CLAIM_RETENTION_DAYS
+            retentionDays: claimRetentionDays()
           });
         })
       );

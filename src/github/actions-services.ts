@@ -83,6 +83,15 @@ const TAKEN = /^Failed to CreateArtifact: .*\(409\)/s;
  */
 export const CLAIM_RETENTION_DAYS = 7;
 
+/**
+ * Days a claim is kept: 7, or the repository's longest artifact retention when it is shorter (the
+ * runner gives it as GITHUB_RETENTION_DAYS; asking for more makes the client warn on every claim).
+ */
+export function claimRetentionDays(env: NodeJS.ProcessEnv = process.env): number {
+  const max = Number(env.GITHUB_RETENTION_DAYS);
+  return Number.isInteger(max) && max > 0 ? Math.min(CLAIM_RETENTION_DAYS, max) : CLAIM_RETENTION_DAYS;
+}
+
 export const actionsClaimPort: ClaimPort = {
   create: async (name: string, path: string): Promise<ClaimOutcome> => {
     const unsupported = claimsUnsupported();
@@ -98,7 +107,7 @@ export const actionsClaimPort: ClaimPort = {
             skipArchive: true,
             // A claim matters only while its run does, but the run's judge and grade jobs list it
             // after the crew jobs end, and a self-hosted crew job may run for days (GitHub allows 5).
-            retentionDays: CLAIM_RETENTION_DAYS,
+            retentionDays: claimRetentionDays(),
           });
         }),
       );

@@ -4,7 +4,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { claimName, claimPrefix } from '../../src/dispatch/claims.js';
-import { actionsClaimPort, bareDigest, claimsUnsupported } from '../../src/github/actions-services.js';
+import {
+  actionsClaimPort,
+  bareDigest,
+  claimRetentionDays,
+  claimsUnsupported,
+} from '../../src/github/actions-services.js';
 import { startArtifactService, type ArtifactService } from '../support/artifact-service.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -98,6 +103,28 @@ describe('actionsClaimPort.create', () => {
     expect(lines.filter((l) => !l.startsWith('::'))).toEqual([]);
     expect(lines.filter((l) => l.startsWith('::add-mask::')).length).toBeGreaterThan(0);
     expect(lines.join('\n')).toMatch(/::debug::.*successfully finalized/);
+  });
+
+  it("is kept no longer than the repository's artifact retention allows, without a warning per claim", async () => {
+    expect(claimRetentionDays({})).toBe(7);
+    expect(claimRetentionDays({ GITHUB_RETENTION_DAYS: '3' })).toBe(3);
+    expect(claimRetentionDays({ GITHUB_RETENTION_DAYS: '90' })).toBe(7);
+    const out: string[] = [];
+    const write = process.stdout.write;
+    process.env.GITHUB_RETENTION_DAYS = '3';
+    process.stdout.write = ((chunk: string | Uint8Array) => (out.push(String(chunk)), true)) as typeof write;
+    try {
+      const name = claimName('4242', '1', 'c8-issue-8');
+      expect((await actionsClaimPort.create(name, claimFile('c8-issue-8'))).kind).toBe('won');
+      const [a] = service.artifacts().filter((x) => x.name === name);
+      const kept = (Date.parse(a!.expiresAt!) - Date.parse(a!.createdAt)) / 86_400_000;
+      expect(kept).toBeGreaterThan(2.9);
+      expect(kept).toBeLessThan(3.1);
+    } finally {
+      process.stdout.write = write;
+      delete process.env.GITHUB_RETENTION_DAYS;
+    }
+    expect(out.join('')).not.toMatch(/::warning::/);
   });
 
   it('taken: a second claim of one name in the run is refused by one CreateArtifact; another run may use it', async () => {
