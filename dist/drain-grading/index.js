@@ -70033,21 +70033,7 @@ function admitStandby(input, first, typicalMs, order) {
   while (open.size > 0 && rest.length > 0) {
     const lightest = Math.min(...[...open].map(perSlot));
     const offered = new Set([...open].filter((d) => perSlot(d) <= lightest + typical));
-    const round = admit({
-      ...input,
-      candidates: rest,
-      daemons: input.daemons.map(
-        (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
-      ),
-      // Concurrency is the first wave's; standby adds waiting crews, not running ones.
-      maxCrews: Number.MAX_SAFE_INTEGER,
-      activeCrews: 0,
-      heldFences: held,
-      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
-      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
-      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-      maxFallbacks: fallbacks
-    });
+    const round = admitOneEach(input, rest, offered, held, fallbacks);
     const got = new Set(round.admitted.map((a) => a.daemon));
     for (const d of offered) if (!got.has(d)) open.delete(d);
     if (round.admitted.length === 0) break;
@@ -70078,21 +70064,23 @@ function sharedEligible(input, first, standby) {
   });
 }
 function admitsOn(input, a, daemon) {
-  const r = admit({
+  const r = admitOneEach(input, [a.candidate], /* @__PURE__ */ new Set([daemon]), input.heldFences, a.fallback ? 1 : 0);
+  const placed = r.admitted[0];
+  return placed !== void 0 && placed.daemon === daemon && placed.agent === a.agent && placed.fallback === a.fallback;
+}
+function admitOneEach(input, candidates, offered, heldFences, maxFallbacks) {
+  return admit({
     ...input,
-    candidates: [a.candidate],
+    candidates,
     daemons: input.daemons.map(
-      (d) => d.id === daemon ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
+      (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
     ),
     maxCrews: Number.MAX_SAFE_INTEGER,
     activeCrews: 0,
-    // Fences against the state's crews only (see above); the time gate is the job's, at launch.
-    heldFences: input.heldFences,
+    heldFences,
     time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-    maxFallbacks: a.fallback ? 1 : 0
+    maxFallbacks
   });
-  const placed = r.admitted[0];
-  return placed !== void 0 && placed.daemon === daemon && placed.agent === a.agent && placed.fallback === a.fallback;
 }
 function sequence(standby, slots) {
   const byDaemon = /* @__PURE__ */ new Map();
@@ -70268,7 +70256,7 @@ async function claimCrew(layout, ctx, daemon, crewId, now = () => /* @__PURE__ *
     outcome = { kind: "failed", reason: message(e) };
   }
   if (outcome.kind !== "won") return outcome;
-  const sha256 = createHash("sha256").update(readFileSync(path)).digest("hex");
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
   const data = { crewId, daemon, jobAttempt: ctx.jobAttempt, nonce: file.nonce, sha256 };
   const tx = await crewLog(layout).transact((current) => {
     const c = foldLog(crewFold, current).crews[crewId];
@@ -70284,8 +70272,7 @@ async function claimCrew(layout, ctx, daemon, crewId, now = () => /* @__PURE__ *
 }
 async function claimedInRun(port, runId, attempt) {
   const prefix = claimPrefix(runId, attempt);
-  const listed = await port.list(prefix);
-  return new Set([...listed.keys()].filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)));
+  return new Set([...(await port.list(prefix)).keys()].map((n) => n.slice(prefix.length)));
 }
 
 

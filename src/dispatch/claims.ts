@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { CREW_ID_PATTERN } from '../bookbag/schema.js';
@@ -139,7 +139,7 @@ export async function claimCrew(
     outcome = { kind: 'failed', reason: message(e) };
   }
   if (outcome.kind !== 'won') return outcome;
-  const sha256 = createHash('sha256').update(readFileSync(path)).digest('hex');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
   const data: CrewClaimed = { crewId, daemon, jobAttempt: ctx.jobAttempt, nonce: file.nonce, sha256 };
   const tx = await crewLog(layout).transact((current) => {
     const c = foldLog(crewFold, current).crews[crewId];
@@ -162,6 +162,6 @@ export async function claimCrew(
  */
 export async function claimedInRun(port: ClaimPort, runId: string, attempt: string): Promise<Set<string>> {
   const prefix = claimPrefix(runId, attempt);
-  const listed = await port.list(prefix);
-  return new Set([...listed.keys()].filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)));
+  // The port lists only names with the prefix.
+  return new Set([...(await port.list(prefix)).keys()].map((n) => n.slice(prefix.length)));
 }

@@ -122,21 +122,7 @@ export function admitStandby(
   while (open.size > 0 && rest.length > 0) {
     const lightest = Math.min(...[...open].map(perSlot));
     const offered = new Set([...open].filter((d) => perSlot(d) <= lightest + typical));
-    const round = admit({
-      ...input,
-      candidates: rest,
-      daemons: input.daemons.map((d) =>
-        offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER },
-      ),
-      // Concurrency is the first wave's; standby adds waiting crews, not running ones.
-      maxCrews: Number.MAX_SAFE_INTEGER,
-      activeCrews: 0,
-      heldFences: held,
-      // The time gate is the work budget above (a standby crew starts only while a crew timeout and
-      // the reserve fit, which the job checks at launch): admission is asked for one crew per daemon.
-      time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-      maxFallbacks: fallbacks,
-    });
+    const round = admitOneEach(input, rest, offered, held, fallbacks);
     const got = new Set(round.admitted.map((a) => a.daemon));
     for (const d of offered) if (!got.has(d)) open.delete(d);
     if (round.admitted.length === 0) break;
@@ -182,19 +168,8 @@ export function sharedEligible(
 
 /** Whether admission alone would place `a`'s crew, with its agent, on `daemon`. */
 function admitsOn(input: AdmissionInput, a: Admitted, daemon: string): boolean {
-  const r = admit({
-    ...input,
-    candidates: [a.candidate],
-    daemons: input.daemons.map((d) =>
-      d.id === daemon ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER },
-    ),
-    maxCrews: Number.MAX_SAFE_INTEGER,
-    activeCrews: 0,
-    // Fences against the state's crews only (see above); the time gate is the job's, at launch.
-    heldFences: input.heldFences,
-    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-    maxFallbacks: a.fallback ? 1 : 0,
-  });
+  // Fences against the state's crews only (see above).
+  const r = admitOneEach(input, [a.candidate], new Set([daemon]), input.heldFences, a.fallback ? 1 : 0);
   const placed = r.admitted[0];
   return (
     placed !== undefined &&
@@ -202,6 +177,33 @@ function admitsOn(input: AdmissionInput, a: Admitted, daemon: string): boolean {
     placed.agent === a.agent &&
     placed.fallback === a.fallback
   );
+}
+
+/**
+ * Admission asked for at most one crew on each of the `offered` daemons (one free slot each, the
+ * others full). Concurrency is the first wave's: standby adds waiting crews, not running ones. The
+ * time gate is the standby work budget, not admission's: a standby crew starts only while a crew
+ * timeout and the reserve fit, which the crew job checks at launch.
+ */
+function admitOneEach(
+  input: AdmissionInput,
+  candidates: AdmissionInput['candidates'],
+  offered: ReadonlySet<string>,
+  heldFences: AdmissionInput['heldFences'],
+  maxFallbacks: number,
+): AdmissionResult {
+  return admit({
+    ...input,
+    candidates,
+    daemons: input.daemons.map((d) =>
+      offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER },
+    ),
+    maxCrews: Number.MAX_SAFE_INTEGER,
+    activeCrews: 0,
+    heldFences,
+    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
+    maxFallbacks,
+  });
 }
 
 /**
