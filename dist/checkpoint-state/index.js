@@ -54948,6 +54948,9 @@ const actionsClaimPort = {
     return out;
   }
 };
+function claimsHere(env = process.env) {
+  return env.GITHUB_ACTIONS === "true" && !claimsUnsupported(env.GITHUB_SERVER_URL);
+}
 async function quietly(fn) {
   const write = process.stdout.write;
   const held = [];

@@ -65813,6 +65813,9 @@ const actionsClaimPort = {
     return out;
   }
 };
+function claimsHere(env = process.env) {
+  return env.GITHUB_ACTIONS === "true" && !claimsUnsupported(env.GITHUB_SERVER_URL);
+}
 async function quietly(fn) {
   const write = process.stdout.write;
   const held = [];
@@ -70727,7 +70730,7 @@ async function importMode(input, job, logger) {
   return { mode: "import", imported };
 }
 function importClaims(input) {
-  if (!input.claimPort || process.env.GITHUB_ACTIONS !== "true" || claimsUnsupported()) return void 0;
+  if (!input.claimPort || !claimsHere()) return void 0;
   const root = input.handoffPath;
   const crews = (0,external_node_fs_.existsSync)(root) && (0,external_node_fs_.readdirSync)(root).some((d) => d.startsWith("school-handoff-"));
   return crews ? input.claimPort : void 0;
@@ -70780,8 +70783,7 @@ async function runMode(input, job, logger, started) {
   return { mode: "run", daemon, run };
 }
 function runClaims(input, logger, env = process.env, recorded = () => void 0) {
-  if (!input.claimPort || !input.handoffPath || env.GITHUB_ACTIONS !== "true") return void 0;
-  if (claimsUnsupported(env.GITHUB_SERVER_URL)) return void 0;
+  if (!input.claimPort || !input.handoffPath || !claimsHere(env)) return void 0;
   const runId = env.GITHUB_RUN_ID ?? "";
   const jobAttempt = env.GITHUB_RUN_ATTEMPT || "1";
   if (!/^\d+$/.test(runId) || !/^\d+$/.test(jobAttempt)) {

@@ -50755,6 +50755,9 @@ const actionsClaimPort = {
     return out;
   }
 };
+function claimsHere(env = process.env) {
+  return env.GITHUB_ACTIONS === "true" && !claimsUnsupported(env.GITHUB_SERVER_URL);
+}
 async function quietly(fn) {
   const write = process.stdout.write;
   const held = [];
@@ -72363,7 +72366,7 @@ void runAction(async () => {
   const logger = actionsLogger();
   const inputs = readInputs();
   hideCredentials();
-  const claims = process.env.GITHUB_ACTIONS === "true" && !claimsUnsupported() ? actionsClaimPort : void 0;
+  const claims = claimsHere() ? actionsClaimPort : void 0;
   const { config, layout, result } = await drainJob({ ...inputs, ...claims ? { claims } : {} }, logger);
   for (const [name, value] of Object.entries(drainOutputs(result))) lib_core/* setOutput */.uH(name, value);
   const board = result.mode === "drain" ? boardSummary("drain-grading", layout, config, logger) : void 0;

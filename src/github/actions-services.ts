@@ -144,6 +144,11 @@ export const actionsClaimPort: ClaimPort = {
   },
 };
 
+/** Whether this step can claim or list the run's claims: a GitHub Actions run off GHES. */
+export function claimsHere(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.GITHUB_ACTIONS === 'true' && !claimsUnsupported(env.GITHUB_SERVER_URL);
+}
+
 /**
  * The artifact client narrates every upload in the step's log (about eight lines: name valid, root
  * valid, upload begun, bytes, digest, finalized…); a crew job claims a crew per freed slot, so its log

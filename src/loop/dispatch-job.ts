@@ -21,7 +21,7 @@ import { readNextCycle, recordNextCycle, thisRun, type NextCycleDecision } from 
 import { gradingVerdicts } from '../grading/feedback.js';
 import { workflowTarget, type WorkflowTarget } from '../github/next-cycle.js';
 import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
-import { claimsUnsupported } from '../github/actions-services.js';
+import { claimsHere, claimsUnsupported } from '../github/actions-services.js';
 import { createGitHubClient } from '../github/client.js';
 import { octokitFeedback } from '../github/feedback-port.js';
 import { octokitPort } from '../github/issues-port.js';
@@ -302,7 +302,7 @@ async function importMode(
  * GitHub Actions or on GHES, where nothing was claimed.
  */
 function importClaims(input: DispatchJobInput): ClaimPort | undefined {
-  if (!input.claimPort || process.env.GITHUB_ACTIONS !== 'true' || claimsUnsupported()) return undefined;
+  if (!input.claimPort || !claimsHere()) return undefined;
   const root = input.handoffPath!;
   const crews = existsSync(root) && readdirSync(root).some((d) => d.startsWith('school-handoff-'));
   return crews ? input.claimPort : undefined;
@@ -384,8 +384,7 @@ export function runClaims(
   env: NodeJS.ProcessEnv = process.env,
   recorded: () => string | undefined = () => undefined,
 ): ClaimContext | undefined {
-  if (!input.claimPort || !input.handoffPath || env.GITHUB_ACTIONS !== 'true') return undefined;
-  if (claimsUnsupported(env.GITHUB_SERVER_URL)) return undefined;
+  if (!input.claimPort || !input.handoffPath || !claimsHere(env)) return undefined;
   const runId = env.GITHUB_RUN_ID ?? '';
   const jobAttempt = env.GITHUB_RUN_ATTEMPT || '1';
   if (!/^\d+$/.test(runId) || !/^\d+$/.test(jobAttempt)) {

@@ -1,5 +1,5 @@
 import * as core from '@actions/core';
-import { actionsClaimPort, claimsUnsupported } from '../../github/actions-services.js';
+import { actionsClaimPort, claimsHere } from '../../github/actions-services.js';
 import { hideCredentials } from '../../github/credentials.js';
 import { actionsLogger, runAction } from '../../github/runtime.js';
 import { writeBlocks } from '../../github/summary-blocks.js';
@@ -17,7 +17,7 @@ void runAction(async () => {
   // The judge and the grade import the crew jobs' handoffs: a shared standby crew's claim is checked
   // against the run's claim artifacts, listed once with the runner's runtime token (lent for the
   // call only). Off Actions and on GHES nothing was claimed.
-  const claims = process.env.GITHUB_ACTIONS === 'true' && !claimsUnsupported() ? actionsClaimPort : undefined;
+  const claims = claimsHere() ? actionsClaimPort : undefined;
   const { config, layout, result } = await drainJob({ ...inputs, ...(claims ? { claims } : {}) }, logger);
   for (const [name, value] of Object.entries(drainOutputs(result))) core.setOutput(name, value);
   const board = result.mode === 'drain' ? boardSummary('drain-grading', layout, config, logger) : undefined;
