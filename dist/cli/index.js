@@ -68772,6 +68772,7 @@ async function runInTerminal(t, o) {
     if (spent < 200) await sleep(200 - spent);
   }
   for (let i = 0; i < 20 && !(0,external_node_fs_namespaceObject.existsSync)(files.exitCode); i++) await sleep(50);
+  for (let i = 0; i < 60 && (0,external_node_fs_namespaceObject.existsSync)(files.exitCode) && groupAlive(pid); i++) await sleep(50);
   await closeQuietly(t, handle);
   return terminal_result(files, orcaCode, started, pid, false);
 }

@@ -17,7 +17,11 @@ export interface OrcaSchool extends School {
 }
 
 export function orcaSchool(
-  opts: Parameters<typeof makeSchool>[0] & { binary?: string; startTimeoutSeconds?: number } = {},
+  opts: Parameters<typeof makeSchool>[0] & {
+    binary?: string;
+    startTimeoutSeconds?: number;
+    waitSliceSeconds?: number;
+  } = {},
 ): OrcaSchool {
   const s = makeSchool(opts);
   const userData = join(s.root, 'orca-ud');
@@ -34,7 +38,7 @@ export function orcaSchool(
         args: [],
         userDataPath: userData,
         callTimeoutSeconds: 20,
-        waitSliceSeconds: 1,
+        waitSliceSeconds: opts.waitSliceSeconds ?? 1,
         startTimeoutSeconds: opts.startTimeoutSeconds ?? 20,
       },
     },

@@ -17,6 +17,17 @@ const jobs = (s: OrcaSchool) =>
   readJsonl<{ key: string }>(s.layout.file('grading')).records.map((j) => j.key);
 
 describe('the orca classroom runs students in Orca terminals (fake Orca, real shells, real students)', () => {
+  it('the launch script lingering after its exit code (the terminal shows the last lines) is not a leftover of the student', async () => {
+    // Short wait slices: the school sees the exit code while the script still shows the log tail.
+    const s = (school = orcaSchool({ waitSliceSeconds: 0.1 }));
+    s.fake('start');
+    writeCurriculum(s, [item(7)]);
+    await plan(s, [{ crewId: 'c7-orca0003', issue: 7 }]);
+    const r = await runCrew(await spec(s, 'c7-orca0003'), { logger: silentLogger });
+    expect(r.outcome).toBe('succeeded');
+    expect(r.alerts).toEqual([]);
+  });
+
   it('a student runs in a terminal of its slot, confined, and the school keeps the start, output and exit code', async () => {
     const s = (school = orcaSchool({
       extraAgents: [

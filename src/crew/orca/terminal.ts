@@ -138,6 +138,9 @@ export async function runInTerminal(t: TerminalTurn, o: Omit<RunOptions, 'env'>)
   }
   // The script writes its exit code before it exits; a moment for the rename to be seen.
   for (let i = 0; i < 20 && !existsSync(files.exitCode); i++) await sleep(50);
+  // Then it lingers a second (the terminal shows the last lines) and stops its `tail`: its own end,
+  // waited for, so that the teardown does not take the script for something the student left running.
+  for (let i = 0; i < 60 && existsSync(files.exitCode) && groupAlive(pid); i++) await sleep(50);
   await closeQuietly(t, handle);
   return result(files, orcaCode, started, pid, false);
 }
