@@ -9,7 +9,7 @@
  */
 import { runCrew } from '../src/crew/crew.js';
 import { silentLogger } from '../src/log.js';
-import type { SchoolConfig } from '../src/config/schema.js';
+import { sandboxLimitsSchema, type SchoolConfig } from '../src/config/schema.js';
 import { requireSandbox } from '../src/sandbox/probe.js';
 import { item, makeSchool, plan, spec, writeCurriculum, type School } from '../test/crew/helpers.js';
 import type { Bench, BenchFigure } from './types.js';
@@ -20,7 +20,13 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 type Variant = 'none' | 'bwrap' | 'bwrap+proxy';
 
 function sandboxFor(v: Variant): SchoolConfig['sandbox'] {
-  const base = { network: 'allow-list' as const, allow: [] as string[], readOnly: [], bwrap: 'bwrap' };
+  const base = {
+    network: 'allow-list' as const,
+    allow: [] as string[],
+    readOnly: [],
+    bwrap: 'bwrap',
+    limits: sandboxLimitsSchema.parse({}),
+  };
   if (v === 'none') return { ...base, kind: 'none' };
   // An allow-list entry starts the proxy and the bridge, though nothing connects: their setup is
   // what every CLI student pays.

@@ -16,8 +16,13 @@
 //         of its own, but must find the artifacts of the attempt whose plan it executes
 //         $SCHOOL_REVISIONS  dispatch-crew's `revisions` output: 'true' when a planned crew revises a
 //         delivered pull request (the crew jobs then fetch the school's branches); else false
+//         $SCHOOL_RUNNERS  dispatch-crew's `runners` output: {daemon id: GitHub-hosted runner label}
+//         for the daemons with fleet.daemons[].hosted; the others run on their self-hosted runner
+//         $SCHOOL_RUNNER_PREFIX  the loop's runner-label-prefix (default school)
 // Output: $GITHUB_OUTPUT  daemons=<JSON array of ids>, crews=<count>, has-work=true|false,
-//         fleet=<JSON array of ids>, attempt=<digits>, revisions=true|false
+//         fleet=<JSON array of ids>, attempt=<digits>, revisions=true|false,
+//         runners=<JSON {id: runs-on}>: every fleet daemon's `runs-on`, its hosted label or
+//         ["self-hosted", "<prefix>-<id>"]
 
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -90,11 +95,26 @@ const revisions = process.env.SCHOOL_REVISIONS || 'false';
 if (revisions !== 'true' && revisions !== 'false')
   fail(`SCHOOL_REVISIONS must be true or false, found ${JSON.stringify(revisions.slice(0, 20))}.`);
 
+// A runner label: what `runs-on` takes, nothing an expression or a list could be made of.
+const LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const prefix = process.env.SCHOOL_RUNNER_PREFIX || 'school';
+if (!LABEL.test(prefix)) fail(`SCHOOL_RUNNER_PREFIX must be a runner label (${LABEL}).`);
+const hosted = json('SCHOOL_RUNNERS') ?? {};
+if (typeof hosted !== 'object' || Array.isArray(hosted)) fail('SCHOOL_RUNNERS must be a JSON object.');
+for (const [id, label] of Object.entries(hosted)) {
+  if (!DAEMON_ID.test(id)) fail(`SCHOOL_RUNNERS: daemon id ${JSON.stringify(id.slice(0, 40))} is not valid.`);
+  if (typeof label !== 'string' || !LABEL.test(label) || label === 'self-hosted')
+    fail(`SCHOOL_RUNNERS: the runner of ${id} must be a GitHub-hosted runner label (${LABEL}).`);
+}
+
 const raw = json('SCHOOL_MATRIX');
 const fleet = [...new Set(fleetIds(json('SCHOOL_FLEET')))].sort();
 const matrix = entries(raw).filter((e) => e.assignments.length > 0);
 const daemons = [...new Set(matrix.map((e) => e.daemon))].sort();
 const crews = matrix.reduce((n, e) => n + e.assignments.length, 0);
+const runners = Object.fromEntries(
+  [...new Set([...fleet, ...daemons])].map((id) => [id, hosted[id] ?? ['self-hosted', `${prefix}-${id}`]]),
+);
 
 const file = process.argv[2];
 if (file) {
@@ -108,6 +128,7 @@ const lines = [
   `fleet=${JSON.stringify(fleet)}`,
   `attempt=${attempt}`,
   `revisions=${revisions}`,
+  `runners=${JSON.stringify(runners)}`,
 ];
 if (process.env.GITHUB_OUTPUT) appendFileSync(process.env.GITHUB_OUTPUT, lines.join('\n') + '\n');
 process.stdout.write(

@@ -50240,6 +50240,15 @@ const daemonSchema = strictObject({
     "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
   ),
   labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  hosted: schemas_string().regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+    "a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04"
+  ).refine(
+    (l) => l !== "self-hosted",
+    "self-hosted is the default: leave hosted out for a registered runner"
+  ).optional().describe(
+    "A GitHub-hosted runner label (ubuntu-latest): the daemon's crew and roster jobs run there instead of on the self-hosted runner [self-hosted, <prefix>-<id>]. Its jobs use the repository's Actions minutes and end after 6 hours (docs/workflows.md#hosted-daemons)."
+  ),
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(schema_CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
   classroom: schemas_enum(CLASSROOMS).default("worktree"),
@@ -50260,6 +50269,14 @@ const passEnvSchema = array(
     "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key"
   )
 ).default([]).describe("Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.");
+const homeFilesSchema = array(
+  schemas_string().min(1).refine(
+    (p) => !(0,external_node_path_.isAbsolute)(p) && !p.split(/[\\/]/).some((s) => s === ".." || s === "." || s === ""),
+    'a path relative to HOME without "..", e.g. .codex/auth.json'
+  )
+).optional().describe(
+  "Files of the runner user's HOME (relative paths, e.g. [.codex/auth.json]) copied, mode 0600, into the student's private HOME before its first turn; never seen by verification or the judges."
+);
 const AGENT_KINDS = ["command", "claude-code", "codex"];
 const pricingSchema = strictObject({
   inputPerMTok: schemas_number().min(0).describe("USD per million uncached input tokens."),
@@ -50287,7 +50304,11 @@ const agentSchema = strictObject({
   domains: array(schemas_string()).default([]).describe("Domains it takes; empty means any."),
   maxDifficulty: difficulty.default(5),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
-  passEnv: passEnvSchema
+  passEnv: passEnvSchema,
+  homeFiles: homeFilesSchema,
+  keyProxy: schemas_enum(["auto", "off"]).default("auto").describe(
+    "auto: a claude-code or codex agent's API key (passEnv) stays on the host; the sandboxed CLI gets a placeholder and a base URL of the sandbox's key proxy, which adds the key (docs/security.md). off: the key is passed in as configured."
+  )
 }).superRefine((a, ctx) => {
   if (a.kind === "command" && !a.command)
     ctx.addIssue({
@@ -50338,6 +50359,16 @@ const reviewerSchema = union([
 const SANDBOX_KINDS = ["bwrap", "none"];
 const SANDBOX_NETWORKS = ["allow-list", "none", "host"];
 const HOST_PORT = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?:[0-9]{1,5}$/;
+const sandboxLimitsSchema = strictObject({
+  pids: schemas_number().int().min(64).max(4194304).default(1024).describe("Tasks (processes and their threads) at once; a fork beyond it fails with EAGAIN."),
+  memoryMiB: schemas_number().int().min(128).default(4096).describe(
+    "Memory of all its processes together, tmpfs files included; beyond it the kernel kills inside."
+  ),
+  cpuWeight: schemas_number().int().min(1).max(1e4).default(100).describe(
+    "CPU share against the other crews (cgroup v2's cpu.weight scale; 100 is the kernel's default)."
+  ),
+  tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only.")
+}).prefault({});
 const sandboxSchema = strictObject({
   kind: schemas_enum(SANDBOX_KINDS).optional().describe("bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly)."),
   network: schemas_enum(SANDBOX_NETWORKS).default("allow-list").describe(
@@ -50351,7 +50382,10 @@ const sandboxSchema = strictObject({
   ).default([]).describe(
     "Extra absolute paths visible read-only inside (a toolchain outside /usr, e.g. /opt/toolchains/go)."
   ),
-  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path).")
+  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
+  limits: sandboxLimitsSchema.describe(
+    "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB (docs/security.md)."
+  )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
 const sealedResultsSchema = strictObject({
@@ -50415,7 +50449,16 @@ const schema_configSchema = strictObject({
     gradingReserveSeconds: schemas_number().int().min(0).default(300),
     jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(DEFAULT_JOB_TIMEOUT_MINUTES),
     minFreeDiskGiB: schemas_number().min(0).default(8),
+    logMaxBytes: schemas_number().int({ message: "dispatch.logMaxBytes: expected a whole number of bytes, e.g. 4194304 (4 MiB)" }).min(64 * 1024, { message: "dispatch.logMaxBytes: at least 65536 (64 KiB)" }).default(4 * 1024 * 1024).describe(
+      "Cap on disk of each crew's student log and verification log (the last part is kept behind a marker), and of what is read of them."
+    ),
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
+    crewBudgetUsd: schemas_number().positive().default(10).describe(
+      "What one crew may spend over all its turns (USD). A turn's reported cost is recorded at most what is left of it (alert cost-over-budget); claude-code gets the rest as --max-budget-usd; a crew that reaches it ends failed. Keep it below spendCap, so one crew's word cannot halt dispatch."
+    ),
+    agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
+      "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. The CLI's own error envelope pauses the school."
+    ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
     repairInJob: schemas_boolean().default(true).describe(
@@ -51026,7 +51069,7 @@ function readTail(path, mark, warn) {
     const st = (0,external_node_fs_.fstatSync)(fd);
     if (mark && continues(fd, st, mark)) {
       if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
-      const appended = parseAppended(readRange(fd, mark.bytes, st.size));
+      const appended = parseAppended(tail_readRange(fd, mark.bytes, st.size));
       if (appended) {
         if (appended.tornTail)
           warn?.(
@@ -51041,7 +51084,7 @@ function readTail(path, mark, warn) {
         };
       }
     }
-    const parsed = parseJsonl(readRange(fd, 0, st.size).toString("utf8"), path, warn);
+    const parsed = parseJsonl(tail_readRange(fd, 0, st.size).toString("utf8"), path, warn);
     return {
       records: parsed.records,
       continued: false,
@@ -51052,7 +51095,7 @@ function readTail(path, mark, warn) {
     (0,external_node_fs_.closeSync)(fd);
   }
 }
-function readRange(fd, from, to) {
+function tail_readRange(fd, from, to) {
   const buf = Buffer.alloc(Math.max(0, to - from));
   let off = 0;
   while (off < buf.length) {
@@ -51066,7 +51109,7 @@ function readFrom(path, from, chunk, size = 64 * 1024) {
   const fd = openSync(path, "r");
   try {
     for (let pos = from; ; ) {
-      const bytes = readRange(fd, pos, pos + size);
+      const bytes = tail_readRange(fd, pos, pos + size);
       if (bytes.length === 0) break;
       pos += bytes.length;
       chunk(bytes);
@@ -51082,7 +51125,7 @@ function lastLine(fd, size) {
   while (pos > 0) {
     const len = Math.min(chunk, pos);
     pos -= len;
-    const buf = readRange(fd, pos, pos + len);
+    const buf = tail_readRange(fd, pos, pos + len);
     const nl = buf.lastIndexOf(10);
     if (nl !== -1) {
       parts.unshift(buf.subarray(nl + 1));
@@ -51106,7 +51149,7 @@ function markAt(fd, st, bytes) {
   };
 }
 function digest(fd, from, to) {
-  return (0,external_node_crypto_.createHash)("sha256").update(readRange(fd, from, to)).digest("base64");
+  return (0,external_node_crypto_.createHash)("sha256").update(tail_readRange(fd, from, to)).digest("base64");
 }
 function parseAppended(buf) {
   const nl = buf.lastIndexOf(10);
@@ -51238,7 +51281,7 @@ function jsonl_appendJsonl(path, records, warn, options = {}) {
     let repaired = false;
     let prefix = "";
     if (size > 0) {
-      if (readRange(fd, size - 1, size)[0] !== 10) {
+      if (tail_readRange(fd, size - 1, size)[0] !== 10) {
         const tail = lastLine(fd, size);
         repaired = true;
         try {
@@ -51956,12 +51999,18 @@ function recoverInterruptedSwap(root, log = silentLogger) {
 ;// CONCATENATED MODULE: ./.build/src/state/audit.js
 
 
+
 function actor() {
   return process.env.GITHUB_RUN_ID ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? "1"}:${process.env.GITHUB_JOB ?? ""}` : `local:${process.pid}`;
 }
 async function audit(layout, type, fields = {}) {
   const path = layout.file("audit");
-  const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
+  const record = {
+    at: (/* @__PURE__ */ new Date()).toISOString(),
+    type,
+    actor: actor(),
+    ...boundStrings(fields, MAX_REASON)
+  };
   await withLock(path, () => appendJsonl(path, [record]));
 }
 
@@ -52904,12 +52953,17 @@ const spendFold = registerFold({
 function spendLog(layout) {
   return new EventLog(layout.file("spend"));
 }
-async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) {
+async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date(), o = {}) {
   if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
     throw new ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
   }
-  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, entry, at)]);
+  const max = o.maxUsd !== void 0 && Number.isFinite(o.maxUsd) ? Math.max(0, o.maxUsd) : void 0;
+  const row = max !== void 0 && entry.costUsd > max ? clampRow(entry, max) : entry;
+  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, row, at)]);
   return appended.length === 1;
+}
+function clampRow(entry, maxUsd) {
+  return { ...entry, costUsd: maxUsd, reportedUsd: entry.reportedUsd ?? entry.costUsd };
 }
 function totalSpend(layout) {
   return foldLog(spendFold, spendLog(layout).read()).totalUsd;
@@ -53841,6 +53895,188 @@ class ArtifactSource {
 
 ;// CONCATENATED MODULE: external "node:child_process"
 const external_node_child_process_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:child_process");
+;// CONCATENATED MODULE: ./.build/src/process/capped-log.js
+
+
+const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
+const MIN_LOG_MAX_BYTES = (/* unused pure expression or super */ null && (64 * 1024));
+const MARKER = /^\[school\] log cut: (\d+) earlier bytes dropped[^\n]*\n/;
+function cutMarker(dropped) {
+  return `[school] log cut: ${dropped} earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)
+`;
+}
+function headOf(fd) {
+  const first = tail_readRange(fd, 0, 160).toString("latin1");
+  const m = MARKER.exec(first);
+  return m ? { dropped: Number(m[1]), head: m[0].length } : { dropped: 0, head: 0 };
+}
+class CappedLog {
+  constructor(path, max = DEFAULT_LOG_MAX_BYTES, head) {
+    this.path = path;
+    this.max = max;
+    if (head) {
+      this.headFd = (0,external_node_fs_.openSync)(head.file, "w", 384);
+      this.headLeft = head.bytes;
+    }
+    this.fd = (0,external_node_fs_.openSync)(path, "a+", 384);
+    this.size = (0,external_node_fs_.fstatSync)(this.fd).size;
+    ({ dropped: this.dropped, head: this.head } = headOf(this.fd));
+  }
+  path;
+  max;
+  fd;
+  size;
+  dropped;
+  head;
+  /** The log was cut while this writer had it open. */
+  cut = false;
+  closed = false;
+  headFd;
+  headLeft = 0;
+  write(data) {
+    if (this.closed) return;
+    let b = typeof data === "string" ? Buffer.from(data) : data;
+    if (!b.length) return;
+    if (this.headFd !== void 0 && this.headLeft > 0) {
+      const h = b.subarray(0, this.headLeft);
+      writeAll(this.headFd, h);
+      this.headLeft -= h.length;
+    }
+    const keep = this.keep();
+    if (b.length > keep) {
+      this.dropped += this.size - this.head + (b.length - keep);
+      b = b.subarray(b.length - keep);
+      this.rewrite(Buffer.alloc(0), b);
+      return;
+    }
+    writeAll(this.fd, b);
+    this.size += b.length;
+    if (this.size > this.max) this.cutNow();
+  }
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    (0,external_node_fs_.closeSync)(this.fd);
+    if (this.headFd !== void 0) (0,external_node_fs_.closeSync)(this.headFd);
+  }
+  keep() {
+    return Math.max(1, Math.floor(this.max / 2));
+  }
+  cutNow() {
+    const body = this.size - this.head;
+    const from = this.size - Math.min(body, this.keep());
+    let kept = tail_readRange(this.fd, from, this.size);
+    const nl = kept.indexOf(10);
+    if (nl >= 0 && nl < kept.length - 1) kept = kept.subarray(nl + 1);
+    this.dropped += body - kept.length;
+    this.rewrite(kept, Buffer.alloc(0));
+  }
+  rewrite(kept, more) {
+    const marker = Buffer.from(cutMarker(this.dropped));
+    (0,external_node_fs_.ftruncateSync)(this.fd, 0);
+    writeAll(this.fd, Buffer.concat([marker, kept, more]));
+    this.head = marker.length;
+    this.size = marker.length + kept.length + more.length;
+    this.cut = true;
+  }
+}
+function writeAll(fd, b) {
+  for (let off = 0; off < b.length; ) off += (0,external_node_fs_.writeSync)(fd, b, off, b.length - off);
+}
+function appendCapped(path, text, max = DEFAULT_LOG_MAX_BYTES) {
+  const log = new CappedLog(path, max);
+  try {
+    log.write(text);
+  } finally {
+    log.close();
+  }
+}
+function logicalSize(path) {
+  return withFd(path, 0, (fd) => {
+    const { dropped, head } = headOf(fd);
+    return dropped + fstatSync(fd).size - head;
+  });
+}
+function droppedBytes(path) {
+  return withFd(path, 0, (fd) => headOf(fd).dropped);
+}
+function readLogText(path, maxBytes = DEFAULT_LOG_MAX_BYTES) {
+  return withFd(path, "", (fd) => {
+    const size = fstatSync(fd).size;
+    if (size <= maxBytes) return readRange(fd, 0, size).toString("utf8");
+    const { dropped, head } = headOf(fd);
+    const from = size - maxBytes;
+    return cutMarker(dropped + from - head) + readRange(fd, from, size).toString("utf8");
+  });
+}
+function withFd(path, missing, f) {
+  let fd;
+  try {
+    fd = openSync(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT") return missing;
+    throw e;
+  }
+  try {
+    return f(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+function readLogFrom(path, offset, chunk, size) {
+  withFd(path, void 0, (fd) => {
+    const { dropped, head } = headOf(fd);
+    for (let pos = head + Math.max(0, offset - dropped); ; ) {
+      const bytes = readRange(fd, pos, pos + size);
+      if (!bytes.length) break;
+      pos += bytes.length;
+      chunk(bytes);
+    }
+  });
+}
+const CAPPED_LOG_WRITER = (/* unused pure expression or super */ null && (`
+const fs = require('node:fs');
+const path = process.argv[1];
+const max = Math.max(1, Number(process.argv[2]) || ${DEFAULT_LOG_MAX_BYTES});
+const keep = Math.max(1, Math.floor(max / 2));
+const marker = (n) => '[school] log cut: ' + n + ' earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)\\n';
+const fd = fs.openSync(path, 'a+', 0o600);
+let size = fs.fstatSync(fd).size;
+const first = Buffer.alloc(160);
+const m = /^\\[school\\] log cut: (\\d+) earlier bytes dropped[^\\n]*\\n/.exec(first.subarray(0, fs.readSync(fd, first, 0, 160, 0)).toString('latin1'));
+let dropped = m ? Number(m[1]) : 0;
+let head = m ? m[0].length : 0;
+const writeAll = (b) => { for (let o = 0; o < b.length; ) o += fs.writeSync(fd, b, o, b.length - o); };
+const rewrite = (kept) => {
+  const mk = Buffer.from(marker(dropped));
+  fs.ftruncateSync(fd, 0);
+  writeAll(Buffer.concat([mk, kept]));
+  head = mk.length;
+  size = mk.length + kept.length;
+};
+const write = (b) => {
+  if (b.length > keep) {
+    dropped += size - head + (b.length - keep);
+    return rewrite(b.subarray(b.length - keep));
+  }
+  writeAll(b);
+  size += b.length;
+  if (size <= max) return;
+  const body = size - head;
+  const n = Math.min(body, keep);
+  let kept = Buffer.alloc(n);
+  kept = kept.subarray(0, fs.readSync(fd, kept, 0, n, size - n));
+  const nl = kept.indexOf(10);
+  if (nl >= 0 && nl < kept.length - 1) kept = kept.subarray(nl + 1);
+  dropped += body - kept.length;
+  rewrite(kept);
+};
+process.on('SIGHUP', () => undefined);
+process.stdin.on('data', write);
+process.stdin.on('end', () => fs.closeSync(fd));
+`));
+
+
 ;// CONCATENATED MODULE: ./.build/src/process/group.js
 
 function listProcesses() {
@@ -53885,6 +54121,39 @@ function killGroup(pgid, signal) {
 
 
 const DEFAULT_MAX = 8 * 1024 * 1024;
+const DRAIN_MS = 500;
+const MAX_HELD_LINE = 256 * 1024;
+class LineJoin {
+  constructor(log) {
+    this.log = log;
+  }
+  log;
+  held = [];
+  heldLength = 0;
+  push(b) {
+    const nl = b.lastIndexOf(10);
+    if (nl < 0) {
+      this.hold(b);
+      return;
+    }
+    this.held.push(b.subarray(0, nl + 1));
+    this.log.write(Buffer.concat(this.held));
+    this.held = [];
+    this.heldLength = 0;
+    this.hold(b.subarray(nl + 1));
+  }
+  end() {
+    if (this.heldLength) this.log.write(Buffer.concat(this.held));
+    this.held = [];
+    this.heldLength = 0;
+  }
+  hold(b) {
+    if (!b.length) return;
+    this.held.push(b);
+    this.heldLength += b.length;
+    if (this.heldLength > MAX_HELD_LINE) this.end();
+  }
+}
 class Tail {
   constructor(max) {
     this.max = max;
@@ -53912,7 +54181,7 @@ function runProcess(argv, o) {
   const grouped = o.group ?? true;
   const max = o.maxOutputBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const fd = o.logFile ? (0,external_node_fs_.openSync)(o.logFile, "a") : void 0;
+  const log = o.logFile ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead) : void 0;
   return new Promise((resolve) => {
     const out = new Tail(max);
     const err = new Tail(max);
@@ -53921,14 +54190,14 @@ function runProcess(argv, o) {
     let spawnError;
     let killTimer;
     let termTimer;
+    let drainTimer;
     const child = (0,external_node_child_process_namespaceObject.spawn)(file, args, {
       cwd: o.cwd,
       env: o.env,
       shell: false,
       detached: grouped,
-      stdio: ["pipe", fd ?? "pipe", fd ?? "pipe"]
+      stdio: ["pipe", "pipe", "pipe"]
     });
-    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
     const pid = child.pid ?? -1;
     const stop = (signal) => {
       if (pid <= 0) return;
@@ -53941,8 +54210,14 @@ function runProcess(argv, o) {
         stop("SIGKILL");
       }
     };
-    child.stdout?.on("data", onData(out));
-    child.stderr?.on("data", onData(err));
+    const lines = log ? [new LineJoin(log), new LineJoin(log)] : void 0;
+    if (lines) {
+      child.stdout?.on("data", (b) => lines[0].push(b));
+      child.stderr?.on("data", (b) => lines[1].push(b));
+    } else {
+      child.stdout?.on("data", onData(out));
+      child.stderr?.on("data", onData(err));
+    }
     child.stdin?.on("error", () => void 0);
     child.stdin?.end(o.input ?? "");
     if (pid > 0) o.onSpawn?.(pid);
@@ -53959,6 +54234,11 @@ function runProcess(argv, o) {
       settled = true;
       clearTimeout(termTimer);
       clearTimeout(killTimer);
+      clearTimeout(drainTimer);
+      if (log) {
+        for (const l of lines ?? []) l.end();
+        log.close();
+      }
       if ((timedOut || overflowed) && grouped && pid > 0 && groupAlive(pid)) killGroup(pid, "SIGKILL");
       resolve({
         exitCode,
@@ -53969,7 +54249,7 @@ function runProcess(argv, o) {
         spawnError,
         stdout: out.value(),
         stderr: err.value(),
-        truncated: out.truncated || err.truncated,
+        truncated: out.truncated || err.truncated || log?.cut === true,
         overflowed
       });
     };
@@ -53978,6 +54258,14 @@ function runProcess(argv, o) {
       if (pid <= 0) finish(null, null);
     });
     child.once("close", (code, signal) => finish(code, signal));
+    if (log)
+      child.once("exit", (code, signal) => {
+        drainTimer = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish(code, signal);
+        }, DRAIN_MS);
+      });
   });
 }
 function runProcessSync(argv, o) {
@@ -54024,18 +54312,17 @@ class GitError extends SchoolError {
   exitCode;
   stderr;
 }
-let emptyHooks;
-function emptyHooksDir() {
-  if (!emptyHooks) {
-    emptyHooks = (0,external_node_path_.join)((0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-git-")), "no-hooks");
-    (0,external_node_fs_.mkdirSync)(emptyHooks, { recursive: true, mode: 320 });
-  }
-  return emptyHooks;
-}
 function hardening() {
   return [
-    `core.hooksPath=${emptyHooksDir()}`,
+    // A hook is looked up as `<hooksPath>/<name>`: under /dev/null none exists, and no directory
+    // of ours has to be made (or could be written by anyone).
+    "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
+    "push.recurseSubmodules=no",
     "core.untrackedCache=false",
     "core.pager=cat",
     "core.editor=true",
@@ -54121,10 +54408,22 @@ async function blankDrivers(cwd, env) {
   }
   return out;
 }
+const SUBMODULE_AWARE = /* @__PURE__ */ new Set(["status", "diff", "diff-files", "diff-index"]);
+function ignoringSubmodules(args) {
+  const sub = subcommand(args);
+  if (!SUBMODULE_AWARE.has(sub)) return [...args];
+  const asked = args.filter((a) => a.startsWith("--ignore-submodules"));
+  const cached = args.includes("--cached") || args.includes("--staged");
+  if (asked.some((a) => a !== "--ignore-submodules=all") && !cached)
+    throw new Error(`git ${sub}: --ignore-submodules other than "all" reads nested repositories; refused`);
+  if (asked.length) return [...args];
+  const at = args.indexOf(sub) + 1;
+  return [...args.slice(0, at), "--ignore-submodules=all", ...args.slice(at)];
+}
 async function runGit(args, o) {
   const env = baseEnv({ ...o.env, ...o.auth });
   const drivers = NO_CONTENT.has(subcommand(args)) ? [] : await blankDrivers(o.cwd, env);
-  return runProcess(["git", ...hardening(), ...drivers, ...args], {
+  return runProcess(["git", ...hardening(), ...drivers, ...ignoringSubmodules(args)], {
     cwd: o.cwd,
     env,
     input: o.input,
@@ -54153,6 +54452,63 @@ function authEnv(token) {
     GIT_CONFIG_KEY_0: "http.extraheader",
     GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`
   };
+}
+function parseRawDiff(raw) {
+  const parts = [];
+  let start = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] !== 0) continue;
+    parts.push(raw.subarray(start, i).toString("utf8"));
+    start = i + 1;
+  }
+  const changes = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const [oldMode, newMode, , , status] = parts[i].replace(/^:/, "").split(" ");
+    changes.push({ path: parts[i + 1], oldMode, newMode, status: status ?? "" });
+  }
+  return changes;
+}
+const GITLINK_MODE = "160000";
+function gitlinkPaths(changes) {
+  return changes.filter((c) => c.oldMode === GITLINK_MODE || c.newMode === GITLINK_MODE).map((c) => c.path);
+}
+async function patchGitlinks(repo, base, patch) {
+  const dir = mkdtempSync(join(tmpdir(), "school-patch-"));
+  const env = { GIT_INDEX_FILE: join(dir, "index") };
+  try {
+    const steps = [
+      [["read-tree", base], void 0],
+      [["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], patch]
+    ];
+    for (const [args, input] of steps) {
+      const r = await runGit(args, { cwd: repo, env, input, timeoutMs: 12e4 });
+      if (r.exitCode !== 0) return { ok: false, output: (r.spawnError ?? "") + r.stderr.toString("utf8") };
+    }
+    const listed = await runGit(
+      [
+        "diff",
+        "--cached",
+        // Index against tree: no work tree is read, and a gitlink must show.
+        "--ignore-submodules=none",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        base,
+        "--"
+      ],
+      {
+        cwd: repo,
+        env,
+        timeoutMs: 12e4
+      }
+    );
+    if (listed.exitCode !== 0 || listed.overflowed)
+      return { ok: false, output: (listed.spawnError ?? "") + listed.stderr.toString("utf8") };
+    return { ok: true, gitlinks: gitlinkPaths(parseRawDiff(listed.stdout)) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 
@@ -55031,16 +55387,73 @@ async function writeSummary(build, logger) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/markdown.js
+
+const ZWJ = "\u200D";
+function longestBacktickRun(s) {
+  let longest = 0;
+  for (const m of s.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return longest;
+}
+function bound(s, max) {
+  const points = Array.from(s);
+  return points.length > max ? `${points.slice(0, Math.max(0, max - 1)).join("")}\u2026` : s;
+}
+function boundTail(s, max) {
+  const points = Array.from(s);
+  return points.length > max ? `\u2026${points.slice(points.length - Math.max(0, max - 1)).join("")}` : s;
+}
+function oneLine(s) {
+  return s.replace(/[\s\0]+/g, " ").trim();
+}
+function inlineCode(s, o = {}) {
+  let t = bound(oneLine(redactText(s)), o.max ?? 200);
+  if (o.table) t = t.replace(/(\\*)\|/g, (_, b) => `${b}${b}\\|`);
+  const fence = "`".repeat(longestBacktickRun(t) + 1);
+  if (t === "") return `${fence} ${fence}`;
+  const pad = /^[` ]|[` ]$/.test(t) ? " " : "";
+  return `${fence}${pad}${t}${pad}${fence}`;
+}
+function codeBlock(s, o = {}) {
+  const t = boundTail(
+    redactText(s).replace(/\0/g, "\uFFFD").replace(/\r\n?/g, "\n").replace(/\s+$/, ""),
+    o.max ?? 4e3
+  );
+  const fence = "`".repeat(Math.max(3, longestBacktickRun(t) + 1));
+  return `${fence}text
+${t}
+${fence}`;
+}
+function unlink(s) {
+  return s.replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`).replace(/#(?=\p{N})/gu, `#${ZWJ}`).replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`).replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k) => `${k[0]}${ZWJ}${k.slice(1)}`).replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`).replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+}
+const MARKDOWN_PUNCTUATION = /[\\`*_[\]~|$]/g;
+function plainText(s, max = 300) {
+  let t = bound(oneLine(redactText(s)), max).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`);
+  t = t.replace(/^(\d+)([.)])/, "$1\\$2").replace(/^([-+#=])/, "\\$1");
+  return unlink(t);
+}
+function htmlText(s, max = 400) {
+  return bound(oneLine(redact_redactText(s)), max).replace(/&(?!(?:#\d{1,7}|#x[\da-f]{1,6}|[a-z][a-z\d]{1,31});)/gi, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/github/summary-blocks.js
 
 
+
 async function writeBlocks(blocks, logger) {
+  const text = (s) => htmlText(s, Infinity);
   await writeSummary((s) => {
     for (const b of blocks) {
-      if ("heading" in b) s.addHeading(b.heading, b.level ?? 2);
+      if ("heading" in b) s.addHeading(text(b.heading), b.level ?? 2);
       else if ("raw" in b) s.addRaw(b.raw, true);
-      else if ("list" in b) s.addList(b.list);
-      else s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
+      else if ("list" in b) s.addList(b.list.map(text));
+      else
+        s.addTable([
+          b.table.header.map((data) => ({ data: text(data), header: true })),
+          ...b.table.rows.map((row) => row.map(text))
+        ]);
     }
   }, logger);
 }
@@ -55403,6 +55816,7 @@ function fleet_status(d, beat, nowMs, ttlMs) {
   const base = {
     id: d.id,
     labels: d.labels,
+    ...d.hosted ? { hosted: d.hosted } : {},
     slots: d.worktrees,
     classroom: d.classroom,
     declaredClass: d.class
@@ -56271,6 +56685,7 @@ function loadBoardSources(layout) {
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
+const MAX_INFRA_ABORTS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -56295,6 +56710,7 @@ function stateOf(crews, verdict, requeued) {
   );
   const failures = [];
   let orphans = [];
+  let infra = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -56311,8 +56727,17 @@ function stateOf(crews, verdict, requeued) {
       else return { kind: "done", crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
+    } else if (run.infra) {
+      infra.push(run.crewId);
+      if (infra.length >= MAX_INFRA_ABORTS) {
+        const [a, b] = infra.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], infra: infra.length };
+      }
     }
-    if (failures.at(-1) === run.crewId) orphans = [];
+    if (failures.at(-1) === run.crewId) {
+      orphans = [];
+      infra = [];
+    }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };

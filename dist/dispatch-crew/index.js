@@ -57868,6 +57868,15 @@ const daemonSchema = strictObject({
     "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
   ),
   labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  hosted: schemas_string().regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+    "a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04"
+  ).refine(
+    (l) => l !== "self-hosted",
+    "self-hosted is the default: leave hosted out for a registered runner"
+  ).optional().describe(
+    "A GitHub-hosted runner label (ubuntu-latest): the daemon's crew and roster jobs run there instead of on the self-hosted runner [self-hosted, <prefix>-<id>]. Its jobs use the repository's Actions minutes and end after 6 hours (docs/workflows.md#hosted-daemons)."
+  ),
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
   classroom: schemas_enum(CLASSROOMS).default("worktree"),
@@ -57888,6 +57897,14 @@ const passEnvSchema = array(
     "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key"
   )
 ).default([]).describe("Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.");
+const homeFilesSchema = array(
+  schemas_string().min(1).refine(
+    (p) => !(0,external_node_path_.isAbsolute)(p) && !p.split(/[\\/]/).some((s) => s === ".." || s === "." || s === ""),
+    'a path relative to HOME without "..", e.g. .codex/auth.json'
+  )
+).optional().describe(
+  "Files of the runner user's HOME (relative paths, e.g. [.codex/auth.json]) copied, mode 0600, into the student's private HOME before its first turn; never seen by verification or the judges."
+);
 const AGENT_KINDS = ["command", "claude-code", "codex"];
 const pricingSchema = strictObject({
   inputPerMTok: schemas_number().min(0).describe("USD per million uncached input tokens."),
@@ -57915,7 +57932,11 @@ const agentSchema = strictObject({
   domains: array(schemas_string()).default([]).describe("Domains it takes; empty means any."),
   maxDifficulty: difficulty.default(5),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
-  passEnv: passEnvSchema
+  passEnv: passEnvSchema,
+  homeFiles: homeFilesSchema,
+  keyProxy: schemas_enum(["auto", "off"]).default("auto").describe(
+    "auto: a claude-code or codex agent's API key (passEnv) stays on the host; the sandboxed CLI gets a placeholder and a base URL of the sandbox's key proxy, which adds the key (docs/security.md). off: the key is passed in as configured."
+  )
 }).superRefine((a, ctx) => {
   if (a.kind === "command" && !a.command)
     ctx.addIssue({
@@ -57966,6 +57987,16 @@ const reviewerSchema = union([
 const SANDBOX_KINDS = ["bwrap", "none"];
 const SANDBOX_NETWORKS = ["allow-list", "none", "host"];
 const HOST_PORT = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?:[0-9]{1,5}$/;
+const sandboxLimitsSchema = strictObject({
+  pids: schemas_number().int().min(64).max(4194304).default(1024).describe("Tasks (processes and their threads) at once; a fork beyond it fails with EAGAIN."),
+  memoryMiB: schemas_number().int().min(128).default(4096).describe(
+    "Memory of all its processes together, tmpfs files included; beyond it the kernel kills inside."
+  ),
+  cpuWeight: schemas_number().int().min(1).max(1e4).default(100).describe(
+    "CPU share against the other crews (cgroup v2's cpu.weight scale; 100 is the kernel's default)."
+  ),
+  tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only.")
+}).prefault({});
 const sandboxSchema = strictObject({
   kind: schemas_enum(SANDBOX_KINDS).optional().describe("bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly)."),
   network: schemas_enum(SANDBOX_NETWORKS).default("allow-list").describe(
@@ -57979,7 +58010,10 @@ const sandboxSchema = strictObject({
   ).default([]).describe(
     "Extra absolute paths visible read-only inside (a toolchain outside /usr, e.g. /opt/toolchains/go)."
   ),
-  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path).")
+  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
+  limits: sandboxLimitsSchema.describe(
+    "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB (docs/security.md)."
+  )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
 const sealedResultsSchema = strictObject({
@@ -58043,7 +58077,16 @@ const schema_configSchema = strictObject({
     gradingReserveSeconds: schemas_number().int().min(0).default(300),
     jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(DEFAULT_JOB_TIMEOUT_MINUTES),
     minFreeDiskGiB: schemas_number().min(0).default(8),
+    logMaxBytes: schemas_number().int({ message: "dispatch.logMaxBytes: expected a whole number of bytes, e.g. 4194304 (4 MiB)" }).min(64 * 1024, { message: "dispatch.logMaxBytes: at least 65536 (64 KiB)" }).default(4 * 1024 * 1024).describe(
+      "Cap on disk of each crew's student log and verification log (the last part is kept behind a marker), and of what is read of them."
+    ),
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
+    crewBudgetUsd: schemas_number().positive().default(10).describe(
+      "What one crew may spend over all its turns (USD). A turn's reported cost is recorded at most what is left of it (alert cost-over-budget); claude-code gets the rest as --max-budget-usd; a crew that reaches it ends failed. Keep it below spendCap, so one crew's word cannot halt dispatch."
+    ),
+    agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
+      "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. The CLI's own error envelope pauses the school."
+    ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
     repairInJob: schemas_boolean().default(true).describe(
@@ -58325,7 +58368,7 @@ function readRange(fd, from, to) {
   return buf;
 }
 function readFrom(path, from, chunk, size = 64 * 1024) {
-  const fd = (0,external_node_fs_.openSync)(path, "r");
+  const fd = openSync(path, "r");
   try {
     for (let pos = from; ; ) {
       const bytes = readRange(fd, pos, pos + size);
@@ -58334,7 +58377,7 @@ function readFrom(path, from, chunk, size = 64 * 1024) {
       chunk(bytes);
     }
   } finally {
-    (0,external_node_fs_.closeSync)(fd);
+    closeSync(fd);
   }
 }
 function lastLine(fd, size) {
@@ -58650,6 +58693,34 @@ function comparable(item) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/bound.js
+const MAX_DETAIL = 1024;
+const MAX_REASON = 4 * 1024;
+const MAX_FINISHED_REASON = 16 * 1024;
+function boundMarker(removed) {
+  return `\u2026[${removed} more characters]`;
+}
+function boundText(s, max) {
+  if (s.length <= max) return s;
+  let keep = Math.max(0, max - boundMarker(s.length).length);
+  if (keep > 0 && isHighSurrogate(s.charCodeAt(keep - 1))) keep--;
+  return `${s.slice(0, keep)}${boundMarker(s.length - keep)}`;
+}
+function boundStrings(v, max) {
+  if (typeof v === "string") return boundText(v, max);
+  if (Array.isArray(v)) return v.map((x) => boundStrings(x, max));
+  if (v && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    const out = {};
+    for (const [k, x] of Object.entries(v)) out[k] = boundStrings(x, max);
+    return out;
+  }
+  return v;
+}
+function isHighSurrogate(c) {
+  return c >= 55296 && c <= 56319;
+}
+
+
 // EXTERNAL MODULE: external "node:os"
 var external_node_os_ = __nccwpck_require__(48161);
 ;// CONCATENATED MODULE: ./.build/src/process/liveness.js
@@ -58813,12 +58884,18 @@ function rmdirQuietly(path) {
 ;// CONCATENATED MODULE: ./.build/src/state/audit.js
 
 
+
 function actor() {
   return process.env.GITHUB_RUN_ID ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? "1"}:${process.env.GITHUB_JOB ?? ""}` : `local:${process.pid}`;
 }
 async function audit(layout, type, fields = {}) {
   const path = layout.file("audit");
-  const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
+  const record = {
+    at: (/* @__PURE__ */ new Date()).toISOString(),
+    type,
+    actor: actor(),
+    ...boundStrings(fields, MAX_REASON)
+  };
   await withLock(path, () => appendJsonl(path, [record]));
 }
 
@@ -60373,6 +60450,188 @@ function ignoredFeedback(state) {
 
 ;// CONCATENATED MODULE: external "node:child_process"
 const external_node_child_process_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:child_process");
+;// CONCATENATED MODULE: ./.build/src/process/capped-log.js
+
+
+const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
+const MIN_LOG_MAX_BYTES = (/* unused pure expression or super */ null && (64 * 1024));
+const MARKER = /^\[school\] log cut: (\d+) earlier bytes dropped[^\n]*\n/;
+function cutMarker(dropped) {
+  return `[school] log cut: ${dropped} earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)
+`;
+}
+function headOf(fd) {
+  const first = readRange(fd, 0, 160).toString("latin1");
+  const m = MARKER.exec(first);
+  return m ? { dropped: Number(m[1]), head: m[0].length } : { dropped: 0, head: 0 };
+}
+class CappedLog {
+  constructor(path, max = DEFAULT_LOG_MAX_BYTES, head) {
+    this.path = path;
+    this.max = max;
+    if (head) {
+      this.headFd = (0,external_node_fs_.openSync)(head.file, "w", 384);
+      this.headLeft = head.bytes;
+    }
+    this.fd = (0,external_node_fs_.openSync)(path, "a+", 384);
+    this.size = (0,external_node_fs_.fstatSync)(this.fd).size;
+    ({ dropped: this.dropped, head: this.head } = headOf(this.fd));
+  }
+  path;
+  max;
+  fd;
+  size;
+  dropped;
+  head;
+  /** The log was cut while this writer had it open. */
+  cut = false;
+  closed = false;
+  headFd;
+  headLeft = 0;
+  write(data) {
+    if (this.closed) return;
+    let b = typeof data === "string" ? Buffer.from(data) : data;
+    if (!b.length) return;
+    if (this.headFd !== void 0 && this.headLeft > 0) {
+      const h = b.subarray(0, this.headLeft);
+      writeAll(this.headFd, h);
+      this.headLeft -= h.length;
+    }
+    const keep = this.keep();
+    if (b.length > keep) {
+      this.dropped += this.size - this.head + (b.length - keep);
+      b = b.subarray(b.length - keep);
+      this.rewrite(Buffer.alloc(0), b);
+      return;
+    }
+    writeAll(this.fd, b);
+    this.size += b.length;
+    if (this.size > this.max) this.cutNow();
+  }
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    (0,external_node_fs_.closeSync)(this.fd);
+    if (this.headFd !== void 0) (0,external_node_fs_.closeSync)(this.headFd);
+  }
+  keep() {
+    return Math.max(1, Math.floor(this.max / 2));
+  }
+  cutNow() {
+    const body = this.size - this.head;
+    const from = this.size - Math.min(body, this.keep());
+    let kept = readRange(this.fd, from, this.size);
+    const nl = kept.indexOf(10);
+    if (nl >= 0 && nl < kept.length - 1) kept = kept.subarray(nl + 1);
+    this.dropped += body - kept.length;
+    this.rewrite(kept, Buffer.alloc(0));
+  }
+  rewrite(kept, more) {
+    const marker = Buffer.from(cutMarker(this.dropped));
+    (0,external_node_fs_.ftruncateSync)(this.fd, 0);
+    writeAll(this.fd, Buffer.concat([marker, kept, more]));
+    this.head = marker.length;
+    this.size = marker.length + kept.length + more.length;
+    this.cut = true;
+  }
+}
+function writeAll(fd, b) {
+  for (let off = 0; off < b.length; ) off += (0,external_node_fs_.writeSync)(fd, b, off, b.length - off);
+}
+function appendCapped(path, text, max = DEFAULT_LOG_MAX_BYTES) {
+  const log = new CappedLog(path, max);
+  try {
+    log.write(text);
+  } finally {
+    log.close();
+  }
+}
+function logicalSize(path) {
+  return withFd(path, 0, (fd) => {
+    const { dropped, head } = headOf(fd);
+    return dropped + (0,external_node_fs_.fstatSync)(fd).size - head;
+  });
+}
+function droppedBytes(path) {
+  return withFd(path, 0, (fd) => headOf(fd).dropped);
+}
+function readLogText(path, maxBytes = DEFAULT_LOG_MAX_BYTES) {
+  return withFd(path, "", (fd) => {
+    const size = (0,external_node_fs_.fstatSync)(fd).size;
+    if (size <= maxBytes) return readRange(fd, 0, size).toString("utf8");
+    const { dropped, head } = headOf(fd);
+    const from = size - maxBytes;
+    return cutMarker(dropped + from - head) + readRange(fd, from, size).toString("utf8");
+  });
+}
+function withFd(path, missing, f) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT") return missing;
+    throw e;
+  }
+  try {
+    return f(fd);
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function readLogFrom(path, offset, chunk, size) {
+  withFd(path, void 0, (fd) => {
+    const { dropped, head } = headOf(fd);
+    for (let pos = head + Math.max(0, offset - dropped); ; ) {
+      const bytes = readRange(fd, pos, pos + size);
+      if (!bytes.length) break;
+      pos += bytes.length;
+      chunk(bytes);
+    }
+  });
+}
+const CAPPED_LOG_WRITER = `
+const fs = require('node:fs');
+const path = process.argv[1];
+const max = Math.max(1, Number(process.argv[2]) || ${DEFAULT_LOG_MAX_BYTES});
+const keep = Math.max(1, Math.floor(max / 2));
+const marker = (n) => '[school] log cut: ' + n + ' earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)\\n';
+const fd = fs.openSync(path, 'a+', 0o600);
+let size = fs.fstatSync(fd).size;
+const first = Buffer.alloc(160);
+const m = /^\\[school\\] log cut: (\\d+) earlier bytes dropped[^\\n]*\\n/.exec(first.subarray(0, fs.readSync(fd, first, 0, 160, 0)).toString('latin1'));
+let dropped = m ? Number(m[1]) : 0;
+let head = m ? m[0].length : 0;
+const writeAll = (b) => { for (let o = 0; o < b.length; ) o += fs.writeSync(fd, b, o, b.length - o); };
+const rewrite = (kept) => {
+  const mk = Buffer.from(marker(dropped));
+  fs.ftruncateSync(fd, 0);
+  writeAll(Buffer.concat([mk, kept]));
+  head = mk.length;
+  size = mk.length + kept.length;
+};
+const write = (b) => {
+  if (b.length > keep) {
+    dropped += size - head + (b.length - keep);
+    return rewrite(b.subarray(b.length - keep));
+  }
+  writeAll(b);
+  size += b.length;
+  if (size <= max) return;
+  const body = size - head;
+  const n = Math.min(body, keep);
+  let kept = Buffer.alloc(n);
+  kept = kept.subarray(0, fs.readSync(fd, kept, 0, n, size - n));
+  const nl = kept.indexOf(10);
+  if (nl >= 0 && nl < kept.length - 1) kept = kept.subarray(nl + 1);
+  dropped += body - kept.length;
+  rewrite(kept);
+};
+process.on('SIGHUP', () => undefined);
+process.stdin.on('data', write);
+process.stdin.on('end', () => fs.closeSync(fd));
+`;
+
+
 ;// CONCATENATED MODULE: ./.build/src/process/group.js
 
 function listProcesses() {
@@ -60417,6 +60676,39 @@ function killGroup(pgid, signal) {
 
 
 const DEFAULT_MAX = 8 * 1024 * 1024;
+const DRAIN_MS = 500;
+const MAX_HELD_LINE = 256 * 1024;
+class LineJoin {
+  constructor(log) {
+    this.log = log;
+  }
+  log;
+  held = [];
+  heldLength = 0;
+  push(b) {
+    const nl = b.lastIndexOf(10);
+    if (nl < 0) {
+      this.hold(b);
+      return;
+    }
+    this.held.push(b.subarray(0, nl + 1));
+    this.log.write(Buffer.concat(this.held));
+    this.held = [];
+    this.heldLength = 0;
+    this.hold(b.subarray(nl + 1));
+  }
+  end() {
+    if (this.heldLength) this.log.write(Buffer.concat(this.held));
+    this.held = [];
+    this.heldLength = 0;
+  }
+  hold(b) {
+    if (!b.length) return;
+    this.held.push(b);
+    this.heldLength += b.length;
+    if (this.heldLength > MAX_HELD_LINE) this.end();
+  }
+}
 class Tail {
   constructor(max) {
     this.max = max;
@@ -60444,7 +60736,7 @@ function runProcess(argv, o) {
   const grouped = o.group ?? true;
   const max = o.maxOutputBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const fd = o.logFile ? (0,external_node_fs_.openSync)(o.logFile, "a") : void 0;
+  const log = o.logFile ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead) : void 0;
   return new Promise((resolve) => {
     const out = new Tail(max);
     const err = new Tail(max);
@@ -60453,14 +60745,14 @@ function runProcess(argv, o) {
     let spawnError;
     let killTimer;
     let termTimer;
+    let drainTimer;
     const child = (0,external_node_child_process_namespaceObject.spawn)(file, args, {
       cwd: o.cwd,
       env: o.env,
       shell: false,
       detached: grouped,
-      stdio: ["pipe", fd ?? "pipe", fd ?? "pipe"]
+      stdio: ["pipe", "pipe", "pipe"]
     });
-    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
     const pid = child.pid ?? -1;
     const stop = (signal) => {
       if (pid <= 0) return;
@@ -60473,8 +60765,14 @@ function runProcess(argv, o) {
         stop("SIGKILL");
       }
     };
-    child.stdout?.on("data", onData(out));
-    child.stderr?.on("data", onData(err));
+    const lines = log ? [new LineJoin(log), new LineJoin(log)] : void 0;
+    if (lines) {
+      child.stdout?.on("data", (b) => lines[0].push(b));
+      child.stderr?.on("data", (b) => lines[1].push(b));
+    } else {
+      child.stdout?.on("data", onData(out));
+      child.stderr?.on("data", onData(err));
+    }
     child.stdin?.on("error", () => void 0);
     child.stdin?.end(o.input ?? "");
     if (pid > 0) o.onSpawn?.(pid);
@@ -60491,6 +60789,11 @@ function runProcess(argv, o) {
       settled = true;
       clearTimeout(termTimer);
       clearTimeout(killTimer);
+      clearTimeout(drainTimer);
+      if (log) {
+        for (const l of lines ?? []) l.end();
+        log.close();
+      }
       if ((timedOut || overflowed) && grouped && pid > 0 && groupAlive(pid)) killGroup(pid, "SIGKILL");
       resolve({
         exitCode,
@@ -60501,7 +60804,7 @@ function runProcess(argv, o) {
         spawnError,
         stdout: out.value(),
         stderr: err.value(),
-        truncated: out.truncated || err.truncated,
+        truncated: out.truncated || err.truncated || log?.cut === true,
         overflowed
       });
     };
@@ -60510,6 +60813,14 @@ function runProcess(argv, o) {
       if (pid <= 0) finish(null, null);
     });
     child.once("close", (code, signal) => finish(code, signal));
+    if (log)
+      child.once("exit", (code, signal) => {
+        drainTimer = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish(code, signal);
+        }, DRAIN_MS);
+      });
   });
 }
 function runProcessSync(argv, o) {
@@ -60556,18 +60867,17 @@ class GitError extends SchoolError {
   exitCode;
   stderr;
 }
-let emptyHooks;
-function emptyHooksDir() {
-  if (!emptyHooks) {
-    emptyHooks = (0,external_node_path_.join)((0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-git-")), "no-hooks");
-    (0,external_node_fs_.mkdirSync)(emptyHooks, { recursive: true, mode: 320 });
-  }
-  return emptyHooks;
-}
 function hardening() {
   return [
-    `core.hooksPath=${emptyHooksDir()}`,
+    // A hook is looked up as `<hooksPath>/<name>`: under /dev/null none exists, and no directory
+    // of ours has to be made (or could be written by anyone).
+    "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
+    "push.recurseSubmodules=no",
     "core.untrackedCache=false",
     "core.pager=cat",
     "core.editor=true",
@@ -60653,10 +60963,22 @@ async function blankDrivers(cwd, env) {
   }
   return out;
 }
+const SUBMODULE_AWARE = /* @__PURE__ */ new Set(["status", "diff", "diff-files", "diff-index"]);
+function ignoringSubmodules(args) {
+  const sub = subcommand(args);
+  if (!SUBMODULE_AWARE.has(sub)) return [...args];
+  const asked = args.filter((a) => a.startsWith("--ignore-submodules"));
+  const cached = args.includes("--cached") || args.includes("--staged");
+  if (asked.some((a) => a !== "--ignore-submodules=all") && !cached)
+    throw new Error(`git ${sub}: --ignore-submodules other than "all" reads nested repositories; refused`);
+  if (asked.length) return [...args];
+  const at = args.indexOf(sub) + 1;
+  return [...args.slice(0, at), "--ignore-submodules=all", ...args.slice(at)];
+}
 async function runGit(args, o) {
   const env = baseEnv({ ...o.env, ...o.auth });
   const drivers = NO_CONTENT.has(subcommand(args)) ? [] : await blankDrivers(o.cwd, env);
-  return runProcess(["git", ...hardening(), ...drivers, ...args], {
+  return runProcess(["git", ...hardening(), ...drivers, ...ignoringSubmodules(args)], {
     cwd: o.cwd,
     env,
     input: o.input,
@@ -60685,6 +61007,63 @@ function authEnv(token) {
     GIT_CONFIG_KEY_0: "http.extraheader",
     GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`
   };
+}
+function parseRawDiff(raw) {
+  const parts = [];
+  let start = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] !== 0) continue;
+    parts.push(raw.subarray(start, i).toString("utf8"));
+    start = i + 1;
+  }
+  const changes = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const [oldMode, newMode, , , status] = parts[i].replace(/^:/, "").split(" ");
+    changes.push({ path: parts[i + 1], oldMode, newMode, status: status ?? "" });
+  }
+  return changes;
+}
+const GITLINK_MODE = "160000";
+function gitlinkPaths(changes) {
+  return changes.filter((c) => c.oldMode === GITLINK_MODE || c.newMode === GITLINK_MODE).map((c) => c.path);
+}
+async function patchGitlinks(repo, base, patch) {
+  const dir = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-patch-"));
+  const env = { GIT_INDEX_FILE: (0,external_node_path_.join)(dir, "index") };
+  try {
+    const steps = [
+      [["read-tree", base], void 0],
+      [["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], patch]
+    ];
+    for (const [args, input] of steps) {
+      const r = await runGit(args, { cwd: repo, env, input, timeoutMs: 12e4 });
+      if (r.exitCode !== 0) return { ok: false, output: (r.spawnError ?? "") + r.stderr.toString("utf8") };
+    }
+    const listed = await runGit(
+      [
+        "diff",
+        "--cached",
+        // Index against tree: no work tree is read, and a gitlink must show.
+        "--ignore-submodules=none",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        base,
+        "--"
+      ],
+      {
+        cwd: repo,
+        env,
+        timeoutMs: 12e4
+      }
+    );
+    if (listed.exitCode !== 0 || listed.overflowed)
+      return { ok: false, output: (listed.spawnError ?? "") + listed.stderr.toString("utf8") };
+    return { ok: true, gitlinks: gitlinkPaths(parseRawDiff(listed.stdout)) };
+  } finally {
+    (0,external_node_fs_.rmSync)(dir, { recursive: true, force: true });
+  }
 }
 
 
@@ -60763,7 +61142,221 @@ class ClassroomInterruptedError extends SchoolError {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/crew/tree-walk.js
+
+
+
+const LISTING_BOUND = 256 * 1024 * 1024;
+const SHOWN = 160;
+async function walkTree(root) {
+  const r = await runProcess(
+    ["find", ".", "-mindepth", "1", "(", "-path", "./.git", "-prune", ")", "-o", "-printf", "%y%d/%f\\0"],
+    {
+      cwd: root,
+      env: childEnv({ set: { LC_ALL: "C" } }),
+      group: false,
+      timeoutMs: 6e5,
+      maxOutputBytes: LISTING_BOUND,
+      overflow: "kill"
+    }
+  );
+  if (r.spawnError) throw new Error(`cannot walk ${root}: ${r.spawnError} (GNU find is needed)`);
+  const entries = [];
+  const stack = [];
+  const out = r.stdout;
+  let start = 0;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i] !== 0) continue;
+    const line = out.subarray(start, i).toString("utf8");
+    start = i + 1;
+    const slash = line.indexOf("/");
+    const depth = Number(line.slice(1, slash));
+    if (!Number.isInteger(depth) || depth < 1 || depth > stack.length + 1) continue;
+    stack.length = depth - 1;
+    stack.push(line.slice(slash + 1));
+    entries.push({ type: line[0], depth, names: [...stack] });
+  }
+  const errors = r.stderr.toString("utf8").split("\n").filter((l) => l.trim()).slice(0, 20);
+  if (r.exitCode !== 0 && !errors.length && !r.overflowed) errors.push(`find exited with ${r.exitCode}`);
+  return { entries, errors, overflowed: r.overflowed === true || r.timedOut === true };
+}
+function shownPath(names) {
+  const p = names.join("/");
+  return p.length <= SHOWN ? p : `${p.slice(0, SHOWN)}\u2026 (${names.length} levels)`;
+}
+async function baseTree(worktree, base) {
+  const listed = await gitBytes(["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], {
+    cwd: worktree
+  });
+  const known = /* @__PURE__ */ new Set();
+  for (const p of listed.toString("utf8").split("\0")) {
+    if (!p) continue;
+    known.add(p);
+    for (let i = p.indexOf("/"); i > 0; i = p.indexOf("/", i + 1)) known.add(p.slice(0, i));
+  }
+  return known;
+}
+function foreignEntries(walk, known, max = 200) {
+  const foreign = foreignOf(walk, known);
+  const findings = foreign.slice(0, max).map((e) => `?? ${shownPath(e.names)}${e.type === "d" ? "/" : ""}`);
+  if (foreign.length > max) findings.push(`\u2026 and ${foreign.length - max} more foreign entries`);
+  for (const err of walk.errors) findings.push(`unreadable: ${err.slice(0, 300)}`);
+  if (walk.overflowed) findings.push("the tree walk stopped at its bound: the slot is not known to be clean");
+  return findings;
+}
+function foreignOf(walk, known) {
+  const out = [];
+  let under = Infinity;
+  for (const e of walk.entries) {
+    if (e.depth > under) continue;
+    under = Infinity;
+    if (e.names.length < 4096 && known.has(e.names.join("/"))) continue;
+    if (e.type === "d") under = e.depth;
+    out.push(e);
+  }
+  return out;
+}
+function nestedGitEntries(walk) {
+  return walk.entries.filter((e) => e.depth > 1 && e.names[e.names.length - 1] === ".git");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/slot-reset.js
+
+
+
+
+
+
+class NestedRepositoryError extends SchoolError {
+  constructor(worktree, paths) {
+    super(
+      `${worktree}: nested repository ${paths.slice(0, 5).join(", ")} could not be removed; no git runs in this tree`
+    );
+    this.worktree = worktree;
+    this.paths = paths;
+    this.name = "NestedRepositoryError";
+  }
+  worktree;
+  paths;
+}
+const env = () => childEnv({ set: { LC_ALL: "C" } });
+function tool(argv, cwd) {
+  return runProcess(argv, { cwd, env: env(), group: false, timeoutMs: 6e5 });
+}
+function said(r) {
+  return (r.spawnError ?? r.stderr.toString("utf8")).trim().split("\n").slice(0, 3).join("; ").slice(0, 400);
+}
+async function makeWritable(root) {
+  const st = (0,external_node_fs_.lstatSync)(root);
+  if (st.isDirectory() && (st.mode & 448) !== 448) (0,external_node_fs_.chmodSync)(root, st.mode | 448);
+  const r = await tool(
+    [
+      "find",
+      ".",
+      "-mindepth",
+      "1",
+      "(",
+      "-path",
+      "./.git",
+      "-prune",
+      ")",
+      "-o",
+      "(",
+      "-type",
+      "d",
+      "!",
+      "-perm",
+      "-u=rwx",
+      "-execdir",
+      "chmod",
+      "u+rwx",
+      "{}",
+      ";",
+      ")"
+    ],
+    root
+  );
+  return r.exitCode === 0 && !r.spawnError ? [] : [`chmod: ${said(r)}`];
+}
+async function removeNestedRepos(worktree) {
+  const nested = nestedGitEntries(await walkTree(worktree));
+  if (!nested.length) return [];
+  await makeWritable(worktree);
+  await tool(
+    ["find", ".", "-mindepth", "2", "-name", ".git", "-prune", "-execdir", "rm", "-rf", "--", "{}", "+"],
+    worktree
+  );
+  const left = nestedGitEntries(await walkTree(worktree));
+  if (left.length)
+    throw new NestedRepositoryError(
+      worktree,
+      left.map((e) => shownPath(e.names))
+    );
+  return nested.map((e) => shownPath(e.names));
+}
+async function gitSteps(worktree, base) {
+  const problems = [];
+  for (const args of [
+    ["checkout", "--quiet", "--force", "--detach", base],
+    ["reset", "--quiet", "--hard", base],
+    ["clean", "-ffdxq"]
+  ]) {
+    const r = await runGit(args, { cwd: worktree, timeoutMs: 6e5 });
+    if (r.exitCode !== 0) problems.push(`git ${args[0]}: ${said(r)}`);
+  }
+  return problems;
+}
+async function resetSlot(worktree, base) {
+  await removeNestedRepos(worktree);
+  const first = await gitSteps(worktree, base);
+  const known = await baseTree(worktree, base);
+  const walk = await walkTree(worktree);
+  const foreign = foreignOf(walk, known);
+  if (!first.length && !foreign.length && !walk.errors.length && !walk.overflowed) return [];
+  const problems = await makeWritable(worktree);
+  const tops = new Set(foreignOf(await walkTree(worktree), known).map((e) => e.names[0]));
+  for (const top of tops) {
+    const r = await tool(["rm", "-rf", "--", top], worktree);
+    if (r.exitCode !== 0 || r.spawnError) problems.push(`rm ${shownPath([top])}: ${said(r)}`);
+  }
+  return [...problems, ...await gitSteps(worktree, base)];
+}
+async function removeTree(dir) {
+  if (!(0,external_node_fs_.existsSync)(dir)) return;
+  await makeWritable(dir);
+  const r = await tool(["rm", "-rf", "--", dir], "/");
+  if (r.exitCode !== 0 || r.spawnError) throw new Error(`could not remove ${dir}: ${said(r)}`);
+}
+function outOfServiceMarker(worktree) {
+  return `${worktree}.out-of-service`;
+}
+function outOfService(worktree) {
+  try {
+    return (0,external_node_fs_.readFileSync)(outOfServiceMarker(worktree), "utf8").trim() || "a reset failed";
+  } catch {
+    return void 0;
+  }
+}
+function clearHint(worktree) {
+  return `empty or delete ${worktree} (the next crew makes it afresh), then remove ${outOfServiceMarker(worktree)}`;
+}
+function markOutOfService(worktree, findings) {
+  (0,external_node_fs_.writeFileSync)(
+    outOfServiceMarker(worktree),
+    `${(/* @__PURE__ */ new Date()).toISOString()} reset failed: ${findings.slice(0, 10).join("; ").slice(0, 2e3)}
+`
+  );
+  return `slot taken out of service: no crew is given it until an operator clears it (${clearHint(worktree)})`;
+}
+function markInService(worktree) {
+  (0,external_node_fs_.rmSync)(outOfServiceMarker(worktree), { force: true });
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/crew/git.js
+
+
 
 
 
@@ -60789,6 +61382,11 @@ async function foreignChanges(worktree, base) {
   const findings = (await statusEntries(worktree)).map(
     (e) => `${e.slice(0, 2).trim() || "??"} ${e.slice(3)}`
   );
+  const listed = findings.map((f) => f.slice(f.indexOf(" ") + 1).replace(/\/$/, ""));
+  const seen = (p) => listed.some((l) => l === p || l.startsWith(`${p}/`));
+  for (const f of foreignEntries(await walkTree(worktree), await baseTree(worktree, base))) {
+    if (!f.startsWith("?? ") || !seen(f.slice(3).replace(/\/$/, ""))) findings.push(f);
+  }
   const head = (await git(worktree, "rev-parse", "HEAD")).trim();
   if (head !== base) findings.unshift(`HEAD at ${head.slice(0, 12)}, expected base ${base.slice(0, 12)}`);
   return findings;
@@ -60797,18 +61395,17 @@ async function checkoutBase(worktree, base) {
   await git(worktree, "checkout", "--quiet", "--detach", base);
 }
 async function collectDiff(worktree, base) {
+  const nested = await removeNestedRepos(worktree);
   await git(worktree, "add", "--all", "--intent-to-add");
   const r = await gitBytes(["diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", base], {
     cwd: worktree
   });
   const names = await git(worktree, "diff", "--name-only", "--no-ext-diff", "--no-textconv", "-z", base);
   const ignored = (await statusEntries(worktree)).filter((e) => e.startsWith("!!")).map((e) => e.slice(3));
-  return { patch: r, changedFiles: names.split("\0").filter(Boolean), ignored };
+  return { patch: r, changedFiles: names.split("\0").filter(Boolean), ignored, nested };
 }
 async function resetClean(worktree, base) {
-  await git(worktree, "checkout", "--quiet", "--force", "--detach", base);
-  await git(worktree, "reset", "--quiet", "--hard", base);
-  await git(worktree, "clean", "-ffdxq");
+  return resetSlot(worktree, base);
 }
 async function slotGitDirs(worktree) {
   const [admin = "", common = ""] = (await git(worktree, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")).trim().split("\n");
@@ -60846,7 +61443,7 @@ function which(binary, path = process.env.PATH ?? "") {
   for (const c of candidates) {
     try {
       (0,external_node_fs_.accessSync)(c, external_node_fs_.constants.X_OK);
-      return c;
+      if ((0,external_node_fs_.statSync)(c).isFile()) return c;
     } catch {
     }
   }
@@ -61083,6 +61680,7 @@ function clip(s, n = 2048) {
 
 ;// CONCATENATED MODULE: ./.build/src/crew/orca/launch-script.js
 
+
 function turnFiles(dir) {
   return {
     dir,
@@ -61091,7 +61689,8 @@ function turnFiles(dir) {
     started: (0,external_node_path_.join)(dir, "started"),
     exitCode: (0,external_node_path_.join)(dir, "exit-code"),
     terminal: (0,external_node_path_.join)(dir, "terminal.json"),
-    logOffset: (0,external_node_path_.join)(dir, "log-offset")
+    logOffset: (0,external_node_path_.join)(dir, "log-offset"),
+    fifo: (0,external_node_path_.join)(dir, "output.fifo")
   };
 }
 function shQuote(s) {
@@ -61110,6 +61709,9 @@ function launchScript(o) {
   });
   const tmp = `${f.exitCode}.tmp`;
   const log = q(o.logFile);
+  const fifo = q(f.fifo);
+  const node = q(o.node ?? process.execPath);
+  const max = String(o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES);
   return [
     "#!/bin/sh",
     "# One student turn, written by school-core; Orca runs it with `exec /bin/sh <this file>`.",
@@ -61122,9 +61724,17 @@ function launchScript(o) {
     // What the terminal shows: this turn's part of the log as it grows (the student never writes to it).
     `: >> ${log} || exit 97`,
     `tail -c +$(($(wc -c < ${log}) + 1)) -f ${log} & shown=$!`,
+    // The output goes through the capped writer: the log keeps its tail, never more than its cap.
+    `[ -x ${node} ] && rm -f ${fifo} && mkfifo -m 600 ${fifo} || exit 97`,
+    `${node} -e ${q(CAPPED_LOG_WRITER)} ${log} ${max} < ${fifo} & writer=$!`,
     // `env -i`: the student gets exactly the school's environment, nothing of Orca's terminal.
-    `env -i -- ${[...env, ...o.argv.map(q)].join(" ")} < ${q(f.input)} >> ${log} 2>&1`,
+    `env -i -- ${[...env, ...o.argv.map(q)].join(" ")} < ${q(f.input)} > ${fifo} 2>&1`,
     "code=$?",
+    // The writer ends when the last holder of the pipe closes it; a process the student left running
+    // may hold it: a moment to drain, then the writer is stopped (the leftover is the teardown's).
+    'i=0; while kill -0 "$writer" 2>/dev/null && [ "$i" -lt 20 ]; do sleep 0.1; i=$((i + 1)); done',
+    'kill "$writer" 2>/dev/null',
+    `rm -f ${fifo}`,
     `echo "$code" > ${q(tmp)} && mv ${q(tmp)} ${q(f.exitCode)}`,
     // A moment for the terminal to show the last lines; the exit code is already written.
     "sleep 1",
@@ -61142,16 +61752,24 @@ function launchScript(o) {
 
 
 
+
 const HANDLE_LOST = ["terminal_handle_stale", "terminal_gone", "terminal_exited", "terminal_not_found"];
 async function runInTerminal(t, o) {
   const started = performance.now();
   const files = turnFiles(t.turnDir);
   (0,external_node_fs_.mkdirSync)(files.dir, { recursive: true, mode: 448 });
   (0,external_node_fs_.writeFileSync)(files.input, o.input ?? "", { mode: 384 });
-  (0,external_node_fs_.writeFileSync)(files.logOffset, String((0,external_node_fs_.existsSync)(o.logFile) ? (0,external_node_fs_.statSync)(o.logFile).size : 0));
+  (0,external_node_fs_.writeFileSync)(files.logOffset, String(logicalSize(o.logFile)));
   (0,external_node_fs_.writeFileSync)(
     files.script,
-    launchScript({ files, cwd: o.cwd, argv: t.argv, env: t.env, logFile: o.logFile }),
+    launchScript({
+      files,
+      cwd: o.cwd,
+      argv: t.argv,
+      env: t.env,
+      logFile: o.logFile,
+      ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}
+    }),
     { mode: 384 }
   );
   const s = t.cli.settings;
@@ -61553,6 +62171,7 @@ function orcaUnavailable(o) {
 
 
 
+
 class WorktreeClassroom {
   constructor(o) {
     this.o = o;
@@ -61578,6 +62197,9 @@ class WorktreeClassroom {
   }
   async prepare(slot, base) {
     const dir = this.workdir(slot);
+    const held = outOfService(dir);
+    if (held) return [`slot out of service (${held.slice(0, 300)}): ${clearHint(dir)}`];
+    this.nested.delete(slot);
     await ensureWorktree(this.o.repoPath, dir, base);
     const before = (await foreignChanges(dir, base)).filter((f) => !f.startsWith("HEAD at"));
     if (before.length) return before;
@@ -61587,16 +62209,37 @@ class WorktreeClassroom {
   host(confined) {
     return confined;
   }
-  collect(slot, base) {
-    return collectDiff(this.workdir(slot), base);
+  /** Nested repositories removed from each slot since it was prepared, for teardown's alert. */
+  nested = /* @__PURE__ */ new Map();
+  async collect(slot, base) {
+    const c = await collectDiff(this.workdir(slot), base);
+    const seen = this.nested.get(slot) ?? /* @__PURE__ */ new Set();
+    for (const p of c.nested ?? []) seen.add(p);
+    this.nested.set(slot, seen);
+    return { ...c, nested: [...seen] };
   }
   gitDirs(slot) {
     return slotGitDirs(this.workdir(slot));
   }
+  /**
+   * Resets the slot; a slot still not clean afterwards (or whose reset threw) is taken out of
+   * service, and the first line of what remains says so and how to clear it.
+   */
   async teardown(slot, base) {
     const dir = this.workdir(slot);
-    await resetClean(dir, base);
-    return foreignChanges(dir, base);
+    let remaining;
+    try {
+      const problems = await resetClean(dir, base);
+      remaining = await foreignChanges(dir, base);
+      if (remaining.length) remaining.push(...problems);
+    } catch (e) {
+      remaining = [`reset failed: ${e.message.slice(0, 500)}`];
+    }
+    if (!remaining.length) {
+      markInService(dir);
+      return [];
+    }
+    return [markOutOfService(dir, remaining), ...remaining];
   }
 }
 class BotClassroom {
@@ -61628,7 +62271,7 @@ class BotClassroom {
   }
   async teardown(slot) {
     const dir = this.workdir(slot);
-    (0,external_node_fs_.rmSync)(dir, { recursive: true, force: true });
+    await removeTree(dir);
     (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
     return (0,external_node_fs_.readdirSync)(dir).map((f) => `?? ${f}`);
   }
@@ -61741,12 +62384,17 @@ const spendFold = registerFold({
 function spendLog(layout) {
   return new EventLog(layout.file("spend"));
 }
-async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) {
+async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date(), o = {}) {
   if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
     throw new errors_ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
   }
-  const appended = await spendLog(layout).append([event_log_event("spend.recorded", `spend:${key}`, entry, at)]);
+  const max = o.maxUsd !== void 0 && Number.isFinite(o.maxUsd) ? Math.max(0, o.maxUsd) : void 0;
+  const row = max !== void 0 && entry.costUsd > max ? clampRow(entry, max) : entry;
+  const appended = await spendLog(layout).append([event_log_event("spend.recorded", `spend:${key}`, row, at)]);
   return appended.length === 1;
+}
+function clampRow(entry, maxUsd) {
+  return { ...entry, costUsd: maxUsd, reportedUsd: entry.reportedUsd ?? entry.costUsd };
 }
 function totalSpend(layout) {
   return foldLog(spendFold, spendLog(layout).read()).totalUsd;
@@ -62011,7 +62659,11 @@ function decideClaim(events, req, gone, t) {
     };
   }
   const free = freeSlot(registry, req, gone, t);
-  if (!free) return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased`);
+  if (!free) {
+    const out = Array.from({ length: req.slots }, (_, i) => i).filter((i) => req.outOfService?.(i));
+    const why = out.length ? ` or out of service (slot ${out.join(", ")}: a reset failed; see the teardown-incomplete alert)` : "";
+    return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased${why}`);
+  }
   const { slot, reclaimed, append } = free;
   const worktree = req.worktreeFor(slot);
   const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
@@ -62037,6 +62689,7 @@ function supersededBy(registry, events, crewId, issueNumber) {
 }
 function freeSlot(registry, req, gone, t) {
   for (let slot = 0; slot < req.slots; slot++) {
+    if (req.outOfService?.(slot)) continue;
     const held = registry.leases[leaseId(req.daemon, slot)];
     if (!held) return { slot, reclaimed: [], append: [] };
     const finished = registry.crews[held.crewId]?.status === "finished";
@@ -62099,7 +62752,7 @@ async function heartbeat(layout, crewId, n, leaseMs, series = "") {
   ]);
 }
 async function releaseLease(layout, crewId, reason) {
-  await crewEventLog(layout).append([event_log_event("lease.released", `released:${crewId}`, { crewId, reason })]);
+  await crewEventLog(layout).append([event("lease.released", `released:${crewId}`, { crewId, reason })]);
 }
 function startHeartbeat(layout, crewId, leaseMs, onError, series = "") {
   let n = 0;
@@ -62112,11 +62765,125 @@ function startHeartbeat(layout, crewId, leaseMs, onError, series = "") {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/sandbox/mounts.js
+
+
+const mounts_SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+const depth = (p) => p.split(external_node_path_.sep).filter(Boolean).length;
+function bwrapArgs(c, argv, exists = external_node_fs_.existsSync) {
+  const args = ["--unshare-all"];
+  if (c.network === "host") args.push("--share-net");
+  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev");
+  const size = c.tmpfsBytes ? ["--size", String(c.tmpfsBytes)] : [];
+  args.push(...size, "--tmpfs", "/dev/shm");
+  for (const p of mounts_SYSTEM_PATHS) {
+    if (!exists(p)) continue;
+    const st = (0,external_node_fs_.lstatSync)(p);
+    if (st.isSymbolicLink()) args.push("--symlink", (0,external_node_fs_.readlinkSync)(p), p);
+    else args.push("--ro-bind", p, p);
+  }
+  const mounts = [
+    { kind: "rw", path: c.tmp },
+    { kind: "rw", path: c.home },
+    ...c.readOnly.map((path) => ({ kind: "ro", path })),
+    ...c.writable.map((path) => ({ kind: "rw", path })),
+    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path })),
+    ...(c.readOnlyAt ?? []).map((m) => ({ kind: "ro", path: m.path, source: m.source }))
+  ];
+  if (typeof c.network === "object")
+    mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
+  args.push("--bind", c.tmp, "/tmp");
+  const order = { tmpfs: 0, ro: 1, rw: 2 };
+  const seen = /* @__PURE__ */ new Set();
+  const masks = [];
+  for (const m of mounts.filter((m2) => m2.path !== c.tmp).sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind])) {
+    const key = `${m.kind}\0${m.source ?? ""}\0${m.path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (m.kind === "tmpfs") {
+      args.push(...size, "--tmpfs", m.path);
+      masks.push(m.path);
+    } else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.source ?? m.path, m.path);
+  }
+  for (const p of ["/dev", ...masks, "/"]) args.push("--remount-ro", p);
+  args.push("--chdir", c.cwd, "--");
+  return [...args, ...argv];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/not-found.js
+
+
+
+
+const NOT_FOUND = [
+  // dash `sh: 1: mynode: not found`, bash `bash: line 1: mynode: command not found`, busybox `sh: mynode: not found`
+  /^(?:[^\s:]+: )?(?:\d+: |line \d+: )?([^\s:'"`]+): (?:command )?not found\s*$/gm,
+  /^zsh: command not found: (\S+)\s*$/gm,
+  // `#!/usr/bin/env mynode`: `/usr/bin/env: 'mynode': No such file or directory`
+  /^\S*env: [‘'"]?([^\s'’"]+)[’'"]?: No such file or directory\s*$/gm,
+  /^bwrap: execvp (\S+): No such file or directory\s*$/gm,
+  /\bspawn (\S+) ENOENT\b/g
+];
+function notFoundIn(output) {
+  let last;
+  for (const re of NOT_FOUND)
+    for (const m of output.matchAll(re)) if (!last || m.index >= last.at) last = { at: m.index, name: m[1] };
+  return last?.name;
+}
+function entryOf(file, hostPath) {
+  const dir = (0,external_node_path_.dirname)(file);
+  return hostPath.split(external_node_path_.delimiter).find((d) => d && (0,external_node_path_.resolve)(d) === (0,external_node_path_.resolve)(dir)) ?? dir;
+}
+function missingProgram(q) {
+  const program = q.notFound ?? (q.exitCode === 127 ? notFoundIn(q.output) : void 0);
+  if (!program) return void 0;
+  const first = q.command[0] ?? "";
+  const configured = program === first || !first.includes(external_node_path_.sep) && (0,external_node_path_.basename)(program) === first;
+  const hostFile = (0,external_node_path_.isAbsolute)(program) || !program.includes(external_node_path_.sep) ? which(program, q.hostPath) : void 0;
+  if (hostFile)
+    return {
+      program,
+      hostFile,
+      ...(0,external_node_path_.isAbsolute)(program) ? {} : { pathEntry: entryOf(hostFile, q.hostPath) },
+      configured
+    };
+  return configured ? { program, configured } : void 0;
+}
+function pathEntriesLeftOut(hostPath, bound) {
+  const real = (p) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const under = (p, roots) => roots.some((r) => p === r || p.startsWith(r.endsWith(sep) ? r : r + sep));
+  const shown = bound.map((b) => resolve(b));
+  const out = [];
+  for (const d of hostPath.split(delimiter)) {
+    if (!d || !isAbsolute(d) || !existsSync(d) || out.includes(d)) continue;
+    if (under(resolve(d), SYSTEM_PATHS) || under(real(d), SYSTEM_PATHS)) continue;
+    if (under(resolve(d), shown) || under(real(d), shown)) continue;
+    out.push(d);
+  }
+  return out;
+}
+function describeMissing(m, what) {
+  if (m.hostFile && m.pathEntry)
+    return `${what}: \`${m.program}\` was not found inside the sandbox; the host has it at ${m.hostFile} (PATH entry ${m.pathEntry}, which the sandbox leaves out): install it under /usr, or add ${m.pathEntry} to sandbox.readOnly (infra: not counted against the agent)`;
+  if (m.hostFile)
+    return `${what}: \`${m.program}\` exists on the host but was not found inside the sandbox: add its directory ${(0,external_node_path_.dirname)(m.hostFile)} to sandbox.readOnly (infra: not counted against the agent)`;
+  return `${what}: \`${m.program}\`, the configured command, is not on this runner's PATH: install it or name it by its full path (infra: not counted against the agent)`;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/agents/outcome.js
 
-const MARKER = /^\s*school-result:\s*(usage-limit|overloaded)\s*$/im;
+
+const outcome_MARKER = /^\s*school-result:\s*(usage-limit|overloaded)\s*$/im;
 function reportMarker(report) {
-  const m = report?.slice(0, 4096).match(MARKER);
+  const m = report?.slice(0, 4096).match(outcome_MARKER);
   if (!m) return void 0;
   return m[1] === "usage-limit" ? "usage_limit" : "overloaded";
 }
@@ -62133,7 +62900,7 @@ function classify(student, report, verification, timeoutMs) {
   if (student.exitCode === EXIT_USAGE_LIMIT || marker === "usage_limit") {
     return {
       outcome: "usage_limit",
-      reason: "student reported a usage or credit limit; the school pauses (not a failure)"
+      reason: "student reported a usage or credit limit"
     };
   }
   if (student.exitCode === EXIT_OVERLOADED || marker === "overloaded") {
@@ -62160,12 +62927,19 @@ function classify(student, report, verification, timeoutMs) {
   };
 }
 const GRADED_OUTCOMES = ["succeeded", "failed", "timed_out"];
-function classifyEnding(ending, verification, correctionTurns) {
+function classifyEnding(ending, verification, correctionTurns, missing) {
   switch (ending.kind) {
     case "could_not_start":
       return { outcome: "aborted", reason: ending.reason, infra: true };
     case "usage_limit":
-      return { outcome: "usage_limit", reason: `${ending.reason}; the school pauses (not a failure)` };
+      return ending.toolSignal ? {
+        outcome: "usage_limit",
+        reason: `${ending.reason}; the school pauses (not a failure)`,
+        schoolWide: true
+      } : {
+        outcome: "usage_limit",
+        reason: `${ending.reason}; reported by the student only, its agent pauses (not a failure)`
+      };
     case "overloaded":
       return { outcome: "overloaded", reason: `${ending.reason}; retried later (not a failure)` };
     case "timed_out":
@@ -62176,6 +62950,15 @@ function classifyEnding(ending, verification, correctionTurns) {
       break;
   }
   const turns = correctionTurns ? ` after ${correctionTurns} correction turn(s)` : "";
+  if (missing && verification && !verification.passed) {
+    const what = missing.stage === "install" ? "dispatch.install" : "dispatch.verify";
+    return {
+      outcome: "aborted",
+      reason: describeMissing(missing, what),
+      infra: true,
+      alert: "program-not-found"
+    };
+  }
   if (verification && !verification.passed) {
     return {
       outcome: "failed",
@@ -62401,82 +63184,135 @@ Promise.all([
 const BRIDGE_PROXY_PORT = 3128;
 
 
-;// CONCATENATED MODULE: ./.build/src/sandbox/mounts.js
+;// CONCATENATED MODULE: ./.build/src/sandbox/toolchains.js
 
 
-const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
-const depth = (p) => p.split(external_node_path_.sep).filter(Boolean).length;
-function bwrapArgs(c, argv, exists = external_node_fs_.existsSync) {
-  const args = ["--unshare-all"];
-  if (c.network === "host") args.push("--share-net");
-  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev");
-  for (const p of SYSTEM_PATHS) {
-    if (!exists(p)) continue;
-    const st = (0,external_node_fs_.lstatSync)(p);
-    if (st.isSymbolicLink()) args.push("--symlink", (0,external_node_fs_.readlinkSync)(p), p);
-    else args.push("--ro-bind", p, p);
+
+function toolCacheDirs(env = process.env) {
+  return ["RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"].map((k) => env[k]).filter((v) => !!v && (0,external_node_path_.isAbsolute)(v)).map((v) => (0,external_node_path_.resolve)(v));
+}
+const VERSION_ROOTS = [
+  // nvm (any NVM_DIR), nodenv, pyenv, rbenv: <manager>/versions/[node/]<version>
+  /^(.*\/versions\/(?:node|io\.js)\/[^/]+)(?:\/.*)?$/,
+  /^(.*\/\.(?:nodenv|pyenv|rbenv)\/versions\/[^/]+)(?:\/.*)?$/,
+  // asdf and mise: <manager>/installs/<tool>/<version>
+  /^(.*\/(?:\.asdf|mise)\/installs\/[^/]+\/[^/]+)(?:\/.*)?$/,
+  // volta's unpacked images: ~/.volta/tools/image/<tool>/<version>
+  /^(.*\/\.volta\/tools\/image\/[^/]+\/[^/]+)(?:\/.*)?$/,
+  // rustup: ~/.rustup/toolchains/<toolchain>
+  /^(.*\/\.rustup\/toolchains\/[^/]+)(?:\/.*)?$/
+];
+const SHIMS = (/* unused pure expression or super */ null && ([
+  [/\/\.(?:asdf|pyenv|rbenv|nodenv)\/shims$|\/mise\/shims$/, "a version manager's shims"],
+  [/\/\.volta\/bin$/, "volta's shims"],
+  [/\/\.cargo\/bin$/, "rustup's proxies (they read ~/.rustup, and ~/.cargo holds the registry token)"],
+  [/\/\.local\/bin$/, "~/.local/bin (pip --user and pipx scripts, credential helpers)"]
+]));
+function toolchainRoot(p, toolCaches = []) {
+  const abs = (0,external_node_path_.resolve)(p);
+  const caches = [...toolCaches, ...[...abs.matchAll(/^(.*\/_work\/_tool)(?:\/|$)/g)].map((m) => m[1])];
+  for (const cache of caches) {
+    if (!abs.startsWith(cache + external_node_path_.sep)) continue;
+    const parts = abs.slice(cache.length + 1).split(external_node_path_.sep);
+    if (parts.length >= 3) return (0,external_node_path_.join)(cache, ...parts.slice(0, 3));
   }
-  const mounts = [
-    { kind: "rw", path: c.tmp },
-    { kind: "rw", path: c.home },
-    ...c.readOnly.map((path) => ({ kind: "ro", path })),
-    ...c.writable.map((path) => ({ kind: "rw", path })),
-    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path })),
-    ...(c.readOnlyAt ?? []).map((m) => ({ kind: "ro", path: m.path, source: m.source }))
-  ];
-  if (typeof c.network === "object")
-    mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
-  args.push("--bind", c.tmp, "/tmp");
-  const order = { tmpfs: 0, ro: 1, rw: 2 };
-  const seen = /* @__PURE__ */ new Set();
-  for (const m of mounts.filter((m2) => m2.path !== c.tmp).sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind])) {
-    const key = `${m.kind}\0${m.source ?? ""}\0${m.path}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    if (m.kind === "tmpfs") args.push("--tmpfs", m.path);
-    else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.source ?? m.path, m.path);
+  for (const re of VERSION_ROOTS) {
+    const m = re.exec(abs);
+    if (m) return m[1];
   }
-  args.push("--chdir", c.cwd, "--");
-  return [...args, ...argv];
+  return void 0;
+}
+function shimKind(dir) {
+  return SHIMS.find(([re]) => re.test(resolve(dir)))?.[1];
 }
 function toolPaths(o) {
+  return toolchainMounts(o).readOnly;
+}
+function toolchainMounts(o) {
+  const guard = protection(o.protect);
+  const caches = o.toolCaches ?? [];
+  const untrusted = (o.untrusted ?? []).map((p) => (0,external_node_path_.resolve)(p));
   const out = /* @__PURE__ */ new Set();
-  const protect = o.protect.flatMap((p) => {
-    const r = (0,external_node_path_.resolve)(p);
-    try {
-      return [r, (0,external_node_fs_.realpathSync)(r)];
-    } catch {
-      return [r];
-    }
-  });
-  const blocked = (p) => protect.some((q) => p === q || p.startsWith(q + external_node_path_.sep) || q.startsWith(p + external_node_path_.sep) || p === external_node_path_.sep);
-  const system = (p) => SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + external_node_path_.sep));
+  const masked = /* @__PURE__ */ new Set();
+  const system = (p) => mounts_SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + external_node_path_.sep));
+  const addRoot = (root) => {
+    if (!(0,external_node_fs_.existsSync)(root) || guard.is(root)) return false;
+    const inner = guard.within(root).filter((q) => (0,external_node_fs_.existsSync)(q));
+    if (inner.some((q) => !isDirectory(q))) return false;
+    out.add(root);
+    for (const q of inner) masked.add(q);
+    return true;
+  };
   const add = (p) => {
     if (!(0,external_node_path_.isAbsolute)(p) || system(p) || !(0,external_node_fs_.existsSync)(p)) return;
-    if (!blocked(p)) out.add(p);
+    const root = toolchainRoot(p, caches);
+    if (root) addRoot(root);
+    else if (!guard.blocked(p)) out.add(p);
   };
   for (const d of o.path.split(external_node_path_.delimiter).filter(Boolean)) {
     add(d);
-    try {
-      add((0,external_node_fs_.realpathSync)(d));
-    } catch {
-    }
+    const real = realpathOf(d);
+    if (real && real !== d) add(real);
   }
+  const inside = (p, dirs) => dirs.some((d) => p === d || p.startsWith(d + external_node_path_.sep));
   for (const prog of o.programs) {
-    if (!(0,external_node_path_.isAbsolute)(prog) || !(0,external_node_fs_.existsSync)(prog)) continue;
-    let real;
-    try {
-      real = (0,external_node_fs_.realpathSync)(prog);
-    } catch {
+    const real = (0,external_node_path_.isAbsolute)(prog) ? realpathOf(prog) : void 0;
+    if (!real) continue;
+    const root = toolchainRoot(real, caches) ?? toolchainRoot(prog, caches);
+    if (root && addRoot(root)) {
+      if (!system(prog) && !prog.startsWith(root + external_node_path_.sep)) out.add(prog);
       continue;
     }
     out.add(prog);
     if (real !== prog) out.add(real);
     const pkg = packageRoot(real);
-    if (pkg) out.add(pkg);
+    if (!pkg) continue;
+    if (inside(pkg, untrusted)) continue;
+    for (const dir of packageClosure(pkg)) if (!guard.holds(dir)) out.add(dir);
   }
-  const all = [...out];
-  return all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + external_node_path_.sep)));
+  for (const file of o.files ?? []) {
+    const real = (0,external_node_path_.isAbsolute)(file) ? realpathOf(file) : void 0;
+    if (!real) continue;
+    out.add(file);
+    if (real !== file) out.add(real);
+    const pkg = packageRoot(real);
+    if (pkg && !guard.holds(pkg)) out.add(pkg);
+  }
+  const all = [...out].filter((p) => !system(p));
+  const readOnly = all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + external_node_path_.sep)));
+  for (const r of readOnly) if ((0,external_node_fs_.existsSync)((0,external_node_path_.join)(r, "etc", "npmrc"))) masked.add((0,external_node_path_.join)(r, "etc"));
+  return { readOnly, masked: [...masked] };
+}
+function protection(protect) {
+  const list = protect.flatMap((p) => {
+    const r = (0,external_node_path_.resolve)(p);
+    const real = realpathOf(r);
+    return real && real !== r ? [r, real] : [r];
+  });
+  return {
+    /** Inside, equal to or above a protected path (or the root). */
+    blocked: (p) => p === external_node_path_.sep || list.some((q) => p === q || p.startsWith(q + external_node_path_.sep) || q.startsWith(p + external_node_path_.sep)),
+    /** Equal to or above a protected path: binding it would show that path. */
+    holds: (p) => p === external_node_path_.sep || list.some((q) => p === q || q.startsWith(p + external_node_path_.sep)),
+    /** A protected path itself (or the root). */
+    is: (p) => p === external_node_path_.sep || list.includes(p),
+    /** The protected paths strictly inside `p`. */
+    within: (p) => [...new Set(list.filter((q) => q.startsWith(p + external_node_path_.sep)))]
+  };
+}
+function isDirectory(p) {
+  try {
+    return (0,external_node_fs_.statSync)(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function realpathOf(p) {
+  try {
+    return (0,external_node_fs_.realpathSync)(p);
+  } catch {
+    return void 0;
+  }
 }
 function packageRoot(file) {
   const parts = file.split(external_node_path_.sep);
@@ -62486,6 +63322,59 @@ function packageRoot(file) {
   if (n > parts.length - 1) return void 0;
   return parts.slice(0, n).join(external_node_path_.sep) || void 0;
 }
+const PACKAGE_NAME = /^(?:@[A-Za-z0-9~-][A-Za-z0-9._~-]*\/)?[A-Za-z0-9~-][A-Za-z0-9._~-]*$/;
+const MAX_PACKAGES = 4e3;
+function packageClosure(pkg) {
+  const out = [];
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [pkg];
+  while (queue.length && seen.size < MAX_PACKAGES) {
+    const dir = queue.shift();
+    const real = realpathOf(dir);
+    if (!real || seen.has(real)) {
+      if (real && dir !== real && !out.includes(dir)) out.push(dir);
+      continue;
+    }
+    seen.add(real);
+    out.push(dir);
+    if (real !== dir) out.push(real);
+    for (const name of dependencyNames(real)) {
+      const found = resolvePackage(name, real);
+      if (found) queue.push(found);
+    }
+  }
+  return out;
+}
+function dependencyNames(dir) {
+  let manifest;
+  try {
+    manifest = JSON.parse((0,external_node_fs_.readFileSync)((0,external_node_path_.join)(dir, "package.json"), "utf8"));
+  } catch {
+    return [];
+  }
+  if (!manifest || typeof manifest !== "object") return [];
+  const names = /* @__PURE__ */ new Set();
+  for (const field of ["dependencies", "optionalDependencies"]) {
+    const deps = manifest[field];
+    if (deps && typeof deps === "object" && !Array.isArray(deps)) {
+      for (const n of Object.keys(deps))
+        if (PACKAGE_NAME.test(n) && !n.split("/").includes("..")) names.add(n);
+    }
+  }
+  return [...names];
+}
+function resolvePackage(name, from) {
+  for (let dir = from; ; dir = (0,external_node_path_.dirname)(dir)) {
+    if ((0,external_node_path_.basename)(dir) !== "node_modules") {
+      const candidate = (0,external_node_path_.join)(dir, "node_modules", name);
+      try {
+        if ((0,external_node_fs_.statSync)((0,external_node_path_.join)(candidate, "package.json")).isFile()) return candidate;
+      } catch {
+      }
+    }
+    if ((0,external_node_path_.dirname)(dir) === dir) return void 0;
+  }
+}
 
 
 // EXTERNAL MODULE: external "node:net"
@@ -62493,7 +63382,10 @@ var external_node_net_ = __nccwpck_require__(77030);
 ;// CONCATENATED MODULE: ./.build/src/sandbox/proxy.js
 
 
+
 const MAX_HEAD = 64 * 1024;
+const MAX_TARGETS = 64;
+const OTHER_TARGETS = "(other targets)";
 function allowed(allow, host, port) {
   const h = host.toLowerCase().replace(/^\[|\]$/g, "");
   for (const entry of allow) {
@@ -62521,10 +63413,12 @@ async function startEgressProxy(o) {
   (0,external_node_fs_.rmSync)(o.socket, { force: true });
   const refusals = /* @__PURE__ */ new Map();
   const open = /* @__PURE__ */ new Set();
-  const refuse = (client, target, why) => {
+  const refuse = (client, raw, reason) => {
+    const named = boundText(raw, MAX_DETAIL);
+    const target = refusals.has(named) || refusals.size < MAX_TARGETS ? named : OTHER_TARGETS;
     refusals.set(target, (refusals.get(target) ?? 0) + 1);
-    o.onRefused?.(target);
-    const body = `school-core sandbox: ${why}
+    o.onRefused?.(named);
+    const body = `school-core sandbox: ${boundText(reason, MAX_REASON)}
 `;
     client.end(
       `HTTP/1.1 403 Forbidden\r
@@ -62591,7 +63485,8 @@ ${body}`
     });
   };
   const tunnel = (client, hp, ready) => {
-    const up = (0,external_node_net_.connect)({ host: hp.host, port: hp.port });
+    const routed = o.routes?.[`${hp.host.toLowerCase()}:${hp.port}`];
+    const up = routed ? (0,external_node_net_.connect)({ path: routed }) : (0,external_node_net_.connect)({ host: hp.host, port: hp.port });
     open.add(up);
     up.on("close", () => open.delete(up));
     let connected = false;
@@ -62623,6 +63518,236 @@ ${body}`
       });
     })
   };
+}
+
+
+// EXTERNAL MODULE: external "node:http"
+var external_node_http_ = __nccwpck_require__(37067);
+// EXTERNAL MODULE: external "node:https"
+var external_node_https_ = __nccwpck_require__(44708);
+;// CONCATENATED MODULE: ./.build/src/sandbox/key-proxy.js
+
+
+
+
+class KeyProxyError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "KeyProxyError";
+  }
+}
+const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
+const DROPPED = /* @__PURE__ */ new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "x-api-key",
+  "authorization"
+]);
+async function startKeyProxy(o) {
+  if (Buffer.byteLength(o.socket) > MAX_SOCKET_PATH)
+    throw new KeyProxyError(
+      `key proxy: the socket path ${o.socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows`
+    );
+  let up;
+  try {
+    up = new URL(o.upstream);
+  } catch {
+    throw new KeyProxyError(`key proxy: upstream ${JSON.stringify(o.upstream)} is not a URL`);
+  }
+  if (up.protocol !== "https:" && up.protocol !== "http:")
+    throw new KeyProxyError(`key proxy: upstream ${o.upstream} is not http(s)`);
+  if (!o.key) throw new KeyProxyError("key proxy: no key to add");
+  const base = up.pathname.replace(/\/+$/, "");
+  const max = o.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const refusals = /* @__PURE__ */ new Map();
+  const open = /* @__PURE__ */ new Set();
+  const refuse = (what) => {
+    const key = what.slice(0, 300);
+    refusals.set(key, (refusals.get(key) ?? 0) + 1);
+    o.onRefused?.(key);
+  };
+  const target = (req) => {
+    const raw = req.url ?? "";
+    if (!raw.startsWith("/") || raw.startsWith("//"))
+      return { status: 400, why: "only requests for the API (origin-form paths) pass" };
+    if (req.method !== "GET" && req.method !== "POST")
+      return { status: 405, why: `${req.method ?? "?"} is not a method of the API` };
+    const u = new URL(raw, "http://inside");
+    const rel = u.pathname.startsWith(`${base}/`) ? u.pathname.slice(base.length) : void 0;
+    if (rel === void 0 || !o.paths.some((p) => p.test(rel)))
+      return { status: 403, why: `${u.pathname} is not a path of the API` };
+    const length = Number(req.headers["content-length"] ?? 0);
+    if (Number.isFinite(length) && length > max)
+      return { status: 413, why: `a request body over ${max} bytes` };
+    return { path: `${u.pathname}${u.search}` };
+  };
+  const headers = (req) => {
+    const out = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== void 0 && !DROPPED.has(k)) out[k] = v;
+    out.host = up.host;
+    if (o.header === "x-api-key") out["x-api-key"] = o.key;
+    else out.authorization = `Bearer ${o.key}`;
+    return out;
+  };
+  const send = (path, req, extra = {}) => (up.protocol === "https:" ? external_node_https_.request : external_node_http_.request)({
+    protocol: up.protocol,
+    hostname: up.hostname.replace(/^\[|\]$/g, ""),
+    port: up.port || (up.protocol === "https:" ? 443 : 80),
+    method: req.method,
+    path,
+    headers: { ...headers(req), ...extra },
+    ...up.protocol === "https:" ? { servername: up.hostname } : {}
+  });
+  const onRequest = (req, res) => {
+    const t = target(req);
+    if ("why" in t) {
+      refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)}: ${t.why}`);
+      return answer(res, t.status, t.why);
+    }
+    const upReq = send(t.path, req);
+    let seen = 0;
+    let over = false;
+    req.on("data", (chunk) => {
+      seen += chunk.length;
+      if (seen <= max) {
+        if (!upReq.write(chunk)) {
+          req.pause();
+          upReq.once("drain", () => req.resume());
+        }
+        return;
+      }
+      if (over) return;
+      over = true;
+      refuse(`${req.method} ${t.path}: a request body over ${max} bytes`);
+      upReq.destroy();
+      answer(res, 413, `a request body over ${max} bytes`);
+    });
+    req.on("end", () => {
+      if (!over) upReq.end();
+    });
+    req.on("error", () => upReq.destroy());
+    upReq.on("response", (upRes) => {
+      const h = { ...upRes.headers };
+      for (const k of ["connection", "keep-alive", "transfer-encoding"]) delete h[k];
+      res.writeHead(upRes.statusCode ?? 502, h);
+      res.flushHeaders();
+      upRes.pipe(res);
+      upRes.on("error", () => res.destroy());
+    });
+    upReq.on("error", (e) => {
+      if (over) return;
+      if (!res.headersSent) answer(res, 502, `the API could not be reached: ${e.message}`);
+      else res.destroy();
+    });
+    res.on("close", () => {
+      if (!res.writableFinished) upReq.destroy();
+    });
+  };
+  const onUpgrade = (req, client, head) => {
+    open.add(client);
+    client.on("close", () => open.delete(client));
+    client.on("error", () => client.destroy());
+    const t = target(req);
+    if ("why" in t) {
+      refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)} (upgrade): ${t.why}`);
+      return void client.end(rawAnswer(t.status, t.why));
+    }
+    const upReq = send(t.path, req, {
+      connection: "Upgrade",
+      upgrade: String(req.headers.upgrade ?? "websocket")
+    });
+    upReq.on("upgrade", (upRes, upSock, upHead) => {
+      open.add(upSock);
+      upSock.on("close", () => open.delete(upSock));
+      const lines = [`HTTP/1.1 ${upRes.statusCode ?? 101} ${upRes.statusMessage ?? "Switching Protocols"}`];
+      for (let i = 0; i < upRes.rawHeaders.length; i += 2)
+        lines.push(`${upRes.rawHeaders[i]}: ${upRes.rawHeaders[i + 1]}`);
+      client.write(`${lines.join("\r\n")}\r
+\r
+`);
+      if (upHead.length) client.write(upHead);
+      if (head.length) upSock.write(head);
+      upSock.pipe(client);
+      client.pipe(upSock);
+      upSock.on("error", () => client.destroy());
+      client.on("close", () => upSock.destroy());
+      upSock.on("close", () => client.destroy());
+    });
+    upReq.on("response", (upRes) => {
+      const lines = [`HTTP/1.1 ${upRes.statusCode ?? 502} ${upRes.statusMessage ?? ""}`];
+      for (let i = 0; i < upRes.rawHeaders.length; i += 2)
+        if (!/^(connection|transfer-encoding|keep-alive)$/i.test(upRes.rawHeaders[i]))
+          lines.push(`${upRes.rawHeaders[i]}: ${upRes.rawHeaders[i + 1]}`);
+      const body = [];
+      upRes.on("data", (c) => body.push(c));
+      upRes.on("end", () => {
+        const b = Buffer.concat(body);
+        lines.push(`content-length: ${b.length}`, "connection: close");
+        client.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r
+\r
+`), b]));
+      });
+    });
+    upReq.on("error", (e) => client.end(rawAnswer(502, `the API could not be reached: ${e.message}`)));
+    upReq.end();
+  };
+  const server = (0,external_node_http_.createServer)(onRequest);
+  server.on("upgrade", onUpgrade);
+  server.on("connect", (req, client) => {
+    refuse(`CONNECT ${(req.url ?? "").slice(0, 200)}: the key proxy reaches the API alone`);
+    client.on("error", () => client.destroy());
+    client.end(rawAnswer(405, "the key proxy reaches the API alone"));
+  });
+  server.on("connection", (s) => {
+    open.add(s);
+    s.on("close", () => open.delete(s));
+  });
+  server.on("clientError", (_e, s) => s.destroy());
+  (0,external_node_fs_.rmSync)(o.socket, { force: true });
+  await new Promise((res, rej) => {
+    server.once("error", rej);
+    server.listen(o.socket, () => res());
+  });
+  return {
+    socket: o.socket,
+    refused: () => [...refusals].map(([t, count]) => ({ target: t, count })),
+    close: () => new Promise((res) => {
+      for (const s of open) s.destroy();
+      server.close(() => {
+        (0,external_node_fs_.rmSync)(o.socket, { force: true });
+        res();
+      });
+    })
+  };
+}
+function answer(res, status, why) {
+  if (res.headersSent) return void res.destroy();
+  const body = `school-core key proxy: ${why}
+`;
+  res.writeHead(status, {
+    "content-type": "text/plain",
+    "content-length": Buffer.byteLength(body),
+    connection: "close"
+  });
+  res.end(body);
+}
+function rawAnswer(status, why) {
+  const body = `school-core key proxy: ${why}
+`;
+  return `HTTP/1.1 ${status} Refused\r
+content-type: text/plain\r
+content-length: ${Buffer.byteLength(body)}\r
+connection: close\r
+\r
+${body}`;
 }
 
 
@@ -62680,7 +63805,384 @@ function resetSandboxProbe() {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/sandbox/cgroup.js
+
+
+
+const CONTROLLERS = ["pids", "memory", "cpu"];
+function parseProcCgroup(text) {
+  const v1 = /* @__PURE__ */ new Map();
+  let unified;
+  for (const line of text.split("\n")) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line.trim());
+    if (!m) continue;
+    if (m[1] === "0" && m[2] === "") unified = m[3];
+    else for (const c of m[2].split(",")) if (c) v1.set(c, m[3]);
+  }
+  return { ...unified !== void 0 ? { unified } : {}, v1 };
+}
+function parseMountinfo(text) {
+  const v1 = /* @__PURE__ */ new Map();
+  let cgroup2;
+  const unescape = (s) => s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+  for (const line of text.split("\n")) {
+    const f = line.trim().split(" ");
+    const dash = f.indexOf("-");
+    if (dash < 6) continue;
+    const type = f[dash + 1];
+    const at = { root: unescape(f[3]), mount: unescape(f[4]) };
+    if (type === "cgroup2") cgroup2 ??= at;
+    else if (type === "cgroup") {
+      for (const o of (f[dash + 3] ?? "").split(","))
+        if (CONTROLLERS.includes(o)) v1.set(o, at);
+    }
+  }
+  return { ...cgroup2 ? { cgroup2 } : {}, v1 };
+}
+function cgroupDir(m, path) {
+  const root = m.root.replace(/\/+$/, "");
+  if (root && path !== root && !path.startsWith(root + "/")) return void 0;
+  const rest = path.slice(root.length);
+  return rest && rest !== "/" ? (0,external_node_path_.join)(m.mount, rest) : m.mount;
+}
+function locateCgroups(procCgroup, mountinfo, controllersOf) {
+  const own = parseProcCgroup(procCgroup);
+  const mounts = parseMountinfo(mountinfo);
+  let v2why = "no cgroup2 mount";
+  if (mounts.cgroup2 && own.unified !== void 0) {
+    const dir = cgroupDir(mounts.cgroup2, own.unified);
+    const offered = dir ? (controllersOf(dir) ?? "").split(/\s+/).filter(Boolean) : [];
+    const controllers = CONTROLLERS.filter((c) => offered.includes(c));
+    if (dir && controllers.includes("pids") && controllers.includes("memory"))
+      return { version: 2, parent: dir, controllers };
+    v2why = dir ? `cgroup v2 at ${dir} offers ${offered.length ? offered.join(" ") : "no controller"} (not pids and memory)` : `this process's cgroup ${own.unified} is outside the cgroup2 mount`;
+  }
+  const parents = {};
+  for (const c of CONTROLLERS) {
+    const m = mounts.v1.get(c);
+    const path = own.v1.get(c);
+    const dir = m && path !== void 0 ? cgroupDir(m, path) : void 0;
+    if (dir) parents[c] = dir;
+  }
+  if (parents.pids || parents.memory) return { version: 1, parents };
+  return `${v2why}, and no cgroup v1 hierarchy for pids or memory`;
+}
+function ownCgroupPlace() {
+  try {
+    return locateCgroups(
+      (0,external_node_fs_.readFileSync)("/proc/self/cgroup", "utf8"),
+      (0,external_node_fs_.readFileSync)("/proc/self/mountinfo", "utf8"),
+      (dir) => readOr((0,external_node_path_.join)(dir, "cgroup.controllers"))
+    );
+  } catch (e) {
+    return `cannot read this process's cgroups (${errors_message(e)})`;
+  }
+}
+function readOr(file) {
+  try {
+    return (0,external_node_fs_.readFileSync)(file, "utf8");
+  } catch {
+    return void 0;
+  }
+}
+function limitFiles(version, c, l) {
+  if (c === "pids") return [["pids.max", String(l.pids), true]];
+  if (c === "memory")
+    return version === 2 ? [
+      ["memory.max", String(l.memoryBytes), true],
+      // Swap would let tmpfs pages leave the bound; best effort, the file exists only with swap accounting.
+      ["memory.swap.max", "0", false]
+    ] : [
+      ["memory.limit_in_bytes", String(l.memoryBytes), true],
+      ["memory.memsw.limit_in_bytes", String(l.memoryBytes), false]
+    ];
+  return version === 2 ? [["cpu.weight", String(l.cpuWeight), true]] : [["cpu.shares", String(Math.max(2, Math.round(l.cpuWeight * 1024 / 100))), true]];
+}
+function counter(text, key) {
+  const m = new RegExp(`^${key} (\\d+)$`, "m").exec(text ?? "");
+  return m ? Number(m[1]) : 0;
+}
+let serial = 0;
+const cgroup_NAME = /^school-core-(\d+)-\d+$/;
+class CrewCgroup {
+  constructor(version, dirs, missing) {
+    this.version = version;
+    this.dirs = dirs;
+    this.missing = missing;
+  }
+  version;
+  dirs;
+  missing;
+  last = { pids: 0, oomKills: 0 };
+  removed = false;
+  /** The controllers whose limits hold. */
+  get holds() {
+    return CONTROLLERS.filter((c) => this.dirs[c]);
+  }
+  /** The cgroup.procs files a process writes its pid into to join (each hierarchy's on v1). */
+  get procsFiles() {
+    return [...new Set(Object.values(this.dirs))].map((d) => (0,external_node_path_.join)(d, "cgroup.procs"));
+  }
+  /** Creates a group with `limits` at `place`; a string says why none could be made. */
+  static create(place, limits) {
+    const name = `school-core-${process.pid}-${++serial}`;
+    return place.version === 2 ? createV2(place, name, limits) : createV1(place, name, limits);
+  }
+  /** The counters now (or as they were when the group was removed). */
+  hits() {
+    if (this.removed) return this.last;
+    const pids = this.dirs.pids ? counter(readOr((0,external_node_path_.join)(this.dirs.pids, "pids.events")), "max") : 0;
+    const mem = this.dirs.memory;
+    const oomKills = mem ? counter(readOr((0,external_node_path_.join)(mem, this.version === 2 ? "memory.events" : "memory.oom_control")), "oom_kill") : 0;
+    this.last = { pids: Math.max(pids, this.last.pids), oomKills: Math.max(oomKills, this.last.oomKills) };
+    return this.last;
+  }
+  /**
+   * Kills what is left in the group (cgroup.kill on v2 where the kernel has it, else each pid in
+   * cgroup.procs), waits for it to empty, and removes it. Returns the directories that remain.
+   */
+  async remove(waitMs = 3e3) {
+    if (this.removed) return [];
+    this.hits();
+    this.removed = true;
+    const dirs = [...new Set(Object.values(this.dirs))];
+    const end = performance.now() + waitMs;
+    for (; ; ) {
+      let busy = false;
+      for (const d of dirs) {
+        const pids = procsIn(d);
+        if (!pids.length) continue;
+        busy = true;
+        if (!(this.version === 2 && tryWrite((0,external_node_path_.join)(d, "cgroup.kill"), "1")))
+          for (const pid of pids) killQuietly(pid);
+      }
+      if (!busy || performance.now() > end) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return dirs.filter((d) => !removeDir(d));
+  }
+}
+function createV2(place, name, l) {
+  const { parent } = place;
+  sweepStale(parent);
+  const wanted = place.controllers;
+  const why = enableControllers(parent, wanted);
+  if (why) return why;
+  const dir = (0,external_node_path_.join)(parent, name);
+  try {
+    (0,external_node_fs_.mkdirSync)(dir);
+  } catch (e) {
+    return `cannot create a cgroup under ${parent} (${errors_message(e)}): this process's cgroup is not delegated to it`;
+  }
+  const dirs = {};
+  const missing = [];
+  for (const c of wanted) {
+    const failed = applyLimits(2, c, dir, l);
+    if (failed) missing.push(failed);
+    else dirs[c] = dir;
+  }
+  if (!dirs.pids && !dirs.memory) {
+    removeDir(dir);
+    return missing.join("; ");
+  }
+  for (const c of CONTROLLERS) if (!wanted.includes(c)) missing.push(`${c}: not offered by ${parent}`);
+  return new CrewCgroup(2, dirs, missing);
+}
+function enableControllers(parent, wanted) {
+  const enabled = () => (readOr((0,external_node_path_.join)(parent, "cgroup.subtree_control")) ?? "").split(/\s+/);
+  const lacking = () => wanted.filter((c) => !enabled().includes(c));
+  if (!lacking().length) return void 0;
+  const write = () => tryWrite(
+    (0,external_node_path_.join)(parent, "cgroup.subtree_control"),
+    lacking().map((c) => `+${c}`).join(" ")
+  );
+  if (write() || !lacking().length) return void 0;
+  const host = (0,external_node_path_.join)(parent, "school-core-host");
+  try {
+    (0,external_node_fs_.mkdirSync)(host, { recursive: true });
+    for (const pid of procsIn(parent)) tryWrite((0,external_node_path_.join)(host, "cgroup.procs"), String(pid));
+  } catch (e) {
+    return `cannot enable ${lacking().join(", ")} in ${parent} (${errors_message(e)}): this process's cgroup is not delegated to it`;
+  }
+  write();
+  const still = lacking();
+  return still.length ? `cannot enable ${still.join(", ")} in ${parent}/cgroup.subtree_control: this process's cgroup is not delegated to it, or holds processes not ours to move` : void 0;
+}
+function createV1(place, name, l) {
+  const dirs = {};
+  const missing = [];
+  for (const c of CONTROLLERS) {
+    const parent = place.parents[c];
+    if (!parent) {
+      missing.push(`${c}: no cgroup v1 hierarchy mounted`);
+      continue;
+    }
+    sweepStale(parent);
+    const dir = (0,external_node_path_.join)(parent, name);
+    try {
+      (0,external_node_fs_.mkdirSync)(dir);
+    } catch (e) {
+      missing.push(`${c}: cannot create a cgroup under ${parent} (${errors_message(e)})`);
+      continue;
+    }
+    const failed = applyLimits(1, c, dir, l);
+    if (failed) {
+      missing.push(failed);
+      removeDir(dir);
+    } else dirs[c] = dir;
+  }
+  if (!dirs.pids && !dirs.memory) return missing.join("; ");
+  return new CrewCgroup(1, dirs, missing);
+}
+function applyLimits(version, c, dir, l) {
+  for (const [file, value, required] of limitFiles(version, c, l)) {
+    const path = (0,external_node_path_.join)(dir, file);
+    if (!required && !(0,external_node_fs_.existsSync)(path)) continue;
+    try {
+      (0,external_node_fs_.writeFileSync)(path, value);
+    } catch (e) {
+      if (required) return `${c}: cannot write ${path} (${errors_message(e)})`;
+    }
+  }
+  return void 0;
+}
+function sweepStale(parent) {
+  let names;
+  try {
+    names = (0,external_node_fs_.readdirSync)(parent);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = cgroup_NAME.exec(n);
+    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    removeDir((0,external_node_path_.join)(parent, n));
+  }
+}
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+function procsIn(dir) {
+  return (readOr((0,external_node_path_.join)(dir, "cgroup.procs")) ?? "").split("\n").filter(Boolean).map(Number).filter((p) => p > 0 && p !== process.pid);
+}
+function tryWrite(file, value) {
+  try {
+    (0,external_node_fs_.writeFileSync)(file, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function killQuietly(pid) {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+  }
+}
+function removeDir(dir) {
+  try {
+    (0,external_node_fs_.rmdirSync)(dir);
+    return true;
+  } catch (e) {
+    return e.code === "ENOENT";
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/limits.js
+
+
+
+
+
+const limits_MiB = 1024 * 1024;
+const JOIN_SCRIPT = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "school-core: cannot join the sandbox's cgroup ($1)" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"`;
+function joinCgroupArgv(sh, procsFiles, argv) {
+  if (!procsFiles.length) return [...argv];
+  return [sh, "-c", JOIN_SCRIPT, "school-cgroup", String(procsFiles.length), ...procsFiles, ...argv];
+}
+function limitHits(hits, limits) {
+  const out = [];
+  if (hits.pids > 0) out.push(`sandbox.limits.pids (${limits.pids} processes), ${hits.pids} fork(s) refused`);
+  if (hits.oomKills > 0)
+    out.push(
+      `sandbox.limits.memoryMiB (${limits.memoryMiB} MiB), ${hits.oomKills} process(es) killed out of memory`
+    );
+  return out;
+}
+const versions = /* @__PURE__ */ new Map();
+function bwrapVersion(bwrap) {
+  if (!versions.has(bwrap)) {
+    const r = runProcessSync([bwrap, "--version"], { cwd: "/", env: childEnv(), timeoutMs: 1e4 });
+    versions.set(bwrap, /(\d+)\.(\d+)(?:\.(\d+))?/.exec(r.stdout)?.[0]);
+  }
+  return versions.get(bwrap);
+}
+function sizesTmpfs(version) {
+  if (!version) return false;
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > 0 || minor >= 5;
+}
+let place;
+function cgroupPlace() {
+  return place ??= ownCgroupPlace();
+}
+class SandboxLimits {
+  constructor(limits, bwrap, where = cgroupPlace) {
+    this.limits = limits;
+    this.bwrap = bwrap;
+    this.where = where;
+  }
+  limits;
+  bwrap;
+  where;
+  group;
+  why;
+  sh = (0,external_node_fs_.existsSync)("/bin/sh") ? "/bin/sh" : which("sh", "/usr/bin:/bin") ?? "sh";
+  /** `--size` for each tmpfs, when this bwrap takes it. */
+  tmpfsBytes() {
+    return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.tmpfsMiB * limits_MiB : void 0;
+  }
+  /** `argv` (the bwrap command) started inside the sandbox's cgroup, made now if it is not yet. */
+  wrap(argv) {
+    if (!this.group && this.why === void 0) {
+      const at = this.where();
+      const made = typeof at === "string" ? at : CrewCgroup.create(at, {
+        pids: this.limits.pids,
+        memoryBytes: this.limits.memoryMiB * limits_MiB,
+        cpuWeight: this.limits.cpuWeight
+      });
+      if (typeof made === "string") this.why = made;
+      else this.group = made;
+    }
+    return this.group ? joinCgroupArgv(this.sh, this.group.procsFiles, argv) : [...argv];
+  }
+  /** Which controllers hold for this sandbox, and why the others do not (after the first wrap). */
+  status() {
+    if (this.group)
+      return { version: this.group.version, holds: this.group.holds, missing: this.group.missing };
+    return { holds: [], missing: this.why ? [this.why] : [] };
+  }
+  /** The limits its processes ran into so far, named by their settings. */
+  hits() {
+    return this.group ? limitHits(this.group.hits(), this.limits) : [];
+  }
+  /** Ends what is left in the cgroup and removes it; the hits stay readable. */
+  async close() {
+    await this.group?.remove();
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/sandbox/sandbox.js
+
+
+
 
 
 
@@ -62705,13 +64207,21 @@ class Sandbox {
     this.confined = o.config.kind !== "none";
     this.protect = [...o.protect, ...defaultProtected()].map((p) => (0,external_node_path_.resolve)(p));
     if (this.confined) requireSandbox(o.config);
+    this.limits = new SandboxLimits(
+      o.config.limits,
+      which(o.config.bwrap, process.env.PATH ?? "") ?? o.config.bwrap
+    );
   }
   o;
   confined;
   proxies = /* @__PURE__ */ new Map();
+  /** Key proxies by what they forward, with the loopback target inside that reaches each. */
+  keyProxies = /* @__PURE__ */ new Map();
   /** A short private directory for the proxies' sockets, when the root is too deep for one. */
   socketDir;
   protect;
+  /** Its cgroup and tmpfs sizes (./limits.ts): one cgroup for every process it confines. */
+  limits;
   /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
   freshHome(purpose) {
     const dir = (0,external_node_path_.join)(this.o.root, `home-${purpose}`);
@@ -62735,15 +64245,15 @@ class Sandbox {
     (0,external_node_fs_.rmSync)(tmp, { recursive: true, force: true });
     (0,external_node_fs_.mkdirSync)(tmp, { recursive: true, mode: 448 });
     const node = process.execPath;
-    const readOnly = [
-      ...toolPaths({
-        path: env.PATH ?? "",
-        programs: [found, node, ...args.filter((a) => a.startsWith(external_node_path_.sep))],
-        protect: this.protect
-      }),
-      ...this.o.config.readOnly,
-      ...c.readOnly ?? []
-    ];
+    const tools = toolchainMounts({
+      path: env.PATH ?? "",
+      programs: [found, node],
+      files: args.filter((a) => a.startsWith(external_node_path_.sep)),
+      protect: this.protect,
+      untrusted: [c.cwd, ...c.writable ?? []],
+      toolCaches: toolCacheDirs()
+    });
+    const readOnly = [...tools.readOnly, ...this.o.config.readOnly, ...c.readOnly ?? []];
     const set = { HOME: c.home, TMPDIR: "/tmp" };
     let network = "none";
     let inner = [found, ...args];
@@ -62775,14 +64285,15 @@ class Sandbox {
       cwd: c.cwd,
       writable: c.writable ?? [],
       readOnly,
-      masked: c.masked ?? [],
+      masked: [...c.masked ?? [], ...tools.masked],
       readOnlyAt: c.readOnlyAt ?? [],
       home: c.home,
       tmp,
-      network
+      network,
+      tmpfsBytes: this.limits.tmpfsBytes()
     };
     const bwrap = which(this.o.config.bwrap, process.env.PATH ?? "") ?? this.o.config.bwrap;
-    return { argv: [bwrap, ...bwrapArgs(confinement, inner)], env: extendEnv(env, set) };
+    return { argv: this.limits.wrap([bwrap, ...bwrapArgs(confinement, inner)]), env: extendEnv(env, set) };
   }
   proxy(allow, purpose) {
     const key = allow.join(",");
@@ -62802,11 +64313,60 @@ class Sandbox {
       p = startEgressProxy({
         socket,
         allow,
-        onRefused: (t) => this.o.onRefused?.(t, purpose)
+        onRefused: (t) => this.o.onRefused?.(t, purpose),
+        routes: Object.fromEntries(
+          [...this.keyProxies.values()].filter((k) => allow.includes(k.target)).map((k) => [k.target, k.socket])
+        )
       });
       this.proxies.set(key, p);
     }
     return p;
+  }
+  /** Whether a key proxy can serve this sandbox: it confines, and its network is the allow-list. */
+  get keyProxyable() {
+    return this.confined && this.o.config.network === "allow-list";
+  }
+  /**
+   * The key proxy (./key-proxy.ts) for one upstream and key, started on first use: the plain-HTTP
+   * base URL the confined agent is given and the loopback `host:port` to allow for it (the bridge
+   * forwards that port inside, the egress proxy routes it to the key proxy's socket). Its port
+   * inside is the first free one from 3129 that no entry of `avoid` names.
+   */
+  async keyProxy(o, purpose, avoid) {
+    if (!this.keyProxyable) throw new Error("sandbox: a key proxy needs the allow-list network");
+    const id = JSON.stringify([o.upstream, o.header, o.key, o.paths.map(String), o.maxBodyBytes]);
+    let k = this.keyProxies.get(id);
+    if (!k) {
+      const taken = /* @__PURE__ */ new Set([...avoid, ...[...this.keyProxies.values()].map((x) => x.target)]);
+      let port = BRIDGE_PROXY_PORT + 1;
+      while (taken.has(`127.0.0.1:${port}`) || avoid.some((a) => a.endsWith(`:${port}`))) port++;
+      const socket = this.socketPath(`key-${this.keyProxies.size}.sock`);
+      k = {
+        target: `127.0.0.1:${port}`,
+        socket,
+        proxy: startKeyProxy({
+          ...o,
+          socket,
+          onRefused: (t) => this.o.onRefused?.(`key proxy: ${t}`, purpose)
+        })
+      };
+      this.keyProxies.set(id, k);
+    }
+    await k.proxy;
+    return { url: `http://${k.target}${new URL(o.upstream).pathname.replace(/\/+$/, "")}`, target: k.target };
+  }
+  /** A path for one of this sandbox's sockets, short enough for a unix socket (see `proxy`). */
+  socketPath(name) {
+    (0,external_node_fs_.mkdirSync)(this.o.root, { recursive: true, mode: 448 });
+    const socket = (0,external_node_path_.join)(this.o.root, name);
+    if (Buffer.byteLength(socket) <= MAX_SOCKET_PATH) return socket;
+    this.socketDir ??= (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-egress-"));
+    const short = (0,external_node_path_.join)(this.socketDir, name);
+    if (Buffer.byteLength(short) > MAX_SOCKET_PATH)
+      throw new Error(
+        `sandbox: the socket path ${short} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows; set TMPDIR to a shorter directory`
+      );
+    return short;
   }
   /** Stops the proxies and removes the private directories; returns the refused targets. */
   async close() {
@@ -62818,6 +64378,14 @@ class Sandbox {
       await proxy.close();
     }
     this.proxies.clear();
+    for (const k of this.keyProxies.values()) {
+      const proxy = await k.proxy.catch(() => void 0);
+      if (!proxy) continue;
+      for (const r of proxy.refused()) refused.set(`key proxy: ${r.target}`, r.count);
+      await proxy.close();
+    }
+    this.keyProxies.clear();
+    await this.limits.close();
     (0,external_node_fs_.rmSync)(this.o.root, { recursive: true, force: true });
     if (this.socketDir) (0,external_node_fs_.rmSync)(this.socketDir, { recursive: true, force: true });
     this.socketDir = void 0;
@@ -62855,7 +64423,70 @@ function runnerRoots() {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/sandbox/home-files.js
+
+
+
+
+class HomeFileError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "HomeFileError";
+  }
+}
+function copyHomeFiles(o) {
+  const from = o.from ?? (0,external_node_os_.homedir)();
+  const out = [];
+  for (const rel of o.files) {
+    const source = (0,external_node_path_.join)(from, rel);
+    const target = (0,external_node_path_.join)(o.home, rel);
+    if ((0,external_node_path_.relative)(from, source).startsWith("..") || !target.startsWith(o.home + external_node_path_.sep))
+      throw new HomeFileError(`agents[${o.agentId}].homeFiles: ${rel} is not inside HOME`);
+    let isFile;
+    try {
+      isFile = (0,external_node_fs_.statSync)(source).isFile();
+    } catch {
+      throw new HomeFileError(
+        `agents[${o.agentId}].homeFiles: ${source} does not exist; log the CLI in as the runner's user (e.g. \`codex login\`) or remove the entry`
+      );
+    }
+    if (!isFile)
+      throw new HomeFileError(
+        `agents[${o.agentId}].homeFiles: ${source} is not a regular file; list the files themselves, not a directory`
+      );
+    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(target), { recursive: true, mode: 448 });
+    try {
+      if ((0,external_node_fs_.lstatSync)(target).isSymbolicLink())
+        throw new HomeFileError(`agents[${o.agentId}].homeFiles: ${target} is a link; not written`);
+    } catch (e) {
+      if (e instanceof HomeFileError) throw e;
+    }
+    (0,external_node_fs_.copyFileSync)(source, target);
+    (0,external_node_fs_.chmodSync)(target, 384);
+    registerValues((0,external_node_fs_.readFileSync)(target, "utf8"));
+    out.push(target);
+  }
+  return out;
+}
+function registerValues(text) {
+  let values;
+  try {
+    const leaves = [];
+    const walk = (v) => {
+      if (typeof v === "string") leaves.push(v);
+      else if (v && typeof v === "object") Object.values(v).forEach(walk);
+    };
+    walk(JSON.parse(text));
+    values = leaves;
+  } catch {
+    values = text.split("\n").map((l) => l.trim());
+  }
+  for (const v of values) if (v.length >= 16) redact_registerSecret(v);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/agents/network.js
+
 
 const KIND_HOSTS = {
   "claude-code": ["api.anthropic.com:443"],
@@ -62867,7 +64498,8 @@ const BASE_URL_VARS = {
   codex: ["OPENAI_BASE_URL"],
   command: []
 };
-function agentAllowList(agent, env) {
+function agentAllowList(agent, env, keyed) {
+  if (keyed) return [];
   const out = new Set(KIND_HOSTS[agent.kind]);
   for (const name of BASE_URL_VARS[agent.kind]) {
     if (!agent.passEnv.includes(name)) continue;
@@ -62901,6 +64533,118 @@ function urlTarget(url) {
   const hp = hostPort(u.host, u.protocol === "https:" ? 443 : 80);
   return hp ? `${hp.host}:${hp.port}` : void 0;
 }
+const KEY_PLACEHOLDER = "school-core-placeholder";
+const ANTHROPIC_PATHS = [/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z0-9._-]+)?$/];
+const OPENAI_PATHS = [/^\/responses(\/compact)?$/, /^\/chat\/completions$/, /^\/models(\/[A-Za-z0-9._-]+)?$/];
+function keyProxyPlan(agent, env) {
+  if (agent.keyProxy === "off") return void 0;
+  const passed = (name) => agent.passEnv.includes(name) && env[name] ? env[name] : void 0;
+  if (agent.kind === "claude-code") {
+    const apiKey = passed("ANTHROPIC_API_KEY");
+    const token = passed("ANTHROPIC_AUTH_TOKEN");
+    const key2 = apiKey ?? token;
+    if (!key2) return void 0;
+    return {
+      upstream: passed("ANTHROPIC_BASE_URL") ?? "https://api.anthropic.com",
+      key: key2,
+      header: apiKey ? "x-api-key" : "bearer",
+      paths: ANTHROPIC_PATHS,
+      keyVars: ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"].filter((k) => passed(k)),
+      point: { env: "ANTHROPIC_BASE_URL" }
+    };
+  }
+  if (agent.kind !== "codex") return void 0;
+  const args = agent.args ?? [];
+  const provider = codexProvider(args);
+  if (provider === "openai") {
+    const name = ["CODEX_API_KEY", "OPENAI_API_KEY"].find((k) => passed(k));
+    if (!name) return void 0;
+    return {
+      upstream: configValues(args, /^openai_base_url$/).at(-1) ?? "https://api.openai.com/v1",
+      key: passed(name),
+      header: "bearer",
+      paths: OPENAI_PATHS,
+      keyVars: ["CODEX_API_KEY", "OPENAI_API_KEY"].filter((k) => passed(k)),
+      point: { codexProvider: "openai" }
+    };
+  }
+  const def = providerDefinition(args, provider);
+  const key = def.envKey ? passed(def.envKey) : void 0;
+  if (!def.baseUrl || !def.envKey || !key || def.bearerInArgv) return void 0;
+  return {
+    upstream: def.baseUrl,
+    key,
+    header: "bearer",
+    paths: OPENAI_PATHS,
+    keyVars: [def.envKey],
+    point: { codexProvider: provider }
+  };
+}
+function codexProvider(args) {
+  return configValues(args, /^model_provider$/).at(-1) ?? "openai";
+}
+function configValues(args, key) {
+  return configArgs(args).flatMap(({ value }) => {
+    const m = /^\s*([A-Za-z0-9_.-]+)\s*=\s*(.*)$/s.exec(value);
+    return m && key.test(m[1]) ? [m[2].trim().replace(/^(["'])(.*)\1$/s, "$2")] : [];
+  });
+}
+function configArgs(args) {
+  const out = [];
+  args.forEach((a, i) => {
+    if ((a === "-c" || a === "--config") && args[i + 1] !== void 0)
+      out.push({ at: i + 1, value: args[i + 1] });
+    const eq = /^--config=(.*)$/s.exec(a);
+    if (eq) out.push({ at: i, value: eq[1] });
+  });
+  return out;
+}
+const BASE_URL = /(base_url\s*[=:]\s*)(["']?)([^"',}\s]+)\2/g;
+function providerDefinition(args, id) {
+  const own = new RegExp(`^\\s*model_providers\\.${id.replace(/[^A-Za-z0-9_-]/g, "\\$&")}\\b`);
+  const out = { bearerInArgv: false };
+  for (const { value } of configArgs(args).filter((c) => own.test(c.value))) {
+    for (const m of value.matchAll(BASE_URL)) out.baseUrl = m[3];
+    const k = /env_key\s*[=:]\s*["']?([A-Za-z_][A-Za-z0-9_]*)/.exec(value);
+    if (k) out.envKey = k[1];
+    if (/experimental_bearer_token/.test(value)) out.bearerInArgv = true;
+  }
+  return out;
+}
+function pointAtKeyProxy(plan, url, turn) {
+  const set = {};
+  for (const k of plan.keyVars) set[k] = KEY_PLACEHOLDER;
+  let argv = [...turn.argv];
+  if ("env" in plan.point) set[plan.point.env] = url;
+  else if (plan.point.codexProvider === "openai") {
+    const drop = new Set(
+      configArgs(argv).filter((c) => /^\s*openai_base_url\s*=/.test(c.value)).flatMap(
+        (c) => argv[c.at] === c.value && argv[c.at - 1]?.startsWith("-") ? [c.at - 1, c.at] : [c.at]
+      )
+    );
+    argv = argv.filter((_, i) => !drop.has(i));
+    const exec = argv.indexOf("exec");
+    argv.splice(exec < 0 ? 1 : exec + 1, 0, "-c", `openai_base_url=${JSON.stringify(url)}`);
+    set.CODEX_API_KEY = KEY_PLACEHOLDER;
+  } else {
+    const own = new RegExp(
+      `^\\s*model_providers\\.${plan.point.codexProvider.replace(/[^A-Za-z0-9_-]/g, "\\$&")}\\b`
+    );
+    for (const c of configArgs(argv).filter((x) => own.test(x.value)))
+      argv[c.at] = argv[c.at].replace(
+        BASE_URL,
+        (_m, head, q) => `${head}${q || '"'}${url}${q || '"'}`
+      );
+  }
+  return { argv, set };
+}
+async function keyProxyTurn(sandbox, plan, turn) {
+  if (!plan) return { argv: [...turn.argv], env: turn.env, allow: [...turn.allow] };
+  const { upstream, key, header, paths } = plan;
+  const { url, target } = await sandbox.keyProxy({ upstream, key, header, paths }, "student", turn.allow);
+  const pointed = pointAtKeyProxy(plan, url, turn);
+  return { argv: pointed.argv, env: extendEnv(turn.env, pointed.set), allow: [...turn.allow, target] };
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
@@ -62911,6 +64655,31 @@ function urlTarget(url) {
 
 
 
+
+
+
+class InstallFailedError extends Error {
+  constructor(message, missing) {
+    super(message);
+    this.missing = missing;
+    this.name = "InstallFailedError";
+  }
+  missing;
+}
+function logSince(file, from) {
+  if (!(0,external_node_fs_.existsSync)(file)) return "";
+  const size = (0,external_node_fs_.statSync)(file).size;
+  const start = Math.max(size < from ? 0 : from, size - 65536);
+  const fd = (0,external_node_fs_.openSync)(file, "r");
+  try {
+    const buf = Buffer.alloc(size - start);
+    (0,external_node_fs_.readSync)(fd, buf, 0, buf.length, start);
+    return buf.toString("utf8");
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+const logSize = (file) => (0,external_node_fs_.existsSync)(file) ? (0,external_node_fs_.statSync)(file).size : 0;
 const clean_checkout_git = async (cwd, args) => {
   const r = await runGit(args, { cwd, timeoutMs: 3e5 });
   return {
@@ -62930,8 +64699,11 @@ async function addCheckout(repo, dir, base) {
   return wt;
 }
 async function removeCheckout(repo, wt) {
-  await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
-  (0,external_node_fs_.rmSync)(wt, { recursive: true, force: true });
+  const removed = await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
+  await removeTree(wt);
+  if (removed.ok) return;
+  const common = await gitCommonDir(repo);
+  await withLock((0,external_node_path_.join)(common, "school-worktree-admin"), () => clean_checkout_git(repo, ["worktree", "prune"]));
 }
 const keys = /* @__PURE__ */ new Map();
 function depsKey(o) {
@@ -62965,24 +64737,37 @@ async function dependencies(o, env) {
   const repo = (0,external_node_path_.resolve)(o.config.repoPath);
   const wt = await addCheckout(repo, work, o.baseSha);
   try {
-    (0,external_node_fs_.appendFileSync)(o.logFile, `[school] installing dependencies at the base: ${install.command.join(" ")}
-`);
+    appendCapped(
+      o.logFile,
+      `[school] installing dependencies at the base: ${install.command.join(" ")}
+`,
+      o.config.dispatch.logMaxBytes
+    );
+    const from = logSize(o.logFile);
+    const query = { command: install.command, hostPath: env.PATH ?? "" };
     const started = await o.sandbox.confine(install.command, env, {
       cwd: wt,
       writable: [wt],
       home: o.sandbox.freshHome("install"),
       allow: o.config.sandbox.allow
+    }).catch((e) => {
+      if (e.name !== "ProgramNotFoundError") throw e;
+      const program = e.program;
+      const missing = missingProgram({ ...query, output: "", exitCode: null, notFound: program });
+      throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
     });
     const r = await runProcess(started.argv, {
       cwd: wt,
       env: started.env,
       logFile: o.logFile,
+      logMaxBytes: o.config.dispatch.logMaxBytes,
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs
     });
     if (r.spawnError || r.timedOut || r.exitCode !== 0)
-      throw new Error(
-        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`
+      throw new InstallFailedError(
+        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`,
+        r.timedOut ? void 0 : missingProgram({ ...query, output: logSince(o.logFile, from), exitCode: r.exitCode })
       );
     const kept = (0,external_node_path_.join)(work, "kept");
     (0,external_node_fs_.mkdirSync)(kept);
@@ -63003,10 +64788,10 @@ async function dependencies(o, env) {
   }
 }
 async function verifyOnCleanCheckout(o, verify, env) {
-  const failed = (why) => {
-    (0,external_node_fs_.appendFileSync)(o.logFile, `[school] verification could not run: ${why}
-`);
-    return { exitCode: null, timedOut: false, durationMs: 0 };
+  const failed = (why, missing) => {
+    appendCapped(o.logFile, `[school] verification could not run: ${why}
+`, o.config.dispatch.logMaxBytes);
+    return { exitCode: null, timedOut: false, durationMs: 0, ...missing ? { missing } : {} };
   };
   (0,external_node_fs_.mkdirSync)(o.scratch, { recursive: true });
   const repo = (0,external_node_path_.resolve)(o.config.repoPath);
@@ -63014,13 +64799,19 @@ async function verifyOnCleanCheckout(o, verify, env) {
   try {
     deps = await dependencies(o, env);
   } catch (e) {
-    return failed(e.message);
+    const missing = e instanceof InstallFailedError ? e.missing : void 0;
+    return failed(e.message, missing && { ...missing, stage: "install" });
   }
   const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.scratch, "verify-"));
   let wt;
   try {
     wt = await addCheckout(repo, work, o.baseSha);
     if (o.patch.trim()) {
+      const links = await patchGitlinks(repo, o.baseSha, o.patch);
+      if (links.ok && links.gitlinks.length)
+        return failed(
+          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.gitlinks.slice(0, 10).join(", ")}; a crew's change never holds one`
+        );
       const file = (0,external_node_path_.join)(work, "crew.patch");
       (0,external_node_fs_.writeFileSync)(file, o.patch);
       const applied = await clean_checkout_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
@@ -63038,19 +64829,37 @@ async function verifyOnCleanCheckout(o, verify, env) {
       home: o.sandbox.freshHome("verify"),
       allow: o.config.sandbox.allow
     });
-    return await runProcess(started.argv, {
+    const from = logSize(o.logFile);
+    const run = await runProcess(started.argv, {
       cwd: wt,
       env: started.env,
       logFile: o.logFile,
+      logMaxBytes: o.config.dispatch.logMaxBytes,
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs
     });
+    const missing = run.exitCode === 127 ? missingProgram({
+      output: logSince(o.logFile, from),
+      exitCode: 127,
+      command: verify,
+      hostPath: env.PATH ?? ""
+    }) : void 0;
+    return missing ? { ...run, missing: { ...missing, stage: "verify" } } : run;
   } catch (e) {
-    if (e.name === "ProgramNotFoundError") return failed(`\`${verify[0]}\` was not found on PATH`);
+    if (e.name === "ProgramNotFoundError") {
+      const missing = missingProgram({
+        output: "",
+        exitCode: null,
+        command: verify,
+        hostPath: env.PATH ?? "",
+        notFound: verify[0]
+      });
+      return failed(`\`${verify[0]}\` was not found on PATH`, missing && { ...missing, stage: "verify" });
+    }
     return failed(e.message);
   } finally {
     if (wt) await removeCheckout(repo, wt);
-    (0,external_node_fs_.rmSync)(work, { recursive: true, force: true });
+    await removeTree(work);
   }
 }
 
@@ -63075,7 +64884,7 @@ const leaseOwnerSchema = discriminatedUnion("kind", [
     daemon: schemas_string().optional()
   })
 ]);
-const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
+const CREW_OUTCOMES = [
   "succeeded",
   "failed",
   "timed_out",
@@ -63084,7 +64893,7 @@ const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
   "aborted",
   "lost",
   "cancelled"
-]));
+];
 const PAUSING_OUTCOMES = ["usage_limit"];
 const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
 
@@ -63097,14 +64906,16 @@ const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["
 
 
 
+
 const RESETS_AT = /^\s*school-resets-at:\s*(\S+)\s*$/im;
 const MAX_RESET_MS = 7 * 24 * 36e5;
-function resetTimeIn(report, at) {
+const DEFAULT_AGENT_PAUSE_MAX_MS = 60 * 6e4;
+function resetTimeIn(report, at, maxMs = MAX_RESET_MS) {
   const m = report?.slice(0, 4096).match(RESETS_AT);
   if (!m) return void 0;
   const text = m[1];
   const ms = /^\d{9,11}$/.test(text) ? Number(text) * 1e3 : Date.parse(text);
-  if (!Number.isFinite(ms) || ms <= at.getTime() || ms - at.getTime() > MAX_RESET_MS) return void 0;
+  if (!Number.isFinite(ms) || ms <= at.getTime() || ms - at.getTime() > maxMs) return void 0;
   return new Date(ms);
 }
 function bookbagResetTime(layout, crewId, at) {
@@ -63114,6 +64925,10 @@ function bookbagResetTime(layout, crewId, at) {
     return void 0;
   }
 }
+function agentPauseEnd(named, at, maxMs) {
+  const cap = at.getTime() + Math.max(6e4, finiteOr(maxMs, DEFAULT_AGENT_PAUSE_MAX_MS));
+  return named && named.getTime() > at.getTime() && named.getTime() < cap ? named : new Date(cap);
+}
 async function pauseSchool(layout, reason, at = /* @__PURE__ */ new Date()) {
   const text = reason.trim();
   if (!text) throw new ConfigError("pause: --reason must say why the school is paused (it was empty).");
@@ -63121,23 +64936,27 @@ async function pauseSchool(layout, reason, at = /* @__PURE__ */ new Date()) {
     event("school.paused", pauseKey({}), { reason: text, source: "manual" }, at)
   ]);
 }
-async function pauseForOutcome(layout, crew, at = /* @__PURE__ */ new Date()) {
-  const until = crew.until && crew.until.getTime() > at.getTime() ? crew.until : crew.outcome === "usage_limit" ? bookbagResetTime(layout, crew.crewId, at) : void 0;
-  const e = outcomePause(crew, at, until);
+async function pauseForOutcome(layout, crew, at = /* @__PURE__ */ new Date(), agentPauseMaxMs = DEFAULT_AGENT_PAUSE_MAX_MS) {
+  const named = crew.until && crew.until.getTime() > at.getTime() ? crew.until : crew.outcome === "usage_limit" ? bookbagResetTime(layout, crew.crewId, at) : void 0;
+  const e = outcomePause(crew, at, named, agentPauseMaxMs);
   if (!e) return false;
   return (await school_log_schoolLog(layout).append([e])).length === 1;
 }
-function outcomePause(crew, at, until) {
+function outcomePause(crew, at, named, maxMs, ended = at) {
   if (!pauses(crew.outcome)) return void 0;
+  const said = `crew ${crew.crewId} (issue #${crew.issueNumber}) ended with ${crew.outcome}: ${crew.reason}`;
+  const agent = crew.outcome !== "lost" && !crew.schoolWide && crew.agent ? crew.agent : void 0;
+  const until = agent ? agentPauseEnd(named, ended, maxMs) : named;
   return event_log_event(
     "school.paused",
     school_log_pauseKey(crew),
     {
-      reason: `crew ${crew.crewId} (issue #${crew.issueNumber}) ended with ${crew.outcome}: ${crew.reason}`,
+      reason: agent ? `agent ${agent}: ${said} (reported by the student only: this agent alone waits)` : said,
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,
-      ...until ? { until: until.toISOString() } : {}
+      ...until ? { until: until.toISOString() } : {},
+      ...agent ? { agent } : {}
     },
     at
   );
@@ -63145,7 +64964,7 @@ function outcomePause(crew, at, until) {
 function pauses(outcome) {
   return PAUSING_OUTCOMES.includes(outcome) || outcome === "lost";
 }
-function pendingPauses(registry, school, at, layout) {
+function pendingPauses(registry, school, at, layout, agentPauseMaxMs = DEFAULT_AGENT_PAUSE_MAX_MS) {
   const out = [];
   for (const c of Object.values(registry.crews)) {
     if (c.status !== "finished" || !c.outcome || !pauses(c.outcome)) continue;
@@ -63154,9 +64973,17 @@ function pendingPauses(registry, school, at, layout) {
     const finishedAt = c.finishedAt ? new Date(c.finishedAt) : at;
     const until = layout && c.outcome === "usage_limit" ? bookbagResetTime(layout, c.crewId, finishedAt) : void 0;
     const e = outcomePause(
-      { crewId: c.crewId, issueNumber: c.issueNumber, outcome: c.outcome, reason: c.reason ?? "" },
+      {
+        crewId: c.crewId,
+        issueNumber: c.issueNumber,
+        outcome: c.outcome,
+        reason: c.reason ?? "",
+        agent: c.agent
+      },
       at,
-      until
+      until,
+      agentPauseMaxMs,
+      finishedAt
     );
     if (e) out.push(e);
   }
@@ -63182,12 +65009,33 @@ function asPause(e) {
 }
 function pauseStatus(layout, now = /* @__PURE__ */ new Date()) {
   const s = readSchool(layout);
-  const pauses2 = activePauses(s.pauses, now);
+  const { school, agents } = splitPauses(activePauses(s.pauses, now));
   return {
-    paused: pauses2.length > 0,
-    pauses: pauses2,
+    paused: school.length > 0,
+    pauses: school,
+    agentPauses: [...agents.values()].flat(),
     ...s.lastCleared ? { lastCleared: s.lastCleared } : {}
   };
+}
+function splitPauses(pauses2) {
+  const school = [];
+  const agents = /* @__PURE__ */ new Map();
+  for (const p of pauses2) {
+    if (typeof p.agent === "string" && p.agent) agents.set(p.agent, [...agents.get(p.agent) ?? [], p]);
+    else school.push(p);
+  }
+  return { school, agents };
+}
+function describeAgentPauses(agents) {
+  const out = /* @__PURE__ */ new Map();
+  for (const [agent, list] of agents) {
+    const last = [...list].sort((a, b) => Date.parse(b.until ?? "") - Date.parse(a.until ?? ""))[0];
+    out.set(
+      agent,
+      `agent ${agent} paused since ${last.at} until ${last.until ?? "cleared"}: ${last.reason}; other agents are still planned`
+    );
+  }
+  return out;
 }
 function describePauses(pauses2) {
   if (pauses2.length === 0) return void 0;
@@ -63204,6 +65052,10 @@ async function requeueIssue(layout, issueNumber, reason, at = /* @__PURE__ */ ne
   await schoolLog(layout).append([
     event("issue.requeued", requeueKey(issueNumber), { issueNumber, reason: text }, at)
   ]);
+}
+function agentPausedReason(layout, agent, now = /* @__PURE__ */ new Date()) {
+  const held = pauseStatus(layout, now).agentPauses.filter((p) => p.agent === agent);
+  return held.length ? describeAgentPauses(/* @__PURE__ */ new Map([[agent, held]])).get(agent) : void 0;
 }
 
 
@@ -63233,56 +65085,6 @@ function readUntrustedFile(path, maxBytes = 1024 * 1024) {
   } finally {
     (0,external_node_fs_.closeSync)(fd);
   }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/agents/usage.js
-
-
-
-
-function readUsage(path) {
-  let raw;
-  try {
-    const text = readUntrustedFile(path, 64 * 1024);
-    if (text === void 0) return {};
-    raw = JSON.parse(text);
-  } catch (e) {
-    return { problem: `usage file unreadable: ${e.message.slice(0, 200)}` };
-  }
-  if (!raw || typeof raw !== "object" || Array.isArray(raw))
-    return { problem: "usage file is not a JSON object" };
-  const r = raw;
-  const pick = (k) => {
-    const n = finiteOr(r[k], -1);
-    return n >= 0 ? n : void 0;
-  };
-  const candidate = {
-    inputTokens: pick("inputTokens"),
-    outputTokens: pick("outputTokens"),
-    cachedInputTokens: pick("cachedInputTokens"),
-    costUsd: pick("costUsd")
-  };
-  const parsed = usageSchema.safeParse(
-    Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== void 0))
-  );
-  return parsed.success ? { usage: parsed.data } : { problem: "usage file has no usable numbers" };
-}
-async function recordCrewSpend(layout, crew, usage, turn = 0) {
-  return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage);
-}
-async function recordUsageSpend(layout, key, who, usage) {
-  return recordSpend(layout, key, {
-    costUsd: usage.costUsd ?? 0,
-    crewId: who.crewId,
-    issueNumber: who.issueNumber,
-    agent: who.agent,
-    tokens: {
-      input: usage.inputTokens ?? 0,
-      output: usage.outputTokens ?? 0,
-      ...usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}
-    }
-  });
 }
 
 
@@ -63515,17 +65317,24 @@ function classifyTiers(tiers) {
 function errorEnding(tool, kind, words, now, o = {}) {
   const detail = tail(words);
   const said = tail(o.decisive?.trim() ? o.decisive : words, 200).replace(/\s+/g, " ");
+  const signal = o.toolSignal ? { toolSignal: true } : {};
   if (kind === "usage_limit") {
-    const resetAt = o.resetAt ?? parseResetTime(words, now);
+    const resetAt = o.resetAt ?? parseResetTime(o.toolSignal && o.decisive ? o.decisive : words, now);
     return {
       kind,
       reason: `${tool} reported a usage or credit limit${resetAt ? ` (resets ${resetAt.toISOString()})` : ""}`,
       detail,
-      ...resetAt ? { resetAt } : {}
+      ...resetAt ? { resetAt } : {},
+      ...signal
     };
   }
   if (kind === "overloaded")
-    return { kind, reason: `${tool} reported a rate limit or service overload (an interruption)`, detail };
+    return {
+      kind,
+      reason: `${tool} reported a rate limit or service overload (an interruption)`,
+      detail,
+      ...signal
+    };
   if (kind === "could_not_start")
     return {
       kind,
@@ -63602,9 +65411,93 @@ function proseEnding(tool, exitCode, printed, now, resumed) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/agents/usage.js
+
+
+
+
+
+function readUsage(path) {
+  let raw;
+  try {
+    const text = readUntrustedFile(path, 64 * 1024);
+    if (text === void 0) return {};
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { problem: `usage file unreadable: ${e.message.slice(0, 200)}` };
+  }
+  if (!raw || typeof raw !== "object" || Array.isArray(raw))
+    return { problem: "usage file is not a JSON object" };
+  const r = raw;
+  const pick = (k) => {
+    const n = finiteOr(r[k], -1);
+    return n >= 0 ? n : void 0;
+  };
+  const candidate = {
+    inputTokens: pick("inputTokens"),
+    outputTokens: pick("outputTokens"),
+    cachedInputTokens: pick("cachedInputTokens"),
+    costUsd: pick("costUsd")
+  };
+  const parsed = usageSchema.safeParse(
+    Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== void 0))
+  );
+  return parsed.success ? { usage: parsed.data } : { problem: "usage file has no usable numbers" };
+}
+async function recordCrewSpend(layout, crew, usage, turn = 0, o = {}) {
+  return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage, o);
+}
+async function recordUsageSpend(layout, key, who, usage, o = {}) {
+  return recordSpend(
+    layout,
+    key,
+    {
+      costUsd: usage.costUsd ?? 0,
+      crewId: who.crewId,
+      issueNumber: who.issueNumber,
+      agent: who.agent,
+      tokens: {
+        input: usage.inputTokens ?? 0,
+        output: usage.outputTokens ?? 0,
+        ...usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}
+      }
+    },
+    void 0,
+    o
+  );
+}
+function boundTurnCost(agent, usage, leftUsd) {
+  const priced = agent.kind === "command" && agent.pricing ? priceTokens(
+    {
+      input: usage.inputTokens ?? 0,
+      output: usage.outputTokens ?? 0,
+      cachedInput: usage.cachedInputTokens
+    },
+    agent.pricing
+  ) : void 0;
+  const reportedUsd = priced ?? usage.costUsd ?? 0;
+  const left = leftUsd === void 0 ? void 0 : Math.max(0, Math.round(leftUsd * 1e6) / 1e6);
+  const over = left !== void 0 && reportedUsd > left;
+  const costUsd = over ? left : reportedUsd;
+  const counted = priced !== void 0 || over || usage.costUsd !== void 0;
+  return { usage: { ...usage, ...counted ? { costUsd } : {} }, reportedUsd, over };
+}
+function budgetedAgent(agent, leftUsd) {
+  return agent.kind === "claude-code" && leftUsd !== void 0 ? { ...agent, maxBudgetUsd: leftUsd } : agent;
+}
+const usage_usd = (n) => `$${n.toFixed(2)}`;
+function budgetEnding(budgetUsd, spentUsd, over) {
+  return {
+    kind: "failed",
+    reason: over ? `the crew's budget dispatch.crewBudgetUsd (${usage_usd(budgetUsd)}) is spent: turn ${over.turn} reported ${usage_usd(over.reportedUsd)}, more than the ${usage_usd(over.leftUsd)} left, and was recorded as what was left; the crew was stopped` : `the crew's budget dispatch.crewBudgetUsd (${usage_usd(budgetUsd)}) is spent (${usage_usd(spentUsd)} recorded): no further turn`
+  };
+}
+
+
 // EXTERNAL MODULE: external "node:string_decoder"
 var external_node_string_decoder_ = __nccwpck_require__(46193);
 ;// CONCATENATED MODULE: ./.build/src/agents/output.js
+
 
 
 const output_MAX_LINE = 4 * 1024 * 1024;
@@ -63674,10 +65567,15 @@ function output_scanText(text, sink) {
   for (let i = 0; i < text.length; i += CHUNK) s.write(text.slice(i, i + CHUNK));
   return s.end();
 }
-function scanFile(path, offset, sink) {
+function scanFile(path, offset, sink, headFile) {
   const s = new LineScanner(sink);
   const decoder = new external_node_string_decoder_.StringDecoder("utf8");
-  readFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
+  if (headFile && (0,external_node_fs_.existsSync)(headFile) && droppedBytes(path) > offset) {
+    const head = (0,external_node_fs_.readFileSync)(headFile);
+    const nl = head.lastIndexOf(10);
+    if (nl >= 0) s.write(decoder.write(head.subarray(0, nl + 1)));
+  }
+  readLogFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
   s.write(decoder.end());
   return s.end();
 }
@@ -63720,6 +65618,8 @@ function claudeArgv(agent, turn = {}) {
   const argv = [agent.bin ?? "claude", "-p", "--output-format", "json"];
   if (agent.model) argv.push("--model", agent.model);
   if (agent.maxTurns) argv.push("--max-turns", String(agent.maxTurns));
+  if (agent.maxBudgetUsd !== void 0 && Number.isFinite(agent.maxBudgetUsd) && agent.maxBudgetUsd > 0)
+    argv.push("--max-budget-usd", String(Math.max(1e-6, Math.floor(agent.maxBudgetUsd * 1e6) / 1e6)));
   if (turn.readOnly) {
     argv.push(
       "--permission-mode",
@@ -63877,17 +65777,20 @@ function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
   const limitLine = isLimitNotice(text);
   if (r.is_error === true || r.subtype && r.subtype !== "success" || exitCode !== 0 || limitLine) {
     const decisive = [text, errors].filter(Boolean).join("\n");
-    const kind = apiKind(r, "usage_limit") ?? classifyTiers([decisive]) ?? apiKind(r) ?? classifyTiers([prose]);
+    const envelope = r.is_error === true && (apiErrorFields(r) || r.subtype === void 0 || r.subtype === "success");
+    const fromEnvelope = envelope ? apiKind(r, "usage_limit") ?? classifyTiers([decisive]) ?? apiKind(r) : void 0;
+    const kind = fromEnvelope ?? apiKind(r, "usage_limit") ?? classifyTiers([decisive]) ?? apiKind(r) ?? classifyTiers([prose]);
     const words = [decisive, r.subtype && r.subtype !== "success" ? r.subtype : "", prose].filter(Boolean).join("\n");
-    return {
-      ...errorEnding("claude", kind, words, now, {
-        decisive,
-        subtype: r.subtype,
-        resumed: ctx.resumed,
-        ...reader.resetAt ? { resetAt: reader.resetAt } : {}
-      }),
-      ...common
-    };
+    const ending = errorEnding("claude", kind, words, now, {
+      decisive,
+      subtype: r.subtype,
+      resumed: ctx.resumed,
+      ...reader.resetAt ? { resetAt: reader.resetAt } : {},
+      ...fromEnvelope ? { toolSignal: true } : {}
+    });
+    if (r.subtype === "error_max_budget_usd")
+      ending.reason = `claude stopped at its --max-budget-usd (what was left of dispatch.crewBudgetUsd): ${ending.reason}`;
+    return { ...ending, ...common };
   }
   const denied = (Array.isArray(r.permission_denials) ? r.permission_denials : []).map((d) => typeof d?.tool_name === "string" ? d.tool_name : "?").slice(0, 20);
   return {
@@ -63895,6 +65798,9 @@ function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
     reason: `claude finished (${r.num_turns ?? "?"} turn(s))` + (denied.length ? `; ${denied.length} tool call(s) were denied permission (${[...new Set(denied)].join(", ")}): allow them with --allowedTools in agents[].args` : ""),
     ...common
   };
+}
+function apiErrorFields(r) {
+  return typeof r.api_error_status === "number" || typeof r.api_error_type === "string" || typeof r.api_error === "string";
 }
 function apiKind(r, only) {
   const status = typeof r.api_error_status === "number" ? r.api_error_status : void 0;
@@ -64129,10 +66035,12 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
         ...common
       };
     const words = [decisive, around].filter(Boolean).join("\n");
+    const fromEvents = decisive.trim() ? classifyTiers([decisive]) : void 0;
     return {
-      ...errorEnding("codex", classifyTiers([decisive.trim() ? decisive : around]), words, now, {
+      ...errorEnding("codex", decisive.trim() ? fromEvents : classifyTiers([around]), words, now, {
         resumed: ctx.resumed,
-        decisive
+        decisive,
+        ...fromEvents ? { toolSignal: true } : {}
       }),
       ...common
     };
@@ -64163,6 +66071,7 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
 
 
 
+
 async function runTurn(agent, o) {
   const cli = agent.kind !== "command";
   const argv = cli ? agent.kind === "claude-code" ? claudeArgv(agent, {
@@ -64172,16 +66081,17 @@ async function runTurn(agent, o) {
     ...o.resume ? { resume: o.resume } : {},
     ...o.sandboxed ? { outerSandbox: true } : {}
   }) : o.commandArgv(agent.command ?? []).map((a) => a.split("{brief}").join(o.briefPath));
+  (0,external_node_fs_.rmSync)(turnHead(o.logFile), { force: true });
   const started = await launch(argv, o);
   const recorded = "recorded" in started ? started.recorded : void 0;
   if (!recorded) {
     (0,external_node_fs_.rmSync)(o.usageFile, { force: true });
-    if (cli) (0,external_node_fs_.appendFileSync)(o.logFile, `[school] ${agent.kind} turn: ${argv.join(" ")}
-`);
+    if (cli) appendCapped(o.logFile, `[school] ${agent.kind} turn: ${argv.join(" ")}
+`, o.logMaxBytes);
   }
-  const offset = recorded?.logOffset ?? ((0,external_node_fs_.existsSync)(o.logFile) ? (0,external_node_fs_.statSync)(o.logFile).size : 0);
+  const offset = recorded?.logOffset ?? logicalSize(o.logFile);
   const run = "exitCode" in started ? started : await launched(started, o, cli);
-  const report = readReport(o.reportFile, o.logFile);
+  const report = readReport(o.reportFile, o.logFile, o.logMaxBytes);
   const proc = {
     exitCode: run.exitCode,
     signal: run.signal,
@@ -64202,11 +66112,11 @@ async function runTurn(agent, o) {
   let ending;
   if (agent.kind === "claude-code") {
     const reader = new ClaudeReader();
-    const out = logged ? scanFile(o.logFile, offset, reader.line) : { prose: "", tail: "" };
+    const out = logged ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile)) : { prose: "", tail: "" };
     ending = claudeVerdict(reader, run.exitCode, out, now, ctx);
   } else if (agent.kind === "codex") {
     const reader = new CodexReader();
-    const out = logged ? scanFile(o.logFile, offset, reader.line) : { prose: "", tail: "" };
+    const out = logged ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile)) : { prose: "", tail: "" };
     ending = codexVerdict(agent, reader, run.exitCode, out, now, ctx);
   } else {
     const c = classify(run, report, null, o.timeoutMs);
@@ -64227,6 +66137,8 @@ async function launch(argv, o) {
     return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
   }
 }
+const TURN_HEAD_BYTES = 64 * 1024;
+const turnHead = (logFile) => `${logFile}.turn-head`;
 async function launched(started, o, cli) {
   if (started.run)
     return started.run({
@@ -64234,6 +66146,7 @@ async function launched(started, o, cli) {
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs,
       logFile: o.logFile,
+      ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {},
       ...cli ? { input: o.prompt } : {},
       onSpawn: o.onSpawn
     });
@@ -64243,6 +66156,8 @@ async function launched(started, o, cli) {
     timeoutMs: o.timeoutMs,
     graceMs: o.graceMs,
     logFile: o.logFile,
+    ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {},
+    ...cli ? { logHead: { file: turnHead(o.logFile), bytes: TURN_HEAD_BYTES } } : {},
     ...cli ? { input: o.prompt } : {},
     onSpawn: o.onSpawn
   });
@@ -64258,12 +66173,12 @@ const NOT_STARTED = {
   truncated: false,
   overflowed: false
 };
-function readReport(path, logFile) {
+function readReport(path, logFile, logMaxBytes) {
   try {
     return readUntrustedFile(path);
   } catch (e) {
-    (0,external_node_fs_.appendFileSync)(logFile, `[school] report ignored: ${e.message}
-`);
+    appendCapped(logFile, `[school] report ignored: ${e.message}
+`, logMaxBytes);
     return void 0;
   }
 }
@@ -64296,6 +66211,8 @@ function baseEnding(agent, run, timeoutMs) {
 
 
 
+
+
 async function runSession(i) {
   const { agent, paths } = i;
   const verifyEnv = childEnv({ set: i.crewVars });
@@ -64313,9 +66230,16 @@ async function runSession(i) {
     prompt = (0,external_node_fs_.readFileSync)(resuming.promptPath, "utf8");
     meter = resuming.meter;
   }
+  let spentUsd = 0;
   for (; ; ) {
     const resume = resuming?.sessionId ?? (r.corrections > 0 ? r.session : void 0);
-    const turn = await runTurn(agent, {
+    const budget = i.crewBudgetUsd;
+    const left = budget === void 0 ? void 0 : Math.round((budget - spentUsd) * 1e6) / 1e6;
+    if (budget !== void 0 && left !== void 0 && left <= 0) {
+      r.ending = budgetEnding(budget, spentUsd);
+      return r;
+    }
+    const turn = await runTurn(budgetedAgent(agent, left), {
       cwd: i.worktree,
       env: childEnv({
         pass: agent.passEnv,
@@ -64329,6 +66253,7 @@ async function runSession(i) {
       timeoutMs: i.timeoutMs,
       graceMs: i.graceMs,
       logFile: paths.studentLog,
+      ...i.logMaxBytes ? { logMaxBytes: i.logMaxBytes } : {},
       briefPath,
       prompt,
       ...resume ? { resume } : {},
@@ -64355,7 +66280,7 @@ async function runSession(i) {
       const other = turn.ending.sessionId;
       r.start = other && other !== asked ? { session: "fresh", why: `the agent started session ${other} instead of resuming ${asked}` } : { session: "resumed" };
     }
-    let ending = turn.ending;
+    let ending = notFoundEnding(agent, turn, paths.studentLog);
     let frozen;
     if (ending.failedWrites) {
       frozen = await i.freeze();
@@ -64367,14 +66292,29 @@ async function runSession(i) {
     r.session = ending.sessionId ?? r.session;
     meter = ending.meter ?? meter;
     r.meter = meter;
-    if (ending.usage) await recordCrewSpend(i.layout, i.spendOf, ending.usage, r.corrections);
+    if (ending.usage) {
+      const cost = boundTurnCost(agent, ending.usage, left);
+      ending = r.ending = { ...ending, usage: cost.usage };
+      const reported = { ...cost.usage, costUsd: cost.reportedUsd };
+      await recordCrewSpend(i.layout, i.spendOf, reported, r.corrections, {
+        ...left !== void 0 ? { maxUsd: left } : {}
+      });
+      spentUsd += cost.usage.costUsd ?? 0;
+      if (cost.over && budget !== void 0 && left !== void 0) {
+        const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
+        r.usage = addUsage(r.usage, cost.usage);
+        r.ending = budgetEnding(budget, spentUsd, over);
+        await i.alert?.("cost-over-budget", r.ending.reason);
+        return r;
+      }
+    }
     r.usage = addUsage(r.usage, ending.usage);
     if (ending.kind !== "succeeded" || !i.verify || !i.verifies) return r;
     frozen ??= await i.freeze();
     const diffSha = frozen.sha;
     (0,external_node_fs_.rmSync)(paths.verifyLog, { force: true });
     const v = await i.runVerify(i.verify, verifyEnv, frozen.patch);
-    const log = redact_redactText((0,external_node_fs_.existsSync)(paths.verifyLog) ? (0,external_node_fs_.readFileSync)(paths.verifyLog, "utf8") : "");
+    const log = redact_redactText(readLogText(paths.verifyLog, i.logMaxBytes));
     r.verificationLog = log;
     r.verification = {
       command: [...i.verify],
@@ -64386,7 +66326,8 @@ async function runSession(i) {
       diffSha,
       timedOut: v.timedOut
     };
-    if (r.verification.passed || r.corrections >= i.maxCorrections) return r;
+    if (v.missing) r.missing = v.missing;
+    if (r.verification.passed || r.missing || r.corrections >= i.maxCorrections) return r;
     if (agent.kind !== "command" && !r.session) return r;
     r.corrections++;
     const correction = renderCorrection({
@@ -64402,6 +66343,17 @@ async function runSession(i) {
 ${correction}`);
     prompt = correction;
   }
+}
+function notFoundEnding(agent, turn, studentLog) {
+  if (turn.ending.kind !== "failed" || turn.process.exitCode !== 127) return turn.ending;
+  const missing = missingProgram({
+    output: readLogText(studentLog, 65536),
+    exitCode: 127,
+    command: agent.command ?? [agent.bin ?? (agent.kind === "codex" ? "codex" : "claude")],
+    hostPath: childEnv().PATH ?? ""
+  });
+  if (!missing) return turn.ending;
+  return { ...turn.ending, kind: "could_not_start", reason: describeMissing(missing, `agent ${agent.id}`) };
 }
 function resumeRefused(ending, sessionId) {
   if (ending.kind === "could_not_start" && sessionLost(`${ending.reason}
@@ -64424,6 +66376,7 @@ function quietCli(agent) {
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
+const MAX_INFRA_ABORTS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -64448,6 +66401,7 @@ function stateOf(crews, verdict, requeued) {
   );
   const failures = [];
   let orphans = [];
+  let infra = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -64464,8 +66418,17 @@ function stateOf(crews, verdict, requeued) {
       else return { kind: "done", crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
+    } else if (run.infra) {
+      infra.push(run.crewId);
+      if (infra.length >= MAX_INFRA_ABORTS) {
+        const [a, b] = infra.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], infra: infra.length };
+      }
     }
-    if (failures.at(-1) === run.crewId) orphans = [];
+    if (failures.at(-1) === run.crewId) {
+      orphans = [];
+      infra = [];
+    }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
@@ -64542,6 +66505,15 @@ async function continueInterrupted(layout, runs, worktree) {
   const patch = (0,external_node_fs_.existsSync)(file) ? (0,external_node_fs_.readFileSync)(file) : Buffer.alloc(0);
   if (patch.length === 0) return void 0;
   const files = [...patch.toString("utf8").matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]);
+  const links = await patchGitlinks(worktree, "HEAD", patch);
+  if (links.ok && links.gitlinks.length)
+    return {
+      crewId: last.crewId,
+      outcome: last.outcome,
+      applied: false,
+      files,
+      detail: `the patch adds or changes submodule(s) (gitlink): ${links.gitlinks.slice(0, 5).join(", ")}; not applied`
+    };
   for (const mode of [[], ["--3way"]]) {
     const r = await runGit(["apply", "--whitespace=nowarn", ...mode, "-"], { cwd: worktree, input: patch });
     if (r.exitCode === 0) return { crewId: last.crewId, outcome: last.outcome, applied: true, files };
@@ -64742,6 +66714,36 @@ function readSpec(path) {
     graceMs: typeof raw.graceMs === "number" ? raw.graceMs : 5e3,
     config: parseConfig(raw.config, `crew spec ${path}`)
   };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/runtime-prune.js
+
+
+const REMOVED = ["sandbox", "checkouts"];
+function pruneFinishedRuntime(dir, maxFileBytes) {
+  const removed = [];
+  const walk = (d, rel) => {
+    let names;
+    try {
+      names = (0,external_node_fs_.readdirSync)(d);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const p = (0,external_node_path_.join)(d, name);
+      const r = rel ? `${rel}/${name}` : name;
+      const st = (0,external_node_fs_.lstatSync)(p, { throwIfNoEntry: false });
+      if (!st) continue;
+      const drop = st.isDirectory() ? !rel && REMOVED.includes(name) : !st.isFile() || st.size > maxFileBytes;
+      if (drop) {
+        (0,external_node_fs_.rmSync)(p, { recursive: true, force: true });
+        removed.push(r);
+      } else if (st.isDirectory()) walk(p, r);
+    }
+  };
+  walk(dir, "");
+  return removed;
 }
 
 
@@ -65014,6 +67016,10 @@ function sessionToKeep(o) {
 
 
 
+
+
+
+
 function findItem(layout, issue) {
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
@@ -65110,6 +67116,8 @@ class CrewRun {
   /** N7.1: the classroom lost the crew before its student finished: not the student's failed run. */
   orphaned = false;
   resetAt;
+  /** The limit came from the CLI's own error envelope: it pauses the school, not only this agent. */
+  schoolWide = false;
   stopBeat = () => {
   };
   /** The slot's worktree. */
@@ -65129,6 +67137,7 @@ class CrewRun {
       process: { crewId: spec.crewId, ...localIdentity(process.pid) },
       leaseMs,
       worktreeFor: (slot) => this.classroom.workdir(slot),
+      outOfService: (slot) => outOfService(this.classroom.workdir(slot)),
       jobStatus: this.deps.jobStatus
     });
     this.slot = claim.slot;
@@ -65179,7 +67188,8 @@ class CrewRun {
     }
   }
   /** Records an alert: in the result, the log and the audit trail. */
-  alert = async (kind, detail) => {
+  alert = async (kind, raw) => {
+    const detail = boundText(raw, MAX_REASON);
     this.alerts.push(`${kind}: ${detail}`);
     this.log.warning(`crew ${this.spec.crewId}: ${kind}: ${detail}`);
     await audit(this.layout, "crew.alert", {
@@ -65213,7 +67223,11 @@ class CrewRun {
     this.reason = r.reason;
     this.infra = r.infra === true;
     this.resetAt = r.resetAt;
-    if (this.infra) await this.alert("agent-could-not-start", r.reason);
+    this.schoolWide = r.schoolWide === true;
+    const hits = sandbox.limits.hits();
+    if (hits.length)
+      [this.outcome, this.reason] = ["failed", `the crew hit ${hits.join(" and ")}; ${r.reason}`];
+    if (this.infra) await this.alert(r.alert ?? "agent-could-not-start", r.reason);
     if (r.detail && this.outcome !== "succeeded")
       this.log.warning(`crew ${this.spec.crewId}: ${agent.id} said: ${redact_redactText(r.detail)}`);
     if (r.usage) this.log.info(`crew ${this.spec.crewId}: usage ${JSON.stringify(r.usage)}`);
@@ -65240,23 +67254,25 @@ class CrewRun {
       await this.alert("classroom-interrupted", e.message);
     } else if (!(e instanceof AbortCrew)) await this.alert("runtime-error", errors_message(e));
   }
-  /** Stops the heartbeat, closes the sandbox (alerting refused egress), tears down, releases the lease. */
+  /** Stops the heartbeat, closes the sandbox (alerting refused egress), tears down. */
   async close() {
     this.stopBeat();
     const refused = this.sandbox ? await this.sandbox.close().catch(() => []) : [];
     if (refused.length)
       await this.alert(
         "egress-refused",
-        `the sandbox refused connections to ${refused.slice(0, 10).map((r) => r.count > 1 ? `${r.target} (${r.count}\xD7)` : r.target).join(", ")} (not on sandbox.allow)`
+        `the sandbox refused connections to ${refused.slice(0, 10).map((r) => {
+          const target = boundText(r.target, MAX_DETAIL);
+          return r.count > 1 ? `${target} (${r.count}\xD7)` : target;
+        }).join(", ")} (not on sandbox.allow)`
       );
     await this.teardown().catch((e) => this.alert("teardown-failed", errors_message(e)));
-    await releaseLease(this.layout, this.spec.crewId, `crew ${this.outcome}`);
   }
-  /** Appends `crew.finished`, pauses launches on a usage limit, enqueues grading; the result. */
+  /** Appends `crew.finished` with the lease's release, pauses on a usage limit, enqueues grading. */
   async finish() {
     const { spec, crew, outcome, alerts } = this;
     if (alerts.length) this.reason = `${this.reason}; alerts: ${alerts.join(" | ")}`;
-    const reason = this.reason;
+    const reason = this.reason = boundText(this.reason, MAX_FINISHED_REASON);
     const durationMs = performance.now() - this.started;
     await crewEventLog(this.layout).append([
       event_log_event("crew.finished", `finished:${spec.crewId}`, {
@@ -65268,16 +67284,29 @@ class CrewRun {
         ...this.preVerify && outcome === "aborted" ? { preVerify: true } : {},
         ...this.infra && outcome === "aborted" ? { infra: true } : {},
         ...this.orphaned && outcome === "aborted" ? { orphaned: true } : {}
-      })
+      }),
+      event_log_event("lease.released", `released:${spec.crewId}`, { crewId: spec.crewId, reason: `crew ${outcome}` })
     ]);
-    await pauseForOutcome(this.layout, {
-      crewId: spec.crewId,
-      issueNumber: crew.issueNumber,
-      outcome,
-      reason,
-      ...this.resetAt ? { until: this.resetAt } : {}
-    });
+    await pauseForOutcome(
+      this.layout,
+      {
+        crewId: spec.crewId,
+        issueNumber: crew.issueNumber,
+        outcome,
+        reason,
+        agent: crew.agent,
+        ...this.schoolWide ? { schoolWide: true } : {},
+        ...this.resetAt ? { until: this.resetAt } : {}
+      },
+      /* @__PURE__ */ new Date(),
+      spec.config.dispatch.agentPauseMaxMinutes * 6e4
+    );
     await this.enqueueGrading();
+    try {
+      pruneFinishedRuntime(this.scratch, spec.config.dispatch.logMaxBytes);
+    } catch (e) {
+      this.log.warning(`crew ${spec.crewId}: runtime directory not pruned: ${errors_message(e)}`);
+    }
     return { crewId: spec.crewId, outcome, reason, slot: this.slot, alerts, durationMs };
   }
   /** A graded outcome with a finished bookbag becomes a grading job. */
@@ -65367,6 +67396,9 @@ class CrewRun {
       ...spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {},
       verifies: classroom.verifies,
       maxCorrections: spec.config.dispatch.correctionTurns,
+      logMaxBytes: spec.config.dispatch.logMaxBytes,
+      crewBudgetUsd: spec.config.dispatch.crewBudgetUsd,
+      alert: this.alert,
       timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1e3,
       graceMs: spec.graceMs,
       baseSha: spec.baseSha,
@@ -65391,7 +67423,7 @@ class CrewRun {
     const verification = session.verification;
     const collected = await this.classroom.collect(this.slot, spec.baseSha);
     const diff = redact_redactText(collected.patch.toString("utf8"));
-    const classified = classifyEnding(ending, verification, corrections);
+    const classified = classifyEnding(ending, verification, corrections, session.missing);
     const store = sessionToKeep({
       agent,
       confined: sandbox.confined,
@@ -65459,7 +67491,12 @@ class CrewRun {
     await this.killLeftovers();
     await putBackGit(this, spec.baseSha, classroom.workdir(slot));
     if (!this.prepared) return;
-    const { ignored } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [] }));
+    const { ignored, nested = [] } = await classroom.collect(slot, spec.baseSha).catch(() => ({ ignored: [], nested: [] }));
+    if (nested.length)
+      await this.alert(
+        "nested-repository",
+        `removed before git ran (host git never enters a repository the student made): ${nested.slice(0, 10).join(", ")}`
+      );
     if (ignored.length)
       await this.alert(
         "leftover-files",
@@ -65548,19 +67585,26 @@ class CrewRun {
       worktree,
       promptPath: (0,external_node_path_.join)(scratch, "revision.md")
     });
-    const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
+    if (sandbox.confined && !this.collecting)
+      copyHomeFiles({ agentId: agent.id, files: agent.homeFiles ?? [], home: studentHome });
+    const keys = sandbox.keyProxyable ? keyProxyPlan(agent, process.env) : void 0;
+    if (keys) redact_registerSecret(keys.key);
+    const allow = [...agentAllowList(agent, process.env, keys), ...spec.config.sandbox.allow];
     return {
-      launch: async (argv, env) => classroom.host(
-        await sandbox.confine(argv, env, {
-          cwd: worktree,
-          writable: [worktree, ...dirs ? [dirs.admin] : [], out],
-          readOnly: [...git.readOnly, ...briefs()],
-          masked: git.masked,
-          home: studentHome,
-          allow
-        }),
-        { crewId: spec.crewId, slot, dir: scratch }
-      ),
+      launch: async (given, passed) => {
+        const turn = await keyProxyTurn(sandbox, keys, { argv: given, env: passed, allow });
+        return classroom.host(
+          await sandbox.confine(turn.argv, turn.env, {
+            cwd: worktree,
+            writable: [worktree, ...dirs ? [dirs.admin] : [], out],
+            readOnly: [...git.readOnly, ...briefs()],
+            masked: git.masked,
+            home: studentHome,
+            allow: turn.allow
+          }),
+          { crewId: spec.crewId, slot, dir: scratch }
+        );
+      },
       ...revision ? { revision } : {},
       runVerify: (argv, env, patch) => verifyOnCleanCheckout(
         {
@@ -66285,16 +68329,73 @@ async function writeSummary(build, logger) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/markdown.js
+
+const ZWJ = "\u200D";
+function longestBacktickRun(s) {
+  let longest = 0;
+  for (const m of s.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return longest;
+}
+function bound(s, max) {
+  const points = Array.from(s);
+  return points.length > max ? `${points.slice(0, Math.max(0, max - 1)).join("")}\u2026` : s;
+}
+function boundTail(s, max) {
+  const points = Array.from(s);
+  return points.length > max ? `\u2026${points.slice(points.length - Math.max(0, max - 1)).join("")}` : s;
+}
+function markdown_oneLine(s) {
+  return s.replace(/[\s\0]+/g, " ").trim();
+}
+function inlineCode(s, o = {}) {
+  let t = bound(markdown_oneLine(redact_redactText(s)), o.max ?? 200);
+  if (o.table) t = t.replace(/(\\*)\|/g, (_, b) => `${b}${b}\\|`);
+  const fence = "`".repeat(longestBacktickRun(t) + 1);
+  if (t === "") return `${fence} ${fence}`;
+  const pad = /^[` ]|[` ]$/.test(t) ? " " : "";
+  return `${fence}${pad}${t}${pad}${fence}`;
+}
+function codeBlock(s, o = {}) {
+  const t = boundTail(
+    redactText(s).replace(/\0/g, "\uFFFD").replace(/\r\n?/g, "\n").replace(/\s+$/, ""),
+    o.max ?? 4e3
+  );
+  const fence = "`".repeat(Math.max(3, longestBacktickRun(t) + 1));
+  return `${fence}text
+${t}
+${fence}`;
+}
+function unlink(s) {
+  return s.replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`).replace(/#(?=\p{N})/gu, `#${ZWJ}`).replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`).replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k) => `${k[0]}${ZWJ}${k.slice(1)}`).replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`).replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+}
+const MARKDOWN_PUNCTUATION = /[\\`*_[\]~|$]/g;
+function plainText(s, max = 300) {
+  let t = bound(markdown_oneLine(redact_redactText(s)), max).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`);
+  t = t.replace(/^(\d+)([.)])/, "$1\\$2").replace(/^([-+#=])/, "\\$1");
+  return unlink(t);
+}
+function htmlText(s, max = 400) {
+  return bound(markdown_oneLine(redact_redactText(s)), max).replace(/&(?!(?:#\d{1,7}|#x[\da-f]{1,6}|[a-z][a-z\d]{1,31});)/gi, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/github/summary-blocks.js
 
 
+
 async function writeBlocks(blocks, logger) {
+  const text = (s) => htmlText(s, Infinity);
   await writeSummary((s) => {
     for (const b of blocks) {
-      if ("heading" in b) s.addHeading(b.heading, b.level ?? 2);
+      if ("heading" in b) s.addHeading(text(b.heading), b.level ?? 2);
       else if ("raw" in b) s.addRaw(b.raw, true);
-      else if ("list" in b) s.addList(b.list);
-      else s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
+      else if ("list" in b) s.addList(b.list.map(text));
+      else
+        s.addTable([
+          b.table.header.map((data) => ({ data: text(data), header: true })),
+          ...b.table.rows.map((row) => row.map(text))
+        ]);
     }
   }, logger);
 }
@@ -66321,6 +68422,7 @@ function fleet_status(d, beat, nowMs, ttlMs) {
   const base = {
     id: d.id,
     labels: d.labels,
+    ...d.hosted ? { hosted: d.hosted } : {},
     slots: d.worktrees,
     classroom: d.classroom,
     declaredClass: d.class
@@ -67008,7 +69110,7 @@ function admit(input) {
   if (gated) return gated;
   const pools = buildPools(input, waves);
   const { selected, refused } = admission_select(input, pools, waves);
-  const admitted = place(selected, pools, refused);
+  const admitted = admission_place(selected, pools, refused);
   return { admitted, refused, waves };
 }
 function batchGate(input, waves) {
@@ -67024,7 +69126,7 @@ function batchGate(input, waves) {
   const { spentUsd, capUsd } = input.spend;
   if (capUsd !== void 0 && !(spentUsd < capUsd)) {
     const loud = spendCapLine(spentUsd, capUsd, candidates.length);
-    return all("spend-cap", loud, loud);
+    return all("spend-cap", `${loud}: the school's budget dispatch.spendCap is spent`, loud);
   }
   if (input.paused !== void 0) return all("paused", input.paused);
   if (waves < 1) {
@@ -67038,7 +69140,12 @@ function batchGate(input, waves) {
 }
 function admission_select(input, pools, waves) {
   const hasBot = pools.bot.daemons.length > 0;
-  const chooser = new AgentChooser(input.agents, input.scores);
+  const held = input.pausedAgents;
+  const chooser = new AgentChooser(
+    held?.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
+    input.scores
+  );
+  const everyone = held?.size ? new AgentChooser(input.agents, input.scores) : void 0;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused = [];
@@ -67057,7 +69164,9 @@ function admission_select(input, pools, waves) {
     }
     const choice = chooser.choose(c);
     if ("code" in choice) {
-      refuse(c, choice.code, choice.reason);
+      const all = everyone?.choose(c) ?? choice;
+      if ("code" in all) refuse(c, all.code, all.reason);
+      else refuse(c, "agent-paused", held?.get(all.agent) ?? `agent ${all.agent} is paused`);
       continue;
     }
     let poolName = c.role !== "coding" && hasBot ? "bot" : "worktree";
@@ -67094,7 +69203,7 @@ function admission_select(input, pools, waves) {
   }
   return { selected, refused };
 }
-function place(selected, pools, refused) {
+function admission_place(selected, pools, refused) {
   const slots = new Array(selected.length);
   for (const name of ["worktree", "bot"]) {
     const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
@@ -67840,7 +69949,48 @@ function parseHandoffName(name) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/handoff/lost-end.js
+
+
+
+const CREW_ID = /"crewId"\s*:\s*"(c\d{1,12}-[0-9a-f]{8})"/;
+const FINISHED = /"type"\s*:\s*"crew\.finished"/;
+function finishedCrewOf(line, parsed) {
+  if (parsed) {
+    const id = parsed.data?.crewId;
+    return parsed.type === "crew.finished" && typeof id === "string" ? id : void 0;
+  }
+  const head = line.slice(0, 4096);
+  if (!FINISHED.test(head) && !FINISHED.test(line.slice(-4096))) return void 0;
+  return CREW_ID.exec(head)?.[1] ?? CREW_ID.exec(line.slice(-4096))?.[1];
+}
+function finishedShape(e) {
+  const d = e.data;
+  if (typeof d.outcome !== "string" || !CREW_OUTCOMES.includes(d.outcome))
+    return `outcome ${boundText(String(d.outcome), 80)} is not a crew outcome`;
+  if (typeof d.reason !== "string") return "reason is not a string";
+  if (typeof d.issueNumber !== "number") return "issueNumber is not a number";
+  return void 0;
+}
+function lostEnd(crewId, why, ctx, now = /* @__PURE__ */ new Date()) {
+  const crew = ctx.registry.crews[crewId];
+  if (!ctx.crews.has(crewId) || !crew || crew.status !== "running") return void 0;
+  return event_log_event(
+    "crew.finished",
+    `finished:${crewId}`,
+    {
+      crewId,
+      issueNumber: crew.issueNumber,
+      outcome: "aborted",
+      reason: `its crew.finished was refused at import (${boundText(why, MAX_DETAIL)}); recorded as aborted`
+    },
+    now
+  );
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/handoff/import.js
+
 
 
 
@@ -67874,12 +70024,12 @@ const onDaemon = (e, c) => {
   return d === void 0 || d === c.daemon ? void 0 : `names daemon ${String(d)}, not ${c.daemon}`;
 };
 const both = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
-const CREW_ID = /^c(\d+)-[0-9a-f]{8}$/;
+const import_CREW_ID = /^c(\d+)-[0-9a-f]{8}$/;
 const repairOf = (e, c) => {
   const d = e.data;
   if (typeof d.repairOf !== "string") return "a crew job plans only the repair of its own failed crew";
   if (e.key !== `planned:${String(d.crewId)}`) return "its key is not planned:<crewId>";
-  const id = typeof d.crewId === "string" ? CREW_ID.exec(d.crewId) : null;
+  const id = typeof d.crewId === "string" ? import_CREW_ID.exec(d.crewId) : null;
   if (!id || Number(id[1]) !== d.issueNumber) return "its crew id does not name its issue";
   const known = c.registry.crews[d.crewId];
   if (known) {
@@ -68008,24 +70158,34 @@ async function importHandoffs(layout, root, o) {
       };
       const rules = roster ? { school: { "roster.heartbeat": RULES.school["roster.heartbeat"] } } : RULES;
       const accepted = [];
+      const take = (e) => {
+        accepted.push(redact_redact(e));
+        if (log !== "crews") return;
+        if (e.type !== "crew.process") crewFold.apply(ctx.registry, e);
+        if (e.type === "crew.planned" || e.type === "crew.claimed")
+          ctx.crews.add(e.data.crewId);
+      };
+      const endLost = (line, why, e) => {
+        const crewId = log === "crews" && !roster ? finishedCrewOf(line, e) : void 0;
+        const end = crewId ? lostEnd(crewId, why, ctx) : void 0;
+        if (end) take(end);
+      };
       for (const line of bytes.toString("utf8").split("\n")) {
         if (!line.trim()) continue;
         const e = parseEvent(line);
         if (typeof e === "string") {
           refuse(file, e);
+          endLost(line, e);
           continue;
         }
         const rule = rules[log]?.[e.type];
-        const why = rule ? await rule(e, ctx) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
+        const why = rule ? await rule(e, ctx) ?? (e.type === "crew.finished" ? finishedShape(e) : void 0) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
         if (why) {
           refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
+          endLost(line, why, e);
           continue;
         }
-        accepted.push(redact_redact(e));
-        if (log !== "crews") continue;
-        if (e.type !== "crew.process") crewFold.apply(ctx.registry, e);
-        if (e.type === "crew.planned" || e.type === "crew.claimed")
-          ctx.crews.add(e.data.crewId);
+        take(e);
       }
       const appended = await new EventLog(layout.file(log)).append(accepted);
       entry.accepted += appended.length;
@@ -68690,6 +70850,12 @@ function reconcile(registry, now, checks) {
       events.push(finished(c, "cancelled", reason, now));
       reconciled.push({ crewId: c.crewId, issueNumber: c.issueNumber, outcome: "cancelled", reason });
     } else if (c.status === "running") {
+      const lost = leaseGone(registry, c);
+      if (lost) {
+        events.push(finished(c, "aborted", lost, now));
+        reconciled.push({ crewId: c.crewId, issueNumber: c.issueNumber, outcome: "aborted", reason: lost });
+        continue;
+      }
       const lease = expiredLease(registry, c.crewId, now);
       const why = lease && goneBecause(lease.owner, checks);
       if (!lease || why === void 0) continue;
@@ -68702,6 +70868,10 @@ function reconcile(registry, now, checks) {
     }
   }
   return { events, reconciled };
+}
+function leaseGone(registry, c) {
+  if (Object.values(registry.leases).some((l) => l.crewId === c.crewId)) return void 0;
+  return `running since ${c.startedAt ?? "an unknown time"} but its lease is gone with no crew.finished recorded (released or reclaimed without an end); reconciled by the planner`;
 }
 function finished(c, outcome, reason, now) {
   return event_log_event(
@@ -68825,7 +70995,7 @@ function readPlanInputs(input, registry, now, corrupt) {
       blocked ??= errors_message(e);
     }
   }
-  const pending = blocked ? [] : pendingPauses(registry, schoolDedup, now, layout);
+  const pending = blocked ? [] : pendingPauses(registry, schoolDedup, now, layout, config.dispatch.agentPauseMaxMinutes * 6e4);
   return {
     ...blocked !== void 0 ? { blocked } : {},
     school,
@@ -68837,13 +71007,17 @@ function readPlanInputs(input, registry, now, corrupt) {
 function decide(input, registry, read, now, remainingMs) {
   const { config } = input;
   const { blocked, capUsd, spentUsd } = read;
-  const pauses = activePauses(
-    [
-      ...read.school.pauses,
-      ...read.pending.map((e) => ({ ...e.data, at: e.at, key: e.key }))
-    ],
-    now
+  const split = splitPauses(
+    activePauses(
+      [
+        ...read.school.pauses,
+        ...read.pending.map((e) => ({ ...e.data, at: e.at, key: e.key }))
+      ],
+      now
+    )
   );
+  const pauses = split.school;
+  const pausedAgents = describeAgentPauses(split.agents);
   const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues), registry);
   predictRunTimes(input, registry, sorted.candidates);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
@@ -68851,7 +71025,8 @@ function decide(input, registry, read, now, remainingMs) {
     remainingMs,
     spend: { spentUsd: spentUsd ?? 0, ...capUsd !== void 0 ? { capUsd } : {} },
     ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {}
+    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {},
+    ...pausedAgents.size > 0 ? { pausedAgents } : {}
   });
   const decision = admit(admission);
   const standby = input.standby ? admitStandby(
@@ -69553,6 +71728,13 @@ class SlotDriver {
       if (held) {
         this.toLaunch.shift();
         this.skip(next, held, held);
+        continue;
+      }
+      const agent = readCrewState(this.o.layout).registry.crews[next]?.agent;
+      const waits = agent ? agentPausedReason(this.o.layout, agent) : void 0;
+      if (waits) {
+        this.toLaunch.shift();
+        this.skip(next, waits, waits);
         continue;
       }
       if (this.diskHolds(next) === void 0) return;
@@ -70365,6 +72547,7 @@ function octokitPort(client, repository, o = {}) {
 
 
 
+
 const statusMarker = statusMarkerOf;
 function latestCrew(crews) {
   return [...crews].sort(
@@ -70398,7 +72581,7 @@ function issueStatuses(i) {
     } else if (state2?.kind === "stopped")
       out.set(issue, {
         state: "stopped",
-        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : state2.infra ? `${state2.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
       });
     else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
       out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
@@ -70458,15 +72641,15 @@ function state(s) {
       return "grading \u2014 the crew finished; the judges have not decided yet";
     case "accepted": {
       if (s.branchMoved)
-        return `accepted, not pushed \u2014 someone pushed to \`${s.branchMoved.branch}\` while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
+        return `accepted, not pushed \u2014 someone pushed to ${inlineCode(s.branchMoved.branch)} while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
       const d = s.delivery;
-      const where = d?.pullRequest ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})` : d ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\`` : "delivery pending";
+      const where = d?.pullRequest ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})` : d ? `branch ${inlineCode(d.branch)} at ${inlineCode(d.sha.slice(0, 12))}` : "delivery pending";
       return `accepted \u2014 ${where}${s.settled === "merged" ? ", merged" : s.settled === "closed" ? ", closed without merging" : ""}`;
     }
     case "rejected":
-      return s.revision ? `rejected \u2014 ${s.reason}; the pull request stays as it was` : `rejected \u2014 ${s.reason}${s.repair ? " (a repair is queued)" : ""}`;
+      return s.revision ? `rejected \u2014 ${plainText(s.reason)}; the pull request stays as it was` : `rejected \u2014 ${plainText(s.reason)}${s.repair ? " (a repair is queued)" : ""}`;
     case "paused":
-      return `paused \u2014 ${s.reason}; the school retries when it can`;
+      return `paused \u2014 ${plainText(s.reason)}; the school retries when it can`;
     case "stopped":
       return `stopped \u2014 ${s.reason}`;
   }
@@ -70475,7 +72658,7 @@ function statusComment(issueNumber, s) {
   const lines = [
     statusMarker(issueNumber),
     `**school-core status:** ${headline(s)}`,
-    ..."crewId" in s ? ["", `Crew \`${s.crewId}\` (agent \`${s.agent}\`).`] : [],
+    ..."crewId" in s ? ["", `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : [],
     "",
     "<sub>This comment is edited in place as the work moves on.</sub>"
   ];
@@ -72424,6 +74607,10 @@ function dispatchOutputs(r) {
         ),
         // Every configured daemon's id, work or not: the roster job beats each one.
         fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
+        // The daemons whose jobs run on a GitHub-hosted runner, with its label (daemon-matrix.mjs routes them).
+        runners: JSON.stringify(
+          Object.fromEntries(r.plan.fleet.filter((d) => d.hosted).map((d) => [d.id, d.hosted]))
+        ),
         admitted: String(r.plan.assignments.length),
         refused: String(r.plan.refused.length),
         // The crew jobs then fetch the school's branches: a revision starts from its pull request's head.

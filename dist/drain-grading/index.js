@@ -50970,16 +50970,73 @@ async function writeSummary(build, logger) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/markdown.js
+
+const ZWJ = "\u200D";
+function longestBacktickRun(s) {
+  let longest = 0;
+  for (const m of s.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return longest;
+}
+function bound(s, max) {
+  const points = Array.from(s);
+  return points.length > max ? `${points.slice(0, Math.max(0, max - 1)).join("")}\u2026` : s;
+}
+function boundTail(s, max) {
+  const points = Array.from(s);
+  return points.length > max ? `\u2026${points.slice(points.length - Math.max(0, max - 1)).join("")}` : s;
+}
+function oneLine(s) {
+  return s.replace(/[\s\0]+/g, " ").trim();
+}
+function inlineCode(s, o = {}) {
+  let t = bound(oneLine(redact_redactText(s)), o.max ?? 200);
+  if (o.table) t = t.replace(/(\\*)\|/g, (_, b) => `${b}${b}\\|`);
+  const fence = "`".repeat(longestBacktickRun(t) + 1);
+  if (t === "") return `${fence} ${fence}`;
+  const pad = /^[` ]|[` ]$/.test(t) ? " " : "";
+  return `${fence}${pad}${t}${pad}${fence}`;
+}
+function codeBlock(s, o = {}) {
+  const t = boundTail(
+    redact_redactText(s).replace(/\0/g, "\uFFFD").replace(/\r\n?/g, "\n").replace(/\s+$/, ""),
+    o.max ?? 4e3
+  );
+  const fence = "`".repeat(Math.max(3, longestBacktickRun(t) + 1));
+  return `${fence}text
+${t}
+${fence}`;
+}
+function unlink(s) {
+  return s.replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`).replace(/#(?=\p{N})/gu, `#${ZWJ}`).replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`).replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k) => `${k[0]}${ZWJ}${k.slice(1)}`).replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`).replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+}
+const MARKDOWN_PUNCTUATION = /[\\`*_[\]~|$]/g;
+function plainText(s, max = 300) {
+  let t = bound(oneLine(redact_redactText(s)), max).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`);
+  t = t.replace(/^(\d+)([.)])/, "$1\\$2").replace(/^([-+#=])/, "\\$1");
+  return unlink(t);
+}
+function htmlText(s, max = 400) {
+  return bound(oneLine(redact_redactText(s)), max).replace(/&(?!(?:#\d{1,7}|#x[\da-f]{1,6}|[a-z][a-z\d]{1,31});)/gi, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/github/summary-blocks.js
 
 
+
 async function writeBlocks(blocks, logger) {
+  const text = (s) => htmlText(s, Infinity);
   await writeSummary((s) => {
     for (const b of blocks) {
-      if ("heading" in b) s.addHeading(b.heading, b.level ?? 2);
+      if ("heading" in b) s.addHeading(text(b.heading), b.level ?? 2);
       else if ("raw" in b) s.addRaw(b.raw, true);
-      else if ("list" in b) s.addList(b.list);
-      else s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
+      else if ("list" in b) s.addList(b.list.map(text));
+      else
+        s.addTable([
+          b.table.header.map((data) => ({ data: text(data), header: true })),
+          ...b.table.rows.map((row) => row.map(text))
+        ]);
     }
   }, logger);
 }
@@ -60537,7 +60594,7 @@ const BASE_ENV = [
   "SHELL"
 ];
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-function childEnv(o = {}) {
+function env_childEnv(o = {}) {
   const from = o.from ?? process.env;
   const env = {};
   for (const k of [...BASE_ENV, ...o.pass ?? []]) {
@@ -60551,7 +60608,7 @@ function childEnv(o = {}) {
   }
   return env;
 }
-function extendEnv(base, set) {
+function env_extendEnv(base, set) {
   const env = { ...base };
   for (const [k, v] of Object.entries(set)) {
     if (v === void 0) delete env[k];
@@ -60628,6 +60685,15 @@ const daemonSchema = strictObject({
     "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
   ),
   labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  hosted: schemas_string().regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+    "a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04"
+  ).refine(
+    (l) => l !== "self-hosted",
+    "self-hosted is the default: leave hosted out for a registered runner"
+  ).optional().describe(
+    "A GitHub-hosted runner label (ubuntu-latest): the daemon's crew and roster jobs run there instead of on the self-hosted runner [self-hosted, <prefix>-<id>]. Its jobs use the repository's Actions minutes and end after 6 hours (docs/workflows.md#hosted-daemons)."
+  ),
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(schema_CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
   classroom: schemas_enum(CLASSROOMS).default("worktree"),
@@ -60648,6 +60714,14 @@ const passEnvSchema = array(
     "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key"
   )
 ).default([]).describe("Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.");
+const homeFilesSchema = array(
+  schemas_string().min(1).refine(
+    (p) => !(0,external_node_path_.isAbsolute)(p) && !p.split(/[\\/]/).some((s) => s === ".." || s === "." || s === ""),
+    'a path relative to HOME without "..", e.g. .codex/auth.json'
+  )
+).optional().describe(
+  "Files of the runner user's HOME (relative paths, e.g. [.codex/auth.json]) copied, mode 0600, into the student's private HOME before its first turn; never seen by verification or the judges."
+);
 const AGENT_KINDS = ["command", "claude-code", "codex"];
 const pricingSchema = strictObject({
   inputPerMTok: schemas_number().min(0).describe("USD per million uncached input tokens."),
@@ -60675,7 +60749,11 @@ const agentSchema = strictObject({
   domains: array(schemas_string()).default([]).describe("Domains it takes; empty means any."),
   maxDifficulty: difficulty.default(5),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
-  passEnv: passEnvSchema
+  passEnv: passEnvSchema,
+  homeFiles: homeFilesSchema,
+  keyProxy: schemas_enum(["auto", "off"]).default("auto").describe(
+    "auto: a claude-code or codex agent's API key (passEnv) stays on the host; the sandboxed CLI gets a placeholder and a base URL of the sandbox's key proxy, which adds the key (docs/security.md). off: the key is passed in as configured."
+  )
 }).superRefine((a, ctx) => {
   if (a.kind === "command" && !a.command)
     ctx.addIssue({
@@ -60726,6 +60804,16 @@ const reviewerSchema = union([
 const SANDBOX_KINDS = ["bwrap", "none"];
 const SANDBOX_NETWORKS = ["allow-list", "none", "host"];
 const HOST_PORT = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?:[0-9]{1,5}$/;
+const sandboxLimitsSchema = strictObject({
+  pids: schemas_number().int().min(64).max(4194304).default(1024).describe("Tasks (processes and their threads) at once; a fork beyond it fails with EAGAIN."),
+  memoryMiB: schemas_number().int().min(128).default(4096).describe(
+    "Memory of all its processes together, tmpfs files included; beyond it the kernel kills inside."
+  ),
+  cpuWeight: schemas_number().int().min(1).max(1e4).default(100).describe(
+    "CPU share against the other crews (cgroup v2's cpu.weight scale; 100 is the kernel's default)."
+  ),
+  tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only.")
+}).prefault({});
 const sandboxSchema = strictObject({
   kind: schemas_enum(SANDBOX_KINDS).optional().describe("bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly)."),
   network: schemas_enum(SANDBOX_NETWORKS).default("allow-list").describe(
@@ -60739,7 +60827,10 @@ const sandboxSchema = strictObject({
   ).default([]).describe(
     "Extra absolute paths visible read-only inside (a toolchain outside /usr, e.g. /opt/toolchains/go)."
   ),
-  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path).")
+  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
+  limits: sandboxLimitsSchema.describe(
+    "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB (docs/security.md)."
+  )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
 const sealedResultsSchema = strictObject({
@@ -60803,7 +60894,16 @@ const schema_configSchema = strictObject({
     gradingReserveSeconds: schemas_number().int().min(0).default(300),
     jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(DEFAULT_JOB_TIMEOUT_MINUTES),
     minFreeDiskGiB: schemas_number().min(0).default(8),
+    logMaxBytes: schemas_number().int({ message: "dispatch.logMaxBytes: expected a whole number of bytes, e.g. 4194304 (4 MiB)" }).min(64 * 1024, { message: "dispatch.logMaxBytes: at least 65536 (64 KiB)" }).default(4 * 1024 * 1024).describe(
+      "Cap on disk of each crew's student log and verification log (the last part is kept behind a marker), and of what is read of them."
+    ),
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
+    crewBudgetUsd: schemas_number().positive().default(10).describe(
+      "What one crew may spend over all its turns (USD). A turn's reported cost is recorded at most what is left of it (alert cost-over-budget); claude-code gets the rest as --max-budget-usd; a crew that reaches it ends failed. Keep it below spendCap, so one crew's word cannot halt dispatch."
+    ),
+    agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
+      "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. The CLI's own error envelope pauses the school."
+    ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
     repairInJob: schemas_boolean().default(true).describe(
@@ -61032,6 +61132,503 @@ function load_resolveConfig(explicit, overrides = {}) {
 
 ;// CONCATENATED MODULE: external "node:child_process"
 const external_node_child_process_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:child_process");
+;// CONCATENATED MODULE: ./.build/src/state/atomic.js
+
+
+
+
+function atomic_writeFileAtomic(path, data, options = {}) {
+  const durable = options.durable !== false;
+  const dir = (0,external_node_path_.dirname)(path);
+  (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
+  const tmp = (0,external_node_path_.join)(dir, `.${(0,external_node_path_.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
+  const fd = (0,external_node_fs_.openSync)(tmp, "w", 420);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let off = 0;
+    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
+    if (durable) (0,external_node_fs_.fsyncSync)(fd);
+  } catch (e) {
+    (0,external_node_fs_.closeSync)(fd);
+    try {
+      (0,external_node_fs_.unlinkSync)(tmp);
+    } catch {
+    }
+    throw e;
+  }
+  (0,external_node_fs_.closeSync)(fd);
+  (0,external_node_fs_.renameSync)(tmp, path);
+  if (durable) fsyncDir(dir);
+}
+function fsyncDir(dir) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(dir, "r");
+    (0,external_node_fs_.fsyncSync)(fd);
+  } catch {
+  } finally {
+    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function atomic_writeJsonAtomic(path, value, options = {}) {
+  atomic_writeFileAtomic(path, JSON.stringify(redact_redact(value), null, 2) + "\n", options);
+}
+function atomic_writeTextAtomic(path, text) {
+  atomic_writeFileAtomic(path, redactText(text));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
+
+
+
+
+
+
+function timestamp() {
+  return (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-");
+}
+function quarantine(path) {
+  const to = `${path}.corrupt-${timestamp()}`;
+  try {
+    (0,external_node_fs_.renameSync)(path, to);
+    fsyncDir((0,external_node_path_.dirname)(path));
+    return to;
+  } catch {
+    return void 0;
+  }
+}
+function readJsonl(path, warn) {
+  let text;
+  try {
+    text = (0,external_node_fs_.readFileSync)(path, "utf8");
+  } catch (e) {
+    if (e.code === "ENOENT") return { records: [], tornTail: false, bytes: 0 };
+    throw e;
+  }
+  return parseJsonl(text, path, warn);
+}
+function parseJsonl(text, path, warn) {
+  const whole = parseWhole(text);
+  if (whole) return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
+  const records = [];
+  let start = 0;
+  let line = 0;
+  let tornTail = false;
+  let bytes = 0;
+  while (start < text.length) {
+    const nl = text.indexOf("\n", start);
+    const end = nl === -1 ? text.length : nl;
+    const raw = text.slice(start, end);
+    line++;
+    if (raw.trim() !== "") {
+      try {
+        records.push(JSON.parse(raw));
+      } catch (e) {
+        if (nl === -1) {
+          tornTail = true;
+          warn?.(
+            `${path}: dropped an unterminated last line (a write was interrupted); earlier records are intact`
+          );
+          break;
+        }
+        const to = quarantine(path);
+        throw new errors_CorruptStateError(path, to, line, e.message);
+      }
+    }
+    if (nl === -1) {
+      bytes = text.length;
+      break;
+    }
+    start = nl + 1;
+    bytes = start;
+  }
+  return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
+}
+function parseWhole(text) {
+  if (text.length === 0) return [];
+  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+  let lines = 1;
+  for (let i = body.indexOf("\n"); i !== -1; i = body.indexOf("\n", i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${body.replaceAll("\n", ",")}]`);
+    return values.length === lines ? values : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function appendJsonl(path, records, warn, options = {}) {
+  if (records.length === 0) return void 0;
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(path, "a+");
+  } catch (e) {
+    if (e.code !== "ENOENT") throw e;
+    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(path), { recursive: true });
+    fd = (0,external_node_fs_.openSync)(path, "a+");
+  }
+  try {
+    const size = (0,external_node_fs_.fstatSync)(fd).size;
+    let repaired = false;
+    let prefix = "";
+    if (size > 0) {
+      if (tail_readRange(fd, size - 1, size)[0] !== 10) {
+        const tail = lastLine(fd, size);
+        repaired = true;
+        try {
+          JSON.parse(tail.text);
+          prefix = "\n";
+        } catch {
+          (0,external_node_fs_.ftruncateSync)(fd, tail.start);
+          warn?.(`${path}: cut an unterminated last line left by an interrupted write`);
+        }
+      }
+    }
+    const encode = options.redacted ? (r) => JSON.stringify(r) : (r) => JSON.stringify(redact_redact(r));
+    const body = prefix + records.map(encode).join("\n") + "\n";
+    const buf = Buffer.from(body, "utf8");
+    let off = 0;
+    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
+    if (options.sync !== false) (0,external_node_fs_.fsyncSync)(fd);
+    return { start: size, end: size + buf.length, repaired };
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function syncFile(path) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT") return;
+    throw e;
+  }
+  try {
+    (0,external_node_fs_.fsyncSync)(fd);
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/state/tail.js
+
+
+
+const PROBE = 4096;
+function readTail(path, mark, warn) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT")
+      return { records: [], continued: false, tornTail: false, mark: null };
+    throw e;
+  }
+  try {
+    const st = (0,external_node_fs_.fstatSync)(fd);
+    if (mark && continues(fd, st, mark)) {
+      if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
+      const appended = parseAppended(tail_readRange(fd, mark.bytes, st.size));
+      if (appended) {
+        if (appended.tornTail)
+          warn?.(
+            `${path}: an unterminated last line (a write in progress or interrupted) is left for the next read`
+          );
+        const bytes = mark.bytes + appended.bytes;
+        return {
+          records: appended.records,
+          continued: true,
+          tornTail: appended.tornTail,
+          mark: bytes === mark.bytes ? mark : markAt(fd, st, bytes)
+        };
+      }
+    }
+    const parsed = parseJsonl(tail_readRange(fd, 0, st.size).toString("utf8"), path, warn);
+    return {
+      records: parsed.records,
+      continued: false,
+      tornTail: parsed.tornTail,
+      mark: markAt(fd, st, parsed.bytes)
+    };
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function tail_readRange(fd, from, to) {
+  const buf = Buffer.alloc(Math.max(0, to - from));
+  let off = 0;
+  while (off < buf.length) {
+    const n = (0,external_node_fs_.readSync)(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) return buf.subarray(0, off);
+    off += n;
+  }
+  return buf;
+}
+function readFrom(path, from, chunk, size = 64 * 1024) {
+  const fd = openSync(path, "r");
+  try {
+    for (let pos = from; ; ) {
+      const bytes = tail_readRange(fd, pos, pos + size);
+      if (bytes.length === 0) break;
+      pos += bytes.length;
+      chunk(bytes);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+function lastLine(fd, size) {
+  const chunk = 64 * 1024;
+  let pos = size;
+  const parts = [];
+  while (pos > 0) {
+    const len = Math.min(chunk, pos);
+    pos -= len;
+    const buf = tail_readRange(fd, pos, pos + len);
+    const nl = buf.lastIndexOf(10);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
+    }
+    parts.unshift(buf);
+  }
+  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
+}
+function continues(fd, st, mark) {
+  return mark.dev === st.dev && mark.ino === st.ino && mark.birth === st.birthtimeMs && mark.bytes <= st.size && digest(fd, 0, Math.min(PROBE, mark.bytes)) === mark.head && digest(fd, Math.max(0, mark.bytes - PROBE), mark.bytes) === mark.tail;
+}
+function markAt(fd, st, bytes) {
+  return {
+    dev: st.dev,
+    ino: st.ino,
+    birth: st.birthtimeMs,
+    bytes,
+    head: digest(fd, 0, Math.min(PROBE, bytes)),
+    tail: digest(fd, Math.max(0, bytes - PROBE), bytes)
+  };
+}
+function digest(fd, from, to) {
+  return (0,external_node_crypto_.createHash)("sha256").update(tail_readRange(fd, from, to)).digest("base64");
+}
+function parseAppended(buf) {
+  const nl = buf.lastIndexOf(10);
+  const records = parseLines(buf.toString("utf8", 0, nl + 1));
+  if (!records) return void 0;
+  const rest = buf.toString("utf8", nl + 1);
+  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
+  try {
+    records.push(JSON.parse(rest));
+    return { records, bytes: buf.length, tornTail: false };
+  } catch {
+    return { records, bytes: nl + 1, tornTail: true };
+  }
+}
+function parseLines(body) {
+  if (body === "") return [];
+  const text = body.slice(0, -1);
+  let lines = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+  try {
+    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
+    if (values.length === lines) return values;
+  } catch {
+  }
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      return void 0;
+    }
+  }
+  return out;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/process/capped-log.js
+
+
+const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
+const MIN_LOG_MAX_BYTES = (/* unused pure expression or super */ null && (64 * 1024));
+const MARKER = /^\[school\] log cut: (\d+) earlier bytes dropped[^\n]*\n/;
+function cutMarker(dropped) {
+  return `[school] log cut: ${dropped} earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)
+`;
+}
+function headOf(fd) {
+  const first = tail_readRange(fd, 0, 160).toString("latin1");
+  const m = MARKER.exec(first);
+  return m ? { dropped: Number(m[1]), head: m[0].length } : { dropped: 0, head: 0 };
+}
+class CappedLog {
+  constructor(path, max = DEFAULT_LOG_MAX_BYTES, head) {
+    this.path = path;
+    this.max = max;
+    if (head) {
+      this.headFd = (0,external_node_fs_.openSync)(head.file, "w", 384);
+      this.headLeft = head.bytes;
+    }
+    this.fd = (0,external_node_fs_.openSync)(path, "a+", 384);
+    this.size = (0,external_node_fs_.fstatSync)(this.fd).size;
+    ({ dropped: this.dropped, head: this.head } = headOf(this.fd));
+  }
+  path;
+  max;
+  fd;
+  size;
+  dropped;
+  head;
+  /** The log was cut while this writer had it open. */
+  cut = false;
+  closed = false;
+  headFd;
+  headLeft = 0;
+  write(data) {
+    if (this.closed) return;
+    let b = typeof data === "string" ? Buffer.from(data) : data;
+    if (!b.length) return;
+    if (this.headFd !== void 0 && this.headLeft > 0) {
+      const h = b.subarray(0, this.headLeft);
+      writeAll(this.headFd, h);
+      this.headLeft -= h.length;
+    }
+    const keep = this.keep();
+    if (b.length > keep) {
+      this.dropped += this.size - this.head + (b.length - keep);
+      b = b.subarray(b.length - keep);
+      this.rewrite(Buffer.alloc(0), b);
+      return;
+    }
+    writeAll(this.fd, b);
+    this.size += b.length;
+    if (this.size > this.max) this.cutNow();
+  }
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    (0,external_node_fs_.closeSync)(this.fd);
+    if (this.headFd !== void 0) (0,external_node_fs_.closeSync)(this.headFd);
+  }
+  keep() {
+    return Math.max(1, Math.floor(this.max / 2));
+  }
+  cutNow() {
+    const body = this.size - this.head;
+    const from = this.size - Math.min(body, this.keep());
+    let kept = tail_readRange(this.fd, from, this.size);
+    const nl = kept.indexOf(10);
+    if (nl >= 0 && nl < kept.length - 1) kept = kept.subarray(nl + 1);
+    this.dropped += body - kept.length;
+    this.rewrite(kept, Buffer.alloc(0));
+  }
+  rewrite(kept, more) {
+    const marker = Buffer.from(cutMarker(this.dropped));
+    (0,external_node_fs_.ftruncateSync)(this.fd, 0);
+    writeAll(this.fd, Buffer.concat([marker, kept, more]));
+    this.head = marker.length;
+    this.size = marker.length + kept.length + more.length;
+    this.cut = true;
+  }
+}
+function writeAll(fd, b) {
+  for (let off = 0; off < b.length; ) off += (0,external_node_fs_.writeSync)(fd, b, off, b.length - off);
+}
+function appendCapped(path, text, max = DEFAULT_LOG_MAX_BYTES) {
+  const log = new CappedLog(path, max);
+  try {
+    log.write(text);
+  } finally {
+    log.close();
+  }
+}
+function logicalSize(path) {
+  return withFd(path, 0, (fd) => {
+    const { dropped, head } = headOf(fd);
+    return dropped + fstatSync(fd).size - head;
+  });
+}
+function capped_log_droppedBytes(path) {
+  return withFd(path, 0, (fd) => headOf(fd).dropped);
+}
+function readLogText(path, maxBytes = DEFAULT_LOG_MAX_BYTES) {
+  return withFd(path, "", (fd) => {
+    const size = (0,external_node_fs_.fstatSync)(fd).size;
+    if (size <= maxBytes) return tail_readRange(fd, 0, size).toString("utf8");
+    const { dropped, head } = headOf(fd);
+    const from = size - maxBytes;
+    return cutMarker(dropped + from - head) + tail_readRange(fd, from, size).toString("utf8");
+  });
+}
+function withFd(path, missing, f) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(path, "r");
+  } catch (e) {
+    if (e.code === "ENOENT") return missing;
+    throw e;
+  }
+  try {
+    return f(fd);
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function capped_log_readLogFrom(path, offset, chunk, size) {
+  withFd(path, void 0, (fd) => {
+    const { dropped, head } = headOf(fd);
+    for (let pos = head + Math.max(0, offset - dropped); ; ) {
+      const bytes = readRange(fd, pos, pos + size);
+      if (!bytes.length) break;
+      pos += bytes.length;
+      chunk(bytes);
+    }
+  });
+}
+const CAPPED_LOG_WRITER = (/* unused pure expression or super */ null && (`
+const fs = require('node:fs');
+const path = process.argv[1];
+const max = Math.max(1, Number(process.argv[2]) || ${DEFAULT_LOG_MAX_BYTES});
+const keep = Math.max(1, Math.floor(max / 2));
+const marker = (n) => '[school] log cut: ' + n + ' earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)\\n';
+const fd = fs.openSync(path, 'a+', 0o600);
+let size = fs.fstatSync(fd).size;
+const first = Buffer.alloc(160);
+const m = /^\\[school\\] log cut: (\\d+) earlier bytes dropped[^\\n]*\\n/.exec(first.subarray(0, fs.readSync(fd, first, 0, 160, 0)).toString('latin1'));
+let dropped = m ? Number(m[1]) : 0;
+let head = m ? m[0].length : 0;
+const writeAll = (b) => { for (let o = 0; o < b.length; ) o += fs.writeSync(fd, b, o, b.length - o); };
+const rewrite = (kept) => {
+  const mk = Buffer.from(marker(dropped));
+  fs.ftruncateSync(fd, 0);
+  writeAll(Buffer.concat([mk, kept]));
+  head = mk.length;
+  size = mk.length + kept.length;
+};
+const write = (b) => {
+  if (b.length > keep) {
+    dropped += size - head + (b.length - keep);
+    return rewrite(b.subarray(b.length - keep));
+  }
+  writeAll(b);
+  size += b.length;
+  if (size <= max) return;
+  const body = size - head;
+  const n = Math.min(body, keep);
+  let kept = Buffer.alloc(n);
+  kept = kept.subarray(0, fs.readSync(fd, kept, 0, n, size - n));
+  const nl = kept.indexOf(10);
+  if (nl >= 0 && nl < kept.length - 1) kept = kept.subarray(nl + 1);
+  dropped += body - kept.length;
+  rewrite(kept);
+};
+process.on('SIGHUP', () => undefined);
+process.stdin.on('data', write);
+process.stdin.on('end', () => fs.closeSync(fd));
+`));
+
+
 ;// CONCATENATED MODULE: ./.build/src/process/group.js
 
 function listProcesses() {
@@ -61076,6 +61673,39 @@ function killGroup(pgid, signal) {
 
 
 const DEFAULT_MAX = 8 * 1024 * 1024;
+const DRAIN_MS = 500;
+const MAX_HELD_LINE = 256 * 1024;
+class LineJoin {
+  constructor(log) {
+    this.log = log;
+  }
+  log;
+  held = [];
+  heldLength = 0;
+  push(b) {
+    const nl = b.lastIndexOf(10);
+    if (nl < 0) {
+      this.hold(b);
+      return;
+    }
+    this.held.push(b.subarray(0, nl + 1));
+    this.log.write(Buffer.concat(this.held));
+    this.held = [];
+    this.heldLength = 0;
+    this.hold(b.subarray(nl + 1));
+  }
+  end() {
+    if (this.heldLength) this.log.write(Buffer.concat(this.held));
+    this.held = [];
+    this.heldLength = 0;
+  }
+  hold(b) {
+    if (!b.length) return;
+    this.held.push(b);
+    this.heldLength += b.length;
+    if (this.heldLength > MAX_HELD_LINE) this.end();
+  }
+}
 class Tail {
   constructor(max) {
     this.max = max;
@@ -61097,13 +61727,13 @@ class Tail {
     return all.length > this.max ? all.subarray(all.length - this.max) : all;
   }
 }
-function runProcess(argv, o) {
+function run_runProcess(argv, o) {
   const [file, ...args] = argv;
   if (!file) throw new TypeError("runProcess: empty argv");
   const grouped = o.group ?? true;
   const max = o.maxOutputBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const fd = o.logFile ? (0,external_node_fs_.openSync)(o.logFile, "a") : void 0;
+  const log = o.logFile ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead) : void 0;
   return new Promise((resolve) => {
     const out = new Tail(max);
     const err = new Tail(max);
@@ -61112,14 +61742,14 @@ function runProcess(argv, o) {
     let spawnError;
     let killTimer;
     let termTimer;
+    let drainTimer;
     const child = (0,external_node_child_process_namespaceObject.spawn)(file, args, {
       cwd: o.cwd,
       env: o.env,
       shell: false,
       detached: grouped,
-      stdio: ["pipe", fd ?? "pipe", fd ?? "pipe"]
+      stdio: ["pipe", "pipe", "pipe"]
     });
-    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
     const pid = child.pid ?? -1;
     const stop = (signal) => {
       if (pid <= 0) return;
@@ -61132,8 +61762,14 @@ function runProcess(argv, o) {
         stop("SIGKILL");
       }
     };
-    child.stdout?.on("data", onData(out));
-    child.stderr?.on("data", onData(err));
+    const lines = log ? [new LineJoin(log), new LineJoin(log)] : void 0;
+    if (lines) {
+      child.stdout?.on("data", (b) => lines[0].push(b));
+      child.stderr?.on("data", (b) => lines[1].push(b));
+    } else {
+      child.stdout?.on("data", onData(out));
+      child.stderr?.on("data", onData(err));
+    }
     child.stdin?.on("error", () => void 0);
     child.stdin?.end(o.input ?? "");
     if (pid > 0) o.onSpawn?.(pid);
@@ -61150,6 +61786,11 @@ function runProcess(argv, o) {
       settled = true;
       clearTimeout(termTimer);
       clearTimeout(killTimer);
+      clearTimeout(drainTimer);
+      if (log) {
+        for (const l of lines ?? []) l.end();
+        log.close();
+      }
       if ((timedOut || overflowed) && grouped && pid > 0 && groupAlive(pid)) killGroup(pid, "SIGKILL");
       resolve({
         exitCode,
@@ -61160,7 +61801,7 @@ function runProcess(argv, o) {
         spawnError,
         stdout: out.value(),
         stderr: err.value(),
-        truncated: out.truncated || err.truncated,
+        truncated: out.truncated || err.truncated || log?.cut === true,
         overflowed
       });
     };
@@ -61169,6 +61810,14 @@ function runProcess(argv, o) {
       if (pid <= 0) finish(null, null);
     });
     child.once("close", (code, signal) => finish(code, signal));
+    if (log)
+      child.once("exit", (code, signal) => {
+        drainTimer = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish(code, signal);
+        }, DRAIN_MS);
+      });
   });
 }
 function runProcessSync(argv, o) {
@@ -61215,18 +61864,17 @@ class GitError extends SchoolError {
   exitCode;
   stderr;
 }
-let emptyHooks;
-function emptyHooksDir() {
-  if (!emptyHooks) {
-    emptyHooks = (0,external_node_path_.join)((0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-git-")), "no-hooks");
-    (0,external_node_fs_.mkdirSync)(emptyHooks, { recursive: true, mode: 320 });
-  }
-  return emptyHooks;
-}
 function hardening() {
   return [
-    `core.hooksPath=${emptyHooksDir()}`,
+    // A hook is looked up as `<hooksPath>/<name>`: under /dev/null none exists, and no directory
+    // of ours has to be made (or could be written by anyone).
+    "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
+    "push.recurseSubmodules=no",
     "core.untrackedCache=false",
     "core.pager=cat",
     "core.editor=true",
@@ -61274,7 +61922,7 @@ function subcommand(args) {
   return "";
 }
 function baseEnv(extra) {
-  return childEnv({
+  return env_childEnv({
     set: {
       GIT_CONFIG_NOSYSTEM: "1",
       GIT_CONFIG_GLOBAL: "/dev/null",
@@ -61291,7 +61939,7 @@ function baseEnv(extra) {
   });
 }
 async function blankDrivers(cwd, env) {
-  const r = await runProcess(["git", ...hardening(), "config", "-z", "--list"], {
+  const r = await run_runProcess(["git", ...hardening(), "config", "-z", "--list"], {
     cwd,
     env,
     group: false,
@@ -61312,10 +61960,22 @@ async function blankDrivers(cwd, env) {
   }
   return out;
 }
-async function runGit(args, o) {
+const SUBMODULE_AWARE = /* @__PURE__ */ new Set(["status", "diff", "diff-files", "diff-index"]);
+function ignoringSubmodules(args) {
+  const sub = subcommand(args);
+  if (!SUBMODULE_AWARE.has(sub)) return [...args];
+  const asked = args.filter((a) => a.startsWith("--ignore-submodules"));
+  const cached = args.includes("--cached") || args.includes("--staged");
+  if (asked.some((a) => a !== "--ignore-submodules=all") && !cached)
+    throw new Error(`git ${sub}: --ignore-submodules other than "all" reads nested repositories; refused`);
+  if (asked.length) return [...args];
+  const at = args.indexOf(sub) + 1;
+  return [...args.slice(0, at), "--ignore-submodules=all", ...args.slice(at)];
+}
+async function git_runGit(args, o) {
   const env = baseEnv({ ...o.env, ...o.auth });
   const drivers = NO_CONTENT.has(subcommand(args)) ? [] : await blankDrivers(o.cwd, env);
-  return runProcess(["git", ...hardening(), ...drivers, ...args], {
+  return run_runProcess(["git", ...hardening(), ...drivers, ...ignoringSubmodules(args)], {
     cwd: o.cwd,
     env,
     input: o.input,
@@ -61325,14 +61985,14 @@ async function runGit(args, o) {
     overflow: "kill"
   });
 }
-async function gitBytes(args, o) {
-  const r = await runGit(args, o);
+async function git_gitBytes(args, o) {
+  const r = await git_runGit(args, o);
   if (r.exitCode !== 0 || r.overflowed)
     throw new GitError(args, o.cwd, r.exitCode, r.spawnError ?? r.stderr.toString("utf8"));
   return r.stdout;
 }
 async function git_git(cwd, ...args) {
-  return (await gitBytes(args, { cwd })).toString("utf8");
+  return (await git_gitBytes(args, { cwd })).toString("utf8");
 }
 function authEnv(token) {
   if (!token) return {};
@@ -61344,6 +62004,192 @@ function authEnv(token) {
     GIT_CONFIG_KEY_0: "http.extraheader",
     GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`
   };
+}
+function parseRawDiff(raw) {
+  const parts = [];
+  let start = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] !== 0) continue;
+    parts.push(raw.subarray(start, i).toString("utf8"));
+    start = i + 1;
+  }
+  const changes = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const [oldMode, newMode, , , status] = parts[i].replace(/^:/, "").split(" ");
+    changes.push({ path: parts[i + 1], oldMode, newMode, status: status ?? "" });
+  }
+  return changes;
+}
+const GITLINK_MODE = "160000";
+function gitlinkPaths(changes) {
+  return changes.filter((c) => c.oldMode === GITLINK_MODE || c.newMode === GITLINK_MODE).map((c) => c.path);
+}
+async function patchGitlinks(repo, base, patch) {
+  const dir = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-patch-"));
+  const env = { GIT_INDEX_FILE: (0,external_node_path_.join)(dir, "index") };
+  try {
+    const steps = [
+      [["read-tree", base], void 0],
+      [["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], patch]
+    ];
+    for (const [args, input] of steps) {
+      const r = await git_runGit(args, { cwd: repo, env, input, timeoutMs: 12e4 });
+      if (r.exitCode !== 0) return { ok: false, output: (r.spawnError ?? "") + r.stderr.toString("utf8") };
+    }
+    const listed = await git_runGit(
+      [
+        "diff",
+        "--cached",
+        // Index against tree: no work tree is read, and a gitlink must show.
+        "--ignore-submodules=none",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        base,
+        "--"
+      ],
+      {
+        cwd: repo,
+        env,
+        timeoutMs: 12e4
+      }
+    );
+    if (listed.exitCode !== 0 || listed.overflowed)
+      return { ok: false, output: (listed.spawnError ?? "") + listed.stderr.toString("utf8") };
+    return { ok: true, gitlinks: gitlinkPaths(parseRawDiff(listed.stdout)) };
+  } finally {
+    (0,external_node_fs_.rmSync)(dir, { recursive: true, force: true });
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/process/which.js
+
+
+function which(binary, path = process.env.PATH ?? "") {
+  const candidates = (0,external_node_path_.isAbsolute)(binary) || binary.includes("/") ? [binary] : path.split(external_node_path_.delimiter).filter(Boolean).map((d) => (0,external_node_path_.join)(d, binary));
+  for (const c of candidates) {
+    try {
+      (0,external_node_fs_.accessSync)(c, external_node_fs_.constants.X_OK);
+      if ((0,external_node_fs_.statSync)(c).isFile()) return c;
+    } catch {
+    }
+  }
+  return void 0;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/mounts.js
+
+
+const mounts_SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+const depth = (p) => p.split(external_node_path_.sep).filter(Boolean).length;
+function bwrapArgs(c, argv, exists = external_node_fs_.existsSync) {
+  const args = ["--unshare-all"];
+  if (c.network === "host") args.push("--share-net");
+  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev");
+  const size = c.tmpfsBytes ? ["--size", String(c.tmpfsBytes)] : [];
+  args.push(...size, "--tmpfs", "/dev/shm");
+  for (const p of mounts_SYSTEM_PATHS) {
+    if (!exists(p)) continue;
+    const st = (0,external_node_fs_.lstatSync)(p);
+    if (st.isSymbolicLink()) args.push("--symlink", (0,external_node_fs_.readlinkSync)(p), p);
+    else args.push("--ro-bind", p, p);
+  }
+  const mounts = [
+    { kind: "rw", path: c.tmp },
+    { kind: "rw", path: c.home },
+    ...c.readOnly.map((path) => ({ kind: "ro", path })),
+    ...c.writable.map((path) => ({ kind: "rw", path })),
+    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path })),
+    ...(c.readOnlyAt ?? []).map((m) => ({ kind: "ro", path: m.path, source: m.source }))
+  ];
+  if (typeof c.network === "object")
+    mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
+  args.push("--bind", c.tmp, "/tmp");
+  const order = { tmpfs: 0, ro: 1, rw: 2 };
+  const seen = /* @__PURE__ */ new Set();
+  const masks = [];
+  for (const m of mounts.filter((m2) => m2.path !== c.tmp).sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind])) {
+    const key = `${m.kind}\0${m.source ?? ""}\0${m.path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (m.kind === "tmpfs") {
+      args.push(...size, "--tmpfs", m.path);
+      masks.push(m.path);
+    } else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.source ?? m.path, m.path);
+  }
+  for (const p of ["/dev", ...masks, "/"]) args.push("--remount-ro", p);
+  args.push("--chdir", c.cwd, "--");
+  return [...args, ...argv];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/not-found.js
+
+
+
+
+const NOT_FOUND = [
+  // dash `sh: 1: mynode: not found`, bash `bash: line 1: mynode: command not found`, busybox `sh: mynode: not found`
+  /^(?:[^\s:]+: )?(?:\d+: |line \d+: )?([^\s:'"`]+): (?:command )?not found\s*$/gm,
+  /^zsh: command not found: (\S+)\s*$/gm,
+  // `#!/usr/bin/env mynode`: `/usr/bin/env: 'mynode': No such file or directory`
+  /^\S*env: [‘'"]?([^\s'’"]+)[’'"]?: No such file or directory\s*$/gm,
+  /^bwrap: execvp (\S+): No such file or directory\s*$/gm,
+  /\bspawn (\S+) ENOENT\b/g
+];
+function notFoundIn(output) {
+  let last;
+  for (const re of NOT_FOUND)
+    for (const m of output.matchAll(re)) if (!last || m.index >= last.at) last = { at: m.index, name: m[1] };
+  return last?.name;
+}
+function entryOf(file, hostPath) {
+  const dir = (0,external_node_path_.dirname)(file);
+  return hostPath.split(external_node_path_.delimiter).find((d) => d && (0,external_node_path_.resolve)(d) === (0,external_node_path_.resolve)(dir)) ?? dir;
+}
+function missingProgram(q) {
+  const program = q.notFound ?? (q.exitCode === 127 ? notFoundIn(q.output) : void 0);
+  if (!program) return void 0;
+  const first = q.command[0] ?? "";
+  const configured = program === first || !first.includes(external_node_path_.sep) && (0,external_node_path_.basename)(program) === first;
+  const hostFile = (0,external_node_path_.isAbsolute)(program) || !program.includes(external_node_path_.sep) ? which(program, q.hostPath) : void 0;
+  if (hostFile)
+    return {
+      program,
+      hostFile,
+      ...(0,external_node_path_.isAbsolute)(program) ? {} : { pathEntry: entryOf(hostFile, q.hostPath) },
+      configured
+    };
+  return configured ? { program, configured } : void 0;
+}
+function pathEntriesLeftOut(hostPath, bound) {
+  const real = (p) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const under = (p, roots) => roots.some((r) => p === r || p.startsWith(r.endsWith(sep) ? r : r + sep));
+  const shown = bound.map((b) => resolve(b));
+  const out = [];
+  for (const d of hostPath.split(delimiter)) {
+    if (!d || !isAbsolute(d) || !existsSync(d) || out.includes(d)) continue;
+    if (under(resolve(d), SYSTEM_PATHS) || under(real(d), SYSTEM_PATHS)) continue;
+    if (under(resolve(d), shown) || under(real(d), shown)) continue;
+    out.push(d);
+  }
+  return out;
+}
+function describeMissing(m, what) {
+  if (m.hostFile && m.pathEntry)
+    return `${what}: \`${m.program}\` was not found inside the sandbox; the host has it at ${m.hostFile} (PATH entry ${m.pathEntry}, which the sandbox leaves out): install it under /usr, or add ${m.pathEntry} to sandbox.readOnly (infra: not counted against the agent)`;
+  if (m.hostFile)
+    return `${what}: \`${m.program}\` exists on the host but was not found inside the sandbox: add its directory ${(0,external_node_path_.dirname)(m.hostFile)} to sandbox.readOnly (infra: not counted against the agent)`;
+  return `${what}: \`${m.program}\`, the configured command, is not on this runner's PATH: install it or name it by its full path (infra: not counted against the agent)`;
 }
 
 
@@ -61505,52 +62351,6 @@ function rmdirQuietly(path) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/state/atomic.js
-
-
-
-
-function atomic_writeFileAtomic(path, data, options = {}) {
-  const durable = options.durable !== false;
-  const dir = (0,external_node_path_.dirname)(path);
-  (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
-  const tmp = (0,external_node_path_.join)(dir, `.${(0,external_node_path_.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
-  const fd = (0,external_node_fs_.openSync)(tmp, "w", 420);
-  try {
-    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    let off = 0;
-    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
-    if (durable) (0,external_node_fs_.fsyncSync)(fd);
-  } catch (e) {
-    (0,external_node_fs_.closeSync)(fd);
-    try {
-      (0,external_node_fs_.unlinkSync)(tmp);
-    } catch {
-    }
-    throw e;
-  }
-  (0,external_node_fs_.closeSync)(fd);
-  (0,external_node_fs_.renameSync)(tmp, path);
-  if (durable) fsyncDir(dir);
-}
-function fsyncDir(dir) {
-  let fd;
-  try {
-    fd = (0,external_node_fs_.openSync)(dir, "r");
-    (0,external_node_fs_.fsyncSync)(fd);
-  } catch {
-  } finally {
-    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
-  }
-}
-function atomic_writeJsonAtomic(path, value, options = {}) {
-  atomic_writeFileAtomic(path, JSON.stringify(redact_redact(value), null, 2) + "\n", options);
-}
-function atomic_writeTextAtomic(path, text) {
-  atomic_writeFileAtomic(path, redactText(text));
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/crew/git-guard.js
 
 
@@ -61695,6 +62495,218 @@ async function restoreBaseline(b) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/crew/tree-walk.js
+
+
+
+const LISTING_BOUND = (/* unused pure expression or super */ null && (256 * 1024 * 1024));
+const SHOWN = 160;
+async function tree_walk_walkTree(root) {
+  const r = await runProcess(
+    ["find", ".", "-mindepth", "1", "(", "-path", "./.git", "-prune", ")", "-o", "-printf", "%y%d/%f\\0"],
+    {
+      cwd: root,
+      env: childEnv({ set: { LC_ALL: "C" } }),
+      group: false,
+      timeoutMs: 6e5,
+      maxOutputBytes: LISTING_BOUND,
+      overflow: "kill"
+    }
+  );
+  if (r.spawnError) throw new Error(`cannot walk ${root}: ${r.spawnError} (GNU find is needed)`);
+  const entries = [];
+  const stack = [];
+  const out = r.stdout;
+  let start = 0;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i] !== 0) continue;
+    const line = out.subarray(start, i).toString("utf8");
+    start = i + 1;
+    const slash = line.indexOf("/");
+    const depth = Number(line.slice(1, slash));
+    if (!Number.isInteger(depth) || depth < 1 || depth > stack.length + 1) continue;
+    stack.length = depth - 1;
+    stack.push(line.slice(slash + 1));
+    entries.push({ type: line[0], depth, names: [...stack] });
+  }
+  const errors = r.stderr.toString("utf8").split("\n").filter((l) => l.trim()).slice(0, 20);
+  if (r.exitCode !== 0 && !errors.length && !r.overflowed) errors.push(`find exited with ${r.exitCode}`);
+  return { entries, errors, overflowed: r.overflowed === true || r.timedOut === true };
+}
+function tree_walk_shownPath(names) {
+  const p = names.join("/");
+  return p.length <= SHOWN ? p : `${p.slice(0, SHOWN)}\u2026 (${names.length} levels)`;
+}
+async function tree_walk_baseTree(worktree, base) {
+  const listed = await gitBytes(["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], {
+    cwd: worktree
+  });
+  const known = /* @__PURE__ */ new Set();
+  for (const p of listed.toString("utf8").split("\0")) {
+    if (!p) continue;
+    known.add(p);
+    for (let i = p.indexOf("/"); i > 0; i = p.indexOf("/", i + 1)) known.add(p.slice(0, i));
+  }
+  return known;
+}
+function foreignEntries(walk, known, max = 200) {
+  const foreign = tree_walk_foreignOf(walk, known);
+  const findings = foreign.slice(0, max).map((e) => `?? ${tree_walk_shownPath(e.names)}${e.type === "d" ? "/" : ""}`);
+  if (foreign.length > max) findings.push(`\u2026 and ${foreign.length - max} more foreign entries`);
+  for (const err of walk.errors) findings.push(`unreadable: ${err.slice(0, 300)}`);
+  if (walk.overflowed) findings.push("the tree walk stopped at its bound: the slot is not known to be clean");
+  return findings;
+}
+function tree_walk_foreignOf(walk, known) {
+  const out = [];
+  let under = Infinity;
+  for (const e of walk.entries) {
+    if (e.depth > under) continue;
+    under = Infinity;
+    if (e.names.length < 4096 && known.has(e.names.join("/"))) continue;
+    if (e.type === "d") under = e.depth;
+    out.push(e);
+  }
+  return out;
+}
+function tree_walk_nestedGitEntries(walk) {
+  return walk.entries.filter((e) => e.depth > 1 && e.names[e.names.length - 1] === ".git");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/slot-reset.js
+
+
+
+
+
+
+class NestedRepositoryError extends SchoolError {
+  constructor(worktree, paths) {
+    super(
+      `${worktree}: nested repository ${paths.slice(0, 5).join(", ")} could not be removed; no git runs in this tree`
+    );
+    this.worktree = worktree;
+    this.paths = paths;
+    this.name = "NestedRepositoryError";
+  }
+  worktree;
+  paths;
+}
+const env = () => env_childEnv({ set: { LC_ALL: "C" } });
+function tool(argv, cwd) {
+  return run_runProcess(argv, { cwd, env: env(), group: false, timeoutMs: 6e5 });
+}
+function said(r) {
+  return (r.spawnError ?? r.stderr.toString("utf8")).trim().split("\n").slice(0, 3).join("; ").slice(0, 400);
+}
+async function makeWritable(root) {
+  const st = (0,external_node_fs_.lstatSync)(root);
+  if (st.isDirectory() && (st.mode & 448) !== 448) (0,external_node_fs_.chmodSync)(root, st.mode | 448);
+  const r = await tool(
+    [
+      "find",
+      ".",
+      "-mindepth",
+      "1",
+      "(",
+      "-path",
+      "./.git",
+      "-prune",
+      ")",
+      "-o",
+      "(",
+      "-type",
+      "d",
+      "!",
+      "-perm",
+      "-u=rwx",
+      "-execdir",
+      "chmod",
+      "u+rwx",
+      "{}",
+      ";",
+      ")"
+    ],
+    root
+  );
+  return r.exitCode === 0 && !r.spawnError ? [] : [`chmod: ${said(r)}`];
+}
+async function removeNestedRepos(worktree) {
+  const nested = nestedGitEntries(await walkTree(worktree));
+  if (!nested.length) return [];
+  await makeWritable(worktree);
+  await tool(
+    ["find", ".", "-mindepth", "2", "-name", ".git", "-prune", "-execdir", "rm", "-rf", "--", "{}", "+"],
+    worktree
+  );
+  const left = nestedGitEntries(await walkTree(worktree));
+  if (left.length)
+    throw new NestedRepositoryError(
+      worktree,
+      left.map((e) => shownPath(e.names))
+    );
+  return nested.map((e) => shownPath(e.names));
+}
+async function gitSteps(worktree, base) {
+  const problems = [];
+  for (const args of [
+    ["checkout", "--quiet", "--force", "--detach", base],
+    ["reset", "--quiet", "--hard", base],
+    ["clean", "-ffdxq"]
+  ]) {
+    const r = await runGit(args, { cwd: worktree, timeoutMs: 6e5 });
+    if (r.exitCode !== 0) problems.push(`git ${args[0]}: ${said(r)}`);
+  }
+  return problems;
+}
+async function resetSlot(worktree, base) {
+  await removeNestedRepos(worktree);
+  const first = await gitSteps(worktree, base);
+  const known = await baseTree(worktree, base);
+  const walk = await walkTree(worktree);
+  const foreign = foreignOf(walk, known);
+  if (!first.length && !foreign.length && !walk.errors.length && !walk.overflowed) return [];
+  const problems = await makeWritable(worktree);
+  const tops = new Set(foreignOf(await walkTree(worktree), known).map((e) => e.names[0]));
+  for (const top of tops) {
+    const r = await tool(["rm", "-rf", "--", top], worktree);
+    if (r.exitCode !== 0 || r.spawnError) problems.push(`rm ${shownPath([top])}: ${said(r)}`);
+  }
+  return [...problems, ...await gitSteps(worktree, base)];
+}
+async function removeTree(dir) {
+  if (!(0,external_node_fs_.existsSync)(dir)) return;
+  await makeWritable(dir);
+  const r = await tool(["rm", "-rf", "--", dir], "/");
+  if (r.exitCode !== 0 || r.spawnError) throw new Error(`could not remove ${dir}: ${said(r)}`);
+}
+function outOfServiceMarker(worktree) {
+  return `${worktree}.out-of-service`;
+}
+function outOfService(worktree) {
+  try {
+    return readFileSync(outOfServiceMarker(worktree), "utf8").trim() || "a reset failed";
+  } catch {
+    return void 0;
+  }
+}
+function clearHint(worktree) {
+  return `empty or delete ${worktree} (the next crew makes it afresh), then remove ${outOfServiceMarker(worktree)}`;
+}
+function markOutOfService(worktree, findings) {
+  writeFileSync(
+    outOfServiceMarker(worktree),
+    `${(/* @__PURE__ */ new Date()).toISOString()} reset failed: ${findings.slice(0, 10).join("; ").slice(0, 2e3)}
+`
+  );
+  return `slot taken out of service: no crew is given it until an operator clears it (${clearHint(worktree)})`;
+}
+function markInService(worktree) {
+  rmSync(outOfServiceMarker(worktree), { force: true });
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
 
 
@@ -61703,8 +62715,33 @@ async function restoreBaseline(b) {
 
 
 
+
+
+
+class InstallFailedError extends Error {
+  constructor(message, missing) {
+    super(message);
+    this.missing = missing;
+    this.name = "InstallFailedError";
+  }
+  missing;
+}
+function logSince(file, from) {
+  if (!(0,external_node_fs_.existsSync)(file)) return "";
+  const size = (0,external_node_fs_.statSync)(file).size;
+  const start = Math.max(size < from ? 0 : from, size - 65536);
+  const fd = (0,external_node_fs_.openSync)(file, "r");
+  try {
+    const buf = Buffer.alloc(size - start);
+    (0,external_node_fs_.readSync)(fd, buf, 0, buf.length, start);
+    return buf.toString("utf8");
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+const logSize = (file) => (0,external_node_fs_.existsSync)(file) ? (0,external_node_fs_.statSync)(file).size : 0;
 const clean_checkout_git = async (cwd, args) => {
-  const r = await runGit(args, { cwd, timeoutMs: 3e5 });
+  const r = await git_runGit(args, { cwd, timeoutMs: 3e5 });
   return {
     ok: r.exitCode === 0,
     output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
@@ -61722,8 +62759,11 @@ async function addCheckout(repo, dir, base) {
   return wt;
 }
 async function removeCheckout(repo, wt) {
-  await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
-  (0,external_node_fs_.rmSync)(wt, { recursive: true, force: true });
+  const removed = await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
+  await removeTree(wt);
+  if (removed.ok) return;
+  const common = await gitCommonDir(repo);
+  await withLock((0,external_node_path_.join)(common, "school-worktree-admin"), () => clean_checkout_git(repo, ["worktree", "prune"]));
 }
 const keys = /* @__PURE__ */ new Map();
 function depsKey(o) {
@@ -61757,24 +62797,37 @@ async function dependencies(o, env) {
   const repo = (0,external_node_path_.resolve)(o.config.repoPath);
   const wt = await addCheckout(repo, work, o.baseSha);
   try {
-    (0,external_node_fs_.appendFileSync)(o.logFile, `[school] installing dependencies at the base: ${install.command.join(" ")}
-`);
+    appendCapped(
+      o.logFile,
+      `[school] installing dependencies at the base: ${install.command.join(" ")}
+`,
+      o.config.dispatch.logMaxBytes
+    );
+    const from = logSize(o.logFile);
+    const query = { command: install.command, hostPath: env.PATH ?? "" };
     const started = await o.sandbox.confine(install.command, env, {
       cwd: wt,
       writable: [wt],
       home: o.sandbox.freshHome("install"),
       allow: o.config.sandbox.allow
+    }).catch((e) => {
+      if (e.name !== "ProgramNotFoundError") throw e;
+      const program = e.program;
+      const missing = missingProgram({ ...query, output: "", exitCode: null, notFound: program });
+      throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
     });
-    const r = await runProcess(started.argv, {
+    const r = await run_runProcess(started.argv, {
       cwd: wt,
       env: started.env,
       logFile: o.logFile,
+      logMaxBytes: o.config.dispatch.logMaxBytes,
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs
     });
     if (r.spawnError || r.timedOut || r.exitCode !== 0)
-      throw new Error(
-        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`
+      throw new InstallFailedError(
+        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`,
+        r.timedOut ? void 0 : missingProgram({ ...query, output: logSince(o.logFile, from), exitCode: r.exitCode })
       );
     const kept = (0,external_node_path_.join)(work, "kept");
     (0,external_node_fs_.mkdirSync)(kept);
@@ -61795,10 +62848,10 @@ async function dependencies(o, env) {
   }
 }
 async function verifyOnCleanCheckout(o, verify, env) {
-  const failed = (why) => {
-    (0,external_node_fs_.appendFileSync)(o.logFile, `[school] verification could not run: ${why}
-`);
-    return { exitCode: null, timedOut: false, durationMs: 0 };
+  const failed = (why, missing) => {
+    appendCapped(o.logFile, `[school] verification could not run: ${why}
+`, o.config.dispatch.logMaxBytes);
+    return { exitCode: null, timedOut: false, durationMs: 0, ...missing ? { missing } : {} };
   };
   (0,external_node_fs_.mkdirSync)(o.scratch, { recursive: true });
   const repo = (0,external_node_path_.resolve)(o.config.repoPath);
@@ -61806,13 +62859,19 @@ async function verifyOnCleanCheckout(o, verify, env) {
   try {
     deps = await dependencies(o, env);
   } catch (e) {
-    return failed(e.message);
+    const missing = e instanceof InstallFailedError ? e.missing : void 0;
+    return failed(e.message, missing && { ...missing, stage: "install" });
   }
   const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.scratch, "verify-"));
   let wt;
   try {
     wt = await addCheckout(repo, work, o.baseSha);
     if (o.patch.trim()) {
+      const links = await patchGitlinks(repo, o.baseSha, o.patch);
+      if (links.ok && links.gitlinks.length)
+        return failed(
+          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.gitlinks.slice(0, 10).join(", ")}; a crew's change never holds one`
+        );
       const file = (0,external_node_path_.join)(work, "crew.patch");
       (0,external_node_fs_.writeFileSync)(file, o.patch);
       const applied = await clean_checkout_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
@@ -61830,19 +62889,37 @@ async function verifyOnCleanCheckout(o, verify, env) {
       home: o.sandbox.freshHome("verify"),
       allow: o.config.sandbox.allow
     });
-    return await runProcess(started.argv, {
+    const from = logSize(o.logFile);
+    const run = await run_runProcess(started.argv, {
       cwd: wt,
       env: started.env,
       logFile: o.logFile,
+      logMaxBytes: o.config.dispatch.logMaxBytes,
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs
     });
+    const missing = run.exitCode === 127 ? missingProgram({
+      output: logSince(o.logFile, from),
+      exitCode: 127,
+      command: verify,
+      hostPath: env.PATH ?? ""
+    }) : void 0;
+    return missing ? { ...run, missing: { ...missing, stage: "verify" } } : run;
   } catch (e) {
-    if (e.name === "ProgramNotFoundError") return failed(`\`${verify[0]}\` was not found on PATH`);
+    if (e.name === "ProgramNotFoundError") {
+      const missing = missingProgram({
+        output: "",
+        exitCode: null,
+        command: verify,
+        hostPath: env.PATH ?? "",
+        notFound: verify[0]
+      });
+      return failed(`\`${verify[0]}\` was not found on PATH`, missing && { ...missing, stage: "verify" });
+    }
     return failed(e.message);
   } finally {
     if (wt) await removeCheckout(repo, wt);
-    (0,external_node_fs_.rmSync)(work, { recursive: true, force: true });
+    await removeTree(work);
   }
 }
 
@@ -61881,275 +62958,6 @@ const curriculumItemSchema = object({
   /** SHA-256 of the sanitized title, body and labels: tells a changed issue from an unchanged one. */
   fingerprint: schemas_string()
 });
-
-
-;// CONCATENATED MODULE: ./.build/src/state/tail.js
-
-
-
-const PROBE = 4096;
-function readTail(path, mark, warn) {
-  let fd;
-  try {
-    fd = (0,external_node_fs_.openSync)(path, "r");
-  } catch (e) {
-    if (e.code === "ENOENT")
-      return { records: [], continued: false, tornTail: false, mark: null };
-    throw e;
-  }
-  try {
-    const st = (0,external_node_fs_.fstatSync)(fd);
-    if (mark && continues(fd, st, mark)) {
-      if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
-      const appended = parseAppended(readRange(fd, mark.bytes, st.size));
-      if (appended) {
-        if (appended.tornTail)
-          warn?.(
-            `${path}: an unterminated last line (a write in progress or interrupted) is left for the next read`
-          );
-        const bytes = mark.bytes + appended.bytes;
-        return {
-          records: appended.records,
-          continued: true,
-          tornTail: appended.tornTail,
-          mark: bytes === mark.bytes ? mark : markAt(fd, st, bytes)
-        };
-      }
-    }
-    const parsed = parseJsonl(readRange(fd, 0, st.size).toString("utf8"), path, warn);
-    return {
-      records: parsed.records,
-      continued: false,
-      tornTail: parsed.tornTail,
-      mark: markAt(fd, st, parsed.bytes)
-    };
-  } finally {
-    (0,external_node_fs_.closeSync)(fd);
-  }
-}
-function readRange(fd, from, to) {
-  const buf = Buffer.alloc(Math.max(0, to - from));
-  let off = 0;
-  while (off < buf.length) {
-    const n = (0,external_node_fs_.readSync)(fd, buf, off, buf.length - off, from + off);
-    if (n === 0) return buf.subarray(0, off);
-    off += n;
-  }
-  return buf;
-}
-function tail_readFrom(path, from, chunk, size = 64 * 1024) {
-  const fd = openSync(path, "r");
-  try {
-    for (let pos = from; ; ) {
-      const bytes = readRange(fd, pos, pos + size);
-      if (bytes.length === 0) break;
-      pos += bytes.length;
-      chunk(bytes);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-function lastLine(fd, size) {
-  const chunk = 64 * 1024;
-  let pos = size;
-  const parts = [];
-  while (pos > 0) {
-    const len = Math.min(chunk, pos);
-    pos -= len;
-    const buf = readRange(fd, pos, pos + len);
-    const nl = buf.lastIndexOf(10);
-    if (nl !== -1) {
-      parts.unshift(buf.subarray(nl + 1));
-      return { start: pos + nl + 1, text: Buffer.concat(parts).toString("utf8") };
-    }
-    parts.unshift(buf);
-  }
-  return { start: 0, text: Buffer.concat(parts).toString("utf8") };
-}
-function continues(fd, st, mark) {
-  return mark.dev === st.dev && mark.ino === st.ino && mark.birth === st.birthtimeMs && mark.bytes <= st.size && digest(fd, 0, Math.min(PROBE, mark.bytes)) === mark.head && digest(fd, Math.max(0, mark.bytes - PROBE), mark.bytes) === mark.tail;
-}
-function markAt(fd, st, bytes) {
-  return {
-    dev: st.dev,
-    ino: st.ino,
-    birth: st.birthtimeMs,
-    bytes,
-    head: digest(fd, 0, Math.min(PROBE, bytes)),
-    tail: digest(fd, Math.max(0, bytes - PROBE), bytes)
-  };
-}
-function digest(fd, from, to) {
-  return (0,external_node_crypto_.createHash)("sha256").update(readRange(fd, from, to)).digest("base64");
-}
-function parseAppended(buf) {
-  const nl = buf.lastIndexOf(10);
-  const records = parseLines(buf.toString("utf8", 0, nl + 1));
-  if (!records) return void 0;
-  const rest = buf.toString("utf8", nl + 1);
-  if (rest.trim() === "") return { records, bytes: buf.length, tornTail: false };
-  try {
-    records.push(JSON.parse(rest));
-    return { records, bytes: buf.length, tornTail: false };
-  } catch {
-    return { records, bytes: nl + 1, tornTail: true };
-  }
-}
-function parseLines(body) {
-  if (body === "") return [];
-  const text = body.slice(0, -1);
-  let lines = 1;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
-  try {
-    const values = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
-    if (values.length === lines) return values;
-  } catch {
-  }
-  const out = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      out.push(JSON.parse(line));
-    } catch {
-      return void 0;
-    }
-  }
-  return out;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
-
-
-
-
-
-
-function timestamp() {
-  return (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-");
-}
-function quarantine(path) {
-  const to = `${path}.corrupt-${timestamp()}`;
-  try {
-    (0,external_node_fs_.renameSync)(path, to);
-    fsyncDir((0,external_node_path_.dirname)(path));
-    return to;
-  } catch {
-    return void 0;
-  }
-}
-function readJsonl(path, warn) {
-  let text;
-  try {
-    text = (0,external_node_fs_.readFileSync)(path, "utf8");
-  } catch (e) {
-    if (e.code === "ENOENT") return { records: [], tornTail: false, bytes: 0 };
-    throw e;
-  }
-  return parseJsonl(text, path, warn);
-}
-function parseJsonl(text, path, warn) {
-  const whole = parseWhole(text);
-  if (whole) return { records: whole, tornTail: false, bytes: Buffer.byteLength(text) };
-  const records = [];
-  let start = 0;
-  let line = 0;
-  let tornTail = false;
-  let bytes = 0;
-  while (start < text.length) {
-    const nl = text.indexOf("\n", start);
-    const end = nl === -1 ? text.length : nl;
-    const raw = text.slice(start, end);
-    line++;
-    if (raw.trim() !== "") {
-      try {
-        records.push(JSON.parse(raw));
-      } catch (e) {
-        if (nl === -1) {
-          tornTail = true;
-          warn?.(
-            `${path}: dropped an unterminated last line (a write was interrupted); earlier records are intact`
-          );
-          break;
-        }
-        const to = quarantine(path);
-        throw new errors_CorruptStateError(path, to, line, e.message);
-      }
-    }
-    if (nl === -1) {
-      bytes = text.length;
-      break;
-    }
-    start = nl + 1;
-    bytes = start;
-  }
-  return { records, tornTail, bytes: Buffer.byteLength(text.slice(0, bytes)) };
-}
-function parseWhole(text) {
-  if (text.length === 0) return [];
-  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
-  let lines = 1;
-  for (let i = body.indexOf("\n"); i !== -1; i = body.indexOf("\n", i + 1)) lines++;
-  try {
-    const values = JSON.parse(`[${body.replaceAll("\n", ",")}]`);
-    return values.length === lines ? values : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function appendJsonl(path, records, warn, options = {}) {
-  if (records.length === 0) return void 0;
-  let fd;
-  try {
-    fd = (0,external_node_fs_.openSync)(path, "a+");
-  } catch (e) {
-    if (e.code !== "ENOENT") throw e;
-    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(path), { recursive: true });
-    fd = (0,external_node_fs_.openSync)(path, "a+");
-  }
-  try {
-    const size = (0,external_node_fs_.fstatSync)(fd).size;
-    let repaired = false;
-    let prefix = "";
-    if (size > 0) {
-      if (readRange(fd, size - 1, size)[0] !== 10) {
-        const tail = lastLine(fd, size);
-        repaired = true;
-        try {
-          JSON.parse(tail.text);
-          prefix = "\n";
-        } catch {
-          (0,external_node_fs_.ftruncateSync)(fd, tail.start);
-          warn?.(`${path}: cut an unterminated last line left by an interrupted write`);
-        }
-      }
-    }
-    const encode = options.redacted ? (r) => JSON.stringify(r) : (r) => JSON.stringify(redact_redact(r));
-    const body = prefix + records.map(encode).join("\n") + "\n";
-    const buf = Buffer.from(body, "utf8");
-    let off = 0;
-    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
-    if (options.sync !== false) (0,external_node_fs_.fsyncSync)(fd);
-    return { start: size, end: size + buf.length, repaired };
-  } finally {
-    (0,external_node_fs_.closeSync)(fd);
-  }
-}
-function syncFile(path) {
-  let fd;
-  try {
-    fd = (0,external_node_fs_.openSync)(path, "r");
-  } catch (e) {
-    if (e.code === "ENOENT") return;
-    throw e;
-  }
-  try {
-    (0,external_node_fs_.fsyncSync)(fd);
-  } finally {
-    (0,external_node_fs_.closeSync)(fd);
-  }
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/curriculum/store.js
@@ -62361,7 +63169,36 @@ const schema_bookbagSchema = object({
 const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
 
 
+;// CONCATENATED MODULE: ./.build/src/security/bound.js
+const MAX_DETAIL = 1024;
+const MAX_REASON = 4 * 1024;
+const MAX_FINISHED_REASON = (/* unused pure expression or super */ null && (16 * 1024));
+function boundMarker(removed) {
+  return `\u2026[${removed} more characters]`;
+}
+function boundText(s, max) {
+  if (s.length <= max) return s;
+  let keep = Math.max(0, max - boundMarker(s.length).length);
+  if (keep > 0 && isHighSurrogate(s.charCodeAt(keep - 1))) keep--;
+  return `${s.slice(0, keep)}${boundMarker(s.length - keep)}`;
+}
+function boundStrings(v, max) {
+  if (typeof v === "string") return boundText(v, max);
+  if (Array.isArray(v)) return v.map((x) => boundStrings(x, max));
+  if (v && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    const out = {};
+    for (const [k, x] of Object.entries(v)) out[k] = boundStrings(x, max);
+    return out;
+  }
+  return v;
+}
+function isHighSurrogate(c) {
+  return c >= 55296 && c <= 56319;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/audit.js
+
 
 
 function actor() {
@@ -62369,7 +63206,12 @@ function actor() {
 }
 async function audit(layout, type, fields = {}) {
   const path = layout.file("audit");
-  const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
+  const record = {
+    at: (/* @__PURE__ */ new Date()).toISOString(),
+    type,
+    actor: actor(),
+    ...boundStrings(fields, MAX_REASON)
+  };
   await withLock(path, () => appendJsonl(path, [record]));
 }
 
@@ -62611,19 +63453,20 @@ function parseJson(b) {
 
 ;// CONCATENATED MODULE: ./.build/src/delivery/body.js
 
+
 function deliveryMarker(issueNumber) {
   return `<!-- school-core:delivery:issue-${issueNumber} -->`;
 }
-function oneLine(text, max = 72) {
+function body_oneLine(text, max = 72) {
   const t = (text ?? "").replace(/\s+/g, " ").trim();
   return t.length > max ? `${t.slice(0, max - 1)}\u2026` : t;
 }
 function pullRequestTitle(issueNumber, issueTitle) {
-  const t = oneLine(issueTitle);
+  const t = body_oneLine(issueTitle);
   return redact_redactText(t ? `#${issueNumber}: ${t}` : `school-core: issue #${issueNumber}`);
 }
 function commitMessage(record, issueTitle) {
-  const t = oneLine(issueTitle);
+  const t = body_oneLine(issueTitle);
   return redact_redactText(
     [
       `school: issue #${record.issueNumber}${t ? `: ${t}` : ""}`,
@@ -62640,6 +63483,19 @@ function commitMessage(record, issueTitle) {
 function seconds(ms) {
   return `${(ms / 1e3).toFixed(1)} s`;
 }
+const cell = (text) => inlineCode(text, { table: true });
+function reasonLines(reasons) {
+  if (reasons.length === 0) return [];
+  const shown = reasons.slice(0, 20);
+  const prose = shown.filter((r) => !r.trim().includes("\n"));
+  const output = shown.filter((r) => r.trim().includes("\n"));
+  return [
+    "Reasons:",
+    ...prose.map((r) => `- ${plainText(r, 500)}`),
+    "",
+    ...output.flatMap((r) => [codeBlock(r, { max: 2e3 }), ""])
+  ];
+}
 function pullRequestBody(record, verdict, o) {
   const v = record.verification;
   const u = record.usage;
@@ -62650,23 +63506,19 @@ function pullRequestBody(record, verdict, o) {
   ].filter(Boolean).join(", ") : "not reported by the agent";
   const lines = [
     deliveryMarker(record.issueNumber),
-    record.revision ? `Work for #${record.issueNumber}, revision ${record.revision.round} of this pull request: crew \`${record.crewId}\` (agent \`${record.agent}\`) answered its feedback, accepted by grading. Each round is a commit on the branch; this is the latest.` : `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
+    record.revision ? `Work for #${record.issueNumber}, revision ${record.revision.round} of this pull request: crew ${inlineCode(record.crewId)} (agent ${inlineCode(record.agent)}) answered its feedback, accepted by grading. Each round is a commit on the branch; this is the latest.` : `Work for #${record.issueNumber} by crew ${inlineCode(record.crewId)} (agent ${inlineCode(record.agent)}), accepted by grading.`,
     "",
     "| | |",
     "|---|---|",
-    `| Verdict | accepted by the ${verdict.decidedBy} judge: \`${verdict.code}\`, score ${verdict.score.toFixed(2)} |`,
-    `| Verification | ${v ? `\`${v.command.join(" ").slice(0, 200)}\` ${v.passed ? "passed" : "failed"} (exit ${v.exitCode ?? "none"}, ${seconds(v.durationMs)}${v.timedOut ? ", timed out" : ""})` : "none recorded"} |`,
+    `| Verdict | accepted by the ${plainText(verdict.decidedBy, 40)} judge: ${cell(verdict.code)}, score ${verdict.score.toFixed(2)} |`,
+    `| Verification | ${v ? `${cell(v.command.join(" "))} ${v.passed ? "passed" : "failed"} (exit ${v.exitCode ?? "none"}, ${seconds(v.durationMs)}${v.timedOut ? ", timed out" : ""})` : "none recorded"} |`,
     `| Cost | ${cost} |`,
     `| Changed files | ${record.changedFiles.length} |`,
-    ...record.revision ? [`| Revises | crew \`${record.revision.revises}\` |`] : [],
-    `| Base | \`${record.baseSha.slice(0, 12)}\` |`,
-    `| Branch | \`${o.branch}\` |`,
+    ...record.revision ? [`| Revises | crew ${cell(record.revision.revises)} |`] : [],
+    `| Base | ${cell(record.baseSha.slice(0, 12))} |`,
+    `| Branch | ${cell(o.branch)} |`,
     "",
-    ...verdict.reasons.length > 0 ? [
-      "Reasons:",
-      ...verdict.reasons.slice(0, 20).map((r) => `- ${r.replace(/\s+/g, " ").slice(0, 500)}`),
-      ""
-    ] : [],
+    ...reasonLines(verdict.reasons),
     o.closeIssue ? `Closes #${record.issueNumber}` : `Issue: #${record.issueNumber}`
   ];
   return redact_redactText(lines.join("\n"));
@@ -62699,7 +63551,7 @@ function branchName(issueNumber) {
   return `school/issue-${issueNumber}`;
 }
 async function gitOut(args, o) {
-  const r = await runGit(args, o);
+  const r = await git_runGit(args, o);
   if (r.exitCode !== 0 || r.spawnError) {
     throw new DeliveryError(
       `git ${args.find((a) => !a.startsWith("-")) ?? ""} failed in ${o.cwd}: ${(r.spawnError ?? r.stderr.toString("utf8")).trim().slice(0, 500)}`
@@ -62708,7 +63560,7 @@ async function gitOut(args, o) {
   return r.stdout.toString("utf8").trim();
 }
 async function hasCommit(repoPath, sha) {
-  const r = await runGit(["cat-file", "-e", `${sha}^{commit}`], { cwd: repoPath });
+  const r = await git_runGit(["cat-file", "-e", `${sha}^{commit}`], { cwd: repoPath });
   return r.exitCode === 0;
 }
 async function commitPatch(c) {
@@ -62730,6 +63582,29 @@ async function commitPatch(c) {
       env,
       input: c.diff
     });
+    const listed = await git_runGit(
+      [
+        "diff",
+        "--cached",
+        "--ignore-submodules=none",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        c.baseSha,
+        "--"
+      ],
+      { cwd: c.repoPath, env }
+    );
+    if (listed.exitCode !== 0)
+      throw new DeliveryError(
+        `could not list the patch's changes: ${listed.stderr.toString("utf8").trim().slice(0, 300)}`
+      );
+    const links = gitlinkPaths(parseRawDiff(listed.stdout));
+    if (links.length)
+      throw new DeliveryError(
+        `the patch adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one, so it is not delivered`
+      );
     const tree = await gitOut(["write-tree"], { cwd: c.repoPath, env });
     return await gitOut(["commit-tree", tree, "-p", c.baseSha, "-F", "-"], {
       cwd: c.repoPath,
@@ -62748,7 +63623,7 @@ async function commitPatch(c) {
   }
 }
 async function refHead(repoPath, ref) {
-  const r = await runGit(["log", "-1", "--format=%ct%n%B", ref, "--"], { cwd: repoPath });
+  const r = await git_runGit(["log", "-1", "--format=%ct%n%B", ref, "--"], { cwd: repoPath });
   if (r.exitCode !== 0) return void 0;
   const [time, ...body] = r.stdout.toString("utf8").split("\n");
   return { time: Number(time), ours: body.some((l) => l.startsWith("School-Crew: ")) };
@@ -62760,7 +63635,7 @@ async function mayMove(repoPath, ref, sha, date) {
   return head.ours && !(head.time > Math.floor(Date.parse(date) / 1e3)) ? "replace" : false;
 }
 async function isAncestor(repoPath, ref, sha) {
-  const r = await runGit(["merge-base", "--is-ancestor", ref, sha], { cwd: repoPath });
+  const r = await git_runGit(["merge-base", "--is-ancestor", ref, sha], { cwd: repoPath });
   return r.exitCode === 0;
 }
 async function updateRef(repoPath, ref, sha, date) {
@@ -62771,15 +63646,15 @@ async function updateRef(repoPath, ref, sha, date) {
   return true;
 }
 async function git1(repoPath, ref) {
-  const r = await runGit(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: repoPath });
+  const r = await git_runGit(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: repoPath });
   return r.exitCode === 0 ? r.stdout.toString("utf8").trim() : void 0;
 }
 async function pushBranch(o) {
   const auth = o.auth ? { auth: o.auth } : {};
   const tracking = `refs/school-delivery/${o.branch}`;
-  await runGit(["update-ref", "-d", tracking], { cwd: o.repoPath });
+  await git_runGit(["update-ref", "-d", tracking], { cwd: o.repoPath });
   try {
-    await runGit(["fetch", "--no-tags", "origin", `+refs/heads/${o.branch}:${tracking}`], {
+    await git_runGit(["fetch", "--no-tags", "origin", `+refs/heads/${o.branch}:${tracking}`], {
       cwd: o.repoPath,
       ...auth
     });
@@ -62794,7 +63669,7 @@ async function pushBranch(o) {
     });
     return true;
   } finally {
-    await runGit(["update-ref", "-d", tracking], { cwd: o.repoPath });
+    await git_runGit(["update-ref", "-d", tracking], { cwd: o.repoPath });
   }
 }
 
@@ -63464,12 +64339,17 @@ const spendFold = registerFold({
 function spendLog(layout) {
   return new EventLog(layout.file("spend"));
 }
-async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) {
+async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date(), o = {}) {
   if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
     throw new errors_ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
   }
-  const appended = await spendLog(layout).append([event_log_event("spend.recorded", `spend:${key}`, entry, at)]);
+  const max = o.maxUsd !== void 0 && Number.isFinite(o.maxUsd) ? Math.max(0, o.maxUsd) : void 0;
+  const row = max !== void 0 && entry.costUsd > max ? clampRow(entry, max) : entry;
+  const appended = await spendLog(layout).append([event_log_event("spend.recorded", `spend:${key}`, row, at)]);
   return appended.length === 1;
+}
+function clampRow(entry, maxUsd) {
+  return { ...entry, costUsd: maxUsd, reportedUsd: entry.reportedUsd ?? entry.costUsd };
 }
 function totalSpend(layout) {
   return foldLog(spendFold, spendLog(layout).read()).totalUsd;
@@ -63483,6 +64363,7 @@ function usd(n) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/agents/usage.js
+
 
 
 
@@ -63514,21 +64395,53 @@ function readUsage(path) {
   );
   return parsed.success ? { usage: parsed.data } : { problem: "usage file has no usable numbers" };
 }
-async function recordCrewSpend(layout, crew, usage, turn = 0) {
-  return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage);
+async function recordCrewSpend(layout, crew, usage, turn = 0, o = {}) {
+  return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage, o);
 }
-async function recordUsageSpend(layout, key, who, usage) {
-  return recordSpend(layout, key, {
-    costUsd: usage.costUsd ?? 0,
-    crewId: who.crewId,
-    issueNumber: who.issueNumber,
-    agent: who.agent,
-    tokens: {
+async function recordUsageSpend(layout, key, who, usage, o = {}) {
+  return recordSpend(
+    layout,
+    key,
+    {
+      costUsd: usage.costUsd ?? 0,
+      crewId: who.crewId,
+      issueNumber: who.issueNumber,
+      agent: who.agent,
+      tokens: {
+        input: usage.inputTokens ?? 0,
+        output: usage.outputTokens ?? 0,
+        ...usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}
+      }
+    },
+    void 0,
+    o
+  );
+}
+function boundTurnCost(agent, usage, leftUsd) {
+  const priced = agent.kind === "command" && agent.pricing ? priceTokens(
+    {
       input: usage.inputTokens ?? 0,
       output: usage.outputTokens ?? 0,
-      ...usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}
-    }
-  });
+      cachedInput: usage.cachedInputTokens
+    },
+    agent.pricing
+  ) : void 0;
+  const reportedUsd = priced ?? usage.costUsd ?? 0;
+  const left = leftUsd === void 0 ? void 0 : Math.max(0, Math.round(leftUsd * 1e6) / 1e6);
+  const over = left !== void 0 && reportedUsd > left;
+  const costUsd = over ? left : reportedUsd;
+  const counted = priced !== void 0 || over || usage.costUsd !== void 0;
+  return { usage: { ...usage, ...counted ? { costUsd } : {} }, reportedUsd, over };
+}
+function budgetedAgent(agent, leftUsd) {
+  return agent.kind === "claude-code" && leftUsd !== void 0 ? { ...agent, maxBudgetUsd: leftUsd } : agent;
+}
+const usage_usd = (n) => `$${n.toFixed(2)}`;
+function budgetEnding(budgetUsd, spentUsd, over) {
+  return {
+    kind: "failed",
+    reason: over ? `the crew's budget dispatch.crewBudgetUsd (${usage_usd(budgetUsd)}) is spent: turn ${over.turn} reported ${usage_usd(over.reportedUsd)}, more than the ${usage_usd(over.leftUsd)} left, and was recorded as what was left; the crew was stopped` : `the crew's budget dispatch.crewBudgetUsd (${usage_usd(budgetUsd)}) is spent (${usage_usd(spentUsd)} recorded): no further turn`
+  };
 }
 
 
@@ -63711,22 +64624,6 @@ function rubricFinding(diff, fences, limits, crew = {}) {
 
 // EXTERNAL MODULE: external "node:url"
 var external_node_url_ = __nccwpck_require__(73136);
-;// CONCATENATED MODULE: ./.build/src/process/which.js
-
-
-function which(binary, path = process.env.PATH ?? "") {
-  const candidates = (0,external_node_path_.isAbsolute)(binary) || binary.includes("/") ? [binary] : path.split(external_node_path_.delimiter).filter(Boolean).map((d) => (0,external_node_path_.join)(d, binary));
-  for (const c of candidates) {
-    try {
-      (0,external_node_fs_.accessSync)(c, external_node_fs_.constants.X_OK);
-      return c;
-    } catch {
-    }
-  }
-  return void 0;
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/sandbox/bridge.js
 const BRIDGE_SOURCE = String.raw`
 const net = require('net');
@@ -63793,82 +64690,135 @@ Promise.all([
 const BRIDGE_PROXY_PORT = 3128;
 
 
-;// CONCATENATED MODULE: ./.build/src/sandbox/mounts.js
+;// CONCATENATED MODULE: ./.build/src/sandbox/toolchains.js
 
 
-const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
-const depth = (p) => p.split(external_node_path_.sep).filter(Boolean).length;
-function bwrapArgs(c, argv, exists = external_node_fs_.existsSync) {
-  const args = ["--unshare-all"];
-  if (c.network === "host") args.push("--share-net");
-  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev");
-  for (const p of SYSTEM_PATHS) {
-    if (!exists(p)) continue;
-    const st = (0,external_node_fs_.lstatSync)(p);
-    if (st.isSymbolicLink()) args.push("--symlink", (0,external_node_fs_.readlinkSync)(p), p);
-    else args.push("--ro-bind", p, p);
+
+function toolCacheDirs(env = process.env) {
+  return ["RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"].map((k) => env[k]).filter((v) => !!v && (0,external_node_path_.isAbsolute)(v)).map((v) => (0,external_node_path_.resolve)(v));
+}
+const VERSION_ROOTS = [
+  // nvm (any NVM_DIR), nodenv, pyenv, rbenv: <manager>/versions/[node/]<version>
+  /^(.*\/versions\/(?:node|io\.js)\/[^/]+)(?:\/.*)?$/,
+  /^(.*\/\.(?:nodenv|pyenv|rbenv)\/versions\/[^/]+)(?:\/.*)?$/,
+  // asdf and mise: <manager>/installs/<tool>/<version>
+  /^(.*\/(?:\.asdf|mise)\/installs\/[^/]+\/[^/]+)(?:\/.*)?$/,
+  // volta's unpacked images: ~/.volta/tools/image/<tool>/<version>
+  /^(.*\/\.volta\/tools\/image\/[^/]+\/[^/]+)(?:\/.*)?$/,
+  // rustup: ~/.rustup/toolchains/<toolchain>
+  /^(.*\/\.rustup\/toolchains\/[^/]+)(?:\/.*)?$/
+];
+const SHIMS = (/* unused pure expression or super */ null && ([
+  [/\/\.(?:asdf|pyenv|rbenv|nodenv)\/shims$|\/mise\/shims$/, "a version manager's shims"],
+  [/\/\.volta\/bin$/, "volta's shims"],
+  [/\/\.cargo\/bin$/, "rustup's proxies (they read ~/.rustup, and ~/.cargo holds the registry token)"],
+  [/\/\.local\/bin$/, "~/.local/bin (pip --user and pipx scripts, credential helpers)"]
+]));
+function toolchainRoot(p, toolCaches = []) {
+  const abs = (0,external_node_path_.resolve)(p);
+  const caches = [...toolCaches, ...[...abs.matchAll(/^(.*\/_work\/_tool)(?:\/|$)/g)].map((m) => m[1])];
+  for (const cache of caches) {
+    if (!abs.startsWith(cache + external_node_path_.sep)) continue;
+    const parts = abs.slice(cache.length + 1).split(external_node_path_.sep);
+    if (parts.length >= 3) return (0,external_node_path_.join)(cache, ...parts.slice(0, 3));
   }
-  const mounts = [
-    { kind: "rw", path: c.tmp },
-    { kind: "rw", path: c.home },
-    ...c.readOnly.map((path) => ({ kind: "ro", path })),
-    ...c.writable.map((path) => ({ kind: "rw", path })),
-    ...(c.masked ?? []).map((path) => ({ kind: "tmpfs", path })),
-    ...(c.readOnlyAt ?? []).map((m) => ({ kind: "ro", path: m.path, source: m.source }))
-  ];
-  if (typeof c.network === "object")
-    mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
-  args.push("--bind", c.tmp, "/tmp");
-  const order = { tmpfs: 0, ro: 1, rw: 2 };
-  const seen = /* @__PURE__ */ new Set();
-  for (const m of mounts.filter((m2) => m2.path !== c.tmp).sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind])) {
-    const key = `${m.kind}\0${m.source ?? ""}\0${m.path}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    if (m.kind === "tmpfs") args.push("--tmpfs", m.path);
-    else args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.source ?? m.path, m.path);
+  for (const re of VERSION_ROOTS) {
+    const m = re.exec(abs);
+    if (m) return m[1];
   }
-  args.push("--chdir", c.cwd, "--");
-  return [...args, ...argv];
+  return void 0;
+}
+function shimKind(dir) {
+  return SHIMS.find(([re]) => re.test(resolve(dir)))?.[1];
 }
 function toolPaths(o) {
+  return toolchainMounts(o).readOnly;
+}
+function toolchainMounts(o) {
+  const guard = protection(o.protect);
+  const caches = o.toolCaches ?? [];
+  const untrusted = (o.untrusted ?? []).map((p) => (0,external_node_path_.resolve)(p));
   const out = /* @__PURE__ */ new Set();
-  const protect = o.protect.flatMap((p) => {
-    const r = (0,external_node_path_.resolve)(p);
-    try {
-      return [r, (0,external_node_fs_.realpathSync)(r)];
-    } catch {
-      return [r];
-    }
-  });
-  const blocked = (p) => protect.some((q) => p === q || p.startsWith(q + external_node_path_.sep) || q.startsWith(p + external_node_path_.sep) || p === external_node_path_.sep);
-  const system = (p) => SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + external_node_path_.sep));
+  const masked = /* @__PURE__ */ new Set();
+  const system = (p) => mounts_SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + external_node_path_.sep));
+  const addRoot = (root) => {
+    if (!(0,external_node_fs_.existsSync)(root) || guard.is(root)) return false;
+    const inner = guard.within(root).filter((q) => (0,external_node_fs_.existsSync)(q));
+    if (inner.some((q) => !isDirectory(q))) return false;
+    out.add(root);
+    for (const q of inner) masked.add(q);
+    return true;
+  };
   const add = (p) => {
     if (!(0,external_node_path_.isAbsolute)(p) || system(p) || !(0,external_node_fs_.existsSync)(p)) return;
-    if (!blocked(p)) out.add(p);
+    const root = toolchainRoot(p, caches);
+    if (root) addRoot(root);
+    else if (!guard.blocked(p)) out.add(p);
   };
   for (const d of o.path.split(external_node_path_.delimiter).filter(Boolean)) {
     add(d);
-    try {
-      add((0,external_node_fs_.realpathSync)(d));
-    } catch {
-    }
+    const real = realpathOf(d);
+    if (real && real !== d) add(real);
   }
+  const inside = (p, dirs) => dirs.some((d) => p === d || p.startsWith(d + external_node_path_.sep));
   for (const prog of o.programs) {
-    if (!(0,external_node_path_.isAbsolute)(prog) || !(0,external_node_fs_.existsSync)(prog)) continue;
-    let real;
-    try {
-      real = (0,external_node_fs_.realpathSync)(prog);
-    } catch {
+    const real = (0,external_node_path_.isAbsolute)(prog) ? realpathOf(prog) : void 0;
+    if (!real) continue;
+    const root = toolchainRoot(real, caches) ?? toolchainRoot(prog, caches);
+    if (root && addRoot(root)) {
+      if (!system(prog) && !prog.startsWith(root + external_node_path_.sep)) out.add(prog);
       continue;
     }
     out.add(prog);
     if (real !== prog) out.add(real);
     const pkg = packageRoot(real);
-    if (pkg) out.add(pkg);
+    if (!pkg) continue;
+    if (inside(pkg, untrusted)) continue;
+    for (const dir of packageClosure(pkg)) if (!guard.holds(dir)) out.add(dir);
   }
-  const all = [...out];
-  return all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + external_node_path_.sep)));
+  for (const file of o.files ?? []) {
+    const real = (0,external_node_path_.isAbsolute)(file) ? realpathOf(file) : void 0;
+    if (!real) continue;
+    out.add(file);
+    if (real !== file) out.add(real);
+    const pkg = packageRoot(real);
+    if (pkg && !guard.holds(pkg)) out.add(pkg);
+  }
+  const all = [...out].filter((p) => !system(p));
+  const readOnly = all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + external_node_path_.sep)));
+  for (const r of readOnly) if ((0,external_node_fs_.existsSync)((0,external_node_path_.join)(r, "etc", "npmrc"))) masked.add((0,external_node_path_.join)(r, "etc"));
+  return { readOnly, masked: [...masked] };
+}
+function protection(protect) {
+  const list = protect.flatMap((p) => {
+    const r = (0,external_node_path_.resolve)(p);
+    const real = realpathOf(r);
+    return real && real !== r ? [r, real] : [r];
+  });
+  return {
+    /** Inside, equal to or above a protected path (or the root). */
+    blocked: (p) => p === external_node_path_.sep || list.some((q) => p === q || p.startsWith(q + external_node_path_.sep) || q.startsWith(p + external_node_path_.sep)),
+    /** Equal to or above a protected path: binding it would show that path. */
+    holds: (p) => p === external_node_path_.sep || list.some((q) => p === q || q.startsWith(p + external_node_path_.sep)),
+    /** A protected path itself (or the root). */
+    is: (p) => p === external_node_path_.sep || list.includes(p),
+    /** The protected paths strictly inside `p`. */
+    within: (p) => [...new Set(list.filter((q) => q.startsWith(p + external_node_path_.sep)))]
+  };
+}
+function isDirectory(p) {
+  try {
+    return (0,external_node_fs_.statSync)(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function realpathOf(p) {
+  try {
+    return (0,external_node_fs_.realpathSync)(p);
+  } catch {
+    return void 0;
+  }
 }
 function packageRoot(file) {
   const parts = file.split(external_node_path_.sep);
@@ -63878,6 +64828,59 @@ function packageRoot(file) {
   if (n > parts.length - 1) return void 0;
   return parts.slice(0, n).join(external_node_path_.sep) || void 0;
 }
+const PACKAGE_NAME = /^(?:@[A-Za-z0-9~-][A-Za-z0-9._~-]*\/)?[A-Za-z0-9~-][A-Za-z0-9._~-]*$/;
+const MAX_PACKAGES = 4e3;
+function packageClosure(pkg) {
+  const out = [];
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [pkg];
+  while (queue.length && seen.size < MAX_PACKAGES) {
+    const dir = queue.shift();
+    const real = realpathOf(dir);
+    if (!real || seen.has(real)) {
+      if (real && dir !== real && !out.includes(dir)) out.push(dir);
+      continue;
+    }
+    seen.add(real);
+    out.push(dir);
+    if (real !== dir) out.push(real);
+    for (const name of dependencyNames(real)) {
+      const found = resolvePackage(name, real);
+      if (found) queue.push(found);
+    }
+  }
+  return out;
+}
+function dependencyNames(dir) {
+  let manifest;
+  try {
+    manifest = JSON.parse((0,external_node_fs_.readFileSync)((0,external_node_path_.join)(dir, "package.json"), "utf8"));
+  } catch {
+    return [];
+  }
+  if (!manifest || typeof manifest !== "object") return [];
+  const names = /* @__PURE__ */ new Set();
+  for (const field of ["dependencies", "optionalDependencies"]) {
+    const deps = manifest[field];
+    if (deps && typeof deps === "object" && !Array.isArray(deps)) {
+      for (const n of Object.keys(deps))
+        if (PACKAGE_NAME.test(n) && !n.split("/").includes("..")) names.add(n);
+    }
+  }
+  return [...names];
+}
+function resolvePackage(name, from) {
+  for (let dir = from; ; dir = (0,external_node_path_.dirname)(dir)) {
+    if ((0,external_node_path_.basename)(dir) !== "node_modules") {
+      const candidate = (0,external_node_path_.join)(dir, "node_modules", name);
+      try {
+        if ((0,external_node_fs_.statSync)((0,external_node_path_.join)(candidate, "package.json")).isFile()) return candidate;
+      } catch {
+      }
+    }
+    if ((0,external_node_path_.dirname)(dir) === dir) return void 0;
+  }
+}
 
 
 // EXTERNAL MODULE: external "node:net"
@@ -63885,7 +64888,10 @@ var external_node_net_ = __nccwpck_require__(77030);
 ;// CONCATENATED MODULE: ./.build/src/sandbox/proxy.js
 
 
+
 const MAX_HEAD = 64 * 1024;
+const MAX_TARGETS = 64;
+const OTHER_TARGETS = "(other targets)";
 function allowed(allow, host, port) {
   const h = host.toLowerCase().replace(/^\[|\]$/g, "");
   for (const entry of allow) {
@@ -63913,10 +64919,12 @@ async function startEgressProxy(o) {
   (0,external_node_fs_.rmSync)(o.socket, { force: true });
   const refusals = /* @__PURE__ */ new Map();
   const open = /* @__PURE__ */ new Set();
-  const refuse = (client, target, why) => {
+  const refuse = (client, raw, reason) => {
+    const named = boundText(raw, MAX_DETAIL);
+    const target = refusals.has(named) || refusals.size < MAX_TARGETS ? named : OTHER_TARGETS;
     refusals.set(target, (refusals.get(target) ?? 0) + 1);
-    o.onRefused?.(target);
-    const body = `school-core sandbox: ${why}
+    o.onRefused?.(named);
+    const body = `school-core sandbox: ${boundText(reason, MAX_REASON)}
 `;
     client.end(
       `HTTP/1.1 403 Forbidden\r
@@ -63983,7 +64991,8 @@ ${body}`
     });
   };
   const tunnel = (client, hp, ready) => {
-    const up = (0,external_node_net_.connect)({ host: hp.host, port: hp.port });
+    const routed = o.routes?.[`${hp.host.toLowerCase()}:${hp.port}`];
+    const up = routed ? (0,external_node_net_.connect)({ path: routed }) : (0,external_node_net_.connect)({ host: hp.host, port: hp.port });
     open.add(up);
     up.on("close", () => open.delete(up));
     let connected = false;
@@ -64015,6 +65024,236 @@ ${body}`
       });
     })
   };
+}
+
+
+// EXTERNAL MODULE: external "node:http"
+var external_node_http_ = __nccwpck_require__(37067);
+// EXTERNAL MODULE: external "node:https"
+var external_node_https_ = __nccwpck_require__(44708);
+;// CONCATENATED MODULE: ./.build/src/sandbox/key-proxy.js
+
+
+
+
+class KeyProxyError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "KeyProxyError";
+  }
+}
+const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
+const DROPPED = /* @__PURE__ */ new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "x-api-key",
+  "authorization"
+]);
+async function startKeyProxy(o) {
+  if (Buffer.byteLength(o.socket) > MAX_SOCKET_PATH)
+    throw new KeyProxyError(
+      `key proxy: the socket path ${o.socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows`
+    );
+  let up;
+  try {
+    up = new URL(o.upstream);
+  } catch {
+    throw new KeyProxyError(`key proxy: upstream ${JSON.stringify(o.upstream)} is not a URL`);
+  }
+  if (up.protocol !== "https:" && up.protocol !== "http:")
+    throw new KeyProxyError(`key proxy: upstream ${o.upstream} is not http(s)`);
+  if (!o.key) throw new KeyProxyError("key proxy: no key to add");
+  const base = up.pathname.replace(/\/+$/, "");
+  const max = o.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const refusals = /* @__PURE__ */ new Map();
+  const open = /* @__PURE__ */ new Set();
+  const refuse = (what) => {
+    const key = what.slice(0, 300);
+    refusals.set(key, (refusals.get(key) ?? 0) + 1);
+    o.onRefused?.(key);
+  };
+  const target = (req) => {
+    const raw = req.url ?? "";
+    if (!raw.startsWith("/") || raw.startsWith("//"))
+      return { status: 400, why: "only requests for the API (origin-form paths) pass" };
+    if (req.method !== "GET" && req.method !== "POST")
+      return { status: 405, why: `${req.method ?? "?"} is not a method of the API` };
+    const u = new URL(raw, "http://inside");
+    const rel = u.pathname.startsWith(`${base}/`) ? u.pathname.slice(base.length) : void 0;
+    if (rel === void 0 || !o.paths.some((p) => p.test(rel)))
+      return { status: 403, why: `${u.pathname} is not a path of the API` };
+    const length = Number(req.headers["content-length"] ?? 0);
+    if (Number.isFinite(length) && length > max)
+      return { status: 413, why: `a request body over ${max} bytes` };
+    return { path: `${u.pathname}${u.search}` };
+  };
+  const headers = (req) => {
+    const out = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== void 0 && !DROPPED.has(k)) out[k] = v;
+    out.host = up.host;
+    if (o.header === "x-api-key") out["x-api-key"] = o.key;
+    else out.authorization = `Bearer ${o.key}`;
+    return out;
+  };
+  const send = (path, req, extra = {}) => (up.protocol === "https:" ? external_node_https_.request : external_node_http_.request)({
+    protocol: up.protocol,
+    hostname: up.hostname.replace(/^\[|\]$/g, ""),
+    port: up.port || (up.protocol === "https:" ? 443 : 80),
+    method: req.method,
+    path,
+    headers: { ...headers(req), ...extra },
+    ...up.protocol === "https:" ? { servername: up.hostname } : {}
+  });
+  const onRequest = (req, res) => {
+    const t = target(req);
+    if ("why" in t) {
+      refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)}: ${t.why}`);
+      return answer(res, t.status, t.why);
+    }
+    const upReq = send(t.path, req);
+    let seen = 0;
+    let over = false;
+    req.on("data", (chunk) => {
+      seen += chunk.length;
+      if (seen <= max) {
+        if (!upReq.write(chunk)) {
+          req.pause();
+          upReq.once("drain", () => req.resume());
+        }
+        return;
+      }
+      if (over) return;
+      over = true;
+      refuse(`${req.method} ${t.path}: a request body over ${max} bytes`);
+      upReq.destroy();
+      answer(res, 413, `a request body over ${max} bytes`);
+    });
+    req.on("end", () => {
+      if (!over) upReq.end();
+    });
+    req.on("error", () => upReq.destroy());
+    upReq.on("response", (upRes) => {
+      const h = { ...upRes.headers };
+      for (const k of ["connection", "keep-alive", "transfer-encoding"]) delete h[k];
+      res.writeHead(upRes.statusCode ?? 502, h);
+      res.flushHeaders();
+      upRes.pipe(res);
+      upRes.on("error", () => res.destroy());
+    });
+    upReq.on("error", (e) => {
+      if (over) return;
+      if (!res.headersSent) answer(res, 502, `the API could not be reached: ${e.message}`);
+      else res.destroy();
+    });
+    res.on("close", () => {
+      if (!res.writableFinished) upReq.destroy();
+    });
+  };
+  const onUpgrade = (req, client, head) => {
+    open.add(client);
+    client.on("close", () => open.delete(client));
+    client.on("error", () => client.destroy());
+    const t = target(req);
+    if ("why" in t) {
+      refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)} (upgrade): ${t.why}`);
+      return void client.end(rawAnswer(t.status, t.why));
+    }
+    const upReq = send(t.path, req, {
+      connection: "Upgrade",
+      upgrade: String(req.headers.upgrade ?? "websocket")
+    });
+    upReq.on("upgrade", (upRes, upSock, upHead) => {
+      open.add(upSock);
+      upSock.on("close", () => open.delete(upSock));
+      const lines = [`HTTP/1.1 ${upRes.statusCode ?? 101} ${upRes.statusMessage ?? "Switching Protocols"}`];
+      for (let i = 0; i < upRes.rawHeaders.length; i += 2)
+        lines.push(`${upRes.rawHeaders[i]}: ${upRes.rawHeaders[i + 1]}`);
+      client.write(`${lines.join("\r\n")}\r
+\r
+`);
+      if (upHead.length) client.write(upHead);
+      if (head.length) upSock.write(head);
+      upSock.pipe(client);
+      client.pipe(upSock);
+      upSock.on("error", () => client.destroy());
+      client.on("close", () => upSock.destroy());
+      upSock.on("close", () => client.destroy());
+    });
+    upReq.on("response", (upRes) => {
+      const lines = [`HTTP/1.1 ${upRes.statusCode ?? 502} ${upRes.statusMessage ?? ""}`];
+      for (let i = 0; i < upRes.rawHeaders.length; i += 2)
+        if (!/^(connection|transfer-encoding|keep-alive)$/i.test(upRes.rawHeaders[i]))
+          lines.push(`${upRes.rawHeaders[i]}: ${upRes.rawHeaders[i + 1]}`);
+      const body = [];
+      upRes.on("data", (c) => body.push(c));
+      upRes.on("end", () => {
+        const b = Buffer.concat(body);
+        lines.push(`content-length: ${b.length}`, "connection: close");
+        client.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r
+\r
+`), b]));
+      });
+    });
+    upReq.on("error", (e) => client.end(rawAnswer(502, `the API could not be reached: ${e.message}`)));
+    upReq.end();
+  };
+  const server = (0,external_node_http_.createServer)(onRequest);
+  server.on("upgrade", onUpgrade);
+  server.on("connect", (req, client) => {
+    refuse(`CONNECT ${(req.url ?? "").slice(0, 200)}: the key proxy reaches the API alone`);
+    client.on("error", () => client.destroy());
+    client.end(rawAnswer(405, "the key proxy reaches the API alone"));
+  });
+  server.on("connection", (s) => {
+    open.add(s);
+    s.on("close", () => open.delete(s));
+  });
+  server.on("clientError", (_e, s) => s.destroy());
+  (0,external_node_fs_.rmSync)(o.socket, { force: true });
+  await new Promise((res, rej) => {
+    server.once("error", rej);
+    server.listen(o.socket, () => res());
+  });
+  return {
+    socket: o.socket,
+    refused: () => [...refusals].map(([t, count]) => ({ target: t, count })),
+    close: () => new Promise((res) => {
+      for (const s of open) s.destroy();
+      server.close(() => {
+        (0,external_node_fs_.rmSync)(o.socket, { force: true });
+        res();
+      });
+    })
+  };
+}
+function answer(res, status, why) {
+  if (res.headersSent) return void res.destroy();
+  const body = `school-core key proxy: ${why}
+`;
+  res.writeHead(status, {
+    "content-type": "text/plain",
+    "content-length": Buffer.byteLength(body),
+    connection: "close"
+  });
+  res.end(body);
+}
+function rawAnswer(status, why) {
+  const body = `school-core key proxy: ${why}
+`;
+  return `HTTP/1.1 ${status} Refused\r
+content-type: text/plain\r
+content-length: ${Buffer.byteLength(body)}\r
+connection: close\r
+\r
+${body}`;
 }
 
 
@@ -64062,7 +65301,7 @@ function selfTest(bwrap) {
     { cwd: "/", writable: [], readOnly: [], home: "/tmp", tmp: "/tmp", network: "none" },
     [sh, "-c", "test -d /proc/self && echo ok"]
   );
-  const r = runProcessSync([bwrap, ...argv], { cwd: "/", env: childEnv(), timeoutMs: 1e4 });
+  const r = runProcessSync([bwrap, ...argv], { cwd: "/", env: env_childEnv(), timeoutMs: 1e4 });
   if (r.spawnError) return explainSelfTest(r.spawnError, bwrap);
   if (r.exitCode === 0 && r.stdout.trim() === "ok") return null;
   return explainSelfTest(r.stderr, bwrap);
@@ -64072,7 +65311,384 @@ function resetSandboxProbe() {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/sandbox/cgroup.js
+
+
+
+const CONTROLLERS = ["pids", "memory", "cpu"];
+function parseProcCgroup(text) {
+  const v1 = /* @__PURE__ */ new Map();
+  let unified;
+  for (const line of text.split("\n")) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line.trim());
+    if (!m) continue;
+    if (m[1] === "0" && m[2] === "") unified = m[3];
+    else for (const c of m[2].split(",")) if (c) v1.set(c, m[3]);
+  }
+  return { ...unified !== void 0 ? { unified } : {}, v1 };
+}
+function parseMountinfo(text) {
+  const v1 = /* @__PURE__ */ new Map();
+  let cgroup2;
+  const unescape = (s) => s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+  for (const line of text.split("\n")) {
+    const f = line.trim().split(" ");
+    const dash = f.indexOf("-");
+    if (dash < 6) continue;
+    const type = f[dash + 1];
+    const at = { root: unescape(f[3]), mount: unescape(f[4]) };
+    if (type === "cgroup2") cgroup2 ??= at;
+    else if (type === "cgroup") {
+      for (const o of (f[dash + 3] ?? "").split(","))
+        if (CONTROLLERS.includes(o)) v1.set(o, at);
+    }
+  }
+  return { ...cgroup2 ? { cgroup2 } : {}, v1 };
+}
+function cgroupDir(m, path) {
+  const root = m.root.replace(/\/+$/, "");
+  if (root && path !== root && !path.startsWith(root + "/")) return void 0;
+  const rest = path.slice(root.length);
+  return rest && rest !== "/" ? (0,external_node_path_.join)(m.mount, rest) : m.mount;
+}
+function locateCgroups(procCgroup, mountinfo, controllersOf) {
+  const own = parseProcCgroup(procCgroup);
+  const mounts = parseMountinfo(mountinfo);
+  let v2why = "no cgroup2 mount";
+  if (mounts.cgroup2 && own.unified !== void 0) {
+    const dir = cgroupDir(mounts.cgroup2, own.unified);
+    const offered = dir ? (controllersOf(dir) ?? "").split(/\s+/).filter(Boolean) : [];
+    const controllers = CONTROLLERS.filter((c) => offered.includes(c));
+    if (dir && controllers.includes("pids") && controllers.includes("memory"))
+      return { version: 2, parent: dir, controllers };
+    v2why = dir ? `cgroup v2 at ${dir} offers ${offered.length ? offered.join(" ") : "no controller"} (not pids and memory)` : `this process's cgroup ${own.unified} is outside the cgroup2 mount`;
+  }
+  const parents = {};
+  for (const c of CONTROLLERS) {
+    const m = mounts.v1.get(c);
+    const path = own.v1.get(c);
+    const dir = m && path !== void 0 ? cgroupDir(m, path) : void 0;
+    if (dir) parents[c] = dir;
+  }
+  if (parents.pids || parents.memory) return { version: 1, parents };
+  return `${v2why}, and no cgroup v1 hierarchy for pids or memory`;
+}
+function ownCgroupPlace() {
+  try {
+    return locateCgroups(
+      (0,external_node_fs_.readFileSync)("/proc/self/cgroup", "utf8"),
+      (0,external_node_fs_.readFileSync)("/proc/self/mountinfo", "utf8"),
+      (dir) => readOr((0,external_node_path_.join)(dir, "cgroup.controllers"))
+    );
+  } catch (e) {
+    return `cannot read this process's cgroups (${errors_message(e)})`;
+  }
+}
+function readOr(file) {
+  try {
+    return (0,external_node_fs_.readFileSync)(file, "utf8");
+  } catch {
+    return void 0;
+  }
+}
+function limitFiles(version, c, l) {
+  if (c === "pids") return [["pids.max", String(l.pids), true]];
+  if (c === "memory")
+    return version === 2 ? [
+      ["memory.max", String(l.memoryBytes), true],
+      // Swap would let tmpfs pages leave the bound; best effort, the file exists only with swap accounting.
+      ["memory.swap.max", "0", false]
+    ] : [
+      ["memory.limit_in_bytes", String(l.memoryBytes), true],
+      ["memory.memsw.limit_in_bytes", String(l.memoryBytes), false]
+    ];
+  return version === 2 ? [["cpu.weight", String(l.cpuWeight), true]] : [["cpu.shares", String(Math.max(2, Math.round(l.cpuWeight * 1024 / 100))), true]];
+}
+function counter(text, key) {
+  const m = new RegExp(`^${key} (\\d+)$`, "m").exec(text ?? "");
+  return m ? Number(m[1]) : 0;
+}
+let serial = 0;
+const cgroup_NAME = /^school-core-(\d+)-\d+$/;
+class CrewCgroup {
+  constructor(version, dirs, missing) {
+    this.version = version;
+    this.dirs = dirs;
+    this.missing = missing;
+  }
+  version;
+  dirs;
+  missing;
+  last = { pids: 0, oomKills: 0 };
+  removed = false;
+  /** The controllers whose limits hold. */
+  get holds() {
+    return CONTROLLERS.filter((c) => this.dirs[c]);
+  }
+  /** The cgroup.procs files a process writes its pid into to join (each hierarchy's on v1). */
+  get procsFiles() {
+    return [...new Set(Object.values(this.dirs))].map((d) => (0,external_node_path_.join)(d, "cgroup.procs"));
+  }
+  /** Creates a group with `limits` at `place`; a string says why none could be made. */
+  static create(place, limits) {
+    const name = `school-core-${process.pid}-${++serial}`;
+    return place.version === 2 ? createV2(place, name, limits) : createV1(place, name, limits);
+  }
+  /** The counters now (or as they were when the group was removed). */
+  hits() {
+    if (this.removed) return this.last;
+    const pids = this.dirs.pids ? counter(readOr((0,external_node_path_.join)(this.dirs.pids, "pids.events")), "max") : 0;
+    const mem = this.dirs.memory;
+    const oomKills = mem ? counter(readOr((0,external_node_path_.join)(mem, this.version === 2 ? "memory.events" : "memory.oom_control")), "oom_kill") : 0;
+    this.last = { pids: Math.max(pids, this.last.pids), oomKills: Math.max(oomKills, this.last.oomKills) };
+    return this.last;
+  }
+  /**
+   * Kills what is left in the group (cgroup.kill on v2 where the kernel has it, else each pid in
+   * cgroup.procs), waits for it to empty, and removes it. Returns the directories that remain.
+   */
+  async remove(waitMs = 3e3) {
+    if (this.removed) return [];
+    this.hits();
+    this.removed = true;
+    const dirs = [...new Set(Object.values(this.dirs))];
+    const end = performance.now() + waitMs;
+    for (; ; ) {
+      let busy = false;
+      for (const d of dirs) {
+        const pids = procsIn(d);
+        if (!pids.length) continue;
+        busy = true;
+        if (!(this.version === 2 && tryWrite((0,external_node_path_.join)(d, "cgroup.kill"), "1")))
+          for (const pid of pids) killQuietly(pid);
+      }
+      if (!busy || performance.now() > end) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return dirs.filter((d) => !removeDir(d));
+  }
+}
+function createV2(place, name, l) {
+  const { parent } = place;
+  sweepStale(parent);
+  const wanted = place.controllers;
+  const why = enableControllers(parent, wanted);
+  if (why) return why;
+  const dir = (0,external_node_path_.join)(parent, name);
+  try {
+    (0,external_node_fs_.mkdirSync)(dir);
+  } catch (e) {
+    return `cannot create a cgroup under ${parent} (${errors_message(e)}): this process's cgroup is not delegated to it`;
+  }
+  const dirs = {};
+  const missing = [];
+  for (const c of wanted) {
+    const failed = applyLimits(2, c, dir, l);
+    if (failed) missing.push(failed);
+    else dirs[c] = dir;
+  }
+  if (!dirs.pids && !dirs.memory) {
+    removeDir(dir);
+    return missing.join("; ");
+  }
+  for (const c of CONTROLLERS) if (!wanted.includes(c)) missing.push(`${c}: not offered by ${parent}`);
+  return new CrewCgroup(2, dirs, missing);
+}
+function enableControllers(parent, wanted) {
+  const enabled = () => (readOr((0,external_node_path_.join)(parent, "cgroup.subtree_control")) ?? "").split(/\s+/);
+  const lacking = () => wanted.filter((c) => !enabled().includes(c));
+  if (!lacking().length) return void 0;
+  const write = () => tryWrite(
+    (0,external_node_path_.join)(parent, "cgroup.subtree_control"),
+    lacking().map((c) => `+${c}`).join(" ")
+  );
+  if (write() || !lacking().length) return void 0;
+  const host = (0,external_node_path_.join)(parent, "school-core-host");
+  try {
+    (0,external_node_fs_.mkdirSync)(host, { recursive: true });
+    for (const pid of procsIn(parent)) tryWrite((0,external_node_path_.join)(host, "cgroup.procs"), String(pid));
+  } catch (e) {
+    return `cannot enable ${lacking().join(", ")} in ${parent} (${errors_message(e)}): this process's cgroup is not delegated to it`;
+  }
+  write();
+  const still = lacking();
+  return still.length ? `cannot enable ${still.join(", ")} in ${parent}/cgroup.subtree_control: this process's cgroup is not delegated to it, or holds processes not ours to move` : void 0;
+}
+function createV1(place, name, l) {
+  const dirs = {};
+  const missing = [];
+  for (const c of CONTROLLERS) {
+    const parent = place.parents[c];
+    if (!parent) {
+      missing.push(`${c}: no cgroup v1 hierarchy mounted`);
+      continue;
+    }
+    sweepStale(parent);
+    const dir = (0,external_node_path_.join)(parent, name);
+    try {
+      (0,external_node_fs_.mkdirSync)(dir);
+    } catch (e) {
+      missing.push(`${c}: cannot create a cgroup under ${parent} (${errors_message(e)})`);
+      continue;
+    }
+    const failed = applyLimits(1, c, dir, l);
+    if (failed) {
+      missing.push(failed);
+      removeDir(dir);
+    } else dirs[c] = dir;
+  }
+  if (!dirs.pids && !dirs.memory) return missing.join("; ");
+  return new CrewCgroup(1, dirs, missing);
+}
+function applyLimits(version, c, dir, l) {
+  for (const [file, value, required] of limitFiles(version, c, l)) {
+    const path = (0,external_node_path_.join)(dir, file);
+    if (!required && !(0,external_node_fs_.existsSync)(path)) continue;
+    try {
+      (0,external_node_fs_.writeFileSync)(path, value);
+    } catch (e) {
+      if (required) return `${c}: cannot write ${path} (${errors_message(e)})`;
+    }
+  }
+  return void 0;
+}
+function sweepStale(parent) {
+  let names;
+  try {
+    names = (0,external_node_fs_.readdirSync)(parent);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = cgroup_NAME.exec(n);
+    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    removeDir((0,external_node_path_.join)(parent, n));
+  }
+}
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+function procsIn(dir) {
+  return (readOr((0,external_node_path_.join)(dir, "cgroup.procs")) ?? "").split("\n").filter(Boolean).map(Number).filter((p) => p > 0 && p !== process.pid);
+}
+function tryWrite(file, value) {
+  try {
+    (0,external_node_fs_.writeFileSync)(file, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function killQuietly(pid) {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+  }
+}
+function removeDir(dir) {
+  try {
+    (0,external_node_fs_.rmdirSync)(dir);
+    return true;
+  } catch (e) {
+    return e.code === "ENOENT";
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/sandbox/limits.js
+
+
+
+
+
+const limits_MiB = 1024 * 1024;
+const JOIN_SCRIPT = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "school-core: cannot join the sandbox's cgroup ($1)" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"`;
+function joinCgroupArgv(sh, procsFiles, argv) {
+  if (!procsFiles.length) return [...argv];
+  return [sh, "-c", JOIN_SCRIPT, "school-cgroup", String(procsFiles.length), ...procsFiles, ...argv];
+}
+function limitHits(hits, limits) {
+  const out = [];
+  if (hits.pids > 0) out.push(`sandbox.limits.pids (${limits.pids} processes), ${hits.pids} fork(s) refused`);
+  if (hits.oomKills > 0)
+    out.push(
+      `sandbox.limits.memoryMiB (${limits.memoryMiB} MiB), ${hits.oomKills} process(es) killed out of memory`
+    );
+  return out;
+}
+const versions = /* @__PURE__ */ new Map();
+function bwrapVersion(bwrap) {
+  if (!versions.has(bwrap)) {
+    const r = runProcessSync([bwrap, "--version"], { cwd: "/", env: env_childEnv(), timeoutMs: 1e4 });
+    versions.set(bwrap, /(\d+)\.(\d+)(?:\.(\d+))?/.exec(r.stdout)?.[0]);
+  }
+  return versions.get(bwrap);
+}
+function sizesTmpfs(version) {
+  if (!version) return false;
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > 0 || minor >= 5;
+}
+let place;
+function cgroupPlace() {
+  return place ??= ownCgroupPlace();
+}
+class SandboxLimits {
+  constructor(limits, bwrap, where = cgroupPlace) {
+    this.limits = limits;
+    this.bwrap = bwrap;
+    this.where = where;
+  }
+  limits;
+  bwrap;
+  where;
+  group;
+  why;
+  sh = (0,external_node_fs_.existsSync)("/bin/sh") ? "/bin/sh" : which("sh", "/usr/bin:/bin") ?? "sh";
+  /** `--size` for each tmpfs, when this bwrap takes it. */
+  tmpfsBytes() {
+    return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.tmpfsMiB * limits_MiB : void 0;
+  }
+  /** `argv` (the bwrap command) started inside the sandbox's cgroup, made now if it is not yet. */
+  wrap(argv) {
+    if (!this.group && this.why === void 0) {
+      const at = this.where();
+      const made = typeof at === "string" ? at : CrewCgroup.create(at, {
+        pids: this.limits.pids,
+        memoryBytes: this.limits.memoryMiB * limits_MiB,
+        cpuWeight: this.limits.cpuWeight
+      });
+      if (typeof made === "string") this.why = made;
+      else this.group = made;
+    }
+    return this.group ? joinCgroupArgv(this.sh, this.group.procsFiles, argv) : [...argv];
+  }
+  /** Which controllers hold for this sandbox, and why the others do not (after the first wrap). */
+  status() {
+    if (this.group)
+      return { version: this.group.version, holds: this.group.holds, missing: this.group.missing };
+    return { holds: [], missing: this.why ? [this.why] : [] };
+  }
+  /** The limits its processes ran into so far, named by their settings. */
+  hits() {
+    return this.group ? limitHits(this.group.hits(), this.limits) : [];
+  }
+  /** Ends what is left in the cgroup and removes it; the hits stay readable. */
+  async close() {
+    await this.group?.remove();
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/sandbox/sandbox.js
+
+
+
 
 
 
@@ -64097,13 +65713,21 @@ class Sandbox {
     this.confined = o.config.kind !== "none";
     this.protect = [...o.protect, ...defaultProtected()].map((p) => (0,external_node_path_.resolve)(p));
     if (this.confined) requireSandbox(o.config);
+    this.limits = new SandboxLimits(
+      o.config.limits,
+      which(o.config.bwrap, process.env.PATH ?? "") ?? o.config.bwrap
+    );
   }
   o;
   confined;
   proxies = /* @__PURE__ */ new Map();
+  /** Key proxies by what they forward, with the loopback target inside that reaches each. */
+  keyProxies = /* @__PURE__ */ new Map();
   /** A short private directory for the proxies' sockets, when the root is too deep for one. */
   socketDir;
   protect;
+  /** Its cgroup and tmpfs sizes (./limits.ts): one cgroup for every process it confines. */
+  limits;
   /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
   freshHome(purpose) {
     const dir = (0,external_node_path_.join)(this.o.root, `home-${purpose}`);
@@ -64127,15 +65751,15 @@ class Sandbox {
     (0,external_node_fs_.rmSync)(tmp, { recursive: true, force: true });
     (0,external_node_fs_.mkdirSync)(tmp, { recursive: true, mode: 448 });
     const node = process.execPath;
-    const readOnly = [
-      ...toolPaths({
-        path: env.PATH ?? "",
-        programs: [found, node, ...args.filter((a) => a.startsWith(external_node_path_.sep))],
-        protect: this.protect
-      }),
-      ...this.o.config.readOnly,
-      ...c.readOnly ?? []
-    ];
+    const tools = toolchainMounts({
+      path: env.PATH ?? "",
+      programs: [found, node],
+      files: args.filter((a) => a.startsWith(external_node_path_.sep)),
+      protect: this.protect,
+      untrusted: [c.cwd, ...c.writable ?? []],
+      toolCaches: toolCacheDirs()
+    });
+    const readOnly = [...tools.readOnly, ...this.o.config.readOnly, ...c.readOnly ?? []];
     const set = { HOME: c.home, TMPDIR: "/tmp" };
     let network = "none";
     let inner = [found, ...args];
@@ -64167,14 +65791,15 @@ class Sandbox {
       cwd: c.cwd,
       writable: c.writable ?? [],
       readOnly,
-      masked: c.masked ?? [],
+      masked: [...c.masked ?? [], ...tools.masked],
       readOnlyAt: c.readOnlyAt ?? [],
       home: c.home,
       tmp,
-      network
+      network,
+      tmpfsBytes: this.limits.tmpfsBytes()
     };
     const bwrap = which(this.o.config.bwrap, process.env.PATH ?? "") ?? this.o.config.bwrap;
-    return { argv: [bwrap, ...bwrapArgs(confinement, inner)], env: extendEnv(env, set) };
+    return { argv: this.limits.wrap([bwrap, ...bwrapArgs(confinement, inner)]), env: env_extendEnv(env, set) };
   }
   proxy(allow, purpose) {
     const key = allow.join(",");
@@ -64194,11 +65819,60 @@ class Sandbox {
       p = startEgressProxy({
         socket,
         allow,
-        onRefused: (t) => this.o.onRefused?.(t, purpose)
+        onRefused: (t) => this.o.onRefused?.(t, purpose),
+        routes: Object.fromEntries(
+          [...this.keyProxies.values()].filter((k) => allow.includes(k.target)).map((k) => [k.target, k.socket])
+        )
       });
       this.proxies.set(key, p);
     }
     return p;
+  }
+  /** Whether a key proxy can serve this sandbox: it confines, and its network is the allow-list. */
+  get keyProxyable() {
+    return this.confined && this.o.config.network === "allow-list";
+  }
+  /**
+   * The key proxy (./key-proxy.ts) for one upstream and key, started on first use: the plain-HTTP
+   * base URL the confined agent is given and the loopback `host:port` to allow for it (the bridge
+   * forwards that port inside, the egress proxy routes it to the key proxy's socket). Its port
+   * inside is the first free one from 3129 that no entry of `avoid` names.
+   */
+  async keyProxy(o, purpose, avoid) {
+    if (!this.keyProxyable) throw new Error("sandbox: a key proxy needs the allow-list network");
+    const id = JSON.stringify([o.upstream, o.header, o.key, o.paths.map(String), o.maxBodyBytes]);
+    let k = this.keyProxies.get(id);
+    if (!k) {
+      const taken = /* @__PURE__ */ new Set([...avoid, ...[...this.keyProxies.values()].map((x) => x.target)]);
+      let port = BRIDGE_PROXY_PORT + 1;
+      while (taken.has(`127.0.0.1:${port}`) || avoid.some((a) => a.endsWith(`:${port}`))) port++;
+      const socket = this.socketPath(`key-${this.keyProxies.size}.sock`);
+      k = {
+        target: `127.0.0.1:${port}`,
+        socket,
+        proxy: startKeyProxy({
+          ...o,
+          socket,
+          onRefused: (t) => this.o.onRefused?.(`key proxy: ${t}`, purpose)
+        })
+      };
+      this.keyProxies.set(id, k);
+    }
+    await k.proxy;
+    return { url: `http://${k.target}${new URL(o.upstream).pathname.replace(/\/+$/, "")}`, target: k.target };
+  }
+  /** A path for one of this sandbox's sockets, short enough for a unix socket (see `proxy`). */
+  socketPath(name) {
+    (0,external_node_fs_.mkdirSync)(this.o.root, { recursive: true, mode: 448 });
+    const socket = (0,external_node_path_.join)(this.o.root, name);
+    if (Buffer.byteLength(socket) <= MAX_SOCKET_PATH) return socket;
+    this.socketDir ??= (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-egress-"));
+    const short = (0,external_node_path_.join)(this.socketDir, name);
+    if (Buffer.byteLength(short) > MAX_SOCKET_PATH)
+      throw new Error(
+        `sandbox: the socket path ${short} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows; set TMPDIR to a shorter directory`
+      );
+    return short;
   }
   /** Stops the proxies and removes the private directories; returns the refused targets. */
   async close() {
@@ -64210,6 +65884,14 @@ class Sandbox {
       await proxy.close();
     }
     this.proxies.clear();
+    for (const k of this.keyProxies.values()) {
+      const proxy = await k.proxy.catch(() => void 0);
+      if (!proxy) continue;
+      for (const r of proxy.refused()) refused.set(`key proxy: ${r.target}`, r.count);
+      await proxy.close();
+    }
+    this.keyProxies.clear();
+    await this.limits.close();
     (0,external_node_fs_.rmSync)(this.o.root, { recursive: true, force: true });
     if (this.socketDir) (0,external_node_fs_.rmSync)(this.socketDir, { recursive: true, force: true });
     this.socketDir = void 0;
@@ -64462,7 +66144,7 @@ function nextWallTime(now, t) {
 
 ;// CONCATENATED MODULE: ./.build/src/agents/ending.js
 
-function priceTokens(t, p) {
+function ending_priceTokens(t, p) {
   if (!p) return void 0;
   const cached = Math.min(t.cachedInput ?? 0, t.input);
   const writes = Math.min(t.cacheCreation ?? 0, t.input - cached);
@@ -64500,17 +66182,24 @@ function classifyTiers(tiers) {
 function errorEnding(tool, kind, words, now, o = {}) {
   const detail = tail(words);
   const said = tail(o.decisive?.trim() ? o.decisive : words, 200).replace(/\s+/g, " ");
+  const signal = o.toolSignal ? { toolSignal: true } : {};
   if (kind === "usage_limit") {
-    const resetAt = o.resetAt ?? parseResetTime(words, now);
+    const resetAt = o.resetAt ?? parseResetTime(o.toolSignal && o.decisive ? o.decisive : words, now);
     return {
       kind,
       reason: `${tool} reported a usage or credit limit${resetAt ? ` (resets ${resetAt.toISOString()})` : ""}`,
       detail,
-      ...resetAt ? { resetAt } : {}
+      ...resetAt ? { resetAt } : {},
+      ...signal
     };
   }
   if (kind === "overloaded")
-    return { kind, reason: `${tool} reported a rate limit or service overload (an interruption)`, detail };
+    return {
+      kind,
+      reason: `${tool} reported a rate limit or service overload (an interruption)`,
+      detail,
+      ...signal
+    };
   if (kind === "could_not_start")
     return {
       kind,
@@ -64592,6 +66281,7 @@ var external_node_string_decoder_ = __nccwpck_require__(46193);
 ;// CONCATENATED MODULE: ./.build/src/agents/output.js
 
 
+
 const MAX_LINE = 4 * 1024 * 1024;
 const PROSE_MAX = 16 * 1024;
 const TAIL_MAX = 4 * 1024;
@@ -64659,10 +66349,15 @@ function scanText(text, sink) {
   for (let i = 0; i < text.length; i += CHUNK) s.write(text.slice(i, i + CHUNK));
   return s.end();
 }
-function scanFile(path, offset, sink) {
+function scanFile(path, offset, sink, headFile) {
   const s = new LineScanner(sink);
   const decoder = new StringDecoder("utf8");
-  readFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
+  if (headFile && existsSync(headFile) && droppedBytes(path) > offset) {
+    const head = readFileSync(headFile);
+    const nl = head.lastIndexOf(10);
+    if (nl >= 0) s.write(decoder.write(head.subarray(0, nl + 1)));
+  }
+  readLogFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
   s.write(decoder.end());
   return s.end();
 }
@@ -64705,6 +66400,8 @@ function claudeArgv(agent, turn = {}) {
   const argv = [agent.bin ?? "claude", "-p", "--output-format", "json"];
   if (agent.model) argv.push("--model", agent.model);
   if (agent.maxTurns) argv.push("--max-turns", String(agent.maxTurns));
+  if (agent.maxBudgetUsd !== void 0 && Number.isFinite(agent.maxBudgetUsd) && agent.maxBudgetUsd > 0)
+    argv.push("--max-budget-usd", String(Math.max(1e-6, Math.floor(agent.maxBudgetUsd * 1e6) / 1e6)));
   if (turn.readOnly) {
     argv.push(
       "--permission-mode",
@@ -64862,17 +66559,20 @@ function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
   const limitLine = isLimitNotice(text);
   if (r.is_error === true || r.subtype && r.subtype !== "success" || exitCode !== 0 || limitLine) {
     const decisive = [text, errors].filter(Boolean).join("\n");
-    const kind = apiKind(r, "usage_limit") ?? classifyTiers([decisive]) ?? apiKind(r) ?? classifyTiers([prose]);
+    const envelope = r.is_error === true && (apiErrorFields(r) || r.subtype === void 0 || r.subtype === "success");
+    const fromEnvelope = envelope ? apiKind(r, "usage_limit") ?? classifyTiers([decisive]) ?? apiKind(r) : void 0;
+    const kind = fromEnvelope ?? apiKind(r, "usage_limit") ?? classifyTiers([decisive]) ?? apiKind(r) ?? classifyTiers([prose]);
     const words = [decisive, r.subtype && r.subtype !== "success" ? r.subtype : "", prose].filter(Boolean).join("\n");
-    return {
-      ...errorEnding("claude", kind, words, now, {
-        decisive,
-        subtype: r.subtype,
-        resumed: ctx.resumed,
-        ...reader.resetAt ? { resetAt: reader.resetAt } : {}
-      }),
-      ...common
-    };
+    const ending = errorEnding("claude", kind, words, now, {
+      decisive,
+      subtype: r.subtype,
+      resumed: ctx.resumed,
+      ...reader.resetAt ? { resetAt: reader.resetAt } : {},
+      ...fromEnvelope ? { toolSignal: true } : {}
+    });
+    if (r.subtype === "error_max_budget_usd")
+      ending.reason = `claude stopped at its --max-budget-usd (what was left of dispatch.crewBudgetUsd): ${ending.reason}`;
+    return { ...ending, ...common };
   }
   const denied = (Array.isArray(r.permission_denials) ? r.permission_denials : []).map((d) => typeof d?.tool_name === "string" ? d.tool_name : "?").slice(0, 20);
   return {
@@ -64880,6 +66580,9 @@ function claudeVerdict(reader, exitCode, out, now, ctx = {}) {
     reason: `claude finished (${r.num_turns ?? "?"} turn(s))` + (denied.length ? `; ${denied.length} tool call(s) were denied permission (${[...new Set(denied)].join(", ")}): allow them with --allowedTools in agents[].args` : ""),
     ...common
   };
+}
+function apiErrorFields(r) {
+  return typeof r.api_error_status === "number" || typeof r.api_error_type === "string" || typeof r.api_error === "string";
 }
 function apiKind(r, only) {
   const status = typeof r.api_error_status === "number" ? r.api_error_status : void 0;
@@ -65086,7 +66789,7 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
     cacheWrite: less(printed.cacheWrite, prev.cacheWrite),
     reasoning: less(printed.reasoning, prev.reasoning)
   } : printed;
-  const cost = priceTokens(
+  const cost = ending_priceTokens(
     { input: t.input, output: t.output, cachedInput: t.cached, cacheCreation: t.cacheWrite ?? 0 },
     agent.pricing
   );
@@ -65114,10 +66817,12 @@ function codexVerdict(agent, r, exitCode, out, now, ctx = {}) {
         ...common
       };
     const words = [decisive, around].filter(Boolean).join("\n");
+    const fromEvents = decisive.trim() ? classifyTiers([decisive]) : void 0;
     return {
-      ...errorEnding("codex", classifyTiers([decisive.trim() ? decisive : around]), words, now, {
+      ...errorEnding("codex", decisive.trim() ? fromEvents : classifyTiers([around]), words, now, {
         resumed: ctx.resumed,
-        decisive
+        decisive,
+        ...fromEvents ? { toolSignal: true } : {}
       }),
       ...common
     };
@@ -65188,8 +66893,8 @@ async function runAgentReviewer(reviewer, input, o) {
   const argv = reviewer.kind === "codex" ? codexArgv(reviewer, { readOnly: true, ...o.sandboxed ? { outerSandbox: true } : {} }) : claudeArgv(reviewer, { readOnly: true });
   const dir = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-review-"));
   try {
-    const started = await confined(o, argv, childEnv({ pass: reviewer.passEnv }), dir);
-    const run = await runProcess(started.argv, {
+    const started = await confined(o, argv, env_childEnv({ pass: reviewer.passEnv }), dir);
+    const run = await run_runProcess(started.argv, {
       cwd: dir,
       env: started.env,
       timeoutMs: o.timeoutMs,
@@ -65275,8 +66980,8 @@ async function runReviewer(reviewer, input, o) {
     (0,external_node_fs_.writeFileSync)(files.SCHOOL_REVIEW_BRIEF, payload.brief);
     (0,external_node_fs_.writeFileSync)(files.SCHOOL_REVIEW_DIFF, payload.diff);
     (0,external_node_fs_.writeFileSync)(files.SCHOOL_REVIEW_VERIFICATION, JSON.stringify(payload.verification, null, 2));
-    const started = await confined(o, argv, childEnv({ pass: passEnv, set: files }), dir);
-    const run = await runProcess(started.argv, {
+    const started = await confined(o, argv, env_childEnv({ pass: passEnv, set: files }), dir);
+    const run = await run_runProcess(started.argv, {
       cwd: dir,
       timeoutMs: o.timeoutMs,
       input: JSON.stringify(payload),
@@ -65323,7 +67028,7 @@ function finding(v) {
 
 
 async function sealed_patch_git(cwd, args) {
-  const r = await runGit(args, { cwd, timeoutMs: 12e4 });
+  const r = await git_runGit(args, { cwd, timeoutMs: 12e4 });
   return {
     ok: r.exitCode === 0 && !r.overflowed,
     output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
@@ -65348,21 +67053,9 @@ async function applyPatch(wt, patchFile, baseSha) {
   return { ok: true, changes: parseRaw(listed.stdout) };
 }
 function parseRaw(raw) {
-  const parts = [];
-  let start = 0;
-  for (let i = 0; i < raw.length; i++) {
-    if (raw[i] !== 0) continue;
-    parts.push(raw.subarray(start, i).toString("utf8"));
-    start = i + 1;
-  }
-  const changes = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const [oldMode, newMode, , , status] = parts[i].replace(/^:/, "").split(" ");
-    changes.push({ path: parts[i + 1], oldMode, newMode, status: status ?? "" });
-  }
-  return changes;
+  return parseRawDiff(raw);
 }
-const GITLINK = "160000";
+const GITLINK = GITLINK_MODE;
 const SYMLINK = "120000";
 const LIST = 10;
 function outside(rel) {
@@ -65671,6 +67364,7 @@ function declaredNames(cases, o) {
 
 
 
+
 class SealedTestsError extends SchoolError {
   constructor(message) {
     super(message);
@@ -65721,7 +67415,7 @@ async function runSuite(o, c) {
     (0,external_node_fs_.rmSync)(report, { force: true, recursive: true });
     argv = instrument(argv, o.results, report);
   }
-  let started = { argv, env: childEnv() };
+  let started = { argv, env: env_childEnv() };
   if (o.confine) {
     if (report && o.results?.file) (0,external_node_fs_.writeFileSync)(report, "");
     try {
@@ -65731,12 +67425,20 @@ async function runSuite(o, c) {
         writable: report ? [o.results?.file ? report : (0,external_node_path_.dirname)(report)] : []
       });
     } catch (e) {
-      if (e instanceof ProgramNotFoundError)
-        throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: not found on PATH`);
+      if (e instanceof ProgramNotFoundError) {
+        const missing = missingProgram({
+          output: "",
+          exitCode: null,
+          command: o.argv,
+          hostPath: started.env.PATH ?? "",
+          notFound: e.program
+        });
+        throw new SealedTestsError(describeMissing(missing, "sealed tests: could not start them"));
+      }
       throw e;
     }
   }
-  const run = await runProcess(started.argv, {
+  const run = await run_runProcess(started.argv, {
     cwd: c.wt,
     timeoutMs: o.timeoutMs,
     env: started.env,
@@ -65814,6 +67516,8 @@ async function runSealedTests(o) {
     const { run, output, report } = await runSuite(o, c);
     if (run.timedOut)
       return fail("sealed_tests_timed_out", [`sealed tests timed out after ${o.timeoutMs} ms`]);
+    const missing = run.exitCode === 127 ? missingProgram({ output, exitCode: 127, command: o.argv, hostPath: env_childEnv().PATH ?? "" }) : void 0;
+    if (missing) throw new SealedTestsError(describeMissing(missing, "sealed tests"));
     const exit = run.exitCode === 0 ? void 0 : `sealed tests exited with ${run.exitCode ?? run.signal}`;
     if (!results) {
       if (exit) return fail("sealed_tests_failed", [exit, sealed_tail(output)]);
@@ -65881,6 +67585,7 @@ async function withJudgeSandbox(config, fn) {
 
 ;// CONCATENATED MODULE: ./.build/src/agents/network.js
 
+
 const KIND_HOSTS = {
   "claude-code": ["api.anthropic.com:443"],
   codex: ["api.openai.com:443", "chatgpt.com:443"],
@@ -65891,7 +67596,8 @@ const BASE_URL_VARS = {
   codex: ["OPENAI_BASE_URL"],
   command: []
 };
-function agentAllowList(agent, env) {
+function agentAllowList(agent, env, keyed) {
+  if (keyed) return [];
   const out = new Set(KIND_HOSTS[agent.kind]);
   for (const name of BASE_URL_VARS[agent.kind]) {
     if (!agent.passEnv.includes(name)) continue;
@@ -65924,6 +67630,118 @@ function urlTarget(url) {
   if (u.protocol !== "http:" && u.protocol !== "https:") return void 0;
   const hp = hostPort(u.host, u.protocol === "https:" ? 443 : 80);
   return hp ? `${hp.host}:${hp.port}` : void 0;
+}
+const KEY_PLACEHOLDER = "school-core-placeholder";
+const ANTHROPIC_PATHS = (/* unused pure expression or super */ null && ([/^\/v1\/messages(\/count_tokens)?$/, /^\/v1\/models(\/[A-Za-z0-9._-]+)?$/]));
+const OPENAI_PATHS = (/* unused pure expression or super */ null && ([/^\/responses(\/compact)?$/, /^\/chat\/completions$/, /^\/models(\/[A-Za-z0-9._-]+)?$/]));
+function keyProxyPlan(agent, env) {
+  if (agent.keyProxy === "off") return void 0;
+  const passed = (name) => agent.passEnv.includes(name) && env[name] ? env[name] : void 0;
+  if (agent.kind === "claude-code") {
+    const apiKey = passed("ANTHROPIC_API_KEY");
+    const token = passed("ANTHROPIC_AUTH_TOKEN");
+    const key2 = apiKey ?? token;
+    if (!key2) return void 0;
+    return {
+      upstream: passed("ANTHROPIC_BASE_URL") ?? "https://api.anthropic.com",
+      key: key2,
+      header: apiKey ? "x-api-key" : "bearer",
+      paths: ANTHROPIC_PATHS,
+      keyVars: ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"].filter((k) => passed(k)),
+      point: { env: "ANTHROPIC_BASE_URL" }
+    };
+  }
+  if (agent.kind !== "codex") return void 0;
+  const args = agent.args ?? [];
+  const provider = codexProvider(args);
+  if (provider === "openai") {
+    const name = ["CODEX_API_KEY", "OPENAI_API_KEY"].find((k) => passed(k));
+    if (!name) return void 0;
+    return {
+      upstream: configValues(args, /^openai_base_url$/).at(-1) ?? "https://api.openai.com/v1",
+      key: passed(name),
+      header: "bearer",
+      paths: OPENAI_PATHS,
+      keyVars: ["CODEX_API_KEY", "OPENAI_API_KEY"].filter((k) => passed(k)),
+      point: { codexProvider: "openai" }
+    };
+  }
+  const def = providerDefinition(args, provider);
+  const key = def.envKey ? passed(def.envKey) : void 0;
+  if (!def.baseUrl || !def.envKey || !key || def.bearerInArgv) return void 0;
+  return {
+    upstream: def.baseUrl,
+    key,
+    header: "bearer",
+    paths: OPENAI_PATHS,
+    keyVars: [def.envKey],
+    point: { codexProvider: provider }
+  };
+}
+function codexProvider(args) {
+  return configValues(args, /^model_provider$/).at(-1) ?? "openai";
+}
+function configValues(args, key) {
+  return configArgs(args).flatMap(({ value }) => {
+    const m = /^\s*([A-Za-z0-9_.-]+)\s*=\s*(.*)$/s.exec(value);
+    return m && key.test(m[1]) ? [m[2].trim().replace(/^(["'])(.*)\1$/s, "$2")] : [];
+  });
+}
+function configArgs(args) {
+  const out = [];
+  args.forEach((a, i) => {
+    if ((a === "-c" || a === "--config") && args[i + 1] !== void 0)
+      out.push({ at: i + 1, value: args[i + 1] });
+    const eq = /^--config=(.*)$/s.exec(a);
+    if (eq) out.push({ at: i, value: eq[1] });
+  });
+  return out;
+}
+const BASE_URL = /(base_url\s*[=:]\s*)(["']?)([^"',}\s]+)\2/g;
+function providerDefinition(args, id) {
+  const own = new RegExp(`^\\s*model_providers\\.${id.replace(/[^A-Za-z0-9_-]/g, "\\$&")}\\b`);
+  const out = { bearerInArgv: false };
+  for (const { value } of configArgs(args).filter((c) => own.test(c.value))) {
+    for (const m of value.matchAll(BASE_URL)) out.baseUrl = m[3];
+    const k = /env_key\s*[=:]\s*["']?([A-Za-z_][A-Za-z0-9_]*)/.exec(value);
+    if (k) out.envKey = k[1];
+    if (/experimental_bearer_token/.test(value)) out.bearerInArgv = true;
+  }
+  return out;
+}
+function pointAtKeyProxy(plan, url, turn) {
+  const set = {};
+  for (const k of plan.keyVars) set[k] = KEY_PLACEHOLDER;
+  let argv = [...turn.argv];
+  if ("env" in plan.point) set[plan.point.env] = url;
+  else if (plan.point.codexProvider === "openai") {
+    const drop = new Set(
+      configArgs(argv).filter((c) => /^\s*openai_base_url\s*=/.test(c.value)).flatMap(
+        (c) => argv[c.at] === c.value && argv[c.at - 1]?.startsWith("-") ? [c.at - 1, c.at] : [c.at]
+      )
+    );
+    argv = argv.filter((_, i) => !drop.has(i));
+    const exec = argv.indexOf("exec");
+    argv.splice(exec < 0 ? 1 : exec + 1, 0, "-c", `openai_base_url=${JSON.stringify(url)}`);
+    set.CODEX_API_KEY = KEY_PLACEHOLDER;
+  } else {
+    const own = new RegExp(
+      `^\\s*model_providers\\.${plan.point.codexProvider.replace(/[^A-Za-z0-9_-]/g, "\\$&")}\\b`
+    );
+    for (const c of configArgs(argv).filter((x) => own.test(x.value)))
+      argv[c.at] = argv[c.at].replace(
+        BASE_URL,
+        (_m, head, q) => `${head}${q || '"'}${url}${q || '"'}`
+      );
+  }
+  return { argv, set };
+}
+async function keyProxyTurn(sandbox, plan, turn) {
+  if (!plan) return { argv: [...turn.argv], env: turn.env, allow: [...turn.allow] };
+  const { upstream, key, header, paths } = plan;
+  const { url, target } = await sandbox.keyProxy({ upstream, key, header, paths }, "student", turn.allow);
+  const pointed = pointAtKeyProxy(plan, url, turn);
+  return { argv: pointed.argv, env: extendEnv(turn.env, pointed.set), allow: [...turn.allow, target] };
 }
 
 
@@ -67300,6 +69118,7 @@ function ignoredFeedback(state) {
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
+const MAX_INFRA_ABORTS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -67324,6 +69143,7 @@ function stateOf(crews, verdict, requeued) {
   );
   const failures = [];
   let orphans = [];
+  let infra = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -67340,8 +69160,17 @@ function stateOf(crews, verdict, requeued) {
       else return { kind: "done", crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
+    } else if (run.infra) {
+      infra.push(run.crewId);
+      if (infra.length >= MAX_INFRA_ABORTS) {
+        const [a, b] = infra.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], infra: infra.length };
+      }
     }
-    if (failures.at(-1) === run.crewId) orphans = [];
+    if (failures.at(-1) === run.crewId) {
+      orphans = [];
+      infra = [];
+    }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
@@ -67400,6 +69229,7 @@ function runKey(k) {
 
 
 
+
 const statusMarker = statusMarkerOf;
 function latestCrew(crews) {
   return [...crews].sort(
@@ -67433,7 +69263,7 @@ function issueStatuses(i) {
     } else if (state2?.kind === "stopped")
       out.set(issue, {
         state: "stopped",
-        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : state2.infra ? `${state2.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
       });
     else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
       out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
@@ -67493,15 +69323,15 @@ function state(s) {
       return "grading \u2014 the crew finished; the judges have not decided yet";
     case "accepted": {
       if (s.branchMoved)
-        return `accepted, not pushed \u2014 someone pushed to \`${s.branchMoved.branch}\` while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
+        return `accepted, not pushed \u2014 someone pushed to ${inlineCode(s.branchMoved.branch)} while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
       const d = s.delivery;
-      const where = d?.pullRequest ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})` : d ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\`` : "delivery pending";
+      const where = d?.pullRequest ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})` : d ? `branch ${inlineCode(d.branch)} at ${inlineCode(d.sha.slice(0, 12))}` : "delivery pending";
       return `accepted \u2014 ${where}${s.settled === "merged" ? ", merged" : s.settled === "closed" ? ", closed without merging" : ""}`;
     }
     case "rejected":
-      return s.revision ? `rejected \u2014 ${s.reason}; the pull request stays as it was` : `rejected \u2014 ${s.reason}${s.repair ? " (a repair is queued)" : ""}`;
+      return s.revision ? `rejected \u2014 ${plainText(s.reason)}; the pull request stays as it was` : `rejected \u2014 ${plainText(s.reason)}${s.repair ? " (a repair is queued)" : ""}`;
     case "paused":
-      return `paused \u2014 ${s.reason}; the school retries when it can`;
+      return `paused \u2014 ${plainText(s.reason)}; the school retries when it can`;
     case "stopped":
       return `stopped \u2014 ${s.reason}`;
   }
@@ -67510,7 +69340,7 @@ function statusComment(issueNumber, s) {
   const lines = [
     statusMarker(issueNumber),
     `**school-core status:** ${headline(s)}`,
-    ..."crewId" in s ? ["", `Crew \`${s.crewId}\` (agent \`${s.agent}\`).`] : [],
+    ..."crewId" in s ? ["", `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : [],
     "",
     "<sub>This comment is edited in place as the work moves on.</sub>"
   ];
@@ -68799,10 +70629,20 @@ async function importBookbags(layout, from, logger, refuse) {
 
 
 
+
+
+
+
 const judge_verify_TAIL = 1500;
 function judge_verify_tail(text) {
   const t = redact_redactText(text).trim();
   return t.length > judge_verify_TAIL ? `\u2026${t.slice(-judge_verify_TAIL)}` : t;
+}
+class VerificationInfraError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "VerificationInfraError";
+  }
 }
 function judgeGrader(ctx) {
   const { verifyOnCleanCheckout } = ctx;
@@ -68844,12 +70684,24 @@ function judgeGrader(ctx) {
           timeoutMs
         },
         verify,
-        childEnv()
+        env_childEnv()
       )
     );
-    const log = (0,external_node_fs_.existsSync)(logFile) ? (0,external_node_fs_.readFileSync)(logFile, "utf8") : "";
+    const log = readLogText(logFile, 64 * 1024);
     const what = `the judge ran \`${verify.join(" ")}\` on a clean checkout of base ${baseSha.slice(0, 12)} with the frozen patch`;
-    const refusals = refused.length ? [`the sandbox refused connections to ${refused.slice(0, 10).join(", ")} (not on sandbox.allow)`] : [];
+    const refusals = refused.length ? [
+      boundText(
+        `the sandbox refused connections to ${refused.slice(0, 10).join(", ")} (not on sandbox.allow)`,
+        MAX_REASON
+      )
+    ] : [];
+    if (run.missing)
+      throw new VerificationInfraError(
+        describeMissing(
+          run.missing,
+          `the judge's ${run.missing.stage === "install" ? "dispatch.install" : "dispatch.verify"}`
+        )
+      );
     const passed = run.exitCode === 0 && !run.timedOut;
     const finding = passed ? {
       judge: "verification",
@@ -69178,6 +71030,8 @@ function appliedGrader(loaded, unreadable) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/grading/report.js
+
+const line = (text, max) => bound(text.replace(/\s+/g, " ").trim(), max);
 function leaderboardTable(rows) {
   return [
     ["#", "agent", "EMA", "graded", "accepted"],
@@ -69193,14 +71047,19 @@ function verdictTable(result) {
       v.agent,
       v.accepted ? `accepted (${v.score.toFixed(2)})` : "rejected",
       v.decidedBy,
-      `${v.code}: ${v.reasons.join("; ").slice(0, 300)}`
+      line(`${v.code}: ${v.reasons.join("; ")}`, 300)
     ])
   ];
 }
 function deadLetterTable(jobs) {
   return [
     ["key", "attempts", "last error", "previous failure"],
-    ...jobs.map((j) => [j.job.jobKey, String(j.attempts), j.lastError ?? "", j.previousFailure ?? ""])
+    ...jobs.map((j) => [
+      j.job.jobKey,
+      String(j.attempts),
+      line(j.lastError ?? "", 300),
+      line(j.previousFailure ?? "", 300)
+    ])
   ];
 }
 function countsLine(r) {
@@ -69422,7 +71281,11 @@ function decideClaim(events, req, gone, t) {
     };
   }
   const free = freeSlot(registry, req, gone, t);
-  if (!free) return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased`);
+  if (!free) {
+    const out = Array.from({ length: req.slots }, (_, i) => i).filter((i) => req.outOfService?.(i));
+    const why = out.length ? ` or out of service (slot ${out.join(", ")}: a reset failed; see the teardown-incomplete alert)` : "";
+    return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased${why}`);
+  }
   const { slot, reclaimed, append } = free;
   const worktree = req.worktreeFor(slot);
   const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
@@ -69448,6 +71311,7 @@ function supersededBy(registry, events, crewId, issueNumber) {
 }
 function freeSlot(registry, req, gone, t) {
   for (let slot = 0; slot < req.slots; slot++) {
+    if (req.outOfService?.(slot)) continue;
     const held = registry.leases[leaseId(req.daemon, slot)];
     if (!held) return { slot, reclaimed: [], append: [] };
     const finished = registry.crews[held.crewId]?.status === "finished";
@@ -69662,6 +71526,7 @@ function fleet_status(d, beat, nowMs, ttlMs) {
   const base = {
     id: d.id,
     labels: d.labels,
+    ...d.hosted ? { hosted: d.hosted } : {},
     slots: d.worktrees,
     classroom: d.classroom,
     declaredClass: d.class
@@ -69754,7 +71619,7 @@ function admission_admit(input) {
   if (gated) return gated;
   const pools = buildPools(input, waves);
   const { selected, refused } = admission_select(input, pools, waves);
-  const admitted = place(selected, pools, refused);
+  const admitted = admission_place(selected, pools, refused);
   return { admitted, refused, waves };
 }
 function batchGate(input, waves) {
@@ -69770,7 +71635,7 @@ function batchGate(input, waves) {
   const { spentUsd, capUsd } = input.spend;
   if (capUsd !== void 0 && !(spentUsd < capUsd)) {
     const loud = spendCapLine(spentUsd, capUsd, candidates.length);
-    return all("spend-cap", loud, loud);
+    return all("spend-cap", `${loud}: the school's budget dispatch.spendCap is spent`, loud);
   }
   if (input.paused !== void 0) return all("paused", input.paused);
   if (waves < 1) {
@@ -69784,7 +71649,12 @@ function batchGate(input, waves) {
 }
 function admission_select(input, pools, waves) {
   const hasBot = pools.bot.daemons.length > 0;
-  const chooser = new AgentChooser(input.agents, input.scores);
+  const held = input.pausedAgents;
+  const chooser = new AgentChooser(
+    held?.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
+    input.scores
+  );
+  const everyone = held?.size ? new AgentChooser(input.agents, input.scores) : void 0;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused = [];
@@ -69803,7 +71673,9 @@ function admission_select(input, pools, waves) {
     }
     const choice = chooser.choose(c);
     if ("code" in choice) {
-      refuse(c, choice.code, choice.reason);
+      const all = everyone?.choose(c) ?? choice;
+      if ("code" in all) refuse(c, all.code, all.reason);
+      else refuse(c, "agent-paused", held?.get(all.agent) ?? `agent ${all.agent} is paused`);
       continue;
     }
     let poolName = c.role !== "coding" && hasBot ? "bot" : "worktree";
@@ -69840,7 +71712,7 @@ function admission_select(input, pools, waves) {
   }
   return { selected, refused };
 }
-function place(selected, pools, refused) {
+function admission_place(selected, pools, refused) {
   const slots = new Array(selected.length);
   for (const name of ["worktree", "bot"]) {
     const placer = new DaemonPlacer(pools[name].placerDaemons, CLASSES);
@@ -70369,7 +72241,82 @@ function parseHandoffName(name) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/schemas/crew.js
+
+const leaseOwnerSchema = discriminatedUnion("kind", [
+  object({
+    kind: literal("local"),
+    host: schemas_string(),
+    pid: schemas_number().int(),
+    /** Process start identity (e.g. /proc/<pid>/stat starttime) so a reused pid is not mistaken. */
+    start: schemas_string().optional()
+  }),
+  object({
+    kind: literal("actions"),
+    runId: schemas_string(),
+    runAttempt: schemas_string(),
+    /** The job (GITHUB_JOB, or the job's display-name prefix, e.g. `crew` for `crew d1`). */
+    job: schemas_string(),
+    /** Set on a planned crew's owner: the matrix job of `job` for this daemon is expected to start it. */
+    daemon: schemas_string().optional()
+  })
+]);
+const CREW_OUTCOMES = [
+  "succeeded",
+  "failed",
+  "timed_out",
+  "usage_limit",
+  "overloaded",
+  "aborted",
+  "lost",
+  "cancelled"
+];
+const PAUSING_OUTCOMES = ["usage_limit"];
+const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
+
+
+;// CONCATENATED MODULE: ./.build/src/handoff/lost-end.js
+
+
+
+const CREW_ID = /"crewId"\s*:\s*"(c\d{1,12}-[0-9a-f]{8})"/;
+const FINISHED = /"type"\s*:\s*"crew\.finished"/;
+function finishedCrewOf(line, parsed) {
+  if (parsed) {
+    const id = parsed.data?.crewId;
+    return parsed.type === "crew.finished" && typeof id === "string" ? id : void 0;
+  }
+  const head = line.slice(0, 4096);
+  if (!FINISHED.test(head) && !FINISHED.test(line.slice(-4096))) return void 0;
+  return CREW_ID.exec(head)?.[1] ?? CREW_ID.exec(line.slice(-4096))?.[1];
+}
+function finishedShape(e) {
+  const d = e.data;
+  if (typeof d.outcome !== "string" || !CREW_OUTCOMES.includes(d.outcome))
+    return `outcome ${boundText(String(d.outcome), 80)} is not a crew outcome`;
+  if (typeof d.reason !== "string") return "reason is not a string";
+  if (typeof d.issueNumber !== "number") return "issueNumber is not a number";
+  return void 0;
+}
+function lostEnd(crewId, why, ctx, now = /* @__PURE__ */ new Date()) {
+  const crew = ctx.registry.crews[crewId];
+  if (!ctx.crews.has(crewId) || !crew || crew.status !== "running") return void 0;
+  return event_log_event(
+    "crew.finished",
+    `finished:${crewId}`,
+    {
+      crewId,
+      issueNumber: crew.issueNumber,
+      outcome: "aborted",
+      reason: `its crew.finished was refused at import (${boundText(why, MAX_DETAIL)}); recorded as aborted`
+    },
+    now
+  );
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/handoff/import.js
+
 
 
 
@@ -70403,12 +72350,12 @@ const onDaemon = (e, c) => {
   return d === void 0 || d === c.daemon ? void 0 : `names daemon ${String(d)}, not ${c.daemon}`;
 };
 const both = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
-const CREW_ID = /^c(\d+)-[0-9a-f]{8}$/;
+const import_CREW_ID = /^c(\d+)-[0-9a-f]{8}$/;
 const repairOf = (e, c) => {
   const d = e.data;
   if (typeof d.repairOf !== "string") return "a crew job plans only the repair of its own failed crew";
   if (e.key !== `planned:${String(d.crewId)}`) return "its key is not planned:<crewId>";
-  const id = typeof d.crewId === "string" ? CREW_ID.exec(d.crewId) : null;
+  const id = typeof d.crewId === "string" ? import_CREW_ID.exec(d.crewId) : null;
   if (!id || Number(id[1]) !== d.issueNumber) return "its crew id does not name its issue";
   const known = c.registry.crews[d.crewId];
   if (known) {
@@ -70537,24 +72484,34 @@ async function importHandoffs(layout, root, o) {
       };
       const rules = roster ? { school: { "roster.heartbeat": RULES.school["roster.heartbeat"] } } : RULES;
       const accepted = [];
+      const take = (e) => {
+        accepted.push(redact_redact(e));
+        if (log !== "crews") return;
+        if (e.type !== "crew.process") registry_crewFold.apply(ctx.registry, e);
+        if (e.type === "crew.planned" || e.type === "crew.claimed")
+          ctx.crews.add(e.data.crewId);
+      };
+      const endLost = (line, why, e) => {
+        const crewId = log === "crews" && !roster ? finishedCrewOf(line, e) : void 0;
+        const end = crewId ? lostEnd(crewId, why, ctx) : void 0;
+        if (end) take(end);
+      };
       for (const line of bytes.toString("utf8").split("\n")) {
         if (!line.trim()) continue;
         const e = parseEvent(line);
         if (typeof e === "string") {
           refuse(file, e);
+          endLost(line, e);
           continue;
         }
         const rule = rules[log]?.[e.type];
-        const why = rule ? await rule(e, ctx) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
+        const why = rule ? await rule(e, ctx) ?? (e.type === "crew.finished" ? finishedShape(e) : void 0) : `event type ${e.type} may not come from a ${roster ? "roster" : "crew"} job`;
         if (why) {
           refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
+          endLost(line, why, e);
           continue;
         }
-        accepted.push(redact_redact(e));
-        if (log !== "crews") continue;
-        if (e.type !== "crew.process") registry_crewFold.apply(ctx.registry, e);
-        if (e.type === "crew.planned" || e.type === "crew.claimed")
-          ctx.crews.add(e.data.crewId);
+        take(e);
       }
       const appended = await new EventLog(layout.file(log)).append(accepted);
       entry.accepted += appended.length;
@@ -70955,24 +72912,24 @@ function mdTable(head, rows) {
   const line = (cells) => `| ${cells.map(mdCell).join(" | ")} |`;
   return [line(head), `| ${head.map(() => "---").join(" | ")} |`, ...rows.map(line)].join("\n");
 }
-const cell = (v) => mdCell(v ?? "");
-const header = (...names) => names.map((n) => ({ data: cell(n), header: true }));
+const summary_cell = (v) => mdCell(v ?? "");
+const header = (...names) => names.map((n) => ({ data: summary_cell(n), header: true }));
 function laneRows(view) {
   return [
     header("Lane", "Count"),
-    ...view.lanes.map((l) => [cell(l.label), cell(`${l.count}${l.incomplete ? "?" : ""}`)])
+    ...view.lanes.map((l) => [summary_cell(l.label), summary_cell(`${l.count}${l.incomplete ? "?" : ""}`)])
   ];
 }
 function leaderboardRows(view, limit = 10) {
   return [
     header("#", "Agent", "Score", "Graded", "Accepted", "Rejected"),
     ...view.leaderboard.overall.slice(0, limit).map((r) => [
-      cell(r.rank),
-      cell(r.agent),
-      cell(score(r.score)),
-      cell(r.count),
-      cell(r.accepted ?? "\u2014"),
-      cell(r.rejected ?? "\u2014")
+      summary_cell(r.rank),
+      summary_cell(r.agent),
+      summary_cell(score(r.score)),
+      summary_cell(r.count),
+      summary_cell(r.accepted ?? "\u2014"),
+      summary_cell(r.rejected ?? "\u2014")
     ])
   ];
 }
@@ -70980,12 +72937,12 @@ function daemonRows(view) {
   return [
     header("Daemon", "Slots", "Running", "Planned", "Load", "Roster"),
     ...view.daemons.map((d) => [
-      cell(d.id),
-      cell(d.slots),
-      cell(d.running),
-      cell(d.planned),
-      cell(percent(d.load)),
-      cell(d.online ? "online" : `offline: ${d.offlineReason ?? "no heartbeat"}`)
+      summary_cell(d.id),
+      summary_cell(d.slots),
+      summary_cell(d.running),
+      summary_cell(d.planned),
+      summary_cell(percent(d.load)),
+      summary_cell(d.online ? "online" : `offline: ${d.offlineReason ?? "no heartbeat"}`)
     ])
   ];
 }
@@ -71763,40 +73720,6 @@ function untrustedReason(item, trust) {
   const labels = trust.labels.length ? ` or a trigger label (${trust.labels.join(", ")})` : "";
   return `its author is ${association}, not ${trust.associations.join("/")}${labels}; a maintainer can add a trigger label (curriculum.trust.labels) to admit it`;
 }
-
-
-;// CONCATENATED MODULE: ./.build/src/schemas/crew.js
-
-const leaseOwnerSchema = discriminatedUnion("kind", [
-  object({
-    kind: literal("local"),
-    host: schemas_string(),
-    pid: schemas_number().int(),
-    /** Process start identity (e.g. /proc/<pid>/stat starttime) so a reused pid is not mistaken. */
-    start: schemas_string().optional()
-  }),
-  object({
-    kind: literal("actions"),
-    runId: schemas_string(),
-    runAttempt: schemas_string(),
-    /** The job (GITHUB_JOB, or the job's display-name prefix, e.g. `crew` for `crew d1`). */
-    job: schemas_string(),
-    /** Set on a planned crew's owner: the matrix job of `job` for this daemon is expected to start it. */
-    daemon: schemas_string().optional()
-  })
-]);
-const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
-  "succeeded",
-  "failed",
-  "timed_out",
-  "usage_limit",
-  "overloaded",
-  "aborted",
-  "lost",
-  "cancelled"
-]));
-const PAUSING_OUTCOMES = ["usage_limit"];
-const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/lanes.js

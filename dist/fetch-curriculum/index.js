@@ -45307,16 +45307,73 @@ async function writeSummary(build, logger) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/markdown.js
+
+const ZWJ = "\u200D";
+function longestBacktickRun(s) {
+  let longest = 0;
+  for (const m of s.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return longest;
+}
+function bound(s, max) {
+  const points = Array.from(s);
+  return points.length > max ? `${points.slice(0, Math.max(0, max - 1)).join("")}\u2026` : s;
+}
+function boundTail(s, max) {
+  const points = Array.from(s);
+  return points.length > max ? `\u2026${points.slice(points.length - Math.max(0, max - 1)).join("")}` : s;
+}
+function oneLine(s) {
+  return s.replace(/[\s\0]+/g, " ").trim();
+}
+function inlineCode(s, o = {}) {
+  let t = bound(oneLine(redactText(s)), o.max ?? 200);
+  if (o.table) t = t.replace(/(\\*)\|/g, (_, b) => `${b}${b}\\|`);
+  const fence = "`".repeat(longestBacktickRun(t) + 1);
+  if (t === "") return `${fence} ${fence}`;
+  const pad = /^[` ]|[` ]$/.test(t) ? " " : "";
+  return `${fence}${pad}${t}${pad}${fence}`;
+}
+function codeBlock(s, o = {}) {
+  const t = boundTail(
+    redactText(s).replace(/\0/g, "\uFFFD").replace(/\r\n?/g, "\n").replace(/\s+$/, ""),
+    o.max ?? 4e3
+  );
+  const fence = "`".repeat(Math.max(3, longestBacktickRun(t) + 1));
+  return `${fence}text
+${t}
+${fence}`;
+}
+function markdown_unlink(s) {
+  return s.replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`).replace(/#(?=\p{N})/gu, `#${ZWJ}`).replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`).replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k) => `${k[0]}${ZWJ}${k.slice(1)}`).replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`).replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+}
+const MARKDOWN_PUNCTUATION = /[\\`*_[\]~|$]/g;
+function plainText(s, max = 300) {
+  let t = bound(oneLine(redactText(s)), max).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`);
+  t = t.replace(/^(\d+)([.)])/, "$1\\$2").replace(/^([-+#=])/, "\\$1");
+  return markdown_unlink(t);
+}
+function htmlText(s, max = 400) {
+  return bound(oneLine(redact_redactText(s)), max).replace(/&(?!(?:#\d{1,7}|#x[\da-f]{1,6}|[a-z][a-z\d]{1,31});)/gi, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/github/summary-blocks.js
 
 
+
 async function writeBlocks(blocks, logger) {
+  const text = (s) => htmlText(s, Infinity);
   await writeSummary((s) => {
     for (const b of blocks) {
-      if ("heading" in b) s.addHeading(b.heading, b.level ?? 2);
+      if ("heading" in b) s.addHeading(text(b.heading), b.level ?? 2);
       else if ("raw" in b) s.addRaw(b.raw, true);
-      else if ("list" in b) s.addList(b.list);
-      else s.addTable([b.table.header.map((data) => ({ data, header: true })), ...b.table.rows]);
+      else if ("list" in b) s.addList(b.list.map(text));
+      else
+        s.addTable([
+          b.table.header.map((data) => ({ data: text(data), header: true })),
+          ...b.table.rows.map((row) => row.map(text))
+        ]);
     }
   }, logger);
 }
@@ -55118,6 +55175,15 @@ const daemonSchema = strictObject({
     "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
   ),
   labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  hosted: schemas_string().regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+    "a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04"
+  ).refine(
+    (l) => l !== "self-hosted",
+    "self-hosted is the default: leave hosted out for a registered runner"
+  ).optional().describe(
+    "A GitHub-hosted runner label (ubuntu-latest): the daemon's crew and roster jobs run there instead of on the self-hosted runner [self-hosted, <prefix>-<id>]. Its jobs use the repository's Actions minutes and end after 6 hours (docs/workflows.md#hosted-daemons)."
+  ),
   worktrees: schemas_number().int().min(1).max(64).default(1).describe("Concurrent crew slots (K)."),
   class: schemas_enum(schema_CAPACITY_CLASSES).default("standard").describe("Declared capacity class: a ceiling."),
   classroom: schemas_enum(CLASSROOMS).default("worktree"),
@@ -55138,6 +55204,14 @@ const passEnvSchema = array(
     "the toolkit's own tokens (INPUT_*, ACTIONS_*, GITHUB_TOKEN, GH_TOKEN, SCHOOL_TOKEN) never reach a student; give the agent its own key"
   )
 ).default([]).describe("Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.");
+const homeFilesSchema = array(
+  schemas_string().min(1).refine(
+    (p) => !(0,external_node_path_namespaceObject.isAbsolute)(p) && !p.split(/[\\/]/).some((s) => s === ".." || s === "." || s === ""),
+    'a path relative to HOME without "..", e.g. .codex/auth.json'
+  )
+).optional().describe(
+  "Files of the runner user's HOME (relative paths, e.g. [.codex/auth.json]) copied, mode 0600, into the student's private HOME before its first turn; never seen by verification or the judges."
+);
 const AGENT_KINDS = ["command", "claude-code", "codex"];
 const pricingSchema = strictObject({
   inputPerMTok: schemas_number().min(0).describe("USD per million uncached input tokens."),
@@ -55165,7 +55239,11 @@ const agentSchema = strictObject({
   domains: array(schemas_string()).default([]).describe("Domains it takes; empty means any."),
   maxDifficulty: difficulty.default(5),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
-  passEnv: passEnvSchema
+  passEnv: passEnvSchema,
+  homeFiles: homeFilesSchema,
+  keyProxy: schemas_enum(["auto", "off"]).default("auto").describe(
+    "auto: a claude-code or codex agent's API key (passEnv) stays on the host; the sandboxed CLI gets a placeholder and a base URL of the sandbox's key proxy, which adds the key (docs/security.md). off: the key is passed in as configured."
+  )
 }).superRefine((a, ctx) => {
   if (a.kind === "command" && !a.command)
     ctx.addIssue({
@@ -55216,6 +55294,16 @@ const reviewerSchema = union([
 const SANDBOX_KINDS = ["bwrap", "none"];
 const SANDBOX_NETWORKS = ["allow-list", "none", "host"];
 const HOST_PORT = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?:[0-9]{1,5}$/;
+const sandboxLimitsSchema = strictObject({
+  pids: schemas_number().int().min(64).max(4194304).default(1024).describe("Tasks (processes and their threads) at once; a fork beyond it fails with EAGAIN."),
+  memoryMiB: schemas_number().int().min(128).default(4096).describe(
+    "Memory of all its processes together, tmpfs files included; beyond it the kernel kills inside."
+  ),
+  cpuWeight: schemas_number().int().min(1).max(1e4).default(100).describe(
+    "CPU share against the other crews (cgroup v2's cpu.weight scale; 100 is the kernel's default)."
+  ),
+  tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only.")
+}).prefault({});
 const sandboxSchema = strictObject({
   kind: schemas_enum(SANDBOX_KINDS).optional().describe("bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly)."),
   network: schemas_enum(SANDBOX_NETWORKS).default("allow-list").describe(
@@ -55229,7 +55317,10 @@ const sandboxSchema = strictObject({
   ).default([]).describe(
     "Extra absolute paths visible read-only inside (a toolchain outside /usr, e.g. /opt/toolchains/go)."
   ),
-  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path).")
+  bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
+  limits: sandboxLimitsSchema.describe(
+    "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB (docs/security.md)."
+  )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
 const sealedResultsSchema = strictObject({
@@ -55293,7 +55384,16 @@ const schema_configSchema = strictObject({
     gradingReserveSeconds: schemas_number().int().min(0).default(300),
     jobTimeoutMinutes: schemas_number().int().min(1).max(4320).default(DEFAULT_JOB_TIMEOUT_MINUTES),
     minFreeDiskGiB: schemas_number().min(0).default(8),
+    logMaxBytes: schemas_number().int({ message: "dispatch.logMaxBytes: expected a whole number of bytes, e.g. 4194304 (4 MiB)" }).min(64 * 1024, { message: "dispatch.logMaxBytes: at least 65536 (64 KiB)" }).default(4 * 1024 * 1024).describe(
+      "Cap on disk of each crew's student log and verification log (the last part is kept behind a marker), and of what is read of them."
+    ),
     spendCap: schemas_number().min(0).optional().describe("Stop placing crews when spend reaches this (USD)."),
+    crewBudgetUsd: schemas_number().positive().default(10).describe(
+      "What one crew may spend over all its turns (USD). A turn's reported cost is recorded at most what is left of it (alert cost-over-budget); claude-code gets the rest as --max-budget-usd; a crew that reaches it ends failed. Keep it below spendCap, so one crew's word cannot halt dispatch."
+    ),
+    agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
+      "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. The CLI's own error envelope pauses the school."
+    ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
     repairInJob: schemas_boolean().default(true).describe(
@@ -56040,7 +56140,36 @@ function rmdirQuietly(path) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/bound.js
+const MAX_DETAIL = 1024;
+const MAX_REASON = 4 * 1024;
+const MAX_FINISHED_REASON = (/* unused pure expression or super */ null && (16 * 1024));
+function boundMarker(removed) {
+  return `\u2026[${removed} more characters]`;
+}
+function boundText(s, max) {
+  if (s.length <= max) return s;
+  let keep = Math.max(0, max - boundMarker(s.length).length);
+  if (keep > 0 && isHighSurrogate(s.charCodeAt(keep - 1))) keep--;
+  return `${s.slice(0, keep)}${boundMarker(s.length - keep)}`;
+}
+function boundStrings(v, max) {
+  if (typeof v === "string") return boundText(v, max);
+  if (Array.isArray(v)) return v.map((x) => boundStrings(x, max));
+  if (v && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    const out = {};
+    for (const [k, x] of Object.entries(v)) out[k] = boundStrings(x, max);
+    return out;
+  }
+  return v;
+}
+function isHighSurrogate(c) {
+  return c >= 55296 && c <= 56319;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/audit.js
+
 
 
 function actor() {
@@ -56048,7 +56177,12 @@ function actor() {
 }
 async function audit(layout, type, fields = {}) {
   const path = layout.file("audit");
-  const record = { at: (/* @__PURE__ */ new Date()).toISOString(), type, actor: actor(), ...fields };
+  const record = {
+    at: (/* @__PURE__ */ new Date()).toISOString(),
+    type,
+    actor: actor(),
+    ...boundStrings(fields, MAX_REASON)
+  };
   await lock_withLock(path, () => appendJsonl(path, [record]));
 }
 
@@ -63489,6 +63623,7 @@ function fleet_status(d, beat, nowMs, ttlMs) {
   const base = {
     id: d.id,
     labels: d.labels,
+    ...d.hosted ? { hosted: d.hosted } : {},
     slots: d.worktrees,
     classroom: d.classroom,
     declaredClass: d.class
@@ -64006,12 +64141,17 @@ const spendFold = registerFold({
 function spendLog(layout) {
   return new EventLog(layout.file("spend"));
 }
-async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date()) {
+async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date(), o = {}) {
   if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
     throw new ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
   }
-  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, entry, at)]);
+  const max = o.maxUsd !== void 0 && Number.isFinite(o.maxUsd) ? Math.max(0, o.maxUsd) : void 0;
+  const row = max !== void 0 && entry.costUsd > max ? clampRow(entry, max) : entry;
+  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, row, at)]);
   return appended.length === 1;
+}
+function clampRow(entry, maxUsd) {
+  return { ...entry, costUsd: maxUsd, reportedUsd: entry.reportedUsd ?? entry.costUsd };
 }
 function totalSpend(layout) {
   return foldLog(spendFold, spendLog(layout).read()).totalUsd;
@@ -64572,6 +64712,7 @@ function loadBoardSources(layout) {
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
+const MAX_INFRA_ABORTS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -64596,6 +64737,7 @@ function stateOf(crews, verdict, requeued) {
   );
   const failures = [];
   let orphans = [];
+  let infra = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -64612,8 +64754,17 @@ function stateOf(crews, verdict, requeued) {
       else return { kind: "done", crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
+    } else if (run.infra) {
+      infra.push(run.crewId);
+      if (infra.length >= MAX_INFRA_ABORTS) {
+        const [a, b] = infra.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], infra: infra.length };
+      }
     }
-    if (failures.at(-1) === run.crewId) orphans = [];
+    if (failures.at(-1) === run.crewId) {
+      orphans = [];
+      infra = [];
+    }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };

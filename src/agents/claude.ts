@@ -43,12 +43,16 @@ export interface ClaudeTurn {
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 export function claudeArgv(
-  agent: Pick<AgentConfig, 'bin' | 'model' | 'args'> & { maxTurns?: number },
+  agent: Pick<AgentConfig, 'bin' | 'model' | 'args'> & { maxTurns?: number; maxBudgetUsd?: number },
   turn: ClaudeTurn = {},
 ): string[] {
   const argv = [agent.bin ?? 'claude', '-p', '--output-format', 'json'];
   if (agent.model) argv.push('--model', agent.model);
   if (agent.maxTurns) argv.push('--max-turns', String(agent.maxTurns));
+  // What is left of the crew's budget (`budgeted` in ./session.ts): the CLI stops itself there
+  // (`error_max_budget_usd`). Per process: a resumed session's earlier cost does not count.
+  if (agent.maxBudgetUsd !== undefined && Number.isFinite(agent.maxBudgetUsd) && agent.maxBudgetUsd > 0)
+    argv.push('--max-budget-usd', String(Math.max(0.000001, Math.floor(agent.maxBudgetUsd * 1e6) / 1e6)));
   if (turn.readOnly) {
     argv.push(
       '--permission-mode',
@@ -296,20 +300,34 @@ export function claudeVerdict(
   const limitLine = isLimitNotice(text);
   if (r.is_error === true || (r.subtype && r.subtype !== 'success') || exitCode !== 0 || limitLine) {
     const decisive = [text, errors].filter(Boolean).join('\n');
+    // The school's own signal is the CLI's API-error envelope: `is_error` on a `success` subtype
+    // (how every API error arrives) or with the `api_error_*` fields only the CLI writes. A limit
+    // line in a result that is not an error (a model's answer), or in prose, is the student's word.
+    const envelope =
+      r.is_error === true && (apiErrorFields(r) || r.subtype === undefined || r.subtype === 'success');
+    const fromEnvelope = envelope
+      ? (apiKind(r, 'usage_limit') ?? classifyTiers([decisive]) ?? apiKind(r))
+      : undefined;
     const kind =
-      apiKind(r, 'usage_limit') ?? classifyTiers([decisive]) ?? apiKind(r) ?? classifyTiers([prose]);
+      fromEnvelope ??
+      apiKind(r, 'usage_limit') ??
+      classifyTiers([decisive]) ??
+      apiKind(r) ??
+      classifyTiers([prose]);
     const words = [decisive, r.subtype && r.subtype !== 'success' ? r.subtype : '', prose]
       .filter(Boolean)
       .join('\n');
-    return {
-      ...errorEnding('claude', kind, words, now, {
-        decisive,
-        subtype: r.subtype,
-        resumed: ctx.resumed,
-        ...(reader.resetAt ? { resetAt: reader.resetAt } : {}),
-      }),
-      ...common,
-    };
+    const ending = errorEnding('claude', kind, words, now, {
+      decisive,
+      subtype: r.subtype,
+      resumed: ctx.resumed,
+      ...(reader.resetAt ? { resetAt: reader.resetAt } : {}),
+      ...(fromEnvelope ? { toolSignal: true } : {}),
+    });
+    // Stopped by the crew budget the school passed as --max-budget-usd: said with the budget's name.
+    if (r.subtype === 'error_max_budget_usd')
+      ending.reason = `claude stopped at its --max-budget-usd (what was left of dispatch.crewBudgetUsd): ${ending.reason}`;
+    return { ...ending, ...common };
   }
   const denied = (Array.isArray(r.permission_denials) ? r.permission_denials : [])
     .map((d) => (typeof d?.tool_name === 'string' ? d.tool_name : '?'))
@@ -323,6 +341,15 @@ export function claudeVerdict(
         : ''),
     ...common,
   };
+}
+
+/** The result carries the API error fields current releases print with every API error. */
+function apiErrorFields(r: ClaudeResult): boolean {
+  return (
+    typeof r.api_error_status === 'number' ||
+    typeof r.api_error_type === 'string' ||
+    typeof r.api_error === 'string'
+  );
 }
 
 /** What the API error fields of a result say (current releases print them with every API error). */

@@ -326,10 +326,14 @@ export function codexVerdict(
         ...common,
       };
     const words = [decisive, around].filter(Boolean).join('\n');
+    // A kind read from codex's own `turn.failed` / `error` events is the school's own signal; one
+    // read from stderr prose is the student's word (see TurnEnding.toolSignal).
+    const fromEvents = decisive.trim() ? classifyTiers([decisive]) : undefined;
     return {
-      ...errorEnding('codex', classifyTiers([decisive.trim() ? decisive : around]), words, now, {
+      ...errorEnding('codex', decisive.trim() ? fromEvents : classifyTiers([around]), words, now, {
         resumed: ctx.resumed,
         decisive,
+        ...(fromEvents ? { toolSignal: true } : {}),
       }),
       ...common,
     };

@@ -15,7 +15,9 @@ import {
  *  - `succeeded`: the tool finished its work without reporting an error;
  *  - `failed`: it reported an error, exited non-zero, printed its own format but no ending in it,
  *    or every file change it made failed;
- *  - `usage_limit`: a usage or credit limit (the school pauses launches, until `resetAt` if known);
+ *  - `usage_limit`: a usage or credit limit: the school pauses launches (until `resetAt` if known)
+ *    when `toolSignal` says the CLI's own error envelope reported it, else only the agent pauses,
+ *    for at most `dispatch.agentPauseMaxMinutes` (a student's word is evidence about itself);
  *  - `overloaded`: a rate limit or a service overload (an interruption: retried later);
  *  - `timed_out`: the crew's timeout killed it;
  *  - `could_not_start`: missing binary, bad credentials, a plan without the tool, an API it never
@@ -31,6 +33,12 @@ export interface TurnEnding {
   /** The tool's own words (bounded, redacted later at the write seam) when it did not succeed. */
   detail?: string;
   resetAt?: Date;
+  /**
+   * The limit or overload was read from the CLI's own structured error (Claude Code's `is_error`
+   * result with its `api_error_*` fields, a codex `turn.failed` / `error` event): the school's own
+   * signal. Absent, it is the student's word (an exit code, a report line, a model's answer, prose).
+   */
+  toolSignal?: true;
   /** The session the next correction turn resumes (claude session_id, codex thread_id). */
   sessionId?: string;
   usage?: Usage;
@@ -149,21 +157,31 @@ export function errorEnding(
      * around it (a warning printed after the error must not take its place in the reason).
      */
     decisive?: string;
+    /** `kind` was read from the tool's structured error (`decisive`): see `TurnEnding.toolSignal`. */
+    toolSignal?: boolean;
   } = {},
 ): TurnEnding {
   const detail = tail(words);
   const said = tail(o.decisive?.trim() ? o.decisive : words, 200).replace(/\s+/g, ' ');
+  const signal = o.toolSignal ? { toolSignal: true as const } : {};
   if (kind === 'usage_limit') {
-    const resetAt = o.resetAt ?? parseResetTime(words, now);
+    // The school's own signal takes its reset time from the tool's error, not the words around it.
+    const resetAt = o.resetAt ?? parseResetTime(o.toolSignal && o.decisive ? o.decisive : words, now);
     return {
       kind,
       reason: `${tool} reported a usage or credit limit${resetAt ? ` (resets ${resetAt.toISOString()})` : ''}`,
       detail,
       ...(resetAt ? { resetAt } : {}),
+      ...signal,
     };
   }
   if (kind === 'overloaded')
-    return { kind, reason: `${tool} reported a rate limit or service overload (an interruption)`, detail };
+    return {
+      kind,
+      reason: `${tool} reported a rate limit or service overload (an interruption)`,
+      detail,
+      ...signal,
+    };
   if (kind === 'could_not_start')
     return {
       kind,

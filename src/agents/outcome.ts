@@ -3,10 +3,13 @@ import type { CrewOutcome } from '../schemas/crew.js';
 import { EXIT_OVERLOADED, EXIT_USAGE_LIMIT } from './brief.js';
 import type { RunResult } from '../process/run.js';
 import type { TurnEnding } from './ending.js';
+import { describeMissing, type MissingAt } from '../sandbox/not-found.js';
 
 /**
  * The student contract's result signals (command agents). Seed 002: a usage/credit limit and a
- * service overload are not failed runs — a limit pauses the school, an overload is retried later. A student reports them by exit code (75 = usage limit,
+ * service overload are not failed runs — a limit pauses, an overload is retried later. They are the
+ * student's word, so a limit pauses its agent alone, for at most `dispatch.agentPauseMaxMinutes`
+ * (src/dispatch/pause.ts). A student reports them by exit code (75 = usage limit,
  * 76 = overloaded; 75 is EX_TEMPFAIL) or by a first line `school-result: usage-limit` /
  * `school-result: overloaded` in its report file.
  */
@@ -41,7 +44,7 @@ export function classify(
   if (student.exitCode === EXIT_USAGE_LIMIT || marker === 'usage_limit') {
     return {
       outcome: 'usage_limit',
-      reason: 'student reported a usage or credit limit; the school pauses (not a failure)',
+      reason: 'student reported a usage or credit limit',
     };
   }
   if (student.exitCode === EXIT_OVERLOADED || marker === 'overloaded') {
@@ -77,18 +80,31 @@ export const GRADED_OUTCOMES: readonly CrewOutcome[] = ['succeeded', 'failed', '
 
 /**
  * A crew's outcome from its last agent turn and the last verification. `infra` marks an agent that
- * could not start: recorded as `aborted` with an alert, never counted against the agent.
+ * could not start, or a verification that did not find a program (`missing`): recorded as
+ * `aborted` with an alert (`alert`, when not `agent-could-not-start`), never counted against the agent.
+ * `schoolWide`: a usage limit the CLI's own error envelope reported (`TurnEnding.toolSignal`)
+ * pauses the school; any other pauses only the crew's agent.
  */
 export function classifyEnding(
   ending: TurnEnding,
   verification: VerificationRecord | null,
   correctionTurns: number,
-): Classified & { infra?: boolean } {
+  missing?: MissingAt,
+): Classified & { infra?: boolean; schoolWide?: boolean; alert?: string } {
   switch (ending.kind) {
     case 'could_not_start':
       return { outcome: 'aborted', reason: ending.reason, infra: true };
     case 'usage_limit':
-      return { outcome: 'usage_limit', reason: `${ending.reason}; the school pauses (not a failure)` };
+      return ending.toolSignal
+        ? {
+            outcome: 'usage_limit',
+            reason: `${ending.reason}; the school pauses (not a failure)`,
+            schoolWide: true,
+          }
+        : {
+            outcome: 'usage_limit',
+            reason: `${ending.reason}; reported by the student only, its agent pauses (not a failure)`,
+          };
     case 'overloaded':
       return { outcome: 'overloaded', reason: `${ending.reason}; retried later (not a failure)` };
     case 'timed_out':
@@ -99,6 +115,16 @@ export function classifyEnding(
       break;
   }
   const turns = correctionTurns ? ` after ${correctionTurns} correction turn(s)` : '';
+  // A program the verification's sandbox does not have: the school's failure (docs/crews.md).
+  if (missing && verification && !verification.passed) {
+    const what = missing.stage === 'install' ? 'dispatch.install' : 'dispatch.verify';
+    return {
+      outcome: 'aborted',
+      reason: describeMissing(missing, what),
+      infra: true,
+      alert: 'program-not-found',
+    };
+  }
   if (verification && !verification.passed) {
     return {
       outcome: 'failed',

@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
-import { readFrom } from '../state/tail.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { droppedBytes, readLogFrom } from '../process/capped-log.js';
 
 /**
  * Reading what a CLI agent printed, line by line, in bounded memory. A CLI turn's stdout and stderr
@@ -100,11 +101,25 @@ export function scanText(text: string, sink: LineSink): Scanned {
   return s.end();
 }
 
-/** Scans a file from byte `offset` to its end. */
-export function scanFile(path: string, offset: number, sink: LineSink): Scanned {
+/**
+ * Scans a log from logical offset `offset` (bytes ever written, src/process/capped-log.ts) to its
+ * end: a part cut from a capped log is gone, the scan starts at what it kept.
+ */
+export function scanFile(
+  path: string,
+  offset: number,
+  sink: LineSink,
+  /** The turn's first bytes, kept apart (CappedLog's head): read first when the cut took them. */
+  headFile?: string,
+): Scanned {
   const s = new LineScanner(sink);
   const decoder = new StringDecoder('utf8');
-  readFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
+  if (headFile && existsSync(headFile) && droppedBytes(path) > offset) {
+    const head = readFileSync(headFile);
+    const nl = head.lastIndexOf(0x0a);
+    if (nl >= 0) s.write(decoder.write(head.subarray(0, nl + 1)));
+  }
+  readLogFrom(path, offset, (bytes) => s.write(decoder.write(bytes)), CHUNK);
   s.write(decoder.end());
   return s.end();
 }

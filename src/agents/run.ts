@@ -1,4 +1,5 @@
-import { appendFileSync, existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { appendCapped, logicalSize } from '../process/capped-log.js';
 import { readUntrustedFile } from '../security/untrusted-file.js';
 import { ProgramNotFoundError } from '../sandbox/sandbox.js';
 import type { AgentConfig } from '../config/schema.js';
@@ -22,8 +23,10 @@ export interface TurnOptions {
   env: ChildEnv;
   timeoutMs: number;
   graceMs?: number;
-  /** stdout and stderr of every turn are appended here. */
+  /** stdout and stderr of every turn are appended here, capped (src/process/capped-log.ts). */
   logFile: string;
+  /** The student log's cap on disk (`dispatch.logMaxBytes`). */
+  logMaxBytes?: number;
   /** The brief (first turn) or the correction brief (later turns), as a file. */
   briefPath: string;
   /** claude-code / codex: what is sent on stdin (the brief, or the correction message). */
@@ -82,17 +85,19 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
           ...(o.sandboxed ? { outerSandbox: true } : {}),
         })
     : o.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(o.briefPath));
+  rmSync(turnHead(o.logFile), { force: true }); // a head is this turn's or none
   const started = await launch(argv, o);
   const recorded = 'recorded' in started ? started.recorded : undefined;
   if (!recorded) {
     rmSync(o.usageFile, { force: true });
     // Every kind writes stdout and stderr to the student log as it runs, so nothing is held in memory
     // and the operator has all of it; a CLI turn's part of the log is then read back, line by line.
-    if (cli) appendFileSync(o.logFile, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`);
+    if (cli) appendCapped(o.logFile, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`, o.logMaxBytes);
   }
-  const offset = recorded?.logOffset ?? (existsSync(o.logFile) ? statSync(o.logFile).size : 0);
+  // A logical offset (bytes ever written): still this turn's start after the log was cut.
+  const offset = recorded?.logOffset ?? logicalSize(o.logFile);
   const run = 'exitCode' in started ? started : await launched(started, o, cli);
-  const report = readReport(o.reportFile, o.logFile);
+  const report = readReport(o.reportFile, o.logFile, o.logMaxBytes);
   const proc = {
     exitCode: run.exitCode,
     signal: run.signal,
@@ -114,11 +119,15 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
   let ending: TurnEnding;
   if (agent.kind === 'claude-code') {
     const reader = new ClaudeReader();
-    const out = logged ? scanFile(o.logFile, offset, reader.line) : { prose: '', tail: '' };
+    const out = logged
+      ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile))
+      : { prose: '', tail: '' };
     ending = claudeVerdict(reader, run.exitCode, out, now, ctx);
   } else if (agent.kind === 'codex') {
     const reader = new CodexReader();
-    const out = logged ? scanFile(o.logFile, offset, reader.line) : { prose: '', tail: '' };
+    const out = logged
+      ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile))
+      : { prose: '', tail: '' };
     ending = codexVerdict(agent, reader, run.exitCode, out, now, ctx);
   } else {
     const c = classify(run, report, null, o.timeoutMs);
@@ -150,6 +159,13 @@ async function launch(argv: string[], o: TurnOptions): Promise<Launched | RunRes
   }
 }
 
+/**
+ * A CLI turn's first bytes, kept beside the capped log: the cut keeps the log's tail, and Codex names
+ * its thread on its first line (a correction turn resumes it). Rewritten by each turn.
+ */
+const TURN_HEAD_BYTES = 64 * 1024;
+const turnHead = (logFile: string) => `${logFile}.turn-head`;
+
 async function launched(started: Launched, o: TurnOptions, cli: boolean): Promise<RunResult> {
   if (started.run)
     return started.run({
@@ -157,6 +173,7 @@ async function launched(started: Launched, o: TurnOptions, cli: boolean): Promis
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs,
       logFile: o.logFile,
+      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
       ...(cli ? { input: o.prompt } : {}),
       onSpawn: o.onSpawn,
     });
@@ -166,6 +183,8 @@ async function launched(started: Launched, o: TurnOptions, cli: boolean): Promis
     timeoutMs: o.timeoutMs,
     graceMs: o.graceMs,
     logFile: o.logFile,
+    ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
+    ...(cli ? { logHead: { file: turnHead(o.logFile), bytes: TURN_HEAD_BYTES } } : {}),
     ...(cli ? { input: o.prompt } : {}),
     onSpawn: o.onSpawn,
   });
@@ -184,11 +203,11 @@ const NOT_STARTED: RunResult = {
 };
 
 /** The student's report, read as data; one that is not a plain file is noted in the log and ignored. */
-function readReport(path: string, logFile: string): string | undefined {
+function readReport(path: string, logFile: string, logMaxBytes?: number): string | undefined {
   try {
     return readUntrustedFile(path);
   } catch (e) {
-    appendFileSync(logFile, `[school] report ignored: ${(e as Error).message}\n`);
+    appendCapped(logFile, `[school] report ignored: ${(e as Error).message}\n`, logMaxBytes);
     return undefined;
   }
 }

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { readLogText } from '../process/capped-log.js';
 import type { AgentConfig } from '../config/schema.js';
 import { renderCorrection } from './brief.js';
-import { recordCrewSpend } from './usage.js';
+import { boundTurnCost, budgetEnding, budgetedAgent, recordCrewSpend } from './usage.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
 import { sha256, type Usage, type VerificationRecord } from '../bookbag/schema.js';
 import { redactText } from '../security/redact.js';
@@ -9,7 +10,8 @@ import { writeTextAtomic } from '../state/atomic.js';
 import type { StateLayout } from '../state/layout.js';
 import { addUsage, settleWrites, tail, type SessionMeter, type TurnEnding } from './ending.js';
 import { sessionLost } from './limits.js';
-import { runTurn, type TurnOptions } from './run.js';
+import { runTurn, type TurnOptions, type TurnResult } from './run.js';
+import { describeMissing, missingProgram, type MissingAt } from '../sandbox/not-found.js';
 
 /**
  * One crew's agent session (seed 002): the first turn, verification, and — while verification
@@ -35,6 +37,15 @@ export interface SessionInput {
   verify?: readonly string[];
   verifies: boolean;
   maxCorrections: number;
+  /**
+   * `dispatch.crewBudgetUsd`: what all the crew's turns may spend together. Each turn's cost is
+   * recorded at most what is left; the crew stops when none is left (./usage.ts `boundTurnCost`).
+   */
+  crewBudgetUsd?: number;
+  /** Records a crew alert (`cost-over-budget`: a turn reported more than was left of the budget). */
+  alert?(kind: string, detail: string): Promise<unknown>;
+  /** The cap of the student and verification logs on disk, and of what is read of them. */
+  logMaxBytes?: number;
   timeoutMs: number;
   graceMs?: number;
   baseSha: string;
@@ -48,7 +59,7 @@ export interface SessionInput {
     argv: readonly string[],
     env: ChildEnv,
     patch: string,
-  ): Promise<{ exitCode: number | null; timedOut: boolean; durationMs: number }>;
+  ): Promise<{ exitCode: number | null; timedOut: boolean; durationMs: number; missing?: MissingAt }>;
   onSpawn?: (pid: number) => void;
   /** Runs after every agent turn, before the toolkit touches the worktree again. */
   afterTurn(): Promise<unknown>;
@@ -86,6 +97,8 @@ export interface SessionResult {
   meter?: SessionMeter;
   /** A revision crew: whether its first turn resumed the delivered session. */
   start?: SessionStart;
+  /** The verification could not find a program, and that is the school's failure (docs/crews.md). */
+  missing?: MissingAt;
 }
 
 export async function runSession(i: SessionInput): Promise<SessionResult> {
@@ -108,9 +121,16 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     prompt = readFileSync(resuming.promptPath, 'utf8');
     meter = resuming.meter;
   }
+  let spentUsd = 0;
   for (;;) {
     const resume = resuming?.sessionId ?? (r.corrections > 0 ? r.session : undefined);
-    const turn = await runTurn(agent, {
+    const budget = i.crewBudgetUsd;
+    const left = budget === undefined ? undefined : Math.round((budget - spentUsd) * 1e6) / 1e6;
+    if (budget !== undefined && left !== undefined && left <= 0) {
+      r.ending = budgetEnding(budget, spentUsd);
+      return r;
+    }
+    const turn = await runTurn(budgetedAgent(agent, left), {
       cwd: i.worktree,
       env: childEnv({
         pass: agent.passEnv,
@@ -124,6 +144,7 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       timeoutMs: i.timeoutMs,
       graceMs: i.graceMs,
       logFile: paths.studentLog,
+      ...(i.logMaxBytes ? { logMaxBytes: i.logMaxBytes } : {}),
       briefPath,
       prompt,
       ...(resume ? { resume } : {}),
@@ -155,7 +176,7 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
           ? { session: 'fresh', why: `the agent started session ${other} instead of resuming ${asked}` }
           : { session: 'resumed' };
     }
-    let ending = turn.ending;
+    let ending = notFoundEnding(agent, turn, paths.studentLog);
     let frozen: { patch: string; sha: string } | undefined;
     if (ending.failedWrites) {
       // Every file change failed: the worktree says whether the turn changed anything all the same
@@ -169,14 +190,32 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     r.session = ending.sessionId ?? r.session;
     meter = ending.meter ?? meter;
     r.meter = meter;
-    if (ending.usage) await recordCrewSpend(i.layout, i.spendOf, ending.usage, r.corrections);
+    if (ending.usage) {
+      // The reported cost counts against the crew's budget, never more than what is left of it.
+      const cost = boundTurnCost(agent, ending.usage, left);
+      ending = r.ending = { ...ending, usage: cost.usage };
+      // The row holds what was left, the reported figure beside it (src/dispatch/spend.ts).
+      const reported = { ...cost.usage, costUsd: cost.reportedUsd };
+      await recordCrewSpend(i.layout, i.spendOf, reported, r.corrections, {
+        ...(left !== undefined ? { maxUsd: left } : {}),
+      });
+      spentUsd += cost.usage.costUsd ?? 0;
+      if (cost.over && budget !== undefined && left !== undefined) {
+        const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
+        r.usage = addUsage(r.usage, cost.usage);
+        r.ending = budgetEnding(budget, spentUsd, over);
+        await i.alert?.('cost-over-budget', r.ending.reason);
+        return r;
+      }
+    }
     r.usage = addUsage(r.usage, ending.usage);
     if (ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
     frozen ??= await i.freeze();
     const diffSha = frozen.sha;
     rmSync(paths.verifyLog, { force: true });
     const v = await i.runVerify(i.verify, verifyEnv, frozen.patch);
-    const log = redactText(existsSync(paths.verifyLog) ? readFileSync(paths.verifyLog, 'utf8') : '');
+    // Capped on disk, and read no further than the cap: never the whole of what a check printed.
+    const log = redactText(readLogText(paths.verifyLog, i.logMaxBytes));
     r.verificationLog = log;
     r.verification = {
       command: [...i.verify],
@@ -188,7 +227,9 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
       diffSha,
       timedOut: v.timedOut,
     };
-    if (r.verification.passed || r.corrections >= i.maxCorrections) return r;
+    // A program the sandbox does not have: no correction can help, and it is not the agent's failure.
+    if (v.missing) r.missing = v.missing;
+    if (r.verification.passed || r.missing || r.corrections >= i.maxCorrections) return r;
     // A CLI agent's correction resumes its session; without a session id there is nothing to resume.
     if (agent.kind !== 'command' && !r.session) return r;
     r.corrections++;
@@ -206,6 +247,22 @@ export async function runSession(i: SessionInput): Promise<SessionResult> {
     writeTextAtomic(briefPath, `${readFileSync(paths.brief, 'utf8')}\n${correction}`);
     prompt = correction;
   }
+}
+
+/**
+ * A turn that failed with exit 127 because a program is not there (src/sandbox/not-found.ts): the
+ * school's failure, so the agent could not start (an alert, not counted against it).
+ */
+function notFoundEnding(agent: AgentConfig, turn: TurnResult, studentLog: string): TurnEnding {
+  if (turn.ending.kind !== 'failed' || turn.process.exitCode !== 127) return turn.ending;
+  const missing = missingProgram({
+    output: readLogText(studentLog, 65_536),
+    exitCode: 127,
+    command: agent.command ?? [agent.bin ?? (agent.kind === 'codex' ? 'codex' : 'claude')],
+    hostPath: childEnv().PATH ?? '',
+  });
+  if (!missing) return turn.ending;
+  return { ...turn.ending, kind: 'could_not_start', reason: describeMissing(missing, `agent ${agent.id}`) };
 }
 
 /**

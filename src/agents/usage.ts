@@ -3,6 +3,8 @@ import { usageSchema, type Usage } from '../bookbag/schema.js';
 import { finiteOr } from '../security/sanitize.js';
 import { recordSpend } from '../dispatch/spend.js';
 import type { StateLayout } from '../state/layout.js';
+import type { AgentConfig } from '../config/schema.js';
+import { priceTokens, type TurnEnding } from './ending.js';
 
 /**
  * Usage a student reports in the small JSON file its brief names (`SCHOOL_USAGE_FILE`):
@@ -48,8 +50,9 @@ export async function recordCrewSpend(
   crew: { crewId: string; issueNumber: number; agent: string },
   usage: Usage,
   turn = 0,
+  o: { maxUsd?: number } = {},
 ): Promise<boolean> {
-  return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage);
+  return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage, o);
 }
 
 /** One `spend.recorded` row for what an agent run reported, under `key` (`spend:<key>`). */
@@ -58,16 +61,91 @@ export async function recordUsageSpend(
   key: string,
   who: { crewId: string; issueNumber: number; agent: string },
   usage: Usage,
+  o: { maxUsd?: number } = {},
 ): Promise<boolean> {
-  return recordSpend(layout, key, {
-    costUsd: usage.costUsd ?? 0,
-    crewId: who.crewId,
-    issueNumber: who.issueNumber,
-    agent: who.agent,
-    tokens: {
-      input: usage.inputTokens ?? 0,
-      output: usage.outputTokens ?? 0,
-      ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
+  return recordSpend(
+    layout,
+    key,
+    {
+      costUsd: usage.costUsd ?? 0,
+      crewId: who.crewId,
+      issueNumber: who.issueNumber,
+      agent: who.agent,
+      tokens: {
+        input: usage.inputTokens ?? 0,
+        output: usage.outputTokens ?? 0,
+        ...(usage.cachedInputTokens ? { cachedInput: usage.cachedInputTokens } : {}),
+      },
     },
-  });
+    undefined,
+    o,
+  );
+}
+
+/** A turn's cost as the school counts it against the crew's budget (`boundTurnCost`). */
+export interface BoundedCost {
+  /** The usage with the cost the school records: priced, and at most what was left. */
+  usage: Usage;
+  /** The cost before the bound (priced or as reported). */
+  reportedUsd: number;
+  /** The reported cost was more than what was left of the budget: recorded as what was left. */
+  over: boolean;
+}
+
+/**
+ * A turn's cost, bounded. A command agent's cost is its student's word: where the agent has
+ * `pricing`, its tokens are priced instead (codex is priced by its adapter; Claude Code prints its
+ * own). Whatever the figure, the school records at most `leftUsd`, what is left of the crew's budget
+ * (`dispatch.crewBudgetUsd`): a student's number can spend its own crew's budget, never the school's.
+ */
+export function boundTurnCost(
+  agent: Pick<AgentConfig, 'kind' | 'pricing'>,
+  usage: Usage,
+  leftUsd: number | undefined,
+): BoundedCost {
+  const priced =
+    agent.kind === 'command' && agent.pricing
+      ? priceTokens(
+          {
+            input: usage.inputTokens ?? 0,
+            output: usage.outputTokens ?? 0,
+            cachedInput: usage.cachedInputTokens,
+          },
+          agent.pricing,
+        )
+      : undefined;
+  const reportedUsd = priced ?? usage.costUsd ?? 0;
+  const left = leftUsd === undefined ? undefined : Math.max(0, Math.round(leftUsd * 1e6) / 1e6);
+  const over = left !== undefined && reportedUsd > left;
+  const costUsd = over ? left : reportedUsd;
+  const counted = priced !== undefined || over || usage.costUsd !== undefined;
+  return { usage: { ...usage, ...(counted ? { costUsd } : {}) }, reportedUsd, over };
+}
+
+/**
+ * The agent as one turn runs it with `leftUsd` of the crew's budget: Claude Code gets it as
+ * `--max-budget-usd` (./claude.ts `claudeArgv`) and stops itself there; the other kinds have no such
+ * flag, and the session stops the crew after the turn whose cost passes it.
+ */
+export function budgetedAgent<A extends Pick<AgentConfig, 'kind'>>(
+  agent: A,
+  leftUsd: number | undefined,
+): A & { maxBudgetUsd?: number } {
+  return agent.kind === 'claude-code' && leftUsd !== undefined ? { ...agent, maxBudgetUsd: leftUsd } : agent;
+}
+
+const usd = (n: number) => `$${n.toFixed(2)}`;
+
+/** The crew's ending once its spend reached `dispatch.crewBudgetUsd`: failed, the budget named. */
+export function budgetEnding(
+  budgetUsd: number,
+  spentUsd: number,
+  over?: { turn: number; reportedUsd: number; leftUsd: number },
+): TurnEnding {
+  return {
+    kind: 'failed',
+    reason: over
+      ? `the crew's budget dispatch.crewBudgetUsd (${usd(budgetUsd)}) is spent: turn ${over.turn} reported ${usd(over.reportedUsd)}, more than the ${usd(over.leftUsd)} left, and was recorded as what was left; the crew was stopped`
+      : `the crew's budget dispatch.crewBudgetUsd (${usd(budgetUsd)}) is spent (${usd(spentUsd)} recorded): no further turn`,
+  };
 }

@@ -33,7 +33,13 @@ const EVENT_PULL_REQUEST =
   "${{ (github.event_name == 'issue_comment' && github.event.issue.pull_request && format('{0}', github.event.issue.number)) || (github.event_name == 'check_suite' && format('{0}', github.event.check_suite.pull_requests[0].number)) || (github.event_name == 'workflow_run' && format('{0}', github.event.workflow_run.pull_requests[0].number)) || '' }}";
 
 /** The caller workflow: the loop of this toolkit release, on a schedule, by hand and on events. */
-export function renderWorkflow(o: { toolkit: string; version: string; config: string }): string {
+export function renderWorkflow(o: {
+  toolkit: string;
+  version: string;
+  config: string;
+  /** A daemon runs on a GitHub-hosted runner: its crew job must end within the 6 hours GitHub allows. */
+  hosted?: boolean;
+}): string {
   const ref = `v${o.version}`;
   const [first, ...rest] = CONDITION;
   return [
@@ -66,7 +72,12 @@ export function renderWorkflow(o: { toolkit: string; version: string; config: st
     `      toolkit-repository: ${o.toolkit}`,
     `      toolkit-ref: ${ref}`,
     ...(o.config === 'school.yml' ? [] : [`      config: ${o.config}`]),
-    '      runner-label-prefix: school # each daemon runs on [self-hosted, school-<daemon id>]',
+    '      runner-label-prefix: school # each daemon runs on [self-hosted, school-<daemon id>] unless hosted',
+    ...(o.hosted
+      ? [
+          '      crew-timeout-minutes: 360 # a GitHub-hosted job ends after 6 hours; the plan admits what fits',
+        ]
+      : []),
     `      event-issue: ${EVENT_ISSUE}`,
     `      event-pull-request: ${EVENT_PULL_REQUEST}`,
     '    secrets: inherit # ANTHROPIC_API_KEY, OPENAI_API_KEY, SCHOOL_DELIVERY_TOKEN when set',

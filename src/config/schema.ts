@@ -95,6 +95,20 @@ export const daemonSchema = z.strictObject({
       'Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters.',
     ),
   labels: z.array(z.string().min(1)).default([]).describe('Runner labels besides self-hosted.'),
+  hosted: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+      'a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04',
+    )
+    .refine(
+      (l) => l !== 'self-hosted',
+      'self-hosted is the default: leave hosted out for a registered runner',
+    )
+    .optional()
+    .describe(
+      "A GitHub-hosted runner label (ubuntu-latest): the daemon's crew and roster jobs run there instead of on the self-hosted runner [self-hosted, <prefix>-<id>]. Its jobs use the repository's Actions minutes and end after 6 hours (docs/workflows.md#hosted-daemons).",
+    ),
   worktrees: z.number().int().min(1).max(64).default(1).describe('Concurrent crew slots (K).'),
   class: z.enum(CAPACITY_CLASSES).default('standard').describe('Declared capacity class: a ceiling.'),
   classroom: z.enum(CLASSROOMS).default('worktree'),
@@ -153,6 +167,25 @@ export const passEnvSchema = z
   .default([])
   .describe('Environment variables this agent receives, e.g. [ANTHROPIC_API_KEY]. Nothing else reaches it.');
 
+/**
+ * Files of the host user's HOME copied into the student's private HOME before its first turn (a
+ * CLI's subscription login, `.codex/auth.json`). Relative to HOME; the copy goes with the crew.
+ */
+export const homeFilesSchema = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .refine(
+        (p) => !isAbsolute(p) && !p.split(/[\\/]/).some((s) => s === '..' || s === '.' || s === ''),
+        'a path relative to HOME without "..", e.g. .codex/auth.json',
+      ),
+  )
+  .optional()
+  .describe(
+    "Files of the runner user's HOME (relative paths, e.g. [.codex/auth.json]) copied, mode 0600, into the student's private HOME before its first turn; never seen by verification or the judges.",
+  );
+
 export const AGENT_KINDS = ['command', 'claude-code', 'codex'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
 
@@ -206,6 +239,13 @@ export const agentSchema = z
     maxDifficulty: difficulty.default(5),
     trust: z.enum(['low', 'standard', 'high']).default('standard'),
     passEnv: passEnvSchema,
+    homeFiles: homeFilesSchema,
+    keyProxy: z
+      .enum(['auto', 'off'])
+      .default('auto')
+      .describe(
+        "auto: a claude-code or codex agent's API key (passEnv) stays on the host; the sandboxed CLI gets a placeholder and a base URL of the sandbox's key proxy, which adds the key (docs/security.md). off: the key is passed in as configured.",
+      ),
   })
   .superRefine((a, ctx) => {
     if (a.kind === 'command' && !a.command)
@@ -267,6 +307,46 @@ export const SANDBOX_NETWORKS = ['allow-list', 'none', 'host'] as const;
 const HOST_PORT = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?:[0-9]{1,5}$/;
 
 /**
+ * sandbox.limits: what one crew (all its processes together) or one judge may take of the machine
+ * (docs/security.md, "Resource limits"). pids and memory hold where the runner lets the school make
+ * cgroups (`school doctor` says); the tmpfs size holds wherever bwrap is 0.5 or newer.
+ */
+export const sandboxLimitsSchema = z
+  .strictObject({
+    pids: z
+      .number()
+      .int()
+      .min(64)
+      .max(4_194_304)
+      .default(1024)
+      .describe('Tasks (processes and their threads) at once; a fork beyond it fails with EAGAIN.'),
+    memoryMiB: z
+      .number()
+      .int()
+      .min(128)
+      .default(4096)
+      .describe(
+        'Memory of all its processes together, tmpfs files included; beyond it the kernel kills inside.',
+      ),
+    cpuWeight: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(100)
+      .describe(
+        "CPU share against the other crews (cgroup v2's cpu.weight scale; 100 is the kernel's default).",
+      ),
+    tmpfsMiB: z
+      .number()
+      .int()
+      .min(1)
+      .default(512)
+      .describe('Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only.'),
+  })
+  .prefault({});
+
+/**
  * The sandbox around every process that runs code or reads text a student wrote (docs/security.md).
  * `kind` unset means bwrap, and a daemon that cannot run it leases nothing: `none` must be written.
  */
@@ -306,6 +386,9 @@ export const sandboxSchema = z
       .min(1)
       .default('bwrap')
       .describe('The bubblewrap binary (name on PATH or absolute path).'),
+    limits: sandboxLimitsSchema.describe(
+      'Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB (docs/security.md).',
+    ),
   })
   .prefault({});
 
@@ -432,7 +515,31 @@ export const configSchema = z
         gradingReserveSeconds: z.number().int().min(0).default(300),
         jobTimeoutMinutes: z.number().int().min(1).max(4320).default(DEFAULT_JOB_TIMEOUT_MINUTES),
         minFreeDiskGiB: z.number().min(0).default(8),
+        logMaxBytes: z
+          .number()
+          .int({ message: 'dispatch.logMaxBytes: expected a whole number of bytes, e.g. 4194304 (4 MiB)' })
+          .min(64 * 1024, { message: 'dispatch.logMaxBytes: at least 65536 (64 KiB)' })
+          .default(4 * 1024 * 1024)
+          .describe(
+            "Cap on disk of each crew's student log and verification log (the last part is kept behind a marker), and of what is read of them.",
+          ),
         spendCap: z.number().min(0).optional().describe('Stop placing crews when spend reaches this (USD).'),
+        crewBudgetUsd: z
+          .number()
+          .positive()
+          .default(10)
+          .describe(
+            "What one crew may spend over all its turns (USD). A turn's reported cost is recorded at most what is left of it (alert cost-over-budget); claude-code gets the rest as --max-budget-usd; a crew that reaches it ends failed. Keep it below spendCap, so one crew's word cannot halt dispatch.",
+          ),
+        agentPauseMaxMinutes: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_080)
+          .default(60)
+          .describe(
+            "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. The CLI's own error envelope pauses the school.",
+          ),
         maxFallbacks: z
           .number()
           .int()

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DaemonConfig } from '../config/schema.js';
 import { ClassroomUnavailableError } from './errors.js';
@@ -12,6 +12,7 @@ import {
   type CollectedDiff,
 } from './git.js';
 import { requireProcFs, which } from './host.js';
+import { clearHint, markInService, markOutOfService, outOfService, removeTree } from './slot-reset.js';
 import type { Confined } from '../sandbox/sandbox.js';
 import type { RunOptions, RunResult } from '../process/run.js';
 import { OrcaClassroom } from './orca/classroom.js';
@@ -104,6 +105,10 @@ export class WorktreeClassroom implements Classroom {
   }
   async prepare(slot: number, base: string): Promise<string[]> {
     const dir = this.workdir(slot);
+    // A slot whose reset failed is not used until an operator clears it (./slot-reset.ts).
+    const held = outOfService(dir);
+    if (held) return [`slot out of service (${held.slice(0, 300)}): ${clearHint(dir)}`];
+    this.nested.delete(slot);
     await ensureWorktree(this.o.repoPath, dir, base);
     // A foreign change of any kind aborts before the slot is moved: moving could hide it.
     const before = (await foreignChanges(dir, base)).filter((f) => !f.startsWith('HEAD at'));
@@ -114,16 +119,37 @@ export class WorktreeClassroom implements Classroom {
   host(confined: Confined): HostedLaunch {
     return confined;
   }
-  collect(slot: number, base: string): Promise<CollectedDiff> {
-    return collectDiff(this.workdir(slot), base);
+  /** Nested repositories removed from each slot since it was prepared, for teardown's alert. */
+  private readonly nested = new Map<number, Set<string>>();
+  async collect(slot: number, base: string): Promise<CollectedDiff> {
+    const c = await collectDiff(this.workdir(slot), base);
+    const seen = this.nested.get(slot) ?? new Set<string>();
+    for (const p of c.nested ?? []) seen.add(p);
+    this.nested.set(slot, seen);
+    return { ...c, nested: [...seen] };
   }
   gitDirs(slot: number): Promise<{ common: string; admin: string }> {
     return slotGitDirs(this.workdir(slot));
   }
+  /**
+   * Resets the slot; a slot still not clean afterwards (or whose reset threw) is taken out of
+   * service, and the first line of what remains says so and how to clear it.
+   */
   async teardown(slot: number, base: string): Promise<string[]> {
     const dir = this.workdir(slot);
-    await resetClean(dir, base);
-    return foreignChanges(dir, base);
+    let remaining: string[];
+    try {
+      const problems = await resetClean(dir, base);
+      remaining = await foreignChanges(dir, base);
+      if (remaining.length) remaining.push(...problems);
+    } catch (e) {
+      remaining = [`reset failed: ${(e as Error).message.slice(0, 500)}`];
+    }
+    if (!remaining.length) {
+      markInService(dir);
+      return [];
+    }
+    return [markOutOfService(dir, remaining), ...remaining];
   }
 }
 
@@ -154,7 +180,8 @@ class BotClassroom implements Classroom {
   }
   async teardown(slot: number): Promise<string[]> {
     const dir = this.workdir(slot);
-    rmSync(dir, { recursive: true, force: true });
+    // Any depth, any permissions the student left (./slot-reset.ts); rmSync stops at PATH_MAX.
+    await removeTree(dir);
     mkdirSync(dir, { recursive: true });
     return readdirSync(dir).map((f) => `?? ${f}`);
   }

@@ -1,21 +1,27 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  appendFileSync,
+  closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
+  readSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CleanCheckoutOptions } from '../grading/judge-verify.js';
 import type { ChildEnv } from '../process/env.js';
-import { runGit } from '../process/git.js';
+import { patchGitlinks, runGit } from '../process/git.js';
 import { runProcess } from '../process/run.js';
+import { missingProgram, type MissingAt, type MissingProgram } from '../sandbox/not-found.js';
+import { appendCapped } from '../process/capped-log.js';
 import { withLock } from '../state/lock.js';
 import { gitCommonDir } from './git-guard.js';
+import { removeTree } from './slot-reset.js';
 
 /**
  * Verification in an environment the student never wrote (docs/crews.md): a fresh detached checkout
@@ -29,7 +35,38 @@ export interface CleanRun {
   exitCode: number | null;
   timedOut: boolean;
   durationMs: number;
+  /** A program the install or the verification did not find, when that is the school's failure. */
+  missing?: MissingAt;
 }
+
+/** The install failed; `missing` when a program it needed was not there (src/sandbox/not-found.ts). */
+class InstallFailedError extends Error {
+  constructor(
+    message: string,
+    readonly missing?: MissingProgram,
+  ) {
+    super(message);
+    this.name = 'InstallFailedError';
+  }
+}
+
+/** What a process appended to `file` from `from` on (its last 64 KiB): its own output. */
+function logSince(file: string, from: number): string {
+  if (!existsSync(file)) return '';
+  const size = statSync(file).size;
+  // A capped log cut under the process (it shrank): what is kept of it is the tail.
+  const start = Math.max(size < from ? 0 : from, size - 65_536);
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(size - start);
+    readSync(fd, buf, 0, buf.length, start);
+    return buf.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const logSize = (file: string) => (existsSync(file) ? statSync(file).size : 0);
 
 type Git = (cwd: string, args: string[]) => Promise<{ ok: boolean; output: string; stdout: Buffer }>;
 const git: Git = async (cwd, args) => {
@@ -53,8 +90,13 @@ async function addCheckout(repo: string, dir: string, base: string): Promise<str
 }
 
 async function removeCheckout(repo: string, wt: string): Promise<void> {
-  await git(repo, ['worktree', 'remove', '--force', wt]);
-  rmSync(wt, { recursive: true, force: true });
+  const removed = await git(repo, ['worktree', 'remove', '--force', wt]);
+  // A patch may hold paths deeper than PATH_MAX, where git and rmSync stop: removeTree does not.
+  await removeTree(wt);
+  if (removed.ok) return;
+  // Pruned under the lock `addCheckout` takes: a prune drops an entry another `worktree add` is making.
+  const common = await gitCommonDir(repo);
+  await withLock(join(common, 'school-worktree-admin'), () => git(repo, ['worktree', 'prune']));
 }
 
 /** The cache key: base, install command and the lockfiles' blobs at the base (one `ls-tree`). */
@@ -96,23 +138,40 @@ async function dependencies(o: CleanCheckoutOptions, env: ChildEnv): Promise<str
   const repo = resolve(o.config.repoPath);
   const wt = await addCheckout(repo, work, o.baseSha);
   try {
-    appendFileSync(o.logFile, `[school] installing dependencies at the base: ${install.command.join(' ')}\n`);
-    const started = await o.sandbox.confine(install.command, env, {
-      cwd: wt,
-      writable: [wt],
-      home: o.sandbox.freshHome('install'),
-      allow: o.config.sandbox.allow,
-    });
+    appendCapped(
+      o.logFile,
+      `[school] installing dependencies at the base: ${install.command.join(' ')}\n`,
+      o.config.dispatch.logMaxBytes,
+    );
+    const from = logSize(o.logFile);
+    const query = { command: install.command, hostPath: env.PATH ?? '' };
+    const started = await o.sandbox
+      .confine(install.command, env, {
+        cwd: wt,
+        writable: [wt],
+        home: o.sandbox.freshHome('install'),
+        allow: o.config.sandbox.allow,
+      })
+      .catch((e: unknown) => {
+        if ((e as Error).name !== 'ProgramNotFoundError') throw e;
+        const program = (e as { program: string }).program;
+        const missing = missingProgram({ ...query, output: '', exitCode: null, notFound: program });
+        throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
+      });
     const r = await runProcess(started.argv, {
       cwd: wt,
       env: started.env,
       logFile: o.logFile,
+      logMaxBytes: o.config.dispatch.logMaxBytes,
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs,
     });
     if (r.spawnError || r.timedOut || r.exitCode !== 0)
-      throw new Error(
+      throw new InstallFailedError(
         `the dependency install (${install.command.join(' ')}) ${r.timedOut ? 'timed out' : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`,
+        r.timedOut
+          ? undefined
+          : missingProgram({ ...query, output: logSince(o.logFile, from), exitCode: r.exitCode }),
       );
     const kept = join(work, 'kept');
     mkdirSync(kept);
@@ -140,9 +199,9 @@ export async function verifyOnCleanCheckout(
   verify: readonly string[],
   env: ChildEnv,
 ): Promise<CleanRun> {
-  const failed = (why: string): CleanRun => {
-    appendFileSync(o.logFile, `[school] verification could not run: ${why}\n`);
-    return { exitCode: null, timedOut: false, durationMs: 0 };
+  const failed = (why: string, missing?: CleanRun['missing']): CleanRun => {
+    appendCapped(o.logFile, `[school] verification could not run: ${why}\n`, o.config.dispatch.logMaxBytes);
+    return { exitCode: null, timedOut: false, durationMs: 0, ...(missing ? { missing } : {}) };
   };
   mkdirSync(o.scratch, { recursive: true });
   const repo = resolve(o.config.repoPath);
@@ -150,13 +209,21 @@ export async function verifyOnCleanCheckout(
   try {
     deps = await dependencies(o, env);
   } catch (e) {
-    return failed((e as Error).message);
+    const missing = e instanceof InstallFailedError ? e.missing : undefined;
+    return failed((e as Error).message, missing && { ...missing, stage: 'install' });
   }
   const work = mkdtempSync(join(o.scratch, 'verify-'));
   let wt: string | undefined;
   try {
     wt = await addCheckout(repo, work, o.baseSha);
     if (o.patch.trim()) {
+      // Host git never enters a nested repository, so a crew's collection holds no gitlink: one here
+      // means the patch was made elsewhere (docs/security.md, nested repositories).
+      const links = await patchGitlinks(repo, o.baseSha, o.patch);
+      if (links.ok && links.gitlinks.length)
+        return failed(
+          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.gitlinks.slice(0, 10).join(', ')}; a crew's change never holds one`,
+        );
       const file = join(work, 'crew.patch');
       writeFileSync(file, o.patch);
       const applied = await git(wt, ['apply', '--binary', '--whitespace=nowarn', file]);
@@ -178,18 +245,40 @@ export async function verifyOnCleanCheckout(
       home: o.sandbox.freshHome('verify'),
       allow: o.config.sandbox.allow,
     });
-    return await runProcess(started.argv, {
+    const from = logSize(o.logFile);
+    const run = await runProcess(started.argv, {
       cwd: wt,
       env: started.env,
       logFile: o.logFile,
+      logMaxBytes: o.config.dispatch.logMaxBytes,
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs,
     });
+    // Exit 127: a program the command (or a script it ran) asked for is not there.
+    const missing =
+      run.exitCode === 127
+        ? missingProgram({
+            output: logSince(o.logFile, from),
+            exitCode: 127,
+            command: verify,
+            hostPath: env.PATH ?? '',
+          })
+        : undefined;
+    return missing ? { ...run, missing: { ...missing, stage: 'verify' } } : run;
   } catch (e) {
-    if ((e as Error).name === 'ProgramNotFoundError') return failed(`\`${verify[0]}\` was not found on PATH`);
+    if ((e as Error).name === 'ProgramNotFoundError') {
+      const missing = missingProgram({
+        output: '',
+        exitCode: null,
+        command: verify,
+        hostPath: env.PATH ?? '',
+        notFound: verify[0]!,
+      });
+      return failed(`\`${verify[0]}\` was not found on PATH`, missing && { ...missing, stage: 'verify' });
+    }
     return failed((e as Error).message);
   } finally {
     if (wt) await removeCheckout(repo, wt);
-    rmSync(work, { recursive: true, force: true });
+    await removeTree(work);
   }
 }

@@ -8,7 +8,7 @@ import { GradingQueue } from '../grading/queue.js';
 import type { Observation } from '../grading/observations.js';
 import { readJsonl } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
-import { runGit } from '../process/git.js';
+import { patchGitlinks, runGit } from '../process/git.js';
 import { sanitizeText } from '../security/sanitize.js';
 import type { Continuation, RepairEvidence } from '../agents/brief.js';
 import { tail } from '../agents/ending.js';
@@ -49,6 +49,16 @@ export async function continueInterrupted(
   const patch = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
   if (patch.length === 0) return undefined;
   const files = [...patch.toString('utf8').matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!);
+  // A collected change never holds a gitlink (host git never enters a nested repository).
+  const links = await patchGitlinks(worktree, 'HEAD', patch);
+  if (links.ok && links.gitlinks.length)
+    return {
+      crewId: last.crewId,
+      outcome: last.outcome,
+      applied: false,
+      files,
+      detail: `the patch adds or changes submodule(s) (gitlink): ${links.gitlinks.slice(0, 5).join(', ')}; not applied`,
+    };
   for (const mode of [[], ['--3way']]) {
     const r = await runGit(['apply', '--whitespace=nowarn', ...mode, '-'], { cwd: worktree, input: patch });
     if (r.exitCode === 0) return { crewId: last.crewId, outcome: last.outcome, applied: true, files };

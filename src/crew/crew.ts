@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
 import { registerSecret, redactText } from '../security/redact.js';
+import { boundText, MAX_DETAIL, MAX_FINISHED_REASON, MAX_REASON } from '../security/bound.js';
 import type { Bookbag } from '../bookbag/schema.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import { type CurriculumItem } from '../schemas/curriculum.js';
@@ -21,7 +22,6 @@ import {
   claimSlot,
   crewEventLog,
   readCrewState,
-  releaseLease,
   startHeartbeat,
   takeOverCrew,
   type JobLiveness,
@@ -32,13 +32,16 @@ import { processesWithMarker } from './host.js';
 import { groupAlive, killGroup } from '../process/group.js';
 import { baselinePath, readBaseline, restoreBaseline, type GitControlBaseline } from './git-guard.js';
 import { Sandbox } from '../sandbox/sandbox.js';
-import { agentAllowList } from '../agents/network.js';
+import { copyHomeFiles } from '../sandbox/home-files.js';
+import { agentAllowList, keyProxyPlan, keyProxyTurn } from '../agents/network.js';
 import { verifyOnCleanCheckout } from './clean-checkout.js';
 import { resetAdminDir } from './git.js';
+import { outOfService } from './slot-reset.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
+import { pruneFinishedRuntime } from './runtime-prune.js';
 import { revisionStart, sessionToKeep } from './session-resume.js';
 import type { CrewRecord } from '../dispatch/registry.js';
 
@@ -181,6 +184,8 @@ class CrewRun implements Guarded {
   /** N7.1: the classroom lost the crew before its student finished: not the student's failed run. */
   orphaned = false;
   resetAt: Date | undefined;
+  /** The limit came from the CLI's own error envelope: it pauses the school, not only this agent. */
+  schoolWide = false;
   private stopBeat: () => void = () => {};
 
   /** Reads the planned crew, its issue and agent, and checks its classroom can run here. */
@@ -222,6 +227,7 @@ class CrewRun implements Guarded {
       process: { crewId: spec.crewId, ...localIdentity(process.pid) },
       leaseMs,
       worktreeFor: (slot) => this.classroom.workdir(slot),
+      outOfService: (slot) => outOfService(this.classroom.workdir(slot)),
       jobStatus: this.deps.jobStatus,
     });
     this.slot = claim.slot;
@@ -273,7 +279,9 @@ class CrewRun implements Guarded {
   }
 
   /** Records an alert: in the result, the log and the audit trail. */
-  readonly alert = async (kind: string, detail: string): Promise<void> => {
+  readonly alert = async (kind: string, raw: string): Promise<void> => {
+    // A detail is student-derived (host names, paths, output): bounded where it is recorded.
+    const detail = boundText(raw, MAX_REASON);
     this.alerts.push(`${kind}: ${detail}`);
     this.log.warning(`crew ${this.spec.crewId}: ${kind}: ${detail}`);
     await audit(this.layout, 'crew.alert', {
@@ -311,7 +319,12 @@ class CrewRun implements Guarded {
     this.reason = r.reason;
     this.infra = r.infra === true;
     this.resetAt = r.resetAt;
-    if (this.infra) await this.alert('agent-could-not-start', r.reason);
+    this.schoolWide = r.schoolWide === true;
+    // A crew that ran into a resource limit of its sandbox failed, whatever its turns said.
+    const hits = sandbox.limits.hits();
+    if (hits.length)
+      [this.outcome, this.reason] = ['failed', `the crew hit ${hits.join(' and ')}; ${r.reason}`];
+    if (this.infra) await this.alert(r.alert ?? 'agent-could-not-start', r.reason);
     if (r.detail && this.outcome !== 'succeeded')
       this.log.warning(`crew ${this.spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
     if (r.usage) this.log.info(`crew ${this.spec.crewId}: usage ${JSON.stringify(r.usage)}`);
@@ -345,7 +358,7 @@ class CrewRun implements Guarded {
     } else if (!(e instanceof AbortCrew)) await this.alert('runtime-error', message(e));
   }
 
-  /** Stops the heartbeat, closes the sandbox (alerting refused egress), tears down, releases the lease. */
+  /** Stops the heartbeat, closes the sandbox (alerting refused egress), tears down. */
   private async close(): Promise<void> {
     this.stopBeat();
     const refused = this.sandbox ? await this.sandbox.close().catch(() => []) : [];
@@ -354,18 +367,23 @@ class CrewRun implements Guarded {
         'egress-refused',
         `the sandbox refused connections to ${refused
           .slice(0, 10)
-          .map((r) => (r.count > 1 ? `${r.target} (${r.count}×)` : r.target))
+          .map((r) => {
+            const target = boundText(r.target, MAX_DETAIL);
+            return r.count > 1 ? `${target} (${r.count}×)` : target;
+          })
           .join(', ')} (not on sandbox.allow)`,
       );
     await this.teardown().catch((e) => this.alert('teardown-failed', message(e)));
-    await releaseLease(this.layout, this.spec.crewId, `crew ${this.outcome}`);
+    // The lease is released by finish(), in the same append as `crew.finished`: a crew is never
+    // running without a lease and without an end (src/dispatch/reconcile.ts).
   }
 
-  /** Appends `crew.finished`, pauses launches on a usage limit, enqueues grading; the result. */
+  /** Appends `crew.finished` with the lease's release, pauses on a usage limit, enqueues grading. */
   async finish(): Promise<CrewResult> {
     const { spec, crew, outcome, alerts } = this;
     if (alerts.length) this.reason = `${this.reason}; alerts: ${alerts.join(' | ')}`;
-    const reason = this.reason;
+    // The finished line must stay well under what a handoff import takes (src/handoff/import.ts).
+    const reason = (this.reason = boundText(this.reason, MAX_FINISHED_REASON));
     const durationMs = performance.now() - this.started;
     await crewEventLog(this.layout).append([
       event('crew.finished', `finished:${spec.crewId}`, {
@@ -378,17 +396,32 @@ class CrewRun implements Guarded {
         ...(this.infra && outcome === 'aborted' ? { infra: true } : {}),
         ...(this.orphaned && outcome === 'aborted' ? { orphaned: true } : {}),
       }),
+      event('lease.released', `released:${spec.crewId}`, { crewId: spec.crewId, reason: `crew ${outcome}` }),
     ]);
     // Seed 002: a usage limit pauses new launches (until its reset time when the tool named one); it
     // is not a failed run. An overload is an interruption: the issue is simply tried again later.
-    await pauseForOutcome(this.layout, {
-      crewId: spec.crewId,
-      issueNumber: crew.issueNumber,
-      outcome,
-      reason,
-      ...(this.resetAt ? { until: this.resetAt } : {}),
-    });
+    // Only the CLI's own error envelope pauses the school; the student's word pauses its agent alone.
+    await pauseForOutcome(
+      this.layout,
+      {
+        crewId: spec.crewId,
+        issueNumber: crew.issueNumber,
+        outcome,
+        reason,
+        agent: crew.agent,
+        ...(this.schoolWide ? { schoolWide: true } : {}),
+        ...(this.resetAt ? { until: this.resetAt } : {}),
+      },
+      new Date(),
+      spec.config.dispatch.agentPauseMaxMinutes * 60_000,
+    );
     await this.enqueueGrading();
+    // Finished, its bookbag written: what the student could grow here goes (./runtime-prune.ts).
+    try {
+      pruneFinishedRuntime(this.scratch, spec.config.dispatch.logMaxBytes);
+    } catch (e) {
+      this.log.warning(`crew ${spec.crewId}: runtime directory not pruned: ${message(e)}`);
+    }
     return { crewId: spec.crewId, outcome, reason, slot: this.slot, alerts, durationMs };
   }
 
@@ -498,6 +531,9 @@ class CrewRun implements Guarded {
       ...(spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {}),
       verifies: classroom.verifies,
       maxCorrections: spec.config.dispatch.correctionTurns,
+      logMaxBytes: spec.config.dispatch.logMaxBytes,
+      crewBudgetUsd: spec.config.dispatch.crewBudgetUsd,
+      alert: this.alert,
       timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
       graceMs: spec.graceMs,
       baseSha: spec.baseSha,
@@ -525,7 +561,7 @@ class CrewRun implements Guarded {
     // verified (frozen before it ran): when they differ, the first judge sees it.
     const collected = await this.classroom.collect(this.slot, spec.baseSha);
     const diff = redactText(collected.patch.toString('utf8'));
-    const classified = classifyEnding(ending, verification, corrections);
+    const classified = classifyEnding(ending, verification, corrections, session.missing);
     // The agent's own session files, for a revision of this crew to resume (its HOME is still there).
     const store = sessionToKeep({
       agent,
@@ -597,9 +633,14 @@ class CrewRun implements Guarded {
     await this.killLeftovers();
     await putBackGit(this, spec.baseSha, classroom.workdir(slot));
     if (!this.prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
-    const { ignored } = await classroom
+    const { ignored, nested = [] } = await classroom
       .collect(slot, spec.baseSha)
-      .catch(() => ({ ignored: [] as string[] }));
+      .catch(() => ({ ignored: [] as string[], nested: [] as string[] }));
+    if (nested.length)
+      await this.alert(
+        'nested-repository',
+        `removed before git ran (host git never enters a repository the student made): ${nested.slice(0, 10).join(', ')}`,
+      );
     if (ignored.length)
       await this.alert(
         'leftover-files',
@@ -700,20 +741,28 @@ class CrewRun implements Guarded {
           worktree,
           promptPath: join(scratch, 'revision.md'),
         });
-    const allow = [...agentAllowList(agent, process.env), ...spec.config.sandbox.allow];
+    // The agent's login files (agents[].homeFiles) into its fresh HOME; no judge's HOME gets them.
+    if (sandbox.confined && !this.collecting)
+      copyHomeFiles({ agentId: agent.id, files: agent.homeFiles ?? [], home: studentHome });
+    // The agent's API key stays on the host behind the sandbox's key proxy where its CLI allows it.
+    const keys = sandbox.keyProxyable ? keyProxyPlan(agent, process.env) : undefined;
+    if (keys) registerSecret(keys.key);
+    const allow = [...agentAllowList(agent, process.env, keys), ...spec.config.sandbox.allow];
     return {
-      launch: async (argv, env) =>
-        classroom.host(
-          await sandbox.confine(argv, env, {
+      launch: async (given, passed) => {
+        const turn = await keyProxyTurn(sandbox, keys, { argv: given, env: passed, allow });
+        return classroom.host(
+          await sandbox.confine(turn.argv, turn.env, {
             cwd: worktree,
             writable: [worktree, ...(dirs ? [dirs.admin] : []), out],
             readOnly: [...git.readOnly, ...briefs()],
             masked: git.masked,
             home: studentHome,
-            allow,
+            allow: turn.allow,
           }),
           { crewId: spec.crewId, slot, dir: scratch },
-        ),
+        );
+      },
       ...(revision ? { revision } : {}),
       runVerify: (argv, env, patch) =>
         verifyOnCleanCheckout(

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import { readCrewState } from '../dispatch/lease.js';
-import { describePauses, pauseStatus } from '../dispatch/pause.js';
+import { agentPausedReason, describePauses, pauseStatus } from '../dispatch/pause.js';
 import { totalSpend } from '../dispatch/spend.js';
 import { message } from '../errors.js';
 import { killGroup } from '../process/group.js';
@@ -202,6 +202,14 @@ export class SlotDriver {
       if (held) {
         this.toLaunch.shift();
         this.skip(next, held, held);
+        continue;
+      }
+      // A crew whose agent alone is paused (a limit its student reported) waits; the others launch.
+      const agent = readCrewState(this.o.layout).registry.crews[next]?.agent;
+      const waits = agent ? agentPausedReason(this.o.layout, agent) : undefined;
+      if (waits) {
+        this.toLaunch.shift();
+        this.skip(next, waits, waits);
         continue;
       }
       if (this.diskHolds(next) === undefined) return;

@@ -2,6 +2,8 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, wr
 import { dirname, join, resolve } from 'node:path';
 import { withLock } from '../state/lock.js';
 import { git, gitBytes } from '../process/git.js';
+import { removeNestedRepos, resetSlot } from './slot-reset.js';
+import { baseTree, foreignEntries, walkTree } from './tree-walk.js';
 
 /** Worktree operations of a daemon's slots, all through the hardened git of src/process. */
 
@@ -36,12 +38,19 @@ export async function statusEntries(worktree: string): Promise<string[]> {
 }
 
 /**
- * N4.1: what in this worktree is not the baseline. Empty means clean at `base`.
+ * N4.1: what in this worktree is not the baseline. Empty means clean at `base`. Git's status says
+ * what changed in tracked files; the file system walk (./tree-walk.ts) says what else is there, as
+ * it is there: a tree deeper than git can list, a directory git cannot read, a nested repository.
  */
 export async function foreignChanges(worktree: string, base: string): Promise<string[]> {
   const findings = (await statusEntries(worktree)).map(
     (e) => `${e.slice(0, 2).trim() || '??'} ${e.slice(3)}`,
   );
+  const listed = findings.map((f) => f.slice(f.indexOf(' ') + 1).replace(/\/$/, ''));
+  const seen = (p: string) => listed.some((l) => l === p || l.startsWith(`${p}/`));
+  for (const f of foreignEntries(await walkTree(worktree), await baseTree(worktree, base))) {
+    if (!f.startsWith('?? ') || !seen(f.slice(3).replace(/\/$/, ''))) findings.push(f);
+  }
   const head = (await git(worktree, 'rev-parse', 'HEAD')).trim();
   if (head !== base) findings.unshift(`HEAD at ${head.slice(0, 12)}, expected base ${base.slice(0, 12)}`);
   return findings;
@@ -57,13 +66,18 @@ export interface CollectedDiff {
   changedFiles: string[];
   /** Ignored paths the crew left (not part of its change; cleaned at teardown). */
   ignored: string[];
+  /** Nested repositories' `.git` entries removed before git ran (their files stay in the change). */
+  nested?: string[];
 }
 
 /**
  * The crew's change: `git diff --binary <base>` of the working tree, with new files included by
- * marking them intent-to-add first (ignored files are not part of a change).
+ * marking them intent-to-add first (ignored files are not part of a change). Every nested
+ * repository's `.git` is removed first (./slot-reset.ts): host git never enters a repository the
+ * student made, and `add --all` of one would make a gitlink instead of its files.
  */
 export async function collectDiff(worktree: string, base: string): Promise<CollectedDiff> {
+  const nested = await removeNestedRepos(worktree);
   await git(worktree, 'add', '--all', '--intent-to-add');
   // Binary patches must not round-trip through a UTF-8 string.
   const r = await gitBytes(['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', base], {
@@ -71,14 +85,15 @@ export async function collectDiff(worktree: string, base: string): Promise<Colle
   });
   const names = await git(worktree, 'diff', '--name-only', '--no-ext-diff', '--no-textconv', '-z', base);
   const ignored = (await statusEntries(worktree)).filter((e) => e.startsWith('!!')).map((e) => e.slice(3));
-  return { patch: r, changedFiles: names.split('\0').filter(Boolean), ignored };
+  return { patch: r, changedFiles: names.split('\0').filter(Boolean), ignored, nested };
 }
 
-/** Teardown: back to `base`, every change, untracked and ignored file removed. */
-export async function resetClean(worktree: string, base: string): Promise<void> {
-  await git(worktree, 'checkout', '--quiet', '--force', '--detach', base);
-  await git(worktree, 'reset', '--quiet', '--hard', base);
-  await git(worktree, 'clean', '-ffdxq');
+/**
+ * Teardown: back to `base`, every change, untracked and ignored file removed, whatever the depth or
+ * the permissions the student left (./slot-reset.ts). Returns what went wrong on the way.
+ */
+export async function resetClean(worktree: string, base: string): Promise<string[]> {
+  return resetSlot(worktree, base);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Bookbag } from '../bookbag/schema.js';
+import { codeBlock, inlineCode, plainText } from '../security/markdown.js';
 import { redactText } from '../security/redact.js';
 
 /** What grading decided, as the outbox keeps it for delivery. */
@@ -46,6 +47,27 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** A table cell's code span: a `|` in it would end the cell. */
+const cell = (text: string) => inlineCode(text, { table: true });
+
+/**
+ * The judges' reasons: what a reviewer wrote, what a test printed, a path the student chose — text,
+ * never markup (src/security/markdown.ts). One line is prose; an output of several lines (a test's
+ * tail) is a code block after its list.
+ */
+function reasonLines(reasons: readonly string[]): string[] {
+  if (reasons.length === 0) return [];
+  const shown = reasons.slice(0, 20);
+  const prose = shown.filter((r) => !r.trim().includes('\n'));
+  const output = shown.filter((r) => r.trim().includes('\n'));
+  return [
+    'Reasons:',
+    ...prose.map((r) => `- ${plainText(r, 500)}`),
+    '',
+    ...output.flatMap((r) => [codeBlock(r, { max: 2000 }), '']),
+  ];
+}
+
 /**
  * The pull request body: the verdict, the verification summary, the cost and a link to the issue.
  * `Closes #N` only when `delivery.closeIssue` is true. Passes the redactor like every write seam.
@@ -72,30 +94,24 @@ export function pullRequestBody(
   const lines = [
     deliveryMarker(record.issueNumber),
     record.revision
-      ? `Work for #${record.issueNumber}, revision ${record.revision.round} of this pull request: crew \`${record.crewId}\` (agent \`${record.agent}\`) answered its feedback, accepted by grading. Each round is a commit on the branch; this is the latest.`
-      : `Work for #${record.issueNumber} by crew \`${record.crewId}\` (agent \`${record.agent}\`), accepted by grading.`,
+      ? `Work for #${record.issueNumber}, revision ${record.revision.round} of this pull request: crew ${inlineCode(record.crewId)} (agent ${inlineCode(record.agent)}) answered its feedback, accepted by grading. Each round is a commit on the branch; this is the latest.`
+      : `Work for #${record.issueNumber} by crew ${inlineCode(record.crewId)} (agent ${inlineCode(record.agent)}), accepted by grading.`,
     '',
     '| | |',
     '|---|---|',
-    `| Verdict | accepted by the ${verdict.decidedBy} judge: \`${verdict.code}\`, score ${verdict.score.toFixed(2)} |`,
+    `| Verdict | accepted by the ${plainText(verdict.decidedBy, 40)} judge: ${cell(verdict.code)}, score ${verdict.score.toFixed(2)} |`,
     `| Verification | ${
       v
-        ? `\`${v.command.join(' ').slice(0, 200)}\` ${v.passed ? 'passed' : 'failed'} (exit ${v.exitCode ?? 'none'}, ${seconds(v.durationMs)}${v.timedOut ? ', timed out' : ''})`
+        ? `${cell(v.command.join(' '))} ${v.passed ? 'passed' : 'failed'} (exit ${v.exitCode ?? 'none'}, ${seconds(v.durationMs)}${v.timedOut ? ', timed out' : ''})`
         : 'none recorded'
     } |`,
     `| Cost | ${cost} |`,
     `| Changed files | ${record.changedFiles.length} |`,
-    ...(record.revision ? [`| Revises | crew \`${record.revision.revises}\` |`] : []),
-    `| Base | \`${record.baseSha.slice(0, 12)}\` |`,
-    `| Branch | \`${o.branch}\` |`,
+    ...(record.revision ? [`| Revises | crew ${cell(record.revision.revises)} |`] : []),
+    `| Base | ${cell(record.baseSha.slice(0, 12))} |`,
+    `| Branch | ${cell(o.branch)} |`,
     '',
-    ...(verdict.reasons.length > 0
-      ? [
-          'Reasons:',
-          ...verdict.reasons.slice(0, 20).map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
-          '',
-        ]
-      : []),
+    ...reasonLines(verdict.reasons),
     o.closeIssue ? `Closes #${record.issueNumber}` : `Issue: #${record.issueNumber}`,
   ];
   return redactText(lines.join('\n'));

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runGit, type GitOptions } from '../process/git.js';
+import { gitlinkPaths, parseRawDiff, runGit, type GitOptions } from '../process/git.js';
 import { DeliveryError } from './errors.js';
 
 /**
@@ -63,6 +63,31 @@ export async function commitPatch(c: CommitInput): Promise<string> {
       env,
       input: c.diff,
     });
+    // Host git never enters a nested repository, so a crew's collected change holds no gitlink; one
+    // here would make the delivered commit point a submodule at any commit: refused.
+    const listed = await runGit(
+      [
+        'diff',
+        '--cached',
+        '--ignore-submodules=none',
+        '--raw',
+        '-z',
+        '--no-renames',
+        '--no-abbrev',
+        c.baseSha,
+        '--',
+      ],
+      { cwd: c.repoPath, env },
+    );
+    if (listed.exitCode !== 0)
+      throw new DeliveryError(
+        `could not list the patch's changes: ${listed.stderr.toString('utf8').trim().slice(0, 300)}`,
+      );
+    const links = gitlinkPaths(parseRawDiff(listed.stdout));
+    if (links.length)
+      throw new DeliveryError(
+        `the patch adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(', ')}; a crew's change never holds one, so it is not delivered`,
+      );
     const tree = await gitOut(['write-tree'], { cwd: c.repoPath, env });
     return await gitOut(['commit-tree', tree, '-p', c.baseSha, '-F', '-'], {
       cwd: c.repoPath,

@@ -18,7 +18,8 @@ import { spendCapLine } from './spend.js';
  *  4. time budget — not even one wave of crew timeout + grading reserve fits (N3.1).
  * Then, per candidate in the given order:
  *  5. global cap `maxCrews` minus active crews;
- *  6. an agent (N4.3 allowlist for a forced agent);
+ *  6. an agent (N4.3 allowlist for a forced agent), never one an agent pause holds (`pausedAgents`:
+ *     a limit only its student reported): another eligible agent is chosen, else `agent-paused`;
  *  7. a classroom pool; a coding crew may fall back to a `bot` daemon only when no worktree daemon is
  *     online, and at most `maxFallbacks` times per batch;
  *  8. capacity: online daemons, effective class ≥ weight (over-capacity is refused, not dropped),
@@ -39,6 +40,7 @@ export type RefusalCode =
   | 'time-budget'
   | 'global-cap'
   | 'no-agent'
+  | 'agent-paused'
   | 'force-agent-not-allowed'
   | 'no-classroom'
   | 'fleet-offline'
@@ -83,6 +85,8 @@ export interface AdmissionInput {
   blocked?: string;
   /** Set while the school is paused: deny everything with this reason. */
   paused?: string;
+  /** Agents paused on their own (agent id → why): their crews wait, other agents are chosen. */
+  pausedAgents?: ReadonlyMap<string, string>;
 }
 
 export interface Admitted {
@@ -133,7 +137,8 @@ function batchGate(input: AdmissionInput, waves: number): AdmissionResult | unde
   const { spentUsd, capUsd } = input.spend;
   if (capUsd !== undefined && !(spentUsd < capUsd)) {
     const loud = spendCapLine(spentUsd, capUsd, candidates.length);
-    return all('spend-cap', loud, loud);
+    // The refusal names the budget (the loud line stays exactly seed 003's).
+    return all('spend-cap', `${loud}: the school's budget dispatch.spendCap is spent`, loud);
   }
   if (input.paused !== undefined) return all('paused', input.paused);
   if (waves < 1) {
@@ -164,7 +169,13 @@ function select(
   waves: number,
 ): { selected: Selected[]; refused: Refusal[] } {
   const hasBot = pools.bot.daemons.length > 0;
-  const chooser = new AgentChooser(input.agents, input.scores);
+  const held = input.pausedAgents;
+  const chooser = new AgentChooser(
+    held?.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
+    input.scores,
+  );
+  // Without the paused agents nobody takes it: whether a paused one would, and then why it waits.
+  const everyone = held?.size ? new AgentChooser(input.agents, input.scores) : undefined;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused: Refusal[] = [];
@@ -185,7 +196,10 @@ function select(
     }
     const choice = chooser.choose(c);
     if ('code' in choice) {
-      refuse(c, choice.code, choice.reason);
+      // The whole roster's answer names the real reason (a forced agent that is paused, or unknown).
+      const all = everyone?.choose(c) ?? choice;
+      if ('code' in all) refuse(c, all.code, all.reason);
+      else refuse(c, 'agent-paused', held?.get(all.agent) ?? `agent ${all.agent} is paused`);
       continue;
     }
     let poolName: PoolName = c.role !== 'coding' && hasBot ? 'bot' : 'worktree';

@@ -18,6 +18,8 @@ import { event, nonce, schoolLog, type RosterEntry, type SchoolState } from './s
 export interface DaemonStatus {
   id: string;
   labels: string[];
+  /** A GitHub-hosted runner label its jobs run on (fleet.daemons[].hosted); unset: self-hosted. */
+  hosted?: string;
   /** K: concurrent worktree slots. */
   slots: number;
   classroom: 'worktree' | 'orca' | 'bot';
@@ -60,6 +62,7 @@ function status(
   const base = {
     id: d.id,
     labels: d.labels,
+    ...(d.hosted ? { hosted: d.hosted } : {}),
     slots: d.worktrees,
     classroom: d.classroom,
     declaredClass: d.class,

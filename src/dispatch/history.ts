@@ -9,7 +9,10 @@ import { byCodePoint } from '../state/fold.js';
  *  - one failed run puts the issue back in the backlog as a repair (attempt 2);
  *  - two consecutive failed runs stop it: `repair-stopped-after-two-failures`, never a third attempt;
  *  - usage/credit limits, rate limits and service overload, cancellations, pre-verify aborts (a
- *    dirty slot, N4.1) and an agent that could not start (`infra`) are interruptions, not failures;
+ *    dirty slot, N4.1) and the school's own failures (`infra`: an agent that could not start, a
+ *    program the sandbox lacks) are interruptions, not failures; but `MAX_INFRA_ABORTS` consecutive
+ *    infra aborts stop the issue (`stopped-after-infra-aborts`): a runner that lacks a program would
+ *    otherwise pay the agent for every cycle's run;
  *  - N7.1: a crew its classroom lost (`orphaned`: Orca crashed or restarted before its student
  *    finished) is not the student's failed run either; but `MAX_ORPHANINGS` consecutive orphanings
  *    stop the issue too (`stopped-after-orphanings`), so a classroom that keeps failing cannot loop it;
@@ -18,8 +21,11 @@ import { byCodePoint } from '../state/fold.js';
 export type IssueState =
   | { kind: 'active'; crewId: string }
   | { kind: 'done'; crewId: string }
-  /** `orphaned`: stopped by consecutive orphanings (their count), not by two failed runs. */
-  | { kind: 'stopped'; crewIds: [string, string]; orphaned?: number }
+  /**
+   * `orphaned`: stopped by consecutive orphanings (their count), `infra`: by consecutive infra
+   * aborts (their count), not by two failed runs.
+   */
+  | { kind: 'stopped'; crewIds: [string, string]; orphaned?: number; infra?: number }
   | { kind: 'repair'; attempt: 2; failedCrewId: string }
   | { kind: 'ready'; attempt: 1 };
 
@@ -35,6 +41,13 @@ export const FAILURE_OUTCOMES: readonly CrewOutcome[] = ['failed', 'timed_out', 
  * bound, not the two-failure stop, is what keeps a crashing classroom from looping an issue.
  */
 export const MAX_ORPHANINGS = 3;
+
+/**
+ * Consecutive infra aborts of one issue (the school's failures: a program missing from the sandbox,
+ * an agent that could not start) after which it waits for `school requeue`. None costs the agent an
+ * attempt; this bound keeps a runner that lacks a program from running the agent again and again.
+ */
+export const MAX_INFRA_ABORTS = 3;
 
 /** What grading concluded about a finished crew, when known (accepted = both judges passed). */
 export type VerdictLookup = (crewId: string) => 'accepted' | 'rejected' | undefined;
@@ -84,6 +97,7 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
         );
   const failures: string[] = [];
   let orphans: string[] = [];
+  let infra: string[] = [];
   for (const run of runs) {
     // A requeue forgets the failures before it (the operator has looked at them).
     if (requeued && (run.finishedAt ?? '') <= requeued) continue;
@@ -102,10 +116,19 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
       else return { kind: 'done', crewId: run.crewId };
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
+    } else if (run.infra) {
+      infra.push(run.crewId);
+      if (infra.length >= MAX_INFRA_ABORTS) {
+        const [a, b] = infra.slice(-2) as [string, string];
+        return { kind: 'stopped', crewIds: [a, b], infra: infra.length };
+      }
     }
-    // A run the student finished (counted) ends a streak of orphanings; interruptions (usage_limit,
-    // overloaded, cancelled, a pre-verify or infra abort) neither count nor reset either streak.
-    if (failures.at(-1) === run.crewId) orphans = [];
+    // A run the student finished (counted) ends a streak of orphanings or infra aborts;
+    // interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) reset no streak.
+    if (failures.at(-1) === run.crewId) {
+      orphans = [];
+      infra = [];
+    }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2) as [string, string];
       return { kind: 'stopped', crewIds: [a, b] };

@@ -108,6 +108,8 @@ export interface ClaimRequest {
   process: CrewProcess;
   leaseMs: number;
   worktreeFor: (slot: number) => string;
+  /** Why a slot is out of service (its reset failed), or undefined: such a slot is never claimed. */
+  outOfService?: (slot: number) => string | undefined;
   jobStatus?: JobLiveness;
   now?: () => Date;
 }
@@ -170,7 +172,13 @@ function decideClaim(
     };
   }
   const free = freeSlot(registry, req, gone, t);
-  if (!free) return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased`);
+  if (!free) {
+    const out = Array.from({ length: req.slots }, (_, i) => i).filter((i) => req.outOfService?.(i));
+    const why = out.length
+      ? ` or out of service (slot ${out.join(', ')}: a reset failed; see the teardown-incomplete alert)`
+      : '';
+    return refused(`all ${req.slots} slot(s) of daemon ${req.daemon} are leased${why}`);
+  }
   const { slot, reclaimed, append } = free;
   const worktree = req.worktreeFor(slot);
   const expiresAt = new Date(t.getTime() + req.leaseMs).toISOString();
@@ -222,6 +230,7 @@ function freeSlot(
   t: Date,
 ): { slot: number; reclaimed: Lease[]; append: CrewLogEvent[] } | undefined {
   for (let slot = 0; slot < req.slots; slot++) {
+    if (req.outOfService?.(slot)) continue;
     const held = registry.leases[leaseId(req.daemon, slot)];
     if (!held) return { slot, reclaimed: [], append: [] };
     const finished = registry.crews[held.crewId]?.status === 'finished';

@@ -4,6 +4,7 @@ import { BOOKBAG_FILES } from '../bookbag/schema.js';
 import { PAUSING_OUTCOMES, type CrewOutcome } from '../schemas/crew.js';
 import { ConfigError } from '../errors.js';
 import { foldLog } from '../state/fold.js';
+import { finiteOr } from '../security/sanitize.js';
 import type { StateLayout } from '../state/layout.js';
 import type { CrewRegistry } from './registry.js';
 import {
@@ -20,26 +21,33 @@ import {
 } from './school-log.js';
 
 /**
- * Launch pauses (seed 002). A usage/credit limit is not a failed run: it pauses new launches — until
- * the reset time when the tool named one, else until cleared. `clearPause()` lifts every pause recorded so far; a condition that persists pauses
- * again as soon as the next crew reports it (pauses are keyed by the crew that reported them).
+ * Launch pauses (seed 002). A usage/credit limit is not a failed run: it pauses new launches. Whose
+ * launches depends on who said so. A student's word is evidence about itself, never about the
+ * school: a limit only the student reported (a command agent's exit 75 or report marker, a limit
+ * line in a model's answer, a CLI's prose) pauses that agent alone, until the reset time it named
+ * but never longer than `dispatch.agentPauseMaxMinutes`. The school pauses as a whole only on its own
+ * signals: the CLI's structured error envelope (`schoolWide`, set by the adapters), an operator
+ * pause, or an unexplained crew exit (`lost`), until the tool's reset time or until cleared.
+ * `clearPause()` lifts every pause recorded so far; a condition that persists pauses again as soon as
+ * the next crew reports it (pauses are keyed by the crew that reported them).
  *
  * A student that knows when its limit resets says so in its report, on a line of its own:
- * `school-resets-at: 2026-11-02T15:00:00Z` (or Unix seconds). The pause then lifts itself at that
- * time; a reset more than a week away, in the past or unreadable is ignored, and the pause waits
- * for a clear.
+ * `school-resets-at: 2026-11-02T15:00:00Z` (or Unix seconds). Its agent's pause then lifts at that
+ * time when that is sooner than the cap; a reset in the past or unreadable is ignored.
  */
 
 const RESETS_AT = /^\s*school-resets-at:\s*(\S+)\s*$/im;
 const MAX_RESET_MS = 7 * 24 * 3600_000;
+/** `dispatch.agentPauseMaxMinutes`' default, for callers without the configuration (a clear). */
+export const DEFAULT_AGENT_PAUSE_MAX_MS = 60 * 60_000;
 
-/** The reset time a report names, if it is a readable time within the next week after `at`. */
-export function resetTimeIn(report: string | undefined, at: Date): Date | undefined {
+/** The reset time a report names, if it is a readable time within `maxMs` (a week) after `at`. */
+export function resetTimeIn(report: string | undefined, at: Date, maxMs = MAX_RESET_MS): Date | undefined {
   const m = report?.slice(0, 4096).match(RESETS_AT);
   if (!m) return undefined;
   const text = m[1]!;
   const ms = /^\d{9,11}$/.test(text) ? Number(text) * 1000 : Date.parse(text);
-  if (!Number.isFinite(ms) || ms <= at.getTime() || ms - at.getTime() > MAX_RESET_MS) return undefined;
+  if (!Number.isFinite(ms) || ms <= at.getTime() || ms - at.getTime() > maxMs) return undefined;
   return new Date(ms);
 }
 
@@ -52,6 +60,15 @@ function bookbagResetTime(layout: StateLayout, crewId: string, at: Date): Date |
   }
 }
 
+/**
+ * When an agent's pause lifts: the reset time the student named when it is sooner than the cap,
+ * else the cap. Never "until cleared": a student cannot stop its agent for longer than the cap.
+ */
+function agentPauseEnd(named: Date | undefined, at: Date, maxMs: number): Date {
+  const cap = at.getTime() + Math.max(60_000, finiteOr(maxMs, DEFAULT_AGENT_PAUSE_MAX_MS));
+  return named && named.getTime() > at.getTime() && named.getTime() < cap ? named : new Date(cap);
+}
+
 /** Records an operator pause. */
 export async function pauseSchool(layout: StateLayout, reason: string, at = new Date()): Promise<void> {
   const text = reason.trim();
@@ -61,43 +78,74 @@ export async function pauseSchool(layout: StateLayout, reason: string, at = new 
   ]);
 }
 
+/** A crew outcome as a pause sees it. */
+export interface OutcomeOfCrew {
+  crewId: string;
+  issueNumber: number;
+  outcome: CrewOutcome;
+  reason: string;
+  /** The reset time the agent adapter read. */
+  until?: Date;
+  /**
+   * The crew's agent: a limit only its student reported pauses this agent alone. The crew runtime
+   * and the planner always name it; without it the pause holds the school.
+   */
+  agent?: string;
+  /** The limit came from the school's own signal (the CLI's error envelope): the school pauses. */
+  schoolWide?: boolean;
+}
+
 /**
  * Records the pause a crew outcome causes; returns false when the outcome does not pause or the pause
  * was already recorded (idempotent per crew). The runtime calls it for `usage_limit`/`overloaded` and
- * for an unexplained crew exit (source `lost`).
+ * for an unexplained crew exit (source `lost`). `agentPauseMaxMs`: `dispatch.agentPauseMaxMinutes`.
  */
 export async function pauseForOutcome(
   layout: StateLayout,
-  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string; until?: Date },
+  crew: OutcomeOfCrew,
   at = new Date(),
+  agentPauseMaxMs = DEFAULT_AGENT_PAUSE_MAX_MS,
 ): Promise<boolean> {
   // The tool's own reset time (read by the agent adapter), else one the student wrote in its report.
-  const until =
+  const named =
     crew.until && crew.until.getTime() > at.getTime()
       ? crew.until
       : crew.outcome === 'usage_limit'
         ? bookbagResetTime(layout, crew.crewId, at)
         : undefined;
-  const e = outcomePause(crew, at, until);
+  const e = outcomePause(crew, at, named, agentPauseMaxMs);
   if (!e) return false;
   return (await schoolLog(layout).append([e])).length === 1;
 }
 
+/**
+ * The pause event of a crew outcome. A usage limit the school did not see itself holds only the
+ * crew's agent, until `agentPauseEnd`.
+ */
 function outcomePause(
-  crew: { crewId: string; issueNumber: number; outcome: CrewOutcome; reason: string; until?: Date },
+  crew: OutcomeOfCrew,
   at: Date,
-  until?: Date,
+  named: Date | undefined,
+  maxMs: number,
+  /** When the crew ended: the cap counts from then. */
+  ended = at,
 ): SchoolEvent | undefined {
   if (!pauses(crew.outcome)) return undefined;
+  const said = `crew ${crew.crewId} (issue #${crew.issueNumber}) ended with ${crew.outcome}: ${crew.reason}`;
+  // A limit its student reported holds its agent alone; the school's own signals, an unexplained
+  // exit and a caller that names no agent (an operator's tool) hold the school.
+  const agent = crew.outcome !== 'lost' && !crew.schoolWide && crew.agent ? crew.agent : undefined;
+  const until = agent ? agentPauseEnd(named, ended, maxMs) : named;
   return event(
     'school.paused',
     pauseKey(crew),
     {
-      reason: `crew ${crew.crewId} (issue #${crew.issueNumber}) ended with ${crew.outcome}: ${crew.reason}`,
+      reason: agent ? `agent ${agent}: ${said} (reported by the student only: this agent alone waits)` : said,
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,
       ...(until ? { until: until.toISOString() } : {}),
+      ...(agent ? { agent } : {}),
     },
     at,
   );
@@ -121,6 +169,7 @@ export function pendingPauses(
   school: { keys: ReadonlySet<string>; watermark: string },
   at: Date,
   layout?: StateLayout,
+  agentPauseMaxMs = DEFAULT_AGENT_PAUSE_MAX_MS,
 ): SchoolEvent[] {
   const out: SchoolEvent[] = [];
   for (const c of Object.values(registry.crews)) {
@@ -133,10 +182,19 @@ export function pendingPauses(
     const finishedAt = c.finishedAt ? new Date(c.finishedAt) : at;
     const until =
       layout && c.outcome === 'usage_limit' ? bookbagResetTime(layout, c.crewId, finishedAt) : undefined;
+    // Whether the school saw the limit itself was not recorded with the crew: its agent alone waits.
     const e = outcomePause(
-      { crewId: c.crewId, issueNumber: c.issueNumber, outcome: c.outcome, reason: c.reason ?? '' },
+      {
+        crewId: c.crewId,
+        issueNumber: c.issueNumber,
+        outcome: c.outcome,
+        reason: c.reason ?? '',
+        agent: c.agent,
+      },
       at,
       until,
+      agentPauseMaxMs,
+      finishedAt,
     );
     if (e) out.push(e);
   }
@@ -173,20 +231,55 @@ function asPause(e: SchoolEvent): ActivePause {
 }
 
 export interface PauseStatus {
+  /** The school is paused: no launch at all. */
   paused: boolean;
+  /** The school-wide pauses in force. */
   pauses: ActivePause[];
+  /** Pauses that hold one agent each (its crews wait; other agents are planned). */
+  agentPauses: ActivePause[];
   lastCleared?: { at: string; reason: string };
 }
 
 /** The pauses in force at `now` (a pause whose reset time passed has lifted itself). */
 export function pauseStatus(layout: StateLayout, now = new Date()): PauseStatus {
   const s = readSchool(layout);
-  const pauses = activePauses(s.pauses, now);
+  const { school, agents } = splitPauses(activePauses(s.pauses, now));
   return {
-    paused: pauses.length > 0,
-    pauses,
+    paused: school.length > 0,
+    pauses: school,
+    agentPauses: [...agents.values()].flat(),
     ...(s.lastCleared ? { lastCleared: s.lastCleared } : {}),
   };
+}
+
+/** Pauses that hold the school, and those that hold one agent, by agent. */
+export function splitPauses(pauses: readonly ActivePause[]): {
+  school: ActivePause[];
+  agents: Map<string, ActivePause[]>;
+} {
+  const school: ActivePause[] = [];
+  const agents = new Map<string, ActivePause[]>();
+  for (const p of pauses) {
+    if (typeof p.agent === 'string' && p.agent) agents.set(p.agent, [...(agents.get(p.agent) ?? []), p]);
+    else school.push(p);
+  }
+  return { school, agents };
+}
+
+/** Why an agent's crews wait, one line per agent paused (admission refuses its crews with it). */
+export function describeAgentPauses(
+  agents: ReadonlyMap<string, readonly ActivePause[]>,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [agent, list] of agents) {
+    // The pause that lasts longest decides when the agent is planned again.
+    const last = [...list].sort((a, b) => Date.parse(b.until ?? '') - Date.parse(a.until ?? ''))[0]!;
+    out.set(
+      agent,
+      `agent ${agent} paused since ${last.at} until ${last.until ?? 'cleared'}: ${last.reason}; other agents are still planned`,
+    );
+  }
+  return out;
 }
 
 /** One line naming why launches are blocked, or undefined. */
@@ -217,4 +310,13 @@ export async function requeueIssue(
   await schoolLog(layout).append([
     event('issue.requeued', requeueKey(issueNumber), { issueNumber, reason: text }, at),
   ]);
+}
+
+/**
+ * Why a crew of `agent` waits (an agent pause in force at `now`), or undefined: a driver does not
+ * launch a planned crew of a paused agent, as admission plans none.
+ */
+export function agentPausedReason(layout: StateLayout, agent: string, now = new Date()): string | undefined {
+  const held = pauseStatus(layout, now).agentPauses.filter((p) => p.agent === agent);
+  return held.length ? describeAgentPauses(new Map([[agent, held]])).get(agent) : undefined;
 }

@@ -58,7 +58,7 @@ import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, RunTimeHistory, issueStates, type VerdictLookup } from './history.js';
 import { decideRevision, type RevisionRequest } from './revision.js';
 import { orderCandidates, type Candidate } from './order.js';
-import { describePauses, pendingPauses } from './pause.js';
+import { describeAgentPauses, describePauses, pendingPauses, splitPauses } from './pause.js';
 import { askOwners, reconcile, type Reconciled } from './reconcile.js';
 import { activeCrews, crewFold, crewLog, readRegistry, type CrewRegistry } from './registry.js';
 import {
@@ -275,7 +275,9 @@ function readPlanInputs(
       blocked ??= message(e);
     }
   }
-  const pending = blocked ? [] : pendingPauses(registry, schoolDedup, now, layout);
+  const pending = blocked
+    ? []
+    : pendingPauses(registry, schoolDedup, now, layout, config.dispatch.agentPauseMaxMinutes * 60_000);
   return {
     ...(blocked !== undefined ? { blocked } : {}),
     school,
@@ -299,13 +301,18 @@ function decide(
 ): { result: PlanResult; warnings: string[] } {
   const { config } = input;
   const { blocked, capUsd, spentUsd } = read;
-  const pauses: ActivePause[] = activePauses(
-    [
-      ...read.school.pauses,
-      ...read.pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key })),
-    ],
-    now,
+  // A pause that holds one agent only refuses that agent's crews (admission chooses another).
+  const split = splitPauses(
+    activePauses(
+      [
+        ...read.school.pauses,
+        ...read.pending.map((e) => ({ ...(e.data as ActivePause), at: e.at, key: e.key })),
+      ],
+      now,
+    ),
   );
+  const pauses: ActivePause[] = split.school;
+  const pausedAgents = describeAgentPauses(split.agents);
   const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues), registry);
   predictRunTimes(input, registry, sorted.candidates);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
@@ -314,6 +321,7 @@ function decide(
     spend: { spentUsd: spentUsd ?? 0, ...(capUsd !== undefined ? { capUsd } : {}) },
     ...(blocked !== undefined ? { blocked } : {}),
     ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
+    ...(pausedAgents.size > 0 ? { pausedAgents } : {}),
   });
   const decision = admit(admission);
   const standby = input.standby
@@ -457,7 +465,7 @@ function admissionInput(
   registry: CrewRegistry,
   daemons: AdmissionDaemon[],
   candidates: Candidate[],
-  gates: Pick<AdmissionInput, 'spend' | 'blocked' | 'paused'> & { remainingMs: number },
+  gates: Pick<AdmissionInput, 'spend' | 'blocked' | 'paused' | 'pausedAgents'> & { remainingMs: number },
 ): AdmissionInput {
   const { config } = input;
   const { remainingMs, ...rest } = gates;

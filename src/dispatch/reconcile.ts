@@ -19,6 +19,9 @@ import type { CrewRecord, CrewRegistry, Lease } from './registry.js';
  *   machine, an Actions job that ended): the driver handles its own host's crews on adoption; the
  *   planner covers the rest. → lease released, `crew.finished` outcome `lost` (which pauses
  *   launches until looked at, as an unexplained exit does).
+ * - a crew **running with no lease**: its lease was released or reclaimed but its `crew.finished`
+ *   never reached the state (a refused handoff line). Nothing holds its slot and nothing else would
+ *   end it; it counted against `maxCrews` forever. → `crew.finished` outcome `aborted`.
  *
  * An owner that cannot be checked (another host's process, an API error) counts as alive: cancelling
  * a crew that might still start is the double dispatch this exists to prevent. The Actions answers
@@ -28,7 +31,7 @@ import type { CrewRecord, CrewRegistry, Lease } from './registry.js';
 export interface Reconciled {
   crewId: string;
   issueNumber: number;
-  outcome: 'cancelled' | 'lost';
+  outcome: 'cancelled' | 'lost' | 'aborted';
   reason: string;
 }
 
@@ -166,6 +169,12 @@ export function reconcile(
       events.push(finished(c, 'cancelled', reason, now));
       reconciled.push({ crewId: c.crewId, issueNumber: c.issueNumber, outcome: 'cancelled', reason });
     } else if (c.status === 'running') {
+      const lost = leaseGone(registry, c);
+      if (lost) {
+        events.push(finished(c, 'aborted', lost, now));
+        reconciled.push({ crewId: c.crewId, issueNumber: c.issueNumber, outcome: 'aborted', reason: lost });
+        continue;
+      }
       const lease = expiredLease(registry, c.crewId, now);
       const why = lease && goneBecause(lease.owner, checks);
       if (!lease || why === undefined) continue;
@@ -180,7 +189,23 @@ export function reconcile(
   return { events, reconciled };
 }
 
-function finished(c: CrewRecord, outcome: 'cancelled' | 'lost', reason: string, now: Date): CrewEvent {
+/**
+ * A running crew that holds no lease: its lease was released (or reclaimed) but its `crew.finished`
+ * never arrived (a handoff whose finished line was refused, a log that lost it). A crew's own end
+ * appends `crew.finished` with its lease's release, so no crew is ever legitimately in this state:
+ * nothing holds its slot, and nothing else would ever end it.
+ */
+function leaseGone(registry: CrewRegistry, c: CrewRecord): string | undefined {
+  if (Object.values(registry.leases).some((l) => l.crewId === c.crewId)) return undefined;
+  return `running since ${c.startedAt ?? 'an unknown time'} but its lease is gone with no crew.finished recorded (released or reclaimed without an end); reconciled by the planner`;
+}
+
+function finished(
+  c: CrewRecord,
+  outcome: 'cancelled' | 'lost' | 'aborted',
+  reason: string,
+  now: Date,
+): CrewEvent {
   return event(
     'crew.finished',
     `finished:${c.crewId}`,

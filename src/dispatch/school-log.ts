@@ -34,6 +34,11 @@ export interface PauseRecorded {
   issueNumber?: number;
   /** When the cause lifts by itself (a usage limit's reset time, ISO): the pause ends then. */
   until?: string;
+  /**
+   * The one agent this pause holds (a limit only the student reported): its crews wait, the rest of
+   * the school is planned. Absent: the whole school is paused.
+   */
+  agent?: string;
 }
 
 export interface IssueRequeued {

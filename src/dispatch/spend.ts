@@ -10,6 +10,8 @@ import type { StateLayout } from '../state/layout.js';
  */
 export interface SpendRecorded {
   costUsd: number;
+  /** What was reported when it was more than the row was allowed to hold (`recordSpend`'s `maxUsd`). */
+  reportedUsd?: number;
   crewId?: string;
   issueNumber?: number;
   agent?: string;
@@ -57,18 +59,29 @@ function spendLog(layout: StateLayout): EventLog<SpendEvent> {
   return new EventLog<SpendEvent>(layout.file('spend'));
 }
 
-/** Records a usage report. Returns false when the same key was recorded before. */
+/**
+ * Records a usage report. Returns false when the same key was recorded before. `maxUsd` bounds the
+ * row (what is left of the crew's budget): a report above it is written as `maxUsd`, the reported
+ * amount kept beside it as `reportedUsd`, so one report cannot carry the ledger past the cap alone.
+ */
 export async function recordSpend(
   layout: StateLayout,
   key: string,
   entry: SpendRecorded,
   at = new Date(),
+  o: { maxUsd?: number } = {},
 ): Promise<boolean> {
   if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
     throw new ConfigError(`spend: costUsd must be a finite number ≥ 0, found ${String(entry.costUsd)}.`);
   }
-  const appended = await spendLog(layout).append([event('spend.recorded', `spend:${key}`, entry, at)]);
+  const max = o.maxUsd !== undefined && Number.isFinite(o.maxUsd) ? Math.max(0, o.maxUsd) : undefined;
+  const row = max !== undefined && entry.costUsd > max ? clampRow(entry, max) : entry;
+  const appended = await spendLog(layout).append([event('spend.recorded', `spend:${key}`, row, at)]);
   return appended.length === 1;
+}
+
+function clampRow(entry: SpendRecorded, maxUsd: number): SpendRecorded {
+  return { ...entry, costUsd: maxUsd, reportedUsd: entry.reportedUsd ?? entry.costUsd };
 }
 
 /**

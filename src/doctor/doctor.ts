@@ -9,6 +9,8 @@ import { checkAgent, checkDisk, checkGit, checkNode, checkRunnerOwner, checkSand
 import { report, type DoctorReport, type Finding } from './finding.js';
 import { checkNetwork } from './network.js';
 import { checkOrca } from './orca.js';
+import { checkLimits } from './limits.js';
+import { checkParity } from './parity.js';
 
 export interface DoctorOptions {
   /** school.yml; absent means defaults, as everywhere. */
@@ -75,7 +77,11 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
       detail: 'no agents in school.yml: nothing is dispatched',
       fix: 'add one (`school init` writes those found on PATH; docs/agents.md)',
     });
-  findings.push(checkSandbox(config.sandbox, path));
+  const sandbox = checkSandbox(config.sandbox, path);
+  findings.push(sandbox);
+  // What the crews will run, run inside the sandbox as they run it (./parity.ts).
+  if (sandbox.status === 'ok') findings.push(...(await checkParity(config, { cwd, env })));
+  if (sandbox.status === 'ok') findings.push(await checkLimits(config.sandbox, path));
   findings.push(checkDisk(config, resolve(cwd, config.repoPath)));
   for (const d of config.fleet.daemons) {
     if (d.classroom !== 'orca' || (o.daemon && d.id !== o.daemon)) continue;

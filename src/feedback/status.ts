@@ -2,6 +2,7 @@ import type { CrewRegistry, CrewRecord } from '../dispatch/registry.js';
 import { issueStates } from '../dispatch/history.js';
 import type { DeliveryResult } from '../delivery/deliver.js';
 import { statusMarkerOf } from '../grading/outbox.js';
+import { inlineCode, plainText } from '../security/markdown.js';
 import { redactText } from '../security/redact.js';
 import { byCodePoint } from '../state/fold.js';
 
@@ -113,7 +114,9 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
         state: 'stopped',
         reason: state.orphaned
           ? `the machine running its crews lost ${state.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)`
-          : 'two runs in a row failed; the school will not try a third (`school requeue` starts over)',
+          : state.infra
+            ? `${state.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)`
+            : 'two runs in a row failed; the school will not try a third (`school requeue` starts over)',
       });
     else if (c.outcome === 'usage_limit' || c.outcome === 'overloaded' || c.outcome === 'cancelled')
       out.set(issue, { state: 'paused', ...who, reason: plain(c.reason ?? c.outcome) });
@@ -160,6 +163,10 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
   return out;
 }
 
+/**
+ * A reason as the status keeps it: one line, bounded. It carries what a student, a reviewer or a
+ * test printed (a path, an output's tail), so the comment quotes it with `plainText` when it renders.
+ */
 function plain(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 300);
 }
@@ -182,22 +189,23 @@ function state(s: IssueStatus): string {
       return 'grading — the crew finished; the judges have not decided yet';
     case 'accepted': {
       if (s.branchMoved)
-        return `accepted, not pushed — someone pushed to \`${s.branchMoved.branch}\` while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
+        return `accepted, not pushed — someone pushed to ${inlineCode(s.branchMoved.branch)} while the revision ran; their commit is kept, and the next feedback plans a revision from it`;
       const d = s.delivery;
       const where = d?.pullRequest
         ? `pull request [#${d.pullRequest.number}](${d.pullRequest.url})`
         : d
-          ? `branch \`${d.branch}\` at \`${d.sha.slice(0, 12)}\``
+          ? `branch ${inlineCode(d.branch)} at ${inlineCode(d.sha.slice(0, 12))}`
           : 'delivery pending';
       return `accepted — ${where}${s.settled === 'merged' ? ', merged' : s.settled === 'closed' ? ', closed without merging' : ''}`;
     }
     case 'rejected':
       return s.revision
-        ? `rejected — ${s.reason}; the pull request stays as it was`
-        : `rejected — ${s.reason}${s.repair ? ' (a repair is queued)' : ''}`;
+        ? `rejected — ${plainText(s.reason)}; the pull request stays as it was`
+        : `rejected — ${plainText(s.reason)}${s.repair ? ' (a repair is queued)' : ''}`;
     case 'paused':
-      return `paused — ${s.reason}; the school retries when it can`;
+      return `paused — ${plainText(s.reason)}; the school retries when it can`;
     case 'stopped':
+      // The school's own words (counts and numbers only), with its markup and references kept.
       return `stopped — ${s.reason}`;
   }
 }
@@ -207,7 +215,7 @@ export function statusComment(issueNumber: number, s: IssueStatus): string {
   const lines = [
     statusMarker(issueNumber),
     `**school-core status:** ${headline(s)}`,
-    ...('crewId' in s ? ['', `Crew \`${s.crewId}\` (agent \`${s.agent}\`).`] : []),
+    ...('crewId' in s ? ['', `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : []),
     '',
     '<sub>This comment is edited in place as the work moves on.</sub>',
   ];

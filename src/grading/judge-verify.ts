@@ -1,10 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { readLogText } from '../process/capped-log.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { describeMissing, type MissingAt } from '../sandbox/not-found.js';
+import { SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
+import { boundText, MAX_REASON } from '../security/bound.js';
 import {
   defaultGrader,
   readScopedBookbag,
@@ -59,7 +63,19 @@ export type CleanVerify = (
   o: CleanCheckoutOptions,
   verify: readonly string[],
   env: ChildEnv,
-) => Promise<{ exitCode: number | null; timedOut: boolean }>;
+) => Promise<{ exitCode: number | null; timedOut: boolean; missing?: MissingAt }>;
+
+/**
+ * The judge's verification did not find a program its sandbox lacks (src/sandbox/not-found.ts): the
+ * school's failure, not a verdict. The job's attempt fails (retried, then a dead letter with this
+ * message), and nothing is scored against the agent.
+ */
+export class VerificationInfraError extends SchoolError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'VerificationInfraError';
+  }
+}
 
 export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVerify }): GradeFn {
   const { verifyOnCleanCheckout } = ctx;
@@ -104,11 +120,24 @@ export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVe
         childEnv(),
       ),
     );
-    const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+    // The log is capped on disk (dispatch.logMaxBytes) and only its end is read: the reason keeps TAIL.
+    const log = readLogText(logFile, 64 * 1024);
     const what = `the judge ran \`${verify.join(' ')}\` on a clean checkout of base ${baseSha.slice(0, 12)} with the frozen patch`;
     const refusals = refused.length
-      ? [`the sandbox refused connections to ${refused.slice(0, 10).join(', ')} (not on sandbox.allow)`]
+      ? [
+          boundText(
+            `the sandbox refused connections to ${refused.slice(0, 10).join(', ')} (not on sandbox.allow)`,
+            MAX_REASON,
+          ),
+        ]
       : [];
+    if (run.missing)
+      throw new VerificationInfraError(
+        describeMissing(
+          run.missing,
+          `the judge's ${run.missing.stage === 'install' ? 'dispatch.install' : 'dispatch.verify'}`,
+        ),
+      );
     const passed = run.exitCode === 0 && !run.timedOut;
     const finding: JudgeFinding = passed
       ? {

@@ -1,11 +1,16 @@
 import type { DrainResult } from './drain.js';
 import type { LeaderboardRow } from './ledger.js';
 import type { JobState } from './queue.js';
+import { bound } from '../security/markdown.js';
 
 /**
  * Tables shared by the job summary and the CLI: the leaderboard, this drain's verdicts with their
- * reasons, and the dead letters. Rows are plain strings; the callers format them.
+ * reasons, and the dead letters. Rows are plain strings, one line each; the callers format them
+ * (a job summary quotes every cell as text: src/github/summary-blocks.ts). A reason or an error
+ * carries what a test printed or a reviewer wrote, several lines of it at times.
  */
+const line = (text: string, max: number) => bound(text.replace(/\s+/g, ' ').trim(), max);
+
 export type Table = string[][];
 
 export function leaderboardTable(rows: readonly LeaderboardRow[]): Table {
@@ -24,7 +29,7 @@ export function verdictTable(result: DrainResult): Table {
       v.agent,
       v.accepted ? `accepted (${v.score.toFixed(2)})` : 'rejected',
       v.decidedBy,
-      `${v.code}: ${v.reasons.join('; ').slice(0, 300)}`,
+      line(`${v.code}: ${v.reasons.join('; ')}`, 300),
     ]),
   ];
 }
@@ -32,7 +37,12 @@ export function verdictTable(result: DrainResult): Table {
 export function deadLetterTable(jobs: readonly JobState[]): Table {
   return [
     ['key', 'attempts', 'last error', 'previous failure'],
-    ...jobs.map((j) => [j.job.jobKey, String(j.attempts), j.lastError ?? '', j.previousFailure ?? '']),
+    ...jobs.map((j) => [
+      j.job.jobKey,
+      String(j.attempts),
+      line(j.lastError ?? '', 300),
+      line(j.previousFailure ?? '', 300),
+    ]),
   ];
 }
 

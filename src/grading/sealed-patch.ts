@@ -1,7 +1,7 @@
 import { lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { globMatcher } from '../curriculum/glob.js';
-import { runGit } from '../process/git.js';
+import { GITLINK_MODE, parseRawDiff, runGit, type RawChange } from '../process/git.js';
 
 /**
  * The crew's patch, as git itself applies it. What a patch changes is read back from the index of
@@ -12,13 +12,7 @@ import { runGit } from '../process/git.js';
  */
 
 /** One path the applied patch changed (`git diff --raw --no-renames`: a rename is a delete and an add). */
-export interface PatchChange {
-  path: string;
-  oldMode: string;
-  newMode: string;
-  /** A, D, M or T. */
-  status: string;
-}
+export type PatchChange = RawChange;
 
 export async function git(
   cwd: string,
@@ -60,22 +54,10 @@ export async function applyPatch(
 
 /** `:<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0`, repeated. */
 export function parseRaw(raw: Buffer): PatchChange[] {
-  const parts: string[] = [];
-  let start = 0;
-  for (let i = 0; i < raw.length; i++) {
-    if (raw[i] !== 0) continue;
-    parts.push(raw.subarray(start, i).toString('utf8'));
-    start = i + 1;
-  }
-  const changes: PatchChange[] = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const [oldMode, newMode, , , status] = parts[i]!.replace(/^:/, '').split(' ');
-    changes.push({ path: parts[i + 1]!, oldMode: oldMode!, newMode: newMode!, status: status ?? '' });
-  }
-  return changes;
+  return parseRawDiff(raw);
 }
 
-const GITLINK = '160000';
+const GITLINK = GITLINK_MODE;
 const SYMLINK = '120000';
 const LIST = 10;
 

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { SealedResultsConfig } from '../config/schema.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
 import { ProgramNotFoundError } from '../sandbox/sandbox.js';
+import { describeMissing, missingProgram } from '../sandbox/not-found.js';
 import { runProcess, type RunResult } from '../process/run.js';
 import { SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
@@ -145,8 +146,16 @@ async function runSuite(o: SealedOptions, c: Checkout): Promise<SuiteRun> {
         writable: report ? [o.results?.file ? report : dirname(report)] : [],
       });
     } catch (e) {
-      if (e instanceof ProgramNotFoundError)
-        throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: not found on PATH`);
+      if (e instanceof ProgramNotFoundError) {
+        const missing = missingProgram({
+          output: '',
+          exitCode: null,
+          command: o.argv,
+          hostPath: started.env.PATH ?? '',
+          notFound: e.program,
+        })!;
+        throw new SealedTestsError(describeMissing(missing, 'sealed tests: could not start them'));
+      }
       throw e;
     }
   }
@@ -246,6 +255,12 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     const { run, output, report } = await runSuite(o, c);
     if (run.timedOut)
       return fail('sealed_tests_timed_out', [`sealed tests timed out after ${o.timeoutMs} ms`]);
+    // Exit 127 for a program the sandbox lacks is the school's failure: no verdict, the attempt fails.
+    const missing =
+      run.exitCode === 127
+        ? missingProgram({ output, exitCode: 127, command: o.argv, hostPath: childEnv().PATH ?? '' })
+        : undefined;
+    if (missing) throw new SealedTestsError(describeMissing(missing, 'sealed tests'));
     const exit = run.exitCode === 0 ? undefined : `sealed tests exited with ${run.exitCode ?? run.signal}`;
     if (!results) {
       if (exit) return fail('sealed_tests_failed', [exit, tail(output)]);

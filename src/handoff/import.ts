@@ -28,6 +28,7 @@ import {
 } from './handoff.js';
 import { claimListing, claimRefusal, type ClaimListing } from './import-claims.js';
 import { parseHandoffName, type HandoffName } from './name.js';
+import { finishedCrewOf, finishedShape, lostEnd } from './lost-end.js';
 
 /**
  * Imports what jobs that ran student code handed on (./handoff.ts), in a job that runs none. A
@@ -47,7 +48,9 @@ import { parseHandoffName, type HandoffName } from './name.js';
  * - bookbags are imported only for those crews, through the grader's scoped reader (digests), and
  *   only of known file names within their bounds; a session store only when it matches the digest
  *   its record names and the store's schema (src/bookbag/session-store.ts).
- * What is refused is counted and reported with its reason; the rest is imported.
+ * What is refused is counted and reported with its reason; the rest is imported. A refused
+ * `crew.finished` of a crew the handoff may report on still ends that crew, as `aborted` with the
+ * refusal for its reason (./lost-end.ts): a crew's end is never lost at the import.
  */
 export interface HandoffImport {
   dirs: Array<{ dir: string; daemon?: string; accepted: number; refused: number; bookbags: number }>;
@@ -258,27 +261,38 @@ export async function importHandoffs(
         ? { school: { 'roster.heartbeat': RULES.school['roster.heartbeat']! } }
         : RULES;
       const accepted: StateEvent[] = [];
+      const take = (e: StateEvent) => {
+        accepted.push(redact(e));
+        if (log !== 'crews') return;
+        // Later events of this handoff are judged on the registry as it will be (a repair's events).
+        if (e.type !== 'crew.process') crewFold.apply(ctx.registry, e as CrewEvent);
+        if (e.type === 'crew.planned' || e.type === 'crew.claimed')
+          ctx.crews.add((e.data as { crewId: string }).crewId);
+      };
+      // A refused crew.finished still ends its crew (./lost-end.ts): aborted, with the refusal.
+      const endLost = (line: string, why: string, e?: StateEvent) => {
+        const crewId = log === 'crews' && !roster ? finishedCrewOf(line, e) : undefined;
+        const end = crewId ? lostEnd(crewId, why, ctx) : undefined;
+        if (end) take(end);
+      };
       for (const line of bytes.toString('utf8').split('\n')) {
         if (!line.trim()) continue;
         const e = parseEvent(line);
         if (typeof e === 'string') {
           refuse(file, e);
+          endLost(line, e);
           continue;
         }
         const rule = rules[log]?.[e.type];
         const why = rule
-          ? await rule(e, ctx)
+          ? ((await rule(e, ctx)) ?? (e.type === 'crew.finished' ? finishedShape(e) : undefined))
           : `event type ${e.type} may not come from a ${roster ? 'roster' : 'crew'} job`;
         if (why) {
           refuse(`${file} ${e.type} ${e.key.slice(0, 80)}`, why);
+          endLost(line, why, e);
           continue;
         }
-        accepted.push(redact(e));
-        if (log !== 'crews') continue;
-        // Later events of this handoff are judged on the registry as it will be (a repair's events).
-        if (e.type !== 'crew.process') crewFold.apply(ctx.registry, e as CrewEvent);
-        if (e.type === 'crew.planned' || e.type === 'crew.claimed')
-          ctx.crews.add((e.data as { crewId: string }).crewId);
+        take(e);
       }
       const appended = await new EventLog<StateEvent>(layout.file(log)).append(accepted);
       entry.accepted += appended.length;

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchoolError } from '../errors.js';
@@ -10,7 +10,12 @@ import { runProcess, type RunResult } from './run.js';
  * The one git wrapper. A student can write everything in its worktree and in the repository's
  * shared git directory (hooks, config, config.worktree, info/attributes), so no git command of the
  * toolkit may take code to run from there:
- * - hooks: `core.hooksPath` points at an empty directory of ours;
+ * - hooks: `core.hooksPath` is `/dev/null`, under which no hook can exist (nothing to create,
+ *   nothing left behind in the temp directory);
+ * - git never enters a nested repository (a student's `vendor/.git`, a gitlink): a child git there
+ *   would read that repository's own config (filters, fsmonitor) and run what it names. Submodules
+ *   are ignored by every diff and status (`diff.ignoreSubmodules=all`, `--ignore-submodules=all`
+ *   added to those commands), never recursed into or summarized, never fetched or pushed;
  * - `core.fsmonitor=false`, no pager, no editor, no external diff, no textconv;
  * - filter, diff and merge drivers named in the repository's config are blanked for the command
  *   (`-c filter.<name>.clean=` …): a `.gitattributes` line can then select nothing that runs;
@@ -33,20 +38,18 @@ export class GitError extends SchoolError {
   }
 }
 
-let emptyHooks: string | undefined;
-function emptyHooksDir(): string {
-  if (!emptyHooks) {
-    emptyHooks = join(mkdtempSync(join(tmpdir(), 'school-git-')), 'no-hooks');
-    mkdirSync(emptyHooks, { recursive: true, mode: 0o500 });
-  }
-  return emptyHooks;
-}
-
 /** Settings that win over every config file the repository holds (command-line config is last). */
 function hardening(): string[] {
   return [
-    `core.hooksPath=${emptyHooksDir()}`,
+    // A hook is looked up as `<hooksPath>/<name>`: under /dev/null none exists, and no directory
+    // of ours has to be made (or could be written by anyone).
+    'core.hooksPath=/dev/null',
     'core.fsmonitor=false',
+    'diff.ignoreSubmodules=all',
+    'status.submoduleSummary=false',
+    'submodule.recurse=false',
+    'fetch.recurseSubmodules=false',
+    'push.recurseSubmodules=no',
     'core.untrackedCache=false',
     'core.pager=cat',
     'core.editor=true',
@@ -160,11 +163,32 @@ export interface GitOptions {
   timeoutMs?: number;
 }
 
+/** The commands that look at submodules' work trees unless told not to. */
+const SUBMODULE_AWARE = new Set(['status', 'diff', 'diff-files', 'diff-index']);
+
+/**
+ * `args` with `--ignore-submodules=all` right after a diff or status subcommand, so no child git
+ * runs in a nested repository even where a `.gitmodules` entry (`ignore = none`) would override the
+ * config default. A caller may ask for another value only on a comparison of the index with a tree
+ * (`--cached`), which reads no work tree; anything else is a mistake in the toolkit, refused.
+ */
+export function ignoringSubmodules(args: readonly string[]): string[] {
+  const sub = subcommand(args);
+  if (!SUBMODULE_AWARE.has(sub)) return [...args];
+  const asked = args.filter((a) => a.startsWith('--ignore-submodules'));
+  const cached = args.includes('--cached') || args.includes('--staged');
+  if (asked.some((a) => a !== '--ignore-submodules=all') && !cached)
+    throw new Error(`git ${sub}: --ignore-submodules other than "all" reads nested repositories; refused`);
+  if (asked.length) return [...args];
+  const at = args.indexOf(sub) + 1;
+  return [...args.slice(0, at), '--ignore-submodules=all', ...args.slice(at)];
+}
+
 /** Runs git; returns the raw result (exit code, stdout as bytes). Never throws for a non-zero exit. */
 export async function runGit(args: readonly string[], o: GitOptions): Promise<RunResult> {
   const env = baseEnv({ ...o.env, ...o.auth });
   const drivers = NO_CONTENT.has(subcommand(args)) ? [] : await blankDrivers(o.cwd, env);
-  return runProcess(['git', ...hardening(), ...drivers, ...args], {
+  return runProcess(['git', ...hardening(), ...drivers, ...ignoringSubmodules(args)], {
     cwd: o.cwd,
     env,
     input: o.input,
@@ -203,4 +227,87 @@ export function authEnv(token: string | undefined): Record<string, string> {
     GIT_CONFIG_KEY_0: 'http.extraheader',
     GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`,
   };
+}
+
+/** One path a diff changed (`git diff --raw -z --no-renames`: a rename is a delete and an add). */
+export interface RawChange {
+  path: string;
+  oldMode: string;
+  newMode: string;
+  /** A, D, M or T. */
+  status: string;
+}
+
+/** `:<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0`, repeated. */
+export function parseRawDiff(raw: Buffer): RawChange[] {
+  const parts: string[] = [];
+  let start = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] !== 0) continue;
+    parts.push(raw.subarray(start, i).toString('utf8'));
+    start = i + 1;
+  }
+  const changes: RawChange[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const [oldMode, newMode, , , status] = parts[i]!.replace(/^:/, '').split(' ');
+    changes.push({ path: parts[i + 1]!, oldMode: oldMode!, newMode: newMode!, status: status ?? '' });
+  }
+  return changes;
+}
+
+export const GITLINK_MODE = '160000';
+
+/** The paths of `changes` that add, change or remove a gitlink (a submodule's commit). */
+export function gitlinkPaths(changes: readonly RawChange[]): string[] {
+  return changes.filter((c) => c.oldMode === GITLINK_MODE || c.newMode === GITLINK_MODE).map((c) => c.path);
+}
+
+/**
+ * The gitlinks a patch would add, change or remove at `base`, as git itself applies it: to a
+ * private index of `base` in `repo` (the repository's own index, HEAD and work tree are untouched),
+ * listed back with `diff --cached --raw`, never read from the patch text. A crew's collected change
+ * never holds one (collection never enters a nested repository), so one in a patch means the patch
+ * was not the crew's collection: the callers refuse it. `ok: false` when git cannot apply the patch.
+ */
+export async function patchGitlinks(
+  repo: string,
+  base: string,
+  patch: string | Buffer,
+): Promise<{ ok: true; gitlinks: string[] } | { ok: false; output: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'school-patch-'));
+  const env = { GIT_INDEX_FILE: join(dir, 'index') };
+  try {
+    const steps: Array<[string[], string | Buffer | undefined]> = [
+      [['read-tree', base], undefined],
+      [['apply', '--cached', '--binary', '--whitespace=nowarn', '-'], patch],
+    ];
+    for (const [args, input] of steps) {
+      const r = await runGit(args, { cwd: repo, env, input, timeoutMs: 120_000 });
+      if (r.exitCode !== 0) return { ok: false, output: (r.spawnError ?? '') + r.stderr.toString('utf8') };
+    }
+    const listed = await runGit(
+      [
+        'diff',
+        '--cached',
+        // Index against tree: no work tree is read, and a gitlink must show.
+        '--ignore-submodules=none',
+        '--raw',
+        '-z',
+        '--no-renames',
+        '--no-abbrev',
+        base,
+        '--',
+      ],
+      {
+        cwd: repo,
+        env,
+        timeoutMs: 120_000,
+      },
+    );
+    if (listed.exitCode !== 0 || listed.overflowed)
+      return { ok: false, output: (listed.spawnError ?? '') + listed.stderr.toString('utf8') };
+    return { ok: true, gitlinks: gitlinkPaths(parseRawDiff(listed.stdout)) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

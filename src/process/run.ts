@@ -1,12 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { CappedLog, DEFAULT_LOG_MAX_BYTES } from './capped-log.js';
 import type { ChildEnv } from './env.js';
 import { groupAlive, killGroup } from './group.js';
 
 /**
  * The one way the toolkit starts a process (N1.2): argv only, never a shell; an environment made by
  * `childEnv` (never a copy of ours); its own process group, so a timeout ends the whole tree
- * (SIGTERM, then SIGKILL after a grace period); output captured with a bound, or appended to a file.
+ * (SIGTERM, then SIGKILL after a grace period); output captured with a bound, or appended to a
+ * capped log (./capped-log.ts: the file keeps its tail, never more than `logMaxBytes`).
  */
 export interface RunOptions {
   cwd: string;
@@ -17,8 +18,12 @@ export interface RunOptions {
   graceMs?: number;
   /** Written to stdin, then stdin is closed. Default: closed at once. */
   input?: string | Buffer;
-  /** Append stdout and stderr to this file instead of capturing them. */
+  /** Append stdout and stderr to this file instead of capturing them, line by line, capped. */
   logFile?: string;
+  /** The cap of `logFile` on disk (./capped-log.ts). Default 4 MiB. */
+  logMaxBytes?: number;
+  /** Also keep the first bytes of this run's output in a file of their own (./capped-log.ts). */
+  logHead?: { file: string; bytes: number };
   /** Per stream. Beyond it the oldest bytes are dropped (`truncated`), or with `overflow: 'kill'` the
    *  group is killed and `overflowed` is set. Default 8 MiB, keep the tail. */
   maxOutputBytes?: number;
@@ -39,13 +44,51 @@ export interface RunResult {
   spawnError?: string;
   stdout: Buffer;
   stderr: Buffer;
-  /** Output beyond maxOutputBytes was dropped from the front. */
+  /** Output beyond maxOutputBytes was dropped from the front (or the log file was cut). */
   truncated: boolean;
   /** overflow: 'kill' ended the process because its output exceeded the bound. */
   overflowed: boolean;
 }
 
 const DEFAULT_MAX = 8 * 1024 * 1024;
+/** How long a log's pipes are read after the leader exited, while something else holds them. */
+const DRAIN_MS = 500;
+/** A line is held whole up to this, so that stdout and stderr lines do not interleave mid-line. */
+const MAX_HELD_LINE = 256 * 1024;
+
+/**
+ * One stream's output into a shared log, whole lines at a time: stdout and stderr arrive on two
+ * pipes, and a line of one must not be split by a line of the other (a CLI's JSON lines are read
+ * back from the log). A line longer than MAX_HELD_LINE is written as it comes.
+ */
+class LineJoin {
+  private held: Buffer[] = [];
+  private heldLength = 0;
+  constructor(private readonly log: CappedLog) {}
+  push(b: Buffer): void {
+    const nl = b.lastIndexOf(0x0a);
+    if (nl < 0) {
+      this.hold(b);
+      return;
+    }
+    this.held.push(b.subarray(0, nl + 1));
+    this.log.write(Buffer.concat(this.held));
+    this.held = [];
+    this.heldLength = 0;
+    this.hold(b.subarray(nl + 1));
+  }
+  end(): void {
+    if (this.heldLength) this.log.write(Buffer.concat(this.held));
+    this.held = [];
+    this.heldLength = 0;
+  }
+  private hold(b: Buffer): void {
+    if (!b.length) return;
+    this.held.push(b);
+    this.heldLength += b.length;
+    if (this.heldLength > MAX_HELD_LINE) this.end();
+  }
+}
 
 class Tail {
   private chunks: Buffer[] = [];
@@ -72,7 +115,9 @@ export function runProcess(argv: readonly string[], o: RunOptions): Promise<RunR
   const grouped = o.group ?? true;
   const max = o.maxOutputBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const fd = o.logFile ? openSync(o.logFile, 'a') : undefined;
+  const log = o.logFile
+    ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead)
+    : undefined;
   return new Promise<RunResult>((resolve) => {
     const out = new Tail(max);
     const err = new Tail(max);
@@ -81,14 +126,14 @@ export function runProcess(argv: readonly string[], o: RunOptions): Promise<RunR
     let spawnError: string | undefined;
     let killTimer: NodeJS.Timeout | undefined;
     let termTimer: NodeJS.Timeout | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
     const child = spawn(file, args, {
       cwd: o.cwd,
       env: o.env,
       shell: false,
       detached: grouped,
-      stdio: ['pipe', fd ?? 'pipe', fd ?? 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
-    if (fd !== undefined) closeSync(fd);
     const pid = child.pid ?? -1;
     const stop = (signal: NodeJS.Signals) => {
       if (pid <= 0) return;
@@ -101,8 +146,14 @@ export function runProcess(argv: readonly string[], o: RunOptions): Promise<RunR
         stop('SIGKILL');
       }
     };
-    child.stdout?.on('data', onData(out));
-    child.stderr?.on('data', onData(err));
+    const lines = log ? [new LineJoin(log), new LineJoin(log)] : undefined;
+    if (lines) {
+      child.stdout?.on('data', (b: Buffer) => lines[0]!.push(b));
+      child.stderr?.on('data', (b: Buffer) => lines[1]!.push(b));
+    } else {
+      child.stdout?.on('data', onData(out));
+      child.stderr?.on('data', onData(err));
+    }
     child.stdin?.on('error', () => undefined); // a program that ignores stdin may close it early
     child.stdin?.end(o.input ?? '');
     if (pid > 0) o.onSpawn?.(pid);
@@ -119,6 +170,11 @@ export function runProcess(argv: readonly string[], o: RunOptions): Promise<RunR
       settled = true;
       clearTimeout(termTimer);
       clearTimeout(killTimer);
+      clearTimeout(drainTimer);
+      if (log) {
+        for (const l of lines ?? []) l.end();
+        log.close();
+      }
       // The leader is gone but its group may not be: finish what the timeout started.
       if ((timedOut || overflowed) && grouped && pid > 0 && groupAlive(pid)) killGroup(pid, 'SIGKILL');
       resolve({
@@ -130,7 +186,7 @@ export function runProcess(argv: readonly string[], o: RunOptions): Promise<RunR
         spawnError,
         stdout: out.value(),
         stderr: err.value(),
-        truncated: out.truncated || err.truncated,
+        truncated: out.truncated || err.truncated || log?.cut === true,
         overflowed,
       });
     };
@@ -139,6 +195,17 @@ export function runProcess(argv: readonly string[], o: RunOptions): Promise<RunR
       if (pid <= 0) finish(null, null);
     });
     child.once('close', (code, signal) => finish(code, signal));
+    // A process the student left running may hold the log's pipes open after the leader exited:
+    // what is left in them is read for a moment, then the pipes are closed (the leftover is the
+    // teardown's to find), so the turn ends with its leader as it did when the output went to a file.
+    if (log)
+      child.once('exit', (code, signal) => {
+        drainTimer = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish(code, signal);
+        }, DRAIN_MS);
+      });
   });
 }
 

@@ -1,7 +1,10 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
-/** Finds an executable on PATH without a shell; absolute or relative paths are checked as given. */
+/**
+ * Finds an executable on PATH without a shell; absolute or relative paths are checked as given. A
+ * directory is never the answer (it passes the X_OK check): the sandbox binds what this returns.
+ */
 export function which(binary: string, path = process.env.PATH ?? ''): string | undefined {
   const candidates =
     isAbsolute(binary) || binary.includes('/')
@@ -13,7 +16,7 @@ export function which(binary: string, path = process.env.PATH ?? ''): string | u
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
-      return c;
+      if (statSync(c).isFile()) return c;
     } catch {
       /* next */
     }

@@ -1,5 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { rmSync } from 'node:fs';
+import { boundText, MAX_DETAIL, MAX_REASON } from '../security/bound.js';
 
 /**
  * The egress proxy of a sandbox (docs/security.md): the sandbox has no network of its own, only this
@@ -19,9 +20,17 @@ export interface ProxyOptions {
   socket: string;
   allow: readonly string[];
   onRefused?: (target: string) => void;
+  /**
+   * `host:port` targets served by a host-side service of the sandbox's own on a unix socket (the
+   * key proxy, ./key-proxy.ts): reached on that socket, never on the host's TCP port of that name.
+   */
+  routes?: Readonly<Record<string, string>>;
 }
 
 const MAX_HEAD = 64 * 1024;
+/** Distinct refused targets kept by name; the rest are counted under OTHER_TARGETS. */
+const MAX_TARGETS = 64;
+const OTHER_TARGETS = '(other targets)';
 
 /** `host:port` is on the list: the same pair, or a `*.domain:port` entry that covers the host. */
 export function allowed(allow: readonly string[], host: string, port: number): boolean {
@@ -57,10 +66,13 @@ export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
   rmSync(o.socket, { force: true });
   const refusals = new Map<string, number>();
   const open = new Set<Socket>();
-  const refuse = (client: Socket, target: string, why: string) => {
+  const refuse = (client: Socket, raw: string, reason: string) => {
+    // The target is the student's text: bounded, and so is the number of distinct ones kept.
+    const named = boundText(raw, MAX_DETAIL);
+    const target = refusals.has(named) || refusals.size < MAX_TARGETS ? named : OTHER_TARGETS;
     refusals.set(target, (refusals.get(target) ?? 0) + 1);
-    o.onRefused?.(target);
-    const body = `school-core sandbox: ${why}\n`;
+    o.onRefused?.(named);
+    const body = `school-core sandbox: ${boundText(reason, MAX_REASON)}\n`;
     client.end(
       `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
@@ -120,7 +132,8 @@ export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
     });
   };
   const tunnel = (client: Socket, hp: { host: string; port: number }, ready: (up: Socket) => void) => {
-    const up = connect({ host: hp.host, port: hp.port });
+    const routed = o.routes?.[`${hp.host.toLowerCase()}:${hp.port}`];
+    const up = routed ? connect({ path: routed }) : connect({ host: hp.host, port: hp.port });
     open.add(up);
     up.on('close', () => open.delete(up));
     let connected = false;

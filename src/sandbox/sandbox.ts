@@ -6,9 +6,12 @@ import type { SandboxConfig } from '../config/schema.js';
 import { extendEnv, type ChildEnv } from '../process/env.js';
 import { which } from '../process/which.js';
 import { BRIDGE_PROXY_PORT, BRIDGE_SOURCE } from './bridge.js';
-import { bwrapArgs, toolPaths, type Confinement } from './mounts.js';
+import { bwrapArgs, type Confinement } from './mounts.js';
+import { toolCacheDirs, toolchainMounts } from './toolchains.js';
 import { MAX_SOCKET_PATH, startEgressProxy, type EgressProxy } from './proxy.js';
+import { startKeyProxy, type KeyProxy, type KeyProxyOptions } from './key-proxy.js';
 import { requireSandbox } from './probe.js';
+import { SandboxLimits } from './limits.js';
 
 /**
  * One crew's (or one judge's) sandbox: the private HOME and /tmp it hands its processes, the egress
@@ -56,14 +59,25 @@ export interface SandboxOptions {
 export class Sandbox {
   readonly confined: boolean;
   private readonly proxies = new Map<string, Promise<EgressProxy>>();
+  /** Key proxies by what they forward, with the loopback target inside that reaches each. */
+  private readonly keyProxies = new Map<
+    string,
+    { target: string; socket: string; proxy: Promise<KeyProxy> }
+  >();
   /** A short private directory for the proxies' sockets, when the root is too deep for one. */
   private socketDir: string | undefined;
   private readonly protect: string[];
+  /** Its cgroup and tmpfs sizes (./limits.ts): one cgroup for every process it confines. */
+  readonly limits: SandboxLimits;
 
   constructor(private readonly o: SandboxOptions) {
     this.confined = o.config.kind !== 'none';
     this.protect = [...o.protect, ...defaultProtected()].map((p) => resolve(p));
     if (this.confined) requireSandbox(o.config);
+    this.limits = new SandboxLimits(
+      o.config.limits,
+      which(o.config.bwrap, process.env.PATH ?? '') ?? o.config.bwrap,
+    );
   }
 
   /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
@@ -91,15 +105,16 @@ export class Sandbox {
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true, mode: 0o700 });
     const node = process.execPath;
-    const readOnly = [
-      ...toolPaths({
-        path: env.PATH ?? '',
-        programs: [found, node, ...args.filter((a) => a.startsWith(sep))],
-        protect: this.protect,
-      }),
-      ...this.o.config.readOnly,
-      ...(c.readOnly ?? []),
-    ];
+    // The toolchains on PATH and the program's own packages (./toolchains.ts), read-only.
+    const tools = toolchainMounts({
+      path: env.PATH ?? '',
+      programs: [found, node],
+      files: args.filter((a) => a.startsWith(sep)),
+      protect: this.protect,
+      untrusted: [c.cwd, ...(c.writable ?? [])],
+      toolCaches: toolCacheDirs(),
+    });
+    const readOnly = [...tools.readOnly, ...this.o.config.readOnly, ...(c.readOnly ?? [])];
     const set: Record<string, string> = { HOME: c.home, TMPDIR: '/tmp' };
     let network: Confinement['network'] = 'none';
     let inner = [found, ...args];
@@ -132,14 +147,15 @@ export class Sandbox {
       cwd: c.cwd,
       writable: c.writable ?? [],
       readOnly,
-      masked: c.masked ?? [],
+      masked: [...(c.masked ?? []), ...tools.masked],
       readOnlyAt: c.readOnlyAt ?? [],
       home: c.home,
       tmp,
       network,
+      tmpfsBytes: this.limits.tmpfsBytes(),
     };
     const bwrap = which(this.o.config.bwrap, process.env.PATH ?? '') ?? this.o.config.bwrap;
-    return { argv: [bwrap, ...bwrapArgs(confinement, inner)], env: extendEnv(env, set) };
+    return { argv: this.limits.wrap([bwrap, ...bwrapArgs(confinement, inner)]), env: extendEnv(env, set) };
   }
 
   private proxy(allow: readonly string[], purpose: string): Promise<EgressProxy> {
@@ -165,10 +181,68 @@ export class Sandbox {
         socket,
         allow,
         onRefused: (t) => this.o.onRefused?.(t, purpose),
+        routes: Object.fromEntries(
+          [...this.keyProxies.values()]
+            .filter((k) => allow.includes(k.target))
+            .map((k) => [k.target, k.socket]),
+        ),
       });
       this.proxies.set(key, p);
     }
     return p;
+  }
+
+  /** Whether a key proxy can serve this sandbox: it confines, and its network is the allow-list. */
+  get keyProxyable(): boolean {
+    return this.confined && this.o.config.network === 'allow-list';
+  }
+
+  /**
+   * The key proxy (./key-proxy.ts) for one upstream and key, started on first use: the plain-HTTP
+   * base URL the confined agent is given and the loopback `host:port` to allow for it (the bridge
+   * forwards that port inside, the egress proxy routes it to the key proxy's socket). Its port
+   * inside is the first free one from 3129 that no entry of `avoid` names.
+   */
+  async keyProxy(
+    o: Omit<KeyProxyOptions, 'socket' | 'onRefused'>,
+    purpose: string,
+    avoid: readonly string[],
+  ): Promise<{ url: string; target: string }> {
+    if (!this.keyProxyable) throw new Error('sandbox: a key proxy needs the allow-list network');
+    const id = JSON.stringify([o.upstream, o.header, o.key, o.paths.map(String), o.maxBodyBytes]);
+    let k = this.keyProxies.get(id);
+    if (!k) {
+      const taken = new Set([...avoid, ...[...this.keyProxies.values()].map((x) => x.target)]);
+      let port = BRIDGE_PROXY_PORT + 1;
+      while (taken.has(`127.0.0.1:${port}`) || avoid.some((a) => a.endsWith(`:${port}`))) port++;
+      const socket = this.socketPath(`key-${this.keyProxies.size}.sock`);
+      k = {
+        target: `127.0.0.1:${port}`,
+        socket,
+        proxy: startKeyProxy({
+          ...o,
+          socket,
+          onRefused: (t) => this.o.onRefused?.(`key proxy: ${t}`, purpose),
+        }),
+      };
+      this.keyProxies.set(id, k);
+    }
+    await k.proxy;
+    return { url: `http://${k.target}${new URL(o.upstream).pathname.replace(/\/+$/, '')}`, target: k.target };
+  }
+
+  /** A path for one of this sandbox's sockets, short enough for a unix socket (see `proxy`). */
+  private socketPath(name: string): string {
+    mkdirSync(this.o.root, { recursive: true, mode: 0o700 });
+    const socket = join(this.o.root, name);
+    if (Buffer.byteLength(socket) <= MAX_SOCKET_PATH) return socket;
+    this.socketDir ??= mkdtempSync(join(tmpdir(), 'school-egress-'));
+    const short = join(this.socketDir, name);
+    if (Buffer.byteLength(short) > MAX_SOCKET_PATH)
+      throw new Error(
+        `sandbox: the socket path ${short} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows; set TMPDIR to a shorter directory`,
+      );
+    return short;
   }
 
   /** Stops the proxies and removes the private directories; returns the refused targets. */
@@ -181,6 +255,14 @@ export class Sandbox {
       await proxy.close();
     }
     this.proxies.clear();
+    for (const k of this.keyProxies.values()) {
+      const proxy = await k.proxy.catch(() => undefined);
+      if (!proxy) continue;
+      for (const r of proxy.refused()) refused.set(`key proxy: ${r.target}`, r.count);
+      await proxy.close();
+    }
+    this.keyProxies.clear();
+    await this.limits.close();
     rmSync(this.o.root, { recursive: true, force: true });
     if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
     this.socketDir = undefined;

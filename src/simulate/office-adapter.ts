@@ -29,6 +29,7 @@ export const AGENT: AgentConfig = {
   maxDifficulty: 5,
   trust: 'standard',
   passEnv: [],
+  keyProxy: 'auto',
 };
 const EPOCH = Date.UTC(2026, 0, 1);
 const iso = (minutes: number) => new Date(EPOCH + minutes * 60_000).toISOString();

@@ -95,6 +95,8 @@ describe('school init', () => {
       'runner-label-prefix': 'school',
     });
     expect(Object.keys(caller.jobs.school.with).sort()).toEqual([
+      // The one daemon runs on GitHub's ubuntu-latest: its crew job ends within the hosted 6 hours.
+      'crew-timeout-minutes',
       'event-issue',
       'event-pull-request',
       'runner-label-prefix',
@@ -118,18 +120,37 @@ describe('school init', () => {
       actions: 'write',
     });
 
-    // What to do next, exactly: the secret its agent needs, the runner of its one daemon, the first run.
+    expect(caller.jobs.school.with['crew-timeout-minutes']).toBe(360);
+    const config = parseYaml(readFileSync(join(dir, 'school.yml'), 'utf8')) as {
+      fleet: { daemons: Array<{ id: string; hosted?: string }> };
+    };
+    expect(config.fleet.daemons).toEqual([expect.objectContaining({ id: 'local', hosted: 'ubuntu-latest' })]);
+
+    // What to do next, exactly: the secret its agent needs, no runner to register, the first run.
     expect(r.out).toContain('gh secret set ANTHROPIC_API_KEY --repo acme/app');
     expect(r.out).toContain('gh secret set SCHOOL_DELIVERY_TOKEN --repo acme/app');
     expect(r.out).not.toContain('OPENAI_API_KEY --repo');
+    expect(r.out).toContain("Daemon local runs on GitHub's ubuntu-latest runner: nothing to register.");
+    expect(r.out).not.toContain('./config.sh');
+    expect(r.out).toContain('2. Commit and add the secrets:');
+    expect(r.out).toContain('gh workflow run school.yml --repo acme/app');
+    expect(r.out).toMatch(/Step 1 of 3 done/);
+    expect(r.out).toContain('verification: npm test');
+  });
+
+  it('--self-hosted: the daemon runs on a runner you register, and init says how', async () => {
+    const dir = repo({ origin: 'git@github.com:acme/app.git' });
+    const r = school(dir, 'init', '--self-hosted');
+    expect(r.code, r.err).toBe(0);
+    expect(readFileSync(join(dir, 'school.yml'), 'utf8')).not.toMatch(/hosted:/);
+    const workflow = join(dir, '.github/workflows/school.yml');
+    expect(await parserErrors(workflow)).toEqual([]);
+    expect(readFileSync(workflow, 'utf8')).not.toContain('crew-timeout-minutes');
     expect(r.out).toContain(
       './config.sh --url https://github.com/acme/app --token <registration token> --name school-local --labels school-local --unattended',
     );
     expect(r.out).toContain('gh api -X POST repos/acme/app/actions/runners/registration-token --jq .token');
     expect(r.out).toContain('npx school-core doctor');
-    expect(r.out).toContain('gh workflow run school.yml --repo acme/app');
-    expect(r.out).toMatch(/Step 1 of 3 done/);
-    expect(r.out).toContain('verification: npm test');
   });
 
   it('refuses to overwrite either file without --force, and writes neither; --force replaces both', () => {
@@ -184,7 +205,7 @@ describe('school init', () => {
     expect(text).toContain(`uses: tools/school-core/.github/workflows/school-loop.yml@v${VERSION}`);
     expect(text).toContain('config: svc/school.yml');
     expect(r.out).toContain('verification: cargo test');
-    // GitHub Enterprise Server: the runner registers there, gh talks to that host.
+    // GitHub Enterprise Server has no GitHub-hosted runners: the runner registers there, gh talks to that host.
     expect(r.out).toContain('./config.sh --url https://ghes.example.com/acme/app --token');
     expect(r.out).toContain('gh workflow run school.yml --repo acme/app --hostname ghes.example.com');
     expect(school(dir, 'init', '--dir', 'svc', '--toolkit', 'not a repo').err).toMatch(

@@ -217,19 +217,27 @@ describe('the driver', () => {
     ]);
   });
 
-  it('a usage limit pauses the school and is not a failure; nothing else launches', async () => {
+  it('a usage limit its student reported pauses that agent alone and is not a failure; its next crew waits, another agent runs', async () => {
     const s = (school = makeSchool());
-    writeCurriculum(s, [item(1), item(2)]);
+    writeCurriculum(s, [item(1), item(2), item(3)]);
     await plan(s, [
       { crewId: 'c1-limit', issue: 1, agent: 'limited' },
-      { crewId: 'c2-wait', issue: 2 },
+      { crewId: 'c3-same', issue: 3, agent: 'limited' },
+      { crewId: 'c2-other', issue: 2 },
     ]);
-    const r = await drive(s, ['c1-limit', 'c2-wait']);
-    expect(r.finished).toEqual([expect.objectContaining({ crewId: 'c1-limit', outcome: 'usage_limit' })]);
-    expect(r.paused).toMatch(/usage_limit/);
-    expect(registry(s).crews['c2-wait']!.status).toBe('planned');
+    const r = await drive(s, ['c1-limit', 'c3-same', 'c2-other']);
+    expect(r.finished).toEqual([
+      expect.objectContaining({ crewId: 'c1-limit', outcome: 'usage_limit' }),
+      expect.objectContaining({ crewId: 'c2-other', outcome: 'succeeded' }),
+    ]);
+    expect(r.paused).toBeUndefined();
+    expect(r.skipped).toEqual([
+      { crewId: 'c3-same', reason: expect.stringMatching(/^agent limited paused/) },
+    ]);
+    expect(registry(s).crews['c3-same']!.status).toBe('planned');
     const jobs = readJsonl(s.layout.file('grading')).records;
-    expect(jobs).toEqual([]);
+    expect(jobs).toHaveLength(1);
+    expect(JSON.stringify(jobs[0])).toContain('"crewId":"c2-other"');
   });
 
   it('N3.3: no crew starts when the remaining job time cannot fit one', async () => {

@@ -246,10 +246,12 @@ describe('planDispatch: pauses (seed 002)', () => {
     await finishCrew(layout, first, 1, 'usage_limit');
 
     // The runtime never recorded the pause: the planner derives it from the registry and records it.
+    // Whether the school saw the limit itself is not in the registry: the crew's agent alone waits.
     const b = await plan(curriculum);
     expect(b.assignments).toEqual([]);
-    expect(b.paused).toContain(`crew ${first} (issue #1) ended with usage_limit`);
-    expect(b.refused.every((x) => x.code === 'paused')).toBe(true);
+    expect(b.paused).toBeUndefined();
+    expect(b.refused.every((x) => x.code === 'agent-paused')).toBe(true);
+    expect(b.refused[0]!.reason).toContain(`crew ${first} (issue #1) ended with usage_limit`);
     expect(readSchool(layout).pauses.map((p) => p.key)).toEqual([`paused:crew:${first}`]);
 
     const { cleared } = await clearPause(layout, 'credits topped up', readRegistry(layout));

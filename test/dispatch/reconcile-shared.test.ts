@@ -110,7 +110,15 @@ describe('reconciliation of a run’s shared crews', () => {
       { crewId: C, daemon: 'd2', slot: 0, worktree: '/w', owner: { ...RUN, daemon: 'd2' } },
       NOW,
     ) as CrewEvent;
-    const running = await state([claimedBy('d2'), started]);
+    // A crew starts under its lease (claimSlot appends both): one running without a lease is reconciled.
+    const expiresAt = new Date(NOW.getTime() + 3_600_000).toISOString();
+    const leased = event(
+      'lease.acquired',
+      `lease:d2/0:${C}`,
+      { crewId: C, daemon: 'd2', slot: 0, owner: { ...RUN, daemon: 'd2' }, expiresAt },
+      NOW,
+    ) as CrewEvent;
+    const running = await state([claimedBy('d2'), leased, started]);
     expect(await settle(running, { '1/d1': ended, '1/d2': ended })).toEqual([]);
     const finished = await state([
       claimedBy('d2'),

@@ -125,6 +125,8 @@ describe('the school loop through the committed bundles', () => {
         fleet: '["alpha","beta"]',
         attempt: '1', // the plan job's run_attempt: later jobs name the artifacts after it
         revisions: 'false', // no planned crew revises a pull request: the crew jobs check out one commit
+        // Each daemon's runs-on: both on their self-hosted runners (no fleet.daemons[].hosted).
+        runners: '{"alpha":["self-hosted","school-alpha"],"beta":["self-hosted","school-beta"]}',
       });
       expect(r.plan.dispatch.summary).toMatch(/no \(/); // both daemons offline: never beat
       expect(r.roster.map((j) => j.name)).toEqual(['roster alpha', 'roster beta']);

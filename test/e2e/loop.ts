@@ -21,7 +21,7 @@ export interface PlanJobResult {
   job: Job;
   fetch: StepResult;
   dispatch: StepResult;
-  /** The plan job's outputs (daemon-matrix.mjs): daemons, crews, has-work, fleet, attempt, revisions. */
+  /** The plan job's outputs (daemon-matrix.mjs): daemons, crews, has-work, fleet, attempt, revisions, runners. */
   outputs: Record<string, string>;
 }
 
@@ -128,6 +128,8 @@ export class LoopRunner {
           SCHOOL_MATRIX: dispatch.outputs.matrix ?? '',
           SCHOOL_FLEET: dispatch.outputs.fleet ?? '',
           SCHOOL_REVISIONS: dispatch.outputs.revisions ?? '',
+          SCHOOL_RUNNERS: dispatch.outputs.runners ?? '',
+          SCHOOL_RUNNER_PREFIX: 'school',
         }),
       );
       await job.save();

@@ -1,7 +1,17 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync, appendFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  writeFileSync,
+  appendFileSync,
+  utimesSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { git, gitBytes } from '../../src/process/git.js';
+import { commitPatch } from '../../src/delivery/branch.js';
+import { git, gitBytes, ignoringSubmodules, patchGitlinks } from '../../src/process/git.js';
 import { initRepo, tempDir } from '../support/tmp.js';
 
 /**
@@ -67,7 +77,7 @@ describe('hardened git', () => {
       cwd: wt,
     });
     expect(patch.toString()).toContain('+changed');
-    await git(wt, 'diff', '--name-only', '-z', base);
+    await git(wt, 'diff', '--name-only', '--no-ext-diff', '-z', base);
     await git(wt, 'add', '-A');
     await git(wt, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'x');
     await git(wt, 'checkout', '--quiet', '--force', '--detach', base);
@@ -99,5 +109,114 @@ describe('hardened git', () => {
     } finally {
       delete process.env.GITHUB_TOKEN;
     }
+  });
+});
+
+/**
+ * A repository the student made inside its worktree (`vendor/.git`), whose own config names a
+ * filter its attributes select, with a tracked file left stat-dirty: a host git that entered it (a
+ * child `git status` for a gitlink) would run that filter. The wrapper alone must never enter it.
+ */
+function nestedRepo(wt: string, marker: string): void {
+  const dir = join(wt, 'vendor');
+  mkdirSync(dir);
+  const g = (...a: string[]) =>
+    spawnSync('git', ['-c', 'user.name=s', '-c', 'user.email=s@s', ...a], { cwd: dir });
+  g('init', '-q');
+  writeFileSync(join(dir, 'lib.txt'), 'lib\n');
+  g('add', 'lib.txt');
+  g('commit', '-q', '-m', 'lib');
+  g('config', 'filter.nested.clean', `touch ${marker}; cat`);
+  g('config', 'core.fsmonitor', `touch ${marker}-fsmonitor; false`);
+  writeFileSync(join(dir, '.gitattributes'), '* filter=nested\n');
+  const later = new Date(Date.now() + 5_000);
+  utimesSync(join(dir, 'lib.txt'), later, later);
+}
+
+describe('nested repositories and gitlinks', () => {
+  it('no command of a collection, a reset or a delivery enters a nested repository, even made a gitlink', async () => {
+    const t = tempDir('school-git-nested-');
+    cleanup = t.cleanup;
+    const repo = initRepo(join(t.path, 'repo'), { 'a.txt': 'a\n' });
+    const wt = join(t.path, 'wt');
+    const base = (await git(repo, 'rev-parse', 'HEAD')).trim();
+    await git(repo, 'worktree', 'add', '--detach', '--quiet', wt, base);
+    const marker = join(t.path, 'nested-filter-ran');
+    nestedRepo(wt, marker);
+    // Even a `.gitmodules` asking for the submodule's dirtiness (`ignore = none`) is not obeyed.
+    writeFileSync(
+      join(wt, '.gitmodules'),
+      '[submodule "vendor"]\n\tpath = vendor\n\turl = ./vendor\n\tignore = none\n',
+    );
+    // `add --all` of a directory holding a `.git` makes a gitlink: the case git would recurse into.
+    await git(wt, 'add', '--all', '--intent-to-add');
+    expect(await git(wt, 'ls-files', '-s', 'vendor')).toMatch(/^160000 /);
+    await gitBytes(['diff', '--binary', '--no-color', '--no-ext-diff', base], { cwd: wt });
+    await git(wt, 'diff', '--name-only', '--no-ext-diff', '-z', base);
+    await git(wt, 'status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored');
+    await git(wt, 'status');
+    await git(wt, 'diff-files');
+    await git(wt, 'diff-index', base);
+    await git(wt, 'checkout', '--quiet', '--force', '--detach', base);
+    await git(wt, 'reset', '--quiet', '--hard', base);
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(`${marker}-fsmonitor`)).toBe(false);
+  });
+
+  it('refuses a caller asking a work-tree diff to look into submodules', () => {
+    expect(() => ignoringSubmodules(['diff', '--ignore-submodules=none', 'HEAD'])).toThrow(/refused/);
+    expect(ignoringSubmodules(['diff', '--cached', '--ignore-submodules=none', 'HEAD'])).toContain(
+      '--ignore-submodules=none',
+    );
+    expect(ignoringSubmodules(['-c', 'x=y', 'status', '-z'])).toEqual([
+      '-c',
+      'x=y',
+      'status',
+      '--ignore-submodules=all',
+      '-z',
+    ]);
+  });
+
+  it('a patch that adds a gitlink is found by git and refused by delivery', async () => {
+    const t = tempDir('school-git-link-');
+    cleanup = t.cleanup;
+    const repo = initRepo(join(t.path, 'repo'), { 'a.txt': 'a\n' });
+    const base = (await git(repo, 'rev-parse', 'HEAD')).trim();
+    const sha = 'a'.repeat(40);
+    const patch =
+      `diff --git a/vendor b/vendor\nnew file mode 160000\nindex 0000000..${sha.slice(0, 7)}\n--- /dev/null\n+++ b/vendor\n@@ -0,0 +1 @@\n+Subproject commit ${sha}\n` +
+      `diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n`;
+    expect(await patchGitlinks(repo, base, patch)).toEqual({ ok: true, gitlinks: ['vendor'] });
+    const honest = `diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n`;
+    expect(await patchGitlinks(repo, base, honest)).toEqual({ ok: true, gitlinks: [] });
+    const input = {
+      repoPath: repo,
+      baseSha: base,
+      message: 'm',
+      author: { name: 'School', email: 'school@example.com' },
+      date: '2026-01-01T00:00:00Z',
+    };
+    await expect(commitPatch({ ...input, diff: patch })).rejects.toThrow(/gitlink/);
+    expect(await commitPatch({ ...input, diff: honest })).toMatch(/^[0-9a-f]{40}$/);
+  });
+});
+
+describe('temporary files', () => {
+  it('leaves no school-git-* directory in the temp directory', () => {
+    const t = tempDir('school-tmp-probe-');
+    cleanup = t.cleanup;
+    const repo = initRepo(join(t.path, 'repo'), { 'a.txt': 'a\n' });
+    const tmp = join(t.path, 'tmp');
+    mkdirSync(tmp);
+    const script = `import { git } from ${JSON.stringify(resolve(__dirname, '../../src/process/git.ts'))};
+      for (let i = 0; i < 3; i++) await git(${JSON.stringify(repo)}, 'status', '--porcelain');
+      await git(${JSON.stringify(repo)}, 'log', '-1');`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: resolve(__dirname, '../..'),
+      env: { ...process.env, TMPDIR: tmp },
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readdirSync(tmp).filter((n) => n.startsWith('school-git-'))).toEqual([]);
   });
 });

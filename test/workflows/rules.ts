@@ -50,7 +50,8 @@ const permissionsOf = (job: Job) =>
 
 const isDispatch = (s: Step) => /(^|\/)actions\/dispatch-crew$/.test(s.uses ?? '');
 
-const selfHosted = (job: Job) => JSON.stringify(job['runs-on'] ?? '').includes('self-hosted');
+/** On a daemon's runner: a self-hosted label, or the runner the plan chose for `matrix.daemon` (hosted or not). */
+const selfHosted = (job: Job) => /self-hosted|matrix\.daemon/.test(JSON.stringify(job['runs-on'] ?? ''));
 
 /**
  * A roster job runs on a daemon's runner only to beat its heartbeat: dispatch-crew `mode: heartbeat`

@@ -14,8 +14,12 @@ const jobsOf = (wf: Workflow) => Object.entries(wf.jobs ?? {}).filter(([, j]) =>
 const stepsOf = (job: Job) => job.steps ?? [];
 const label = (step: Step, i: number) => step.name ?? step.id ?? `#${i}`;
 
-/** A job on a daemon's (self-hosted) runner: where students run, and where they may leave things. */
-export const onDaemonRunner = (job: Job) => JSON.stringify(job['runs-on'] ?? '').includes('self-hosted');
+/**
+ * A job on a daemon's runner: where students run, and where they may leave things. Self-hosted, or
+ * the runner the plan routes `matrix.daemon` to (a GitHub-hosted one for fleet.daemons[].hosted).
+ */
+export const onDaemonRunner = (job: Job) =>
+  /self-hosted|matrix\.daemon/.test(JSON.stringify(job['runs-on'] ?? ''));
 
 const isDispatch = (s: Step) => /(^|\/)actions\/dispatch-crew$/.test(s.uses ?? '');
 /** The step that runs students: dispatch-crew in mode run (mode defaults to plan). */

@@ -47,6 +47,11 @@ describe('daemon-matrix.mjs', () => {
       fleet: '["alpha","beta","gamma","idle"]',
       attempt: '1',
       revisions: 'false',
+      runners: JSON.stringify(
+        Object.fromEntries(
+          ['alpha', 'beta', 'gamma', 'idle'].map((d) => [d, ['self-hosted', `school-${d}`]]),
+        ),
+      ),
     });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual([
       { daemon: 'beta', assignments: ['c7-0a1b2c3d'] },
@@ -67,6 +72,7 @@ describe('daemon-matrix.mjs', () => {
       fleet: '[]',
       attempt: '1',
       revisions: 'false',
+      runners: '{"a1":["self-hosted","school-a1"]}',
     });
     // A fresh school plans nothing, but its roster still names every daemon to beat.
     expect(run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_FLEET: '["a1","b2"]' }).outputs).toEqual({
@@ -76,6 +82,7 @@ describe('daemon-matrix.mjs', () => {
       fleet: '["a1","b2"]',
       attempt: '1',
       revisions: 'false',
+      runners: '{"a1":["self-hosted","school-a1"],"b2":["self-hosted","school-b2"]}',
     });
     // The plan job's attempt names the artifacts every later job takes, re-run or not.
     const rerun = run('daemon-matrix.mjs', { SCHOOL_MATRIX: '[]', SCHOOL_RUN_ATTEMPT: '3' });

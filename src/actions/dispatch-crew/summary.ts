@@ -51,6 +51,10 @@ export function dispatchOutputs(r: DispatchJobResult): Record<string, string> {
         ),
         // Every configured daemon's id, work or not: the roster job beats each one.
         fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
+        // The daemons whose jobs run on a GitHub-hosted runner, with its label (daemon-matrix.mjs routes them).
+        runners: JSON.stringify(
+          Object.fromEntries(r.plan.fleet.filter((d) => d.hosted).map((d) => [d.id, d.hosted])),
+        ),
         admitted: String(r.plan.assignments.length),
         refused: String(r.plan.refused.length),
         // The crew jobs then fetch the school's branches: a revision starts from its pull request's head.

@@ -1,5 +1,6 @@
 import { NO_AGENTS } from '../../dispatch/assign.js';
 import { configJsonSchema, loadConfig } from '../../config/load.js';
+import { sandboxVisibilityProblems } from '../../sandbox/visibility.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';
 
@@ -25,6 +26,16 @@ export const configCommand: Command = {
     if (sub === 'check') {
       const path = values.config ?? 'school.yml';
       const config = loadConfig(path);
+      // A passEnv naming a host path the sandbox does not show is refused here; what depends on
+      // this machine alone (PATH entries left out, a login file not there yet) is `school doctor`'s.
+      const problems = sandboxVisibilityProblems(config, process.env).filter((p) => p.severity === 'error');
+      if (problems.length) {
+        process.stderr.write(
+          `${path}: ${problems.length} problem(s) with what the sandbox shows:\n` +
+            problems.map((p) => `  - ${p.field}: ${p.detail}.\n    fix: ${p.fix}\n`).join(''),
+        );
+        return 1;
+      }
       process.stdout.write(
         `${path}: valid. ${config.fleet.daemons.length} daemon(s), ${config.agents.length} agent(s), max ${config.dispatch.maxCrews} crew(s).\n`,
       );

@@ -19,11 +19,13 @@ import { VERSION } from '../version.js';
  */
 export const TOOLKIT_REPOSITORY = 'school-core/school-core';
 
-const HELP = `Usage: school init [--dir DIR] [--force] [--toolkit OWNER/NAME]
+const HELP = `Usage: school init [--dir DIR] [--force] [--toolkit OWNER/NAME] [--self-hosted]
 Sets a repository up for the school, in DIR (default: the current directory; it must be in a git
 repository):
   school.yml                      the verification command detected from the repository, the agent
                                   CLIs found on PATH (claude, codex) as agents, one daemon "local"
+                                  on GitHub's hosted ubuntu-latest runner (--self-hosted: on a
+                                  runner you register, labelled school-local)
   .github/workflows/school.yml    the caller of the loop, pinned to this toolkit release (v${VERSION}),
                                   on a schedule, by hand and on events (docs/workflows.md, Events)
   .github/workflows/school-review.yml  the relay of reviews requesting changes on the school's PRs
@@ -55,7 +57,12 @@ export function detectVerify(dir: string): string[] | undefined {
   return undefined;
 }
 
-export function renderInit(o: { verify?: string[]; claude: boolean; codex: boolean }): string {
+export function renderInit(o: {
+  verify?: string[];
+  claude: boolean;
+  codex: boolean;
+  hosted?: boolean;
+}): string {
   const q = (a: string[]) => `[${a.map((x) => JSON.stringify(x)).join(', ')}]`;
   const agents: string[] = [];
   if (o.claude)
@@ -66,6 +73,7 @@ export function renderInit(o: { verify?: string[]; claude: boolean; codex: boole
       '    # model: claude-sonnet-4-5',
       '    maxTurns: 60',
       '    passEnv: [ANTHROPIC_API_KEY] # the only variable besides PATH, HOME, … it receives',
+      '    # A subscription instead of a key: passEnv: [CLAUDE_CODE_OAUTH_TOKEN] (from `claude setup-token`).',
     );
   if (o.codex)
     agents.push(
@@ -74,6 +82,7 @@ export function renderInit(o: { verify?: string[]; claude: boolean; codex: boole
       '    kind: codex',
       '    # model: gpt-5-codex',
       '    passEnv: [OPENAI_API_KEY]',
+      "    # A ChatGPT login instead of a key (self-hosted): homeFiles: [.codex/auth.json], copied into the crew's HOME.",
       '    # Codex reports tokens, not cost: set your prices so the spend cap counts it (USD per 1M tokens).',
       '    # pricing: { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10 }',
     );
@@ -92,10 +101,21 @@ export function renderInit(o: { verify?: string[]; claude: boolean; codex: boole
     '# school.yml — written by `school init`. Every key is documented by `school config schema`;',
     '# `school config check` validates this file. See docs/agents.md for the agent kinds.',
     '',
-    '# One local daemon: crews run in git worktrees of this repository, one at a time.',
-    'fleet:',
-    '  daemons:',
-    '    - { id: local, worktrees: 1, class: standard }',
+    ...(o.hosted
+      ? [
+          "# One daemon on GitHub's hosted ubuntu-latest runner: no runner to register. Its crews use the",
+          "# repository's Actions minutes and a job ends after 6 hours; for more, register a self-hosted",
+          '# runner and remove `hosted` (README, "A daemon on a GitHub-hosted runner").',
+          'fleet:',
+          '  daemons:',
+          '    - { id: local, worktrees: 1, class: standard, hosted: ubuntu-latest }',
+        ]
+      : [
+          '# One local daemon: crews run in git worktrees of this repository, one at a time.',
+          'fleet:',
+          '  daemons:',
+          '    - { id: local, worktrees: 1, class: standard }',
+        ]),
     '',
     ...agentBlock,
     '',
@@ -195,7 +215,9 @@ export function nextSteps(o: {
   out.push(
     'Step 1 of 3 done. Next:',
     '',
-    '2. Commit, add the secrets and register a runner for each daemon:',
+    o.config.fleet.daemons.every((d) => d.hosted)
+      ? '2. Commit and add the secrets:'
+      : '2. Commit, add the secrets and register a runner for each daemon:',
   );
   out.push(`     git add ${o.files.map((f) => relative(process.cwd(), f) || f).join(' ')}`);
   out.push("     git commit -m 'Set up the school' && git push");
@@ -213,22 +235,16 @@ export function nextSteps(o: {
     '       fine-grained token (contents, pull requests: read and write) so the pull requests the school',
     '       opens run your checks without waiting for approval (docs/delivery.md)',
     '',
-    '   Runners: one self-hosted runner per daemon, on the machine that runs its crews (Linux, with',
-    `   bubblewrap, git, Node 20+ and the agent CLIs). Download it from ${server}/${repo}/settings/actions/runners/new,`,
-    '   get a registration token there or with',
-    `     ${gh(`api -X POST repos/${repo}/actions/runners/registration-token --jq .token`)}`,
-    '   and register it (install it as one user, run it as another, so a job cannot rewrite the runner):',
   );
-  for (const d of o.config.fleet.daemons) {
-    const label = `school-${d.id}`;
+  for (const d of o.config.fleet.daemons.filter((x) => x.hosted))
     out.push(
-      `     ./config.sh --url ${server}/${repo} --token <registration token> --name ${label} --labels ${label} --unattended`,
+      `   Daemon ${d.id} runs on GitHub's ${d.hosted} runner: nothing to register. Its crew jobs use the`,
+      "   repository's Actions minutes (free on public repositories) and end after 6 hours; the roster",
+      '   job runs school doctor there and puts its findings in the job summary.',
     );
-  }
+  const selfHosted = o.config.fleet.daemons.filter((x) => !x.hosted);
+  if (selfHosted.length) out.push(...runnerSteps(selfHosted, { server, repo, gh }));
   out.push(
-    '     ./run.sh   # or ./svc.sh install && ./svc.sh start, to keep it running',
-    '   then, on that machine, check it is ready:',
-    '     npx school-core doctor',
     '',
     '3. Start the school:',
     `     ${gh(`workflow run school.yml --repo ${repo}`)}`,
@@ -241,6 +257,28 @@ export function nextSteps(o: {
   return out;
 }
 
+/** How to register the runner of each self-hosted daemon. */
+function runnerSteps(
+  daemons: SchoolConfig['fleet']['daemons'],
+  o: { server: string; repo: string; gh: (args: string) => string },
+): string[] {
+  const { server, repo, gh } = o;
+  return [
+    '   Runners: one self-hosted runner per daemon, on the machine that runs its crews (Linux, with',
+    `   bubblewrap, git, Node 20+ and the agent CLIs). Download it from ${server}/${repo}/settings/actions/runners/new,`,
+    '   get a registration token there or with',
+    `     ${gh(`api -X POST repos/${repo}/actions/runners/registration-token --jq .token`)}`,
+    '   and register it (install it as one user, run it as another, so a job cannot rewrite the runner):',
+    ...daemons.map(
+      (d) =>
+        `     ./config.sh --url ${server}/${repo} --token <registration token> --name school-${d.id} --labels school-${d.id} --unattended`,
+    ),
+    '     ./run.sh   # or ./svc.sh install && ./svc.sh start, to keep it running',
+    '   then, on that machine, check it is ready:',
+    '     npx school-core doctor',
+  ];
+}
+
 export const initCommand: Command = {
   summary: 'init [--dir DIR] [--force]: write school.yml and the caller workflow; say what comes next',
   async run(argv) {
@@ -248,6 +286,7 @@ export const initCommand: Command = {
       dir: { type: 'string' },
       force: { type: 'boolean' },
       toolkit: { type: 'string' },
+      'self-hosted': { type: 'boolean' },
       help: { type: 'boolean' },
     });
     if (values.help) {
@@ -274,10 +313,15 @@ export const initCommand: Command = {
       );
     const verify = detectVerify(dir);
     const found = { claude: !!which('claude'), codex: !!which('codex') };
-    const text = renderInit({ ...(verify ? { verify } : {}), ...found });
+    // A first run needs no runner: the daemon runs on GitHub's ubuntu-latest unless --self-hosted,
+    // or unless origin is a GitHub Enterprise Server (which has no GitHub-hosted runners).
+    const remote = await originOf(top);
+    const cloud = !remote || /(^|\.)github\.com$|\.ghe\.com$/.test(new URL(remote.server).host);
+    const hosted = !values['self-hosted'] && cloud;
+    const text = renderInit({ ...(verify ? { verify } : {}), ...found, hosted });
     const config = parseConfig(parseYaml(text), 'the generated school.yml'); // never write a file the school refuses
     const configPath = relative(top, target).split(sep).join('/');
-    const caller = renderWorkflow({ toolkit, version: VERSION, config: configPath });
+    const caller = renderWorkflow({ toolkit, version: VERSION, config: configPath, hosted });
     const relayText = renderReviewRelay({ version: VERSION });
     parseYaml(caller); // a YAML error here is ours, before anything is written
     parseYaml(relayText);
@@ -285,7 +329,6 @@ export const initCommand: Command = {
     mkdirSync(dirname(workflow), { recursive: true });
     writeTextAtomic(workflow, caller);
     writeTextAtomic(relay, relayText);
-    const remote = await originOf(top);
     const lines = nextSteps({
       config,
       files: [target, workflow, relay],

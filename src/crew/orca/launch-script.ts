@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { CAPPED_LOG_WRITER, DEFAULT_LOG_MAX_BYTES } from '../../process/capped-log.js';
 
 /**
  * The launch script of one student turn in an Orca terminal. Orca types `--command` into an
@@ -8,7 +9,10 @@ import { join } from 'node:path';
  *
  * The script writes the files the school trusts, not Orca's memory: `started` (its pid, which leads
  * the terminal's process group) before the student runs, the output appended to the student log,
- * and `exit-code` (written to a temporary name and renamed, so it is whole or absent).
+ * and `exit-code` (written to a temporary name and renamed, so it is whole or absent). The output
+ * reaches the log through a pipe (a FIFO of the turn's) and the capped writer run by `node`
+ * (src/process/capped-log.ts): the log keeps its tail within `dispatch.logMaxBytes` here too, with
+ * no school process needed while the turn runs.
  *
  * N7.1: the turn does not depend on its terminal. The student writes to the log only, and the
  * terminal shows the log as it grows (`tail -f`), so a terminal that vanishes (Orca crashed) cannot
@@ -22,8 +26,10 @@ export interface TurnFiles {
   started: string;
   exitCode: string;
   terminal: string;
-  /** The student log's size when the turn began: where its part of the log starts (N7.1). */
+  /** The student log's logical size when the turn began: where its part of the log starts (N7.1). */
   logOffset: string;
+  /** The pipe from the student to the capped log writer. */
+  fifo: string;
 }
 
 export function turnFiles(dir: string): TurnFiles {
@@ -35,6 +41,7 @@ export function turnFiles(dir: string): TurnFiles {
     exitCode: join(dir, 'exit-code'),
     terminal: join(dir, 'terminal.json'),
     logOffset: join(dir, 'log-offset'),
+    fifo: join(dir, 'output.fifo'),
   };
 }
 
@@ -55,6 +62,10 @@ export function launchScript(o: {
   argv: readonly string[];
   env: Readonly<Record<string, string>>;
   logFile: string;
+  /** The student log's cap (`dispatch.logMaxBytes`). */
+  logMaxBytes?: number;
+  /** The node that runs the capped log writer (the school's own). */
+  node?: string;
 }): string {
   const f = o.files;
   const q = shQuote;
@@ -64,6 +75,9 @@ export function launchScript(o: {
   });
   const tmp = `${f.exitCode}.tmp`;
   const log = q(o.logFile);
+  const fifo = q(f.fifo);
+  const node = q(o.node ?? process.execPath);
+  const max = String(o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES);
   return [
     '#!/bin/sh',
     '# One student turn, written by school-core; Orca runs it with `exec /bin/sh <this file>`.',
@@ -76,9 +90,17 @@ export function launchScript(o: {
     // What the terminal shows: this turn's part of the log as it grows (the student never writes to it).
     `: >> ${log} || exit 97`,
     `tail -c +$(($(wc -c < ${log}) + 1)) -f ${log} & shown=$!`,
+    // The output goes through the capped writer: the log keeps its tail, never more than its cap.
+    `[ -x ${node} ] && rm -f ${fifo} && mkfifo -m 600 ${fifo} || exit 97`,
+    `${node} -e ${q(CAPPED_LOG_WRITER)} ${log} ${max} < ${fifo} & writer=$!`,
     // `env -i`: the student gets exactly the school's environment, nothing of Orca's terminal.
-    `env -i -- ${[...env, ...o.argv.map(q)].join(' ')} < ${q(f.input)} >> ${log} 2>&1`,
+    `env -i -- ${[...env, ...o.argv.map(q)].join(' ')} < ${q(f.input)} > ${fifo} 2>&1`,
     'code=$?',
+    // The writer ends when the last holder of the pipe closes it; a process the student left running
+    // may hold it: a moment to drain, then the writer is stopped (the leftover is the teardown's).
+    'i=0; while kill -0 "$writer" 2>/dev/null && [ "$i" -lt 20 ]; do sleep 0.1; i=$((i + 1)); done',
+    'kill "$writer" 2>/dev/null',
+    `rm -f ${fifo}`,
     `echo "$code" > ${q(tmp)} && mv ${q(tmp)} ${q(f.exitCode)}`,
     // A moment for the terminal to show the last lines; the exit code is already written.
     'sleep 1',

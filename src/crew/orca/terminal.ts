@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { logicalSize } from '../../process/capped-log.js';
 import { join } from 'node:path';
 import type { RunOptions, RunResult } from '../../process/run.js';
 import { groupAlive, killGroup } from '../../process/group.js';
@@ -34,10 +35,18 @@ export async function runInTerminal(t: TerminalTurn, o: Omit<RunOptions, 'env'>)
   mkdirSync(files.dir, { recursive: true, mode: 0o700 });
   writeFileSync(files.input, o.input ?? '', { mode: 0o600 });
   // Where this turn's output begins in the log: what reading the turn back after a crash needs.
-  writeFileSync(files.logOffset, String(existsSync(o.logFile!) ? statSync(o.logFile!).size : 0));
+  // A logical offset (bytes ever written, src/process/capped-log.ts): still right after a cut.
+  writeFileSync(files.logOffset, String(logicalSize(o.logFile!)));
   writeFileSync(
     files.script,
-    launchScript({ files, cwd: o.cwd, argv: t.argv, env: t.env, logFile: o.logFile! }),
+    launchScript({
+      files,
+      cwd: o.cwd,
+      argv: t.argv,
+      env: t.env,
+      logFile: o.logFile!,
+      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
+    }),
     { mode: 0o600 },
   );
   const s = t.cli.settings;

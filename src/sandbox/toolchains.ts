@@ -1,0 +1,278 @@
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { SYSTEM_PATHS } from './mounts.js';
+
+/**
+ * What of the host's toolchains a confined process sees, read-only, at the same paths: the programs
+ * it runs (the agent CLI, verification, sealed tests, the reviewer) and the interpreters those start
+ * (`#!/usr/bin/env node`, `npm` scripts) must resolve inside to the same files as outside.
+ *
+ * A PATH entry outside the protected paths (HOME, the toolkit, the runner install) is bound as it
+ * is. One inside them is bound only when it is recognized as a toolchain's *version directory*,
+ * which holds that toolchain and nothing of the user's: `~/.nvm/versions/node/<v>`, never `~/.nvm`;
+ * a runner's tool cache entry `<_tool>/<tool>/<version>/<arch>`, never the rest of `_work`. Shim
+ * directories (asdf, pyenv, rbenv, mise, volta, `~/.cargo/bin`) and `~/.local/bin` are left out:
+ * their programs find the real tool through the user's HOME, which is private inside.
+ *
+ * A program installed by npm (an agent CLI as a `<prefix>/bin` or `node_modules/.bin` shim, its
+ * `bin/*.js`, its native binary) brings its package and everything the package loads, found by
+ * Node's resolution over `dependencies` and `optionalDependencies` up the `node_modules` chain.
+ */
+
+export interface ToolchainOptions {
+  /** The PATH of the confined process. */
+  path: string;
+  /** Programs it runs (absolute): each with its toolchain or its npm package and what that loads. */
+  programs: readonly string[];
+  /** Other absolute files it names (a script in argv): the package that holds each. */
+  files?: readonly string[];
+  /** Paths never made visible but through a recognized toolchain root or a program's own files. */
+  protect: readonly string[];
+  /** Paths the process may write (its worktree): nothing is resolved from packages found there. */
+  untrusted?: readonly string[];
+  /** The runner's tool cache directories (RUNNER_TOOL_CACHE, AGENT_TOOLSDIRECTORY), host side. */
+  toolCaches?: readonly string[];
+}
+
+export interface ToolchainMounts {
+  readOnly: string[];
+  /** Directories inside a visible toolchain replaced by an empty one (npm's global `etc/npmrc`). */
+  masked: string[];
+}
+
+/** The runner's tool cache directories named by the host's environment. */
+export function toolCacheDirs(env: NodeJS.ProcessEnv = process.env): string[] {
+  return ['RUNNER_TOOL_CACHE', 'AGENT_TOOLSDIRECTORY']
+    .map((k) => env[k])
+    .filter((v): v is string => !!v && isAbsolute(v))
+    .map((v) => resolve(v));
+}
+
+/** Version directories of version managers: the match's first group is the root to bind. */
+const VERSION_ROOTS: RegExp[] = [
+  // nvm (any NVM_DIR), nodenv, pyenv, rbenv: <manager>/versions/[node/]<version>
+  /^(.*\/versions\/(?:node|io\.js)\/[^/]+)(?:\/.*)?$/,
+  /^(.*\/\.(?:nodenv|pyenv|rbenv)\/versions\/[^/]+)(?:\/.*)?$/,
+  // asdf and mise: <manager>/installs/<tool>/<version>
+  /^(.*\/(?:\.asdf|mise)\/installs\/[^/]+\/[^/]+)(?:\/.*)?$/,
+  // volta's unpacked images: ~/.volta/tools/image/<tool>/<version>
+  /^(.*\/\.volta\/tools\/image\/[^/]+\/[^/]+)(?:\/.*)?$/,
+  // rustup: ~/.rustup/toolchains/<toolchain>
+  /^(.*\/\.rustup\/toolchains\/[^/]+)(?:\/.*)?$/,
+];
+
+/** Directories of shims that need their manager's state in HOME: why each is left out. */
+const SHIMS: Array<[RegExp, string]> = [
+  [/\/\.(?:asdf|pyenv|rbenv|nodenv)\/shims$|\/mise\/shims$/, "a version manager's shims"],
+  [/\/\.volta\/bin$/, "volta's shims"],
+  [/\/\.cargo\/bin$/, "rustup's proxies (they read ~/.rustup, and ~/.cargo holds the registry token)"],
+  [/\/\.local\/bin$/, '~/.local/bin (pip --user and pipx scripts, credential helpers)'],
+];
+
+/**
+ * The toolchain root a directory or file belongs to, when it is one the sandbox may show although
+ * it lies inside a protected path: a version manager's version directory or a tool cache entry.
+ */
+export function toolchainRoot(p: string, toolCaches: readonly string[] = []): string | undefined {
+  const abs = resolve(p);
+  const caches = [...toolCaches, ...[...abs.matchAll(/^(.*\/_work\/_tool)(?:\/|$)/g)].map((m) => m[1]!)];
+  for (const cache of caches) {
+    if (!abs.startsWith(cache + sep)) continue;
+    // <cache>/<tool>/<version>/<arch>: one installed version, never the cache's other entries.
+    const parts = abs.slice(cache.length + 1).split(sep);
+    if (parts.length >= 3) return join(cache, ...parts.slice(0, 3));
+  }
+  for (const re of VERSION_ROOTS) {
+    const m = re.exec(abs);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/** Why a PATH entry that is left out of the sandbox is left out, when it is a known kind. */
+export function shimKind(dir: string): string | undefined {
+  return SHIMS.find(([re]) => re.test(resolve(dir)))?.[1];
+}
+
+/** Read-only mounts for what `o.programs` need; the legacy shape (paths only). */
+export function toolPaths(o: ToolchainOptions): string[] {
+  return toolchainMounts(o).readOnly;
+}
+
+export function toolchainMounts(o: ToolchainOptions): ToolchainMounts {
+  const guard = protection(o.protect);
+  const caches = o.toolCaches ?? [];
+  const untrusted = (o.untrusted ?? []).map((p) => resolve(p));
+  const out = new Set<string>();
+  const masked = new Set<string>();
+  const system = (p: string) => SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + sep));
+  // A recognized root may lie inside a protected path. One that holds a protected directory (the
+  // toolkit installed globally into an nvm version) is shown with that directory emptied; one that
+  // is a protected path, or holds a protected file, is not shown.
+  const addRoot = (root: string): boolean => {
+    if (!existsSync(root) || guard.is(root)) return false;
+    const inner = guard.within(root).filter((q) => existsSync(q));
+    if (inner.some((q) => !isDirectory(q))) return false;
+    out.add(root);
+    for (const q of inner) masked.add(q);
+    return true;
+  };
+  const add = (p: string) => {
+    if (!isAbsolute(p) || system(p) || !existsSync(p)) return;
+    const root = toolchainRoot(p, caches);
+    if (root) addRoot(root);
+    else if (!guard.blocked(p)) out.add(p);
+  };
+  for (const d of o.path.split(delimiter).filter(Boolean)) {
+    add(d);
+    const real = realpathOf(d);
+    if (real && real !== d) add(real);
+  }
+  const inside = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));
+  for (const prog of o.programs) {
+    const real = isAbsolute(prog) ? realpathOf(prog) : undefined;
+    if (!real) continue;
+    const root = toolchainRoot(real, caches) ?? toolchainRoot(prog, caches);
+    if (root && addRoot(root)) {
+      if (!system(prog) && !prog.startsWith(root + sep)) out.add(prog);
+      continue;
+    }
+    // The program itself is always visible, as a file, even inside a protected directory (a node
+    // of the runner install, an agent CLI under the host's HOME): one file shows nothing else.
+    out.add(prog);
+    if (real !== prog) out.add(real);
+    const pkg = packageRoot(real);
+    if (!pkg) continue;
+    // What a student may write is no place to resolve packages from: its package.json would choose.
+    if (inside(pkg, untrusted)) continue;
+    for (const dir of packageClosure(pkg)) if (!guard.holds(dir)) out.add(dir);
+  }
+  for (const file of o.files ?? []) {
+    const real = isAbsolute(file) ? realpathOf(file) : undefined;
+    if (!real) continue;
+    out.add(file);
+    if (real !== file) out.add(real);
+    const pkg = packageRoot(real);
+    if (pkg && !guard.holds(pkg)) out.add(pkg);
+  }
+  // A path inside another visible one is seen through it: binding it again would ask bwrap to make
+  // a mount point inside a read-only bind (and a link's target may not be mounted yet).
+  // The system is bound whole already (a package under /usr/lib/node_modules is seen through it).
+  const all = [...out].filter((p) => !system(p));
+  const readOnly = all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + sep)));
+  // npm's global configuration (`<prefix>/etc/npmrc`) may hold a registry token: hidden.
+  for (const r of readOnly) if (existsSync(join(r, 'etc', 'npmrc'))) masked.add(join(r, 'etc'));
+  return { readOnly, masked: [...masked] };
+}
+
+function protection(protect: readonly string[]) {
+  // A protected path is compared as given and as it resolves (a linked node_modules, a bind).
+  const list = protect.flatMap((p) => {
+    const r = resolve(p);
+    const real = realpathOf(r);
+    return real && real !== r ? [r, real] : [r];
+  });
+  return {
+    /** Inside, equal to or above a protected path (or the root). */
+    blocked: (p: string) =>
+      p === sep || list.some((q) => p === q || p.startsWith(q + sep) || q.startsWith(p + sep)),
+    /** Equal to or above a protected path: binding it would show that path. */
+    holds: (p: string) => p === sep || list.some((q) => p === q || q.startsWith(p + sep)),
+    /** A protected path itself (or the root). */
+    is: (p: string) => p === sep || list.includes(p),
+    /** The protected paths strictly inside `p`. */
+    within: (p: string) => [...new Set(list.filter((q) => q.startsWith(p + sep)))],
+  };
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function realpathOf(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `…/node_modules/<name>` or `…/node_modules/@scope/<name>` that holds `file`, if any. */
+export function packageRoot(file: string): string | undefined {
+  const parts = file.split(sep);
+  const i = parts.lastIndexOf('node_modules');
+  if (i < 0 || i + 1 >= parts.length - 1) return undefined;
+  const n = parts[i + 1]!.startsWith('@') ? i + 3 : i + 2;
+  if (n > parts.length - 1) return undefined;
+  return parts.slice(0, n).join(sep) || undefined;
+}
+
+/** A package name as npm allows it: no `..`, no absolute path, at most one scope. */
+const PACKAGE_NAME = /^(?:@[A-Za-z0-9~-][A-Za-z0-9._~-]*\/)?[A-Za-z0-9~-][A-Za-z0-9._~-]*$/;
+/** An install with more packages than this is not an agent CLI; the walk stops there. */
+const MAX_PACKAGES = 4000;
+
+/**
+ * The package directories `pkg` loads: itself and, transitively, every dependency and optional
+ * dependency that is installed, each found as Node finds it (`node_modules/<name>` in the package's
+ * real directory, then in each directory above it). A package seen through a link is listed at the
+ * link's path and at its real one, so both the lookup and the loaded files resolve inside.
+ */
+export function packageClosure(pkg: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const queue = [pkg];
+  while (queue.length && seen.size < MAX_PACKAGES) {
+    const dir = queue.shift()!;
+    const real = realpathOf(dir);
+    if (!real || seen.has(real)) {
+      if (real && dir !== real && !out.includes(dir)) out.push(dir);
+      continue;
+    }
+    seen.add(real);
+    out.push(dir);
+    if (real !== dir) out.push(real);
+    for (const name of dependencyNames(real)) {
+      const found = resolvePackage(name, real);
+      if (found) queue.push(found);
+    }
+  }
+  return out;
+}
+
+function dependencyNames(dir: string): string[] {
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  } catch {
+    return [];
+  }
+  if (!manifest || typeof manifest !== 'object') return [];
+  const names = new Set<string>();
+  for (const field of ['dependencies', 'optionalDependencies'] as const) {
+    const deps = (manifest as Record<string, unknown>)[field];
+    if (deps && typeof deps === 'object' && !Array.isArray(deps))
+      for (const n of Object.keys(deps))
+        if (PACKAGE_NAME.test(n) && !n.split('/').includes('..')) names.add(n);
+  }
+  return [...names];
+}
+
+/** Node's lookup of a bare package name from a package's directory; undefined when not installed. */
+export function resolvePackage(name: string, from: string): string | undefined {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (basename(dir) !== 'node_modules') {
+      const candidate = join(dir, 'node_modules', name);
+      try {
+        if (statSync(join(candidate, 'package.json')).isFile()) return candidate;
+      } catch {
+        /* not here: the directory above */
+      }
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}

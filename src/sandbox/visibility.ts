@@ -1,0 +1,122 @@
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { SchoolConfig } from '../config/schema.js';
+import { which } from '../process/which.js';
+import { SYSTEM_PATHS } from './mounts.js';
+import { defaultProtected } from './sandbox.js';
+import { shimKind, toolCacheDirs, toolchainMounts } from './toolchains.js';
+
+/**
+ * What a configuration expects to see inside the sandbox that the sandbox will not show, found
+ * before a crew runs: a `passEnv` variable whose value is a host path (`CODEX_HOME`,
+ * `CLAUDE_CONFIG_DIR`) that does not exist inside, a PATH entry left out, a `homeFiles` entry
+ * missing from HOME. `school config check` refuses on an error; `school doctor` reports them all.
+ */
+export interface VisibilityProblem {
+  severity: 'error' | 'warning';
+  /** The setting at fault, e.g. `agents[codex].passEnv`. */
+  field: string;
+  detail: string;
+  fix: string;
+}
+
+export interface VisibilityOptions {
+  /** The host HOME (default: the HOME of `env`, else this user's). */
+  home?: string;
+}
+
+/** Every problem of `config` under the host environment `env`; empty with `sandbox.kind: none`. */
+export function sandboxVisibilityProblems(
+  config: SchoolConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  o: VisibilityOptions = {},
+): VisibilityProblem[] {
+  if (config.sandbox.kind === 'none') return [];
+  const home = resolve(o.home ?? env.HOME ?? homedir());
+  const visible = visibleTree(config, env, home);
+  const out: VisibilityProblem[] = [];
+  const reviewer = config.grading.reviewer;
+  const holders: Array<{ field: string; passEnv: readonly string[]; homeFiles: boolean }> = [
+    ...config.agents.map((a) => ({ field: `agents[${a.id}]`, passEnv: a.passEnv, homeFiles: true })),
+    ...(reviewer && !Array.isArray(reviewer)
+      ? [{ field: 'grading.reviewer', passEnv: reviewer.passEnv, homeFiles: false }]
+      : []),
+  ];
+  for (const h of holders)
+    for (const name of h.passEnv) {
+      const value = env[name];
+      if (!value || !isAbsolute(value)) continue;
+      const hidden = value
+        .split(delimiter)
+        .filter((p) => isAbsolute(p) && !visible(resolve(p)))
+        .map((p) => resolve(p));
+      for (const p of hidden) out.push(hiddenPathProblem(`${h.field}.passEnv`, name, p, home, h.homeFiles));
+    }
+  for (const a of config.agents)
+    for (const rel of a.homeFiles ?? []) {
+      const source = join(home, rel);
+      if (!isFile(source))
+        out.push({
+          severity: 'warning',
+          field: `agents[${a.id}].homeFiles`,
+          detail: `${source} is not a file here: the crew of ${a.id} would not start`,
+          fix: "log the CLI in as the runner's user on this machine, or remove the entry",
+        });
+    }
+  for (const dir of (env.PATH ?? '').split(delimiter).filter((d) => isAbsolute(d) && existsSync(d))) {
+    if (visible(resolve(dir))) continue;
+    const kind = shimKind(dir);
+    out.push({
+      severity: 'warning',
+      field: 'PATH',
+      detail: `${dir}${kind ? ` (${kind})` : ''} is on PATH but not visible in the sandbox: a program found there outside is not found inside`,
+      fix: "put the toolchain's version directory on PATH instead (e.g. ~/.nvm/versions/node/<v>/bin, $(pyenv prefix)/bin, ~/.rustup/toolchains/<t>/bin), or add the directory to sandbox.readOnly",
+    });
+  }
+  return out;
+}
+
+function hiddenPathProblem(
+  field: string,
+  name: string,
+  path: string,
+  home: string,
+  homeFiles: boolean,
+): VisibilityProblem {
+  const inHome = path === home || path.startsWith(home + sep);
+  const rel = relative(home, path) || '.';
+  const detail = `${name}=${path} names a host path the sandbox does not show${inHome ? " (the runner user's HOME is private inside)" : ''}: the CLI would look there and find nothing`;
+  const readOnly = `add ${path} to sandbox.readOnly to show it read-only`;
+  const fix =
+    inHome && homeFiles
+      ? `remove ${name} from passEnv and list the files the CLI needs in ${field.replace(/\.passEnv$/, '.homeFiles')} (e.g. [${rel === '.' ? '.codex/auth.json' : `${rel}/auth.json`}]), copied into the crew's private HOME; or ${readOnly}`
+      : readOnly;
+  return { severity: 'error', field, detail, fix };
+}
+
+/** Whether a host path is seen inside: the system, sandbox.readOnly, and the toolchains on PATH. */
+function visibleTree(config: SchoolConfig, env: NodeJS.ProcessEnv, home: string): (p: string) => boolean {
+  const path = env.PATH ?? '';
+  const bins = config.agents
+    .filter((a) => a.kind !== 'command')
+    .map((a) => which(a.bin ?? (a.kind === 'codex' ? 'codex' : 'claude'), path))
+    .filter((b): b is string => !!b);
+  const tools = toolchainMounts({
+    path,
+    programs: [...bins, process.execPath],
+    protect: [home, ...defaultProtected(env)],
+    toolCaches: toolCacheDirs(env),
+  });
+  const shown = [...SYSTEM_PATHS, ...config.sandbox.readOnly, ...tools.readOnly].map((p) => resolve(p));
+  const under = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));
+  return (p) => under(p, shown) && !under(p, tools.masked);
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}

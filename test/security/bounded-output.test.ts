@@ -1,0 +1,133 @@
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freeDiskBytes } from '../../src/crew/disk.js';
+import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
+import { fetchCurriculum } from '../../src/curriculum/fetch.js';
+import { readCrewState } from '../../src/dispatch/lease.js';
+import { drain } from '../../src/grading/drain.js';
+import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
+import { importHandoffs } from '../../src/handoff/import.js';
+import { silentLogger } from '../../src/log.js';
+import { planStep, runStep } from '../../src/loop/steps.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { FIXTURES } from '../crew/helpers.js';
+import { filesUnder, launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+
+/**
+ * What a hostile student makes the school record is bounded where it is recorded, and its output
+ * does not outlive its crew. One crew job on GitHub's path (plan, crew job, handoff, import in a job
+ * that runs no student code) with two crews beside each other on one daemon: a flooder, sandboxed,
+ * that asks the proxy for ten 30,000-character host names, prints 80 MiB and fills its HOME; and an
+ * honest one. Before: the refused names went whole into `crew.finished` (a 300 KB line the import
+ * refuses, so the crew stayed running with its slot taken forever), and the 80 MiB stayed in
+ * `student.log`, tripping the next cycle's disk floor.
+ */
+const CAP = 1024 * 1024;
+const FLOOD = 80 * 1024 * 1024;
+const SLACK = 256 * 1024;
+
+let s: School | undefined;
+afterEach(() => {
+  s?.cleanup();
+  s = undefined;
+});
+
+function flooder() {
+  return {
+    id: 'flooder',
+    command: [
+      'node',
+      join(FIXTURES, 'flood-student.mjs'),
+      '--connects',
+      '10',
+      '--host-length',
+      '30000',
+      '--flood',
+      String(FLOOD),
+      '--home-bytes',
+      String(8 * 1024 * 1024),
+      '{brief}',
+    ],
+    roles: ['coding'],
+  };
+}
+
+describe('bounded records and output of a hostile student (GitHub path)', () => {
+  it('its crew.finished is imported, its slot frees, its log keeps the tail within the cap, its runtime is pruned; the honest crew is accepted', async () => {
+    s = makeSchool({ daemons: [{ id: 'd1', worktrees: 2 }], extraAgents: [flooder()], timeout: 120 });
+    s.config.dispatch.maxCrews = 2;
+    s.config.dispatch.logMaxBytes = CAP;
+    // An allow-list starts the sandbox's egress proxy (as any CLI agent's API host does).
+    s.config.sandbox.allow = ['allowed.example.test:443'];
+    const issues = [
+      { number: 1, title: 'Flood', body: '```school\nagent: flooder\n```\n' },
+      { number: 2, title: 'Honest', body: '```school\nagent: editor\n```\n' },
+    ];
+    const source = writeIssues(s, issues);
+    // A disk floor 48 MiB under what is free now: the flood, kept, would trip it.
+    s.config.dispatch.minFreeDiskGiB = Math.max(0, freeDiskBytes(s.root) - 48 * 1024 * 1024) / 1024 ** 3;
+    await fetchCurriculum({ layout: s.layout, config: s.config, source, logger: silentLogger });
+    const first = await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'] });
+    expect(first.assignments.map((a) => a.issueNumber).sort()).toEqual([1, 2]);
+    const byIssue = new Map(first.assignments.map((a) => [a.issueNumber, a.crewId]));
+    const restored = new StateLayout(join(s.root, 'grade-job-state'));
+    cpSync(s.layout.root, restored.root, { recursive: true });
+    const root = join(s.root, 'handoffs');
+    const out = join(root, 'school-handoff-1-1-1-d1');
+    const marks = markHandoff(s.layout);
+    await runStep({
+      config: s.config,
+      layout: s.layout,
+      daemon: 'd1',
+      logger: silentLogger,
+      launcher: await launcher(),
+      bookbagsPath: join(out, 'bookbags'),
+    });
+    writeHandoff(s.layout, marks, out, 'd1');
+
+    const imported = await importHandoffs(restored, root, { config: s.config, logger: silentLogger });
+    expect(imported.refused).toEqual([]);
+    const crews = readCrewState(restored).registry.crews;
+    const flood = crews[byIssue.get(1)!]!;
+    expect(flood.status).toBe('finished');
+    expect(flood.outcome).toBe('succeeded');
+    // Every refused name is named, cut with its marker; the whole reason stays a few KiB.
+    expect(flood.reason).toContain('egress-refused');
+    expect(flood.reason).toMatch(/…\[\d+ more characters\]/);
+    expect(flood.reason!.length).toBeLessThanOrEqual(16 * 1024);
+    for (const line of readFileSync(restored.file('crews'), 'utf8').split('\n'))
+      expect(Buffer.byteLength(line)).toBeLessThan(64 * 1024);
+    for (const line of readFileSync(restored.file('audit'), 'utf8').split('\n'))
+      expect(Buffer.byteLength(line)).toBeLessThan(64 * 1024);
+    expect(crews[byIssue.get(2)!]).toMatchObject({ status: 'finished', outcome: 'succeeded' });
+    expect(readCrewState(restored).registry.leases).toEqual({});
+
+    // The flood: the log kept its tail, within the cap; nothing the student grew stayed behind.
+    const dir = crewRuntimeDir(defaultRuntimeDir(s.layout.root), byIssue.get(1)!);
+    const log = join(dir, 'student.log');
+    expect(statSync(log).size).toBeLessThanOrEqual(CAP + SLACK);
+    const text = readFileSync(log, 'utf8');
+    expect(text).toMatch(/^\[school\] log cut: \d+ earlier bytes dropped/);
+    expect(text.trimEnd().endsWith('LAST-LINE-OF-THE-FLOOD #1')).toBe(true);
+    expect(existsSync(join(dir, 'sandbox'))).toBe(false);
+    expect(existsSync(join(dir, 'checkouts'))).toBe(false);
+    const left = filesUnder(dir).reduce((n, f) => n + statSync(f).size, 0);
+    expect(left).toBeLessThanOrEqual(3 * (CAP + SLACK));
+    expect(readdirSync(dir)).toContain('runner.log');
+
+    // The next cycle: the disk floor the 80 MiB flood would have tripped holds, and issue 3 gets a slot.
+    const more = writeIssues(s, [
+      ...issues,
+      { number: 3, title: 'Next', body: '```school\nagent: editor\n```\n' },
+    ]);
+    await fetchCurriculum({ layout: restored, config: s.config, source: more, logger: silentLogger });
+    const next = await planStep({ config: s.config, layout: restored, logger: silentLogger, beat: ['d1'] });
+    expect(next.assignments.map((a) => a.issueNumber)).toEqual([3]);
+
+    // The honest crew beside it is accepted.
+    const graded = await drain({ config: s.config, layout: restored, logger: silentLogger });
+    const verdicts = new Map(graded.verdicts.map((v) => [v.crewId, v.accepted]));
+    expect(verdicts.get(byIssue.get(2)!)).toBe(true);
+  }, 300_000);
+});
