@@ -1,6 +1,8 @@
 // Bundles every action entry (src/actions/<name>/index.ts) and the CLI (src/cli/index.ts) with ncc, one
 // bundle each, into dist/<name>/. `--check` builds the same way and then fails when dist/ differs
-// from what git has (changed, deleted or untracked files).
+// from the build: `--check` builds into an empty temporary directory and compares it with dist/, file by
+// file (bytes and the executable bit), so a file the build no longer writes (a stale chunk, an entry
+// that is gone) fails the check by name, and dist/ itself is left as it was.
 //
 // Type checking is not part of the build (`npm run typecheck` does it), so ncc is not fed
 // TypeScript: esbuild first turns src/ into JavaScript, one .js per .ts in the same layout, under
@@ -10,13 +12,17 @@
 // because the JavaScript must resolve the checkout's node_modules.
 import { fork, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { build as transpile } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
 const check = process.argv.includes('--check');
 const dist = join(root, 'dist');
+// The check builds into an empty directory of its own: what it finds there is exactly what the build
+// writes, whatever dist/ holds.
+const out = check ? mkdtempSync(join(tmpdir(), 'school-core-dist-')) : dist;
 const scratch = join(root, '.build');
 // An entry is a src/actions/<name>/index.ts with an actions/<name>/action.yml (docs/architecture.md,
 // "One shape per action"); a module directly in src/actions/ (the board summary) is shared by them.
@@ -61,7 +67,7 @@ await transpile({
 });
 
 // Every file in dist/ comes from this build: a bundle or an entry that is gone leaves nothing behind.
-rmSync(dist, { recursive: true, force: true });
+rmSync(out, { recursive: true, force: true });
 // ncc is CPU-bound: as many bundler processes as there are cores, each taking the next entry.
 const queue = [...entries];
 let failed = false;
@@ -74,7 +80,7 @@ await Promise.all(
         let current;
         const next = () => {
           current = failed ? undefined : queue.shift();
-          if (current) worker.send({ file: join(root, current.file), out: join(dist, current.name) });
+          if (current) worker.send({ file: join(root, current.file), out: join(out, current.name) });
           else worker.disconnect();
         };
         worker.on('message', ({ ok }) => {
@@ -95,7 +101,10 @@ await Promise.all(
       }),
   ),
 );
-if (failed) process.exit(1);
+if (failed) {
+  if (check) rmSync(out, { recursive: true, force: true });
+  process.exit(1);
+}
 rmSync(scratch, { recursive: true, force: true });
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const built = entries.map((e) => e.name).join(', ');
@@ -105,23 +114,41 @@ if (!check) {
   process.exit(0);
 }
 
-function git(...args) {
-  const r = spawnSync('git', args, { cwd: root, encoding: 'utf8' });
-  if (r.error || (r.status !== 0 && r.status !== 1)) {
-    console.error(`check-dist: git ${args.join(' ')} failed: ${r.error?.message ?? r.stderr.trim()}`);
-    process.exit(1);
-  }
-  return r;
+/** Every file under dir, as paths relative to it; links count as files. */
+function files(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => !d.isDirectory())
+    .map((d) => relative(dir, join(d.parentPath, d.name)))
+    .sort();
 }
-const changed = git('diff', '--exit-code', '--stat', '--', 'dist/');
-const untracked = git('ls-files', '--others', '--exclude-standard', '--', 'dist/').stdout.trim();
-if (changed.status !== 0 || untracked) {
+const executable = (file) => (statSync(file).mode & 0o111) !== 0;
+
+const fresh = files(out);
+const committed = new Set(files(dist));
+// A file git tracks under dist/ but that is gone from the disk is still in the commit.
+const tracked = spawnSync('git', ['ls-files', '-z', '--', 'dist/'], { cwd: root, encoding: 'utf8' });
+if (tracked.status === 0)
+  for (const p of tracked.stdout.split('\0').filter(Boolean)) committed.add(relative('dist', p));
+
+const problems = [];
+for (const p of fresh) {
+  const mine = join(dist, p);
+  if (!existsSync(mine)) problems.push(`  missing: dist/${p} (the build writes it)`);
+  else if (!readFileSync(mine).equals(readFileSync(join(out, p)))) problems.push(`  differs: dist/${p}`);
+  else if (executable(mine) !== executable(join(out, p)))
+    problems.push(`  differs: dist/${p} (executable bit)`);
+  committed.delete(p);
+}
+for (const p of [...committed].sort()) problems.push(`  not written by the build: dist/${p}`);
+rmSync(out, { recursive: true, force: true });
+
+if (problems.length) {
   console.error(
-    'check-dist: dist/ does not match a fresh build; dist/ now holds the fresh build. ' +
-      'Run `npm run build` and commit dist/.',
+    `check-dist: dist/ does not match a fresh build (${problems.length} file(s)). ` +
+      'Run `npm run build` and commit dist/ (the build empties dist/ first).',
   );
-  if (changed.status !== 0) console.error(changed.stdout.trimEnd());
-  for (const p of untracked ? untracked.split('\n') : []) console.error(`  untracked: ${p}`);
+  for (const line of problems) console.error(line);
   process.exit(1);
 }
-console.log(`check-dist: dist/ matches a fresh build (${seconds} s).`);
+console.log(`check-dist: dist/ matches a fresh build of ${built}, file for file (${seconds} s).`);
