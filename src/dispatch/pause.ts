@@ -27,7 +27,8 @@ import {
  * line in a model's answer, a CLI's prose) pauses that agent alone, until the reset time it named
  * but never longer than `dispatch.agentPauseMaxMinutes`. The school pauses as a whole only on its own
  * signals: the CLI's structured error envelope (`schoolWide`, set by the adapters), an operator
- * pause, or an unexplained crew exit (`lost`), until the tool's reset time or until cleared.
+ * pause, or an unexplained crew exit (`lost`), until the tool's reset time (a week at most) or
+ * until cleared.
  * `clearPause()` lifts every pause recorded so far; a condition that persists pauses again as soon as
  * the next crew reports it (pauses are keyed by the crew that reported them).
  *
@@ -67,6 +68,18 @@ function bookbagResetTime(layout: StateLayout, crewId: string, at: Date): Date |
 function agentPauseEnd(named: Date | undefined, at: Date, maxMs: number): Date {
   const cap = at.getTime() + Math.max(60_000, finiteOr(maxMs, DEFAULT_AGENT_PAUSE_MAX_MS));
   return named && named.getTime() > at.getTime() && named.getTime() < cap ? named : new Date(cap);
+}
+
+/**
+ * When a school-wide pause with a reset time lifts: that time, but never more than a week after the
+ * crew ended (`MAX_RESET_MS`; the longest window a CLI's usage limit resets in). The envelope is the
+ * CLI's, but it arrives on an output a process inside the sandbox can also write to: a reset in the
+ * year 2100 holds the school a week at most, and the next crew after that asks the tool again.
+ */
+function schoolPauseEnd(named: Date | undefined, at: Date): Date | undefined {
+  if (!named) return undefined;
+  const cap = at.getTime() + MAX_RESET_MS;
+  return named.getTime() > cap ? new Date(cap) : named;
 }
 
 /** Records an operator pause. */
@@ -135,12 +148,18 @@ function outcomePause(
   // A limit its student reported holds its agent alone; the school's own signals, an unexplained
   // exit and a caller that names no agent (an operator's tool) hold the school.
   const agent = crew.outcome !== 'lost' && !crew.schoolWide && crew.agent ? crew.agent : undefined;
-  const until = agent ? agentPauseEnd(named, ended, maxMs) : named;
+  const until = agent ? agentPauseEnd(named, ended, maxMs) : schoolPauseEnd(named, ended);
+  const cut =
+    !agent && named && until && until.getTime() < named.getTime()
+      ? ` (the reset it named, ${named.toISOString()}, is more than a week away: the pause lifts after a week and the next crew asks again)`
+      : '';
   return event(
     'school.paused',
     pauseKey(crew),
     {
-      reason: agent ? `agent ${agent}: ${said} (reported by the student only: this agent alone waits)` : said,
+      reason: agent
+        ? `agent ${agent}: ${said} (reported by the student only: this agent alone waits)`
+        : `${said}${cut}`,
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,

@@ -101,10 +101,13 @@ describe('limits: the model’s words against the CLI’s envelope', () => {
     expect(Date.parse(p.agentPauses[0]!.until!)).toBeLessThanOrEqual(Date.now() + 60 * 60_000);
   });
 
-  it('claude: the CLI’s own API-error envelope still pauses the school until the reset it names', async () => {
+  it('claude: the CLI’s own API-error envelope pauses the school until the reset it names', async () => {
+    const resets = new Date(Date.now() + 3 * 3600_000);
+    resets.setUTCMinutes(0, 0, 0);
+    const words = `You've hit your 5-hour limit · resets ${resets.toLocaleString('en-US', { month: 'short', timeZone: 'UTC' })} ${resets.getUTCDate()}, ${resets.getUTCFullYear()}, ${resets.getUTCHours() % 12 || 12}${resets.getUTCHours() < 12 ? 'am' : 'pm'} (UTC)`;
     const { s } = cliSchool([
       {
-        stdout: claude.apiError(uid('w3'), "You've hit your 5-hour limit · resets Jan 1, 2099, 12am (UTC)", {
+        stdout: claude.apiError(uid('w3'), words, {
           status: 429,
           type: 'rate_limit_error',
           error: 'usage_limit_reached',
@@ -118,7 +121,32 @@ describe('limits: the model’s words against the CLI’s envelope', () => {
     const p = pauseStatus(s.layout);
     expect(p.paused).toBe(true);
     expect(p.agentPauses).toEqual([]);
-    expect(p.pauses[0]!.until).toBe('2099-01-01T00:00:00.000Z');
+    expect(p.pauses[0]!.until).toBe(resets.toISOString());
+  });
+
+  it('claude: an envelope naming a reset in the year 2099 holds the school a week at most', async () => {
+    // The envelope arrives on the CLI's stdout, which a process inside the sandbox can also write
+    // (/proc/<pid>/fd/1 of the CLI): its reset time is not believed beyond a week.
+    const { s } = cliSchool([
+      {
+        stdout: claude.apiError(uid('w4'), "You've hit your 5-hour limit · resets Jan 1, 2099, 12am (UTC)", {
+          status: 429,
+          type: 'rate_limit_error',
+          error: 'usage_limit_reached',
+        }),
+        exit: 1,
+      },
+    ]);
+    const before = Date.now();
+    const r = await run(s, 'c4-cliw0004', 4, 'claude');
+    expect(r.outcome).toBe('usage_limit');
+    const p = pauseStatus(s.layout);
+    expect(p.paused).toBe(true);
+    const until = Date.parse(p.pauses[0]!.until!);
+    const WEEK = 7 * 24 * 3600_000;
+    expect(until).toBeGreaterThanOrEqual(before + WEEK);
+    expect(until).toBeLessThanOrEqual(Date.now() + WEEK);
+    expect(p.pauses[0]!.reason).toMatch(/2099-01-01T00:00:00\.000Z, is more than a week away/);
   });
 
   it('the recorded CLI limit envelopes are the school’s signal; the same words as a model’s answer are not', () => {
