@@ -101,7 +101,19 @@ export function priceTokens(t: TokenCounts, p: Pricing | undefined): number | un
       writes * (p.cacheWritePerMTok ?? p.inputPerMTok) +
       t.output * p.outputPerMTok) /
     1e6;
-  return Math.round(usd * 1e6) / 1e6;
+  return finiteRound(usd);
+}
+
+/**
+ * `n` rounded to a millionth, and never past the largest finite number: token counts a tool (or a
+ * student) reports can be as large as 1e308, whose price or sum is Infinity, which no ledger row,
+ * bookbag or JSON file can hold (it would be written as null).
+ */
+export function finiteRound(n: number): number {
+  if (Number.isNaN(n)) return Number.MAX_VALUE;
+  const r = Math.round(n * 1e6) / 1e6;
+  if (Number.isFinite(r)) return r;
+  return Number.isFinite(n) ? n : n > 0 ? Number.MAX_VALUE : -Number.MAX_VALUE;
 }
 
 export function nonNegative(v: unknown): number | undefined {
@@ -116,7 +128,7 @@ export function addUsage(a: Usage | undefined, b: Usage | undefined): Usage | un
   for (const k of Object.keys({ ...a, ...b }) as (keyof Usage)[]) {
     const x = a[k];
     const y = b[k];
-    if (x !== undefined || y !== undefined) out[k] = Math.round(((x ?? 0) + (y ?? 0)) * 1e6) / 1e6;
+    if (x !== undefined || y !== undefined) out[k] = finiteRound((x ?? 0) + (y ?? 0));
   }
   return out;
 }

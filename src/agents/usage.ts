@@ -114,7 +114,9 @@ export function boundTurnCost(
           agent.pricing,
         )
       : undefined;
-  const reportedUsd = priced ?? usage.costUsd ?? 0;
+  // A figure no arithmetic can use (Infinity, NaN) is taken for more than any budget, never for none.
+  const figure = priced ?? usage.costUsd ?? 0;
+  const reportedUsd = Number.isFinite(figure) && figure >= 0 ? figure : Number.MAX_VALUE;
   const left = leftUsd === undefined ? undefined : Math.max(0, Math.round(leftUsd * 1e6) / 1e6);
   const over = left !== undefined && reportedUsd > left;
   const costUsd = over ? left : reportedUsd;

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCrew } from '../../src/crew/crew.js';
 import { recordHeartbeat } from '../../src/dispatch/fleet.js';
@@ -124,6 +125,57 @@ describe('a cost only the student reports', () => {
     const next = await nextPlan(s, [item(3)]);
     expect(next.loud).toBeUndefined();
     expect(next.assignments.map((a) => a.issueNumber)).toEqual([3]);
+  });
+
+  it('1e308 tokens priced, a cost as a string, negative and unparsable figures: bounded, recorded finite, dispatch continues', async () => {
+    const word = (id: string, usage: string) => ({
+      id,
+      command: ['node', WORD, '--mode', 'cost', '--usage', usage, '{brief}'],
+      // Where a command agent has pricing its tokens are priced, not its costUsd believed.
+      ...(id === 'huge' ? { pricing: { inputPerMTok: 3, cachedInputPerMTok: 0.3, outputPerMTok: 15 } } : {}),
+    });
+    const s = (school = makeSchool({
+      worktrees: 2,
+      extraAgents: [
+        word('huge', '{"inputTokens": 1e308, "outputTokens": 1e308, "costUsd": 0}'),
+        word('text', '{"inputTokens": 10, "costUsd": "1e9"}'),
+        word('negative', '{"inputTokens": -5, "costUsd": -1e9}'),
+        word('broken', '{"costUsd": NaN, "inputTokens": Infinity}'),
+      ],
+    }));
+    s.config.dispatch.spendCap = 100;
+    s.config.dispatch.maxCrews = 4;
+    writeCurriculum(s, [item(1), item(2), item(3), item(4), item(5), item(6)]);
+    const huge = await crew(s, 'c1-huge0001', 1, 'huge');
+    expect(huge.outcome).toBe('failed');
+    expect(huge.reason).toMatch(/dispatch\.crewBudgetUsd \(\$10\.00\) is spent: turn 1 reported/);
+    expect(huge.alerts).toEqual([expect.stringMatching(/^cost-over-budget: /)]);
+    const text = await crew(s, 'c2-text0001', 2, 'text');
+    expect(text.outcome).toBe('failed');
+    expect(text.reason).toMatch(/turn 1 reported \$1000000000\.00/);
+    expect((await crew(s, 'c3-nega0001', 3, 'negative')).outcome).toBe('succeeded');
+    expect((await crew(s, 'c4-brok0001', 4, 'broken')).outcome).toBe('succeeded');
+
+    const rows = readJsonl<{ key: string; data: { costUsd: number; reportedUsd?: number } }>(
+      s.layout.file('spend'),
+    ).records;
+    for (const r of rows) {
+      expect(Number.isFinite(r.data.costUsd), r.key).toBe(true);
+      if (r.data.reportedUsd !== undefined) expect(Number.isFinite(r.data.reportedUsd), r.key).toBe(true);
+    }
+    expect(rows.map((r) => [r.key, r.data.costUsd])).toEqual([
+      ['spend:c1-huge0001', 10],
+      ['spend:c2-text0001', 10],
+      ['spend:c3-nega0001', 0],
+    ]);
+    expect(totalSpend(s.layout)).toBe(20);
+    // The bookbag holds finite numbers (JSON would write Infinity as null and the grader refuse it).
+    const bag = JSON.parse(readFileSync(join(s.layout.bookbag('c1-huge0001'), 'bookbag.json'), 'utf8'));
+    expect(bag.usage).toMatchObject({ inputTokens: 1e308, outputTokens: 1e308, costUsd: 10 });
+
+    const next = await nextPlan(s, [item(5), item(6)]);
+    expect(next.loud).toBeUndefined();
+    expect(next.assignments.map((a) => a.issueNumber)).toEqual([5, 6]);
   });
 
   it('the school cap still halts dispatch, and the refusal names dispatch.spendCap', async () => {
