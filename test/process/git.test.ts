@@ -112,6 +112,53 @@ describe('hardened git', () => {
   });
 });
 
+describe('the host environment', () => {
+  it('no GIT_* variable of ours reaches git: another repository, index, config or exec path is never used', async () => {
+    const t = tempDir('school-git-env-');
+    cleanup = t.cleanup;
+    const repo = initRepo(join(t.path, 'repo'), { 'a.txt': 'a\n' });
+    const other = initRepo(join(t.path, 'other'), { 'o.txt': 'o\n' });
+    const wt = join(t.path, 'wt');
+    const base = (await git(repo, 'rev-parse', 'HEAD')).trim();
+    await git(repo, 'worktree', 'add', '--detach', '--quiet', wt, base);
+    const marker = join(t.path, 'env-config-ran');
+    writeFileSync(join(wt, '.gitattributes'), '* filter=evil\n');
+    appendFileSync(join(wt, 'a.txt'), 'changed\n');
+    const set: Record<string, string> = {
+      GIT_DIR: join(other, '.git'),
+      GIT_WORK_TREE: other,
+      GIT_INDEX_FILE: join(t.path, 'foreign-index'),
+      GIT_OBJECT_DIRECTORY: join(other, '.git', 'objects'),
+      GIT_CONFIG_PARAMETERS: `'filter.evil.clean'='touch ${marker}; cat' 'filter.evil.required'='true'`,
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'core.fsmonitor',
+      GIT_CONFIG_VALUE_0: `touch ${marker}-fsmonitor; false`,
+      GIT_EXEC_PATH: join(t.path, 'no-such-exec-path'),
+      GIT_EXTERNAL_DIFF: `touch ${marker}-external`,
+      GIT_SSH_COMMAND: `touch ${marker}-ssh`,
+    };
+    const saved = Object.fromEntries(Object.keys(set).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, set);
+    try {
+      await git(wt, 'add', '--all', '--intent-to-add');
+      const patch = (await gitBytes(['diff', '--binary', '--no-ext-diff', base], { cwd: wt })).toString();
+      expect(patch).toContain('+changed');
+      expect(patch).not.toContain('o.txt');
+      expect(await git(wt, 'status', '--porcelain=v1')).toContain('a.txt');
+      await git(wt, 'checkout', '--quiet', '--force', '--detach', base);
+      await git(wt, 'clean', '-ffdxq');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    expect(readdirSync(t.path).filter((n) => n.startsWith('env-config-ran'))).toEqual([]);
+    expect(existsSync(join(t.path, 'foreign-index'))).toBe(false);
+    expect(existsSync(join(wt, 'a.txt'))).toBe(true);
+  });
+});
+
 /**
  * A repository the student made inside its worktree (`vendor/.git`), whose own config names a
  * filter its attributes select, with a tracked file left stat-dirty: a host git that entered it (a
