@@ -125,3 +125,53 @@ export function table(rs: readonly Row[]): string {
     '\n',
   );
 }
+
+export interface HarnessRun {
+  heading: string;
+  kills: { total: number; byOp: Record<string, number> };
+  processes: { spawned: number; exits: number };
+  seconds: { chaos: number; total: number };
+  /** Operations a worker acknowledged (returned and fsynced its ack line), and those that failed
+   * without breaking an invariant. */
+  operations: { acknowledged: number; errors: number };
+  violations: readonly Violation[];
+  tests: readonly TestResult[];
+  faults: Record<number, number>;
+}
+
+/**
+ * What the harness prints: its measured invariants (kills, operations, violations), then the scored
+ * table when the regression suite ran. Without node tests there is nothing to score, and a table of
+ * zeros with "Overall: 0.0 / 10" would read as a failing score: the faults injected per dimension
+ * are printed alone.
+ */
+export function renderSummary(run: HarnessRun): string {
+  const scored = run.tests.length > 0;
+  const perDimension = rows(run.tests, run.faults, run.violations);
+  const byOp = Object.entries(run.kills.byOp)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  return [
+    run.heading,
+    `injected ${run.kills.total} SIGKILLs (${byOp}), ${run.processes.exits} clean exits, ` +
+      `${run.processes.spawned} processes, chaos phase ${run.seconds.chaos.toFixed(1)} s, ` +
+      `total ${run.seconds.total.toFixed(1)} s`,
+    `acknowledged operations: ${run.operations.acknowledged}; ` +
+      `operation errors (not violations): ${run.operations.errors}`,
+    `invariant violations: ${run.violations.length}`,
+    ...run.violations.slice(0, 30).map((v) => `  - ${v.invariant}: ${v.detail}`),
+    '',
+    ...(scored
+      ? [
+          table(perDimension),
+          '',
+          'score = max(0, 10 × passing node tests / node tests − 2 × violations); known gaps count as not passing.',
+        ]
+      : [
+          'faults injected per dimension (no node tests were run, so no score):',
+          ...perDimension.map((r) => `  ${r.dimension} ${r.name}: ${r.faults}`),
+          '',
+          'run without --no-suite (or with --results FILE) for the scored table.',
+        ]),
+  ].join('\n');
+}

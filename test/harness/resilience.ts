@@ -26,7 +26,7 @@ import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { initBareRemote, initRepo, tempDir } from '../support/tmp.js';
 import { checkHistory, checkSecrets, readAcks, type Violation } from './invariants.js';
-import { regressionResults, rows, table } from './report.js';
+import { regressionResults, renderSummary } from './report.js';
 import { plantSecrets } from './secrets.js';
 import type { Op } from './worker.js';
 
@@ -235,33 +235,16 @@ const faults: Record<number, number> = {
   7: allAcks.filter((a) => a.op === 'drain').length, // drains whose judge crashed on some jobs
   8: killsByOp.crew ?? 0,
 };
-// Without the regression suite there are no node tests to score: a table of zeros would read as a
-// failing score, so the harness then prints what it measured (faults injected per dimension) alone.
-const scored = tests.length > 0;
-const table_ = scored
-  ? table(rows(tests, faults, violations))
-  : [
-      'faults injected per dimension (no node tests were run, so no score):',
-      ...rows(tests, faults, violations).map((r) => `  ${r.dimension} ${r.name}: ${r.faults}`),
-    ].join('\n');
-const seconds = ((performance.now() - started) / 1000).toFixed(1);
-const summary = [
-  `school-core resilience (${values.short ? 'short' : 'full'}: ${iterations} iteration(s) of ${POOL} processes)`,
-  `injected ${kills} SIGKILLs (${Object.entries(killsByOp)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(
-      ', ',
-    )}), ${exits} clean exits, ${spawned} processes, chaos phase ${(chaosMs / 1000).toFixed(1)} s, total ${seconds} s`,
-  `acknowledged operations: ${allAcks.filter((a) => !a.error && !a.violation).length}; operation errors (not violations): ${errors}`,
-  `invariant violations: ${violations.length}`,
-  ...violations.slice(0, 30).map((v) => `  - ${v.invariant}: ${v.detail}`),
-  '',
-  table_,
-  '',
-  scored
-    ? 'score = max(0, 10 × passing node tests / node tests − 2 × violations); known gaps count as not passing.'
-    : 'run without --no-suite (or with --results FILE) for the scored table.',
-].join('\n');
+const summary = renderSummary({
+  heading: `school-core resilience (${values.short ? 'short' : 'full'}: ${iterations} iteration(s) of ${POOL} processes)`,
+  kills: { total: kills, byOp: killsByOp },
+  processes: { spawned, exits },
+  seconds: { chaos: chaosMs / 1000, total: (performance.now() - started) / 1000 },
+  operations: { acknowledged: allAcks.filter((a) => !a.error && !a.violation).length, errors },
+  violations,
+  tests,
+  faults,
+});
 process.stdout.write(summary + '\n');
 
 if (values['write-doc']) {
