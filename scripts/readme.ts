@@ -1,17 +1,17 @@
-// Renders the generated parts of README.md from their sources, so the README cannot drift:
-//   <!-- action:<name> --> … <!-- /action:<name> -->   inputs/outputs from actions/<name>/action.yml
-//   <!-- cli --> … <!-- /cli -->                       the verb table of the `school` CLI
-//   <!-- config --> … <!-- /config -->                 school.yml keys from the zod schema
-// `--check` fails when README.md is out of date (part of `npm test`).
+// Renders the generated tables of the docs from their sources, so the docs cannot drift:
+//   actions/<name>/README.md   <!-- action:<name> --> … <!-- /action:<name> -->   from actions/<name>/action.yml
+//   docs/cli.md                <!-- cli --> … <!-- /cli -->                       the `school` CLI's verbs
+//   docs/configuration.md      <!-- config --> … <!-- /config -->                 school.yml keys from the zod schema
+// and checks that every relative link in README.md, CONTRIBUTING.md and docs/ names a file that
+// exists. `--check` fails when a table is out of date or a link is broken (part of `npm test`).
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { commands } from '../src/cli/commands.js';
 import { configJsonSchema } from '../src/config/load.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const readmePath = join(root, 'README.md');
 const check = process.argv.includes('--check');
 
 const cell = (s: unknown) =>
@@ -85,42 +85,71 @@ function renderConfig(): string {
   return lines.join('\n');
 }
 
-function replaceBlock(text: string, tag: string, body: string): string {
+function replaceBlock(path: string, text: string, tag: string, body: string): string {
   const open = `<!-- ${tag} -->`;
   const close = `<!-- /${tag} -->`;
   const start = text.indexOf(open);
   const end = text.indexOf(close);
   if (start === -1 || end === -1 || end < start) {
-    throw new Error(`README.md has no ${open} … ${close} block; add it where the generated table belongs.`);
+    throw new Error(`${path} has no ${open} … ${close} block; add it where the generated table belongs.`);
   }
   return `${text.slice(0, start + open.length)}\n${body}\n${text.slice(end)}`;
 }
 
-const readme = readFileSync(readmePath, 'utf8');
-let next = readme;
+/** The generated blocks, by file. */
+const targets = new Map<string, Array<[tag: string, body: () => string]>>();
 for (const name of readdirSync(join(root, 'actions')).sort()) {
   const file = join(root, 'actions', name, 'action.yml');
   if (existsSync(file))
-    next = replaceBlock(
-      next,
-      `action:${name}`,
-      renderAction(parse(readFileSync(file, 'utf8')) as ActionMeta),
-    );
+    targets.set(join('actions', name, 'README.md'), [
+      [`action:${name}`, () => renderAction(parse(readFileSync(file, 'utf8')) as ActionMeta)],
+    ]);
 }
-next = replaceBlock(next, 'cli', renderCli());
-next = replaceBlock(next, 'config', renderConfig());
+targets.set(join('docs', 'cli.md'), [['cli', renderCli]]);
+targets.set(join('docs', 'configuration.md'), [['config', renderConfig]]);
+
+const stale: string[] = [];
+for (const [path, blocks] of targets) {
+  const text = readFileSync(join(root, path), 'utf8');
+  let next = text;
+  for (const [tag, body] of blocks) next = replaceBlock(path, next, tag, body());
+  if (next === text) continue;
+  stale.push(path);
+  if (!check) writeFileSync(join(root, path), next);
+}
+
+/** Relative links ([text](path) and [text](path#anchor)) whose file is missing. */
+function brokenLinks(path: string): string[] {
+  const text = readFileSync(join(root, path), 'utf8').replace(/```[\s\S]*?```/g, '');
+  const out: string[] = [];
+  for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+    const target = m[1]!.split('#')[0]!;
+    if (!target || /^[a-z]+:/i.test(target)) continue;
+    if (!existsSync(join(root, dirname(path), target))) out.push(`${path}: ${m[1]}`);
+  }
+  return out;
+}
+const docs = [
+  'README.md',
+  'CONTRIBUTING.md',
+  ...readdirSync(join(root, 'docs'), { recursive: true })
+    .map(String)
+    .filter((p) => p.endsWith('.md'))
+    .map((p) => join('docs', p)),
+  ...[...targets.keys()].filter((p) => p.startsWith('actions')),
+];
+const broken = docs.flatMap(brokenLinks);
 
 if (check) {
-  if (next !== readme) {
+  if (stale.length)
     console.error(
-      'readme: README.md is out of date with action.yml / the CLI / the config schema. Run `npm run docs` and commit.',
+      `docs: out of date with action.yml / the CLI / the config schema: ${stale.join(', ')}. ` +
+        'Run `npm run docs` and commit.',
     );
-    process.exit(1);
-  }
-  console.log('readme: generated tables are up to date.');
-} else if (next !== readme) {
-  writeFileSync(readmePath, next);
-  console.log('readme: README.md updated.');
+  for (const b of broken) console.error(`docs: broken link ${b}`);
+  if (stale.length || broken.length) process.exit(1);
+  console.log('docs: generated tables are up to date and every relative link resolves.');
 } else {
-  console.log('readme: nothing to update.');
+  console.log(stale.length ? `docs: updated ${stale.join(', ')}.` : 'docs: nothing to update.');
+  for (const b of broken) console.error(`docs: broken link ${b}`);
 }

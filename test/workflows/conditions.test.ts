@@ -111,11 +111,11 @@ const loop = parseYaml(readFileSync('.github/workflows/school-loop.yml', 'utf8')
   on: { workflow_call: { inputs: Record<string, { default?: unknown }> } };
 };
 
-/** The caller exactly as the README shows it. */
+/** The caller exactly as docs/github-actions.md shows it. */
 function readmeCaller(): { on: Json; with: Json } {
-  const readme = readFileSync('README.md', 'utf8');
+  const readme = readFileSync('docs/github-actions.md', 'utf8');
   const block = /```yaml\n(# \.github\/workflows\/school\.yml\n[\s\S]*?)```/.exec(readme);
-  expect(block, 'README: the caller workflow block').not.toBeNull();
+  expect(block, 'docs/github-actions.md: the caller workflow block').not.toBeNull();
   const caller = parseYaml(block![1]!) as { on: Json; jobs: Record<string, { uses: string; with?: Json }> };
   const job = Object.values(caller.jobs)[0]!;
   expect(job.uses).toMatch(/\/\.github\/workflows\/school-loop\.yml@/);
@@ -142,7 +142,7 @@ const FLEET = { fleet: '["alpha","beta"]', attempt: '1' };
 const fresh = { plan: { ...FLEET, 'has-work': 'false', daemons: '[]', crews: '0' } };
 const busy = { plan: { ...FLEET, 'has-work': 'true', daemons: '["alpha","beta"]', crews: '3' } };
 
-describe("README caller: every job's condition, evaluated as GitHub does", () => {
+describe("The documented caller: every job's condition, evaluated as GitHub does", () => {
   const caller = readmeCaller();
 
   it('the caller runs on a schedule and by hand, and sets no variable the loop would need', async () => {

@@ -8,7 +8,7 @@ import { renderReviewRelay, renderWorkflow } from '../../src/cli/init-workflows.
 
 /**
  * Events start short cycles (docs/workflows.md, "Events"). Each caller — school-core's own
- * school.yml, the README's, the one in docs/workflows.md and the one `school init` writes — and
+ * school.yml, the one in docs/github-actions.md, the one in docs/workflows.md and the one `school init` writes — and
  * each review relay is parsed by GitHub's parser (@actions/workflow-parser, which converts a job's
  * `if:` as GitHub does) and evaluated by GitHub's expression engine (@actions/expressions) on
  * payloads shaped like GitHub's: which events start a cycle, with which numbers, and that forks,
@@ -75,13 +75,13 @@ function block(file: string, first: string): string {
 
 const callers: Record<string, string> = {
   'school.yml': readFileSync('.github/workflows/school.yml', 'utf8'),
-  README: block('README.md', '# .github/workflows/school.yml'),
+  'docs/github-actions.md': block('docs/github-actions.md', '# .github/workflows/school.yml'),
   'docs/workflows.md': block('docs/workflows.md', '# .github/workflows/school.yml'),
   'school init': renderWorkflow({ toolkit: 'acme/school-core', version: '1.4.0', config: 'school.yml' }),
 };
 const relays: Record<string, string> = {
   'school-review.yml': readFileSync('.github/workflows/school-review.yml', 'utf8'),
-  README: block('README.md', '# .github/workflows/school-review.yml'),
+  'docs/github-actions.md': block('docs/github-actions.md', '# .github/workflows/school-review.yml'),
   'docs/workflows.md': block('docs/workflows.md', '# .github/workflows/school-review.yml'),
   'school init': renderReviewRelay({ version: '1.4.0' }),
 };

@@ -335,7 +335,7 @@ describe("school.yml (this repository's own school)", () => {
   const wf = parseWorkflowYaml(readFileSync(join(WORKFLOWS, 'school.yml'), 'utf8'));
   const on = wf.on as { schedule: { cron: string }[]; workflow_dispatch?: unknown };
 
-  it('calls the reusable loop like the README caller, on an off-minute schedule', () => {
+  it('calls the reusable loop like the documented caller, on an off-minute schedule', () => {
     for (const { cron } of on.schedule) {
       const minute = Number(cron.split(' ')[0]);
       expect(Number.isInteger(minute) && minute % 15 !== 0, `cron "${cron}" runs at a busy minute`).toBe(

@@ -105,7 +105,7 @@ export function renderInit(o: {
       ? [
           "# One daemon on GitHub's hosted ubuntu-latest runner: no runner to register. Its crews use the",
           "# repository's Actions minutes and a job ends after 6 hours; for more, register a self-hosted",
-          '# runner and remove `hosted` (README, "A daemon on a GitHub-hosted runner").',
+          '# runner and remove `hosted` (docs/github-actions.md of school-core, "A daemon on a GitHub-hosted runner").',
           'fleet:',
           '  daemons:',
           '    - { id: local, worktrees: 1, class: standard, hosted: ubuntu-latest }',
