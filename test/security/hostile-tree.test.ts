@@ -47,6 +47,8 @@ async function nested(unconfined: boolean) {
   expect(hostile!.outcome, JSON.stringify(hostile).slice(0, 1500)).toBe('succeeded');
   // Freeze, bookbag, teardown and the next crew's pre-verify have all run host git in that tree.
   expect(existsSync(marker), 'the nested repository’s filter ran on the host').toBe(false);
+  expect(existsSync(`${marker}-update`), 'a .gitmodules update command ran on the host').toBe(false);
+  expect(existsSync(`${marker}-worktree`), 'host git worked in a nested core.worktree').toBe(false);
   const diff = readFileSync(join(s.layout.bookbag('c1-nested001'), 'diff.patch'), 'utf8');
   expect(diff).not.toContain('Subproject commit');
   expect(diff).not.toMatch(/^new file mode 160000/m);
@@ -55,6 +57,10 @@ async function nested(unconfined: boolean) {
   const alert = crewAlerts(s, 'c1-nested001').find((a) => a.kind === 'nested-repository');
   expect(alert?.detail).toContain('vendor-lib/.git');
   expect(alert?.detail).toContain('vendor-ptr/.git');
+  expect(alert?.detail).toContain('a/b/c/d/vendor-deep/.git');
+  expect(alert?.detail).toContain('vendor-link/.git');
+  expect(diff).toContain('+++ b/a/b/c/d/vendor-deep/lib.txt');
+  expect(diff).toContain('+++ b/vendor-link/lib.txt');
   expect(honest!.outcome).toBe('succeeded');
   const d = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
   expect(existsSync(marker)).toBe(false);
