@@ -20,6 +20,8 @@ export interface Confinement {
   readOnly: readonly string[];
   /** Directories inside a visible one that are replaced by an empty, read-only directory. */
   masked?: readonly string[];
+  /** Symbolic links made inside (`path` pointing at `target`), parents first, outside every mount. */
+  links?: ReadonlyArray<{ path: string; target: string }>;
   /** Visible read-only at another path (`source` on the host seen as `path`). */
   readOnlyAt?: ReadonlyArray<{ source: string; path: string }>;
   /** The private HOME (read-write, at its own path). */
@@ -87,6 +89,13 @@ export function bwrapArgs(c: Confinement, argv: readonly string[], exists = exis
       args.push(...size, '--tmpfs', m.path);
       masks.push(m.path);
     } else args.push(m.kind === 'ro' ? '--ro-bind' : '--bind', m.source ?? m.path, m.path);
+  }
+  // Links last: each lies outside every mount, and what it leads to is mounted by now.
+  const linked = new Set<string>();
+  for (const l of c.links ?? []) {
+    if (linked.has(l.path)) continue;
+    linked.add(l.path);
+    args.push('--symlink', l.target, l.path);
   }
   // Every mount point exists now: the root (bwrap's own tmpfs, unsized), /dev and the masked
   // directories become read-only, so nothing fills host RAM through them; the binds keep their mode.

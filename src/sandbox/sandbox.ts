@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { SandboxConfig } from '../config/schema.js';
 import { extendEnv, type ChildEnv } from '../process/env.js';
+import { removeTreeSync } from '../process/remove-tree.js';
 import { which } from '../process/which.js';
 import { BRIDGE_PROXY_PORT, BRIDGE_SOURCE } from './bridge.js';
 import { bwrapArgs, type Confinement } from './mounts.js';
@@ -83,7 +84,7 @@ export class Sandbox {
   /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
   freshHome(purpose: string): string {
     const dir = join(this.o.root, `home-${purpose}`);
-    rmSync(dir, { recursive: true, force: true });
+    removeTreeSync(dir); // whatever depth and modes the last process left there
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
   }
@@ -102,7 +103,7 @@ export class Sandbox {
     const found = which(program, env.PATH ?? '');
     if (!found) throw new ProgramNotFoundError(program);
     const tmp = join(this.o.root, `tmp-${basename(c.home)}`);
-    rmSync(tmp, { recursive: true, force: true });
+    removeTreeSync(tmp);
     mkdirSync(tmp, { recursive: true, mode: 0o700 });
     const node = process.execPath;
     // The toolchains on PATH and the program's own packages (./toolchains.ts), read-only.
@@ -113,6 +114,12 @@ export class Sandbox {
       protect: this.protect,
       untrusted: [c.cwd, ...(c.writable ?? [])],
       toolCaches: toolCacheDirs(),
+      visible: [
+        c.home,
+        ...this.o.config.readOnly,
+        ...(c.readOnly ?? []),
+        ...(c.readOnlyAt ?? []).map((m) => m.path),
+      ],
     });
     const readOnly = [...tools.readOnly, ...this.o.config.readOnly, ...(c.readOnly ?? [])];
     const set: Record<string, string> = { HOME: c.home, TMPDIR: '/tmp' };
@@ -149,6 +156,7 @@ export class Sandbox {
       readOnly,
       masked: [...(c.masked ?? []), ...tools.masked],
       readOnlyAt: c.readOnlyAt ?? [],
+      links: tools.links,
       home: c.home,
       tmp,
       network,
@@ -263,7 +271,7 @@ export class Sandbox {
     }
     this.keyProxies.clear();
     await this.limits.close();
-    rmSync(this.o.root, { recursive: true, force: true });
+    removeTreeSync(this.o.root);
     if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
     this.socketDir = undefined;
     return [...refused].map(([target, count]) => ({ target, count }));

@@ -1,4 +1,12 @@
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { SYSTEM_PATHS } from './mounts.js';
 
@@ -13,6 +21,12 @@ import { SYSTEM_PATHS } from './mounts.js';
  * a runner's tool cache entry `<_tool>/<tool>/<version>/<arch>`, never the rest of `_work`. Shim
  * directories (asdf, pyenv, rbenv, mise, volta, `~/.cargo/bin`) and `~/.local/bin` are left out:
  * their programs find the real tool through the user's HOME, which is private inside.
+ *
+ * A PATH entry or a program reached through symbolic links (nvm's `~/.nvm/current`, a
+ * `~/.local/bin/node` linking into nvm's version directory, npm's `bin` links) keeps its links
+ * inside: each link on the way is made again at its own path, pointing where it points outside,
+ * when what it leads to is visible. A PATH entry that is left out shows only such links of its own
+ * (a link names a toolchain's file, never holds anything).
  *
  * A program installed by npm (an agent CLI as a `<prefix>/bin` or `node_modules/.bin` shim, its
  * `bin/*.js`, its native binary) brings its package and everything the package loads, found by
@@ -32,12 +46,22 @@ export interface ToolchainOptions {
   untrusted?: readonly string[];
   /** The runner's tool cache directories (RUNNER_TOOL_CACHE, AGENT_TOOLSDIRECTORY), host side. */
   toolCaches?: readonly string[];
+  /** Paths the sandbox shows besides these (sandbox.readOnly, the worktree): no link is made in them. */
+  visible?: readonly string[];
+}
+
+/** A symbolic link made inside at `path`, pointing at `target` (as `readlink` says it outside). */
+export interface Link {
+  path: string;
+  target: string;
 }
 
 export interface ToolchainMounts {
   readOnly: string[];
   /** Directories inside a visible toolchain replaced by an empty one (npm's global `etc/npmrc`). */
   masked: string[];
+  /** Links made inside, parents before children, each outside every visible path. */
+  links: Link[];
 }
 
 /** The runner's tool cache directories named by the host's environment. */
@@ -129,18 +153,23 @@ export function toolchainMounts(o: ToolchainOptions): ToolchainMounts {
     if (real && real !== d) add(real);
   }
   const inside = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));
+  // Programs reached through a link: the link is made inside when what it leads to is visible,
+  // else the program is shown as a file at its own path.
+  const linked: string[] = [];
   for (const prog of o.programs) {
     const real = isAbsolute(prog) ? realpathOf(prog) : undefined;
     if (!real) continue;
     const root = toolchainRoot(real, caches) ?? toolchainRoot(prog, caches);
     if (root && addRoot(root)) {
-      if (!system(prog) && !prog.startsWith(root + sep)) out.add(prog);
+      if (!system(prog) && !prog.startsWith(root + sep)) linked.push(prog);
       continue;
     }
     // The program itself is always visible, as a file, even inside a protected directory (a node
     // of the runner install, an agent CLI under the host's HOME): one file shows nothing else.
-    out.add(prog);
-    if (real !== prog) out.add(real);
+    if (real !== prog) {
+      linked.push(prog);
+      out.add(real);
+    } else out.add(prog);
     const pkg = packageRoot(real);
     if (!pkg) continue;
     // What a student may write is no place to resolve packages from: its package.json would choose.
@@ -162,7 +191,77 @@ export function toolchainMounts(o: ToolchainOptions): ToolchainMounts {
   const readOnly = all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + sep)));
   // npm's global configuration (`<prefix>/etc/npmrc`) may hold a registry token: hidden.
   for (const r of readOnly) if (existsSync(join(r, 'etc', 'npmrc'))) masked.add(join(r, 'etc'));
-  return { readOnly, masked: [...masked] };
+  const links = new Map<string, Link>();
+  const shown = [...readOnly, ...(o.visible ?? []).map((p) => resolve(p)), ...untrusted];
+  const seen = (p: string) => (system(p) || inside(p, shown)) && !inside(p, [...masked]);
+  const tryLinks = (p: string): boolean => {
+    const chain = linkChain(p);
+    const real = realpathOf(p);
+    if (!chain || !real || !seen(real)) return false;
+    // A link inside a visible path is there already; one above a visible path would hide it.
+    const make = chain.filter((l) => !seen(l.path));
+    if (make.some((l) => guard.is(l.path) || shown.some((q) => q.startsWith(l.path + sep)))) return false;
+    for (const l of make) links.set(l.path, l);
+    return true;
+  };
+  for (const prog of linked) if (!tryLinks(prog)) readOnly.push(prog);
+  for (const d of o.path.split(delimiter).filter((x) => isAbsolute(x) && existsSync(x))) {
+    if (seen(resolve(d))) continue;
+    if (tryLinks(resolve(d))) continue;
+    // An entry left out: its own links into what is visible are made, nothing else of it.
+    for (const name of listLinks(d)) tryLinks(join(resolve(d), name));
+  }
+  const made = [...links.values()].sort((a, b) => depthOf(a.path) - depthOf(b.path));
+  return { readOnly, masked: [...masked], links: made };
+}
+
+const depthOf = (p: string) => p.split(sep).filter(Boolean).length;
+/** More entries than this in a left-out PATH directory are not looked through. */
+const MAX_ENTRIES = 2000;
+
+/** The names of the symbolic links directly in `dir` (none when it cannot be read). */
+function listLinks(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .slice(0, MAX_ENTRIES)
+      .filter((e) => e.isSymbolicLink())
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The symbolic links met while resolving `p`, each at its real place (no link above it), with the
+ * links of their targets: made inside in this order, they resolve `p` as outside. Undefined when
+ * `p` cannot be resolved (a dangling link, a loop).
+ */
+export function linkChain(p: string, budget = { left: 40 }): Link[] | undefined {
+  const out: Link[] = [];
+  let cur = sep;
+  for (const part of resolve(p).split(sep).filter(Boolean)) {
+    const next = join(cur, part);
+    let st;
+    try {
+      st = lstatSync(next);
+    } catch {
+      return undefined;
+    }
+    if (!st.isSymbolicLink()) {
+      cur = next;
+      continue;
+    }
+    if (--budget.left < 0) return undefined;
+    const target = readlinkSync(next);
+    out.push({ path: next, target });
+    const further = linkChain(resolve(cur, target), budget);
+    if (!further) return undefined;
+    out.push(...further);
+    const real = realpathOf(next);
+    if (!real) return undefined;
+    cur = real;
+  }
+  return out;
 }
 
 function protection(protect: readonly string[]) {

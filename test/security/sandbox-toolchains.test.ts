@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { which } from '../../src/process/which.js';
@@ -18,13 +18,25 @@ import { noSandbox, runCrews, setEnv, warnSkipped } from './helpers.js';
 warnSkipped('sandbox-toolchains');
 
 const cleanups: Array<() => void> = [];
+
+/** Removes variables from the environment until the returned function puts them back. */
+function unsetEnv(...names: string[]): () => void {
+  const saved = names.map((n) => [n, process.env[n]] as const);
+  for (const n of names) delete process.env[n];
+  return () => {
+    for (const [n, v] of saved) if (v !== undefined) process.env[n] = v;
+  };
+}
 afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
 interface Host {
   home: string;
+  /** The toolchain's real `bin` (where node and npm are). */
   bin: string;
+  /** The PATH entry that reaches it, when not `bin` itself (a link). */
+  pathEntry?: string;
   /** Files of HOME that must stay out of view. */
   secrets: string[];
 }
@@ -57,6 +69,25 @@ function nvmHost(): Host {
   };
 }
 
+/** nvm with its `current` link on PATH (`~/.nvm/current` -> `versions/node/<v>`, `nvm alias default`). */
+function nvmCurrentHost(): Host {
+  const host = nvmHost();
+  const current = join(host.home, '.nvm', 'current');
+  symlinkSync(join('versions', 'node', 'v20.x'), current);
+  return { ...host, pathEntry: join(current, 'bin') };
+}
+
+/** `~/.local/bin/node` and `npm` linking into nvm's version directory; `~/.local/bin` holds more. */
+function localBinHost(): Host {
+  const host = nvmHost();
+  const local = join(host.home, '.local', 'bin');
+  mkdirSync(local, { recursive: true });
+  for (const name of ['node', 'npm']) symlinkSync(join(host.bin, name), join(local, name));
+  const helper = join(local, 'git-credential-store-token');
+  writeFileSync(helper, '#!/bin/sh\necho password=secret\n', { mode: 0o755 });
+  return { ...host, pathEntry: local, secrets: [...host.secrets, helper] };
+}
+
 function runnerHost(): Host {
   const t = tempDir('school-runner-');
   cleanups.push(t.cleanup);
@@ -67,6 +98,9 @@ function runnerHost(): Host {
   mkdirSync(join(runner, '_work', '_temp'), { recursive: true });
   mkdirSync(join(runner, 'bin'), { recursive: true });
   writeFileSync(join(runner, '.credentials'), '{"scheme":"OAuth"}\n');
+  // Another repository's checkout in the same runner's work directory.
+  mkdirSync(join(runner, '_work', 'other', 'other'), { recursive: true });
+  writeFileSync(join(runner, '_work', 'other', 'other', '.env'), 'TOKEN=other\n');
   writeFileSync(join(runner, '_work', '_temp', 'secret.sh'), 'export TOKEN=x\n');
   writeFileSync(join(home, 'secret.txt'), 'the host user secret\n');
   return {
@@ -78,6 +112,7 @@ function runnerHost(): Host {
       join(runner, 'bin'),
       join(runner, '_work', '_temp', 'secret.sh'),
       join(runner, '_work', '_tool', 'Python'),
+      join(runner, '_work', 'other'),
     ],
   };
 }
@@ -161,6 +196,30 @@ describe('toolchain roots', () => {
     expect(m.masked).toEqual([join(root, 'etc')]);
   });
 
+  it('a PATH entry or program reached through links keeps its links inside; a left-out entry shows only its links', () => {
+    const host = localBinHost();
+    const root = dirname(host.bin);
+    const current = join(host.home, '.nvm', 'current');
+    symlinkSync(join('versions', 'node', 'v20.x'), current);
+    const local = host.pathEntry!;
+    const m = toolchainMounts({
+      path: [join(current, 'bin'), local, '/usr/bin'].join(':'),
+      programs: [join(current, 'bin', 'npm')],
+      protect: [host.home],
+    });
+    expect(m.readOnly).toEqual([root]);
+    expect(m.links).toEqual(
+      expect.arrayContaining([
+        { path: current, target: join('versions', 'node', 'v20.x') },
+        { path: join(local, 'node'), target: join(host.bin, 'node') },
+        { path: join(local, 'npm'), target: join(host.bin, 'npm') },
+      ]),
+    );
+    // The credential helper of ~/.local/bin is a file, not a link into a toolchain: not shown.
+    expect(m.links.map((l) => l.path)).not.toContain(join(local, 'git-credential-store-token'));
+    expect(m.readOnly.some((p) => p.startsWith(local))).toBe(false);
+  });
+
   it('a protected directory inside a version directory (the toolkit installed globally) is emptied', () => {
     const host = nvmHost();
     const root = dirname(host.bin);
@@ -173,17 +232,28 @@ describe('toolchain roots', () => {
 });
 
 describe.skipIf(!!noSandbox)('toolchains under HOME, in bubblewrap', () => {
+  const toolCache = (h: Host) => ({ RUNNER_TOOL_CACHE: join(h.home, 'actions-runner', '_work', '_tool') });
   for (const [name, make, env] of [
     ['nvm (~/.nvm/versions/node/<v>)', nvmHost, () => ({})],
+    ["nvm's `current` link on PATH (~/.nvm/current/bin)", nvmCurrentHost, () => ({})],
+    ['~/.local/bin/node and npm linking into nvm', localBinHost, () => ({})],
     [
-      "a runner's tool cache (~/actions-runner/_work/_tool/node/<v>/x64)",
+      "a runner's tool cache (~/actions-runner/_work/_tool/node/<v>/x64), RUNNER_TOOL_CACHE set",
       runnerHost,
-      (h: Host) => ({ RUNNER_TOOL_CACHE: join(h.home, 'actions-runner', '_work', '_tool') }),
+      toolCache,
     ],
+    ["a runner's tool cache, RUNNER_TOOL_CACHE unset", runnerHost, () => ({})],
   ] as const) {
     it(`${name}: an honest crew's \`npm test\` runs that npm and that node; nothing else of HOME is visible`, async () => {
       const host = make();
-      cleanups.push(setEnv({ HOME: host.home, PATH: `${host.bin}:/usr/bin:/bin`, ...env(host as Host) }));
+      const restore = setEnv({
+        HOME: host.home,
+        PATH: `${host.pathEntry ?? host.bin}:/usr/bin:/bin`,
+        ...env(host as Host),
+      });
+      cleanups.push(restore);
+      if (!('RUNNER_TOOL_CACHE' in env(host as Host)))
+        cleanups.push(unsetEnv('RUNNER_TOOL_CACHE', 'AGENT_TOOLSDIRECTORY'));
       const s = toolchainSchool(host);
       const [r] = await runCrews(s, [{ crewId: 'c1-toolchn1', issue: 1, agent: 'editor' }]);
       const v = verification(s, 'c1-toolchn1');
