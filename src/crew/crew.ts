@@ -36,7 +36,8 @@ import { copyHomeFiles } from '../sandbox/home-files.js';
 import { agentAllowList, keyProxyPlan, keyProxyTurn } from '../agents/network.js';
 import { verifyOnCleanCheckout } from './clean-checkout.js';
 import { resetAdminDir } from './git.js';
-import { outOfService } from './slot-reset.js';
+import { markOutOfService, outOfService } from './slot-reset.js';
+import { removeTreeSync } from '../process/remove-tree.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
@@ -469,7 +470,7 @@ class CrewRun implements Guarded {
   private resetOut(): void {
     // What the student hands back (usage, report) is written in a directory of its own, the only
     // one of the crew's runtime files it can write; the brief and the logs stay out of its reach.
-    rmSync(this.out, { recursive: true, force: true });
+    removeTreeSync(this.out);
     mkdirSync(this.out, { recursive: true });
     for (const p of [this.paths.usage, this.paths.report, this.paths.verifyLog]) rmSync(p, { force: true });
   }
@@ -631,7 +632,16 @@ class CrewRun implements Guarded {
   private async teardown(): Promise<void> {
     const { classroom, slot, spec } = this;
     await this.killLeftovers();
-    await putBackGit(this, spec.baseSha, classroom.workdir(slot));
+    try {
+      await putBackGit(this, spec.baseSha, classroom.workdir(slot));
+    } catch (e) {
+      // The slot's git directory could not be put back: no host git may run in that slot again
+      // until an operator looks (./slot-reset.ts), and the next crew is not given it.
+      if (classroom.kind === 'bot') throw e;
+      const why = `its git directory could not be put back: ${message(e).slice(0, 500)}`;
+      await this.alert('teardown-incomplete', `${why}; ${markOutOfService(classroom.workdir(slot), [why])}`);
+      return;
+    }
     if (!this.prepared) return; // N4.1: a slot that failed pre-verify is left as found, for inspection.
     const { ignored, nested = [] } = await classroom
       .collect(slot, spec.baseSha)

@@ -1,9 +1,10 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { withLock } from '../state/lock.js';
 import { git, gitBytes } from '../process/git.js';
-import { removeNestedRepos, resetSlot } from './slot-reset.js';
-import { baseTree, foreignEntries, walkTree } from './tree-walk.js';
+import { removeTreeSync } from '../process/remove-tree.js';
+import { makeWritable, removeNestedRepos, resetSlot } from './slot-reset.js';
+import { baseTree, foreignEntries, shownPath, walkTree } from './tree-walk.js';
 
 /** Worktree operations of a daemon's slots, all through the hardened git of src/process. */
 
@@ -123,18 +124,12 @@ export async function slotGitDirs(worktree: string): Promise<{ common: string; a
  * planted: git makes none there).
  */
 export async function resetAdminDir(worktree: string, admin: string, base: string): Promise<string[]> {
-  const links: string[] = [];
-  const walk = (dir: string, rel: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isSymbolicLink()) links.push(r);
-      else if (e.isDirectory()) walk(join(dir, e.name), r);
-    }
-  };
-  walk(admin, '');
+  // The walk and the removal stop at no depth or permission the student left (./slot-reset.ts).
+  await makeWritable(admin);
+  const links = (await walkTree(admin)).entries.filter((e) => e.type === 'l').map((e) => shownPath(e.names));
   for (const e of readdirSync(admin)) {
     if ((e === 'commondir' || e === 'gitdir') && lstatSync(join(admin, e)).isFile()) continue;
-    rmSync(join(admin, e), { recursive: true, force: true });
+    removeTreeSync(join(admin, e));
   }
   writeFileSync(join(admin, 'HEAD'), `${base}\n`);
   await git(worktree, 'read-tree', base);

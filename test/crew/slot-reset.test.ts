@@ -1,10 +1,18 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonConfig } from '../../src/config/schema.js';
 import { createClassroom } from '../../src/crew/classroom.js';
-import { foreignChanges, revParse, statusEntries } from '../../src/crew/git.js';
+import { foreignChanges, resetAdminDir, revParse, slotGitDirs, statusEntries } from '../../src/crew/git.js';
 import { claimSlot } from '../../src/dispatch/lease.js';
 import { runGit } from '../../src/process/git.js';
 import { initRepo, tempDir } from '../support/tmp.js';
@@ -72,6 +80,22 @@ describe('the slot reset and the pre-verify', () => {
   });
 });
 
+describe("the slot's git directory, after a turn", () => {
+  it('is put back whatever tree the student left in it: 600 levels deep, and a link', async () => {
+    const { repo, room, slot } = slotRoom();
+    const base = await revParse(repo);
+    expect(await room.prepare(0, base)).toEqual([]);
+    const { admin } = await slotGitDirs(slot);
+    deepTree(admin);
+    symlinkSync('/etc/hostname', join(admin, 'logs-link'));
+    // Before: the walk for links threw ENAMETOOLONG, the index was never rebuilt, and the crew's
+    // teardown stopped there, leaving the slot as the student left it and in service.
+    expect(await resetAdminDir(slot, admin, base)).toEqual(['logs-link']);
+    expect(readdirSync(admin).sort()).toEqual(['HEAD', 'commondir', 'gitdir', 'index']);
+    expect(await room.teardown(0, base)).toEqual([]);
+  });
+});
+
 /**
  * Root ignores permissions, so the permission cases run every step as `nobody` (setpriv), in a
  * process of its own: the repository, the slot, the student's tree and the reset all belong to
@@ -127,6 +151,21 @@ describe.skipIf(noSetpriv)('a slot owned by an unprivileged user', () => {
     expect(asNobody(root, 'teardown')).toEqual([]);
     expect(readdirSync(join(root, 'slots', 'd1', 'slot-0')).sort()).toEqual(['.git', 'src']);
     expect(asNobody(root, 'prepare')).toEqual([]);
+  });
+
+  it("the slot's git directory is put back with a 0000 directory and a chain of 0500 ones in it", () => {
+    const root = nobodyRoot();
+    expect(asNobody(root, 'setup')).toEqual([]);
+    expect(asNobody(root, 'admin')).toEqual({
+      links: ['logs-link'],
+      left: ['HEAD', 'commondir', 'gitdir', 'index'],
+    });
+    expect(asNobody(root, 'teardown')).toEqual([]);
+  });
+
+  it("a finished crew's runtime keeps no tree of its student's, whatever its modes and depth", () => {
+    const root = nobodyRoot();
+    expect(asNobody(root, 'prune')).toEqual({ top: ['out', 'student.log'], out: ['report.md'] });
   });
 
   it('a reset that cannot finish takes the slot out of service, with how to clear it', () => {

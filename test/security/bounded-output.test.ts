@@ -11,7 +11,17 @@ import { importHandoffs } from '../../src/handoff/import.js';
 import { silentLogger } from '../../src/log.js';
 import { planStep, runStep } from '../../src/loop/steps.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { FIXTURES } from '../crew/helpers.js';
+import { BOOKBAG_FILES } from '../../src/bookbag/schema.js';
+import { runCrew } from '../../src/crew/crew.js';
+import {
+  FIXTURES,
+  item,
+  plan,
+  spec,
+  writeCurriculum,
+  makeSchool as makeCrewSchool,
+  type School as CrewSchool,
+} from '../crew/helpers.js';
 import { filesUnder, launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
 
 /**
@@ -129,5 +139,52 @@ describe('bounded records and output of a hostile student (GitHub path)', () => 
     const graded = await drain({ config: s.config, layout: restored, logger: silentLogger });
     const verdicts = new Map(graded.verdicts.map((v) => [v.crewId, v.accepted]));
     expect(verdicts.get(byIssue.get(2)!)).toBe(true);
+  }, 300_000);
+});
+
+/**
+ * A student that leaves trees Node's `rmSync` cannot remove (600 levels of 200-byte names, deeper
+ * than PATH_MAX) in its HOME, its /tmp and its hand-back directory. Before: the sandbox's close threw
+ * ENAMETOOLONG, so the proxy's refusals were never alerted, and the pruning stopped there, leaving
+ * the student's trees in the runtime directory.
+ */
+describe('a finished crew leaves no tree of its student behind (in bubblewrap)', () => {
+  let sc: CrewSchool | undefined;
+  afterEach(() => {
+    sc?.cleanup();
+    sc = undefined;
+  });
+  it('its refusals are still alerted, its HOME, /tmp and hand-back trees are removed, its report kept', async () => {
+    sc = makeCrewSchool({
+      worktrees: 1,
+      timeout: 120,
+      extraAgents: [
+        {
+          id: 'deep',
+          command: [
+            'node',
+            join(FIXTURES, 'flood-student.mjs'),
+            '--connects',
+            '1',
+            '--deep',
+            '600',
+            '{brief}',
+          ],
+          roles: ['coding'],
+        },
+      ],
+    });
+    sc.config.sandbox.allow = ['allowed.example.test:443'];
+    writeCurriculum(sc, [item(4)]);
+    await plan(sc, [{ crewId: 'c4-deeptree', issue: 4, agent: 'deep' }]);
+    const r = await runCrew(await spec(sc, 'c4-deeptree'), { logger: silentLogger });
+    expect(r.outcome, r.reason).toBe('succeeded');
+    expect(r.alerts.some((a) => a.startsWith('egress-refused:') && a.includes('axxxx'))).toBe(true);
+    const dir = crewRuntimeDir(defaultRuntimeDir(sc.layout.root), 'c4-deeptree');
+    expect(existsSync(join(dir, 'sandbox'))).toBe(false);
+    expect(readdirSync(join(dir, 'out')).sort()).toEqual(['report.md', 'usage.json']);
+    expect(readFileSync(join(sc.layout.bookbag('c4-deeptree'), BOOKBAG_FILES.report), 'utf8')).toContain(
+      'solved #4',
+    );
   }, 300_000);
 });
