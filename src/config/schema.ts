@@ -588,6 +588,21 @@ export const configSchema = z
           .max(10)
           .default(2)
           .describe('Turns the same agent session gets with the checker output when verification fails.'),
+        choice: z
+          .enum(['learning', 'greedy'])
+          .default('learning')
+          .describe(
+            "How an agent is chosen among the eligible ones. learning (default): a draw from each agent's record of merged work, divided by its expected cost per crew (untried agents are tried early). greedy: the top judges' score, an unscored agent counting 0.5.",
+          ),
+        choiceSeed: z
+          .number()
+          .int()
+          .min(0)
+          .max(2 ** 32 - 1)
+          .default(0)
+          .describe(
+            'Seed of the learning choice. With the state, it decides every draw: the same state and seed plan the same agents.',
+          ),
       })
       .prefault({}),
     delivery: z

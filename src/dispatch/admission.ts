@@ -1,5 +1,6 @@
 import { CAPACITY_CLASSES, type AgentConfig } from '../config/schema.js';
-import { AgentChooser, DaemonPlacer, type ScoreLookup } from './assign.js';
+import { AgentChooser, DaemonPlacer, type LearningChoice, type ScoreLookup } from './assign.js';
+import type { ChoiceWhy } from './choice.js';
 import { FenceSet } from './fences.js';
 import { classRank, type DaemonStatus } from './fleet.js';
 import type { Candidate } from './order.js';
@@ -73,6 +74,8 @@ export interface AdmissionInput {
   daemons: readonly AdmissionDaemon[];
   agents: readonly AgentConfig[];
   scores?: ScoreLookup;
+  /** `dispatch.choice: learning`: choose by the records (./choice.ts) instead of the top score. */
+  learning?: LearningChoice;
   maxCrews: number;
   activeCrews: number;
   /** Fences of planned and running crews, with a label naming the holder. */
@@ -96,6 +99,8 @@ export interface Admitted {
   classroom: DaemonStatus['classroom'];
   /** A coding crew sent to a bot classroom because no worktree daemon was online (N7.3). */
   fallback: boolean;
+  /** Why a learning choice took this agent. */
+  why?: ChoiceWhy;
 }
 
 export interface AdmissionResult {
@@ -160,6 +165,7 @@ interface Selected {
   rank: number;
   /** Its place in admission order. */
   order: number;
+  why?: ChoiceWhy;
 }
 
 /** Gates 5–9, candidate by candidate in the given order, keeping the packing invariant. */
@@ -173,9 +179,10 @@ function select(
   const chooser = new AgentChooser(
     held?.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
     input.scores,
+    input.learning,
   );
   // Without the paused agents nobody takes it: whether a paused one would, and then why it waits.
-  const everyone = held?.size ? new AgentChooser(input.agents, input.scores) : undefined;
+  const everyone = held?.size ? new AgentChooser(input.agents, input.scores, input.learning) : undefined;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused: Refusal[] = [];
@@ -235,7 +242,15 @@ function select(
     pool.take(rank);
     if (fallback) fallbacks++;
     room--;
-    selected.push({ c, agent: choice.agent, pool: poolName, fallback, rank, order: selected.length });
+    selected.push({
+      c,
+      agent: choice.agent,
+      pool: poolName,
+      fallback,
+      rank,
+      order: selected.length,
+      ...(choice.why ? { why: choice.why } : {}),
+    });
   }
   return { selected, refused };
 }
@@ -266,6 +281,7 @@ function place(selected: Selected[], pools: Record<PoolName, Pool>, refused: Ref
         daemon,
         classroom: pools[name].classroomOf.get(daemon)!,
         fallback: s.fallback,
+        ...(s.why ? { why: s.why } : {}),
       };
     }
   }

@@ -1,5 +1,7 @@
 import type { AgentConfig, Role } from '../config/schema.js';
+import { chooseLearning, type ChoiceWhy } from './choice.js';
 import type { Candidate } from './order.js';
+import type { RecordBook } from './record.js';
 
 /**
  * Who does the work and where (docs/architecture.md "Assignment", seed 003 routing).
@@ -13,6 +15,10 @@ import type { Candidate } from './order.js';
  * Daemons: best fit — the smallest effective class that is at least the crew's weight — then the
  * least-loaded daemon of that class ((busy + assigned) / K), ties broken round-robin (the daemon
  * picked longest ago goes first). Each class keeps a binary heap, so a placement is O(log D).
+ *
+ * With `learning` (`dispatch.choice: learning` and a record book), the eligible agents are chosen
+ * among by Thompson sampling on merged work per dollar instead (./choice.ts), one seeded draw per
+ * issue and attempt, and the choice carries why. Eligibility and `forceAgent` are the same.
  */
 
 /** Score of an agent for a context, from the grading ledger (EMA in [0, 1]); undefined = unscored. */
@@ -25,7 +31,16 @@ export type ScoreLookup = (
 export const NEUTRAL_SCORE = 0.5;
 
 export type AgentChoice =
-  { agent: string } | { code: 'force-agent-not-allowed' | 'no-agent'; reason: string };
+  { agent: string; why?: ChoiceWhy } | { code: 'force-agent-not-allowed' | 'no-agent'; reason: string };
+
+/** Learning choice: the records and the configured seed (`dispatch.choiceSeed`). */
+export interface LearningChoice {
+  records: RecordBook;
+  seed: number;
+}
+
+type Chosen = Pick<Candidate, 'role' | 'domain' | 'difficulty' | 'forceAgent'> &
+  Partial<Pick<Candidate, 'issueNumber' | 'attempt'>>;
 
 export class AgentChooser {
   private readonly cache = new Map<string, AgentChoice>();
@@ -33,19 +48,53 @@ export class AgentChooser {
   constructor(
     private readonly agents: readonly AgentConfig[],
     private readonly scores?: ScoreLookup,
+    private readonly learning?: LearningChoice,
   ) {}
 
-  choose(c: Pick<Candidate, 'role' | 'domain' | 'difficulty' | 'forceAgent'>): AgentChoice {
+  choose(c: Chosen): AgentChoice {
+    // A learning draw is per issue and attempt; the greedy rule is the same for a whole cell.
+    const cell = c.role + '\u0000' + c.domain + '\u0000' + c.difficulty;
     const key =
-      c.forceAgent === undefined
-        ? c.role + '\u0000' + c.domain + '\u0000' + c.difficulty
-        : c.role + '\u0000' + c.domain + '\u0000' + c.difficulty + '\u0000' + c.forceAgent;
+      c.forceAgent !== undefined
+        ? cell + '\u0000' + c.forceAgent
+        : this.learning
+          ? cell + '\u0000' + c.issueNumber + '\u0000' + c.attempt
+          : cell;
     let choice = this.cache.get(key);
     if (!choice) {
-      choice = c.forceAgent !== undefined ? this.forced(c.forceAgent, c.role) : this.best(c);
+      choice =
+        c.forceAgent !== undefined
+          ? this.forced(c.forceAgent, c.role)
+          : this.learning
+            ? this.drawn(c, this.learning)
+            : this.best(c);
       this.cache.set(key, choice);
     }
     return choice;
+  }
+
+  private eligible(c: Pick<Candidate, 'role' | 'domain' | 'difficulty'>): AgentConfig[] {
+    return this.agents.filter(
+      (a) =>
+        a.roles.includes(c.role) &&
+        (a.domains.length === 0 || a.domains.includes(c.domain)) &&
+        a.maxDifficulty >= c.difficulty,
+    );
+  }
+
+  private drawn(c: Chosen, learning: LearningChoice): AgentChoice {
+    const picked = chooseLearning(
+      learning.records,
+      this.eligible(c).map((a) => a.id),
+      {
+        issueNumber: c.issueNumber ?? 0,
+        attempt: c.attempt ?? 1,
+        domain: c.domain,
+        difficulty: c.difficulty,
+      },
+      learning.seed,
+    );
+    return picked ?? this.none(c);
   }
 
   private forced(id: string, role: Role): AgentChoice {
@@ -67,15 +116,16 @@ export class AgentChooser {
 
   private best(c: Pick<Candidate, 'role' | 'domain' | 'difficulty'>): AgentChoice {
     let best: { id: string; score: number } | undefined;
-    for (const a of this.agents) {
-      if (!a.roles.includes(c.role)) continue;
-      if (a.domains.length > 0 && !a.domains.includes(c.domain)) continue;
-      if (a.maxDifficulty < c.difficulty) continue;
+    for (const a of this.eligible(c)) {
       const raw = this.scores?.(a.id, { role: c.role, domain: c.domain, difficulty: c.difficulty });
       const score = typeof raw === 'number' && Number.isFinite(raw) ? raw : NEUTRAL_SCORE;
       if (!best || score > best.score) best = { id: a.id, score };
     }
     if (best) return { agent: best.id };
+    return this.none(c);
+  }
+
+  private none(c: Pick<Candidate, 'role' | 'domain' | 'difficulty'>): AgentChoice {
     if (this.agents.length === 0) return { code: 'no-agent', reason: NO_AGENTS };
     return {
       code: 'no-agent',

@@ -51,7 +51,8 @@ import {
   type Refusal,
 } from './admission.js';
 import { admitStandby, capUsage, sharedEligible, typicalCrewMs } from './standby.js';
-import { AgentChooser, type ScoreLookup } from './assign.js';
+import { AgentChooser, type LearningChoice, type ScoreLookup } from './assign.js';
+import { RecordBook, type LedgerCounts } from './record.js';
 import { cleanFences } from './fences.js';
 import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
@@ -69,11 +70,13 @@ import {
   type SchoolEvent,
   type SchoolState,
 } from './school-log.js';
-import { SpendLedgerError, totalSpend } from './spend.js';
+import { SpendLedgerError, totalSpend, type SpendEvent } from './spend.js';
+import { EventLog } from '../state/event-log.js';
 import { writeCrewRunsView } from './view.js';
 
 export type { Refusal, RefusalCode } from './admission.js';
 export type { ScoreLookup } from './assign.js';
+export type { LedgerCounts } from './record.js';
 export type { VerdictLookup } from './history.js';
 export type { Reconciled } from './reconcile.js';
 export type { RevisionRequest } from './revision.js';
@@ -99,6 +102,12 @@ export interface PlanInput {
   spend?: { capUsd?: number; spentUsd?: number };
   /** Agent scores from the grading ledger. */
   scores?: ScoreLookup;
+  /**
+   * The grading ledger's counts (graded, accepted, merged, closed unmerged per cell): with
+   * `dispatch.choice: learning` the agents are chosen from these, the registry's crews and the
+   * spend ledger (./choice.ts). Without them the greedy rule (`scores`) chooses.
+   */
+  ledger?: LedgerCounts;
   /** Grading verdicts: a succeeded crew that grading rejected counts as a failed run. */
   verdicts?: VerdictLookup;
   /** Crew-timeout waves one daemon slot may run back to back in this job (slot refill). Default 1. */
@@ -244,6 +253,8 @@ interface PlanReadings {
   pending: SchoolEvent[];
   capUsd?: number;
   spentUsd?: number;
+  /** Spend rows naming a crew, for the learning choice's costs. */
+  spendRows: Array<{ crewId?: string; costUsd: number }>;
 }
 
 /** The plan's I/O: quarantined copies, the school log, the spend ledger, the implied pauses. */
@@ -275,6 +286,7 @@ function readPlanInputs(
       blocked ??= message(e);
     }
   }
+  const spendRows = input.ledger && config.dispatch.choice === 'learning' ? crewSpend(layout) : [];
   const pending = blocked
     ? []
     : pendingPauses(registry, schoolDedup, now, layout, config.dispatch.agentPauseMaxMinutes * 60_000);
@@ -282,6 +294,7 @@ function readPlanInputs(
     ...(blocked !== undefined ? { blocked } : {}),
     school,
     pending,
+    spendRows,
     ...(capUsd !== undefined ? { capUsd } : {}),
     ...(spentUsd !== undefined ? { spentUsd } : {}),
   };
@@ -314,7 +327,8 @@ function decide(
   const pauses: ActivePause[] = split.school;
   const pausedAgents = describeAgentPauses(split.agents);
   const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues), registry);
-  predictRunTimes(input, registry, sorted.candidates);
+  const learning = learningChoice(input, registry, read.spendRows);
+  predictRunTimes(input, registry, sorted.candidates, learning);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
   const admission = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
@@ -322,6 +336,7 @@ function decide(
     ...(blocked !== undefined ? { blocked } : {}),
     ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
     ...(pausedAgents.size > 0 ? { pausedAgents } : {}),
+    ...(learning ? { learning } : {}),
   });
   const decision = admit(admission);
   const standby = input.standby
@@ -434,7 +449,12 @@ function sortCurriculum(
  * and the standby split balances. Past runs are compared with the estimate of their issue in this
  * curriculum.
  */
-function predictRunTimes(input: PlanInput, registry: CrewRegistry, candidates: Candidate[]): void {
+function predictRunTimes(
+  input: PlanInput,
+  registry: CrewRegistry,
+  candidates: Candidate[],
+  learning: LearningChoice | undefined,
+): void {
   const d = input.config.curriculum.defaults;
   const sizes = new Map(
     input.curriculum.map((i) => [
@@ -447,7 +467,7 @@ function predictRunTimes(input: PlanInput, registry: CrewRegistry, candidates: C
     ]),
   );
   const history = new RunTimeHistory(registry, (n) => sizes.get(n), d.size);
-  const agents = new AgentChooser(input.config.agents, input.scores);
+  const agents = new AgentChooser(input.config.agents, input.scores, learning);
   for (const c of candidates) {
     const choice = agents.choose(c);
     if (!('agent' in choice)) continue;
@@ -456,6 +476,52 @@ function predictRunTimes(input: PlanInput, registry: CrewRegistry, candidates: C
       domain: c.domain,
       difficulty: c.difficulty,
     });
+  }
+}
+
+/**
+ * The learning choice's records (./record.ts) when `dispatch.choice` is learning and the ledger's
+ * counts were given: the ledger's verdicts and merges, the registry's finished crews (their cell as
+ * recorded when planned, else the issue's in this curriculum) and what the spend ledger says they cost.
+ */
+function learningChoice(
+  input: PlanInput,
+  registry: CrewRegistry,
+  spend: PlanReadings['spendRows'],
+): LearningChoice | undefined {
+  const { config } = input;
+  if (config.dispatch.choice !== 'learning' || !input.ledger) return undefined;
+  const d = config.curriculum.defaults;
+  const cells = new Map(
+    input.curriculum.map((i) => [
+      i.number,
+      {
+        domain: typeof i.domain === 'string' ? i.domain : d.domain,
+        difficulty: Math.round(finiteOr(i.difficulty, d.difficulty, { min: 1, max: 5 })),
+      },
+    ]),
+  );
+  const records = new RecordBook({
+    ledger: input.ledger,
+    crews: Object.values(registry.crews),
+    spend,
+    cellOf: (n) => cells.get(n),
+  });
+  return { records, seed: config.dispatch.choiceSeed };
+}
+
+/**
+ * Spend rows that name a crew. Unreadable spend leaves costs to their priors (a warning is the cap
+ * gate's business, which reads the same ledger and fails closed).
+ */
+function crewSpend(layout: StateLayout): Array<{ crewId?: string; costUsd: number }> {
+  try {
+    return new EventLog<SpendEvent>(layout.file('spend'))
+      .read()
+      .events.filter((e) => e.type === 'spend.recorded' && typeof e.data?.crewId === 'string')
+      .map((e) => ({ crewId: e.data.crewId, costUsd: e.data.costUsd }));
+  } catch {
+    return [];
   }
 }
 
@@ -518,6 +584,7 @@ function toAssignment(a: Admitted, standby: boolean, eligible?: string[]): Assig
     ...(standby ? { queued: true as const } : {}),
     ...(a.candidate.revision ? { revision: a.candidate.revision } : {}),
     ...(eligible ? { eligible } : {}),
+    ...(a.why ? { choice: a.why } : {}),
   };
 }
 
@@ -539,6 +606,7 @@ function plannedEvents(result: PlanResult, input: PlanInput, now: Date): CrewEve
         ...(a.queued ? { queued: a.queued } : {}),
         ...(a.revision ? { revision: a.revision } : {}),
         ...(a.eligible ? { eligible: a.eligible } : {}),
+        ...(a.choice ? { choice: a.choice } : {}),
         ...plannedBy(input.plannedBy, a.daemon),
       },
       now,

@@ -75,6 +75,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
             ...(d.queued === true ? { queued: true as const } : {}),
             ...(d.revision ? { revision: d.revision } : {}),
             ...(d.eligible ? { eligible: [...d.eligible] } : {}),
+            ...(d.choice ? { choice: d.choice } : {}),
           };
         }
         break;

@@ -1,8 +1,8 @@
-import type { ScoreLookup, VerdictLookup } from '../dispatch/plan.js';
+import type { LedgerCounts, ScoreLookup, VerdictLookup } from '../dispatch/plan.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
-import { humanScoreOf, ScoreLedger, scoreOf, type LedgerState } from './ledger.js';
+import { blendedScore, ScoreLedger, type LedgerState } from './ledger.js';
 import { GradingQueue } from './queue.js';
 
 /**
@@ -46,20 +46,19 @@ export function ledgerScores(layout: StateLayout, logger: Logger): ScoreLookup |
     return undefined;
   }
   if (Object.keys(state.agents).length === 0) return undefined;
-  return (agent, { domain, difficulty }) => {
-    const graders = (
-      scoreOf(state, agent, domain, difficulty) ??
-      scoreOf(state, agent, domain) ??
-      scoreOf(state, agent)
-    )?.ema;
-    // Item 5: what people merged is the last judge. Where humans settled this agent's pull requests
-    // (at the same level, else coarser), their acceptance counts as much as the graders' score.
-    const human = (
-      humanScoreOf(state, agent, domain, difficulty) ??
-      humanScoreOf(state, agent, domain) ??
-      humanScoreOf(state, agent)
-    )?.ema;
-    if (graders === undefined || human === undefined) return graders ?? human;
-    return (graders + human) / 2;
-  };
+  return (agent, { domain, difficulty }) => blendedScore(state, agent, domain, difficulty);
+}
+
+/**
+ * The ledger's counts for the learning choice (src/dispatch/record.ts): graded, accepted, merged
+ * and closed-unmerged crews per cell. Undefined when the ledger cannot be read (the greedy rule then
+ * chooses, without scores, as above).
+ */
+export function ledgerCounts(layout: StateLayout, logger: Logger): LedgerCounts | undefined {
+  try {
+    return new ScoreLedger(layout).state();
+  } catch (e) {
+    logger.warning(`planning without agent records: ${message(e)}`);
+    return undefined;
+  }
 }

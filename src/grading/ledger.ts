@@ -287,3 +287,31 @@ export function scoreOf(
   const a = state.agents[agent];
   return a ? { ema: a.ema, count: a.count } : undefined;
 }
+
+/**
+ * The score the greedy choice ranks an agent by for a cell: the graders' EMA at the (domain,
+ * difficulty) cell, else the domain, else overall, averaged with the human-acceptance EMA (merged /
+ * closed-unmerged pull requests) at the same fallback levels where there is one. Undefined for an
+ * agent never graded (the chooser then uses its neutral prior).
+ */
+export function blendedScore(
+  state: LedgerState,
+  agent: string,
+  domain: string,
+  difficulty: number,
+): number | undefined {
+  const graders = (
+    scoreOf(state, agent, domain, difficulty) ??
+    scoreOf(state, agent, domain) ??
+    scoreOf(state, agent)
+  )?.ema;
+  // Item 5: what people merged is the last judge. Where humans settled this agent's pull requests
+  // (at the same level, else coarser), their acceptance counts as much as the graders' score.
+  const human = (
+    humanScoreOf(state, agent, domain, difficulty) ??
+    humanScoreOf(state, agent, domain) ??
+    humanScoreOf(state, agent)
+  )?.ema;
+  if (graders === undefined || human === undefined) return graders ?? human;
+  return (graders + human) / 2;
+}

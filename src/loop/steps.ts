@@ -7,7 +7,7 @@ import type { SchoolConfig } from '../config/schema.js';
 import { recordHeartbeat } from '../dispatch/fleet.js';
 import { orcaUnavailable } from '../crew/orca/classroom.js';
 import { planDispatch, type PlanResult } from '../dispatch/plan.js';
-import { gradingVerdicts, ledgerScores } from '../grading/feedback.js';
+import { gradingVerdicts, ledgerCounts, ledgerScores } from '../grading/feedback.js';
 import type { Logger } from '../log.js';
 import type { LeaseOwner } from '../schemas/crew.js';
 import { StateLayout } from '../state/layout.js';
@@ -82,6 +82,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
     // Grading feeds planning: a rejected success is a failed run, and the ledger ranks agents.
     const verdicts = gradingVerdicts(layout, o.logger);
     const scores = ledgerScores(layout, o.logger);
+    const ledger = ledgerCounts(layout, o.logger);
     const revisions = revisionsOf(layout, o.logger);
     return await planDispatch({
       config: o.config,
@@ -93,6 +94,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
       freeDiskBytes: disk,
       ...(verdicts ? { verdicts } : {}),
       ...(scores ? { scores } : {}),
+      ...(ledger ? { ledger } : {}),
       ...(revisions.length ? { revisions } : {}),
       plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
       ...(o.standby ? { standby: true } : {}),
@@ -167,10 +169,12 @@ export async function refillFor(o: {
 function feedback(layout: StateLayout, logger: Logger) {
   const verdicts = gradingVerdicts(layout, logger);
   const scores = ledgerScores(layout, logger);
+  const ledger = ledgerCounts(layout, logger);
   const revisions = revisionsOf(layout, logger);
   return {
     ...(verdicts ? { verdicts } : {}),
     ...(scores ? { scores } : {}),
+    ...(ledger ? { ledger } : {}),
     ...(revisions.length ? { revisions } : {}),
   };
 }

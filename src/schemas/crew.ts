@@ -87,6 +87,31 @@ export interface CrewPlanned {
    * planned daemon included, must first win its claim (`crew.claimed`, src/dispatch/claims.ts).
    */
   eligible?: string[];
+  /** Why a learning choice sent this agent (docs/dispatch.md, "Choosing an agent"); absent under greedy. */
+  choice?: PlannedChoice;
+}
+
+/** One agent as the learning choice saw it for an issue. */
+export interface ChoiceDraw {
+  agent: string;
+  /** A draw from the agent's posterior on merged work in the issue's cell. */
+  draw: number;
+  /** That posterior's mean. */
+  mean: number;
+  /** Expected spend of one crew of the agent in the cell (USD). */
+  expectedCostUsd: number;
+  /** draw / expectedCostUsd. */
+  value: number;
+}
+
+/** The record of a learning choice: the issue's cell, the winner's draw and the runner-up's. */
+export interface PlannedChoice extends Omit<ChoiceDraw, 'agent'> {
+  rule: 'learning';
+  domain: string;
+  difficulty: number;
+  /** The ledger's generation the draws were seeded with. */
+  generation: number;
+  runnerUp?: ChoiceDraw;
 }
 
 /**

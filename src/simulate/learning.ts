@@ -1,0 +1,343 @@
+import { parseConfig } from '../config/load.js';
+import type { AgentConfig } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
+import { AgentChooser, type LearningChoice, type ScoreLookup } from '../dispatch/assign.js';
+import { RecordBook, type RecordCrew } from '../dispatch/record.js';
+import { blendedScore, ledgerFold, type LedgerState, type ScoreEvent } from '../grading/ledger.js';
+import { event } from '../state/event-log.js';
+import { createRng, type Rng } from './prng.js';
+
+/**
+ * `school simulate --learning` (docs/simulate.md, "Which agent to send"): a world of agents whose
+ * chance of a merged pull request per domain and difficulty, and whose cost per crew, are hidden
+ * from the school; one backlog; four ways of choosing the agent for each issue:
+ *
+ * - `greedy`: today's rule, the real `AgentChooser` over the real ledger fold (top blended score,
+ *   unscored = 0.5);
+ * - `random`: a seeded uniform pick;
+ * - `oracle`: knows the truth, sends the agent with the highest merge chance per expected dollar;
+ * - `learning`: the real `AgentChooser` under `dispatch.choice: learning`, over a `RecordBook` built
+ *   from the same ledger events, finished crews and spend rows a school records.
+ *
+ * Issues are planned in batches of `batch` (one plan per batch: the choice sees only what was
+ * recorded before it); the judges' verdict and the spend are recorded when the batch ends, the
+ * person's merge or unmerged close one batch later. Every issue's outcome under every agent is
+ * drawn up front, so all policies face the same luck, and each issue is tried once.
+ */
+export const LEARNING_POLICIES = ['greedy', 'random', 'oracle', 'learning'] as const;
+export type LearningPolicy = (typeof LEARNING_POLICIES)[number];
+
+export interface LearningOptions {
+  seed: number;
+  issues: number;
+  domains: number;
+  /** Issues per plan. */
+  batch: number;
+}
+
+export const DEFAULT_LEARNING_OPTIONS: LearningOptions = { seed: 1, issues: 240, domains: 6, batch: 24 };
+
+/** An agent of the world, as only the simulator knows it. */
+export interface WorldAgent {
+  id: string;
+  /** Mean cost of one crew at difficulty 1 (USD). */
+  costUsd: number;
+  /** Chance of a merged pull request per domain, at difficulty 1. */
+  merge: number[];
+  /** How much of that chance is lost from difficulty 1 to 5 (0 = none, 1 = all). */
+  slope: number;
+}
+
+export interface WorldIssue {
+  number: number;
+  domain: string;
+  difficulty: number;
+  /** Per agent: merged if this crew ran, judged accepted, and what it cost. */
+  outcomes: Array<{ merged: boolean; accepted: boolean; costUsd: number }>;
+}
+
+export interface World {
+  agents: WorldAgent[];
+  domains: string[];
+  issues: WorldIssue[];
+}
+
+export interface PolicyFigures {
+  label: LearningPolicy;
+  merged: number;
+  accepted: number;
+  spendUsd: number;
+  mergedPerDollar: number;
+  /** 1 − mergedPerDollar / the oracle's: the share of the oracle's merged work per dollar lost. */
+  regret: number;
+  /** Crews sent per agent. */
+  crews: Record<string, number>;
+  /** Merged per dollar in expectation over the world's luck (the true chances and mean costs of the picks). */
+  expectedMergedPerDollar: number;
+}
+
+export interface LearningResult {
+  options: LearningOptions;
+  agents: Array<{ id: string; costUsd: number; merge: number[]; slope: number }>;
+  domains: string[];
+  policies: PolicyFigures[];
+}
+
+/** The chance an agent's crew on an issue ends in a merged pull request. */
+export function mergeChance(a: WorldAgent, domain: number, difficulty: number): number {
+  return a.merge[domain]! * (1 - (a.slope * (difficulty - 1)) / 4);
+}
+
+/** Mean cost of an agent's crew at a difficulty (failed crews cost more: they use every turn). */
+export function crewCost(a: WorldAgent, difficulty: number): number {
+  return a.costUsd * (0.6 + 0.2 * difficulty);
+}
+const FAILED_COST = 1.4;
+/** Mean cost of a crew whose merge chance is p (log-normal noise of mean ~1 aside). */
+function expectedCrewCost(a: WorldAgent, difficulty: number, p: number): number {
+  return crewCost(a, difficulty) * (p + (1 - p) * FAILED_COST);
+}
+/** Judges pass some work people will not merge (METR, March 2026: ~72 % against ~48 %). */
+const FALSE_ACCEPT = 0.4;
+const DIFFICULTY_MIX = [0.3, 0.25, 0.2, 0.15, 0.1];
+
+function uniform(rng: Rng, lo: number, hi: number): number {
+  return lo + (hi - lo) * rng.next();
+}
+
+/** The hidden world: three agents about nine-fold apart in cost, merge chances drawn per domain. */
+export function makeWorld(o: LearningOptions): World {
+  const rng = createRng(o.seed);
+  const domains = Array.from({ length: o.domains }, (_, i) => `d${i + 1}`);
+  const agent = (id: string, cost: number, lo: number, hi: number, slope: number): WorldAgent => ({
+    id,
+    costUsd: cost * uniform(rng, 0.8, 1.2),
+    merge: domains.map(() => uniform(rng, lo, hi)),
+    slope,
+  });
+  // Configuration order puts the strongest first, as a school would list its agents.
+  const agents = [
+    agent('premium', 3.6, 0.5, 0.85, 0.25),
+    agent('standard', 1.2, 0.3, 0.75, 0.45),
+    agent('budget', 0.4, 0.05, 0.65, 0.7),
+  ];
+  const issues: WorldIssue[] = [];
+  for (let n = 1; n <= o.issues; n++) {
+    const domain = Math.floor(rng.next() * domains.length);
+    const difficulty = rng.pick(DIFFICULTY_MIX) + 1;
+    const outcomes = agents.map((a) => {
+      const merged = rng.next() < mergeChance(a, domain, difficulty);
+      const accepted = merged || rng.next() < FALSE_ACCEPT;
+      const cost = crewCost(a, difficulty) * Math.exp(0.3 * rng.normal()) * (merged ? 1 : FAILED_COST);
+      return { merged, accepted, costUsd: cost };
+    });
+    issues.push({ number: n, domain: domains[domain]!, difficulty, outcomes });
+  }
+  return { agents, domains, issues };
+}
+
+function check(o: LearningOptions): void {
+  const int = (v: number, min: number, max: number) => Number.isInteger(v) && v >= min && v <= max;
+  if (!int(o.issues, 1, 100_000))
+    throw new ConfigError(
+      `simulate --learning: --issues must be a whole number from 1 to 100,000; found ${o.issues}.`,
+    );
+  if (!int(o.domains, 1, 100))
+    throw new ConfigError(
+      `simulate --learning: domains must be a whole number from 1 to 100; found ${o.domains}.`,
+    );
+  if (!int(o.batch, 1, 10_000))
+    throw new ConfigError(
+      `simulate --learning: batch must be a whole number from 1 to 10,000; found ${o.batch}.`,
+    );
+  if (!int(o.seed, 0, 2 ** 32 - 1))
+    throw new ConfigError(
+      `simulate --learning: --seed must be a whole number from 0 to 4294967295; found ${o.seed}.`,
+    );
+}
+
+/** What a school records as its crews end and people decide: fed to the real folds. */
+class School {
+  ledger: LedgerState = ledgerFold.empty();
+  readonly crews: RecordCrew[] = [];
+  readonly spend: Array<{ crewId: string; costUsd: number }> = [];
+  private seq = 0;
+  private clock = Date.parse('2026-01-01T00:00:00Z');
+
+  private apply(e: ScoreEvent): void {
+    this.ledger = ledgerFold.apply(this.ledger, e);
+  }
+
+  /** A crew ran: its verdict, spend and finish; returns what a later merge needs. */
+  ran(issue: WorldIssue, agent: string, o: WorldIssue['outcomes'][number]) {
+    const crewId = `c${issue.number}-${(++this.seq).toString(16).padStart(8, '0')}`;
+    const at = new Date((this.clock += 60_000));
+    const cell = { agent, domain: issue.domain, difficulty: issue.difficulty };
+    this.apply(
+      event(
+        'score.applied',
+        `score:${crewId}`,
+        {
+          crewId,
+          jobKey: `grade:${issue.number}:${crewId}`,
+          ...cell,
+          accepted: o.accepted,
+          score: o.accepted ? 1 : 0,
+          alpha: 0.3,
+        },
+        at,
+      ),
+    );
+    this.spend.push({ crewId, costUsd: o.costUsd });
+    this.crews.push({
+      crewId,
+      issueNumber: issue.number,
+      agent,
+      status: 'finished',
+      startedAt: new Date(at.getTime() - 20 * 60_000).toISOString(),
+      finishedAt: at.toISOString(),
+      choice: { domain: issue.domain, difficulty: issue.difficulty },
+    });
+    return { crewId, ...cell, issue: issue.number };
+  }
+
+  /** A person merged or closed the pull request of an accepted crew. */
+  settled(c: ReturnType<School['ran']>, merged: boolean): void {
+    const at = new Date((this.clock += 60_000));
+    this.apply(
+      event(
+        'human.judged',
+        `human:${c.issue}`,
+        {
+          pr: c.issue,
+          issue: c.issue,
+          crewId: c.crewId,
+          agent: c.agent,
+          domain: c.domain,
+          difficulty: c.difficulty,
+          merged,
+          alpha: 0.3,
+        },
+        at,
+      ),
+    );
+  }
+}
+
+type PickFn = (issue: WorldIssue, chooser: AgentChooser | undefined) => number;
+
+function runPolicy(
+  world: World,
+  o: LearningOptions,
+  label: LearningPolicy,
+  configAgents: AgentConfig[],
+): PolicyFigures {
+  const school = new School();
+  const rng = createRng(o.seed ^ 0x5eed);
+  const index = new Map(world.agents.map((a, i) => [a.id, i]));
+  const pick: PickFn =
+    label === 'random'
+      ? () => Math.floor(rng.next() * world.agents.length)
+      : label === 'oracle'
+        ? (issue) => oracleChoice(world, issue)
+        : (issue, chooser) => {
+            const c = chooser!.choose({
+              role: 'coding',
+              domain: issue.domain,
+              difficulty: issue.difficulty,
+              issueNumber: issue.number,
+              attempt: 1,
+            });
+            if (!('agent' in c))
+              throw new Error(`simulate: the office chose no agent for issue #${issue.number}: ${c.reason}`);
+            return index.get(c.agent)!;
+          };
+  let waiting: Array<{ crew: ReturnType<School['ran']>; merged: boolean }> = [];
+  const figures = { merged: 0, accepted: 0, spendUsd: 0, crews: {} as Record<string, number> };
+  const expected = { merged: 0, spendUsd: 0 };
+  for (let start = 0; start < world.issues.length; start += o.batch) {
+    // One plan: the chooser sees the records as they stand before the batch runs.
+    const chooser =
+      label === 'greedy'
+        ? new AgentChooser(configAgents, greedyScores(school.ledger))
+        : label === 'learning'
+          ? new AgentChooser(configAgents, undefined, learningRecords(school, o.seed))
+          : undefined;
+    const batch = world.issues.slice(start, start + o.batch);
+    const picks = batch.map((issue) => pick(issue, chooser));
+    // The pull requests of the previous batch are settled while this one runs.
+    for (const w of waiting) school.settled(w.crew, w.merged);
+    waiting = [];
+    batch.forEach((issue, i) => {
+      const a = world.agents[picks[i]!]!;
+      const outcome = issue.outcomes[picks[i]!]!;
+      const crew = school.ran(issue, a.id, outcome);
+      figures.crews[a.id] = (figures.crews[a.id] ?? 0) + 1;
+      const p = mergeChance(a, world.domains.indexOf(issue.domain), issue.difficulty);
+      expected.merged += p;
+      expected.spendUsd += expectedCrewCost(a, issue.difficulty, p);
+      figures.spendUsd += outcome.costUsd;
+      if (outcome.accepted) {
+        figures.accepted += 1;
+        waiting.push({ crew, merged: outcome.merged });
+      }
+      if (outcome.merged) figures.merged += 1;
+    });
+  }
+  return {
+    label,
+    ...figures,
+    mergedPerDollar: figures.spendUsd > 0 ? figures.merged / figures.spendUsd : 0,
+    regret: 0,
+    expectedMergedPerDollar: expected.spendUsd > 0 ? expected.merged / expected.spendUsd : 0,
+  };
+}
+
+function greedyScores(state: LedgerState): ScoreLookup | undefined {
+  // As `ledgerScores` (src/grading/feedback.ts): no scores until something was graded.
+  if (Object.keys(state.agents).length === 0) return undefined;
+  return (agent, { domain, difficulty }) => blendedScore(state, agent, domain, difficulty);
+}
+
+function learningRecords(school: School, seed: number): LearningChoice {
+  return {
+    records: new RecordBook({ ledger: school.ledger, crews: school.crews, spend: school.spend }),
+    seed,
+  };
+}
+
+/** The agent with the highest true merge chance per expected dollar. */
+export function oracleChoice(world: World, issue: WorldIssue): number {
+  const d = world.domains.indexOf(issue.domain);
+  let best = 0;
+  let bestValue = -Infinity;
+  world.agents.forEach((a, i) => {
+    const p = mergeChance(a, d, issue.difficulty);
+    const cost = expectedCrewCost(a, issue.difficulty, p);
+    if (p / cost > bestValue) {
+      bestValue = p / cost;
+      best = i;
+    }
+  });
+  return best;
+}
+
+export function simulateLearning(partial: Partial<LearningOptions> = {}): LearningResult {
+  const o: LearningOptions = { ...DEFAULT_LEARNING_OPTIONS, ...partial };
+  check(o);
+  const world = makeWorld(o);
+  const config = parseConfig(
+    { agents: world.agents.map((a) => ({ id: a.id, command: ['true'] })) },
+    'simulate',
+  );
+  const policies = LEARNING_POLICIES.map((label) => runPolicy(world, o, label, config.agents));
+  const oracle = policies.find((p) => p.label === 'oracle')!;
+  for (const p of policies)
+    p.regret = oracle.mergedPerDollar > 0 ? 1 - p.mergedPerDollar / oracle.mergedPerDollar : 0;
+  return {
+    options: o,
+    agents: world.agents.map((a) => ({ ...a })),
+    domains: world.domains,
+    policies,
+  };
+}
