@@ -11,6 +11,7 @@ import { checkNetwork } from './network.js';
 import { checkOrca } from './orca.js';
 import { checkLimits } from './limits.js';
 import { checkParity } from './parity.js';
+import { sandboxVisibilityProblems } from '../sandbox/visibility.js';
 
 export interface DoctorOptions {
   /** school.yml; absent means defaults, as everywhere. */
@@ -82,6 +83,16 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
   // What the crews will run, run inside the sandbox as they run it (./parity.ts).
   if (sandbox.status === 'ok') findings.push(...(await checkParity(config, { cwd, env })));
   if (sandbox.status === 'ok') findings.push(await checkLimits(config.sandbox, path));
+  // What `config check` finds the sandbox will not show: PATH entries left out, a homeFiles entry
+  // missing; a passEnv path too when nothing could run inside (the inside check says it otherwise).
+  for (const v of sandboxVisibilityProblems(config, env))
+    if (sandbox.status !== 'ok' || !v.field.endsWith('.passEnv'))
+      findings.push({
+        check: `visibility:${v.field}`,
+        status: v.severity === 'error' ? 'blocker' : 'warning',
+        detail: v.detail,
+        fix: v.fix,
+      });
   findings.push(checkDisk(config, resolve(cwd, config.repoPath)));
   for (const d of config.fleet.daemons) {
     if (d.classroom !== 'orca' || (o.daemon && d.id !== o.daemon)) continue;

@@ -1,5 +1,5 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { TESTED_VERSIONS } from '../agents/tested-versions.js';
 import type { SchoolConfig } from '../config/schema.js';
@@ -9,6 +9,8 @@ import { runProcess } from '../process/run.js';
 import { which } from '../process/which.js';
 import { SYSTEM_PATHS } from '../sandbox/mounts.js';
 import { defaultProtected, Sandbox } from '../sandbox/sandbox.js';
+import { shimKind } from '../sandbox/toolchains.js';
+import { hiddenPathFix } from '../sandbox/visibility.js';
 import type { Finding } from './finding.js';
 
 /**
@@ -216,6 +218,8 @@ async function probe(s: Subject, p: Probe): Promise<Finding> {
       status: 'ok',
       detail: `${who}: \`${s.program}\` (${resolvedOut})${interp ? ` and its interpreter ${interpOutside}` : ''} are the same inside the sandbox`,
     };
+  // A shim is shown as a file, but finds nothing inside: its directory decides the fix.
+  if (shimKind(dirname(found))) dirs.add(dirname(found));
   return { check, status: 'blocker', detail: `${who}: ${problems.join('; ')}`, fix: fixFor(s, [...dirs], p) };
 }
 
@@ -229,6 +233,11 @@ function textOf(r: Awaited<ReturnType<typeof runProcess>>): string {
 const isSystem = (d: string) => SYSTEM_PATHS.some((s) => d === s || d.startsWith(s + sep));
 
 function fixFor(s: Subject, dirs: string[], p: Probe): string {
+  // A version manager's shims find the real tool through the manager's state in HOME, which is
+  // private inside: showing them would not help; the version directory itself is shown.
+  const shims = [...new Set(dirs.map((d) => shimKind(d) && d).filter((d): d is string => !!d))];
+  if (shims.length)
+    return `${shims.join(', ')} (${shims.map((d) => shimKind(d)).join(', ')}) cannot work inside, where HOME is private: put the toolchain's own version directory on the runner's PATH before it (e.g. ~/.nvm/versions/node/<v>/bin, $(pyenv prefix)/bin, $(asdf where nodejs)/bin, $(mise where node)/bin, ~/.volta/tools/image/node/<v>/bin, ~/.rustup/toolchains/<t>/bin), or install ${s.program} under /usr`;
   const add = dirs.filter((d) => !isSystem(d));
   if (!add.length)
     return s.agent
@@ -252,6 +261,11 @@ function fixFor(s: Subject, dirs: string[], p: Probe): string {
   ].join('');
 }
 
+/** The configuration field of a subject's label: `agent:codex` is `agents[codex]`. */
+function passEnvHolder(label: string): string {
+  return label.startsWith('agent:') ? `agents[${label.slice('agent:'.length)}]` : label;
+}
+
 /** A passEnv value that is a path on this machine (a key file, a config directory) must be visible inside. */
 async function checkPassEnvPaths(config: SchoolConfig, p: Probe): Promise<Finding[]> {
   const out: Finding[] = [];
@@ -273,7 +287,13 @@ async function checkPassEnvPaths(config: SchoolConfig, p: Probe): Promise<Findin
               check,
               status: 'blocker',
               detail: `${who}: passEnv ${name} is the path ${value}, which does not exist inside the sandbox`,
-              fix: `add \`sandbox.readOnly: [${value}]\` to school.yml, or pass a value that is not a path`,
+              fix: hiddenPathFix({
+                field: `${passEnvHolder(s.labels[0]!)}.passEnv`,
+                name,
+                path: value,
+                home: resolve(p.env.HOME ?? homedir()),
+                homeFiles: s.labels[0]!.startsWith('agent:'),
+              }),
             },
       );
     }

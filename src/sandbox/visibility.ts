@@ -1,11 +1,11 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import { which } from '../process/which.js';
 import { SYSTEM_PATHS } from './mounts.js';
 import { defaultProtected } from './sandbox.js';
-import { shimKind, toolCacheDirs, toolchainMounts } from './toolchains.js';
+import { linkChain, shimKind, toolCacheDirs, toolchainMounts } from './toolchains.js';
 
 /**
  * What a configuration expects to see inside the sandbox that the sandbox will not show, found
@@ -85,14 +85,34 @@ function hiddenPathProblem(
   homeFiles: boolean,
 ): VisibilityProblem {
   const inHome = path === home || path.startsWith(home + sep);
-  const rel = relative(home, path) || '.';
   const detail = `${name}=${path} names a host path the sandbox does not show${inHome ? " (the runner user's HOME is private inside)" : ''}: the CLI would look there and find nothing`;
-  const readOnly = `add ${path} to sandbox.readOnly to show it read-only`;
-  const fix =
-    inHome && homeFiles
-      ? `remove ${name} from passEnv and list the files the CLI needs in ${field.replace(/\.passEnv$/, '.homeFiles')} (e.g. [${rel === '.' ? '.codex/auth.json' : `${rel}/auth.json`}]), copied into the crew's private HOME; or ${readOnly}`
-      : readOnly;
-  return { severity: 'error', field, detail, fix };
+  return { severity: 'error', field, detail, fix: hiddenPathFix({ field, name, path, home, homeFiles }) };
+}
+
+/**
+ * What to change for a passEnv variable whose value is a host path the sandbox does not show: under
+ * HOME, an agent lists the files it needs in homeFiles (copied into the crew's private HOME);
+ * anywhere, the path may be shown read-only with sandbox.readOnly.
+ */
+export function hiddenPathFix(o: {
+  /** The passEnv field, e.g. `agents[codex].passEnv`. */
+  field: string;
+  name: string;
+  path: string;
+  home: string;
+  /** The holder is an agent (homeFiles is one of its options). */
+  homeFiles: boolean;
+}): string {
+  const inHome = o.path === o.home || o.path.startsWith(o.home + sep);
+  const rel = relative(o.home, o.path) || '.';
+  // The login file each CLI keeps in the directory the variable names.
+  const file =
+    o.name === 'CLAUDE_CONFIG_DIR' ? '.credentials.json' : o.name === 'CODEX_HOME' ? 'auth.json' : '<file>';
+  const example = rel === '.' ? '.codex/auth.json' : isFile(o.path) ? rel : `${rel}/${file}`;
+  const readOnly = `add ${o.path} to sandbox.readOnly to show it read-only`;
+  return inHome && o.homeFiles
+    ? `remove ${o.name} from passEnv and list the files the CLI needs in ${o.field.replace(/\.passEnv$/, '.homeFiles')} (e.g. [${example}]), copied into the crew's private HOME; or ${readOnly}`
+    : readOnly;
 }
 
 /** Whether a host path is seen inside: the system, sandbox.readOnly, and the toolchains on PATH. */
@@ -110,7 +130,24 @@ function visibleTree(config: SchoolConfig, env: NodeJS.ProcessEnv, home: string)
   });
   const shown = [...SYSTEM_PATHS, ...config.sandbox.readOnly, ...tools.readOnly].map((p) => resolve(p));
   const under = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));
-  return (p) => under(p, shown) && !under(p, tools.masked);
+  const seen = (p: string) => under(p, shown) && !under(p, tools.masked);
+  const made = new Set(tools.links.map((l) => l.path));
+  // Reached through links the sandbox makes again inside (nvm's `current`): visible when each link
+  // on the way is made or seen, and where they lead is seen.
+  return (p) => {
+    if (seen(p)) return true;
+    const chain = linkChain(p);
+    const real = realPath(p);
+    return !!chain?.length && !!real && seen(real) && chain.every((l) => made.has(l.path) || seen(l.path));
+  };
+}
+
+function realPath(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
 }
 
 function isFile(p: string): boolean {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -92,6 +92,14 @@ describe('sandboxVisibilityProblems', () => {
     ]);
     expect(problems[0]!.detail).toContain('.claude/.credentials.json');
     expect(problems[1]!.detail).toContain(".pyenv/shims (a version manager's shims)");
+  });
+
+  it("nvm's `current` link on PATH is shown through its link: no warning", () => {
+    const current = join(home, '.nvm', 'current');
+    symlinkSync(join('versions', 'node', 'v20.x'), current);
+    expect(sandboxVisibilityProblems(config(), env({ PATH: `${join(current, 'bin')}:/usr/bin` }))).toEqual(
+      [],
+    );
   });
 
   it('homeFiles must stay inside HOME', () => {

@@ -1,4 +1,12 @@
-import { chmodSync, copyFileSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -6,6 +14,7 @@ import { runDoctor } from '../../src/doctor/doctor.js';
 import { verdict } from '../../src/doctor/finding.js';
 import { interpreterOf } from '../../src/doctor/parity.js';
 import { tempDir } from '../support/tmp.js';
+import { noSandbox, warnSkipped } from '../security/helpers.js';
 
 /**
  * `school doctor` runs what the crews will run inside the real sandbox (bubblewrap) and compares it
@@ -14,6 +23,7 @@ import { tempDir } from '../support/tmp.js';
  * finds the system's node (or none) — every crew's verification would run another node.
  */
 
+warnSkipped('school doctor: what the crews run');
 const tmp = tempDir('school-doctor-parity-');
 const home = join(tmp.path, 'home');
 // nodejs.org's tarball unpacked by hand: no version manager's layout the sandbox would recognize.
@@ -67,7 +77,7 @@ async function doctor(config: Record<string, unknown>, path: string, env: Record
 
 const agents = [{ id: 'mine', command: ['sh'] }];
 
-describe('school doctor: what the crews run, inside the sandbox', () => {
+describe.skipIf(!!noSandbox)('school doctor: what the crews run, inside the sandbox', () => {
   it('a node in HOME first on PATH: not ready, naming the PATH entry; with sandbox.readOnly it is ready', async () => {
     const path = `${nodeBin}:/usr/local/bin:/usr/bin:/bin`;
     const bad = await doctor(
@@ -166,13 +176,58 @@ describe('school doctor: what the crews run, inside the sandbox', () => {
     const hidden = await doctor(config([]), path, env);
     expect(hidden.f['inside:passEnv:GOOGLE_APPLICATION_CREDENTIALS']).toMatchObject({
       status: 'blocker',
-      fix: expect.stringContaining(`sandbox.readOnly: [${key}]`),
+      // Under HOME: the file copied into the crew's private HOME, or the path shown read-only.
+      fix: expect.stringMatching(
+        /list the files the CLI needs in agents\[claude\]\.homeFiles \(e\.g\. \[keys\/service-account\.json\]\)/,
+      ),
     });
+    expect(hidden.f['inside:passEnv:GOOGLE_APPLICATION_CREDENTIALS']!.fix).toContain(
+      `add ${key} to sandbox.readOnly`,
+    );
+    expect(verdict(hidden.r)).toMatch(/^Not ready/);
     expect(hidden.f['inside:passEnv:MODEL']).toBeUndefined();
     const shown = await doctor(config([join(home, 'keys')]), path, env);
     expect(shown.f['inside:passEnv:GOOGLE_APPLICATION_CREDENTIALS']).toMatchObject({ status: 'ok' });
   });
 
+  it("nvm's `current` link first on PATH: the same node inside, Ready", async () => {
+    const current = join(home, '.nvm', 'current');
+    if (!existsSync(current)) symlinkSync(join('versions', 'node', 'v20.0.0'), current);
+    const path = `${join(current, 'bin')}:/usr/local/bin:/usr/bin:/bin`;
+    const { f, r } = await doctor({ agents, dispatch: { minFreeDiskGiB: 0, verify: ['mynode'] } }, path);
+    expect(f['inside:dispatch.verify'], f['inside:dispatch.verify']?.detail).toMatchObject({ status: 'ok' });
+    expect(f['visibility:PATH']).toBeUndefined();
+    expect(r.blockers).toBe(0);
+    expect(verdict(r)).toBe('Ready.');
+  });
+
+  it("a version manager's shims first on PATH: not ready, the fix is the version directory, not the shims", async () => {
+    // A pyenv-like shim: it finds the real program through the manager's state in HOME.
+    const shims = join(home, '.pyenv', 'shims');
+    const version = join(home, '.pyenv', 'versions', '3.12.0', 'bin');
+    mkdirSync(shims, { recursive: true });
+    mkdirSync(version, { recursive: true });
+    script(join(version, 'mytool'), '#!/bin/sh\necho "mytool 3.12.0"\n');
+    script(join(shims, 'mytool'), '#!/bin/sh\nexec "$HOME/.pyenv/versions/3.12.0/bin/mytool" "$@"\n');
+    const path = `${shims}:/usr/local/bin:/usr/bin:/bin`;
+    const bad = await doctor({ agents, dispatch: { minFreeDiskGiB: 0, verify: ['mytool'] } }, path);
+    const v = bad.f['inside:dispatch.verify']!;
+    expect(v.status).toBe('blocker');
+    expect(v.fix).toContain(`${shims} (a version manager's shims) cannot work inside`);
+    expect(v.fix).toContain('$(pyenv prefix)/bin');
+    expect(v.fix).not.toContain('sandbox.readOnly');
+    expect(bad.f['visibility:PATH']).toMatchObject({ status: 'warning' });
+    expect(verdict(bad.r)).toMatch(/^Not ready/);
+    // The fix as said: the version directory on PATH.
+    const good = await doctor(
+      { agents, dispatch: { minFreeDiskGiB: 0, verify: ['mytool'] } },
+      `${version}:${path}`,
+    );
+    expect(good.f['inside:dispatch.verify']).toMatchObject({ status: 'ok' });
+  });
+});
+
+describe('the interpreter a program names', () => {
   it('reads the interpreter of a #! line', () => {
     const f = join(tmp.path, 'shebang');
     const cases: Array<[string, string | undefined]> = [
