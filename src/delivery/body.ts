@@ -1,5 +1,5 @@
 import type { Bookbag } from '../bookbag/schema.js';
-import { codeBlock, inlineCode, plainText } from '../security/markdown.js';
+import { bound, codeBlock, inlineCode, plainText, unlinkedText } from '../security/markdown.js';
 import { redactText } from '../security/redact.js';
 
 /** What grading decided, as the outbox keeps it for delivery. */
@@ -14,10 +14,13 @@ export function deliveryMarker(issueNumber: number): string {
   return `<!-- school-core:delivery:issue-${issueNumber} -->`;
 }
 
-/** One line of an issue title, bounded: it becomes a commit subject and a pull request title. */
+/**
+ * One line of an issue title, bounded: it becomes a commit subject and a pull request title. Issue
+ * text is anyone's: a `fixes #2` in it would close issue 2 when the commit reaches the default
+ * branch, and an `@team` would be a mention, so both are shown, not acted on (unlinkedText).
+ */
 function oneLine(text: string | undefined, max = 72): string {
-  const t = (text ?? '').replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+  return unlinkedText(bound((text ?? '').replace(/\s+/g, ' ').trim(), max));
 }
 
 export function pullRequestTitle(issueNumber: number, issueTitle?: string): string {

@@ -17,6 +17,7 @@
  *   what GitHub would link after rendering is broken with a zero-width joiner (U+200D) — an entity
  *   or a backslash would not do: they are decoded before GitHub looks for mentions.
  * - `htmlText`: a cell of a job summary's HTML table (`core.summary.addTable` writes cells as HTML).
+ * - `unlinkedText`: a commit message or a pull request title (scanned for references, not rendered).
  *
  * Each redacts first: escaping splits a token's shape (`ghp\_…`), and the redactor at the write seam
  * would no longer see it.
@@ -88,14 +89,16 @@ export function codeBlock(s: string, o: { max?: number } = {}): string {
  * closing keywords (`fixes` as `f` + ZWJ + `ixes`: with a URL to an issue they close it too) and
  * URL autolinks (`https` + ZWJ + `://`, `www` + ZWJ + `.`).
  */
-function unlink(s: string): string {
-  return s
+function unlink(s: string, keywords = true): string {
+  const t = s
     .replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`)
     .replace(/#(?=\p{N})/gu, `#${ZWJ}`)
     .replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`)
-    .replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k: string) => `${k[0]}${ZWJ}${k.slice(1)}`)
     .replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`)
     .replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+  return keywords
+    ? t.replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k: string) => `${k[0]}${ZWJ}${k.slice(1)}`)
+    : t;
 }
 
 /** Markdown's active punctuation, backslash-escaped (GFM shows an escaped one as itself). */
@@ -115,6 +118,17 @@ export function plainText(s: string, max = 300): string {
   // At the start of a line (a list item's text), `1.`, `-`, `+`, `#` or `=` would open a block.
   t = t.replace(/^(\d+)([.)])/, '$1\\$2').replace(/^([-+#=])/, '\\$1');
   return unlink(t);
+}
+
+/**
+ * `s` for a place GitHub scans for references but does not render as Markdown: a commit message
+ * (`fixes #2` there closes issue 2 when the commit reaches the default branch) and a pull request
+ * title. One line; mentions, references and URLs are broken as in `plainText`, so a closing keyword
+ * has nothing to close and stays as written (a "Fix …" title reads as it did); nothing is escaped
+ * (a backslash would show).
+ */
+export function unlinkedText(s: string): string {
+  return unlink(oneLine(redactText(s)), false);
 }
 
 /**

@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Bookbag } from '../../src/bookbag/schema.js';
-import { pullRequestBody } from '../../src/delivery/body.js';
+import { dispatchSummary } from '../../src/actions/dispatch-crew/summary.js';
+import { commitMessage, pullRequestBody, pullRequestTitle } from '../../src/delivery/body.js';
 import { statusComment, type IssueStatus } from '../../src/feedback/status.js';
 import { writeBlocks } from '../../src/github/summary-blocks.js';
 import { deadLetterTable, verdictTable } from '../../src/grading/report.js';
@@ -206,5 +207,54 @@ describe('job summaries quote every heading, list item and table cell', () => {
 
   it('a cell its producer escaped already is not escaped twice', () => {
     expect(htmlText('a &#35;1 &amp; b < c')).toBe('a &#35;1 &amp; b &lt; c');
+  });
+});
+
+describe('an issue title in the commit message and the pull request title', () => {
+  const record = { issueNumber: 7, crewId: 'c7-a', agent: 'a', daemon: 'd1' } as unknown as Bookbag;
+  const title = `Fix it ${EVIL} GH-3 https://github.com/o/r/issues/4`;
+
+  it('closes no other issue when the commit reaches the default branch, and mentions no one', () => {
+    const subject = commitMessage(record, title).split('\n')[0]!;
+    // The school's own reference stays; the title's are shown, not acted on.
+    expect(subject.startsWith('school: issue #7: ')).toBe(true);
+    const fromTitle = subject.slice('school: issue #7: '.length);
+    expect(fromTitle).not.toMatch(/#\d|@[a-z]|GH-\d|https:\/\//i);
+    expect(fromTitle).toContain(`#${ZWJ}2`);
+    expect(fromTitle).toContain(`@${ZWJ}octo-org`);
+    // Nothing escaped: the words read as written.
+    expect(fromTitle.replaceAll(ZWJ, '')).toBe(title.slice(0, 71) + '…');
+  });
+
+  it('is shown in the pull request title as written, referencing only its own issue', () => {
+    const t = pullRequestTitle(7, 'Fix the value, fixes #2');
+    expect(t).toBe(`#7: Fix the value, fixes #${ZWJ}2`);
+  });
+});
+
+describe("a pause's reason in the dispatch job summary", () => {
+  it('is prose: no tag, comment or mention of what a crew printed', () => {
+    const r = {
+      mode: 'run',
+      daemon: 'd1',
+      run: {
+        launched: [],
+        adopted: [],
+        finished: [],
+        lost: [],
+        skipped: [],
+        refilled: [],
+        diskWaits: 0,
+        copied: [],
+        paused: `school paused since 2026-01-01: usage limit: ${EVIL} <img src=x>`,
+      },
+    } as const;
+    const raw = dispatchSummary(r as never)
+      .map((b) => ('raw' in b ? b.raw : ''))
+      .join('\n');
+    expect(raw).toContain('usage limit');
+    expect(raw).not.toContain('<!--');
+    expect(raw).not.toContain('<img');
+    expect(active(raw)).toEqual([]);
   });
 });

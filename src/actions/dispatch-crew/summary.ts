@@ -2,6 +2,7 @@ import type { PlanResult } from '../../dispatch/plan.js';
 import { handoffSummary } from '../../handoff/summary.js';
 import type { DispatchJobResult } from '../../loop/dispatch-job.js';
 import type { SummaryBlock } from '../../schemas/summary.js';
+import { plainText } from '../../security/markdown.js';
 
 /**
  * What dispatch-crew reports of its job, as pure functions of the result: what it says in the log
@@ -107,7 +108,8 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
   if (r.mode === 'run') {
     return [
       { heading: `dispatch-crew: daemon ${r.daemon}` },
-      ...(r.run.paused ? [{ raw: `**${r.run.paused}**` }] : []),
+      // A pause's reason carries a crew's (what its agent printed, a host its student asked for).
+      ...(r.run.paused ? [{ raw: `**${plainText(r.run.paused, 1000)}**` }] : []),
       ...claimsNote(r.run),
       {
         table: {
@@ -135,7 +137,7 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     ...raw(notes.ttlNote),
     ...raw(notes.jobNote, true),
     { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
-    ...raw(plan.paused),
+    ...raw(plan.paused && plainText(plan.paused, 1000)),
     ...(notes.pullRequests ?? []).map((p) => ({
       raw: `Pull request #${p.pr} is the school's delivery for issue #${p.issue}: only that issue is planned.`,
     })),
