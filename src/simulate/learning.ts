@@ -341,3 +341,65 @@ export function simulateLearning(partial: Partial<LearningOptions> = {}): Learni
     policies,
   };
 }
+
+/** The goal (docs/simulate.md): learning ≥ 90 % of the oracle's merged per dollar, ≥ 1.15 × greedy's. */
+export const LEARNING_GOALS = { ofOracle: 0.9, overGreedy: 1.15 } as const;
+
+export function renderLearningText(r: LearningResult): string {
+  const o = r.options;
+  const lines = [
+    `Which agent to send: ${o.issues} issues over ${r.domains.length} domains, ${r.agents.length} agents, plans of ${o.batch}, seed ${o.seed}`,
+    `agents (hidden from the school): ${r.agents
+      .map(
+        (a) => `${a.id} ~$${a.costUsd.toFixed(2)}/crew, merges ${a.merge.map((m) => m.toFixed(2)).join('/')}`,
+      )
+      .join('; ')}`,
+    '',
+    `${'policy'.padEnd(10)}${'merged'.padStart(8)}${'spend'.padStart(11)}${'merged/$'.padStart(10)}${'regret'.padStart(9)}  crews per agent`,
+  ];
+  for (const p of r.policies) {
+    lines.push(
+      `${p.label.padEnd(10)}${String(p.merged).padStart(8)}${`$${p.spendUsd.toFixed(2)}`.padStart(11)}${p.mergedPerDollar.toFixed(3).padStart(10)}${`${(p.regret * 100).toFixed(1)} %`.padStart(9)}  ${Object.entries(
+        p.crews,
+      )
+        .map(([a, n]) => `${a} ${n}`)
+        .join(', ')}`,
+    );
+  }
+  const f = (l: LearningPolicy) => r.policies.find((p) => p.label === l)!;
+  const ofOracle = f('learning').mergedPerDollar / f('oracle').mergedPerDollar;
+  const overGreedy = f('learning').mergedPerDollar / f('greedy').mergedPerDollar;
+  lines.push(
+    '',
+    `learning: ${(ofOracle * 100).toFixed(1)} % of the oracle's merged per dollar (goal ≥ 90 %: ${ofOracle >= LEARNING_GOALS.ofOracle ? 'met' : 'missed'}), ${overGreedy.toFixed(2)} × greedy's (goal ≥ 1.15 ×: ${overGreedy >= LEARNING_GOALS.overGreedy ? 'met' : 'missed'})`,
+    'regret = 1 − merged per dollar / the oracle’s.',
+  );
+  return lines.join('\n') + '\n';
+}
+
+export function renderLearningJson(r: LearningResult): string {
+  return JSON.stringify(
+    {
+      options: r.options,
+      domains: r.domains,
+      agents: r.agents,
+      policies: r.policies.map((p) => ({
+        label: p.label,
+        merged: p.merged,
+        accepted: p.accepted,
+        spendUsd: round(p.spendUsd, 2),
+        mergedPerDollar: round(p.mergedPerDollar, 4),
+        regret: round(p.regret, 4),
+        expectedMergedPerDollar: round(p.expectedMergedPerDollar, 4),
+        crews: p.crews,
+      })),
+    },
+    null,
+    2,
+  );
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}

@@ -33,7 +33,9 @@ function school(): { layout: StateLayout; config: SchoolConfig } {
         { id: 'alpha', command: ['node', 'a.mjs'], roles: ['coding'] },
         { id: 'beta', command: ['node', 'b.mjs'], roles: ['coding'] },
       ],
-      dispatch: { maxCrews: 10, minFreeDiskGiB: 0 },
+      // The greedy rule (top score) is what these tests pin; the learning choice has its own
+      // (test/dispatch/learning-plan.test.ts).
+      dispatch: { maxCrews: 10, minFreeDiskGiB: 0, choice: 'greedy' },
     },
     'test',
   );

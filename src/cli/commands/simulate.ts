@@ -5,6 +5,7 @@ import { renderHtml } from '../../simulate/html.js';
 import { DEFAULT_DEPLOYED } from '../../simulate/deployed.js';
 import { DEFAULT_SIM_OPTIONS, type SimOptions } from '../../simulate/options.js';
 import { renderJson, renderText } from '../../simulate/report.js';
+import { renderLearningJson, renderLearningText, simulateLearning } from '../../simulate/learning.js';
 import { writeTextAtomic } from '../../state/atomic.js';
 import { intOption, parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
@@ -37,6 +38,11 @@ Options:
   --queue-minutes M   plan → crew job start (time in GitHub's job queue) for --deployed (default ${DEFAULT_DEPLOYED.queueMinutes})
   --html FILE         also write a self-contained page with a per-slot timeline per policy
   --json              print the figures as JSON instead of a table
+  --learning          instead: which agent to send. A world of 3 agents with hidden merge chances
+                      per domain and costs (seeded); greedy (top score), random, the oracle that
+                      knows the truth and the learning choice (the real dispatch code) over the
+                      same backlog: merged pull requests, spend, merged per dollar, regret. Takes
+                      --issues (default 240), --seed and --json
 `;
 
 /** Parses a decimal option; names the option and the allowed range on bad input. */
@@ -91,6 +97,7 @@ export const simulateCommand: Command = {
         json: { type: 'boolean' },
         reference: { type: 'boolean' },
         deployed: { type: 'boolean' },
+        learning: { type: 'boolean' },
         'schedule-minutes': { type: 'string' },
         'job-minutes': { type: 'string' },
         'queue-minutes': { type: 'string' },
@@ -98,6 +105,17 @@ export const simulateCommand: Command = {
       HELP,
     );
     if (!values) return 0;
+    if (values.learning) {
+      const raw = values as Record<string, string | boolean | undefined>;
+      const issues = intOption('issues', raw.issues as string | undefined);
+      const seed = intOption('seed', raw.seed as string | undefined, 0);
+      const result = simulateLearning({
+        ...(issues !== undefined ? { issues } : {}),
+        ...(seed !== undefined ? { seed } : {}),
+      });
+      process.stdout.write(values.json ? renderLearningJson(result) + '\n' : renderLearningText(result));
+      return 0;
+    }
     const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
     const raw = values as Record<string, string | boolean | undefined>;
     const num = (k: string, min: number, max: number) =>

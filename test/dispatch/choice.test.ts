@@ -1,0 +1,336 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { AgentChooser } from '../../src/dispatch/assign.js';
+import { chooseLearning, expectedCost, posterior } from '../../src/dispatch/choice.js';
+import { mean, sampleBeta, seeded, UNTRIED } from '../../src/dispatch/posterior.js';
+import { RecordBook, tallyOf, type LedgerCounts, type RecordCrew } from '../../src/dispatch/record.js';
+
+/**
+ * Issue 36, items 1–2: the learning choice on hand-made ledgers. A ledger is written as cells of
+ * (graded, accepted) and (settled, merged); crews and spend as the registry and spend ledger give them.
+ */
+type Cell = {
+  agent: string;
+  domain: string;
+  difficulty: number;
+  graded?: number;
+  accepted?: number;
+  settled?: number;
+  merged?: number;
+};
+
+function ledger(cells: Cell[]): LedgerCounts {
+  const graders: LedgerCounts['cells'] = {};
+  const human: NonNullable<LedgerCounts['human']>['cells'] = {};
+  for (const c of cells) {
+    const k = `${c.agent}|${c.domain}|${c.difficulty}`;
+    const at = { agent: c.agent, domain: c.domain, difficulty: c.difficulty };
+    if (c.graded)
+      (graders as Record<string, unknown>)[k] = { ...at, count: c.graded, accepted: c.accepted ?? 0 };
+    if (c.settled)
+      (human as Record<string, unknown>)[k] = { ...at, count: c.settled, accepted: c.merged ?? 0 };
+  }
+  return { cells: graders, human: { cells: human } };
+}
+
+/** `n` finished crews of an agent in a cell, each having spent `usd`. */
+function crews(agent: string, domain: string, difficulty: number, n: number, usd: number) {
+  const list: RecordCrew[] = [];
+  const spend: Array<{ crewId: string; costUsd: number }> = [];
+  for (let i = 0; i < n; i++) {
+    const crewId = `c${1000 + i}-${agent}${domain}${difficulty}`;
+    list.push({ crewId, issueNumber: 1000 + i, agent, status: 'finished', choice: { domain, difficulty } });
+    spend.push({ crewId, costUsd: usd });
+  }
+  return { list, spend };
+}
+
+const agents = (ids: string[], extra: Record<string, unknown> = {}) =>
+  parseConfig({ agents: ids.map((id) => ({ id, command: ['true'], ...(extra[id] as object) })) }, 'test')
+    .agents;
+
+describe('posterior (item 2)', () => {
+  it('an untried agent has the wide uniform prior everywhere', () => {
+    const book = new RecordBook({});
+    expect(posterior(book, 'new', 'api', 3)).toEqual(UNTRIED);
+  });
+
+  it('a thick cell speaks for itself; a thin cell leans on the domain; an empty cell is the domain', () => {
+    const book = new RecordBook({
+      ledger: ledger([
+        // api at difficulty 1: 20 settled, 18 merged; api at 2: one merged; api at 3: nothing.
+        { agent: 'a', domain: 'api', difficulty: 1, graded: 20, accepted: 20, settled: 20, merged: 18 },
+        { agent: 'a', domain: 'api', difficulty: 2, graded: 1, accepted: 1, settled: 1, merged: 1 },
+        // docs: 10 settled, 1 merged.
+        { agent: 'a', domain: 'docs', difficulty: 1, graded: 10, accepted: 10, settled: 10, merged: 1 },
+      ]),
+    });
+    const thick = mean(posterior(book, 'a', 'api', 1));
+    const thin = mean(posterior(book, 'a', 'api', 2));
+    const empty = mean(posterior(book, 'a', 'api', 3));
+    const domain = mean(posterior(book, 'a', 'api', 4));
+    expect(thick).toBeGreaterThan(0.8);
+    // One merged crew alone would be a mean of 1: the domain's record holds it near the domain's.
+    expect(thin).toBeLessThan(0.95);
+    expect(thin).toBeGreaterThan(empty);
+    expect(empty).toBeCloseTo(domain, 10);
+    // The domain is shrunk toward the agent overall (which includes docs' poor record), not equal to it.
+    const overall = mean(posterior(book, 'a', 'other', 1));
+    expect(empty).toBeGreaterThan(overall);
+    expect(mean(posterior(book, 'a', 'docs', 1))).toBeLessThan(0.25);
+  });
+
+  it('draws are Beta-distributed: the sample mean of many seeded draws is the posterior mean', () => {
+    const u = seeded('t');
+    const b = { alpha: 3, beta: 7 };
+    let sum = 0;
+    for (let i = 0; i < 20_000; i++) sum += sampleBeta(b, u);
+    expect(sum / 20_000).toBeCloseTo(0.3, 2);
+    // Shapes below 1 (a mostly-failed record's draws) stay inside (0, 1).
+    for (let i = 0; i < 1000; i++) {
+      const x = sampleBeta({ alpha: 0.3, beta: 0.5 }, u);
+      expect(x).toBeGreaterThanOrEqual(0);
+      expect(x).toBeLessThanOrEqual(1);
+    }
+  });
+});
+
+describe('merges settle an accepted record (item 1)', () => {
+  it('an accepted crew is an early, lighter success; a merge replaces it at a higher weight; an unmerged close turns it into a failure', () => {
+    const cell = (settled: number, merged: number) =>
+      new RecordBook({
+        ledger: ledger([
+          { agent: 'a', domain: 'api', difficulty: 2, graded: 4, accepted: 4, settled, merged },
+        ]),
+      }).of('a', 'api', 2);
+    // Four accepted, nothing settled: counted at the judges' weight, split by the merge rate given.
+    expect(tallyOf(cell(0, 0), 1)).toEqual({ successes: 4, failures: 0 });
+    expect(tallyOf(cell(0, 0), 0.5)).toEqual({ successes: 2, failures: 2 });
+    // All four merged: settled, at twice the weight.
+    expect(tallyOf(cell(4, 4), 0.5)).toEqual({ successes: 8, failures: 0 });
+    // All four closed unmerged: the same crews are now failures.
+    expect(tallyOf(cell(4, 0), 0.5)).toEqual({ successes: 0, failures: 8 });
+    // Settling moves the posterior: merged work raises it, unmerged closes sink it below the judges' view.
+    const p = (settled: number, merged: number) =>
+      mean(
+        posterior(
+          new RecordBook({
+            ledger: ledger([
+              { agent: 'a', domain: 'api', difficulty: 2, graded: 4, accepted: 4, settled, merged },
+            ]),
+          }),
+          'a',
+          'api',
+          2,
+        ),
+      );
+    expect(p(4, 4)).toBeGreaterThan(p(0, 0));
+    expect(p(4, 0)).toBeLessThan(p(0, 0));
+  });
+
+  it('folds crews, spend, minutes, revisions and deliveries into their cell', () => {
+    const book = new RecordBook({
+      crews: [
+        {
+          crewId: 'c1-a',
+          issueNumber: 1,
+          agent: 'a',
+          status: 'finished',
+          startedAt: '2026-01-01T00:00:00Z',
+          finishedAt: '2026-01-01T00:30:00Z',
+        },
+        {
+          crewId: 'c1-b',
+          issueNumber: 1,
+          agent: 'a',
+          status: 'finished',
+          revision: { round: 1 },
+          choice: { domain: 'ui', difficulty: 4 },
+        },
+        { crewId: 'c2-a', issueNumber: 2, agent: 'a', status: 'running' },
+      ],
+      spend: [
+        { crewId: 'c1-a', costUsd: 1.5 },
+        { crewId: 'c1-a', costUsd: 0.5 },
+        { crewId: 'c1-b', costUsd: 3 },
+        { costUsd: 100 }, // a reviewer's row names no crew
+      ],
+      cellOf: (n) => (n === 1 ? { domain: 'api', difficulty: 2 } : undefined),
+      delivered: new Set(['c1-a']),
+    });
+    expect(book.of('a', 'api', 2)).toMatchObject({
+      crews: 1,
+      spendUsd: 2,
+      minutes: 30,
+      delivered: 1,
+      revisionRounds: 0,
+    });
+    expect(book.of('a', 'ui', 4)).toMatchObject({ crews: 1, spendUsd: 3, revisionRounds: 1 });
+    expect(book.of('a')).toMatchObject({ crews: 2, spendUsd: 5 });
+    expect(book.school).toEqual({ crews: 2, spendUsd: 5 });
+  });
+});
+
+describe('cost division (item 2)', () => {
+  it('expected cost is the cell mean, shrunk toward the domain and the agent when the cell is thin', () => {
+    const a = crews('a', 'api', 1, 10, 2);
+    const b = crews('a', 'api', 2, 1, 10);
+    const book = new RecordBook({ crews: [...a.list, ...b.list], spend: [...a.spend, ...b.spend] });
+    expect(expectedCost(book, 'a', 'api', 1)).toBeGreaterThan(2);
+    expect(expectedCost(book, 'a', 'api', 1)).toBeLessThan(2.6);
+    // One crew at $10: far from $10, pulled toward the domain's ~$2.7.
+    const thin = expectedCost(book, 'a', 'api', 2);
+    expect(thin).toBeGreaterThan(2.7);
+    expect(thin).toBeLessThan(7);
+    // An agent that never spent: the school's mean per crew.
+    expect(expectedCost(book, 'other', 'api', 1)).toBeCloseTo(30 / 11, 5);
+  });
+
+  it('value is the draw divided by the expected cost; equal records, the cheaper agent wins', () => {
+    const record = (agent: string) => ({
+      agent,
+      domain: 'api',
+      difficulty: 2,
+      graded: 20,
+      accepted: 14,
+      settled: 14,
+      merged: 12,
+    });
+    const cheap = crews('cheap', 'api', 2, 20, 0.5);
+    const dear = crews('dear', 'api', 2, 20, 4);
+    const book = new RecordBook({
+      ledger: ledger([record('cheap'), record('dear')]),
+      crews: [...cheap.list, ...dear.list],
+      spend: [...cheap.spend, ...dear.spend],
+    });
+    let cheapWins = 0;
+    for (let issue = 1; issue <= 100; issue++) {
+      const c = chooseLearning(
+        book,
+        ['dear', 'cheap'],
+        { issueNumber: issue, attempt: 1, domain: 'api', difficulty: 2 },
+        7,
+      )!;
+      expect(c.why.value).toBeCloseTo(c.why.draw / c.why.expectedCostUsd, 12);
+      expect(c.why.runnerUp).toBeDefined();
+      expect(c.why.runnerUp!.value).toBeLessThanOrEqual(c.why.value);
+      if (c.agent === 'cheap') cheapWins++;
+    }
+    expect(cheapWins).toBeGreaterThanOrEqual(97);
+  });
+});
+
+describe('choice (item 2)', () => {
+  it('the top-scored agent that is expensive on easy issues loses to the cheap one that does them well enough', () => {
+    // premium: 19 of 20 easy issues merged at $5 a crew; budget: 14 of 20 at $0.50.
+    const p = crews('premium', 'api', 1, 20, 5);
+    const b = crews('budget', 'api', 1, 20, 0.5);
+    const counts = ledger([
+      { agent: 'premium', domain: 'api', difficulty: 1, graded: 20, accepted: 20, settled: 20, merged: 19 },
+      { agent: 'budget', domain: 'api', difficulty: 1, graded: 20, accepted: 16, settled: 16, merged: 14 },
+    ]);
+    const book = new RecordBook({
+      ledger: counts,
+      crews: [...p.list, ...b.list],
+      spend: [...p.spend, ...b.spend],
+    });
+    const roster = agents(['premium', 'budget']);
+    // Today's rule takes the top score: premium.
+    const greedy = new AgentChooser(roster, (agent) => (agent === 'premium' ? 0.95 : 0.7));
+    expect(greedy.choose({ role: 'coding', domain: 'api', difficulty: 1 })).toEqual({ agent: 'premium' });
+    const learning = new AgentChooser(roster, undefined, { records: book, seed: 0 });
+    const picks = Array.from({ length: 50 }, (_, i) => {
+      const c = learning.choose({
+        role: 'coding',
+        domain: 'api',
+        difficulty: 1,
+        issueNumber: i + 1,
+        attempt: 1,
+      });
+      return 'agent' in c ? c.agent : c.code;
+    });
+    expect(picks.filter((a) => a === 'budget').length).toBeGreaterThanOrEqual(48);
+  });
+
+  it('an untried agent is tried early, and stops being tried once its record is poor', () => {
+    const known = crews('known', 'api', 2, 20, 1);
+    const good = {
+      agent: 'known',
+      domain: 'api',
+      difficulty: 2,
+      graded: 20,
+      accepted: 14,
+      settled: 14,
+      merged: 12,
+    };
+    const share = (book: RecordBook) => {
+      let n = 0;
+      for (let i = 1; i <= 200; i++)
+        if (
+          chooseLearning(
+            book,
+            ['known', 'new'],
+            { issueNumber: i, attempt: 1, domain: 'api', difficulty: 2 },
+            3,
+          )!.agent === 'new'
+        )
+          n++;
+      return n / 200;
+    };
+    const untried = new RecordBook({ ledger: ledger([good]), crews: known.list, spend: known.spend });
+    expect(share(untried)).toBeGreaterThan(0.15);
+    const tried = crews('new', 'api', 2, 10, 1);
+    const poor = new RecordBook({
+      ledger: ledger([
+        good,
+        { agent: 'new', domain: 'api', difficulty: 2, graded: 10, accepted: 3, settled: 3, merged: 0 },
+      ]),
+      crews: [...known.list, ...tried.list],
+      spend: [...known.spend, ...tried.spend],
+    });
+    expect(share(poor)).toBeLessThan(0.03);
+  });
+
+  it('eligibility and forceAgent are unchanged: an agent outside the domain is never drawn, a forced agent is taken', () => {
+    const roster = agents(['docsOnly', 'any'], { docsOnly: { domains: ['docs'] } });
+    const learning = new AgentChooser(roster, undefined, { records: new RecordBook({}), seed: 1 });
+    for (let i = 1; i <= 30; i++) {
+      expect(
+        learning.choose({ role: 'coding', domain: 'api', difficulty: 2, issueNumber: i, attempt: 1 }),
+      ).toMatchObject({ agent: 'any' });
+    }
+    expect(
+      learning.choose({
+        role: 'coding',
+        domain: 'api',
+        difficulty: 2,
+        issueNumber: 1,
+        attempt: 1,
+        forceAgent: 'docsOnly',
+      }),
+    ).toEqual({
+      agent: 'docsOnly',
+    });
+    expect(
+      learning.choose({ role: 'review', domain: 'api', difficulty: 2, issueNumber: 1, attempt: 1 }),
+    ).toMatchObject({ code: 'no-agent' });
+  });
+
+  it('the same state and seed draw the same agent; the draw depends on the seed', () => {
+    const book = new RecordBook({});
+    const pick = (seed: number) =>
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          chooseLearning(
+            book,
+            ['a', 'b', 'c'],
+            { issueNumber: i + 1, attempt: 1, domain: 'x', difficulty: 1 },
+            seed,
+          )!.agent,
+      );
+    expect(pick(1)).toEqual(pick(1));
+    expect(pick(1)).not.toEqual(pick(2));
+    expect(new Set(pick(1)).size).toBe(3);
+  });
+});

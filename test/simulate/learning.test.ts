@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { simulateCommand } from '../../src/cli/commands/simulate.js';
+import { LEARNING_POLICIES, simulateLearning } from '../../src/simulate/learning.js';
+
+/**
+ * Issue 36, item 6: `school simulate --learning`. The goal (≥ 90 % of the oracle's merged per dollar,
+ * ≥ 1.15 × greedy's over seeds 2–6) is measured and reported, not asserted: it does not hold on every
+ * seed (docs/simulate.md). What is asserted holds on all of them.
+ */
+describe('simulate --learning', () => {
+  it('is reproducible: the same seed gives the same figures', () => {
+    expect(simulateLearning({ seed: 3, issues: 96 })).toEqual(simulateLearning({ seed: 3, issues: 96 }));
+  });
+
+  it('every policy faces the same backlog; the oracle has no regret; learning beats greedy on merged per dollar on seeds 2–6', () => {
+    for (const seed of [2, 3, 4, 5, 6]) {
+      const r = simulateLearning({ seed });
+      expect(r.policies.map((p) => p.label)).toEqual([...LEARNING_POLICIES]);
+      for (const p of r.policies) expect(Object.values(p.crews).reduce((a, b) => a + b, 0)).toBe(240);
+      const f = (l: string) => r.policies.find((p) => p.label === l)!;
+      expect(f('oracle').regret).toBe(0);
+      expect(f('learning').mergedPerDollar).toBeGreaterThan(f('greedy').mergedPerDollar);
+      expect(f('learning').regret).toBeLessThan(f('greedy').regret);
+    }
+  });
+
+  it('--json gives policies[] with label, merged, spendUsd, mergedPerDollar and regret; a bad seed names the option', async () => {
+    const out: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((s: string) => (out.push(s), true)) as typeof process.stdout.write;
+    try {
+      expect(await simulateCommand.run(['--learning', '--seed', '4', '--issues', '48', '--json'])).toBe(0);
+    } finally {
+      process.stdout.write = write;
+    }
+    const json = JSON.parse(out.join('')) as { policies: Array<Record<string, unknown>> };
+    expect(json.policies.map((p) => p.label)).toEqual(['greedy', 'random', 'oracle', 'learning']);
+    for (const p of json.policies) {
+      expect(p).toEqual(
+        expect.objectContaining({
+          merged: expect.any(Number),
+          spendUsd: expect.any(Number),
+          mergedPerDollar: expect.any(Number),
+          regret: expect.any(Number),
+        }),
+      );
+    }
+    await expect(simulateCommand.run(['--learning', '--seed', 'x'])).rejects.toThrow(/--seed/);
+  });
+});
