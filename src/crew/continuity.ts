@@ -12,6 +12,7 @@ import { patchGitlinks, runGit } from '../process/git.js';
 import { sanitizeText } from '../security/sanitize.js';
 import type { Continuation, RepairEvidence } from '../agents/brief.js';
 import { tail } from '../agents/ending.js';
+import { readLogText } from '../process/capped-log.js';
 
 /**
  * What a crew learns from the crews before it (seed 002):
@@ -92,12 +93,9 @@ export function repairEvidence(
   } catch {
     /* no record: the crew never got that far */
   }
-  let verificationTail: string | undefined;
-  try {
-    verificationTail = tail(readFileSync(join(bag, BOOKBAG_FILES.verificationLog), 'utf8'), 3000);
-  } catch {
-    /* no verification ran */
-  }
+  // Only the log's end is read: a bookbag from another job may hold up to its bound (32 MiB).
+  const verificationTail =
+    tail(readLogText(join(bag, BOOKBAG_FILES.verificationLog), 16 * 1024), 3000) || undefined;
   const reasons = verdictReasons.get(failed.crewId);
   return {
     crewId: failed.crewId,
