@@ -42,6 +42,7 @@ function school127(
   script: string,
   verify: string[] = ['npm', 'test'],
   install?: string[],
+  agent: string[] = ['node', STUDENT, '--mode', 'honest', '{brief}'],
 ): { s: School; bin: string } {
   const t = tempDir('school-127-');
   const repo = initRepo(join(t.path, 'repo'), {
@@ -60,7 +61,7 @@ function school127(
     stateDir: join(t.path, 'state'),
     repoPath: repo,
     fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
-    agents: [{ id: 'honest', command: ['node', STUDENT, '--mode', 'honest', '{brief}'] }],
+    agents: [{ id: 'honest', command: agent }],
     dispatch: {
       crewTimeoutSeconds: 60,
       leaseSeconds: 60,
@@ -152,6 +153,30 @@ describe('a program the sandbox does not have', () => {
         "`no-such-verifier-anywhere`, the configured command, is not on this runner's PATH",
       );
       expect(issueStates(registry(s)).get(3)).toEqual({ kind: 'ready', attempt: 1 });
+    },
+    120_000,
+  );
+});
+
+describe('the agent meets a program the sandbox does not have', () => {
+  it.skipIf(noSandbox)(
+    "the agent's command exits 127 for a program on the host PATH: aborted (infra), the alert names it, never counted",
+    async () => {
+      // A student CLI whose launcher calls a program the host has under HOME.
+      const { s, bin } = school127('node --test', ['npm', 'test'], undefined, [
+        'sh',
+        '-c',
+        'mynode --version',
+      ]);
+      school = s;
+      writeCurriculum(s, [item(8)]);
+      const { result, crew: c } = await crew(s, 'c8-honest', 8);
+      expect(result.outcome).toBe('aborted');
+      expect(c.infra).toBe(true);
+      expect(result.reason).toContain('agent honest: `mynode` was not found inside the sandbox');
+      expect(result.reason).toContain(`PATH entry ${bin}`);
+      expect(Object.keys(new GradingQueue(s.layout).state().jobs)).toEqual([]);
+      expect(issueStates(registry(s)).get(8)).toEqual({ kind: 'ready', attempt: 1 });
     },
     120_000,
   );
