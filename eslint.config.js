@@ -44,9 +44,13 @@ function srcLayers() {
   const layers = [
     ['security', 'process', 'sandbox', 'config', 'state', 'schemas', 'bookbag'],
     ['delivery', 'curriculum'],
+    // The outbox records and delivers what grading and feedback leave for GitHub; it knows neither.
+    ['outbox'],
     ['dispatch'],
     ['agents'],
-    ['grading', 'feedback'],
+    // Grading ends at the ledger; feedback (the last judge, the status comments) reads its results.
+    ['grading'],
+    ['feedback'],
     ['crew'],
     // src/github implements the ports the folders below declare; the jobs above wire it in.
     ['github', 'loop', 'board', 'handoff', 'checkpoint', 'simulate', 'examples', 'doctor'],

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
-import { deliveriesOf } from '../grading/outbox.js';
+import { deliveriesOf } from '../outbox/outbox.js';
 import { splitLog, type StateEvent } from '../state/event-log.js';
 import { STATE_FILES, VIEW_FILES, type StateFile, type StateLayout } from '../state/layout.js';
 import { message } from '../errors.js';

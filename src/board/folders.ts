@@ -3,7 +3,7 @@ import { crewFold, type CrewRecord, type CrewRegistry } from '../dispatch/regist
 import { schoolFold } from '../dispatch/school-log.js';
 import { spendFold } from '../dispatch/spend.js';
 import { ledgerFold } from '../grading/ledger.js';
-import { outboxFold, type OutboxEvent, type OutboxState } from '../grading/outbox.js';
+import { outboxFold, type OutboxEvent, type OutboxState } from '../outbox/outbox.js';
 import type { JobState, QueueEvent, QueueState } from '../grading/queue.js';
 import type { Verdict } from '../grading/verdict.js';
 import type { CrewEvent } from '../schemas/crew.js';

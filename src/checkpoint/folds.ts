@@ -9,5 +9,5 @@ import '../dispatch/school-log.js';
 import '../dispatch/spend.js';
 import '../grading/queue.js';
 import '../grading/ledger.js';
-import '../grading/outbox.js';
+import '../outbox/outbox.js';
 import '../feedback/log.js';

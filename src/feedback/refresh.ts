@@ -3,7 +3,7 @@ import { readRegistry } from '../dispatch/registry.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
-import { Outbox, type IssuesPort } from '../grading/outbox.js';
+import { Outbox, type IssuesPort } from '../outbox/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
 import { decideRevision } from '../dispatch/revision.js';
 import { readFeedback } from './log.js';

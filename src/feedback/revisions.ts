@@ -1,5 +1,5 @@
 import type { RevisionRequest } from '../dispatch/revision.js';
-import { Outbox } from '../grading/outbox.js';
+import { Outbox } from '../outbox/outbox.js';
 import type { StateLayout } from '../state/layout.js';
 import { readFeedback, type FeedbackState, type Ignored, type Received } from './log.js';
 

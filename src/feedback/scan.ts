@@ -3,7 +3,7 @@ import { event } from '../state/event-log.js';
 import { isPullRequest } from '../curriculum/issue-shape.js';
 import { sanitizeText } from '../security/sanitize.js';
 import { redactText } from '../security/redact.js';
-import { statusMarkerOf } from '../grading/outbox.js';
+import { statusMarkerOf } from '../outbox/outbox.js';
 import type { FeedbackEvent, FeedbackState, Settled } from './log.js';
 import type { Author, FeedbackPort } from './port.js';
 

@@ -1,4 +1,4 @@
-import { deliveriesOf, type OutboxState } from '../grading/outbox.js';
+import { deliveriesOf, type OutboxState } from '../outbox/outbox.js';
 import type { QueueState } from '../grading/queue.js';
 import type { FeedbackState } from './log.js';
 

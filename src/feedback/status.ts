@@ -1,7 +1,7 @@
 import type { CrewRegistry, CrewRecord } from '../dispatch/registry.js';
 import { issueStates } from '../dispatch/history.js';
 import type { DeliveryResult } from '../delivery/deliver.js';
-import { statusMarkerOf } from '../grading/outbox.js';
+import { statusMarkerOf } from '../outbox/outbox.js';
 import { inlineCode, plainText } from '../security/markdown.js';
 import { redactText } from '../security/redact.js';
 import { byCodePoint } from '../state/fold.js';

@@ -3,7 +3,7 @@ import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 import { ScoreLedger, type HumanJudged } from '../grading/ledger.js';
-import { Outbox } from '../grading/outbox.js';
+import { Outbox } from '../outbox/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
 import { feedbackLog, readFeedback, type Settled } from './log.js';
 import type { FeedbackPort } from './port.js';

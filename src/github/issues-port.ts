@@ -1,8 +1,8 @@
-import type { IssuesPort } from '../grading/outbox.js';
+import type { IssuesPort } from '../outbox/outbox.js';
 import { ownerAndRepo, type GitHubClient } from './client.js';
 
 /**
- * The outbox's `IssuesPort` (src/grading/outbox.ts) over Octokit (docs/architecture.md: the client
+ * The outbox's `IssuesPort` (src/outbox/outbox.ts) over Octokit (docs/architecture.md: the client
  * from ./client.ts carries retry and throttling). `retries` caps the retry plugin per request; the
  * outbox retries across drains anyway, so a drain does not sit out long backoffs on a failing GitHub.
  */

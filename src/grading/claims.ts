@@ -1,6 +1,6 @@
 import { event } from '../state/event-log.js';
+import { boundError } from '../security/bound.js';
 import {
-  boundError,
   type ClaimOptions,
   type JobClaimed,
   type JobState,

@@ -7,11 +7,7 @@ import type { StateLayout } from '../state/layout.js';
 import { defaultGrader, type GradeFn } from './judges.js';
 import { ScoreLedger } from './ledger.js';
 import { redact, redactText } from '../security/redact.js';
-import type { Deliverer } from '../delivery/deliver.js';
-import { refreshStatuses } from '../feedback/refresh.js';
-import type { FeedbackPort } from '../feedback/port.js';
-import { watchDeliveries } from '../feedback/watch.js';
-import { Outbox, type IssuesPort } from './outbox.js';
+import { Outbox } from '../outbox/outbox.js';
 import { GradingQueue, pendingKeys } from './queue.js';
 import type { DrainProgress } from './progress.js';
 import { outboxPolicy } from './records.js';
@@ -27,6 +23,10 @@ import { commitWave, type WaveContext } from './wave.js';
  * leaves the job claimed; its lease expires, another drain delivers it again, and the ledger key
  * keeps the score single. `drain` never throws: a fatal condition (a corrupt ledger) stops it and
  * is returned as `fatal`.
+ *
+ * Grading ends at the ledger: a drain records its waves' outbox entries and delivers nothing. The
+ * feedback watch, the outbox delivery and the status refresh are the loop's step after it
+ * (src/loop/after-grading.ts), once per cycle.
  */
 export type DrainStage = 'claimed' | 'judged' | 'scored' | 'graded';
 
@@ -34,11 +34,11 @@ export interface DrainOptions {
   config: SchoolConfig;
   layout: StateLayout;
   logger: Logger;
-  github?: IssuesPort;
-  /** Delivers accepted work as a branch or pull request (src/delivery); absent: mode none. */
-  delivery?: Deliverer;
-  /** Reads the delivered pull requests' state: a merge or an unmerged close is the last judge. */
-  feedback?: FeedbackPort;
+  /**
+   * Accepted work is recorded for delivery as a branch or pull request (a Deliverer is configured:
+   * src/delivery/setup.ts); the step after grading delivers it. Default false (delivery mode none).
+   */
+  deliver?: boolean;
   maxWorkers?: number;
   maxAttempts?: number;
   workerId?: string;
@@ -75,8 +75,6 @@ export interface DrainResult {
   rejected: number;
   failed: number;
   deadLettered: number;
-  outboxDelivered: number;
-  outboxPending: number;
   verdicts: DrainVerdict[];
   errors: Array<{ jobKey: string; error: string }>;
   /** Per wave transaction, how long it waited for the grading lock, in ms (diagnostics). */
@@ -131,7 +129,6 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
   const grade = o.grade ?? defaultGrader({ config, layout });
   const warn = (m: string) => logger.warning(m);
-  const outbox = new Outbox(layout);
   const stage = async (s: DrainStage, key: string) => {
     if (o.onStage) await o.onStage(s, key);
   };
@@ -142,8 +139,6 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     rejected: 0,
     failed: 0,
     deadLettered: 0,
-    outboxDelivered: 0,
-    outboxPending: 0,
     verdicts: [],
     errors: [],
     lockWaitsMs: [],
@@ -156,8 +151,8 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     layout,
     queue: new GradingQueue(layout, warn),
     ledger: new ScoreLedger(layout, warn),
-    outbox,
-    policy: outboxPolicy(config, !!o.delivery),
+    outbox: new Outbox(layout),
+    policy: outboxPolicy(config, o.deliver ?? false),
     worker: redactText(worker),
     maxAttempts,
     alpha: config.grading.emaAlpha,
@@ -235,43 +230,5 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     logger.error(`grading stopped: ${r.fatal}`);
   }
   o.progress?.stop();
-  await finish(o, r, outbox, now);
   return r;
-}
-
-/** Outbox delivery (N7.2). */
-async function finish(o: DrainOptions, r: DrainResult, outbox: Outbox, now: () => Date) {
-  // Merged or closed delivered pull requests first: they are the last judge (never throws).
-  if (o.feedback)
-    await watchDeliveries({
-      config: o.config,
-      layout: o.layout,
-      logger: o.logger,
-      port: o.feedback,
-      now: now(),
-    });
-  try {
-    if (o.github || o.delivery) {
-      const d = await outbox.deliver(o.github, {
-        logger: o.logger,
-        now,
-        ...(o.delivery ? { delivery: o.delivery } : {}),
-      });
-      r.outboxDelivered = d.delivered;
-      r.outboxPending = d.pending;
-    } else r.outboxPending = outbox.pending().length;
-    // Then the status comments, after the verdicts and the deliveries just made, so they name the
-    // pull request (src/feedback/refresh.ts; never throws). Only with a GitHub port: the status
-    // comment is a GitHub thing, and a run without one would only pile up entries for it.
-    if (
-      o.github &&
-      (await refreshStatuses({ config: o.config, layout: o.layout, logger: o.logger, now: now() })).length > 0
-    ) {
-      const d = await outbox.deliver(o.github, { logger: o.logger, now, kinds: ['status'] });
-      r.outboxDelivered += d.delivered;
-      r.outboxPending = d.pending;
-    }
-  } catch (e) {
-    o.logger.warning(`GitHub outbox not delivered: ${message(e)}; entries stay pending for the next drain`);
-  }
 }

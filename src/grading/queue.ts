@@ -4,7 +4,7 @@ import { EventLog, event, type LogContents } from '../state/event-log.js';
 import { byCodePoint, foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { AppendOptions, Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
-import { redactText } from '../security/redact.js';
+import { boundError } from '../security/bound.js';
 import type { Verdict } from './verdict.js';
 import { claimable, decideSettle } from './claims.js';
 import { withLock } from '../state/lock.js';
@@ -21,9 +21,6 @@ export { claimable } from './claims.js';
  * every fact has exactly one key and a replay of any of them is a no-op.
  */
 export type JobStatus = 'pending' | 'claimed' | 'graded' | 'dead_letter';
-
-/** Errors kept in state are redacted and bounded: a stack trace must not grow the checkpoint. */
-export const MAX_ERROR_LENGTH = 500;
 
 export interface JobLease {
   worker: string;
@@ -102,11 +99,6 @@ export type QueueEvent =
   | ReturnType<typeof event<'job.failed', JobFailed>>
   | ReturnType<typeof event<'job.dead_lettered', JobDeadLettered>>
   | ReturnType<typeof event<'job.requeued', JobRequeued>>;
-
-export function boundError(text: string): string {
-  const clean = redactText(text).replace(/\s+/g, ' ').trim();
-  return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
-}
 
 export const queueFold: LogFold<QueueState, QueueEvent> = registerFold<QueueState, QueueEvent>({
   file: 'grading',

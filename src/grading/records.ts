@@ -1,7 +1,8 @@
 import type { SchoolConfig } from '../config/schema.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { ScoreApplied } from './ledger.js';
-import { resultComment, type OutboxEntry, type OutboxState } from './outbox.js';
+import { commentMarker, type OutboxEntry, type OutboxState } from '../outbox/outbox.js';
+import { redactText } from '../security/redact.js';
 import type { QueueState } from './queue.js';
 import type { Verdict } from './verdict.js';
 
@@ -61,6 +62,18 @@ export function outboxEntries(policy: OutboxPolicy, job: GradingJob, verdict: Ve
     });
   }
   return entries;
+}
+
+/** The per-grade result comment (hidden marker first: its redelivery is found, not posted twice). */
+export function resultComment(jobKey: string, crewId: string, verdict: Verdict): string {
+  const lines = [
+    commentMarker(jobKey),
+    `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
+    '',
+    `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
+    ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
+  ];
+  return redactText(lines.join('\n'));
 }
 
 /**

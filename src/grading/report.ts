@@ -1,6 +1,7 @@
 import type { DrainResult } from './drain.js';
 import type { LeaderboardRow } from './ledger.js';
 import type { JobState } from './queue.js';
+import type { OutboxCounts } from '../outbox/outbox.js';
 import { bound } from '../security/markdown.js';
 
 /**
@@ -46,7 +47,7 @@ export function deadLetterTable(jobs: readonly JobState[]): Table {
   ];
 }
 
-export function countsLine(r: DrainResult): string {
+export function countsLine(r: DrainResult & OutboxCounts): string {
   return (
     `accepted ${r.accepted}, rejected ${r.rejected}, failed ${r.failed}, dead-lettered ${r.deadLettered}, ` +
     `outbox delivered ${r.outboxDelivered}, outbox pending ${r.outboxPending} ` +

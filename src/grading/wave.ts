@@ -5,7 +5,7 @@ import { withLock } from '../state/lock.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { ScoreApplied, ScoreLedger } from './ledger.js';
 import { appendObservationsHeld, observationOf } from './observations.js';
-import type { Outbox } from './outbox.js';
+import type { Outbox } from '../outbox/outbox.js';
 import type { GradingQueue, QueueState } from './queue.js';
 import { missingOutboxEntries, outboxEntries, scoreOf, type OutboxPolicy } from './records.js';
 import type { Verdict } from './verdict.js';

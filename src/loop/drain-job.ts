@@ -32,10 +32,14 @@ import { importHandoffs } from '../handoff/import.js';
 import type { ClaimPort } from '../dispatch/claims.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
+import { Outbox, type OutboxCounts } from '../outbox/outbox.js';
+import type { WatchResult } from '../feedback/watch.js';
+import { afterGrading, withOutbox } from './after-grading.js';
 
 /**
  * The job drain-grading does, without the runner: import what crew jobs handed on, requeue, drain
- * the queue (judges, ledger, outbox, delivery), and describe it. The action
+ * the queue (judges, ledger, outbox entries), run the step after grading (feedback watch, outbox
+ * delivery, status refresh: ./after-grading.ts), and describe it. The action
  * (src/actions/drain-grading/) parses its inputs into `DrainJobInput`, calls `drainJob`, and reports
  * the result (outputs and summary).
  *
@@ -80,7 +84,10 @@ export type DrainJobResult =
   | { mode: 'read-only'; pending: number; dead: JobState[] }
   | {
       mode: 'drain';
-      drained: DrainResult;
+      /** The drain, with the outbox counts of the step after it. */
+      drained: DrainResult & OutboxCounts;
+      /** The feedback watch of the step after grading, when it ran. */
+      feedback?: WatchResult;
       pending: number;
       dead: JobState[];
       /** apply: verdicts refused (each alerted), and why none were read at all. */
@@ -89,7 +96,8 @@ export type DrainJobResult =
     }
   | {
       mode: 'judge';
-      drained: DrainResult;
+      /** Nothing is delivered here: the outbox counts are those of the throwaway state. */
+      drained: DrainResult & OutboxCounts;
       verdicts: number;
       file: string;
       digest: string;
@@ -168,18 +176,36 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
       config,
       layout,
       logger,
-      github,
-      delivery,
-      ...(feedback ? { feedback } : {}),
+      deliver: !!delivery,
       maxWorkers: inputs.maxWorkers,
       maxAttempts: inputs.maxAttempts,
       progress: drainProgress({ logger }),
       ...applied,
     }),
   );
-  logger.info(countsLine(drained));
+  // Then, once: merged or closed pull requests are the last judge, the outbox goes out, and the
+  // status comments name the verdicts and the pull requests just delivered.
+  const after = await logger.group('Deliver and refresh the status comments', () =>
+    afterGrading({
+      config,
+      layout,
+      logger,
+      ...(github ? { github } : {}),
+      ...(delivery ? { delivery } : {}),
+      ...(feedback ? { feedback } : {}),
+    }),
+  );
+  const report = withOutbox(drained, after);
+  logger.info(countsLine(report));
   const pending = pendingKeys(queue.state(), new Date()).length;
-  return done({ mode: 'drain', drained, pending, dead: queue.deadLetters(), ...verdicts });
+  return done({
+    mode: 'drain',
+    drained: report,
+    ...(after.feedback ? { feedback: after.feedback } : {}),
+    pending,
+    dead: queue.deadLetters(),
+    ...verdicts,
+  });
 }
 
 /** Imports what the crew jobs handed on (`bookbags-path`), then requeues the named dead letters. */
@@ -250,7 +276,10 @@ async function judgeJob(inputs: DrainJobInput, restored: SchoolConfig, logger: L
     layout,
     result: {
       mode: 'judge',
-      drained,
+      drained: withOutbox(drained, {
+        outboxDelivered: 0,
+        outboxPending: new Outbox(layout).pending().length,
+      }),
       verdicts: entries.length,
       file,
       digest: verdictsDigest(readFileSync(file)),

@@ -7,17 +7,19 @@ import { drain, type DrainResult } from '../grading/drain.js';
 import { drainProgress } from '../grading/progress.js';
 import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger.js';
 import type { Deliverer } from '../delivery/deliver.js';
-import type { IssuesPort } from '../grading/outbox.js';
+import type { IssuesPort, OutboxCounts } from '../outbox/outbox.js';
 import { publishStatuses } from '../feedback/refresh.js';
 import { watchDeliveries } from '../feedback/watch.js';
 import type { FeedbackPort } from '../feedback/port.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
+import { afterGrading, withOutbox } from './after-grading.js';
 
 /**
- * `school loop`: the four stages of the school loop in one process — fetch the curriculum, plan
- * and run crews on every daemon of the fleet (all local here), drain the grading queue — on the
- * same state directory the actions use. A second run continues from that state: issues with an
+ * `school loop`: the stages of the school loop in one process, in order — fetch the curriculum,
+ * read the feedback on delivered pull requests, plan and run crews on every daemon of the fleet
+ * (all local here), drain the grading queue, then the step after grading (outbox delivery and
+ * status refresh, src/loop/after-grading.ts) — on the same state directory the actions use. A second run continues from that state: issues with an
  * active or finished crew are not dispatched again; a failed one comes back as its repair.
  */
 export interface LoopOptions {
@@ -42,7 +44,8 @@ export interface LoopResult {
   fetch: FetchResult;
   plan: PlanResult;
   runs: Array<{ daemon: string; result: RunStepResult }>;
-  drain: DrainResult;
+  /** The drain, with the outbox counts of the step after it. */
+  drain: DrainResult & OutboxCounts;
   leaderboard: LeaderboardRow[];
 }
 
@@ -94,24 +97,26 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     ),
   );
 
-  // The drain scans again for what its deliveries changed; when no crew ran, the scan before
-  // planning was this cycle's look and a second one would only cost a request.
-  const ran = runs.some((r) => r.result.finished.length > 0);
+  // Grading ends at the ledger: the drain records verdicts, scores and outbox entries.
   const drained = await logger.group('drain-grading', () =>
-    drain({
+    drain({ config, layout, logger, progress: drainProgress({ logger }), deliver: !!o.delivery }),
+  );
+  if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
+
+  // Then, once: the outbox goes out (labels, pull requests) and the status comments name the
+  // verdicts and the pull requests. The feedback was read before planning: once per cycle.
+  const after = await logger.group('after grading', () =>
+    afterGrading({
       config,
       layout,
       logger,
-      progress: drainProgress({ logger }),
       ...(o.github ? { github: o.github } : {}),
       ...(o.delivery ? { delivery: o.delivery } : {}),
-      ...(o.feedback && ran ? { feedback: o.feedback } : {}),
     }),
   );
-  if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
 
   // N5.2: a drain stopped by a corrupt ledger reports it as `fatal`; the loop must not then throw
   // while reading that ledger for the leaderboard. It shows none and keeps the fatal result.
   const board = drained.fatal ? [] : leaderboard(new ScoreLedger(layout).state());
-  return { fetch: fetched, plan, runs, drain: drained, leaderboard: board };
+  return { fetch: fetched, plan, runs, drain: withOutbox(drained, after), leaderboard: board };
 }

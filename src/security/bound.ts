@@ -1,3 +1,5 @@
+import { redactText } from './redact.js';
+
 /**
  * Bounds for what the school records of a student. Anything a student can make long (a host name it
  * asks the proxy for, a path it creates, the text its tool printed) reaches alerts, reasons, audit
@@ -12,6 +14,9 @@ export const MAX_DETAIL = 1024;
 export const MAX_REASON = 4 * 1024;
 /** A crew's `crew.finished` reason with its alerts. */
 export const MAX_FINISHED_REASON = 16 * 1024;
+
+/** A job's or an outbox entry's last error, as kept in state. */
+export const MAX_ERROR_LENGTH = 500;
 
 export function boundMarker(removed: number): string {
   return `…[${removed} more characters]`;
@@ -42,4 +47,13 @@ export function boundStrings<T>(v: T, max: number): T {
 
 function isHighSurrogate(c: number): boolean {
   return c >= 0xd800 && c <= 0xdbff;
+}
+
+/**
+ * An error kept in state (a grading job's, an outbox entry's): redacted, on one line, and bounded,
+ * so a stack trace does not grow the checkpoint.
+ */
+export function boundError(text: string): string {
+  const clean = redactText(text).replace(/\s+/g, ' ').trim();
+  return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
 }

@@ -21,7 +21,7 @@ import { readTree } from '../../src/checkpoint/tree.js';
 import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { clearPause } from '../../src/dispatch/pause.js';
 import { recordSpend } from '../../src/dispatch/spend.js';
-import type { OutboxEvent } from '../../src/grading/outbox.js';
+import type { OutboxEvent } from '../../src/outbox/outbox.js';
 import { writeFileAtomic } from '../../src/state/atomic.js';
 import { EventLog, event, type StateEvent } from '../../src/state/event-log.js';
 import { StateLayout, VIEW_FILES } from '../../src/state/layout.js';

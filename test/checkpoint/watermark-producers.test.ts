@@ -8,7 +8,7 @@ import { planDispatch } from '../../src/dispatch/plan.js';
 import { readRegistry } from '../../src/dispatch/registry.js';
 import { readSchool } from '../../src/dispatch/school-log.js';
 import { drain } from '../../src/grading/drain.js';
-import { Outbox } from '../../src/grading/outbox.js';
+import { Outbox } from '../../src/outbox/outbox.js';
 import { missingOutboxEntries, outboxPolicy } from '../../src/grading/records.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';

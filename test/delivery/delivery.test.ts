@@ -7,8 +7,8 @@ import { createDeliverer } from '../../src/delivery/deliver.js';
 import { deliveryFor } from '../../src/delivery/setup.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { octokitPulls } from '../../src/github/pulls-port.js';
-import { drain } from '../../src/grading/drain.js';
-import { Outbox } from '../../src/grading/outbox.js';
+import { drainAndDeliver } from '../support/drain-and-deliver.js';
+import { Outbox } from '../../src/outbox/outbox.js';
 import { buildView } from '../../src/board/view.js';
 import { enqueueMany, fastGrade } from '../grading/helpers.js';
 import { memoryLogger } from '../../src/log.js';
@@ -184,7 +184,7 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
           return undefined as never; // fall through to the default handler
         }),
       );
-      const first = await drain({
+      const first = await drainAndDeliver({
         config: s.config,
         layout: s.layout,
         logger,
@@ -209,7 +209,13 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
       );
 
       // Rerun drains until nothing is pending, then deliver every accepted crew again from scratch.
-      await drain({ config: s.config, layout: s.layout, logger: memoryLogger(), delivery, grade: fastGrade });
+      await drainAndDeliver({
+        config: s.config,
+        layout: s.layout,
+        logger: memoryLogger(),
+        delivery,
+        grade: fastGrade,
+      });
       expect(outbox.pending().filter((i) => i.entry.kind === 'delivery')).toEqual([]);
       expect(dropped).toBe(true);
       expect(gh.pulls.map((p) => p.head).sort()).toEqual([
@@ -291,7 +297,13 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
       actions: true,
       pulls: (r) => octokitPulls(client(), r),
     });
-    await drain({ config: s.config, layout: s.layout, logger: memoryLogger(), delivery, grade: fastGrade });
+    await drainAndDeliver({
+      config: s.config,
+      layout: s.layout,
+      logger: memoryLogger(),
+      delivery,
+      grade: fastGrade,
+    });
     expect(gh.pulls).toHaveLength(1);
     expect(gh.pulls[0]).toMatchObject({ base: 'release', draft: false });
     expect(gh.pulls[0]!.body).toContain('Closes #9');
@@ -314,7 +326,7 @@ describe('delivery as local branches', () => {
         diff: newFilePatch('seven.txt', 'first\n'),
       });
       await enqueueMany(s.layout, [first]);
-      await drain({ config: s.config, layout: s.layout, logger, delivery, grade: fastGrade });
+      await drainAndDeliver({ config: s.config, layout: s.layout, logger, delivery, grade: fastGrade });
       const one = gitOut(s.work, 'rev-parse', 'refs/heads/school/issue-7').out;
       expect(gitOut(s.work, 'show', `${one}:seven.txt`).out).toBe('first');
 
@@ -326,7 +338,7 @@ describe('delivery as local branches', () => {
         finishedAt: '2026-01-02T00:00:00.000Z',
       });
       await enqueueMany(s.layout, [repair]);
-      await drain({ config: s.config, layout: s.layout, logger, delivery, grade: fastGrade });
+      await drainAndDeliver({ config: s.config, layout: s.layout, logger, delivery, grade: fastGrade });
       const two = gitOut(s.work, 'rev-parse', 'refs/heads/school/issue-7').out;
       expect(two).not.toBe(one);
       expect(gitOut(s.work, 'show', `${two}:seven.txt`).out).toBe('second');

@@ -6,7 +6,7 @@ import { crewLog } from '../../src/dispatch/registry.js';
 import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { publishStatuses } from '../../src/feedback/refresh.js';
 import { createGitHubClient } from '../../src/github/client.js';
-import { drain } from '../../src/grading/drain.js';
+import { drainAndDeliver } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
 import { octokitPulls } from '../../src/github/pulls-port.js';
 import { humanScoreOf, ScoreLedger } from '../../src/grading/ledger.js';
@@ -93,7 +93,8 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
       await enqueueMany(layout, [
         bookbag(layout, { crewId, issue: n, baseSha, diff: newFilePatch('helper.txt', 'helperThirtyOne\n') }),
       ]);
-      const cycle = () => drain({ config, layout, logger, github, delivery, feedback, grade: fastGrade });
+      const cycle = () =>
+        drainAndDeliver({ config, layout, logger, github, delivery, feedback, grade: fastGrade });
       const first = await cycle();
       expect(first.accepted).toBe(1);
       expect(fake.pulls).toHaveLength(1);

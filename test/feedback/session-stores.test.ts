@@ -7,7 +7,7 @@ import { compact, SESSION_STORES_COMPACTED } from '../../src/checkpoint/compact.
 import { compactLive } from '../../src/checkpoint/compact-live.js';
 import { sessionStoresToDrop } from '../../src/feedback/session-stores.js';
 import { feedbackFold, type FeedbackState } from '../../src/feedback/log.js';
-import { outboxFold, type OutboxState } from '../../src/grading/outbox.js';
+import { outboxFold, type OutboxState } from '../../src/outbox/outbox.js';
 import { queueFold, type QueueState } from '../../src/grading/queue.js';
 import { foldLog, type LogFold } from '../../src/state/fold.js';
 import { event, type StateEvent } from '../../src/state/event-log.js';

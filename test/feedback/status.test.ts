@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createGitHubClient } from '../../src/github/client.js';
-import { drain } from '../../src/grading/drain.js';
+import { drainAndDeliver } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
-import { Outbox, outboxFold, statusMarkerOf } from '../../src/grading/outbox.js';
+import { Outbox, outboxFold, statusMarkerOf } from '../../src/outbox/outbox.js';
 import { publishStatuses, refreshStatuses } from '../../src/feedback/refresh.js';
 import { crewLog } from '../../src/dispatch/registry.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
@@ -131,7 +131,7 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
 
     await crew(layout, 'finished', crewId, n);
     await enqueueMany(layout, [job(n, crewId)]);
-    const r = await drain({ config: cfg, layout, logger, github, grade: fastGrade });
+    const r = await drainAndDeliver({ config: cfg, layout, logger, github, grade: fastGrade });
     expect(r.accepted).toBe(1);
     expect(issue.comments).toHaveLength(1);
     expect(issue.comments[0]!.id).toBe(id);
@@ -148,7 +148,7 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     const first = await publishStatuses({ config: cfg, layout, logger, github });
     expect(first.delivered).toBe(0);
     expect(new Outbox(layout).pending()).toHaveLength(1);
-    await drain({ config: cfg, layout, logger, github, grade: fastGrade });
+    await drainAndDeliver({ config: cfg, layout, logger, github, grade: fastGrade });
     expect(issue.comments).toHaveLength(1);
     const id = issue.comments[0]!.id;
 
@@ -220,7 +220,7 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     await crew(layout, 'planned', 'c3', issue.number);
     await publishStatuses({ config: cfg, layout, logger: memoryLogger(), github });
     await enqueueMany(layout, [job(issue.number, 'c3')]);
-    await drain({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
+    await drainAndDeliver({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
     expect(issue.comments).toHaveLength(0);
     expect(fake.requestsTo('/comments')).toHaveLength(0);
   });
@@ -233,12 +233,18 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     await crew(layout, 'finished', 'c4', issue.number);
     await enqueueMany(layout, [job(issue.number, 'c4')]);
     fake.injectFault({ path: '/comments', kind: 500, times: 10 });
-    const r = await drain({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
+    const r = await drainAndDeliver({
+      config: cfg,
+      layout,
+      logger: memoryLogger(),
+      github,
+      grade: fastGrade,
+    });
     expect(r.fatal).toBeUndefined();
     expect(r.accepted).toBe(1);
     expect(new Outbox(layout).pending().map((p) => p.entry.kind)).toEqual(['status']);
     fake.faults.length = 0;
-    await drain({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
+    await drainAndDeliver({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
     expect(issue.comments).toHaveLength(1);
     expect(issue.comments[0]!.body).toContain('accepted');
   });

@@ -8,7 +8,7 @@ import { readCrewState } from '../../src/dispatch/lease.js';
 import { MAX_ORPHANINGS } from '../../src/dispatch/history.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { createGitHubClient } from '../../src/github/client.js';
-import { drain } from '../../src/grading/drain.js';
+import { drainAndDeliver } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
 import { silentLogger } from '../../src/log.js';
 import { git } from '../support/tmp.js';
@@ -100,16 +100,16 @@ describe('D7 external dependency failure', () => {
       rateLimitRetries: 1,
     });
     const github = octokitPort(client, `${fake.owner}/${fake.repo}`);
-    const down = await drain({ config: s.config, layout: s.layout, logger: silentLogger, github });
+    const down = await drainAndDeliver({ config: s.config, layout: s.layout, logger: silentLogger, github });
     expect(down.accepted).toBe(1);
     expect(down.outboxPending).toBeGreaterThan(0);
     expect(fake.issues.get(1)!.labels).toEqual([]);
     fake.faults.length = 0;
-    const up = await drain({ config: s.config, layout: s.layout, logger: silentLogger, github });
+    const up = await drainAndDeliver({ config: s.config, layout: s.layout, logger: silentLogger, github });
     expect(up.snapshot).toBe(0); // nothing re-graded
     expect(up.outboxPending).toBe(0);
     expect(fake.issues.get(1)!.labels).toEqual([s.config.grading.labels.accepted]);
-    const again = await drain({ config: s.config, layout: s.layout, logger: silentLogger, github });
+    const again = await drainAndDeliver({ config: s.config, layout: s.layout, logger: silentLogger, github });
     expect(again.outboxDelivered).toBe(0);
     expect(
       fake.requests.filter((r) => r.method === 'POST' && /labels/.test(r.path) && r.status < 300),

@@ -1,4 +1,4 @@
-import { Outbox, type OutboxEvent } from '../../src/grading/outbox.js';
+import { Outbox, type OutboxEvent } from '../../src/outbox/outbox.js';
 import { event } from '../../src/state/event-log.js';
 import type { StateLayout } from '../../src/state/layout.js';
 

@@ -1,6 +1,7 @@
 import { resolveConfig } from '../../config/load.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { drain } from '../../grading/drain.js';
+import { afterGrading, withOutbox } from '../../loop/after-grading.js';
 import { drainProgress } from '../../grading/progress.js';
 import { octokitPort } from '../../github/issues-port.js';
 import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
@@ -53,17 +54,25 @@ export const drainCommand: Command = {
       ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
       ...(repository ? { repository } : {}),
     });
-    const result = await drain({
+    const drained = await drain({
       config,
       layout,
       logger,
-      github,
-      delivery,
+      deliver: !!delivery,
       maxWorkers,
       maxAttempts,
       // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
       progress: drainProgress({ logger }),
     });
+    // The step after grading: labels, pull requests and the status comments go out.
+    const after = await afterGrading({
+      config,
+      layout,
+      logger,
+      ...(github ? { github } : {}),
+      ...(delivery ? { delivery } : {}),
+    });
+    const result = withOutbox(drained, after);
     if (values.json) {
       process.stdout.write(redactText(JSON.stringify(result, null, 2)) + '\n');
     } else {

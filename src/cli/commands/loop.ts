@@ -3,7 +3,7 @@ import { loadConfig, resolveConfig } from '../../config/load.js';
 import type { SchoolConfig } from '../../config/schema.js';
 import { createGitHubClient } from '../../github/client.js';
 import { octokitPort } from '../../github/issues-port.js';
-import { Outbox } from '../../grading/outbox.js';
+import { Outbox } from '../../outbox/outbox.js';
 import { octokitFeedback } from '../../github/feedback-port.js';
 import { githubSource } from '../../github/issues-source.js';
 import { octokitPulls } from '../../github/pulls-port.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deliveriesOf, outboxFold, type OutboxEvent, type OutboxState } from '../../src/grading/outbox.js';
+import { deliveriesOf, outboxFold, type OutboxEvent, type OutboxState } from '../../src/outbox/outbox.js';
 import { event } from '../../src/state/event-log.js';
 import { foldLog } from '../../src/state/fold.js';
 

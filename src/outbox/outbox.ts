@@ -10,12 +10,12 @@ import type { StateLayout } from '../state/layout.js';
 import type { Deliverer, DeliveryResult } from '../delivery/deliver.js';
 import type { DeliveryVerdict } from '../delivery/body.js';
 import { DeliveryRefusedError } from '../delivery/errors.js';
-import { boundError } from './queue.js';
-import type { Verdict } from './verdict.js';
+import { boundError } from '../security/bound.js';
 
 /**
  * The GitHub outbox (N7.2): a label or comment is first recorded as an event in `outbox.jsonl`,
- * after the grade is durable, and delivered afterwards with retry. A GitHub failure leaves the entry
+ * after the grade is durable (src/grading/wave.ts records a wave's entries), and delivered
+ * afterwards with retry, by the loop's step after grading (src/loop/after-grading.ts). A GitHub failure leaves the entry
  * pending for the next drain and never fails the grade. Redelivery is idempotent: labels are a set,
  * and a comment carries a hidden marker that delivery looks for before posting.
  * An accepted crew's work is delivered the same way (`kind: 'delivery'`, src/delivery/): a branch
@@ -72,6 +72,12 @@ export interface OutboxItem {
 }
 export interface OutboxState {
   items: Record<string, OutboxItem>;
+}
+
+/** What a run reports of its outbox: entries it delivered, and entries still pending after it. */
+export interface OutboxCounts {
+  outboxDelivered: number;
+  outboxPending: number;
 }
 
 export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<OutboxState, OutboxEvent>({
@@ -138,17 +144,6 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
 
 export function commentMarker(jobKey: string): string {
   return `<!-- school-core:${jobKey} -->`;
-}
-
-export function resultComment(jobKey: string, crewId: string, verdict: Verdict): string {
-  const lines = [
-    commentMarker(jobKey),
-    `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
-    '',
-    `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
-    ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
-  ];
-  return redactText(lines.join('\n'));
 }
 
 /**

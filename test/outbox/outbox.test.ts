@@ -2,9 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { createGitHubClient } from '../../src/github/client.js';
-import { drain } from '../../src/grading/drain.js';
+import { drainAndDeliver } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
-import { Outbox, statusMarkerOf } from '../../src/grading/outbox.js';
+import { Outbox, statusMarkerOf } from '../../src/outbox/outbox.js';
 import { crewLog } from '../../src/dispatch/registry.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';
@@ -12,7 +12,7 @@ import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
-import { config, enqueueMany, fastGrade, job } from './helpers.js';
+import { config, enqueueMany, fastGrade, job } from '../grading/helpers.js';
 
 const API = 'https://api.github.test';
 
@@ -96,7 +96,7 @@ describe('GitHub outbox (N7.2)', () => {
       gh.lostCommentAcks = 1;
 
       const logger = memoryLogger();
-      const first = await drain({
+      const first = await drainAndDeliver({
         config: cfg,
         layout,
         logger,
@@ -116,7 +116,13 @@ describe('GitHub outbox (N7.2)', () => {
       expect(pending.map((p) => p.entry.kind)).toEqual(['labels']);
       expect(pending[0]!.lastError).toMatch(/502|Server Error/);
 
-      const second = await drain({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
+      const second = await drainAndDeliver({
+        config: cfg,
+        layout,
+        logger: memoryLogger(),
+        github,
+        grade: fastGrade,
+      });
       expect(second.snapshot).toBe(0);
       expect(second.outboxDelivered).toBe(1);
       expect(second.outboxPending).toBe(0);
@@ -130,7 +136,13 @@ describe('GitHub outbox (N7.2)', () => {
 
       // A third drain has nothing left to send.
       const calls = gh.labelCalls;
-      const third = await drain({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
+      const third = await drainAndDeliver({
+        config: cfg,
+        layout,
+        logger: memoryLogger(),
+        github,
+        grade: fastGrade,
+      });
       expect(third.outboxDelivered).toBe(0);
       expect(gh.labelCalls).toBe(calls);
       expect(gh.comments.get(42)).toHaveLength(1);
@@ -140,7 +152,7 @@ describe('GitHub outbox (N7.2)', () => {
   it('without a GitHub client the entries wait in the outbox', async () => {
     const layout = new StateLayout(`${tmp.path}/offline`);
     await enqueueMany(layout, [job(1, 'c1'), job(2, 'c2', { agent: 'beta' })]);
-    const r = await drain({ config: config(), layout, logger: memoryLogger(), grade: fastGrade });
+    const r = await drainAndDeliver({ config: config(), layout, logger: memoryLogger(), grade: fastGrade });
     expect(r.outboxPending).toBe(2);
     const labels = new Outbox(layout).pending().map((p) => p.entry.labels);
     expect(labels).toEqual([['school:accepted'], ['school:rejected']]);

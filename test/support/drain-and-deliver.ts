@@ -1,0 +1,15 @@
+import { drain, type DrainOptions, type DrainResult } from '../../src/grading/drain.js';
+import { afterGrading, withOutbox, type AfterGradingOptions } from '../../src/loop/after-grading.js';
+import type { OutboxCounts } from '../../src/outbox/outbox.js';
+
+/**
+ * What `school drain` does (src/cli/commands/drain.ts): the drain, which records its verdicts and
+ * their outbox entries, then the step after grading, which delivers them and refreshes the status
+ * comments. Accepted work is recorded for delivery when a deliverer is given.
+ */
+export async function drainAndDeliver(
+  o: Omit<DrainOptions, 'deliver'> & AfterGradingOptions,
+): Promise<DrainResult & OutboxCounts> {
+  const drained = await drain({ ...o, deliver: !!o.delivery });
+  return withOutbox(drained, await afterGrading(o));
+}
