@@ -30,60 +30,105 @@ import { watchDeliveries, type WatchResult } from '../feedback/watch.js';
 
 /**
  * The job dispatch-crew does, mode by mode, without the runner: the action
- * (src/actions/dispatch-crew/) parses its inputs into `DispatchJobInput`, calls `dispatchJob`, and
- * reports the result (outputs and summary).
+ * (src/actions/dispatch-crew/) parses its inputs into one of the mode inputs below, calls
+ * `dispatchJob`, and reports the result (outputs and summary). Each mode has its own input: a field
+ * means one thing wherever it appears.
  */
-export interface DispatchJobInput {
-  mode: 'plan' | 'run' | 'heartbeat' | 'import' | 'next-cycle';
-  daemon?: string;
+export type DispatchJobInput = PlanInput | RunInput | HeartbeatInput | ImportInput | NextCycleInput;
+export type DispatchMode = DispatchJobInput['mode'];
+
+/** What every mode has: where the configuration and the state are, and whether to write nothing. */
+interface ModeInput {
   config?: string;
   stateDir?: string;
+  /** Mode plan plans on a scratch copy of the state (nothing recorded); the other modes do nothing. */
+  dryRun: boolean;
+}
+
+/** The crew job's limits (modes plan and run). */
+export interface JobLimits {
+  /** Global cap on concurrent crews (overrides dispatch.maxCrews). */
   maxCrews?: number;
   /** The crew job's timeout-minutes: the one job limit (admission plans only what fits in it). */
   jobTimeoutMinutes?: number;
-  clearPause?: string;
-  /** Mode plan: plan only these issues (the workflow's event-issue input); empty plans all. */
-  onlyIssues?: number[];
-  /**
-   * Mode plan: plan only the issues of these pull requests, each mapped through the outbox's
-   * deliveries (the workflow's event-pull-request input); a pull request the school did not
-   * deliver plans nothing.
-   */
-  onlyPullRequests?: number[];
-  bookbagsPath?: string;
-  handoffPath?: string;
+  /** When the job started: the time budget (N3.1) and the soft deadline (N3.3) count from it. */
   jobStartedAt?: Date;
-  dryRun: boolean;
-  /** argv prefix that starts a crew runner (mode run). */
-  launcher: readonly string[];
+}
+
+/** Asks the Actions API about a job, for the repository the config names. */
+export type JobLivenessFor = (repository: string | undefined) => JobLiveness | undefined;
+
+export interface PlanInput extends ModeInput {
+  mode: 'plan';
+  limits?: JobLimits;
+  clearPause?: string;
   /**
-   * Mode plan: where standby crews wait (docs/dispatch.md, "One queue per run"). `shared`: one queue
-   * for the run, each crew with the daemons eligible for it, which crew jobs claim from; `daemon`:
-   * behind the daemon planned for it; `auto` (default): shared in GitHub Actions on github.com and
-   * GHE.com, per daemon elsewhere (GitHub Enterprise Server has no artifact service to claim with).
+   * Plan only these issues (the workflow's event-issue input), and the issues of these pull
+   * requests, each mapped through the outbox's deliveries (event-pull-request; a pull request the
+   * school did not deliver plans nothing). Neither: the whole curriculum.
+   */
+  only?: { issues?: number[]; pullRequests?: number[] };
+  /**
+   * Where standby crews wait (docs/dispatch.md, "One queue per run"). `shared`: one queue for the
+   * run, each crew with the daemons eligible for it, which crew jobs claim from; `daemon`: behind
+   * the daemon planned for it; `auto` (default): shared in GitHub Actions on github.com and GHE.com,
+   * per daemon elsewhere (GitHub Enterprise Server has no artifact service to claim with).
    */
   standbyQueue?: StandbyQueue;
   /**
-   * Modes run and import: the run's claim artifacts (the action passes `actionsClaimPort`). Used
-   * only in GitHub Actions off GHES, by a crew job with a handoff path and by the import of crew
-   * handoffs.
-   */
-  claimPort?: ClaimPort;
-  /** Mode run: the plan job's run attempt, which the claim artifacts' names carry (as the handoff's do). */
-  planAttempt?: string;
-  /** Mode next-cycle: runs in a row the loop may start itself (0: off). */
-  nextCycleRuns?: number;
-  /** Mode next-cycle: starts the workflow this run belongs to again (`workflow_dispatch`). */
-  startWorkflow?: (target: WorkflowTarget) => Promise<void>;
-  /** Asks the Actions API about a job, for the repository the config names. */
-  jobLiveness?: (repository: string | undefined) => JobLiveness | undefined;
-  /**
-   * Mode plan: with a token, the delivered pull requests are scanned before planning (reviews,
-   * `/school` comments, failed CI; merges), so trusted feedback plans its revision crew this cycle.
-   * Read-only: `pull-requests: read`, `checks: read`, `statuses: read`, `actions: read` (CI log tails),
-   * `issues: read`.
+   * With a token, the delivered pull requests are scanned before planning (reviews, `/school`
+   * comments, failed CI; merges), so trusted feedback plans its revision crew this cycle, and the
+   * status comments say "queued". `pull-requests`, `checks`, `statuses`, `actions` read;
+   * `issues: write`.
    */
   token?: string;
+  jobLiveness?: JobLivenessFor;
+}
+
+export interface RunInput extends ModeInput {
+  mode: 'run';
+  /** The fleet daemon this runner is. */
+  daemon: string;
+  limits?: JobLimits;
+  /** Where finished bookbags are copied (default: `<handoffOut>/bookbags`). */
+  bookbagsPath?: string;
+  /** Directory the job hands on what it recorded (events, bookbags, claims) for a job without student code to import. */
+  handoffOut?: string;
+  /** The plan job's run attempt, which the claim artifacts' names carry (as the handoff's do). */
+  planAttempt?: string;
+  ports: RunPorts;
+}
+
+/** What a crew job talks to besides the state. */
+export interface RunPorts {
+  /** argv prefix that starts a crew runner. */
+  launcher: readonly string[];
+  jobLiveness?: JobLivenessFor;
+  /** The run's claim artifacts (the action passes `actionsClaimPort`); used only in GitHub Actions off GHES, with a handoff. */
+  claimPort?: ClaimPort;
+}
+
+export interface HeartbeatInput extends ModeInput {
+  mode: 'heartbeat';
+  daemon: string;
+  /** Directory the beat is handed on in, for a job without student code to import. */
+  handoffOut?: string;
+}
+
+export interface ImportInput extends ModeInput {
+  mode: 'import';
+  /** Directory holding the downloaded handoffs, one subdirectory per artifact. */
+  handoffsIn: string;
+  /** The run's claim artifacts, to check the claims of shared crews against (crew handoffs only). */
+  claimPort?: ClaimPort;
+}
+
+export interface NextCycleInput extends ModeInput {
+  mode: 'next-cycle';
+  /** Runs in a row the loop may start itself (0: off). */
+  nextCycleRuns?: number;
+  /** Starts the workflow this run belongs to again (`workflow_dispatch`). */
+  startWorkflow?: (target: WorkflowTarget) => Promise<void>;
 }
 
 export const STANDBY_QUEUES = ['auto', 'shared', 'daemon'] as const;
@@ -144,9 +189,10 @@ interface JobSetup {
 }
 
 function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
+  const limits = 'limits' in input ? input.limits : undefined;
   const dispatch = {
-    ...(input.maxCrews ? { maxCrews: input.maxCrews } : {}),
-    ...(input.jobTimeoutMinutes ? { jobTimeoutMinutes: input.jobTimeoutMinutes } : {}),
+    ...(limits?.maxCrews ? { maxCrews: limits.maxCrews } : {}),
+    ...(limits?.jobTimeoutMinutes ? { jobTimeoutMinutes: limits.jobTimeoutMinutes } : {}),
   };
   const ttl = ttlFromSchedule(
     resolveConfig(input.config, {
@@ -156,11 +202,13 @@ function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
   );
   const config = ttl.config;
   if (ttl.problem) logger.warning(`dispatch-crew: ${ttl.problem}`);
-  const jobNote = input.jobTimeoutMinutes
-    ? jobTimeoutNote(configuredJobTimeout(input.config), input.jobTimeoutMinutes)
+  const jobNote = limits?.jobTimeoutMinutes
+    ? jobTimeoutNote(configuredJobTimeout(input.config), limits.jobTimeoutMinutes)
     : undefined;
   if (jobNote) logger.warning(`dispatch-crew: ${jobNote}`);
-  const jobStatus = input.jobLiveness?.(config.repository ?? process.env.GITHUB_REPOSITORY);
+  const liveness =
+    input.mode === 'plan' ? input.jobLiveness : input.mode === 'run' ? input.ports.jobLiveness : undefined;
+  const jobStatus = liveness?.(config.repository ?? process.env.GITHUB_REPOSITORY);
   return {
     config,
     layout: new StateLayout(config.stateDir),
@@ -171,7 +219,7 @@ function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
 }
 
 /** Mode plan: clear pauses when asked, plan the crews (standby included), and note the roster. */
-async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger): Promise<DispatchJobResult> {
+async function planMode(input: PlanInput, job: JobSetup, logger: Logger): Promise<DispatchJobResult> {
   const { config, layout, jobStatus } = job;
   // First: a standby queue this server cannot have fails the step before anything is recorded.
   const queue = standbyQueue(input.standbyQueue);
@@ -179,7 +227,7 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
     ? await clearPauses(layout, input.clearPause, input.dryRun)
     : undefined;
   if (cleared) logger.info(`dispatch-crew: ${cleared}`);
-  const scope = planScope(layout, input.onlyIssues, input.onlyPullRequests);
+  const scope = planScope(layout, input.only?.issues, input.only?.pullRequests);
   const unknown = scope.unknown.map(unknownPullRequestNote);
   const feedback = input.dryRun ? undefined : await scanBeforePlanning(input, config, layout, logger);
   const plan = await logger.group('Plan crews', () =>
@@ -193,7 +241,7 @@ async function planMode(input: DispatchJobInput, job: JobSetup, logger: Logger):
       // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
       ...(queue.shared ? { sharedQueue: true } : {}),
       ...(scope.issues ? { onlyIssues: scope.issues } : {}),
-      ...(input.jobStartedAt ? { jobStartedAt: input.jobStartedAt } : {}),
+      ...(input.limits?.jobStartedAt ? { jobStartedAt: input.limits.jobStartedAt } : {}),
       ...(jobStatus ? { jobStatus } : {}),
     }),
   );
@@ -250,7 +298,7 @@ export function standbyQueue(
  * changed. Without a token or a repository, planning goes on with the feedback already recorded.
  */
 async function scanBeforePlanning(
-  input: DispatchJobInput,
+  input: PlanInput,
   config: SchoolConfig,
   layout: StateLayout,
   logger: Logger,
@@ -265,7 +313,7 @@ async function scanBeforePlanning(
 
 /** Mode plan, with a token: publishes the status comments of the issues it concerns (`issues: write`). */
 async function statusesAfterPlanning(
-  input: DispatchJobInput,
+  input: PlanInput,
   config: SchoolConfig,
   layout: StateLayout,
   logger: Logger,
@@ -280,14 +328,10 @@ async function statusesAfterPlanning(
 }
 
 /** Mode import: the crew jobs' handoffs into this job's state. */
-async function importMode(
-  input: DispatchJobInput,
-  job: JobSetup,
-  logger: Logger,
-): Promise<DispatchJobResult> {
+async function importMode(input: ImportInput, job: JobSetup, logger: Logger): Promise<DispatchJobResult> {
   const claims = importClaims(input);
   const imported = await logger.group("Import the crew jobs' handoffs", () =>
-    importHandoffs(job.layout, input.handoffPath!, {
+    importHandoffs(job.layout, input.handoffsIn, {
       config: job.config,
       logger,
       ...(claims ? { claims } : {}),
@@ -301,9 +345,9 @@ async function importMode(
  * checked against the run's list; none for the roster's heartbeats, which carry no crew, nor off
  * GitHub Actions or on GHES, where nothing was claimed.
  */
-function importClaims(input: DispatchJobInput): ClaimPort | undefined {
+function importClaims(input: ImportInput): ClaimPort | undefined {
   if (!input.claimPort || !claimsHere()) return undefined;
-  const root = input.handoffPath!;
+  const root = input.handoffsIn;
   const crews = existsSync(root) && readdirSync(root).some((d) => d.startsWith('school-handoff-'));
   return crews ? input.claimPort : undefined;
 }
@@ -312,16 +356,17 @@ function importClaims(input: DispatchJobInput): ClaimPort | undefined {
  * Safe outputs: a job that runs students saves no state; it hands on what it appended. Returns
  * the function that writes the handoff (nothing without a handoff path).
  */
-function handOn(input: DispatchJobInput, layout: StateLayout, daemon: string): () => void {
-  const marks = input.handoffPath ? markHandoff(layout) : undefined;
+function handOn(input: RunInput | HeartbeatInput, layout: StateLayout, daemon: string): () => void {
+  const out = input.handoffOut;
+  const marks = out ? markHandoff(layout) : undefined;
   return () => {
-    if (marks) writeHandoff(layout, marks, input.handoffPath!, daemon);
+    if (marks && out) writeHandoff(layout, marks, out, daemon);
   };
 }
 
 /** Mode heartbeat: a runner beats the roster so the next plan may assign to it (a silent daemon is offline). */
-async function heartbeatMode(input: DispatchJobInput, job: JobSetup): Promise<DispatchJobResult> {
-  const daemon = input.daemon!;
+async function heartbeatMode(input: HeartbeatInput, job: JobSetup): Promise<DispatchJobResult> {
+  const daemon = input.daemon;
   const handoff = handOn(input, job.layout, daemon);
   await beatDaemon(job.layout, job.config, daemon);
   handoff();
@@ -330,21 +375,21 @@ async function heartbeatMode(input: DispatchJobInput, job: JobSetup): Promise<Di
 
 /** Mode run: this daemon's crews, within the job's remaining time, handed on even when the run fails. */
 async function runMode(
-  input: DispatchJobInput,
+  input: RunInput,
   job: JobSetup,
   logger: Logger,
   started: number,
 ): Promise<DispatchJobResult> {
   const { config, layout, jobStatus } = job;
-  const daemon = input.daemon!;
+  const daemon = input.daemon;
   const handoff = handOn(input, layout, daemon);
   const ptrace = ptraceWarning();
   if (ptrace) logger.warning(`dispatch-crew: ${ptrace}`);
   const budgetMs =
     config.dispatch.jobTimeoutMinutes * 60_000 -
-    (input.jobStartedAt ? Math.max(0, Date.now() - input.jobStartedAt.getTime()) : 0);
+    (input.limits?.jobStartedAt ? Math.max(0, Date.now() - input.limits.jobStartedAt.getTime()) : 0);
   const bookbagsPath =
-    input.bookbagsPath ?? (input.handoffPath ? join(input.handoffPath, 'bookbags') : undefined);
+    input.bookbagsPath ?? (input.handoffOut ? join(input.handoffOut, 'bookbags') : undefined);
   const claims = runClaims(input, logger, process.env, () =>
     plannedAttempt(layout, process.env.GITHUB_RUN_ID),
   );
@@ -356,7 +401,7 @@ async function runMode(
         layout,
         daemon,
         logger,
-        launcher: input.launcher,
+        launcher: input.ports.launcher,
         ...(bookbagsPath ? { bookbagsPath } : {}),
         // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
         remainingMs: () => budgetMs - (performance.now() - started),
@@ -379,12 +424,13 @@ async function runMode(
  * existed); without either it cannot name a claim, and says so.
  */
 export function runClaims(
-  input: DispatchJobInput,
+  input: RunInput,
   logger: Logger,
   env: NodeJS.ProcessEnv = process.env,
   recorded: () => string | undefined = () => undefined,
 ): ClaimContext | undefined {
-  if (!input.claimPort || !input.handoffPath || !claimsHere(env)) return undefined;
+  const port = input.ports.claimPort;
+  if (!port || !input.handoffOut || !claimsHere(env)) return undefined;
   const runId = env.GITHUB_RUN_ID ?? '';
   const jobAttempt = env.GITHUB_RUN_ATTEMPT || '1';
   if (!/^\d+$/.test(runId) || !/^\d+$/.test(jobAttempt)) {
@@ -401,11 +447,11 @@ export function runClaims(
     return undefined;
   }
   return {
-    port: input.claimPort,
+    port,
     runId,
     attempt,
     jobAttempt,
-    dir: join(input.handoffPath, CLAIMS_DIR),
+    dir: join(input.handoffOut, CLAIMS_DIR),
   };
 }
 
@@ -427,7 +473,7 @@ export function plannedAttempt(layout: StateLayout, runId: string | undefined): 
  * chain; a failed request is a warning (the schedule goes on), never a failed grade.
  */
 async function nextCycleMode(
-  input: DispatchJobInput,
+  input: NextCycleInput,
   job: JobSetup,
   logger: Logger,
 ): Promise<DispatchJobResult> {

@@ -6,12 +6,7 @@ import type { ClaimPort } from '../../src/dispatch/claims.js';
 import type { PlanResult } from '../../src/dispatch/plan.js';
 import { ConfigError } from '../../src/errors.js';
 import { memoryLogger } from '../../src/log.js';
-import {
-  plannedAttempt,
-  runClaims,
-  standbyQueue,
-  type DispatchJobInput,
-} from '../../src/loop/dispatch-job.js';
+import { plannedAttempt, runClaims, standbyQueue, type RunInput } from '../../src/loop/dispatch-job.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
@@ -28,14 +23,13 @@ const port: ClaimPort = {
   create: () => Promise.resolve({ kind: 'taken' }),
   list: () => Promise.resolve(new Map()),
 };
-const runInput = (over: Partial<DispatchJobInput> = {}): DispatchJobInput => ({
+const runInput = (over: Partial<RunInput> = {}, claimPort: ClaimPort | null = port): RunInput => ({
   mode: 'run',
   daemon: 'alpha',
   dryRun: false,
-  launcher: [],
-  handoffPath: '.school/out',
-  claimPort: port,
+  handoffOut: '.school/out',
   planAttempt: '1',
+  ports: { launcher: [], ...(claimPort ? { claimPort } : {}) },
   ...over,
 });
 
@@ -65,12 +59,13 @@ describe('standby-queue', () => {
     expect(() => parseDispatchInputs({ mode: 'run', daemon: 'alpha', planAttempt: 'one' })).toThrow(
       /plan-attempt: expected the plan job's run attempt.*needs\.plan\.outputs\.attempt/,
     );
-    expect(
-      parseDispatchInputs({ mode: 'run', daemon: 'alpha', planAttempt: '3', standbyQueue: 'shared' }),
-    ).toMatchObject({
+    expect(parseDispatchInputs({ mode: 'run', daemon: 'alpha', planAttempt: '3' })).toMatchObject({
       planAttempt: '3',
-      standbyQueue: 'shared',
     });
+    // The queue is the plan's choice: a crew job that names one is told so.
+    expect(() =>
+      parseDispatchInputs({ mode: 'run', daemon: 'alpha', planAttempt: '3', standbyQueue: 'shared' }),
+    ).toThrow(/mode run does not use the input standby-queue \(it applies to mode plan\)/);
   });
 });
 
@@ -89,10 +84,10 @@ describe('the crew job claims', () => {
 
   it('never without a handoff, off GitHub Actions or on GHES; without the plan attempt it says so', () => {
     const logger = memoryLogger();
-    expect(runClaims(runInput({ handoffPath: undefined }), logger, ACTIONS)).toBeUndefined();
+    expect(runClaims(runInput({ handoffOut: undefined }), logger, ACTIONS)).toBeUndefined();
     expect(runClaims(runInput(), logger, {})).toBeUndefined();
     expect(runClaims(runInput(), logger, GHES)).toBeUndefined();
-    expect(runClaims(runInput({ claimPort: undefined }), logger, ACTIONS)).toBeUndefined();
+    expect(runClaims(runInput({}, null), logger, ACTIONS)).toBeUndefined();
     expect(logger.lines).toEqual([]);
     expect(runClaims(runInput({ planAttempt: undefined }), logger, ACTIONS)).toBeUndefined();
     expect(logger.lines).toEqual([

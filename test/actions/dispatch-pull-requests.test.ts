@@ -9,7 +9,7 @@ import {
   dispatchSummary,
 } from '../../src/actions/dispatch-crew/summary.js';
 import { silentLogger } from '../../src/log.js';
-import { dispatchJob, type DispatchJobInput } from '../../src/loop/dispatch-job.js';
+import { dispatchJob, type PlanInput } from '../../src/loop/dispatch-job.js';
 import { planScope } from '../../src/loop/event-scope.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { item } from '../crew/helpers.js';
@@ -44,20 +44,20 @@ async function school() {
   const layout = new StateLayout(join(root, 'state'));
   mkdirSync(layout.root, { recursive: true });
   writeFileSync(layout.file('curriculum'), [3, 5, 8].map((i) => JSON.stringify(item(i))).join('\n') + '\n');
-  const base = { config, dryRun: false, launcher: ['node'] } as const;
+  const base = { config, dryRun: false } as const;
   await dispatchJob({ ...base, mode: 'heartbeat', daemon: 'd1' }, silentLogger);
-  const plan = (more: Partial<DispatchJobInput>) =>
+  const plan = (more: Partial<PlanInput>) =>
     dispatchJob({ ...base, mode: 'plan', ...more }, silentLogger).then((j) => j.result);
   return { layout, plan };
 }
 
 describe('only-pull-requests: the input', () => {
   it('is pull request numbers separated by commas, or nothing', () => {
-    expect(parseDispatchInputs({ mode: 'plan', onlyPullRequests: '42, 7' }).onlyPullRequests).toEqual([
+    expect(parseDispatchInputs({ mode: 'plan', onlyPullRequests: '42, 7' }).only?.pullRequests).toEqual([
       42, 7,
     ]);
-    expect(parseDispatchInputs({ mode: 'plan', onlyPullRequests: '' }).onlyPullRequests).toBeUndefined();
-    expect(parseDispatchInputs({ mode: 'plan' }).onlyPullRequests).toBeUndefined();
+    expect(parseDispatchInputs({ mode: 'plan', onlyPullRequests: '' }).only).toBeUndefined();
+    expect(parseDispatchInputs({ mode: 'plan' }).only).toBeUndefined();
   });
 
   it('anything else is a clear error naming the input (never a comment text passed by mistake)', () => {
@@ -101,7 +101,7 @@ describe('only-pull-requests: the mapping through the deliveries', () => {
   it('the plan considers only the issue of a delivered pull request', async () => {
     const { layout, plan } = await school();
     await recordDelivered(layout, { issue: 5, crewId: 'c5-aaaaaaaa', pr: 42 });
-    const r = await plan({ onlyPullRequests: [42] });
+    const r = await plan({ only: { pullRequests: [42] } });
     if (r.mode !== 'plan') throw new Error(r.mode);
     expect(r.plan.assignments.map((a) => a.issueNumber)).toEqual([5]);
     expect(r.plan.refused).toEqual([]);
@@ -115,7 +115,7 @@ describe('only-pull-requests: the mapping through the deliveries', () => {
   it('a pull request the school did not deliver plans nothing: a notice, not a failure', async () => {
     const { layout, plan } = await school();
     await recordDelivered(layout, { issue: 5, crewId: 'c5-aaaaaaaa', pr: 42 });
-    const r = await plan({ onlyPullRequests: [99] });
+    const r = await plan({ only: { pullRequests: [99] } });
     if (r.mode !== 'plan') throw new Error(r.mode);
     expect(r.plan.assignments).toEqual([]);
     expect(r.plan.refused).toEqual([]);

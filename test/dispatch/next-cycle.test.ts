@@ -82,7 +82,6 @@ describe('dispatch-crew mode next-cycle (the grade job, after its save)', () => 
         stateDir: s.layout.root,
         nextCycleRuns: maxRuns,
         dryRun: false,
-        launcher: [],
         startWorkflow: start,
       },
       memoryLogger(),

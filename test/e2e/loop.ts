@@ -159,7 +159,7 @@ export class LoopRunner {
           daemon,
           config: STATE_INPUTS.config,
           'state-dir': STATE_INPUTS['state-dir'],
-          'handoff-path': '.school/out',
+          'handoff-out': '.school/out',
           token: '',
         }),
       );
@@ -181,7 +181,7 @@ export class LoopRunner {
           mode: 'import',
           config: STATE_INPUTS.config,
           'state-dir': STATE_INPUTS['state-dir'],
-          'handoff-path': '.school/in/roster',
+          'handoffs-in': '.school/in/roster',
         }),
       );
       await job.save();
@@ -216,7 +216,7 @@ export class LoopRunner {
             daemon,
             config: STATE_INPUTS.config,
             'state-dir': STATE_INPUTS['state-dir'],
-            'handoff-path': '.school/out',
+            'handoff-out': '.school/out',
             'job-timeout-minutes': '120',
             'plan-attempt': '1', // needs.plan.outputs.attempt: the claims' names carry it
             token: '',
@@ -292,7 +292,7 @@ export class LoopRunner {
               mode: 'import',
               config: STATE_INPUTS.config,
               'state-dir': STATE_INPUTS['state-dir'],
-              'handoff-path': '.school/in/handoff',
+              'handoffs-in': '.school/in/handoff',
             }),
           );
         }

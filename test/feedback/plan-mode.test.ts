@@ -86,7 +86,6 @@ describe('dispatch-crew mode plan reads feedback first', () => {
         mode: 'plan',
         config: configPath,
         dryRun: false,
-        launcher: [],
         ...(token ? { token } : {}),
       };
       return dispatchJob(input, memoryLogger());

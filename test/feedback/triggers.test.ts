@@ -68,8 +68,8 @@ describe('event-driven cycles (item 6)', () => {
   });
 
   it('only-issues is numbers or nothing: anything else is a clear error naming the input', () => {
-    expect(parseDispatchInputs({ mode: 'plan', onlyIssues: '17, 4' }).onlyIssues).toEqual([17, 4]);
-    expect(parseDispatchInputs({ mode: 'plan', onlyIssues: '' }).onlyIssues).toBeUndefined();
+    expect(parseDispatchInputs({ mode: 'plan', onlyIssues: '17, 4' }).only?.issues).toEqual([17, 4]);
+    expect(parseDispatchInputs({ mode: 'plan', onlyIssues: '' }).only).toBeUndefined();
     expect(() => parseDispatchInputs({ mode: 'plan', onlyIssues: '17; rm' })).toThrow(
       /only-issues: expected issue numbers separated by commas/,
     );

@@ -226,7 +226,7 @@ describe('school-loop.yml', () => {
     expect(judging.with?.['bookbags-path']).toBe(judgeDownload.with?.path);
     expect(judge!.steps!.some((s) => s.with?.mode === 'save' || s.with?.mode === 'import')).toBe(false);
     const run = crew!.steps!.find((s) => s.with?.mode === 'run')!;
-    expect(run.with?.['handoff-path']).toBe('.school/out');
+    expect(run.with?.['handoff-out']).toBe('.school/out');
     const upload = crew!.steps!.find((s) => s.uses?.startsWith('actions/upload-artifact'))!;
     expect(upload.with?.path).toBe('.school/out/');
     expect(upload.if).toMatch(/always\(\)/); // a failed or timed-out crew job still hands on
@@ -245,7 +245,7 @@ describe('school-loop.yml', () => {
       path: '.school/in/handoff',
       'merge-multiple': false,
     });
-    expect(grade!.steps![importing]!.with?.['handoff-path']).toBe('.school/in/handoff');
+    expect(grade!.steps![importing]!.with?.['handoffs-in']).toBe('.school/in/handoff');
     expect(grade!.steps![drain]!.with?.['bookbags-path']).toBe('.school/in/handoff');
     expect(grade!.steps![drain]!.with?.['delivery-token']).toBe(
       '${{ secrets.SCHOOL_DELIVERY_TOKEN || secrets.SCHOOL_TOKEN || github.token }}',
@@ -312,7 +312,7 @@ describe('school-loop.yml', () => {
     const beat = (roster!.steps ?? []).filter((s) => /actions\/dispatch-crew$/.test(s.uses ?? ''));
     expect(beat.map((s) => s.with?.mode)).toEqual(['heartbeat']);
     expect(beat[0]!.with?.daemon).toBe('${{ matrix.daemon }}');
-    expect(beat[0]!.with?.['handoff-path']).toBe('.school/out');
+    expect(beat[0]!.with?.['handoff-out']).toBe('.school/out');
     // The heartbeats job records the beats through the same validating import as the grade.
     const modes = heartbeats!.steps!.filter((s) => s.with?.mode).map((s) => s.with!.mode);
     expect(modes).toEqual(['restore', 'import', 'save']);
