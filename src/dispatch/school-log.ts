@@ -39,6 +39,21 @@ export interface PauseRecorded {
    * the school is planned. Absent: the whole school is paused.
    */
   agent?: string;
+  /**
+   * The API's own limit answer as the host side of the key proxy saw it (src/sandbox/key-proxy.ts):
+   * the one signal a student cannot write. Only a pause that carries it may hold the whole school.
+   */
+  upstream?: UpstreamLimit;
+}
+
+/** An upstream limit answer the key proxy recorded for a crew. */
+export interface UpstreamLimit {
+  /** 429 (rate or usage limit), 529 (overloaded) or 503. */
+  status: number;
+  /** When the proxy saw it (ISO). */
+  at: string;
+  /** The reset the API named (retry-after, anthropic-ratelimit-*-reset, x-ratelimit-reset-*), ISO. */
+  resetAt?: string;
 }
 
 export interface IssueRequeued {

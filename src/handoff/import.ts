@@ -29,6 +29,8 @@ import {
 import { claimListing, claimRefusal, type ClaimListing } from './import-claims.js';
 import { parseHandoffName, type HandoffName } from './name.js';
 import { finishedCrewOf, finishedShape, lostEnd } from './lost-end.js';
+import { boundPause, SpendBound, type ImportAlert } from './import-bounds.js';
+import { audit } from '../state/audit.js';
 
 /**
  * Imports what jobs that ran student code handed on (./handoff.ts), in a job that runs none. A
@@ -44,6 +46,8 @@ import { finishedCrewOf, finishedShape, lostEnd } from './lost-end.js';
  *   lifecycle and lease events, grading jobs, spend and pauses of those crews, the daemon's own
  *   heartbeat, audit lines. Never scores, outbox entries, pause clearances or another daemon's
  *   crews;
+ * - a crew's spend rows are held to its own budget (`dispatch.crewBudgetUsd`) and its pauses to its
+ *   own agent for at most `dispatch.agentPauseMaxMinutes` (./import-bounds.ts), alerted when cut;
  * - events are redacted, and appended through the logs' own dedup (a replayed handoff is a no-op);
  * - bookbags are imported only for those crews, through the grader's scoped reader (digests), and
  *   only of known file names within their bounds; a session store only when it matches the digest
@@ -55,6 +59,8 @@ import { finishedCrewOf, finishedShape, lostEnd } from './lost-end.js';
 export interface HandoffImport {
   dirs: Array<{ dir: string; daemon?: string; accepted: number; refused: number; bookbags: number }>;
   refused: Array<{ dir: string; what: string; reason: string }>;
+  /** Rows taken but held to what a crew may claim (its budget, its agent's pause). */
+  alerts: Array<ImportAlert & { dir: string }>;
 }
 
 const MAX_FILE = 32 * 1024 * 1024;
@@ -72,6 +78,7 @@ interface RuleContext {
   registry: CrewRegistry;
   verdict?: VerdictLookup;
   requeues?: Requeues;
+  spend: SpendBound;
 }
 type Rule = (e: StateEvent, ctx: RuleContext) => string | undefined | Promise<string | undefined>;
 
@@ -150,7 +157,7 @@ const RULES: Record<Exclude<HandoffLog, 'audit'>, Record<string, Rule>> = {
     'crew.process': ofCrew,
   },
   grading: { 'job.enqueued': ofCrew },
-  spend: { 'spend.recorded': ofCrew },
+  spend: { 'spend.recorded': (e, c) => ofCrew(e, c) ?? c.spend.refusal(e) },
   school: {
     'roster.heartbeat': (e, c) =>
       (e.data as { daemon?: unknown } | null)?.daemon === c.daemon
@@ -183,7 +190,10 @@ export async function importHandoffs(
   root: string,
   o: { config: SchoolConfig; logger: Logger; claims?: ClaimPort },
 ): Promise<HandoffImport> {
-  const result: HandoffImport = { dirs: [], refused: [] };
+  const result: HandoffImport = { dirs: [], refused: [], alerts: [] };
+  const now = new Date();
+  // Read once: rows of every handoff of this import count against the same crew's budget.
+  const spend = new SpendBound(layout, o.config.dispatch.crewBudgetUsd);
   // The run's claims are listed once per import (and only when a handoff carries a claim).
   const claims = claimListing(o.claims);
   const verdict = gradingVerdicts(layout, o.logger);
@@ -255,6 +265,7 @@ export async function importHandoffs(
         registry: structuredClone(readCrewState(layout).registry),
         ...(verdict ? { verdict } : {}),
         ...(requeues ? { requeues } : {}),
+        spend,
       };
       // A roster job only beats: nothing else may arrive under its name.
       const rules: Partial<Record<HandoffLog, Record<string, Rule>>> = roster
@@ -292,7 +303,15 @@ export async function importHandoffs(
           endLost(line, why, e);
           continue;
         }
-        take(e);
+        // Spend and pauses are taken as far as a crew's own claim reaches (./import-bounds.ts).
+        const bounded =
+          e.type === 'spend.recorded'
+            ? spend.bound(e)
+            : e.type === 'school.paused'
+              ? boundPause(e, ctx.registry, o.config.dispatch.agentPauseMaxMinutes * 60_000, now)
+              : { event: e };
+        if (bounded.alert) result.alerts.push({ ...bounded.alert, dir: basename(dir) });
+        take(bounded.event);
       }
       const appended = await new EventLog<StateEvent>(layout.file(log)).append(accepted);
       entry.accepted += appended.length;
@@ -313,6 +332,15 @@ export async function importHandoffs(
     }
   }
   for (const r of result.refused) o.logger.warning(`handoff ${r.dir}: refused ${r.what}: ${r.reason}`);
+  for (const a of result.alerts) {
+    o.logger.warning(`handoff ${a.dir}: ${a.kind}: ${a.detail}`);
+    await audit(layout, 'handoff.alert', {
+      handoff: a.dir,
+      crewId: a.crewId,
+      kind: a.kind,
+      detail: a.detail,
+    });
+  }
   return result;
 }
 
