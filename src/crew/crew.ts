@@ -35,7 +35,7 @@ import { Sandbox } from '../sandbox/sandbox.js';
 import { copyHomeFiles } from '../sandbox/home-files.js';
 import { agentAllowList, keyProxyPlan, keyProxyTurn } from '../agents/network.js';
 import { verifyOnCleanCheckout } from './clean-checkout.js';
-import { resetAdminDir } from './git.js';
+import { ChangeTooLargeError, resetAdminDir } from './git.js';
 import { markOutOfService, outOfService } from './slot-reset.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
@@ -350,7 +350,11 @@ class CrewRun implements Guarded {
   private async aborted(e: unknown): Promise<void> {
     this.outcome = 'aborted';
     this.reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
-    if (e instanceof ClassroomInterruptedError) {
+    if (e instanceof ChangeTooLargeError) {
+      // What the student wrote is its own doing: a failed run, not the school's error.
+      this.outcome = 'failed';
+      this.reason = e.message;
+    } else if (e instanceof ClassroomInterruptedError) {
       // The classroom lost the crew (Orca down or restarted): an interruption of the school, said so,
       // and an orphaning, not the student's failed run (N7.1).
       this.reason = `interrupted: ${e.message}`;

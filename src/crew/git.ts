@@ -1,7 +1,9 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { withLock } from '../state/lock.js';
-import { git, gitBytes } from '../process/git.js';
+import { BOOKBAG_FILE_BOUNDS } from '../bookbag/store.js';
+import { SchoolError } from '../errors.js';
+import { git, GitError, runGit } from '../process/git.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import { makeWritable, removeNestedRepos, resetSlot } from './slot-reset.js';
 import { baseTree, foreignEntries, shownPath, walkTree } from './tree-walk.js';
@@ -72,18 +74,39 @@ export interface CollectedDiff {
 }
 
 /**
+ * The largest change a crew hands on: what a bookbag's patch may be when another job imports it. A
+ * student that writes more (a gigabyte of random bytes in its worktree) would otherwise have it read
+ * into the school's memory, written into its bookbag and kept in every checkpoint.
+ */
+export const MAX_CHANGE_BYTES = BOOKBAG_FILE_BOUNDS.diff;
+
+/** The crew's change is over MAX_CHANGE_BYTES: the crew failed, its change is not kept. */
+export class ChangeTooLargeError extends SchoolError {
+  constructor(readonly max: number) {
+    super(
+      `the change is over ${Math.round(max / 1024 / 1024)} MiB as a patch (the most a crew hands on); nothing of it was kept`,
+    );
+    this.name = 'ChangeTooLargeError';
+  }
+}
+
+/**
  * The crew's change: `git diff --binary <base>` of the working tree, with new files included by
  * marking them intent-to-add first (ignored files are not part of a change). Every nested
  * repository's `.git` is removed first (./slot-reset.ts): host git never enters a repository the
- * student made, and `add --all` of one would make a gitlink instead of its files.
+ * student made, and `add --all` of one would make a gitlink instead of its files. A patch over
+ * MAX_CHANGE_BYTES stops git there and throws ChangeTooLargeError.
  */
 export async function collectDiff(worktree: string, base: string): Promise<CollectedDiff> {
   const nested = await removeNestedRepos(worktree);
   await git(worktree, 'add', '--all', '--intent-to-add');
   // Binary patches must not round-trip through a UTF-8 string.
-  const r = await gitBytes(['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', base], {
-    cwd: worktree,
-  });
+  const args = ['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', base];
+  const diff = await runGit(args, { cwd: worktree, maxOutputBytes: MAX_CHANGE_BYTES });
+  if (diff.overflowed) throw new ChangeTooLargeError(MAX_CHANGE_BYTES);
+  if (diff.exitCode !== 0)
+    throw new GitError(args, worktree, diff.exitCode, diff.spawnError ?? diff.stderr.toString('utf8'));
+  const r = diff.stdout;
   const names = await git(worktree, 'diff', '--name-only', '--no-ext-diff', '--no-textconv', '-z', base);
   const ignored = (await statusEntries(worktree)).filter((e) => e.startsWith('!!')).map((e) => e.slice(3));
   return { patch: r, changedFiles: names.split('\0').filter(Boolean), ignored, nested };

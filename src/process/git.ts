@@ -161,6 +161,8 @@ export interface GitOptions {
   /** A token for one remote operation: sent as an Authorization header, registered with the redactor. */
   auth?: Readonly<Record<string, string>>;
   timeoutMs?: number;
+  /** Beyond this much stdout git is killed and the result is `overflowed`. Default 1 GiB. */
+  maxOutputBytes?: number;
 }
 
 /** The commands that look at submodules' work trees unless told not to. */
@@ -194,7 +196,7 @@ export async function runGit(args: readonly string[], o: GitOptions): Promise<Ru
     input: o.input,
     group: false,
     timeoutMs: o.timeoutMs ?? 600_000,
-    maxOutputBytes: 1024 * 1024 * 1024,
+    maxOutputBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024,
     overflow: 'kill',
   });
 }

@@ -188,3 +188,50 @@ describe('a finished crew leaves no tree of its student behind (in bubblewrap)',
     );
   }, 300_000);
 });
+
+/**
+ * A change is output too: a student that writes 40 MiB of random bytes into its worktree made a
+ * 54 MB patch that was read into memory, written into its bookbag and kept in every checkpoint (and
+ * a gigabyte would have been read whole). The collection stops at the bookbag's bound: the crew is
+ * failed, saying why, nothing of the change is kept, and the slot serves the next crew.
+ */
+describe('a change over the bound a bookbag keeps', () => {
+  let sc: CrewSchool | undefined;
+  afterEach(() => {
+    sc?.cleanup();
+    sc = undefined;
+  });
+  it('fails its crew with the bound named, keeps nothing of it, and the next crew in the slot is accepted', async () => {
+    sc = makeCrewSchool({
+      worktrees: 1,
+      timeout: 120,
+      extraAgents: [
+        {
+          id: 'big',
+          command: [
+            'node',
+            join(FIXTURES, 'flood-student.mjs'),
+            '--worktree-bytes',
+            String(40 * 1024 * 1024),
+            '{brief}',
+          ],
+          roles: ['coding'],
+        },
+      ],
+    });
+    writeCurriculum(sc, [item(5), item(6)]);
+    await plan(sc, [
+      { crewId: 'c5-bigdiff1', issue: 5, agent: 'big' },
+      { crewId: 'c6-honest01', issue: 6, agent: 'editor' },
+    ]);
+    const big = await runCrew(await spec(sc, 'c5-bigdiff1'), { logger: silentLogger });
+    expect(big.outcome).toBe('failed');
+    expect(big.reason).toContain('the change is over 32 MiB as a patch');
+    expect(big.alerts).toEqual([]);
+    expect(existsSync(join(sc.layout.bookbag('c5-bigdiff1'), BOOKBAG_FILES.diff))).toBe(false);
+    const honest = await runCrew(await spec(sc, 'c6-honest01'), { logger: silentLogger });
+    expect(honest.outcome, honest.reason).toBe('succeeded');
+    const d = await drain({ config: sc.config, layout: sc.layout, logger: silentLogger });
+    expect(d.verdicts.find((v) => v.crewId === 'c6-honest01')).toMatchObject({ accepted: true });
+  }, 300_000);
+});
