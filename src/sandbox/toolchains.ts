@@ -238,7 +238,7 @@ function listLinks(dir: string): string[] {
  */
 export function linkChain(p: string, budget = { left: 40 }): Link[] | undefined {
   const out: Link[] = [];
-  let cur = sep;
+  let cur: string = sep;
   for (const part of resolve(p).split(sep).filter(Boolean)) {
     const next = join(cur, part);
     let st;
