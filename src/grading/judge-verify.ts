@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readLogText } from '../process/capped-log.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,6 +122,7 @@ export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVe
     );
     // The log is capped on disk (dispatch.logMaxBytes) and only its end is read: the reason keeps TAIL.
     const log = readLogText(logFile, 64 * 1024);
+    rmSync(logFile, { force: true }); // read: a judge process grading many crews keeps none of their logs
     const what = `the judge ran \`${verify.join(' ')}\` on a clean checkout of base ${baseSha.slice(0, 12)} with the frozen patch`;
     const refusals = refused.length
       ? [
