@@ -19,6 +19,9 @@ export const STOP_REASON = 'repair-stopped-after-two-failures';
 /** N7.1: the board's reason for an issue stopped by consecutive orphanings (src/dispatch/history.ts). */
 export const ORPHAN_STOP_REASON =
   "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
+/** The board's reason for an issue stopped by usage limits only its students reported (src/dispatch/history.ts). */
+export const LIMIT_CLAIMS_STOP_REASON =
+  'limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at';
 const TITLE_MAX = 200;
 
 /**
@@ -186,7 +189,9 @@ export function buildLanes(input: LaneInput): Lane[] {
       if (active.status === 'running') place('running', item, active.startedAt ?? active.plannedAt);
       else place('planned', item, active.plannedAt);
     } else if (state.kind === 'stopped') {
-      place('stopped', item, crew.finishedAt, () => (state.orphaned ? ORPHAN_STOP_REASON : STOP_REASON));
+      place('stopped', item, crew.finishedAt, () =>
+        state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON,
+      );
     } else if (state.kind === 'done') {
       const done = byCrew.get(state.crewId);
       if (done) placeJob(place, clean, item, done);

@@ -53,6 +53,7 @@ export type RefusalCode =
   | 'active-crew'
   | 'repair-stopped-after-two-failures'
   | 'stopped-after-orphanings'
+  | 'limit-claims-stopped'
   | 'untrusted-author'
   | 'revisions-exhausted'
   | 'done';

@@ -1,6 +1,7 @@
 import type { CrewOutcome } from '../schemas/crew.js';
 import type { CrewRecord, CrewRegistry } from './registry.js';
 import { byCodePoint } from '../state/fold.js';
+import { contestRuns } from './contest.js';
 
 /**
  * Where each issue stands, from the crew registry (seed 002, N2.1):
@@ -16,6 +17,9 @@ import { byCodePoint } from '../state/fold.js';
  *  - N7.1: a crew its classroom lost (`orphaned`: Orca crashed or restarted before its student
  *    finished) is not the student's failed run either; but `MAX_ORPHANINGS` consecutive orphanings
  *    stop the issue too (`stopped-after-orphanings`), so a classroom that keeps failing cannot loop it;
+ *  - a usage limit only the student reported (no `upstream`: the key proxy did not see the API say
+ *    so) is its word, which a prompt can steer: `MAX_LIMIT_CLAIMS` of them on one issue stop it
+ *    (`limit-claims-stopped`), so an issue cannot pause each agent that takes it again and again;
  *  - `school requeue` forgets the runs before it: a stopped issue is ready again.
  */
 export type IssueState =
@@ -25,7 +29,14 @@ export type IssueState =
    * `orphaned`: stopped by consecutive orphanings (their count), `infra`: by consecutive infra
    * aborts (their count), not by two failed runs.
    */
-  | { kind: 'stopped'; crewIds: [string, string]; orphaned?: number; infra?: number }
+  | {
+      kind: 'stopped';
+      crewIds: [string, string];
+      orphaned?: number;
+      infra?: number;
+      /** Stopped by usage limits only its students reported (their count). */
+      limitClaims?: number;
+    }
   | { kind: 'repair'; attempt: 2; failedCrewId: string }
   | { kind: 'ready'; attempt: 1 };
 
@@ -48,6 +59,14 @@ export const MAX_ORPHANINGS = 3;
  * attempt; this bound keeps a runner that lacks a program from running the agent again and again.
  */
 export const MAX_INFRA_ABORTS = 3;
+
+/**
+ * Usage limits of one issue that only its students reported (no `upstream` record of the API's own
+ * answer) after which it waits for `school requeue`. Each pauses the crew's agent: an issue whose text
+ * steers its agents into claiming a limit would otherwise hold every agent in turn, again and again.
+ * Counted since the last requeue, not only in a row: runs between them do not wash a claim out.
+ */
+export const MAX_LIMIT_CLAIMS = 2;
 
 /** What grading concluded about a finished crew, when known (accepted = both judges passed). */
 export type VerdictLookup = (crewId: string) => 'accepted' | 'rejected' | undefined;
@@ -85,6 +104,8 @@ export function issueStates(
 function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string): IssueState {
   const active = crews.find((c) => c.status !== 'finished');
   if (active) return { kind: 'active', crewId: active.crewId };
+  // A contest is one run of its issue (./contest.ts): its losers are not failed runs.
+  crews = contestRuns(crews, (c) => failedRun(c, verdict), verdict);
   // Runs of one issue never overlap (an active crew blocks the next), so finish time orders them.
   const runs =
     crews.length === 1
@@ -98,6 +119,7 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
   const failures: string[] = [];
   let orphans: string[] = [];
   let infra: string[] = [];
+  const claims: string[] = [];
   for (const run of runs) {
     // A requeue forgets the failures before it (the operator has looked at them).
     if (requeued && (run.finishedAt ?? '') <= requeued) continue;
@@ -125,6 +147,13 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
     }
     // A run the student finished (counted) ends a streak of orphanings or infra aborts;
     // interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) reset no streak.
+    if (outcome === 'usage_limit' && !run.upstream) {
+      claims.push(run.crewId);
+      if (claims.length >= MAX_LIMIT_CLAIMS) {
+        const [a, b] = claims.slice(-2) as [string, string];
+        return { kind: 'stopped', crewIds: [a, b], limitClaims: claims.length };
+      }
+    }
     if (failures.at(-1) === run.crewId) {
       orphans = [];
       infra = [];
@@ -136,6 +165,13 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
   }
   if (failures.length === 1) return { kind: 'repair', attempt: 2, failedCrewId: failures[0]! };
   return READY;
+}
+
+/** A run that counts toward the two-failure stop (as `stateOf` counts it). */
+function failedRun(run: CrewRecord, verdict?: VerdictLookup): boolean {
+  if (run.orphaned) return false;
+  if (run.outcome === 'succeeded') return verdict?.(run.crewId) === 'rejected';
+  return !!run.outcome && FAILURE_OUTCOMES.includes(run.outcome) && !run.preVerify && !run.infra;
 }
 
 /** What a run-time prediction is keyed by: the agent that will do the work, the domain, the difficulty. */

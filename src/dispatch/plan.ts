@@ -407,6 +407,12 @@ function sortCurriculum(
         code: 'stopped-after-orphanings',
         reason: `its classroom lost ${state.orphaned} crews in a row (the last ${state.crewIds.join(', ')}): Orca crashed or restarted under them; none counted as an attempt. Fix the daemon, then \`school requeue ${item.number}\``,
       });
+    } else if (state.kind === 'stopped' && state.limitClaims) {
+      refused.push({
+        issue: item.number,
+        code: 'limit-claims-stopped',
+        reason: `${state.limitClaims} of its crews (the last ${state.crewIds.join(', ')}) ended with a usage limit only the agent reported, not the API; each paused its agent. Look at the issue, then \`school requeue ${item.number}\``,
+      });
     } else if (state.kind === 'stopped') {
       refused.push({
         issue: item.number,

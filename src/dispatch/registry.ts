@@ -1,4 +1,11 @@
-import type { CrewClaimed, CrewEvent, CrewOutcome, CrewPlanned, LeaseOwner } from '../schemas/crew.js';
+import type {
+  CrewClaimed,
+  CrewEvent,
+  CrewFinished,
+  CrewOutcome,
+  CrewPlanned,
+  LeaseOwner,
+} from '../schemas/crew.js';
 import { EventLog } from '../state/event-log.js';
 import { foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
@@ -30,6 +37,8 @@ export interface CrewRecord extends Omit<CrewPlanned, 'plannedBy'> {
   infra?: boolean;
   /** N7.1: its classroom lost it before its student finished (see CrewFinished.orphaned). */
   orphaned?: boolean;
+  /** The API's own limit answer the key proxy saw (see CrewFinished.upstream). */
+  upstream?: CrewFinished['upstream'];
   /** A shared standby crew some crew job claimed (`crew.claimed`); `daemon` is then the claimant. */
   claimed?: Omit<CrewClaimed, 'crewId'>;
 }
@@ -132,6 +141,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
           if (e.data.preVerify) c.preVerify = true;
           if (e.data.infra) c.infra = true;
           if (e.data.orphaned) c.orphaned = true;
+          if (e.data.upstream) c.upstream = e.data.upstream;
         }
         break;
       }

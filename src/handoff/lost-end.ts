@@ -35,6 +35,18 @@ export function finishedShape(e: StateEvent): string | undefined {
     return `outcome ${boundText(String(d.outcome), 80)} is not a crew outcome`;
   if (typeof d.reason !== 'string') return 'reason is not a string';
   if (typeof d.issueNumber !== 'number') return 'issueNumber is not a number';
+  // The API's own limit answer keeps a limit out of the issue's limit-claim stop: only in its shape.
+  const u = (e.data as { upstream?: { status?: unknown; at?: unknown; resetAt?: unknown } }).upstream;
+  if (
+    u !== undefined &&
+    (typeof u !== 'object' ||
+      u === null ||
+      ![429, 503, 529].includes(u.status as number) ||
+      typeof u.at !== 'string' ||
+      Number.isNaN(Date.parse(u.at)) ||
+      (u.resetAt !== undefined && typeof u.resetAt !== 'string'))
+  )
+    return 'upstream is not a limit answer the key proxy records';
   return undefined;
 }
 

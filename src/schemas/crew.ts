@@ -195,6 +195,12 @@ export interface CrewFinished {
    * (`MAX_ORPHANINGS`, src/dispatch/history.ts).
    */
   orphaned?: boolean;
+  /**
+   * A `usage_limit` the school saw itself: the API's own limit answer, as the host side of the key
+   * proxy recorded it. Absent, the limit is the student's word (an exit code, a line of output) and
+   * counts toward the issue's limit-claim stop (src/dispatch/history.ts).
+   */
+  upstream?: { status: number; at: string; resetAt?: string };
 }
 
 export type CrewEvent =
