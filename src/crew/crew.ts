@@ -42,7 +42,7 @@ import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
-import { pruneFinishedRuntime } from './runtime-prune.js';
+import { pruneFinishedRuntime, sweepFinishedRuntimes } from './runtime-prune.js';
 import { revisionStart, sessionToKeep } from './session-resume.js';
 import type { CrewRecord } from '../dispatch/registry.js';
 
@@ -424,6 +424,16 @@ class CrewRun implements Guarded {
     // Finished, its bookbag written: what the student could grow here goes (./runtime-prune.ts).
     try {
       pruneFinishedRuntime(this.scratch, spec.config.dispatch.logMaxBytes);
+      // And the directories of crews that finished long ago go whole (a daemon runs for months).
+      sweepFinishedRuntimes(
+        join(spec.runtimeDir, 'crews'),
+        () =>
+          new Set(
+            Object.values(readCrewState(this.layout).registry.crews)
+              .filter((c) => c.status === 'finished')
+              .map((c) => c.crewId),
+          ),
+      );
     } catch (e) {
       this.log.warning(`crew ${spec.crewId}: runtime directory not pruned: ${message(e)}`);
     }

@@ -56,3 +56,38 @@ export function pruneFinishedRuntime(dir: string, maxFileBytes: number): string[
   walk(dir, '');
   return removed;
 }
+
+/** How long a finished crew's pruned runtime directory (its capped logs) is kept for people to read. */
+export const FINISHED_RUNTIME_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * Removes the runtime directories of finished crews untouched for `keepMs` (`<runtime>/crews/<id>/`):
+ * pruned, each holds a few MiB at most, but a daemon that runs for months runs thousands of crews.
+ * The crew state is asked (`finished`) only about directories old enough, so the common case reads
+ * no state. Returns the crew ids removed.
+ */
+export function sweepFinishedRuntimes(
+  crewsDir: string,
+  finished: () => ReadonlySet<string>,
+  now = Date.now(),
+  keepMs = FINISHED_RUNTIME_KEEP_MS,
+): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(crewsDir);
+  } catch {
+    return [];
+  }
+  const old = names.filter((n) => {
+    const st = lstatSync(join(crewsDir, n), { throwIfNoEntry: false });
+    return st?.isDirectory() === true && now - st.mtimeMs > keepMs;
+  });
+  if (!old.length) return [];
+  const done = finished();
+  const removed: string[] = [];
+  for (const id of old.filter((n) => done.has(n))) {
+    removeTreeSync(join(crewsDir, id));
+    removed.push(id);
+  }
+  return removed;
+}
