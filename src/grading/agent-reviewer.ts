@@ -7,9 +7,11 @@ import { codexArgv, codexEnding, readCodexEvents } from '../agents/codex.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { redact, redactText } from '../security/redact.js';
+import type { Usage } from '../bookbag/schema.js';
 import type { JudgeFinding } from './verdict.js';
 import {
   confined,
+  DEFAULT_REVIEW_MAX_USD,
   finding,
   parseReviewerOutput,
   ReviewerError,
@@ -64,6 +66,32 @@ export function reviewPrompt(input: ReviewInput): string {
   ].join('\n');
 }
 
+/** The cost figure a Claude Code result printed, as printed (Infinity when it wrote 1e400). */
+function claudePrintedCost(r: ReturnType<typeof findClaudeResult>): number | undefined {
+  const v: unknown = r?.total_cost_usd ?? r?.cost_usd ?? r?.total_cost;
+  return typeof v === 'number' ? v : undefined;
+}
+
+/**
+ * A review's cost as the ledger records it. The figure is the reviewer CLI's (a prompt in the diff
+ * under review can steer what it prints, and a codex price from huge token counts overflows): it is
+ * held like a crew's turn to at most `maxUsd` (`dispatch.crewBudgetUsd`), and a figure no arithmetic
+ * holds (Infinity, NaN) counts as the bound, never as free. Either cut is alerted.
+ */
+export function boundReviewCost(
+  usage: Usage | undefined,
+  reported: number | undefined,
+  maxUsd: number,
+): { usage?: Usage; alert?: string } {
+  if (reported === undefined || (Number.isFinite(reported) && reported <= maxUsd))
+    return usage ? { usage } : {};
+  const said = Number.isFinite(reported) ? `$${reported.toFixed(2)}` : String(reported);
+  return {
+    usage: { ...(usage ?? {}), costUsd: maxUsd },
+    alert: `the review reported a cost of ${said}, more than dispatch.crewBudgetUsd ($${maxUsd.toFixed(2)}) allows a review; recorded as $${maxUsd.toFixed(2)}`,
+  };
+}
+
 export async function runAgentReviewer(
   reviewer: AgentReviewer,
   input: ReviewInput,
@@ -93,8 +121,12 @@ export async function runAgentReviewer(
       stderr: run.stderr.toString('utf8'),
     };
     const ending = reviewer.kind === 'codex' ? codexEnding(reviewer, out) : claudeEnding(out);
-    // A review costs what it used whatever its verdict, failed reviews included.
-    if (ending.usage && o.onUsage) await o.onUsage(ending.usage);
+    // A review costs what it used whatever its verdict, failed reviews included; at most the bound.
+    const reported =
+      reviewer.kind === 'codex' ? ending.usage?.costUsd : claudePrintedCost(findClaudeResult(out.stdout));
+    const bounded = boundReviewCost(ending.usage, reported, o.maxCostUsd ?? DEFAULT_REVIEW_MAX_USD);
+    if (bounded.alert) await o.onAlert?.('cost-over-budget', `reviewer (${tool}): ${bounded.alert}`);
+    if (bounded.usage && o.onUsage) await o.onUsage(bounded.usage);
     if (ending.kind !== 'succeeded') {
       throw new ReviewerError(
         `reviewer (${tool}): ${ending.kind}: ${redactText(ending.reason).slice(0, 400)}`,

@@ -10,6 +10,7 @@ import { readBookbag } from '../bookbag/store.js';
 import { message } from '../errors.js';
 import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
+import { audit } from '../state/audit.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
 import { withJudgeSandbox } from './judge-sandbox.js';
@@ -209,6 +210,9 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
             timeoutMs,
             passEnv: [],
             onUsage: (usage) => recordReviewSpend(layout, job, reviewer, usage),
+            maxCostUsd: config.dispatch.crewBudgetUsd,
+            onAlert: (kind, detail) =>
+              audit(layout, 'grading.alert', { jobKey: job.jobKey, crewId: job.crewId, kind, detail }),
             confine: (argv, env, view) =>
               sandbox.confine(argv, env, {
                 ...view,

@@ -120,10 +120,20 @@ export async function runReviewer(
   }
 }
 
+/** `dispatch.crewBudgetUsd`'s default: a review's cost bound for a caller without the configuration. */
+export const DEFAULT_REVIEW_MAX_USD = 10;
+
 export interface ReviewerRunOptions {
   timeoutMs: number;
   /** What an AI reviewer's run used (claude-code, codex), for the spend ledger. */
   onUsage?: (usage: Usage) => Promise<unknown>;
+  /**
+   * The most one review's cost may count (`dispatch.crewBudgetUsd`, `DEFAULT_REVIEW_MAX_USD` without
+   * it): a larger or non-finite figure is recorded as this and alerted (./agent-reviewer.ts).
+   */
+  maxCostUsd?: number;
+  /** Records an alert of the review (`cost-over-budget`). */
+  onAlert?: (kind: string, detail: string) => Promise<unknown>;
   /** How the reviewer is started: the sandbox, seeing only its own directory of inputs. */
   confine?: (
     argv: readonly string[],
