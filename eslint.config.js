@@ -33,16 +33,14 @@ export default tseslint.config(
   // have no cycles (docs/architecture.md). Every process goes through src/process; only src/github
   // and src/actions talk to the runner or GitHub's SDKs.
   ...srcLayers(),
-  {
-    // The process layer is the one place that may spawn.
-    files: ['src/process/**/*.ts'],
-    rules: { 'no-restricted-imports': 'off' },
-  },
 );
 
 function srcLayers() {
   const layers = [
-    ['security', 'process', 'sandbox', 'config', 'state', 'schemas', 'bookbag'],
+    ['security'],
+    // Processes below state: the state's locks ask whether an owner process still runs.
+    ['process'],
+    ['sandbox', 'config', 'state', 'schemas', 'bookbag'],
     ['delivery', 'curriculum'],
     // The outbox records and delivers what grading and feedback leave for GitHub; it knows neither.
     ['outbox'],
@@ -59,6 +57,12 @@ function srcLayers() {
   const spawn = ['child_process', 'node:child_process'].map((name) => ({
     name,
     message: 'Start processes through src/process (argv only, allow-listed environment, own group).',
+  }));
+  // The process layer is the one place that may spawn: with an argv array, never a shell string.
+  const shell = ['child_process', 'node:child_process'].map((name) => ({
+    name,
+    importNames: ['exec', 'execSync'],
+    message: 'N1.2: spawn with an argv array, never a shell string.',
   }));
   const sdk = {
     group: ['@actions/*', '@octokit/*'],
@@ -83,7 +87,7 @@ function srcLayers() {
         'no-restricted-imports': [
           'error',
           {
-            paths: spawn,
+            paths: folder === 'process' ? shell : spawn,
             patterns: [
               ...(above.length
                 ? [

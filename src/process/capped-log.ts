@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
-import { readRange } from '../state/tail.js';
+import { readRange } from './read-range.js';
 
 /**
  * Logs of untrusted output (a student's turns, a verification run) are capped on disk: a student

@@ -13,7 +13,8 @@ import { dirname } from 'node:path';
 import { CorruptStateError } from '../errors.js';
 import { redact } from '../security/redact.js';
 import { fsyncDir } from './atomic.js';
-import { lastLine, readRange } from './tail.js';
+import { readRange } from '../process/read-range.js';
+import { lastLine } from './tail.js';
 
 export interface JsonlRead<T> {
   records: T[];

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync, type Stats } from 'node:fs';
+import { readRange } from '../process/read-range.js';
 import { parseJsonl, type Warn } from './jsonl.js';
 
 /**
@@ -86,21 +87,6 @@ export function readTail<T>(path: string, mark: TailMark | null | undefined, war
   } finally {
     closeSync(fd);
   }
-}
-
-/**
- * The bytes of an open file from `from` to `to` (fewer when the file ends first). Every positioned
- * read of a state file goes through here.
- */
-export function readRange(fd: number, from: number, to: number): Buffer {
-  const buf = Buffer.alloc(Math.max(0, to - from));
-  let off = 0;
-  while (off < buf.length) {
-    const n = readSync(fd, buf, off, buf.length - off, from + off);
-    if (n === 0) return buf.subarray(0, off);
-    off += n;
-  }
-  return buf;
 }
 
 /** Calls `chunk` with the bytes of `path` from `from` to its end, `size` bytes at a time. */
