@@ -16,7 +16,8 @@ import { runProcess, type RunResult } from './run.js';
  *   would read that repository's own config (filters, fsmonitor) and run what it names. Submodules
  *   are ignored by every diff and status (`diff.ignoreSubmodules=all`, `--ignore-submodules=all`
  *   added to those commands), never recursed into or summarized, never fetched or pushed;
- * - `core.fsmonitor=false`, no pager, no editor, no external diff, no textconv;
+ * - `core.fsmonitor=false`, no pager, no editor, no external diff, no textconv (`diff.external`
+ *   blanked, and `--no-ext-diff --no-textconv` on every diff, log and show, `noExternalDiff`);
  * - filter, diff and merge drivers named in the repository's config are blanked for the command
  *   (`-c filter.<name>.clean=` …): a `.gitattributes` line can then select nothing that runs;
  * - no system or global config (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`), no credential
@@ -186,11 +187,33 @@ export function ignoringSubmodules(args: readonly string[]): string[] {
   return [...args.slice(0, at), '--ignore-submodules=all', ...args.slice(at)];
 }
 
+/** The commands that produce patches and would run an external diff or a textconv filter. */
+const PATCH_PRODUCING = new Set(['diff', 'log', 'show']);
+
+/**
+ * `args` with `--no-ext-diff --no-textconv` right after a diff, log or show subcommand. The wrapper
+ * blanks `diff.external` (a student's config could name a program there), and git then fails a
+ * patch-producing `diff` with "cannot run"; these flags tell it to use its own diff. A caller asking
+ * for `--ext-diff` or `--textconv` is a mistake in the toolkit, refused.
+ */
+export function noExternalDiff(args: readonly string[]): string[] {
+  const sub = subcommand(args);
+  if (!PATCH_PRODUCING.has(sub)) return [...args];
+  const at = args.indexOf(sub) + 1;
+  // Only options before a `--` are options; after it come paths.
+  const end = args.indexOf('--', at);
+  const opts = args.slice(at, end === -1 ? args.length : end);
+  const asked = opts.find((a) => a === '--ext-diff' || a === '--textconv');
+  if (asked) throw new Error(`git ${sub}: ${asked} runs a program the repository's config names; refused`);
+  const add = ['--no-ext-diff', '--no-textconv'].filter((f) => !opts.includes(f));
+  return [...args.slice(0, at), ...add, ...args.slice(at)];
+}
+
 /** Runs git; returns the raw result (exit code, stdout as bytes). Never throws for a non-zero exit. */
 export async function runGit(args: readonly string[], o: GitOptions): Promise<RunResult> {
   const env = baseEnv({ ...o.env, ...o.auth });
   const drivers = NO_CONTENT.has(subcommand(args)) ? [] : await blankDrivers(o.cwd, env);
-  return runProcess(['git', ...hardening(), ...drivers, ...ignoringSubmodules(args)], {
+  return runProcess(['git', ...hardening(), ...drivers, ...noExternalDiff(ignoringSubmodules(args))], {
     cwd: o.cwd,
     env,
     input: o.input,
