@@ -237,6 +237,13 @@ export const agentSchema = z
     roles: z.array(z.enum(ROLES)).default(['coding']),
     domains: z.array(z.string()).default([]).describe('Domains it takes; empty means any.'),
     maxDifficulty: difficulty.default(5),
+    dailyBudgetUsd: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        "What this agent's crews may spend in one UTC day (USD, from the spend ledger). Once reached the agent is not chosen until 00:00 UTC; another eligible agent may be.",
+      ),
     trust: z.enum(['low', 'standard', 'high']).default('standard'),
     passEnv: passEnvSchema,
     homeFiles: homeFilesSchema,
@@ -530,6 +537,13 @@ export const configSchema = z
           .default(10)
           .describe(
             "What one crew may spend over all its turns (USD). A turn's reported cost is recorded at most what is left of it (alert cost-over-budget); claude-code gets the rest as --max-budget-usd; a crew that reaches it ends failed. Keep it below spendCap, so one crew's word cannot halt dispatch.",
+          ),
+        dailyBudgetUsd: z
+          .number()
+          .positive()
+          .optional()
+          .describe(
+            'What the whole school may spend in one UTC day (USD, from the spend ledger, reviewers included). Once reached nothing is placed until 00:00 UTC.',
           ),
         agentPauseMaxMinutes: z
           .number()

@@ -14,13 +14,15 @@ import { spendCapLine } from './spend.js';
  *
  * Batch gates, in order (each refuses every candidate):
  *  1. `blocked` — a corrupt or quarantined registry/ledger: assume the fleet is full (N5.1);
- *  2. spend cap — spent ≥ cap: exactly one loud line, nothing placed (seed 003);
+ *  2. spend cap — spent ≥ cap: exactly one loud line, nothing placed (seed 003); then the school's
+ *     daily budget (`daily-budget`, ./budgets.ts);
  *  3. pause — a recorded usage limit, overload or operator pause (seed 002);
  *  4. time budget — not even one wave of crew timeout + grading reserve fits (N3.1).
  * Then, per candidate in the given order:
  *  5. global cap `maxCrews` minus active crews;
  *  6. an agent (N4.3 allowlist for a forced agent), never one an agent pause holds (`pausedAgents`:
- *     a limit only its student reported): another eligible agent is chosen, else `agent-paused`;
+ *     a limit only its student reported) nor one over its daily budget (`dailyBudgets.agents`): another
+ *     eligible agent is chosen, else `agent-paused` / `agent-daily-budget`;
  *  7. a classroom pool; a coding crew may fall back to a `bot` daemon only when no worktree daemon is
  *     online, and at most `maxFallbacks` times per batch;
  *  8. capacity: online daemons, effective class ≥ weight (over-capacity is refused, not dropped),
@@ -37,6 +39,8 @@ import { spendCapLine } from './spend.js';
 export type RefusalCode =
   | 'state-corrupt'
   | 'spend-cap'
+  | 'daily-budget'
+  | 'agent-daily-budget'
   | 'paused'
   | 'time-budget'
   | 'global-cap'
@@ -91,6 +95,11 @@ export interface AdmissionInput {
   paused?: string;
   /** Agents paused on their own (agent id → why): their crews wait, other agents are chosen. */
   pausedAgents?: ReadonlyMap<string, string>;
+  /**
+   * Daily budgets reached (./budgets.ts `dailyBudgets`): the school's refuses the batch; an agent
+   * over its own (agent id → why) is not chosen, another eligible agent is.
+   */
+  dailyBudgets?: { school?: string; agents?: ReadonlyMap<string, string> };
 }
 
 export interface Admitted {
@@ -146,6 +155,7 @@ function batchGate(input: AdmissionInput, waves: number): AdmissionResult | unde
     // The refusal names the budget (the loud line stays exactly seed 003's).
     return all('spend-cap', `${loud}: the school's budget dispatch.spendCap is spent`, loud);
   }
+  if (input.dailyBudgets?.school !== undefined) return all('daily-budget', input.dailyBudgets.school);
   if (input.paused !== undefined) return all('paused', input.paused);
   if (waves < 1) {
     const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
@@ -176,14 +186,14 @@ function select(
   waves: number,
 ): { selected: Selected[]; refused: Refusal[] } {
   const hasBot = pools.bot.daemons.length > 0;
-  const held = input.pausedAgents;
+  const held = heldAgents(input);
   const chooser = new AgentChooser(
-    held?.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
+    held.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
     input.scores,
     input.learning,
   );
-  // Without the paused agents nobody takes it: whether a paused one would, and then why it waits.
-  const everyone = held?.size ? new AgentChooser(input.agents, input.scores, input.learning) : undefined;
+  // Without the held agents nobody takes it: whether a held one would, and then why it waits.
+  const everyone = held.size ? new AgentChooser(input.agents, input.scores, input.learning) : undefined;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused: Refusal[] = [];
@@ -207,7 +217,10 @@ function select(
       // The whole roster's answer names the real reason (a forced agent that is paused, or unknown).
       const all = everyone?.choose(c) ?? choice;
       if ('code' in all) refuse(c, all.code, all.reason);
-      else refuse(c, 'agent-paused', held?.get(all.agent) ?? `agent ${all.agent} is paused`);
+      else {
+        const h = held.get(all.agent);
+        refuse(c, h?.code ?? 'agent-paused', h?.reason ?? `agent ${all.agent} is paused`);
+      }
       continue;
     }
     let poolName: PoolName = c.role !== 'coding' && hasBot ? 'bot' : 'worktree';
@@ -254,6 +267,15 @@ function select(
     });
   }
   return { selected, refused };
+}
+
+/** Agents a crew may not go to now: paused ones, then those over their daily budget. */
+function heldAgents(input: AdmissionInput): Map<string, { code: RefusalCode; reason: string }> {
+  const held = new Map<string, { code: RefusalCode; reason: string }>();
+  for (const [agent, reason] of input.dailyBudgets?.agents ?? [])
+    held.set(agent, { code: 'agent-daily-budget', reason });
+  for (const [agent, reason] of input.pausedAgents ?? []) held.set(agent, { code: 'agent-paused', reason });
+  return held;
 }
 
 /**

@@ -70,7 +70,8 @@ import {
   type SchoolEvent,
   type SchoolState,
 } from './school-log.js';
-import { SpendLedgerError, totalSpend, type SpendEvent } from './spend.js';
+import { SpendLedgerError, readSpend, type SpendEvent } from './spend.js';
+import { dailyBudgets, hasDailyBudgets, type DailyBudgets } from './budgets.js';
 import { EventLog } from '../state/event-log.js';
 import { writeCrewRunsView } from './view.js';
 
@@ -253,6 +254,8 @@ interface PlanReadings {
   pending: SchoolEvent[];
   capUsd?: number;
   spentUsd?: number;
+  /** Daily budgets reached (./budgets.ts), when any is configured. */
+  daily?: DailyBudgets;
   /** Spend rows naming a crew, for the learning choice's costs. */
   spendRows: Array<{ crewId?: string; costUsd: number }>;
 }
@@ -278,9 +281,13 @@ function readPlanInputs(
   }
   const capUsd = input.spend?.capUsd ?? config.dispatch.spendCap;
   let spentUsd = input.spend?.spentUsd;
-  if (spentUsd === undefined && capUsd !== undefined) {
+  let daily: DailyBudgets | undefined;
+  const needsDaily = hasDailyBudgets(config);
+  if ((spentUsd === undefined && capUsd !== undefined) || needsDaily) {
     try {
-      spentUsd = totalSpend(layout);
+      const spend = readSpend(layout);
+      spentUsd ??= capUsd !== undefined ? spend.totalUsd : undefined;
+      if (needsDaily) daily = dailyBudgets(config, spend, now);
     } catch (e) {
       if (!(e instanceof CorruptStateError) && !(e instanceof SpendLedgerError)) throw e;
       blocked ??= message(e);
@@ -295,6 +302,7 @@ function readPlanInputs(
     school,
     pending,
     spendRows,
+    ...(daily ? { daily } : {}),
     ...(capUsd !== undefined ? { capUsd } : {}),
     ...(spentUsd !== undefined ? { spentUsd } : {}),
   };
@@ -336,6 +344,7 @@ function decide(
     ...(blocked !== undefined ? { blocked } : {}),
     ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
     ...(pausedAgents.size > 0 ? { pausedAgents } : {}),
+    ...(read.daily ? { dailyBudgets: read.daily } : {}),
     ...(learning ? { learning } : {}),
   });
   const decision = admit(admission);
@@ -537,7 +546,9 @@ function admissionInput(
   registry: CrewRegistry,
   daemons: AdmissionDaemon[],
   candidates: Candidate[],
-  gates: Pick<AdmissionInput, 'spend' | 'blocked' | 'paused' | 'pausedAgents'> & { remainingMs: number },
+  gates: Pick<AdmissionInput, 'spend' | 'blocked' | 'paused' | 'pausedAgents' | 'dailyBudgets'> & {
+    remainingMs: number;
+  },
 ): AdmissionInput {
   const { config } = input;
   const { remainingMs, ...rest } = gates;

@@ -23,6 +23,29 @@ export type SpendEvent = StateEvent<'spend.recorded', SpendRecorded>;
 export interface SpendState {
   totalUsd: number;
   entries: number;
+  /**
+   * Spend per UTC day (`YYYY-MM-DD`, from the row's time) and, within the day, per agent the row
+   * names: what the daily budgets count (./budgets.ts) and the board's trends. Absent in a state
+   * folded before it was kept; a day older than SPEND_DAYS_KEPT before a compaction's horizon is dropped.
+   */
+  days?: Record<string, SpendDay>;
+  /** Spend per crew a row names, with the UTC day of its last row: a crew's budget, cost tables. */
+  crews?: Record<string, { usd: number; day: string }>;
+}
+
+export interface SpendDay {
+  usd: number;
+  agents: Record<string, number>;
+}
+
+/** Days of per-day and per-crew spend a compacted snapshot keeps before its horizon. */
+export const SPEND_DAYS_KEPT = 35;
+
+/** The UTC day of a time: `YYYY-MM-DD`. */
+export function utcDay(at: Date | string): string {
+  if (typeof at === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(at)) return at.slice(0, 10);
+  const d = at instanceof Date ? at : new Date(at);
+  return Number.isFinite(d.getTime()) ? d.toISOString().slice(0, 10) : '0000-00-00';
 }
 
 /** A ledger row that is well-formed JSON but not a usable amount: the cap cannot be judged. */
@@ -35,7 +58,7 @@ export class SpendLedgerError extends SchoolError {
 
 export const spendFold: LogFold<SpendState, SpendEvent> = registerFold<SpendState, SpendEvent>({
   file: 'spend',
-  empty: () => ({ totalUsd: 0, entries: 0 }),
+  empty: () => ({ totalUsd: 0, entries: 0, days: {}, crews: {} }),
   apply(state, e) {
     if (e.type !== 'spend.recorded') return state;
     const cost = e.data?.costUsd;
@@ -47,9 +70,29 @@ export const spendFold: LogFold<SpendState, SpendEvent> = registerFold<SpendStat
     }
     state.totalUsd += cost;
     state.entries += 1;
+    const day = utcDay(e.at);
+    const days = (state.days ??= {});
+    const d = (days[day] ??= { usd: 0, agents: {} });
+    d.usd += cost;
+    const agent = e.data.agent;
+    if (typeof agent === 'string') d.agents[agent] = (d.agents[agent] ?? 0) + cost;
+    const crewId = e.data.crewId;
+    if (typeof crewId === 'string') {
+      const crews = (state.crews ??= {});
+      const c = (crews[crewId] ??= { usd: 0, day });
+      c.usd += cost;
+      if (day > c.day) c.day = day;
+    }
     return state;
   },
-  prune: (state) => state,
+  // The total stays whole (the school-wide cap); per-day and per-crew figures are kept for
+  // SPEND_DAYS_KEPT days before the horizon, enough for a day's budget and the board's trends.
+  prune(state, horizon) {
+    const keep = utcDay(new Date(horizon.getTime() - SPEND_DAYS_KEPT * 86_400_000));
+    const days = Object.fromEntries(Object.entries(state.days ?? {}).filter(([day]) => day >= keep));
+    const crews = Object.fromEntries(Object.entries(state.crews ?? {}).filter(([, c]) => c.day >= keep));
+    return { totalUsd: state.totalUsd, entries: state.entries, days, crews };
+  },
   // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
   // an old row can only come back as a stale copy, so a watermark suffices.
   dedup: 'watermark',
@@ -89,7 +132,12 @@ function clampRow(entry: SpendRecorded, maxUsd: number): SpendRecorded {
  * line and SpendLedgerError on a row whose amount is unusable: callers fail closed.
  */
 export function totalSpend(layout: StateLayout): number {
-  return foldLog(spendFold, spendLog(layout).read()).totalUsd;
+  return readSpend(layout).totalUsd;
+}
+
+/** The spend ledger folded, read fresh: totals, per day and agent, per crew. Fails like `totalSpend`. */
+export function readSpend(layout: StateLayout): SpendState {
+  return foldLog(spendFold, spendLog(layout).read());
 }
 
 /** The one loud line of a cap-frozen batch (seed 003), exactly. */
