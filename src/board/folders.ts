@@ -95,7 +95,7 @@ export const grading: Folder<QueueReplay, QueueEvent> = {
   },
   /**
    * A graded job is final (the queue fold ignores every later event for it), so it is persisted
-   * with what the board reads of it only: its crew, issue and agent, status, attempts, verdict
+   * with what the board reads of it only: its crew, issue, agent and cell, status, attempts, verdict
    * (without the judges' findings), times and last error.
    */
   persist({ state, series }) {
@@ -107,7 +107,13 @@ export const grading: Folder<QueueReplay, QueueEvent> = {
       }
       const { accepted, decidedBy, code, reasons } = j.verdict;
       jobs[key] = {
-        job: { crewId: j.job.crewId, issueNumber: j.job.issueNumber, agent: j.job.agent } as GradingJob,
+        job: {
+          crewId: j.job.crewId,
+          issueNumber: j.job.issueNumber,
+          agent: j.job.agent,
+          domain: j.job.domain,
+          difficulty: j.job.difficulty,
+        } as GradingJob,
         status: j.status,
         attempts: j.attempts,
         verdict: { accepted, decidedBy, code, reasons } as Verdict,

@@ -1,4 +1,5 @@
 import type { HumanFigures } from './humans.js';
+import type { CostRow, CostTable, CostWindow } from './model.js';
 /** Formatting shared by the terminal board, the HTML report and the job summaries. */
 
 /** 45s, 12m, 3h04m, 2d03h: short, sortable by eye. */
@@ -36,6 +37,68 @@ export function spendLine(spend: {
   const pct = spend.fraction !== undefined ? ` (${percent(spend.fraction)})` : '';
   const reached = spend.reached ? ' — SPEND CAP REACHED, dispatch halted' : '';
   return `${usd(spend.spentUsd)} of ${usd(spend.capUsd)}${pct}${reached}`;
+}
+
+/** A cost per accepted crew or merged pull request, or a dash when there is none to divide by. */
+export function costPer(n: number | undefined): string {
+  return n === undefined ? '—' : usd(n);
+}
+
+/**
+ * The trend of a cost row: spend per accepted crew over the last days against the days before,
+ * e.g. `$1.20 vs $2.40 (−50%)`; a window without an accepted crew says how many crews it had.
+ */
+export function trendText(t: CostRow['trend']): string {
+  const part = (w: CostWindow) =>
+    w.costPerAcceptedUsd !== undefined
+      ? usd(w.costPerAcceptedUsd)
+      : w.crews > 0
+        ? `none of ${w.crews} accepted`
+        : 'no crews';
+  const a = t.recent.costPerAcceptedUsd;
+  const b = t.before.costPerAcceptedUsd;
+  const change =
+    a !== undefined && b !== undefined && b > 0
+      ? a === b
+        ? ' (same)'
+        : ` (${a < b ? '−' : '+'}${Math.round((Math.abs(a - b) / b) * 100)}%)`
+      : '';
+  return `${part(t.recent)} vs ${part(t.before)}${change}`;
+}
+
+/** The cost table's column names (one place for the summary, the terminal and the report). */
+export function costHeader(table: CostTable): string[] {
+  const d = table.trendDays;
+  return [
+    'Agent',
+    'Domain',
+    'Crews',
+    'Accepted',
+    'Merged',
+    'Spend',
+    '$/accepted',
+    '$/merged',
+    `$/accepted: last ${d} d vs ${d} d before`,
+  ];
+}
+
+export function costCells(r: CostRow): string[] {
+  return [
+    r.agent,
+    r.domain,
+    String(r.crews),
+    String(r.accepted),
+    String(r.merged),
+    usd(r.spendUsd),
+    costPer(r.costPerAcceptedUsd),
+    costPer(r.costPerMergedUsd),
+    trendText(r.trend),
+  ];
+}
+
+/** What the cost table counts. */
+export function costNote(table: CostTable): string {
+  return `Finished crews the state holds${table.since ? ` (since ${table.since.slice(0, 10)})` : ''}; spend includes failed runs and reviews.`;
 }
 
 /** Cuts a string to `max` characters with an ellipsis; never splits a surrogate pair. */

@@ -1,5 +1,18 @@
 import { h } from './escape.js';
-import { age, humansLine, ignoredLine, percent, score, spendLine, usd, where } from './format.js';
+import { budgetLine } from '../dispatch/budgets.js';
+import {
+  age,
+  costCells,
+  costHeader,
+  costNote,
+  humansLine,
+  ignoredLine,
+  percent,
+  score,
+  spendLine,
+  usd,
+  where,
+} from './format.js';
 import { LANE_LABELS, type BoardItem, type Lane, type SchoolView } from './model.js';
 import { ganttSvg, queueSvg } from './svg.js';
 
@@ -99,8 +112,36 @@ function control(view: SchoolView): string {
   return (
     `<section class="block" data-testid="control"><h2>Pauses and spend</h2>${pauses}${cleared}` +
     `<p data-testid="spend" data-spent="${view.spend.spentUsd}"${view.spend.capUsd !== undefined ? ` data-cap="${view.spend.capUsd}"` : ''}>Spend: ${h(spendLine(view.spend))}</p>` +
+    budgets(view) +
     `<p>Grading queue: <span data-testid="queue-depth">${view.queue.depth}</span> waiting, ${view.queue.deadLetters} dead letter(s).</p></section>`
   );
+}
+
+function budgets(view: SchoolView): string {
+  if (!view.budgets.length) return '';
+  const items = view.budgets
+    .map(
+      (b) =>
+        `<li data-testid="budget" data-kind="${b.kind}" data-left="${b.leftUsd}" data-reached="${b.reached}">${h(budgetLine(b))}</li>`,
+    )
+    .join('');
+  return `<h3>Budgets</h3><ul data-testid="budgets">${items}</ul>`;
+}
+
+function costs(view: SchoolView): string {
+  if (!view.costs.rows.length) return '';
+  const head = costHeader(view.costs)
+    .map((c) => `<th>${h(c)}</th>`)
+    .join('');
+  const rows = view.costs.rows
+    .map(
+      (r) =>
+        `<tr data-testid="cost-row" data-agent="${h(r.agent)}" data-domain="${h(r.domain)}">${costCells(r)
+          .map((c, i) => `<td${i >= 2 ? ' class="n"' : ''}>${h(c)}</td>`)
+          .join('')}</tr>`,
+    )
+    .join('');
+  return `<section class="block" id="costs"><h2>Cost per agent and domain</h2><p>${h(costNote(view.costs))}</p><table data-testid="costs"><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
 function leaderboard(view: SchoolView): string {
@@ -163,6 +204,7 @@ export function renderHtml(view: SchoolView): string {
     `<section class="block" id="lanes"><h2>Lanes</h2><div class="board" data-testid="board">${view.lanes.map(lane).join('')}</div></section>`,
     control(view),
     leaderboard(view),
+    costs(view),
     `<section class="block" id="fleet"><h2>Fleet</h2>${daemons(view)}<h3>Crews per daemon slot</h3>${LEGEND}${ganttSvg(view)}</section>`,
     `<section class="block" id="queue"><h2>Grading queue depth</h2>${queueSvg(view)}</section>`,
     `<footer class="empty" style="padding:0 24px 16px">Spend ${h(usd(view.spend.spentUsd))} · ${view.lanes.reduce((n, l) => n + l.count, 0)} issue(s) on the board</footer>`,

@@ -1,3 +1,4 @@
+import type { BudgetStanding } from '../dispatch/budgets.js';
 import type { CrewRegistry } from '../dispatch/registry.js';
 import type { SchoolState } from '../dispatch/school-log.js';
 import type { SpendState } from '../dispatch/spend.js';
@@ -189,6 +190,13 @@ export interface SchoolView {
    */
   feedbackIgnored?: IgnoredItem[];
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
+  /**
+   * Every budget and what it has left (src/dispatch/budgets.ts): each running crew's, the school's
+   * and each agent's daily budget (this UTC day), the school-wide cap.
+   */
+  budgets: BudgetStanding[];
+  /** What each agent's work cost per domain, with the trend (src/board/costs.ts). */
+  costs: CostTable;
   /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
   pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
   /**
@@ -199,7 +207,35 @@ export interface SchoolView {
 }
 
 /** What the board reads of a curriculum item. */
-export type BoardIssue = Pick<CurriculumItem, 'number' | 'title' | 'labels' | 'authorAssociation'>;
+export type BoardIssue = Pick<CurriculumItem, 'number' | 'title' | 'labels' | 'authorAssociation'> &
+  Partial<Pick<CurriculumItem, 'domain' | 'difficulty'>>;
+
+/** One agent × domain over a set of finished crews: what they cost and what came of them. */
+export interface CostWindow {
+  crews: number;
+  /** Crews the judges accepted. */
+  accepted: number;
+  /** Their pull requests people merged. */
+  merged: number;
+  /** Spend of those crews: their turns and their reviews (USD). */
+  spendUsd: number;
+  costPerAcceptedUsd?: number;
+  costPerMergedUsd?: number;
+}
+
+export interface CostRow extends CostWindow {
+  agent: string;
+  domain: string;
+  /** Crews finished in the last `trendDays` days, and in the `trendDays` before. */
+  trend: { recent: CostWindow; before: CostWindow };
+}
+
+export interface CostTable {
+  trendDays: number;
+  /** When the oldest finished crew the state holds finished: the table counts from there. */
+  since?: string;
+  rows: CostRow[];
+}
 
 /**
  * The state the view is computed from, each source folded with its domain's own fold. A source

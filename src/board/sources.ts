@@ -84,7 +84,8 @@ const sameId = (a: FileId | null, b: FileId | null) =>
     a.ctimeMs === b.ctimeMs);
 
 /**
- * The materialized curriculum as the board uses it (number, title, labels, author association);
+ * The materialized curriculum as the board uses it (number, title, labels, author association,
+ * domain and difficulty);
  * items that do not match the curriculum schema are skipped and reported. The file is replaced
  * atomically by each fetch, so the persisted copy is reused only while the file is the same one
  * (device, inode, birth, size, modification and change times); a file that changed while it was
@@ -110,11 +111,13 @@ export function readBoardCurriculum(
     reader.fail('curriculum', e);
     return { changed: false };
   }
-  const items = read.items.map(({ number, title, labels, authorAssociation }) => ({
+  const items = read.items.map(({ number, title, labels, authorAssociation, domain, difficulty }) => ({
     number,
     title,
     labels,
     ...(authorAssociation !== undefined ? { authorAssociation } : {}),
+    domain,
+    difficulty,
   }));
   invalidProblem(reader, read.invalid.length);
   const stable = sameId(before, after);

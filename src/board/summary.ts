@@ -1,5 +1,18 @@
 import { escapeCell } from '../curriculum/summary.js';
-import { age, clip, humansLine, ignoredLine, percent, score, spendLine, where } from './format.js';
+import { budgetLine } from '../dispatch/budgets.js';
+import {
+  age,
+  clip,
+  costCells,
+  costHeader,
+  costNote,
+  humansLine,
+  ignoredLine,
+  percent,
+  score,
+  spendLine,
+  where,
+} from './format.js';
 import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type LaneId, type SchoolView } from './model.js';
 
 /**
@@ -98,6 +111,7 @@ export function controlMarkdown(view: SchoolView): string {
       `**PAUSED** since ${mdCell(p.since)}${p.source ? ` (${mdCell(p.source)})` : ''}: ${mdCell(p.reason)}`,
   );
   lines.push(`Spend: ${mdCell(spendLine(view.spend))}`);
+  for (const b of view.budgets) lines.push(`Budget: ${mdCell(budgetLine(b))}`);
   lines.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
   return lines.join('  \n');
 }
@@ -125,6 +139,14 @@ export function leaderboardMarkdown(view: SchoolView, limit = 10): string {
     ? `\n\nFeedback ignored:  \n${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join('  \n')}`
     : '';
   return (line ? `${table}\n\nBy humans: ${mdCell(line)}` : table) + ignored;
+}
+
+/** What each agent's work cost per domain, with the trend; every cell through `mdCell`. */
+export function costsMarkdown(view: SchoolView, limit = 30): string {
+  const { costs } = view;
+  if (!costs.rows.length) return '';
+  const more = costs.rows.length > limit ? `\n\n_… and ${costs.rows.length - limit} more._` : '';
+  return `**Cost per agent and domain**\n\n${mdCell(costNote(costs))}\n\n${mdTable(costHeader(costs), costs.rows.slice(0, limit).map(costCells))}${more}`;
 }
 
 export function daemonsMarkdown(view: SchoolView): string {
@@ -170,13 +192,13 @@ export function itemsMarkdown(
   return parts.join('\n\n');
 }
 
-export type SummarySection = 'problems' | 'lanes' | 'control' | 'items' | 'daemons' | 'leaderboard';
+export type SummarySection = 'problems' | 'lanes' | 'control' | 'items' | 'daemons' | 'leaderboard' | 'costs';
 
 /** Which board sections each action's job summary carries, after its own step-specific lines. */
 export const ACTION_SECTIONS: Record<string, readonly SummarySection[]> = {
   'fetch-curriculum': ['problems', 'lanes'],
-  'dispatch-crew': ['problems', 'lanes', 'control', 'items', 'daemons'],
-  'drain-grading': ['problems', 'lanes', 'control', 'leaderboard'],
+  'dispatch-crew': ['problems', 'lanes', 'control', 'items', 'daemons', 'costs'],
+  'drain-grading': ['problems', 'lanes', 'control', 'leaderboard', 'costs'],
   'checkpoint-state': ['problems', 'lanes', 'control'],
 };
 
@@ -189,7 +211,15 @@ export function boardMarkdown(
   view: SchoolView,
   options: { sections?: readonly SummarySection[]; reportName?: string; heading?: string } = {},
 ): string {
-  const sections = options.sections ?? ['problems', 'lanes', 'control', 'items', 'daemons', 'leaderboard'];
+  const sections = options.sections ?? [
+    'problems',
+    'lanes',
+    'control',
+    'items',
+    'daemons',
+    'leaderboard',
+    'costs',
+  ];
   const render: Record<SummarySection, () => string> = {
     problems: () => problemsMarkdown(view),
     lanes: () => lanesMarkdown(view),
@@ -197,6 +227,7 @@ export function boardMarkdown(
     items: () => itemsMarkdown(view),
     daemons: () => daemonsMarkdown(view),
     leaderboard: () => `**Leaderboard**\n\n${leaderboardMarkdown(view)}`,
+    costs: () => costsMarkdown(view),
   };
   const parts = [`### ${mdCell(options.heading ?? 'School board')}`];
   for (const s of sections) {

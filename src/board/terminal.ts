@@ -1,6 +1,19 @@
 import { renderText } from '../grading/report.js';
 import { redactText } from '../security/redact.js';
-import { age, clip, humansLine, ignoredLine, percent, score, spendLine, where } from './format.js';
+import { budgetLine } from '../dispatch/budgets.js';
+import {
+  age,
+  clip,
+  costCells,
+  costHeader,
+  costNote,
+  humansLine,
+  ignoredLine,
+  percent,
+  score,
+  spendLine,
+  where,
+} from './format.js';
 import { ACTIVE_LANES, LANE_LABELS, LISTED_ITEMS, type BoardItem, type SchoolView } from './model.js';
 
 /** Items listed per active lane before "… and N more" (an abridged view lists as many). */
@@ -60,6 +73,7 @@ export function renderTerminal(view: SchoolView): string {
     out.push('  New launches wait until the pause is cleared (`school pause --clear`).');
   }
   out.push('', `Spend: ${spendLine(view.spend)}`);
+  if (view.budgets.length) out.push('Budgets', ...view.budgets.map((b) => `  ${budgetLine(b)}`));
   out.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
 
   for (const id of ACTIVE_LANES) {
@@ -117,6 +131,12 @@ export function renderTerminal(view: SchoolView): string {
     );
   const byHumans = humansLine(view.humans);
   if (byHumans) out.push('', `By humans: ${byHumans}`);
+  if (view.costs.rows.length) {
+    out.push('', 'Cost per agent and domain', `  ${costNote(view.costs)}`);
+    out.push(
+      ...table([costHeader(view.costs).map((c) => c.toLowerCase()), ...view.costs.rows.map(costCells)]),
+    );
+  }
   if (view.feedbackIgnored?.length)
     out.push('', 'Feedback ignored', ...view.feedbackIgnored.map((f) => `  ${ignoredLine(f)}`));
   if (view.pauses.lastCleared) {

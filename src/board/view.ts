@@ -2,7 +2,9 @@ import type { SchoolConfig } from '../config/schema.js';
 import type { CrewRegistry } from '../dispatch/registry.js';
 import { redact, redactText } from '../security/redact.js';
 import type { StateLayout } from '../state/layout.js';
+import { budgetStandings } from '../dispatch/budgets.js';
 import { loadBoardSources } from './board-fold.js';
+import { costTable } from './costs.js';
 import { daemonLoads, leaderCells, leaderRows, queued } from './domains.js';
 import { buildLanes, cleanText } from './lanes.js';
 import { humanFigures, humanScore, type HumanFigures } from './humans.js';
@@ -129,6 +131,27 @@ export function viewOf(
           }
         : { reached: false }),
     },
+    budgets: budgetStandings(
+      config,
+      spend,
+      now,
+      Object.values(registry?.crews ?? {})
+        .filter((c) => c.status === 'running')
+        .map((c) => c.crewId)
+        .sort(),
+    ).map((b) => ({
+      ...b,
+      ...(b.spentUsd !== undefined ? { spentUsd: round(b.spentUsd, 4) } : {}),
+      leftUsd: round(b.leftUsd, 4),
+    })),
+    costs: costTable({
+      now,
+      ...(registry ? { registry } : {}),
+      ...(grading ? { grading: grading.state } : {}),
+      ...(sources.feedback ? { feedback: sources.feedback } : {}),
+      ...(spend ? { spend } : {}),
+      ...(curriculum ? { curriculum } : {}),
+    }),
     pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
     ...(abridged !== undefined ? { abridged: { itemsPerLane: abridged } } : {}),
   };
