@@ -205,7 +205,8 @@ const NOT_STARTED: RunResult = {
 /** The student's report, read as data; one that is not a plain file is noted in the log and ignored. */
 function readReport(path: string, logFile: string, logMaxBytes?: number): string | undefined {
   try {
-    return readUntrustedFile(path);
+    // A long report is kept in part: its first MiB.
+    return readUntrustedFile(path, 1024 * 1024, 'truncate');
   } catch (e) {
     appendCapped(logFile, `[school] report ignored: ${(e as Error).message}\n`, logMaxBytes);
     return undefined;

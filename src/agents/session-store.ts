@@ -1,7 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
-  readBounded,
   SESSION_FILE_PATHS,
   SESSION_ID,
   SESSION_STORE_MAX_BYTES,
@@ -13,6 +12,7 @@ import {
 } from '../bookbag/session-store.js';
 import { sha256 } from '../bookbag/schema.js';
 import { redact, redactText } from '../security/redact.js';
+import { readUntrustedBytes } from '../security/untrusted-file.js';
 import type { SessionMeter } from './ending.js';
 
 /**
@@ -69,8 +69,8 @@ export function keepSession(i: KeepInput): Kept {
     if (size > max) throw new NotKept(`the session's files are ${size} bytes, over the ${max}-byte bound`);
     const files = paths.map((rel) => {
       // Opened without following a link, at most the bound: a file swapped since is refused.
-      const bytes = readBounded(join(i.home, rel), max);
-      if (typeof bytes === 'string') throw new NotKept(bytes.split(i.home).join('~'));
+      const bytes = readUntrustedBytes(join(i.home, rel), max, `~/${rel}`);
+      if (typeof bytes === 'string') throw new NotKept(bytes);
       return { path: rel, text: redactSessionText(rel, bytes.toString('utf8')) };
     });
     let store: SessionStore = {

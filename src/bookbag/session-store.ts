@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BOOKBAG_FILES, sha256, type Bookbag } from './schema.js';
+import { readUntrustedBytes } from '../security/untrusted-file.js';
 
 /**
  * A kept agent session (docs/agents.md, "Revisions resume the session"): the files a CLI agent wrote
@@ -103,7 +104,7 @@ export function checkSessionStore(dir: string, note: SessionStoreNote | undefine
   // Compaction drops a store once no revision should resume it (src/feedback/session-stores.ts);
   // the record's note stays, so a revision that still finds it gone says so.
   if (!lstatSync(path, { throwIfNoEntry: false })) return { why: SESSION_STORE_GONE };
-  const bytes = readBounded(path, SESSION_STORE_MAX_BYTES);
+  const bytes = readUntrustedBytes(path, SESSION_STORE_MAX_BYTES, BOOKBAG_FILES.sessionStore);
   if (typeof bytes === 'string') return { why: bytes };
   if (bytes.length !== note.bytes || sha256(bytes) !== note.sha256)
     return { why: `${BOOKBAG_FILES.sessionStore} does not match the digest its bookbag record names` };
@@ -121,32 +122,4 @@ export function checkSessionStore(dir: string, note: SessionStoreNote | undefine
     };
   }
   return { store: parsed.data };
-}
-
-/** A regular file of at most `max` bytes, opened without following a link; else why not. */
-export function readBounded(path: string, max: number): Buffer | string {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return `${path} is missing`;
-    if (code === 'ELOOP') return `${path} is a symbolic link`;
-    return `${path}: ${code ?? (e as Error).message}`;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return `${path} is not a plain file`;
-    if (st.size > max) return `${path} is ${st.size} bytes, over the ${max}-byte bound`;
-    const buf = Buffer.alloc(st.size);
-    let n = 0;
-    while (n < buf.length) {
-      const r = readSync(fd, buf, n, buf.length - n, n);
-      if (r === 0) break;
-      n += r;
-    }
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
 }

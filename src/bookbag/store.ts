@@ -13,6 +13,7 @@ import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
 import { SchoolError } from '../errors.js';
 import { SESSION_STORE_MAX_BYTES } from './session-store.js';
+import { readUntrusted } from '../security/untrusted-file.js';
 
 export { sha256 } from './schema.js';
 
@@ -129,19 +130,21 @@ export async function readBookbag(
   }
   const dir = root === undefined ? layout.bookbag(crewId) : join(root, crewId);
   const incomplete = (detail: string) => new BookbagIncompleteError(crewId, detail);
-  const bytes = (f: string) => {
-    try {
-      return readFileSync(join(dir, f));
-    } catch {
-      return undefined;
-    }
+  // Each file as data: a plain file within its bound, never through a link (an imported bookbag
+  // is another job's output).
+  const bytes = (k: keyof typeof BOOKBAG_FILES) => {
+    const f = BOOKBAG_FILES[k];
+    const r = readUntrusted(join(dir, f), { maxBytes: BOOKBAG_FILE_BOUNDS[k], name: f });
+    if (r.ok) return r.bytes;
+    if (r.missing) return undefined;
+    throw incomplete(r.why);
   };
-  const flagBytes = bytes(BOOKBAG_FILES.done);
+  const flagBytes = bytes('done');
   if (!flagBytes) throw incomplete(`no ${BOOKBAG_FILES.done} (still being written, or never finished)`);
   const flag = doneFlagSchema.safeParse(parseJson(flagBytes));
   if (!flag.success) throw incomplete(`${BOOKBAG_FILES.done} is malformed`);
   if (flag.data.crewId !== crewId) throw incomplete(`${BOOKBAG_FILES.done} names crew ${flag.data.crewId}`);
-  const recordBytes = bytes(BOOKBAG_FILES.record);
+  const recordBytes = bytes('record');
   if (!recordBytes) throw incomplete(`${BOOKBAG_FILES.record} is missing`);
   if (sha256(recordBytes) !== flag.data.recordSha) {
     throw incomplete(`${BOOKBAG_FILES.record} does not match the digest in ${BOOKBAG_FILES.done}`);
@@ -155,18 +158,18 @@ export async function readBookbag(
   }
   if (record.data.crewId !== crewId)
     throw incomplete(`${BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
-  const diffBytes = bytes(BOOKBAG_FILES.diff) ?? Buffer.alloc(0);
+  const diffBytes = bytes('diff') ?? Buffer.alloc(0);
   const diffSha = sha256(diffBytes);
   if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
     throw incomplete(`${BOOKBAG_FILES.diff} does not match the digest in ${BOOKBAG_FILES.done}`);
   }
-  const optional = (f: string) => bytes(f)?.toString('utf8');
+  const optional = (k: keyof typeof BOOKBAG_FILES) => bytes(k)?.toString('utf8');
   return {
     record: record.data,
     diff: diffBytes.toString('utf8'),
-    report: optional(BOOKBAG_FILES.report),
-    verificationLog: optional(BOOKBAG_FILES.verificationLog),
-    brief: optional(BOOKBAG_FILES.brief),
+    report: optional('report'),
+    verificationLog: optional('verificationLog'),
+    brief: optional('brief'),
   };
 }
 

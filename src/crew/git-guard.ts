@@ -2,6 +2,8 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync 
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { git } from '../process/git.js';
 import { writeJsonAtomic } from '../state/atomic.js';
+import { removeTreeSync } from '../process/remove-tree.js';
+import { readUntrusted } from '../security/untrusted-file.js';
 
 /**
  * The control files of a repository's shared git directory — `config`, `hooks/`, `info/attributes`,
@@ -40,15 +42,15 @@ export async function gitCommonDir(repoPath: string): Promise<string> {
   return isAbsolute(out) ? out : resolve(repoPath, out);
 }
 
-/** Reads a control file without following a symlink a student may have put in its place. */
+/**
+ * Reads a control file without following a symlink a student may have put in its place. Anything
+ * but a plain file within the bound reads as none: teardown then puts the baseline back.
+ */
 function readControl(path: string): Buffer | null {
-  try {
-    if (!lstatSync(path).isFile()) return null;
-    return readFileSync(path);
-  } catch {
-    return null;
-  }
+  const r = readUntrusted(path, { maxBytes: MAX_CONTROL_BYTES });
+  return r.ok ? r.bytes : null;
 }
+const MAX_CONTROL_BYTES = 16 * 1024 * 1024;
 
 function present(path: string): boolean {
   try {
@@ -112,7 +114,7 @@ export function readBaseline(path: string): GitControlBaseline | undefined {
 
 /** Replaces whatever is at `path` (a file, a link, a directory) with `content`, or removes it. */
 function put(path: string, content: Buffer | null, mode?: number): void {
-  rmSync(path, { recursive: true, force: true });
+  removeTreeSync(path); // a directory in its place may be of any depth or mode
   if (content === null) return;
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, content, mode === undefined ? {} : { mode });
@@ -162,7 +164,7 @@ export async function restoreBaseline(b: GitControlBaseline): Promise<string[]> 
   for (const w of admins) {
     const p = join(b.commonDir, 'worktrees', w, 'config.worktree');
     if (present(p)) {
-      rmSync(p, { recursive: true, force: true });
+      removeTreeSync(p);
       changed.push(`worktrees/${w}/config.worktree`);
     }
   }

@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOOKBAG_FILES } from '../bookbag/schema.js';
 import { PAUSING_OUTCOMES, type CrewOutcome } from '../schemas/crew.js';
 import { ConfigError } from '../errors.js';
 import { foldLog } from '../state/fold.js';
 import { finiteOr } from '../security/sanitize.js';
+import { readUntrusted } from '../security/untrusted-file.js';
 import type { StateLayout } from '../state/layout.js';
 import type { CrewRegistry } from './registry.js';
 import {
@@ -54,11 +54,12 @@ export function resetTimeIn(report: string | undefined, at: Date, maxMs = MAX_RE
 
 /** The reset time in a crew's bookbag report (the crew writes its bookbag before it pauses). */
 function bookbagResetTime(layout: StateLayout, crewId: string, at: Date): Date | undefined {
-  try {
-    return resetTimeIn(readFileSync(join(layout.bookbag(crewId), BOOKBAG_FILES.report), 'utf8'), at);
-  } catch {
-    return undefined;
-  }
+  // The report is the student's: read as data, and only its start (resetTimeIn reads 4096 characters).
+  const r = readUntrusted(join(layout.bookbag(crewId), BOOKBAG_FILES.report), {
+    maxBytes: 16 * 1024,
+    over: 'truncate',
+  });
+  return r.ok ? resetTimeIn(r.bytes.toString('utf8'), at) : undefined;
 }
 
 /**

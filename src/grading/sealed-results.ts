@@ -1,6 +1,7 @@
-import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { SealedResultsConfig } from '../config/schema.js';
+import { readUntrusted } from '../security/untrusted-file.js';
 import { fullName, JUnitError, parseJUnit, type TestCase } from './junit.js';
 
 /**
@@ -37,15 +38,11 @@ export function instrument(argv: readonly string[], results: SealedResultsConfig
 
 /** The report's test cases, or why there is no usable report. */
 export function readReport(path: string, format: SealedResultsConfig['format']): TestCase[] | string {
+  // The report is written by the tests of the student's patch: data, read as such.
+  const read = readUntrusted(path, { maxBytes: MAX_REPORT_BYTES, name: 'the test report' });
+  if (!read.ok) return read.missing ? 'the command wrote no test report' : read.why;
   try {
-    const st = lstatSync(path);
-    if (!st.isFile()) return `${path} is not a regular file`;
-    if (st.size > MAX_REPORT_BYTES) return `the report is ${st.size} bytes, over ${MAX_REPORT_BYTES}`;
-  } catch {
-    return 'the command wrote no test report';
-  }
-  try {
-    const cases = parseJUnit(readFileSync(path, 'utf8'));
+    const cases = parseJUnit(read.bytes.toString('utf8'));
     // Node's junit reporter escapes `"` in attributes twice (`&amp;quot;`).
     if (format === 'node-test') for (const c of cases) c.name = c.name.replaceAll('&quot;', '"');
     return cases;

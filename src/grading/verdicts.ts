@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { CREW_ID_PATTERN } from '../bookbag/schema.js';
@@ -7,6 +7,7 @@ import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { jobKey as keyOf, type GradingJob } from '../schemas/grading.js';
 import { redactText } from '../security/redact.js';
+import { readUntrusted } from '../security/untrusted-file.js';
 import { writeJsonAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import { EventLog } from '../state/event-log.js';
@@ -178,19 +179,16 @@ export async function loadVerdicts(
 ): Promise<LoadedVerdicts> {
   const out: LoadedVerdicts = { entries: new Map(), refused: [], skipped: [] };
   const file = dir ? join(dir, VERDICTS_FILE) : undefined;
-  if (!file || !existsSync(file) || !statSync(file).isFile()) {
+  const read = file ? readUntrusted(file, { maxBytes: MAX_VERDICTS_BYTES }) : undefined;
+  if (!read || (!read.ok && read.missing)) {
     out.missing = `no ${VERDICTS_FILE} from the judge job`;
     return out;
   }
-  const size = statSync(file).size;
-  if (size > MAX_VERDICTS_BYTES) {
-    out.refused.push({
-      jobKey: '(file)',
-      reason: `${VERDICTS_FILE} is ${size} bytes, over the ${MAX_VERDICTS_BYTES}-byte limit`,
-    });
+  if (!read.ok) {
+    out.refused.push({ jobKey: '(file)', reason: read.why });
     return out;
   }
-  const raw = readFileSync(file);
+  const raw = read.bytes;
   if (expectedDigest && verdictsDigest(raw) !== expectedDigest) {
     out.refused.push({
       jobKey: '(file)',

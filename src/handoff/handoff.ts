@@ -1,16 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  statSync,
-} from 'node:fs';
-import { basename, join } from 'node:path';
+import { closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { BOOKBAG_FILES, CREW_ID_PATTERN } from '../bookbag/schema.js';
 import { DAEMON_ID_PATTERN } from '../config/schema.js';
@@ -119,10 +109,4 @@ export function handoffDirs(root: string): string[] {
     .map((d) => join(root, d))
     .filter((d) => existsSync(join(d, 'handoff.json')))
     .sort();
-}
-
-export function readFileBounded(path: string, max: number): Buffer | string {
-  const size = statSync(path).size;
-  if (size > max) return `${basename(path)} is ${size} bytes, over the ${max}-byte limit`;
-  return readFileSync(path);
 }

@@ -15,7 +15,7 @@ import type { CrewRegistry } from '../dispatch/registry.js';
 import { message } from '../errors.js';
 import type { CrewClaimed } from '../schemas/crew.js';
 import type { StateEvent } from '../state/event-log.js';
-import { readFileBounded } from './handoff.js';
+import { readUntrustedBytes } from '../security/untrusted-file.js';
 import type { HandoffName } from './name.js';
 
 /**
@@ -112,7 +112,7 @@ function readClaimFile(dir: string, crewId: string): { claim: ClaimFile; sha256:
   const rel = `${CLAIMS_DIR}/${crewId}.json`;
   const path = join(dir, CLAIMS_DIR, `${crewId}.json`);
   if (!existsSync(path) || !lstatSync(path).isFile()) return `its claim file ${rel} is missing`;
-  const bytes = readFileBounded(path, MAX_CLAIM_FILE);
+  const bytes = readUntrustedBytes(path, MAX_CLAIM_FILE, rel);
   if (typeof bytes === 'string') return `its claim file: ${bytes}`;
   let claim: ClaimFile;
   try {

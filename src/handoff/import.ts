@@ -19,13 +19,8 @@ import { appendJsonl } from '../state/jsonl.js';
 import { withLock } from '../state/lock.js';
 import { schoolLog } from '../dispatch/school-log.js';
 import { STATE_FILES, type StateLayout } from '../state/layout.js';
-import {
-  HANDOFF_LOGS,
-  handoffDirs,
-  handoffManifestSchema,
-  readFileBounded,
-  type HandoffLog,
-} from './handoff.js';
+import { HANDOFF_LOGS, handoffDirs, handoffManifestSchema, type HandoffLog } from './handoff.js';
+import { readUntrustedBytes } from '../security/untrusted-file.js';
 import { claimListing, claimRefusal, type ClaimListing } from './import-claims.js';
 import { parseHandoffName, type HandoffName } from './name.js';
 import { finishedCrewOf, finishedShape, lostEnd } from './lost-end.js';
@@ -207,7 +202,7 @@ export async function importHandoffs(
     };
     let manifest;
     try {
-      const raw = readFileBounded(join(dir, 'handoff.json'), 64 * 1024);
+      const raw = readUntrustedBytes(join(dir, 'handoff.json'), 64 * 1024);
       if (typeof raw === 'string') throw new Error(raw);
       manifest = handoffManifestSchema.parse(JSON.parse(raw.toString('utf8')));
     } catch (e) {
@@ -243,7 +238,7 @@ export async function importHandoffs(
         if (existsSync(path)) refuse(file, 'not listed in handoff.json');
         continue;
       }
-      const bytes = existsSync(path) ? readFileBounded(path, MAX_FILE) : 'missing';
+      const bytes = readUntrustedBytes(path, MAX_FILE, `events/${file}`);
       if (typeof bytes === 'string') {
         refuse(file, bytes);
         continue;

@@ -220,7 +220,7 @@ describe('verdicts from the judge job, applied by the grade job', () => {
         /not a verdicts file/,
       ],
       ['not JSON', '{"schema": 1, "verdicts": [', /not JSON/],
-      ['oversized', 'x'.repeat(MAX_VERDICTS_BYTES + 1), /over the \d+-byte limit/],
+      ['oversized', 'x'.repeat(MAX_VERDICTS_BYTES + 1), /over the \d+-byte bound/],
     ];
     for (const [what, content, reason] of cases) {
       writeVerdictsFile(content);

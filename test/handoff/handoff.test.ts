@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planStep, runStep } from '../../src/loop/steps.js';
@@ -162,6 +162,45 @@ describe('handoff of a crew job', () => {
           dir: 'school-handoff-1-1-1-d2',
           reason: expect.stringMatching(/claims daemon d1/),
         }),
+      ]),
+    );
+    expect(Object.values(readCrewState(restored).registry.crews).every((c) => c.status === 'planned')).toBe(
+      true,
+    );
+  }, 120_000);
+
+  it('never reads a handoff file through a link to a file of the host', async () => {
+    const { restored, out, root } = await crewJob();
+    // Host files with exactly the bytes handoff.json vouches for: only the link gives them away.
+    const host = join(s!.root, 'host');
+    mkdirSync(host, { recursive: true });
+    for (const f of ['crews.jsonl', 'grading.jsonl']) {
+      cpSync(join(out, 'events', f), join(host, f));
+      rmSync(join(out, 'events', f));
+      symlinkSync(join(host, f), join(out, 'events', f));
+    }
+    const linked = join(root, 'school-handoff-1-1-1-d2');
+    mkdirSync(linked, { recursive: true });
+    writeFileSync(join(host, 'handoff.json'), JSON.stringify({ schema: 1, daemon: 'd2', files: {} }));
+    symlinkSync(join(host, 'handoff.json'), join(linked, 'handoff.json'));
+    const r = await importHandoffs(restored, root, { config: s!.config, logger: silentLogger });
+    expect(r.refused).toEqual(
+      expect.arrayContaining([
+        {
+          dir: 'school-handoff-1-1-1-d1',
+          what: 'crews.jsonl',
+          reason: 'events/crews.jsonl is a symbolic link; only a plain file is read',
+        },
+        {
+          dir: 'school-handoff-1-1-1-d1',
+          what: 'grading.jsonl',
+          reason: 'events/grading.jsonl is a symbolic link; only a plain file is read',
+        },
+        {
+          dir: 'school-handoff-1-1-1-d2',
+          what: 'handoff.json',
+          reason: 'unreadable: handoff.json is a symbolic link; only a plain file is read',
+        },
       ]),
     );
     expect(Object.values(readCrewState(restored).registry.crews).every((c) => c.status === 'planned')).toBe(
