@@ -7,7 +7,6 @@ import {
   openSync,
   readSync,
   renameSync,
-  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -15,7 +14,8 @@ import {
 import { join, resolve } from 'node:path';
 import type { CleanCheckoutOptions } from '../grading/judge-verify.js';
 import type { ChildEnv } from '../process/env.js';
-import { patchGitlinks, runGit } from '../process/git.js';
+import { runGit } from '../process/git.js';
+import { patchFiles } from '../process/patch-files.js';
 import { runProcess } from '../process/run.js';
 import { missingProgram, type MissingAt, type MissingProgram } from '../sandbox/not-found.js';
 import { appendCapped } from '../process/capped-log.js';
@@ -189,7 +189,7 @@ async function dependencies(o: CleanCheckoutOptions, env: ChildEnv): Promise<str
     return dir;
   } finally {
     await removeCheckout(repo, wt);
-    rmSync(work, { recursive: true, force: true });
+    await removeTree(work); // what the install left: any depth, any modes
   }
 }
 
@@ -219,10 +219,11 @@ export async function verifyOnCleanCheckout(
     if (o.patch.trim()) {
       // Host git never enters a nested repository, so a crew's collection holds no gitlink: one here
       // means the patch was made elsewhere (docs/security.md, nested repositories).
-      const links = await patchGitlinks(repo, o.baseSha, o.patch);
-      if (links.ok && links.gitlinks.length)
+      const touched = await patchFiles(repo, o.baseSha, o.patch);
+      const links = touched.ok ? touched.files.filter((f) => f.gitlink).map((f) => f.path) : [];
+      if (links.length)
         return failed(
-          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.gitlinks.slice(0, 10).join(', ')}; a crew's change never holds one`,
+          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(', ')}; a crew's change never holds one`,
         );
       const file = join(work, 'crew.patch');
       writeFileSync(file, o.patch);

@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import { BOOKBAG_FILES, bookbagSchema } from '../bookbag/schema.js';
@@ -8,7 +7,10 @@ import { GradingQueue } from '../grading/queue.js';
 import type { Observation } from '../grading/observations.js';
 import { readJsonl } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
-import { patchGitlinks, runGit } from '../process/git.js';
+import { runGit } from '../process/git.js';
+import { patchFiles } from '../process/patch-files.js';
+import { BOOKBAG_FILE_BOUNDS } from '../bookbag/store.js';
+import { readUntrusted, readUntrustedFile } from '../security/untrusted-file.js';
 import { sanitizeText } from '../security/sanitize.js';
 import type { Continuation, RepairEvidence } from '../agents/brief.js';
 import { tail } from '../agents/ending.js';
@@ -47,18 +49,21 @@ export async function continueInterrupted(
   const last = runs[0];
   if (!last?.outcome || !(KEEPS_WORK as readonly string[]).includes(last.outcome)) return undefined;
   const file = join(layout.bookbag(last.crewId), BOOKBAG_FILES.diff);
-  const patch = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+  const read = readUntrusted(file, { maxBytes: BOOKBAG_FILE_BOUNDS.diff });
+  const patch = read.ok ? read.bytes : Buffer.alloc(0);
   if (patch.length === 0) return undefined;
-  const files = [...patch.toString('utf8').matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!);
+  // The paths as git applies the patch (a quoted or renamed path is named as it lands).
+  const touched = await patchFiles(worktree, 'HEAD', patch);
+  const files = touched.ok ? [...new Set(touched.files.map((f) => f.path))] : [];
   // A collected change never holds a gitlink (host git never enters a nested repository).
-  const links = await patchGitlinks(worktree, 'HEAD', patch);
-  if (links.ok && links.gitlinks.length)
+  const links = touched.ok ? touched.files.filter((f) => f.gitlink).map((f) => f.path) : [];
+  if (links.length)
     return {
       crewId: last.crewId,
       outcome: last.outcome,
       applied: false,
       files,
-      detail: `the patch adds or changes submodule(s) (gitlink): ${links.gitlinks.slice(0, 5).join(', ')}; not applied`,
+      detail: `the patch adds or changes submodule(s) (gitlink): ${links.slice(0, 5).join(', ')}; not applied`,
     };
   for (const mode of [[], ['--3way']]) {
     const r = await runGit(['apply', '--whitespace=nowarn', ...mode, '-'], { cwd: worktree, input: patch });
@@ -88,7 +93,8 @@ export function repairEvidence(
   const bag = layout.bookbag(failed.crewId);
   let correctionTurns: number | undefined;
   try {
-    const rec = bookbagSchema.safeParse(JSON.parse(readFileSync(join(bag, BOOKBAG_FILES.record), 'utf8')));
+    const text = readUntrustedFile(join(bag, BOOKBAG_FILES.record), BOOKBAG_FILE_BOUNDS.record) ?? '';
+    const rec = bookbagSchema.safeParse(JSON.parse(text));
     if (rec.success) correctionTurns = rec.data.correctionTurns;
   } catch {
     /* no record: the crew never got that far */

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gitlinkPaths, parseRawDiff, runGit, type GitOptions } from '../process/git.js';
+import { runGit, type GitOptions } from '../process/git.js';
+import { indexFiles } from '../process/patch-files.js';
 import { DeliveryError } from './errors.js';
 
 /**
@@ -65,25 +66,10 @@ export async function commitPatch(c: CommitInput): Promise<string> {
     });
     // Host git never enters a nested repository, so a crew's collected change holds no gitlink; one
     // here would make the delivered commit point a submodule at any commit: refused.
-    const listed = await runGit(
-      [
-        'diff',
-        '--cached',
-        '--ignore-submodules=none',
-        '--raw',
-        '-z',
-        '--no-renames',
-        '--no-abbrev',
-        c.baseSha,
-        '--',
-      ],
-      { cwd: c.repoPath, env },
-    );
-    if (listed.exitCode !== 0)
-      throw new DeliveryError(
-        `could not list the patch's changes: ${listed.stderr.toString('utf8').trim().slice(0, 300)}`,
-      );
-    const links = gitlinkPaths(parseRawDiff(listed.stdout));
+    const listed = await indexFiles(c.repoPath, c.baseSha, env);
+    if (!listed.ok)
+      throw new DeliveryError(`could not list the patch's changes: ${listed.output.trim().slice(0, 300)}`);
+    const links = listed.files.filter((f) => f.gitlink).map((f) => f.path);
     if (links.length)
       throw new DeliveryError(
         `the patch adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(', ')}; a crew's change never holds one, so it is not delivered`,

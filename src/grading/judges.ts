@@ -11,6 +11,7 @@ import { message } from '../errors.js';
 import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
 import { audit } from '../state/audit.js';
+import { patchFiles } from '../process/patch-files.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
 import { withJudgeSandbox } from './judge-sandbox.js';
@@ -225,8 +226,13 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
       );
       findings.push(withRefusals(review, refused));
     } else {
+      // The paths as git applies the patch at its base, never as its text spells them.
+      const touched = await patchFiles(resolve(config.repoPath), bookbag.baseSha, diff);
       findings.push(
-        rubricFinding(diff, job.fences, config.grading.rubric, { role: bookbag.role, report: read.report }),
+        rubricFinding(touched, job.fences, config.grading.rubric, {
+          role: bookbag.role,
+          report: read.report,
+        }),
       );
     }
     return combine(findings);

@@ -1,42 +1,49 @@
 import type { SchoolConfig } from '../config/schema.js';
 import type { JudgeFinding } from './verdict.js';
 import { matchesAny } from '../curriculum/glob.js';
+import type { PatchFile, PatchFiles } from '../process/patch-files.js';
 
 /**
- * The built-in reviewer (docs/architecture.md): a rubric over the crew's diff. The diff is the ground truth —
- * not the file list a crew reports about itself. Checks: the diff is not empty, every touched path
- * lies inside the issue's fences, no test file is deleted, and the change stays within the size
- * limits of `grading.rubric`.
+ * The built-in reviewer (docs/architecture.md): a rubric over the crew's patch as git applies it at
+ * its base (src/process/patch-files.ts) — not the file list a crew reports about itself, and not the
+ * patch's text, whose headers quote unusual paths and name renames apart from where they land.
+ * Checks: the patch is not empty, every touched path (both sides of a rename) lies inside the
+ * issue's fences, no test file is deleted, and the change stays within the size limits of
+ * `grading.rubric`.
  */
 export interface DiffFile {
   path: string;
+  /** Where a moved file came from (its blob unchanged under a new path). */
   oldPath?: string;
   deleted: boolean;
   added: number;
   removed: number;
 }
 
-/** Parses a `git diff` into its files and line counts. */
-export function parseDiff(diff: string): DiffFile[] {
-  const files: DiffFile[] = [];
-  let cur: DiffFile | undefined;
-  let inHunk = false;
-  for (const line of diff.split('\n')) {
-    const head = /^diff --git a\/(.+?) b\/(.+)$/.exec(line);
-    if (head) {
-      cur = { path: head[2]!, oldPath: head[1]!, deleted: false, added: 0, removed: 0 };
-      files.push(cur);
-      inHunk = false;
-      continue;
-    }
-    if (!cur) continue;
-    if (line.startsWith('@@')) inHunk = true;
-    else if (!inHunk && line.startsWith('deleted file mode')) cur.deleted = true;
-    else if (!inHunk && line.startsWith('rename to ')) cur.path = line.slice('rename to '.length);
-    else if (inHunk && line.startsWith('+')) cur.added++;
-    else if (inHunk && line.startsWith('-')) cur.removed++;
+/**
+ * The files of a patch as git lists them, with a move (a path deleted and its unchanged blob added
+ * under another path) counted as one file of no changed lines, as `git diff -M` shows it.
+ */
+export function diffFiles(touched: readonly PatchFile[]): DiffFile[] {
+  const ZERO = /^0+$/;
+  const added = new Map<string, PatchFile[]>();
+  for (const f of touched)
+    if (f.status === 'A' && !ZERO.test(f.newSha)) added.set(f.newSha, [...(added.get(f.newSha) ?? []), f]);
+  const movedTo = new Map<PatchFile, PatchFile>();
+  for (const f of touched) {
+    if (f.status !== 'D' || ZERO.test(f.oldSha)) continue;
+    const to = added.get(f.oldSha)?.shift();
+    if (to) movedTo.set(to, f);
   }
-  return files;
+  const moved = new Set(movedTo.values());
+  return touched
+    .filter((f) => !moved.has(f))
+    .map((f) => {
+      const from = movedTo.get(f);
+      return from
+        ? { path: f.path, oldPath: from.path, deleted: false, added: 0, removed: 0 }
+        : { path: f.path, deleted: f.status === 'D', added: f.added, removed: f.removed };
+    });
 }
 
 export function insideFences(path: string, fences: readonly string[]): boolean {
@@ -56,12 +63,12 @@ export function isTestPath(path: string): boolean {
  * so a non-empty report is required instead of a non-empty diff; a diff, if any, is still checked.
  */
 export function rubricFinding(
-  diff: string,
+  /** What the patch touches, from `patchFiles` (git's listing), or git's refusal to apply it. */
+  touched: PatchFiles,
   fences: readonly string[],
   limits: SchoolConfig['grading']['rubric'],
   crew: { role?: string; report?: string | undefined } = {},
 ): JudgeFinding {
-  const files = parseDiff(diff);
   const coding = (crew.role ?? 'coding') === 'coding';
   const fail = (code: string, reasons: string[]): JudgeFinding => ({
     judge: 'rubric',
@@ -70,11 +77,16 @@ export function rubricFinding(
     reasons,
     score: 0,
   });
+  if (!touched.ok)
+    return fail('patch_does_not_apply', [
+      `git cannot apply the patch at its base: ${touched.output.trim().slice(0, 300)}`,
+    ]);
+  const files = diffFiles(touched.files);
   if (!coding) {
     if (!crew.report?.trim()) {
       return fail('report_missing', [`a ${crew.role} crew must leave a report (report.md); it left none`]);
     }
-    if (diff.trim() === '' || files.length === 0) {
+    if (files.length === 0) {
       return {
         judge: 'rubric',
         passed: true,
@@ -83,8 +95,7 @@ export function rubricFinding(
         score: 1,
       };
     }
-  } else if (diff.trim() === '' || files.length === 0)
-    return fail('empty_diff', ['the crew changed nothing']);
+  } else if (files.length === 0) return fail('empty_diff', ['the crew changed nothing']);
   const outside = files.flatMap((f) =>
     [f.path, f.oldPath].filter((p): p is string => !!p && !insideFences(p, fences)),
   );

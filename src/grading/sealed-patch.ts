@@ -1,18 +1,19 @@
 import { lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { globMatcher } from '../curriculum/glob.js';
-import { GITLINK_MODE, parseRawDiff, runGit, type RawChange } from '../process/git.js';
+import { runGit } from '../process/git.js';
+import { indexFiles, type PatchFile } from '../process/patch-files.js';
 
 /**
  * The crew's patch, as git itself applies it. What a patch changes is read back from the index of
  * the checkout it was applied to, never from the patch text: git unquotes C-style paths
  * (`"a/package\056json"`), takes renames from their `rename to` lines whatever the `diff --git`
  * header says, and applies modes, symlinks and gitlinks, so only its own listing of the result
- * names what a patch really touched.
+ * names what a patch really touched (src/process/patch-files.ts).
  */
 
-/** One path the applied patch changed (`git diff --raw --no-renames`: a rename is a delete and an add). */
-export type PatchChange = RawChange;
+/** One path the applied patch changed (a rename is a delete and an add). */
+export type PatchChange = PatchFile;
 
 export async function git(
   cwd: string,
@@ -37,27 +38,11 @@ export async function applyPatch(
 ): Promise<{ ok: true; changes: PatchChange[] } | { ok: false; output: string }> {
   const applied = await git(wt, ['apply', '--index', '--binary', '--whitespace=nowarn', patchFile]);
   if (!applied.ok) return { ok: false, output: applied.output };
-  const listed = await git(wt, [
-    'diff',
-    '--cached',
-    '--raw',
-    '-z',
-    '--no-renames',
-    '--no-abbrev',
-    '--ignore-submodules=none',
-    baseSha,
-    '--',
-  ]);
+  const listed = await indexFiles(wt, baseSha);
   if (!listed.ok) return { ok: false, output: `could not list the applied changes: ${listed.output}` };
-  return { ok: true, changes: parseRaw(listed.stdout) };
+  return { ok: true, changes: listed.files };
 }
 
-/** `:<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0`, repeated. */
-export function parseRaw(raw: Buffer): PatchChange[] {
-  return parseRawDiff(raw);
-}
-
-const GITLINK = GITLINK_MODE;
 const SYMLINK = '120000';
 const LIST = 10;
 
@@ -109,7 +94,7 @@ export function tampering(wt: string, changes: readonly PatchChange[], protect: 
       const to = escapingTarget(wt, c.path);
       return to === undefined ? [] : [`${c.path} -> ${to}`];
     });
-  const gitlinks = changes.filter((c) => c.oldMode === GITLINK || c.newMode === GITLINK).map((c) => c.path);
+  const gitlinks = changes.filter((c) => c.gitlink).map((c) => c.path);
   const attributes = changes
     .filter((c) => basename(c.path).toLowerCase() === '.gitattributes')
     .map((c) => c.path);

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { writeBookbag as writeCrewBookbag } from '../../src/bookbag/store.js';
 import { parseConfig } from '../../src/config/load.js';
-import { defaultGrader } from '../../src/grading/judges.js';
+import { defaultGrader, type GradeFn } from '../../src/grading/judges.js';
 import { drain } from '../../src/grading/drain.js';
-import { insideFences, parseDiff, rubricFinding } from '../../src/grading/rubric.js';
+import { insideFences, rubricFinding } from '../../src/grading/rubric.js';
+import { patchFiles } from '../../src/process/patch-files.js';
 import { parseReviewerOutput } from '../../src/grading/reviewer.js';
 import { totalSpend } from '../../src/dispatch/spend.js';
 import { silentLogger } from '../../src/log.js';
@@ -52,7 +53,8 @@ beforeAll(() => {
 
 describe('verification judge (N5.3)', () => {
   const layout = new StateLayout(join(tmp.path, 'state-v'));
-  const grade = defaultGrader({ config: config(), layout });
+  // The rubric asks git for the patch's paths at its base, in the repository under test.
+  const grade: GradeFn = (j) => defaultGrader({ config: config({ repoPath: repo }), layout })(j);
   const diff =
     'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-# r\n+# r2\n';
 
@@ -158,7 +160,13 @@ describe('verification judge (N5.3)', () => {
   it('rejects a failed verification and accepts a passed one through the rubric', async () => {
     const failed = writeBookbag(layout, { crewId: 'c-fail', issueNumber: 5, diff, verification: 'failed' });
     expect((await grade(failed)).code).toBe('verification_failed');
-    const ok = writeBookbag(layout, { crewId: 'c-ok', issueNumber: 6, diff, verification: 'passed' });
+    const ok = writeBookbag(layout, {
+      crewId: 'c-ok',
+      issueNumber: 6,
+      diff,
+      baseSha,
+      verification: 'passed',
+    });
     const v = await grade(ok);
     expect(v).toMatchObject({ accepted: true, decidedBy: 'rubric', code: 'rubric_passed', score: 1 });
     expect(v.findings.map((f) => f.judge)).toEqual(['verification', 'rubric']);
@@ -365,20 +373,67 @@ describe('reviewer command', () => {
 
 describe('rubric', () => {
   const limits = { maxChangedLines: 5, maxChangedFiles: 2 };
-  const change = (path: string, lines = 1) =>
-    `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n${'+x\n'.repeat(lines)}`;
-  it('checks emptiness, fences, deleted tests and size', () => {
-    expect(rubricFinding('', [], limits).code).toBe('empty_diff');
-    expect(rubricFinding(change('docs/a.md'), ['src/**'], limits)).toMatchObject({
+  /** The rubric over a crew diff, its paths listed by git at the base (as the grader does). */
+  const rubric = async (diff: string, fences: string[]) =>
+    rubricFinding(await patchFiles(repo, baseSha, diff), fences, limits);
+  const write =
+    (path: string, lines = 1) =>
+    (wt: string) => {
+      mkdirSync(dirname(join(wt, path)), { recursive: true });
+      writeFileSync(join(wt, path), 'x\n'.repeat(lines));
+    };
+  it('checks emptiness, fences, deleted tests and size', async () => {
+    expect((await rubric('', [])).code).toBe('empty_diff');
+    expect(await rubric(crewDiff(write('docs/a.md')), ['src/**'])).toMatchObject({
       passed: false,
       code: 'outside_fences',
     });
-    expect(rubricFinding(change('src/deep/a.ts'), ['src/**'], limits).passed).toBe(true);
-    const del =
-      'diff --git a/test/a.test.ts b/test/a.test.ts\ndeleted file mode 100644\n--- a/test/a.test.ts\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n';
-    expect(rubricFinding(del, [], limits).code).toBe('deleted_tests');
-    expect(rubricFinding(change('a', 6), [], limits).code).toBe('too_many_lines');
-    expect(rubricFinding(change('a') + change('b') + change('c'), [], limits).code).toBe('too_many_files');
+    expect((await rubric(crewDiff(write('src/deep/a.ts')), ['src/**'])).passed).toBe(true);
+    const del = crewDiff((wt) => rmSync(join(wt, 'test/sum.test.mjs')));
+    expect((await rubric(del, [])).code).toBe('deleted_tests');
+    expect((await rubric(crewDiff(write('a', 6)), [])).code).toBe('too_many_lines');
+    const three = crewDiff((wt) => ['a', 'b', 'c'].forEach((f) => write(f)(wt)));
+    expect((await rubric(three, [])).code).toBe('too_many_files');
+  });
+  it('counts a moved test file as one file moved, not a test deleted', async () => {
+    const moved = crewDiff((wt) => git(wt, 'mv', 'test/sum.test.mjs', 'test/total.test.mjs'));
+    expect(moved).toMatch(/^rename to test\/total\.test\.mjs$/m);
+    expect(await rubric(moved, [])).toMatchObject({
+      passed: true,
+      reasons: ['1 file(s), 0 line(s), inside fences, no tests deleted'],
+    });
+  });
+  it('sees a path git quotes and the source of a rename whatever the header says', async () => {
+    // A file name with a tab and a non-ASCII byte: git writes `diff --git "a/docs/\303\251\tx.md" …`.
+    const quoted = crewDiff((wt) => {
+      write('src/ok.mjs')(wt);
+      write('docs/\u00e9\tx.md')(wt);
+    });
+    expect(quoted).toContain('"b/docs/\\303\\251\\tx.md"');
+    expect(await rubric(quoted, ['src/**'])).toMatchObject({
+      passed: false,
+      code: 'outside_fences',
+      reasons: [expect.stringContaining('docs/\u00e9\tx.md')],
+    });
+    // A rename out of README.md (outside the fences) into src/, its header naming src/ only.
+    const renamed = crewDiff((wt) => git(wt, 'mv', 'README.md', 'src/readme.md')).replace(
+      'diff --git a/README.md b/src/readme.md',
+      'diff --git a/src/readme.md b/src/readme.md',
+    );
+    expect(renamed).toMatch(/^rename from README\.md$/m);
+    expect(await rubric(renamed, ['src/**'])).toMatchObject({
+      passed: false,
+      code: 'outside_fences',
+      reasons: [expect.stringContaining('README.md')],
+    });
+  });
+  it('fails a patch git cannot apply at its base, naming why', async () => {
+    const foreign = 'diff --git a/nope.txt b/nope.txt\n--- a/nope.txt\n+++ b/nope.txt\n@@ -1 +1 @@\n-a\n+b\n';
+    expect(await rubric(foreign, [])).toMatchObject({
+      passed: false,
+      code: 'patch_does_not_apply',
+      reasons: [expect.stringMatching(/nope\.txt/)],
+    });
   });
   it('matches fences as globs and directories', () => {
     expect(insideFences('src/a.ts', ['src'])).toBe(true);
@@ -388,9 +443,6 @@ describe('rubric', () => {
     // A wildcard without a slash is a file name at any depth (src/curriculum/glob.ts).
     expect(insideFences('a/b.ts', ['*.ts'])).toBe(true);
     expect(insideFences('a/b.ts', ['a/*.tsx'])).toBe(false);
-    expect(parseDiff(change('a', 2))).toEqual([
-      { path: 'a', oldPath: 'a', deleted: false, added: 2, removed: 0 },
-    ]);
   });
 });
 
@@ -401,11 +453,13 @@ afterAll(() => {
 describe('contract with dispatch-crew', () => {
   it('reads a bookbag written by the crew writer (done flag and hashes agree)', async () => {
     const layout = new StateLayout(join(tmp.path, 'state-contract'));
-    const diff = 'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n';
+    const diff =
+      'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-# r\n+# r2\n';
     const written = writeBookbag(layout, {
       crewId: 'c-shape',
       issueNumber: 30,
       diff,
+      baseSha,
       verification: 'passed',
     });
     const record = JSON.parse(
@@ -418,7 +472,7 @@ describe('contract with dispatch-crew', () => {
       diff,
       brief: '# brief\n',
     });
-    const v = await defaultGrader({ config: config(), layout })(written);
+    const v = await defaultGrader({ config: config({ repoPath: repo }), layout })(written);
     expect(v).toMatchObject({ accepted: true, decidedBy: 'rubric' });
   });
 });

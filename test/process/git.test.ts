@@ -11,7 +11,8 @@ import {
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commitPatch } from '../../src/delivery/branch.js';
-import { git, gitBytes, ignoringSubmodules, patchGitlinks } from '../../src/process/git.js';
+import { git, gitBytes, ignoringSubmodules } from '../../src/process/git.js';
+import { patchFiles } from '../../src/process/patch-files.js';
 import { initRepo, tempDir } from '../support/tmp.js';
 
 /**
@@ -233,9 +234,13 @@ describe('nested repositories and gitlinks', () => {
     const patch =
       `diff --git a/vendor b/vendor\nnew file mode 160000\nindex 0000000..${sha.slice(0, 7)}\n--- /dev/null\n+++ b/vendor\n@@ -0,0 +1 @@\n+Subproject commit ${sha}\n` +
       `diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n`;
-    expect(await patchGitlinks(repo, base, patch)).toEqual({ ok: true, gitlinks: ['vendor'] });
+    const gitlinks = async (p: string) => {
+      const r = await patchFiles(repo, base, p);
+      return r.ok ? r.files.filter((f) => f.gitlink).map((f) => f.path) : r.output;
+    };
+    expect(await gitlinks(patch)).toEqual(['vendor']);
     const honest = `diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n`;
-    expect(await patchGitlinks(repo, base, honest)).toEqual({ ok: true, gitlinks: [] });
+    expect(await gitlinks(honest)).toEqual([]);
     const input = {
       repoPath: repo,
       baseSha: base,
