@@ -116,6 +116,9 @@ export function makeSchool(
       ...(opts.extraAgents ?? []),
     ],
     dispatch: {
+      // The agents above are behaviours a test names (forceAgent) or gets by being first: today's
+      // top-score rule keeps that order. The learning choice has its own tests (test/dispatch/choice*).
+      choice: 'greedy',
       crewTimeoutSeconds: opts.timeout ?? 30,
       leaseSeconds: 60,
       ...(opts.verify === false ? {} : { verify: ['node', VERIFY] }),
