@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { removeTreeSync } from '../process/remove-tree.js';
 import { readLogText } from '../process/capped-log.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,14 +78,19 @@ export class VerificationInfraError extends SchoolError {
   }
 }
 
-export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVerify }): GradeFn {
+/** The judge job's grader; `close()` removes its scratch directory when the judge is done. */
+export type JudgeGrader = GradeFn & { close(): void };
+
+export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVerify }): JudgeGrader {
   const { verifyOnCleanCheckout } = ctx;
   const { config, layout } = ctx;
   const inner = defaultGrader(ctx);
   // One scratch directory per judge run: the dependency cache is shared by the jobs of one base.
+  // Checkouts where a patch's code ran lived under it: removed by `close()` whatever tree they
+  // left (a depth past PATH_MAX, a directory made 0000), which rmSync cannot.
   let scratch: string | undefined;
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
-  return async (job) => {
+  const grade = async (job: Parameters<GradeFn>[0]) => {
     const read = await readScopedBookbag(layout, job);
     const recorded = verificationFinding(read);
     if (!recorded.passed || !read.ok) return combine([recorded]);
@@ -165,4 +171,10 @@ export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVe
     if (rest.findings.some((f) => f.judge === 'verification' && !f.passed)) return rest;
     return combine([finding, ...rest.findings.filter((f) => f.judge !== 'verification')]);
   };
+  return Object.assign(grade, {
+    close() {
+      if (scratch) removeTreeSync(scratch);
+      scratch = undefined;
+    },
+  });
 }

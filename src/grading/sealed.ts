@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { SealedResultsConfig } from '../config/schema.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
+import { removeTreeSync } from '../process/remove-tree.js';
 import { ProgramNotFoundError } from '../sandbox/sandbox.js';
 import { describeMissing, missingProgram } from '../sandbox/not-found.js';
 import { runProcess, type RunResult } from '../process/run.js';
@@ -94,7 +95,7 @@ async function inCheckout<T>(o: SealedOptions, fn: (c: Checkout) => Promise<T>):
   );
   const add = await git(repo, ['worktree', 'add', '--detach', '--quiet', wt, o.bookbag.baseSha]);
   if (!add.ok) {
-    rmSync(tmp, { recursive: true, force: true });
+    removeTreeSync(tmp);
     throw new SealedTestsError(
       `sealed tests: could not create a worktree of ${repo} at base ${o.bookbag.baseSha}: ${tail(add.output)}`,
     );
@@ -102,8 +103,10 @@ async function inCheckout<T>(o: SealedOptions, fn: (c: Checkout) => Promise<T>):
   try {
     return await fn({ tmp, wt });
   } finally {
+    // The suite ran code from the patch here: a tree deeper than PATH_MAX or a directory made 0000
+    // stops git and rmSync, not removeTreeSync.
     await git(repo, ['worktree', 'remove', '--force', wt]);
-    rmSync(tmp, { recursive: true, force: true });
+    removeTreeSync(tmp);
     await git(repo, ['worktree', 'prune']);
   }
 }
@@ -132,7 +135,7 @@ async function runSuite(o: SealedOptions, c: Checkout): Promise<SuiteRun> {
     // patch may not touch (tampering) and which is removed before the run.
     mkdirSync(join(c.tmp, 'results'), { recursive: true });
     report = o.results.file ? join(c.wt, o.results.file) : join(c.tmp, 'results', 'report.xml');
-    rmSync(report, { force: true, recursive: true });
+    removeTreeSync(report);
     argv = instrument(argv, o.results, report);
   }
   let started = { argv, env: childEnv() };

@@ -256,17 +256,20 @@ async function judgeJob(inputs: DrainJobInput, restored: SchoolConfig, logger: L
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   await importAndRequeue(inputs, config, layout, queue, logger);
   const entries: VerdictEntry[] = [];
-  const drained = await logger.group('Judge the pending jobs', () =>
-    drain({
-      config,
-      layout,
-      logger,
-      maxWorkers: inputs.maxWorkers,
-      maxAttempts: inputs.maxAttempts,
-      grade: recordingGrader(layout, judgeGrader({ config, layout, verifyOnCleanCheckout }), entries),
-      progress: drainProgress({ logger }),
-    }),
-  );
+  const judge = judgeGrader({ config, layout, verifyOnCleanCheckout });
+  const drained = await logger
+    .group('Judge the pending jobs', () =>
+      drain({
+        config,
+        layout,
+        logger,
+        maxWorkers: inputs.maxWorkers,
+        maxAttempts: inputs.maxAttempts,
+        grade: recordingGrader(layout, judge, entries),
+        progress: drainProgress({ logger }),
+      }),
+    )
+    .finally(() => judge.close());
   mkdirSync(inputs.verdictsPath!, { recursive: true });
   const file = writeVerdicts(inputs.verdictsPath!, entries);
   logger.info(`${entries.length} verdict(s) handed on in ${file}`);
