@@ -11,8 +11,8 @@ import { ZERO, type CostTally, type Tally } from './posterior.js';
  *   their minutes and spend (`spend.recorded` rows that name the crew), revision rounds, and
  *   delivered crews when the caller knows them (the outbox).
  *
- * The judges' verdict is the early signal; a merge or an unmerged close settles it and weighs
- * more (`SETTLED_WEIGHT`). Folders speak only through the structural types below, so the dispatch
+ * The judges' verdict is the early signal; a merge or an unmerged close settles it (`tallyOf`).
+ * Folders speak only through the structural types below, so the dispatch
  * office reads no other folder's module.
  */
 export interface CellRecord {
@@ -31,9 +31,12 @@ export interface CellRecord {
   minutes: number;
 }
 
-/** How much one settled pull request weighs against one judges' verdict. */
-export const JUDGE_WEIGHT = 1;
-export const SETTLED_WEIGHT = 2;
+/**
+ * What one crew weighs as evidence, whatever its outcome: a merged pull request is one success; a
+ * closed-unmerged one, and a crew the judges rejected (rejected work is never delivered), one failure.
+ * A weight that depended on the outcome would bias the estimate toward the heavier outcome.
+ */
+export const CREW_WEIGHT = 1;
 
 /** The score ledger's counts, as its fold keeps them (src/grading/ledger.ts `LedgerState`). */
 export interface LedgerCounts {
@@ -79,7 +82,15 @@ export function recordKey(agent: string, domain: string, difficulty: number): st
 export class RecordBook {
   readonly cells = new Map<string, CellRecord>();
   private readonly domains = new Map<string, CellRecord>();
+  private readonly difficulties = new Map<string, CellRecord>();
   private readonly agents = new Map<string, CellRecord>();
+  private readonly byAgent = new Map<string, CellRecord[]>();
+  /**
+   * Crews chosen in the plan being drawn, per cell, before any of them ran: the choice counts
+   * them so that one plan does not send the same agent to every issue of a cell on one lucky draw
+   * (./choice.ts). Starts empty with every book.
+   */
+  readonly pending = new Map<string, number>();
   /** School-wide finished crews and spend: the cost prior of an agent with no spend of its own. */
   readonly school: CostTally = { crews: 0, spendUsd: 0 };
   /**
@@ -124,7 +135,11 @@ export class RecordBook {
     }
     for (const r of this.cells.values()) {
       add(this.sum(this.domains, `${r.agent}|${r.domain}`, r.agent, r.domain), r);
+      add(this.sum(this.difficulties, `${r.agent}|${r.difficulty}`, r.agent, '*', r.difficulty), r);
       add(this.sum(this.agents, r.agent, r.agent, '*'), r);
+      const list = this.byAgent.get(r.agent) ?? [];
+      list.push(r);
+      this.byAgent.set(r.agent, list);
     }
   }
 
@@ -135,23 +150,50 @@ export class RecordBook {
     return r;
   }
 
-  private sum(map: Map<string, CellRecord>, k: string, agent: string, domain: string): CellRecord {
+  private sum(
+    map: Map<string, CellRecord>,
+    k: string,
+    agent: string,
+    domain: string,
+    difficulty = 0,
+  ): CellRecord {
     let r = map.get(k);
-    if (!r) map.set(k, (r = empty(agent, domain, 0)));
+    if (!r) map.set(k, (r = empty(agent, domain, difficulty)));
     return r;
   }
 
-  /** The record at a level: a cell, an agent in a domain (no difficulty), or an agent overall. */
+  /**
+   * The record at a level: a cell, an agent in a domain (no difficulty), an agent at a difficulty
+   * (no domain: `of(agent, undefined, 3)`), or an agent overall.
+   */
   of(agent: string, domain?: string, difficulty?: number): CellRecord | undefined {
     if (domain !== undefined && difficulty !== undefined)
       return this.cells.get(recordKey(agent, domain, difficulty));
     if (domain !== undefined) return this.domains.get(`${agent}|${domain}`);
+    if (difficulty !== undefined) return this.difficulties.get(`${agent}|${difficulty}`);
     return this.agents.get(agent);
   }
 
+  /** An agent's cells (agent × domain × difficulty) that hold anything. */
+  cellsOf(agent: string): readonly CellRecord[] {
+    return this.byAgent.get(agent) ?? [];
+  }
+
+  /** Every agent with a record. */
+  agentIds(): string[] {
+    return [...this.agents.keys()];
+  }
+
   /** Every record of one level, for tables. */
-  list(level: 'cell' | 'domain' | 'agent'): CellRecord[] {
-    const m = level === 'cell' ? this.cells : level === 'domain' ? this.domains : this.agents;
+  list(level: 'cell' | 'domain' | 'difficulty' | 'agent'): CellRecord[] {
+    const m =
+      level === 'cell'
+        ? this.cells
+        : level === 'domain'
+          ? this.domains
+          : level === 'difficulty'
+            ? this.difficulties
+            : this.agents;
     return [...m.values()];
   }
 }
@@ -186,11 +228,11 @@ function add(to: CellRecord, r: CellRecord): void {
 }
 
 /**
- * The weighted evidence of a record. A settled pull request counts at SETTLED_WEIGHT: merged, a
- * success; closed unmerged, a failure. A rejected crew is a judges' failure (rejected work is never
- * delivered). An accepted crew whose pull request is still open is the early signal: it counts at
- * JUDGE_WEIGHT, split by `mergeRate`, how often this agent's accepted work was merged once settled
- * (`mergeRateOf`), because judges pass work people will not merge.
+ * The evidence of a record, one crew one CREW_WEIGHT. Merged: a success; closed unmerged or rejected
+ * by the judges: a failure. An accepted crew whose pull request is still open is the early signal:
+ * it is split by `mergeRate`, how often this agent's accepted work was merged once a person settled
+ * it (`mergeRateOf`), because judges pass work people will not merge. A merge settles it: its
+ * fraction of a success becomes a whole one (an unmerged close, a whole failure).
  */
 export function tallyOf(r: CellRecord | undefined, mergeRate = 1): Tally {
   if (!r) return ZERO;
@@ -198,17 +240,25 @@ export function tallyOf(r: CellRecord | undefined, mergeRate = 1): Tally {
   const pending = Math.max(0, r.accepted - settled);
   const rejected = Math.max(0, r.graded - r.accepted);
   return {
-    successes: JUDGE_WEIGHT * pending * mergeRate + SETTLED_WEIGHT * r.merged,
-    failures: JUDGE_WEIGHT * (rejected + pending * (1 - mergeRate)) + SETTLED_WEIGHT * r.closedUnmerged,
+    successes: CREW_WEIGHT * (pending * mergeRate + r.merged),
+    failures: CREW_WEIGHT * (rejected + pending * (1 - mergeRate) + r.closedUnmerged),
   };
 }
 
+/** Pseudo-counts the agent's overall merge rate lends its rate in one domain. */
+const MERGE_RATE_STRENGTH = 4;
+
 /**
- * How often accepted work was merged once a person settled it: (merged + 1) / (settled + 2), so an
- * agent nothing of which was settled yet counts an accepted crew as half a success.
+ * How often accepted work was merged once a person settled it: (merged + 1) / (settled + 2) for
+ * the agent overall, so an agent nothing of which was settled yet counts an accepted crew as half a
+ * success; with `inDomain`, the domain's own settled pull requests shrunk toward that by 4 of them
+ * (work an agent does well is merged more often once accepted).
  */
-export function mergeRateOf(r: CellRecord | undefined): number {
-  return ((r?.merged ?? 0) + 1) / ((r?.merged ?? 0) + (r?.closedUnmerged ?? 0) + 2);
+export function mergeRateOf(r: CellRecord | undefined, inDomain?: CellRecord): number {
+  const overall = ((r?.merged ?? 0) + 1) / ((r?.merged ?? 0) + (r?.closedUnmerged ?? 0) + 2);
+  if (!inDomain) return overall;
+  const settled = inDomain.merged + inDomain.closedUnmerged;
+  return (inDomain.merged + MERGE_RATE_STRENGTH * overall) / (settled + MERGE_RATE_STRENGTH);
 }
 
 export function costOf(r: CellRecord | undefined): CostTally {

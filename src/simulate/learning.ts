@@ -81,6 +81,10 @@ export interface LearningResult {
   agents: Array<{ id: string; costUsd: number; merge: number[]; slope: number }>;
   domains: string[];
   policies: PolicyFigures[];
+  /** The oracle's λ*: the best merged per dollar in expectation over this backlog. */
+  oracleTargetPerDollar: number;
+  /** A second reference: the oracle choosing by the best true p / cost issue by issue. */
+  oracleByIssue: Omit<PolicyFigures, 'label'> & { label: 'oracleByIssue' };
 }
 
 /** The chance an agent's crew on an issue ends in a merged pull request. */
@@ -226,12 +230,15 @@ class School {
 
 type PickFn = (issue: WorldIssue, chooser: AgentChooser | undefined) => number;
 
-function runPolicy(
+type RunLabel = LearningPolicy | 'oracleByIssue';
+
+function runPolicy<L extends RunLabel>(
   world: World,
   o: LearningOptions,
-  label: LearningPolicy,
+  label: L,
   configAgents: AgentConfig[],
-): PolicyFigures {
+  lambda: number,
+): Omit<PolicyFigures, 'label'> & { label: L } {
   const school = new School();
   const rng = createRng(o.seed ^ 0x5eed);
   const index = new Map(world.agents.map((a, i) => [a.id, i]));
@@ -239,19 +246,23 @@ function runPolicy(
     label === 'random'
       ? () => Math.floor(rng.next() * world.agents.length)
       : label === 'oracle'
-        ? (issue) => oracleChoice(world, issue)
-        : (issue, chooser) => {
-            const c = chooser!.choose({
-              role: 'coding',
-              domain: issue.domain,
-              difficulty: issue.difficulty,
-              issueNumber: issue.number,
-              attempt: 1,
-            });
-            if (!('agent' in c))
-              throw new Error(`simulate: the office chose no agent for issue #${issue.number}: ${c.reason}`);
-            return index.get(c.agent)!;
-          };
+        ? (issue) => oracleChoice(world, issue, lambda)
+        : label === 'oracleByIssue'
+          ? (issue) => oracleByIssue(world, issue)
+          : (issue, chooser) => {
+              const c = chooser!.choose({
+                role: 'coding',
+                domain: issue.domain,
+                difficulty: issue.difficulty,
+                issueNumber: issue.number,
+                attempt: 1,
+              });
+              if (!('agent' in c))
+                throw new Error(
+                  `simulate: the office chose no agent for issue #${issue.number}: ${c.reason}`,
+                );
+              return index.get(c.agent)!;
+            };
   let waiting: Array<{ crew: ReturnType<School['ran']>; merged: boolean }> = [];
   const figures = { merged: 0, accepted: 0, spendUsd: 0, crews: {} as Record<string, number> };
   const expected = { merged: 0, spendUsd: 0 };
@@ -306,20 +317,58 @@ function learningRecords(school: School, seed: number): LearningChoice {
   };
 }
 
-/** The agent with the highest true merge chance per expected dollar. */
-export function oracleChoice(world: World, issue: WorldIssue): number {
+/**
+ * The oracle knows every agent's true merge chance and mean cost, and the backlog. It maximizes
+ * merged pull requests per dollar over the backlog: per issue, the agent maximizing p − λ* × cost,
+ * where λ* is the best ratio any assignment of agents to these issues reaches in expectation
+ * (Dinkelbach's fixed point; it is that optimum). The issue-by-issue best p / cost
+ * (`oracleByIssue`) is not: an agent with the better ratio on one issue can spend dollars that
+ * merge more elsewhere. It is kept as a second reference.
+ */
+export function oracleTarget(world: World): number {
+  const ratio = (pick: (issue: WorldIssue) => number) => {
+    let merged = 0;
+    let spend = 0;
+    for (const issue of world.issues) {
+      const a = world.agents[pick(issue)]!;
+      const p = mergeChance(a, world.domains.indexOf(issue.domain), issue.difficulty);
+      merged += p;
+      spend += expectedCrewCost(a, issue.difficulty, p);
+    }
+    return merged / spend;
+  };
+  let lambda = ratio((issue) => oracleByIssue(world, issue));
+  for (let i = 0; i < 100; i++) {
+    const next = ratio((issue) => oracleChoice(world, issue, lambda));
+    if (next <= lambda + 1e-12) break;
+    lambda = next;
+  }
+  return lambda;
+}
+
+function bestBy(world: World, issue: WorldIssue, value: (p: number, cost: number) => number): number {
   const d = world.domains.indexOf(issue.domain);
   let best = 0;
   let bestValue = -Infinity;
   world.agents.forEach((a, i) => {
     const p = mergeChance(a, d, issue.difficulty);
-    const cost = expectedCrewCost(a, issue.difficulty, p);
-    if (p / cost > bestValue) {
-      bestValue = p / cost;
+    const v = value(p, expectedCrewCost(a, issue.difficulty, p));
+    if (v > bestValue) {
+      bestValue = v;
       best = i;
     }
   });
   return best;
+}
+
+/** The agent maximizing true merge chance − λ × expected cost (λ: `oracleTarget`). */
+export function oracleChoice(world: World, issue: WorldIssue, lambda: number): number {
+  return bestBy(world, issue, (p, cost) => p - lambda * cost);
+}
+
+/** The agent with the highest true merge chance per expected dollar on this issue alone. */
+export function oracleByIssue(world: World, issue: WorldIssue): number {
+  return bestBy(world, issue, (p, cost) => p / cost);
 }
 
 export function simulateLearning(partial: Partial<LearningOptions> = {}): LearningResult {
@@ -330,15 +379,21 @@ export function simulateLearning(partial: Partial<LearningOptions> = {}): Learni
     { agents: world.agents.map((a) => ({ id: a.id, command: ['true'] })) },
     'simulate',
   );
-  const policies = LEARNING_POLICIES.map((label) => runPolicy(world, o, label, config.agents));
+  const lambda = oracleTarget(world);
+  const policies: PolicyFigures[] = LEARNING_POLICIES.map((label) =>
+    runPolicy(world, o, label, config.agents, lambda),
+  );
+  const byIssue = runPolicy(world, o, 'oracleByIssue', config.agents, lambda);
   const oracle = policies.find((p) => p.label === 'oracle')!;
-  for (const p of policies)
+  for (const p of [...policies, byIssue])
     p.regret = oracle.mergedPerDollar > 0 ? 1 - p.mergedPerDollar / oracle.mergedPerDollar : 0;
   return {
     options: o,
     agents: world.agents.map((a) => ({ ...a })),
     domains: world.domains,
     policies,
+    oracleTargetPerDollar: lambda,
+    oracleByIssue: byIssue,
   };
 }
 
@@ -357,21 +412,23 @@ export function renderLearningText(r: LearningResult): string {
     '',
     `${'policy'.padEnd(10)}${'merged'.padStart(8)}${'spend'.padStart(11)}${'merged/$'.padStart(10)}${'regret'.padStart(9)}  crews per agent`,
   ];
-  for (const p of r.policies) {
-    lines.push(
-      `${p.label.padEnd(10)}${String(p.merged).padStart(8)}${`$${p.spendUsd.toFixed(2)}`.padStart(11)}${p.mergedPerDollar.toFixed(3).padStart(10)}${`${(p.regret * 100).toFixed(1)} %`.padStart(9)}  ${Object.entries(
-        p.crews,
-      )
-        .map(([a, n]) => `${a} ${n}`)
-        .join(', ')}`,
-    );
-  }
+  const row = (label: string, p: Omit<PolicyFigures, 'label'>) =>
+    `${label.padEnd(10)}${String(p.merged).padStart(8)}${`$${p.spendUsd.toFixed(2)}`.padStart(11)}${p.mergedPerDollar.toFixed(3).padStart(10)}${`${(p.regret * 100).toFixed(1)} %`.padStart(9)}  ${Object.entries(
+      p.crews,
+    )
+      .map(([a, n]) => `${a} ${n}`)
+      .join(', ')}`;
+  for (const p of r.policies) lines.push(row(p.label, p));
   const f = (l: LearningPolicy) => r.policies.find((p) => p.label === l)!;
   const ofOracle = f('learning').mergedPerDollar / f('oracle').mergedPerDollar;
   const overGreedy = f('learning').mergedPerDollar / f('greedy').mergedPerDollar;
+  const ofByIssue = f('learning').mergedPerDollar / r.oracleByIssue.mergedPerDollar;
   lines.push(
     '',
-    `learning: ${(ofOracle * 100).toFixed(1)} % of the oracle's merged per dollar (goal ≥ 90 %: ${ofOracle >= LEARNING_GOALS.ofOracle ? 'met' : 'missed'}), ${overGreedy.toFixed(2)} × greedy's (goal ≥ 1.15 ×: ${overGreedy >= LEARNING_GOALS.overGreedy ? 'met' : 'missed'})`,
+    `reference: the oracle choosing the best true p / cost issue by issue, not the ratio optimum (λ* = ${r.oracleTargetPerDollar.toFixed(3)} merged per dollar expected):`,
+    row('by issue', r.oracleByIssue),
+    '',
+    `learning: ${(ofOracle * 100).toFixed(1)} % of the oracle's merged per dollar (goal ≥ 90 %: ${ofOracle >= LEARNING_GOALS.ofOracle ? 'met' : 'missed'}; ${(ofByIssue * 100).toFixed(1)} % of the by-issue oracle's), ${overGreedy.toFixed(2)} × greedy's (goal ≥ 1.15 ×: ${overGreedy >= LEARNING_GOALS.overGreedy ? 'met' : 'missed'})`,
     'regret = 1 − merged per dollar / the oracle’s.',
   );
   return lines.join('\n') + '\n';
@@ -393,6 +450,14 @@ export function renderLearningJson(r: LearningResult): string {
         expectedMergedPerDollar: round(p.expectedMergedPerDollar, 4),
         crews: p.crews,
       })),
+      oracleTargetPerDollar: round(r.oracleTargetPerDollar, 4),
+      oracleByIssue: {
+        merged: r.oracleByIssue.merged,
+        spendUsd: round(r.oracleByIssue.spendUsd, 2),
+        mergedPerDollar: round(r.oracleByIssue.mergedPerDollar, 4),
+        regret: round(r.oracleByIssue.regret, 4),
+        crews: r.oracleByIssue.crews,
+      },
     },
     null,
     2,

@@ -1,9 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { AgentChooser } from '../../src/dispatch/assign.js';
-import { chooseLearning, expectedCost, posterior } from '../../src/dispatch/choice.js';
+import {
+  chooseLearning,
+  drawFor,
+  expectedCost,
+  posterior,
+  targetPerDollar,
+} from '../../src/dispatch/choice.js';
 import { mean, sampleBeta, seeded, UNTRIED } from '../../src/dispatch/posterior.js';
-import { RecordBook, tallyOf, type LedgerCounts, type RecordCrew } from '../../src/dispatch/record.js';
+import {
+  mergeRateOf,
+  RecordBook,
+  tallyOf,
+  type LedgerCounts,
+  type RecordCrew,
+} from '../../src/dispatch/record.js';
 
 /**
  * Issue 36, items 1–2: the learning choice on hand-made ledgers. A ledger is written as cells of
@@ -96,20 +108,20 @@ describe('posterior (item 2)', () => {
 });
 
 describe('merges settle an accepted record (item 1)', () => {
-  it('an accepted crew is an early, lighter success; a merge replaces it at a higher weight; an unmerged close turns it into a failure', () => {
+  it('an accepted crew is an early, split success; a merge makes it a whole success, an unmerged close a whole failure', () => {
     const cell = (settled: number, merged: number) =>
       new RecordBook({
         ledger: ledger([
           { agent: 'a', domain: 'api', difficulty: 2, graded: 4, accepted: 4, settled, merged },
         ]),
       }).of('a', 'api', 2);
-    // Four accepted, nothing settled: counted at the judges' weight, split by the merge rate given.
+    // Four accepted, nothing settled: split by the merge rate given.
     expect(tallyOf(cell(0, 0), 1)).toEqual({ successes: 4, failures: 0 });
     expect(tallyOf(cell(0, 0), 0.5)).toEqual({ successes: 2, failures: 2 });
-    // All four merged: settled, at twice the weight.
-    expect(tallyOf(cell(4, 4), 0.5)).toEqual({ successes: 8, failures: 0 });
+    // All four merged: four whole successes, whatever the rate.
+    expect(tallyOf(cell(4, 4), 0.5)).toEqual({ successes: 4, failures: 0 });
     // All four closed unmerged: the same crews are now failures.
-    expect(tallyOf(cell(4, 0), 0.5)).toEqual({ successes: 0, failures: 8 });
+    expect(tallyOf(cell(4, 0), 0.5)).toEqual({ successes: 0, failures: 4 });
     // Settling moves the posterior: merged work raises it, unmerged closes sink it below the judges' view.
     const p = (settled: number, merged: number) =>
       mean(
@@ -126,6 +138,30 @@ describe('merges settle an accepted record (item 1)', () => {
       );
     expect(p(4, 4)).toBeGreaterThan(p(0, 0));
     expect(p(4, 0)).toBeLessThan(p(0, 0));
+  });
+
+  it('a crew weighs the same whatever its outcome: 3 merged of 10 reads as 3 in 10, not higher', () => {
+    // 10 graded: 5 rejected, 5 accepted and settled (3 merged, 2 closed unmerged).
+    const r = new RecordBook({
+      ledger: ledger([
+        { agent: 'a', domain: 'api', difficulty: 2, graded: 10, accepted: 5, settled: 5, merged: 3 },
+      ]),
+    }).of('a', 'api', 2);
+    expect(tallyOf(r, 0.5)).toEqual({ successes: 3, failures: 7 });
+  });
+
+  it("accepted work still open counts by the agent's merge rate in its domain, shrunk toward its rate overall", () => {
+    const book = new RecordBook({
+      ledger: ledger([
+        // api: 10 settled, all merged; docs: 10 settled, none merged.
+        { agent: 'a', domain: 'api', difficulty: 1, graded: 10, accepted: 10, settled: 10, merged: 10 },
+        { agent: 'a', domain: 'docs', difficulty: 1, graded: 10, accepted: 10, settled: 10, merged: 0 },
+      ]),
+    });
+    const overall = mergeRateOf(book.of('a'));
+    expect(overall).toBeCloseTo(11 / 22, 10);
+    expect(mergeRateOf(book.of('a'), book.of('a', 'api'))).toBeCloseTo((10 + 4 * overall) / 14, 10);
+    expect(mergeRateOf(book.of('a'), book.of('a', 'docs'))).toBeCloseTo((4 * overall) / 14, 10);
   });
 
   it('folds crews, spend, minutes, revisions and deliveries into their cell', () => {
@@ -172,13 +208,13 @@ describe('merges settle an accepted record (item 1)', () => {
 });
 
 describe('cost division (item 2)', () => {
-  it('expected cost is the cell mean, shrunk toward the domain and the agent when the cell is thin', () => {
+  it('expected cost is the cell mean, shrunk toward the agent at that difficulty and the agent when the cell is thin', () => {
     const a = crews('a', 'api', 1, 10, 2);
     const b = crews('a', 'api', 2, 1, 10);
     const book = new RecordBook({ crews: [...a.list, ...b.list], spend: [...a.spend, ...b.spend] });
     expect(expectedCost(book, 'a', 'api', 1)).toBeGreaterThan(2);
     expect(expectedCost(book, 'a', 'api', 1)).toBeLessThan(2.6);
-    // One crew at $10: far from $10, pulled toward the domain's ~$2.7.
+    // One crew at $10: far from $10, pulled toward the agent's ~$2.7.
     const thin = expectedCost(book, 'a', 'api', 2);
     expect(thin).toBeGreaterThan(2.7);
     expect(thin).toBeLessThan(7);
@@ -186,7 +222,70 @@ describe('cost division (item 2)', () => {
     expect(expectedCost(book, 'other', 'api', 1)).toBeCloseTo(30 / 11, 5);
   });
 
-  it('value is the draw divided by the expected cost; equal records, the cheaper agent wins', () => {
+  it('a hard issue in a domain the agent never worked costs what its hard issues cost elsewhere', () => {
+    const easy = crews('a', 'ui', 1, 10, 1);
+    const hard = crews('a', 'ui', 4, 10, 5);
+    const book = new RecordBook({
+      crews: [...easy.list, ...hard.list],
+      spend: [...easy.spend, ...hard.spend],
+    });
+    // The agent's mean is $3; at difficulty 4 it is $5, and an empty cell of any domain reads so.
+    expect(expectedCost(book, 'a', 'api', 4)).toBeGreaterThan(4.6);
+    expect(expectedCost(book, 'a', 'api', 4)).toBeLessThan(5);
+    expect(expectedCost(book, 'a', 'api', 1)).toBeLessThan(1.4);
+  });
+
+  it('the target is the ratio optimum: a dearer agent with the better ratio on hard issues loses to the cheap one', () => {
+    // cheap: 90 of 100 easy issues merged, 30 of 100 hard ones, $1 a crew; dear: 95 and 80, $2 a crew.
+    // Sending dear to hard issues: (0.9 + 0.8) / (1 + 2) ≈ 0.57 merged per dollar; cheap everywhere:
+    // (0.9 + 0.3) / 2 = 0.6. The issue-by-issue ratio (0.4 against 0.3) would send dear.
+    const rows = [
+      crews('cheap', 'easy', 1, 100, 1),
+      crews('cheap', 'hard', 3, 100, 1),
+      crews('dear', 'easy', 1, 100, 2),
+      crews('dear', 'hard', 3, 100, 2),
+    ];
+    const book = new RecordBook({
+      ledger: ledger([
+        { agent: 'cheap', domain: 'easy', difficulty: 1, graded: 100, accepted: 90, settled: 90, merged: 90 },
+        { agent: 'cheap', domain: 'hard', difficulty: 3, graded: 100, accepted: 30, settled: 30, merged: 30 },
+        { agent: 'dear', domain: 'easy', difficulty: 1, graded: 100, accepted: 95, settled: 95, merged: 95 },
+        { agent: 'dear', domain: 'hard', difficulty: 3, graded: 100, accepted: 80, settled: 80, merged: 80 },
+      ]),
+      crews: rows.flatMap((r) => r.list),
+      spend: rows.flatMap((r) => r.spend),
+    });
+    const lambda = targetPerDollar(book)!;
+    expect(lambda).toBeGreaterThan(0.58);
+    expect(lambda).toBeLessThan(0.62);
+    const ctx = { issueNumber: 1, attempt: 1, domain: 'hard', difficulty: 3 };
+    const dear = drawFor(book, 'dear', ctx, 0);
+    const cheap = drawFor(book, 'cheap', ctx, 0);
+    expect(dear.mean / dear.expectedCostUsd).toBeGreaterThan(cheap.mean / cheap.expectedCostUsd);
+    let cheapWins = 0;
+    for (let issue = 1; issue <= 100; issue++) {
+      const c = chooseLearning(book, ['dear', 'cheap'], { ...ctx, issueNumber: issue }, 5)!;
+      if (c.agent === 'cheap') cheapWins++;
+    }
+    expect(cheapWins).toBeGreaterThanOrEqual(90);
+  });
+
+  it('before any crew recorded a cost there is no target, and the value is the draw per dollar', () => {
+    const book = new RecordBook({
+      ledger: ledger([{ agent: 'a', domain: 'api', difficulty: 1, graded: 4, accepted: 2 }]),
+    });
+    expect(targetPerDollar(book)).toBeUndefined();
+    const c = chooseLearning(
+      book,
+      ['a', 'b'],
+      { issueNumber: 3, attempt: 1, domain: 'api', difficulty: 1 },
+      1,
+    )!;
+    expect(c.why.targetPerDollar).toBeUndefined();
+    expect(c.why.value).toBeCloseTo(c.why.draw / c.why.expectedCostUsd, 12);
+  });
+
+  it('value is the draw less the target times the expected cost; equal records, the cheaper agent wins', () => {
     const record = (agent: string) => ({
       agent,
       domain: 'api',
@@ -211,7 +310,8 @@ describe('cost division (item 2)', () => {
         { issueNumber: issue, attempt: 1, domain: 'api', difficulty: 2 },
         7,
       )!;
-      expect(c.why.value).toBeCloseTo(c.why.draw / c.why.expectedCostUsd, 12);
+      expect(c.why.targetPerDollar).toBeDefined();
+      expect(c.why.value).toBeCloseTo(c.why.draw - c.why.targetPerDollar! * c.why.expectedCostUsd, 12);
       expect(c.why.runnerUp).toBeDefined();
       expect(c.why.runnerUp!.value).toBeLessThanOrEqual(c.why.value);
       if (c.agent === 'cheap') cheapWins++;
@@ -312,14 +412,42 @@ describe('choice (item 2)', () => {
       agent: 'docsOnly',
     });
     expect(
-      learning.choose({ role: 'review', domain: 'api', difficulty: 2, issueNumber: 1, attempt: 1 }),
+      learning.choose({ role: 'triage', domain: 'api', difficulty: 2, issueNumber: 1, attempt: 1 }),
     ).toMatchObject({ code: 'no-agent' });
   });
 
-  it('the same state and seed draw the same agent; the draw depends on the seed', () => {
+  it('a plan counts its own choices as pending crews: an issue asked twice counts once, and pending crews narrow the draws', () => {
+    const roster = agents(['a', 'b']);
     const book = new RecordBook({});
-    const pick = (seed: number) =>
-      Array.from(
+    const chooser = new AgentChooser(roster, undefined, { records: book, seed: 2 });
+    const ask = (issueNumber: number) =>
+      chooser.choose({ role: 'coding', domain: 'api', difficulty: 2, issueNumber, attempt: 1 });
+    const picks = [1, 2, 3, 4, 5, 6].map((n) => (ask(n) as { agent: string }).agent);
+    ask(1);
+    ask(2);
+    const pending = (agent: string) => book.pending.get(`${agent}|api|2`) ?? 0;
+    expect(pending('a') + pending('b')).toBe(6);
+    expect(pending('a')).toBe(picks.filter((p) => p === 'a').length);
+    // Forty pending crews of a at its mean (0.5): its draws gather near 0.5; b, untried, still spreads.
+    const narrowed = new RecordBook({});
+    narrowed.pending.set('a|api|2', 40);
+    const spread = (agent: string) => {
+      const xs = Array.from(
+        { length: 200 },
+        (_, i) =>
+          drawFor(narrowed, agent, { issueNumber: i, attempt: 1, domain: 'api', difficulty: 2 }, 0).draw,
+      );
+      const m = xs.reduce((x, y) => x + y, 0) / xs.length;
+      return Math.sqrt(xs.reduce((x, y) => x + (y - m) ** 2, 0) / xs.length);
+    };
+    expect(spread('a')).toBeLessThan(0.1);
+    expect(spread('b')).toBeGreaterThan(0.2);
+  });
+
+  it('the same state and seed draw the same agent; the draw depends on the seed', () => {
+    const pick = (seed: number) => {
+      const book = new RecordBook({});
+      return Array.from(
         { length: 40 },
         (_, i) =>
           chooseLearning(
@@ -329,6 +457,7 @@ describe('choice (item 2)', () => {
             seed,
           )!.agent,
       );
+    };
     expect(pick(1)).toEqual(pick(1));
     expect(pick(1)).not.toEqual(pick(2));
     expect(new Set(pick(1)).size).toBe(3);

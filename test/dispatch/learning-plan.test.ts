@@ -119,7 +119,13 @@ describe('learning choice in a plan (item 2)', () => {
           event(
             'crew.started',
             `started:${crewId}`,
-            { crewId, daemon: 'd1', slot: 0, worktree: '/w', owner: { kind: 'local', host: 'h', pid: 1 } },
+            {
+              crewId,
+              daemon: 'd1',
+              slot: 0,
+              worktree: '/w',
+              owner: { kind: 'local' as const, host: 'h', pid: 1 },
+            },
             at,
           ),
           event(

@@ -3,9 +3,9 @@ import { simulateCommand } from '../../src/cli/commands/simulate.js';
 import { LEARNING_POLICIES, simulateLearning } from '../../src/simulate/learning.js';
 
 /**
- * Issue 36, item 6: `school simulate --learning`. The goal (≥ 90 % of the oracle's merged per dollar,
- * ≥ 1.15 × greedy's over seeds 2–6) is measured and reported, not asserted: it does not hold on every
- * seed (docs/simulate.md). What is asserted holds on all of them.
+ * Issue 36, item 6: `school simulate --learning`. The goal's first half (≥ 90 % of the oracle's
+ * merged per dollar over seeds 2–6) is measured and reported, not asserted: it does not hold
+ * (docs/simulate.md says why). What is asserted holds on all of them.
  */
 describe('simulate --learning', () => {
   it('is reproducible: the same seed gives the same figures', () => {
@@ -19,9 +19,23 @@ describe('simulate --learning', () => {
       for (const p of r.policies) expect(Object.values(p.crews).reduce((a, b) => a + b, 0)).toBe(240);
       const f = (l: string) => r.policies.find((p) => p.label === l)!;
       expect(f('oracle').regret).toBe(0);
-      expect(f('learning').mergedPerDollar).toBeGreaterThan(f('greedy').mergedPerDollar);
+      expect(f('learning').mergedPerDollar).toBeGreaterThan(1.15 * f('greedy').mergedPerDollar);
       expect(f('learning').regret).toBeLessThan(f('greedy').regret);
     }
+  });
+
+  it('the oracle is an honest upper reference: in expectation no assignment of agents beats it, the by-issue ratio rule included', () => {
+    for (const seed of [2, 7, 11]) {
+      const r = simulateLearning({ seed, issues: 120 });
+      const oracle = r.policies.find((p) => p.label === 'oracle')!;
+      expect(oracle.expectedMergedPerDollar).toBeCloseTo(r.oracleTargetPerDollar, 10);
+      for (const p of [...r.policies, r.oracleByIssue])
+        expect(p.expectedMergedPerDollar).toBeLessThanOrEqual(oracle.expectedMergedPerDollar + 1e-12);
+    }
+    // The by-issue rule is not the ratio optimum: on seed 2 it falls short by more than rounding.
+    const r = simulateLearning({ seed: 2 });
+    const oracle = r.policies.find((p) => p.label === 'oracle')!;
+    expect(r.oracleByIssue.expectedMergedPerDollar).toBeLessThan(0.95 * oracle.expectedMergedPerDollar);
   });
 
   it('--json gives policies[] with label, merged, spendUsd, mergedPerDollar and regret; a bad seed names the option', async () => {
