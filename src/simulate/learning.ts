@@ -15,7 +15,8 @@ import { createRng, type Rng } from './prng.js';
  * - `greedy`: today's rule, the real `AgentChooser` over the real ledger fold (top blended score,
  *   unscored = 0.5);
  * - `random`: a seeded uniform pick;
- * - `oracle`: knows the truth, sends the agent with the highest merge chance per expected dollar;
+ * - `oracle`: knows the truth and the backlog, sends the agent maximizing true merge chance − λ* ×
+ *   expected cost, λ* the best merged per dollar this backlog allows (`oracleTarget`);
  * - `learning`: the real `AgentChooser` under `dispatch.choice: learning`, over a `RecordBook` built
  *   from the same ledger events, finished crews and spend rows a school records.
  *
