@@ -2,6 +2,7 @@ import type { SchoolConfig } from '../config/schema.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { ScoreApplied } from './ledger.js';
 import { commentMarker, type OutboxEntry, type OutboxState } from '../outbox/outbox.js';
+import { inlineCode, plainText } from '../security/markdown.js';
 import { redactText } from '../security/redact.js';
 import type { QueueState } from './queue.js';
 import type { Verdict } from './verdict.js';
@@ -64,14 +65,18 @@ export function outboxEntries(policy: OutboxPolicy, job: GradingJob, verdict: Ve
   return entries;
 }
 
-/** The per-grade result comment (hidden marker first: its redelivery is found, not posted twice). */
+/**
+ * The per-grade result comment (hidden marker first: its redelivery is found, not posted twice).
+ * A verdict's reasons carry reviewer text, test output and paths a student chose: each is quoted as
+ * text (src/security/markdown.ts), never markup, a mention, a reference or a closing keyword.
+ */
 export function resultComment(jobKey: string, crewId: string, verdict: Verdict): string {
   const lines = [
     commentMarker(jobKey),
-    `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
+    `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew ${inlineCode(crewId)}, score ${verdict.score.toFixed(2)})`,
     '',
-    `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
-    ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, ' ').slice(0, 500)}`),
+    `Decided by the ${verdict.decidedBy} judge: ${inlineCode(verdict.code)}`,
+    ...verdict.reasons.map((r) => `- ${plainText(r, 500)}`),
   ];
   return redactText(lines.join('\n'));
 }

@@ -2,6 +2,7 @@ import type { DrainJobResult } from '../../loop/drain-job.js';
 import { countsLine, deadLetterTable, verdictTable, type Table } from '../../grading/report.js';
 import type { SummaryBlock } from '../../schemas/summary.js';
 import { escapeHtml } from '../../security/html.js';
+import { plainText } from '../../security/markdown.js';
 
 /**
  * What drain-grading reports of its job, as pure functions of the result: the step's outputs
@@ -27,6 +28,9 @@ const table = (t: Table): SummaryBlock => ({ table: { header: t[0]!, rows: t.sli
 
 /** The job summary as blocks; `board` (leaderboard, lanes, pauses) comes from the board's view model. */
 export function drainSummary(r: DrainJobResult, board?: string): SummaryBlock[] {
+  // A `raw` block is written as it is (src/github/summary-blocks.ts quotes only headings, lists and
+  // cells): why grading stopped or no verdicts were read can name a student's path or a reviewer's
+  // words, so it is quoted here as text.
   const deadLetters: SummaryBlock[] = [
     { heading: 'Dead letters', level: 3 },
     r.dead.length > 0 ? table(deadLetterTable(r.dead)) : { raw: 'None.\n' },
@@ -44,7 +48,7 @@ export function drainSummary(r: DrainJobResult, board?: string): SummaryBlock[] 
       {
         raw: `${r.verdicts} verdict(s) handed on to the grade job (nothing applied or delivered here): ${countsLine(d)}\n\n`,
       },
-      ...(d.fatal ? [{ raw: `**Judging stopped:** ${d.fatal}\n\n` }] : []),
+      ...(d.fatal ? [{ raw: `**Judging stopped:** ${plainText(d.fatal, 1000)}\n\n` }] : []),
       { heading: 'Verdicts of the judges', level: 3 },
       d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: 'None.\n' },
     ];
@@ -58,9 +62,11 @@ export function drainSummary(r: DrainJobResult, board?: string): SummaryBlock[] 
   return [
     { heading: 'Grading' },
     { raw: `${countsLine(d)}\n\n` },
-    ...(r.missing ? [{ raw: `${r.missing}: the pending jobs stay queued for the next cycle.\n\n` }] : []),
+    ...(r.missing
+      ? [{ raw: `${plainText(r.missing, 1000)}: the pending jobs stay queued for the next cycle.\n\n` }]
+      : []),
     ...refused,
-    ...(d.fatal ? [{ raw: `**Grading stopped:** ${d.fatal}\n\n` }] : []),
+    ...(d.fatal ? [{ raw: `**Grading stopped:** ${plainText(d.fatal, 1000)}\n\n` }] : []),
     ...(board ? [{ raw: board }] : []),
     { heading: 'Verdicts of this drain', level: 3 },
     d.verdicts.length > 0 ? table(verdictTable(d)) : { raw: 'None.\n' },
