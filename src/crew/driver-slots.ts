@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import { readCrewState } from '../dispatch/lease.js';
 import { agentPausedReason, describePauses, pauseStatus } from '../dispatch/pause.js';
-import { totalSpend } from '../dispatch/spend.js';
+import { dailyBudgets, hasDailyBudgets } from '../dispatch/budgets.js';
+import { readSpend, type SpendState } from '../dispatch/spend.js';
 import { message } from '../errors.js';
 import { killGroup } from '../process/group.js';
 import { childEnv, RUN_IDENTITY_ENV } from '../process/env.js';
@@ -198,7 +199,9 @@ export class SlotDriver {
         return;
       }
       const next = this.toLaunch[0]!;
-      const held = this.standby.has(next) ? standbyStop(this.o, this.result) : undefined;
+      const held = this.standby.has(next)
+        ? standbyStop(this.o, this.result, readCrewState(this.o.layout).registry.crews[next]?.agent)
+        : undefined;
       if (held) {
         this.toLaunch.shift();
         this.skip(next, held, held);
@@ -416,19 +419,24 @@ function watchdogMs(config: SchoolConfig, graceMs: number): number {
  * Why a standby crew may not start now, if so: the rule that stops refill (a crew ended in a way
  * that needs a look), or the spend cap — read from this job's own state, which holds what this
  * job's crews spent on top of what the plan saw (other daemons' jobs spend in parallel: the cap can
- * be passed by at most what their running crews spend before the next plan).
+ * be passed by at most what their running crews spend before the next plan). The daily budgets
+ * likewise: the school's, and the crew's agent's when it is known (docs/dispatch.md, "Budgets").
  */
-function standbyStop(o: DriverOptions, result: DriverResult): string | undefined {
+function standbyStop(o: DriverOptions, result: DriverResult, agent?: string): string | undefined {
   if (result.refillStopped) return `standby stopped: ${result.refillStopped}`;
   const cap = o.config.dispatch.spendCap;
-  if (cap === undefined) return undefined;
-  let spent: number;
+  if (cap === undefined && !hasDailyBudgets(o.config)) return undefined;
+  let spend: SpendState;
   try {
-    spent = totalSpend(o.layout);
+    spend = readSpend(o.layout);
   } catch (e) {
-    return `the spend ledger cannot be read (${message(e)}); the spend cap cannot be judged`;
+    return `the spend ledger cannot be read (${message(e)}); the spend cap and daily budgets cannot be judged`;
   }
-  return spent >= cap ? `spend cap reached: $${spent.toFixed(2)} of $${cap.toFixed(2)} spent` : undefined;
+  const spent = spend.totalUsd;
+  if (cap !== undefined && spent >= cap)
+    return `spend cap reached: $${spent.toFixed(2)} of $${cap.toFixed(2)} spent`;
+  const daily = dailyBudgets(o.config, spend, new Date());
+  return daily.school ?? (agent !== undefined ? daily.agents.get(agent) : undefined);
 }
 
 /** Starts a crew runner in its own session; resolves with its exit code. */

@@ -8,6 +8,8 @@ import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
+import { runAssignments } from '../../src/crew/driver.js';
+import { launcher, makeSchool, plan as planCrews, registry, type School } from '../crew/helpers.js';
 import { GiB, item } from './helpers.js';
 
 /**
@@ -16,7 +18,12 @@ import { GiB, item } from './helpers.js';
  * name, and an agent over its own daily budget is passed over for another eligible one.
  */
 const dirs: Array<{ cleanup(): void }> = [];
-afterEach(() => dirs.splice(0).forEach((d) => d.cleanup()));
+let crewSchool: School | undefined;
+afterEach(() => {
+  dirs.splice(0).forEach((d) => d.cleanup());
+  crewSchool?.cleanup();
+  crewSchool = undefined;
+});
 
 const NOW = new Date('2026-03-01T00:30:00Z');
 const TODAY = new Date('2026-03-01T00:10:00Z');
@@ -109,6 +116,47 @@ describe('daily budgets in a plan', () => {
     expect(r.loud).toBe('SPEND CAP REACHED (40.00 >= 40.00) — dispatch halted, 0/1 placed');
   });
 });
+
+describe('daily budgets in a crew job', () => {
+  it(
+    "starts no standby crew of an agent whose day is spent, and names the budget; the first wave and other agents' crews run",
+    { timeout: 180_000 },
+    async () => {
+      const s = (crewSchool = makeSchool({ worktrees: 1 }));
+      const config = {
+        ...s.config,
+        agents: s.config.agents.map((a) => (a.id === 'editor' ? { ...a, dailyBudgetUsd: 5 } : a)),
+      };
+      await planCrews(s, [
+        { crewId: 'c1-00000001', issue: 1 },
+        { crewId: 'c2-00000002', issue: 2, queued: true },
+        { crewId: 'c3-00000003', issue: 3, agent: 'slow', queued: true },
+      ]);
+      // Spent today by the agent's earlier crews, as the agents record it (the time is now).
+      await recordSpend(layoutOf(s), 'c0-earlier', { costUsd: 5, crewId: 'c0-earlier', agent: 'editor' });
+      const r = await runAssignments({
+        config,
+        layout: layoutOf(s),
+        daemon: 'd1',
+        assignments: [{ crewId: 'c1-00000001' }, { crewId: 'c2-00000002' }, { crewId: 'c3-00000003' }],
+        logger: memoryLogger(),
+        launcher: await launcher(),
+      });
+      expect(r.launched).toEqual(['c1-00000001', 'c3-00000003']);
+      expect(r.skipped.map((x) => [x.crewId, x.reason])).toEqual([
+        [
+          'c2-00000002',
+          expect.stringMatching(
+            /^daily budget of agent editor \(agents\[\]\.dailyBudgetUsd\) reached: \d+\.\d\d of 5 USD spent today \(UTC\); next plan after 00:00 UTC$/,
+          ),
+        ],
+      ]);
+      expect(registry(s).crews['c2-00000002']!.status).toBe('planned');
+    },
+  );
+});
+
+const layoutOf = (s: School) => s.layout;
 
 describe('what each budget has left', () => {
   it('counts today by agent, each running crew against its budget, and the cap against all spend', async () => {
