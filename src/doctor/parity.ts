@@ -10,6 +10,7 @@ import { which } from '../process/which.js';
 import { SYSTEM_PATHS } from '../sandbox/mounts.js';
 import { defaultProtected, Sandbox } from '../sandbox/sandbox.js';
 import { shimKind } from '../sandbox/toolchains.js';
+import { shimManager } from '../sandbox/version-managers.js';
 import { hiddenPathFix } from '../sandbox/visibility.js';
 import type { Finding } from './finding.js';
 
@@ -233,8 +234,17 @@ function textOf(r: Awaited<ReturnType<typeof runProcess>>): string {
 const isSystem = (d: string) => SYSTEM_PATHS.some((s) => d === s || d.startsWith(s + sep));
 
 function fixFor(s: Subject, dirs: string[], p: Probe): string {
-  // A version manager's shims find the real tool through the manager's state in HOME, which is
-  // private inside: showing them would not help; the version directory itself is shown.
+  // A known version manager's shims work inside with its root shown: a mismatch means the version
+  // is chosen where the sandbox does not look (mise's ~/.config/mise, a variable of the host's).
+  const path = p.env.PATH ?? '';
+  const managed = [...new Set(dirs)].flatMap((d) => {
+    const m = shimManager(d, p.env, path);
+    return m ? [`${d} (${m.manager}'s shims)`] : [];
+  });
+  if (managed.length)
+    return `${managed.join(', ')} chose another version inside: name the version the crews need in the repository (.tool-versions, .python-version, .ruby-version, .node-version, rust-toolchain.toml, package.json's volta key) or in the manager's own global version file, not in ~/.config/mise or a variable of the host's; or put the toolchain's own version directory on the runner's PATH before the shims (e.g. $(pyenv prefix)/bin, $(asdf where nodejs)/bin, $(mise where node)/bin)`;
+  // Other shims (~/.local/bin, a manager whose root is missing) find the real tool through the
+  // user's HOME, which is private inside: the version directory itself is shown.
   const shims = [...new Set(dirs.map((d) => shimKind(d) && d).filter((d): d is string => !!d))];
   if (shims.length)
     return `${shims.join(', ')} (${shims.map((d) => shimKind(d)).join(', ')}) cannot work inside, where HOME is private: put the toolchain's own version directory on the runner's PATH before it (e.g. ~/.nvm/versions/node/<v>/bin, $(pyenv prefix)/bin, $(asdf where nodejs)/bin, $(mise where node)/bin, ~/.volta/tools/image/node/<v>/bin, ~/.rustup/toolchains/<t>/bin), or install ${s.program} under /usr`;

@@ -114,6 +114,7 @@ export class Sandbox {
       protect: this.protect,
       untrusted: [c.cwd, ...(c.writable ?? [])],
       toolCaches: toolCacheDirs(),
+      env: process.env,
       visible: [
         c.home,
         ...this.o.config.readOnly,
@@ -122,7 +123,12 @@ export class Sandbox {
       ],
     });
     const readOnly = [...tools.readOnly, ...this.o.config.readOnly, ...(c.readOnly ?? [])];
-    const set: Record<string, string> = { HOME: c.home, TMPDIR: '/tmp' };
+    // A version manager's root is named by its variable (PYENV_ROOT, …): its shims find it, not HOME.
+    const set: Record<string, string> = { ...tools.env, HOME: c.home, TMPDIR: '/tmp' };
+    // Its global version file is read from HOME: shown read-only in the private one. A link the
+    // student left there in an earlier turn is removed first, so the file lands where it is read.
+    const homeFiles = tools.homeFiles.map((f) => ({ source: f.source, path: join(c.home, f.name) }));
+    for (const f of homeFiles) removeTreeSync(f.path);
     let network: Confinement['network'] = 'none';
     let inner = [found, ...args];
     if (this.o.config.network === 'host') network = 'host';
@@ -155,7 +161,7 @@ export class Sandbox {
       writable: c.writable ?? [],
       readOnly,
       masked: [...(c.masked ?? []), ...tools.masked],
-      readOnlyAt: c.readOnlyAt ?? [],
+      readOnlyAt: [...(c.readOnlyAt ?? []), ...homeFiles],
       links: tools.links,
       home: c.home,
       tmp,

@@ -7,8 +7,10 @@ import {
   realpathSync,
   statSync,
 } from 'node:fs';
+import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { SYSTEM_PATHS } from './mounts.js';
+import { shimManager, versionDirs } from './version-managers.js';
 
 /**
  * What of the host's toolchains a confined process sees, read-only, at the same paths: the programs
@@ -18,9 +20,10 @@ import { SYSTEM_PATHS } from './mounts.js';
  * A PATH entry outside the protected paths (HOME, the toolkit, the runner install) is bound as it
  * is. One inside them is bound only when it is recognized as a toolchain's *version directory*,
  * which holds that toolchain and nothing of the user's: `~/.nvm/versions/node/<v>`, never `~/.nvm`;
- * a runner's tool cache entry `<_tool>/<tool>/<version>/<arch>`, never the rest of `_work`. Shim
- * directories (asdf, pyenv, rbenv, mise, volta, `~/.cargo/bin`) and `~/.local/bin` are left out:
- * their programs find the real tool through the user's HOME, which is private inside.
+ * a runner's tool cache entry `<_tool>/<tool>/<version>/<arch>`, never the rest of `_work`. A
+ * version manager's shims directory (asdf, pyenv, rbenv, nodenv, mise, volta, rustup's
+ * `~/.cargo/bin`) brings the manager's own root, with the variable that names it set inside
+ * (./version-managers.ts), when the host environment is given. `~/.local/bin` is left out.
  *
  * A PATH entry or a program reached through symbolic links (nvm's `~/.nvm/current`, a
  * `~/.local/bin/node` linking into nvm's version directory, npm's `bin` links) keeps its links
@@ -48,6 +51,11 @@ export interface ToolchainOptions {
   toolCaches?: readonly string[];
   /** Paths the sandbox shows besides these (sandbox.readOnly, the worktree): no link is made in them. */
   visible?: readonly string[];
+  /**
+   * The host's environment (its HOME, PYENV_ROOT, ASDF_DATA_DIR, …): a version manager's shims
+   * directory on PATH is recognized under it. Without it, shims directories are left out.
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A symbolic link made inside at `path`, pointing at `target` (as `readlink` says it outside). */
@@ -62,6 +70,10 @@ export interface ToolchainMounts {
   masked: string[];
   /** Links made inside, parents before children, each outside every visible path. */
   links: Link[];
+  /** Variables set inside: the roots of the version managers whose shims are on PATH. */
+  env: Record<string, string>;
+  /** Host files shown read-only in the private HOME at the same name (`~/.tool-versions`). */
+  homeFiles: Array<{ source: string; name: string }>;
 }
 
 /** The runner's tool cache directories named by the host's environment. */
@@ -85,7 +97,7 @@ const VERSION_ROOTS: RegExp[] = [
   /^(.*\/\.rustup\/toolchains\/[^/]+)(?:\/.*)?$/,
 ];
 
-/** Directories of shims that need their manager's state in HOME: why each is left out. */
+/** Kinds of PATH directory, for saying why one is left out (a shims directory of a manager whose root is not there, ~/.local/bin). */
 const SHIMS: Array<[RegExp, string]> = [
   [/\/\.(?:asdf|pyenv|rbenv|nodenv)\/shims$|\/mise\/shims$/, "a version manager's shims"],
   [/\/\.volta\/bin$/, "volta's shims"],
@@ -147,16 +159,33 @@ export function toolchainMounts(o: ToolchainOptions): ToolchainMounts {
     if (root) addRoot(root);
     else if (!guard.blocked(p)) out.add(p);
   };
+  const managed = {
+    env: {} as Record<string, string>,
+    programs: [] as string[],
+    homeFiles: new Set<string>(),
+  };
   for (const d of o.path.split(delimiter).filter(Boolean)) {
     add(d);
     const real = realpathOf(d);
     if (real && real !== d) add(real);
+    // A version manager's shims: its root, read-only, when nothing protected is in it.
+    const shims =
+      o.env && isAbsolute(d) && real
+        ? (shimManager(d, o.env, o.path) ?? shimManager(real, o.env, o.path))
+        : undefined;
+    if (!shims || !shims.roots.every((r) => existsSync(r) && addRoot(r))) continue;
+    Object.assign(managed.env, shims.env);
+    managed.programs.push(...shims.programs);
+    for (const name of shims.homeFiles) managed.homeFiles.add(name);
+    // Each installed version may hold npm's global configuration (a registry token): hidden.
+    for (const r of shims.roots)
+      for (const v of versionDirs(r)) if (existsSync(join(v, 'etc', 'npmrc'))) masked.add(join(v, 'etc'));
   }
   const inside = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));
   // Programs reached through a link: the link is made inside when what it leads to is visible,
   // else the program is shown as a file at its own path.
   const linked: string[] = [];
-  for (const prog of o.programs) {
+  for (const prog of [...o.programs, ...managed.programs]) {
     const real = isAbsolute(prog) ? realpathOf(prog) : undefined;
     if (!real) continue;
     const root = toolchainRoot(real, caches) ?? toolchainRoot(prog, caches);
@@ -212,7 +241,13 @@ export function toolchainMounts(o: ToolchainOptions): ToolchainMounts {
     for (const name of listLinks(d)) tryLinks(join(resolve(d), name));
   }
   const made = [...links.values()].sort((a, b) => depthOf(a.path) - depthOf(b.path));
-  return { readOnly, masked: [...masked], links: made };
+  const hostHome = o.env ? resolve(o.env.HOME || homedir()) : undefined;
+  const homeFiles = hostHome
+    ? [...managed.homeFiles]
+        .map((name) => ({ source: join(hostHome, name), name }))
+        .filter((f) => isFile(f.source))
+    : [];
+  return { readOnly, masked: [...masked], links: made, env: managed.env, homeFiles };
 }
 
 const depthOf = (p: string) => p.split(sep).filter(Boolean).length;
@@ -282,6 +317,14 @@ function protection(protect: readonly string[]) {
     /** The protected paths strictly inside `p`. */
     within: (p: string) => [...new Set(list.filter((q) => q.startsWith(p + sep)))],
   };
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function isDirectory(p: string): boolean {

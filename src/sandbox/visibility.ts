@@ -127,6 +127,7 @@ function visibleTree(config: SchoolConfig, env: NodeJS.ProcessEnv, home: string)
     programs: [...bins, process.execPath],
     protect: [home, ...defaultProtected(env)],
     toolCaches: toolCacheDirs(env),
+    env: { ...env, HOME: home },
   });
   const shown = [...SYSTEM_PATHS, ...config.sandbox.readOnly, ...tools.readOnly].map((p) => resolve(p));
   const under = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));

@@ -16,7 +16,7 @@ const tmp = tempDir('school-visibility-');
 afterAll(() => tmp.cleanup());
 const home = join(tmp.path, 'home');
 const nvmBin = join(home, '.nvm', 'versions', 'node', 'v20.x', 'bin');
-for (const d of [join(home, '.codex'), nvmBin, join(home, '.pyenv', 'shims'), join(home, 'opt-creds')])
+for (const d of [join(home, '.codex'), nvmBin, join(home, '.local', 'bin'), join(home, 'opt-creds')])
   mkdirSync(d, { recursive: true });
 writeFileSync(join(home, '.codex', 'auth.json'), '{}\n');
 
@@ -80,18 +80,18 @@ describe('sandboxVisibilityProblems', () => {
     expect(sandboxVisibilityProblems(c, env({ CODEX_HOME: join(home, '.codex') }))).toEqual([]);
   });
 
-  it('PATH entries left out (shims) and a missing homeFiles entry are warnings; an nvm version is shown', () => {
+  it('PATH entries left out (~/.local/bin) and a missing homeFiles entry are warnings; an nvm version is shown', () => {
     const c = config({ homeFiles: ['.codex/auth.json', '.claude/.credentials.json'] });
     const problems = sandboxVisibilityProblems(
       c,
-      env({ PATH: `${nvmBin}:${join(home, '.pyenv', 'shims')}:/usr/bin` }),
+      env({ PATH: `${nvmBin}:${join(home, '.local', 'bin')}:/usr/bin` }),
     );
     expect(problems.map((p) => [p.severity, p.field])).toEqual([
       ['warning', 'agents[codex].homeFiles'],
       ['warning', 'PATH'],
     ]);
     expect(problems[0]!.detail).toContain('.claude/.credentials.json');
-    expect(problems[1]!.detail).toContain(".pyenv/shims (a version manager's shims)");
+    expect(problems[1]!.detail).toContain('.local/bin (~/.local/bin');
   });
 
   it("nvm's `current` link on PATH is shown through its link: no warning", () => {

@@ -201,29 +201,71 @@ describe.skipIf(!!noSandbox)('school doctor: what the crews run, inside the sand
     expect(verdict(r)).toBe('Ready.');
   });
 
-  it("a version manager's shims first on PATH: not ready, the fix is the version directory, not the shims", async () => {
-    // A pyenv-like shim: it finds the real program through the manager's state in HOME.
-    const shims = join(home, '.pyenv', 'shims');
-    const version = join(home, '.pyenv', 'versions', '3.12.0', 'bin');
+  it("a version manager's shims first on PATH: Ready when the version is chosen where the sandbox looks; else the fix names where to choose it", async () => {
+    // pyenv as `pyenv rehash` writes its shims: PYENV_ROOT in the shim, `libexec/pyenv exec` picks
+    // the version from PYENV_VERSION, a .python-version up the tree, or <root>/version.
+    const root = join(home, '.pyenv');
+    const shims = join(root, 'shims');
+    for (const v of ['3.11.9', '3.12.4']) {
+      mkdirSync(join(root, 'versions', v, 'bin'), { recursive: true });
+      script(join(root, 'versions', v, 'bin', 'mytool'), `#!/bin/sh\necho "mytool ${v}"\n`);
+    }
+    mkdirSync(join(root, 'libexec'), { recursive: true });
     mkdirSync(shims, { recursive: true });
-    mkdirSync(version, { recursive: true });
-    script(join(version, 'mytool'), '#!/bin/sh\necho "mytool 3.12.0"\n');
-    script(join(shims, 'mytool'), '#!/bin/sh\nexec "$HOME/.pyenv/versions/3.12.0/bin/mytool" "$@"\n');
+    script(
+      join(root, 'libexec', 'pyenv'),
+      '#!/bin/sh\nprogram="$2"; shift 2\nv="${PYENV_VERSION:-$(cat "$PYENV_ROOT/version")}"\nexec "$PYENV_ROOT/versions/$v/bin/$program" "$@"\n',
+    );
+    script(
+      join(shims, 'mytool'),
+      `#!/bin/sh\nprogram="\${0##*/}"\nexport PYENV_ROOT="${root}"\nexec "${root}/libexec/pyenv" exec "$program" "$@"\n`,
+    );
+    writeFileSync(join(root, 'version'), '3.12.4\n');
     const path = `${shims}:/usr/local/bin:/usr/bin:/bin`;
-    const bad = await doctor({ agents, dispatch: { minFreeDiskGiB: 0, verify: ['mytool'] } }, path);
+    const config = { agents, dispatch: { minFreeDiskGiB: 0, verify: ['mytool'] } };
+    const good = await doctor(config, path);
+    expect(good.f['inside:dispatch.verify'], good.f['inside:dispatch.verify']?.detail).toMatchObject({
+      status: 'ok',
+    });
+    expect(good.f['visibility:PATH']).toBeUndefined();
+    // mise: shims link to the mise binary; a version chosen only in ~/.config/mise (never shown:
+    // its [env] may hold secrets) is not found inside.
+    const data = join(home, '.local', 'share', 'mise');
+    mkdirSync(join(data, 'installs', 'mytool', '2.0.0', 'bin'), { recursive: true });
+    script(join(data, 'installs', 'mytool', '2.0.0', 'bin', 'mytool'), '#!/bin/sh\necho "mytool 2.0.0"\n');
+    mkdirSync(join(home, '.local', 'bin'), { recursive: true });
+    script(
+      join(home, '.local', 'bin', 'mise'),
+      [
+        '#!/bin/sh',
+        'tool="${0##*/}"',
+        'pick() { sed -n "s/^$tool *= *\\"\\{0,1\\}\\([^\\" ]*\\).*/\\1/p;s/^$tool \\(.*\\)/\\1/p" "$1" 2>/dev/null | head -n 1; }',
+        'v=$(pick "$HOME/.tool-versions")',
+        '[ -n "$v" ] || v=$(pick "$HOME/.config/mise/config.toml")',
+        '[ -n "$v" ] || { echo "mise ERROR No version is set for shim: $tool" >&2; exit 1; }',
+        'exec "${MISE_DATA_DIR:-$HOME/.local/share/mise}/installs/$tool/$v/bin/$tool" "$@"',
+        '',
+      ].join('\n'),
+    );
+    mkdirSync(join(data, 'shims'), { recursive: true });
+    symlinkSync(join(home, '.local', 'bin', 'mise'), join(data, 'shims', 'mytool'));
+    mkdirSync(join(home, '.config', 'mise'), { recursive: true });
+    writeFileSync(join(home, '.config', 'mise', 'config.toml'), '[tools]\nmytool = "2.0.0"\n');
+    const misePath = `${join(data, 'shims')}:/usr/local/bin:/usr/bin:/bin`;
+    const bad = await doctor(config, misePath);
     const v = bad.f['inside:dispatch.verify']!;
     expect(v.status).toBe('blocker');
-    expect(v.fix).toContain(`${shims} (a version manager's shims) cannot work inside`);
-    expect(v.fix).toContain('$(pyenv prefix)/bin');
+    expect(v.detail).toContain('"mytool 2.0.0" outside');
+    expect(v.fix).toContain(`${join(data, 'shims')} (mise's shims) chose another version inside`);
+    expect(v.fix).toContain('.tool-versions');
     expect(v.fix).not.toContain('sandbox.readOnly');
-    expect(bad.f['visibility:PATH']).toMatchObject({ status: 'warning' });
     expect(verdict(bad.r)).toMatch(/^Not ready/);
-    // The fix as said: the version directory on PATH.
-    const good = await doctor(
-      { agents, dispatch: { minFreeDiskGiB: 0, verify: ['mytool'] } },
-      `${version}:${path}`,
-    );
-    expect(good.f['inside:dispatch.verify']).toMatchObject({ status: 'ok' });
+    // The fix as said: the version in a file the sandbox shows (the global ~/.tool-versions).
+    writeFileSync(join(home, '.tool-versions'), 'mytool 2.0.0\n');
+    const fixed = await doctor(config, misePath);
+    expect(fixed.f['inside:dispatch.verify'], fixed.f['inside:dispatch.verify']?.detail).toMatchObject({
+      status: 'ok',
+    });
   });
 });
 
