@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { NEVER_PASS } from '../process/env.js';
+import { REPOSITORY_PATTERN } from './repository.js';
 
 /**
  * `school.yml` (docs/architecture.md). Every field has a default, so an empty file is a working
@@ -439,7 +440,7 @@ export const configSchema = z
     stateDir: z.string().default('.school/state').describe('Where all durable state lives.'),
     repository: z
       .string()
-      .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'owner/name')
+      .regex(REPOSITORY_PATTERN, 'owner/name')
       .optional()
       .describe('Defaults to GITHUB_REPOSITORY.'),
     repoPath: z.string().default('.').describe('Local repository the worktrees are made from.'),

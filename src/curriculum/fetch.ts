@@ -7,7 +7,8 @@ import type { StateLayout } from '../state/layout.js';
 import { withLock } from '../state/lock.js';
 import { buildItem, type CurriculumConfig } from './classify.js';
 import { readIssuesFile } from './file-source.js';
-import type { ListIssues, Repo } from './github-source.js';
+import type { ListIssues } from './github-source.js';
+import type { Repo } from '../config/repository.js';
 import { hasAllLabels, isPullRequest, type RawIssue } from './issue-shape.js';
 import {
   diffCurricula,

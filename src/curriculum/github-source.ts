@@ -1,25 +1,9 @@
-import { ConfigError } from '../errors.js';
 import type { RawIssue } from './issue-shape.js';
 
 /**
  * What the curriculum asks of GitHub: one repository's issues, listed newest update first, with an
  * ETag for a conditional repeat. src/github/issues-source.ts answers it over the REST API.
  */
-export interface Repo {
-  owner: string;
-  repo: string;
-}
-
-export function parseRepo(value: string | undefined, field = 'repository'): Repo {
-  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? '');
-  if (!m) {
-    throw new ConfigError(
-      `${field}: expected "owner/name", found ${value === undefined || value === '' ? 'nothing' : JSON.stringify(value)}.`,
-    );
-  }
-  return { owner: m[1]!, repo: m[2]! };
-}
-
 export interface ListQuery {
   state: 'open' | 'all';
   labels?: readonly string[];

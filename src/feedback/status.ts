@@ -5,6 +5,7 @@ import { statusMarkerOf } from '../outbox/outbox.js';
 import { inlineCode, plainText } from '../security/markdown.js';
 import { redactText } from '../security/redact.js';
 import { byCodePoint } from '../state/fold.js';
+import { isRepository } from '../config/repository.js';
 
 /**
  * The status comment (item 4 of the humans-in-the-loop work): one comment per issue the school has
@@ -238,8 +239,7 @@ export function runUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | un
 /** `<server>/<owner>/<repo>` on GitHub Actions (undefined elsewhere). */
 export function repoUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const { GITHUB_SERVER_URL, GITHUB_REPOSITORY } = env;
-  if (!GITHUB_SERVER_URL || !GITHUB_REPOSITORY || !/^[\w.-]+\/[\w.-]+$/.test(GITHUB_REPOSITORY))
-    return undefined;
+  if (!GITHUB_SERVER_URL || !isRepository(GITHUB_REPOSITORY)) return undefined;
   if (!/^https?:\/\/[^\s/]+\/?$/.test(GITHUB_SERVER_URL)) return undefined;
   return `${GITHUB_SERVER_URL.replace(/\/$/, '')}/${GITHUB_REPOSITORY}`;
 }

@@ -1,7 +1,7 @@
 import { getOctokit } from '@actions/github';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
-import { ConfigError, GitHubAuthError } from '../errors.js';
+import { GitHubAuthError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { registerSecret } from '../security/redact.js';
 
@@ -27,17 +27,6 @@ export interface GitHubClientOptions {
 /** Where the API lives: an explicit URL, else GITHUB_API_URL (set on GHES runners), else github.com. */
 export function apiBaseUrl(explicit?: string): string {
   return (explicit || process.env.GITHUB_API_URL || 'https://api.github.com').replace(/\/+$/, '');
-}
-
-/** `owner/name` split for the REST routes; a malformed one names the setting to fix. */
-export function ownerAndRepo(repository: string): { owner: string; repo: string } {
-  const [owner, repo] = repository.split('/');
-  if (!owner || !repo) {
-    throw new ConfigError(
-      `repository: expected "owner/name", found "${repository}"; set repository in school.yml.`,
-    );
-  }
-  return { owner, repo };
 }
 
 /**

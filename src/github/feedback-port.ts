@@ -1,4 +1,4 @@
-import { parseRepo } from '../curriculum/github-source.js';
+import { parseRepository } from '../config/repository.js';
 import type { Author, FeedbackPort } from '../feedback/port.js';
 import type { GitHubClient } from './client.js';
 import { listIssues, nextLink } from './issues-source.js';
@@ -19,7 +19,7 @@ function author(raw: unknown, association: unknown): Author {
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 export function octokitFeedback(client: GitHubClient, repository: string): FeedbackPort {
-  const repo = parseRepo(repository);
+  const repo = parseRepository(repository);
   const { owner, repo: name } = repo;
   let requests = 0;
   /** Every page of a list, following `link` (each page one request). */

@@ -1,5 +1,6 @@
 import type { IssuesPort } from '../outbox/outbox.js';
-import { ownerAndRepo, type GitHubClient } from './client.js';
+import { parseRepository } from '../config/repository.js';
+import { type GitHubClient } from './client.js';
 
 /**
  * The outbox's `IssuesPort` (src/outbox/outbox.ts) over Octokit (docs/architecture.md: the client
@@ -11,7 +12,7 @@ export function octokitPort(
   repository: string,
   o: { retries?: number } = {},
 ): IssuesPort {
-  const { owner, repo } = ownerAndRepo(repository);
+  const { owner, repo } = parseRepository(repository, 'repository', 'Set repository in school.yml.');
   const request = o.retries === undefined ? {} : { request: { retries: o.retries } };
   return {
     async addLabels(issue, labels) {

@@ -1,5 +1,6 @@
 import type { CurriculumSource } from '../curriculum/fetch.js';
-import type { ListQuery, ListResult, Repo } from '../curriculum/github-source.js';
+import type { ListQuery, ListResult } from '../curriculum/github-source.js';
+import type { Repo } from '../config/repository.js';
 import { rawIssueSchema, type RawIssue } from '../curriculum/issue-shape.js';
 import type { GitHubClient } from './client.js';
 

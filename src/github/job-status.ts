@@ -1,5 +1,6 @@
 import type { JobLiveness } from '../dispatch/lease.js';
 import type { Logger } from '../log.js';
+import { parseRepository } from '../config/repository.js';
 import { createGitHubClient, type GitHubClient } from './client.js';
 
 /** The loop's job that imports the crew jobs' handoffs into the state (`grade` in school-loop.yml). */
@@ -23,7 +24,7 @@ export const IMPORT_JOB = 'grade';
  * failure is `unknown`: an owner we cannot check is treated as alive.
  */
 export function actionsJobStatus(client: GitHubClient, repository: string): JobLiveness {
-  const [owner, repo] = repository.split('/') as [string, string];
+  const { owner, repo } = parseRepository(repository, 'repository', 'Set repository in school.yml.');
   return async (o) => {
     try {
       const jobs = await client.paginate(client.rest.actions.listJobsForWorkflowRun, {

@@ -1,13 +1,14 @@
 import type { PullsPort } from '../delivery/pull-request.js';
 import type { Logger } from '../log.js';
-import { createGitHubClient, ownerAndRepo, type GitHubClient } from './client.js';
+import { parseRepository } from '../config/repository.js';
+import { createGitHubClient, type GitHubClient } from './client.js';
 
 /**
  * Delivery's pulls port over Octokit (retry and throttling plugins from ./client.ts). GitHub's 422
  * "A pull request already exists" answers `create` with undefined: delivery looks it up again.
  */
 export function octokitPulls(client: GitHubClient, repository: string): PullsPort {
-  const { owner, repo } = ownerAndRepo(repository);
+  const { owner, repo } = parseRepository(repository, 'repository', 'Set repository in school.yml.');
   return {
     async defaultBranch() {
       const r = await client.rest.repos.get({ owner, repo });

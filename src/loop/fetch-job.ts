@@ -1,7 +1,7 @@
 import { resolveConfig } from '../config/load.js';
 import type { SchoolConfig } from '../config/schema.js';
 import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../curriculum/fetch.js';
-import { parseRepo } from '../curriculum/github-source.js';
+import { parseRepository } from '../config/repository.js';
 import { ConfigError } from '../errors.js';
 import { createGitHubClient } from '../github/client.js';
 import { githubSource } from '../github/issues-source.js';
@@ -42,7 +42,7 @@ export async function fetchJob(inputs: FetchJobInput, logger: Logger): Promise<F
         'token: no GitHub token. Leave the `token` input at its default (${{ github.token }}) or pass a token with `issues: read`.',
       );
     }
-    const repo = parseRepo(inputs.repository ?? config.repository, 'repository');
+    const repo = parseRepository(inputs.repository ?? config.repository, 'repository');
     source = githubSource(createGitHubClient({ token: inputs.token, logger }), repo);
   }
   const layout = new StateLayout(config.stateDir);

@@ -209,7 +209,7 @@ describe('school init', () => {
     expect(r.out).toContain('./config.sh --url https://ghes.example.com/acme/app --token');
     expect(r.out).toContain('gh workflow run school.yml --repo acme/app --hostname ghes.example.com');
     expect(school(dir, 'init', '--dir', 'svc', '--toolkit', 'not a repo').err).toMatch(
-      /--toolkit: expected OWNER\/NAME/,
+      /--toolkit: expected "owner\/name", found "not a repo"/,
     );
   });
 

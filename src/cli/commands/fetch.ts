@@ -1,6 +1,6 @@
 import { resolveConfig } from '../../config/load.js';
 import { fetchCurriculum, type CurriculumSource } from '../../curriculum/fetch.js';
-import { parseRepo } from '../../curriculum/github-source.js';
+import { parseRepository } from '../../config/repository.js';
 import { headline, textTable } from '../../curriculum/summary.js';
 import { ConfigError } from '../../errors.js';
 import { createGitHubClient } from '../../github/client.js';
@@ -57,7 +57,7 @@ export const fetchCommand: Command = {
           'school fetch: say where the issues come from: --repo OWNER/NAME (GitHub) or --issues-file FILE (offline).',
         );
       }
-      const repo = parseRepo(repoArg, '--repo');
+      const repo = parseRepository(repoArg, '--repo');
       const token = process.env.GITHUB_TOKEN || undefined;
       if (!token) {
         throw new ConfigError(

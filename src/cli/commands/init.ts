@@ -11,6 +11,7 @@ import { parse } from '../args.js';
 import type { Command } from '../commands.js';
 import { renderReviewRelay, renderWorkflow } from '../init-workflows.js';
 import { VERSION } from '../version.js';
+import { parseRepository } from '../../config/repository.js';
 
 /**
  * Where the toolkit's releases live: the `uses:` of the caller workflow `school init` writes. Kept
@@ -294,10 +295,7 @@ export const initCommand: Command = {
       return 0;
     }
     const toolkit = values.toolkit ?? TOOLKIT_REPOSITORY;
-    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+$/.test(toolkit))
-      throw new ConfigError(
-        `--toolkit: expected OWNER/NAME (e.g. ${TOOLKIT_REPOSITORY}), found "${toolkit}".`,
-      );
+    parseRepository(toolkit, '--toolkit', `For example ${TOOLKIT_REPOSITORY}.`);
     const dir = resolve(values.dir ?? '.');
     if (!existsSync(dir))
       throw new ConfigError(`school init: ${dir} does not exist; run it in your repository's directory.`);

@@ -10,6 +10,7 @@ import { octokitPulls } from '../../github/pulls-port.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
 import { ConfigError } from '../../errors.js';
+import { parseRepository } from '../../config/repository.js';
 import { consoleLogger } from '../../log.js';
 import { runLoop, type LoopResult } from '../../loop/loop.js';
 import { StateLayout } from '../../state/layout.js';
@@ -72,8 +73,7 @@ export const loopCommand: Command = {
           'school loop --repo: set GITHUB_TOKEN to a token with issues: read (and issues: write for labels).',
         );
       }
-      const [owner, repo] = values.repo.split('/');
-      if (!owner || !repo) throw new ConfigError(`--repo: expected owner/name, found "${values.repo}".`);
+      const { owner, repo } = parseRepository(values.repo, '--repo');
       client = createGitHubClient({ token, logger });
       source = githubSource(client, { owner, repo });
       github = octokitPort(client, values.repo);
