@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir } from '../support/tmp.js';
 import { enqueueMany, writeBookbag } from './helpers.js';
 
 const tmp = tempDir('school-grading-if-');
@@ -25,10 +25,16 @@ describe('drain-grading action (real process, INPUT_* environment)', () => {
   it('imports downloaded bookbags, drains, sets outputs and writes the summary', { timeout: 60_000 }, () => {
     const state = join(tmp.path, 'action-state');
     const downloads = new StateLayout(join(tmp.path, 'downloaded'));
+    // The rubric lists the patch's paths by git, at its base in the repository graded.
+    const repo = initRepo(join(tmp.path, 'repo'), { 'src/a.ts': 'a\n' });
+    const baseSha = git(repo, 'rev-parse', 'HEAD');
+    const config = join(tmp.path, 'school.yml');
+    writeFileSync(config, `repoPath: ${JSON.stringify(repo)}\n`);
     writeBookbag(downloads, {
       crewId: 'crew-ok',
       issueNumber: 3,
       diff,
+      baseSha,
       verification: 'passed',
       fences: ['src/**'],
     });
@@ -46,6 +52,7 @@ describe('drain-grading action (real process, INPUT_* environment)', () => {
     writeFileSync(summary, '');
     const r = run(['src/actions/drain-grading/index.ts'], {
       'INPUT_STATE-DIR': state,
+      INPUT_CONFIG: config,
       'INPUT_BOOKBAGS-PATH': join(downloads.root, 'bookbags'),
       'INPUT_MAX-WORKERS': '2',
       INPUT_TOKEN: '',
