@@ -1,6 +1,6 @@
 import { mean, sampleBeta, seeded, shrink, shrinkCost, UNTRIED, type Beta } from './posterior.js';
 import type { ChoiceDraw, PlannedChoice } from '../schemas/crew.js';
-import { costOf, mergeRateOf, recordKey, tallyOf, type RecordBook } from './record.js';
+import { costOf, mergeRateOf, tallyOf, type RecordBook } from './record.js';
 
 /**
  * Learning agent choice (`dispatch.choice: learning`, docs/dispatch.md "Choosing an agent"):
@@ -19,13 +19,9 @@ import { costOf, mergeRateOf, recordKey, tallyOf, type RecordBook } from './reco
  * ratio that gives" over the mix of issues recorded (Dinkelbach). Before any crew recorded a cost
  * there is no target, and the value is the draw per dollar.
  *
- * Within one plan, an agent chosen for a cell counts as a pending crew there, at its posterior
- * mean: it narrows that agent's draws, so one lucky draw does not send the same agent to every issue
- * of a cell before any of them has run (batched Thompson sampling).
- *
  * Deterministic: each agent's draw is seeded by (`dispatch.choiceSeed`, the ledger's generation,
- * issue, attempt, agent), and the plan draws its issues in order. The same state plans the same
- * agents; new evidence draws afresh.
+ * issue, attempt, agent): an issue draws the same however often and in whatever order a plan asks.
+ * The same state plans the same agents; new evidence draws afresh.
  */
 
 /** Default cost of a crew when no crew of the school has recorded spend yet (USD). */
@@ -33,8 +29,6 @@ export const DEFAULT_CREW_COST_USD = 1;
 
 /** Pseudo-crews of the agent's mean at a difficulty a cell's mean cost leans on. */
 export const CELL_COST_STRENGTH = 4;
-/** A chosen, not yet run crew of this plan, as evidence at the posterior mean. */
-export const PENDING_WEIGHT = 1;
 
 /** What one agent looked like to the choice. */
 export type AgentDraw = ChoiceDraw;
@@ -132,24 +126,20 @@ export function targetPerDollar(book: RecordBook): number | undefined {
   return value;
 }
 
-/** One agent's seeded draw for an issue, with this plan's pending crews in the cell counted. */
+/** One agent's seeded draw for an issue. */
 export function drawFor(book: RecordBook, agent: string, c: ChoiceContext, seed: number): AgentDraw {
-  const base = posterior(book, agent, c.domain, c.difficulty);
-  const m = mean(base);
-  const pending = PENDING_WEIGHT * (book.pending.get(recordKey(agent, c.domain, c.difficulty)) ?? 0);
-  const p = { alpha: base.alpha + pending * m, beta: base.beta + pending * (1 - m) };
+  const p = posterior(book, agent, c.domain, c.difficulty);
   const u = seeded(`${seed}:${book.generation}:${c.issueNumber}:${c.attempt}:${agent}`);
   const draw = sampleBeta(p, u);
   const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty);
   const target = targetPerDollar(book);
   const value = target === undefined ? draw / expectedCostUsd : draw - target * expectedCostUsd;
-  return { agent, draw, mean: m, expectedCostUsd, value };
+  return { agent, draw, mean: mean(p), expectedCostUsd, value };
 }
 
 /**
  * The agent with the highest drawn value among `eligible` (in configuration order; a tie keeps
- * the earlier one), with why; the winner is counted as a pending crew of this plan in its cell.
- * Undefined when none is eligible.
+ * the earlier one), with why. Undefined when none is eligible.
  */
 export function chooseLearning(
   book: RecordBook,
@@ -168,8 +158,6 @@ export function chooseLearning(
   }
   if (!best) return undefined;
   const { agent, ...drawn } = best;
-  const cell = recordKey(agent, c.domain, c.difficulty);
-  book.pending.set(cell, (book.pending.get(cell) ?? 0) + 1);
   const target = targetPerDollar(book);
   return {
     agent,

@@ -85,12 +85,6 @@ export class RecordBook {
   private readonly difficulties = new Map<string, CellRecord>();
   private readonly agents = new Map<string, CellRecord>();
   private readonly byAgent = new Map<string, CellRecord[]>();
-  /**
-   * Crews chosen in the plan being drawn, per cell, before any of them ran: the choice counts
-   * them so that one plan does not send the same agent to every issue of a cell on one lucky draw
-   * (./choice.ts). Starts empty with every book.
-   */
-  readonly pending = new Map<string, number>();
   /** School-wide finished crews and spend: the cost prior of an agent with no spend of its own. */
   readonly school: CostTally = { crews: 0, spendUsd: 0 };
   /**
