@@ -1,3 +1,4 @@
+import { contestLine } from './contests.js';
 import { h } from './escape.js';
 import { budgetLine } from '../dispatch/budgets.js';
 import {
@@ -173,7 +174,10 @@ function leaderboard(view: SchoolView): string {
   const ignored = view.feedbackIgnored?.length
     ? `<h3>Feedback ignored</h3><ul data-testid="feedback-ignored">${view.feedbackIgnored.map((f) => `<li>${h(ignoredLine(f))}</li>`).join('')}</ul>`
     : '';
-  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${ignored}${perCell}</section>`;
+  const contests = view.contests?.length
+    ? `<h3>Contests</h3><ul data-testid="contests">${view.contests.map((c) => `<li>${h(contestLine(c))}</li>`).join('')}</ul>`
+    : '';
+  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${contests}${ignored}${perCell}</section>`;
 }
 
 function daemons(view: SchoolView): string {

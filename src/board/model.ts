@@ -1,3 +1,4 @@
+import type { ContestLine } from './contests.js';
 import type { BudgetStanding } from '../dispatch/budgets.js';
 import type { CrewRegistry } from '../dispatch/registry.js';
 import type { SchoolState } from '../dispatch/school-log.js';
@@ -189,6 +190,8 @@ export interface SchoolView {
    * unlisted bot, `/school` without an instruction), newest first, at most `IGNORED_SHOWN`.
    */
   feedbackIgnored?: IgnoredItem[];
+  /** Contests the judges decided, newest first (src/board/contests.ts); absent when none. */
+  contests?: ContestLine[];
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
   /**
    * Every budget and what it has left (src/dispatch/budgets.ts): each running crew's, the school's

@@ -1,3 +1,4 @@
+import { contestLine } from './contests.js';
 import { escapeCell } from '../curriculum/summary.js';
 import { budgetLine } from '../dispatch/budgets.js';
 import {
@@ -138,7 +139,10 @@ export function leaderboardMarkdown(view: SchoolView, limit = 10): string {
   const ignored = view.feedbackIgnored?.length
     ? `\n\nFeedback ignored:  \n${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join('  \n')}`
     : '';
-  return (line ? `${table}\n\nBy humans: ${mdCell(line)}` : table) + ignored;
+  const contests = view.contests?.length
+    ? `\n\nContests:  \n${view.contests.map((c) => mdCell(contestLine(c))).join('  \n')}`
+    : '';
+  return (line ? `${table}\n\nBy humans: ${mdCell(line)}` : table) + contests + ignored;
 }
 
 /** What each agent's work cost per domain, with the trend; every cell through `mdCell`. */

@@ -1,3 +1,4 @@
+import { contestLine } from './contests.js';
 import { renderText } from '../grading/report.js';
 import { redactText } from '../security/redact.js';
 import { budgetLine } from '../dispatch/budgets.js';
@@ -137,6 +138,7 @@ export function renderTerminal(view: SchoolView): string {
       ...table([costHeader(view.costs).map((c) => c.toLowerCase()), ...view.costs.rows.map(costCells)]),
     );
   }
+  if (view.contests?.length) out.push('', 'Contests', ...view.contests.map((c) => `  ${contestLine(c)}`));
   if (view.feedbackIgnored?.length)
     out.push('', 'Feedback ignored', ...view.feedbackIgnored.map((f) => `  ${ignoredLine(f)}`));
   if (view.pauses.lastCleared) {

@@ -1,3 +1,4 @@
+import { contestLines } from './contests.js';
 import type { SchoolConfig } from '../config/schema.js';
 import type { CrewRegistry } from '../dispatch/registry.js';
 import { redact, redactText } from '../security/redact.js';
@@ -113,6 +114,7 @@ export function viewOf(
     ...(sources.feedback && Object.keys(sources.feedback.settled).length > 0
       ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) }
       : {}),
+    ...(contestLines(ledger).length > 0 ? { contests: contestLines(ledger) } : {}),
     ...(Object.keys(sources.feedback?.ignored ?? {}).length > 0
       ? { feedbackIgnored: ignoredFeedback(sources.feedback!).slice(0, IGNORED_SHOWN) }
       : {}),

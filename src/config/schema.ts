@@ -618,6 +618,23 @@ export const configSchema = z
           .describe(
             'Seed of the learning choice. With the state, it decides every draw: the same state and seed plan the same agents.',
           ),
+        contest: z
+          .strictObject({
+            difficultyAtLeast: z
+              .number()
+              .int({ message: 'dispatch.contest.difficultyAtLeast: a whole difficulty from 1 to 5' })
+              .min(1)
+              .max(5)
+              .describe('Coding issues of this difficulty or harder are contested.'),
+            agents: z
+              .array(z.string().min(1))
+              .min(2, { message: 'dispatch.contest.agents: list at least 2 agents, one crew each' })
+              .describe('The agents that each send a crew to a contested issue (at least 2, coding agents).'),
+          })
+          .optional()
+          .describe(
+            'A contest for hard issues (docs/dispatch.md, "Contests"): each listed agent takes the same issue in its own slot; the judges pick one crew, only that one is delivered, the others are recorded as losers (not failures).',
+          ),
       })
       .prefault({}),
     delivery: z
@@ -741,6 +758,9 @@ export const configSchema = z
         message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`,
       });
     }
+    contestIssues(c, (path, message) =>
+      ctx.addIssue({ code: 'custom', path: ['dispatch', 'contest', ...path], message }),
+    );
     sealedResultsIssues(c.grading, (path, message) =>
       ctx.addIssue({ code: 'custom', path: ['grading', ...path], message }),
     );
@@ -755,6 +775,32 @@ export const configSchema = z
         message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`,
       });
   });
+
+/** A contest's agents: configured coding agents, each listed once, at least two. */
+function contestIssues(
+  c: {
+    agents: ReadonlyArray<{ id: string; roles: readonly string[] }>;
+    dispatch: { contest?: { agents: string[] } | undefined };
+  },
+  issue: (path: Array<string | number>, message: string) => void,
+): void {
+  const contest = c.dispatch.contest;
+  if (!contest) return;
+  const byId = new Map(c.agents.map((a) => [a.id, a]));
+  const seen = new Set<string>();
+  contest.agents.forEach((id, i) => {
+    const agent = byId.get(id);
+    if (seen.has(id)) issue(['agents', i], `lists ${id} twice: each agent sends one crew to a contest`);
+    else if (!agent)
+      issue(
+        ['agents', i],
+        `names ${id}, which is not a configured agent (agents[].id: ${[...byId.keys()].join(', ') || 'none'})`,
+      );
+    else if (!agent.roles.includes('coding'))
+      issue(['agents', i], `names ${id}, which does not take the coding role (add coding to its roles)`);
+    seen.add(id);
+  });
+}
 
 /** What grading.sealedResults needs of grading.sealedTests, and of itself. */
 function sealedResultsIssues(

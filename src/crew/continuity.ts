@@ -32,8 +32,11 @@ export const KEEPS_WORK = ['usage_limit', 'overloaded', 'timed_out'] as const;
 
 /** Earlier finished crews of this issue, newest first; skips runs that said nothing (N4.1, infra, N7.1). */
 export function previousRuns(crews: Record<string, CrewRecord>, issue: number, self: string): CrewRecord[] {
+  // A contest's crews each do their own work (src/dispatch/contest.ts): none continues another's.
+  const contest = crews[self]?.contest?.id;
   return Object.values(crews)
     .filter((c) => c.issueNumber === issue && c.crewId !== self && c.status === 'finished')
+    .filter((c) => contest === undefined || c.contest?.id !== contest)
     .filter((c) => !c.preVerify && !c.infra && !c.orphaned && c.outcome !== 'cancelled')
     .sort(
       (a, b) => (b.finishedAt ?? '').localeCompare(a.finishedAt ?? '') || b.crewId.localeCompare(a.crewId),

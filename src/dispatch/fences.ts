@@ -89,7 +89,11 @@ export class FenceSet {
     }
   }
 
-  /** Checks, then claims when free: one pass over the fences for the common case. */
+  /**
+   * Checks, then claims when free: one pass over the fences for the common case. A fence `owner`
+   * itself holds is free to it: the crews of one contest (./contest.ts) share their issue's fences.
+   * That never hides another owner: a claim is only made where nothing of anyone else overlaps.
+   */
   tryClaim(fences: readonly string[], owner: FenceOwner): FenceConflict | undefined {
     if (fences.length === 0) return undefined;
     if (fences.length === 1) {
@@ -97,7 +101,7 @@ export class FenceSet {
       if (g === '') return undefined;
       const p = prefixOf(g);
       const held = this.ownerOf(p);
-      if (held !== undefined) return { fence: fences[0]!, heldBy: held };
+      if (held !== undefined && held !== owner) return { fence: fences[0]!, heldBy: held };
       this.insert(p, owner);
       return undefined;
     }
@@ -107,7 +111,7 @@ export class FenceSet {
       if (g === '') continue;
       const p = prefixOf(g);
       const held = this.ownerOf(p);
-      if (held !== undefined) return { fence, heldBy: held };
+      if (held !== undefined && held !== owner) return { fence, heldBy: held };
       prefixes.push(p);
     }
     for (const p of prefixes) this.insert(p, owner);

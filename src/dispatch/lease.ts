@@ -1,4 +1,4 @@
-import { crewFold, leaseId, type CrewRegistry, type Lease } from './registry.js';
+import { crewFold, leaseId, type CrewRecord, type CrewRegistry, type Lease } from './registry.js';
 import type { CrewEvent, LeaseOwner } from '../schemas/crew.js';
 import { EventLog, event, type StateEvent } from '../state/event-log.js';
 import { foldLog } from '../state/fold.js';
@@ -153,11 +153,14 @@ function decideClaim(
   if (!crew) return refused('not planned');
   if (crew.status !== 'planned') return refused(`already ${crew.status}`);
   if (crew.daemon !== req.daemon) return refused(`planned for daemon ${crew.daemon}`);
+  // The crews of one contest take their issue side by side (./contest.ts): no twin of each other.
+  const sibling = (c: CrewRecord) => crew.contest !== undefined && c.contest?.id === crew.contest.id;
   const twin = Object.values(registry.crews).find(
-    (c) => c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === 'running',
+    (c) =>
+      c.issueNumber === crew.issueNumber && c.crewId !== crew.crewId && c.status === 'running' && !sibling(c),
   );
   if (twin) return refused(`issue #${crew.issueNumber} already running as ${twin.crewId}`);
-  const stale = supersededBy(registry, events, crew.crewId, crew.issueNumber);
+  const stale = supersededBy(registry, events, crew.crewId, crew.issueNumber, sibling);
   if (stale) {
     const reason = `superseded: issue #${crew.issueNumber} ran as ${stale} after this crew was planned`;
     const data = {
@@ -206,6 +209,7 @@ function supersededBy(
   events: readonly CrewLogEvent[],
   crewId: string,
   issueNumber: number,
+  sibling: (c: CrewRecord) => boolean,
 ): string | undefined {
   const index = new Map(events.map((e, i) => [e.key, i]));
   const plannedAt = index.get(`planned:${crewId}`) ?? -1;
@@ -213,6 +217,7 @@ function supersededBy(
     (c) =>
       c.issueNumber === issueNumber &&
       c.crewId !== crewId &&
+      !sibling(c) &&
       c.status === 'finished' &&
       (index.get(`finished:${c.crewId}`) ?? -1) > plannedAt,
   )?.crewId;

@@ -54,6 +54,7 @@ import { admitStandby, capUsage, sharedEligible, typicalCrewMs } from './standby
 import { AgentChooser, type LearningChoice, type ScoreLookup } from './assign.js';
 import { RecordBook, type LedgerCounts } from './record.js';
 import { cleanFences } from './fences.js';
+import { completeContests, contestPlans, expandContests } from './contest.js';
 import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, RunTimeHistory, issueStates, type VerdictLookup } from './history.js';
@@ -338,7 +339,7 @@ function decide(
   const learning = learningChoice(input, registry, read.spendRows);
   predictRunTimes(input, registry, sorted.candidates, learning);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
-  const admission = admissionInput(input, registry, daemons, sorted.candidates, {
+  const admitted = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
     spend: { spentUsd: spentUsd ?? 0, ...(capUsd !== undefined ? { capUsd } : {}) },
     ...(blocked !== undefined ? { blocked } : {}),
@@ -347,20 +348,25 @@ function decide(
     ...(read.daily ? { dailyBudgets: read.daily } : {}),
     ...(learning ? { learning } : {}),
   });
-  const decision = admit(admission);
+  // Contests (./contest.ts): a contested issue is one entry per agent, at least two placed or none.
+  const contests = expandContests(admitted.candidates, config, pausedAgents);
+  const admission = { ...admitted, candidates: contests.candidates };
+  const decision = { ...admit(admission) };
+  Object.assign(decision, completeContests(decision.admitted, decision.refused, contests.entries));
   const standby = input.standby
     ? admitStandby(
-        admission,
+        // A contest's crews are all placed in the first wave: none waits as a standby crew.
+        { ...admission, candidates: admission.candidates.filter((c) => !contests.entries.has(c)) },
         decision,
         typicalCrewMs(registry, admission.time.crewTimeoutMs),
         config.dispatch.order,
       )
     : { standby: [], refused: decision.refused };
   const eligible = input.sharedQueue ? sharedEligible(admission, decision, standby.standby) : [];
-  const assignments = [
-    ...decision.admitted.map((a) => toAssignment(a, false)),
-    ...standby.standby.map((a, i) => toAssignment(a, true, eligible[i])),
-  ];
+  const first = decision.admitted.map((a) => toAssignment(a, false));
+  const contested = contestPlans(first, (_, i) => contests.entries.has(decision.admitted[i]!.candidate));
+  for (const [a, contest] of contested) a.contest = contest;
+  const assignments = [...first, ...standby.standby.map((a, i) => toAssignment(a, true, eligible[i]))];
   const byDaemon = new Map<string, string[]>();
   for (const a of assignments) byDaemon.set(a.daemon, [...(byDaemon.get(a.daemon) ?? []), a.crewId]);
   const result: PlanResult = {
@@ -624,6 +630,7 @@ function plannedEvents(result: PlanResult, input: PlanInput, now: Date): CrewEve
         ...(a.revision ? { revision: a.revision } : {}),
         ...(a.eligible ? { eligible: a.eligible } : {}),
         ...(a.choice ? { choice: a.choice } : {}),
+        ...(a.contest ? { contest: a.contest } : {}),
         ...plannedBy(input.plannedBy, a.daemon),
       },
       now,
@@ -709,7 +716,7 @@ function report(result: PlanResult, logger: Logger): void {
   }
   for (const a of result.assignments) {
     logger.info(
-      `planned ${a.crewId}: issue #${a.issueNumber} → ${a.daemon} (${a.classroom}${a.fallback ? ', fallback' : ''}) agent ${a.agent}, attempt ${a.attempt}${a.repair ? ' (repair)' : ''}${a.revision ? ` (revision ${a.revision.round} of ${a.revision.of}, pull request #${a.revision.pr})` : ''}`,
+      `planned ${a.crewId}: issue #${a.issueNumber} → ${a.daemon} (${a.classroom}${a.fallback ? ', fallback' : ''}) agent ${a.agent}, attempt ${a.attempt}${a.repair ? ' (repair)' : ''}${a.contest ? ` (contest ${a.contest.id} of ${a.contest.of.length} crews)` : ''}${a.revision ? ` (revision ${a.revision.round} of ${a.revision.of}, pull request #${a.revision.pr})` : ''}`,
     );
   }
   const codes = new Map<string, number>();

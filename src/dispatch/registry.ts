@@ -85,6 +85,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
             ...(d.revision ? { revision: d.revision } : {}),
             ...(d.eligible ? { eligible: [...d.eligible] } : {}),
             ...(d.choice ? { choice: d.choice } : {}),
+            ...(d.contest ? { contest: { id: d.contest.id, of: [...d.contest.of] } } : {}),
           };
         }
         break;

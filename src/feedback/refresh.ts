@@ -5,10 +5,17 @@ import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 import { Outbox, type IssuesPort } from '../outbox/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
+import { ScoreLedger } from '../grading/ledger.js';
 import { decideRevision } from '../dispatch/revision.js';
 import { readFeedback } from './log.js';
 import { revisionRequests } from './revisions.js';
-import { issueStatuses, repoUrlFromEnv, runUrlFromEnv, statusComment } from './status.js';
+import {
+  issueStatuses,
+  repoUrlFromEnv,
+  runUrlFromEnv,
+  statusComment,
+  type DecidedContest,
+} from './status.js';
 
 /**
  * Refreshes the status comments (item 4): renders every worked-on issue's status from the state and
@@ -67,9 +74,17 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
       const d = decideRevision(registry, r, o.config.delivery.revisions);
       if (d.kind === 'stopped') revisionStops.set(r.issue, d.reason);
     }
+    // Without the ledger the statuses are rendered without the contests' decisions.
+    let contests: Record<string, DecidedContest> | undefined;
+    try {
+      contests = new ScoreLedger(o.layout).state().contests?.decided;
+    } catch (e) {
+      o.logger.warning(`status comments without contest decisions: ${message(e)}`);
+    }
     const statuses = issueStatuses({
       registry,
       verdicts,
+      ...(contests ? { contests } : {}),
       deliveries,
       settled,
       notMoved,

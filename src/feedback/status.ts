@@ -23,9 +23,16 @@ export interface RevisionRound {
 }
 
 export type IssueStatus =
-  | { state: 'queued'; crewId: string; agent: string; revision?: RevisionRound }
-  | { state: 'running'; crewId: string; agent: string; runUrl?: string; revision?: RevisionRound }
-  | { state: 'grading'; crewId: string; agent: string; revision?: RevisionRound }
+  | { state: 'queued'; crewId: string; agent: string; revision?: RevisionRound; contest?: ContestNote }
+  | {
+      state: 'running';
+      crewId: string;
+      agent: string;
+      runUrl?: string;
+      revision?: RevisionRound;
+      contest?: ContestNote;
+    }
+  | { state: 'grading'; crewId: string; agent: string; revision?: RevisionRound; contest?: ContestNote }
   | {
       state: 'accepted';
       crewId: string;
@@ -34,6 +41,7 @@ export type IssueStatus =
       /** What people did with the pull request, once they did (the last judge). */
       settled?: 'merged' | 'closed';
       revision?: RevisionRound;
+      contest?: ContestNote;
       /**
        * The revision's commit was not pushed: someone pushed to the branch while it ran, and their
        * commit is kept; the next feedback plans again from the new head.
@@ -48,9 +56,26 @@ export type IssueStatus =
       repair: boolean;
       /** A revision that failed: the pull request stays as it was delivered. */
       revision?: RevisionRound;
+      contest?: ContestNote;
     }
-  | { state: 'paused'; crewId: string; agent: string; reason: string }
+  | { state: 'paused'; crewId: string; agent: string; reason: string; contest?: ContestNote }
   | { state: 'stopped'; reason: string };
+
+/**
+ * A contest's place in an issue's status (docs/dispatch.md, "Contests"): how many crews took the
+ * issue and, once decided, why the judges picked the one they did (or none).
+ */
+export interface ContestNote {
+  crews: number;
+  /** The decision's sentence (src/grading/contest.ts); absent until the judges decided. */
+  why?: string;
+}
+
+/** A contest as the ledger decided it (src/grading/ledger.ts `ContestDecided`). */
+export interface DecidedContest {
+  winner?: { crewId: string };
+  why: string;
+}
 
 export const statusMarker = statusMarkerOf;
 
@@ -71,6 +96,8 @@ export interface StatusInputs {
   notMoved?: ReadonlySet<string>;
   /** Issues whose pull request got feedback after the last revision round allowed: why it stops. */
   revisionStops?: ReadonlyMap<number, string>;
+  /** Contests the judges decided, by contest id. */
+  contests?: Readonly<Record<string, DecidedContest>>;
 }
 
 function latestCrew(crews: CrewRecord[]): CrewRecord {
@@ -94,11 +121,17 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
   const states = issueStates(i.registry, verdict);
   const out = new Map<number, IssueStatus>();
   for (const [issue, crews] of byIssue) {
-    const c = latestCrew(crews);
+    const contest = contestOf(latestCrew(crews), crews, i.contests);
+    const c = contest?.stands ?? latestCrew(crews);
     const revision = c.revision
       ? { round: c.revision.round, of: c.revision.of, pr: c.revision.pr }
       : undefined;
-    const who = { crewId: c.crewId, agent: c.agent, ...(revision ? { revision } : {}) };
+    const who = {
+      crewId: c.crewId,
+      agent: c.agent,
+      ...(revision ? { revision } : {}),
+      ...(contest ? { contest: contest.note } : {}),
+    };
     const state = states.get(issue);
     const stop = c.status === 'finished' ? i.revisionStops?.get(issue) : undefined;
     if (stop) out.set(issue, { state: 'stopped', reason: plain(stop) });
@@ -123,6 +156,7 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
       });
     else if (c.outcome === 'usage_limit' || c.outcome === 'overloaded' || c.outcome === 'cancelled')
       out.set(issue, { state: 'paused', ...who, reason: plain(c.reason ?? c.outcome) });
+    else if (contest && !contest.note.why) out.set(issue, { state: 'grading', ...who });
     else if (c.outcome === 'succeeded') {
       const v = i.verdicts.get(c.crewId);
       if (!v) out.set(issue, { state: 'grading', ...who });
@@ -167,6 +201,26 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
 }
 
 /**
+ * The crew an issue's status speaks of when its latest crews are a contest: a crew still planned or
+ * running while any is; once all ended, the winner the judges picked, else the first crew graded.
+ */
+function contestOf(
+  latest: CrewRecord,
+  crews: readonly CrewRecord[],
+  decided: StatusInputs['contests'],
+): { stands: CrewRecord; note: ContestNote } | undefined {
+  const plan = latest.contest;
+  if (!plan) return undefined;
+  const members = crews.filter((c) => c.contest?.id === plan.id);
+  const d = decided?.[plan.id];
+  const note: ContestNote = { crews: plan.of.length, ...(d ? { why: plain(d.why) } : {}) };
+  const live = members.find((c) => c.status === 'running') ?? members.find((c) => c.status === 'planned');
+  const winner = d?.winner ? members.find((c) => c.crewId === d.winner!.crewId) : undefined;
+  const graded = members.find((c) => c.outcome === 'succeeded') ?? latest;
+  return { stands: live ?? winner ?? graded, note };
+}
+
+/**
  * A reason as the status keeps it: one line, bounded. It carries what a student, a reviewer or a
  * test printed (a path, an output's tail), so the comment quotes it with `plainText` when it renders.
  */
@@ -179,7 +233,8 @@ function headline(s: IssueStatus): string {
     'revision' in s && s.revision
       ? `revision ${s.revision.round} of ${s.revision.of} on pull request #${s.revision.pr}: `
       : '';
-  return r + state(s);
+  const k = 'contest' in s && s.contest ? `a contest of ${s.contest.crews} crews: ` : '';
+  return r + k + state(s);
 }
 
 function state(s: IssueStatus): string {
@@ -219,6 +274,8 @@ export function statusComment(issueNumber: number, s: IssueStatus): string {
     statusMarker(issueNumber),
     `**school-core status:** ${headline(s)}`,
     ...('crewId' in s ? ['', `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : []),
+    // The judges' decision quotes crew ids, agents and verdict codes: quoted as prose.
+    ...('contest' in s && s.contest?.why ? ['', `Contest: ${plainText(s.contest.why)}.`] : []),
     '',
     '<sub>This comment is edited in place as the work moves on.</sub>',
   ];

@@ -13,6 +13,7 @@ import type { DrainProgress } from './progress.js';
 import { outboxPolicy } from './records.js';
 import type { Verdict } from './verdict.js';
 import { commitWave, type WaveContext } from './wave.js';
+import { Contests } from './contest.js';
 
 /**
  * One drain (docs/grading.md, seed 000 §3.2): ONE snapshot of the pending jobs, worked through in
@@ -153,6 +154,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     ledger: new ScoreLedger(layout, warn),
     outbox: new Outbox(layout),
     policy: outboxPolicy(config, o.deliver ?? false),
+    contests: new Contests(layout, warn),
     worker: redactText(worker),
     maxAttempts,
     alpha: config.grading.emaAlpha,

@@ -39,7 +39,32 @@ export interface HumanJudged {
   merged: boolean;
   alpha: number;
 }
-export type ScoreEvent = StateEvent<'score.applied', ScoreApplied> | StateEvent<'human.judged', HumanJudged>;
+/**
+ * A contest decided (./contest.ts, docs/grading.md "Contests"), once per contest, key
+ * `contest:<id>`: the crew the judges picked (none when no crew was accepted) and why, and every
+ * other crew as a loser with why. Folded into wins and losses per (agent, domain, difficulty): a
+ * loss is not-chosen, never a rejection.
+ */
+export interface ContestDecided {
+  contestId: string;
+  issueNumber: number;
+  winner?: ContestEntrantRecord;
+  /** Why the winner won, or why there is none: one sentence. */
+  why: string;
+  losers: Array<ContestEntrantRecord & { reason: string }>;
+  /** When it was decided (the outbox's watermark is compared with it after a crash). */
+  decidedAt?: string;
+}
+export interface ContestEntrantRecord {
+  crewId: string;
+  agent: string;
+  domain: string;
+  difficulty: number;
+}
+export type ScoreEvent =
+  | StateEvent<'score.applied', ScoreApplied>
+  | StateEvent<'human.judged', HumanJudged>
+  | StateEvent<'contest.decided', ContestDecided>;
 
 export interface Ema {
   ema: number;
@@ -57,6 +82,16 @@ export interface LedgerState {
   cells: Record<string, CellScore>;
   /** Acceptance by humans (merged = 1, closed unmerged = 0); absent until the first settles. */
   human?: { agents: Record<string, Ema>; cells: Record<string, CellScore> };
+  /** Contests decided (by id) and each cell's wins and losses; absent until the first is decided. */
+  contests?: { decided: Record<string, ContestDecided>; cells: Record<string, ContestCell> };
+}
+export interface ContestCell {
+  agent: string;
+  domain: string;
+  difficulty: number;
+  won: number;
+  /** Crews of the agent that were not chosen (accepted or not): information, not failures. */
+  lost: number;
 }
 
 export function cellKey(agent: string, domain: string, difficulty: number): string {
@@ -77,6 +112,27 @@ export const ledgerFold: LogFold<LedgerState, ScoreEvent> = registerFold<LedgerS
   file: 'scores',
   empty: () => ({ agents: {}, cells: {} }),
   apply(state, e) {
+    if (e.type === 'contest.decided') {
+      const d = e.data;
+      const contests = (state.contests ??= { decided: {}, cells: {} });
+      if (contests.decided[d.contestId]) return state;
+      contests.decided[d.contestId] = d;
+      const count = (c: ContestEntrantRecord, won: boolean) => {
+        const k = cellKey(c.agent, c.domain, c.difficulty);
+        const cell = (contests.cells[k] ??= {
+          agent: c.agent,
+          domain: c.domain,
+          difficulty: c.difficulty,
+          won: 0,
+          lost: 0,
+        });
+        if (won) cell.won++;
+        else cell.lost++;
+      };
+      if (d.winner) count(d.winner, true);
+      for (const l of d.losers) count(l, false);
+      return state;
+    }
     if (e.type === 'human.judged') {
       const h = e.data;
       const human = (state.human ??= { agents: {}, cells: {} });
@@ -203,7 +259,7 @@ export class ScoreLedger {
           }),
           options,
         )
-        .appended.map((e) => e.data.crewId),
+        .appended.map((e) => (e.data as ScoreApplied).crewId),
     );
   }
 
@@ -222,6 +278,22 @@ export class ScoreLedger {
           }))
           .appended.map((e) => (e.data as HumanJudged).pr),
       ),
+    );
+  }
+
+  /** Records contest decisions, once per contest by key; for a caller holding the grading lock. */
+  decideHeld(items: readonly ContestDecided[], at: Date, options: AppendOptions = {}): string[] {
+    if (items.length === 0) return [];
+    return this.guard(() =>
+      this.log
+        .transactHeld(
+          () => ({
+            append: items.map((d) => event('contest.decided', `contest:${d.contestId}`, d, at)),
+            result: undefined,
+          }),
+          options,
+        )
+        .appended.map((e) => (e.data as ContestDecided).contestId),
     );
   }
 

@@ -293,9 +293,14 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
       declared && 'note' in declared
         ? [`the tests the suite declares are unknown (${declared.note}); every reported test must pass`]
         : [];
-    if (exit || !v.passed)
-      return fail('sealed_tests_failed', [...(exit ? [exit] : []), ...v.reasons, ...notes, tail(output)]);
     const passed = report.filter((t) => t.status === 'passed').length;
+    // What a contest ranks crews by (./contest.ts): more passed named sealed tests first.
+    const tests = { passed, failed: report.filter((t) => t.status === 'failed').length };
+    if (exit || !v.passed)
+      return {
+        ...fail('sealed_tests_failed', [...(exit ? [exit] : []), ...v.reasons, ...notes, tail(output)]),
+        tests,
+      };
     const against = results.expect
       ? `all ${results.expect.length} expected`
       : declared && 'names' in declared
@@ -307,6 +312,7 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
       code: 'sealed_tests_passed',
       reasons: [`sealed tests passed: ${passed} named test(s) reported passed (${against})`, ...notes],
       score: 1,
+      tests,
     };
   });
 }

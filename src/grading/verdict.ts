@@ -16,6 +16,8 @@ export interface JudgeFinding {
   reasons: string[];
   /** 0..1; the reviewer's score, 1 or 0 for pass/fail judges. */
   score: number;
+  /** The sealed judge with named results: how many named tests the report gave as passed, failed. */
+  tests?: { passed: number; failed: number };
 }
 
 export interface Verdict {

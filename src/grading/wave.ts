@@ -8,6 +8,7 @@ import { appendObservationsHeld, observationOf } from './observations.js';
 import type { Outbox } from '../outbox/outbox.js';
 import type { GradingQueue, QueueState } from './queue.js';
 import { missingOutboxEntries, outboxEntries, scoreOf, type OutboxPolicy } from './records.js';
+import type { Contests } from './contest.js';
 import type { Verdict } from './verdict.js';
 
 /**
@@ -37,6 +38,8 @@ export interface WaveContext {
   reconciled?: boolean;
   /** Set when the drain applied scores: its last transaction rewrites `views/scores.json`. */
   viewStale?: boolean;
+  /** Contests (./contest.ts): their crews' entries wait for the decision, made here once complete. */
+  contests?: Contests;
 }
 
 export interface WaveInput {
@@ -131,13 +134,38 @@ export function commitWave(ctx: WaveContext, w: WaveInput): Promise<WaveOutcome>
 
     const markedNow = new Set(settled.graded);
     const marked = w.graded.filter((g) => markedNow.has(g.job.jobKey));
-    const entries = marked.flatMap((g) => outboxEntries(ctx.policy, g.job, g.verdict));
-    if (!ctx.reconciled) {
+    const contests = ctx.contests;
+    const held = (job: GradingJob) => contests?.holds(job) ?? false;
+    const entries = marked.flatMap((g) => (held(g.job) ? [] : outboxEntries(ctx.policy, g.job, g.verdict)));
+    const first = !ctx.reconciled;
+    if (first) {
       const queue = ctx.queue.stateHeld();
       for (const lost of lostScores(queue, ctx.ledger))
         if (ctx.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0) ctx.viewStale = true;
-      entries.push(...missingOutboxEntries(ctx.policy, queue, ctx.outbox.current(), ctx.outbox.watermark()));
+      const outbox = ctx.outbox.current();
+      entries.push(
+        ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.outbox.watermark()).filter(
+          (e) => !contests || !queue.jobs[e.jobKey] || !held(queue.jobs[e.jobKey]!.job),
+        ),
+      );
+      if (contests)
+        entries.push(
+          ...contests.missing(
+            ctx.ledger.state(),
+            ctx.policy,
+            queue,
+            (id) => !!outbox.items[id],
+            ctx.outbox.watermark(),
+          ),
+        );
       ctx.reconciled = true;
+    }
+    // A contest is decided once all its crews are graded or ended: in the drain's first transaction
+    // (crews that ended without a grade) and whenever a wave marks a contest crew.
+    if (contests && (first || marked.some((g) => held(g.job)))) {
+      const d = contests.settle(ctx.queue.stateHeld(), ctx.ledger.state(), ctx.policy, w.now);
+      ctx.ledger.decideHeld(d.decided, w.now, { redacted: true });
+      entries.push(...d.entries);
     }
     await ctx.outbox.record(entries, w.now, { sync: false, redacted: true });
     const warnings: string[] = [];

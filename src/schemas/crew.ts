@@ -89,6 +89,17 @@ export interface CrewPlanned {
   eligible?: string[];
   /** Why a learning choice sent this agent (docs/dispatch.md, "Choosing an agent"); absent under greedy. */
   choice?: PlannedChoice;
+  /**
+   * One crew of a contest (docs/dispatch.md, "Contests"): every listed crew takes the same issue in
+   * its own slot; the judges pick one, only it is delivered. Absent on an ordinary crew.
+   */
+  contest?: ContestPlan;
+}
+
+/** A contest as planned: its id and every crew in it (this one included), in plan order. */
+export interface ContestPlan {
+  id: string;
+  of: string[];
 }
 
 /** One agent as the learning choice saw it for an issue. */
