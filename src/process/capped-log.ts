@@ -1,4 +1,14 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { readRange } from './read-range.js';
 
 /**
@@ -11,6 +21,13 @@ import { readRange } from './read-range.js';
  * log began (src/agents/run.ts, the Orca launch script's `log-offset`) still finds it after a cut:
  * `readLogFrom` maps it into the file, or to the first byte kept when its start was cut away.
  * The same format is written by the Orca launch script's writer (CAPPED_LOG_WRITER below).
+ *
+ * The marker is the school's word only: a student whose output starts a log could print a marker
+ * line of its own (hiding its first line, claiming any count). So a marker in the file carries the
+ * log's *mark*, a random token in a side file beside the log (`<log>.cut`, where no student writes),
+ * made at the log's first cut and made afresh whenever a writer finds the log empty; a marker
+ * without that mark is the student's text. Its count is at most 15 digits (a number, never
+ * Infinity). Readers never hand the mark on: what they return carries the marker without it.
  */
 
 /** The cap when none is configured (`dispatch.logMaxBytes`). */
@@ -18,17 +35,38 @@ export const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
 /** The smallest cap: the kept half must still hold a useful tail. */
 export const MIN_LOG_MAX_BYTES = 64 * 1024;
 
-const MARKER = /^\[school\] log cut: (\d+) earlier bytes dropped[^\n]*\n/;
+/** The marker as the file holds it: the count dropped and the log's mark (shared with the writer script). */
+const MARKER_SOURCE = String.raw`^\[school\] log cut: (\d{1,15}) earlier bytes dropped \(the log keeps its last part; dispatch\.logMaxBytes; mark ([0-9a-f]{16})\)\n`;
+const MARKER = new RegExp(MARKER_SOURCE);
+const MARK = /^[0-9a-f]{16}$/;
+/** The marker's longest form, and then some: what is read of a log's head to find it. */
+const HEAD_BYTES = 200;
 
+/** The marker as readers show it (without the mark). */
 export function cutMarker(dropped: number): string {
   return `[school] log cut: ${dropped} earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)\n`;
 }
 
-/** The marker at the head of an open log: bytes dropped and the marker's own length. */
-function headOf(fd: number): { dropped: number; head: number } {
-  const first = readRange(fd, 0, 160).toString('latin1');
-  const m = MARKER.exec(first);
-  return m ? { dropped: Number(m[1]), head: m[0].length } : { dropped: 0, head: 0 };
+/** The marker as the file holds it. */
+function fileMarker(dropped: number, mark: string): string {
+  return `[school] log cut: ${dropped} earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes; mark ${mark})\n`;
+}
+
+/** The side file holding the mark of the log at `path`. */
+export function markFile(path: string): string {
+  return `${path}.cut`;
+}
+
+function readMark(path: string): string | undefined {
+  const mark = withFd(markFile(path), '', (fd) => readRange(fd, 0, 64).toString('latin1').trim());
+  return MARK.test(mark) ? mark : undefined;
+}
+
+/** The school's marker at the head of an open log: bytes dropped and the marker's own length. */
+function headOf(fd: number, path: string): { dropped: number; head: number } {
+  const m = MARKER.exec(readRange(fd, 0, HEAD_BYTES).toString('latin1'));
+  if (!m || m[2] !== readMark(path)) return { dropped: 0, head: 0 };
+  return { dropped: Number(m[1]), head: m[0].length };
 }
 
 /** An open capped log, appended to synchronously (one writer at a time). */
@@ -43,6 +81,8 @@ export class CappedLog {
 
   private headFd: number | undefined;
   private headLeft = 0;
+  /** The log's mark, once it has one (its first cut). */
+  private mark: string | undefined;
 
   constructor(
     readonly path: string,
@@ -59,7 +99,10 @@ export class CappedLog {
     }
     this.fd = openSync(path, 'a+', 0o600);
     this.size = fstatSync(this.fd).size;
-    ({ dropped: this.dropped, head: this.head } = headOf(this.fd));
+    // An empty log gets a mark of its own at its first cut: one its student never saw in a log.
+    if (this.size === 0) rmSync(markFile(path), { force: true });
+    else this.mark = readMark(path);
+    ({ dropped: this.dropped, head: this.head } = headOf(this.fd, path));
   }
 
   write(data: Buffer | string): void {
@@ -107,7 +150,14 @@ export class CappedLog {
   }
 
   private rewrite(kept: Buffer, more: Buffer): void {
-    const marker = Buffer.from(cutMarker(this.dropped));
+    if (!this.mark) {
+      // Written before the marker that names it: a reader in between finds no marker, as before.
+      this.mark = randomBytes(8).toString('hex');
+      const tmp = `${markFile(this.path)}.${process.pid}`;
+      writeFileSync(tmp, this.mark, { mode: 0o600 });
+      renameSync(tmp, markFile(this.path));
+    }
+    const marker = Buffer.from(fileMarker(this.dropped, this.mark));
     ftruncateSync(this.fd, 0);
     writeAll(this.fd, Buffer.concat([marker, kept, more]));
     this.head = marker.length;
@@ -133,14 +183,14 @@ export function appendCapped(path: string, text: string, max = DEFAULT_LOG_MAX_B
 /** Bytes ever written to the log at `path` (0 when it does not exist). */
 export function logicalSize(path: string): number {
   return withFd(path, 0, (fd) => {
-    const { dropped, head } = headOf(fd);
+    const { dropped, head } = headOf(fd, path);
     return dropped + fstatSync(fd).size - head;
   });
 }
 
 /** Bytes cut from the front of the log at `path` so far (logical offsets below it are gone). */
 export function droppedBytes(path: string): number {
-  return withFd(path, 0, (fd) => headOf(fd).dropped);
+  return withFd(path, 0, (fd) => headOf(fd, path).dropped);
 }
 
 /**
@@ -150,9 +200,10 @@ export function droppedBytes(path: string): number {
 export function readLogText(path: string, maxBytes = DEFAULT_LOG_MAX_BYTES): string {
   return withFd(path, '', (fd) => {
     const size = fstatSync(fd).size;
-    if (size <= maxBytes) return readRange(fd, 0, size).toString('utf8');
-    const { dropped, head } = headOf(fd);
-    const from = size - maxBytes;
+    const { dropped, head } = headOf(fd, path);
+    if (size <= maxBytes)
+      return (head ? cutMarker(dropped) : '') + readRange(fd, head, size).toString('utf8');
+    const from = Math.max(head, size - maxBytes);
     return cutMarker(dropped + from - head) + readRange(fd, from, size).toString('utf8');
   });
 }
@@ -180,7 +231,7 @@ export function readLogFrom(
   size: number,
 ): void {
   withFd(path, undefined, (fd) => {
-    const { dropped, head } = headOf(fd);
+    const { dropped, head } = headOf(fd, path);
     for (let pos = head + Math.max(0, offset - dropped); ;) {
       const bytes = readRange(fd, pos, pos + size);
       if (!bytes.length) break;
@@ -197,18 +248,30 @@ export function readLogFrom(
  */
 export const CAPPED_LOG_WRITER = `
 const fs = require('node:fs');
+const crypto = require('node:crypto');
 const path = process.argv[1];
+const side = path + '.cut';
 const max = Math.max(1, Number(process.argv[2]) || ${DEFAULT_LOG_MAX_BYTES});
 const keep = Math.max(1, Math.floor(max / 2));
-const marker = (n) => '[school] log cut: ' + n + ' earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)\\n';
 const fd = fs.openSync(path, 'a+', 0o600);
 let size = fs.fstatSync(fd).size;
-const first = Buffer.alloc(160);
-const m = /^\\[school\\] log cut: (\\d+) earlier bytes dropped[^\\n]*\\n/.exec(first.subarray(0, fs.readSync(fd, first, 0, 160, 0)).toString('latin1'));
-let dropped = m ? Number(m[1]) : 0;
-let head = m ? m[0].length : 0;
+let mark;
+if (size === 0) fs.rmSync(side, { force: true });
+else try { mark = fs.readFileSync(side, 'latin1').slice(0, 64).trim(); } catch {}
+if (!/^[0-9a-f]{16}$/.test(mark || '')) mark = undefined;
+const marker = (n) => '[school] log cut: ' + n + ' earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes; mark ' + mark + ')\\n';
+const first = Buffer.alloc(${HEAD_BYTES});
+const m = new RegExp(${JSON.stringify(MARKER_SOURCE)}).exec(first.subarray(0, fs.readSync(fd, first, 0, ${HEAD_BYTES}, 0)).toString('latin1'));
+const ours = !!m && m[2] === mark;
+let dropped = ours ? Number(m[1]) : 0;
+let head = ours ? m[0].length : 0;
 const writeAll = (b) => { for (let o = 0; o < b.length; ) o += fs.writeSync(fd, b, o, b.length - o); };
 const rewrite = (kept) => {
+  if (!mark) {
+    mark = crypto.randomBytes(8).toString('hex');
+    fs.writeFileSync(side + '.' + process.pid, mark, { mode: 0o600 });
+    fs.renameSync(side + '.' + process.pid, side);
+  }
   const mk = Buffer.from(marker(dropped));
   fs.ftruncateSync(fd, 0);
   writeAll(Buffer.concat([mk, kept]));
