@@ -14,6 +14,7 @@ import type { FeedbackPort } from '../feedback/port.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 import { afterGrading, withOutbox } from './after-grading.js';
+import { crewPreflight, refusedPlan } from './preflight.js';
 
 /**
  * `school loop`: the stages of the school loop in one process, in order — fetch the curriculum,
@@ -66,9 +67,11 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   }
 
   const daemons = config.fleet.daemons.map((d) => d.id);
-  const plan = await logger.group('dispatch-crew: plan', () =>
-    planStep({ config, layout, logger, beat: daemons }),
-  );
+  // The sandbox runs what the host runs, or no crew is placed (./preflight.ts; cached when unchanged).
+  const refused = await crewPreflight({ config, layout, logger });
+  const plan = refused
+    ? refusedPlan(refused)
+    : await logger.group('dispatch-crew: plan', () => planStep({ config, layout, logger, beat: daemons }));
   if (plan.loud) logger.warning(plan.loud);
   logger.info(
     `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`,
@@ -80,22 +83,24 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   // Every daemon runs on this machine: one driver each, side by side, each with its K slots. A freed
   // slot is refilled at once from what is still admissible (runStep's refill), so one run of the
   // loop works through the backlog instead of one batch per scheduled cycle.
-  const runs = await logger.group('dispatch-crew: run', () =>
-    Promise.all(
-      daemons.map(async (daemon) => ({
-        daemon,
-        result: await runStep({
-          config,
-          layout,
-          daemon,
-          logger,
-          launcher: o.launcher,
-          refill: o.refill ?? true,
-          onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
-        }),
-      })),
-    ),
-  );
+  const runs = refused
+    ? []
+    : await logger.group('dispatch-crew: run', () =>
+        Promise.all(
+          daemons.map(async (daemon) => ({
+            daemon,
+            result: await runStep({
+              config,
+              layout,
+              daemon,
+              logger,
+              launcher: o.launcher,
+              refill: o.refill ?? true,
+              onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
+            }),
+          })),
+        ),
+      );
 
   // Grading ends at the ledger: the drain records verdicts, scores and outbox entries.
   const drained = await logger.group('drain-grading', () =>

@@ -23,6 +23,7 @@ import { defaultRuntimeDir } from '../crew/spec.js';
 import { revisionRequests } from '../feedback/revisions.js';
 import type { RevisionRequest } from '../dispatch/revision.js';
 import { message } from '../errors.js';
+import { crewPreflight } from './preflight.js';
 
 /**
  * The two halves of dispatch-crew, shared by the action and `school dispatch`:
@@ -228,6 +229,24 @@ export interface RunStepOptions {
 
 export interface RunStepResult extends DriverResult {
   copied: string[];
+  /** Why no crew was started here: the sandbox would not run what the host runs (./preflight.ts). */
+  refused?: string;
+}
+
+/** A run the preflight refused: its planned crews left planned (the next plan settles them, not counted). */
+function refusedRun(planned: string[], refused: string): RunStepResult {
+  const skipped = planned.map((crewId) => ({ crewId, reason: 'not started: the sandbox check refused' }));
+  return {
+    launched: [],
+    adopted: [],
+    finished: [],
+    lost: [],
+    skipped,
+    refilled: [],
+    diskWaits: 0,
+    copied: [],
+    refused,
+  };
 }
 
 /** Crews planned for `daemon` and not started, in the order they were planned. */
@@ -239,6 +258,8 @@ export function plannedFor(layout: StateLayout, daemon: string): string[] {
 }
 
 export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
+  const refused = await crewPreflight({ config: o.config, layout: o.layout, logger: o.logger });
+  if (refused) return refusedRun(plannedFor(o.layout, o.daemon), refused);
   const disk = freeDiskBytes(o.layout.root);
   await beat(o.layout, o.config, o.daemon, disk);
   const result = await runAssignments({

@@ -110,6 +110,7 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
       { heading: `dispatch-crew: daemon ${r.daemon}` },
       // A pause's reason carries a crew's (what its agent printed, a host its student asked for).
       ...(r.run.paused ? [{ raw: `**${plainText(r.run.paused, 1000)}**` }] : []),
+      ...(r.run.refused ? [{ raw: `**${plainText(r.run.refused, 1000)}**` }] : []),
       ...claimsNote(r.run),
       {
         table: {
