@@ -131,7 +131,7 @@ describe('learning choice in a plan (item 2)', () => {
           event(
             'crew.finished',
             `finished:${crewId}`,
-            { crewId, issueNumber: n, outcome: 'succeeded', reason: 'done' },
+            { crewId, issueNumber: n, outcome: 'succeeded' as const, reason: 'done' },
             at,
           ),
         );
