@@ -1,5 +1,4 @@
 import { rmSync } from 'node:fs';
-import type { Logger } from '../log.js';
 import { message } from '../errors.js';
 import { writeSnapshotDir } from './snapshot-dir.js';
 import { MANIFEST_FILE } from './manifest.js';
@@ -9,6 +8,8 @@ import {
   type Snapshot,
   type SnapshotBuilder,
   type SnapshotSource,
+  runCopyName,
+  type RunCopyOptions,
 } from './source.js';
 
 /** The narrow port over @actions/artifact's uploadArtifact (production adapter: src/github/actions-services.ts). */
@@ -18,15 +19,9 @@ export interface ArtifactPort {
   unsupported?(): string | undefined;
 }
 
-export interface ArtifactSourceOptions {
+export interface ArtifactSourceOptions extends RunCopyOptions {
   port: ArtifactPort;
-  prefix: string;
-  runId: string;
-  runAttempt: string;
   retentionDays: number;
-  /** Staging directory for the payload. */
-  path: string;
-  logger?: Logger;
 }
 
 /**
@@ -44,7 +39,7 @@ export class ArtifactSource implements SnapshotSource {
   constructor(private readonly options: ArtifactSourceOptions) {}
 
   artifactName(generation: number): string {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}-${generation}`;
+    return runCopyName(this.options, generation);
   }
 
   async load(): Promise<Snapshot | undefined> {

@@ -1,6 +1,5 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../log.js';
 import { message } from '../errors.js';
 import { readSnapshotDir, writeSnapshotDir } from './snapshot-dir.js';
 import {
@@ -8,6 +7,8 @@ import {
   type Snapshot,
   type SnapshotBuilder,
   type SnapshotSource,
+  runCopyName,
+  type RunCopyOptions,
 } from './source.js';
 
 /**
@@ -23,15 +24,9 @@ export interface CachePort {
   restore(paths: string[], primaryKey: string, restoreKeys: string[]): Promise<string | undefined>;
 }
 
-export interface CacheSourceOptions {
+/** Save and restore must use the same `path` (it is part of the cache version). */
+export interface CacheSourceOptions extends RunCopyOptions {
   port: CachePort;
-  /** Key prefix; entries are `<prefix>-<run_id>-<run_attempt>-<generation>`. */
-  prefix: string;
-  runId: string;
-  runAttempt: string;
-  /** Directory the payload is staged in. Save and restore must use the same path (it is part of the cache version). */
-  path: string;
-  logger?: Logger;
 }
 
 /**
@@ -52,8 +47,7 @@ export class CacheSource implements SnapshotSource {
 
   /** This run attempt's key for a save of `generation`; without it, the attempt's own prefix. */
   key(generation?: number): string {
-    const attempt = `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
-    return generation === undefined ? attempt : `${attempt}-${generation}`;
+    return runCopyName(this.options, generation);
   }
 
   async load(): Promise<Snapshot | undefined> {

@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../state/atomic.js';
+import { message } from '../errors.js';
+import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 import { sha256 } from './manifest.js';
-import type { SourceName } from './source.js';
+import type { SnapshotSource, SourceName } from './source.js';
 
 /**
  * What the state directory held when it last matched a durable checkpoint: the files written by a
@@ -58,4 +60,27 @@ export function matchesMark(mark: CheckpointMark, files: ReadonlyMap<string, Buf
   }
   for (const path of listed) if (sha256(files.get(path)!) !== mark.files[path]!.sha256) return false;
   return true;
+}
+
+/**
+ * Whether the state directory still holds exactly the files of the checkpoint it last matched, and
+ * the primary source still points at that checkpoint. Only sources that name their head cheaply
+ * (the state branch) take part; anything unexpected means "changed", i.e. a full save.
+ */
+export async function unchangedSince(
+  layout: StateLayout,
+  primary: SnapshotSource,
+  files: ReadonlyMap<string, Buffer>,
+  generation: number,
+  log: Logger,
+): Promise<boolean> {
+  const mark = readMark(layout);
+  if (!mark || !primary.head || mark.source !== primary.name || mark.generation !== generation) return false;
+  if (!matchesMark(mark, files)) return false;
+  try {
+    return (await primary.head()) === mark.id;
+  } catch (e) {
+    log.info(`checkpoint: could not read the ${primary.name} head (${message(e)}); saving in full`);
+    return false;
+  }
 }

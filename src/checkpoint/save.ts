@@ -8,7 +8,7 @@ import { compact } from './compact.js';
 import { parseManifest, seal, serializeManifest, type Manifest } from './manifest.js';
 import type { UnionReport } from './logs.js';
 import { mergeFiles } from './merge.js';
-import { markOf, matchesMark, readMark, writeMark } from './mark.js';
+import { markOf, unchangedSince, writeMark } from './mark.js';
 import { scrubFiles } from './scrub.js';
 import {
   SourceNotSupportedError,
@@ -64,6 +64,23 @@ export interface SaveResult {
 const ORDER: Record<SourceName, number> = { branch: 0, directory: 1, cache: 2, artifact: 3 };
 const DURABLE = new Set<SourceName>(['branch', 'directory']);
 
+/** Milliseconds per phase, summed when a phase runs more than once (merge and compact on a retry). */
+function phaseClock() {
+  const timings: Record<string, number> = {};
+  let t = performance.now();
+  return {
+    timings,
+    /** Starts a new phase now (the time before it is not counted). */
+    restart: () => void (t = performance.now()),
+    /** Ends the phase named: adds the time since the last lap or restart. */
+    lap: (phase: string) => {
+      const at = performance.now();
+      timings[phase] = (timings[phase] ?? 0) + (at - t);
+      t = at;
+    },
+  };
+}
+
 /**
  * Saves the state directory: read → redact record by record → (merge with the source's current
  * checkpoint → compact → seal) → write. The first source (the state branch when configured) is
@@ -74,57 +91,105 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
   const log = options.logger ?? silentLogger;
   if (options.sources.length === 0)
     throw new Error('checkpoint save: no sources configured; name at least one');
-  const now = options.now ?? new Date();
   const layout = new StateLayout(options.stateDir);
-  const timings: Record<string, number> = {};
-  let t = performance.now();
-  const lap = (phase: string) => {
-    const at = performance.now();
-    timings[phase] = (timings[phase] ?? 0) + (at - t);
-    t = at;
-  };
+  const clock = phaseClock();
   const tree = readTree(layout.root);
   const localManifest = readLocalManifest(layout, log);
-  const localGeneration = localManifest?.generation ?? 0;
-  lap('read');
+  clock.lap('read');
   const [primary, ...rest] = [...options.sources].sort((a, b) => ORDER[a.name] - ORDER[b.name]);
   if (!options.dryRun && localManifest) {
     const same = await unchangedSince(layout, primary!, tree.files, localManifest.generation, log);
-    lap('check');
-    if (same) {
-      log.info(
-        `checkpoint: nothing changed since generation ${localManifest.generation} and ${primary!.name} still holds it; nothing to write`,
-      );
-      return {
-        snapshot: { manifest: localManifest, files: tree.files },
-        generation: localManifest.generation,
-        // The primary source already holds it (the other copies got it when it was written).
-        saved: [primary!.name],
-        failed: [],
-        skipped: tree.skipped,
-        unfolded: [],
-        divergentKeys: 0,
-        belowWatermark: 0,
-        unchanged: true,
-        timings,
-        dryRun: false,
-      };
+    clock.lap('check');
+    if (same) return unchangedResult(localManifest, tree, primary!.name, clock.timings, log);
+  }
+  const builder = snapshotBuilder(tree, localManifest?.generation ?? 0, options, clock, log);
+  const result: SaveResult = {
+    snapshot: undefined as unknown as Snapshot,
+    generation: 0,
+    saved: [],
+    failed: [],
+    skipped: tree.skipped,
+    unfolded: [],
+    divergentKeys: 0,
+    belowWatermark: 0,
+    unchanged: false,
+    timings: clock.timings,
+    dryRun: options.dryRun === true,
+  };
+  if (options.dryRun) {
+    result.snapshot = builder.build(await loadForDryRun(primary!, log));
+  } else {
+    await writeToSources(primary!, rest, builder.build, result, log);
+    const final = result.snapshot;
+    writeFileAtomic(layout.file('manifest'), serializeManifest(final.manifest));
+    const id = primary!.lastId;
+    if (result.saved[0] === primary!.name && id) {
+      writeMark(layout, markOf(primary!.name, id, final.manifest.generation, tree.files));
+    }
+    for (const [phase, ms] of Object.entries(primary!.timings ?? {})) {
+      if (phase !== 'build') clock.timings[phase] = ms;
     }
   }
+  result.generation = result.snapshot.manifest.generation;
+  result.unfolded = builder.stats.unfolded;
+  result.divergentKeys = builder.report.divergentKeys;
+  result.belowWatermark = (builder.report.belowWatermark ?? 0) + builder.stats.compactedBelow;
+  warnAboutMerge(result, log);
+  return result;
+}
+
+/** The result of a save that found the primary source already holding this state. */
+function unchangedResult(
+  manifest: Manifest,
+  tree: TreeRead,
+  primary: SourceName,
+  timings: Record<string, number>,
+  log: Logger,
+): SaveResult {
+  log.info(
+    `checkpoint: nothing changed since generation ${manifest.generation} and ${primary} still holds it; nothing to write`,
+  );
+  return {
+    snapshot: { manifest, files: tree.files },
+    generation: manifest.generation,
+    // The primary source already holds it (the other copies got it when it was written).
+    saved: [primary],
+    failed: [],
+    skipped: tree.skipped,
+    unfolded: [],
+    divergentKeys: 0,
+    belowWatermark: 0,
+    unchanged: true,
+    timings,
+    dryRun: false,
+  };
+}
+
+/**
+ * The scrubbed files and the function a source calls with its current checkpoint (or none) to get
+ * the snapshot it stores: merge → compact → seal. The counts of the last build stay in `stats`.
+ */
+function snapshotBuilder(
+  tree: TreeRead,
+  localGeneration: number,
+  options: SaveOptions,
+  clock: ReturnType<typeof phaseClock>,
+  log: Logger,
+) {
+  const now = options.now ?? new Date();
   const clean = scrubFiles(tree.files, (m) => log.warning(m));
-  lap('scrub');
+  clock.lap('scrub');
   const horizon = new Date(now.getTime() - options.compactAfterDays * 86_400_000);
   const report: UnionReport = { divergentKeys: 0 };
-  let compactedBelow = 0;
-  let unfolded: string[] = [];
+  const stats = { compactedBelow: 0, unfolded: [] as string[] };
   const build = (base: Snapshot | undefined): Snapshot => {
-    t = performance.now();
+    clock.restart();
     const merged = base ? mergeFiles(base.files, clean.files, report, (m) => log.warning(m)) : clean.files;
-    lap('merge');
+    clock.lap('merge');
     const result = compact(merged, { horizon, warn: (m) => log.warning(m) });
-    unfolded = result.unfolded;
-    compactedBelow = Object.values(result.belowWatermark).reduce((a, b) => a + b, 0);
-    lap('compact');
+    stats.unfolded = result.unfolded;
+    stats.compactedBelow = Object.values(result.belowWatermark).reduce((a, b) => a + b, 0);
+    clock.lap('compact');
     const sealed = seal(result.files, {
       generation: Math.max(base?.manifest.generation ?? 0, localGeneration) + 1,
       writer: options.writer ?? actor(),
@@ -132,105 +197,76 @@ export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> 
       redacted: clean.redacted,
       compacted: result.compacted,
     });
-    lap('seal');
+    clock.lap('seal');
     return sealed;
   };
-  const result: SaveResult = {
-    snapshot: undefined as unknown as Snapshot,
-    generation: 0,
-    saved: [],
-    failed: [],
-    skipped: tree.skipped,
-    unfolded,
-    divergentKeys: 0,
-    belowWatermark: 0,
-    unchanged: false,
-    timings,
-    dryRun: options.dryRun === true,
+  return { build, report, stats };
+}
+
+/** A dry run merges with what the primary source holds when it can read it, else with nothing. */
+async function loadForDryRun(primary: SnapshotSource, log: Logger): Promise<Snapshot | undefined> {
+  try {
+    return await primary.load();
+  } catch (e) {
+    log.warning(`checkpoint (dry run): could not read ${primary.name}: ${message(e)}`);
+    return undefined;
+  }
+}
+
+/**
+ * Saves to the primary source (built on its current checkpoint), then hands exactly that snapshot
+ * to the others. Records in `result` which sources took it, which failed and which cannot hold it.
+ */
+async function writeToSources(
+  primary: SnapshotSource,
+  rest: readonly SnapshotSource[],
+  build: (base: Snapshot | undefined) => Snapshot,
+  result: SaveResult,
+  log: Logger,
+): Promise<void> {
+  const failed = (source: SourceName, e: unknown) => {
+    log.warning(`checkpoint: copy not saved: ${prefixed(source, message(e))}`);
+    result.failed.push({ source, reason: prefixed(source, message(e)) });
   };
-  if (options.dryRun) {
-    let base: Snapshot | undefined;
+  try {
+    result.snapshot = await primary.save(build);
+    result.saved.push(primary.name);
+  } catch (e) {
+    // The branch and a directory are durable copies: losing them fails the save. A cache or an
+    // artifact as the only source is an accelerator that did not work this time (docs/architecture.md).
+    if (!(e instanceof SourceUnavailableError) || DURABLE.has(primary.name)) throw e;
+    failed(primary.name, e);
+    result.snapshot = build(undefined);
+  }
+  const final = result.snapshot;
+  for (const source of rest) {
     try {
-      base = await primary!.load();
+      await source.save(() => final);
+      result.saved.push(source.name);
     } catch (e) {
-      log.warning(`checkpoint (dry run): could not read ${primary!.name}: ${message(e)}`);
-    }
-    result.snapshot = build(base);
-  } else {
-    try {
-      result.snapshot = await primary!.save(build);
-      result.saved.push(primary!.name);
-    } catch (e) {
-      // The branch and a directory are durable copies: losing them fails the save. A cache or an
-      // artifact as the only source is an accelerator that did not work this time (docs/architecture.md).
-      if (!(e instanceof SourceUnavailableError) || DURABLE.has(primary!.name)) throw e;
-      log.warning(`checkpoint: copy not saved: ${prefixed(primary!.name, message(e))}`);
-      result.failed.push({ source: primary!.name, reason: prefixed(primary!.name, message(e)) });
-      result.snapshot = build(undefined);
-    }
-    const final = result.snapshot;
-    for (const source of rest) {
-      try {
-        await source.save(() => final);
-        result.saved.push(source.name);
-      } catch (e) {
-        if (e instanceof SourceNotSupportedError) {
-          log.info(`checkpoint: ${message(e)}`);
-          (result.notSupported ??= []).push({ source: source.name, reason: message(e) });
-          continue;
-        }
-        log.warning(`checkpoint: copy not saved: ${prefixed(source.name, message(e))}`);
-        result.failed.push({ source: source.name, reason: prefixed(source.name, message(e)) });
+      if (e instanceof SourceNotSupportedError) {
+        log.info(`checkpoint: ${message(e)}`);
+        (result.notSupported ??= []).push({ source: source.name, reason: message(e) });
+        continue;
       }
-    }
-    writeFileAtomic(layout.file('manifest'), serializeManifest(final.manifest));
-    const id = primary!.lastId;
-    if (result.saved[0] === primary!.name && id) {
-      writeMark(layout, markOf(primary!.name, id, final.manifest.generation, tree.files));
-    }
-    for (const [phase, ms] of Object.entries(primary!.timings ?? {})) {
-      if (phase !== 'build') timings[phase] = ms;
+      failed(source.name, e);
     }
   }
-  result.generation = result.snapshot.manifest.generation;
-  result.unfolded = unfolded;
-  result.divergentKeys = report.divergentKeys;
-  result.belowWatermark = (report.belowWatermark ?? 0) + compactedBelow;
+}
+
+/** Warns about events the merge dropped as stale and keys it could not merge. */
+function warnAboutMerge(result: SaveResult, log: Logger): void {
   if (result.belowWatermark > 0) {
     log.warning(
       `checkpoint: dropped ${result.belowWatermark} event(s) older than their log's watermark: ` +
         'a stale copy of history this checkpoint has already folded',
     );
   }
-  if (report.divergentKeys > 0) {
+  if (result.divergentKeys > 0) {
     log.warning(
-      `checkpoint: ${report.divergentKeys} event key(s) were folded by another writer's compaction only; ` +
+      `checkpoint: ${result.divergentKeys} event key(s) were folded by another writer's compaction only; ` +
         'they stay deduplicated but their folded effect could not be merged',
     );
-  }
-  return result;
-}
-
-/**
- * Whether the state directory still holds exactly the files of the checkpoint it last matched, and
- * the primary source still points at that checkpoint. Only sources that name their head cheaply
- * (the state branch) take part; anything unexpected means "changed", i.e. a full save.
- */
-async function unchangedSince(
-  layout: StateLayout,
-  primary: SnapshotSource,
-  files: ReadonlyMap<string, Buffer>,
-  generation: number,
-  log: Logger,
-): Promise<boolean> {
-  const mark = readMark(layout);
-  if (!mark || !primary.head || mark.source !== primary.name || mark.generation !== generation) return false;
-  if (!matchesMark(mark, files)) return false;
-  try {
-    return (await primary.head()) === mark.id;
-  } catch (e) {
-    log.info(`checkpoint: could not read the ${primary.name} head (${message(e)}); saving in full`);
-    return false;
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Logger } from '../log.js';
 import type { Manifest } from './manifest.js';
 
 /**
@@ -41,6 +42,25 @@ export interface SnapshotSource {
   readonly lastId?: string | undefined;
   /** Milliseconds of the last save's own phases (fetch, write, push), when the source measures them. */
   readonly timings?: Record<string, number>;
+}
+
+/**
+ * A copy saved once per run attempt under its own name, `<prefix>-<run_id>-<run_attempt>-<generation>`
+ * (the cache and the artifact): a run saves more than once, and neither service takes a name twice.
+ */
+export interface RunCopyOptions {
+  prefix: string;
+  runId: string;
+  runAttempt: string;
+  /** Directory the payload is staged in. */
+  path: string;
+  logger?: Logger;
+}
+
+/** The run attempt's name for a copy of `generation`; without it, the attempt's own prefix. */
+export function runCopyName(options: RunCopyOptions, generation?: number): string {
+  const attempt = `${options.prefix}-${options.runId}-${options.runAttempt}`;
+  return generation === undefined ? attempt : `${attempt}-${generation}`;
 }
 
 /** A source that was asked to work and could not: the caller decides whether that is fatal. */

@@ -52,6 +52,7 @@ export async function buildSources(settings: SourceSettings): Promise<SnapshotSo
   const scratch = settings.scratchRoot ?? tmpdir();
   const runId = settings.runId ?? 'local';
   const runAttempt = settings.runAttempt ?? '1';
+  const runCopy = { prefix: settings.cachePrefix, runId, runAttempt, logger: settings.logger };
   const sources: SnapshotSource[] = [];
   for (const name of settings.names) {
     if (name === 'branch') {
@@ -77,12 +78,9 @@ export async function buildSources(settings: SourceSettings): Promise<SnapshotSo
         throw new ConfigError('sources: "cache" is only available inside GitHub Actions');
       sources.push(
         new CacheSource({
+          ...runCopy,
           port: settings.cachePort,
-          prefix: settings.cachePrefix,
-          runId,
-          runAttempt,
           path: join(scratch, 'school-checkpoint-cache'),
-          logger: settings.logger,
         }),
       );
     } else {
@@ -90,13 +88,10 @@ export async function buildSources(settings: SourceSettings): Promise<SnapshotSo
         throw new ConfigError('sources: "artifact" is only available inside GitHub Actions');
       sources.push(
         new ArtifactSource({
+          ...runCopy,
           port: settings.artifactPort,
-          prefix: settings.cachePrefix,
-          runId,
-          runAttempt,
           retentionDays: settings.retentionDays,
           path: join(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`),
-          logger: settings.logger,
         }),
       );
     }
