@@ -1,5 +1,14 @@
-import { parseRepository } from '../config/repository.js';
-import type { Author, FeedbackPort } from '../feedback/port.js';
+import { parseRepository, type Repo } from '../config/repository.js';
+import type {
+  Author,
+  CheckRun,
+  Comment,
+  CommitStatus,
+  FeedbackPort,
+  LineComment,
+  PullState,
+  Review,
+} from '../feedback/port.js';
 import type { GitHubClient } from './client.js';
 import { listIssues, nextLink } from './issues-source.js';
 
@@ -17,140 +26,137 @@ function author(raw: unknown, association: unknown): Author {
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
+const sinceParam = (since: string | undefined) => (since ? { since } : {});
+/** The list a response object holds under `key` (check runs, statuses). */
+const listIn = (data: Raw, key: string) => (data[key] ?? []) as Raw[];
 
-export function octokitFeedback(client: GitHubClient, repository: string): FeedbackPort {
-  const repo = parseRepository(repository);
-  const { owner, repo: name } = repo;
-  let requests = 0;
+const toPull = (number: number, d: Raw): PullState => {
+  const head = (d.head ?? {}) as Raw;
+  return {
+    number,
+    state: d.state === 'closed' ? 'closed' : 'open',
+    merged: d.merged === true || (typeof d.merged_at === 'string' && d.merged_at !== ''),
+    headSha: str(head.sha),
+    headRef: str(head.ref),
+  };
+};
+
+const toReview = (r: Raw): Review => ({
+  id: Number(r.id),
+  author: author(r.user, r.author_association),
+  state: str(r.state),
+  body: str(r.body),
+  submittedAt: str(r.submitted_at),
+});
+
+const toComment = (c: Raw): Comment => ({
+  id: Number(c.id),
+  author: author(c.user, c.author_association),
+  body: str(c.body),
+  updatedAt: str(c.updated_at),
+});
+
+const toLineComment = (c: Raw): LineComment => ({
+  ...toComment(c),
+  ...(typeof c.pull_request_review_id === 'number' ? { reviewId: c.pull_request_review_id } : {}),
+  path: str(c.path),
+  ...(typeof c.line === 'number' ? { line: c.line } : {}),
+});
+
+const toCheckRun = (c: Raw): CheckRun => ({
+  id: Number(c.id),
+  name: str(c.name),
+  status: str(c.status),
+  conclusion: typeof c.conclusion === 'string' ? c.conclusion : null,
+});
+
+const STATUS_STATES = ['error', 'failure', 'pending', 'success'] as const;
+const toStatus = (c: Raw): CommitStatus => ({
+  context: str(c.context),
+  state: STATUS_STATES.find((x) => x === c.state) ?? 'pending',
+  description: str(c.description),
+  targetUrl: str(c.target_url),
+});
+
+/** A job log arrives as text or as bytes; anything else is no log. */
+const logText = (d: unknown): string | undefined =>
+  typeof d === 'string' ? d : d instanceof ArrayBuffer ? Buffer.from(d).toString('utf8') : undefined;
+
+/** Requests in one repository, each counted: one object, or every page of a list. */
+class Requests {
+  count = 0;
+  constructor(
+    private readonly client: GitHubClient,
+    readonly repo: Repo,
+  ) {}
+
+  async one(route: string, params: Record<string, unknown>): Promise<Raw> {
+    this.count++;
+    const r = await this.client.request(route, { owner: this.repo.owner, repo: this.repo.repo, ...params });
+    return r.data as unknown as Raw;
+  }
+
   /** Every page of a list, following `link` (each page one request). */
-  async function all(route: string, params: Record<string, unknown>): Promise<Raw[]> {
+  async all(route: string, params: Record<string, unknown>): Promise<Raw[]> {
     const out: Raw[] = [];
     let url: string | undefined;
     for (;;) {
-      requests++;
+      this.count++;
       const r = url
-        ? await client.request({ method: 'GET', url })
-        : await client.request(route, { owner, repo: name, per_page: 100, ...params });
+        ? await this.client.request({ method: 'GET', url })
+        : await this.client.request(route, {
+            owner: this.repo.owner,
+            repo: this.repo.repo,
+            per_page: 100,
+            ...params,
+          });
       if (Array.isArray(r.data)) out.push(...(r.data as Raw[]));
       url = nextLink(r.headers.link);
       if (!url) return out;
     }
   }
+}
+
+export function octokitFeedback(client: GitHubClient, repository: string): FeedbackPort {
+  const api = new Requests(client, parseRepository(repository));
+  const PULL = 'GET /repos/{owner}/{repo}/pulls/{pull_number}';
+  const COMMIT = 'GET /repos/{owner}/{repo}/commits/{ref}';
   return {
     get requests() {
-      return requests;
+      return api.count;
     },
     async listChanged(q) {
-      const r = await listIssues(client, repo, {
+      const r = await listIssues(client, api.repo, {
         state: 'all',
         ...(q.since ? { since: q.since } : {}),
         ...(q.etag ? { etag: q.etag } : {}),
       });
-      requests += r.requests;
+      api.count += r.requests;
       return r;
     },
-    async pull(n) {
-      requests++;
-      const r = await client.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
-        owner,
-        repo: name,
-        pull_number: n,
-      });
-      const d = r.data as unknown as Raw;
-      const head = (d.head ?? {}) as Raw;
-      return {
-        number: n,
-        state: d.state === 'closed' ? 'closed' : 'open',
-        merged: d.merged === true || (typeof d.merged_at === 'string' && d.merged_at !== ''),
-        headSha: str(head.sha),
-        headRef: str(head.ref),
-      };
-    },
-    async reviews(n) {
-      const list = await all('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { pull_number: n });
-      return list.map((r) => ({
-        id: Number(r.id),
-        author: author(r.user, r.author_association),
-        state: str(r.state),
-        body: str(r.body),
-        submittedAt: str(r.submitted_at),
-      }));
-    },
-    async lineComments(n, since) {
-      const list = await all('GET /repos/{owner}/{repo}/pulls/{pull_number}/comments', {
-        pull_number: n,
-        ...(since ? { since } : {}),
-      });
-      return list.map((c) => ({
-        id: Number(c.id),
-        ...(typeof c.pull_request_review_id === 'number' ? { reviewId: c.pull_request_review_id } : {}),
-        author: author(c.user, c.author_association),
-        path: str(c.path),
-        ...(typeof c.line === 'number' ? { line: c.line } : {}),
-        body: str(c.body),
-        updatedAt: str(c.updated_at),
-      }));
-    },
-    async comments(n, since) {
-      const list = await all('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-        issue_number: n,
-        ...(since ? { since } : {}),
-      });
-      return list.map((c) => ({
-        id: Number(c.id),
-        author: author(c.user, c.author_association),
-        body: str(c.body),
-        updatedAt: str(c.updated_at),
-      }));
-    },
-    async checkRuns(sha) {
-      requests++;
-      const r = await client.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
-        owner,
-        repo: name,
-        ref: sha,
-        per_page: 100,
-      });
-      const runs = ((r.data as unknown as Raw).check_runs ?? []) as Raw[];
-      return runs.map((c) => ({
-        id: Number(c.id),
-        name: str(c.name),
-        status: str(c.status),
-        conclusion: typeof c.conclusion === 'string' ? c.conclusion : null,
-      }));
-    },
-    async statuses(sha) {
-      // The combined status lists the latest status of each context (100 per page at most).
-      requests++;
-      const r = await client.request('GET /repos/{owner}/{repo}/commits/{ref}/status', {
-        owner,
-        repo: name,
-        ref: sha,
-        per_page: 100,
-      });
-      const list = ((r.data as unknown as Raw).statuses ?? []) as Raw[];
-      const states = ['error', 'failure', 'pending', 'success'] as const;
-      return list.map((c) => ({
-        context: str(c.context),
-        state: states.find((x) => x === c.state) ?? 'pending',
-        description: str(c.description),
-        targetUrl: str(c.target_url),
-      }));
-    },
+    pull: async (n) => toPull(n, await api.one(PULL, { pull_number: n })),
+    reviews: async (n) => (await api.all(`${PULL}/reviews`, { pull_number: n })).map(toReview),
+    lineComments: async (n, since) =>
+      (await api.all(`${PULL}/comments`, { pull_number: n, ...sinceParam(since) })).map(toLineComment),
+    comments: async (n, since) =>
+      (
+        await api.all('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+          issue_number: n,
+          ...sinceParam(since),
+        })
+      ).map(toComment),
+    checkRuns: async (sha) =>
+      listIn(await api.one(`${COMMIT}/check-runs`, { ref: sha, per_page: 100 }), 'check_runs').map(
+        toCheckRun,
+      ),
+    // The combined status lists the latest status of each context (100 per page at most).
+    statuses: async (sha) =>
+      listIn(await api.one(`${COMMIT}/status`, { ref: sha, per_page: 100 }), 'statuses').map(toStatus),
     async jobLog(jobId) {
-      requests++;
       try {
-        const r = await client.request('GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs', {
-          owner,
-          repo: name,
-          job_id: jobId,
-        });
-        const d: unknown = r.data;
-        return typeof d === 'string'
-          ? d
-          : d instanceof ArrayBuffer
-            ? Buffer.from(d).toString('utf8')
-            : undefined;
+        return logText(
+          await api.one('GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs', { job_id: jobId }),
+        );
       } catch {
         return undefined; // no actions: read, or the log expired: the run's name is the evidence
       }
