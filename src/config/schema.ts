@@ -351,6 +351,14 @@ export const sandboxLimitsSchema = z
       .min(1)
       .default(512)
       .describe('Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only.'),
+    diskMiB: z
+      .number()
+      .int()
+      .min(1)
+      .default(8192)
+      .describe(
+        'What a running crew may write to the host disk: its worktree, HOME and /tmp together, measured every few seconds; beyond it its processes are killed and it fails.',
+      ),
   })
   .prefault({});
 
@@ -395,7 +403,7 @@ export const sandboxSchema = z
       .default('bwrap')
       .describe('The bubblewrap binary (name on PATH or absolute path).'),
     limits: sandboxLimitsSchema.describe(
-      'Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB (docs/security.md).',
+      'Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB, diskMiB (docs/security.md).',
     ),
   })
   .prefault({});

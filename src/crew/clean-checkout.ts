@@ -254,6 +254,7 @@ export async function verifyOnCleanCheckout(
       logMaxBytes: o.config.dispatch.logMaxBytes,
       timeoutMs: o.timeoutMs,
       graceMs: o.graceMs,
+      ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
     });
     // Exit 127: a program the command (or a script it ran) asked for is not there.
     const missing =

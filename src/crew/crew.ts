@@ -38,6 +38,8 @@ import { verifyOnCleanCheckout } from './clean-checkout.js';
 import { ChangeTooLargeError, resetAdminDir } from './git.js';
 import { markOutOfService, outOfService } from './slot-reset.js';
 import { removeTreeSync } from '../process/remove-tree.js';
+import { DiskWatch } from './disk-watch.js';
+import { GiB } from './disk.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
@@ -177,6 +179,10 @@ class CrewRun implements Guarded {
   outcome: CrewOutcome = 'aborted';
   reason = '';
   studentPgid = -1;
+  /** The verification's process group while it runs (the disk watch kills it on a hit). */
+  verifyPgid = -1;
+  /** What the running crew writes to the host disk (./disk-watch.ts). */
+  diskWatch: DiskWatch | undefined;
   prepared = false;
   /** N4.1: a dirty slot is not the agent's fault; the finished event says so (history skips it). */
   preVerify = false;
@@ -315,7 +321,9 @@ class CrewRun implements Guarded {
     const sandbox = (this.sandbox = this.crewSandbox());
     // Asked of git now, before the student could touch its `.git` file (read-only inside anyway).
     this.dirs = await this.classroom.gitDirs(this.slot);
-    const r = await this.live({ item, agent, sandbox });
+    const watch = (this.diskWatch = this.watchDisk());
+    await watch.start();
+    const r = await this.live({ item, agent, sandbox }).finally(() => watch.stop());
     this.outcome = r.outcome;
     this.reason = r.reason;
     this.infra = r.infra === true;
@@ -325,6 +333,12 @@ class CrewRun implements Guarded {
     const hits = sandbox.limits.hits();
     if (hits.length)
       [this.outcome, this.reason] = ['failed', `the crew hit ${hits.join(' and ')}; ${r.reason}`];
+    // Its disk too: past sandbox.limits.diskMiB, or most of what took the disk under the floor.
+    if (watch.hit) {
+      this.outcome = watch.hit.fault === 'crew' ? 'failed' : 'aborted';
+      this.reason = `${watch.hit.reason}; ${r.reason}`;
+      await this.alert('disk-limit', watch.hit.reason);
+    }
     if (this.infra) await this.alert(r.alert ?? 'agent-could-not-start', r.reason);
     if (r.detail && this.outcome !== 'succeeded')
       this.log.warning(`crew ${this.spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
@@ -557,6 +571,7 @@ class CrewRun implements Guarded {
       sandboxed: sandbox.confined,
       onSpawn: (pgid) => {
         this.studentPgid = pgid;
+        if (this.diskWatch?.hit) killGroup(pgid, 'SIGKILL');
       },
       // Before the toolkit runs git in the worktree again, the shared git directory is put back.
       afterTurn: () => putBackGit(this, spec.baseSha, classroom.workdir(slot)),
@@ -707,6 +722,29 @@ class CrewRun implements Guarded {
   }
 
   /**
+   * What the running crew writes to the host disk (./disk-watch.ts): its worktree and its runtime
+   * directory (HOMEs, /tmp, hand-back, verification checkouts, capped logs) against
+   * `sandbox.limits.diskMiB`, and the free space under them against `dispatch.minFreeDiskGiB`. A
+   * hit kills the student's and the verification's process groups (the next turn's at its start).
+   */
+  private watchDisk(): DiskWatch {
+    const { spec } = this;
+    const dirs = [this.worktree, this.scratch].filter((d) => existsSync(d));
+    return new DiskWatch({
+      dirs,
+      filesystems: [...new Set([this.worktree, spec.runtimeDir].filter((d) => existsSync(d)))],
+      floorBytes: spec.config.dispatch.minFreeDiskGiB * GiB,
+      maxBytes: spec.config.sandbox.limits.diskMiB * 1024 * 1024,
+      onHit: (hit) => {
+        this.log.warning(`crew ${spec.crewId}: ${hit.reason}`);
+        for (const pgid of [this.studentPgid, this.verifyPgid])
+          if (pgid > 0 && groupAlive(pgid)) killGroup(pgid, 'SIGKILL');
+      },
+      onWarning: (m) => void this.alert('disk-unmeasured', m),
+    });
+  }
+
+  /**
    * The crew's sandbox (docs/security.md). Its private directories live in the crew's runtime
    * directory, which is itself never visible inside; nor are the state directory, the other slots,
    * the repository's checkout or the toolkit.
@@ -800,6 +838,10 @@ class CrewRun implements Guarded {
             logFile: join(scratch, 'verify.log'),
             timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
             graceMs: spec.graceMs,
+            onSpawn: (pgid) => {
+              this.verifyPgid = pgid;
+              if (this.diskWatch?.hit) killGroup(pgid, 'SIGKILL');
+            },
           },
           argv,
           env,

@@ -10,7 +10,8 @@ import type { Finding } from './finding.js';
  * cgroup is made as a crew's is, a process joins it through the same launcher, and the group is
  * removed again; bwrap's version says whether the tmpfs mounts are sized. Limits that do not hold
  * are a warning, not a blocker: the read-only root and the PID namespace still hold, and a runner
- * without delegation (a non-root v1 machine) is common.
+ * without delegation (a non-root v1 machine) is common. What a running crew writes to the host disk
+ * (`diskMiB`) is measured with `du` (src/crew/disk-watch.ts): said, and a warning where du is missing.
  */
 export async function checkLimits(sandbox: SandboxConfig, path = process.env.PATH ?? ''): Promise<Finding> {
   const check = 'sandbox-limits';
@@ -43,15 +44,19 @@ export async function checkLimits(sandbox: SandboxConfig, path = process.env.PAT
   const tmpfs = sized
     ? `/dev/shm and masked directories sized ${l.tmpfsMiB} MiB`
     : `tmpfs mounts unsized (bwrap ${bwrapVersion(bwrap) ?? '?'} is older than 0.5)`;
+  const du = which('du', path) !== undefined;
   const detail = [
     held.length
       ? `${held.map((c) => words[c]).join(', ')} hold (cgroup v${status.version})`
       : 'no cgroup limit holds',
     tmpfs,
     'the root and /dev read-only',
+    du
+      ? `a running crew's disk writes ≤ ${l.diskMiB} MiB (measured with du every few seconds)`
+      : `a running crew's disk writes not measured (du not found: sandbox.limits.diskMiB does not hold)`,
   ].join('; ');
   const fullCgroup = held.includes('pids') && held.includes('memory');
-  if (fullCgroup && sized) return { check, status: 'ok', detail };
+  if (fullCgroup && sized && du) return { check, status: 'ok', detail };
   const why = status.missing.length ? ` (${status.missing.join('; ')})` : '';
   return {
     check,
@@ -64,6 +69,7 @@ export async function checkLimits(sandbox: SandboxConfig, path = process.env.PAT
             'give the school a cgroup of its own: on cgroup v2 run the daemon under `systemd-run --user --scope -p Delegate=yes …` or as a service with Delegate=yes; on cgroup v1 run it as root (the pids and memory hierarchies must be writable)',
           ]),
       ...(sized ? [] : ['install bubblewrap 0.5 or newer for sized tmpfs mounts']),
+      ...(du ? [] : ['install GNU coreutils (du) for sandbox.limits.diskMiB']),
     ].join('; '),
   };
 }

@@ -57,6 +57,8 @@ export interface CleanCheckoutOptions {
   logFile: string;
   timeoutMs: number;
   graceMs?: number;
+  /** The verification's process group, once started (a crew's disk watch kills it on a hit). */
+  onSpawn?: (pid: number) => void;
 }
 
 /** Runs `verify` on a clean checkout of `baseSha` with exactly `patch` applied. */

@@ -153,6 +153,7 @@ describe('sandbox.limits in school.yml', () => {
       memoryMiB: 4096,
       cpuWeight: 100,
       tmpfsMiB: 512,
+      diskMiB: 8192,
     });
     const bad = sandboxLimitsSchema.safeParse({ pids: 8 });
     expect(bad.success).toBe(false);
@@ -176,7 +177,7 @@ describe('school doctor', () => {
     } else {
       expect(f.status, f.detail).toBe('ok');
       expect(f.detail).toMatch(
-        /^pids ≤ 512, memory ≤ 4096 MiB(, cpu weight 100)? hold \(cgroup v[12]\); \/dev\/shm and masked directories sized 512 MiB; the root and \/dev read-only$/,
+        /^pids ≤ 512, memory ≤ 4096 MiB(, cpu weight 100)? hold \(cgroup v[12]\); \/dev\/shm and masked directories sized 512 MiB; the root and \/dev read-only; a running crew's disk writes ≤ 8192 MiB \(measured with du every few seconds\)$/,
       );
     }
     expect(leftoverGroups()).toEqual([]);

@@ -1,0 +1,114 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sandboxLimitsSchema } from '../../src/config/schema.js';
+import { runCrew } from '../../src/crew/crew.js';
+import { DiskWatch, type DiskHit } from '../../src/crew/disk-watch.js';
+import { drain } from '../../src/grading/drain.js';
+import { silentLogger } from '../../src/log.js';
+import { removeTreeSync } from '../../src/process/remove-tree.js';
+import { noSandbox } from '../security/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
+
+/**
+ * A running crew's disk (src/crew/disk-watch.ts): nothing inside the sandbox bounds what a crew
+ * writes to its worktree, HOME and /tmp, all on the host's disk. While it runs, what they hold is
+ * measured every few seconds; past `sandbox.limits.diskMiB` the crew's processes are killed and it
+ * ends failed with the limit named, and its files go with the slot's reset. An honest crew beside it
+ * is accepted.
+ */
+const MiB = 1024 * 1024;
+let school: School | undefined;
+const dirs: string[] = [];
+afterEach(() => {
+  school?.cleanup();
+  school = undefined;
+  for (const d of dirs.splice(0)) removeTreeSync(d);
+});
+
+/**
+ * Does the fixture's edit, then writes 1 MiB at a time into its worktree's ignored build/ as fast as
+ * it can, up to 1 GiB (a bound should the watch fail), and waits to be killed.
+ */
+const FLOODER = `
+const fs = require('fs');
+const path = require('path');
+const wt = process.env.SCHOOL_WORKTREE;
+fs.appendFileSync(path.join(wt, 'src/value.txt'), 'solved #' + process.env.SCHOOL_ISSUE + '\\n');
+fs.writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 1, outputTokens: 1, costUsd: 0.01 }));
+fs.mkdirSync(path.join(wt, 'build'), { recursive: true });
+const chunk = Buffer.alloc(1024 * 1024, 0x5a);
+for (let i = 0; i < 1024; i++) fs.writeFileSync(path.join(wt, 'build', 'part-' + i + '.bin'), chunk);
+setInterval(() => {}, 1000);
+`;
+
+describe('a crew that writes past sandbox.limits.diskMiB', () => {
+  it('is killed and failed with the limit named, its files removed at reset; an honest crew beside it is accepted', async () => {
+    const s = (school = makeSchool({
+      worktrees: 2,
+      timeout: 120,
+      ...(noSandbox ? { unconfined: true } : {}),
+      extraAgents: [{ id: 'flooder', command: ['node', '-e', FLOODER], roles: ['coding'] }],
+    }));
+    s.config.dispatch.minFreeDiskGiB = 0;
+    s.config.sandbox.limits = sandboxLimitsSchema.parse({ diskMiB: 64 });
+    writeCurriculum(s, [item(1), item(2)]);
+    await plan(s, [
+      { crewId: 'c1-diskflood', issue: 1, agent: 'flooder' },
+      { crewId: 'c2-diskhonst', issue: 2, agent: 'editor' },
+    ]);
+    const [flood, honest] = await Promise.all([
+      runCrew(await spec(s, 'c1-diskflood'), { logger: silentLogger }),
+      runCrew(await spec(s, 'c2-diskhonst'), { logger: silentLogger }),
+    ]);
+    expect(flood.outcome, flood.reason).toBe('failed');
+    expect(flood.reason).toMatch(/^the crew wrote more than 64 MiB \(sandbox\.limits\.diskMiB\): \d+ MiB/);
+    // Killed by the watch, long before its timeout.
+    expect(flood.reason).not.toMatch(/timeout/);
+    expect(flood.alerts.some((a) => a.startsWith('disk-limit: the crew wrote more than 64 MiB'))).toBe(true);
+    // What it wrote went with the slot's reset.
+    const slot = registry(s).crews['c1-diskflood']!.worktree!;
+    expect(existsSync(join(slot, 'build'))).toBe(false);
+
+    expect(honest.outcome, honest.reason).toBe('succeeded');
+    expect(honest.reason).not.toContain('diskMiB');
+    expect(honest.alerts).toEqual([]);
+    const d = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
+    expect(d.verdicts.find((v) => v.crewId === 'c2-diskhonst')).toMatchObject({ accepted: true });
+    expect(d.verdicts.find((v) => v.crewId === 'c1-diskflood')).toMatchObject({ accepted: false });
+  }, 240_000);
+});
+
+describe('the disk watch', () => {
+  it('measures what was written since it started, any depth, and reports one hit', async () => {
+    const t = tempDir('school-diskwatch-');
+    dirs.push(t.path);
+    const hits: DiskHit[] = [];
+    const watch = new DiskWatch({
+      dirs: [t.path],
+      filesystems: [t.path],
+      floorBytes: 0,
+      maxBytes: 4 * MiB,
+      intervalMs: 200,
+      onHit: (h) => hits.push(h),
+    });
+    await watch.start();
+    const write = (mib: number, name: string) =>
+      execFileSync(process.execPath, [
+        '-e',
+        `const fs=require('fs');process.chdir(${JSON.stringify(t.path)});for(let i=0;i<40;i++){fs.mkdirSync('${name[0]!.repeat(200)}');process.chdir('${name[0]!.repeat(200)}')}fs.writeFileSync('${name}',Buffer.alloc(${mib}*1024*1024,1))`,
+      ]);
+    write(3, 'a.bin'); // under the limit
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(hits).toEqual([]);
+    // Past PATH_MAX below the first tree: du still finds it.
+    write(3, 'b.bin');
+    for (let i = 0; i < 100 && !hits.length; i++) await new Promise((r) => setTimeout(r, 100));
+    await watch.stop();
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ fault: 'crew' });
+    expect(hits[0]!.reason).toMatch(/^the crew wrote more than 4 MiB \(sandbox\.limits\.diskMiB\): [67] MiB/);
+  });
+});
