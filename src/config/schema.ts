@@ -615,7 +615,7 @@ export const configSchema = z
           .enum(['learning', 'greedy'])
           .default('learning')
           .describe(
-            "How an agent is chosen among the eligible ones. learning (default): a draw from each agent's record of merged work, divided by its expected cost per crew (untried agents are tried early). greedy: the top judges' score, an unscored agent counting 0.5.",
+            "How an agent is chosen among the eligible ones. learning (default): a draw from each agent's record of merged work, less its expected cost per crew times the merged work per dollar the school's records reach (untried agents are tried early; docs/dispatch.md). greedy: the top judges' score, an unscored agent counting 0.5.",
           ),
         choiceSeed: z
           .number()

@@ -111,7 +111,10 @@ export interface ChoiceDraw {
   mean: number;
   /** Expected spend of one crew of the agent in the cell (USD). */
   expectedCostUsd: number;
-  /** draw / expectedCostUsd. */
+  /**
+   * draw − λ × expectedCostUsd, λ the merged work per dollar the school's records reach
+   * (`targetPerDollar`, src/dispatch/choice.ts); draw / expectedCostUsd while no crew recorded a cost.
+   */
   value: number;
 }
 
