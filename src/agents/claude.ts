@@ -300,9 +300,10 @@ export function claudeVerdict(
   const limitLine = isLimitNotice(text);
   if (r.is_error === true || (r.subtype && r.subtype !== 'success') || exitCode !== 0 || limitLine) {
     const decisive = [text, errors].filter(Boolean).join('\n');
-    // The school's own signal is the CLI's API-error envelope: `is_error` on a `success` subtype
-    // (how every API error arrives) or with the `api_error_*` fields only the CLI writes. A limit
-    // line in a result that is not an error (a model's answer), or in prose, is the student's word.
+    // The CLI's API-error envelope: `is_error` on a `success` subtype (how every API error arrives)
+    // or with the `api_error_*` fields. Its kind wins over a limit line in a result that is not an
+    // error (a model's answer) or in prose; whom a limit pauses the key proxy's record decides
+    // (TurnEnding.toolSignal), since the envelope too can be written from inside the sandbox.
     const envelope =
       r.is_error === true && (apiErrorFields(r) || r.subtype === undefined || r.subtype === 'success');
     const fromEnvelope = envelope

@@ -326,8 +326,8 @@ export function codexVerdict(
         ...common,
       };
     const words = [decisive, around].filter(Boolean).join('\n');
-    // A kind read from codex's own `turn.failed` / `error` events is the school's own signal; one
-    // read from stderr prose is the student's word (see TurnEnding.toolSignal).
+    // A kind read from codex's own `turn.failed` / `error` events takes its reset from them; one read
+    // from stderr prose from the prose. Neither decides whom a limit pauses (TurnEnding.toolSignal).
     const fromEvents = decisive.trim() ? classifyTiers([decisive]) : undefined;
     return {
       ...errorEnding('codex', decisive.trim() ? fromEvents : classifyTiers([around]), words, now, {

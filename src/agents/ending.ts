@@ -15,9 +15,10 @@ import {
  *  - `succeeded`: the tool finished its work without reporting an error;
  *  - `failed`: it reported an error, exited non-zero, printed its own format but no ending in it,
  *    or every file change it made failed;
- *  - `usage_limit`: a usage or credit limit: the school pauses launches (until `resetAt` if known)
- *    when `toolSignal` says the CLI's own error envelope reported it, else only the agent pauses,
- *    for at most `dispatch.agentPauseMaxMinutes` (a student's word is evidence about itself);
+ *  - `usage_limit`: a usage or credit limit: the school pauses launches when the crew's key proxy
+ *    saw the API answer with a limit (until the reset the API named), else only the agent pauses,
+ *    for at most `dispatch.agentPauseMaxMinutes` (a student's word is evidence about itself; the
+ *    CLI's own envelope too, since a process inside the sandbox can write the CLI's output);
  *  - `overloaded`: a rate limit or a service overload (an interruption: retried later);
  *  - `timed_out`: the crew's timeout killed it;
  *  - `could_not_start`: missing binary, bad credentials, a plan without the tool, an API it never
@@ -35,8 +36,10 @@ export interface TurnEnding {
   resetAt?: Date;
   /**
    * The limit or overload was read from the CLI's own structured error (Claude Code's `is_error`
-   * result with its `api_error_*` fields, a codex `turn.failed` / `error` event): the school's own
-   * signal. Absent, it is the student's word (an exit code, a report line, a model's answer, prose).
+   * result with its `api_error_*` fields, a codex `turn.failed` / `error` event), not from prose: its
+   * reset time is read from that error alone. It decides no pause's scope: the envelope arrives on
+   * the CLI's standard output, which a process inside the sandbox can write too (`/proc/<pid>/fd/1`);
+   * the API's own answer, recorded by the key proxy, does (src/sandbox/upstream-record.ts).
    */
   toolSignal?: true;
   /** The session the next correction turn resumes (claude session_id, codex thread_id). */

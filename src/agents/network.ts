@@ -2,6 +2,7 @@ import type { AgentConfig } from '../config/schema.js';
 import { hostPort } from '../sandbox/proxy.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { extendEnv, type ChildEnv } from '../process/env.js';
+import type { UpstreamRecord } from '../sandbox/upstream-record.js';
 
 /**
  * The hosts an agent kind needs through the sandbox's proxy, before `sandbox.allow` adds the
@@ -228,16 +229,21 @@ export function pointAtKeyProxy(
 
 /**
  * A turn as the sandbox starts it: behind the key proxy when there is a plan (the proxy started on
- * first use), as given otherwise.
+ * first use), as given otherwise. `record`: where the proxy records the API's answers (the crew's).
  */
 export async function keyProxyTurn(
   sandbox: Pick<Sandbox, 'keyProxy'>,
   plan: KeyPlan | undefined,
   turn: { argv: readonly string[]; env: ChildEnv; allow: readonly string[] },
+  record?: UpstreamRecord,
 ): Promise<{ argv: string[]; env: ChildEnv; allow: string[] }> {
   if (!plan) return { argv: [...turn.argv], env: turn.env, allow: [...turn.allow] };
   const { upstream, key, header, paths } = plan;
-  const { url, target } = await sandbox.keyProxy({ upstream, key, header, paths }, 'student', turn.allow);
+  const { url, target } = await sandbox.keyProxy(
+    { upstream, key, header, paths, ...(record ? { record } : {}) },
+    'student',
+    turn.allow,
+  );
   const pointed = pointAtKeyProxy(plan, url, turn);
   return { argv: pointed.argv, env: extendEnv(turn.env, pointed.set), allow: [...turn.allow, target] };
 }

@@ -82,29 +82,21 @@ export const GRADED_OUTCOMES: readonly CrewOutcome[] = ['succeeded', 'failed', '
  * A crew's outcome from its last agent turn and the last verification. `infra` marks an agent that
  * could not start, or a verification that did not find a program (`missing`): recorded as
  * `aborted` with an alert (`alert`, when not `agent-could-not-start`), never counted against the agent.
- * `schoolWide`: a usage limit the CLI's own error envelope reported (`TurnEnding.toolSignal`)
- * pauses the school; any other pauses only the crew's agent.
+ * Whom a usage limit pauses is not decided here: whatever the CLI printed (its error envelope too)
+ * is output a process inside the sandbox can write; the crew asks its key proxy's record of the
+ * API's own answers (src/sandbox/upstream-record.ts `limitEvidence`).
  */
 export function classifyEnding(
   ending: TurnEnding,
   verification: VerificationRecord | null,
   correctionTurns: number,
   missing?: MissingAt,
-): Classified & { infra?: boolean; schoolWide?: boolean; alert?: string } {
+): Classified & { infra?: boolean; alert?: string } {
   switch (ending.kind) {
     case 'could_not_start':
       return { outcome: 'aborted', reason: ending.reason, infra: true };
     case 'usage_limit':
-      return ending.toolSignal
-        ? {
-            outcome: 'usage_limit',
-            reason: `${ending.reason}; the school pauses (not a failure)`,
-            schoolWide: true,
-          }
-        : {
-            outcome: 'usage_limit',
-            reason: `${ending.reason}; reported by the student only, its agent pauses (not a failure)`,
-          };
+      return { outcome: 'usage_limit', reason: `${ending.reason} (not a failure)` };
     case 'overloaded':
       return { outcome: 'overloaded', reason: `${ending.reason}; retried later (not a failure)` };
     case 'timed_out':

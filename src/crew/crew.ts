@@ -34,6 +34,12 @@ import { baselinePath, readBaseline, restoreBaseline, type GitControlBaseline } 
 import { Sandbox } from '../sandbox/sandbox.js';
 import { copyHomeFiles } from '../sandbox/home-files.js';
 import { agentAllowList, keyProxyPlan, keyProxyTurn } from '../agents/network.js';
+import {
+  describeUpstream,
+  limitEvidence,
+  UpstreamRecord,
+  type UpstreamLimit,
+} from '../sandbox/upstream-record.js';
 import { verifyOnCleanCheckout } from './clean-checkout.js';
 import { ChangeTooLargeError, resetAdminDir } from './git.js';
 import { markOutOfService, outOfService } from './slot-reset.js';
@@ -191,8 +197,15 @@ class CrewRun implements Guarded {
   /** N7.1: the classroom lost the crew before its student finished: not the student's failed run. */
   orphaned = false;
   resetAt: Date | undefined;
-  /** The limit came from the CLI's own error envelope: it pauses the school, not only this agent. */
-  schoolWide = false;
+  /**
+   * What the host side of the crew's key proxy saw the API answer (src/sandbox/upstream-record.ts):
+   * kept in this process's memory, out of the student's reach.
+   */
+  readonly answers = new UpstreamRecord();
+  /** The agent's API calls went through the key proxy (its answers are in `answers`). */
+  keyProxied = false;
+  /** The API's own answer behind a usage limit or overload: a usage limit then pauses the school. */
+  upstream: UpstreamLimit | undefined;
   private stopBeat: () => void = () => {};
 
   /** Reads the planned crew, its issue and agent, and checks its classroom can run here. */
@@ -328,7 +341,6 @@ class CrewRun implements Guarded {
     this.reason = r.reason;
     this.infra = r.infra === true;
     this.resetAt = r.resetAt;
-    this.schoolWide = r.schoolWide === true;
     // A crew that ran into a resource limit of its sandbox failed, whatever its turns said.
     const hits = sandbox.limits.hits();
     if (hits.length)
@@ -339,10 +351,31 @@ class CrewRun implements Guarded {
       this.reason = `${watch.hit.reason}; ${r.reason}`;
       await this.alert('disk-limit', watch.hit.reason);
     }
+    this.limitScope(agent.id);
     if (this.infra) await this.alert(r.alert ?? 'agent-could-not-start', r.reason);
     if (r.detail && this.outcome !== 'succeeded')
       this.log.warning(`crew ${this.spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
     if (r.usage) this.log.info(`crew ${this.spec.crewId}: usage ${JSON.stringify(r.usage)}`);
+  }
+
+  /**
+   * Whom a usage limit pauses: the school when the key proxy saw the API answer with a usage limit
+   * during this crew's run (the reset it named), else this agent alone (what the CLI printed, its
+   * error envelope included, a process inside the sandbox can write). An overload pauses nobody; the
+   * API's answer behind it is kept for the record.
+   */
+  private limitScope(agentId: string): void {
+    if (this.outcome !== 'usage_limit' && this.outcome !== 'overloaded') return;
+    const seen = limitEvidence(this.answers, this.outcome, new Date(this.startedAt));
+    if (seen) {
+      this.upstream = seen.limit;
+      this.reason = `${this.reason}; the API answered ${describeUpstream(seen.limit, seen.type)}${this.outcome === 'usage_limit' ? ': the school pauses' : ''}`;
+    } else if (this.outcome === 'usage_limit')
+      this.reason = `${this.reason}; ${
+        this.keyProxied
+          ? 'the API did not answer with a usage limit (its key proxy saw none)'
+          : "the API's answers are not seen for this agent (no key proxy)"
+      }: agent ${agentId} alone pauses`;
   }
 
   /** N4.1: prepares the slot at the base; a slot not clean there aborts the crew before anything ran. */
@@ -414,12 +447,14 @@ class CrewRun implements Guarded {
         ...(this.preVerify && outcome === 'aborted' ? { preVerify: true } : {}),
         ...(this.infra && outcome === 'aborted' ? { infra: true } : {}),
         ...(this.orphaned && outcome === 'aborted' ? { orphaned: true } : {}),
+        ...(this.upstream ? { upstream: this.upstream } : {}),
       }),
       event('lease.released', `released:${spec.crewId}`, { crewId: spec.crewId, reason: `crew ${outcome}` }),
     ]);
     // Seed 002: a usage limit pauses new launches (until its reset time when the tool named one); it
     // is not a failed run. An overload is an interruption: the issue is simply tried again later.
-    // Only the CLI's own error envelope pauses the school; the student's word pauses its agent alone.
+    // Only the API's own answer (the key proxy's record) pauses the school; the student's word, the
+    // CLI's envelope included, pauses its agent alone.
     await pauseForOutcome(
       this.layout,
       {
@@ -428,7 +463,7 @@ class CrewRun implements Guarded {
         outcome,
         reason,
         agent: crew.agent,
-        ...(this.schoolWide ? { schoolWide: true } : {}),
+        ...(this.upstream ? { upstream: this.upstream } : {}),
         ...(this.resetAt ? { until: this.resetAt } : {}),
       },
       new Date(),
@@ -809,10 +844,11 @@ class CrewRun implements Guarded {
     // The agent's API key stays on the host behind the sandbox's key proxy where its CLI allows it.
     const keys = sandbox.keyProxyable ? keyProxyPlan(agent, process.env) : undefined;
     if (keys) registerSecret(keys.key);
+    this.keyProxied = !!keys && !this.collecting;
     const allow = [...agentAllowList(agent, process.env, keys), ...spec.config.sandbox.allow];
     return {
       launch: async (given, passed) => {
-        const turn = await keyProxyTurn(sandbox, keys, { argv: given, env: passed, allow });
+        const turn = await keyProxyTurn(sandbox, keys, { argv: given, env: passed, allow }, this.answers);
         return classroom.host(
           await sandbox.confine(turn.argv, turn.env, {
             cwd: worktree,

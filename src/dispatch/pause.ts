@@ -7,6 +7,7 @@ import { finiteOr } from '../security/sanitize.js';
 import { readUntrusted } from '../security/untrusted-file.js';
 import type { StateLayout } from '../state/layout.js';
 import type { CrewRegistry } from './registry.js';
+import type { UpstreamLimit } from '../sandbox/upstream-record.js';
 import {
   activePauses,
   event,
@@ -24,10 +25,12 @@ import {
  * Launch pauses (seed 002). A usage/credit limit is not a failed run: it pauses new launches. Whose
  * launches depends on who said so. A student's word is evidence about itself, never about the
  * school: a limit only the student reported (a command agent's exit 75 or report marker, a limit
- * line in a model's answer, a CLI's prose) pauses that agent alone, until the reset time it named
- * but never longer than `dispatch.agentPauseMaxMinutes`. The school pauses as a whole only on its own
- * signals: the CLI's structured error envelope (`schoolWide`, set by the adapters), an operator
- * pause, or an unexplained crew exit (`lost`), until the tool's reset time (a week at most) or
+ * line in a model's answer, a CLI's prose, a CLI's error envelope: all of it arrives on output a
+ * process inside the sandbox can write) pauses that agent alone, until the reset time it named but
+ * never longer than `dispatch.agentPauseMaxMinutes`. The school pauses as a whole only on its own
+ * signals: the API's own limit answer as the host side of the crew's key proxy saw it (`upstream`,
+ * src/sandbox/upstream-record.ts), until the reset the API named (a week at most; none named: the
+ * agent cap, and the next crew asks again), an operator pause, or an unexplained crew exit (`lost`),
  * until cleared.
  * `clearPause()` lifts every pause recorded so far; a condition that persists pauses again as soon as
  * the next crew reports it (pauses are keyed by the crew that reported them).
@@ -72,15 +75,15 @@ function agentPauseEnd(named: Date | undefined, at: Date, maxMs: number): Date {
 }
 
 /**
- * When a school-wide pause with a reset time lifts: that time, but never more than a week after the
- * crew ended (`MAX_RESET_MS`; the longest window a CLI's usage limit resets in). The envelope is the
- * CLI's, but it arrives on an output a process inside the sandbox can also write to: a reset in the
- * year 2100 holds the school a week at most, and the next crew after that asks the tool again.
+ * When a school-wide pause on the API's answer lifts: the reset the API named, but never more than a
+ * week after the crew ended (`MAX_RESET_MS`; the longest window a usage limit resets in); when it
+ * named none, after the agent cap, and the next crew asks the API again.
  */
-function schoolPauseEnd(named: Date | undefined, at: Date): Date | undefined {
-  if (!named) return undefined;
-  const cap = at.getTime() + MAX_RESET_MS;
-  return named.getTime() > cap ? new Date(cap) : named;
+function schoolPauseEnd(upstream: UpstreamLimit, at: Date, maxMs: number): Date {
+  const named = upstream.resetAt ? Date.parse(upstream.resetAt) : NaN;
+  if (!Number.isFinite(named))
+    return new Date(at.getTime() + Math.max(60_000, finiteOr(maxMs, DEFAULT_AGENT_PAUSE_MAX_MS)));
+  return new Date(Math.min(named, at.getTime() + MAX_RESET_MS));
 }
 
 /** Records an operator pause. */
@@ -105,8 +108,11 @@ export interface OutcomeOfCrew {
    * and the planner always name it; without it the pause holds the school.
    */
   agent?: string;
-  /** The limit came from the school's own signal (the CLI's error envelope): the school pauses. */
-  schoolWide?: boolean;
+  /**
+   * The API's own limit answer, as the crew's key proxy saw it: the school's own signal, the school
+   * pauses until the reset it names. Absent, a limit is the student's word.
+   */
+  upstream?: UpstreamLimit;
 }
 
 /**
@@ -146,26 +152,37 @@ function outcomePause(
 ): SchoolEvent | undefined {
   if (!pauses(crew.outcome)) return undefined;
   const said = `crew ${crew.crewId} (issue #${crew.issueNumber}) ended with ${crew.outcome}: ${crew.reason}`;
-  // A limit its student reported holds its agent alone; the school's own signals, an unexplained
-  // exit and a caller that names no agent (an operator's tool) hold the school.
-  const agent = crew.outcome !== 'lost' && !crew.schoolWide && crew.agent ? crew.agent : undefined;
-  const until = agent ? agentPauseEnd(named, ended, maxMs) : schoolPauseEnd(named, ended);
-  const cut =
-    !agent && named && until && until.getTime() < named.getTime()
-      ? ` (the reset it named, ${named.toISOString()}, is more than a week away: the pause lifts after a week and the next crew asks again)`
-      : '';
+  // A limit its student reported holds its agent alone; the API's own answer, an unexplained exit
+  // and a caller that names no agent (an operator's tool) hold the school.
+  const upstream = crew.outcome === 'usage_limit' ? crew.upstream : undefined;
+  const agent = crew.outcome !== 'lost' && !upstream && crew.agent ? crew.agent : undefined;
+  const until = agent
+    ? agentPauseEnd(named, ended, maxMs)
+    : upstream
+      ? schoolPauseEnd(upstream, ended, maxMs)
+      : named && new Date(Math.min(named.getTime(), ended.getTime() + MAX_RESET_MS));
+  const api = upstream
+    ? ` (the API answered ${upstream.status} at ${upstream.at}${
+        upstream.resetAt
+          ? until && until.getTime() < Date.parse(upstream.resetAt)
+            ? `; the reset it named, ${upstream.resetAt}, is more than a week away: the pause lifts after a week and the next crew asks again`
+            : `; it resets ${upstream.resetAt}`
+          : '; it named no reset: the pause lifts after dispatch.agentPauseMaxMinutes and the next crew asks again'
+      })`
+    : '';
   return event(
     'school.paused',
     pauseKey(crew),
     {
       reason: agent
-        ? `agent ${agent}: ${said} (reported by the student only: this agent alone waits)`
-        : `${said}${cut}`,
+        ? `agent ${agent}: ${said} (reported by the student only, the API did not say so: this agent alone waits)`
+        : `${said}${api}`,
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,
       ...(until ? { until: until.toISOString() } : {}),
       ...(agent ? { agent } : {}),
+      ...(upstream ? { upstream } : {}),
     },
     at,
   );
@@ -202,7 +219,7 @@ export function pendingPauses(
     const finishedAt = c.finishedAt ? new Date(c.finishedAt) : at;
     const until =
       layout && c.outcome === 'usage_limit' ? bookbagResetTime(layout, c.crewId, finishedAt) : undefined;
-    // Whether the school saw the limit itself was not recorded with the crew: its agent alone waits.
+    // The API's own answer is recorded with the crew's end: without it, its agent alone waits.
     const e = outcomePause(
       {
         crewId: c.crewId,
@@ -210,6 +227,7 @@ export function pendingPauses(
         outcome: c.outcome,
         reason: c.reason ?? '',
         agent: c.agent,
+        ...(c.upstream ? { upstream: c.upstream } : {}),
       },
       at,
       until,

@@ -48,7 +48,7 @@ export interface PauseRecorded {
 
 /** An upstream limit answer the key proxy recorded for a crew. */
 export interface UpstreamLimit {
-  /** 429 (rate or usage limit), 529 (overloaded) or 503. */
+  /** 429 (a rate or usage limit), 400/402 (a usage or credit limit), 529 (overloaded) or 503. */
   status: number;
   /** When the proxy saw it (ISO). */
   at: string;

@@ -88,7 +88,9 @@ export class SpendBound {
 /** A school-wide pause's evidence: the key proxy saw the API answer with a limit (see ../sandbox/key-proxy.ts). */
 function upstreamEvidence(d: PauseRecorded): boolean {
   const u = d.upstream;
-  return !!u && typeof u === 'object' && [429, 503, 529].includes(u.status) && typeof u.at === 'string';
+  return (
+    !!u && typeof u === 'object' && [400, 402, 429, 503, 529].includes(u.status) && typeof u.at === 'string'
+  );
 }
 
 /**

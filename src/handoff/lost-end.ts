@@ -41,7 +41,7 @@ export function finishedShape(e: StateEvent): string | undefined {
     u !== undefined &&
     (typeof u !== 'object' ||
       u === null ||
-      ![429, 503, 529].includes(u.status as number) ||
+      ![400, 402, 429, 503, 529].includes(u.status as number) ||
       typeof u.at !== 'string' ||
       Number.isNaN(Date.parse(u.at)) ||
       (u.resetAt !== undefined && typeof u.resetAt !== 'string'))

@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { rmSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { MAX_SOCKET_PATH } from './proxy.js';
+import { LIMIT_BODY_BYTES, LIMIT_STATUSES, readAnswer, type UpstreamRecord } from './upstream-record.js';
 
 /**
  * The key proxy of a sandbox (docs/security.md): the agent's API key stays on the host. The agent
@@ -13,6 +14,10 @@ import { MAX_SOCKET_PATH } from './proxy.js';
  * own paths pass, a request body is bounded, and both directions stream (SSE answers arrive event
  * by event; a WebSocket upgrade is tunnelled). Whatever a prompt-injected agent prints, writes or
  * sends, it never had the key.
+ *
+ * It also sees the API's own answers, which nothing inside the sandbox can write: each answer's
+ * status, and a limit's headers and error type, go to the crew's `record` (./upstream-record.ts), from
+ * which the school decides whether a limit the CLI reports holds the whole school.
  */
 export interface KeyProxy {
   readonly socket: string;
@@ -32,6 +37,8 @@ export interface KeyProxyOptions {
   paths: readonly RegExp[];
   maxBodyBytes?: number;
   onRefused?: (what: string) => void;
+  /** Where each upstream answer is recorded (the crew runner's memory). */
+  record?: UpstreamRecord;
 }
 
 /** The key proxy was asked to do what it cannot (a bad upstream, a socket path too long). */
@@ -121,6 +128,34 @@ export async function startKeyProxy(o: KeyProxyOptions): Promise<KeyProxy> {
       ...(up.protocol === 'https:' ? { servername: up.hostname } : {}),
     });
 
+  /**
+   * Records an upstream answer: its status at once, a limit status once the start of its body (its
+   * error type) has passed by. The body is only looked at as it streams on, never held back.
+   */
+  const observe = (path: string, upRes: IncomingMessage) => {
+    const record = o.record;
+    if (!record) return;
+    const status = upRes.statusCode ?? 0;
+    const at = new Date();
+    if (!LIMIT_STATUSES.has(status))
+      return record.add(readAnswer({ status, path, headers: upRes.headers }, at));
+    const chunks: Buffer[] = [];
+    let seen = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      record.add(readAnswer({ status, path, headers: upRes.headers, body: Buffer.concat(chunks) }, at));
+    };
+    upRes.on('data', (c: Buffer) => {
+      if (seen >= LIMIT_BODY_BYTES) return;
+      chunks.push(c.subarray(0, LIMIT_BODY_BYTES - seen));
+      seen += c.length;
+    });
+    upRes.on('end', finish);
+    upRes.on('close', finish);
+  };
+
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const t = target(req);
     if ('why' in t) {
@@ -151,6 +186,7 @@ export async function startKeyProxy(o: KeyProxyOptions): Promise<KeyProxy> {
     });
     req.on('error', () => upReq.destroy());
     upReq.on('response', (upRes) => {
+      observe(t.path, upRes);
       const h = { ...upRes.headers };
       for (const k of ['connection', 'keep-alive', 'transfer-encoding']) delete h[k];
       res.writeHead(upRes.statusCode ?? 502, h);
@@ -199,6 +235,7 @@ export async function startKeyProxy(o: KeyProxyOptions): Promise<KeyProxy> {
       upSock.on('close', () => client.destroy());
     });
     upReq.on('response', (upRes) => {
+      observe(t.path, upRes);
       // The upstream did not switch: its answer goes back as it is, and the connection ends.
       const lines = [`HTTP/1.1 ${upRes.statusCode ?? 502} ${upRes.statusMessage ?? ''}`];
       for (let i = 0; i < upRes.rawHeaders.length; i += 2)

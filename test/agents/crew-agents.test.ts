@@ -206,7 +206,7 @@ describe('claude-code agent', () => {
     expect(Math.round(totalSpend(s.layout) * 100)).toBe(3);
   });
 
-  it('is_error with subtype success and exit 0 is a usage limit that pauses until its reset time, not a failure', async () => {
+  it('is_error with subtype success and exit 0 is a usage limit with its reset time, not a failure; without the API’s answer its agent alone pauses', async () => {
     const reset = 1_900_000_000; // 2030-03-17
     const { s } = agentSchool([
       {
@@ -222,10 +222,12 @@ describe('claude-code agent', () => {
     writeCurriculum(s, [item(10)]);
     const r = await run(s, 'c10-cla0004', 10, 'claude');
     expect(r.outcome).toBe('usage_limit');
+    expect(r.reason).toContain(`resets ${new Date(reset * 1000).toISOString()}`);
+    // No key proxy saw the API say so (a fake CLI): its agent alone waits, capped.
     const p = pauseStatus(s.layout);
-    expect(p.paused).toBe(true);
-    expect(p.pauses[0]!.until).toBe(new Date(reset * 1000).toISOString());
-    expect(pauseStatus(s.layout, new Date((reset + 1) * 1000)).paused).toBe(false);
+    expect(p.paused).toBe(false);
+    expect(p.agentPauses.map((x) => x.agent)).toEqual(['claude']);
+    expect(Date.parse(p.agentPauses[0]!.until!)).toBeLessThanOrEqual(Date.now() + 60 * 60_000);
     expect(issueStates(registry(s)).get(10)).toEqual({ kind: 'ready', attempt: 1 });
     expect(spendRows(s).map(([k, c]) => [k, c])).toEqual([['spend:c10-cla0004', 0.002]]);
   });
@@ -242,7 +244,8 @@ describe('claude-code agent', () => {
     writeCurriculum(s, [item(18), item(19)]);
     const r = await run(s, 'c18-cla0015', 18, 'claude');
     expect(r.outcome).toBe('usage_limit');
-    expect(pauseStatus(s.layout).pauses[0]!.until).toBe('2027-01-01T00:00:00.000Z');
+    expect(r.reason).toContain('resets 2027-01-01T00:00:00.000Z');
+    expect(pauseStatus(s.layout).agentPauses.map((x) => x.agent)).toEqual(['claude']);
     expect(issueStates(registry(s)).get(18)).toEqual({ kind: 'ready', attempt: 1 });
     // The same words as a bare line, with no JSON.
     fake.setTurns([{ stderr: `${limit}\n`, exit: 1 }]);
@@ -424,8 +427,9 @@ describe('codex agent', () => {
     writeCurriculum(s, [item(21), item(22)]);
     const r = await run(s, 'c21-cod0002', 21, 'codex');
     expect(r.outcome).toBe('usage_limit');
-    const until = new Date(pauseStatus(s.layout).pauses[0]!.until!);
+    const until = new Date(/resets (\S+)\)/.exec(r.reason)![1]!);
     expect([until.getHours(), until.getMinutes()]).toEqual([12, 16]);
+    expect(pauseStatus(s.layout).agentPauses.map((x) => x.agent)).toEqual(['codex']);
     fake.setTurns([
       {
         stdout: codex.failed(uid('th-22'), 'exceeded retry limit, last status: 429 Too Many Requests'),

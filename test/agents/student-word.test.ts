@@ -68,7 +68,9 @@ describe('a limit only the student reports', () => {
     const before = Date.now();
     const r = await crew(s, 'c1-liar0001', 1, 'liar');
     expect(r.outcome).toBe('usage_limit');
-    expect(r.reason).toMatch(/reported by the student only, its agent pauses/);
+    expect(r.reason).toMatch(
+      /the API's answers are not seen for this agent \(no key proxy\): agent liar alone pauses/,
+    );
 
     const p = pauseStatus(s.layout);
     expect(p.paused).toBe(false);
