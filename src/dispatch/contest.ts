@@ -23,11 +23,14 @@ import type { CrewRecord } from './registry.js';
  * failure.
  */
 
-/** A contested candidate's agents: the listed ones the issue admits and no pause holds. */
+/**
+ * A contested candidate's agents: the listed ones the issue admits and nothing holds out (`held`: the
+ * agents a pause holds and those over their daily budget, as admission holds them).
+ */
 export function contestAgents(
   config: SchoolConfig,
   c: Candidate,
-  paused?: ReadonlyMap<string, string>,
+  held?: ReadonlyMap<string, string>,
 ): string[] | undefined {
   const contest = config.dispatch.contest;
   if (!contest || c.role !== 'coding' || c.difficulty < contest.difficultyAtLeast) return undefined;
@@ -37,7 +40,7 @@ export function contestAgents(
     const a = byId.get(id);
     return (
       a !== undefined &&
-      !paused?.has(id) &&
+      !held?.has(id) &&
       a.roles.includes(c.role) &&
       (a.domains.length === 0 || a.domains.includes(c.domain)) &&
       a.maxDifficulty >= c.difficulty
@@ -50,13 +53,13 @@ export function contestAgents(
 export function expandContests(
   candidates: readonly Candidate[],
   config: SchoolConfig,
-  paused?: ReadonlyMap<string, string>,
+  held?: ReadonlyMap<string, string>,
 ): { candidates: Candidate[]; entries: Map<Candidate, number> } {
   const entries = new Map<Candidate, number>();
   if (!config.dispatch.contest) return { candidates: [...candidates], entries };
   const out: Candidate[] = [];
   for (const c of candidates) {
-    const agents = contestAgents(config, c, paused);
+    const agents = contestAgents(config, c, held);
     if (!agents) {
       out.push(c);
       continue;

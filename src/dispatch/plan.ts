@@ -349,7 +349,9 @@ function decide(
     ...(learning ? { learning } : {}),
   });
   // Contests (./contest.ts): a contested issue is one entry per agent, at least two placed or none.
-  const contests = expandContests(admitted.candidates, config, pausedAgents);
+  // An agent a pause holds or over its daily budget takes no part: fewer than two left, no contest.
+  const held = new Map([...(read.daily?.agents ?? []), ...pausedAgents]);
+  const contests = expandContests(admitted.candidates, config, held);
   const admission = { ...admitted, candidates: contests.candidates };
   const decision = { ...admit(admission) };
   Object.assign(decision, completeContests(decision.admitted, decision.refused, contests.entries));

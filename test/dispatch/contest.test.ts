@@ -5,6 +5,7 @@ import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { issueStates, type VerdictLookup } from '../../src/dispatch/history.js';
 import { planDispatch } from '../../src/dispatch/plan.js';
 import { readRegistry } from '../../src/dispatch/registry.js';
+import { recordSpend } from '../../src/dispatch/spend.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';
@@ -25,13 +26,14 @@ const AGENTS = [
 async function school(
   slots: number[],
   contest: Record<string, unknown> = { difficultyAtLeast: 4, agents: ['ada', 'bob'] },
+  agents: ReadonlyArray<Record<string, unknown>> = AGENTS,
 ) {
   const d = tempDir('school-contest-');
   dirs.push(d);
   const layout = new StateLayout(d.path);
   const cfg = parseConfig(
     {
-      agents: AGENTS,
+      agents,
       fleet: { daemons: slots.map((k, i) => ({ id: `d${i + 1}`, worktrees: k })) },
       dispatch: { maxCrews: 10, choice: 'greedy', contest },
     },
@@ -137,6 +139,62 @@ describe('dispatch.contest: planning', () => {
       },
     ]);
     expect(Object.keys(readRegistry(tight.layout).crews)).toEqual([]);
+  });
+});
+
+describe('dispatch.contest: an agent over its daily budget takes no part', () => {
+  /** Spent today (UTC) by an agent's earlier crews, an hour before the plan. */
+  const spent = (layout: StateLayout, agent: string, usd: number) =>
+    recordSpend(
+      layout,
+      `earlier-${agent}`,
+      { costUsd: usd, agent, crewId: `c90-${agent}`, issueNumber: 90 },
+      new Date(NOW.getTime() - 3_600_000),
+    );
+
+  it('two listed agents, one spent today: an ordinary crew of the other, no contest and no refusal', async () => {
+    const { plan, layout } = await school([2], undefined, [
+      { id: 'ada', command: ['node', 'a.mjs'] },
+      { id: 'bob', command: ['node', 'b.mjs'], dailyBudgetUsd: 5 },
+    ]);
+    await spent(layout, 'bob', 5);
+    const r = await plan([item(1, { difficulty: 5 })]);
+    expect(r.assignments.map((a) => [a.issueNumber, a.agent, a.contest])).toEqual([[1, 'ada', undefined]]);
+    expect(r.refused).toEqual([]);
+    expect(readRegistry(layout).crews[r.assignments[0]!.crewId]!.contest).toBeUndefined();
+  });
+
+  it('three listed agents, one spent today: a contest of the other two', async () => {
+    const { plan, layout } = await school([3], { difficultyAtLeast: 4, agents: ['ada', 'bob', 'dee'] }, [
+      { id: 'ada', command: ['node', 'a.mjs'] },
+      { id: 'bob', command: ['node', 'b.mjs'] },
+      { id: 'dee', command: ['node', 'd.mjs'], dailyBudgetUsd: 2 },
+    ]);
+    await spent(layout, 'dee', 2.5);
+    const r = await plan([item(1, { difficulty: 4 })]);
+    expect(r.assignments.map((a) => a.agent)).toEqual(['ada', 'bob']);
+    expect(r.assignments[0]!.contest!.of).toEqual(r.assignments.map((a) => a.crewId));
+    expect(r.refused).toEqual([]);
+  });
+
+  it('every agent that takes the issue spent today: refused with agent-daily-budget and the budget named', async () => {
+    const { plan, layout } = await school([2], undefined, [
+      { id: 'ada', command: ['node', 'a.mjs'], dailyBudgetUsd: 5 },
+      { id: 'bob', command: ['node', 'b.mjs'], dailyBudgetUsd: 5 },
+    ]);
+    await spent(layout, 'ada', 6);
+    await spent(layout, 'bob', 5);
+    const r = await plan([item(1, { difficulty: 5 })]);
+    expect(r.assignments).toEqual([]);
+    expect(r.refused).toEqual([
+      {
+        issue: 1,
+        code: 'agent-daily-budget',
+        reason: expect.stringMatching(
+          /^daily budget of agent (ada|bob) \(agents\[\]\.dailyBudgetUsd\) reached: /,
+        ),
+      },
+    ]);
   });
 });
 
