@@ -435,7 +435,7 @@ function standbyStop(o: DriverOptions, result: DriverResult, agent?: string): st
   const spent = spend.totalUsd;
   if (cap !== undefined && spent >= cap)
     return `spend cap reached: $${spent.toFixed(2)} of $${cap.toFixed(2)} spent`;
-  const daily = dailyBudgets(o.config, spend, new Date());
+  const daily = dailyBudgets(o.config, spend, o.now?.() ?? new Date());
   return daily.school ?? (agent !== undefined ? daily.agents.get(agent) : undefined);
 }
 

@@ -48,6 +48,8 @@ export interface DriverOptions {
   onProgress?: (p: Progress) => void;
   /** Remaining job time in ms (N3.3); undefined = no deadline. */
   remainingMs?: () => number;
+  /** The time the daily budgets are judged at before each standby crew (its UTC day). Default: now. */
+  now?: () => Date;
   pollMs?: number;
   progressEveryMs?: number;
   jobStatus?: JobLiveness;

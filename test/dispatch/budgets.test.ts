@@ -132,11 +132,19 @@ describe('daily budgets in a crew job', () => {
         { crewId: 'c2-00000002', issue: 2, queued: true },
         { crewId: 'c3-00000003', issue: 3, agent: 'slow', queued: true },
       ]);
-      // Spent today by the agent's earlier crews, as the agents record it (the time is now).
-      await recordSpend(layoutOf(s), 'c0-earlier', { costUsd: 5, crewId: 'c0-earlier', agent: 'editor' });
+      // Spent today (UTC) by the agent's earlier crews, twenty minutes before the job judges its
+      // standby crews: both times fixed, so the day is the same whenever the test runs. The crews
+      // of this job record their own spend at the real time, on another day: not counted here.
+      await recordSpend(
+        layoutOf(s),
+        'c0-earlier',
+        { costUsd: 5, crewId: 'c0-earlier', agent: 'editor' },
+        TODAY,
+      );
       const r = await runAssignments({
         config,
         layout: layoutOf(s),
+        now: () => NOW,
         daemon: 'd1',
         assignments: [{ crewId: 'c1-00000001' }, { crewId: 'c2-00000002' }, { crewId: 'c3-00000003' }],
         logger: memoryLogger(),
