@@ -92,6 +92,92 @@ export function verdicts(queue: QueueState | undefined): {
   return { byCrew, lookup };
 }
 
+type Place = (lane: LaneId, item: BoardItem, since?: string, reason?: () => string) => void;
+
+/** Each issue's latest crew (by plan time, then attempt) and when its first crew was planned. */
+function latestCrews(crews: CrewRegistry['crews']): {
+  latest: Map<number, CrewRecord>;
+  firstPlanned: Map<number, string>;
+} {
+  const latest = new Map<number, CrewRecord>();
+  const firstPlanned = new Map<number, string>();
+  for (const c of Object.values(crews)) {
+    const f = firstPlanned.get(c.issueNumber);
+    if (f === undefined || c.plannedAt < f) firstPlanned.set(c.issueNumber, c.plannedAt);
+    const prev = latest.get(c.issueNumber);
+    if (
+      !prev ||
+      prev.plannedAt < c.plannedAt ||
+      (prev.plannedAt === c.plannedAt && prev.attempt < c.attempt)
+    ) {
+      latest.set(c.issueNumber, c);
+    }
+  }
+  return { latest, firstPlanned };
+}
+
+/** Jobs whose crew the registry no longer holds (compacted, or merged in from another runner). */
+function orphanJobs(
+  byCrew: ReadonlyMap<string, JobState>,
+  crews: CrewRegistry['crews'],
+  latest: ReadonlyMap<number, CrewRecord>,
+): Map<number, JobState> {
+  const orphans = new Map<number, JobState>();
+  for (const j of byCrew.values()) {
+    if (crews[j.job.crewId] || latest.has(j.job.issueNumber)) continue;
+    const prev = orphans.get(j.job.issueNumber);
+    if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
+  }
+  return orphans;
+}
+
+/**
+ * The lanes being filled. Each item is built once and completed in place (this runs for every
+ * issue on every board). Its texts (title, reason: sanitized and redacted) are only written for the
+ * items a lane lists, as they cost the most and an abridged board lists a few items of each lane.
+ */
+class LaneFill {
+  private readonly lanes = new Map<LaneId, BoardItem[]>(LANES.map((l) => [l, []]));
+  private readonly texts = new Map<BoardItem, () => string>();
+
+  constructor(
+    private readonly now: number,
+    private readonly deliveries: LaneInput['deliveries'],
+  ) {}
+
+  readonly place: Place = (lane, item, since, reason) => {
+    if (reason) {
+      item.reason = ''; // written when listed; set here to keep the item's key order
+      this.texts.set(item, reason);
+    }
+    const d = lane === 'accepted' ? this.deliveries?.get(item.issue) : undefined;
+    if (d)
+      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
+    if (since) {
+      item.since = since;
+      const age = seconds(this.now, since);
+      if (age !== undefined) item.ageSeconds = age;
+    }
+    this.lanes.get(lane)!.push(item);
+  };
+
+  /** Every lane, oldest first, with the texts of the items it lists written. */
+  list(titles: ReadonlyMap<number, string>, itemsPerLane = Infinity): Lane[] {
+    return LANES.map((id) => {
+      const all = this.lanes
+        .get(id)!
+        .sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
+      const items = all.length > itemsPerLane ? all.slice(0, itemsPerLane) : all;
+      for (const item of items) {
+        item.title = displayTitle(titles.get(item.issue), item.issue);
+        const reason = this.texts.get(item);
+        if (reason) item.reason = reason();
+      }
+      return { id, label: LANE_LABELS[id], count: all.length, items };
+    });
+  }
+}
+
 /**
  * Places every known issue in exactly one lane. Where an issue stands (active, done, stopped,
  * repair, ready) is the dispatch office's own `issueStates`; the grading queue says where a done
@@ -111,49 +197,9 @@ export function buildLanes(input: LaneInput): Lane[] {
     ? issueStates(input.registry, lookup, input.requeues)
     : new Map<number, IssueState>();
   const crews = input.registry?.crews ?? {};
-
-  const latest = new Map<number, CrewRecord>();
-  const firstPlanned = new Map<number, string>();
-  for (const c of Object.values(crews)) {
-    const f = firstPlanned.get(c.issueNumber);
-    if (f === undefined || c.plannedAt < f) firstPlanned.set(c.issueNumber, c.plannedAt);
-    const prev = latest.get(c.issueNumber);
-    if (
-      !prev ||
-      prev.plannedAt < c.plannedAt ||
-      (prev.plannedAt === c.plannedAt && prev.attempt < c.attempt)
-    ) {
-      latest.set(c.issueNumber, c);
-    }
-  }
-  // Jobs whose crew the registry no longer holds (compacted, or merged in from another runner).
-  const orphans = new Map<number, JobState>();
-  for (const j of byCrew.values()) {
-    if (crews[j.job.crewId] || latest.has(j.job.issueNumber)) continue;
-    const prev = orphans.get(j.job.issueNumber);
-    if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
-  }
-
-  // Each item is built once and completed in place (this runs for every issue on every board). Its
-  // texts (title, reason: sanitized and redacted) are only written for the items a lane lists, as
-  // they cost the most and an abridged board lists a few items of each lane.
-  const lanes = new Map<LaneId, BoardItem[]>(LANES.map((l) => [l, []]));
-  const texts = new Map<BoardItem, () => string>();
-  const place = (lane: LaneId, item: BoardItem, since?: string, reason?: () => string) => {
-    if (reason) {
-      item.reason = ''; // written below when listed; set here to keep the item's key order
-      texts.set(item, reason);
-    }
-    const d = lane === 'accepted' ? input.deliveries?.get(item.issue) : undefined;
-    if (d)
-      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
-    if (since) {
-      item.since = since;
-      const age = seconds(now, since);
-      if (age !== undefined) item.ageSeconds = age;
-    }
-    lanes.get(lane)!.push(item);
-  };
+  const { latest, firstPlanned } = latestCrews(crews);
+  const orphans = orphanJobs(byCrew, crews, latest);
+  const fill = new LaneFill(now, input.deliveries);
   const issues = new Set<number>(titles.keys());
   for (const issue of latest.keys()) issues.add(issue);
   for (const issue of orphans.keys()) issues.add(issue);
@@ -162,69 +208,73 @@ export function buildLanes(input: LaneInput): Lane[] {
   for (const issue of issues) {
     const item: BoardItem = { issue, title: '' };
     const orphan = orphans.get(issue);
-    if (orphan) {
-      placeJob(place, clean, item, orphan);
-      continue;
-    }
     const crew = latest.get(issue);
-    if (!crew) {
+    if (orphan) {
+      placeJob(fill.place, clean, item, orphan);
+    } else if (!crew) {
       const known = input.trust && items.get(issue);
       const refused = known ? untrustedReason(known, input.trust!) : undefined;
-      if (refused) place('untrusted', item, undefined, () => clean(refused));
-      else place('ready', item, undefined, paused ? () => paused : undefined);
-      continue;
-    }
-    const first = seconds(now, firstPlanned.get(issue));
-    item.crewId = crew.crewId;
-    item.agent = crew.agent;
-    item.daemon = crew.daemon;
-    item.attempt = crew.attempt;
-    if (crew.slot !== undefined) item.slot = crew.slot;
-    if (crew.repair) item.repair = true;
-    if (first !== undefined) item.totalAgeSeconds = first;
-    const state = states.get(issue) ?? READY;
-    const job = byCrew.get(crew.crewId);
-    if (state.kind === 'active') {
-      const active = crews[state.crewId] ?? crew;
-      if (active.status === 'running') place('running', item, active.startedAt ?? active.plannedAt);
-      else place('planned', item, active.plannedAt);
-    } else if (state.kind === 'stopped') {
-      place('stopped', item, crew.finishedAt, () =>
-        state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON,
-      );
-    } else if (state.kind === 'done') {
-      const done = byCrew.get(state.crewId);
-      if (done) placeJob(place, clean, item, done);
-      // Succeeded but not enqueued yet: on its way to the graders.
-      else place('grading', item, crew.finishedAt, () => 'awaiting enqueue');
-    } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
-      // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
-      place('paused', item, crew.finishedAt, () => clean(crew.reason || crew.outcome!));
-    } else if (job?.verdict && !job.verdict.accepted) {
-      const repair = state.kind === 'repair' ? '; repair queued' : '';
-      if (repair) item.repair = true;
-      place('rejected', item, job.updatedAt, () => clean(verdictReason(job) + repair));
-    } else if (state.kind === 'repair') {
-      item.repair = true;
-      place('ready', item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
+      if (refused) fill.place('untrusted', item, undefined, () => clean(refused));
+      else fill.place('ready', item, undefined, paused ? () => paused : undefined);
     } else {
-      place('ready', item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? '')));
+      describeCrew(item, crew, seconds(now, firstPlanned.get(issue)));
+      placeCrew(fill.place, clean, item, { crew, state: states.get(issue) ?? READY, byCrew, crews });
     }
   }
+  return fill.list(titles, input.itemsPerLane);
+}
 
-  const listed = input.itemsPerLane ?? Infinity;
-  return LANES.map((id) => {
-    const all = lanes
-      .get(id)!
-      .sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
-    const items = all.length > listed ? all.slice(0, listed) : all;
-    for (const item of items) {
-      item.title = displayTitle(titles.get(item.issue), item.issue);
-      const reason = texts.get(item);
-      if (reason) item.reason = reason();
-    }
-    return { id, label: LANE_LABELS[id], count: all.length, items };
-  });
+/** The item names its latest crew. */
+function describeCrew(item: BoardItem, crew: CrewRecord, totalAgeSeconds: number | undefined): void {
+  item.crewId = crew.crewId;
+  item.agent = crew.agent;
+  item.daemon = crew.daemon;
+  item.attempt = crew.attempt;
+  if (crew.slot !== undefined) item.slot = crew.slot;
+  if (crew.repair) item.repair = true;
+  if (totalAgeSeconds !== undefined) item.totalAgeSeconds = totalAgeSeconds;
+}
+
+/** The lane of an issue that has a crew: by its state in the dispatch office, then its grade. */
+function placeCrew(
+  place: Place,
+  clean: (text: string) => string,
+  item: BoardItem,
+  at: {
+    crew: CrewRecord;
+    state: IssueState;
+    byCrew: ReadonlyMap<string, JobState>;
+    crews: CrewRegistry['crews'];
+  },
+): void {
+  const { crew, state, byCrew } = at;
+  const job = byCrew.get(crew.crewId);
+  if (state.kind === 'active') {
+    const active = at.crews[state.crewId] ?? crew;
+    if (active.status === 'running') place('running', item, active.startedAt ?? active.plannedAt);
+    else place('planned', item, active.plannedAt);
+  } else if (state.kind === 'stopped') {
+    place('stopped', item, crew.finishedAt, () =>
+      state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON,
+    );
+  } else if (state.kind === 'done') {
+    const done = byCrew.get(state.crewId);
+    if (done) placeJob(place, clean, item, done);
+    // Succeeded but not enqueued yet: on its way to the graders.
+    else place('grading', item, crew.finishedAt, () => 'awaiting enqueue');
+  } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
+    // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
+    place('paused', item, crew.finishedAt, () => clean(crew.reason || crew.outcome!));
+  } else if (job?.verdict && !job.verdict.accepted) {
+    const repair = state.kind === 'repair' ? '; repair queued' : '';
+    if (repair) item.repair = true;
+    place('rejected', item, job.updatedAt, () => clean(verdictReason(job) + repair));
+  } else if (state.kind === 'repair') {
+    item.repair = true;
+    place('ready', item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
+  } else {
+    place('ready', item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? '')));
+  }
 }
 
 function verdictReason(job: JobState): string {
@@ -233,12 +283,7 @@ function verdictReason(job: JobState): string {
   return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`;
 }
 
-function placeJob(
-  place: (lane: LaneId, item: BoardItem, since?: string, reason?: () => string) => void,
-  clean: (text: string) => string,
-  item: BoardItem,
-  job: JobState,
-): void {
+function placeJob(place: Place, clean: (text: string) => string, item: BoardItem, job: JobState): void {
   item.crewId = job.job.crewId;
   item.agent = item.agent ?? job.job.agent;
   item.attempts = job.attempts;
