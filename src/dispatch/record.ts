@@ -12,6 +12,8 @@ import { ZERO, type CostTally, type Tally } from './posterior.js';
  *   delivered crews when the caller knows them (the outbox).
  *
  * The judges' verdict is the early signal; a merge or an unmerged close settles it (`tallyOf`).
+ * A contest (`contest.decided`) adds who was chosen: a win is the winner's ordinary record, and an
+ * accepted crew the judges did not choose is a weak failure, never a rejection.
  * Folders speak only through the structural types below, so the dispatch
  * office reads no other folder's module.
  */
@@ -26,6 +28,11 @@ export interface CellRecord {
   delivered: number;
   merged: number;
   closedUnmerged: number;
+  /** Contests a crew of the agent won, and lost (whatever its own verdict). */
+  contestsWon: number;
+  contestsLost: number;
+  /** Lost contests whose crew the judges accepted: accepted work that will never be delivered. */
+  notChosen: number;
   revisionRounds: number;
   spendUsd: number;
   minutes: number;
@@ -48,7 +55,20 @@ export interface LedgerCounts {
       Record<string, { agent: string; domain: string; difficulty: number; count: number; accepted: number }>
     >;
   };
+  /** Contests decided, by id (`contests.decided`). */
+  contests?: { decided: Readonly<Record<string, ContestRecord>> };
 }
+
+type Entrant = { agent: string; domain: string; difficulty: number };
+
+/** A decided contest as the ledger keeps it (src/grading/ledger.ts `ContestDecided`). */
+export interface ContestRecord {
+  winner?: Entrant;
+  losers: ReadonlyArray<Entrant & { reason: string; accepted?: boolean }>;
+}
+
+/** Decisions recorded before losers carried `accepted` say it in their reason only. */
+const ACCEPTED_LOSER = 'accepted, not chosen';
 
 /** A crew as the registry holds it (src/dispatch/registry.ts `CrewRecord`). */
 export interface RecordCrew {
@@ -111,6 +131,15 @@ export class RecordBook {
       r.merged += c.accepted;
       r.closedUnmerged += c.count - c.accepted;
       generation += c.count;
+    }
+    for (const d of Object.values(inputs.ledger?.contests?.decided ?? {})) {
+      if (d.winner) this.cell(d.winner.agent, d.winner.domain, d.winner.difficulty).contestsWon += 1;
+      for (const l of d.losers) {
+        const r = this.cell(l.agent, l.domain, l.difficulty);
+        r.contestsLost += 1;
+        if (l.accepted ?? l.reason.startsWith(ACCEPTED_LOSER)) r.notChosen += 1;
+      }
+      generation += 1;
     }
     this.generation = generation;
     for (const crew of inputs.crews ?? []) {
@@ -203,6 +232,9 @@ function empty(agent: string, domain: string, difficulty: number): CellRecord {
     delivered: 0,
     merged: 0,
     closedUnmerged: 0,
+    contestsWon: 0,
+    contestsLost: 0,
+    notChosen: 0,
     revisionRounds: 0,
     spendUsd: 0,
     minutes: 0,
@@ -216,10 +248,20 @@ function add(to: CellRecord, r: CellRecord): void {
   to.delivered += r.delivered;
   to.merged += r.merged;
   to.closedUnmerged += r.closedUnmerged;
+  to.contestsWon += r.contestsWon;
+  to.contestsLost += r.contestsLost;
+  to.notChosen += r.notChosen;
   to.revisionRounds += r.revisionRounds;
   to.spendUsd += r.spendUsd;
   to.minutes += r.minutes;
 }
+
+/**
+ * The share of an open accepted crew's success an accepted crew a contest did not choose keeps: the
+ * judges preferred another crew's work on the same issue, weak evidence that this work was the
+ * less mergeable, and none that it was wrong.
+ */
+export const NOT_CHOSEN_SHARE = 0.5;
 
 /**
  * The evidence of a record, one crew one CREW_WEIGHT. Merged: a success; closed unmerged or rejected
@@ -227,15 +269,24 @@ function add(to: CellRecord, r: CellRecord): void {
  * it is split by `mergeRate`, how often this agent's accepted work was merged once a person settled
  * it (`mergeRateOf`), because judges pass work people will not merge. A merge settles it: its
  * fraction of a success becomes a whole one (an unmerged close, a whole failure).
+ *
+ * Contests: a winner's crew counts as any crew (its verdict, then its merge). An accepted crew that
+ * was not chosen is never delivered, so never settled: it counts mergeRate × NOT_CHOSEN_SHARE of a
+ * success and the rest a failure — a weak failure, between open accepted work and a rejection. A
+ * loser the judges rejected is its rejection alone: the loss adds nothing to it.
  */
 export function tallyOf(r: CellRecord | undefined, mergeRate = 1): Tally {
   if (!r) return ZERO;
   const settled = r.merged + r.closedUnmerged;
-  const pending = Math.max(0, r.accepted - settled);
+  const open = Math.max(0, r.accepted - settled);
+  const notChosen = Math.min(r.notChosen, open);
+  const pending = open - notChosen;
   const rejected = Math.max(0, r.graded - r.accepted);
+  const kept = mergeRate * NOT_CHOSEN_SHARE;
   return {
-    successes: CREW_WEIGHT * (pending * mergeRate + r.merged),
-    failures: CREW_WEIGHT * (rejected + pending * (1 - mergeRate) + r.closedUnmerged),
+    successes: CREW_WEIGHT * (pending * mergeRate + notChosen * kept + r.merged),
+    failures:
+      CREW_WEIGHT * (rejected + pending * (1 - mergeRate) + notChosen * (1 - kept) + r.closedUnmerged),
   };
 }
 

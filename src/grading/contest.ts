@@ -23,7 +23,19 @@ import type { Verdict } from './verdict.js';
  * label once, and the issue counts one failed run (src/dispatch/history.ts).
  *
  * Until then a contest crew's entries are held: no label, no branch, no pull request.
+ *
+ * A crew that ended with a graded outcome and a finished bookbag but no grading job waits for its
+ * job until its grading deadline: its end plus `dispatch.gradingReserveSeconds`, at least
+ * MIN_ENQUEUE_WAIT_MS (the job is enqueued moments after the end, by the crew itself or by the import
+ * of its handoff). After that it ended without a grade (NO_GRADING_JOB) and the contest is decided
+ * among the rest; a job enqueued later is graded, but its entries stay held.
  */
+
+/** Why a finished crew counts as ended without a grade when its grading job never came. */
+export const NO_GRADING_JOB = 'no grading job by its grading deadline';
+
+/** The least a finished crew's contest waits for its grading job. */
+export const MIN_ENQUEUE_WAIT_MS = 60_000;
 
 /** One crew of a contest as the decision sees it. */
 export interface Entrant extends ContestEntrantRecord {
@@ -107,6 +119,7 @@ export function decideContest(
     .filter((e) => e !== winner)
     .map((e) => ({
       ...record(e),
+      accepted: e.verdict?.accepted === true,
       reason: e.verdict?.accepted
         ? `accepted, not chosen: ${winner!.crewId} had ${beats(winner!, e)}`
         : outOf(e),
@@ -137,6 +150,8 @@ export class Contests {
   constructor(
     private readonly layout: StateLayout,
     private readonly warn: (m: string) => void,
+    /** `dispatch.gradingReserveSeconds` in ms: how long after its end a crew's grading job may come. */
+    private readonly gradingReserveMs: number,
   ) {}
 
   private crews(): CrewRegistry {
@@ -179,7 +194,7 @@ export class Contests {
     for (const [id, { issue, of }] of contests) {
       const entrants: Entrant[] = [];
       for (const crewId of of) {
-        const e = this.entrant(registry.crews[crewId], crewId, jobs.get(crewId), costs.get(crewId));
+        const e = this.entrant(registry.crews[crewId], crewId, jobs.get(crewId), costs.get(crewId), now);
         if (e === 'pending') break;
         entrants.push(e);
       }
@@ -213,6 +228,7 @@ export class Contests {
     crewId: string,
     job: QueueState['jobs'][string] | undefined,
     costUsd: number | undefined,
+    now: Date,
   ): Entrant | 'pending' {
     if (!crew) return 'pending';
     const base = {
@@ -226,9 +242,16 @@ export class Contests {
     if (job?.status === 'dead_letter')
       return { ...base, ended: `its grading is a dead letter (${job.lastError ?? ''})` };
     if (job || crew.status !== 'finished') return 'pending';
-    // Finished without a job: a graded outcome with a finished bookbag is about to be enqueued.
+    // Finished without a job: a graded outcome with a finished bookbag is about to be enqueued,
+    // until its grading deadline.
     const bookbag = join(this.layout.bookbag(crewId), 'done.flag');
-    if (crew.outcome && GRADED_OUTCOMES.includes(crew.outcome) && existsSync(bookbag)) return 'pending';
+    if (crew.outcome && GRADED_OUTCOMES.includes(crew.outcome) && existsSync(bookbag)) {
+      const wait = Math.max(this.gradingReserveMs, MIN_ENQUEUE_WAIT_MS);
+      const deadline = Date.parse(crew.finishedAt ?? '') + wait;
+      if (Number.isFinite(deadline) && now.getTime() <= deadline) return 'pending';
+      const by = Number.isFinite(deadline) ? ` (${new Date(deadline).toISOString()})` : '';
+      return { ...base, ended: `${crew.outcome}, ${NO_GRADING_JOB}${by}` };
+    }
     const why = [crew.outcome ?? 'ended', crew.infra ? '(infra)' : '', crew.orphaned ? '(orphaned)' : '']
       .filter(Boolean)
       .join(' ');

@@ -154,7 +154,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     ledger: new ScoreLedger(layout, warn),
     outbox: new Outbox(layout),
     policy: outboxPolicy(config, o.deliver ?? false),
-    contests: new Contests(layout, warn),
+    contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1000),
     worker: redactText(worker),
     maxAttempts,
     alpha: config.grading.emaAlpha,

@@ -51,7 +51,8 @@ export interface ContestDecided {
   winner?: ContestEntrantRecord;
   /** Why the winner won, or why there is none: one sentence. */
   why: string;
-  losers: Array<ContestEntrantRecord & { reason: string }>;
+  /** `accepted`: the judges accepted it (not chosen); absent in decisions recorded before it. */
+  losers: Array<ContestEntrantRecord & { reason: string; accepted?: boolean }>;
   /** When it was decided (the outbox's watermark is compared with it after a crash). */
   decidedAt?: string;
 }

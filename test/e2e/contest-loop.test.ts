@@ -56,69 +56,81 @@ const SUITE = [
   '',
 ].join('\n');
 
+/**
+ * A repository with the buggy function, a bare origin, the sealed suite, the GitHub API in msw and
+ * a school whose contest agents are `second` and `careful` (the full fix, the dearer one).
+ */
+function contestSchool(
+  name: string,
+  second: (student: string, root: string) => { id: string; command: string[] },
+) {
+  const root = join(tmp.path, name);
+  const { bare } = initBareRemote(root, { 'README.md': '# project\n', 'src/sum.mjs': BUGGY });
+  const work = join(root, 'work');
+  git(root, 'clone', '-q', bare, work);
+  const student = join(root, 'student.mjs');
+  writeFileSync(student, STUDENT);
+  const suite = join(root, 'sealed');
+  mkdirSync(suite, { recursive: true });
+  writeFileSync(join(suite, 'sum.test.mjs'), SUITE);
+  const other = second(student, root);
+  const config = configSchema.parse({
+    repository: 'octo/school',
+    repoPath: work,
+    stateDir: join(root, 'state'),
+    curriculum: { rules: [{ match: { labels: ['hard'] }, set: { difficulty: 5 } }] },
+    fleet: { daemons: [{ id: 'd1', worktrees: 2 }] },
+    agents: [{ id: 'careful', command: [process.execPath, student, FIXED, '0.30'] }, other],
+    dispatch: {
+      verify: [process.execPath, '-e', 'process.exit(0)'],
+      crewTimeoutSeconds: 60,
+      choice: 'greedy',
+      maxCrews: 2,
+      contest: { difficultyAtLeast: 4, agents: ['careful', other.id] },
+    },
+    grading: {
+      sealedTests: [process.execPath, '--test', '{sealed}/sum.test.mjs'],
+      sealedDir: suite,
+      sealedResults: { format: 'node-test' },
+    },
+    sandbox: { kind: 'none' },
+    delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
+  });
+  const layout = new StateLayout(config.stateDir);
+  const fake = new GitHubFake({ now: () => new Date() });
+  const issue = fake.addIssue({ title: 'sum subtracts', labels: ['hard'] });
+  const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+  const logger = memoryLogger();
+  const cycle = async () =>
+    runLoop({
+      config,
+      layout,
+      logger,
+      source: githubSource(client, { owner: 'octo', repo: 'school' }),
+      launcher: await launcher(),
+      github: octokitPort(client, 'octo/school', { retries: 0 }),
+      delivery: deliveryFor({
+        config,
+        layout,
+        logger,
+        actions: true,
+        pulls: (r) => octokitPulls(client, r),
+        token: 'test-token',
+      })!,
+    });
+  return { bare, config, layout, fake, issue, n: issue.number, logger, cycle };
+}
+
 describe('a contest in the local loop (docs/dispatch.md, "Contests")', () => {
   it(
     'the sealed suite decides: the winner is delivered, the loser recorded as not chosen, the issue done',
     { timeout: 300_000 },
     async () => {
-      const root = join(tmp.path, 'loop');
-      const { bare } = initBareRemote(root, { 'README.md': '# project\n', 'src/sum.mjs': BUGGY });
-      const work = join(root, 'work');
-      git(root, 'clone', '-q', bare, work);
-      const student = join(root, 'student.mjs');
-      writeFileSync(student, STUDENT);
-      const suite = join(root, 'sealed');
-      mkdirSync(suite, { recursive: true });
-      writeFileSync(join(suite, 'sum.test.mjs'), SUITE);
-      const config = configSchema.parse({
-        repository: 'octo/school',
-        repoPath: work,
-        stateDir: join(root, 'state'),
-        curriculum: { rules: [{ match: { labels: ['hard'] }, set: { difficulty: 5 } }] },
-        fleet: { daemons: [{ id: 'd1', worktrees: 2 }] },
-        agents: [
-          // The partial answer is the cheaper one: cost alone would pick it.
-          { id: 'careful', command: [process.execPath, student, FIXED, '0.30'] },
-          { id: 'hasty', command: [process.execPath, student, PARTIAL, '0.05'] },
-        ],
-        dispatch: {
-          verify: [process.execPath, '-e', 'process.exit(0)'],
-          crewTimeoutSeconds: 60,
-          choice: 'greedy',
-          maxCrews: 2,
-          contest: { difficultyAtLeast: 4, agents: ['careful', 'hasty'] },
-        },
-        grading: {
-          sealedTests: [process.execPath, '--test', '{sealed}/sum.test.mjs'],
-          sealedDir: suite,
-          sealedResults: { format: 'node-test' },
-        },
-        sandbox: { kind: 'none' },
-        delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
-      });
-      const layout = new StateLayout(config.stateDir);
-      const fake = new GitHubFake({ now: () => new Date() });
-      const issue = fake.addIssue({ title: 'sum subtracts', labels: ['hard'] });
-      const n = issue.number;
-      const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
-      const logger = memoryLogger();
-      const cycle = async () =>
-        runLoop({
-          config,
-          layout,
-          logger,
-          source: githubSource(client, { owner: 'octo', repo: 'school' }),
-          launcher: await launcher(),
-          github: octokitPort(client, 'octo/school', { retries: 0 }),
-          delivery: deliveryFor({
-            config,
-            layout,
-            logger,
-            actions: true,
-            pulls: (r) => octokitPulls(client, r),
-            token: 'test-token',
-          })!,
-        });
+      // The partial answer is the cheaper one: cost alone would pick it.
+      const { bare, config, layout, fake, issue, n, logger, cycle } = contestSchool('loop', (student) => ({
+        id: 'hasty',
+        command: [process.execPath, student, PARTIAL, '0.05'],
+      }));
 
       const first = await cycle();
       // Two crews of the same issue, one per listed agent, recorded as one contest.
@@ -176,6 +188,55 @@ describe('a contest in the local loop (docs/dispatch.md, "Contests")', () => {
       const second = await cycle();
       expect(second.plan.assignments).toEqual([]);
       expect(second.plan.refused).toEqual([expect.objectContaining({ issue: n, code: 'done' })]);
+      expect(fake.pulls).toHaveLength(1);
+    },
+  );
+
+  it(
+    'one crew aborts (its agent could not start) and the other is graded, wins and is delivered; the abort is no failure',
+    { timeout: 300_000 },
+    async () => {
+      const { bare, config, layout, fake, issue, n, logger, cycle } = contestSchool('aborted', (_, root) => ({
+        id: 'absent',
+        command: [join(root, 'no-such-student')],
+      }));
+
+      const first = await cycle();
+      expect(first.plan.assignments.map((a) => [a.issueNumber, a.agent])).toEqual([
+        [n, 'careful'],
+        [n, 'absent'],
+      ]);
+      const contest = first.plan.assignments[0]!.contest!;
+      const [careful, absent] = contest.of as [string, string];
+      // The absent agent's crew ended before its student ran: aborted, infra, nothing to grade.
+      const crews = readRegistry(layout).crews;
+      expect(crews[absent]).toMatchObject({ status: 'finished', outcome: 'aborted', infra: true });
+      expect(first.drain).toMatchObject({ accepted: 1, rejected: 0 });
+      expect(first.drain.verdicts.map((v) => v.crewId)).toEqual([careful]);
+
+      // The one graded crew decides the contest in the same drain; the aborted one is its loser.
+      const decided = new ScoreLedger(layout).state().contests!.decided[contest.id]!;
+      expect(decided.winner).toMatchObject({ crewId: careful, agent: 'careful' });
+      expect(decided.why).toBe(`${careful} (careful) was the only crew of 2 the judges accepted`);
+      expect(decided.losers).toEqual([
+        expect.objectContaining({
+          crewId: absent,
+          agent: 'absent',
+          accepted: false,
+          reason: 'ended without a grade: aborted (infra)',
+        }),
+      ]);
+
+      // The winner is delivered: one pull request, the full fix on its branch, the accepted label.
+      expect(fake.pulls).toHaveLength(1);
+      expect(gitOut(bare, 'show', `refs/heads/school/issue-${n}:src/sum.mjs`).out).toBe(FIXED.trim());
+      expect(issue.labels).toContain(config.grading.labels.accepted);
+      expect(issue.labels).not.toContain(config.grading.labels.rejected);
+      const states = issueStates(readRegistry(layout), gradingVerdicts(layout, logger));
+      expect(states.get(n)).toEqual({ kind: 'done', crewId: careful });
+
+      const second = await cycle();
+      expect(second.plan.assignments).toEqual([]);
       expect(fake.pulls).toHaveLength(1);
     },
   );

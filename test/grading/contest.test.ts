@@ -1,6 +1,15 @@
-import { describe, expect, it } from 'vitest';
-import { decideContest, type Entrant } from '../../src/grading/contest.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { crewLog } from '../../src/dispatch/registry.js';
+import { decideContest, NO_GRADING_JOB, type Entrant } from '../../src/grading/contest.js';
+import { drain } from '../../src/grading/drain.js';
+import { ScoreLedger } from '../../src/grading/ledger.js';
 import { combine, type JudgeFinding } from '../../src/grading/verdict.js';
+import { memoryLogger } from '../../src/log.js';
+import { Outbox } from '../../src/outbox/outbox.js';
+import { event } from '../../src/state/event-log.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { tempDir } from '../support/tmp.js';
+import { config, enqueueMany, fastGrade, job, writeBookbag } from './helpers.js';
 
 /** Issue 36, deliverable 5: how the judges pick a contest's crew (src/grading/contest.ts). */
 const AT = '2026-03-01T12:00:00.000Z';
@@ -114,5 +123,105 @@ describe('decideContest', () => {
     expect(none.winner).toBeUndefined();
     expect(none.why).toBe('no crew of the 2 was accepted');
     expect(none.losers.map((l) => l.crewId)).toEqual(['c3-a', 'c3-b']);
+  });
+});
+
+/**
+ * Through a real drain over a state directory: a contest crew that succeeded, wrote its bookbag and
+ * whose grading job never came (the process died between its end and the enqueue) holds the
+ * contest only until its grading deadline; then the rest decide.
+ */
+describe('a contest crew whose grading job never comes', () => {
+  const dirs: Array<{ cleanup(): void }> = [];
+  afterEach(() => dirs.splice(0).forEach((d) => d.cleanup()));
+  const ENDED = new Date('2026-03-01T12:00:00.000Z');
+  const at = (seconds: number) => new Date(ENDED.getTime() + seconds * 1000);
+
+  /**
+   * Two crews of one contest on `issue`, planned, succeeded at ENDED with a finished bookbag each;
+   * only the second one's grading job is enqueued.
+   */
+  async function contestOfTwo(issue: number, agents: [string, string]) {
+    const d = tempDir('school-contest-nojob-');
+    dirs.push(d);
+    const layout = new StateLayout(d.path);
+    const of = [`c${issue}-0000000a`, `c${issue}-0000000b`];
+    const contest = { id: `k${issue}-0000000a`, of };
+    for (const [i, crewId] of of.entries()) {
+      const agent = agents[i]!;
+      await crewLog(layout).append([
+        event(
+          'crew.planned',
+          `planned:${crewId}`,
+          {
+            crewId,
+            issueNumber: issue,
+            daemon: 'local',
+            agent,
+            weight: 'm',
+            fences: [] as string[],
+            repair: false,
+            attempt: 1,
+            contest,
+          },
+          at(-600),
+        ),
+        event(
+          'crew.finished',
+          `finished:${crewId}`,
+          { crewId, issueNumber: issue, outcome: 'succeeded' as const, reason: 'done' },
+          ENDED,
+        ),
+      ]);
+      writeBookbag(layout, { crewId, issueNumber: issue, diff: `diff of ${crewId}\n`, agent });
+    }
+    await enqueueMany(layout, [job(issue, of[1]!, { agent: agents[1] })]);
+    return { layout, contest };
+  }
+
+  it('waits until its end plus dispatch.gradingReserveSeconds, then ends without a grade, named; the other crew wins and is released for delivery', async () => {
+    // Alpha's crew died between its end and its enqueue; gamma's was enqueued.
+    const { layout, contest } = await contestOfTwo(5, ['alpha', 'gamma']);
+    const cfg = config({ dispatch: { gradingReserveSeconds: 120 } });
+    const run = (now: Date) =>
+      drain({ config: cfg, layout, logger: memoryLogger(), grade: fastGrade, deliver: true, now: () => now });
+    const released = () =>
+      Object.values(new Outbox(layout).current().items).map((i) => [i.entry.kind, i.entry.jobKey]);
+
+    // Before the deadline: gamma's crew is graded (accepted), its entries held; nothing decided.
+    const first = await run(at(100));
+    expect(first.accepted).toBe(1);
+    expect(new ScoreLedger(layout).state().contests).toBeUndefined();
+    expect(released()).toEqual([]);
+
+    // After it: the first transaction of the next drain decides.
+    await run(at(121));
+    const decided = new ScoreLedger(layout).state().contests!.decided[contest.id]!;
+    expect(decided.winner).toMatchObject({ crewId: 'c5-0000000b', agent: 'gamma' });
+    expect(decided.why).toBe('c5-0000000b (gamma) was the only crew of 2 the judges accepted');
+    expect(decided.losers).toEqual([
+      expect.objectContaining({
+        crewId: 'c5-0000000a',
+        agent: 'alpha',
+        accepted: false,
+        reason: `ended without a grade: succeeded, ${NO_GRADING_JOB} (2026-03-01T12:02:00.000Z)`,
+      }),
+    ]);
+    const key = job(5, 'c5-0000000b').jobKey;
+    expect(released()).toEqual([
+      ['labels', key],
+      ['delivery', key],
+    ]);
+  });
+
+  it('waits at least a minute, whatever the reserve', async () => {
+    const { layout, contest } = await contestOfTwo(6, ['gamma', 'gamma']);
+    const cfg = config({ dispatch: { gradingReserveSeconds: 0 } });
+    const run = (now: Date) =>
+      drain({ config: cfg, layout, logger: memoryLogger(), grade: fastGrade, now: () => now });
+    await run(at(5));
+    expect(new ScoreLedger(layout).state().contests).toBeUndefined();
+    await run(at(61));
+    expect(new ScoreLedger(layout).state().contests!.decided[contest.id]!.winner?.crewId).toBe('c6-0000000b');
   });
 });
