@@ -561,7 +561,7 @@ export const configSchema = z
           .max(10_080)
           .default(60)
           .describe(
-            "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. The CLI's own error envelope pauses the school.",
+            "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. Only the API's own answer, seen by the key proxy, pauses the school.",
           ),
         maxFallbacks: z
           .number()
