@@ -7,6 +7,10 @@
  * (its own first, then the other daemons', in plan order: docs/dispatch.md "One queue per run"), a
  * run's crew ends reaching the office at its grade, and the next run started at once when work
  * waits — and the local loop (`school loop`: continuous refill, no job limit).
+ * The office predicts as the plan does (dispatch/predict.ts): from the records of the workload's
+ * earlier cycles (its history: the same hidden failure rates per domain × difficulty) and of the
+ * backlog's runs as they end, each issue's minutes and chance of a repair, which tail-guard weighs;
+ * "before" is the same order on the size estimates alone, measured on the same workload.
  * Each round simulates a new seed (the warm-up seed 1, then 2–6). Goals: GitHub ≤ 1.2 × the lower
  * bound and slots busy ≥ 90 % while work waits; local ≤ 1.15 ×; time to first verdict p50 within
  * 10 % of smallest-first's. Also: where the GitHub cadence's idle slot-time goes, the cadence
@@ -64,9 +68,14 @@ function run(
   const jobTimeoutMinutes = cadence === 'refill' ? Infinity : size.jobTimeoutMinutes;
   return measure(
     w,
-    simulateDeployed(w, { ...DEFAULT_DEPLOYED, jobTimeoutMinutes, cadence, order, ...extra }),
+    simulateDeployed(w, { ...DEFAULT_DEPLOYED, jobTimeoutMinutes, cadence, order, ...PREDICT, ...extra }),
   );
 }
+
+/** The office predicts from its records, the chance of a repair included (as the plan does). */
+const PREDICT: Partial<DeployedOptions> = { predictions: { risk: true } };
+/** Before predictions: the size estimates alone. */
+const BLIND: Partial<DeployedOptions> = { predictions: undefined };
 
 function figures(tag: string, label: string, ours: PolicyMetrics, peer: PolicyMetrics): BenchFigure[] {
   const github = label === 'GitHub';
@@ -113,9 +122,25 @@ function bench(size: (typeof SIZES)[number]): Bench {
         }),
       );
       const tag = `${size.students} students, ${10 * size.students} issues`;
-      const out = CADENCES.flatMap(({ cadence, label }) =>
-        figures(tag, label, run(w, size, cadence, 'tail-guard'), run(w, size, cadence, 'smallest-first')),
-      );
+      const out = CADENCES.flatMap(({ cadence, label }) => {
+        const ours = run(w, size, cadence, 'tail-guard');
+        const before = run(w, size, cadence, 'tail-guard', BLIND);
+        return [
+          ...figures(tag, label, ours, run(w, size, cadence, 'smallest-first')),
+          {
+            figure: `tail ${tag}, ${label}: makespan / lower bound, before predictions (size estimates alone)`,
+            value: before.makespanRatio,
+            unit: '×',
+            baseline: { label: 'with predictions', value: ours.makespanRatio },
+          },
+          {
+            figure: `tail ${tag}, ${label}: time to first verdict p50, before predictions`,
+            value: before.ttfvP50,
+            unit: 'min',
+            baseline: { label: 'with predictions', value: ours.ttfvP50 },
+          },
+        ];
+      });
       // Where the GitHub cadence's idle slot-time goes while work waits (% of that slot-time).
       const idle: IdleCauses = { noJob: 0, queued: 0, window: 0, empty: 0 };
       const github = simulateDeployed(w, {
@@ -123,6 +148,7 @@ function bench(size: (typeof SIZES)[number]): Bench {
         jobTimeoutMinutes: size.jobTimeoutMinutes,
         cadence: 'shared',
         order: 'tail-guard',
+        ...PREDICT,
         idle,
       });
       const waitingMinutes = github.backlog.available;

@@ -19,6 +19,11 @@ export interface Candidate {
    * size when absent.
    */
   predicted?: number;
+  /**
+   * Chance its run is not accepted and the issue needs a repair, from the records of its agent ×
+   * domain × difficulty (./predict.ts). Tail-guard weighs the repair it may need; absent: none.
+   */
+  pFail?: number;
   forceAgent?: string;
   /** A repair of a failed run, in the backlog (seed 002: repairs launch before new work). */
   repair: boolean;
@@ -34,8 +39,8 @@ export interface OrderOptions {
   /** Worktree slots of the fleet (Σ K): tail-guard divides the backlog by it. */
   slots?: number;
   /**
-   * Predicted work in the backlog in total (Σ predicted). Default: the sum over `candidates`. A caller
-   * that shows only part of its backlog (the simulator's window) passes the whole backlog's sum.
+   * Expected work in the backlog in total (Σ `expectedMinutes`). Default: the sum over `candidates`.
+   * A caller that shows only part of its backlog (the simulator's window) passes the whole backlog's sum.
    */
   backlogSize?: number;
 }
@@ -57,11 +62,27 @@ export function predictedMinutes(c: Pick<Candidate, 'size' | 'predicted'>): numb
 }
 
 /**
+ * A repair's length against the first run's: seed 002's repair restarts the room from the contract,
+ * so it takes about as long again.
+ */
+export const REPAIR_FACTOR = 1;
+
+/**
+ * The work an item still stands for, its possible repair included: predicted minutes × (1 + pFail ×
+ * REPAIR_FACTOR). A repair (attempt 2) has no repair after it: the two-failure stop ends it.
+ */
+export function expectedMinutes(c: Pick<Candidate, 'size' | 'predicted' | 'pFail' | 'attempt'>): number {
+  const p = c.attempt >= 2 ? 0 : Math.min(1, Math.max(0, c.pFail ?? 0));
+  return predictedMinutes(c) * (1 + p * REPAIR_FACTOR);
+}
+
+/**
  * `smallest-first` (seed 002): repairs (and revision crews) first, then priority (0 most urgent), then smallest size,
  * ties by issue number.
- * `tail-guard` (the default): smallest-first, except that a fresh item predicted to be long
- * (predicted minutes ≥ β × predicted backlog per slot) starts first within its priority, longest
- * first. An item of p
+ * `tail-guard` (the default): smallest-first, except that a fresh item expected to be long
+ * (`expectedMinutes`, its possible repair included, ≥ β × the backlog's expected work per slot)
+ * starts first within its priority, longest expected first: of two equally long items the risky
+ * one qualifies earlier and goes first. An item of p
  * minutes is hidden when the slots still have about p of other work each to do beside it; with β
  * = ¾ a long item is started while at least 4/3 of its length per slot remains, so the end of the
  * backlog never waits on it. Everything else keeps the seed's order (time to first verdict).
@@ -71,13 +92,13 @@ export function predictedMinutes(c: Pick<Candidate, 'size' | 'predicted'>): numb
 export function orderCandidates(candidates: readonly Candidate[], o: OrderOptions = {}): Candidate[] {
   const sorted = [...candidates].sort(compareCandidates);
   if (o.order !== 'tail-guard') return sorted;
-  const total = o.backlogSize ?? candidates.reduce((s, c) => s + predictedMinutes(c), 0);
+  const total = o.backlogSize ?? candidates.reduce((s, c) => s + expectedMinutes(c), 0);
   const threshold = tailGuardThreshold(total, o.slots ?? 1);
-  return promote(sorted, (c) => predictedMinutes(c) >= threshold);
+  return promote(sorted, (c) => expectedMinutes(c) >= threshold);
 }
 
 /**
- * Repairs keep the front; within each priority the promoted fresh items (longest predicted first)
+ * Repairs keep the front; within each priority the promoted fresh items (longest expected first)
  * go before the rest, which keep their order. Priority is the operator's word and stays first:
  * tail-guard replaces only the size key of smallest-first.
  */
@@ -90,7 +111,7 @@ export function promote(ordered: readonly Candidate[], lifted: (c: Candidate) =>
     if (a.priority !== b.priority) return a.priority - b.priority;
     const ua = up.has(a);
     if (ua !== up.has(b)) return ua ? -1 : 1;
-    if (ua) return predictedMinutes(b) - predictedMinutes(a) || a.issueNumber - b.issueNumber;
+    if (ua) return expectedMinutes(b) - expectedMinutes(a) || a.issueNumber - b.issueNumber;
     return rank.get(a)! - rank.get(b)!;
   });
 }

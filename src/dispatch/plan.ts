@@ -60,6 +60,7 @@ import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, RunTimeHistory, issueStates, type VerdictLookup } from './history.js';
 import { decideRevision, type RevisionRequest } from './revision.js';
 import { orderCandidates, type Candidate } from './order.js';
+import { Predictor } from './predict.js';
 import { describeAgentPauses, describePauses, pendingPauses, splitPauses } from './pause.js';
 import { askOwners, reconcile, type Reconciled } from './reconcile.js';
 import { activeCrews, crewFold, crewLog, readRegistry, type CrewRegistry } from './registry.js';
@@ -467,10 +468,10 @@ function sortCurriculum(
 }
 
 /**
- * Each candidate's predicted minutes: its size scaled by the run-time history of the agent
- * admission will choose for it × its domain × difficulty (./history.ts). What tail-guard orders by
- * and the standby split balances. Past runs are compared with the estimate of their issue in this
- * curriculum.
+ * Each candidate's predicted minutes (./history.ts) and chance of a repair (./predict.ts over the
+ * records), for the agent admission will choose for it × its domain × difficulty. What tail-guard
+ * orders by and the standby split balances. Past runs are compared with the estimate of their issue
+ * in this curriculum.
  */
 function predictRunTimes(
   input: PlanInput,
@@ -490,6 +491,16 @@ function predictRunTimes(
     ]),
   );
   const history = new RunTimeHistory(registry, (n) => sizes.get(n), d.size);
+  // The chance of a repair per agent × domain × difficulty from the records (./predict.ts). Minutes
+  // stay the history's: a key with three runs of its own speaks for itself there, where the shrunk
+  // ratio would still lean on the school's mix of slow and quick kinds.
+  const predictor = new Predictor(
+    new RecordBook({
+      ...(input.ledger ? { ledger: input.ledger } : {}),
+      crews: Object.values(registry.crews),
+      cellOf: (n) => sizes.get(n),
+    }),
+  );
   const agents = new AgentChooser(input.config.agents, input.scores, learning);
   for (const c of candidates) {
     const choice = agents.choose(c);
@@ -499,6 +510,8 @@ function predictRunTimes(
       domain: c.domain,
       difficulty: c.difficulty,
     });
+    const pFail = predictor.predict(c.size, choice.agent, c.domain, c.difficulty).pFail;
+    if (pFail !== undefined) c.pFail = pFail;
   }
 }
 

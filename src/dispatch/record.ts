@@ -36,6 +36,14 @@ export interface CellRecord {
   revisionRounds: number;
   spendUsd: number;
   minutes: number;
+  /**
+   * Crews that really ran an agent to an end (succeeded, failed, timed out; not an interruption nor
+   * an abort before the agent) and whose issue had a size estimate, their minutes and the Σ of those
+   * estimates: what run-time predictions are calibrated by (./predict.ts).
+   */
+  sizedCrews: number;
+  sizedMinutes: number;
+  sizedEstimate: number;
 }
 
 /**
@@ -81,15 +89,25 @@ export interface RecordCrew {
   revision?: unknown;
   /** The cell recorded when it was planned (`crew.planned` `choice`), when it was. */
   choice?: { domain: string; difficulty: number };
+  /** How the crew ended, and whether it ended before its agent ran (the registry's flags). */
+  outcome?: string;
+  preVerify?: boolean;
+  infra?: boolean;
 }
+
+/** Outcomes of a crew whose agent ran to an end: the ones whose minutes say how long work takes. */
+const RAN_OUTCOMES: readonly string[] = ['succeeded', 'failed', 'timed_out'];
 
 export interface RecordInputs {
   ledger?: LedgerCounts;
   crews?: Iterable<RecordCrew>;
   /** Spend rows: only those naming a crew count toward a cell. */
   spend?: Iterable<{ crewId?: string; costUsd: number }>;
-  /** The cell of an issue, for crews planned before `choice` was recorded (the curriculum). */
-  cellOf?: (issueNumber: number) => { domain: string; difficulty: number } | undefined;
+  /**
+   * The cell of an issue, for crews planned before `choice` was recorded (the curriculum), and its
+   * size estimate in minutes when known (for the run-time calibration).
+   */
+  cellOf?: (issueNumber: number) => { domain: string; difficulty: number; size?: number } | undefined;
   /** Crews whose work was delivered (a branch or pull request). */
   delivered?: ReadonlySet<string>;
 }
@@ -144,7 +162,8 @@ export class RecordBook {
     this.generation = generation;
     for (const crew of inputs.crews ?? []) {
       if (crew.status !== 'finished') continue;
-      const where = crew.choice ?? inputs.cellOf?.(crew.issueNumber);
+      const issue = inputs.cellOf?.(crew.issueNumber);
+      const where = crew.choice ?? issue;
       if (!where) continue;
       const r = this.cell(crew.agent, where.domain, where.difficulty);
       r.crews += 1;
@@ -152,7 +171,16 @@ export class RecordBook {
       if (crew.revision) r.revisionRounds += 1;
       if (inputs.delivered?.has(crew.crewId)) r.delivered += 1;
       const ms = Date.parse(crew.finishedAt ?? '') - Date.parse(crew.startedAt ?? '');
-      if (Number.isFinite(ms) && ms > 0) r.minutes += ms / 60_000;
+      if (Number.isFinite(ms) && ms > 0) {
+        r.minutes += ms / 60_000;
+        const size = issue?.size;
+        const ran = RAN_OUTCOMES.includes(crew.outcome ?? '') && !crew.preVerify && !crew.infra;
+        if (ran && !crew.revision && typeof size === 'number' && Number.isFinite(size) && size > 0) {
+          r.sizedCrews += 1;
+          r.sizedMinutes += ms / 60_000;
+          r.sizedEstimate += size;
+        }
+      }
       this.school.crews += 1;
       this.school.spendUsd += spendBy.get(crew.crewId) ?? 0;
     }
@@ -238,6 +266,9 @@ function empty(agent: string, domain: string, difficulty: number): CellRecord {
     revisionRounds: 0,
     spendUsd: 0,
     minutes: 0,
+    sizedCrews: 0,
+    sizedMinutes: 0,
+    sizedEstimate: 0,
   };
 }
 
@@ -254,6 +285,9 @@ function add(to: CellRecord, r: CellRecord): void {
   to.revisionRounds += r.revisionRounds;
   to.spendUsd += r.spendUsd;
   to.minutes += r.minutes;
+  to.sizedCrews += r.sizedCrews;
+  to.sizedMinutes += r.sizedMinutes;
+  to.sizedEstimate += r.sizedEstimate;
 }
 
 /**

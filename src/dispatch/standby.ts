@@ -6,7 +6,7 @@ import { foldLog } from '../state/fold.js';
 import type { StateLayout } from '../state/layout.js';
 import { admit, type AdmissionInput, type AdmissionResult, type Admitted } from './admission.js';
 import { issueStates, type Requeues, type VerdictLookup } from './history.js';
-import { predictedMinutes, tailGuardThreshold } from './order.js';
+import { expectedMinutes, predictedMinutes, tailGuardThreshold } from './order.js';
 import { crewFold, crewLog, type CrewRegistry } from './registry.js';
 import { readSchool } from './school-log.js';
 
@@ -220,7 +220,7 @@ function sequence(standby: Admitted[], slots: ReadonlyMap<string, number>): Admi
   const next = new Map<string, Admitted[]>();
   for (const [daemon, list] of byDaemon) {
     const rest = [...list];
-    let work = rest.reduce((w, a) => w + predictedMinutes(a.candidate), 0);
+    let work = rest.reduce((w, a) => w + expectedMinutes(a.candidate), 0);
     const out: Admitted[] = [];
     while (rest.length > 0) {
       const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
@@ -231,13 +231,13 @@ function sequence(standby: Admitted[], slots: ReadonlyMap<string, number>): Admi
         pick = 0;
         let longest = -1;
         rest.forEach((a, i) => {
-          const p = predictedMinutes(a.candidate);
+          const p = expectedMinutes(a.candidate);
           if (a.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
         });
       }
       const [a] = rest.splice(pick, 1);
       out.push(a!);
-      work -= predictedMinutes(a!.candidate);
+      work -= expectedMinutes(a!.candidate);
     }
     next.set(daemon, out);
   }

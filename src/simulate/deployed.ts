@@ -100,6 +100,12 @@ export interface DeployedOptions {
   nextCycleMinutes?: number;
   /** Filled with the idle slot-minutes while work waits, by cause. */
   idle?: IdleCauses;
+  /**
+   * The office predicts from its records (the office adapter's `predictions`): the workload's
+   * history as earlier cycles, then the backlog's runs as they end; `risk` adds each candidate's
+   * chance of a repair, which tail-guard weighs. Absent: the size estimates alone.
+   */
+  predictions?: { risk: boolean };
 }
 
 /**
@@ -182,6 +188,9 @@ class DeployedLoop {
       slotsPerDaemon: this.perDaemon,
       totalSlots: workload.slots.length,
       order: o.order,
+      ...(o.predictions
+        ? { predictions: { history: workload.history ?? [], risk: o.predictions.risk } }
+        : {}),
     });
     for (const s of workload.slots) {
       const d = this.daemons.get(s.daemon) ?? { id: s.daemon, slots: [], free: [], planned: [], running: 0 };

@@ -3,11 +3,13 @@ import { admit, type AdmissionDaemon, type AdmissionInput } from '../dispatch/ad
 import { admitStandby, sharedEligible, jobRepair } from '../dispatch/standby.js';
 import { issueStates } from '../dispatch/history.js';
 import { orderCandidates, type Candidate } from '../dispatch/order.js';
+import { Predictor } from '../dispatch/predict.js';
+import { RecordBook, type LedgerCounts, type RecordCrew } from '../dispatch/record.js';
 import type { CrewRecord } from '../dispatch/registry.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import type { FreeDaemon, Office } from './ours.js';
 import type { NextStep, ReadyItem } from './policy.js';
-import type { RunOutcome } from './workload.js';
+import type { RunOutcome, SimIssue } from './workload.js';
 
 /**
  * The simulator's door into the real dispatch office (src/dispatch): `orderCandidates` orders,
@@ -47,6 +49,14 @@ export interface OfficeOptions {
   totalSlots: number;
   /** `dispatch.order`; absent: smallest-first (the configuration defaults to tail-guard). */
   order?: DispatchOrder;
+  /**
+   * Predictions from the records, as the plan makes them (dispatch/predict.ts): the office keeps a
+   * score ledger and crew log of every run that ended — those of `history` (earlier cycles, ended
+   * before minute 0) and the backlog's own as they end — and gives each candidate the predicted
+   * minutes and, with `risk`, the chance of a repair of its agent × domain × difficulty. Absent:
+   * every candidate is its size estimate, as before predictions.
+   */
+  predictions?: { history: readonly SimIssue[]; risk: boolean };
 }
 
 /** An Actions plan's clock, in virtual minutes: the job it plans for, and what sizes the standby. */
@@ -83,12 +93,25 @@ export function createOffice(options: OfficeOptions): SimOffice {
 /** The real dispatch code behind the simulator's `Office` seam, with a crew history per issue. */
 class SimulatedOffice implements SimOffice {
   private readonly history = new Map<number, Record<string, CrewRecord>>();
+  private readonly records?: SimRecords;
 
-  constructor(private readonly options: OfficeOptions) {}
+  constructor(private readonly options: OfficeOptions) {
+    if (options.predictions) this.records = new SimRecords(options.predictions.history);
+  }
 
   order(items: readonly ReadyItem[]): ReadyItem[] {
     const byIssue = new Map(items.map((i) => [i.issue.number, i]));
-    return orderCandidates(items.map(candidateOf)).map((c) => byIssue.get(c.issueNumber)!);
+    return orderCandidates(items.map((i) => this.candidate(i))).map((c) => byIssue.get(c.issueNumber)!);
+  }
+
+  /** An item as the office's candidate, with the predictions of the records when they are kept. */
+  private candidate(item: ReadyItem): Candidate {
+    const c = candidateOf(item);
+    if (!this.records) return c;
+    const p = this.records.predictor().predict(c.size, AGENT.id, c.domain, c.difficulty);
+    if (p.minutes !== undefined) c.predicted = p.minutes;
+    if (this.options.predictions?.risk && p.pFail !== undefined) c.pFail = p.pFail;
+    return c;
   }
 
   place(
@@ -149,11 +172,16 @@ class SimulatedOffice implements SimOffice {
     const { options } = this;
     const free = daemons.reduce((s, d) => s + d.free, 0);
     return {
-      candidates: orderCandidates(candidates.map(candidateOf), {
-        order: options.order ?? 'smallest-first',
-        slots: options.totalSlots,
-        ...(backlogSize !== undefined ? { backlogSize } : {}),
-      }),
+      // With predictions the candidates are the whole backlog (the deployed loop passes it whole)
+      // and the order sums their expected work itself; the caller's sum is of size estimates.
+      candidates: orderCandidates(
+        candidates.map((c) => this.candidate(c)),
+        {
+          order: options.order ?? 'smallest-first',
+          slots: options.totalSlots,
+          ...(backlogSize !== undefined && !this.records ? { backlogSize } : {}),
+        },
+      ),
       daemons: daemons.map((d) => admissionDaemon(d, options.slotsPerDaemon)),
       agents: [AGENT],
       maxCrews: options.totalSlots,
@@ -191,7 +219,10 @@ class SimulatedOffice implements SimOffice {
       plannedAt: iso(now),
       finishedAt: iso(now),
       outcome: OUTCOME[outcome],
+      // The simulator's usage limits are the API's (they pause the school): the key proxy saw them.
+      ...(outcome === 'usage_limit' ? { upstream: { status: 429, at: iso(now) } } : {}),
     };
+    this.records?.ended(item.issue, item.run, now);
     const state = issueStates({ crews, leases: {} }).get(n);
     switch (state?.kind) {
       case 'done':
@@ -210,6 +241,72 @@ class SimulatedOffice implements SimOffice {
   }
 }
 
+/**
+ * The office's records as the school keeps them: a score ledger's counts (a run that ended with a
+ * success is graded and accepted, a failure graded and not accepted, a usage limit not graded) and a
+ * crew log with each crew's minutes, folded into the record book (dispatch/record.ts) whenever a
+ * prediction is asked after a run ended.
+ */
+class SimRecords {
+  private readonly cells: Record<string, LedgerCounts['cells'][string]> = {};
+  private readonly crews: RecordCrew[] = [];
+  private readonly issues = new Map<number, SimIssue>();
+  private cached?: Predictor;
+
+  constructor(history: readonly SimIssue[]) {
+    // Earlier cycles ended before minute 0: each run back to back, ending at minute 0.
+    for (const issue of history) {
+      let end = -issue.runs.reduce((s, r) => s + r.duration, 0);
+      for (let run = 0; run < issue.runs.length; run++) {
+        end += issue.runs[run]!.duration;
+        this.ended(issue, run, end);
+      }
+    }
+  }
+
+  ended(issue: SimIssue, run: number, at: number): void {
+    const r = issue.runs[run]!;
+    this.issues.set(issue.number, issue);
+    const cell = cellOf(issue);
+    const crewId = `c${issue.number}-${String(run).padStart(8, '0')}`;
+    this.crews.push({
+      crewId,
+      issueNumber: issue.number,
+      agent: AGENT.id,
+      status: 'finished',
+      startedAt: iso(at - r.duration),
+      finishedAt: iso(at),
+      outcome: OUTCOME[r.outcome],
+      choice: cell,
+    });
+    if (r.outcome !== 'usage_limit') {
+      const k = `${AGENT.id}|${cell.domain}|${cell.difficulty}`;
+      const c = (this.cells[k] ??= { agent: AGENT.id, ...cell, count: 0, accepted: 0 });
+      c.count += 1;
+      if (r.outcome === 'success') c.accepted += 1;
+    }
+    this.cached = undefined;
+  }
+
+  predictor(): Predictor {
+    this.cached ??= new Predictor(
+      new RecordBook({
+        ledger: { cells: this.cells },
+        crews: this.crews,
+        cellOf: (n) => {
+          const issue = this.issues.get(n);
+          return issue ? { ...cellOf(issue), size: issue.size } : undefined;
+        },
+      }),
+    );
+    return this.cached;
+  }
+}
+
+function cellOf(issue: SimIssue): { domain: string; difficulty: number } {
+  return { domain: issue.domain ?? 'general', difficulty: issue.difficulty ?? 2 };
+}
+
 export function crewIdOf(item: ReadyItem): string {
   return `c${item.issue.number}-${String(item.run).padStart(8, '0')}`;
 }
@@ -218,8 +315,7 @@ function candidateOf(item: ReadyItem): Candidate {
   return {
     issueNumber: item.issue.number,
     role: 'coding',
-    domain: 'general',
-    difficulty: 2,
+    ...cellOf(item.issue),
     weight: item.issue.weight,
     fences: [],
     priority: item.issue.priority,

@@ -20,8 +20,19 @@ export interface SimOptions {
   tailSigma: number;
   /** Log-normal sigma of the size estimate the scheduler sees around the true duration. */
   estimateNoise: number;
-  /** Probability that one run fails (seed 002: a failed run goes back in the backlog as a repair). */
+  /**
+   * Probability that one run fails, on average over the issues (seed 002: a failed run goes back in
+   * the backlog as a repair).
+   */
   failureRate: number;
+  /**
+   * How much the failure rate differs between domain × difficulty cells (./workload.ts
+   * `failureCells`): 0 = every run fails at `failureRate`, 1 = the default spread (a hard issue
+   * about six times as likely to fail as an easy one; domains apart by about ±50 %).
+   */
+  failureSpread: number;
+  /** Issues of earlier cycles of the same world, run before the backlog (the office's records). Default: `issues`. */
+  historyIssues: number;
   /** Probability that one run stops on a usage/credit limit: the school pauses (seed 002). */
   pauseRate: number;
   /** How long a usage-limit pause lasts, in virtual minutes. */
@@ -41,6 +52,8 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   tailSigma: 0.8,
   estimateNoise: 0.3,
   failureRate: 0.1,
+  failureSpread: 1,
+  historyIssues: 240,
   pauseRate: 0,
   pauseMinutes: 30,
   weightMix: [0.3, 0.5, 0.2, 0],
@@ -52,7 +65,11 @@ function check(ok: boolean, field: string, found: unknown, allowed: string): voi
 }
 
 export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions {
-  const o: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...partial };
+  const o: SimOptions = {
+    ...DEFAULT_SIM_OPTIONS,
+    ...partial,
+    historyIssues: partial.historyIssues ?? partial.issues ?? DEFAULT_SIM_OPTIONS.issues,
+  };
   const int = (v: number, min: number, max: number) => Number.isInteger(v) && v >= min && v <= max;
   const num = (v: number, min: number, max: number) => Number.isFinite(v) && v >= min && v <= max;
   check(int(o.issues, 1, 1_000_000), 'issues', o.issues, 'a whole number from 1 to 1,000,000');
@@ -63,6 +80,13 @@ export function resolveSimOptions(partial: Partial<SimOptions> = {}): SimOptions
   check(num(o.tailSigma, 0, 3), 'tail', o.tailSigma, 'a log-normal sigma from 0 to 3');
   check(num(o.estimateNoise, 0, 3), 'estimateNoise', o.estimateNoise, 'a sigma from 0 to 3');
   check(num(o.failureRate, 0, 0.9), 'failure-rate', o.failureRate, 'a probability from 0 to 0.9');
+  check(num(o.failureSpread, 0, 3), 'failureSpread', o.failureSpread, 'a spread from 0 to 3');
+  check(
+    int(o.historyIssues, 0, 1_000_000),
+    'historyIssues',
+    o.historyIssues,
+    'a whole number from 0 to 1,000,000',
+  );
   check(num(o.pauseRate, 0, 0.5), 'pause-rate', o.pauseRate, 'a probability from 0 to 0.5');
   check(num(o.pauseMinutes, 0, 1e6), 'pauseMinutes', o.pauseMinutes, 'minutes ≥ 0');
   check(
