@@ -57,6 +57,8 @@ export function hostPort(text: string, defaultPort: number): { host: string; por
 /** sizeof(sockaddr_un.sun_path) on Linux, less the terminating NUL. */
 export const MAX_SOCKET_PATH = 107;
 
+const ALLOW_LIST_FIX = 'is not on the allow-list (sandbox.allow in school.yml)';
+
 export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
   // Node cuts a longer path short without a word and listens on a name nobody connects to.
   if (Buffer.byteLength(o.socket) > MAX_SOCKET_PATH)
@@ -64,22 +66,44 @@ export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
       `egress proxy: the socket path ${o.socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows`,
     );
   rmSync(o.socket, { force: true });
-  const refusals = new Map<string, number>();
-  const open = new Set<Socket>();
-  const refuse = (client: Socket, raw: string, reason: string) => {
-    // The target is the student's text: bounded, and so is the number of distinct ones kept.
-    const named = boundText(raw, MAX_DETAIL);
-    const target = refusals.has(named) || refusals.size < MAX_TARGETS ? named : OTHER_TARGETS;
-    refusals.set(target, (refusals.get(target) ?? 0) + 1);
-    o.onRefused?.(named);
-    const body = `school-core sandbox: ${boundText(reason, MAX_REASON)}\n`;
-    client.end(
-      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+  const proxy = new Egress(o);
+  const server: Server = createServer((client) => proxy.accept(client));
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(o.socket, () => res());
+  });
+  return {
+    socket: o.socket,
+    refused: () => proxy.refused(),
+    close: () =>
+      new Promise<void>((res) => {
+        proxy.destroyAll();
+        server.close(() => {
+          rmSync(o.socket, { force: true });
+          res();
+        });
+      }),
   };
-  const server: Server = createServer((client) => {
-    open.add(client);
-    client.on('close', () => open.delete(client));
+}
+
+/** The proxy's connections: each one's request head read, routed (or refused), then piped. */
+class Egress {
+  private readonly refusals = new Map<string, number>();
+  private readonly open = new Set<Socket>();
+
+  constructor(private readonly o: ProxyOptions) {}
+
+  refused(): Array<{ target: string; count: number }> {
+    return [...this.refusals].map(([target, count]) => ({ target, count }));
+  }
+
+  destroyAll(): void {
+    for (const s of this.open) s.destroy();
+  }
+
+  /** Reads a client's request head (bounded), then routes it with whatever followed the head. */
+  accept(client: Socket): void {
+    this.track(client);
     client.on('error', () => client.destroy());
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -91,51 +115,76 @@ export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
       }
       client.off('data', onData);
       client.pause();
-      route(client, head.subarray(0, end).toString('latin1'), head.subarray(end + 4));
+      this.route(client, head.subarray(0, end).toString('latin1'), head.subarray(end + 4));
     };
     client.on('data', onData);
-  });
-  const route = (client: Socket, headText: string, rest: Buffer) => {
+  }
+
+  private track(socket: Socket): void {
+    this.open.add(socket);
+    socket.on('close', () => this.open.delete(socket));
+  }
+
+  private refuse(client: Socket, raw: string, reason: string): void {
+    // The target is the student's text: bounded, and so is the number of distinct ones kept.
+    const named = boundText(raw, MAX_DETAIL);
+    const target = this.refusals.has(named) || this.refusals.size < MAX_TARGETS ? named : OTHER_TARGETS;
+    this.refusals.set(target, (this.refusals.get(target) ?? 0) + 1);
+    this.o.onRefused?.(named);
+    const body = `school-core sandbox: ${boundText(reason, MAX_REASON)}\n`;
+    client.end(
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  private route(client: Socket, headText: string, rest: Buffer): void {
     const [requestLine = '', ...headers] = headText.split('\r\n');
     const [method = '', target = '', version = 'HTTP/1.1'] = requestLine.split(' ');
-    if (method === 'CONNECT') {
-      const hp = hostPort(target, 443);
-      if (!hp) return refuse(client, target, `malformed CONNECT target ${JSON.stringify(target)}`);
-      const name = `${hp.host}:${hp.port}`;
-      if (!allowed(o.allow, hp.host, hp.port))
-        return refuse(client, name, `${name} is not on the allow-list (sandbox.allow in school.yml)`);
-      return tunnel(client, hp, (up) => {
-        client.write(`${version} 200 Connection Established\r\n\r\n`);
-        if (rest.length) up.write(rest);
-      });
-    }
+    if (method === 'CONNECT') return this.connectTunnel(client, target, version, rest);
     let url: URL;
     try {
       url = new URL(target);
     } catch {
-      return refuse(client, target.slice(0, 200), 'only proxy requests (CONNECT or an absolute http URL)');
+      return this.refuse(
+        client,
+        target.slice(0, 200),
+        'only proxy requests (CONNECT or an absolute http URL)',
+      );
     }
     if (url.protocol !== 'http:')
-      return refuse(client, url.host, `${url.protocol} requests go through CONNECT`);
+      return this.refuse(client, url.host, `${url.protocol} requests go through CONNECT`);
     const hp = { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : 80 };
     const name = `${hp.host}:${hp.port}`;
-    if (!allowed(o.allow, hp.host, hp.port))
-      return refuse(client, name, `${name} is not on the allow-list (sandbox.allow in school.yml)`);
+    if (!allowed(this.o.allow, hp.host, hp.port))
+      return this.refuse(client, name, `${name} ${ALLOW_LIST_FIX}`);
     // One request per connection: the next request on it may name another host.
     const kept = headers.filter(
       (h) => !/^(proxy-connection|proxy-authorization|connection|keep-alive):/i.test(h),
     );
     const out = [`${method} ${url.pathname}${url.search} ${version}`, ...kept, 'connection: close', '', ''];
-    return tunnel(client, hp, (up) => {
+    this.tunnel(client, hp, (up) => {
       up.write(out.join('\r\n'));
       if (rest.length) up.write(rest);
     });
-  };
-  const tunnel = (client: Socket, hp: { host: string; port: number }, ready: (up: Socket) => void) => {
-    const routed = o.routes?.[`${hp.host.toLowerCase()}:${hp.port}`];
+  }
+
+  /** `CONNECT host:port`: answered 200 once the allowed target is reached, then bytes both ways. */
+  private connectTunnel(client: Socket, target: string, version: string, rest: Buffer): void {
+    const hp = hostPort(target, 443);
+    if (!hp) return this.refuse(client, target, `malformed CONNECT target ${JSON.stringify(target)}`);
+    const name = `${hp.host}:${hp.port}`;
+    if (!allowed(this.o.allow, hp.host, hp.port))
+      return this.refuse(client, name, `${name} ${ALLOW_LIST_FIX}`);
+    this.tunnel(client, hp, (up) => {
+      client.write(`${version} 200 Connection Established\r\n\r\n`);
+      if (rest.length) up.write(rest);
+    });
+  }
+
+  private tunnel(client: Socket, hp: { host: string; port: number }, ready: (up: Socket) => void): void {
+    const routed = this.o.routes?.[`${hp.host.toLowerCase()}:${hp.port}`];
     const up = routed ? connect({ path: routed }) : connect({ host: hp.host, port: hp.port });
-    open.add(up);
-    up.on('close', () => open.delete(up));
+    this.track(up);
     let connected = false;
     up.once('connect', () => {
       connected = true;
@@ -149,21 +198,5 @@ export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
       else client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
     });
     client.on('close', () => up.destroy());
-  };
-  await new Promise<void>((res, rej) => {
-    server.once('error', rej);
-    server.listen(o.socket, () => res());
-  });
-  return {
-    socket: o.socket,
-    refused: () => [...refusals].map(([target, count]) => ({ target, count })),
-    close: () =>
-      new Promise<void>((res) => {
-        for (const s of open) s.destroy();
-        server.close(() => {
-          rmSync(o.socket, { force: true });
-          res();
-        });
-      }),
-  };
+  }
 }
