@@ -227,11 +227,15 @@ describe('school doctor', () => {
 
 describe('school doctor (the command)', () => {
   const TSX = pathToFileURL(resolve('node_modules/tsx/dist/loader.mjs')).href;
+  // The runner user's HOME beside the programs' directory, as on a machine whose CLIs are installed
+  // system-wide: a PATH entry under HOME is private inside the sandbox and is a warning of its own.
+  const home = join(tmp.path, 'home');
+  beforeAll(() => mkdirSync(home));
   const run = (...args: string[]) =>
     spawnSync(process.execPath, ['--import', TSX, resolve('src/cli/index.ts'), 'doctor', ...args], {
       cwd: tmp.path,
       encoding: 'utf8',
-      env: { PATH, HOME: tmp.path },
+      env: { PATH, HOME: home },
     });
 
   it('exit 0 with warnings, 1 on a blocker; --json; --summary appends a table for the job summary', () => {
@@ -239,8 +243,13 @@ describe('school doctor (the command)', () => {
     writeFileSync(summary, '');
     const ok = run('--config', configFile(base), '--json', '--summary', summary);
     expect(ok.status, ok.stderr).toBe(0);
-    const r = JSON.parse(ok.stdout) as { blockers: number; warnings: number; findings: { check: string }[] };
+    const r = JSON.parse(ok.stdout) as {
+      blockers: number;
+      warnings: number;
+      findings: { check: string; status: string }[];
+    };
     expect(r).toMatchObject({ blockers: 0, warnings: 1 });
+    expect(r.findings.filter((f) => f.status === 'warning').map((f) => f.check)).toEqual(['agent:codex']);
     const md = readFileSync(summary, 'utf8');
     expect(md).toContain('| Status | Check | Found | What to do |');
     expect(md).toMatch(/\| warning \| `agent:codex` \|/);

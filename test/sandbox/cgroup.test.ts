@@ -138,7 +138,7 @@ describe('limit files and counters', () => {
     expect(counter(undefined, 'max')).toBe(0);
   });
   it('names the setting a crew ran into', () => {
-    const limits = { pids: 1024, memoryMiB: 4096, cpuWeight: 100, tmpfsMiB: 512 };
+    const limits = { pids: 1024, memoryMiB: 4096, cpuWeight: 100, tmpfsMiB: 512, diskMiB: 8192 };
     expect(limitHits({ pids: 0, oomKills: 0 }, limits)).toEqual([]);
     expect(limitHits({ pids: 9, oomKills: 1 }, limits)).toEqual([
       'sandbox.limits.pids (1024 processes), 9 fork(s) refused',
