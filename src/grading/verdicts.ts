@@ -1,21 +1,38 @@
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { CREW_ID_PATTERN } from '../bookbag/schema.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { jobKey as keyOf, type GradingJob } from '../schemas/grading.js';
 import { redactText } from '../security/redact.js';
 import { readUntrusted } from '../security/untrusted-file.js';
-import { writeJsonAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import { EventLog } from '../state/event-log.js';
 import { recordSpend, type SpendEvent } from '../dispatch/spend.js';
 import type { StateLayout } from '../state/layout.js';
 import { readScopedBookbag, verificationFinding, type GradeFn } from './judges.js';
 import { pendingKeys, type QueueState } from './queue.js';
-import { combine, JUDGES, type Verdict } from './verdict.js';
+import { combine, type Verdict } from './verdict.js';
+import {
+  MAX_VERDICTS_BYTES,
+  VERDICTS_FILE,
+  spendSchema,
+  verdictsDigest,
+  verdictsFileSchema,
+  type VerdictEntry,
+  type VerdictsFile,
+} from './verdicts-file.js';
+
+export {
+  MAX_VERDICTS,
+  MAX_VERDICTS_BYTES,
+  VERDICTS_FILE,
+  verdictsDigest,
+  verdictsFileSchema,
+  writeVerdicts,
+  type VerdictEntry,
+  type VerdictsFile,
+} from './verdicts-file.js';
 
 /**
  * Verdicts as an artifact (docs/grading.md, "Where each judge runs"). On GitHub the judges run in
@@ -29,57 +46,6 @@ import { combine, JUDGES, type Verdict } from './verdict.js';
  * A judge that could not do its work (a reviewer crash) hands on an `error` instead of a verdict:
  * applied as a failed drain, so a job whose judges always fail still becomes a dead letter.
  */
-export const VERDICTS_FILE = 'verdicts.json';
-export const MAX_VERDICTS_BYTES = 8 * 1024 * 1024;
-export const MAX_VERDICTS = 2000;
-
-const text = (max: number) => z.string().max(max);
-const findingSchema = z.strictObject({
-  judge: z.enum(JUDGES),
-  passed: z.boolean(),
-  code: z.string().regex(/^[a-z][a-z0-9_]{0,79}$/),
-  reasons: z.array(text(4000)).max(40),
-  score: z.number().min(0).max(1),
-});
-const verdictSchema = z.strictObject({
-  accepted: z.boolean(),
-  decidedBy: z.enum(JUDGES),
-  code: z.string().regex(/^[a-z][a-z0-9_]{0,79}$/),
-  reasons: z.array(text(4000)).max(40),
-  score: z.number().min(0).max(1),
-  findings: z.array(findingSchema).min(1).max(8),
-});
-const binding = {
-  jobKey: text(300),
-  issueNumber: z.number().int().positive(),
-  crewId: z.string().regex(CREW_ID_PATTERN),
-  baseSha: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
-  diffSha: z.string().regex(/^[0-9a-f]{64}$/),
-};
-/**
- * What a reviewer agent's run cost in the judge job (its spend ledger there is thrown away with the
- * copy of the state): recorded by the grade job under the same key, once.
- */
-const count = z.number().int().min(0).max(1e12);
-const spendSchema = z.strictObject({
-  key: z.string().regex(/^review:grade:[0-9]+:[A-Za-z0-9][A-Za-z0-9._-]{0,127}:[0-9a-f]{8}$/),
-  agent: z.string().regex(/^reviewer \((command|claude-code|codex)\)$/),
-  costUsd: z.number().min(0).max(10_000),
-  tokens: z
-    .strictObject({ input: count.optional(), output: count.optional(), cachedInput: count.optional() })
-    .optional(),
-});
-const spend = z.array(spendSchema).max(20).optional();
-const entrySchema = z.union([
-  z.strictObject({ ...binding, verdict: verdictSchema, spend }),
-  z.strictObject({ ...binding, error: text(2000), spend }),
-]);
-export const verdictsFileSchema = z.strictObject({
-  schema: z.literal(1),
-  verdicts: z.array(entrySchema).max(MAX_VERDICTS),
-});
-export type VerdictEntry = z.infer<typeof entrySchema>;
-export type VerdictsFile = z.infer<typeof verdictsFileSchema>;
 
 type Spend = NonNullable<VerdictEntry['spend']>[number];
 
@@ -131,21 +97,6 @@ export function recordingGrader(layout: StateLayout, grade: GradeFn, sink: Verdi
   };
 }
 
-/**
- * The digest the judge job outputs for its verdicts file. A job output is written only by that job,
- * so the grade job can tell the judge's file from one another job uploaded under a similar name
- * (artifact v3 on GHES finds artifacts by name only).
- */
-export function verdictsDigest(raw: Buffer): string {
-  return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
-}
-
-export function writeVerdicts(dir: string, entries: readonly VerdictEntry[]): string {
-  const file = join(dir, VERDICTS_FILE);
-  writeJsonAtomic(file, verdictsFileSchema.parse({ schema: 1, verdicts: entries }));
-  return file;
-}
-
 export interface Refusal {
   jobKey: string;
   reason: string;
@@ -178,99 +129,97 @@ export async function loadVerdicts(
   expectedDigest?: string,
 ): Promise<LoadedVerdicts> {
   const out: LoadedVerdicts = { entries: new Map(), refused: [], skipped: [] };
-  const file = dir ? join(dir, VERDICTS_FILE) : undefined;
-  const read = file ? readUntrusted(file, { maxBytes: MAX_VERDICTS_BYTES }) : undefined;
-  if (!read || (!read.ok && read.missing)) {
-    out.missing = `no ${VERDICTS_FILE} from the judge job`;
+  const read = readVerdictsFile(dir, expectedDigest);
+  if ('missing' in read) {
+    out.missing = read.missing;
     return out;
   }
-  if (!read.ok) {
-    out.refused.push({ jobKey: '(file)', reason: read.why });
+  if ('refused' in read) {
+    out.refused.push({ jobKey: '(file)', reason: read.refused });
     return out;
   }
+  const pending = new Set(pendingKeys(queue, now));
+  const seen = new Map<string, number>();
+  for (const e of read.file.verdicts) seen.set(e.jobKey, (seen.get(e.jobKey) ?? 0) + 1);
+  for (const e of read.file.verdicts) {
+    const check =
+      (seen.get(e.jobKey) ?? 0) > 1
+        ? { refuse: 'more than one verdict for this job' }
+        : await checkEntry(layout, queue, pending, e);
+    if ('refuse' in check) out.refused.push({ jobKey: e.jobKey.slice(0, 120), reason: check.refuse });
+    else if ('skip' in check) out.skipped.push({ jobKey: e.jobKey, reason: check.skip });
+    else if (check.use) out.entries.set(e.jobKey, e);
+  }
+  return out;
+}
+
+/** The verdicts file, or why there is none to read, or why it is refused whole. */
+function readVerdictsFile(
+  dir: string | undefined,
+  expectedDigest: string | undefined,
+): { file: VerdictsFile } | { missing: string } | { refused: string } {
+  const read = dir ? readUntrusted(join(dir, VERDICTS_FILE), { maxBytes: MAX_VERDICTS_BYTES }) : undefined;
+  if (!read || (!read.ok && read.missing)) return { missing: `no ${VERDICTS_FILE} from the judge job` };
+  if (!read.ok) return { refused: read.why };
   const raw = read.bytes;
   if (expectedDigest && verdictsDigest(raw) !== expectedDigest) {
-    out.refused.push({
-      jobKey: '(file)',
-      reason: `${VERDICTS_FILE} is not the file the judge job wrote (its digest is ${verdictsDigest(raw).slice(0, 19)}, the judge's ${expectedDigest.slice(0, 19)})`,
-    });
-    return out;
+    return {
+      refused: `${VERDICTS_FILE} is not the file the judge job wrote (its digest is ${verdictsDigest(raw).slice(0, 19)}, the judge's ${expectedDigest.slice(0, 19)})`,
+    };
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));
   } catch (e) {
-    out.refused.push({ jobKey: '(file)', reason: `not JSON: ${message(e).slice(0, 200)}` });
-    return out;
+    return { refused: `not JSON: ${message(e).slice(0, 200)}` };
   }
   const r = verdictsFileSchema.safeParse(parsed);
-  if (!r.success) {
-    out.refused.push({ jobKey: '(file)', reason: `not a verdicts file: ${issuesOf(r.error)}` });
-    return out;
+  return r.success ? { file: r.data } : { refused: `not a verdicts file: ${issuesOf(r.error)}` };
+}
+
+/**
+ * Whether one entry may be applied: bound to a pending job of the queue (its key, issue and crew)
+ * and to that job's bookbag, its verdict following from its findings, its spend its own. A job
+ * graded already is neither used nor refused (a re-run grade job); one another drain holds, or a
+ * dead letter, is skipped.
+ */
+async function checkEntry(
+  layout: StateLayout,
+  queue: QueueState,
+  pending: ReadonlySet<string>,
+  e: VerdictEntry,
+): Promise<{ use: boolean } | { refuse: string } | { skip: string }> {
+  if (e.jobKey !== keyOf(e.issueNumber, e.crewId))
+    return { refuse: `the key is not grade:${e.issueNumber}:${e.crewId}` };
+  const j = queue.jobs[e.jobKey];
+  if (!j) return { refuse: 'no such grading job in the queue' };
+  // Already graded (a re-run grade job): nothing to apply, nothing to alert.
+  if (j.status === 'graded') return { use: false };
+  // Claimed by another drain right now, or a dead letter: not forged, just not this drain's to
+  // apply. The job keeps its state; the next cycle's judge looks at it again.
+  if (!pending.has(e.jobKey)) return { skip: j.status === 'claimed' ? 'claimed by another drain' : j.status };
+  if (j.job.issueNumber !== e.issueNumber || j.job.crewId !== e.crewId)
+    return { refuse: 'the issue or crew is not the queued job’s' };
+  const read = await readScopedBookbag(layout, j.job);
+  if (!read.ok) return { refuse: `the job's bookbag cannot be read here: ${read.reason}` };
+  if (read.bookbag.diffSha !== e.diffSha || read.bookbag.baseSha !== e.baseSha) {
+    return {
+      refuse: `it judged another patch (digest ${e.diffSha.slice(0, 12)} at ${e.baseSha.slice(0, 12)}) than the crew handed on (${read.bookbag.diffSha.slice(0, 12)} at ${read.bookbag.baseSha.slice(0, 12)})`,
+    };
   }
-  const pending = new Set(pendingKeys(queue, now));
-  const seen = new Map<string, number>();
-  for (const e of r.data.verdicts) seen.set(e.jobKey, (seen.get(e.jobKey) ?? 0) + 1);
-  for (const e of r.data.verdicts) {
-    const refuse = (reason: string) => out.refused.push({ jobKey: e.jobKey.slice(0, 120), reason });
-    if ((seen.get(e.jobKey) ?? 0) > 1) {
-      refuse('more than one verdict for this job');
-      continue;
-    }
-    if (e.jobKey !== keyOf(e.issueNumber, e.crewId)) {
-      refuse(`the key is not grade:${e.issueNumber}:${e.crewId}`);
-      continue;
-    }
-    const j = queue.jobs[e.jobKey];
-    if (!j) {
-      refuse('no such grading job in the queue');
-      continue;
-    }
-    // Already graded (a re-run grade job): nothing to apply, nothing to alert.
-    if (j.status === 'graded') continue;
-    // Claimed by another drain right now, or a dead letter: not forged, just not this drain's to
-    // apply. The job keeps its state; the next cycle's judge looks at it again.
-    if (!pending.has(e.jobKey)) {
-      out.skipped.push({
-        jobKey: e.jobKey,
-        reason: j.status === 'claimed' ? 'claimed by another drain' : j.status,
-      });
-      continue;
-    }
-    if (j.job.issueNumber !== e.issueNumber || j.job.crewId !== e.crewId) {
-      refuse('the issue or crew is not the queued job’s');
-      continue;
-    }
-    const read = await readScopedBookbag(layout, j.job);
-    if (!read.ok) {
-      refuse(`the job's bookbag cannot be read here: ${read.reason}`);
-      continue;
-    }
-    if (read.bookbag.diffSha !== e.diffSha || read.bookbag.baseSha !== e.baseSha) {
-      refuse(
-        `it judged another patch (digest ${e.diffSha.slice(0, 12)} at ${e.baseSha.slice(0, 12)}) than the crew handed on (${read.bookbag.diffSha.slice(0, 12)} at ${read.bookbag.baseSha.slice(0, 12)})`,
-      );
-      continue;
-    }
-    if ('verdict' in e) {
-      const again = combine(e.verdict.findings);
-      if (
-        again.accepted !== e.verdict.accepted ||
-        again.decidedBy !== e.verdict.decidedBy ||
-        again.code !== e.verdict.code ||
-        again.score !== e.verdict.score
-      ) {
-        refuse('the verdict does not follow from its own findings');
-        continue;
-      }
-    }
-    if (e.spend?.some((x) => !x.key.startsWith(`review:${e.jobKey}:`))) {
-      refuse("its reviewer spend names another job's key");
-      continue;
-    }
-    out.entries.set(e.jobKey, e);
+  if ('verdict' in e) {
+    const again = combine(e.verdict.findings);
+    if (
+      again.accepted !== e.verdict.accepted ||
+      again.decidedBy !== e.verdict.decidedBy ||
+      again.code !== e.verdict.code ||
+      again.score !== e.verdict.score
+    )
+      return { refuse: 'the verdict does not follow from its own findings' };
   }
-  return out;
+  if (e.spend?.some((x) => !x.key.startsWith(`review:${e.jobKey}:`)))
+    return { refuse: "its reviewer spend names another job's key" };
+  return { use: true };
 }
 
 /**
