@@ -33,7 +33,42 @@ export default tseslint.config(
   // have no cycles (docs/architecture.md). Every process goes through src/process; only src/github
   // and src/actions talk to the runner or GitHub's SDKs.
   ...srcLayers(),
+  ...runContextOnly(),
 );
+
+/**
+ * `process.env` is read by the entries alone: src/actions and src/github for the actions, src/cli for
+ * `school`; they build the run context (src/process/run-context.ts) and pass it down. src/process/env.ts
+ * builds every child's environment from the host's allow-list. The other files named here still read
+ * the host environment (PATH, HOME, the tool cache, version managers, agent keys) directly, until it
+ * reaches them as an input (docs/architecture.md, "One home per rule"); the list only shrinks.
+ */
+function runContextOnly() {
+  const hostReaders = [
+    'src/process/which.ts',
+    'src/sandbox/sandbox.ts',
+    'src/sandbox/toolchains.ts',
+    'src/sandbox/probe.ts',
+    'src/sandbox/visibility.ts',
+    'src/doctor/doctor.ts',
+    'src/doctor/limits.ts',
+    'src/crew/crew.ts',
+    'src/crew/orca/cli.ts',
+    'src/grading/judges.ts',
+    'src/loop/preflight.ts',
+  ];
+  const message =
+    'Read the run context (src/process/run-context.ts) passed down from the entry, not process.env: only src/actions, src/github and src/cli read the environment (docs/architecture.md).';
+  return [
+    {
+      files: ['src/**/*.ts'],
+      ignores: ['src/actions/**', 'src/github/**', 'src/cli/**', 'src/process/env.ts', ...hostReaders],
+      rules: {
+        'no-restricted-properties': ['error', { object: 'process', property: 'env', message }],
+      },
+    },
+  ];
+}
 
 function srcLayers() {
   const layers = [

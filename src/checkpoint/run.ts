@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { resolveConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { auditActor, type RunContext } from '../process/run-context.js';
 import type { ArtifactPort } from './artifact-source.js';
 import type { CachePort } from './cache-source.js';
 import { restoreCheckpoint } from './restore.js';
@@ -44,9 +45,8 @@ export interface CheckpointDeps {
   artifactPort?: ArtifactPort;
   /** Where the repository is checked out (GITHUB_WORKSPACE or the working directory). */
   workspace?: string;
-  scratchRoot?: string;
-  runId?: string;
-  runAttempt?: string;
+  /** The run: its id and attempt name the cache key and the artifact, its runner's temp holds the scratch. */
+  context: RunContext;
   now?: Date;
 }
 
@@ -90,9 +90,9 @@ export async function runCheckpoint(
     directory: inputs.directory,
     cachePrefix: inputs.cacheKeyPrefix ?? config.checkpoint.cachePrefix,
     retentionDays: inputs.retentionDays ?? config.checkpoint.retentionDays,
-    runId: deps.runId,
-    runAttempt: deps.runAttempt,
-    scratchRoot: deps.scratchRoot,
+    runId: deps.context.run?.id,
+    runAttempt: deps.context.run?.attempt,
+    scratchRoot: deps.context.runner.temp,
     cachePort: deps.cachePort,
     artifactPort: deps.artifactPort,
     logger: deps.logger,
@@ -111,6 +111,7 @@ export async function runCheckpoint(
       logger: deps.logger,
       dryRun: inputs.dryRun,
       now: deps.now,
+      writer: auditActor(deps.context),
     }),
   );
 }

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { message } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import { actor } from '../state/audit.js';
 import { writeFileAtomic } from '../state/atomic.js';
 import { StateLayout } from '../state/layout.js';
 import { compact } from './compact.js';
@@ -25,6 +24,7 @@ export interface SaveOptions {
   /** Events older than this many days are folded (config.checkpoint.compactAfterDays). */
   compactAfterDays: number;
   now?: Date;
+  /** Who saves, for the manifest (`auditActor` of the run context); this local process by default. */
   writer?: string;
   logger?: Logger;
   /** Build and report the checkpoint, write it nowhere. */
@@ -192,7 +192,7 @@ function snapshotBuilder(
     clock.lap('compact');
     const sealed = seal(result.files, {
       generation: Math.max(base?.manifest.generation ?? 0, localGeneration) + 1,
-      writer: options.writer ?? actor(),
+      writer: options.writer ?? `local:${process.pid}`,
       createdAt: now,
       redacted: clean.redacted,
       compacted: result.compacted,

@@ -53,6 +53,7 @@ import { crewRuntimeDir, type CrewSpec } from './spec.js';
 import { pruneFinishedRuntime, sweepFinishedRuntimes } from './runtime-prune.js';
 import { revisionStart, sessionToKeep } from './session-resume.js';
 import type { CrewRecord } from '../dispatch/registry.js';
+import { auditActor, LOCAL_RUN, type HostEnv, type RunContext } from '../process/run-context.js';
 
 /**
  * A crew's life (docs/architecture.md): claim a slot → pre-verify (N4.1) → continue an interrupted crew's
@@ -74,6 +75,8 @@ export interface CrewResult {
 export interface RunCrewDeps {
   logger: Logger;
   jobStatus?: JobLiveness;
+  /** The run the crew runs in: its lease owner and the audit's actor (a local run by default). */
+  context?: RunContext;
 }
 
 export function findItem(layout: StateLayout, issue: number): CurriculumItem | undefined {
@@ -215,7 +218,7 @@ class CrewRun implements Guarded {
     /** Collecting a finished student whose runner died (collectCrew), not running a planned crew. */
     readonly collecting = false,
   ) {
-    this.layout = new StateLayout(spec.stateDir);
+    this.layout = new StateLayout(spec.stateDir, auditActor(deps.context ?? LOCAL_RUN));
     this.log = deps.logger;
     const crew = readCrewState(this.layout).registry.crews[spec.crewId];
     if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${this.layout.file('crews')}`);
@@ -243,7 +246,7 @@ class CrewRun implements Guarded {
       crewId: spec.crewId,
       daemon: spec.daemonId,
       slots: daemon.worktrees,
-      owner: selfOwner(),
+      owner: selfOwner(this.deps.context ?? LOCAL_RUN),
       process: { crewId: spec.crewId, ...localIdentity(process.pid) },
       leaseMs,
       worktreeFor: (slot) => this.classroom.workdir(slot),
@@ -278,7 +281,7 @@ class CrewRun implements Guarded {
     const taken = await takeOverCrew(layout, {
       crewId: spec.crewId,
       daemon: spec.daemonId,
-      owner: selfOwner(),
+      owner: selfOwner(this.deps.context ?? LOCAL_RUN),
       process: { crewId: spec.crewId, ...localIdentity(process.pid) },
       leaseMs,
     });
@@ -937,8 +940,8 @@ async function waitUntil(test: () => boolean, ms: number): Promise<void> {
 }
 
 /** Exposed for the runner: registers secrets from our environment so no log leaks them. */
-export function registerEnvSecrets(): void {
-  for (const [k, v] of Object.entries(process.env)) {
+export function registerEnvSecrets(env: HostEnv): void {
+  for (const [k, v] of Object.entries(env)) {
     if (v && /TOKEN|SECRET|PASSWORD|KEY/i.test(k)) registerSecret(v);
   }
 }

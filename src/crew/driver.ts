@@ -12,6 +12,7 @@ import type { Progress } from './driver-settle.js';
 import { SlotDriver } from './driver-slots.js';
 import { requireSandbox } from '../sandbox/probe.js';
 import { reclaimOrcaOrphans } from './orca/orphans.js';
+import type { RunContext } from '../process/run-context.js';
 
 /**
  * The driver (seed 002): runs one daemon's planned crews with K slots.
@@ -74,6 +75,8 @@ export interface DriverOptions {
   freeDisk?: () => number;
   /** With nothing running (nothing that could free space), how long to wait for the disk floor. */
   diskWaitMs?: number;
+  /** The run the driver works in (a crew it collects is leased to it); a local run by default. */
+  context?: RunContext;
 }
 
 export interface DriverResult {

@@ -8,6 +8,7 @@ import { ClaimRefusedError } from '../dispatch/lease.js';
 import { ClassroomUnavailableError } from './errors.js';
 import type { JobLiveness } from '../dispatch/lease.js';
 import { crewRuntimeDir, readSpec } from './spec.js';
+import type { RunContext } from '../process/run-context.js';
 
 /**
  * The crew runner: one process per crew, started by the driver in its own session (seed 002:
@@ -36,15 +37,20 @@ export function fileLogger(path: string): Logger & { close(): Promise<void> } {
   };
 }
 
-export async function runCrewFromSpec(specPath: string, jobStatus?: JobLiveness): Promise<number> {
-  registerEnvSecrets();
+/** Runs the crew of `specPath` in `context` (built by the entry that started this process). */
+export async function runCrewFromSpec(
+  specPath: string,
+  context: RunContext,
+  jobStatus?: JobLiveness,
+): Promise<number> {
+  registerEnvSecrets(context.host);
   const spec = readSpec(specPath);
   const dir = crewRuntimeDir(spec.runtimeDir, spec.crewId);
   mkdirSync(dir, { recursive: true });
   const logger = fileLogger(join(dir, 'runner.log'));
   try {
     logger.info(`crew ${spec.crewId}: runner pid ${process.pid} on daemon ${spec.daemonId}`);
-    const result: CrewResult = await runCrew(spec, { logger, jobStatus });
+    const result: CrewResult = await runCrew(spec, { logger, jobStatus, context });
     logger.info(`crew ${spec.crewId}: ${result.outcome} (${result.reason})`);
     return RUNNER_EXIT.done;
   } catch (e) {

@@ -2,12 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { SchoolConfig } from '../config/schema.js';
 import { message } from '../errors.js';
-import {
-  actionsSchedule,
-  heartbeatTtlForInterval,
-  scheduleIntervalSeconds,
-  type WorkflowSchedule,
-} from './schedule.js';
+import { heartbeatTtlForInterval, scheduleIntervalSeconds, type WorkflowSchedule } from './schedule.js';
 
 /**
  * Settings the plan takes from the GitHub Actions run rather than from school.yml alone: the roster
@@ -27,9 +22,9 @@ export interface TtlChoice {
  * fleet.heartbeatTtlSeconds from the schedule when school.yml leaves it unset and this is an Actions
  * run of a scheduled workflow. Otherwise the config as it is (the default applies later).
  */
-export function ttlFromSchedule(config: SchoolConfig, schedule?: WorkflowSchedule): TtlChoice {
+export function ttlFromSchedule(config: SchoolConfig, schedule: WorkflowSchedule | undefined): TtlChoice {
   if (config.fleet.heartbeatTtlSeconds !== undefined) return { config };
-  const found = schedule ?? actionsSchedule();
+  const found = schedule;
   if (!found) return { config };
   let interval: number | undefined;
   try {

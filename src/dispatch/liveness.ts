@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { isSameProcess, processStart } from '../process/liveness.js';
+import type { RunContext } from '../process/run-context.js';
 import type { LeaseOwner } from '../schemas/crew.js';
 
 /**
@@ -7,15 +8,9 @@ import type { LeaseOwner } from '../schemas/crew.js';
  * start), checked as src/process/liveness.ts says.
  */
 
-export function selfOwner(): LeaseOwner {
-  if (process.env.GITHUB_RUN_ID) {
-    return {
-      kind: 'actions',
-      runId: process.env.GITHUB_RUN_ID,
-      runAttempt: process.env.GITHUB_RUN_ATTEMPT ?? '1',
-      job: process.env.GITHUB_JOB ?? '',
-    };
-  }
+/** This process as a lease owner: its Actions job (run, attempt, job), or (host, pid, start) locally. */
+export function selfOwner(ctx: RunContext): LeaseOwner {
+  if (ctx.run) return { kind: 'actions', runId: ctx.run.id, runAttempt: ctx.run.attempt, job: ctx.run.job };
   return localIdentity(process.pid);
 }
 
@@ -24,15 +19,8 @@ export function selfOwner(): LeaseOwner {
  * run and attempt, whose `crewJob` matrix job for each crew's daemon starts it (the planner adds
  * the daemon). Locally: this process, which runs the driver itself or hands off to one.
  */
-export function plannerOwner(crewJob = 'crew'): LeaseOwner {
-  if (process.env.GITHUB_RUN_ID) {
-    return {
-      kind: 'actions',
-      runId: process.env.GITHUB_RUN_ID,
-      runAttempt: process.env.GITHUB_RUN_ATTEMPT ?? '1',
-      job: crewJob,
-    };
-  }
+export function plannerOwner(ctx: RunContext, crewJob = 'crew'): LeaseOwner {
+  if (ctx.run) return { kind: 'actions', runId: ctx.run.id, runAttempt: ctx.run.attempt, job: crewJob };
   return localIdentity(process.pid);
 }
 

@@ -9,6 +9,7 @@ import { describePauses, pauseStatus } from './pause.js';
 import { readRegistry, type CrewRegistry } from './registry.js';
 import { schoolLog, readSchool } from './school-log.js';
 import { totalSpend } from './spend.js';
+import type { RunContext } from '../process/run-context.js';
 
 /**
  * The next cycle at once (GitHub Actions). A scheduled run plans, its crew jobs run, its grade merges
@@ -88,13 +89,13 @@ export interface ThisRun {
   startedByLoop: boolean;
 }
 
-export function thisRun(env: NodeJS.ProcessEnv = process.env): ThisRun | undefined {
-  if (!env.GITHUB_RUN_ID) return undefined;
+export function thisRun(ctx: RunContext): ThisRun | undefined {
+  const { run } = ctx;
+  if (!run) return undefined;
   return {
-    runId: env.GITHUB_RUN_ID,
-    runAttempt: env.GITHUB_RUN_ATTEMPT ?? '1',
-    startedByLoop:
-      env.GITHUB_EVENT_NAME === 'workflow_dispatch' && env.GITHUB_TRIGGERING_ACTOR === 'github-actions[bot]',
+    runId: run.id,
+    runAttempt: run.attempt,
+    startedByLoop: run.event === 'workflow_dispatch' && run.triggeringActor === 'github-actions[bot]',
   };
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';
+import type { RunContext } from '../process/run-context.js';
 
 /**
  * How often the school's workflow runs, from its cron schedule, and the roster heartbeat TTL that
@@ -123,13 +124,13 @@ export interface WorkflowSchedule {
  * workspace, else the cron of the `schedule` event that started the run. Undefined outside Actions
  * or when neither is readable (a workflow without a schedule).
  */
-export function actionsSchedule(env: NodeJS.ProcessEnv = process.env): WorkflowSchedule | undefined {
-  if (env.GITHUB_ACTIONS !== 'true') return undefined;
-  const fromFile = workflowFileCrons(env);
+export function actionsSchedule(ctx: RunContext): WorkflowSchedule | undefined {
+  if (!ctx.actions) return undefined;
+  const fromFile = workflowFileCrons(ctx);
   if (fromFile) return fromFile;
-  if (env.GITHUB_EVENT_NAME === 'schedule' && env.GITHUB_EVENT_PATH) {
+  if (ctx.run?.event === 'schedule' && ctx.run.eventPath) {
     try {
-      const event = JSON.parse(readFileSync(env.GITHUB_EVENT_PATH, 'utf8')) as { schedule?: unknown };
+      const event = JSON.parse(readFileSync(ctx.run.eventPath, 'utf8')) as { schedule?: unknown };
       if (typeof event.schedule === 'string')
         return { crons: [event.schedule], source: 'the schedule event' };
     } catch {
@@ -139,15 +140,16 @@ export function actionsSchedule(env: NodeJS.ProcessEnv = process.env): WorkflowS
   return undefined;
 }
 
-function workflowFileCrons(env: NodeJS.ProcessEnv): WorkflowSchedule | undefined {
-  const ref = env.GITHUB_WORKFLOW_REF ?? '';
-  const repo = env.GITHUB_REPOSITORY ?? '';
+function workflowFileCrons(ctx: RunContext): WorkflowSchedule | undefined {
+  const ref = ctx.run?.workflowRef ?? '';
+  const repo = ctx.repository ?? '';
+  const workspace = ctx.workspace;
   const m = /^([^@]+)@/.exec(ref);
-  if (!m || !repo || !m[1]!.startsWith(`${repo}/`) || !env.GITHUB_WORKSPACE) return undefined;
+  if (!m || !repo || !m[1]!.startsWith(`${repo}/`) || !workspace) return undefined;
   const path = m[1]!.slice(repo.length + 1);
   if (!/^\.github\/workflows\/[\w.-]+\.ya?ml$/.test(path)) return undefined;
   try {
-    const wf = parseYaml(readFileSync(join(env.GITHUB_WORKSPACE, path), 'utf8')) as {
+    const wf = parseYaml(readFileSync(join(workspace, path), 'utf8')) as {
       on?: { schedule?: { cron?: unknown }[] };
     };
     const crons = (Array.isArray(wf?.on?.schedule) ? wf.on.schedule : [])

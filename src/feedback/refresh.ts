@@ -9,13 +9,7 @@ import { ScoreLedger } from '../grading/ledger.js';
 import { decideRevision } from '../dispatch/revision.js';
 import { readFeedback } from './log.js';
 import { revisionRequests } from './revisions.js';
-import {
-  issueStatuses,
-  repoUrlFromEnv,
-  runUrlFromEnv,
-  statusComment,
-  type DecidedContest,
-} from './status.js';
+import { issueStatuses, statusComment, type DecidedContest } from './status.js';
 
 /**
  * Refreshes the status comments (item 4): renders every worked-on issue's status from the state and
@@ -29,8 +23,9 @@ export interface RefreshOptions {
   layout: StateLayout;
   logger: Logger;
   now?: Date;
+  /** The link to the run that renders the statuses (`statusLinks` of the run context); none locally. */
   runUrl?: string;
-  /** `<server>/<owner>/<repo>`, for the links to the runs crews were planned in; default from the env. */
+  /** `<server>/<owner>/<repo>`, for the links to the runs crews were planned in; none locally. */
   repoUrl?: string;
   /** Only these issues (an event-driven cycle); all when absent. */
   only?: ReadonlySet<number>;
@@ -50,8 +45,7 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
         ...(reason ? { reason } : {}),
       });
     }
-    const runUrl = o.runUrl ?? runUrlFromEnv();
-    const repoUrl = o.repoUrl ?? repoUrlFromEnv();
+    const { runUrl, repoUrl } = o;
     const deliveries = outbox.deliveries();
     // A settlement speaks of the pull request delivered for the issue now (the same crew's).
     const settled = new Map<number, 'merged' | 'closed'>();

@@ -6,6 +6,7 @@ import { inlineCode, plainText } from '../security/markdown.js';
 import { redactText } from '../security/redact.js';
 import { byCodePoint } from '../state/fold.js';
 import { isRepository } from '../config/repository.js';
+import type { RunContext } from '../process/run-context.js';
 
 /**
  * The status comment (item 4 of the humans-in-the-loop work): one comment per issue the school has
@@ -282,21 +283,27 @@ export function statusComment(issueNumber: number, s: IssueStatus): string {
   return redactText(lines.join('\n'));
 }
 
+/** The links a status comment gives: the run that renders it, and the repository's runs. */
+export interface StatusLinks {
+  runUrl?: string;
+  repoUrl?: string;
+}
+
 /**
- * The link to this run on GitHub Actions, from the variables the runner sets (undefined elsewhere).
- * Read here, at the edge of the status comment, because it names the run that renders the status.
+ * The links to this run on GitHub Actions, from the run context (none outside Actions). Taken here,
+ * at the edge of the status comment, because they name the run that renders the status.
  */
-export function runUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const repo = repoUrlFromEnv(env);
-  const { GITHUB_RUN_ID } = env;
-  if (!repo || !GITHUB_RUN_ID || !/^\d+$/.test(GITHUB_RUN_ID)) return undefined;
-  return `${repo}/actions/runs/${GITHUB_RUN_ID}`;
+export function statusLinks(ctx: Pick<RunContext, 'serverUrl' | 'repository' | 'run'>): StatusLinks {
+  const repoUrl = repoUrlOf(ctx);
+  const runId = ctx.run?.id;
+  const runUrl = repoUrl && runId && /^\d+$/.test(runId) ? `${repoUrl}/actions/runs/${runId}` : undefined;
+  return { ...(runUrl ? { runUrl } : {}), ...(repoUrl ? { repoUrl } : {}) };
 }
 
 /** `<server>/<owner>/<repo>` on GitHub Actions (undefined elsewhere). */
-export function repoUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const { GITHUB_SERVER_URL, GITHUB_REPOSITORY } = env;
-  if (!GITHUB_SERVER_URL || !isRepository(GITHUB_REPOSITORY)) return undefined;
-  if (!/^https?:\/\/[^\s/]+\/?$/.test(GITHUB_SERVER_URL)) return undefined;
-  return `${GITHUB_SERVER_URL.replace(/\/$/, '')}/${GITHUB_REPOSITORY}`;
+function repoUrlOf(ctx: Pick<RunContext, 'serverUrl' | 'repository'>): string | undefined {
+  const { serverUrl, repository } = ctx;
+  if (!serverUrl || !isRepository(repository)) return undefined;
+  if (!/^https?:\/\/[^\s/]+\/?$/.test(serverUrl)) return undefined;
+  return `${serverUrl.replace(/\/$/, '')}/${repository}`;
 }

@@ -8,6 +8,7 @@ import type { ClaimOutcome, ClaimPort } from '../dispatch/claims.js';
 import { message } from '../errors.js';
 import { withActionsRuntime } from './credentials.js';
 import * as core from '@actions/core';
+import type { RunContext } from '../process/run-context.js';
 
 /**
  * GitHub Enterprise Server: a server that is neither github.com nor a GHE.com data-residency host
@@ -145,8 +146,8 @@ export const actionsClaimPort: ClaimPort = {
 };
 
 /** Whether this step can claim or list the run's claims: a GitHub Actions run off GHES. */
-export function claimsHere(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.GITHUB_ACTIONS === 'true' && !claimsUnsupported(env.GITHUB_SERVER_URL);
+export function claimsHere(context: Pick<RunContext, 'actions' | 'serverUrl'>): boolean {
+  return context.actions && !claimsUnsupported(context.serverUrl);
 }
 
 /**

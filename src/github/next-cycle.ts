@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import { createGitHubClient } from './client.js';
+import type { RunContext } from '../process/run-context.js';
 
 /**
  * Starts the workflow this run belongs to again: `POST /repos/{owner}/{repo}/actions/workflows/
@@ -17,9 +18,10 @@ export interface WorkflowTarget {
   ref: string;
 }
 
-export function workflowTarget(env: NodeJS.ProcessEnv = process.env): WorkflowTarget | string {
-  const m = /^([^/]+)\/([^/]+)\/\.github\/workflows\/([^/@]+)@(.+)$/.exec(env.GITHUB_WORKFLOW_REF ?? '');
-  if (!m) return `GITHUB_WORKFLOW_REF does not name a workflow file ("${env.GITHUB_WORKFLOW_REF ?? ''}")`;
+export function workflowTarget(context: Pick<RunContext, 'run'>): WorkflowTarget | string {
+  const ref = context.run?.workflowRef ?? '';
+  const m = /^([^/]+)\/([^/]+)\/\.github\/workflows\/([^/@]+)@(.+)$/.exec(ref);
+  if (!m) return `GITHUB_WORKFLOW_REF does not name a workflow file ("${ref}")`;
   return { owner: m[1]!, repo: m[2]!, file: m[3]!, ref: m[4]! };
 }
 

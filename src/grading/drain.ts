@@ -42,6 +42,7 @@ export interface DrainOptions {
   deliver?: boolean;
   maxWorkers?: number;
   maxAttempts?: number;
+  /** The id on its grading leases: `workerId(context)` (src/process/run-context.ts); this host and pid by default. */
   workerId?: string;
   now?: () => Date;
   /** The judges; defaults to verification → sealed tests → reviewer/rubric. */
@@ -88,12 +89,6 @@ export function fleetCapacity(config: SchoolConfig): number {
   return config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0);
 }
 
-export function defaultWorkerId(): string {
-  return process.env.GITHUB_RUN_ID
-    ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? '1'}:${process.pid}`
-    : `${hostname()}:${process.pid}`;
-}
-
 function verdictOf(job: GradingJob, verdict: Verdict): DrainVerdict {
   return {
     jobKey: job.jobKey,
@@ -125,7 +120,7 @@ async function inPool<T, R>(items: readonly T[], limit: number, fn: (item: T) =>
 export async function drain(o: DrainOptions): Promise<DrainResult> {
   const { config, layout, logger } = o;
   const now = o.now ?? (() => new Date());
-  const worker = o.workerId ?? defaultWorkerId();
+  const worker = o.workerId ?? `${hostname()}:${process.pid}`;
   const maxAttempts = o.maxAttempts ?? config.grading.maxAttempts;
   const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
   const grade = o.grade ?? defaultGrader({ config, layout });

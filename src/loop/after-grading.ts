@@ -3,6 +3,7 @@ import type { Deliverer } from '../delivery/deliver.js';
 import { message } from '../errors.js';
 import type { FeedbackPort } from '../feedback/port.js';
 import { publishStatuses } from '../feedback/refresh.js';
+import type { StatusLinks } from '../feedback/status.js';
 import { watchDeliveries, type WatchResult } from '../feedback/watch.js';
 import type { DrainResult } from '../grading/drain.js';
 import type { Logger } from '../log.js';
@@ -32,6 +33,8 @@ export interface AfterGradingOptions {
   delivery?: Deliverer;
   feedback?: FeedbackPort;
   now?: () => Date;
+  /** The status comments' links to this run (`statusLinks` of the run context); none locally. */
+  links?: StatusLinks;
 }
 
 export interface AfterGradingResult extends OutboxCounts {
@@ -58,7 +61,7 @@ export async function afterGrading(o: AfterGradingOptions): Promise<AfterGrading
       r.outboxDelivered = d.delivered;
     }
     if (o.github) {
-      const s = await publishStatuses({ config, layout, logger, github: o.github, now: now() });
+      const s = await publishStatuses({ config, layout, logger, github: o.github, now: now(), ...o.links });
       r.statuses = s.recorded;
       r.outboxDelivered += s.delivered;
     }

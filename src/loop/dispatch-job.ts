@@ -16,6 +16,9 @@ import { importHandoffs, type HandoffImport } from '../handoff/import.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 import { ptraceWarning } from '../crew/host.js';
+import { actionsSchedule } from '../dispatch/schedule.js';
+import { statusLinks } from '../feedback/status.js';
+import { auditActor, LOCAL_RUN, type RunContext } from '../process/run-context.js';
 import { planScope, unknownPullRequestNote, type PlanScope } from './event-scope.js';
 import { readNextCycle, recordNextCycle, thisRun, type NextCycleDecision } from '../dispatch/next-cycle.js';
 import { gradingVerdicts } from '../grading/feedback.js';
@@ -163,9 +166,14 @@ export interface DispatchJob {
   result: DispatchJobResult;
 }
 
-export async function dispatchJob(input: DispatchJobInput, logger: Logger): Promise<DispatchJob> {
+/** Runs the mode `input` names in `context` (the run, built by the entry: src/process/run-context.ts). */
+export async function dispatchJob(
+  input: DispatchJobInput,
+  logger: Logger,
+  context: RunContext = LOCAL_RUN,
+): Promise<DispatchJob> {
   const started = performance.now();
-  const job = jobSetup(input, logger);
+  const job = jobSetup(input, logger, context);
   const done = (result: DispatchJobResult): DispatchJob => ({
     config: job.config,
     layout: job.layout,
@@ -186,9 +194,13 @@ interface JobSetup {
   ttlNote?: string;
   jobNote?: string;
   jobStatus?: JobLiveness;
+  /** The run this job belongs to. */
+  context: RunContext;
+  /** The repository the job talks to on GitHub: school.yml's, else the run's. */
+  repository?: string;
 }
 
-function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
+function jobSetup(input: DispatchJobInput, logger: Logger, context: RunContext): JobSetup {
   const limits = 'limits' in input ? input.limits : undefined;
   const dispatch = {
     ...(limits?.maxCrews ? { maxCrews: limits.maxCrews } : {}),
@@ -199,6 +211,7 @@ function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
       ...(input.stateDir ? { stateDir: input.stateDir } : {}),
       ...(Object.keys(dispatch).length ? { dispatch } : {}),
     }),
+    actionsSchedule(context),
   );
   const config = ttl.config;
   if (ttl.problem) logger.warning(`dispatch-crew: ${ttl.problem}`);
@@ -208,10 +221,13 @@ function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
   if (jobNote) logger.warning(`dispatch-crew: ${jobNote}`);
   const liveness =
     input.mode === 'plan' ? input.jobLiveness : input.mode === 'run' ? input.ports.jobLiveness : undefined;
-  const jobStatus = liveness?.(config.repository ?? process.env.GITHUB_REPOSITORY);
+  const repository = config.repository ?? context.repository;
+  const jobStatus = liveness?.(repository);
   return {
     config,
-    layout: new StateLayout(config.stateDir),
+    layout: new StateLayout(config.stateDir, auditActor(context)),
+    context,
+    ...(repository ? { repository } : {}),
     ...(ttl.note ? { ttlNote: ttl.note } : {}),
     ...(jobNote ? { jobNote } : {}),
     ...(jobStatus ? { jobStatus } : {}),
@@ -222,14 +238,14 @@ function jobSetup(input: DispatchJobInput, logger: Logger): JobSetup {
 async function planMode(input: PlanInput, job: JobSetup, logger: Logger): Promise<DispatchJobResult> {
   const { config, layout, jobStatus } = job;
   // First: a standby queue this server cannot have fails the step before anything is recorded.
-  const queue = standbyQueue(input.standbyQueue);
+  const queue = standbyQueue(input.standbyQueue, job.context);
   const cleared = input.clearPause?.trim()
     ? await clearPauses(layout, input.clearPause, input.dryRun)
     : undefined;
   if (cleared) logger.info(`dispatch-crew: ${cleared}`);
   const scope = planScope(layout, input.only?.issues, input.only?.pullRequests);
   const unknown = scope.unknown.map(unknownPullRequestNote);
-  const feedback = input.dryRun ? undefined : await scanBeforePlanning(input, config, layout, logger);
+  const feedback = input.dryRun ? undefined : await scanBeforePlanning(input, job, logger);
   const plan = await logger.group('Plan crews', () =>
     planStep({
       config,
@@ -238,6 +254,7 @@ async function planMode(input: PlanInput, job: JobSetup, logger: Logger): Promis
       dryRun: input.dryRun,
       // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
       standby: true,
+      context: job.context,
       // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
       ...(queue.shared ? { sharedQueue: true } : {}),
       ...(scope.issues ? { onlyIssues: scope.issues } : {}),
@@ -247,7 +264,7 @@ async function planMode(input: PlanInput, job: JobSetup, logger: Logger): Promis
   );
   // The status comments say "queued" (with a link to this run) as soon as the crews are planned, not
   // only when the grade job ends the run (src/feedback/refresh.ts; never throws).
-  if (!input.dryRun) await statusesAfterPlanning(input, config, layout, logger, scope.issues);
+  if (!input.dryRun) await statusesAfterPlanning(input, job, logger, scope.issues);
   const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
   if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
   return {
@@ -275,10 +292,11 @@ async function planMode(input: PlanInput, job: JobSetup, logger: Logger): Promis
  * there, it is refused with the fix rather than planned into crews no job could claim.
  */
 export function standbyQueue(
-  asked: StandbyQueue = 'auto',
-  env: NodeJS.ProcessEnv = process.env,
+  asked: StandbyQueue | undefined,
+  context: Pick<RunContext, 'actions' | 'serverUrl'>,
 ): { shared: boolean; why?: string } {
-  const ghes = claimsUnsupported(env.GITHUB_SERVER_URL);
+  asked ??= 'auto';
+  const ghes = claimsUnsupported(context.serverUrl);
   if (asked === 'daemon') return { shared: false, why: 'standby-queue is daemon' };
   if (asked === 'shared') {
     if (ghes)
@@ -288,7 +306,7 @@ export function standbyQueue(
     return { shared: true };
   }
   if (ghes) return { shared: false, why: ghes };
-  if (env.GITHUB_ACTIONS !== 'true')
+  if (!context.actions)
     return { shared: false, why: 'not a GitHub Actions run (the daemons share one crew log here)' };
   return { shared: true };
 }
@@ -299,11 +317,9 @@ export function standbyQueue(
  */
 async function scanBeforePlanning(
   input: PlanInput,
-  config: SchoolConfig,
-  layout: StateLayout,
+  { config, layout, repository }: JobSetup,
   logger: Logger,
 ): Promise<WatchResult | undefined> {
-  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
   if (!input.token || !repository) return undefined;
   const port = octokitFeedback(createGitHubClient({ token: input.token, logger }), repository);
   return logger.group('Read feedback on delivered pull requests', () =>
@@ -314,22 +330,21 @@ async function scanBeforePlanning(
 /** Mode plan, with a token: publishes the status comments of the issues it concerns (`issues: write`). */
 async function statusesAfterPlanning(
   input: PlanInput,
-  config: SchoolConfig,
-  layout: StateLayout,
+  { config, layout, repository, context }: JobSetup,
   logger: Logger,
   only: ReadonlySet<number> | undefined,
 ): Promise<void> {
-  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
   if (!input.token || !repository || !config.grading.comment) return;
   const github = octokitPort(createGitHubClient({ token: input.token, logger }), repository);
+  const links = statusLinks(context);
   await logger.group('Status comments', () =>
-    publishStatuses({ config, layout, logger, github, ...(only ? { only } : {}) }),
+    publishStatuses({ config, layout, logger, github, ...links, ...(only ? { only } : {}) }),
   );
 }
 
 /** Mode import: the crew jobs' handoffs into this job's state. */
 async function importMode(input: ImportInput, job: JobSetup, logger: Logger): Promise<DispatchJobResult> {
-  const claims = importClaims(input);
+  const claims = importClaims(input, job.context);
   const imported = await logger.group("Import the crew jobs' handoffs", () =>
     importHandoffs(job.layout, input.handoffsIn, {
       config: job.config,
@@ -345,8 +360,8 @@ async function importMode(input: ImportInput, job: JobSetup, logger: Logger): Pr
  * checked against the run's list; none for the roster's heartbeats, which carry no crew, nor off
  * GitHub Actions or on GHES, where nothing was claimed.
  */
-function importClaims(input: ImportInput): ClaimPort | undefined {
-  if (!input.claimPort || !claimsHere()) return undefined;
+function importClaims(input: ImportInput, context: RunContext): ClaimPort | undefined {
+  if (!input.claimPort || !claimsHere(context)) return undefined;
   const root = input.handoffsIn;
   const crews = existsSync(root) && readdirSync(root).some((d) => d.startsWith('school-handoff-'));
   return crews ? input.claimPort : undefined;
@@ -390,9 +405,7 @@ async function runMode(
     (input.limits?.jobStartedAt ? Math.max(0, Date.now() - input.limits.jobStartedAt.getTime()) : 0);
   const bookbagsPath =
     input.bookbagsPath ?? (input.handoffOut ? join(input.handoffOut, 'bookbags') : undefined);
-  const claims = runClaims(input, logger, process.env, () =>
-    plannedAttempt(layout, process.env.GITHUB_RUN_ID),
-  );
+  const claims = runClaims(input, logger, job.context, () => plannedAttempt(layout, job.context.run?.id));
   // Handed on also when the run fails: finished crews and released leases must not be lost.
   const run = await logger
     .group(`Run the crews of daemon ${daemon}`, () =>
@@ -402,6 +415,7 @@ async function runMode(
         daemon,
         logger,
         launcher: input.ports.launcher,
+        context: job.context,
         ...(bookbagsPath ? { bookbagsPath } : {}),
         // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
         remainingMs: () => budgetMs - (performance.now() - started),
@@ -426,13 +440,13 @@ async function runMode(
 export function runClaims(
   input: RunInput,
   logger: Logger,
-  env: NodeJS.ProcessEnv = process.env,
+  context: RunContext,
   recorded: () => string | undefined = () => undefined,
 ): ClaimContext | undefined {
   const port = input.ports.claimPort;
-  if (!port || !input.handoffOut || !claimsHere(env)) return undefined;
-  const runId = env.GITHUB_RUN_ID ?? '';
-  const jobAttempt = env.GITHUB_RUN_ATTEMPT || '1';
+  if (!port || !input.handoffOut || !claimsHere(context)) return undefined;
+  const runId = context.run?.id ?? '';
+  const jobAttempt = context.run?.attempt ?? '1';
   if (!/^\d+$/.test(runId) || !/^\d+$/.test(jobAttempt)) {
     logger.warning(
       `dispatch-crew: no claims from the run's shared queue: GITHUB_RUN_ID "${runId}" or GITHUB_RUN_ATTEMPT "${jobAttempt}" is not a number`,
@@ -477,7 +491,7 @@ async function nextCycleMode(
   job: JobSetup,
   logger: Logger,
 ): Promise<DispatchJobResult> {
-  const run = thisRun();
+  const run = thisRun(job.context);
   if (!run) {
     const decision = { start: false, chain: 0, reason: 'not a GitHub Actions run' };
     return { mode: 'next-cycle', decision, started: false };
@@ -493,7 +507,7 @@ async function nextCycleMode(
     logger.info(`dispatch-crew: next cycle not started: ${decision.reason}`);
     return { mode: 'next-cycle', decision, started: false };
   }
-  const target = workflowTarget();
+  const target = workflowTarget(job.context);
   const problem =
     typeof target === 'string' ? target : input.startWorkflow ? undefined : 'no token to start a workflow';
   if (problem || typeof target === 'string') {

@@ -35,6 +35,8 @@ import { StateLayout } from '../state/layout.js';
 import { Outbox, type OutboxCounts } from '../outbox/outbox.js';
 import type { WatchResult } from '../feedback/watch.js';
 import { afterGrading, withOutbox } from './after-grading.js';
+import { statusLinks } from '../feedback/status.js';
+import { auditActor, LOCAL_RUN, workerId, type RunContext } from '../process/run-context.js';
 
 /**
  * The job drain-grading does, without the runner: import what crew jobs handed on, requeue, drain
@@ -111,9 +113,14 @@ export interface DrainJob {
   result: DrainJobResult;
 }
 
-export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<DrainJob> {
+/** Runs the mode `inputs` names in `context` (the run, built by the entry: src/process/run-context.ts). */
+export async function drainJob(
+  inputs: DrainJobInput,
+  logger: Logger,
+  context: RunContext = LOCAL_RUN,
+): Promise<DrainJob> {
   const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
-  const layout = new StateLayout(config.stateDir);
+  const layout = new StateLayout(config.stateDir, auditActor(context));
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   const done = (result: DrainJobResult): DrainJob => ({ config, layout, result });
 
@@ -126,10 +133,10 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
       logger.info(`dead letter ${d.job.jobKey} (${d.attempts} attempts): ${d.lastError ?? ''}`);
     return done({ mode: 'read-only', pending, dead });
   }
-  if (inputs.mode === 'judge') return judgeJob(inputs, config, logger);
+  if (inputs.mode === 'judge') return judgeJob(inputs, config, logger, context);
 
   await importAndRequeue(inputs, config, layout, queue, logger);
-  const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+  const repository = config.repository ?? context.repository;
   const client = inputs.token && repository ? createGitHubClient({ token: inputs.token, logger }) : undefined;
   const github = client && repository ? octokitPort(client, repository) : undefined;
   // Merged or closed delivered pull requests are the last judge (src/feedback/watch.ts).
@@ -179,6 +186,7 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
       deliver: !!delivery,
       maxWorkers: inputs.maxWorkers,
       maxAttempts: inputs.maxAttempts,
+      workerId: workerId(context),
       progress: drainProgress({ logger }),
       ...applied,
     }),
@@ -190,6 +198,7 @@ export async function drainJob(inputs: DrainJobInput, logger: Logger): Promise<D
       config,
       layout,
       logger,
+      links: statusLinks(context),
       ...(github ? { github } : {}),
       ...(delivery ? { delivery } : {}),
       ...(feedback ? { feedback } : {}),
@@ -245,14 +254,19 @@ async function importAndRequeue(
  * The judge job: the judges on a throwaway copy of the state (the restored state is not touched and
  * nothing is saved), delivery and GitHub off, every verdict written to `verdicts-path`.
  */
-async function judgeJob(inputs: DrainJobInput, restored: SchoolConfig, logger: Logger): Promise<DrainJob> {
+async function judgeJob(
+  inputs: DrainJobInput,
+  restored: SchoolConfig,
+  logger: Logger,
+  context: RunContext,
+): Promise<DrainJob> {
   const copy = mkdtempSync(join(tmpdir(), 'school-judge-state-'));
   cpSync(resolve(restored.stateDir), copy, {
     recursive: true,
     filter: (src) => !src.endsWith('.lock'),
   });
   const config: SchoolConfig = { ...restored, stateDir: copy };
-  const layout = new StateLayout(copy);
+  const layout = new StateLayout(copy, auditActor(context));
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   await importAndRequeue(inputs, config, layout, queue, logger);
   const entries: VerdictEntry[] = [];
@@ -265,6 +279,7 @@ async function judgeJob(inputs: DrainJobInput, restored: SchoolConfig, logger: L
         logger,
         maxWorkers: inputs.maxWorkers,
         maxAttempts: inputs.maxAttempts,
+        workerId: workerId(context),
         grade: recordingGrader(layout, judge, entries),
         progress: drainProgress({ logger }),
       }),

@@ -7,6 +7,7 @@ import { createGitHubClient } from '../github/client.js';
 import { githubSource } from '../github/issues-source.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
+import { auditActor, LOCAL_RUN, type RunContext } from '../process/run-context.js';
 
 /** What fetch-curriculum's job needs, parsed (src/actions/fetch-curriculum/inputs.ts). */
 export interface FetchJobInput {
@@ -30,7 +31,12 @@ export interface FetchJob {
  * The job fetch-curriculum does, without the runner: pick the source (the issues file when one is
  * given, else the repository's issues through the API) and fetch the curriculum into the state.
  */
-export async function fetchJob(inputs: FetchJobInput, logger: Logger): Promise<FetchJob> {
+/** Fetches the curriculum in `context` (the run that writes the audit lines: src/process/run-context.ts). */
+export async function fetchJob(
+  inputs: FetchJobInput,
+  logger: Logger,
+  context: RunContext = LOCAL_RUN,
+): Promise<FetchJob> {
   const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
   const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
   let source: CurriculumSource;
@@ -45,7 +51,7 @@ export async function fetchJob(inputs: FetchJobInput, logger: Logger): Promise<F
     const repo = parseRepository(inputs.repository ?? config.repository, 'repository');
     source = githubSource(createGitHubClient({ token: inputs.token, logger }), repo);
   }
-  const layout = new StateLayout(config.stateDir);
+  const layout = new StateLayout(config.stateDir, auditActor(context));
   const result = await logger.group('Fetch the curriculum', () =>
     fetchCurriculum({ layout, config, source, labels: inputs.labels, logger }),
   );

@@ -9,6 +9,8 @@ import { leaderboard, ScoreLedger, type LeaderboardRow } from '../grading/ledger
 import type { Deliverer } from '../delivery/deliver.js';
 import type { IssuesPort, OutboxCounts } from '../outbox/outbox.js';
 import { publishStatuses } from '../feedback/refresh.js';
+import { statusLinks } from '../feedback/status.js';
+import { LOCAL_RUN, workerId, type RunContext } from '../process/run-context.js';
 import { watchDeliveries } from '../feedback/watch.js';
 import type { FeedbackPort } from '../feedback/port.js';
 import type { Logger } from '../log.js';
@@ -39,6 +41,8 @@ export interface LoopOptions {
   refill?: boolean;
   /** Progress lines while crews run (which crew, which slot, elapsed). */
   onProgress?: (line: string, p: Progress, daemon: string) => void;
+  /** The run (src/process/run-context.ts): who plans, leases and grades; a local run by default. */
+  context?: RunContext;
 }
 
 export interface LoopResult {
@@ -52,6 +56,7 @@ export interface LoopResult {
 
 export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const { config, layout, logger } = o;
+  const context = o.context ?? LOCAL_RUN;
   const fetched = await logger.group('fetch-curriculum', () =>
     fetchCurriculum({ layout, config, source: o.source, logger }),
   );
@@ -71,14 +76,17 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const refused = await crewPreflight({ config, layout, logger });
   const plan = refused
     ? refusedPlan(refused)
-    : await logger.group('dispatch-crew: plan', () => planStep({ config, layout, logger, beat: daemons }));
+    : await logger.group('dispatch-crew: plan', () =>
+        planStep({ config, layout, logger, beat: daemons, context }),
+      );
   if (plan.loud) logger.warning(plan.loud);
   logger.info(
     `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`,
   );
 
   // The status comments say "queued" before the crews start (src/feedback/refresh.ts; never throws).
-  if (o.github) await publishStatuses({ config, layout, logger, github: o.github });
+  const links = statusLinks(context);
+  if (o.github) await publishStatuses({ config, layout, logger, github: o.github, ...links });
 
   // Every daemon runs on this machine: one driver each, side by side, each with its K slots. A freed
   // slot is refilled at once from what is still admissible (runStep's refill), so one run of the
@@ -95,6 +103,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
               daemon,
               logger,
               launcher: o.launcher,
+              context,
               refill: o.refill ?? true,
               onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
             }),
@@ -104,7 +113,14 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
 
   // Grading ends at the ledger: the drain records verdicts, scores and outbox entries.
   const drained = await logger.group('drain-grading', () =>
-    drain({ config, layout, logger, progress: drainProgress({ logger }), deliver: !!o.delivery }),
+    drain({
+      config,
+      layout,
+      logger,
+      progress: drainProgress({ logger }),
+      deliver: !!o.delivery,
+      workerId: workerId(context),
+    }),
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
 
@@ -115,6 +131,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       config,
       layout,
       logger,
+      links,
       ...(o.github ? { github: o.github } : {}),
       ...(o.delivery ? { delivery: o.delivery } : {}),
     }),

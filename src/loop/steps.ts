@@ -24,6 +24,7 @@ import { revisionRequests } from '../feedback/revisions.js';
 import type { RevisionRequest } from '../dispatch/revision.js';
 import { message } from '../errors.js';
 import { crewPreflight } from './preflight.js';
+import { LOCAL_RUN, type RunContext } from '../process/run-context.js';
 
 /**
  * The two halves of dispatch-crew, shared by the action and `school dispatch`:
@@ -51,9 +52,9 @@ export interface PlanStepOptions {
    * local owners are checked.
    */
   jobStatus?: JobLiveness;
-  /** The workflow job that runs a daemon's crews (its matrix jobs are named `<crewJob> <daemon>`). */
-  crewJob?: string;
-  /** Who is expected to start the planned crews; default `plannerOwner(crewJob)` (proc.ts). */
+  /** The run that plans (src/process/run-context.ts); a local run by default. */
+  context?: RunContext;
+  /** Who is expected to start the planned crews; default `plannerOwner(context)`: the run's `crew` jobs. */
   plannedBy?: LeaseOwner;
   /** Plan standby crews behind each daemon's first wave (crew jobs that cannot refill from the office). */
   standby?: boolean;
@@ -75,7 +76,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
   if (o.dryRun) {
     scratch = mkdtempSync(join(tmpdir(), 'school-dry-run-'));
     if (existsSync(o.layout.root)) cpSync(o.layout.root, scratch, { recursive: true });
-    layout = new StateLayout(scratch);
+    layout = new StateLayout(scratch, o.layout.actor);
   }
   try {
     const disk = freeDiskBytes(o.layout.root);
@@ -97,7 +98,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
       ...(scores ? { scores } : {}),
       ...(ledger ? { ledger } : {}),
       ...(revisions.length ? { revisions } : {}),
-      plannedBy: o.plannedBy ?? plannerOwner(o.crewJob),
+      plannedBy: o.plannedBy ?? plannerOwner(o.context ?? LOCAL_RUN),
       ...(o.standby ? { standby: true } : {}),
       ...(o.standby && o.sharedQueue ? { sharedQueue: true } : {}),
       ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
@@ -143,6 +144,7 @@ export async function refillFor(o: {
   freeDiskBytes: number;
   remainingMs?: number;
   jobStatus?: JobLiveness;
+  context?: RunContext;
 }): Promise<string[]> {
   // A daemon that refills is alive: beat first, so a job longer than the heartbeat TTL stays online.
   await beat(o.layout, o.config, o.daemon, o.freeDiskBytes);
@@ -157,7 +159,7 @@ export async function refillFor(o: {
     freeDiskBytes: { [o.daemon]: o.freeDiskBytes },
     ...(o.remainingMs !== undefined ? { remainingMs: o.remainingMs } : {}),
     ...feedback(o.layout, o.logger),
-    plannedBy: plannerOwner(),
+    plannedBy: plannerOwner(o.context ?? LOCAL_RUN),
     ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
     driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
   });
@@ -202,6 +204,8 @@ export interface RunStepOptions {
   jobStatus?: JobLiveness;
   onProgress?: (p: Progress) => void;
   graceMs?: number;
+  /** The run the crews run in (src/process/run-context.ts); a local run by default. */
+  context?: RunContext;
   /**
    * Keep the daemon's slots full: when its planned crews are started, plan more for it at once
    * (`refillFor`) until nothing admissible is left or the job's time budget is spent. Default: on
@@ -258,6 +262,7 @@ export function plannedFor(layout: StateLayout, daemon: string): string[] {
 }
 
 export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
+  const context = o.context ?? LOCAL_RUN;
   const refused = await crewPreflight({ config: o.config, layout: o.layout, logger: o.logger });
   if (refused) return refusedRun(plannedFor(o.layout, o.daemon), refused);
   const disk = freeDiskBytes(o.layout.root);
@@ -281,12 +286,13 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
           repair: (crewId: string) =>
             planJobRepair(o.layout, {
               crewId,
-              plannedBy: plannerOwner(),
+              plannedBy: plannerOwner(context),
               ...verdictOf(gradingVerdicts(o.layout, o.logger)),
             }),
         }
       : {}),
-    ...(!(o.refill ?? process.env.GITHUB_ACTIONS !== 'true')
+    context,
+    ...(!(o.refill ?? !context.actions)
       ? {}
       : {
           refill: (ctx: { freeDiskBytes: number; remainingMs?: number }) =>
@@ -296,6 +302,7 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
               daemon: o.daemon,
               logger: o.logger,
               ...ctx,
+              context,
               ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
             }),
         }),

@@ -3,18 +3,15 @@ import { withLock } from './lock.js';
 import type { StateLayout } from './layout.js';
 import { boundStrings, MAX_REASON } from '../security/bound.js';
 
-/** One line in the append-only audit log `events.jsonl`: what happened, when, and by whom. */
+/**
+ * One line in the append-only audit log `events.jsonl`: what happened, when, and by whom (the
+ * layout's actor, from the run context).
+ */
 export interface AuditRecord {
   at: string;
   type: string;
   actor: string;
   [field: string]: unknown;
-}
-
-export function actor(): string {
-  return process.env.GITHUB_RUN_ID
-    ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? '1'}:${process.env.GITHUB_JOB ?? ''}`
-    : `local:${process.pid}`;
 }
 
 /**
@@ -30,7 +27,7 @@ export async function audit(
   const record: AuditRecord = {
     at: new Date().toISOString(),
     type,
-    actor: actor(),
+    actor: layout.actor,
     ...boundStrings(fields, MAX_REASON),
   };
   await withLock(path, () => appendJsonl(path, [record]));

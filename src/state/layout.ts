@@ -47,7 +47,14 @@ export const VIEW_FILES = {
 
 export class StateLayout {
   readonly root: string;
-  constructor(root: string) {
+  /**
+   * @param actor who writes through this layout, as the audit log names it: `auditActor(context)`
+   * (src/process/run-context.ts); a local process by default.
+   */
+  constructor(
+    root: string,
+    readonly actor = `local:${process.pid}`,
+  ) {
     this.root = resolve(root);
   }
   file(name: StateFile): string {

@@ -11,14 +11,16 @@ import type { CrewEvent } from '../../src/schemas/crew.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
+import { LOCAL_RUN, runContextFrom } from '../../src/process/run-context.js';
 
 /**
  * dispatch-crew's wiring of the shared standby queue (docs/dispatch.md, "One queue per run"): which
  * queue the plan asks for, when a crew job claims and under which names, and the inputs' errors.
  */
 
-const ACTIONS = { GITHUB_ACTIONS: 'true', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '2' };
-const GHES = { ...ACTIONS, GITHUB_SERVER_URL: 'https://ghes.example.com' };
+const ACTIONS_ENV = { GITHUB_ACTIONS: 'true', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '2' };
+const ACTIONS = runContextFrom(ACTIONS_ENV);
+const GHES = runContextFrom({ ...ACTIONS_ENV, GITHUB_SERVER_URL: 'https://ghes.example.com' });
 const port: ClaimPort = {
   create: () => Promise.resolve({ kind: 'taken' }),
   list: () => Promise.resolve(new Map()),
@@ -36,11 +38,13 @@ const runInput = (over: Partial<RunInput> = {}, claimPort: ClaimPort | null = po
 describe('standby-queue', () => {
   it('auto: one queue per run in GitHub Actions on github.com and GHE.com; per daemon on GHES and off Actions', () => {
     expect(standbyQueue('auto', ACTIONS)).toEqual({ shared: true });
-    expect(standbyQueue(undefined, { ...ACTIONS, GITHUB_SERVER_URL: 'https://octo.ghe.com' })).toEqual({
+    expect(
+      standbyQueue(undefined, runContextFrom({ ...ACTIONS_ENV, GITHUB_SERVER_URL: 'https://octo.ghe.com' })),
+    ).toEqual({
       shared: true,
     });
     expect(standbyQueue('auto', GHES)).toMatchObject({ shared: false, why: /Enterprise Server/ });
-    expect(standbyQueue('auto', {})).toMatchObject({ shared: false, why: /not a GitHub Actions run/ });
+    expect(standbyQueue('auto', LOCAL_RUN)).toMatchObject({ shared: false, why: /not a GitHub Actions run/ });
     expect(standbyQueue('daemon', ACTIONS)).toMatchObject({ shared: false });
     expect(standbyQueue('shared', ACTIONS)).toEqual({ shared: true });
   });
@@ -85,7 +89,7 @@ describe('the crew job claims', () => {
   it('never without a handoff, off GitHub Actions or on GHES; without the plan attempt it says so', () => {
     const logger = memoryLogger();
     expect(runClaims(runInput({ handoffOut: undefined }), logger, ACTIONS)).toBeUndefined();
-    expect(runClaims(runInput(), logger, {})).toBeUndefined();
+    expect(runClaims(runInput(), logger, LOCAL_RUN)).toBeUndefined();
     expect(runClaims(runInput(), logger, GHES)).toBeUndefined();
     expect(runClaims(runInput({}, null), logger, ACTIONS)).toBeUndefined();
     expect(logger.lines).toEqual([]);
@@ -122,7 +126,7 @@ describe('a workflow without the plan-attempt input', () => {
       expect(plannedAttempt(layout, '4242')).toBe('2');
       expect(plannedAttempt(layout, '9999')).toBeUndefined();
       const logger = memoryLogger();
-      const recorded = () => plannedAttempt(layout, ACTIONS.GITHUB_RUN_ID);
+      const recorded = () => plannedAttempt(layout, ACTIONS.run?.id);
       expect(runClaims(runInput({ planAttempt: undefined }), logger, ACTIONS, recorded)).toMatchObject({
         runId: '4242',
         attempt: '2',

@@ -10,6 +10,7 @@ import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { item, launcher, plan, registry, spec, writeCurriculum } from './helpers.js';
 import { orcaSchool, type OrcaSchool } from './orca-helpers.js';
+import { LOCAL_RUN } from '../../src/process/run-context.js';
 
 let school: OrcaSchool | undefined;
 afterEach(() => school?.cleanup());
@@ -94,7 +95,7 @@ describe('fail closed before a lease, in the driver and in the crew runner', () 
     const s = (school = orcaSchool());
     writeCurriculum(s, [item(1)]);
     await plan(s, [{ crewId: 'c1-run00001', issue: 1 }]);
-    const code = await runCrewFromSpec(writeSpec(await spec(s, 'c1-run00001')));
+    const code = await runCrewFromSpec(writeSpec(await spec(s, 'c1-run00001')), LOCAL_RUN);
     expect(code).toBe(RUNNER_EXIT.refused);
     expect(types(s)).toEqual(['crew.planned']);
     expect(registry(s).crews['c1-run00001']!.status).toBe('planned');

@@ -4,6 +4,7 @@ import { readSchool } from '../../src/dispatch/school-log.js';
 import { workflowDispatcher, workflowTarget, type WorkflowTarget } from '../../src/github/next-cycle.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
 import { memoryLogger } from '../../src/log.js';
+import { LOCAL_RUN, runContextFrom, type RunContext } from '../../src/process/run-context.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import { item, makeSchool, writeCurriculum, type School } from '../crew/helpers.js';
@@ -68,12 +69,17 @@ async function ranIn(
 }
 
 describe('dispatch-crew mode next-cycle (the grade job, after its save)', () => {
+  // The grade job's run: its id, and whether the loop's own token started it.
+  let run: RunContext = LOCAL_RUN;
   const env = (runId: string, startedByLoop: boolean) => {
-    vi.stubEnv('GITHUB_RUN_ID', runId);
-    vi.stubEnv('GITHUB_RUN_ATTEMPT', '1');
-    vi.stubEnv('GITHUB_WORKFLOW_REF', 'acme/app/.github/workflows/school.yml@refs/heads/main');
-    vi.stubEnv('GITHUB_EVENT_NAME', startedByLoop ? 'workflow_dispatch' : 'schedule');
-    vi.stubEnv('GITHUB_TRIGGERING_ACTOR', startedByLoop ? 'github-actions[bot]' : 'octocat');
+    run = runContextFrom({
+      GITHUB_ACTIONS: 'true',
+      GITHUB_RUN_ID: runId,
+      GITHUB_RUN_ATTEMPT: '1',
+      GITHUB_WORKFLOW_REF: 'acme/app/.github/workflows/school.yml@refs/heads/main',
+      GITHUB_EVENT_NAME: startedByLoop ? 'workflow_dispatch' : 'schedule',
+      GITHUB_TRIGGERING_ACTOR: startedByLoop ? 'github-actions[bot]' : 'octocat',
+    });
   };
   const job = async (s: School, maxRuns: number, start: (t: WorkflowTarget) => Promise<void>) => {
     const r = await dispatchJob(
@@ -85,6 +91,7 @@ describe('dispatch-crew mode next-cycle (the grade job, after its save)', () => 
         startWorkflow: start,
       },
       memoryLogger(),
+      run,
     );
     return r.result as Extract<typeof r.result, { mode: 'next-cycle' }>;
   };
@@ -137,11 +144,14 @@ describe('dispatch-crew mode next-cycle (the grade job, after its save)', () => 
 
 describe('starting the calling workflow (the REST call)', () => {
   it('names the caller from GITHUB_WORKFLOW_REF and dispatches it on its ref, one request', async () => {
-    const target = workflowTarget({
-      GITHUB_WORKFLOW_REF: 'acme/app/.github/workflows/school.yml@refs/heads/main',
-    });
+    const target = workflowTarget(
+      runContextFrom({
+        GITHUB_RUN_ID: '77',
+        GITHUB_WORKFLOW_REF: 'acme/app/.github/workflows/school.yml@refs/heads/main',
+      }),
+    );
     expect(target).toEqual({ owner: 'acme', repo: 'app', file: 'school.yml', ref: 'refs/heads/main' });
-    expect(workflowTarget({})).toMatch(/does not name a workflow file/);
+    expect(workflowTarget(LOCAL_RUN)).toMatch(/does not name a workflow file/);
 
     const calls: Array<{ method: string; url: string; body: unknown }> = [];
     const fake = (async (url: string | URL | Request, init?: RequestInit) => {

@@ -9,6 +9,7 @@ import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
 import { GiB, config, item } from './helpers.js';
+import { runContextFrom } from '../../src/process/run-context.js';
 
 /**
  * The heartbeat TTL against the schedule, and the crew job's limit against admission: the two
@@ -66,15 +67,15 @@ describe('the schedule of an Actions run', () => {
       GITHUB_WORKFLOW_REF: 'someone/app/.github/workflows/school.yml@refs/heads/main',
       GITHUB_WORKSPACE: workspace(caller),
       GITHUB_EVENT_NAME: 'workflow_dispatch',
+      GITHUB_RUN_ID: '12',
     };
-    expect(actionsSchedule(env)).toEqual({ crons: ['41 */2 * * *'], source: '.github/workflows/school.yml' });
-    expect(actionsSchedule({ ...env, GITHUB_ACTIONS: undefined })).toBeUndefined();
+    const schedule = (e: Record<string, string | undefined>) => actionsSchedule(runContextFrom(e));
+    expect(schedule(env)).toEqual({ crons: ['41 */2 * * *'], source: '.github/workflows/school.yml' });
+    expect(schedule({ ...env, GITHUB_ACTIONS: undefined })).toBeUndefined();
     // A workflow ref outside .github/workflows or of another repository is never read.
+    expect(schedule({ ...env, GITHUB_WORKFLOW_REF: 'someone/app/../../etc/x.yml@main' })).toBeUndefined();
     expect(
-      actionsSchedule({ ...env, GITHUB_WORKFLOW_REF: 'someone/app/../../etc/x.yml@main' }),
-    ).toBeUndefined();
-    expect(
-      actionsSchedule({ ...env, GITHUB_WORKFLOW_REF: 'other/repo/.github/workflows/school.yml@main' }),
+      schedule({ ...env, GITHUB_WORKFLOW_REF: 'other/repo/.github/workflows/school.yml@main' }),
     ).toBeUndefined();
   });
 
@@ -86,8 +87,12 @@ describe('the schedule of an Actions run', () => {
       GITHUB_ACTIONS: 'true',
       GITHUB_EVENT_NAME: 'schedule',
       GITHUB_EVENT_PATH: join(d.path, 'event.json'),
+      GITHUB_RUN_ID: '12',
     };
-    expect(actionsSchedule(env)).toEqual({ crons: ['7 */3 * * *'], source: 'the schedule event' });
+    expect(actionsSchedule(runContextFrom(env))).toEqual({
+      crons: ['7 */3 * * *'],
+      source: 'the schedule event',
+    });
   });
 
   it('sets the TTL from the schedule only when school.yml leaves it unset', () => {

@@ -25,6 +25,7 @@ import { silentLogger } from '../../src/log.js';
 import { event } from '../../src/state/event-log.js';
 import { withLock } from '../../src/state/lock.js';
 import { StateLayout } from '../../src/state/layout.js';
+import { LOCAL_RUN } from '../../src/process/run-context.js';
 
 export type Op = 'enqueue' | 'plan' | 'drain' | 'save-dir' | 'save-branch' | 'crew' | 'tear';
 
@@ -182,7 +183,7 @@ const runs: Record<Op, () => Promise<void>> = {
         crewId: c.crewId,
         daemon: c.daemon,
         slots: d.worktrees,
-        owner: selfOwner(),
+        owner: selfOwner(LOCAL_RUN),
         process: { crewId: c.crewId, ...localIdentity(process.pid) },
         leaseMs: 1_000,
         worktreeFor: (slot) => join(a.scratch ?? '/tmp', c.daemon, `slot-${slot}`),

@@ -5,6 +5,7 @@ import { hideCredentials } from '../../github/credentials.js';
 import { actionsLogger, runAction } from '../../github/runtime.js';
 import { writeBlocks } from '../../github/summary-blocks.js';
 import { boardSummaryFrom } from '../board-summary.js';
+import { runContextFrom } from '../../process/run-context.js';
 import { readInputs } from './inputs.js';
 import { checkpointOutputs, checkpointSummary } from './summary.js';
 
@@ -13,15 +14,14 @@ void runAction(async () => {
   const logger = actionsLogger();
   const inputs = readInputs();
   hideCredentials();
+  const context = runContextFrom(process.env);
   const report = await logger.group('checkpoint', () =>
     runCheckpoint(inputs, {
       logger,
       cachePort: actionsCachePort,
       artifactPort: actionsArtifactPort,
-      workspace: process.env.GITHUB_WORKSPACE,
-      scratchRoot: process.env.RUNNER_TEMP,
-      runId: process.env.GITHUB_RUN_ID,
-      runAttempt: process.env.GITHUB_RUN_ATTEMPT,
+      workspace: context.workspace,
+      context,
     }),
   );
   for (const [name, value] of Object.entries(checkpointOutputs(report))) core.setOutput(name, value);

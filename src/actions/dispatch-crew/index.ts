@@ -9,6 +9,7 @@ import { dispatchJob, type DispatchJobInput } from '../../loop/dispatch-job.js';
 import type { Logger } from '../../log.js';
 import { workflowDispatcher } from '../../github/next-cycle.js';
 import { boardSummary } from '../board-summary.js';
+import { runContextFrom } from '../../process/run-context.js';
 import { readInputs, type DispatchInputs } from './inputs.js';
 import { dispatchNotices, dispatchOutputs, dispatchSummary } from './summary.js';
 
@@ -25,7 +26,11 @@ async function main(): Promise<void> {
   // The token is in `inputs` now; children and /proc/<pid>/environ never see it again.
   hideCredentials();
   const logger = actionsLogger();
-  const { config, layout, result } = await dispatchJob(withPorts(inputs, logger), logger);
+  const { config, layout, result } = await dispatchJob(
+    withPorts(inputs, logger),
+    logger,
+    runContextFrom(process.env),
+  );
   const notices = dispatchNotices(result);
   for (const e of notices.errors) core.error(e);
   for (const n of notices.notices ?? []) core.notice(n);
@@ -74,7 +79,7 @@ function withPorts(inputs: DispatchInputs, logger: Logger): DispatchJobInput {
 }
 
 if (process.argv[2] === '__run-crew') {
-  runCrewFromSpec(process.argv[3] ?? '').then(
+  runCrewFromSpec(process.argv[3] ?? '', runContextFrom(process.env)).then(
     (code) => (process.exitCode = code),
     () => (process.exitCode = 1),
   );

@@ -7,6 +7,7 @@ import { drainJob } from '../../loop/drain-job.js';
 import { boardSummary } from '../board-summary.js';
 import { readInputs } from './inputs.js';
 import { drainOutputs, drainSummary } from './summary.js';
+import { runContextFrom } from '../../process/run-context.js';
 
 /** drain-grading: parse the inputs, run the job (src/loop/drain-job.ts), report the result. */
 void runAction(async () => {
@@ -17,8 +18,13 @@ void runAction(async () => {
   // The judge and the grade import the crew jobs' handoffs: a shared standby crew's claim is checked
   // against the run's claim artifacts, listed once with the runner's runtime token (lent for the
   // call only). Off Actions and on GHES nothing was claimed.
-  const claims = claimsHere() ? actionsClaimPort : undefined;
-  const { config, layout, result } = await drainJob({ ...inputs, ...(claims ? { claims } : {}) }, logger);
+  const context = runContextFrom(process.env);
+  const claims = claimsHere(context) ? actionsClaimPort : undefined;
+  const { config, layout, result } = await drainJob(
+    { ...inputs, ...(claims ? { claims } : {}) },
+    logger,
+    context,
+  );
   for (const [name, value] of Object.entries(drainOutputs(result))) core.setOutput(name, value);
   const board = result.mode === 'drain' ? boardSummary('drain-grading', layout, config, logger) : undefined;
   await writeBlocks(drainSummary(result, board), logger);

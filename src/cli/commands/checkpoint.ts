@@ -1,5 +1,6 @@
 import { consoleLogger } from '../../log.js';
 import { parseCheckpointInputs, runCheckpoint } from '../../checkpoint/run.js';
+import { cliContext } from '../context.js';
 import { textReport } from '../../checkpoint/summary.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';
@@ -61,7 +62,7 @@ export const checkpointCommand: Command = {
         config: values.config,
         dryRun: values['dry-run'] === true,
       }),
-      { logger, workspace: process.cwd() },
+      { logger, workspace: process.cwd(), context: cliContext() },
     );
     process.stdout.write(textReport(report));
     return 0;

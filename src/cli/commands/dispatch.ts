@@ -7,6 +7,8 @@ import { StateLayout } from '../../state/layout.js';
 import { ConfigError } from '../../errors.js';
 import { parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
+import { cliContext } from '../context.js';
+import { auditActor } from '../../process/run-context.js';
 
 const HELP = `Usage: school dispatch [--plan-only] [--daemon ID] [--config school.yml] [--dry-run]
 
@@ -31,7 +33,7 @@ export const dispatchCommand: Command = {
     // The crew runner: the driver starts `school dispatch __run-crew <spec>` in its own session.
     if (argv[0] === '__run-crew') {
       if (!argv[1]) throw new ConfigError('school dispatch __run-crew: the spec path is missing.');
-      return runCrewFromSpec(argv[1]);
+      return runCrewFromSpec(argv[1], cliContext());
     }
     const values = parseVerb(
       'dispatch',
@@ -48,7 +50,8 @@ export const dispatchCommand: Command = {
     );
     if (!values) return 0;
     const config = resolveConfig(values.config);
-    const layout = new StateLayout(config.stateDir);
+    const context = cliContext();
+    const layout = new StateLayout(config.stateDir, auditActor(context));
     const logger = consoleLogger();
     const ids = config.fleet.daemons.map((d) => d.id);
     if (values.daemon && !ids.includes(values.daemon)) {
@@ -64,6 +67,7 @@ export const dispatchCommand: Command = {
         logger,
         dryRun: values['dry-run'] ?? false,
         beat: daemons,
+        context,
       });
       process.stdout.write(describePlan(plan));
       if (values['plan-only'] || values['dry-run']) return 0;
@@ -78,6 +82,7 @@ export const dispatchCommand: Command = {
           daemon,
           logger,
           launcher,
+          context,
           refill: !values['no-refill'],
           onProgress: (p) => process.stdout.write(progressLine(daemon, p) + '\n'),
         }).then((r) => ({ daemon, r })),

@@ -13,6 +13,9 @@ import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
 import { SCHOOL_OPTIONS, intOption, parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
+import { cliContext } from '../context.js';
+import { statusLinks } from '../../feedback/status.js';
+import { auditActor, workerId } from '../../process/run-context.js';
 
 const HELP = `Usage: school drain [--max-workers N] [--max-attempts N] [--config FILE] [--state-dir DIR] [--json]
 
@@ -39,10 +42,11 @@ export const drainCommand: Command = {
     const maxWorkers = intOption('max-workers', values['max-workers']);
     const maxAttempts = intOption('max-attempts', values['max-attempts']);
     const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});
-    const layout = new StateLayout(config.stateDir);
-    const logger = consoleLogger({ debug: !!process.env.SCHOOL_DEBUG });
-    const token = process.env.GITHUB_TOKEN;
-    const repository = config.repository ?? process.env.GITHUB_REPOSITORY;
+    const context = cliContext();
+    const layout = new StateLayout(config.stateDir, auditActor(context));
+    const logger = consoleLogger({ debug: !!context.host.SCHOOL_DEBUG });
+    const token = context.host.GITHUB_TOKEN;
+    const repository = config.repository ?? context.repository;
     const github =
       token && repository ? octokitPort(createGitHubClient({ token, logger }), repository) : undefined;
     if (!github) logger.info('no GITHUB_TOKEN or repository: labels and comments stay in the outbox');
@@ -61,6 +65,7 @@ export const drainCommand: Command = {
       deliver: !!delivery,
       maxWorkers,
       maxAttempts,
+      workerId: workerId(context),
       // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
       progress: drainProgress({ logger }),
     });
@@ -69,6 +74,7 @@ export const drainCommand: Command = {
       config,
       layout,
       logger,
+      links: statusLinks(context),
       ...(github ? { github } : {}),
       ...(delivery ? { delivery } : {}),
     });

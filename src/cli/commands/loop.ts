@@ -17,6 +17,8 @@ import { StateLayout } from '../../state/layout.js';
 import { parseVerb } from '../args.js';
 import type { Command } from '../commands.js';
 import type { CurriculumSource } from '../../curriculum/fetch.js';
+import { cliContext } from '../context.js';
+import { auditActor } from '../../process/run-context.js';
 
 const HELP = `Usage: school loop [--example] [--config school.yml] [--issues-file FILE | --repo owner/name] [--json]
 
@@ -59,8 +61,9 @@ export const loopCommand: Command = {
       const repo = prepareExampleRepo(config.repoPath);
       lines.write(`example repository: ${repo.path} at ${repo.head.slice(0, 12)}\n`);
     }
-    const layout = new StateLayout(config.stateDir);
-    const logger = consoleLogger({ debug: process.env.RUNNER_DEBUG === '1' });
+    const context = cliContext();
+    const layout = new StateLayout(config.stateDir, auditActor(context));
+    const logger = consoleLogger({ debug: context.runner.debug });
 
     let source: CurriculumSource;
     let github: ReturnType<typeof octokitPort> | undefined;
@@ -97,6 +100,7 @@ export const loopCommand: Command = {
       ...(client && values.repo ? { feedback: octokitFeedback(client, values.repo) } : {}),
       ...deliveryOption(config, layout, logger, client, values.repo),
       onProgress: (line) => lines.write(`${line}\n`),
+      context,
     });
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
     else process.stdout.write(report(result, layout, values.example ? examplePaths().config : undefined));

@@ -17,6 +17,7 @@ import { resetAdminDir, slotGitDirs } from '../git.js';
 import { processesWithMarker } from '../host.js';
 import { crewRuntimeDir, readSpec, type CrewSpec } from '../spec.js';
 import { finishedTurn } from './terminal.js';
+import type { RunContext } from '../../process/run-context.js';
 
 /**
  * N7.1 at daemon start (the driver calls this before it adopts crews): a crew of an orca daemon whose
@@ -43,6 +44,8 @@ export interface OrphanOptions {
   worktreeRoot: string;
   baseSha: string;
   logger: Logger;
+  /** The run that collects (the lease passes to it); a local run by default. */
+  context?: RunContext;
 }
 
 export async function reclaimOrcaOrphans(
@@ -65,7 +68,7 @@ export async function reclaimOrcaOrphans(
     let uncollected: string | undefined;
     if (spec && turn === 1) {
       try {
-        const r = await collectCrew(spec, { logger: o.logger });
+        const r = await collectCrew(spec, { logger: o.logger, ...(o.context ? { context: o.context } : {}) });
         o.logger.info(
           `crew ${c.crewId}: collected after its runner died (its student had finished${killed ? `; ${killed} process(es) it left running stopped` : ''}): ${r.outcome}`,
         );
