@@ -89,6 +89,20 @@ export interface PlanInput {
   layout: StateLayout;
   /** Sanitized, classified issues (`curriculum.jsonl`). */
   curriculum: readonly CurriculumItem[];
+  logger: Logger;
+  /** The time the plan is made at and the time left for the job that runs its crews. */
+  clock?: PlanClock;
+  /** Fresh readings of what bounds the batch: free disk, spend, waves per slot. */
+  limits?: PlanLimits;
+  /** What grading and review said of earlier work. */
+  record?: PlanRecord;
+  /** Who is expected to start the planned crews, and who is still alive. */
+  owners?: PlanOwners;
+  /** The kind of plan: standby crews, a shared queue, a refill for one daemon. */
+  mode?: PlanMode;
+}
+
+export interface PlanClock {
   /** Wall clock for event times and heartbeat TTLs. Default: now. */
   now?: Date;
   /** Monotonic milliseconds for in-process durations (N3.2). Default: performance.now. */
@@ -98,11 +112,22 @@ export interface PlanInput {
    * workflow run's start) or a monotonic reading taken in this process. Default: now (a full job).
    */
   jobStartedAt?: Date | { monotonicMs: number };
+  /** Remaining job time in ms, measured by the caller (the driver's monotonic budget). Overrides
+   * `jobStartedAt`. */
+  remainingMs?: number;
+}
+
+export interface PlanLimits {
   /** Fresh free-disk figures: one number for every daemon (one machine), or per daemon id. Takes
    * precedence over the roster's figure. */
   freeDiskBytes?: number | Readonly<Record<string, number>>;
   /** Overrides: the cap (default `dispatch.spendCap`) and the spent total (default: the ledger). */
   spend?: { capUsd?: number; spentUsd?: number };
+  /** Crew-timeout waves one daemon slot may run back to back in this job (slot refill). Default 1. */
+  maxWaves?: number;
+}
+
+export interface PlanRecord {
   /** Agent scores from the grading ledger. */
   scores?: ScoreLookup;
   /**
@@ -113,8 +138,27 @@ export interface PlanInput {
   ledger?: LedgerCounts;
   /** Grading verdicts: a succeeded crew that grading rejected counts as a failed run. */
   verdicts?: VerdictLookup;
-  /** Crew-timeout waves one daemon slot may run back to back in this job (slot refill). Default 1. */
-  maxWaves?: number;
+  /**
+   * Trusted feedback on delivered pull requests still open (`revisionRequests` in
+   * src/feedback/revisions.ts): an issue that is done but has unanswered feedback gets a revision
+   * crew (./revision.ts), bounded by `delivery.revisions`.
+   */
+  revisions?: readonly RevisionRequest[];
+}
+
+export interface PlanOwners {
+  /**
+   * Recorded on every planned crew: who is expected to start it. Local: this process's identity.
+   * Actions: `{runId, runAttempt, job: <crew job>}`; the planner adds each crew's daemon.
+   */
+  plannedBy?: LeaseOwner;
+  /** Asks whether an Actions job has ended (reconciliation of planned and expired crews). */
+  jobStatus?: JobLiveness;
+  /** A live driver runs this daemon here (it may still start that daemon's planned crews). */
+  driving?: (daemon: string) => boolean;
+}
+
+export interface PlanMode {
   /**
    * Plan standby crews behind each daemon's first wave (./standby.ts): for Actions crew jobs, which
    * cannot ask the office for more while they run. Locally the driver refills from the office instead.
@@ -126,29 +170,10 @@ export interface PlanInput {
    */
   sharedQueue?: boolean;
   /**
-   * Recorded on every planned crew: who is expected to start it. Local: this process's identity.
-   * Actions: `{runId, runAttempt, job: <crew job>}`; the planner adds each crew's daemon.
-   */
-  plannedBy?: LeaseOwner;
-  /** Asks whether an Actions job has ended (reconciliation of planned and expired crews). */
-  jobStatus?: JobLiveness;
-  /** A live driver runs this daemon here (it may still start that daemon's planned crews). */
-  driving?: (daemon: string) => boolean;
-  /**
    * Refill (`refillFor` in src/loop/steps.ts): admit only onto this daemon. The other daemons keep their place in the
    * decision (pools, fallback rules) but offer no slot, so the same admission runs for one daemon.
    */
   forDaemon?: string;
-  /** Remaining job time in ms, measured by the caller (the driver's monotonic budget). Overrides
-   * `jobStartedAt`. */
-  remainingMs?: number;
-  /**
-   * Trusted feedback on delivered pull requests still open (`revisionRequests` in
-   * src/feedback/revisions.ts): an issue that is done but has unanswered feedback gets a revision
-   * crew (./revision.ts), bounded by `delivery.revisions`.
-   */
-  revisions?: readonly RevisionRequest[];
-  logger: Logger;
 }
 
 export interface Assignment extends Omit<CrewPlanned, 'plannedBy'> {
@@ -183,16 +208,18 @@ export interface PlanResult {
 
 export async function planDispatch(input: PlanInput): Promise<PlanResult> {
   const { config, layout, logger } = input;
-  const now = input.now ?? new Date();
-  const monotonic = input.monotonic ?? (() => performance.now());
+  const clock = input.clock ?? {};
+  const now = clock.now ?? new Date();
+  const monotonic = clock.monotonic ?? (() => performance.now());
+  const started = clock.jobStartedAt;
   const elapsedMs =
-    input.jobStartedAt === undefined
+    started === undefined
       ? 0
-      : input.jobStartedAt instanceof Date
-        ? now.getTime() - input.jobStartedAt.getTime()
-        : monotonic() - input.jobStartedAt.monotonicMs;
+      : started instanceof Date
+        ? now.getTime() - started.getTime()
+        : monotonic() - started.monotonicMs;
   const remainingMs =
-    input.remainingMs ?? config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
+    clock.remainingMs ?? config.dispatch.jobTimeoutMinutes * 60_000 - Math.max(0, elapsedMs);
 
   // One plan over a registry: read what else it needs, decide (pure), and the events to append.
   const plan = (registry: CrewRegistry, corrupt?: string) => {
@@ -204,8 +231,9 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
   // Owners on GitHub are asked before the lock (the answers are async); the registry read here is
   // only to know whom to ask — the decision uses the registry read under the lock.
   try {
-    const endedJobs = input.jobStatus
-      ? await askOwners(readRegistry(layout), now, input.jobStatus)
+    const jobStatus = input.owners?.jobStatus;
+    const endedJobs = jobStatus
+      ? await askOwners(readRegistry(layout), now, jobStatus)
       : new Map<string, string>();
     const tx = await crewLog(layout).transact((current) => {
       const registry = foldLog(crewFold, current);
@@ -213,7 +241,7 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
       // and place under maxCrews for this very plan.
       const settled = reconcile(registry, now, {
         endedJobs,
-        ...(input.driving ? { driving: input.driving } : {}),
+        ...(input.owners?.driving ? { driving: input.owners.driving } : {}),
       });
       for (const e of settled.events) crewFold.apply(registry, e);
       const p = plan(registry);
@@ -281,8 +309,8 @@ function readPlanInputs(
     if (!(e instanceof CorruptStateError)) throw e;
     blocked ??= message(e);
   }
-  const capUsd = input.spend?.capUsd ?? config.dispatch.spendCap;
-  let spentUsd = input.spend?.spentUsd;
+  const capUsd = input.limits?.spend?.capUsd ?? config.dispatch.spendCap;
+  let spentUsd = input.limits?.spend?.spentUsd;
   let daily: DailyBudgets | undefined;
   const needsDaily = hasDailyBudgets(config);
   if ((spentUsd === undefined && capUsd !== undefined) || needsDaily) {
@@ -295,7 +323,7 @@ function readPlanInputs(
       blocked ??= message(e);
     }
   }
-  const spendRows = input.ledger && config.dispatch.choice === 'learning' ? crewSpend(layout) : [];
+  const spendRows = input.record?.ledger && config.dispatch.choice === 'learning' ? crewSpend(layout) : [];
   const pending = blocked
     ? []
     : pendingPauses(registry, schoolDedup, now, layout, config.dispatch.agentPauseMaxMinutes * 60_000);
@@ -336,10 +364,14 @@ function decide(
   );
   const pauses: ActivePause[] = split.school;
   const pausedAgents = describeAgentPauses(split.agents);
-  const sorted = sortCurriculum(input, issueStates(registry, input.verdicts, read.school.requeues), registry);
+  const sorted = sortCurriculum(
+    input,
+    issueStates(registry, input.record?.verdicts, read.school.requeues),
+    registry,
+  );
   const learning = learningChoice(input, registry, read.spendRows);
   predictRunTimes(input, registry, sorted.candidates, learning);
-  const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.freeDiskBytes);
+  const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.limits?.freeDiskBytes);
   const admitted = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
     spend: { spentUsd: spentUsd ?? 0, ...(capUsd !== undefined ? { capUsd } : {}) },
@@ -356,7 +388,7 @@ function decide(
   const admission = { ...admitted, candidates: contests.candidates };
   const decision = { ...admit(admission) };
   Object.assign(decision, completeContests(decision.admitted, decision.refused, contests.entries));
-  const standby = input.standby
+  const standby = input.mode?.standby
     ? admitStandby(
         // A contest's crews are all placed in the first wave: none waits as a standby crew.
         { ...admission, candidates: admission.candidates.filter((c) => !contests.entries.has(c)) },
@@ -365,7 +397,7 @@ function decide(
         config.dispatch.order,
       )
     : { standby: [], refused: decision.refused };
-  const eligible = input.sharedQueue ? sharedEligible(admission, decision, standby.standby) : [];
+  const eligible = input.mode?.sharedQueue ? sharedEligible(admission, decision, standby.standby) : [];
   const first = decision.admitted.map((a) => toAssignment(a, false));
   const contested = contestPlans(first, (_, i) => contests.entries.has(decision.admitted[i]!.candidate));
   for (const [a, contest] of contested) a.contest = contest;
@@ -400,7 +432,7 @@ function sortCurriculum(
   registry: CrewRegistry,
 ): { candidates: Candidate[]; refused: Refusal[]; warnings: string[] } {
   const { config } = input;
-  const revisions = new Map((input.revisions ?? []).map((r) => [r.issue, r]));
+  const revisions = new Map((input.record?.revisions ?? []).map((r) => [r.issue, r]));
   const refused: Refusal[] = [];
   const candidates: Candidate[] = [];
   const warnings: string[] = [];
@@ -496,12 +528,12 @@ function predictRunTimes(
   // ratio would still lean on the school's mix of slow and quick kinds.
   const predictor = new Predictor(
     new RecordBook({
-      ...(input.ledger ? { ledger: input.ledger } : {}),
+      ...(input.record?.ledger ? { ledger: input.record.ledger } : {}),
       crews: Object.values(registry.crews),
       cellOf: (n) => sizes.get(n),
     }),
   );
-  const agents = new AgentChooser(input.config.agents, input.scores, learning);
+  const agents = new AgentChooser(input.config.agents, input.record?.scores, learning);
   for (const c of candidates) {
     const choice = agents.choose(c);
     if (!('agent' in choice)) continue;
@@ -526,7 +558,8 @@ function learningChoice(
   spend: PlanReadings['spendRows'],
 ): LearningChoice | undefined {
   const { config } = input;
-  if (config.dispatch.choice !== 'learning' || !input.ledger) return undefined;
+  const ledger = input.record?.ledger;
+  if (config.dispatch.choice !== 'learning' || !ledger) return undefined;
   const d = config.curriculum.defaults;
   const cells = new Map(
     input.curriculum.map((i) => [
@@ -538,7 +571,7 @@ function learningChoice(
     ]),
   );
   const records = new RecordBook({
-    ledger: input.ledger,
+    ledger,
     crews: Object.values(registry.crews),
     spend,
     cellOf: (n) => cells.get(n),
@@ -574,8 +607,8 @@ function admissionInput(
   const { config } = input;
   const { remainingMs, ...rest } = gates;
   // Refill: every other daemon counts as full (K × any number of waves), so only `forDaemon` places.
-  const offered = input.forDaemon
-    ? daemons.map((d) => (d.id === input.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }))
+  const offered = input.mode?.forDaemon
+    ? daemons.map((d) => (d.id === input.mode?.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }))
     : daemons;
   return {
     candidates: orderCandidates(candidates, {
@@ -584,7 +617,7 @@ function admissionInput(
     }),
     daemons: offered,
     agents: config.agents,
-    ...(input.scores ? { scores: input.scores } : {}),
+    ...(input.record?.scores ? { scores: input.record.scores } : {}),
     maxCrews: config.dispatch.maxCrews,
     activeCrews: capUsage(registry, config),
     heldFences: activeCrews(registry).map((c) => ({
@@ -595,7 +628,7 @@ function admissionInput(
       remainingMs,
       crewTimeoutMs: config.dispatch.crewTimeoutSeconds * 1000,
       gradingReserveMs: config.dispatch.gradingReserveSeconds * 1000,
-      maxWaves: Math.max(1, Math.floor(finiteOr(input.maxWaves, 1))),
+      maxWaves: Math.max(1, Math.floor(finiteOr(input.limits?.maxWaves, 1))),
     },
     minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
     maxFallbacks: config.dispatch.maxFallbacks,
@@ -646,7 +679,7 @@ function plannedEvents(result: PlanResult, input: PlanInput, now: Date): CrewEve
         ...(a.eligible ? { eligible: a.eligible } : {}),
         ...(a.choice ? { choice: a.choice } : {}),
         ...(a.contest ? { contest: a.contest } : {}),
-        ...plannedBy(input.plannedBy, a.daemon),
+        ...plannedBy(input.owners?.plannedBy, a.daemon),
       },
       now,
     ),
@@ -684,7 +717,7 @@ function toCandidate(item: CurriculumItem, repair: boolean, config: SchoolConfig
 function withLoad(
   fleet: DaemonStatus[],
   registry: CrewRegistry,
-  disk: PlanInput['freeDiskBytes'],
+  disk: PlanLimits['freeDiskBytes'],
 ): AdmissionDaemon[] {
   const busy = new Map<string, Set<string>>();
   const add = (daemon: string, crewId: string) => {

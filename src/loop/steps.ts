@@ -82,10 +82,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
     const disk = freeDiskBytes(o.layout.root);
     for (const daemon of o.beat ?? []) await beat(layout, o.config, daemon, disk);
     // Grading feeds planning: a rejected success is a failed run, and the ledger ranks agents.
-    const verdicts = gradingVerdicts(layout, o.logger);
-    const scores = ledgerScores(layout, o.logger);
-    const ledger = ledgerCounts(layout, o.logger);
-    const revisions = revisionsOf(layout, o.logger);
+    const record = feedback(layout, o.logger);
     return await planDispatch({
       config: o.config,
       layout,
@@ -93,17 +90,18 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
         ? readCurriculumStrict(layout).filter((i) => o.onlyIssues!.has(i.number))
         : readCurriculumStrict(layout),
       logger: o.logger,
-      freeDiskBytes: disk,
-      ...(verdicts ? { verdicts } : {}),
-      ...(scores ? { scores } : {}),
-      ...(ledger ? { ledger } : {}),
-      ...(revisions.length ? { revisions } : {}),
-      plannedBy: o.plannedBy ?? plannerOwner(o.context ?? LOCAL_RUN),
-      ...(o.standby ? { standby: true } : {}),
-      ...(o.standby && o.sharedQueue ? { sharedQueue: true } : {}),
-      ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
-      driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
-      ...(o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : {}),
+      limits: { freeDiskBytes: disk },
+      record,
+      owners: {
+        plannedBy: o.plannedBy ?? plannerOwner(o.context ?? LOCAL_RUN),
+        ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+        driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
+      },
+      mode: {
+        ...(o.standby ? { standby: true } : {}),
+        ...(o.standby && o.sharedQueue ? { sharedQueue: true } : {}),
+      },
+      ...(o.jobStartedAt ? { clock: { jobStartedAt: o.jobStartedAt } } : {}),
     });
   } finally {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -155,13 +153,15 @@ export async function refillFor(o: {
     layout: o.layout,
     curriculum: readCurriculumStrict(o.layout),
     logger: quiet,
-    forDaemon: o.daemon,
-    freeDiskBytes: { [o.daemon]: o.freeDiskBytes },
-    ...(o.remainingMs !== undefined ? { remainingMs: o.remainingMs } : {}),
-    ...feedback(o.layout, o.logger),
-    plannedBy: plannerOwner(o.context ?? LOCAL_RUN),
-    ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
-    driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
+    mode: { forDaemon: o.daemon },
+    limits: { freeDiskBytes: { [o.daemon]: o.freeDiskBytes } },
+    ...(o.remainingMs !== undefined ? { clock: { remainingMs: o.remainingMs } } : {}),
+    record: feedback(o.layout, o.logger),
+    owners: {
+      plannedBy: plannerOwner(o.context ?? LOCAL_RUN),
+      ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+      driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
+    },
   });
   for (const a of plan.assignments) {
     o.logger.info(`refill: ${a.crewId} (issue #${a.issueNumber}) → ${a.daemon}, agent ${a.agent}`);

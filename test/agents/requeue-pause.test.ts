@@ -21,7 +21,7 @@ async function school() {
   const cfg = config({ fleet: { daemons: [{ id: 'd1', worktrees: 2 }] }, dispatch: { maxCrews: 4 } });
   await recordHeartbeat(layout, cfg, { daemon: 'd1', observedClass: 'xl', freeDiskBytes: 50 * GiB, at: NOW });
   const plan = (curriculum: CurriculumItem[], now = NOW) =>
-    planDispatch({ config: cfg, layout, curriculum, now, logger: memoryLogger() });
+    planDispatch({ config: cfg, layout, curriculum, clock: { now }, logger: memoryLogger() });
   const beat = (at: Date) =>
     recordHeartbeat(layout, cfg, { daemon: 'd1', observedClass: 'xl', freeDiskBytes: 50 * GiB, at });
   return { layout, plan, dir: d.path, beat };

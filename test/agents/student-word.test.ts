@@ -55,9 +55,9 @@ async function nextPlan(s: School, curriculum: CurriculumItem[], scores?: (agent
     config: s.config,
     layout: s.layout,
     curriculum,
-    now,
+    clock: { now },
     logger: memoryLogger(),
-    ...(scores ? { scores } : {}),
+    ...(scores ? { record: { scores } } : {}),
   });
 }
 

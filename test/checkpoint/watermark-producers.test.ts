@@ -108,7 +108,7 @@ describe('after compaction forgot their keys, producers do not re-create folded 
         config: cfg,
         layout,
         curriculum: issues.map((i) => item(i)),
-        now,
+        clock: { now },
         logger: memoryLogger(),
       });
     const crewId = (await plan([1], T0)).assignments[0]!.crewId;

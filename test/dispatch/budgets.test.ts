@@ -51,7 +51,7 @@ async function school(raw: Record<string, unknown>) {
   );
   await recordHeartbeat(layout, cfg, { daemon: 'd1', observedClass: 'xl', freeDiskBytes: 50 * GiB, at: NOW });
   const plan = (curriculum: CurriculumItem[]) =>
-    planDispatch({ config: cfg, layout, curriculum, now: NOW, logger: memoryLogger() });
+    planDispatch({ config: cfg, layout, curriculum, clock: { now: NOW }, logger: memoryLogger() });
   const spend = (key: string, agentId: string, costUsd: number, at: Date) =>
     recordSpend(layout, key, { costUsd, agent: agentId, crewId: `c9-${key}`, issueNumber: 9 }, at);
   return { layout, cfg, plan, spend };

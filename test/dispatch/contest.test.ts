@@ -51,9 +51,9 @@ async function school(
       config: cfg,
       layout,
       curriculum,
-      now: NOW,
+      clock: { now: NOW },
       logger: memoryLogger(),
-      ...(verdicts ? { verdicts } : {}),
+      ...(verdicts ? { record: { verdicts } } : {}),
     });
   return { layout, cfg, plan };
 }

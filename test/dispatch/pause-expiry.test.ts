@@ -39,7 +39,13 @@ async function school() {
   });
   await recordHeartbeat(layout, cfg, { daemon: 'd1', observedClass: 'xl', freeDiskBytes: 50 * GiB, at: T0 });
   const plan = (n: number[], now: Date) =>
-    planDispatch({ config: cfg, layout, curriculum: n.map((i) => item(i)), now, logger: memoryLogger() });
+    planDispatch({
+      config: cfg,
+      layout,
+      curriculum: n.map((i) => item(i)),
+      clock: { now },
+      logger: memoryLogger(),
+    });
   /** A crew of issue `issue` that ended with a usage limit at `finished`, its report in its bookbag. */
   async function limited(issue: number, finished: Date, report: string) {
     const crewId = (await plan([issue], finished)).assignments[0]!.crewId;

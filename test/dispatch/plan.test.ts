@@ -42,7 +42,7 @@ async function school(raw: Record<string, unknown> = {}) {
   }
   const logger = memoryLogger();
   const plan = (curriculum: CurriculumItem[], over: Partial<PlanInput> = {}) =>
-    planDispatch({ config: cfg, layout, curriculum, now: NOW, logger, ...over });
+    planDispatch({ config: cfg, layout, curriculum, logger, ...over, clock: { now: NOW, ...over.clock } });
   return { layout, cfg, plan, logger };
 }
 
@@ -88,11 +88,11 @@ describe('planDispatch: recording a batch', () => {
       freeDiskBytes: 50 * GiB,
       at: later,
     });
-    const r = await plan([item(1), item(2), item(3)], { now: later });
+    const r = await plan([item(1), item(2), item(3)], { clock: { now: later } });
     expect(r.assignments.map((a) => a.daemon)).toEqual(['d2', 'd2']);
     expect(r.refused.map((x) => x.code)).toEqual(['no-free-slot']);
 
-    const low = await plan([item(9)], { now: later, freeDiskBytes: 3 * GiB });
+    const low = await plan([item(9)], { clock: { now: later }, limits: { freeDiskBytes: 3 * GiB } });
     expect(low.refused).toMatchObject([{ issue: 9, code: 'disk-floor' }]);
   });
 
@@ -120,19 +120,17 @@ describe('planDispatch: recording a batch', () => {
     // 19 minutes of the default job limit left: less than a 15-minute crew timeout plus the reserve.
     const late = DEFAULT_JOB_TIMEOUT_MINUTES - 19;
     const startedAt = new Date(NOW.getTime() - late * 60_000);
-    const r = await plan([item(1)], { jobStartedAt: startedAt });
+    const r = await plan([item(1)], { clock: { jobStartedAt: startedAt } });
     expect(r.assignments).toEqual([]);
     expect(r.refused[0]!.code).toBe('time-budget');
     // The monotonic form measures the job in-process (N3.2).
     const clock = 1_000_000;
     const monotonicLate = await plan([item(1)], {
-      monotonic: () => clock,
-      jobStartedAt: { monotonicMs: clock - late * 60_000 },
+      clock: { monotonic: () => clock, jobStartedAt: { monotonicMs: clock - late * 60_000 } },
     });
     expect(monotonicLate.refused[0]!.code).toBe('time-budget');
     const ok = await plan([item(1)], {
-      monotonic: () => clock,
-      jobStartedAt: { monotonicMs: clock - 60_000 },
+      clock: { monotonic: () => clock, jobStartedAt: { monotonicMs: clock - 60_000 } },
     });
     expect(ok.assignments).toHaveLength(1);
   });

@@ -28,7 +28,14 @@ async function school() {
   await recordHeartbeat(layout, cfg, { daemon: 'd1', observedClass: 'xl', freeDiskBytes: 50 * GiB, at: NOW });
   const plannedBy: LeaseOwner = { kind: 'actions', runId: '100', runAttempt: '1', job: 'plan' };
   const plan = (n: number, now = NOW) =>
-    planDispatch({ config: cfg, layout, curriculum: [item(n)], now, logger: memoryLogger(), plannedBy });
+    planDispatch({
+      config: cfg,
+      layout,
+      curriculum: [item(n)],
+      clock: { now },
+      logger: memoryLogger(),
+      owners: { plannedBy },
+    });
   return { layout, plan };
 }
 

@@ -72,7 +72,14 @@ async function school() {
   const jobStatus = actionsJobStatus(client, 'o/r');
   const logger = memoryLogger();
   const plan = (curriculum: CurriculumItem[], plannedBy: LeaseOwner, now = NOW) =>
-    planDispatch({ config: cfg, layout, curriculum, now, logger, plannedBy, jobStatus });
+    planDispatch({
+      config: cfg,
+      layout,
+      curriculum,
+      clock: { now },
+      logger,
+      owners: { plannedBy, jobStatus },
+    });
   return { layout, plan, logger };
 }
 

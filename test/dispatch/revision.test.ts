@@ -36,7 +36,7 @@ async function school(raw: Record<string, unknown> = {}) {
   await recordHeartbeat(layout, cfg, { daemon: 'd1', observedClass: 'xl', freeDiskBytes: 50 * GiB, at: NOW });
   const logger = memoryLogger();
   const plan = (curriculum: CurriculumItem[], over: Partial<PlanInput> = {}) =>
-    planDispatch({ config: cfg, layout, curriculum, now: NOW, logger, ...over });
+    planDispatch({ config: cfg, layout, curriculum, logger, ...over, clock: { now: NOW, ...over.clock } });
   return { layout, cfg, plan };
 }
 
@@ -56,12 +56,12 @@ describe('planning revision crews', () => {
   it('plans round 1 for the delivering agent from the pull request head, even when another agent scores better', async () => {
     const { layout, plan } = await school();
     // beta delivered issue 1; alpha scores far better (it would win a first attempt).
-    const first = await plan([item(1)], { scores: (a) => (a === 'alpha' ? 0.99 : 0.1) });
+    const first = await plan([item(1)], { record: { scores: (a) => (a === 'alpha' ? 0.99 : 0.1) } });
     expect(first.assignments[0]!.agent).toBe('alpha');
     const delivered = first.assignments[0]!.crewId;
     await finishCrew(layout, delivered, 1, 'succeeded', new Date('2026-03-01T12:05:00Z'));
     const revisions = [request(delivered, [['review:1', '2026-03-01T12:10:00Z']])];
-    const r = await plan([item(1)], { revisions, scores: (a) => (a === 'beta' ? 0.99 : 0.1) });
+    const r = await plan([item(1)], { record: { revisions, scores: (a) => (a === 'beta' ? 0.99 : 0.1) } });
     expect(r.assignments).toHaveLength(1);
     const a = r.assignments[0]!;
     expect(a.agent).toBe('alpha');
@@ -76,9 +76,9 @@ describe('planning revision crews', () => {
     });
     expect(readRegistry(layout).crews[a.crewId]!.revision).toEqual(a.revision);
     // Planned once: the feedback is answered while the crew runs and after it ends.
-    expect((await plan([item(1)], { revisions })).assignments).toEqual([]);
+    expect((await plan([item(1)], { record: { revisions } })).assignments).toEqual([]);
     await finishCrew(layout, a.crewId, 1, 'succeeded');
-    const again = await plan([item(1)], { revisions });
+    const again = await plan([item(1)], { record: { revisions } });
     expect(again.assignments).toEqual([]);
     expect(again.refused).toMatchObject([{ issue: 1, code: 'done' }]);
   });
@@ -90,19 +90,22 @@ describe('planning revision crews', () => {
     await finishCrew(layout, delivered, 1, 'succeeded', new Date('2026-03-01T12:05:00Z'));
     const feedback: Array<[string, string]> = [['review:1', '2026-03-01T12:10:00Z']];
     // Round 1 is cancelled (an interruption): it used no round, and the feedback stays open.
-    const r1 = (await plan([item(1)], { revisions: [request(delivered, feedback)] })).assignments[0]!;
+    const r1 = (await plan([item(1)], { record: { revisions: [request(delivered, feedback)] } }))
+      .assignments[0]!;
     await finishCrew(layout, r1.crewId, 1, 'cancelled');
-    const r1b = (await plan([item(1)], { revisions: [request(delivered, feedback)] })).assignments[0]!;
+    const r1b = (await plan([item(1)], { record: { revisions: [request(delivered, feedback)] } }))
+      .assignments[0]!;
     expect(r1b.revision).toMatchObject({ round: 1, of: 2 });
     await finishCrew(layout, r1b.crewId, 1, 'failed');
     // New feedback: round 2, although two runs of the issue failed in a row (no two-failure stop).
     feedback.push(['comment:2', '2026-03-01T12:20:00Z']);
-    const r2 = (await plan([item(1)], { revisions: [request(delivered, feedback)] })).assignments[0]!;
+    const r2 = (await plan([item(1)], { record: { revisions: [request(delivered, feedback)] } }))
+      .assignments[0]!;
     expect(r2.revision).toMatchObject({ round: 2, of: 2, feedback: ['comment:2'] });
     await finishCrew(layout, r2.crewId, 1, 'failed');
     // More feedback after the last round: nothing is planned, and the refusal says why.
     feedback.push(['comment:3', '2026-03-01T12:30:00Z']);
-    const r3 = await plan([item(1)], { revisions: [request(delivered, feedback)] });
+    const r3 = await plan([item(1)], { record: { revisions: [request(delivered, feedback)] } });
     expect(r3.assignments).toEqual([]);
     expect(r3.refused).toMatchObject([{ issue: 1, code: 'revisions-exhausted' }]);
     expect(r3.refused[0]!.reason).toContain('delivery.revisions: 2');
@@ -114,7 +117,7 @@ describe('planning revision crews', () => {
     await finishCrew(layout, d, 1, 'succeeded');
     // Issue 2 is more urgent and smaller; one slot: the revision of issue 1 takes it.
     const r = await plan([item(1, { priority: 3, size: 90 }), item(2, { priority: 0, size: 5 })], {
-      revisions: [request(d, [['review:1', '2026-03-01T13:00:00Z']])],
+      record: { revisions: [request(d, [['review:1', '2026-03-01T13:00:00Z']])] },
     });
     expect(r.assignments.map((a) => [a.issueNumber, a.revision?.round])).toEqual([[1, 1]]);
   });
@@ -123,7 +126,9 @@ describe('planning revision crews', () => {
     const off = await school({ delivery: { revisions: 0 } });
     const d = (await off.plan([item(1)])).assignments[0]!.crewId;
     await finishCrew(off.layout, d, 1, 'succeeded');
-    const r = await off.plan([item(1)], { revisions: [request(d, [['review:1', '2026-03-01T13:00:00Z']])] });
+    const r = await off.plan([item(1)], {
+      record: { revisions: [request(d, [['review:1', '2026-03-01T13:00:00Z']])] },
+    });
     expect(r.assignments).toEqual([]);
 
     const on = await school();
@@ -131,7 +136,9 @@ describe('planning revision crews', () => {
     await finishCrew(on.layout, e, 1, 'succeeded');
     // The issue's author lost their standing (the curriculum refreshed it): the trust gate still holds.
     const untrusted = item(1, { authorAssociation: 'NONE' } as Partial<CurriculumItem>);
-    const u = await on.plan([untrusted], { revisions: [request(e, [['review:1', '2026-03-01T13:00:00Z']])] });
+    const u = await on.plan([untrusted], {
+      record: { revisions: [request(e, [['review:1', '2026-03-01T13:00:00Z']])] },
+    });
     expect(u.assignments).toEqual([]);
     expect(u.refused).toMatchObject([{ issue: 1, code: 'untrusted-author' }]);
   });

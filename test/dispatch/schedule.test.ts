@@ -127,7 +127,7 @@ describe('TTL cross-check: the plan against heartbeats one schedule interval old
     return { layout, cfg };
   }
   const plan = (layout: StateLayout, cfg: ReturnType<typeof config>) =>
-    planDispatch({ config: cfg, layout, curriculum: [item(1)], now: NOW, logger: memoryLogger() });
+    planDispatch({ config: cfg, layout, curriculum: [item(1)], clock: { now: NOW }, logger: memoryLogger() });
 
   it('with the default TTL the plan places nothing, and says so loudly', async () => {
     const { layout, cfg } = await school({});
@@ -185,7 +185,13 @@ describe('job time cross-check: the crew job limit is the one admission plans fo
       freeDiskBytes: 50 * GiB,
       at: NOW,
     });
-    return planDispatch({ config: cfg, layout, curriculum: [item(1)], now: NOW, logger: memoryLogger() });
+    return planDispatch({
+      config: cfg,
+      layout,
+      curriculum: [item(1)],
+      clock: { now: NOW },
+      logger: memoryLogger(),
+    });
   }
 
   it('a 120-minute crew job admits a 100-minute crew; a 60-minute job refuses it for time', async () => {

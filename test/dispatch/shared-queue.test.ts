@@ -41,10 +41,10 @@ async function school() {
       config: cfg,
       layout,
       curriculum,
-      now: NOW,
       logger: memoryLogger(),
-      standby: true,
       ...over,
+      clock: { now: NOW, ...over.clock },
+      mode: { standby: true, ...over.mode },
     });
   return { layout, plan };
 }
@@ -63,7 +63,7 @@ const backlog = () => [
 describe('one queue per run: the plan lists who may run each standby crew', () => {
   it('lists every crew job that admission would accept for the crew, the planned daemon first', async () => {
     const s = await school();
-    const r = await s.plan(backlog(), { sharedQueue: true });
+    const r = await s.plan(backlog(), { mode: { sharedQueue: true } });
     const first = r.assignments.filter((a) => !a.queued);
     expect(first.map((a) => [a.issueNumber, a.daemon]).sort()).toEqual([
       [1, 'd1'],

@@ -34,10 +34,10 @@ async function school(daemons: Array<{ id: string; worktrees: number }>, dispatc
       config: cfg,
       layout,
       curriculum,
-      now: NOW,
       logger: memoryLogger(),
-      standby: true,
       ...over,
+      clock: { now: NOW, ...over.clock },
+      mode: { standby: true, ...over.mode },
     });
   return { layout, cfg, plan };
 }
@@ -138,7 +138,7 @@ describe('planDispatch with standby crews behind the first wave', () => {
 
   it('puts nothing on standby without the standby option (the local driver refills from the office instead)', async () => {
     const s = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
-    const r = await s.plan(issues(3), { standby: false });
+    const r = await s.plan(issues(3), { mode: { standby: false } });
     expect(r.assignments).toHaveLength(1);
     expect(r.assignments[0]!.queued).toBeUndefined();
   });
@@ -182,13 +182,13 @@ describe('planDispatch with standby crews behind the first wave', () => {
     const curriculum = [item(1, { size: 10 }), item(2, { size: 10 }), item(3, { size: 400 })];
     const def = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
     expect(def.cfg.dispatch.order).toBe('tail-guard');
-    expect((await def.plan(curriculum, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([
-      3,
-    ]);
+    expect(
+      (await def.plan(curriculum, { mode: { standby: false } })).assignments.map((a) => a.issueNumber),
+    ).toEqual([3]);
     const seed = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1, order: 'smallest-first' });
-    expect((await seed.plan(curriculum, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([
-      1,
-    ]);
+    expect(
+      (await seed.plan(curriculum, { mode: { standby: false } })).assignments.map((a) => a.issueNumber),
+    ).toEqual([1]);
   });
 
   it('predicts from the run-time history of agent × domain × difficulty: an issue whose kind ran long goes first', async () => {
@@ -204,11 +204,13 @@ describe('planDispatch with standby crews behind the first wave', () => {
       item(3, { size: 10, domain: 'slow' }),
     ];
     // Predicted 10, 20 and 100 min: #3 is above ¾ of the 130 min backlog per slot and starts first.
-    const r = await s.plan([...past, ...fresh], { standby: false });
+    const r = await s.plan([...past, ...fresh], { mode: { standby: false } });
     expect(r.assignments.map((a) => a.issueNumber)).toEqual([3]);
     // Without that history #3 is a 10 min issue like #1, and the smallest goes first.
     const cold = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
-    expect((await cold.plan(fresh, { standby: false })).assignments.map((a) => a.issueNumber)).toEqual([1]);
+    expect(
+      (await cold.plan(fresh, { mode: { standby: false } })).assignments.map((a) => a.issueNumber),
+    ).toEqual([1]);
   });
 
   it("tail-guard orders a daemon's standby as its queue will shrink: a crew long for that queue starts first", async () => {
