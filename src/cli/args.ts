@@ -25,6 +25,20 @@ export function intOption(name: string, value: string | undefined, min = 1): num
   return n;
 }
 
+/**
+ * A verb's options by name: `values` take a value (`--name VALUE`), `flags` take none. Typed as
+ * parseArgs wants them, so each parsed value keeps its type.
+ */
+export function verbOptions<V extends string, F extends string = never>(
+  values: readonly V[],
+  flags: readonly F[] = [],
+): { [K in V]: { type: 'string' } } & { [K in F]: { type: 'boolean' } } {
+  const out: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const name of values) out[name] = { type: 'string' };
+  for (const name of flags) out[name] = { type: 'boolean' };
+  return out as { [K in V]: { type: 'string' } } & { [K in F]: { type: 'boolean' } };
+}
+
 /** The options that point a verb at a school: its school.yml and its state directory. */
 export const SCHOOL_OPTIONS = {
   config: { type: 'string' },
@@ -48,4 +62,20 @@ export function parseVerb<T extends NonNullable<ParseArgsConfig['options']>>(
     return undefined;
   }
   return values;
+}
+
+/** `parseVerb` for a verb that takes words after it (`school dead-letters requeue KEY`). */
+export function parseVerbWords<T extends NonNullable<ParseArgsConfig['options']>>(
+  verb: string,
+  argv: string[],
+  options: T,
+  help: string,
+) {
+  const all: T & { help: { type: 'boolean' } } = { ...options, help: { type: 'boolean' } };
+  const parsed = parse(verb, argv, all, true);
+  if ((parsed.values as { help?: boolean }).help) {
+    process.stdout.write(help);
+    return undefined;
+  }
+  return parsed;
 }

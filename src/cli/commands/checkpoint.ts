@@ -2,8 +2,10 @@ import { consoleLogger } from '../../log.js';
 import { parseCheckpointInputs, runCheckpoint } from '../../checkpoint/run.js';
 import { cliContext } from '../context.js';
 import { textReport } from '../../checkpoint/summary.js';
-import { parse } from '../args.js';
+import { parseVerbWords, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
+
+const OPTIONS = verbOptions(['dir', 'branch', 'remote', 'state-dir', 'config'], ['dry-run', 'debug']);
 
 const USAGE = `Usage: school checkpoint restore|save [options]
 
@@ -20,29 +22,17 @@ Restore the state directory from a checkpoint, or save it as one.
 export const checkpointCommand: Command = {
   summary: 'checkpoint restore|save [--dir PATH | --branch NAME --remote URL]: restore or save the state',
   async run(argv) {
-    const { values, positionals } = parse(
-      'checkpoint',
-      argv,
-      {
-        dir: { type: 'string' },
-        branch: { type: 'string' },
-        remote: { type: 'string' },
-        'state-dir': { type: 'string' },
-        config: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        debug: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-      true,
-    );
+    const parsed = parseVerbWords('checkpoint', argv, OPTIONS, USAGE);
+    if (!parsed) return 0;
+    const { values, positionals } = parsed;
     const mode = positionals[0];
-    if (values.help || (mode !== 'restore' && mode !== 'save') || positionals.length > 1) {
-      process[values.help ? 'stdout' : 'stderr'].write(
-        mode && !values.help
+    if ((mode !== 'restore' && mode !== 'save') || positionals.length > 1) {
+      process.stderr.write(
+        mode
           ? `school checkpoint: unknown subcommand "${positionals.join(' ')}"; use restore or save.\n\n${USAGE}`
           : USAGE,
       );
-      return values.help ? 0 : 2;
+      return 2;
     }
     if (values.dir && (values.branch || values.remote)) {
       process.stderr.write(

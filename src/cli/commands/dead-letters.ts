@@ -3,8 +3,10 @@ import { GradingQueue } from '../../grading/queue.js';
 import { deadLetterTable, renderText } from '../../grading/report.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
-import { parse } from '../args.js';
+import { parseVerbWords, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
+
+const OPTIONS = verbOptions(['config', 'state-dir'], ['json']);
 
 const HELP = `Usage: school dead-letters list [--json] [--config FILE] [--state-dir DIR]
        school dead-letters requeue KEY [--config FILE] [--state-dir DIR]
@@ -16,21 +18,13 @@ retried by itself. "requeue" gives it a fresh attempt budget and keeps the failu
 export const deadLettersCommand: Command = {
   summary: 'dead-letters list | dead-letters requeue KEY: inspect or retry failed grading jobs',
   async run(argv) {
-    const { values, positionals } = parse(
-      'dead-letters',
-      argv,
-      {
-        config: { type: 'string' },
-        'state-dir': { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-      true,
-    );
+    const parsed = parseVerbWords('dead-letters', argv, OPTIONS, HELP);
+    if (!parsed) return 0;
+    const { values, positionals } = parsed;
     const [sub, key, ...extra] = positionals;
-    if (values.help || !sub) {
+    if (!sub) {
       process.stdout.write(HELP);
-      return values.help ? 0 : 2;
+      return 2;
     }
     const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});
     const queue = new GradingQueue(new StateLayout(config.stateDir));

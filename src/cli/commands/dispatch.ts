@@ -5,10 +5,12 @@ import { runCrewFromSpec } from '../../crew/runner.js';
 import type { PlanResult } from '../../dispatch/plan.js';
 import { StateLayout } from '../../state/layout.js';
 import { ConfigError } from '../../errors.js';
-import { parseVerb } from '../args.js';
+import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 import { cliContext } from '../context.js';
 import { auditActor } from '../../process/run-context.js';
+
+const OPTIONS = verbOptions(['daemon', 'config'], ['plan-only', 'no-refill', 'run-only', 'dry-run']);
 
 const HELP = `Usage: school dispatch [--plan-only] [--daemon ID] [--config school.yml] [--dry-run]
 
@@ -35,19 +37,7 @@ export const dispatchCommand: Command = {
       if (!argv[1]) throw new ConfigError('school dispatch __run-crew: the spec path is missing.');
       return runCrewFromSpec(argv[1], cliContext());
     }
-    const values = parseVerb(
-      'dispatch',
-      argv,
-      {
-        'plan-only': { type: 'boolean' },
-        'no-refill': { type: 'boolean' },
-        'run-only': { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        daemon: { type: 'string' },
-        config: { type: 'string' },
-      },
-      HELP,
-    );
+    const values = parseVerb('dispatch', argv, OPTIONS, HELP);
     if (!values) return 0;
     const config = resolveConfig(values.config);
     const context = cliContext();

@@ -3,8 +3,10 @@ import { doctorSummary, doctorText } from '../../doctor/finding.js';
 import { runDoctor } from '../../doctor/doctor.js';
 import { runnerRoots } from '../../sandbox/sandbox.js';
 import { redactText } from '../../security/redact.js';
-import { parseVerb } from '../args.js';
+import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
+
+const OPTIONS = verbOptions(['config', 'daemon', 'runner-dir', 'summary'], ['json']);
 
 const HELP = `Usage: school doctor [--config FILE] [--daemon ID] [--runner-dir DIR] [--json] [--summary FILE]
 
@@ -26,18 +28,7 @@ Exit code 0 when nothing blocks (warnings allowed), 1 on a blocker.
 export const doctorCommand: Command = {
   summary: 'doctor [--json]: is this runner machine ready? agents, sandbox, disk, network, runner',
   async run(argv) {
-    const values = parseVerb(
-      'doctor',
-      argv,
-      {
-        config: { type: 'string' },
-        daemon: { type: 'string' },
-        'runner-dir': { type: 'string' },
-        json: { type: 'boolean' },
-        summary: { type: 'string' },
-      },
-      HELP,
-    );
+    const values = parseVerb('doctor', argv, OPTIONS, HELP);
     if (!values) return 0;
     const configPath = values.config ?? (existsSync('school.yml') ? 'school.yml' : undefined);
     const r = await runDoctor({

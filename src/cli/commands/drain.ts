@@ -11,11 +11,13 @@ import { pullsFor } from '../../github/pulls-port.js';
 import { consoleLogger } from '../../log.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
-import { SCHOOL_OPTIONS, intOption, parseVerb } from '../args.js';
+import { intOption, parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 import { cliContext } from '../context.js';
 import { statusLinks } from '../../feedback/status.js';
 import { auditActor, workerId } from '../../process/run-context.js';
+
+const OPTIONS = verbOptions(['max-workers', 'max-attempts', 'config', 'state-dir'], ['json']);
 
 const HELP = `Usage: school drain [--max-workers N] [--max-attempts N] [--config FILE] [--state-dir DIR] [--json]
 
@@ -27,17 +29,7 @@ is configured; otherwise they wait in the outbox. Exit code 1 when grading stopp
 export const drainCommand: Command = {
   summary: 'drain [--max-workers N] [--max-attempts N]: grade pending jobs (judges, ledger, outbox)',
   async run(argv) {
-    const values = parseVerb(
-      'drain',
-      argv,
-      {
-        'max-workers': { type: 'string' },
-        'max-attempts': { type: 'string' },
-        json: { type: 'boolean' },
-        ...SCHOOL_OPTIONS,
-      },
-      HELP,
-    );
+    const values = parseVerb('drain', argv, OPTIONS, HELP);
     if (!values) return 0;
     const maxWorkers = intOption('max-workers', values['max-workers']);
     const maxAttempts = intOption('max-attempts', values['max-attempts']);

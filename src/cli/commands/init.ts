@@ -7,7 +7,7 @@ import { ConfigError } from '../../errors.js';
 import { which } from '../../crew/host.js';
 import { git } from '../../process/git.js';
 import { writeTextAtomic } from '../../state/atomic.js';
-import { parse } from '../args.js';
+import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 import { renderReviewRelay, renderWorkflow } from '../init-workflows.js';
 import { VERSION } from '../version.js';
@@ -283,17 +283,8 @@ function runnerSteps(
 export const initCommand: Command = {
   summary: 'init [--dir DIR] [--force]: write school.yml and the caller workflow; say what comes next',
   async run(argv) {
-    const { values } = parse('init', argv, {
-      dir: { type: 'string' },
-      force: { type: 'boolean' },
-      toolkit: { type: 'string' },
-      'self-hosted': { type: 'boolean' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const values = parseVerb('init', argv, verbOptions(['dir', 'toolkit'], ['force', 'self-hosted']), HELP);
+    if (!values) return 0;
     const toolkit = values.toolkit ?? TOOLKIT_REPOSITORY;
     parseRepository(toolkit, '--toolkit', `For example ${TOOLKIT_REPOSITORY}.`);
     const dir = resolve(values.dir ?? '.');

@@ -14,11 +14,13 @@ import { parseRepository } from '../../config/repository.js';
 import { consoleLogger } from '../../log.js';
 import { runLoop, type LoopResult } from '../../loop/loop.js';
 import { StateLayout } from '../../state/layout.js';
-import { parseVerb } from '../args.js';
+import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 import type { CurriculumSource } from '../../curriculum/fetch.js';
 import { cliContext } from '../context.js';
 import { auditActor } from '../../process/run-context.js';
+
+const OPTIONS = verbOptions(['config', 'issues-file', 'repo'], ['example', 'json']);
 
 const HELP = `Usage: school loop [--example] [--config school.yml] [--issues-file FILE | --repo owner/name] [--json]
 
@@ -38,18 +40,7 @@ dispatched twice, and a failed issue comes back as its repair.
 export const loopCommand: Command = {
   summary: 'loop [--example] [--config FILE]: fetch, dispatch, grade in one process, then report',
   async run(argv) {
-    const values = parseVerb(
-      'loop',
-      argv,
-      {
-        example: { type: 'boolean' },
-        config: { type: 'string' },
-        'issues-file': { type: 'string' },
-        repo: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-      HELP,
-    );
+    const values = parseVerb('loop', argv, OPTIONS, HELP);
     if (!values) return 0;
     if (values.example && values.config) {
       throw new ConfigError('school loop: use either --example or --config, not both.');

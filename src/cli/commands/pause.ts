@@ -4,8 +4,10 @@ import { clearPause, pauseSchool, pauseStatus } from '../../dispatch/pause.js';
 import { readRegistry } from '../../dispatch/registry.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
-import { parse } from '../args.js';
+import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
+
+const OPTIONS = verbOptions(['reason', 'config', 'state-dir'], ['clear', 'status']);
 
 const HELP = `Usage: school pause --reason TEXT     pause new launches (running crews finish)
        school pause --clear [--reason TEXT]  lift every recorded pause
@@ -21,18 +23,8 @@ Options: --config FILE (default school.yml), --state-dir DIR (default: stateDir 
 export const pauseCommand: Command = {
   summary: 'pause --reason TEXT | --clear | --status: pause, resume or inspect new crew launches',
   async run(argv) {
-    const { values } = parse('pause', argv, {
-      reason: { type: 'string' },
-      clear: { type: 'boolean' },
-      status: { type: 'boolean' },
-      config: { type: 'string' },
-      'state-dir': { type: 'string' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const values = parseVerb('pause', argv, OPTIONS, HELP);
+    if (!values) return 0;
     const modes = [values.clear, values.status, !values.clear && values.reason !== undefined].filter(Boolean);
     if (modes.length !== 1) {
       throw new ConfigError(

@@ -2,7 +2,7 @@ import { renderHtml } from '../../board/html.js';
 import { loadView } from '../../board/load.js';
 import { ConfigError } from '../../errors.js';
 import { writeTextAtomic } from '../../state/atomic.js';
-import { SCHOOL_OPTIONS, parseVerb } from '../args.js';
+import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school report --html FILE [--config FILE] [--state-dir DIR]
@@ -17,15 +17,7 @@ shows the problem).
 export const reportCommand: Command = {
   summary: 'report --html FILE: the board as a self-contained HTML file',
   async run(argv) {
-    const values = parseVerb(
-      'report',
-      argv,
-      {
-        html: { type: 'string' },
-        ...SCHOOL_OPTIONS,
-      },
-      HELP,
-    );
+    const values = parseVerb('report', argv, verbOptions(['html', 'config', 'state-dir']), HELP);
     if (!values) return 0;
     if (!values.html) {
       throw new ConfigError(

@@ -6,7 +6,7 @@ import { readRegistry } from '../../dispatch/registry.js';
 import { readSchool } from '../../dispatch/school-log.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
-import { parse } from '../args.js';
+import { parseVerbWords, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school requeue ISSUE --reason TEXT
@@ -19,21 +19,9 @@ Options: --config FILE (default school.yml), --state-dir DIR (default: stateDir 
 export const requeueCommand: Command = {
   summary: 'requeue ISSUE --reason TEXT: re-admit an issue stopped after two failed runs',
   async run(argv) {
-    const { values, positionals } = parse(
-      'requeue',
-      argv,
-      {
-        reason: { type: 'string' },
-        config: { type: 'string' },
-        'state-dir': { type: 'string' },
-        help: { type: 'boolean' },
-      },
-      true,
-    );
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
+    const parsed = parseVerbWords('requeue', argv, verbOptions(['reason', 'config', 'state-dir']), HELP);
+    if (!parsed) return 0;
+    const { values, positionals } = parsed;
     if (positionals.length !== 1 || !/^#?\d+$/.test(positionals[0]!)) {
       throw new ConfigError(
         'school requeue: give exactly one issue number, e.g. `school requeue 42 --reason "fixed the flaky test"`.',

@@ -7,7 +7,7 @@ import { DEFAULT_SIM_OPTIONS, type SimOptions } from '../../simulate/options.js'
 import { renderJson, renderText } from '../../simulate/report.js';
 import { renderLearningJson, renderLearningText, simulateLearning } from '../../simulate/learning.js';
 import { writeTextAtomic } from '../../state/atomic.js';
-import { intOption, parseVerb } from '../args.js';
+import { intOption, parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school simulate [options]
@@ -76,34 +76,30 @@ export function simulateOptions(values: Record<string, string | boolean | undefi
   return options;
 }
 
+const SIMULATE_OPTIONS = verbOptions(
+  [
+    'issues',
+    'daemons',
+    'slots',
+    'seed',
+    'tail',
+    'median',
+    'failure-rate',
+    'pause-rate',
+    'pause-minutes',
+    'html',
+    'schedule-minutes',
+    'job-minutes',
+    'queue-minutes',
+  ],
+  ['json', 'reference', 'deployed', 'learning'],
+);
+
 export const simulateCommand: Command = {
   summary:
     'simulate [--issues N] [--daemons D] [--slots K] [--seed S] [--html FILE] [--json]: compare dispatch policies in virtual time',
   async run(argv) {
-    const values = parseVerb(
-      'simulate',
-      argv,
-      {
-        issues: { type: 'string' },
-        daemons: { type: 'string' },
-        slots: { type: 'string' },
-        seed: { type: 'string' },
-        tail: { type: 'string' },
-        median: { type: 'string' },
-        'failure-rate': { type: 'string' },
-        'pause-rate': { type: 'string' },
-        'pause-minutes': { type: 'string' },
-        html: { type: 'string' },
-        json: { type: 'boolean' },
-        reference: { type: 'boolean' },
-        deployed: { type: 'boolean' },
-        learning: { type: 'boolean' },
-        'schedule-minutes': { type: 'string' },
-        'job-minutes': { type: 'string' },
-        'queue-minutes': { type: 'string' },
-      },
-      HELP,
-    );
+    const values = parseVerb('simulate', argv, SIMULATE_OPTIONS, HELP);
     if (!values) return 0;
     if (values.learning) {
       const raw = values as Record<string, string | boolean | undefined>;

@@ -1,7 +1,7 @@
 import { loadView } from '../../board/load.js';
 import { LISTED_ITEMS } from '../../board/model.js';
 import { renderTerminal } from '../../board/terminal.js';
-import { SCHOOL_OPTIONS, parseVerb } from '../args.js';
+import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 
 const HELP = `Usage: school status [--json] [--config FILE] [--state-dir DIR]
@@ -19,15 +19,7 @@ Exit code 0, or 1 when a state file is corrupt or unreadable (the board still pr
 export const statusCommand: Command = {
   summary: 'status [--json]: the board — lanes, active items, pauses, spend, fleet load, leaderboard',
   async run(argv) {
-    const values = parseVerb(
-      'status',
-      argv,
-      {
-        json: { type: 'boolean' },
-        ...SCHOOL_OPTIONS,
-      },
-      HELP,
-    );
+    const values = parseVerb('status', argv, verbOptions(['config', 'state-dir'], ['json']), HELP);
     if (!values) return 0;
     // The terminal lists a few items per lane and no timeline: it asks for no more (--json: all).
     const { view } = loadView({
