@@ -7,8 +7,7 @@ import {
   SourceUnavailableError,
   type Snapshot,
   type SnapshotBuilder,
-  type SnapshotSource,
-  runCopyName,
+  RunCopySource,
   type RunCopyOptions,
 } from './source.js';
 
@@ -31,15 +30,12 @@ export interface ArtifactSourceOptions extends RunCopyOptions {
  * retention. Save only: restore never reads artifacts. An upload failure
  * throws SourceUnavailableError, which the save turns into a warning.
  */
-export class ArtifactSource implements SnapshotSource {
+export class ArtifactSource extends RunCopySource<ArtifactSourceOptions> {
   readonly name = 'artifact' as const;
-  readonly authoritative = false;
   uploaded: string | undefined;
 
-  constructor(private readonly options: ArtifactSourceOptions) {}
-
   artifactName(generation: number): string {
-    return runCopyName(this.options, generation);
+    return this.copyName(generation);
   }
 
   async load(): Promise<Snapshot | undefined> {

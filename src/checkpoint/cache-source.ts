@@ -6,8 +6,7 @@ import {
   SourceUnavailableError,
   type Snapshot,
   type SnapshotBuilder,
-  type SnapshotSource,
-  runCopyName,
+  RunCopySource,
   type RunCopyOptions,
 } from './source.js';
 
@@ -37,17 +36,14 @@ export interface CacheSourceOptions extends RunCopyOptions {
  * A cache that is unavailable or declines a save is a warning, never a failure: the state branch
  * is the durable copy.
  */
-export class CacheSource implements SnapshotSource {
+export class CacheSource extends RunCopySource<CacheSourceOptions> {
   readonly name = 'cache' as const;
-  readonly authoritative = false;
   /** Key that hit on the last load, or was written on the last save. */
   lastKey: string | undefined;
 
-  constructor(private readonly options: CacheSourceOptions) {}
-
   /** This run attempt's key for a save of `generation`; without it, the attempt's own prefix. */
   key(generation?: number): string {
-    return runCopyName(this.options, generation);
+    return this.copyName(generation);
   }
 
   async load(): Promise<Snapshot | undefined> {

@@ -57,10 +57,24 @@ export interface RunCopyOptions {
   logger?: Logger;
 }
 
-/** The run attempt's name for a copy of `generation`; without it, the attempt's own prefix. */
-export function runCopyName(options: RunCopyOptions, generation?: number): string {
-  const attempt = `${options.prefix}-${options.runId}-${options.runAttempt}`;
-  return generation === undefined ? attempt : `${attempt}-${generation}`;
+/**
+ * The cache and the artifact copy: an accelerator and an audit copy, never authoritative, each
+ * saved under a name of its run attempt.
+ */
+export abstract class RunCopySource<O extends RunCopyOptions> implements SnapshotSource {
+  abstract readonly name: SourceName;
+  readonly authoritative = false;
+
+  constructor(protected readonly options: O) {}
+
+  abstract load(): Promise<Snapshot | undefined>;
+  abstract save(build: SnapshotBuilder): Promise<Snapshot>;
+
+  /** The run attempt's name for a copy of `generation`; without it, the attempt's own prefix. */
+  protected copyName(generation?: number): string {
+    const attempt = `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+    return generation === undefined ? attempt : `${attempt}-${generation}`;
+  }
 }
 
 /** A source that was asked to work and could not: the caller decides whether that is fatal. */

@@ -74,27 +74,19 @@ export async function buildSources(settings: SourceSettings): Promise<SnapshotSo
       if (!settings.directory) throw new ConfigError('sources: "directory" needs a directory (--dir PATH)');
       sources.push(new DirectorySource(settings.directory));
     } else if (name === 'cache') {
-      if (!settings.cachePort)
-        throw new ConfigError('sources: "cache" is only available inside GitHub Actions');
-      sources.push(
-        new CacheSource({
-          ...runCopy,
-          port: settings.cachePort,
-          path: join(scratch, 'school-checkpoint-cache'),
-        }),
-      );
+      const port = onActions(settings.cachePort, name);
+      sources.push(new CacheSource({ ...runCopy, port, path: join(scratch, 'school-checkpoint-cache') }));
     } else {
-      if (!settings.artifactPort)
-        throw new ConfigError('sources: "artifact" is only available inside GitHub Actions');
-      sources.push(
-        new ArtifactSource({
-          ...runCopy,
-          port: settings.artifactPort,
-          retentionDays: settings.retentionDays,
-          path: join(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`),
-        }),
-      );
+      const port = onActions(settings.artifactPort, name);
+      const path = join(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`);
+      sources.push(new ArtifactSource({ ...runCopy, port, retentionDays: settings.retentionDays, path }));
     }
   }
   return sources;
+}
+
+/** The port of a source GitHub Actions serves, or a ConfigError naming the source. */
+function onActions<P>(port: P | undefined, name: SourceName): P {
+  if (!port) throw new ConfigError(`sources: "${name}" is only available inside GitHub Actions`);
+  return port;
 }
