@@ -1,7 +1,7 @@
 import { SchoolError } from '../errors.js';
 import type { GradingJob, GradingEvent } from '../schemas/grading.js';
 import { EventLog, event, type LogContents } from '../state/event-log.js';
-import { byCodePoint, foldLog, registerFold, type LogFold } from '../state/fold.js';
+import { IncrementalFold, byCodePoint, foldLog, registerFold, type LogFold } from '../state/fold.js';
 import type { AppendOptions, Warn } from '../state/jsonl.js';
 import type { StateLayout } from '../state/layout.js';
 import { boundError } from '../security/bound.js';
@@ -254,7 +254,7 @@ export interface SettleResult {
 export class GradingQueue {
   readonly log: EventLog<QueueEvent, QueueState>;
   /** The fold of what this instance last read under the lock, advanced by the events read since. */
-  private folded?: { contents: LogContents<QueueEvent, QueueState>; applied: number; state: QueueState };
+  private readonly folded = new IncrementalFold(queueFold);
 
   constructor(layout: StateLayout, warn?: Warn) {
     this.log = new EventLog<QueueEvent, QueueState>(layout.file('grading'), warn, { incremental: true });
@@ -271,16 +271,7 @@ export class GradingQueue {
 
   /** The current state inside a transaction, folding only the events read since the last one. */
   private current(contents: LogContents<QueueEvent, QueueState>): QueueState {
-    const f = this.folded;
-    if (f && f.contents === contents && f.applied <= contents.events.length) {
-      for (let i = f.applied; i < contents.events.length; i++)
-        f.state = queueFold.apply(f.state, contents.events[i]!);
-      f.applied = contents.events.length;
-      return f.state;
-    }
-    const state = fold(contents);
-    this.folded = { contents, applied: contents.events.length, state };
-    return state;
+    return this.folded.of(contents);
   }
 
   /**
@@ -339,7 +330,7 @@ export class GradingQueue {
       const { claim, ...rest } = result;
       return { graded, ...rest, ...(claim ? { claim } : {}) };
     } catch (e) {
-      this.folded = undefined; // the append may have failed half-way: fold afresh next time
+      this.folded.reset(); // the append may have failed half-way: fold afresh next time
       throw e;
     }
   }

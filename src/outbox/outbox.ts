@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { redactText } from '../security/redact.js';
-import { EventLog, event, type LogContents } from '../state/event-log.js';
+import { EventLog, event } from '../state/event-log.js';
 import type { AppendOptions } from '../state/jsonl.js';
-import { foldLog } from '../state/fold.js';
+import { IncrementalFold, foldLog } from '../state/fold.js';
 import { withLock } from '../state/lock.js';
 import type { StateLayout } from '../state/layout.js';
 import type { Deliverer, DeliveryResult } from '../delivery/deliver.js';
@@ -57,7 +57,7 @@ export interface DeliverOptions {
 
 export class Outbox {
   readonly log: EventLog<OutboxEvent, OutboxState>;
-  private folded?: { contents: LogContents<OutboxEvent, OutboxState>; applied: number; state: OutboxState };
+  private readonly folded = new IncrementalFold(outboxFold);
   constructor(readonly layout: StateLayout) {
     // Incremental: the fold keeps event data as it is, so transactions may share what was read.
     this.log = new EventLog<OutboxEvent, OutboxState>(layout.file('outbox'), undefined, {
@@ -79,17 +79,7 @@ export class Outbox {
    * change it.
    */
   current(): OutboxState {
-    const contents = this.log.readLatest();
-    const f = this.folded;
-    if (f && f.contents === contents && f.applied <= contents.events.length) {
-      for (let i = f.applied; i < contents.events.length; i++)
-        f.state = outboxFold.apply(f.state, contents.events[i]!);
-      f.applied = contents.events.length;
-      return f.state;
-    }
-    const state = foldLog(outboxFold, contents);
-    this.folded = { contents, applied: contents.events.length, state };
-    return state;
+    return this.folded.of(this.log.readLatest());
   }
 
   pending(): OutboxItem[] {

@@ -46,6 +46,35 @@ export function foldLog<S, E extends StateEvent>(
   return state;
 }
 
+/**
+ * The fold of a log read with `incremental: true` (EventLog), kept between reads: when the contents
+ * read are the ones folded last, grown by events appended since, only those events are applied.
+ */
+export class IncrementalFold<S, E extends StateEvent> {
+  private last?: { contents: object; applied: number; state: S };
+
+  constructor(private readonly fold: LogFold<S, E>) {}
+
+  /** The state of `contents`; read it, never change it. */
+  of(contents: { snapshot?: SnapshotRecord<unknown>; events: readonly E[] }): S {
+    const f = this.last;
+    if (f && f.contents === contents && f.applied <= contents.events.length) {
+      for (let i = f.applied; i < contents.events.length; i++)
+        f.state = this.fold.apply(f.state, contents.events[i]!);
+      f.applied = contents.events.length;
+      return f.state;
+    }
+    const state = foldLog(this.fold, contents);
+    this.last = { contents, applied: contents.events.length, state };
+    return state;
+  }
+
+  /** Folds afresh on the next read (an append may have failed half-way). */
+  reset(): void {
+    this.last = undefined;
+  }
+}
+
 const registry = new Map<StateFile, LogFold<unknown, StateEvent>>();
 
 /** Domains register their fold so compaction and the board can use it without importing them. */
