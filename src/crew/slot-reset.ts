@@ -2,6 +2,7 @@ import { chmodSync, existsSync, lstatSync, readFileSync, rmSync, writeFileSync }
 import { SchoolError } from '../errors.js';
 import { childEnv } from '../process/env.js';
 import { runGit } from '../process/git.js';
+import { makeOwnerRwxArgv } from '../process/remove-tree.js';
 import { runProcess, type RunResult } from '../process/run.js';
 import { baseTree, foreignOf, nestedGitEntries, shownPath, walkTree } from './tree-walk.js';
 
@@ -47,33 +48,7 @@ function said(r: RunResult): string {
 export async function makeWritable(root: string): Promise<string[]> {
   const st = lstatSync(root);
   if (st.isDirectory() && (st.mode & 0o700) !== 0o700) chmodSync(root, st.mode | 0o700);
-  const r = await tool(
-    [
-      'find',
-      '.',
-      '-mindepth',
-      '1',
-      '(',
-      '-path',
-      './.git',
-      '-prune',
-      ')',
-      '-o',
-      '(',
-      '-type',
-      'd',
-      '!',
-      '-perm',
-      '-u=rwx',
-      '-execdir',
-      'chmod',
-      'u+rwx',
-      '{}',
-      ';',
-      ')',
-    ],
-    root,
-  );
+  const r = await tool(makeOwnerRwxArgv('.git'), root);
   return r.exitCode === 0 && !r.spawnError ? [] : [`chmod: ${said(r)}`];
 }
 

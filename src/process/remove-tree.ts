@@ -24,29 +24,23 @@ export function removeTreeSync(path: string): void {
   if (!st) return;
   if (st.isDirectory()) {
     if ((st.mode & 0o700) !== 0o700) chmodSync(path, st.mode | 0o700);
-    run(
-      [
-        'find',
-        '.',
-        '-mindepth',
-        '1',
-        '-type',
-        'd',
-        '!',
-        '-perm',
-        '-u=rwx',
-        '-execdir',
-        'chmod',
-        'u+rwx',
-        '{}',
-        ';',
-      ],
-      path,
-    );
+    run(makeOwnerRwxArgv(), path);
   }
   const r = run(['rm', '-rf', '--', path], '/');
   if (lstatSync(path, { throwIfNoEntry: false }))
     throw new Error(
       `could not remove ${path}: ${(r.spawnError ?? r.stderr).trim().split('\n').slice(0, 3).join('; ').slice(0, 400) || (first as Error).message}`,
     );
+}
+
+/**
+ * The `find` that gives the owner read, write and search permission on every directory below `.`
+ * that lacks one (`-execdir` runs in each directory's parent, before find reads it). `skip`: an
+ * entry at the top left alone (a slot's `.git` file).
+ */
+export function makeOwnerRwxArgv(skip?: string): string[] {
+  const chmod = ['-type', 'd', '!', '-perm', '-u=rwx', '-execdir', 'chmod', 'u+rwx', '{}', ';'];
+  return skip
+    ? ['find', '.', '-mindepth', '1', '(', '-path', `./${skip}`, '-prune', ')', '-o', '(', ...chmod, ')']
+    : ['find', '.', '-mindepth', '1', ...chmod];
 }
