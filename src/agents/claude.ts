@@ -2,11 +2,9 @@ import type { AgentConfig } from '../config/schema.js';
 import { isLimitNotice, type LimitKind } from './limits.js';
 import {
   classifyTiers,
+  endingBeforeResult,
   errorEnding,
   nonNegative,
-  proseEnding,
-  timedOutEnding,
-  unrecognisedEnding,
   type Printed,
   type SessionMeter,
   type TurnEnding,
@@ -219,24 +217,38 @@ export function claudeVerdict(
   now: Date,
   ctx: TurnContext = {},
 ): TurnEnding {
-  if (ctx.killedAfterMs !== undefined)
-    return timedOutEnding(
-      'claude',
-      ctx.killedAfterMs,
-      { worked: reader.work > 0, notices: reader.notices, printed: out },
-      now,
-    );
-  const r = reader.result;
-  if (!r && !reader.known && !reader.fragments)
-    return unrecognisedEnding(
-      'claude',
-      { bin: ctx.bin ?? 'claude', kind: 'claude-code', ...(ctx.resumed ? { resumed: ctx.resumed } : {}) },
-      exitCode,
-      out,
-      now,
-    );
-  if (!r) return proseEnding('claude', exitCode, out, now, ctx.resumed);
-  const prose = out.prose;
+  const seen = {
+    worked: reader.work > 0,
+    notices: reader.notices,
+    recognised: !!(reader.known || reader.fragments),
+    result: !!reader.result,
+  };
+  const early = endingBeforeResult('claude', 'claude-code', seen, { exitCode, printed: out, now }, ctx);
+  if (early) return early;
+  const r = reader.result!; // there is one: endingBeforeResult decided otherwise
+  const common = claudeUsage(r, ctx);
+  const text = typeof r.result === 'string' ? r.result : '';
+  // `subtype: success` with `is_error: true` and exit 1 is how every API error arrives (a limit, an
+  // overload, refused credentials): is_error wins. A short result that is nothing but a limit line
+  // is a limit too, whatever the flags say.
+  if (r.is_error === true || (r.subtype && r.subtype !== 'success') || exitCode !== 0 || isLimitNotice(text))
+    return { ...claudeErrorEnding(r, text, reader, out, now, ctx), ...common };
+  const denied = (Array.isArray(r.permission_denials) ? r.permission_denials : [])
+    .map((d) => (typeof d?.tool_name === 'string' ? d.tool_name : '?'))
+    .slice(0, 20);
+  return {
+    kind: 'succeeded',
+    reason:
+      `claude finished (${r.num_turns ?? '?'} turn(s))` +
+      (denied.length
+        ? `; ${denied.length} tool call(s) were denied permission (${[...new Set(denied)].join(', ')}): allow them with --allowedTools in agents[].args`
+        : ''),
+    ...common,
+  };
+}
+
+/** The session, usage, cost and turns a result reports, and the session meter the next turn reads. */
+function claudeUsage(r: ClaudeResult, ctx: TurnContext) {
   const u = r.usage ?? {};
   const input = nonNegative(u.input_tokens) ?? 0;
   const cacheRead = nonNegative(u.cache_read_input_tokens) ?? 0;
@@ -278,7 +290,7 @@ export function claudeVerdict(
     ...(cacheCreation ? { cacheCreationTokens: cacheCreation } : {}),
     ...(cost !== undefined ? { costUsd: cost } : {}),
   };
-  const common = {
+  return {
     ...(session ? { sessionId: session } : {}),
     usage,
     ...(nonNegative(r.num_turns) !== undefined ? { numTurns: r.num_turns } : {}),
@@ -292,56 +304,49 @@ export function claudeVerdict(
         }
       : {}),
   };
-  const text = typeof r.result === 'string' ? r.result : '';
+}
+
+/** A result that is an error (or nothing but a limit line): its kind, from the envelope first. */
+function claudeErrorEnding(
+  r: ClaudeResult,
+  text: string,
+  reader: ClaudeReader,
+  out: Printed,
+  now: Date,
+  ctx: TurnContext,
+): TurnEnding {
+  const prose = out.prose;
   const errors = Array.isArray(r.errors) ? r.errors.map(String).join('\n') : '';
-  // `subtype: success` with `is_error: true` and exit 1 is how every API error arrives (a limit, an
-  // overload, refused credentials): is_error wins. A short result that is nothing but a limit line
-  // is a limit too, whatever the flags say.
-  const limitLine = isLimitNotice(text);
-  if (r.is_error === true || (r.subtype && r.subtype !== 'success') || exitCode !== 0 || limitLine) {
-    const decisive = [text, errors].filter(Boolean).join('\n');
-    // The CLI's API-error envelope: `is_error` on a `success` subtype (how every API error arrives)
-    // or with the `api_error_*` fields. Its kind wins over a limit line in a result that is not an
-    // error (a model's answer) or in prose; whom a limit pauses the key proxy's record decides
-    // (TurnEnding.toolSignal), since the envelope too can be written from inside the sandbox.
-    const envelope =
-      r.is_error === true && (apiErrorFields(r) || r.subtype === undefined || r.subtype === 'success');
-    const fromEnvelope = envelope
-      ? (apiKind(r, 'usage_limit') ?? classifyTiers([decisive]) ?? apiKind(r))
-      : undefined;
-    const kind =
-      fromEnvelope ??
-      apiKind(r, 'usage_limit') ??
-      classifyTiers([decisive]) ??
-      apiKind(r) ??
-      classifyTiers([prose]);
-    const words = [decisive, r.subtype && r.subtype !== 'success' ? r.subtype : '', prose]
-      .filter(Boolean)
-      .join('\n');
-    const ending = errorEnding('claude', kind, words, now, {
-      decisive,
-      subtype: r.subtype,
-      resumed: ctx.resumed,
-      ...(reader.resetAt ? { resetAt: reader.resetAt } : {}),
-      ...(fromEnvelope ? { toolSignal: true } : {}),
-    });
-    // Stopped by the crew budget the school passed as --max-budget-usd: said with the budget's name.
-    if (r.subtype === 'error_max_budget_usd')
-      ending.reason = `claude stopped at its --max-budget-usd (what was left of dispatch.crewBudgetUsd): ${ending.reason}`;
-    return { ...ending, ...common };
-  }
-  const denied = (Array.isArray(r.permission_denials) ? r.permission_denials : [])
-    .map((d) => (typeof d?.tool_name === 'string' ? d.tool_name : '?'))
-    .slice(0, 20);
-  return {
-    kind: 'succeeded',
-    reason:
-      `claude finished (${r.num_turns ?? '?'} turn(s))` +
-      (denied.length
-        ? `; ${denied.length} tool call(s) were denied permission (${[...new Set(denied)].join(', ')}): allow them with --allowedTools in agents[].args`
-        : ''),
-    ...common,
-  };
+  const decisive = [text, errors].filter(Boolean).join('\n');
+  // The CLI's API-error envelope: `is_error` on a `success` subtype (how every API error arrives)
+  // or with the `api_error_*` fields. Its kind wins over a limit line in a result that is not an
+  // error (a model's answer) or in prose; whom a limit pauses the key proxy's record decides
+  // (TurnEnding.toolSignal), since the envelope too can be written from inside the sandbox.
+  const envelope =
+    r.is_error === true && (apiErrorFields(r) || r.subtype === undefined || r.subtype === 'success');
+  const fromEnvelope = envelope
+    ? (apiKind(r, 'usage_limit') ?? classifyTiers([decisive]) ?? apiKind(r))
+    : undefined;
+  const kind =
+    fromEnvelope ??
+    apiKind(r, 'usage_limit') ??
+    classifyTiers([decisive]) ??
+    apiKind(r) ??
+    classifyTiers([prose]);
+  const words = [decisive, r.subtype && r.subtype !== 'success' ? r.subtype : '', prose]
+    .filter(Boolean)
+    .join('\n');
+  const ending = errorEnding('claude', kind, words, now, {
+    decisive,
+    subtype: r.subtype,
+    resumed: ctx.resumed,
+    ...(reader.resetAt ? { resetAt: reader.resetAt } : {}),
+    ...(fromEnvelope ? { toolSignal: true } : {}),
+  });
+  // Stopped by the crew budget the school passed as --max-budget-usd: said with the budget's name.
+  if (r.subtype === 'error_max_budget_usd')
+    ending.reason = `claude stopped at its --max-budget-usd (what was left of dispatch.crewBudgetUsd): ${ending.reason}`;
+  return ending;
 }
 
 /** The result carries the API error fields current releases print with every API error. */

@@ -3,11 +3,9 @@ import {
   classifyTiers,
   errorEnding,
   nonNegative,
+  endingBeforeResult,
   priceTokens,
-  proseEnding,
   tail,
-  timedOutEnding,
-  unrecognisedEnding,
   type CodexTokens,
   type Printed,
   type TurnEnding,
@@ -250,34 +248,62 @@ export function codexVerdict(
   now: Date,
   ctx: TurnContext = {},
 ): TurnEnding {
-  if (ctx.killedAfterMs !== undefined)
-    return timedOutEnding(
-      'codex',
-      ctx.killedAfterMs,
-      { worked: r.work > 0, notices: r.said, printed: out },
-      now,
-    );
-  if (!r.known && !r.fragments)
-    return unrecognisedEnding(
-      'codex',
-      { bin: ctx.bin ?? 'codex', kind: 'codex', ...(ctx.resumed ? { resumed: ctx.resumed } : {}) },
-      exitCode,
-      out,
-      now,
-    );
-  if (!r.known) return proseEnding('codex', exitCode, out, now, ctx.resumed);
-  const prose = out.prose;
-  if (r.legacy && !r.threadId && !r.completed && !r.failed.length) {
-    const words = [...r.errors, prose].join('\n');
-    const kind = classifyTiers([words]);
-    if (kind && kind !== 'could_not_start') return errorEnding('codex', kind, words, now);
-    return {
-      kind: 'could_not_start',
-      reason:
-        'codex printed the event format of an older release (no thread.started / turn.completed events); install a current @openai/codex on this runner',
-      detail: tail(words.trim() ? words : out.tail),
-    };
-  }
+  const seen = {
+    worked: r.work > 0,
+    notices: r.said,
+    recognised: !!(r.known || r.fragments),
+    result: !!r.known,
+  };
+  const early = endingBeforeResult('codex', 'codex', seen, { exitCode, printed: out, now }, ctx);
+  if (early) return early;
+  if (r.legacy && !r.threadId && !r.completed && !r.failed.length) return legacyEnding(r, out, now);
+  const common = codexUsage(agent, r, ctx);
+  // An `error` event before a completed turn can be a notice the tool recovered from (a reconnect);
+  // only a failed turn, a non-zero exit or no completed turn is an error ending.
+  if (r.failed.length || exitCode !== 0 || r.completed === 0)
+    return { ...codexErrorEnding(r, exitCode, out, now, ctx), ...common };
+  const moved = ctx.resumed && r.threadId && r.threadId !== ctx.resumed;
+  // Every file change failed and none applied: the turn may have changed nothing. The worktree
+  // settles it (`settleWrites`); the reader only says so.
+  const failedWrites =
+    r.writes.failedCount && !r.writes.applied
+      ? { count: r.writes.failedCount, paths: r.writes.failed }
+      : undefined;
+  return {
+    kind: 'succeeded',
+    reason:
+      `codex finished (${r.completed} turn(s))` +
+      (moved ? `; it started thread ${r.threadId} instead of resuming ${ctx.resumed}` : '') +
+      (failedWrites ? `; all ${failedWrites.count} of its file change(s) failed` : ''),
+    ...common,
+    ...(failedWrites
+      ? {
+          failedWrites,
+          detail: tail(
+            [`failed file changes: ${failedWrites.paths.join(', ') || '?'}`, r.lastMessage ?? '']
+              .filter(Boolean)
+              .join('\n'),
+          ),
+        }
+      : {}),
+  };
+}
+
+/** Events of an older release (no thread, no completed or failed turn): a set-up problem unless they name a limit. */
+function legacyEnding(r: CodexReader, out: Printed, now: Date): TurnEnding {
+  const words = [...r.errors, out.prose].join('\n');
+  const kind = classifyTiers([words]);
+  if (kind && kind !== 'could_not_start') return errorEnding('codex', kind, words, now);
+  return {
+    kind: 'could_not_start',
+    reason:
+      'codex printed the event format of an older release (no thread.started / turn.completed events); install a current @openai/codex on this runner',
+    detail: tail(words.trim() ? words : out.tail),
+  };
+}
+
+/** The turn's tokens and cost (the thread's running total less the previous turn's), and the meter. */
+function codexUsage(agent: Pick<AgentConfig, 'pricing'>, r: CodexReader, ctx: TurnContext) {
   const printed: CodexTokens = r.usage ?? { input: 0, cached: 0, output: 0 };
   const prev = ctx.previous?.tokens && ctx.previous.session === r.threadId ? ctx.previous.tokens : undefined;
   // The thread's running total minus what it had after the previous turn. A total below the previous
@@ -306,61 +332,38 @@ export function codexVerdict(
     ...(t.reasoning ? { reasoningOutputTokens: t.reasoning } : {}),
     ...(cost !== undefined ? { costUsd: cost } : {}),
   };
-  const common = {
+  return {
     ...(r.threadId ? { sessionId: r.threadId } : {}),
     usage,
     ...(r.threadId && r.usage ? { meter: { session: r.threadId, tokens: r.usage } } : {}),
   };
-  // An `error` event before a completed turn can be a notice the tool recovered from (a reconnect);
-  // only a failed turn, a non-zero exit or no completed turn is an error ending.
-  if (r.failed.length || exitCode !== 0 || r.completed === 0) {
-    // The message that ended the turn decides; the retry notices and stderr before it only when
-    // there is none (a notice about a recovered reconnect must not overrule it).
-    const decisive = [...new Set([...r.failed, ...r.errors.slice(-3)])].join('\n');
-    const around = [...r.notices.slice(-3), prose].filter(Boolean).join('\n');
-    if (!decisive.trim() && !around.trim())
-      return {
-        kind: 'failed',
-        reason: `codex exited ${exitCode ?? 'on a signal'} without a completed turn`,
-        detail: tail(out.tail),
-        ...common,
-      };
-    const words = [decisive, around].filter(Boolean).join('\n');
-    // A kind read from codex's own `turn.failed` / `error` events takes its reset from them; one read
-    // from stderr prose from the prose. Neither decides whom a limit pauses (TurnEnding.toolSignal).
-    const fromEvents = decisive.trim() ? classifyTiers([decisive]) : undefined;
+}
+
+/** A failed turn, a non-zero exit or no completed turn: the message that ended the turn decides. */
+function codexErrorEnding(
+  r: CodexReader,
+  exitCode: number | null,
+  out: Printed,
+  now: Date,
+  ctx: TurnContext,
+): TurnEnding {
+  // The retry notices and stderr before it only when there is none (a notice about a recovered
+  // reconnect must not overrule it).
+  const decisive = [...new Set([...r.failed, ...r.errors.slice(-3)])].join('\n');
+  const around = [...r.notices.slice(-3), out.prose].filter(Boolean).join('\n');
+  if (!decisive.trim() && !around.trim())
     return {
-      ...errorEnding('codex', decisive.trim() ? fromEvents : classifyTiers([around]), words, now, {
-        resumed: ctx.resumed,
-        decisive,
-        ...(fromEvents ? { toolSignal: true } : {}),
-      }),
-      ...common,
+      kind: 'failed',
+      reason: `codex exited ${exitCode ?? 'on a signal'} without a completed turn`,
+      detail: tail(out.tail),
     };
-  }
-  const moved = ctx.resumed && r.threadId && r.threadId !== ctx.resumed;
-  // Every file change failed and none applied: the turn may have changed nothing. The worktree
-  // settles it (`settleWrites`); the reader only says so.
-  const failedWrites =
-    r.writes.failedCount && !r.writes.applied
-      ? { count: r.writes.failedCount, paths: r.writes.failed }
-      : undefined;
-  return {
-    kind: 'succeeded',
-    reason:
-      `codex finished (${r.completed} turn(s))` +
-      (moved ? `; it started thread ${r.threadId} instead of resuming ${ctx.resumed}` : '') +
-      (failedWrites ? `; all ${failedWrites.count} of its file change(s) failed` : ''),
-    ...common,
-    ...(failedWrites
-      ? {
-          failedWrites,
-          detail: tail(
-            [`failed file changes: ${failedWrites.paths.join(', ') || '?'}`, r.lastMessage ?? '']
-              .filter(Boolean)
-              .join('\n'),
-          ),
-        }
-      : {}),
-  };
+  const words = [decisive, around].filter(Boolean).join('\n');
+  // A kind read from codex's own `turn.failed` / `error` events takes its reset from them; one read
+  // from stderr prose from the prose. Neither decides whom a limit pauses (TurnEnding.toolSignal).
+  const fromEvents = decisive.trim() ? classifyTiers([decisive]) : undefined;
+  return errorEnding('codex', decisive.trim() ? fromEvents : classifyTiers([around]), words, now, {
+    resumed: ctx.resumed,
+    decisive,
+    ...(fromEvents ? { toolSignal: true } : {}),
+  });
 }

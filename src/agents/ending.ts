@@ -323,3 +323,31 @@ export function proseEnding(
     detail: tail(shown),
   };
 }
+
+/**
+ * The endings decided before a tool's own result is read: killed by the crew timeout, printed
+ * nothing of the tool's format (`recognised` false), or printed no result its reader understood
+ * (its prose decides). Undefined: the result decides.
+ */
+export function endingBeforeResult(
+  tool: 'claude' | 'codex',
+  agentKind: 'claude-code' | 'codex',
+  seen: { worked: boolean; notices: readonly string[]; recognised: boolean; result: boolean },
+  o: { exitCode: number | null; printed: Printed; now: Date },
+  ctx: { bin?: string; resumed?: string; killedAfterMs?: number },
+): TurnEnding | undefined {
+  const { exitCode, printed, now } = o;
+  if (ctx.killedAfterMs !== undefined)
+    return timedOutEnding(
+      tool,
+      ctx.killedAfterMs,
+      { worked: seen.worked, notices: seen.notices, printed },
+      now,
+    );
+  if (!seen.result && !seen.recognised) {
+    const bin = { bin: ctx.bin ?? tool, kind: agentKind, ...(ctx.resumed ? { resumed: ctx.resumed } : {}) };
+    return unrecognisedEnding(tool, bin, exitCode, printed, now);
+  }
+  if (!seen.result) return proseEnding(tool, exitCode, printed, now, ctx.resumed);
+  return undefined;
+}
