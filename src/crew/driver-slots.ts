@@ -69,13 +69,18 @@ export class SlotDriver {
     private readonly o: DriverOptions,
     private readonly setup: SlotSetup,
   ) {
-    this.poll = o.pollMs ?? 250;
-    this.progressEveryMs = o.progressEveryMs ?? 10_000;
+    this.poll = o.clock?.pollMs ?? 250;
+    this.progressEveryMs = o.clock?.progressEveryMs ?? 10_000;
     this.floor = o.config.dispatch.minFreeDiskGiB * GiB;
     this.reserveMs = (o.config.dispatch.crewTimeoutSeconds + o.config.dispatch.gradingReserveSeconds) * 1000;
     this.limit = setup.slots;
-    this.refillOpen = o.refill !== undefined;
-    this.queue = new SharedQueue(o);
+    this.refillOpen = o.office?.refill !== undefined;
+    this.queue = new SharedQueue({
+      layout: o.layout,
+      daemon: o.daemon,
+      logger: o.logger,
+      ...(o.office?.claims ? { claims: o.office.claims } : {}),
+    });
   }
 
   /** Adopts live runners, records the git baseline, launches and waits until nothing is left. */
@@ -104,7 +109,7 @@ export class SlotDriver {
       if (ended) await this.settleEnded(ended.a, ended.code);
     }
     this.result.paused = pausedReason(this.o.layout);
-    if (this.o.claims) {
+    if (this.o.office?.claims) {
       this.result.claimed = [...this.queue.claimed];
       this.result.claimsLost = [...this.queue.lost];
     }
@@ -127,7 +132,7 @@ export class SlotDriver {
     const planned = readCrewState(o.layout).registry.crews;
     this.standby = new Set(this.toLaunch.filter((id) => planned[id]?.queued === true));
     // A job of a run's shared queue may take other daemons' crews: the same bound holds.
-    if (this.standby.size || o.claims)
+    if (this.standby.size || o.office?.claims)
       this.limit = Math.min(
         this.setup.slots,
         Math.max(1, this.toLaunch.length - this.standby.size + this.active.size),
@@ -142,9 +147,10 @@ export class SlotDriver {
     const free = this.diskHolds('the next admissible crew');
     if (free === undefined) return;
     this.refillOpen = false;
-    const ids = await o.refill!({
+    const remainingMs = o.clock?.remainingMs;
+    const ids = await o.office!.refill!({
       freeDiskBytes: free,
-      ...(o.remainingMs ? { remainingMs: o.remainingMs() } : {}),
+      ...(remainingMs ? { remainingMs: remainingMs() } : {}),
     });
     for (const id of ids) {
       if (this.seen.has(id)) continue;
@@ -253,7 +259,7 @@ export class SlotDriver {
     // someone pushed); every other crew from the checkout's.
     const baseSha = crew.revision?.headSha ?? this.setup.baseSha;
     const specPath = writeSpec({ ...this.setup.baseSpec, crewId, baseSha });
-    const runner = launch(o.launcher, specPath, runtimeDir, crewId, runnerEnv(o.config, crew.agent));
+    const runner = launch(o.launch.launcher, specPath, runtimeDir, crewId, runnerEnv(o.config, crew.agent));
     this.active.set(crewId, { crewId, since: performance.now(), done: runner.done, pid: runner.pid });
     this.result.launched.push(crewId);
     this.progress({ crewId, issueNumber: crew.issueNumber, phase: 'launched', elapsedMs: 0 });
@@ -272,7 +278,7 @@ export class SlotDriver {
    */
   private diskWaitExpired(): boolean {
     const waited = performance.now() - this.diskWaitSince!;
-    if (!this.outOfTime() && waited < (this.o.diskWaitMs ?? 300_000)) return false;
+    if (!this.outOfTime() && waited < (this.o.launch.diskWaitMs ?? 300_000)) return false;
     const where = this.setup.baseSpec.worktreeRoot;
     this.skipAll(`disk floor: free disk stayed below ${gib(this.floor)} on ${where}`, 'disk floor');
     this.o.logger.warning(`daemon ${this.o.daemon}: free disk stayed below the floor; stopping launches`);
@@ -337,9 +343,9 @@ export class SlotDriver {
       this.result.refillStopped = stop;
       o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
     }
-    this.refillOpen = o.refill !== undefined && !this.result.refillStopped;
+    this.refillOpen = o.office?.refill !== undefined && !this.result.refillStopped;
     // Planned only when it could start: a repair this job cannot run waits for the next plan.
-    if (o.repair && !this.result.refillStopped && !this.result.paused && !this.outOfTime())
+    if (o.office?.repair && !this.result.refillStopped && !this.result.paused && !this.outOfTime())
       await this.repairOf(a.crewId);
   }
 
@@ -347,7 +353,7 @@ export class SlotDriver {
   private async repairOf(crewId: string): Promise<void> {
     let id: string | undefined;
     try {
-      id = await this.o.repair!(crewId);
+      id = await this.o.office!.repair!(crewId);
     } catch (e) {
       this.o.logger.warning(
         `daemon ${this.o.daemon}: the repair of ${crewId} was not planned: ${message(e)}`,
@@ -364,7 +370,7 @@ export class SlotDriver {
 
   /** The disk floor, read right before a launch or a refill: the reading when it holds. */
   private diskHolds(next: string): number | undefined {
-    const free = (this.o.freeDisk ?? (() => freeDiskBytes(this.setup.baseSpec.worktreeRoot)))();
+    const free = (this.o.launch.freeDisk ?? (() => freeDiskBytes(this.setup.baseSpec.worktreeRoot)))();
     if (free >= this.floor) {
       this.diskWaitSince = undefined;
       return free;
@@ -381,7 +387,8 @@ export class SlotDriver {
 
   /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve. */
   private outOfTime(): boolean {
-    return this.o.remainingMs !== undefined && this.o.remainingMs() < this.reserveMs;
+    const remainingMs = this.o.clock?.remainingMs;
+    return remainingMs !== undefined && remainingMs() < this.reserveMs;
   }
 
   private skipAll(reason: string, detail: string): void {
@@ -435,7 +442,7 @@ function standbyStop(o: DriverOptions, result: DriverResult, agent?: string): st
   const spent = spend.totalUsd;
   if (cap !== undefined && spent >= cap)
     return `spend cap reached: $${spent.toFixed(2)} of $${cap.toFixed(2)} spent`;
-  const daily = dailyBudgets(o.config, spend, o.now?.() ?? new Date());
+  const daily = dailyBudgets(o.config, spend, o.clock?.now?.() ?? new Date());
   return daily.school ?? (agent !== undefined ? daily.agents.get(agent) : undefined);
 }
 

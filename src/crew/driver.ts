@@ -4,7 +4,6 @@ import type { CrewOutcome } from '../schemas/crew.js';
 import type { StateLayout } from '../state/layout.js';
 import { classroomFor } from './crew.js';
 import { acquireDriverLock } from './driver-lock.js';
-import type { JobLiveness } from '../dispatch/lease.js';
 import type { ClaimContext } from '../dispatch/claims.js';
 import { defaultRuntimeDir, defaultWorktreeRoot } from './spec.js';
 import { revParse } from './git.js';
@@ -39,6 +38,18 @@ export interface DriverOptions {
   /** Crew ids planned for this daemon, in the order to run them. */
   assignments: ReadonlyArray<{ crewId: string }>;
   logger: Logger;
+  /** How and where crews are launched, and the disk floor read before each launch. */
+  launch: DriverLaunch;
+  /** The driver's time: the job's remaining time, the budgets' day, polling and progress periods. */
+  clock?: DriverClock;
+  /** What the driver asks the dispatch office for while it runs: refills, repairs, claims. */
+  office?: DriverOffice;
+  onProgress?: (p: Progress) => void;
+  /** The run the driver works in (a crew it collects is leased to it); a local run by default. */
+  context?: RunContext;
+}
+
+export interface DriverLaunch {
   /** argv prefix that starts a crew runner; the spec path is appended. */
   launcher: readonly string[];
   runtimeDir?: string;
@@ -46,14 +57,22 @@ export interface DriverOptions {
   /** Base commit; defaults to HEAD of config.repoPath. */
   baseSha?: string;
   graceMs?: number;
-  onProgress?: (p: Progress) => void;
+  /** Free bytes where this daemon's worktrees live, read before each launch. Default: statfs. */
+  freeDisk?: () => number;
+  /** With nothing running (nothing that could free space), how long to wait for the disk floor. */
+  diskWaitMs?: number;
+}
+
+export interface DriverClock {
   /** Remaining job time in ms (N3.3); undefined = no deadline. */
   remainingMs?: () => number;
   /** The time the daily budgets are judged at before each standby crew (its UTC day). Default: now. */
   now?: () => Date;
   pollMs?: number;
   progressEveryMs?: number;
-  jobStatus?: JobLiveness;
+}
+
+export interface DriverOffice {
   /**
    * Asks the dispatch office for more crews for this daemon once the planned ones are started
    * (`refillFor` in src/loop/steps.ts). Returns the ids of every crew planned for this daemon and not yet
@@ -71,12 +90,6 @@ export interface DriverOptions {
    * it, shared crews (those with `eligible`) are never started here.
    */
   claims?: ClaimContext;
-  /** Free bytes where this daemon's worktrees live, read before each launch. Default: statfs. */
-  freeDisk?: () => number;
-  /** With nothing running (nothing that could free space), how long to wait for the disk floor. */
-  diskWaitMs?: number;
-  /** The run the driver works in (a crew it collects is leased to it); a local run by default. */
-  context?: RunContext;
 }
 
 export interface DriverResult {
@@ -106,14 +119,14 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
     throw new Error(
       `daemon "${o.daemon}" is not in fleet.daemons (${o.config.fleet.daemons.map((d) => d.id).join(', ')})`,
     );
-  const runtimeDir = o.runtimeDir ?? defaultRuntimeDir(o.layout.root);
-  const worktreeRoot = o.worktreeRoot ?? defaultWorktreeRoot(o.layout.root);
+  const runtimeDir = o.launch.runtimeDir ?? defaultRuntimeDir(o.layout.root);
+  const worktreeRoot = o.launch.worktreeRoot ?? defaultWorktreeRoot(o.layout.root);
   const baseSpec = {
     daemonId: o.daemon,
     stateDir: o.layout.root,
     runtimeDir,
     worktreeRoot,
-    graceMs: o.graceMs ?? 5_000,
+    graceMs: o.launch.graceMs ?? 5_000,
     baseDir: process.cwd(),
     config: o.config,
   };
@@ -122,10 +135,19 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
   sandboxPreflight(o.config, o.daemon, o.logger);
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
   try {
-    const baseSha = o.baseSha ?? (await revParse(o.config.repoPath));
+    const baseSha = o.launch.baseSha ?? (await revParse(o.config.repoPath));
     // N7.1: an orca crew whose runner is gone left its student in an Orca terminal: collected when
     // its student had finished, else swept as an orphan, before the slot driver adopts what still runs.
-    await reclaimOrcaOrphans({ ...o, runtimeDir, worktreeRoot, baseSha });
+    await reclaimOrcaOrphans({
+      config: o.config,
+      layout: o.layout,
+      daemon: o.daemon,
+      logger: o.logger,
+      ...(o.context ? { context: o.context } : {}),
+      runtimeDir,
+      worktreeRoot,
+      baseSha,
+    });
     return await new SlotDriver(o, { slots: daemon.worktrees, baseSpec, baseSha }).run();
   } finally {
     await lock.release();

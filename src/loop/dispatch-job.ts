@@ -414,15 +414,17 @@ async function runMode(
         layout,
         daemon,
         logger,
-        launcher: input.ports.launcher,
+        launch: { launcher: input.ports.launcher },
         context: job.context,
         ...(bookbagsPath ? { bookbagsPath } : {}),
         // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
         remainingMs: () => budgetMs - (performance.now() - started),
-        // It cannot ask the office (its state is this job's copy); its own repairs it can plan.
-        repairInJob: true,
-        ...(jobStatus ? { jobStatus } : {}),
-        ...(claims ? { claims } : {}),
+        office: {
+          // It cannot ask the office (its state is this job's copy); its own repairs it can plan.
+          repairInJob: true,
+          ...(jobStatus ? { jobStatus } : {}),
+          ...(claims ? { claims } : {}),
+        },
         onProgress: (p) => logger.info(progressLine(daemon, p)),
       }),
     )

@@ -32,17 +32,23 @@ export interface LoopOptions {
   source: CurriculumSource;
   /** argv prefix that starts one crew runner (the spec path is appended). */
   launcher: readonly string[];
-  github?: IssuesPort;
-  /** Accepted work becomes a branch or pull request (src/delivery/setup.ts `deliveryFor`). */
-  delivery?: Deliverer;
-  /** Reads delivered pull requests: merged or closed unmerged (src/feedback/watch.ts). */
-  feedback?: FeedbackPort;
+  /** What the loop talks to on GitHub (or its local stand-ins); each is optional. */
+  ports?: LoopPorts;
   /** Refill freed slots until nothing admissible is left (default); false runs only the plan. */
   refill?: boolean;
   /** Progress lines while crews run (which crew, which slot, elapsed). */
   onProgress?: (line: string, p: Progress, daemon: string) => void;
   /** The run (src/process/run-context.ts): who plans, leases and grades; a local run by default. */
   context?: RunContext;
+}
+
+export interface LoopPorts {
+  /** Labels, comments and status comments on issues. */
+  github?: IssuesPort;
+  /** Accepted work becomes a branch or pull request (src/delivery/setup.ts `deliveryFor`). */
+  delivery?: Deliverer;
+  /** Reads delivered pull requests: merged or closed unmerged (src/feedback/watch.ts). */
+  feedback?: FeedbackPort;
 }
 
 export interface LoopResult {
@@ -56,6 +62,7 @@ export interface LoopResult {
 
 export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const { config, layout, logger } = o;
+  const { github, delivery, feedback } = o.ports ?? {};
   const context = o.context ?? LOCAL_RUN;
   const fetched = await logger.group('fetch-curriculum', () =>
     fetchCurriculum({ layout, config, source: o.source, logger }),
@@ -66,8 +73,8 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
 
   // Feedback on delivered pull requests before planning, so this cycle plans its revision crews
   // (src/feedback/watch.ts: one conditional request, answered 304, when nothing changed).
-  if (o.feedback) {
-    const port = o.feedback;
+  if (feedback) {
+    const port = feedback;
     await logger.group('feedback', () => watchDeliveries({ config, layout, logger, port }));
   }
 
@@ -86,7 +93,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
 
   // The status comments say "queued" before the crews start (src/feedback/refresh.ts; never throws).
   const links = statusLinks(context);
-  if (o.github) await publishStatuses({ config, layout, logger, github: o.github, ...links });
+  if (github) await publishStatuses({ config, layout, logger, github, ...links });
 
   // Every daemon runs on this machine: one driver each, side by side, each with its K slots. A freed
   // slot is refilled at once from what is still admissible (runStep's refill), so one run of the
@@ -102,9 +109,9 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
               layout,
               daemon,
               logger,
-              launcher: o.launcher,
+              launch: { launcher: o.launcher },
               context,
-              refill: o.refill ?? true,
+              office: { refill: o.refill ?? true },
               onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
             }),
           })),
@@ -118,7 +125,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       layout,
       logger,
       progress: drainProgress({ logger }),
-      deliver: !!o.delivery,
+      deliver: !!delivery,
       workerId: workerId(context),
     }),
   );
@@ -132,8 +139,8 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       layout,
       logger,
       links,
-      ...(o.github ? { github: o.github } : {}),
-      ...(o.delivery ? { delivery: o.delivery } : {}),
+      ...(github ? { github } : {}),
+      ...(delivery ? { delivery } : {}),
     }),
   );
 

@@ -11,7 +11,7 @@ import { gradingVerdicts, ledgerCounts, ledgerScores } from '../grading/feedback
 import type { Logger } from '../log.js';
 import type { LeaseOwner } from '../schemas/crew.js';
 import { StateLayout } from '../state/layout.js';
-import { runAssignments, type DriverResult, type Progress } from '../crew/driver.js';
+import { runAssignments, type DriverLaunch, type DriverResult, type Progress } from '../crew/driver.js';
 import { driverAlive } from '../crew/driver-lock.js';
 import type { JobLiveness } from '../dispatch/lease.js';
 import type { ClaimContext } from '../dispatch/claims.js';
@@ -197,15 +197,23 @@ export interface RunStepOptions {
   layout: StateLayout;
   daemon: string;
   logger: Logger;
-  launcher: readonly string[];
+  /** How crews are launched: the crew runner's argv, its stop grace, the disk floor's reading and wait. */
+  launch: RunStepLaunch;
   /** Where finished bookbags are copied for upload. */
   bookbagsPath?: string;
   remainingMs?: () => number;
-  jobStatus?: JobLiveness;
+  /** What the run asks the dispatch office for while crews run: refills, repairs, claims. */
+  office?: RunStepOffice;
   onProgress?: (p: Progress) => void;
-  graceMs?: number;
   /** The run the crews run in (src/process/run-context.ts); a local run by default. */
   context?: RunContext;
+}
+
+export type RunStepLaunch = Pick<DriverLaunch, 'launcher' | 'graceMs' | 'freeDisk' | 'diskWaitMs'>;
+
+export interface RunStepOffice {
+  /** Asks the API whether an Actions job has ended (the refill's plan reconciles with it). */
+  jobStatus?: JobLiveness;
   /**
    * Keep the daemon's slots full: when its planned crews are started, plan more for it at once
    * (`refillFor`) until nothing admissible is left or the job's time budget is spent. Default: on
@@ -220,10 +228,6 @@ export interface RunStepOptions {
    * crew at once (`dispatch.repairInJob`, dispatch/standby.ts `planJobRepair`).
    */
   repairInJob?: boolean;
-  /** Free disk where the crews' worktrees live (tests inject a reading); default statfs. */
-  freeDisk?: () => number;
-  /** With nothing running, how long launches wait for the disk floor (default 5 min). */
-  diskWaitMs?: number;
   /**
    * A crew job of a run's shared queue (src/dispatch/claims.ts): shared standby crews are claimed
    * before they launch, and other daemons' are taken once this job's own are done.
@@ -267,45 +271,44 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
   if (refused) return refusedRun(plannedFor(o.layout, o.daemon), refused);
   const disk = freeDiskBytes(o.layout.root);
   await beat(o.layout, o.config, o.daemon, disk);
+  const office = o.office ?? {};
   const result = await runAssignments({
     config: o.config,
     layout: o.layout,
     daemon: o.daemon,
     assignments: plannedFor(o.layout, o.daemon).map((crewId) => ({ crewId })),
     logger: o.logger,
-    launcher: o.launcher,
-    ...(o.remainingMs ? { remainingMs: o.remainingMs } : {}),
-    ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+    launch: o.launch,
+    ...(o.remainingMs ? { clock: { remainingMs: o.remainingMs } } : {}),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-    ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
-    ...(o.freeDisk ? { freeDisk: o.freeDisk } : {}),
-    ...(o.diskWaitMs !== undefined ? { diskWaitMs: o.diskWaitMs } : {}),
-    ...(o.claims ? { claims: o.claims } : {}),
-    ...(o.repairInJob && o.config.dispatch.repairInJob
-      ? {
-          repair: (crewId: string) =>
-            planJobRepair(o.layout, {
-              crewId,
-              plannedBy: plannerOwner(context),
-              ...verdictOf(gradingVerdicts(o.layout, o.logger)),
-            }),
-        }
-      : {}),
+    office: {
+      ...(office.claims ? { claims: office.claims } : {}),
+      ...(office.repairInJob && o.config.dispatch.repairInJob
+        ? {
+            repair: (crewId: string) =>
+              planJobRepair(o.layout, {
+                crewId,
+                plannedBy: plannerOwner(context),
+                ...verdictOf(gradingVerdicts(o.layout, o.logger)),
+              }),
+          }
+        : {}),
+      ...(!(office.refill ?? !context.actions)
+        ? {}
+        : {
+            refill: (ctx: { freeDiskBytes: number; remainingMs?: number }) =>
+              refillFor({
+                config: o.config,
+                layout: o.layout,
+                daemon: o.daemon,
+                logger: o.logger,
+                ...ctx,
+                context,
+                ...(office.jobStatus ? { jobStatus: office.jobStatus } : {}),
+              }),
+          }),
+    },
     context,
-    ...(!(o.refill ?? !context.actions)
-      ? {}
-      : {
-          refill: (ctx: { freeDiskBytes: number; remainingMs?: number }) =>
-            refillFor({
-              config: o.config,
-              layout: o.layout,
-              daemon: o.daemon,
-              logger: o.logger,
-              ...ctx,
-              context,
-              ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
-            }),
-        }),
   });
   const copied: string[] = [];
   if (o.bookbagsPath) {

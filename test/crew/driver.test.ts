@@ -32,10 +32,9 @@ async function drive(s: School, crews: string[], over: Partial<Parameters<typeof
     daemon: 'd1',
     assignments: crews.map((crewId) => ({ crewId })),
     logger: memoryLogger(),
-    launcher: await launcher(),
-    graceMs: 300,
-    pollMs: 100,
+    launch: { launcher: await launcher(), graceMs: 300 },
     ...over,
+    clock: { pollMs: 100, ...over.clock },
   });
 }
 
@@ -87,7 +86,7 @@ describe('the driver', () => {
     const seen: Progress[] = [];
     const r = await drive(s, ['c1-slow', 'c2-fast', 'c3-next'], {
       onProgress: (p) => seen.push(p),
-      progressEveryMs: 500,
+      clock: { progressEveryMs: 500 },
     });
     expect(r.finished.map((f) => [f.crewId, f.outcome]).sort(), JSON.stringify(r.finished)).toEqual([
       ['c1-slow', 'succeeded'],
@@ -244,7 +243,7 @@ describe('the driver', () => {
     const s = (school = makeSchool());
     writeCurriculum(s, [item(1)]);
     await plan(s, [{ crewId: 'c1-late', issue: 1 }]);
-    const r = await drive(s, ['c1-late'], { remainingMs: () => 10_000 });
+    const r = await drive(s, ['c1-late'], { clock: { remainingMs: () => 10_000 } });
     expect(r.launched).toEqual([]);
     expect(r.skipped[0]!.reason).toMatch(/soft deadline/);
   });

@@ -52,7 +52,7 @@ const driver = async (s: OrcaSchool) =>
     daemon: 'd1',
     assignments: [],
     logger: memoryLogger(),
-    launcher: await launcher(),
+    launch: { launcher: await launcher() },
   });
 
 describe('at daemon start: a crew whose runner and Orca died (N7.1)', () => {

@@ -84,7 +84,7 @@ describe('fail closed before a lease, in the driver and in the crew runner', () 
       daemon: 'd1',
       assignments: [{ crewId: 'c1-drv00001' }],
       logger: silentLogger,
-      launcher: await launcher(),
+      launch: { launcher: await launcher() },
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ClassroomUnavailableError);
     expect((err as Error).message).toMatch(/Orca is not running on daemon d1/);

@@ -62,7 +62,7 @@ describe('continuous refill', () => {
         logger,
         source: { kind: 'file', path: issuesFile(s, [1, 2, 3]) },
         launcher: await launcher(),
-        delivery: deliveryFor({ config, layout: s.layout, logger, actions: false }),
+        ports: { delivery: deliveryFor({ config, layout: s.layout, logger, actions: false }) },
         onProgress: (_l, p) => phases.push({ phase: p.phase, crewId: p.crewId, at: performance.now() }),
       });
       // The cycle's plan fits one crew (one slot); the driver refilled the other two as the slot freed.
@@ -166,10 +166,8 @@ describe('disk floor at launch', () => {
         daemon: 'd1',
         assignments: [{ crewId: 'c1-aaaaaaaa' }, { crewId: 'c2-bbbbbbbb' }],
         logger,
-        launcher: await launcher(),
-        graceMs: 300,
-        pollMs: 50,
-        freeDisk: () => readings[reads++] ?? 20 * GiB,
+        launch: { launcher: await launcher(), graceMs: 300, freeDisk: () => readings[reads++] ?? 20 * GiB },
+        clock: { pollMs: 50 },
         onProgress: (p) => phases.push(p),
       });
       expect(r.launched).toEqual(['c1-aaaaaaaa', 'c2-bbbbbbbb']);
@@ -202,10 +200,8 @@ describe('disk floor at launch', () => {
         layout: s.layout,
         daemon: 'd1',
         logger,
-        launcher: await launcher(),
-        refill: true,
-        freeDisk: () => 2 * 1024 ** 3,
-        diskWaitMs: 500,
+        launch: { launcher: await launcher(), freeDisk: () => 2 * 1024 ** 3, diskWaitMs: 500 },
+        office: { refill: true },
       });
       // The refill itself waited on the floor: nothing was planned, nothing launched.
       expect(r.launched).toEqual([]);

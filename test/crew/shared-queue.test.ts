@@ -32,9 +32,8 @@ async function job(
     layout: where.layout,
     daemon,
     logger: memoryLogger(),
-    launcher: await launcher(),
-    refill: false,
-    ...(claims ? { claims } : {}),
+    launch: { launcher: await launcher() },
+    office: { refill: false, ...(claims ? { claims } : {}) },
   });
 }
 

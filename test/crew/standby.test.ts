@@ -46,8 +46,8 @@ describe('standby crews (Actions crew jobs, which cannot refill from the office)
         layout: s.layout,
         daemon: 'd1',
         logger,
-        launcher: await launcher(),
-        refill: false,
+        launch: { launcher: await launcher() },
+        office: { refill: false },
         onProgress: rec.onProgress,
       });
       expect(r.refilled).toEqual([]);
@@ -78,9 +78,9 @@ describe('standby crews (Actions crew jobs, which cannot refill from the office)
         daemon: 'd1',
         assignments: [{ crewId: 'c1-00000001' }, { crewId: 'c2-00000002' }, { crewId: 'c3-00000003' }],
         logger: memoryLogger(),
-        launcher: await launcher(),
+        launch: { launcher: await launcher() },
         onProgress: rec.onProgress,
-        progressEveryMs: 200,
+        clock: { progressEveryMs: 200 },
       });
       expect(r.launched).toHaveLength(3);
       expect(rec.most()).toBe(1);
@@ -106,7 +106,7 @@ describe('standby crews (Actions crew jobs, which cannot refill from the office)
         daemon: 'd1',
         assignments: [{ crewId: 'c1-00000001' }, { crewId: 'c2-00000002' }, { crewId: 'c3-00000003' }],
         logger: memoryLogger(),
-        launcher: await launcher(),
+        launch: { launcher: await launcher() },
       });
       expect(r.launched).toEqual(['c1-00000001']);
       expect(r.skipped.map((x) => x.crewId)).toEqual(['c2-00000002', 'c3-00000003']);
@@ -134,9 +134,8 @@ describe('a crew job repairs its own failed crew (dispatch.repairInJob)', () => 
         layout: s.layout,
         daemon: 'd1',
         logger: memoryLogger(),
-        launcher: await launcher(),
-        refill: false,
-        repairInJob: true,
+        launch: { launcher: await launcher() },
+        office: { refill: false, repairInJob: true },
         onProgress: (p) => {
           if (p.phase === 'launched') order.push(p.issueNumber!);
         },
@@ -159,9 +158,8 @@ describe('a crew job repairs its own failed crew (dispatch.repairInJob)', () => 
       layout: s.layout,
       daemon: 'd1',
       logger: memoryLogger(),
-      launcher: await launcher(),
-      refill: false,
-      repairInJob: true,
+      launch: { launcher: await launcher() },
+      office: { refill: false, repairInJob: true },
       // The job's time runs out once its one crew has started.
       remainingMs: () => (launched ? 0 : 3_600_000),
       onProgress: (p) => {
@@ -183,9 +181,8 @@ describe('a crew job repairs its own failed crew (dispatch.repairInJob)', () => 
       layout: s.layout,
       daemon: 'd1',
       logger: memoryLogger(),
-      launcher: await launcher(),
-      refill: false,
-      repairInJob: true,
+      launch: { launcher: await launcher() },
+      office: { refill: false, repairInJob: true },
     });
     expect(r.repairs).toBeUndefined();
     expect(Object.keys(registry(s).crews)).toEqual(['c1-00000001']);

@@ -144,11 +144,11 @@ describe('daily budgets in a crew job', () => {
       const r = await runAssignments({
         config,
         layout: layoutOf(s),
-        now: () => NOW,
+        clock: { now: () => NOW },
         daemon: 'd1',
         assignments: [{ crewId: 'c1-00000001' }, { crewId: 'c2-00000002' }, { crewId: 'c3-00000003' }],
         logger: memoryLogger(),
-        launcher: await launcher(),
+        launch: { launcher: await launcher() },
       });
       expect(r.launched).toEqual(['c1-00000001', 'c3-00000003']);
       expect(r.skipped.map((x) => [x.crewId, x.reason])).toEqual([

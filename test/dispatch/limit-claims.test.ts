@@ -40,7 +40,7 @@ describe('usage limits only the student reported', () => {
         layout: s!.layout,
         daemon: 'd1',
         logger: silentLogger,
-        launcher: await launcher(),
+        launch: { launcher: await launcher() },
       });
       // The operator lifts the agent's pause, so the next cycle may try the issue again.
       await clearPause(s!.layout, 'looked at it', readCrewState(s!.layout).registry);

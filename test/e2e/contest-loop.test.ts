@@ -108,15 +108,17 @@ function contestSchool(
       logger,
       source: githubSource(client, { owner: 'octo', repo: 'school' }),
       launcher: await launcher(),
-      github: octokitPort(client, 'octo/school', { retries: 0 }),
-      delivery: deliveryFor({
-        config,
-        layout,
-        logger,
-        actions: true,
-        pulls: (r) => octokitPulls(client, r),
-        token: 'test-token',
-      })!,
+      ports: {
+        github: octokitPort(client, 'octo/school', { retries: 0 }),
+        delivery: deliveryFor({
+          config,
+          layout,
+          logger,
+          actions: true,
+          pulls: (r) => octokitPulls(client, r),
+          token: 'test-token',
+        })!,
+      },
     });
   return { bare, config, layout, fake, issue, n: issue.number, logger, cycle };
 }

@@ -89,16 +89,18 @@ describe('revision crews in the local loop (docs/delivery.md, "Revisions")', () 
           logger,
           source: githubSource(client, { owner: 'octo', repo: 'school' }),
           launcher: await launcher(),
-          github: octokitPort(client, 'octo/school', { retries: 0 }),
-          feedback: octokitFeedback(client, 'octo/school'),
-          delivery: deliveryFor({
-            config,
-            layout,
-            logger,
-            actions: true,
-            pulls: (r) => octokitPulls(client, r),
-            token: 'test-token',
-          })!,
+          ports: {
+            github: octokitPort(client, 'octo/school', { retries: 0 }),
+            feedback: octokitFeedback(client, 'octo/school'),
+            delivery: deliveryFor({
+              config,
+              layout,
+              logger,
+              actions: true,
+              pulls: (r) => octokitPulls(client, r),
+              token: 'test-token',
+            })!,
+          },
         });
       const branch = `refs/heads/school/issue-${n}`;
       const head = () => gitOut(bare, 'rev-parse', branch).out;

@@ -80,7 +80,7 @@ describe('judge job → grade job', () => {
       layout: s.layout,
       daemon: 'd1',
       logger: silentLogger,
-      launcher: await launcher(),
+      launch: { launcher: await launcher() },
       bookbagsPath: join(out, 'bookbags'),
     });
     writeHandoff(s.layout, marks, out, 'd1');

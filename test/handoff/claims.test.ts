@@ -58,10 +58,12 @@ beforeAll(async () => {
       layout: j.layout,
       daemon,
       logger: silentLogger,
-      launcher: await launcher(),
-      refill: false,
+      launch: { launcher: await launcher() },
+      office: {
+        refill: false,
+        claims: { port, runId: RUN, attempt: '1', jobAttempt: '1', dir: join(out, 'claims') },
+      },
       bookbagsPath: join(out, 'bookbags'),
-      claims: { port, runId: RUN, attempt: '1', jobAttempt: '1', dir: join(out, 'claims') },
     });
     writeHandoff(j.layout, marks, out, daemon);
   }

@@ -79,7 +79,7 @@ describe('spend and pause rows a crew job hands on', () => {
       layout: s.layout,
       daemon: 'd1',
       logger: silentLogger,
-      launcher: await launcher(),
+      launch: { launcher: await launcher() },
       bookbagsPath: join(out, 'bookbags'),
     });
     writeHandoff(s.layout, marks, out, 'd1');
@@ -177,7 +177,7 @@ describe('spend and pause rows a crew job hands on', () => {
       layout: s.layout,
       daemon: 'd1',
       logger: silentLogger,
-      launcher: await launcher(),
+      launch: { launcher: await launcher() },
       bookbagsPath: join(out, 'bookbags'),
     });
     writeHandoff(s.layout, marks, out, 'd1');

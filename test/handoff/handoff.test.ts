@@ -48,7 +48,7 @@ async function crewJob(): Promise<{ restored: StateLayout; out: string; root: st
     layout: s.layout,
     daemon: 'd1',
     logger: silentLogger,
-    launcher: await launcher(),
+    launch: { launcher: await launcher() },
     bookbagsPath: join(out, 'bookbags'),
   });
   writeHandoff(s.layout, marks, out, 'd1');
@@ -257,7 +257,7 @@ describe('handoff names', () => {
         layout: s.layout,
         daemon,
         logger: silentLogger,
-        launcher: await launcher(),
+        launch: { launcher: await launcher() },
         bookbagsPath: join(out, 'bookbags'),
       });
       writeHandoff(s.layout, marks, out, daemon);
@@ -358,9 +358,8 @@ describe('a repair the crew job planned for its own failed crew', () => {
       layout: s.layout,
       daemon: 'd1',
       logger: silentLogger,
-      launcher: await launcher(),
-      refill: false,
-      repairInJob: true,
+      launch: { launcher: await launcher() },
+      office: { refill: false, repairInJob: true },
       bookbagsPath: join(out, 'bookbags'),
     });
     writeHandoff(s.layout, marks, out, 'd1');

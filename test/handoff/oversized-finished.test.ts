@@ -56,7 +56,7 @@ describe('a refused crew.finished in a handoff', () => {
       layout: s.layout,
       daemon: 'd1',
       logger: silentLogger,
-      launcher: await launcher(),
+      launch: { launcher: await launcher() },
       bookbagsPath: join(out, 'bookbags'),
     });
     writeHandoff(s.layout, marks, out, 'd1');

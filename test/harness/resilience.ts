@@ -194,7 +194,7 @@ for (const d of config.fleet.daemons)
     daemon: d.id,
     assignments: [],
     logger: silentLogger,
-    launcher: ['true'],
+    launch: { launcher: ['true'] },
   });
 const later = new Date(Date.now() + 3_600_000);
 for (let i = 0; i < 10; i++) {

@@ -211,16 +211,18 @@ writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 1, ou
           logger,
           source: githubSource(client, { owner: 'octo', repo: 'school' }),
           launcher: await launcher(),
-          github: issues.port,
-          feedback: feedback.port,
-          delivery: deliveryFor({
-            config,
-            layout,
-            logger,
-            actions: true,
-            pulls: (r) => octokitPulls(client, r),
-            token: 'test-token',
-          })!,
+          ports: {
+            github: issues.port,
+            feedback: feedback.port,
+            delivery: deliveryFor({
+              config,
+              layout,
+              logger,
+              actions: true,
+              pulls: (r) => octokitPulls(client, r),
+              token: 'test-token',
+            })!,
+          },
         });
 
       // Cycle 1 delivers a pull request: from then on the scan has one to look at.

@@ -75,8 +75,8 @@ describe('D3 temporal', () => {
       layout: t.layout,
       daemon: 'd1',
       logger: silentLogger,
-      launcher: await launcher(),
-      refill: false,
+      launch: { launcher: await launcher() },
+      office: { refill: false },
     });
     // Wait until the crew holds its lease, then try to claim the slot with a skewed clock.
     for (let i = 0; i < 200 && Object.keys(readCrewState(t.layout).registry.leases).length === 0; i++)
@@ -120,7 +120,7 @@ describe('D3 temporal', () => {
       layout: t.layout,
       daemon: 'd1',
       logger: silentLogger,
-      launcher: await launcher(),
+      launch: { launcher: await launcher() },
       // Plenty of time for the first launch, then the deadline is near.
       remainingMs: () => (calls++ === 0 ? 3_600_000 : 1_000),
     });

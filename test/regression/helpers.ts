@@ -139,7 +139,13 @@ export async function crewsOnly(s: School, source: CurriculumSource): Promise<vo
   const argv = await launcher();
   await Promise.all(
     daemons.map((daemon) =>
-      runStep({ config: s.config, layout: s.layout, daemon, logger: silentLogger, launcher: argv }),
+      runStep({
+        config: s.config,
+        layout: s.layout,
+        daemon,
+        logger: silentLogger,
+        launch: { launcher: argv },
+      }),
     ),
   );
 }

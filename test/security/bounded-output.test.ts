@@ -91,7 +91,7 @@ describe('bounded records and output of a hostile student (GitHub path)', () => 
       layout: s.layout,
       daemon: 'd1',
       logger: silentLogger,
-      launcher: await launcher(),
+      launch: { launcher: await launcher() },
       bookbagsPath: join(out, 'bookbags'),
     });
     writeHandoff(s.layout, marks, out, 'd1');

@@ -40,8 +40,8 @@ const drive = async (s: School, logger = memoryLogger()) =>
     daemon: 'd1',
     assignments: [{ crewId: 'c1-closed001' }, { crewId: 'c2-closed002' }],
     logger,
-    launcher: await launcher(),
-    pollMs: 50,
+    launch: { launcher: await launcher() },
+    clock: { pollMs: 50 },
   });
 
 function nothingLeased(s: School): void {

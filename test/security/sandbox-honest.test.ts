@@ -84,7 +84,7 @@ describe.skipIf(!!noSandbox)('7. honest crews, in bubblewrap', () => {
       logger,
       source: writeIssues(s, [{ number: 1, title: 'Solve it', body: '```school\nagent: editor\n```\n' }]),
       launcher: await launcher(),
-      delivery: deliveryFor({ config, layout: s.layout, logger, actions: false }),
+      ports: { delivery: deliveryFor({ config, layout: s.layout, logger, actions: false }) },
     });
     expect(r.runs[0]!.result.finished.map((f) => f.outcome)).toEqual(['succeeded']);
     const crewId = r.plan.assignments[0]!.crewId;

@@ -177,9 +177,8 @@ describe('the simulator tells the truth about a GitHub crew job', () => {
         layout: s.layout,
         daemon: 'd1',
         logger,
-        launcher: await launcher(),
-        refill: false,
-        repairInJob: true,
+        launch: { launcher: await launcher() },
+        office: { refill: false, repairInJob: true },
         onProgress: (p: Progress) => {
           if (p.phase === 'launched')
             launched.set(p.crewId, { issue: p.issueNumber!, at: performance.now() });

@@ -87,9 +87,11 @@ export const loopCommand: Command = {
       logger,
       source,
       launcher,
-      ...(github ? { github } : {}),
-      ...(client && values.repo ? { feedback: octokitFeedback(client, values.repo) } : {}),
-      ...deliveryOption(config, layout, logger, client, values.repo),
+      ports: {
+        ...(github ? { github } : {}),
+        ...(client && values.repo ? { feedback: octokitFeedback(client, values.repo) } : {}),
+        ...deliveryOption(config, layout, logger, client, values.repo),
+      },
       onProgress: (line) => lines.write(`${line}\n`),
       context,
     });
