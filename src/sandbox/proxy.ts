@@ -9,9 +9,12 @@ import { boundText, MAX_DETAIL, MAX_REASON } from '../security/bound.js';
  * `host:port` pairs on the allow-list. Each refusal is answered 403 with the reason and reported to
  * `onRefused`, so the crew's log says what its student tried to reach.
  */
-export interface EgressProxy {
+export type EgressProxy = SocketProxy;
+
+/** A proxy of the sandbox's on a unix socket of the host (the egress proxy, the key proxy). */
+export interface SocketProxy {
   readonly socket: string;
-  /** Every `host:port` refused so far, in order (a repeat is counted, not listed again). */
+  /** Every refusal so far (a target, a request), in order; a repeat is counted, not listed again. */
   refused(): Array<{ target: string; count: number }>;
   close(): Promise<void>;
 }
@@ -65,25 +68,34 @@ export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
     throw new Error(
       `egress proxy: the socket path ${o.socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows`,
     );
-  rmSync(o.socket, { force: true });
   const proxy = new Egress(o);
   const server: Server = createServer((client) => proxy.accept(client));
+  const close = await listenOnSocket(server, o.socket, () => proxy.destroyAll());
+  return { socket: o.socket, refused: () => proxy.refused(), close };
+}
+
+/**
+ * Listens on a unix socket (a stale one removed first). The close it returns ends every
+ * connection (`endAll`), stops the server and removes the socket.
+ */
+export async function listenOnSocket(
+  server: Server,
+  socket: string,
+  endAll: () => void,
+): Promise<() => Promise<void>> {
+  rmSync(socket, { force: true });
   await new Promise<void>((res, rej) => {
     server.once('error', rej);
-    server.listen(o.socket, () => res());
+    server.listen(socket, () => res());
   });
-  return {
-    socket: o.socket,
-    refused: () => proxy.refused(),
-    close: () =>
-      new Promise<void>((res) => {
-        proxy.destroyAll();
-        server.close(() => {
-          rmSync(o.socket, { force: true });
-          res();
-        });
-      }),
-  };
+  return () =>
+    new Promise<void>((res) => {
+      endAll();
+      server.close(() => {
+        rmSync(socket, { force: true });
+        res();
+      });
+    });
 }
 
 /** The proxy's connections: each one's request head read, routed (or refused), then piped. */
