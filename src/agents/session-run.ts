@@ -1,0 +1,267 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { readLogText } from '../process/capped-log.js';
+import type { AgentConfig } from '../config/schema.js';
+import { renderCorrection } from './brief.js';
+import { boundTurnCost, budgetEnding, budgetedAgent, recordCrewSpend } from './usage.js';
+import { childEnv, type ChildEnv } from '../process/env.js';
+import { sha256 } from '../bookbag/schema.js';
+import { redactText } from '../security/redact.js';
+import { writeTextAtomic } from '../state/atomic.js';
+import { addUsage, settleWrites, tail, type SessionMeter, type TurnEnding } from './ending.js';
+import { sessionLost } from './limits.js';
+import { runTurn, type TurnResult } from './run.js';
+import { describeMissing, missingProgram } from '../sandbox/not-found.js';
+import type { SessionInput, SessionResult } from './session.js';
+
+/**
+ * The turns of one crew's session (./session.ts): each agent turn, its spend held to the crew's
+ * budget, the verification of the change it froze, and the correction turn that follows a failure.
+ */
+
+/** One session's state between its turns: the result so far, the next prompt, the spend. */
+export class Session {
+  private readonly r: SessionResult = {
+    ending: { kind: 'failed', reason: 'no turn ran' },
+    verification: null,
+    corrections: 0,
+  };
+  /**
+   * The agent gets the base environment, the crew's variables and exactly the names in its passEnv;
+   * verification runs the repository's own (student-editable) test command and gets no passEnv.
+   */
+  private readonly verifyEnv: ChildEnv;
+  private briefPath: string;
+  private prompt: string;
+  private meter: SessionMeter | undefined;
+  /** A revision resumes the delivered session with the feedback alone: that session holds the rest. */
+  private resuming: { sessionId: string; promptPath: string; meter?: SessionMeter } | undefined;
+  private spentUsd = 0;
+
+  constructor(private readonly i: SessionInput) {
+    this.verifyEnv = childEnv({ set: i.crewVars });
+    this.briefPath = i.paths.brief;
+    this.prompt = readFileSync(i.paths.brief, 'utf8');
+    this.resuming = i.revision && 'resume' in i.revision ? i.revision.resume : undefined;
+    if (i.revision && 'fresh' in i.revision) this.r.start = { session: 'fresh', why: i.revision.fresh };
+    if (this.resuming) {
+      this.prompt = readFileSync(this.resuming.promptPath, 'utf8');
+      this.meter = this.resuming.meter;
+    }
+  }
+
+  async run(): Promise<SessionResult> {
+    const { i, r } = this;
+    for (;;) {
+      const budget = i.crewBudgetUsd;
+      const left = budget === undefined ? undefined : Math.round((budget - this.spentUsd) * 1e6) / 1e6;
+      if (budget !== undefined && left !== undefined && left <= 0) {
+        r.ending = budgetEnding(budget, this.spentUsd);
+        return r;
+      }
+      const turn = await this.turn(left);
+      await i.afterTurn();
+      if (this.resuming && this.resumeRefused(turn)) continue;
+      const frozen = await this.settle(turn);
+      if (await this.charge(left)) return r;
+      r.usage = addUsage(r.usage, r.ending.usage);
+      if (r.ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
+      const v = await this.verify(i.verify, frozen ?? (await i.freeze()));
+      if (!this.correction(i.verify, v)) return r;
+    }
+  }
+
+  /** One agent turn, with what is left of the crew's budget. */
+  private turn(left: number | undefined): Promise<TurnResult> {
+    const { i, r } = this;
+    const { agent, paths } = i;
+    const resume = this.resuming?.sessionId ?? (r.corrections > 0 ? r.session : undefined);
+    return runTurn(budgetedAgent(agent, left), {
+      cwd: i.worktree,
+      env: childEnv({
+        pass: agent.passEnv,
+        set: {
+          ...quietCli(agent),
+          ...i.crewVars,
+          SCHOOL_BRIEF: this.briefPath,
+          SCHOOL_CORRECTION_TURN: String(r.corrections),
+        },
+      }),
+      timeoutMs: i.timeoutMs,
+      graceMs: i.graceMs,
+      logFile: paths.studentLog,
+      ...(i.logMaxBytes ? { logMaxBytes: i.logMaxBytes } : {}),
+      briefPath: this.briefPath,
+      prompt: this.prompt,
+      ...(resume ? { resume } : {}),
+      ...(resume && this.meter ? { previous: this.meter } : {}),
+      usageFile: paths.usage,
+      reportFile: paths.report,
+      commandArgv: i.commandArgv,
+      launch: i.launch,
+      ...(i.sandboxed ? { sandboxed: true } : {}),
+      ...(i.verify && i.verifies ? { verify: i.verify } : {}),
+      onSpawn: i.onSpawn,
+    });
+  }
+
+  /**
+   * After a revision's first turn: whether the tool refused the session (then the brief goes to a
+   * fresh one, and true), else how the session began.
+   */
+  private resumeRefused(turn: TurnResult): boolean {
+    const asked = this.resuming!.sessionId;
+    const refused = resumeRefused(turn.ending, asked);
+    this.resuming = undefined;
+    if (refused) {
+      // The tool has no such session (a store it could not read, another release): the brief
+      // tells the whole story to a new session.
+      this.r.start = { session: 'fresh', why: refused };
+      this.meter = undefined;
+      this.prompt = readFileSync(this.i.paths.brief, 'utf8');
+      return true;
+    }
+    const other = turn.ending.sessionId;
+    this.r.start =
+      other && other !== asked
+        ? { session: 'fresh', why: `the agent started session ${other} instead of resuming ${asked}` }
+        : { session: 'resumed' };
+    return false;
+  }
+
+  /** The turn's ending, report, session and meter; the change frozen when its writes all failed. */
+  private async settle(turn: TurnResult): Promise<{ patch: string; sha: string } | undefined> {
+    const { i, r } = this;
+    let ending = notFoundEnding(i.agent, turn, i.paths.studentLog);
+    let frozen: { patch: string; sha: string } | undefined;
+    if (ending.failedWrites) {
+      // Every file change failed: the worktree says whether the turn changed anything all the same
+      // (compared with the change the last verification froze, or with the base on the first turn).
+      frozen = await i.freeze();
+      const before = r.verification?.diffSha;
+      ending = settleWrites(ending, before ? frozen.sha !== before : frozen.patch.trim() !== '');
+    }
+    r.ending = ending;
+    r.report = turn.report ?? r.report;
+    r.session = ending.sessionId ?? r.session;
+    this.meter = ending.meter ?? this.meter;
+    r.meter = this.meter;
+    return frozen;
+  }
+
+  /**
+   * Records the turn's spend, held to what was left of the crew's budget. True when the turn
+   * reported more than was left: the crew stops there.
+   */
+  private async charge(left: number | undefined): Promise<boolean> {
+    const { i, r } = this;
+    if (!r.ending.usage) return false;
+    // The reported cost counts against the crew's budget, never more than what is left of it.
+    const cost = boundTurnCost(i.agent, r.ending.usage, left);
+    r.ending = { ...r.ending, usage: cost.usage };
+    // The row holds what was left, the reported figure beside it (src/dispatch/spend.ts).
+    const reported = { ...cost.usage, costUsd: cost.reportedUsd };
+    await recordCrewSpend(i.layout, i.spendOf, reported, r.corrections, {
+      ...(left !== undefined ? { maxUsd: left } : {}),
+    });
+    this.spentUsd += cost.usage.costUsd ?? 0;
+    const budget = i.crewBudgetUsd;
+    if (!cost.over || budget === undefined || left === undefined) return false;
+    const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
+    r.usage = addUsage(r.usage, cost.usage);
+    r.ending = budgetEnding(budget, this.spentUsd, over);
+    await i.alert?.('cost-over-budget', r.ending.reason);
+    return true;
+  }
+
+  /** Verifies the frozen change; the record vouches for its digest. */
+  private async verify(command: readonly string[], frozen: { patch: string; sha: string }) {
+    const { i, r } = this;
+    rmSync(i.paths.verifyLog, { force: true });
+    const v = await i.runVerify(command, this.verifyEnv, frozen.patch);
+    // Capped on disk, and read no further than the cap: never the whole of what a check printed.
+    const log = redactText(readLogText(i.paths.verifyLog, i.logMaxBytes));
+    r.verificationLog = log;
+    r.verification = {
+      command: [...command],
+      exitCode: v.exitCode,
+      passed: v.exitCode === 0 && !v.timedOut,
+      durationMs: v.durationMs,
+      logDigest: sha256(log),
+      baseSha: i.baseSha,
+      diffSha: frozen.sha,
+      timedOut: v.timedOut,
+    };
+    // A program the sandbox does not have: no correction can help, and it is not the agent's failure.
+    if (v.missing) r.missing = v.missing;
+    return { ...v, log };
+  }
+
+  /**
+   * Prepares the next correction turn after a failed verification: false when none follows (it
+   * passed, a program is missing, no corrections are left, or there is no session to resume).
+   */
+  private correction(
+    command: readonly string[],
+    v: { exitCode: number | null; timedOut: boolean; log: string },
+  ): boolean {
+    const { i, r } = this;
+    if (r.verification!.passed || r.missing || r.corrections >= i.maxCorrections) return false;
+    // A CLI agent's correction resumes its session; without a session id there is nothing to resume.
+    if (i.agent.kind !== 'command' && !r.session) return false;
+    r.corrections++;
+    const correction = renderCorrection({
+      turn: r.corrections,
+      of: i.maxCorrections,
+      command,
+      exitCode: v.exitCode,
+      timedOut: v.timedOut,
+      output: tail(v.log, 16_000),
+    });
+    // A command agent gets the brief again with the correction appended (a file, as always); a
+    // CLI agent's session already holds the brief, so it receives the correction alone.
+    this.briefPath = i.paths.correction(r.corrections);
+    writeTextAtomic(this.briefPath, `${readFileSync(i.paths.brief, 'utf8')}\n${correction}`);
+    this.prompt = correction;
+    return true;
+  }
+}
+
+/**
+ * A turn that failed with exit 127 because a program is not there (src/sandbox/not-found.ts): the
+ * school's failure, so the agent could not start (an alert, not counted against it).
+ */
+function notFoundEnding(agent: AgentConfig, turn: TurnResult, studentLog: string): TurnEnding {
+  if (turn.ending.kind !== 'failed' || turn.process.exitCode !== 127) return turn.ending;
+  const missing = missingProgram({
+    output: readLogText(studentLog, 65_536),
+    exitCode: 127,
+    command: agent.command ?? [agent.bin ?? (agent.kind === 'codex' ? 'codex' : 'claude')],
+    hostPath: childEnv().PATH ?? '',
+  });
+  if (!missing) return turn.ending;
+  return { ...turn.ending, kind: 'could_not_start', reason: describeMissing(missing, `agent ${agent.id}`) };
+}
+
+/**
+ * Why a resumed first turn was refused: the tool said it has no such session (it printed nothing
+ * else and spent nothing), so a fresh turn follows. Undefined when the tool took the session.
+ */
+function resumeRefused(ending: TurnEnding, sessionId: string): string | undefined {
+  if (ending.kind === 'could_not_start' && sessionLost(`${ending.reason}\n${ending.detail ?? ''}`))
+    return `the agent could not resume session ${sessionId}: ${tail(ending.reason, 300)}`;
+  return undefined;
+}
+
+/**
+ * Claude Code headless, as a school runs it: no auto-update and no telemetry (in the sandbox they
+ * would only be refused connections), unless the agent's passEnv sets them itself.
+ */
+function quietCli(agent: AgentConfig): Record<string, string> {
+  if (agent.kind !== 'claude-code') return {};
+  const quiet: Record<string, string> = {
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+  for (const k of agent.passEnv) delete quiet[k];
+  return quiet;
+}
