@@ -136,118 +136,159 @@ export function toolPaths(o: ToolchainOptions): string[] {
 }
 
 export function toolchainMounts(o: ToolchainOptions): ToolchainMounts {
-  const guard = protection(o.protect);
-  const caches = o.toolCaches ?? [];
-  const untrusted = (o.untrusted ?? []).map((p) => resolve(p));
-  const out = new Set<string>();
-  const masked = new Set<string>();
-  const system = (p: string) => SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + sep));
-  // A recognized root may lie inside a protected path. One that holds a protected directory (the
-  // toolkit installed globally into an nvm version) is shown with that directory emptied; one that
-  // is a protected path, or holds a protected file, is not shown.
-  const addRoot = (root: string): boolean => {
-    if (!existsSync(root) || guard.is(root)) return false;
-    const inner = guard.within(root).filter((q) => existsSync(q));
-    if (inner.some((q) => !isDirectory(q))) return false;
-    out.add(root);
-    for (const q of inner) masked.add(q);
-    return true;
-  };
-  const add = (p: string) => {
-    if (!isAbsolute(p) || system(p) || !existsSync(p)) return;
-    const root = toolchainRoot(p, caches);
-    if (root) addRoot(root);
-    else if (!guard.blocked(p)) out.add(p);
-  };
-  const managed = {
+  const plan = new MountPlan(o);
+  for (const d of o.path.split(delimiter).filter(Boolean)) plan.addPathEntry(d);
+  for (const prog of [...o.programs, ...plan.managed.programs]) plan.addProgram(prog);
+  for (const file of o.files ?? []) plan.addFile(file);
+  return plan.mounts();
+}
+
+const isSystem = (p: string) => SYSTEM_PATHS.some((s) => p === s || p.startsWith(s + sep));
+const inside = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));
+
+/** The paths a confined process is shown, gathered from its PATH, its programs and its files. */
+class MountPlan {
+  private readonly guard: ReturnType<typeof protection>;
+  private readonly caches: readonly string[];
+  private readonly untrusted: string[];
+  private readonly out = new Set<string>();
+  private readonly masked = new Set<string>();
+  /** Programs reached through a link: made inside when what it leads to is visible. */
+  private readonly linked: string[] = [];
+  /** What the version managers whose shims are on PATH add: variables, programs, HOME files. */
+  readonly managed = {
     env: {} as Record<string, string>,
     programs: [] as string[],
     homeFiles: new Set<string>(),
   };
-  for (const d of o.path.split(delimiter).filter(Boolean)) {
-    add(d);
+
+  constructor(private readonly o: ToolchainOptions) {
+    this.guard = protection(o.protect);
+    this.caches = o.toolCaches ?? [];
+    this.untrusted = (o.untrusted ?? []).map((p) => resolve(p));
+  }
+
+  /**
+   * A recognized root may lie inside a protected path. One that holds a protected directory (the
+   * toolkit installed globally into an nvm version) is shown with that directory emptied; one that
+   * is a protected path, or holds a protected file, is not shown.
+   */
+  private addRoot(root: string): boolean {
+    if (!existsSync(root) || this.guard.is(root)) return false;
+    const inner = this.guard.within(root).filter((q) => existsSync(q));
+    if (inner.some((q) => !isDirectory(q))) return false;
+    this.out.add(root);
+    for (const q of inner) this.masked.add(q);
+    return true;
+  }
+
+  private add(p: string): void {
+    if (!isAbsolute(p) || isSystem(p) || !existsSync(p)) return;
+    const root = toolchainRoot(p, this.caches);
+    if (root) this.addRoot(root);
+    else if (!this.guard.blocked(p)) this.out.add(p);
+  }
+
+  /** A PATH directory (and where it leads); a version manager's shims: its root, read-only. */
+  addPathEntry(d: string): void {
+    const o = this.o;
+    this.add(d);
     const real = realpathOf(d);
-    if (real && real !== d) add(real);
+    if (real && real !== d) this.add(real);
     // A version manager's shims: its root, read-only, when nothing protected is in it.
     const shims =
       o.env && isAbsolute(d) && real
         ? (shimManager(d, o.env, o.path) ?? shimManager(real, o.env, o.path))
         : undefined;
-    if (!shims || !shims.roots.every((r) => existsSync(r) && addRoot(r))) continue;
-    Object.assign(managed.env, shims.env);
-    managed.programs.push(...shims.programs);
-    for (const name of shims.homeFiles) managed.homeFiles.add(name);
+    if (!shims || !shims.roots.every((r) => existsSync(r) && this.addRoot(r))) return;
+    Object.assign(this.managed.env, shims.env);
+    this.managed.programs.push(...shims.programs);
+    for (const name of shims.homeFiles) this.managed.homeFiles.add(name);
     // Each installed version may hold npm's global configuration (a registry token): hidden.
     for (const r of shims.roots)
-      for (const v of versionDirs(r)) if (existsSync(join(v, 'etc', 'npmrc'))) masked.add(join(v, 'etc'));
+      for (const v of versionDirs(r))
+        if (existsSync(join(v, 'etc', 'npmrc'))) this.masked.add(join(v, 'etc'));
   }
-  const inside = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));
-  // Programs reached through a link: the link is made inside when what it leads to is visible,
-  // else the program is shown as a file at its own path.
-  const linked: string[] = [];
-  for (const prog of [...o.programs, ...managed.programs]) {
+
+  /**
+   * A program: its toolchain root, or itself as a file with its npm package and what that loads.
+   * One reached through a link is linked inside when what it leads to is visible, else shown as a
+   * file at its own path.
+   */
+  addProgram(prog: string): void {
     const real = isAbsolute(prog) ? realpathOf(prog) : undefined;
-    if (!real) continue;
-    const root = toolchainRoot(real, caches) ?? toolchainRoot(prog, caches);
-    if (root && addRoot(root)) {
-      if (!system(prog) && !prog.startsWith(root + sep)) linked.push(prog);
-      continue;
+    if (!real) return;
+    const root = toolchainRoot(real, this.caches) ?? toolchainRoot(prog, this.caches);
+    if (root && this.addRoot(root)) {
+      if (!isSystem(prog) && !prog.startsWith(root + sep)) this.linked.push(prog);
+      return;
     }
     // The program itself is always visible, as a file, even inside a protected directory (a node
     // of the runner install, an agent CLI under the host's HOME): one file shows nothing else.
     if (real !== prog) {
-      linked.push(prog);
-      out.add(real);
-    } else out.add(prog);
+      this.linked.push(prog);
+      this.out.add(real);
+    } else this.out.add(prog);
     const pkg = packageRoot(real);
-    if (!pkg) continue;
+    if (!pkg) return;
     // What a student may write is no place to resolve packages from: its package.json would choose.
-    if (inside(pkg, untrusted)) continue;
-    for (const dir of packageClosure(pkg)) if (!guard.holds(dir)) out.add(dir);
+    if (inside(pkg, this.untrusted)) return;
+    for (const dir of packageClosure(pkg)) if (!this.guard.holds(dir)) this.out.add(dir);
   }
-  for (const file of o.files ?? []) {
+
+  /** Another file the process names (a script in argv): it and the package that holds it. */
+  addFile(file: string): void {
     const real = isAbsolute(file) ? realpathOf(file) : undefined;
-    if (!real) continue;
-    out.add(file);
-    if (real !== file) out.add(real);
+    if (!real) return;
+    this.out.add(file);
+    if (real !== file) this.out.add(real);
     const pkg = packageRoot(real);
-    if (pkg && !guard.holds(pkg)) out.add(pkg);
+    if (pkg && !this.guard.holds(pkg)) this.out.add(pkg);
   }
-  // A path inside another visible one is seen through it: binding it again would ask bwrap to make
-  // a mount point inside a read-only bind (and a link's target may not be mounted yet).
-  // The system is bound whole already (a package under /usr/lib/node_modules is seen through it).
-  const all = [...out].filter((p) => !system(p));
-  const readOnly = all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + sep)));
-  // npm's global configuration (`<prefix>/etc/npmrc`) may hold a registry token: hidden.
-  for (const r of readOnly) if (existsSync(join(r, 'etc', 'npmrc'))) masked.add(join(r, 'etc'));
-  const links = new Map<string, Link>();
-  const shown = [...readOnly, ...(o.visible ?? []).map((p) => resolve(p)), ...untrusted];
-  const seen = (p: string) => (system(p) || inside(p, shown)) && !inside(p, [...masked]);
-  const tryLinks = (p: string): boolean => {
-    const chain = linkChain(p);
-    const real = realpathOf(p);
-    if (!chain || !real || !seen(real)) return false;
-    // A link inside a visible path is there already; one above a visible path would hide it.
-    const make = chain.filter((l) => !seen(l.path));
-    if (make.some((l) => guard.is(l.path) || shown.some((q) => q.startsWith(l.path + sep)))) return false;
-    for (const l of make) links.set(l.path, l);
-    return true;
-  };
-  for (const prog of linked) if (!tryLinks(prog)) readOnly.push(prog);
-  for (const d of o.path.split(delimiter).filter((x) => isAbsolute(x) && existsSync(x))) {
-    if (seen(resolve(d))) continue;
-    if (tryLinks(resolve(d))) continue;
-    // An entry left out: its own links into what is visible are made, nothing else of it.
-    for (const name of listLinks(d)) tryLinks(join(resolve(d), name));
+
+  /** The mounts: the outermost visible paths, what is masked in them, and the links made inside. */
+  mounts(): ToolchainMounts {
+    const { o, masked, guard } = this;
+    // A path inside another visible one is seen through it: binding it again would ask bwrap to make
+    // a mount point inside a read-only bind (and a link's target may not be mounted yet).
+    // The system is bound whole already (a package under /usr/lib/node_modules is seen through it).
+    const all = [...this.out].filter((p) => !isSystem(p));
+    const readOnly = all.filter((p) => !all.some((q) => q !== p && p.startsWith(q + sep)));
+    // npm's global configuration (`<prefix>/etc/npmrc`) may hold a registry token: hidden.
+    for (const r of readOnly) if (existsSync(join(r, 'etc', 'npmrc'))) masked.add(join(r, 'etc'));
+    const links = new Map<string, Link>();
+    const shown = [...readOnly, ...(o.visible ?? []).map((p) => resolve(p)), ...this.untrusted];
+    const seen = (p: string) => (isSystem(p) || inside(p, shown)) && !inside(p, [...masked]);
+    const tryLinks = (p: string): boolean => {
+      const chain = linkChain(p);
+      const real = realpathOf(p);
+      if (!chain || !real || !seen(real)) return false;
+      // A link inside a visible path is there already; one above a visible path would hide it.
+      const make = chain.filter((l) => !seen(l.path));
+      if (make.some((l) => guard.is(l.path) || shown.some((q) => q.startsWith(l.path + sep)))) return false;
+      for (const l of make) links.set(l.path, l);
+      return true;
+    };
+    for (const prog of this.linked) if (!tryLinks(prog)) readOnly.push(prog);
+    for (const d of o.path.split(delimiter).filter((x) => isAbsolute(x) && existsSync(x))) {
+      if (seen(resolve(d))) continue;
+      if (tryLinks(resolve(d))) continue;
+      // An entry left out: its own links into what is visible are made, nothing else of it.
+      for (const name of listLinks(d)) tryLinks(join(resolve(d), name));
+    }
+    const made = [...links.values()].sort((a, b) => depthOf(a.path) - depthOf(b.path));
+    return { readOnly, masked: [...masked], links: made, env: this.managed.env, homeFiles: this.homeFiles() };
   }
-  const made = [...links.values()].sort((a, b) => depthOf(a.path) - depthOf(b.path));
-  const hostHome = o.env ? resolve(o.env.HOME || homedir()) : undefined;
-  const homeFiles = hostHome
-    ? [...managed.homeFiles]
-        .map((name) => ({ source: join(hostHome, name), name }))
-        .filter((f) => isFile(f.source))
-    : [];
-  return { readOnly, masked: [...masked], links: made, env: managed.env, homeFiles };
+
+  /** The HOME files the version managers read (`~/.tool-versions`), where the host has them. */
+  private homeFiles(): Array<{ source: string; name: string }> {
+    const hostHome = this.o.env ? resolve(this.o.env.HOME || homedir()) : undefined;
+    return hostHome
+      ? [...this.managed.homeFiles]
+          .map((name) => ({ source: join(hostHome, name), name }))
+          .filter((f) => isFile(f.source))
+      : [];
+  }
 }
 
 const depthOf = (p: string) => p.split(sep).filter(Boolean).length;
