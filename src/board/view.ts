@@ -58,13 +58,7 @@ export function viewOf(
 ): SchoolView {
   const abridged = options.itemsPerLane;
   const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
-  const active: PauseEntry[] = (school?.pauses ?? []).map((p) => ({
-    reason: cleanText(p.reason, 400),
-    since: p.at,
-    source: p.source,
-    ...(p.crewId ? { crewId: p.crewId } : {}),
-    ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
-  }));
+  const active = activePauses(school);
   const lanes = buildLanes({
     trust: config.curriculum.trust,
     now,
@@ -82,7 +76,6 @@ export function viewOf(
 
   const jobs = Object.values(grading?.state.jobs ?? {});
   const spentUsd = spend?.totalUsd ?? 0;
-  const capUsd = config.dispatch.spendCap;
 
   const view: SchoolView = {
     schema: 1,
@@ -98,19 +91,7 @@ export function viewOf(
       busySeconds: round(d.busySeconds, 3),
     })),
     timeline: timeline(abridged === undefined ? registry : undefined, now),
-    leaderboard: ledger
-      ? {
-          overall: leaderRows(ledger).map((r) => {
-            const h = humanScore(ledger, r.agent);
-            return {
-              ...r,
-              score: round(r.score, 4),
-              ...(h ? { human: round(h.score, 4), humanCount: h.count } : {}),
-            };
-          }),
-          cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) })),
-        }
-      : { overall: [], cells: [] },
+    leaderboard: leaderboardOf(ledger),
     ...(sources.feedback && Object.keys(sources.feedback.settled).length > 0
       ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) }
       : {}),
@@ -123,29 +104,8 @@ export function viewOf(
       deadLetters: jobs.filter((j) => j.status === 'dead_letter').length,
       series: grading?.series ?? [],
     },
-    spend: {
-      spentUsd: round(spentUsd, 4),
-      ...(capUsd !== undefined
-        ? {
-            capUsd,
-            reached: spentUsd >= capUsd,
-            ...(capUsd > 0 ? { fraction: round(spentUsd / capUsd, 4) } : {}),
-          }
-        : { reached: false }),
-    },
-    budgets: budgetStandings(
-      config,
-      spend,
-      now,
-      Object.values(registry?.crews ?? {})
-        .filter((c) => c.status === 'running')
-        .map((c) => c.crewId)
-        .sort(),
-    ).map((b) => ({
-      ...b,
-      ...(b.spentUsd !== undefined ? { spentUsd: round(b.spentUsd, 4) } : {}),
-      leftUsd: round(b.leftUsd, 4),
-    })),
+    spend: spendAgainstCap(spentUsd, config.dispatch.spendCap),
+    budgets: budgetsOf(config, spend, now, registry),
     costs: costTable({
       now,
       ...(registry ? { registry } : {}),
@@ -158,6 +118,65 @@ export function viewOf(
     ...(abridged !== undefined ? { abridged: { itemsPerLane: abridged } } : {}),
   };
   return redactView(view);
+}
+
+/** The pauses in force, their reasons cleaned for the board. */
+function activePauses(school: BoardSources['school']): PauseEntry[] {
+  return (school?.pauses ?? []).map((p) => ({
+    reason: cleanText(p.reason, 400),
+    since: p.at,
+    source: p.source,
+    ...(p.crewId ? { crewId: p.crewId } : {}),
+    ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
+  }));
+}
+
+/** The leaderboard: each agent's score (and its human score), and each cell's. */
+function leaderboardOf(ledger: BoardSources['ledger']): SchoolView['leaderboard'] {
+  if (!ledger) return { overall: [], cells: [] };
+  return {
+    overall: leaderRows(ledger).map((r) => {
+      const h = humanScore(ledger, r.agent);
+      return {
+        ...r,
+        score: round(r.score, 4),
+        ...(h ? { human: round(h.score, 4), humanCount: h.count } : {}),
+      };
+    }),
+    cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) })),
+  };
+}
+
+/** What was spent against the spend cap, when one is set. */
+function spendAgainstCap(spentUsd: number, capUsd: number | undefined): SchoolView['spend'] {
+  return {
+    spentUsd: round(spentUsd, 4),
+    ...(capUsd !== undefined
+      ? {
+          capUsd,
+          reached: spentUsd >= capUsd,
+          ...(capUsd > 0 ? { fraction: round(spentUsd / capUsd, 4) } : {}),
+        }
+      : { reached: false }),
+  };
+}
+
+/** The daily budgets' standings, the running crews' own among them. */
+function budgetsOf(
+  config: SchoolConfig,
+  spend: BoardSources['spend'],
+  now: Date,
+  registry: BoardSources['registry'],
+): SchoolView['budgets'] {
+  const running = Object.values(registry?.crews ?? {})
+    .filter((c) => c.status === 'running')
+    .map((c) => c.crewId)
+    .sort();
+  return budgetStandings(config, spend, now, running).map((b) => ({
+    ...b,
+    ...(b.spentUsd !== undefined ? { spentUsd: round(b.spentUsd, 4) } : {}),
+    leftUsd: round(b.leftUsd, 4),
+  }));
 }
 
 /**
