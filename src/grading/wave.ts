@@ -5,7 +5,7 @@ import { withLock } from '../state/lock.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { ScoreApplied, ScoreLedger } from './ledger.js';
 import { appendObservationsHeld, observationOf } from './observations.js';
-import type { Outbox } from '../outbox/outbox.js';
+import type { Outbox, OutboxEntry } from '../outbox/outbox.js';
 import type { GradingQueue, QueueState } from './queue.js';
 import { missingOutboxEntries, outboxEntries, scoreOf, type OutboxPolicy } from './records.js';
 import type { Contests } from './contest.js';
@@ -94,79 +94,11 @@ export function commitWave(ctx: WaveContext, w: WaveInput): Promise<WaveOutcome>
   return withLock(ctx.layout.file('grading'), async ({ waitedMs }) => {
     const claim = w.candidates === undefined || w.candidates.length > 0;
     if (claim) ctx.ledger.check();
-    const jobs = ctx.queue.stateHeld().jobs;
-    const scores = w.graded.flatMap(({ job, verdict }) => {
-      const status = jobs[job.jobKey]?.status;
-      return status && status !== 'graded' ? [scoreOf(job, verdict, ctx.alpha)] : [];
-    });
-    if (ctx.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.viewStale = true;
-    await ctx.onScored?.(w.graded.map((g) => g.job.jobKey));
-
-    const at = w.now.toISOString();
-    const settled = ctx.queue.settleHeld(
-      {
-        worker: ctx.worker,
-        now: w.now,
-        maxAttempts: ctx.maxAttempts,
-        graded: w.graded.map(({ job, verdict }) => ({
-          jobKey: job.jobKey,
-          verdict,
-          score: { alpha: ctx.alpha, at },
-        })),
-        failed: w.failed,
-        ...(claim
-          ? {
-              claim: {
-                ...(w.candidates ? { candidates: w.candidates } : {}),
-                options: {
-                  worker: ctx.worker,
-                  now: w.now,
-                  leaseMs: ctx.leaseMs,
-                  maxAttempts: ctx.maxAttempts,
-                  limit: ctx.limit,
-                },
-              },
-            }
-          : {}),
-      },
-      { redacted: true },
-    );
-
+    await applyScores(ctx, w);
+    const settled = ctx.queue.settleHeld(settlement(ctx, w, claim), { redacted: true });
     const markedNow = new Set(settled.graded);
     const marked = w.graded.filter((g) => markedNow.has(g.job.jobKey));
-    const contests = ctx.contests;
-    const held = (job: GradingJob) => contests?.holds(job) ?? false;
-    const entries = marked.flatMap((g) => (held(g.job) ? [] : outboxEntries(ctx.policy, g.job, g.verdict)));
-    const first = !ctx.reconciled;
-    if (first) {
-      const queue = ctx.queue.stateHeld();
-      for (const lost of lostScores(queue, ctx.ledger))
-        if (ctx.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0) ctx.viewStale = true;
-      const outbox = ctx.outbox.current();
-      entries.push(
-        ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.outbox.watermark()).filter(
-          (e) => !contests || !queue.jobs[e.jobKey] || !held(queue.jobs[e.jobKey]!.job),
-        ),
-      );
-      if (contests)
-        entries.push(
-          ...contests.missing(
-            ctx.ledger.state(),
-            ctx.policy,
-            queue,
-            (id) => !!outbox.items[id],
-            ctx.outbox.watermark(),
-          ),
-        );
-      ctx.reconciled = true;
-    }
-    // A contest is decided once all its crews are graded or ended: in the drain's first transaction
-    // (crews that ended without a grade) and whenever a wave marks a contest crew.
-    if (contests && (first || marked.some((g) => held(g.job)))) {
-      const d = contests.settle(ctx.queue.stateHeld(), ctx.ledger.state(), ctx.policy, w.now);
-      ctx.ledger.decideHeld(d.decided, w.now, { redacted: true });
-      entries.push(...d.entries);
-    }
+    const entries = reconcile(ctx, w, marked);
     await ctx.outbox.record(entries, w.now, { sync: false, redacted: true });
     const warnings: string[] = [];
     const warn = { warning: (m: string) => warnings.push(m) };
@@ -195,6 +127,96 @@ export function commitWave(ctx: WaveContext, w: WaveInput): Promise<WaveOutcome>
       waitedMs,
     };
   });
+}
+
+/**
+ * Step 2: the wave's scores, only for jobs still in the queue and not graded (another drain that
+ * graded the job applied its score first).
+ */
+async function applyScores(ctx: WaveContext, w: WaveInput): Promise<void> {
+  const jobs = ctx.queue.stateHeld().jobs;
+  const scores = w.graded.flatMap(({ job, verdict }) => {
+    const status = jobs[job.jobKey]?.status;
+    return status && status !== 'graded' ? [scoreOf(job, verdict, ctx.alpha)] : [];
+  });
+  if (ctx.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.viewStale = true;
+  await ctx.onScored?.(w.graded.map((g) => g.job.jobKey));
+}
+
+/** Step 3: the graded marks, the failures and, when the drain goes on, the next claim. */
+function settlement(
+  ctx: WaveContext,
+  w: WaveInput,
+  claim: boolean,
+): Parameters<GradingQueue['settleHeld']>[0] {
+  const at = w.now.toISOString();
+  return {
+    worker: ctx.worker,
+    now: w.now,
+    maxAttempts: ctx.maxAttempts,
+    graded: w.graded.map(({ job, verdict }) => ({
+      jobKey: job.jobKey,
+      verdict,
+      score: { alpha: ctx.alpha, at },
+    })),
+    failed: w.failed,
+    ...(claim
+      ? {
+          claim: {
+            ...(w.candidates ? { candidates: w.candidates } : {}),
+            options: {
+              worker: ctx.worker,
+              now: w.now,
+              leaseMs: ctx.leaseMs,
+              maxAttempts: ctx.maxAttempts,
+              limit: ctx.limit,
+            },
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * Step 4: the outbox entries of the jobs marked now (a contest's crews wait for its decision); in
+ * the drain's first transaction also what a crash left unrecorded; a contest's decision once all
+ * its crews are graded or ended.
+ */
+function reconcile(ctx: WaveContext, w: WaveInput, marked: WaveInput['graded']): OutboxEntry[] {
+  const contests = ctx.contests;
+  const held = (job: GradingJob) => contests?.holds(job) ?? false;
+  const entries = marked.flatMap((g) => (held(g.job) ? [] : outboxEntries(ctx.policy, g.job, g.verdict)));
+  const first = !ctx.reconciled;
+  if (first) {
+    const queue = ctx.queue.stateHeld();
+    for (const lost of lostScores(queue, ctx.ledger))
+      if (ctx.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0) ctx.viewStale = true;
+    const outbox = ctx.outbox.current();
+    entries.push(
+      ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.outbox.watermark()).filter(
+        (e) => !contests || !queue.jobs[e.jobKey] || !held(queue.jobs[e.jobKey]!.job),
+      ),
+    );
+    if (contests)
+      entries.push(
+        ...contests.missing(
+          ctx.ledger.state(),
+          ctx.policy,
+          queue,
+          (id) => !!outbox.items[id],
+          ctx.outbox.watermark(),
+        ),
+      );
+    ctx.reconciled = true;
+  }
+  // A contest is decided once all its crews are graded or ended: in the drain's first transaction
+  // (crews that ended without a grade) and whenever a wave marks a contest crew.
+  if (contests && (first || marked.some((g) => held(g.job)))) {
+    const d = contests.settle(ctx.queue.stateHeld(), ctx.ledger.state(), ctx.policy, w.now);
+    ctx.ledger.decideHeld(d.decided, w.now, { redacted: true });
+    entries.push(...d.entries);
+  }
+  return entries;
 }
 
 /** Scores carried by graded marks that the ledger lacks (lost with the page cache), with their times. */
