@@ -12,7 +12,7 @@ import { GradingQueue, pendingKeys } from './queue.js';
 import type { DrainProgress } from './progress.js';
 import { outboxPolicy } from './records.js';
 import type { Verdict } from './verdict.js';
-import { commitWave, type WaveContext } from './wave.js';
+import { commitWave, type WaveContext, type WaveOutcome } from './wave.js';
 import { Contests } from './contest.js';
 
 /**
@@ -118,14 +118,11 @@ async function inPool<T, R>(items: readonly T[], limit: number, fn: (item: T) =>
 }
 
 export async function drain(o: DrainOptions): Promise<DrainResult> {
-  const { config, layout, logger } = o;
+  const { config, logger } = o;
   const now = o.now ?? (() => new Date());
-  const worker = o.workerId ?? `${hostname()}:${process.pid}`;
-  const maxAttempts = o.maxAttempts ?? config.grading.maxAttempts;
   const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
-  const grade = o.grade ?? defaultGrader({ config, layout });
-  const warn = (m: string) => logger.warning(m);
-  const stage = async (s: DrainStage, key: string) => {
+  const grade = o.grade ?? defaultGrader({ config, layout: o.layout });
+  const stage: Stage = async (s, key) => {
     if (o.onStage) await o.onStage(s, key);
   };
   const r: DrainResult = {
@@ -143,30 +140,12 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
     logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
   }
-  const ctx: WaveContext = {
-    layout,
-    queue: new GradingQueue(layout, warn),
-    ledger: new ScoreLedger(layout, warn),
-    outbox: new Outbox(layout),
-    policy: outboxPolicy(config, o.deliver ?? false),
-    contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1000),
-    worker: redactText(worker),
-    maxAttempts,
-    alpha: config.grading.emaAlpha,
-    leaseMs: config.grading.leaseSeconds * 1000,
-    limit: workers,
-    onScored: async (keys) => {
-      for (const key of keys) await stage('scored', key);
-    },
-  };
+  const ctx = waveContext(o, workers, stage);
   /** The snapshot's keys not yet taken; undefined until the first transaction takes the snapshot. */
   let candidates: readonly string[] | undefined;
 
   /** One transaction: settles the wave just judged and claims the next (none when done). */
-  const settle = async (
-    judged: Array<{ job: GradingJob; verdict: Verdict }>,
-    failed: Array<{ jobKey: string; error: string }>,
-  ): Promise<GradingJob[]> => {
+  const settle = async (judged: Judged[], failed: Failed[]): Promise<GradingJob[]> => {
     const w = await commitWave(ctx, {
       now: now(),
       // Redacted once, here: the transaction appends what it builds from them without a second walk.
@@ -174,27 +153,8 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       failed: failed.map((f) => ({ jobKey: f.jobKey, error: redactText(f.error) })),
       candidates,
     });
-    r.lockWaitsMs.push(w.waitedMs);
-    for (const m of w.warnings) logger.warning(m);
-    const gradedNow = new Set(w.graded);
-    for (const { job, verdict } of judged) {
-      await stage('graded', job.jobKey);
-      if (!gradedNow.has(job.jobKey)) continue;
-      if (verdict.accepted) r.accepted++;
-      else r.rejected++;
-      r.verdicts.push(verdictOf(job, verdict));
-    }
-    if (failed.length > 0) {
-      r.failed += w.failed.length;
-      r.deadLettered += w.deadLettered.length;
-      r.errors.push(...failed);
-      for (const e of failed) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
-    }
-    if (w.snapshot !== undefined) r.snapshot = w.snapshot;
-    o.progress?.total(r.snapshot);
+    await tally(r, w, { judged, failed }, o, stage);
     candidates = w.remaining;
-    r.deadLettered += w.expired.length;
-    for (const d of w.expired) logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
     return w.claimed;
   };
 
@@ -206,17 +166,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     }
     let claimed = await settle([], []);
     while (claimed.length > 0) {
-      const results = await inPool(claimed, workers, async (job) => {
-        try {
-          await stage('claimed', job.jobKey);
-          o.progress?.started(job.jobKey);
-          const verdict = await grade(job).finally(() => o.progress?.finished(job.jobKey));
-          await stage('judged', job.jobKey);
-          return { job, verdict };
-        } catch (e) {
-          return { job, error: message(e) };
-        }
-      });
+      const results = await inPool(claimed, workers, (job) => judge(job, grade, stage, o.progress));
       claimed = await settle(
         results.flatMap((w) => (w.verdict ? [{ job: w.job, verdict: w.verdict }] : [])),
         results.flatMap((w) => (w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error! }])),
@@ -228,4 +178,79 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   }
   o.progress?.stop();
   return r;
+}
+
+type Stage = (s: DrainStage, key: string) => Promise<void>;
+type Judged = { job: GradingJob; verdict: Verdict };
+type Failed = { jobKey: string; error: string };
+
+/** What every transaction of one drain shares: the logs, the outbox policy, the claim's terms. */
+function waveContext(o: DrainOptions, workers: number, stage: Stage): WaveContext {
+  const { config, layout, logger } = o;
+  const warn = (m: string) => logger.warning(m);
+  return {
+    layout,
+    queue: new GradingQueue(layout, warn),
+    ledger: new ScoreLedger(layout, warn),
+    outbox: new Outbox(layout),
+    policy: outboxPolicy(config, o.deliver ?? false),
+    contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1000),
+    worker: redactText(o.workerId ?? `${hostname()}:${process.pid}`),
+    maxAttempts: o.maxAttempts ?? config.grading.maxAttempts,
+    alpha: config.grading.emaAlpha,
+    leaseMs: config.grading.leaseSeconds * 1000,
+    limit: workers,
+    onScored: async (keys) => {
+      for (const key of keys) await stage('scored', key);
+    },
+  };
+}
+
+/** One claimed job judged; an error is the job's failure this drain, never the drain's. */
+async function judge(
+  job: GradingJob,
+  grade: GradeFn,
+  stage: Stage,
+  progress: DrainOptions['progress'],
+): Promise<{ job: GradingJob; verdict?: Verdict; error?: string }> {
+  try {
+    await stage('claimed', job.jobKey);
+    progress?.started(job.jobKey);
+    const verdict = await grade(job).finally(() => progress?.finished(job.jobKey));
+    await stage('judged', job.jobKey);
+    return { job, verdict };
+  } catch (e) {
+    return { job, error: message(e) };
+  }
+}
+
+/** Counts and logs what one transaction settled: verdicts, failures, dead letters, the snapshot. */
+async function tally(
+  r: DrainResult,
+  w: WaveOutcome,
+  wave: { judged: Judged[]; failed: Failed[] },
+  o: Pick<DrainOptions, 'logger' | 'progress'>,
+  stage: Stage,
+): Promise<void> {
+  const { logger } = o;
+  r.lockWaitsMs.push(w.waitedMs);
+  for (const m of w.warnings) logger.warning(m);
+  const gradedNow = new Set(w.graded);
+  for (const { job, verdict } of wave.judged) {
+    await stage('graded', job.jobKey);
+    if (!gradedNow.has(job.jobKey)) continue;
+    if (verdict.accepted) r.accepted++;
+    else r.rejected++;
+    r.verdicts.push(verdictOf(job, verdict));
+  }
+  if (wave.failed.length > 0) {
+    r.failed += w.failed.length;
+    r.deadLettered += w.deadLettered.length;
+    r.errors.push(...wave.failed);
+    for (const e of wave.failed) logger.warning(`grading job ${e.jobKey} failed this drain: ${e.error}`);
+  }
+  if (w.snapshot !== undefined) r.snapshot = w.snapshot;
+  o.progress?.total(r.snapshot);
+  r.deadLettered += w.expired.length;
+  for (const d of w.expired) logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
 }
