@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import type { Bookbag } from '../bookbag/schema.js';
+import { writeBookbag } from '../bookbag/store.js';
+import type { StateLayout } from '../state/layout.js';
+import type { CrewRecord } from '../dispatch/registry.js';
+import { redactText } from '../security/redact.js';
+import type { SessionInput, SessionResult } from '../agents/session.js';
+import { classifyEnding } from '../agents/outcome.js';
+import { sessionToKeep } from './session-resume.js';
+import type { Classroom } from './classroom.js';
+import type { CrewSpec } from './spec.js';
+import type { Briefed, Ready } from './crew-brief.js';
+
+/**
+ * The bookbag (N2.2, done flag last): the change as the last turn left it, the record (outcome,
+ * verification, usage, corrections, session, timings), the report, the logs and the brief.
+ */
+export interface BookbagInput {
+  spec: CrewSpec;
+  layout: StateLayout;
+  crew: CrewRecord;
+  classroom: Classroom;
+  slot: number;
+  worktree: string;
+  paths: SessionInput['paths'];
+  /** When the crew started: wall clock (the record's timings) and monotonic (its duration). */
+  startedAt: string;
+  started: number;
+}
+
+/** Writes the bookbag; returns how the crew's session ended, classified. */
+export async function keepBookbag(
+  i: BookbagInput,
+  { item, agent, sandbox }: Ready,
+  b: Briefed,
+  session: SessionResult,
+) {
+  const { crew, spec } = i;
+  const { ending, usage, report, verificationLog, corrections } = session;
+  const verification = session.verification;
+  // The bookbag keeps the change as the last turn left it; the verification record names the patch it
+  // verified (frozen before it ran): when they differ, the first judge sees it.
+  const collected = await i.classroom.collect(i.slot, spec.baseSha);
+  const diff = redactText(collected.patch.toString('utf8'));
+  const classified = classifyEnding(ending, verification, corrections, session.missing);
+  // The agent's own session files, for a revision of this crew to resume (its HOME is still there).
+  const store = sessionToKeep({
+    agent,
+    confined: sandbox.confined,
+    home: sandbox.home('student'),
+    worktree: i.worktree,
+    session,
+  });
+  const record: Omit<Bookbag, 'diffSha'> = {
+    schema: 1,
+    crewId: crew.crewId,
+    issueNumber: crew.issueNumber,
+    agent: agent.id,
+    daemon: crew.daemon,
+    role: item.role,
+    domain: item.domain,
+    difficulty: item.difficulty,
+    fences: crew.fences,
+    baseSha: spec.baseSha,
+    briefSha: b.briefSha,
+    changedFiles: collected.changedFiles,
+    outcome: classified.outcome,
+    verification,
+    ...(usage ? { usage } : {}),
+    correctionTurns: corrections,
+    ...(session.session ? { agentSession: session.session } : {}),
+    ...(store ? { sessionStore: store.note } : {}),
+    ...(b.continuing?.applied ? { continuedFrom: b.continuing.crewId } : {}),
+    ...(crew.revision
+      ? {
+          revision: {
+            revises: crew.revision.revises,
+            round: crew.revision.round,
+            pr: crew.revision.pr,
+            ...(session.start ?? { session: 'fresh' as const, why: 'no turn ran' }),
+          },
+        }
+      : {}),
+    timings: {
+      startedAt: i.startedAt,
+      finishedAt: new Date().toISOString(),
+      durationMs: performance.now() - i.started,
+    },
+  };
+  const brief = readFileSync(i.paths.brief, 'utf8');
+  writeBookbag(i.layout.bookbag(crew.crewId), {
+    record,
+    diff,
+    report,
+    verificationLog,
+    brief,
+    ...(store?.text !== undefined ? { sessionStore: store.text } : {}),
+  });
+  return {
+    ...classified,
+    usage,
+    ignored: collected.ignored,
+    ...(ending.resetAt ? { resetAt: ending.resetAt } : {}),
+    ...(ending.detail ? { detail: ending.detail } : {}),
+  };
+}

@@ -1,0 +1,143 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentConfig } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import { message } from '../errors.js';
+import type { CrewOutcome } from '../schemas/crew.js';
+import type { CurriculumItem } from '../schemas/curriculum.js';
+import { event } from '../state/event-log.js';
+import type { StateLayout } from '../state/layout.js';
+import { boundText, MAX_FINISHED_REASON } from '../security/bound.js';
+import { crewEventLog, readCrewState } from '../dispatch/lease.js';
+import type { CrewRecord } from '../dispatch/registry.js';
+import { pauseForOutcome } from '../dispatch/pause.js';
+import { enqueueGradingJob } from '../grading/enqueue.js';
+import { GRADED_OUTCOMES } from '../agents/outcome.js';
+import type { UpstreamLimit } from '../sandbox/upstream-record.js';
+import { pruneFinishedRuntime, sweepFinishedRuntimes } from './runtime-prune.js';
+import type { CrewSpec } from './spec.js';
+
+/**
+ * The crew's end: `crew.finished` with the lease's release in one append, the pause a usage limit
+ * calls for, the grading job of a graded outcome, and the runtime directory pruned.
+ */
+
+/** How the crew ended, as the crew log records it. */
+export interface CrewEnd {
+  outcome: CrewOutcome;
+  reason: string;
+  /** N4.1: a dirty slot is not the agent's fault; the finished event says so (history skips it). */
+  preVerify?: boolean;
+  /** The agent never started (missing CLI, refused credentials): an alert, not the agent's failure. */
+  infra?: boolean;
+  /** N7.1: the classroom lost the crew before its student finished: not the student's failed run. */
+  orphaned?: boolean;
+  /** The reset time a usage limit named. */
+  resetAt?: Date | undefined;
+  /** The API's own answer behind a usage limit or overload: a usage limit then pauses the school. */
+  upstream?: UpstreamLimit | undefined;
+}
+
+export interface FinishInput {
+  spec: CrewSpec;
+  layout: StateLayout;
+  log: Logger;
+  crew: CrewRecord;
+  item: CurriculumItem | undefined;
+  agent: AgentConfig | undefined;
+  scratch: string;
+  slot: number;
+  alerts: string[];
+  /** When the crew started (monotonic ms). */
+  started: number;
+  end: CrewEnd;
+}
+
+export interface CrewResult {
+  crewId: string;
+  outcome: CrewOutcome;
+  reason: string;
+  slot?: number;
+  alerts: string[];
+  durationMs: number;
+}
+
+/** Appends `crew.finished` with the lease's release, pauses on a usage limit, enqueues grading. */
+export async function finishCrew(f: FinishInput): Promise<CrewResult> {
+  const { spec, crew, alerts, end } = f;
+  const { outcome } = end;
+  if (alerts.length) end.reason = `${end.reason}; alerts: ${alerts.join(' | ')}`;
+  // The finished line must stay well under what a handoff import takes (src/handoff/import.ts).
+  const reason = (end.reason = boundText(end.reason, MAX_FINISHED_REASON));
+  const durationMs = performance.now() - f.started;
+  await crewEventLog(f.layout).append([
+    event('crew.finished', `finished:${spec.crewId}`, {
+      crewId: spec.crewId,
+      issueNumber: crew.issueNumber,
+      outcome,
+      reason,
+      durationMs,
+      ...(end.preVerify && outcome === 'aborted' ? { preVerify: true } : {}),
+      ...(end.infra && outcome === 'aborted' ? { infra: true } : {}),
+      ...(end.orphaned && outcome === 'aborted' ? { orphaned: true } : {}),
+      ...(end.upstream ? { upstream: end.upstream } : {}),
+    }),
+    event('lease.released', `released:${spec.crewId}`, { crewId: spec.crewId, reason: `crew ${outcome}` }),
+  ]);
+  // Seed 002: a usage limit pauses new launches (until its reset time when the tool named one); it
+  // is not a failed run. An overload is an interruption: the issue is simply tried again later.
+  // Only the API's own answer (the key proxy's record) pauses the school; the student's word, the
+  // CLI's envelope included, pauses its agent alone.
+  await pauseForOutcome(
+    f.layout,
+    {
+      crewId: spec.crewId,
+      issueNumber: crew.issueNumber,
+      outcome,
+      reason,
+      agent: crew.agent,
+      ...(end.upstream ? { upstream: end.upstream } : {}),
+      ...(end.resetAt ? { until: end.resetAt } : {}),
+    },
+    new Date(),
+    spec.config.dispatch.agentPauseMaxMinutes * 60_000,
+  );
+  await enqueueGrading(f);
+  // Finished, its bookbag written: what the student could grow here goes (./runtime-prune.ts).
+  try {
+    pruneFinishedRuntime(f.scratch, spec.config.dispatch.logMaxBytes);
+    // And the directories of crews that finished long ago go whole (a daemon runs for months).
+    sweepFinishedRuntimes(
+      join(spec.runtimeDir, 'crews'),
+      () =>
+        new Set(
+          Object.values(readCrewState(f.layout).registry.crews)
+            .filter((c) => c.status === 'finished')
+            .map((c) => c.crewId),
+        ),
+    );
+  } catch (e) {
+    f.log.warning(`crew ${spec.crewId}: runtime directory not pruned: ${message(e)}`);
+  }
+  return { crewId: spec.crewId, outcome, reason, slot: f.slot, alerts, durationMs };
+}
+
+/** A graded outcome with a finished bookbag becomes a grading job. */
+async function enqueueGrading({ spec, crew, item, agent, layout, end }: FinishInput): Promise<void> {
+  if (
+    GRADED_OUTCOMES.includes(end.outcome) &&
+    item &&
+    agent &&
+    existsSync(join(layout.bookbag(spec.crewId), 'done.flag'))
+  ) {
+    await enqueueGradingJob(layout, {
+      issueNumber: crew.issueNumber,
+      crewId: spec.crewId,
+      agent: agent.id,
+      domain: item.domain,
+      difficulty: item.difficulty,
+      fences: crew.fences,
+      bookbag: `bookbags/${spec.crewId}`,
+    });
+  }
+}

@@ -1,0 +1,85 @@
+import type { StateLayout } from '../state/layout.js';
+import type { HostEnv } from '../process/run-context.js';
+import type { CrewRecord } from '../dispatch/registry.js';
+import { redactText } from '../security/redact.js';
+import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
+import { sha256 } from '../bookbag/store.js';
+import type { UpstreamRecord } from '../sandbox/upstream-record.js';
+import type { Classroom } from './classroom.js';
+import type { CrewSpec } from './spec.js';
+import type { Ready } from './crew-brief.js';
+import { confinement, type CrewProcesses, type SlotDirs } from './crew-confine.js';
+import { putBackGit, type Guarded } from './crew-teardown.js';
+import { studentArgv } from './student-argv.js';
+
+/**
+ * The student's turns: the agent session (src/agents/session.ts) — its turns in the sandbox, the
+ * git guard after each, the frozen patch, verification and up to `dispatch.correctionTurns`
+ * correction turns in the same session.
+ */
+export interface SessionPhaseInput extends Guarded {
+  spec: CrewSpec;
+  layout: StateLayout;
+  crew: CrewRecord;
+  classroom: Classroom;
+  slot: number;
+  dirs: SlotDirs | undefined;
+  scratch: string;
+  out: string;
+  worktree: string;
+  paths: SessionInput['paths'];
+  collecting: boolean;
+  groups: CrewProcesses;
+  answers: UpstreamRecord;
+  hostEnv: HostEnv;
+}
+
+/** Runs the agent session; `keyProxied` says whether the agent's API calls went through the key proxy. */
+export async function crewSession(
+  i: SessionPhaseInput,
+  r: Ready,
+): Promise<{ session: SessionResult; keyProxied: boolean }> {
+  const { crew, spec, classroom, slot, paths, worktree } = i;
+  const { item, agent, sandbox } = r;
+  const crewVars = {
+    SCHOOL_BRIEF: paths.brief,
+    SCHOOL_USAGE_FILE: paths.usage,
+    SCHOOL_REPORT_FILE: paths.report,
+    SCHOOL_WORKTREE: worktree,
+    SCHOOL_CREW_ID: crew.crewId,
+    SCHOOL_ISSUE: String(item.number),
+    SCHOOL_ATTEMPT: String(crew.attempt),
+  };
+  const base = {
+    agent,
+    layout: i.layout,
+    spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+    worktree,
+    crewVars,
+    paths,
+    ...(spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {}),
+    verifies: classroom.verifies,
+    maxCorrections: spec.config.dispatch.correctionTurns,
+    logMaxBytes: spec.config.dispatch.logMaxBytes,
+    crewBudgetUsd: spec.config.dispatch.crewBudgetUsd,
+    alert: i.alert,
+    timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
+    graceMs: spec.graceMs,
+    baseSha: spec.baseSha,
+    commandArgv: (c: readonly string[]) => studentArgv(c, spec.baseDir),
+  };
+  const { keyProxied, ...confined } = await confinement(i, r);
+  const session = await runSession({
+    ...base,
+    ...confined,
+    sandboxed: sandbox.confined,
+    onSpawn: (pgid) => i.groups.spawned('student', pgid),
+    // Before the toolkit runs git in the worktree again, the shared git directory is put back.
+    afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
+    freeze: async () => {
+      const patch = redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'));
+      return { patch, sha: sha256(patch) };
+    },
+  });
+  return { session, keyProxied };
+}
