@@ -136,48 +136,11 @@ export async function drainJob(
   if (inputs.mode === 'judge') return judgeJob(inputs, config, logger, context);
 
   await importAndRequeue(inputs, config, layout, queue, logger);
-  const repository = config.repository ?? context.repository;
-  const client = inputs.token && repository ? createGitHubClient({ token: inputs.token, logger }) : undefined;
-  const github = client && repository ? octokitPort(client, repository) : undefined;
-  // Merged or closed delivered pull requests are the last judge (src/feedback/watch.ts).
-  const feedback = client && repository ? octokitFeedback(client, repository) : undefined;
-  if (!github)
-    logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
-  // Accepted work becomes a branch and a pull request (docs/delivery.md). A pull request opened with
-  // the workflow's GITHUB_TOKEN triggers no workflows: delivery-token takes an App or PAT token.
-  const token = inputs.deliveryToken ?? inputs.token;
-  const delivery = deliveryFor({
-    config,
-    layout,
-    logger,
-    actions: true,
-    ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
-    ...(repository ? { repository } : {}),
-  });
-  let applied: Pick<DrainOptions, 'only' | 'grade'> = {};
-  let verdicts: { refused: Refusal[]; missing?: string } | undefined;
-  if (inputs.mode === 'apply') {
-    // No judge runs in this process: the judge job's verdicts, validated as data, are applied.
-    const now = new Date();
-    const state = queue.state();
-    const loaded = await loadVerdicts(
-      layout,
-      inputs.verdictsPath,
-      state,
-      now,
-      inputs.verdictsDigest || undefined,
-    );
-    await alertRefusals(layout, loaded.refused, logger);
-    for (const x of loaded.skipped) logger.info(`verdict for ${x.jobKey} not applied now: ${x.reason}`);
-    await recordVerdictSpend(layout, loaded);
-    if (loaded.missing)
-      logger.warning(`${loaded.missing}: every pending job stays queued for the next cycle`);
-    const { keys, unreadable } = await applicableJobs(layout, state, loaded, now);
-    const waiting = pendingKeys(state, now).filter((k) => !keys.has(k)).length;
-    if (waiting > 0) logger.info(`${waiting} pending job(s) have no usable verdict: they stay queued`);
-    applied = { only: (k) => keys.has(k), grade: appliedGrader(loaded, unreadable) };
-    verdicts = { refused: loaded.refused, ...(loaded.missing ? { missing: loaded.missing } : {}) };
-  }
+  const { github, feedback, delivery } = githubPorts(inputs, config, layout, logger, context);
+  const { applied, verdicts } =
+    inputs.mode === 'apply'
+      ? await verdictsToApply(inputs, layout, queue, logger)
+      : { applied: {}, verdicts: undefined };
   const drained = await logger.group('Drain the grading queue', () =>
     drain({
       config,
@@ -215,6 +178,73 @@ export async function drainJob(
     dead: queue.deadLetters(),
     ...verdicts,
   });
+}
+
+/**
+ * The GitHub ports of a drain: issues (labels, comments), the feedback scan and delivery. Without
+ * a token or a repository, labels and comments wait in the outbox.
+ */
+function githubPorts(
+  inputs: DrainJobInput,
+  config: SchoolConfig,
+  layout: StateLayout,
+  logger: Logger,
+  context: RunContext,
+) {
+  const repository = config.repository ?? context.repository;
+  const client = inputs.token && repository ? createGitHubClient({ token: inputs.token, logger }) : undefined;
+  const github = client && repository ? octokitPort(client, repository) : undefined;
+  // Merged or closed delivered pull requests are the last judge (src/feedback/watch.ts).
+  const feedback = client && repository ? octokitFeedback(client, repository) : undefined;
+  if (!github)
+    logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
+  // Accepted work becomes a branch and a pull request (docs/delivery.md). A pull request opened with
+  // the workflow's GITHUB_TOKEN triggers no workflows: delivery-token takes an App or PAT token.
+  const token = inputs.deliveryToken ?? inputs.token;
+  const delivery = deliveryFor({
+    config,
+    layout,
+    logger,
+    actions: true,
+    ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
+    ...(repository ? { repository } : {}),
+  });
+  return { github, feedback, delivery };
+}
+
+/**
+ * No judge runs in this process: the judge job's verdicts, validated as data, are applied. The
+ * jobs to drain are those with a usable verdict and those whose bookbag this job cannot read.
+ */
+async function verdictsToApply(
+  inputs: DrainJobInput,
+  layout: StateLayout,
+  queue: GradingQueue,
+  logger: Logger,
+): Promise<{
+  applied: Pick<DrainOptions, 'only' | 'grade'>;
+  verdicts: { refused: Refusal[]; missing?: string };
+}> {
+  const now = new Date();
+  const state = queue.state();
+  const loaded = await loadVerdicts(
+    layout,
+    inputs.verdictsPath,
+    state,
+    now,
+    inputs.verdictsDigest || undefined,
+  );
+  await alertRefusals(layout, loaded.refused, logger);
+  for (const x of loaded.skipped) logger.info(`verdict for ${x.jobKey} not applied now: ${x.reason}`);
+  await recordVerdictSpend(layout, loaded);
+  if (loaded.missing) logger.warning(`${loaded.missing}: every pending job stays queued for the next cycle`);
+  const { keys, unreadable } = await applicableJobs(layout, state, loaded, now);
+  const waiting = pendingKeys(state, now).filter((k) => !keys.has(k)).length;
+  if (waiting > 0) logger.info(`${waiting} pending job(s) have no usable verdict: they stay queued`);
+  return {
+    applied: { only: (k) => keys.has(k), grade: appliedGrader(loaded, unreadable) },
+    verdicts: { refused: loaded.refused, ...(loaded.missing ? { missing: loaded.missing } : {}) },
+  };
 }
 
 /** Imports what the crew jobs handed on (`bookbags-path`), then requeues the named dead letters. */
