@@ -16,7 +16,8 @@ import type { CleanCheckoutOptions } from '../grading/judge-verify.js';
 import type { ChildEnv } from '../process/env.js';
 import { runGit } from '../process/git.js';
 import { patchFiles } from '../process/patch-files.js';
-import { runProcess } from '../process/run.js';
+import { runProcess, type RunResult } from '../process/run.js';
+import type { Confined } from '../sandbox/sandbox.js';
 import { missingProgram, type MissingAt, type MissingProgram } from '../sandbox/not-found.js';
 import { appendCapped } from '../process/capped-log.js';
 import { withLock } from '../state/lock.js';
@@ -101,6 +102,24 @@ async function removeCheckout(repo: string, wt: string): Promise<void> {
 
 /** The cache key: base, install command and the lockfiles' blobs at the base (one `ls-tree`). */
 const keys = new Map<string, Promise<string>>();
+/** A confined command run in the checkout, its output appended to the crew's log (capped). */
+function runInCheckout(
+  started: Confined,
+  wt: string,
+  o: CleanCheckoutOptions,
+  onSpawn?: (pid: number) => void,
+): Promise<RunResult> {
+  return runProcess(started.argv, {
+    cwd: wt,
+    env: started.env,
+    logFile: o.logFile,
+    logMaxBytes: o.config.dispatch.logMaxBytes,
+    timeoutMs: o.timeoutMs,
+    graceMs: o.graceMs,
+    ...(onSpawn ? { onSpawn } : {}),
+  });
+}
+
 function depsKey(o: CleanCheckoutOptions): Promise<string> {
   const install = o.config.dispatch.install!;
   const id = `${resolve(o.config.repoPath)}\0${o.baseSha}\0${JSON.stringify(install)}`;
@@ -158,14 +177,7 @@ async function dependencies(o: CleanCheckoutOptions, env: ChildEnv): Promise<str
         const missing = missingProgram({ ...query, output: '', exitCode: null, notFound: program });
         throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
       });
-    const r = await runProcess(started.argv, {
-      cwd: wt,
-      env: started.env,
-      logFile: o.logFile,
-      logMaxBytes: o.config.dispatch.logMaxBytes,
-      timeoutMs: o.timeoutMs,
-      graceMs: o.graceMs,
-    });
+    const r = await runInCheckout(started, wt, o);
     if (r.spawnError || r.timedOut || r.exitCode !== 0)
       throw new InstallFailedError(
         `the dependency install (${install.command.join(' ')}) ${r.timedOut ? 'timed out' : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`,
@@ -247,15 +259,7 @@ export async function verifyOnCleanCheckout(
       allow: o.config.sandbox.allow,
     });
     const from = logSize(o.logFile);
-    const run = await runProcess(started.argv, {
-      cwd: wt,
-      env: started.env,
-      logFile: o.logFile,
-      logMaxBytes: o.config.dispatch.logMaxBytes,
-      timeoutMs: o.timeoutMs,
-      graceMs: o.graceMs,
-      ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
-    });
+    const run = await runInCheckout(started, wt, o, o.onSpawn);
     // Exit 127: a program the command (or a script it ran) asked for is not there.
     const missing =
       run.exitCode === 127
