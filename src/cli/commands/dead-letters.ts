@@ -20,8 +20,10 @@ export const deadLettersCommand: Command = {
   async run(argv) {
     const parsed = parseVerbWords('dead-letters', argv, OPTIONS, HELP);
     if (!parsed) return 0;
-    const { values, positionals } = parsed;
-    const [sub, key, ...extra] = positionals;
+    const {
+      values,
+      positionals: [sub, key, ...extra],
+    } = parsed;
     if (!sub) {
       process.stdout.write(HELP);
       return 2;
