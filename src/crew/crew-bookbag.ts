@@ -1,28 +1,20 @@
 import { readFileSync } from 'node:fs';
 import type { Bookbag } from '../bookbag/schema.js';
 import { writeBookbag } from '../bookbag/store.js';
-import type { StateLayout } from '../state/layout.js';
-import type { CrewRecord } from '../dispatch/registry.js';
 import { redactText } from '../security/redact.js';
-import type { SessionInput, SessionResult } from '../agents/session.js';
+import type { SessionResult } from '../agents/session.js';
 import { classifyEnding } from '../agents/outcome.js';
 import { sessionToKeep } from './session-resume.js';
-import type { Classroom } from './classroom.js';
-import type { CrewSpec } from './spec.js';
 import type { Briefed, Ready } from './crew-brief.js';
+import type { CrewPlace } from './crew-place.js';
 
 /**
  * The bookbag (N2.2, done flag last): the change as the last turn left it, the record (outcome,
  * verification, usage, corrections, session, timings), the report, the logs and the brief.
  */
 export interface BookbagInput {
-  spec: CrewSpec;
-  layout: StateLayout;
-  crew: CrewRecord;
-  classroom: Classroom;
   slot: number;
   worktree: string;
-  paths: SessionInput['paths'];
   /** When the crew started: wall clock (the record's timings) and monotonic (its duration). */
   startedAt: string;
   started: number;
@@ -30,17 +22,18 @@ export interface BookbagInput {
 
 /** Writes the bookbag; returns how the crew's session ended, classified. */
 export async function keepBookbag(
+  place: CrewPlace,
   i: BookbagInput,
   { item, agent, sandbox }: Ready,
   b: Briefed,
   session: SessionResult,
 ) {
-  const { crew, spec } = i;
+  const { crew, spec } = place;
   const { ending, usage, report, verificationLog, corrections } = session;
   const verification = session.verification;
   // The bookbag keeps the change as the last turn left it; the verification record names the patch it
   // verified (frozen before it ran): when they differ, the first judge sees it.
-  const collected = await i.classroom.collect(i.slot, spec.baseSha);
+  const collected = await place.classroom.collect(i.slot, spec.baseSha);
   const diff = redactText(collected.patch.toString('utf8'));
   const classified = classifyEnding(ending, verification, corrections, session.missing);
   // The agent's own session files, for a revision of this crew to resume (its HOME is still there).
@@ -87,8 +80,8 @@ export async function keepBookbag(
       durationMs: performance.now() - i.started,
     },
   };
-  const brief = readFileSync(i.paths.brief, 'utf8');
-  writeBookbag(i.layout.bookbag(crew.crewId), {
+  const brief = readFileSync(place.paths.brief, 'utf8');
+  writeBookbag(place.layout.bookbag(crew.crewId), {
     record,
     diff,
     report,

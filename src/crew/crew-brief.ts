@@ -1,19 +1,15 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
-import type { StateLayout } from '../state/layout.js';
-import type { CrewRecord } from '../dispatch/registry.js';
 import { readCrewState } from '../dispatch/lease.js';
 import { redactText } from '../security/redact.js';
 import { revisionPaths, writeBrief, writeRevisionPrompt } from '../agents/brief.js';
 import type { SessionInput } from '../agents/session.js';
+import type { CrewPlace } from './crew-place.js';
 import { sha256 } from '../bookbag/store.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import { ensureRevisionBase, revisionBrief } from './revision.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
-import type { Classroom } from './classroom.js';
-import type { CrewSpec } from './spec.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 
 /**
@@ -43,22 +39,7 @@ export interface Briefed {
   continuing: Awaited<ReturnType<typeof continueInterrupted>> | undefined;
 }
 
-/** The files of the crew's runtime directory the brief, the student and the verification use. */
-export function crewPaths(scratch: string, out: string): SessionInput['paths'] {
-  return {
-    brief: join(scratch, 'brief.md'),
-    usage: join(out, 'usage.json'),
-    report: join(out, 'report.md'),
-    studentLog: join(scratch, 'student.log'),
-    verifyLog: join(scratch, 'verify.log'),
-    correction: (turn: number) => join(scratch, `correction-${turn}.md`),
-  };
-}
-
 export interface PreVerifyInput {
-  spec: CrewSpec;
-  crew: CrewRecord;
-  classroom: Classroom;
   slot: number;
   worktree: string;
   alert: (kind: string, detail: string) => Promise<void>;
@@ -68,33 +49,22 @@ export interface PreVerifyInput {
  * N4.1: prepares the slot at the base; a slot not clean there aborts the crew before anything ran.
  * Calls `dirty` before it throws, so the crew's end can say the slot was not the agent's fault.
  */
-export async function preVerifySlot(i: PreVerifyInput, dirty: () => void): Promise<void> {
+export async function preVerifySlot(place: CrewPlace, i: PreVerifyInput, dirty: () => void): Promise<void> {
+  const { spec, crew, classroom } = place;
   // A revision starts from its pull request's head: a shallow checkout fetches exactly it.
-  const missing = i.crew.revision && (await ensureRevisionBase(i.spec.config.repoPath, i.spec.baseSha));
+  const missing = crew.revision && (await ensureRevisionBase(spec.config.repoPath, spec.baseSha));
   if (missing) throw new AbortCrew(missing);
-  const findings = await i.classroom.prepare(i.slot, i.spec.baseSha);
+  const findings = await classroom.prepare(i.slot, spec.baseSha);
   if (!findings.length) return;
   await i.alert('foreign-change', `${i.worktree}: ${findings.slice(0, 10).join('; ')}`);
   dirty();
   throw new AbortCrew(`pre-verify: worktree not clean at base (${findings.length} finding(s)); nothing ran`);
 }
 
-export interface BriefInput {
-  spec: CrewSpec;
-  crew: CrewRecord;
-  layout: StateLayout;
-  classroom: Classroom;
-  worktree: string;
-  scratch: string;
-  /** What the student hands back (usage, report): the only runtime directory it can write. */
-  out: string;
-  paths: SessionInput['paths'];
-}
-
 /** Empties what the last run handed back, then writes the brief. */
-export async function freshBrief(i: BriefInput, r: Ready): Promise<Briefed> {
-  resetOut(i);
-  return writeCrewBrief(i, r);
+export async function freshBrief(place: CrewPlace, worktree: string, r: Ready): Promise<Briefed> {
+  resetOut(place);
+  return writeCrewBrief(place, worktree, r);
 }
 
 /** A collected crew's brief: the one its student read, digested as writeBrief digests it. */
@@ -103,7 +73,7 @@ export function briefRead(paths: SessionInput['paths']): Briefed {
 }
 
 /** Empties the student's `out` directory and removes the last run's usage, report and verify log. */
-function resetOut({ out, paths }: BriefInput): void {
+function resetOut({ out, paths }: CrewPlace): void {
   // What the student hands back (usage, report) is written in a directory of its own, the only
   // one of the crew's runtime files it can write; the brief and the logs stay out of its reach.
   removeTreeSync(out);
@@ -112,17 +82,17 @@ function resetOut({ out, paths }: BriefInput): void {
 }
 
 /** Writes the brief, continuing an interrupted change and, on a repair, with the last attempt's evidence. */
-async function writeCrewBrief(i: BriefInput, { item, agent }: Ready): Promise<Briefed> {
-  const { crew, layout, spec, worktree, paths } = i;
+async function writeCrewBrief(place: CrewPlace, worktree: string, { item, agent }: Ready): Promise<Briefed> {
+  const { crew, layout, spec, paths } = place;
   // Interrupted work is kept; a repair learns from the attempt before it (seed 002).
   const runs = previousRuns(readCrewState(layout).registry.crews, crew.issueNumber, crew.crewId);
-  const continuing = i.classroom.verifies ? await continueInterrupted(layout, runs, worktree) : undefined;
+  const continuing = place.classroom.verifies ? await continueInterrupted(layout, runs, worktree) : undefined;
   const evidence = crew.repair ? repairEvidence(layout, runs) : undefined;
   const observations = relevantObservations(layout, item);
   // A revision: brief.md tells the whole story (issue, delivered diff, feedback), revision.md the
   // feedback alone (the prompt for a resumed session).
   const revision = crew.revision ? await revisionBrief(layout, crew.crewId, crew.revision) : undefined;
-  if (revision) writeRevisionPrompt(revisionPaths(i.scratch).revision, revision);
+  if (revision) writeRevisionPrompt(revisionPaths(place.scratch).revision, revision);
   const briefSha = writeBrief(paths.brief, {
     item,
     crewId: crew.crewId,

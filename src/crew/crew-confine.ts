@@ -2,8 +2,6 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import type { HostEnv } from '../process/run-context.js';
-import type { StateLayout } from '../state/layout.js';
-import type { CrewRecord } from '../dispatch/registry.js';
 import { registerSecret } from '../security/redact.js';
 import { Sandbox } from '../sandbox/sandbox.js';
 import { copyHomeFiles } from '../sandbox/home-files.js';
@@ -15,9 +13,9 @@ import { verifyOnCleanCheckout } from './clean-checkout.js';
 import { DiskWatch } from './disk-watch.js';
 import { GiB } from './disk.js';
 import { revisionStart } from './session-resume.js';
-import type { Classroom } from './classroom.js';
 import type { CrewSpec } from './spec.js';
 import type { Ready } from './crew-brief.js';
+import type { CrewPlace } from './crew-place.js';
 
 /**
  * Where the student's turns and the verification run: the crew's sandbox, the disk watch over what
@@ -98,14 +96,8 @@ export function watchDisk(i: {
 }
 
 export interface ConfineInput {
-  spec: CrewSpec;
-  layout: StateLayout;
-  crew: CrewRecord;
-  classroom: Classroom;
   slot: number;
   dirs: SlotDirs | undefined;
-  scratch: string;
-  out: string;
   worktree: string;
   /** Collecting a finished student whose runner died: its HOME and session go on as they are. */
   collecting: boolean;
@@ -131,8 +123,13 @@ export type Confinement = Pick<SessionInput, 'launch' | 'runVerify' | 'revision'
  * The verification runs on a clean checkout of the base with exactly the frozen patch
  * (./clean-checkout.ts), read-only, in a HOME of its own made fresh for each run.
  */
-export async function confinement(i: ConfineInput, { agent, sandbox }: Ready): Promise<Confinement> {
-  const { spec, classroom, slot, dirs, scratch, out, worktree, crew, collecting } = i;
+export async function confinement(
+  place: CrewPlace,
+  i: ConfineInput,
+  { agent, sandbox }: Ready,
+): Promise<Confinement> {
+  const { spec, classroom, scratch, out, crew } = place;
+  const { slot, dirs, worktree, collecting } = i;
   const git = studentGitMounts(dirs, worktree);
   const briefs = () =>
     readdirSync(scratch)
@@ -144,7 +141,7 @@ export async function confinement(i: ConfineInput, { agent, sandbox }: Ready): P
   const revision = collecting
     ? undefined
     : await revisionStart({
-        layout: i.layout,
+        layout: place.layout,
         crewId: crew.crewId,
         plan: crew.revision,
         agent,

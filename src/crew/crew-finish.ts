@@ -6,16 +6,14 @@ import { message } from '../errors.js';
 import type { CrewOutcome } from '../schemas/crew.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import { event } from '../state/event-log.js';
-import type { StateLayout } from '../state/layout.js';
 import { boundText, MAX_FINISHED_REASON } from '../security/bound.js';
 import { crewEventLog, readCrewState } from '../dispatch/lease.js';
-import type { CrewRecord } from '../dispatch/registry.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { enqueueGradingJob } from '../grading/enqueue.js';
 import { GRADED_OUTCOMES } from '../agents/outcome.js';
 import type { UpstreamLimit } from '../sandbox/upstream-record.js';
 import { pruneFinishedRuntime, sweepFinishedRuntimes } from './runtime-prune.js';
-import type { CrewSpec } from './spec.js';
+import type { CrewPlace } from './crew-place.js';
 
 /**
  * The crew's end: `crew.finished` with the lease's release in one append, the pause a usage limit
@@ -39,13 +37,9 @@ export interface CrewEnd {
 }
 
 export interface FinishInput {
-  spec: CrewSpec;
-  layout: StateLayout;
   log: Logger;
-  crew: CrewRecord;
   item: CurriculumItem | undefined;
   agent: AgentConfig | undefined;
-  scratch: string;
   slot: number;
   alerts: string[];
   /** When the crew started (monotonic ms). */
@@ -63,14 +57,15 @@ export interface CrewResult {
 }
 
 /** Appends `crew.finished` with the lease's release, pauses on a usage limit, enqueues grading. */
-export async function finishCrew(f: FinishInput): Promise<CrewResult> {
-  const { spec, crew, alerts, end } = f;
+export async function finishCrew(place: CrewPlace, f: FinishInput): Promise<CrewResult> {
+  const { spec, crew, layout } = place;
+  const { alerts, end } = f;
   const { outcome } = end;
   if (alerts.length) end.reason = `${end.reason}; alerts: ${alerts.join(' | ')}`;
   // The finished line must stay well under what a handoff import takes (src/handoff/import.ts).
   const reason = (end.reason = boundText(end.reason, MAX_FINISHED_REASON));
   const durationMs = performance.now() - f.started;
-  await crewEventLog(f.layout).append([
+  await crewEventLog(layout).append([
     event('crew.finished', `finished:${spec.crewId}`, {
       crewId: spec.crewId,
       issueNumber: crew.issueNumber,
@@ -89,7 +84,7 @@ export async function finishCrew(f: FinishInput): Promise<CrewResult> {
   // Only the API's own answer (the key proxy's record) pauses the school; the student's word, the
   // CLI's envelope included, pauses its agent alone.
   await pauseForOutcome(
-    f.layout,
+    layout,
     {
       crewId: spec.crewId,
       issueNumber: crew.issueNumber,
@@ -102,16 +97,16 @@ export async function finishCrew(f: FinishInput): Promise<CrewResult> {
     new Date(),
     spec.config.dispatch.agentPauseMaxMinutes * 60_000,
   );
-  await enqueueGrading(f);
+  await enqueueGrading(place, f);
   // Finished, its bookbag written: what the student could grow here goes (./runtime-prune.ts).
   try {
-    pruneFinishedRuntime(f.scratch, spec.config.dispatch.logMaxBytes);
+    pruneFinishedRuntime(place.scratch, spec.config.dispatch.logMaxBytes);
     // And the directories of crews that finished long ago go whole (a daemon runs for months).
     sweepFinishedRuntimes(
       join(spec.runtimeDir, 'crews'),
       () =>
         new Set(
-          Object.values(readCrewState(f.layout).registry.crews)
+          Object.values(readCrewState(layout).registry.crews)
             .filter((c) => c.status === 'finished')
             .map((c) => c.crewId),
         ),
@@ -123,7 +118,10 @@ export async function finishCrew(f: FinishInput): Promise<CrewResult> {
 }
 
 /** A graded outcome with a finished bookbag becomes a grading job. */
-async function enqueueGrading({ spec, crew, item, agent, layout, end }: FinishInput): Promise<void> {
+async function enqueueGrading(
+  { spec, crew, layout }: CrewPlace,
+  { item, agent, end }: FinishInput,
+): Promise<void> {
   if (
     GRADED_OUTCOMES.includes(end.outcome) &&
     item &&

@@ -1,14 +1,9 @@
-import type { StateLayout } from '../state/layout.js';
-import type { HostEnv } from '../process/run-context.js';
-import type { CrewRecord } from '../dispatch/registry.js';
 import { redactText } from '../security/redact.js';
-import { runSession, type SessionInput, type SessionResult } from '../agents/session.js';
+import { runSession, type SessionResult } from '../agents/session.js';
 import { sha256 } from '../bookbag/store.js';
-import type { UpstreamRecord } from '../sandbox/upstream-record.js';
-import type { Classroom } from './classroom.js';
-import type { CrewSpec } from './spec.js';
 import type { Ready } from './crew-brief.js';
-import { confinement, type CrewProcesses, type SlotDirs } from './crew-confine.js';
+import { confinement, type ConfineInput } from './crew-confine.js';
+import type { CrewPlace } from './crew-place.js';
 import { putBackGit, type Guarded } from './crew-teardown.js';
 import { studentArgv } from './student-argv.js';
 
@@ -17,29 +12,16 @@ import { studentArgv } from './student-argv.js';
  * git guard after each, the frozen patch, verification and up to `dispatch.correctionTurns`
  * correction turns in the same session.
  */
-export interface SessionPhaseInput extends Guarded {
-  spec: CrewSpec;
-  layout: StateLayout;
-  crew: CrewRecord;
-  classroom: Classroom;
-  slot: number;
-  dirs: SlotDirs | undefined;
-  scratch: string;
-  out: string;
-  worktree: string;
-  paths: SessionInput['paths'];
-  collecting: boolean;
-  groups: CrewProcesses;
-  answers: UpstreamRecord;
-  hostEnv: HostEnv;
-}
+export interface SessionPhaseInput extends Guarded, ConfineInput {}
 
 /** Runs the agent session; `keyProxied` says whether the agent's API calls went through the key proxy. */
 export async function crewSession(
+  place: CrewPlace,
   i: SessionPhaseInput,
   r: Ready,
 ): Promise<{ session: SessionResult; keyProxied: boolean }> {
-  const { crew, spec, classroom, slot, paths, worktree } = i;
+  const { crew, spec, classroom, paths } = place;
+  const { slot, worktree } = i;
   const { item, agent, sandbox } = r;
   const crewVars = {
     SCHOOL_BRIEF: paths.brief,
@@ -52,7 +34,7 @@ export async function crewSession(
   };
   const base = {
     agent,
-    layout: i.layout,
+    layout: place.layout,
     spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
     worktree,
     crewVars,
@@ -68,7 +50,7 @@ export async function crewSession(
     baseSha: spec.baseSha,
     commandArgv: (c: readonly string[]) => studentArgv(c, spec.baseDir),
   };
-  const { keyProxied, ...confined } = await confinement(i, r);
+  const { keyProxied, ...confined } = await confinement(place, i, r);
   const session = await runSession({
     ...base,
     ...confined,

@@ -16,11 +16,10 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { describeUpstream, limitEvidence, UpstreamRecord } from '../sandbox/upstream-record.js';
 import { ChangeTooLargeError } from './git.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
-import type { CrewRecord } from '../dispatch/registry.js';
-import type { SessionInput } from '../agents/session.js';
 import { auditActor, LOCAL_RUN, type HostEnv, type RunContext } from '../process/run-context.js';
 import { claimCrewSlot, takeOverCrewSlot, type Claimed } from './crew-claim.js';
-import { AbortCrew, briefRead, crewPaths, freshBrief, preVerifySlot, type Ready } from './crew-brief.js';
+import { AbortCrew, briefRead, freshBrief, preVerifySlot, type Ready } from './crew-brief.js';
+import { crewPaths, type CrewPlace } from './crew-place.js';
 import { CrewProcesses, crewSandbox, watchDisk, type SlotDirs } from './crew-confine.js';
 import { crewSession } from './crew-session.js';
 import { keepBookbag } from './crew-bookbag.js';
@@ -91,16 +90,11 @@ export async function collectCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<Cr
 class CrewRun {
   readonly started = performance.now();
   readonly startedAt = new Date().toISOString();
-  readonly layout: StateLayout;
+  /** The spec, the state directory, the planned crew, its classroom and runtime directory. */
+  readonly place: CrewPlace;
   readonly log: Logger;
-  readonly crew: CrewRecord;
   readonly item: CurriculumItem | undefined;
   readonly agent: AgentConfig | undefined;
-  readonly classroom: Classroom;
-  readonly scratch: string;
-  /** What the student hands back (usage, report): the only runtime directory it can write. */
-  readonly out: string;
-  readonly paths: SessionInput['paths'];
   readonly alerts: string[] = [];
   /** The student's and the verification's process groups, and the disk watch over them. */
   readonly groups = new CrewProcesses();
@@ -123,28 +117,27 @@ class CrewRun {
 
   /** Reads the planned crew, its issue and agent, and checks its classroom can run here. */
   constructor(
-    readonly spec: CrewSpec,
+    spec: CrewSpec,
     private readonly deps: RunCrewDeps,
     /** Collecting a finished student whose runner died (collectCrew), not running a planned crew. */
     readonly collecting = false,
   ) {
-    this.layout = new StateLayout(spec.stateDir, auditActor(deps.context ?? LOCAL_RUN));
+    const layout = new StateLayout(spec.stateDir, auditActor(deps.context ?? LOCAL_RUN));
     this.log = deps.logger;
-    const crew = readCrewState(this.layout).registry.crews[spec.crewId];
-    if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${this.layout.file('crews')}`);
-    this.crew = crew;
-    this.item = findItem(this.layout, crew.issueNumber);
+    const crew = readCrewState(layout).registry.crews[spec.crewId];
+    if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file('crews')}`);
+    this.item = findItem(layout, crew.issueNumber);
     this.agent = spec.config.agents.find((a) => a.id === crew.agent);
-    this.classroom = classroomFor(spec, this.item?.role ?? 'coding');
-    this.classroom.preflight();
-    this.scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
-    this.out = join(this.scratch, 'out');
-    this.paths = crewPaths(this.scratch, this.out);
+    const classroom = classroomFor(spec, this.item?.role ?? 'coding');
+    classroom.preflight();
+    const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
+    const out = join(scratch, 'out');
+    this.place = { spec, layout, crew, classroom, scratch, out, paths: crewPaths(scratch, out) };
   }
 
   /** The slot's worktree. */
   get worktree(): string {
-    return this.classroom.workdir(this.slot);
+    return this.place.classroom.workdir(this.slot);
   }
 
   /** The claim phase (./crew-claim.ts): a slot leased to this process. */
@@ -158,7 +151,8 @@ class CrewRun {
   }
 
   private claimInput() {
-    const { spec, layout, classroom, log, scratch } = this;
+    const { spec, layout, classroom, scratch } = this.place;
+    const { log } = this;
     const { jobStatus, context } = this.deps;
     return {
       spec,
@@ -182,10 +176,11 @@ class CrewRun {
     // A detail is student-derived (host names, paths, output): bounded where it is recorded.
     const detail = boundText(raw, MAX_REASON);
     this.alerts.push(`${kind}: ${detail}`);
-    this.log.warning(`crew ${this.spec.crewId}: ${kind}: ${detail}`);
-    await audit(this.layout, 'crew.alert', {
-      crewId: this.spec.crewId,
-      issueNumber: this.crew.issueNumber,
+    const { spec, layout, crew } = this.place;
+    this.log.warning(`crew ${spec.crewId}: ${kind}: ${detail}`);
+    await audit(layout, 'crew.alert', {
+      crewId: spec.crewId,
+      issueNumber: crew.issueNumber,
       kind,
       detail,
     });
@@ -199,8 +194,8 @@ class CrewRun {
       await this.aborted(e);
     } finally {
       await closeCrew({
-        spec: this.spec,
-        classroom: this.classroom,
+        spec: this.place.spec,
+        classroom: this.place.classroom,
         slot: this.slot,
         sandbox: this.sandbox,
         studentPgid: this.groups.student,
@@ -215,16 +210,18 @@ class CrewRun {
 
   /** Pre-verifies the slot, confines the student and lives the agent's part; records how it ended. */
   private async attempt(): Promise<void> {
-    const { item, agent, end } = this;
-    if (!item) throw new AbortCrew(`issue #${this.crew.issueNumber} is not in curriculum.jsonl`);
-    if (!agent) throw new AbortCrew(`agent ${this.crew.agent} is not configured`);
+    const { item, agent, end, place } = this;
+    const { spec, crew, scratch } = place;
+    if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
+    if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
     // A collected crew's slot holds its student's change: it is verified, never prepared.
-    if (!this.collecting) await preVerifySlot(this, () => (end.preVerify = true));
+    if (!this.collecting) await preVerifySlot(place, this, () => (end.preVerify = true));
     this.prepared = true;
-    const sandbox = (this.sandbox = crewSandbox(this.spec, this.scratch, this.log));
+    const sandbox = (this.sandbox = crewSandbox(spec, scratch, this.log));
     // Asked of git now, before the student could touch its `.git` file (read-only inside anyway).
-    this.dirs = await this.classroom.gitDirs(this.slot);
-    const watch = (this.groups.watch = watchDisk(this));
+    this.dirs = await place.classroom.gitDirs(this.slot);
+    const { log, groups, alert, worktree } = this;
+    const watch = (groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert }));
     await watch.start();
     const r = await this.live({ item, agent, sandbox }).finally(() => watch.stop());
     end.outcome = r.outcome;
@@ -244,17 +241,18 @@ class CrewRun {
     this.limitScope(agent.id);
     if (end.infra) await this.alert(r.alert ?? 'agent-could-not-start', r.reason);
     if (r.detail && end.outcome !== 'succeeded')
-      this.log.warning(`crew ${this.spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
-    if (r.usage) this.log.info(`crew ${this.spec.crewId}: usage ${JSON.stringify(r.usage)}`);
+      this.log.warning(`crew ${spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
+    if (r.usage) this.log.info(`crew ${spec.crewId}: usage ${JSON.stringify(r.usage)}`);
   }
 
   /** The agent's part: brief, session (turns, verification, corrections), bookbag. */
   private async live(r: Ready) {
     // A collected crew keeps what its student handed back (usage, report) and the brief it read.
-    const briefed = this.collecting ? briefRead(this.paths) : await freshBrief(this, r);
-    const { session, keyProxied } = await crewSession(this, r);
+    const { place } = this;
+    const briefed = this.collecting ? briefRead(place.paths) : await freshBrief(place, this.worktree, r);
+    const { session, keyProxied } = await crewSession(place, this, r);
     this.keyProxied = keyProxied;
-    return keepBookbag(this, r, briefed, session);
+    return keepBookbag(place, this, r, briefed, session);
   }
 
   /**
@@ -298,7 +296,7 @@ class CrewRun {
 
   /** The crew's end (./crew-finish.ts): `crew.finished` with the lease's release, pause, grading job. */
   finish(): Promise<CrewResult> {
-    return finishCrew(this);
+    return finishCrew(this.place, this);
   }
 }
 
