@@ -252,14 +252,16 @@ async function planMode(input: PlanInput, job: JobSetup, logger: Logger): Promis
       layout,
       logger,
       dryRun: input.dryRun,
-      // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
-      standby: true,
       context: job.context,
-      // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
-      ...(queue.shared ? { sharedQueue: true } : {}),
-      ...(scope.issues ? { onlyIssues: scope.issues } : {}),
+      mode: {
+        // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
+        standby: true,
+        // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
+        ...(queue.shared ? { sharedQueue: true } : {}),
+        ...(scope.issues ? { onlyIssues: scope.issues } : {}),
+      },
       ...(input.limits?.jobStartedAt ? { jobStartedAt: input.limits.jobStartedAt } : {}),
-      ...(jobStatus ? { jobStatus } : {}),
+      ...(jobStatus ? { owners: { jobStatus } } : {}),
     }),
   );
   // The status comments say "queued" (with a link to this run) as soon as the crews are planned, not

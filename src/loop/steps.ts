@@ -46,16 +46,26 @@ export interface PlanStepOptions {
   jobStartedAt?: Date;
   /** Daemons on this machine to beat before planning (the local CLI runs every daemon here). */
   beat?: string[];
+  /** The run that plans (src/process/run-context.ts); a local run by default. */
+  context?: RunContext;
+  /** Who is expected to start the planned crews, and how to ask whether an Actions job has ended. */
+  owners?: PlanStepOwners;
+  /** What this plan covers: standby crews, one shared queue, only some issues. */
+  mode?: PlanStepMode;
+}
+
+export interface PlanStepOwners {
   /**
    * Asks the API whether an Actions job has ended: lets the plan reconcile crews whose crew job was
    * cancelled or never started, and running crews whose owner is gone. Without it (locally) only
    * local owners are checked.
    */
   jobStatus?: JobLiveness;
-  /** The run that plans (src/process/run-context.ts); a local run by default. */
-  context?: RunContext;
   /** Who is expected to start the planned crews; default `plannerOwner(context)`: the run's `crew` jobs. */
   plannedBy?: LeaseOwner;
+}
+
+export interface PlanStepMode {
   /** Plan standby crews behind each daemon's first wave (crew jobs that cannot refill from the office). */
   standby?: boolean;
   /**
@@ -83,23 +93,25 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
     for (const daemon of o.beat ?? []) await beat(layout, o.config, daemon, disk);
     // Grading feeds planning: a rejected success is a failed run, and the ledger ranks agents.
     const record = feedback(layout, o.logger);
+    const mode = o.mode ?? {};
+    const only = mode.onlyIssues;
     return await planDispatch({
       config: o.config,
       layout,
-      curriculum: o.onlyIssues
-        ? readCurriculumStrict(layout).filter((i) => o.onlyIssues!.has(i.number))
+      curriculum: only
+        ? readCurriculumStrict(layout).filter((i) => only.has(i.number))
         : readCurriculumStrict(layout),
       logger: o.logger,
       limits: { freeDiskBytes: disk },
       record,
       owners: {
-        plannedBy: o.plannedBy ?? plannerOwner(o.context ?? LOCAL_RUN),
-        ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+        plannedBy: o.owners?.plannedBy ?? plannerOwner(o.context ?? LOCAL_RUN),
+        ...(o.owners?.jobStatus ? { jobStatus: o.owners.jobStatus } : {}),
         driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
       },
       mode: {
-        ...(o.standby ? { standby: true } : {}),
-        ...(o.standby && o.sharedQueue ? { sharedQueue: true } : {}),
+        ...(mode.standby ? { standby: true } : {}),
+        ...(mode.standby && mode.sharedQueue ? { sharedQueue: true } : {}),
       },
       ...(o.jobStartedAt ? { clock: { jobStartedAt: o.jobStartedAt } } : {}),
     });

@@ -69,7 +69,13 @@ describe('a planner killed after planning', () => {
     const c1 = p.planned[0]!;
     const me = localIdentity(process.pid);
     const plan = () =>
-      planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'], plannedBy: me });
+      planStep({
+        config: s.config,
+        layout: s.layout,
+        logger: silentLogger,
+        beat: ['d1'],
+        owners: { plannedBy: me },
+      });
 
     const alive = await plan();
     expect(alive.reconciled).toEqual([]);
@@ -104,7 +110,7 @@ describe('a planner killed after planning', () => {
         layout: s.layout,
         logger: silentLogger,
         beat: ['d1'],
-        plannedBy: localIdentity(process.pid),
+        owners: { plannedBy: localIdentity(process.pid) },
       });
       expect(r.reconciled).toEqual([]);
       expect(readRegistry(s.layout).crews[p.planned[0]!]!.status).toBe('planned');

@@ -33,7 +33,13 @@ describe('standby crews (Actions crew jobs, which cannot refill from the office)
       const s = (school = makeSchool({ worktrees: 1 }));
       writeCurriculum(s, [item(1), item(2), item(3)]);
       const logger = memoryLogger();
-      const p = await planStep({ config: s.config, layout: s.layout, logger, beat: ['d1'], standby: true });
+      const p = await planStep({
+        config: s.config,
+        layout: s.layout,
+        logger,
+        beat: ['d1'],
+        mode: { standby: true },
+      });
       expect(p.assignments.map((a) => [a.issueNumber, a.queued ?? false])).toEqual([
         [1, false],
         [2, true],

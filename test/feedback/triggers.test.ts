@@ -99,7 +99,7 @@ describe('a cycle started by an event plans only its issue (item 6)', () => {
         layout,
         logger: silentLogger,
         beat: ['d1'],
-        onlyIssues: new Set([5]),
+        mode: { onlyIssues: new Set([5]) },
       });
       expect(only.assignments.map((a) => a.issueNumber)).toEqual([5]);
       expect(only.refused).toEqual([]);

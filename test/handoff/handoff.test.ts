@@ -347,7 +347,13 @@ describe('a repair the crew job planned for its own failed crew', () => {
       { number: 2, title: 'Issue 2', body: '```school\nagent: editor\n```\n' },
     ]);
     await fetchCurriculum({ layout: s.layout, config: s.config, source, logger: silentLogger });
-    await planStep({ config: s.config, layout: s.layout, logger: silentLogger, beat: ['d1'], standby: true });
+    await planStep({
+      config: s.config,
+      layout: s.layout,
+      logger: silentLogger,
+      beat: ['d1'],
+      mode: { standby: true },
+    });
     const restoredDir = join(s.root, 'grade-job-state');
     cpSync(s.layout.root, restoredDir, { recursive: true });
     const root = join(s.root, 'handoffs');

@@ -169,7 +169,13 @@ describe('the simulator tells the truth about a GitHub crew job', () => {
       const logger = memoryLogger();
       await fetchCurriculum({ layout: s.layout, config, source, logger });
       // The plan job (standby behind the first wave), then the crew job: no refill from the office.
-      await planStep({ config, layout: s.layout, logger, beat: ['d1'], standby: true });
+      await planStep({
+        config,
+        layout: s.layout,
+        logger,
+        beat: ['d1'],
+        mode: { standby: true },
+      });
       const launched = new Map<string, { issue: number; at: number }>();
       const finished = new Map<string, number>();
       const r = await runStep({
