@@ -18,13 +18,17 @@ export interface BriefInput {
   agent: string;
   attempt: number;
   repair: boolean;
-  worktree: string;
-  usageFile: string;
-  reportFile: string;
-  maxTitleLength: number;
-  maxBodyLength: number;
   /** A CLI agent (claude-code, codex): its usage and limits are read from the tool, not reported. */
   cli?: boolean;
+  /** Where the student works and what it hands back. */
+  files: { worktree: string; usageFile: string; reportFile: string };
+  /** How much of the issue's title and body the brief quotes. */
+  limits: { maxTitleLength: number; maxBodyLength: number };
+  /** What earlier crews leave this one. */
+  history?: BriefHistory;
+}
+
+export interface BriefHistory {
   /** Repairs that learn: the previous attempt's evidence (seed 002). */
   evidence?: RepairEvidence;
   /** The change of an interrupted crew this crew starts from. */
@@ -96,9 +100,11 @@ function dataBlock(text: string): string {
 }
 
 export function renderBrief(b: BriefInput): string {
+  const { worktree, usageFile, reportFile } = b.files;
+  const h = b.history ?? {};
   // Idempotent: the item is sanitized at the edge already; this is defence in depth.
-  const title = sanitizeText(b.item.title, b.maxTitleLength).text;
-  const body = sanitizeText(b.item.body, b.maxBodyLength).text;
+  const title = sanitizeText(b.item.title, b.limits.maxTitleLength).text;
+  const body = sanitizeText(b.item.body, b.limits.maxBodyLength).text;
   return [
     `# Brief: issue #${b.item.number}`,
     '',
@@ -110,15 +116,15 @@ export function renderBrief(b: BriefInput): string {
     `- attempt: ${b.attempt}${b.repair ? ' (repair of a failed run)' : ''}`,
     `- role: ${b.item.role}; domain: ${b.item.domain}; difficulty: ${b.item.difficulty}`,
     `- fences (paths you may change): ${b.item.fences.length ? b.item.fences.join(', ') : '(any)'}`,
-    `- worktree: ${b.worktree}`,
+    `- worktree: ${worktree}`,
     ...(b.cli
       ? [
-          `- report file: ${b.reportFile} — optional Markdown report for the graders`,
+          `- report file: ${reportFile} — optional Markdown report for the graders`,
           '- change files in the worktree only; do not commit, push or create branches',
         ]
       : [
-          `- usage file: ${b.usageFile} — write {"inputTokens": n, "outputTokens": n, "costUsd": n}`,
-          `- report file: ${b.reportFile} — optional Markdown report for the graders`,
+          `- usage file: ${usageFile} — write {"inputTokens": n, "outputTokens": n, "costUsd": n}`,
+          `- report file: ${reportFile} — optional Markdown report for the graders`,
           `- exit 0 when done; ${EXIT_USAGE_LIMIT} on a usage or credit limit; ${EXIT_OVERLOADED} when the model service is overloaded`,
         ]),
     '',
@@ -130,11 +136,11 @@ export function renderBrief(b: BriefInput): string {
     '',
     dataBlock(body),
     '',
-    ...continuationSection(b.continuing),
-    ...evidenceSection(b.evidence),
-    ...observationSection(b.observations),
-    ...(b.revision ? deliveredSection(b.revision) : []),
-    ...(b.revision ? feedbackSection(b.revision) : []),
+    ...continuationSection(h.continuing),
+    ...evidenceSection(h.evidence),
+    ...observationSection(h.observations),
+    ...(h.revision ? deliveredSection(h.revision) : []),
+    ...(h.revision ? feedbackSection(h.revision) : []),
   ].join('\n');
 }
 

@@ -99,16 +99,18 @@ async function writeCrewBrief(place: CrewPlace, worktree: string, { item, agent 
     agent: agent.id,
     attempt: crew.attempt,
     repair: crew.repair,
-    worktree,
-    usageFile: paths.usage,
-    reportFile: paths.report,
-    maxTitleLength: spec.config.curriculum.maxTitleLength,
-    maxBodyLength: spec.config.curriculum.maxBodyLength,
     cli: agent.kind !== 'command',
-    ...(evidence ? { evidence } : {}),
-    ...(continuing ? { continuing } : {}),
-    ...(observations.length ? { observations } : {}),
-    ...(revision ? { revision } : {}),
+    files: { worktree, usageFile: paths.usage, reportFile: paths.report },
+    limits: {
+      maxTitleLength: spec.config.curriculum.maxTitleLength,
+      maxBodyLength: spec.config.curriculum.maxBodyLength,
+    },
+    history: {
+      ...(evidence ? { evidence } : {}),
+      ...(continuing ? { continuing } : {}),
+      ...(observations.length ? { observations } : {}),
+      ...(revision ? { revision } : {}),
+    },
   });
   return { briefSha, continuing };
 }

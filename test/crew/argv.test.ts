@@ -33,11 +33,8 @@ describe('brief', () => {
       agent: 'a',
       attempt: 2,
       repair: true,
-      worktree: '/w',
-      usageFile: '/u.json',
-      reportFile: '/r.md',
-      maxTitleLength: 256,
-      maxBodyLength: 65536,
+      files: { worktree: '/w', usageFile: '/u.json', reportFile: '/r.md' },
+      limits: { maxTitleLength: 256, maxBodyLength: 65536 },
     });
     expect(text).toContain('``````text\n' + body + '\n``````');
     expect(text).toContain('- attempt: 2 (repair of a failed run)');
