@@ -41915,7 +41915,7 @@ const base64 = /^$|^(?:[0-9a-zA-Z+/]{4})*(?:(?:[0-9a-zA-Z+/]{2}==)|(?:[0-9a-zA-Z
 const base64url = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
 // based on https://stackoverflow.com/questions/106179/regular-expression-to-match-dns-hostname-or-ip-address
 // export const hostname: RegExp = /^([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+$/;
-const hostname = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
+const regexes_hostname = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
 const domain = /^(?=.{1,253}$)([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$/;
 const httpProtocol = /^https?$/;
 // https://blog.stevenlevithan.com/archives/validate-phone-number#r4-3 (regex sans spaces) E.164: leading digit must be 1-9; total digits (excluding '+') between 7-15
@@ -50188,7 +50188,24 @@ const RUN_IDENTITY_ENV = (/* unused pure expression or super */ null && ([
 const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
 
 
+;// CONCATENATED MODULE: ./.build/src/config/repository.js
+
+const REPOSITORY_PATTERN = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/;
+function parseRepository(value, field = "repository", fix) {
+  const m = REPOSITORY_PATTERN.exec(value?.trim() ?? "");
+  if (!m) {
+    const found = value === void 0 || value.trim() === "" ? "nothing" : JSON.stringify(value);
+    throw new ConfigError(`${field}: expected "owner/name", found ${found}.${fix ? ` ${fix}` : ""}`);
+  }
+  return { owner: m[1], repo: m[2] };
+}
+function isRepository(value) {
+  return value !== void 0 && REPOSITORY_PATTERN.test(value);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/config/schema.js
+
 
 
 
@@ -50303,6 +50320,9 @@ const agentSchema = strictObject({
   roles: array(schemas_enum(ROLES)).default(["coding"]),
   domains: array(schemas_string()).default([]).describe("Domains it takes; empty means any."),
   maxDifficulty: difficulty.default(5),
+  dailyBudgetUsd: schemas_number().positive().optional().describe(
+    "What this agent's crews may spend in one UTC day (USD, from the spend ledger). Once reached the agent is not chosen until 00:00 UTC; another eligible agent may be."
+  ),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
   passEnv: passEnvSchema,
   homeFiles: homeFilesSchema,
@@ -50367,7 +50387,10 @@ const sandboxLimitsSchema = strictObject({
   cpuWeight: schemas_number().int().min(1).max(1e4).default(100).describe(
     "CPU share against the other crews (cgroup v2's cpu.weight scale; 100 is the kernel's default)."
   ),
-  tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only.")
+  tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only."),
+  diskMiB: schemas_number().int().min(1).default(8192).describe(
+    "What a running crew may write to the host disk: its worktree, HOME and /tmp together, measured every few seconds; beyond it its processes are killed and it fails."
+  )
 }).prefault({});
 const sandboxSchema = strictObject({
   kind: schemas_enum(SANDBOX_KINDS).optional().describe("bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly)."),
@@ -50384,7 +50407,7 @@ const sandboxSchema = strictObject({
   ),
   bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
   limits: sandboxLimitsSchema.describe(
-    "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB (docs/security.md)."
+    "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB, diskMiB (docs/security.md)."
   )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
@@ -50403,7 +50426,7 @@ const MAX_DAEMONS = 256;
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
   stateDir: schemas_string().default(".school/state").describe("Where all durable state lives."),
-  repository: schemas_string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "owner/name").optional().describe("Defaults to GITHUB_REPOSITORY."),
+  repository: schemas_string().regex(REPOSITORY_PATTERN, "owner/name").optional().describe("Defaults to GITHUB_REPOSITORY."),
   repoPath: schemas_string().default(".").describe("Local repository the worktrees are made from."),
   curriculum: strictObject({
     labels: array(schemas_string()).default([]).describe("Only issues with all of these labels."),
@@ -50456,8 +50479,11 @@ const schema_configSchema = strictObject({
     crewBudgetUsd: schemas_number().positive().default(10).describe(
       "What one crew may spend over all its turns (USD). A turn's reported cost is recorded at most what is left of it (alert cost-over-budget); claude-code gets the rest as --max-budget-usd; a crew that reaches it ends failed. Keep it below spendCap, so one crew's word cannot halt dispatch."
     ),
+    dailyBudgetUsd: schemas_number().positive().optional().describe(
+      "What the whole school may spend in one UTC day (USD, from the spend ledger, reviewers included). Once reached nothing is placed until 00:00 UTC."
+    ),
     agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
-      "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. The CLI's own error envelope pauses the school."
+      "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. Only the API's own answer, seen by the key proxy, pauses the school."
     ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
@@ -50477,7 +50503,19 @@ const schema_configSchema = strictObject({
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
       "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
     ),
-    correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails.")
+    correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails."),
+    choice: schemas_enum(["learning", "greedy"]).default("learning").describe(
+      "How an agent is chosen among the eligible ones. learning (default): a draw from each agent's record of merged work, less its expected cost per crew times the merged work per dollar the school's records reach (untried agents are tried early; docs/dispatch.md). greedy: the top judges' score, an unscored agent counting 0.5."
+    ),
+    choiceSeed: schemas_number().int().min(0).max(2 ** 32 - 1).default(0).describe(
+      "Seed of the learning choice. With the state, it decides every draw: the same state and seed plan the same agents."
+    ),
+    contest: strictObject({
+      difficultyAtLeast: schemas_number().int({ message: "dispatch.contest.difficultyAtLeast: a whole difficulty from 1 to 5" }).min(1).max(5).describe("Coding issues of this difficulty or harder are contested."),
+      agents: array(schemas_string().min(1)).min(2, { message: "dispatch.contest.agents: list at least 2 agents, one crew each" }).describe("The agents that each send a crew to a contested issue (at least 2, coding agents).")
+    }).optional().describe(
+      'A contest for hard issues (docs/dispatch.md, "Contests"): each listed agent takes the same issue in its own slot; the judges pick one crew, only that one is delivered, the others are recorded as losers (not failures).'
+    )
   }).prefault({}),
   delivery: strictObject({
     mode: schemas_enum(DELIVERY_MODES).optional().describe(
@@ -50547,6 +50585,10 @@ const schema_configSchema = strictObject({
       message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`
     });
   }
+  contestIssues(
+    c,
+    (path, message) => ctx.addIssue({ code: "custom", path: ["dispatch", "contest", ...path], message })
+  );
   sealedResultsIssues(
     c.grading,
     (path, message) => ctx.addIssue({ code: "custom", path: ["grading", ...path], message })
@@ -50561,6 +50603,24 @@ const schema_configSchema = strictObject({
       message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`
     });
 });
+function contestIssues(c, issue) {
+  const contest = c.dispatch.contest;
+  if (!contest) return;
+  const byId = new Map(c.agents.map((a) => [a.id, a]));
+  const seen = /* @__PURE__ */ new Set();
+  contest.agents.forEach((id, i) => {
+    const agent = byId.get(id);
+    if (seen.has(id)) issue(["agents", i], `lists ${id} twice: each agent sends one crew to a contest`);
+    else if (!agent)
+      issue(
+        ["agents", i],
+        `names ${id}, which is not a configured agent (agents[].id: ${[...byId.keys()].join(", ") || "none"})`
+      );
+    else if (!agent.roles.includes("coding"))
+      issue(["agents", i], `names ${id}, which does not take the coding role (add coding to its roles)`);
+    seen.add(id);
+  });
+}
 function sealedResultsIssues(g, issue) {
   const r = g.sealedResults;
   if (!r) return;
@@ -50683,6 +50743,62 @@ function resolveConfig(explicit, overrides = {}) {
   if (explicit) return loadConfig(explicit, overrides);
   return (0,external_node_fs_.existsSync)("school.yml") ? loadConfig("school.yml", overrides) : parseConfig({}, "defaults", overrides);
 }
+
+
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(48161);
+;// CONCATENATED MODULE: ./.build/src/process/run-context.js
+
+function runContextFrom(env) {
+  const set = (k) => env[k] ? env[k] : void 0;
+  const runId = set("GITHUB_RUN_ID");
+  const run = runId ? {
+    id: runId,
+    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
+    job: env.GITHUB_JOB ?? "",
+    ...defined({
+      workflowRef: set("GITHUB_WORKFLOW_REF"),
+      event: set("GITHUB_EVENT_NAME"),
+      eventPath: set("GITHUB_EVENT_PATH"),
+      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
+    })
+  } : void 0;
+  return {
+    actions: env.GITHUB_ACTIONS === "true",
+    ...run ? { run } : {},
+    ...defined({
+      repository: set("GITHUB_REPOSITORY"),
+      serverUrl: set("GITHUB_SERVER_URL"),
+      apiUrl: set("GITHUB_API_URL"),
+      workspace: set("GITHUB_WORKSPACE")
+    }),
+    runner: {
+      ...defined({
+        name: set("RUNNER_NAME"),
+        temp: set("RUNNER_TEMP"),
+        workspace: set("RUNNER_WORKSPACE"),
+        toolCache: set("RUNNER_TOOL_CACHE")
+      }),
+      debug: env.RUNNER_DEBUG === "1"
+    },
+    host: env
+  };
+}
+function auditActor(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
+}
+function workerId(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${hostname()}:${pid}`;
+}
+function hostPath(ctx) {
+  return ctx.host.PATH ?? "";
+}
+function defined(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
+  return out;
+}
+const LOCAL_RUN = runContextFrom({});
 
 
 // EXTERNAL MODULE: external "node:crypto"
@@ -50946,10 +51062,16 @@ const VIEW_FILES = {
   boardFold: "board-fold.json"
 };
 class StateLayout {
-  root;
-  constructor(root) {
+  /**
+   * @param actor who writes through this layout, as the audit log names it: `auditActor(context)`
+   * (src/process/run-context.ts); a local process by default.
+   */
+  constructor(root, actor = `local:${process.pid}`) {
+    this.actor = actor;
     this.root = (0,external_node_path_.resolve)(root);
   }
+  actor;
+  root;
   file(name) {
     return (0,external_node_path_.join)(this.root, STATE_FILES[name]);
   }
@@ -51051,7 +51173,22 @@ class ManifestError extends Error {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/process/read-range.js
+
+function read_range_readRange(fd, from, to) {
+  const buf = Buffer.alloc(Math.max(0, to - from));
+  let off = 0;
+  while (off < buf.length) {
+    const n = (0,external_node_fs_.readSync)(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) return buf.subarray(0, off);
+    off += n;
+  }
+  return buf;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/tail.js
+
 
 
 
@@ -51069,7 +51206,7 @@ function readTail(path, mark, warn) {
     const st = (0,external_node_fs_.fstatSync)(fd);
     if (mark && continues(fd, st, mark)) {
       if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
-      const appended = parseAppended(tail_readRange(fd, mark.bytes, st.size));
+      const appended = parseAppended(read_range_readRange(fd, mark.bytes, st.size));
       if (appended) {
         if (appended.tornTail)
           warn?.(
@@ -51084,7 +51221,7 @@ function readTail(path, mark, warn) {
         };
       }
     }
-    const parsed = parseJsonl(tail_readRange(fd, 0, st.size).toString("utf8"), path, warn);
+    const parsed = parseJsonl(read_range_readRange(fd, 0, st.size).toString("utf8"), path, warn);
     return {
       records: parsed.records,
       continued: false,
@@ -51095,21 +51232,11 @@ function readTail(path, mark, warn) {
     (0,external_node_fs_.closeSync)(fd);
   }
 }
-function tail_readRange(fd, from, to) {
-  const buf = Buffer.alloc(Math.max(0, to - from));
-  let off = 0;
-  while (off < buf.length) {
-    const n = (0,external_node_fs_.readSync)(fd, buf, off, buf.length - off, from + off);
-    if (n === 0) return buf.subarray(0, off);
-    off += n;
-  }
-  return buf;
-}
 function readFrom(path, from, chunk, size = 64 * 1024) {
   const fd = openSync(path, "r");
   try {
     for (let pos = from; ; ) {
-      const bytes = tail_readRange(fd, pos, pos + size);
+      const bytes = readRange(fd, pos, pos + size);
       if (bytes.length === 0) break;
       pos += bytes.length;
       chunk(bytes);
@@ -51125,7 +51252,7 @@ function lastLine(fd, size) {
   while (pos > 0) {
     const len = Math.min(chunk, pos);
     pos -= len;
-    const buf = tail_readRange(fd, pos, pos + len);
+    const buf = read_range_readRange(fd, pos, pos + len);
     const nl = buf.lastIndexOf(10);
     if (nl !== -1) {
       parts.unshift(buf.subarray(nl + 1));
@@ -51149,7 +51276,7 @@ function markAt(fd, st, bytes) {
   };
 }
 function digest(fd, from, to) {
-  return (0,external_node_crypto_.createHash)("sha256").update(tail_readRange(fd, from, to)).digest("base64");
+  return (0,external_node_crypto_.createHash)("sha256").update(read_range_readRange(fd, from, to)).digest("base64");
 }
 function parseAppended(buf) {
   const nl = buf.lastIndexOf(10);
@@ -51188,6 +51315,7 @@ function parseLines(body) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
+
 
 
 
@@ -51266,7 +51394,7 @@ function parseWhole(text) {
     return void 0;
   }
 }
-function jsonl_appendJsonl(path, records, warn, options = {}) {
+function appendJsonl(path, records, warn, options = {}) {
   if (records.length === 0) return void 0;
   let fd;
   try {
@@ -51281,7 +51409,7 @@ function jsonl_appendJsonl(path, records, warn, options = {}) {
     let repaired = false;
     let prefix = "";
     if (size > 0) {
-      if (tail_readRange(fd, size - 1, size)[0] !== 10) {
+      if (read_range_readRange(fd, size - 1, size)[0] !== 10) {
         const tail = lastLine(fd, size);
         repaired = true;
         try {
@@ -51320,8 +51448,6 @@ function syncFile(path) {
 }
 
 
-// EXTERNAL MODULE: external "node:os"
-var external_node_os_ = __nccwpck_require__(48161);
 ;// CONCATENATED MODULE: ./.build/src/process/liveness.js
 
 function processStart(pid) {
@@ -51579,7 +51705,7 @@ class event_log_EventLog {
     const current = this.readLatest();
     const { append, result } = decide(current);
     const fresh = freshEvents(current, append);
-    jsonl_appendJsonl(this.path, fresh, this.warn, options);
+    appendJsonl(this.path, fresh, this.warn, options);
     return { result, appended: fresh };
   }
 }
@@ -51731,6 +51857,7 @@ function mergeFiles(theirs, ours, report = { divergentKeys: 0 }, warn) {
 
 
 
+
 const MARK_FILE = "checkpoint-mark.json";
 const markSchema = strictObject({
   schema: literal(1),
@@ -51764,6 +51891,17 @@ function matchesMark(mark, files) {
   }
   for (const path of listed) if (sha256(files.get(path)) !== mark.files[path].sha256) return false;
   return true;
+}
+async function unchangedSince(layout, primary, files, generation, log) {
+  const mark = readMark(layout);
+  if (!mark || !primary.head || mark.source !== primary.name || mark.generation !== generation) return false;
+  if (!matchesMark(mark, files)) return false;
+  try {
+    return await primary.head() === mark.id;
+  } catch (e) {
+    log.info(`checkpoint: could not read the ${primary.name} head (${errors_message(e)}); saving in full`);
+    return false;
+  }
 }
 
 
@@ -51996,30 +52134,35 @@ function recoverInterruptedSwap(root, log = silentLogger) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/state/audit.js
-
-
-
-function actor() {
-  return process.env.GITHUB_RUN_ID ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? "1"}:${process.env.GITHUB_JOB ?? ""}` : `local:${process.pid}`;
-}
-async function audit(layout, type, fields = {}) {
-  const path = layout.file("audit");
-  const record = {
-    at: (/* @__PURE__ */ new Date()).toISOString(),
-    type,
-    actor: actor(),
-    ...boundStrings(fields, MAX_REASON)
-  };
-  await withLock(path, () => appendJsonl(path, [record]));
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/state/fold.js
 function fold_foldLog(fold, contents) {
   let state = contents.snapshot ? structuredClone(contents.snapshot.data.state) : fold.empty();
   for (const e of contents.events) state = fold.apply(state, e);
   return state;
+}
+class fold_IncrementalFold {
+  constructor(fold) {
+    this.fold = fold;
+  }
+  fold;
+  last;
+  /** The state of `contents`; read it, never change it. */
+  of(contents) {
+    const f = this.last;
+    if (f && f.contents === contents && f.applied <= contents.events.length) {
+      for (let i = f.applied; i < contents.events.length; i++)
+        f.state = this.fold.apply(f.state, contents.events[i]);
+      f.applied = contents.events.length;
+      return f.state;
+    }
+    const state = fold_foldLog(this.fold, contents);
+    this.last = { contents, applied: contents.events.length, state };
+    return state;
+  }
+  /** Folds afresh on the next read (an append may have failed half-way). */
+  reset() {
+    this.last = void 0;
+  }
 }
 const fold_registry = /* @__PURE__ */ new Map();
 function registerFold(fold) {
@@ -52050,359 +52193,43 @@ class errors_DeliveryRefusedError extends SchoolError {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/claims.js
+;// CONCATENATED MODULE: ./.build/src/security/bound.js
 
-
-function claims_claimable(j, now) {
-  if (j.status === "pending") return true;
-  if (j.status !== "claimed" || !j.lease) return false;
-  const until = j.lease.leaseUntil;
-  const at = isoOf(now);
-  return until.length === at.length ? until <= at : Date.parse(until) <= now.getTime();
-}
-let lastNow;
-function isoOf(date) {
-  if (lastNow?.date !== date) lastNow = { date, iso: date.toISOString() };
-  return lastNow.iso;
-}
-function decideClaims(state, candidates, o) {
-  const append = [];
-  const claimed = [];
-  const deadLettered = [];
-  while (candidates.length > 0 && claimed.length < o.limit) {
-    const key = candidates.shift();
-    const j = state.jobs[key];
-    if (!j || !claims_claimable(j, o.now)) continue;
-    let attempts = j.attempts;
-    let lastError = j.lastError ?? "";
-    if (j.status === "claimed" && j.lease) {
-      lastError = boundError(
-        `lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`
-      );
-      append.push(
-        event(
-          "job.failed",
-          `failed:${key}:${j.claims}`,
-          { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError },
-          o.now
-        )
-      );
-      attempts++;
-      if (attempts >= o.maxAttempts) {
-        append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
-        deadLettered.push({ ...j, status: "dead_letter", attempts, lastError });
-        continue;
-      }
-    }
-    const claim = {
-      jobKey: key,
-      worker: o.worker,
-      attempt: attempts + 1,
-      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString()
-    };
-    append.push(event("job.claimed", `claim:${key}:${j.claims + 1}`, claim, o.now));
-    claimed.push({
-      ...j,
-      status: "claimed",
-      attempts,
-      claims: j.claims + 1,
-      lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil }
-    });
-  }
-  return { append, claimed, deadLettered };
-}
-function decideFailures(state, items, o) {
-  const append = [];
-  const failed = [];
-  const deadLettered = [];
-  for (const item of items) {
-    const j = state.jobs[item.jobKey];
-    if (!j || j.status !== "claimed" || j.lease?.worker !== o.worker) continue;
-    const error = boundError(item.error);
-    append.push(
-      event(
-        "job.failed",
-        `failed:${item.jobKey}:${j.claims}`,
-        { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error },
-        o.now
-      )
-    );
-    if (j.attempts + 1 >= o.maxAttempts) {
-      append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
-      deadLettered.push(item.jobKey);
-    } else failed.push(item.jobKey);
-  }
-  return { append, failed, deadLettered };
-}
-function deadEvent(jobKey, cycle, attempts, lastError, now) {
-  return event("job.dead_lettered", `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
-}
-function claims_decideSettle(state, r, candidates) {
-  const append = r.graded.map(
-    (i) => event(
-      "job.graded",
-      `graded:${i.jobKey}`,
-      { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...i.score ? { score: i.score } : {} },
-      r.now
-    )
-  );
-  const fails = decideFailures(state, [...r.failed], r);
-  append.push(...fails.append);
-  let claim;
-  if (r.claim) {
-    const c = decideClaims(state, candidates, r.claim.options);
-    append.push(...c.append);
-    claim = { claimed: c.claimed, deadLettered: c.deadLettered };
-  }
-  return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/grading/queue.js
-
-
-
-
-
-
-
+const MAX_DETAIL = 1024;
+const MAX_REASON = (/* unused pure expression or super */ null && (4 * 1024));
+const MAX_FINISHED_REASON = (/* unused pure expression or super */ null && (16 * 1024));
 const MAX_ERROR_LENGTH = 500;
-function queue_boundError(text) {
+function boundMarker(removed) {
+  return `\u2026[${removed} more characters]`;
+}
+function boundText(s, max) {
+  if (s.length <= max) return s;
+  let keep = Math.max(0, max - boundMarker(s.length).length);
+  if (keep > 0 && isHighSurrogate(s.charCodeAt(keep - 1))) keep--;
+  return `${s.slice(0, keep)}${boundMarker(s.length - keep)}`;
+}
+function boundStrings(v, max) {
+  if (typeof v === "string") return boundText(v, max);
+  if (Array.isArray(v)) return v.map((x) => boundStrings(x, max));
+  if (v && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    const out = {};
+    for (const [k, x] of Object.entries(v)) out[k] = boundStrings(x, max);
+    return out;
+  }
+  return v;
+}
+function isHighSurrogate(c) {
+  return c >= 55296 && c <= 56319;
+}
+function bound_boundError(text) {
   const clean = redactText(text).replace(/\s+/g, " ").trim();
   return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}\u2026` : clean;
 }
-const queueFold = registerFold({
-  file: "grading",
-  empty: () => ({ jobs: {} }),
-  apply(state, e) {
-    const d = e.data;
-    if (e.type === "job.enqueued") {
-      const job = d;
-      if (!state.jobs[job.jobKey]) {
-        state.jobs[job.jobKey] = {
-          job,
-          status: "pending",
-          attempts: 0,
-          claims: 0,
-          cycle: 0,
-          enqueuedAt: e.at,
-          updatedAt: e.at
-        };
-      }
-      return state;
-    }
-    const j = state.jobs[String(d.jobKey)];
-    if (!j || j.status === "graded") return state;
-    j.updatedAt = e.at;
-    switch (e.type) {
-      case "job.claimed": {
-        const c = d;
-        if (j.status === "dead_letter") break;
-        j.status = "claimed";
-        j.claims += 1;
-        j.lease = { worker: c.worker, attempt: c.attempt, leaseUntil: c.leaseUntil };
-        break;
-      }
-      case "job.failed": {
-        const f = d;
-        if (j.status === "dead_letter") break;
-        j.attempts += 1;
-        j.lastError = f.error;
-        j.status = "pending";
-        delete j.lease;
-        break;
-      }
-      case "job.graded": {
-        const g = d;
-        j.status = "graded";
-        j.verdict = g.verdict;
-        if (g.score) j.score = g.score;
-        delete j.lease;
-        break;
-      }
-      case "job.dead_lettered": {
-        j.status = "dead_letter";
-        j.lastError = d.lastError;
-        delete j.lease;
-        break;
-      }
-      case "job.requeued": {
-        if (j.status !== "dead_letter") break;
-        j.status = "pending";
-        j.attempts = 0;
-        j.cycle += 1;
-        j.previousFailure = d.previousFailure;
-        break;
-      }
-    }
-    return state;
-  },
-  prune(state, _horizon, scope) {
-    const open = scope?.openIssues;
-    const graded = /* @__PURE__ */ new Map();
-    for (const [k, j] of Object.entries(state.jobs)) {
-      if (j.status !== "graded" || !open?.has(j.job.issueNumber)) continue;
-      const list = graded.get(j.job.issueNumber) ?? [];
-      list.push([k, j]);
-      graded.set(j.job.issueNumber, list);
-    }
-    const kept = /* @__PURE__ */ new Set();
-    for (const list of graded.values()) {
-      list.sort(([ka, a], [kb, b]) => fold_byCodePoint(b.enqueuedAt, a.enqueuedAt) || fold_byCodePoint(kb, ka));
-      for (const [k] of list.slice(0, 2)) kept.add(k);
-    }
-    const jobs = {};
-    for (const [k, j] of Object.entries(state.jobs)) {
-      if (j.status !== "graded") jobs[k] = j;
-      else if (kept.has(k)) jobs[k] = verdictOnly(j);
-    }
-    return { jobs };
-  },
-  // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
-  // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
-  // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
-  dedup: "watermark"
-});
-function verdictOnly(j) {
-  const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
-  return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
-}
-class QueueError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "QueueError";
-  }
-}
-class GradingQueue {
-  log;
-  /** The fold of what this instance last read under the lock, advanced by the events read since. */
-  folded;
-  constructor(layout, warn) {
-    this.log = new EventLog(layout.file("grading"), warn, { incremental: true });
-  }
-  state() {
-    return fold(this.log.read());
-  }
-  /** The current state, for a caller holding the log's lock; read it, never change it. */
-  stateHeld() {
-    return this.current(this.log.readLatest());
-  }
-  /** The current state inside a transaction, folding only the events read since the last one. */
-  current(contents) {
-    const f = this.folded;
-    if (f && f.contents === contents && f.applied <= contents.events.length) {
-      for (let i = f.applied; i < contents.events.length; i++)
-        f.state = queueFold.apply(f.state, contents.events[i]);
-      f.applied = contents.events.length;
-      return f.state;
-    }
-    const state = fold(contents);
-    this.folded = { contents, applied: contents.events.length, state };
-    return state;
-  }
-  /**
-   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates`. A claim whose
-   * previous lease expired without a verdict counts as a failed drain (the drainer was lost): with
-   * no attempts left the job is dead-lettered instead (N2.3, N6.1).
-   */
-  async claim(candidates, o) {
-    const r = await this.settle({ ...o, graded: [], failed: [], claim: { candidates, options: o } });
-    return r.claim;
-  }
-  /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
-  async markGraded(items, worker, now) {
-    return (await this.settle({ worker, now, maxAttempts: Infinity, graded: items, failed: [] })).graded;
-  }
-  /**
-   * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
-   * dead-letters the job in the same transaction, with its last error kept visible.
-   */
-  async markFailed(items, o) {
-    const r = await this.settle({ ...o, graded: [], failed: items });
-    return { failed: r.failed, deadLettered: r.deadLettered };
-  }
-  /** `settleHeld` under the log's lock. */
-  settle(request) {
-    return withLock(this.log.path, () => this.settleHeld(request));
-  }
-  /**
-   * One wave's end in one append, for a caller holding the log's lock: the verdicts marked graded,
-   * the failures recorded, and — with `claim` — the next wave claimed, all decided on the state
-   * just read. Fsynced unless `sync: false`. `redacted`: the request holds redacted data only, and
-   * its events are not walked again on the way to the file.
-   */
-  settleHeld(r, options = {}) {
-    try {
-      const { result, appended } = this.log.transactHeld((current) => {
-        const state = this.current(current);
-        const snapshot = r.claim && !r.claim.candidates ? pendingKeys(state, r.claim.options.now) : void 0;
-        const candidates = [...r.claim?.candidates ?? snapshot ?? []];
-        const d = decideSettle(state, r, candidates);
-        const claim2 = d.claim && {
-          ...d.claim,
-          remaining: candidates,
-          ...snapshot ? { snapshot: snapshot.length } : {}
-        };
-        return { append: d.append, result: { failed: d.failed, deadLettered: d.deadLettered, claim: claim2 } };
-      }, options);
-      const graded = appended.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
-      const { claim, ...rest } = result;
-      return { graded, ...rest, ...claim ? { claim } : {} };
-    } catch (e) {
-      this.folded = void 0;
-      throw e;
-    }
-  }
-  /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
-  async requeue(jobKey, now = /* @__PURE__ */ new Date()) {
-    const { result } = await this.log.transact((current) => {
-      const state = this.current(current);
-      const j = state.jobs[jobKey];
-      if (!j)
-        throw new QueueError(
-          `dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`
-        );
-      if (j.status !== "dead_letter") {
-        throw new QueueError(
-          `dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`
-        );
-      }
-      const previousFailure = queue_boundError(
-        `dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? "unknown"}`
-      );
-      const e = event("job.requeued", `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
-      return {
-        append: [e],
-        result: { ...j, status: "pending", attempts: 0, cycle: j.cycle + 1, previousFailure }
-      };
-    });
-    return result;
-  }
-  deadLetters() {
-    return Object.values(this.state().jobs).filter((j) => j.status === "dead_letter").sort((a, b) => byCodePoint(a.job.jobKey, b.job.jobKey));
-  }
-}
-function fold(contents) {
-  return foldLog(queueFold, contents);
-}
-function pendingKeys(state, now) {
-  return liveJobs(state).filter((j) => claimable(j, now)).map((j) => j.job.jobKey);
-}
-function liveJobs(state) {
-  return Object.values(state.jobs).filter((j) => j.status === "pending" || j.status === "claimed").sort((a, b) => byCodePoint(a.enqueuedAt, b.enqueuedAt) || byCodePoint(a.job.jobKey, b.job.jobKey));
-}
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/outbox.js
+;// CONCATENATED MODULE: ./.build/src/outbox/entries.js
 
-
-
-
-
-
-
-
-const outboxFold = registerFold({
+const entries_outboxFold = registerFold({
   file: "outbox",
   empty: () => ({ items: {} }),
   apply(state, e) {
@@ -52431,7 +52258,7 @@ const outboxFold = registerFold({
     const shown = new Set(
       [...shownDeliveries(state)].filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue)).map(([, [id]]) => id)
     );
-    for (const [issue, id] of latestStatuses(state))
+    for (const [issue, id] of entries_latestStatuses(state))
       if (!scope?.openIssues || scope.openIssues.has(issue)) shown.add(id);
     const items = {};
     for (const [id, v] of Object.entries(state.items)) {
@@ -52454,20 +52281,7 @@ const outboxFold = registerFold({
   // back as a stale copy: a watermark suffices.
   dedup: "watermark"
 });
-function commentMarker(jobKey) {
-  return `<!-- school-core:${jobKey} -->`;
-}
-function resultComment(jobKey, crewId, verdict) {
-  const lines = [
-    commentMarker(jobKey),
-    `**school-core grade: ${verdict.accepted ? "accepted" : "rejected"}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
-    "",
-    `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
-    ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, " ").slice(0, 500)}`)
-  ];
-  return redactText(lines.join("\n"));
-}
-function deliveriesOf(state) {
+function entries_deliveriesOf(state) {
   const out = /* @__PURE__ */ new Map();
   for (const [issue, [, i]] of shownDeliveries(state))
     out.set(issue, { ...i.result, crewId: i.entry.crewId ?? "" });
@@ -52482,19 +52296,88 @@ function shownDeliveries(state) {
   }
   return out;
 }
-function latestStatuses(state) {
+function entries_latestStatuses(state) {
   const out = /* @__PURE__ */ new Map();
   for (const [id, i] of Object.entries(state.items))
     if (i.entry.kind === "status") out.set(i.entry.issueNumber, id);
   return out;
 }
-function statusCommentIds(state) {
+function entries_statusCommentIds(state) {
   const out = /* @__PURE__ */ new Map();
   for (const i of Object.values(state.items))
     if (i.entry.kind === "status" && i.status === "delivered" && i.commentId !== void 0)
       out.set(i.entry.issueNumber, i.commentId);
   return out;
 }
+
+
+;// CONCATENATED MODULE: ./.build/src/outbox/send.js
+
+
+function commentMarker(jobKey) {
+  return `<!-- school-core:${jobKey} -->`;
+}
+function statusMarkerOf(issueNumber) {
+  return `<!-- school-core:status:issue-${issueNumber} -->`;
+}
+function send_deliveredLine(issueNumber, r) {
+  const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
+  return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
+}
+function send_deliverWork(delivery, entry) {
+  if (!entry.crewId || !entry.verdict) {
+    return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+  }
+  return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+}
+function httpStatus(e) {
+  return e?.status;
+}
+async function send_sendStatus(port, entry, knownId) {
+  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
+  if (knownId !== void 0 && port.updateComment) {
+    try {
+      await port.updateComment(knownId, body);
+      return knownId;
+    } catch (e) {
+      if (httpStatus(e) !== 404) throw e;
+    }
+  }
+  const marker = statusMarkerOf(entry.issueNumber);
+  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? "").includes(marker));
+  if (found?.id !== void 0 && port.updateComment) {
+    if (found.body !== body) await port.updateComment(found.id, body);
+    return found.id;
+  }
+  if (found) return void 0;
+  const created = await port.createComment(entry.issueNumber, body);
+  return created?.id;
+}
+async function send_send(port, entry) {
+  if (entry.kind === "labels") {
+    await port.addLabels(entry.issueNumber, entry.labels ?? []);
+    return;
+  }
+  const marker = commentMarker(entry.jobKey);
+  const existing = await port.listComments(entry.issueNumber);
+  if (existing.some((c) => (c.body ?? "").includes(marker))) return;
+  await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/outbox/outbox.js
+
+
+
+
+
+
+
+
+
+
+
+
 class outbox_Outbox {
   constructor(layout) {
     this.layout = layout;
@@ -52504,7 +52387,7 @@ class outbox_Outbox {
   }
   layout;
   log;
-  folded;
+  folded = new IncrementalFold(outboxFold);
   state() {
     return foldLog(outboxFold, this.log.read());
   }
@@ -52517,17 +52400,7 @@ class outbox_Outbox {
    * change it.
    */
   current() {
-    const contents = this.log.readLatest();
-    const f = this.folded;
-    if (f && f.contents === contents && f.applied <= contents.events.length) {
-      for (let i = f.applied; i < contents.events.length; i++)
-        f.state = outboxFold.apply(f.state, contents.events[i]);
-      f.applied = contents.events.length;
-      return f.state;
-    }
-    const state = foldLog(outboxFold, contents);
-    this.folded = { contents, applied: contents.events.length, state };
-    return state;
+    return this.folded.of(this.log.readLatest());
   }
   pending() {
     return Object.values(this.state().items).filter((i) => i.status === "pending");
@@ -52594,137 +52467,90 @@ class outbox_Outbox {
       let delivered = 0;
       let refused = 0;
       for (const item of items) {
-        const tries = o.tries ?? 2;
-        let error;
-        let result;
-        let commentId;
-        if (item.entry.kind === "status") {
-          const state = this.state();
-          if (latestStatuses(state).get(item.entry.issueNumber) !== item.entry.id) {
-            await this.log.append([
-              event(
-                "outbox.delivered",
-                `delivered:${item.entry.id}`,
-                { id: item.entry.id, superseded: true },
-                o.now()
-              )
-            ]);
-            continue;
-          }
-        }
-        for (let t = 0; t < tries; t++) {
-          try {
-            if (item.entry.kind === "delivery") result = await deliverWork(o.delivery, item.entry);
-            else if (item.entry.kind === "status")
-              commentId = await sendStatus(
-                port,
-                item.entry,
-                statusCommentIds(this.state()).get(item.entry.issueNumber)
-              );
-            else await send(port, item.entry);
-            error = void 0;
-            break;
-          } catch (e) {
-            error = e;
-            if (e instanceof DeliveryRefusedError) break;
-          }
-        }
-        if (error instanceof DeliveryRefusedError) {
-          o.logger.error(
-            `delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`
+        if (item.entry.kind === "status" && latestStatuses(this.state()).get(item.entry.issueNumber) !== item.entry.id) {
+          await this.appendOutcome(
+            "outbox.delivered",
+            `delivered:${item.entry.id}`,
+            { id: item.entry.id, superseded: true },
+            o
           );
-          await this.log.append([
-            event(
-              "outbox.refused",
-              `refused:${item.entry.id}`,
-              { id: item.entry.id, reason: boundError(error.message) },
-              o.now()
-            )
-          ]);
+          continue;
+        }
+        const sent = await this.attempt(port, item.entry, o);
+        if (sent.error instanceof DeliveryRefusedError) {
+          await this.refuse(item.entry, sent.error, o);
           refused++;
-        } else if (error === void 0) {
-          await this.log.append([
-            event(
-              "outbox.delivered",
-              `delivered:${item.entry.id}`,
-              {
-                id: item.entry.id,
-                ...result ? { result } : {},
-                ...commentId !== void 0 ? { commentId } : {}
-              },
-              o.now()
-            )
-          ]);
-          if (result) o.logger.info(deliveredLine(item.entry.issueNumber, result));
+        } else if (sent.error === void 0) {
+          await this.appendOutcome(
+            "outbox.delivered",
+            `delivered:${item.entry.id}`,
+            {
+              id: item.entry.id,
+              ...sent.result ? { result: sent.result } : {},
+              ...sent.commentId !== void 0 ? { commentId: sent.commentId } : {}
+            },
+            o
+          );
+          if (sent.result) o.logger.info(deliveredLine(item.entry.issueNumber, sent.result));
           delivered++;
         } else {
-          const attempt = item.attempts + 1;
-          const text = boundError(message(error));
-          o.logger.warning(
-            `GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`
-          );
-          await this.log.append([
-            event(
-              "outbox.failed",
-              `outbox-failed:${item.entry.id}:${attempt}`,
-              { id: item.entry.id, attempt, error: text },
-              o.now()
-            )
-          ]);
+          await this.failed(item, sent.error, o);
         }
       }
       return { delivered, pending: this.pending().length, refused };
     });
   }
-}
-function deliverWork(delivery, entry) {
-  if (!entry.crewId || !entry.verdict) {
-    return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+  /** Up to `o.tries` sends of one entry; a refusal is not tried again. `error` is the last one's. */
+  async attempt(port, entry, o) {
+    let error;
+    for (let t = 0; t < (o.tries ?? 2); t++) {
+      try {
+        if (entry.kind === "delivery") return { result: await deliverWork(o.delivery, entry) };
+        if (entry.kind === "status") {
+          const known = statusCommentIds(this.state()).get(entry.issueNumber);
+          return { commentId: await sendStatus(port, entry, known) };
+        }
+        await send(port, entry);
+        return {};
+      } catch (e) {
+        error = e;
+        if (e instanceof DeliveryRefusedError) break;
+      }
+    }
+    return { error };
   }
-  return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
-}
-function deliveredLine(issueNumber, r) {
-  const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
-  return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
+  /** A delivery that must never happen: recorded `refused`, never tried again. */
+  async refuse(entry, error, o) {
+    o.logger.error(
+      `delivery for issue #${entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`
+    );
+    await this.appendOutcome(
+      "outbox.refused",
+      `refused:${entry.id}`,
+      { id: entry.id, reason: boundError(error.message) },
+      o
+    );
+  }
+  /** A failed send: the entry stays pending for the next drain, its attempt counted. */
+  async failed(item, error, o) {
+    const attempt = item.attempts + 1;
+    const text = boundError(message(error));
+    o.logger.warning(
+      `GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`
+    );
+    await this.appendOutcome(
+      "outbox.failed",
+      `outbox-failed:${item.entry.id}:${attempt}`,
+      { id: item.entry.id, attempt, error: text },
+      o
+    );
+  }
+  async appendOutcome(type, key, data, o) {
+    await this.log.append([event(type, key, data, o.now())]);
+  }
 }
 function outbox_digest(body) {
   return createHash("sha256").update(body).digest("hex").slice(0, 16);
-}
-function statusMarkerOf(issueNumber) {
-  return `<!-- school-core:status:issue-${issueNumber} -->`;
-}
-function httpStatus(e) {
-  return e?.status;
-}
-async function sendStatus(port, entry, knownId) {
-  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
-  if (knownId !== void 0 && port.updateComment) {
-    try {
-      await port.updateComment(knownId, body);
-      return knownId;
-    } catch (e) {
-      if (httpStatus(e) !== 404) throw e;
-    }
-  }
-  const marker = statusMarkerOf(entry.issueNumber);
-  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? "").includes(marker));
-  if (found?.id !== void 0 && port.updateComment) {
-    if (found.body !== body) await port.updateComment(found.id, body);
-    return found.id;
-  }
-  if (found) return void 0;
-  const created = await port.createComment(entry.issueNumber, body);
-  return created?.id;
-}
-async function send(port, entry) {
-  if (entry.kind === "labels") {
-    await port.addLabels(entry.issueNumber, entry.labels ?? []);
-    return;
-  }
-  const marker = commentMarker(entry.jobKey);
-  const existing = await port.listComments(entry.issueNumber);
-  if (existing.some((c) => (c.body ?? "").includes(marker))) return;
-  await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
 }
 
 
@@ -52745,7 +52571,7 @@ function sessionStoresToDrop(crews, s) {
     else if (i.status === "delivered") deliveredCrews.add(i.entry.crewId);
   }
   const current = /* @__PURE__ */ new Set();
-  for (const d of s.outbox ? deliveriesOf(s.outbox).values() : []) current.add(d.crewId);
+  for (const d of s.outbox ? entries_deliveriesOf(s.outbox).values() : []) current.add(d.crewId);
   const settled = /* @__PURE__ */ new Set();
   for (const x of Object.values(s.feedback?.settled ?? {})) settled.add(x.crewId);
   const out = /* @__PURE__ */ new Map();
@@ -52924,6 +52750,12 @@ function requeueKey(issue) {
 
 
 
+const SPEND_DAYS_KEPT = 35;
+function utcDay(at) {
+  if (typeof at === "string" && /^\d{4}-\d{2}-\d{2}T/.test(at)) return at.slice(0, 10);
+  const d = at instanceof Date ? at : new Date(at);
+  return Number.isFinite(d.getTime()) ? d.toISOString().slice(0, 10) : "0000-00-00";
+}
 class SpendLedgerError extends SchoolError {
   constructor(message) {
     super(message);
@@ -52932,7 +52764,7 @@ class SpendLedgerError extends SchoolError {
 }
 const spendFold = registerFold({
   file: "spend",
-  empty: () => ({ totalUsd: 0, entries: 0 }),
+  empty: () => ({ totalUsd: 0, entries: 0, days: {}, crews: {} }),
   apply(state, e) {
     if (e.type !== "spend.recorded") return state;
     const cost = e.data?.costUsd;
@@ -52943,9 +52775,29 @@ const spendFold = registerFold({
     }
     state.totalUsd += cost;
     state.entries += 1;
+    const day = utcDay(e.at);
+    const days = state.days ??= {};
+    const d = days[day] ??= { usd: 0, agents: {} };
+    d.usd += cost;
+    const agent = e.data.agent;
+    if (typeof agent === "string") d.agents[agent] = (d.agents[agent] ?? 0) + cost;
+    const crewId = e.data.crewId;
+    if (typeof crewId === "string") {
+      const crews = state.crews ??= {};
+      const c = crews[crewId] ??= { usd: 0, day };
+      c.usd += cost;
+      if (day > c.day) c.day = day;
+    }
     return state;
   },
-  prune: (state) => state,
+  // The total stays whole (the school-wide cap); per-day and per-crew figures are kept for
+  // SPEND_DAYS_KEPT days before the horizon, enough for a day's budget and the board's trends.
+  prune(state, horizon) {
+    const keep = utcDay(new Date(horizon.getTime() - SPEND_DAYS_KEPT * 864e5));
+    const days = Object.fromEntries(Object.entries(state.days ?? {}).filter(([day]) => day >= keep));
+    const crews = Object.fromEntries(Object.entries(state.crews ?? {}).filter(([, c]) => c.day >= keep));
+    return { totalUsd: state.totalUsd, entries: state.entries, days, crews };
+  },
   // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
   // an old row can only come back as a stale copy, so a watermark suffices.
   dedup: "watermark"
@@ -52966,7 +52818,10 @@ function clampRow(entry, maxUsd) {
   return { ...entry, costUsd: maxUsd, reportedUsd: entry.reportedUsd ?? entry.costUsd };
 }
 function totalSpend(layout) {
-  return foldLog(spendFold, spendLog(layout).read()).totalUsd;
+  return readSpend(layout).totalUsd;
+}
+function readSpend(layout) {
+  return foldLog(spendFold, spendLog(layout).read());
 }
 function spendCapLine(spentUsd, capUsd, candidates) {
   return `SPEND CAP REACHED (${usd(spentUsd)} >= ${usd(capUsd)}) \u2014 dispatch halted, 0/${candidates} placed`;
@@ -53006,7 +52861,9 @@ const crewFold = registerFold({
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
             ...d.queued === true ? { queued: true } : {},
             ...d.revision ? { revision: d.revision } : {},
-            ...d.eligible ? { eligible: [...d.eligible] } : {}
+            ...d.eligible ? { eligible: [...d.eligible] } : {},
+            ...d.choice ? { choice: d.choice } : {},
+            ...d.contest ? { contest: { id: d.contest.id, of: [...d.contest.of] } } : {}
           };
         }
         break;
@@ -53062,6 +52919,7 @@ const crewFold = registerFold({
           if (e.data.preVerify) c.preVerify = true;
           if (e.data.infra) c.infra = true;
           if (e.data.orphaned) c.orphaned = true;
+          if (e.data.upstream) c.upstream = e.data.upstream;
         }
         break;
       }
@@ -53105,6 +52963,336 @@ function readRegistry(layout) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/grading/claims.js
+
+
+
+function claims_claimable(j, now) {
+  if (j.status === "pending") return true;
+  if (j.status !== "claimed" || !j.lease) return false;
+  const until = j.lease.leaseUntil;
+  const at = isoOf(now);
+  return until.length === at.length ? until <= at : Date.parse(until) <= now.getTime();
+}
+let lastNow;
+function isoOf(date) {
+  if (lastNow?.date !== date) lastNow = { date, iso: date.toISOString() };
+  return lastNow.iso;
+}
+function decideClaims(state, candidates, o) {
+  const append = [];
+  const claimed = [];
+  const deadLettered = [];
+  while (candidates.length > 0 && claimed.length < o.limit) {
+    const key = candidates.shift();
+    const j = state.jobs[key];
+    if (!j || !claims_claimable(j, o.now)) continue;
+    let attempts = j.attempts;
+    let lastError = j.lastError ?? "";
+    if (j.status === "claimed" && j.lease) {
+      lastError = boundError(
+        `lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`
+      );
+      append.push(
+        event(
+          "job.failed",
+          `failed:${key}:${j.claims}`,
+          { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError },
+          o.now
+        )
+      );
+      attempts++;
+      if (attempts >= o.maxAttempts) {
+        append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
+        deadLettered.push({ ...j, status: "dead_letter", attempts, lastError });
+        continue;
+      }
+    }
+    const claim = {
+      jobKey: key,
+      worker: o.worker,
+      attempt: attempts + 1,
+      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString()
+    };
+    append.push(event("job.claimed", `claim:${key}:${j.claims + 1}`, claim, o.now));
+    claimed.push({
+      ...j,
+      status: "claimed",
+      attempts,
+      claims: j.claims + 1,
+      lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil }
+    });
+  }
+  return { append, claimed, deadLettered };
+}
+function decideFailures(state, items, o) {
+  const append = [];
+  const failed = [];
+  const deadLettered = [];
+  for (const item of items) {
+    const j = state.jobs[item.jobKey];
+    if (!j || j.status !== "claimed" || j.lease?.worker !== o.worker) continue;
+    const error = boundError(item.error);
+    append.push(
+      event(
+        "job.failed",
+        `failed:${item.jobKey}:${j.claims}`,
+        { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error },
+        o.now
+      )
+    );
+    if (j.attempts + 1 >= o.maxAttempts) {
+      append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
+      deadLettered.push(item.jobKey);
+    } else failed.push(item.jobKey);
+  }
+  return { append, failed, deadLettered };
+}
+function deadEvent(jobKey, cycle, attempts, lastError, now) {
+  return event("job.dead_lettered", `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
+}
+function claims_decideSettle(state, r, candidates) {
+  const append = r.graded.map(
+    (i) => event(
+      "job.graded",
+      `graded:${i.jobKey}`,
+      { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...i.score ? { score: i.score } : {} },
+      r.now
+    )
+  );
+  const fails = decideFailures(state, [...r.failed], r);
+  append.push(...fails.append);
+  let claim;
+  if (r.claim) {
+    const c = decideClaims(state, candidates, r.claim.options);
+    append.push(...c.append);
+    claim = { claimed: c.claimed, deadLettered: c.deadLettered };
+  }
+  return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/queue.js
+
+
+
+
+
+
+
+const queueFold = registerFold({
+  file: "grading",
+  empty: () => ({ jobs: {} }),
+  apply(state, e) {
+    const d = e.data;
+    if (e.type === "job.enqueued") {
+      const job = d;
+      if (!state.jobs[job.jobKey]) {
+        state.jobs[job.jobKey] = {
+          job,
+          status: "pending",
+          attempts: 0,
+          claims: 0,
+          cycle: 0,
+          enqueuedAt: e.at,
+          updatedAt: e.at
+        };
+      }
+      return state;
+    }
+    const j = state.jobs[String(d.jobKey)];
+    if (!j || j.status === "graded") return state;
+    j.updatedAt = e.at;
+    switch (e.type) {
+      case "job.claimed": {
+        const c = d;
+        if (j.status === "dead_letter") break;
+        j.status = "claimed";
+        j.claims += 1;
+        j.lease = { worker: c.worker, attempt: c.attempt, leaseUntil: c.leaseUntil };
+        break;
+      }
+      case "job.failed": {
+        const f = d;
+        if (j.status === "dead_letter") break;
+        j.attempts += 1;
+        j.lastError = f.error;
+        j.status = "pending";
+        delete j.lease;
+        break;
+      }
+      case "job.graded": {
+        const g = d;
+        j.status = "graded";
+        j.verdict = g.verdict;
+        if (g.score) j.score = g.score;
+        delete j.lease;
+        break;
+      }
+      case "job.dead_lettered": {
+        j.status = "dead_letter";
+        j.lastError = d.lastError;
+        delete j.lease;
+        break;
+      }
+      case "job.requeued": {
+        if (j.status !== "dead_letter") break;
+        j.status = "pending";
+        j.attempts = 0;
+        j.cycle += 1;
+        j.previousFailure = d.previousFailure;
+        break;
+      }
+    }
+    return state;
+  },
+  prune(state, _horizon, scope) {
+    const open = scope?.openIssues;
+    const graded = /* @__PURE__ */ new Map();
+    for (const [k, j] of Object.entries(state.jobs)) {
+      if (j.status !== "graded" || !open?.has(j.job.issueNumber)) continue;
+      const list = graded.get(j.job.issueNumber) ?? [];
+      list.push([k, j]);
+      graded.set(j.job.issueNumber, list);
+    }
+    const kept = /* @__PURE__ */ new Set();
+    for (const list of graded.values()) {
+      list.sort(([ka, a], [kb, b]) => fold_byCodePoint(b.enqueuedAt, a.enqueuedAt) || fold_byCodePoint(kb, ka));
+      for (const [k] of list.slice(0, 2)) kept.add(k);
+    }
+    const jobs = {};
+    for (const [k, j] of Object.entries(state.jobs)) {
+      if (j.status !== "graded") jobs[k] = j;
+      else if (kept.has(k)) jobs[k] = verdictOnly(j);
+    }
+    return { jobs };
+  },
+  // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
+  // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
+  // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
+  dedup: "watermark"
+});
+function verdictOnly(j) {
+  const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
+  return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
+}
+class QueueError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "QueueError";
+  }
+}
+class GradingQueue {
+  log;
+  /** The fold of what this instance last read under the lock, advanced by the events read since. */
+  folded = new IncrementalFold(queueFold);
+  constructor(layout, warn) {
+    this.log = new EventLog(layout.file("grading"), warn, { incremental: true });
+  }
+  state() {
+    return fold(this.log.read());
+  }
+  /** The current state, for a caller holding the log's lock; read it, never change it. */
+  stateHeld() {
+    return this.current(this.log.readLatest());
+  }
+  /** The current state inside a transaction, folding only the events read since the last one. */
+  current(contents) {
+    return this.folded.of(contents);
+  }
+  /**
+   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates`. A claim whose
+   * previous lease expired without a verdict counts as a failed drain (the drainer was lost): with
+   * no attempts left the job is dead-lettered instead (N2.3, N6.1).
+   */
+  async claim(candidates, o) {
+    const r = await this.settle({ ...o, graded: [], failed: [], claim: { candidates, options: o } });
+    return r.claim;
+  }
+  /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
+  async markGraded(items, worker, now) {
+    return (await this.settle({ worker, now, maxAttempts: Infinity, graded: items, failed: [] })).graded;
+  }
+  /**
+   * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
+   * dead-letters the job in the same transaction, with its last error kept visible.
+   */
+  async markFailed(items, o) {
+    const r = await this.settle({ ...o, graded: [], failed: items });
+    return { failed: r.failed, deadLettered: r.deadLettered };
+  }
+  /** `settleHeld` under the log's lock. */
+  settle(request) {
+    return withLock(this.log.path, () => this.settleHeld(request));
+  }
+  /**
+   * One wave's end in one append, for a caller holding the log's lock: the verdicts marked graded,
+   * the failures recorded, and — with `claim` — the next wave claimed, all decided on the state
+   * just read. Fsynced unless `sync: false`. `redacted`: the request holds redacted data only, and
+   * its events are not walked again on the way to the file.
+   */
+  settleHeld(r, options = {}) {
+    try {
+      const { result, appended } = this.log.transactHeld((current) => {
+        const state = this.current(current);
+        const snapshot = r.claim && !r.claim.candidates ? pendingKeys(state, r.claim.options.now) : void 0;
+        const candidates = [...r.claim?.candidates ?? snapshot ?? []];
+        const d = decideSettle(state, r, candidates);
+        const claim2 = d.claim && {
+          ...d.claim,
+          remaining: candidates,
+          ...snapshot ? { snapshot: snapshot.length } : {}
+        };
+        return { append: d.append, result: { failed: d.failed, deadLettered: d.deadLettered, claim: claim2 } };
+      }, options);
+      const graded = appended.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
+      const { claim, ...rest } = result;
+      return { graded, ...rest, ...claim ? { claim } : {} };
+    } catch (e) {
+      this.folded.reset();
+      throw e;
+    }
+  }
+  /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
+  async requeue(jobKey, now = /* @__PURE__ */ new Date()) {
+    const { result } = await this.log.transact((current) => {
+      const state = this.current(current);
+      const j = state.jobs[jobKey];
+      if (!j)
+        throw new QueueError(
+          `dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`
+        );
+      if (j.status !== "dead_letter") {
+        throw new QueueError(
+          `dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`
+        );
+      }
+      const previousFailure = boundError(
+        `dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? "unknown"}`
+      );
+      const e = event("job.requeued", `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
+      return {
+        append: [e],
+        result: { ...j, status: "pending", attempts: 0, cycle: j.cycle + 1, previousFailure }
+      };
+    });
+    return result;
+  }
+  deadLetters() {
+    return Object.values(this.state().jobs).filter((j) => j.status === "dead_letter").sort((a, b) => byCodePoint(a.job.jobKey, b.job.jobKey));
+  }
+}
+function fold(contents) {
+  return foldLog(queueFold, contents);
+}
+function pendingKeys(state, now) {
+  return liveJobs(state).filter((j) => claimable(j, now)).map((j) => j.job.jobKey);
+}
+function liveJobs(state) {
+  return Object.values(state.jobs).filter((j) => j.status === "pending" || j.status === "claimed").sort((a, b) => byCodePoint(a.enqueuedAt, b.enqueuedAt) || byCodePoint(a.job.jobKey, b.job.jobKey));
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/grading/ledger.js
 
 
@@ -53128,6 +53316,27 @@ const ledgerFold = registerFold({
   file: "scores",
   empty: () => ({ agents: {}, cells: {} }),
   apply(state, e) {
+    if (e.type === "contest.decided") {
+      const d2 = e.data;
+      const contests = state.contests ??= { decided: {}, cells: {} };
+      if (contests.decided[d2.contestId]) return state;
+      contests.decided[d2.contestId] = d2;
+      const count = (c, won) => {
+        const k2 = cellKey(c.agent, c.domain, c.difficulty);
+        const cell2 = contests.cells[k2] ??= {
+          agent: c.agent,
+          domain: c.domain,
+          difficulty: c.difficulty,
+          won: 0,
+          lost: 0
+        };
+        if (won) cell2.won++;
+        else cell2.lost++;
+      };
+      if (d2.winner) count(d2.winner, true);
+      for (const l of d2.losers) count(l, false);
+      return state;
+    }
     if (e.type === "human.judged") {
       const h = e.data;
       const human = state.human ??= { agents: {}, cells: {} };
@@ -53248,6 +53457,19 @@ class ScoreLedger {
       )
     );
   }
+  /** Records contest decisions, once per contest by key; for a caller holding the grading lock. */
+  decideHeld(items, at, options = {}) {
+    if (items.length === 0) return [];
+    return this.guard(
+      () => this.log.transactHeld(
+        () => ({
+          append: items.map((d) => event("contest.decided", `contest:${d.contestId}`, d, at)),
+          result: void 0
+        }),
+        options
+      ).appended.map((e) => e.data.contestId)
+    );
+  }
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state = this.state()) {
     writeJsonAtomic(
@@ -53284,6 +53506,12 @@ function scoreOf(state, agent, domain, difficulty) {
   }
   const a = state.agents[agent];
   return a ? { ema: a.ema, count: a.count } : void 0;
+}
+function blendedScore(state, agent, domain, difficulty) {
+  const graders = (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
+  const human = (humanScoreOf(state, agent, domain, difficulty) ?? humanScoreOf(state, agent, domain) ?? humanScoreOf(state, agent))?.ema;
+  if (graders === void 0 || human === void 0) return graders ?? human;
+  return (graders + human) / 2;
 }
 
 
@@ -53629,6 +53857,18 @@ function decodeUtf8(data) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/source.js
+class RunCopySource {
+  constructor(options) {
+    this.options = options;
+  }
+  options;
+  authoritative = false;
+  /** The run attempt's name for a copy of `generation`; without it, the attempt's own prefix. */
+  copyName(generation) {
+    const attempt = `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
+    return generation === void 0 ? attempt : `${attempt}-${generation}`;
+  }
+}
 class SourceUnavailableError extends Error {
   constructor(source, message, options) {
     super(`${source}: ${message}`, options);
@@ -53658,154 +53898,165 @@ class SourceNotSupportedError extends SourceUnavailableError {
 
 
 
-
 const ORDER = { branch: 0, directory: 1, cache: 2, artifact: 3 };
 const DURABLE = /* @__PURE__ */ new Set(["branch", "directory"]);
+function phaseClock() {
+  const timings = {};
+  let t = performance.now();
+  return {
+    timings,
+    /** Starts a new phase now (the time before it is not counted). */
+    restart: () => void (t = performance.now()),
+    /** Ends the phase named: adds the time since the last lap or restart. */
+    lap: (phase) => {
+      const at = performance.now();
+      timings[phase] = (timings[phase] ?? 0) + (at - t);
+      t = at;
+    }
+  };
+}
 async function saveCheckpoint(options) {
   const log = options.logger ?? silentLogger;
   if (options.sources.length === 0)
     throw new Error("checkpoint save: no sources configured; name at least one");
-  const now = options.now ?? /* @__PURE__ */ new Date();
   const layout = new StateLayout(options.stateDir);
-  const timings = {};
-  let t = performance.now();
-  const lap = (phase) => {
-    const at = performance.now();
-    timings[phase] = (timings[phase] ?? 0) + (at - t);
-    t = at;
-  };
+  const clock = phaseClock();
   const tree = readTree(layout.root);
   const localManifest = readLocalManifest(layout, log);
-  const localGeneration = localManifest?.generation ?? 0;
-  lap("read");
+  clock.lap("read");
   const [primary, ...rest] = [...options.sources].sort((a, b) => ORDER[a.name] - ORDER[b.name]);
   if (!options.dryRun && localManifest) {
     const same = await unchangedSince(layout, primary, tree.files, localManifest.generation, log);
-    lap("check");
-    if (same) {
-      log.info(
-        `checkpoint: nothing changed since generation ${localManifest.generation} and ${primary.name} still holds it; nothing to write`
-      );
-      return {
-        snapshot: { manifest: localManifest, files: tree.files },
-        generation: localManifest.generation,
-        // The primary source already holds it (the other copies got it when it was written).
-        saved: [primary.name],
-        failed: [],
-        skipped: tree.skipped,
-        unfolded: [],
-        divergentKeys: 0,
-        belowWatermark: 0,
-        unchanged: true,
-        timings,
-        dryRun: false
-      };
-    }
+    clock.lap("check");
+    if (same) return unchangedResult(localManifest, tree, primary.name, clock.timings, log);
   }
-  const clean = scrubFiles(tree.files, (m) => log.warning(m));
-  lap("scrub");
-  const horizon = new Date(now.getTime() - options.compactAfterDays * 864e5);
-  const report = { divergentKeys: 0 };
-  let compactedBelow = 0;
-  let unfolded = [];
-  const build = (base) => {
-    t = performance.now();
-    const merged = base ? mergeFiles(base.files, clean.files, report, (m) => log.warning(m)) : clean.files;
-    lap("merge");
-    const result2 = compact(merged, { horizon, warn: (m) => log.warning(m) });
-    unfolded = result2.unfolded;
-    compactedBelow = Object.values(result2.belowWatermark).reduce((a, b) => a + b, 0);
-    lap("compact");
-    const sealed = seal(result2.files, {
-      generation: Math.max(base?.manifest.generation ?? 0, localGeneration) + 1,
-      writer: options.writer ?? actor(),
-      createdAt: now,
-      redacted: clean.redacted,
-      compacted: result2.compacted
-    });
-    lap("seal");
-    return sealed;
-  };
+  const builder = snapshotBuilder(tree, localManifest?.generation ?? 0, options, clock, log);
   const result = {
     snapshot: void 0,
     generation: 0,
     saved: [],
     failed: [],
     skipped: tree.skipped,
-    unfolded,
+    unfolded: [],
     divergentKeys: 0,
     belowWatermark: 0,
     unchanged: false,
-    timings,
+    timings: clock.timings,
     dryRun: options.dryRun === true
   };
   if (options.dryRun) {
-    let base;
-    try {
-      base = await primary.load();
-    } catch (e) {
-      log.warning(`checkpoint (dry run): could not read ${primary.name}: ${errors_message(e)}`);
-    }
-    result.snapshot = build(base);
+    result.snapshot = builder.build(await loadForDryRun(primary, log));
   } else {
-    try {
-      result.snapshot = await primary.save(build);
-      result.saved.push(primary.name);
-    } catch (e) {
-      if (!(e instanceof SourceUnavailableError) || DURABLE.has(primary.name)) throw e;
-      log.warning(`checkpoint: copy not saved: ${prefixed(primary.name, errors_message(e))}`);
-      result.failed.push({ source: primary.name, reason: prefixed(primary.name, errors_message(e)) });
-      result.snapshot = build(void 0);
-    }
+    await writeToSources(primary, rest, builder.build, result, log);
     const final = result.snapshot;
-    for (const source of rest) {
-      try {
-        await source.save(() => final);
-        result.saved.push(source.name);
-      } catch (e) {
-        if (e instanceof SourceNotSupportedError) {
-          log.info(`checkpoint: ${errors_message(e)}`);
-          (result.notSupported ??= []).push({ source: source.name, reason: errors_message(e) });
-          continue;
-        }
-        log.warning(`checkpoint: copy not saved: ${prefixed(source.name, errors_message(e))}`);
-        result.failed.push({ source: source.name, reason: prefixed(source.name, errors_message(e)) });
-      }
-    }
     atomic_writeFileAtomic(layout.file("manifest"), serializeManifest(final.manifest));
     const id = primary.lastId;
     if (result.saved[0] === primary.name && id) {
       writeMark(layout, markOf(primary.name, id, final.manifest.generation, tree.files));
     }
     for (const [phase, ms] of Object.entries(primary.timings ?? {})) {
-      if (phase !== "build") timings[phase] = ms;
+      if (phase !== "build") clock.timings[phase] = ms;
     }
   }
   result.generation = result.snapshot.manifest.generation;
-  result.unfolded = unfolded;
-  result.divergentKeys = report.divergentKeys;
-  result.belowWatermark = (report.belowWatermark ?? 0) + compactedBelow;
+  result.unfolded = builder.stats.unfolded;
+  result.divergentKeys = builder.report.divergentKeys;
+  result.belowWatermark = (builder.report.belowWatermark ?? 0) + builder.stats.compactedBelow;
+  warnAboutMerge(result, log);
+  return result;
+}
+function unchangedResult(manifest, tree, primary, timings, log) {
+  log.info(
+    `checkpoint: nothing changed since generation ${manifest.generation} and ${primary} still holds it; nothing to write`
+  );
+  return {
+    snapshot: { manifest, files: tree.files },
+    generation: manifest.generation,
+    // The primary source already holds it (the other copies got it when it was written).
+    saved: [primary],
+    failed: [],
+    skipped: tree.skipped,
+    unfolded: [],
+    divergentKeys: 0,
+    belowWatermark: 0,
+    unchanged: true,
+    timings,
+    dryRun: false
+  };
+}
+function snapshotBuilder(tree, localGeneration, options, clock, log) {
+  const now = options.now ?? /* @__PURE__ */ new Date();
+  const clean = scrubFiles(tree.files, (m) => log.warning(m));
+  clock.lap("scrub");
+  const horizon = new Date(now.getTime() - options.compactAfterDays * 864e5);
+  const report = { divergentKeys: 0 };
+  const stats = { compactedBelow: 0, unfolded: [] };
+  const build = (base) => {
+    clock.restart();
+    const merged = base ? mergeFiles(base.files, clean.files, report, (m) => log.warning(m)) : clean.files;
+    clock.lap("merge");
+    const result = compact(merged, { horizon, warn: (m) => log.warning(m) });
+    stats.unfolded = result.unfolded;
+    stats.compactedBelow = Object.values(result.belowWatermark).reduce((a, b) => a + b, 0);
+    clock.lap("compact");
+    const sealed = seal(result.files, {
+      generation: Math.max(base?.manifest.generation ?? 0, localGeneration) + 1,
+      writer: options.writer ?? `local:${process.pid}`,
+      createdAt: now,
+      redacted: clean.redacted,
+      compacted: result.compacted
+    });
+    clock.lap("seal");
+    return sealed;
+  };
+  return { build, report, stats };
+}
+async function loadForDryRun(primary, log) {
+  try {
+    return await primary.load();
+  } catch (e) {
+    log.warning(`checkpoint (dry run): could not read ${primary.name}: ${errors_message(e)}`);
+    return void 0;
+  }
+}
+async function writeToSources(primary, rest, build, result, log) {
+  const failed = (source, e) => {
+    log.warning(`checkpoint: copy not saved: ${prefixed(source, errors_message(e))}`);
+    result.failed.push({ source, reason: prefixed(source, errors_message(e)) });
+  };
+  try {
+    result.snapshot = await primary.save(build);
+    result.saved.push(primary.name);
+  } catch (e) {
+    if (!(e instanceof SourceUnavailableError) || DURABLE.has(primary.name)) throw e;
+    failed(primary.name, e);
+    result.snapshot = build(void 0);
+  }
+  const final = result.snapshot;
+  for (const source of rest) {
+    try {
+      await source.save(() => final);
+      result.saved.push(source.name);
+    } catch (e) {
+      if (e instanceof SourceNotSupportedError) {
+        log.info(`checkpoint: ${errors_message(e)}`);
+        (result.notSupported ??= []).push({ source: source.name, reason: errors_message(e) });
+        continue;
+      }
+      failed(source.name, e);
+    }
+  }
+}
+function warnAboutMerge(result, log) {
   if (result.belowWatermark > 0) {
     log.warning(
       `checkpoint: dropped ${result.belowWatermark} event(s) older than their log's watermark: a stale copy of history this checkpoint has already folded`
     );
   }
-  if (report.divergentKeys > 0) {
+  if (result.divergentKeys > 0) {
     log.warning(
-      `checkpoint: ${report.divergentKeys} event key(s) were folded by another writer's compaction only; they stay deduplicated but their folded effect could not be merged`
+      `checkpoint: ${result.divergentKeys} event key(s) were folded by another writer's compaction only; they stay deduplicated but their folded effect could not be merged`
     );
-  }
-  return result;
-}
-async function unchangedSince(layout, primary, files, generation, log) {
-  const mark = readMark(layout);
-  if (!mark || !primary.head || mark.source !== primary.name || mark.generation !== generation) return false;
-  if (!matchesMark(mark, files)) return false;
-  try {
-    return await primary.head() === mark.id;
-  } catch (e) {
-    log.info(`checkpoint: could not read the ${primary.name} head (${errors_message(e)}); saving in full`);
-    return false;
   }
 }
 const prefixed = (source, text) => text.startsWith(`${source}:`) ? text : `${source}: ${text}`;
@@ -53856,16 +54107,11 @@ function readSnapshotDir(dir, origin) {
 
 
 
-class ArtifactSource {
-  constructor(options) {
-    this.options = options;
-  }
-  options;
+class ArtifactSource extends RunCopySource {
   name = "artifact";
-  authoritative = false;
   uploaded;
   artifactName(generation) {
-    return `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}-${generation}`;
+    return this.copyName(generation);
   }
   async load() {
     return void 0;
@@ -53898,17 +54144,32 @@ const external_node_child_process_namespaceObject = __WEBPACK_EXTERNAL_createReq
 ;// CONCATENATED MODULE: ./.build/src/process/capped-log.js
 
 
+
 const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
 const MIN_LOG_MAX_BYTES = (/* unused pure expression or super */ null && (64 * 1024));
-const MARKER = /^\[school\] log cut: (\d+) earlier bytes dropped[^\n]*\n/;
+const MARKER_SOURCE = String.raw`^\[school\] log cut: (\d{1,15}) earlier bytes dropped \(the log keeps its last part; dispatch\.logMaxBytes; mark ([0-9a-f]{16})\)\n`;
+const MARKER = new RegExp(MARKER_SOURCE);
+const MARK = /^[0-9a-f]{16}$/;
+const HEAD_BYTES = 200;
 function cutMarker(dropped) {
   return `[school] log cut: ${dropped} earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)
 `;
 }
-function headOf(fd) {
-  const first = tail_readRange(fd, 0, 160).toString("latin1");
-  const m = MARKER.exec(first);
-  return m ? { dropped: Number(m[1]), head: m[0].length } : { dropped: 0, head: 0 };
+function fileMarker(dropped, mark) {
+  return `[school] log cut: ${dropped} earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes; mark ${mark})
+`;
+}
+function markFile(path) {
+  return `${path}.cut`;
+}
+function capped_log_readMark(path) {
+  const mark = withFd(markFile(path), "", (fd) => read_range_readRange(fd, 0, 64).toString("latin1").trim());
+  return MARK.test(mark) ? mark : void 0;
+}
+function headOf(fd, path) {
+  const m = MARKER.exec(read_range_readRange(fd, 0, HEAD_BYTES).toString("latin1"));
+  if (!m || m[2] !== capped_log_readMark(path)) return { dropped: 0, head: 0 };
+  return { dropped: Number(m[1]), head: m[0].length };
 }
 class CappedLog {
   constructor(path, max = DEFAULT_LOG_MAX_BYTES, head) {
@@ -53920,7 +54181,9 @@ class CappedLog {
     }
     this.fd = (0,external_node_fs_.openSync)(path, "a+", 384);
     this.size = (0,external_node_fs_.fstatSync)(this.fd).size;
-    ({ dropped: this.dropped, head: this.head } = headOf(this.fd));
+    if (this.size === 0) (0,external_node_fs_.rmSync)(markFile(path), { force: true });
+    else this.mark = capped_log_readMark(path);
+    ({ dropped: this.dropped, head: this.head } = headOf(this.fd, path));
   }
   path;
   max;
@@ -53933,6 +54196,8 @@ class CappedLog {
   closed = false;
   headFd;
   headLeft = 0;
+  /** The log's mark, once it has one (its first cut). */
+  mark;
   write(data) {
     if (this.closed) return;
     let b = typeof data === "string" ? Buffer.from(data) : data;
@@ -53965,14 +54230,20 @@ class CappedLog {
   cutNow() {
     const body = this.size - this.head;
     const from = this.size - Math.min(body, this.keep());
-    let kept = tail_readRange(this.fd, from, this.size);
+    let kept = read_range_readRange(this.fd, from, this.size);
     const nl = kept.indexOf(10);
     if (nl >= 0 && nl < kept.length - 1) kept = kept.subarray(nl + 1);
     this.dropped += body - kept.length;
     this.rewrite(kept, Buffer.alloc(0));
   }
   rewrite(kept, more) {
-    const marker = Buffer.from(cutMarker(this.dropped));
+    if (!this.mark) {
+      this.mark = (0,external_node_crypto_.randomBytes)(8).toString("hex");
+      const tmp = `${markFile(this.path)}.${process.pid}`;
+      (0,external_node_fs_.writeFileSync)(tmp, this.mark, { mode: 384 });
+      (0,external_node_fs_.renameSync)(tmp, markFile(this.path));
+    }
+    const marker = Buffer.from(fileMarker(this.dropped, this.mark));
     (0,external_node_fs_.ftruncateSync)(this.fd, 0);
     writeAll(this.fd, Buffer.concat([marker, kept, more]));
     this.head = marker.length;
@@ -53993,26 +54264,27 @@ function appendCapped(path, text, max = DEFAULT_LOG_MAX_BYTES) {
 }
 function logicalSize(path) {
   return withFd(path, 0, (fd) => {
-    const { dropped, head } = headOf(fd);
+    const { dropped, head } = headOf(fd, path);
     return dropped + fstatSync(fd).size - head;
   });
 }
 function droppedBytes(path) {
-  return withFd(path, 0, (fd) => headOf(fd).dropped);
+  return withFd(path, 0, (fd) => headOf(fd, path).dropped);
 }
 function readLogText(path, maxBytes = DEFAULT_LOG_MAX_BYTES) {
   return withFd(path, "", (fd) => {
     const size = fstatSync(fd).size;
-    if (size <= maxBytes) return readRange(fd, 0, size).toString("utf8");
-    const { dropped, head } = headOf(fd);
-    const from = size - maxBytes;
+    const { dropped, head } = headOf(fd, path);
+    if (size <= maxBytes)
+      return (head ? cutMarker(dropped) : "") + readRange(fd, head, size).toString("utf8");
+    const from = Math.max(head, size - maxBytes);
     return cutMarker(dropped + from - head) + readRange(fd, from, size).toString("utf8");
   });
 }
 function withFd(path, missing, f) {
   let fd;
   try {
-    fd = openSync(path, "r");
+    fd = (0,external_node_fs_.openSync)(path, "r");
   } catch (e) {
     if (e.code === "ENOENT") return missing;
     throw e;
@@ -54020,12 +54292,12 @@ function withFd(path, missing, f) {
   try {
     return f(fd);
   } finally {
-    closeSync(fd);
+    (0,external_node_fs_.closeSync)(fd);
   }
 }
 function readLogFrom(path, offset, chunk, size) {
   withFd(path, void 0, (fd) => {
-    const { dropped, head } = headOf(fd);
+    const { dropped, head } = headOf(fd, path);
     for (let pos = head + Math.max(0, offset - dropped); ; ) {
       const bytes = readRange(fd, pos, pos + size);
       if (!bytes.length) break;
@@ -54036,18 +54308,30 @@ function readLogFrom(path, offset, chunk, size) {
 }
 const CAPPED_LOG_WRITER = (/* unused pure expression or super */ null && (`
 const fs = require('node:fs');
+const crypto = require('node:crypto');
 const path = process.argv[1];
+const side = path + '.cut';
 const max = Math.max(1, Number(process.argv[2]) || ${DEFAULT_LOG_MAX_BYTES});
 const keep = Math.max(1, Math.floor(max / 2));
-const marker = (n) => '[school] log cut: ' + n + ' earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes)\\n';
 const fd = fs.openSync(path, 'a+', 0o600);
 let size = fs.fstatSync(fd).size;
-const first = Buffer.alloc(160);
-const m = /^\\[school\\] log cut: (\\d+) earlier bytes dropped[^\\n]*\\n/.exec(first.subarray(0, fs.readSync(fd, first, 0, 160, 0)).toString('latin1'));
-let dropped = m ? Number(m[1]) : 0;
-let head = m ? m[0].length : 0;
+let mark;
+if (size === 0) fs.rmSync(side, { force: true });
+else try { mark = fs.readFileSync(side, 'latin1').slice(0, 64).trim(); } catch {}
+if (!/^[0-9a-f]{16}$/.test(mark || '')) mark = undefined;
+const marker = (n) => '[school] log cut: ' + n + ' earlier bytes dropped (the log keeps its last part; dispatch.logMaxBytes; mark ' + mark + ')\\n';
+const first = Buffer.alloc(${HEAD_BYTES});
+const m = new RegExp(${JSON.stringify(MARKER_SOURCE)}).exec(first.subarray(0, fs.readSync(fd, first, 0, ${HEAD_BYTES}, 0)).toString('latin1'));
+const ours = !!m && m[2] === mark;
+let dropped = ours ? Number(m[1]) : 0;
+let head = ours ? m[0].length : 0;
 const writeAll = (b) => { for (let o = 0; o < b.length; ) o += fs.writeSync(fd, b, o, b.length - o); };
 const rewrite = (kept) => {
+  if (!mark) {
+    mark = crypto.randomBytes(8).toString('hex');
+    fs.writeFileSync(side + '.' + process.pid, mark, { mode: 0o600 });
+    fs.renameSync(side + '.' + process.pid, side);
+  }
   const mk = Buffer.from(marker(dropped));
   fs.ftruncateSync(fd, 0);
   writeAll(Buffer.concat([mk, kept]));
@@ -54293,9 +54577,6 @@ function runProcessSync(argv, o) {
 
 
 
-
-
-
 class GitError extends SchoolError {
   constructor(args, cwd, exitCode, stderr) {
     super(
@@ -54420,16 +54701,28 @@ function ignoringSubmodules(args) {
   const at = args.indexOf(sub) + 1;
   return [...args.slice(0, at), "--ignore-submodules=all", ...args.slice(at)];
 }
+const PATCH_PRODUCING = /* @__PURE__ */ new Set(["diff", "log", "show"]);
+function noExternalDiff(args) {
+  const sub = subcommand(args);
+  if (!PATCH_PRODUCING.has(sub)) return [...args];
+  const at = args.indexOf(sub) + 1;
+  const end = args.indexOf("--", at);
+  const opts = args.slice(at, end === -1 ? args.length : end);
+  const asked = opts.find((a) => a === "--ext-diff" || a === "--textconv");
+  if (asked) throw new Error(`git ${sub}: ${asked} runs a program the repository's config names; refused`);
+  const add = ["--no-ext-diff", "--no-textconv"].filter((f) => !opts.includes(f));
+  return [...args.slice(0, at), ...add, ...args.slice(at)];
+}
 async function runGit(args, o) {
   const env = baseEnv({ ...o.env, ...o.auth });
   const drivers = NO_CONTENT.has(subcommand(args)) ? [] : await blankDrivers(o.cwd, env);
-  return runProcess(["git", ...hardening(), ...drivers, ...ignoringSubmodules(args)], {
+  return runProcess(["git", ...hardening(), ...drivers, ...noExternalDiff(ignoringSubmodules(args))], {
     cwd: o.cwd,
     env,
     input: o.input,
     group: false,
     timeoutMs: o.timeoutMs ?? 6e5,
-    maxOutputBytes: 1024 * 1024 * 1024,
+    maxOutputBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024,
     overflow: "kill"
   });
 }
@@ -54452,63 +54745,6 @@ function authEnv(token) {
     GIT_CONFIG_KEY_0: "http.extraheader",
     GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`
   };
-}
-function parseRawDiff(raw) {
-  const parts = [];
-  let start = 0;
-  for (let i = 0; i < raw.length; i++) {
-    if (raw[i] !== 0) continue;
-    parts.push(raw.subarray(start, i).toString("utf8"));
-    start = i + 1;
-  }
-  const changes = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const [oldMode, newMode, , , status] = parts[i].replace(/^:/, "").split(" ");
-    changes.push({ path: parts[i + 1], oldMode, newMode, status: status ?? "" });
-  }
-  return changes;
-}
-const GITLINK_MODE = "160000";
-function gitlinkPaths(changes) {
-  return changes.filter((c) => c.oldMode === GITLINK_MODE || c.newMode === GITLINK_MODE).map((c) => c.path);
-}
-async function patchGitlinks(repo, base, patch) {
-  const dir = mkdtempSync(join(tmpdir(), "school-patch-"));
-  const env = { GIT_INDEX_FILE: join(dir, "index") };
-  try {
-    const steps = [
-      [["read-tree", base], void 0],
-      [["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], patch]
-    ];
-    for (const [args, input] of steps) {
-      const r = await runGit(args, { cwd: repo, env, input, timeoutMs: 12e4 });
-      if (r.exitCode !== 0) return { ok: false, output: (r.spawnError ?? "") + r.stderr.toString("utf8") };
-    }
-    const listed = await runGit(
-      [
-        "diff",
-        "--cached",
-        // Index against tree: no work tree is read, and a gitlink must show.
-        "--ignore-submodules=none",
-        "--raw",
-        "-z",
-        "--no-renames",
-        "--no-abbrev",
-        base,
-        "--"
-      ],
-      {
-        cwd: repo,
-        env,
-        timeoutMs: 12e4
-      }
-    );
-    if (listed.exitCode !== 0 || listed.overflowed)
-      return { ok: false, output: (listed.spawnError ?? "") + listed.stderr.toString("utf8") };
-    return { ok: true, gitlinks: gitlinkPaths(parseRawDiff(listed.stdout)) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 
@@ -54798,19 +55034,13 @@ async function resolveRemote(workspace, remote = "origin") {
 
 
 
-class CacheSource {
-  constructor(options) {
-    this.options = options;
-  }
-  options;
+class CacheSource extends RunCopySource {
   name = "cache";
-  authoritative = false;
   /** Key that hit on the last load, or was written on the last save. */
   lastKey;
   /** This run attempt's key for a save of `generation`; without it, the attempt's own prefix. */
   key(generation) {
-    const attempt = `${this.options.prefix}-${this.options.runId}-${this.options.runAttempt}`;
-    return generation === void 0 ? attempt : `${attempt}-${generation}`;
+    return this.copyName(generation);
   }
   async load() {
     const { port, path, prefix } = this.options;
@@ -54943,6 +55173,7 @@ async function buildSources(settings) {
   const scratch = settings.scratchRoot ?? (0,external_node_os_.tmpdir)();
   const runId = settings.runId ?? "local";
   const runAttempt = settings.runAttempt ?? "1";
+  const runCopy = { prefix: settings.cachePrefix, runId, runAttempt, logger: settings.logger };
   const sources = [];
   for (const name of settings.names) {
     if (name === "branch") {
@@ -54960,35 +55191,19 @@ async function buildSources(settings) {
       if (!settings.directory) throw new errors_ConfigError('sources: "directory" needs a directory (--dir PATH)');
       sources.push(new DirectorySource(settings.directory));
     } else if (name === "cache") {
-      if (!settings.cachePort)
-        throw new errors_ConfigError('sources: "cache" is only available inside GitHub Actions');
-      sources.push(
-        new CacheSource({
-          port: settings.cachePort,
-          prefix: settings.cachePrefix,
-          runId,
-          runAttempt,
-          path: (0,external_node_path_.join)(scratch, "school-checkpoint-cache"),
-          logger: settings.logger
-        })
-      );
+      const port = onActions(settings.cachePort, name);
+      sources.push(new CacheSource({ ...runCopy, port, path: (0,external_node_path_.join)(scratch, "school-checkpoint-cache") }));
     } else {
-      if (!settings.artifactPort)
-        throw new errors_ConfigError('sources: "artifact" is only available inside GitHub Actions');
-      sources.push(
-        new ArtifactSource({
-          port: settings.artifactPort,
-          prefix: settings.cachePrefix,
-          runId,
-          runAttempt,
-          retentionDays: settings.retentionDays,
-          path: (0,external_node_path_.join)(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`),
-          logger: settings.logger
-        })
-      );
+      const port = onActions(settings.artifactPort, name);
+      const path = (0,external_node_path_.join)(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`);
+      sources.push(new ArtifactSource({ ...runCopy, port, retentionDays: settings.retentionDays, path }));
     }
   }
   return sources;
+}
+function onActions(port, name) {
+  if (!port) throw new errors_ConfigError(`sources: "${name}" is only available inside GitHub Actions`);
+  return port;
 }
 
 
@@ -55085,6 +55300,7 @@ function textReport(r) {
 
 
 
+
 const checkpointInputsSchema = object({
   mode: schemas_enum(["restore", "save"], { error: 'mode: use "restore" or "save"' }),
   stateDir: schemas_string().min(1).optional(),
@@ -55125,9 +55341,9 @@ async function runCheckpoint(inputs, deps) {
     directory: inputs.directory,
     cachePrefix: inputs.cacheKeyPrefix ?? config.checkpoint.cachePrefix,
     retentionDays: inputs.retentionDays ?? config.checkpoint.retentionDays,
-    runId: deps.runId,
-    runAttempt: deps.runAttempt,
-    scratchRoot: deps.scratchRoot,
+    runId: deps.context.run?.id,
+    runAttempt: deps.context.run?.attempt,
+    scratchRoot: deps.context.runner.temp,
     cachePort: deps.cachePort,
     artifactPort: deps.artifactPort,
     logger: deps.logger
@@ -55145,7 +55361,8 @@ async function runCheckpoint(inputs, deps) {
       compactAfterDays: config.checkpoint.compactAfterDays,
       logger: deps.logger,
       dryRun: inputs.dryRun,
-      now: deps.now
+      now: deps.now,
+      writer: auditActor(deps.context)
     })
   );
 }
@@ -55304,8 +55521,8 @@ const actionsClaimPort = {
     return out;
   }
 };
-function claimsHere(env = process.env) {
-  return env.GITHUB_ACTIONS === "true" && !claimsUnsupported(env.GITHUB_SERVER_URL);
+function claimsHere(context) {
+  return context.actions && !claimsUnsupported(context.serverUrl);
 }
 async function quietly(fn) {
   const write = process.stdout.write;
@@ -55424,14 +55641,18 @@ function codeBlock(s, o = {}) {
 ${t}
 ${fence}`;
 }
-function unlink(s) {
-  return s.replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`).replace(/#(?=\p{N})/gu, `#${ZWJ}`).replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`).replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k) => `${k[0]}${ZWJ}${k.slice(1)}`).replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`).replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+function unlink(s, keywords = true) {
+  const t = s.replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`).replace(/#(?=\p{N})/gu, `#${ZWJ}`).replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`).replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`).replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+  return keywords ? t.replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k) => `${k[0]}${ZWJ}${k.slice(1)}`) : t;
 }
 const MARKDOWN_PUNCTUATION = /[\\`*_[\]~|$]/g;
 function plainText(s, max = 300) {
   let t = bound(oneLine(redactText(s)), max).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`);
   t = t.replace(/^(\d+)([.)])/, "$1\\$2").replace(/^([-+#=])/, "\\$1");
   return unlink(t);
+}
+function unlinkedText(s) {
+  return unlink(oneLine(redactText(s)), false);
 }
 function htmlText(s, max = 400) {
   return bound(oneLine(redact_redactText(s)), max).replace(/&(?!(?:#\d{1,7}|#x[\da-f]{1,6}|[a-z][a-z\d]{1,31});)/gi, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`);
@@ -55488,6 +55709,24 @@ const LANE_LABELS = {
 const LISTED_ITEMS = 20;
 const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
 const IGNORED_SHOWN = 10;
+
+
+;// CONCATENATED MODULE: ./.build/src/board/contests.js
+const CONTESTS_SHOWN = 10;
+function contestLines(ledger) {
+  return Object.values(ledger?.contests?.decided ?? {}).map((d) => ({
+    issue: d.issueNumber,
+    contestId: d.contestId,
+    ...d.winner ? { winner: { crewId: d.winner.crewId, agent: d.winner.agent } } : {},
+    why: d.why.replace(/\s+/g, " ").slice(0, 300),
+    losers: d.losers.length,
+    ...d.decidedAt ? { decidedAt: d.decidedAt } : {}
+  })).sort((a, b) => (b.decidedAt ?? "").localeCompare(a.decidedAt ?? "") || b.issue - a.issue).slice(0, CONTESTS_SHOWN);
+}
+function contestLine(c) {
+  const who = c.winner ? `won by ${c.winner.agent} (${c.winner.crewId})` : "no winner";
+  return `#${c.issue} ${who}: ${c.why}; ${c.losers} not chosen`;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/security/html.js
@@ -55578,6 +55817,106 @@ function textTable(items, limit = 50) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/budgets.js
+
+function schoolDailyName() {
+  return "daily budget of the school (dispatch.dailyBudgetUsd)";
+}
+function agentDailyName(agent) {
+  return `daily budget of agent ${agent} (agents[].dailyBudgetUsd)`;
+}
+function spentToday(spend, now) {
+  return spend?.days?.[utcDay(now)] ?? { usd: 0, agents: {} };
+}
+function dailyBudgets(config, spend, now) {
+  const today = spentToday(spend, now);
+  const out = { agents: /* @__PURE__ */ new Map() };
+  const school = config.dispatch.dailyBudgetUsd;
+  if (school !== void 0 && !(today.usd < school))
+    out.school = `${schoolDailyName()} reached: ${amount(today.usd)} of ${limit(school)} USD spent today (UTC); nothing is placed until 00:00 UTC`;
+  for (const a of config.agents) {
+    if (a.dailyBudgetUsd === void 0) continue;
+    const spent = today.agents[a.id] ?? 0;
+    if (!(spent < a.dailyBudgetUsd))
+      out.agents.set(
+        a.id,
+        `${agentDailyName(a.id)} reached: ${amount(spent)} of ${limit(a.dailyBudgetUsd)} USD spent today (UTC); next plan after 00:00 UTC`
+      );
+  }
+  return out;
+}
+function hasDailyBudgets(config) {
+  return config.dispatch.dailyBudgetUsd !== void 0 || config.agents.some((a) => a.dailyBudgetUsd !== void 0);
+}
+function budgetStandings(config, spend, now, running = []) {
+  const out = [];
+  const crew = config.dispatch.crewBudgetUsd;
+  if (running.length === 0)
+    out.push({
+      kind: "crew",
+      name: "budget of each crew",
+      field: "dispatch.crewBudgetUsd",
+      limitUsd: crew,
+      leftUsd: crew,
+      reached: false
+    });
+  for (const crewId of running) {
+    const spent = spend?.crews?.[crewId]?.usd ?? 0;
+    out.push(standing("crew", `budget of crew ${crewId}`, "dispatch.crewBudgetUsd", crew, spent, { crewId }));
+  }
+  const today = spentToday(spend, now);
+  const school = config.dispatch.dailyBudgetUsd;
+  if (school !== void 0)
+    out.push(
+      standing("school-daily", "daily budget of the school", "dispatch.dailyBudgetUsd", school, today.usd)
+    );
+  for (const a of config.agents) {
+    if (a.dailyBudgetUsd === void 0) continue;
+    out.push(
+      standing(
+        "agent-daily",
+        `daily budget of agent ${a.id}`,
+        "agents[].dailyBudgetUsd",
+        a.dailyBudgetUsd,
+        today.agents[a.id] ?? 0,
+        {
+          agent: a.id
+        }
+      )
+    );
+  }
+  const cap = config.dispatch.spendCap;
+  if (cap !== void 0)
+    out.push(standing("school-cap", "school-wide cap", "dispatch.spendCap", cap, spend?.totalUsd ?? 0));
+  return out;
+}
+function standing(kind, name, field, limitUsd, spentUsd, extra = {}) {
+  return {
+    kind,
+    name,
+    field,
+    ...extra,
+    limitUsd,
+    spentUsd,
+    leftUsd: Math.max(0, limitUsd - spentUsd),
+    reached: !(spentUsd < limitUsd)
+  };
+}
+function budgetLine(b) {
+  const field = `(${b.field})`;
+  if (b.spentUsd === void 0) return `${b.name} ${field}: ${limit(b.limitUsd)} USD, no crew running`;
+  const when = b.kind === "school-cap" ? "spent" : b.kind === "crew" ? "spent by the crew" : "spent today (UTC)";
+  const left = b.reached ? b.kind === "crew" ? "REACHED" : b.kind === "school-cap" ? "REACHED, dispatch halted" : "REACHED until 00:00 UTC" : `${amount(b.leftUsd)} left`;
+  return `${b.name} ${field}: ${amount(b.spentUsd)} of ${limit(b.limitUsd)} USD ${when}, ${left}`;
+}
+function amount(n) {
+  return n.toFixed(2);
+}
+function limit(n) {
+  return Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/board/format.js
 function age(seconds) {
   if (seconds === void 0 || !Number.isFinite(seconds)) return "\u2014";
@@ -55604,6 +55943,46 @@ function spendLine(spend) {
   const reached = spend.reached ? " \u2014 SPEND CAP REACHED, dispatch halted" : "";
   return `${format_usd(spend.spentUsd)} of ${format_usd(spend.capUsd)}${pct}${reached}`;
 }
+function costPer(n) {
+  return n === void 0 ? "\u2014" : format_usd(n);
+}
+function trendText(t) {
+  const part = (w) => w.costPerAcceptedUsd !== void 0 ? format_usd(w.costPerAcceptedUsd) : w.crews > 0 ? `none of ${w.crews} accepted` : "no crews";
+  const a = t.recent.costPerAcceptedUsd;
+  const b = t.before.costPerAcceptedUsd;
+  const change = a !== void 0 && b !== void 0 && b > 0 ? a === b ? " (same)" : ` (${a < b ? "\u2212" : "+"}${Math.round(Math.abs(a - b) / b * 100)}%)` : "";
+  return `${part(t.recent)} vs ${part(t.before)}${change}`;
+}
+function costHeader(table) {
+  const d = table.trendDays;
+  return [
+    "Agent",
+    "Domain",
+    "Crews",
+    "Accepted",
+    "Merged",
+    "Spend",
+    "$/accepted",
+    "$/merged",
+    `$/accepted: last ${d} d vs ${d} d before`
+  ];
+}
+function costCells(r) {
+  return [
+    r.agent,
+    r.domain,
+    String(r.crews),
+    String(r.accepted),
+    String(r.merged),
+    format_usd(r.spendUsd),
+    costPer(r.costPerAcceptedUsd),
+    costPer(r.costPerMergedUsd),
+    trendText(r.trend)
+  ];
+}
+function costNote(table) {
+  return `Finished crews the state holds${table.since ? ` (since ${table.since.slice(0, 10)})` : ""}; spend includes failed runs and reviews.`;
+}
 function clip(text, max) {
   if (text.length <= max) return text;
   const chars = Array.from(text);
@@ -55628,6 +56007,8 @@ function ignoredLine(f) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/summary.js
+
+
 
 
 
@@ -55695,6 +56076,7 @@ function controlMarkdown(view) {
     (p) => `**PAUSED** since ${mdCell(p.since)}${p.source ? ` (${mdCell(p.source)})` : ""}: ${mdCell(p.reason)}`
   );
   lines.push(`Spend: ${mdCell(spendLine(view.spend))}`);
+  for (const b of view.budgets) lines.push(`Budget: ${mdCell(budgetLine(b))}`);
   lines.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
   return lines.join("  \n");
 }
@@ -55718,9 +56100,25 @@ function leaderboardMarkdown(view, limit = 10) {
 
 Feedback ignored:  
 ${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join("  \n")}` : "";
+  const contests = view.contests?.length ? `
+
+Contests:  
+${view.contests.map((c) => mdCell(contestLine(c))).join("  \n")}` : "";
   return (line ? `${table}
 
-By humans: ${mdCell(line)}` : table) + ignored;
+By humans: ${mdCell(line)}` : table) + contests + ignored;
+}
+function costsMarkdown(view, limit = 30) {
+  const { costs } = view;
+  if (!costs.rows.length) return "";
+  const more = costs.rows.length > limit ? `
+
+_\u2026 and ${costs.rows.length - limit} more._` : "";
+  return `**Cost per agent and domain**
+
+${mdCell(costNote(costs))}
+
+${mdTable(costHeader(costs), costs.rows.slice(0, limit).map(costCells))}${more}`;
 }
 function daemonsMarkdown(view) {
   return mdTable(
@@ -55761,12 +56159,20 @@ ${mdTable(["Issue", "Title", "Crew", "Agent", "Where", "Age", "Reason"], rows)}`
 }
 const ACTION_SECTIONS = {
   "fetch-curriculum": ["problems", "lanes"],
-  "dispatch-crew": ["problems", "lanes", "control", "items", "daemons"],
-  "drain-grading": ["problems", "lanes", "control", "leaderboard"],
+  "dispatch-crew": ["problems", "lanes", "control", "items", "daemons", "costs"],
+  "drain-grading": ["problems", "lanes", "control", "leaderboard", "costs"],
   "checkpoint-state": ["problems", "lanes", "control"]
 };
 function boardMarkdown(view, options = {}) {
-  const sections = options.sections ?? ["problems", "lanes", "control", "items", "daemons", "leaderboard"];
+  const sections = options.sections ?? [
+    "problems",
+    "lanes",
+    "control",
+    "items",
+    "daemons",
+    "leaderboard",
+    "costs"
+  ];
   const render = {
     problems: () => problemsMarkdown(view),
     lanes: () => lanesMarkdown(view),
@@ -55775,7 +56181,8 @@ function boardMarkdown(view, options = {}) {
     daemons: () => daemonsMarkdown(view),
     leaderboard: () => `**Leaderboard**
 
-${leaderboardMarkdown(view)}`
+${leaderboardMarkdown(view)}`,
+    costs: () => costsMarkdown(view)
   };
   const parts = [`### ${mdCell(options.heading ?? "School board")}`];
   for (const s of sections) {
@@ -56349,11 +56756,13 @@ function readBoardCurriculum(reader, cached) {
     reader.fail("curriculum", e);
     return { changed: false };
   }
-  const items = read.items.map(({ number, title, labels, authorAssociation }) => ({
+  const items = read.items.map(({ number, title, labels, authorAssociation, domain, difficulty }) => ({
     number,
     title,
     labels,
-    ...authorAssociation !== void 0 ? { authorAssociation } : {}
+    ...authorAssociation !== void 0 ? { authorAssociation } : {},
+    domain,
+    difficulty
   }));
   invalidProblem(reader, read.invalid.length);
   const stable = sameId(before, after);
@@ -56427,7 +56836,7 @@ const grading = {
   },
   /**
    * A graded job is final (the queue fold ignores every later event for it), so it is persisted
-   * with what the board reads of it only: its crew, issue and agent, status, attempts, verdict
+   * with what the board reads of it only: its crew, issue, agent and cell, status, attempts, verdict
    * (without the judges' findings), times and last error.
    */
   persist({ state, series }) {
@@ -56439,7 +56848,13 @@ const grading = {
       }
       const { accepted, decidedBy, code: code2, reasons } = j.verdict;
       jobs[key] = {
-        job: { crewId: j.job.crewId, issueNumber: j.job.issueNumber, agent: j.job.agent },
+        job: {
+          crewId: j.job.crewId,
+          issueNumber: j.job.issueNumber,
+          agent: j.job.agent,
+          domain: j.job.domain,
+          difficulty: j.job.difficulty
+        },
         status: j.status,
         attempts: j.attempts,
         verdict: { accepted, decidedBy, code: code2, reasons },
@@ -56453,13 +56868,13 @@ const grading = {
 };
 const namesKind = (id, kind) => id.endsWith(`:${kind}`);
 const outbox = {
-  ...simple(outboxFold, (x) => hasObjects(x, ["items"])),
+  ...simple(entries_outboxFold, (x) => hasObjects(x, ["items"])),
   add(state, events) {
     for (const e of events) {
       if (e.type === "outbox.recorded" && !namesKind(e.data.id, e.data.kind)) {
         throw new Error(`outbox id ${e.data.id} does not name its kind`);
       }
-      state = outboxFold.apply(state, e);
+      state = entries_outboxFold.apply(state, e);
     }
     return state;
   },
@@ -56481,7 +56896,7 @@ let code;
 function foldCode() {
   code ??= (0,external_node_crypto_.createHash)("sha256").update(
     [
-      ...[crewFold, ledgerFold, schoolFold, spendFold, outboxFold].flatMap((f) => [f.empty, f.apply]),
+      ...[crewFold, ledgerFold, schoolFold, spendFold, entries_outboxFold].flatMap((f) => [f.empty, f.apply]),
       startQueueReplay,
       replayQueue,
       crews.persist,
@@ -56675,17 +57090,481 @@ function loadBoardSources(layout) {
     ...l ? { ledger: l.x } : {},
     ...s ? { school: s.x } : {},
     ...sp ? { spend: sp.x } : {},
-    deliveries: o ? deliveriesOf(o.x) : /* @__PURE__ */ new Map(),
+    deliveries: o ? entries_deliveriesOf(o.x) : /* @__PURE__ */ new Map(),
     problems: reader.problems
   };
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/posterior.js
+const UNTRIED = { alpha: 1, beta: 1 };
+const PARENT_STRENGTH = 8;
+const posterior_ZERO = { successes: 0, failures: 0 };
+function mean(b) {
+  return b.alpha / (b.alpha + b.beta);
+}
+function shrink(parent, own, strength = PARENT_STRENGTH) {
+  const mass = parent.alpha + parent.beta;
+  const s = Math.min(mass, strength);
+  const m = parent.alpha / mass;
+  return { alpha: m * s + own.successes, beta: (1 - m) * s + own.failures };
+}
+const COST_STRENGTH = 2;
+const MIN_CREW_COST_USD = 0.01;
+function shrinkCost(parentMeanUsd, own, strength = COST_STRENGTH) {
+  const m = (parentMeanUsd * strength + own.spendUsd) / (strength + own.crews);
+  return Math.max(MIN_CREW_COST_USD, m);
+}
+function hash128(key) {
+  let h1 = 1779033703;
+  let h2 = 3144134277;
+  let h3 = 1013904242;
+  let h4 = 2773480762;
+  for (let i = 0; i < key.length; i++) {
+    const k = key.charCodeAt(i);
+    h1 = h2 ^ Math.imul(h1 ^ k, 597399067);
+    h2 = h3 ^ Math.imul(h2 ^ k, 2869860233);
+    h3 = h4 ^ Math.imul(h3 ^ k, 951274213);
+    h4 = h1 ^ Math.imul(h4 ^ k, 2716044179);
+  }
+  h1 = Math.imul(h3 ^ h1 >>> 18, 597399067);
+  h2 = Math.imul(h4 ^ h2 >>> 22, 2869860233);
+  h3 = Math.imul(h1 ^ h3 >>> 17, 951274213);
+  h4 = Math.imul(h2 ^ h4 >>> 19, 2716044179);
+  h1 ^= h2 ^ h3 ^ h4;
+  h2 ^= h1;
+  h3 ^= h1;
+  h4 ^= h1;
+  return [h1 >>> 0, h2 >>> 0, h3 >>> 0, h4 >>> 0];
+}
+function seeded(key) {
+  let [a, b, c, d] = hash128(key);
+  const next = () => {
+    const t = (a + b >>> 0) + d >>> 0;
+    d = d + 1 >>> 0;
+    a = b ^ b >>> 9;
+    b = c + (c << 3) >>> 0;
+    c = (c << 21 | c >>> 11) >>> 0;
+    c = c + t >>> 0;
+    return t / 4294967296;
+  };
+  for (let i = 0; i < 12; i++) next();
+  return next;
+}
+function normal(u) {
+  const u1 = Math.max(u(), Number.MIN_VALUE);
+  return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u());
+}
+function gamma(shape, u) {
+  if (shape < 1) return gamma(shape + 1, u) * Math.pow(Math.max(u(), Number.MIN_VALUE), 1 / shape);
+  const d = shape - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (; ; ) {
+    let x;
+    let v;
+    do {
+      x = normal(u);
+      v = 1 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const r = u();
+    if (r < 1 - 0.0331 * x * x * x * x) return d * v;
+    if (Math.log(Math.max(r, Number.MIN_VALUE)) < 0.5 * x * x + d * (1 - v + Math.log(v))) return d * v;
+  }
+}
+function sampleBeta(b, u) {
+  const x = gamma(b.alpha, u);
+  const y = gamma(b.beta, u);
+  return x + y > 0 ? x / (x + y) : mean(b);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/record.js
+
+const CREW_WEIGHT = 1;
+const ACCEPTED_LOSER = "accepted, not chosen";
+const RAN_OUTCOMES = ["succeeded", "failed", "timed_out"];
+function recordKey(agent, domain, difficulty) {
+  return `${agent}|${domain}|${difficulty}`;
+}
+class RecordBook {
+  cells = /* @__PURE__ */ new Map();
+  domains = /* @__PURE__ */ new Map();
+  difficulties = /* @__PURE__ */ new Map();
+  agents = /* @__PURE__ */ new Map();
+  byAgent = /* @__PURE__ */ new Map();
+  /** School-wide finished crews and spend: the cost prior of an agent with no spend of its own. */
+  school = { crews: 0, spendUsd: 0 };
+  /**
+   * How much evidence the ledger holds (graded crews + settled pull requests): part of the choice
+   * seed, so new evidence draws afresh while the same state draws the same.
+   */
+  generation;
+  constructor(inputs = {}) {
+    const spendBy = /* @__PURE__ */ new Map();
+    for (const s of inputs.spend ?? []) {
+      if (typeof s.crewId !== "string" || !Number.isFinite(s.costUsd) || s.costUsd < 0) continue;
+      spendBy.set(s.crewId, (spendBy.get(s.crewId) ?? 0) + s.costUsd);
+    }
+    let generation = 0;
+    for (const c of Object.values(inputs.ledger?.cells ?? {})) {
+      const r = this.cell(c.agent, c.domain, c.difficulty);
+      r.graded += c.count;
+      r.accepted += c.accepted;
+      generation += c.count;
+    }
+    for (const c of Object.values(inputs.ledger?.human?.cells ?? {})) {
+      const r = this.cell(c.agent, c.domain, c.difficulty);
+      r.merged += c.accepted;
+      r.closedUnmerged += c.count - c.accepted;
+      generation += c.count;
+    }
+    for (const d of Object.values(inputs.ledger?.contests?.decided ?? {})) {
+      if (d.winner) this.cell(d.winner.agent, d.winner.domain, d.winner.difficulty).contestsWon += 1;
+      for (const l of d.losers) {
+        const r = this.cell(l.agent, l.domain, l.difficulty);
+        r.contestsLost += 1;
+        if (l.accepted ?? l.reason.startsWith(ACCEPTED_LOSER)) r.notChosen += 1;
+      }
+      generation += 1;
+    }
+    this.generation = generation;
+    for (const crew of inputs.crews ?? []) {
+      if (crew.status !== "finished") continue;
+      const issue = inputs.cellOf?.(crew.issueNumber);
+      const where = crew.choice ?? issue;
+      if (!where) continue;
+      const r = this.cell(crew.agent, where.domain, where.difficulty);
+      r.crews += 1;
+      r.spendUsd += spendBy.get(crew.crewId) ?? 0;
+      if (crew.revision) r.revisionRounds += 1;
+      if (inputs.delivered?.has(crew.crewId)) r.delivered += 1;
+      const ms = Date.parse(crew.finishedAt ?? "") - Date.parse(crew.startedAt ?? "");
+      if (Number.isFinite(ms) && ms > 0) {
+        r.minutes += ms / 6e4;
+        const size = issue?.size;
+        const ran = RAN_OUTCOMES.includes(crew.outcome ?? "") && !crew.preVerify && !crew.infra;
+        if (ran && !crew.revision && typeof size === "number" && Number.isFinite(size) && size > 0) {
+          r.sizedCrews += 1;
+          r.sizedMinutes += ms / 6e4;
+          r.sizedEstimate += size;
+        }
+      }
+      this.school.crews += 1;
+      this.school.spendUsd += spendBy.get(crew.crewId) ?? 0;
+    }
+    for (const r of this.cells.values()) {
+      add(this.sum(this.domains, `${r.agent}|${r.domain}`, r.agent, r.domain), r);
+      add(this.sum(this.difficulties, `${r.agent}|${r.difficulty}`, r.agent, "*", r.difficulty), r);
+      add(this.sum(this.agents, r.agent, r.agent, "*"), r);
+      const list = this.byAgent.get(r.agent) ?? [];
+      list.push(r);
+      this.byAgent.set(r.agent, list);
+    }
+  }
+  cell(agent, domain, difficulty) {
+    const k = recordKey(agent, domain, difficulty);
+    let r = this.cells.get(k);
+    if (!r) this.cells.set(k, r = empty(agent, domain, difficulty));
+    return r;
+  }
+  sum(map, k, agent, domain, difficulty = 0) {
+    let r = map.get(k);
+    if (!r) map.set(k, r = empty(agent, domain, difficulty));
+    return r;
+  }
+  /**
+   * The record at a level: a cell, an agent in a domain (no difficulty), an agent at a difficulty
+   * (no domain: `of(agent, undefined, 3)`), or an agent overall.
+   */
+  of(agent, domain, difficulty) {
+    if (domain !== void 0 && difficulty !== void 0)
+      return this.cells.get(recordKey(agent, domain, difficulty));
+    if (domain !== void 0) return this.domains.get(`${agent}|${domain}`);
+    if (difficulty !== void 0) return this.difficulties.get(`${agent}|${difficulty}`);
+    return this.agents.get(agent);
+  }
+  /** An agent's cells (agent × domain × difficulty) that hold anything. */
+  cellsOf(agent) {
+    return this.byAgent.get(agent) ?? [];
+  }
+  /** Every agent with a record. */
+  agentIds() {
+    return [...this.agents.keys()];
+  }
+  /** Every record of one level, for tables. */
+  list(level) {
+    const m = level === "cell" ? this.cells : level === "domain" ? this.domains : level === "difficulty" ? this.difficulties : this.agents;
+    return [...m.values()];
+  }
+}
+function empty(agent, domain, difficulty) {
+  return {
+    agent,
+    domain,
+    difficulty,
+    crews: 0,
+    graded: 0,
+    accepted: 0,
+    delivered: 0,
+    merged: 0,
+    closedUnmerged: 0,
+    contestsWon: 0,
+    contestsLost: 0,
+    notChosen: 0,
+    revisionRounds: 0,
+    spendUsd: 0,
+    minutes: 0,
+    sizedCrews: 0,
+    sizedMinutes: 0,
+    sizedEstimate: 0
+  };
+}
+function add(to, r) {
+  to.crews += r.crews;
+  to.graded += r.graded;
+  to.accepted += r.accepted;
+  to.delivered += r.delivered;
+  to.merged += r.merged;
+  to.closedUnmerged += r.closedUnmerged;
+  to.contestsWon += r.contestsWon;
+  to.contestsLost += r.contestsLost;
+  to.notChosen += r.notChosen;
+  to.revisionRounds += r.revisionRounds;
+  to.spendUsd += r.spendUsd;
+  to.minutes += r.minutes;
+  to.sizedCrews += r.sizedCrews;
+  to.sizedMinutes += r.sizedMinutes;
+  to.sizedEstimate += r.sizedEstimate;
+}
+const NOT_CHOSEN_SHARE = 0.5;
+function tallyOf(r, mergeRate = 1) {
+  if (!r) return ZERO;
+  const settled = r.merged + r.closedUnmerged;
+  const open = Math.max(0, r.accepted - settled);
+  const notChosen = Math.min(r.notChosen, open);
+  const pending = open - notChosen;
+  const rejected = Math.max(0, r.graded - r.accepted);
+  const kept = mergeRate * NOT_CHOSEN_SHARE;
+  return {
+    successes: CREW_WEIGHT * (pending * mergeRate + notChosen * kept + r.merged),
+    failures: CREW_WEIGHT * (rejected + pending * (1 - mergeRate) + notChosen * (1 - kept) + r.closedUnmerged)
+  };
+}
+const MERGE_RATE_STRENGTH = 4;
+function mergeRateOf(r, inDomain) {
+  const overall = ((r?.merged ?? 0) + 1) / ((r?.merged ?? 0) + (r?.closedUnmerged ?? 0) + 2);
+  if (!inDomain) return overall;
+  const settled = inDomain.merged + inDomain.closedUnmerged;
+  return (inDomain.merged + MERGE_RATE_STRENGTH * overall) / (settled + MERGE_RATE_STRENGTH);
+}
+function costOf(r) {
+  return r ? { crews: r.crews, spendUsd: r.spendUsd } : { crews: 0, spendUsd: 0 };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/board/costs.js
+
+
+const TREND_DAYS = 7;
+const DAY_MS = 864e5;
+const UNKNOWN = { domain: "\u2014", difficulty: 0 };
+function costTable(i) {
+  const finished = Object.values(i.registry?.crews ?? {}).filter((c) => c.status === "finished");
+  const jobs = /* @__PURE__ */ new Map();
+  for (const j of Object.values(i.grading?.jobs ?? {})) {
+    const cell = typeof j.job.domain === "string" && Number.isFinite(j.job.difficulty) ? { domain: j.job.domain, difficulty: j.job.difficulty } : void 0;
+    jobs.set(j.job.crewId, {
+      ...cell ? { cell } : {},
+      ...j.status === "graded" && j.verdict ? { accepted: j.verdict.accepted } : {}
+    });
+  }
+  const issues = /* @__PURE__ */ new Map();
+  for (const item of i.curriculum ?? [])
+    if (typeof item.domain === "string")
+      issues.set(item.number, { domain: item.domain, difficulty: finite(item.difficulty) });
+  const settled = /* @__PURE__ */ new Map();
+  for (const s of Object.values(i.feedback?.settled ?? {})) settled.set(s.crewId, s.merged);
+  const spend = Object.entries(i.spend?.crews ?? {}).map(([crewId, c]) => ({ crewId, costUsd: c.usd }));
+  const crews = finished.map((c) => {
+    const job = jobs.get(c.crewId);
+    const cell = c.choice ?? job?.cell ?? issues.get(c.issueNumber) ?? UNKNOWN;
+    return {
+      crewId: c.crewId,
+      issueNumber: c.issueNumber,
+      agent: c.agent,
+      status: c.status,
+      ...c.startedAt ? { startedAt: c.startedAt } : {},
+      ...c.finishedAt ? { finishedAt: c.finishedAt } : {},
+      choice: { domain: cell.domain, difficulty: cell.difficulty },
+      finished: Date.parse(c.finishedAt ?? "")
+    };
+  });
+  const book = (subset) => new RecordBook({ crews: subset, spend, ledger: ledgerOf(subset, jobs, settled) });
+  const now = i.now.getTime();
+  const within = (from, to) => crews.filter(
+    (c) => Number.isFinite(c.finished) && c.finished > now - to * DAY_MS && c.finished <= now - from * DAY_MS
+  );
+  const all = book(crews);
+  const recent = book(within(0, TREND_DAYS));
+  const before = book(within(TREND_DAYS, 2 * TREND_DAYS));
+  const rows = all.list("domain").filter((r) => r.crews > 0).map((r) => ({
+    agent: r.agent,
+    domain: r.domain,
+    ...costs_window(r),
+    trend: {
+      recent: costs_window(recent.of(r.agent, r.domain)),
+      before: costs_window(before.of(r.agent, r.domain))
+    }
+  })).sort((a, b) => fold_byCodePoint(a.agent, b.agent) || fold_byCodePoint(a.domain, b.domain));
+  const oldest = crews.reduce(
+    (m, c) => Number.isFinite(c.finished) && c.finished < m ? c.finished : m,
+    Infinity
+  );
+  return {
+    trendDays: TREND_DAYS,
+    ...Number.isFinite(oldest) ? { since: new Date(oldest).toISOString() } : {},
+    rows
+  };
+}
+function ledgerOf(crews, jobs, settled) {
+  const cells = {};
+  const human = {};
+  const bump = (m, c, yes) => {
+    const { domain, difficulty } = c.choice;
+    const k = recordKey(c.agent, domain, difficulty);
+    const r = m[k] ??= { agent: c.agent, domain, difficulty, count: 0, accepted: 0 };
+    r.count += 1;
+    if (yes) r.accepted += 1;
+  };
+  for (const c of crews) {
+    const accepted = jobs.get(c.crewId)?.accepted;
+    if (accepted !== void 0) bump(cells, c, accepted);
+    const merged = settled.get(c.crewId);
+    if (merged !== void 0) bump(human, c, merged);
+  }
+  return { cells, human: { cells: human } };
+}
+function costs_window(r) {
+  const crews = r?.crews ?? 0;
+  const accepted = r?.accepted ?? 0;
+  const merged = r?.merged ?? 0;
+  const spendUsd = round(r?.spendUsd ?? 0);
+  return {
+    crews,
+    accepted,
+    merged,
+    spendUsd,
+    ...accepted > 0 ? { costPerAcceptedUsd: round(spendUsd / accepted) } : {},
+    ...merged > 0 ? { costPerMergedUsd: round(spendUsd / merged) } : {}
+  };
+}
+const round = (n) => Math.round(n * 1e4) / 1e4;
+const finite = (n) => typeof n === "number" && Number.isFinite(n) ? n : 0;
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/contest.js
+
+function contestAgents(config, c, held) {
+  const contest = config.dispatch.contest;
+  if (!contest || c.role !== "coding" || c.difficulty < contest.difficultyAtLeast) return void 0;
+  if (c.forceAgent !== void 0 || c.revision !== void 0) return void 0;
+  const byId = new Map(config.agents.map((a) => [a.id, a]));
+  const agents = contest.agents.filter((id) => {
+    const a = byId.get(id);
+    return a !== void 0 && !held?.has(id) && a.roles.includes(c.role) && (a.domains.length === 0 || a.domains.includes(c.domain)) && a.maxDifficulty >= c.difficulty;
+  });
+  return agents.length >= 2 ? agents : void 0;
+}
+function expandContests(candidates, config, held) {
+  const entries = /* @__PURE__ */ new Map();
+  if (!config.dispatch.contest) return { candidates: [...candidates], entries };
+  const out = [];
+  for (const c of candidates) {
+    const agents = contestAgents(config, c, held);
+    if (!agents) {
+      out.push(c);
+      continue;
+    }
+    for (const agent of agents) {
+      const entry = { ...c, forceAgent: agent };
+      entries.set(entry, c.issueNumber);
+      out.push(entry);
+    }
+  }
+  return { candidates: out, entries };
+}
+function completeContests(admitted, refused, entries) {
+  if (entries.size === 0) return { admitted: [...admitted], refused: [...refused] };
+  const placed = /* @__PURE__ */ new Map();
+  const wanted = /* @__PURE__ */ new Map();
+  for (const issue of entries.values()) wanted.set(issue, (wanted.get(issue) ?? 0) + 1);
+  for (const a of admitted) {
+    const issue = entries.get(a.candidate);
+    if (issue !== void 0) placed.set(issue, (placed.get(issue) ?? 0) + 1);
+  }
+  const short = new Set([...wanted.keys()].filter((i) => (placed.get(i) ?? 0) < 2));
+  const keep = admitted.filter((a) => {
+    const issue = entries.get(a.candidate);
+    return issue === void 0 || !short.has(issue);
+  });
+  const out = [];
+  const seen = /* @__PURE__ */ new Set();
+  for (const r of refused) {
+    if (!wanted.has(r.issue)) {
+      out.push(r);
+      continue;
+    }
+    if (seen.has(r.issue) || !short.has(r.issue)) continue;
+    seen.add(r.issue);
+    out.push({
+      issue: r.issue,
+      code: r.code,
+      reason: `a contest of ${wanted.get(r.issue)} crews, ${placed.get(r.issue) ?? 0} placed (it needs at least 2 at once): ${r.reason}`
+    });
+  }
+  return { admitted: keep, refused: out };
+}
+function contestPlans(assignments, contested) {
+  const byIssue = /* @__PURE__ */ new Map();
+  for (const [i, a] of assignments.entries()) {
+    if (!contested(a, i)) continue;
+    byIssue.set(a.issueNumber, [...byIssue.get(a.issueNumber) ?? [], a]);
+  }
+  const out = /* @__PURE__ */ new Map();
+  for (const [issue, crews] of byIssue) {
+    const plan = { id: `k${issue}-${randomBytes(4).toString("hex")}`, of: crews.map((a) => a.crewId) };
+    for (const a of crews) out.set(a, plan);
+  }
+  return out;
+}
+function contestRuns(crews, failure, verdict) {
+  if (!crews.some((c) => c.contest)) return [...crews];
+  const groups = /* @__PURE__ */ new Map();
+  const out = [];
+  for (const c of crews) {
+    if (!c.contest) out.push(c);
+    else groups.set(c.contest.id, [...groups.get(c.contest.id) ?? [], c]);
+  }
+  for (const members of groups.values()) {
+    const last = members.reduce((m, c) => (c.finishedAt ?? "") > m ? c.finishedAt ?? "" : m, "");
+    const done = members.find((c) => c.outcome === "succeeded" && verdict?.(c.crewId) !== "rejected");
+    const failed = members.find(failure);
+    const interrupted = members.find((c) => !c.orphaned && !c.infra);
+    const stand = done ?? failed ?? interrupted ?? members.find((c) => c.infra) ?? members[0];
+    out.push({ ...stand, ...last ? { finishedAt: last } : {} });
+  }
+  return out;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/dispatch/history.js
+
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
 const MAX_INFRA_ABORTS = 3;
+const MAX_LIMIT_CLAIMS = 2;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -56705,12 +57584,14 @@ function issueStates(registry, verdict, requeues) {
 function stateOf(crews, verdict, requeued) {
   const active = crews.find((c) => c.status !== "finished");
   if (active) return { kind: "active", crewId: active.crewId };
+  crews = contestRuns(crews, (c) => failedRun(c, verdict), verdict);
   const runs = crews.length === 1 ? crews : [...crews].sort(
     (a, b) => fold_byCodePoint(a.finishedAt ?? "", b.finishedAt ?? "") || fold_byCodePoint(a.plannedAt, b.plannedAt) || fold_byCodePoint(a.crewId, b.crewId)
   );
   const failures = [];
   let orphans = [];
   let infra = [];
+  const claims = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -56734,6 +57615,13 @@ function stateOf(crews, verdict, requeued) {
         return { kind: "stopped", crewIds: [a, b], infra: infra.length };
       }
     }
+    if (outcome === "usage_limit" && !run.upstream) {
+      claims.push(run.crewId);
+      if (claims.length >= MAX_LIMIT_CLAIMS) {
+        const [a, b] = claims.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], limitClaims: claims.length };
+      }
+    }
     if (failures.at(-1) === run.crewId) {
       orphans = [];
       infra = [];
@@ -56745,6 +57633,11 @@ function stateOf(crews, verdict, requeued) {
   }
   if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
   return READY;
+}
+function failedRun(run, verdict) {
+  if (run.orphaned) return false;
+  if (run.outcome === "succeeded") return verdict?.(run.crewId) === "rejected";
+  return !!run.outcome && FAILURE_OUTCOMES.includes(run.outcome) && !run.preVerify && !run.infra;
 }
 const MIN_RUNS_PER_KEY = 3;
 const FACTOR_BOUNDS = (/* unused pure expression or super */ null && ([0.05, 20]));
@@ -56910,6 +57803,7 @@ function finiteOr(value, fallback, range) {
 
 const STOP_REASON = "repair-stopped-after-two-failures";
 const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
+const LIMIT_CLAIMS_STOP_REASON = "limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -56944,6 +57838,66 @@ function verdicts(queue) {
   };
   return { byCrew, lookup };
 }
+function latestCrews(crews) {
+  const latest = /* @__PURE__ */ new Map();
+  const firstPlanned = /* @__PURE__ */ new Map();
+  for (const c of Object.values(crews)) {
+    const f = firstPlanned.get(c.issueNumber);
+    if (f === void 0 || c.plannedAt < f) firstPlanned.set(c.issueNumber, c.plannedAt);
+    const prev = latest.get(c.issueNumber);
+    if (!prev || prev.plannedAt < c.plannedAt || prev.plannedAt === c.plannedAt && prev.attempt < c.attempt) {
+      latest.set(c.issueNumber, c);
+    }
+  }
+  return { latest, firstPlanned };
+}
+function orphanJobs(byCrew, crews, latest) {
+  const orphans = /* @__PURE__ */ new Map();
+  for (const j of byCrew.values()) {
+    if (crews[j.job.crewId] || latest.has(j.job.issueNumber)) continue;
+    const prev = orphans.get(j.job.issueNumber);
+    if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
+  }
+  return orphans;
+}
+class LaneFill {
+  constructor(now, deliveries) {
+    this.now = now;
+    this.deliveries = deliveries;
+  }
+  now;
+  deliveries;
+  lanes = new Map(LANES.map((l) => [l, []]));
+  texts = /* @__PURE__ */ new Map();
+  place = (lane, item, since, reason) => {
+    if (reason) {
+      item.reason = "";
+      this.texts.set(item, reason);
+    }
+    const d = lane === "accepted" ? this.deliveries?.get(item.issue) : void 0;
+    if (d)
+      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
+    if (since) {
+      item.since = since;
+      const age = seconds(this.now, since);
+      if (age !== void 0) item.ageSeconds = age;
+    }
+    this.lanes.get(lane).push(item);
+  };
+  /** Every lane, oldest first, with the texts of the items it lists written. */
+  list(titles, itemsPerLane = Infinity) {
+    return LANES.map((id) => {
+      const all = this.lanes.get(id).sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
+      const items = all.length > itemsPerLane ? all.slice(0, itemsPerLane) : all;
+      for (const item of items) {
+        item.title = displayTitle(titles.get(item.issue), item.issue);
+        const reason = this.texts.get(item);
+        if (reason) item.reason = reason();
+      }
+      return { id, label: LANE_LABELS[id], count: all.length, items };
+    });
+  }
+}
 function buildLanes(input) {
   const now = input.now.getTime();
   const clean = cleaner();
@@ -56956,39 +57910,9 @@ function buildLanes(input) {
   const { byCrew, lookup } = verdicts(input.queue);
   const states = input.registry ? issueStates(input.registry, lookup, input.requeues) : /* @__PURE__ */ new Map();
   const crews = input.registry?.crews ?? {};
-  const latest = /* @__PURE__ */ new Map();
-  const firstPlanned = /* @__PURE__ */ new Map();
-  for (const c of Object.values(crews)) {
-    const f = firstPlanned.get(c.issueNumber);
-    if (f === void 0 || c.plannedAt < f) firstPlanned.set(c.issueNumber, c.plannedAt);
-    const prev = latest.get(c.issueNumber);
-    if (!prev || prev.plannedAt < c.plannedAt || prev.plannedAt === c.plannedAt && prev.attempt < c.attempt) {
-      latest.set(c.issueNumber, c);
-    }
-  }
-  const orphans = /* @__PURE__ */ new Map();
-  for (const j of byCrew.values()) {
-    if (crews[j.job.crewId] || latest.has(j.job.issueNumber)) continue;
-    const prev = orphans.get(j.job.issueNumber);
-    if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
-  }
-  const lanes = new Map(LANES.map((l) => [l, []]));
-  const texts = /* @__PURE__ */ new Map();
-  const place = (lane, item, since, reason) => {
-    if (reason) {
-      item.reason = "";
-      texts.set(item, reason);
-    }
-    const d = lane === "accepted" ? input.deliveries?.get(item.issue) : void 0;
-    if (d)
-      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
-    if (since) {
-      item.since = since;
-      const age = seconds(now, since);
-      if (age !== void 0) item.ageSeconds = age;
-    }
-    lanes.get(lane).push(item);
-  };
+  const { latest, firstPlanned } = latestCrews(crews);
+  const orphans = orphanJobs(byCrew, crews, latest);
+  const fill = new LaneFill(now, input.deliveries);
   const issues = new Set(titles.keys());
   for (const issue of latest.keys()) issues.add(issue);
   for (const issue of orphans.keys()) issues.add(issue);
@@ -56996,62 +57920,60 @@ function buildLanes(input) {
   for (const issue of issues) {
     const item = { issue, title: "" };
     const orphan = orphans.get(issue);
-    if (orphan) {
-      placeJob(place, clean, item, orphan);
-      continue;
-    }
     const crew = latest.get(issue);
-    if (!crew) {
+    if (orphan) {
+      placeJob(fill.place, clean, item, orphan);
+    } else if (!crew) {
       const known = input.trust && items.get(issue);
       const refused = known ? untrustedReason(known, input.trust) : void 0;
-      if (refused) place("untrusted", item, void 0, () => clean(refused));
-      else place("ready", item, void 0, paused ? () => paused : void 0);
-      continue;
-    }
-    const first = seconds(now, firstPlanned.get(issue));
-    item.crewId = crew.crewId;
-    item.agent = crew.agent;
-    item.daemon = crew.daemon;
-    item.attempt = crew.attempt;
-    if (crew.slot !== void 0) item.slot = crew.slot;
-    if (crew.repair) item.repair = true;
-    if (first !== void 0) item.totalAgeSeconds = first;
-    const state = states.get(issue) ?? READY;
-    const job = byCrew.get(crew.crewId);
-    if (state.kind === "active") {
-      const active = crews[state.crewId] ?? crew;
-      if (active.status === "running") place("running", item, active.startedAt ?? active.plannedAt);
-      else place("planned", item, active.plannedAt);
-    } else if (state.kind === "stopped") {
-      place("stopped", item, crew.finishedAt, () => state.orphaned ? ORPHAN_STOP_REASON : STOP_REASON);
-    } else if (state.kind === "done") {
-      const done = byCrew.get(state.crewId);
-      if (done) placeJob(place, clean, item, done);
-      else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
-    } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
-      place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
-    } else if (job?.verdict && !job.verdict.accepted) {
-      const repair = state.kind === "repair" ? "; repair queued" : "";
-      if (repair) item.repair = true;
-      place("rejected", item, job.updatedAt, () => clean(verdictReason(job) + repair));
-    } else if (state.kind === "repair") {
-      item.repair = true;
-      place("ready", item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
+      if (refused) fill.place("untrusted", item, void 0, () => clean(refused));
+      else fill.place("ready", item, void 0, paused ? () => paused : void 0);
     } else {
-      place("ready", item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? "")));
+      describeCrew(item, crew, seconds(now, firstPlanned.get(issue)));
+      placeCrew(fill.place, clean, item, { crew, state: states.get(issue) ?? READY, byCrew, crews });
     }
   }
-  const listed = input.itemsPerLane ?? Infinity;
-  return LANES.map((id) => {
-    const all = lanes.get(id).sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
-    const items2 = all.length > listed ? all.slice(0, listed) : all;
-    for (const item of items2) {
-      item.title = displayTitle(titles.get(item.issue), item.issue);
-      const reason = texts.get(item);
-      if (reason) item.reason = reason();
-    }
-    return { id, label: LANE_LABELS[id], count: all.length, items: items2 };
-  });
+  return fill.list(titles, input.itemsPerLane);
+}
+function describeCrew(item, crew, totalAgeSeconds) {
+  item.crewId = crew.crewId;
+  item.agent = crew.agent;
+  item.daemon = crew.daemon;
+  item.attempt = crew.attempt;
+  if (crew.slot !== void 0) item.slot = crew.slot;
+  if (crew.repair) item.repair = true;
+  if (totalAgeSeconds !== void 0) item.totalAgeSeconds = totalAgeSeconds;
+}
+function placeCrew(place, clean, item, at) {
+  const { crew, state, byCrew } = at;
+  const job = byCrew.get(crew.crewId);
+  if (state.kind === "active") {
+    const active = at.crews[state.crewId] ?? crew;
+    if (active.status === "running") place("running", item, active.startedAt ?? active.plannedAt);
+    else place("planned", item, active.plannedAt);
+  } else if (state.kind === "stopped") {
+    place(
+      "stopped",
+      item,
+      crew.finishedAt,
+      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
+    );
+  } else if (state.kind === "done") {
+    const done = byCrew.get(state.crewId);
+    if (done) placeJob(place, clean, item, done);
+    else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
+  } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
+    place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
+  } else if (job?.verdict && !job.verdict.accepted) {
+    const repair = state.kind === "repair" ? "; repair queued" : "";
+    if (repair) item.repair = true;
+    place("rejected", item, job.updatedAt, () => clean(verdictReason(job) + repair));
+  } else if (state.kind === "repair") {
+    item.repair = true;
+    place("ready", item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
+  } else {
+    place("ready", item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? "")));
+  }
 }
 function verdictReason(job) {
   const v = job.verdict;
@@ -57138,19 +58060,16 @@ function ignoredFeedback(state) {
 
 
 
+
+
+
 function buildView(layout, config, now = /* @__PURE__ */ new Date(), options = {}) {
   return viewOf(loadBoardSources(layout), layout.root, config, now, options);
 }
 function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), options = {}) {
   const abridged = options.itemsPerLane;
   const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
-  const active = (school?.pauses ?? []).map((p) => ({
-    reason: cleanText(p.reason, 400),
-    since: p.at,
-    source: p.source,
-    ...p.crewId ? { crewId: p.crewId } : {},
-    ...p.issueNumber !== void 0 ? { issue: p.issueNumber } : {}
-  }));
+  const active = view_activePauses(school);
   const lanes = buildLanes({
     trust: config.curriculum.trust,
     now,
@@ -57167,7 +58086,6 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
   for (const lane of lanes) counts[lane.id] = lane.count;
   const jobs = Object.values(grading?.state.jobs ?? {});
   const spentUsd = spend?.totalUsd ?? 0;
-  const capUsd = config.dispatch.spendCap;
   const view = {
     schema: 1,
     generatedAt: now.toISOString(),
@@ -57178,40 +58096,74 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
     counts,
     daemons: daemonLoads(config, registry, school, now).map((d) => ({
       ...d,
-      load: round(d.load, 4),
-      busySeconds: round(d.busySeconds, 3)
+      load: view_round(d.load, 4),
+      busySeconds: view_round(d.busySeconds, 3)
     })),
     timeline: timeline(abridged === void 0 ? registry : void 0, now),
-    leaderboard: ledger ? {
-      overall: leaderRows(ledger).map((r) => {
-        const h = humanScore(ledger, r.agent);
-        return {
-          ...r,
-          score: round(r.score, 4),
-          ...h ? { human: round(h.score, 4), humanCount: h.count } : {}
-        };
-      }),
-      cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
-    } : { overall: [], cells: [] },
+    leaderboard: leaderboardOf(ledger),
     ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
+    ...contestLines(ledger).length > 0 ? { contests: contestLines(ledger) } : {},
     ...Object.keys(sources.feedback?.ignored ?? {}).length > 0 ? { feedbackIgnored: ignoredFeedback(sources.feedback).slice(0, IGNORED_SHOWN) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,
       series: grading?.series ?? []
     },
-    spend: {
-      spentUsd: round(spentUsd, 4),
-      ...capUsd !== void 0 ? {
-        capUsd,
-        reached: spentUsd >= capUsd,
-        ...capUsd > 0 ? { fraction: round(spentUsd / capUsd, 4) } : {}
-      } : { reached: false }
-    },
+    spend: spendAgainstCap(spentUsd, config.dispatch.spendCap),
+    budgets: budgetsOf(config, spend, now, registry),
+    costs: costTable({
+      now,
+      ...registry ? { registry } : {},
+      ...grading ? { grading: grading.state } : {},
+      ...sources.feedback ? { feedback: sources.feedback } : {},
+      ...spend ? { spend } : {},
+      ...curriculum ? { curriculum } : {}
+    }),
     pauses: { active, ...school?.lastCleared ? { lastCleared: school.lastCleared } : {} },
     ...abridged !== void 0 ? { abridged: { itemsPerLane: abridged } } : {}
   };
   return redactView(view);
+}
+function view_activePauses(school) {
+  return (school?.pauses ?? []).map((p) => ({
+    reason: cleanText(p.reason, 400),
+    since: p.at,
+    source: p.source,
+    ...p.crewId ? { crewId: p.crewId } : {},
+    ...p.issueNumber !== void 0 ? { issue: p.issueNumber } : {}
+  }));
+}
+function leaderboardOf(ledger) {
+  if (!ledger) return { overall: [], cells: [] };
+  return {
+    overall: leaderRows(ledger).map((r) => {
+      const h = humanScore(ledger, r.agent);
+      return {
+        ...r,
+        score: view_round(r.score, 4),
+        ...h ? { human: view_round(h.score, 4), humanCount: h.count } : {}
+      };
+    }),
+    cells: leaderCells(ledger).map((c) => ({ ...c, score: view_round(c.score, 4) }))
+  };
+}
+function spendAgainstCap(spentUsd, capUsd) {
+  return {
+    spentUsd: view_round(spentUsd, 4),
+    ...capUsd !== void 0 ? {
+      capUsd,
+      reached: spentUsd >= capUsd,
+      ...capUsd > 0 ? { fraction: view_round(spentUsd / capUsd, 4) } : {}
+    } : { reached: false }
+  };
+}
+function budgetsOf(config, spend, now, registry) {
+  const running = Object.values(registry?.crews ?? {}).filter((c) => c.status === "running").map((c) => c.crewId).sort();
+  return budgetStandings(config, spend, now, running).map((b) => ({
+    ...b,
+    ...b.spentUsd !== void 0 ? { spentUsd: view_round(b.spentUsd, 4) } : {},
+    leftUsd: view_round(b.leftUsd, 4)
+  }));
 }
 function redactView(view) {
   const memo = /* @__PURE__ */ new Map();
@@ -57240,7 +58192,7 @@ function redactView(view) {
     timeline: { ...strings({ ...timeline2 }), bars: timeline2.bars.map(strings) }
   };
 }
-const round = (n, digits) => Math.round(n * 10 ** digits) / 10 ** digits;
+const view_round = (n, digits) => Math.round(n * 10 ** digits) / 10 ** digits;
 function markIncomplete(lanes, ok) {
   const missing = (flags) => flags.filter(([good]) => !good).map(([, f]) => f);
   for (const lane of lanes) {
@@ -57298,9 +58250,9 @@ function roundHumans(h) {
   return {
     settled: h.settled,
     merged: h.merged,
-    ...h.acceptance !== void 0 ? { acceptance: round(h.acceptance, 4) } : {},
-    ...h.revisionsPerMerged !== void 0 ? { revisionsPerMerged: round(h.revisionsPerMerged, 4) } : {},
-    ...h.costPerMergedUsd !== void 0 ? { costPerMergedUsd: round(h.costPerMergedUsd, 4) } : {}
+    ...h.acceptance !== void 0 ? { acceptance: view_round(h.acceptance, 4) } : {},
+    ...h.revisionsPerMerged !== void 0 ? { revisionsPerMerged: view_round(h.revisionsPerMerged, 4) } : {},
+    ...h.costPerMergedUsd !== void 0 ? { costPerMergedUsd: view_round(h.costPerMergedUsd, 4) } : {}
   };
 }
 
@@ -57425,20 +58377,20 @@ function checkpointSummary(report, board) {
 
 
 
+
 void runAction(async () => {
   const logger = actionsLogger();
   const inputs = readInputs();
   hideCredentials();
+  const context = runContextFrom(process.env);
   const report = await logger.group(
     "checkpoint",
     () => runCheckpoint(inputs, {
       logger,
       cachePort: actionsCachePort,
       artifactPort: actionsArtifactPort,
-      workspace: process.env.GITHUB_WORKSPACE,
-      scratchRoot: process.env.RUNNER_TEMP,
-      runId: process.env.GITHUB_RUN_ID,
-      runAttempt: process.env.GITHUB_RUN_ATTEMPT
+      workspace: context.workspace,
+      context
     })
   );
   for (const [name, value] of Object.entries(checkpointOutputs(report))) lib_core/* setOutput */.uH(name, value);

@@ -29993,7 +29993,7 @@ function clientHelpers_getCachedDefaultHttpsClient() {
 }
 //# sourceMappingURL=clientHelpers.js.map
 // EXTERNAL MODULE: ./node_modules/@typespec/ts-http-runtime/dist/esm/util/typeGuards.js + 1 modules
-var typeGuards = __webpack_require__(14098);
+var typeGuards = __webpack_require__(91717);
 ;// CONCATENATED MODULE: ./node_modules/@typespec/ts-http-runtime/dist/esm/client/multipart.js
 // Copyright (c) Microsoft Corporation.
 // Licensed under the MIT License.
@@ -31260,7 +31260,7 @@ __webpack_require__.d(__webpack_exports__, {
 // EXTERNAL MODULE: ./node_modules/@typespec/ts-http-runtime/dist/esm/util/bytesEncoding.js
 var bytesEncoding = __webpack_require__(3816);
 // EXTERNAL MODULE: ./node_modules/@typespec/ts-http-runtime/dist/esm/util/typeGuards.js + 1 modules
-var typeGuards = __webpack_require__(14098);
+var typeGuards = __webpack_require__(91717);
 // EXTERNAL MODULE: ./node_modules/@typespec/ts-http-runtime/dist/esm/util/uuidUtils.js
 var uuidUtils = __webpack_require__(15410);
 // EXTERNAL MODULE: external "stream"
@@ -32659,7 +32659,7 @@ class Sanitizer {
 
 /***/ }),
 
-/***/ 14098:
+/***/ 91717:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
 

@@ -45344,14 +45344,18 @@ function codeBlock(s, o = {}) {
 ${t}
 ${fence}`;
 }
-function markdown_unlink(s) {
-  return s.replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`).replace(/#(?=\p{N})/gu, `#${ZWJ}`).replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`).replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k) => `${k[0]}${ZWJ}${k.slice(1)}`).replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`).replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+function markdown_unlink(s, keywords = true) {
+  const t = s.replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`).replace(/#(?=\p{N})/gu, `#${ZWJ}`).replace(/\b(GH-)(?=\d)/gi, `$1${ZWJ}`).replace(/\b(https?|ftp)(?=:\/\/)/gi, `$1${ZWJ}`).replace(/\b(www)(?=\.)/gi, `$1${ZWJ}`);
+  return keywords ? t.replace(/\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b/gi, (k) => `${k[0]}${ZWJ}${k.slice(1)}`) : t;
 }
 const MARKDOWN_PUNCTUATION = /[\\`*_[\]~|$]/g;
 function plainText(s, max = 300) {
   let t = bound(oneLine(redactText(s)), max).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(MARKDOWN_PUNCTUATION, (c) => `\\${c}`);
   t = t.replace(/^(\d+)([.)])/, "$1\\$2").replace(/^([-+#=])/, "\\$1");
   return markdown_unlink(t);
+}
+function unlinkedText(s) {
+  return markdown_unlink(oneLine(redactText(s)), false);
 }
 function htmlText(s, max = 400) {
   return bound(oneLine(redact_redactText(s)), max).replace(/&(?!(?:#\d{1,7}|#x[\da-f]{1,6}|[a-z][a-z\d]{1,31});)/gi, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/@(?=[\p{L}\p{N}_-])/gu, `@${ZWJ}`);
@@ -46927,7 +46931,7 @@ const base64 = /^$|^(?:[0-9a-zA-Z+/]{4})*(?:(?:[0-9a-zA-Z+/]{2}==)|(?:[0-9a-zA-Z
 const base64url = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
 // based on https://stackoverflow.com/questions/106179/regular-expression-to-match-dns-hostname-or-ip-address
 // export const hostname: RegExp = /^([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+$/;
-const hostname = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
+const regexes_hostname = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
 const domain = /^(?=.{1,253}$)([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$/;
 const httpProtocol = /^https?$/;
 // https://blog.stevenlevithan.com/archives/validate-phone-number#r4-3 (regex sans spaces) E.164: leading digit must be 1-9; total digits (excluding '+') between 7-15
@@ -55123,7 +55127,24 @@ const RUN_IDENTITY_ENV = (/* unused pure expression or super */ null && ([
 const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
 
 
+;// CONCATENATED MODULE: ./.build/src/config/repository.js
+
+const REPOSITORY_PATTERN = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/;
+function parseRepository(value, field = "repository", fix) {
+  const m = REPOSITORY_PATTERN.exec(value?.trim() ?? "");
+  if (!m) {
+    const found = value === void 0 || value.trim() === "" ? "nothing" : JSON.stringify(value);
+    throw new errors_ConfigError(`${field}: expected "owner/name", found ${found}.${fix ? ` ${fix}` : ""}`);
+  }
+  return { owner: m[1], repo: m[2] };
+}
+function isRepository(value) {
+  return value !== void 0 && REPOSITORY_PATTERN.test(value);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/config/schema.js
+
 
 
 
@@ -55238,6 +55259,9 @@ const agentSchema = strictObject({
   roles: array(schemas_enum(ROLES)).default(["coding"]),
   domains: array(schemas_string()).default([]).describe("Domains it takes; empty means any."),
   maxDifficulty: difficulty.default(5),
+  dailyBudgetUsd: schemas_number().positive().optional().describe(
+    "What this agent's crews may spend in one UTC day (USD, from the spend ledger). Once reached the agent is not chosen until 00:00 UTC; another eligible agent may be."
+  ),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
   passEnv: passEnvSchema,
   homeFiles: homeFilesSchema,
@@ -55302,7 +55326,10 @@ const sandboxLimitsSchema = strictObject({
   cpuWeight: schemas_number().int().min(1).max(1e4).default(100).describe(
     "CPU share against the other crews (cgroup v2's cpu.weight scale; 100 is the kernel's default)."
   ),
-  tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only.")
+  tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only."),
+  diskMiB: schemas_number().int().min(1).default(8192).describe(
+    "What a running crew may write to the host disk: its worktree, HOME and /tmp together, measured every few seconds; beyond it its processes are killed and it fails."
+  )
 }).prefault({});
 const sandboxSchema = strictObject({
   kind: schemas_enum(SANDBOX_KINDS).optional().describe("bwrap (bubblewrap; the default) or none (no sandbox: only when written explicitly)."),
@@ -55319,7 +55346,7 @@ const sandboxSchema = strictObject({
   ),
   bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
   limits: sandboxLimitsSchema.describe(
-    "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB (docs/security.md)."
+    "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB, diskMiB (docs/security.md)."
   )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
@@ -55338,7 +55365,7 @@ const MAX_DAEMONS = 256;
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
   stateDir: schemas_string().default(".school/state").describe("Where all durable state lives."),
-  repository: schemas_string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "owner/name").optional().describe("Defaults to GITHUB_REPOSITORY."),
+  repository: schemas_string().regex(REPOSITORY_PATTERN, "owner/name").optional().describe("Defaults to GITHUB_REPOSITORY."),
   repoPath: schemas_string().default(".").describe("Local repository the worktrees are made from."),
   curriculum: strictObject({
     labels: array(schemas_string()).default([]).describe("Only issues with all of these labels."),
@@ -55391,8 +55418,11 @@ const schema_configSchema = strictObject({
     crewBudgetUsd: schemas_number().positive().default(10).describe(
       "What one crew may spend over all its turns (USD). A turn's reported cost is recorded at most what is left of it (alert cost-over-budget); claude-code gets the rest as --max-budget-usd; a crew that reaches it ends failed. Keep it below spendCap, so one crew's word cannot halt dispatch."
     ),
+    dailyBudgetUsd: schemas_number().positive().optional().describe(
+      "What the whole school may spend in one UTC day (USD, from the spend ledger, reviewers included). Once reached nothing is placed until 00:00 UTC."
+    ),
     agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
-      "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. The CLI's own error envelope pauses the school."
+      "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. Only the API's own answer, seen by the key proxy, pauses the school."
     ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
@@ -55412,7 +55442,19 @@ const schema_configSchema = strictObject({
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
       "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
     ),
-    correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails.")
+    correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails."),
+    choice: schemas_enum(["learning", "greedy"]).default("learning").describe(
+      "How an agent is chosen among the eligible ones. learning (default): a draw from each agent's record of merged work, less its expected cost per crew times the merged work per dollar the school's records reach (untried agents are tried early; docs/dispatch.md). greedy: the top judges' score, an unscored agent counting 0.5."
+    ),
+    choiceSeed: schemas_number().int().min(0).max(2 ** 32 - 1).default(0).describe(
+      "Seed of the learning choice. With the state, it decides every draw: the same state and seed plan the same agents."
+    ),
+    contest: strictObject({
+      difficultyAtLeast: schemas_number().int({ message: "dispatch.contest.difficultyAtLeast: a whole difficulty from 1 to 5" }).min(1).max(5).describe("Coding issues of this difficulty or harder are contested."),
+      agents: array(schemas_string().min(1)).min(2, { message: "dispatch.contest.agents: list at least 2 agents, one crew each" }).describe("The agents that each send a crew to a contested issue (at least 2, coding agents).")
+    }).optional().describe(
+      'A contest for hard issues (docs/dispatch.md, "Contests"): each listed agent takes the same issue in its own slot; the judges pick one crew, only that one is delivered, the others are recorded as losers (not failures).'
+    )
   }).prefault({}),
   delivery: strictObject({
     mode: schemas_enum(DELIVERY_MODES).optional().describe(
@@ -55482,6 +55524,10 @@ const schema_configSchema = strictObject({
       message: `is ${c.checkpoint.compactAfterDays} days, shorter than a crew job can run (dispatch.jobTimeoutMinutes ${c.dispatch.jobTimeoutMinutes}) plus a day: the events of a crew job that ends after its events were compacted would be dropped. Set it to at least ${Math.ceil(minDays * 100) / 100} (default 14).`
     });
   }
+  contestIssues(
+    c,
+    (path, message) => ctx.addIssue({ code: "custom", path: ["dispatch", "contest", ...path], message })
+  );
   sealedResultsIssues(
     c.grading,
     (path, message) => ctx.addIssue({ code: "custom", path: ["grading", ...path], message })
@@ -55496,6 +55542,24 @@ const schema_configSchema = strictObject({
       message: `must be outside the repository (${c.repoPath}): a crew's patch could rewrite a suite inside it`
     });
 });
+function contestIssues(c, issue) {
+  const contest = c.dispatch.contest;
+  if (!contest) return;
+  const byId = new Map(c.agents.map((a) => [a.id, a]));
+  const seen = /* @__PURE__ */ new Set();
+  contest.agents.forEach((id, i) => {
+    const agent = byId.get(id);
+    if (seen.has(id)) issue(["agents", i], `lists ${id} twice: each agent sends one crew to a contest`);
+    else if (!agent)
+      issue(
+        ["agents", i],
+        `names ${id}, which is not a configured agent (agents[].id: ${[...byId.keys()].join(", ") || "none"})`
+      );
+    else if (!agent.roles.includes("coding"))
+      issue(["agents", i], `names ${id}, which does not take the coding role (add coding to its roles)`);
+    seen.add(id);
+  });
+}
 function sealedResultsIssues(g, issue) {
   const r = g.sealedResults;
   if (!r) return;
@@ -55711,7 +55775,22 @@ function writeTextAtomic(path, text) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/process/read-range.js
+
+function read_range_readRange(fd, from, to) {
+  const buf = Buffer.alloc(Math.max(0, to - from));
+  let off = 0;
+  while (off < buf.length) {
+    const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) return buf.subarray(0, off);
+    off += n;
+  }
+  return buf;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/state/tail.js
+
 
 
 
@@ -55729,7 +55808,7 @@ function readTail(path, mark, warn) {
     const st = (0,external_node_fs_namespaceObject.fstatSync)(fd);
     if (mark && continues(fd, st, mark)) {
       if (st.size === mark.bytes) return { records: [], continued: true, tornTail: false, mark };
-      const appended = parseAppended(readRange(fd, mark.bytes, st.size));
+      const appended = parseAppended(read_range_readRange(fd, mark.bytes, st.size));
       if (appended) {
         if (appended.tornTail)
           warn?.(
@@ -55744,7 +55823,7 @@ function readTail(path, mark, warn) {
         };
       }
     }
-    const parsed = parseJsonl(readRange(fd, 0, st.size).toString("utf8"), path, warn);
+    const parsed = parseJsonl(read_range_readRange(fd, 0, st.size).toString("utf8"), path, warn);
     return {
       records: parsed.records,
       continued: false,
@@ -55754,16 +55833,6 @@ function readTail(path, mark, warn) {
   } finally {
     (0,external_node_fs_namespaceObject.closeSync)(fd);
   }
-}
-function readRange(fd, from, to) {
-  const buf = Buffer.alloc(Math.max(0, to - from));
-  let off = 0;
-  while (off < buf.length) {
-    const n = (0,external_node_fs_namespaceObject.readSync)(fd, buf, off, buf.length - off, from + off);
-    if (n === 0) return buf.subarray(0, off);
-    off += n;
-  }
-  return buf;
 }
 function readFrom(path, from, chunk, size = 64 * 1024) {
   const fd = openSync(path, "r");
@@ -55785,7 +55854,7 @@ function lastLine(fd, size) {
   while (pos > 0) {
     const len = Math.min(chunk, pos);
     pos -= len;
-    const buf = readRange(fd, pos, pos + len);
+    const buf = read_range_readRange(fd, pos, pos + len);
     const nl = buf.lastIndexOf(10);
     if (nl !== -1) {
       parts.unshift(buf.subarray(nl + 1));
@@ -55809,7 +55878,7 @@ function markAt(fd, st, bytes) {
   };
 }
 function digest(fd, from, to) {
-  return (0,external_node_crypto_.createHash)("sha256").update(readRange(fd, from, to)).digest("base64");
+  return (0,external_node_crypto_.createHash)("sha256").update(read_range_readRange(fd, from, to)).digest("base64");
 }
 function parseAppended(buf) {
   const nl = buf.lastIndexOf(10);
@@ -55848,6 +55917,7 @@ function parseLines(body) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/state/jsonl.js
+
 
 
 
@@ -55941,7 +56011,7 @@ function appendJsonl(path, records, warn, options = {}) {
     let repaired = false;
     let prefix = "";
     if (size > 0) {
-      if (readRange(fd, size - 1, size)[0] !== 10) {
+      if (read_range_readRange(fd, size - 1, size)[0] !== 10) {
         const tail = lastLine(fd, size);
         repaired = true;
         try {
@@ -56141,9 +56211,11 @@ function rmdirQuietly(path) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/security/bound.js
+
 const MAX_DETAIL = 1024;
 const MAX_REASON = 4 * 1024;
 const MAX_FINISHED_REASON = (/* unused pure expression or super */ null && (16 * 1024));
+const MAX_ERROR_LENGTH = 500;
 function boundMarker(removed) {
   return `\u2026[${removed} more characters]`;
 }
@@ -56166,21 +56238,22 @@ function boundStrings(v, max) {
 function isHighSurrogate(c) {
   return c >= 55296 && c <= 56319;
 }
+function bound_boundError(text) {
+  const clean = redactText(text).replace(/\s+/g, " ").trim();
+  return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}\u2026` : clean;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/state/audit.js
 
 
 
-function actor() {
-  return process.env.GITHUB_RUN_ID ? `actions:${process.env.GITHUB_RUN_ID}/${process.env.GITHUB_RUN_ATTEMPT ?? "1"}:${process.env.GITHUB_JOB ?? ""}` : `local:${process.pid}`;
-}
 async function audit(layout, type, fields = {}) {
   const path = layout.file("audit");
   const record = {
     at: (/* @__PURE__ */ new Date()).toISOString(),
     type,
-    actor: actor(),
+    actor: layout.actor,
     ...boundStrings(fields, MAX_REASON)
   };
   await lock_withLock(path, () => appendJsonl(path, [record]));
@@ -56826,19 +56899,6 @@ async function fetchFromFile(options, path) {
 function result(layout, items, counts, mode, requests) {
   const list = [...items.values()].sort((a, b) => a.number - b.number);
   return { count: list.length, ...counts, path: layout.file("curriculum"), mode, requests, items: list };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/curriculum/github-source.js
-
-function parseRepo(value, field = "repository") {
-  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(value?.trim() ?? "");
-  if (!m) {
-    throw new errors_ConfigError(
-      `${field}: expected "owner/name", found ${value === void 0 || value === "" ? "nothing" : JSON.stringify(value)}.`
-    );
-  }
-  return { owner: m[1], repo: m[2] };
 }
 
 
@@ -62176,15 +62236,6 @@ throttling.triggersNotification = triggersNotification;
 function apiBaseUrl(explicit) {
   return (explicit || process.env.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
 }
-function ownerAndRepo(repository) {
-  const [owner, repo] = repository.split("/");
-  if (!owner || !repo) {
-    throw new ConfigError(
-      `repository: expected "owner/name", found "${repository}"; set repository in school.yml.`
-    );
-  }
-  return { owner, repo };
-}
 function createGitHubClient(options) {
   registerSecret(options.token);
   const retries = options.rateLimitRetries ?? 3;
@@ -62365,10 +62416,16 @@ const VIEW_FILES = {
   boardFold: "board-fold.json"
 };
 class layout_StateLayout {
-  root;
-  constructor(root) {
+  /**
+   * @param actor who writes through this layout, as the audit log names it: `auditActor(context)`
+   * (src/process/run-context.ts); a local process by default.
+   */
+  constructor(root, actor = `local:${process.pid}`) {
+    this.actor = actor;
     this.root = (0,external_node_path_namespaceObject.resolve)(root);
   }
+  actor;
+  root;
   file(name) {
     return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
   }
@@ -62381,6 +62438,60 @@ class layout_StateLayout {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/process/run-context.js
+
+function runContextFrom(env) {
+  const set = (k) => env[k] ? env[k] : void 0;
+  const runId = set("GITHUB_RUN_ID");
+  const run = runId ? {
+    id: runId,
+    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
+    job: env.GITHUB_JOB ?? "",
+    ...defined({
+      workflowRef: set("GITHUB_WORKFLOW_REF"),
+      event: set("GITHUB_EVENT_NAME"),
+      eventPath: set("GITHUB_EVENT_PATH"),
+      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
+    })
+  } : void 0;
+  return {
+    actions: env.GITHUB_ACTIONS === "true",
+    ...run ? { run } : {},
+    ...defined({
+      repository: set("GITHUB_REPOSITORY"),
+      serverUrl: set("GITHUB_SERVER_URL"),
+      apiUrl: set("GITHUB_API_URL"),
+      workspace: set("GITHUB_WORKSPACE")
+    }),
+    runner: {
+      ...defined({
+        name: set("RUNNER_NAME"),
+        temp: set("RUNNER_TEMP"),
+        workspace: set("RUNNER_WORKSPACE"),
+        toolCache: set("RUNNER_TOOL_CACHE")
+      }),
+      debug: env.RUNNER_DEBUG === "1"
+    },
+    host: env
+  };
+}
+function auditActor(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
+}
+function workerId(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${hostname()}:${pid}`;
+}
+function hostPath(ctx) {
+  return ctx.host.PATH ?? "";
+}
+function defined(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
+  return out;
+}
+const LOCAL_RUN = runContextFrom({});
+
+
 ;// CONCATENATED MODULE: ./.build/src/loop/fetch-job.js
 
 
@@ -62389,7 +62500,8 @@ class layout_StateLayout {
 
 
 
-async function fetchJob(inputs, logger) {
+
+async function fetchJob(inputs, logger, context = LOCAL_RUN) {
   const config = load_resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
   const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
   let source;
@@ -62401,10 +62513,10 @@ async function fetchJob(inputs, logger) {
         "token: no GitHub token. Leave the `token` input at its default (${{ github.token }}) or pass a token with `issues: read`."
       );
     }
-    const repo = parseRepo(inputs.repository ?? config.repository, "repository");
+    const repo = parseRepository(inputs.repository ?? config.repository, "repository");
     source = githubSource(createGitHubClient({ token: inputs.token, logger }), repo);
   }
-  const layout = new layout_StateLayout(config.stateDir);
+  const layout = new layout_StateLayout(config.stateDir, auditActor(context));
   const result = await logger.group(
     "Fetch the curriculum",
     () => fetchCurriculum({ layout, config, source, labels: inputs.labels, logger })
@@ -62444,220 +62556,21 @@ const ACTIVE_LANES = ["planned", "running", "grading", "dead_letter", "paused"];
 const IGNORED_SHOWN = 10;
 
 
-;// CONCATENATED MODULE: ./.build/src/board/format.js
-function age(seconds) {
-  if (seconds === void 0 || !Number.isFinite(seconds)) return "\u2014";
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h${String(m % 60).padStart(2, "0")}m`;
-  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, "0")}h`;
+;// CONCATENATED MODULE: ./.build/src/board/contests.js
+const CONTESTS_SHOWN = 10;
+function contestLines(ledger) {
+  return Object.values(ledger?.contests?.decided ?? {}).map((d) => ({
+    issue: d.issueNumber,
+    contestId: d.contestId,
+    ...d.winner ? { winner: { crewId: d.winner.crewId, agent: d.winner.agent } } : {},
+    why: d.why.replace(/\s+/g, " ").slice(0, 300),
+    losers: d.losers.length,
+    ...d.decidedAt ? { decidedAt: d.decidedAt } : {}
+  })).sort((a, b) => (b.decidedAt ?? "").localeCompare(a.decidedAt ?? "") || b.issue - a.issue).slice(0, CONTESTS_SHOWN);
 }
-function usd(n) {
-  return `$${n.toFixed(2)}`;
-}
-function format_percent(fraction) {
-  return `${Math.round(fraction * 100)}%`;
-}
-function format_score(n) {
-  return n.toFixed(3);
-}
-function spendLine(spend) {
-  if (spend.capUsd === void 0) return `${usd(spend.spentUsd)} spent (no cap configured)`;
-  const pct = spend.fraction !== void 0 ? ` (${format_percent(spend.fraction)})` : "";
-  const reached = spend.reached ? " \u2014 SPEND CAP REACHED, dispatch halted" : "";
-  return `${usd(spend.spentUsd)} of ${usd(spend.capUsd)}${pct}${reached}`;
-}
-function clip(text, max) {
-  if (text.length <= max) return text;
-  const chars = Array.from(text);
-  return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join("") + "\u2026";
-}
-function where(daemon, slot) {
-  if (!daemon) return "\u2014";
-  return slot === void 0 ? daemon : `${daemon}/${slot}`;
-}
-function humansLine(h) {
-  if (!h || h.settled === 0) return void 0;
-  const parts = [
-    `${h.merged} of ${h.settled} delivered pull request(s) merged${h.acceptance !== void 0 ? ` (${format_percent(h.acceptance)} acceptance by humans)` : ""}`,
-    ...h.revisionsPerMerged !== void 0 ? [`${h.revisionsPerMerged.toFixed(2)} revisions per merged PR`] : [],
-    ...h.costPerMergedUsd !== void 0 ? [`${usd(h.costPerMergedUsd)} per merged PR`] : []
-  ];
-  return parts.join("; ");
-}
-function ignoredLine(f) {
-  return `#${f.issue} (pull request #${f.pr}) ${f.id} by ${f.author}: ${f.reason}`;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/board/summary.js
-
-
-
-function mdCell(value) {
-  return value === void 0 ? "" : escapeCell(String(value), 400);
-}
-function mdTable(head, rows) {
-  const line = (cells) => `| ${cells.map(mdCell).join(" | ")} |`;
-  return [line(head), `| ${head.map(() => "---").join(" | ")} |`, ...rows.map(line)].join("\n");
-}
-const cell = (v) => mdCell(v ?? "");
-const header = (...names) => names.map((n) => ({ data: cell(n), header: true }));
-function laneRows(view) {
-  return [
-    header("Lane", "Count"),
-    ...view.lanes.map((l) => [cell(l.label), cell(`${l.count}${l.incomplete ? "?" : ""}`)])
-  ];
-}
-function leaderboardRows(view, limit = 10) {
-  return [
-    header("#", "Agent", "Score", "Graded", "Accepted", "Rejected"),
-    ...view.leaderboard.overall.slice(0, limit).map((r) => [
-      cell(r.rank),
-      cell(r.agent),
-      cell(score(r.score)),
-      cell(r.count),
-      cell(r.accepted ?? "\u2014"),
-      cell(r.rejected ?? "\u2014")
-    ])
-  ];
-}
-function daemonRows(view) {
-  return [
-    header("Daemon", "Slots", "Running", "Planned", "Load", "Roster"),
-    ...view.daemons.map((d) => [
-      cell(d.id),
-      cell(d.slots),
-      cell(d.running),
-      cell(d.planned),
-      cell(percent(d.load)),
-      cell(d.online ? "online" : `offline: ${d.offlineReason ?? "no heartbeat"}`)
-    ])
-  ];
-}
-function lanesMarkdown(view) {
-  return mdTable(
-    view.lanes.map((l) => l.label),
-    [view.lanes.map((l) => `${l.count}${l.incomplete ? "?" : ""}`)]
-  );
-}
-function problemsMarkdown(view) {
-  if (view.healthy) return "";
-  const lines = view.problems.map(
-    (p) => `- **${mdCell(p.file)}**: ${mdCell(p.message)}${p.quarantinedTo ? ` (quarantined copy: ${mdCell(p.quarantinedTo)})` : ""}`
-  );
-  return [
-    `> [!CAUTION]`,
-    `> ${view.problems.length} state problem(s): the board may be incomplete.`,
-    "",
-    ...lines
-  ].join("\n");
-}
-function controlMarkdown(view) {
-  const lines = view.pauses.active.map(
-    (p) => `**PAUSED** since ${mdCell(p.since)}${p.source ? ` (${mdCell(p.source)})` : ""}: ${mdCell(p.reason)}`
-  );
-  lines.push(`Spend: ${mdCell(spendLine(view.spend))}`);
-  lines.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
-  return lines.join("  \n");
-}
-function leaderboardMarkdown(view, limit = 10) {
-  if (!view.leaderboard.overall.length) return "_No graded crews yet._";
-  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
-  const table = mdTable(
-    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected", ...humans ? ["By humans"] : []],
-    view.leaderboard.overall.slice(0, limit).map((r) => [
-      r.rank,
-      r.agent,
-      format_score(r.score),
-      r.count,
-      r.accepted ?? "\u2014",
-      r.rejected ?? "\u2014",
-      ...humans ? [r.human !== void 0 ? `${format_score(r.human)} (${r.humanCount})` : "\u2014"] : []
-    ])
-  );
-  const line = humansLine(view.humans);
-  const ignored = view.feedbackIgnored?.length ? `
-
-Feedback ignored:  
-${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join("  \n")}` : "";
-  return (line ? `${table}
-
-By humans: ${mdCell(line)}` : table) + ignored;
-}
-function daemonsMarkdown(view) {
-  return mdTable(
-    ["Daemon", "Slots", "Running", "Planned", "Load", "Roster", "Class"],
-    view.daemons.map((d) => [
-      d.id,
-      d.slots,
-      d.running,
-      d.planned,
-      format_percent(d.load),
-      d.online ? "online" : `offline: ${d.offlineReason ?? "no heartbeat"}`,
-      d.effectiveClass ?? "\u2014"
-    ])
-  );
-}
-function itemsMarkdown(view, lanes = ACTIVE_LANES, limit = Math.min(15, LISTED_ITEMS)) {
-  const parts = [];
-  for (const id of lanes) {
-    const lane = view.lanes.find((l) => l.id === id);
-    if (!lane?.count) continue;
-    const rows = lane.items.slice(0, limit).map((i) => [
-      `#${i.issue}`,
-      clip(i.title, 60),
-      i.crewId ?? "\u2014",
-      i.agent ?? "\u2014",
-      where(i.daemon, i.slot),
-      age(i.ageSeconds),
-      clip(i.reason ?? "", 80)
-    ]);
-    parts.push(
-      `**${LANE_LABELS[id]} (${lane.count})**
-
-${mdTable(["Issue", "Title", "Crew", "Agent", "Where", "Age", "Reason"], rows)}`
-    );
-    if (lane.count > limit) parts.push(`_\u2026 and ${lane.count - limit} more._`);
-  }
-  return parts.join("\n\n");
-}
-const ACTION_SECTIONS = {
-  "fetch-curriculum": ["problems", "lanes"],
-  "dispatch-crew": ["problems", "lanes", "control", "items", "daemons"],
-  "drain-grading": ["problems", "lanes", "control", "leaderboard"],
-  "checkpoint-state": ["problems", "lanes", "control"]
-};
-function boardMarkdown(view, options = {}) {
-  const sections = options.sections ?? ["problems", "lanes", "control", "items", "daemons", "leaderboard"];
-  const render = {
-    problems: () => problemsMarkdown(view),
-    lanes: () => lanesMarkdown(view),
-    control: () => controlMarkdown(view),
-    items: () => itemsMarkdown(view),
-    daemons: () => daemonsMarkdown(view),
-    leaderboard: () => `**Leaderboard**
-
-${leaderboardMarkdown(view)}`
-  };
-  const parts = [`### ${mdCell(options.heading ?? "School board")}`];
-  for (const s of sections) {
-    const text = render[s]();
-    if (text) parts.push(text);
-  }
-  if (options.reportName) {
-    parts.push(
-      `Full board: download the **${mdCell(options.reportName)}** artifact of this run (a self-contained HTML file).`
-    );
-  }
-  return parts.join("\n\n") + "\n";
-}
-function actionSummaryMarkdown(action, view, reportName) {
-  const sections = ACTION_SECTIONS[action] ?? ACTION_SECTIONS["checkpoint-state"];
-  return boardMarkdown(view, { sections, ...reportName ? { reportName } : {} });
+function contestLine(c) {
+  const who = c.winner ? `won by ${c.winner.agent} (${c.winner.crewId})` : "no winner";
+  return `#${c.issue} ${who}: ${c.why}; ${c.losers} not chosen`;
 }
 
 
@@ -62785,6 +62698,30 @@ function fold_foldLog(fold, contents) {
   for (const e of contents.events) state = fold.apply(state, e);
   return state;
 }
+class fold_IncrementalFold {
+  constructor(fold) {
+    this.fold = fold;
+  }
+  fold;
+  last;
+  /** The state of `contents`; read it, never change it. */
+  of(contents) {
+    const f = this.last;
+    if (f && f.contents === contents && f.applied <= contents.events.length) {
+      for (let i = f.applied; i < contents.events.length; i++)
+        f.state = this.fold.apply(f.state, contents.events[i]);
+      f.applied = contents.events.length;
+      return f.state;
+    }
+    const state = fold_foldLog(this.fold, contents);
+    this.last = { contents, applied: contents.events.length, state };
+    return state;
+  }
+  /** Folds afresh on the next read (an append may have failed half-way). */
+  reset() {
+    this.last = void 0;
+  }
+}
 const fold_registry = /* @__PURE__ */ new Map();
 function registerFold(fold) {
   fold_registry.set(fold.file, fold);
@@ -62795,6 +62732,476 @@ function registeredFolds() {
 }
 function fold_byCodePoint(a, b) {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/spend.js
+
+
+
+const SPEND_DAYS_KEPT = 35;
+function utcDay(at) {
+  if (typeof at === "string" && /^\d{4}-\d{2}-\d{2}T/.test(at)) return at.slice(0, 10);
+  const d = at instanceof Date ? at : new Date(at);
+  return Number.isFinite(d.getTime()) ? d.toISOString().slice(0, 10) : "0000-00-00";
+}
+class SpendLedgerError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "SpendLedgerError";
+  }
+}
+const spendFold = registerFold({
+  file: "spend",
+  empty: () => ({ totalUsd: 0, entries: 0, days: {}, crews: {} }),
+  apply(state, e) {
+    if (e.type !== "spend.recorded") return state;
+    const cost = e.data?.costUsd;
+    if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
+      throw new SpendLedgerError(
+        `spend ledger row ${JSON.stringify(e.key)} has costUsd ${JSON.stringify(cost)}; expected a finite number \u2265 0. Dispatch is halted until the row is repaired (the spend cap cannot be judged).`
+      );
+    }
+    state.totalUsd += cost;
+    state.entries += 1;
+    const day = utcDay(e.at);
+    const days = state.days ??= {};
+    const d = days[day] ??= { usd: 0, agents: {} };
+    d.usd += cost;
+    const agent = e.data.agent;
+    if (typeof agent === "string") d.agents[agent] = (d.agents[agent] ?? 0) + cost;
+    const crewId = e.data.crewId;
+    if (typeof crewId === "string") {
+      const crews = state.crews ??= {};
+      const c = crews[crewId] ??= { usd: 0, day };
+      c.usd += cost;
+      if (day > c.day) c.day = day;
+    }
+    return state;
+  },
+  // The total stays whole (the school-wide cap); per-day and per-crew figures are kept for
+  // SPEND_DAYS_KEPT days before the horizon, enough for a day's budget and the board's trends.
+  prune(state, horizon) {
+    const keep = utcDay(new Date(horizon.getTime() - SPEND_DAYS_KEPT * 864e5));
+    const days = Object.fromEntries(Object.entries(state.days ?? {}).filter(([day]) => day >= keep));
+    const crews = Object.fromEntries(Object.entries(state.crews ?? {}).filter(([, c]) => c.day >= keep));
+    return { totalUsd: state.totalUsd, entries: state.entries, days, crews };
+  },
+  // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
+  // an old row can only come back as a stale copy, so a watermark suffices.
+  dedup: "watermark"
+});
+function spendLog(layout) {
+  return new EventLog(layout.file("spend"));
+}
+async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date(), o = {}) {
+  if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
+    throw new ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
+  }
+  const max = o.maxUsd !== void 0 && Number.isFinite(o.maxUsd) ? Math.max(0, o.maxUsd) : void 0;
+  const row = max !== void 0 && entry.costUsd > max ? clampRow(entry, max) : entry;
+  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, row, at)]);
+  return appended.length === 1;
+}
+function clampRow(entry, maxUsd) {
+  return { ...entry, costUsd: maxUsd, reportedUsd: entry.reportedUsd ?? entry.costUsd };
+}
+function totalSpend(layout) {
+  return readSpend(layout).totalUsd;
+}
+function readSpend(layout) {
+  return foldLog(spendFold, spendLog(layout).read());
+}
+function spendCapLine(spentUsd, capUsd, candidates) {
+  return `SPEND CAP REACHED (${usd(spentUsd)} >= ${usd(capUsd)}) \u2014 dispatch halted, 0/${candidates} placed`;
+}
+function usd(n) {
+  return n.toFixed(2);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/budgets.js
+
+function schoolDailyName() {
+  return "daily budget of the school (dispatch.dailyBudgetUsd)";
+}
+function agentDailyName(agent) {
+  return `daily budget of agent ${agent} (agents[].dailyBudgetUsd)`;
+}
+function spentToday(spend, now) {
+  return spend?.days?.[utcDay(now)] ?? { usd: 0, agents: {} };
+}
+function dailyBudgets(config, spend, now) {
+  const today = spentToday(spend, now);
+  const out = { agents: /* @__PURE__ */ new Map() };
+  const school = config.dispatch.dailyBudgetUsd;
+  if (school !== void 0 && !(today.usd < school))
+    out.school = `${schoolDailyName()} reached: ${amount(today.usd)} of ${limit(school)} USD spent today (UTC); nothing is placed until 00:00 UTC`;
+  for (const a of config.agents) {
+    if (a.dailyBudgetUsd === void 0) continue;
+    const spent = today.agents[a.id] ?? 0;
+    if (!(spent < a.dailyBudgetUsd))
+      out.agents.set(
+        a.id,
+        `${agentDailyName(a.id)} reached: ${amount(spent)} of ${limit(a.dailyBudgetUsd)} USD spent today (UTC); next plan after 00:00 UTC`
+      );
+  }
+  return out;
+}
+function hasDailyBudgets(config) {
+  return config.dispatch.dailyBudgetUsd !== void 0 || config.agents.some((a) => a.dailyBudgetUsd !== void 0);
+}
+function budgetStandings(config, spend, now, running = []) {
+  const out = [];
+  const crew = config.dispatch.crewBudgetUsd;
+  if (running.length === 0)
+    out.push({
+      kind: "crew",
+      name: "budget of each crew",
+      field: "dispatch.crewBudgetUsd",
+      limitUsd: crew,
+      leftUsd: crew,
+      reached: false
+    });
+  for (const crewId of running) {
+    const spent = spend?.crews?.[crewId]?.usd ?? 0;
+    out.push(standing("crew", `budget of crew ${crewId}`, "dispatch.crewBudgetUsd", crew, spent, { crewId }));
+  }
+  const today = spentToday(spend, now);
+  const school = config.dispatch.dailyBudgetUsd;
+  if (school !== void 0)
+    out.push(
+      standing("school-daily", "daily budget of the school", "dispatch.dailyBudgetUsd", school, today.usd)
+    );
+  for (const a of config.agents) {
+    if (a.dailyBudgetUsd === void 0) continue;
+    out.push(
+      standing(
+        "agent-daily",
+        `daily budget of agent ${a.id}`,
+        "agents[].dailyBudgetUsd",
+        a.dailyBudgetUsd,
+        today.agents[a.id] ?? 0,
+        {
+          agent: a.id
+        }
+      )
+    );
+  }
+  const cap = config.dispatch.spendCap;
+  if (cap !== void 0)
+    out.push(standing("school-cap", "school-wide cap", "dispatch.spendCap", cap, spend?.totalUsd ?? 0));
+  return out;
+}
+function standing(kind, name, field, limitUsd, spentUsd, extra = {}) {
+  return {
+    kind,
+    name,
+    field,
+    ...extra,
+    limitUsd,
+    spentUsd,
+    leftUsd: Math.max(0, limitUsd - spentUsd),
+    reached: !(spentUsd < limitUsd)
+  };
+}
+function budgetLine(b) {
+  const field = `(${b.field})`;
+  if (b.spentUsd === void 0) return `${b.name} ${field}: ${limit(b.limitUsd)} USD, no crew running`;
+  const when = b.kind === "school-cap" ? "spent" : b.kind === "crew" ? "spent by the crew" : "spent today (UTC)";
+  const left = b.reached ? b.kind === "crew" ? "REACHED" : b.kind === "school-cap" ? "REACHED, dispatch halted" : "REACHED until 00:00 UTC" : `${amount(b.leftUsd)} left`;
+  return `${b.name} ${field}: ${amount(b.spentUsd)} of ${limit(b.limitUsd)} USD ${when}, ${left}`;
+}
+function amount(n) {
+  return n.toFixed(2);
+}
+function limit(n) {
+  return Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/board/format.js
+function age(seconds) {
+  if (seconds === void 0 || !Number.isFinite(seconds)) return "\u2014";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h${String(m % 60).padStart(2, "0")}m`;
+  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, "0")}h`;
+}
+function format_usd(n) {
+  return `$${n.toFixed(2)}`;
+}
+function format_percent(fraction) {
+  return `${Math.round(fraction * 100)}%`;
+}
+function format_score(n) {
+  return n.toFixed(3);
+}
+function spendLine(spend) {
+  if (spend.capUsd === void 0) return `${format_usd(spend.spentUsd)} spent (no cap configured)`;
+  const pct = spend.fraction !== void 0 ? ` (${format_percent(spend.fraction)})` : "";
+  const reached = spend.reached ? " \u2014 SPEND CAP REACHED, dispatch halted" : "";
+  return `${format_usd(spend.spentUsd)} of ${format_usd(spend.capUsd)}${pct}${reached}`;
+}
+function costPer(n) {
+  return n === void 0 ? "\u2014" : format_usd(n);
+}
+function trendText(t) {
+  const part = (w) => w.costPerAcceptedUsd !== void 0 ? format_usd(w.costPerAcceptedUsd) : w.crews > 0 ? `none of ${w.crews} accepted` : "no crews";
+  const a = t.recent.costPerAcceptedUsd;
+  const b = t.before.costPerAcceptedUsd;
+  const change = a !== void 0 && b !== void 0 && b > 0 ? a === b ? " (same)" : ` (${a < b ? "\u2212" : "+"}${Math.round(Math.abs(a - b) / b * 100)}%)` : "";
+  return `${part(t.recent)} vs ${part(t.before)}${change}`;
+}
+function costHeader(table) {
+  const d = table.trendDays;
+  return [
+    "Agent",
+    "Domain",
+    "Crews",
+    "Accepted",
+    "Merged",
+    "Spend",
+    "$/accepted",
+    "$/merged",
+    `$/accepted: last ${d} d vs ${d} d before`
+  ];
+}
+function costCells(r) {
+  return [
+    r.agent,
+    r.domain,
+    String(r.crews),
+    String(r.accepted),
+    String(r.merged),
+    format_usd(r.spendUsd),
+    costPer(r.costPerAcceptedUsd),
+    costPer(r.costPerMergedUsd),
+    trendText(r.trend)
+  ];
+}
+function costNote(table) {
+  return `Finished crews the state holds${table.since ? ` (since ${table.since.slice(0, 10)})` : ""}; spend includes failed runs and reviews.`;
+}
+function clip(text, max) {
+  if (text.length <= max) return text;
+  const chars = Array.from(text);
+  return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join("") + "\u2026";
+}
+function where(daemon, slot) {
+  if (!daemon) return "\u2014";
+  return slot === void 0 ? daemon : `${daemon}/${slot}`;
+}
+function humansLine(h) {
+  if (!h || h.settled === 0) return void 0;
+  const parts = [
+    `${h.merged} of ${h.settled} delivered pull request(s) merged${h.acceptance !== void 0 ? ` (${format_percent(h.acceptance)} acceptance by humans)` : ""}`,
+    ...h.revisionsPerMerged !== void 0 ? [`${h.revisionsPerMerged.toFixed(2)} revisions per merged PR`] : [],
+    ...h.costPerMergedUsd !== void 0 ? [`${format_usd(h.costPerMergedUsd)} per merged PR`] : []
+  ];
+  return parts.join("; ");
+}
+function ignoredLine(f) {
+  return `#${f.issue} (pull request #${f.pr}) ${f.id} by ${f.author}: ${f.reason}`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/board/summary.js
+
+
+
+
+
+function mdCell(value) {
+  return value === void 0 ? "" : escapeCell(String(value), 400);
+}
+function mdTable(head, rows) {
+  const line = (cells) => `| ${cells.map(mdCell).join(" | ")} |`;
+  return [line(head), `| ${head.map(() => "---").join(" | ")} |`, ...rows.map(line)].join("\n");
+}
+const cell = (v) => mdCell(v ?? "");
+const header = (...names) => names.map((n) => ({ data: cell(n), header: true }));
+function laneRows(view) {
+  return [
+    header("Lane", "Count"),
+    ...view.lanes.map((l) => [cell(l.label), cell(`${l.count}${l.incomplete ? "?" : ""}`)])
+  ];
+}
+function leaderboardRows(view, limit = 10) {
+  return [
+    header("#", "Agent", "Score", "Graded", "Accepted", "Rejected"),
+    ...view.leaderboard.overall.slice(0, limit).map((r) => [
+      cell(r.rank),
+      cell(r.agent),
+      cell(score(r.score)),
+      cell(r.count),
+      cell(r.accepted ?? "\u2014"),
+      cell(r.rejected ?? "\u2014")
+    ])
+  ];
+}
+function daemonRows(view) {
+  return [
+    header("Daemon", "Slots", "Running", "Planned", "Load", "Roster"),
+    ...view.daemons.map((d) => [
+      cell(d.id),
+      cell(d.slots),
+      cell(d.running),
+      cell(d.planned),
+      cell(percent(d.load)),
+      cell(d.online ? "online" : `offline: ${d.offlineReason ?? "no heartbeat"}`)
+    ])
+  ];
+}
+function lanesMarkdown(view) {
+  return mdTable(
+    view.lanes.map((l) => l.label),
+    [view.lanes.map((l) => `${l.count}${l.incomplete ? "?" : ""}`)]
+  );
+}
+function problemsMarkdown(view) {
+  if (view.healthy) return "";
+  const lines = view.problems.map(
+    (p) => `- **${mdCell(p.file)}**: ${mdCell(p.message)}${p.quarantinedTo ? ` (quarantined copy: ${mdCell(p.quarantinedTo)})` : ""}`
+  );
+  return [
+    `> [!CAUTION]`,
+    `> ${view.problems.length} state problem(s): the board may be incomplete.`,
+    "",
+    ...lines
+  ].join("\n");
+}
+function controlMarkdown(view) {
+  const lines = view.pauses.active.map(
+    (p) => `**PAUSED** since ${mdCell(p.since)}${p.source ? ` (${mdCell(p.source)})` : ""}: ${mdCell(p.reason)}`
+  );
+  lines.push(`Spend: ${mdCell(spendLine(view.spend))}`);
+  for (const b of view.budgets) lines.push(`Budget: ${mdCell(budgetLine(b))}`);
+  lines.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
+  return lines.join("  \n");
+}
+function leaderboardMarkdown(view, limit = 10) {
+  if (!view.leaderboard.overall.length) return "_No graded crews yet._";
+  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
+  const table = mdTable(
+    ["#", "Agent", "Score", "Graded", "Accepted", "Rejected", ...humans ? ["By humans"] : []],
+    view.leaderboard.overall.slice(0, limit).map((r) => [
+      r.rank,
+      r.agent,
+      format_score(r.score),
+      r.count,
+      r.accepted ?? "\u2014",
+      r.rejected ?? "\u2014",
+      ...humans ? [r.human !== void 0 ? `${format_score(r.human)} (${r.humanCount})` : "\u2014"] : []
+    ])
+  );
+  const line = humansLine(view.humans);
+  const ignored = view.feedbackIgnored?.length ? `
+
+Feedback ignored:  
+${view.feedbackIgnored.map((f) => mdCell(ignoredLine(f))).join("  \n")}` : "";
+  const contests = view.contests?.length ? `
+
+Contests:  
+${view.contests.map((c) => mdCell(contestLine(c))).join("  \n")}` : "";
+  return (line ? `${table}
+
+By humans: ${mdCell(line)}` : table) + contests + ignored;
+}
+function costsMarkdown(view, limit = 30) {
+  const { costs } = view;
+  if (!costs.rows.length) return "";
+  const more = costs.rows.length > limit ? `
+
+_\u2026 and ${costs.rows.length - limit} more._` : "";
+  return `**Cost per agent and domain**
+
+${mdCell(costNote(costs))}
+
+${mdTable(costHeader(costs), costs.rows.slice(0, limit).map(costCells))}${more}`;
+}
+function daemonsMarkdown(view) {
+  return mdTable(
+    ["Daemon", "Slots", "Running", "Planned", "Load", "Roster", "Class"],
+    view.daemons.map((d) => [
+      d.id,
+      d.slots,
+      d.running,
+      d.planned,
+      format_percent(d.load),
+      d.online ? "online" : `offline: ${d.offlineReason ?? "no heartbeat"}`,
+      d.effectiveClass ?? "\u2014"
+    ])
+  );
+}
+function itemsMarkdown(view, lanes = ACTIVE_LANES, limit = Math.min(15, LISTED_ITEMS)) {
+  const parts = [];
+  for (const id of lanes) {
+    const lane = view.lanes.find((l) => l.id === id);
+    if (!lane?.count) continue;
+    const rows = lane.items.slice(0, limit).map((i) => [
+      `#${i.issue}`,
+      clip(i.title, 60),
+      i.crewId ?? "\u2014",
+      i.agent ?? "\u2014",
+      where(i.daemon, i.slot),
+      age(i.ageSeconds),
+      clip(i.reason ?? "", 80)
+    ]);
+    parts.push(
+      `**${LANE_LABELS[id]} (${lane.count})**
+
+${mdTable(["Issue", "Title", "Crew", "Agent", "Where", "Age", "Reason"], rows)}`
+    );
+    if (lane.count > limit) parts.push(`_\u2026 and ${lane.count - limit} more._`);
+  }
+  return parts.join("\n\n");
+}
+const ACTION_SECTIONS = {
+  "fetch-curriculum": ["problems", "lanes"],
+  "dispatch-crew": ["problems", "lanes", "control", "items", "daemons", "costs"],
+  "drain-grading": ["problems", "lanes", "control", "leaderboard", "costs"],
+  "checkpoint-state": ["problems", "lanes", "control"]
+};
+function boardMarkdown(view, options = {}) {
+  const sections = options.sections ?? [
+    "problems",
+    "lanes",
+    "control",
+    "items",
+    "daemons",
+    "leaderboard",
+    "costs"
+  ];
+  const render = {
+    problems: () => problemsMarkdown(view),
+    lanes: () => lanesMarkdown(view),
+    control: () => controlMarkdown(view),
+    items: () => itemsMarkdown(view),
+    daemons: () => daemonsMarkdown(view),
+    leaderboard: () => `**Leaderboard**
+
+${leaderboardMarkdown(view)}`,
+    costs: () => costsMarkdown(view)
+  };
+  const parts = [`### ${mdCell(options.heading ?? "School board")}`];
+  for (const s of sections) {
+    const text = render[s]();
+    if (text) parts.push(text);
+  }
+  if (options.reportName) {
+    parts.push(
+      `Full board: download the **${mdCell(options.reportName)}** artifact of this run (a self-contained HTML file).`
+    );
+  }
+  return parts.join("\n\n") + "\n";
+}
+function actionSummaryMarkdown(action, view, reportName) {
+  const sections = ACTION_SECTIONS[action] ?? ACTION_SECTIONS["checkpoint-state"];
+  return boardMarkdown(view, { sections, ...reportName ? { reportName } : {} });
 }
 
 
@@ -62814,359 +63221,9 @@ class errors_DeliveryRefusedError extends SchoolError {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/claims.js
+;// CONCATENATED MODULE: ./.build/src/outbox/entries.js
 
-
-function claims_claimable(j, now) {
-  if (j.status === "pending") return true;
-  if (j.status !== "claimed" || !j.lease) return false;
-  const until = j.lease.leaseUntil;
-  const at = isoOf(now);
-  return until.length === at.length ? until <= at : Date.parse(until) <= now.getTime();
-}
-let lastNow;
-function isoOf(date) {
-  if (lastNow?.date !== date) lastNow = { date, iso: date.toISOString() };
-  return lastNow.iso;
-}
-function decideClaims(state, candidates, o) {
-  const append = [];
-  const claimed = [];
-  const deadLettered = [];
-  while (candidates.length > 0 && claimed.length < o.limit) {
-    const key = candidates.shift();
-    const j = state.jobs[key];
-    if (!j || !claims_claimable(j, o.now)) continue;
-    let attempts = j.attempts;
-    let lastError = j.lastError ?? "";
-    if (j.status === "claimed" && j.lease) {
-      lastError = boundError(
-        `lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`
-      );
-      append.push(
-        event(
-          "job.failed",
-          `failed:${key}:${j.claims}`,
-          { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError },
-          o.now
-        )
-      );
-      attempts++;
-      if (attempts >= o.maxAttempts) {
-        append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
-        deadLettered.push({ ...j, status: "dead_letter", attempts, lastError });
-        continue;
-      }
-    }
-    const claim = {
-      jobKey: key,
-      worker: o.worker,
-      attempt: attempts + 1,
-      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString()
-    };
-    append.push(event("job.claimed", `claim:${key}:${j.claims + 1}`, claim, o.now));
-    claimed.push({
-      ...j,
-      status: "claimed",
-      attempts,
-      claims: j.claims + 1,
-      lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil }
-    });
-  }
-  return { append, claimed, deadLettered };
-}
-function decideFailures(state, items, o) {
-  const append = [];
-  const failed = [];
-  const deadLettered = [];
-  for (const item of items) {
-    const j = state.jobs[item.jobKey];
-    if (!j || j.status !== "claimed" || j.lease?.worker !== o.worker) continue;
-    const error = boundError(item.error);
-    append.push(
-      event(
-        "job.failed",
-        `failed:${item.jobKey}:${j.claims}`,
-        { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error },
-        o.now
-      )
-    );
-    if (j.attempts + 1 >= o.maxAttempts) {
-      append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
-      deadLettered.push(item.jobKey);
-    } else failed.push(item.jobKey);
-  }
-  return { append, failed, deadLettered };
-}
-function deadEvent(jobKey, cycle, attempts, lastError, now) {
-  return event("job.dead_lettered", `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
-}
-function claims_decideSettle(state, r, candidates) {
-  const append = r.graded.map(
-    (i) => event(
-      "job.graded",
-      `graded:${i.jobKey}`,
-      { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...i.score ? { score: i.score } : {} },
-      r.now
-    )
-  );
-  const fails = decideFailures(state, [...r.failed], r);
-  append.push(...fails.append);
-  let claim;
-  if (r.claim) {
-    const c = decideClaims(state, candidates, r.claim.options);
-    append.push(...c.append);
-    claim = { claimed: c.claimed, deadLettered: c.deadLettered };
-  }
-  return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/grading/queue.js
-
-
-
-
-
-
-
-const MAX_ERROR_LENGTH = 500;
-function queue_boundError(text) {
-  const clean = redactText(text).replace(/\s+/g, " ").trim();
-  return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}\u2026` : clean;
-}
-const queueFold = registerFold({
-  file: "grading",
-  empty: () => ({ jobs: {} }),
-  apply(state, e) {
-    const d = e.data;
-    if (e.type === "job.enqueued") {
-      const job = d;
-      if (!state.jobs[job.jobKey]) {
-        state.jobs[job.jobKey] = {
-          job,
-          status: "pending",
-          attempts: 0,
-          claims: 0,
-          cycle: 0,
-          enqueuedAt: e.at,
-          updatedAt: e.at
-        };
-      }
-      return state;
-    }
-    const j = state.jobs[String(d.jobKey)];
-    if (!j || j.status === "graded") return state;
-    j.updatedAt = e.at;
-    switch (e.type) {
-      case "job.claimed": {
-        const c = d;
-        if (j.status === "dead_letter") break;
-        j.status = "claimed";
-        j.claims += 1;
-        j.lease = { worker: c.worker, attempt: c.attempt, leaseUntil: c.leaseUntil };
-        break;
-      }
-      case "job.failed": {
-        const f = d;
-        if (j.status === "dead_letter") break;
-        j.attempts += 1;
-        j.lastError = f.error;
-        j.status = "pending";
-        delete j.lease;
-        break;
-      }
-      case "job.graded": {
-        const g = d;
-        j.status = "graded";
-        j.verdict = g.verdict;
-        if (g.score) j.score = g.score;
-        delete j.lease;
-        break;
-      }
-      case "job.dead_lettered": {
-        j.status = "dead_letter";
-        j.lastError = d.lastError;
-        delete j.lease;
-        break;
-      }
-      case "job.requeued": {
-        if (j.status !== "dead_letter") break;
-        j.status = "pending";
-        j.attempts = 0;
-        j.cycle += 1;
-        j.previousFailure = d.previousFailure;
-        break;
-      }
-    }
-    return state;
-  },
-  prune(state, _horizon, scope) {
-    const open = scope?.openIssues;
-    const graded = /* @__PURE__ */ new Map();
-    for (const [k, j] of Object.entries(state.jobs)) {
-      if (j.status !== "graded" || !open?.has(j.job.issueNumber)) continue;
-      const list = graded.get(j.job.issueNumber) ?? [];
-      list.push([k, j]);
-      graded.set(j.job.issueNumber, list);
-    }
-    const kept = /* @__PURE__ */ new Set();
-    for (const list of graded.values()) {
-      list.sort(([ka, a], [kb, b]) => fold_byCodePoint(b.enqueuedAt, a.enqueuedAt) || fold_byCodePoint(kb, ka));
-      for (const [k] of list.slice(0, 2)) kept.add(k);
-    }
-    const jobs = {};
-    for (const [k, j] of Object.entries(state.jobs)) {
-      if (j.status !== "graded") jobs[k] = j;
-      else if (kept.has(k)) jobs[k] = verdictOnly(j);
-    }
-    return { jobs };
-  },
-  // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
-  // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
-  // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
-  dedup: "watermark"
-});
-function verdictOnly(j) {
-  const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
-  return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
-}
-class QueueError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "QueueError";
-  }
-}
-class GradingQueue {
-  log;
-  /** The fold of what this instance last read under the lock, advanced by the events read since. */
-  folded;
-  constructor(layout, warn) {
-    this.log = new EventLog(layout.file("grading"), warn, { incremental: true });
-  }
-  state() {
-    return fold(this.log.read());
-  }
-  /** The current state, for a caller holding the log's lock; read it, never change it. */
-  stateHeld() {
-    return this.current(this.log.readLatest());
-  }
-  /** The current state inside a transaction, folding only the events read since the last one. */
-  current(contents) {
-    const f = this.folded;
-    if (f && f.contents === contents && f.applied <= contents.events.length) {
-      for (let i = f.applied; i < contents.events.length; i++)
-        f.state = queueFold.apply(f.state, contents.events[i]);
-      f.applied = contents.events.length;
-      return f.state;
-    }
-    const state = fold(contents);
-    this.folded = { contents, applied: contents.events.length, state };
-    return state;
-  }
-  /**
-   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates`. A claim whose
-   * previous lease expired without a verdict counts as a failed drain (the drainer was lost): with
-   * no attempts left the job is dead-lettered instead (N2.3, N6.1).
-   */
-  async claim(candidates, o) {
-    const r = await this.settle({ ...o, graded: [], failed: [], claim: { candidates, options: o } });
-    return r.claim;
-  }
-  /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
-  async markGraded(items, worker, now) {
-    return (await this.settle({ worker, now, maxAttempts: Infinity, graded: items, failed: [] })).graded;
-  }
-  /**
-   * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
-   * dead-letters the job in the same transaction, with its last error kept visible.
-   */
-  async markFailed(items, o) {
-    const r = await this.settle({ ...o, graded: [], failed: items });
-    return { failed: r.failed, deadLettered: r.deadLettered };
-  }
-  /** `settleHeld` under the log's lock. */
-  settle(request) {
-    return withLock(this.log.path, () => this.settleHeld(request));
-  }
-  /**
-   * One wave's end in one append, for a caller holding the log's lock: the verdicts marked graded,
-   * the failures recorded, and — with `claim` — the next wave claimed, all decided on the state
-   * just read. Fsynced unless `sync: false`. `redacted`: the request holds redacted data only, and
-   * its events are not walked again on the way to the file.
-   */
-  settleHeld(r, options = {}) {
-    try {
-      const { result, appended } = this.log.transactHeld((current) => {
-        const state = this.current(current);
-        const snapshot = r.claim && !r.claim.candidates ? pendingKeys(state, r.claim.options.now) : void 0;
-        const candidates = [...r.claim?.candidates ?? snapshot ?? []];
-        const d = decideSettle(state, r, candidates);
-        const claim2 = d.claim && {
-          ...d.claim,
-          remaining: candidates,
-          ...snapshot ? { snapshot: snapshot.length } : {}
-        };
-        return { append: d.append, result: { failed: d.failed, deadLettered: d.deadLettered, claim: claim2 } };
-      }, options);
-      const graded = appended.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
-      const { claim, ...rest } = result;
-      return { graded, ...rest, ...claim ? { claim } : {} };
-    } catch (e) {
-      this.folded = void 0;
-      throw e;
-    }
-  }
-  /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
-  async requeue(jobKey, now = /* @__PURE__ */ new Date()) {
-    const { result } = await this.log.transact((current) => {
-      const state = this.current(current);
-      const j = state.jobs[jobKey];
-      if (!j)
-        throw new QueueError(
-          `dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`
-        );
-      if (j.status !== "dead_letter") {
-        throw new QueueError(
-          `dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`
-        );
-      }
-      const previousFailure = queue_boundError(
-        `dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? "unknown"}`
-      );
-      const e = event("job.requeued", `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
-      return {
-        append: [e],
-        result: { ...j, status: "pending", attempts: 0, cycle: j.cycle + 1, previousFailure }
-      };
-    });
-    return result;
-  }
-  deadLetters() {
-    return Object.values(this.state().jobs).filter((j) => j.status === "dead_letter").sort((a, b) => byCodePoint(a.job.jobKey, b.job.jobKey));
-  }
-}
-function fold(contents) {
-  return foldLog(queueFold, contents);
-}
-function pendingKeys(state, now) {
-  return liveJobs(state).filter((j) => claimable(j, now)).map((j) => j.job.jobKey);
-}
-function liveJobs(state) {
-  return Object.values(state.jobs).filter((j) => j.status === "pending" || j.status === "claimed").sort((a, b) => byCodePoint(a.enqueuedAt, b.enqueuedAt) || byCodePoint(a.job.jobKey, b.job.jobKey));
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/grading/outbox.js
-
-
-
-
-
-
-
-
-const outboxFold = registerFold({
+const entries_outboxFold = registerFold({
   file: "outbox",
   empty: () => ({ items: {} }),
   apply(state, e) {
@@ -63195,7 +63252,7 @@ const outboxFold = registerFold({
     const shown = new Set(
       [...shownDeliveries(state)].filter(([issue]) => !scope?.openIssues || scope.openIssues.has(issue)).map(([, [id]]) => id)
     );
-    for (const [issue, id] of latestStatuses(state))
+    for (const [issue, id] of entries_latestStatuses(state))
       if (!scope?.openIssues || scope.openIssues.has(issue)) shown.add(id);
     const items = {};
     for (const [id, v] of Object.entries(state.items)) {
@@ -63218,20 +63275,7 @@ const outboxFold = registerFold({
   // back as a stale copy: a watermark suffices.
   dedup: "watermark"
 });
-function commentMarker(jobKey) {
-  return `<!-- school-core:${jobKey} -->`;
-}
-function resultComment(jobKey, crewId, verdict) {
-  const lines = [
-    commentMarker(jobKey),
-    `**school-core grade: ${verdict.accepted ? "accepted" : "rejected"}** (crew \`${crewId}\`, score ${verdict.score.toFixed(2)})`,
-    "",
-    `Decided by the ${verdict.decidedBy} judge: \`${verdict.code}\``,
-    ...verdict.reasons.map((r) => `- ${r.replace(/\s+/g, " ").slice(0, 500)}`)
-  ];
-  return redactText(lines.join("\n"));
-}
-function deliveriesOf(state) {
+function entries_deliveriesOf(state) {
   const out = /* @__PURE__ */ new Map();
   for (const [issue, [, i]] of shownDeliveries(state))
     out.set(issue, { ...i.result, crewId: i.entry.crewId ?? "" });
@@ -63246,19 +63290,88 @@ function shownDeliveries(state) {
   }
   return out;
 }
-function latestStatuses(state) {
+function entries_latestStatuses(state) {
   const out = /* @__PURE__ */ new Map();
   for (const [id, i] of Object.entries(state.items))
     if (i.entry.kind === "status") out.set(i.entry.issueNumber, id);
   return out;
 }
-function statusCommentIds(state) {
+function entries_statusCommentIds(state) {
   const out = /* @__PURE__ */ new Map();
   for (const i of Object.values(state.items))
     if (i.entry.kind === "status" && i.status === "delivered" && i.commentId !== void 0)
       out.set(i.entry.issueNumber, i.commentId);
   return out;
 }
+
+
+;// CONCATENATED MODULE: ./.build/src/outbox/send.js
+
+
+function commentMarker(jobKey) {
+  return `<!-- school-core:${jobKey} -->`;
+}
+function statusMarkerOf(issueNumber) {
+  return `<!-- school-core:status:issue-${issueNumber} -->`;
+}
+function send_deliveredLine(issueNumber, r) {
+  const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
+  return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
+}
+function send_deliverWork(delivery, entry) {
+  if (!entry.crewId || !entry.verdict) {
+    return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+  }
+  return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
+}
+function httpStatus(e) {
+  return e?.status;
+}
+async function send_sendStatus(port, entry, knownId) {
+  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
+  if (knownId !== void 0 && port.updateComment) {
+    try {
+      await port.updateComment(knownId, body);
+      return knownId;
+    } catch (e) {
+      if (httpStatus(e) !== 404) throw e;
+    }
+  }
+  const marker = statusMarkerOf(entry.issueNumber);
+  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? "").includes(marker));
+  if (found?.id !== void 0 && port.updateComment) {
+    if (found.body !== body) await port.updateComment(found.id, body);
+    return found.id;
+  }
+  if (found) return void 0;
+  const created = await port.createComment(entry.issueNumber, body);
+  return created?.id;
+}
+async function send_send(port, entry) {
+  if (entry.kind === "labels") {
+    await port.addLabels(entry.issueNumber, entry.labels ?? []);
+    return;
+  }
+  const marker = commentMarker(entry.jobKey);
+  const existing = await port.listComments(entry.issueNumber);
+  if (existing.some((c) => (c.body ?? "").includes(marker))) return;
+  await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/outbox/outbox.js
+
+
+
+
+
+
+
+
+
+
+
+
 class outbox_Outbox {
   constructor(layout) {
     this.layout = layout;
@@ -63268,7 +63381,7 @@ class outbox_Outbox {
   }
   layout;
   log;
-  folded;
+  folded = new IncrementalFold(outboxFold);
   state() {
     return foldLog(outboxFold, this.log.read());
   }
@@ -63281,17 +63394,7 @@ class outbox_Outbox {
    * change it.
    */
   current() {
-    const contents = this.log.readLatest();
-    const f = this.folded;
-    if (f && f.contents === contents && f.applied <= contents.events.length) {
-      for (let i = f.applied; i < contents.events.length; i++)
-        f.state = outboxFold.apply(f.state, contents.events[i]);
-      f.applied = contents.events.length;
-      return f.state;
-    }
-    const state = foldLog(outboxFold, contents);
-    this.folded = { contents, applied: contents.events.length, state };
-    return state;
+    return this.folded.of(this.log.readLatest());
   }
   pending() {
     return Object.values(this.state().items).filter((i) => i.status === "pending");
@@ -63358,137 +63461,90 @@ class outbox_Outbox {
       let delivered = 0;
       let refused = 0;
       for (const item of items) {
-        const tries = o.tries ?? 2;
-        let error;
-        let result;
-        let commentId;
-        if (item.entry.kind === "status") {
-          const state = this.state();
-          if (latestStatuses(state).get(item.entry.issueNumber) !== item.entry.id) {
-            await this.log.append([
-              event(
-                "outbox.delivered",
-                `delivered:${item.entry.id}`,
-                { id: item.entry.id, superseded: true },
-                o.now()
-              )
-            ]);
-            continue;
-          }
-        }
-        for (let t = 0; t < tries; t++) {
-          try {
-            if (item.entry.kind === "delivery") result = await deliverWork(o.delivery, item.entry);
-            else if (item.entry.kind === "status")
-              commentId = await sendStatus(
-                port,
-                item.entry,
-                statusCommentIds(this.state()).get(item.entry.issueNumber)
-              );
-            else await send(port, item.entry);
-            error = void 0;
-            break;
-          } catch (e) {
-            error = e;
-            if (e instanceof DeliveryRefusedError) break;
-          }
-        }
-        if (error instanceof DeliveryRefusedError) {
-          o.logger.error(
-            `delivery for issue #${item.entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`
+        if (item.entry.kind === "status" && latestStatuses(this.state()).get(item.entry.issueNumber) !== item.entry.id) {
+          await this.appendOutcome(
+            "outbox.delivered",
+            `delivered:${item.entry.id}`,
+            { id: item.entry.id, superseded: true },
+            o
           );
-          await this.log.append([
-            event(
-              "outbox.refused",
-              `refused:${item.entry.id}`,
-              { id: item.entry.id, reason: boundError(error.message) },
-              o.now()
-            )
-          ]);
+          continue;
+        }
+        const sent = await this.attempt(port, item.entry, o);
+        if (sent.error instanceof DeliveryRefusedError) {
+          await this.refuse(item.entry, sent.error, o);
           refused++;
-        } else if (error === void 0) {
-          await this.log.append([
-            event(
-              "outbox.delivered",
-              `delivered:${item.entry.id}`,
-              {
-                id: item.entry.id,
-                ...result ? { result } : {},
-                ...commentId !== void 0 ? { commentId } : {}
-              },
-              o.now()
-            )
-          ]);
-          if (result) o.logger.info(deliveredLine(item.entry.issueNumber, result));
+        } else if (sent.error === void 0) {
+          await this.appendOutcome(
+            "outbox.delivered",
+            `delivered:${item.entry.id}`,
+            {
+              id: item.entry.id,
+              ...sent.result ? { result: sent.result } : {},
+              ...sent.commentId !== void 0 ? { commentId: sent.commentId } : {}
+            },
+            o
+          );
+          if (sent.result) o.logger.info(deliveredLine(item.entry.issueNumber, sent.result));
           delivered++;
         } else {
-          const attempt = item.attempts + 1;
-          const text = boundError(message(error));
-          o.logger.warning(
-            `GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`
-          );
-          await this.log.append([
-            event(
-              "outbox.failed",
-              `outbox-failed:${item.entry.id}:${attempt}`,
-              { id: item.entry.id, attempt, error: text },
-              o.now()
-            )
-          ]);
+          await this.failed(item, sent.error, o);
         }
       }
       return { delivered, pending: this.pending().length, refused };
     });
   }
-}
-function deliverWork(delivery, entry) {
-  if (!entry.crewId || !entry.verdict) {
-    return Promise.reject(new DeliveryRefusedError(`outbox entry ${entry.id} names no crew or verdict`));
+  /** Up to `o.tries` sends of one entry; a refusal is not tried again. `error` is the last one's. */
+  async attempt(port, entry, o) {
+    let error;
+    for (let t = 0; t < (o.tries ?? 2); t++) {
+      try {
+        if (entry.kind === "delivery") return { result: await deliverWork(o.delivery, entry) };
+        if (entry.kind === "status") {
+          const known = statusCommentIds(this.state()).get(entry.issueNumber);
+          return { commentId: await sendStatus(port, entry, known) };
+        }
+        await send(port, entry);
+        return {};
+      } catch (e) {
+        error = e;
+        if (e instanceof DeliveryRefusedError) break;
+      }
+    }
+    return { error };
   }
-  return delivery.deliver({ crewId: entry.crewId, issueNumber: entry.issueNumber, verdict: entry.verdict });
-}
-function deliveredLine(issueNumber, r) {
-  const where = r.pullRequest ? `pull request #${r.pullRequest.number} (${r.pullRequest.url})` : `branch ${r.branch}`;
-  return `issue #${issueNumber} delivered: ${where} at ${r.sha.slice(0, 12)}${r.updated ? "" : " (kept a later crew\u2019s commit)"}`;
+  /** A delivery that must never happen: recorded `refused`, never tried again. */
+  async refuse(entry, error, o) {
+    o.logger.error(
+      `delivery for issue #${entry.issueNumber} refused: ${error.message}; nothing is pushed or opened for this crew`
+    );
+    await this.appendOutcome(
+      "outbox.refused",
+      `refused:${entry.id}`,
+      { id: entry.id, reason: boundError(error.message) },
+      o
+    );
+  }
+  /** A failed send: the entry stays pending for the next drain, its attempt counted. */
+  async failed(item, error, o) {
+    const attempt = item.attempts + 1;
+    const text = boundError(message(error));
+    o.logger.warning(
+      `GitHub ${item.entry.kind} for issue #${item.entry.issueNumber} not delivered (attempt ${attempt}): ${text}; kept in the outbox for the next drain`
+    );
+    await this.appendOutcome(
+      "outbox.failed",
+      `outbox-failed:${item.entry.id}:${attempt}`,
+      { id: item.entry.id, attempt, error: text },
+      o
+    );
+  }
+  async appendOutcome(type, key, data, o) {
+    await this.log.append([event(type, key, data, o.now())]);
+  }
 }
 function outbox_digest(body) {
   return createHash("sha256").update(body).digest("hex").slice(0, 16);
-}
-function statusMarkerOf(issueNumber) {
-  return `<!-- school-core:status:issue-${issueNumber} -->`;
-}
-function httpStatus(e) {
-  return e?.status;
-}
-async function sendStatus(port, entry, knownId) {
-  const body = entry.body ?? statusMarkerOf(entry.issueNumber);
-  if (knownId !== void 0 && port.updateComment) {
-    try {
-      await port.updateComment(knownId, body);
-      return knownId;
-    } catch (e) {
-      if (httpStatus(e) !== 404) throw e;
-    }
-  }
-  const marker = statusMarkerOf(entry.issueNumber);
-  const found = (await port.listComments(entry.issueNumber)).find((c) => (c.body ?? "").includes(marker));
-  if (found?.id !== void 0 && port.updateComment) {
-    if (found.body !== body) await port.updateComment(found.id, body);
-    return found.id;
-  }
-  if (found) return void 0;
-  const created = await port.createComment(entry.issueNumber, body);
-  return created?.id;
-}
-async function send(port, entry) {
-  if (entry.kind === "labels") {
-    await port.addLabels(entry.issueNumber, entry.labels ?? []);
-    return;
-  }
-  const marker = commentMarker(entry.jobKey);
-  const existing = await port.listComments(entry.issueNumber);
-  if (existing.some((c) => (c.body ?? "").includes(marker))) return;
-  await port.createComment(entry.issueNumber, redactText(entry.body ?? marker));
 }
 
 
@@ -63723,6 +63779,27 @@ const ledgerFold = registerFold({
   file: "scores",
   empty: () => ({ agents: {}, cells: {} }),
   apply(state, e) {
+    if (e.type === "contest.decided") {
+      const d2 = e.data;
+      const contests = state.contests ??= { decided: {}, cells: {} };
+      if (contests.decided[d2.contestId]) return state;
+      contests.decided[d2.contestId] = d2;
+      const count = (c, won) => {
+        const k2 = cellKey(c.agent, c.domain, c.difficulty);
+        const cell2 = contests.cells[k2] ??= {
+          agent: c.agent,
+          domain: c.domain,
+          difficulty: c.difficulty,
+          won: 0,
+          lost: 0
+        };
+        if (won) cell2.won++;
+        else cell2.lost++;
+      };
+      if (d2.winner) count(d2.winner, true);
+      for (const l of d2.losers) count(l, false);
+      return state;
+    }
     if (e.type === "human.judged") {
       const h = e.data;
       const human = state.human ??= { agents: {}, cells: {} };
@@ -63843,6 +63920,19 @@ class ScoreLedger {
       )
     );
   }
+  /** Records contest decisions, once per contest by key; for a caller holding the grading lock. */
+  decideHeld(items, at, options = {}) {
+    if (items.length === 0) return [];
+    return this.guard(
+      () => this.log.transactHeld(
+        () => ({
+          append: items.map((d) => event("contest.decided", `contest:${d.contestId}`, d, at)),
+          result: void 0
+        }),
+        options
+      ).appended.map((e) => e.data.contestId)
+    );
+  }
   /** Writes `views/scores.json` for people and summaries; code folds the events instead. */
   writeView(state = this.state()) {
     writeJsonAtomic(
@@ -63879,6 +63969,342 @@ function scoreOf(state, agent, domain, difficulty) {
   }
   const a = state.agents[agent];
   return a ? { ema: a.ema, count: a.count } : void 0;
+}
+function blendedScore(state, agent, domain, difficulty) {
+  const graders = (scoreOf(state, agent, domain, difficulty) ?? scoreOf(state, agent, domain) ?? scoreOf(state, agent))?.ema;
+  const human = (humanScoreOf(state, agent, domain, difficulty) ?? humanScoreOf(state, agent, domain) ?? humanScoreOf(state, agent))?.ema;
+  if (graders === void 0 || human === void 0) return graders ?? human;
+  return (graders + human) / 2;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/claims.js
+
+
+
+function claims_claimable(j, now) {
+  if (j.status === "pending") return true;
+  if (j.status !== "claimed" || !j.lease) return false;
+  const until = j.lease.leaseUntil;
+  const at = isoOf(now);
+  return until.length === at.length ? until <= at : Date.parse(until) <= now.getTime();
+}
+let lastNow;
+function isoOf(date) {
+  if (lastNow?.date !== date) lastNow = { date, iso: date.toISOString() };
+  return lastNow.iso;
+}
+function decideClaims(state, candidates, o) {
+  const append = [];
+  const claimed = [];
+  const deadLettered = [];
+  while (candidates.length > 0 && claimed.length < o.limit) {
+    const key = candidates.shift();
+    const j = state.jobs[key];
+    if (!j || !claims_claimable(j, o.now)) continue;
+    let attempts = j.attempts;
+    let lastError = j.lastError ?? "";
+    if (j.status === "claimed" && j.lease) {
+      lastError = boundError(
+        `lease of ${j.lease.worker} expired at ${j.lease.leaseUntil} without a verdict (drainer lost)`
+      );
+      append.push(
+        event(
+          "job.failed",
+          `failed:${key}:${j.claims}`,
+          { jobKey: key, worker: j.lease.worker, attempt: j.lease.attempt, error: lastError },
+          o.now
+        )
+      );
+      attempts++;
+      if (attempts >= o.maxAttempts) {
+        append.push(deadEvent(key, j.cycle, attempts, lastError, o.now));
+        deadLettered.push({ ...j, status: "dead_letter", attempts, lastError });
+        continue;
+      }
+    }
+    const claim = {
+      jobKey: key,
+      worker: o.worker,
+      attempt: attempts + 1,
+      leaseUntil: new Date(o.now.getTime() + o.leaseMs).toISOString()
+    };
+    append.push(event("job.claimed", `claim:${key}:${j.claims + 1}`, claim, o.now));
+    claimed.push({
+      ...j,
+      status: "claimed",
+      attempts,
+      claims: j.claims + 1,
+      lease: { worker: claim.worker, attempt: claim.attempt, leaseUntil: claim.leaseUntil }
+    });
+  }
+  return { append, claimed, deadLettered };
+}
+function decideFailures(state, items, o) {
+  const append = [];
+  const failed = [];
+  const deadLettered = [];
+  for (const item of items) {
+    const j = state.jobs[item.jobKey];
+    if (!j || j.status !== "claimed" || j.lease?.worker !== o.worker) continue;
+    const error = boundError(item.error);
+    append.push(
+      event(
+        "job.failed",
+        `failed:${item.jobKey}:${j.claims}`,
+        { jobKey: item.jobKey, worker: o.worker, attempt: j.lease.attempt, error },
+        o.now
+      )
+    );
+    if (j.attempts + 1 >= o.maxAttempts) {
+      append.push(deadEvent(item.jobKey, j.cycle, j.attempts + 1, error, o.now));
+      deadLettered.push(item.jobKey);
+    } else failed.push(item.jobKey);
+  }
+  return { append, failed, deadLettered };
+}
+function deadEvent(jobKey, cycle, attempts, lastError, now) {
+  return event("job.dead_lettered", `dead:${jobKey}:${cycle}`, { jobKey, attempts, lastError }, now);
+}
+function claims_decideSettle(state, r, candidates) {
+  const append = r.graded.map(
+    (i) => event(
+      "job.graded",
+      `graded:${i.jobKey}`,
+      { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...i.score ? { score: i.score } : {} },
+      r.now
+    )
+  );
+  const fails = decideFailures(state, [...r.failed], r);
+  append.push(...fails.append);
+  let claim;
+  if (r.claim) {
+    const c = decideClaims(state, candidates, r.claim.options);
+    append.push(...c.append);
+    claim = { claimed: c.claimed, deadLettered: c.deadLettered };
+  }
+  return { append, failed: fails.failed, deadLettered: fails.deadLettered, claim };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/queue.js
+
+
+
+
+
+
+
+const queueFold = registerFold({
+  file: "grading",
+  empty: () => ({ jobs: {} }),
+  apply(state, e) {
+    const d = e.data;
+    if (e.type === "job.enqueued") {
+      const job = d;
+      if (!state.jobs[job.jobKey]) {
+        state.jobs[job.jobKey] = {
+          job,
+          status: "pending",
+          attempts: 0,
+          claims: 0,
+          cycle: 0,
+          enqueuedAt: e.at,
+          updatedAt: e.at
+        };
+      }
+      return state;
+    }
+    const j = state.jobs[String(d.jobKey)];
+    if (!j || j.status === "graded") return state;
+    j.updatedAt = e.at;
+    switch (e.type) {
+      case "job.claimed": {
+        const c = d;
+        if (j.status === "dead_letter") break;
+        j.status = "claimed";
+        j.claims += 1;
+        j.lease = { worker: c.worker, attempt: c.attempt, leaseUntil: c.leaseUntil };
+        break;
+      }
+      case "job.failed": {
+        const f = d;
+        if (j.status === "dead_letter") break;
+        j.attempts += 1;
+        j.lastError = f.error;
+        j.status = "pending";
+        delete j.lease;
+        break;
+      }
+      case "job.graded": {
+        const g = d;
+        j.status = "graded";
+        j.verdict = g.verdict;
+        if (g.score) j.score = g.score;
+        delete j.lease;
+        break;
+      }
+      case "job.dead_lettered": {
+        j.status = "dead_letter";
+        j.lastError = d.lastError;
+        delete j.lease;
+        break;
+      }
+      case "job.requeued": {
+        if (j.status !== "dead_letter") break;
+        j.status = "pending";
+        j.attempts = 0;
+        j.cycle += 1;
+        j.previousFailure = d.previousFailure;
+        break;
+      }
+    }
+    return state;
+  },
+  prune(state, _horizon, scope) {
+    const open = scope?.openIssues;
+    const graded = /* @__PURE__ */ new Map();
+    for (const [k, j] of Object.entries(state.jobs)) {
+      if (j.status !== "graded" || !open?.has(j.job.issueNumber)) continue;
+      const list = graded.get(j.job.issueNumber) ?? [];
+      list.push([k, j]);
+      graded.set(j.job.issueNumber, list);
+    }
+    const kept = /* @__PURE__ */ new Set();
+    for (const list of graded.values()) {
+      list.sort(([ka, a], [kb, b]) => fold_byCodePoint(b.enqueuedAt, a.enqueuedAt) || fold_byCodePoint(kb, ka));
+      for (const [k] of list.slice(0, 2)) kept.add(k);
+    }
+    const jobs = {};
+    for (const [k, j] of Object.entries(state.jobs)) {
+      if (j.status !== "graded") jobs[k] = j;
+      else if (kept.has(k)) jobs[k] = verdictOnly(j);
+    }
+    return { jobs };
+  },
+  // Every key is created once, at its own time: an enqueue when a crew finishes (import refuses a
+  // bookbag older than this log's watermark), claims/failures/grades numbered from a job the fold
+  // keeps while it is live. So an old event can only return as a stale copy: a watermark suffices.
+  dedup: "watermark"
+});
+function verdictOnly(j) {
+  const { score: _score, lease: _lease, lastError: _error, previousFailure: _previous, ...rest } = j;
+  return rest.verdict ? { ...rest, verdict: { ...rest.verdict, findings: [] } } : rest;
+}
+class QueueError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "QueueError";
+  }
+}
+class GradingQueue {
+  log;
+  /** The fold of what this instance last read under the lock, advanced by the events read since. */
+  folded = new IncrementalFold(queueFold);
+  constructor(layout, warn) {
+    this.log = new EventLog(layout.file("grading"), warn, { incremental: true });
+  }
+  state() {
+    return fold(this.log.read());
+  }
+  /** The current state, for a caller holding the log's lock; read it, never change it. */
+  stateHeld() {
+    return this.current(this.log.readLatest());
+  }
+  /** The current state inside a transaction, folding only the events read since the last one. */
+  current(contents) {
+    return this.folded.of(contents);
+  }
+  /**
+   * Claims, under the log lock, up to `limit` jobs taken in order from `candidates`. A claim whose
+   * previous lease expired without a verdict counts as a failed drain (the drainer was lost): with
+   * no attempts left the job is dead-lettered instead (N2.3, N6.1).
+   */
+  async claim(candidates, o) {
+    const r = await this.settle({ ...o, graded: [], failed: [], claim: { candidates, options: o } });
+    return r.claim;
+  }
+  /** Marks jobs graded. `graded:<job>` is one key: a second delivery's verdict is dropped. */
+  async markGraded(items, worker, now) {
+    return (await this.settle({ worker, now, maxAttempts: Infinity, graded: items, failed: [] })).graded;
+  }
+  /**
+   * Records failed drains for jobs this worker still holds. The attempt that reaches `maxAttempts`
+   * dead-letters the job in the same transaction, with its last error kept visible.
+   */
+  async markFailed(items, o) {
+    const r = await this.settle({ ...o, graded: [], failed: items });
+    return { failed: r.failed, deadLettered: r.deadLettered };
+  }
+  /** `settleHeld` under the log's lock. */
+  settle(request) {
+    return withLock(this.log.path, () => this.settleHeld(request));
+  }
+  /**
+   * One wave's end in one append, for a caller holding the log's lock: the verdicts marked graded,
+   * the failures recorded, and — with `claim` — the next wave claimed, all decided on the state
+   * just read. Fsynced unless `sync: false`. `redacted`: the request holds redacted data only, and
+   * its events are not walked again on the way to the file.
+   */
+  settleHeld(r, options = {}) {
+    try {
+      const { result, appended } = this.log.transactHeld((current) => {
+        const state = this.current(current);
+        const snapshot = r.claim && !r.claim.candidates ? pendingKeys(state, r.claim.options.now) : void 0;
+        const candidates = [...r.claim?.candidates ?? snapshot ?? []];
+        const d = decideSettle(state, r, candidates);
+        const claim2 = d.claim && {
+          ...d.claim,
+          remaining: candidates,
+          ...snapshot ? { snapshot: snapshot.length } : {}
+        };
+        return { append: d.append, result: { failed: d.failed, deadLettered: d.deadLettered, claim: claim2 } };
+      }, options);
+      const graded = appended.filter((e) => e.type === "job.graded").map((e) => e.data.jobKey);
+      const { claim, ...rest } = result;
+      return { graded, ...rest, ...claim ? { claim } : {} };
+    } catch (e) {
+      this.folded.reset();
+      throw e;
+    }
+  }
+  /** Operator requeue of a dead letter: a fresh attempt budget, the failure summary kept. */
+  async requeue(jobKey, now = /* @__PURE__ */ new Date()) {
+    const { result } = await this.log.transact((current) => {
+      const state = this.current(current);
+      const j = state.jobs[jobKey];
+      if (!j)
+        throw new QueueError(
+          `dead-letters requeue: no grading job "${jobKey}"; run \`school dead-letters list\` for the keys.`
+        );
+      if (j.status !== "dead_letter") {
+        throw new QueueError(
+          `dead-letters requeue: job "${jobKey}" is ${j.status}, not a dead letter; only dead letters are requeued.`
+        );
+      }
+      const previousFailure = boundError(
+        `dead-lettered after ${j.attempts} failed drain(s); last error: ${j.lastError ?? "unknown"}`
+      );
+      const e = event("job.requeued", `requeued:${jobKey}:${j.cycle + 1}`, { jobKey, previousFailure }, now);
+      return {
+        append: [e],
+        result: { ...j, status: "pending", attempts: 0, cycle: j.cycle + 1, previousFailure }
+      };
+    });
+    return result;
+  }
+  deadLetters() {
+    return Object.values(this.state().jobs).filter((j) => j.status === "dead_letter").sort((a, b) => byCodePoint(a.job.jobKey, b.job.jobKey));
+  }
+}
+function fold(contents) {
+  return foldLog(queueFold, contents);
+}
+function pendingKeys(state, now) {
+  return liveJobs(state).filter((j) => claimable(j, now)).map((j) => j.job.jobKey);
+}
+function liveJobs(state) {
+  return Object.values(state.jobs).filter((j) => j.status === "pending" || j.status === "claimed").sort((a, b) => byCodePoint(a.enqueuedAt, b.enqueuedAt) || byCodePoint(a.job.jobKey, b.job.jobKey));
 }
 
 
@@ -64108,62 +64534,6 @@ ${BODY}`), data, text(END)]),
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/dispatch/spend.js
-
-
-
-class SpendLedgerError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "SpendLedgerError";
-  }
-}
-const spendFold = registerFold({
-  file: "spend",
-  empty: () => ({ totalUsd: 0, entries: 0 }),
-  apply(state, e) {
-    if (e.type !== "spend.recorded") return state;
-    const cost = e.data?.costUsd;
-    if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
-      throw new SpendLedgerError(
-        `spend ledger row ${JSON.stringify(e.key)} has costUsd ${JSON.stringify(cost)}; expected a finite number \u2265 0. Dispatch is halted until the row is repaired (the spend cap cannot be judged).`
-      );
-    }
-    state.totalUsd += cost;
-    state.entries += 1;
-    return state;
-  },
-  prune: (state) => state,
-  // One row per agent turn or review, recorded when it ends (a handoff's rows keep their time):
-  // an old row can only come back as a stale copy, so a watermark suffices.
-  dedup: "watermark"
-});
-function spendLog(layout) {
-  return new EventLog(layout.file("spend"));
-}
-async function recordSpend(layout, key, entry, at = /* @__PURE__ */ new Date(), o = {}) {
-  if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) {
-    throw new ConfigError(`spend: costUsd must be a finite number \u2265 0, found ${String(entry.costUsd)}.`);
-  }
-  const max = o.maxUsd !== void 0 && Number.isFinite(o.maxUsd) ? Math.max(0, o.maxUsd) : void 0;
-  const row = max !== void 0 && entry.costUsd > max ? clampRow(entry, max) : entry;
-  const appended = await spendLog(layout).append([event("spend.recorded", `spend:${key}`, row, at)]);
-  return appended.length === 1;
-}
-function clampRow(entry, maxUsd) {
-  return { ...entry, costUsd: maxUsd, reportedUsd: entry.reportedUsd ?? entry.costUsd };
-}
-function totalSpend(layout) {
-  return foldLog(spendFold, spendLog(layout).read()).totalUsd;
-}
-function spendCapLine(spentUsd, capUsd, candidates) {
-  return `SPEND CAP REACHED (${spend_usd(spentUsd)} >= ${spend_usd(capUsd)}) \u2014 dispatch halted, 0/${candidates} placed`;
-}
-function spend_usd(n) {
-  return n.toFixed(2);
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/dispatch/registry.js
 
 
@@ -64194,7 +64564,9 @@ const crewFold = registerFold({
             ...d.plannedBy ? { plannedBy: d.plannedBy } : {},
             ...d.queued === true ? { queued: true } : {},
             ...d.revision ? { revision: d.revision } : {},
-            ...d.eligible ? { eligible: [...d.eligible] } : {}
+            ...d.eligible ? { eligible: [...d.eligible] } : {},
+            ...d.choice ? { choice: d.choice } : {},
+            ...d.contest ? { contest: { id: d.contest.id, of: [...d.contest.of] } } : {}
           };
         }
         break;
@@ -64250,6 +64622,7 @@ const crewFold = registerFold({
           if (e.data.preVerify) c.preVerify = true;
           if (e.data.infra) c.infra = true;
           if (e.data.orphaned) c.orphaned = true;
+          if (e.data.upstream) c.upstream = e.data.upstream;
         }
         break;
       }
@@ -64376,11 +64749,13 @@ function readBoardCurriculum(reader, cached) {
     reader.fail("curriculum", e);
     return { changed: false };
   }
-  const items = read.items.map(({ number, title, labels, authorAssociation }) => ({
+  const items = read.items.map(({ number, title, labels, authorAssociation, domain, difficulty }) => ({
     number,
     title,
     labels,
-    ...authorAssociation !== void 0 ? { authorAssociation } : {}
+    ...authorAssociation !== void 0 ? { authorAssociation } : {},
+    domain,
+    difficulty
   }));
   invalidProblem(reader, read.invalid.length);
   const stable = sameId(before, after);
@@ -64454,7 +64829,7 @@ const grading = {
   },
   /**
    * A graded job is final (the queue fold ignores every later event for it), so it is persisted
-   * with what the board reads of it only: its crew, issue and agent, status, attempts, verdict
+   * with what the board reads of it only: its crew, issue, agent and cell, status, attempts, verdict
    * (without the judges' findings), times and last error.
    */
   persist({ state, series }) {
@@ -64466,7 +64841,13 @@ const grading = {
       }
       const { accepted, decidedBy, code: code2, reasons } = j.verdict;
       jobs[key] = {
-        job: { crewId: j.job.crewId, issueNumber: j.job.issueNumber, agent: j.job.agent },
+        job: {
+          crewId: j.job.crewId,
+          issueNumber: j.job.issueNumber,
+          agent: j.job.agent,
+          domain: j.job.domain,
+          difficulty: j.job.difficulty
+        },
         status: j.status,
         attempts: j.attempts,
         verdict: { accepted, decidedBy, code: code2, reasons },
@@ -64480,13 +64861,13 @@ const grading = {
 };
 const namesKind = (id, kind) => id.endsWith(`:${kind}`);
 const outbox = {
-  ...simple(outboxFold, (x) => hasObjects(x, ["items"])),
+  ...simple(entries_outboxFold, (x) => hasObjects(x, ["items"])),
   add(state, events) {
     for (const e of events) {
       if (e.type === "outbox.recorded" && !namesKind(e.data.id, e.data.kind)) {
         throw new Error(`outbox id ${e.data.id} does not name its kind`);
       }
-      state = outboxFold.apply(state, e);
+      state = entries_outboxFold.apply(state, e);
     }
     return state;
   },
@@ -64508,7 +64889,7 @@ let code;
 function foldCode() {
   code ??= (0,external_node_crypto_.createHash)("sha256").update(
     [
-      ...[crewFold, ledgerFold, schoolFold, spendFold, outboxFold].flatMap((f) => [f.empty, f.apply]),
+      ...[crewFold, ledgerFold, schoolFold, spendFold, entries_outboxFold].flatMap((f) => [f.empty, f.apply]),
       startQueueReplay,
       replayQueue,
       crews.persist,
@@ -64702,17 +65083,481 @@ function loadBoardSources(layout) {
     ...l ? { ledger: l.x } : {},
     ...s ? { school: s.x } : {},
     ...sp ? { spend: sp.x } : {},
-    deliveries: o ? deliveriesOf(o.x) : /* @__PURE__ */ new Map(),
+    deliveries: o ? entries_deliveriesOf(o.x) : /* @__PURE__ */ new Map(),
     problems: reader.problems
   };
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/posterior.js
+const UNTRIED = { alpha: 1, beta: 1 };
+const PARENT_STRENGTH = 8;
+const posterior_ZERO = { successes: 0, failures: 0 };
+function mean(b) {
+  return b.alpha / (b.alpha + b.beta);
+}
+function shrink(parent, own, strength = PARENT_STRENGTH) {
+  const mass = parent.alpha + parent.beta;
+  const s = Math.min(mass, strength);
+  const m = parent.alpha / mass;
+  return { alpha: m * s + own.successes, beta: (1 - m) * s + own.failures };
+}
+const COST_STRENGTH = 2;
+const MIN_CREW_COST_USD = 0.01;
+function shrinkCost(parentMeanUsd, own, strength = COST_STRENGTH) {
+  const m = (parentMeanUsd * strength + own.spendUsd) / (strength + own.crews);
+  return Math.max(MIN_CREW_COST_USD, m);
+}
+function hash128(key) {
+  let h1 = 1779033703;
+  let h2 = 3144134277;
+  let h3 = 1013904242;
+  let h4 = 2773480762;
+  for (let i = 0; i < key.length; i++) {
+    const k = key.charCodeAt(i);
+    h1 = h2 ^ Math.imul(h1 ^ k, 597399067);
+    h2 = h3 ^ Math.imul(h2 ^ k, 2869860233);
+    h3 = h4 ^ Math.imul(h3 ^ k, 951274213);
+    h4 = h1 ^ Math.imul(h4 ^ k, 2716044179);
+  }
+  h1 = Math.imul(h3 ^ h1 >>> 18, 597399067);
+  h2 = Math.imul(h4 ^ h2 >>> 22, 2869860233);
+  h3 = Math.imul(h1 ^ h3 >>> 17, 951274213);
+  h4 = Math.imul(h2 ^ h4 >>> 19, 2716044179);
+  h1 ^= h2 ^ h3 ^ h4;
+  h2 ^= h1;
+  h3 ^= h1;
+  h4 ^= h1;
+  return [h1 >>> 0, h2 >>> 0, h3 >>> 0, h4 >>> 0];
+}
+function seeded(key) {
+  let [a, b, c, d] = hash128(key);
+  const next = () => {
+    const t = (a + b >>> 0) + d >>> 0;
+    d = d + 1 >>> 0;
+    a = b ^ b >>> 9;
+    b = c + (c << 3) >>> 0;
+    c = (c << 21 | c >>> 11) >>> 0;
+    c = c + t >>> 0;
+    return t / 4294967296;
+  };
+  for (let i = 0; i < 12; i++) next();
+  return next;
+}
+function normal(u) {
+  const u1 = Math.max(u(), Number.MIN_VALUE);
+  return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u());
+}
+function gamma(shape, u) {
+  if (shape < 1) return gamma(shape + 1, u) * Math.pow(Math.max(u(), Number.MIN_VALUE), 1 / shape);
+  const d = shape - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (; ; ) {
+    let x;
+    let v;
+    do {
+      x = normal(u);
+      v = 1 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const r = u();
+    if (r < 1 - 0.0331 * x * x * x * x) return d * v;
+    if (Math.log(Math.max(r, Number.MIN_VALUE)) < 0.5 * x * x + d * (1 - v + Math.log(v))) return d * v;
+  }
+}
+function sampleBeta(b, u) {
+  const x = gamma(b.alpha, u);
+  const y = gamma(b.beta, u);
+  return x + y > 0 ? x / (x + y) : mean(b);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/record.js
+
+const CREW_WEIGHT = 1;
+const ACCEPTED_LOSER = "accepted, not chosen";
+const RAN_OUTCOMES = ["succeeded", "failed", "timed_out"];
+function recordKey(agent, domain, difficulty) {
+  return `${agent}|${domain}|${difficulty}`;
+}
+class RecordBook {
+  cells = /* @__PURE__ */ new Map();
+  domains = /* @__PURE__ */ new Map();
+  difficulties = /* @__PURE__ */ new Map();
+  agents = /* @__PURE__ */ new Map();
+  byAgent = /* @__PURE__ */ new Map();
+  /** School-wide finished crews and spend: the cost prior of an agent with no spend of its own. */
+  school = { crews: 0, spendUsd: 0 };
+  /**
+   * How much evidence the ledger holds (graded crews + settled pull requests): part of the choice
+   * seed, so new evidence draws afresh while the same state draws the same.
+   */
+  generation;
+  constructor(inputs = {}) {
+    const spendBy = /* @__PURE__ */ new Map();
+    for (const s of inputs.spend ?? []) {
+      if (typeof s.crewId !== "string" || !Number.isFinite(s.costUsd) || s.costUsd < 0) continue;
+      spendBy.set(s.crewId, (spendBy.get(s.crewId) ?? 0) + s.costUsd);
+    }
+    let generation = 0;
+    for (const c of Object.values(inputs.ledger?.cells ?? {})) {
+      const r = this.cell(c.agent, c.domain, c.difficulty);
+      r.graded += c.count;
+      r.accepted += c.accepted;
+      generation += c.count;
+    }
+    for (const c of Object.values(inputs.ledger?.human?.cells ?? {})) {
+      const r = this.cell(c.agent, c.domain, c.difficulty);
+      r.merged += c.accepted;
+      r.closedUnmerged += c.count - c.accepted;
+      generation += c.count;
+    }
+    for (const d of Object.values(inputs.ledger?.contests?.decided ?? {})) {
+      if (d.winner) this.cell(d.winner.agent, d.winner.domain, d.winner.difficulty).contestsWon += 1;
+      for (const l of d.losers) {
+        const r = this.cell(l.agent, l.domain, l.difficulty);
+        r.contestsLost += 1;
+        if (l.accepted ?? l.reason.startsWith(ACCEPTED_LOSER)) r.notChosen += 1;
+      }
+      generation += 1;
+    }
+    this.generation = generation;
+    for (const crew of inputs.crews ?? []) {
+      if (crew.status !== "finished") continue;
+      const issue = inputs.cellOf?.(crew.issueNumber);
+      const where = crew.choice ?? issue;
+      if (!where) continue;
+      const r = this.cell(crew.agent, where.domain, where.difficulty);
+      r.crews += 1;
+      r.spendUsd += spendBy.get(crew.crewId) ?? 0;
+      if (crew.revision) r.revisionRounds += 1;
+      if (inputs.delivered?.has(crew.crewId)) r.delivered += 1;
+      const ms = Date.parse(crew.finishedAt ?? "") - Date.parse(crew.startedAt ?? "");
+      if (Number.isFinite(ms) && ms > 0) {
+        r.minutes += ms / 6e4;
+        const size = issue?.size;
+        const ran = RAN_OUTCOMES.includes(crew.outcome ?? "") && !crew.preVerify && !crew.infra;
+        if (ran && !crew.revision && typeof size === "number" && Number.isFinite(size) && size > 0) {
+          r.sizedCrews += 1;
+          r.sizedMinutes += ms / 6e4;
+          r.sizedEstimate += size;
+        }
+      }
+      this.school.crews += 1;
+      this.school.spendUsd += spendBy.get(crew.crewId) ?? 0;
+    }
+    for (const r of this.cells.values()) {
+      add(this.sum(this.domains, `${r.agent}|${r.domain}`, r.agent, r.domain), r);
+      add(this.sum(this.difficulties, `${r.agent}|${r.difficulty}`, r.agent, "*", r.difficulty), r);
+      add(this.sum(this.agents, r.agent, r.agent, "*"), r);
+      const list = this.byAgent.get(r.agent) ?? [];
+      list.push(r);
+      this.byAgent.set(r.agent, list);
+    }
+  }
+  cell(agent, domain, difficulty) {
+    const k = recordKey(agent, domain, difficulty);
+    let r = this.cells.get(k);
+    if (!r) this.cells.set(k, r = empty(agent, domain, difficulty));
+    return r;
+  }
+  sum(map, k, agent, domain, difficulty = 0) {
+    let r = map.get(k);
+    if (!r) map.set(k, r = empty(agent, domain, difficulty));
+    return r;
+  }
+  /**
+   * The record at a level: a cell, an agent in a domain (no difficulty), an agent at a difficulty
+   * (no domain: `of(agent, undefined, 3)`), or an agent overall.
+   */
+  of(agent, domain, difficulty) {
+    if (domain !== void 0 && difficulty !== void 0)
+      return this.cells.get(recordKey(agent, domain, difficulty));
+    if (domain !== void 0) return this.domains.get(`${agent}|${domain}`);
+    if (difficulty !== void 0) return this.difficulties.get(`${agent}|${difficulty}`);
+    return this.agents.get(agent);
+  }
+  /** An agent's cells (agent × domain × difficulty) that hold anything. */
+  cellsOf(agent) {
+    return this.byAgent.get(agent) ?? [];
+  }
+  /** Every agent with a record. */
+  agentIds() {
+    return [...this.agents.keys()];
+  }
+  /** Every record of one level, for tables. */
+  list(level) {
+    const m = level === "cell" ? this.cells : level === "domain" ? this.domains : level === "difficulty" ? this.difficulties : this.agents;
+    return [...m.values()];
+  }
+}
+function empty(agent, domain, difficulty) {
+  return {
+    agent,
+    domain,
+    difficulty,
+    crews: 0,
+    graded: 0,
+    accepted: 0,
+    delivered: 0,
+    merged: 0,
+    closedUnmerged: 0,
+    contestsWon: 0,
+    contestsLost: 0,
+    notChosen: 0,
+    revisionRounds: 0,
+    spendUsd: 0,
+    minutes: 0,
+    sizedCrews: 0,
+    sizedMinutes: 0,
+    sizedEstimate: 0
+  };
+}
+function add(to, r) {
+  to.crews += r.crews;
+  to.graded += r.graded;
+  to.accepted += r.accepted;
+  to.delivered += r.delivered;
+  to.merged += r.merged;
+  to.closedUnmerged += r.closedUnmerged;
+  to.contestsWon += r.contestsWon;
+  to.contestsLost += r.contestsLost;
+  to.notChosen += r.notChosen;
+  to.revisionRounds += r.revisionRounds;
+  to.spendUsd += r.spendUsd;
+  to.minutes += r.minutes;
+  to.sizedCrews += r.sizedCrews;
+  to.sizedMinutes += r.sizedMinutes;
+  to.sizedEstimate += r.sizedEstimate;
+}
+const NOT_CHOSEN_SHARE = 0.5;
+function tallyOf(r, mergeRate = 1) {
+  if (!r) return ZERO;
+  const settled = r.merged + r.closedUnmerged;
+  const open = Math.max(0, r.accepted - settled);
+  const notChosen = Math.min(r.notChosen, open);
+  const pending = open - notChosen;
+  const rejected = Math.max(0, r.graded - r.accepted);
+  const kept = mergeRate * NOT_CHOSEN_SHARE;
+  return {
+    successes: CREW_WEIGHT * (pending * mergeRate + notChosen * kept + r.merged),
+    failures: CREW_WEIGHT * (rejected + pending * (1 - mergeRate) + notChosen * (1 - kept) + r.closedUnmerged)
+  };
+}
+const MERGE_RATE_STRENGTH = 4;
+function mergeRateOf(r, inDomain) {
+  const overall = ((r?.merged ?? 0) + 1) / ((r?.merged ?? 0) + (r?.closedUnmerged ?? 0) + 2);
+  if (!inDomain) return overall;
+  const settled = inDomain.merged + inDomain.closedUnmerged;
+  return (inDomain.merged + MERGE_RATE_STRENGTH * overall) / (settled + MERGE_RATE_STRENGTH);
+}
+function costOf(r) {
+  return r ? { crews: r.crews, spendUsd: r.spendUsd } : { crews: 0, spendUsd: 0 };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/board/costs.js
+
+
+const TREND_DAYS = 7;
+const DAY_MS = 864e5;
+const UNKNOWN = { domain: "\u2014", difficulty: 0 };
+function costTable(i) {
+  const finished = Object.values(i.registry?.crews ?? {}).filter((c) => c.status === "finished");
+  const jobs = /* @__PURE__ */ new Map();
+  for (const j of Object.values(i.grading?.jobs ?? {})) {
+    const cell = typeof j.job.domain === "string" && Number.isFinite(j.job.difficulty) ? { domain: j.job.domain, difficulty: j.job.difficulty } : void 0;
+    jobs.set(j.job.crewId, {
+      ...cell ? { cell } : {},
+      ...j.status === "graded" && j.verdict ? { accepted: j.verdict.accepted } : {}
+    });
+  }
+  const issues = /* @__PURE__ */ new Map();
+  for (const item of i.curriculum ?? [])
+    if (typeof item.domain === "string")
+      issues.set(item.number, { domain: item.domain, difficulty: finite(item.difficulty) });
+  const settled = /* @__PURE__ */ new Map();
+  for (const s of Object.values(i.feedback?.settled ?? {})) settled.set(s.crewId, s.merged);
+  const spend = Object.entries(i.spend?.crews ?? {}).map(([crewId, c]) => ({ crewId, costUsd: c.usd }));
+  const crews = finished.map((c) => {
+    const job = jobs.get(c.crewId);
+    const cell = c.choice ?? job?.cell ?? issues.get(c.issueNumber) ?? UNKNOWN;
+    return {
+      crewId: c.crewId,
+      issueNumber: c.issueNumber,
+      agent: c.agent,
+      status: c.status,
+      ...c.startedAt ? { startedAt: c.startedAt } : {},
+      ...c.finishedAt ? { finishedAt: c.finishedAt } : {},
+      choice: { domain: cell.domain, difficulty: cell.difficulty },
+      finished: Date.parse(c.finishedAt ?? "")
+    };
+  });
+  const book = (subset) => new RecordBook({ crews: subset, spend, ledger: ledgerOf(subset, jobs, settled) });
+  const now = i.now.getTime();
+  const within = (from, to) => crews.filter(
+    (c) => Number.isFinite(c.finished) && c.finished > now - to * DAY_MS && c.finished <= now - from * DAY_MS
+  );
+  const all = book(crews);
+  const recent = book(within(0, TREND_DAYS));
+  const before = book(within(TREND_DAYS, 2 * TREND_DAYS));
+  const rows = all.list("domain").filter((r) => r.crews > 0).map((r) => ({
+    agent: r.agent,
+    domain: r.domain,
+    ...costs_window(r),
+    trend: {
+      recent: costs_window(recent.of(r.agent, r.domain)),
+      before: costs_window(before.of(r.agent, r.domain))
+    }
+  })).sort((a, b) => fold_byCodePoint(a.agent, b.agent) || fold_byCodePoint(a.domain, b.domain));
+  const oldest = crews.reduce(
+    (m, c) => Number.isFinite(c.finished) && c.finished < m ? c.finished : m,
+    Infinity
+  );
+  return {
+    trendDays: TREND_DAYS,
+    ...Number.isFinite(oldest) ? { since: new Date(oldest).toISOString() } : {},
+    rows
+  };
+}
+function ledgerOf(crews, jobs, settled) {
+  const cells = {};
+  const human = {};
+  const bump = (m, c, yes) => {
+    const { domain, difficulty } = c.choice;
+    const k = recordKey(c.agent, domain, difficulty);
+    const r = m[k] ??= { agent: c.agent, domain, difficulty, count: 0, accepted: 0 };
+    r.count += 1;
+    if (yes) r.accepted += 1;
+  };
+  for (const c of crews) {
+    const accepted = jobs.get(c.crewId)?.accepted;
+    if (accepted !== void 0) bump(cells, c, accepted);
+    const merged = settled.get(c.crewId);
+    if (merged !== void 0) bump(human, c, merged);
+  }
+  return { cells, human: { cells: human } };
+}
+function costs_window(r) {
+  const crews = r?.crews ?? 0;
+  const accepted = r?.accepted ?? 0;
+  const merged = r?.merged ?? 0;
+  const spendUsd = round(r?.spendUsd ?? 0);
+  return {
+    crews,
+    accepted,
+    merged,
+    spendUsd,
+    ...accepted > 0 ? { costPerAcceptedUsd: round(spendUsd / accepted) } : {},
+    ...merged > 0 ? { costPerMergedUsd: round(spendUsd / merged) } : {}
+  };
+}
+const round = (n) => Math.round(n * 1e4) / 1e4;
+const finite = (n) => typeof n === "number" && Number.isFinite(n) ? n : 0;
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/contest.js
+
+function contestAgents(config, c, held) {
+  const contest = config.dispatch.contest;
+  if (!contest || c.role !== "coding" || c.difficulty < contest.difficultyAtLeast) return void 0;
+  if (c.forceAgent !== void 0 || c.revision !== void 0) return void 0;
+  const byId = new Map(config.agents.map((a) => [a.id, a]));
+  const agents = contest.agents.filter((id) => {
+    const a = byId.get(id);
+    return a !== void 0 && !held?.has(id) && a.roles.includes(c.role) && (a.domains.length === 0 || a.domains.includes(c.domain)) && a.maxDifficulty >= c.difficulty;
+  });
+  return agents.length >= 2 ? agents : void 0;
+}
+function expandContests(candidates, config, held) {
+  const entries = /* @__PURE__ */ new Map();
+  if (!config.dispatch.contest) return { candidates: [...candidates], entries };
+  const out = [];
+  for (const c of candidates) {
+    const agents = contestAgents(config, c, held);
+    if (!agents) {
+      out.push(c);
+      continue;
+    }
+    for (const agent of agents) {
+      const entry = { ...c, forceAgent: agent };
+      entries.set(entry, c.issueNumber);
+      out.push(entry);
+    }
+  }
+  return { candidates: out, entries };
+}
+function completeContests(admitted, refused, entries) {
+  if (entries.size === 0) return { admitted: [...admitted], refused: [...refused] };
+  const placed = /* @__PURE__ */ new Map();
+  const wanted = /* @__PURE__ */ new Map();
+  for (const issue of entries.values()) wanted.set(issue, (wanted.get(issue) ?? 0) + 1);
+  for (const a of admitted) {
+    const issue = entries.get(a.candidate);
+    if (issue !== void 0) placed.set(issue, (placed.get(issue) ?? 0) + 1);
+  }
+  const short = new Set([...wanted.keys()].filter((i) => (placed.get(i) ?? 0) < 2));
+  const keep = admitted.filter((a) => {
+    const issue = entries.get(a.candidate);
+    return issue === void 0 || !short.has(issue);
+  });
+  const out = [];
+  const seen = /* @__PURE__ */ new Set();
+  for (const r of refused) {
+    if (!wanted.has(r.issue)) {
+      out.push(r);
+      continue;
+    }
+    if (seen.has(r.issue) || !short.has(r.issue)) continue;
+    seen.add(r.issue);
+    out.push({
+      issue: r.issue,
+      code: r.code,
+      reason: `a contest of ${wanted.get(r.issue)} crews, ${placed.get(r.issue) ?? 0} placed (it needs at least 2 at once): ${r.reason}`
+    });
+  }
+  return { admitted: keep, refused: out };
+}
+function contestPlans(assignments, contested) {
+  const byIssue = /* @__PURE__ */ new Map();
+  for (const [i, a] of assignments.entries()) {
+    if (!contested(a, i)) continue;
+    byIssue.set(a.issueNumber, [...byIssue.get(a.issueNumber) ?? [], a]);
+  }
+  const out = /* @__PURE__ */ new Map();
+  for (const [issue, crews] of byIssue) {
+    const plan = { id: `k${issue}-${randomBytes(4).toString("hex")}`, of: crews.map((a) => a.crewId) };
+    for (const a of crews) out.set(a, plan);
+  }
+  return out;
+}
+function contestRuns(crews, failure, verdict) {
+  if (!crews.some((c) => c.contest)) return [...crews];
+  const groups = /* @__PURE__ */ new Map();
+  const out = [];
+  for (const c of crews) {
+    if (!c.contest) out.push(c);
+    else groups.set(c.contest.id, [...groups.get(c.contest.id) ?? [], c]);
+  }
+  for (const members of groups.values()) {
+    const last = members.reduce((m, c) => (c.finishedAt ?? "") > m ? c.finishedAt ?? "" : m, "");
+    const done = members.find((c) => c.outcome === "succeeded" && verdict?.(c.crewId) !== "rejected");
+    const failed = members.find(failure);
+    const interrupted = members.find((c) => !c.orphaned && !c.infra);
+    const stand = done ?? failed ?? interrupted ?? members.find((c) => c.infra) ?? members[0];
+    out.push({ ...stand, ...last ? { finishedAt: last } : {} });
+  }
+  return out;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/dispatch/history.js
+
 
 const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
 const MAX_INFRA_ABORTS = 3;
+const MAX_LIMIT_CLAIMS = 2;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
@@ -64732,12 +65577,14 @@ function issueStates(registry, verdict, requeues) {
 function stateOf(crews, verdict, requeued) {
   const active = crews.find((c) => c.status !== "finished");
   if (active) return { kind: "active", crewId: active.crewId };
+  crews = contestRuns(crews, (c) => failedRun(c, verdict), verdict);
   const runs = crews.length === 1 ? crews : [...crews].sort(
     (a, b) => fold_byCodePoint(a.finishedAt ?? "", b.finishedAt ?? "") || fold_byCodePoint(a.plannedAt, b.plannedAt) || fold_byCodePoint(a.crewId, b.crewId)
   );
   const failures = [];
   let orphans = [];
   let infra = [];
+  const claims = [];
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -64761,6 +65608,13 @@ function stateOf(crews, verdict, requeued) {
         return { kind: "stopped", crewIds: [a, b], infra: infra.length };
       }
     }
+    if (outcome === "usage_limit" && !run.upstream) {
+      claims.push(run.crewId);
+      if (claims.length >= MAX_LIMIT_CLAIMS) {
+        const [a, b] = claims.slice(-2);
+        return { kind: "stopped", crewIds: [a, b], limitClaims: claims.length };
+      }
+    }
     if (failures.at(-1) === run.crewId) {
       orphans = [];
       infra = [];
@@ -64772,6 +65626,11 @@ function stateOf(crews, verdict, requeued) {
   }
   if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
   return READY;
+}
+function failedRun(run, verdict) {
+  if (run.orphaned) return false;
+  if (run.outcome === "succeeded") return verdict?.(run.crewId) === "rejected";
+  return !!run.outcome && FAILURE_OUTCOMES.includes(run.outcome) && !run.preVerify && !run.infra;
 }
 const MIN_RUNS_PER_KEY = 3;
 const FACTOR_BOUNDS = (/* unused pure expression or super */ null && ([0.05, 20]));
@@ -64874,6 +65733,7 @@ const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["
 
 const STOP_REASON = "repair-stopped-after-two-failures";
 const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
+const LIMIT_CLAIMS_STOP_REASON = "limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -64908,6 +65768,66 @@ function verdicts(queue) {
   };
   return { byCrew, lookup };
 }
+function latestCrews(crews) {
+  const latest = /* @__PURE__ */ new Map();
+  const firstPlanned = /* @__PURE__ */ new Map();
+  for (const c of Object.values(crews)) {
+    const f = firstPlanned.get(c.issueNumber);
+    if (f === void 0 || c.plannedAt < f) firstPlanned.set(c.issueNumber, c.plannedAt);
+    const prev = latest.get(c.issueNumber);
+    if (!prev || prev.plannedAt < c.plannedAt || prev.plannedAt === c.plannedAt && prev.attempt < c.attempt) {
+      latest.set(c.issueNumber, c);
+    }
+  }
+  return { latest, firstPlanned };
+}
+function orphanJobs(byCrew, crews, latest) {
+  const orphans = /* @__PURE__ */ new Map();
+  for (const j of byCrew.values()) {
+    if (crews[j.job.crewId] || latest.has(j.job.issueNumber)) continue;
+    const prev = orphans.get(j.job.issueNumber);
+    if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
+  }
+  return orphans;
+}
+class LaneFill {
+  constructor(now, deliveries) {
+    this.now = now;
+    this.deliveries = deliveries;
+  }
+  now;
+  deliveries;
+  lanes = new Map(LANES.map((l) => [l, []]));
+  texts = /* @__PURE__ */ new Map();
+  place = (lane, item, since, reason) => {
+    if (reason) {
+      item.reason = "";
+      this.texts.set(item, reason);
+    }
+    const d = lane === "accepted" ? this.deliveries?.get(item.issue) : void 0;
+    if (d)
+      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
+    if (since) {
+      item.since = since;
+      const age = seconds(this.now, since);
+      if (age !== void 0) item.ageSeconds = age;
+    }
+    this.lanes.get(lane).push(item);
+  };
+  /** Every lane, oldest first, with the texts of the items it lists written. */
+  list(titles, itemsPerLane = Infinity) {
+    return LANES.map((id) => {
+      const all = this.lanes.get(id).sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
+      const items = all.length > itemsPerLane ? all.slice(0, itemsPerLane) : all;
+      for (const item of items) {
+        item.title = displayTitle(titles.get(item.issue), item.issue);
+        const reason = this.texts.get(item);
+        if (reason) item.reason = reason();
+      }
+      return { id, label: LANE_LABELS[id], count: all.length, items };
+    });
+  }
+}
 function buildLanes(input) {
   const now = input.now.getTime();
   const clean = cleaner();
@@ -64920,39 +65840,9 @@ function buildLanes(input) {
   const { byCrew, lookup } = verdicts(input.queue);
   const states = input.registry ? issueStates(input.registry, lookup, input.requeues) : /* @__PURE__ */ new Map();
   const crews = input.registry?.crews ?? {};
-  const latest = /* @__PURE__ */ new Map();
-  const firstPlanned = /* @__PURE__ */ new Map();
-  for (const c of Object.values(crews)) {
-    const f = firstPlanned.get(c.issueNumber);
-    if (f === void 0 || c.plannedAt < f) firstPlanned.set(c.issueNumber, c.plannedAt);
-    const prev = latest.get(c.issueNumber);
-    if (!prev || prev.plannedAt < c.plannedAt || prev.plannedAt === c.plannedAt && prev.attempt < c.attempt) {
-      latest.set(c.issueNumber, c);
-    }
-  }
-  const orphans = /* @__PURE__ */ new Map();
-  for (const j of byCrew.values()) {
-    if (crews[j.job.crewId] || latest.has(j.job.issueNumber)) continue;
-    const prev = orphans.get(j.job.issueNumber);
-    if (!prev || prev.enqueuedAt < j.enqueuedAt) orphans.set(j.job.issueNumber, j);
-  }
-  const lanes = new Map(LANES.map((l) => [l, []]));
-  const texts = /* @__PURE__ */ new Map();
-  const place = (lane, item, since, reason) => {
-    if (reason) {
-      item.reason = "";
-      texts.set(item, reason);
-    }
-    const d = lane === "accepted" ? input.deliveries?.get(item.issue) : void 0;
-    if (d)
-      item.delivery = d.pullRequest ? { branch: d.branch, url: d.pullRequest.url } : { branch: d.branch };
-    if (since) {
-      item.since = since;
-      const age = seconds(now, since);
-      if (age !== void 0) item.ageSeconds = age;
-    }
-    lanes.get(lane).push(item);
-  };
+  const { latest, firstPlanned } = latestCrews(crews);
+  const orphans = orphanJobs(byCrew, crews, latest);
+  const fill = new LaneFill(now, input.deliveries);
   const issues = new Set(titles.keys());
   for (const issue of latest.keys()) issues.add(issue);
   for (const issue of orphans.keys()) issues.add(issue);
@@ -64960,62 +65850,60 @@ function buildLanes(input) {
   for (const issue of issues) {
     const item = { issue, title: "" };
     const orphan = orphans.get(issue);
-    if (orphan) {
-      placeJob(place, clean, item, orphan);
-      continue;
-    }
     const crew = latest.get(issue);
-    if (!crew) {
+    if (orphan) {
+      placeJob(fill.place, clean, item, orphan);
+    } else if (!crew) {
       const known = input.trust && items.get(issue);
       const refused = known ? untrustedReason(known, input.trust) : void 0;
-      if (refused) place("untrusted", item, void 0, () => clean(refused));
-      else place("ready", item, void 0, paused ? () => paused : void 0);
-      continue;
-    }
-    const first = seconds(now, firstPlanned.get(issue));
-    item.crewId = crew.crewId;
-    item.agent = crew.agent;
-    item.daemon = crew.daemon;
-    item.attempt = crew.attempt;
-    if (crew.slot !== void 0) item.slot = crew.slot;
-    if (crew.repair) item.repair = true;
-    if (first !== void 0) item.totalAgeSeconds = first;
-    const state = states.get(issue) ?? READY;
-    const job = byCrew.get(crew.crewId);
-    if (state.kind === "active") {
-      const active = crews[state.crewId] ?? crew;
-      if (active.status === "running") place("running", item, active.startedAt ?? active.plannedAt);
-      else place("planned", item, active.plannedAt);
-    } else if (state.kind === "stopped") {
-      place("stopped", item, crew.finishedAt, () => state.orphaned ? ORPHAN_STOP_REASON : STOP_REASON);
-    } else if (state.kind === "done") {
-      const done = byCrew.get(state.crewId);
-      if (done) placeJob(place, clean, item, done);
-      else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
-    } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
-      place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
-    } else if (job?.verdict && !job.verdict.accepted) {
-      const repair = state.kind === "repair" ? "; repair queued" : "";
-      if (repair) item.repair = true;
-      place("rejected", item, job.updatedAt, () => clean(verdictReason(job) + repair));
-    } else if (state.kind === "repair") {
-      item.repair = true;
-      place("ready", item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
+      if (refused) fill.place("untrusted", item, void 0, () => clean(refused));
+      else fill.place("ready", item, void 0, paused ? () => paused : void 0);
     } else {
-      place("ready", item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? "")));
+      describeCrew(item, crew, seconds(now, firstPlanned.get(issue)));
+      placeCrew(fill.place, clean, item, { crew, state: states.get(issue) ?? READY, byCrew, crews });
     }
   }
-  const listed = input.itemsPerLane ?? Infinity;
-  return LANES.map((id) => {
-    const all = lanes.get(id).sort((a, b) => (b.ageSeconds ?? -1) - (a.ageSeconds ?? -1) || a.issue - b.issue);
-    const items2 = all.length > listed ? all.slice(0, listed) : all;
-    for (const item of items2) {
-      item.title = displayTitle(titles.get(item.issue), item.issue);
-      const reason = texts.get(item);
-      if (reason) item.reason = reason();
-    }
-    return { id, label: LANE_LABELS[id], count: all.length, items: items2 };
-  });
+  return fill.list(titles, input.itemsPerLane);
+}
+function describeCrew(item, crew, totalAgeSeconds) {
+  item.crewId = crew.crewId;
+  item.agent = crew.agent;
+  item.daemon = crew.daemon;
+  item.attempt = crew.attempt;
+  if (crew.slot !== void 0) item.slot = crew.slot;
+  if (crew.repair) item.repair = true;
+  if (totalAgeSeconds !== void 0) item.totalAgeSeconds = totalAgeSeconds;
+}
+function placeCrew(place, clean, item, at) {
+  const { crew, state, byCrew } = at;
+  const job = byCrew.get(crew.crewId);
+  if (state.kind === "active") {
+    const active = at.crews[state.crewId] ?? crew;
+    if (active.status === "running") place("running", item, active.startedAt ?? active.plannedAt);
+    else place("planned", item, active.plannedAt);
+  } else if (state.kind === "stopped") {
+    place(
+      "stopped",
+      item,
+      crew.finishedAt,
+      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
+    );
+  } else if (state.kind === "done") {
+    const done = byCrew.get(state.crewId);
+    if (done) placeJob(place, clean, item, done);
+    else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
+  } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
+    place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
+  } else if (job?.verdict && !job.verdict.accepted) {
+    const repair = state.kind === "repair" ? "; repair queued" : "";
+    if (repair) item.repair = true;
+    place("rejected", item, job.updatedAt, () => clean(verdictReason(job) + repair));
+  } else if (state.kind === "repair") {
+    item.repair = true;
+    place("ready", item, crew.finishedAt, () => clean(`repair queued: ${crew.reason || crew.outcome}`));
+  } else {
+    place("ready", item, crew.finishedAt, () => clean(crew.reason || String(crew.outcome ?? "")));
+  }
 }
 function verdictReason(job) {
   const v = job.verdict;
@@ -65102,19 +65990,16 @@ function ignoredFeedback(state) {
 
 
 
+
+
+
 function buildView(layout, config, now = /* @__PURE__ */ new Date(), options = {}) {
   return viewOf(loadBoardSources(layout), layout.root, config, now, options);
 }
 function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), options = {}) {
   const abridged = options.itemsPerLane;
   const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
-  const active = (school?.pauses ?? []).map((p) => ({
-    reason: cleanText(p.reason, 400),
-    since: p.at,
-    source: p.source,
-    ...p.crewId ? { crewId: p.crewId } : {},
-    ...p.issueNumber !== void 0 ? { issue: p.issueNumber } : {}
-  }));
+  const active = view_activePauses(school);
   const lanes = buildLanes({
     trust: config.curriculum.trust,
     now,
@@ -65131,7 +66016,6 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
   for (const lane of lanes) counts[lane.id] = lane.count;
   const jobs = Object.values(grading?.state.jobs ?? {});
   const spentUsd = spend?.totalUsd ?? 0;
-  const capUsd = config.dispatch.spendCap;
   const view = {
     schema: 1,
     generatedAt: now.toISOString(),
@@ -65142,40 +66026,74 @@ function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), opt
     counts,
     daemons: daemonLoads(config, registry, school, now).map((d) => ({
       ...d,
-      load: round(d.load, 4),
-      busySeconds: round(d.busySeconds, 3)
+      load: view_round(d.load, 4),
+      busySeconds: view_round(d.busySeconds, 3)
     })),
     timeline: timeline(abridged === void 0 ? registry : void 0, now),
-    leaderboard: ledger ? {
-      overall: leaderRows(ledger).map((r) => {
-        const h = humanScore(ledger, r.agent);
-        return {
-          ...r,
-          score: round(r.score, 4),
-          ...h ? { human: round(h.score, 4), humanCount: h.count } : {}
-        };
-      }),
-      cells: leaderCells(ledger).map((c) => ({ ...c, score: round(c.score, 4) }))
-    } : { overall: [], cells: [] },
+    leaderboard: leaderboardOf(ledger),
     ...sources.feedback && Object.keys(sources.feedback.settled).length > 0 ? { humans: roundHumans(humanFigures(sources.feedback, grading?.state, spentUsd)) } : {},
+    ...contestLines(ledger).length > 0 ? { contests: contestLines(ledger) } : {},
     ...Object.keys(sources.feedback?.ignored ?? {}).length > 0 ? { feedbackIgnored: ignoredFeedback(sources.feedback).slice(0, IGNORED_SHOWN) } : {},
     queue: {
       depth: grading ? queued(grading.state) : 0,
       deadLetters: jobs.filter((j) => j.status === "dead_letter").length,
       series: grading?.series ?? []
     },
-    spend: {
-      spentUsd: round(spentUsd, 4),
-      ...capUsd !== void 0 ? {
-        capUsd,
-        reached: spentUsd >= capUsd,
-        ...capUsd > 0 ? { fraction: round(spentUsd / capUsd, 4) } : {}
-      } : { reached: false }
-    },
+    spend: spendAgainstCap(spentUsd, config.dispatch.spendCap),
+    budgets: budgetsOf(config, spend, now, registry),
+    costs: costTable({
+      now,
+      ...registry ? { registry } : {},
+      ...grading ? { grading: grading.state } : {},
+      ...sources.feedback ? { feedback: sources.feedback } : {},
+      ...spend ? { spend } : {},
+      ...curriculum ? { curriculum } : {}
+    }),
     pauses: { active, ...school?.lastCleared ? { lastCleared: school.lastCleared } : {} },
     ...abridged !== void 0 ? { abridged: { itemsPerLane: abridged } } : {}
   };
   return redactView(view);
+}
+function view_activePauses(school) {
+  return (school?.pauses ?? []).map((p) => ({
+    reason: cleanText(p.reason, 400),
+    since: p.at,
+    source: p.source,
+    ...p.crewId ? { crewId: p.crewId } : {},
+    ...p.issueNumber !== void 0 ? { issue: p.issueNumber } : {}
+  }));
+}
+function leaderboardOf(ledger) {
+  if (!ledger) return { overall: [], cells: [] };
+  return {
+    overall: leaderRows(ledger).map((r) => {
+      const h = humanScore(ledger, r.agent);
+      return {
+        ...r,
+        score: view_round(r.score, 4),
+        ...h ? { human: view_round(h.score, 4), humanCount: h.count } : {}
+      };
+    }),
+    cells: leaderCells(ledger).map((c) => ({ ...c, score: view_round(c.score, 4) }))
+  };
+}
+function spendAgainstCap(spentUsd, capUsd) {
+  return {
+    spentUsd: view_round(spentUsd, 4),
+    ...capUsd !== void 0 ? {
+      capUsd,
+      reached: spentUsd >= capUsd,
+      ...capUsd > 0 ? { fraction: view_round(spentUsd / capUsd, 4) } : {}
+    } : { reached: false }
+  };
+}
+function budgetsOf(config, spend, now, registry) {
+  const running = Object.values(registry?.crews ?? {}).filter((c) => c.status === "running").map((c) => c.crewId).sort();
+  return budgetStandings(config, spend, now, running).map((b) => ({
+    ...b,
+    ...b.spentUsd !== void 0 ? { spentUsd: view_round(b.spentUsd, 4) } : {},
+    leftUsd: view_round(b.leftUsd, 4)
+  }));
 }
 function redactView(view) {
   const memo = /* @__PURE__ */ new Map();
@@ -65204,7 +66122,7 @@ function redactView(view) {
     timeline: { ...strings({ ...timeline2 }), bars: timeline2.bars.map(strings) }
   };
 }
-const round = (n, digits) => Math.round(n * 10 ** digits) / 10 ** digits;
+const view_round = (n, digits) => Math.round(n * 10 ** digits) / 10 ** digits;
 function markIncomplete(lanes, ok) {
   const missing = (flags) => flags.filter(([good]) => !good).map(([, f]) => f);
   for (const lane of lanes) {
@@ -65262,9 +66180,9 @@ function roundHumans(h) {
   return {
     settled: h.settled,
     merged: h.merged,
-    ...h.acceptance !== void 0 ? { acceptance: round(h.acceptance, 4) } : {},
-    ...h.revisionsPerMerged !== void 0 ? { revisionsPerMerged: round(h.revisionsPerMerged, 4) } : {},
-    ...h.costPerMergedUsd !== void 0 ? { costPerMergedUsd: round(h.costPerMergedUsd, 4) } : {}
+    ...h.acceptance !== void 0 ? { acceptance: view_round(h.acceptance, 4) } : {},
+    ...h.revisionsPerMerged !== void 0 ? { revisionsPerMerged: view_round(h.revisionsPerMerged, 4) } : {},
+    ...h.costPerMergedUsd !== void 0 ? { costPerMergedUsd: view_round(h.costPerMergedUsd, 4) } : {}
   };
 }
 
@@ -65354,11 +66272,12 @@ function fetchSummary(r, board) {
 
 
 
+
 void runAction(async () => {
   const inputs = readInputs();
   hideCredentials();
   const logger = actionsLogger();
-  const { config, layout, result } = await fetchJob(inputs, logger);
+  const { config, layout, result } = await fetchJob(inputs, logger, runContextFrom(process.env));
   for (const [name, value] of Object.entries(fetchOutputs(result))) setOutput(name, value);
   info(headline(result));
   const board = boardSummary("fetch-curriculum", layout, config, logger);
