@@ -21,23 +21,45 @@ import { scanFile } from './output.js';
 export interface TurnOptions {
   cwd: string;
   env: ChildEnv;
-  timeoutMs: number;
-  graceMs?: number;
-  /** stdout and stderr of every turn are appended here, capped (src/process/capped-log.ts). */
-  logFile: string;
-  /** The student log's cap on disk (`dispatch.logMaxBytes`). */
-  logMaxBytes?: number;
-  /** The brief (first turn) or the correction brief (later turns), as a file. */
-  briefPath: string;
   /** claude-code / codex: what is sent on stdin (the brief, or the correction message). */
   prompt: string;
+  limits: TurnLimits;
+  files: TurnFiles;
   /** claude-code / codex: the session a correction turn resumes. */
-  resume?: string;
-  /** claude-code / codex: the running totals the previous turn of that session printed. */
+  resume?: TurnResume;
+  spawn: TurnSpawn;
+  /** The turn runs in the sandbox: the agent's own sandbox steps aside and it may run `verify`. */
+  sandboxed?: { verify?: readonly string[] };
+  now?: () => Date;
+}
+
+/** How long a turn may run and how much of its output is kept. */
+export interface TurnLimits {
+  timeoutMs: number;
+  graceMs?: number;
+  /** The student log's cap on disk (`dispatch.logMaxBytes`). */
+  logMaxBytes?: number;
+}
+
+/** The files of the student contract. */
+export interface TurnFiles {
+  /** stdout and stderr of every turn are appended here, capped (src/process/capped-log.ts). */
+  log: string;
+  /** The brief (first turn) or the correction brief (later turns), as a file. */
+  brief: string;
+  /** The command agent's usage and report files. */
+  usage: string;
+  report: string;
+}
+
+/** The session a correction turn resumes, and the running totals its previous turn printed. */
+export interface TurnResume {
+  sessionId: string;
   previous?: SessionMeter;
-  /** The command agent's usage and report files (the student contract). */
-  usageFile: string;
-  reportFile: string;
+}
+
+/** How the agent's process is started. */
+export interface TurnSpawn {
   /** Makes argv elements relative to the configuration absolute (command agents). */
   commandArgv: (command: readonly string[]) => string[];
   /**
@@ -47,11 +69,6 @@ export interface TurnOptions {
    */
   launch: (argv: readonly string[], env: ChildEnv) => Promise<Launched>;
   onSpawn?: (pid: number) => void;
-  now?: () => Date;
-  /** The turn runs in the sandbox: the agent's own sandbox steps aside and it may run `verify`. */
-  sandboxed?: boolean;
-  /** The verification command, which a sandboxed agent is allowed to run itself. */
-  verify?: readonly string[];
 }
 
 /** A turn as the launch prepared it: its argv and environment, and the classroom's `run` if it hosts it. */
@@ -73,31 +90,33 @@ export interface TurnResult {
 }
 
 export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnResult> {
+  const { files, limits } = o;
+  const resume = o.resume?.sessionId;
   const cli = agent.kind !== 'command';
   const argv = cli
     ? agent.kind === 'claude-code'
       ? claudeArgv(agent, {
-          ...(o.resume ? { resume: o.resume } : {}),
-          ...(o.sandboxed && o.verify ? { allowCommands: [o.verify] } : {}),
+          ...(resume ? { resume } : {}),
+          ...(o.sandboxed?.verify ? { allowCommands: [o.sandboxed.verify] } : {}),
         })
       : codexArgv(agent, {
-          ...(o.resume ? { resume: o.resume } : {}),
+          ...(resume ? { resume } : {}),
           ...(o.sandboxed ? { outerSandbox: true } : {}),
         })
-    : o.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(o.briefPath));
-  rmSync(turnHead(o.logFile), { force: true }); // a head is this turn's or none
+    : o.spawn.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(files.brief));
+  rmSync(turnHead(files.log), { force: true }); // a head is this turn's or none
   const started = await launch(argv, o);
   const recorded = 'recorded' in started ? started.recorded : undefined;
   if (!recorded) {
-    rmSync(o.usageFile, { force: true });
+    rmSync(files.usage, { force: true });
     // Every kind writes stdout and stderr to the student log as it runs, so nothing is held in memory
     // and the operator has all of it; a CLI turn's part of the log is then read back, line by line.
-    if (cli) appendCapped(o.logFile, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`, o.logMaxBytes);
+    if (cli) appendCapped(files.log, `[school] ${agent.kind} turn: ${argv.join(' ')}\n`, limits.logMaxBytes);
   }
   // A logical offset (bytes ever written): still this turn's start after the log was cut.
-  const offset = recorded?.logOffset ?? logicalSize(o.logFile);
+  const offset = recorded?.logOffset ?? logicalSize(files.log);
   const run = 'exitCode' in started ? started : await launched(started, o, cli);
-  const report = readReport(o.reportFile, o.logFile, o.logMaxBytes);
+  const report = readReport(files.report, files.log, limits.logMaxBytes);
   const proc = {
     exitCode: run.exitCode,
     signal: run.signal,
@@ -105,33 +124,33 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
     durationMs: run.durationMs,
     truncated: run.truncated,
   };
-  const base = baseEnding(agent, run, o.timeoutMs);
+  const base = baseEnding(agent, run, limits.timeoutMs);
   if (base) return { ending: base, process: proc, report };
   const now = o.now?.() ?? new Date();
   // A CLI turn the timeout killed is read too: what it printed says whether it ever reached its API.
   const ctx: TurnContext = {
-    ...(o.resume ? { resumed: o.resume } : {}),
-    ...(o.previous ? { previous: o.previous } : {}),
+    ...(resume ? { resumed: resume } : {}),
+    ...(o.resume?.previous ? { previous: o.resume.previous } : {}),
     ...(agent.bin ? { bin: agent.bin } : {}),
-    ...(run.timedOut ? { killedAfterMs: o.timeoutMs } : {}),
+    ...(run.timedOut ? { killedAfterMs: limits.timeoutMs } : {}),
   };
-  const logged = existsSync(o.logFile);
+  const logged = existsSync(files.log);
   let ending: TurnEnding;
   if (agent.kind === 'claude-code') {
     const reader = new ClaudeReader();
     const out = logged
-      ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile))
+      ? scanFile(files.log, offset, reader.line, turnHead(files.log))
       : { prose: '', tail: '' };
     ending = claudeVerdict(reader, run.exitCode, out, now, ctx);
   } else if (agent.kind === 'codex') {
     const reader = new CodexReader();
     const out = logged
-      ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile))
+      ? scanFile(files.log, offset, reader.line, turnHead(files.log))
       : { prose: '', tail: '' };
     ending = codexVerdict(agent, reader, run.exitCode, out, now, ctx);
   } else {
-    const c = classify(run, report, null, o.timeoutMs);
-    const { usage } = readUsage(o.usageFile);
+    const c = classify(run, report, null, limits.timeoutMs);
+    const { usage } = readUsage(files.usage);
     ending = {
       kind:
         c.outcome === 'succeeded'
@@ -151,7 +170,7 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
 /** The turn as the launch prepared it, or the result of a program that is not there (nothing started). */
 async function launch(argv: string[], o: TurnOptions): Promise<Launched | RunResult> {
   try {
-    return await o.launch(argv, o.env);
+    return await o.spawn.launch(argv, o.env);
   } catch (e) {
     if (!(e instanceof ProgramNotFoundError)) throw e;
     // The same ending as a spawn that found nothing: the agent could not start.
@@ -167,26 +186,27 @@ const TURN_HEAD_BYTES = 64 * 1024;
 const turnHead = (logFile: string) => `${logFile}.turn-head`;
 
 async function launched(started: Launched, o: TurnOptions, cli: boolean): Promise<RunResult> {
+  const { files, limits } = o;
   if (started.run)
     return started.run({
       cwd: o.cwd,
-      timeoutMs: o.timeoutMs,
-      graceMs: o.graceMs,
-      logFile: o.logFile,
-      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
+      timeoutMs: limits.timeoutMs,
+      graceMs: limits.graceMs,
+      logFile: files.log,
+      ...(limits.logMaxBytes ? { logMaxBytes: limits.logMaxBytes } : {}),
       ...(cli ? { input: o.prompt } : {}),
-      onSpawn: o.onSpawn,
+      onSpawn: o.spawn.onSpawn,
     });
   return runProcess(started.argv, {
     cwd: o.cwd,
     env: started.env,
-    timeoutMs: o.timeoutMs,
-    graceMs: o.graceMs,
-    logFile: o.logFile,
-    ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
-    ...(cli ? { logHead: { file: turnHead(o.logFile), bytes: TURN_HEAD_BYTES } } : {}),
+    timeoutMs: limits.timeoutMs,
+    graceMs: limits.graceMs,
+    logFile: files.log,
+    ...(limits.logMaxBytes ? { logMaxBytes: limits.logMaxBytes } : {}),
+    ...(cli ? { logHead: { file: turnHead(files.log), bytes: TURN_HEAD_BYTES } } : {}),
     ...(cli ? { input: o.prompt } : {}),
-    onSpawn: o.onSpawn,
+    onSpawn: o.spawn.onSpawn,
   });
 }
 

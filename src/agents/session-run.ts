@@ -52,21 +52,22 @@ export class Session {
   async run(): Promise<SessionResult> {
     const { i, r } = this;
     for (;;) {
-      const budget = i.crewBudgetUsd;
+      const budget = i.spend.budgetUsd;
       const left = budget === undefined ? undefined : Math.round((budget - this.spentUsd) * 1e6) / 1e6;
       if (budget !== undefined && left !== undefined && left <= 0) {
         r.ending = budgetEnding(budget, this.spentUsd);
         return r;
       }
       const turn = await this.turn(left);
-      await i.afterTurn();
+      await i.work.afterTurn();
       if (this.resuming && this.resumeRefused(turn)) continue;
       const frozen = await this.settle(turn);
       if (await this.charge(left)) return r;
       r.usage = addUsage(r.usage, r.ending.usage);
-      if (r.ending.kind !== 'succeeded' || !i.verify || !i.verifies) return r;
-      const v = await this.verify(i.verify, frozen ?? (await i.freeze()));
-      if (!this.correction(i.verify, v)) return r;
+      const { verify, verifies } = i.check;
+      if (r.ending.kind !== 'succeeded' || !verify || !verifies) return r;
+      const v = await this.verify(verify, frozen ?? (await i.work.freeze()));
+      if (!this.correction(verify, v)) return r;
     }
   }
 
@@ -76,7 +77,7 @@ export class Session {
     const { agent, paths } = i;
     const resume = this.resuming?.sessionId ?? (r.corrections > 0 ? r.session : undefined);
     return runTurn(budgetedAgent(agent, left), {
-      cwd: i.worktree,
+      cwd: i.work.worktree,
       env: childEnv({
         pass: agent.passEnv,
         set: {
@@ -86,21 +87,18 @@ export class Session {
           SCHOOL_CORRECTION_TURN: String(r.corrections),
         },
       }),
-      timeoutMs: i.timeoutMs,
-      graceMs: i.graceMs,
-      logFile: paths.studentLog,
-      ...(i.logMaxBytes ? { logMaxBytes: i.logMaxBytes } : {}),
-      briefPath: this.briefPath,
+      limits: {
+        timeoutMs: i.limits.timeoutMs,
+        graceMs: i.limits.graceMs,
+        ...(i.limits.logMaxBytes ? { logMaxBytes: i.limits.logMaxBytes } : {}),
+      },
+      files: { log: paths.studentLog, brief: this.briefPath, usage: paths.usage, report: paths.report },
       prompt: this.prompt,
-      ...(resume ? { resume } : {}),
-      ...(resume && this.meter ? { previous: this.meter } : {}),
-      usageFile: paths.usage,
-      reportFile: paths.report,
-      commandArgv: i.commandArgv,
-      launch: i.launch,
-      ...(i.sandboxed ? { sandboxed: true } : {}),
-      ...(i.verify && i.verifies ? { verify: i.verify } : {}),
-      onSpawn: i.onSpawn,
+      ...(resume ? { resume: { sessionId: resume, ...(this.meter ? { previous: this.meter } : {}) } } : {}),
+      spawn: i.spawn,
+      ...(i.sandboxed
+        ? { sandboxed: i.check.verify && i.check.verifies ? { verify: i.check.verify } : {} }
+        : {}),
     });
   }
 
@@ -136,7 +134,7 @@ export class Session {
     if (ending.failedWrites) {
       // Every file change failed: the worktree says whether the turn changed anything all the same
       // (compared with the change the last verification froze, or with the base on the first turn).
-      frozen = await i.freeze();
+      frozen = await i.work.freeze();
       const before = r.verification?.diffSha;
       ending = settleWrites(ending, before ? frozen.sha !== before : frozen.patch.trim() !== '');
     }
@@ -160,16 +158,16 @@ export class Session {
     r.ending = { ...r.ending, usage: cost.usage };
     // The row holds what was left, the reported figure beside it (src/dispatch/spend.ts).
     const reported = { ...cost.usage, costUsd: cost.reportedUsd };
-    await recordCrewSpend(i.layout, i.spendOf, reported, r.corrections, {
+    await recordCrewSpend(i.spend.layout, i.spend.of, reported, r.corrections, {
       ...(left !== undefined ? { maxUsd: left } : {}),
     });
     this.spentUsd += cost.usage.costUsd ?? 0;
-    const budget = i.crewBudgetUsd;
+    const budget = i.spend.budgetUsd;
     if (!cost.over || budget === undefined || left === undefined) return false;
     const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
     r.usage = addUsage(r.usage, cost.usage);
     r.ending = budgetEnding(budget, this.spentUsd, over);
-    await i.alert?.('cost-over-budget', r.ending.reason);
+    await i.spend.alert?.('cost-over-budget', r.ending.reason);
     return true;
   }
 
@@ -177,9 +175,9 @@ export class Session {
   private async verify(command: readonly string[], frozen: { patch: string; sha: string }) {
     const { i, r } = this;
     rmSync(i.paths.verifyLog, { force: true });
-    const v = await i.runVerify(command, this.verifyEnv, frozen.patch);
+    const v = await i.check.runVerify(command, this.verifyEnv, frozen.patch);
     // Capped on disk, and read no further than the cap: never the whole of what a check printed.
-    const log = redactText(readLogText(i.paths.verifyLog, i.logMaxBytes));
+    const log = redactText(readLogText(i.paths.verifyLog, i.limits.logMaxBytes));
     r.verificationLog = log;
     r.verification = {
       command: [...command],
@@ -187,7 +185,7 @@ export class Session {
       passed: v.exitCode === 0 && !v.timedOut,
       durationMs: v.durationMs,
       logDigest: sha256(log),
-      baseSha: i.baseSha,
+      baseSha: i.work.baseSha,
       diffSha: frozen.sha,
       timedOut: v.timedOut,
     };
@@ -205,13 +203,13 @@ export class Session {
     v: { exitCode: number | null; timedOut: boolean; log: string },
   ): boolean {
     const { i, r } = this;
-    if (r.verification!.passed || r.missing || r.corrections >= i.maxCorrections) return false;
+    if (r.verification!.passed || r.missing || r.corrections >= i.limits.maxCorrections) return false;
     // A CLI agent's correction resumes its session; without a session id there is nothing to resume.
     if (i.agent.kind !== 'command' && !r.session) return false;
     r.corrections++;
     const correction = renderCorrection({
       turn: r.corrections,
-      of: i.maxCorrections,
+      of: i.limits.maxCorrections,
       command,
       exitCode: v.exitCode,
       timedOut: v.timedOut,

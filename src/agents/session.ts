@@ -3,7 +3,7 @@ import type { ChildEnv } from '../process/env.js';
 import type { Usage, VerificationRecord } from '../bookbag/schema.js';
 import type { StateLayout } from '../state/layout.js';
 import type { SessionMeter, TurnEnding } from './ending.js';
-import type { TurnOptions } from './run.js';
+import type { TurnLimits, TurnSpawn } from './run.js';
 import type { MissingAt } from '../sandbox/not-found.js';
 import { Session } from './session-run.js';
 
@@ -15,10 +15,6 @@ import { Session } from './session-run.js';
  */
 export interface SessionInput {
   agent: AgentConfig;
-  layout: StateLayout;
-  spendOf: { crewId: string; issueNumber: number; agent: string };
-  worktree: string;
-  crewVars: Record<string, string>;
   paths: {
     brief: string;
     usage: string;
@@ -27,24 +23,59 @@ export interface SessionInput {
     verifyLog: string;
     correction(turn: number): string;
   };
-  /** The verification command; undefined (or `verifies: false`) means none runs. */
-  verify?: readonly string[];
-  verifies: boolean;
-  maxCorrections: number;
+  /** The crew's variables, in the agent's environment and the verification's. */
+  crewVars: Record<string, string>;
+  spend: SessionSpend;
+  limits: SessionLimits;
+  spawn: TurnSpawn;
+  work: SessionWork;
+  check: SessionCheck;
+  /** The student runs in the sandbox: it may be let run the verification command itself. */
+  sandboxed?: boolean;
+  /**
+   * A revision crew's first turn. `resume`: the delivered crew's session, restored in this crew's
+   * HOME, goes on with `promptPath` (the feedback) as its prompt, its running totals `meter`; when
+   * the tool cannot resume it, a fresh turn gets the brief instead. `fresh`: why no resume was tried.
+   */
+  revision?: { resume: { sessionId: string; promptPath: string; meter?: SessionMeter } } | { fresh: string };
+}
+
+/** Where each turn's spend is recorded, and what the crew may spend. */
+export interface SessionSpend {
+  layout: StateLayout;
+  of: { crewId: string; issueNumber: number; agent: string };
   /**
    * `dispatch.crewBudgetUsd`: what all the crew's turns may spend together. Each turn's cost is
    * recorded at most what is left; the crew stops when none is left (./usage.ts `boundTurnCost`).
    */
-  crewBudgetUsd?: number;
+  budgetUsd?: number;
   /** Records a crew alert (`cost-over-budget`: a turn reported more than was left of the budget). */
   alert?(kind: string, detail: string): Promise<unknown>;
-  /** The cap of the student and verification logs on disk, and of what is read of them. */
-  logMaxBytes?: number;
-  timeoutMs: number;
-  graceMs?: number;
+}
+
+/** A turn's limits (the logs' cap covers the verification log too), and how many corrections follow. */
+export interface SessionLimits extends TurnLimits {
+  maxCorrections: number;
+}
+
+/** The worktree the agent changes: its base, the guard after each turn, and the frozen change. */
+export interface SessionWork {
+  worktree: string;
   baseSha: string;
-  commandArgv: TurnOptions['commandArgv'];
-  launch: TurnOptions['launch'];
+  /** Runs after every agent turn, before the toolkit touches the worktree again. */
+  afterTurn(): Promise<unknown>;
+  /**
+   * Freezes the change as the turn left it, before it is verified: the patch that is verified, and
+   * the digest the verification record then vouches for (a change made after it no longer matches).
+   */
+  freeze(): Promise<{ patch: string; sha: string }>;
+}
+
+/** The verification of each frozen change. */
+export interface SessionCheck {
+  /** The verification command; undefined (or `verifies: false`) means none runs. */
+  verify?: readonly string[];
+  verifies: boolean;
   /**
    * Runs the verification command on exactly `patch` (a clean checkout of the base, in the sandbox),
    * its output appended to the verification log.
@@ -54,22 +85,6 @@ export interface SessionInput {
     env: ChildEnv,
     patch: string,
   ): Promise<{ exitCode: number | null; timedOut: boolean; durationMs: number; missing?: MissingAt }>;
-  onSpawn?: (pid: number) => void;
-  /** Runs after every agent turn, before the toolkit touches the worktree again. */
-  afterTurn(): Promise<unknown>;
-  /**
-   * Freezes the change as the turn left it, before it is verified: the patch that is verified, and
-   * the digest the verification record then vouches for (a change made after it no longer matches).
-   */
-  freeze(): Promise<{ patch: string; sha: string }>;
-  /** The student runs in the sandbox: it may be let run the verification command itself. */
-  sandboxed?: boolean;
-  /**
-   * A revision crew's first turn. `resume`: the delivered crew's session, restored in this crew's
-   * HOME, goes on with `promptPath` (the feedback) as its prompt, its running totals `meter`; when
-   * the tool cannot resume it, a fresh turn gets the brief instead. `fresh`: why no resume was tried.
-   */
-  revision?: { resume: { sessionId: string; promptPath: string; meter?: SessionMeter } } | { fresh: string };
 }
 
 /** How a revision crew's session began (the bookbag's `revision.session` and `why`). */

@@ -108,10 +108,12 @@ export interface ConfineInput {
   hostEnv: HostEnv;
 }
 
-export type Confinement = Pick<SessionInput, 'launch' | 'runVerify' | 'revision'> & {
-  /** The agent's API calls go through the key proxy (its answers are recorded). */
-  keyProxied: boolean;
-};
+export type Confinement = Pick<SessionInput['spawn'], 'launch'> &
+  Pick<SessionInput['check'], 'runVerify'> &
+  Pick<SessionInput, 'revision'> & {
+    /** The agent's API calls go through the key proxy (its answers are recorded). */
+    keyProxied: boolean;
+  };
 
 /**
  * How the student's turns and its verification are started. The student sees its worktree and its

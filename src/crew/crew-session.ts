@@ -32,36 +32,46 @@ export async function crewSession(
     SCHOOL_ISSUE: String(item.number),
     SCHOOL_ATTEMPT: String(crew.attempt),
   };
-  const base = {
-    agent,
-    layout: place.layout,
-    spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
-    worktree,
-    crewVars,
-    paths,
-    ...(spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {}),
-    verifies: classroom.verifies,
-    maxCorrections: spec.config.dispatch.correctionTurns,
-    logMaxBytes: spec.config.dispatch.logMaxBytes,
-    crewBudgetUsd: spec.config.dispatch.crewBudgetUsd,
-    alert: i.alert,
-    timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1000,
-    graceMs: spec.graceMs,
-    baseSha: spec.baseSha,
-    commandArgv: (c: readonly string[]) => studentArgv(c, spec.baseDir),
-  };
-  const { keyProxied, ...confined } = await confinement(place, i, r);
+  const { dispatch } = spec.config;
+  const { keyProxied, launch, runVerify, revision } = await confinement(place, i, r);
   const session = await runSession({
-    ...base,
-    ...confined,
-    sandboxed: sandbox.confined,
-    onSpawn: (pgid) => i.groups.spawned('student', pgid),
-    // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
-    freeze: async () => {
-      const patch = redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'));
-      return { patch, sha: sha256(patch) };
+    agent,
+    paths,
+    crewVars,
+    spend: {
+      layout: place.layout,
+      of: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+      budgetUsd: dispatch.crewBudgetUsd,
+      alert: i.alert,
     },
+    limits: {
+      timeoutMs: dispatch.crewTimeoutSeconds * 1000,
+      graceMs: spec.graceMs,
+      logMaxBytes: dispatch.logMaxBytes,
+      maxCorrections: dispatch.correctionTurns,
+    },
+    spawn: {
+      commandArgv: (c: readonly string[]) => studentArgv(c, spec.baseDir),
+      launch,
+      onSpawn: (pgid) => i.groups.spawned('student', pgid),
+    },
+    work: {
+      worktree,
+      baseSha: spec.baseSha,
+      // Before the toolkit runs git in the worktree again, the shared git directory is put back.
+      afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
+      freeze: async () => {
+        const patch = redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'));
+        return { patch, sha: sha256(patch) };
+      },
+    },
+    check: {
+      ...(dispatch.verify ? { verify: dispatch.verify } : {}),
+      verifies: classroom.verifies,
+      runVerify,
+    },
+    sandboxed: sandbox.confined,
+    ...(revision ? { revision } : {}),
   });
   return { session, keyProxied };
 }

@@ -74,15 +74,15 @@ async function play(form: Form) {
   const turn = await runTurn(agent, {
     cwd: root,
     env: childEnv(),
-    timeoutMs: form.hang ? HANG_MS : 30_000,
-    graceMs: 200,
-    logFile: log,
-    briefPath: join(root, 'brief.md'),
     prompt: 'Fix the bug.\n',
-    usageFile: join(root, 'usage.json'),
-    reportFile: join(root, 'report.md'),
-    commandArgv: (c) => [...c],
-    launch: async (argv, env) => ({ argv: [...argv], env }),
+    limits: { timeoutMs: form.hang ? HANG_MS : 30_000, graceMs: 200 },
+    files: {
+      log,
+      brief: join(root, 'brief.md'),
+      usage: join(root, 'usage.json'),
+      report: join(root, 'report.md'),
+    },
+    spawn: { commandArgv: (c) => [...c], launch: async (argv, env) => ({ argv: [...argv], env }) },
     now: () => NOW,
   });
   return { ending: turn.ending, log: readFileSync(log, 'utf8') };
