@@ -38,31 +38,19 @@ export default tseslint.config(
 
 /**
  * `process.env` is read by the entries alone: src/actions and src/github for the actions, src/cli for
- * `school`; they build the run context (src/process/run-context.ts) and pass it down. src/process/env.ts
- * builds every child's environment from the host's allow-list. The other files named here still read
- * the host environment (PATH, HOME, the tool cache, version managers, agent keys) directly, until it
- * reaches them as an input (docs/architecture.md, "One home per rule"); the list only shrinks.
+ * `school`; they build the run context (src/process/run-context.ts) and pass it down, its host
+ * environment (PATH, HOME, the tool cache, version managers, agent keys) included. src/process/env.ts
+ * builds every child's environment from the host's allow-list and holds the one default for a caller
+ * that passes no context (`hostEnvOf`). No other file is excepted (docs/architecture.md, "One home
+ * per rule").
  */
 function runContextOnly() {
-  const hostReaders = [
-    'src/process/which.ts',
-    'src/sandbox/sandbox.ts',
-    'src/sandbox/toolchains.ts',
-    'src/sandbox/probe.ts',
-    'src/sandbox/visibility.ts',
-    'src/doctor/doctor.ts',
-    'src/doctor/limits.ts',
-    'src/crew/crew.ts',
-    'src/crew/orca/cli.ts',
-    'src/grading/judges.ts',
-    'src/loop/preflight.ts',
-  ];
   const message =
     'Read the run context (src/process/run-context.ts) passed down from the entry, not process.env: only src/actions, src/github and src/cli read the environment (docs/architecture.md).';
   return [
     {
       files: ['src/**/*.ts'],
-      ignores: ['src/actions/**', 'src/github/**', 'src/cli/**', 'src/process/env.ts', ...hostReaders],
+      ignores: ['src/actions/**', 'src/github/**', 'src/cli/**', 'src/process/env.ts'],
       rules: {
         'no-restricted-properties': ['error', { object: 'process', property: 'env', message }],
       },

@@ -7,6 +7,7 @@
  * difference of medians per crew, and that difference as a share of a 60-second crew.
  * Goal: ≤ 100 ms per crew and ≤ 5 % of a 60-second crew.
  */
+import { testPath } from '../test/support/host.js';
 import { runCrew } from '../src/crew/crew.js';
 import { silentLogger } from '../src/log.js';
 import { sandboxLimitsSchema, type SchoolConfig } from '../src/config/schema.js';
@@ -54,7 +55,7 @@ export const benchmarks: Bench[] = [
     name: 'sandbox',
     rounds: 5,
     async setup() {
-      requireSandbox({ kind: 'bwrap', bwrap: 'bwrap' });
+      requireSandbox({ kind: 'bwrap', bwrap: 'bwrap' }, testPath());
       school = makeSchool({ timeout: 60 });
       school.config.dispatch.minFreeDiskGiB = 0;
     },

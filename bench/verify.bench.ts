@@ -6,6 +6,7 @@
  * runs them. Repository: the embedded example's files (src/examples), a handful of modules and tests.
  * Goal: warm ≤ 1.2× the verification in the student's worktree.
  */
+import { testHost } from '../test/support/host.js';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +59,7 @@ export const benchmarks: Bench[] = [
       git(student, 'add', '--all', '--intent-to-add');
       patch = `${git(student, 'diff', '--binary', 'HEAD')}\n`;
       sandbox = new Sandbox({
+        host: testHost(),
         config: config().sandbox,
         root: join(dir, 'sandbox'),
         protect: [repo],

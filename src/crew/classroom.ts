@@ -14,6 +14,7 @@ import {
 import { requireProcFs, which } from './host.js';
 import { clearHint, markInService, markOutOfService, outOfService, removeTree } from './slot-reset.js';
 import type { Confined } from '../sandbox/sandbox.js';
+import { hostEnvOf } from '../process/env.js';
 import type { RunOptions, RunResult } from '../process/run.js';
 import { OrcaClassroom } from './orca/classroom.js';
 
@@ -79,7 +80,7 @@ export interface ClassroomOptions {
   repoPath: string;
   /** Parent of every slot directory. */
   root: string;
-  /** PATH used by preflight (defaults to ours). */
+  /** The host's PATH, used by preflight (the run context's; src/process/env.ts hostEnvOf without one). */
   path?: string;
 }
 
@@ -94,7 +95,7 @@ export class WorktreeClassroom implements Classroom {
         `classroom worktree on daemon ${this.o.daemon.id}: repository ${this.o.repoPath} does not exist; set repoPath in school.yml`,
       );
     }
-    if (!which('git', this.o.path)) {
+    if (!which('git', this.o.path ?? hostEnvOf(undefined).PATH ?? '')) {
       throw new ClassroomUnavailableError(
         `classroom ${this.kind} on daemon ${this.o.daemon.id}: \`git\` not found on PATH; install git on this runner`,
       );

@@ -47,9 +47,10 @@ export class CrewProcesses {
  * directory, which is itself never visible inside; nor are the state directory, the other slots,
  * the repository's checkout or the toolkit.
  */
-export function crewSandbox(spec: CrewSpec, scratch: string, log: Logger): Sandbox {
+export function crewSandbox(spec: CrewSpec, scratch: string, log: Logger, host: HostEnv): Sandbox {
   return new Sandbox({
     config: spec.config.sandbox,
+    host,
     root: join(scratch, 'sandbox'),
     protect: [
       spec.stateDir,

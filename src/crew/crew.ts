@@ -17,6 +17,7 @@ import { describeUpstream, limitEvidence, UpstreamRecord } from '../sandbox/upst
 import { ChangeTooLargeError } from './git.js';
 import { crewRuntimeDir, type CrewSpec } from './spec.js';
 import { auditActor, LOCAL_RUN, type HostEnv, type RunContext } from '../process/run-context.js';
+import { hostEnvOf } from '../process/env.js';
 import { claimCrewSlot, takeOverCrewSlot, type Claimed } from './crew-claim.js';
 import { AbortCrew, briefRead, freshBrief, preVerifySlot, type Ready } from './crew-brief.js';
 import { crewPaths, type CrewPlace } from './crew-place.js';
@@ -48,12 +49,17 @@ export function findItem(layout: StateLayout, issue: number): CurriculumItem | u
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
 
-export function classroomFor(spec: CrewSpec, role: string): Classroom {
+export function classroomFor(spec: CrewSpec, role: string, host: HostEnv): Classroom {
   const daemon = spec.config.fleet.daemons.find((d) => d.id === spec.daemonId);
   if (!daemon) throw new Error(`daemon ${spec.daemonId} is not in fleet.daemons`);
   // Research, triage and docs work needs no worktree: those roles always get the bot classroom.
   const d = role === 'coding' ? daemon : { ...daemon, classroom: 'bot' as const };
-  return createClassroom({ daemon: d, repoPath: spec.config.repoPath, root: spec.worktreeRoot });
+  return createClassroom({
+    daemon: d,
+    repoPath: spec.config.repoPath,
+    root: spec.worktreeRoot,
+    path: host.PATH ?? '',
+  });
 }
 
 /** Runs one planned crew from its slot claim to its grading job (see CrewResult). */
@@ -105,7 +111,7 @@ class CrewRun {
   readonly answers = new UpstreamRecord();
   readonly end: CrewEnd = { outcome: 'aborted', reason: '' };
   /** The runner's environment: the agent's API key and allowed hosts are read from it (./crew-confine.ts). */
-  readonly hostEnv: HostEnv = process.env;
+  readonly hostEnv: HostEnv;
   slot = -1;
   guard: GitControlBaseline | undefined;
   dirs: SlotDirs | undefined;
@@ -122,13 +128,14 @@ class CrewRun {
     /** Collecting a finished student whose runner died (collectCrew), not running a planned crew. */
     readonly collecting = false,
   ) {
+    this.hostEnv = hostEnvOf(deps.context);
     const layout = new StateLayout(spec.stateDir, auditActor(deps.context ?? LOCAL_RUN));
     this.log = deps.logger;
     const crew = readCrewState(layout).registry.crews[spec.crewId];
     if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file('crews')}`);
     this.item = findItem(layout, crew.issueNumber);
     this.agent = spec.config.agents.find((a) => a.id === crew.agent);
-    const classroom = classroomFor(spec, this.item?.role ?? 'coding');
+    const classroom = classroomFor(spec, this.item?.role ?? 'coding', this.hostEnv);
     classroom.preflight();
     const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
     const out = join(scratch, 'out');
@@ -217,7 +224,7 @@ class CrewRun {
     // A collected crew's slot holds its student's change: it is verified, never prepared.
     if (!this.collecting) await preVerifySlot(place, this, () => (end.preVerify = true));
     this.prepared = true;
-    const sandbox = (this.sandbox = crewSandbox(spec, scratch, this.log));
+    const sandbox = (this.sandbox = crewSandbox(spec, scratch, this.log, this.hostEnv));
     // Asked of git now, before the student could touch its `.git` file (read-only inside anyway).
     this.dirs = await place.classroom.gitDirs(this.slot);
     const { log, groups, alert, worktree } = this;

@@ -11,7 +11,8 @@ import type { Progress } from './driver-settle.js';
 import { SlotDriver } from './driver-slots.js';
 import { requireSandbox } from '../sandbox/probe.js';
 import { reclaimOrcaOrphans } from './orca/orphans.js';
-import type { RunContext } from '../process/run-context.js';
+import type { HostEnv, RunContext } from '../process/run-context.js';
+import { hostEnvOf } from '../process/env.js';
 
 /**
  * The driver (seed 002): runs one daemon's planned crews with K slots.
@@ -131,8 +132,9 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
     config: o.config,
   };
   // Preflight before anything is leased or locked: a missing binary fails within a second.
-  classroomFor({ ...baseSpec, crewId: '-', baseSha: '-' }, 'coding').preflight();
-  sandboxPreflight(o.config, o.daemon, o.logger);
+  const host = hostEnvOf(o.context);
+  classroomFor({ ...baseSpec, crewId: '-', baseSha: '-' }, 'coding', host).preflight();
+  sandboxPreflight(o.config, o.daemon, o.logger, host);
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
   try {
     const baseSha = o.launch.baseSha ?? (await revParse(o.config.repoPath));
@@ -158,14 +160,14 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
  * Fail closed: a daemon whose machine cannot run the sandbox leases nothing (the error says what to
  * install or set). Running without one, or with the host's network, is said loudly once per run.
  */
-export function sandboxPreflight(config: SchoolConfig, daemon: string, logger: Logger): void {
+export function sandboxPreflight(config: SchoolConfig, daemon: string, logger: Logger, host: HostEnv): void {
   if (config.sandbox.kind === 'none') {
     logger.warning(
       `daemon ${daemon}: NO SANDBOX (sandbox.kind: none): students run unconfined as this runner's user and can read its files, other crews' work and every key in reach, and connect anywhere`,
     );
     return;
   }
-  requireSandbox(config.sandbox);
+  requireSandbox(config.sandbox, host.PATH ?? '');
   if (config.sandbox.network === 'host')
     logger.warning(
       `daemon ${daemon}: sandbox.network is host: students may connect to any host and send anything anywhere`,

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { hostEnvOf } from '../process/env.js';
+import type { HostEnv } from '../process/run-context.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { agentAllowList } from '../agents/network.js';
@@ -19,7 +21,7 @@ export interface DoctorOptions {
   /** Check only this daemon's Orca (the roster job's daemon); default every daemon's. */
   daemon?: string;
   cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  env?: HostEnv;
   /** Install directories of the Actions runner to check the owner of. */
   runnerRoots?: readonly string[];
   uid?: number;
@@ -31,7 +33,7 @@ export interface DoctorOptions {
 /** Every check, in the order a person fixes them. A school.yml that does not load is the one finding. */
 export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
   const cwd = resolve(o.cwd ?? '.');
-  const env = o.env ?? process.env;
+  const env = hostEnvOf(o.env ? { host: o.env } : undefined);
   const path = env.PATH ?? '';
   let config: SchoolConfig;
   try {

@@ -13,7 +13,7 @@ import type { Finding } from './finding.js';
  * without delegation (a non-root v1 machine) is common. What a running crew writes to the host disk
  * (`diskMiB`) is measured with `du` (src/crew/disk-watch.ts): said, and a warning where du is missing.
  */
-export async function checkLimits(sandbox: SandboxConfig, path = process.env.PATH ?? ''): Promise<Finding> {
+export async function checkLimits(sandbox: SandboxConfig, path: string): Promise<Finding> {
   const check = 'sandbox-limits';
   if (sandbox.kind === 'none')
     return { check, status: 'skipped', detail: 'sandbox.kind is none: no limit holds' };

@@ -124,7 +124,7 @@ export async function checkParity(config: SchoolConfig, o: ParityOptions): Promi
   const work = mkdtempSync(join(tmpdir(), 'school-doctor-work-'));
   let sandbox: Sandbox;
   try {
-    sandbox = new Sandbox({ config: config.sandbox, root, protect });
+    sandbox = new Sandbox({ config: config.sandbox, root, protect, host: o.env });
   } catch (e) {
     rmSync(root, { recursive: true, force: true });
     rmSync(work, { recursive: true, force: true });
@@ -136,7 +136,7 @@ export async function checkParity(config: SchoolConfig, o: ParityOptions): Promi
       },
     ];
   }
-  const hidden = [...protect, ...defaultProtected()].map((p) => resolve(p));
+  const hidden = [...protect, ...defaultProtected(o.env)].map((p) => resolve(p));
   // `probe` runs with exactly the mounts the sandbox gives `program` itself (confine decides them
   // from the program it starts), in its place: a shell asking what resolves to what in there.
   const inside = async (program: string, env: ChildEnv, probe?: readonly string[]) => {

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
+import type { HostEnv } from '../process/run-context.js';
 import { Sandbox } from '../sandbox/sandbox.js';
 import { requireSandbox } from '../sandbox/probe.js';
 
@@ -14,11 +15,13 @@ import { requireSandbox } from '../sandbox/probe.js';
  */
 export async function withJudgeSandbox<T>(
   config: Pick<SchoolConfig, 'sandbox' | 'stateDir' | 'repoPath'>,
+  host: HostEnv,
   fn: (sandbox: Sandbox) => Promise<T>,
 ): Promise<{ value: T; refused: string[] }> {
-  requireSandbox(config.sandbox);
+  requireSandbox(config.sandbox, host.PATH ?? '');
   const sandbox = new Sandbox({
     config: config.sandbox,
+    host,
     root: mkdtempSync(join(tmpdir(), 'school-judge-')),
     protect: [config.stateDir, config.repoPath],
   });

@@ -4,7 +4,7 @@ import { readLogText } from '../process/capped-log.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
-import { childEnv, type ChildEnv } from '../process/env.js';
+import { childEnv, hostEnvOf, type ChildEnv } from '../process/env.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { describeMissing, type MissingAt } from '../sandbox/not-found.js';
 import { SchoolError } from '../errors.js';
@@ -112,21 +112,24 @@ export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVe
     scratch ??= mkdtempSync(join(tmpdir(), 'school-judge-verify-'));
     const { baseSha, crewId } = read.bookbag;
     const logFile = join(scratch, `${crewId}.log`);
-    const { value: run, refused } = await withJudgeSandbox(config, (sandbox) =>
-      verifyOnCleanCheckout(
-        {
-          config,
-          baseSha,
-          patch: read.diff,
-          scratch: join(scratch!, 'checkouts'),
-          depsRoot: join(scratch!, 'deps'),
-          sandbox,
-          logFile,
-          timeoutMs,
-        },
-        verify,
-        childEnv(),
-      ),
+    const { value: run, refused } = await withJudgeSandbox(
+      config,
+      ctx.host ?? hostEnvOf(undefined),
+      (sandbox) =>
+        verifyOnCleanCheckout(
+          {
+            config,
+            baseSha,
+            patch: read.diff,
+            scratch: join(scratch!, 'checkouts'),
+            depsRoot: join(scratch!, 'deps'),
+            sandbox,
+            logFile,
+            timeoutMs,
+          },
+          verify,
+          childEnv(),
+        ),
     );
     // The log is capped on disk (dispatch.logMaxBytes) and only its end is read: the reason keeps TAIL.
     const log = readLogText(logFile, 64 * 1024);

@@ -12,6 +12,8 @@ import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
 import { audit } from '../state/audit.js';
 import { patchFiles } from '../process/patch-files.js';
+import { hostEnvOf } from '../process/env.js';
+import type { HostEnv } from '../process/run-context.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
 import { withJudgeSandbox } from './judge-sandbox.js';
@@ -30,6 +32,8 @@ export type GradeFn = (job: GradingJob) => Promise<Verdict>;
 export interface JudgeContext {
   config: SchoolConfig;
   layout: StateLayout;
+  /** The host environment the judges' sandboxes and reviewer read (default: src/process/env.ts hostEnvOf). */
+  host?: HostEnv;
 }
 
 /**
@@ -148,17 +152,18 @@ function withRefusals(f: JudgeFinding, refused: readonly string[]): JudgeFinding
   };
 }
 
-function reviewerAllowList(reviewer: ReviewerConfig): string[] {
+function reviewerAllowList(reviewer: ReviewerConfig, host: HostEnv): string[] {
   if (Array.isArray(reviewer) || reviewer.kind === 'command') return [];
   // A Codex reviewer's model provider set with `-c model_providers.<p>.base_url=…` is allowed too.
   return agentAllowList(
     { kind: reviewer.kind, passEnv: reviewer.passEnv, ...(reviewer.args ? { args: reviewer.args } : {}) },
-    process.env,
+    host,
   );
 }
 
 export function defaultGrader(ctx: JudgeContext): GradeFn {
   const { config, layout } = ctx;
+  const host = ctx.host ?? hostEnvOf(undefined);
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1000;
   return async (job) => {
     const read = await readScopedBookbag(layout, job);
@@ -168,7 +173,7 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     const coding = bookbag.role === 'coding';
     // Sealed tests exercise a code change; a non-coding crew has none to apply.
     if (config.grading.sealedTests && coding) {
-      const { value: sealed, refused } = await withJudgeSandbox(config, (sandbox) =>
+      const { value: sealed, refused } = await withJudgeSandbox(config, host, (sandbox) =>
         runSealedTests({
           repoPath: config.repoPath,
           argv: config.grading.sealedTests!,
@@ -191,7 +196,7 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     }
     if (config.grading.reviewer) {
       const reviewer = config.grading.reviewer;
-      const { value: review, refused } = await withJudgeSandbox(config, (sandbox) =>
+      const { value: review, refused } = await withJudgeSandbox(config, host, (sandbox) =>
         runReviewer(
           reviewer,
           {
@@ -218,7 +223,7 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
               sandbox.confine(argv, env, {
                 ...view,
                 home: sandbox.freshHome('reviewer'),
-                allow: [...reviewerAllowList(reviewer), ...config.sandbox.allow],
+                allow: [...reviewerAllowList(reviewer, host), ...config.sandbox.allow],
               }),
             sandboxed: sandbox.confined,
           },

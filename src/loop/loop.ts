@@ -11,6 +11,7 @@ import type { IssuesPort, OutboxCounts } from '../outbox/outbox.js';
 import { publishStatuses } from '../feedback/refresh.js';
 import { statusLinks } from '../feedback/status.js';
 import { LOCAL_RUN, workerId, type RunContext } from '../process/run-context.js';
+import { hostEnvOf } from '../process/env.js';
 import { watchDeliveries } from '../feedback/watch.js';
 import type { FeedbackPort } from '../feedback/port.js';
 import type { Logger } from '../log.js';
@@ -80,7 +81,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
 
   const daemons = config.fleet.daemons.map((d) => d.id);
   // The sandbox runs what the host runs, or no crew is placed (./preflight.ts; cached when unchanged).
-  const refused = await crewPreflight({ config, layout, logger });
+  const refused = await crewPreflight({ config, layout, logger, env: hostEnvOf(o.context) });
   const plan = refused
     ? refusedPlan(refused)
     : await logger.group('dispatch-crew: plan', () =>

@@ -7,7 +7,8 @@ import type { PlanResult } from '../dispatch/plan.js';
 import { checkParity, interpreterOf, paritySubjects } from '../doctor/parity.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
-import { childEnv } from '../process/env.js';
+import { childEnv, hostEnvOf } from '../process/env.js';
+import type { HostEnv } from '../process/run-context.js';
 import { which } from '../process/which.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
@@ -30,7 +31,7 @@ export interface PreflightOptions {
   layout: StateLayout;
   logger: Logger;
   /** The host environment the crews are started from (default: this process's). */
-  env?: NodeJS.ProcessEnv;
+  env?: HostEnv;
   /** Where relative paths of the configuration resolve (default: this process's directory). */
   cwd?: string;
 }
@@ -38,7 +39,7 @@ export interface PreflightOptions {
 /** Undefined when crews may start here; else the one sentence saying what to change. */
 export async function crewPreflight(o: PreflightOptions): Promise<string | undefined> {
   if (o.config.sandbox.kind === 'none') return undefined;
-  const env = o.env ?? process.env;
+  const env = hostEnvOf(o.env ? { host: o.env } : undefined);
   const key = preflightKey(o.config, env);
   const cache = join(defaultRuntimeDir(o.layout.root), 'preflight.json');
   if (cachedKey(cache) === key) return undefined;
@@ -72,7 +73,7 @@ export function refusedPlan(sentence: string): PlanResult {
 }
 
 /** The hash of everything the parity check's answer depends on. */
-export function preflightKey(config: SchoolConfig, env: NodeJS.ProcessEnv): string {
+export function preflightKey(config: SchoolConfig, env: HostEnv): string {
   const path = childEnv({ from: env }).PATH ?? '';
   const identity = (p: string | undefined) => {
     if (!p) return null;

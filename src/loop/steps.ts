@@ -25,6 +25,7 @@ import type { RevisionRequest } from '../dispatch/revision.js';
 import { message } from '../errors.js';
 import { crewPreflight } from './preflight.js';
 import { LOCAL_RUN, type RunContext } from '../process/run-context.js';
+import { hostEnvOf } from '../process/env.js';
 
 /**
  * The two halves of dispatch-crew, shared by the action and `school dispatch`:
@@ -279,7 +280,12 @@ export function plannedFor(layout: StateLayout, daemon: string): string[] {
 
 export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
   const context = o.context ?? LOCAL_RUN;
-  const refused = await crewPreflight({ config: o.config, layout: o.layout, logger: o.logger });
+  const refused = await crewPreflight({
+    config: o.config,
+    layout: o.layout,
+    logger: o.logger,
+    env: hostEnvOf(o.context),
+  });
   if (refused) return refusedRun(plannedFor(o.layout, o.daemon), refused);
   const disk = freeDiskBytes(o.layout.root);
   await beat(o.layout, o.config, o.daemon, disk);

@@ -3,6 +3,7 @@
  * It is never a copy of ours: a token in the toolkit's environment (INPUT_TOKEN, GITHUB_TOKEN,
  * ACTIONS_RUNTIME_TOKEN, cloud keys) reaches a child only when a caller names it in `pass`.
  */
+import { LOCAL_RUN, type HostEnv } from './run-context.js';
 
 /** What any program needs to run at all; nothing here is a credential. */
 export const BASE_ENV = [
@@ -81,3 +82,14 @@ export const RUN_IDENTITY_ENV = [
 /** Names that must never be passed on, whatever a configuration says. */
 export const NEVER_PASS =
   /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+
+/**
+ * The host environment a run looks things up in (PATH, HOME, the tool cache, version managers, agent
+ * keys): its run context's, built by the entry (src/process/run-context.ts), or this process's when
+ * the caller passes no context or LOCAL_RUN (a direct library call, a test). The one place below the entries
+ * where that default is taken (docs/architecture.md, "One home per rule").
+ */
+export function hostEnvOf(context: { readonly host: HostEnv } | undefined): HostEnv {
+  // LOCAL_RUN is the default where only a run's identity was asked: it names no host of its own.
+  return context && context !== LOCAL_RUN ? context.host : process.env;
+}

@@ -2,10 +2,10 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
 /**
- * Finds an executable on PATH without a shell; absolute or relative paths are checked as given. A
+ * Finds an executable on `path` (the host's PATH, passed down from the run context) without a shell; absolute or relative paths are checked as given. A
  * directory is never the answer (it passes the X_OK check): the sandbox binds what this returns.
  */
-export function which(binary: string, path = process.env.PATH ?? ''): string | undefined {
+export function which(binary: string, path: string): string | undefined {
   const candidates =
     isAbsolute(binary) || binary.includes('/')
       ? [binary]

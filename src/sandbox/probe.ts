@@ -50,7 +50,8 @@ const verdicts = new Map<string, string | null>();
 /** Throws SandboxUnavailableError unless bwrap runs here. Cached per binary for the process. */
 export function requireSandbox(
   config: Pick<SandboxConfig, 'bwrap' | 'kind'>,
-  path = process.env.PATH ?? '',
+  /** The host's PATH (the run context's). */
+  path: string,
 ): void {
   if (config.kind === 'none') return;
   const bwrap = which(config.bwrap, path);

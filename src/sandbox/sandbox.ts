@@ -5,6 +5,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import type { SandboxConfig } from '../config/schema.js';
 import { extendEnv, type ChildEnv } from '../process/env.js';
 import { removeTreeSync } from '../process/remove-tree.js';
+import type { HostEnv } from '../process/run-context.js';
 import { which } from '../process/which.js';
 import { BRIDGE_PROXY_PORT, BRIDGE_SOURCE } from './bridge.js';
 import { bwrapArgs, type Confinement } from './mounts.js';
@@ -55,6 +56,11 @@ export interface SandboxOptions {
   protect: readonly string[];
   /** Called for each refused connection, with the `host:port` and the purpose's name. */
   onRefused?: (target: string, purpose: string) => void;
+  /**
+   * The host environment (the run context's): its PATH finds bubblewrap, its tool cache and
+   * version-manager variables say what a program's toolchain is, its workspace stays hidden.
+   */
+  host: HostEnv;
 }
 
 export class Sandbox {
@@ -73,12 +79,9 @@ export class Sandbox {
 
   constructor(private readonly o: SandboxOptions) {
     this.confined = o.config.kind !== 'none';
-    this.protect = [...o.protect, ...defaultProtected()].map((p) => resolve(p));
-    if (this.confined) requireSandbox(o.config);
-    this.limits = new SandboxLimits(
-      o.config.limits,
-      which(o.config.bwrap, process.env.PATH ?? '') ?? o.config.bwrap,
-    );
+    this.protect = [...o.protect, ...defaultProtected(o.host)].map((p) => resolve(p));
+    if (this.confined) requireSandbox(o.config, o.host.PATH ?? '');
+    this.limits = new SandboxLimits(o.config.limits, this.bwrap());
   }
 
   /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
@@ -113,8 +116,8 @@ export class Sandbox {
       files: args.filter((a) => a.startsWith(sep)),
       protect: this.protect,
       untrusted: [c.cwd, ...(c.writable ?? [])],
-      toolCaches: toolCacheDirs(),
-      env: process.env,
+      toolCaches: toolCacheDirs(this.o.host),
+      env: this.o.host,
       visible: [
         c.home,
         ...this.o.config.readOnly,
@@ -168,8 +171,15 @@ export class Sandbox {
       network,
       tmpfsBytes: this.limits.tmpfsBytes(),
     };
-    const bwrap = which(this.o.config.bwrap, process.env.PATH ?? '') ?? this.o.config.bwrap;
-    return { argv: this.limits.wrap([bwrap, ...bwrapArgs(confinement, inner)]), env: extendEnv(env, set) };
+    return {
+      argv: this.limits.wrap([this.bwrap(), ...bwrapArgs(confinement, inner)]),
+      env: extendEnv(env, set),
+    };
+  }
+
+  /** bubblewrap as the host's PATH finds it (sandbox.bwrap when it names a path or is not found). */
+  private bwrap(): string {
+    return which(this.o.config.bwrap, this.o.host.PATH ?? '') ?? this.o.config.bwrap;
   }
 
   private proxy(allow: readonly string[], purpose: string): Promise<EgressProxy> {
@@ -301,7 +311,7 @@ function basename(p: string): string {
  * work directories (found as the student would find them: from the executables of this process's
  * ancestors, `<root>/bin/Runner.Worker`), the workspace and the runner's temp directory.
  */
-export function defaultProtected(env: NodeJS.ProcessEnv = process.env): string[] {
+export function defaultProtected(env: HostEnv): string[] {
   // The toolkit: two levels above this module in the sources (src/sandbox/) and in a bundle
   // (dist/<entry>/index.js) alike.
   const out = [homedir(), resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')];

@@ -9,6 +9,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { HostEnv } from '../process/run-context.js';
 import { SYSTEM_PATHS } from './mounts.js';
 import { shimManager, versionDirs } from './version-managers.js';
 
@@ -55,7 +56,7 @@ export interface ToolchainOptions {
    * The host's environment (its HOME, PYENV_ROOT, ASDF_DATA_DIR, …): a version manager's shims
    * directory on PATH is recognized under it. Without it, shims directories are left out.
    */
-  env?: NodeJS.ProcessEnv;
+  env?: HostEnv;
 }
 
 /** A symbolic link made inside at `path`, pointing at `target` (as `readlink` says it outside). */
@@ -77,7 +78,7 @@ export interface ToolchainMounts {
 }
 
 /** The runner's tool cache directories named by the host's environment. */
-export function toolCacheDirs(env: NodeJS.ProcessEnv = process.env): string[] {
+export function toolCacheDirs(env: HostEnv): string[] {
   return ['RUNNER_TOOL_CACHE', 'AGENT_TOOLSDIRECTORY']
     .map((k) => env[k])
     .filter((v): v is string => !!v && isAbsolute(v))

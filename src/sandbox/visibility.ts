@@ -2,6 +2,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
+import type { HostEnv } from '../process/run-context.js';
 import { which } from '../process/which.js';
 import { SYSTEM_PATHS } from './mounts.js';
 import { defaultProtected } from './sandbox.js';
@@ -29,7 +30,7 @@ export interface VisibilityOptions {
 /** Every problem of `config` under the host environment `env`; empty with `sandbox.kind: none`. */
 export function sandboxVisibilityProblems(
   config: SchoolConfig,
-  env: NodeJS.ProcessEnv = process.env,
+  env: HostEnv,
   o: VisibilityOptions = {},
 ): VisibilityProblem[] {
   if (config.sandbox.kind === 'none') return [];
@@ -116,7 +117,7 @@ export function hiddenPathFix(o: {
 }
 
 /** Whether a host path is seen inside: the system, sandbox.readOnly, and the toolchains on PATH. */
-function visibleTree(config: SchoolConfig, env: NodeJS.ProcessEnv, home: string): (p: string) => boolean {
+function visibleTree(config: SchoolConfig, env: HostEnv, home: string): (p: string) => boolean {
   const path = env.PATH ?? '';
   const bins = config.agents
     .filter((a) => a.kind !== 'command')

@@ -1,3 +1,4 @@
+import { testHost } from '../support/host.js';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -204,7 +205,7 @@ describe('the dependency install meets a program the sandbox does not have', () 
 describe('in grading, a program the sandbox does not have is no verdict', () => {
   warnSkipped('sealed tests that meet a program the sandbox does not have');
   const sealed = (s: School, command: string) =>
-    withJudgeSandbox(s.config, (sandbox) =>
+    withJudgeSandbox(s.config, testHost(), (sandbox) =>
       runSealedTests({
         repoPath: s.repo,
         argv: ['sh', '-c', command],

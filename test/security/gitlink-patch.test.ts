@@ -1,3 +1,4 @@
+import { testHost } from '../support/host.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,7 +44,7 @@ describe('a patch holding a gitlink', () => {
   it('is refused by the clean checkout before the verification runs; the honest patch is verified', async () => {
     const { root, repo, base } = await setup();
     const config = sandboxSchema.parse({ kind: 'none' });
-    const sandbox = new Sandbox({ config, root: join(root, 'sandbox'), protect: [] });
+    const sandbox = new Sandbox({ config, root: join(root, 'sandbox'), protect: [], host: testHost() });
     const marker = join(root, 'verification-ran');
     const verify = ['sh', '-c', `touch "${marker}-$(cat a.txt)"; test "$(cat a.txt)" = b`];
     const run = (patch: string, name: string) =>

@@ -1,3 +1,4 @@
+import { testPath } from '../support/host.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runCrew, type CrewResult } from '../../src/crew/crew.js';
@@ -19,7 +20,7 @@ export const RED_TEAM = resolve(__dirname, '../fixtures/red-team-student.mjs');
 /** Why bubblewrap cannot run here, or undefined when it can. Checked once per test file. */
 export const noSandbox: string | undefined = (() => {
   try {
-    requireSandbox({ bwrap: 'bwrap', kind: undefined });
+    requireSandbox({ bwrap: 'bwrap', kind: undefined }, testPath());
     return undefined;
   } catch (e) {
     return message(e);

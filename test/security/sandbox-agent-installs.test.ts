@@ -1,3 +1,4 @@
+import { testHost } from '../support/host.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,7 +68,12 @@ afterEach(() => {
 async function versionInside(bin: string, path: string, host: string): Promise<string> {
   restores.push(setEnv({ HOME: host, PATH: path }));
   const root = mkdtempSync(join(tmpdir(), 'school-sbx-'));
-  const sandbox = new Sandbox({ config: sandboxSchema.parse({}), root: join(root, 'sandbox'), protect: [] });
+  const sandbox = new Sandbox({
+    config: sandboxSchema.parse({}),
+    root: join(root, 'sandbox'),
+    protect: [],
+    host: testHost(),
+  });
   try {
     const cwd = join(root, 'cwd');
     mkdirSync(cwd);

@@ -1,3 +1,4 @@
+import { testHost } from '../support/host.js';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -92,6 +93,7 @@ describe('8. fail closed', () => {
         stateDir: s.config.stateDir,
         repoPath: s.repo,
       },
+      testHost(),
       async () => {
         ran = true;
       },

@@ -1,3 +1,4 @@
+import { testHost } from '../support/host.js';
 import { spawn } from 'node:child_process';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -361,7 +362,7 @@ describe.skipIf(!!noSandbox)('the key proxy, from inside the sandbox', () => {
     const root = join(tmp.path, 'sandbox');
     const work = join(tmp.path, 'wt');
     mkdirSync(work, { recursive: true });
-    const sandbox = new Sandbox({ config: sandboxSchema.parse({}), root, protect: [] });
+    const sandbox = new Sandbox({ config: sandboxSchema.parse({}), root, protect: [], host: testHost() });
     try {
       const { url, target } = await sandbox.keyProxy(
         { upstream: UP, key: REAL, header: 'x-api-key', paths: PATHS },

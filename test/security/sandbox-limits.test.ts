@@ -1,3 +1,4 @@
+import { testPath } from '../support/host.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -165,7 +166,7 @@ describe('sandbox.limits in school.yml', () => {
 
 describe('school doctor', () => {
   it('says which limits hold here', async () => {
-    const f = await checkLimits(sandboxSchema.parse({ limits: { pids: 512 } }));
+    const f = await checkLimits(sandboxSchema.parse({ limits: { pids: 512 } }), testPath());
     expect(f.check).toBe('sandbox-limits');
     if (noSandbox) return;
     if (noCgroups) {
@@ -181,7 +182,7 @@ describe('school doctor', () => {
       );
     }
     expect(leftoverGroups()).toEqual([]);
-    const none = await checkLimits(sandboxSchema.parse({ kind: 'none' }));
+    const none = await checkLimits(sandboxSchema.parse({ kind: 'none' }), testPath());
     expect(none).toMatchObject({ status: 'skipped' });
   });
 });

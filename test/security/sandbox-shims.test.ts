@@ -1,3 +1,4 @@
+import { testHost } from '../support/host.js';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -262,6 +263,7 @@ const crewEnv = (m: Machine, set: Record<string, string> = {}) =>
 
 async function inside(m: Machine, argv: string[], set: Record<string, string> = {}) {
   const sandbox = new Sandbox({
+    host: testHost(),
     config: parseConfig({ sandbox: { network: 'none' } }).sandbox,
     root: join(dirname(m.home), 'sandbox'),
     protect: [],

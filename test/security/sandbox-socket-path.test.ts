@@ -1,3 +1,4 @@
+import { testHost } from '../support/host.js';
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,6 +53,7 @@ describe.skipIf(!!noSandbox)('the egress proxy socket under a deep workspace', (
     mkdirSync(work, { recursive: true });
     const before = new Set(readdirSync(tmpdir()).filter((d) => d.startsWith('school-egress-')));
     const sandbox = new Sandbox({
+      host: testHost(),
       config: sandboxSchema.parse({ allow: [target] }),
       root: sandboxRoot,
       protect: [],

@@ -301,7 +301,10 @@ export const initCommand: Command = {
         `school init: ${present.join(' and ')} ${present.length > 1 ? 'exist' : 'exists'}; edit ${present.length > 1 ? 'them' : 'it'}, or run with --force to replace ${present.length > 1 ? 'them' : 'it'}.`,
       );
     const verify = detectVerify(dir);
-    const found = { claude: !!which('claude'), codex: !!which('codex') };
+    const found = {
+      claude: !!which('claude', process.env.PATH ?? ''),
+      codex: !!which('codex', process.env.PATH ?? ''),
+    };
     // A first run needs no runner: the daemon runs on GitHub's ubuntu-latest unless --self-hosted,
     // or unless origin is a GitHub Enterprise Server (which has no GitHub-hosted runners).
     const remote = await originOf(top);

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { DaemonConfig } from '../../config/schema.js';
-import { childEnv, type ChildEnv } from '../../process/env.js';
+import { childEnv, hostEnvOf, type ChildEnv } from '../../process/env.js';
 import { runProcess, runProcessSync } from '../../process/run.js';
 import { which } from '../../process/which.js';
 import { ClassroomUnavailableError } from '../errors.js';
@@ -213,11 +213,11 @@ function impostorMessage(binary: string, daemonId: string): string {
  * (a source install; the packaged CLI brings its own runtime and needs no `node`).
  */
 export function resolveBinary(binary: string, daemonId: string, path?: string): string {
-  const found = which(binary, path ?? process.env.PATH ?? '');
+  const found = which(binary, path ?? hostEnvOf(undefined).PATH ?? '');
   if (!found) {
     throw new OrcaUnavailableError(
       'binary_missing',
-      `classroom orca on daemon ${daemonId}: \`${binary}\` not found on PATH (${path ?? process.env.PATH ?? ''}); ` +
+      `classroom orca on daemon ${daemonId}: \`${binary}\` not found on PATH (${path ?? hostEnvOf(undefined).PATH ?? ''}); ` +
         `install Orca's CLI on this runner (on Linux it is \`orca-ide\`) or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`,
     );
   }
@@ -228,7 +228,7 @@ export function resolveBinary(binary: string, daemonId: string, path?: string): 
   if (
     interpreter &&
     basename(interpreter) === 'node' &&
-    !which(interpreter, path ?? process.env.PATH ?? '')
+    !which(interpreter, path ?? hostEnvOf(undefined).PATH ?? '')
   ) {
     throw new OrcaUnavailableError(
       'binary_missing',

@@ -17,6 +17,7 @@ import { resetAdminDir, slotGitDirs } from '../git.js';
 import { processesWithMarker } from '../host.js';
 import { crewRuntimeDir, readSpec, type CrewSpec } from '../spec.js';
 import { finishedTurn } from './terminal.js';
+import { hostEnvOf } from '../../process/env.js';
 import type { RunContext } from '../../process/run-context.js';
 
 /**
@@ -106,7 +107,12 @@ async function sweep(o: OrphanOptions, c: CrewRecord, base: string, why: string)
   const remaining: string[] = [];
   const restored: string[] = [];
   if (c.slot !== undefined) {
-    const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+    const room = createClassroom({
+      daemon,
+      repoPath: o.config.repoPath,
+      root: o.worktreeRoot,
+      path: hostEnvOf(o.context).PATH ?? '',
+    });
     try {
       room.preflight();
       // What its student may have changed in the shared git directory and its slot's own, put back

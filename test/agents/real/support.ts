@@ -1,3 +1,4 @@
+import { testPath } from '../../support/host.js';
 import {
   existsSync,
   mkdirSync,
@@ -81,7 +82,7 @@ export function describeReal(
 /** Why bubblewrap cannot run here, or undefined when it can (the crews run in it). */
 function sandboxProblem(): string | undefined {
   try {
-    requireSandbox({ kind: 'bwrap', bwrap: 'bwrap' });
+    requireSandbox({ kind: 'bwrap', bwrap: 'bwrap' }, testPath());
     return undefined;
   } catch (e) {
     return (e as Error).message;
