@@ -94,14 +94,11 @@ function input(cands: Candidate[], waves: number): AdmissionInput {
     candidates: cands,
     daemons: daemons(),
     agents,
-    scores,
-    maxCrews: 10_000_000,
-    activeCrews: 0,
+    choice: { scores },
+    limits: { maxCrews: 10_000_000, activeCrews: 0, minFreeDiskBytes: 8 * GiB, maxFallbacks: 2 },
     heldFences: [],
     time: { remainingMs: 1e12, crewTimeoutMs: 900_000, gradingReserveMs: 300_000, maxWaves: waves },
-    minFreeDiskBytes: 8 * GiB,
     spend: { spentUsd: 0 },
-    maxFallbacks: 2,
   };
 }
 

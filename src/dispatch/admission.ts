@@ -78,17 +78,32 @@ export interface AdmissionInput {
   candidates: readonly Candidate[];
   daemons: readonly AdmissionDaemon[];
   agents: readonly AgentConfig[];
-  scores?: ScoreLookup;
-  /** `dispatch.choice: learning`: choose by the records (./choice.ts) instead of the top score. */
-  learning?: LearningChoice;
-  maxCrews: number;
-  activeCrews: number;
+  choice?: AdmissionChoice;
+  limits: AdmissionLimits;
   /** Fences of planned and running crews, with a label naming the holder. */
   heldFences: ReadonlyArray<{ fences: readonly string[]; holder: string }>;
   time: { remainingMs: number; crewTimeoutMs: number; gradingReserveMs: number; maxWaves: number };
-  minFreeDiskBytes: number;
   spend: { spentUsd: number; capUsd?: number };
+  holds?: AdmissionHolds;
+}
+
+/** How an agent is chosen: by the top score, or by the records. */
+export interface AdmissionChoice {
+  scores?: ScoreLookup;
+  /** `dispatch.choice: learning`: choose by the records (./choice.ts) instead of the top score. */
+  learning?: LearningChoice;
+}
+
+/** How many crews may start, on which daemons, and how often a bot takes a worktree crew. */
+export interface AdmissionLimits {
+  maxCrews: number;
+  activeCrews: number;
+  minFreeDiskBytes: number;
   maxFallbacks: number;
+}
+
+/** What holds crews back: the whole school, or single agents. */
+export interface AdmissionHolds {
   /** Set when the registry or a control ledger cannot be trusted: deny everything with this reason. */
   blocked?: string;
   /** Set while the school is paused: deny everything with this reason. */
@@ -147,16 +162,17 @@ function batchGate(input: AdmissionInput, waves: number): AdmissionResult | unde
     ...(loud ? { loud } : {}),
     waves,
   });
-  if (input.blocked !== undefined)
-    return all('state-corrupt', `registry assumed full (the crew state cannot be read): ${input.blocked}`);
+  const holds = input.holds ?? {};
+  if (holds.blocked !== undefined)
+    return all('state-corrupt', `registry assumed full (the crew state cannot be read): ${holds.blocked}`);
   const { spentUsd, capUsd } = input.spend;
   if (capUsd !== undefined && !(spentUsd < capUsd)) {
     const loud = spendCapLine(spentUsd, capUsd, candidates.length);
     // The refusal names the budget (the loud line stays exactly seed 003's).
     return all('spend-cap', `${loud}: the school's budget dispatch.spendCap is spent`, loud);
   }
-  if (input.dailyBudgets?.school !== undefined) return all('daily-budget', input.dailyBudgets.school);
-  if (input.paused !== undefined) return all('paused', input.paused);
+  if (holds.dailyBudgets?.school !== undefined) return all('daily-budget', holds.dailyBudgets.school);
+  if (holds.paused !== undefined) return all('paused', holds.paused);
   if (waves < 1) {
     const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
     return all(
@@ -189,16 +205,18 @@ function select(
   const held = heldAgents(input);
   const chooser = new AgentChooser(
     held.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
-    input.scores,
-    input.learning,
+    input.choice?.scores,
+    input.choice?.learning,
   );
   // Without the held agents nobody takes it: whether a held one would, and then why it waits.
-  const everyone = held.size ? new AgentChooser(input.agents, input.scores, input.learning) : undefined;
+  const everyone = held.size
+    ? new AgentChooser(input.agents, input.choice?.scores, input.choice?.learning)
+    : undefined;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused: Refusal[] = [];
   const selected: Selected[] = [];
-  let room = input.maxCrews - input.activeCrews;
+  let room = input.limits.maxCrews - input.limits.activeCrews;
   let fallbacks = 0;
   const refuse = (c: Candidate, code: RefusalCode, reason: string) =>
     refused.push({ issue: c.issueNumber, code, reason });
@@ -208,7 +226,7 @@ function select(
       refuse(
         c,
         'global-cap',
-        `global cap reached: maxCrews ${input.maxCrews}, ${input.activeCrews} active, ${selected.length} admitted this batch`,
+        `global cap reached: maxCrews ${input.limits.maxCrews}, ${input.limits.activeCrews} active, ${selected.length} admitted this batch`,
       );
       continue;
     }
@@ -226,11 +244,11 @@ function select(
     let poolName: PoolName = c.role !== 'coding' && hasBot ? 'bot' : 'worktree';
     let fallback = false;
     if (c.role === 'coding' && pools.worktree.online === 0 && pools.bot.online > 0) {
-      if (fallbacks >= input.maxFallbacks) {
+      if (fallbacks >= input.limits.maxFallbacks) {
         refuse(
           c,
           'fallback-limit',
-          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch`,
+          `no worktree daemon is online and fallback runs are capped at ${input.limits.maxFallbacks} per batch`,
         );
         continue;
       }
@@ -272,9 +290,10 @@ function select(
 /** Agents a crew may not go to now: paused ones, then those over their daily budget. */
 function heldAgents(input: AdmissionInput): Map<string, { code: RefusalCode; reason: string }> {
   const held = new Map<string, { code: RefusalCode; reason: string }>();
-  for (const [agent, reason] of input.dailyBudgets?.agents ?? [])
+  for (const [agent, reason] of input.holds?.dailyBudgets?.agents ?? [])
     held.set(agent, { code: 'agent-daily-budget', reason });
-  for (const [agent, reason] of input.pausedAgents ?? []) held.set(agent, { code: 'agent-paused', reason });
+  for (const [agent, reason] of input.holds?.pausedAgents ?? [])
+    held.set(agent, { code: 'agent-paused', reason });
   return held;
 }
 
@@ -400,7 +419,7 @@ class Pool {
         .join(', ');
       return {
         code: 'disk-floor' as const,
-        reason: `free disk below the ${gib(input.minFreeDiskBytes)} floor on every online daemon of class ≥ ${weight} (${low})`,
+        reason: `free disk below the ${gib(input.limits.minFreeDiskBytes)} floor on every online daemon of class ≥ ${weight} (${low})`,
       };
     }
     const cls = CAPACITY_CLASSES[c]!;
@@ -421,8 +440,8 @@ function buildPools(input: AdmissionInput, waves: number): Record<PoolName, Pool
   const bot = input.daemons.filter((d) => d.classroom === 'bot');
   const worktree = input.daemons.filter((d) => d.classroom !== 'bot');
   return {
-    worktree: new Pool('worktree', worktree, input.minFreeDiskBytes, waves),
-    bot: new Pool('bot', bot, input.minFreeDiskBytes, waves),
+    worktree: new Pool('worktree', worktree, input.limits.minFreeDiskBytes, waves),
+    bot: new Pool('bot', bot, input.limits.minFreeDiskBytes, waves),
   };
 }
 

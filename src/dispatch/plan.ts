@@ -375,10 +375,12 @@ function decide(
   const admitted = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
     spend: { spentUsd: spentUsd ?? 0, ...(capUsd !== undefined ? { capUsd } : {}) },
-    ...(blocked !== undefined ? { blocked } : {}),
-    ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
-    ...(pausedAgents.size > 0 ? { pausedAgents } : {}),
-    ...(read.daily ? { dailyBudgets: read.daily } : {}),
+    holds: {
+      ...(blocked !== undefined ? { blocked } : {}),
+      ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
+      ...(pausedAgents.size > 0 ? { pausedAgents } : {}),
+      ...(read.daily ? { dailyBudgets: read.daily } : {}),
+    },
     ...(learning ? { learning } : {}),
   });
   // Contests (./contest.ts): a contested issue is one entry per agent, at least two placed or none.
@@ -600,12 +602,11 @@ function admissionInput(
   registry: CrewRegistry,
   daemons: AdmissionDaemon[],
   candidates: Candidate[],
-  gates: Pick<AdmissionInput, 'spend' | 'blocked' | 'paused' | 'pausedAgents' | 'dailyBudgets'> & {
-    remainingMs: number;
-  },
+  gates: Pick<AdmissionInput, 'spend' | 'holds'> & { remainingMs: number; learning?: LearningChoice },
 ): AdmissionInput {
   const { config } = input;
-  const { remainingMs, ...rest } = gates;
+  const { remainingMs, learning, ...rest } = gates;
+  const scores = input.record?.scores;
   // Refill: every other daemon counts as full (K × any number of waves), so only `forDaemon` places.
   const offered = input.mode?.forDaemon
     ? daemons.map((d) => (d.id === input.mode?.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }))
@@ -617,9 +618,13 @@ function admissionInput(
     }),
     daemons: offered,
     agents: config.agents,
-    ...(input.record?.scores ? { scores: input.record.scores } : {}),
-    maxCrews: config.dispatch.maxCrews,
-    activeCrews: capUsage(registry, config),
+    choice: { ...(scores ? { scores } : {}), ...(learning ? { learning } : {}) },
+    limits: {
+      maxCrews: config.dispatch.maxCrews,
+      activeCrews: capUsage(registry, config),
+      minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
+      maxFallbacks: config.dispatch.maxFallbacks,
+    },
     heldFences: activeCrews(registry).map((c) => ({
       fences: c.fences,
       holder: `crew ${c.crewId} (issue #${c.issueNumber})`,
@@ -630,8 +635,6 @@ function admissionInput(
       gradingReserveMs: config.dispatch.gradingReserveSeconds * 1000,
       maxWaves: Math.max(1, Math.floor(finiteOr(input.limits?.maxWaves, 1))),
     },
-    minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
-    maxFallbacks: config.dispatch.maxFallbacks,
     ...rest,
   };
 }

@@ -117,7 +117,7 @@ export function admitStandby(
       holder: `issue #${a.candidate.issueNumber} (admitted this batch)`,
     })),
   ];
-  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  let fallbacks = Math.max(0, input.limits.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
   const standby: Admitted[] = [];
   while (open.size > 0 && rest.length > 0) {
     const lightest = Math.min(...[...open].map(perSlot));
@@ -198,11 +198,9 @@ function admitOneEach(
     daemons: input.daemons.map((d) =>
       offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER },
     ),
-    maxCrews: Number.MAX_SAFE_INTEGER,
-    activeCrews: 0,
+    limits: { ...input.limits, maxCrews: Number.MAX_SAFE_INTEGER, activeCrews: 0, maxFallbacks },
     heldFences,
     time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-    maxFallbacks,
   });
 }
 

@@ -184,14 +184,16 @@ class SimulatedOffice implements SimOffice {
       ),
       daemons: daemons.map((d) => admissionDaemon(d, options.slotsPerDaemon)),
       agents: [AGENT],
-      maxCrews: options.totalSlots,
-      activeCrews: options.totalSlots - free,
+      limits: {
+        maxCrews: options.totalSlots,
+        activeCrews: options.totalSlots - free,
+        minFreeDiskBytes: 0,
+        maxFallbacks: 0,
+      },
       heldFences: [],
       time: { remainingMs: 2 * 60_000, crewTimeoutMs: 60_000, gradingReserveMs: 0, maxWaves: 1 },
-      minFreeDiskBytes: 0,
       spend: { spentUsd: 0 },
-      maxFallbacks: 0,
-      ...(paused !== undefined ? { paused } : {}),
+      ...(paused !== undefined ? { holds: { paused } } : {}),
     };
   }
 

@@ -58,8 +58,12 @@ const inputArb = fc
         }),
       ),
       heldFences: r.held.length ? [{ fences: r.held, holder: 'crew held' }] : [],
-      maxCrews: r.maxCrews,
-      activeCrews: r.active,
+      limits: {
+        ...admission().limits,
+        maxCrews: r.maxCrews,
+        activeCrews: r.active,
+        maxFallbacks: r.maxFallbacks,
+      },
       time: {
         remainingMs: r.remainingMin * 60_000,
         crewTimeoutMs: 15 * 60_000,
@@ -67,7 +71,6 @@ const inputArb = fc
         maxWaves: r.maxWaves,
       },
       spend: { spentUsd: r.spent, ...(r.cap !== undefined ? { capUsd: r.cap } : {}) },
-      maxFallbacks: r.maxFallbacks,
     });
   });
 
@@ -89,7 +92,9 @@ describe('admit: invariants over random fleets and batches', () => {
         );
         for (const x of r.refused) expect(x.reason.length).toBeGreaterThan(0);
 
-        expect(r.admitted.length).toBeLessThanOrEqual(Math.max(0, input.maxCrews - input.activeCrews));
+        expect(r.admitted.length).toBeLessThanOrEqual(
+          Math.max(0, input.limits.maxCrews - input.limits.activeCrews),
+        );
         if (input.spend.capUsd !== undefined && input.spend.spentUsd >= input.spend.capUsd) {
           expect(r.admitted).toEqual([]);
           expect(r.loud).toMatch(
@@ -101,7 +106,7 @@ describe('admit: invariants over random fleets and batches', () => {
         for (const a of r.admitted) {
           const d = input.daemons.find((x) => x.id === a.daemon)!;
           expect(d.online).toBe(true);
-          expect(d.freeDiskBytes!).toBeGreaterThanOrEqual(input.minFreeDiskBytes);
+          expect(d.freeDiskBytes!).toBeGreaterThanOrEqual(input.limits.minFreeDiskBytes);
           expect(classRank(d.effectiveClass)).toBeGreaterThanOrEqual(classRank(a.candidate.weight));
           expect(a.classroom).toBe(d.classroom);
           if (d.classroom === 'bot' && a.candidate.role === 'coding') expect(a.fallback).toBe(true);
@@ -111,7 +116,7 @@ describe('admit: invariants over random fleets and batches', () => {
           const d = input.daemons.find((x) => x.id === id)!;
           expect(n).toBeLessThanOrEqual(d.slots * r.waves - d.busy);
         }
-        expect(r.admitted.filter((a) => a.fallback).length).toBeLessThanOrEqual(input.maxFallbacks);
+        expect(r.admitted.filter((a) => a.fallback).length).toBeLessThanOrEqual(input.limits.maxFallbacks);
 
         const claimed = input.heldFences.flatMap((h) => h.fences);
         for (const a of r.admitted) {

@@ -17,7 +17,10 @@ describe('admit: batch gates', () => {
 
   it('a corrupt registry denies everything with the reason (N5.1)', () => {
     const r = admit(
-      admission({ candidates: [candidate(1), candidate(2)], blocked: 'crews.jsonl corrupt at line 3' }),
+      admission({
+        candidates: [candidate(1), candidate(2)],
+        holds: { blocked: 'crews.jsonl corrupt at line 3' },
+      }),
     );
     expect(r.admitted).toEqual([]);
     expect(r.refused.map((x) => x.code)).toEqual(['state-corrupt', 'state-corrupt']);
@@ -41,7 +44,7 @@ describe('admit: batch gates', () => {
   });
 
   it('a paused school launches nothing and says why', () => {
-    const r = admit(admission({ paused: 'usage limit reported by crew c1-aa' }));
+    const r = admit(admission({ holds: { paused: 'usage limit reported by crew c1-aa' } }));
     expect(r.admitted).toEqual([]);
     expect(r.refused[0]).toMatchObject({ code: 'paused', reason: 'usage limit reported by crew c1-aa' });
   });
@@ -96,11 +99,17 @@ describe('admit: per-candidate limits', () => {
   it('global cap: maxCrews minus active crews', () => {
     const cands = [1, 2, 3].map((n) => candidate(n));
     const r = admit(
-      admission({ candidates: cands, daemons: [daemon('d1', { slots: 8 })], maxCrews: 3, activeCrews: 2 }),
+      admission({
+        candidates: cands,
+        daemons: [daemon('d1', { slots: 8 })],
+        limits: { ...admission().limits, maxCrews: 3, activeCrews: 2 },
+      }),
     );
     expect(r.admitted.map((a) => a.candidate.issueNumber)).toEqual([1]);
     expect(codes(r)).toEqual({ 2: 'global-cap', 3: 'global-cap' });
-    expect(admit(admission({ maxCrews: 1, activeCrews: 1 })).refused[0]!.code).toBe('global-cap');
+    expect(
+      admit(admission({ limits: { ...admission().limits, maxCrews: 1, activeCrews: 1 } })).refused[0]!.code,
+    ).toBe('global-cap');
   });
 
   it('free slots per daemon: K minus busy', () => {
@@ -289,7 +298,9 @@ describe('admit: agents (N4.3)', () => {
       admission({
         ...base,
         candidates: [candidate(1, { domain: 'backend', difficulty: 2 })],
-        scores: (agent, ctx) => (agent === 'senior' && ctx.domain === 'backend' ? 0.2 : undefined),
+        choice: {
+          scores: (agent, ctx) => (agent === 'senior' && ctx.domain === 'backend' ? 0.2 : undefined),
+        },
       }),
     );
     // senior scored 0.2 loses to the unscored junior (neutral prior 0.5).
@@ -303,7 +314,7 @@ describe('admit: classrooms and fallbacks (N7.3)', () => {
       admission({
         candidates: [1, 2, 3].map((n) => candidate(n)),
         daemons: [daemon('wt', { online: false }), daemon('bot', { classroom: 'bot', slots: 8 })],
-        maxFallbacks: 2,
+        limits: { ...admission().limits, maxFallbacks: 2 },
       }),
     );
     expect(r.admitted.map((a) => [a.daemon, a.fallback])).toEqual([

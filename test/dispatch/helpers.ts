@@ -49,13 +49,10 @@ export function admission(over: Partial<AdmissionInput> = {}): AdmissionInput {
     candidates: [candidate(1)],
     daemons: [daemon('d1')],
     agents: config().agents,
-    maxCrews: 100,
-    activeCrews: 0,
+    limits: { maxCrews: 100, activeCrews: 0, minFreeDiskBytes: 8 * GiB, maxFallbacks: 2 },
     heldFences: [],
     time: { remainingMs: 6 * 3600_000, crewTimeoutMs: 900_000, gradingReserveMs: 300_000, maxWaves: 1 },
-    minFreeDiskBytes: 8 * GiB,
     spend: { spentUsd: 0 },
-    maxFallbacks: 2,
     ...over,
   };
 }
