@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import type { SchoolConfig } from '../config/schema.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -14,6 +13,8 @@ import { outboxPolicy } from './records.js';
 import type { Verdict } from './verdict.js';
 import { commitWave, type WaveContext, type WaveOutcome } from './wave.js';
 import { Contests } from './contest.js';
+import { hostEnvOf } from '../process/env.js';
+import { LOCAL_RUN, workerId, type RunContext } from '../process/run-context.js';
 
 /**
  * One drain (docs/grading.md, seed 000 §3.2): ONE snapshot of the pending jobs, worked through in
@@ -40,11 +41,23 @@ export interface DrainOptions {
    * src/delivery/setup.ts); the step after grading delivers it. Default false (delivery mode none).
    */
   deliver?: boolean;
+  /** The drain's clock: the time of its claims, leases and events. Default the wall clock. */
+  now?: () => Date;
+  limits?: DrainLimits;
+  judging?: DrainJudging;
+  worker?: DrainWorker;
+  observe?: DrainObservers;
+}
+
+/** How many jobs are judged at once, and how often one job is tried. Default: `grading` in the config. */
+export interface DrainLimits {
+  /** Capped at the fleet's capacity (N6.1). */
   maxWorkers?: number;
   maxAttempts?: number;
-  /** The id on its grading leases: `workerId(context)` (src/process/run-context.ts); this host and pid by default. */
-  workerId?: string;
-  now?: () => Date;
+}
+
+/** Which jobs are judged, and by what. */
+export interface DrainJudging {
   /** The judges; defaults to verification → sealed tests → reviewer/rubric. */
   grade?: GradeFn;
   /**
@@ -52,6 +65,21 @@ export interface DrainOptions {
    * the others stay pending, their attempts untouched. Default: every pending job.
    */
   only?: (jobKey: string) => boolean;
+}
+
+/** Who drains, and on what host. */
+export interface DrainWorker {
+  /**
+   * The run (src/process/run-context.ts): the default judges take PATH, HOME, the tool cache and
+   * agent keys from its host environment. Default: this process's (src/process/env.ts hostEnvOf).
+   */
+  context?: RunContext;
+  /** The id on its grading leases; default `workerId(context)`: this host and pid outside Actions. */
+  id?: string;
+}
+
+/** Who watches the drain as it goes. */
+export interface DrainObservers {
   /** Prints which job of how many is being judged, and how long (./progress.ts). */
   progress?: DrainProgress;
   /** Observes progress per job (progress reporting; tests use it to crash at a chosen point). */
@@ -120,10 +148,14 @@ async function inPool<T, R>(items: readonly T[], limit: number, fn: (item: T) =>
 export async function drain(o: DrainOptions): Promise<DrainResult> {
   const { config, logger } = o;
   const now = o.now ?? (() => new Date());
-  const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
-  const grade = o.grade ?? defaultGrader({ config, layout: o.layout });
+  const { maxWorkers } = o.limits ?? {};
+  const { only } = o.judging ?? {};
+  const { progress, onStage } = o.observe ?? {};
+  const workers = Math.max(1, Math.min(maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
+  const grade =
+    o.judging?.grade ?? defaultGrader({ config, layout: o.layout, host: hostEnvOf(o.worker?.context) });
   const stage: Stage = async (s, key) => {
-    if (o.onStage) await o.onStage(s, key);
+    if (onStage) await onStage(s, key);
   };
   const r: DrainResult = {
     workers,
@@ -137,8 +169,8 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     lockWaitsMs: [],
   };
 
-  if (o.maxWorkers !== undefined && o.maxWorkers > workers) {
-    logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
+  if (maxWorkers !== undefined && maxWorkers > workers) {
+    logger.info(`max-workers ${maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
   }
   const ctx = waveContext(o, workers, stage);
   /** The snapshot's keys not yet taken; undefined until the first transaction takes the snapshot. */
@@ -153,20 +185,20 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       failed: failed.map((f) => ({ jobKey: f.jobKey, error: redactText(f.error) })),
       candidates,
     });
-    await tally(r, w, { judged, failed }, o, stage);
+    await tally(r, w, { judged, failed }, { logger, progress }, stage);
     candidates = w.remaining;
     return w.claimed;
   };
 
   try {
-    if (o.only) {
+    if (only) {
       // Taken here, not under the lock: the claim checks each candidate again under it.
-      candidates = pendingKeys(ctx.queue.state(), now()).filter(o.only);
+      candidates = pendingKeys(ctx.queue.state(), now()).filter(only);
       r.snapshot = candidates.length;
     }
     let claimed = await settle([], []);
     while (claimed.length > 0) {
-      const results = await inPool(claimed, workers, (job) => judge(job, grade, stage, o.progress));
+      const results = await inPool(claimed, workers, (job) => judge(job, grade, stage, progress));
       claimed = await settle(
         results.flatMap((w) => (w.verdict ? [{ job: w.job, verdict: w.verdict }] : [])),
         results.flatMap((w) => (w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error! }])),
@@ -176,7 +208,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);
   }
-  o.progress?.stop();
+  progress?.stop();
   return r;
 }
 
@@ -195,8 +227,8 @@ function waveContext(o: DrainOptions, workers: number, stage: Stage): WaveContex
     outbox: new Outbox(layout),
     policy: outboxPolicy(config, o.deliver ?? false),
     contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1000),
-    worker: redactText(o.workerId ?? `${hostname()}:${process.pid}`),
-    maxAttempts: o.maxAttempts ?? config.grading.maxAttempts,
+    worker: redactText(o.worker?.id ?? workerId(o.worker?.context ?? LOCAL_RUN)),
+    maxAttempts: o.limits?.maxAttempts ?? config.grading.maxAttempts,
     alpha: config.grading.emaAlpha,
     leaseMs: config.grading.leaseSeconds * 1000,
     limit: workers,
@@ -211,7 +243,7 @@ async function judge(
   job: GradingJob,
   grade: GradeFn,
   stage: Stage,
-  progress: DrainOptions['progress'],
+  progress: DrainObservers['progress'],
 ): Promise<{ job: GradingJob; verdict?: Verdict; error?: string }> {
   try {
     await stage('claimed', job.jobKey);
@@ -229,7 +261,7 @@ async function tally(
   r: DrainResult,
   w: WaveOutcome,
   wave: { judged: Judged[]; failed: Failed[] },
-  o: Pick<DrainOptions, 'logger' | 'progress'>,
+  o: { logger: Logger; progress?: DrainProgress | undefined },
   stage: Stage,
 ): Promise<void> {
   const { logger } = o;

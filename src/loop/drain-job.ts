@@ -6,7 +6,7 @@ import type { SchoolConfig } from '../config/schema.js';
 import { verifyOnCleanCheckout } from '../crew/clean-checkout.js';
 import { deliveryFor } from '../delivery/setup.js';
 import { createGitHubClient } from '../github/client.js';
-import { drain, type DrainOptions, type DrainResult } from '../grading/drain.js';
+import { drain, type DrainJudging, type DrainResult } from '../grading/drain.js';
 import { octokitPort } from '../github/issues-port.js';
 import { octokitFeedback } from '../github/feedback-port.js';
 import { pullsFor } from '../github/pulls-port.js';
@@ -36,7 +36,8 @@ import { Outbox, type OutboxCounts } from '../outbox/outbox.js';
 import type { WatchResult } from '../feedback/watch.js';
 import { afterGrading, withOutbox } from './after-grading.js';
 import { statusLinks } from '../feedback/status.js';
-import { auditActor, LOCAL_RUN, workerId, type RunContext } from '../process/run-context.js';
+import { hostEnvOf } from '../process/env.js';
+import { auditActor, LOCAL_RUN, type RunContext } from '../process/run-context.js';
 
 /**
  * The job drain-grading does, without the runner: import what crew jobs handed on, requeue, drain
@@ -147,11 +148,10 @@ export async function drainJob(
       layout,
       logger,
       deliver: !!delivery,
-      maxWorkers: inputs.maxWorkers,
-      maxAttempts: inputs.maxAttempts,
-      workerId: workerId(context),
-      progress: drainProgress({ logger }),
-      ...applied,
+      limits: { maxWorkers: inputs.maxWorkers, maxAttempts: inputs.maxAttempts },
+      judging: applied,
+      worker: { context },
+      observe: { progress: drainProgress({ logger }) },
     }),
   );
   // Then, once: merged or closed pull requests are the last judge, the outbox goes out, and the
@@ -222,7 +222,7 @@ async function verdictsToApply(
   queue: GradingQueue,
   logger: Logger,
 ): Promise<{
-  applied: Pick<DrainOptions, 'only' | 'grade'>;
+  applied: DrainJudging;
   verdicts: { refused: Refusal[]; missing?: string };
 }> {
   const now = new Date();
@@ -300,18 +300,17 @@ async function judgeJob(
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   await importAndRequeue(inputs, config, layout, queue, logger);
   const entries: VerdictEntry[] = [];
-  const judge = judgeGrader({ config, layout, verifyOnCleanCheckout });
+  const judge = judgeGrader({ config, layout, host: hostEnvOf(context), verifyOnCleanCheckout });
   const drained = await logger
     .group('Judge the pending jobs', () =>
       drain({
         config,
         layout,
         logger,
-        maxWorkers: inputs.maxWorkers,
-        maxAttempts: inputs.maxAttempts,
-        workerId: workerId(context),
-        grade: recordingGrader(layout, judge, entries),
-        progress: drainProgress({ logger }),
+        limits: { maxWorkers: inputs.maxWorkers, maxAttempts: inputs.maxAttempts },
+        judging: { grade: recordingGrader(layout, judge, entries) },
+        worker: { context },
+        observe: { progress: drainProgress({ logger }) },
       }),
     )
     .finally(() => judge.close());

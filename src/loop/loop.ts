@@ -10,7 +10,7 @@ import type { Deliverer } from '../delivery/deliver.js';
 import type { IssuesPort, OutboxCounts } from '../outbox/outbox.js';
 import { publishStatuses } from '../feedback/refresh.js';
 import { statusLinks } from '../feedback/status.js';
-import { LOCAL_RUN, workerId, type RunContext } from '../process/run-context.js';
+import { LOCAL_RUN, type RunContext } from '../process/run-context.js';
 import { hostEnvOf } from '../process/env.js';
 import { watchDeliveries } from '../feedback/watch.js';
 import type { FeedbackPort } from '../feedback/port.js';
@@ -125,9 +125,9 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       config,
       layout,
       logger,
-      progress: drainProgress({ logger }),
       deliver: !!delivery,
-      workerId: workerId(context),
+      worker: { context },
+      observe: { progress: drainProgress({ logger }) },
     }),
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);

@@ -58,8 +58,8 @@ describe('after compaction forgot their keys, producers do not re-create folded 
       config: cfg,
       layout,
       logger: memoryLogger(),
-      grade: fastGrade,
       now: () => T0,
+      judging: { grade: fastGrade },
     });
     expect(first.accepted).toBe(1);
     // Delivered: the outbox's compaction prunes them (only pending entries and deliveries stay).
@@ -86,7 +86,13 @@ describe('after compaction forgot their keys, producers do not re-create folded 
     ).toEqual([]);
 
     const before = readFileSync(layout.file('outbox'), 'utf8');
-    await drain({ config: cfg, layout, logger: memoryLogger(), grade: fastGrade, now: () => later(2 * DAY) });
+    await drain({
+      config: cfg,
+      layout,
+      logger: memoryLogger(),
+      now: () => later(2 * DAY),
+      judging: { grade: fastGrade },
+    });
     expect(readFileSync(layout.file('outbox'), 'utf8')).toBe(before);
     expect(new Outbox(layout).state().items).toEqual({});
   });

@@ -97,14 +97,14 @@ describe('planStep: grading verdicts and ledger scores feed planning', () => {
     expect(waiting.refused).toEqual([expect.objectContaining({ issue: 5, code: 'done' })]);
 
     const grade = async () => rejected;
-    const d1 = await drain({ config: s.config, layout: s.layout, logger: silentLogger, grade });
+    const d1 = await drain({ config: s.config, layout: s.layout, logger: silentLogger, judging: { grade } });
     expect(d1.rejected).toBe(1);
     const repair = await plan(s);
     expect(repair.assignments.map((a) => [a.issueNumber, a.attempt, a.repair])).toEqual([[5, 2, true]]);
 
     const c2 = repair.assignments[0]!.crewId;
     await succeed(s.layout, c2, 5);
-    await drain({ config: s.config, layout: s.layout, logger: silentLogger, grade });
+    await drain({ config: s.config, layout: s.layout, logger: silentLogger, judging: { grade } });
     const stopped = await plan(s);
     expect(stopped.assignments).toEqual([]);
     expect(stopped.refused).toEqual([
@@ -123,7 +123,7 @@ describe('planStep: grading verdicts and ledger scores feed planning', () => {
       config: s.config,
       layout: s.layout,
       logger: silentLogger,
-      grade: async () => ({ ...rejected, accepted: true, code: 'rubric_passed', score: 1 }),
+      judging: { grade: async () => ({ ...rejected, accepted: true, code: 'rubric_passed', score: 1 }) },
     });
     const next = await plan(s);
     expect(next.assignments).toEqual([]);

@@ -189,8 +189,8 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
         layout: s.layout,
         logger,
         delivery,
-        grade: fastGrade,
-        maxWorkers: 8,
+        limits: { maxWorkers: 8 },
+        judging: { grade: fastGrade },
       });
       expect(first.accepted).toBe(4);
       expect(first.rejected).toBe(1);
@@ -214,7 +214,7 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
         layout: s.layout,
         logger: memoryLogger(),
         delivery,
-        grade: fastGrade,
+        judging: { grade: fastGrade },
       });
       expect(outbox.pending().filter((i) => i.entry.kind === 'delivery')).toEqual([]);
       expect(dropped).toBe(true);
@@ -302,7 +302,7 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
       layout: s.layout,
       logger: memoryLogger(),
       delivery,
-      grade: fastGrade,
+      judging: { grade: fastGrade },
     });
     expect(gh.pulls).toHaveLength(1);
     expect(gh.pulls[0]).toMatchObject({ base: 'release', draft: false });
@@ -326,7 +326,13 @@ describe('delivery as local branches', () => {
         diff: newFilePatch('seven.txt', 'first\n'),
       });
       await enqueueMany(s.layout, [first]);
-      await drainAndDeliver({ config: s.config, layout: s.layout, logger, delivery, grade: fastGrade });
+      await drainAndDeliver({
+        config: s.config,
+        layout: s.layout,
+        logger,
+        delivery,
+        judging: { grade: fastGrade },
+      });
       const one = gitOut(s.work, 'rev-parse', 'refs/heads/school/issue-7').out;
       expect(gitOut(s.work, 'show', `${one}:seven.txt`).out).toBe('first');
 
@@ -338,7 +344,13 @@ describe('delivery as local branches', () => {
         finishedAt: '2026-01-02T00:00:00.000Z',
       });
       await enqueueMany(s.layout, [repair]);
-      await drainAndDeliver({ config: s.config, layout: s.layout, logger, delivery, grade: fastGrade });
+      await drainAndDeliver({
+        config: s.config,
+        layout: s.layout,
+        logger,
+        delivery,
+        judging: { grade: fastGrade },
+      });
       const two = gitOut(s.work, 'rev-parse', 'refs/heads/school/issue-7').out;
       expect(two).not.toBe(one);
       expect(gitOut(s.work, 'show', `${two}:seven.txt`).out).toBe('second');

@@ -94,7 +94,15 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
         bookbag(layout, { crewId, issue: n, baseSha, diff: newFilePatch('helper.txt', 'helperThirtyOne\n') }),
       ]);
       const cycle = () =>
-        drainAndDeliver({ config, layout, logger, github, delivery, feedback, grade: fastGrade });
+        drainAndDeliver({
+          config,
+          layout,
+          logger,
+          github,
+          delivery,
+          feedback,
+          judging: { grade: fastGrade },
+        });
       const first = await cycle();
       expect(first.accepted).toBe(1);
       expect(fake.pulls).toHaveLength(1);

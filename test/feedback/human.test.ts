@@ -35,7 +35,7 @@ describe('merged and closed-unmerged pull requests are the last judge (item 5)',
       job(a.number, 'crew-a', { agent: 'alpha', domain: 'backend', difficulty: 2 }),
       job(b.number, 'crew-b', { agent: 'alpha', domain: 'backend', difficulty: 2 }),
     ]);
-    await drain({ config: cfg, layout, logger, grade: fastGrade });
+    await drain({ config: cfg, layout, logger, judging: { grade: fastGrade } });
     await recordDelivered(layout, { issue: a.number, crewId: 'crew-a', pr: prA, sha: 'a'.repeat(40) });
     await recordDelivered(layout, { issue: b.number, crewId: 'crew-b', pr: prB, sha: 'b'.repeat(40) });
     const gradersBefore = scoreOf(new ScoreLedger(layout).state(), 'alpha', 'backend', 2);

@@ -131,7 +131,7 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
 
     await crew(layout, 'finished', crewId, n);
     await enqueueMany(layout, [job(n, crewId)]);
-    const r = await drainAndDeliver({ config: cfg, layout, logger, github, grade: fastGrade });
+    const r = await drainAndDeliver({ config: cfg, layout, logger, github, judging: { grade: fastGrade } });
     expect(r.accepted).toBe(1);
     expect(issue.comments).toHaveLength(1);
     expect(issue.comments[0]!.id).toBe(id);
@@ -148,7 +148,7 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     const first = await publishStatuses({ config: cfg, layout, logger, github });
     expect(first.delivered).toBe(0);
     expect(new Outbox(layout).pending()).toHaveLength(1);
-    await drainAndDeliver({ config: cfg, layout, logger, github, grade: fastGrade });
+    await drainAndDeliver({ config: cfg, layout, logger, github, judging: { grade: fastGrade } });
     expect(issue.comments).toHaveLength(1);
     const id = issue.comments[0]!.id;
 
@@ -220,7 +220,13 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     await crew(layout, 'planned', 'c3', issue.number);
     await publishStatuses({ config: cfg, layout, logger: memoryLogger(), github });
     await enqueueMany(layout, [job(issue.number, 'c3')]);
-    await drainAndDeliver({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
+    await drainAndDeliver({
+      config: cfg,
+      layout,
+      logger: memoryLogger(),
+      github,
+      judging: { grade: fastGrade },
+    });
     expect(issue.comments).toHaveLength(0);
     expect(fake.requestsTo('/comments')).toHaveLength(0);
   });
@@ -238,13 +244,19 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
       layout,
       logger: memoryLogger(),
       github,
-      grade: fastGrade,
+      judging: { grade: fastGrade },
     });
     expect(r.fatal).toBeUndefined();
     expect(r.accepted).toBe(1);
     expect(new Outbox(layout).pending().map((p) => p.entry.kind)).toEqual(['status']);
     fake.faults.length = 0;
-    await drainAndDeliver({ config: cfg, layout, logger: memoryLogger(), github, grade: fastGrade });
+    await drainAndDeliver({
+      config: cfg,
+      layout,
+      logger: memoryLogger(),
+      github,
+      judging: { grade: fastGrade },
+    });
     expect(issue.comments).toHaveLength(1);
     expect(issue.comments[0]!.body).toContain('accepted');
   });

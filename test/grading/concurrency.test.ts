@@ -55,9 +55,9 @@ describe('20 concurrent drainer processes', () => {
         config: config({ fleet: { daemons: [{ id: 'big', worktrees: 64 }] } }),
         layout: serial,
         logger: silentLogger,
-        workerId: 'serial',
-        maxWorkers: 16,
-        grade: fastGrade,
+        limits: { maxWorkers: 16 },
+        judging: { grade: fastGrade },
+        worker: { id: 'serial' },
       });
       expect(serialRun.fatal).toBeUndefined();
       expect(serialRun.accepted + serialRun.rejected).toBe(JOBS);

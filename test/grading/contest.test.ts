@@ -184,7 +184,14 @@ describe('a contest crew whose grading job never comes', () => {
     const { layout, contest } = await contestOfTwo(5, ['alpha', 'gamma']);
     const cfg = config({ dispatch: { gradingReserveSeconds: 120 } });
     const run = (now: Date) =>
-      drain({ config: cfg, layout, logger: memoryLogger(), grade: fastGrade, deliver: true, now: () => now });
+      drain({
+        config: cfg,
+        layout,
+        logger: memoryLogger(),
+        deliver: true,
+        now: () => now,
+        judging: { grade: fastGrade },
+      });
     const released = () =>
       Object.values(new Outbox(layout).current().items).map((i) => [i.entry.kind, i.entry.jobKey]);
 
@@ -218,7 +225,7 @@ describe('a contest crew whose grading job never comes', () => {
     const { layout, contest } = await contestOfTwo(6, ['gamma', 'gamma']);
     const cfg = config({ dispatch: { gradingReserveSeconds: 0 } });
     const run = (now: Date) =>
-      drain({ config: cfg, layout, logger: memoryLogger(), grade: fastGrade, now: () => now });
+      drain({ config: cfg, layout, logger: memoryLogger(), now: () => now, judging: { grade: fastGrade } });
     await run(at(5));
     expect(new ScoreLedger(layout).state().contests).toBeUndefined();
     await run(at(61));

@@ -40,8 +40,8 @@ describe('a drainer SIGKILLed mid-grade', () => {
           config: config(),
           layout,
           logger: silentLogger,
-          grade: fastGrade,
-          workerId: 'waiter',
+          judging: { grade: fastGrade },
+          worker: { id: 'waiter' },
         });
         void waiting.then(() => (waited = true));
         await new Promise((r) => setTimeout(r, 500));
@@ -71,8 +71,8 @@ describe('a drainer SIGKILLed mid-grade', () => {
         config: cfg,
         layout,
         logger: silentLogger,
-        grade: fastGrade,
-        workerId: 'rescuer',
+        judging: { grade: fastGrade },
+        worker: { id: 'rescuer' },
       });
       expect(beforeExpiry.verdicts.map((v) => v.crewId)).toEqual(waiting ? [] : ['crew-other']);
 
@@ -81,9 +81,9 @@ describe('a drainer SIGKILLed mid-grade', () => {
         config: cfg,
         layout,
         logger: silentLogger,
-        grade: fastGrade,
-        workerId: 'rescuer',
         now: () => new Date(leaseEnd + 1),
+        judging: { grade: fastGrade },
+        worker: { id: 'rescuer' },
       });
       expect(later.verdicts.map((v) => v.crewId)).toEqual(['crew-victim']);
       const done = queue.state().jobs[victim.jobKey]!;
@@ -102,7 +102,7 @@ describe('a machine crash that kept a graded mark and lost its score', () => {
     const layout = new StateLayout(join(tmp.path, 'lost-score'));
     await enqueueMany(layout, [job(1, 'c1', { agent: 'gamma' }), job(2, 'c2', { agent: 'gamma' })]);
     const cfg = config();
-    const first = await drain({ config: cfg, layout, logger: silentLogger, grade: fastGrade });
+    const first = await drain({ config: cfg, layout, logger: silentLogger, judging: { grade: fastGrade } });
     expect(first.accepted).toBe(2);
     // Scores are fsynced before their marks now, but a state directory written by an earlier
     // version (which did not fsync each append) may have lost the last score line and kept the mark.
@@ -112,7 +112,7 @@ describe('a machine crash that kept a graded mark and lost its score', () => {
     expect(new ScoreLedger(layout).state().agents.gamma!.count).toBe(1);
 
     await enqueueMany(layout, [job(3, 'c3', { agent: 'gamma' })]);
-    const next = await drain({ config: cfg, layout, logger: silentLogger, grade: fastGrade });
+    const next = await drain({ config: cfg, layout, logger: silentLogger, judging: { grade: fastGrade } });
     expect(next.accepted).toBe(1);
     const keys = () =>
       readJsonl<{ key: string; type: string }>(path)
@@ -122,7 +122,7 @@ describe('a machine crash that kept a graded mark and lost its score', () => {
     expect(keys()).toEqual(['score:c1', 'score:c2', 'score:c3']);
     expect(new ScoreLedger(layout).state().agents.gamma).toEqual({ ema: 0.5, count: 3, accepted: 3 });
     // Once: the next drain finds nothing to restore.
-    await drain({ config: cfg, layout, logger: silentLogger, grade: fastGrade });
+    await drain({ config: cfg, layout, logger: silentLogger, judging: { grade: fastGrade } });
     expect(keys()).toHaveLength(3);
   });
 });

@@ -199,7 +199,7 @@ describe('sealed tests (real git)', () => {
     });
     await enqueueMany(layout, [cheat, fix]);
 
-    const r = await drain({ config: cfg, layout, logger: silentLogger, maxWorkers: 2 });
+    const r = await drain({ config: cfg, layout, logger: silentLogger, limits: { maxWorkers: 2 } });
     expect(r.fatal).toBeUndefined();
     const byCrew = Object.fromEntries(r.verdicts.map((v) => [v.crewId, v]));
     expect(byCrew['c-cheat']).toMatchObject({
@@ -268,7 +268,7 @@ describe('sealed tests stay sealed', () => {
       verification: 'passed',
     });
     await enqueueMany(layout, [fix, tamper]);
-    const r = await drain({ config: cfg, layout, logger: silentLogger, maxWorkers: 2 });
+    const r = await drain({ config: cfg, layout, logger: silentLogger, limits: { maxWorkers: 2 } });
     const byCrew = Object.fromEntries(r.verdicts.map((v) => [v.crewId, v]));
     expect(byCrew['c-sealed-fix']).toMatchObject({ accepted: true });
     expect(byCrew['c-sealed-tamper']).toMatchObject({

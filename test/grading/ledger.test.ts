@@ -61,7 +61,7 @@ describe('score ledger', () => {
 
   it('writes views/scores.json after a drain and registers its folds for compaction', async () => {
     await enqueueMany(layout, [job(1, 'c1'), job(2, 'c2', { agent: 'beta' })]);
-    await drain({ config: config(), layout, logger: silentLogger, grade: fastGrade });
+    await drain({ config: config(), layout, logger: silentLogger, judging: { grade: fastGrade } });
     expect(existsSync(layout.view('scores.json'))).toBe(true);
     expect(registeredFolds().get('scores')).toBe(ledgerFold);
     expect(registeredFolds().get('grading')).toBe(queueFold);

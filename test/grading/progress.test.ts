@@ -70,8 +70,8 @@ describe('drain progress', () => {
       config: config({ fleet: { daemons: [{ id: 'd1', worktrees: 1 }] } }),
       layout,
       logger: silentLogger,
-      grade,
-      progress,
+      judging: { grade },
+      observe: { progress },
     });
     await started.promise;
     m.advance(25_000);

@@ -32,10 +32,12 @@ describe('grading queue', () => {
       config: cfg,
       layout,
       logger: silentLogger,
-      grade: fastGrade,
       now: at(0),
-      onStage: (stage) => {
-        if (stage === 'scored') throw new Error('drainer lost');
+      judging: { grade: fastGrade },
+      observe: {
+        onStage: (stage) => {
+          if (stage === 'scored') throw new Error('drainer lost');
+        },
       },
     });
     expect(first.fatal).toContain('drainer lost');
@@ -46,8 +48,8 @@ describe('grading queue', () => {
       config: cfg,
       layout,
       logger: silentLogger,
-      grade: fastGrade,
       now: at(30_000),
+      judging: { grade: fastGrade },
     });
     expect(early.snapshot).toBe(0);
     // …after it, the job is delivered again and graded; the ledger key keeps the score single.
@@ -55,8 +57,8 @@ describe('grading queue', () => {
       config: cfg,
       layout,
       logger: silentLogger,
-      grade: fastGrade,
       now: at(61_000),
+      judging: { grade: fastGrade },
     });
     expect(second.accepted).toBe(1);
     expect(ledger.state().agents.alpha).toEqual({ ema: 1, count: 1, accepted: 1 });
@@ -84,8 +86,8 @@ describe('grading queue', () => {
       config: cfg,
       layout,
       logger: silentLogger,
-      grade: fastGrade,
       now: at(200_000),
+      judging: { grade: fastGrade },
     });
     expect(third.snapshot).toBe(0);
   });
@@ -101,7 +103,13 @@ describe('grading queue', () => {
     const runs = [];
     for (let i = 0; i < 3; i++) {
       runs.push(
-        await drain({ config: cfg, layout, logger: silentLogger, grade: failing, now: at(i * 1000) }),
+        await drain({
+          config: cfg,
+          layout,
+          logger: silentLogger,
+          now: at(i * 1000),
+          judging: { grade: failing },
+        }),
       );
     }
     expect(calls).toBe(3); // at most once per drain
@@ -123,8 +131,8 @@ describe('grading queue', () => {
       config: cfg,
       layout,
       logger: silentLogger,
-      grade: failing,
       now: at(10_000_000),
+      judging: { grade: failing },
     });
     expect(idle.snapshot).toBe(0);
     expect(calls).toBe(3);
@@ -140,8 +148,8 @@ describe('grading queue', () => {
       config: cfg,
       layout,
       logger: silentLogger,
-      grade: fastGrade,
       now: at(20_000),
+      judging: { grade: fastGrade },
     });
     expect(after.accepted).toBe(1);
     const state = queue.state().jobs['grade:3:crew-x']!;
@@ -156,18 +164,20 @@ describe('grading queue', () => {
       config: cfg,
       layout,
       logger: silentLogger,
-      maxWorkers: 1,
-      grade: async (j) => {
-        if (!added) {
-          added = true;
-          await enqueueGradingJob(layout, job(3, 'c3'));
-        }
-        return fastGrade(j);
+      limits: { maxWorkers: 1 },
+      judging: {
+        grade: async (j) => {
+          if (!added) {
+            added = true;
+            await enqueueGradingJob(layout, job(3, 'c3'));
+          }
+          return fastGrade(j);
+        },
       },
     });
     expect(r.snapshot).toBe(2);
     expect(r.verdicts.map((v) => v.crewId)).toEqual(['c1', 'c2']);
-    const next = await drain({ config: cfg, layout, logger: silentLogger, grade: fastGrade });
+    const next = await drain({ config: cfg, layout, logger: silentLogger, judging: { grade: fastGrade } });
     expect(next.verdicts.map((v) => v.crewId)).toEqual(['c3']);
   });
 
@@ -194,7 +204,13 @@ describe('grading queue', () => {
       },
     });
     const logger = memoryLogger();
-    const r = await drain({ config: small, layout, logger, maxWorkers: 10, grade: slow });
+    const r = await drain({
+      config: small,
+      layout,
+      logger,
+      limits: { maxWorkers: 10 },
+      judging: { grade: slow },
+    });
     expect(r.workers).toBe(3);
     expect(peak).toBeLessThanOrEqual(3);
     expect(peak).toBeGreaterThan(1);
@@ -206,14 +222,20 @@ describe('grading queue', () => {
 describe('score ledger', () => {
   it('a corrupt ledger is quarantined, grading stops with a clear error, nothing is written, nothing re-seeded', async () => {
     await enqueueMany(layout, [job(1, 'c1'), job(2, 'c2')]);
-    const first = await drain({ config: cfg, layout, logger: silentLogger, grade: fastGrade, maxWorkers: 1 });
+    const first = await drain({
+      config: cfg,
+      layout,
+      logger: silentLogger,
+      limits: { maxWorkers: 1 },
+      judging: { grade: fastGrade },
+    });
     expect(first.accepted).toBe(2);
     await enqueueMany(layout, [job(4, 'c4')]);
     const good = readFileSync(layout.file('scores'), 'utf8');
     writeFileSync(layout.file('scores'), good.replace('"score.applied"', '"score.applied'));
     const gradingBefore = readFileSync(layout.file('grading'), 'utf8');
 
-    const r = await drain({ config: cfg, layout, logger: silentLogger, grade: fastGrade });
+    const r = await drain({ config: cfg, layout, logger: silentLogger, judging: { grade: fastGrade } });
     expect(r.fatal).toMatch(/score ledger .* (is corrupt|was quarantined)/);
     expect(r.fatal).toContain('.corrupt-');
     expect(r.accepted + r.rejected + r.failed).toBe(0);
@@ -224,7 +246,7 @@ describe('score ledger', () => {
     expect(readFileSync(layout.file('grading'), 'utf8')).toBe(gradingBefore); // nothing claimed
 
     // The next drain must not start an empty ledger in its place (seed 001: the leaderboard wipe).
-    const again = await drain({ config: cfg, layout, logger: silentLogger, grade: fastGrade });
+    const again = await drain({ config: cfg, layout, logger: silentLogger, judging: { grade: fastGrade } });
     expect(again.fatal).toMatch(/quarantined .*will not be re-seeded/);
     expect(existsSync(layout.file('scores'))).toBe(false);
     expect(readFileSync(layout.file('grading'), 'utf8')).toBe(gradingBefore);

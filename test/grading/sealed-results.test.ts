@@ -218,7 +218,7 @@ describe('grading.sealedResults in school.yml', () => {
       }),
     ];
     await enqueueMany(layout, jobs);
-    const r = await drain({ config: cfg, layout, logger: silentLogger, maxWorkers: 2 });
+    const r = await drain({ config: cfg, layout, logger: silentLogger, limits: { maxWorkers: 2 } });
     const byCrew = Object.fromEntries(r.verdicts.map((v) => [v.crewId, v]));
     expect(byCrew['c-cheat']).toMatchObject({
       accepted: false,

@@ -198,7 +198,7 @@ for (const d of config.fleet.daemons)
   });
 const later = new Date(Date.now() + 3_600_000);
 for (let i = 0; i < 10; i++) {
-  const r = await drain({ config, layout, logger: silentLogger, now: () => later, workerId: 'final' });
+  const r = await drain({ config, layout, logger: silentLogger, now: () => later, worker: { id: 'final' } });
   if (r.fatal) throw new Error(`final drain: ${r.fatal}`);
   if (r.snapshot === 0) break;
 }

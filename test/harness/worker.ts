@@ -139,12 +139,14 @@ const runs: Record<Op, () => Promise<void>> = {
       config,
       layout,
       logger: silentLogger,
-      workerId: `harness:${process.pid}`,
-      grade: async (job) => {
-        // A judge that crashes on some jobs, with a secret in its error (planted corpus: errors).
-        if (job.crewId.endsWith('7')) throw new Error(`judge crashed talking to ${pick(a.secrets)}`);
-        return judges(job);
+      judging: {
+        grade: async (job) => {
+          // A judge that crashes on some jobs, with a secret in its error (planted corpus: errors).
+          if (job.crewId.endsWith('7')) throw new Error(`judge crashed talking to ${pick(a.secrets)}`);
+          return judges(job);
+        },
       },
+      worker: { id: `harness:${process.pid}` },
     });
     if (r.fatal) throw new Error(`drain fatal: ${r.fatal}`);
     ack({ graded: r.verdicts.map((v) => ({ jobKey: v.jobKey, crewId: v.crewId, agent: v.agent })) });

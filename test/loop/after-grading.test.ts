@@ -132,7 +132,7 @@ describe('the step after grading, once per cycle', () => {
     await enqueueMany(layout, [job(fresh.number, 'crew-b')]);
     fake.resetLog();
 
-    const drained = await drain({ config: cfg, layout, logger, grade: fastGrade });
+    const drained = await drain({ config: cfg, layout, logger, judging: { grade: fastGrade } });
     expect(drained.accepted).toBe(1);
     // Grading ends at the ledger: nothing asked of GitHub, the label waits in the outbox.
     expect(fake.requests).toEqual([]);

@@ -101,7 +101,9 @@ describe('GitHub outbox (N7.2)', () => {
         layout,
         logger,
         github,
-        grade: async (j) => ({ ...(await fastGrade(j)), reasons: [`token ${secret} seen in output`] }),
+        judging: {
+          grade: async (j) => ({ ...(await fastGrade(j)), reasons: [`token ${secret} seen in output`] }),
+        },
       });
       expect(first.fatal).toBeUndefined();
       expect(first.accepted).toBe(1);
@@ -121,7 +123,7 @@ describe('GitHub outbox (N7.2)', () => {
         layout,
         logger: memoryLogger(),
         github,
-        grade: fastGrade,
+        judging: { grade: fastGrade },
       });
       expect(second.snapshot).toBe(0);
       expect(second.outboxDelivered).toBe(1);
@@ -141,7 +143,7 @@ describe('GitHub outbox (N7.2)', () => {
         layout,
         logger: memoryLogger(),
         github,
-        grade: fastGrade,
+        judging: { grade: fastGrade },
       });
       expect(third.outboxDelivered).toBe(0);
       expect(gh.labelCalls).toBe(calls);
@@ -152,7 +154,12 @@ describe('GitHub outbox (N7.2)', () => {
   it('without a GitHub client the entries wait in the outbox', async () => {
     const layout = new StateLayout(`${tmp.path}/offline`);
     await enqueueMany(layout, [job(1, 'c1'), job(2, 'c2', { agent: 'beta' })]);
-    const r = await drainAndDeliver({ config: config(), layout, logger: memoryLogger(), grade: fastGrade });
+    const r = await drainAndDeliver({
+      config: config(),
+      layout,
+      logger: memoryLogger(),
+      judging: { grade: fastGrade },
+    });
     expect(r.outboxPending).toBe(2);
     const labels = new Outbox(layout).pending().map((p) => p.entry.labels);
     expect(labels).toEqual([['school:accepted'], ['school:rejected']]);

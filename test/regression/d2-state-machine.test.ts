@@ -128,8 +128,10 @@ describe('D2 state machine (wired queue, bookbags, ledger)', () => {
         config: t.config,
         layout: t.layout,
         logger: silentLogger,
-        onStage: (stage) => {
-          if (stage === 'scored') throw new Error('drainer killed after scoring');
+        observe: {
+          onStage: (stage) => {
+            if (stage === 'scored') throw new Error('drainer killed after scoring');
+          },
         },
       });
       expect(died.accepted + died.rejected).toBe(0);

@@ -39,8 +39,8 @@ describe('D6 concurrent load', () => {
           config: s!.config,
           layout: s!.layout,
           logger: silentLogger,
-          workerId: `grader-${w}`,
-          maxWorkers: 64,
+          limits: { maxWorkers: 64 },
+          worker: { id: `grader-${w}` },
         }),
       ),
     );

@@ -15,7 +15,7 @@ import { intOption, parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 import { cliContext } from '../context.js';
 import { statusLinks } from '../../feedback/status.js';
-import { auditActor, workerId } from '../../process/run-context.js';
+import { auditActor } from '../../process/run-context.js';
 
 const OPTIONS = verbOptions(['max-workers', 'max-attempts', 'config', 'state-dir'], ['json']);
 
@@ -55,11 +55,10 @@ export const drainCommand: Command = {
       layout,
       logger,
       deliver: !!delivery,
-      maxWorkers,
-      maxAttempts,
-      workerId: workerId(context),
+      limits: { maxWorkers, maxAttempts },
+      worker: { context },
       // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
-      progress: drainProgress({ logger }),
+      observe: { progress: drainProgress({ logger }) },
     });
     // The step after grading: labels, pull requests and the status comments go out.
     const after = await afterGrading({
