@@ -192,8 +192,7 @@ async function launched(started: Launched, o: TurnOptions, cli: boolean): Promis
       cwd: o.cwd,
       timeoutMs: limits.timeoutMs,
       graceMs: limits.graceMs,
-      logFile: files.log,
-      ...(limits.logMaxBytes ? { logMaxBytes: limits.logMaxBytes } : {}),
+      log: { file: files.log, ...(limits.logMaxBytes ? { maxBytes: limits.logMaxBytes } : {}) },
       ...(cli ? { input: o.prompt } : {}),
       onSpawn: o.spawn.onSpawn,
     });
@@ -202,9 +201,11 @@ async function launched(started: Launched, o: TurnOptions, cli: boolean): Promis
     env: started.env,
     timeoutMs: limits.timeoutMs,
     graceMs: limits.graceMs,
-    logFile: files.log,
-    ...(limits.logMaxBytes ? { logMaxBytes: limits.logMaxBytes } : {}),
-    ...(cli ? { logHead: { file: turnHead(files.log), bytes: TURN_HEAD_BYTES } } : {}),
+    log: {
+      file: files.log,
+      ...(limits.logMaxBytes ? { maxBytes: limits.logMaxBytes } : {}),
+      ...(cli ? { head: { file: turnHead(files.log), bytes: TURN_HEAD_BYTES } } : {}),
+    },
     ...(cli ? { input: o.prompt } : {}),
     onSpawn: o.spawn.onSpawn,
   });

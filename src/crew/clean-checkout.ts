@@ -112,8 +112,7 @@ function runInCheckout(
   return runProcess(started.argv, {
     cwd: wt,
     env: started.env,
-    logFile: o.logFile,
-    logMaxBytes: o.config.dispatch.logMaxBytes,
+    log: { file: o.logFile, maxBytes: o.config.dispatch.logMaxBytes },
     timeoutMs: o.timeoutMs,
     graceMs: o.graceMs,
     ...(onSpawn ? { onSpawn } : {}),

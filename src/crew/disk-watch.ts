@@ -51,7 +51,7 @@ export async function diskUsage(dirs: readonly string[]): Promise<number | undef
     cwd: '/',
     env: childEnv({ set: { LC_ALL: 'C' } }),
     timeoutMs: DU_TIMEOUT_MS,
-    maxOutputBytes: 64 * 1024,
+    output: { maxBytes: 64 * 1024 },
   });
   if (r.spawnError || r.timedOut) return undefined;
   // du says what it could read, and exits 1 when some of it was unreadable: its total still counts.

@@ -460,7 +460,7 @@ function launch(
   const done = runProcess([...launcher, specPath], {
     cwd: process.cwd(),
     env,
-    logFile: join(dir, 'runner.out'),
+    log: { file: join(dir, 'runner.out') },
     onSpawn: (p) => (pid = p),
   }).then((r) => (r.spawnError ? null : r.exitCode));
   return { pid, done };

@@ -44,8 +44,7 @@ export async function walkTree(root: string): Promise<TreeWalk> {
       env: childEnv({ set: { LC_ALL: 'C' } }),
       group: false,
       timeoutMs: 600_000,
-      maxOutputBytes: LISTING_BOUND,
-      overflow: 'kill',
+      output: { maxBytes: LISTING_BOUND, overflow: 'kill' },
     },
   );
   if (r.spawnError) throw new Error(`cannot walk ${root}: ${r.spawnError} (GNU find is needed)`);

@@ -111,7 +111,7 @@ export async function runAgentReviewer(
       env: started.env,
       timeoutMs: o.timeoutMs,
       input: reviewPrompt(input),
-      maxOutputBytes: 4 * 1024 * 1024,
+      output: { maxBytes: 4 * 1024 * 1024 },
     });
     if (run.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${run.spawnError}`);
     if (run.timedOut) throw new ReviewerError(`reviewer: timed out after ${o.timeoutMs} ms`);

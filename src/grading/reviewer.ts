@@ -104,7 +104,7 @@ export async function runReviewer(
       timeoutMs: o.timeoutMs,
       input: JSON.stringify(payload),
       env: started.env,
-      maxOutputBytes: 1_000_000,
+      output: { maxBytes: 1_000_000 },
     });
     const r = { ...run, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') };
     if (r.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${r.spawnError}`);

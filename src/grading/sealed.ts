@@ -166,7 +166,7 @@ async function runSuite(o: SealedOptions, c: Checkout): Promise<SuiteRun> {
     cwd: c.wt,
     timeoutMs: o.timeoutMs,
     env: started.env,
-    maxOutputBytes: 1_000_000,
+    output: { maxBytes: 1_000_000 },
   });
   if (run.spawnError)
     throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${run.spawnError}`);

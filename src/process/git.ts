@@ -216,8 +216,7 @@ export async function runGit(args: readonly string[], o: GitOptions): Promise<Ru
     input: o.input,
     group: false,
     timeoutMs: o.timeoutMs ?? 600_000,
-    maxOutputBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024,
-    overflow: 'kill',
+    output: { maxBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024, overflow: 'kill' },
   });
 }
 

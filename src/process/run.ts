@@ -7,7 +7,7 @@ import { groupAlive, killGroup } from './group.js';
  * The one way the toolkit starts a process (N1.2): argv only, never a shell; an environment made by
  * `childEnv` (never a copy of ours); its own process group, so a timeout ends the whole tree
  * (SIGTERM, then SIGKILL after a grace period); output captured with a bound, or appended to a
- * capped log (./capped-log.ts: the file keeps its tail, never more than `logMaxBytes`).
+ * capped log (./capped-log.ts: the file keeps its tail, never more than `log.maxBytes`).
  */
 export interface RunOptions {
   cwd: string;
@@ -18,19 +18,29 @@ export interface RunOptions {
   graceMs?: number;
   /** Written to stdin, then stdin is closed. Default: closed at once. */
   input?: string | Buffer;
-  /** Append stdout and stderr to this file instead of capturing them, line by line, capped. */
-  logFile?: string;
-  /** The cap of `logFile` on disk (./capped-log.ts). Default 4 MiB. */
-  logMaxBytes?: number;
-  /** Also keep the first bytes of this run's output in a file of their own (./capped-log.ts). */
-  logHead?: { file: string; bytes: number };
-  /** Per stream. Beyond it the oldest bytes are dropped (`truncated`), or with `overflow: 'kill'` the
-   *  group is killed and `overflowed` is set. Default 8 MiB, keep the tail. */
-  maxOutputBytes?: number;
-  overflow?: 'tail' | 'kill';
+  /** Append stdout and stderr to a file instead of capturing them, line by line, capped. */
+  log?: RunLog;
+  /** The bound on captured output. */
+  output?: RunOutput;
   /** Own process group (default true). The group is killed when the leader ends after a timeout. */
   group?: boolean;
   onSpawn?: (pid: number) => void;
+}
+
+/** Where a run's output goes when it is logged rather than captured (./capped-log.ts). */
+export interface RunLog {
+  file: string;
+  /** The cap of `file` on disk. Default 4 MiB. */
+  maxBytes?: number;
+  /** Also keep the first bytes of this run's output in a file of their own. */
+  head?: { file: string; bytes: number };
+}
+
+/** Per stream. Beyond `maxBytes` the oldest bytes are dropped (`truncated`), or with `overflow: 'kill'`
+ *  the group is killed and `overflowed` is set. Default 8 MiB, keep the tail. */
+export interface RunOutput {
+  maxBytes?: number;
+  overflow?: 'tail' | 'kill';
 }
 
 export interface RunResult {
@@ -44,7 +54,7 @@ export interface RunResult {
   spawnError?: string;
   stdout: Buffer;
   stderr: Buffer;
-  /** Output beyond maxOutputBytes was dropped from the front (or the log file was cut). */
+  /** Output beyond output.maxBytes was dropped from the front (or the log file was cut). */
   truncated: boolean;
   /** overflow: 'kill' ended the process because its output exceeded the bound. */
   overflowed: boolean;
@@ -113,10 +123,10 @@ export function runProcess(argv: readonly string[], o: RunOptions): Promise<RunR
   const [file, ...args] = argv;
   if (!file) throw new TypeError('runProcess: empty argv');
   const grouped = o.group ?? true;
-  const max = o.maxOutputBytes ?? DEFAULT_MAX;
+  const max = o.output?.maxBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const log = o.logFile
-    ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead)
+  const log = o.log
+    ? new CappedLog(o.log.file, o.log.maxBytes ?? DEFAULT_LOG_MAX_BYTES, o.log.head)
     : undefined;
   return new Promise<RunResult>((resolve) => {
     const out = new Tail(max);
@@ -141,7 +151,7 @@ export function runProcess(argv: readonly string[], o: RunOptions): Promise<RunR
       else child.kill(signal);
     };
     const onData = (tail: Tail) => (b: Buffer) => {
-      if (tail.push(b) && o.overflow === 'kill' && !overflowed) {
+      if (tail.push(b) && o.output?.overflow === 'kill' && !overflowed) {
         overflowed = true;
         stop('SIGKILL');
       }

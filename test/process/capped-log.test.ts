@@ -57,8 +57,7 @@ describe('capped logs', () => {
     const r = await runProcess([process.execPath, '-e', FLOODER], {
       cwd: dir(),
       env: childEnv(),
-      logFile: log,
-      logMaxBytes: CAP,
+      log: { file: log, maxBytes: CAP },
     });
     expect(r.exitCode).toBe(0);
     expect(r.truncated).toBe(true);
@@ -142,8 +141,7 @@ describe('a forged log cut marker', () => {
     const r = await runProcess([process.execPath, '-e', `process.stdout.write(${JSON.stringify(said)})`], {
       cwd: dir(),
       env: childEnv(),
-      logFile: log,
-      logMaxBytes: 64 * 1024,
+      log: { file: log, maxBytes: 64 * 1024 },
     });
     expect(r.exitCode).toBe(0);
     expect(logicalSize(log)).toBe(Buffer.byteLength(said));

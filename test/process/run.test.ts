@@ -25,7 +25,7 @@ describe('runProcess', () => {
   it('keeps a bounded tail of a chatty program', async () => {
     const r = await runProcess(
       [process.execPath, '-e', 'for (let i = 0; i < 20000; i++) process.stdout.write(`line ${i}\\n`)'],
-      { cwd: process.cwd(), env, maxOutputBytes: 4096 },
+      { cwd: process.cwd(), env, output: { maxBytes: 4096 } },
     );
     expect(r.exitCode).toBe(0);
     expect(r.truncated).toBe(true);
@@ -39,8 +39,7 @@ describe('runProcess', () => {
       {
         cwd: process.cwd(),
         env,
-        maxOutputBytes: 1 << 20,
-        overflow: 'kill',
+        output: { maxBytes: 1 << 20, overflow: 'kill' },
         timeoutMs: 30_000,
       },
     );

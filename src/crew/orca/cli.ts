@@ -109,7 +109,7 @@ export class OrcaCli {
       env: this.env,
       timeoutMs: this.settings.callTimeoutMs + extraMs,
       graceMs: 500,
-      maxOutputBytes: 4 * 1024 * 1024,
+      output: { maxBytes: 4 * 1024 * 1024 },
     });
     return this.judge(
       verb,

@@ -69,11 +69,12 @@ export async function runInTerminal(t: TerminalTurn, o: Omit<RunOptions, 'env'>)
 
 /** The turn's input, where its output begins in the log, and the launch script Orca's terminal runs. */
 function writeTurnFiles(t: TerminalTurn, o: Omit<RunOptions, 'env'>, files: TurnFiles): void {
+  const log = o.log!;
   mkdirSync(files.dir, { recursive: true, mode: 0o700 });
   writeFileSync(files.input, o.input ?? '', { mode: 0o600 });
   // Where this turn's output begins in the log: what reading the turn back after a crash needs.
   // A logical offset (bytes ever written, src/process/capped-log.ts): still right after a cut.
-  writeFileSync(files.logOffset, String(logicalSize(o.logFile!)));
+  writeFileSync(files.logOffset, String(logicalSize(log.file)));
   writeFileSync(
     files.script,
     launchScript({
@@ -81,8 +82,8 @@ function writeTurnFiles(t: TerminalTurn, o: Omit<RunOptions, 'env'>, files: Turn
       cwd: o.cwd,
       argv: t.argv,
       env: t.env,
-      logFile: o.logFile!,
-      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
+      logFile: log.file,
+      ...(log.maxBytes ? { logMaxBytes: log.maxBytes } : {}),
     }),
     { mode: 0o600 },
   );
