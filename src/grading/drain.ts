@@ -193,7 +193,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   try {
     if (only) {
       // Taken here, not under the lock: the claim checks each candidate again under it.
-      candidates = pendingKeys(ctx.queue.state(), now()).filter(only);
+      candidates = pendingKeys(ctx.files.queue.state(), now()).filter(only);
       r.snapshot = candidates.length;
     }
     let claimed = await settle([], []);
@@ -222,19 +222,24 @@ function waveContext(o: DrainOptions, workers: number, stage: Stage): WaveContex
   const warn = (m: string) => logger.warning(m);
   return {
     layout,
-    queue: new GradingQueue(layout, warn),
-    ledger: new ScoreLedger(layout, warn),
-    outbox: new Outbox(layout),
+    files: {
+      queue: new GradingQueue(layout, warn),
+      ledger: new ScoreLedger(layout, warn),
+      outbox: new Outbox(layout),
+      contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1000),
+    },
     policy: outboxPolicy(config, o.deliver ?? false),
-    contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1000),
-    worker: redactText(o.worker?.id ?? workerId(o.worker?.context ?? LOCAL_RUN)),
-    maxAttempts: o.limits?.maxAttempts ?? config.grading.maxAttempts,
+    claim: {
+      worker: redactText(o.worker?.id ?? workerId(o.worker?.context ?? LOCAL_RUN)),
+      maxAttempts: o.limits?.maxAttempts ?? config.grading.maxAttempts,
+      leaseMs: config.grading.leaseSeconds * 1000,
+      limit: workers,
+    },
     alpha: config.grading.emaAlpha,
-    leaseMs: config.grading.leaseSeconds * 1000,
-    limit: workers,
     onScored: async (keys) => {
       for (const key of keys) await stage('scored', key);
     },
+    drain: {},
   };
 }
 

@@ -6,7 +6,7 @@ import type { GradingJob } from '../schemas/grading.js';
 import type { ScoreApplied, ScoreLedger } from './ledger.js';
 import { appendObservationsHeld, observationOf } from './observations.js';
 import type { Outbox, OutboxEntry } from '../outbox/outbox.js';
-import type { GradingQueue, QueueState } from './queue.js';
+import type { ClaimOptions, GradingQueue, QueueState } from './queue.js';
 import { missingOutboxEntries, outboxEntries, scoreOf, type OutboxPolicy } from './records.js';
 import type { Contests } from './contest.js';
 import type { Verdict } from './verdict.js';
@@ -20,26 +20,34 @@ import type { Verdict } from './verdict.js';
  */
 export interface WaveContext {
   layout: StateLayout;
+  files: WaveFiles;
+  policy: OutboxPolicy;
+  claim: WaveClaim;
+  /** The EMA weight the scores carry. */
+  alpha: number;
+  /** Called after the wave's scores are appended and before its marks (tests crash here). */
+  onScored?: (jobKeys: readonly string[]) => void | Promise<void>;
+  /** What the drain's earlier transactions leave for its later ones. */
+  drain: WaveDrainState;
+}
+
+/** The grading files a wave reads and appends to. */
+export interface WaveFiles {
   queue: GradingQueue;
   ledger: ScoreLedger;
   outbox: Outbox;
-  policy: OutboxPolicy;
-  /** The drain's worker id, redacted. */
-  worker: string;
-  maxAttempts: number;
-  /** The EMA weight the scores carry. */
-  alpha: number;
-  leaseMs: number;
-  /** Jobs claimed at a time: the drain's workers. */
-  limit: number;
-  /** Called after the wave's scores are appended and before its marks (tests crash here). */
-  onScored?: (jobKeys: readonly string[]) => void | Promise<void>;
+  /** Contests (./contest.ts): their crews' entries wait for the decision, made here once complete. */
+  contests?: Contests;
+}
+
+/** The terms of the drain's claims (redacted worker id, lease, attempts, workers); a wave adds its time. */
+export type WaveClaim = Omit<ClaimOptions, 'now'>;
+
+export interface WaveDrainState {
   /** Set once the drain has looked for what a crash left unrecorded (its first transaction). */
   reconciled?: boolean;
   /** Set when the drain applied scores: its last transaction rewrites `views/scores.json`. */
   viewStale?: boolean;
-  /** Contests (./contest.ts): their crews' entries wait for the decision, made here once complete. */
-  contests?: Contests;
 }
 
 export interface WaveInput {
@@ -93,13 +101,13 @@ export interface WaveOutcome {
 export function commitWave(ctx: WaveContext, w: WaveInput): Promise<WaveOutcome> {
   return withLock(ctx.layout.file('grading'), async ({ waitedMs }) => {
     const claim = w.candidates === undefined || w.candidates.length > 0;
-    if (claim) ctx.ledger.check();
+    if (claim) ctx.files.ledger.check();
     await applyScores(ctx, w);
-    const settled = ctx.queue.settleHeld(settlement(ctx, w, claim), { redacted: true });
+    const settled = ctx.files.queue.settleHeld(settlement(ctx, w, claim), { redacted: true });
     const markedNow = new Set(settled.graded);
     const marked = w.graded.filter((g) => markedNow.has(g.job.jobKey));
     const entries = reconcile(ctx, w, marked);
-    await ctx.outbox.record(entries, w.now, { sync: false, redacted: true });
+    await ctx.files.outbox.record(entries, w.now, { sync: false, redacted: true });
     const warnings: string[] = [];
     const warn = { warning: (m: string) => warnings.push(m) };
     appendObservationsHeld(
@@ -134,12 +142,12 @@ export function commitWave(ctx: WaveContext, w: WaveInput): Promise<WaveOutcome>
  * graded the job applied its score first).
  */
 async function applyScores(ctx: WaveContext, w: WaveInput): Promise<void> {
-  const jobs = ctx.queue.stateHeld().jobs;
+  const jobs = ctx.files.queue.stateHeld().jobs;
   const scores = w.graded.flatMap(({ job, verdict }) => {
     const status = jobs[job.jobKey]?.status;
     return status && status !== 'graded' ? [scoreOf(job, verdict, ctx.alpha)] : [];
   });
-  if (ctx.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.viewStale = true;
+  if (ctx.files.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.drain.viewStale = true;
   await ctx.onScored?.(w.graded.map((g) => g.job.jobKey));
 }
 
@@ -151,9 +159,9 @@ function settlement(
 ): Parameters<GradingQueue['settleHeld']>[0] {
   const at = w.now.toISOString();
   return {
-    worker: ctx.worker,
+    worker: ctx.claim.worker,
     now: w.now,
-    maxAttempts: ctx.maxAttempts,
+    maxAttempts: ctx.claim.maxAttempts,
     graded: w.graded.map(({ job, verdict }) => ({
       jobKey: job.jobKey,
       verdict,
@@ -164,13 +172,7 @@ function settlement(
       ? {
           claim: {
             ...(w.candidates ? { candidates: w.candidates } : {}),
-            options: {
-              worker: ctx.worker,
-              now: w.now,
-              leaseMs: ctx.leaseMs,
-              maxAttempts: ctx.maxAttempts,
-              limit: ctx.limit,
-            },
+            options: { ...ctx.claim, now: w.now },
           },
         }
       : {}),
@@ -183,37 +185,38 @@ function settlement(
  * its crews are graded or ended.
  */
 function reconcile(ctx: WaveContext, w: WaveInput, marked: WaveInput['graded']): OutboxEntry[] {
-  const contests = ctx.contests;
+  const contests = ctx.files.contests;
   const held = (job: GradingJob) => contests?.holds(job) ?? false;
   const entries = marked.flatMap((g) => (held(g.job) ? [] : outboxEntries(ctx.policy, g.job, g.verdict)));
-  const first = !ctx.reconciled;
+  const first = !ctx.drain.reconciled;
   if (first) {
-    const queue = ctx.queue.stateHeld();
-    for (const lost of lostScores(queue, ctx.ledger))
-      if (ctx.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0) ctx.viewStale = true;
-    const outbox = ctx.outbox.current();
+    const queue = ctx.files.queue.stateHeld();
+    for (const lost of lostScores(queue, ctx.files.ledger))
+      if (ctx.files.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0)
+        ctx.drain.viewStale = true;
+    const outbox = ctx.files.outbox.current();
     entries.push(
-      ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.outbox.watermark()).filter(
+      ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.files.outbox.watermark()).filter(
         (e) => !contests || !queue.jobs[e.jobKey] || !held(queue.jobs[e.jobKey]!.job),
       ),
     );
     if (contests)
       entries.push(
         ...contests.missing(
-          ctx.ledger.state(),
+          ctx.files.ledger.state(),
           ctx.policy,
           queue,
           (id) => !!outbox.items[id],
-          ctx.outbox.watermark(),
+          ctx.files.outbox.watermark(),
         ),
       );
-    ctx.reconciled = true;
+    ctx.drain.reconciled = true;
   }
   // A contest is decided once all its crews are graded or ended: in the drain's first transaction
   // (crews that ended without a grade) and whenever a wave marks a contest crew.
   if (contests && (first || marked.some((g) => held(g.job)))) {
-    const d = contests.settle(ctx.queue.stateHeld(), ctx.ledger.state(), ctx.policy, w.now);
-    ctx.ledger.decideHeld(d.decided, w.now, { redacted: true });
+    const d = contests.settle(ctx.files.queue.stateHeld(), ctx.files.ledger.state(), ctx.policy, w.now);
+    ctx.files.ledger.decideHeld(d.decided, w.now, { redacted: true });
     entries.push(...d.entries);
   }
   return entries;
@@ -239,12 +242,12 @@ function lostScores(queue: QueueState, ledger: ScoreLedger): Array<{ score: Scor
  * ledger, not the view).
  */
 function writeView(ctx: WaveContext, warnings: string[]): void {
-  const { ledger } = ctx;
+  const { ledger } = ctx.files;
   try {
     const view = statSync(ledger.layout.view('scores.json'), { throwIfNoEntry: false });
     const scores = statSync(ledger.log.path, { throwIfNoEntry: false });
-    if (ctx.viewStale || !view || (scores && scores.mtimeMs > view.mtimeMs)) ledger.writeView();
-    ctx.viewStale = false;
+    if (ctx.drain.viewStale || !view || (scores && scores.mtimeMs > view.mtimeMs)) ledger.writeView();
+    ctx.drain.viewStale = false;
   } catch (e) {
     warnings.push(`could not write views/scores.json: ${(e as Error).message}`);
   }
