@@ -83,18 +83,21 @@ export async function runCheckpoint(
   }
   const sources = await buildSources({
     names,
-    branch: inputs.branch ?? config.checkpoint.branch,
-    remote: inputs.remote,
-    workspace: deps.workspace,
-    token: inputs.token,
+    branch: {
+      name: inputs.branch ?? config.checkpoint.branch,
+      remote: inputs.remote,
+      workspace: deps.workspace,
+      token: inputs.token,
+    },
     directory: inputs.directory,
     cachePrefix: inputs.cacheKeyPrefix ?? config.checkpoint.cachePrefix,
     retentionDays: inputs.retentionDays ?? config.checkpoint.retentionDays,
-    runId: deps.context.run?.id,
-    runAttempt: deps.context.run?.attempt,
-    scratchRoot: deps.context.runner.temp,
-    cachePort: deps.cachePort,
-    artifactPort: deps.artifactPort,
+    run: {
+      id: deps.context.run?.id,
+      attempt: deps.context.run?.attempt,
+      scratchRoot: deps.context.runner.temp,
+    },
+    ports: { cache: deps.cachePort, artifact: deps.artifactPort },
     logger: deps.logger,
   });
   const stateDir = inputs.stateDir ?? config.stateDir;

@@ -30,42 +30,58 @@ export function parseSourceList(text: string, field = 'sources'): SourceName[] {
 
 export interface SourceSettings {
   names: readonly SourceName[];
-  branch: string;
+  branch: BranchSettings;
+  directory?: string;
+  cachePrefix: string;
+  retentionDays: number;
+  run?: RunSettings;
+  ports?: SourcePorts;
+  logger?: Logger;
+}
+
+/** Where the state branch lives and how it is reached. */
+export interface BranchSettings {
+  name: string;
   /** Remote URL or path, or the name of a remote of `workspace` (default `origin`). */
   remote?: string;
   workspace?: string;
   token?: string;
-  directory?: string;
-  cachePrefix: string;
-  retentionDays: number;
-  runId?: string;
-  runAttempt?: string;
-  /** Scratch space (RUNNER_TEMP on Actions). */
+}
+
+/** The run a cache or artifact copy belongs to (default: a local run, attempt 1), and its scratch space. */
+export interface RunSettings {
+  id?: string;
+  attempt?: string;
+  /** Scratch space (RUNNER_TEMP on Actions; default the system's temporary directory). */
   scratchRoot?: string;
-  cachePort?: CachePort;
-  artifactPort?: ArtifactPort;
-  logger?: Logger;
+}
+
+/** What GitHub Actions serves: the cache and the artifact store. */
+export interface SourcePorts {
+  cache?: CachePort;
+  artifact?: ArtifactPort;
 }
 
 /** Builds the sources named in `settings.names`, in that order. */
 export async function buildSources(settings: SourceSettings): Promise<SnapshotSource[]> {
-  const scratch = settings.scratchRoot ?? tmpdir();
-  const runId = settings.runId ?? 'local';
-  const runAttempt = settings.runAttempt ?? '1';
+  const scratch = settings.run?.scratchRoot ?? tmpdir();
+  const runId = settings.run?.id ?? 'local';
+  const runAttempt = settings.run?.attempt ?? '1';
   const runCopy = { prefix: settings.cachePrefix, runId, runAttempt, logger: settings.logger };
   const sources: SnapshotSource[] = [];
   for (const name of settings.names) {
     if (name === 'branch') {
       // A bare name ("origin") is a remote of the workspace; anything with / or : is a URL or path.
+      const b = settings.branch;
       const remote =
-        settings.remote && /[/:]/.test(settings.remote)
-          ? settings.remote
-          : await resolveRemote(settings.workspace ?? process.cwd(), settings.remote ?? 'origin');
+        b.remote && /[/:]/.test(b.remote)
+          ? b.remote
+          : await resolveRemote(b.workspace ?? process.cwd(), b.remote ?? 'origin');
       sources.push(
         new BranchSource({
           remote,
-          branch: settings.branch,
-          token: settings.token,
+          branch: b.name,
+          token: b.token,
           logger: settings.logger,
           scratchRoot: scratch,
         }),
@@ -74,10 +90,10 @@ export async function buildSources(settings: SourceSettings): Promise<SnapshotSo
       if (!settings.directory) throw new ConfigError('sources: "directory" needs a directory (--dir PATH)');
       sources.push(new DirectorySource(settings.directory));
     } else if (name === 'cache') {
-      const port = onActions(settings.cachePort, name);
+      const port = onActions(settings.ports?.cache, name);
       sources.push(new CacheSource({ ...runCopy, port, path: join(scratch, 'school-checkpoint-cache') }));
     } else {
-      const port = onActions(settings.artifactPort, name);
+      const port = onActions(settings.ports?.artifact, name);
       const path = join(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`);
       sources.push(new ArtifactSource({ ...runCopy, port, retentionDays: settings.retentionDays, path }));
     }
