@@ -6,7 +6,7 @@ import type { SchoolConfig } from '../config/schema.js';
 import { verifyOnCleanCheckout } from '../crew/clean-checkout.js';
 import { deliveryFor } from '../delivery/setup.js';
 import { createGitHubClient } from '../github/client.js';
-import { drain, type DrainJudging, type DrainResult } from '../grading/drain.js';
+import { drain, type DrainJudging, type DrainLimits, type DrainResult } from '../grading/drain.js';
 import { octokitPort } from '../github/issues-port.js';
 import { octokitFeedback } from '../github/feedback-port.js';
 import { pullsFor } from '../github/pulls-port.js';
@@ -61,26 +61,47 @@ export type DrainMode = (typeof DRAIN_MODES)[number];
 /** What drain-grading's job needs, parsed and checked (src/actions/drain-grading/inputs.ts). */
 export interface DrainJobInput {
   mode: DrainMode;
-  /** judge: where the verdicts go; apply: where they are read from (the directory of verdicts.json). */
-  verdictsPath?: string;
+  verdicts?: DrainJobVerdicts;
+  limits?: DrainLimits;
+  deadLetters: DrainJobDeadLetters;
+  /** Only read: nothing is imported, requeued, graded or delivered. */
+  dryRun: boolean;
+  bookbags?: DrainJobBookbags;
+  /** The configuration file and the state directory (`config`, `state-dir`). */
+  school?: { config?: string; stateDir?: string };
+  tokens?: DrainJobTokens;
+}
+
+/** The judge job's verdicts (the directory of verdicts.json), handed from judge to apply. */
+export interface DrainJobVerdicts {
+  /** judge: where the verdicts go; apply: where they are read from. */
+  path?: string;
   /** apply: the judge step's `verdicts-digest` output, checked against the file. */
-  verdictsDigest?: string;
-  maxWorkers?: number;
-  maxAttempts?: number;
+  digest?: string;
+}
+
+export interface DrainJobDeadLetters {
   /** Dead letters to requeue, by job key. */
   requeue: string[];
-  listDeadLetters: boolean;
-  dryRun: boolean;
-  bookbagsPath?: string;
-  config?: string;
-  stateDir?: string;
-  token?: string;
-  deliveryToken?: string;
+  /** List them and only read (as `dryRun`). */
+  list: boolean;
+}
+
+/** What the crew jobs handed on (`bookbags-path`), and the run's claims to check shared crews against. */
+export interface DrainJobBookbags {
+  path?: string;
   /**
    * The run's claim service (one queue per run, src/dispatch/claims.ts): without it, a handoff's
    * claims of shared crews are refused, and with them those crews' events.
    */
   claims?: ClaimPort;
+}
+
+export interface DrainJobTokens {
+  /** Labels, comments and the feedback scan. */
+  github?: string;
+  /** Delivery's pull requests (an App or PAT token); default `github`. */
+  delivery?: string;
 }
 
 export type DrainJobResult =
@@ -120,13 +141,14 @@ export async function drainJob(
   logger: Logger,
   context: RunContext = LOCAL_RUN,
 ): Promise<DrainJob> {
-  const config = resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
+  const { config: file, stateDir } = inputs.school ?? {};
+  const config = resolveConfig(file, stateDir ? { stateDir } : {});
   const layout = new StateLayout(config.stateDir, auditActor(context));
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   const done = (result: DrainJobResult): DrainJob => ({ config, layout, result });
 
   // list-dead-letters and dry-run only read: nothing is imported, requeued, graded or delivered.
-  if (inputs.listDeadLetters || inputs.dryRun) {
+  if (inputs.deadLetters.list || inputs.dryRun) {
     const dead = queue.deadLetters();
     const pending = pendingKeys(queue.state(), new Date()).length;
     logger.info(`${pending} job(s) pending, ${dead.length} dead letter(s)`);
@@ -148,7 +170,7 @@ export async function drainJob(
       layout,
       logger,
       deliver: !!delivery,
-      limits: { maxWorkers: inputs.maxWorkers, maxAttempts: inputs.maxAttempts },
+      ...(inputs.limits ? { limits: inputs.limits } : {}),
       judging: applied,
       worker: { context },
       observe: { progress: drainProgress({ logger }) },
@@ -192,7 +214,8 @@ function githubPorts(
   context: RunContext,
 ) {
   const repository = config.repository ?? context.repository;
-  const client = inputs.token && repository ? createGitHubClient({ token: inputs.token, logger }) : undefined;
+  const { github: githubToken, delivery: deliveryToken } = inputs.tokens ?? {};
+  const client = githubToken && repository ? createGitHubClient({ token: githubToken, logger }) : undefined;
   const github = client && repository ? octokitPort(client, repository) : undefined;
   // Merged or closed delivered pull requests are the last judge (src/feedback/watch.ts).
   const feedback = client && repository ? octokitFeedback(client, repository) : undefined;
@@ -200,7 +223,7 @@ function githubPorts(
     logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
   // Accepted work becomes a branch and a pull request (docs/delivery.md). A pull request opened with
   // the workflow's GITHUB_TOKEN triggers no workflows: delivery-token takes an App or PAT token.
-  const token = inputs.deliveryToken ?? inputs.token;
+  const token = deliveryToken ?? githubToken;
   const delivery = deliveryFor({
     config,
     layout,
@@ -229,10 +252,10 @@ async function verdictsToApply(
   const state = queue.state();
   const loaded = await loadVerdicts(
     layout,
-    inputs.verdictsPath,
+    inputs.verdicts?.path,
     state,
     now,
-    inputs.verdictsDigest || undefined,
+    inputs.verdicts?.digest || undefined,
   );
   await alertRefusals(layout, loaded.refused, logger);
   for (const x of loaded.skipped) logger.info(`verdict for ${x.jobKey} not applied now: ${x.reason}`);
@@ -255,15 +278,15 @@ async function importAndRequeue(
   queue: GradingQueue,
   logger: Logger,
 ): Promise<void> {
-  if (inputs.bookbagsPath) {
-    const from = inputs.bookbagsPath;
+  const { path: from, claims } = inputs.bookbags ?? {};
+  if (from) {
     await logger.group('Import bookbags', async () => {
       // Handoffs of crew jobs are validated and imported whole (events and bookbags).
       if (handoffDirs(from).length) {
         const h = await importHandoffs(layout, from, {
           config,
           logger,
-          ...(inputs.claims ? { claims: inputs.claims } : {}),
+          ...(claims ? { claims } : {}),
         });
         logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
         return;
@@ -274,7 +297,7 @@ async function importAndRequeue(
       );
     });
   }
-  for (const key of inputs.requeue) {
+  for (const key of inputs.deadLetters.requeue) {
     const j = await queue.requeue(key);
     logger.info(`requeued ${key}; previous failure: ${j.previousFailure ?? ''}`);
   }
@@ -307,15 +330,16 @@ async function judgeJob(
         config,
         layout,
         logger,
-        limits: { maxWorkers: inputs.maxWorkers, maxAttempts: inputs.maxAttempts },
+        ...(inputs.limits ? { limits: inputs.limits } : {}),
         judging: { grade: recordingGrader(layout, judge, entries) },
         worker: { context },
         observe: { progress: drainProgress({ logger }) },
       }),
     )
     .finally(() => judge.close());
-  mkdirSync(inputs.verdictsPath!, { recursive: true });
-  const file = writeVerdicts(inputs.verdictsPath!, entries);
+  const dir = inputs.verdicts!.path!;
+  mkdirSync(dir, { recursive: true });
+  const file = writeVerdicts(dir, entries);
   logger.info(`${entries.length} verdict(s) handed on in ${file}`);
   const pending = pendingKeys(queue.state(), new Date()).length;
   return {

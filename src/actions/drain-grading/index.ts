@@ -21,7 +21,7 @@ void runAction(async () => {
   const context = runContextFrom(process.env);
   const claims = claimsHere(context) ? actionsClaimPort : undefined;
   const { config, layout, result } = await drainJob(
-    { ...inputs, ...(claims ? { claims } : {}) },
+    claims ? { ...inputs, bookbags: { ...inputs.bookbags, claims } } : inputs,
     logger,
     context,
   );

@@ -60,10 +60,19 @@ export function parseDrainInputs(raw: Record<string, string | undefined>): Drain
   const r = drainInputsSchema.safeParse(raw);
   if (!r.success)
     throw new ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join('; ')}`);
-  const requeue = (r.data.requeue ?? '').split(/[\s,]+/).filter(Boolean);
-  if (r.data.mode !== 'drain' && !r.data.verdictsPath)
+  const d = r.data;
+  if (d.mode !== 'drain' && !d.verdictsPath)
     throw new ConfigError(
-      `drain-grading inputs: mode ${r.data.mode} needs verdicts-path (the directory of verdicts.json)`,
+      `drain-grading inputs: mode ${d.mode} needs verdicts-path (the directory of verdicts.json)`,
     );
-  return { ...r.data, requeue };
+  return {
+    mode: d.mode,
+    verdicts: { path: d.verdictsPath, digest: d.verdictsDigest },
+    limits: { maxWorkers: d.maxWorkers, maxAttempts: d.maxAttempts },
+    deadLetters: { requeue: (d.requeue ?? '').split(/[\s,]+/).filter(Boolean), list: d.listDeadLetters },
+    dryRun: d.dryRun,
+    bookbags: { path: d.bookbagsPath },
+    school: { config: d.config, stateDir: d.stateDir },
+    tokens: { github: d.token, delivery: d.deliveryToken },
+  };
 }
