@@ -26,7 +26,7 @@ function bench(size: (typeof SIZES)[number]): Bench {
     async run(): Promise<BenchFigure[]> {
       seed++;
       const c = compare(
-        { seed, daemons: size.daemons, slotsPerDaemon: size.slots, issues: 10 * size.students },
+        { seed, fleet: { daemons: size.daemons, slotsPerDaemon: size.slots }, issues: 10 * size.students },
         ['ours', 'batch', 'fifo', 'lpt-oracle', 'tail-guard'],
       );
       const by = (name: string) => c.results.find((r) => r.metrics.policy === name)!.metrics;

@@ -116,8 +116,7 @@ function bench(size: (typeof SIZES)[number]): Bench {
       const w = generateWorkload(
         resolveSimOptions({
           seed,
-          daemons: size.daemons,
-          slotsPerDaemon: size.slots,
+          fleet: { daemons: size.daemons, slotsPerDaemon: size.slots },
           issues: 10 * size.students,
         }),
       );

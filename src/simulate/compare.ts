@@ -4,7 +4,7 @@ import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence, type DeployedOptions 
 import { simulate, type SimResult } from './engine.js';
 import { measure, type PolicyMetrics } from './metrics.js';
 import { createOffice } from './office-adapter.js';
-import { resolveSimOptions, type SimOptions } from './options.js';
+import { resolveSimOptions, type SimOptions, type SimOptionsInput } from './options.js';
 import { oraclePolicy } from './oracle.js';
 import { officePolicy } from './ours.js';
 import type { PolicyFactory } from './policy.js';
@@ -22,7 +22,9 @@ export const POLICIES: ReadonlyArray<{
     name: 'ours',
     label: 'ours (repairs first, smallest first, immediate refill, classes)',
     factory: () => (w) =>
-      officePolicy(createOffice({ slotsPerDaemon: w.options.slotsPerDaemon, totalSlots: w.slots.length }))(w),
+      officePolicy(
+        createOffice({ slotsPerDaemon: w.options.fleet.slotsPerDaemon, totalSlots: w.slots.length }),
+      )(w),
   },
   { name: 'batch', label: 'batch-synchronous (matrix workflow)', factory: () => batchPolicy },
   { name: 'fifo', label: 'FIFO with immediate refill', factory: () => fifoPolicy },
@@ -32,7 +34,7 @@ export const POLICIES: ReadonlyArray<{
     factory: () => (w) =>
       officePolicy(
         createOffice({
-          slotsPerDaemon: w.options.slotsPerDaemon,
+          slotsPerDaemon: w.options.fleet.slotsPerDaemon,
           totalSlots: w.slots.length,
           order: 'tail-guard',
         }),
@@ -59,7 +61,7 @@ export interface Comparison {
  * in that order; without it, every non-reference policy).
  */
 export function compare(
-  partial: Partial<SimOptions> = {},
+  partial: SimOptionsInput = {},
   only?: readonly string[],
   deployed?: Partial<Omit<DeployedOptions, 'cadence' | 'order'>>,
 ): Comparison {

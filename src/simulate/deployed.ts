@@ -182,8 +182,8 @@ class DeployedLoop {
     workload: Workload,
     private readonly o: DeployedOptions & { crewTimeoutMinutes: number },
   ) {
-    this.perDaemon = workload.options.slotsPerDaemon;
-    this.log = new RunLog(workload.options.pauseMinutes);
+    this.perDaemon = workload.options.fleet.slotsPerDaemon;
+    this.log = new RunLog(workload.options.pauses.minutes);
     this.office = createOffice({
       slotsPerDaemon: this.perDaemon,
       totalSlots: workload.slots.length,

@@ -93,7 +93,7 @@ class PolicyLoop {
   ) {
     this.busy = new Array<boolean>(workload.slots.length).fill(false);
     this.freeSet = new Set<number>(workload.slots.map((s) => s.index));
-    this.log = new RunLog(workload.options.pauseMinutes);
+    this.log = new RunLog(workload.options.pauses.minutes);
     for (const s of workload.slots) this.freeByClass[classRank(s.class)]!++;
     for (const issue of workload.issues) this.addToBacklog({ issue, run: 0, attempt: 1, repair: false });
   }

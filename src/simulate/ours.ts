@@ -103,7 +103,7 @@ class OfficeBacklog implements SimPolicy {
       list.push(s);
       freeByDaemon.set(s.daemon, list);
     }
-    const perDaemon = this.workload.options.slotsPerDaemon;
+    const perDaemon = this.workload.options.fleet.slotsPerDaemon;
     const daemons: FreeDaemon[] = [...freeByDaemon].map(([id, slots]) => ({
       id,
       class: slots[0]!.class,

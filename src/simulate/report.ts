@@ -1,4 +1,5 @@
 import type { Comparison } from './compare.js';
+import { flatSimOptions } from './options.js';
 import type { PolicyMetrics } from './metrics.js';
 
 /** The simulator's goals (docs/simulate.md), judged under our policy with 24+ students. */
@@ -16,9 +17,9 @@ export function pct(x: number): string {
 export function describeScenario(c: Comparison): string {
   const o = c.options;
   return (
-    `${o.issues} issues on ${o.daemons} daemon(s) × ${o.slotsPerDaemon} slot(s) = ${c.workload.slots.length} students; ` +
-    `seed ${o.seed}, durations log-normal (median ${o.medianMinutes} min, tail σ ${o.tailSigma}), ` +
-    `failure rate ${o.failureRate}, usage-limit rate ${o.pauseRate} (pause ${o.pauseMinutes} min)`
+    `${o.issues} issues on ${o.fleet.daemons} daemon(s) × ${o.fleet.slotsPerDaemon} slot(s) = ${c.workload.slots.length} students; ` +
+    `seed ${o.seed}, durations log-normal (median ${o.durations.medianMinutes} min, tail σ ${o.durations.tailSigma}), ` +
+    `failure rate ${o.failures.rate}, usage-limit rate ${o.pauses.rate} (pause ${o.pauses.minutes} min)`
   );
 }
 
@@ -102,7 +103,7 @@ export function renderText(c: Comparison): string {
 export function renderJson(c: Comparison): string {
   return JSON.stringify(
     {
-      options: c.options,
+      options: flatSimOptions(c.options),
       students: c.workload.slots.length,
       totalWork: c.workload.totalWork,
       lowerBound: c.workload.lowerBound,

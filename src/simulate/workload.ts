@@ -19,7 +19,7 @@ export interface SimIssue {
   number: number;
   weight: CapacityClass;
   priority: number;
-  /** The size estimate the scheduler sees (minutes); the true duration differs by estimateNoise. */
+  /** The size estimate the scheduler sees (minutes); the true duration differs by `durations.estimateNoise`. */
   size: number;
   /**
    * The issue's domain and difficulty, as the curriculum classifies them (the office sees them; the
@@ -115,9 +115,10 @@ export function generateWorkload(options: SimOptions): Workload {
   for (let n = 1; n <= options.historyIssues; n++)
     history.push(drawIssue(options.issues + n, options, cells, historyRng, historyRng));
   const slots: SimSlot[] = [];
-  for (let d = 0; d < options.daemons; d++) {
-    const cls = options.daemonClasses[d % options.daemonClasses.length]!;
-    for (let k = 0; k < options.slotsPerDaemon; k++) {
+  const { fleet } = options;
+  for (let d = 0; d < fleet.daemons; d++) {
+    const cls = fleet.daemonClasses[d % fleet.daemonClasses.length]!;
+    for (let k = 0; k < fleet.slotsPerDaemon; k++) {
       slots.push({ index: slots.length, daemon: daemonId(d), slot: k, class: cls });
     }
   }
@@ -138,17 +139,18 @@ export function generateWorkload(options: SimOptions): Workload {
  * the runs), `cellRng` its domain and difficulty.
  */
 function drawIssue(n: number, options: SimOptions, cells: FailureCells, rng: Rng, cellRng: Rng): SimIssue {
-  const base = rng.logNormal(options.medianMinutes, options.tailSigma);
-  const size = base * Math.exp(options.estimateNoise * rng.normal());
+  const { medianMinutes, tailSigma, estimateNoise } = options.durations;
+  const base = rng.logNormal(medianMinutes, tailSigma);
+  const size = base * Math.exp(estimateNoise * rng.normal());
   const weight = CAPACITY_CLASSES[rng.pick(options.weightMix)]!;
-  const z = options.tailSigma > 0 ? Math.log(base / options.medianMinutes) / options.tailSigma : 0;
+  const z = tailSigma > 0 ? Math.log(base / medianMinutes) / tailSigma : 0;
   const domainIndex = cellRng.pick(DOMAIN_SHARES);
   const difficulty = clampDifficulty(3 + DIFFICULTY_BY_SIZE * z + DIFFICULTY_NOISE * cellRng.normal());
   const failureRate = cells.rates[domainIndex]![difficulty - 1]!;
   const runs: SimRun[] = [];
   let failures = 0;
   for (;;) {
-    if (rng.next() < options.pauseRate) {
+    if (rng.next() < options.pauses.rate) {
       // The limit hits part-way through; the work so far is lost but no failure is counted.
       runs.push({ duration: Math.max(0.01, base * rng.next()), outcome: 'usage_limit' });
       continue;
@@ -171,17 +173,17 @@ function clampDifficulty(x: number): number {
 }
 
 /**
- * The hidden failure rate of each domain × difficulty: `failureRate` × the domain's multiplier
+ * The hidden failure rate of each domain × difficulty: `failures.rate` × the domain's multiplier
  * (log-normal, σ 0.5 × spread) × the difficulty's (e^(0.45 × spread × (d − 3))), divided by the mean
- * multiplier over the issues the workload draws, so a run fails at `failureRate` on average as
- * before; capped at 0.9. Spread 0: every cell at `failureRate`.
+ * multiplier over the issues the workload draws, so a run fails at `failures.rate` on average as
+ * before; capped at 0.9. Spread 0: every cell at `failures.rate`.
  */
 export function failureCells(options: SimOptions, rng: Rng): FailureCells {
-  const spread = options.failureSpread;
+  const spread = options.failures.spread;
   const domainMult = SIM_DOMAINS.map(() => Math.exp(FAILURE_DOMAIN_SIGMA * spread * rng.normal()));
   const diffMult = [1, 2, 3, 4, 5].map((d) => Math.exp(FAILURE_PER_DIFFICULTY * spread * (d - 3)));
   // P(difficulty = d): 3 + N(0, a² + b²) rounded and clamped (z is a standard normal when σ > 0).
-  const sd = Math.hypot(options.tailSigma > 0 ? DIFFICULTY_BY_SIZE : 0, DIFFICULTY_NOISE);
+  const sd = Math.hypot(options.durations.tailSigma > 0 ? DIFFICULTY_BY_SIZE : 0, DIFFICULTY_NOISE);
   const cdf = (x: number) => 0.5 * (1 + erf((x - 3) / (sd * Math.SQRT2)));
   const pDiff = [1, 2, 3, 4, 5].map((d) => (d === 5 ? 1 : cdf(d + 0.5)) - (d === 1 ? 0 : cdf(d - 0.5)));
   const shares = DOMAIN_SHARES.reduce((s, w) => s + w, 0);
@@ -189,7 +191,7 @@ export function failureCells(options: SimOptions, rng: Rng): FailureCells {
   for (const [i, m] of domainMult.entries())
     for (const [j, k] of diffMult.entries()) meanMult += (DOMAIN_SHARES[i]! / shares) * pDiff[j]! * m * k;
   const rates = domainMult.map((m) =>
-    diffMult.map((k) => Math.min(MAX_CELL_FAILURE, (options.failureRate * m * k) / meanMult)),
+    diffMult.map((k) => Math.min(MAX_CELL_FAILURE, (options.failures.rate * m * k) / meanMult)),
   );
   return { domains: SIM_DOMAINS, rates };
 }

@@ -222,9 +222,7 @@ describe('one queue per run through the committed bundles', () => {
     });
     const options = resolveSimOptions({
       issues: issues.length,
-      daemons: 2,
-      slotsPerDaemon: 1,
-      daemonClasses: ['standard'],
+      fleet: { daemons: 2, slotsPerDaemon: 1, daemonClasses: ['standard'] },
       weightMix: [0, 1, 0, 0],
     });
     const totalWork = issues.reduce((s, i) => s + i.runs.reduce((a, r) => a + r.duration, 0), 0);

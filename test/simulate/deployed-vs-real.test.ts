@@ -20,9 +20,7 @@ afterEach(() => school?.cleanup());
 function workloadOf(durations: Map<number, number>, slots: number): Workload {
   const options = resolveSimOptions({
     issues: durations.size,
-    daemons: 1,
-    slotsPerDaemon: slots,
-    daemonClasses: ['standard'],
+    fleet: { daemons: 1, slotsPerDaemon: slots, daemonClasses: ['standard'] },
     weightMix: [0, 1, 0, 0],
   });
   const issues: SimIssue[] = [...durations].map(([number, duration]) => ({

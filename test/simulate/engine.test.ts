@@ -12,14 +12,22 @@ const ALL = ['ours', 'batch', 'fifo', 'tail-guard', 'lpt-oracle'];
 /** Small random fleets and workloads, mixed classes, failures and pauses. */
 const scenario = fc.record({
   seed: fc.integer({ min: 0, max: 0xffffffff }),
-  daemons: fc.integer({ min: 1, max: 5 }),
-  slotsPerDaemon: fc.integer({ min: 1, max: 4 }),
+  fleet: fc.record({
+    daemons: fc.integer({ min: 1, max: 5 }),
+    slotsPerDaemon: fc.integer({ min: 1, max: 4 }),
+  }),
   issues: fc.integer({ min: 1, max: 60 }),
-  tailSigma: fc.double({ min: 0, max: 1.5, noNaN: true }),
-  failureRate: fc.double({ min: 0, max: 0.5, noNaN: true }),
-  pauseRate: fc.constantFrom(0, 0, 0.05),
+  durations: fc.record({ tailSigma: fc.double({ min: 0, max: 1.5, noNaN: true }) }),
+  failures: fc.record({ rate: fc.double({ min: 0, max: 0.5, noNaN: true }) }),
+  pauses: fc.record({ rate: fc.constantFrom(0, 0, 0.05) }),
 });
-const fleet = { daemonClasses: ['heavy', 'standard', 'light'] as const, weightMix: [0.3, 0.5, 0.2, 0] };
+type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
+/** The scenario on a fleet of mixed classes. */
+const mixed = (s: Scenario) => ({
+  ...s,
+  fleet: { ...s.fleet, daemonClasses: ['heavy', 'standard', 'light'] as const },
+  weightMix: [0.3, 0.5, 0.2, 0],
+});
 
 describe('fleet simulator', () => {
   it('is deterministic for a seed and differs between seeds', () => {
@@ -32,7 +40,7 @@ describe('fleet simulator', () => {
   });
 
   it('gives every policy the same work: same runs, same busy time', () => {
-    const c = compare({ seed: 7, issues: 200, failureRate: 0.3, pauseRate: 0.05 }, ALL);
+    const c = compare({ seed: 7, issues: 200, failures: { rate: 0.3 }, pauses: { rate: 0.05 } }, ALL);
     for (const r of c.results) {
       const busy = r.result.timeline.reduce((s, t) => s + t.end - t.start, 0);
       expect(busy).toBeCloseTo(c.workload.totalWork, 6);
@@ -43,7 +51,7 @@ describe('fleet simulator', () => {
   it('never beats the lower bound, under any policy', () => {
     fc.assert(
       fc.property(scenario, (s) => {
-        const c = compare({ ...s, ...fleet }, ALL);
+        const c = compare(mixed(s), ALL);
         for (const r of c.results) {
           expect(r.metrics.makespan).toBeGreaterThanOrEqual(c.workload.lowerBound * (1 - 1e-12));
           expect(r.metrics.utilization).toBeLessThanOrEqual(1 + 1e-12);
@@ -57,10 +65,15 @@ describe('fleet simulator', () => {
     // A theorem for one class without pauses: FIFO starts every item no later than batch does.
     // With classes or pauses it is not (equal durations can let FIFO mismatch classes where a
     // batch boundary lines them up), so those are checked over seeds at realistic sizes below.
-    const oneClass = { daemonClasses: ['standard'] as const, weightMix: [0, 1, 0, 0], pauseRate: 0 };
+    const oneClass = (s: Scenario) => ({
+      ...s,
+      fleet: { ...s.fleet, daemonClasses: ['standard'] as const },
+      weightMix: [0, 1, 0, 0],
+      pauses: { rate: 0 },
+    });
     fc.assert(
       fc.property(scenario, (s) => {
-        const c = compare({ ...s, ...oneClass }, ['batch', 'fifo']);
+        const c = compare(oneClass(s), ['batch', 'fifo']);
         const [batch, fifo] = c.results.map((r) => r.metrics.makespan);
         expect(batch!).toBeGreaterThanOrEqual(fifo! * (1 - 1e-12));
       }),
@@ -76,7 +89,10 @@ describe('fleet simulator', () => {
         fc.constantFrom(0, 0.005),
         (seed, [daemons, slotsPerDaemon], pauseRate) => {
           const issues = 10 * daemons! * slotsPerDaemon!;
-          const c = compare({ seed, daemons, slotsPerDaemon, issues, pauseRate }, ['batch', 'fifo', 'ours']);
+          const c = compare(
+            { seed, fleet: { daemons, slotsPerDaemon }, issues, pauses: { rate: pauseRate } },
+            ['batch', 'fifo', 'ours'],
+          );
           const [batch, fifo, ours] = c.results.map((r) => r.metrics.makespan);
           expect(batch!).toBeGreaterThanOrEqual(fifo!);
           expect(batch!).toBeGreaterThanOrEqual(ours!);
@@ -89,7 +105,7 @@ describe('fleet simulator', () => {
   it('immediate refill: no slot sits idle while queued work it can run waits (ours, FIFO)', () => {
     fc.assert(
       fc.property(scenario, (s) => {
-        const c = compare({ ...s, ...fleet }, ['ours', 'fifo', 'tail-guard']);
+        const c = compare(mixed(s), ['ours', 'fifo', 'tail-guard']);
         for (const r of c.results) expect(r.metrics.backlogUtilization).toBeGreaterThan(1 - 1e-9);
       }),
       { numRuns: 40 },
@@ -98,7 +114,7 @@ describe('fleet simulator', () => {
 
   it('our policy finishes well before the batch baseline at 24 students, seed after seed', () => {
     for (let seed = 1; seed <= 8; seed++) {
-      const c = compare({ seed, daemons: 3, slotsPerDaemon: 8, issues: 240 }, ['ours', 'batch']);
+      const c = compare({ seed, fleet: { daemons: 3, slotsPerDaemon: 8 }, issues: 240 }, ['ours', 'batch']);
       const [ours, batch] = c.results.map((r) => r.metrics);
       expect(ours!.makespan).toBeLessThan(batch!.makespan);
       expect(ours!.ttfvP50).toBeLessThan(batch!.ttfvP50);
@@ -108,7 +124,7 @@ describe('fleet simulator', () => {
   });
 
   it('stops an issue after two consecutive failed runs and never launches a third', () => {
-    const c = compare({ seed: 3, issues: 150, failureRate: 0.8, pauseRate: 0.05 }, ALL);
+    const c = compare({ seed: 3, issues: 150, failures: { rate: 0.8 }, pauses: { rate: 0.05 } }, ALL);
     for (const r of c.results) {
       const stopped = r.result.issues.filter((i) => i.status === 'stopped');
       expect(stopped.length).toBeGreaterThan(50);
@@ -130,7 +146,10 @@ describe('fleet simulator', () => {
   });
 
   it('a usage-limit pause stops new launches, lets running work finish and counts no failure', () => {
-    const c = compare({ seed: 11, issues: 200, failureRate: 0, pauseRate: 0.08, pauseMinutes: 45 }, ALL);
+    const c = compare(
+      { seed: 11, issues: 200, failures: { rate: 0 }, pauses: { rate: 0.08, minutes: 45 } },
+      ALL,
+    );
     for (const r of c.results) {
       const { pauses, timeline } = r.result;
       expect(pauses.length).toBeGreaterThan(3);
@@ -153,13 +172,13 @@ describe('fleet simulator', () => {
   });
 
   it('rejects bad options naming the field and what is allowed', () => {
-    expect(() => resolveSimOptions({ failureRate: 1.5 })).toThrow(ConfigError);
-    expect(() => resolveSimOptions({ failureRate: 1.5 })).toThrow(
+    expect(() => resolveSimOptions({ failures: { rate: 1.5 } })).toThrow(ConfigError);
+    expect(() => resolveSimOptions({ failures: { rate: 1.5 } })).toThrow(
       /failure-rate must be a probability from 0 to 0.9; found 1.5/,
     );
-    expect(() => resolveSimOptions({ tailSigma: Number.NaN })).toThrow(/tail/);
+    expect(() => resolveSimOptions({ durations: { tailSigma: Number.NaN } })).toThrow(/tail/);
     expect(() =>
-      resolveSimOptions({ daemons: 1, daemonClasses: ['light'], weightMix: [0, 0, 1, 0] }),
+      resolveSimOptions({ fleet: { daemons: 1, daemonClasses: ['light'] }, weightMix: [0, 0, 1, 0] }),
     ).toThrow(/weightMix .*no heavier than the largest daemon class \(light\)/);
   });
 });

@@ -7,9 +7,7 @@ import type { SimIssue, Workload } from '../../src/simulate/workload.js';
 function oneSlot(issues: Array<Array<[number, 'success' | 'failure']>>): Workload {
   const options = resolveSimOptions({
     issues: issues.length,
-    daemons: 1,
-    slotsPerDaemon: 1,
-    daemonClasses: ['standard'],
+    fleet: { daemons: 1, slotsPerDaemon: 1, daemonClasses: ['standard'] },
     weightMix: [0, 1, 0, 0],
   });
   const list: SimIssue[] = issues.map((runs, i) => ({

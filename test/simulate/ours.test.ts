@@ -30,14 +30,12 @@ describe('our policy drives the dispatch office', () => {
   const options = resolveSimOptions({
     seed: 5,
     issues: 400,
-    daemons: 8,
-    slotsPerDaemon: 3,
-    failureRate: 0.25,
-    daemonClasses: ['light', 'standard', 'heavy', 'xl'],
+    fleet: { daemons: 8, slotsPerDaemon: 3, daemonClasses: ['light', 'standard', 'heavy', 'xl'] },
+    failures: { rate: 0.25 },
     weightMix: [0.3, 0.3, 0.25, 0.15],
   });
   const workload = generateWorkload(options);
-  const { office, calls, afterRuns } = recordingOffice(options.slotsPerDaemon, workload.slots.length);
+  const { office, calls, afterRuns } = recordingOffice(options.fleet.slotsPerDaemon, workload.slots.length);
   const result = simulate(workload, officePolicy(office));
   const slotClass = new Map(workload.slots.map((s) => [s.index, s.class]));
   const weight = new Map(workload.issues.map((i) => [i.number, i.weight]));
@@ -95,9 +93,9 @@ describe('our policy drives the dispatch office', () => {
 
 describe('our policy under usage-limit pauses', () => {
   it('asks the office during a pause, and the office places nothing', () => {
-    const options = resolveSimOptions({ seed: 9, issues: 300, pauseRate: 0.06, pauseMinutes: 40 });
+    const options = resolveSimOptions({ seed: 9, issues: 300, pauses: { rate: 0.06, minutes: 40 } });
     const workload = generateWorkload(options);
-    const { office, calls } = recordingOffice(options.slotsPerDaemon, workload.slots.length);
+    const { office, calls } = recordingOffice(options.fleet.slotsPerDaemon, workload.slots.length);
     const result = simulate(workload, officePolicy(office));
     const pausedCalls = calls.filter((c) => c.paused);
     expect(result.pauses.length).toBeGreaterThan(2);

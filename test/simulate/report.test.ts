@@ -12,7 +12,12 @@ const tmp = tempDir('school-simulate-');
 afterAll(() => tmp.cleanup());
 
 describe('simulation report', () => {
-  const c = compare({ seed: 2, issues: 120, pauseRate: 0.03 }, ['ours', 'batch', 'fifo', 'lpt-oracle']);
+  const c = compare({ seed: 2, issues: 120, pauses: { rate: 0.03 } }, [
+    'ours',
+    'batch',
+    'fifo',
+    'lpt-oracle',
+  ]);
 
   it('renders a self-contained page: no network reference, no script, one timeline per policy', () => {
     const html = renderHtml(c);
@@ -84,7 +89,7 @@ describe('school simulate (CLI, child process)', () => {
 
 describe('simulation report for a large fleet', () => {
   it('caps the timeline at 200 slots and says so', () => {
-    const big = compare({ seed: 1, daemons: 50, slotsPerDaemon: 5, issues: 300 }, ['fifo']);
+    const big = compare({ seed: 1, fleet: { daemons: 50, slotsPerDaemon: 5 }, issues: 300 }, ['fifo']);
     const html = renderHtml(big);
     expect(html).toContain('First 200 of 250 slots shown.');
     const bars = html.match(/<rect [^>]*><title>#\d+ attempt/g) ?? [];

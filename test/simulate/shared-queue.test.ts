@@ -19,9 +19,7 @@ function twoDaemons(
 ): Workload {
   const options = resolveSimOptions({
     issues: durations.length,
-    daemons: 2,
-    slotsPerDaemon: 1,
-    daemonClasses: classes,
+    fleet: { daemons: 2, slotsPerDaemon: 1, daemonClasses: classes },
     weightMix: [0, 1, 0, 0],
   });
   const issues: SimIssue[] = durations.map((duration, i) => ({

@@ -3,7 +3,7 @@ import { ConfigError } from '../../errors.js';
 import { compare, POLICIES } from '../../simulate/compare.js';
 import { renderHtml } from '../../simulate/html.js';
 import { DEFAULT_DEPLOYED } from '../../simulate/deployed.js';
-import { DEFAULT_SIM_OPTIONS, type SimOptions } from '../../simulate/options.js';
+import { DEFAULT_SIM_OPTIONS, type SimOptionsInput } from '../../simulate/options.js';
 import { renderJson, renderText } from '../../simulate/report.js';
 import { renderLearningJson, renderLearningText, simulateLearning } from '../../simulate/learning.js';
 import { writeTextAtomic } from '../../state/atomic.js';
@@ -18,14 +18,14 @@ matrix workflow and with FIFO + immediate refill, on the same generated workload
 
 Options:
   --issues N          issues in the curriculum (default: 10 per student)
-  --daemons D         daemons (default ${DEFAULT_SIM_OPTIONS.daemons})
-  --slots K           worktree slots per daemon; students = D × K (default ${DEFAULT_SIM_OPTIONS.slotsPerDaemon})
+  --daemons D         daemons (default ${DEFAULT_SIM_OPTIONS.fleet.daemons})
+  --slots K           worktree slots per daemon; students = D × K (default ${DEFAULT_SIM_OPTIONS.fleet.slotsPerDaemon})
   --seed S            PRNG seed: same seed, same workload, same result (default ${DEFAULT_SIM_OPTIONS.seed})
-  --tail SIGMA        log-normal sigma of run durations; larger = heavier tail (default ${DEFAULT_SIM_OPTIONS.tailSigma})
-  --median MIN        median run duration in minutes (default ${DEFAULT_SIM_OPTIONS.medianMinutes})
-  --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failureRate})
-  --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauseRate})
-  --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauseMinutes})
+  --tail SIGMA        log-normal sigma of run durations; larger = heavier tail (default ${DEFAULT_SIM_OPTIONS.durations.tailSigma})
+  --median MIN        median run duration in minutes (default ${DEFAULT_SIM_OPTIONS.durations.medianMinutes})
+  --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failures.rate})
+  --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauses.rate})
+  --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauses.minutes})
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
   --deployed          add eight rows: the loop as deployed — cron-only, continuous refill (CLI),
@@ -55,25 +55,29 @@ function numberOption(name: string, value: string | undefined, min: number, max:
   return n;
 }
 
-export function simulateOptions(values: Record<string, string | boolean | undefined>): Partial<SimOptions> {
+/** The fields that were given: an unset flag keeps its default. */
+function given<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export function simulateOptions(values: Record<string, string | boolean | undefined>): SimOptionsInput {
   const str = (k: string) => values[k] as string | undefined;
-  const daemons = intOption('daemons', str('daemons')) ?? DEFAULT_SIM_OPTIONS.daemons;
-  const slotsPerDaemon = intOption('slots', str('slots')) ?? DEFAULT_SIM_OPTIONS.slotsPerDaemon;
-  const options: Partial<SimOptions> = {
-    daemons,
-    slotsPerDaemon,
+  const daemons = intOption('daemons', str('daemons')) ?? DEFAULT_SIM_OPTIONS.fleet.daemons;
+  const slotsPerDaemon = intOption('slots', str('slots')) ?? DEFAULT_SIM_OPTIONS.fleet.slotsPerDaemon;
+  return {
+    fleet: { daemons, slotsPerDaemon },
     issues: intOption('issues', str('issues')) ?? 10 * daemons * slotsPerDaemon,
-    seed: intOption('seed', str('seed'), 0),
-    tailSigma: numberOption('tail', str('tail'), 0, 3),
-    medianMinutes: numberOption('median', str('median'), 0.01, 1e6),
-    failureRate: numberOption('failure-rate', str('failure-rate'), 0, 0.9),
-    pauseRate: numberOption('pause-rate', str('pause-rate'), 0, 0.5),
-    pauseMinutes: numberOption('pause-minutes', str('pause-minutes'), 0, 1e6),
+    ...given({ seed: intOption('seed', str('seed'), 0) }),
+    durations: given({
+      tailSigma: numberOption('tail', str('tail'), 0, 3),
+      medianMinutes: numberOption('median', str('median'), 0.01, 1e6),
+    }),
+    failures: given({ rate: numberOption('failure-rate', str('failure-rate'), 0, 0.9) }),
+    pauses: given({
+      rate: numberOption('pause-rate', str('pause-rate'), 0, 0.5),
+      minutes: numberOption('pause-minutes', str('pause-minutes'), 0, 1e6),
+    }),
   };
-  // Unset flags keep their defaults.
-  for (const k of Object.keys(options) as Array<keyof SimOptions>)
-    if (options[k] === undefined) delete options[k];
-  return options;
 }
 
 const SIMULATE_OPTIONS = verbOptions(
