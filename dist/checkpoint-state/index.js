@@ -50134,7 +50134,64 @@ function errors_message(error) {
 
 // EXTERNAL MODULE: external "node:path"
 var external_node_path_ = __nccwpck_require__(76760);
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(48161);
+;// CONCATENATED MODULE: ./.build/src/process/run-context.js
+
+function runContextFrom(env) {
+  const set = (k) => env[k] ? env[k] : void 0;
+  const runId = set("GITHUB_RUN_ID");
+  const run = runId ? {
+    id: runId,
+    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
+    job: env.GITHUB_JOB ?? "",
+    ...defined({
+      workflowRef: set("GITHUB_WORKFLOW_REF"),
+      event: set("GITHUB_EVENT_NAME"),
+      eventPath: set("GITHUB_EVENT_PATH"),
+      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
+    })
+  } : void 0;
+  return {
+    actions: env.GITHUB_ACTIONS === "true",
+    ...run ? { run } : {},
+    ...defined({
+      repository: set("GITHUB_REPOSITORY"),
+      serverUrl: set("GITHUB_SERVER_URL"),
+      apiUrl: set("GITHUB_API_URL"),
+      workspace: set("GITHUB_WORKSPACE")
+    }),
+    runner: {
+      ...defined({
+        name: set("RUNNER_NAME"),
+        temp: set("RUNNER_TEMP"),
+        workspace: set("RUNNER_WORKSPACE"),
+        toolCache: set("RUNNER_TOOL_CACHE")
+      }),
+      debug: env.RUNNER_DEBUG === "1"
+    },
+    host: env
+  };
+}
+function auditActor(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
+}
+function workerId(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${hostname()}:${pid}`;
+}
+function hostPath(ctx) {
+  return ctx.host.PATH ?? "";
+}
+function defined(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
+  return out;
+}
+const run_context_LOCAL_RUN = runContextFrom({});
+
+
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
+
 const BASE_ENV = [
   "PATH",
   "HOME",
@@ -50186,6 +50243,9 @@ const RUN_IDENTITY_ENV = (/* unused pure expression or super */ null && ([
   "SCHOOL_DEBUG"
 ]));
 const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+function hostEnvOf(context) {
+  return context && context !== LOCAL_RUN ? context.host : process.env;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/repository.js
@@ -50743,62 +50803,6 @@ function resolveConfig(explicit, overrides = {}) {
   if (explicit) return loadConfig(explicit, overrides);
   return (0,external_node_fs_.existsSync)("school.yml") ? loadConfig("school.yml", overrides) : parseConfig({}, "defaults", overrides);
 }
-
-
-// EXTERNAL MODULE: external "node:os"
-var external_node_os_ = __nccwpck_require__(48161);
-;// CONCATENATED MODULE: ./.build/src/process/run-context.js
-
-function runContextFrom(env) {
-  const set = (k) => env[k] ? env[k] : void 0;
-  const runId = set("GITHUB_RUN_ID");
-  const run = runId ? {
-    id: runId,
-    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
-    job: env.GITHUB_JOB ?? "",
-    ...defined({
-      workflowRef: set("GITHUB_WORKFLOW_REF"),
-      event: set("GITHUB_EVENT_NAME"),
-      eventPath: set("GITHUB_EVENT_PATH"),
-      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
-    })
-  } : void 0;
-  return {
-    actions: env.GITHUB_ACTIONS === "true",
-    ...run ? { run } : {},
-    ...defined({
-      repository: set("GITHUB_REPOSITORY"),
-      serverUrl: set("GITHUB_SERVER_URL"),
-      apiUrl: set("GITHUB_API_URL"),
-      workspace: set("GITHUB_WORKSPACE")
-    }),
-    runner: {
-      ...defined({
-        name: set("RUNNER_NAME"),
-        temp: set("RUNNER_TEMP"),
-        workspace: set("RUNNER_WORKSPACE"),
-        toolCache: set("RUNNER_TOOL_CACHE")
-      }),
-      debug: env.RUNNER_DEBUG === "1"
-    },
-    host: env
-  };
-}
-function auditActor(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
-}
-function workerId(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${hostname()}:${pid}`;
-}
-function hostPath(ctx) {
-  return ctx.host.PATH ?? "";
-}
-function defined(o) {
-  const out = {};
-  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
-  return out;
-}
-const LOCAL_RUN = runContextFrom({});
 
 
 // EXTERNAL MODULE: external "node:crypto"
@@ -54463,9 +54467,9 @@ function runProcess(argv, o) {
   const [file, ...args] = argv;
   if (!file) throw new TypeError("runProcess: empty argv");
   const grouped = o.group ?? true;
-  const max = o.maxOutputBytes ?? DEFAULT_MAX;
+  const max = o.output?.maxBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const log = o.logFile ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead) : void 0;
+  const log = o.log ? new CappedLog(o.log.file, o.log.maxBytes ?? DEFAULT_LOG_MAX_BYTES, o.log.head) : void 0;
   return new Promise((resolve) => {
     const out = new Tail(max);
     const err = new Tail(max);
@@ -54489,7 +54493,7 @@ function runProcess(argv, o) {
       else child.kill(signal);
     };
     const onData = (tail) => (b) => {
-      if (tail.push(b) && o.overflow === "kill" && !overflowed) {
+      if (tail.push(b) && o.output?.overflow === "kill" && !overflowed) {
         overflowed = true;
         stop("SIGKILL");
       }
@@ -54722,8 +54726,7 @@ async function runGit(args, o) {
     input: o.input,
     group: false,
     timeoutMs: o.timeoutMs ?? 6e5,
-    maxOutputBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024,
-    overflow: "kill"
+    output: { maxBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024, overflow: "kill" }
   });
 }
 async function gitBytes(args, o) {
@@ -55170,19 +55173,20 @@ function parseSourceList(text, field = "sources") {
   return out;
 }
 async function buildSources(settings) {
-  const scratch = settings.scratchRoot ?? (0,external_node_os_.tmpdir)();
-  const runId = settings.runId ?? "local";
-  const runAttempt = settings.runAttempt ?? "1";
+  const scratch = settings.run?.scratchRoot ?? (0,external_node_os_.tmpdir)();
+  const runId = settings.run?.id ?? "local";
+  const runAttempt = settings.run?.attempt ?? "1";
   const runCopy = { prefix: settings.cachePrefix, runId, runAttempt, logger: settings.logger };
   const sources = [];
   for (const name of settings.names) {
     if (name === "branch") {
-      const remote = settings.remote && /[/:]/.test(settings.remote) ? settings.remote : await resolveRemote(settings.workspace ?? process.cwd(), settings.remote ?? "origin");
+      const b = settings.branch;
+      const remote = b.remote && /[/:]/.test(b.remote) ? b.remote : await resolveRemote(b.workspace ?? process.cwd(), b.remote ?? "origin");
       sources.push(
         new BranchSource({
           remote,
-          branch: settings.branch,
-          token: settings.token,
+          branch: b.name,
+          token: b.token,
           logger: settings.logger,
           scratchRoot: scratch
         })
@@ -55191,10 +55195,10 @@ async function buildSources(settings) {
       if (!settings.directory) throw new errors_ConfigError('sources: "directory" needs a directory (--dir PATH)');
       sources.push(new DirectorySource(settings.directory));
     } else if (name === "cache") {
-      const port = onActions(settings.cachePort, name);
+      const port = onActions(settings.ports?.cache, name);
       sources.push(new CacheSource({ ...runCopy, port, path: (0,external_node_path_.join)(scratch, "school-checkpoint-cache") }));
     } else {
-      const port = onActions(settings.artifactPort, name);
+      const port = onActions(settings.ports?.artifact, name);
       const path = (0,external_node_path_.join)(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`);
       sources.push(new ArtifactSource({ ...runCopy, port, retentionDays: settings.retentionDays, path }));
     }
@@ -55334,18 +55338,21 @@ async function runCheckpoint(inputs, deps) {
   }
   const sources = await buildSources({
     names,
-    branch: inputs.branch ?? config.checkpoint.branch,
-    remote: inputs.remote,
-    workspace: deps.workspace,
-    token: inputs.token,
+    branch: {
+      name: inputs.branch ?? config.checkpoint.branch,
+      remote: inputs.remote,
+      workspace: deps.workspace,
+      token: inputs.token
+    },
     directory: inputs.directory,
     cachePrefix: inputs.cacheKeyPrefix ?? config.checkpoint.cachePrefix,
     retentionDays: inputs.retentionDays ?? config.checkpoint.retentionDays,
-    runId: deps.context.run?.id,
-    runAttempt: deps.context.run?.attempt,
-    scratchRoot: deps.context.runner.temp,
-    cachePort: deps.cachePort,
-    artifactPort: deps.artifactPort,
+    run: {
+      id: deps.context.run?.id,
+      attempt: deps.context.run?.attempt,
+      scratchRoot: deps.context.runner.temp
+    },
+    ports: { cache: deps.cachePort, artifact: deps.artifactPort },
     logger: deps.logger
   });
   const stateDir = inputs.stateDir ?? config.stateDir;

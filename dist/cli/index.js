@@ -51849,7 +51849,64 @@ const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import
 var dist = __nccwpck_require__(8815);
 ;// CONCATENATED MODULE: external "node:path"
 const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
+;// CONCATENATED MODULE: external "node:os"
+const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
+;// CONCATENATED MODULE: ./.build/src/process/run-context.js
+
+function runContextFrom(env) {
+  const set = (k) => env[k] ? env[k] : void 0;
+  const runId = set("GITHUB_RUN_ID");
+  const run = runId ? {
+    id: runId,
+    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
+    job: env.GITHUB_JOB ?? "",
+    ...defined({
+      workflowRef: set("GITHUB_WORKFLOW_REF"),
+      event: set("GITHUB_EVENT_NAME"),
+      eventPath: set("GITHUB_EVENT_PATH"),
+      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
+    })
+  } : void 0;
+  return {
+    actions: env.GITHUB_ACTIONS === "true",
+    ...run ? { run } : {},
+    ...defined({
+      repository: set("GITHUB_REPOSITORY"),
+      serverUrl: set("GITHUB_SERVER_URL"),
+      apiUrl: set("GITHUB_API_URL"),
+      workspace: set("GITHUB_WORKSPACE")
+    }),
+    runner: {
+      ...defined({
+        name: set("RUNNER_NAME"),
+        temp: set("RUNNER_TEMP"),
+        workspace: set("RUNNER_WORKSPACE"),
+        toolCache: set("RUNNER_TOOL_CACHE")
+      }),
+      debug: env.RUNNER_DEBUG === "1"
+    },
+    host: env
+  };
+}
+function auditActor(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
+}
+function workerId(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${(0,external_node_os_namespaceObject.hostname)()}:${pid}`;
+}
+function hostPath(ctx) {
+  return ctx.host.PATH ?? "";
+}
+function defined(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
+  return out;
+}
+const LOCAL_RUN = runContextFrom({});
+
+
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
+
 const BASE_ENV = [
   "PATH",
   "HOME",
@@ -51901,6 +51958,9 @@ const RUN_IDENTITY_ENV = [
   "SCHOOL_DEBUG"
 ];
 const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+function hostEnvOf(context) {
+  return context && context !== LOCAL_RUN ? context.host : process.env;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/repository.js
@@ -52458,62 +52518,6 @@ function resolveConfig(explicit, overrides = {}) {
   if (explicit) return loadConfig(explicit, overrides);
   return (0,external_node_fs_namespaceObject.existsSync)("school.yml") ? loadConfig("school.yml", overrides) : parseConfig({}, "defaults", overrides);
 }
-
-
-;// CONCATENATED MODULE: external "node:os"
-const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
-;// CONCATENATED MODULE: ./.build/src/process/run-context.js
-
-function runContextFrom(env) {
-  const set = (k) => env[k] ? env[k] : void 0;
-  const runId = set("GITHUB_RUN_ID");
-  const run = runId ? {
-    id: runId,
-    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
-    job: env.GITHUB_JOB ?? "",
-    ...defined({
-      workflowRef: set("GITHUB_WORKFLOW_REF"),
-      event: set("GITHUB_EVENT_NAME"),
-      eventPath: set("GITHUB_EVENT_PATH"),
-      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
-    })
-  } : void 0;
-  return {
-    actions: env.GITHUB_ACTIONS === "true",
-    ...run ? { run } : {},
-    ...defined({
-      repository: set("GITHUB_REPOSITORY"),
-      serverUrl: set("GITHUB_SERVER_URL"),
-      apiUrl: set("GITHUB_API_URL"),
-      workspace: set("GITHUB_WORKSPACE")
-    }),
-    runner: {
-      ...defined({
-        name: set("RUNNER_NAME"),
-        temp: set("RUNNER_TEMP"),
-        workspace: set("RUNNER_WORKSPACE"),
-        toolCache: set("RUNNER_TOOL_CACHE")
-      }),
-      debug: env.RUNNER_DEBUG === "1"
-    },
-    host: env
-  };
-}
-function auditActor(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
-}
-function workerId(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${(0,external_node_os_namespaceObject.hostname)()}:${pid}`;
-}
-function hostPath(ctx) {
-  return ctx.host.PATH ?? "";
-}
-function defined(o) {
-  const out = {};
-  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
-  return out;
-}
-const LOCAL_RUN = runContextFrom({});
 
 
 // EXTERNAL MODULE: external "node:crypto"
@@ -56003,9 +56007,9 @@ function runProcess(argv, o) {
   const [file, ...args] = argv;
   if (!file) throw new TypeError("runProcess: empty argv");
   const grouped = o.group ?? true;
-  const max = o.maxOutputBytes ?? DEFAULT_MAX;
+  const max = o.output?.maxBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const log = o.logFile ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead) : void 0;
+  const log = o.log ? new CappedLog(o.log.file, o.log.maxBytes ?? DEFAULT_LOG_MAX_BYTES, o.log.head) : void 0;
   return new Promise((resolve) => {
     const out = new Tail(max);
     const err = new Tail(max);
@@ -56029,7 +56033,7 @@ function runProcess(argv, o) {
       else child.kill(signal);
     };
     const onData = (tail) => (b) => {
-      if (tail.push(b) && o.overflow === "kill" && !overflowed) {
+      if (tail.push(b) && o.output?.overflow === "kill" && !overflowed) {
         overflowed = true;
         stop("SIGKILL");
       }
@@ -56262,8 +56266,7 @@ async function runGit(args, o) {
     input: o.input,
     group: false,
     timeoutMs: o.timeoutMs ?? 6e5,
-    maxOutputBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024,
-    overflow: "kill"
+    output: { maxBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024, overflow: "kill" }
   });
 }
 async function gitBytes(args, o) {
@@ -56710,19 +56713,20 @@ function parseSourceList(text, field = "sources") {
   return out;
 }
 async function buildSources(settings) {
-  const scratch = settings.scratchRoot ?? (0,external_node_os_namespaceObject.tmpdir)();
-  const runId = settings.runId ?? "local";
-  const runAttempt = settings.runAttempt ?? "1";
+  const scratch = settings.run?.scratchRoot ?? (0,external_node_os_namespaceObject.tmpdir)();
+  const runId = settings.run?.id ?? "local";
+  const runAttempt = settings.run?.attempt ?? "1";
   const runCopy = { prefix: settings.cachePrefix, runId, runAttempt, logger: settings.logger };
   const sources = [];
   for (const name of settings.names) {
     if (name === "branch") {
-      const remote = settings.remote && /[/:]/.test(settings.remote) ? settings.remote : await resolveRemote(settings.workspace ?? process.cwd(), settings.remote ?? "origin");
+      const b = settings.branch;
+      const remote = b.remote && /[/:]/.test(b.remote) ? b.remote : await resolveRemote(b.workspace ?? process.cwd(), b.remote ?? "origin");
       sources.push(
         new BranchSource({
           remote,
-          branch: settings.branch,
-          token: settings.token,
+          branch: b.name,
+          token: b.token,
           logger: settings.logger,
           scratchRoot: scratch
         })
@@ -56731,10 +56735,10 @@ async function buildSources(settings) {
       if (!settings.directory) throw new ConfigError('sources: "directory" needs a directory (--dir PATH)');
       sources.push(new DirectorySource(settings.directory));
     } else if (name === "cache") {
-      const port = onActions(settings.cachePort, name);
+      const port = onActions(settings.ports?.cache, name);
       sources.push(new CacheSource({ ...runCopy, port, path: (0,external_node_path_namespaceObject.join)(scratch, "school-checkpoint-cache") }));
     } else {
-      const port = onActions(settings.artifactPort, name);
+      const port = onActions(settings.ports?.artifact, name);
       const path = (0,external_node_path_namespaceObject.join)(scratch, `school-checkpoint-artifact-${runId}-${runAttempt}`);
       sources.push(new ArtifactSource({ ...runCopy, port, retentionDays: settings.retentionDays, path }));
     }
@@ -56874,18 +56878,21 @@ async function runCheckpoint(inputs, deps) {
   }
   const sources = await buildSources({
     names,
-    branch: inputs.branch ?? config.checkpoint.branch,
-    remote: inputs.remote,
-    workspace: deps.workspace,
-    token: inputs.token,
+    branch: {
+      name: inputs.branch ?? config.checkpoint.branch,
+      remote: inputs.remote,
+      workspace: deps.workspace,
+      token: inputs.token
+    },
     directory: inputs.directory,
     cachePrefix: inputs.cacheKeyPrefix ?? config.checkpoint.cachePrefix,
     retentionDays: inputs.retentionDays ?? config.checkpoint.retentionDays,
-    runId: deps.context.run?.id,
-    runAttempt: deps.context.run?.attempt,
-    scratchRoot: deps.context.runner.temp,
-    cachePort: deps.cachePort,
-    artifactPort: deps.artifactPort,
+    run: {
+      id: deps.context.run?.id,
+      attempt: deps.context.run?.attempt,
+      scratchRoot: deps.context.runner.temp
+    },
+    ports: { cache: deps.cachePort, artifact: deps.artifactPort },
     logger: deps.logger
   });
   const stateDir = inputs.stateDir ?? config.stateDir;
@@ -57697,7 +57704,7 @@ class DaemonPlacer {
 ;// CONCATENATED MODULE: ./.build/src/process/which.js
 
 
-function which(binary, path = process.env.PATH ?? "") {
+function which(binary, path) {
   const candidates = (0,external_node_path_namespaceObject.isAbsolute)(binary) || binary.includes("/") ? [binary] : path.split(external_node_path_namespaceObject.delimiter).filter(Boolean).map((d) => (0,external_node_path_namespaceObject.join)(d, binary));
   for (const c of candidates) {
     try {
@@ -57992,7 +57999,7 @@ function versionDirs(root) {
 
 
 
-function toolCacheDirs(env = process.env) {
+function toolCacheDirs(env) {
   return ["RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"].map((k) => env[k]).filter((v) => !!v && (0,external_node_path_namespaceObject.isAbsolute)(v)).map((v) => (0,external_node_path_namespaceObject.resolve)(v));
 }
 const VERSION_ROOTS = [
@@ -58913,7 +58920,7 @@ function explainSelfTest(stderr, bwrap) {
   return `the sandbox cannot start: bubblewrap's self-test failed ("${said || "no output"}"); ${NONE_HINT}. Nothing was leased.`;
 }
 const verdicts = /* @__PURE__ */ new Map();
-function requireSandbox(config, path = process.env.PATH ?? "") {
+function requireSandbox(config, path) {
   if (config.kind === "none") return;
   const bwrap = which(config.bwrap, path);
   if (!bwrap)
@@ -59344,12 +59351,9 @@ class Sandbox {
   constructor(o) {
     this.o = o;
     this.confined = o.config.kind !== "none";
-    this.protect = [...o.protect, ...defaultProtected()].map((p) => (0,external_node_path_namespaceObject.resolve)(p));
-    if (this.confined) requireSandbox(o.config);
-    this.limits = new SandboxLimits(
-      o.config.limits,
-      which(o.config.bwrap, process.env.PATH ?? "") ?? o.config.bwrap
-    );
+    this.protect = [...o.protect, ...defaultProtected(o.host)].map((p) => (0,external_node_path_namespaceObject.resolve)(p));
+    if (this.confined) requireSandbox(o.config, o.host.PATH ?? "");
+    this.limits = new SandboxLimits(o.config.limits, this.bwrap());
   }
   o;
   confined;
@@ -59390,8 +59394,8 @@ class Sandbox {
       files: args.filter((a) => a.startsWith(external_node_path_namespaceObject.sep)),
       protect: this.protect,
       untrusted: [c.cwd, ...c.writable ?? []],
-      toolCaches: toolCacheDirs(),
-      env: process.env,
+      toolCaches: toolCacheDirs(this.o.host),
+      env: this.o.host,
       visible: [
         c.home,
         ...this.o.config.readOnly,
@@ -59441,8 +59445,14 @@ class Sandbox {
       network,
       tmpfsBytes: this.limits.tmpfsBytes()
     };
-    const bwrap = which(this.o.config.bwrap, process.env.PATH ?? "") ?? this.o.config.bwrap;
-    return { argv: this.limits.wrap([bwrap, ...bwrapArgs(confinement, inner)]), env: extendEnv(env, set) };
+    return {
+      argv: this.limits.wrap([this.bwrap(), ...bwrapArgs(confinement, inner)]),
+      env: extendEnv(env, set)
+    };
+  }
+  /** bubblewrap as the host's PATH finds it (sandbox.bwrap when it names a path or is not found). */
+  bwrap() {
+    return which(this.o.config.bwrap, this.o.host.PATH ?? "") ?? this.o.config.bwrap;
   }
   proxy(allow, purpose) {
     const key = allow.join(",");
@@ -59546,7 +59556,7 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
 function basename(p) {
   return p.slice(p.lastIndexOf(external_node_path_namespaceObject.sep) + 1);
 }
-function defaultProtected(env = process.env) {
+function defaultProtected(env) {
   const out = [(0,external_node_os_namespaceObject.homedir)(), (0,external_node_path_namespaceObject.resolve)((0,external_node_path_namespaceObject.dirname)((0,external_node_url_.fileURLToPath)(import.meta.url)), "..", "..")];
   for (const k of ["GITHUB_WORKSPACE", "RUNNER_TEMP", "RUNNER_WORKSPACE"]) {
     const v = env[k];
@@ -59580,7 +59590,7 @@ function runnerRoots() {
 
 
 
-function sandboxVisibilityProblems(config, env = process.env, o = {}) {
+function sandboxVisibilityProblems(config, env, o = {}) {
   if (config.sandbox.kind === "none") return [];
   const home = (0,external_node_path_namespaceObject.resolve)(o.home ?? env.HOME ?? (0,external_node_os_namespaceObject.homedir)());
   const visible = visibleTree(config, env, home);
@@ -66534,7 +66544,10 @@ const initCommand = {
         `school init: ${present.join(" and ")} ${present.length > 1 ? "exist" : "exists"}; edit ${present.length > 1 ? "them" : "it"}, or run with --force to replace ${present.length > 1 ? "them" : "it"}.`
       );
     const verify = detectVerify(dir);
-    const found = { claude: !!which("claude"), codex: !!which("codex") };
+    const found = {
+      claude: !!which("claude", process.env.PATH ?? ""),
+      codex: !!which("codex", process.env.PATH ?? "")
+    };
     const remote = await originOf(top);
     const cloud = !remote || /(^|\.)github\.com$|\.ghe\.com$/.test(new URL(remote.server).host);
     const hosted = !values["self-hosted"] && cloud;
@@ -69018,7 +69031,7 @@ async function runAgentReviewer(reviewer, input, o) {
       env: started.env,
       timeoutMs: o.timeoutMs,
       input: reviewPrompt(input),
-      maxOutputBytes: 4 * 1024 * 1024
+      output: { maxBytes: 4 * 1024 * 1024 }
     });
     if (run.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${run.spawnError}`);
     if (run.timedOut) throw new ReviewerError(`reviewer: timed out after ${o.timeoutMs} ms`);
@@ -69108,7 +69121,7 @@ async function runReviewer(reviewer, input, o) {
       timeoutMs: o.timeoutMs,
       input: JSON.stringify(payload),
       env: started.env,
-      maxOutputBytes: 1e6
+      output: { maxBytes: 1e6 }
     });
     const r = { ...run, stdout: run.stdout.toString("utf8"), stderr: run.stderr.toString("utf8") };
     if (r.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${r.spawnError}`);
@@ -69616,7 +69629,7 @@ async function runSuite(o, c) {
     cwd: c.wt,
     timeoutMs: o.timeoutMs,
     env: started.env,
-    maxOutputBytes: 1e6
+    output: { maxBytes: 1e6 }
   });
   if (run.spawnError)
     throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${run.spawnError}`);
@@ -69743,10 +69756,11 @@ async function runSealedTests(o) {
 
 
 
-async function withJudgeSandbox(config, fn) {
-  requireSandbox(config.sandbox);
+async function withJudgeSandbox(config, host, fn) {
+  requireSandbox(config.sandbox, host.PATH ?? "");
   const sandbox = new Sandbox({
     config: config.sandbox,
+    host,
     root: (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-judge-")),
     protect: [config.stateDir, config.repoPath]
   });
@@ -69945,6 +69959,7 @@ async function keyProxyTurn(sandbox, plan, turn, record) {
 
 
 
+
 function verificationFinding(read) {
   const fail = (code, reason) => ({
     judge: "verification",
@@ -70042,15 +70057,16 @@ function withRefusals(f, refused) {
     ]
   };
 }
-function reviewerAllowList(reviewer) {
+function reviewerAllowList(reviewer, host) {
   if (Array.isArray(reviewer) || reviewer.kind === "command") return [];
   return agentAllowList(
     { kind: reviewer.kind, passEnv: reviewer.passEnv, ...reviewer.args ? { args: reviewer.args } : {} },
-    process.env
+    host
   );
 }
 function defaultGrader(ctx) {
   const { config, layout } = ctx;
+  const host = ctx.host ?? hostEnvOf(void 0);
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1e3;
   return async (job) => {
     const read = await readScopedBookbag(layout, job);
@@ -70061,6 +70077,7 @@ function defaultGrader(ctx) {
     if (config.grading.sealedTests && coding) {
       const { value: sealed, refused } = await withJudgeSandbox(
         config,
+        host,
         (sandbox) => runSealedTests({
           repoPath: config.repoPath,
           argv: config.grading.sealedTests,
@@ -70084,6 +70101,7 @@ function defaultGrader(ctx) {
       const reviewer = config.grading.reviewer;
       const { value: review, refused } = await withJudgeSandbox(
         config,
+        host,
         (sandbox) => runReviewer(
           reviewer,
           {
@@ -70108,7 +70126,7 @@ function defaultGrader(ctx) {
             confine: (argv, env, view) => sandbox.confine(argv, env, {
               ...view,
               home: sandbox.freshHome("reviewer"),
-              allow: [...reviewerAllowList(reviewer), ...config.sandbox.allow]
+              allow: [...reviewerAllowList(reviewer, host), ...config.sandbox.allow]
             }),
             sandboxed: sandbox.confined
           }
@@ -70250,13 +70268,13 @@ function observationOf(job, verdict, at) {
 function commitWave(ctx, w) {
   return withLock(ctx.layout.file("grading"), async ({ waitedMs }) => {
     const claim = w.candidates === void 0 || w.candidates.length > 0;
-    if (claim) ctx.ledger.check();
+    if (claim) ctx.files.ledger.check();
     await applyScores(ctx, w);
-    const settled = ctx.queue.settleHeld(settlement(ctx, w, claim), { redacted: true });
+    const settled = ctx.files.queue.settleHeld(settlement(ctx, w, claim), { redacted: true });
     const markedNow = new Set(settled.graded);
     const marked = w.graded.filter((g) => markedNow.has(g.job.jobKey));
     const entries = reconcile(ctx, w, marked);
-    await ctx.outbox.record(entries, w.now, { sync: false, redacted: true });
+    await ctx.files.outbox.record(entries, w.now, { sync: false, redacted: true });
     const warnings = [];
     const warn = { warning: (m) => warnings.push(m) };
     appendObservationsHeld(
@@ -70285,20 +70303,20 @@ function commitWave(ctx, w) {
   });
 }
 async function applyScores(ctx, w) {
-  const jobs = ctx.queue.stateHeld().jobs;
+  const jobs = ctx.files.queue.stateHeld().jobs;
   const scores = w.graded.flatMap(({ job, verdict }) => {
     const status = jobs[job.jobKey]?.status;
     return status && status !== "graded" ? [records_scoreOf(job, verdict, ctx.alpha)] : [];
   });
-  if (ctx.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.viewStale = true;
+  if (ctx.files.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.drain.viewStale = true;
   await ctx.onScored?.(w.graded.map((g) => g.job.jobKey));
 }
 function settlement(ctx, w, claim) {
   const at = w.now.toISOString();
   return {
-    worker: ctx.worker,
+    worker: ctx.claim.worker,
     now: w.now,
-    maxAttempts: ctx.maxAttempts,
+    maxAttempts: ctx.claim.maxAttempts,
     graded: w.graded.map(({ job, verdict }) => ({
       jobKey: job.jobKey,
       verdict,
@@ -70308,47 +70326,42 @@ function settlement(ctx, w, claim) {
     ...claim ? {
       claim: {
         ...w.candidates ? { candidates: w.candidates } : {},
-        options: {
-          worker: ctx.worker,
-          now: w.now,
-          leaseMs: ctx.leaseMs,
-          maxAttempts: ctx.maxAttempts,
-          limit: ctx.limit
-        }
+        options: { ...ctx.claim, now: w.now }
       }
     } : {}
   };
 }
 function reconcile(ctx, w, marked) {
-  const contests = ctx.contests;
+  const contests = ctx.files.contests;
   const held = (job) => contests?.holds(job) ?? false;
   const entries = marked.flatMap((g) => held(g.job) ? [] : outboxEntries(ctx.policy, g.job, g.verdict));
-  const first = !ctx.reconciled;
+  const first = !ctx.drain.reconciled;
   if (first) {
-    const queue = ctx.queue.stateHeld();
-    for (const lost of lostScores(queue, ctx.ledger))
-      if (ctx.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0) ctx.viewStale = true;
-    const outbox = ctx.outbox.current();
+    const queue = ctx.files.queue.stateHeld();
+    for (const lost of lostScores(queue, ctx.files.ledger))
+      if (ctx.files.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0)
+        ctx.drain.viewStale = true;
+    const outbox = ctx.files.outbox.current();
     entries.push(
-      ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.outbox.watermark()).filter(
+      ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.files.outbox.watermark()).filter(
         (e) => !contests || !queue.jobs[e.jobKey] || !held(queue.jobs[e.jobKey].job)
       )
     );
     if (contests)
       entries.push(
         ...contests.missing(
-          ctx.ledger.state(),
+          ctx.files.ledger.state(),
           ctx.policy,
           queue,
           (id) => !!outbox.items[id],
-          ctx.outbox.watermark()
+          ctx.files.outbox.watermark()
         )
       );
-    ctx.reconciled = true;
+    ctx.drain.reconciled = true;
   }
   if (contests && (first || marked.some((g) => held(g.job)))) {
-    const d = contests.settle(ctx.queue.stateHeld(), ctx.ledger.state(), ctx.policy, w.now);
-    ctx.ledger.decideHeld(d.decided, w.now, { redacted: true });
+    const d = contests.settle(ctx.files.queue.stateHeld(), ctx.files.ledger.state(), ctx.policy, w.now);
+    ctx.files.ledger.decideHeld(d.decided, w.now, { redacted: true });
     entries.push(...d.entries);
   }
   return entries;
@@ -70366,12 +70379,12 @@ function lostScores(queue, ledger) {
   return lost;
 }
 function writeView(ctx, warnings) {
-  const { ledger } = ctx;
+  const { ledger } = ctx.files;
   try {
     const view = (0,external_node_fs_namespaceObject.statSync)(ledger.layout.view("scores.json"), { throwIfNoEntry: false });
     const scores = (0,external_node_fs_namespaceObject.statSync)(ledger.log.path, { throwIfNoEntry: false });
-    if (ctx.viewStale || !view || scores && scores.mtimeMs > view.mtimeMs) ledger.writeView();
-    ctx.viewStale = false;
+    if (ctx.drain.viewStale || !view || scores && scores.mtimeMs > view.mtimeMs) ledger.writeView();
+    ctx.drain.viewStale = false;
   } catch (e) {
     warnings.push(`could not write views/scores.json: ${e.message}`);
   }
@@ -70833,6 +70846,7 @@ function released(d, policy, queue) {
 
 
 
+
 function fleetCapacity(config) {
   return config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0);
 }
@@ -70864,10 +70878,13 @@ async function inPool(items, limit, fn) {
 async function drain(o) {
   const { config, logger } = o;
   const now = o.now ?? (() => /* @__PURE__ */ new Date());
-  const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
-  const grade = o.grade ?? defaultGrader({ config, layout: o.layout });
+  const { maxWorkers } = o.limits ?? {};
+  const { only } = o.judging ?? {};
+  const { progress, onStage } = o.observe ?? {};
+  const workers = Math.max(1, Math.min(maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
+  const grade = o.judging?.grade ?? defaultGrader({ config, layout: o.layout, host: hostEnvOf(o.worker?.context) });
   const stage = async (s, key) => {
-    if (o.onStage) await o.onStage(s, key);
+    if (onStage) await onStage(s, key);
   };
   const r = {
     workers,
@@ -70880,8 +70897,8 @@ async function drain(o) {
     errors: [],
     lockWaitsMs: []
   };
-  if (o.maxWorkers !== void 0 && o.maxWorkers > workers) {
-    logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
+  if (maxWorkers !== void 0 && maxWorkers > workers) {
+    logger.info(`max-workers ${maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
   }
   const ctx = waveContext(o, workers, stage);
   let candidates;
@@ -70893,18 +70910,18 @@ async function drain(o) {
       failed: failed.map((f) => ({ jobKey: f.jobKey, error: redact_redactText(f.error) })),
       candidates
     });
-    await tally(r, w, { judged, failed }, o, stage);
+    await tally(r, w, { judged, failed }, { logger, progress }, stage);
     candidates = w.remaining;
     return w.claimed;
   };
   try {
-    if (o.only) {
-      candidates = pendingKeys(ctx.queue.state(), now()).filter(o.only);
+    if (only) {
+      candidates = pendingKeys(ctx.files.queue.state(), now()).filter(only);
       r.snapshot = candidates.length;
     }
     let claimed = await settle([], []);
     while (claimed.length > 0) {
-      const results = await inPool(claimed, workers, (job) => judge(job, grade, stage, o.progress));
+      const results = await inPool(claimed, workers, (job) => judge(job, grade, stage, progress));
       claimed = await settle(
         results.flatMap((w) => w.verdict ? [{ job: w.job, verdict: w.verdict }] : []),
         results.flatMap((w) => w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error }])
@@ -70914,7 +70931,7 @@ async function drain(o) {
     r.fatal = message(e);
     logger.error(`grading stopped: ${r.fatal}`);
   }
-  o.progress?.stop();
+  progress?.stop();
   return r;
 }
 function waveContext(o, workers, stage) {
@@ -70922,19 +70939,24 @@ function waveContext(o, workers, stage) {
   const warn = (m) => logger.warning(m);
   return {
     layout,
-    queue: new GradingQueue(layout, warn),
-    ledger: new ScoreLedger(layout, warn),
-    outbox: new Outbox(layout),
+    files: {
+      queue: new GradingQueue(layout, warn),
+      ledger: new ScoreLedger(layout, warn),
+      outbox: new Outbox(layout),
+      contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1e3)
+    },
     policy: outboxPolicy(config, o.deliver ?? false),
-    contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1e3),
-    worker: redact_redactText(o.workerId ?? `${(0,external_node_os_namespaceObject.hostname)()}:${process.pid}`),
-    maxAttempts: o.maxAttempts ?? config.grading.maxAttempts,
+    claim: {
+      worker: redact_redactText(o.worker?.id ?? workerId(o.worker?.context ?? LOCAL_RUN)),
+      maxAttempts: o.limits?.maxAttempts ?? config.grading.maxAttempts,
+      leaseMs: config.grading.leaseSeconds * 1e3,
+      limit: workers
+    },
     alpha: config.grading.emaAlpha,
-    leaseMs: config.grading.leaseSeconds * 1e3,
-    limit: workers,
     onScored: async (keys) => {
       for (const key of keys) await stage("scored", key);
-    }
+    },
+    drain: {}
   };
 }
 async function judge(job, grade, stage, progress) {
@@ -71826,11 +71848,10 @@ const drainCommand = {
       layout,
       logger,
       deliver: !!delivery,
-      maxWorkers,
-      maxAttempts,
-      workerId: workerId(context),
+      limits: { maxWorkers, maxAttempts },
+      worker: { context },
       // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
-      progress: drainProgress({ logger })
+      observe: { progress: drainProgress({ logger }) }
     });
     const after = await afterGrading({
       config,
@@ -72044,7 +72065,7 @@ class OrcaCli {
       env: this.env,
       timeoutMs: this.settings.callTimeoutMs + extraMs,
       graceMs: 500,
-      maxOutputBytes: 4 * 1024 * 1024
+      output: { maxBytes: 4 * 1024 * 1024 }
     });
     return this.judge(
       verb,
@@ -72124,18 +72145,18 @@ function impostorMessage(binary, daemonId) {
   return `${binary} on daemon ${daemonId} is the GNOME Orca screen reader, not the Orca coding app's CLI. On Linux Orca's CLI is installed as \`orca-ide\` (Orca: Settings \u2192 install the command line tool, or the launcher in its release); install it and leave fleet.daemons[].orca.binary unset, or set it to that path. Nothing was leased.`;
 }
 function resolveBinary(binary, daemonId, path) {
-  const found = which(binary, path ?? process.env.PATH ?? "");
+  const found = which(binary, path ?? hostEnvOf(void 0).PATH ?? "");
   if (!found) {
     throw new OrcaUnavailableError(
       "binary_missing",
-      `classroom orca on daemon ${daemonId}: \`${binary}\` not found on PATH (${path ?? process.env.PATH ?? ""}); install Orca's CLI on this runner (on Linux it is \`orca-ide\`) or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`
+      `classroom orca on daemon ${daemonId}: \`${binary}\` not found on PATH (${path ?? hostEnvOf(void 0).PATH ?? ""}); install Orca's CLI on this runner (on Linux it is \`orca-ide\`) or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`
     );
   }
   const shebang = firstLine(found);
   if (/python/i.test(shebang)) throw new OrcaUnavailableError("not_orca", impostorMessage(found, daemonId));
   const m = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(shebang);
   const interpreter = m ? m[1].endsWith("/env") ? m[2] : m[1] : void 0;
-  if (interpreter && (0,external_node_path_namespaceObject.basename)(interpreter) === "node" && !which(interpreter, path ?? process.env.PATH ?? "")) {
+  if (interpreter && (0,external_node_path_namespaceObject.basename)(interpreter) === "node" && !which(interpreter, path ?? hostEnvOf(void 0).PATH ?? "")) {
     throw new OrcaUnavailableError(
       "binary_missing",
       `classroom orca on daemon ${daemonId}: ${found} is a Node script (a source install of Orca's CLI) and \`node\` not found on PATH; install node, or use the packaged Orca CLI (it brings its own runtime). Nothing was leased.`
@@ -72393,9 +72414,10 @@ async function runInTerminal(t, o) {
   return terminal_result(files, end.orcaCode, started, pid, false);
 }
 function writeTurnFiles(t, o, files) {
+  const log = o.log;
   (0,external_node_fs_namespaceObject.mkdirSync)(files.dir, { recursive: true, mode: 448 });
   (0,external_node_fs_namespaceObject.writeFileSync)(files.input, o.input ?? "", { mode: 384 });
-  (0,external_node_fs_namespaceObject.writeFileSync)(files.logOffset, String(logicalSize(o.logFile)));
+  (0,external_node_fs_namespaceObject.writeFileSync)(files.logOffset, String(logicalSize(log.file)));
   (0,external_node_fs_namespaceObject.writeFileSync)(
     files.script,
     launchScript({
@@ -72403,8 +72425,8 @@ function writeTurnFiles(t, o, files) {
       cwd: o.cwd,
       argv: t.argv,
       env: t.env,
-      logFile: o.logFile,
-      ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}
+      logFile: log.file,
+      ...log.maxBytes ? { logMaxBytes: log.maxBytes } : {}
     }),
     { mode: 384 }
   );
@@ -72816,15 +72838,16 @@ function batchGate(input, waves) {
     ...loud ? { loud } : {},
     waves
   });
-  if (input.blocked !== void 0)
-    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${input.blocked}`);
+  const holds = input.holds ?? {};
+  if (holds.blocked !== void 0)
+    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${holds.blocked}`);
   const { spentUsd, capUsd } = input.spend;
   if (capUsd !== void 0 && !(spentUsd < capUsd)) {
     const loud = spendCapLine(spentUsd, capUsd, candidates.length);
     return all("spend-cap", `${loud}: the school's budget dispatch.spendCap is spent`, loud);
   }
-  if (input.dailyBudgets?.school !== void 0) return all("daily-budget", input.dailyBudgets.school);
-  if (input.paused !== void 0) return all("paused", input.paused);
+  if (holds.dailyBudgets?.school !== void 0) return all("daily-budget", holds.dailyBudgets.school);
+  if (holds.paused !== void 0) return all("paused", holds.paused);
   if (waves < 1) {
     const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
     return all(
@@ -72839,15 +72862,15 @@ function admission_select(input, pools, waves) {
   const held = heldAgents(input);
   const chooser = new AgentChooser(
     held.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
-    input.scores,
-    input.learning
+    input.choice?.scores,
+    input.choice?.learning
   );
-  const everyone = held.size ? new AgentChooser(input.agents, input.scores, input.learning) : void 0;
+  const everyone = held.size ? new AgentChooser(input.agents, input.choice?.scores, input.choice?.learning) : void 0;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused = [];
   const selected = [];
-  let room = input.maxCrews - input.activeCrews;
+  let room = input.limits.maxCrews - input.limits.activeCrews;
   let fallbacks = 0;
   const refuse = (c, code, reason) => refused.push({ issue: c.issueNumber, code, reason });
   for (const c of input.candidates) {
@@ -72855,7 +72878,7 @@ function admission_select(input, pools, waves) {
       refuse(
         c,
         "global-cap",
-        `global cap reached: maxCrews ${input.maxCrews}, ${input.activeCrews} active, ${selected.length} admitted this batch`
+        `global cap reached: maxCrews ${input.limits.maxCrews}, ${input.limits.activeCrews} active, ${selected.length} admitted this batch`
       );
       continue;
     }
@@ -72872,11 +72895,11 @@ function admission_select(input, pools, waves) {
     let poolName = c.role !== "coding" && hasBot ? "bot" : "worktree";
     let fallback = false;
     if (c.role === "coding" && pools.worktree.online === 0 && pools.bot.online > 0) {
-      if (fallbacks >= input.maxFallbacks) {
+      if (fallbacks >= input.limits.maxFallbacks) {
         refuse(
           c,
           "fallback-limit",
-          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch`
+          `no worktree daemon is online and fallback runs are capped at ${input.limits.maxFallbacks} per batch`
         );
         continue;
       }
@@ -72913,9 +72936,10 @@ function admission_select(input, pools, waves) {
 }
 function heldAgents(input) {
   const held = /* @__PURE__ */ new Map();
-  for (const [agent, reason] of input.dailyBudgets?.agents ?? [])
+  for (const [agent, reason] of input.holds?.dailyBudgets?.agents ?? [])
     held.set(agent, { code: "agent-daily-budget", reason });
-  for (const [agent, reason] of input.pausedAgents ?? []) held.set(agent, { code: "agent-paused", reason });
+  for (const [agent, reason] of input.holds?.pausedAgents ?? [])
+    held.set(agent, { code: "agent-paused", reason });
   return held;
 }
 function admission_place(selected, pools, refused) {
@@ -73013,7 +73037,7 @@ class Pool {
       const low = this.daemons.filter((d) => d.online && fleet_classRank(d.effectiveClass) >= rank).slice(0, 5).map((d) => `${d.id}: ${d.freeDiskBytes === void 0 ? "unknown" : admission_gib(d.freeDiskBytes)}`).join(", ");
       return {
         code: "disk-floor",
-        reason: `free disk below the ${admission_gib(input.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
+        reason: `free disk below the ${admission_gib(input.limits.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
       };
     }
     const cls = CAPACITY_CLASSES[c];
@@ -73033,8 +73057,8 @@ function buildPools(input, waves) {
   const bot = input.daemons.filter((d) => d.classroom === "bot");
   const worktree = input.daemons.filter((d) => d.classroom !== "bot");
   return {
-    worktree: new Pool("worktree", worktree, input.minFreeDiskBytes, waves),
-    bot: new Pool("bot", bot, input.minFreeDiskBytes, waves)
+    worktree: new Pool("worktree", worktree, input.limits.minFreeDiskBytes, waves),
+    bot: new Pool("bot", bot, input.limits.minFreeDiskBytes, waves)
   };
 }
 function min(ms) {
@@ -73154,7 +73178,7 @@ function admitStandby(input, first, typicalMs, order) {
       holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
     }))
   ];
-  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  let fallbacks = Math.max(0, input.limits.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
   const standby = [];
   while (open.size > 0 && rest.length > 0) {
     const lightest = Math.min(...[...open].map(perSlot));
@@ -73201,11 +73225,9 @@ function admitOneEach(input, candidates, offered, heldFences, maxFallbacks) {
     daemons: input.daemons.map(
       (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
     ),
-    maxCrews: Number.MAX_SAFE_INTEGER,
-    activeCrews: 0,
+    limits: { ...input.limits, maxCrews: Number.MAX_SAFE_INTEGER, activeCrews: 0, maxFallbacks },
     heldFences,
-    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-    maxFallbacks
+    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 }
   });
 }
 function sequence(standby, slots) {
@@ -73779,10 +73801,12 @@ function decide(input, registry, read, now, remainingMs) {
   const admitted = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
     spend: { spentUsd: spentUsd ?? 0, ...capUsd !== void 0 ? { capUsd } : {} },
-    ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: pause_describePauses(pauses) } : {},
-    ...pausedAgents.size > 0 ? { pausedAgents } : {},
-    ...read.daily ? { dailyBudgets: read.daily } : {},
+    holds: {
+      ...blocked !== void 0 ? { blocked } : {},
+      ...pauses.length > 0 ? { paused: pause_describePauses(pauses) } : {},
+      ...pausedAgents.size > 0 ? { pausedAgents } : {},
+      ...read.daily ? { dailyBudgets: read.daily } : {}
+    },
     ...learning ? { learning } : {}
   });
   const held = new Map([...read.daily?.agents ?? [], ...pausedAgents]);
@@ -73944,7 +73968,8 @@ function crewSpend(layout) {
 }
 function admissionInput(input, registry, daemons, candidates, gates) {
   const { config } = input;
-  const { remainingMs, ...rest } = gates;
+  const { remainingMs, learning, ...rest } = gates;
+  const scores = input.record?.scores;
   const offered = input.mode?.forDaemon ? daemons.map((d) => d.id === input.mode?.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }) : daemons;
   return {
     candidates: orderCandidates(candidates, {
@@ -73953,9 +73978,13 @@ function admissionInput(input, registry, daemons, candidates, gates) {
     }),
     daemons: offered,
     agents: config.agents,
-    ...input.record?.scores ? { scores: input.record.scores } : {},
-    maxCrews: config.dispatch.maxCrews,
-    activeCrews: capUsage(registry, config),
+    choice: { ...scores ? { scores } : {}, ...learning ? { learning } : {} },
+    limits: {
+      maxCrews: config.dispatch.maxCrews,
+      activeCrews: capUsage(registry, config),
+      minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
+      maxFallbacks: config.dispatch.maxFallbacks
+    },
     heldFences: activeCrews(registry).map((c) => ({
       fences: c.fences,
       holder: `crew ${c.crewId} (issue #${c.issueNumber})`
@@ -73966,8 +73995,6 @@ function admissionInput(input, registry, daemons, candidates, gates) {
       gradingReserveMs: config.dispatch.gradingReserveSeconds * 1e3,
       maxWaves: Math.max(1, Math.floor(finiteOr(input.limits?.maxWaves, 1)))
     },
-    minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
-    maxFallbacks: config.dispatch.maxFallbacks,
     ...rest
   };
 }
@@ -74141,8 +74168,7 @@ async function walkTree(root) {
       env: childEnv({ set: { LC_ALL: "C" } }),
       group: false,
       timeoutMs: 6e5,
-      maxOutputBytes: LISTING_BOUND,
-      overflow: "kill"
+      output: { maxBytes: LISTING_BOUND, overflow: "kill" }
     }
   );
   if (r.spawnError) throw new Error(`cannot walk ${root}: ${r.spawnError} (GNU find is needed)`);
@@ -74413,6 +74439,7 @@ async function resetAdminDir(worktree, admin, base) {
 
 
 
+
 class WorktreeClassroom {
   constructor(o) {
     this.o = o;
@@ -74427,7 +74454,7 @@ class WorktreeClassroom {
         `classroom worktree on daemon ${this.o.daemon.id}: repository ${this.o.repoPath} does not exist; set repoPath in school.yml`
       );
     }
-    if (!which("git", this.o.path)) {
+    if (!which("git", this.o.path ?? hostEnvOf(void 0).PATH ?? "")) {
       throw new ClassroomUnavailableError(
         `classroom ${this.kind} on daemon ${this.o.daemon.id}: \`git\` not found on PATH; install git on this runner`
       );
@@ -75337,8 +75364,7 @@ function runInCheckout(started, wt, o, onSpawn) {
   return runProcess(started.argv, {
     cwd: wt,
     env: started.env,
-    logFile: o.logFile,
-    logMaxBytes: o.config.dispatch.logMaxBytes,
+    log: { file: o.logFile, maxBytes: o.config.dispatch.logMaxBytes },
     timeoutMs: o.timeoutMs,
     graceMs: o.graceMs,
     ...onSpawn ? { onSpawn } : {}
@@ -75502,7 +75528,7 @@ async function diskUsage(dirs) {
     cwd: "/",
     env: childEnv({ set: { LC_ALL: "C" } }),
     timeoutMs: DU_TIMEOUT_MS,
-    maxOutputBytes: 64 * 1024
+    output: { maxBytes: 64 * 1024 }
   });
   if (r.spawnError || r.timedOut) return void 0;
   let total = 0;
@@ -75848,9 +75874,10 @@ class CrewProcesses {
     if (this.watch?.hit) killGroup(pgid, "SIGKILL");
   }
 }
-function crewSandbox(spec, scratch, log) {
+function crewSandbox(spec, scratch, log, host) {
   return new Sandbox({
     config: spec.config.sandbox,
+    host,
     root: (0,external_node_path_namespaceObject.join)(scratch, "sandbox"),
     protect: [
       spec.stateDir,
@@ -75962,25 +75989,27 @@ function studentGitMounts(dirs, worktree) {
 
 
 async function runTurn(agent, o) {
+  const { files, limits } = o;
+  const resume = o.resume?.sessionId;
   const cli = agent.kind !== "command";
   const argv = cli ? agent.kind === "claude-code" ? claudeArgv(agent, {
-    ...o.resume ? { resume: o.resume } : {},
-    ...o.sandboxed && o.verify ? { allowCommands: [o.verify] } : {}
+    ...resume ? { resume } : {},
+    ...o.sandboxed?.verify ? { allowCommands: [o.sandboxed.verify] } : {}
   }) : codexArgv(agent, {
-    ...o.resume ? { resume: o.resume } : {},
+    ...resume ? { resume } : {},
     ...o.sandboxed ? { outerSandbox: true } : {}
-  }) : o.commandArgv(agent.command ?? []).map((a) => a.split("{brief}").join(o.briefPath));
-  (0,external_node_fs_namespaceObject.rmSync)(turnHead(o.logFile), { force: true });
+  }) : o.spawn.commandArgv(agent.command ?? []).map((a) => a.split("{brief}").join(files.brief));
+  (0,external_node_fs_namespaceObject.rmSync)(turnHead(files.log), { force: true });
   const started = await launch(argv, o);
   const recorded = "recorded" in started ? started.recorded : void 0;
   if (!recorded) {
-    (0,external_node_fs_namespaceObject.rmSync)(o.usageFile, { force: true });
-    if (cli) appendCapped(o.logFile, `[school] ${agent.kind} turn: ${argv.join(" ")}
-`, o.logMaxBytes);
+    (0,external_node_fs_namespaceObject.rmSync)(files.usage, { force: true });
+    if (cli) appendCapped(files.log, `[school] ${agent.kind} turn: ${argv.join(" ")}
+`, limits.logMaxBytes);
   }
-  const offset = recorded?.logOffset ?? logicalSize(o.logFile);
+  const offset = recorded?.logOffset ?? logicalSize(files.log);
   const run = "exitCode" in started ? started : await launched(started, o, cli);
-  const report = run_readReport(o.reportFile, o.logFile, o.logMaxBytes);
+  const report = run_readReport(files.report, files.log, limits.logMaxBytes);
   const proc = {
     exitCode: run.exitCode,
     signal: run.signal,
@@ -75988,28 +76017,28 @@ async function runTurn(agent, o) {
     durationMs: run.durationMs,
     truncated: run.truncated
   };
-  const base = baseEnding(agent, run, o.timeoutMs);
+  const base = baseEnding(agent, run, limits.timeoutMs);
   if (base) return { ending: base, process: proc, report };
   const now = o.now?.() ?? /* @__PURE__ */ new Date();
   const ctx = {
-    ...o.resume ? { resumed: o.resume } : {},
-    ...o.previous ? { previous: o.previous } : {},
+    ...resume ? { resumed: resume } : {},
+    ...o.resume?.previous ? { previous: o.resume.previous } : {},
     ...agent.bin ? { bin: agent.bin } : {},
-    ...run.timedOut ? { killedAfterMs: o.timeoutMs } : {}
+    ...run.timedOut ? { killedAfterMs: limits.timeoutMs } : {}
   };
-  const logged = (0,external_node_fs_namespaceObject.existsSync)(o.logFile);
+  const logged = (0,external_node_fs_namespaceObject.existsSync)(files.log);
   let ending;
   if (agent.kind === "claude-code") {
     const reader = new ClaudeReader();
-    const out = logged ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile)) : { prose: "", tail: "" };
+    const out = logged ? scanFile(files.log, offset, reader.line, turnHead(files.log)) : { prose: "", tail: "" };
     ending = claudeVerdict(reader, run.exitCode, out, now, ctx);
   } else if (agent.kind === "codex") {
     const reader = new CodexReader();
-    const out = logged ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile)) : { prose: "", tail: "" };
+    const out = logged ? scanFile(files.log, offset, reader.line, turnHead(files.log)) : { prose: "", tail: "" };
     ending = codexVerdict(agent, reader, run.exitCode, out, now, ctx);
   } else {
-    const c = outcome_classify(run, report, null, o.timeoutMs);
-    const { usage } = readUsage(o.usageFile);
+    const c = outcome_classify(run, report, null, limits.timeoutMs);
+    const { usage } = readUsage(files.usage);
     ending = {
       kind: c.outcome === "succeeded" ? "succeeded" : c.outcome === "usage_limit" ? "usage_limit" : c.outcome === "overloaded" ? "overloaded" : "failed",
       reason: c.reason,
@@ -76020,7 +76049,7 @@ async function runTurn(agent, o) {
 }
 async function launch(argv, o) {
   try {
-    return await o.launch(argv, o.env);
+    return await o.spawn.launch(argv, o.env);
   } catch (e) {
     if (!(e instanceof ProgramNotFoundError)) throw e;
     return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
@@ -76029,26 +76058,28 @@ async function launch(argv, o) {
 const TURN_HEAD_BYTES = 64 * 1024;
 const turnHead = (logFile) => `${logFile}.turn-head`;
 async function launched(started, o, cli) {
+  const { files, limits } = o;
   if (started.run)
     return started.run({
       cwd: o.cwd,
-      timeoutMs: o.timeoutMs,
-      graceMs: o.graceMs,
-      logFile: o.logFile,
-      ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {},
+      timeoutMs: limits.timeoutMs,
+      graceMs: limits.graceMs,
+      log: { file: files.log, ...limits.logMaxBytes ? { maxBytes: limits.logMaxBytes } : {} },
       ...cli ? { input: o.prompt } : {},
-      onSpawn: o.onSpawn
+      onSpawn: o.spawn.onSpawn
     });
   return runProcess(started.argv, {
     cwd: o.cwd,
     env: started.env,
-    timeoutMs: o.timeoutMs,
-    graceMs: o.graceMs,
-    logFile: o.logFile,
-    ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {},
-    ...cli ? { logHead: { file: turnHead(o.logFile), bytes: TURN_HEAD_BYTES } } : {},
+    timeoutMs: limits.timeoutMs,
+    graceMs: limits.graceMs,
+    log: {
+      file: files.log,
+      ...limits.logMaxBytes ? { maxBytes: limits.logMaxBytes } : {},
+      ...cli ? { head: { file: turnHead(files.log), bytes: TURN_HEAD_BYTES } } : {}
+    },
     ...cli ? { input: o.prompt } : {},
-    onSpawn: o.onSpawn
+    onSpawn: o.spawn.onSpawn
   });
 }
 const NOT_STARTED = {
@@ -76135,21 +76166,22 @@ class Session {
   async run() {
     const { i, r } = this;
     for (; ; ) {
-      const budget = i.crewBudgetUsd;
+      const budget = i.spend.budgetUsd;
       const left = budget === void 0 ? void 0 : Math.round((budget - this.spentUsd) * 1e6) / 1e6;
       if (budget !== void 0 && left !== void 0 && left <= 0) {
         r.ending = budgetEnding(budget, this.spentUsd);
         return r;
       }
       const turn = await this.turn(left);
-      await i.afterTurn();
+      await i.work.afterTurn();
       if (this.resuming && this.resumeRefused(turn)) continue;
       const frozen = await this.settle(turn);
       if (await this.charge(left)) return r;
       r.usage = addUsage(r.usage, r.ending.usage);
-      if (r.ending.kind !== "succeeded" || !i.verify || !i.verifies) return r;
-      const v = await this.verify(i.verify, frozen ?? await i.freeze());
-      if (!this.correction(i.verify, v)) return r;
+      const { verify, verifies } = i.check;
+      if (r.ending.kind !== "succeeded" || !verify || !verifies) return r;
+      const v = await this.verify(verify, frozen ?? await i.work.freeze());
+      if (!this.correction(verify, v)) return r;
     }
   }
   /** One agent turn, with what is left of the crew's budget. */
@@ -76158,7 +76190,7 @@ class Session {
     const { agent, paths } = i;
     const resume = this.resuming?.sessionId ?? (r.corrections > 0 ? r.session : void 0);
     return runTurn(budgetedAgent(agent, left), {
-      cwd: i.worktree,
+      cwd: i.work.worktree,
       env: childEnv({
         pass: agent.passEnv,
         set: {
@@ -76168,21 +76200,16 @@ class Session {
           SCHOOL_CORRECTION_TURN: String(r.corrections)
         }
       }),
-      timeoutMs: i.timeoutMs,
-      graceMs: i.graceMs,
-      logFile: paths.studentLog,
-      ...i.logMaxBytes ? { logMaxBytes: i.logMaxBytes } : {},
-      briefPath: this.briefPath,
+      limits: {
+        timeoutMs: i.limits.timeoutMs,
+        graceMs: i.limits.graceMs,
+        ...i.limits.logMaxBytes ? { logMaxBytes: i.limits.logMaxBytes } : {}
+      },
+      files: { log: paths.studentLog, brief: this.briefPath, usage: paths.usage, report: paths.report },
       prompt: this.prompt,
-      ...resume ? { resume } : {},
-      ...resume && this.meter ? { previous: this.meter } : {},
-      usageFile: paths.usage,
-      reportFile: paths.report,
-      commandArgv: i.commandArgv,
-      launch: i.launch,
-      ...i.sandboxed ? { sandboxed: true } : {},
-      ...i.verify && i.verifies ? { verify: i.verify } : {},
-      onSpawn: i.onSpawn
+      ...resume ? { resume: { sessionId: resume, ...this.meter ? { previous: this.meter } : {} } } : {},
+      spawn: i.spawn,
+      ...i.sandboxed ? { sandboxed: i.check.verify && i.check.verifies ? { verify: i.check.verify } : {} } : {}
     });
   }
   /**
@@ -76209,7 +76236,7 @@ class Session {
     let ending = notFoundEnding(i.agent, turn, i.paths.studentLog);
     let frozen;
     if (ending.failedWrites) {
-      frozen = await i.freeze();
+      frozen = await i.work.freeze();
       const before = r.verification?.diffSha;
       ending = settleWrites(ending, before ? frozen.sha !== before : frozen.patch.trim() !== "");
     }
@@ -76230,24 +76257,24 @@ class Session {
     const cost = boundTurnCost(i.agent, r.ending.usage, left);
     r.ending = { ...r.ending, usage: cost.usage };
     const reported = { ...cost.usage, costUsd: cost.reportedUsd };
-    await recordCrewSpend(i.layout, i.spendOf, reported, r.corrections, {
+    await recordCrewSpend(i.spend.layout, i.spend.of, reported, r.corrections, {
       ...left !== void 0 ? { maxUsd: left } : {}
     });
     this.spentUsd += cost.usage.costUsd ?? 0;
-    const budget = i.crewBudgetUsd;
+    const budget = i.spend.budgetUsd;
     if (!cost.over || budget === void 0 || left === void 0) return false;
     const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
     r.usage = addUsage(r.usage, cost.usage);
     r.ending = budgetEnding(budget, this.spentUsd, over);
-    await i.alert?.("cost-over-budget", r.ending.reason);
+    await i.spend.alert?.("cost-over-budget", r.ending.reason);
     return true;
   }
   /** Verifies the frozen change; the record vouches for its digest. */
   async verify(command, frozen) {
     const { i, r } = this;
     (0,external_node_fs_namespaceObject.rmSync)(i.paths.verifyLog, { force: true });
-    const v = await i.runVerify(command, this.verifyEnv, frozen.patch);
-    const log = redact_redactText(readLogText(i.paths.verifyLog, i.logMaxBytes));
+    const v = await i.check.runVerify(command, this.verifyEnv, frozen.patch);
+    const log = redact_redactText(readLogText(i.paths.verifyLog, i.limits.logMaxBytes));
     r.verificationLog = log;
     r.verification = {
       command: [...command],
@@ -76255,7 +76282,7 @@ class Session {
       passed: v.exitCode === 0 && !v.timedOut,
       durationMs: v.durationMs,
       logDigest: schema_sha256(log),
-      baseSha: i.baseSha,
+      baseSha: i.work.baseSha,
       diffSha: frozen.sha,
       timedOut: v.timedOut
     };
@@ -76268,12 +76295,12 @@ class Session {
    */
   correction(command, v) {
     const { i, r } = this;
-    if (r.verification.passed || r.missing || r.corrections >= i.maxCorrections) return false;
+    if (r.verification.passed || r.missing || r.corrections >= i.limits.maxCorrections) return false;
     if (i.agent.kind !== "command" && !r.session) return false;
     r.corrections++;
     const correction = renderCorrection({
       turn: r.corrections,
-      of: i.maxCorrections,
+      of: i.limits.maxCorrections,
       command,
       exitCode: v.exitCode,
       timedOut: v.timedOut,
@@ -76440,36 +76467,46 @@ async function crewSession(place, i, r) {
     SCHOOL_ISSUE: String(item.number),
     SCHOOL_ATTEMPT: String(crew.attempt)
   };
-  const base = {
-    agent,
-    layout: place.layout,
-    spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
-    worktree,
-    crewVars,
-    paths,
-    ...spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {},
-    verifies: classroom.verifies,
-    maxCorrections: spec.config.dispatch.correctionTurns,
-    logMaxBytes: spec.config.dispatch.logMaxBytes,
-    crewBudgetUsd: spec.config.dispatch.crewBudgetUsd,
-    alert: i.alert,
-    timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1e3,
-    graceMs: spec.graceMs,
-    baseSha: spec.baseSha,
-    commandArgv: (c) => studentArgv(c, spec.baseDir)
-  };
-  const { keyProxied, ...confined } = await confinement(place, i, r);
+  const { dispatch } = spec.config;
+  const { keyProxied, launch, runVerify, revision } = await confinement(place, i, r);
   const session = await runSession({
-    ...base,
-    ...confined,
+    agent,
+    paths,
+    crewVars,
+    spend: {
+      layout: place.layout,
+      of: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+      budgetUsd: dispatch.crewBudgetUsd,
+      alert: i.alert
+    },
+    limits: {
+      timeoutMs: dispatch.crewTimeoutSeconds * 1e3,
+      graceMs: spec.graceMs,
+      logMaxBytes: dispatch.logMaxBytes,
+      maxCorrections: dispatch.correctionTurns
+    },
+    spawn: {
+      commandArgv: (c) => studentArgv(c, spec.baseDir),
+      launch,
+      onSpawn: (pgid) => i.groups.spawned("student", pgid)
+    },
+    work: {
+      worktree,
+      baseSha: spec.baseSha,
+      // Before the toolkit runs git in the worktree again, the shared git directory is put back.
+      afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
+      freeze: async () => {
+        const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
+        return { patch, sha: schema_sha256(patch) };
+      }
+    },
+    check: {
+      ...dispatch.verify ? { verify: dispatch.verify } : {},
+      verifies: classroom.verifies,
+      runVerify
+    },
     sandboxed: sandbox.confined,
-    onSpawn: (pgid) => i.groups.spawned("student", pgid),
-    // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
-    freeze: async () => {
-      const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
-      return { patch, sha: schema_sha256(patch) };
-    }
+    ...revision ? { revision } : {}
   });
   return { session, keyProxied };
 }
@@ -76729,14 +76766,20 @@ async function enqueueGrading({ spec, crew, layout }, { item, agent, end }) {
 
 
 
+
 function findItem(layout, issue) {
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
-function classroomFor(spec, role) {
+function classroomFor(spec, role, host) {
   const daemon = spec.config.fleet.daemons.find((d2) => d2.id === spec.daemonId);
   if (!daemon) throw new Error(`daemon ${spec.daemonId} is not in fleet.daemons`);
   const d = role === "coding" ? daemon : { ...daemon, classroom: "bot" };
-  return createClassroom({ daemon: d, repoPath: spec.config.repoPath, root: spec.worktreeRoot });
+  return createClassroom({
+    daemon: d,
+    repoPath: spec.config.repoPath,
+    root: spec.worktreeRoot,
+    path: host.PATH ?? ""
+  });
 }
 async function runCrew(spec, deps) {
   const run = new CrewRun(spec, deps);
@@ -76755,13 +76798,14 @@ class CrewRun {
   constructor(spec, deps, collecting = false) {
     this.deps = deps;
     this.collecting = collecting;
+    this.hostEnv = hostEnvOf(deps.context);
     const layout = new StateLayout(spec.stateDir, auditActor(deps.context ?? LOCAL_RUN));
     this.log = deps.logger;
     const crew = readCrewState(layout).registry.crews[spec.crewId];
     if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file("crews")}`);
     this.item = findItem(layout, crew.issueNumber);
     this.agent = spec.config.agents.find((a) => a.id === crew.agent);
-    const classroom = classroomFor(spec, this.item?.role ?? "coding");
+    const classroom = classroomFor(spec, this.item?.role ?? "coding", this.hostEnv);
     classroom.preflight();
     const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
     const out = (0,external_node_path_namespaceObject.join)(scratch, "out");
@@ -76786,7 +76830,7 @@ class CrewRun {
   answers = new UpstreamRecord();
   end = { outcome: "aborted", reason: "" };
   /** The runner's environment: the agent's API key and allowed hosts are read from it (./crew-confine.ts). */
-  hostEnv = process.env;
+  hostEnv;
   slot = -1;
   guard;
   dirs;
@@ -76869,7 +76913,7 @@ class CrewRun {
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
     if (!this.collecting) await preVerifySlot(place, this, () => end.preVerify = true);
     this.prepared = true;
-    const sandbox = this.sandbox = crewSandbox(spec, scratch, this.log);
+    const sandbox = this.sandbox = crewSandbox(spec, scratch, this.log, this.hostEnv);
     this.dirs = await place.classroom.gitDirs(this.slot);
     const { log, groups, alert, worktree } = this;
     const watch = groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert });
@@ -77731,7 +77775,7 @@ function driver_slots_launch(launcher, specPath, runtimeDir, crewId, env) {
   const done = runProcess([...launcher, specPath], {
     cwd: process.cwd(),
     env,
-    logFile: (0,external_node_path_namespaceObject.join)(dir, "runner.out"),
+    log: { file: (0,external_node_path_namespaceObject.join)(dir, "runner.out") },
     onSpawn: (p) => pid = p
   }).then((r) => r.spawnError ? null : r.exitCode);
   return { pid, done };
@@ -77742,6 +77786,7 @@ function pausedReason(layout) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/orca/orphans.js
+
 
 
 
@@ -77802,7 +77847,12 @@ async function sweep(o, c, base, why) {
   const remaining = [];
   const restored = [];
   if (c.slot !== void 0) {
-    const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+    const room = createClassroom({
+      daemon,
+      repoPath: o.config.repoPath,
+      root: o.worktreeRoot,
+      path: hostEnvOf(o.context).PATH ?? ""
+    });
     try {
       room.preflight();
       const guard = readBaseline(baselinePath(o.runtimeDir, o.daemon));
@@ -77876,6 +77926,7 @@ function stopTurns(turns, crewId) {
 
 
 
+
 async function runAssignments(o) {
   const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
   if (!daemon)
@@ -77893,8 +77944,9 @@ async function runAssignments(o) {
     baseDir: process.cwd(),
     config: o.config
   };
-  classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding").preflight();
-  sandboxPreflight(o.config, o.daemon, o.logger);
+  const host = hostEnvOf(o.context);
+  classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding", host).preflight();
+  sandboxPreflight(o.config, o.daemon, o.logger, host);
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
   try {
     const baseSha = o.launch.baseSha ?? await revParse(o.config.repoPath);
@@ -77913,14 +77965,14 @@ async function runAssignments(o) {
     await lock.release();
   }
 }
-function sandboxPreflight(config, daemon, logger) {
+function sandboxPreflight(config, daemon, logger, host) {
   if (config.sandbox.kind === "none") {
     logger.warning(
       `daemon ${daemon}: NO SANDBOX (sandbox.kind: none): students run unconfined as this runner's user and can read its files, other crews' work and every key in reach, and connect anywhere`
     );
     return;
   }
-  requireSandbox(config.sandbox);
+  requireSandbox(config.sandbox, host.PATH ?? "");
   if (config.sandbox.network === "host")
     logger.warning(
       `daemon ${daemon}: sandbox.network is host: students may connect to any host and send anything anywhere`
@@ -78024,7 +78076,7 @@ async function checkParity(config, o) {
   const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-doctor-work-"));
   let sandbox;
   try {
-    sandbox = new Sandbox({ config: config.sandbox, root, protect });
+    sandbox = new Sandbox({ config: config.sandbox, root, protect, host: o.env });
   } catch (e) {
     (0,external_node_fs_namespaceObject.rmSync)(root, { recursive: true, force: true });
     (0,external_node_fs_namespaceObject.rmSync)(work, { recursive: true, force: true });
@@ -78036,7 +78088,7 @@ async function checkParity(config, o) {
       }
     ];
   }
-  const hidden = [...protect, ...defaultProtected()].map((p) => (0,external_node_path_namespaceObject.resolve)(p));
+  const hidden = [...protect, ...defaultProtected(o.env)].map((p) => (0,external_node_path_namespaceObject.resolve)(p));
   const inside = async (program, env, probe2) => {
     const c = await sandbox.confine([program, "--version"], env, {
       cwd: work,
@@ -78190,7 +78242,7 @@ async function checkPassEnvPaths(config, p) {
 
 async function crewPreflight(o) {
   if (o.config.sandbox.kind === "none") return void 0;
-  const env = o.env ?? process.env;
+  const env = hostEnvOf(o.env ? { host: o.env } : void 0);
   const key = preflightKey(o.config, env);
   const cache = (0,external_node_path_namespaceObject.join)(defaultRuntimeDir(o.layout.root), "preflight.json");
   if (cachedKey(cache) === key) return void 0;
@@ -78272,6 +78324,7 @@ function remember(file, key, logger) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/loop/steps.js
+
 
 
 
@@ -78405,7 +78458,12 @@ function plannedFor(layout, daemon) {
 }
 async function runStep(o) {
   const context = o.context ?? LOCAL_RUN;
-  const refused = await crewPreflight({ config: o.config, layout: o.layout, logger: o.logger });
+  const refused = await crewPreflight({
+    config: o.config,
+    layout: o.layout,
+    logger: o.logger,
+    env: hostEnvOf(o.context)
+  });
   if (refused) return refusedRun(plannedFor(o.layout, o.daemon), refused);
   const disk = disk_freeDiskBytes(o.layout.root);
   await beat(o.layout, o.config, o.daemon, disk);
@@ -78862,7 +78920,7 @@ function checkOrca(daemon, path) {
 
 
 
-async function checkLimits(sandbox, path = process.env.PATH ?? "") {
+async function checkLimits(sandbox, path) {
   const check = "sandbox-limits";
   if (sandbox.kind === "none")
     return { check, status: "skipped", detail: "sandbox.kind is none: no limit holds" };
@@ -78930,9 +78988,10 @@ async function checkLimits(sandbox, path = process.env.PATH ?? "") {
 
 
 
+
 async function runDoctor(o = {}) {
   const cwd = (0,external_node_path_namespaceObject.resolve)(o.cwd ?? ".");
-  const env = o.env ?? process.env;
+  const env = hostEnvOf(o.env ? { host: o.env } : void 0);
   const path = env.PATH ?? "";
   let config;
   try {
@@ -79348,6 +79407,7 @@ function prepareExampleRepo(targetDir, options = {}) {
 
 
 
+
 async function runLoop(o) {
   const { config, layout, logger } = o;
   const { github, delivery, feedback } = o.ports ?? {};
@@ -79364,7 +79424,7 @@ async function runLoop(o) {
     await logger.group("feedback", () => watchDeliveries({ config, layout, logger, port }));
   }
   const daemons = config.fleet.daemons.map((d) => d.id);
-  const refused = await crewPreflight({ config, layout, logger });
+  const refused = await crewPreflight({ config, layout, logger, env: hostEnvOf(o.context) });
   const plan = refused ? refusedPlan(refused) : await logger.group(
     "dispatch-crew: plan",
     () => planStep({ config, layout, logger, beat: daemons, context })
@@ -79399,9 +79459,9 @@ async function runLoop(o) {
       config,
       layout,
       logger,
-      progress: drainProgress({ logger }),
       deliver: !!delivery,
-      workerId: workerId(context)
+      worker: { context },
+      observe: { progress: drainProgress({ logger }) }
     })
   );
   if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
@@ -81279,48 +81339,71 @@ const reportCommand = {
 
 const DEFAULT_SIM_OPTIONS = {
   issues: 240,
-  daemons: 3,
-  slotsPerDaemon: 8,
-  seed: 1,
-  medianMinutes: 20,
-  tailSigma: 0.8,
-  estimateNoise: 0.3,
-  failureRate: 0.1,
-  failureSpread: 1,
   historyIssues: 240,
-  pauseRate: 0,
-  pauseMinutes: 30,
+  seed: 1,
   weightMix: [0.3, 0.5, 0.2, 0],
-  daemonClasses: ["heavy", "standard", "standard", "light"]
+  fleet: { daemons: 3, slotsPerDaemon: 8, daemonClasses: ["heavy", "standard", "standard", "light"] },
+  durations: { medianMinutes: 20, tailSigma: 0.8, estimateNoise: 0.3 },
+  failures: { rate: 0.1, spread: 1 },
+  pauses: { rate: 0, minutes: 30 }
 };
+function flatSimOptions(o) {
+  return {
+    issues: o.issues,
+    daemons: o.fleet.daemons,
+    slotsPerDaemon: o.fleet.slotsPerDaemon,
+    seed: o.seed,
+    medianMinutes: o.durations.medianMinutes,
+    tailSigma: o.durations.tailSigma,
+    estimateNoise: o.durations.estimateNoise,
+    failureRate: o.failures.rate,
+    failureSpread: o.failures.spread,
+    historyIssues: o.historyIssues,
+    pauseRate: o.pauses.rate,
+    pauseMinutes: o.pauses.minutes,
+    weightMix: o.weightMix,
+    daemonClasses: o.fleet.daemonClasses
+  };
+}
 function options_check(ok, field, found, allowed) {
   if (!ok) throw new ConfigError(`simulate: ${field} must be ${allowed}; found ${JSON.stringify(found)}.`);
 }
 function resolveSimOptions(partial = {}) {
+  const d = DEFAULT_SIM_OPTIONS;
   const o = {
-    ...DEFAULT_SIM_OPTIONS,
+    ...d,
     ...partial,
-    historyIssues: partial.historyIssues ?? partial.issues ?? DEFAULT_SIM_OPTIONS.issues
+    historyIssues: partial.historyIssues ?? partial.issues ?? d.issues,
+    fleet: { ...d.fleet, ...partial.fleet },
+    durations: { ...d.durations, ...partial.durations },
+    failures: { ...d.failures, ...partial.failures },
+    pauses: { ...d.pauses, ...partial.pauses }
   };
+  const { fleet, durations: t, failures, pauses } = o;
   const int = (v, min, max) => Number.isInteger(v) && v >= min && v <= max;
   const num = (v, min, max) => Number.isFinite(v) && v >= min && v <= max;
   options_check(int(o.issues, 1, 1e6), "issues", o.issues, "a whole number from 1 to 1,000,000");
-  options_check(int(o.daemons, 1, 1e4), "daemons", o.daemons, "a whole number from 1 to 10,000");
-  options_check(int(o.slotsPerDaemon, 1, 64), "slots", o.slotsPerDaemon, "a whole number from 1 to 64 per daemon");
+  options_check(int(fleet.daemons, 1, 1e4), "daemons", fleet.daemons, "a whole number from 1 to 10,000");
+  options_check(
+    int(fleet.slotsPerDaemon, 1, 64),
+    "slots",
+    fleet.slotsPerDaemon,
+    "a whole number from 1 to 64 per daemon"
+  );
   options_check(int(o.seed, 0, 4294967295), "seed", o.seed, "a whole number from 0 to 4294967295");
-  options_check(num(o.medianMinutes, 0.01, 1e6) && o.medianMinutes > 0, "medianMinutes", o.medianMinutes, "> 0");
-  options_check(num(o.tailSigma, 0, 3), "tail", o.tailSigma, "a log-normal sigma from 0 to 3");
-  options_check(num(o.estimateNoise, 0, 3), "estimateNoise", o.estimateNoise, "a sigma from 0 to 3");
-  options_check(num(o.failureRate, 0, 0.9), "failure-rate", o.failureRate, "a probability from 0 to 0.9");
-  options_check(num(o.failureSpread, 0, 3), "failureSpread", o.failureSpread, "a spread from 0 to 3");
+  options_check(num(t.medianMinutes, 0.01, 1e6) && t.medianMinutes > 0, "medianMinutes", t.medianMinutes, "> 0");
+  options_check(num(t.tailSigma, 0, 3), "tail", t.tailSigma, "a log-normal sigma from 0 to 3");
+  options_check(num(t.estimateNoise, 0, 3), "estimateNoise", t.estimateNoise, "a sigma from 0 to 3");
+  options_check(num(failures.rate, 0, 0.9), "failure-rate", failures.rate, "a probability from 0 to 0.9");
+  options_check(num(failures.spread, 0, 3), "failureSpread", failures.spread, "a spread from 0 to 3");
   options_check(
     int(o.historyIssues, 0, 1e6),
     "historyIssues",
     o.historyIssues,
     "a whole number from 0 to 1,000,000"
   );
-  options_check(num(o.pauseRate, 0, 0.5), "pause-rate", o.pauseRate, "a probability from 0 to 0.5");
-  options_check(num(o.pauseMinutes, 0, 1e6), "pauseMinutes", o.pauseMinutes, "minutes \u2265 0");
+  options_check(num(pauses.rate, 0, 0.5), "pause-rate", pauses.rate, "a probability from 0 to 0.5");
+  options_check(num(pauses.minutes, 0, 1e6), "pauseMinutes", pauses.minutes, "minutes \u2265 0");
   options_check(
     o.weightMix.length === CAPACITY_CLASSES.length && o.weightMix.every((w) => num(w, 0, 1e9)) && o.weightMix.some((w) => w > 0),
     "weightMix",
@@ -81328,20 +81411,23 @@ function resolveSimOptions(partial = {}) {
     `${CAPACITY_CLASSES.length} non-negative shares (${CAPACITY_CLASSES.join(", ")}), not all 0`
   );
   options_check(
-    o.daemonClasses.length > 0 && o.daemonClasses.every((c) => CAPACITY_CLASSES.includes(c)),
+    fleet.daemonClasses.length > 0 && fleet.daemonClasses.every((c) => CAPACITY_CLASSES.includes(c)),
     "daemonClasses",
-    o.daemonClasses,
+    fleet.daemonClasses,
     `a non-empty list of ${CAPACITY_CLASSES.join(" | ")}`
   );
   const fleetMax = Math.max(
-    ...Array.from({ length: o.daemons }, (_, i) => options_classRank(o.daemonClasses[i % o.daemonClasses.length]))
+    ...Array.from(
+      { length: fleet.daemons },
+      (_, i) => options_classRank(fleet.daemonClasses[i % fleet.daemonClasses.length])
+    )
   );
   const heaviest = o.weightMix.reduce((m, w, i) => w > 0 ? i : m, 0);
   options_check(
     heaviest <= fleetMax,
     "weightMix",
     o.weightMix,
-    `no heavier than the largest daemon class (${CAPACITY_CLASSES[fleetMax]}) among the ${o.daemons} daemon(s)`
+    `no heavier than the largest daemon class (${CAPACITY_CLASSES[fleetMax]}) among the ${fleet.daemons} daemon(s)`
   );
   return o;
 }
@@ -81624,7 +81710,7 @@ class PolicyLoop {
     this.policy = policy;
     this.busy = new Array(workload.slots.length).fill(false);
     this.freeSet = new Set(workload.slots.map((s) => s.index));
-    this.log = new RunLog(workload.options.pauseMinutes);
+    this.log = new RunLog(workload.options.pauses.minutes);
     for (const s of workload.slots) this.freeByClass[options_classRank(s.class)]++;
     for (const issue of workload.issues) this.addToBacklog({ issue, run: 0, attempt: 1, repair: false });
   }
@@ -81850,14 +81936,16 @@ class SimulatedOffice {
       ),
       daemons: daemons.map((d) => admissionDaemon(d, options.slotsPerDaemon)),
       agents: [office_adapter_AGENT],
-      maxCrews: options.totalSlots,
-      activeCrews: options.totalSlots - free,
+      limits: {
+        maxCrews: options.totalSlots,
+        activeCrews: options.totalSlots - free,
+        minFreeDiskBytes: 0,
+        maxFallbacks: 0
+      },
       heldFences: [],
       time: { remainingMs: 2 * 6e4, crewTimeoutMs: 6e4, gradingReserveMs: 0, maxWaves: 1 },
-      minFreeDiskBytes: 0,
       spend: { spentUsd: 0 },
-      maxFallbacks: 0,
-      ...paused !== void 0 ? { paused } : {}
+      ...paused !== void 0 ? { holds: { paused } } : {}
     };
   }
   jobRepair(item) {
@@ -82074,8 +82162,8 @@ function simulateDeployed(workload, options) {
 class DeployedLoop {
   constructor(workload, o) {
     this.o = o;
-    this.perDaemon = workload.options.slotsPerDaemon;
-    this.log = new RunLog(workload.options.pauseMinutes);
+    this.perDaemon = workload.options.fleet.slotsPerDaemon;
+    this.log = new RunLog(workload.options.pauses.minutes);
     this.office = createOffice({
       slotsPerDaemon: this.perDaemon,
       totalSlots: workload.slots.length,
@@ -82553,7 +82641,7 @@ class OfficeBacklog {
       list.push(s);
       freeByDaemon.set(s.daemon, list);
     }
-    const perDaemon = this.workload.options.slotsPerDaemon;
+    const perDaemon = this.workload.options.fleet.slotsPerDaemon;
     const daemons = [...freeByDaemon].map(([id, slots]) => ({
       id,
       class: slots[0].class,
@@ -82731,9 +82819,10 @@ function generateWorkload(options) {
   for (let n = 1; n <= options.historyIssues; n++)
     history.push(drawIssue(options.issues + n, options, cells, historyRng, historyRng));
   const slots = [];
-  for (let d = 0; d < options.daemons; d++) {
-    const cls = options.daemonClasses[d % options.daemonClasses.length];
-    for (let k = 0; k < options.slotsPerDaemon; k++) {
+  const { fleet } = options;
+  for (let d = 0; d < fleet.daemons; d++) {
+    const cls = fleet.daemonClasses[d % fleet.daemonClasses.length];
+    for (let k = 0; k < fleet.slotsPerDaemon; k++) {
       slots.push({ index: slots.length, daemon: daemonId(d), slot: k, class: cls });
     }
   }
@@ -82749,17 +82838,18 @@ function generateWorkload(options) {
   };
 }
 function drawIssue(n, options, cells, rng, cellRng) {
-  const base = rng.logNormal(options.medianMinutes, options.tailSigma);
-  const size = base * Math.exp(options.estimateNoise * rng.normal());
+  const { medianMinutes, tailSigma, estimateNoise } = options.durations;
+  const base = rng.logNormal(medianMinutes, tailSigma);
+  const size = base * Math.exp(estimateNoise * rng.normal());
   const weight = CAPACITY_CLASSES[rng.pick(options.weightMix)];
-  const z = options.tailSigma > 0 ? Math.log(base / options.medianMinutes) / options.tailSigma : 0;
+  const z = tailSigma > 0 ? Math.log(base / medianMinutes) / tailSigma : 0;
   const domainIndex = cellRng.pick(DOMAIN_SHARES);
   const difficulty = clampDifficulty(3 + DIFFICULTY_BY_SIZE * z + DIFFICULTY_NOISE * cellRng.normal());
   const failureRate = cells.rates[domainIndex][difficulty - 1];
   const runs = [];
   let failures = 0;
   for (; ; ) {
-    if (rng.next() < options.pauseRate) {
+    if (rng.next() < options.pauses.rate) {
       runs.push({ duration: Math.max(0.01, base * rng.next()), outcome: "usage_limit" });
       continue;
     }
@@ -82778,10 +82868,10 @@ function clampDifficulty(x) {
   return Math.min(5, Math.max(1, Math.round(x)));
 }
 function failureCells(options, rng) {
-  const spread = options.failureSpread;
+  const spread = options.failures.spread;
   const domainMult = SIM_DOMAINS.map(() => Math.exp(FAILURE_DOMAIN_SIGMA * spread * rng.normal()));
   const diffMult = [1, 2, 3, 4, 5].map((d) => Math.exp(FAILURE_PER_DIFFICULTY * spread * (d - 3)));
-  const sd = Math.hypot(options.tailSigma > 0 ? DIFFICULTY_BY_SIZE : 0, DIFFICULTY_NOISE);
+  const sd = Math.hypot(options.durations.tailSigma > 0 ? DIFFICULTY_BY_SIZE : 0, DIFFICULTY_NOISE);
   const cdf = (x) => 0.5 * (1 + erf((x - 3) / (sd * Math.SQRT2)));
   const pDiff = [1, 2, 3, 4, 5].map((d) => (d === 5 ? 1 : cdf(d + 0.5)) - (d === 1 ? 0 : cdf(d - 0.5)));
   const shares = DOMAIN_SHARES.reduce((s, w) => s + w, 0);
@@ -82789,7 +82879,7 @@ function failureCells(options, rng) {
   for (const [i, m] of domainMult.entries())
     for (const [j, k] of diffMult.entries()) meanMult += DOMAIN_SHARES[i] / shares * pDiff[j] * m * k;
   const rates = domainMult.map(
-    (m) => diffMult.map((k) => Math.min(MAX_CELL_FAILURE, options.failureRate * m * k / meanMult))
+    (m) => diffMult.map((k) => Math.min(MAX_CELL_FAILURE, options.failures.rate * m * k / meanMult))
   );
   return { domains: SIM_DOMAINS, rates };
 }
@@ -82815,7 +82905,9 @@ const POLICIES = [
   {
     name: "ours",
     label: "ours (repairs first, smallest first, immediate refill, classes)",
-    factory: () => (w) => officePolicy(createOffice({ slotsPerDaemon: w.options.slotsPerDaemon, totalSlots: w.slots.length }))(w)
+    factory: () => (w) => officePolicy(
+      createOffice({ slotsPerDaemon: w.options.fleet.slotsPerDaemon, totalSlots: w.slots.length })
+    )(w)
   },
   { name: "batch", label: "batch-synchronous (matrix workflow)", factory: () => batchPolicy },
   { name: "fifo", label: "FIFO with immediate refill", factory: () => fifoPolicy },
@@ -82824,7 +82916,7 @@ const POLICIES = [
     label: "dispatch.order: tail-guard (runs predicted \u2265 \xBE of the backlog per slot start first; the default)",
     factory: () => (w) => officePolicy(
       createOffice({
-        slotsPerDaemon: w.options.slotsPerDaemon,
+        slotsPerDaemon: w.options.fleet.slotsPerDaemon,
         totalSlots: w.slots.length,
         order: "tail-guard"
       }),
@@ -82885,6 +82977,7 @@ const CADENCE_LABELS = {
 
 
 ;// CONCATENATED MODULE: ./.build/src/simulate/report.js
+
 const GOALS = { utilization: 0.95, makespanRatio: 1.1, minStudents: 24 };
 function minutes(m) {
   if (!Number.isFinite(m)) return "\u2013";
@@ -82895,7 +82988,7 @@ function pct(x) {
 }
 function describeScenario(c) {
   const o = c.options;
-  return `${o.issues} issues on ${o.daemons} daemon(s) \xD7 ${o.slotsPerDaemon} slot(s) = ${c.workload.slots.length} students; seed ${o.seed}, durations log-normal (median ${o.medianMinutes} min, tail \u03C3 ${o.tailSigma}), failure rate ${o.failureRate}, usage-limit rate ${o.pauseRate} (pause ${o.pauseMinutes} min)`;
+  return `${o.issues} issues on ${o.fleet.daemons} daemon(s) \xD7 ${o.fleet.slotsPerDaemon} slot(s) = ${c.workload.slots.length} students; seed ${o.seed}, durations log-normal (median ${o.durations.medianMinutes} min, tail \u03C3 ${o.durations.tailSigma}), failure rate ${o.failures.rate}, usage-limit rate ${o.pauses.rate} (pause ${o.pauses.minutes} min)`;
 }
 function goalLines(c) {
   const ours = c.results.find((r2) => r2.metrics.policy === "ours")?.metrics;
@@ -82966,7 +83059,7 @@ function report_renderText(c) {
 function renderJson(c) {
   return JSON.stringify(
     {
-      options: c.options,
+      options: flatSimOptions(c.options),
       students: c.workload.slots.length,
       totalWork: c.workload.totalWork,
       lowerBound: c.workload.lowerBound,
@@ -83398,14 +83491,14 @@ matrix workflow and with FIFO + immediate refill, on the same generated workload
 
 Options:
   --issues N          issues in the curriculum (default: 10 per student)
-  --daemons D         daemons (default ${DEFAULT_SIM_OPTIONS.daemons})
-  --slots K           worktree slots per daemon; students = D \xD7 K (default ${DEFAULT_SIM_OPTIONS.slotsPerDaemon})
+  --daemons D         daemons (default ${DEFAULT_SIM_OPTIONS.fleet.daemons})
+  --slots K           worktree slots per daemon; students = D \xD7 K (default ${DEFAULT_SIM_OPTIONS.fleet.slotsPerDaemon})
   --seed S            PRNG seed: same seed, same workload, same result (default ${DEFAULT_SIM_OPTIONS.seed})
-  --tail SIGMA        log-normal sigma of run durations; larger = heavier tail (default ${DEFAULT_SIM_OPTIONS.tailSigma})
-  --median MIN        median run duration in minutes (default ${DEFAULT_SIM_OPTIONS.medianMinutes})
-  --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failureRate})
-  --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauseRate})
-  --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauseMinutes})
+  --tail SIGMA        log-normal sigma of run durations; larger = heavier tail (default ${DEFAULT_SIM_OPTIONS.durations.tailSigma})
+  --median MIN        median run duration in minutes (default ${DEFAULT_SIM_OPTIONS.durations.medianMinutes})
+  --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failures.rate})
+  --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauses.rate})
+  --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauses.minutes})
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
                       durations (a clairvoyant reference no scheduler can run)
   --deployed          add eight rows: the loop as deployed \u2014 cron-only, continuous refill (CLI),
@@ -83432,24 +83525,27 @@ function numberOption(name, value, min, max) {
   }
   return n;
 }
+function given(o) {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== void 0));
+}
 function simulateOptions(values) {
   const str = (k) => values[k];
-  const daemons = intOption("daemons", str("daemons")) ?? DEFAULT_SIM_OPTIONS.daemons;
-  const slotsPerDaemon = intOption("slots", str("slots")) ?? DEFAULT_SIM_OPTIONS.slotsPerDaemon;
-  const options = {
-    daemons,
-    slotsPerDaemon,
+  const daemons = intOption("daemons", str("daemons")) ?? DEFAULT_SIM_OPTIONS.fleet.daemons;
+  const slotsPerDaemon = intOption("slots", str("slots")) ?? DEFAULT_SIM_OPTIONS.fleet.slotsPerDaemon;
+  return {
+    fleet: { daemons, slotsPerDaemon },
     issues: intOption("issues", str("issues")) ?? 10 * daemons * slotsPerDaemon,
-    seed: intOption("seed", str("seed"), 0),
-    tailSigma: numberOption("tail", str("tail"), 0, 3),
-    medianMinutes: numberOption("median", str("median"), 0.01, 1e6),
-    failureRate: numberOption("failure-rate", str("failure-rate"), 0, 0.9),
-    pauseRate: numberOption("pause-rate", str("pause-rate"), 0, 0.5),
-    pauseMinutes: numberOption("pause-minutes", str("pause-minutes"), 0, 1e6)
+    ...given({ seed: intOption("seed", str("seed"), 0) }),
+    durations: given({
+      tailSigma: numberOption("tail", str("tail"), 0, 3),
+      medianMinutes: numberOption("median", str("median"), 0.01, 1e6)
+    }),
+    failures: given({ rate: numberOption("failure-rate", str("failure-rate"), 0, 0.9) }),
+    pauses: given({
+      rate: numberOption("pause-rate", str("pause-rate"), 0, 0.5),
+      minutes: numberOption("pause-minutes", str("pause-minutes"), 0, 1e6)
+    })
   };
-  for (const k of Object.keys(options))
-    if (options[k] === void 0) delete options[k];
-  return options;
 }
 const SIMULATE_OPTIONS = verbOptions(
   [

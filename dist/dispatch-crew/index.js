@@ -57762,7 +57762,64 @@ function preprocess(fn, schema) {
     });
 }
 
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(48161);
+;// CONCATENATED MODULE: ./.build/src/process/run-context.js
+
+function runContextFrom(env) {
+  const set = (k) => env[k] ? env[k] : void 0;
+  const runId = set("GITHUB_RUN_ID");
+  const run = runId ? {
+    id: runId,
+    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
+    job: env.GITHUB_JOB ?? "",
+    ...defined({
+      workflowRef: set("GITHUB_WORKFLOW_REF"),
+      event: set("GITHUB_EVENT_NAME"),
+      eventPath: set("GITHUB_EVENT_PATH"),
+      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
+    })
+  } : void 0;
+  return {
+    actions: env.GITHUB_ACTIONS === "true",
+    ...run ? { run } : {},
+    ...defined({
+      repository: set("GITHUB_REPOSITORY"),
+      serverUrl: set("GITHUB_SERVER_URL"),
+      apiUrl: set("GITHUB_API_URL"),
+      workspace: set("GITHUB_WORKSPACE")
+    }),
+    runner: {
+      ...defined({
+        name: set("RUNNER_NAME"),
+        temp: set("RUNNER_TEMP"),
+        workspace: set("RUNNER_WORKSPACE"),
+        toolCache: set("RUNNER_TOOL_CACHE")
+      }),
+      debug: env.RUNNER_DEBUG === "1"
+    },
+    host: env
+  };
+}
+function auditActor(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
+}
+function workerId(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${hostname()}:${pid}`;
+}
+function hostPath(ctx) {
+  return ctx.host.PATH ?? "";
+}
+function defined(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
+  return out;
+}
+const LOCAL_RUN = runContextFrom({});
+
+
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
+
 const BASE_ENV = [
   "PATH",
   "HOME",
@@ -57814,6 +57871,9 @@ const RUN_IDENTITY_ENV = [
   "SCHOOL_DEBUG"
 ];
 const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+function hostEnvOf(context) {
+  return context && context !== LOCAL_RUN ? context.host : process.env;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/repository.js
@@ -58793,8 +58853,6 @@ function boundError(text) {
 }
 
 
-// EXTERNAL MODULE: external "node:os"
-var external_node_os_ = __nccwpck_require__(48161);
 ;// CONCATENATED MODULE: ./.build/src/process/liveness.js
 
 function processStart(pid) {
@@ -59740,9 +59798,9 @@ function runProcess(argv, o) {
   const [file, ...args] = argv;
   if (!file) throw new TypeError("runProcess: empty argv");
   const grouped = o.group ?? true;
-  const max = o.maxOutputBytes ?? DEFAULT_MAX;
+  const max = o.output?.maxBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const log = o.logFile ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead) : void 0;
+  const log = o.log ? new CappedLog(o.log.file, o.log.maxBytes ?? DEFAULT_LOG_MAX_BYTES, o.log.head) : void 0;
   return new Promise((resolve) => {
     const out = new Tail(max);
     const err = new Tail(max);
@@ -59766,7 +59824,7 @@ function runProcess(argv, o) {
       else child.kill(signal);
     };
     const onData = (tail) => (b) => {
-      if (tail.push(b) && o.overflow === "kill" && !overflowed) {
+      if (tail.push(b) && o.output?.overflow === "kill" && !overflowed) {
         overflowed = true;
         stop("SIGKILL");
       }
@@ -59999,8 +60057,7 @@ async function runGit(args, o) {
     input: o.input,
     group: false,
     timeoutMs: o.timeoutMs ?? 6e5,
-    maxOutputBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024,
-    overflow: "kill"
+    output: { maxBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024, overflow: "kill" }
   });
 }
 async function gitBytes(args, o) {
@@ -60070,8 +60127,7 @@ async function walkTree(root) {
       env: childEnv({ set: { LC_ALL: "C" } }),
       group: false,
       timeoutMs: 6e5,
-      maxOutputBytes: LISTING_BOUND,
-      overflow: "kill"
+      output: { maxBytes: LISTING_BOUND, overflow: "kill" }
     }
   );
   if (r.spawnError) throw new Error(`cannot walk ${root}: ${r.spawnError} (GNU find is needed)`);
@@ -60337,7 +60393,7 @@ async function resetAdminDir(worktree, admin, base) {
 ;// CONCATENATED MODULE: ./.build/src/process/which.js
 
 
-function which_which(binary, path = process.env.PATH ?? "") {
+function which_which(binary, path) {
   const candidates = (0,external_node_path_.isAbsolute)(binary) || binary.includes("/") ? [binary] : path.split(external_node_path_.delimiter).filter(Boolean).map((d) => (0,external_node_path_.join)(d, binary));
   for (const c of candidates) {
     try {
@@ -60457,7 +60513,7 @@ class OrcaCli {
       env: this.env,
       timeoutMs: this.settings.callTimeoutMs + extraMs,
       graceMs: 500,
-      maxOutputBytes: 4 * 1024 * 1024
+      output: { maxBytes: 4 * 1024 * 1024 }
     });
     return this.judge(
       verb,
@@ -60537,18 +60593,18 @@ function impostorMessage(binary, daemonId) {
   return `${binary} on daemon ${daemonId} is the GNOME Orca screen reader, not the Orca coding app's CLI. On Linux Orca's CLI is installed as \`orca-ide\` (Orca: Settings \u2192 install the command line tool, or the launcher in its release); install it and leave fleet.daemons[].orca.binary unset, or set it to that path. Nothing was leased.`;
 }
 function resolveBinary(binary, daemonId, path) {
-  const found = which_which(binary, path ?? process.env.PATH ?? "");
+  const found = which_which(binary, path ?? hostEnvOf(void 0).PATH ?? "");
   if (!found) {
     throw new OrcaUnavailableError(
       "binary_missing",
-      `classroom orca on daemon ${daemonId}: \`${binary}\` not found on PATH (${path ?? process.env.PATH ?? ""}); install Orca's CLI on this runner (on Linux it is \`orca-ide\`) or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`
+      `classroom orca on daemon ${daemonId}: \`${binary}\` not found on PATH (${path ?? hostEnvOf(void 0).PATH ?? ""}); install Orca's CLI on this runner (on Linux it is \`orca-ide\`) or set fleet.daemons[].orca.binary to its absolute path. Nothing was leased.`
     );
   }
   const shebang = firstLine(found);
   if (/python/i.test(shebang)) throw new OrcaUnavailableError("not_orca", impostorMessage(found, daemonId));
   const m = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(shebang);
   const interpreter = m ? m[1].endsWith("/env") ? m[2] : m[1] : void 0;
-  if (interpreter && (0,external_node_path_.basename)(interpreter) === "node" && !which_which(interpreter, path ?? process.env.PATH ?? "")) {
+  if (interpreter && (0,external_node_path_.basename)(interpreter) === "node" && !which_which(interpreter, path ?? hostEnvOf(void 0).PATH ?? "")) {
     throw new OrcaUnavailableError(
       "binary_missing",
       `classroom orca on daemon ${daemonId}: ${found} is a Node script (a source install of Orca's CLI) and \`node\` not found on PATH; install node, or use the packaged Orca CLI (it brings its own runtime). Nothing was leased.`
@@ -60806,9 +60862,10 @@ async function runInTerminal(t, o) {
   return result(files, end.orcaCode, started, pid, false);
 }
 function writeTurnFiles(t, o, files) {
+  const log = o.log;
   (0,external_node_fs_.mkdirSync)(files.dir, { recursive: true, mode: 448 });
   (0,external_node_fs_.writeFileSync)(files.input, o.input ?? "", { mode: 384 });
-  (0,external_node_fs_.writeFileSync)(files.logOffset, String(logicalSize(o.logFile)));
+  (0,external_node_fs_.writeFileSync)(files.logOffset, String(logicalSize(log.file)));
   (0,external_node_fs_.writeFileSync)(
     files.script,
     launchScript({
@@ -60816,8 +60873,8 @@ function writeTurnFiles(t, o, files) {
       cwd: o.cwd,
       argv: t.argv,
       env: t.env,
-      logFile: o.logFile,
-      ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}
+      logFile: log.file,
+      ...log.maxBytes ? { logMaxBytes: log.maxBytes } : {}
     }),
     { mode: 384 }
   );
@@ -61088,6 +61145,7 @@ function orcaUnavailable(o) {
 
 
 
+
 class WorktreeClassroom {
   constructor(o) {
     this.o = o;
@@ -61102,7 +61160,7 @@ class WorktreeClassroom {
         `classroom worktree on daemon ${this.o.daemon.id}: repository ${this.o.repoPath} does not exist; set repoPath in school.yml`
       );
     }
-    if (!which_which("git", this.o.path)) {
+    if (!which_which("git", this.o.path ?? hostEnvOf(void 0).PATH ?? "")) {
       throw new ClassroomUnavailableError(
         `classroom ${this.kind} on daemon ${this.o.daemon.id}: \`git\` not found on PATH; install git on this runner`
       );
@@ -62128,60 +62186,6 @@ function readSpec(path) {
     config: parseConfig(raw.config, `crew spec ${path}`)
   };
 }
-
-
-;// CONCATENATED MODULE: ./.build/src/process/run-context.js
-
-function runContextFrom(env) {
-  const set = (k) => env[k] ? env[k] : void 0;
-  const runId = set("GITHUB_RUN_ID");
-  const run = runId ? {
-    id: runId,
-    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
-    job: env.GITHUB_JOB ?? "",
-    ...defined({
-      workflowRef: set("GITHUB_WORKFLOW_REF"),
-      event: set("GITHUB_EVENT_NAME"),
-      eventPath: set("GITHUB_EVENT_PATH"),
-      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
-    })
-  } : void 0;
-  return {
-    actions: env.GITHUB_ACTIONS === "true",
-    ...run ? { run } : {},
-    ...defined({
-      repository: set("GITHUB_REPOSITORY"),
-      serverUrl: set("GITHUB_SERVER_URL"),
-      apiUrl: set("GITHUB_API_URL"),
-      workspace: set("GITHUB_WORKSPACE")
-    }),
-    runner: {
-      ...defined({
-        name: set("RUNNER_NAME"),
-        temp: set("RUNNER_TEMP"),
-        workspace: set("RUNNER_WORKSPACE"),
-        toolCache: set("RUNNER_TOOL_CACHE")
-      }),
-      debug: env.RUNNER_DEBUG === "1"
-    },
-    host: env
-  };
-}
-function auditActor(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
-}
-function workerId(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${hostname()}:${pid}`;
-}
-function hostPath(ctx) {
-  return ctx.host.PATH ?? "";
-}
-function defined(o) {
-  const out = {};
-  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
-  return out;
-}
-const LOCAL_RUN = runContextFrom({});
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/git-guard.js
@@ -64524,7 +64528,7 @@ function versionDirs(root) {
 
 
 
-function toolchains_toolCacheDirs(env = process.env) {
+function toolchains_toolCacheDirs(env) {
   return ["RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"].map((k) => env[k]).filter((v) => !!v && (0,external_node_path_.isAbsolute)(v)).map((v) => (0,external_node_path_.resolve)(v));
 }
 const VERSION_ROOTS = [
@@ -65301,7 +65305,7 @@ function explainSelfTest(stderr, bwrap) {
   return `the sandbox cannot start: bubblewrap's self-test failed ("${said || "no output"}"); ${NONE_HINT}. Nothing was leased.`;
 }
 const verdicts = /* @__PURE__ */ new Map();
-function requireSandbox(config, path = process.env.PATH ?? "") {
+function requireSandbox(config, path) {
   if (config.kind === "none") return;
   const bwrap = which_which(config.bwrap, path);
   if (!bwrap)
@@ -65732,12 +65736,9 @@ class Sandbox {
   constructor(o) {
     this.o = o;
     this.confined = o.config.kind !== "none";
-    this.protect = [...o.protect, ...sandbox_defaultProtected()].map((p) => (0,external_node_path_.resolve)(p));
-    if (this.confined) requireSandbox(o.config);
-    this.limits = new SandboxLimits(
-      o.config.limits,
-      which_which(o.config.bwrap, process.env.PATH ?? "") ?? o.config.bwrap
-    );
+    this.protect = [...o.protect, ...sandbox_defaultProtected(o.host)].map((p) => (0,external_node_path_.resolve)(p));
+    if (this.confined) requireSandbox(o.config, o.host.PATH ?? "");
+    this.limits = new SandboxLimits(o.config.limits, this.bwrap());
   }
   o;
   confined;
@@ -65778,8 +65779,8 @@ class Sandbox {
       files: args.filter((a) => a.startsWith(external_node_path_.sep)),
       protect: this.protect,
       untrusted: [c.cwd, ...c.writable ?? []],
-      toolCaches: toolchains_toolCacheDirs(),
-      env: process.env,
+      toolCaches: toolchains_toolCacheDirs(this.o.host),
+      env: this.o.host,
       visible: [
         c.home,
         ...this.o.config.readOnly,
@@ -65829,8 +65830,14 @@ class Sandbox {
       network,
       tmpfsBytes: this.limits.tmpfsBytes()
     };
-    const bwrap = which_which(this.o.config.bwrap, process.env.PATH ?? "") ?? this.o.config.bwrap;
-    return { argv: this.limits.wrap([bwrap, ...bwrapArgs(confinement, inner)]), env: extendEnv(env, set) };
+    return {
+      argv: this.limits.wrap([this.bwrap(), ...bwrapArgs(confinement, inner)]),
+      env: extendEnv(env, set)
+    };
+  }
+  /** bubblewrap as the host's PATH finds it (sandbox.bwrap when it names a path or is not found). */
+  bwrap() {
+    return which_which(this.o.config.bwrap, this.o.host.PATH ?? "") ?? this.o.config.bwrap;
   }
   proxy(allow, purpose) {
     const key = allow.join(",");
@@ -65934,7 +65941,7 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
 function basename(p) {
   return p.slice(p.lastIndexOf(external_node_path_.sep) + 1);
 }
-function sandbox_defaultProtected(env = process.env) {
+function sandbox_defaultProtected(env) {
   const out = [(0,external_node_os_.homedir)(), (0,external_node_path_.resolve)((0,external_node_path_.dirname)((0,external_node_url_.fileURLToPath)(import.meta.url)), "..", "..")];
   for (const k of ["GITHUB_WORKSPACE", "RUNNER_TEMP", "RUNNER_WORKSPACE"]) {
     const v = env[k];
@@ -66319,8 +66326,7 @@ function runInCheckout(started, wt, o, onSpawn) {
   return runProcess(started.argv, {
     cwd: wt,
     env: started.env,
-    logFile: o.logFile,
-    logMaxBytes: o.config.dispatch.logMaxBytes,
+    log: { file: o.logFile, maxBytes: o.config.dispatch.logMaxBytes },
     timeoutMs: o.timeoutMs,
     graceMs: o.graceMs,
     ...onSpawn ? { onSpawn } : {}
@@ -66503,7 +66509,7 @@ async function diskUsage(dirs) {
     cwd: "/",
     env: childEnv({ set: { LC_ALL: "C" } }),
     timeoutMs: DU_TIMEOUT_MS,
-    maxOutputBytes: 64 * 1024
+    output: { maxBytes: 64 * 1024 }
   });
   if (r.spawnError || r.timedOut) return void 0;
   let total = 0;
@@ -66849,9 +66855,10 @@ class CrewProcesses {
     if (this.watch?.hit) killGroup(pgid, "SIGKILL");
   }
 }
-function crewSandbox(spec, scratch, log) {
+function crewSandbox(spec, scratch, log, host) {
   return new Sandbox({
     config: spec.config.sandbox,
+    host,
     root: (0,external_node_path_.join)(scratch, "sandbox"),
     protect: [
       spec.stateDir,
@@ -67690,25 +67697,27 @@ function codexErrorEnding(r, exitCode, out, now, ctx) {
 
 
 async function runTurn(agent, o) {
+  const { files, limits } = o;
+  const resume = o.resume?.sessionId;
   const cli = agent.kind !== "command";
   const argv = cli ? agent.kind === "claude-code" ? claudeArgv(agent, {
-    ...o.resume ? { resume: o.resume } : {},
-    ...o.sandboxed && o.verify ? { allowCommands: [o.verify] } : {}
+    ...resume ? { resume } : {},
+    ...o.sandboxed?.verify ? { allowCommands: [o.sandboxed.verify] } : {}
   }) : codexArgv(agent, {
-    ...o.resume ? { resume: o.resume } : {},
+    ...resume ? { resume } : {},
     ...o.sandboxed ? { outerSandbox: true } : {}
-  }) : o.commandArgv(agent.command ?? []).map((a) => a.split("{brief}").join(o.briefPath));
-  (0,external_node_fs_.rmSync)(turnHead(o.logFile), { force: true });
+  }) : o.spawn.commandArgv(agent.command ?? []).map((a) => a.split("{brief}").join(files.brief));
+  (0,external_node_fs_.rmSync)(turnHead(files.log), { force: true });
   const started = await launch(argv, o);
   const recorded = "recorded" in started ? started.recorded : void 0;
   if (!recorded) {
-    (0,external_node_fs_.rmSync)(o.usageFile, { force: true });
-    if (cli) appendCapped(o.logFile, `[school] ${agent.kind} turn: ${argv.join(" ")}
-`, o.logMaxBytes);
+    (0,external_node_fs_.rmSync)(files.usage, { force: true });
+    if (cli) appendCapped(files.log, `[school] ${agent.kind} turn: ${argv.join(" ")}
+`, limits.logMaxBytes);
   }
-  const offset = recorded?.logOffset ?? logicalSize(o.logFile);
+  const offset = recorded?.logOffset ?? logicalSize(files.log);
   const run = "exitCode" in started ? started : await launched(started, o, cli);
-  const report = readReport(o.reportFile, o.logFile, o.logMaxBytes);
+  const report = readReport(files.report, files.log, limits.logMaxBytes);
   const proc = {
     exitCode: run.exitCode,
     signal: run.signal,
@@ -67716,28 +67725,28 @@ async function runTurn(agent, o) {
     durationMs: run.durationMs,
     truncated: run.truncated
   };
-  const base = baseEnding(agent, run, o.timeoutMs);
+  const base = baseEnding(agent, run, limits.timeoutMs);
   if (base) return { ending: base, process: proc, report };
   const now = o.now?.() ?? /* @__PURE__ */ new Date();
   const ctx = {
-    ...o.resume ? { resumed: o.resume } : {},
-    ...o.previous ? { previous: o.previous } : {},
+    ...resume ? { resumed: resume } : {},
+    ...o.resume?.previous ? { previous: o.resume.previous } : {},
     ...agent.bin ? { bin: agent.bin } : {},
-    ...run.timedOut ? { killedAfterMs: o.timeoutMs } : {}
+    ...run.timedOut ? { killedAfterMs: limits.timeoutMs } : {}
   };
-  const logged = (0,external_node_fs_.existsSync)(o.logFile);
+  const logged = (0,external_node_fs_.existsSync)(files.log);
   let ending;
   if (agent.kind === "claude-code") {
     const reader = new ClaudeReader();
-    const out = logged ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile)) : { prose: "", tail: "" };
+    const out = logged ? scanFile(files.log, offset, reader.line, turnHead(files.log)) : { prose: "", tail: "" };
     ending = claudeVerdict(reader, run.exitCode, out, now, ctx);
   } else if (agent.kind === "codex") {
     const reader = new CodexReader();
-    const out = logged ? scanFile(o.logFile, offset, reader.line, turnHead(o.logFile)) : { prose: "", tail: "" };
+    const out = logged ? scanFile(files.log, offset, reader.line, turnHead(files.log)) : { prose: "", tail: "" };
     ending = codexVerdict(agent, reader, run.exitCode, out, now, ctx);
   } else {
-    const c = classify(run, report, null, o.timeoutMs);
-    const { usage } = readUsage(o.usageFile);
+    const c = classify(run, report, null, limits.timeoutMs);
+    const { usage } = readUsage(files.usage);
     ending = {
       kind: c.outcome === "succeeded" ? "succeeded" : c.outcome === "usage_limit" ? "usage_limit" : c.outcome === "overloaded" ? "overloaded" : "failed",
       reason: c.reason,
@@ -67748,7 +67757,7 @@ async function runTurn(agent, o) {
 }
 async function launch(argv, o) {
   try {
-    return await o.launch(argv, o.env);
+    return await o.spawn.launch(argv, o.env);
   } catch (e) {
     if (!(e instanceof ProgramNotFoundError)) throw e;
     return { ...NOT_STARTED, spawnError: `${e.program}: ENOENT` };
@@ -67757,26 +67766,28 @@ async function launch(argv, o) {
 const TURN_HEAD_BYTES = 64 * 1024;
 const turnHead = (logFile) => `${logFile}.turn-head`;
 async function launched(started, o, cli) {
+  const { files, limits } = o;
   if (started.run)
     return started.run({
       cwd: o.cwd,
-      timeoutMs: o.timeoutMs,
-      graceMs: o.graceMs,
-      logFile: o.logFile,
-      ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {},
+      timeoutMs: limits.timeoutMs,
+      graceMs: limits.graceMs,
+      log: { file: files.log, ...limits.logMaxBytes ? { maxBytes: limits.logMaxBytes } : {} },
       ...cli ? { input: o.prompt } : {},
-      onSpawn: o.onSpawn
+      onSpawn: o.spawn.onSpawn
     });
   return runProcess(started.argv, {
     cwd: o.cwd,
     env: started.env,
-    timeoutMs: o.timeoutMs,
-    graceMs: o.graceMs,
-    logFile: o.logFile,
-    ...o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {},
-    ...cli ? { logHead: { file: turnHead(o.logFile), bytes: TURN_HEAD_BYTES } } : {},
+    timeoutMs: limits.timeoutMs,
+    graceMs: limits.graceMs,
+    log: {
+      file: files.log,
+      ...limits.logMaxBytes ? { maxBytes: limits.logMaxBytes } : {},
+      ...cli ? { head: { file: turnHead(files.log), bytes: TURN_HEAD_BYTES } } : {}
+    },
     ...cli ? { input: o.prompt } : {},
-    onSpawn: o.onSpawn
+    onSpawn: o.spawn.onSpawn
   });
 }
 const NOT_STARTED = {
@@ -67863,21 +67874,22 @@ class Session {
   async run() {
     const { i, r } = this;
     for (; ; ) {
-      const budget = i.crewBudgetUsd;
+      const budget = i.spend.budgetUsd;
       const left = budget === void 0 ? void 0 : Math.round((budget - this.spentUsd) * 1e6) / 1e6;
       if (budget !== void 0 && left !== void 0 && left <= 0) {
         r.ending = budgetEnding(budget, this.spentUsd);
         return r;
       }
       const turn = await this.turn(left);
-      await i.afterTurn();
+      await i.work.afterTurn();
       if (this.resuming && this.resumeRefused(turn)) continue;
       const frozen = await this.settle(turn);
       if (await this.charge(left)) return r;
       r.usage = addUsage(r.usage, r.ending.usage);
-      if (r.ending.kind !== "succeeded" || !i.verify || !i.verifies) return r;
-      const v = await this.verify(i.verify, frozen ?? await i.freeze());
-      if (!this.correction(i.verify, v)) return r;
+      const { verify, verifies } = i.check;
+      if (r.ending.kind !== "succeeded" || !verify || !verifies) return r;
+      const v = await this.verify(verify, frozen ?? await i.work.freeze());
+      if (!this.correction(verify, v)) return r;
     }
   }
   /** One agent turn, with what is left of the crew's budget. */
@@ -67886,7 +67898,7 @@ class Session {
     const { agent, paths } = i;
     const resume = this.resuming?.sessionId ?? (r.corrections > 0 ? r.session : void 0);
     return runTurn(budgetedAgent(agent, left), {
-      cwd: i.worktree,
+      cwd: i.work.worktree,
       env: childEnv({
         pass: agent.passEnv,
         set: {
@@ -67896,21 +67908,16 @@ class Session {
           SCHOOL_CORRECTION_TURN: String(r.corrections)
         }
       }),
-      timeoutMs: i.timeoutMs,
-      graceMs: i.graceMs,
-      logFile: paths.studentLog,
-      ...i.logMaxBytes ? { logMaxBytes: i.logMaxBytes } : {},
-      briefPath: this.briefPath,
+      limits: {
+        timeoutMs: i.limits.timeoutMs,
+        graceMs: i.limits.graceMs,
+        ...i.limits.logMaxBytes ? { logMaxBytes: i.limits.logMaxBytes } : {}
+      },
+      files: { log: paths.studentLog, brief: this.briefPath, usage: paths.usage, report: paths.report },
       prompt: this.prompt,
-      ...resume ? { resume } : {},
-      ...resume && this.meter ? { previous: this.meter } : {},
-      usageFile: paths.usage,
-      reportFile: paths.report,
-      commandArgv: i.commandArgv,
-      launch: i.launch,
-      ...i.sandboxed ? { sandboxed: true } : {},
-      ...i.verify && i.verifies ? { verify: i.verify } : {},
-      onSpawn: i.onSpawn
+      ...resume ? { resume: { sessionId: resume, ...this.meter ? { previous: this.meter } : {} } } : {},
+      spawn: i.spawn,
+      ...i.sandboxed ? { sandboxed: i.check.verify && i.check.verifies ? { verify: i.check.verify } : {} } : {}
     });
   }
   /**
@@ -67937,7 +67944,7 @@ class Session {
     let ending = notFoundEnding(i.agent, turn, i.paths.studentLog);
     let frozen;
     if (ending.failedWrites) {
-      frozen = await i.freeze();
+      frozen = await i.work.freeze();
       const before = r.verification?.diffSha;
       ending = settleWrites(ending, before ? frozen.sha !== before : frozen.patch.trim() !== "");
     }
@@ -67958,24 +67965,24 @@ class Session {
     const cost = boundTurnCost(i.agent, r.ending.usage, left);
     r.ending = { ...r.ending, usage: cost.usage };
     const reported = { ...cost.usage, costUsd: cost.reportedUsd };
-    await recordCrewSpend(i.layout, i.spendOf, reported, r.corrections, {
+    await recordCrewSpend(i.spend.layout, i.spend.of, reported, r.corrections, {
       ...left !== void 0 ? { maxUsd: left } : {}
     });
     this.spentUsd += cost.usage.costUsd ?? 0;
-    const budget = i.crewBudgetUsd;
+    const budget = i.spend.budgetUsd;
     if (!cost.over || budget === void 0 || left === void 0) return false;
     const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
     r.usage = addUsage(r.usage, cost.usage);
     r.ending = budgetEnding(budget, this.spentUsd, over);
-    await i.alert?.("cost-over-budget", r.ending.reason);
+    await i.spend.alert?.("cost-over-budget", r.ending.reason);
     return true;
   }
   /** Verifies the frozen change; the record vouches for its digest. */
   async verify(command, frozen) {
     const { i, r } = this;
     (0,external_node_fs_.rmSync)(i.paths.verifyLog, { force: true });
-    const v = await i.runVerify(command, this.verifyEnv, frozen.patch);
-    const log = redact_redactText(readLogText(i.paths.verifyLog, i.logMaxBytes));
+    const v = await i.check.runVerify(command, this.verifyEnv, frozen.patch);
+    const log = redact_redactText(readLogText(i.paths.verifyLog, i.limits.logMaxBytes));
     r.verificationLog = log;
     r.verification = {
       command: [...command],
@@ -67983,7 +67990,7 @@ class Session {
       passed: v.exitCode === 0 && !v.timedOut,
       durationMs: v.durationMs,
       logDigest: sha256(log),
-      baseSha: i.baseSha,
+      baseSha: i.work.baseSha,
       diffSha: frozen.sha,
       timedOut: v.timedOut
     };
@@ -67996,12 +68003,12 @@ class Session {
    */
   correction(command, v) {
     const { i, r } = this;
-    if (r.verification.passed || r.missing || r.corrections >= i.maxCorrections) return false;
+    if (r.verification.passed || r.missing || r.corrections >= i.limits.maxCorrections) return false;
     if (i.agent.kind !== "command" && !r.session) return false;
     r.corrections++;
     const correction = renderCorrection({
       turn: r.corrections,
-      of: i.maxCorrections,
+      of: i.limits.maxCorrections,
       command,
       exitCode: v.exitCode,
       timedOut: v.timedOut,
@@ -68168,36 +68175,46 @@ async function crewSession(place, i, r) {
     SCHOOL_ISSUE: String(item.number),
     SCHOOL_ATTEMPT: String(crew.attempt)
   };
-  const base = {
-    agent,
-    layout: place.layout,
-    spendOf: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
-    worktree,
-    crewVars,
-    paths,
-    ...spec.config.dispatch.verify ? { verify: spec.config.dispatch.verify } : {},
-    verifies: classroom.verifies,
-    maxCorrections: spec.config.dispatch.correctionTurns,
-    logMaxBytes: spec.config.dispatch.logMaxBytes,
-    crewBudgetUsd: spec.config.dispatch.crewBudgetUsd,
-    alert: i.alert,
-    timeoutMs: spec.config.dispatch.crewTimeoutSeconds * 1e3,
-    graceMs: spec.graceMs,
-    baseSha: spec.baseSha,
-    commandArgv: (c) => studentArgv(c, spec.baseDir)
-  };
-  const { keyProxied, ...confined } = await confinement(place, i, r);
+  const { dispatch } = spec.config;
+  const { keyProxied, launch, runVerify, revision } = await confinement(place, i, r);
   const session = await runSession({
-    ...base,
-    ...confined,
+    agent,
+    paths,
+    crewVars,
+    spend: {
+      layout: place.layout,
+      of: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+      budgetUsd: dispatch.crewBudgetUsd,
+      alert: i.alert
+    },
+    limits: {
+      timeoutMs: dispatch.crewTimeoutSeconds * 1e3,
+      graceMs: spec.graceMs,
+      logMaxBytes: dispatch.logMaxBytes,
+      maxCorrections: dispatch.correctionTurns
+    },
+    spawn: {
+      commandArgv: (c) => studentArgv(c, spec.baseDir),
+      launch,
+      onSpawn: (pgid) => i.groups.spawned("student", pgid)
+    },
+    work: {
+      worktree,
+      baseSha: spec.baseSha,
+      // Before the toolkit runs git in the worktree again, the shared git directory is put back.
+      afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
+      freeze: async () => {
+        const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
+        return { patch, sha: sha256(patch) };
+      }
+    },
+    check: {
+      ...dispatch.verify ? { verify: dispatch.verify } : {},
+      verifies: classroom.verifies,
+      runVerify
+    },
     sandboxed: sandbox.confined,
-    onSpawn: (pgid) => i.groups.spawned("student", pgid),
-    // Before the toolkit runs git in the worktree again, the shared git directory is put back.
-    afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
-    freeze: async () => {
-      const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
-      return { patch, sha: sha256(patch) };
-    }
+    ...revision ? { revision } : {}
   });
   return { session, keyProxied };
 }
@@ -68662,14 +68679,20 @@ async function enqueueGrading({ spec, crew, layout }, { item, agent, end }) {
 
 
 
+
 function findItem(layout, issue) {
   return readCurriculumFile(layout).items.findLast((i) => i.number === issue);
 }
-function classroomFor(spec, role) {
+function classroomFor(spec, role, host) {
   const daemon = spec.config.fleet.daemons.find((d2) => d2.id === spec.daemonId);
   if (!daemon) throw new Error(`daemon ${spec.daemonId} is not in fleet.daemons`);
   const d = role === "coding" ? daemon : { ...daemon, classroom: "bot" };
-  return createClassroom({ daemon: d, repoPath: spec.config.repoPath, root: spec.worktreeRoot });
+  return createClassroom({
+    daemon: d,
+    repoPath: spec.config.repoPath,
+    root: spec.worktreeRoot,
+    path: host.PATH ?? ""
+  });
 }
 async function runCrew(spec, deps) {
   const run = new CrewRun(spec, deps);
@@ -68688,13 +68711,14 @@ class CrewRun {
   constructor(spec, deps, collecting = false) {
     this.deps = deps;
     this.collecting = collecting;
+    this.hostEnv = hostEnvOf(deps.context);
     const layout = new layout_StateLayout(spec.stateDir, auditActor(deps.context ?? LOCAL_RUN));
     this.log = deps.logger;
     const crew = readCrewState(layout).registry.crews[spec.crewId];
     if (!crew) throw new Error(`crew ${spec.crewId} is not planned in ${layout.file("crews")}`);
     this.item = findItem(layout, crew.issueNumber);
     this.agent = spec.config.agents.find((a) => a.id === crew.agent);
-    const classroom = classroomFor(spec, this.item?.role ?? "coding");
+    const classroom = classroomFor(spec, this.item?.role ?? "coding", this.hostEnv);
     classroom.preflight();
     const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
     const out = (0,external_node_path_.join)(scratch, "out");
@@ -68719,7 +68743,7 @@ class CrewRun {
   answers = new UpstreamRecord();
   end = { outcome: "aborted", reason: "" };
   /** The runner's environment: the agent's API key and allowed hosts are read from it (./crew-confine.ts). */
-  hostEnv = process.env;
+  hostEnv;
   slot = -1;
   guard;
   dirs;
@@ -68802,7 +68826,7 @@ class CrewRun {
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
     if (!this.collecting) await preVerifySlot(place, this, () => end.preVerify = true);
     this.prepared = true;
-    const sandbox = this.sandbox = crewSandbox(spec, scratch, this.log);
+    const sandbox = this.sandbox = crewSandbox(spec, scratch, this.log, this.hostEnv);
     this.dirs = await place.classroom.gitDirs(this.slot);
     const { log, groups, alert, worktree } = this;
     const watch = groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert });
@@ -71255,15 +71279,16 @@ function batchGate(input, waves) {
     ...loud ? { loud } : {},
     waves
   });
-  if (input.blocked !== void 0)
-    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${input.blocked}`);
+  const holds = input.holds ?? {};
+  if (holds.blocked !== void 0)
+    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${holds.blocked}`);
   const { spentUsd, capUsd } = input.spend;
   if (capUsd !== void 0 && !(spentUsd < capUsd)) {
     const loud = spendCapLine(spentUsd, capUsd, candidates.length);
     return all("spend-cap", `${loud}: the school's budget dispatch.spendCap is spent`, loud);
   }
-  if (input.dailyBudgets?.school !== void 0) return all("daily-budget", input.dailyBudgets.school);
-  if (input.paused !== void 0) return all("paused", input.paused);
+  if (holds.dailyBudgets?.school !== void 0) return all("daily-budget", holds.dailyBudgets.school);
+  if (holds.paused !== void 0) return all("paused", holds.paused);
   if (waves < 1) {
     const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
     return all(
@@ -71278,15 +71303,15 @@ function admission_select(input, pools, waves) {
   const held = heldAgents(input);
   const chooser = new AgentChooser(
     held.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
-    input.scores,
-    input.learning
+    input.choice?.scores,
+    input.choice?.learning
   );
-  const everyone = held.size ? new AgentChooser(input.agents, input.scores, input.learning) : void 0;
+  const everyone = held.size ? new AgentChooser(input.agents, input.choice?.scores, input.choice?.learning) : void 0;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused = [];
   const selected = [];
-  let room = input.maxCrews - input.activeCrews;
+  let room = input.limits.maxCrews - input.limits.activeCrews;
   let fallbacks = 0;
   const refuse = (c, code, reason) => refused.push({ issue: c.issueNumber, code, reason });
   for (const c of input.candidates) {
@@ -71294,7 +71319,7 @@ function admission_select(input, pools, waves) {
       refuse(
         c,
         "global-cap",
-        `global cap reached: maxCrews ${input.maxCrews}, ${input.activeCrews} active, ${selected.length} admitted this batch`
+        `global cap reached: maxCrews ${input.limits.maxCrews}, ${input.limits.activeCrews} active, ${selected.length} admitted this batch`
       );
       continue;
     }
@@ -71311,11 +71336,11 @@ function admission_select(input, pools, waves) {
     let poolName = c.role !== "coding" && hasBot ? "bot" : "worktree";
     let fallback = false;
     if (c.role === "coding" && pools.worktree.online === 0 && pools.bot.online > 0) {
-      if (fallbacks >= input.maxFallbacks) {
+      if (fallbacks >= input.limits.maxFallbacks) {
         refuse(
           c,
           "fallback-limit",
-          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch`
+          `no worktree daemon is online and fallback runs are capped at ${input.limits.maxFallbacks} per batch`
         );
         continue;
       }
@@ -71352,9 +71377,10 @@ function admission_select(input, pools, waves) {
 }
 function heldAgents(input) {
   const held = /* @__PURE__ */ new Map();
-  for (const [agent, reason] of input.dailyBudgets?.agents ?? [])
+  for (const [agent, reason] of input.holds?.dailyBudgets?.agents ?? [])
     held.set(agent, { code: "agent-daily-budget", reason });
-  for (const [agent, reason] of input.pausedAgents ?? []) held.set(agent, { code: "agent-paused", reason });
+  for (const [agent, reason] of input.holds?.pausedAgents ?? [])
+    held.set(agent, { code: "agent-paused", reason });
   return held;
 }
 function admission_place(selected, pools, refused) {
@@ -71452,7 +71478,7 @@ class Pool {
       const low = this.daemons.filter((d) => d.online && classRank(d.effectiveClass) >= rank).slice(0, 5).map((d) => `${d.id}: ${d.freeDiskBytes === void 0 ? "unknown" : admission_gib(d.freeDiskBytes)}`).join(", ");
       return {
         code: "disk-floor",
-        reason: `free disk below the ${admission_gib(input.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
+        reason: `free disk below the ${admission_gib(input.limits.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
       };
     }
     const cls = CAPACITY_CLASSES[c];
@@ -71472,8 +71498,8 @@ function buildPools(input, waves) {
   const bot = input.daemons.filter((d) => d.classroom === "bot");
   const worktree = input.daemons.filter((d) => d.classroom !== "bot");
   return {
-    worktree: new Pool("worktree", worktree, input.minFreeDiskBytes, waves),
-    bot: new Pool("bot", bot, input.minFreeDiskBytes, waves)
+    worktree: new Pool("worktree", worktree, input.limits.minFreeDiskBytes, waves),
+    bot: new Pool("bot", bot, input.limits.minFreeDiskBytes, waves)
   };
 }
 function min(ms) {
@@ -71593,7 +71619,7 @@ function admitStandby(input, first, typicalMs, order) {
       holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
     }))
   ];
-  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  let fallbacks = Math.max(0, input.limits.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
   const standby = [];
   while (open.size > 0 && rest.length > 0) {
     const lightest = Math.min(...[...open].map(perSlot));
@@ -71640,11 +71666,9 @@ function admitOneEach(input, candidates, offered, heldFences, maxFallbacks) {
     daemons: input.daemons.map(
       (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
     ),
-    maxCrews: Number.MAX_SAFE_INTEGER,
-    activeCrews: 0,
+    limits: { ...input.limits, maxCrews: Number.MAX_SAFE_INTEGER, activeCrews: 0, maxFallbacks },
     heldFences,
-    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-    maxFallbacks
+    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 }
   });
 }
 function sequence(standby, slots) {
@@ -73201,10 +73225,12 @@ function decide(input, registry, read, now, remainingMs) {
   const admitted = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
     spend: { spentUsd: spentUsd ?? 0, ...capUsd !== void 0 ? { capUsd } : {} },
-    ...blocked !== void 0 ? { blocked } : {},
-    ...pauses.length > 0 ? { paused: describePauses(pauses) } : {},
-    ...pausedAgents.size > 0 ? { pausedAgents } : {},
-    ...read.daily ? { dailyBudgets: read.daily } : {},
+    holds: {
+      ...blocked !== void 0 ? { blocked } : {},
+      ...pauses.length > 0 ? { paused: describePauses(pauses) } : {},
+      ...pausedAgents.size > 0 ? { pausedAgents } : {},
+      ...read.daily ? { dailyBudgets: read.daily } : {}
+    },
     ...learning ? { learning } : {}
   });
   const held = new Map([...read.daily?.agents ?? [], ...pausedAgents]);
@@ -73366,7 +73392,8 @@ function crewSpend(layout) {
 }
 function admissionInput(input, registry, daemons, candidates, gates) {
   const { config } = input;
-  const { remainingMs, ...rest } = gates;
+  const { remainingMs, learning, ...rest } = gates;
+  const scores = input.record?.scores;
   const offered = input.mode?.forDaemon ? daemons.map((d) => d.id === input.mode?.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }) : daemons;
   return {
     candidates: orderCandidates(candidates, {
@@ -73375,9 +73402,13 @@ function admissionInput(input, registry, daemons, candidates, gates) {
     }),
     daemons: offered,
     agents: config.agents,
-    ...input.record?.scores ? { scores: input.record.scores } : {},
-    maxCrews: config.dispatch.maxCrews,
-    activeCrews: capUsage(registry, config),
+    choice: { ...scores ? { scores } : {}, ...learning ? { learning } : {} },
+    limits: {
+      maxCrews: config.dispatch.maxCrews,
+      activeCrews: capUsage(registry, config),
+      minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
+      maxFallbacks: config.dispatch.maxFallbacks
+    },
     heldFences: activeCrews(registry).map((c) => ({
       fences: c.fences,
       holder: `crew ${c.crewId} (issue #${c.issueNumber})`
@@ -73388,8 +73419,6 @@ function admissionInput(input, registry, daemons, candidates, gates) {
       gradingReserveMs: config.dispatch.gradingReserveSeconds * 1e3,
       maxWaves: Math.max(1, Math.floor(finiteOr(input.limits?.maxWaves, 1)))
     },
-    minFreeDiskBytes: config.dispatch.minFreeDiskGiB * 1024 ** 3,
-    maxFallbacks: config.dispatch.maxFallbacks,
     ...rest
   };
 }
@@ -74166,7 +74195,7 @@ function driver_slots_launch(launcher, specPath, runtimeDir, crewId, env) {
   const done = runProcess([...launcher, specPath], {
     cwd: process.cwd(),
     env,
-    logFile: (0,external_node_path_.join)(dir, "runner.out"),
+    log: { file: (0,external_node_path_.join)(dir, "runner.out") },
     onSpawn: (p) => pid = p
   }).then((r) => r.spawnError ? null : r.exitCode);
   return { pid, done };
@@ -74177,6 +74206,7 @@ function pausedReason(layout) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/orca/orphans.js
+
 
 
 
@@ -74237,7 +74267,12 @@ async function sweep(o, c, base, why) {
   const remaining = [];
   const restored = [];
   if (c.slot !== void 0) {
-    const room = createClassroom({ daemon, repoPath: o.config.repoPath, root: o.worktreeRoot });
+    const room = createClassroom({
+      daemon,
+      repoPath: o.config.repoPath,
+      root: o.worktreeRoot,
+      path: hostEnvOf(o.context).PATH ?? ""
+    });
     try {
       room.preflight();
       const guard = readBaseline(baselinePath(o.runtimeDir, o.daemon));
@@ -74311,6 +74346,7 @@ function stopTurns(turns, crewId) {
 
 
 
+
 async function runAssignments(o) {
   const daemon = o.config.fleet.daemons.find((d) => d.id === o.daemon);
   if (!daemon)
@@ -74328,8 +74364,9 @@ async function runAssignments(o) {
     baseDir: process.cwd(),
     config: o.config
   };
-  classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding").preflight();
-  sandboxPreflight(o.config, o.daemon, o.logger);
+  const host = hostEnvOf(o.context);
+  classroomFor({ ...baseSpec, crewId: "-", baseSha: "-" }, "coding", host).preflight();
+  sandboxPreflight(o.config, o.daemon, o.logger, host);
   const lock = await acquireDriverLock(runtimeDir, o.layout.root, o.daemon);
   try {
     const baseSha = o.launch.baseSha ?? await revParse(o.config.repoPath);
@@ -74348,14 +74385,14 @@ async function runAssignments(o) {
     await lock.release();
   }
 }
-function sandboxPreflight(config, daemon, logger) {
+function sandboxPreflight(config, daemon, logger, host) {
   if (config.sandbox.kind === "none") {
     logger.warning(
       `daemon ${daemon}: NO SANDBOX (sandbox.kind: none): students run unconfined as this runner's user and can read its files, other crews' work and every key in reach, and connect anywhere`
     );
     return;
   }
-  requireSandbox(config.sandbox);
+  requireSandbox(config.sandbox, host.PATH ?? "");
   if (config.sandbox.network === "host")
     logger.warning(
       `daemon ${daemon}: sandbox.network is host: students may connect to any host and send anything anywhere`
@@ -74378,7 +74415,7 @@ const TESTED_VERSIONS = {
 
 
 
-function sandboxVisibilityProblems(config, env = process.env, o = {}) {
+function sandboxVisibilityProblems(config, env, o = {}) {
   if (config.sandbox.kind === "none") return [];
   const home = resolve(o.home ?? env.HOME ?? homedir());
   const visible = visibleTree(config, env, home);
@@ -74557,7 +74594,7 @@ async function checkParity(config, o) {
   const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-doctor-work-"));
   let sandbox;
   try {
-    sandbox = new Sandbox({ config: config.sandbox, root, protect });
+    sandbox = new Sandbox({ config: config.sandbox, root, protect, host: o.env });
   } catch (e) {
     (0,external_node_fs_.rmSync)(root, { recursive: true, force: true });
     (0,external_node_fs_.rmSync)(work, { recursive: true, force: true });
@@ -74569,7 +74606,7 @@ async function checkParity(config, o) {
       }
     ];
   }
-  const hidden = [...protect, ...sandbox_defaultProtected()].map((p) => (0,external_node_path_.resolve)(p));
+  const hidden = [...protect, ...sandbox_defaultProtected(o.env)].map((p) => (0,external_node_path_.resolve)(p));
   const inside = async (program, env, probe2) => {
     const c = await sandbox.confine([program, "--version"], env, {
       cwd: work,
@@ -74723,7 +74760,7 @@ async function checkPassEnvPaths(config, p) {
 
 async function crewPreflight(o) {
   if (o.config.sandbox.kind === "none") return void 0;
-  const env = o.env ?? process.env;
+  const env = hostEnvOf(o.env ? { host: o.env } : void 0);
   const key = preflightKey(o.config, env);
   const cache = (0,external_node_path_.join)(defaultRuntimeDir(o.layout.root), "preflight.json");
   if (cachedKey(cache) === key) return void 0;
@@ -74805,6 +74842,7 @@ function remember(file, key, logger) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/loop/steps.js
+
 
 
 
@@ -74938,7 +74976,12 @@ function plannedFor(layout, daemon) {
 }
 async function runStep(o) {
   const context = o.context ?? LOCAL_RUN;
-  const refused = await crewPreflight({ config: o.config, layout: o.layout, logger: o.logger });
+  const refused = await crewPreflight({
+    config: o.config,
+    layout: o.layout,
+    logger: o.logger,
+    env: hostEnvOf(o.context)
+  });
   if (refused) return refusedRun(plannedFor(o.layout, o.daemon), refused);
   const disk = freeDiskBytes(o.layout.root);
   await beat(o.layout, o.config, o.daemon, disk);

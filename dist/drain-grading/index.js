@@ -60583,7 +60583,62 @@ function preprocess(fn, schema) {
     });
 }
 
+;// CONCATENATED MODULE: ./.build/src/process/run-context.js
+
+function runContextFrom(env) {
+  const set = (k) => env[k] ? env[k] : void 0;
+  const runId = set("GITHUB_RUN_ID");
+  const run = runId ? {
+    id: runId,
+    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
+    job: env.GITHUB_JOB ?? "",
+    ...defined({
+      workflowRef: set("GITHUB_WORKFLOW_REF"),
+      event: set("GITHUB_EVENT_NAME"),
+      eventPath: set("GITHUB_EVENT_PATH"),
+      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
+    })
+  } : void 0;
+  return {
+    actions: env.GITHUB_ACTIONS === "true",
+    ...run ? { run } : {},
+    ...defined({
+      repository: set("GITHUB_REPOSITORY"),
+      serverUrl: set("GITHUB_SERVER_URL"),
+      apiUrl: set("GITHUB_API_URL"),
+      workspace: set("GITHUB_WORKSPACE")
+    }),
+    runner: {
+      ...defined({
+        name: set("RUNNER_NAME"),
+        temp: set("RUNNER_TEMP"),
+        workspace: set("RUNNER_WORKSPACE"),
+        toolCache: set("RUNNER_TOOL_CACHE")
+      }),
+      debug: env.RUNNER_DEBUG === "1"
+    },
+    host: env
+  };
+}
+function auditActor(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
+}
+function workerId(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${(0,external_node_os_.hostname)()}:${pid}`;
+}
+function hostPath(ctx) {
+  return ctx.host.PATH ?? "";
+}
+function defined(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
+  return out;
+}
+const LOCAL_RUN = runContextFrom({});
+
+
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
+
 const BASE_ENV = [
   "PATH",
   "HOME",
@@ -60635,6 +60690,9 @@ const RUN_IDENTITY_ENV = (/* unused pure expression or super */ null && ([
   "SCHOOL_DEBUG"
 ]));
 const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+function hostEnvOf(context) {
+  return context && context !== LOCAL_RUN ? context.host : process.env;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/repository.js
@@ -61532,9 +61590,9 @@ function run_runProcess(argv, o) {
   const [file, ...args] = argv;
   if (!file) throw new TypeError("runProcess: empty argv");
   const grouped = o.group ?? true;
-  const max = o.maxOutputBytes ?? DEFAULT_MAX;
+  const max = o.output?.maxBytes ?? DEFAULT_MAX;
   const started = performance.now();
-  const log = o.logFile ? new CappedLog(o.logFile, o.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES, o.logHead) : void 0;
+  const log = o.log ? new CappedLog(o.log.file, o.log.maxBytes ?? DEFAULT_LOG_MAX_BYTES, o.log.head) : void 0;
   return new Promise((resolve) => {
     const out = new Tail(max);
     const err = new Tail(max);
@@ -61558,7 +61616,7 @@ function run_runProcess(argv, o) {
       else child.kill(signal);
     };
     const onData = (tail) => (b) => {
-      if (tail.push(b) && o.overflow === "kill" && !overflowed) {
+      if (tail.push(b) && o.output?.overflow === "kill" && !overflowed) {
         overflowed = true;
         stop("SIGKILL");
       }
@@ -61791,8 +61849,7 @@ async function git_runGit(args, o) {
     input: o.input,
     group: false,
     timeoutMs: o.timeoutMs ?? 6e5,
-    maxOutputBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024,
-    overflow: "kill"
+    output: { maxBytes: o.maxOutputBytes ?? 1024 * 1024 * 1024, overflow: "kill" }
   });
 }
 async function git_gitBytes(args, o) {
@@ -61907,7 +61964,7 @@ function parseListing(raw) {
 ;// CONCATENATED MODULE: ./.build/src/process/which.js
 
 
-function which(binary, path = process.env.PATH ?? "") {
+function which(binary, path) {
   const candidates = (0,external_node_path_.isAbsolute)(binary) || binary.includes("/") ? [binary] : path.split(external_node_path_.delimiter).filter(Boolean).map((d) => (0,external_node_path_.join)(d, binary));
   for (const c of candidates) {
     try {
@@ -62475,8 +62532,7 @@ async function tree_walk_walkTree(root) {
       env: childEnv({ set: { LC_ALL: "C" } }),
       group: false,
       timeoutMs: 6e5,
-      maxOutputBytes: LISTING_BOUND,
-      overflow: "kill"
+      output: { maxBytes: LISTING_BOUND, overflow: "kill" }
     }
   );
   if (r.spawnError) throw new Error(`cannot walk ${root}: ${r.spawnError} (GNU find is needed)`);
@@ -62712,8 +62768,7 @@ function runInCheckout(started, wt, o, onSpawn) {
   return run_runProcess(started.argv, {
     cwd: wt,
     env: started.env,
-    logFile: o.logFile,
-    logMaxBytes: o.config.dispatch.logMaxBytes,
+    log: { file: o.logFile, maxBytes: o.config.dispatch.logMaxBytes },
     timeoutMs: o.timeoutMs,
     graceMs: o.graceMs,
     ...onSpawn ? { onSpawn } : {}
@@ -65007,7 +65062,7 @@ function versionDirs(root) {
 
 
 
-function toolCacheDirs(env = process.env) {
+function toolCacheDirs(env) {
   return ["RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"].map((k) => env[k]).filter((v) => !!v && (0,external_node_path_.isAbsolute)(v)).map((v) => (0,external_node_path_.resolve)(v));
 }
 const VERSION_ROOTS = [
@@ -65928,7 +65983,7 @@ function explainSelfTest(stderr, bwrap) {
   return `the sandbox cannot start: bubblewrap's self-test failed ("${said || "no output"}"); ${NONE_HINT}. Nothing was leased.`;
 }
 const verdicts = /* @__PURE__ */ new Map();
-function requireSandbox(config, path = process.env.PATH ?? "") {
+function requireSandbox(config, path) {
   if (config.kind === "none") return;
   const bwrap = which(config.bwrap, path);
   if (!bwrap)
@@ -66359,12 +66414,9 @@ class Sandbox {
   constructor(o) {
     this.o = o;
     this.confined = o.config.kind !== "none";
-    this.protect = [...o.protect, ...defaultProtected()].map((p) => (0,external_node_path_.resolve)(p));
-    if (this.confined) requireSandbox(o.config);
-    this.limits = new SandboxLimits(
-      o.config.limits,
-      which(o.config.bwrap, process.env.PATH ?? "") ?? o.config.bwrap
-    );
+    this.protect = [...o.protect, ...defaultProtected(o.host)].map((p) => (0,external_node_path_.resolve)(p));
+    if (this.confined) requireSandbox(o.config, o.host.PATH ?? "");
+    this.limits = new SandboxLimits(o.config.limits, this.bwrap());
   }
   o;
   confined;
@@ -66405,8 +66457,8 @@ class Sandbox {
       files: args.filter((a) => a.startsWith(external_node_path_.sep)),
       protect: this.protect,
       untrusted: [c.cwd, ...c.writable ?? []],
-      toolCaches: toolCacheDirs(),
-      env: process.env,
+      toolCaches: toolCacheDirs(this.o.host),
+      env: this.o.host,
       visible: [
         c.home,
         ...this.o.config.readOnly,
@@ -66456,8 +66508,14 @@ class Sandbox {
       network,
       tmpfsBytes: this.limits.tmpfsBytes()
     };
-    const bwrap = which(this.o.config.bwrap, process.env.PATH ?? "") ?? this.o.config.bwrap;
-    return { argv: this.limits.wrap([bwrap, ...bwrapArgs(confinement, inner)]), env: env_extendEnv(env, set) };
+    return {
+      argv: this.limits.wrap([this.bwrap(), ...bwrapArgs(confinement, inner)]),
+      env: env_extendEnv(env, set)
+    };
+  }
+  /** bubblewrap as the host's PATH finds it (sandbox.bwrap when it names a path or is not found). */
+  bwrap() {
+    return which(this.o.config.bwrap, this.o.host.PATH ?? "") ?? this.o.config.bwrap;
   }
   proxy(allow, purpose) {
     const key = allow.join(",");
@@ -66561,7 +66619,7 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
 function basename(p) {
   return p.slice(p.lastIndexOf(external_node_path_.sep) + 1);
 }
-function defaultProtected(env = process.env) {
+function defaultProtected(env) {
   const out = [(0,external_node_os_.homedir)(), (0,external_node_path_.resolve)((0,external_node_path_.dirname)((0,external_node_url_.fileURLToPath)(import.meta.url)), "..", "..")];
   for (const k of ["GITHUB_WORKSPACE", "RUNNER_TEMP", "RUNNER_WORKSPACE"]) {
     const v = env[k];
@@ -67581,7 +67639,7 @@ async function runAgentReviewer(reviewer, input, o) {
       env: started.env,
       timeoutMs: o.timeoutMs,
       input: reviewPrompt(input),
-      maxOutputBytes: 4 * 1024 * 1024
+      output: { maxBytes: 4 * 1024 * 1024 }
     });
     if (run.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${run.spawnError}`);
     if (run.timedOut) throw new ReviewerError(`reviewer: timed out after ${o.timeoutMs} ms`);
@@ -67671,7 +67729,7 @@ async function runReviewer(reviewer, input, o) {
       timeoutMs: o.timeoutMs,
       input: JSON.stringify(payload),
       env: started.env,
-      maxOutputBytes: 1e6
+      output: { maxBytes: 1e6 }
     });
     const r = { ...run, stdout: run.stdout.toString("utf8"), stderr: run.stderr.toString("utf8") };
     if (r.spawnError) throw new ReviewerError(`reviewer: could not start ${argv[0]}: ${r.spawnError}`);
@@ -68112,7 +68170,7 @@ async function runSuite(o, c) {
     cwd: c.wt,
     timeoutMs: o.timeoutMs,
     env: started.env,
-    maxOutputBytes: 1e6
+    output: { maxBytes: 1e6 }
   });
   if (run.spawnError)
     throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${run.spawnError}`);
@@ -68239,10 +68297,11 @@ async function runSealedTests(o) {
 
 
 
-async function withJudgeSandbox(config, fn) {
-  requireSandbox(config.sandbox);
+async function withJudgeSandbox(config, host, fn) {
+  requireSandbox(config.sandbox, host.PATH ?? "");
   const sandbox = new Sandbox({
     config: config.sandbox,
+    host,
     root: (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-judge-")),
     protect: [config.stateDir, config.repoPath]
   });
@@ -68441,6 +68500,7 @@ async function keyProxyTurn(sandbox, plan, turn, record) {
 
 
 
+
 function verificationFinding(read) {
   const fail = (code, reason) => ({
     judge: "verification",
@@ -68538,15 +68598,16 @@ function withRefusals(f, refused) {
     ]
   };
 }
-function reviewerAllowList(reviewer) {
+function reviewerAllowList(reviewer, host) {
   if (Array.isArray(reviewer) || reviewer.kind === "command") return [];
   return agentAllowList(
     { kind: reviewer.kind, passEnv: reviewer.passEnv, ...reviewer.args ? { args: reviewer.args } : {} },
-    process.env
+    host
   );
 }
 function defaultGrader(ctx) {
   const { config, layout } = ctx;
+  const host = ctx.host ?? hostEnvOf(void 0);
   const timeoutMs = config.dispatch.crewTimeoutSeconds * 1e3;
   return async (job) => {
     const read = await readScopedBookbag(layout, job);
@@ -68557,6 +68618,7 @@ function defaultGrader(ctx) {
     if (config.grading.sealedTests && coding) {
       const { value: sealed, refused } = await withJudgeSandbox(
         config,
+        host,
         (sandbox) => runSealedTests({
           repoPath: config.repoPath,
           argv: config.grading.sealedTests,
@@ -68580,6 +68642,7 @@ function defaultGrader(ctx) {
       const reviewer = config.grading.reviewer;
       const { value: review, refused } = await withJudgeSandbox(
         config,
+        host,
         (sandbox) => runReviewer(
           reviewer,
           {
@@ -68604,7 +68667,7 @@ function defaultGrader(ctx) {
             confine: (argv, env, view) => sandbox.confine(argv, env, {
               ...view,
               home: sandbox.freshHome("reviewer"),
-              allow: [...reviewerAllowList(reviewer), ...config.sandbox.allow]
+              allow: [...reviewerAllowList(reviewer, host), ...config.sandbox.allow]
             }),
             sandboxed: sandbox.confined
           }
@@ -69625,13 +69688,13 @@ function observationOf(job, verdict, at) {
 function commitWave(ctx, w) {
   return withLock(ctx.layout.file("grading"), async ({ waitedMs }) => {
     const claim = w.candidates === void 0 || w.candidates.length > 0;
-    if (claim) ctx.ledger.check();
+    if (claim) ctx.files.ledger.check();
     await applyScores(ctx, w);
-    const settled = ctx.queue.settleHeld(settlement(ctx, w, claim), { redacted: true });
+    const settled = ctx.files.queue.settleHeld(settlement(ctx, w, claim), { redacted: true });
     const markedNow = new Set(settled.graded);
     const marked = w.graded.filter((g) => markedNow.has(g.job.jobKey));
     const entries = reconcile(ctx, w, marked);
-    await ctx.outbox.record(entries, w.now, { sync: false, redacted: true });
+    await ctx.files.outbox.record(entries, w.now, { sync: false, redacted: true });
     const warnings = [];
     const warn = { warning: (m) => warnings.push(m) };
     appendObservationsHeld(
@@ -69660,20 +69723,20 @@ function commitWave(ctx, w) {
   });
 }
 async function applyScores(ctx, w) {
-  const jobs = ctx.queue.stateHeld().jobs;
+  const jobs = ctx.files.queue.stateHeld().jobs;
   const scores = w.graded.flatMap(({ job, verdict }) => {
     const status = jobs[job.jobKey]?.status;
     return status && status !== "graded" ? [records_scoreOf(job, verdict, ctx.alpha)] : [];
   });
-  if (ctx.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.viewStale = true;
+  if (ctx.files.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.drain.viewStale = true;
   await ctx.onScored?.(w.graded.map((g) => g.job.jobKey));
 }
 function settlement(ctx, w, claim) {
   const at = w.now.toISOString();
   return {
-    worker: ctx.worker,
+    worker: ctx.claim.worker,
     now: w.now,
-    maxAttempts: ctx.maxAttempts,
+    maxAttempts: ctx.claim.maxAttempts,
     graded: w.graded.map(({ job, verdict }) => ({
       jobKey: job.jobKey,
       verdict,
@@ -69683,47 +69746,42 @@ function settlement(ctx, w, claim) {
     ...claim ? {
       claim: {
         ...w.candidates ? { candidates: w.candidates } : {},
-        options: {
-          worker: ctx.worker,
-          now: w.now,
-          leaseMs: ctx.leaseMs,
-          maxAttempts: ctx.maxAttempts,
-          limit: ctx.limit
-        }
+        options: { ...ctx.claim, now: w.now }
       }
     } : {}
   };
 }
 function reconcile(ctx, w, marked) {
-  const contests = ctx.contests;
+  const contests = ctx.files.contests;
   const held = (job) => contests?.holds(job) ?? false;
   const entries = marked.flatMap((g) => held(g.job) ? [] : outboxEntries(ctx.policy, g.job, g.verdict));
-  const first = !ctx.reconciled;
+  const first = !ctx.drain.reconciled;
   if (first) {
-    const queue = ctx.queue.stateHeld();
-    for (const lost of lostScores(queue, ctx.ledger))
-      if (ctx.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0) ctx.viewStale = true;
-    const outbox = ctx.outbox.current();
+    const queue = ctx.files.queue.stateHeld();
+    for (const lost of lostScores(queue, ctx.files.ledger))
+      if (ctx.files.ledger.applyHeld([lost.score], lost.at, { redacted: true }).length > 0)
+        ctx.drain.viewStale = true;
+    const outbox = ctx.files.outbox.current();
     entries.push(
-      ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.outbox.watermark()).filter(
+      ...missingOutboxEntries(ctx.policy, queue, outbox, ctx.files.outbox.watermark()).filter(
         (e) => !contests || !queue.jobs[e.jobKey] || !held(queue.jobs[e.jobKey].job)
       )
     );
     if (contests)
       entries.push(
         ...contests.missing(
-          ctx.ledger.state(),
+          ctx.files.ledger.state(),
           ctx.policy,
           queue,
           (id) => !!outbox.items[id],
-          ctx.outbox.watermark()
+          ctx.files.outbox.watermark()
         )
       );
-    ctx.reconciled = true;
+    ctx.drain.reconciled = true;
   }
   if (contests && (first || marked.some((g) => held(g.job)))) {
-    const d = contests.settle(ctx.queue.stateHeld(), ctx.ledger.state(), ctx.policy, w.now);
-    ctx.ledger.decideHeld(d.decided, w.now, { redacted: true });
+    const d = contests.settle(ctx.files.queue.stateHeld(), ctx.files.ledger.state(), ctx.policy, w.now);
+    ctx.files.ledger.decideHeld(d.decided, w.now, { redacted: true });
     entries.push(...d.entries);
   }
   return entries;
@@ -69741,12 +69799,12 @@ function lostScores(queue, ledger) {
   return lost;
 }
 function writeView(ctx, warnings) {
-  const { ledger } = ctx;
+  const { ledger } = ctx.files;
   try {
     const view = (0,external_node_fs_.statSync)(ledger.layout.view("scores.json"), { throwIfNoEntry: false });
     const scores = (0,external_node_fs_.statSync)(ledger.log.path, { throwIfNoEntry: false });
-    if (ctx.viewStale || !view || scores && scores.mtimeMs > view.mtimeMs) ledger.writeView();
-    ctx.viewStale = false;
+    if (ctx.drain.viewStale || !view || scores && scores.mtimeMs > view.mtimeMs) ledger.writeView();
+    ctx.drain.viewStale = false;
   } catch (e) {
     warnings.push(`could not write views/scores.json: ${e.message}`);
   }
@@ -70403,6 +70461,7 @@ function released(d, policy, queue) {
 
 
 
+
 function fleetCapacity(config) {
   return config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0);
 }
@@ -70434,10 +70493,13 @@ async function inPool(items, limit, fn) {
 async function drain(o) {
   const { config, logger } = o;
   const now = o.now ?? (() => /* @__PURE__ */ new Date());
-  const workers = Math.max(1, Math.min(o.maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
-  const grade = o.grade ?? defaultGrader({ config, layout: o.layout });
+  const { maxWorkers } = o.limits ?? {};
+  const { only } = o.judging ?? {};
+  const { progress, onStage } = o.observe ?? {};
+  const workers = Math.max(1, Math.min(maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
+  const grade = o.judging?.grade ?? defaultGrader({ config, layout: o.layout, host: hostEnvOf(o.worker?.context) });
   const stage = async (s, key) => {
-    if (o.onStage) await o.onStage(s, key);
+    if (onStage) await onStage(s, key);
   };
   const r = {
     workers,
@@ -70450,8 +70512,8 @@ async function drain(o) {
     errors: [],
     lockWaitsMs: []
   };
-  if (o.maxWorkers !== void 0 && o.maxWorkers > workers) {
-    logger.info(`max-workers ${o.maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
+  if (maxWorkers !== void 0 && maxWorkers > workers) {
+    logger.info(`max-workers ${maxWorkers} capped at the fleet capacity of ${workers} worktree(s)`);
   }
   const ctx = waveContext(o, workers, stage);
   let candidates;
@@ -70463,18 +70525,18 @@ async function drain(o) {
       failed: failed.map((f) => ({ jobKey: f.jobKey, error: redact_redactText(f.error) })),
       candidates
     });
-    await tally(r, w, { judged, failed }, o, stage);
+    await tally(r, w, { judged, failed }, { logger, progress }, stage);
     candidates = w.remaining;
     return w.claimed;
   };
   try {
-    if (o.only) {
-      candidates = pendingKeys(ctx.queue.state(), now()).filter(o.only);
+    if (only) {
+      candidates = pendingKeys(ctx.files.queue.state(), now()).filter(only);
       r.snapshot = candidates.length;
     }
     let claimed = await settle([], []);
     while (claimed.length > 0) {
-      const results = await inPool(claimed, workers, (job) => judge(job, grade, stage, o.progress));
+      const results = await inPool(claimed, workers, (job) => judge(job, grade, stage, progress));
       claimed = await settle(
         results.flatMap((w) => w.verdict ? [{ job: w.job, verdict: w.verdict }] : []),
         results.flatMap((w) => w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error }])
@@ -70484,7 +70546,7 @@ async function drain(o) {
     r.fatal = errors_message(e);
     logger.error(`grading stopped: ${r.fatal}`);
   }
-  o.progress?.stop();
+  progress?.stop();
   return r;
 }
 function waveContext(o, workers, stage) {
@@ -70492,19 +70554,24 @@ function waveContext(o, workers, stage) {
   const warn = (m) => logger.warning(m);
   return {
     layout,
-    queue: new GradingQueue(layout, warn),
-    ledger: new ledger_ScoreLedger(layout, warn),
-    outbox: new Outbox(layout),
+    files: {
+      queue: new GradingQueue(layout, warn),
+      ledger: new ledger_ScoreLedger(layout, warn),
+      outbox: new Outbox(layout),
+      contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1e3)
+    },
     policy: outboxPolicy(config, o.deliver ?? false),
-    contests: new Contests(layout, warn, config.dispatch.gradingReserveSeconds * 1e3),
-    worker: redact_redactText(o.workerId ?? `${(0,external_node_os_.hostname)()}:${process.pid}`),
-    maxAttempts: o.maxAttempts ?? config.grading.maxAttempts,
+    claim: {
+      worker: redact_redactText(o.worker?.id ?? workerId(o.worker?.context ?? LOCAL_RUN)),
+      maxAttempts: o.limits?.maxAttempts ?? config.grading.maxAttempts,
+      leaseMs: config.grading.leaseSeconds * 1e3,
+      limit: workers
+    },
     alpha: config.grading.emaAlpha,
-    leaseMs: config.grading.leaseSeconds * 1e3,
-    limit: workers,
     onScored: async (keys) => {
       for (const key of keys) await stage("scored", key);
-    }
+    },
+    drain: {}
   };
 }
 async function judge(job, grade, stage, progress) {
@@ -70999,6 +71066,7 @@ function judgeGrader(ctx) {
     const logFile = (0,external_node_path_.join)(scratch, `${crewId}.log`);
     const { value: run, refused } = await withJudgeSandbox(
       config,
+      ctx.host ?? hostEnvOf(void 0),
       (sandbox) => verifyOnCleanCheckout(
         {
           config,
@@ -72758,15 +72826,16 @@ function batchGate(input, waves) {
     ...loud ? { loud } : {},
     waves
   });
-  if (input.blocked !== void 0)
-    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${input.blocked}`);
+  const holds = input.holds ?? {};
+  if (holds.blocked !== void 0)
+    return all("state-corrupt", `registry assumed full (the crew state cannot be read): ${holds.blocked}`);
   const { spentUsd, capUsd } = input.spend;
   if (capUsd !== void 0 && !(spentUsd < capUsd)) {
     const loud = spendCapLine(spentUsd, capUsd, candidates.length);
     return all("spend-cap", `${loud}: the school's budget dispatch.spendCap is spent`, loud);
   }
-  if (input.dailyBudgets?.school !== void 0) return all("daily-budget", input.dailyBudgets.school);
-  if (input.paused !== void 0) return all("paused", input.paused);
+  if (holds.dailyBudgets?.school !== void 0) return all("daily-budget", holds.dailyBudgets.school);
+  if (holds.paused !== void 0) return all("paused", holds.paused);
   if (waves < 1) {
     const { remainingMs, crewTimeoutMs, gradingReserveMs } = input.time;
     return all(
@@ -72781,15 +72850,15 @@ function admission_select(input, pools, waves) {
   const held = heldAgents(input);
   const chooser = new AgentChooser(
     held.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
-    input.scores,
-    input.learning
+    input.choice?.scores,
+    input.choice?.learning
   );
-  const everyone = held.size ? new AgentChooser(input.agents, input.scores, input.learning) : void 0;
+  const everyone = held.size ? new AgentChooser(input.agents, input.choice?.scores, input.choice?.learning) : void 0;
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused = [];
   const selected = [];
-  let room = input.maxCrews - input.activeCrews;
+  let room = input.limits.maxCrews - input.limits.activeCrews;
   let fallbacks = 0;
   const refuse = (c, code, reason) => refused.push({ issue: c.issueNumber, code, reason });
   for (const c of input.candidates) {
@@ -72797,7 +72866,7 @@ function admission_select(input, pools, waves) {
       refuse(
         c,
         "global-cap",
-        `global cap reached: maxCrews ${input.maxCrews}, ${input.activeCrews} active, ${selected.length} admitted this batch`
+        `global cap reached: maxCrews ${input.limits.maxCrews}, ${input.limits.activeCrews} active, ${selected.length} admitted this batch`
       );
       continue;
     }
@@ -72814,11 +72883,11 @@ function admission_select(input, pools, waves) {
     let poolName = c.role !== "coding" && hasBot ? "bot" : "worktree";
     let fallback = false;
     if (c.role === "coding" && pools.worktree.online === 0 && pools.bot.online > 0) {
-      if (fallbacks >= input.maxFallbacks) {
+      if (fallbacks >= input.limits.maxFallbacks) {
         refuse(
           c,
           "fallback-limit",
-          `no worktree daemon is online and fallback runs are capped at ${input.maxFallbacks} per batch`
+          `no worktree daemon is online and fallback runs are capped at ${input.limits.maxFallbacks} per batch`
         );
         continue;
       }
@@ -72855,9 +72924,10 @@ function admission_select(input, pools, waves) {
 }
 function heldAgents(input) {
   const held = /* @__PURE__ */ new Map();
-  for (const [agent, reason] of input.dailyBudgets?.agents ?? [])
+  for (const [agent, reason] of input.holds?.dailyBudgets?.agents ?? [])
     held.set(agent, { code: "agent-daily-budget", reason });
-  for (const [agent, reason] of input.pausedAgents ?? []) held.set(agent, { code: "agent-paused", reason });
+  for (const [agent, reason] of input.holds?.pausedAgents ?? [])
+    held.set(agent, { code: "agent-paused", reason });
   return held;
 }
 function admission_place(selected, pools, refused) {
@@ -72955,7 +73025,7 @@ class Pool {
       const low = this.daemons.filter((d) => d.online && classRank(d.effectiveClass) >= rank).slice(0, 5).map((d) => `${d.id}: ${d.freeDiskBytes === void 0 ? "unknown" : gib(d.freeDiskBytes)}`).join(", ");
       return {
         code: "disk-floor",
-        reason: `free disk below the ${gib(input.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
+        reason: `free disk below the ${gib(input.limits.minFreeDiskBytes)} floor on every online daemon of class \u2265 ${weight} (${low})`
       };
     }
     const cls = CAPACITY_CLASSES[c];
@@ -72975,8 +73045,8 @@ function buildPools(input, waves) {
   const bot = input.daemons.filter((d) => d.classroom === "bot");
   const worktree = input.daemons.filter((d) => d.classroom !== "bot");
   return {
-    worktree: new Pool("worktree", worktree, input.minFreeDiskBytes, waves),
-    bot: new Pool("bot", bot, input.minFreeDiskBytes, waves)
+    worktree: new Pool("worktree", worktree, input.limits.minFreeDiskBytes, waves),
+    bot: new Pool("bot", bot, input.limits.minFreeDiskBytes, waves)
   };
 }
 function min(ms) {
@@ -73273,7 +73343,7 @@ function admitStandby(input, first, typicalMs, order) {
       holder: `issue #${a.candidate.issueNumber} (admitted this batch)`
     }))
   ];
-  let fallbacks = Math.max(0, input.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
+  let fallbacks = Math.max(0, input.limits.maxFallbacks - first.admitted.filter((a) => a.fallback).length);
   const standby = [];
   while (open.size > 0 && rest.length > 0) {
     const lightest = Math.min(...[...open].map(perSlot));
@@ -73320,11 +73390,9 @@ function admitOneEach(input, candidates, offered, heldFences, maxFallbacks) {
     daemons: input.daemons.map(
       (d) => offered.has(d.id) ? { ...d, slots: 1, busy: 0 } : { ...d, busy: Number.MAX_SAFE_INTEGER }
     ),
-    maxCrews: Number.MAX_SAFE_INTEGER,
-    activeCrews: 0,
+    limits: { ...input.limits, maxCrews: Number.MAX_SAFE_INTEGER, activeCrews: 0, maxFallbacks },
     heldFences,
-    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 },
-    maxFallbacks
+    time: { remainingMs: 1, crewTimeoutMs: 1, gradingReserveMs: 0, maxWaves: 1 }
   });
 }
 function sequence(standby, slots) {
@@ -74569,61 +74637,8 @@ function withOutbox(drained, after) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/process/run-context.js
-
-function runContextFrom(env) {
-  const set = (k) => env[k] ? env[k] : void 0;
-  const runId = set("GITHUB_RUN_ID");
-  const run = runId ? {
-    id: runId,
-    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
-    job: env.GITHUB_JOB ?? "",
-    ...defined({
-      workflowRef: set("GITHUB_WORKFLOW_REF"),
-      event: set("GITHUB_EVENT_NAME"),
-      eventPath: set("GITHUB_EVENT_PATH"),
-      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
-    })
-  } : void 0;
-  return {
-    actions: env.GITHUB_ACTIONS === "true",
-    ...run ? { run } : {},
-    ...defined({
-      repository: set("GITHUB_REPOSITORY"),
-      serverUrl: set("GITHUB_SERVER_URL"),
-      apiUrl: set("GITHUB_API_URL"),
-      workspace: set("GITHUB_WORKSPACE")
-    }),
-    runner: {
-      ...defined({
-        name: set("RUNNER_NAME"),
-        temp: set("RUNNER_TEMP"),
-        workspace: set("RUNNER_WORKSPACE"),
-        toolCache: set("RUNNER_TOOL_CACHE")
-      }),
-      debug: env.RUNNER_DEBUG === "1"
-    },
-    host: env
-  };
-}
-function auditActor(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
-}
-function workerId(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${(0,external_node_os_.hostname)()}:${pid}`;
-}
-function hostPath(ctx) {
-  return ctx.host.PATH ?? "";
-}
-function defined(o) {
-  const out = {};
-  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
-  return out;
-}
-const LOCAL_RUN = runContextFrom({});
-
-
 ;// CONCATENATED MODULE: ./.build/src/loop/drain-job.js
+
 
 
 
@@ -74650,11 +74665,12 @@ const LOCAL_RUN = runContextFrom({});
 
 const DRAIN_MODES = ["drain", "judge", "apply"];
 async function drainJob(inputs, logger, context = LOCAL_RUN) {
-  const config = load_resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
+  const { config: file, stateDir } = inputs.school ?? {};
+  const config = load_resolveConfig(file, stateDir ? { stateDir } : {});
   const layout = new layout_StateLayout(config.stateDir, auditActor(context));
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   const done = (result) => ({ config, layout, result });
-  if (inputs.listDeadLetters || inputs.dryRun) {
+  if (inputs.deadLetters.list || inputs.dryRun) {
     const dead = queue.deadLetters();
     const pending2 = pendingKeys(queue.state(), /* @__PURE__ */ new Date()).length;
     logger.info(`${pending2} job(s) pending, ${dead.length} dead letter(s)`);
@@ -74673,11 +74689,10 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
       layout,
       logger,
       deliver: !!delivery,
-      maxWorkers: inputs.maxWorkers,
-      maxAttempts: inputs.maxAttempts,
-      workerId: workerId(context),
-      progress: drainProgress({ logger }),
-      ...applied
+      ...inputs.limits ? { limits: inputs.limits } : {},
+      judging: applied,
+      worker: { context },
+      observe: { progress: drainProgress({ logger }) }
     })
   );
   const after = await logger.group(
@@ -74706,12 +74721,13 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
 }
 function githubPorts(inputs, config, layout, logger, context) {
   const repository = config.repository ?? context.repository;
-  const client = inputs.token && repository ? createGitHubClient({ token: inputs.token, logger }) : void 0;
+  const { github: githubToken, delivery: deliveryToken } = inputs.tokens ?? {};
+  const client = githubToken && repository ? createGitHubClient({ token: githubToken, logger }) : void 0;
   const github = client && repository ? octokitPort(client, repository) : void 0;
   const feedback = client && repository ? octokitFeedback(client, repository) : void 0;
   if (!github)
     logger.warning("no token or repository: labels and comments stay in the outbox for a later drain");
-  const token = inputs.deliveryToken ?? inputs.token;
+  const token = deliveryToken ?? githubToken;
   const delivery = deliveryFor({
     config,
     layout,
@@ -74727,10 +74743,10 @@ async function verdictsToApply(inputs, layout, queue, logger) {
   const state = queue.state();
   const loaded = await loadVerdicts(
     layout,
-    inputs.verdictsPath,
+    inputs.verdicts?.path,
     state,
     now,
-    inputs.verdictsDigest || void 0
+    inputs.verdicts?.digest || void 0
   );
   await alertRefusals(layout, loaded.refused, logger);
   for (const x of loaded.skipped) logger.info(`verdict for ${x.jobKey} not applied now: ${x.reason}`);
@@ -74745,14 +74761,14 @@ async function verdictsToApply(inputs, layout, queue, logger) {
   };
 }
 async function importAndRequeue(inputs, config, layout, queue, logger) {
-  if (inputs.bookbagsPath) {
-    const from = inputs.bookbagsPath;
+  const { path: from, claims } = inputs.bookbags ?? {};
+  if (from) {
     await logger.group("Import bookbags", async () => {
       if (handoffDirs(from).length) {
         const h = await importHandoffs(layout, from, {
           config,
           logger,
-          ...inputs.claims ? { claims: inputs.claims } : {}
+          ...claims ? { claims } : {}
         });
         logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
         return;
@@ -74763,7 +74779,7 @@ async function importAndRequeue(inputs, config, layout, queue, logger) {
       );
     });
   }
-  for (const key of inputs.requeue) {
+  for (const key of inputs.deadLetters.requeue) {
     const j = await queue.requeue(key);
     logger.info(`requeued ${key}; previous failure: ${j.previousFailure ?? ""}`);
   }
@@ -74779,22 +74795,22 @@ async function judgeJob(inputs, restored, logger, context) {
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   await importAndRequeue(inputs, config, layout, queue, logger);
   const entries = [];
-  const judge = judgeGrader({ config, layout, verifyOnCleanCheckout: verifyOnCleanCheckout });
+  const judge = judgeGrader({ config, layout, host: hostEnvOf(context), verifyOnCleanCheckout: verifyOnCleanCheckout });
   const drained = await logger.group(
     "Judge the pending jobs",
     () => drain({
       config,
       layout,
       logger,
-      maxWorkers: inputs.maxWorkers,
-      maxAttempts: inputs.maxAttempts,
-      workerId: workerId(context),
-      grade: recordingGrader(layout, judge, entries),
-      progress: drainProgress({ logger })
+      ...inputs.limits ? { limits: inputs.limits } : {},
+      judging: { grade: recordingGrader(layout, judge, entries) },
+      worker: { context },
+      observe: { progress: drainProgress({ logger }) }
     })
   ).finally(() => judge.close());
-  (0,external_node_fs_.mkdirSync)(inputs.verdictsPath, { recursive: true });
-  const file = writeVerdicts(inputs.verdictsPath, entries);
+  const dir = inputs.verdicts.path;
+  (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
+  const file = writeVerdicts(dir, entries);
   logger.info(`${entries.length} verdict(s) handed on in ${file}`);
   const pending = pendingKeys(queue.state(), /* @__PURE__ */ new Date()).length;
   return {
@@ -76631,12 +76647,21 @@ function parseDrainInputs(raw) {
   const r = drainInputsSchema.safeParse(raw);
   if (!r.success)
     throw new errors_ConfigError(`drain-grading inputs: ${r.error.issues.map((i) => i.message).join("; ")}`);
-  const requeue = (r.data.requeue ?? "").split(/[\s,]+/).filter(Boolean);
-  if (r.data.mode !== "drain" && !r.data.verdictsPath)
+  const d = r.data;
+  if (d.mode !== "drain" && !d.verdictsPath)
     throw new errors_ConfigError(
-      `drain-grading inputs: mode ${r.data.mode} needs verdicts-path (the directory of verdicts.json)`
+      `drain-grading inputs: mode ${d.mode} needs verdicts-path (the directory of verdicts.json)`
     );
-  return { ...r.data, requeue };
+  return {
+    mode: d.mode,
+    verdicts: { path: d.verdictsPath, digest: d.verdictsDigest },
+    limits: { maxWorkers: d.maxWorkers, maxAttempts: d.maxAttempts },
+    deadLetters: { requeue: (d.requeue ?? "").split(/[\s,]+/).filter(Boolean), list: d.listDeadLetters },
+    dryRun: d.dryRun,
+    bookbags: { path: d.bookbagsPath },
+    school: { config: d.config, stateDir: d.stateDir },
+    tokens: { github: d.token, delivery: d.deliveryToken }
+  };
 }
 
 
@@ -76730,7 +76755,7 @@ void runAction(async () => {
   const context = runContextFrom(process.env);
   const claims = claimsHere(context) ? actionsClaimPort : void 0;
   const { config, layout, result } = await drainJob(
-    { ...inputs, ...claims ? { claims } : {} },
+    claims ? { ...inputs, bookbags: { ...inputs.bookbags, claims } } : inputs,
     logger,
     context
   );

@@ -55073,7 +55073,64 @@ function preprocess(fn, schema) {
     });
 }
 
+;// CONCATENATED MODULE: external "node:os"
+const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
+;// CONCATENATED MODULE: ./.build/src/process/run-context.js
+
+function runContextFrom(env) {
+  const set = (k) => env[k] ? env[k] : void 0;
+  const runId = set("GITHUB_RUN_ID");
+  const run = runId ? {
+    id: runId,
+    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
+    job: env.GITHUB_JOB ?? "",
+    ...defined({
+      workflowRef: set("GITHUB_WORKFLOW_REF"),
+      event: set("GITHUB_EVENT_NAME"),
+      eventPath: set("GITHUB_EVENT_PATH"),
+      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
+    })
+  } : void 0;
+  return {
+    actions: env.GITHUB_ACTIONS === "true",
+    ...run ? { run } : {},
+    ...defined({
+      repository: set("GITHUB_REPOSITORY"),
+      serverUrl: set("GITHUB_SERVER_URL"),
+      apiUrl: set("GITHUB_API_URL"),
+      workspace: set("GITHUB_WORKSPACE")
+    }),
+    runner: {
+      ...defined({
+        name: set("RUNNER_NAME"),
+        temp: set("RUNNER_TEMP"),
+        workspace: set("RUNNER_WORKSPACE"),
+        toolCache: set("RUNNER_TOOL_CACHE")
+      }),
+      debug: env.RUNNER_DEBUG === "1"
+    },
+    host: env
+  };
+}
+function auditActor(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
+}
+function workerId(ctx, pid = process.pid) {
+  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${hostname()}:${pid}`;
+}
+function hostPath(ctx) {
+  return ctx.host.PATH ?? "";
+}
+function defined(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
+  return out;
+}
+const run_context_LOCAL_RUN = runContextFrom({});
+
+
 ;// CONCATENATED MODULE: ./.build/src/process/env.js
+
 const BASE_ENV = (/* unused pure expression or super */ null && ([
   "PATH",
   "HOME",
@@ -55125,6 +55182,9 @@ const RUN_IDENTITY_ENV = (/* unused pure expression or super */ null && ([
   "SCHOOL_DEBUG"
 ]));
 const NEVER_PASS = /^(INPUT_|ACTIONS_|GITHUB_TOKEN$|GH_TOKEN$|SCHOOL_TOKEN$|SCHOOL_DELIVERY_TOKEN$|RUNNER_TOKEN$)/;
+function hostEnvOf(context) {
+  return context && context !== LOCAL_RUN ? context.host : process.env;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/repository.js
@@ -56050,8 +56110,6 @@ function syncFile(path) {
 }
 
 
-;// CONCATENATED MODULE: external "node:os"
-const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
 ;// CONCATENATED MODULE: ./.build/src/process/liveness.js
 
 function processStart(pid) {
@@ -62438,60 +62496,6 @@ class layout_StateLayout {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/process/run-context.js
-
-function runContextFrom(env) {
-  const set = (k) => env[k] ? env[k] : void 0;
-  const runId = set("GITHUB_RUN_ID");
-  const run = runId ? {
-    id: runId,
-    attempt: set("GITHUB_RUN_ATTEMPT") ?? "1",
-    job: env.GITHUB_JOB ?? "",
-    ...defined({
-      workflowRef: set("GITHUB_WORKFLOW_REF"),
-      event: set("GITHUB_EVENT_NAME"),
-      eventPath: set("GITHUB_EVENT_PATH"),
-      triggeringActor: set("GITHUB_TRIGGERING_ACTOR")
-    })
-  } : void 0;
-  return {
-    actions: env.GITHUB_ACTIONS === "true",
-    ...run ? { run } : {},
-    ...defined({
-      repository: set("GITHUB_REPOSITORY"),
-      serverUrl: set("GITHUB_SERVER_URL"),
-      apiUrl: set("GITHUB_API_URL"),
-      workspace: set("GITHUB_WORKSPACE")
-    }),
-    runner: {
-      ...defined({
-        name: set("RUNNER_NAME"),
-        temp: set("RUNNER_TEMP"),
-        workspace: set("RUNNER_WORKSPACE"),
-        toolCache: set("RUNNER_TOOL_CACHE")
-      }),
-      debug: env.RUNNER_DEBUG === "1"
-    },
-    host: env
-  };
-}
-function auditActor(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${ctx.run.job}` : `local:${pid}`;
-}
-function workerId(ctx, pid = process.pid) {
-  return ctx.run ? `actions:${ctx.run.id}/${ctx.run.attempt}:${pid}` : `${hostname()}:${pid}`;
-}
-function hostPath(ctx) {
-  return ctx.host.PATH ?? "";
-}
-function defined(o) {
-  const out = {};
-  for (const [k, v] of Object.entries(o)) if (v !== void 0) out[k] = v;
-  return out;
-}
-const LOCAL_RUN = runContextFrom({});
-
-
 ;// CONCATENATED MODULE: ./.build/src/loop/fetch-job.js
 
 
@@ -62501,7 +62505,7 @@ const LOCAL_RUN = runContextFrom({});
 
 
 
-async function fetchJob(inputs, logger, context = LOCAL_RUN) {
+async function fetchJob(inputs, logger, context = run_context_LOCAL_RUN) {
   const config = load_resolveConfig(inputs.config, inputs.stateDir ? { stateDir: inputs.stateDir } : {});
   const issuesFile = inputs.issuesFile ?? config.curriculum.issuesFile;
   let source;
