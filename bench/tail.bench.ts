@@ -22,6 +22,7 @@ import {
   simulateDeployed,
   type Cadence,
   type DeployedOptions,
+  type DeployedWorkflow,
   type IdleCauses,
 } from '../src/simulate/deployed.js';
 import { measure, type PolicyMetrics } from '../src/simulate/metrics.js';
@@ -57,25 +58,34 @@ const CADENCES: ReadonlyArray<{ cadence: Cadence; label: string }> = [
   { cadence: 'refill', label: 'local' },
 ];
 
+/** Options over the defaults: the workflow's fields one by one. */
+type Extra = Partial<Omit<DeployedOptions, 'workflow'>> & { workflow?: Partial<DeployedWorkflow> };
+
 function run(
   w: Workload,
   size: (typeof SIZES)[number],
   cadence: Cadence,
   order: 'tail-guard' | 'smallest-first',
-  extra: Partial<DeployedOptions> = {},
+  { workflow, ...extra }: Extra = {},
 ) {
   // `school loop` and `school dispatch` pass the driver no deadline: the local loop has no job limit.
   const jobTimeoutMinutes = cadence === 'refill' ? Infinity : size.jobTimeoutMinutes;
   return measure(
     w,
-    simulateDeployed(w, { ...DEFAULT_DEPLOYED, jobTimeoutMinutes, cadence, order, ...PREDICT, ...extra }),
+    simulateDeployed(w, {
+      workflow: { ...DEFAULT_DEPLOYED, jobTimeoutMinutes, ...workflow },
+      cadence,
+      order,
+      ...PREDICT,
+      ...extra,
+    }),
   );
 }
 
 /** The office predicts from its records, the chance of a repair included (as the plan does). */
-const PREDICT: Partial<DeployedOptions> = { predictions: { risk: true } };
+const PREDICT: Partial<Omit<DeployedOptions, 'workflow'>> = { predictions: { risk: true } };
 /** Before predictions: the size estimates alone. */
-const BLIND: Partial<DeployedOptions> = { predictions: undefined };
+const BLIND: Partial<Omit<DeployedOptions, 'workflow'>> = { predictions: undefined };
 
 function figures(tag: string, label: string, ours: PolicyMetrics, peer: PolicyMetrics): BenchFigure[] {
   const github = label === 'GitHub';
@@ -143,8 +153,7 @@ function bench(size: (typeof SIZES)[number]): Bench {
       // Where the GitHub cadence's idle slot-time goes while work waits (% of that slot-time).
       const idle: IdleCauses = { noJob: 0, queued: 0, window: 0, empty: 0 };
       const github = simulateDeployed(w, {
-        ...DEFAULT_DEPLOYED,
-        jobTimeoutMinutes: size.jobTimeoutMinutes,
+        workflow: { ...DEFAULT_DEPLOYED, jobTimeoutMinutes: size.jobTimeoutMinutes },
         cadence: 'shared',
         order: 'tail-guard',
         ...PREDICT,
@@ -165,7 +174,7 @@ function bench(size: (typeof SIZES)[number]): Bench {
         });
       const shared = run(w, size, 'shared', 'tail-guard');
       // Before: no in-job repair, no next cycle (the cron alone), on the same workload.
-      const before = run(w, size, 'shared', 'tail-guard', { repairInJob: false, nextCycleRuns: 0 });
+      const before = run(w, size, 'shared', 'tail-guard', { repairInJob: false, nextCycle: { runs: 0 } });
       out.push({
         figure: `tail ${tag}, GitHub: makespan / lower bound, before (no in-job repair, no next cycle)`,
         value: before.makespanRatio,
@@ -176,7 +185,7 @@ function bench(size: (typeof SIZES)[number]): Bench {
       // longest runs of 3–5 h fit in it; the simulator refuses a job that cannot hold a crew timeout).
       if (size.shortPeer) {
         const short = run(w, size, 'shared', 'tail-guard', {
-          jobTimeoutMinutes: GITHUB_DEFAULT_JOB_MINUTES,
+          workflow: { jobTimeoutMinutes: GITHUB_DEFAULT_JOB_MINUTES },
         });
         out.push({
           figure: `tail ${tag}, GitHub: makespan / lower bound, ${GITHUB_DEFAULT_JOB_MINUTES}-minute crew jobs`,

@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { batchPolicy, fifoPolicy } from './baselines.js';
-import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence, type DeployedOptions } from './deployed.js';
+import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence, type DeployedWorkflow } from './deployed.js';
 import { simulate, type SimResult } from './engine.js';
 import { measure, type PolicyMetrics } from './metrics.js';
 import { createOffice } from './office-adapter.js';
@@ -63,7 +63,7 @@ export interface Comparison {
 export function compare(
   partial: SimOptionsInput = {},
   only?: readonly string[],
-  deployed?: Partial<Omit<DeployedOptions, 'cadence' | 'order'>>,
+  deployed?: Partial<DeployedWorkflow>,
 ): Comparison {
   const options = resolveSimOptions(partial);
   const workload = generateWorkload(options);
@@ -91,9 +91,7 @@ export function compare(
         // `school loop` and `school dispatch` give the driver no deadline: refill has no job limit.
         const limit = cadence === 'refill' ? { jobTimeoutMinutes: Infinity } : {};
         const result = simulateDeployed(workload, {
-          ...DEFAULT_DEPLOYED,
-          ...deployed,
-          ...limit,
+          workflow: { ...DEFAULT_DEPLOYED, ...deployed, ...limit },
           cadence,
           order,
         });

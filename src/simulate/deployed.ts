@@ -14,14 +14,14 @@ import type { SimSlot, Workload } from './workload.js';
  * The school loop as deployed, in virtual minutes: the same admission and order as the real code
  * (through the office adapter: `admit`, `orderCandidates`, `issueStates`), and the same cadence as
  * the workflow and the driver:
- * - a plan runs every `scheduleMinutes` (the cron); it admits crews onto the slots that are free
+ * - a plan runs every `workflow.scheduleMinutes` (the cron); it admits crews onto the slots that are free
  *   then (planned and running crews hold a slot) and queues one crew job per daemon with work;
- * - a daemon's crew job starts `queueMinutes` after its plan, and never while that daemon's previous
+ * - a daemon's crew job starts `workflow.queueMinutes` after its plan, and never while that daemon's previous
  *   job still runs (one concurrency group per daemon);
  * - `cron`: a job runs the crews its plan gave it and ends; a slot freed in between waits for the
  *   next plan. `refill`: a freed slot first takes crews planned for its daemon meanwhile, then asks
  *   the office for this daemon (`refillFor`), while a crew timeout plus the grading reserve still fit
- *   before the job's time limit (`jobTimeoutMinutes`; `school loop` gives the driver none, so
+ *   before the job's time limit (`workflow.jobTimeoutMinutes`; `school loop` gives the driver none, so
  *   compare.ts and the bench run this cadence without one) — the driver's rule.
  * - `standby` (GHES), `shared` (github.com): an Actions plan's first wave and standby crews, each
  *   crew job repairing its own failed crews; a run's crew ends reach the office at its grade, its
@@ -70,15 +70,24 @@ export interface IdleCauses {
   empty: number;
 }
 
+/** The workflow's cadence and limits, as the workflow file and the configuration set them. */
+export interface DeployedWorkflow {
+  /** The cron's interval: a plan runs every this many minutes. */
+  scheduleMinutes: number;
+  /** Plan → crew job start (time in GitHub's job queue). */
+  queueMinutes: number;
+  /** A crew job's time limit. */
+  jobTimeoutMinutes: number;
+  /** What a crew job keeps back for its grading before the limit. */
+  gradingReserveMinutes: number;
+}
+
 export interface DeployedOptions {
   cadence: Cadence;
   order: DispatchOrder;
-  scheduleMinutes: number;
-  queueMinutes: number;
-  jobTimeoutMinutes: number;
+  workflow: DeployedWorkflow;
   /** Default: the longest run of the workload, rounded up (a timeout that kills no run). */
   crewTimeoutMinutes?: number;
-  gradingReserveMinutes: number;
   /**
    * `standby`, `shared`: a crew job plans and starts the repair of its own failed crew
    * (`dispatch.repairInJob`, the office's `jobRepair`). Default true, as the configuration.
@@ -92,12 +101,14 @@ export interface DeployedOptions {
   gradeMinutes?: number;
   /**
    * `standby`, `shared`: a run's grade starts the next run when work is waiting (the office's
-   * `nextCycle`, dispatch/next-cycle.ts), at most this many in a row; 0 turns it off. Default 12,
-   * the workflow input `next-cycle-runs`.
+   * `nextCycle`, dispatch/next-cycle.ts).
    */
-  nextCycleRuns?: number;
-  /** Minutes from the grade to the next run's plan (workflow_dispatch, the plan job). Default 2. */
-  nextCycleMinutes?: number;
+  nextCycle?: {
+    /** At most this many runs in a row; 0 turns it off. Default 12, the workflow input `next-cycle-runs`. */
+    runs?: number;
+    /** Minutes from the grade to the next run's plan (workflow_dispatch, the plan job). Default 2. */
+    minutes?: number;
+  };
   /** Filled with the idle slot-minutes while work waits, by cause. */
   idle?: IdleCauses;
   /**
@@ -113,7 +124,7 @@ export interface DeployedOptions {
  * (`crew-timeout-minutes`, the configuration's `dispatch.jobTimeoutMinutes`), a 5-minute grading
  * reserve.
  */
-export const DEFAULT_DEPLOYED: Omit<DeployedOptions, 'cadence' | 'order'> = {
+export const DEFAULT_DEPLOYED: DeployedWorkflow = {
   scheduleMinutes: 120,
   queueMinutes: 1,
   jobTimeoutMinutes: DEFAULT_JOB_TIMEOUT_MINUTES,
@@ -150,9 +161,10 @@ export function simulateDeployed(workload: Workload, options: DeployedOptions): 
       `crew timeout ${o.crewTimeoutMinutes} min is shorter than the longest run (${longest.toFixed(1)} min): that run would be killed, not finished`,
     );
   }
-  if (o.crewTimeoutMinutes + o.gradingReserveMinutes > o.jobTimeoutMinutes) {
+  const { jobTimeoutMinutes, gradingReserveMinutes } = o.workflow;
+  if (o.crewTimeoutMinutes + gradingReserveMinutes > jobTimeoutMinutes) {
     throw new SimulationError(
-      `job time limit ${o.jobTimeoutMinutes} min cannot fit one crew timeout (${o.crewTimeoutMinutes} min) plus the grading reserve (${o.gradingReserveMinutes} min)`,
+      `job time limit ${jobTimeoutMinutes} min cannot fit one crew timeout (${o.crewTimeoutMinutes} min) plus the grading reserve (${gradingReserveMinutes} min)`,
     );
   }
   return new DeployedLoop(workload, o).run();
@@ -217,7 +229,7 @@ class DeployedLoop {
           e.daemon.jobAt = undefined;
           if (e.daemon.job) continue;
           e.daemon.job = {
-            deadline: this.now + this.o.jobTimeoutMinutes,
+            deadline: this.now + this.o.workflow.jobTimeoutMinutes,
             crews: [],
             ...(e.daemon.pendingRun ? { run: e.daemon.pendingRun } : {}),
           };
@@ -328,7 +340,7 @@ class DeployedLoop {
 
   /** A crew timeout plus the grading reserve still fit before the job's limit. */
   private fits(job: NonNullable<Daemon['job']>): boolean {
-    return this.now + this.o.crewTimeoutMinutes + this.o.gradingReserveMinutes <= job.deadline;
+    return this.now + this.o.crewTimeoutMinutes + this.o.workflow.gradingReserveMinutes <= job.deadline;
   }
 
   /**
@@ -420,21 +432,21 @@ class DeployedLoop {
     this.ungraded.delete(run);
     const paused = this.now < this.log.pausedUntil ? 'usage limit' : undefined;
     const next = nextCycle({
-      maxRuns: this.o.nextCycleRuns ?? 12,
+      maxRuns: this.o.nextCycle?.runs ?? 12,
       started: run.started,
       waiting: this.ready.size,
       chain: run.chain,
       ...(paused ? { paused } : {}),
     });
     if (next.start)
-      this.events.push(this.now + (this.o.nextCycleMinutes ?? 2), { kind: 'plan', chain: next.chain });
+      this.events.push(this.now + (this.o.nextCycle?.minutes ?? 2), { kind: 'plan', chain: next.chain });
   }
 
   /** A run the loop started itself: a plan as the cron's, without moving the cron. */
   private plan(chain: number): void {
     this.planStandby((x) => this.unheld(x), chain);
     for (const d of this.daemons.values())
-      if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.queueMinutes);
+      if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.workflow.queueMinutes);
   }
 
   /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
@@ -461,9 +473,9 @@ class DeployedLoop {
     if (o.cadence === 'standby' || o.cadence === 'shared') this.planStandby((x) => this.unheld(x));
     else for (const [item, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item);
     for (const d of this.daemons.values())
-      if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
+      if (d.planned.length > 0) this.startJobAt(d, this.now + o.workflow.queueMinutes);
     if (this.ready.size + this.plannedCount() + this.running() > 0)
-      this.events.push(this.now + o.scheduleMinutes, { kind: 'tick' });
+      this.events.push(this.now + o.workflow.scheduleMinutes, { kind: 'tick' });
   }
 
   /**
@@ -479,9 +491,9 @@ class DeployedLoop {
       [...this.ready.values()],
       free,
       {
-        jobMinutes: this.o.jobTimeoutMinutes,
+        jobMinutes: this.o.workflow.jobTimeoutMinutes,
         crewTimeoutMinutes: this.o.crewTimeoutMinutes,
-        gradingReserveMinutes: this.o.gradingReserveMinutes,
+        gradingReserveMinutes: this.o.workflow.gradingReserveMinutes,
         typicalMinutes: this.typicalMinutes(),
       },
       this.backlogSize,

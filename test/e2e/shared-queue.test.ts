@@ -238,11 +238,8 @@ describe('one queue per run through the committed bundles', () => {
     // The example's limits: a 30-minute crew job, 60 s crew timeout and grading reserve.
     const sim = (cadence: 'shared' | 'standby') =>
       simulateDeployed(w, {
-        scheduleMinutes: 1e6,
-        queueMinutes: 0,
-        jobTimeoutMinutes: 30,
+        workflow: { scheduleMinutes: 1e6, queueMinutes: 0, jobTimeoutMinutes: 30, gradingReserveMinutes: 1 },
         crewTimeoutMinutes: 1,
-        gradingReserveMinutes: 1,
         cadence,
         order: 'tail-guard',
       });

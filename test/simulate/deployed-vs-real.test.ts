@@ -106,13 +106,16 @@ describe('the simulator tells the truth about the loop as deployed', () => {
       // Simulator (virtual minutes = the measured seconds): one plan, continuous refill, as the
       // local loop runs; no job limit within reach.
       const w = workloadOf(durations, 2);
-      const base = {
+      const workflow = {
         scheduleMinutes: 1e6,
         queueMinutes: 0,
         jobTimeoutMinutes: 1e7,
         gradingReserveMinutes: 0,
       };
-      const refill = measure(w, simulateDeployed(w, { ...base, cadence: 'refill', order: 'smallest-first' }));
+      const refill = measure(
+        w,
+        simulateDeployed(w, { workflow, cadence: 'refill', order: 'smallest-first' }),
+      );
       expect(
         Math.abs(real - refill.utilization),
         `real ${real.toFixed(3)} vs simulated ${refill.utilization.toFixed(3)}`,
@@ -120,7 +123,11 @@ describe('the simulator tells the truth about the loop as deployed', () => {
       // The comparison has teeth: the cron-only cadence (a plan every 20 units) is far from the loop.
       const cron = measure(
         w,
-        simulateDeployed(w, { ...base, scheduleMinutes: 20, cadence: 'cron', order: 'smallest-first' }),
+        simulateDeployed(w, {
+          workflow: { ...workflow, scheduleMinutes: 20 },
+          cadence: 'cron',
+          order: 'smallest-first',
+        }),
       );
       expect(real - cron.utilization).toBeGreaterThan(0.1);
       // While runnable work waited (from the first launch to the last), how busy were the slots?
@@ -215,10 +222,7 @@ describe('the simulator tells the truth about a GitHub crew job', () => {
       };
       workload.lowerBound = Math.max(totalWork / 2, workload.longestChain);
       const base = {
-        scheduleMinutes: 1e6,
-        queueMinutes: 0,
-        jobTimeoutMinutes: 1e7,
-        gradingReserveMinutes: 0,
+        workflow: { scheduleMinutes: 1e6, queueMinutes: 0, jobTimeoutMinutes: 1e7, gradingReserveMinutes: 0 },
         gradeMinutes: 0,
       };
       const sim = simulateDeployed(workload, { ...base, cadence: 'standby', order: 'tail-guard' });
@@ -233,11 +237,11 @@ describe('the simulator tells the truth about a GitHub crew job', () => {
       // With teeth: without the in-job repair (nor the next cycle) the repair waits for the cron.
       const later = simulateDeployed(workload, {
         ...base,
-        scheduleMinutes: 20,
+        workflow: { ...base.workflow, scheduleMinutes: 20 },
         cadence: 'standby',
         order: 'tail-guard',
         repairInJob: false,
-        nextCycleRuns: 0,
+        nextCycle: { runs: 0 },
       });
       expect(real - measure(workload, later).utilization).toBeGreaterThan(0.1);
       process.stdout.write(

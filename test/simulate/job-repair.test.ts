@@ -42,7 +42,7 @@ describe('the GitHub cadence: crew ends reach the office at the grade; a crew jo
     [[10, 'success']],
   ]);
   const options = {
-    ...DEFAULT_DEPLOYED,
+    workflow: DEFAULT_DEPLOYED,
     cadence: 'standby' as const,
     order: 'smallest-first' as const,
     crewTimeoutMinutes: 40,
@@ -60,7 +60,7 @@ describe('the GitHub cadence: crew ends reach the office at the grade; a crew jo
 
   it('without it (and without the next cycle) the repair waits for the grade and the next cron', () => {
     const idle: IdleCauses = { noJob: 0, queued: 0, window: 0, empty: 0 };
-    const r = simulateDeployed(w, { ...options, repairInJob: false, nextCycleRuns: 0, idle });
+    const r = simulateDeployed(w, { ...options, repairInJob: false, nextCycle: { runs: 0 }, idle });
     // The job ends at 41; its grade hands the failure to the office at 46; the next cron is at 120.
     expect(starts(r)).toEqual([
       [2, 1, 1],
@@ -72,7 +72,7 @@ describe('the GitHub cadence: crew ends reach the office at the grade; a crew jo
   });
 
   it('a run that ends with work waiting starts the next run after its grade (nextCycle)', () => {
-    const r = simulateDeployed(w, { ...options, repairInJob: false, nextCycleMinutes: 2 });
+    const r = simulateDeployed(w, { ...options, repairInJob: false, nextCycle: { minutes: 2 } });
     // Grade at 46, plan at 48, its crew job a minute later.
     expect(starts(r).at(-1)).toEqual([1, 2, 49]);
   });
@@ -83,11 +83,10 @@ describe('the GitHub cadence: crew ends reach the office at the grade; a crew jo
     const two = oneSlot([[[10, 'success']], [[10, 'success']]]);
     const r = simulateDeployed(two, {
       ...options,
-      scheduleMinutes: 30,
-      jobTimeoutMinutes: 30,
+      workflow: { ...DEFAULT_DEPLOYED, scheduleMinutes: 30, jobTimeoutMinutes: 30 },
       crewTimeoutMinutes: 20,
       gradeMinutes: 60,
-      nextCycleRuns: 0,
+      nextCycle: { runs: 0 },
     });
     // Not at 31 or 61: until the grade the state shows #1 planned on the only slot.
     expect(starts(r)).toEqual([

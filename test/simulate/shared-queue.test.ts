@@ -76,7 +76,12 @@ function ranOn(w: Workload, r: ReturnType<typeof simulateDeployed>, daemon: stri
 }
 
 const run = (w: Workload, cadence: Cadence) =>
-  simulateDeployed(w, { ...DEFAULT_DEPLOYED, cadence, order: 'smallest-first', crewTimeoutMinutes: 200 });
+  simulateDeployed(w, {
+    workflow: DEFAULT_DEPLOYED,
+    cadence,
+    order: 'smallest-first',
+    crewTimeoutMinutes: 200,
+  });
 
 describe('a run queue: the claim rule (dispatch/claims.ts claimOrder)', () => {
   const issue = (number: number, weight: CapacityClass = 'standard'): SimIssue => ({
@@ -192,7 +197,7 @@ describe('the shared queue cadence (one queue per workflow run)', () => {
       // The default fleet mixes classes (heavy, standard, standard, light) and weights.
       const w = generateWorkload(resolveSimOptions({ seed, issues: 120 }));
       for (const order of ['tail-guard', 'smallest-first'] as const) {
-        const r = simulateDeployed(w, { ...DEFAULT_DEPLOYED, cadence: 'shared', order });
+        const r = simulateDeployed(w, { workflow: DEFAULT_DEPLOYED, cadence: 'shared', order });
         const runs = w.issues.reduce((n, i) => n + i.runs.length, 0);
         expect(r.timeline).toHaveLength(runs);
         // Each issue's runs, each once: as many runs on the timeline as the workload drew for it.
