@@ -82152,9 +82152,10 @@ function simulateDeployed(workload, options) {
       `crew timeout ${o.crewTimeoutMinutes} min is shorter than the longest run (${longest.toFixed(1)} min): that run would be killed, not finished`
     );
   }
-  if (o.crewTimeoutMinutes + o.gradingReserveMinutes > o.jobTimeoutMinutes) {
+  const { jobTimeoutMinutes, gradingReserveMinutes } = o.workflow;
+  if (o.crewTimeoutMinutes + gradingReserveMinutes > jobTimeoutMinutes) {
     throw new SimulationError(
-      `job time limit ${o.jobTimeoutMinutes} min cannot fit one crew timeout (${o.crewTimeoutMinutes} min) plus the grading reserve (${o.gradingReserveMinutes} min)`
+      `job time limit ${jobTimeoutMinutes} min cannot fit one crew timeout (${o.crewTimeoutMinutes} min) plus the grading reserve (${gradingReserveMinutes} min)`
     );
   }
   return new DeployedLoop(workload, o).run();
@@ -82212,7 +82213,7 @@ class DeployedLoop {
           e.daemon.jobAt = void 0;
           if (e.daemon.job) continue;
           e.daemon.job = {
-            deadline: this.now + this.o.jobTimeoutMinutes,
+            deadline: this.now + this.o.workflow.jobTimeoutMinutes,
             crews: [],
             ...e.daemon.pendingRun ? { run: e.daemon.pendingRun } : {}
           };
@@ -82308,7 +82309,7 @@ class DeployedLoop {
   }
   /** A crew timeout plus the grading reserve still fit before the job's limit. */
   fits(job) {
-    return this.now + this.o.crewTimeoutMinutes + this.o.gradingReserveMinutes <= job.deadline;
+    return this.now + this.o.crewTimeoutMinutes + this.o.workflow.gradingReserveMinutes <= job.deadline;
   }
   /**
    * The driver's loop for one daemon: planned crews first, then refill, then maybe end the job. A
@@ -82392,20 +82393,20 @@ class DeployedLoop {
     this.ungraded.delete(run);
     const paused = this.now < this.log.pausedUntil ? "usage limit" : void 0;
     const next = nextCycle({
-      maxRuns: this.o.nextCycleRuns ?? 12,
+      maxRuns: this.o.nextCycle?.runs ?? 12,
       started: run.started,
       waiting: this.ready.size,
       chain: run.chain,
       ...paused ? { paused } : {}
     });
     if (next.start)
-      this.events.push(this.now + (this.o.nextCycleMinutes ?? 2), { kind: "plan", chain: next.chain });
+      this.events.push(this.now + (this.o.nextCycle?.minutes ?? 2), { kind: "plan", chain: next.chain });
   }
   /** A run the loop started itself: a plan as the cron's, without moving the cron. */
   plan(chain) {
     this.planStandby((x) => this.unheld(x), chain);
     for (const d of this.daemons.values())
-      if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.queueMinutes);
+      if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.workflow.queueMinutes);
   }
   /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
   typicalMinutes() {
@@ -82426,9 +82427,9 @@ class DeployedLoop {
     if (o.cadence === "standby" || o.cadence === "shared") this.planStandby((x) => this.unheld(x));
     else for (const [item, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item);
     for (const d of this.daemons.values())
-      if (d.planned.length > 0) this.startJobAt(d, this.now + o.queueMinutes);
+      if (d.planned.length > 0) this.startJobAt(d, this.now + o.workflow.queueMinutes);
     if (this.ready.size + this.plannedCount() + this.running() > 0)
-      this.events.push(this.now + o.scheduleMinutes, { kind: "tick" });
+      this.events.push(this.now + o.workflow.scheduleMinutes, { kind: "tick" });
   }
   /**
    * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
@@ -82443,9 +82444,9 @@ class DeployedLoop {
       [...this.ready.values()],
       free,
       {
-        jobMinutes: this.o.jobTimeoutMinutes,
+        jobMinutes: this.o.workflow.jobTimeoutMinutes,
         crewTimeoutMinutes: this.o.crewTimeoutMinutes,
-        gradingReserveMinutes: this.o.gradingReserveMinutes,
+        gradingReserveMinutes: this.o.workflow.gradingReserveMinutes,
         typicalMinutes: this.typicalMinutes()
       },
       this.backlogSize
@@ -82952,9 +82953,7 @@ function compare_compare(partial = {}, only, deployed) {
       for (const order of ["smallest-first", "tail-guard"]) {
         const limit = cadence === "refill" ? { jobTimeoutMinutes: Infinity } : {};
         const result = simulateDeployed(workload, {
-          ...DEFAULT_DEPLOYED,
-          ...deployed,
-          ...limit,
+          workflow: { ...DEFAULT_DEPLOYED, ...deployed, ...limit },
           cadence,
           order
         });
