@@ -93,7 +93,6 @@ function contestSchool(
       sealedDir: suite,
       sealedResults: { format: 'node-test' },
     },
-    sandbox: { kind: 'none' },
     delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
   });
   const layout = new StateLayout(config.stateDir);
