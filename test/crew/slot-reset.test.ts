@@ -5,10 +5,11 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonConfig } from '../../src/config/schema.js';
 import { createClassroom } from '../../src/crew/classroom.js';
@@ -104,7 +105,36 @@ describe("the slot's git directory, after a turn", () => {
 const FIXTURE = resolve(__dirname, '../fixtures/slot-as-user.ts');
 const noSetpriv = spawnSync('setpriv', ['--version']).status !== 0 || process.getuid?.() !== 0;
 
+/**
+ * `nobody` must reach the toolkit's checkout to run the fixture: a checkout under a directory only
+ * root may enter (a `mktemp -d` of 0700) gets search permission (o+x, no listing) on each such
+ * ancestor for the step, put back right after.
+ */
+function searchableByAll(dir: string): () => void {
+  const opened: Array<[string, number]> = [];
+  for (let d = dir; ; d = dirname(d)) {
+    const mode = statSync(d).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      chmodSync(d, mode | 0o001);
+      opened.push([d, mode]);
+    }
+    if (d === dirname(d)) break;
+  }
+  return () => {
+    for (const [d, mode] of opened) chmodSync(d, mode);
+  };
+}
+
 function asNobody(root: string, step: string): unknown {
+  const close = searchableByAll(resolve(__dirname, '../..'));
+  try {
+    return asNobodyIn(root, step);
+  } finally {
+    close();
+  }
+}
+
+function asNobodyIn(root: string, step: string): unknown {
   const r = spawnSync(
     'setpriv',
     [
