@@ -245,6 +245,14 @@ export const agentSchema = z
       .describe(
         "What this agent's crews may spend in one UTC day (USD, from the spend ledger). Once reached the agent is not chosen until 00:00 UTC; another eligible agent may be.",
       ),
+    expectedCostUsd: z
+      .number({ message: 'expected a number of USD per crew, e.g. 1.5' })
+      .positive({ message: 'must be more than 0 (USD per crew, e.g. 1.5); leave it out if unknown' })
+      .max(100_000, { message: 'at most 100000 (USD per crew)' })
+      .optional()
+      .describe(
+        "Roughly what one crew of this agent costs (USD), e.g. from its list prices: the learning choice's prior for its cost until its own crews record spend (the record replaces it as crews finish). Unset: the school's mean per crew, $1 before any crew spent.",
+      ),
     trust: z.enum(['low', 'standard', 'high']).default('standard'),
     passEnv: passEnvSchema,
     homeFiles: homeFilesSchema,

@@ -1,5 +1,5 @@
 import type { AgentConfig, Role } from '../config/schema.js';
-import { chooseLearning, type ChoiceWhy } from './choice.js';
+import { chooseLearning, type ChoiceWhy, type CostPriors } from './choice.js';
 import type { Candidate } from './order.js';
 import type { RecordBook } from './record.js';
 
@@ -44,6 +44,7 @@ type Chosen = Pick<Candidate, 'role' | 'domain' | 'difficulty' | 'forceAgent'> &
 
 export class AgentChooser {
   private readonly cache = new Map<string, AgentChoice>();
+  private priors: CostPriors | undefined;
 
   constructor(
     private readonly agents: readonly AgentConfig[],
@@ -93,8 +94,16 @@ export class AgentChooser {
         difficulty: c.difficulty,
       },
       learning.seed,
+      this.costPriors(),
     );
     return picked ?? this.none(c);
+  }
+
+  /** What the configuration says each agent's crew roughly costs (`agents[].expectedCostUsd`). */
+  private costPriors(): CostPriors | undefined {
+    const given = this.agents.filter((a) => a.expectedCostUsd !== undefined);
+    if (given.length === 0) return undefined;
+    return (this.priors ??= Object.fromEntries(given.map((a) => [a.id, a.expectedCostUsd!])));
   }
 
   private forced(id: string, role: Role): AgentChoice {

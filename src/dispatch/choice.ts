@@ -27,6 +27,13 @@ import { costOf, mergeRateOf, tallyOf, type RecordBook } from './record.js';
 /** Default cost of a crew when no crew of the school has recorded spend yet (USD). */
 export const DEFAULT_CREW_COST_USD = 1;
 
+/**
+ * What a team says a crew of each agent roughly costs (`agents[].expectedCostUsd`, USD): the prior
+ * mean of the agent's cost in place of the school's mean per crew. Its own crews replace it as
+ * they record spend.
+ */
+export type CostPriors = Readonly<Record<string, number>>;
+
 /** Pseudo-crews of the agent's mean at a difficulty a cell's mean cost leans on. */
 export const CELL_COST_STRENGTH = 4;
 
@@ -46,7 +53,7 @@ export interface ChoiceContext {
   difficulty: number;
 }
 
-const targets = new WeakMap<RecordBook, { value: number | undefined }>();
+const targets = new WeakMap<RecordBook, Map<string, number | undefined>>();
 
 /**
  * The posterior of an agent in a cell, shrunk from its domain and overall records. Accepted work
@@ -64,13 +71,22 @@ export function posterior(book: RecordBook, agent: string, domain: string, diffi
 
 /**
  * Expected spend of one more crew of an agent in a cell (USD): what a crew costs depends mostly on
- * the agent and the difficulty. The agent's mean is shrunk toward the school's mean per crew by
- * one pseudo-crew, the agent's mean at the difficulty toward that by two, the cell's toward that
- * by four; never below $0.01.
+ * the agent and the difficulty. The agent's mean is shrunk toward its prior by one pseudo-crew —
+ * the team's `expectedCostUsd` for it when given, else the school's mean per crew ($1 before any
+ * crew spent) —, the agent's mean at the difficulty toward that by two, the cell's toward that by
+ * four; never below $0.01.
  */
-export function expectedCost(book: RecordBook, agent: string, domain: string, difficulty: number): number {
+export function expectedCost(
+  book: RecordBook,
+  agent: string,
+  domain: string,
+  difficulty: number,
+  priors?: CostPriors,
+): number {
+  const given = priors?.[agent];
   const school = book.school.crews > 0 ? book.school.spendUsd / book.school.crews : DEFAULT_CREW_COST_USD;
-  const overall = shrinkCost(school, costOf(book.of(agent)), 1);
+  const prior = given !== undefined && Number.isFinite(given) && given > 0 ? given : school;
+  const overall = shrinkCost(prior, costOf(book.of(agent)), 1);
   const atDifficulty = shrinkCost(overall, costOf(book.of(agent, undefined, difficulty)));
   return shrinkCost(atDifficulty, costOf(book.of(agent, domain, difficulty)), CELL_COST_STRENGTH);
 }
@@ -81,9 +97,11 @@ export function expectedCost(book: RecordBook, agent: string, domain: string, di
  * and λ the ratio that choice gives, iterated to its fixed point (Dinkelbach; it rises at every
  * step and stops in a few). Undefined before any crew recorded a cost.
  */
-export function targetPerDollar(book: RecordBook): number | undefined {
-  const hit = targets.get(book);
-  if (hit) return hit.value;
+export function targetPerDollar(book: RecordBook, priors?: CostPriors): number | undefined {
+  const key = priors ? JSON.stringify(priors) : '';
+  const cached = targets.get(book) ?? new Map<string, number | undefined>();
+  targets.set(book, cached);
+  if (cached.has(key)) return cached.get(key);
   let value: number | undefined;
   if (book.school.spendUsd > 0) {
     const mix = new Map<string, { domain: string; difficulty: number; n: number }>();
@@ -100,7 +118,7 @@ export function targetPerDollar(book: RecordBook): number | undefined {
       n: c.n,
       options: agents.map((a) => ({
         p: mean(posterior(book, a, c.domain, c.difficulty)),
-        cost: expectedCost(book, a, c.domain, c.difficulty),
+        cost: expectedCost(book, a, c.domain, c.difficulty, priors),
       })),
     }));
     const ratio = (pick: (o: { p: number; cost: number }) => number) => {
@@ -122,17 +140,23 @@ export function targetPerDollar(book: RecordBook): number | undefined {
       value = next;
     }
   }
-  targets.set(book, { value });
+  cached.set(key, value);
   return value;
 }
 
 /** One agent's seeded draw for an issue. */
-export function drawFor(book: RecordBook, agent: string, c: ChoiceContext, seed: number): AgentDraw {
+export function drawFor(
+  book: RecordBook,
+  agent: string,
+  c: ChoiceContext,
+  seed: number,
+  priors?: CostPriors,
+): AgentDraw {
   const p = posterior(book, agent, c.domain, c.difficulty);
   const u = seeded(`${seed}:${book.generation}:${c.issueNumber}:${c.attempt}:${agent}`);
   const draw = sampleBeta(p, u);
-  const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty);
-  const target = targetPerDollar(book);
+  const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty, priors);
+  const target = targetPerDollar(book, priors);
   const value = target === undefined ? draw / expectedCostUsd : draw - target * expectedCostUsd;
   return { agent, draw, mean: mean(p), expectedCostUsd, value };
 }
@@ -146,11 +170,12 @@ export function chooseLearning(
   eligible: readonly string[],
   c: ChoiceContext,
   seed: number,
+  priors?: CostPriors,
 ): { agent: string; why: ChoiceWhy } | undefined {
   let best: AgentDraw | undefined;
   let second: AgentDraw | undefined;
   for (const agent of eligible) {
-    const d = drawFor(book, agent, c, seed);
+    const d = drawFor(book, agent, c, seed, priors);
     if (!best || d.value > best.value) {
       second = best;
       best = d;
@@ -158,7 +183,7 @@ export function chooseLearning(
   }
   if (!best) return undefined;
   const { agent, ...drawn } = best;
-  const target = targetPerDollar(book);
+  const target = targetPerDollar(book, priors);
   return {
     agent,
     why: {

@@ -110,6 +110,26 @@ function uniform(rng: Rng, lo: number, hi: number): number {
   return lo + (hi - lo) * rng.next();
 }
 
+/**
+ * The agents' list prices (USD per crew at difficulty 1) and the range their merge chances are drawn
+ * from. Configuration order puts the strongest first, as a school would list its agents.
+ */
+const NOMINAL = [
+  { id: 'premium', costUsd: 3.6, lo: 0.5, hi: 0.85, slope: 0.25 },
+  { id: 'standard', costUsd: 1.2, lo: 0.3, hi: 0.75, slope: 0.45 },
+  { id: 'budget', costUsd: 0.4, lo: 0.05, hi: 0.65, slope: 0.7 },
+] as const;
+
+/**
+ * What the school is told a crew costs (`agents[].expectedCostUsd`): the list price at the mean
+ * difficulty of the backlog's mix. Not the truth: each world's agent costs ±20 % of its list price,
+ * and a crew whose work is not merged costs 1.4 × more.
+ */
+export function listPriceUsd(nominalUsd: number): number {
+  const meanDifficulty = DIFFICULTY_MIX.reduce((s, w, i) => s + w * (i + 1), 0);
+  return nominalUsd * (0.6 + 0.2 * meanDifficulty);
+}
+
 /** The hidden world: three agents about nine-fold apart in cost, merge chances drawn per domain. */
 export function makeWorld(o: LearningOptions): World {
   const rng = createRng(o.seed);
@@ -120,12 +140,7 @@ export function makeWorld(o: LearningOptions): World {
     merge: domains.map(() => uniform(rng, lo, hi)),
     slope,
   });
-  // Configuration order puts the strongest first, as a school would list its agents.
-  const agents = [
-    agent('premium', 3.6, 0.5, 0.85, 0.25),
-    agent('standard', 1.2, 0.3, 0.75, 0.45),
-    agent('budget', 0.4, 0.05, 0.65, 0.7),
-  ];
+  const agents = NOMINAL.map((n) => agent(n.id, n.costUsd, n.lo, n.hi, n.slope));
   const issues: WorldIssue[] = [];
   for (let n = 1; n <= o.issues; n++) {
     const domain = Math.floor(rng.next() * domains.length);
@@ -377,7 +392,13 @@ export function simulateLearning(partial: Partial<LearningOptions> = {}): Learni
   check(o);
   const world = makeWorld(o);
   const config = parseConfig(
-    { agents: world.agents.map((a) => ({ id: a.id, command: ['true'] })) },
+    {
+      agents: world.agents.map((a, i) => ({
+        id: a.id,
+        command: ['true'],
+        expectedCostUsd: listPriceUsd(NOMINAL[i]!.costUsd),
+      })),
+    },
     'simulate',
   );
   const lambda = oracleTarget(world);
