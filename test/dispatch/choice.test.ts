@@ -3,6 +3,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { AgentChooser } from '../../src/dispatch/assign.js';
 import {
   chooseLearning,
+  costModel,
   drawFor,
   expectedCost,
   posterior,
@@ -214,12 +215,33 @@ describe('cost division (item 2)', () => {
     const book = new RecordBook({ crews: [...a.list, ...b.list], spend: [...a.spend, ...b.spend] });
     expect(expectedCost(book, 'a', 'api', 1)).toBeGreaterThan(2);
     expect(expectedCost(book, 'a', 'api', 1)).toBeLessThan(2.6);
-    // One crew at $10: far from $10, pulled toward the agent's ~$2.7.
+    // One crew at $10: short of $10, pulled toward the agent's base (~$2.7) times what difficulty 2
+    // costs over the school's crews (one crew's word, itself shrunk toward 1).
     const thin = expectedCost(book, 'a', 'api', 2);
     expect(thin).toBeGreaterThan(2.7);
-    expect(thin).toBeLessThan(7);
-    // An agent that never spent: the school's mean per crew.
-    expect(expectedCost(book, 'other', 'api', 1)).toBeCloseTo(30 / 11, 5);
+    expect(thin).toBeLessThan(8);
+    // An agent that never spent: the school's base per crew ($30 / 11), times the difficulty's factor.
+    const model = costModel(book);
+    expect(model.schoolBase).toBeCloseTo(30 / 11, 5);
+    expect(expectedCost(book, 'other', 'api', 1)).toBeCloseTo((30 / 11) * model.factor(1), 5);
+    expect(expectedCost(book, 'other', 'api', 1)).toBeLessThan(30 / 11);
+    expect(expectedCost(book, 'other', 'api', 2)).toBeGreaterThan(30 / 11);
+  });
+
+  it('a hard issue costs more for an agent that never worked one, by what hard issues cost the other agents', () => {
+    // cheap: $0.40 easy, $1.20 hard; dear: $3.60 easy, never hard. Dear's hard crew: ~3 × its easy one.
+    const rows = [
+      crews('cheap', 'api', 1, 10, 0.4),
+      crews('cheap', 'api', 5, 10, 1.2),
+      crews('dear', 'api', 1, 10, 3.6),
+    ];
+    const book = new RecordBook({
+      crews: rows.flatMap((r) => r.list),
+      spend: rows.flatMap((r) => r.spend),
+    });
+    expect(expectedCost(book, 'dear', 'api', 1)).toBeLessThan(3.6);
+    expect(expectedCost(book, 'dear', 'api', 5)).toBeGreaterThan(2 * 3.6);
+    expect(expectedCost(book, 'dear', 'api', 5)).toBeLessThan(3 * 3.6);
   });
 
   it('a hard issue in a domain the agent never worked costs what its hard issues cost elsewhere', () => {
@@ -282,7 +304,12 @@ describe('cost division (item 2)', () => {
       1,
     )!;
     expect(c.why.targetPerDollar).toBeUndefined();
-    expect(c.why.value).toBeCloseTo(c.why.draw / c.why.expectedCostUsd, 12);
+    const runnerUp = c.why.runnerUp!;
+    // The incumbent (best by its mean) stands on its mean, the other on its draw.
+    const [inc, other] = c.why.incumbent ? [c.why, runnerUp] : [runnerUp, c.why];
+    expect(inc.incumbent).toBe(true);
+    expect(inc.value).toBeCloseTo(inc.mean / inc.expectedCostUsd, 12);
+    expect(other.value).toBeCloseTo(other.draw / other.expectedCostUsd, 12);
   });
 
   it('value is the draw less the target times the expected cost; equal records, the cheaper agent wins', () => {
@@ -311,7 +338,8 @@ describe('cost division (item 2)', () => {
         7,
       )!;
       expect(c.why.targetPerDollar).toBeDefined();
-      expect(c.why.value).toBeCloseTo(c.why.draw - c.why.targetPerDollar! * c.why.expectedCostUsd, 12);
+      const stood = c.why.incumbent ? c.why.mean : c.why.draw;
+      expect(c.why.value).toBeCloseTo(stood - c.why.targetPerDollar! * c.why.expectedCostUsd, 12);
       expect(c.why.runnerUp).toBeDefined();
       expect(c.why.runnerUp!.value).toBeLessThanOrEqual(c.why.value);
       if (c.agent === 'cheap') cheapWins++;
@@ -442,5 +470,100 @@ describe('choice (item 2)', () => {
     expect(pick(1)).toEqual(pick(1));
     expect(pick(1)).not.toEqual(pick(2));
     expect(new Set(pick(1)).size).toBe(3);
+  });
+});
+
+describe('cost priors (agents[].expectedCostUsd)', () => {
+  it('a bad value is a configuration error naming the field and the fix', () => {
+    for (const bad of [0, -2, 'cheap']) {
+      expect(() =>
+        parseConfig(
+          {
+            agents: [
+              { id: 'a', command: ['true'] },
+              { id: 'b', command: ['true'], expectedCostUsd: bad },
+            ],
+          },
+          'school.yml',
+        ),
+      ).toThrow(/agents\.1\.expectedCostUsd: .*USD per crew/);
+    }
+    expect(agents(['a'], { a: { expectedCostUsd: 0.4 } })[0]!.expectedCostUsd).toBe(0.4);
+  });
+
+  it('the first plan, nothing recorded: with priors every easy issue goes to the cheap agent; without, the dear one gets some', () => {
+    const plan = (roster: ReturnType<typeof agents>) => {
+      const chooser = new AgentChooser(roster, undefined, { records: new RecordBook({}), seed: 5 });
+      const sent: string[] = [];
+      for (let issue = 1; issue <= 24; issue++) {
+        const c = chooser.choose({
+          role: 'coding',
+          domain: 'api',
+          difficulty: 1,
+          issueNumber: issue,
+          attempt: 1,
+        });
+        if (!('agent' in c)) throw new Error(c.reason);
+        sent.push(c.agent);
+        expect(c.why).toBeDefined();
+      }
+      return sent;
+    };
+    const priced = plan(
+      agents(['premium', 'budget'], { premium: { expectedCostUsd: 4 }, budget: { expectedCostUsd: 0.45 } }),
+    );
+    expect(priced).toEqual(new Array(24).fill('budget'));
+    const first = new AgentChooser(
+      agents(['premium', 'budget'], { premium: { expectedCostUsd: 4 }, budget: { expectedCostUsd: 0.45 } }),
+      undefined,
+      { records: new RecordBook({}), seed: 5 },
+    ).choose({ role: 'coding', domain: 'api', difficulty: 1, issueNumber: 1, attempt: 1 });
+    // Why, as recorded on the planned crew: the prior costs and the target they promise (0.5 / $0.45).
+    expect('agent' in first && first.why).toMatchObject({
+      expectedCostUsd: 0.45,
+      runnerUp: { expectedCostUsd: 4 },
+    });
+    expect('agent' in first && first.why!.targetPerDollar).toBeCloseTo(0.5 / 0.45, 10);
+    expect(plan(agents(['premium', 'budget'])).filter((a) => a === 'premium').length).toBeGreaterThan(3);
+  });
+
+  it('the record replaces a wrong prior: an agent said to cost $0.50 whose crews cost $5 is soon priced and chosen as dear', () => {
+    const record = (agent: string) => ({
+      agent,
+      domain: 'api',
+      difficulty: 1,
+      graded: 10,
+      accepted: 7,
+      settled: 7,
+      merged: 6,
+    });
+    const priors = { liar: 0.5, honest: 2 };
+    const book = (n: number) => {
+      const liar = crews('liar', 'api', 1, n, 5);
+      const honest = crews('honest', 'api', 1, 10, 2);
+      return new RecordBook({
+        ledger: ledger([record('honest'), ...(n > 0 ? [record('liar')] : [])]),
+        crews: [...liar.list, ...honest.list],
+        spend: [...liar.spend, ...honest.spend],
+      });
+    };
+    expect(expectedCost(book(0), 'liar', 'api', 1, priors)).toBeCloseTo(0.5, 5);
+    const after = expectedCost(book(10), 'liar', 'api', 1, priors);
+    expect(after).toBeGreaterThan(4);
+    expect(after).toBeLessThanOrEqual(5);
+    // Same records, the liar at 2.5 × the honest agent's cost: the honest one is sent.
+    let liarSent = 0;
+    for (let issue = 1; issue <= 50; issue++)
+      if (
+        chooseLearning(
+          book(10),
+          ['liar', 'honest'],
+          { issueNumber: issue, attempt: 1, domain: 'api', difficulty: 1 },
+          2,
+          priors,
+        )!.agent === 'liar'
+      )
+        liarSent++;
+    expect(liarSent).toBeLessThan(10);
   });
 });
