@@ -610,7 +610,7 @@ export const configSchema = z
           .enum(DISPATCH_ORDERS)
           .default('tail-guard')
           .describe(
-            'smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size × run-time history) to stretch the makespan start first.',
+            'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").',
           ),
         correctionTurns: z
           .number()

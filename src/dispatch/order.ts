@@ -14,8 +14,8 @@ export interface Candidate {
   /** Estimated size; smaller runs first. */
   size: number;
   /**
-   * Predicted run time in minutes: the size scaled by the run-time history of its agent × domain ×
-   * difficulty (./history.ts `RunTimeHistory`). What tail-guard and the standby split weigh; the
+   * Predicted run time in minutes: the size scaled by how far the estimates of its agent × domain ×
+   * difficulty missed (./predict.ts). What tail-guard and the standby split weigh; the
    * size when absent.
    */
   predicted?: number;
@@ -43,6 +43,31 @@ export interface OrderOptions {
    * A caller that shows only part of its backlog (the simulator's window) passes the whole backlog's sum.
    */
   backlogSize?: number;
+  /**
+   * Tail-guard: the size estimate up to which a fresh item is quick (`quickCut` over the issues of
+   * the curriculum). Quick items keep the seed's order; the longer ones follow, longest expected
+   * first. Absent: every fresh item keeps the seed's order (promotions aside).
+   */
+  quickMinutes?: number;
+}
+
+/**
+ * The share of the curriculum's issues, smallest estimates first, that tail-guard keeps in the
+ * seed's order (docs/dispatch.md "Ordering"). Above one half, so the issue at the median gets its
+ * first verdict as soon as under smallest-first; the rest run longest first, so the backlog ends on
+ * its shortest remaining items instead of its longest.
+ */
+export const QUICK_SHARE = 0.55;
+
+/**
+ * The size estimate up to which an issue is quick: the `QUICK_SHARE` quantile (nearest rank) of the
+ * estimates of every issue the curriculum lists, whatever its state — done and running ones
+ * included, so the cut does not climb as the quick ones finish. Undefined without an estimate.
+ */
+export function quickCut(sizes: readonly number[]): number | undefined {
+  const xs = sizes.filter((x) => Number.isFinite(x) && x >= 0).sort((a, b) => a - b);
+  if (xs.length === 0) return undefined;
+  return xs[Math.min(xs.length, Math.max(1, Math.ceil(QUICK_SHARE * xs.length))) - 1];
 }
 
 /**
@@ -56,7 +81,7 @@ export function tailGuardThreshold(backlogSize: number, slots: number): number {
   return (TAIL_GUARD_BETA * backlogSize) / Math.max(1, slots);
 }
 
-/** An item's predicted minutes: the run-time history's prediction, else its size estimate. */
+/** An item's predicted minutes: the records' prediction (./predict.ts), else its size estimate. */
 export function predictedMinutes(c: Pick<Candidate, 'size' | 'predicted'>): number {
   return c.predicted ?? c.size;
 }
@@ -85,7 +110,10 @@ export function expectedMinutes(c: Pick<Candidate, 'size' | 'predicted' | 'pFail
  * one qualifies earlier and goes first. An item of p
  * minutes is hidden when the slots still have about p of other work each to do beside it; with β
  * = ¾ a long item is started while at least 4/3 of its length per slot remains, so the end of the
- * backlog never waits on it. Everything else keeps the seed's order (time to first verdict).
+ * backlog never waits on it. Of the rest, the quick items (size ≤ `quickMinutes`: the smaller
+ * `QUICK_SHARE` of the curriculum) keep the seed's order, which is what the median issue's first
+ * verdict waits for; the longer ones follow, longest expected first, so the backlog ends on its
+ * shortest remaining items and a late failure's repair has short work beside it.
  * Both are total orders, so every planner over the same inputs sees the same sequence. Sorts a
  * copy: O(n log n).
  */
@@ -94,24 +122,41 @@ export function orderCandidates(candidates: readonly Candidate[], o: OrderOption
   if (o.order !== 'tail-guard') return sorted;
   const total = o.backlogSize ?? candidates.reduce((s, c) => s + expectedMinutes(c), 0);
   const threshold = tailGuardThreshold(total, o.slots ?? 1);
-  return promote(sorted, (c) => expectedMinutes(c) >= threshold);
+  const quick = o.quickMinutes;
+  return promote(
+    sorted,
+    (c) => expectedMinutes(c) >= threshold,
+    quick === undefined ? undefined : (c) => c.size > quick,
+  );
 }
 
 /**
  * Repairs keep the front; within each priority the promoted fresh items (longest expected first)
- * go before the rest, which keep their order. Priority is the operator's word and stays first:
- * tail-guard replaces only the size key of smallest-first.
+ * go before the rest, which keep their order — except the `long` ones (not quick), which go after
+ * the rest, longest expected first. Priority is the operator's word and stays first: tail-guard
+ * replaces only the size key of smallest-first.
  */
-export function promote(ordered: readonly Candidate[], lifted: (c: Candidate) => boolean): Candidate[] {
-  const up = new Set(ordered.filter((c) => !front(c) && lifted(c)));
-  if (up.size === 0) return [...ordered];
+export function promote(
+  ordered: readonly Candidate[],
+  lifted: (c: Candidate) => boolean,
+  long?: (c: Candidate) => boolean,
+): Candidate[] {
+  // 0 promoted, 1 in the seed's order, 2 long: longest expected first.
+  const band = new Map<Candidate, 0 | 1 | 2>();
+  for (const c of ordered)
+    if (!front(c)) {
+      if (lifted(c)) band.set(c, 0);
+      else if (long?.(c)) band.set(c, 2);
+    }
+  if (band.size === 0) return [...ordered];
   const rank = new Map(ordered.map((c, i) => [c, i]));
+  const bandOf = (c: Candidate) => band.get(c) ?? 1;
   return [...ordered].sort((a, b) => {
     if (front(a) !== front(b)) return front(a) ? -1 : 1;
     if (a.priority !== b.priority) return a.priority - b.priority;
-    const ua = up.has(a);
-    if (ua !== up.has(b)) return ua ? -1 : 1;
-    if (ua) return expectedMinutes(b) - expectedMinutes(a) || a.issueNumber - b.issueNumber;
+    const ba = bandOf(a);
+    if (ba !== bandOf(b)) return ba - bandOf(b);
+    if (ba !== 1) return expectedMinutes(b) - expectedMinutes(a) || a.issueNumber - b.issueNumber;
     return rank.get(a)! - rank.get(b)!;
   });
 }

@@ -57,9 +57,9 @@ import { cleanFences } from './fences.js';
 import { completeContests, contestPlans, expandContests } from './contest.js';
 import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
-import { READY, RunTimeHistory, issueStates, type VerdictLookup } from './history.js';
+import { READY, issueStates, type VerdictLookup } from './history.js';
 import { decideRevision, type RevisionRequest } from './revision.js';
-import { orderCandidates, type Candidate } from './order.js';
+import { orderCandidates, quickCut, type Candidate } from './order.js';
 import { Predictor } from './predict.js';
 import { describeAgentPauses, describePauses, pendingPauses, splitPauses } from './pause.js';
 import { askOwners, reconcile, type Reconciled } from './reconcile.js';
@@ -502,10 +502,10 @@ function sortCurriculum(
 }
 
 /**
- * Each candidate's predicted minutes (./history.ts) and chance of a repair (./predict.ts over the
- * records), for the agent admission will choose for it × its domain × difficulty. What tail-guard
- * orders by and the standby split balances. Past runs are compared with the estimate of their issue
- * in this curriculum.
+ * Each candidate's predicted minutes and chance of a repair (./predict.ts over the records), for
+ * the agent admission will choose for it × its domain × difficulty. What tail-guard orders by and
+ * the standby split balances. Past runs are compared with the estimate their issue had when they
+ * were planned (`crew.planned` `cell`), else with its estimate in this curriculum.
  */
 function predictRunTimes(
   input: PlanInput,
@@ -524,10 +524,6 @@ function predictRunTimes(
       },
     ]),
   );
-  const history = new RunTimeHistory(registry, (n) => sizes.get(n), d.size);
-  // The chance of a repair per agent × domain × difficulty from the records (./predict.ts). Minutes
-  // stay the history's: a key with three runs of its own speaks for itself there, where the shrunk
-  // ratio would still lean on the school's mix of slow and quick kinds.
   const predictor = new Predictor(
     new RecordBook({
       ...(input.record?.ledger ? { ledger: input.record.ledger } : {}),
@@ -539,13 +535,9 @@ function predictRunTimes(
   for (const c of candidates) {
     const choice = agents.choose(c);
     if (!('agent' in choice)) continue;
-    c.predicted = history.predict(c.size, {
-      agent: choice.agent,
-      domain: c.domain,
-      difficulty: c.difficulty,
-    });
-    const pFail = predictor.predict(c.size, choice.agent, c.domain, c.difficulty).pFail;
-    if (pFail !== undefined) c.pFail = pFail;
+    const p = predictor.predict(c.size, choice.agent, c.domain, c.difficulty);
+    if (p.minutes !== undefined) c.predicted = p.minutes;
+    if (p.pFail !== undefined) c.pFail = p.pFail;
   }
 }
 
@@ -615,6 +607,7 @@ function admissionInput(
     candidates: orderCandidates(candidates, {
       order: config.dispatch.order,
       slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0),
+      ...quickOf(input),
     }),
     daemons: offered,
     agents: config.agents,
@@ -639,6 +632,18 @@ function admissionInput(
   };
 }
 
+/**
+ * Tail-guard's quick cut (./order.ts `quickCut`) over every issue the curriculum lists, whatever its
+ * state: done and running issues stay listed until closed, so the cut does not climb as quick ones finish.
+ */
+function quickOf(input: PlanInput): { quickMinutes?: number } {
+  const d = input.config.curriculum.defaults;
+  const cut = quickCut(
+    input.curriculum.map((i) => finiteOr(i.size, d.size, { min: 0, max: Number.MAX_SAFE_INTEGER })),
+  );
+  return cut === undefined ? {} : { quickMinutes: cut };
+}
+
 /** An admitted candidate as an assignment, under a fresh crew id `c<issue>-<8 hex>`. */
 function toAssignment(a: Admitted, standby: boolean, eligible?: string[]): Assignment {
   return {
@@ -659,6 +664,7 @@ function toAssignment(a: Admitted, standby: boolean, eligible?: string[]): Assig
     ...(a.candidate.revision ? { revision: a.candidate.revision } : {}),
     ...(eligible ? { eligible } : {}),
     ...(a.why ? { choice: a.why } : {}),
+    cell: { domain: a.candidate.domain, difficulty: a.candidate.difficulty, size: a.candidate.size },
   };
 }
 
@@ -681,6 +687,7 @@ function plannedEvents(result: PlanResult, input: PlanInput, now: Date): CrewEve
         ...(a.revision ? { revision: a.revision } : {}),
         ...(a.eligible ? { eligible: a.eligible } : {}),
         ...(a.choice ? { choice: a.choice } : {}),
+        ...(a.cell ? { cell: a.cell } : {}),
         ...(a.contest ? { contest: a.contest } : {}),
         ...plannedBy(input.owners?.plannedBy, a.daemon),
       },

@@ -44,6 +44,9 @@ export interface CellRecord {
   sizedCrews: number;
   sizedMinutes: number;
   sizedEstimate: number;
+  /** Σ ln(minutes ÷ estimate) over those crews, and Σ of its squares: how far the estimates miss. */
+  sizedLog: number;
+  sizedLogSq: number;
 }
 
 /**
@@ -89,6 +92,8 @@ export interface RecordCrew {
   revision?: unknown;
   /** The cell recorded when it was planned (`crew.planned` `choice`), when it was. */
   choice?: { domain: string; difficulty: number };
+  /** The issue's cell and size estimate when it was planned (`crew.planned` `cell`), when recorded. */
+  cell?: { domain: string; difficulty: number; size: number };
   /** How the crew ended, and whether it ended before its agent ran (the registry's flags). */
   outcome?: string;
   preVerify?: boolean;
@@ -162,7 +167,8 @@ export class RecordBook {
     this.generation = generation;
     for (const crew of inputs.crews ?? []) {
       if (crew.status !== 'finished') continue;
-      const issue = inputs.cellOf?.(crew.issueNumber);
+      // The cell and estimate as planned; the curriculum's for crews planned before they were recorded.
+      const issue = crew.cell ?? inputs.cellOf?.(crew.issueNumber);
       const where = crew.choice ?? issue;
       if (!where) continue;
       const r = this.cell(crew.agent, where.domain, where.difficulty);
@@ -179,6 +185,9 @@ export class RecordBook {
           r.sizedCrews += 1;
           r.sizedMinutes += ms / 60_000;
           r.sizedEstimate += size;
+          const log = Math.log(ms / 60_000 / size);
+          r.sizedLog += log;
+          r.sizedLogSq += log * log;
         }
       }
       this.school.crews += 1;
@@ -269,6 +278,8 @@ function empty(agent: string, domain: string, difficulty: number): CellRecord {
     sizedCrews: 0,
     sizedMinutes: 0,
     sizedEstimate: 0,
+    sizedLog: 0,
+    sizedLogSq: 0,
   };
 }
 
@@ -288,6 +299,8 @@ function add(to: CellRecord, r: CellRecord): void {
   to.sizedCrews += r.sizedCrews;
   to.sizedMinutes += r.sizedMinutes;
   to.sizedEstimate += r.sizedEstimate;
+  to.sizedLog += r.sizedLog;
+  to.sizedLogSq += r.sizedLogSq;
 }
 
 /**

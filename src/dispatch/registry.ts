@@ -4,6 +4,7 @@ import type {
   CrewFinished,
   CrewOutcome,
   CrewPlanned,
+  PlannedCell,
   LeaseOwner,
 } from '../schemas/crew.js';
 import { EventLog } from '../state/event-log.js';
@@ -85,6 +86,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
             ...(d.revision ? { revision: d.revision } : {}),
             ...(d.eligible ? { eligible: [...d.eligible] } : {}),
             ...(d.choice ? { choice: d.choice } : {}),
+            ...(plannedCell(d) ?? {}),
             ...(d.contest ? { contest: { id: d.contest.id, of: [...d.contest.of] } } : {}),
           };
         }
@@ -191,4 +193,20 @@ export function crewLog(layout: StateLayout): EventLog<CrewEvent> {
 /** Reads and folds the registry. Throws CorruptStateError (file quarantined) on a corrupt line. */
 export function readRegistry(layout: StateLayout): CrewRegistry {
   return foldLog(crewFold, crewLog(layout).read());
+}
+
+/**
+ * The planned cell as the plan recorded it. A repair a crew job planned itself (`repairOf`) carries
+ * none: the job's handoff is not trusted with what later plans predict from.
+ */
+function plannedCell(d: CrewPlanned): { cell: PlannedCell } | undefined {
+  const c = d.cell;
+  if (!c || d.repairOf !== undefined) return undefined;
+  const ok =
+    typeof c.domain === 'string' &&
+    Number.isInteger(c.difficulty) &&
+    typeof c.size === 'number' &&
+    Number.isFinite(c.size) &&
+    c.size > 0;
+  return ok ? { cell: { domain: c.domain, difficulty: c.difficulty, size: c.size } } : undefined;
 }

@@ -24,7 +24,7 @@ import { readSchool } from './school-log.js';
  *   so `maxCrews` holds across jobs; for the cap, a daemon counts as min(its slots, its active
  *   crews), standby ones included (`capUsage`).
  * - Depth and balance: the first crew of a slot may take the whole crew timeout; behind it each
- *   daemon gets predicted work (size × run-time history) for the time its job may still start
+ *   daemon gets predicted work (size × the records' miss, ./predict.ts) for the time its job may still start
  *   crews, balanced across daemons (`admitStandby`). The typical crew duration seen so far
  *   (`typicalCrewMs`, the 75th percentile of recent runs) sizes the last crew a slot starts.
  *   Over-planning costs nothing paid: an unstarted crew only waits for the next plan.

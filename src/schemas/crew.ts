@@ -90,10 +90,21 @@ export interface CrewPlanned {
   /** Why a learning choice sent this agent (docs/dispatch.md, "Choosing an agent"); absent under greedy. */
   choice?: PlannedChoice;
   /**
+   * The issue's domain, difficulty and size estimate (minutes) as planned: what the records file the
+   * crew's minutes under once the issue has left the curriculum (src/dispatch/record.ts).
+   */
+  cell?: PlannedCell;
+  /**
    * One crew of a contest (docs/dispatch.md, "Contests"): every listed crew takes the same issue in
    * its own slot; the judges pick one, only it is delivered. Absent on an ordinary crew.
    */
   contest?: ContestPlan;
+}
+
+export interface PlannedCell {
+  domain: string;
+  difficulty: number;
+  size: number;
 }
 
 /** A contest as planned: its id and every crew in it (this one included), in plan order. */

@@ -3,6 +3,7 @@ import { batchPolicy, fifoPolicy } from './baselines.js';
 import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence, type DeployedWorkflow } from './deployed.js';
 import { simulate, type SimResult } from './engine.js';
 import { measure, type PolicyMetrics } from './metrics.js';
+import { quickCut } from '../dispatch/order.js';
 import { createOffice } from './office-adapter.js';
 import { resolveSimOptions, type SimOptions, type SimOptionsInput } from './options.js';
 import { oraclePolicy } from './oracle.js';
@@ -30,16 +31,21 @@ export const POLICIES: ReadonlyArray<{
   { name: 'fifo', label: 'FIFO with immediate refill', factory: () => fifoPolicy },
   {
     name: 'tail-guard',
-    label: 'dispatch.order: tail-guard (runs predicted ≥ ¾ of the backlog per slot start first; the default)',
-    factory: () => (w) =>
-      officePolicy(
+    label:
+      'dispatch.order: tail-guard (runs predicted ≥ ¾ of the backlog per slot first, then the quicker 55 % smallest first, then the rest longest first; the default)',
+    factory: () => (w) => {
+      const quick = quickCut(w.issues.map((i) => i.size));
+      const quickMinutes = quick === undefined ? {} : { quickMinutes: quick };
+      return officePolicy(
         createOffice({
           slotsPerDaemon: w.options.fleet.slotsPerDaemon,
           totalSlots: w.slots.length,
           order: 'tail-guard',
+          ...quickMinutes,
         }),
-        { tailGuard: true, name: 'tail-guard' },
-      )(w),
+        { tailGuard: true, name: 'tail-guard', ...quickMinutes },
+      )(w);
+    },
     reference: true,
   },
   {

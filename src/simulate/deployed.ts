@@ -1,5 +1,6 @@
 import { DEFAULT_JOB_TIMEOUT_MINUTES, type DispatchOrder } from '../config/schema.js';
 import { nextCycle } from '../dispatch/next-cycle.js';
+import { quickCut } from '../dispatch/order.js';
 import { SimulationError, type SimResult } from './engine.js';
 import { MinHeap } from './heap.js';
 import { createOffice } from './office-adapter.js';
@@ -200,6 +201,7 @@ class DeployedLoop {
       slotsPerDaemon: this.perDaemon,
       totalSlots: workload.slots.length,
       order: o.order,
+      ...quickOf(workload),
       ...(o.predictions
         ? { predictions: { history: workload.history ?? [], risk: o.predictions.risk } }
         : {}),
@@ -575,4 +577,10 @@ class DeployedLoop {
     }
     return idle;
   }
+}
+
+/** The curriculum lists every issue of the backlog all along: tail-guard's quick cut over them. */
+function quickOf(workload: Workload): { quickMinutes?: number } {
+  const cut = quickCut(workload.issues.map((i) => i.size));
+  return cut === undefined ? {} : { quickMinutes: cut };
 }

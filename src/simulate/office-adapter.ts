@@ -57,6 +57,8 @@ export interface OfficeOptions {
    * every candidate is its size estimate, as before predictions.
    */
   predictions?: { history: readonly SimIssue[]; risk: boolean };
+  /** Tail-guard's quick cut over the curriculum (order.ts `quickCut`): every issue of the backlog. */
+  quickMinutes?: number;
 }
 
 /** An Actions plan's clock, in virtual minutes: the job it plans for, and what sizes the standby. */
@@ -180,6 +182,7 @@ class SimulatedOffice implements SimOffice {
           order: options.order ?? 'smallest-first',
           slots: options.totalSlots,
           ...(backlogSize !== undefined && !this.records ? { backlogSize } : {}),
+          ...(options.quickMinutes !== undefined ? { quickMinutes: options.quickMinutes } : {}),
         },
       ),
       daemons: daemons.map((d) => admissionDaemon(d, options.slotsPerDaemon)),

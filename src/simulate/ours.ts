@@ -54,6 +54,11 @@ export interface OfficePolicyOptions {
    * then also show the items large enough to be promoted, from the tail of each class.
    */
   tailGuard?: boolean;
+  /**
+   * Tail-guard's quick cut (order.ts `quickCut`), as given to the office: once a class has no quick
+   * item left, its longest items are the ones the office wants, so the window shows its tail.
+   */
+  quickMinutes?: number;
   name?: string;
 }
 
@@ -180,14 +185,21 @@ class OfficeBacklog implements SimPolicy {
     return { list, cut };
   }
 
-  /** Tail guard: items whose estimate ≥ β × backlog per slot, biggest of each class first. */
+  /**
+   * Tail guard: items whose estimate ≥ β × backlog per slot, biggest of each class first; and every
+   * item of a class with no quick item left (its head is above the quick cut), biggest first.
+   */
   private critical(list: ReadyItem[], window: number): Set<string> {
     const promote = new Set<string>();
     if (!this.options.tailGuard) return promote;
     const threshold = tailGuardThreshold(this.backlogSize, this.workload.slots.length);
     const shown = new Set(list.map((i) => i.id));
     for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
+    const quick = this.options.quickMinutes;
     for (const q of this.byClass) {
+      let first = q.head;
+      while (first <= q.tail && this.launched.has(q.items[first]!.id)) first++;
+      const longHead = quick !== undefined && first <= q.tail && q.items[first]!.issue.size > quick;
       let taken = 0;
       for (let i = q.tail; i >= q.head && taken < window; i--) {
         const item = q.items[i]!;
@@ -195,7 +207,7 @@ class OfficeBacklog implements SimPolicy {
           if (i === q.tail) q.tail--;
           continue;
         }
-        if (item.issue.size < threshold) break;
+        if (item.issue.size < threshold && !longHead) break;
         if (!shown.has(item.id)) list.push(item);
         promote.add(item.id);
         taken++;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectedMinutes, orderCandidates, REPAIR_FACTOR } from '../../src/dispatch/order.js';
-import { MINUTES_STRENGTH, Predictor } from '../../src/dispatch/predict.js';
+import { Predictor } from '../../src/dispatch/predict.js';
 import { RecordBook, type RecordCrew } from '../../src/dispatch/record.js';
 import { candidate } from './helpers.js';
 
@@ -44,27 +44,24 @@ describe('predictions from the records (minutes and failure per agent × domain 
     expect(p).toEqual({});
   });
 
-  it('scales the estimate by the cell’s run ÷ estimate, shrunk toward its parents', () => {
-    // a on api/3 ran twice its estimates (three crews); a on docs/1 ran at its estimate (one crew).
-    const book = new RecordBook({
-      crews: [ran(1, 1, 'a', 20), ran(2, 2, 'a', 40), ran(3, 3, 'a', 60), ran(4, 4, 'a', 10)],
-      cellOf,
-    });
-    const p = new Predictor(book);
-    // School and agent overall: 130 / 70 over 4 crews. api (3 crews at 2.0) leans on that by
-    // min(4, MINUTES_STRENGTH) pseudo-crews; the cell (the same 3 crews) on api by 4 more.
-    const overall = 130 / 70;
-    const api = (MINUTES_STRENGTH * overall + 3 * 2) / (MINUTES_STRENGTH + 3);
-    const inCell = (MINUTES_STRENGTH * api + 3 * 2) / (MINUTES_STRENGTH + 3);
-    expect(p.ratio('a', 'api', 3)).toBeCloseTo(inCell, 10);
-    expect(p.predict(40, 'a', 'api', 3).minutes).toBeCloseTo(40 * inCell, 10);
-    // More than the school's ratio, less than the cell's own 2.0: a thin cell leans on its parents.
-    expect(inCell).toBeGreaterThan(overall);
-    expect(inCell).toBeLessThan(2);
-    // docs/1 ran at its estimate: its one crew pulls it below the agent's ratio.
-    expect(p.ratio('a', 'docs', 1)!).toBeLessThan(overall);
-    // An agent with no crew of its own: the school's ratio.
-    expect(p.ratio('b', 'api', 3)).toBeCloseTo(overall, 10);
+  it('scales the estimate by the cell’s miss when its crews agree; one crew per cell: the school’s', () => {
+    // a on api/3 ran twice its estimates (three crews); a on docs/1 at its estimate (one crew).
+    const p = new Predictor(
+      new RecordBook({
+        crews: [ran(1, 1, 'a', 20), ran(2, 2, 'a', 40), ran(3, 3, 'a', 60), ran(4, 4, 'a', 10)],
+        cellOf,
+      }),
+    );
+    // The api crews agree exactly (no noise within a cell), so the cells' difference is real.
+    expect(p.ratio('a', 'api', 3)).toBeCloseTo(2, 10);
+    expect(p.predict(40, 'a', 'api', 3).minutes).toBeCloseTo(80, 10);
+    expect(p.ratio('a', 'docs', 1)).toBeCloseTo(1, 10);
+    // An agent with no crew of its own: the school's mean miss, e^(ln 2 × ¾).
+    expect(p.ratio('b', 'api', 3)).toBeCloseTo(Math.pow(2, 3 / 4), 10);
+    // One crew per cell: nothing says how noisy a crew is, every cell takes the school's miss.
+    const thin = new Predictor(new RecordBook({ crews: [ran(1, 1, 'a', 20), ran(4, 4, 'a', 10)], cellOf }));
+    expect(thin.ratio('a', 'api', 3)).toBeCloseTo(Math.SQRT2, 10);
+    expect(thin.ratio('a', 'docs', 1)).toBeCloseTo(Math.SQRT2, 10);
   });
 
   it('leaves interruptions, aborts before the agent and issues without an estimate out of the minutes', () => {

@@ -43,7 +43,12 @@ async function school(daemons: Array<{ id: string; worktrees: number }>, dispatc
 }
 
 /** Crews that ran start to finish in `minutes`, as the crew log records them. */
-async function history(layout: StateLayout, minutes: number[], agent = 'a'): Promise<void> {
+async function history(
+  layout: StateLayout,
+  minutes: number[],
+  agent = 'a',
+  cells: Array<{ domain: string; difficulty: number; size: number }> = [],
+): Promise<void> {
   const t0 = NOW.getTime() - 24 * 3600_000;
   await crewLog(layout).append(
     minutes.flatMap((m, i): CrewEvent[] => {
@@ -59,6 +64,8 @@ async function history(layout: StateLayout, minutes: number[], agent = 'a'): Pro
           fences: [],
           repair: false,
           attempt: 1,
+          // As a plan records it: the issue has left the curriculum, its estimate is kept here.
+          cell: cells[i] ?? { domain: 'general', difficulty: 2, size: 30 },
         }),
         event(
           'crew.started',
@@ -130,8 +137,9 @@ describe('planDispatch with standby crews behind the first wave', () => {
     await history(seasoned.layout, [1, 2, 2, 2, 1.5, 2]);
     const warm = await seasoned.plan(issues(10));
     // Crews took 10.5 min for six issues estimated 30 min each: each 30 min issue is predicted at
-    // 1.75 min. The slot starts another crew while the work before it ends within 10 min: crews
-    // start at 0, 1.75, …, 8.75 (six in all); the seventh would start at 10.5, too late.
+    // about 1.77 min (the mean of their log-normal miss). The slot starts another crew while the work
+    // before it ends within 10 min: crews start at 0, 1.77, …, 8.84 (six in all); the seventh would
+    // start at 10.6, too late.
     expect(warm.assignments.map((a) => a.queued ?? false)).toEqual([false, true, true, true, true, true]);
     expect(warm.refused).toHaveLength(4);
   });
@@ -194,10 +202,13 @@ describe('planDispatch with standby crews behind the first wave', () => {
   it('predicts from the run-time history of agent × domain × difficulty: an issue whose kind ran long goes first', async () => {
     const s = await school([{ id: 'd1', worktrees: 1 }], { maxCrews: 1 });
     // Issues 900–902 (domain slow) ran 100 min against an estimate of 10; 903–905 (general) 10 min.
-    await history(s.layout, [100, 100, 100, 10, 10, 10], 'student');
-    const past = [0, 1, 2, 3, 4, 5].map((i) =>
-      item(900 + i, { size: 10, domain: i < 3 ? 'slow' : 'general' }),
-    );
+    const kinds = [0, 1, 2, 3, 4, 5].map((i) => ({
+      domain: i < 3 ? 'slow' : 'general',
+      difficulty: 2,
+      size: 10,
+    }));
+    await history(s.layout, [100, 100, 100, 10, 10, 10], 'student', kinds);
+    const past = kinds.map((k, i) => item(900 + i, { size: k.size, domain: k.domain }));
     const fresh = [
       item(1, { size: 10, domain: 'general' }),
       item(2, { size: 20, domain: 'general' }),
