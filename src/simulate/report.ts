@@ -19,7 +19,7 @@ export function describeScenario(c: Comparison): string {
   return (
     `${o.issues} issues on ${o.fleet.daemons} daemon(s) × ${o.fleet.slotsPerDaemon} slot(s) = ${c.workload.slots.length} students; ` +
     `seed ${o.seed}, durations log-normal (median ${o.durations.medianMinutes} min, tail σ ${o.durations.tailSigma}), ` +
-    `failure rate ${o.failures.rate}, usage-limit rate ${o.pauses.rate} (pause ${o.pauses.minutes} min)`
+    `failure rate ${o.failures.rate} (spread ${o.failures.spread} per domain × difficulty), usage-limit rate ${o.pauses.rate} (pause ${o.pauses.minutes} min)`
   );
 }
 

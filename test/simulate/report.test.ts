@@ -84,6 +84,22 @@ describe('school simulate (CLI, child process)', () => {
     const r = run('--failure-rate', '2');
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--failure-rate: expected a number from 0 to 0.9, found "2"');
+    const spread = run('--failure-spread', '9');
+    expect(spread.status).toBe(2);
+    expect(spread.stderr).toContain('--failure-spread: expected a number from 0 to 3, found "9"');
+  });
+
+  it('--failure-spread sets how much the failure rate differs per domain × difficulty', () => {
+    const runs = (spread: string) => {
+      const r = run('--seed', '4', '--failure-spread', spread);
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain(`(spread ${spread} per domain × difficulty)`);
+      return r.stdout;
+    };
+    // The per-cell rates move which issues fail: the same seed fails other runs under spread 1
+    // (240 issues, 24 students: 1.34 × the bound against 1.70 ×).
+    const row = (out: string) => out.split('\n').find((l) => l.startsWith('ours'));
+    expect(row(runs('0'))).not.toEqual(row(runs('1')));
   });
 });
 

@@ -24,6 +24,8 @@ Options:
   --tail SIGMA        log-normal sigma of run durations; larger = heavier tail (default ${DEFAULT_SIM_OPTIONS.durations.tailSigma})
   --median MIN        median run duration in minutes (default ${DEFAULT_SIM_OPTIONS.durations.medianMinutes})
   --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failures.rate})
+  --failure-spread X  how much the failure rate differs per domain × difficulty: 0 = one rate
+                      for every run, 1 = the hard, long issues fail most (default ${DEFAULT_SIM_OPTIONS.failures.spread})
   --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauses.rate})
   --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauses.minutes})
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
@@ -72,7 +74,10 @@ export function simulateOptions(values: Record<string, string | boolean | undefi
       tailSigma: numberOption('tail', str('tail'), 0, 3),
       medianMinutes: numberOption('median', str('median'), 0.01, 1e6),
     }),
-    failures: given({ rate: numberOption('failure-rate', str('failure-rate'), 0, 0.9) }),
+    failures: given({
+      rate: numberOption('failure-rate', str('failure-rate'), 0, 0.9),
+      spread: numberOption('failure-spread', str('failure-spread'), 0, 3),
+    }),
     pauses: given({
       rate: numberOption('pause-rate', str('pause-rate'), 0, 0.5),
       minutes: numberOption('pause-minutes', str('pause-minutes'), 0, 1e6),
@@ -89,6 +94,7 @@ const SIMULATE_OPTIONS = verbOptions(
     'tail',
     'median',
     'failure-rate',
+    'failure-spread',
     'pause-rate',
     'pause-minutes',
     'html',
