@@ -52098,6 +52098,9 @@ const agentSchema = strictObject({
   dailyBudgetUsd: schemas_number().positive().optional().describe(
     "What this agent's crews may spend in one UTC day (USD, from the spend ledger). Once reached the agent is not chosen until 00:00 UTC; another eligible agent may be."
   ),
+  expectedCostUsd: schemas_number({ message: "expected a number of USD per crew, e.g. 1.5" }).positive({ message: "must be more than 0 (USD per crew, e.g. 1.5); leave it out if unknown" }).max(1e5, { message: "at most 100000 (USD per crew)" }).optional().describe(
+    "Roughly what one crew of this agent costs (USD), e.g. from its list prices: the learning choice's prior for its cost until its own crews record spend (the record replaces it as crews finish). Unset: the school's mean per crew, $1 before any crew spent."
+  ),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
   passEnv: passEnvSchema,
   homeFiles: homeFilesSchema,
@@ -52276,7 +52279,7 @@ const configSchema = strictObject({
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
+      'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").'
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails."),
     choice: schemas_enum(["learning", "greedy"]).default("learning").describe(
@@ -54407,6 +54410,7 @@ const crewFold = registerFold({
             ...d.revision ? { revision: d.revision } : {},
             ...d.eligible ? { eligible: [...d.eligible] } : {},
             ...d.choice ? { choice: d.choice } : {},
+            ...plannedCell(d) ?? {},
             ...d.contest ? { contest: { id: d.contest.id, of: [...d.contest.of] } } : {}
           };
         }
@@ -54504,6 +54508,12 @@ function crewLog(layout) {
 }
 function registry_readRegistry(layout) {
   return foldLog(crewFold, crewLog(layout).read());
+}
+function plannedCell(d) {
+  const c = d.cell;
+  if (!c || d.repairOf !== void 0) return void 0;
+  const ok = typeof c.domain === "string" && Number.isInteger(c.difficulty) && typeof c.size === "number" && Number.isFinite(c.size) && c.size > 0;
+  return ok ? { cell: { domain: c.domain, difficulty: c.difficulty, size: c.size } } : void 0;
 }
 
 
@@ -57324,7 +57334,7 @@ class RecordBook {
     this.generation = generation;
     for (const crew of inputs.crews ?? []) {
       if (crew.status !== "finished") continue;
-      const issue = inputs.cellOf?.(crew.issueNumber);
+      const issue = crew.cell ?? inputs.cellOf?.(crew.issueNumber);
       const where = crew.choice ?? issue;
       if (!where) continue;
       const r = this.cell(crew.agent, where.domain, where.difficulty);
@@ -57341,6 +57351,9 @@ class RecordBook {
           r.sizedCrews += 1;
           r.sizedMinutes += ms / 6e4;
           r.sizedEstimate += size;
+          const log = Math.log(ms / 6e4 / size);
+          r.sizedLog += log;
+          r.sizedLogSq += log * log;
         }
       }
       this.school.crews += 1;
@@ -57410,7 +57423,9 @@ function empty(agent, domain, difficulty) {
     minutes: 0,
     sizedCrews: 0,
     sizedMinutes: 0,
-    sizedEstimate: 0
+    sizedEstimate: 0,
+    sizedLog: 0,
+    sizedLogSq: 0
   };
 }
 function add(to, r) {
@@ -57429,6 +57444,8 @@ function add(to, r) {
   to.sizedCrews += r.sizedCrews;
   to.sizedMinutes += r.sizedMinutes;
   to.sizedEstimate += r.sizedEstimate;
+  to.sizedLog += r.sizedLog;
+  to.sizedLogSq += r.sizedLogSq;
 }
 const NOT_CHOSEN_SHARE = 0.5;
 function tallyOf(r, mergeRate = 1) {
@@ -57470,17 +57487,88 @@ function posterior(book, agent, domain, difficulty) {
   const inDomain = shrink(overall, tallyOf(here, rate));
   return shrink(inDomain, tallyOf(book.of(agent, domain, difficulty), rate));
 }
-function expectedCost(book, agent, domain, difficulty) {
-  const school = book.school.crews > 0 ? book.school.spendUsd / book.school.crews : DEFAULT_CREW_COST_USD;
-  const overall = shrinkCost(school, costOf(book.of(agent)), 1);
-  const atDifficulty = shrinkCost(overall, costOf(book.of(agent, void 0, difficulty)));
+const FACTOR_STRENGTH = 2;
+const GIVEN_COST_STRENGTH = 2;
+const costModels = /* @__PURE__ */ new WeakMap();
+function costModel(book) {
+  const hit = costModels.get(book);
+  if (hit) return hit;
+  const rows = book.list("difficulty").filter((r) => r.crews > 0);
+  const factors = /* @__PURE__ */ new Map();
+  const f = (d) => factors.get(d) ?? 1;
+  const agents = /* @__PURE__ */ new Map();
+  const fitBases = () => {
+    agents.clear();
+    for (const r of rows) {
+      const a = agents.get(r.agent) ?? { spendUsd: 0, weight: 0 };
+      a.spendUsd += r.spendUsd;
+      a.weight += r.crews * f(r.difficulty);
+      agents.set(r.agent, a);
+    }
+  };
+  fitBases();
+  if (book.school.spendUsd > 0) {
+    for (let round = 0; round < 20; round++) {
+      const by = /* @__PURE__ */ new Map();
+      for (const r of rows) {
+        const a = agents.get(r.agent);
+        const base = a.weight > 0 ? a.spendUsd / a.weight : 0;
+        const t = by.get(r.difficulty) ?? { spendUsd: 0, expected: 0, crews: 0 };
+        t.spendUsd += r.spendUsd;
+        t.expected += r.crews * base;
+        t.crews += r.crews;
+        by.set(r.difficulty, t);
+      }
+      let crews = 0;
+      let sum = 0;
+      for (const [d, t] of by) {
+        const mean2 = t.crews > 0 ? t.expected / t.crews : 0;
+        const k = FACTOR_STRENGTH * mean2;
+        factors.set(d, t.expected + k > 0 ? (t.spendUsd + k) / (t.expected + k) : 1);
+        crews += t.crews;
+        sum += t.crews * f(d);
+      }
+      if (crews > 0 && sum > 0) for (const [d, v] of factors) factors.set(d, v * crews / sum);
+      fitBases();
+    }
+  }
+  let spendUsd = 0;
+  let weight = 0;
+  for (const a of agents.values()) {
+    spendUsd += a.spendUsd;
+    weight += a.weight;
+  }
+  const model = {
+    factor: f,
+    agents,
+    schoolBase: spendUsd > 0 && weight > 0 ? spendUsd / weight : void 0
+  };
+  costModels.set(book, model);
+  return model;
+}
+function expectedCost(book, agent, domain, difficulty, priors) {
+  const model = costModel(book);
+  const given = priors?.[agent];
+  const own = model.agents.get(agent) ?? { spendUsd: 0, weight: 0 };
+  const base = given !== void 0 && Number.isFinite(given) && given > 0 ? shrinkCost(given, { crews: own.weight, spendUsd: own.spendUsd }, GIVEN_COST_STRENGTH) : shrinkCost(
+    model.schoolBase ?? DEFAULT_CREW_COST_USD,
+    { crews: own.weight, spendUsd: own.spendUsd },
+    1
+  );
+  const atDifficulty = shrinkCost(
+    base * model.factor(difficulty),
+    costOf(book.of(agent, void 0, difficulty))
+  );
   return shrinkCost(atDifficulty, costOf(book.of(agent, domain, difficulty)), CELL_COST_STRENGTH);
 }
-function targetPerDollar(book) {
-  const hit = targets.get(book);
-  if (hit) return hit.value;
+function targetPerDollar(book, priors) {
+  const key = priors ? JSON.stringify(priors) : "";
+  const cached = targets.get(book) ?? /* @__PURE__ */ new Map();
+  targets.set(book, cached);
+  if (cached.has(key)) return cached.get(key);
   let value;
-  if (book.school.spendUsd > 0) {
+  const given = Object.keys(priors ?? {});
+  if (book.school.spendUsd > 0 || given.length > 0) {
     const mix = /* @__PURE__ */ new Map();
     for (const r of book.list("cell")) {
       const n = r.crews > 0 ? r.crews : r.graded;
@@ -57490,12 +57578,13 @@ function targetPerDollar(book) {
       m.n += n;
       mix.set(k, m);
     }
-    const agents = book.agentIds();
+    if (mix.size === 0) mix.set("", { domain: "", difficulty: 0, n: 1 });
+    const agents = book.agentIds().length > 0 ? book.agentIds() : given;
     const table = [...mix.values()].map((c) => ({
       n: c.n,
       options: agents.map((a) => ({
         p: mean(posterior(book, a, c.domain, c.difficulty)),
-        cost: expectedCost(book, a, c.domain, c.difficulty)
+        cost: expectedCost(book, a, c.domain, c.difficulty, priors)
       }))
     }));
     const ratio = (pick) => {
@@ -57517,23 +57606,33 @@ function targetPerDollar(book) {
       value = next;
     }
   }
-  targets.set(book, { value });
+  cached.set(key, value);
   return value;
 }
-function drawFor(book, agent, c, seed) {
+function drawFor(book, agent, c, seed, priors) {
   const p = posterior(book, agent, c.domain, c.difficulty);
   const u = seeded(`${seed}:${book.generation}:${c.issueNumber}:${c.attempt}:${agent}`);
   const draw = sampleBeta(p, u);
-  const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty);
-  const target = targetPerDollar(book);
+  const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty, priors);
+  const target = targetPerDollar(book, priors);
   const value = target === void 0 ? draw / expectedCostUsd : draw - target * expectedCostUsd;
   return { agent, draw, mean: mean(p), expectedCostUsd, value };
 }
-function chooseLearning(book, eligible, c, seed) {
+function chooseLearning(book, eligible, c, seed, priors) {
   let best;
   let second;
-  for (const agent2 of eligible) {
-    const d = drawFor(book, agent2, c, seed);
+  const target = targetPerDollar(book, priors);
+  const worth = (p, cost) => target === void 0 ? p / cost : p - target * cost;
+  const draws = eligible.map((agent2) => drawFor(book, agent2, c, seed, priors));
+  let incumbent;
+  for (const d of draws)
+    if (!incumbent || worth(d.mean, d.expectedCostUsd) > worth(incumbent.mean, incumbent.expectedCostUsd))
+      incumbent = d;
+  if (incumbent) {
+    incumbent.value = worth(incumbent.mean, incumbent.expectedCostUsd);
+    incumbent.incumbent = true;
+  }
+  for (const d of draws) {
     if (!best || d.value > best.value) {
       second = best;
       best = d;
@@ -57541,7 +57640,6 @@ function chooseLearning(book, eligible, c, seed) {
   }
   if (!best) return void 0;
   const { agent, ...drawn } = best;
-  const target = targetPerDollar(book);
   return {
     agent,
     why: {
@@ -57570,6 +57668,7 @@ class AgentChooser {
   scores;
   learning;
   cache = /* @__PURE__ */ new Map();
+  priors;
   choose(c) {
     const cell = c.role + "\0" + c.domain + "\0" + c.difficulty;
     const key = c.forceAgent !== void 0 ? cell + "\0" + c.forceAgent : this.learning ? cell + "\0" + c.issueNumber + "\0" + c.attempt : cell;
@@ -57595,9 +57694,16 @@ class AgentChooser {
         domain: c.domain,
         difficulty: c.difficulty
       },
-      learning.seed
+      learning.seed,
+      this.costPriors()
     );
     return picked ?? this.none(c);
+  }
+  /** What the configuration says each agent's crew roughly costs (`agents[].expectedCostUsd`). */
+  costPriors() {
+    const given = this.agents.filter((a) => a.expectedCostUsd !== void 0);
+    if (given.length === 0) return void 0;
+    return this.priors ??= Object.fromEntries(given.map((a) => [a.id, a.expectedCostUsd]));
   }
   forced(id, role) {
     const agent = this.agents.find((a) => a.id === id);
@@ -66750,49 +66856,6 @@ function failedRun(run, verdict) {
   if (run.outcome === "succeeded") return verdict?.(run.crewId) === "rejected";
   return !!run.outcome && FAILURE_OUTCOMES.includes(run.outcome) && !run.preVerify && !run.infra;
 }
-const MIN_RUNS_PER_KEY = 3;
-const FACTOR_BOUNDS = [0.05, 20];
-class RunTimeHistory {
-  byKey = /* @__PURE__ */ new Map();
-  all = { run: 0, estimated: 0, n: 0 };
-  constructor(registry, sizeOf, defaultSize) {
-    for (const c of Object.values(registry.crews)) {
-      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra || c.orphaned)
-        continue;
-      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
-      if (!Number.isFinite(ms) || ms < 0) continue;
-      const issue = sizeOf(c.issueNumber);
-      const accs = [this.all];
-      if (issue && issue.size > 0) {
-        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
-        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
-        this.byKey.set(key, k);
-        accs.push(k);
-      }
-      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
-      if (!(estimated > 0)) continue;
-      for (const acc of accs) {
-        acc.run += ms / 6e4;
-        acc.estimated += estimated;
-        acc.n++;
-      }
-    }
-  }
-  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
-  factor(key) {
-    const own = this.byKey.get(runKey(key));
-    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
-    if (!acc || acc.estimated <= 0) return 1;
-    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
-  }
-  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
-  predict(size, key) {
-    return size * this.factor(key);
-  }
-}
-function runKey(k) {
-  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
-}
 
 
 ;// CONCATENATED MODULE: ./.build/src/schemas/crew.js
@@ -73071,6 +73134,12 @@ function admission_gib(bytes) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
+const QUICK_SHARE = 0.55;
+function quickCut(sizes) {
+  const xs = sizes.filter((x) => Number.isFinite(x) && x >= 0).sort((a, b) => a - b);
+  if (xs.length === 0) return void 0;
+  return xs[Math.min(xs.length, Math.max(1, Math.ceil(QUICK_SHARE * xs.length))) - 1];
+}
 const TAIL_GUARD_BETA = 0.75;
 function tailGuardThreshold(backlogSize, slots) {
   return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
@@ -73088,18 +73157,29 @@ function orderCandidates(candidates, o = {}) {
   if (o.order !== "tail-guard") return sorted;
   const total = o.backlogSize ?? candidates.reduce((s, c) => s + expectedMinutes(c), 0);
   const threshold = tailGuardThreshold(total, o.slots ?? 1);
-  return promote(sorted, (c) => expectedMinutes(c) >= threshold);
+  const quick = o.quickMinutes;
+  return promote(
+    sorted,
+    (c) => expectedMinutes(c) >= threshold,
+    quick === void 0 ? void 0 : (c) => c.size > quick
+  );
 }
-function promote(ordered, lifted) {
-  const up = new Set(ordered.filter((c) => !front(c) && lifted(c)));
-  if (up.size === 0) return [...ordered];
+function promote(ordered, lifted, long) {
+  const band = /* @__PURE__ */ new Map();
+  for (const c of ordered)
+    if (!front(c)) {
+      if (lifted(c)) band.set(c, 0);
+      else if (long?.(c)) band.set(c, 2);
+    }
+  if (band.size === 0) return [...ordered];
   const rank = new Map(ordered.map((c, i) => [c, i]));
+  const bandOf = (c) => band.get(c) ?? 1;
   return [...ordered].sort((a, b) => {
     if (front(a) !== front(b)) return front(a) ? -1 : 1;
     if (a.priority !== b.priority) return a.priority - b.priority;
-    const ua = up.has(a);
-    if (ua !== up.has(b)) return ua ? -1 : 1;
-    if (ua) return expectedMinutes(b) - expectedMinutes(a) || a.issueNumber - b.issueNumber;
+    const ba = bandOf(a);
+    if (ba !== bandOf(b)) return ba - bandOf(b);
+    if (ba !== 1) return expectedMinutes(b) - expectedMinutes(a) || a.issueNumber - b.issueNumber;
     return rank.get(a) - rank.get(b);
   });
 }
@@ -73316,7 +73396,6 @@ function trust_untrustedReason(item, trust) {
 
 ;// CONCATENATED MODULE: ./.build/src/dispatch/predict.js
 
-const MINUTES_STRENGTH = 4;
 const RATIO_BOUNDS = [0.05, 20];
 class Predictor {
   constructor(book) {
@@ -73326,6 +73405,7 @@ class Predictor {
   book;
   school;
   cache = /* @__PURE__ */ new Map();
+  model;
   /** The prediction for a run of `size` estimated minutes of `agent` in a domain at a difficulty. */
   predict(size, agent, domain, difficulty) {
     const key = `${size}|${agent}|${domain}|${difficulty}`;
@@ -73342,28 +73422,22 @@ class Predictor {
   }
   /** Run minutes per estimated minute for the cell, shrunk level by level; undefined with no evidence. */
   ratio(agent, domain, difficulty) {
+    const model = this.model ??= missModel(this.book);
+    if (!model) return void 0;
+    let miss = model.mean;
     const levels = [
-      this.school,
       this.book.of(agent),
       this.book.of(agent, domain),
       this.book.of(agent, domain, difficulty)
     ];
-    let parent;
-    for (const r of levels) {
-      if (!r || r.sizedCrews <= 0 || !(r.sizedEstimate > 0)) continue;
-      const own = r.sizedMinutes / r.sizedEstimate;
-      if (!parent) {
-        parent = { ratio: own, mass: r.sizedCrews };
-        continue;
-      }
-      const s = Math.min(parent.mass, MINUTES_STRENGTH);
-      parent = {
-        ratio: (s * parent.ratio + r.sizedCrews * own) / (s + r.sizedCrews),
-        mass: s + r.sizedCrews
-      };
-    }
-    if (!parent) return void 0;
-    return Math.min(RATIO_BOUNDS[1], Math.max(RATIO_BOUNDS[0], parent.ratio));
+    levels.forEach((r, i) => {
+      const own = missesOf(r);
+      const tau2 = model.tau2[i];
+      if (own.n <= 0 || tau2 <= 0) return;
+      miss += own.n * tau2 / (own.n * tau2 + model.s2) * (own.sum / own.n - miss);
+    });
+    const ratio = Math.exp(miss + model.s2 / 2);
+    return Math.min(RATIO_BOUNDS[1], Math.max(RATIO_BOUNDS[0], ratio));
   }
   /** The posterior mean of not accepted, shrunk level by level; undefined before any graded crew. */
   failure(agent, domain, difficulty) {
@@ -73382,14 +73456,54 @@ function failures(r) {
   const rejected = Math.max(0, r.graded - r.accepted);
   return { successes: rejected, failures: Math.max(0, r.accepted) };
 }
+function missesOf(r) {
+  return { n: r?.sizedCrews ?? 0, sum: r?.sizedLog ?? 0, sumSq: r?.sizedLogSq ?? 0 };
+}
+function missModel(book) {
+  const cells = book.list("cell").map((r) => ({ r, m: missesOf(r) })).filter((c) => c.m.n > 0);
+  const total = cells.reduce((t, c) => ({ n: t.n + c.m.n, sum: t.sum + c.m.sum }), { n: 0, sum: 0 });
+  if (total.n <= 0) return void 0;
+  let within = 0;
+  for (const { m } of cells) within += m.sumSq - m.sum * m.sum / m.n;
+  const df = total.n - cells.length;
+  const s2 = df > 0 ? Math.max(0, within / df) : 0;
+  const mean2 = (m) => m.sum / m.n;
+  const school = { n: total.n, sum: total.sum, sumSq: 0 };
+  const parentOf = [
+    () => ["", school],
+    (r) => [r.agent, missesOf(book.of(r.agent))],
+    (r) => [`${r.agent}|${r.domain}`, missesOf(book.of(r.agent, r.domain))]
+  ];
+  const levels = [book.list("agent"), book.list("domain"), book.list("cell")];
+  const tau2 = levels.map((list, level) => {
+    let q = 0;
+    let groups = 0;
+    const parents = /* @__PURE__ */ new Map();
+    for (const r of list) {
+      const own = missesOf(r);
+      if (own.n <= 0) continue;
+      const [key, parent] = parentOf[level](r);
+      const p = parents.get(key) ?? { n: parent.n, sq: 0 };
+      p.sq += own.n * own.n;
+      parents.set(key, p);
+      q += own.n * (mean2(own) - mean2(parent)) ** 2;
+      groups += 1;
+    }
+    let denom = 0;
+    for (const p of parents.values()) denom += p.n - p.sq / p.n;
+    if (denom <= 0 || df <= 0) return 0;
+    return Math.max(0, (q - (groups - parents.size) * s2) / denom);
+  });
+  return { mean: total.sum / total.n, s2, tau2 };
+}
 function sumOf(records) {
-  const out = { graded: 0, accepted: 0, sizedCrews: 0, sizedMinutes: 0, sizedEstimate: 0 };
+  const out = { graded: 0, accepted: 0, sizedCrews: 0, sizedLog: 0, sizedLogSq: 0 };
   for (const r of records) {
     out.graded += r.graded;
     out.accepted += r.accepted;
     out.sizedCrews += r.sizedCrews;
-    out.sizedMinutes += r.sizedMinutes;
-    out.sizedEstimate += r.sizedEstimate;
+    out.sizedLog += r.sizedLog;
+    out.sizedLogSq += r.sizedLogSq;
   }
   return out;
 }
@@ -73916,7 +74030,6 @@ function predictRunTimes(input, registry, candidates, learning) {
       }
     ])
   );
-  const history = new RunTimeHistory(registry, (n) => sizes.get(n), d.size);
   const predictor = new Predictor(
     new RecordBook({
       ...input.record?.ledger ? { ledger: input.record.ledger } : {},
@@ -73928,13 +74041,9 @@ function predictRunTimes(input, registry, candidates, learning) {
   for (const c of candidates) {
     const choice = agents.choose(c);
     if (!("agent" in choice)) continue;
-    c.predicted = history.predict(c.size, {
-      agent: choice.agent,
-      domain: c.domain,
-      difficulty: c.difficulty
-    });
-    const pFail = predictor.predict(c.size, choice.agent, c.domain, c.difficulty).pFail;
-    if (pFail !== void 0) c.pFail = pFail;
+    const p = predictor.predict(c.size, choice.agent, c.domain, c.difficulty);
+    if (p.minutes !== void 0) c.predicted = p.minutes;
+    if (p.pFail !== void 0) c.pFail = p.pFail;
   }
 }
 function learningChoice(input, registry, spend) {
@@ -73974,7 +74083,8 @@ function admissionInput(input, registry, daemons, candidates, gates) {
   return {
     candidates: orderCandidates(candidates, {
       order: config.dispatch.order,
-      slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0)
+      slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0),
+      ...quickOf(input)
     }),
     daemons: offered,
     agents: config.agents,
@@ -73998,6 +74108,13 @@ function admissionInput(input, registry, daemons, candidates, gates) {
     ...rest
   };
 }
+function quickOf(input) {
+  const d = input.config.curriculum.defaults;
+  const cut = quickCut(
+    input.curriculum.map((i) => finiteOr(i.size, d.size, { min: 0, max: Number.MAX_SAFE_INTEGER }))
+  );
+  return cut === void 0 ? {} : { quickMinutes: cut };
+}
 function toAssignment(a, standby, eligible) {
   return {
     crewId: `c${a.candidate.issueNumber}-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`,
@@ -74016,7 +74133,8 @@ function toAssignment(a, standby, eligible) {
     ...standby ? { queued: true } : {},
     ...a.candidate.revision ? { revision: a.candidate.revision } : {},
     ...eligible ? { eligible } : {},
-    ...a.why ? { choice: a.why } : {}
+    ...a.why ? { choice: a.why } : {},
+    cell: { domain: a.candidate.domain, difficulty: a.candidate.difficulty, size: a.candidate.size }
   };
 }
 function plannedEvents(result, input, now) {
@@ -74037,6 +74155,7 @@ function plannedEvents(result, input, now) {
         ...a.revision ? { revision: a.revision } : {},
         ...a.eligible ? { eligible: a.eligible } : {},
         ...a.choice ? { choice: a.choice } : {},
+        ...a.cell ? { cell: a.cell } : {},
         ...a.contest ? { contest: a.contest } : {},
         ...plannedBy(input.owners?.plannedBy, a.daemon)
       },
@@ -81931,7 +82050,8 @@ class SimulatedOffice {
         {
           order: options.order ?? "smallest-first",
           slots: options.totalSlots,
-          ...backlogSize !== void 0 && !this.records ? { backlogSize } : {}
+          ...backlogSize !== void 0 && !this.records ? { backlogSize } : {},
+          ...options.quickMinutes !== void 0 ? { quickMinutes: options.quickMinutes } : {}
         }
       ),
       daemons: daemons.map((d) => admissionDaemon(d, options.slotsPerDaemon)),
@@ -82138,6 +82258,7 @@ class RunQueue {
 
 
 
+
 const DEFAULT_DEPLOYED = {
   scheduleMinutes: 120,
   queueMinutes: 1,
@@ -82169,6 +82290,7 @@ class DeployedLoop {
       slotsPerDaemon: this.perDaemon,
       totalSlots: workload.slots.length,
       order: o.order,
+      ...deployed_quickOf(workload),
       ...o.predictions ? { predictions: { history: workload.history ?? [], risk: o.predictions.risk } } : {}
     });
     for (const s of workload.slots) {
@@ -82517,6 +82639,10 @@ class DeployedLoop {
     return idle;
   }
 }
+function deployed_quickOf(workload) {
+  const cut = quickCut(workload.issues.map((i) => i.size));
+  return cut === void 0 ? {} : { quickMinutes: cut };
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/simulate/metrics.js
@@ -82709,14 +82835,21 @@ class OfficeBacklog {
     }
     return { list, cut };
   }
-  /** Tail guard: items whose estimate ≥ β × backlog per slot, biggest of each class first. */
+  /**
+   * Tail guard: items whose estimate ≥ β × backlog per slot, biggest of each class first; and every
+   * item of a class with no quick item left (its head is above the quick cut), biggest first.
+   */
   critical(list, window) {
     const promote = /* @__PURE__ */ new Set();
     if (!this.options.tailGuard) return promote;
     const threshold = tailGuardThreshold(this.backlogSize, this.workload.slots.length);
     const shown = new Set(list.map((i) => i.id));
     for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
+    const quick = this.options.quickMinutes;
     for (const q of this.byClass) {
+      let first = q.head;
+      while (first <= q.tail && this.launched.has(q.items[first].id)) first++;
+      const longHead = quick !== void 0 && first <= q.tail && q.items[first].issue.size > quick;
       let taken = 0;
       for (let i = q.tail; i >= q.head && taken < window; i--) {
         const item = q.items[i];
@@ -82724,7 +82857,7 @@ class OfficeBacklog {
           if (i === q.tail) q.tail--;
           continue;
         }
-        if (item.issue.size < threshold) break;
+        if (item.issue.size < threshold && !longHead) break;
         if (!shown.has(item.id)) list.push(item);
         promote.add(item.id);
         taken++;
@@ -82902,6 +83035,7 @@ function erf(x) {
 
 
 
+
 const POLICIES = [
   {
     name: "ours",
@@ -82914,15 +83048,20 @@ const POLICIES = [
   { name: "fifo", label: "FIFO with immediate refill", factory: () => fifoPolicy },
   {
     name: "tail-guard",
-    label: "dispatch.order: tail-guard (runs predicted \u2265 \xBE of the backlog per slot start first; the default)",
-    factory: () => (w) => officePolicy(
-      createOffice({
-        slotsPerDaemon: w.options.fleet.slotsPerDaemon,
-        totalSlots: w.slots.length,
-        order: "tail-guard"
-      }),
-      { tailGuard: true, name: "tail-guard" }
-    )(w),
+    label: "dispatch.order: tail-guard (runs predicted \u2265 \xBE of the backlog per slot first, then the quicker 55 % smallest first, then the rest longest first; the default)",
+    factory: () => (w) => {
+      const quick = quickCut(w.issues.map((i) => i.size));
+      const quickMinutes = quick === void 0 ? {} : { quickMinutes: quick };
+      return officePolicy(
+        createOffice({
+          slotsPerDaemon: w.options.fleet.slotsPerDaemon,
+          totalSlots: w.slots.length,
+          order: "tail-guard",
+          ...quickMinutes
+        }),
+        { tailGuard: true, name: "tail-guard", ...quickMinutes }
+      )(w);
+    },
     reference: true
   },
   {
@@ -82987,7 +83126,7 @@ function pct(x) {
 }
 function describeScenario(c) {
   const o = c.options;
-  return `${o.issues} issues on ${o.fleet.daemons} daemon(s) \xD7 ${o.fleet.slotsPerDaemon} slot(s) = ${c.workload.slots.length} students; seed ${o.seed}, durations log-normal (median ${o.durations.medianMinutes} min, tail \u03C3 ${o.durations.tailSigma}), failure rate ${o.failures.rate}, usage-limit rate ${o.pauses.rate} (pause ${o.pauses.minutes} min)`;
+  return `${o.issues} issues on ${o.fleet.daemons} daemon(s) \xD7 ${o.fleet.slotsPerDaemon} slot(s) = ${c.workload.slots.length} students; seed ${o.seed}, durations log-normal (median ${o.durations.medianMinutes} min, tail \u03C3 ${o.durations.tailSigma}), failure rate ${o.failures.rate} (spread ${o.failures.spread} per domain \xD7 difficulty), usage-limit rate ${o.pauses.rate} (pause ${o.pauses.minutes} min)`;
 }
 function goalLines(c) {
   const ours = c.results.find((r2) => r2.metrics.policy === "ours")?.metrics;
@@ -83171,6 +83310,15 @@ const DIFFICULTY_MIX = [0.3, 0.25, 0.2, 0.15, 0.1];
 function uniform(rng, lo, hi) {
   return lo + (hi - lo) * rng.next();
 }
+const NOMINAL = [
+  { id: "premium", costUsd: 3.6, lo: 0.5, hi: 0.85, slope: 0.25 },
+  { id: "standard", costUsd: 1.2, lo: 0.3, hi: 0.75, slope: 0.45 },
+  { id: "budget", costUsd: 0.4, lo: 0.05, hi: 0.65, slope: 0.7 }
+];
+function listPriceUsd(nominalUsd) {
+  const meanDifficulty = DIFFICULTY_MIX.reduce((s, w, i) => s + w * (i + 1), 0);
+  return nominalUsd * (0.6 + 0.2 * meanDifficulty);
+}
 function makeWorld(o) {
   const rng = createRng(o.seed);
   const domains = Array.from({ length: o.domains }, (_, i) => `d${i + 1}`);
@@ -83180,11 +83328,7 @@ function makeWorld(o) {
     merge: domains.map(() => uniform(rng, lo, hi)),
     slope
   });
-  const agents = [
-    agent("premium", 3.6, 0.5, 0.85, 0.25),
-    agent("standard", 1.2, 0.3, 0.75, 0.45),
-    agent("budget", 0.4, 0.05, 0.65, 0.7)
-  ];
+  const agents = NOMINAL.map((n) => agent(n.id, n.costUsd, n.lo, n.hi, n.slope));
   const issues = [];
   for (let n = 1; n <= o.issues; n++) {
     const domain = Math.floor(rng.next() * domains.length);
@@ -83387,7 +83531,13 @@ function simulateLearning(partial = {}) {
   learning_check(o);
   const world = makeWorld(o);
   const config = parseConfig(
-    { agents: world.agents.map((a) => ({ id: a.id, command: ["true"] })) },
+    {
+      agents: world.agents.map((a, i) => ({
+        id: a.id,
+        command: ["true"],
+        expectedCostUsd: listPriceUsd(NOMINAL[i].costUsd)
+      }))
+    },
     "simulate"
   );
   const lambda = oracleTarget(world);
@@ -83496,6 +83646,8 @@ Options:
   --tail SIGMA        log-normal sigma of run durations; larger = heavier tail (default ${DEFAULT_SIM_OPTIONS.durations.tailSigma})
   --median MIN        median run duration in minutes (default ${DEFAULT_SIM_OPTIONS.durations.medianMinutes})
   --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failures.rate})
+  --failure-spread X  how much the failure rate differs per domain \xD7 difficulty: 0 = one rate
+                      for every run, 1 = the hard, long issues fail most (default ${DEFAULT_SIM_OPTIONS.failures.spread})
   --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauses.rate})
   --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauses.minutes})
   --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
@@ -83539,7 +83691,10 @@ function simulateOptions(values) {
       tailSigma: numberOption("tail", str("tail"), 0, 3),
       medianMinutes: numberOption("median", str("median"), 0.01, 1e6)
     }),
-    failures: given({ rate: numberOption("failure-rate", str("failure-rate"), 0, 0.9) }),
+    failures: given({
+      rate: numberOption("failure-rate", str("failure-rate"), 0, 0.9),
+      spread: numberOption("failure-spread", str("failure-spread"), 0, 3)
+    }),
     pauses: given({
       rate: numberOption("pause-rate", str("pause-rate"), 0, 0.5),
       minutes: numberOption("pause-minutes", str("pause-minutes"), 0, 1e6)
@@ -83555,6 +83710,7 @@ const SIMULATE_OPTIONS = verbOptions(
     "tail",
     "median",
     "failure-rate",
+    "failure-spread",
     "pause-rate",
     "pause-minutes",
     "html",

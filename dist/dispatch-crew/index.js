@@ -58011,6 +58011,9 @@ const agentSchema = strictObject({
   dailyBudgetUsd: schemas_number().positive().optional().describe(
     "What this agent's crews may spend in one UTC day (USD, from the spend ledger). Once reached the agent is not chosen until 00:00 UTC; another eligible agent may be."
   ),
+  expectedCostUsd: schemas_number({ message: "expected a number of USD per crew, e.g. 1.5" }).positive({ message: "must be more than 0 (USD per crew, e.g. 1.5); leave it out if unknown" }).max(1e5, { message: "at most 100000 (USD per crew)" }).optional().describe(
+    "Roughly what one crew of this agent costs (USD), e.g. from its list prices: the learning choice's prior for its cost until its own crews record spend (the record replaces it as crews finish). Unset: the school's mean per crew, $1 before any crew spent."
+  ),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
   passEnv: passEnvSchema,
   homeFiles: homeFilesSchema,
@@ -58189,7 +58192,7 @@ const schema_configSchema = strictObject({
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
+      'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").'
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails."),
     choice: schemas_enum(["learning", "greedy"]).default("learning").describe(
@@ -61603,6 +61606,7 @@ const crewFold = registerFold({
             ...d.revision ? { revision: d.revision } : {},
             ...d.eligible ? { eligible: [...d.eligible] } : {},
             ...d.choice ? { choice: d.choice } : {},
+            ...plannedCell(d) ?? {},
             ...d.contest ? { contest: { id: d.contest.id, of: [...d.contest.of] } } : {}
           };
         }
@@ -61700,6 +61704,12 @@ function crewLog(layout) {
 }
 function readRegistry(layout) {
   return foldLog(crewFold, crewLog(layout).read());
+}
+function plannedCell(d) {
+  const c = d.cell;
+  if (!c || d.repairOf !== void 0) return void 0;
+  const ok = typeof c.domain === "string" && Number.isInteger(c.difficulty) && typeof c.size === "number" && Number.isFinite(c.size) && c.size > 0;
+  return ok ? { cell: { domain: c.domain, difficulty: c.difficulty, size: c.size } } : void 0;
 }
 
 
@@ -63274,49 +63284,6 @@ function failedRun(run, verdict) {
   if (run.orphaned) return false;
   if (run.outcome === "succeeded") return verdict?.(run.crewId) === "rejected";
   return !!run.outcome && FAILURE_OUTCOMES.includes(run.outcome) && !run.preVerify && !run.infra;
-}
-const MIN_RUNS_PER_KEY = 3;
-const FACTOR_BOUNDS = [0.05, 20];
-class RunTimeHistory {
-  byKey = /* @__PURE__ */ new Map();
-  all = { run: 0, estimated: 0, n: 0 };
-  constructor(registry, sizeOf, defaultSize) {
-    for (const c of Object.values(registry.crews)) {
-      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra || c.orphaned)
-        continue;
-      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
-      if (!Number.isFinite(ms) || ms < 0) continue;
-      const issue = sizeOf(c.issueNumber);
-      const accs = [this.all];
-      if (issue && issue.size > 0) {
-        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
-        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
-        this.byKey.set(key, k);
-        accs.push(k);
-      }
-      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
-      if (!(estimated > 0)) continue;
-      for (const acc of accs) {
-        acc.run += ms / 6e4;
-        acc.estimated += estimated;
-        acc.n++;
-      }
-    }
-  }
-  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
-  factor(key) {
-    const own = this.byKey.get(runKey(key));
-    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
-    if (!acc || acc.estimated <= 0) return 1;
-    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
-  }
-  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
-  predict(size, key) {
-    return size * this.factor(key);
-  }
-}
-function runKey(k) {
-  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
 }
 
 
@@ -70717,7 +70684,7 @@ class RecordBook {
     this.generation = generation;
     for (const crew of inputs.crews ?? []) {
       if (crew.status !== "finished") continue;
-      const issue = inputs.cellOf?.(crew.issueNumber);
+      const issue = crew.cell ?? inputs.cellOf?.(crew.issueNumber);
       const where = crew.choice ?? issue;
       if (!where) continue;
       const r = this.cell(crew.agent, where.domain, where.difficulty);
@@ -70734,6 +70701,9 @@ class RecordBook {
           r.sizedCrews += 1;
           r.sizedMinutes += ms / 6e4;
           r.sizedEstimate += size;
+          const log = Math.log(ms / 6e4 / size);
+          r.sizedLog += log;
+          r.sizedLogSq += log * log;
         }
       }
       this.school.crews += 1;
@@ -70803,7 +70773,9 @@ function empty(agent, domain, difficulty) {
     minutes: 0,
     sizedCrews: 0,
     sizedMinutes: 0,
-    sizedEstimate: 0
+    sizedEstimate: 0,
+    sizedLog: 0,
+    sizedLogSq: 0
   };
 }
 function add(to, r) {
@@ -70822,6 +70794,8 @@ function add(to, r) {
   to.sizedCrews += r.sizedCrews;
   to.sizedMinutes += r.sizedMinutes;
   to.sizedEstimate += r.sizedEstimate;
+  to.sizedLog += r.sizedLog;
+  to.sizedLogSq += r.sizedLogSq;
 }
 const NOT_CHOSEN_SHARE = 0.5;
 function tallyOf(r, mergeRate = 1) {
@@ -70863,17 +70837,88 @@ function posterior(book, agent, domain, difficulty) {
   const inDomain = shrink(overall, tallyOf(here, rate));
   return shrink(inDomain, tallyOf(book.of(agent, domain, difficulty), rate));
 }
-function expectedCost(book, agent, domain, difficulty) {
-  const school = book.school.crews > 0 ? book.school.spendUsd / book.school.crews : DEFAULT_CREW_COST_USD;
-  const overall = shrinkCost(school, costOf(book.of(agent)), 1);
-  const atDifficulty = shrinkCost(overall, costOf(book.of(agent, void 0, difficulty)));
+const FACTOR_STRENGTH = 2;
+const GIVEN_COST_STRENGTH = 2;
+const costModels = /* @__PURE__ */ new WeakMap();
+function costModel(book) {
+  const hit = costModels.get(book);
+  if (hit) return hit;
+  const rows = book.list("difficulty").filter((r) => r.crews > 0);
+  const factors = /* @__PURE__ */ new Map();
+  const f = (d) => factors.get(d) ?? 1;
+  const agents = /* @__PURE__ */ new Map();
+  const fitBases = () => {
+    agents.clear();
+    for (const r of rows) {
+      const a = agents.get(r.agent) ?? { spendUsd: 0, weight: 0 };
+      a.spendUsd += r.spendUsd;
+      a.weight += r.crews * f(r.difficulty);
+      agents.set(r.agent, a);
+    }
+  };
+  fitBases();
+  if (book.school.spendUsd > 0) {
+    for (let round = 0; round < 20; round++) {
+      const by = /* @__PURE__ */ new Map();
+      for (const r of rows) {
+        const a = agents.get(r.agent);
+        const base = a.weight > 0 ? a.spendUsd / a.weight : 0;
+        const t = by.get(r.difficulty) ?? { spendUsd: 0, expected: 0, crews: 0 };
+        t.spendUsd += r.spendUsd;
+        t.expected += r.crews * base;
+        t.crews += r.crews;
+        by.set(r.difficulty, t);
+      }
+      let crews = 0;
+      let sum = 0;
+      for (const [d, t] of by) {
+        const mean2 = t.crews > 0 ? t.expected / t.crews : 0;
+        const k = FACTOR_STRENGTH * mean2;
+        factors.set(d, t.expected + k > 0 ? (t.spendUsd + k) / (t.expected + k) : 1);
+        crews += t.crews;
+        sum += t.crews * f(d);
+      }
+      if (crews > 0 && sum > 0) for (const [d, v] of factors) factors.set(d, v * crews / sum);
+      fitBases();
+    }
+  }
+  let spendUsd = 0;
+  let weight = 0;
+  for (const a of agents.values()) {
+    spendUsd += a.spendUsd;
+    weight += a.weight;
+  }
+  const model = {
+    factor: f,
+    agents,
+    schoolBase: spendUsd > 0 && weight > 0 ? spendUsd / weight : void 0
+  };
+  costModels.set(book, model);
+  return model;
+}
+function expectedCost(book, agent, domain, difficulty, priors) {
+  const model = costModel(book);
+  const given = priors?.[agent];
+  const own = model.agents.get(agent) ?? { spendUsd: 0, weight: 0 };
+  const base = given !== void 0 && Number.isFinite(given) && given > 0 ? shrinkCost(given, { crews: own.weight, spendUsd: own.spendUsd }, GIVEN_COST_STRENGTH) : shrinkCost(
+    model.schoolBase ?? DEFAULT_CREW_COST_USD,
+    { crews: own.weight, spendUsd: own.spendUsd },
+    1
+  );
+  const atDifficulty = shrinkCost(
+    base * model.factor(difficulty),
+    costOf(book.of(agent, void 0, difficulty))
+  );
   return shrinkCost(atDifficulty, costOf(book.of(agent, domain, difficulty)), CELL_COST_STRENGTH);
 }
-function targetPerDollar(book) {
-  const hit = targets.get(book);
-  if (hit) return hit.value;
+function targetPerDollar(book, priors) {
+  const key = priors ? JSON.stringify(priors) : "";
+  const cached = targets.get(book) ?? /* @__PURE__ */ new Map();
+  targets.set(book, cached);
+  if (cached.has(key)) return cached.get(key);
   let value;
-  if (book.school.spendUsd > 0) {
+  const given = Object.keys(priors ?? {});
+  if (book.school.spendUsd > 0 || given.length > 0) {
     const mix = /* @__PURE__ */ new Map();
     for (const r of book.list("cell")) {
       const n = r.crews > 0 ? r.crews : r.graded;
@@ -70883,12 +70928,13 @@ function targetPerDollar(book) {
       m.n += n;
       mix.set(k, m);
     }
-    const agents = book.agentIds();
+    if (mix.size === 0) mix.set("", { domain: "", difficulty: 0, n: 1 });
+    const agents = book.agentIds().length > 0 ? book.agentIds() : given;
     const table = [...mix.values()].map((c) => ({
       n: c.n,
       options: agents.map((a) => ({
         p: mean(posterior(book, a, c.domain, c.difficulty)),
-        cost: expectedCost(book, a, c.domain, c.difficulty)
+        cost: expectedCost(book, a, c.domain, c.difficulty, priors)
       }))
     }));
     const ratio = (pick) => {
@@ -70910,23 +70956,33 @@ function targetPerDollar(book) {
       value = next;
     }
   }
-  targets.set(book, { value });
+  cached.set(key, value);
   return value;
 }
-function drawFor(book, agent, c, seed) {
+function drawFor(book, agent, c, seed, priors) {
   const p = posterior(book, agent, c.domain, c.difficulty);
   const u = seeded(`${seed}:${book.generation}:${c.issueNumber}:${c.attempt}:${agent}`);
   const draw = sampleBeta(p, u);
-  const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty);
-  const target = targetPerDollar(book);
+  const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty, priors);
+  const target = targetPerDollar(book, priors);
   const value = target === void 0 ? draw / expectedCostUsd : draw - target * expectedCostUsd;
   return { agent, draw, mean: mean(p), expectedCostUsd, value };
 }
-function chooseLearning(book, eligible, c, seed) {
+function chooseLearning(book, eligible, c, seed, priors) {
   let best;
   let second;
-  for (const agent2 of eligible) {
-    const d = drawFor(book, agent2, c, seed);
+  const target = targetPerDollar(book, priors);
+  const worth = (p, cost) => target === void 0 ? p / cost : p - target * cost;
+  const draws = eligible.map((agent2) => drawFor(book, agent2, c, seed, priors));
+  let incumbent;
+  for (const d of draws)
+    if (!incumbent || worth(d.mean, d.expectedCostUsd) > worth(incumbent.mean, incumbent.expectedCostUsd))
+      incumbent = d;
+  if (incumbent) {
+    incumbent.value = worth(incumbent.mean, incumbent.expectedCostUsd);
+    incumbent.incumbent = true;
+  }
+  for (const d of draws) {
     if (!best || d.value > best.value) {
       second = best;
       best = d;
@@ -70934,7 +70990,6 @@ function chooseLearning(book, eligible, c, seed) {
   }
   if (!best) return void 0;
   const { agent, ...drawn } = best;
-  const target = targetPerDollar(book);
   return {
     agent,
     why: {
@@ -70963,6 +71018,7 @@ class AgentChooser {
   scores;
   learning;
   cache = /* @__PURE__ */ new Map();
+  priors;
   choose(c) {
     const cell = c.role + "\0" + c.domain + "\0" + c.difficulty;
     const key = c.forceAgent !== void 0 ? cell + "\0" + c.forceAgent : this.learning ? cell + "\0" + c.issueNumber + "\0" + c.attempt : cell;
@@ -70988,9 +71044,16 @@ class AgentChooser {
         domain: c.domain,
         difficulty: c.difficulty
       },
-      learning.seed
+      learning.seed,
+      this.costPriors()
     );
     return picked ?? this.none(c);
+  }
+  /** What the configuration says each agent's crew roughly costs (`agents[].expectedCostUsd`). */
+  costPriors() {
+    const given = this.agents.filter((a) => a.expectedCostUsd !== void 0);
+    if (given.length === 0) return void 0;
+    return this.priors ??= Object.fromEntries(given.map((a) => [a.id, a.expectedCostUsd]));
   }
   forced(id, role) {
     const agent = this.agents.find((a) => a.id === id);
@@ -71512,6 +71575,12 @@ function admission_gib(bytes) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/dispatch/order.js
+const QUICK_SHARE = 0.55;
+function quickCut(sizes) {
+  const xs = sizes.filter((x) => Number.isFinite(x) && x >= 0).sort((a, b) => a - b);
+  if (xs.length === 0) return void 0;
+  return xs[Math.min(xs.length, Math.max(1, Math.ceil(QUICK_SHARE * xs.length))) - 1];
+}
 const TAIL_GUARD_BETA = 0.75;
 function tailGuardThreshold(backlogSize, slots) {
   return TAIL_GUARD_BETA * backlogSize / Math.max(1, slots);
@@ -71529,18 +71598,29 @@ function orderCandidates(candidates, o = {}) {
   if (o.order !== "tail-guard") return sorted;
   const total = o.backlogSize ?? candidates.reduce((s, c) => s + expectedMinutes(c), 0);
   const threshold = tailGuardThreshold(total, o.slots ?? 1);
-  return promote(sorted, (c) => expectedMinutes(c) >= threshold);
+  const quick = o.quickMinutes;
+  return promote(
+    sorted,
+    (c) => expectedMinutes(c) >= threshold,
+    quick === void 0 ? void 0 : (c) => c.size > quick
+  );
 }
-function promote(ordered, lifted) {
-  const up = new Set(ordered.filter((c) => !front(c) && lifted(c)));
-  if (up.size === 0) return [...ordered];
+function promote(ordered, lifted, long) {
+  const band = /* @__PURE__ */ new Map();
+  for (const c of ordered)
+    if (!front(c)) {
+      if (lifted(c)) band.set(c, 0);
+      else if (long?.(c)) band.set(c, 2);
+    }
+  if (band.size === 0) return [...ordered];
   const rank = new Map(ordered.map((c, i) => [c, i]));
+  const bandOf = (c) => band.get(c) ?? 1;
   return [...ordered].sort((a, b) => {
     if (front(a) !== front(b)) return front(a) ? -1 : 1;
     if (a.priority !== b.priority) return a.priority - b.priority;
-    const ua = up.has(a);
-    if (ua !== up.has(b)) return ua ? -1 : 1;
-    if (ua) return expectedMinutes(b) - expectedMinutes(a) || a.issueNumber - b.issueNumber;
+    const ba = bandOf(a);
+    if (ba !== bandOf(b)) return ba - bandOf(b);
+    if (ba !== 1) return expectedMinutes(b) - expectedMinutes(a) || a.issueNumber - b.issueNumber;
     return rank.get(a) - rank.get(b);
   });
 }
@@ -72761,7 +72841,6 @@ function decideRevision(registry, req, bound) {
 
 ;// CONCATENATED MODULE: ./.build/src/dispatch/predict.js
 
-const MINUTES_STRENGTH = 4;
 const RATIO_BOUNDS = [0.05, 20];
 class Predictor {
   constructor(book) {
@@ -72771,6 +72850,7 @@ class Predictor {
   book;
   school;
   cache = /* @__PURE__ */ new Map();
+  model;
   /** The prediction for a run of `size` estimated minutes of `agent` in a domain at a difficulty. */
   predict(size, agent, domain, difficulty) {
     const key = `${size}|${agent}|${domain}|${difficulty}`;
@@ -72787,28 +72867,22 @@ class Predictor {
   }
   /** Run minutes per estimated minute for the cell, shrunk level by level; undefined with no evidence. */
   ratio(agent, domain, difficulty) {
+    const model = this.model ??= missModel(this.book);
+    if (!model) return void 0;
+    let miss = model.mean;
     const levels = [
-      this.school,
       this.book.of(agent),
       this.book.of(agent, domain),
       this.book.of(agent, domain, difficulty)
     ];
-    let parent;
-    for (const r of levels) {
-      if (!r || r.sizedCrews <= 0 || !(r.sizedEstimate > 0)) continue;
-      const own = r.sizedMinutes / r.sizedEstimate;
-      if (!parent) {
-        parent = { ratio: own, mass: r.sizedCrews };
-        continue;
-      }
-      const s = Math.min(parent.mass, MINUTES_STRENGTH);
-      parent = {
-        ratio: (s * parent.ratio + r.sizedCrews * own) / (s + r.sizedCrews),
-        mass: s + r.sizedCrews
-      };
-    }
-    if (!parent) return void 0;
-    return Math.min(RATIO_BOUNDS[1], Math.max(RATIO_BOUNDS[0], parent.ratio));
+    levels.forEach((r, i) => {
+      const own = missesOf(r);
+      const tau2 = model.tau2[i];
+      if (own.n <= 0 || tau2 <= 0) return;
+      miss += own.n * tau2 / (own.n * tau2 + model.s2) * (own.sum / own.n - miss);
+    });
+    const ratio = Math.exp(miss + model.s2 / 2);
+    return Math.min(RATIO_BOUNDS[1], Math.max(RATIO_BOUNDS[0], ratio));
   }
   /** The posterior mean of not accepted, shrunk level by level; undefined before any graded crew. */
   failure(agent, domain, difficulty) {
@@ -72827,14 +72901,54 @@ function failures(r) {
   const rejected = Math.max(0, r.graded - r.accepted);
   return { successes: rejected, failures: Math.max(0, r.accepted) };
 }
+function missesOf(r) {
+  return { n: r?.sizedCrews ?? 0, sum: r?.sizedLog ?? 0, sumSq: r?.sizedLogSq ?? 0 };
+}
+function missModel(book) {
+  const cells = book.list("cell").map((r) => ({ r, m: missesOf(r) })).filter((c) => c.m.n > 0);
+  const total = cells.reduce((t, c) => ({ n: t.n + c.m.n, sum: t.sum + c.m.sum }), { n: 0, sum: 0 });
+  if (total.n <= 0) return void 0;
+  let within = 0;
+  for (const { m } of cells) within += m.sumSq - m.sum * m.sum / m.n;
+  const df = total.n - cells.length;
+  const s2 = df > 0 ? Math.max(0, within / df) : 0;
+  const mean2 = (m) => m.sum / m.n;
+  const school = { n: total.n, sum: total.sum, sumSq: 0 };
+  const parentOf = [
+    () => ["", school],
+    (r) => [r.agent, missesOf(book.of(r.agent))],
+    (r) => [`${r.agent}|${r.domain}`, missesOf(book.of(r.agent, r.domain))]
+  ];
+  const levels = [book.list("agent"), book.list("domain"), book.list("cell")];
+  const tau2 = levels.map((list, level) => {
+    let q = 0;
+    let groups = 0;
+    const parents = /* @__PURE__ */ new Map();
+    for (const r of list) {
+      const own = missesOf(r);
+      if (own.n <= 0) continue;
+      const [key, parent] = parentOf[level](r);
+      const p = parents.get(key) ?? { n: parent.n, sq: 0 };
+      p.sq += own.n * own.n;
+      parents.set(key, p);
+      q += own.n * (mean2(own) - mean2(parent)) ** 2;
+      groups += 1;
+    }
+    let denom = 0;
+    for (const p of parents.values()) denom += p.n - p.sq / p.n;
+    if (denom <= 0 || df <= 0) return 0;
+    return Math.max(0, (q - (groups - parents.size) * s2) / denom);
+  });
+  return { mean: total.sum / total.n, s2, tau2 };
+}
 function sumOf(records) {
-  const out = { graded: 0, accepted: 0, sizedCrews: 0, sizedMinutes: 0, sizedEstimate: 0 };
+  const out = { graded: 0, accepted: 0, sizedCrews: 0, sizedLog: 0, sizedLogSq: 0 };
   for (const r of records) {
     out.graded += r.graded;
     out.accepted += r.accepted;
     out.sizedCrews += r.sizedCrews;
-    out.sizedMinutes += r.sizedMinutes;
-    out.sizedEstimate += r.sizedEstimate;
+    out.sizedLog += r.sizedLog;
+    out.sizedLogSq += r.sizedLogSq;
   }
   return out;
 }
@@ -73340,7 +73454,6 @@ function predictRunTimes(input, registry, candidates, learning) {
       }
     ])
   );
-  const history = new RunTimeHistory(registry, (n) => sizes.get(n), d.size);
   const predictor = new Predictor(
     new RecordBook({
       ...input.record?.ledger ? { ledger: input.record.ledger } : {},
@@ -73352,13 +73465,9 @@ function predictRunTimes(input, registry, candidates, learning) {
   for (const c of candidates) {
     const choice = agents.choose(c);
     if (!("agent" in choice)) continue;
-    c.predicted = history.predict(c.size, {
-      agent: choice.agent,
-      domain: c.domain,
-      difficulty: c.difficulty
-    });
-    const pFail = predictor.predict(c.size, choice.agent, c.domain, c.difficulty).pFail;
-    if (pFail !== void 0) c.pFail = pFail;
+    const p = predictor.predict(c.size, choice.agent, c.domain, c.difficulty);
+    if (p.minutes !== void 0) c.predicted = p.minutes;
+    if (p.pFail !== void 0) c.pFail = p.pFail;
   }
 }
 function learningChoice(input, registry, spend) {
@@ -73398,7 +73507,8 @@ function admissionInput(input, registry, daemons, candidates, gates) {
   return {
     candidates: orderCandidates(candidates, {
       order: config.dispatch.order,
-      slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0)
+      slots: config.fleet.daemons.reduce((n, d) => n + d.worktrees, 0),
+      ...quickOf(input)
     }),
     daemons: offered,
     agents: config.agents,
@@ -73422,6 +73532,13 @@ function admissionInput(input, registry, daemons, candidates, gates) {
     ...rest
   };
 }
+function quickOf(input) {
+  const d = input.config.curriculum.defaults;
+  const cut = quickCut(
+    input.curriculum.map((i) => finiteOr(i.size, d.size, { min: 0, max: Number.MAX_SAFE_INTEGER }))
+  );
+  return cut === void 0 ? {} : { quickMinutes: cut };
+}
 function toAssignment(a, standby, eligible) {
   return {
     crewId: `c${a.candidate.issueNumber}-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`,
@@ -73440,7 +73557,8 @@ function toAssignment(a, standby, eligible) {
     ...standby ? { queued: true } : {},
     ...a.candidate.revision ? { revision: a.candidate.revision } : {},
     ...eligible ? { eligible } : {},
-    ...a.why ? { choice: a.why } : {}
+    ...a.why ? { choice: a.why } : {},
+    cell: { domain: a.candidate.domain, difficulty: a.candidate.difficulty, size: a.candidate.size }
   };
 }
 function plannedEvents(result, input, now) {
@@ -73461,6 +73579,7 @@ function plannedEvents(result, input, now) {
         ...a.revision ? { revision: a.revision } : {},
         ...a.eligible ? { eligible: a.eligible } : {},
         ...a.choice ? { choice: a.choice } : {},
+        ...a.cell ? { cell: a.cell } : {},
         ...a.contest ? { contest: a.contest } : {},
         ...plannedBy(input.owners?.plannedBy, a.daemon)
       },

@@ -60830,6 +60830,9 @@ const agentSchema = strictObject({
   dailyBudgetUsd: schemas_number().positive().optional().describe(
     "What this agent's crews may spend in one UTC day (USD, from the spend ledger). Once reached the agent is not chosen until 00:00 UTC; another eligible agent may be."
   ),
+  expectedCostUsd: schemas_number({ message: "expected a number of USD per crew, e.g. 1.5" }).positive({ message: "must be more than 0 (USD per crew, e.g. 1.5); leave it out if unknown" }).max(1e5, { message: "at most 100000 (USD per crew)" }).optional().describe(
+    "Roughly what one crew of this agent costs (USD), e.g. from its list prices: the learning choice's prior for its cost until its own crews record spend (the record replaces it as crews finish). Unset: the school's mean per crew, $1 before any crew spent."
+  ),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
   passEnv: passEnvSchema,
   homeFiles: homeFilesSchema,
@@ -61008,7 +61011,7 @@ const schema_configSchema = strictObject({
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
+      'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").'
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails."),
     choice: schemas_enum(["learning", "greedy"]).default("learning").describe(
@@ -70165,6 +70168,7 @@ const registry_crewFold = registerFold({
             ...d.revision ? { revision: d.revision } : {},
             ...d.eligible ? { eligible: [...d.eligible] } : {},
             ...d.choice ? { choice: d.choice } : {},
+            ...plannedCell(d) ?? {},
             ...d.contest ? { contest: { id: d.contest.id, of: [...d.contest.of] } } : {}
           };
         }
@@ -70262,6 +70266,12 @@ function registry_crewLog(layout) {
 }
 function readRegistry(layout) {
   return fold_foldLog(registry_crewFold, registry_crewLog(layout).read());
+}
+function plannedCell(d) {
+  const c = d.cell;
+  if (!c || d.repairOf !== void 0) return void 0;
+  const ok = typeof c.domain === "string" && Number.isInteger(c.difficulty) && typeof c.size === "number" && Number.isFinite(c.size) && c.size > 0;
+  return ok ? { cell: { domain: c.domain, difficulty: c.difficulty, size: c.size } } : void 0;
 }
 
 
@@ -72202,7 +72212,7 @@ class RecordBook {
     this.generation = generation;
     for (const crew of inputs.crews ?? []) {
       if (crew.status !== "finished") continue;
-      const issue = inputs.cellOf?.(crew.issueNumber);
+      const issue = crew.cell ?? inputs.cellOf?.(crew.issueNumber);
       const where = crew.choice ?? issue;
       if (!where) continue;
       const r = this.cell(crew.agent, where.domain, where.difficulty);
@@ -72219,6 +72229,9 @@ class RecordBook {
           r.sizedCrews += 1;
           r.sizedMinutes += ms / 6e4;
           r.sizedEstimate += size;
+          const log = Math.log(ms / 6e4 / size);
+          r.sizedLog += log;
+          r.sizedLogSq += log * log;
         }
       }
       this.school.crews += 1;
@@ -72288,7 +72301,9 @@ function empty(agent, domain, difficulty) {
     minutes: 0,
     sizedCrews: 0,
     sizedMinutes: 0,
-    sizedEstimate: 0
+    sizedEstimate: 0,
+    sizedLog: 0,
+    sizedLogSq: 0
   };
 }
 function add(to, r) {
@@ -72307,6 +72322,8 @@ function add(to, r) {
   to.sizedCrews += r.sizedCrews;
   to.sizedMinutes += r.sizedMinutes;
   to.sizedEstimate += r.sizedEstimate;
+  to.sizedLog += r.sizedLog;
+  to.sizedLogSq += r.sizedLogSq;
 }
 const NOT_CHOSEN_SHARE = 0.5;
 function record_tallyOf(r, mergeRate = 1) {
@@ -72348,17 +72365,88 @@ function posterior(book, agent, domain, difficulty) {
   const inDomain = shrink(overall, tallyOf(here, rate));
   return shrink(inDomain, tallyOf(book.of(agent, domain, difficulty), rate));
 }
-function expectedCost(book, agent, domain, difficulty) {
-  const school = book.school.crews > 0 ? book.school.spendUsd / book.school.crews : DEFAULT_CREW_COST_USD;
-  const overall = shrinkCost(school, costOf(book.of(agent)), 1);
-  const atDifficulty = shrinkCost(overall, costOf(book.of(agent, void 0, difficulty)));
+const FACTOR_STRENGTH = 2;
+const GIVEN_COST_STRENGTH = 2;
+const costModels = /* @__PURE__ */ new WeakMap();
+function costModel(book) {
+  const hit = costModels.get(book);
+  if (hit) return hit;
+  const rows = book.list("difficulty").filter((r) => r.crews > 0);
+  const factors = /* @__PURE__ */ new Map();
+  const f = (d) => factors.get(d) ?? 1;
+  const agents = /* @__PURE__ */ new Map();
+  const fitBases = () => {
+    agents.clear();
+    for (const r of rows) {
+      const a = agents.get(r.agent) ?? { spendUsd: 0, weight: 0 };
+      a.spendUsd += r.spendUsd;
+      a.weight += r.crews * f(r.difficulty);
+      agents.set(r.agent, a);
+    }
+  };
+  fitBases();
+  if (book.school.spendUsd > 0) {
+    for (let round = 0; round < 20; round++) {
+      const by = /* @__PURE__ */ new Map();
+      for (const r of rows) {
+        const a = agents.get(r.agent);
+        const base = a.weight > 0 ? a.spendUsd / a.weight : 0;
+        const t = by.get(r.difficulty) ?? { spendUsd: 0, expected: 0, crews: 0 };
+        t.spendUsd += r.spendUsd;
+        t.expected += r.crews * base;
+        t.crews += r.crews;
+        by.set(r.difficulty, t);
+      }
+      let crews = 0;
+      let sum = 0;
+      for (const [d, t] of by) {
+        const mean2 = t.crews > 0 ? t.expected / t.crews : 0;
+        const k = FACTOR_STRENGTH * mean2;
+        factors.set(d, t.expected + k > 0 ? (t.spendUsd + k) / (t.expected + k) : 1);
+        crews += t.crews;
+        sum += t.crews * f(d);
+      }
+      if (crews > 0 && sum > 0) for (const [d, v] of factors) factors.set(d, v * crews / sum);
+      fitBases();
+    }
+  }
+  let spendUsd = 0;
+  let weight = 0;
+  for (const a of agents.values()) {
+    spendUsd += a.spendUsd;
+    weight += a.weight;
+  }
+  const model = {
+    factor: f,
+    agents,
+    schoolBase: spendUsd > 0 && weight > 0 ? spendUsd / weight : void 0
+  };
+  costModels.set(book, model);
+  return model;
+}
+function expectedCost(book, agent, domain, difficulty, priors) {
+  const model = costModel(book);
+  const given = priors?.[agent];
+  const own = model.agents.get(agent) ?? { spendUsd: 0, weight: 0 };
+  const base = given !== void 0 && Number.isFinite(given) && given > 0 ? shrinkCost(given, { crews: own.weight, spendUsd: own.spendUsd }, GIVEN_COST_STRENGTH) : shrinkCost(
+    model.schoolBase ?? DEFAULT_CREW_COST_USD,
+    { crews: own.weight, spendUsd: own.spendUsd },
+    1
+  );
+  const atDifficulty = shrinkCost(
+    base * model.factor(difficulty),
+    costOf(book.of(agent, void 0, difficulty))
+  );
   return shrinkCost(atDifficulty, costOf(book.of(agent, domain, difficulty)), CELL_COST_STRENGTH);
 }
-function targetPerDollar(book) {
-  const hit = targets.get(book);
-  if (hit) return hit.value;
+function targetPerDollar(book, priors) {
+  const key = priors ? JSON.stringify(priors) : "";
+  const cached = targets.get(book) ?? /* @__PURE__ */ new Map();
+  targets.set(book, cached);
+  if (cached.has(key)) return cached.get(key);
   let value;
-  if (book.school.spendUsd > 0) {
+  const given = Object.keys(priors ?? {});
+  if (book.school.spendUsd > 0 || given.length > 0) {
     const mix = /* @__PURE__ */ new Map();
     for (const r of book.list("cell")) {
       const n = r.crews > 0 ? r.crews : r.graded;
@@ -72368,12 +72456,13 @@ function targetPerDollar(book) {
       m.n += n;
       mix.set(k, m);
     }
-    const agents = book.agentIds();
+    if (mix.size === 0) mix.set("", { domain: "", difficulty: 0, n: 1 });
+    const agents = book.agentIds().length > 0 ? book.agentIds() : given;
     const table = [...mix.values()].map((c) => ({
       n: c.n,
       options: agents.map((a) => ({
         p: mean(posterior(book, a, c.domain, c.difficulty)),
-        cost: expectedCost(book, a, c.domain, c.difficulty)
+        cost: expectedCost(book, a, c.domain, c.difficulty, priors)
       }))
     }));
     const ratio = (pick) => {
@@ -72395,23 +72484,33 @@ function targetPerDollar(book) {
       value = next;
     }
   }
-  targets.set(book, { value });
+  cached.set(key, value);
   return value;
 }
-function drawFor(book, agent, c, seed) {
+function drawFor(book, agent, c, seed, priors) {
   const p = posterior(book, agent, c.domain, c.difficulty);
   const u = seeded(`${seed}:${book.generation}:${c.issueNumber}:${c.attempt}:${agent}`);
   const draw = sampleBeta(p, u);
-  const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty);
-  const target = targetPerDollar(book);
+  const expectedCostUsd = expectedCost(book, agent, c.domain, c.difficulty, priors);
+  const target = targetPerDollar(book, priors);
   const value = target === void 0 ? draw / expectedCostUsd : draw - target * expectedCostUsd;
   return { agent, draw, mean: mean(p), expectedCostUsd, value };
 }
-function choice_chooseLearning(book, eligible, c, seed) {
+function choice_chooseLearning(book, eligible, c, seed, priors) {
   let best;
   let second;
-  for (const agent2 of eligible) {
-    const d = drawFor(book, agent2, c, seed);
+  const target = targetPerDollar(book, priors);
+  const worth = (p, cost) => target === void 0 ? p / cost : p - target * cost;
+  const draws = eligible.map((agent2) => drawFor(book, agent2, c, seed, priors));
+  let incumbent;
+  for (const d of draws)
+    if (!incumbent || worth(d.mean, d.expectedCostUsd) > worth(incumbent.mean, incumbent.expectedCostUsd))
+      incumbent = d;
+  if (incumbent) {
+    incumbent.value = worth(incumbent.mean, incumbent.expectedCostUsd);
+    incumbent.incumbent = true;
+  }
+  for (const d of draws) {
     if (!best || d.value > best.value) {
       second = best;
       best = d;
@@ -72419,7 +72518,6 @@ function choice_chooseLearning(book, eligible, c, seed) {
   }
   if (!best) return void 0;
   const { agent, ...drawn } = best;
-  const target = targetPerDollar(book);
   return {
     agent,
     why: {
@@ -72448,6 +72546,7 @@ class assign_AgentChooser {
   scores;
   learning;
   cache = /* @__PURE__ */ new Map();
+  priors;
   choose(c) {
     const cell = c.role + "\0" + c.domain + "\0" + c.difficulty;
     const key = c.forceAgent !== void 0 ? cell + "\0" + c.forceAgent : this.learning ? cell + "\0" + c.issueNumber + "\0" + c.attempt : cell;
@@ -72473,9 +72572,16 @@ class assign_AgentChooser {
         domain: c.domain,
         difficulty: c.difficulty
       },
-      learning.seed
+      learning.seed,
+      this.costPriors()
     );
     return picked ?? this.none(c);
+  }
+  /** What the configuration says each agent's crew roughly costs (`agents[].expectedCostUsd`). */
+  costPriors() {
+    const given = this.agents.filter((a) => a.expectedCostUsd !== void 0);
+    if (given.length === 0) return void 0;
+    return this.priors ??= Object.fromEntries(given.map((a) => [a.id, a.expectedCostUsd]));
   }
   forced(id, role) {
     const agent = this.agents.find((a) => a.id === id);
@@ -73233,49 +73339,6 @@ function failedRun(run, verdict) {
   if (run.orphaned) return false;
   if (run.outcome === "succeeded") return verdict?.(run.crewId) === "rejected";
   return !!run.outcome && FAILURE_OUTCOMES.includes(run.outcome) && !run.preVerify && !run.infra;
-}
-const MIN_RUNS_PER_KEY = 3;
-const FACTOR_BOUNDS = (/* unused pure expression or super */ null && ([0.05, 20]));
-class RunTimeHistory {
-  byKey = /* @__PURE__ */ new Map();
-  all = { run: 0, estimated: 0, n: 0 };
-  constructor(registry, sizeOf, defaultSize) {
-    for (const c of Object.values(registry.crews)) {
-      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra || c.orphaned)
-        continue;
-      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
-      if (!Number.isFinite(ms) || ms < 0) continue;
-      const issue = sizeOf(c.issueNumber);
-      const accs = [this.all];
-      if (issue && issue.size > 0) {
-        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
-        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
-        this.byKey.set(key, k);
-        accs.push(k);
-      }
-      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
-      if (!(estimated > 0)) continue;
-      for (const acc of accs) {
-        acc.run += ms / 6e4;
-        acc.estimated += estimated;
-        acc.n++;
-      }
-    }
-  }
-  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
-  factor(key) {
-    const own = this.byKey.get(runKey(key));
-    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
-    if (!acc || acc.estimated <= 0) return 1;
-    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
-  }
-  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
-  predict(size, key) {
-    return size * this.factor(key);
-  }
-}
-function runKey(k) {
-  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
 }
 
 

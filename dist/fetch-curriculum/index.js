@@ -55322,6 +55322,9 @@ const agentSchema = strictObject({
   dailyBudgetUsd: schemas_number().positive().optional().describe(
     "What this agent's crews may spend in one UTC day (USD, from the spend ledger). Once reached the agent is not chosen until 00:00 UTC; another eligible agent may be."
   ),
+  expectedCostUsd: schemas_number({ message: "expected a number of USD per crew, e.g. 1.5" }).positive({ message: "must be more than 0 (USD per crew, e.g. 1.5); leave it out if unknown" }).max(1e5, { message: "at most 100000 (USD per crew)" }).optional().describe(
+    "Roughly what one crew of this agent costs (USD), e.g. from its list prices: the learning choice's prior for its cost until its own crews record spend (the record replaces it as crews finish). Unset: the school's mean per crew, $1 before any crew spent."
+  ),
   trust: schemas_enum(["low", "standard", "high"]).default("standard"),
   passEnv: passEnvSchema,
   homeFiles: homeFilesSchema,
@@ -55500,7 +55503,7 @@ const schema_configSchema = strictObject({
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
-      "smallest-first: repairs, priority, smallest size. tail-guard (default): the same, but fresh items predicted (size \xD7 run-time history) to stretch the makespan start first."
+      'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").'
     ),
     correctionTurns: schemas_number().int().min(0).max(10).default(2).describe("Turns the same agent session gets with the checker output when verification fails."),
     choice: schemas_enum(["learning", "greedy"]).default("learning").describe(
@@ -64570,6 +64573,7 @@ const crewFold = registerFold({
             ...d.revision ? { revision: d.revision } : {},
             ...d.eligible ? { eligible: [...d.eligible] } : {},
             ...d.choice ? { choice: d.choice } : {},
+            ...plannedCell(d) ?? {},
             ...d.contest ? { contest: { id: d.contest.id, of: [...d.contest.of] } } : {}
           };
         }
@@ -64667,6 +64671,12 @@ function crewLog(layout) {
 }
 function readRegistry(layout) {
   return foldLog(crewFold, crewLog(layout).read());
+}
+function plannedCell(d) {
+  const c = d.cell;
+  if (!c || d.repairOf !== void 0) return void 0;
+  const ok = typeof c.domain === "string" && Number.isInteger(c.difficulty) && typeof c.size === "number" && Number.isFinite(c.size) && c.size > 0;
+  return ok ? { cell: { domain: c.domain, difficulty: c.difficulty, size: c.size } } : void 0;
 }
 
 
@@ -65228,7 +65238,7 @@ class RecordBook {
     this.generation = generation;
     for (const crew of inputs.crews ?? []) {
       if (crew.status !== "finished") continue;
-      const issue = inputs.cellOf?.(crew.issueNumber);
+      const issue = crew.cell ?? inputs.cellOf?.(crew.issueNumber);
       const where = crew.choice ?? issue;
       if (!where) continue;
       const r = this.cell(crew.agent, where.domain, where.difficulty);
@@ -65245,6 +65255,9 @@ class RecordBook {
           r.sizedCrews += 1;
           r.sizedMinutes += ms / 6e4;
           r.sizedEstimate += size;
+          const log = Math.log(ms / 6e4 / size);
+          r.sizedLog += log;
+          r.sizedLogSq += log * log;
         }
       }
       this.school.crews += 1;
@@ -65314,7 +65327,9 @@ function empty(agent, domain, difficulty) {
     minutes: 0,
     sizedCrews: 0,
     sizedMinutes: 0,
-    sizedEstimate: 0
+    sizedEstimate: 0,
+    sizedLog: 0,
+    sizedLogSq: 0
   };
 }
 function add(to, r) {
@@ -65333,6 +65348,8 @@ function add(to, r) {
   to.sizedCrews += r.sizedCrews;
   to.sizedMinutes += r.sizedMinutes;
   to.sizedEstimate += r.sizedEstimate;
+  to.sizedLog += r.sizedLog;
+  to.sizedLogSq += r.sizedLogSq;
 }
 const NOT_CHOSEN_SHARE = 0.5;
 function tallyOf(r, mergeRate = 1) {
@@ -65635,49 +65652,6 @@ function failedRun(run, verdict) {
   if (run.orphaned) return false;
   if (run.outcome === "succeeded") return verdict?.(run.crewId) === "rejected";
   return !!run.outcome && FAILURE_OUTCOMES.includes(run.outcome) && !run.preVerify && !run.infra;
-}
-const MIN_RUNS_PER_KEY = 3;
-const FACTOR_BOUNDS = (/* unused pure expression or super */ null && ([0.05, 20]));
-class RunTimeHistory {
-  byKey = /* @__PURE__ */ new Map();
-  all = { run: 0, estimated: 0, n: 0 };
-  constructor(registry, sizeOf, defaultSize) {
-    for (const c of Object.values(registry.crews)) {
-      if (!c.startedAt || !c.finishedAt || c.outcome === "cancelled" || c.preVerify || c.infra || c.orphaned)
-        continue;
-      const ms = Date.parse(c.finishedAt) - Date.parse(c.startedAt);
-      if (!Number.isFinite(ms) || ms < 0) continue;
-      const issue = sizeOf(c.issueNumber);
-      const accs = [this.all];
-      if (issue && issue.size > 0) {
-        const key = runKey({ agent: c.agent, domain: issue.domain, difficulty: issue.difficulty });
-        const k = this.byKey.get(key) ?? { run: 0, estimated: 0, n: 0 };
-        this.byKey.set(key, k);
-        accs.push(k);
-      }
-      const estimated = issue && issue.size > 0 ? issue.size : defaultSize;
-      if (!(estimated > 0)) continue;
-      for (const acc of accs) {
-        acc.run += ms / 6e4;
-        acc.estimated += estimated;
-        acc.n++;
-      }
-    }
-  }
-  /** The calibration for a key: its own once it has enough runs, else the school's, else 1. */
-  factor(key) {
-    const own = this.byKey.get(runKey(key));
-    const acc = own && own.n >= MIN_RUNS_PER_KEY ? own : this.all.n >= MIN_RUNS_PER_KEY ? this.all : void 0;
-    if (!acc || acc.estimated <= 0) return 1;
-    return Math.min(FACTOR_BOUNDS[1], Math.max(FACTOR_BOUNDS[0], acc.run / acc.estimated));
-  }
-  /** Predicted minutes for an issue of `size` estimated minutes run under `key`. */
-  predict(size, key) {
-    return size * this.factor(key);
-  }
-}
-function runKey(k) {
-  return `${k.agent}\0${k.domain}\0${k.difficulty}`;
 }
 
 
