@@ -59,6 +59,8 @@ export interface LoopResult {
   /** The drain, with the outbox counts of the step after it. */
   drain: DrainResult & OutboxCounts;
   leaderboard: LeaderboardRow[];
+  /** Why no crew was started: the sandbox would not run what the host runs (./preflight.ts). */
+  preflightRefused?: string;
 }
 
 export async function runLoop(o: LoopOptions): Promise<LoopResult> {
@@ -148,5 +150,12 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   // N5.2: a drain stopped by a corrupt ledger reports it as `fatal`; the loop must not then throw
   // while reading that ledger for the leaderboard. It shows none and keeps the fatal result.
   const board = drained.fatal ? [] : leaderboard(new ScoreLedger(layout).state());
-  return { fetch: fetched, plan, runs, drain: withOutbox(drained, after), leaderboard: board };
+  return {
+    fetch: fetched,
+    plan,
+    runs,
+    drain: withOutbox(drained, after),
+    leaderboard: board,
+    ...(refused ? { preflightRefused: refused } : {}),
+  };
 }

@@ -33,6 +33,12 @@ describe('dispatch-crew reports', () => {
       '2 crew(s) lost; launches are paused until `school pause --clear`',
     );
     expect(dispatchNotices({ mode: 'run', daemon: 'd1', run: run([]) }).failure).toBeUndefined();
+    // A runner whose sandbox would not run what the host runs started nothing: the job fails with
+    // the sentence that says what to change.
+    const refused = 'No crew was started on this machine: add `sandbox.readOnly: [/opt/node]` to school.yml.';
+    expect(dispatchNotices({ mode: 'run', daemon: 'd1', run: { ...run([]), refused } }).failure).toBe(
+      refused,
+    );
     expect(dispatchOutputs({ mode: 'run', daemon: 'd1', run: run(['c2']) })).toEqual({
       finished: '1',
       lost: '1',

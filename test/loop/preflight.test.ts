@@ -104,6 +104,8 @@ describe.skipIf(!!noSandbox || !existsSync('/usr/bin/node'))(
       const refused = m.school('loop');
       const sentence = refused.out.split('\n').find((l) => l.includes('No crew was started on this machine'));
       expect(sentence, refused.out).toBeDefined();
+      // A script or cron running the loop sees that nothing was placed.
+      expect(refused.code, refused.out).toBe(1);
       // One sentence that says what to change: the directory to show.
       expect(sentence).toContain(`add \`sandbox.readOnly: [`);
       expect(sentence).toContain(m.bin);

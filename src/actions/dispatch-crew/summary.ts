@@ -39,6 +39,9 @@ export function dispatchNotices(r: DispatchJobResult): {
       info: [],
       failure: `${r.run.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``,
     };
+  // The sandbox check refused this runner: no crew started. The job fails with the sentence that
+  // says what to change; its handoff still goes out and the next plan settles the planned crews.
+  if (r.mode === 'run' && r.run.refused) return { errors: [], info: [], failure: r.run.refused };
   return { errors: [], info: [] };
 }
 

@@ -97,7 +97,8 @@ export const loopCommand: Command = {
     });
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
     else process.stdout.write(report(result, layout, values.example ? examplePaths().config : undefined));
-    return result.drain.fatal ? 1 : 0;
+    // A cycle the sandbox check refused placed nothing: a script or cron running the loop must see it.
+    return result.drain.fatal || result.preflightRefused ? 1 : 0;
   },
 };
 
