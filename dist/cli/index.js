@@ -79596,7 +79596,14 @@ async function runLoop(o) {
     })
   );
   const board = drained.fatal ? [] : leaderboard(new ScoreLedger(layout).state());
-  return { fetch: fetched, plan, runs, drain: withOutbox(drained, after), leaderboard: board };
+  return {
+    fetch: fetched,
+    plan,
+    runs,
+    drain: withOutbox(drained, after),
+    leaderboard: board,
+    ...refused ? { preflightRefused: refused } : {}
+  };
 }
 
 
@@ -79692,7 +79699,7 @@ const loopCommand = {
     });
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + "\n");
     else process.stdout.write(loop_report(result, layout, values.example ? examplePaths().config : void 0));
-    return result.drain.fatal ? 1 : 0;
+    return result.drain.fatal || result.preflightRefused ? 1 : 0;
   }
 };
 function deliveryOption(config, layout, logger, client, repository) {

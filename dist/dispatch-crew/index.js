@@ -77705,6 +77705,7 @@ function dispatchNotices(r) {
       info: [],
       failure: `${r.run.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``
     };
+  if (r.mode === "run" && r.run.refused) return { errors: [], info: [], failure: r.run.refused };
   return { errors: [], info: [] };
 }
 function dispatchOutputs(r) {
