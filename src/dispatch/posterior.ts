@@ -92,7 +92,15 @@ function hash128(key: string): [number, number, number, number] {
 }
 
 export function seeded(key: string): Uniform {
-  let [a, b, c, d] = hash128(key);
+  return sfc32(hash128(key));
+}
+
+/**
+ * sfc32 from four 32-bit words, uniforms in [0, 1); the first 12 outputs are dropped (a fresh state
+ * mixes poorly for a few rounds). The simulator's seeded streams (src/simulate/prng.ts) use it too.
+ */
+export function sfc32(state: readonly [number, number, number, number]): Uniform {
+  let [a, b, c, d] = state;
   const next = (): number => {
     const t = (((a + b) >>> 0) + d) >>> 0;
     d = (d + 1) >>> 0;
@@ -102,7 +110,6 @@ export function seeded(key: string): Uniform {
     c = (c + t) >>> 0;
     return t / 4294967296;
   };
-  // The first outputs of a fresh state are the least mixed.
   for (let i = 0; i < 12; i++) next();
   return next;
 }

@@ -126,8 +126,8 @@ function failures(r: Evidence | undefined): Tally {
   return { successes: rejected, failures: Math.max(0, r.accepted) };
 }
 
-/** What predictions read of a record. */
-type Evidence = Pick<CellRecord, 'graded' | 'accepted' | 'sizedCrews' | 'sizedLog' | 'sizedLogSq'>;
+/** What the failure chance reads of a record. */
+type Evidence = Pick<CellRecord, 'graded' | 'accepted'>;
 
 function missesOf(r: Pick<CellRecord, 'sizedCrews' | 'sizedLog' | 'sizedLogSq'> | undefined): Misses {
   return { n: r?.sizedCrews ?? 0, sum: r?.sizedLog ?? 0, sumSq: r?.sizedLogSq ?? 0 };
@@ -182,13 +182,10 @@ function missModel(book: RecordBook): MissModel | undefined {
 }
 
 function sumOf(records: readonly CellRecord[]): Evidence {
-  const out: Evidence = { graded: 0, accepted: 0, sizedCrews: 0, sizedLog: 0, sizedLogSq: 0 };
+  const out: Evidence = { graded: 0, accepted: 0 };
   for (const r of records) {
     out.graded += r.graded;
     out.accepted += r.accepted;
-    out.sizedCrews += r.sizedCrews;
-    out.sizedLog += r.sizedLog;
-    out.sizedLogSq += r.sizedLogSq;
   }
   return out;
 }

@@ -38,12 +38,10 @@ export interface CellRecord {
   minutes: number;
   /**
    * Crews that really ran an agent to an end (succeeded, failed, timed out; not an interruption nor
-   * an abort before the agent) and whose issue had a size estimate, their minutes and the Σ of those
-   * estimates: what run-time predictions are calibrated by (./predict.ts).
+   * an abort before the agent) and whose issue had a size estimate: what run-time predictions are
+   * calibrated by (./predict.ts).
    */
   sizedCrews: number;
-  sizedMinutes: number;
-  sizedEstimate: number;
   /** Σ ln(minutes ÷ estimate) over those crews, and Σ of its squares: how far the estimates miss. */
   sizedLog: number;
   sizedLogSq: number;
@@ -183,8 +181,6 @@ export class RecordBook {
         const ran = RAN_OUTCOMES.includes(crew.outcome ?? '') && !crew.preVerify && !crew.infra;
         if (ran && !crew.revision && typeof size === 'number' && Number.isFinite(size) && size > 0) {
           r.sizedCrews += 1;
-          r.sizedMinutes += ms / 60_000;
-          r.sizedEstimate += size;
           const log = Math.log(ms / 60_000 / size);
           r.sizedLog += log;
           r.sizedLogSq += log * log;
@@ -276,8 +272,6 @@ function empty(agent: string, domain: string, difficulty: number): CellRecord {
     spendUsd: 0,
     minutes: 0,
     sizedCrews: 0,
-    sizedMinutes: 0,
-    sizedEstimate: 0,
     sizedLog: 0,
     sizedLogSq: 0,
   };
@@ -297,8 +291,6 @@ function add(to: CellRecord, r: CellRecord): void {
   to.spendUsd += r.spendUsd;
   to.minutes += r.minutes;
   to.sizedCrews += r.sizedCrews;
-  to.sizedMinutes += r.sizedMinutes;
-  to.sizedEstimate += r.sizedEstimate;
   to.sizedLog += r.sizedLog;
   to.sizedLogSq += r.sizedLogSq;
 }

@@ -1,3 +1,5 @@
+import { sfc32 } from '../dispatch/posterior.js';
+
 /**
  * A small seeded PRNG for the fleet simulator: the same seed gives the same workload on every
  * machine and every Node version, which `Math.random` cannot promise. sfc32 seeded through
@@ -27,21 +29,7 @@ function splitmix32(seed: number): () => number {
 
 export function createRng(seed: number): Rng {
   const init = splitmix32(seed);
-  let a = init();
-  let b = init();
-  let c = init();
-  let d = init();
-  const next = (): number => {
-    const t = (((a + b) >>> 0) + d) >>> 0;
-    d = (d + 1) >>> 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) >>> 0;
-    c = ((c << 21) | (c >>> 11)) >>> 0;
-    c = (c + t) >>> 0;
-    return t / 4294967296;
-  };
-  // Discard the first outputs: sfc32 mixes poorly for a few rounds after seeding.
-  for (let i = 0; i < 12; i++) next();
+  const next = sfc32([init(), init(), init(), init()]);
   const normal = (): number => {
     const u = 1 - next(); // (0, 1]: log(0) never happens
     const v = next();
