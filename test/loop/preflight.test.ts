@@ -1,10 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { git, tempDir } from '../support/tmp.js';
+import { tempDir } from '../support/tmp.js';
+import { firstCrew } from '../support/first-crew.js';
 import { nodeTree } from '../support/toolchains.js';
 import { noSandbox, warnSkipped } from '../security/helpers.js';
 
@@ -18,82 +16,15 @@ import { noSandbox, warnSkipped } from '../security/helpers.js';
  */
 warnSkipped('school loop refuses a machine whose sandbox runs another node');
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const tmp = tempDir('school-preflight-');
 afterAll(() => tmp.cleanup());
-
-const STUDENT = [
-  "import { writeFileSync } from 'node:fs';",
-  "writeFileSync('src/value.txt', 'solved #' + process.env.SCHOOL_ISSUE + '\\n');",
-  "writeFileSync(process.env.SCHOOL_REPORT_FILE, 'Wrote src/value.txt.\\n');",
-  '',
-].join('\n');
 
 function setUp() {
   const home = join(tmp.path, 'home');
   const bin = nodeTree(join(home, 'node-v20.20.2-linux-x64'));
-  const repo = join(home, 'app');
-  mkdirSync(join(repo, 'src'), { recursive: true });
-  mkdirSync(join(repo, 'test'));
-  git(repo, 'init', '-q', '-b', 'main');
-  writeFileSync(join(repo, 'src', 'value.txt'), 'todo\n');
-  writeFileSync(
-    join(repo, 'package.json'),
-    JSON.stringify({ name: 'app', private: true, scripts: { test: 'node --test' } }, null, 2),
-  );
-  writeFileSync(
-    join(repo, 'test', 'value.test.mjs'),
-    [
-      "import test from 'node:test';",
-      "import assert from 'node:assert';",
-      "import { readFileSync } from 'node:fs';",
-      "test('the value', () => assert.match(readFileSync('src/value.txt', 'utf8'), /solved #1/));",
-      `test('the node of PATH', () => assert.equal(process.execPath, ${JSON.stringify(join(bin, 'node'))}));`,
-      '',
-    ].join('\n'),
-  );
-  writeFileSync(join(repo, '.gitignore'), '.school/\n');
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-q', '-m', 'an app with a test');
-  const student = join(tmp.path, 'student.mjs');
-  writeFileSync(student, STUDENT);
-  const issues = join(tmp.path, 'issues.json');
-  writeFileSync(
-    issues,
-    JSON.stringify([
-      {
-        id: 1,
-        number: 1,
-        title: 'Solve the value',
-        body: 'src/value.txt must say it is solved.',
-        labels: [],
-        state: 'open',
-        user: { login: 'owner', type: 'User' },
-        author_association: 'OWNER',
-        created_at: '2026-11-01T09:00:00Z',
-        updated_at: '2026-11-01T09:00:00Z',
-      },
-    ]),
-  );
-  const config: Record<string, unknown> = {
-    curriculum: { issuesFile: issues },
-    agents: [{ id: 'student', command: ['node', student, '{brief}'], roles: ['coding'] }],
-    dispatch: { verify: ['npm', 'test'], correctionTurns: 0, minFreeDiskGiB: 0 },
-  };
-  const write = () => writeFileSync(join(repo, 'school.yml'), stringify(config));
-  write();
-  const school = (...args: string[]) => {
-    const r = spawnSync(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/index.ts'), ...args], {
-      cwd: repo,
-      encoding: 'utf8',
-      env: { PATH: `${bin}:/usr/bin:/bin`, HOME: home },
-      timeout: 600_000,
-    });
-    return { code: r.status, out: `${r.stdout}${r.stderr}` };
-  };
-  const state = join(repo, '.school', 'state');
-  return { bin, repo, school, config, write, state };
+  const crew = firstCrew(tmp.path, join(home, 'app'), bin, { PATH: `${bin}:/usr/bin:/bin`, HOME: home });
+  const state = join(crew.repo, '.school', 'state');
+  return { bin, repo: crew.repo, school: crew.school, config: crew.config, write: crew.write, state };
 }
 
 describe.skipIf(!!noSandbox || !existsSync('/usr/bin/node'))(

@@ -1,10 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { git, tempDir } from '../support/tmp.js';
+import { tempDir } from '../support/tmp.js';
+import { firstCrew } from '../support/first-crew.js';
 import { nodeTree } from '../support/toolchains.js';
 import { noSandbox, warnSkipped } from './helpers.js';
 
@@ -17,18 +15,8 @@ import { noSandbox, warnSkipped } from './helpers.js';
  */
 warnSkipped('the first crew on an ordinary machine');
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const tmp = tempDir('school-first-crew-');
 afterAll(() => tmp.cleanup());
-
-/** The student: writes the answer the issue asks for, nothing else. */
-const STUDENT = [
-  "import { writeFileSync } from 'node:fs';",
-  "writeFileSync('src/value.txt', 'solved #' + process.env.SCHOOL_ISSUE + '\\n');",
-  "writeFileSync(process.env.SCHOOL_REPORT_FILE, 'Wrote src/value.txt.\\n');",
-  '',
-].join('\n');
 
 interface Machine {
   home: string;
@@ -66,74 +54,20 @@ function setUp(make: (dir: string) => Machine) {
   const m = make(dir);
   mkdirSync(join(m.home, '.ssh'), { recursive: true });
   writeFileSync(join(m.home, '.ssh', 'id_ed25519'), 'PRIVATE KEY\n');
-  const repo = join(m.home, 'app');
-  mkdirSync(join(repo, 'src'), { recursive: true });
-  mkdirSync(join(repo, 'test'));
-  git(repo, 'init', '-q', '-b', 'main');
-  writeFileSync(join(repo, 'src', 'value.txt'), 'todo\n');
-  writeFileSync(
-    join(repo, 'package.json'),
-    JSON.stringify({ name: 'app', private: true, scripts: { test: 'node --test' } }, null, 2),
-  );
-  writeFileSync(
-    join(repo, 'test', 'value.test.mjs'),
+  const crew = firstCrew(
+    dir,
+    join(m.home, 'app'),
+    m.bin,
+    { PATH: `${m.bin}:/usr/bin:/bin`, HOME: m.home, ...m.env },
     [
-      "import test from 'node:test';",
-      "import assert from 'node:assert';",
-      "import { existsSync, readFileSync } from 'node:fs';",
-      "test('the value', () => assert.match(readFileSync('src/value.txt', 'utf8'), /solved #1/));",
-      `test('the node of PATH', () => assert.equal(process.execPath, ${JSON.stringify(join(m.bin, 'node'))}));`,
       `test('nothing else of HOME', () => { for (const p of ${JSON.stringify(m.secrets)}) assert.equal(existsSync(p), false, p); });`,
-      '',
-    ].join('\n'),
+    ],
   );
-  writeFileSync(join(repo, '.gitignore'), '.school/\n');
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-q', '-m', 'an app with a test');
-  const student = join(dir, 'student.mjs');
-  writeFileSync(student, STUDENT);
-  const issues = join(dir, 'issues.json');
-  writeFileSync(
-    issues,
-    JSON.stringify([
-      {
-        id: 1,
-        number: 1,
-        title: 'Solve the value',
-        body: 'src/value.txt must say it is solved.',
-        labels: [],
-        state: 'open',
-        user: { login: 'owner', type: 'User' },
-        author_association: 'OWNER',
-        created_at: '2026-11-01T09:00:00Z',
-        updated_at: '2026-11-01T09:00:00Z',
-      },
-    ]),
-  );
-  // The defaults but for what a first run names: its student, its test command, its curriculum.
-  writeFileSync(
-    join(repo, 'school.yml'),
-    stringify({
-      curriculum: { issuesFile: issues },
-      agents: [{ id: 'student', command: ['node', student, '{brief}'], roles: ['coding'] }],
-      dispatch: { verify: ['npm', 'test'], correctionTurns: 0, minFreeDiskGiB: 0 },
-    }),
-  );
-  const school = (...args: string[]) => {
-    const r = spawnSync(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/index.ts'), ...args], {
-      cwd: repo,
-      encoding: 'utf8',
-      env: { PATH: `${m.bin}:/usr/bin:/bin`, HOME: m.home, ...m.env },
-      timeout: 600_000,
-    });
-    return { code: r.status, out: `${r.stdout}${r.stderr}` };
+  const config = (extra: Record<string, unknown>) => {
+    Object.assign(crew.config, extra);
+    crew.write();
   };
-  const config = (extra: Record<string, unknown>) =>
-    writeFileSync(
-      join(repo, 'school.yml'),
-      `${readFileSync(join(repo, 'school.yml'), 'utf8')}${stringify(extra)}`,
-    );
-  return { school, config, machine: m };
+  return { school: crew.school, config, machine: m };
 }
 
 describe.skipIf(!!noSandbox)('the first crew, sandbox on, Node.js under HOME', () => {
