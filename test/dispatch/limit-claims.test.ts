@@ -25,7 +25,7 @@ afterEach(() => {
 
 describe('usage limits only the student reported', () => {
   it('stop the issue after two, named where the other stops are; the honest issue beside goes on', async () => {
-    s = makeSchool({ daemons: [{ id: 'd1', worktrees: 2 }], unconfined: true });
+    s = makeSchool({ daemons: [{ id: 'd1', worktrees: 2 }] });
     s.config.dispatch.minFreeDiskGiB = 0;
     s.config.dispatch.maxCrews = 2;
     const source = writeIssues(s, [

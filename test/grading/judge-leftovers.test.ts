@@ -92,7 +92,6 @@ describe("the judge job's scratch directory", () => {
     const cfg = config({
       repoPath: join(root, 'repo'),
       stateDir: layout.root,
-      sandbox: { kind: 'none' },
       dispatch: { verify: ['true'] },
     });
     const grader = judgeGrader({ config: cfg, layout, verifyOnCleanCheckout: verify });

@@ -49,7 +49,7 @@ function spentBy(layout: StateLayout, crewId: string): number {
 
 describe('spend and pause rows a crew job hands on', () => {
   it('are held to the crew budget and to its own agent; the honest crew beside is imported as it was', async () => {
-    s = makeSchool({ daemons: [{ id: 'd1', worktrees: 2 }], unconfined: true });
+    s = makeSchool({ daemons: [{ id: 'd1', worktrees: 2 }] });
     s.config.dispatch.minFreeDiskGiB = 0;
     s.config.dispatch.crewBudgetUsd = 5;
     s.config.dispatch.maxCrews = 2;
@@ -161,7 +161,7 @@ describe('spend and pause rows a crew job hands on', () => {
   }, 180_000);
 
   it('refuses a spend row whose amount is no number, which would halt dispatch', async () => {
-    s = makeSchool({ daemons: [{ id: 'd1', worktrees: 1 }], unconfined: true });
+    s = makeSchool({ daemons: [{ id: 'd1', worktrees: 1 }] });
     s.config.dispatch.minFreeDiskGiB = 0;
     const source = writeIssues(s, [{ number: 1, title: 'One', body: '```school\nagent: editor\n```\n' }]);
     await fetchCurriculum({ layout: s.layout, config: s.config, source, logger: silentLogger });

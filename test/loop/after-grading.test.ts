@@ -195,7 +195,6 @@ writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 1, ou
         fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
         agents: [{ id: 'student', command: [process.execPath, student] }],
         dispatch: { verify: [process.execPath, '-e', 'process.exit(0)'], crewTimeoutSeconds: 60 },
-        sandbox: { kind: 'none' },
         delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
       });
       const layout = new StateLayout(config.stateDir);
