@@ -43,6 +43,8 @@ async function setup() {
 describe('a patch holding a gitlink', () => {
   it('is refused by the clean checkout before the verification runs; the honest patch is verified', async () => {
     const { root, repo, base } = await setup();
+    // Unconfined: the verification leaves a marker outside the checkout to show whether it ran; the
+    // refusal under test comes before any verification, sandboxed or not.
     const config = sandboxSchema.parse({ kind: 'none' });
     const sandbox = new Sandbox({ config, root: join(root, 'sandbox'), protect: [], host: testHost() });
     const marker = join(root, 'verification-ran');
