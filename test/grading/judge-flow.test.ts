@@ -6,14 +6,13 @@ import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { VERDICTS_FILE, verdictsFileSchema } from '../../src/grading/verdicts.js';
-import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
 import { memoryLogger, silentLogger } from '../../src/log.js';
 import { parseDrainInputs } from '../../src/actions/drain-grading/inputs.js';
 import { drainJob } from '../../src/loop/drain-job.js';
-import { planStep, runStep } from '../../src/loop/steps.js';
+import { planStep } from '../../src/loop/steps.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { git } from '../support/tmp.js';
-import { filesUnder, launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+import { crewJobHandoff, filesUnder, makeSchool, writeIssues, type School } from '../regression/helpers.js';
 
 /**
  * The loop's judge → grade, with real git, real crews, real handoff files and the real sandbox:
@@ -72,18 +71,7 @@ describe('judge job → grade job', () => {
     writeFileSync(configFile, JSON.stringify(s.config));
 
     // The crew job.
-    const root = join(s.root, 'handoffs');
-    const out = join(root, 'school-handoff-1-1-1-d1');
-    const marks = markHandoff(s.layout);
-    await runStep({
-      config: s.config,
-      layout: s.layout,
-      daemon: 'd1',
-      logger: silentLogger,
-      launch: { launcher: await launcher() },
-      bookbagsPath: join(out, 'bookbags'),
-    });
-    writeHandoff(s.layout, marks, out, 'd1');
+    const { root, out } = await crewJobHandoff(s);
     const crews = Object.values(readCrewState(s.layout).registry.crews).sort(
       (a, b) => a.issueNumber - b.issueNumber,
     );

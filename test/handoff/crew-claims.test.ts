@@ -7,12 +7,11 @@ import { readCrewState } from '../../src/dispatch/lease.js';
 import { pauseStatus } from '../../src/dispatch/pause.js';
 import { totalSpend, type SpendEvent } from '../../src/dispatch/spend.js';
 import { EventLog } from '../../src/state/event-log.js';
-import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
 import { importHandoffs } from '../../src/handoff/import.js';
 import { silentLogger } from '../../src/log.js';
-import { planStep, runStep } from '../../src/loop/steps.js';
+import { planStep } from '../../src/loop/steps.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+import { crewJobHandoff, makeSchool, writeIssues, type School } from '../regression/helpers.js';
 
 /**
  * Issue 34 (b): the grade job takes a crew job's handoff as data, and a runner the student took over
@@ -71,18 +70,7 @@ describe('spend and pause rows a crew job hands on', () => {
     const honest = crewOf(2);
     const saved = join(s.root, 'plan-job-state');
     cpSync(s.layout.root, saved, { recursive: true });
-    const root = join(s.root, 'handoffs');
-    const out = join(root, 'school-handoff-1-1-1-d1');
-    const marks = markHandoff(s.layout);
-    await runStep({
-      config: s.config,
-      layout: s.layout,
-      daemon: 'd1',
-      logger: silentLogger,
-      launch: { launcher: await launcher() },
-      bookbagsPath: join(out, 'bookbags'),
-    });
-    writeHandoff(s.layout, marks, out, 'd1');
+    const { root, out } = await crewJobHandoff(s);
     // What the crews themselves reported on their runner, the limited one's turn included.
     const honestOwn = spentBy(s.layout, honest);
     expect(spentBy(s.layout, limited)).toBeLessThan(5);
@@ -169,18 +157,7 @@ describe('spend and pause rows a crew job hands on', () => {
     const crewId = first.assignments[0]!.crewId;
     const saved = join(s.root, 'plan-job-state');
     cpSync(s.layout.root, saved, { recursive: true });
-    const root = join(s.root, 'handoffs');
-    const out = join(root, 'school-handoff-1-1-1-d1');
-    const marks = markHandoff(s.layout);
-    await runStep({
-      config: s.config,
-      layout: s.layout,
-      daemon: 'd1',
-      logger: silentLogger,
-      launch: { launcher: await launcher() },
-      bookbagsPath: join(out, 'bookbags'),
-    });
-    writeHandoff(s.layout, marks, out, 'd1');
+    const { root, out } = await crewJobHandoff(s);
     rewrite(out, 'spend.jsonl', (lines) => [
       ...lines,
       ...['"lots"', '-3', 'null'].map((v, i) =>

@@ -10,7 +10,7 @@ import { importHandoffs } from '../../src/handoff/import.js';
 import { handoffArtifactName } from '../../src/handoff/name.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+import { crewJobHandoff, launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
 
 /**
  * Safe outputs: a crew job hands on what it appended; a job that runs no student code imports it
@@ -40,18 +40,7 @@ async function crewJob(): Promise<{ restored: StateLayout; out: string; root: st
   // What the grade job restores: the state as the plan job saved it.
   const restoredDir = join(s.root, 'grade-job-state');
   cpSync(s.layout.root, restoredDir, { recursive: true });
-  const root = join(s.root, 'handoffs');
-  const out = join(root, 'school-handoff-1-1-1-d1');
-  const marks = markHandoff(s.layout);
-  await runStep({
-    config: s.config,
-    layout: s.layout,
-    daemon: 'd1',
-    logger: silentLogger,
-    launch: { launcher: await launcher() },
-    bookbagsPath: join(out, 'bookbags'),
-  });
-  writeHandoff(s.layout, marks, out, 'd1');
+  const { root, out } = await crewJobHandoff(s);
   return { restored: new StateLayout(restoredDir), out, root };
 }
 
@@ -356,19 +345,7 @@ describe('a repair the crew job planned for its own failed crew', () => {
     });
     const restoredDir = join(s.root, 'grade-job-state');
     cpSync(s.layout.root, restoredDir, { recursive: true });
-    const root = join(s.root, 'handoffs');
-    const out = join(root, 'school-handoff-1-1-1-d1');
-    const marks = markHandoff(s.layout);
-    const run = await runStep({
-      config: s.config,
-      layout: s.layout,
-      daemon: 'd1',
-      logger: silentLogger,
-      launch: { launcher: await launcher() },
-      office: { refill: false, repairInJob: true },
-      bookbagsPath: join(out, 'bookbags'),
-    });
-    writeHandoff(s.layout, marks, out, 'd1');
+    const { root, out, run } = await crewJobHandoff(s, { refill: false, repairInJob: true });
     expect(run.repairs).toHaveLength(1);
     const crews = Object.values(readCrewState(s.layout).registry.crews);
     const [first, repair] = crews.filter((c) => c.issueNumber === 1).sort((a, b) => a.attempt - b.attempt);

@@ -4,12 +4,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
-import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
 import { importHandoffs } from '../../src/handoff/import.js';
 import { silentLogger } from '../../src/log.js';
-import { planStep, runStep } from '../../src/loop/steps.js';
+import { planStep } from '../../src/loop/steps.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+import { crewJobHandoff, makeSchool, writeIssues, type School } from '../regression/helpers.js';
 
 /**
  * A crew's end is never refused without an end being recorded for it: a crew job's handoff whose
@@ -48,18 +47,7 @@ describe('a refused crew.finished in a handoff', () => {
     const crewId = first.assignments[0]!.crewId;
     const saved = join(s.root, 'plan-job-state');
     cpSync(s.layout.root, saved, { recursive: true });
-    const root = join(s.root, 'handoffs');
-    const out = join(root, 'school-handoff-1-1-1-d1');
-    const marks = markHandoff(s.layout);
-    await runStep({
-      config: s.config,
-      layout: s.layout,
-      daemon: 'd1',
-      logger: silentLogger,
-      launch: { launcher: await launcher() },
-      bookbagsPath: join(out, 'bookbags'),
-    });
-    writeHandoff(s.layout, marks, out, 'd1');
+    const { root, out } = await crewJobHandoff(s);
     const original = readFileSync(join(out, 'events', 'crews.jsonl'), 'utf8');
     const finishedLine = (l: string) => l.includes('"crew.finished"');
 

@@ -6,8 +6,10 @@ import { defaultWorktreeRoot } from '../../src/crew/spec.js';
 import { git } from '../support/tmp.js';
 import { join, relative } from 'node:path';
 import type { CurriculumSource } from '../../src/curriculum/fetch.js';
-import { memoryLogger } from '../../src/log.js';
+import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
+import { memoryLogger, silentLogger } from '../../src/log.js';
 import { runLoop, type LoopResult } from '../../src/loop/loop.js';
+import { runStep, type RunStepOptions, type RunStepResult } from '../../src/loop/steps.js';
 import { launcher, makeSchool, type School } from '../crew/helpers.js';
 
 /**
@@ -167,4 +169,28 @@ export function assertClean(t: School): void {
       );
     }
   }
+}
+
+/**
+ * Daemon d1's crew job as the workflow runs it: its crews run, and its handoff is written where the
+ * grade job downloads handoffs (`root`, the job's own directory `out` in it).
+ */
+export async function crewJobHandoff(
+  s: School,
+  office?: RunStepOptions['office'],
+): Promise<{ root: string; out: string; run: RunStepResult }> {
+  const root = join(s.root, 'handoffs');
+  const out = join(root, 'school-handoff-1-1-1-d1');
+  const marks = markHandoff(s.layout);
+  const run = await runStep({
+    config: s.config,
+    layout: s.layout,
+    daemon: 'd1',
+    logger: silentLogger,
+    launch: { launcher: await launcher() },
+    ...(office ? { office } : {}),
+    bookbagsPath: join(out, 'bookbags'),
+  });
+  writeHandoff(s.layout, marks, out, 'd1');
+  return { root, out, run };
 }

@@ -6,10 +6,9 @@ import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
 import { drain } from '../../src/grading/drain.js';
-import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
 import { importHandoffs } from '../../src/handoff/import.js';
 import { silentLogger } from '../../src/log.js';
-import { planStep, runStep } from '../../src/loop/steps.js';
+import { planStep } from '../../src/loop/steps.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { BOOKBAG_FILES } from '../../src/bookbag/schema.js';
 import { runCrew } from '../../src/crew/crew.js';
@@ -22,7 +21,7 @@ import {
   makeSchool as makeCrewSchool,
   type School as CrewSchool,
 } from '../crew/helpers.js';
-import { filesUnder, launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+import { crewJobHandoff, filesUnder, makeSchool, writeIssues, type School } from '../regression/helpers.js';
 
 /**
  * What a hostile student makes the school record is bounded where it is recorded, and its output
@@ -83,18 +82,7 @@ describe('bounded records and output of a hostile student (GitHub path)', () => 
     const byIssue = new Map(first.assignments.map((a) => [a.issueNumber, a.crewId]));
     const restored = new StateLayout(join(s.root, 'grade-job-state'));
     cpSync(s.layout.root, restored.root, { recursive: true });
-    const root = join(s.root, 'handoffs');
-    const out = join(root, 'school-handoff-1-1-1-d1');
-    const marks = markHandoff(s.layout);
-    await runStep({
-      config: s.config,
-      layout: s.layout,
-      daemon: 'd1',
-      logger: silentLogger,
-      launch: { launcher: await launcher() },
-      bookbagsPath: join(out, 'bookbags'),
-    });
-    writeHandoff(s.layout, marks, out, 'd1');
+    const { root } = await crewJobHandoff(s);
 
     const imported = await importHandoffs(restored, root, { config: s.config, logger: silentLogger });
     expect(imported.refused).toEqual([]);
