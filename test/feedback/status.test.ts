@@ -7,6 +7,7 @@ import { publishStatuses, refreshStatuses } from '../../src/feedback/refresh.js'
 import { crewLog } from '../../src/dispatch/registry.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';
+import { crewAt as crew } from '../support/crew-events.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { GitHubFake } from '../support/github-fake.js';
@@ -15,66 +16,6 @@ import { config, enqueueMany, fastGrade, job } from '../grading/helpers.js';
 
 const tmp = tempDir('school-status-comment-');
 afterAll(() => tmp.cleanup());
-
-const owner = { kind: 'local', host: 'h', pid: 1 } as const;
-
-async function crew(
-  layout: StateLayout,
-  e: 'planned' | 'started' | 'finished',
-  crewId: string,
-  issue: number,
-) {
-  const at = new Date();
-  const events: CrewEvent[] = [];
-  if (e === 'planned')
-    events.push(
-      event(
-        'crew.planned',
-        `planned:${crewId}`,
-        {
-          crewId,
-          issueNumber: issue,
-          daemon: 'local',
-          agent: 'alpha',
-          weight: 'light',
-          fences: [],
-          repair: false,
-          attempt: 1,
-        },
-        at,
-      ) as CrewEvent,
-    );
-  if (e === 'started')
-    events.push(
-      event(
-        'crew.started',
-        `started:${crewId}`,
-        {
-          crewId,
-          daemon: 'local',
-          slot: 0,
-          worktree: '/w',
-          owner: owner as never,
-        },
-        at,
-      ) as CrewEvent,
-    );
-  if (e === 'finished')
-    events.push(
-      event(
-        'crew.finished',
-        `finished:${crewId}`,
-        {
-          crewId,
-          issueNumber: issue,
-          outcome: 'succeeded',
-          reason: 'done',
-        },
-        at,
-      ) as CrewEvent,
-    );
-  await crewLog(layout).append(events);
-}
 
 function setup(name: string) {
   const fake = new GitHubFake({ owner: 'o', repo: 'r' });

@@ -14,14 +14,12 @@ import { memoryLogger } from '../../src/log.js';
 import { afterGrading } from '../../src/loop/after-grading.js';
 import { runLoop } from '../../src/loop/loop.js';
 import { Outbox, statusMarkerOf, type IssuesPort } from '../../src/outbox/outbox.js';
-import { crewLog } from '../../src/dispatch/registry.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
-import { event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { launcher } from '../crew/helpers.js';
 import { config as gradingConfig, enqueueMany, fastGrade, job } from '../grading/helpers.js';
 import { recordDelivered } from '../support/deliveries.js';
 import { GitHubFake } from '../support/github-fake.js';
+import { crewAt } from '../support/crew-events.js';
 import { git, initBareRemote, tempDir } from '../support/tmp.js';
 
 /**
@@ -72,48 +70,7 @@ function countingIssues(port: IssuesPort): { port: IssuesPort; statusWrites: Map
 
 /** A crew that ran for `issue` and succeeded, as the crew log records it. */
 async function ranCrew(layout: StateLayout, crewId: string, issue: number): Promise<void> {
-  const at = new Date();
-  const owner = { kind: 'local', host: 'h', pid: 1 } as const;
-  await crewLog(layout).append([
-    event(
-      'crew.planned',
-      `planned:${crewId}`,
-      {
-        crewId,
-        issueNumber: issue,
-        daemon: 'local',
-        agent: 'alpha',
-        weight: 'light',
-        fences: [],
-        repair: false,
-        attempt: 1,
-      },
-      at,
-    ) as CrewEvent,
-    event(
-      'crew.started',
-      `started:${crewId}`,
-      {
-        crewId,
-        daemon: 'local',
-        slot: 0,
-        worktree: '/w',
-        owner: owner as never,
-      },
-      at,
-    ) as CrewEvent,
-    event(
-      'crew.finished',
-      `finished:${crewId}`,
-      {
-        crewId,
-        issueNumber: issue,
-        outcome: 'succeeded',
-        reason: 'done',
-      },
-      at,
-    ) as CrewEvent,
-  ]);
+  for (const step of ['planned', 'started', 'finished'] as const) await crewAt(layout, step, crewId, issue);
 }
 
 describe('the step after grading, once per cycle', () => {
