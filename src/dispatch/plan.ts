@@ -369,8 +369,9 @@ function decide(
     issueStates(registry, input.record?.verdicts, read.school.requeues),
     registry,
   );
-  const learning = learningChoice(input, registry, read.spendRows);
-  predictRunTimes(input, registry, sorted.candidates, learning);
+  const records = recordBook(input, registry, read.spendRows);
+  const learning = learningChoice(input, records);
+  predictRunTimes(input, records, sorted.candidates, learning);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.limits?.freeDiskBytes);
   const admitted = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
@@ -502,19 +503,13 @@ function sortCurriculum(
 }
 
 /**
- * Each candidate's predicted minutes and chance of a repair (./predict.ts over the records), for
- * the agent admission will choose for it × its domain × difficulty. What tail-guard orders by and
- * the standby split balances. Past runs are compared with the estimate their issue had when they
- * were planned (`crew.planned` `cell`), else with its estimate in this curriculum.
+ * The records (./record.ts) the plan predicts and chooses by: the ledger's verdicts and merges (when
+ * given), the registry's finished crews (their cell and estimate as recorded when planned, else the
+ * issue's in this curriculum) and what the spend ledger says they cost. One fold per plan.
  */
-function predictRunTimes(
-  input: PlanInput,
-  registry: CrewRegistry,
-  candidates: Candidate[],
-  learning: LearningChoice | undefined,
-): void {
+function recordBook(input: PlanInput, registry: CrewRegistry, spend: PlanReadings['spendRows']): RecordBook {
   const d = input.config.curriculum.defaults;
-  const sizes = new Map(
+  const cells = new Map(
     input.curriculum.map((i) => [
       i.number,
       {
@@ -524,13 +519,26 @@ function predictRunTimes(
       },
     ]),
   );
-  const predictor = new Predictor(
-    new RecordBook({
-      ...(input.record?.ledger ? { ledger: input.record.ledger } : {}),
-      crews: Object.values(registry.crews),
-      cellOf: (n) => sizes.get(n),
-    }),
-  );
+  return new RecordBook({
+    ...(input.record?.ledger ? { ledger: input.record.ledger } : {}),
+    crews: Object.values(registry.crews),
+    spend,
+    cellOf: (n) => cells.get(n),
+  });
+}
+
+/**
+ * Each candidate's predicted minutes and chance of a repair (./predict.ts over the records), for
+ * the agent admission will choose for it × its domain × difficulty. What tail-guard orders by and
+ * the standby split balances.
+ */
+function predictRunTimes(
+  input: PlanInput,
+  records: RecordBook,
+  candidates: Candidate[],
+  learning: LearningChoice | undefined,
+): void {
+  const predictor = new Predictor(records);
   const agents = new AgentChooser(input.config.agents, input.record?.scores, learning);
   for (const c of candidates) {
     const choice = agents.choose(c);
@@ -541,35 +549,10 @@ function predictRunTimes(
   }
 }
 
-/**
- * The learning choice's records (./record.ts) when `dispatch.choice` is learning and the ledger's
- * counts were given: the ledger's verdicts and merges, the registry's finished crews (their cell as
- * recorded when planned, else the issue's in this curriculum) and what the spend ledger says they cost.
- */
-function learningChoice(
-  input: PlanInput,
-  registry: CrewRegistry,
-  spend: PlanReadings['spendRows'],
-): LearningChoice | undefined {
+/** The learning choice when `dispatch.choice` is learning and the ledger's counts were given. */
+function learningChoice(input: PlanInput, records: RecordBook): LearningChoice | undefined {
   const { config } = input;
-  const ledger = input.record?.ledger;
-  if (config.dispatch.choice !== 'learning' || !ledger) return undefined;
-  const d = config.curriculum.defaults;
-  const cells = new Map(
-    input.curriculum.map((i) => [
-      i.number,
-      {
-        domain: typeof i.domain === 'string' ? i.domain : d.domain,
-        difficulty: Math.round(finiteOr(i.difficulty, d.difficulty, { min: 1, max: 5 })),
-      },
-    ]),
-  );
-  const records = new RecordBook({
-    ledger,
-    crews: Object.values(registry.crews),
-    spend,
-    cellOf: (n) => cells.get(n),
-  });
+  if (config.dispatch.choice !== 'learning' || !input.record?.ledger) return undefined;
   return { records, seed: config.dispatch.choiceSeed };
 }
 
