@@ -57155,7 +57155,10 @@ function hash128(key) {
   return [h1 >>> 0, h2 >>> 0, h3 >>> 0, h4 >>> 0];
 }
 function seeded(key) {
-  let [a, b, c, d] = hash128(key);
+  return sfc32(hash128(key));
+}
+function sfc32(state) {
+  let [a, b, c, d] = state;
   const next = () => {
     const t = (a + b >>> 0) + d >>> 0;
     d = d + 1 >>> 0;
@@ -57263,8 +57266,6 @@ class RecordBook {
         const ran = RAN_OUTCOMES.includes(crew.outcome ?? "") && !crew.preVerify && !crew.infra;
         if (ran && !crew.revision && typeof size === "number" && Number.isFinite(size) && size > 0) {
           r.sizedCrews += 1;
-          r.sizedMinutes += ms / 6e4;
-          r.sizedEstimate += size;
           const log = Math.log(ms / 6e4 / size);
           r.sizedLog += log;
           r.sizedLogSq += log * log;
@@ -57336,8 +57337,6 @@ function empty(agent, domain, difficulty) {
     spendUsd: 0,
     minutes: 0,
     sizedCrews: 0,
-    sizedMinutes: 0,
-    sizedEstimate: 0,
     sizedLog: 0,
     sizedLogSq: 0
   };
@@ -57356,8 +57355,6 @@ function add(to, r) {
   to.spendUsd += r.spendUsd;
   to.minutes += r.minutes;
   to.sizedCrews += r.sizedCrews;
-  to.sizedMinutes += r.sizedMinutes;
-  to.sizedEstimate += r.sizedEstimate;
   to.sizedLog += r.sizedLog;
   to.sizedLogSq += r.sizedLogSq;
 }

@@ -57241,7 +57241,10 @@ function hash128(key) {
   return [h1 >>> 0, h2 >>> 0, h3 >>> 0, h4 >>> 0];
 }
 function seeded(key) {
-  let [a, b, c, d] = hash128(key);
+  return sfc32(hash128(key));
+}
+function sfc32(state) {
+  let [a, b, c, d] = state;
   const next = () => {
     const t = (a + b >>> 0) + d >>> 0;
     d = d + 1 >>> 0;
@@ -57349,8 +57352,6 @@ class RecordBook {
         const ran = RAN_OUTCOMES.includes(crew.outcome ?? "") && !crew.preVerify && !crew.infra;
         if (ran && !crew.revision && typeof size === "number" && Number.isFinite(size) && size > 0) {
           r.sizedCrews += 1;
-          r.sizedMinutes += ms / 6e4;
-          r.sizedEstimate += size;
           const log = Math.log(ms / 6e4 / size);
           r.sizedLog += log;
           r.sizedLogSq += log * log;
@@ -57422,8 +57423,6 @@ function empty(agent, domain, difficulty) {
     spendUsd: 0,
     minutes: 0,
     sizedCrews: 0,
-    sizedMinutes: 0,
-    sizedEstimate: 0,
     sizedLog: 0,
     sizedLogSq: 0
   };
@@ -57442,8 +57441,6 @@ function add(to, r) {
   to.spendUsd += r.spendUsd;
   to.minutes += r.minutes;
   to.sizedCrews += r.sizedCrews;
-  to.sizedMinutes += r.sizedMinutes;
-  to.sizedEstimate += r.sizedEstimate;
   to.sizedLog += r.sizedLog;
   to.sizedLogSq += r.sizedLogSq;
 }
@@ -73497,13 +73494,10 @@ function missModel(book) {
   return { mean: total.sum / total.n, s2, tau2 };
 }
 function sumOf(records) {
-  const out = { graded: 0, accepted: 0, sizedCrews: 0, sizedLog: 0, sizedLogSq: 0 };
+  const out = { graded: 0, accepted: 0 };
   for (const r of records) {
     out.graded += r.graded;
     out.accepted += r.accepted;
-    out.sizedCrews += r.sizedCrews;
-    out.sizedLog += r.sizedLog;
-    out.sizedLogSq += r.sizedLogSq;
   }
   return out;
 }
@@ -73909,8 +73903,9 @@ function decide(input, registry, read, now, remainingMs) {
     history_issueStates(registry, input.record?.verdicts, read.school.requeues),
     registry
   );
-  const learning = learningChoice(input, registry, read.spendRows);
-  predictRunTimes(input, registry, sorted.candidates, learning);
+  const records = recordBook(input, registry, read.spendRows);
+  const learning = learningChoice(input, records);
+  predictRunTimes(input, records, sorted.candidates, learning);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.limits?.freeDiskBytes);
   const admitted = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
@@ -74018,9 +74013,9 @@ function sortCurriculum(input, states, registry) {
   }
   return { candidates, refused, warnings };
 }
-function predictRunTimes(input, registry, candidates, learning) {
+function recordBook(input, registry, spend) {
   const d = input.config.curriculum.defaults;
-  const sizes = new Map(
+  const cells = new Map(
     input.curriculum.map((i) => [
       i.number,
       {
@@ -74030,13 +74025,15 @@ function predictRunTimes(input, registry, candidates, learning) {
       }
     ])
   );
-  const predictor = new Predictor(
-    new RecordBook({
-      ...input.record?.ledger ? { ledger: input.record.ledger } : {},
-      crews: Object.values(registry.crews),
-      cellOf: (n) => sizes.get(n)
-    })
-  );
+  return new RecordBook({
+    ...input.record?.ledger ? { ledger: input.record.ledger } : {},
+    crews: Object.values(registry.crews),
+    spend,
+    cellOf: (n) => cells.get(n)
+  });
+}
+function predictRunTimes(input, records, candidates, learning) {
+  const predictor = new Predictor(records);
   const agents = new AgentChooser(input.config.agents, input.record?.scores, learning);
   for (const c of candidates) {
     const choice = agents.choose(c);
@@ -74046,26 +74043,9 @@ function predictRunTimes(input, registry, candidates, learning) {
     if (p.pFail !== void 0) c.pFail = p.pFail;
   }
 }
-function learningChoice(input, registry, spend) {
+function learningChoice(input, records) {
   const { config } = input;
-  const ledger = input.record?.ledger;
-  if (config.dispatch.choice !== "learning" || !ledger) return void 0;
-  const d = config.curriculum.defaults;
-  const cells = new Map(
-    input.curriculum.map((i) => [
-      i.number,
-      {
-        domain: typeof i.domain === "string" ? i.domain : d.domain,
-        difficulty: Math.round(finiteOr(i.difficulty, d.difficulty, { min: 1, max: 5 }))
-      }
-    ])
-  );
-  const records = new RecordBook({
-    ledger,
-    crews: Object.values(registry.crews),
-    spend,
-    cellOf: (n) => cells.get(n)
-  });
+  if (config.dispatch.choice !== "learning" || !input.record?.ledger) return void 0;
   return { records, seed: config.dispatch.choiceSeed };
 }
 function crewSpend(layout) {
@@ -82876,6 +82856,7 @@ class OfficeBacklog {
 
 
 ;// CONCATENATED MODULE: ./.build/src/simulate/prng.js
+
 function splitmix32(seed) {
   let s = seed >>> 0;
   return () => {
@@ -82888,20 +82869,7 @@ function splitmix32(seed) {
 }
 function createRng(seed) {
   const init = splitmix32(seed);
-  let a = init();
-  let b = init();
-  let c = init();
-  let d = init();
-  const next = () => {
-    const t = (a + b >>> 0) + d >>> 0;
-    d = d + 1 >>> 0;
-    a = b ^ b >>> 9;
-    b = c + (c << 3) >>> 0;
-    c = (c << 21 | c >>> 11) >>> 0;
-    c = c + t >>> 0;
-    return t / 4294967296;
-  };
-  for (let i = 0; i < 12; i++) next();
+  const next = sfc32([init(), init(), init(), init()]);
   const normal = () => {
     const u = 1 - next();
     const v = next();
