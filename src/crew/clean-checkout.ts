@@ -146,7 +146,10 @@ function depsKey(o: CleanCheckoutOptions): Promise<string> {
  * base, in the sandbox (its network: `sandbox.allow`), and what it produced (`install.paths`) is
  * moved into the cache by a rename, so concurrent crews never see half of it.
  */
-async function dependencies(o: CleanCheckoutOptions, env: ChildEnv): Promise<string | undefined> {
+export async function installedDependencies(
+  o: CleanCheckoutOptions,
+  env: ChildEnv,
+): Promise<string | undefined> {
   const install = o.config.dispatch.install;
   if (!install) return undefined;
   const dir = join(o.depsRoot, await depsKey(o));
@@ -218,7 +221,7 @@ export async function verifyOnCleanCheckout(
   const repo = resolve(o.config.repoPath);
   let deps: string | undefined;
   try {
-    deps = await dependencies(o, env);
+    deps = await installedDependencies(o, env);
   } catch (e) {
     const missing = e instanceof InstallFailedError ? e.missing : undefined;
     return failed((e as Error).message, missing && { ...missing, stage: 'install' });
