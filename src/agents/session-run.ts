@@ -84,7 +84,9 @@ export class Session {
           ...quietCli(agent),
           ...i.crewVars,
           SCHOOL_BRIEF: this.briefPath,
-          SCHOOL_CORRECTION_TURN: String(r.corrections),
+          // Set on correction turns only: a student tests `if (process.env.SCHOOL_CORRECTION_TURN)`,
+          // which "0" would make true on its first turn (unset here also drops a passed one).
+          SCHOOL_CORRECTION_TURN: r.corrections > 0 ? String(r.corrections) : undefined,
         },
       }),
       limits: {

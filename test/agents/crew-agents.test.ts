@@ -180,6 +180,9 @@ describe('claude-code agent', () => {
     expect(calls).toHaveLength(2);
     expect(calls[1]!.argv).toContain('--resume');
     expect(calls[1]!.argv[calls[1]!.argv.indexOf('--resume') + 1]).toBe(uid('sess-8b'));
+    // SCHOOL_CORRECTION_TURN is absent on the first turn (not "0": a truthy string) and the turn's number after.
+    expect(calls[0]!.env).not.toHaveProperty('SCHOOL_CORRECTION_TURN');
+    expect(calls[1]!.env.SCHOOL_CORRECTION_TURN).toBe('1');
     // The checker's output, exactly as it printed it (redacted), inside the correction.
     const checker = 'verifying src/value.txt\ndebug token [REDACTED]\nFAIL: no solution line\n';
     expect(calls[1]!.stdin).toContain('Correction turn 1 of 2');
