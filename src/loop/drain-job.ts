@@ -36,6 +36,7 @@ import { Outbox, type OutboxCounts } from '../outbox/outbox.js';
 import type { WatchResult } from '../feedback/watch.js';
 import { afterGrading, withOutbox } from './after-grading.js';
 import { statusLinks } from '../feedback/status.js';
+import { requeueDeadLetters, type Requeued } from '../grading/requeue.js';
 import { hostEnvOf } from '../process/env.js';
 import { auditActor, LOCAL_RUN, type RunContext } from '../process/run-context.js';
 
@@ -81,7 +82,7 @@ export interface DrainJobVerdicts {
 }
 
 export interface DrainJobDeadLetters {
-  /** Dead letters to requeue, by job key. */
+  /** Dead letters to requeue: job keys, `issue:<N>` or `all` (src/grading/requeue.ts). */
   requeue: string[];
   /** List them and only read (as `dryRun`). */
   list: boolean;
@@ -114,6 +115,8 @@ export type DrainJobResult =
       feedback?: WatchResult;
       pending: number;
       dead: JobState[];
+      /** Dead letters requeued before the drain (`requeue-dead-letter`). */
+      requeued?: Requeued[];
       /** apply: verdicts refused (each alerted), and why none were read at all. */
       refused?: Refusal[];
       missing?: string;
@@ -123,6 +126,7 @@ export type DrainJobResult =
       /** Nothing is delivered here: the outbox counts are those of the throwaway state. */
       drained: DrainResult & OutboxCounts;
       verdicts: number;
+      requeued?: Requeued[];
       file: string;
       digest: string;
       pending: number;
@@ -158,7 +162,7 @@ export async function drainJob(
   }
   if (inputs.mode === 'judge') return judgeJob(inputs, config, logger, context);
 
-  await importAndRequeue(inputs, config, layout, queue, logger);
+  const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
   const { github, feedback, delivery } = githubPorts(inputs, config, layout, logger, context);
   const { applied, verdicts } =
     inputs.mode === 'apply'
@@ -198,6 +202,7 @@ export async function drainJob(
     ...(after.feedback ? { feedback: after.feedback } : {}),
     pending,
     dead: queue.deadLetters(),
+    requeued,
     ...verdicts,
   });
 }
@@ -277,7 +282,7 @@ async function importAndRequeue(
   layout: StateLayout,
   queue: GradingQueue,
   logger: Logger,
-): Promise<void> {
+): Promise<Requeued[]> {
   const { path: from, claims } = inputs.bookbags ?? {};
   if (from) {
     await logger.group('Import bookbags', async () => {
@@ -297,10 +302,9 @@ async function importAndRequeue(
       );
     });
   }
-  for (const key of inputs.deadLetters.requeue) {
-    const j = await queue.requeue(key);
-    logger.info(`requeued ${key}; previous failure: ${j.previousFailure ?? ''}`);
-  }
+  const requeued = await requeueDeadLetters(queue, inputs.deadLetters.requeue);
+  for (const j of requeued) logger.info(`requeued ${j.jobKey}; previous failure: ${j.previousFailure}`);
+  return requeued;
 }
 
 /**
@@ -321,7 +325,7 @@ async function judgeJob(
   const config: SchoolConfig = { ...restored, stateDir: copy };
   const layout = new StateLayout(copy, auditActor(context));
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
-  await importAndRequeue(inputs, config, layout, queue, logger);
+  const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
   const entries: VerdictEntry[] = [];
   const judge = judgeGrader({ config, layout, host: hostEnvOf(context), verifyOnCleanCheckout });
   const drained = await logger
@@ -352,6 +356,7 @@ async function judgeJob(
         outboxPending: new Outbox(layout).pending().length,
       }),
       verdicts: entries.length,
+      requeued,
       file,
       digest: verdictsDigest(readFileSync(file)),
       pending,

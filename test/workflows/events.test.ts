@@ -396,6 +396,24 @@ describe.each(Object.entries(callers))('the caller in %s', (where, text) => {
       expect(interpolate(String(job.with!['event-pull-request']), context)).toBe('');
     }
   });
+
+  it('a manual run takes the dead letters to retry (a key, issue:<N> or all); no other event passes any', async () => {
+    const parsed = parseYaml(text) as Parsed;
+    const dispatch = (parsed.on.workflow_dispatch ?? {}) as { inputs?: Record<string, Json> };
+    expect(dispatch.inputs?.requeue, `${where}: workflow_dispatch takes the input requeue`).toMatchObject({
+      type: 'string',
+    });
+    const value = String(job.with!['requeue-dead-letter']);
+    for (const given of ['grade:3:crew-abc', 'issue:3', 'all']) {
+      const context = { github: github('workflow_dispatch', {}), vars: {}, inputs: { requeue: given } };
+      expect(interpolate(value, context)).toBe(given);
+    }
+    // A comment's or an issue's event never names dead letters, whatever inputs say.
+    const comment = { github: github('issue_comment', {}), vars: {}, inputs: { requeue: 'all' } };
+    expect(interpolate(value, comment)).toBe('');
+    const schedule = { github: github('schedule', {}), vars: {}, inputs: {} };
+    expect(interpolate(value, schedule)).toBe('');
+  });
 });
 
 describe.each(Object.entries(relays))('the review relay in %s', (where, text) => {

@@ -42,9 +42,23 @@ export function drainSummary(r: DrainJobResult, board?: string): SummaryBlock[] 
       ...deadLetters,
     ];
   const d = r.drained;
+  const requeued: SummaryBlock[] = r.requeued?.length
+    ? [
+        { heading: 'Dead letters requeued', level: 3 },
+        table([
+          ['Job', 'Issue', 'Previous failure'],
+          ...r.requeued.map((j) => [
+            escapeHtml(j.jobKey),
+            `#${j.issueNumber}`,
+            escapeHtml(plainText(j.previousFailure, 300)),
+          ]),
+        ]),
+      ]
+    : [];
   if (r.mode === 'judge')
     return [
       { heading: 'Judging' },
+      ...requeued,
       {
         raw: `${r.verdicts} verdict(s) handed on to the grade job (nothing applied or delivered here): ${countsLine(d)}\n\n`,
       },
@@ -65,6 +79,7 @@ export function drainSummary(r: DrainJobResult, board?: string): SummaryBlock[] 
     ...(r.missing
       ? [{ raw: `${plainText(r.missing, 1000)}: the pending jobs stay queued for the next cycle.\n\n` }]
       : []),
+    ...requeued,
     ...refused,
     ...(d.fatal ? [{ raw: `**Grading stopped:** ${plainText(d.fatal, 1000)}\n\n` }] : []),
     ...(board ? [{ raw: board }] : []),

@@ -1,5 +1,6 @@
 import { resolveConfig } from '../../config/load.js';
 import { GradingQueue } from '../../grading/queue.js';
+import { requeueDeadLetters } from '../../grading/requeue.js';
 import { deadLetterTable, renderText } from '../../grading/report.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
@@ -9,14 +10,15 @@ import type { Command } from '../commands.js';
 const OPTIONS = verbOptions(['config', 'state-dir'], ['json']);
 
 const HELP = `Usage: school dead-letters list [--json] [--config FILE] [--state-dir DIR]
-       school dead-letters requeue KEY [--config FILE] [--state-dir DIR]
+       school dead-letters requeue KEY|issue:N|all ... [--config FILE] [--state-dir DIR]
 
 A grading job that failed max-attempts drains is a dead letter: kept with its last error, never
-retried by itself. "requeue" gives it a fresh attempt budget and keeps the failure summary.
+retried by itself. "requeue" gives it a fresh attempt budget and keeps the failure summary: one job
+by its key, every dead letter of an issue (issue:12), or all of them (all).
 `;
 
 export const deadLettersCommand: Command = {
-  summary: 'dead-letters list | dead-letters requeue KEY: inspect or retry failed grading jobs',
+  summary: 'dead-letters list | dead-letters requeue KEY|issue:N|all: inspect or retry failed grading jobs',
   async run(argv) {
     const parsed = parseVerbWords('dead-letters', argv, OPTIONS, HELP);
     if (!parsed) return 0;
@@ -42,19 +44,23 @@ export const deadLettersCommand: Command = {
       return 0;
     }
     if (sub === 'requeue') {
-      if (!key || extra.length > 0) {
+      const selectors = [key, ...extra].filter((x): x is string => !!x);
+      if (selectors.length === 0) {
         process.stderr.write(
-          'school dead-letters requeue: give exactly one job key, e.g. grade:12:crew-abc\n',
+          'school dead-letters requeue: say what to requeue: a job key (e.g. grade:12:crew-abc), issue:12 or all\n',
         );
         return 2;
       }
-      const job = await queue.requeue(key);
-      process.stdout.write(
-        `requeued ${job.job.jobKey}: attempts reset to 0; previous failure kept: ${redactText(job.previousFailure ?? '')}\n`,
-      );
+      const requeued = await requeueDeadLetters(queue, selectors);
+      for (const j of requeued)
+        process.stdout.write(
+          `requeued ${j.jobKey}: attempts reset to 0; previous failure kept: ${redactText(j.previousFailure)}\n`,
+        );
       return 0;
     }
-    process.stderr.write(`school dead-letters: unknown subcommand "${sub}"; use "list" or "requeue KEY".\n`);
+    process.stderr.write(
+      `school dead-letters: unknown subcommand "${sub}"; use "list" or "requeue KEY|issue:N|all".\n`,
+    );
     return 2;
   },
 };
