@@ -68,26 +68,34 @@ export function isSensitiveKey(key: string): boolean {
 }
 const sensitiveKeys = new Map<string, boolean>();
 
-/** Token formats that are secret wherever they appear. Order matters: longest, most specific first. */
-const TOKEN_PATTERNS: RegExp[] = [
+/**
+ * Token formats that are secret wherever they appear, each with the name a person reads (the secret
+ * scan of a patch, ./secret-scan.ts, names a finding by it). Order matters: longest, most specific
+ * first.
+ */
+export const TOKEN_FORMATS: ReadonlyArray<{ kind: string; pattern: RegExp }> = [
   // PEM private keys, terminated or torn.
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  {
+    kind: 'a PEM private key',
+    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  },
   // GitHub tokens.
-  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  { kind: 'a GitHub token', pattern: /\bgithub_pat_[A-Za-z0-9_]{20,255}/g },
+  { kind: 'a GitHub token', pattern: /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g },
   // Anthropic and OpenAI keys.
-  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  { kind: 'an Anthropic API key', pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g },
+  { kind: 'an OpenAI API key', pattern: /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g },
   // AWS access key ids.
-  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  { kind: 'an AWS access key id', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g },
   // Slack tokens and webhooks.
-  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  { kind: 'a Slack token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{8,}/g },
+  { kind: 'a Slack webhook', pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g },
   // JSON Web Tokens.
-  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  { kind: 'a JSON Web Token', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g },
   // Google API keys.
-  /\bAIza[0-9A-Za-z_-]{35}\b/g,
+  { kind: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g },
 ];
+const TOKEN_PATTERNS: RegExp[] = TOKEN_FORMATS.map((f) => f.pattern);
 
 /** `Authorization: Bearer x`, `token=x`, `"password": "x"` and credentials in URLs. */
 const CONTEXT_PATTERNS: Array<[RegExp, string]> = [
@@ -105,6 +113,12 @@ const knownSecrets = new Set<string>();
 /** Registers an exact secret value (a token read from an input or the environment). */
 export function registerSecret(value: string | undefined): void {
   if (value && value.length >= 6) knownSecrets.add(value);
+}
+
+/** Whether `text` holds a registered secret (the secret scan of a patch asks; the value stays here). */
+export function holdsRegisteredSecret(text: string): boolean {
+  for (const secret of knownSecrets) if (text.includes(secret)) return true;
+  return false;
 }
 
 /**
