@@ -20,7 +20,11 @@ import { contestRuns } from './contest.js';
  *  - a usage limit only the student reported (no `upstream`: the key proxy did not see the API say
  *    so) is its word, which a prompt can steer: `MAX_LIMIT_CLAIMS` of them on one issue stop it
  *    (`limit-claims-stopped`), so an issue cannot pause each agent that takes it again and again;
- *  - `school requeue` forgets the runs before it: a stopped issue is ready again.
+ *  - `school requeue` forgets the runs before it: a stopped issue is ready again;
+ *  - an issue whose last run ended on the environment's failure (`infra`: an install or a program
+ *    the sandbox lacks, an agent that could not start) is marked `environment`: it waits behind the
+ *    issues that wait (./order.ts), a repair included, since the same machine would fail it again
+ *    ahead of work that may not need what is missing.
  */
 export type IssueState =
   | { kind: 'active'; crewId: string }
@@ -37,8 +41,8 @@ export type IssueState =
       /** Stopped by usage limits only its students reported (their count). */
       limitClaims?: number;
     }
-  | { kind: 'repair'; attempt: 2; failedCrewId: string }
-  | { kind: 'ready'; attempt: 1 };
+  | { kind: 'repair'; attempt: 2; failedCrewId: string; environment?: true }
+  | { kind: 'ready'; attempt: 1; environment?: true };
 
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
  * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
@@ -120,6 +124,8 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
   let orphans: string[] = [];
   let infra: string[] = [];
   const claims: string[] = [];
+  // Whether the last run that counted for anything was the environment's failure.
+  let environment = false;
   for (const run of runs) {
     // A requeue forgets the failures before it (the operator has looked at them).
     if (requeued && (run.finishedAt ?? '') <= requeued) continue;
@@ -139,6 +145,7 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     } else if (run.infra) {
+      environment = true;
       infra.push(run.crewId);
       if (infra.length >= MAX_INFRA_ABORTS) {
         const [a, b] = infra.slice(-2) as [string, string];
@@ -157,14 +164,16 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
     if (failures.at(-1) === run.crewId) {
       orphans = [];
       infra = [];
+      environment = false;
     }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2) as [string, string];
       return { kind: 'stopped', crewIds: [a, b] };
     }
   }
-  if (failures.length === 1) return { kind: 'repair', attempt: 2, failedCrewId: failures[0]! };
-  return READY;
+  const env = environment ? { environment: true as const } : {};
+  if (failures.length === 1) return { kind: 'repair', attempt: 2, failedCrewId: failures[0]!, ...env };
+  return environment ? { ...READY, ...env } : READY;
 }
 
 /** A run that counts toward the two-failure stop (as `stateOf` counts it). */

@@ -29,6 +29,13 @@ export interface Candidate {
   repair: boolean;
   /** 1 for a first run, 2 for the repair; never 3. */
   attempt: 1 | 2;
+  /**
+   * Its last run ended on the environment's failure (an infra abort: a failed install, a program
+   * the sandbox lacks, an agent that could not start; ./history.ts). It goes behind every other
+   * candidate, a repair's place included: the machine is what failed, and the waiting issues may not
+   * need what it lacks.
+   */
+  environment?: boolean;
   /** A revision crew of a delivered pull request (./revision.ts): its agent is `forceAgent`. */
   revision?: RevisionPlan;
 }
@@ -103,7 +110,7 @@ export function expectedMinutes(c: Pick<Candidate, 'size' | 'predicted' | 'pFail
 
 /**
  * `smallest-first` (seed 002): repairs (and revision crews) first, then priority (0 most urgent), then smallest size,
- * ties by issue number.
+ * ties by issue number; an issue whose last run was the environment's failure last of all.
  * `tail-guard` (the default): smallest-first, except that a fresh item expected to be long
  * (`expectedMinutes`, its possible repair included, ≥ β × the backlog's expected work per slot)
  * starts first within its priority, longest expected first: of two equally long items the risky
@@ -144,7 +151,7 @@ export function promote(
   // 0 promoted, 1 in the seed's order, 2 long: longest expected first.
   const band = new Map<Candidate, 0 | 1 | 2>();
   for (const c of ordered)
-    if (!front(c)) {
+    if (!front(c) && !c.environment) {
       if (lifted(c)) band.set(c, 0);
       else if (long?.(c)) band.set(c, 2);
     }
@@ -153,6 +160,8 @@ export function promote(
   const bandOf = (c: Candidate) => band.get(c) ?? 1;
   return [...ordered].sort((a, b) => {
     if (front(a) !== front(b)) return front(a) ? -1 : 1;
+    const env = behind(a, b);
+    if (env) return env;
     if (a.priority !== b.priority) return a.priority - b.priority;
     const ba = bandOf(a);
     if (ba !== bandOf(b)) return ba - bandOf(b);
@@ -163,14 +172,22 @@ export function promote(
 
 /**
  * Repairs and revision crews go first: a repair is never overtaken (seed 002), and a revision answers
- * a person waiting on their pull request.
+ * a person waiting on their pull request. A repair whose last run was the environment's failure does
+ * not: it waits with the others of its kind at the back.
  */
-function front(c: Candidate): boolean {
-  return c.repair || c.revision !== undefined;
+export function front(c: Candidate): boolean {
+  return (c.repair && !c.environment) || c.revision !== undefined;
+}
+
+/** -1/1 when exactly one of the two waits behind the rest for its environment failure, else 0. */
+function behind(a: Candidate, b: Candidate): number {
+  return !!a.environment === !!b.environment ? 0 : a.environment ? 1 : -1;
 }
 
 export function compareCandidates(a: Candidate, b: Candidate): number {
   if (front(a) !== front(b)) return front(a) ? -1 : 1;
+  const env = behind(a, b);
+  if (env) return env;
   if (a.priority !== b.priority) return a.priority - b.priority;
   if (a.size !== b.size) return a.size - b.size;
   return a.issueNumber - b.issueNumber;

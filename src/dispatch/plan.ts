@@ -496,7 +496,14 @@ function sortCurriculum(
       // maintainer applied) put one in front of an agent.
       const untrusted = untrustedReason(item, config.curriculum.trust);
       if (untrusted) refused.push({ issue: item.number, code: 'untrusted-author', reason: untrusted });
-      else candidates.push(toCandidate(item, state.kind === 'repair', config));
+      else
+        candidates.push({
+          ...toCandidate(item, state.kind === 'repair', config),
+          // Its last run failed on the machine, not the agent: it waits behind the others (./order.ts).
+          ...((state.kind === 'repair' || state.kind === 'ready') && state.environment
+            ? { environment: true }
+            : {}),
+        });
     }
   }
   return { candidates, refused, warnings };

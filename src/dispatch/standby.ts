@@ -222,7 +222,7 @@ function sequence(standby: Admitted[], slots: ReadonlyMap<string, number>): Admi
     const out: Admitted[] = [];
     while (rest.length > 0) {
       const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
-      let pick = rest.findIndex((a) => a.candidate.repair);
+      let pick = rest.findIndex((a) => a.candidate.repair && !a.candidate.environment);
       if (pick < 0) {
         // Within the priority at the head (the list is in priority order), as in ./order.ts.
         const priority = rest[0]!.candidate.priority;
@@ -230,7 +230,8 @@ function sequence(standby: Admitted[], slots: ReadonlyMap<string, number>): Admi
         let longest = -1;
         rest.forEach((a, i) => {
           const p = expectedMinutes(a.candidate);
-          if (a.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+          if (a.candidate.priority === priority && !a.candidate.environment && p >= threshold && p > longest)
+            [pick, longest] = [i, p];
         });
       }
       const [a] = rest.splice(pick, 1);

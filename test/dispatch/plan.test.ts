@@ -10,6 +10,8 @@ import { recordSpend, totalSpend } from '../../src/dispatch/spend.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';
+import { crewLog } from '../../src/dispatch/registry.js';
+import { event } from '../../src/state/event-log.js';
 import { tempDir } from '../support/tmp.js';
 import { GiB, config, finishCrew, item } from './helpers.js';
 
@@ -232,6 +234,58 @@ describe('planDispatch: repairs and the two-failure stop (seed 002)', () => {
     ]);
     const planned = Object.values(readRegistry(layout).crews).filter((x) => x.issueNumber === 2);
     expect(planned).toHaveLength(2);
+  });
+});
+
+describe('planDispatch: an environment failure waits behind the waiting issues', () => {
+  /** A crew the machine failed (a failed install, a program the sandbox lacks): `infra`, as the crew records it. */
+  async function environmentFailure(layout: StateLayout, crewId: string, issueNumber: number) {
+    await crewLog(layout).append([
+      event('crew.finished', `finished:${crewId}`, {
+        crewId,
+        issueNumber,
+        outcome: 'aborted',
+        reason: 'the dependency install (npm ci) exited with 1',
+        infra: true,
+      }),
+    ]);
+  }
+
+  it('is not a failed run, plans no repair, and goes after every waiting issue, whatever their priority', async () => {
+    const { layout, plan } = await school({ dispatch: { maxCrews: 1 } });
+    const a = await plan([item(2, { priority: 0 })]);
+    await environmentFailure(layout, a.assignments[0]!.crewId, 2);
+    // #2 is the most urgent and the smallest, yet #1 and #3 (waiting) go first; #2 is a first attempt again.
+    const curriculum = [
+      item(1, { priority: 4 }),
+      item(2, { priority: 0, size: 1 }),
+      item(3, { priority: 3 }),
+    ];
+    const b = await plan(curriculum);
+    expect(b.assignments).toMatchObject([{ issueNumber: 3, attempt: 1, repair: false }]);
+    await finishCrew(layout, b.assignments[0]!.crewId, 3, 'succeeded');
+    const c = await plan(curriculum);
+    expect(c.assignments).toMatchObject([{ issueNumber: 1, attempt: 1, repair: false }]);
+    await finishCrew(layout, c.assignments[0]!.crewId, 1, 'succeeded');
+    // Nothing else waits: it runs, still as a first attempt (the environment's failure cost it none).
+    const d = await plan(curriculum);
+    expect(d.assignments).toMatchObject([{ issueNumber: 2, attempt: 1, repair: false }]);
+  });
+
+  it("a repair whose own run failed on the environment loses the repair's place in front", async () => {
+    const { layout, plan } = await school({ dispatch: { maxCrews: 1 } });
+    const a = await plan([item(2, { priority: 0 })]);
+    await finishCrew(layout, a.assignments[0]!.crewId, 2, 'failed');
+    const curriculum = [item(2, { priority: 0 }), item(3, { priority: 3 })];
+    const b = await plan(curriculum);
+    expect(b.assignments).toMatchObject([{ issueNumber: 2, attempt: 2, repair: true }]);
+    await environmentFailure(layout, b.assignments[0]!.crewId, 2);
+    // Still one failure (the repair's turn is not spent), but the waiting #3 goes first now.
+    const c = await plan(curriculum);
+    expect(c.assignments).toMatchObject([{ issueNumber: 3, attempt: 1 }]);
+    await finishCrew(layout, c.assignments[0]!.crewId, 3, 'succeeded');
+    const d = await plan(curriculum);
+    expect(d.assignments).toMatchObject([{ issueNumber: 2, attempt: 2, repair: true }]);
   });
 });
 
