@@ -17,12 +17,13 @@
 //         $SCHOOL_REVISIONS  dispatch-crew's `revisions` output: 'true' when a planned crew revises a
 //         delivered pull request (the crew jobs then fetch the school's branches); else false
 //         $SCHOOL_RUNNERS  dispatch-crew's `runners` output: {daemon id: GitHub-hosted runner label}
-//         for the daemons with fleet.daemons[].hosted; the others run on their self-hosted runner
+//         for the daemons with fleet.daemons[].hosted, {daemon id: [label…]} for a self-hosted
+//         daemon with fleet.daemons[].labels; the others run on [self-hosted, <prefix>-<id>]
 //         $SCHOOL_RUNNER_PREFIX  the loop's runner-label-prefix (default school)
 // Output: $GITHUB_OUTPUT  daemons=<JSON array of ids>, crews=<count>, has-work=true|false,
 //         fleet=<JSON array of ids>, attempt=<digits>, revisions=true|false,
-//         runners=<JSON {id: runs-on}>: every fleet daemon's `runs-on`, its hosted label or
-//         ["self-hosted", "<prefix>-<id>"]
+//         runners=<JSON {id: runs-on}>: every fleet daemon's `runs-on`, its hosted label,
+//         ["self-hosted", <its labels>…] or ["self-hosted", "<prefix>-<id>"]
 
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -101,10 +102,23 @@ const prefix = process.env.SCHOOL_RUNNER_PREFIX || 'school';
 if (!LABEL.test(prefix)) fail(`SCHOOL_RUNNER_PREFIX must be a runner label (${LABEL}).`);
 const hosted = json('SCHOOL_RUNNERS') ?? {};
 if (typeof hosted !== 'object' || Array.isArray(hosted)) fail('SCHOOL_RUNNERS must be a JSON object.');
+const declared = {};
 for (const [id, label] of Object.entries(hosted)) {
   if (!DAEMON_ID.test(id)) fail(`SCHOOL_RUNNERS: daemon id ${JSON.stringify(id.slice(0, 40))} is not valid.`);
+  if (Array.isArray(label)) {
+    // A self-hosted daemon's own labels (fleet.daemons[].labels), besides self-hosted.
+    if (
+      label.length === 0 ||
+      label.length > 10 ||
+      !label.every((l) => typeof l === 'string' && LABEL.test(l))
+    )
+      fail(`SCHOOL_RUNNERS: the labels of ${id} must be 1 to 10 runner labels (${LABEL}).`);
+    declared[id] = ['self-hosted', ...new Set(label.filter((l) => l !== 'self-hosted'))];
+    continue;
+  }
   if (typeof label !== 'string' || !LABEL.test(label) || label === 'self-hosted')
     fail(`SCHOOL_RUNNERS: the runner of ${id} must be a GitHub-hosted runner label (${LABEL}).`);
+  declared[id] = label;
 }
 
 const raw = json('SCHOOL_MATRIX');
@@ -113,7 +127,7 @@ const matrix = entries(raw).filter((e) => e.assignments.length > 0);
 const daemons = [...new Set(matrix.map((e) => e.daemon))].sort();
 const crews = matrix.reduce((n, e) => n + e.assignments.length, 0);
 const runners = Object.fromEntries(
-  [...new Set([...fleet, ...daemons])].map((id) => [id, hosted[id] ?? ['self-hosted', `${prefix}-${id}`]]),
+  [...new Set([...fleet, ...daemons])].map((id) => [id, declared[id] ?? ['self-hosted', `${prefix}-${id}`]]),
 );
 
 const file = process.argv[2];

@@ -76,6 +76,28 @@ describe('a daemon on a GitHub-hosted runner', () => {
     expect(out.fleet).toBe('["local","gpu"]');
   });
 
+  it("names a self-hosted daemon's own labels in the `runners` output; school.yml refuses a label runs-on cannot take", () => {
+    const config = parseConfig({
+      fleet: {
+        daemons: [
+          { id: 'local', hosted: 'ubuntu-latest' },
+          { id: 'gpu', labels: ['linux', 'a100'] },
+        ],
+      },
+    });
+    const fleet = fleetStatus(config, { roster: {} } as never, new Date()).map((d) => ({
+      ...d,
+      busy: 0,
+      assigned: 0,
+    }));
+    const plan = { matrix: [], fleet, assignments: [], refused: [] };
+    const out = dispatchOutputs({ mode: 'plan', plan, notes: {} } as unknown as DispatchJobResult);
+    expect(JSON.parse(out.runners!)).toEqual({ local: 'ubuntu-latest', gpu: ['linux', 'a100'] });
+    expect(() => parseConfig({ fleet: { daemons: [{ id: 'gpu', labels: ['two words'] }] } })).toThrow(
+      /fleet\.daemons\.0\.labels\.0.*runner label/s,
+    );
+  });
+
   it('routes the crew and roster jobs of a hosted daemon to its label, the others to their self-hosted runner', () => {
     const r = hostedPlan();
     expect(r.status, r.stderr).toBe(0);

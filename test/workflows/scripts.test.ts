@@ -96,6 +96,27 @@ describe('daemon-matrix.mjs', () => {
     expect(run('daemon-matrix.mjs', {}).outputs['has-work']).toBe('false');
   });
 
+  it('runs a self-hosted daemon on the labels it declares (fleet.daemons[].labels), the others on <prefix>-<id>', () => {
+    const r = run('daemon-matrix.mjs', {
+      SCHOOL_MATRIX: JSON.stringify([{ daemon: 'gpu', assignments: ['c1-11111111'] }]),
+      SCHOOL_FLEET: JSON.stringify(['gpu', 'plain', 'cloud']),
+      SCHOOL_RUNNERS: JSON.stringify({ gpu: ['linux', 'gpu-a100'], cloud: 'ubuntu-latest' }),
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.outputs.runners!)).toEqual({
+      gpu: ['self-hosted', 'linux', 'gpu-a100'],
+      plain: ['self-hosted', 'school-plain'],
+      cloud: 'ubuntu-latest',
+    });
+    // A label is what runs-on takes, nothing an expression or a list could be made of.
+    for (const bad of [[], ['ok', 'two words'], ['${{ secrets.X }}'], [7]]) {
+      const refused = run('daemon-matrix.mjs', { SCHOOL_RUNNERS: JSON.stringify({ gpu: bad }) });
+      expect(refused.status, JSON.stringify(bad)).toBe(1);
+      expect(refused.stderr).toMatch(/the labels of gpu must be 1 to 10 runner labels/);
+      expect(refused.outputs).toEqual({});
+    }
+  });
+
   it("passes revisions on as true or false only (the crew job's checkout depth depends on it)", () => {
     expect(run('daemon-matrix.mjs', { SCHOOL_REVISIONS: 'true' }).outputs.revisions).toBe('true');
     expect(run('daemon-matrix.mjs', { SCHOOL_REVISIONS: '' }).outputs.revisions).toBe('false');

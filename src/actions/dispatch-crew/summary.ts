@@ -55,9 +55,15 @@ export function dispatchOutputs(r: DispatchJobResult): Record<string, string> {
         ),
         // Every configured daemon's id, work or not: the roster job beats each one.
         fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
-        // The daemons whose jobs run on a GitHub-hosted runner, with its label (daemon-matrix.mjs routes them).
+        // Where each daemon's jobs run, when school.yml says (daemon-matrix.mjs routes them): a
+        // GitHub-hosted label (fleet.daemons[].hosted), or the self-hosted runner's labels
+        // (fleet.daemons[].labels); a daemon with neither runs on [self-hosted, <prefix>-<id>].
         runners: JSON.stringify(
-          Object.fromEntries(r.plan.fleet.filter((d) => d.hosted).map((d) => [d.id, d.hosted])),
+          Object.fromEntries(
+            r.plan.fleet.flatMap((d): [string, string | string[]][] =>
+              d.hosted ? [[d.id, d.hosted]] : d.labels.length ? [[d.id, d.labels]] : [],
+            ),
+          ),
         ),
         admitted: String(r.plan.assignments.length),
         refused: String(r.plan.refused.length),

@@ -272,7 +272,7 @@ function runnerSteps(
     '   and register it (install it as one user, run it as another, so a job cannot rewrite the runner):',
     ...daemons.map(
       (d) =>
-        `     ./config.sh --url ${server}/${repo} --token <registration token> --name school-${d.id} --labels school-${d.id} --unattended`,
+        `     ./config.sh --url ${server}/${repo} --token <registration token> --name school-${d.id} --labels ${(d.labels.length ? d.labels : [`school-${d.id}`]).join(',')} --unattended`,
     ),
     '     ./run.sh   # or ./svc.sh install && ./svc.sh start, to keep it running',
     '   then, on that machine, check it is ready:',
