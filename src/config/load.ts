@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { configSchema, type SchoolConfig } from './schema.js';
+import { withConfigSource } from './source.js';
 
 /** Loads and validates `school.yml`. An absent file is an empty configuration (all defaults). */
 export function loadConfig(path: string | undefined, overrides: Record<string, unknown> = {}): SchoolConfig {
@@ -26,7 +27,9 @@ export function loadConfig(path: string | undefined, overrides: Record<string, u
       throw new ConfigError(`config: ${path} is not valid YAML: ${(e as Error).message}`);
     }
   }
-  return parseConfig(raw, source, overrides);
+  const config = parseConfig(raw, source, overrides);
+  // The school's own config file is a protected path wherever it lives (src/config/source.ts).
+  return path ? withConfigSource(config, path) : config;
 }
 
 export function parseConfig(

@@ -720,6 +720,30 @@ export const configSchema = z
           .default([])
           .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
         sealedResults: sealedResultsSchema.optional(),
+        testPatterns: z
+          .array(z.string().min(1))
+          .default([])
+          .describe(
+            "Path globs of test files beyond the built-in ones (docs/grading.md, test surface): a patch may add such files, not change the base's.",
+          ),
+        testDefinitions: z
+          .array(z.string().min(1))
+          .default([])
+          .describe(
+            'Path globs of files that define how tests run beyond the built-in ones (package.json scripts, runner configs, CI): any change to one is refused tests_changed.',
+          ),
+        allowTestChanges: z
+          .boolean()
+          .default(false)
+          .describe(
+            "true: a patch may change the base's tests and test definitions; the change is flagged for the reviewer and on the board instead of refused tests_changed.",
+          ),
+        allowProtected: z
+          .array(z.string().min(1))
+          .default([])
+          .describe(
+            'Path globs of protected paths (.github/**, school.yml, .gitattributes, package-manager and CI configs) a patch may change; anything else there is refused protected_path, in grading and at delivery.',
+          ),
         reviewer: reviewerSchema
           .optional()
           .describe(

@@ -10,6 +10,7 @@ import { readBookbag } from '../bookbag/store.js';
 import { message } from '../errors.js';
 import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
+import { policyFinding, policyInput } from './policy.js';
 import { audit } from '../state/audit.js';
 import { patchFiles } from '../process/patch-files.js';
 import { hostEnvOf } from '../process/env.js';
@@ -171,6 +172,12 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     if (!findings[0]!.passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;
     const coding = bookbag.role === 'coding';
+    // With a reviewer too: protected paths and the base's tests are not a judgement call (./policy.ts).
+    const policy = await policyFinding(
+      policyInput(config, { baseSha: bookbag.baseSha, diff, fences: job.fences }),
+    );
+    findings.push(policy);
+    if (!policy.passed) return combine(findings);
     // Sealed tests exercise a code change; a non-coding crew has none to apply.
     if (config.grading.sealedTests && coding) {
       const { value: sealed, refused } = await withJudgeSandbox(config, host, (sandbox) =>

@@ -8,8 +8,9 @@ import type { PatchFile, PatchFiles } from '../process/patch-files.js';
  * its base (src/process/patch-files.ts) — not the file list a crew reports about itself, and not the
  * patch's text, whose headers quote unusual paths and name renames apart from where they land.
  * Checks: the patch is not empty, every touched path (both sides of a rename) lies inside the
- * issue's fences, no test file is deleted, and the change stays within the size limits of
- * `grading.rubric`.
+ * issue's fences, and the change stays within the size limits of `grading.rubric`. What a patch may
+ * not change at all — the base's tests and test definitions, protected paths — is the policy
+ * judge's (./policy.ts), which runs before the rubric and before any configured reviewer.
  */
 export interface DiffFile {
   path: string;
@@ -49,13 +50,6 @@ export function diffFiles(touched: readonly PatchFile[]): DiffFile[] {
 export function insideFences(path: string, fences: readonly string[]): boolean {
   if (fences.length === 0) return true;
   return matchesAny(path, fences);
-}
-
-const TEST_PATH =
-  /(^|\/)(test|tests|__tests__|spec|specs)\/|\.(test|spec)\.[A-Za-z0-9]+$|_test\.(go|py|rb)$|(^|\/)test_[^/]+\.py$/;
-
-export function isTestPath(path: string): boolean {
-  return TEST_PATH.test(path);
 }
 
 /**
@@ -105,9 +99,6 @@ export function rubricFinding(
       `${unique.length} path(s) outside the issue's fences (${fences.join(', ')}): ${unique.slice(0, 10).join(', ')}`,
     ]);
   }
-  const deletedTests = files.filter((f) => f.deleted && isTestPath(f.path)).map((f) => f.path);
-  if (deletedTests.length > 0)
-    return fail('deleted_tests', [`deletes test file(s): ${deletedTests.join(', ')}`]);
   const lines = files.reduce((n, f) => n + f.added + f.removed, 0);
   if (files.length > limits.maxChangedFiles) {
     return fail('too_many_files', [`${files.length} files changed; the limit is ${limits.maxChangedFiles}`]);
@@ -119,7 +110,7 @@ export function rubricFinding(
     judge: 'rubric',
     passed: true,
     code: 'rubric_passed',
-    reasons: [`${files.length} file(s), ${lines} line(s), inside fences, no tests deleted`],
+    reasons: [`${files.length} file(s), ${lines} line(s), inside fences`],
     score: 1,
   };
 }

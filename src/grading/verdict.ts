@@ -5,7 +5,7 @@ import { z } from 'zod';
  * configured) AND the reviewer approved. Every verdict names the judge that decided and why, and
  * keeps each judge's own finding so a rejection can be explained without re-running anything.
  */
-export const JUDGES = ['verification', 'sealed', 'reviewer', 'rubric'] as const;
+export const JUDGES = ['verification', 'policy', 'sealed', 'reviewer', 'rubric'] as const;
 export type JudgeName = (typeof JUDGES)[number];
 
 export interface JudgeFinding {
@@ -49,8 +49,18 @@ export function combine(findings: JudgeFinding[]): Verdict {
     accepted: !failed,
     decidedBy: decider.judge,
     code: decider.code,
-    reasons: decider.reasons,
+    // A change the policy judge let through flagged (src/grading/policy.ts) says so on the verdict
+    // itself, where the board and the status comment read it.
+    reasons: failed
+      ? decider.reasons
+      : [...decider.reasons, ...flagged(findings.filter((f) => f !== decider))],
     score: failed ? 0 : decider.score,
     findings,
   };
+}
+
+function flagged(findings: readonly JudgeFinding[]): string[] {
+  return findings
+    .filter((f) => f.judge === 'policy' && f.code === 'policy_flagged')
+    .flatMap((f) => f.reasons);
 }

@@ -247,6 +247,9 @@ describe('sealed tests stay sealed', () => {
         sealedTests: ['node', '{sealed}/check.mjs'],
         sealedDir: suite,
         sealedProtect: ['test/**', 'package.json'],
+        // The policy judge would refuse the test edit first (tests_changed): let it through, so the
+        // sealed judge's own protection is what is tested here.
+        allowTestChanges: true,
       },
     });
     const fix = writeBookbag(layout, {
@@ -382,7 +385,7 @@ describe('rubric', () => {
       mkdirSync(dirname(join(wt, path)), { recursive: true });
       writeFileSync(join(wt, path), 'x\n'.repeat(lines));
     };
-  it('checks emptiness, fences, deleted tests and size', async () => {
+  it('checks emptiness, fences and size (deleted tests are for the policy judge)', async () => {
     expect((await rubric('', [])).code).toBe('empty_diff');
     expect(await rubric(crewDiff(write('docs/a.md')), ['src/**'])).toMatchObject({
       passed: false,
@@ -390,7 +393,8 @@ describe('rubric', () => {
     });
     expect((await rubric(crewDiff(write('src/deep/a.ts')), ['src/**'])).passed).toBe(true);
     const del = crewDiff((wt) => rmSync(join(wt, 'test/sum.test.mjs')));
-    expect((await rubric(del, [])).code).toBe('deleted_tests');
+    // The base's tests are the policy judge's (src/grading/policy.ts), which runs before the rubric.
+    expect((await rubric(del, [])).passed).toBe(true);
     expect((await rubric(crewDiff(write('a', 6)), [])).code).toBe('too_many_lines');
     const three = crewDiff((wt) => ['a', 'b', 'c'].forEach((f) => write(f)(wt)));
     expect((await rubric(three, [])).code).toBe('too_many_files');
@@ -400,7 +404,7 @@ describe('rubric', () => {
     expect(moved).toMatch(/^rename to test\/total\.test\.mjs$/m);
     expect(await rubric(moved, [])).toMatchObject({
       passed: true,
-      reasons: ['1 file(s), 0 line(s), inside fences, no tests deleted'],
+      reasons: ['1 file(s), 0 line(s), inside fences'],
     });
   });
   it('sees a path git quotes and the source of a rename whatever the header says', async () => {
