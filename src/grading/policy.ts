@@ -13,7 +13,7 @@ import type { JudgeFinding } from './verdict.js';
  * every crew after verification and before the sealed tests and the reviewer, with a reviewer
  * configured too. Over the patch as git applies it at its base (src/process/patch-files.ts):
  *
- * - `protected_path`: it touches a protected path (src/security/protected-paths.ts) that neither
+ * - `protected_path`: it touches a protected path (src/delivery/protected-paths.ts) that neither
  *   the issue's fences nor `grading.allowProtected` name;
  * - `tests_changed`: it modifies, renames, deletes or skips a test file the base has, or changes a
  *   file that defines how tests run (./test-surface.ts; content-aware for package.json and the
