@@ -105,7 +105,7 @@ export const grading: Folder<QueueReplay, QueueEvent> = {
         jobs[key] = j;
         continue;
       }
-      const { accepted, decidedBy, code, reasons } = j.verdict;
+      const { accepted, decidedBy, code, reasons, proof } = j.verdict;
       jobs[key] = {
         job: {
           crewId: j.job.crewId,
@@ -116,7 +116,7 @@ export const grading: Folder<QueueReplay, QueueEvent> = {
         } as GradingJob,
         status: j.status,
         attempts: j.attempts,
-        verdict: { accepted, decidedBy, code, reasons } as Verdict,
+        verdict: { accepted, decidedBy, code, reasons, ...(proof ? { proof } : {}) } as Verdict,
         enqueuedAt: j.enqueuedAt,
         updatedAt: j.updatedAt,
         ...(j.lastError !== undefined ? { lastError: j.lastError } : {}),

@@ -280,7 +280,9 @@ function placeCrew(
 function verdictReason(job: JobState): string {
   const v = job.verdict;
   if (!v) return '';
-  return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`;
+  const proof = v.accepted && v.proof ? ` — proved by: ${v.proof}` : '';
+  // First after the code: the board clips a reason, and what proved a change is what it is asked for.
+  return `${v.decidedBy}: ${v.code}${proof}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`;
 }
 
 function placeJob(place: Place, clean: (text: string) => string, item: BoardItem, job: JobState): void {

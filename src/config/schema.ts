@@ -720,6 +720,12 @@ export const configSchema = z
           .default([])
           .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
         sealedResults: sealedResultsSchema.optional(),
+        evidence: z
+          .enum(['required', 'optional'])
+          .default('required')
+          .describe(
+            "required: a coding issue's accepted change must show its fix (a test it adds that fails at the base, tests failing at the base that now pass, or sealed tests that pass), else it is rejected no_evidence; docs and chore issues (a label or a curriculum rule's domain docs, documentation or chore) and non-coding roles are exempt. optional: no evidence is asked.",
+          ),
         testPatterns: z
           .array(z.string().min(1))
           .default([])

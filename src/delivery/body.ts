@@ -8,6 +8,8 @@ export interface DeliveryVerdict {
   code: string;
   score: number;
   reasons: string[];
+  /** What proved the change (the evidence judge, src/grading/evidence.ts). */
+  proof?: string;
 }
 
 export function deliveryMarker(issueNumber: number): string {
@@ -103,6 +105,7 @@ export function pullRequestBody(
     '| | |',
     '|---|---|',
     `| Verdict | accepted by the ${plainText(verdict.decidedBy, 40)} judge: ${cell(verdict.code)}, score ${verdict.score.toFixed(2)} |`,
+    ...(verdict.proof ? [`| Proved by | ${plainText(verdict.proof, 300)} |`] : []),
     `| Verification | ${
       v
         ? `${cell(v.command.join(' '))} ${v.passed ? 'passed' : 'failed'} (exit ${v.exitCode ?? 'none'}, ${seconds(v.durationMs)}${v.timedOut ? ', timed out' : ''})`

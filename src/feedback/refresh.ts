@@ -35,7 +35,7 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
   if (!o.config.grading.comment) return [];
   try {
     const outbox = new Outbox(o.layout);
-    const verdicts = new Map<string, { accepted: boolean; code: string; reason?: string }>();
+    const verdicts = new Map<string, { accepted: boolean; code: string; reason?: string; proof?: string }>();
     for (const j of Object.values(new GradingQueue(o.layout).state().jobs)) {
       if (j.status !== 'graded' || !j.verdict) continue;
       const reason = j.verdict.reasons[0];
@@ -43,6 +43,7 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
         accepted: j.verdict.accepted,
         code: j.verdict.code,
         ...(reason ? { reason } : {}),
+        ...(j.verdict.proof ? { proof: j.verdict.proof } : {}),
       });
     }
     const { runUrl, repoUrl } = o;

@@ -41,6 +41,8 @@ export type IssueStatus =
       delivery?: Pick<DeliveryResult, 'branch' | 'sha' | 'pullRequest'>;
       /** What people did with the pull request, once they did (the last judge). */
       settled?: 'merged' | 'closed';
+      /** What proved the change (the evidence judge, src/grading/evidence.ts). */
+      proof?: string;
       revision?: RevisionRound;
       contest?: ContestNote;
       /**
@@ -84,7 +86,7 @@ export const statusMarker = statusMarkerOf;
 export interface StatusInputs {
   registry: CrewRegistry;
   /** Graded crews: accepted, or rejected with the judge's code and first reason. */
-  verdicts: ReadonlyMap<string, { accepted: boolean; code: string; reason?: string }>;
+  verdicts: ReadonlyMap<string, { accepted: boolean; code: string; reason?: string; proof?: string }>;
   /** Delivered work by issue (Outbox.deliveries()). */
   deliveries: ReadonlyMap<number, DeliveryResult & { crewId: string }>;
   /** The link to the run that is working on the issues now, for a crew not planned on GitHub Actions. */
@@ -171,6 +173,7 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
           ...who,
           ...moved,
           ...(settled ? { settled } : {}),
+          ...(v.proof ? { proof: plain(v.proof) } : {}),
           ...(d && d.crewId === c.crewId
             ? {
                 delivery: {
@@ -275,6 +278,8 @@ export function statusComment(issueNumber: number, s: IssueStatus): string {
     statusMarker(issueNumber),
     `**school-core status:** ${headline(s)}`,
     ...('crewId' in s ? ['', `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : []),
+    // It names test files a student chose: quoted as prose.
+    ...(s.state === 'accepted' && s.proof ? ['', `Proved by: ${plainText(s.proof)}.`] : []),
     // The judges' decision quotes crew ids, agents and verdict codes: quoted as prose.
     ...('contest' in s && s.contest?.why ? ['', `Contest: ${plainText(s.contest.why)}.`] : []),
     '',

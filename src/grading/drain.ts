@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import type { GradingJob } from '../schemas/grading.js';
 import type { StateLayout } from '../state/layout.js';
 import { defaultGrader, type GradeFn } from './judges.js';
+import type { CleanVerify } from './judge-verify.js';
 import { ScoreLedger } from './ledger.js';
 import { redact, redactText } from '../security/redact.js';
 import { Outbox } from '../outbox/outbox.js';
@@ -58,8 +59,13 @@ export interface DrainLimits {
 
 /** Which jobs are judged, and by what. */
 export interface DrainJudging {
-  /** The judges; defaults to verification → sealed tests → reviewer/rubric. */
+  /** The judges; defaults to verification → sealed tests → evidence → reviewer/rubric. */
   grade?: GradeFn;
+  /**
+   * The default judges' clean-checkout verification (src/crew/clean-checkout.ts, injected: grading
+   * sits below crew): the evidence judge runs a patch's added tests at the base with it.
+   */
+  verifyOnCleanCheckout?: CleanVerify;
   /**
    * Only these jobs are claimed (the grade job: those with a usable verdict from the judge job);
    * the others stay pending, their attempts untouched. Default: every pending job.
@@ -153,7 +159,13 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
   const { progress, onStage } = o.observe ?? {};
   const workers = Math.max(1, Math.min(maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
   const grade =
-    o.judging?.grade ?? defaultGrader({ config, layout: o.layout, host: hostEnvOf(o.worker?.context) });
+    o.judging?.grade ??
+    defaultGrader({
+      config,
+      layout: o.layout,
+      host: hostEnvOf(o.worker?.context),
+      ...(o.judging?.verifyOnCleanCheckout ? { verifyOnCleanCheckout: o.judging.verifyOnCleanCheckout } : {}),
+    });
   const stage: Stage = async (s, key) => {
     if (onStage) await onStage(s, key);
   };

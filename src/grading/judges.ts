@@ -17,6 +17,8 @@ import { hostEnvOf } from '../process/env.js';
 import type { HostEnv } from '../process/run-context.js';
 import { runReviewer } from './reviewer.js';
 import { runSealedTests } from './sealed.js';
+import { evidenceFinding } from './evidence.js';
+import type { CleanVerify } from './judge-verify.js';
 import { withJudgeSandbox } from './judge-sandbox.js';
 import { agentAllowList } from '../agents/network.js';
 import { combine, type JudgeFinding, type Verdict } from './verdict.js';
@@ -35,6 +37,11 @@ export interface JudgeContext {
   layout: StateLayout;
   /** The host environment the judges' sandboxes and reviewer read (default: src/process/env.ts hostEnvOf). */
   host?: HostEnv;
+  /**
+   * Verification on a clean checkout (src/crew/clean-checkout.ts `verifyOnCleanCheckout`, injected:
+   * grading sits below crew). The evidence judge runs a patch's added tests at the base with it.
+   */
+  verifyOnCleanCheckout?: CleanVerify;
 }
 
 /**
@@ -201,6 +208,20 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
       findings.push(withRefusals(sealed, refused));
       if (!sealed.passed) return combine(findings);
     }
+    // After the sealed tests (their pass is evidence), before the reviewer (no review of an unshown fix).
+    const sealed = findings.find((f) => f.judge === 'sealed');
+    const evidence = await evidenceFinding({
+      config,
+      layout,
+      host,
+      job,
+      bookbag,
+      diff,
+      ...(sealed ? { sealed } : {}),
+      ...(ctx.verifyOnCleanCheckout ? { verifyOnCleanCheckout: ctx.verifyOnCleanCheckout } : {}),
+    });
+    findings.push(evidence);
+    if (!evidence.passed) return combine(findings);
     if (config.grading.reviewer) {
       const reviewer = config.grading.reviewer;
       const { value: review, refused } = await withJudgeSandbox(config, host, (sandbox) =>

@@ -52,14 +52,14 @@ export function outboxEntries(policy: OutboxPolicy, job: GradingJob, verdict: Ve
     });
   }
   if (policy.deliver && verdict.accepted) {
-    const { decidedBy, code, score, reasons } = verdict;
+    const { decidedBy, code, score, reasons, proof } = verdict;
     entries.push({
       id: `outbox:${job.jobKey}:delivery`,
       jobKey: job.jobKey,
       issueNumber: job.issueNumber,
       kind: 'delivery',
       crewId: job.crewId,
-      verdict: { decidedBy, code, score, reasons },
+      verdict: { decidedBy, code, score, reasons, ...(proof ? { proof } : {}) },
     });
   }
   return entries;
@@ -76,6 +76,7 @@ export function resultComment(jobKey: string, crewId: string, verdict: Verdict):
     `**school-core grade: ${verdict.accepted ? 'accepted' : 'rejected'}** (crew ${inlineCode(crewId)}, score ${verdict.score.toFixed(2)})`,
     '',
     `Decided by the ${verdict.decidedBy} judge: ${inlineCode(verdict.code)}`,
+    ...(verdict.proof ? [`Proved by: ${plainText(verdict.proof, 300)}`] : []),
     ...verdict.reasons.map((r) => `- ${plainText(r, 500)}`),
   ];
   return redactText(lines.join('\n'));

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * configured) AND the reviewer approved. Every verdict names the judge that decided and why, and
  * keeps each judge's own finding so a rejection can be explained without re-running anything.
  */
-export const JUDGES = ['verification', 'policy', 'sealed', 'reviewer', 'rubric'] as const;
+export const JUDGES = ['verification', 'policy', 'sealed', 'evidence', 'reviewer', 'rubric'] as const;
 export type JudgeName = (typeof JUDGES)[number];
 
 export interface JudgeFinding {
@@ -29,6 +29,13 @@ export interface Verdict {
   /** The task score fed to the ledger: the reviewer's score when accepted, 0 when rejected. */
   score: number;
   findings: JudgeFinding[];
+  /**
+   * What proved an accepted change (the evidence judge's first reason, src/grading/evidence.ts): "test
+   * test/foo.test.mjs fails at the base, passes with the change", "sealed tests", "docs issue: no
+   * evidence needed". Kept on the verdict itself: the board and the status comment read verdicts
+   * whose findings compaction dropped.
+   */
+  proof?: string;
 }
 
 /** The reviewer protocol: the JSON a configured reviewer command prints on stdout. */
@@ -45,6 +52,7 @@ export function combine(findings: JudgeFinding[]): Verdict {
   const last = findings.at(-1);
   const decider = failed ?? last;
   if (!decider) throw new Error('combine: no judge findings');
+  const proof = failed ? undefined : findings.find((f) => f.judge === 'evidence')?.reasons[0];
   return {
     accepted: !failed,
     decidedBy: decider.judge,
@@ -56,6 +64,7 @@ export function combine(findings: JudgeFinding[]): Verdict {
       : [...decider.reasons, ...flagged(findings.filter((f) => f !== decider))],
     score: failed ? 0 : decider.score,
     findings,
+    ...(proof !== undefined ? { proof } : {}),
   };
 }
 

@@ -28,6 +28,8 @@ const verdictSchema = z.strictObject({
   reasons: z.array(text(4000)).max(40),
   score: z.number().min(0).max(1),
   findings: z.array(findingSchema).min(1).max(8),
+  /** What proved an accepted change (src/grading/evidence.ts); it must follow from the findings too. */
+  proof: text(4000).optional(),
 });
 const binding = {
   jobKey: text(300),

@@ -213,7 +213,8 @@ async function checkEntry(
       again.accepted !== e.verdict.accepted ||
       again.decidedBy !== e.verdict.decidedBy ||
       again.code !== e.verdict.code ||
-      again.score !== e.verdict.score
+      again.score !== e.verdict.score ||
+      again.proof !== e.verdict.proof
     )
       return { refuse: 'the verdict does not follow from its own findings' };
   }

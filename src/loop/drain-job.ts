@@ -175,7 +175,8 @@ export async function drainJob(
       logger,
       deliver: !!delivery,
       ...(inputs.limits ? { limits: inputs.limits } : {}),
-      judging: applied,
+      // Drain mode judges here: the evidence judge runs a patch's added tests on a clean checkout.
+      judging: { ...applied, verifyOnCleanCheckout },
       worker: { context },
       observe: { progress: drainProgress({ logger }) },
     }),
