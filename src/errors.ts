@@ -32,7 +32,10 @@ export class CorruptStateError extends SchoolError {
     super(
       `state file ${file} is corrupt at line ${line} (${detail}); ` +
         (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : '') +
-        'Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun.',
+        'Refusing to continue on partial state. To recover, run `school checkpoint recover` in this state directory ' +
+        '(it merges every record of the quarantined copy that still parses back into the log, drops only the broken ' +
+        'lines and keeps the copy); never delete the quarantined copy: without its records, delivered issues would ' +
+        'be planned again and their branches moved.',
     );
     this.name = 'CorruptStateError';
   }

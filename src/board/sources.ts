@@ -48,7 +48,7 @@ export class SourceReader {
       this.problems.push({
         file: name.slice(0, at),
         quarantinedTo: `${this.layout.root}/${name}`,
-        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`,
+        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is recovered: run \`school checkpoint recover\` (never delete the quarantined copy)`,
       });
     }
   }

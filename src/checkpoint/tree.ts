@@ -33,6 +33,8 @@ export function excluded(path: string, isDir: boolean): string | undefined {
   if (isDir && (name.endsWith('.lock') || name.endsWith('.handover'))) return 'lock';
   if (name.startsWith('.') && name.endsWith('.tmp')) return 'unfinished atomic write';
   if (name.includes('.corrupt-')) return 'quarantined corrupt file (kept on this machine only)';
+  if (name.includes('.recovered-'))
+    return 'a quarantined copy already merged back (kept on this machine only)';
   return undefined;
 }
 

@@ -752,7 +752,7 @@ function quarantined(layout: StateLayout): string | undefined {
   const watched = [STATE_FILES.crews, STATE_FILES.school, STATE_FILES.spend];
   const found = names.filter((n) => watched.some((w) => n.startsWith(`${w}.corrupt-`))).sort();
   if (found.length === 0) return undefined;
-  return `quarantined state ${found.join(', ')} in ${layout.root}: repair it and move it back, or remove the quarantined copy, to resume dispatch`;
+  return `quarantined state ${found.join(', ')} in ${layout.root}: run \`school checkpoint recover\` to merge what still parses back and resume dispatch (never delete the quarantined copy: delivered issues would be planned again)`;
 }
 
 function report(result: PlanResult, logger: Logger): void {

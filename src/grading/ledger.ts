@@ -207,8 +207,9 @@ export class ScoreLedger {
     if (quarantined.length > 0) {
       throw new LedgerCorruptError(
         `score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(', ')}; ` +
-          'grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back ' +
-          `to ${basename(path)} and delete the .corrupt- file, then rerun.`,
+          'grading is stopped and the ledger will not be re-seeded. Run `school checkpoint recover`: it merges every ' +
+          'score record of the quarantined copy that still parses back into the ledger (each applied once, by its key) ' +
+          'and keeps the copy; then rerun. Never delete the quarantined copy: its scores would be lost.',
       );
     }
     this.healthy = id ? { dev: id.dev, ino: id.ino } : undefined;

@@ -5,6 +5,7 @@ import { readCrewState } from '../../src/dispatch/lease.js';
 import { drain } from '../../src/grading/drain.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';
+import { recoverQuarantined } from '../../src/checkpoint/recover.js';
 import { crewsOnly, logText, loop, makeSchool, writeIssues, type School } from './helpers.js';
 
 /**
@@ -49,6 +50,40 @@ describe('D5 data integrity', () => {
     expect(again.plan.assignments).toHaveLength(0);
     expect(again.runs.every((x) => x.result.launched.length === 0)).toBe(true);
   }, 90_000);
+
+  it('N5.1 recovery: the procedure the message gives merges what still parses back, and nothing done is planned again', async () => {
+    s = makeSchool({ worktrees: 2 });
+    s.config.dispatch.minFreeDiskGiB = 0;
+    s.config.dispatch.maxCrews = 2;
+    const first = await loop(s, writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]));
+    expect(first.plan.assignments.map((a) => a.issueNumber)).toEqual([1]);
+    const before = readCrewState(s.layout).registry.crews;
+    corruptMiddle(s.layout.file('crews'));
+    const src = writeIssues(s, [
+      { number: 1, title: 'a', body: 'b' },
+      { number: 2, title: 'c', body: 'd' },
+    ]);
+    const stopped = await loop(s, src);
+    expect(stopped.plan.assignments).toHaveLength(0);
+    // The message names the safe procedure, and never tells anyone to delete the copy.
+    expect(logText(stopped.log)).toMatch(/school checkpoint recover/);
+    expect(logText(stopped.log)).not.toMatch(/remove the quarantined copy|delete the \.corrupt/);
+    const [recovered] = await recoverQuarantined(s.layout.root);
+    expect(recovered!.file).toBe('crews.jsonl');
+    expect(recovered!.dropped).toHaveLength(1);
+    expect(quarantined(s, 'crews.jsonl')).toHaveLength(0);
+    expect(readdirSync(s.layout.root).some((n) => n.startsWith('crews.jsonl.recovered-'))).toBe(true);
+    // Every crew the registry knew before is known again, with its state.
+    const after = readCrewState(s.layout).registry.crews;
+    for (const [id, crew] of Object.entries(before)) expect(after[id]?.status, id).toBe(crew.status);
+    // Dispatch resumes.
+    const resumed = await loop(s, src);
+    expect(resumed.plan.blocked).toBeFalsy();
+    expect(resumed.plan.assignments.map((a) => a.issueNumber)).toContain(2);
+    // Issue 1's crew is known again: it is planned, if at all, as its next attempt (a repair of a
+    // rejected crew), never as a first crew of an issue nobody worked on.
+    for (const a of resumed.plan.assignments.filter((x) => x.issueNumber === 1)) expect(a.attempt).toBe(2);
+  }, 120_000);
 
   it('N5.2 torn score ledger: grading stops, the ledger is quarantined and never re-seeded', async () => {
     s = makeSchool({ worktrees: 2 });
