@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SchoolError } from '../errors.js';
 
 /**
@@ -186,4 +188,80 @@ export function parseJUnit(xml: string): TestCase[] {
 /** `outer > inner > name`: a test's name with its suites. */
 export function fullName(c: Pick<TestCase, 'suites' | 'name'>): string {
   return [...c.suites, c.name].join(' > ');
+}
+
+/** Where a report's paths are read from: the checkout (the cwd of the run), and the suite's copy. */
+export interface IdRoots {
+  /** The directory the command ran in; `file` attributes and pytest modules are relative to it. */
+  cwd: string;
+  /** More directories a test file may live in (the suite's copy beside the checkout), tried first. */
+  roots?: readonly string[];
+}
+
+const SEP = ' > ';
+
+/** `path` relative to the first root holding it, `/`-separated; as given when none does. */
+function relativeTo(path: string, r: IdRoots, exists: (p: string) => boolean): string {
+  const abs = isAbsolute(path) ? path : resolve(r.cwd, path);
+  for (const root of [...(r.roots ?? []), r.cwd]) {
+    const rel = relative(resolve(root), abs);
+    if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
+  }
+  return exists(abs) ? abs : path;
+}
+
+/**
+ * pytest's node id (`tests/test_split.py::TestSplit::test_begin_end`) from a JUnit classname
+ * (`tests.test_split.TestSplit`): the longest dotted prefix that names a module file under the
+ * checkout is the file, the rest are its classes. `file` (pytest's xunit1 family) names the file
+ * directly. Undefined when no prefix names a `.py` file.
+ */
+function pytestId(c: TestCase, r: IdRoots, exists: (p: string) => boolean): string | undefined {
+  const parts = (c.classname ?? '').split('.').filter(Boolean);
+  if (!parts.length) return undefined;
+  for (let n = parts.length; n >= 1; n--) {
+    const module = parts.slice(0, n).join('/') + '.py';
+    const file = c.file?.endsWith('.py') ? relativeTo(c.file, r, exists) : undefined;
+    if (
+      file !== undefined
+        ? file.replace(/\.py$/, '').split('/').join('.') === parts.slice(0, n).join('.')
+        : false
+    )
+      return [file, ...parts.slice(n), c.name].join('::');
+    for (const root of [r.cwd, ...(r.roots ?? [])]) {
+      if (exists(join(root, module))) return [module, ...parts.slice(n), c.name].join('::');
+    }
+  }
+  return c.file?.endsWith('.py') ? [relativeTo(c.file, r, exists), c.name].join('::') : undefined;
+}
+
+/**
+ * A test's full id, the way its runner names it, so two tests of one name in two files are told
+ * apart (docs/grading.md, "Test names"):
+ * - pytest: the node id, `tests/test_split.py::TestSplit::test_begin_end`;
+ * - a report with a `file` attribute (the judge's node:test reporter, mocha's xunit, jest-junit with
+ *   its file attribute): `test/a.test.js > suite > name`, the file relative to the checkout (or to
+ *   the suite's copy), then the suites, then the name; mocha's classname (its suite titles joined by
+ *   spaces) stands for the suites;
+ * - vitest (its classname is the file, its name already `suite > name`): `file > suite > name`;
+ * - anything else (`go test` through go-junit-report: the package is the suite): `suite > name`,
+ *   what `fullName` gives.
+ */
+export function testId(c: TestCase, r: IdRoots, exists: (p: string) => boolean = existsSync): string {
+  const py = pytestId(c, r, exists);
+  if (py) return py;
+  const suites = c.suites.filter((s) => s !== '' && s !== 'root');
+  const looksLikeFile = (s: string | undefined) => !!s && /\.[cm]?[jt]sx?$/.test(s) && !s.includes(' ');
+  const file = c.file ?? (looksLikeFile(c.classname) ? c.classname : undefined);
+  if (file === undefined) return fullName(c);
+  const rel = relativeTo(file, r, exists);
+  const isFile = (s: string) => s === file || relativeTo(s, r, exists) === rel;
+  // node reports a file that ended before its tests as one test named by the file: the file alone.
+  if (isFile(c.name)) return rel;
+  // A runner's classname is its suite path when it has one (mocha: the suite titles joined by
+  // spaces, under a single report-wide <testsuite>); else the report's own suites, the file's
+  // suite (vitest, jest-junit) left out.
+  const classname = c.classname !== undefined && c.classname !== 'test' && !isFile(c.classname);
+  const path = classname ? [c.classname!].filter(Boolean) : suites.filter((s) => !isFile(s));
+  return [rel, ...path, c.name].join(SEP);
 }

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { SealedResultsConfig } from '../config/schema.js';
 import { readUntrusted } from '../security/untrusted-file.js';
-import { fullName, JUnitError, parseJUnit, type TestCase } from './junit.js';
+import { fullName, JUnitError, parseJUnit, testId, type IdRoots, type TestCase } from './junit.js';
 
 /**
  * Named results (`grading.sealedResults`): the sealed judge passes on the test runner's report of
@@ -66,9 +66,14 @@ export function fileEntry(c: TestCase, cwd: string): boolean {
   }
 }
 
-/** Names a test answers to in `expect`: its own name, with its suites (`a > b`), `classname.name`. */
-function answersTo(c: TestCase, name: string): boolean {
+/**
+ * Names a test answers to in `expect`: its full id (./junit.ts `testId`: `tests/test_a.py::test_x`,
+ * `test/a.test.js > suite > name`), and the short forms earlier configurations used: its own name,
+ * with its suites (`a > b`), `classname.name`.
+ */
+function answersTo(c: TestCase, id: string, name: string): boolean {
   return (
+    id === name ||
     c.name === name ||
     fullName(c) === name ||
     (c.classname !== undefined && `${c.classname}.${c.name}` === name)
@@ -83,46 +88,59 @@ export interface ResultsVerdict {
   reasons: string[];
 }
 
+/** Where a report's test ids are read from (./junit.ts `IdRoots`), and its format. */
+export interface ReportContext extends IdRoots {
+  format: SealedResultsConfig['format'];
+}
+
 /**
- * Judges a report. `declared`: the full names the suite reported at the base commit (a multiset),
+ * Judges a report. `declared`: the full ids the suite reported at the base commit (a multiset),
  * used when `expect` is not configured; undefined when the base run gave no names (then every
  * reported test must pass, and at least one must).
+ *
+ * What the reasons say is counts and the names the suite declares (or `expect` lists): never a
+ * failure's message, never a name only this run reported. The code under test writes both — an
+ * assertion message that quotes what `answer()` returned, a test it registers under a name of its
+ * choosing — and a verdict's reasons reach the repair crew's brief, the board and the public comment.
  */
 export function judgeReport(
   cases: readonly TestCase[],
-  o: {
-    format: SealedResultsConfig['format'];
-    cwd: string;
-    expect?: readonly string[];
-    declared?: readonly string[];
-  },
+  o: ReportContext & { expect?: readonly string[]; declared?: readonly string[] },
 ): ResultsVerdict {
   const files = o.format === 'node-test' ? cases.filter((c) => fileEntry(c, o.cwd)) : [];
   const tests = cases.filter((c) => !files.includes(c));
+  const ids = new Map(tests.map((c) => [c, testId(c, o)]));
   const passed = tests.filter((c) => c.status === 'passed');
   const reasons: string[] = [];
+  const known = new Set(o.declared ?? []);
+  /** What a test may be called in a reason: a declared id, else the `expect` name it answers to. */
+  const nameable = (c: TestCase) =>
+    known.has(ids.get(c)!) ? ids.get(c)! : o.expect?.find((n) => answersTo(c, ids.get(c)!, n));
   const failed = tests.filter((c) => c.status === 'failed');
-  if (failed.length)
+  if (failed.length) {
+    const named = failed.map(nameable).filter((n): n is string => n !== undefined);
+    const others = failed.length - named.length;
     reasons.push(
-      `${failed.length} test(s) failed: ${list(failed.map((c) => `${fullName(c)}${c.message ? ` (${c.message.slice(0, 200)})` : ''}`))}`,
+      `sealed test(s) failed (${failed.length})${named.length ? `: ${list(named)}` : ''}${others ? `${named.length ? ';' : ':'} ${others} more the suite does not declare at the base commit (not named)` : ''}`,
     );
+  }
   if (files.length)
     reasons.push(
-      `test file(s) that reported no test of their own (ended before their tests ran): ${list(files.map((c) => c.name))}`,
+      `sealed test file(s) that reported no test of their own (ended before their tests ran): ${list(files.map((c) => testId(c, o)))}`,
     );
   if (o.expect) {
     const missing: string[] = [];
     const notPassed: string[] = [];
     for (const name of o.expect) {
-      const matching = tests.filter((c) => answersTo(c, name));
+      const matching = tests.filter((c) => answersTo(c, ids.get(c)!, name));
       if (!matching.length) missing.push(name);
       else if (matching.some((c) => c.status !== 'passed')) notPassed.push(name);
     }
-    if (missing.length) reasons.push(`expected test(s) not reported: ${list(missing)}`);
-    if (notPassed.length) reasons.push(`expected test(s) that did not pass: ${list(notPassed)}`);
+    if (missing.length) reasons.push(`sealed test(s) expected but not reported: ${list(missing)}`);
+    if (notPassed.length) reasons.push(`sealed test(s) expected that did not pass: ${list(notPassed)}`);
   } else if (o.declared) {
     const have = new Map<string, number>();
-    for (const c of passed) have.set(fullName(c), (have.get(fullName(c)) ?? 0) + 1);
+    for (const c of passed) have.set(ids.get(c)!, (have.get(ids.get(c)!) ?? 0) + 1);
     const missing: string[] = [];
     for (const name of o.declared) {
       const n = have.get(name) ?? 0;
@@ -131,17 +149,14 @@ export function judgeReport(
     }
     if (missing.length)
       reasons.push(
-        `test(s) the suite declares (reported at the base commit) not reported as passed: ${list(missing)}`,
+        `sealed test(s) the suite declares (reported at the base commit) not reported as passed: ${list(missing)}`,
       );
   }
-  if (!passed.length) reasons.push('no test passed');
+  if (!passed.length) reasons.push('sealed tests: no test passed');
   return { passed: reasons.length === 0, reasons };
 }
 
-/** The full names a base run reported, file entries left out: the tests the suite declares. */
-export function declaredNames(
-  cases: readonly TestCase[],
-  o: { format: SealedResultsConfig['format']; cwd: string },
-): string[] {
-  return cases.filter((c) => !(o.format === 'node-test' && fileEntry(c, o.cwd))).map(fullName);
+/** The full ids a base run reported, file entries left out: the tests the suite declares. */
+export function declaredNames(cases: readonly TestCase[], o: ReportContext): string[] {
+  return cases.filter((c) => !(o.format === 'node-test' && fileEntry(c, o.cwd))).map((c) => testId(c, o));
 }

@@ -1,20 +1,28 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { SealedResultsConfig } from '../config/schema.js';
-import { childEnv, type ChildEnv } from '../process/env.js';
-import { removeTreeSync } from '../process/remove-tree.js';
-import { ProgramNotFoundError } from '../sandbox/sandbox.js';
+import { childEnv } from '../process/env.js';
 import { describeMissing, missingProgram } from '../sandbox/not-found.js';
-import { runProcess, type RunResult } from '../process/run.js';
-import { SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
-import type { Bookbag } from '../bookbag/schema.js';
-import type { TestCase } from './junit.js';
 import type { JudgeFinding } from './verdict.js';
-import { applyPatch, git, tampering } from './sealed-patch.js';
-import { declaredNames, instrument, judgeReport, readReport } from './sealed-results.js';
+import { applyPatch, tampering } from './sealed-patch.js';
+import { declaredNames, fileEntry, judgeReport, type ReportContext } from './sealed-results.js';
+import { checkCanary, isCanary } from './sealed-guard.js';
+import { testId, type TestCase } from './junit.js';
+import {
+  gitTail,
+  inCheckout,
+  layoutOf,
+  runSuite,
+  suiteFiles,
+  type Checkout,
+  type SuiteOptions,
+  type SuiteRun,
+} from './sealed-run.js';
+
+import { SealedTestsError } from './sealed-run.js';
+
+export { SealedTestsError };
 
 /**
  * Sealed tests: a command the student never saw, run by the grader on the crew's patch applied to a
@@ -24,215 +32,134 @@ import { declaredNames, instrument, judgeReport, readReport } from './sealed-res
  * (./sealed-results.ts) and its exit code; without it, the exit code alone.
  *
  * The suite stays sealed: its files come from `grading.sealedDir`, a directory outside the
- * repository, copied next to (never into) the checkout and named by `{sealed}` in the command; the
- * patch is applied by git to the fresh checkout and what git changed is listed back from it
- * (./sealed-patch.ts): a path in `grading.sealedProtect` (say `package.json`, whose test script a
- * command like `npm test` would run), a symlink out of the checkout, a submodule or a
+ * repository, laid into the checkout at their own paths (`grading.sealedLayout: into`, like a test
+ * patch: a repository's own test file runs as it does upstream, with the base's installed
+ * dependencies) or copied next to it and named by `{sealed}` (`beside`). The patch is applied by git
+ * to the fresh checkout and what git changed is listed back from it (./sealed-patch.ts): a path of
+ * the laid suite or in `grading.sealedProtect`, a symlink out of the checkout, a submodule or a
  * `.gitattributes` is tampering, and nothing runs; and the command runs with the base environment
  * only, no token.
  *
- * Nothing tells the code under test that it is being judged: no marker variable, no "sealed" in the
- * paths of the checkout or the suite's copy. It can still guess (a crew's own runs carry its
- * SCHOOL_* variables, this one does not), which is why named results are what a judge should
- * pass on.
+ * Out of the code's reach (./sealed-guard.ts): the judge's preload freezes the assertion library and
+ * the runner, its canary test must be reported failing, and the report is the judge's own reporter's.
+ *
+ * Leaking nothing: a finding's reasons hold counts and the names the suite declares, never the
+ * runner's output or a failure's message (the code under test writes those: an assertion message
+ * can carry the sealed test's own source). The full output goes to `outputFile`, which only
+ * maintainers read (docs/grading.md, "What the sealed judge tells").
  */
-export class SealedTestsError extends SchoolError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SealedTestsError';
-  }
-}
-
-export interface SealedOptions {
-  repoPath: string;
-  argv: readonly string[];
-  bookbag: Bookbag;
+export interface SealedOptions extends SuiteOptions {
+  bookbag: SuiteOptions['bookbag'];
   diff: string;
-  timeoutMs: number;
-  /** The sealed suite's files, outside the repository. */
-  sealedDir?: string;
   /** Globs of repository paths the patch may not touch. */
   protect?: readonly string[];
-  /** Named results: the judge passes on the runner's report (grading.sealedResults). */
-  results?: SealedResultsConfig;
-  /**
-   * How the suite is started: the sandbox, with the patched checkout and the suite's copy visible
-   * read-only (nothing of the grader's checkout, not even the git directory behind the checkout) and
-   * only the report's place writable.
-   */
-  confine?: (
-    argv: readonly string[],
-    env: ChildEnv,
-    view: { cwd: string; readOnly: string[]; writable: string[] },
-  ) => Promise<{ argv: string[]; env: ChildEnv }>;
-}
-
-const TAIL = 1500;
-
-function tail(text: string): string {
-  const t = redactText(text).trim();
-  return t.length > TAIL ? `…${t.slice(-TAIL)}` : t;
+  /** Where the run's full output is written (maintainers only, never a crew or a brief). */
+  outputFile?: string;
+  /** An alert for the maintainers (a sealed suite that proves nothing at the base). */
+  onAlert?: (kind: string, detail: string) => unknown;
 }
 
 function fail(code: string, reasons: string[]): JudgeFinding {
   return { judge: 'sealed', passed: false, code, reasons, score: 0 };
 }
 
-interface Checkout {
-  /** Private to this run: the checkout, the suite's copy, the report. */
-  tmp: string;
-  wt: string;
-}
-
-/** A fresh detached worktree of the repository at `baseSha`, removed after `fn`. */
-async function inCheckout<T>(o: SealedOptions, fn: (c: Checkout) => Promise<T>): Promise<T> {
-  const repo = resolve(o.repoPath);
-  const tmp = mkdtempSync(join(tmpdir(), 'school-'));
-  // Unique basename: git names the worktree admin dir after it, and graders run concurrently.
-  const wt = join(
-    tmp,
-    `wt-${o.bookbag.crewId.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(3).toString('hex')}`,
-  );
-  const add = await git(repo, ['worktree', 'add', '--detach', '--quiet', wt, o.bookbag.baseSha]);
-  if (!add.ok) {
-    removeTreeSync(tmp);
-    throw new SealedTestsError(
-      `sealed tests: could not create a worktree of ${repo} at base ${o.bookbag.baseSha}: ${tail(add.output)}`,
-    );
-  }
-  try {
-    return await fn({ tmp, wt });
-  } finally {
-    // The suite ran code from the patch here: a tree deeper than PATH_MAX or a directory made 0000
-    // stops git and rmSync, not removeTreeSync.
-    await git(repo, ['worktree', 'remove', '--force', wt]);
-    removeTreeSync(tmp);
-    await git(repo, ['worktree', 'prune']);
-  }
-}
-
-interface SuiteRun {
-  run: RunResult;
-  output: string;
-  /** With named results: the report's test cases, or why there is none. */
-  report?: TestCase[] | string;
-}
-
-/**
- * Runs the sealed command once in the checkout. The one place a sealed command is started: argv
- * (with `{sealed}` and the judge's reporter), the checkout as cwd, the base environment, the timeout.
- */
-async function runSuite(o: SealedOptions, c: Checkout): Promise<SuiteRun> {
-  let sealed: string | undefined;
-  if (o.sealedDir) {
-    sealed = join(c.tmp, 'suite');
-    cpSync(resolve(o.sealedDir), sealed, { recursive: true });
-  }
-  let argv = o.argv.map((a) => (sealed ? a.split('{sealed}').join(sealed) : a));
-  let report: string | undefined;
-  if (o.results) {
-    // The judge's own file, outside the checkout; or the configured one inside it, which the
-    // patch may not touch (tampering) and which is removed before the run.
-    mkdirSync(join(c.tmp, 'results'), { recursive: true });
-    report = o.results.file ? join(c.wt, o.results.file) : join(c.tmp, 'results', 'report.xml');
-    removeTreeSync(report);
-    argv = instrument(argv, o.results, report);
-  }
-  let started = { argv, env: childEnv() };
-  if (o.confine) {
-    // A report inside the checkout is bound writable as a file of its own: it must exist first.
-    if (report && o.results?.file) writeFileSync(report, '');
-    try {
-      started = await o.confine(argv, started.env, {
-        cwd: c.wt,
-        readOnly: [c.wt, ...(sealed ? [sealed] : [])],
-        writable: report ? [o.results?.file ? report : dirname(report)] : [],
-      });
-    } catch (e) {
-      if (e instanceof ProgramNotFoundError) {
-        const missing = missingProgram({
-          output: '',
-          exitCode: null,
-          command: o.argv,
-          hostPath: started.env.PATH ?? '',
-          notFound: e.program,
-        })!;
-        throw new SealedTestsError(describeMissing(missing, 'sealed tests: could not start them'));
-      }
-      throw e;
+/** What the suite does at a base commit: the names its report gives there, or why not. */
+type AtBase =
+  | {
+      names: string[];
+      /** The judge's canary reported failing there: it is required of every crew's run. */
+      canary: boolean;
+      /** Nothing failed at the base: the suite cannot tell a fix from no change. */
+      green: boolean;
     }
-  }
-  const run = await runProcess(started.argv, {
-    cwd: c.wt,
-    timeoutMs: o.timeoutMs,
-    env: started.env,
-    output: { maxBytes: 1_000_000 },
-  });
-  if (run.spawnError)
-    throw new SealedTestsError(`sealed tests: could not start ${o.argv[0]}: ${run.spawnError}`);
-  return {
-    run,
-    output: run.stdout.toString('utf8') + run.stderr.toString('utf8'),
-    ...(report && o.results ? { report: readReport(report, o.results.format) } : {}),
-  };
-}
-
-/** What the suite declares at a base commit: the names its report gives there, or why not. */
-type Declared = { names: string[] } | { note: string };
-const declaredAt = new Map<string, Promise<Declared>>();
+  | { note: string; green: boolean };
+const atBaseRuns = new Map<string, Promise<AtBase>>();
 
 /** Digest of the suite's files (paths and contents): part of the key of what it declares. */
 function suiteDigest(dir: string | undefined): string {
   const h = createHash('sha256');
-  const walk = (d: string, rel: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const r = `${rel}/${e.name}`;
-      if (e.isDirectory()) walk(join(d, e.name), r);
-      else if (e.isFile())
-        h.update(r)
-          .update('\0')
-          .update(readFileSync(join(d, e.name)))
-          .update('\0');
-    }
-  };
-  if (dir) walk(resolve(dir), '');
+  for (const rel of suiteFiles(dir))
+    h.update(rel)
+      .update('\0')
+      .update(readFileSync(join(resolve(dir!), rel)))
+      .update('\0');
   return h.digest('hex');
 }
 
+function contextOf(o: SealedOptions, c: Checkout, r: SuiteRun): ReportContext {
+  return { format: o.results?.format ?? 'junit', cwd: c.wt, roots: r.roots };
+}
+
 /**
- * Runs the suite on the base commit without the patch (only the base's own code runs there) and
- * keeps the names of the tests it reports, passed or failed; skipped ones are not required. Once per
- * base, command and suite content in this process: crews of one cycle share a base.
+ * Runs the suite on the base commit without the patch (only the base's own code runs there): the
+ * names of the tests it reports, passed or failed (skipped ones are not required), whether the
+ * judge's canary holds there, and whether anything fails there at all — a suite green at the base
+ * cannot be the evidence that a fix is real, and the maintainers are told at once. Once per base,
+ * command and suite content in this process: crews of one cycle share a base.
  */
-function declaredAtBase(o: SealedOptions, results: SealedResultsConfig): Promise<Declared> {
+function atBase(o: SealedOptions): Promise<AtBase> {
   const key = JSON.stringify([
     resolve(o.repoPath),
     o.bookbag.baseSha,
     o.argv,
-    results,
+    o.results ?? null,
+    layoutOf(o),
     suiteDigest(o.sealedDir),
   ]);
-  const known = declaredAt.get(key);
+  const known = atBaseRuns.get(key);
   if (known) return known;
-  const p = inCheckout(o, async (c): Promise<Declared> => {
+  const p = inCheckout(o, async (c): Promise<AtBase> => {
     const r = await runSuite(o, c);
-    if (r.run.timedOut) return { note: `the run at the base commit timed out after ${o.timeoutMs} ms` };
-    if (typeof r.report === 'string' || !r.report) return { note: `the run at the base commit: ${r.report}` };
-    const skipped = new Set(r.report.filter((t) => t.status === 'skipped'));
-    return {
-      names: declaredNames(
-        r.report.filter((t) => !skipped.has(t)),
-        { format: results.format, cwd: c.wt },
-      ),
-    };
+    if ('refused' in r) return { note: r.refused.join('; '), green: false };
+    if (r.run.timedOut)
+      return { note: `the run at the base commit timed out after ${o.timeoutMs} ms`, green: false };
+    if (!o.results) return { note: 'no named results', green: r.run.exitCode === 0 };
+    if (typeof r.report === 'string' || !r.report)
+      return { note: `the run at the base commit: ${r.report ?? 'no report'}`, green: false };
+    const ctx = contextOf(o, c, r);
+    const canary = checkCanary(r.report, r.guard, {
+      required: true,
+      fileOf: (t) => testId(t, ctx),
+      isFileEntry: (t) => fileEntry(t, c.wt),
+    });
+    const own = canary.cases.filter((t) => t.status !== 'skipped');
+    const green =
+      exitOk(r.run.exitCode, r.report, r) && own.length > 0 && own.every((t) => t.status === 'passed');
+    return { names: declaredNames(own, ctx), canary: canary.held, green };
   });
-  declaredAt.set(key, p);
+  atBaseRuns.set(key, p);
   // Only a report is remembered: a failure to learn the names is tried again by the next job.
   p.then(
-    (d) => ('note' in d ? declaredAt.delete(key) : undefined),
-    () => declaredAt.delete(key),
+    (d) => {
+      if ('note' in d && o.results) atBaseRuns.delete(key);
+      else if (d.green)
+        void o.onAlert?.(
+          'sealed-green-at-base',
+          `the sealed suite (${o.argv.join(' ')}) passes at base ${o.bookbag.baseSha.slice(0, 12)} without any change: it cannot show that a fix is real. Give it tests that fail on the bug (grading.sealedDir).`,
+        );
+    },
+    () => atBaseRuns.delete(key),
   );
   return p;
+}
+
+const GREEN =
+  'sealed tests: the suite passes at the base commit too, without the change: it cannot show that a fix is real (the maintainers are alerted)';
+
+/** Names of node:assert's and node:test's exports: an attempt on one shows in a freeze error. */
+const BUILTIN_EXPORTS =
+  /Cannot (?:assign to read only property|add property|redefine property:?|delete property|define property) '?(ok|fail|equal|notEqual|deepEqual|notDeepEqual|deepStrictEqual|notDeepStrictEqual|partialDeepStrictEqual|strictEqual|notStrictEqual|throws|rejects|doesNotThrow|doesNotReject|ifError|match|doesNotMatch|AssertionError|CallTracker|strict|test|describe|it|suite|before|after|beforeEach|afterEach|mock|run|skip|todo|only|snapshot)\b/;
+
+/**
+ * Whether the command's exit says "nothing failed": 0, or 1 when the judge's canary — which must
+ * fail — is reported failing (node --test, pytest, jest and vitest exit 1 on a failure, mocha with
+ * the number of failures). The suite's own failures are read from the report.
+ */
+function exitOk(code: number | null, report: SuiteRun['report'], r: SuiteRun): boolean {
+  if (code === 0) return true;
+  const canaryFailed =
+    Array.isArray(report) && report.some((t) => isCanary(t, r.guard) && t.status === 'failed');
+  return code === 1 && canaryFailed;
 }
 
 /** Runs the sealed tests; throws SealedTestsError when the grader itself cannot set them up. */
@@ -245,17 +172,22 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
       const applied = await applyPatch(c.wt, patch, o.bookbag.baseSha);
       if (!applied.ok) {
         return fail('patch_does_not_apply', [
-          `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${tail(applied.output)}`,
+          `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${gitTail(applied.output)}`,
         ]);
       }
-      const protect = [...(o.protect ?? []), ...(results?.file ? [results.file] : [])];
+      // Laid into the checkout, the suite's own paths are sealed like sealedProtect's.
+      const laid = o.sealedDir && layoutOf(o) === 'into' ? suiteFiles(o.sealedDir) : [];
+      const protect = [...(o.protect ?? []), ...laid, ...(results?.file ? [results.file] : [])];
       const tampered = tampering(c.wt, applied.changes, protect);
       if (tampered.length)
         return fail('sealed_tests_tampered', [...tampered, 'the sealed tests did not run']);
     }
-    // Without `expect`, what the suite declares: learned on the base commit, in a checkout of its own.
-    const declared = results && !results.expect ? await declaredAtBase(o, results) : undefined;
-    const { run, output, report } = await runSuite(o, c);
+    const base = await atBase(o);
+    const green = base.green ? [GREEN] : [];
+    const r = await runSuite(o, c);
+    if ('refused' in r) return fail('sealed_tests_tampered', [...r.refused, 'the sealed tests did not run']);
+    keepOutput(o, r);
+    const { run, output, report } = r;
     if (run.timedOut)
       return fail('sealed_tests_timed_out', [`sealed tests timed out after ${o.timeoutMs} ms`]);
     // Exit 127 for a program the sandbox lacks is the school's failure: no verdict, the attempt fails.
@@ -264,47 +196,66 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
         ? missingProgram({ output, exitCode: 127, command: o.argv, hostPath: childEnv().PATH ?? '' })
         : undefined;
     if (missing) throw new SealedTestsError(describeMissing(missing, 'sealed tests'));
-    const exit = run.exitCode === 0 ? undefined : `sealed tests exited with ${run.exitCode ?? run.signal}`;
+    const frozen = BUILTIN_EXPORTS.exec(output);
+    if (frozen && (r.guard.runner === 'node-test' || r.guard.runner === 'mocha'))
+      return fail('sealed_tests_tampered', [
+        `the code under test tried to replace \`${frozen[1]}\` of node:assert or node:test, which the judge froze`,
+      ]);
+    const exit = exitOk(run.exitCode, report, r)
+      ? undefined
+      : `sealed tests exited with ${run.exitCode ?? run.signal}`;
     if (!results) {
-      if (exit) return fail('sealed_tests_failed', [exit, tail(output)]);
+      if (exit) return fail('sealed_tests_failed', [exit]);
       return {
         judge: 'sealed',
         passed: true,
         code: 'sealed_tests_passed',
-        reasons: ['sealed tests passed'],
+        reasons: ['sealed tests passed', ...green],
         score: 1,
       };
     }
     if (typeof report === 'string' || !report) {
       // No report: a failed run is a failed run; a "successful" one proves nothing.
-      if (exit) return fail('sealed_tests_failed', [exit, `no test report: ${report}`, tail(output)]);
+      if (exit) return fail('sealed_tests_failed', [exit, `sealed tests: no test report (${report})`]);
       return fail('sealed_results_missing', [
-        `the sealed tests exited 0 but left no usable ${results.format} report (${report}); an exit code alone is not a pass`,
-        tail(output),
+        `sealed tests exited 0 but left no usable ${results.format} report (${report}); an exit code alone is not a pass`,
       ]);
     }
-    const v = judgeReport(report, {
-      format: results.format,
-      cwd: c.wt,
-      ...(results.expect ? { expect: results.expect } : {}),
-      ...(declared && 'names' in declared ? { declared: declared.names } : {}),
+    const ctx = contextOf(o, c, r);
+    const canary = checkCanary(report, r.guard, {
+      required: 'names' in base && base.canary,
+      fileOf: (t) => testId(t, ctx),
+      isFileEntry: (t) => fileEntry(t, c.wt),
     });
-    const notes =
-      declared && 'note' in declared
-        ? [`the tests the suite declares are unknown (${declared.note}); every reported test must pass`]
-        : [];
-    const passed = report.filter((t) => t.status === 'passed').length;
+    if (canary.tampered.length) return fail('sealed_tests_tampered', canary.tampered);
+    const cases: TestCase[] = canary.cases;
+    const v = judgeReport(cases, {
+      ...ctx,
+      ...(results.expect ? { expect: results.expect } : {}),
+      ...('names' in base ? { declared: base.names } : {}),
+    });
+    const notes = [
+      ...('note' in base
+        ? [
+            `sealed tests: the tests the suite declares are unknown (${base.note}); every reported test must pass`,
+          ]
+        : []),
+      ...('names' in base && !base.canary && r.guard.runner !== 'other'
+        ? [
+            `sealed tests: the judge's canary did not report at the base commit, so it guards nothing here (${r.guard.runner}; docs/grading.md, "The guard")`,
+          ]
+        : []),
+      ...green,
+    ];
+    const passed = cases.filter((t) => t.status === 'passed').length;
     // What a contest ranks crews by (./contest.ts): more passed named sealed tests first.
-    const tests = { passed, failed: report.filter((t) => t.status === 'failed').length };
+    const tests = { passed, failed: cases.filter((t) => t.status === 'failed').length };
     if (exit || !v.passed)
-      return {
-        ...fail('sealed_tests_failed', [...(exit ? [exit] : []), ...v.reasons, ...notes, tail(output)]),
-        tests,
-      };
+      return { ...fail('sealed_tests_failed', [...(exit ? [exit] : []), ...v.reasons, ...notes]), tests };
     const against = results.expect
       ? `all ${results.expect.length} expected`
-      : declared && 'names' in declared
-        ? `all ${declared.names.length} the suite declares at the base commit`
+      : 'names' in base
+        ? `all ${base.names.length} the suite declares at the base commit`
         : 'every reported test';
     return {
       judge: 'sealed',
@@ -315,4 +266,16 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
       tests,
     };
   });
+}
+
+/** The run's whole output, for the maintainers only (redacted: a log, never a patch). */
+function keepOutput(o: SealedOptions, r: SuiteRun): void {
+  if (!o.outputFile) return;
+  try {
+    mkdirSync(dirname(o.outputFile), { recursive: true, mode: 0o700 });
+    const head = `# sealed tests of crew ${o.bookbag.crewId} at base ${o.bookbag.baseSha}: exit ${r.run.exitCode ?? r.run.signal}${r.run.timedOut ? ' (timed out)' : ''}\n# ${o.argv.join(' ')}\n`;
+    writeFileSync(o.outputFile, head + redactText(r.output), { mode: 0o600 });
+  } catch {
+    // The maintainers' copy is a convenience: its absence never changes a verdict.
+  }
 }

@@ -116,29 +116,22 @@ describe('sealed tests with named results (node --test)', () => {
     expect(await judge(diffs.exitAtImport)).toMatchObject({ passed: true, code: 'sealed_tests_passed' });
   });
 
-  it('an exit at import is rejected; an honest patch is accepted', async () => {
+  it("an exit at import is tampering (the judge's closing check never ran); an honest patch is accepted", async () => {
     const results: SealedResultsConfig = { format: 'node-test' };
     const cheat = await judge(diffs.exitAtImport, results);
-    expect(cheat).toMatchObject({ passed: false, code: 'sealed_tests_failed' });
-    const why = cheat.reasons.join('\n');
-    expect(why).toMatch(/reported no test of their own.*sum\.test\.mjs/);
-    expect(why).toMatch(
-      /not reported as passed: module loads; sum > adds small numbers; sum > adds negatives/,
+    expect(cheat).toMatchObject({ passed: false, code: 'sealed_tests_tampered' });
+    expect(cheat.reasons.join('\n')).toMatch(
+      /ended before the judge's closing check ran.*: sum\.test\.mjs$/m,
     );
     const honest = await judge(diffs.fixed, results);
     expect(honest).toMatchObject({ passed: true, code: 'sealed_tests_passed' });
     expect(honest.reasons[0]).toMatch(/3 named test\(s\) reported passed \(all 3 the suite declares/);
   });
 
-  it('an exit in the middle of the file is rejected: the suite declared more tests at the base commit', async () => {
+  it('an exit in the middle of the file is tampering too: its closing check never ran', async () => {
     const cheat = await judge(diffs.exitWhenCalled, { format: 'node-test' });
-    expect(cheat).toMatchObject({ passed: false, code: 'sealed_tests_failed' });
-    const why = cheat.reasons.join('\n');
-    expect(why).toMatch(
-      /declares \(reported at the base commit\) not reported as passed: sum > adds small numbers; sum > adds negatives/,
-    );
-    // Only the test before the exit reported, and passed: no file entry, no failure.
-    expect(why).not.toMatch(/reported no test of their own|failed:/);
+    expect(cheat).toMatchObject({ passed: false, code: 'sealed_tests_tampered' });
+    expect(cheat.reasons.join('\n')).toMatch(/ended before the judge's closing check ran.*sum\.test\.mjs/);
   });
 
   it('with expect, every named test must be reported passed', async () => {
@@ -146,23 +139,31 @@ describe('sealed tests with named results (node --test)', () => {
       format: 'node-test',
       expect: ['adds small numbers', 'sum > adds negatives'],
     };
-    const cheat = await judge(diffs.exitWhenCalled, results);
-    expect(cheat).toMatchObject({ passed: false, code: 'sealed_tests_failed' });
-    expect(cheat.reasons.join('\n')).toMatch(
-      /expected test\(s\) not reported: adds small numbers; sum > adds negatives/,
+    const unfixed = await judge('', results);
+    expect(unfixed).toMatchObject({ passed: false, code: 'sealed_tests_failed' });
+    expect(unfixed.reasons.join('\n')).toMatch(
+      /expected that did not pass: adds small numbers; sum > adds negatives/,
     );
     expect(await judge(diffs.fixed, results)).toMatchObject({ passed: true });
+    // The full id answers too, and a name the suite does not have is missing.
+    const full: SealedResultsConfig = {
+      format: 'node-test',
+      expect: ['sum.test.mjs > sum > adds negatives'],
+    };
+    expect(await judge(diffs.fixed, full)).toMatchObject({ passed: true });
     const missing = await judge(diffs.fixed, { format: 'node-test', expect: ['adds zero'] });
     expect(missing).toMatchObject({ passed: false });
-    expect(missing.reasons.join('\n')).toMatch(/expected test\(s\) not reported: adds zero/);
+    expect(missing.reasons.join('\n')).toMatch(/expected but not reported: adds zero/);
   });
 
   it('a real failure is named', async () => {
     const f = await judge('', { format: 'node-test' });
     expect(f).toMatchObject({ passed: false, code: 'sealed_tests_failed' });
-    expect(f.reasons.join('\n')).toMatch(
-      /2 test\(s\) failed: sum > adds small numbers .*; sum > adds negatives/,
+    // Named by file, suite and name; no assertion message (the code under test writes those).
+    expect(f.reasons).toContain(
+      'sealed test(s) failed (2): sum.test.mjs > sum > adds small numbers; sum.test.mjs > sum > adds negatives',
     );
+    expect(f.reasons.join('\n')).not.toMatch(/Expected|!==|5/);
   });
 });
 
@@ -175,7 +176,8 @@ describe('sealed tests with named results (any runner writing JUnit XML)', () =>
     expect(cheat.reasons[0]).toMatch(/exited 0 but left no usable junit report/);
     const failed = await judge('', { format: 'junit', expect: ['sum.adds'] }, RUN);
     expect(failed).toMatchObject({ passed: false, code: 'sealed_tests_failed' });
-    expect(failed.reasons.join('\n')).toMatch(/1 test\(s\) failed: sum > adds \(sum\(2,3\) != 5\)/);
+    expect(failed.reasons).toContain('sealed test(s) failed (1): sum > adds');
+    expect(failed.reasons.join('\n')).not.toContain('sum(2,3) != 5');
   });
 
   it('a report file inside the checkout is protected: a patch that ships one is tampering', async () => {
@@ -223,7 +225,7 @@ describe('grading.sealedResults in school.yml', () => {
     expect(byCrew['c-cheat']).toMatchObject({
       accepted: false,
       decidedBy: 'sealed',
-      code: 'sealed_tests_failed',
+      code: 'sealed_tests_tampered',
     });
     expect(byCrew['c-fix']).toMatchObject({ accepted: true });
   });
