@@ -12,6 +12,7 @@ import { report, type DoctorReport, type Finding } from './finding.js';
 import { checkNetwork } from './network.js';
 import { checkOrca } from './orca.js';
 import { checkLimits } from './limits.js';
+import { checkDeliveryToken } from './token.js';
 import { checkParity } from './parity.js';
 import { sandboxVisibilityProblems } from '../sandbox/visibility.js';
 
@@ -28,6 +29,9 @@ export interface DoctorOptions {
   nodeVersion?: string;
   /** Per host, through the proxy. Default 5 s. */
   connectTimeoutMs?: number;
+  /** The delivery token to check (default SCHOOL_DELIVERY_TOKEN), and the fetch that asks GitHub about it. */
+  deliveryToken?: string;
+  fetch?: typeof fetch;
 }
 
 /** Every check, in the order a person fixes them. A school.yml that does not load is the one finding. */
@@ -112,5 +116,12 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
     }
   }
   findings.push(checkRunnerOwner(o.runnerRoots ?? [], o.uid ?? process.getuid?.() ?? -1));
+  findings.push(
+    await checkDeliveryToken({
+      token: o.deliveryToken ?? env.SCHOOL_DELIVERY_TOKEN,
+      apiUrl: env.GITHUB_API_URL,
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+    }),
+  );
   return report(findings);
 }
