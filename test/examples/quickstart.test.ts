@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tmp.js';
@@ -15,12 +16,33 @@ const dir = tempDir('school-quickstart-');
 afterAll(() => dir.cleanup());
 
 function school(...args: string[]) {
+  return schoolIn(dir.path, process.env.PATH, ...args);
+}
+
+function schoolIn(cwd: string, path: string | undefined, ...args: string[]) {
   const r = spawnSync(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/index.ts'), ...args], {
-    cwd: dir.path,
+    cwd,
     encoding: 'utf8',
-    env: { PATH: process.env.PATH, HOME: dir.path },
+    env: { PATH: path, HOME: cwd },
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * A PATH like this machine's, without bubblewrap: every program of the system's bin directories and
+ * Node.js's, linked into one directory, except `bwrap`.
+ */
+function pathWithoutBwrap(into: string): string {
+  const bin = join(into, 'bin');
+  mkdirSync(bin);
+  for (const d of [dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin']) {
+    if (!existsSync(d)) continue;
+    for (const name of readdirSync(d)) {
+      if (name === 'bwrap' || existsSync(join(bin, name))) continue;
+      symlinkSync(join(d, name), join(bin, name));
+    }
+  }
+  return bin;
 }
 
 describe('quickstart: school loop --example', () => {
@@ -44,4 +66,20 @@ describe('quickstart: school loop --example', () => {
     expect(status.stdout).toMatch(/alpha\s+2\s+0\s+0\s+0%\s+online/);
     expect(status.stdout).not.toContain('not configured');
   }, 180_000); // real crews, git and verification: wall time depends on the machine's load
+
+  it('runs on a machine without bubblewrap: the example says so in one line and grades as it does with it', () => {
+    const fresh = tempDir('school-quickstart-nobwrap-');
+    try {
+      const r = schoolIn(fresh.path, pathWithoutBwrap(fresh.path), 'loop', '--example');
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.match(/^sandbox: .*$/gm)).toEqual([
+        expect.stringMatching(/bubblewrap is not available here.*unsandboxed.*real agents need it/),
+      ]);
+      expect(r.stdout).toMatch(/Planned 4 crew\(s\)/);
+      expect(r.stdout).toMatch(/#6 \S+ REJECTED by verification/);
+      expect(r.stdout).toMatch(/#6 branch school\/issue-6/);
+    } finally {
+      fresh.cleanup();
+    }
+  }, 180_000);
 });

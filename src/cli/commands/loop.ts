@@ -9,10 +9,12 @@ import { githubSource } from '../../github/issues-source.js';
 import { octokitPulls } from '../../github/pulls-port.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
+import { requireSandbox, SandboxUnavailableError } from '../../sandbox/probe.js';
 import { ConfigError } from '../../errors.js';
 import { parseRepository } from '../../config/repository.js';
 import { consoleLogger } from '../../log.js';
 import { runLoop, type LoopResult } from '../../loop/loop.js';
+import { LoopStoppedError, stopOnSignals } from '../../loop/stop.js';
 import { StateLayout } from '../../state/layout.js';
 import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
@@ -51,6 +53,8 @@ export const loopCommand: Command = {
     if (values.example) {
       const repo = prepareExampleRepo(config.repoPath);
       lines.write(`example repository: ${repo.path} at ${repo.head.slice(0, 12)}\n`);
+      const unsandboxed = exampleSandbox(config);
+      if (unsandboxed) lines.write(`${unsandboxed}\n`);
     }
     const context = cliContext();
     const layout = new StateLayout(config.stateDir, auditActor(context));
@@ -81,7 +85,10 @@ export const loopCommand: Command = {
 
     // The driver starts each crew runner as `school dispatch __run-crew <spec>` in its own session.
     const launcher = [process.execPath, ...process.execArgv, process.argv[1]!, 'dispatch', '__run-crew'];
+    // SIGINT/SIGTERM stop the crews this loop started and exit non-zero (src/loop/stop.ts).
+    const stop = stopOnSignals({ say: (line) => process.stderr.write(`${line}\n`) });
     const result = await runLoop({
+      halt: stop.signal,
       config,
       layout,
       logger,
@@ -94,7 +101,16 @@ export const loopCommand: Command = {
       },
       onProgress: (line) => lines.write(`${line}\n`),
       context,
-    });
+    })
+      .catch(async (e: unknown) => {
+        // Stopped between stages: the stop ends the process once its children are gone.
+        if (e instanceof LoopStoppedError) return stop.done.then(() => undefined);
+        throw e;
+      })
+      .finally(() => {
+        if (!stop.signal.aborted) stop.dispose();
+      });
+    if (!result) return 1;
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
     else process.stdout.write(report(result, layout, values.example ? examplePaths().config : undefined));
     // A cycle the sandbox check refused placed nothing: a script or cron running the loop must see it.
@@ -132,6 +148,26 @@ function exampleConfig(): SchoolConfig {
     agent.command = agent.command?.map((a) => (a === 'examples/student.mjs' ? paths.student : a));
   }
   return { ...config, stateDir: abs(config.stateDir), repoPath: abs(config.repoPath) };
+}
+
+/**
+ * The example's students are this package's own deterministic script, not an agent: on a machine
+ * without a working bubblewrap the example runs them unsandboxed and says so in one line, so the
+ * README's first command works with only Node.js and git. Every other configuration fails closed
+ * (src/sandbox/probe.ts): a real agent never runs without the sandbox.
+ */
+function exampleSandbox(config: SchoolConfig): string | undefined {
+  try {
+    requireSandbox(config.sandbox, process.env.PATH ?? '');
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof SandboxUnavailableError)) throw e;
+    config.sandbox.kind = 'none';
+    return (
+      'sandbox: bubblewrap is not available here, so the example runs its own trusted students unsandboxed; ' +
+      'real agents need it (apt-get install bubblewrap; docs/security.md, "The sandbox")'
+    );
+  }
 }
 
 function summaryJson(r: LoopResult, layout: StateLayout) {
