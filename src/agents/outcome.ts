@@ -60,12 +60,7 @@ export function classify(
     };
   }
   if (verification && !verification.passed) {
-    return {
-      outcome: 'failed',
-      reason: verification.timedOut
-        ? 'verification timed out'
-        : `verification exited ${verification.exitCode ?? 'on a signal'}`,
-    };
+    return { outcome: 'failed', reason: verificationFailure(verification) };
   }
   return {
     outcome: 'succeeded',
@@ -117,13 +112,19 @@ export function classifyEnding(
       alert: 'program-not-found',
     };
   }
-  if (verification && !verification.passed) {
+  // The school's failure (docs/grading.md, "When the school fails"): an install that fails, a run
+  // killed by the machine, a red base nothing tells apart from the crew's run. The issue waits; the
+  // alert says what to fix.
+  if (verification?.environment && !verification.passed) {
     return {
-      outcome: 'failed',
-      reason: verification.timedOut
-        ? `verification timed out${turns}`
-        : `verification exited ${verification.exitCode ?? 'on a signal'}${turns}`,
+      outcome: 'aborted',
+      reason: `verification could not judge the change: ${verification.environment.reason}`,
+      infra: true,
+      alert: 'environment-failed',
     };
+  }
+  if (verification && !verification.passed) {
+    return { outcome: 'failed', reason: `${verificationFailure(verification)}${turns}` };
   }
   return {
     outcome: 'succeeded',
@@ -131,4 +132,15 @@ export function classifyEnding(
       ? `student finished; verification passed${turns}`
       : 'student finished; no verification configured',
   };
+}
+
+/** A failed verification in words: what did not apply, which tests broke, or how the command ended. */
+export function verificationFailure(v: VerificationRecord): string {
+  if (v.notApplied !== undefined)
+    return `the change does not apply at its base: ${v.notApplied.slice(0, 300)}`;
+  if (v.timedOut) return 'verification timed out';
+  if (v.broken?.length)
+    return `verification: ${v.broken.length} test(s) that did not fail at the base fail: ${v.broken.slice(0, 5).join('; ')}`;
+  if (v.exitCode === null) return 'verification could not run';
+  return `verification exited ${v.exitCode}`;
 }

@@ -4,14 +4,14 @@ import type { AgentConfig } from '../config/schema.js';
 import { renderCorrection } from './brief.js';
 import { boundTurnCost, budgetEnding, budgetedAgent, recordCrewSpend } from './usage.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
-import { sha256 } from '../bookbag/schema.js';
+import { sha256, type VerificationFindings } from '../bookbag/schema.js';
 import { redactText } from '../security/redact.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import { addUsage, settleWrites, tail, type SessionMeter, type TurnEnding } from './ending.js';
 import { sessionLost } from './limits.js';
 import { runTurn, type TurnResult } from './run.js';
 import { describeMissing, missingProgram } from '../sandbox/not-found.js';
-import type { SessionInput, SessionResult } from './session.js';
+import type { SessionInput, SessionResult, VerifyRun } from './session.js';
 
 /**
  * The turns of one crew's session (./session.ts): each agent turn, its spend held to the crew's
@@ -181,18 +181,25 @@ export class Session {
     // Capped on disk, and read no further than the cap: never the whole of what a check printed.
     const log = redactText(readLogText(i.paths.verifyLog, i.limits.logMaxBytes));
     r.verificationLog = log;
+    // The verdict is the clean checkout's, against the base (src/crew/clean-checkout.ts); a runner
+    // that gives none (an older one, a test's) is judged on its exit. The school's failure is no pass.
+    const passed =
+      !v.environment && v.notApplied === undefined && (v.passed ?? (v.exitCode === 0 && !v.timedOut));
     r.verification = {
       command: [...command],
       exitCode: v.exitCode,
-      passed: v.exitCode === 0 && !v.timedOut,
+      passed,
       durationMs: v.durationMs,
       logDigest: sha256(log),
       baseSha: i.work.baseSha,
       diffSha: frozen.sha,
       timedOut: v.timedOut,
+      ...findings(v),
     };
     // A program the sandbox does not have: no correction can help, and it is not the agent's failure.
     if (v.missing) r.missing = v.missing;
+    // A red base is said once, by the first crew whose verification met it (the record is shared).
+    if (v.baseRed) await i.spend.alert?.('base-red', v.baseRed);
     return { ...v, log };
   }
 
@@ -205,7 +212,10 @@ export class Session {
     v: { exitCode: number | null; timedOut: boolean; log: string },
   ): boolean {
     const { i, r } = this;
-    if (r.verification!.passed || r.missing || r.corrections >= i.limits.maxCorrections) return false;
+    // The school's failure (an install, a missing program, a killed run, a red base): the agent cannot
+    // correct the environment, so no turn is spent on it.
+    const v1 = r.verification!;
+    if (v1.passed || r.missing || v1.environment || r.corrections >= i.limits.maxCorrections) return false;
     // A CLI agent's correction resumes its session; without a session id there is nothing to resume.
     if (i.agent.kind !== 'command' && !r.session) return false;
     r.corrections++;
@@ -224,6 +234,26 @@ export class Session {
     this.prompt = correction;
     return true;
   }
+}
+
+/** The record's optional fields, as the verification found them (absent ones left out). */
+function findings(v: VerifyRun): VerificationFindings {
+  const out: VerificationFindings = {};
+  for (const k of [
+    'environment',
+    'notApplied',
+    'base',
+    'failToPass',
+    'passToPass',
+    'passToPassCount',
+    'broken',
+    'reset',
+  ] as const)
+    if (v[k] !== undefined) (out as Record<string, unknown>)[k] = v[k];
+  // A reason quotes an install's output, git's message quotes the patch: redacted like the log.
+  if (out.environment) out.environment = { ...out.environment, reason: redactText(out.environment.reason) };
+  if (out.notApplied !== undefined) out.notApplied = redactText(out.notApplied);
+  return out;
 }
 
 /**

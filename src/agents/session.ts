@@ -1,6 +1,6 @@
 import type { AgentConfig } from '../config/schema.js';
 import type { ChildEnv } from '../process/env.js';
-import type { Usage, VerificationRecord } from '../bookbag/schema.js';
+import type { Usage, VerificationFindings, VerificationRecord } from '../bookbag/schema.js';
 import type { StateLayout } from '../state/layout.js';
 import type { SessionMeter, TurnEnding } from './ending.js';
 import type { TurnLimits, TurnSpawn } from './run.js';
@@ -80,12 +80,23 @@ export interface SessionCheck {
    * Runs the verification command on exactly `patch` (a clean checkout of the base, in the sandbox),
    * its output appended to the verification log.
    */
-  runVerify(
-    argv: readonly string[],
-    env: ChildEnv,
-    patch: string,
-  ): Promise<{ exitCode: number | null; timedOut: boolean; durationMs: number; missing?: MissingAt }>;
+  runVerify(argv: readonly string[], env: ChildEnv, patch: string): Promise<VerifyRun>;
 }
+
+/**
+ * A verification's result (src/crew/clean-checkout.ts): the run, and its verdict against the base —
+ * `passed` (absent: exit 0 decides), or `environment` when the failure is the school's.
+ */
+export type VerifyRun = {
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  missing?: MissingAt;
+  passed?: boolean;
+  reasons?: string[];
+  /** The first run to meet a red base: what the `base-red` alert says. */
+  baseRed?: string;
+} & VerificationFindings;
 
 /** How a revision crew's session began (the bookbag's `revision.session` and `why`). */
 export interface SessionStart {

@@ -46,8 +46,50 @@ export const verificationRecordSchema = z.object({
   baseSha: z.string(),
   diffSha: z.string(),
   timedOut: z.boolean().default(false),
+  /**
+   * The school's failure, not the crew's (src/crew/base-run.ts): the install failed, a program or
+   * the runner was missing, the run was killed by a signal, or the base itself fails and no named
+   * results tell the crew's part apart. No verdict is passed on the crew (docs/grading.md).
+   */
+  environment: z
+    .object({
+      kind: z.enum(['install_failed', 'program_missing', 'killed', 'base_red', 'checkout_failed']),
+      reason: z.string(),
+    })
+    .optional(),
+  /** The patch does not apply at its base: git's message (verdict `patch_does_not_apply`). */
+  notApplied: z.string().optional(),
+  /** The unchanged base's verification (once per base, cached): its exit and the tests failing there. */
+  base: z
+    .object({
+      exitCode: z.number().int().nullable(),
+      passed: z.boolean(),
+      /** Named results were read at the base. */
+      named: z.boolean(),
+      /** Tests failing at the base (named results), at most `MAX_NAMES`. */
+      failing: z.array(z.string()).optional(),
+      failingCount: z.number().int().nonnegative().optional(),
+      passingCount: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+  /** Tests failing at the base that pass with the patch (FAIL_TO_PASS), at most `MAX_NAMES`. */
+  failToPass: z.array(z.string()).optional(),
+  /** Tests passing at the base that still pass (PASS_TO_PASS), at most `MAX_NAMES`; `passToPassCount` is all. */
+  passToPass: z.array(z.string()).optional(),
+  passToPassCount: z.number().int().nonnegative().optional(),
+  /** Tests that fail with the patch and did not fail at the base (the crew's failures). */
+  broken: z.array(z.string()).optional(),
+  /** Base test files and test definitions the patch changed, put back to the base's bytes for the run. */
+  reset: z.array(z.string()).optional(),
 });
 export type VerificationRecord = z.infer<typeof verificationRecordSchema>;
+/** What a verification run says beyond its exit: the record's optional fields (src/crew/base-run.ts). */
+export type VerificationFindings = Pick<
+  VerificationRecord,
+  'environment' | 'notApplied' | 'base' | 'failToPass' | 'passToPass' | 'passToPassCount' | 'broken' | 'reset'
+>;
+/** How many test names a verification record keeps per list (the counts say how many there were). */
+export const MAX_NAMES = 200;
 
 export const usageSchema = z.object({
   inputTokens: z.number().nonnegative().optional(),

@@ -446,6 +446,29 @@ export const sealedResultsSchema = z
   })
   .describe('Named results: the sealed judge passes on the test report, so an early exit fails.');
 
+/**
+ * dispatch.verifyResults: the verification's named results (src/crew/base-run.ts), read with the
+ * same reporters as grading.sealedResults, so a crew is graded on the difference from the base.
+ */
+export const verifyResultsSchema = z
+  .strictObject({
+    format: z
+      .enum(SEALED_RESULT_FORMATS)
+      .describe(
+        "node-test: dispatch.verify is `node --test …` and the school adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file).",
+      ),
+    file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv.',
+      ),
+  })
+  .describe(
+    'Named results of dispatch.verify: a crew is graded on the difference from the unchanged base (tests failing there that now pass, tests passing there that must still pass), never blamed for tests already failing at the base.',
+  );
+
 /** GitHub's limit on the jobs of one matrix: the crew and roster jobs are matrices over daemons. */
 export const MAX_DAEMONS = 256;
 /** The heartbeat TTL when school.yml sets none and no schedule says how often daemons beat. */
@@ -606,6 +629,7 @@ export const configSchema = z
           .describe(
             "Dependencies for the verification, installed once per base and lockfile digest (never the student's).",
           ),
+        verifyResults: verifyResultsSchema.optional(),
         order: z
           .enum(DISPATCH_ORDERS)
           .default('tail-guard')
@@ -810,6 +834,16 @@ export const configSchema = z
     sealedResultsIssues(c.grading, (path, message) =>
       ctx.addIssue({ code: 'custom', path: ['grading', ...path], message }),
     );
+    if (c.dispatch.verifyResults)
+      resultsIssues(
+        {
+          command: c.dispatch.verify,
+          results: c.dispatch.verifyResults,
+          name: 'verify',
+          field: 'verifyResults',
+        },
+        (path, message) => ctx.addIssue({ code: 'custom', path: ['dispatch', ...path], message }),
+      );
     // A sealed suite inside the repository is one the patch can rewrite.
     const dir = c.grading.sealedDir;
     if (dir === undefined) return;
@@ -891,8 +925,52 @@ function sealedResultsIssues(
     issue(['sealedResults', 'file'], 'is a path inside the checkout, relative to it (no leading /, no ..)');
 }
 
+/** What dispatch.verifyResults needs of dispatch.verify, and of itself (the sealed rules' twin). */
+function resultsIssues(
+  o: {
+    command: readonly string[] | undefined;
+    results: { format: string; file?: string | undefined };
+    name: string;
+    field: string;
+  },
+  issue: (path: string[], message: string) => void,
+): void {
+  const { command: argv, results: r, name, field } = o;
+  if (!argv) {
+    issue([field], `needs dispatch.${name}, the command whose test report it reads`);
+    return;
+  }
+  if (r.format === 'node-test') {
+    if (!argv.includes('--test'))
+      issue(
+        [name],
+        `with ${field}.format node-test the command is node's test runner: an argv holding --test, e.g. [node, --test]; for npm test use format junit with a reporter writing to {results}`,
+      );
+    const reporter = argv.find((a) => a.startsWith('--test-reporter'));
+    if (reporter)
+      issue([name], `with ${field}.format node-test the school sets the reporters; remove ${reporter}`);
+    if (r.file !== undefined)
+      issue(
+        [field, 'file'],
+        'is for format junit; with node-test the school chooses where node writes its report',
+      );
+    return;
+  }
+  const placeholder = argv.some((a) => a.includes('{results}'));
+  if (!placeholder && r.file === undefined)
+    issue(
+      [name],
+      `with ${field}.format junit the command writes its JUnit XML to {results}, e.g. [pytest, '--junitxml={results}'], or set ${field}.file`,
+    );
+  if (placeholder && r.file !== undefined)
+    issue([field, 'file'], 'the command already writes to {results}; use one of the two');
+  if (r.file !== undefined && (isAbsolute(r.file) || r.file.split(/[\\/]/).includes('..')))
+    issue([field, 'file'], 'is a path inside the checkout, relative to it (no leading /, no ..)');
+}
+
 export type SchoolConfig = z.infer<typeof configSchema>;
 export type SealedResultsConfig = z.infer<typeof sealedResultsSchema>;
+export type VerifyResultsConfig = z.infer<typeof verifyResultsSchema>;
 export type DaemonConfig = z.infer<typeof daemonSchema>;
 export type AgentConfig = z.infer<typeof agentSchema>;
 export type DeliveryConfig = z.infer<typeof configSchema>['delivery'];

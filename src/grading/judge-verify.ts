@@ -4,6 +4,7 @@ import { readLogText } from '../process/capped-log.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
+import type { VerificationFindings } from '../bookbag/schema.js';
 import { childEnv, hostEnvOf, type ChildEnv } from '../process/env.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { describeMissing, type MissingAt } from '../sandbox/not-found.js';
@@ -45,7 +46,9 @@ function tail(text: string): string {
  * and the function is injected.
  */
 export interface CleanCheckoutOptions {
-  config: Pick<SchoolConfig, 'repoPath' | 'sandbox' | 'dispatch'>;
+  config: Pick<SchoolConfig, 'repoPath' | 'sandbox' | 'dispatch'> &
+    // The test-surface patterns it adds (grading.testPatterns, testDefinitions), when given.
+    Partial<Pick<SchoolConfig, 'grading'>>;
   baseSha: string;
   /** The frozen patch, as the bookbag keeps it. */
   patch: string;
@@ -61,16 +64,30 @@ export interface CleanCheckoutOptions {
   onSpawn?: (pid: number) => void;
 }
 
-/** Runs `verify` on a clean checkout of `baseSha` with exactly `patch` applied. */
+/**
+ * Runs `verify` on a clean checkout of `baseSha` with exactly `patch` applied, judged against the
+ * unchanged base (src/crew/clean-checkout.ts): `passed` is the verdict (undefined when there is
+ * none: `environment`, the school's failure), `notApplied` git's message for a patch that does not
+ * apply, the named results' difference from the base in the other fields.
+ */
 export type CleanVerify = (
   o: CleanCheckoutOptions,
   verify: readonly string[],
   env: ChildEnv,
-) => Promise<{ exitCode: number | null; timedOut: boolean; missing?: MissingAt }>;
+) => Promise<
+  {
+    exitCode: number | null;
+    timedOut: boolean;
+    missing?: MissingAt;
+    passed?: boolean;
+    reasons?: string[];
+  } & VerificationFindings
+>;
 
 /**
- * The judge's verification did not find a program its sandbox lacks (src/sandbox/not-found.ts): the
- * school's failure, not a verdict. The job's attempt fails (retried, then a dead letter with this
+ * The judge's verification met the school's failure, not the crew's: a program its sandbox lacks
+ * (src/sandbox/not-found.ts), an install that fails, a run killed by the machine, a red base that
+ * no named results tell apart from the crew's run. Not a verdict. The job's attempt fails (retried, then a dead letter with this
  * message), and nothing is scored against the agent.
  */
 export class VerificationInfraError extends SchoolError {
@@ -150,24 +167,45 @@ export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVe
           `the judge's ${run.missing.stage === 'install' ? 'dispatch.install' : 'dispatch.verify'}`,
         ),
       );
-    const passed = run.exitCode === 0 && !run.timedOut;
+    if (run.environment)
+      throw new VerificationInfraError(`the judge's verification: ${run.environment.reason}`);
+    // The bytes are the bookbag's, as the crew's collection froze them (the reader checks them):
+    // a patch that does not apply at its recorded base is the crew's, named as such.
+    if (run.notApplied !== undefined)
+      return combine([
+        {
+          judge: 'verification',
+          passed: false,
+          code: 'patch_does_not_apply',
+          reasons: [
+            boundText(
+              `the frozen patch does not apply at base ${baseSha.slice(0, 12)}: ${redactText(run.notApplied)}`,
+              MAX_REASON,
+            ),
+          ],
+          score: 0,
+        },
+      ]);
+    const passed = run.passed ?? (run.exitCode === 0 && !run.timedOut);
+    const how = run.timedOut
+      ? 'timed out'
+      : run.exitCode === null
+        ? 'could not run'
+        : `exited with ${run.exitCode}`;
+    const said = (run.reasons ?? []).map((r) => boundText(redactText(r), MAX_REASON));
     const finding: JudgeFinding = passed
       ? {
           judge: 'verification',
           passed,
           code: 'verification_passed',
-          reasons: [`${what}: passed`, ...refusals],
+          reasons: [`${what}: passed`, ...said, ...refusals],
           score: 1,
         }
       : {
           judge: 'verification',
           passed,
           code: 'verification_failed',
-          reasons: [
-            `${what}: ${run.timedOut ? 'timed out' : run.exitCode === null ? 'could not run' : `exited with ${run.exitCode}`}`,
-            ...refusals,
-            tail(log),
-          ],
+          reasons: [`${what}: ${how}`, ...said, ...refusals, tail(log)],
           score: 0,
         };
     if (!passed) return combine([finding]);

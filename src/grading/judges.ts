@@ -8,6 +8,7 @@ import { readJsonl } from '../state/jsonl.js';
 import { STATE_DIRS, type StateLayout } from '../state/layout.js';
 import { readBookbag } from '../bookbag/store.js';
 import { message } from '../errors.js';
+import { boundText, MAX_REASON } from '../security/bound.js';
 import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
 import { policyFinding, policyInput } from './policy.js';
@@ -81,15 +82,46 @@ export function verificationFinding(read: BookbagRead): JudgeFinding {
       'the verification record is for a different diff or base than the bookbag',
     );
   }
+  // A patch that does not apply at its base is named as such (git's words), never "exited with null".
+  if (v.notApplied !== undefined)
+    return fail(
+      'patch_does_not_apply',
+      boundText(`the change does not apply at base ${v.baseSha.slice(0, 12)}: ${v.notApplied}`, MAX_REASON),
+    );
+  // The school's failure recorded by the crew: no verdict on it (such a crew is aborted, never graded).
+  if (v.environment && !v.passed)
+    return fail('verification_environment', boundText(v.environment.reason, MAX_REASON));
   if (!v.passed) {
-    const how = v.timedOut ? 'timed out' : `exited with ${v.exitCode}`;
-    return fail('verification_failed', `verification \`${v.command.join(' ')}\` ${how}`);
+    const how = v.timedOut
+      ? 'timed out'
+      : v.exitCode === null
+        ? 'could not run'
+        : `exited with ${v.exitCode}`;
+    const broken = v.broken?.length
+      ? [
+          boundText(
+            `${v.broken.length} test(s) that did not fail at the base fail with the change: ${v.broken.slice(0, 10).join('; ')}`,
+            MAX_REASON,
+          ),
+        ]
+      : [];
+    const failed = fail('verification_failed', `verification \`${v.command.join(' ')}\` ${how}`);
+    return { ...failed, reasons: [...failed.reasons, ...broken] };
   }
+  // Graded on the difference from the base (src/grading/verify-difference.ts): what it turned.
+  const difference = v.base?.named
+    ? [
+        boundText(
+          `${v.failToPass?.length ?? 0} test(s) failing at the base now pass${v.failToPass?.length ? ` (${v.failToPass.slice(0, 10).join('; ')})` : ''}; ${v.passToPassCount ?? 0} passing at the base still pass${v.base.failingCount ? `; ${v.base.failingCount} failing at the base (not counted against the crew)` : ''}`,
+          MAX_REASON,
+        ),
+      ]
+    : [];
   return {
     judge: 'verification',
     passed: true,
     code: 'verification_passed',
-    reasons: [`verification \`${v.command.join(' ')}\` passed`],
+    reasons: [`verification \`${v.command.join(' ')}\` passed`, ...difference],
     score: 1,
   };
 }

@@ -125,17 +125,21 @@ describe('a program the sandbox does not have', () => {
   );
 
   it.skipIf(noSandbox)(
-    "a program that exists nowhere, called by the repository's own script, is the student's failure",
+    "a program that exists nowhere, called by the repository's own script, is not the school's missing program: the base itself is red",
     async () => {
       const { s } = school127('no-such-tool-anywhere --test');
       school = s;
       writeCurriculum(s, [item(2)]);
       const { result, record, crew: c } = await crew(s, 'c4-honest', 2);
       expect(record.verification.exitCode).toBe(127);
-      expect(result.outcome).toBe('failed');
-      expect(c.infra).toBeUndefined();
       expect(crewAlerts(s, 'c4-honest').filter((a) => a.kind === 'program-not-found')).toEqual([]);
-      expect(issueStates(registry(s)).get(2)).toMatchObject({ kind: 'repair', attempt: 2 });
+      // The base's own script fails the same way before any change: nothing tells the crew's run
+      // apart from it, so no verdict is passed on the crew (src/crew/clean-checkout.ts).
+      expect(record.verification.environment).toMatchObject({ kind: 'base_red' });
+      expect(record.verification.base).toMatchObject({ exitCode: 127, passed: false });
+      expect(result.outcome).toBe('aborted');
+      expect(c.infra).toBe(true);
+      expect(Object.keys(new GradingQueue(s.layout).state().jobs)).toEqual([]);
     },
     120_000,
   );
