@@ -208,15 +208,18 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
   return async (job) => {
     const read = await readScopedBookbag(layout, job);
     const findings: JudgeFinding[] = [verificationFinding(read)];
+    // The policy judge (./policy.ts) decides first, with a reviewer too: a patch that changes the
+    // base's tests or a protected path is refused for that, whatever its verification says.
+    if (read.ok) {
+      const policy = await policyFinding(
+        policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences }),
+      );
+      if (!policy.passed) return combine([policy, ...findings]);
+      findings.push(policy);
+    }
     if (!findings[0]!.passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;
     const coding = bookbag.role === 'coding';
-    // With a reviewer too: protected paths and the base's tests are not a judgement call (./policy.ts).
-    const policy = await policyFinding(
-      policyInput(config, { baseSha: bookbag.baseSha, diff, fences: job.fences }),
-    );
-    findings.push(policy);
-    if (!policy.passed) return combine(findings);
     // Sealed tests exercise a code change; a non-coding crew has none to apply.
     if (config.grading.sealedTests && coding) {
       const { value: sealed, refused } = await withJudgeSandbox(config, host, (sandbox) =>
