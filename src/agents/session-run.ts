@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { readLogText } from '../process/capped-log.js';
 import type { AgentConfig } from '../config/schema.js';
 import { renderCorrection } from './brief.js';
-import { boundTurnCost, budgetEnding, budgetedAgent, recordCrewSpend } from './usage.js';
+import { boundTurnCost, budgetEnding, budgetedAgent, meteredBudgetEnding, recordCrewSpend } from './usage.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
 import { sha256, type VerificationFindings } from '../bookbag/schema.js';
 import { redactText } from '../security/redact.js';
@@ -75,6 +75,7 @@ export class Session {
   private turn(left: number | undefined): Promise<TurnResult> {
     const { i, r } = this;
     const { agent, paths } = i;
+    i.spend.meter?.beginTurn(r.corrections);
     const resume = this.resuming?.sessionId ?? (r.corrections > 0 ? r.session : undefined);
     return runTurn(budgetedAgent(agent, left), {
       cwd: i.work.worktree,
@@ -154,17 +155,29 @@ export class Session {
    */
   private async charge(left: number | undefined): Promise<boolean> {
     const { i, r } = this;
-    if (!r.ending.usage) return false;
-    // The reported cost counts against the crew's budget, never more than what is left of it.
-    const cost = boundTurnCost(i.agent, r.ending.usage, left);
+    const meter = i.spend.meter;
+    // What the key proxy metered of this turn is in the ledger already (./usage-meter.ts).
+    const metered = meter ? await meter.turnUsd(r.corrections) : 0;
+    if (!r.ending.usage && !metered) return false;
+    // The reported cost counts against the crew's budget beyond the metered, never more than is left.
+    const cost = boundTurnCost(i.agent, r.ending.usage ?? {}, left, metered);
     r.ending = { ...r.ending, usage: cost.usage };
     // The row holds what was left, the reported figure beside it (src/dispatch/spend.ts).
     const reported = { ...cost.usage, costUsd: cost.reportedUsd };
     await recordCrewSpend(i.spend.layout, i.spend.of, reported, r.corrections, {
-      ...(left !== undefined ? { maxUsd: left } : {}),
+      ...(left !== undefined ? { maxUsd: Math.max(0, left - metered) } : {}),
+      ...(meter ? { meteredUsd: metered } : {}),
     });
     this.spentUsd += cost.usage.costUsd ?? 0;
     const budget = i.spend.budgetUsd;
+    const refused = meter?.refusedFor(r.corrections);
+    if (refused) {
+      // The proxy refused a request for a spent budget: whatever the CLI made of its 429, the crew stops.
+      r.usage = addUsage(r.usage, cost.usage);
+      r.ending = meteredBudgetEnding(refused, metered, cost.reportedUsd);
+      await i.spend.alert?.('cost-over-budget', r.ending.reason);
+      return true;
+    }
     if (!cost.over || budget === undefined || left === undefined) return false;
     const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
     r.usage = addUsage(r.usage, cost.usage);

@@ -6,6 +6,7 @@ import type { SessionMeter, TurnEnding } from './ending.js';
 import type { TurnLimits, TurnSpawn } from './run.js';
 import type { MissingAt } from '../sandbox/not-found.js';
 import { Session } from './session-run.js';
+import type { CrewMeter } from './usage-meter.js';
 
 /**
  * One crew's agent session (seed 002): the first turn, verification, and — while verification
@@ -51,6 +52,11 @@ export interface SessionSpend {
   budgetUsd?: number;
   /** Records a crew alert (`cost-over-budget`: a turn reported more than was left of the budget). */
   alert?(kind: string, detail: string): Promise<unknown>;
+  /**
+   * The crew's key-proxy meter (./usage-meter.ts): each turn's metered spend is in the ledger, and the
+   * turn's report counts only beyond it; a budget refusal of the proxy ends the crew.
+   */
+  meter?: CrewMeter;
 }
 
 /** A turn's limits (the logs' cap covers the verification log too), and how many corrections follow. */

@@ -4,7 +4,7 @@ import { finiteOr } from '../security/sanitize.js';
 import { recordSpend } from '../dispatch/spend.js';
 import type { StateLayout } from '../state/layout.js';
 import type { AgentConfig } from '../config/schema.js';
-import { priceTokens, type TurnEnding } from './ending.js';
+import { finiteRound, priceTokens, type TurnEnding } from './ending.js';
 
 /**
  * Usage a student reports in the small JSON file its brief names (`SCHOOL_USAGE_FILE`):
@@ -50,9 +50,20 @@ export async function recordCrewSpend(
   crew: { crewId: string; issueNumber: number; agent: string },
   usage: Usage,
   turn = 0,
-  o: { maxUsd?: number } = {},
+  o: SpendRowBounds = {},
 ): Promise<boolean> {
   return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage, o);
+}
+
+/**
+ * How a turn's row is bounded: `maxUsd`, what is left of the crew's budget after the turn's metered
+ * spend; `meteredUsd`, the turn's metered spend (./usage-meter.ts), already in the ledger as rows of
+ * its own — the row then holds only what was reported beyond it, so the turn costs the larger of the
+ * two, never their sum.
+ */
+export interface SpendRowBounds {
+  maxUsd?: number;
+  meteredUsd?: number;
 }
 
 /** One `spend.recorded` row for what an agent run reported, under `key` (`spend:<key>`). */
@@ -61,13 +72,16 @@ export async function recordUsageSpend(
   key: string,
   who: { crewId: string; issueNumber: number; agent: string },
   usage: Usage,
-  o: { maxUsd?: number } = {},
+  o: SpendRowBounds = {},
 ): Promise<boolean> {
+  const reported = usage.costUsd ?? 0;
+  const metered = o.meteredUsd;
   return recordSpend(
     layout,
     key,
     {
-      costUsd: usage.costUsd ?? 0,
+      costUsd: metered === undefined ? reported : Math.max(0, Math.round((reported - metered) * 1e6) / 1e6),
+      ...(metered === undefined ? {} : { meteredUsd: metered, reportedUsd: reported }),
       crewId: who.crewId,
       issueNumber: who.issueNumber,
       agent: who.agent,
@@ -78,13 +92,16 @@ export async function recordUsageSpend(
       },
     },
     undefined,
-    o,
+    o.maxUsd === undefined ? {} : { maxUsd: o.maxUsd },
   );
 }
 
 /** A turn's cost as the school counts it against the crew's budget (`boundTurnCost`). */
 export interface BoundedCost {
-  /** The usage with the cost the school records: priced, and at most what was left. */
+  /**
+   * The usage with the cost the school counts: the larger of the metered and the reported cost, the
+   * reported part beyond the metered at most what was left.
+   */
   usage: Usage;
   /** The cost before the bound (priced or as reported). */
   reportedUsd: number;
@@ -97,11 +114,14 @@ export interface BoundedCost {
  * `pricing`, its tokens are priced instead (codex is priced by its adapter; Claude Code prints its
  * own). Whatever the figure, the school records at most `leftUsd`, what is left of the crew's budget
  * (`dispatch.crewBudgetUsd`): a student's number can spend its own crew's budget, never the school's.
+ * `meteredUsd`: what the key proxy metered of the same turn (already recorded, never bounded: the
+ * API billed it). The turn costs the larger of the two; a report below the metered figure adds nothing.
  */
 export function boundTurnCost(
   agent: Pick<AgentConfig, 'kind' | 'pricing'>,
   usage: Usage,
   leftUsd: number | undefined,
+  meteredUsd = 0,
 ): BoundedCost {
   const priced =
     agent.kind === 'command' && agent.pricing
@@ -117,10 +137,12 @@ export function boundTurnCost(
   // A figure no arithmetic can use (Infinity, NaN) is taken for more than any budget, never for none.
   const figure = priced ?? usage.costUsd ?? 0;
   const reportedUsd = Number.isFinite(figure) && figure >= 0 ? figure : Number.MAX_VALUE;
-  const left = leftUsd === undefined ? undefined : Math.max(0, Math.round(leftUsd * 1e6) / 1e6);
-  const over = left !== undefined && reportedUsd > left;
-  const costUsd = over ? left : reportedUsd;
-  const counted = priced !== undefined || over || usage.costUsd !== undefined;
+  const metered = Number.isFinite(meteredUsd) && meteredUsd > 0 ? meteredUsd : 0;
+  const left = leftUsd === undefined ? undefined : Math.max(0, Math.round((leftUsd - metered) * 1e6) / 1e6);
+  const beyond = Math.max(0, reportedUsd - metered);
+  const over = left !== undefined && beyond > left;
+  const costUsd = metered ? finiteRound(metered + (over ? left : beyond)) : over ? left : reportedUsd;
+  const counted = priced !== undefined || over || usage.costUsd !== undefined || metered > 0;
   return { usage: { ...usage, ...(counted ? { costUsd } : {}) }, reportedUsd, over };
 }
 
@@ -137,6 +159,17 @@ export function budgetedAgent<A extends Pick<AgentConfig, 'kind'>>(
 }
 
 const usd = (n: number) => `$${n.toFixed(2)}`;
+
+/**
+ * The crew's ending once its key proxy refused a request for a spent budget (./usage-meter.ts):
+ * failed, with the proxy's words and what was metered against what the crew reported.
+ */
+export function meteredBudgetEnding(refusal: string, meteredUsd: number, reportedUsd: number): TurnEnding {
+  return {
+    kind: 'failed',
+    reason: `${refusal}. The key proxy refused the crew's further requests: it metered ${usd(meteredUsd)} of the API's answers this turn, the crew reported ${usd(reportedUsd)}; the crew was stopped`,
+  };
+}
 
 /** The crew's ending once its spend reached `dispatch.crewBudgetUsd`: failed, the budget named. */
 export function budgetEnding(

@@ -78,6 +78,13 @@ export function costTable(i: CostInputs): CostTable {
   const all = book(crews);
   const recent = book(within(0, TREND_DAYS));
   const before = book(within(TREND_DAYS, 2 * TREND_DAYS));
+  // What the crews' key proxies metered of that spend (src/agents/usage-meter.ts), per agent and domain.
+  const metered = new Map<string, number>();
+  for (const c of crews) {
+    const m = i.spend?.crews?.[c.crewId]?.meteredUsd;
+    const k = `${c.agent}\u0000${c.choice!.domain}`;
+    if (m) metered.set(k, (metered.get(k) ?? 0) + m);
+  }
   const rows: CostRow[] = all
     .list('domain')
     .filter((r) => r.crews > 0)
@@ -85,6 +92,7 @@ export function costTable(i: CostInputs): CostTable {
       agent: r.agent,
       domain: r.domain,
       ...window(r),
+      ...meteredPart(metered.get(`${r.agent}\u0000${r.domain}`)),
       trend: {
         recent: window(recent.of(r.agent, r.domain)),
         before: window(before.of(r.agent, r.domain)),
@@ -145,4 +153,5 @@ function window(
 }
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
+const meteredPart = (usd: number | undefined) => (usd ? { meteredUsd: round(usd) } : {});
 const finite = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? n : 0);

@@ -89,7 +89,7 @@ export function costCells(r: CostRow): string[] {
     String(r.crews),
     String(r.accepted),
     String(r.merged),
-    usd(r.spendUsd),
+    r.meteredUsd ? `${usd(r.spendUsd)} (${usd(r.meteredUsd)} metered)` : usd(r.spendUsd),
     costPer(r.costPerAcceptedUsd),
     costPer(r.costPerMergedUsd),
     trendText(r.trend),

@@ -222,6 +222,8 @@ export interface CostWindow {
   merged: number;
   /** Spend of those crews: their turns and their reviews (USD). */
   spendUsd: number;
+  /** Of that spend, what the crews' key proxies metered from the API's answers (absent: none). */
+  meteredUsd?: number;
   costPerAcceptedUsd?: number;
   costPerMergedUsd?: number;
 }

@@ -374,6 +374,38 @@ export const sandboxLimitsSchema = z
  * The sandbox around every process that runs code or reads text a student wrote (docs/security.md).
  * `kind` unset means bwrap, and a daemon that cannot run it leases nothing: `none` must be written.
  */
+/**
+ * sandbox.keyProxy: what the key proxy meters a crew's API answers with (src/sandbox/meter.ts,
+ * src/agents/pricing.ts) and how fast a crew may ask.
+ */
+export const keyProxyMeterSchema = z
+  .strictObject({
+    prices: z
+      .record(
+        z
+          .string()
+          .regex(
+            /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,119}$/,
+            'a model name or the start of one, e.g. claude-sonnet-4-5 or gpt-5.1-codex',
+          ),
+        pricingSchema,
+      )
+      .default({})
+      .describe(
+        "USD per million tokens per model (a name, or the start of names: claude-sonnet-4-5 covers claude-sonnet-4-5-20250929), over the built-in list prices (docs/security.md). A model no entry names is priced at its provider's most expensive rate, with an alert.",
+      ),
+    requestsPerMinute: z
+      .number()
+      .int({ message: 'sandbox.keyProxy.requestsPerMinute: a whole number of requests, e.g. 120' })
+      .min(1, { message: 'sandbox.keyProxy.requestsPerMinute: at least 1' })
+      .max(100_000)
+      .default(120)
+      .describe(
+        'Requests one crew may send through its key proxy in any minute; past it the proxy answers 429 with retry-after, without asking the API.',
+      ),
+  })
+  .prefault({});
+
 export const sandboxSchema = z
   .strictObject({
     kind: z
@@ -412,6 +444,9 @@ export const sandboxSchema = z
       .describe('The bubblewrap binary (name on PATH or absolute path).'),
     limits: sandboxLimitsSchema.describe(
       'Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB, diskMiB (docs/security.md).',
+    ),
+    keyProxy: keyProxyMeterSchema.describe(
+      "The key proxy's meter: the prices it counts each answer's usage with, and a crew's request rate (docs/security.md).",
     ),
   })
   .prefault({});

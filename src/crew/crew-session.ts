@@ -1,5 +1,6 @@
 import { redactText } from '../security/redact.js';
 import { runSession, type SessionResult } from '../agents/session.js';
+import { CrewMeter } from '../agents/usage-meter.js';
 import { sha256 } from '../bookbag/store.js';
 import type { Ready } from './crew-brief.js';
 import { confinement, type ConfineInput } from './crew-confine.js';
@@ -33,6 +34,11 @@ export async function crewSession(
     SCHOOL_ATTEMPT: String(crew.attempt),
   };
   const { dispatch } = spec.config;
+  const of = { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id };
+  // The key proxy meters the API's answers as the crew's spend and admits each request by its
+  // budgets (src/agents/usage-meter.ts); it meters through the record it is given.
+  const meter = new CrewMeter({ layout: place.layout, who: of, config: spec.config, alert: i.alert });
+  i.answers.meter = meter;
   const { keyProxied, launch, runVerify, revision } = await confinement(place, i, r);
   const session = await runSession({
     agent,
@@ -40,9 +46,10 @@ export async function crewSession(
     crewVars,
     spend: {
       layout: place.layout,
-      of: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+      of,
       budgetUsd: dispatch.crewBudgetUsd,
       alert: i.alert,
+      ...(keyProxied ? { meter } : {}),
     },
     limits: {
       timeoutMs: dispatch.crewTimeoutSeconds * 1000,

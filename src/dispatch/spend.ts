@@ -16,6 +16,17 @@ export interface SpendRecorded {
   issueNumber?: number;
   agent?: string;
   tokens?: { input?: number; output?: number; cachedInput?: number };
+  /** `metered`: one API answer the crew's key proxy read and priced (src/agents/usage-meter.ts). */
+  source?: 'metered';
+  /** The crew's turn the row belongs to (0: the first, n: correction n). */
+  turn?: number;
+  /** A metered row: the model the answer named. */
+  model?: string;
+  /**
+   * A turn row of a metered crew: the turn's metered spend (its own rows). The row holds only what
+   * the turn reported beyond it, `reportedUsd` beside: the turn costs the larger of the two.
+   */
+  meteredUsd?: number;
 }
 
 export type SpendEvent = StateEvent<'spend.recorded', SpendRecorded>;
@@ -29,8 +40,11 @@ export interface SpendState {
    * folded before it was kept; a day older than SPEND_DAYS_KEPT before a compaction's horizon is dropped.
    */
   days?: Record<string, SpendDay>;
-  /** Spend per crew a row names, with the UTC day of its last row: a crew's budget, cost tables. */
-  crews?: Record<string, { usd: number; day: string }>;
+  /**
+   * Spend per crew a row names, with the UTC day of its last row: a crew's budget, cost tables;
+   * `meteredUsd`: the part the key proxy metered (absent: none).
+   */
+  crews?: Record<string, { usd: number; day: string; meteredUsd?: number }>;
 }
 
 export interface SpendDay {
@@ -81,6 +95,7 @@ export const spendFold: LogFold<SpendState, SpendEvent> = registerFold<SpendStat
       const crews = (state.crews ??= {});
       const c = (crews[crewId] ??= { usd: 0, day });
       c.usd += cost;
+      if (e.data.source === 'metered') c.meteredUsd = (c.meteredUsd ?? 0) + cost;
       if (day > c.day) c.day = day;
     }
     return state;

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { listenOnSocket, MAX_SOCKET_PATH, type SocketProxy } from './proxy.js';
 import { KeyRelay } from './key-relay.js';
 import type { UpstreamRecord } from './upstream-record.js';
+import type { ProxyMeter } from './meter.js';
 
 /**
  * The key proxy of a sandbox (docs/security.md): the agent's API key stays on the host. The agent
@@ -16,8 +17,12 @@ import type { UpstreamRecord } from './upstream-record.js';
  *
  * It also sees the API's own answers, which nothing inside the sandbox can write: each answer's
  * status, and a limit's headers and error type, go to the crew's `record` (./upstream-record.ts), from
- * which the school decides whether a limit the CLI reports holds the whole school. Its refusals
- * are requests: `METHOD path: why`.
+ * which the school decides whether a limit the CLI reports holds the whole school. And it meters
+ * (./meter.ts): each answer's `usage` is read as it streams by and charged to the crew's meter,
+ * which also admits each request — one past the crew's budget, the day's or the rate cap is
+ * answered 429 by the proxy itself, in the API's error shape, and never reaches the upstream. A
+ * metered proxy asks for answers uncompressed and serves no WebSocket (its frames are not metered:
+ * Codex falls back to HTTPS). Its refusals are requests: `METHOD path: why`.
  */
 export type KeyProxy = SocketProxy;
 
@@ -34,6 +39,8 @@ export interface KeyProxyOptions {
   onRefused?: (what: string) => void;
   /** Where each upstream answer is recorded (the crew runner's memory). */
   record?: UpstreamRecord;
+  /** The crew's meter; by default the record's (`record.meter`). None: nothing is metered. */
+  meter?: ProxyMeter;
 }
 
 /** The key proxy was asked to do what it cannot (a bad upstream, a socket path too long). */

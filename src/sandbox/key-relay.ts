@@ -3,6 +3,15 @@ import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { KeyProxyOptions } from './key-proxy.js';
 import { LIMIT_BODY_BYTES, LIMIT_STATUSES, readAnswer } from './upstream-record.js';
+import {
+  meteredApi,
+  REQUEST_MODEL_BYTES,
+  requestModel,
+  UsageReader,
+  type MeterRefusal,
+  type ModelApi,
+  type ProxyMeter,
+} from './meter.js';
 
 /** Headers of one hop, or ones that would carry the agent's own credentials on. */
 const DROPPED = new Set([
@@ -61,8 +70,12 @@ export class KeyRelay {
     for (const s of this.open) s.destroy();
   }
 
-  /** The upstream path of a request, or why it is refused. */
-  private target(req: IncomingMessage): { path: string } | { status: number; why: string } {
+  private get meter(): ProxyMeter | undefined {
+    return this.o.meter ?? this.o.record?.meter;
+  }
+
+  /** The upstream path of a request and its path relative to the API's base, or why it is refused. */
+  private target(req: IncomingMessage): { path: string; rel: string } | { status: number; why: string } {
     const raw = req.url ?? '';
     // Origin-form only: an absolute URL names a host, and this proxy reaches one host alone.
     if (!raw.startsWith('/') || raw.startsWith('//'))
@@ -76,7 +89,7 @@ export class KeyRelay {
     const length = Number(req.headers['content-length'] ?? 0);
     if (Number.isFinite(length) && length > this.max)
       return { status: 413, why: `a request body over ${this.max} bytes` };
-    return { path: `${u.pathname}${u.search}` };
+    return { path: `${u.pathname}${u.search}`, rel };
   }
 
   private headers(req: IncomingMessage): Record<string, string | string[]> {
@@ -85,6 +98,8 @@ export class KeyRelay {
     out.host = this.up.host;
     if (this.o.header === 'x-api-key') out['x-api-key'] = this.o.key;
     else out.authorization = `Bearer ${this.o.key}`;
+    // A metered answer is read as it passes: a compressed one could not be.
+    if (this.meter) out['accept-encoding'] = 'identity';
     return out;
   }
 
@@ -135,12 +150,50 @@ export class KeyRelay {
       this.refuse(`${req.method ?? '?'} ${(req.url ?? '').slice(0, 200)}: ${t.why}`);
       return answer(res, t.status, t.why);
     }
+    const meter = this.meter;
+    if (!meter) return this.forward(req, res, t);
+    // The meter admits the request before a byte of it goes upstream; the body waits meanwhile.
+    req.pause();
+    const api = apiOf(t.rel);
+    Promise.resolve()
+      .then(() => meter.admit({ api, path: t.path }))
+      .then(
+        (refusal) => {
+          if (!refusal) return this.forward(req, res, t, meter);
+          this.refuse(`${req.method} ${t.path}: ${refusal.message}`);
+          refused(res, api, refusal);
+          // The body is read and dropped: never sent on.
+          req.resume();
+        },
+        (e: unknown) => {
+          // A meter that cannot judge the budgets refuses: the spend cap fails closed (seed 003).
+          const message = `the school cannot judge its budgets: ${(e as Error).message.slice(0, 300)}`;
+          this.refuse(`${req.method} ${t.path}: ${message}`);
+          refused(res, api, { kind: 'budget', message });
+          req.resume();
+        },
+      );
+  }
+
+  private forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: { path: string; rel: string },
+    meter?: ProxyMeter,
+  ): void {
     const upReq = this.send(t.path, req);
+    const metered = meter ? meteredApi(t.rel) : undefined;
+    const start: Buffer[] = [];
+    let startBytes = 0;
     const max = this.max;
     let seen = 0;
     let over = false;
     req.on('data', (chunk: Buffer) => {
       seen += chunk.length;
+      if (metered && startBytes < REQUEST_MODEL_BYTES) {
+        start.push(chunk.subarray(0, REQUEST_MODEL_BYTES - startBytes));
+        startBytes += chunk.length;
+      }
       if (seen <= max) {
         if (!upReq.write(chunk)) {
           req.pause();
@@ -159,8 +212,10 @@ export class KeyRelay {
       if (!over) upReq.end();
     });
     req.on('error', () => upReq.destroy());
+    if (req.isPaused()) req.resume();
     upReq.on('response', (upRes) => {
       this.observe(t.path, upRes);
+      if (meter && metered) meterAnswer(meter, metered, t.path, upRes, () => Buffer.concat(start));
       const h = { ...upRes.headers };
       for (const k of ['connection', 'keep-alive', 'transfer-encoding']) delete h[k];
       res.writeHead(upRes.statusCode ?? 502, h);
@@ -188,6 +243,12 @@ export class KeyRelay {
       this.refuse(`${req.method ?? '?'} ${(req.url ?? '').slice(0, 200)} (upgrade): ${t.why}`);
       return void client.end(rawAnswer(t.status, t.why));
     }
+    if (this.meter) {
+      // Frames of a WebSocket are not metered: a metered crew's client uses HTTPS (Codex falls back).
+      const why = 'a metered key proxy serves the API over HTTP only, not WebSocket';
+      this.refuse(`${req.method ?? '?'} ${t.path} (upgrade): ${why}`);
+      return void client.end(rawAnswer(426, why));
+    }
     const upReq = this.send(t.path, req, {
       connection: 'Upgrade',
       upgrade: String(req.headers.upgrade ?? 'websocket'),
@@ -213,6 +274,76 @@ export class KeyRelay {
     upReq.on('error', (e) => client.end(rawAnswer(502, `the API could not be reached: ${e.message}`)));
     upReq.end();
   }
+}
+
+/** The API whose error shape a refusal takes: Anthropic's paths are under /v1, Codex's base ends in it. */
+function apiOf(rel: string): ModelApi {
+  return meteredApi(rel) ?? (rel.startsWith('/v1/') ? 'anthropic' : 'openai');
+}
+
+/**
+ * Reads an answer's usage on a tee as it streams on (a 2xx answer only: an error is not billed) and
+ * charges it to the meter once its body has passed, or stopped.
+ */
+function meterAnswer(
+  meter: ProxyMeter,
+  api: ModelApi,
+  path: string,
+  upRes: IncomingMessage,
+  requestStart: () => Buffer,
+): void {
+  const status = upRes.statusCode ?? 0;
+  if (status < 200 || status > 299) return;
+  const type = upRes.headers['content-type'];
+  let reader: UsageReader | undefined = new UsageReader(api, path, type);
+  upRes.on('data', (c: Buffer) => reader?.push(c));
+  const finish = () => {
+    const r = reader;
+    reader = undefined;
+    if (!r) return;
+    const usage = r.finish();
+    if (!usage) return;
+    if (!usage.model) {
+      const model = requestModel(requestStart());
+      if (model) usage.model = model;
+    }
+    meter.charge(usage);
+  };
+  upRes.on('end', finish);
+  upRes.on('close', finish);
+}
+
+/**
+ * The proxy's own 429 in the API's error shape (Anthropic `{type:'error', error}`, OpenAI `{error}`):
+ * a spent budget says not to retry (`x-should-retry: false`; OpenAI's `insufficient_quota`, which
+ * Codex does not retry), the rate cap says when (`retry-after`).
+ */
+function refused(res: ServerResponse, api: ModelApi, r: MeterRefusal): void {
+  if (res.headersSent) return void res.destroy();
+  const message = `school-core key proxy: ${r.message}`;
+  const budget = r.kind === 'budget';
+  const body = JSON.stringify(
+    api === 'anthropic'
+      ? { type: 'error', error: { type: 'rate_limit_error', message } }
+      : {
+          error: {
+            message,
+            type: budget ? 'insufficient_quota' : 'requests',
+            code: budget ? 'insufficient_quota' : 'rate_limit_exceeded',
+            param: null,
+          },
+        },
+  );
+  res.writeHead(429, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'x-should-retry': budget ? 'false' : 'true',
+    ...(r.retryAfterSeconds !== undefined
+      ? { 'retry-after': String(Math.max(1, Math.ceil(r.retryAfterSeconds))) }
+      : {}),
+    connection: 'close',
+  });
+  res.end(body);
 }
 
 /** The upstream did not switch: its answer goes back as it is, and the connection ends. */

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CrewFinished, CrewOutcome } from '../schemas/crew.js';
+import type { ProxyMeter } from './meter.js';
 
 /**
  * What the host side of a crew's key proxy (./key-proxy.ts) saw the API answer: the one account of
@@ -61,6 +62,12 @@ const USAGE_MESSAGE = /^(You have reached your specified API usage limits|Your c
 export class UpstreamRecord {
   private readonly all: UpstreamAnswer[] = [];
   private readonly limitList: UpstreamAnswer[] = [];
+  /**
+   * The crew's meter (./meter.ts): each answer's usage, priced and recorded as the crew's spend, and
+   * the budgets and rate cap each request is admitted by. Set by the crew before its first turn; the
+   * key proxy the record is given to meters through it.
+   */
+  meter: ProxyMeter | undefined;
 
   add(a: UpstreamAnswer): void {
     this.all.push(a);
