@@ -35,10 +35,21 @@ export class CrewProcesses {
   verify = -1;
   /** What the running crew writes to the host disk (./disk-watch.ts). */
   watch: DiskWatch | undefined;
+  /** The runner was told to stop (SIGTERM/SIGINT): whatever starts now is ended at once. */
+  halted = false;
 
   spawned(kind: 'student' | 'verify', pgid: number): void {
     this[kind] = pgid;
-    if (this.watch?.hit) killGroup(pgid, 'SIGKILL');
+    if (this.watch?.hit || this.halted) killGroup(pgid, 'SIGKILL');
+  }
+
+  /** Ends the running student and verification: SIGTERM, then SIGKILL after `graceMs`. */
+  halt(graceMs: number): void {
+    this.halted = true;
+    const groups = [this.student, this.verify].filter((g) => g > 0 && groupAlive(g));
+    for (const g of groups) killGroup(g, 'SIGTERM');
+    if (groups.length)
+      setTimeout(() => groups.filter(groupAlive).forEach((g) => killGroup(g, 'SIGKILL')), graceMs).unref();
   }
 }
 

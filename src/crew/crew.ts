@@ -43,6 +43,12 @@ export interface RunCrewDeps {
   jobStatus?: JobLiveness;
   /** The run the crew runs in: its lease owner and the audit's actor (a local run by default). */
   context?: RunContext;
+  /**
+   * Aborted when the runner is told to stop (./runner.ts: SIGTERM or SIGINT, e.g. `school loop`
+   * stopped): the student and verification are ended and the crew finishes `cancelled` (an
+   * interruption, not a failed run), its slot torn down and its lease released as on any end.
+   */
+  stop?: AbortSignal;
 }
 
 export function findItem(layout: StateLayout, issue: number): CurriculumItem | undefined {
@@ -140,6 +146,13 @@ class CrewRun {
     const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
     const out = join(scratch, 'out');
     this.place = { spec, layout, crew, classroom, scratch, out, paths: crewPaths(scratch, out) };
+    deps.stop?.addEventListener('abort', () => this.groups.halt(spec.graceMs), { once: true });
+  }
+
+  /** Why the runner was told to stop, once it was. */
+  private get stopped(): string | undefined {
+    const s = this.deps.stop;
+    return s?.aborted ? String(s.reason ?? 'the crew runner was told to stop') : undefined;
   }
 
   /** The slot's worktree. */
@@ -246,6 +259,9 @@ class CrewRun {
       await this.alert('disk-limit', watch.hit.reason);
     }
     this.limitScope(agent.id);
+    // Stopped from outside: whatever its turns said was cut short, and says nothing of the agent.
+    if (this.stopped && !watch.hit && !hits.length)
+      [end.outcome, end.reason, end.infra] = ['cancelled', `stopped: ${this.stopped}; ${r.reason}`, false];
     if (end.infra) await this.alert(r.alert ?? 'agent-could-not-start', r.reason);
     if (r.detail && end.outcome !== 'succeeded')
       this.log.warning(`crew ${spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
@@ -288,6 +304,12 @@ class CrewRun {
     const { end } = this;
     end.outcome = 'aborted';
     end.reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
+    if (this.stopped) {
+      // Told to stop while it ran: cancelled, whatever broke on the way out.
+      end.outcome = 'cancelled';
+      end.reason = `stopped: ${this.stopped}; ${end.reason}`;
+      return;
+    }
     if (e instanceof ChangeTooLargeError) {
       // What the student wrote is its own doing: a failed run, not the school's error.
       end.outcome = 'failed';

@@ -34,6 +34,7 @@ export interface SlotSetup {
 }
 
 const SKIP_DEADLINE = 'soft deadline: the time left in this job cannot fit a crew';
+const SKIP_HALTED = 'not launched: the driver was told to stop';
 
 export class SlotDriver {
   readonly result: DriverResult = {
@@ -201,7 +202,8 @@ export class SlotDriver {
   private async launchWhileFree(): Promise<void> {
     while (this.active.size < this.limit && this.toLaunch.length && !this.result.paused) {
       if (this.outOfTime()) {
-        this.skipAll(SKIP_DEADLINE, 'soft deadline');
+        const halted = this.o.launch.halt?.aborted;
+        this.skipAll(halted ? SKIP_HALTED : SKIP_DEADLINE, halted ? 'stopping' : 'soft deadline');
         return;
       }
       const next = this.toLaunch[0]!;
@@ -385,8 +387,9 @@ export class SlotDriver {
     return undefined;
   }
 
-  /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve. */
+  /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve (or it stops). */
   private outOfTime(): boolean {
+    if (this.o.launch.halt?.aborted) return true;
     const remainingMs = this.o.clock?.remainingMs;
     return remainingMs !== undefined && remainingMs() < this.reserveMs;
   }

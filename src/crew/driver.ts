@@ -62,6 +62,11 @@ export interface DriverLaunch {
   freeDisk?: () => number;
   /** With nothing running (nothing that could free space), how long to wait for the disk floor. */
   diskWaitMs?: number;
+  /**
+   * Aborted when the process running the driver is told to stop (`school loop` on SIGINT/SIGTERM,
+   * src/loop/stop.ts): nothing more is launched, taken or refilled; what runs is stopped by its signal.
+   */
+  halt?: AbortSignal;
 }
 
 export interface DriverClock {

@@ -48,9 +48,19 @@ export async function runCrewFromSpec(
   const dir = crewRuntimeDir(spec.runtimeDir, spec.crewId);
   mkdirSync(dir, { recursive: true });
   const logger = fileLogger(join(dir, 'runner.log'));
+  // Told to stop (its `school loop` was, src/loop/stop.ts): the crew ends its student and finishes
+  // `cancelled`, its slot torn down and its lease released, instead of dying with the slot held. A
+  // second signal is the default one: the runner dies at once.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.warning(`crew ${spec.crewId}: ${signal} received: ending the student, then the crew`);
+    stop.abort(`the crew runner received ${signal}`);
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   try {
     logger.info(`crew ${spec.crewId}: runner pid ${process.pid} on daemon ${spec.daemonId}`);
-    const result: CrewResult = await runCrew(spec, { logger, jobStatus, context });
+    const result: CrewResult = await runCrew(spec, { logger, jobStatus, context, stop: stop.signal });
     logger.info(`crew ${spec.crewId}: ${result.outcome} (${result.reason})`);
     return RUNNER_EXIT.done;
   } catch (e) {
@@ -61,6 +71,8 @@ export async function runCrewFromSpec(
       ? RUNNER_EXIT.refused
       : RUNNER_EXIT.error;
   } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
     await logger.close();
   }
 }

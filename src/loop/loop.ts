@@ -19,6 +19,7 @@ import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 import { afterGrading, withOutbox } from './after-grading.js';
 import { crewPreflight, refusedPlan } from './preflight.js';
+import { LoopStoppedError } from './stop.js';
 
 /**
  * `school loop`: the stages of the school loop in one process, in order — fetch the curriculum,
@@ -42,6 +43,11 @@ export interface LoopOptions {
   onProgress?: (line: string, p: Progress, daemon: string) => void;
   /** The run (src/process/run-context.ts): who plans, leases and grades; a local run by default. */
   context?: RunContext;
+  /**
+   * Aborted when the loop is told to stop (./stop.ts): the drivers launch nothing more, and the loop
+   * ends after its crews with `LoopStoppedError` instead of grading.
+   */
+  halt?: AbortSignal;
 }
 
 export interface LoopPorts {
@@ -113,7 +119,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
               layout,
               daemon,
               logger,
-              launch: { launcher: o.launcher },
+              launch: { launcher: o.launcher, ...(o.halt ? { halt: o.halt } : {}) },
               context,
               office: { refill: o.refill ?? true },
               onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
@@ -121,6 +127,9 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
           })),
         ),
       );
+
+  // Told to stop: its crews ended (cancelled); grading waits for the next loop, which drains it.
+  if (o.halt?.aborted) throw new LoopStoppedError(String(o.halt.reason));
 
   // Grading ends at the ledger: the drain records verdicts, scores and outbox entries.
   const drained = await logger.group('drain-grading', () =>

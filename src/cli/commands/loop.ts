@@ -10,6 +10,8 @@ import { octokitPulls } from '../../github/pulls-port.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
 import { requireSandbox, SandboxUnavailableError } from '../../sandbox/probe.js';
+import { EXIT, worstExit, type ExitCode } from '../exit.js';
+import { redactText } from '../../security/redact.js';
 import { ConfigError } from '../../errors.js';
 import { parseRepository } from '../../config/repository.js';
 import { consoleLogger } from '../../log.js';
@@ -113,10 +115,33 @@ export const loopCommand: Command = {
     if (!result) return 1;
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + '\n');
     else process.stdout.write(report(result, layout, values.example ? examplePaths().config : undefined));
-    // A cycle the sandbox check refused placed nothing: a script or cron running the loop must see it.
-    return result.drain.fatal || result.preflightRefused ? 1 : 0;
+    return loopExit(result);
   },
 };
+
+/**
+ * How the cycle ended, for a script or cron running the loop (./exit.ts): a cycle the sandbox check
+ * refused placed nothing, and grading that failed or stopped is a failure; a plan a gate denied is a
+ * denial. Each non-zero ending is said on stderr.
+ */
+function loopExit(r: LoopResult): ExitCode {
+  const say = (line: string) => process.stderr.write(`school loop: ${redactText(line)}\n`);
+  const codes: ExitCode[] = [];
+  if (r.preflightRefused) codes.push(EXIT.failed);
+  if (r.drain.fatal) codes.push(EXIT.failed);
+  if (r.drain.failed > 0) {
+    const first = r.drain.errors[0];
+    say(
+      `${r.drain.failed} grading job(s) failed${first ? ` (${first.jobKey}: ${first.error})` : ''}; they are tried again by the next drain and become dead letters after grading.maxAttempts`,
+    );
+    codes.push(EXIT.failed);
+  }
+  if (r.plan.blocked) {
+    say(`dispatch was denied: ${r.plan.blocked}`);
+    codes.push(EXIT.denied);
+  }
+  return worstExit(...codes);
+}
 
 /** The CLI delivers to local branches unless `delivery.mode` says otherwise (src/delivery/setup.ts). */
 function deliveryOption(

@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { childGroups } from '../../src/loop/stop.js';
+import { tempDir } from '../support/tmp.js';
+import { firstCrew } from '../support/first-crew.js';
+import { killAll, noSandbox, processesWith, warnSkipped } from '../security/helpers.js';
+
+/**
+ * Stopping `school loop` stops its crews (src/loop/stop.ts): a real `school loop` process, SIGTERMed
+ * while its student (in the default sandbox) sleeps, forwards the signal to its crew runner, whose
+ * crew ends its student and finishes `cancelled`; the loop exits 143. Afterwards no runner, sandbox or
+ * student process is left, the crew's lease is released, and the next `school loop` plans the issue
+ * again on the same slot, where its crew succeeds.
+ */
+warnSkipped('stopping school loop stops its crews');
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const tmp = tempDir('school-loop-stop-');
+afterAll(() => tmp.cleanup());
+const leftovers: number[] = [];
+afterEach(() => killAll(leftovers.splice(0)));
+
+/** A student that says it started (a file in its worktree), then sleeps far past the test. */
+const SLOW = [
+  "import { writeFileSync } from 'node:fs';",
+  "writeFileSync('started.txt', String(process.pid));",
+  'setInterval(() => {}, 1000);',
+  '',
+].join('\n');
+
+async function until<T>(what: string, probe: () => T | undefined, ms = 300_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A live process (a zombie has ended: it waits only for its parent, or init, to reap it). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!!noSandbox)('school loop: SIGTERM stops its crews', () => {
+  it('forwards the signal to its crew runner, which cancels its crew; nothing survives; the next loop reclaims the slot', async () => {
+    const env = { PATH: '/usr/bin:/bin', HOME: join(tmp.path, 'home') };
+    const crew = firstCrew(tmp.path, join(tmp.path, 'app'), '/usr/bin', env);
+    const student = join(tmp.path, 'student.mjs');
+    const honest = readFileSync(student, 'utf8');
+    writeFileSync(student, SLOW);
+    const state = join(crew.repo, '.school', 'state');
+
+    const loop = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/index.ts'), 'loop'], {
+      cwd: crew.repo,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    loop.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    loop.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+      loop.on('exit', (code, signal) => r({ code, signal })),
+    );
+    leftovers.push(loop.pid!);
+
+    // The student runs: its runner is a child group of the loop, the student a process of its own.
+    const students = await until('the student to start', () => {
+      const p = processesWith(student);
+      return p.length ? p : undefined;
+    });
+    leftovers.push(...students);
+    const runners = childGroups(loop.pid!);
+    expect(runners.length, out).toBeGreaterThan(0);
+    leftovers.push(...runners);
+
+    loop.kill('SIGTERM');
+    const end = await exited;
+    expect(end.code, out).toBe(143);
+    expect(out).toContain('SIGTERM received');
+
+    // Nothing the loop started survives it: the runner's group, the student (and its sandbox).
+    const desc = (pid: number) => {
+      try {
+        return `${readFileSync(`/proc/${pid}/stat`, 'utf8')} ${readFileSync(`/proc/${pid}/cmdline`, 'latin1')}`;
+      } catch {
+        return 'gone';
+      }
+    };
+    for (const pid of [...runners, ...students])
+      expect(alive(pid), `pid ${pid} survived: ${desc(pid)}\n${out}`).toBe(false);
+    expect(processesWith(student)).toEqual([]);
+    expect(processesWith('__run-crew')).toEqual([]);
+
+    // The crew ended cancelled (not failed, not lost), its lease released; nothing paused the school.
+    const crews = readFileSync(join(state, 'crews.jsonl'), 'utf8');
+    const finished = crews
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === 'crew.finished');
+    expect(finished, crews).toHaveLength(1);
+    expect(finished[0].data.outcome).toBe('cancelled');
+    expect(finished[0].data.reason).toContain('SIGTERM');
+    expect(crews).toContain('lease.released');
+    const school = join(state, 'school.jsonl');
+    expect(existsSync(school) ? readFileSync(school, 'utf8') : '').not.toContain('school.paused');
+
+    // The next loop plans the issue again on the freed slot, and the honest student is accepted.
+    writeFileSync(student, honest);
+    const next = crew.school('loop');
+    expect(next.code, next.out).toBe(0);
+    // (Whether the judges accept it is theirs to say: the slot took the crew and it succeeded.)
+    expect(next.out).toMatch(/\[local slot 0\] c1-\S+ #1 finished \S+ succeeded/);
+    expect(next.out).not.toContain('lost');
+  }, 900_000);
+});
