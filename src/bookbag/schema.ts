@@ -7,7 +7,9 @@ import { z } from 'zod';
  *
  * Directory `bookbags/<crew_id>/`:
  *   bookbag.json      this record (written atomically, N2.2)
- *   diff.patch        the crew's change against base_sha (`git diff --binary`)
+ *   diff.patch        the crew's change against base_sha (`git diff --binary`), the bytes collected
+ *                     from its worktree exactly: never redacted, never re-encoded (empty when the
+ *                     change was refused, `refusal`)
  *   report.md         the student's report
  *   verification.log  the verification command's output (redacted)
  *   brief.md          the brief the student received (for reviewers; optional)
@@ -118,7 +120,7 @@ export const bookbagSchema = z.object({
   difficulty: z.number().int(),
   fences: z.array(z.string()),
   baseSha: z.string(),
-  /** SHA-256 of diff.patch. */
+  /** SHA-256 of diff.patch: of the bytes collected from the worktree. */
   diffSha: z.string(),
   /** SHA-256 of the brief the student received. */
   briefSha: z.string(),
@@ -164,6 +166,17 @@ export const bookbagSchema = z.object({
     })
     .optional(),
   timings: z.object({ startedAt: z.string(), finishedAt: z.string(), durationMs: z.number() }),
+  /**
+   * Set when the crew's change was refused at collection and not kept (diff.patch is empty):
+   * `secret_in_patch`, where the secret scan (src/security/secret-scan.ts) found a credential — the
+   * file, the line and the kind, never the value.
+   */
+  refusal: z
+    .object({
+      code: z.literal('secret_in_patch'),
+      findings: z.array(z.object({ file: z.string(), line: z.number().int(), kind: z.string() })),
+    })
+    .optional(),
 });
 export type Bookbag = z.infer<typeof bookbagSchema>;
 

@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { isUtf8 } from 'node:buffer';
 import {
   BOOKBAG_FILES,
   CREW_ID_PATTERN,
@@ -8,7 +9,7 @@ import {
   sha256,
   type Bookbag,
 } from './schema.js';
-import { writeJsonAtomic, writeTextAtomic } from '../state/atomic.js';
+import { writeFileAtomic, writeJsonAtomic, writeTextAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
 import { SchoolError } from '../errors.js';
@@ -39,15 +40,50 @@ export class BookbagIncompleteError extends SchoolError {
 }
 
 /**
+ * A crew's patch is not the one collected from its worktree: its bytes no longer match the digest
+ * recorded at collection (written after the crew, or cut), or they are not the text every step
+ * carries. The school's error, never the student's: no verdict is given on it and nothing is
+ * delivered; the attempt fails with this message and an alert (docs/grading.md).
+ */
+export class PatchIntegrityError extends BookbagIncompleteError {
+  constructor(
+    readonly crewId: string,
+    detail: string,
+  ) {
+    super(crewId, detail);
+    this.message = `the patch of crew ${crewId} ${detail}; the school's error, not the student's: it is neither graded nor delivered`;
+    this.name = 'PatchIntegrityError';
+  }
+}
+
+/**
+ * The patch as the text every step carries (the verification, the judges, the reviewer): the bytes
+ * collected, decoded as UTF-8 — or PatchIntegrityError when they are not UTF-8 (a text file in
+ * another encoding), which no step could then carry byte for byte.
+ */
+export function patchText(bytes: Buffer, crewId: string): string {
+  if (!isUtf8(bytes)) {
+    throw new PatchIntegrityError(
+      crewId,
+      'is not UTF-8 text (a text file in another encoding): the school carries a patch as text and cannot keep this one byte for byte',
+    );
+  }
+  return bytes.toString('utf8');
+}
+
+/**
  * Bookbags (`bookbags/<crew_id>/`, schema in src/schemas/bookbag.ts). N2.2: every file is written
- * atomically (temp + fsync + rename) and passes the redactor; `done.flag` is written last, holding
- * the SHA-256 of the record and of the diff, so a reader that sees the flag sees complete data and
- * can prove it.
+ * atomically (temp + fsync + rename) and passes the redactor — but the patch, which is data: its
+ * bytes are the ones collected from the worktree, written as they are (a redacted patch does not
+ * apply, or delivers `[REDACTED]` as code; the secret scan, not the redactor, keeps credentials out
+ * of it). `done.flag` is written last, holding the SHA-256 of the record and of the diff, so a
+ * reader that sees the flag sees complete data and can prove it.
  */
 
 export interface BookbagFiles {
   record: Omit<Bookbag, 'diffSha'>;
-  diff: string;
+  /** The patch: the collected bytes (a string is written as UTF-8). */
+  diff: string | Buffer;
   report?: string;
   verificationLog?: string;
   /** The brief the student received (`brief.md`), for reviewers. */
@@ -61,8 +97,11 @@ export function writeBookbag(dir: string, files: BookbagFiles): { diffSha: strin
   // A flag left by an interrupted earlier write must not vouch for the data written now.
   rmSync(join(dir, BOOKBAG_FILES.done), { force: true });
   const diffPath = join(dir, BOOKBAG_FILES.diff);
-  writeTextAtomic(diffPath, files.diff);
+  const patch = typeof files.diff === 'string' ? Buffer.from(files.diff, 'utf8') : files.diff;
+  writeFileAtomic(diffPath, patch);
   const diffSha = sha256(readFileSync(diffPath));
+  if (diffSha !== sha256(patch))
+    throw new PatchIntegrityError(files.record.crewId, 'written but read back otherwise');
   if (files.report !== undefined) writeTextAtomic(join(dir, BOOKBAG_FILES.report), files.report);
   if (files.verificationLog !== undefined) {
     writeTextAtomic(join(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
@@ -90,7 +129,10 @@ export type BookbagReader =
 
 export interface ReadBookbag {
   record: Bookbag;
+  /** The patch as text (UTF-8). */
   diff: string;
+  /** The patch's bytes, as collected: their SHA-256 is the record's `diffSha`. */
+  patch: Buffer;
   report?: string;
   verificationLog?: string;
   /** The brief the student received, when the crew stored it. */
@@ -160,13 +202,20 @@ export async function readBookbag(
     throw incomplete(`${BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
   const diffBytes = bytes('diff') ?? Buffer.alloc(0);
   const diffSha = sha256(diffBytes);
-  if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
-    throw incomplete(`${BOOKBAG_FILES.diff} does not match the digest in ${BOOKBAG_FILES.done}`);
+  if (flag.data.diffSha !== record.data.diffSha) {
+    throw incomplete(`${BOOKBAG_FILES.record} and ${BOOKBAG_FILES.done} name different patches`);
+  }
+  if (diffSha !== record.data.diffSha) {
+    throw new PatchIntegrityError(
+      crewId,
+      `in its bookbag does not match the digest recorded at collection (${BOOKBAG_FILES.diff} has sha256 ${diffSha.slice(0, 12)}…, ${BOOKBAG_FILES.done} names ${record.data.diffSha.slice(0, 12)}…)`,
+    );
   }
   const optional = (k: keyof typeof BOOKBAG_FILES) => bytes(k)?.toString('utf8');
   return {
     record: record.data,
     diff: diffBytes.toString('utf8'),
+    patch: diffBytes,
     report: optional('report'),
     verificationLog: optional('verificationLog'),
     brief: optional('brief'),

@@ -1,16 +1,20 @@
 import { readFileSync } from 'node:fs';
 import type { Bookbag } from '../bookbag/schema.js';
-import { writeBookbag } from '../bookbag/store.js';
-import { redactText } from '../security/redact.js';
+import { patchText, writeBookbag } from '../bookbag/store.js';
+import { describeSecrets, scanPatch } from '../security/secret-scan.js';
 import type { SessionResult } from '../agents/session.js';
 import { classifyEnding } from '../agents/outcome.js';
 import { sessionToKeep } from './session-resume.js';
 import type { Briefed, Ready } from './crew-brief.js';
 import type { CrewPlace } from './crew-place.js';
+import { refusedForSecret } from './crew-session.js';
 
 /**
  * The bookbag (N2.2, done flag last): the change as the last turn left it, the record (outcome,
  * verification, usage, corrections, session, timings), the report, the logs and the brief.
+ * The change is kept as the bytes collected from the worktree (never redacted: a patch is data);
+ * a change that adds a credential is not kept at all — the record says where the secret scan found
+ * it (`refusal`, `secret_in_patch`) and the state, which is committed to a branch, never holds it.
  */
 export interface BookbagInput {
   slot: number;
@@ -18,6 +22,8 @@ export interface BookbagInput {
   /** When the crew started: wall clock (the record's timings) and monotonic (its duration). */
   startedAt: string;
   started: number;
+  /** The crew's alerts (./crew.ts): a refused change is one. */
+  alert: (kind: string, detail: string) => Promise<void>;
 }
 
 /** Writes the bookbag; returns how the crew's session ended, classified. */
@@ -34,8 +40,14 @@ export async function keepBookbag(
   // The bookbag keeps the change as the last turn left it; the verification record names the patch it
   // verified (frozen before it ran): when they differ, the first judge sees it.
   const collected = await place.classroom.collect(i.slot, spec.baseSha);
-  const diff = redactText(collected.patch.toString('utf8'));
-  const classified = classifyEnding(ending, verification, corrections, session.missing);
+  const secrets = scanPatch(patchText(collected.patch, crew.crewId));
+  let classified = classifyEnding(ending, verification, corrections, session.missing);
+  if (secrets.length) {
+    // Found here when nothing froze the change before (no verification configured).
+    const reason = `secret_in_patch: ${describeSecrets(secrets)}`;
+    if (!refusedForSecret(session)) await i.alert('secret-in-patch', reason);
+    classified = { outcome: 'failed', reason };
+  }
   // The agent's own session files, for a revision of this crew to resume (its HOME is still there).
   const store = sessionToKeep({
     agent,
@@ -58,7 +70,8 @@ export async function keepBookbag(
     briefSha: b.briefSha,
     changedFiles: collected.changedFiles,
     outcome: classified.outcome,
-    verification,
+    // A refused change was not verified as kept: there is nothing kept to vouch for.
+    verification: secrets.length ? null : verification,
     ...(usage ? { usage } : {}),
     correctionTurns: corrections,
     ...(session.session ? { agentSession: session.session } : {}),
@@ -79,11 +92,12 @@ export async function keepBookbag(
       finishedAt: new Date().toISOString(),
       durationMs: performance.now() - i.started,
     },
+    ...(secrets.length ? { refusal: { code: 'secret_in_patch' as const, findings: secrets } } : {}),
   };
   const brief = readFileSync(place.paths.brief, 'utf8');
   writeBookbag(place.layout.bookbag(crew.crewId), {
     record,
-    diff,
+    diff: secrets.length ? Buffer.alloc(0) : collected.patch,
     report,
     verificationLog,
     brief,

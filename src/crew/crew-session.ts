@@ -1,7 +1,7 @@
-import { redactText } from '../security/redact.js';
 import { runSession, type SessionResult } from '../agents/session.js';
 import { CrewMeter } from '../agents/usage-meter.js';
-import { sha256 } from '../bookbag/store.js';
+import { PatchIntegrityError, patchText, sha256 } from '../bookbag/store.js';
+import { refuseSecrets, SecretInPatchError } from '../security/secret-scan.js';
 import type { Ready } from './crew-brief.js';
 import { confinement, type ConfineInput } from './crew-confine.js';
 import type { CrewPlace } from './crew-place.js';
@@ -12,6 +12,11 @@ import { studentArgv } from './student-argv.js';
  * The student's turns: the agent session (src/agents/session.ts) — its turns in the sandbox, the
  * git guard after each, the frozen patch, verification and up to `dispatch.correctionTurns`
  * correction turns in the same session.
+ *
+ * The frozen patch is data (docs/security.md): the bytes collected from the worktree, never
+ * redacted, with the SHA-256 of those bytes. The verification is handed exactly them (checked
+ * against the digest where it takes them); a change adding a credential is refused there, before
+ * any verification, correction or bookbag (`secret_in_patch`, ./crew-bookbag.ts).
  */
 export interface SessionPhaseInput extends Guarded, ConfineInput {}
 
@@ -40,7 +45,9 @@ export async function crewSession(
   const meter = new CrewMeter({ layout: place.layout, who: of, config: spec.config, alert: i.alert });
   i.answers.meter = meter;
   const { keyProxied, launch, runVerify, revision } = await confinement(place, i, r);
-  const session = await runSession({
+  // The digest of the last frozen patch: what the verification is handed must be those bytes.
+  let frozenSha: string | undefined;
+  const run = runSession({
     agent,
     paths,
     crewVars,
@@ -68,17 +75,48 @@ export async function crewSession(
       // Before the toolkit runs git in the worktree again, the shared git directory is put back.
       afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
       freeze: async () => {
-        const patch = redactText((await classroom.collect(slot, spec.baseSha)).patch.toString('utf8'));
-        return { patch, sha: sha256(patch) };
+        const bytes = (await classroom.collect(slot, spec.baseSha)).patch;
+        const patch = patchText(bytes, crew.crewId);
+        refuseSecrets(patch);
+        frozenSha = sha256(bytes);
+        return { patch, sha: frozenSha };
       },
     },
     check: {
       ...(dispatch.verify ? { verify: dispatch.verify } : {}),
       verifies: classroom.verifies,
-      runVerify,
+      runVerify: (argv, env, patch) => {
+        if (sha256(Buffer.from(patch, 'utf8')) !== frozenSha)
+          throw new PatchIntegrityError(crew.crewId, 'handed to the verification is not the one frozen');
+        return runVerify(argv, env, patch);
+      },
     },
     sandboxed: sandbox.confined,
     ...(revision ? { revision } : {}),
   });
+  const session = await run.catch(async (e: unknown) => {
+    if (!(e instanceof SecretInPatchError)) throw e;
+    // The student's doing: its run failed, and the maintainers hear of it. Its change is not kept.
+    await i.alert('secret-in-patch', e.message);
+    return refusedSession(e);
+  });
   return { session, keyProxied };
+}
+
+/** Sessions that ended in a `secret_in_patch` refusal (alerted already). */
+const refused = new WeakSet<SessionResult>();
+
+function refusedSession(e: SecretInPatchError): SessionResult {
+  const s: SessionResult = {
+    ending: { kind: 'failed', reason: e.message },
+    verification: null,
+    corrections: 0,
+  };
+  refused.add(s);
+  return s;
+}
+
+/** Whether the session ended refusing its change for a credential in it (its alert is out). */
+export function refusedForSecret(s: SessionResult): boolean {
+  return refused.has(s);
 }

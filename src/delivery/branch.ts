@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGit, type GitOptions } from '../process/git.js';
 import { indexFiles } from '../process/patch-files.js';
-import { DeliveryError } from './errors.js';
+import { DeliveredTreeError, DeliveryError } from './errors.js';
 
 /**
  * The delivered branch: one commit on the crew's base holding its patch, made with git plumbing on a
@@ -11,11 +11,14 @@ import { DeliveryError } from './errors.js';
  * by `refs/heads/school/issue-<N>`. Author and committer dates are the crew's finish time, so the
  * same crew always yields the same commit: a retried delivery is a no-op, never a second commit.
  * Every command goes through the hardened git wrapper (no hooks, no filters, no token in argv).
+ * The patch is applied as the bytes collected from the student's worktree, and the tree made is
+ * checked against them: each file's blob must be the one the patch names as its post-image.
  */
 export interface CommitInput {
   repoPath: string;
   baseSha: string;
-  diff: string;
+  /** The collected patch, applied byte for byte. */
+  diff: string | Buffer;
   message: string;
   author: { name: string; email: string };
   /** ISO time: the crew's finish. */
@@ -75,6 +78,7 @@ export async function commitPatch(c: CommitInput): Promise<string> {
         `the patch adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(', ')}; a crew's change never holds one, so it is not delivered`,
       );
     const tree = await gitOut(['write-tree'], { cwd: c.repoPath, env });
+    await sameAsWorktree(c.repoPath, c.baseSha, tree, c.diff);
     return await gitOut(['commit-tree', tree, '-p', c.baseSha, '-F', '-'], {
       cwd: c.repoPath,
       input: c.message,
@@ -90,6 +94,42 @@ export async function commitPatch(c: CommitInput): Promise<string> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Byte identity with the student's worktree: `git diff --binary` writes each changed file's full
+ * post-image blob id (`index <old>..<new>`), hashed from the worktree when the patch was collected.
+ * Every one of them must be the blob the delivered tree holds at a path the commit changed — so the
+ * delivered file is the student's file, byte for byte. (A pure rename or mode change names no blob;
+ * a patch written by hand may name none: nothing to compare then.)
+ */
+async function sameAsWorktree(repoPath: string, baseSha: string, tree: string, diff: string | Buffer) {
+  const text = typeof diff === 'string' ? diff : diff.toString('latin1');
+  const named = [...text.matchAll(/^index [0-9a-f]{7,64}\.\.([0-9a-f]{7,64})(?: [0-7]{6})?$/gm)]
+    .map((m) => m[1]!)
+    .filter((id) => !/^0+$/.test(id));
+  if (!named.length) return;
+  const raw = await runGit(
+    ['diff-tree', '-r', '--raw', '-z', '--no-renames', '--full-index', baseSha, tree],
+    {
+      cwd: repoPath,
+    },
+  );
+  if (raw.exitCode !== 0)
+    throw new DeliveryError(
+      `git diff-tree failed in ${repoPath}: ${raw.stderr.toString('utf8').trim().slice(0, 300)}`,
+    );
+  const held = new Set<string>();
+  const fields = raw.stdout.toString('utf8').split('\0');
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, , , to, status] = fields[i]!.split(' ');
+    if (to && status !== 'D') held.add(to);
+  }
+  const missing = named.filter((id) => ![...held].some((h) => h.startsWith(id)));
+  if (missing.length)
+    throw new DeliveredTreeError(
+      `the delivery commit does not hold the student's change byte for byte: ${missing.length} file(s) of the patch (blob ${missing[0]!.slice(0, 12)}…) are not in the tree made from it; nothing is pushed`,
+    );
 }
 
 /** The commit `ref` names: its committer time (Unix seconds) and whether delivery made it. */

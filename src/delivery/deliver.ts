@@ -1,6 +1,8 @@
 import type { DeliveryConfig, SchoolConfig } from '../config/schema.js';
 import { readBookbag } from '../bookbag/store.js';
-import { BookbagIncompleteError } from '../bookbag/store.js';
+import { BookbagIncompleteError, PatchIntegrityError } from '../bookbag/store.js';
+import { describeSecrets, scanPatch } from '../security/secret-scan.js';
+import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
 import {
   commitMessage,
@@ -10,7 +12,7 @@ import {
   type DeliveryVerdict,
 } from './body.js';
 import { branchName, commitPatch, pushBranch, updateRef } from './branch.js';
-import { DeliveryError, DeliveryRefusedError } from './errors.js';
+import { DeliveredTreeError, DeliveryError, DeliveryRefusedError } from './errors.js';
 import { refuseProtectedPaths } from './protected.js';
 import { ensurePullRequest, type PullRequestRef, type PullsPort } from './pull-request.js';
 
@@ -18,8 +20,11 @@ import { ensurePullRequest, type PullRequestRef, type PullsPort } from './pull-r
  * Delivery of accepted work (docs/delivery.md). Called by the grading outbox after a crew's grade is
  * durable, in the job that runs no untrusted code:
  * 1. the bookbag is read through the scoped reader as a grader: its diff must match the digest the
- *    done flag and the record vouch for, or nothing is delivered (refused, never retried);
- * 2. `branch`: one commit on the crew's base with its patch, on `school/issue-<N>` in `repoPath`;
+ *    done flag and the record vouch for, or nothing is delivered (refused, never retried, an
+ *    alert: the school's error); a patch that adds a credential is refused too (`secret_in_patch`);
+ * 2. `branch`: one commit on the crew's base with its patch — the collected bytes, applied as they
+ *    are, the tree checked blob by blob against what the student's worktree held (./branch.ts) —
+ *    on `school/issue-<N>` in `repoPath`;
  * 3. `pull-request`: that commit pushed to `origin` (the token only in the hardened git `auth`) and a
  *    pull request found by its head or opened (draft by default); a revision edits its body.
  * Each step is idempotent, so the outbox may run it again after any crash or failure.
@@ -76,6 +81,7 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
       try {
         bag = await readBookbag(o.layout, req.crewId, { role: 'grader' });
       } catch (e) {
+        if (e instanceof PatchIntegrityError) await alert(o.layout, req, 'patch-integrity', e.message);
         if (e instanceof BookbagIncompleteError) throw new DeliveryRefusedError(e.message);
         throw e;
       }
@@ -85,17 +91,28 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
           `bookbag ${req.crewId} is for issue #${record.issueNumber}, not #${req.issueNumber}`,
         );
       }
+      // A credential in the change: never pushed, whatever judged it (src/security/secret-scan.ts).
+      const secrets = record.refusal?.findings ?? scanPatch(bag.diff);
+      if (secrets.length) {
+        const why = `secret_in_patch: ${describeSecrets(secrets)}`;
+        await alert(o.layout, req, 'secret-in-patch', why);
+        throw new DeliveryRefusedError(why);
+      }
       if (bag.diff.trim() === '') throw new DeliveryRefusedError(`crew ${req.crewId} changed nothing`);
       const title = o.issueTitle?.(req.issueNumber);
       const date = record.timings.finishedAt;
       const sha = await commitPatch({
         repoPath: o.config.repoPath,
         baseSha: record.baseSha,
-        diff: bag.diff,
+        diff: bag.patch,
         message: commitMessage(record, title),
         author: d.author,
         date,
         ...(o.gitAuth ? { auth: o.gitAuth } : {}),
+      }).catch(async (e: unknown) => {
+        // The commit does not hold what the student's worktree held: the school's error, said so.
+        if (e instanceof DeliveredTreeError) await alert(o.layout, req, 'patch-integrity', e.message);
+        throw e;
       });
       // Protected paths again, on the tree about to be pushed, whatever judged it (./protected.ts).
       await refuseProtectedPaths(o.config, { baseSha: record.baseSha, sha, fences: record.fences });
@@ -135,4 +152,9 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
       return { mode: 'pull-request', branch, sha, updated, pullRequest: { number: pr.number, url: pr.url } };
     },
   };
+}
+
+/** Tells the maintainers why a crew's change was not delivered (the audit trail, as grading's alerts). */
+async function alert(layout: StateLayout, req: DeliveryRequest, kind: string, detail: string): Promise<void> {
+  await audit(layout, 'delivery.alert', { crewId: req.crewId, issueNumber: req.issueNumber, kind, detail });
 }

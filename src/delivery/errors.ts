@@ -18,3 +18,15 @@ export class DeliveryRefusedError extends SchoolError {
     this.name = 'DeliveryRefusedError';
   }
 }
+
+/**
+ * The delivery commit does not hold what the student's worktree held: a file's blob differs from
+ * the one the collected patch names (`git diff --binary` writes each file's full post-image id).
+ * The school's error — the bytes were carried or applied otherwise — never pushed, an alert.
+ */
+export class DeliveredTreeError extends DeliveryRefusedError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeliveredTreeError';
+  }
+}

@@ -32,7 +32,8 @@ type AgentReviewer = Exclude<ReviewerConfig, readonly string[]>;
 const MAX_DIFF = 200_000;
 
 export function reviewPrompt(input: ReviewInput): string {
-  const p = redact(input);
+  // The patch is data, shown as verified and delivered (./reviewer.ts); the rest is redacted.
+  const p = { ...redact(input), diff: input.diff };
   const diff =
     p.diff.length > MAX_DIFF
       ? `${p.diff.slice(0, MAX_DIFF)}\n[diff truncated at ${MAX_DIFF} characters]`

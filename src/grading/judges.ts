@@ -6,7 +6,8 @@ import type { GradingJob } from '../schemas/grading.js';
 import { curriculumItemSchema } from '../schemas/curriculum.js';
 import { readJsonl } from '../state/jsonl.js';
 import { STATE_DIRS, type StateLayout } from '../state/layout.js';
-import { readBookbag } from '../bookbag/store.js';
+import { PatchIntegrityError, patchText, readBookbag } from '../bookbag/store.js';
+import { describeSecrets, scanPatch } from '../security/secret-scan.js';
 import { message } from '../errors.js';
 import { boundText, MAX_REASON } from '../security/bound.js';
 import type { Bookbag, Usage } from '../bookbag/schema.js';
@@ -51,7 +52,8 @@ export interface JudgeContext {
  */
 export type BookbagRead =
   | { ok: true; dir: string; bookbag: Bookbag; diff: string; brief?: string; report?: string }
-  | { ok: false; dir: string; reason: string };
+  /** `code`: the verdict's, when it is not `verification_unavailable` (`secret_in_patch`). */
+  | { ok: false; dir: string; reason: string; code?: string };
 
 export function verificationFinding(read: BookbagRead): JudgeFinding {
   const fail = (code: string, reason: string): JudgeFinding => ({
@@ -62,7 +64,10 @@ export function verificationFinding(read: BookbagRead): JudgeFinding {
     score: 0,
   });
   // N5.3: no persisted verification means FAIL — the gate is never re-run on the clean base.
-  if (!read.ok) return fail('verification_unavailable', read.reason);
+  if (!read.ok) return fail(read.code ?? 'verification_unavailable', read.reason);
+  // The crew's change was refused at collection (a credential in it) and not kept.
+  const refusal = read.bookbag.refusal;
+  if (refusal) return fail(refusal.code, `${refusal.code}: ${describeSecrets(refusal.findings)}`);
   const v = read.bookbag.verification;
   if (!v && read.bookbag.role !== 'coding') {
     // N5.3 is about code: a research, triage or docs crew (bot classroom) has no change to verify.
@@ -165,19 +170,54 @@ export async function readScopedBookbag(layout: StateLayout, job: GradingJob): P
       reason: `bookbag path "${job.bookbag}" is not the bookbag of crew ${job.crewId} (bookbags/${job.crewId})`,
     };
   }
+  let r;
   try {
-    const r = await readBookbag(layout, job.crewId, { role: 'grader' });
-    return {
-      ok: true,
-      dir,
-      bookbag: r.record,
-      diff: r.diff,
-      ...(r.brief !== undefined ? { brief: r.brief } : {}),
-      ...(r.report !== undefined ? { report: r.report } : {}),
-    };
+    r = await readBookbag(layout, job.crewId, { role: 'grader' });
   } catch (e) {
+    // Bytes changed after collection: the school's error, an alert and no verdict (docs/grading.md).
+    if (e instanceof PatchIntegrityError) throw await patchAlert(layout, job, e);
     return { ok: false, dir, reason: message(e) };
   }
+  // Every judge reads the patch as text: the text must be the collected bytes, exactly.
+  let diff: string;
+  try {
+    diff = patchText(r.patch, job.crewId);
+  } catch (e) {
+    throw e instanceof PatchIntegrityError ? await patchAlert(layout, job, e) : e;
+  }
+  // Defense in depth: a change that adds a credential is refused at collection; one that reached a
+  // bookbag all the same (imported, or kept by an older school) is refused here, before any judge
+  // or reviewer sees it.
+  const secrets = scanPatch(diff);
+  if (secrets.length) {
+    const reason = `secret_in_patch: ${describeSecrets(secrets)}`;
+    await audit(layout, 'grading.alert', {
+      jobKey: job.jobKey,
+      crewId: job.crewId,
+      kind: 'secret-in-patch',
+      detail: reason,
+    });
+    return { ok: false, dir, reason, code: 'secret_in_patch' };
+  }
+  return {
+    ok: true,
+    dir,
+    bookbag: r.record,
+    diff,
+    ...(r.brief !== undefined ? { brief: r.brief } : {}),
+    ...(r.report !== undefined ? { report: r.report } : {}),
+  };
+}
+
+/** Records a patch-integrity alert for the maintainers; returns the error for the attempt to fail with. */
+async function patchAlert(layout: StateLayout, job: GradingJob, e: PatchIntegrityError) {
+  await audit(layout, 'grading.alert', {
+    jobKey: job.jobKey,
+    crewId: job.crewId,
+    kind: 'patch-integrity',
+    detail: e.message,
+  });
+  return e;
 }
 
 /** A judge's finding says which connections its sandbox refused (its process tried to reach them). */

@@ -86,7 +86,9 @@ export async function runReviewer(
     i > 0 && !a.startsWith('-') && !isAbsolute(a) && existsSync(resolve(o.cwd, a)) ? resolve(o.cwd, a) : a,
   );
   const passEnv = Array.isArray(reviewer) ? o.passEnv : reviewer.passEnv;
-  const payload = redact(input);
+  // The patch is data: the reviewer reads the bytes that were verified and would be delivered. It
+  // holds no credential — a patch adding one never reaches a judge (src/security/secret-scan.ts).
+  const payload = { ...redact(input), diff: input.diff };
   const dir = mkdtempSync(join(tmpdir(), 'school-review-'));
   try {
     const files = {

@@ -92,6 +92,20 @@ export function scanPatch(patch: string): SecretFinding[] {
   return dedupe(findings);
 }
 
+/**
+ * Whether any line of `text` holds a credential the scan knows, whatever its place in a patch
+ * (added, context or removed, or no patch at all): the last guard where a patch is saved.
+ */
+export function holdsCredential(text: string): boolean {
+  let pem = false;
+  for (const raw of text.split('\n')) {
+    const line = /^[+ -]/.test(raw) ? raw.slice(1) : raw;
+    if ((pem && PEM_BODY.test(line)) || PEM_INLINE.test(line) || lineSecret(line)) return true;
+    pem = PEM_HEADER.test(line);
+  }
+  return false;
+}
+
 /** Throws SecretInPatchError when `patch` adds a credential. */
 export function refuseSecrets(patch: string): void {
   const findings = scanPatch(patch);

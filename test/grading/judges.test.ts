@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { writeBookbag as writeCrewBookbag } from '../../src/bookbag/store.js';
+import { PatchIntegrityError, writeBookbag as writeCrewBookbag } from '../../src/bookbag/store.js';
 import { parseConfig } from '../../src/config/load.js';
 import { defaultGrader, type GradeFn } from '../../src/grading/judges.js';
 import { drain } from '../../src/grading/drain.js';
@@ -69,7 +69,7 @@ describe('verification judge (N5.3)', () => {
     });
   });
 
-  it('fails verification_unavailable when the bookbag is absent, unfinished or tampered with', async () => {
+  it("fails verification_unavailable when the bookbag is absent or unfinished; a tampered patch is the school's error", async () => {
     expect((await grade(job(2, 'c-absent'))).code).toBe('verification_unavailable');
     writeBookbag(layout, { crewId: 'c-real', issueNumber: 2, diff, verification: 'passed' });
     const outside = await grade(job(2, 'c-real', { bookbag: '../../etc' }));
@@ -91,10 +91,10 @@ describe('verification judge (N5.3)', () => {
       diff,
       verification: 'passed',
     });
+    // Bytes changed after collection: no verdict against the student — the attempt fails, an alert.
     writeFileSync(join(layout.bookbag('c-tamper'), 'diff.patch'), diff + '+sneaky\n');
-    const v2 = await grade(tampered);
-    expect(v2.code).toBe('verification_unavailable');
-    expect(v2.reasons[0]).toContain('does not match');
+    await expect(grade(tampered)).rejects.toThrow(PatchIntegrityError);
+    await expect(grade(tampered)).rejects.toThrow(/does not match the digest recorded at collection/);
   });
 
   it('grading reads through the scoped bookbag reader as the grader (N4.2): a bad crew id is refused and audited', async () => {
