@@ -31,7 +31,7 @@ export interface CrewMeterOptions {
     agents: ReadonlyArray<Pick<SchoolConfig['agents'][number], 'id' | 'dailyBudgetUsd'>>;
     sandbox: { keyProxy: { prices: Record<string, Pricing>; requestsPerMinute: number } };
   };
-  /** Records a crew alert (`model-unpriced`, `spend-unrecorded`). */
+  /** Records a crew alert (`model-unpriced`, `request-rate-capped`, `spend-unrecorded`). */
   alert?(kind: string, detail: string): Promise<unknown>;
   /** The clock (tests pass one: the rate cap counts a minute of it). */
   now?: () => Date;
@@ -50,6 +50,7 @@ export class CrewMeter implements ProxyMeter {
   private readonly writes = new Set<Promise<unknown>>();
   private readonly sent: number[] = [];
   private readonly unpriced = new Set<string>();
+  private rateCapped = false;
   /** Budget refusals, by turn: the session ends the crew naming the budget. */
   private readonly refusals = new Map<number, string>();
 
@@ -69,12 +70,14 @@ export class CrewMeter implements ProxyMeter {
     const t = now.getTime();
     while (this.sent.length && this.sent[0]! <= t - MINUTE_MS) this.sent.shift();
     const rpm = this.o.config.sandbox.keyProxy.requestsPerMinute;
-    if (this.sent.length >= rpm)
-      return {
-        kind: 'rate',
-        message: `this crew sent ${this.sent.length} requests in the last minute, the most sandbox.keyProxy.requestsPerMinute (${rpm}) allows; retry later`,
-        retryAfterSeconds: (this.sent[0]! + MINUTE_MS - t) / 1000,
-      };
+    if (this.sent.length >= rpm) {
+      const message = `this crew sent ${this.sent.length} requests in the last minute, the most sandbox.keyProxy.requestsPerMinute (${rpm}) allows; retry later`;
+      if (!this.rateCapped) {
+        this.rateCapped = true;
+        void this.o.alert?.('request-rate-capped', `the key proxy answered 429: ${message}`);
+      }
+      return { kind: 'rate', message, retryAfterSeconds: (this.sent[0]! + MINUTE_MS - t) / 1000 };
+    }
     const spent = this.spentBudget(now);
     if (spent) {
       this.refusals.set(this.turn, spent);

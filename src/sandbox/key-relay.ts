@@ -160,7 +160,7 @@ export class KeyRelay {
       .then(
         (refusal) => {
           if (!refusal) return this.forward(req, res, t, meter);
-          this.refuse(`${req.method} ${t.path}: ${refusal.message}`);
+          // The meter's refusal, not the sandbox's: the meter keeps it (no egress refusal is alerted).
           refused(res, api, refusal);
           // The body is read and dropped: never sent on.
           req.resume();
@@ -168,7 +168,6 @@ export class KeyRelay {
         (e: unknown) => {
           // A meter that cannot judge the budgets refuses: the spend cap fails closed (seed 003).
           const message = `the school cannot judge its budgets: ${(e as Error).message.slice(0, 300)}`;
-          this.refuse(`${req.method} ${t.path}: ${message}`);
           refused(res, api, { kind: 'budget', message });
           req.resume();
         },
@@ -245,9 +244,10 @@ export class KeyRelay {
     }
     if (this.meter) {
       // Frames of a WebSocket are not metered: a metered crew's client uses HTTPS (Codex falls back).
-      const why = 'a metered key proxy serves the API over HTTP only, not WebSocket';
-      this.refuse(`${req.method ?? '?'} ${t.path} (upgrade): ${why}`);
-      return void client.end(rawAnswer(426, why));
+      // Not an egress refusal: the client is expected to go on over HTTPS.
+      return void client.end(
+        rawAnswer(426, 'a metered key proxy serves the API over HTTP only, not WebSocket'),
+      );
     }
     const upReq = this.send(t.path, req, {
       connection: 'Upgrade',

@@ -153,12 +153,8 @@ describe('the metered key proxy', () => {
       [5.4, 'metered', 0, 'claude-opus-4-1'],
     ]);
     expect(readSpend(s.layout).crews?.[CREW.crewId]).toMatchObject({ usd: 5.4, meteredUsd: 5.4 });
-    expect(proxy.refused()).toEqual([
-      {
-        target: expect.stringMatching(/^POST \/v1\/messages: the school's budget for this crew is spent/),
-        count: 20,
-      },
-    ]);
+    // The meter's refusals are not the sandbox's: no egress refusal to alert.
+    expect(proxy.refused()).toEqual([]);
   });
 
   it('an SSE answer is metered from message_start and message_delta, and streams through unchanged', async () => {
@@ -225,7 +221,7 @@ describe('the metered key proxy', () => {
     const s = school({ requestsPerMinute: 3 });
     const api = await anthropic([{ text: 'ok', usage: { input: 10, output: 1 } }]);
     let now = Date.parse('2026-06-01T12:00:00Z');
-    const { proxy } = await meteredProxy(s, api.url, { now: () => new Date(now) });
+    const { proxy, alerts } = await meteredProxy(s, api.url, { now: () => new Date(now) });
     for (let i = 0; i < 3; i++) {
       expect((await ask(proxy, '/v1/messages', messages(false))).status).toBe(200);
       now += 10_000;
@@ -237,6 +233,7 @@ describe('the metered key proxy', () => {
     expect(capped.headers['x-should-retry']).toBe('true');
     expect(JSON.parse(capped.body).error.message).toMatch(/sandbox\.keyProxy\.requestsPerMinute \(3\)/);
     expect(api.requests).toHaveLength(3);
+    expect(alerts).toEqual([expect.stringMatching(/^request-rate-capped: the key proxy answered 429/)]);
     now += 30_000;
     expect((await ask(proxy, '/v1/messages', messages(false))).status).toBe(200);
     expect(api.requests).toHaveLength(4);

@@ -1,0 +1,145 @@
+import { chmodSync, copyFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { costTable } from '../../src/board/costs.js';
+import { costCells } from '../../src/board/format.js';
+import { runCrew } from '../../src/crew/crew.js';
+import { readCrewState } from '../../src/dispatch/lease.js';
+import { readSpend } from '../../src/dispatch/spend.js';
+import { silentLogger } from '../../src/log.js';
+import { readJsonl } from '../../src/state/jsonl.js';
+import { FIXTURES, item, makeSchool, plan, spec, writeCurriculum, type School } from '../crew/helpers.js';
+import { anthropicServer, type AnthropicServer } from '../support/model-servers/anthropic.js';
+import { tempDir } from '../support/tmp.js';
+
+/**
+ * Spend is metered where the money goes: a Claude Code crew behind the key proxy, in the default
+ * sandbox, whose student sends requests of its own to the Messages API (JSON and SSE answers that
+ * bill large usage) and prints a result claiming $0.01. The school records what the API billed, not
+ * the claim, and the proxy refuses the crew's requests once its budget is spent — the API is not
+ * asked again. An honest crew under its budget beside it is unaffected and recorded at the larger
+ * of its metered and reported cost, never their sum.
+ */
+const REAL_KEY = 'sk-ant-metered-real-3c9d';
+let school: School | undefined;
+let server: AnthropicServer | undefined;
+const restore: Array<() => void> = [];
+afterEach(async () => {
+  for (const r of restore.splice(0)) r();
+  await server?.close();
+  school?.cleanup();
+  school = server = undefined;
+});
+
+function setEnv(vars: Record<string, string>): void {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  restore.push(() => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+}
+
+/** The fake `claude` in a bin directory of its own (visible read-only in the sandbox), told what to do. */
+function fakeClaude(o: { requests: number; model: string; claimUsd: number; edit?: object }): string {
+  const bin = tempDir('school-metered-bin-');
+  restore.push(bin.cleanup);
+  const path = join(bin.path, 'claude');
+  copyFileSync(join(FIXTURES, 'agents', 'metered-claude.mjs'), path);
+  chmodSync(path, 0o755);
+  writeFileSync(join(bin.path, 'metered.json'), JSON.stringify(o));
+  return path;
+}
+
+async function meteredSchool(bin: string, budgetUsd: number, usage: { input: number; output: number }) {
+  server = await anthropicServer([{ text: 'ok', usage }]);
+  setEnv({ ANTHROPIC_API_KEY: REAL_KEY, ANTHROPIC_BASE_URL: server.url });
+  const s = (school = makeSchool({
+    extraAgents: [
+      {
+        id: 'claude',
+        kind: 'claude-code',
+        bin,
+        passEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'],
+        roles: ['coding'],
+      },
+    ],
+  }));
+  s.config.dispatch.crewBudgetUsd = budgetUsd;
+  s.config.sandbox.readOnly.push(join(bin, '..'));
+  return s;
+}
+
+async function crew(s: School, crewId: string, issue: number) {
+  writeCurriculum(s, [item(issue)]);
+  await plan(s, [{ crewId, issue, agent: 'claude' }]);
+  return runCrew(await spec(s, crewId), { logger: silentLogger });
+}
+
+type Row = {
+  key: string;
+  data: { costUsd: number; source?: string; meteredUsd?: number; reportedUsd?: number; crewId?: string };
+};
+const rows = (s: School) => readJsonl<Row>(s.layout.file('spend')).records;
+
+describe('spend metered by the key proxy', () => {
+  it('a student’s own 21 requests billing $5.40 each, claimed as $0.01: $5.40 recorded, the rest refused without reaching the API', async () => {
+    const bin = fakeClaude({ requests: 21, model: 'claude-opus-4-1', claimUsd: 0.01 });
+    // 200k input and 32k output tokens on Opus 4.1: $5.40 an answer, $113.40 for 21.
+    const s = await meteredSchool(bin, 5, { input: 200_000, output: 32_000 });
+    const r = await crew(s, 'c1-meter001', 1);
+
+    expect(r.outcome, r.reason).toBe('failed');
+    expect(r.reason).toMatch(
+      /^the school's budget for this crew is spent: \$5\.40 of \$5\.00 \(dispatch\.crewBudgetUsd\)\. The key proxy refused the crew's further requests: it metered \$5\.40 of the API's answers this turn, the crew reported \$0\.01/,
+    );
+    expect(r.alerts).toEqual([
+      expect.stringMatching(/^cost-over-budget: the school's budget for this crew is spent/),
+    ]);
+    // The API answered one request, with the real key; the other twenty were the proxy's own 429s.
+    expect(server!.requests).toHaveLength(1);
+    expect(server!.requests[0]!.headers['x-api-key']).toBe(REAL_KEY);
+    expect(server!.all).toHaveLength(1);
+
+    const spent = rows(s).map((x) => [x.data.costUsd, x.data.source, x.data.meteredUsd, x.data.reportedUsd]);
+    expect(spent).toEqual([
+      [5.4, 'metered', undefined, undefined],
+      // The turn's own row: its $0.01 claim is below the metered $5.40, so it adds nothing.
+      [0, undefined, 5.4, 0.01],
+    ]);
+    expect(rows(s)[1]!.key).toBe('spend:c1-meter001');
+    const ledger = readSpend(s.layout);
+    expect(ledger.totalUsd).toBe(5.4);
+    expect(ledger.crews?.['c1-meter001']).toMatchObject({ usd: 5.4, meteredUsd: 5.4 });
+
+    // The board's cost table says the spend was metered.
+    const table = costTable({ registry: readCrewState(s.layout).registry, spend: ledger, now: new Date() });
+    const row = table.rows.find((x) => x.agent === 'claude')!;
+    expect(row).toMatchObject({ spendUsd: 5.4, meteredUsd: 5.4 });
+    expect(costCells(row)[5]).toBe('$5.40 ($5.40 metered)');
+  }, 120_000);
+
+  it('an honest crew under its budget: every request answered, recorded at the larger of metered and reported', async () => {
+    const bin = fakeClaude({
+      requests: 4,
+      model: 'claude-haiku-4-5',
+      claimUsd: 0.02,
+      edit: { file: 'src/value.txt', text: 'solved #2\n' },
+    });
+    // Haiku 4.5: 2000 input and 100 output tokens, $0.0025 an answer, $0.01 metered in all.
+    const s = await meteredSchool(bin, 5, { input: 2000, output: 100 });
+    const r = await crew(s, 'c2-honest01', 2);
+    expect(r.outcome, r.reason).toBe('succeeded');
+    expect(r.alerts).toEqual([]);
+    expect(server!.requests).toHaveLength(4);
+    const metered = rows(s).filter((x) => x.data.source === 'metered');
+    expect(metered.map((x) => x.data.costUsd)).toEqual([0.0025, 0.0025, 0.0025, 0.0025]);
+    const turn = rows(s).find((x) => x.key === 'spend:c2-honest01')!;
+    expect(turn.data).toMatchObject({ meteredUsd: 0.01, reportedUsd: 0.02 });
+    expect(turn.data.costUsd).toBeCloseTo(0.01, 9);
+    // One spend: $0.02 (the report, the larger), not $0.03.
+    expect(readSpend(s.layout).crews?.['c2-honest01']?.usd).toBeCloseTo(0.02, 9);
+  }, 120_000);
+});
