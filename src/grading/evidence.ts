@@ -161,7 +161,18 @@ function failToPass(bookbag: Bookbag): string[] {
   return Array.isArray(names) ? names.filter((n): n is string => typeof n === 'string') : [];
 }
 
-/** Evidence that needs no run: sealed tests that passed, FAIL_TO_PASS in the record. */
+/** The verification as a whole fails at the base and passes with the change. */
+function verificationTurned(command: readonly string[]): JudgeFinding {
+  return passed(
+    'evidence_verification_fails_at_base',
+    `the verification \`${command.join(' ')}\` fails at the base, passes with the change`,
+  );
+}
+
+/**
+ * Evidence that needs no run: sealed tests that passed, FAIL_TO_PASS in the record, or (without
+ * named results) a verification that fails on the unchanged base and passes with the change.
+ */
 function standingEvidence(i: EvidenceInput): JudgeFinding | undefined {
   if (i.sealed?.passed && i.sealed.code === 'sealed_tests_passed') {
     const t = i.sealed.tests;
@@ -170,6 +181,11 @@ function standingEvidence(i: EvidenceInput): JudgeFinding | undefined {
   const names = failToPass(i.bookbag);
   if (names.length)
     return passed('evidence_fail_to_pass', `tests failing at the base pass with the change: ${list(names)}`);
+  // With named results a red base's tests are compared one by one (FAIL_TO_PASS above); without,
+  // the whole command is the one test, and it turned.
+  const v = i.bookbag.verification as
+    (NonNullable<Bookbag['verification']> & { base?: { passed?: boolean; named?: boolean } }) | null;
+  if (v?.passed && v.base?.passed === false && !v.base.named) return verificationTurned(v.command);
   return undefined;
 }
 
@@ -264,7 +280,7 @@ async function subPatch(
  * whether it passed and which tests failed there that did not fail on the base alone.
  */
 type BaseRun = Awaited<ReturnType<CleanVerify>> & {
-  environment?: { reason: string };
+  environment?: { kind?: string; reason: string };
   notApplied?: string;
   passed?: boolean;
   base?: { named?: boolean };
@@ -316,6 +332,9 @@ async function addedTestsAtBase(i: EvidenceInput, added: readonly PatchFile[]): 
       );
     const at = `\`${verify.join(' ')}\` at base ${bookbag.baseSha.slice(0, 12)} with only the added test file(s)`;
     const seen = run as BaseRun;
+    // The base fails without named results: the run cannot tell the added tests apart from the base,
+    // but the whole change passed verification, so the verification itself turned (docs/grading.md).
+    if (seen.environment?.kind === 'base_red') return verificationTurned(verify);
     if (seen.environment)
       throw new EvidenceInfraError(`the evidence judge's run of ${at}: ${seen.environment.reason}`);
     if (seen.notApplied !== undefined)

@@ -26,7 +26,7 @@ describe('a crew’s life in a real worktree', () => {
     const record = JSON.parse(readFileSync(join(bag, 'bookbag.json'), 'utf8'));
     expect(record.verification.passed).toBe(true);
     expect(record.verification.exitCode).toBe(0);
-    expect(record.changedFiles.sort()).toEqual(['notes/issue-7.md', 'src/value.txt']);
+    expect(record.changedFiles.sort()).toEqual(['notes/issue-7.md', 'src/issue-7.test.mjs', 'src/value.txt']);
     expect(record.usage).toEqual({ inputTokens: 1200, outputTokens: 300, costUsd: 0.25 });
     const diff = readFileSync(join(bag, 'diff.patch'), 'utf8');
     expect(diff).toContain('+solved #7');

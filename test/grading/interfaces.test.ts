@@ -29,7 +29,9 @@ describe('drain-grading action (real process, INPUT_* environment)', () => {
     const repo = initRepo(join(tmp.path, 'repo'), { 'src/a.ts': 'a\n' });
     const baseSha = git(repo, 'rev-parse', 'HEAD');
     const config = join(tmp.path, 'school.yml');
-    writeFileSync(config, `repoPath: ${JSON.stringify(repo)}\n`);
+    // The action's interface is under test: its bookbags change code without a test, which the
+    // evidence judge (its own tests: evidence.test.ts) would refuse; evidence is not asked here.
+    writeFileSync(config, `repoPath: ${JSON.stringify(repo)}\ngrading:\n  evidence: optional\n`);
     writeBookbag(downloads, {
       crewId: 'crew-ok',
       issueNumber: 3,
@@ -99,7 +101,11 @@ describe('school drain / school dead-letters (real process)', () => {
     const reviewer = join(tmp.path, 'crash.mjs');
     writeFileSync(reviewer, "console.error('model unavailable'); process.exit(3);\n");
     const cfgPath = join(tmp.path, 'school.yml');
-    writeFileSync(cfgPath, `stateDir: ${state}\ngrading:\n  reviewer: [node, ${reviewer}]\n`);
+    // The crashing reviewer is under test; evidence is not asked of the bookbag (evidence.test.ts).
+    writeFileSync(
+      cfgPath,
+      `stateDir: ${state}\ngrading:\n  reviewer: [node, ${reviewer}]\n  evidence: optional\n`,
+    );
     const j = writeBookbag(layout, { crewId: 'crew-dl', issueNumber: 8, diff, verification: 'passed' });
     await enqueueMany(layout, [j]);
     const d = run(['src/cli/index.ts', 'drain', '--config', cfgPath, '--max-attempts', '1']);

@@ -53,8 +53,11 @@ beforeAll(() => {
 
 describe('verification judge (N5.3)', () => {
   const layout = new StateLayout(join(tmp.path, 'state-v'));
-  // The rubric asks git for the patch's paths at its base, in the repository under test.
-  const grade: GradeFn = (j) => defaultGrader({ config: config({ repoPath: repo }), layout })(j);
+  // The rubric asks git for the patch's paths at its base, in the repository under test. These
+  // bookbags change README.md: the verification judge is under test here, and the evidence judge,
+  // which refuses a README-only fix of a coding issue, has its own tests (evidence.test.ts).
+  const grade: GradeFn = (j) =>
+    defaultGrader({ config: config({ repoPath: repo, grading: { evidence: 'optional' } }), layout })(j);
   const diff =
     'diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-# r\n+# r2\n';
 
@@ -127,6 +130,8 @@ describe('verification judge (N5.3)', () => {
     expect(v).toMatchObject({ accepted: true, decidedBy: 'rubric', code: 'rubric_passed', score: 1 });
     expect(v.findings.map((f) => [f.judge, f.code])).toEqual([
       ['verification', 'verification_not_applicable'],
+      ['policy', 'policy_passed'],
+      ['evidence', 'evidence_not_needed'],
       ['rubric', 'rubric_passed'],
     ]);
     // No report: the rubric rejects, and says it decided.
@@ -169,7 +174,7 @@ describe('verification judge (N5.3)', () => {
     });
     const v = await grade(ok);
     expect(v).toMatchObject({ accepted: true, decidedBy: 'rubric', code: 'rubric_passed', score: 1 });
-    expect(v.findings.map((f) => f.judge)).toEqual(['verification', 'rubric']);
+    expect(v.findings.map((f) => f.judge)).toEqual(['verification', 'policy', 'evidence', 'rubric']);
   });
 });
 
@@ -314,14 +319,16 @@ describe('reviewer command', () => {
       verification: 'passed',
     });
     writeFileSync(join(layout.bookbag('c-r1'), 'brief.md'), '# Fix sum\n');
-    const cfg = config({ repoPath: repo, grading: { reviewer: ['node', reviewer] } });
+    // The reviewer protocol is under test, on a fix with no test of its own: evidence is not asked
+    // here (the evidence judge has its own tests, evidence.test.ts).
+    const cfg = config({ repoPath: repo, grading: { reviewer: ['node', reviewer], evidence: 'optional' } });
     const v = await defaultGrader({ config: cfg, layout })(good);
     expect(v).toMatchObject({ accepted: true, decidedBy: 'reviewer', code: 'reviewer_approved', score: 0.8 });
     expect(v.reasons).toEqual(['looked at c-r1']);
 
     const bad = join(tmp.path, 'bad-reviewer.mjs');
     writeFileSync(bad, "console.log(JSON.stringify({ approve: 'yes', score: 3 }));\n");
-    const cfgBad = config({ repoPath: repo, grading: { reviewer: ['node', bad] } });
+    const cfgBad = config({ repoPath: repo, grading: { reviewer: ['node', bad], evidence: 'optional' } });
     await expect(defaultGrader({ config: cfgBad, layout })(good)).rejects.toThrow(/no valid verdict/);
   });
 
@@ -351,7 +358,8 @@ describe('reviewer command', () => {
       // Unconfined: the fake CLI records its calls next to itself, which the sandbox refuses.
       const cfg = config({
         repoPath: repo,
-        grading: { reviewer: { kind: 'claude-code', args: [], passEnv: [] } },
+        // The reviewer's spend is under test, not the evidence (evidence.test.ts).
+        grading: { reviewer: { kind: 'claude-code', args: [], passEnv: [] }, evidence: 'optional' },
         sandbox: { kind: 'none' },
       });
       const grade = defaultGrader({ config: cfg, layout });
@@ -476,7 +484,11 @@ describe('contract with dispatch-crew', () => {
       diff,
       brief: '# brief\n',
     });
-    const v = await defaultGrader({ config: config({ repoPath: repo }), layout })(written);
+    // The bookbag's shape is under test; its README change would be no_evidence for a coding issue.
+    const v = await defaultGrader({
+      config: config({ repoPath: repo, grading: { evidence: 'optional' } }),
+      layout,
+    })(written);
     expect(v).toMatchObject({ accepted: true, decidedBy: 'rubric' });
   });
 });
