@@ -85,40 +85,44 @@ type Row = {
 const rows = (s: School) => readJsonl<Row>(s.layout.file('spend')).records;
 
 describe('spend metered by the key proxy', () => {
-  it('a student’s own 21 requests billing $5.40 each, claimed as $0.01: $5.40 recorded, the rest refused without reaching the API', async () => {
+  it('a student’s own 21 requests billing $5.40 each (SSE and JSON), claimed as $0.01: what the API billed is recorded, the rest refused without reaching it', async () => {
     const bin = fakeClaude({ requests: 21, model: 'claude-opus-4-1', claimUsd: 0.01 });
     // 200k input and 32k output tokens on Opus 4.1: $5.40 an answer, $113.40 for 21.
-    const s = await meteredSchool(bin, 5, { input: 200_000, output: 32_000 });
+    // The crew's budget (dispatch.crewBudgetUsd, 10): the first answer (SSE) leaves $4.60, the second
+    // (JSON) is admitted and crosses it; the 19 after it are refused.
+    const s = await meteredSchool(bin, 10, { input: 200_000, output: 32_000 });
     const r = await crew(s, 'c1-meter001', 1);
 
     expect(r.outcome, r.reason).toBe('failed');
     expect(r.reason).toMatch(
-      /^the school's budget for this crew is spent: \$5\.40 of \$5\.00 \(dispatch\.crewBudgetUsd\)\. The key proxy refused the crew's further requests: it metered \$5\.40 of the API's answers this turn, the crew reported \$0\.01/,
+      /^the school's budget for this crew is spent: \$10\.80 of \$10\.00 \(dispatch\.crewBudgetUsd\)\. The key proxy refused the crew's further requests: it metered \$10\.80 of the API's answers this turn, the crew reported \$0\.01/,
     );
     expect(r.alerts).toEqual([
       expect.stringMatching(/^cost-over-budget: the school's budget for this crew is spent/),
     ]);
-    // The API answered one request, with the real key; the other twenty were the proxy's own 429s.
-    expect(server!.requests).toHaveLength(1);
-    expect(server!.requests[0]!.headers['x-api-key']).toBe(REAL_KEY);
-    expect(server!.all).toHaveLength(1);
+    // The API answered two requests, with the real key; the other nineteen were the proxy's own 429s.
+    expect(server!.requests.map((x) => (x.body as { stream: boolean }).stream)).toEqual([true, false]);
+    expect(server!.requests.every((x) => x.headers['x-api-key'] === REAL_KEY)).toBe(true);
+    expect(server!.all).toHaveLength(2);
 
     const spent = rows(s).map((x) => [x.data.costUsd, x.data.source, x.data.meteredUsd, x.data.reportedUsd]);
     expect(spent).toEqual([
       [5.4, 'metered', undefined, undefined],
-      // The turn's own row: its $0.01 claim is below the metered $5.40, so it adds nothing.
-      [0, undefined, 5.4, 0.01],
+      [5.4, 'metered', undefined, undefined],
+      // The turn's own row: its $0.01 claim is below the metered $10.80, so it adds nothing.
+      [0, undefined, 10.8, 0.01],
     ]);
-    expect(rows(s)[1]!.key).toBe('spend:c1-meter001');
+    expect(rows(s)[2]!.key).toBe('spend:c1-meter001');
     const ledger = readSpend(s.layout);
-    expect(ledger.totalUsd).toBe(5.4);
-    expect(ledger.crews?.['c1-meter001']).toMatchObject({ usd: 5.4, meteredUsd: 5.4 });
+    expect(ledger.totalUsd).toBeCloseTo(10.8, 9);
+    expect(ledger.crews?.['c1-meter001']?.usd).toBeCloseTo(10.8, 9);
+    expect(ledger.crews?.['c1-meter001']?.meteredUsd).toBeCloseTo(10.8, 9);
 
     // The board's cost table says the spend was metered.
     const table = costTable({ registry: readCrewState(s.layout).registry, spend: ledger, now: new Date() });
     const row = table.rows.find((x) => x.agent === 'claude')!;
-    expect(row).toMatchObject({ spendUsd: 5.4, meteredUsd: 5.4 });
-    expect(costCells(row)[5]).toBe('$5.40 ($5.40 metered)');
+    expect(row).toMatchObject({ spendUsd: 10.8, meteredUsd: 10.8 });
+    expect(costCells(row)[5]).toBe('$10.80 ($10.80 metered)');
   }, 120_000);
 
   it('an honest crew under its budget: every request answered, recorded at the larger of metered and reported', async () => {
