@@ -76,8 +76,12 @@ export async function policyFinding(o: PolicyInput): Promise<JudgeFinding> {
         changes.push({ path: f.path, what: describeDefinition(f) });
     }
   }
+  // A CI config is protected and a test definition: what lets it through as one (fences, or
+  // grading.allowProtected) lets it through as the other.
   const fencedOrAllowed = (p: string): boolean =>
-    o.grading.allowTestChanges || fencesName(p, o.fences, isSurface);
+    o.grading.allowTestChanges ||
+    fencesName(p, o.fences, isSurface) ||
+    (guard.isProtected(p) && !guard.refused(p));
   const refusedTests = changes.filter((c) => !fencedOrAllowed(c.path));
   const allowedTests = changes.filter((c) => fencedOrAllowed(c.path));
   const list = (cs: Array<{ path: string; what: string }>): string =>
@@ -101,7 +105,7 @@ export async function policyFinding(o: PolicyInput): Promise<JudgeFinding> {
   const flags: string[] = [];
   if (allowedTests.length > 0)
     flags.push(
-      `flagged for review: changes the base's tests or how they run, allowed by ${o.grading.allowTestChanges ? 'grading.allowTestChanges' : "the issue's fences"}: ${list(allowedTests)}`,
+      `flagged for review: changes the base's tests or how they run, allowed by ${o.grading.allowTestChanges ? 'grading.allowTestChanges' : allowedTests.some((c) => guard.isProtected(c.path)) ? "the issue's fences or grading.allowProtected" : "the issue's fences"}: ${list(allowedTests)}`,
     );
   if (allowedProtected.length > 0)
     flags.push(
