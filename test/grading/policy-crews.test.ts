@@ -24,10 +24,7 @@ warnSkipped('the policy judge over real crews');
 const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const tmp = tempDir('school-policy-crews-');
-afterAll(() => {
-  if (!process.env.KEEP) tmp.cleanup();
-  else console.log('KEPT', tmp.path);
-});
+afterAll(() => tmp.cleanup());
 
 const PACKAGE = {
   name: 'app',
@@ -120,20 +117,18 @@ beforeAll(() => {
   writeFileSync(
     issues,
     JSON.stringify(
-      ISSUES.filter(([n]) => !process.env.ONLY || process.env.ONLY.split(',').includes(String(n))).map(
-        ([number, body]) => ({
-          id: number,
-          number,
-          title: `Issue ${number}`,
-          body,
-          labels: [],
-          state: 'open',
-          user: { login: 'owner', type: 'User' },
-          author_association: 'OWNER',
-          created_at: '2026-11-01T09:00:00Z',
-          updated_at: '2026-11-01T09:00:00Z',
-        }),
-      ),
+      ISSUES.map(([number, body]) => ({
+        id: number,
+        number,
+        title: `Issue ${number}`,
+        body,
+        labels: [],
+        state: 'open',
+        user: { login: 'owner', type: 'User' },
+        author_association: 'OWNER',
+        created_at: '2026-11-01T09:00:00Z',
+        updated_at: '2026-11-01T09:00:00Z',
+      })),
     ),
   );
   // The committed school.yml: the defaults but for the student, its test command and curriculum.
