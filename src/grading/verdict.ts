@@ -57,11 +57,11 @@ export function combine(findings: JudgeFinding[]): Verdict {
     accepted: !failed,
     decidedBy: decider.judge,
     code: decider.code,
-    // A change the policy judge let through flagged (src/grading/policy.ts) says so on the verdict
-    // itself, where the board and the status comment read it.
+    // A change the policy judge let through flagged (src/grading/policy.ts) says so first on the
+    // verdict itself, where the board (which clips) and the pull request's description read it.
     reasons: failed
       ? decider.reasons
-      : [...decider.reasons, ...flagged(findings.filter((f) => f !== decider))],
+      : [...flagged(findings.filter((f) => f !== decider)), ...decider.reasons],
     score: failed ? 0 : decider.score,
     findings,
     ...(proof !== undefined ? { proof } : {}),
