@@ -773,12 +773,20 @@ export const configSchema = z
         sealedDir: z
           .string()
           .optional()
-          .describe('Directory outside the repository holding the sealed suite (copied for each run).'),
+          .describe(
+            'Directory outside the repository holding the sealed suite (laid into, or copied beside, a fresh checkout for each run).',
+          ),
         sealedProtect: z
           .array(z.string().min(1))
           .default([])
           .describe('Path globs a patch may not touch (e.g. package.json); touching one is tampering.'),
         sealedResults: sealedResultsSchema.optional(),
+        sealedLayout: z
+          .enum(['beside', 'into'])
+          .optional()
+          .describe(
+            'Where the sealed suite goes: into (its files laid into the checkout at their paths, with the installed dependencies) or beside (a copy next to it, named by {sealed}). Default: beside when sealedTests names {sealed}, else into.',
+          ),
         evidence: z
           .enum(['required', 'optional'])
           .default('required')
@@ -869,6 +877,14 @@ export const configSchema = z
     sealedResultsIssues(c.grading, (path, message) =>
       ctx.addIssue({ code: 'custom', path: ['grading', ...path], message }),
     );
+    // Laid into the checkout, the suite has no copy for {sealed} to name.
+    if (c.grading.sealedLayout === 'into' && c.grading.sealedTests?.some((a) => a.includes('{sealed}')))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['grading', 'sealedTests'],
+        message:
+          "names {sealed}, but grading.sealedLayout is into: the suite's files are laid into the checkout at their own paths; name them relative to it (e.g. tests/test_fix.py), or set sealedLayout: beside",
+      });
     if (c.dispatch.verifyResults)
       resultsIssues(
         {

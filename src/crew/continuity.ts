@@ -122,9 +122,15 @@ export function reviewerReasons(layout: StateLayout): Map<string, string[]> {
   try {
     for (const j of Object.values(new GradingQueue(layout).state().jobs)) {
       if (j.status !== 'graded' || !j.verdict || j.verdict.accepted) continue;
+      const sealed = j.verdict.findings.find((f) => f.judge === 'sealed');
       const reasons = [
-        ...j.verdict.reasons,
-        ...j.verdict.findings.filter((f) => !f.passed).flatMap((f) => f.reasons),
+        ...(j.verdict.decidedBy === 'sealed' ? sealedReasons(j.verdict.reasons) : j.verdict.reasons),
+        ...j.verdict.findings
+          .filter((f) => !f.passed)
+          .flatMap((f) => (f.judge === 'sealed' ? sealedReasons(f.reasons) : f.reasons)),
+        ...(sealed?.tests && !sealed.passed
+          ? [`sealed tests: ${sealed.tests.passed} named test(s) passed, ${sealed.tests.failed} failed`]
+          : []),
       ];
       out.set(
         j.job.crewId,
@@ -135,6 +141,16 @@ export function reviewerReasons(layout: StateLayout): Map<string, string[]> {
     /* grading state unreadable: the repair brief goes without reviewer reasons */
   }
   return out;
+}
+
+/**
+ * What a repair brief quotes of the sealed judge: its own lines of counts and declared test names
+ * (they all start "sealed test"), never anything else a sealed finding holds. A finding recorded
+ * before the sealed judge stopped quoting the runner's output (its tail, a failure's message: the
+ * code under test writes both, and can make them carry the hidden suite's source) is left out.
+ */
+function sealedReasons(reasons: readonly string[]): string[] {
+  return reasons.filter((r) => r.startsWith('sealed test') && !/\n/.test(r));
 }
 
 /** Up to `max` earlier observations in the item's domain or sharing a fence, newest first. */

@@ -5,6 +5,7 @@ import type { GradingJob } from '../schemas/grading.js';
 import type { StateLayout } from '../state/layout.js';
 import { defaultGrader, type GradeFn } from './judges.js';
 import type { CleanVerify } from './judge-verify.js';
+import type { InstalledDependencies } from './sealed-run.js';
 import { ScoreLedger } from './ledger.js';
 import { redact, redactText } from '../security/redact.js';
 import { Outbox } from '../outbox/outbox.js';
@@ -66,6 +67,8 @@ export interface DrainJudging {
    * sits below crew): the evidence judge runs a patch's added tests at the base with it.
    */
   verifyOnCleanCheckout?: CleanVerify;
+  /** The base's installed dependencies, for a sealed suite laid into the checkout (injected too). */
+  installedDependencies?: InstalledDependencies;
   /**
    * Only these jobs are claimed (the grade job: those with a usable verdict from the judge job);
    * the others stay pending, their attempts untouched. Default: every pending job.
@@ -165,6 +168,7 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       layout: o.layout,
       host: hostEnvOf(o.worker?.context),
       ...(o.judging?.verifyOnCleanCheckout ? { verifyOnCleanCheckout: o.judging.verifyOnCleanCheckout } : {}),
+      ...(o.judging?.installedDependencies ? { installedDependencies: o.judging.installedDependencies } : {}),
     });
   const stage: Stage = async (s, key) => {
     if (onStage) await onStage(s, key);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { ReviewerConfig, SchoolConfig } from '../config/schema.js';
 import { recordUsageSpend } from '../agents/usage.js';
 import type { GradingJob } from '../schemas/grading.js';
@@ -18,7 +19,8 @@ import { patchFiles } from '../process/patch-files.js';
 import { hostEnvOf } from '../process/env.js';
 import type { HostEnv } from '../process/run-context.js';
 import { runReviewer } from './reviewer.js';
-import { runSealedTests } from './sealed.js';
+import { runSealedTests, SEALED_OUTPUT } from './sealed.js';
+import { dependenciesOf, type InstalledDependencies } from './sealed-run.js';
 import { evidenceFinding } from './evidence.js';
 import type { CleanVerify } from './judge-verify.js';
 import { withJudgeSandbox } from './judge-sandbox.js';
@@ -44,6 +46,11 @@ export interface JudgeContext {
    * grading sits below crew). The evidence judge runs a patch's added tests at the base with it.
    */
   verifyOnCleanCheckout?: CleanVerify;
+  /**
+   * The base's installed dependencies (src/crew/clean-checkout.ts `installedDependencies`, injected):
+   * a sealed suite laid into the checkout runs with them, as the repository's own tests do.
+   */
+  installedDependencies?: InstalledDependencies;
 }
 
 /**
@@ -254,7 +261,11 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
       const policy = await policyFinding(
         policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences }),
       );
-      if (!policy.passed) return combine([policy, ...findings]);
+      // A patch git cannot apply: the verification's own account of that comes first.
+      if (!policy.passed)
+        return combine(
+          policy.code === 'patch_does_not_apply' ? [...findings, policy] : [policy, ...findings],
+        );
       findings.push(policy);
     }
     if (!findings[0]!.passed || !read.ok) return combine(findings);
@@ -272,6 +283,22 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
           sealedDir: config.grading.sealedDir,
           protect: config.grading.sealedProtect,
           ...(config.grading.sealedResults ? { results: config.grading.sealedResults } : {}),
+          ...(config.grading.sealedLayout ? { layout: config.grading.sealedLayout } : {}),
+          ...(ctx.installedDependencies && config.dispatch.install
+            ? {
+                dependencies: dependenciesOf(ctx.installedDependencies, {
+                  config,
+                  baseSha: bookbag.baseSha,
+                  sandbox,
+                  depsRoot: join(tmpdir(), 'school-sealed-deps'),
+                  timeoutMs,
+                }),
+              }
+            : {}),
+          // The full output, for maintainers only: never in a finding, a brief or a checkpoint.
+          outputFile: join(layout.view(SEALED_OUTPUT), `${bookbag.crewId}.log`),
+          onAlert: (kind, detail) =>
+            audit(layout, 'grading.alert', { jobKey: job.jobKey, crewId: job.crewId, kind, detail }),
           confine: (argv, env, view) =>
             sandbox.confine(argv, env, {
               ...view,

@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { SealedResultsConfig } from '../config/schema.js';
@@ -12,6 +21,8 @@ import { redactText } from '../security/redact.js';
 import { SchoolError } from '../errors.js';
 import type { Bookbag } from '../bookbag/schema.js';
 import type { TestCase } from './junit.js';
+import type { CleanCheckoutOptions } from './judge-verify.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import { git } from './sealed-patch.js';
 import { instrument, readReport } from './sealed-results.js';
 import { detectRunner, guardArgv, layCanary, makeGuard, type Guard } from './sealed-guard.js';
@@ -138,6 +149,47 @@ function laySuite(wt: string, dir: string): string[] {
   return [];
 }
 
+/**
+ * The base's installed dependencies (src/crew/clean-checkout.ts `installedDependencies`, injected:
+ * grading sits below crew): the cache directory for a base, made when missing.
+ */
+export type InstalledDependencies = (o: CleanCheckoutOptions, env: ChildEnv) => Promise<string | undefined>;
+
+/**
+ * What `SuiteOptions.dependencies` gives for a base: each of `dispatch.install.paths` the install
+ * produced, from the cache. The cache lives under `depsRoot` (shared by the judges of the machine,
+ * keyed by base and lockfiles); an install that fails is the school's failure (SealedTestsError),
+ * never a verdict.
+ */
+export function dependenciesOf(
+  install: InstalledDependencies,
+  o: {
+    config: CleanCheckoutOptions['config'];
+    baseSha: string;
+    sandbox: Sandbox;
+    depsRoot: string;
+    timeoutMs: number;
+  },
+): () => Promise<Array<{ source: string; path: string }>> {
+  return async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'school-sealed-install-'));
+    try {
+      const dir = await install(
+        { ...o, patch: '', scratch, logFile: join(scratch, 'install.log') },
+        childEnv(),
+      ).catch((e: unknown) => {
+        throw new SealedTestsError(
+          `sealed tests: the dependency install (dispatch.install) failed at base ${o.baseSha.slice(0, 12)}: ${(e as Error).message} (infra: not counted against the agent)`,
+        );
+      });
+      if (!dir) return [];
+      return (o.config.dispatch.install?.paths ?? []).map((p) => ({ source: join(dir, p), path: p }));
+    } finally {
+      removeTreeSync(scratch);
+    }
+  };
+}
+
 export interface SuiteRun {
   run: RunResult;
   /** stdout and stderr: for the maintainers' file only, never a reason. */
@@ -244,6 +296,7 @@ async function showDependencies(
   const deps = o.dependencies ? await o.dependencies() : [];
   const shown: Array<{ source: string; path: string }> = [];
   for (const d of deps) {
+    if (!existsSync(d.source)) continue;
     const at = join(wt, d.path);
     if (!at.startsWith(wt + sep)) continue;
     removeTreeSync(at);

@@ -59,6 +59,12 @@ export interface SealedOptions extends SuiteOptions {
   onAlert?: (kind: string, detail: string) => unknown;
 }
 
+/**
+ * Where the judges put each sealed run's full output, under the state's `views/` (never checkpointed
+ * to the state branch, never in a bookbag, a brief or a finding): `views/sealed-output/<crew>.log`.
+ */
+export const SEALED_OUTPUT = 'sealed-output';
+
 function fail(code: string, reasons: string[]): JudgeFinding {
   return { judge: 'sealed', passed: false, code, reasons, score: 0 };
 }

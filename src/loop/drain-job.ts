@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resolveConfig } from '../config/load.js';
 import type { SchoolConfig } from '../config/schema.js';
-import { verifyOnCleanCheckout } from '../crew/clean-checkout.js';
+import { installedDependencies, verifyOnCleanCheckout } from '../crew/clean-checkout.js';
 import { deliveryFor } from '../delivery/setup.js';
 import { createGitHubClient } from '../github/client.js';
 import { drain, type DrainJudging, type DrainLimits, type DrainResult } from '../grading/drain.js';
@@ -176,7 +176,7 @@ export async function drainJob(
       deliver: !!delivery,
       ...(inputs.limits ? { limits: inputs.limits } : {}),
       // Drain mode judges here: the evidence judge runs a patch's added tests on a clean checkout.
-      judging: { ...applied, verifyOnCleanCheckout },
+      judging: { ...applied, verifyOnCleanCheckout, installedDependencies },
       worker: { context },
       observe: { progress: drainProgress({ logger }) },
     }),
@@ -328,7 +328,13 @@ async function judgeJob(
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
   const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
   const entries: VerdictEntry[] = [];
-  const judge = judgeGrader({ config, layout, host: hostEnvOf(context), verifyOnCleanCheckout });
+  const judge = judgeGrader({
+    config,
+    layout,
+    host: hostEnvOf(context),
+    verifyOnCleanCheckout,
+    installedDependencies,
+  });
   const drained = await logger
     .group('Judge the pending jobs', () =>
       drain({

@@ -1,7 +1,7 @@
 import type { SchoolConfig } from '../config/schema.js';
 import { planStep, progressLine, runStep, type RunStepResult } from './steps.js';
 import type { Progress } from '../crew/driver.js';
-import { verifyOnCleanCheckout } from '../crew/clean-checkout.js';
+import { installedDependencies, verifyOnCleanCheckout } from '../crew/clean-checkout.js';
 import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../curriculum/fetch.js';
 import type { PlanResult } from '../dispatch/plan.js';
 import { drain, type DrainResult } from '../grading/drain.js';
@@ -138,7 +138,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       layout,
       logger,
       deliver: !!delivery,
-      judging: { verifyOnCleanCheckout },
+      judging: { verifyOnCleanCheckout, installedDependencies },
       worker: { context },
       observe: { progress: drainProgress({ logger }) },
     }),

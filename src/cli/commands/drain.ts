@@ -1,7 +1,7 @@
 import { resolveConfig } from '../../config/load.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { drain } from '../../grading/drain.js';
-import { verifyOnCleanCheckout } from '../../crew/clean-checkout.js';
+import { installedDependencies, verifyOnCleanCheckout } from '../../crew/clean-checkout.js';
 import { afterGrading, withOutbox } from '../../loop/after-grading.js';
 import { drainProgress } from '../../grading/progress.js';
 import { octokitPort } from '../../github/issues-port.js';
@@ -57,7 +57,7 @@ export const drainCommand: Command = {
       logger,
       deliver: !!delivery,
       limits: { maxWorkers, maxAttempts },
-      judging: { verifyOnCleanCheckout },
+      judging: { verifyOnCleanCheckout, installedDependencies },
       worker: { context },
       // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
       observe: { progress: drainProgress({ logger }) },
