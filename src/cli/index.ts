@@ -3,6 +3,7 @@ import { message, ConfigError } from '../errors.js';
 import { redactText } from '../security/redact.js';
 import { commands, usage } from './commands.js';
 import { VERSION } from './version.js';
+import { EXIT } from './exit.js';
 
 /** `school <verb> …`: every action's job runnable locally, plus operator verbs. */
 async function main(argv: string[]): Promise<number> {
@@ -23,12 +24,28 @@ async function main(argv: string[]): Promise<number> {
   return command.run(rest);
 }
 
+/**
+ * A file the school may not write (the state directory made by another user, a read-only mount):
+ * the path and the fix in one sentence instead of the system call's words.
+ */
+function permissionHint(e: unknown): string | undefined {
+  // The system's error itself, or the one a wrapper (a lock, a state write) names as its cause.
+  let err = e as (NodeJS.ErrnoException & { cause?: unknown }) | undefined;
+  for (let i = 0; err && !err.code && err.cause && i < 3; i++) err = err.cause as typeof err;
+  if (!err || !['EACCES', 'EPERM', 'EROFS'].includes(err.code ?? '') || !err.path) return undefined;
+  return (
+    `cannot write ${err.path} (${err.code}${err.syscall ? ` on ${err.syscall}` : ''}): the user running school ` +
+    `(uid ${process.getuid?.() ?? '?'}) needs write access to it — fix its owner or mode, or point stateDir ` +
+    '(or --state-dir) at a directory this user owns; `school doctor` checks it.'
+  );
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`school: ${redactText(message(e))}\n`);
-    process.exitCode = e instanceof ConfigError ? 2 : 1;
+    process.stderr.write(`school: ${redactText(permissionHint(e) ?? message(e))}\n`);
+    process.exitCode = e instanceof ConfigError ? EXIT.config : EXIT.failed;
   },
 );

@@ -11,6 +11,7 @@ import { checkAgent, checkDisk, checkGit, checkNode, checkRunnerOwner, checkSand
 import { report, type DoctorReport, type Finding } from './finding.js';
 import { checkNetwork } from './network.js';
 import { checkOrca } from './orca.js';
+import { checkStateDir } from './state-dir.js';
 import { checkLimits } from './limits.js';
 import { checkDeliveryToken } from './token.js';
 import { checkParity } from './parity.js';
@@ -100,6 +101,7 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
         fix: v.fix,
       });
   findings.push(checkDisk(config, resolve(cwd, config.repoPath)));
+  findings.push(checkStateDir(resolve(cwd, config.stateDir)));
   for (const d of config.fleet.daemons) {
     if (d.classroom !== 'orca' || (o.daemon && d.id !== o.daemon)) continue;
     findings.push(checkOrca(d, path));

@@ -7,6 +7,7 @@ import { StateLayout } from '../../state/layout.js';
 import { ConfigError } from '../../errors.js';
 import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
+import { deniedBy, EXIT } from '../exit.js';
 import { cliContext } from '../context.js';
 import { auditActor } from '../../process/run-context.js';
 
@@ -60,7 +61,12 @@ export const dispatchCommand: Command = {
         context,
       });
       process.stdout.write(describePlan(plan));
-      if (values['plan-only'] || values['dry-run']) return 0;
+      const denied = deniedBy(plan);
+      if (denied) {
+        process.stderr.write(`school dispatch: dispatch was denied: ${denied}\n`);
+        return EXIT.denied;
+      }
+      if (values['plan-only'] || values['dry-run']) return EXIT.done;
     }
     // Every daemon is local here: one driver each, side by side (each holds its own driver lock).
     const launcher = [process.execPath, ...process.execArgv, process.argv[1]!, 'dispatch', '__run-crew'];
@@ -88,7 +94,11 @@ export const dispatchCommand: Command = {
       if (r.paused) process.stdout.write(`${daemon}: ${r.paused}\n`);
       lost += r.lost.length;
     }
-    return lost ? 1 : 0;
+    if (lost)
+      process.stderr.write(
+        `school dispatch: ${lost} crew(s) lost; launches are paused until \`school pause --clear\`\n`,
+      );
+    return lost ? EXIT.failed : EXIT.done;
   },
 };
 

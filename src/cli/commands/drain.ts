@@ -10,6 +10,7 @@ import { countsLine, leaderboardTable, renderText, verdictTable } from '../../gr
 import { createGitHubClient } from '../../github/client.js';
 import { pullsFor } from '../../github/pulls-port.js';
 import { consoleLogger } from '../../log.js';
+import { EXIT } from '../exit.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
 import { intOption, parseVerb, verbOptions } from '../args.js';
@@ -85,8 +86,15 @@ export const drainCommand: Command = {
     }
     if (result.fatal) {
       process.stderr.write(`school drain: ${redactText(result.fatal)}\n`);
-      return 1;
+      return EXIT.failed;
     }
-    return 0;
+    if (result.failed > 0) {
+      const first = result.errors[0];
+      process.stderr.write(
+        `school drain: ${result.failed} grading job(s) failed${first ? ` (${first.jobKey}: ${redactText(first.error)})` : ''}; the next drain tries them again, and after grading.maxAttempts they are dead letters (school dead-letters list)\n`,
+      );
+      return EXIT.failed;
+    }
+    return EXIT.done;
   },
 };

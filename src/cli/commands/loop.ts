@@ -10,7 +10,7 @@ import { octokitPulls } from '../../github/pulls-port.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
 import { requireSandbox, SandboxUnavailableError } from '../../sandbox/probe.js';
-import { EXIT, worstExit, type ExitCode } from '../exit.js';
+import { deniedBy, EXIT, worstExit, type ExitCode } from '../exit.js';
 import { redactText } from '../../security/redact.js';
 import { ConfigError } from '../../errors.js';
 import { parseRepository } from '../../config/repository.js';
@@ -136,8 +136,9 @@ function loopExit(r: LoopResult): ExitCode {
     );
     codes.push(EXIT.failed);
   }
-  if (r.plan.blocked) {
-    say(`dispatch was denied: ${r.plan.blocked}`);
+  const denied = deniedBy(r.plan);
+  if (denied) {
+    say(`dispatch was denied: ${denied}`);
     codes.push(EXIT.denied);
   }
   return worstExit(...codes);
