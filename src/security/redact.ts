@@ -115,9 +115,15 @@ export function registerSecret(value: string | undefined): void {
   if (value && value.length >= 6) knownSecrets.add(value);
 }
 
-/** Whether `text` holds a registered secret (the secret scan of a patch asks; the value stays here). */
-export function holdsRegisteredSecret(text: string): boolean {
-  for (const secret of knownSecrets) if (text.includes(secret)) return true;
+/**
+ * Whether `text` holds a registered secret that `counts` (the secret scan of a patch asks, for the
+ * values it takes for credentials; the value stays here).
+ */
+export function holdsRegisteredSecret(
+  text: string,
+  counts: (secret: string) => boolean = () => true,
+): boolean {
+  for (const secret of knownSecrets) if (text.includes(secret) && counts(secret)) return true;
   return false;
 }
 

@@ -16,7 +16,8 @@ import { holdsRegisteredSecret, TOKEN_FORMATS } from './redact.js';
  * - a long (≥ 32 characters), high-entropy (≥ 4 bits a character: never hex, so no hash or lockfile
  *   digest) literal assigned to a credential-named key (`client_secret = "…"`, `apiKey: '…'`,
  *   `API_TOKEN=…`);
- * - any secret the school registered (an input, a key from the environment).
+ * - any secret the school registered (an input, a key from the environment) that looks like one:
+ *   16 characters or more, not a URL, not plain (entropy ≥ 3 bits a character).
  * An identifier called `token`, `secret`, `password`, `authorization` or `api_key` is not a secret:
  * only a value can be. JSON Web Tokens are not looked for (test fixtures are full of example ones);
  * binary files (`GIT binary patch`) are not decoded.
@@ -126,7 +127,7 @@ const PREFIX =
 
 /** What credential one added line holds, if any. */
 function lineSecret(text: string): string | undefined {
-  if (holdsRegisteredSecret(text)) return 'a secret the school holds';
+  if (holdsRegisteredSecret(text, credentialLike)) return 'a secret the school holds';
   for (const { kind, pattern } of FORMATS) {
     for (const m of text.matchAll(new RegExp(pattern.source, 'g'))) {
       const token = m[0];
@@ -139,6 +140,15 @@ function lineSecret(text: string): string | undefined {
     }
   }
   return credentialAssignment(text);
+}
+
+/**
+ * A registered secret that counts in a patch: the school registers every value of a variable named
+ * like a key or token, and a short or plain one (`production`, a URL) is no credential to refuse a
+ * change for — though the redactor still hides it in logs.
+ */
+function credentialLike(secret: string): boolean {
+  return secret.length >= 16 && !/^https?:\/\//.test(secret) && entropy(secret) >= 3;
 }
 
 /** Key names (lower case, letters and digits) whose long random value is a credential. */

@@ -68,11 +68,17 @@ describe('scanPatch: what is a secret', () => {
     expect(scanPatch(added('k.js', [inline]))).toHaveLength(1);
   });
 
-  it('a secret the school registered', () => {
+  it('a secret the school registered; a short or plain registered value is no reason to refuse', () => {
     registerSecret('school-held-value-4711-abc');
     expect(scanPatch(added('a.txt', ['x = "school-held-value-4711-abc"']))).toEqual([
       { file: 'a.txt', line: 1, kind: 'a secret the school holds' },
     ]);
+    // Every variable named like a key is registered, `DEPLOY_KEY=production` and URLs included.
+    registerSecret('production');
+    registerSecret('https://pipelines.example.test/_apis/token');
+    expect(
+      scanPatch(added('b.txt', ['env = "production"', 'url = "https://pipelines.example.test/_apis/token"'])),
+    ).toEqual([]);
   });
 
   it('names lines in the new file through hunks of a modified file, never the value', () => {
