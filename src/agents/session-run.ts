@@ -166,7 +166,7 @@ export class Session {
     const reported = { ...cost.usage, costUsd: cost.reportedUsd };
     await recordCrewSpend(i.spend.layout, i.spend.of, reported, r.corrections, {
       ...(left !== undefined ? { maxUsd: Math.max(0, left - metered) } : {}),
-      ...(meter ? { meteredUsd: metered } : {}),
+      ...(metered ? { meteredUsd: metered } : {}),
     });
     this.spentUsd += cost.usage.costUsd ?? 0;
     const budget = i.spend.budgetUsd;

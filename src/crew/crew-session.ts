@@ -56,7 +56,9 @@ export async function crewSession(
       of,
       budgetUsd: dispatch.crewBudgetUsd,
       alert: i.alert,
-      ...(keyProxied ? { meter } : {}),
+      // Also without the proxy (a collected crew): the metered rows a dead runner wrote for its turn
+      // are in the ledger, and the turn's report counts only beyond them.
+      meter,
     },
     limits: {
       timeoutMs: dispatch.crewTimeoutSeconds * 1000,
