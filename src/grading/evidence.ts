@@ -221,11 +221,9 @@ export async function evidenceFinding(i: EvidenceInput): Promise<JudgeFinding> {
   }
   if (standing) return standing;
 
+  // The tests the change adds, alone at the base; none: the unchanged base, where the verification
+  // must fail for the change to have turned it.
   const added = touched.files.filter((f) => f.status === 'A' && surface.kind(f.path) === 'test');
-  if (added.length === 0)
-    return noEvidence(
-      'the change adds no test, and nothing else shows the fix (no test failing at the base passes with it, no sealed tests)',
-    );
   return addedTestsAtBase(i, added);
 }
 
@@ -287,7 +285,10 @@ type BaseRun = Awaited<ReturnType<CleanVerify>> & {
   broken?: string[];
 };
 
-/** The added tests alone, at the base: they must fail there (the full patch passed verification). */
+/**
+ * The added tests alone at the base (none: the unchanged base): they must fail there, the full patch
+ * having passed verification.
+ */
 async function addedTestsAtBase(i: EvidenceInput, added: readonly PatchFile[]): Promise<JudgeFinding> {
   const { config, bookbag } = i;
   const verify = config.dispatch.verify;
@@ -303,7 +304,7 @@ async function addedTestsAtBase(i: EvidenceInput, added: readonly PatchFile[]): 
       'this grader was built without a clean-checkout verification, so the evidence judge cannot run the added tests at the base (a wiring bug: pass verifyOnCleanCheckout to the judges)',
     );
   const repo = resolve(config.repoPath);
-  const patch = await subPatch(repo, bookbag.baseSha, i.diff, files);
+  const patch = files.length ? await subPatch(repo, bookbag.baseSha, i.diff, files) : '';
   const scratch = mkdtempSync(join(tmpdir(), 'school-evidence-'));
   const logFile = join(scratch, 'base.log');
   try {
@@ -330,7 +331,7 @@ async function addedTestsAtBase(i: EvidenceInput, added: readonly PatchFile[]): 
           `the evidence judge's ${run.missing.stage === 'install' ? 'dispatch.install' : 'dispatch.verify'} at the base`,
         ),
       );
-    const at = `\`${verify.join(' ')}\` at base ${bookbag.baseSha.slice(0, 12)} with only the added test file(s)`;
+    const at = `\`${verify.join(' ')}\` at base ${bookbag.baseSha.slice(0, 12)}${files.length ? ' with only the added test file(s)' : ', unchanged'}`;
     const seen = run as BaseRun;
     // The base fails without named results: the run cannot tell the added tests apart from the base,
     // but the whole change passed verification, so the verification itself turned (docs/grading.md).
@@ -352,6 +353,12 @@ async function addedTestsAtBase(i: EvidenceInput, added: readonly PatchFile[]): 
     // Judged against the unchanged base when the run says so (named results: the tests that fail
     // with the added files and not at the base); else on the exit code, the base being green.
     const failsAtBase = seen.passed !== undefined ? !seen.passed : run.exitCode !== 0 || run.timedOut;
+    if (files.length === 0)
+      return failsAtBase
+        ? verificationTurned(verify)
+        : noEvidence(
+            `the change adds no test, and its verification passes at the base too (${at}: exit ${run.exitCode}): nothing shows the fix`,
+          );
     if (!failsAtBase)
       return noEvidence(
         `the ${names} the change adds pass at the base too (${at} passed, exit ${run.exitCode}): they do not tell the fix apart`,

@@ -140,8 +140,15 @@ describe('the step after grading, once per cycle', () => {
       const student = join(root, 'student.mjs');
       writeFileSync(
         student,
+        // The work, and a test that fails without it (the evidence judge runs it at the base).
         `import { writeFileSync } from 'node:fs';
-writeFileSync(process.env.SCHOOL_WORKTREE + '/' + process.env.SCHOOL_CREW_ID.split('-')[0] + '.txt', 'done\\n');
+const name = process.env.SCHOOL_CREW_ID.split('-')[0];
+writeFileSync(process.env.SCHOOL_WORKTREE + '/' + name + '.txt', 'done\\n');
+writeFileSync(
+  process.env.SCHOOL_WORKTREE + '/' + name + '.test.mjs',
+  "import { test } from 'node:test';\\nimport assert from 'node:assert';\\nimport { existsSync } from 'node:fs';\\n" +
+    "test('the work is done', () => assert.ok(existsSync(new URL('./' + " + JSON.stringify(name) + " + '.txt', import.meta.url))));\\n",
+);
 writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 1, outputTokens: 1, costUsd: 0 }));
 `,
       );
@@ -151,7 +158,7 @@ writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 1, ou
         stateDir: join(root, 'state'),
         fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
         agents: [{ id: 'student', command: [process.execPath, student] }],
-        dispatch: { verify: [process.execPath, '-e', 'process.exit(0)'], crewTimeoutSeconds: 60 },
+        dispatch: { verify: [process.execPath, '--test'], crewTimeoutSeconds: 60 },
         delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
       });
       const layout = new StateLayout(config.stateDir);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planStep } from '../../src/loop/steps.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';
@@ -107,7 +108,12 @@ describe('D2 state machine (wired queue, bookbags, ledger)', () => {
       const crewId = Object.keys(readCrewState(t.layout).registry.crews)[0]!;
       // The crash point of N2.2: the data is there, the done flag is not.
       rmSync(join(t.layout.bookbag(crewId), 'done.flag'));
-      const r = await drain({ config: t.config, layout: t.layout, logger: silentLogger });
+      const r = await drain({
+        config: t.config,
+        layout: t.layout,
+        logger: silentLogger,
+        judging: { verifyOnCleanCheckout },
+      });
       const v = r.verdicts.find((x) => x.crewId === crewId)!;
       expect(v.accepted).toBe(false);
       expect(v.code).toBe('verification_unavailable');
@@ -128,6 +134,7 @@ describe('D2 state machine (wired queue, bookbags, ledger)', () => {
         config: t.config,
         layout: t.layout,
         logger: silentLogger,
+        judging: { verifyOnCleanCheckout },
         observe: {
           onStage: (stage) => {
             if (stage === 'scored') throw new Error('drainer killed after scoring');
@@ -137,9 +144,20 @@ describe('D2 state machine (wired queue, bookbags, ledger)', () => {
       expect(died.accepted + died.rejected).toBe(0);
       const log = memoryLogger();
       const later = new Date(Date.now() + 60_000);
-      const redelivered = await drain({ config: t.config, layout: t.layout, logger: log, now: () => later });
+      const redelivered = await drain({
+        config: t.config,
+        layout: t.layout,
+        logger: log,
+        now: () => later,
+        judging: { verifyOnCleanCheckout },
+      });
       expect(redelivered.accepted + redelivered.rejected).toBe(1);
-      const again = await drain({ config: t.config, layout: t.layout, logger: log });
+      const again = await drain({
+        config: t.config,
+        layout: t.layout,
+        logger: log,
+        judging: { verifyOnCleanCheckout },
+      });
       expect(again.snapshot).toBe(0);
       const scores = readJsonl<{ type: string; data: { crewId: string } }>(t.layout.file('scores')).records;
       const applied = scores.filter((e) => e.type === 'score.applied');

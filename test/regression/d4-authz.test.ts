@@ -5,6 +5,7 @@ import { readBookbag as readScoped } from '../../src/bookbag/store.js';
 import { BookbagAccessError } from '../../src/bookbag/store.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
 import { defaultWorktreeRoot } from '../../src/crew/spec.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';
 import { silentLogger } from '../../src/log.js';
@@ -75,7 +76,12 @@ describe('D4 authN/Z shadow', () => {
       fences: [],
       bookbag: '../../..',
     });
-    const r = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
+    const r = await drain({
+      config: s.config,
+      layout: s.layout,
+      logger: silentLogger,
+      judging: { verifyOnCleanCheckout },
+    });
     for (const forged of [`${a.crewId}-x`, `${a.crewId}-y`]) {
       const v = r.verdicts.find((x) => x.crewId === forged)!;
       expect(v.accepted).toBe(false);

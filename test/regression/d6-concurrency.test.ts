@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { readCrewState } from '../../src/dispatch/lease.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain, fleetCapacity } from '../../src/grading/drain.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';
 import { GradingQueue } from '../../src/grading/queue.js';
@@ -40,6 +41,7 @@ describe('D6 concurrent load', () => {
           layout: s!.layout,
           logger: silentLogger,
           limits: { maxWorkers: 64 },
+          judging: { verifyOnCleanCheckout },
           worker: { id: `grader-${w}` },
         }),
       ),

@@ -1,3 +1,4 @@
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain, type DrainOptions, type DrainResult } from '../../src/grading/drain.js';
 import { afterGrading, withOutbox, type AfterGradingOptions } from '../../src/loop/after-grading.js';
 import type { OutboxCounts } from '../../src/outbox/outbox.js';
@@ -10,6 +11,8 @@ import type { OutboxCounts } from '../../src/outbox/outbox.js';
 export async function drainAndDeliver(
   o: Omit<DrainOptions, 'deliver'> & AfterGradingOptions,
 ): Promise<DrainResult & OutboxCounts> {
-  const drained = await drain({ ...o, deliver: !!o.delivery });
+  // As school drain and school loop judge: the evidence judge runs added tests on a clean checkout.
+  const judging = { verifyOnCleanCheckout, ...o.judging };
+  const drained = await drain({ ...o, judging, deliver: !!o.delivery });
   return withOutbox(drained, await afterGrading(o));
 }
