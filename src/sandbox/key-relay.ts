@@ -341,7 +341,6 @@ function refused(res: ServerResponse, api: ModelApi, r: MeterRefusal): void {
     ...(r.retryAfterSeconds !== undefined
       ? { 'retry-after': String(Math.max(1, Math.ceil(r.retryAfterSeconds))) }
       : {}),
-    connection: 'close',
   });
   res.end(body);
 }

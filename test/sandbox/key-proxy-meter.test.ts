@@ -91,7 +91,9 @@ function ask(
     req.on('response', (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => done({ status: res.statusCode!, headers: res.headers, body: text }));
+      // A refused request is answered before its body is read: done once the body is sent too.
+      const answer = () => done({ status: res.statusCode!, headers: res.headers, body: text });
+      res.on('end', () => (req.writableFinished ? answer() : req.once('finish', answer)));
       res.on('error', fail);
     });
     req.on('error', fail);
@@ -155,6 +157,17 @@ describe('the metered key proxy', () => {
     expect(readSpend(s.layout).crews?.[CREW.crewId]).toMatchObject({ usd: 5.4, meteredUsd: 5.4 });
     // The meter's refusals are not the sandbox's: no egress refusal to alert.
     expect(proxy.refused()).toEqual([]);
+  });
+
+  it('refused requests with a 4 MB body each get their 429, the body read and dropped, never sent on', async () => {
+    const s = school({ crewBudgetUsd: 5 });
+    const api = await anthropic([{ text: 'ok', usage: { input: 200_000, output: 32_000 } }]);
+    const { proxy } = await meteredProxy(s, api.url);
+    expect((await ask(proxy, '/v1/messages', messages(false))).status).toBe(200);
+    // A conversation of 4 MB: refused before it is read, read to its end and dropped.
+    const big = { ...messages(true), messages: [{ role: 'user', content: 'x'.repeat(4 * 1024 * 1024) }] };
+    for (let i = 0; i < 3; i++) expect((await ask(proxy, '/v1/messages', big)).status).toBe(429);
+    expect(api.requests).toHaveLength(1);
   });
 
   it('an SSE answer is metered from message_start and message_delta, and streams through unchanged', async () => {
