@@ -90,6 +90,8 @@ export function watchDisk(i: {
   log: Logger;
   groups: CrewProcesses;
   alert: (kind: string, detail: string) => Promise<void>;
+  /** The student's and the verification's logs: what the file size limit refused is said there. */
+  logs?: readonly string[];
 }): DiskWatch {
   const { spec, worktree, groups } = i;
   const dirs = [worktree, i.scratch].filter((d) => existsSync(d));
@@ -104,6 +106,7 @@ export function watchDisk(i: {
         if (pgid > 0 && groupAlive(pgid)) killGroup(pgid, 'SIGKILL');
     },
     onWarning: (m) => void i.alert('disk-unmeasured', m),
+    ...(i.logs ? { logs: i.logs } : {}),
   });
 }
 

@@ -241,7 +241,8 @@ class CrewRun {
     // Asked of git now, before the student could touch its `.git` file (read-only inside anyway).
     this.dirs = await place.classroom.gitDirs(this.slot);
     const { log, groups, alert, worktree } = this;
-    const watch = (groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert }));
+    const logs = [place.paths.studentLog, place.paths.verifyLog];
+    const watch = (groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert, logs }));
     await watch.start();
     const r = await this.live({ item, agent, sandbox }).finally(() => watch.stop());
     end.outcome = r.outcome;

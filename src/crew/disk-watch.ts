@@ -1,12 +1,17 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { freeDiskBytes, gib } from './disk.js';
 
 /**
- * A running crew's disk (docs/security.md, "Resource limits"). The free-disk floor is checked before
- * a crew is admitted, but a crew writes while it runs: its worktree, its HOME and /tmp (in its
- * runtime directory) are on the host's disk, and no mount inside the sandbox bounds them. So while
- * the crew runs, every few seconds:
+ * A running crew's disk (docs/security.md, "Resource limits"). `sandbox.limits.diskMiB` is bounded
+ * when written where the machine allows it (src/sandbox/limits.ts): no file a confined process
+ * writes grows past it (RLIMIT_FSIZE: the write fails with EFBIG, the writer gets SIGXFSZ), and /tmp
+ * is a tmpfs of that size. What the kernel refused is told by the refused processes themselves: the
+ * shell's "File size limit exceeded", EFBIG or "File too large" from the writer, SIGXFSZ in a
+ * child's status — read from the crew's logs (`logs`) when the watch stops; any of them is a hit.
+ * The worktree and HOME are on the host disk: their sum is not bounded when written, so the free-disk
+ * floor is checked before a crew is admitted and, while the crew runs, every few seconds:
  *
  * - what its writable directories hold is measured with `du` (GNU du walks with directory
  *   descriptors: no depth or mode the student made stops it, and a hard link counts once), against
@@ -32,6 +37,8 @@ export interface DiskWatchOptions {
   onHit(hit: DiskHit): void;
   /** `du` could not measure (not installed): said once; the floor is still watched. */
   onWarning?(message: string): void;
+  /** The crew's logs (the student's, the verification's): read for a refused write when it stops. */
+  logs?: readonly string[];
 }
 
 export interface DiskHit {
@@ -85,11 +92,20 @@ export class DiskWatch {
     this.schedule();
   }
 
-  /** Stops watching; a scan under way is awaited (its hit still counts). */
+  /** Stops watching; a scan under way is awaited (its hit still counts); then reads the logs. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.scan;
+    if (this.hit) return;
+    const refused = refusedWrite(this.o.logs ?? []);
+    if (refused) {
+      const max = this.o.names?.max ?? 'sandbox.limits.diskMiB';
+      this.report({
+        reason: `the crew wrote more than ${max} (${Math.round(this.o.maxBytes / MiB)} MiB): a file it wrote reached the limit and the kernel refused the write (${refused})`,
+        fault: 'crew',
+      });
+    }
   }
 
   private schedule(): void {
@@ -118,7 +134,7 @@ export class DiskWatch {
     const names = this.o.names ?? { max: 'sandbox.limits.diskMiB', floor: 'dispatch.minFreeDiskGiB' };
     if (wrote > this.o.maxBytes) {
       return this.report({
-        reason: `the crew wrote more than ${Math.round(this.o.maxBytes / MiB)} MiB (${names.max}): ${Math.round(wrote / MiB)} MiB in its worktree, HOME and /tmp; its processes were killed`,
+        reason: `the crew wrote more than ${names.max} (${Math.round(this.o.maxBytes / MiB)} MiB): ${Math.round(wrote / MiB)} MiB in its worktree, HOME and /tmp; its processes were killed`,
         fault: 'crew',
       });
     }
@@ -138,4 +154,40 @@ export class DiskWatch {
     this.hit = hit;
     this.o.onHit(hit);
   }
+}
+
+/**
+ * What a process whose write the file size limit refused leaves in its output: the shell's report of
+ * a child killed by SIGXFSZ, the signal's name in a runtime's error (Node's child-process errors),
+ * and the exact forms of EFBIG that Node and Python print. Bare "EFBIG" or "File too large" are not
+ * enough: a repository's own error tables hold them, and an agent's transcript quotes what it read.
+ */
+const REFUSED = /File size limit exceeded|\bSIGXFSZ\b|EFBIG: file too large|\[Errno 27\] File too large/;
+
+/** How much of each log's end is read (they are capped by `dispatch.logMaxBytes` anyway). */
+const LOG_TAIL_BYTES = 8 * MiB;
+
+/** The first line of `logs` (their last 8 MiB each) that says the file size limit refused a write. */
+export function refusedWrite(logs: readonly string[]): string | undefined {
+  for (const file of logs) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(file, 'r');
+      const size = fstatSync(fd).size;
+      const length = Math.min(size, LOG_TAIL_BYTES);
+      const buf = Buffer.alloc(length);
+      readSync(fd, buf, 0, length, size - length);
+      const line = buf
+        .toString('utf8')
+        .split('\n')
+        .find((l) => REFUSED.test(l));
+      // The line is the crew's output: only the kernel's words of it are said.
+      if (line) return `${REFUSED.exec(line)![0]} in ${file.slice(file.lastIndexOf('/') + 1)}`;
+    } catch {
+      /* no log (nothing ran): nothing refused */
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+  return undefined;
 }

@@ -8,7 +8,8 @@ import { CrewCgroup, ownCgroupPlace, type CgroupPlace, type Controller } from '.
 /**
  * What one sandbox may take of the machine (`sandbox.limits`, docs/security.md "Resource limits"):
  * its cgroup, made on the first confined process and removed at close, which every process it
- * confines joins before bwrap starts; the size of its tmpfs mounts; and, at the end, which limit its
+ * confines joins before bwrap starts; the file size limit (RLIMIT_FSIZE) every confined process
+ * starts with; the size of its tmpfs mounts (its /tmp among them); and, at the end, which limit its
  * processes ran into, in words that name the setting.
  */
 export type LimitsConfig = SandboxConfig['limits'];
@@ -27,6 +28,35 @@ export const JOIN_SCRIPT =
 export function joinCgroupArgv(sh: string, procsFiles: readonly string[], argv: readonly string[]): string[] {
   if (!procsFiles.length) return [...argv];
   return [sh, '-c', JOIN_SCRIPT, 'school-cgroup', String(procsFiles.length), ...procsFiles, ...argv];
+}
+
+/**
+ * The same launcher with the file size limit first: `ulimit -f` sets RLIMIT_FSIZE, soft and hard,
+ * in the 512-byte blocks POSIX gives the shell's `ulimit -f` (dash, bash as sh, busybox), so no
+ * process it starts, however deep, grows a file past it: the kernel refuses the write (EFBIG) and
+ * sends SIGXFSZ, which kills a writer that does not ignore it ("File size limit exceeded"). A limit
+ * it cannot set stops it (exit 125), like a group it cannot join.
+ */
+export const LAUNCH_SCRIPT =
+  'b=$1; shift; ulimit -f "$b" || { echo "school-core: cannot set the file size limit (ulimit -f $b)" >&2; exit 125; }; ' +
+  JOIN_SCRIPT;
+
+export function launchArgv(
+  sh: string,
+  o: { fileBytes: number; procsFiles: readonly string[] },
+  argv: readonly string[],
+): string[] {
+  const blocks = String(Math.max(1, Math.ceil(o.fileBytes / 512)));
+  return [
+    sh,
+    '-c',
+    LAUNCH_SCRIPT,
+    'school-launch',
+    blocks,
+    String(o.procsFiles.length),
+    ...o.procsFiles,
+    ...argv,
+  ];
 }
 
 /** The words a crew's reason gets for each limit its processes ran into; empty when none. */
@@ -82,7 +112,23 @@ export class SandboxLimits {
     return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.tmpfsMiB * MiB : undefined;
   }
 
-  /** `argv` (the bwrap command) started inside the sandbox's cgroup, made now if it is not yet. */
+  /**
+   * The size of the sandbox's /tmp, a tmpfs of its own (`sandbox.limits.diskMiB`), when this bwrap
+   * sizes a tmpfs; undefined: /tmp stays a private directory on the host disk, under the disk watch.
+   */
+  tmpBytes(): number | undefined {
+    return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.diskMiB * MiB : undefined;
+  }
+
+  /** The largest file a confined process may write: RLIMIT_FSIZE, `sandbox.limits.diskMiB`. */
+  get fileBytes(): number {
+    return this.limits.diskMiB * MiB;
+  }
+
+  /**
+   * `argv` (the bwrap command) started with the file size limit and inside the sandbox's cgroup,
+   * made now if it is not yet.
+   */
   wrap(argv: readonly string[]): string[] {
     if (!this.group && this.why === undefined) {
       const at = this.where();
@@ -97,7 +143,7 @@ export class SandboxLimits {
       if (typeof made === 'string') this.why = made;
       else this.group = made;
     }
-    return this.group ? joinCgroupArgv(this.sh, this.group.procsFiles, argv) : [...argv];
+    return launchArgv(this.sh, { fileBytes: this.fileBytes, procsFiles: this.group?.procsFiles ?? [] }, argv);
   }
 
   /** Which controllers hold for this sandbox, and why the others do not (after the first wrap). */

@@ -26,8 +26,14 @@ export interface Confinement {
   readOnlyAt?: ReadonlyArray<{ source: string; path: string }>;
   /** The private HOME (read-write, at its own path). */
   home: string;
-  /** The private temporary directory, seen as /tmp. */
+  /** The private temporary directory, seen as /tmp (unless `tmpBytes` makes /tmp a tmpfs). */
   tmp: string;
+  /**
+   * /tmp as a tmpfs of this size (`sandbox.limits.diskMiB`; bwrap 0.5 and newer) instead of `tmp`
+   * bound from the host disk: what the process writes there is bounded when written, and its pages
+   * are charged to the sandbox's cgroup (its memory limit holds too). Gone when the process ends.
+   */
+  tmpBytes?: number;
   /**
    * `none`: loopback only; `host`: the host's network; a socket: loopback plus that proxy socket,
    * seen inside at `at` (a short path: a unix socket's path is bounded).
@@ -75,7 +81,8 @@ export function bwrapArgs(c: Confinement, argv: readonly string[], exists = exis
   if (typeof c.network === 'object')
     mounts.push({ kind: 'ro', path: c.network.at, source: c.network.socket });
   // /tmp first, then parents before children: a later mount over a parent would hide a child.
-  args.push('--bind', c.tmp, '/tmp');
+  if (c.tmpBytes) args.push('--size', String(c.tmpBytes), '--tmpfs', '/tmp');
+  else args.push('--bind', c.tmp, '/tmp');
   const order = { tmpfs: 0, ro: 1, rw: 2 } as const;
   const seen = new Set<string>();
   const masks: string[] = [];

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxLimitsSchema } from '../../src/config/schema.js';
 import { runCrew } from '../../src/crew/crew.js';
@@ -13,11 +14,13 @@ import { tempDir } from '../support/tmp.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
 
 /**
- * A running crew's disk (src/crew/disk-watch.ts): nothing inside the sandbox bounds what a crew
- * writes to its worktree, HOME and /tmp, all on the host's disk. While it runs, what they hold is
- * measured every few seconds; past `sandbox.limits.diskMiB` the crew's processes are killed and it
- * ends failed with the limit named, and its files go with the slot's reset. An honest crew beside it
- * is accepted.
+ * A running crew's disk (src/crew/disk-watch.ts, src/sandbox/limits.ts). No file a confined process
+ * writes grows past `sandbox.limits.diskMiB` (RLIMIT_FSIZE, set when the sandbox starts it), and /tmp
+ * is a tmpfs of that size: a burst is refused when written, and the refusal the crew's output tells
+ * fails the crew with the limit named. What many files add up to in the worktree and HOME (on the
+ * host's disk) is measured every few seconds; past the limit the crew's processes are killed and it
+ * ends failed with the limit named, and its files go with the slot's reset. An honest crew beside
+ * either is accepted.
  */
 const MiB = 1024 * 1024;
 let school: School | undefined;
@@ -64,10 +67,14 @@ describe('a crew that writes past sandbox.limits.diskMiB', () => {
       runCrew(await spec(s, 'c2-diskhonst'), { logger: silentLogger }),
     ]);
     expect(flood.outcome, flood.reason).toBe('failed');
-    expect(flood.reason).toMatch(/^the crew wrote more than 64 MiB \(sandbox\.limits\.diskMiB\): \d+ MiB/);
+    expect(flood.reason).toMatch(/^the crew wrote more than sandbox\.limits\.diskMiB \(64 MiB\): \d+ MiB/);
     // Killed by the watch, long before its timeout.
     expect(flood.reason).not.toMatch(/timeout/);
-    expect(flood.alerts.some((a) => a.startsWith('disk-limit: the crew wrote more than 64 MiB'))).toBe(true);
+    expect(
+      flood.alerts.some((a) =>
+        a.startsWith('disk-limit: the crew wrote more than sandbox.limits.diskMiB (64 MiB)'),
+      ),
+    ).toBe(true);
     // What it wrote went with the slot's reset.
     const slot = registry(s).crews['c1-diskflood']!.worktree!;
     expect(existsSync(join(slot, 'build'))).toBe(false);
@@ -78,6 +85,68 @@ describe('a crew that writes past sandbox.limits.diskMiB', () => {
     const d = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
     expect(d.verdicts.find((v) => v.crewId === 'c2-diskhonst')).toMatchObject({ accepted: true });
     expect(d.verdicts.find((v) => v.crewId === 'c1-diskflood')).toMatchObject({ accepted: false });
+  }, 240_000);
+});
+
+const LIMITS_STUDENT = resolve(__dirname, '../fixtures/limits-student.mjs');
+
+describe.skipIf(!!noSandbox)('a burst past sandbox.limits.diskMiB, bounded when written (bubblewrap)', () => {
+  it('2 GiB fallocated in one go, held 3 s and removed: the write is refused, the crew failed with the limit named; an honest crew beside it is unaffected', async () => {
+    const s = (school = makeSchool({
+      worktrees: 2,
+      timeout: 120,
+      extraAgents: [
+        {
+          id: 'burster',
+          command: [
+            'node',
+            LIMITS_STUDENT,
+            '--burst',
+            'big.bin',
+            '--bytes',
+            String(2048 * MiB),
+            '--hold',
+            '3',
+            '{brief}',
+          ],
+          roles: ['coding'],
+        },
+      ],
+    }));
+    s.config.dispatch.minFreeDiskGiB = 0;
+    s.config.sandbox.limits = sandboxLimitsSchema.parse({ diskMiB: 256 });
+    writeCurriculum(s, [item(1), item(2)]);
+    await plan(s, [
+      { crewId: 'c1-diskburst', issue: 1, agent: 'burster' },
+      { crewId: 'c2-diskhonst', issue: 2, agent: 'editor' },
+    ]);
+    const [burst, honest] = await Promise.all([
+      runCrew(await spec(s, 'c1-diskburst'), { logger: silentLogger }),
+      runCrew(await spec(s, 'c2-diskhonst'), { logger: silentLogger }),
+    ]);
+    // The kernel refused the allocation when it was asked (RLIMIT_FSIZE): nothing was held, and the
+    // shell, not the student, said so; the student carried on and exited 0.
+    const found = JSON.parse(
+      readFileSync(
+        join(crewRuntimeDir(defaultRuntimeDir(s.layout.root), 'c1-diskburst'), 'out', 'report.md'),
+        'utf8',
+      ),
+    );
+    expect(found.burst).toMatchObject({ path: 'big.bin', status: 0 });
+    expect(burst.outcome, burst.reason).toBe('failed');
+    expect(burst.reason).toMatch(
+      /^the crew wrote more than sandbox\.limits\.diskMiB \(256 MiB\): a file it wrote reached the limit and the kernel refused the write \(File size limit exceeded in student\.log\)/,
+    );
+    expect(
+      burst.alerts.some((a) =>
+        a.startsWith('disk-limit: the crew wrote more than sandbox.limits.diskMiB (256 MiB)'),
+      ),
+    ).toBe(true);
+
+    // A crew that writes a small file is none the worse for the bound.
+    expect(honest.outcome, honest.reason).toBe('succeeded');
+    expect(honest.reason).not.toContain('diskMiB');
+    expect(honest.alerts).toEqual([]);
   }, 240_000);
 });
 
@@ -109,6 +178,6 @@ describe('the disk watch', () => {
     await watch.stop();
     expect(hits).toHaveLength(1);
     expect(hits[0]).toMatchObject({ fault: 'crew' });
-    expect(hits[0]!.reason).toMatch(/^the crew wrote more than 4 MiB \(sandbox\.limits\.diskMiB\): [67] MiB/);
+    expect(hits[0]!.reason).toMatch(/^the crew wrote more than sandbox\.limits\.diskMiB \(4 MiB\): [67] MiB/);
   });
 });

@@ -10,7 +10,7 @@ import {
   parseMountinfo,
   parseProcCgroup,
 } from '../../src/sandbox/cgroup.js';
-import { joinCgroupArgv, limitHits, sizesTmpfs } from '../../src/sandbox/limits.js';
+import { joinCgroupArgv, launchArgv, limitHits, sizesTmpfs } from '../../src/sandbox/limits.js';
 import { bwrapArgs } from '../../src/sandbox/mounts.js';
 import { runProcess } from '../../src/process/run.js';
 import { childEnv } from '../../src/process/env.js';
@@ -244,6 +244,37 @@ describe('joining the group and the mounts', () => {
     );
     expect(unsized.join(' ')).toContain('--dev /dev --tmpfs /dev/shm');
     expect(unsized).not.toContain('--size');
+  });
+
+  it('the launcher sets the file size limit before the command runs: a write past it is refused', async () => {
+    tmp = tempDir('school-fsize-');
+    const argv = launchArgv('/bin/sh', { fileBytes: 1024 * 1024, procsFiles: [] }, [
+      '/bin/sh',
+      '-c',
+      'ulimit -f; ulimit -H -f; dd if=/dev/zero of=big bs=65536 count=64 2>/dev/null; echo "dd $?"; wc -c < big',
+    ]);
+    const r = await runProcess(argv, { cwd: tmp.path, env: childEnv() });
+    // 1 MiB in the shell's 512-byte blocks, soft and hard (the process cannot raise it); 4 MiB asked.
+    expect(r.stdout.toString('utf8').trim().split('\n')).toEqual(['2048', '2048', 'dd 153', '1048576']);
+  });
+
+  it('bwrap: /tmp a tmpfs of its own size, mounted before anything below it', () => {
+    const args = bwrapArgs(
+      {
+        cwd: '/tmp/w',
+        writable: ['/tmp/w'],
+        readOnly: [],
+        home: '/h',
+        tmp: '/t',
+        network: 'none',
+        tmpBytes: 256 * 1024 * 1024,
+      },
+      ['true'],
+      () => false,
+    ).join(' ');
+    expect(args).toMatch(/--size 268435456 --tmpfs \/tmp( --bind \/h \/h)? --bind \/tmp\/w \/tmp\/w/);
+    expect(args).not.toContain('--bind /t /tmp');
+    expect(args).not.toContain('--remount-ro /tmp');
   });
 
   it('--size needs bwrap 0.5', () => {

@@ -178,7 +178,7 @@ describe('school doctor', () => {
     } else {
       expect(f.status, f.detail).toBe('ok');
       expect(f.detail).toMatch(
-        /^pids ≤ 512, memory ≤ 4096 MiB(, cpu weight 100)? hold \(cgroup v[12]\); \/dev\/shm and masked directories sized 512 MiB; the root and \/dev read-only; a running crew's disk writes ≤ 8192 MiB \(measured with du every few seconds\)$/,
+        /^pids ≤ 512, memory ≤ 4096 MiB(, cpu weight 100)? hold \(cgroup v[12]\); \/dev\/shm and masked directories sized 512 MiB; the root and \/dev read-only; disk \(sandbox\.limits\.diskMiB, 8192 MiB\): every file bounded when written \(RLIMIT_FSIZE\), \/tmp a sized tmpfs \(charged to the crew’s memory\), the worktree and HOME together sampled with du every few seconds$/,
       );
     }
     expect(leftoverGroups()).toEqual([]);
