@@ -365,7 +365,7 @@ export const sandboxLimitsSchema = z
       .min(1)
       .default(8192)
       .describe(
-        'What a running crew may write to the host disk: its worktree, HOME and /tmp together, measured every few seconds; beyond it its processes are killed and it fails.',
+        'What a crew may write: no file grows past it (RLIMIT_FSIZE) and /tmp is a tmpfs of this size, both bounded when written; its worktree and HOME together are measured every few seconds. A refused write it reports, or a sum beyond it, fails the crew.',
       ),
   })
   .prefault({});
