@@ -39,8 +39,10 @@ export function renderWorkflow(o: {
   config: string;
   /** A daemon runs on a GitHub-hosted runner: its crew job must end within the 6 hours GitHub allows. */
   hosted?: boolean;
+  /** The ref the loop is pinned to (`--ref`); default this release's tag `v<version>`. */
+  ref?: string;
 }): string {
-  const ref = `v${o.version}`;
+  const ref = o.ref ?? `v${o.version}`;
   const [first, ...rest] = CONDITION;
   return [
     `# .github/workflows/school.yml — written by \`school-core init\` (school-core ${o.version}).`,

@@ -11,6 +11,7 @@ import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';
 import { renderReviewRelay, renderWorkflow } from '../init-workflows.js';
 import { VERSION } from '../version.js';
+import { checkRef, parseRef } from '../toolkit-ref.js';
 import { parseRepository } from '../../config/repository.js';
 
 /**
@@ -20,7 +21,7 @@ import { parseRepository } from '../../config/repository.js';
  */
 export const TOOLKIT_REPOSITORY = 'school-core/school-core';
 
-const HELP = `Usage: school init [--dir DIR] [--force] [--toolkit OWNER/NAME] [--self-hosted]
+const HELP = `Usage: school init [--dir DIR] [--force] [--toolkit OWNER/NAME] [--ref REF] [--self-hosted]
 Sets a repository up for the school, in DIR (default: the current directory; it must be in a git
 repository):
   school.yml                      the verification command detected from the repository, the agent
@@ -32,7 +33,9 @@ repository):
   .github/workflows/school-review.yml  the relay of reviews requesting changes on the school's PRs
 and prints the secrets to add and the command that registers each daemon's runner. Refuses to
 overwrite any of them unless --force. --toolkit names the repository holding school-core's releases
-(default ${TOOLKIT_REPOSITORY}; a fork, or its mirror on GitHub Enterprise Server).
+(default ${TOOLKIT_REPOSITORY}; a fork, or its mirror on GitHub Enterprise Server). --ref pins
+the loop to another tag, branch or commit of it (default v${VERSION}); with GITHUB_TOKEN set, init
+asks GitHub that it exists and refuses a ref that does not.
 `;
 
 /** The repository's own test command, from the files that name one; undefined when none does. */
@@ -283,10 +286,16 @@ function runnerSteps(
 export const initCommand: Command = {
   summary: 'init [--dir DIR] [--force]: write school.yml and the caller workflow; say what comes next',
   async run(argv) {
-    const values = parseVerb('init', argv, verbOptions(['dir', 'toolkit'], ['force', 'self-hosted']), HELP);
+    const values = parseVerb(
+      'init',
+      argv,
+      verbOptions(['dir', 'toolkit', 'ref'], ['force', 'self-hosted']),
+      HELP,
+    );
     if (!values) return 0;
     const toolkit = values.toolkit ?? TOOLKIT_REPOSITORY;
     parseRepository(toolkit, '--toolkit', `For example ${TOOLKIT_REPOSITORY}.`);
+    const ref = parseRef(values.ref ?? `v${VERSION}`);
     const dir = resolve(values.dir ?? '.');
     if (!existsSync(dir))
       throw new ConfigError(`school init: ${dir} does not exist; run it in your repository's directory.`);
@@ -313,7 +322,14 @@ export const initCommand: Command = {
     const text = renderInit({ ...(verify ? { verify } : {}), ...found, hosted });
     const config = parseConfig(parseYaml(text), 'the generated school.yml'); // never write a file the school refuses
     const configPath = relative(top, target).split(sep).join('/');
-    const caller = renderWorkflow({ toolkit, version: VERSION, config: configPath, hosted });
+    // Checked before anything is written: a pin to nothing is refused here, not on the first run.
+    const pinned = await checkRef({
+      toolkit,
+      ref,
+      token: process.env.GITHUB_TOKEN || process.env.GH_TOKEN,
+      apiUrl: process.env.GITHUB_API_URL,
+    });
+    const caller = renderWorkflow({ toolkit, version: VERSION, config: configPath, hosted, ref });
     const relayText = renderReviewRelay({ version: VERSION });
     parseYaml(caller); // a YAML error here is ours, before anything is written
     parseYaml(relayText);
@@ -327,7 +343,13 @@ export const initCommand: Command = {
       ...(verify ? { verify } : {}),
       ...(remote ? { remote } : {}),
     });
-    process.stdout.write(lines.join('\n'));
+    const pin = pinned.checked
+      ? `The loop is pinned to ${toolkit}@${ref} (it exists on GitHub).`
+      : `The loop is pinned to ${toolkit}@${ref} (not checked: ${pinned.why})` +
+        (values.ref
+          ? '.'
+          : `; if that release is not tagged yet, run init again with --ref main or a commit of ${toolkit}.`);
+    process.stdout.write([pin, ...lines].join('\n'));
     return 0;
   },
 };
