@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fullName, parseJUnit } from '../../src/grading/junit.js';
+import { fullName, parseJUnit, testId } from '../../src/grading/junit.js';
 
 describe('JUnit XML reports', () => {
   it("reads node's junit reporter: suites, failures, skips, todos, comments", () => {
@@ -75,5 +75,56 @@ describe('JUnit XML reports', () => {
     ])
       expect(() => parseJUnit(bad), JSON.stringify(bad)).toThrow(/JUnit report/);
     expect(parseJUnit(ok)).toHaveLength(1);
+  });
+
+  describe('full test ids', () => {
+    // A file system of a few paths: the checkout at /co, the suite's copy beside it at /suite.
+    const paths = new Set(['/co/tests/test_split.py', '/co/tests/sub/test_split.py', '/co/test/a.test.js']);
+    const exists = (p: string) => paths.has(p);
+    const roots = { cwd: '/co', roots: ['/suite'] };
+    const id = (xml: string) => parseJUnit(xml).map((c) => testId(c, roots, exists));
+
+    it("pytest: the node id, from the classname's module path (or the file attribute)", () => {
+      expect(
+        id(
+          '<testsuites><testsuite name="pytest">' +
+            '<testcase classname="tests.test_split.TestSplit" name="test_begin_end"/>' +
+            '<testcase classname="tests.test_split" name="test_same[1-2]"/>' +
+            '<testcase classname="tests.sub.test_split" name="test_same[1-2]"/>' +
+            '<testcase classname="tests.sub.test_split.TestA.TestB" name="test_x" file="tests/sub/test_split.py"/>' +
+            '</testsuite></testsuites>',
+        ),
+      ).toEqual([
+        'tests/test_split.py::TestSplit::test_begin_end',
+        'tests/test_split.py::test_same[1-2]',
+        // The same name in another file is another test.
+        'tests/sub/test_split.py::test_same[1-2]',
+        'tests/sub/test_split.py::TestA::TestB::test_x',
+      ]);
+    });
+
+    it('mocha (xunit: classname is the suite path, file absolute), vitest, node:test, go', () => {
+      expect(
+        id(
+          '<testsuites name="Mocha Tests"><testsuite name="Mocha Tests">' +
+            '<testcase classname="answer nested" name="is right" file="/co/test/a.test.js"/>' +
+            '<testcase classname="" name="top level" file="/co/test/a.test.js"/>' +
+            '</testsuite>' +
+            // vitest: the file is the classname and the suite, the name holds the describe path.
+            '<testsuite name="test/a.test.js"><testcase classname="test/a.test.js" name="answer &gt; is right"/></testsuite>' +
+            // The judge's node:test reporter: nested suites, the file; a copy beside the checkout.
+            '<testsuite name="answer"><testcase name="is right" file="/suite/answer.test.mjs"/></testsuite>' +
+            // go-junit-report: the package is the suite (and the classname).
+            '<testsuite name="example.com/m/split"><testcase classname="split" name="TestSplit"/></testsuite>' +
+            '</testsuites>',
+        ),
+      ).toEqual([
+        'test/a.test.js > answer nested > is right',
+        'test/a.test.js > top level',
+        'test/a.test.js > answer > is right',
+        'answer.test.mjs > answer > is right',
+        'example.com/m/split > TestSplit',
+      ]);
+    });
   });
 });
