@@ -1,15 +1,17 @@
-import { chmodSync, copyFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { costTable } from '../../src/board/costs.js';
 import { costCells } from '../../src/board/format.js';
 import { runCrew } from '../../src/crew/crew.js';
+import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
 import { readSpend } from '../../src/dispatch/spend.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { FIXTURES, item, makeSchool, plan, spec, writeCurriculum, type School } from '../crew/helpers.js';
 import { anthropicServer, type AnthropicServer } from '../support/model-servers/anthropic.js';
+import { openaiServer, type OpenAIServer } from '../support/model-servers/openai.js';
 import { tempDir } from '../support/tmp.js';
 
 /**
@@ -23,12 +25,14 @@ import { tempDir } from '../support/tmp.js';
 const REAL_KEY = 'sk-ant-metered-real-3c9d';
 let school: School | undefined;
 let server: AnthropicServer | undefined;
+let openai: OpenAIServer | undefined;
 const restore: Array<() => void> = [];
 afterEach(async () => {
   for (const r of restore.splice(0)) r();
   await server?.close();
+  await openai?.close();
   school?.cleanup();
-  school = server = undefined;
+  school = server = openai = undefined;
 });
 
 function setEnv(vars: Record<string, string>): void {
@@ -42,12 +46,15 @@ function setEnv(vars: Record<string, string>): void {
   });
 }
 
-/** The fake `claude` in a bin directory of its own (visible read-only in the sandbox), told what to do. */
-function fakeClaude(o: { requests: number; model: string; claimUsd: number; edit?: object }): string {
+/** The fake CLI in a bin directory of its own (visible read-only in the sandbox), told what to do. */
+function fakeAgent(
+  tool: 'claude' | 'codex',
+  o: { requests: number; model: string; claimUsd?: number; edit?: object },
+): string {
   const bin = tempDir('school-metered-bin-');
   restore.push(bin.cleanup);
-  const path = join(bin.path, 'claude');
-  copyFileSync(join(FIXTURES, 'agents', 'metered-claude.mjs'), path);
+  const path = join(bin.path, tool);
+  copyFileSync(join(FIXTURES, 'agents', 'metered-agent.mjs'), path);
   chmodSync(path, 0o755);
   writeFileSync(join(bin.path, 'metered.json'), JSON.stringify(o));
   return path;
@@ -85,8 +92,48 @@ type Row = {
 const rows = (s: School) => readJsonl<Row>(s.layout.file('spend')).records;
 
 describe('spend metered by the key proxy', () => {
+  it('codex: its own Responses requests are metered from the stream; past the budget the proxy answers 429 itself', async () => {
+    const bin = fakeAgent('codex', { requests: 6, model: 'gpt-5.1-codex' });
+    // 1M uncached input tokens on gpt-5.1-codex: $1.25 an answer; the turn reports 10 tokens.
+    const api = (openai = await openaiServer([{ text: 'ok', usage: { input: 1_000_000, output: 0 } }]));
+    setEnv({ CODEX_API_KEY: REAL_KEY });
+    const s = (school = makeSchool({
+      extraAgents: [
+        {
+          id: 'codex',
+          kind: 'codex',
+          bin,
+          args: ['-c', `openai_base_url=${JSON.stringify(`${api.url}/v1`)}`],
+          passEnv: ['CODEX_API_KEY'],
+          roles: ['coding'],
+        },
+      ],
+    }));
+    s.config.dispatch.crewBudgetUsd = 2;
+    s.config.sandbox.readOnly.push(join(bin, '..'));
+    writeCurriculum(s, [item(3)]);
+    await plan(s, [{ crewId: 'c3-codex001', issue: 3, agent: 'codex' }]);
+    const r = await runCrew(await spec(s, 'c3-codex001'), { logger: silentLogger });
+
+    expect(r.outcome, r.reason).toBe('failed');
+    expect(r.reason).toMatch(
+      /^the school's budget for this crew is spent: \$2\.50 of \$2\.00 \(dispatch\.crewBudgetUsd\)\. The key proxy refused/,
+    );
+    expect(api.requests).toHaveLength(2);
+    expect(api.requests.every((x) => x.headers.authorization === `Bearer ${REAL_KEY}`)).toBe(true);
+    expect(
+      rows(s)
+        .filter((x) => x.data.source === 'metered')
+        .map((x) => x.data.costUsd),
+    ).toEqual([1.25, 1.25]);
+    expect(readSpend(s.layout).crews?.['c3-codex001']?.usd).toBeCloseTo(2.5, 9);
+    // What the student saw: two answers, then the proxy's own 429s.
+    const log = join(crewRuntimeDir(defaultRuntimeDir(s.config.stateDir), 'c3-codex001'), 'student.log');
+    expect(readFileSync(log, 'utf8')).toContain('statuses: 200 200 429 429 429 429');
+  }, 120_000);
+
   it('a student’s own 21 requests billing $5.40 each (SSE and JSON), claimed as $0.01: what the API billed is recorded, the rest refused without reaching it', async () => {
-    const bin = fakeClaude({ requests: 21, model: 'claude-opus-4-1', claimUsd: 0.01 });
+    const bin = fakeAgent('claude', { requests: 21, model: 'claude-opus-4-1', claimUsd: 0.01 });
     // 200k input and 32k output tokens on Opus 4.1: $5.40 an answer, $113.40 for 21.
     // The crew's budget (dispatch.crewBudgetUsd, 10): the first answer (SSE) leaves $4.60, the second
     // (JSON) is admitted and crosses it; the 19 after it are refused.
@@ -104,6 +151,8 @@ describe('spend metered by the key proxy', () => {
     expect(server!.requests.map((x) => (x.body as { stream: boolean }).stream)).toEqual([true, false]);
     expect(server!.requests.every((x) => x.headers['x-api-key'] === REAL_KEY)).toBe(true);
     expect(server!.all).toHaveLength(2);
+    const log = join(crewRuntimeDir(defaultRuntimeDir(s.config.stateDir), 'c1-meter001'), 'student.log');
+    expect(readFileSync(log, 'utf8')).toContain(`statuses: 200 200${' 429'.repeat(19)}\n`);
 
     const spent = rows(s).map((x) => [x.data.costUsd, x.data.source, x.data.meteredUsd, x.data.reportedUsd]);
     expect(spent).toEqual([
@@ -126,7 +175,7 @@ describe('spend metered by the key proxy', () => {
   }, 120_000);
 
   it('an honest crew under its budget: every request answered, recorded at the larger of metered and reported', async () => {
-    const bin = fakeClaude({
+    const bin = fakeAgent('claude', {
       requests: 4,
       model: 'claude-haiku-4-5',
       claimUsd: 0.02,
