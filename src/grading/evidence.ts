@@ -201,6 +201,13 @@ export async function evidenceFinding(i: EvidenceInput): Promise<JudgeFinding> {
   const { config, bookbag, diff } = i;
   const exempt = exemption(bookbag.role, bookbag.domain, curriculumItem(i.layout, i.job.issueNumber));
   if (exempt) return passed('evidence_not_needed', exempt);
+  // A revision answers review feedback on a delivered change whose crew showed its fix (a rename, a
+  // comment asked for): its base is that change, tests and all, and the policy judge keeps them.
+  if (bookbag.revision)
+    return passed(
+      'evidence_not_needed',
+      `revision ${bookbag.revision.round} of pull request #${bookbag.revision.pr}: the delivered change showed its fix`,
+    );
   const standing = standingEvidence(i);
   if (config.grading.evidence === 'optional')
     return standing ?? passed('evidence_not_needed', 'grading.evidence is optional: no evidence asked');

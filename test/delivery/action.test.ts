@@ -25,7 +25,12 @@ describe('drain-grading action: delivery (real process, INPUT_* environment)', (
         diff: newFilePatch('three.txt', '3\n'),
       });
       const config = join(tmp.path, 'school.yml');
-      writeFileSync(config, `repoPath: ${JSON.stringify(repo)}\ndelivery:\n  mode: branch\n`);
+      // Delivery is under test, of a bookbag written by hand (no verification command to run at the
+      // base): evidence is not asked here (the evidence judge's tests: test/grading/evidence.test.ts).
+      writeFileSync(
+        config,
+        `repoPath: ${JSON.stringify(repo)}\ndelivery:\n  mode: branch\ngrading:\n  evidence: optional\n`,
+      );
       const out = join(tmp.path, 'out.txt');
       writeFileSync(out, '');
       const token = 'ghs_' + 'D'.repeat(36);

@@ -47,7 +47,15 @@ if (feedback) {
   const m = /helper.txt:1: rename (\\w+) to (\\w+)/.exec(feedback);
   if (!m) process.exit(3);
   writeFileSync(file, readFileSync(file, 'utf8').replaceAll(m[1], m[2]));
-} else writeFileSync(file, 'export const helper31 = 31;\\n');
+} else {
+  writeFileSync(file, 'export const helper31 = 31;\\n');
+  // With the work, a test that fails without it (the evidence judge runs it at the base).
+  writeFileSync(
+    join(wt, 'helper.test.mjs'),
+    "import { test } from 'node:test';\\nimport assert from 'node:assert';\\nimport { existsSync } from 'node:fs';\\n" +
+      "test('the helper is there', () => assert.ok(existsSync(new URL('./helper.txt', import.meta.url))));\\n",
+  );
+}
 writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 10, outputTokens: 5, costUsd: 0.01 }));
 `;
 
@@ -71,7 +79,7 @@ describe('revision crews in the local loop (docs/delivery.md, "Revisions")', () 
         stateDir: join(root, 'state'),
         fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
         agents: [{ id: 'student', command: [process.execPath, student, runsFile, '{brief}'] }],
-        dispatch: { verify: [process.execPath, '-e', 'process.exit(0)'], crewTimeoutSeconds: 60 },
+        dispatch: { verify: [process.execPath, '--test'], crewTimeoutSeconds: 60 },
         // The student writes its run count outside its worktree.
         sandbox: { kind: 'none' },
         delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
