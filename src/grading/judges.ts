@@ -13,7 +13,7 @@ import { message } from '../errors.js';
 import { boundText, MAX_REASON } from '../security/bound.js';
 import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
-import { policyFinding, policyInput } from './policy.js';
+import { policyFinding, policyInput, reviewerNote } from './policy.js';
 import { audit } from '../state/audit.js';
 import { patchFiles } from '../process/patch-files.js';
 import { hostEnvOf } from '../process/env.js';
@@ -335,7 +335,7 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
             crewId: job.crewId,
             agent: job.agent,
             fences: job.fences,
-            brief: briefFor(layout, job, read.brief),
+            brief: briefFor(layout, job, read.brief) + reviewerNote(findings),
             diff,
             verification: bookbag.verification,
             role: bookbag.role,

@@ -177,3 +177,15 @@ export function policyInput(
     configFile: configSource(config),
   };
 }
+
+/**
+ * What a configured reviewer is told of a change the policy judge let through flagged: appended to
+ * the brief it judges against, so the changed tests or protected paths are weighed, not missed.
+ */
+export function reviewerNote(findings: readonly JudgeFinding[]): string {
+  const flags = findings
+    .filter((f) => f.judge === 'policy' && f.code === 'policy_flagged')
+    .flatMap((f) => f.reasons);
+  if (flags.length === 0) return '';
+  return `\n\n## Flagged by the school's policy judge\n\n${flags.map((f) => `- ${f}`).join('\n')}\n\nCheck that these changes serve the issue and do not weaken what the tests check.\n`;
+}

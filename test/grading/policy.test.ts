@@ -180,4 +180,30 @@ describe('policy judge', () => {
     expect(v.reasons[0]).toContain('package.json (its scripts or test-runner settings changed)');
     expect(existsSync(ran)).toBe(false);
   });
+
+  it('tells a configured reviewer what it let through flagged, in the brief it judges against', async () => {
+    const layout = new StateLayout(join(tmp.path, 'state-reviewer-note'));
+    const reviewer = [
+      'node',
+      '-e',
+      "let t = ''; process.stdin.on('data', (d) => (t += d)).on('end', () => { const b = JSON.parse(t).brief; " +
+        "console.log(JSON.stringify({ approve: true, score: 1, reasons: [/Flagged by the school's policy judge[\\s\\S]*test\\/sum\\.test\\.mjs/.test(b) ? 'saw the flag' : 'no flag'] })); });",
+    ];
+    const job = writeBookbag(layout, {
+      crewId: 'c-flag-rv',
+      issueNumber: 2,
+      baseSha,
+      verification: 'passed',
+      fences: ['src/**', 'test/sum.test.mjs'],
+      diff: crewDiff((wt) => {
+        fix(wt);
+        write(wt, 'test/sum.test.mjs', "import test from 'node:test';\ntest('sum', () => { /* more */ });\n");
+      }),
+    });
+    const cfg = config({ repoPath: repo, grading: { reviewer, evidence: 'optional' } });
+    const v = await defaultGrader({ config: cfg, layout })(job);
+    expect(v).toMatchObject({ accepted: true, decidedBy: 'reviewer' });
+    expect(v.reasons[0]).toMatch(/^flagged for review: .*test\/sum\.test\.mjs \(modified\)/);
+    expect(v.reasons).toContain('saw the flag');
+  });
 });
