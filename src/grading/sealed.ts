@@ -149,6 +149,15 @@ function atBase(o: SealedOptions): Promise<AtBase> {
   return p;
 }
 
+/**
+ * A pass is `sealed_tests_passed`, unless the suite passed at the base too: then it is
+ * `sealed_tests_green_at_base`, still a pass (the crew is not to blame for the suite), never the
+ * evidence that a fix is real (./evidence.ts takes only `sealed_tests_passed`).
+ */
+function passedCode(base: AtBase): string {
+  return base.green ? 'sealed_tests_green_at_base' : 'sealed_tests_passed';
+}
+
 const GREEN =
   'sealed tests: the suite passes at the base commit too, without the change: it cannot show that a fix is real (the maintainers are alerted)';
 
@@ -215,7 +224,7 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
       return {
         judge: 'sealed',
         passed: true,
-        code: 'sealed_tests_passed',
+        code: passedCode(base),
         reasons: ['sealed tests passed', ...green],
         score: 1,
       };
@@ -266,7 +275,7 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     return {
       judge: 'sealed',
       passed: true,
-      code: 'sealed_tests_passed',
+      code: passedCode(base),
       reasons: [`sealed tests passed: ${passed} named test(s) reported passed (${against})`, ...notes],
       score: 1,
       tests,

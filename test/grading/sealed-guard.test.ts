@@ -6,6 +6,8 @@ import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { reviewerReasons } from '../../src/crew/continuity.js';
+import { GradingQueue } from '../../src/grading/queue.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { git, initRepo, tempDir } from '../support/tmp.js';
 import { config, enqueueMany, writeBookbag } from './helpers.js';
 
@@ -168,5 +170,45 @@ describe('the sealed judge against code that attacks its suite (default sandbox)
     expect(brief.get('c-echo')!.join('\n')).toMatch(/sealed test\(s\) failed \(2\)/);
     for (const [, reasons] of brief) expect(reasons.join('\n')).not.toContain(MARK);
     expect(JSON.stringify(r.verdicts)).not.toContain(MARK);
+  });
+
+  it('a suite that passes at the base proves nothing: the verdict says so and the maintainers are alerted', async () => {
+    const green = join(tmp.path, 'sealed-green');
+    mkdirSync(green, { recursive: true });
+    writeFileSync(
+      join(green, 'loads.test.mjs'),
+      "import { test } from 'node:test';\ntest('module loads', async () => { await import(process.cwd() + '/src/bug.mjs'); });\n",
+    );
+    const layout = new StateLayout(join(tmp.path, 'state-green'));
+    const cfg = config({
+      repoPath: repo,
+      stateDir: layout.root,
+      dispatch: { verify: ['node', '--test'] },
+      grading: {
+        sealedTests: ['node', '--test', '{sealed}/'],
+        sealedDir: green,
+        sealedResults: { format: 'node-test' },
+      },
+    });
+    await enqueueMany(layout, [
+      writeBookbag(layout, {
+        crewId: 'c-green',
+        issueNumber: 9,
+        diff: diffs.honest,
+        baseSha,
+        verification: 'passed',
+      }),
+    ]);
+    const r = await drain({ config: cfg, layout, logger: silentLogger, judging: { verifyOnCleanCheckout } });
+    // Not the evidence of a fix: the change adds no test of its own either, so it is not shown.
+    expect(r.verdicts[0]).toMatchObject({ accepted: false, code: 'no_evidence' });
+    const graded = Object.values(new GradingQueue(layout).state().jobs)[0]!;
+    const sealed = graded.verdict!.findings.find((f) => f.judge === 'sealed');
+    expect(sealed).toMatchObject({ passed: true, code: 'sealed_tests_green_at_base' });
+    expect(sealed?.reasons.join('\n')).toMatch(
+      /passes at the base commit too, without the change: it cannot show that a fix is real/,
+    );
+    const audit = readFileSync(layout.file('audit'), 'utf8');
+    expect(audit).toMatch(/"kind":"sealed-green-at-base"/);
   });
 });

@@ -57,7 +57,8 @@ describe('sealed tests: what a patch touches, by git', () => {
       write(wt, 'src/sum.mjs', 'export const sum = (a, b) => a + b;\n');
       symlinkSync('sum.mjs', join(wt, 'src/alias.mjs'));
     });
-    expect(await sealed(diff)).toMatchObject({ passed: true, code: 'sealed_tests_passed' });
+    // The command here always passes, at the base too: a pass, though not the evidence of a fix.
+    expect(await sealed(diff)).toMatchObject({ passed: true, code: 'sealed_tests_green_at_base' });
   });
 
   it('an octal-escaped, quoted path is the path git applies it to', async () => {
