@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { PatchIntegrityError } from '../bookbag/store.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { jobKey as keyOf, type GradingJob } from '../schemas/grading.js';
@@ -265,7 +266,15 @@ export async function applicableJobs(
   const unreadable = new Map<string, Verdict>();
   for (const key of pendingKeys(queue, now)) {
     if (keys.has(key)) continue;
-    const read = await readScopedBookbag(layout, queue.jobs[key]!.job);
+    let read;
+    try {
+      read = await readScopedBookbag(layout, queue.jobs[key]!.job);
+    } catch (e) {
+      // A patch changed after its collection is the school's error, never a verdict (alerted where it
+      // was read): the job waits for the judge job, whose attempt fails on it.
+      if (e instanceof PatchIntegrityError) continue;
+      throw e;
+    }
     if (!read.ok) {
       unreadable.set(key, combine([verificationFinding(read)]));
       keys.add(key);

@@ -252,12 +252,20 @@ describe('verdicts from the judge job, applied by the grade job', () => {
   });
 
   it('a job whose bookbag the grade job cannot read is rejected there (N5.3), without a verdict', async () => {
-    writeFileSync(join(layout.bookbag('c2'), 'diff.patch'), 'tampered after the done flag\n');
+    writeFileSync(join(layout.bookbag('c2'), 'done.flag'), '{"torn": ');
     const r = await apply();
     expect(r.drained.verdicts.map((v) => [v.jobKey, v.accepted, v.code])).toEqual([
       ['grade:2:c2', false, 'verification_unavailable'],
     ]);
     expect(jobs()['grade:1:c1']!.status).toBe('pending');
+  });
+
+  it("a patch changed after collection is the school's error: no verdict here, an alert, the job left for the judge", async () => {
+    writeFileSync(join(layout.bookbag('c2'), 'diff.patch'), 'tampered after the done flag\n');
+    const r = await apply();
+    expect(r.drained.verdicts).toEqual([]);
+    expect(jobs()['grade:2:c2']).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(readFileSync(layout.file('audit'), 'utf8')).toContain('"kind":"patch-integrity"');
   });
 
   it("a reviewer's spend in the judge job reaches this state's spend ledger once; another job's key is refused", async () => {
