@@ -46,7 +46,15 @@ export interface CheckRun {
   name: string;
   status: string;
   conclusion: string | null;
+  /** The app that posted it (`github-actions` for the repository's own workflows). */
+  app?: string;
 }
+
+/**
+ * A user's role on the repository, as the collaborator-permission endpoint names it; `none` for
+ * someone who is no collaborator.
+ */
+export type RepoRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 
 /** A commit status (the Statuses API, which CI outside GitHub Actions often reports through). */
 export interface CommitStatus {
@@ -68,6 +76,11 @@ export interface FeedbackPort {
   statuses(sha: string): Promise<CommitStatus[]>;
   /** The failing job's log (needs `actions: read`); undefined when it cannot be read. */
   jobLog(jobId: number): Promise<string | undefined>;
+  /**
+   * The user's role on the repository (GitHub's collaborator permission), asked once per user per
+   * port (a port lives for one run). Absent where there is no such record (a local school).
+   */
+  role?(login: string): Promise<RepoRole>;
   /** Requests made so far through this port (the listing's own count included). */
   readonly requests: number;
 }

@@ -5,7 +5,8 @@ import { sanitizeText } from '../security/sanitize.js';
 import { redactText } from '../security/redact.js';
 import { statusMarkerOf } from '../outbox/outbox.js';
 import type { FeedbackEvent, FeedbackState, Settled } from './log.js';
-import type { Author, FeedbackPort } from './port.js';
+import type { Author, FeedbackPort, RepoRole } from './port.js';
+import { message } from '../errors.js';
 
 /**
  * Finding feedback within an API budget (item 7). One conditional request per cycle answers "did
@@ -105,6 +106,32 @@ export function untrustedAuthor(
   return `${a.login} is ${a.association}, not ${trust.associations.join('/')}`;
 }
 
+/** Roles whose feedback counts: those that may push to the repository (write or higher). */
+const WRITERS: ReadonlySet<RepoRole> = new Set(['admin', 'maintain', 'write']);
+
+/**
+ * Why feedback by `a` is not acted on, or undefined when it is. `author_association` is a cheap
+ * first filter (curriculum.trust.associations), never enough on its own: a member of the
+ * organisation or a collaborator may only have read or triage access. So a person's feedback
+ * counts only when the repository gives them write access or higher (the collaborator-permission
+ * endpoint, asked once per user per run). Where the port has no such record (a local school, whose
+ * feedback is its operator's own) the association rule stands. `curriculum.trust.anyone` and the
+ * listed bots are the operator's explicit choices and are not asked about. A permission that cannot
+ * be read is not counted (fail closed), with the reason.
+ */
+export async function untrustedFeedback(o: Pick<ScanOptions, 'port' | 'trust' | 'bots'>, a: Author) {
+  const why = untrustedAuthor(a, o.trust, o.bots);
+  if (why || a.bot || o.trust.anyone || !o.port.role) return why;
+  try {
+    const role = await o.port.role(a.login);
+    return WRITERS.has(role)
+      ? undefined
+      : `${a.login} is ${a.association} but has ${role === 'none' ? 'no' : role} access to the repository, not write or higher`;
+  } catch (e) {
+    return `${a.login}'s access to the repository could not be read (${message(e).slice(0, 200)}): not counted`;
+  }
+}
+
 /** The instruction of a `/school …` comment, or undefined when it is not one. */
 export function schoolCommand(body: string): string | undefined {
   const m = /^\s*\/school(?:\s+([\s\S]*))?$/.exec(body);
@@ -188,7 +215,7 @@ async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: 
     for (const v of reviews) {
       reviewsSeen.push(v.id);
       if (v.state !== 'CHANGES_REQUESTED') continue;
-      const why = untrustedAuthor(v.author, o.trust, o.bots);
+      const why = await untrustedFeedback(o, v.author);
       const id = `review:${v.id}`;
       if (why) {
         r.ignored.push({ issue: d.issue, pr: d.pr, id, author: v.author.login, reason: why });
@@ -241,7 +268,7 @@ async function readComments(
     const instruction = schoolCommand(c.body);
     if (instruction === undefined) continue;
     const id = `comment:${c.id}`;
-    const why = untrustedAuthor(c.author, o.trust, o.bots);
+    const why = await untrustedFeedback(o, c.author);
     if (why) r.ignored.push({ issue: d.issue, pr: d.pr, id, author: c.author.login, reason: why });
     else if (instruction === '')
       r.ignored.push({
@@ -284,6 +311,13 @@ async function readChecks(o: ScanOptions, r: ScanResult, open: readonly Delivere
     if (failed.length > 0 || failedStatuses.length > 0) {
       const tails: string[] = [];
       for (const f of failed.slice(0, 3)) {
+        // Only a job of the repository's own workflows has a log the school reads (its id is the
+        // job's). A check run any other app posted counts by its name and conclusion alone: its
+        // text is that app's, not the repository's CI.
+        if (f.app !== undefined && f.app !== 'github-actions') {
+          tails.push(`${f.name}: ${f.conclusion} (a check of ${f.app}; its output is not quoted)`);
+          continue;
+        }
         const log = await o.port.jobLog(f.id);
         tails.push(`${f.name}: ${f.conclusion}${log ? `\n${log.slice(-LOG_TAIL)}` : ''}`);
       }

@@ -7,6 +7,7 @@ import type {
   FeedbackPort,
   LineComment,
   PullState,
+  RepoRole,
   Review,
 } from '../feedback/port.js';
 import type { GitHubClient } from './client.js';
@@ -68,7 +69,17 @@ const toCheckRun = (c: Raw): CheckRun => ({
   name: str(c.name),
   status: str(c.status),
   conclusion: typeof c.conclusion === 'string' ? c.conclusion : null,
+  ...(typeof (c.app as Raw | undefined)?.slug === 'string' ? { app: (c.app as Raw).slug as string } : {}),
 });
+
+const ROLES: readonly RepoRole[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
+
+/** `role_name` (admin, maintain, write, triage, read, or a custom role's base) else `permission`. */
+function toRole(d: Raw): RepoRole {
+  const named = ROLES.find((r) => r === d.role_name);
+  if (named) return named;
+  return ROLES.find((r) => r === d.permission) ?? 'none';
+}
 
 const STATUS_STATES = ['error', 'failure', 'pending', 'success'] as const;
 const toStatus = (c: Raw): CommitStatus => ({
@@ -119,6 +130,8 @@ class Requests {
 
 export function octokitFeedback(client: GitHubClient, repository: string): FeedbackPort {
   const api = new Requests(client, parseRepository(repository));
+  // One question per user per run: a busy pull request asks about its reviewers once.
+  const roles = new Map<string, Promise<RepoRole>>();
   const PULL = 'GET /repos/{owner}/{repo}/pulls/{pull_number}';
   const COMMIT = 'GET /repos/{owner}/{repo}/commits/{ref}';
   return {
@@ -152,6 +165,22 @@ export function octokitFeedback(client: GitHubClient, repository: string): Feedb
     // The combined status lists the latest status of each context (100 per page at most).
     statuses: async (sha) =>
       listIn(await api.one(`${COMMIT}/status`, { ref: sha, per_page: 100 }), 'statuses').map(toStatus),
+    role(login) {
+      const key = login.toLowerCase();
+      let known = roles.get(key);
+      if (!known) {
+        known = api
+          .one('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { username: login })
+          .then(toRole, (e: unknown) => {
+            // 404: no collaborator (or no such user): no role. Anything else is not an answer.
+            if ((e as { status?: number }).status === 404) return 'none' as const;
+            roles.delete(key);
+            throw e;
+          });
+        roles.set(key, known);
+      }
+      return known;
+    },
     async jobLog(jobId) {
       try {
         return logText(

@@ -150,6 +150,14 @@ export class GitHubFake {
     headSha?: string;
   }> = [];
   readonly reviews = new Map<number, FakeReview[]>();
+  /**
+   * Each collaborator's role (GitHub's collaborator permission). A login not set here answers as
+   * GitHub would for what the fake showed of it: OWNER admin, MEMBER and COLLABORATOR write, anyone
+   * else no collaborator (404). `setRole` makes a member read-only, say.
+   */
+  readonly roles = new Map<string, 'admin' | 'maintain' | 'write' | 'triage' | 'read'>();
+  /** Collaborator-permission requests, by login (a run asks once per user). */
+  readonly roleRequests: string[] = [];
   readonly reviewComments = new Map<number, FakeReviewComment[]>();
   readonly checkRuns: FakeCheckRun[] = [];
   /** Commit statuses in the order they were set; the latest of a context on a commit counts. */
@@ -315,6 +323,26 @@ export class GitHubFake {
     this.reviewComments.set(pr, lines);
     this.mustIssue(pr).updated_at = at;
     return review;
+  }
+
+  setRole(login: string, role: 'admin' | 'maintain' | 'write' | 'triage' | 'read'): void {
+    this.roles.set(login.toLowerCase(), role);
+  }
+
+  /** A login's role: as set, else what the associations the fake showed for it imply. */
+  roleOf(login: string): 'admin' | 'maintain' | 'write' | 'triage' | 'read' | undefined {
+    const set = this.roles.get(login.toLowerCase());
+    if (set) return set;
+    if (login.toLowerCase() === this.owner.toLowerCase()) return 'admin';
+    const shown = new Set<string>();
+    for (const list of this.reviews.values())
+      for (const r of list) if (r.user.toLowerCase() === login.toLowerCase()) shown.add(r.author_association);
+    for (const i of this.issues.values())
+      for (const c of i.comments)
+        if (c.user.toLowerCase() === login.toLowerCase()) shown.add(c.author_association ?? 'OWNER');
+    if (shown.has('OWNER')) return 'admin';
+    if (shown.has('MEMBER') || shown.has('COLLABORATOR')) return 'write';
+    return undefined;
   }
 
   /** A comment by someone with the given association (the issues list's `updated_at` moves). */
@@ -596,6 +624,16 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
       if (!issue.labels.some((l) => l.toLowerCase() === name)) return apiError(404, 'Label does not exist');
       fake.updateIssue(issue.number, { labels: issue.labels.filter((l) => l.toLowerCase() !== name) });
       return HttpResponse.json(issue.labels.map((l) => fake.ensureLabel(l)));
+    }),
+    // As GitHub: `permission` (admin, write, read, none) and `role_name` (admin, maintain, write,
+    // triage, read); 404 for someone who is no collaborator.
+    route('get', '/repos/:owner/:repo/collaborators/:user/permission', 'read', ({ params }) => {
+      const login = String(params.user);
+      fake.roleRequests.push(login);
+      const role = fake.roleOf(login);
+      if (!role) return apiError(404, `${login} is not a user`);
+      const permission = role === 'maintain' ? 'write' : role === 'triage' ? 'read' : role;
+      return HttpResponse.json({ permission, role_name: role, user: { login, type: 'User' } });
     }),
     route('get', '/repos/:owner/:repo/issues/:number/comments', 'read', ({ request, url, params }) => {
       const issue = fake.mustIssue(Number(params.number));
