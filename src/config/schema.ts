@@ -462,7 +462,7 @@ export const sealedResultsSchema = z
     format: z
       .enum(SEALED_RESULT_FORMATS)
       .describe(
-        "node-test: sealedTests is `node --test …` and the judge adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file).",
+        'node-test: sealedTests is `node --test …` and the judge adds its guard and its own JUnit reporter; junit: the command writes JUnit XML to {results} (or to file).',
       ),
     file: z
       .string()
@@ -476,7 +476,7 @@ export const sealedResultsSchema = z
       .min(1)
       .optional()
       .describe(
-        'Tests that must each be reported as passed (name, `suite > name` or `classname.name`). Default: every test the suite reports on the base commit.',
+        'Tests that must each be reported as passed (full id such as tests/test_a.py::test_x or test/a.test.js > suite > name; or name, `suite > name`, `classname.name`). Default: every test the suite reports on the base commit.',
       ),
   })
   .describe('Named results: the sealed judge passes on the test report, so an early exit fails.');
