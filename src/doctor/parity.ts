@@ -13,6 +13,7 @@ import { shimKind } from '../sandbox/toolchains.js';
 import { shimManager } from '../sandbox/version-managers.js';
 import { hiddenPathFix } from '../sandbox/visibility.js';
 import type { Finding } from './finding.js';
+import { checkPython } from './python.js';
 
 /**
  * What the crews will run, run the way they run it: each program a crew starts (an agent CLI, the
@@ -155,6 +156,8 @@ export async function checkParity(config: SchoolConfig, o: ParityOptions): Promi
     const out: Finding[] = [];
     for (const s of paritySubjects(config)) out.push(await probe(s, ctx));
     out.push(...(await checkPassEnvPaths(config, ctx)));
+    // Which python3 and pytest the crews run, when their commands name them (./python.ts).
+    out.push(...(await checkPython(config, ctx)));
     return out;
   } finally {
     await sandbox.close();

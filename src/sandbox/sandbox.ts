@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { SandboxConfig } from '../config/schema.js';
 import { extendEnv, type ChildEnv } from '../process/env.js';
 import { removeTreeSync } from '../process/remove-tree.js';
@@ -103,7 +103,10 @@ export class Sandbox {
     if (!this.confined) return { argv: [...argv], env };
     const [program, ...args] = argv;
     if (!program) throw new TypeError('sandbox: empty argv');
-    const found = which(program, env.PATH ?? '');
+    // A name with a slash is a path, relative to where the process runs (as execvp reads it): a
+    // project's virtualenv, `.venv/bin/python -m pytest`, is the checkout's own.
+    const named = program.includes(sep) && !isAbsolute(program) ? resolve(c.cwd, program) : program;
+    const found = which(named, env.PATH ?? '');
     if (!found) throw new ProgramNotFoundError(program);
     const tmp = join(this.o.root, `tmp-${basename(c.home)}`);
     removeTreeSync(tmp);
