@@ -645,7 +645,7 @@ export const configSchema = z
         verify: argv
           .optional()
           .describe(
-            "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch.",
+            "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch (the base's tests put back over it), writable for the run and thrown away after, and judged against the unchanged base (docs/grading.md).",
           ),
         install: z
           .strictObject({

@@ -12,12 +12,13 @@ import { missingProgram, type MissingAt } from '../sandbox/not-found.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import {
   addCheckout,
-  copyDependencies,
   logSince,
   logSize,
   removeCheckout,
   runInCheckout,
+  showDependencies,
   singleFlight,
+  type ShownDependencies,
 } from './checkout-run.js';
 import { depsKey } from './clean-install.js';
 import { removeTree } from './slot-reset.js';
@@ -62,6 +63,7 @@ export async function runVerification(
   env: ChildEnv,
   wt: string,
   work: string,
+  shown: ShownDependencies,
   onSpawn?: (pid: number) => void,
 ): Promise<CheckoutRun> {
   const results = o.config.dispatch.verifyResults;
@@ -75,7 +77,8 @@ export async function runVerification(
   // coverage, snapshots) and in the dependencies copied into it (./checkout-run.ts).
   const started = await o.sandbox.confine(argv, env, {
     cwd: wt,
-    writable: [wt, reports],
+    writable: [wt, reports, ...shown.writable],
+    readOnlyAt: shown.readOnlyAt,
     home: o.sandbox.freshHome('verify'),
     allow: o.config.sandbox.allow,
   });
@@ -160,13 +163,15 @@ async function runAtBase(
   const at = o.baseSha.slice(0, 12);
   try {
     wt = await addCheckout(repo, work, o.baseSha);
-    if (deps) await copyDependencies(deps, o.config.dispatch.install?.paths ?? [], wt);
+    const shown = deps
+      ? await showDependencies(deps, o.config.dispatch.install?.paths ?? [], wt, o.sandbox.confined)
+      : { readOnlyAt: [], writable: [] };
     appendCapped(
       o.logFile,
       `[school] verifying the unchanged base ${at} first (once per base): ${verify.join(' ')}\n`,
       o.config.dispatch.logMaxBytes,
     );
-    const r = await runVerification(o, verify, env, wt, work);
+    const r = await runVerification(o, verify, env, wt, work, shown);
     const { run } = r;
     appendCapped(
       o.logFile,

@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CleanCheckoutOptions } from '../grading/judge-verify.js';
 import { LockError } from '../errors.js';
@@ -103,30 +112,89 @@ export function runInCheckout(
   });
 }
 
+/** Whether `cp --reflink=always` works under `dir` (btrfs, XFS): asked once per directory. */
+const reflinkable = new Map<string, Promise<boolean>>();
+function reflinks(dir: string): Promise<boolean> {
+  let known = reflinkable.get(dir);
+  if (!known) {
+    known = (async () => {
+      const probe = join(dir, `.reflink-probe-${randomBytes(4).toString('hex')}`);
+      try {
+        writeFileSync(`${probe}.a`, 'x');
+        const r = await runProcess(['cp', '--reflink=always', '--', `${probe}.a`, `${probe}.b`], {
+          cwd: dir,
+          env: childEnv(),
+          timeoutMs: 30_000,
+        });
+        return r.exitCode === 0;
+      } finally {
+        rmSync(`${probe}.a`, { force: true });
+        rmSync(`${probe}.b`, { force: true });
+      }
+    })();
+    reflinkable.set(dir, known);
+  }
+  return known;
+}
+
+/** What the sandbox is told to show of the dependencies (nothing when they were copied in). */
+export interface ShownDependencies {
+  readOnlyAt: Array<{ source: string; path: string }>;
+  writable: string[];
+}
+
+/** The tool cache directory under an install path (find-cache-dir: eslint, babel, ava, nyc, webpack). */
+export const TOOL_CACHE = '.cache';
+
 /**
- * The installed dependencies (`install.paths` of the cache `deps`) copied into the checkout:
- * writable for the run (an eslint `--cache` under node_modules, a jest or babel cache) and gone with
- * the checkout, so nothing the run writes reaches the cache or the next crew. `cp --reflink=auto`
- * shares the blocks where the file system can (btrfs, XFS); elsewhere it is a copy. bubblewrap's
- * overlay (`--overlay-src`, 0.11 and later) would copy nothing; the bubblewrap of the machines we
- * run on (0.8) has none.
+ * The installed dependencies (`install.paths` of the cache `deps`) in the checkout, writable where
+ * tools write and gone with the checkout, so nothing the run writes reaches the cache or the next
+ * crew:
+ *  - where the file system shares blocks (`cp --reflink=always`: btrfs, XFS), a copy, writable
+ *    throughout, that costs no data;
+ *  - elsewhere (ext4) a copy of a large `node_modules` costs seconds per verification, so the cache is
+ *    shown read-only at its path and its tool cache directory (`node_modules/.cache`, where eslint's
+ *    `--cache`, babel, ava and nyc write) is a fresh writable directory of the run's;
+ *  - unconfined (`sandbox.kind: none`), a copy: nothing else keeps the run's writes out of the cache.
+ * bubblewrap's overlay (`--overlay-src`, 0.11 and later) would make all of it writable for free; the
+ * bubblewrap of the machines we run on (0.8) has none.
  */
-export async function copyDependencies(deps: string, paths: readonly string[], wt: string): Promise<void> {
+export async function showDependencies(
+  deps: string,
+  paths: readonly string[],
+  wt: string,
+  confined: boolean,
+): Promise<ShownDependencies> {
+  const shown: ShownDependencies = { readOnlyAt: [], writable: [] };
+  const copy = !confined || (await reflinks(dirname(deps)));
   for (const p of paths) {
     const from = join(deps, p);
     if (!existsSync(from)) continue;
     const to = join(wt, p);
     mkdirSync(dirname(to), { recursive: true });
-    const r = await runProcess(['cp', '-a', '--reflink=auto', '--', from, to], {
-      cwd: wt,
-      env: childEnv(),
-      timeoutMs: 600_000,
-    });
-    if (r.exitCode !== 0)
-      throw new CheckoutError(
-        `could not copy the installed ${p} into the checkout: ${(r.spawnError ?? r.stderr.toString('utf8')).trim()}`,
-      );
+    if (copy) {
+      const r = await runProcess(['cp', '-a', '--reflink=auto', '--', from, to], {
+        cwd: wt,
+        env: childEnv(),
+        timeoutMs: 600_000,
+      });
+      if (r.exitCode !== 0)
+        throw new CheckoutError(
+          `could not copy the installed ${p} into the checkout: ${(r.spawnError ?? r.stderr.toString('utf8')).trim()}`,
+        );
+      continue;
+    }
+    // The mount points: the install path in the checkout, and its tool cache inside the cache (an
+    // empty directory, covered in every run by that run's own).
+    mkdirSync(to, { recursive: true });
+    if (statSync(from).isDirectory()) {
+      mkdirSync(join(from, TOOL_CACHE), { recursive: true });
+      mkdirSync(join(to, TOOL_CACHE), { recursive: true });
+      shown.writable.push(join(to, TOOL_CACHE));
+    }
+    shown.readOnlyAt.push({ source: from, path: to });
   }
+  return shown;
 }
 
 /**

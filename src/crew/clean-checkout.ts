@@ -9,7 +9,7 @@ import { patchFiles, type PatchFile } from '../process/patch-files.js';
 import { appendCapped } from '../process/capped-log.js';
 import { describeMissing, missingProgram, type MissingAt } from '../sandbox/not-found.js';
 import { baseVerification, runVerification, type BaseRecord, type CheckoutRun } from './base-run.js';
-import { addCheckout, CheckoutError, copyDependencies, git, removeCheckout } from './checkout-run.js';
+import { addCheckout, CheckoutError, git, removeCheckout, showDependencies } from './checkout-run.js';
 import { INSTALL_RETRY_MS, InstallFailedError, installedDependencies } from './clean-install.js';
 import { removeTree } from './slot-reset.js';
 
@@ -178,12 +178,16 @@ export async function verifyOnCleanCheckout(
           notApplied: why.slice(0, 2000),
         });
       }
-      if (touched.ok) reset = await resetTestSurface(o, wt, touched.files);
+      // A school that lets patches change the base's tests (grading.allowTestChanges) runs them as changed.
+      const allowed = (o.config.grading as { allowTestChanges?: boolean } | undefined)?.allowTestChanges;
+      if (touched.ok && !allowed) reset = await resetTestSurface(o, wt, touched.files);
       if (reset.length)
         note(`the base's tests and test definitions put back over the patch: ${list(reset, 20)}`);
     }
-    if (deps) await copyDependencies(deps, o.config.dispatch.install?.paths ?? [], wt);
-    mine = await runVerification(o, verify, env, wt, work, o.onSpawn);
+    const shown = deps
+      ? await showDependencies(deps, o.config.dispatch.install?.paths ?? [], wt, o.sandbox.confined)
+      : { readOnlyAt: [], writable: [] };
+    mine = await runVerification(o, verify, env, wt, work, shown, o.onSpawn);
   } catch (e) {
     if ((e as Error).name === 'ProgramNotFoundError') {
       const found = missingProgram({
