@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
+import { SchoolError } from '../errors.js';
 import { configSource } from '../config/source.js';
 import { patchFiles, type PatchFile } from '../process/patch-files.js';
 import { runGit } from '../process/git.js';
@@ -37,7 +38,23 @@ export interface PolicyInput {
 
 const ZERO = /^0+$/;
 
+/**
+ * The repository lacks the crew's base commit (a shallow checkout): the judge cannot do its work.
+ * A grader failure, retried — never a verdict about the student.
+ */
+export class PolicyBaseMissingError extends SchoolError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PolicyBaseMissingError';
+  }
+}
+
 export async function policyFinding(o: PolicyInput): Promise<JudgeFinding> {
+  const base = await runGit(['cat-file', '-e', `${o.baseSha}^{commit}`], { cwd: resolve(o.repoPath) });
+  if (base.exitCode !== 0)
+    throw new PolicyBaseMissingError(
+      `the policy judge could not read base ${o.baseSha} in ${o.repoPath}: the repository lacks that commit (fetch it, or check out with enough history); the grading job is retried`,
+    );
   const touched = await patchFiles(resolve(o.repoPath), o.baseSha, o.diff);
   if (!touched.ok)
     return fail('patch_does_not_apply', [

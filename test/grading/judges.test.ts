@@ -237,7 +237,8 @@ describe('sealed tests (real git)', () => {
     await enqueueMany(layout, [j]);
     const r = await drain({ config: cfg, layout, logger: silentLogger });
     expect(r.failed).toBe(1);
-    expect(r.errors[0]!.error).toMatch(/could not create a worktree .* at base f{40}/);
+    // The policy judge, which runs first, is the one that finds it missing.
+    expect(r.errors[0]!.error).toMatch(/could not read base f{40} .*lacks that commit/);
   });
 });
 

@@ -66,8 +66,9 @@ describe('D4 a hostile student', () => {
     );
     expect(first.plan.assignments.map((a) => a.agent)).toEqual(['hostile']);
     expect(first.drain.verdicts.map((v) => v.issueNumber)).toEqual([1]);
-    // Its patch adds a .gitattributes selecting its drivers: the sealed tests refuse it unrun.
-    expect(first.drain.verdicts[0]).toMatchObject({ decidedBy: 'sealed', code: 'sealed_tests_tampered' });
+    // Its patch adds a .gitattributes selecting its drivers: a protected path, refused by the policy
+    // judge before the sealed tests would run (which refuse it unrun too: test/grading/sealed-tamper).
+    expect(first.drain.verdicts[0]).toMatchObject({ decidedBy: 'policy', code: 'protected_path' });
     expect(first.drain.verdicts[0]!.reasons.join(' ')).toContain('.gitattributes');
 
     // The next crew on the same slot: its checkout, teardown and grading meet whatever was left.
