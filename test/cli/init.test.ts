@@ -189,8 +189,14 @@ describe('school init', () => {
     const r = school(dir, 'init');
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/No test command was found[\s\S]*Set dispatch\.verify in school\.yml/);
+    // What grades the work without it, said plainly: nothing, so code changes are rejected.
+    expect(r.out).toMatch(/every code change is rejected \(verification_unavailable\)/);
+    expect(r.out).not.toMatch(/graded on the reviewer alone/);
     expect(r.out).toContain('replace <owner>/<repo> below'); // no origin: placeholders, said so
-    expect(school(dir, 'config', 'check').code).toBe(0);
+    const check = school(dir, 'config', 'check');
+    expect(check.code).toBe(0);
+    // Only when an agent takes coding work (init writes the agents it finds on PATH: claude here).
+    expect(check.out).toMatch(/warning: dispatch\.verify is not set.*every coding crew is rejected/);
   });
 
   it('a subdirectory of the repository: the workflow goes to the top and names the config path', async () => {

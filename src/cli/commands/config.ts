@@ -40,6 +40,10 @@ export const configCommand: Command = {
         `${path}: valid. ${config.fleet.daemons.length} daemon(s), ${config.agents.length} agent(s), max ${config.dispatch.maxCrews} crew(s).\n`,
       );
       if (config.agents.length === 0) process.stdout.write(`warning: ${NO_AGENTS}\n`);
+      if (!config.dispatch.verify && config.agents.some((a) => a.roles.includes('coding')))
+        process.stdout.write(
+          'warning: dispatch.verify is not set, so nothing checks that a code change works: every coding crew is rejected verification_unavailable. Set it to the repository\'s test command (e.g. verify: [npm, test]).\n',
+        );
       return 0;
     }
     process.stderr.write(`school config: unknown subcommand "${sub}"; use "schema" or "check".\n`);

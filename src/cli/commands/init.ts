@@ -206,7 +206,8 @@ export function nextSteps(o: {
     out.push(
       'No test command was found (no test script in package.json, no pytest, go.mod, Cargo.toml or',
       'Makefile test target). Set dispatch.verify in school.yml to the command that checks a change,',
-      'e.g. verify: [npm, test]; without it a change is graded on the reviewer alone.',
+      'e.g. verify: [npm, test]. Until it is set, every code change is rejected (verification_unavailable):',
+      'nothing checks that it works. Docs and triage crews are graded by the reviewer alone.',
       '',
     );
   if (!o.config.agents.length)
