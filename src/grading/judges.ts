@@ -59,8 +59,12 @@ export interface JudgeContext {
  */
 export type BookbagRead =
   | { ok: true; dir: string; bookbag: Bookbag; diff: string; brief?: string; report?: string }
-  /** `code`: the verdict's, when it is not `verification_unavailable` (`secret_in_patch`). */
-  | { ok: false; dir: string; reason: string; code?: string };
+  /**
+   * `code`: the verdict's, when it is not `verification_unavailable` (`secret_in_patch`);
+   * `schoolError`: no verdict at all — the patch is not the one collected (the judge that meets it
+   * throws it, and the attempt fails).
+   */
+  | { ok: false; dir: string; reason: string; code?: string; schoolError?: PatchIntegrityError };
 
 export function verificationFinding(read: BookbagRead): JudgeFinding {
   const fail = (code: string, reason: string): JudgeFinding => ({
@@ -71,7 +75,11 @@ export function verificationFinding(read: BookbagRead): JudgeFinding {
     score: 0,
   });
   // N5.3: no persisted verification means FAIL — the gate is never re-run on the clean base.
-  if (!read.ok) return fail(read.code ?? 'verification_unavailable', read.reason);
+  if (!read.ok) {
+    // The school's error, never a verdict against the student (docs/grading.md, "A patch is data").
+    if (read.schoolError) throw read.schoolError;
+    return fail(read.code ?? 'verification_unavailable', read.reason);
+  }
   // The crew's change was refused at collection (a credential in it) and not kept.
   const refusal = read.bookbag.refusal;
   if (refusal) return fail(refusal.code, `${refusal.code}: ${describeSecrets(refusal.findings)}`);
@@ -182,7 +190,7 @@ export async function readScopedBookbag(layout: StateLayout, job: GradingJob): P
     r = await readBookbag(layout, job.crewId, { role: 'grader' });
   } catch (e) {
     // Bytes changed after collection: the school's error, an alert and no verdict (docs/grading.md).
-    if (e instanceof PatchIntegrityError) throw await patchAlert(layout, job, e);
+    if (e instanceof PatchIntegrityError) return patchAlert(layout, job, dir, e);
     return { ok: false, dir, reason: message(e) };
   }
   // Every judge reads the patch as text: the text must be the collected bytes, exactly.
@@ -190,7 +198,8 @@ export async function readScopedBookbag(layout: StateLayout, job: GradingJob): P
   try {
     diff = patchText(r.patch, job.crewId);
   } catch (e) {
-    throw e instanceof PatchIntegrityError ? await patchAlert(layout, job, e) : e;
+    if (e instanceof PatchIntegrityError) return patchAlert(layout, job, dir, e);
+    throw e;
   }
   // Defense in depth: a change that adds a credential is refused at collection; one that reached a
   // bookbag all the same (imported, or kept by an older school) is refused here, before any judge
@@ -216,15 +225,20 @@ export async function readScopedBookbag(layout: StateLayout, job: GradingJob): P
   };
 }
 
-/** Records a patch-integrity alert for the maintainers; returns the error for the attempt to fail with. */
-async function patchAlert(layout: StateLayout, job: GradingJob, e: PatchIntegrityError) {
+/** Records a patch-integrity alert for the maintainers; the read carries the error for the judges to fail with. */
+async function patchAlert(
+  layout: StateLayout,
+  job: GradingJob,
+  dir: string,
+  e: PatchIntegrityError,
+): Promise<BookbagRead> {
   await audit(layout, 'grading.alert', {
     jobKey: job.jobKey,
     crewId: job.crewId,
     kind: 'patch-integrity',
     detail: e.message,
   });
-  return e;
+  return { ok: false, dir, reason: e.message, schoolError: e };
 }
 
 /** A judge's finding says which connections its sandbox refused (its process tried to reach them). */

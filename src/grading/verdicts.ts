@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PatchIntegrityError } from '../bookbag/store.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { jobKey as keyOf, type GradingJob } from '../schemas/grading.js';
@@ -261,22 +260,16 @@ export async function applicableJobs(
   queue: QueueState,
   loaded: LoadedVerdicts,
   now: Date,
-): Promise<{ keys: Set<string>; unreadable: Map<string, Verdict> }> {
+): Promise<{ keys: Set<string>; unreadable: Map<string, Verdict | Error> }> {
   const keys = new Set(loaded.entries.keys());
-  const unreadable = new Map<string, Verdict>();
+  const unreadable = new Map<string, Verdict | Error>();
   for (const key of pendingKeys(queue, now)) {
     if (keys.has(key)) continue;
-    let read;
-    try {
-      read = await readScopedBookbag(layout, queue.jobs[key]!.job);
-    } catch (e) {
-      // A patch changed after its collection is the school's error, never a verdict (alerted where it
-      // was read): the job waits for the judge job, whose attempt fails on it.
-      if (e instanceof PatchIntegrityError) continue;
-      throw e;
-    }
+    const read = await readScopedBookbag(layout, queue.jobs[key]!.job);
     if (!read.ok) {
-      unreadable.set(key, combine([verificationFinding(read)]));
+      // A patch changed after its collection is the school's error, never a verdict: the attempt
+      // fails with it (a dead letter after grading.maxAttempts).
+      unreadable.set(key, read.schoolError ?? combine([verificationFinding(read)]));
       keys.add(key);
     }
   }
@@ -284,9 +277,13 @@ export async function applicableJobs(
 }
 
 /** The grade function of the grade job: applies a loaded verdict; runs nothing. */
-export function appliedGrader(loaded: LoadedVerdicts, unreadable: ReadonlyMap<string, Verdict>): GradeFn {
+export function appliedGrader(
+  loaded: LoadedVerdicts,
+  unreadable: ReadonlyMap<string, Verdict | Error>,
+): GradeFn {
   return async (job: GradingJob) => {
     const own = unreadable.get(job.jobKey);
+    if (own instanceof Error) throw own;
     if (own) return own;
     const e = loaded.entries.get(job.jobKey);
     if (!e) throw new Error(`no verdict for ${job.jobKey} (not claimed: a bug)`);

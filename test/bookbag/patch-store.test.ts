@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BOOKBAG_FILES, sha256 } from '../../src/bookbag/schema.js';
 import { PatchIntegrityError, readBookbag, writeBookbag } from '../../src/bookbag/store.js';
 import { scrubFile } from '../../src/checkpoint/scrub.js';
-import { defaultGrader, readScopedBookbag } from '../../src/grading/judges.js';
+import { defaultGrader, readScopedBookbag, verificationFinding } from '../../src/grading/judges.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { git, initRepo, tempDir } from '../support/tmp.js';
 import { config, job, writeBookbag as writeGradingBookbag } from '../grading/helpers.js';
@@ -82,8 +82,10 @@ describe('the stored patch', () => {
     const read = await readBookbag(layout, 'c-b', { role: 'grader' });
     expect(read.patch.equals(bytes)).toBe(true);
     expect(read.record.diffSha).toBe(sha256(bytes));
-    await expect(readScopedBookbag(layout, job(1, 'c-b'))).rejects.toThrow(PatchIntegrityError);
-    await expect(readScopedBookbag(layout, job(1, 'c-b'))).rejects.toThrow(/is not UTF-8 text/);
+    const scoped = await readScopedBookbag(layout, job(1, 'c-b'));
+    expect(scoped).toMatchObject({ ok: false, reason: expect.stringMatching(/is not UTF-8 text/) });
+    // No verdict: the judge that meets it fails its attempt.
+    expect(() => verificationFinding(scoped)).toThrow(PatchIntegrityError);
   });
 
   it('is saved by a checkpoint as it is, unless it holds a credential (then it is redacted, and no longer matches its digest)', () => {

@@ -260,11 +260,15 @@ describe('verdicts from the judge job, applied by the grade job', () => {
     expect(jobs()['grade:1:c1']!.status).toBe('pending');
   });
 
-  it("a patch changed after collection is the school's error: no verdict here, an alert, the job left for the judge", async () => {
+  it("a patch changed after collection is the school's error: no verdict, an alert, a failed attempt", async () => {
     writeFileSync(join(layout.bookbag('c2'), 'diff.patch'), 'tampered after the done flag\n');
     const r = await apply();
     expect(r.drained.verdicts).toEqual([]);
-    expect(jobs()['grade:2:c2']).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(r.drained.failed).toBe(1);
+    expect(jobs()['grade:2:c2']).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(jobs()['grade:2:c2']!.lastError).toMatch(
+      /^the patch of crew c2 in its bookbag does not match the digest recorded at collection .*the school's error, not the student's/,
+    );
     expect(readFileSync(layout.file('audit'), 'utf8')).toContain('"kind":"patch-integrity"');
   });
 
