@@ -1,4 +1,5 @@
 import type { ContestLine } from './contests.js';
+import type { SchoolAlert } from './alerts.js';
 import type { BudgetStanding } from '../dispatch/budgets.js';
 import type { CrewRegistry } from '../dispatch/registry.js';
 import type { SchoolState } from '../dispatch/school-log.js';
@@ -200,6 +201,11 @@ export interface SchoolView {
   budgets: BudgetStanding[];
   /** What each agent's work cost per domain, with the trend (src/board/costs.ts). */
   costs: CostTable;
+  /**
+   * The school's own failures, newest first (./alerts.ts): a red base, an environment that failed a
+   * verification, a program missing from the sandbox. Absent when there are none.
+   */
+  alerts?: SchoolAlert[];
   /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
   pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
   /**

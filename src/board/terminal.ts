@@ -66,6 +66,12 @@ export function renderTerminal(view: SchoolView): string {
     ),
   );
 
+  if (view.alerts?.length) {
+    // The school's failures, not the crews': what to fix (docs/grading.md).
+    out.push('', "The school's own failures (not the crews'):");
+    for (const a of view.alerts)
+      out.push(`  ${a.kind}${a.issue ? ` (issue #${a.issue})` : ''} ${a.at}: ${a.detail}`);
+  }
   if (view.pauses.active.length) {
     out.push('');
     for (const p of view.pauses.active) {

@@ -2,6 +2,7 @@ import { contestLines } from './contests.js';
 import type { SchoolConfig } from '../config/schema.js';
 import type { CrewRegistry } from '../dispatch/registry.js';
 import { redact, redactText } from '../security/redact.js';
+import { schoolAlerts } from './alerts.js';
 import type { StateLayout } from '../state/layout.js';
 import { budgetStandings } from '../dispatch/budgets.js';
 import { loadBoardSources } from './board-fold.js';
@@ -35,7 +36,10 @@ export function buildView(
   now: Date = new Date(),
   options: ViewOptions = {},
 ): SchoolView {
-  return viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const view = viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  // The school's own failures (a red base, an environment that failed a verification): ./alerts.ts.
+  const alerts = schoolAlerts(layout);
+  return alerts.length ? { ...view, alerts } : view;
 }
 
 /**
