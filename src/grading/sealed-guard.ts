@@ -239,19 +239,19 @@ export interface CanaryCheck {
 }
 
 /**
- * Reads the canary out of a report. `required`: the canary must be there (it reported at the base
- * commit, where only the base's code runs). `fileOf` names a test file for a reason.
+ * Reads the canary out of a report. `required`: the canary must be there, failing (it did so at the
+ * base commit, where only the base's code runs). `fileOf` names a test file for a reason.
  */
 export function checkCanary(
   cases: readonly TestCase[],
   g: Guard,
-  o: { required: boolean; fileOf: (c: TestCase) => string; isFileEntry: (c: TestCase) => boolean },
+  o: { required: boolean; fileOf: (path: string) => string; isFileEntry: (c: TestCase) => boolean },
 ): CanaryCheck {
   const canaries = cases.filter((c) => isCanary(c, g));
   const own = cases.filter((c) => !isCanary(c, g));
   const tampered: string[] = [];
   const passing = canaries.filter((c) => c.status !== 'failed');
-  if (passing.length)
+  if (o.required && passing.length)
     tampered.push(
       `the judge's canary test, which must fail, was reported ${passing[0]!.status}: an assertion or the runner's report was altered by the code under test`,
     );
@@ -260,18 +260,18 @@ export function checkCanary(
     // The canary's name is `<canary> <test file>` (the report gives the preload as its file).
     const fileOfCanary = (c: TestCase) => c.name.slice(c.name.indexOf(' ') + 1);
     const failedCanary = new Set(canaries.filter((c) => c.status === 'failed').map(fileOfCanary));
-    const files = new Map<string, TestCase>();
+    const files = new Set<string>();
     const crashed = new Set<string>();
     for (const c of own) {
       if (!c.file) continue;
-      files.set(c.file, c);
+      files.add(c.file);
       // A file that failed as a whole (it could not load, it crashed) never reached the check: its
       // failure already fails the run.
       if (o.isFileEntry(c) && c.status === 'failed') crashed.add(c.file);
     }
     missing = [...files]
-      .filter(([f]) => !crashed.has(f) && !failedCanary.has(f) && !failedCanary.has(''))
-      .map(([, c]) => o.fileOf(c));
+      .filter((f) => !crashed.has(f) && !failedCanary.has(f) && !failedCanary.has(''))
+      .map(o.fileOf);
   } else if (!canaries.length) missing = ['the report'];
   if (o.required && missing.length)
     tampered.push(

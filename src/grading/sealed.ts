@@ -125,7 +125,7 @@ function atBase(o: SealedOptions): Promise<AtBase> {
     const ctx = contextOf(o, c, r);
     const canary = checkCanary(r.report, r.guard, {
       required: true,
-      fileOf: (t) => testId(t, ctx),
+      fileOf: (f) => testId({ name: f, suites: [], file: f, status: 'passed' }, ctx),
       isFileEntry: (t) => fileEntry(t, c.wt),
     });
     const own = canary.cases.filter((t) => t.status !== 'skipped');
@@ -239,7 +239,7 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     const ctx = contextOf(o, c, r);
     const canary = checkCanary(report, r.guard, {
       required: 'names' in base && base.canary,
-      fileOf: (t) => testId(t, ctx),
+      fileOf: (f) => testId({ name: f, suites: [], file: f, status: 'passed' }, ctx),
       isFileEntry: (t) => fileEntry(t, c.wt),
     });
     if (canary.tampered.length) return fail('sealed_tests_tampered', canary.tampered);
