@@ -43,6 +43,8 @@ const STUDENTS = {
     "try { Object.defineProperty(assert, 'strictEqual', { value: () => {} }); } catch {}",
     BUGGY,
   ].join('\n'),
+  // The judge's closing check unplugged: the process ends without it.
+  unplug: ["process.removeAllListeners('beforeExit');", BUGGY].join('\n'),
   // The test file that imported it, returned as the answer: the assertion's message carries it.
   echo: [
     "import { readFileSync } from 'node:fs';",
@@ -152,6 +154,10 @@ describe('the sealed judge against code that attacks its suite (default sandbox)
       code: 'sealed_tests_tampered',
     });
     expect(by['c-neuter']!.reasons.join('\n')).toMatch(/tried to replace `strictEqual`/);
+    expect(by['c-unplug']).toMatchObject({ accepted: false, code: 'sealed_tests_tampered' });
+    expect(by['c-unplug']!.reasons.join('\n')).toMatch(
+      /ended before the judge's closing check ran.*: answer\.test\.mjs$/m,
+    );
     // The quiet one's assignments failed silently (frozen): the suite really ran, and failed.
     expect(by['c-quietNeuter']).toMatchObject({ accepted: false, code: 'sealed_tests_failed' });
     expect(by['c-echo']).toMatchObject({ accepted: false, decidedBy: 'sealed', code: 'sealed_tests_failed' });
