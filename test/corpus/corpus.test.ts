@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { tempDir } from '../support/tmp.js';
 import {
   corpusSchool,
@@ -100,7 +100,13 @@ function expectRejected(r: { out: string; s: CorpusSchool }) {
  * `names`, and the issue waits for the next cycle (its inputs unchanged, no other crew re-runs the
  * same install or the same red base in this one; it is not stopped). Returns `school status`.
  */
-async function expectEnvironment(r: { out: string; s: CorpusSchool }, kind: string, names: RegExp) {
+async function expectEnvironment(
+  r: { out: string; s: CorpusSchool },
+  kind: string,
+  names: RegExp,
+  // The test's own expect: a concurrent test's soft assertions must be bound to it.
+  expect: ExpectStatic,
+) {
   expect(verdicts(r.out), r.out).toEqual([]);
   expect(r.s.state('scores.jsonl'), r.out).toEqual([]);
   const ends = finished(r.s).map((e) => e.data as { outcome: string; infra?: boolean; reason: string });
@@ -154,16 +160,20 @@ describe.skipIf(!!noSandbox)('the real-repository corpus, sandbox on', () => {
       }, 600_000);
     }
 
-    it('an install that cannot fetch (npm install of the devDependencies, offline) is the environment, named in an alert', async () => {
+    it('an install that cannot fetch (npm install of the devDependencies, offline) is the environment, named in an alert', async ({
+      expect,
+    }) => {
       const r = await loop('cookie-max-age-invalid', 'gold', {
         install: ['npm', 'install', '--offline', '--no-audit', '--no-fund'],
       });
-      await expectEnvironment(r, 'environment-failed', /npm install --offline/);
+      await expectEnvironment(r, 'environment-failed', /npm install --offline/, expect);
     }, 600_000);
 
-    it("a base whose own suite fails (upstream's 'more failing proto pollution tests') is the environment: base-red, no blame", async () => {
+    it("a base whose own suite fails (upstream's 'more failing proto pollution tests') is the environment: base-red, no blame", async ({
+      expect,
+    }) => {
       const r = await loop('minimist-proto-constructor-red-base', 'noop');
-      const status = await expectEnvironment(r, 'base-red', /tape|test\/\*\.js|proto pollution/);
+      const status = await expectEnvironment(r, 'base-red', /tape|test\/\*\.js|proto pollution/, expect);
       // The board says so too (docs/board.md): `school status` names the red base.
       expect
         .soft(status, `school status names the red base\n${status}`)
