@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { registerSecret } from '../../src/security/redact.js';
-import { entropy, refuseSecrets, scanPatch, SecretInPatchError } from '../../src/security/secret-scan.js';
+import {
+  entropy,
+  holdsCredential,
+  refuseSecrets,
+  scanPatch,
+  SecretInPatchError,
+} from '../../src/security/secret-scan.js';
 
 /**
  * The secret scan of a patch: credentials in the lines a patch adds are found (file, line, kind),
@@ -177,5 +183,19 @@ describe('scanPatch: what is not a secret', () => {
       4,
     );
     expect(entropy(RANDOM)).toBeGreaterThan(4.5);
+  });
+});
+
+describe('holdsCredential: the last guard where a patch is saved', () => {
+  it('looks at every line, context and removed ones included; code that names tokens holds none', () => {
+    expect(holdsCredential('plain text\nwith nothing in it\n')).toBe(false);
+    expect(holdsCredential(' const token = lexer.next();\n-  password = form.get("password")\n')).toBe(false);
+    expect(holdsCredential(` const old = '${GHP}';\n`)).toBe(true);
+    expect(holdsCredential(`-${AWS}\n`)).toBe(true);
+    expect(
+      holdsCredential(
+        '+-----BEGIN PRIVATE KEY-----\n+MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n',
+      ),
+    ).toBe(true);
   });
 });
