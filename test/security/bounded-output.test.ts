@@ -5,6 +5,7 @@ import { freeDiskBytes } from '../../src/crew/disk.js';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { importHandoffs } from '../../src/handoff/import.js';
 import { silentLogger } from '../../src/log.js';
@@ -124,7 +125,12 @@ describe('bounded records and output of a hostile student (GitHub path)', () => 
     expect(next.assignments.map((a) => a.issueNumber)).toEqual([3]);
 
     // The honest crew beside it is accepted.
-    const graded = await drain({ config: s.config, layout: restored, logger: silentLogger });
+    const graded = await drain({
+      config: s.config,
+      layout: restored,
+      logger: silentLogger,
+      judging: { verifyOnCleanCheckout },
+    });
     const verdicts = new Map(graded.verdicts.map((v) => [v.crewId, v.accepted]));
     expect(verdicts.get(byIssue.get(2)!)).toBe(true);
   }, 300_000);
@@ -219,7 +225,12 @@ describe('a change over the bound a bookbag keeps', () => {
     expect(existsSync(join(sc.layout.bookbag('c5-bigdiff1'), BOOKBAG_FILES.diff))).toBe(false);
     const honest = await runCrew(await spec(sc, 'c6-honest01'), { logger: silentLogger });
     expect(honest.outcome, honest.reason).toBe('succeeded');
-    const d = await drain({ config: sc.config, layout: sc.layout, logger: silentLogger });
+    const d = await drain({
+      config: sc.config,
+      layout: sc.layout,
+      logger: silentLogger,
+      judging: { verifyOnCleanCheckout },
+    });
     expect(d.verdicts.find((v) => v.crewId === 'c6-honest01')).toMatchObject({ accepted: true });
   }, 300_000);
 });

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { foreignChanges } from '../../src/crew/git.js';
 import { outOfServiceMarker } from '../../src/crew/slot-reset.js';
 import { defaultWorktreeRoot } from '../../src/crew/spec.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { makeSchool, type School } from '../crew/helpers.js';
@@ -62,7 +63,12 @@ async function nested(unconfined: boolean) {
   expect(diff).toContain('+++ b/a/b/c/d/vendor-deep/lib.txt');
   expect(diff).toContain('+++ b/vendor-link/lib.txt');
   expect(honest!.outcome).toBe('succeeded');
-  const d = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
+  const d = await drain({
+    config: s.config,
+    layout: s.layout,
+    logger: silentLogger,
+    judging: { verifyOnCleanCheckout },
+  });
   expect(existsSync(marker)).toBe(false);
   expect(d.verdicts.find((v) => v.crewId === 'c2-honest001')).toMatchObject({ accepted: true });
   const base = readFileSync(join(s.layout.bookbag('c2-honest001'), 'bookbag.json'), 'utf8');
@@ -95,7 +101,12 @@ async function deep(unconfined: boolean) {
   expect(diff).not.toContain('deep/');
   expect(existsSync(join(slot(s), 'deep'))).toBe(false);
   expect(existsSync(outOfServiceMarker(slot(s)))).toBe(false);
-  const d = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
+  const d = await drain({
+    config: s.config,
+    layout: s.layout,
+    logger: silentLogger,
+    judging: { verifyOnCleanCheckout },
+  });
   expect(d.verdicts.find((v) => v.crewId === 'c2-honest001')).toMatchObject({ accepted: true });
 }
 

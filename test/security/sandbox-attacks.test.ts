@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCrew } from '../../src/crew/crew.js';
 import { baselinePath, captureBaseline, writeBaseline } from '../../src/crew/git-guard.js';
 import { defaultRuntimeDir, defaultWorktreeRoot } from '../../src/crew/spec.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from '../crew/helpers.js';
@@ -118,7 +119,12 @@ describe.skipIf(!!noSandbox)('1. cross-crew forgery, in bubblewrap', () => {
     const diff = readFileSync(join(s.layout.bookbag(VICTIM), 'diff.patch'), 'utf8');
     expect(diff).toContain('+solved #1');
     expect(diff).not.toContain('forged');
-    const d = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
+    const d = await drain({
+      config: s.config,
+      layout: s.layout,
+      logger: silentLogger,
+      judging: { verifyOnCleanCheckout },
+    });
     const verdict = d.verdicts.find((v) => v.crewId === VICTIM);
     expect(verdict).toMatchObject({ issueNumber: 1, accepted: true });
   });

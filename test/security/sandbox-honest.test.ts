@@ -67,7 +67,8 @@ describe('7. honest crews', () => {
     const record = JSON.parse(readFileSync(join(bag, 'bookbag.json'), 'utf8'));
     expect(record.verification).toMatchObject({ passed: false });
     const log = readFileSync(join(bag, 'verification.log'), 'utf8');
-    expect(log).toMatch(/# pass 1/);
+    // The value's test, and the test the student added with its fix (it shows the fix).
+    expect(log).toMatch(/# pass 2/);
     expect(log).toMatch(/# fail 1/);
     expect(r!.outcome).not.toBe('succeeded');
   });
@@ -90,7 +91,8 @@ describe.skipIf(!!noSandbox)('7. honest crews, in bubblewrap', () => {
     const crewId = r.plan.assignments[0]!.crewId;
     const bag = JSON.parse(readFileSync(join(s.layout.bookbag(crewId), 'bookbag.json'), 'utf8'));
     expect(bag.verification).toMatchObject({ command: ['node', '--test'], passed: true, exitCode: 0 });
-    expect(readFileSync(join(s.layout.bookbag(crewId), 'verification.log'), 'utf8')).toMatch(/# pass 2/);
+    // The base's two tests and the one the student added with its fix.
+    expect(readFileSync(join(s.layout.bookbag(crewId), 'verification.log'), 'utf8')).toMatch(/# pass 3/);
     expect(r.drain.verdicts).toHaveLength(1);
     expect(r.drain.verdicts[0]).toMatchObject({ accepted: true });
     // The sealed suite ran, in the judge's sandbox, and passed (its 'confined' test included).
@@ -111,7 +113,7 @@ describe.skipIf(!!noSandbox)('7. honest crews, in bubblewrap', () => {
     const bag = s.layout.bookbag('c2-npmtest1');
     const record = JSON.parse(readFileSync(join(bag, 'bookbag.json'), 'utf8'));
     expect(record.verification).toMatchObject({ command: ['npm', 'test'], passed: true, exitCode: 0 });
-    expect(readFileSync(join(bag, 'verification.log'), 'utf8')).toMatch(/# pass 2/);
+    expect(readFileSync(join(bag, 'verification.log'), 'utf8')).toMatch(/# pass 3/);
     expect(r!.alerts).toEqual([]);
   });
 });
