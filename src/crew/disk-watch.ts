@@ -8,7 +8,7 @@ import { freeDiskBytes, gib } from './disk.js';
  * when written where the machine allows it (src/sandbox/limits.ts): no file a confined process
  * writes grows past it (RLIMIT_FSIZE: the write fails with EFBIG, the writer gets SIGXFSZ), and /tmp
  * is a tmpfs of that size. What the kernel refused is told by the refused processes themselves: the
- * shell's "File size limit exceeded", EFBIG or "File too large" from the writer, SIGXFSZ in a
+ * shell's "File size limit exceeded", EFBIG ("file too large") from the writer, SIGXFSZ in a
  * child's status — read from the crew's logs (`logs`) when the watch stops; any of them is a hit.
  * The worktree and HOME are on the host disk: their sum is not bounded when written, so the free-disk
  * floor is checked before a crew is admitted and, while the crew runs, every few seconds:
@@ -158,11 +158,13 @@ export class DiskWatch {
 
 /**
  * What a process whose write the file size limit refused leaves in its output: the shell's report of
- * a child killed by SIGXFSZ, the signal's name in a runtime's error (Node's child-process errors),
- * and the exact forms of EFBIG that Node and Python print. Bare "EFBIG" or "File too large" are not
- * enough: a repository's own error tables hold them, and an agent's transcript quotes what it read.
+ * a child killed by SIGXFSZ, the signal in a runtime's error for a child it started (Node's
+ * `signal: 'SIGXFSZ'`, Python's `Signals.SIGXFSZ`), and the exact forms of EFBIG that Node and
+ * Python print. The bare names are not enough: a dependency's signal table (signal-exit lists
+ * SIGXFSZ) or a repository's errno table holds them, and an agent's transcript quotes what it read.
  */
-const REFUSED = /File size limit exceeded|\bSIGXFSZ\b|EFBIG: file too large|\[Errno 27\] File too large/;
+const REFUSED =
+  /File size limit exceeded|signal: 'SIGXFSZ'|Signals\.SIGXFSZ|EFBIG: file too large|\[Errno 27\] File too large/;
 
 /** How much of each log's end is read (they are capped by `dispatch.logMaxBytes` anyway). */
 const LOG_TAIL_BYTES = 8 * MiB;

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxLimitsSchema } from '../../src/config/schema.js';
 import { runCrew } from '../../src/crew/crew.js';
-import { DiskWatch, type DiskHit } from '../../src/crew/disk-watch.js';
+import { DiskWatch, refusedWrite, type DiskHit } from '../../src/crew/disk-watch.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { removeTreeSync } from '../../src/process/remove-tree.js';
@@ -151,6 +151,27 @@ describe.skipIf(!!noSandbox)('a burst past sandbox.limits.diskMiB, bounded when 
 });
 
 describe('the disk watch', () => {
+  it("reads a refused write from the crew's logs, and not a signal table that merely names SIGXFSZ or EFBIG", () => {
+    const t = tempDir('school-refused-');
+    dirs.push(t.path);
+    const log = (name: string, text: string) => {
+      writeFileSync(join(t.path, name), text);
+      return join(t.path, name);
+    };
+    const quiet = log(
+      'quiet.log',
+      "const signals = ['SIGXFSZ', 'SIGXCPU'];\nerrno EFBIG 27 File too large? no\n",
+    );
+    expect(refusedWrite([quiet, join(t.path, 'missing.log')])).toBeUndefined();
+    const shell = log('student.log', 'building\nsh: 1: File size limit exceeded\n');
+    expect(refusedWrite([quiet, shell])).toBe('File size limit exceeded in student.log');
+    const node = log('verify.log', "Error: Command failed: fallocate -l 2G big\n  signal: 'SIGXFSZ',\n");
+    expect(refusedWrite([node])).toBe("signal: 'SIGXFSZ' in verify.log");
+    expect(refusedWrite([log('n.log', 'Error: EFBIG: file too large, write\n')])).toBe(
+      'EFBIG: file too large in n.log',
+    );
+  });
+
   it('measures what was written since it started, any depth, and reports one hit', async () => {
     const t = tempDir('school-diskwatch-');
     dirs.push(t.path);
