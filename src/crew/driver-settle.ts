@@ -120,6 +120,8 @@ export async function settle(
       phase: 'finished',
       elapsedMs,
       outcome: c.outcome,
+      // Why a crew did not succeed, for the person watching: the school's own reason (never a student's words).
+      ...(c.outcome !== 'succeeded' && c.reason ? { detail: c.reason } : {}),
     });
     return;
   }
@@ -150,9 +152,15 @@ export async function settle(
  * classroom (N7.1), cancelled, lost, stopped by a usage limit or overload — says the daemon or its slot needs a look: retrying at once
  * could abort the whole backlog on one dirty slot, so refill stops and the next plan decides.
  */
+/** How a refill stop on an infra abort begins: the runner, not the work, failed. */
+export const INFRA_STOP = 'this runner could not run crew';
+
 export function refillStop(layout: StateLayout, crewId: string): string | undefined {
   const c = readCrewState(layout).registry.crews[crewId];
   if (!c) return `crew ${crewId} left no record`;
+  // An infra abort (a program missing from the runner or the sandbox, an agent that could not start)
+  // is the runner's, not the issue's: every crew refilled after it would end the same way.
+  if (c.infra) return `${INFRA_STOP} ${crewId} (issue #${c.issueNumber}): ${c.reason ?? c.outcome}`;
   const counted =
     c.outcome === 'succeeded' || (FAILURE_OUTCOMES.includes(c.outcome!) && c.outcome !== 'lost');
   if (counted && !c.preVerify && !c.orphaned) return undefined;

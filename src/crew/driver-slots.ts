@@ -12,7 +12,7 @@ import { runProcess } from '../process/run.js';
 import type { StateLayout } from '../state/layout.js';
 import type { DriverOptions, DriverResult } from './driver.js';
 import { SharedQueue } from './driver-claims.js';
-import { adopt, refillStop, settle, type Active, type Progress } from './driver-settle.js';
+import { adopt, INFRA_STOP, refillStop, settle, type Active, type Progress } from './driver-settle.js';
 import { GiB, freeDiskBytes, gib } from './disk.js';
 import { baselinePath, captureBaseline, readBaseline, writeBaseline } from './git-guard.js';
 import { crewRuntimeDir, writeSpec, type CrewSpec } from './spec.js';
@@ -343,6 +343,7 @@ export class SlotDriver {
     const stop = refillStop(o.layout, a.crewId);
     if (stop && !this.result.refillStopped) {
       this.result.refillStopped = stop;
+      if (stop.startsWith(INFRA_STOP)) this.result.infraStopped = stop;
       o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
     }
     this.refillOpen = o.office?.refill !== undefined && !this.result.refillStopped;

@@ -112,6 +112,8 @@ export interface DriverResult {
   diskWaits: number;
   /** Why refill stopped early in this run (an interruption: the next plan decides again). */
   refillStopped?: string;
+  /** The refill stop was an infra abort: the runner could not run a crew at all (a program missing). */
+  infraStopped?: string;
   paused?: string;
   /** Shared crews this job won the claim of (its own and other daemons'), with `claims`. */
   claimed?: string[];

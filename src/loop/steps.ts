@@ -350,6 +350,10 @@ export function progressLine(daemon: string, p: Progress): string {
   const where = `[${daemon}${p.slot !== undefined ? ` slot ${p.slot}` : ''}]`;
   const issue = p.issueNumber !== undefined ? ` #${p.issueNumber}` : '';
   const secs = p.elapsedMs > 0 ? ` ${Math.round(p.elapsedMs / 1000)}s` : '';
-  const tail = p.outcome ? ` ${p.outcome}` : p.detail ? ` (${p.detail})` : '';
+  const tail = p.outcome
+    ? ` ${p.outcome}${p.detail ? `: ${p.detail.slice(0, 300)}` : ''}`
+    : p.detail
+      ? ` (${p.detail})`
+      : '';
   return `${where} ${p.crewId}${issue} ${p.phase}${secs}${tail}`;
 }

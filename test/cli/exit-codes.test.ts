@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deniedBy, EXIT, worstExit } from '../../src/cli/exit.js';
+import { prepareExampleRepo } from '../../src/examples/prepare.js';
 import { tempDir } from '../support/tmp.js';
 
 /**
@@ -52,6 +53,27 @@ describe('exit codes', () => {
     expect(r.code).toBe(EXIT.denied);
     // Cleared, the same command does its work and exits 0.
     expect(school(cwd, 'pause', '--clear', '--config', config).code).toBe(0);
+  }, 180_000);
+});
+
+describe('an agent whose program is missing', () => {
+  it('is named with the fix, refill stops instead of aborting the backlog, and the loop exits 1', () => {
+    const cwd = join(dir.path, 'missing-agent');
+    mkdirSync(cwd);
+    const example = readFileSync(join(ROOT, 'examples/school.yml'), 'utf8')
+      .replace("command: [node, examples/student.mjs, '{brief}']", "command: [no-such-student, '{brief}']")
+      .replace('issuesFile: examples/issues.json', `issuesFile: ${join(ROOT, 'examples/issues.json')}`);
+    expect(example).toContain('no-such-student');
+    writeFileSync(join(cwd, 'school.yml'), example);
+    prepareExampleRepo(join(cwd, '.school/example-repo'));
+    const r = school(cwd, 'loop', '--config', 'school.yml');
+    expect(r.code, r.stderr).toBe(EXIT.failed);
+    expect(r.stdout).toMatch(
+      /finished \d+s aborted: agent student: `no-such-student` was not found on PATH; install it/,
+    );
+    // The crews the plan placed end; none is refilled after the runner proved it cannot run them.
+    expect(r.stdout).not.toMatch(/refill: /);
+    expect(r.stderr).toMatch(/school loop: this runner could not run crew .*no-such-student.*school doctor/);
   }, 180_000);
 });
 

@@ -136,6 +136,11 @@ function loopExit(r: LoopResult): ExitCode {
     );
     codes.push(EXIT.failed);
   }
+  const infra = r.runs.map((x) => x.result.infraStopped).find(Boolean);
+  if (infra) {
+    say(`${infra}. Fix the runner (school doctor says what it lacks), then run the loop again`);
+    codes.push(EXIT.failed);
+  }
   const denied = deniedBy(r.plan);
   if (denied) {
     say(`dispatch was denied: ${denied}`);
