@@ -162,8 +162,12 @@ const GREEN =
   'sealed tests: the suite passes at the base commit too, without the change: it cannot show that a fix is real (the maintainers are alerted)';
 
 /** Names of node:assert's and node:test's exports: an attempt on one shows in a freeze error. */
-const BUILTIN_EXPORTS =
-  /Cannot (?:assign to read only property|add property|redefine property:?|delete property|define property) '?(ok|fail|equal|notEqual|deepEqual|notDeepEqual|deepStrictEqual|notDeepStrictEqual|partialDeepStrictEqual|strictEqual|notStrictEqual|throws|rejects|doesNotThrow|doesNotReject|ifError|match|doesNotMatch|AssertionError|CallTracker|strict|test|describe|it|suite|before|after|beforeEach|afterEach|mock|run|skip|todo|only|snapshot)\b/;
+const NAMES =
+  'ok|fail|equal|notEqual|deepEqual|notDeepEqual|deepStrictEqual|notDeepStrictEqual|partialDeepStrictEqual|strictEqual|notStrictEqual|throws|rejects|doesNotThrow|doesNotReject|ifError|match|doesNotMatch|AssertionError|CallTracker|strict|test|describe|it|suite|before|after|beforeEach|afterEach|mock|skip|todo|only';
+// V8's words for a write to a frozen function's property (`assert` and `test` are functions).
+const BUILTIN_EXPORTS = new RegExp(
+  `Cannot (?:assign to read only property|add property|delete property) '(${NAMES})' of function '|Cannot (?:redefine|define) property: (${NAMES})\\b`,
+);
 
 /**
  * Whether the command's exit says "nothing failed": 0, or 1 when the judge's canary — which must
@@ -214,7 +218,7 @@ export async function runSealedTests(o: SealedOptions): Promise<JudgeFinding> {
     const frozen = BUILTIN_EXPORTS.exec(output);
     if (frozen && (r.guard.runner === 'node-test' || r.guard.runner === 'mocha'))
       return fail('sealed_tests_tampered', [
-        `the code under test tried to replace \`${frozen[1]}\` of node:assert or node:test, which the judge froze`,
+        `the code under test tried to replace \`${frozen[1] ?? frozen[2]}\` of node:assert or node:test, which the judge froze`,
       ]);
     const exit = exitOk(run.exitCode, report, r)
       ? undefined
