@@ -10,7 +10,7 @@
 import { testPath } from '../test/support/host.js';
 import { runCrew } from '../src/crew/crew.js';
 import { silentLogger } from '../src/log.js';
-import { sandboxLimitsSchema, type SchoolConfig } from '../src/config/schema.js';
+import { keyProxyMeterSchema, sandboxLimitsSchema, type SchoolConfig } from '../src/config/schema.js';
 import { requireSandbox } from '../src/sandbox/probe.js';
 import { item, makeSchool, plan, spec, writeCurriculum, type School } from '../test/crew/helpers.js';
 import type { Bench, BenchFigure } from './types.js';
@@ -27,6 +27,7 @@ function sandboxFor(v: Variant): SchoolConfig['sandbox'] {
     readOnly: [],
     bwrap: 'bwrap',
     limits: sandboxLimitsSchema.parse({}),
+    keyProxy: keyProxyMeterSchema.parse({}),
   };
   if (v === 'none') return { ...base, kind: 'none' };
   // An allow-list entry starts the proxy and the bridge, though nothing connects: their setup is
