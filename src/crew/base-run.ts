@@ -14,6 +14,7 @@ import {
   addCheckout,
   logSince,
   logSize,
+  logTail,
   removeCheckout,
   runInCheckout,
   showDependencies,
@@ -171,11 +172,16 @@ async function runAtBase(
       `[school] verifying the unchanged base ${at} first (once per base): ${verify.join(' ')}\n`,
       o.config.dispatch.logMaxBytes,
     );
-    const r = await runVerification(o, verify, env, wt, work, shown);
+    // The base's output goes to a log of its own: the crew's log ends with the crew's run, which is
+    // what a correction turn quotes; only the base's end and its result are said there.
+    const baseLog = join(work, 'base.log');
+    const r = await runVerification({ ...o, logFile: baseLog }, verify, env, wt, work, shown);
     const { run } = r;
+    const said =
+      run.exitCode === 0 || r.named ? '' : `; its output ends:\n${logTail(logSince(baseLog, 0), 1500)}`;
     appendCapped(
       o.logFile,
-      `[school] the base ${at} ${run.exitCode === 0 ? 'passes' : `fails (exit ${run.exitCode ?? run.signal})`}${r.named ? `: ${r.named.passed.length} test(s) pass, ${r.named.failed.length} fail` : ''}\n`,
+      `[school] the base ${at} ${run.exitCode === 0 ? 'passes' : `fails (exit ${run.exitCode ?? run.signal})`}${r.named ? `: ${r.named.passed.length} test(s) pass, ${r.named.failed.length} fail` : ''}${said}\n`,
       o.config.dispatch.logMaxBytes,
     );
     if (r.missing) return { unknown: { why: 'a program was missing', missing: r.missing } };

@@ -264,6 +264,33 @@ describe('a red base', () => {
   }, 240_000);
 });
 
+describe('a green base', () => {
+  it('without named results: a failing crew is its own failure, corrected with its own output, not the base’s', async () => {
+    const s = (school = makeSchool(
+      { ...RED_BASE, 'lib.js': FIXED },
+      { verify: ['npm', 'test'] },
+      { breaker: { 'lib.js': FIXED.replace('() => 2', '() => 3') } },
+    ));
+    writeCurriculum(s, [item(1)]);
+    await plan(s, [{ crewId: 'c1-breaker', issue: 1, agent: 'breaker' }]);
+    const r = await runOne(s, 'c1-breaker', 1, 'breaker');
+    expect(r.result.outcome).toBe('failed');
+    expect(r.crew.infra).toBeUndefined();
+    expect(r.record.verification).toMatchObject({
+      passed: false,
+      exitCode: 1,
+      base: { passed: true, exitCode: 0 },
+    });
+    expect(r.record.verification.environment).toBeUndefined();
+    expect(r.record.correctionTurns).toBe(1);
+    // The log a correction quotes ends with the crew's run and the verdict, not the base's output.
+    expect(r.log).toMatch(/exited with 1; it passes at the base/);
+    expect(r.log).toMatch(/# fail 1/);
+    expect(r.log).not.toMatch(/# pass 5/);
+    expect(issueStates(registry(s)).get(1)).toMatchObject({ kind: 'repair' });
+  }, 240_000);
+});
+
 describe('verification where tools write', () => {
   it('a test command writing its cache under the tree and node_modules passes, and nothing reaches the dependency cache or the next crew', async () => {
     const install = [
