@@ -244,7 +244,7 @@ describe('planDispatch: an environment failure waits behind the waiting issues',
       event('crew.finished', `finished:${crewId}`, {
         crewId,
         issueNumber,
-        outcome: 'aborted',
+        outcome: 'aborted' as const,
         reason: 'the dependency install (npm ci) exited with 1',
         infra: true,
       }),
