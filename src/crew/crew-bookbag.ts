@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Bookbag } from '../bookbag/schema.js';
-import { patchText, writeBookbag } from '../bookbag/store.js';
+import { PatchIntegrityError, patchText, writeBookbag } from '../bookbag/store.js';
 import { describeSecrets, scanPatch } from '../security/secret-scan.js';
 import type { SessionResult } from '../agents/session.js';
 import { classifyEnding } from '../agents/outcome.js';
 import { sessionToKeep } from './session-resume.js';
-import type { Briefed, Ready } from './crew-brief.js';
+import { AbortCrew, type Briefed, type Ready } from './crew-brief.js';
 import type { CrewPlace } from './crew-place.js';
 import { refusedForSecret } from './crew-session.js';
 
@@ -40,7 +40,16 @@ export async function keepBookbag(
   // The bookbag keeps the change as the last turn left it; the verification record names the patch it
   // verified (frozen before it ran): when they differ, the first judge sees it.
   const collected = await place.classroom.collect(i.slot, spec.baseSha);
-  const secrets = scanPatch(patchText(collected.patch, crew.crewId));
+  let text: string;
+  try {
+    text = patchText(collected.patch, crew.crewId);
+  } catch (e) {
+    // A change the school cannot carry byte for byte (not UTF-8 text): the school's, said so.
+    if (!(e instanceof PatchIntegrityError)) throw e;
+    await i.alert('patch-integrity', e.message);
+    throw new AbortCrew(e.message);
+  }
+  const secrets = scanPatch(text);
   let classified = classifyEnding(ending, verification, corrections, session.missing);
   if (secrets.length) {
     // Found here when nothing froze the change before (no verification configured).

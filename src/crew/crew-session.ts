@@ -2,7 +2,7 @@ import { runSession, type SessionResult } from '../agents/session.js';
 import { CrewMeter } from '../agents/usage-meter.js';
 import { PatchIntegrityError, patchText, sha256 } from '../bookbag/store.js';
 import { refuseSecrets, SecretInPatchError } from '../security/secret-scan.js';
-import type { Ready } from './crew-brief.js';
+import { AbortCrew, type Ready } from './crew-brief.js';
 import { confinement, type ConfineInput } from './crew-confine.js';
 import type { CrewPlace } from './crew-place.js';
 import { putBackGit, type Guarded } from './crew-teardown.js';
@@ -97,6 +97,11 @@ export async function crewSession(
     ...(revision ? { revision } : {}),
   });
   const session = await run.catch(async (e: unknown) => {
+    // A change the school cannot carry byte for byte (not UTF-8 text): the school's, said so.
+    if (e instanceof PatchIntegrityError) {
+      await i.alert('patch-integrity', e.message);
+      throw new AbortCrew(e.message);
+    }
     if (!(e instanceof SecretInPatchError)) throw e;
     // The student's doing: its run failed, and the maintainers hear of it. Its change is not kept.
     await i.alert('secret-in-patch', e.message);

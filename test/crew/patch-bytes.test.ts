@@ -44,7 +44,9 @@ function corpusSchool(): School {
     command: ['node', STUDENT, '--mode', mode, '{brief}'],
     roles: ['coding'],
   });
-  const s = (school = makeSchool({ extraAgents: [agent('corpus', 'corpus'), agent('leaker', 'leak')] }));
+  const s = (school = makeSchool({
+    extraAgents: [agent('corpus', 'corpus'), agent('leaker', 'leak'), agent('latin', 'latin1')],
+  }));
   s.config.dispatch.minFreeDiskGiB = 0;
   s.config.dispatch.correctionTurns = 0;
   for (const [path, text] of Object.entries(base)) {
@@ -233,5 +235,19 @@ describe('a patch is data', () => {
       expect.objectContaining({ type: 'delivery.alert', kind: 'patch-integrity' }),
     );
     expect(PatchIntegrityError.name).toBe('PatchIntegrityError');
+  });
+
+  it("a change the school cannot carry byte for byte (a Latin-1 text file) is the school's: aborted, an alert, no verdict", async () => {
+    const s = corpusSchool();
+    const { r } = await loop(s, 'latin');
+    const finished = r.runs.flatMap((x) => x.result.finished);
+    // Not the student's failure: the issue is tried again (each try the school's error again).
+    expect(finished.length).toBeGreaterThan(0);
+    for (const f of finished) {
+      expect(f.outcome).toBe('aborted');
+      expect(f.reason).toMatch(/is not UTF-8 text \(a text file in another encoding\)/);
+    }
+    expect(crewAlerts(s).map((a) => a.kind)).toContain('patch-integrity');
+    expect(r.drain.verdicts).toEqual([]);
   });
 });
