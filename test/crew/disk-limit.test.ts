@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxLimitsSchema } from '../../src/config/schema.js';
 import { runCrew } from '../../src/crew/crew.js';
 import { DiskWatch, refusedWrite, type DiskHit } from '../../src/crew/disk-watch.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { removeTreeSync } from '../../src/process/remove-tree.js';
@@ -82,7 +83,13 @@ describe('a crew that writes past sandbox.limits.diskMiB', () => {
     expect(honest.outcome, honest.reason).toBe('succeeded');
     expect(honest.reason).not.toContain('diskMiB');
     expect(honest.alerts).toEqual([]);
-    const d = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
+    const d = await drain({
+      config: s.config,
+      layout: s.layout,
+      logger: silentLogger,
+      // As school drain judges: the evidence judge runs the added tests on a clean checkout.
+      judging: { verifyOnCleanCheckout },
+    });
     expect(d.verdicts.find((v) => v.crewId === 'c2-diskhonst')).toMatchObject({ accepted: true });
     expect(d.verdicts.find((v) => v.crewId === 'c1-diskflood')).toMatchObject({ accepted: false });
   }, 240_000);
