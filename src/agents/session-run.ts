@@ -299,7 +299,7 @@ function resumeRefused(ending: TurnEnding, sessionId: string): string | undefine
  * Claude Code headless, as a school runs it: no auto-update and no telemetry (in the sandbox they
  * would only be refused connections), unless the agent's passEnv sets them itself.
  */
-function quietCli(agent: AgentConfig): Record<string, string> {
+export function quietCli(agent: AgentConfig): Record<string, string> {
   if (agent.kind !== 'claude-code') return {};
   const quiet: Record<string, string> = {
     DISABLE_AUTOUPDATER: '1',

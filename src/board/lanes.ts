@@ -22,6 +22,9 @@ export const ORPHAN_STOP_REASON =
 /** The board's reason for an issue stopped by usage limits only its students reported (src/dispatch/history.ts). */
 export const LIMIT_CLAIMS_STOP_REASON =
   'limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at';
+/** The board's reason for an issue stopped by unconfirmed limit claims (src/dispatch/history.ts). */
+export const LIMIT_UNCONFIRMED_STOP_REASON =
+  'stopped-after-unconfirmed-limit-claims: its crews kept claiming a usage limit nothing confirmed (limit_unconfirmed); the agent was never paused; `school dead-letters requeue issue:N` once the issue is looked at';
 const TITLE_MAX = 200;
 
 /**
@@ -255,13 +258,24 @@ function placeCrew(
     else place('planned', item, active.plannedAt);
   } else if (state.kind === 'stopped') {
     place('stopped', item, crew.finishedAt, () =>
-      state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON,
+      state.orphaned
+        ? ORPHAN_STOP_REASON
+        : state.limitUnconfirmed
+          ? LIMIT_UNCONFIRMED_STOP_REASON
+          : state.limitClaims
+            ? LIMIT_CLAIMS_STOP_REASON
+            : STOP_REASON,
     );
   } else if (state.kind === 'done') {
     const done = byCrew.get(state.crewId);
     if (done) placeJob(place, clean, item, done);
     // Succeeded but not enqueued yet: on its way to the graders.
     else place('grading', item, crew.finishedAt, () => 'awaiting enqueue');
+  } else if (crew.outcome === 'limit_unconfirmed') {
+    // The claim is the issue's: it is ready, behind the other issues; its agent was not paused.
+    place('ready', item, crew.finishedAt, () =>
+      clean(`limit_unconfirmed (waits behind the other issues): ${crew.reason || ''}`),
+    );
   } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
     // Seed 002: a usage limit or overload is not a failure; the work waits for the pause to clear.
     place('paused', item, crew.finishedAt, () => clean(crew.reason || crew.outcome!));

@@ -21,7 +21,8 @@ function ms(iso: string | undefined): number {
 function outcomeClass(bar: SlotBar): string {
   if (bar.status === 'running') return 'bar-running';
   if (bar.outcome === 'succeeded') return 'bar-ok';
-  if (bar.outcome === 'usage_limit' || bar.outcome === 'overloaded') return 'bar-paused';
+  if (bar.outcome === 'usage_limit' || bar.outcome === 'limit_unconfirmed' || bar.outcome === 'overloaded')
+    return 'bar-paused';
   if (bar.outcome === 'cancelled') return 'bar-cancelled';
   return 'bar-failed';
 }

@@ -642,6 +642,21 @@ export const configSchema = z
           .describe(
             'An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run.',
           ),
+        limitProbe: z
+          .boolean()
+          .default(true)
+          .describe(
+            "Confirm a usage limit only the student claimed before it pauses the agent: the school runs the agent once itself (a trivial prompt in an empty directory, no issue text) and pauses the agent only when that answers with the limit too, or when crews of two different issues reported it within agentPauseMaxMinutes. Unconfirmed, the claim is the issue's (limit_unconfirmed): it goes to the back of the queue. false: today's behaviour before probes (every claim pauses its agent).",
+          ),
+        maxUnconfirmedLimitClaims: z
+          .number()
+          .int()
+          .min(1)
+          .max(100)
+          .default(3)
+          .describe(
+            'Unconfirmed limit claims (limit_unconfirmed) of one issue after which it stops (stopped-after-unconfirmed-limit-claims) until `school requeue` or `school dead-letters requeue issue:N`.',
+          ),
         verify: argv
           .optional()
           .describe(

@@ -34,6 +34,8 @@ export interface CrewEnd {
   resetAt?: Date | undefined;
   /** The API's own answer behind a usage limit or overload: a usage limit then pauses the school. */
   upstream?: UpstreamLimit | undefined;
+  /** A claimed usage limit the school confirmed itself (src/dispatch/limit-probe.ts). */
+  confirmed?: 'probe' | 'crews' | undefined;
 }
 
 export interface FinishInput {
@@ -76,6 +78,7 @@ export async function finishCrew(place: CrewPlace, f: FinishInput): Promise<Crew
       ...(end.infra && outcome === 'aborted' ? { infra: true } : {}),
       ...(end.orphaned && outcome === 'aborted' ? { orphaned: true } : {}),
       ...(end.upstream ? { upstream: end.upstream } : {}),
+      ...(end.confirmed && outcome === 'usage_limit' ? { confirmed: end.confirmed } : {}),
     }),
     event('lease.released', `released:${spec.crewId}`, { crewId: spec.crewId, reason: `crew ${outcome}` }),
   ]);
@@ -92,6 +95,7 @@ export async function finishCrew(place: CrewPlace, f: FinishInput): Promise<Crew
       reason,
       agent: crew.agent,
       ...(end.upstream ? { upstream: end.upstream } : {}),
+      ...(end.confirmed ? { confirmed: end.confirmed } : {}),
       ...(end.resetAt ? { until: end.resetAt } : {}),
     },
     new Date(),

@@ -26,6 +26,9 @@ import { crewSession } from './crew-session.js';
 import { keepBookbag } from './crew-bookbag.js';
 import { closeCrew } from './crew-teardown.js';
 import { finishCrew, type CrewEnd, type CrewResult } from './crew-finish.js';
+import { confirmClaim } from '../dispatch/limit-probe.js';
+import { probeAgent } from '../agents/probe.js';
+import { studentArgv } from './student-argv.js';
 
 export type { CrewResult } from './crew-finish.js';
 export { studentArgv } from './student-argv.js';
@@ -259,7 +262,7 @@ class CrewRun {
       end.reason = `${watch.hit.reason}; ${r.reason}`;
       await this.alert('disk-limit', watch.hit.reason);
     }
-    this.limitScope(agent.id);
+    await this.limitScope(agent, sandbox);
     // Stopped from outside: whatever its turns said was cut short, and says nothing of the agent.
     if (this.stopped && !watch.hit && !hits.length)
       [end.outcome, end.reason, end.infra] = ['cancelled', `stopped: ${this.stopped}; ${r.reason}`, false];
@@ -281,23 +284,62 @@ class CrewRun {
 
   /**
    * Whom a usage limit pauses: the school when the key proxy saw the API answer with a usage limit
-   * during this crew's run (the reset it named), else this agent alone (what the CLI printed, its
-   * error envelope included, a process inside the sandbox can write). An overload pauses nobody; the
-   * API's answer behind it is kept for the record.
+   * during this crew's run (the reset it named). Else the limit is the student's claim (what the CLI
+   * printed, its error envelope included, a process inside the sandbox can write): it pauses this
+   * agent alone once confirmed by a crew of another issue or by the school's own probe
+   * (src/dispatch/limit-probe.ts), and is the issue's alone (`limit_unconfirmed`) when not. With
+   * `dispatch.limitProbe: false` every claim pauses its agent. An overload pauses nobody; the API's
+   * answer behind it is kept for the record.
    */
-  private limitScope(agentId: string): void {
+  private async limitScope(agent: AgentConfig, sandbox: Sandbox): Promise<void> {
     const { end } = this;
+    const agentId = agent.id;
     if (end.outcome !== 'usage_limit' && end.outcome !== 'overloaded') return;
     const seen = limitEvidence(this.answers, end.outcome, new Date(this.startedAt));
     if (seen) {
       end.upstream = seen.limit;
       end.reason = `${end.reason}; the API answered ${describeUpstream(seen.limit, seen.type)}${end.outcome === 'usage_limit' ? ': the school pauses' : ''}`;
-    } else if (end.outcome === 'usage_limit')
-      end.reason = `${end.reason}; ${
-        this.keyProxied
-          ? 'the API did not answer with a usage limit (its key proxy saw none)'
-          : "the API's answers are not seen for this agent (no key proxy)"
-      }: agent ${agentId} alone pauses`;
+      return;
+    }
+    if (end.outcome !== 'usage_limit') return;
+    const api = this.keyProxied
+      ? 'the API did not answer with a usage limit (its key proxy saw none)'
+      : "the API's answers are not seen for this agent (no key proxy)";
+    const { spec, layout, scratch } = this.place;
+    const { dispatch } = spec.config;
+    if (!dispatch.limitProbe || this.stopped) {
+      end.reason = `${end.reason}; ${api}: agent ${agentId} alone pauses`;
+      return;
+    }
+    const verdict = await confirmClaim({
+      registry: readCrewState(layout).registry,
+      crew: { crewId: spec.crewId, issueNumber: this.place.crew.issueNumber, agent: agentId },
+      at: new Date(),
+      windowMs: dispatch.agentPauseMaxMinutes * 60_000,
+      probe: () =>
+        probeAgent({
+          agent,
+          sandbox,
+          hostEnv: this.hostEnv,
+          allow: spec.config.sandbox.allow,
+          dir: join(scratch, 'limit-probe'),
+          answers: this.answers,
+          commandArgv: (c) => studentArgv(c, spec.baseDir),
+          graceMs: spec.graceMs,
+        }).catch((e: unknown) => ({ limited: false, reason: `the probe could not run: ${message(e)}` })),
+    });
+    if ('confirmed' in verdict) {
+      const c = verdict.confirmed;
+      end.confirmed = c.by;
+      if (c.upstream) {
+        end.upstream = c.upstream;
+        end.reason = `${end.reason}; ${c.said}: the school pauses`;
+      } else end.reason = `${end.reason}; ${api}; confirmed: ${c.said}: agent ${agentId} pauses`;
+      if (c.resetAt && !end.resetAt) end.resetAt = c.resetAt;
+      return;
+    }
+    end.outcome = 'limit_unconfirmed';
+    end.reason = `${end.reason}; ${api}; not confirmed: ${verdict.unconfirmed}: the claim is this issue's alone (it goes behind the other issues), agent ${agentId} is not paused`;
   }
 
   /** Records why the crew was aborted; the classroom losing it is an interruption, said so. */

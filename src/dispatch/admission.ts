@@ -58,6 +58,8 @@ export type RefusalCode =
   | 'repair-stopped-after-two-failures'
   | 'stopped-after-orphanings'
   | 'limit-claims-stopped'
+  /** Its crews' usage-limit claims went unconfirmed `dispatch.maxUnconfirmedLimitClaims` times. */
+  | 'stopped-after-unconfirmed-limit-claims'
   | 'untrusted-author'
   | 'revisions-exhausted'
   | 'done';

@@ -20,7 +20,12 @@ import { contestRuns } from './contest.js';
  *  - a usage limit only the student reported (no `upstream`: the key proxy did not see the API say
  *    so) is its word, which a prompt can steer: `MAX_LIMIT_CLAIMS` of them on one issue stop it
  *    (`limit-claims-stopped`), so an issue cannot pause each agent that takes it again and again;
- *  - `school requeue` forgets the runs before it: a stopped issue is ready again;
+ *  - a claim nothing confirmed (`limit_unconfirmed`, ./limit-probe.ts: the agent was not paused)
+ *    sends its issue behind the others (`limitClaim`, ./order.ts), and `dispatch.maxUnconfirmedLimitClaims`
+ *    of them (default `MAX_UNCONFIRMED_LIMIT_CLAIMS`) stop it (`stopped-after-unconfirmed-limit-claims`);
+ *    a claim the school confirmed (`confirmed`) counts toward neither stop;
+ *  - `school requeue` (or `school dead-letters requeue issue:N`) forgets the runs before it: a
+ *    stopped issue is ready again;
  *  - an issue whose last run ended on the environment's failure (`infra`: an install or a program
  *    the sandbox lacks, an agent that could not start) is marked `environment`: it waits behind the
  *    issues that wait (./order.ts), a repair included, since the same machine would fail it again
@@ -40,9 +45,11 @@ export type IssueState =
       infra?: number;
       /** Stopped by usage limits only its students reported (their count). */
       limitClaims?: number;
+      /** Stopped by unconfirmed limit claims (`limit_unconfirmed`, their count). */
+      limitUnconfirmed?: number;
     }
-  | { kind: 'repair'; attempt: 2; failedCrewId: string; environment?: true }
-  | { kind: 'ready'; attempt: 1; environment?: true };
+  | { kind: 'repair'; attempt: 2; failedCrewId: string; environment?: true; limitClaim?: true }
+  | { kind: 'ready'; attempt: 1; environment?: true; limitClaim?: true };
 
 /** Outcomes that count toward the two-failure stop. `aborted` and `lost` count too (N7.1: a dead
  * daemon must not loop an issue forever) — except an abort by the pre-verify of a dirty slot
@@ -72,6 +79,19 @@ export const MAX_INFRA_ABORTS = 3;
  */
 export const MAX_LIMIT_CLAIMS = 2;
 
+/**
+ * `dispatch.maxUnconfirmedLimitClaims`' default: unconfirmed limit claims (`limit_unconfirmed`) of
+ * one issue, counted since its last requeue, after which it waits for a requeue. None paused the
+ * agent; this bound keeps the issue from spending a launch and a probe on every cycle.
+ */
+export const MAX_UNCONFIRMED_LIMIT_CLAIMS = 3;
+
+/** What the issue history weighs beside the registry. */
+export interface HistoryOptions {
+  /** `dispatch.maxUnconfirmedLimitClaims`. */
+  maxUnconfirmedLimitClaims?: number;
+}
+
 /** What grading concluded about a finished crew, when known (accepted = both judges passed). */
 export type VerdictLookup = (crewId: string) => 'accepted' | 'rejected' | undefined;
 
@@ -93,6 +113,7 @@ export function issueStates(
   registry: CrewRegistry,
   verdict?: VerdictLookup,
   requeues?: Requeues,
+  o: HistoryOptions = {},
 ): Map<number, IssueState> {
   const byIssue = new Map<number, CrewRecord[]>();
   for (const c of Object.values(registry.crews)) {
@@ -101,11 +122,18 @@ export function issueStates(
     else byIssue.set(c.issueNumber, [c]);
   }
   const out = new Map<number, IssueState>();
-  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
+  for (const [issue, crews] of byIssue)
+    out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue), o));
   return out;
 }
 
-function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string): IssueState {
+function stateOf(
+  crews: CrewRecord[],
+  verdict?: VerdictLookup,
+  requeued?: string,
+  o: HistoryOptions = {},
+): IssueState {
+  const maxUnconfirmed = o.maxUnconfirmedLimitClaims ?? MAX_UNCONFIRMED_LIMIT_CLAIMS;
   const active = crews.find((c) => c.status !== 'finished');
   if (active) return { kind: 'active', crewId: active.crewId };
   // A contest is one run of its issue (./contest.ts): its losers are not failed runs.
@@ -124,6 +152,9 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
   let orphans: string[] = [];
   let infra: string[] = [];
   const claims: string[] = [];
+  const unconfirmed: string[] = [];
+  // Whether the last run that ended was an unconfirmed limit claim: the issue waits behind the rest.
+  let limitClaim = false;
   // Whether the last run that counted for anything was the environment's failure.
   let environment = false;
   for (const run of runs) {
@@ -154,7 +185,18 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
     }
     // A run the student finished (counted) ends a streak of orphanings or infra aborts;
     // interruptions (usage_limit, overloaded, cancelled, a pre-verify abort) reset no streak.
-    if (outcome === 'usage_limit' && !run.upstream) {
+    limitClaim = outcome === 'limit_unconfirmed';
+    if (outcome === 'limit_unconfirmed') {
+      unconfirmed.push(run.crewId);
+      if (unconfirmed.length >= maxUnconfirmed) {
+        const [a, b] = (unconfirmed.length > 1 ? unconfirmed.slice(-2) : [run.crewId, run.crewId]) as [
+          string,
+          string,
+        ];
+        return { kind: 'stopped', crewIds: [a, b], limitUnconfirmed: unconfirmed.length };
+      }
+    }
+    if (outcome === 'usage_limit' && !run.upstream && !run.confirmed) {
       claims.push(run.crewId);
       if (claims.length >= MAX_LIMIT_CLAIMS) {
         const [a, b] = claims.slice(-2) as [string, string];
@@ -171,9 +213,12 @@ function stateOf(crews: CrewRecord[], verdict?: VerdictLookup, requeued?: string
       return { kind: 'stopped', crewIds: [a, b] };
     }
   }
-  const env = environment ? { environment: true as const } : {};
+  const env = {
+    ...(environment ? { environment: true as const } : {}),
+    ...(limitClaim ? { limitClaim: true as const } : {}),
+  };
   if (failures.length === 1) return { kind: 'repair', attempt: 2, failedCrewId: failures[0]!, ...env };
-  return environment ? { ...READY, ...env } : READY;
+  return environment || limitClaim ? { ...READY, ...env } : READY;
 }
 
 /** A run that counts toward the two-failure stop (as `stateOf` counts it). */

@@ -36,6 +36,13 @@ export interface Candidate {
    * need what it lacks.
    */
   environment?: boolean;
+  /**
+   * Its last crew claimed a usage limit nothing confirmed (`limit_unconfirmed`, ./limit-probe.ts):
+   * the claim is the issue's, so the issue is its backoff's cost — it goes to the back of the queue,
+   * behind every other candidate (environment failures included), and is tried when nothing else
+   * waits. Its agent was not paused.
+   */
+  limitClaim?: boolean;
   /** A revision crew of a delivered pull request (./revision.ts): its agent is `forceAgent`. */
   revision?: RevisionPlan;
 }
@@ -151,7 +158,7 @@ export function promote(
   // 0 promoted, 1 in the seed's order, 2 long: longest expected first.
   const band = new Map<Candidate, 0 | 1 | 2>();
   for (const c of ordered)
-    if (!front(c) && !c.environment) {
+    if (!front(c) && !c.environment && !c.limitClaim) {
       if (lifted(c)) band.set(c, 0);
       else if (long?.(c)) band.set(c, 2);
     }
@@ -176,11 +183,15 @@ export function promote(
  * not: it waits with the others of its kind at the back.
  */
 export function front(c: Candidate): boolean {
-  return (c.repair && !c.environment) || c.revision !== undefined;
+  return (c.repair && !c.environment && !c.limitClaim) || c.revision !== undefined;
 }
 
-/** -1/1 when exactly one of the two waits behind the rest for its environment failure, else 0. */
+/**
+ * -1/1 when exactly one of the two waits behind the other: an unconfirmed limit claim behind
+ * everything, then an environment failure behind the rest; else 0.
+ */
 function behind(a: Candidate, b: Candidate): number {
+  if (!!a.limitClaim !== !!b.limitClaim) return a.limitClaim ? 1 : -1;
   return !!a.environment === !!b.environment ? 0 : a.environment ? 1 : -1;
 }
 

@@ -23,11 +23,16 @@ import {
 
 /**
  * Launch pauses (seed 002). A usage/credit limit is not a failed run: it pauses new launches. Whose
- * launches depends on who said so. A student's word is evidence about itself, never about the
- * school: a limit only the student reported (a command agent's exit 75 or report marker, a limit
- * line in a model's answer, a CLI's prose, a CLI's error envelope: all of it arrives on output a
- * process inside the sandbox can write) pauses that agent alone, until the reset time it named but
- * never longer than `dispatch.agentPauseMaxMinutes`. The school pauses as a whole only on its own
+ * launches depends on who said so. A student's word is evidence about its own issue, never about the
+ * agent every other issue shares, nor about the school: a limit only the student reported (a command
+ * agent's exit 75 or report marker, a limit line in a model's answer, a CLI's prose, a CLI's error
+ * envelope: all of it arrives on output a process inside the sandbox can write) holds its issue
+ * alone (`limit_unconfirmed`: recorded here as `issue.limit-unconfirmed`, the issue goes behind the
+ * others, ./order.ts) unless the school confirms it (./limit-probe.ts: a crew of another issue
+ * reported it within the window, or the school's own probe of the agent answered with the limit).
+ * A confirmed claim pauses that agent alone, until the reset time named but never longer than
+ * `dispatch.agentPauseMaxMinutes`. With `dispatch.limitProbe: false` every claim pauses its agent
+ * (the rule before probes). The school pauses as a whole only on its own
  * signals: the API's own limit answer as the host side of the crew's key proxy saw it (`upstream`,
  * src/sandbox/upstream-record.ts), until the reset the API named (a week at most; none named: the
  * agent cap, and the next crew asks again), an operator pause, or an unexplained crew exit (`lost`),
@@ -113,6 +118,8 @@ export interface OutcomeOfCrew {
    * pauses until the reset it names. Absent, a limit is the student's word.
    */
   upstream?: UpstreamLimit;
+  /** A claim the school confirmed itself (./limit-probe.ts): by its probe or another issue's crew. */
+  confirmed?: 'probe' | 'crews';
 }
 
 /**
@@ -133,6 +140,21 @@ export async function pauseForOutcome(
       : crew.outcome === 'usage_limit'
         ? bookbagResetTime(layout, crew.crewId, at)
         : undefined;
+  if (crew.outcome === 'limit_unconfirmed') {
+    // The issue's, not the agent's: recorded for the operator; the order holds the issue back.
+    const held = event(
+      'issue.limit-unconfirmed',
+      `limit-unconfirmed:crew:${crew.crewId}`,
+      {
+        issueNumber: crew.issueNumber,
+        crewId: crew.crewId,
+        ...(crew.agent ? { agent: crew.agent } : {}),
+        reason: `issue #${crew.issueNumber} waits behind the other issues: crew ${crew.crewId} ended with ${crew.outcome}: ${crew.reason}`,
+      },
+      at,
+    );
+    return (await schoolLog(layout).append([held])).length === 1;
+  }
   const e = outcomePause(crew, at, named, agentPauseMaxMs);
   if (!e) return false;
   return (await schoolLog(layout).append([e])).length === 1;
@@ -175,7 +197,13 @@ function outcomePause(
     pauseKey(crew),
     {
       reason: agent
-        ? `agent ${agent}: ${said} (reported by the student only, the API did not say so: this agent alone waits)`
+        ? `agent ${agent}: ${said} (${
+            crew.confirmed === 'probe'
+              ? "the school's probe of the agent answered with the limit too"
+              : crew.confirmed === 'crews'
+                ? 'crews of two different issues reported it'
+                : 'reported by the student only, the API did not say so'
+          }: this agent alone waits)`
         : `${said}${api}`,
       source: crew.outcome,
       crewId: crew.crewId,
@@ -228,6 +256,7 @@ export function pendingPauses(
         reason: c.reason ?? '',
         agent: c.agent,
         ...(c.upstream ? { upstream: c.upstream } : {}),
+        ...(c.confirmed ? { confirmed: c.confirmed } : {}),
       },
       at,
       until,

@@ -366,7 +366,9 @@ function decide(
   const pausedAgents = describeAgentPauses(split.agents);
   const sorted = sortCurriculum(
     input,
-    issueStates(registry, input.record?.verdicts, read.school.requeues),
+    issueStates(registry, input.record?.verdicts, read.school.requeues, {
+      maxUnconfirmedLimitClaims: config.dispatch.maxUnconfirmedLimitClaims,
+    }),
     registry,
   );
   const records = recordBook(input, registry, read.spendRows);
@@ -460,6 +462,12 @@ function sortCurriculum(
         code: 'stopped-after-orphanings',
         reason: `its classroom lost ${state.orphaned} crews in a row (the last ${state.crewIds.join(', ')}): Orca crashed or restarted under them; none counted as an attempt. Fix the daemon, then \`school requeue ${item.number}\``,
       });
+    } else if (state.kind === 'stopped' && state.limitUnconfirmed) {
+      refused.push({
+        issue: item.number,
+        code: 'stopped-after-unconfirmed-limit-claims',
+        reason: `${state.limitUnconfirmed} of its crews (the last ${state.crewIds.join(', ')}) claimed a usage limit that nothing confirmed (limit_unconfirmed: not the API, not the school's probe of the agent, not another issue's crew); its text may be asking the model to claim one. Look at the issue, then \`school dead-letters requeue issue:${item.number}\` (or \`school requeue ${item.number}\`)`,
+      });
     } else if (state.kind === 'stopped' && state.limitClaims) {
       refused.push({
         issue: item.number,
@@ -502,6 +510,10 @@ function sortCurriculum(
           // Its last run failed on the machine, not the agent: it waits behind the others (./order.ts).
           ...((state.kind === 'repair' || state.kind === 'ready') && state.environment
             ? { environment: true }
+            : {}),
+          // Its last crew's limit claim went unconfirmed: the issue's, so it waits behind the others.
+          ...((state.kind === 'repair' || state.kind === 'ready') && state.limitClaim
+            ? { limitClaim: true }
             : {}),
         });
     }

@@ -40,6 +40,8 @@ export interface CrewRecord extends Omit<CrewPlanned, 'plannedBy'> {
   orphaned?: boolean;
   /** The API's own limit answer the key proxy saw (see CrewFinished.upstream). */
   upstream?: CrewFinished['upstream'];
+  /** A limit the school confirmed itself (see CrewFinished.confirmed). */
+  confirmed?: CrewFinished['confirmed'];
   /** A shared standby crew some crew job claimed (`crew.claimed`); `daemon` is then the claimant. */
   claimed?: Omit<CrewClaimed, 'crewId'>;
 }
@@ -145,6 +147,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
           if (e.data.infra) c.infra = true;
           if (e.data.orphaned) c.orphaned = true;
           if (e.data.upstream) c.upstream = e.data.upstream;
+          if (e.data.confirmed) c.confirmed = e.data.confirmed;
         }
         break;
       }

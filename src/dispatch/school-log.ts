@@ -15,6 +15,8 @@ import type { StateLayout } from '../state/layout.js';
  *  - `paused:manual:<rand>` — an operator pause (`school pause --reason`);
  *  - `pause-cleared:<rand>` — lifts every pause recorded before it;
  *  - `requeued:<issue>:<rand>` — `school requeue`: the issue's earlier failures no longer stop it;
+ *  - `limit-unconfirmed:crew:<crewId>` — a crew's usage limit only its student claimed and nothing
+ *    confirmed: the issue goes behind the others, the agent is not paused (./limit-probe.ts);
  *  - `next-cycle:<run id>:<attempt>` — a run started the next cycle at once (./next-cycle.ts).
  */
 export interface RosterHeartbeat {
@@ -61,6 +63,14 @@ export interface IssueRequeued {
   reason: string;
 }
 
+/** A crew's unconfirmed limit claim: its issue, not its agent, is held back (./limit-probe.ts). */
+export interface LimitUnconfirmed {
+  issueNumber: number;
+  crewId: string;
+  agent?: string;
+  reason: string;
+}
+
 export interface PauseCleared {
   reason: string;
 }
@@ -77,6 +87,8 @@ export type SchoolEvent =
   | StateEvent<'school.paused', PauseRecorded>
   | StateEvent<'school.pause-cleared', PauseCleared>
   | StateEvent<'issue.requeued', IssueRequeued>
+  /** A usage limit only the issue's student claimed, unconfirmed (./limit-probe.ts): the issue waits behind the others. */
+  | StateEvent<'issue.limit-unconfirmed', LimitUnconfirmed>
   | StateEvent<'loop.next-cycle', NextCycleStarted>
   /** A handoff's audit lines were imported (they carry no keys: this event makes the import idempotent). */
   | StateEvent<'handoff.imported', { daemon: string; sha256: string }>;

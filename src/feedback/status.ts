@@ -151,11 +151,22 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
         state: 'stopped',
         reason: state.orphaned
           ? `the machine running its crews lost ${state.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)`
-          : state.limitClaims
-            ? `${state.limitClaims} of its runs ended with a usage limit only the agent reported (the API did not say so), and each paused that agent; the school waits for a maintainer (\`school requeue\` starts over)`
-            : state.infra
-              ? `${state.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)`
-              : 'two runs in a row failed; the school will not try a third (`school requeue` starts over)',
+          : state.limitUnconfirmed
+            ? `${state.limitUnconfirmed} of its runs ended with a usage limit the agent claimed and nothing confirmed (limit_unconfirmed: not the API, not the school's own check of the agent); the agent was never paused; the school waits for a maintainer (\`school dead-letters requeue issue:${issue}\` starts over)`
+            : state.limitClaims
+              ? `${state.limitClaims} of its runs ended with a usage limit only the agent reported (the API did not say so), and each paused that agent; the school waits for a maintainer (\`school requeue\` starts over)`
+              : state.infra
+                ? `${state.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)`
+                : 'two runs in a row failed; the school will not try a third (`school requeue` starts over)',
+      });
+    else if (c.outcome === 'limit_unconfirmed')
+      // The issue's own wait: its crew claimed a limit nothing confirmed; other issues go first.
+      out.set(issue, {
+        state: 'paused',
+        ...who,
+        reason: plain(
+          `limit_unconfirmed: its crew claimed a usage limit that nothing confirmed, so this issue waits behind the others (the agent is not paused)${c.reason ? `: ${c.reason}` : ''}`,
+        ),
       });
     else if (c.outcome === 'usage_limit' || c.outcome === 'overloaded' || c.outcome === 'cancelled')
       out.set(issue, { state: 'paused', ...who, reason: plain(c.reason ?? c.outcome) });

@@ -35,6 +35,12 @@ export const CREW_OUTCOMES = [
   'failed',
   'timed_out',
   'usage_limit',
+  /**
+   * A usage limit only the student claimed (an exit 75, a report marker, a limit line in its answer
+   * or its CLI's prose) that nothing the student cannot write confirmed (src/dispatch/limit-probe.ts):
+   * the issue's, not the agent's. Its issue goes to the back of the queue; enough of them stop it.
+   */
+  'limit_unconfirmed',
   'overloaded',
   'aborted',
   'lost',
@@ -50,7 +56,12 @@ export type CrewOutcome = (typeof CREW_OUTCOMES)[number];
 export const PAUSING_OUTCOMES: readonly CrewOutcome[] = ['usage_limit'];
 
 /** Outcomes that neither count as a failure nor pause the school: the issue is retried later. */
-export const INTERRUPTION_OUTCOMES: readonly CrewOutcome[] = ['usage_limit', 'overloaded', 'cancelled'];
+export const INTERRUPTION_OUTCOMES: readonly CrewOutcome[] = [
+  'usage_limit',
+  'limit_unconfirmed',
+  'overloaded',
+  'cancelled',
+];
 
 export interface CrewPlanned {
   crewId: string;
@@ -226,6 +237,13 @@ export interface CrewFinished {
    * counts toward the issue's limit-claim stop (src/dispatch/history.ts).
    */
   upstream?: { status: number; at: string; resetAt?: string };
+  /**
+   * A `usage_limit` without `upstream` that the school confirmed itself (src/dispatch/limit-probe.ts):
+   * its own probe of the agent answered with the limit (`probe`), or a crew of another issue of the
+   * same agent reported it within the window (`crews`). Not the student's word alone: it does not
+   * count toward the issue's limit-claim stop.
+   */
+  confirmed?: 'probe' | 'crews';
 }
 
 export type CrewEvent =

@@ -1,4 +1,9 @@
 import { resolveConfig } from '../../config/load.js';
+import type { SchoolConfig } from '../../config/schema.js';
+import { issueStates } from '../../dispatch/history.js';
+import { requeueIssue } from '../../dispatch/pause.js';
+import { readRegistry } from '../../dispatch/registry.js';
+import { readSchool } from '../../dispatch/school-log.js';
 import { GradingQueue } from '../../grading/queue.js';
 import { requeueDeadLetters } from '../../grading/requeue.js';
 import { deadLetterTable, renderText } from '../../grading/report.js';
@@ -15,7 +20,22 @@ const HELP = `Usage: school dead-letters list [--json] [--config FILE] [--state-
 A grading job that failed max-attempts drains is a dead letter: kept with its last error, never
 retried by itself. "requeue" gives it a fresh attempt budget and keeps the failure summary: one job
 by its key, every dead letter of an issue (issue:12), or all of them (all).
+An issue whose crews claimed a usage limit nothing confirmed dispatch.maxUnconfirmedLimitClaims
+times (stopped-after-unconfirmed-limit-claims) is a dead letter too: "requeue issue:12" (or all)
+admits it again; its claims before the requeue no longer count.
 `;
+
+const CLAIMS_REASON = 'stopped-after-unconfirmed-limit-claims';
+
+/** Issues stopped by unconfirmed limit claims (src/dispatch/history.ts), with their claim counts. */
+function claimStoppedIssues(layout: StateLayout, config: SchoolConfig): Map<number, number> {
+  const out = new Map<number, number>();
+  const states = issueStates(readRegistry(layout), undefined, readSchool(layout).requeues, {
+    maxUnconfirmedLimitClaims: config.dispatch.maxUnconfirmedLimitClaims,
+  });
+  for (const [n, s] of states) if (s.kind === 'stopped' && s.limitUnconfirmed) out.set(n, s.limitUnconfirmed);
+  return out;
+}
 
 export const deadLettersCommand: Command = {
   summary: 'dead-letters list | dead-letters requeue KEY|issue:N|all: inspect or retry failed grading jobs',
@@ -31,15 +51,26 @@ export const deadLettersCommand: Command = {
       return 2;
     }
     const config = resolveConfig(values.config, values['state-dir'] ? { stateDir: values['state-dir'] } : {});
-    const queue = new GradingQueue(new StateLayout(config.stateDir));
+    const layout = new StateLayout(config.stateDir);
+    const queue = new GradingQueue(layout);
+    const claimed = claimStoppedIssues(layout, config);
     if (sub === 'list') {
       const dead = queue.deadLetters();
       if (values.json) {
-        process.stdout.write(redactText(JSON.stringify(dead, null, 2)) + '\n');
-      } else if (dead.length === 0) {
+        const issues = [...claimed].map(([issueNumber, claims]) => ({
+          issueNumber,
+          reason: CLAIMS_REASON,
+          claims,
+        }));
+        process.stdout.write(
+          redactText(JSON.stringify(issues.length ? { jobs: dead, issues } : dead, null, 2)) + '\n',
+        );
+      } else if (dead.length === 0 && claimed.size === 0) {
         process.stdout.write('no dead letters\n');
       } else {
-        process.stdout.write(redactText(renderText(deadLetterTable(dead))));
+        if (dead.length) process.stdout.write(redactText(renderText(deadLetterTable(dead))));
+        for (const [n, claims] of claimed)
+          process.stdout.write(`issue:${n}  ${CLAIMS_REASON} (${claims} claims)\n`);
       }
       return 0;
     }
@@ -51,7 +82,27 @@ export const deadLettersCommand: Command = {
         );
         return 2;
       }
-      const requeued = await requeueDeadLetters(queue, selectors);
+      // Issues stopped by unconfirmed limit claims first: a selector that named one of them is done
+      // when it names no grading job too.
+      const jobs = queue.deadLetters();
+      const rest: string[] = [];
+      for (const s of selectors) {
+        const all = s.toLowerCase() === 'all';
+        const n = /^(?:issue:|#)(\d{1,9})$/i.exec(s)?.[1];
+        const issues = all ? [...claimed.keys()] : n && claimed.has(Number(n)) ? [Number(n)] : [];
+        for (const issue of issues) {
+          await requeueIssue(layout, issue, `school dead-letters requeue ${s}`);
+          claimed.delete(issue);
+          process.stdout.write(
+            `requeued issue #${issue}: it was ${CLAIMS_REASON}; the next plan admits it as a first attempt\n`,
+          );
+        }
+        const names = all
+          ? jobs.length > 0
+          : jobs.some((j) => (n ? j.job.issueNumber === Number(n) : j.job.jobKey === s));
+        if (issues.length === 0 || names) rest.push(s);
+      }
+      const requeued = await requeueDeadLetters(queue, rest);
       for (const j of requeued)
         process.stdout.write(
           `requeued ${j.jobKey}: attempts reset to 0; previous failure kept: ${redactText(j.previousFailure)}\n`,

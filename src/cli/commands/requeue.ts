@@ -32,7 +32,9 @@ export const requeueCommand: Command = {
       throw new ConfigError('school requeue: --reason TEXT is required (it is recorded).');
     const config = resolveConfig(values.config);
     const layout = new StateLayout(values['state-dir'] ?? config.stateDir);
-    const state = issueStates(readRegistry(layout), undefined, readSchool(layout).requeues).get(issue);
+    const state = issueStates(readRegistry(layout), undefined, readSchool(layout).requeues, {
+      maxUnconfirmedLimitClaims: config.dispatch.maxUnconfirmedLimitClaims,
+    }).get(issue);
     if (state?.kind !== 'stopped') {
       const now = state ? state.kind : 'never dispatched';
       throw new ConfigError(
