@@ -13,7 +13,8 @@ import { readBookbag } from '../../src/bookbag/store.js';
 import { memoryLogger } from '../../src/log.js';
 import { runLoop } from '../../src/loop/loop.js';
 import { StateLayout } from '../../src/state/layout.js';
-import type { Verdict } from '../../src/grading/verdict.js';
+import { combine, type JudgeFinding, type Verdict } from '../../src/grading/verdict.js';
+import { verdictsFileSchema } from '../../src/grading/verdicts-file.js';
 import { launcher } from '../crew/helpers.js';
 import { rawIssue, type RawIssue } from '../regression/helpers.js';
 import { initRepo, tempDir } from '../support/tmp.js';
@@ -217,5 +218,61 @@ describe('what needs no evidence, what is not code', () => {
       expect(isNotCode(p), p).toBe(true);
     for (const p of ['src/answer.mjs', 'package.json', 'requirements.txt', 'Makefile', 'src/docs.ts'])
       expect(isNotCode(p), p).toBe(false);
+  });
+});
+
+describe('what proved a change, on the verdict', () => {
+  const f = (judge: JudgeFinding['judge'], passed: boolean, reason: string): JudgeFinding => ({
+    judge,
+    passed,
+    code: passed ? `${judge}_passed` : `${judge}_failed`,
+    reasons: [reason],
+    score: passed ? 1 : 0,
+  });
+
+  it('is the evidence finding of an accepted verdict, never of a rejected one', () => {
+    const proof = 'test test/a.test.mjs fails at the base, passes with the change';
+    const accepted = combine([
+      f('verification', true, 'ok'),
+      f('evidence', true, proof),
+      f('rubric', true, 'ok'),
+    ]);
+    expect(accepted).toMatchObject({ accepted: true, decidedBy: 'rubric', proof });
+    const rejected = combine([
+      f('verification', true, 'ok'),
+      f('evidence', true, proof),
+      f('rubric', false, 'no'),
+    ]);
+    expect(rejected.accepted).toBe(false);
+    expect(rejected).not.toHaveProperty('proof');
+    expect(combine([f('verification', true, 'ok'), f('rubric', true, 'ok')])).not.toHaveProperty('proof');
+  });
+
+  it('travels in verdicts.json, where the grade job checks it against the findings', () => {
+    const verdict = combine([
+      f('verification', true, 'ok'),
+      f('evidence', true, 'sealed tests'),
+      f('rubric', true, 'ok'),
+    ]);
+    const file = {
+      schema: 1,
+      verdicts: [
+        {
+          jobKey: 'grade:1:c1-aaaa0001',
+          issueNumber: 1,
+          crewId: 'c1-aaaa0001',
+          baseSha: 'a'.repeat(40),
+          diffSha: 'b'.repeat(64),
+          verdict,
+        },
+      ],
+    };
+    expect(verdictsFileSchema.safeParse(file).success).toBe(true);
+    expect(
+      verdictsFileSchema.safeParse({
+        ...file,
+        verdicts: [{ ...file.verdicts[0], verdict: { ...verdict, proof: 1 } }],
+      }).success,
+    ).toBe(false);
   });
 });
