@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxLimitsSchema, sandboxSchema } from '../../src/config/schema.js';
 import { runCrew } from '../../src/crew/crew.js';
 import { checkLimits } from '../../src/doctor/limits.js';
+import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { cgroupPlace, MiB, SandboxLimits } from '../../src/sandbox/limits.js';
@@ -124,7 +125,13 @@ describe.skipIf(!!noCgroups)('process flood and memory, in the crew cgroup', () 
     expect(honest.outcome, honest.reason).toBe('succeeded');
     expect(honest.reason).not.toContain('sandbox.limits');
     expect(crewAlerts(s, 'c2-honest01')).toEqual([]);
-    const d = await drain({ config: s.config, layout: s.layout, logger: silentLogger });
+    const d = await drain({
+      config: s.config,
+      layout: s.layout,
+      logger: silentLogger,
+      // As school drain judges: the evidence judge runs the added tests on a clean checkout.
+      judging: { verifyOnCleanCheckout },
+    });
     expect(d.verdicts.find((v) => v.crewId === 'c2-honest01')).toMatchObject({ accepted: true });
   });
 
