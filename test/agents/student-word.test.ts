@@ -68,8 +68,9 @@ describe('a limit only the student reports', () => {
     const before = Date.now();
     const r = await crew(s, 'c1-liar0001', 1, 'liar');
     expect(r.outcome).toBe('usage_limit');
+    // The school's probe of the agent (the same command, an empty brief) exits 75 too: confirmed.
     expect(r.reason).toMatch(
-      /the API's answers are not seen for this agent \(no key proxy\): agent liar alone pauses/,
+      /the API's answers are not seen for this agent \(no key proxy\); confirmed: the probe answered with the limit too .*: agent liar pauses/,
     );
 
     const p = pauseStatus(s.layout);
