@@ -13,7 +13,7 @@ import { message } from '../errors.js';
 import { boundText, MAX_REASON } from '../security/bound.js';
 import type { Bookbag, Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
-import { policyFinding, policyInput, reviewerNote } from './policy.js';
+import { PolicyBaseMissingError, policyFinding, policyInput, reviewerNote } from './policy.js';
 import { audit } from '../state/audit.js';
 import { patchFiles } from '../process/patch-files.js';
 import { hostEnvOf } from '../process/env.js';
@@ -274,13 +274,17 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     if (read.ok) {
       const policy = await policyFinding(
         policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences }),
-      );
+      ).catch((e: unknown) => {
+        // No base to read: a failed verification still decides; else a grader failure (retried).
+        if (e instanceof PolicyBaseMissingError && !findings[0]!.passed) return undefined;
+        throw e;
+      });
       // A patch git cannot apply: the verification's own account of that comes first.
-      if (!policy.passed)
+      if (policy && !policy.passed)
         return combine(
           policy.code === 'patch_does_not_apply' ? [...findings, policy] : [policy, ...findings],
         );
-      findings.push(policy);
+      if (policy) findings.push(policy);
     }
     if (!findings[0]!.passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;

@@ -50,6 +50,8 @@ export class PolicyBaseMissingError extends SchoolError {
 }
 
 export async function policyFinding(o: PolicyInput): Promise<JudgeFinding> {
+  // A crew that changed nothing (a research or triage report) touches nothing: no git to ask.
+  if (o.diff.length === 0) return passed();
   const base = await runGit(['cat-file', '-e', `${o.baseSha}^{commit}`], { cwd: resolve(o.repoPath) });
   if (base.exitCode !== 0)
     throw new PolicyBaseMissingError(
@@ -130,6 +132,10 @@ export async function policyFinding(o: PolicyInput): Promise<JudgeFinding> {
     );
   if (flags.length > 0)
     return { judge: 'policy', passed: true, code: 'policy_flagged', reasons: flags, score: 1 };
+  return passed();
+}
+
+function passed(): JudgeFinding {
   return {
     judge: 'policy',
     passed: true,
