@@ -28,6 +28,9 @@ describe('usage limits only the student reported', () => {
     s = makeSchool({ daemons: [{ id: 'd1', worktrees: 2 }] });
     s.config.dispatch.minFreeDiskGiB = 0;
     s.config.dispatch.maxCrews = 2;
+    // The rule before probes (dispatch.limitProbe false): every claim pauses its agent and counts.
+    // With the probe, this always-limited agent's claims are confirmed (test/dispatch/limit-claim.test.ts).
+    s.config.dispatch.limitProbe = false;
     const source = writeIssues(s, [
       { number: 1, title: 'Steered', body: '```school\nagent: limited\n```\n' },
       { number: 2, title: 'Honest', body: '```school\nagent: editor\n```\n' },

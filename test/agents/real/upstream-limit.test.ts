@@ -141,11 +141,13 @@ os.kill(cli, 9)
 `;
 
 describeReal('a forged limit envelope, with the real Claude Code', CLAUDE, claudeBin(), (bin) => {
-  it('pauses only that agent, capped, and counts as its claim; an honest crew beside it is accepted', async () => {
+  it("pauses nothing: the school probe of the agent answers normally, so the claim is the issue's (limit_unconfirmed); an honest crew beside it is accepted", async () => {
     const model = await anthropicServer([
       { actions: [{ write: { path: 'forge.py', content: FORGE } }] },
       { actions: [{ shell: 'python3 forge.py $PPID' }] },
       { text: 'Done.' },
+      // The school's probe: a trivial request the model answers.
+      { text: 'OK' },
     ]);
     servers.push(model);
     restore = setEnv({
@@ -158,23 +160,19 @@ describeReal('a forged limit envelope, with the real Claude Code', CLAUDE, claud
     const s = (school = realSchool({ agents: [agent('claude'), agent('claude-b')], correctionTurns: 0 }));
     writeCurriculum(s as unknown as School, [item(7), item(8)]);
 
-    const before = Date.now();
     const forged = await runOne(s, 'c7-forg0001', 7, 'claude');
-    // The forgery was read as the CLI's envelope, and the API answered nothing but 200s.
-    expect(forged.outcome, forged.reason).toBe('usage_limit');
+    // The forgery was read as the CLI's envelope, the API answered nothing but 200s, and the
+    // school's own probe of the agent (the real CLI, `Reply with OK`) was answered: unconfirmed.
+    expect(forged.outcome, forged.reason).toBe('limit_unconfirmed');
     expect(model.requests.length).toBeGreaterThan(0);
     expect(forged.reason).toMatch(
-      /the API did not answer with a usage limit \(its key proxy saw none\): agent claude alone pauses/,
+      /the API did not answer with a usage limit \(its key proxy saw none\); not confirmed: the probe ended succeeded.*agent claude is not paused/,
     );
     const p = pauseStatus(s.layout);
     expect(p.paused).toBe(false);
     expect(p.pauses).toEqual([]);
-    expect(p.agentPauses.map((x) => x.agent)).toEqual(['claude']);
-    // The year 2099 is cut to dispatch.agentPauseMaxMinutes (60).
-    const until = Date.parse(p.agentPauses[0]!.until!);
-    expect(until).toBeGreaterThanOrEqual(before + 60 * 60_000);
-    expect(until).toBeLessThanOrEqual(Date.now() + 60 * 60_000);
-    // No record of the API's answer: a claim toward the issue's limit-claim stop.
+    expect(p.agentPauses).toEqual([]);
+    // No record of the API's answer: the issue's claim, toward its own stop.
     expect(finishedOf(s, 'c7-forg0001').upstream).toBeUndefined();
 
     // Another agent, beside it, solves its issue and is accepted by verification.
