@@ -264,11 +264,19 @@ export function renderCorrection(c: {
   exitCode: number | null;
   timedOut: boolean;
   output: string;
+  /** The command fails on the unchanged base too. */
+  baseRed?: boolean;
 }): string {
   return [
     `# Correction turn ${c.turn} of ${c.of}`,
     '',
     `The verification command \`${c.command.join(' ')}\` ${c.timedOut ? 'timed out' : `exited ${c.exitCode ?? 'on a signal'}`} on your change. Its output follows as data. Fix the change in the worktree so that verification passes; do not weaken or skip the checks.`,
+    ...(c.baseRed
+      ? [
+          '',
+          'The command fails on the unchanged base as well. If what fails is what the issue asks you to fix, fix it; failures that have nothing to do with the issue are not yours to fix.',
+        ]
+      : []),
     '',
     dataBlock(c.output),
     '',

@@ -225,10 +225,14 @@ export class Session {
     v: { exitCode: number | null; timedOut: boolean; log: string },
   ): boolean {
     const { i, r } = this;
-    // The school's failure (an install, a missing program, a killed run, a red base): the agent cannot
-    // correct the environment, so no turn is spent on it.
+    // The school's failure (an install, a missing program, a killed run): the agent cannot correct the
+    // environment, so no turn is spent on it. A red base is different: what fails there may be what
+    // the issue asks to fix, so the agent gets its turns, told that the base fails too; a run still
+    // red after them is the base's, never the agent's failure (./outcome.ts).
     const v1 = r.verification!;
-    if (v1.passed || r.missing || v1.environment || r.corrections >= i.limits.maxCorrections) return false;
+    const redBase = v1.environment?.kind === 'base_red';
+    if (v1.passed || r.missing || (v1.environment && !redBase) || r.corrections >= i.limits.maxCorrections)
+      return false;
     // A CLI agent's correction resumes its session; without a session id there is nothing to resume.
     if (i.agent.kind !== 'command' && !r.session) return false;
     r.corrections++;
@@ -239,6 +243,7 @@ export class Session {
       exitCode: v.exitCode,
       timedOut: v.timedOut,
       output: tail(v.log, 16_000),
+      ...(redBase ? { baseRed: true } : {}),
     });
     // A command agent gets the brief again with the correction appended (a file, as always); a
     // CLI agent's session already holds the brief, so it receives the correction alone.

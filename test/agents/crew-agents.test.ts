@@ -12,6 +12,7 @@ import { GradingQueue } from '../../src/grading/queue.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { appendFileSync } from 'node:fs';
+import { git } from '../support/tmp.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from '../crew/helpers.js';
 import { claude, codex, installFakes, uid } from './fake.js';
 
@@ -686,12 +687,19 @@ describe('large outputs', () => {
 
 describe('repairs that learn', () => {
   it('a repair brief carries the failed attempt’s verification tail, reviewer reasons, correction turns and nearby observations', async () => {
-    const { s, fake } = agentSchool([{ stdout: claude.result({ session: uid('sess-30'), cost: 0.01 }) }]);
+    // A green base (its value already carries a solution line), and a first attempt that breaks it:
+    // a test file of its own that fails, which its correction turns leave in place.
+    const { s, fake } = agentSchool([
+      {
+        append: { file: 'src/broken.test.mjs', text: 'process.exit(1);\n' },
+        stdout: claude.result({ session: uid('sess-30'), cost: 0.01 }),
+      },
+    ]);
+    writeFileSync(join(s.config.repoPath, 'src/value.txt'), 'solved #0\n');
+    git(s.config.repoPath, 'commit', '-qam', 'a green base');
     writeCurriculum(s, [item(30, { domain: 'parser', fences: ['src/**'] })]);
     const first = await run(s, 'c30-rep0001', 30, 'claude');
-    // A red base: the run still red after its turns is the base's (aborted, no score); a repair an
-    // operator plans still hears what happened.
-    expect(first.outcome).toBe('aborted');
+    expect(first.outcome).toBe('failed');
     // Grading rejected it with reasons; an earlier crew in the same domain left an observation.
     const q = new GradingQueue(s.layout);
     const key = 'grade:30:c30-rep0001';
@@ -761,10 +769,12 @@ describe('repairs that learn', () => {
     expect(repair.outcome).toBe('succeeded');
     const brief = fake.calls().at(-1)!.stdin;
     expect(brief).toContain('## The previous attempt');
-    expect(brief).toMatch(/Crew c30-rep0001 ended aborted: .*the base itself fails/);
+    expect(brief).toContain(
+      'Crew c30-rep0001 ended failed: verification exited 1 after 2 correction turn(s)',
+    );
     expect(brief).toContain('It used 2 correction turn(s).');
     expect(brief).toContain('the parser still drops trailing commas');
-    expect(brief).toContain('FAIL: no solution line');
+    expect(brief).toContain('FAIL: src/broken.test.mjs');
     expect(brief).toContain('issue #29 (parser, difficulty 2) by codex: accepted');
     expect(brief).not.toContain('issue #28');
   });
