@@ -5,6 +5,9 @@ import { runCrew } from '../../src/crew/crew.js';
 import { deadLettersCommand } from '../../src/cli/commands/dead-letters.js';
 import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
+import { confirmClaim } from '../../src/dispatch/limit-probe.js';
+import { orderCandidates, type Candidate } from '../../src/dispatch/order.js';
+import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
 import { pauseStatus } from '../../src/dispatch/pause.js';
 import { planDispatch } from '../../src/dispatch/plan.js';
 import { schoolLog } from '../../src/dispatch/school-log.js';
@@ -159,5 +162,68 @@ describe('a real limit', () => {
     // A confirmed limit is not the issue's claim: it does not count toward its stop.
     expect(next.refused.find((x) => x.issue === 1)?.code).not.toBe('stopped-after-unconfirmed-limit-claims');
     expect(readFileSync(join(s.repo, 'src/value.txt'), 'utf8')).toBe('base\n');
+  });
+});
+
+describe('confirmation by crews of two different issues', () => {
+  const at = new Date('2026-03-01T12:00:00Z');
+  const finished = (
+    crewId: string,
+    issueNumber: number,
+    agent: string,
+    outcome: string,
+    finishedAt: string,
+  ) => ({ crewId, issueNumber, agent, status: 'finished', outcome, finishedAt }) as unknown as CrewRecord;
+  const registry = (crews: CrewRecord[]): CrewRegistry => ({
+    crews: Object.fromEntries(crews.map((c) => [c.crewId, c])),
+    leases: {},
+  });
+  const me = { crewId: 'c1-new', issueNumber: 1, agent: 'a' };
+  const never = async () => ({ limited: false, reason: 'the probe ended succeeded: OK' });
+
+  it('another issue of the same agent within the window confirms without a probe; the same issue, another agent or an old claim does not', async () => {
+    let probes = 0;
+    const probe = async () => (probes++, never());
+    const hour = 60 * 60_000;
+    const other = finished('c2-x', 2, 'a', 'limit_unconfirmed', '2026-03-01T11:30:00Z');
+    expect(
+      await confirmClaim({ registry: registry([other]), crew: me, at, windowMs: hour, probe }),
+    ).toMatchObject({
+      confirmed: { by: 'crews', said: expect.stringContaining('crew c2-x of another issue') },
+    });
+    expect(probes).toBe(0);
+    for (const c of [
+      finished('c1-old', 1, 'a', 'limit_unconfirmed', '2026-03-01T11:30:00Z'),
+      finished('c2-y', 2, 'b', 'usage_limit', '2026-03-01T11:30:00Z'),
+      finished('c2-z', 2, 'a', 'usage_limit', '2026-03-01T10:30:00Z'),
+      finished('c2-w', 2, 'a', 'failed', '2026-03-01T11:50:00Z'),
+    ])
+      expect(await confirmClaim({ registry: registry([c]), crew: me, at, windowMs: hour, probe })).toEqual({
+        unconfirmed: 'the probe ended succeeded: OK',
+      });
+    expect(probes).toBe(4);
+  });
+
+  it('an unconfirmed claim goes behind every other candidate, an environment failure and a repair included', () => {
+    const c = (issueNumber: number, over: Partial<Candidate> = {}): Candidate => ({
+      issueNumber,
+      role: 'coding',
+      domain: 'd',
+      difficulty: 1,
+      weight: 'standard',
+      fences: [],
+      priority: 0,
+      size: 1,
+      repair: false,
+      attempt: 1,
+      ...over,
+    });
+    const order = orderCandidates([
+      c(1, { limitClaim: true, priority: 0 }),
+      c(2, { environment: true }),
+      c(3, { repair: true, attempt: 2 }),
+      c(4, { priority: 5, size: 9 }),
+    ]).map((x) => x.issueNumber);
+    expect(order).toEqual([3, 4, 2, 1]);
   });
 });
