@@ -228,9 +228,12 @@ export async function evidenceFinding(i: EvidenceInput): Promise<JudgeFinding> {
   }
   if (standing) return standing;
 
-  // The tests the change adds, alone at the base; none: the unchanged base, where the verification
+  // The tests the change adds (or changes, where the policy judge let it: upstream fixes add cases to
+  // a test file the base has), alone at the base; none: the unchanged base, where the verification
   // must fail for the change to have turned it.
-  const added = touched.files.filter((f) => f.status === 'A' && surface.kind(f.path) === 'test');
+  const added = touched.files.filter(
+    (f) => (f.status === 'A' || f.status === 'M') && surface.kind(f.path) === 'test',
+  );
   return addedTestsAtBase(i, added);
 }
 
