@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { MAX_NAMES, type VerificationFindings } from '../bookbag/schema.js';
 import type { CleanCheckoutOptions } from '../grading/judge-verify.js';
 import { testSurface } from '../grading/test-surface.js';
+import { fencesName } from '../delivery/protected-paths.js';
 import { differenceSummary, judgeDifference } from '../grading/verify-difference.js';
 import type { ChildEnv } from '../process/env.js';
 import { patchFiles, type PatchFile } from '../process/patch-files.js';
@@ -78,6 +79,9 @@ async function resetTestSurface(
     if (f.status === 'A' || f.gitlink) continue; // added by the patch: it runs as well
     const kind = surface.kind(f.path);
     if (!kind) continue;
+    // The issue names this file in its fences: changing it is the issue's own request (the policy
+    // judge flags it for the reviewer instead of refusing it), so it runs as changed.
+    if (fencesName(f.path, o.fences ?? [], (p) => surface.kind(p) !== undefined)) continue;
     const file = join(wt, f.path);
     if (kind === 'definition') {
       const shown = await git(wt, ['show', `${o.baseSha}:${f.path}`]);

@@ -197,6 +197,7 @@ export async function confinement(
         {
           config: spec.config,
           baseSha: spec.baseSha,
+          fences: crew.fences,
           patch,
           scratch: join(scratch, 'checkouts'),
           depsRoot: join(spec.runtimeDir, 'deps'),

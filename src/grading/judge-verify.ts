@@ -49,6 +49,11 @@ export interface CleanCheckoutOptions {
   config: Pick<SchoolConfig, 'repoPath' | 'sandbox' | 'dispatch'> &
     // The test-surface patterns it adds (grading.testPatterns, testDefinitions), when given.
     Partial<Pick<SchoolConfig, 'grading'>>;
+  /**
+   * The issue's fences: a base test or test definition they name explicitly (a fence that matches it
+   * and is itself such a path) is the issue's to change, so it runs as the patch left it.
+   */
+  fences?: readonly string[];
   baseSha: string;
   /** The frozen patch, as the bookbag keeps it. */
   patch: string;
@@ -137,6 +142,7 @@ export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVe
           {
             config,
             baseSha,
+            fences: read.bookbag.fences,
             patch: read.diff,
             scratch: join(scratch!, 'checkouts'),
             depsRoot: join(scratch!, 'deps'),
