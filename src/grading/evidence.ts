@@ -341,7 +341,7 @@ async function addedTestsAtBase(i: EvidenceInput, added: readonly PatchFile[]): 
           `the evidence judge's ${run.missing.stage === 'install' ? 'dispatch.install' : 'dispatch.verify'} at the base`,
         ),
       );
-    const at = `\`${verify.join(' ')}\` at base ${bookbag.baseSha.slice(0, 12)}${files.length ? ' with only the added test file(s)' : ', unchanged'}`;
+    const at = `\`${verify.join(' ')}\` at base ${bookbag.baseSha.slice(0, 12)}${files.length ? ' with only the test file(s) of the change' : ', unchanged'}`;
     const seen = run as BaseRun;
     // The base fails without named results: the run cannot tell the added tests apart from the base,
     // but the whole change passed verification, so the verification itself turned (docs/grading.md).
@@ -371,7 +371,7 @@ async function addedTestsAtBase(i: EvidenceInput, added: readonly PatchFile[]): 
           );
     if (!failsAtBase)
       return noEvidence(
-        `the ${names} the change adds pass at the base too (${at} passed, exit ${run.exitCode}): they do not tell the fix apart`,
+        `the ${names} the change ${added.some((f) => f.status === 'M') ? 'adds or changes' : 'adds'} pass at the base too (${at} passed, exit ${run.exitCode}): they do not tell the fix apart`,
       );
     const failing = seen.base?.named && seen.broken?.length ? ` (${list(seen.broken)})` : '';
     return passed(

@@ -153,7 +153,7 @@ describe('a fix must be shown, not claimed (default configuration, sandbox on)',
     const v = verdicts.get(5)!;
     expect(v).toMatchObject({ accepted: false, decidedBy: 'evidence', code: 'no_evidence' });
     expect(v.reasons[0]).toMatch(/test test\/answer-type\.test\.mjs the change adds pass at the base too/);
-    expect(v.reasons[0]).toMatch(/with only the added test file\(s\) passed, exit 0/);
+    expect(v.reasons[0]).toMatch(/with only the test file\(s\) of the change passed, exit 0/);
   });
 
   it('accepts the honest fix and names the test that proved it: record, board, status, pull request body', async () => {
@@ -164,7 +164,7 @@ describe('a fix must be shown, not claimed (default configuration, sandbox on)',
     const evidence = v.findings.find((f) => f.judge === 'evidence')!;
     expect(evidence).toMatchObject({ passed: true, code: 'evidence_test_fails_at_base' });
     expect(evidence.reasons[1]).toMatch(
-      /`node --test` at base [0-9a-f]{12} with only the added test file\(s\) exited with 1/,
+      /`node --test` at base [0-9a-f]{12} with only the test file\(s\) of the change exited with 1/,
     );
 
     const view = buildView(s.layout, s.config, new Date());
