@@ -99,6 +99,8 @@ describe('school init', () => {
       'crew-timeout-minutes',
       'event-issue',
       'event-pull-request',
+      // A manual run's dead letters to retry (Actions tab → Run workflow → requeue).
+      'requeue-dead-letter',
       'runner-label-prefix',
       'toolkit-ref',
       'toolkit-repository',

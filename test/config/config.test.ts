@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { configCommand } from '../../src/cli/commands/config.js';
+import { configSource } from '../../src/config/source.js';
 import { configJsonSchema, loadConfig, parseConfig, resolveConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import { tempDir } from '../support/tmp.js';
@@ -42,7 +43,10 @@ describe('school.yml', () => {
     // No example student is used silently in someone else's repository.
     expect(c.agents).toEqual([]);
     expect(c.dispatch.maxCrews).toBe(1);
-    expect(loadConfig(file('comment.yml', '# nothing here\n'))).toEqual(c);
+    // The same configuration; each remembers the file it was read from (the protected-path guard's).
+    const comment = loadConfig(file('comment.yml', '# nothing here\n'));
+    expect(JSON.parse(JSON.stringify(comment))).toEqual(JSON.parse(JSON.stringify(c)));
+    expect(configSource(comment)).toMatch(/comment\.yml$/);
   });
 
   it('a bad number names the field path, what was found and what is allowed', () => {
