@@ -115,7 +115,11 @@ describe('a program the sandbox does not have', () => {
         expect(alerts[0]!.detail).toContain(join(bin, 'mynode'));
         // Not graded (so never scored), not a step toward the two-failure stop.
         expect(Object.keys(new GradingQueue(s.layout).state().jobs)).toEqual([]);
-        expect(issueStates(registry(s)).get(1), `after run ${n + 1}`).toEqual({ kind: 'ready', attempt: 1 });
+        expect(issueStates(registry(s)).get(1), `after run ${n + 1}`).toEqual({
+          kind: 'ready',
+          attempt: 1,
+          environment: true,
+        });
       }
       // A runner that keeps lacking the program does not run the agent for ever: the third stops it.
       await crew(s, 'c3-honest', 1);
@@ -157,7 +161,7 @@ describe('a program the sandbox does not have', () => {
       expect(alerts[0]!.detail).toContain(
         "`no-such-verifier-anywhere`, the configured command, is not on this runner's PATH",
       );
-      expect(issueStates(registry(s)).get(3)).toEqual({ kind: 'ready', attempt: 1 });
+      expect(issueStates(registry(s)).get(3)).toEqual({ kind: 'ready', attempt: 1, environment: true });
     },
     120_000,
   );
@@ -181,7 +185,7 @@ describe('the agent meets a program the sandbox does not have', () => {
       expect(result.reason).toContain('agent honest: `mynode` was not found inside the sandbox');
       expect(result.reason).toContain(`PATH entry ${bin}`);
       expect(Object.keys(new GradingQueue(s.layout).state().jobs)).toEqual([]);
-      expect(issueStates(registry(s)).get(8)).toEqual({ kind: 'ready', attempt: 1 });
+      expect(issueStates(registry(s)).get(8)).toEqual({ kind: 'ready', attempt: 1, environment: true });
     },
     120_000,
   );
@@ -200,7 +204,7 @@ describe('the dependency install meets a program the sandbox does not have', () 
       const alerts = crewAlerts(s, 'c7-honest').filter((a) => a.kind === 'program-not-found');
       expect(alerts[0]!.detail).toMatch(/^dispatch\.install: `mynode`/);
       expect(alerts[0]!.detail).toContain(`PATH entry ${bin}`);
-      expect(issueStates(registry(s)).get(7)).toEqual({ kind: 'ready', attempt: 1 });
+      expect(issueStates(registry(s)).get(7)).toEqual({ kind: 'ready', attempt: 1, environment: true });
     },
     120_000,
   );
