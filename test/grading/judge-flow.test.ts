@@ -58,6 +58,10 @@ describe('judge job → grade job', () => {
     s = makeSchool({ daemons: [{ id: 'd1', worktrees: 2 }] });
     s.config.dispatch.minFreeDiskGiB = 0;
     s.config.dispatch.maxCrews = 2;
+    // A green base (its value already carries a solution line): a patch that fails verification
+    // there is the crew's own failure, so the judge's own run can reject the forged record.
+    writeFileSync(join(s.repo, 'src/value.txt'), 'base\nsolved #0\n');
+    git(s.repo, 'commit', '-qam', 'a green base');
     const source = writeIssues(
       s,
       [1, 2].map((n) => ({ number: n, title: `Issue ${n}`, body: '```school\nagent: editor\n```\n' })),
