@@ -95,7 +95,20 @@ export const daemonSchema = z.strictObject({
     .describe(
       'Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters.',
     ),
-  labels: z.array(z.string().min(1)).default([]).describe('Runner labels besides self-hosted.'),
+  labels: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+          'a runner label is letters, digits, dots, dashes and underscores (what runs-on takes), e.g. gpu or school-gpu',
+        ),
+    )
+    .max(10)
+    .default([])
+    .describe(
+      "The self-hosted runner labels besides self-hosted this daemon's crew and roster jobs run on; empty: [self-hosted, <runner-label-prefix>-<id>] (school-<id>).",
+    ),
   hosted: z
     .string()
     .regex(
@@ -629,19 +642,6 @@ export const configSchema = z
           .describe(
             "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. Only the API's own answer, seen by the key proxy, pauses the school.",
           ),
-        maxFallbacks: z
-          .number()
-          .int()
-          .min(0)
-          .default(2)
-          .describe('Runs per cycle placed in a fallback classroom when no worktree daemon is online.'),
-        leaseSeconds: z.number().int().min(10).default(1200),
-        repairInJob: z
-          .boolean()
-          .default(true)
-          .describe(
-            'An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run.',
-          ),
         limitProbe: z
           .boolean()
           .default(true)
@@ -656,6 +656,19 @@ export const configSchema = z
           .default(3)
           .describe(
             'Unconfirmed limit claims (limit_unconfirmed) of one issue after which it stops (stopped-after-unconfirmed-limit-claims) until `school requeue` or `school dead-letters requeue issue:N`.',
+          ),
+        maxFallbacks: z
+          .number()
+          .int()
+          .min(0)
+          .default(2)
+          .describe('Runs per cycle placed in a fallback classroom when no worktree daemon is online.'),
+        leaseSeconds: z.number().int().min(10).default(1200),
+        repairInJob: z
+          .boolean()
+          .default(true)
+          .describe(
+            'An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run.',
           ),
         verify: argv
           .optional()
@@ -802,12 +815,6 @@ export const configSchema = z
           .describe(
             'Where the sealed suite goes: into (its files laid into the checkout at their paths, with the installed dependencies) or beside (a copy next to it, named by {sealed}). Default: beside when sealedTests names {sealed}, else into.',
           ),
-        evidence: z
-          .enum(['required', 'optional'])
-          .default('required')
-          .describe(
-            "required: a coding issue's accepted change must show its fix (a test it adds that fails at the base, tests failing at the base that now pass, or sealed tests that pass), else it is rejected no_evidence; docs and chore issues (a label or a curriculum rule's domain docs, documentation or chore) and non-coding roles are exempt. optional: no evidence is asked.",
-          ),
         testPatterns: z
           .array(z.string().min(1))
           .default([])
@@ -831,6 +838,12 @@ export const configSchema = z
           .default([])
           .describe(
             'Path globs of protected paths (.github/**, school.yml, .gitattributes, package-manager and CI configs) a patch may change; anything else there is refused protected_path, in grading and at delivery.',
+          ),
+        evidence: z
+          .enum(['required', 'optional'])
+          .default('required')
+          .describe(
+            "required: a coding issue's accepted change must show its fix (a test it adds that fails at the base, tests failing at the base that now pass, or sealed tests that pass), else it is rejected no_evidence; docs and chore issues (a label or a curriculum rule's domain docs, documentation or chore) and non-coding roles are exempt. optional: no evidence is asked.",
           ),
         reviewer: reviewerSchema
           .optional()
