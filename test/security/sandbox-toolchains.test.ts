@@ -257,7 +257,10 @@ describe.skipIf(!!noSandbox)('toolchains under HOME, in bubblewrap', () => {
       const s = toolchainSchool(host);
       const [r] = await runCrews(s, [{ crewId: 'c1-toolchn1', issue: 1, agent: 'editor' }]);
       const v = verification(s, 'c1-toolchn1');
-      expect(v.log).toMatch(/# pass 3/);
+      // The repository's three tests and the one the student adds with its fix (src/issue-1.test.mjs).
+      expect(v.log).toMatch(/^ok \d+ - \S*\/src\/issue-1\.test\.mjs$/m);
+      expect(v.log).toMatch(/# pass 4/);
+      expect(v.log).toMatch(/# fail 0/);
       expect(v.record).toMatchObject({ passed: true });
       expect(r!.outcome).toBe('succeeded');
     });
