@@ -134,13 +134,19 @@ describe('a whole crew with Codex from npm install --prefix in HOME', () => {
 
   it("edits, and its `npm test` runs nvm's npm and node, with nothing else of HOME in view", async (t) => {
     if (skip) return t.skip(skip);
-    server = await openaiServer([
-      {
-        actions: [{ write: { path: 'src/value.txt', content: 'solved #7\n' } }],
-        usage: { input: 10, output: 2 },
-      },
-      { text: 'Done.', usage: { input: 10, output: 2 } },
-    ]);
+    // Codex asks for its own default model, which no price names: the server answers as
+    // gpt-5-codex, a priced model, so the key proxy meters it without the model-unpriced alert
+    // (that alert has its own test in test/sandbox/key-proxy-meter.test.ts); no alert is expected here.
+    server = await openaiServer(
+      [
+        {
+          actions: [{ write: { path: 'src/value.txt', content: 'solved #7\n' } }],
+          usage: { input: 10, output: 2 },
+        },
+        { text: 'Done.', usage: { input: 10, output: 2 } },
+      ],
+      { model: 'gpt-5-codex' },
+    );
     const bin = join(tools, 'node_modules', '.bin', 'codex');
     const s = (school = realSchool({ agents: [codexAgent(bin, server.url)], correctionTurns: 0 }));
     s.config.dispatch.verify = ['npm', 'test'];
